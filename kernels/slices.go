@@ -1,0 +1,129 @@
+package kernels
+
+import "math"
+
+// Code is the set of integer types that hold one code per element.
+type Code interface {
+	~uint8 | ~uint16 | ~uint32
+}
+
+// EncodeFloat encodes src into dst (which must be at least as long) with
+// [FloatCodec.Encode]. Element i of a stochastic stream uses Rand32(seed, i).
+func EncodeFloat[C Code](f *FloatCodec, dst []C, src []float32, mode Rounding, saturate bool, seed uint64) {
+	dst = dst[:len(src)]
+	if mode == RoundEven && f.rneFast() {
+		encodeFloatRNE(f, dst, src, saturate)
+		return
+	}
+	for i, x := range src {
+		var r uint32
+		if mode == RoundStochastic {
+			r = Rand32(seed, uint64(i))
+		}
+		dst[i] = C(f.Encode(x, mode, saturate, r))
+	}
+}
+
+// rneFast reports whether encodeFloatRNE applies: the format rounds below float32
+// precision and its smallest normal is a float32 normal.
+func (f *FloatCodec) rneFast() bool {
+	return f.ManBits < 23 && f.Emin >= -126 && f.Emin <= 104
+}
+
+// encodeFloatRNE is EncodeFloat for RoundEven, doing the rounding with float32
+// arithmetic and integer bit tricks instead of splitting each value.
+//
+// Normal range: adding 2^(22-M)-1 plus the kept LSB to the float32 bits and
+// shifting right by 23-M rounds the significand to M bits ties-to-even, carrying
+// into the exponent as needed; rebiasing the exponent gives the magnitude code.
+// Subnormal range (|x| < 2^Emin): float32 addition of K = 2^(Emin-M+23), whose ulp
+// is the format's subnormal quantum, rounds |x| ties-to-even, and the difference of
+// the bit patterns of |x|+K and K is the code. Specials and overflow fall back to
+// the scalar codec, so the result equals FloatCodec.Encode exactly.
+func encodeFloatRNE[C Code](f *FloatCodec, dst []C, src []float32, saturate bool) {
+	sh := 23 - f.ManBits
+	rb := uint32(1)<<(sh-1) - 1
+	minNorm := uint32(f.Emin+127) << 23
+	kBits := uint32(f.Emin-int(f.ManBits)+23+127) << 23
+	k := math.Float32frombits(kBits)
+	rebias := int32(f.Emin+126) << f.ManBits // (127 - bias) << M, as a signed shift of the exponent
+	maxMag := int32(f.MaxMag)
+	for i, x := range src {
+		b := math.Float32bits(x)
+		abs := b & 0x7fffffff
+		var mag int32
+		if abs < minNorm {
+			mag = int32(math.Float32bits(math.Float32frombits(abs)+k) - kBits)
+		} else {
+			mag = int32((abs+rb+(abs>>sh)&1)>>sh) - rebias
+		}
+		if abs >= 0x7f800000 || mag > maxMag || (mag == 0 && !f.NegZero) || (b>>31 != 0 && f.SignBit == 0) {
+			dst[i] = C(f.Encode(x, RoundEven, saturate, 0))
+			continue
+		}
+		s := uint32(0)
+		if b>>31 != 0 {
+			s = f.SignBit
+		}
+		dst[i] = C(s | uint32(mag))
+	}
+}
+
+// DecodeFloat decodes src into dst with [FloatCodec.Decode].
+func DecodeFloat[C Code](f *FloatCodec, dst []float32, src []C) {
+	dst = dst[:len(src)]
+	for i, c := range src {
+		dst[i] = f.Decode(uint32(c))
+	}
+}
+
+// EncodeInt encodes src into dst with [IntCodec.Encode].
+func EncodeInt[C Code](c *IntCodec, dst []C, src []float32, mode Rounding, seed uint64) {
+	dst = dst[:len(src)]
+	for i, x := range src {
+		var r uint32
+		if mode == RoundStochastic {
+			r = Rand32(seed, uint64(i))
+		}
+		dst[i] = C(c.Encode(x, mode, r))
+	}
+}
+
+// EncodeExp encodes src into dst with [ExpCodec.Encode].
+func EncodeExp[C Code](c *ExpCodec, dst []C, src []float32, mode Rounding, saturate bool, seed uint64) {
+	dst = dst[:len(src)]
+	for i, x := range src {
+		var r uint32
+		if mode == RoundStochastic {
+			r = Rand32(seed, uint64(i))
+		}
+		dst[i] = C(c.Encode(x, mode, saturate, r))
+	}
+}
+
+// DecodeLUT decodes src into dst through a table: dst[i] = lut[src[i] & (len(lut)-1)].
+// len(lut) must be a power of two.
+func DecodeLUT[C Code](dst []float32, src []C, lut []float32) {
+	mask := C(len(lut) - 1)
+	dst = dst[:len(src)]
+	for i, c := range src {
+		dst[i] = lut[c&mask]
+	}
+}
+
+// DecodeLUT8 is DecodeLUT for byte codes and a 256-entry table, the common case of
+// 8-bit and narrower formats; the fixed table size removes the bounds checks.
+func DecodeLUT8(dst []float32, src []uint8, lut *[256]float32) {
+	dst = dst[:len(src)]
+	for i, c := range src {
+		dst[i] = lut[c]
+	}
+}
+
+// BFloat16ToFloat32 widens bfloat16 bit patterns to float32, exactly.
+func BFloat16ToFloat32(dst []float32, src []uint16) {
+	dst = dst[:len(src)]
+	for i, h := range src {
+		dst[i] = math.Float32frombits(uint32(h) << 16)
+	}
+}
