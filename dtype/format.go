@@ -12,8 +12,10 @@
 package dtype
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 
 	"github.com/tensorcast-go/tensorcast/kernels"
@@ -323,13 +325,46 @@ func (f *Format) Eps() float32 {
 // Midmax returns the rounding midpoint between MaxFinite and the next value above
 // it on the format's grid: values above it overflow under round-to-nearest (the
 // threshold of the MIDMAX scale mode). For exponent formats it is 1.5·MaxFinite.
-func (f *Format) Midmax() float32 {
+// It is a float64 because it can exceed the float32 range (float32's own midmax
+// is 2^128 − 2^103).
+func (f *Format) Midmax() float64 {
 	top := float64(f.MaxFinite())
 	switch f.kind {
 	case Float:
-		return float32(top + math.Ldexp(1, max(f.Emax(), f.Emin())-f.mbits-1))
+		return top + math.Ldexp(1, max(f.Emax(), f.Emin())-f.mbits-1)
 	case Int:
-		return float32(top + math.Ldexp(1, -f.mbits-1))
+		return top + math.Ldexp(1, -f.mbits-1)
 	}
-	return float32(1.5 * top)
+	return 1.5 * top
+}
+
+// Point is one entry of a number line.
+type Point struct {
+	Value float32
+	Code  uint32
+}
+
+// NumberLine returns every finite value of a format of up to 16 bits with its code,
+// in increasing order (−0 just before +0), without NaNs and infinities. Wider
+// formats return nil.
+func (f *Format) NumberLine() []Point {
+	if f.bits > 16 {
+		return nil
+	}
+	line := make([]Point, 0, f.NumCodes())
+	for c := range f.NumCodes() {
+		code := uint32(c)
+		v := f.Decode(code)
+		if f.IsNaN(code) || math.IsInf(float64(v), 0) {
+			continue
+		}
+		line = append(line, Point{v, code})
+	}
+	slices.SortFunc(line, func(a, b Point) int {
+		if a.Value == b.Value { // only ±0: the one with the sign bit first
+			return cmp.Compare(b.Code&f.fc.SignBit, a.Code&f.fc.SignBit)
+		}
+		return cmp.Compare(a.Value, b.Value)
+	})
+	return line
 }

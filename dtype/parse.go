@@ -206,9 +206,9 @@ func resolve(key string) (spec, string, *ParseError) {
 			return spec{}, "", &ParseError{Reason: fmt.Sprintf("%s: width %d out of range 9..32 (name 8-bit and narrower floats as eXmY)", key, n),
 				Closest: closest(key, registry.known, 4)}
 		case m[1] == "b" || n > 16:
-			return fl(8, n-9, 127, IEEE), "TensorCast floatN/bfloatN spelling", nil
+			return fl(8, n-9, 127, IEEE), "", nil
 		default:
-			return fl(5, n-6, 15, IEEE), "TensorCast floatN spelling", nil
+			return fl(5, n-6, 15, IEEE), "", nil
 		}
 	}
 	return spec{}, "", perr(reasonUnknown)
@@ -273,7 +273,7 @@ func resolveFloat(m []string) (spec, string, *ParseError) {
 	case sp == FNUZ && x+y+1 <= 6:
 		note = "TensorCast's spelling: the finite values of the bare (OCP-style) name, but the -0 code is NaN and -0 is not kept"
 	case sp == FNUZ && (x == 4 && y == 3 && bias == 7 || x == 5 && y == 2 && bias == 15):
-		note = "TensorCast's meaning (standard bias); torch's float8_" + m[0] + " has bias+1"
+		note = fmt.Sprintf("TensorCast's meaning (standard bias); torch's float8_e%dm%dfnuz has bias %d", x, y, bias+1)
 	case sp == FN && x+y+1 <= 6:
 		note = "TensorCast 'fn': the all-ones magnitude is NaN; the OCP format without NaN is the bare name or float6_/float4_*fn"
 	case sp == IEEE && x+y+1 < 8:

@@ -25,9 +25,11 @@ func EncodeFloat[C Code](f *FloatCodec, dst []C, src []float32, mode Rounding, s
 }
 
 // rneFast reports whether encodeFloatRNE applies: the format rounds below float32
-// precision and its smallest normal is a float32 normal.
+// precision, has at least one mantissa bit (with none, the kept digit of a tie is
+// the implicit 1, not the exponent LSB the bit trick would use), and its smallest
+// normal is a float32 normal.
 func (f *FloatCodec) rneFast() bool {
-	return f.ManBits < 23 && f.Emin >= -126 && f.Emin <= 104
+	return f.ManBits >= 1 && f.ManBits < 23 && f.Emin >= -126 && f.Emin <= 104
 }
 
 // encodeFloatRNE is EncodeFloat for RoundEven, doing the rounding with float32
