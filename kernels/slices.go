@@ -24,12 +24,12 @@ func EncodeFloat[C Code](f *FloatCodec, dst []C, src []float32, mode Rounding, s
 	}
 }
 
-// rneFast reports whether encodeFloatRNE applies: the format rounds below float32
+// rneFast reports whether encodeFloatRNE applies: the format is signed, rounds below float32
 // precision, has at least one mantissa bit (with none, the kept digit of a tie is
 // the implicit 1, not the exponent LSB the bit trick would use), and its smallest
 // normal is a float32 normal.
 func (f *FloatCodec) rneFast() bool {
-	return f.ManBits >= 1 && f.ManBits < 23 && f.Emin >= -126 && f.Emin <= 104
+	return f.SignBit != 0 && f.ManBits >= 1 && f.ManBits < 23 && f.Emin >= -126 && f.Emin <= 104
 }
 
 // encodeFloatRNE is EncodeFloat for RoundEven, doing the rounding with float32
@@ -50,24 +50,28 @@ func encodeFloatRNE[C Code](f *FloatCodec, dst []C, src []float32, saturate bool
 	k := math.Float32frombits(kBits)
 	rebias := int32(f.Emin+126) << f.ManBits // (127 - bias) << M, as a signed shift of the exponent
 	maxMag := int32(f.MaxMag)
+	signBit := f.SignBit
+	// Without −0, a result of zero must drop the sign: send it to the scalar path.
+	zeroLimit := int32(-1)
+	if !f.NegZero {
+		zeroLimit = 0
+	}
 	for i, x := range src {
 		b := math.Float32bits(x)
 		abs := b & 0x7fffffff
-		var mag int32
-		if abs < minNorm {
-			mag = int32(math.Float32bits(math.Float32frombits(abs)+k) - kBits)
-		} else {
-			mag = int32((abs+rb+(abs>>sh)&1)>>sh) - rebias
-		}
-		if abs >= 0x7f800000 || mag > maxMag || (mag == 0 && !f.NegZero) || (b>>31 != 0 && f.SignBit == 0) {
+		// Both roundings, then a branch-free select: which one applies is as
+		// unpredictable as the data.
+		sub := int32(math.Float32bits(math.Float32frombits(abs)+k) - kBits)
+		mag := int32((abs+rb+(abs>>sh)&1)>>sh) - rebias
+		isSub := (int32(abs) - int32(minNorm)) >> 31 // all ones when abs < minNorm
+		mag ^= (mag ^ sub) & isSub
+		if abs >= 0x7f800000 || mag > maxMag || mag <= zeroLimit {
+			// Specials, overflow, or a zero whose sign must go: the scalar codec.
 			dst[i] = C(f.Encode(x, RoundEven, saturate, 0))
 			continue
 		}
-		s := uint32(0)
-		if b>>31 != 0 {
-			s = f.SignBit
-		}
-		dst[i] = C(s | uint32(mag))
+		// Branch-free sign: the sign of random data is unpredictable.
+		dst[i] = C(signBit&-(b>>31) | uint32(mag))
 	}
 }
 

@@ -1,0 +1,45 @@
+package npy
+
+import (
+	"strconv"
+	"strings"
+)
+
+// FormatError reports input that could not be decoded as a supported .npy
+// file: malformed or unsupported content, truncated input, and read
+// failures encountered while decoding.
+type FormatError struct {
+	// Path is the name of the file being decoded, or "" when unknown.
+	// ReadFile fills it in.
+	Path string
+	// Offset is the byte offset in the input at which the problem was
+	// detected.
+	Offset int64
+	// Reason describes the problem.
+	Reason string
+	// Err is the underlying cause, if any. It is io.ErrUnexpectedEOF when
+	// the input is truncated.
+	Err error
+}
+
+// Error returns a message such as "npy: file.npy: offset 0: bad magic".
+func (e *FormatError) Error() string {
+	var b strings.Builder
+	b.WriteString("npy: ")
+	if e.Path != "" {
+		b.WriteString(e.Path)
+		b.WriteString(": ")
+	}
+	b.WriteString("offset ")
+	b.WriteString(strconv.FormatInt(e.Offset, 10))
+	b.WriteString(": ")
+	b.WriteString(e.Reason)
+	if e.Err != nil {
+		b.WriteString(": ")
+		b.WriteString(e.Err.Error())
+	}
+	return b.String()
+}
+
+// Unwrap returns the underlying cause, if any.
+func (e *FormatError) Unwrap() error { return e.Err }

@@ -1,0 +1,50 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/tensorcast-go/tensorcast/dtype"
+)
+
+func runFormats(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("formats", flag.ContinueOnError)
+	asJSON := fs.Bool("json", false, "print the constants of every format as JSON")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		if err == flag.ErrHelp {
+			helpFor(fs, "tcast formats [-json] [NAME...]", stdout)
+		}
+		return err
+	}
+	names := pos
+	if len(names) == 0 {
+		names = dtype.Names()
+	}
+	var infos []dtype.Info
+	for _, n := range names {
+		f, err := dtype.Parse(n)
+		if err != nil {
+			return usagef("%v", err)
+		}
+		infos = append(infos, f.Info())
+	}
+	if *asJSON {
+		js, err := json.MarshalIndent(infos, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintf(stdout, "%s\n", js)
+		return err
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tKIND\tBITS\tMAX\tMIN>0\tINF\tNaN\t-0\tNOTE")
+	for _, in := range infos {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%g\t%g\t%v\t%d\t%v\t%s\n", in.Name, in.Kind, in.Bits, in.MaxFinite,
+			in.MinSubnormal, in.HasInf, in.NaNCount, in.HasNegZero, in.Note)
+	}
+	return tw.Flush()
+}

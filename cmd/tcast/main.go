@@ -1,0 +1,123 @@
+// Command tcast casts tensors to low-precision number formats.
+//
+// Usage:
+//
+//	tcast cast -dtype NAME [-round even|away|zero|stochastic] [-seed N] [-overflow sat|ieee] [-full-range] -o DIR IN.npy
+//	tcast formats [-json]
+//	tcast bench [-n N] [-dtype NAME,...]
+//
+// Flags may come before or after the positional arguments. Run `tcast help CMD`
+// for the flags of one command.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
+// command is one subcommand of tcast.
+type command struct {
+	name    string
+	summary string
+	run     func(args []string, stdout, stderr io.Writer) error
+}
+
+var commands = []command{
+	{"cast", "cast an .npy array to a number format: codes.npy, dequant.npy, info.json", runCast},
+	{"formats", "list the named number formats and their constants", runFormats},
+	{"bench", "measure encode/decode speed against a memory-read loop", runBench},
+}
+
+// usageError is an error in the command line; tcast exits with status 2 for it.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error {
+	return &usageError{fmt.Sprintf(format, args...)}
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run executes a tcast command line and returns the exit status.
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "-help" || args[0] == "--help" {
+		printUsage(stderr)
+		return 2
+	}
+	name := args[0]
+	if name == "help" {
+		if len(args) > 1 {
+			return run([]string{args[1], "-h"}, stdout, stderr)
+		}
+		printUsage(stdout)
+		return 0
+	}
+	for _, c := range commands {
+		if c.name != name {
+			continue
+		}
+		err := c.run(args[1:], stdout, stderr)
+		var ue *usageError
+		switch {
+		case err == nil:
+			return 0
+		case errors.Is(err, flag.ErrHelp):
+			return 0
+		case errors.As(err, &ue):
+			fmt.Fprintf(stderr, "tcast %s: %v (see tcast help %s)\n", name, err, name)
+			return 2
+		default:
+			fmt.Fprintf(stderr, "tcast %s: %v\n", name, err)
+			return 1
+		}
+	}
+	fmt.Fprintf(stderr, "tcast: unknown command %q\n", name)
+	printUsage(stderr)
+	return 2
+}
+
+func printUsage(w io.Writer) {
+	fmt.Fprintln(w, "usage: tcast COMMAND [flags] [args]\n\ncommands:")
+	for _, c := range commands {
+		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
+	}
+}
+
+// parseArgs parses flags that may appear before, between or after positional
+// arguments (a lone "--" ends the flags) and returns the positional arguments.
+func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
+	fs.SetOutput(io.Discard)
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
+			return nil, &usageError{strings.TrimPrefix(err.Error(), "flag provided but not defined: ")}
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		// flag.Parse stops at the first positional argument, or after "--".
+		if len(args) > len(rest) && args[len(args)-len(rest)-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
+// helpFor prints the flags of a command when -h is given.
+func helpFor(fs *flag.FlagSet, usage string, w io.Writer) {
+	fmt.Fprintf(w, "usage: %s\n\nflags:\n", usage)
+	fs.SetOutput(w)
+	fs.PrintDefaults()
+}
