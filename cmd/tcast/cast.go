@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/npy"
 	"github.com/tensorcast-go/tensorcast/dtype"
@@ -155,7 +156,8 @@ func runCast(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "%s: %d values %v → %s (%d bits) in %s: codes.npy (%s), dequant.npy, info.json; max abs error %g, %s, %d clipped\n",
 		in, len(src), arr.Shape, f.Name(), f.Bits(), *out, codesDType, info.Stats.MaxAbsError, sqnr, info.Stats.Clipped)
-	if n := f.Note(); n != "" {
+	if n := f.Note(); strings.Contains(n, "TensorCast") { // a spelling whose meaning differs elsewhere
+
 		fmt.Fprintf(stderr, "note: %s: %s\n", f.Name(), n)
 	}
 	return nil
