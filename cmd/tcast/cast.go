@@ -102,20 +102,11 @@ func runCast(args []string, stdout, stderr io.Writer) error {
 	var codesDType string
 	switch f.CodeBytes() {
 	case 1:
-		c := make([]uint8, len(src))
-		dtype.EncodeSlice(f, c, src, opts)
-		dtype.DecodeSlice(f, deq, c)
-		err, codesDType = npy.WriteSlice(&codes, arr.Shape, c), "uint8"
+		codesDType, err = "uint8", encodeTo[uint8](&codes, f, src, deq, arr.Shape, opts)
 	case 2:
-		c := make([]uint16, len(src))
-		dtype.EncodeSlice(f, c, src, opts)
-		dtype.DecodeSlice(f, deq, c)
-		err, codesDType = npy.WriteSlice(&codes, arr.Shape, c), "uint16"
+		codesDType, err = "uint16", encodeTo[uint16](&codes, f, src, deq, arr.Shape, opts)
 	default:
-		c := make([]uint32, len(src))
-		dtype.EncodeSlice(f, c, src, opts)
-		dtype.DecodeSlice(f, deq, c)
-		err, codesDType = npy.WriteSlice(&codes, arr.Shape, c), "uint32"
+		codesDType, err = "uint32", encodeTo[uint32](&codes, f, src, deq, arr.Shape, opts)
 	}
 	if err != nil {
 		return err
@@ -161,6 +152,15 @@ func runCast(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "note: %s: %s\n", f.Name(), n)
 	}
 	return nil
+}
+
+// encodeTo encodes src with codes of type C, writes them to w as an .npy array of
+// the given shape, and decodes them into deq.
+func encodeTo[C uint8 | uint16 | uint32](w io.Writer, f *dtype.Format, src, deq []float32, shape []int, o dtype.Options) error {
+	c := make([]C, len(src))
+	dtype.EncodeSlice(f, c, src, o)
+	dtype.DecodeSlice(f, deq, c)
+	return npy.WriteSlice(w, shape, c)
 }
 
 // compare returns the error statistics of dequantized values against the input.
