@@ -1,0 +1,67 @@
+package kernels
+
+import "fmt"
+
+// PackedLen returns the number of bytes that n codes of width bits occupy in an
+// LSB-first bit stream: ceil(n·width/8).
+func PackedLen(n int, width uint) int {
+	return (n*int(width) + 7) / 8
+}
+
+func checkWidth(width uint) {
+	if width < 1 || width > 8 {
+		panic(fmt.Sprintf("kernels: code width %d out of range 1..8", width))
+	}
+}
+
+// PackBits writes the low width bits of every code of src into dst as an LSB-first
+// bit stream: code i occupies stream bits i·width … i·width+width−1, and stream bit
+// 8k+j is bit j of dst[k]. For width 4 this is the usual nibble order (element 2k
+// in bits 3:0 of byte k, element 2k+1 in bits 7:4); for width 6 it is the AMD FP6
+// layout (4 codes in 3 bytes); for width 1 the bit-mask layout. Unused high bits of
+// the last byte are zero. dst must hold PackedLen(len(src), width) bytes; width
+// must be 1..8.
+func PackBits(dst []byte, src []uint8, width uint) {
+	checkWidth(width)
+	n := PackedLen(len(src), width)
+	dst = dst[:n]
+	mask := uint64(1)<<width - 1
+	var acc uint64
+	var nbits uint
+	j := 0
+	for _, c := range src {
+		acc |= (uint64(c) & mask) << nbits
+		nbits += width
+		for nbits >= 8 {
+			dst[j] = byte(acc)
+			j++
+			acc >>= 8
+			nbits -= 8
+		}
+	}
+	if nbits > 0 {
+		dst[j] = byte(acc)
+	}
+}
+
+// UnpackBits reads len(dst) codes of width bits from the LSB-first bit stream src
+// (the inverse of PackBits). src must hold PackedLen(len(dst), width) bytes; width
+// must be 1..8.
+func UnpackBits(dst []uint8, src []byte, width uint) {
+	checkWidth(width)
+	src = src[:PackedLen(len(dst), width)]
+	mask := uint64(1)<<width - 1
+	var acc uint64
+	var nbits uint
+	j := 0
+	for i := range dst {
+		for nbits < width {
+			acc |= uint64(src[j]) << nbits
+			j++
+			nbits += 8
+		}
+		dst[i] = uint8(acc & mask)
+		acc >>= width
+		nbits -= width
+	}
+}
