@@ -176,10 +176,7 @@ func (f *Format) Encode(x float32) uint32 { return f.EncodeWith(x, Options{}) }
 
 // EncodeWith converts x to a code with the given options.
 func (f *Format) EncodeWith(x float32, o Options) uint32 {
-	var r uint32
-	if o.Rounding == RoundStochastic {
-		r = kernels.Rand32(o.Seed, 0)
-	}
+	r := kernels.RandFor(o.Rounding, o.Seed, 0)
 	sat := o.Overflow == Saturate
 	switch f.kind {
 	case Float:

@@ -88,6 +88,15 @@ func Rand32(seed, i uint64) uint32 {
 	return uint32((z ^ (z >> 31)) >> 32)
 }
 
+// RandFor returns the random bits element i needs under mode: Rand32(seed, i) for
+// RoundStochastic, and 0 (unused) for the deterministic modes.
+func RandFor(mode Rounding, seed, i uint64) uint32 {
+	if mode != RoundStochastic {
+		return 0
+	}
+	return Rand32(seed, i)
+}
+
 // splitFloat32 writes the magnitude of a finite, non-zero float32 given by its bits
 // (sign already cleared) as sig·2^e2 with sig < 2^24, and returns floor(log2 |x|).
 func splitFloat32(abs uint32) (sig uint32, e2, lg int) {

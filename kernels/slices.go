@@ -16,10 +16,7 @@ func EncodeFloat[C Code](f *FloatCodec, dst []C, src []float32, mode Rounding, s
 		return
 	}
 	for i, x := range src {
-		var r uint32
-		if mode == RoundStochastic {
-			r = Rand32(seed, uint64(i))
-		}
+		r := RandFor(mode, seed, uint64(i))
 		dst[i] = C(f.Encode(x, mode, saturate, r))
 	}
 }
@@ -87,10 +84,7 @@ func DecodeFloat[C Code](f *FloatCodec, dst []float32, src []C) {
 func EncodeInt[C Code](c *IntCodec, dst []C, src []float32, mode Rounding, seed uint64) {
 	dst = dst[:len(src)]
 	for i, x := range src {
-		var r uint32
-		if mode == RoundStochastic {
-			r = Rand32(seed, uint64(i))
-		}
+		r := RandFor(mode, seed, uint64(i))
 		dst[i] = C(c.Encode(x, mode, r))
 	}
 }
@@ -99,10 +93,7 @@ func EncodeInt[C Code](c *IntCodec, dst []C, src []float32, mode Rounding, seed 
 func EncodeExp[C Code](c *ExpCodec, dst []C, src []float32, mode Rounding, saturate bool, seed uint64) {
 	dst = dst[:len(src)]
 	for i, x := range src {
-		var r uint32
-		if mode == RoundStochastic {
-			r = Rand32(seed, uint64(i))
-		}
+		r := RandFor(mode, seed, uint64(i))
 		dst[i] = C(c.Encode(x, mode, saturate, r))
 	}
 }

@@ -21,11 +21,8 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	n := fs.Int("n", 1<<24, "number of float32 values (the default is 64 MiB, beyond the caches)")
 	names := fs.String("dtype", "float8_e4m3fn,float4_e2m1fn,bfloat16", "comma-separated formats")
 	rounds := fs.Int("rounds", 5, "repetitions; the best is reported")
-	pos, err := parseArgs(fs, args)
+	pos, err := parseArgs(fs, "tcast bench [-n N] [-dtype NAME,...] [-rounds R]", args, stdout)
 	if err != nil {
-		if err == flag.ErrHelp {
-			helpFor(fs, "tcast bench [-n N] [-dtype NAME,...] [-rounds R]", stdout)
-		}
 		return err
 	}
 	if len(pos) > 0 {

@@ -56,11 +56,8 @@ func runCast(args []string, stdout, stderr io.Writer) error {
 	overflow := fs.String("overflow", "sat", "overflow: sat (to ±max finite) or ieee (to Inf/NaN)")
 	fullRange := fs.Bool("full-range", false, "let signed integers use their most negative code")
 	out := fs.String("o", "", "output `DIR` (created if missing)")
-	pos, err := parseArgs(fs, args)
+	pos, err := parseArgs(fs, castUsage, args, stdout)
 	if err != nil {
-		if err == flag.ErrHelp {
-			helpFor(fs, castUsage, stdout)
-		}
 		return err
 	}
 	switch {

@@ -13,11 +13,8 @@ import (
 func runFormats(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("formats", flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "print the constants of every format as JSON")
-	pos, err := parseArgs(fs, args)
+	pos, err := parseArgs(fs, "tcast formats [-json] [NAME...]", args, stdout)
 	if err != nil {
-		if err == flag.ErrHelp {
-			helpFor(fs, "tcast formats [-json] [NAME...]", stdout)
-		}
 		return err
 	}
 	names := pos

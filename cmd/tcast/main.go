@@ -92,12 +92,16 @@ func printUsage(w io.Writer) {
 
 // parseArgs parses flags that may appear before, between or after positional
 // arguments (a lone "--" ends the flags) and returns the positional arguments.
-func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
+// For -h it prints usage and the flags to stdout and returns flag.ErrHelp.
+func parseArgs(fs *flag.FlagSet, usage string, args []string, stdout io.Writer) ([]string, error) {
 	fs.SetOutput(io.Discard)
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
+				fmt.Fprintf(stdout, "usage: %s\n\nflags:\n", usage)
+				fs.SetOutput(stdout)
+				fs.PrintDefaults()
 				return nil, err
 			}
 			return nil, &usageError{strings.TrimPrefix(err.Error(), "flag provided but not defined: ")}
@@ -113,11 +117,4 @@ func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 		pos = append(pos, rest[0])
 		args = rest[1:]
 	}
-}
-
-// helpFor prints the flags of a command when -h is given.
-func helpFor(fs *flag.FlagSet, usage string, w io.Writer) {
-	fmt.Fprintf(w, "usage: %s\n\nflags:\n", usage)
-	fs.SetOutput(w)
-	fs.PrintDefaults()
 }
