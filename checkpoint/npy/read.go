@@ -80,9 +80,7 @@ func decode(r io.Reader, size int64) (*Array, error) {
 	if size >= 0 {
 		switch rest := size - off; {
 		case rest < want:
-			return nil, &FormatError{Offset: size,
-				Reason: fmt.Sprintf("truncated payload: header needs %d bytes, input has %d", want, rest),
-				Err:    io.ErrUnexpectedEOF}
+			return nil, payloadError(off, want, rest, io.ErrUnexpectedEOF)
 		case rest > want:
 			return nil, &FormatError{Offset: off + want,
 				Reason: fmt.Sprintf("%d unexpected trailing bytes after payload", rest-want)}
