@@ -1,0 +1,542 @@
+package tcast
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/tensorcast-go/tensorcast/dtype"
+	"github.com/tensorcast-go/tensorcast/kernels"
+	"github.com/tensorcast-go/tensorcast/scale"
+)
+
+// Options control Cast. Start from [DefaultOptions]: the zero value scales
+// axis 0, which is rarely what a weight matrix wants.
+type Options struct {
+	// Form is the form of the result.
+	Form Form
+	// Axis is the scaled axis (the axis of a 1-D tile, the second axis of a 2-D
+	// tile, the reduced axis of channel scaling); negative values count from the
+	// end. A 2-D tile's first axis is the one before Axis (after it when Axis is 0).
+	Axis int
+	// Mode chooses power-of-two scales (floor, the OCP rule, by default).
+	Mode scale.Mode
+	// Rounding, Seed and FullRange are the element conversion options; see
+	// [dtype.Options]. Scales always round to nearest even.
+	Rounding dtype.Rounding
+	Seed     uint64
+	// FullRange lets signed integer elements use their most negative code.
+	FullRange bool
+	// Keep, when not nil, holds one flag per element: elements whose flag is
+	// false are left out of every amax, min and max, and are stored as zero.
+	// The flags are kept in the tensor's Mask part.
+	Keep []bool
+}
+
+// DefaultOptions returns the options Cast uses for nil: virtual form, the last
+// axis scaled, floor scales, round to nearest even.
+func DefaultOptions() Options { return Options{Axis: -1} }
+
+// caster holds what the cast of one tensor needs, computed once.
+type caster struct {
+	dt        *DataType
+	elem      *dtype.Format
+	spec      *scale.Spec
+	lay       *layout
+	opts      Options
+	eopts     dtype.Options
+	sf, zf    *dtype.Format // block scale and zero formats (nil when absent)
+	elemMax   float32
+	elemNaN   uint32
+	qmin      int64 // integer element range, for zero points
+	qmax      int64
+	tensorMul float32 // decoded tensor scale, 1 without one
+	sub       int     // subtile size of exponent offsets, 0 without
+	offBits   int
+	dec       *decoder
+	rounder   kernels.IntCodec // rounds x/s to an integer for int zero points
+	tmp       []float32        // scratch for the scaled values of one block
+}
+
+// Cast quantizes x, a tensor of the given shape in row-major order, to dt and
+// returns it in the form opts asks for (nil opts: [DefaultOptions]).
+//
+// Scales follow numerics.md §4 and tensorcast.md §3.3: an exponent scale is the
+// power of two opts.Mode picks from the block's amax, read from the float bits;
+// an all-zero block gets scale code 0, a block holding a NaN or an infinity the
+// scale's NaN code, and then decodes to NaN. A float scale is amax / max element,
+// rounded to nearest even in the scale format (a decode multiplier); an all-zero
+// block gets 1.0, and a block whose scale rounds to zero stores zeros. Zero
+// points follow numerics.md §8, range-checked by saturating to the zero format. A
+// second-level tensor scale (NVFP4) follows ModelOpt's order: s_t = amax_t /
+// (max element · max scale), s_b = amax_b / (max element · s_t), x / (s_b·s_t).
+// Tensors whose size along a tiled axis is not a multiple of the tile are padded
+// (the last block is shorter), never rejected.
+func Cast(x []float32, shape []int, dt *DataType, opts *Options) (*Tensor, error) {
+	o := DefaultOptions()
+	if opts != nil {
+		o = *opts
+	}
+	c, err := newCaster(x, shape, dt, o)
+	if err != nil {
+		return nil, err
+	}
+	t := c.newTensor(o.Form)
+	var deq []float32
+	if o.Form == Virtual {
+		deq = make([]float32, len(x))
+		t.Values = deq
+	}
+	switch dt.elem.CodeBytes() {
+	case 1:
+		codes := make([]uint8, len(x))
+		castAll(c, x, codes, t, deq)
+		t.Data.Bytes = codes
+	case 2:
+		codes := make([]uint16, len(x))
+		castAll(c, x, codes, t, deq)
+		t.Data.Bytes = codesToBytes(codes)
+	default:
+		codes := make([]uint32, len(x))
+		castAll(c, x, codes, t, deq)
+		t.Data.Bytes = codesToBytes(codes)
+	}
+	if o.Form == Virtual {
+		t.Data = nil
+	}
+	if o.Form == Compressed {
+		return Compress(t)
+	}
+	return t, nil
+}
+
+func newCaster(x []float32, shape []int, dt *DataType, o Options) (*caster, error) {
+	if dt == nil {
+		return nil, fmt.Errorf("tcast: nil datatype")
+	}
+	if o.Form > Compressed {
+		return nil, fmt.Errorf("tcast: unknown form %d", o.Form)
+	}
+	if o.Mode >= scale.Mode(len(scale.Modes())) {
+		return nil, fmt.Errorf("tcast: unknown scale mode %d", o.Mode)
+	}
+	lay, err := newLayout(shape, o.Axis, dt.spec)
+	if err != nil {
+		return nil, fmt.Errorf("tcast: cast to %s: %v", dt.name, err)
+	}
+	if lay.n != len(x) {
+		return nil, fmt.Errorf("tcast: cast to %s: shape %v holds %d elements, but x has %d", dt.name, shape, lay.n, len(x))
+	}
+	if o.Keep != nil && len(o.Keep) != len(x) {
+		return nil, fmt.Errorf("tcast: cast to %s: %d keep flags for %d elements", dt.name, len(o.Keep), len(x))
+	}
+	c := &caster{dt: dt, elem: dt.elem, spec: dt.spec, lay: lay, opts: o, tensorMul: 1,
+		eopts: dtype.Options{Rounding: o.Rounding, FullRange: o.FullRange}}
+	c.elemMax = c.elem.MaxFinite()
+	if nan, ok := c.elem.NaN(); ok {
+		c.elemNaN = nan
+	}
+	if c.elem.Kind() == dtype.Int {
+		k := c.elem.Bits()
+		switch {
+		case !c.elem.Signed():
+			c.qmin, c.qmax = 0, 1<<k-1
+		case o.FullRange:
+			c.qmin, c.qmax = -1<<(k-1), 1<<(k-1)-1
+		default:
+			c.qmin, c.qmax = -(1<<(k-1) - 1), 1<<(k-1)-1
+		}
+	}
+	c.rounder = kernels.IntCodec{Bits: 32, Signed: true, Min: -1 << 30, Max: 1 << 30}
+	if c.spec != nil {
+		c.sf, c.zf = c.spec.Scale, c.spec.Zero
+		c.sub, c.offBits = lay.sub, lay.offBits
+	}
+	return c, nil
+}
+
+// newTensor allocates the tensor's parts, empty of data.
+func (c *caster) newTensor(form Form) *Tensor {
+	lay := c.lay
+	t := &Tensor{DataType: c.dt, Form: form, Shape: append([]int(nil), lay.shape...), Axis: lay.axis, Mode: c.opts.Mode}
+	if len(c.lay.shape) == 1 && c.lay.n == 1 && len(t.Shape) == 1 {
+		t.Shape = append([]int(nil), lay.shape...)
+	}
+	t.Data = &Part{Format: c.elem, Bits: c.elem.Bits(), Shape: append([]int(nil), lay.shape...)}
+	if c.spec == nil {
+		return t
+	}
+	t.Scale = newPart(c.sf, c.sf.Bits(), lay.scaleShape)
+	if c.zf != nil {
+		t.Zero = newPart(c.zf, c.zf.Bits(), lay.scaleShape)
+	}
+	if tf := c.spec.TensorScale; tf != nil {
+		t.TensorScale = newPart(tf, tf.Bits(), []int{1})
+	}
+	if c.sub != 0 {
+		t.Meta = newPart(nil, c.offBits, lay.metaShape)
+	}
+	if c.opts.Keep != nil {
+		m := &Part{Bits: 1, Shape: append([]int(nil), lay.shape...), Bytes: make([]byte, lay.n)}
+		for i, k := range c.opts.Keep {
+			if k {
+				m.Bytes[i] = 1
+			}
+		}
+		t.Mask = m
+	}
+	return t
+}
+
+func newPart(f *dtype.Format, bits int, shape []int) *Part {
+	p := &Part{Format: f, Bits: bits, Shape: append([]int(nil), shape...)}
+	p.Bytes = make([]byte, p.Len()*p.StorageBytes())
+	return p
+}
+
+// blockScale is how one block decodes: value = (elem − zero)·mul, or
+// elem·mul − zero for a float zero point; subtiles divide mul by 2^offset.
+type blockScale struct {
+	mul       float32
+	zero      float32
+	floatZero bool
+}
+
+// castAll quantizes every block of x into codes, fills the scale parts of t, and
+// writes the dequantized values to deq when it is not nil.
+func castAll[C kernels.Code](c *caster, x []float32, codes []C, t *Tensor, deq []float32) {
+	if c.spec != nil && c.spec.TensorScale != nil {
+		c.setTensorScale(x, t.TensorScale)
+	}
+	c.dec = newDecoder(c.dt, t)
+	maxBlock := c.lay.tile0 * c.lay.tile1
+	if c.lay.blocks <= 1 || maxBlock > c.lay.n {
+		maxBlock = c.lay.n
+	}
+	buf := make([]float32, maxBlock)
+	c.tmp = make([]float32, maxBlock)
+	vals := make([]float32, maxBlock)
+	cbuf := make([]C, maxBlock)
+	var kbuf []bool
+	if c.opts.Keep != nil {
+		kbuf = make([]bool, maxBlock)
+	}
+	var offs []uint8
+	if c.sub != 0 {
+		offs = make([]uint8, ceilDiv(maxBlock, c.sub))
+	}
+	c.lay.forEach(func(b block) {
+		n := b.len0 * b.len1
+		v, cs, keep := buf[:n], cbuf[:n], []bool(nil)
+		direct := b.direct()
+		if direct {
+			v = x[b.base : b.base+n]
+			cs = codes[b.base : b.base+n]
+		} else {
+			gather(v, x, b)
+		}
+		if c.opts.Keep != nil {
+			if direct {
+				keep = c.opts.Keep[b.base : b.base+n]
+			} else {
+				keep = kbuf[:n]
+				gather(keep, c.opts.Keep, b)
+			}
+		}
+		var off []uint8
+		if c.sub != 0 {
+			off = offs[:ceilDiv(n, c.sub)]
+		}
+		quantizeBlock(c, v, keep, cs, off, t, b)
+		if !direct {
+			scatter(codes, cs, b)
+		}
+		if off != nil {
+			c.storeOffsets(t.Meta, off, b)
+		}
+		if deq != nil {
+			out := vals[:n]
+			if direct {
+				out = deq[b.base : b.base+n]
+			}
+			dequantBlock(c.elem, out, cs, c.dec.scaleOf(t, b.scaleIndex), off, c.sub)
+			if !direct {
+				scatter(deq, out, b)
+			}
+		}
+	})
+}
+
+// setTensorScale computes the second-level tensor scale from the tensor's amax.
+func (c *caster) setTensorScale(x []float32, p *Part) {
+	tf := c.spec.TensorScale
+	amax := c.amax(x, c.opts.Keep)
+	code := tf.Encode(1)
+	if amax > 0 && !isNonFinite(amax) {
+		denom := c.elemMax * c.sf.MaxFinite()
+		if c.zf != nil {
+			denom = float32(c.qmax-c.qmin) * c.sf.MaxFinite()
+		}
+		if s := tf.Decode(tf.Encode(amax / denom)); s > 0 && !isNonFinite(s) {
+			code = tf.Encode(amax / denom)
+		}
+	}
+	putCode(p, 0, code)
+	c.tensorMul = tf.Decode(code)
+}
+
+// amax returns the largest kept |x|, ignoring nothing (NaN and Inf show up as
+// non-finite results). For zero points it is the kept range hi − lo.
+func (c *caster) amax(x []float32, keep []bool) float32 {
+	if c.zf != nil {
+		lo, hi, nf := kernels.MinMax(x, keep)
+		if nf {
+			return float32(math.NaN())
+		}
+		return max(hi, 0) - min(lo, 0)
+	}
+	if keep != nil {
+		return math.Float32frombits(kernels.AbsMaxBitsMasked(x, keep))
+	}
+	return math.Float32frombits(kernels.AbsMaxBits(x))
+}
+
+func isNonFinite(x float32) bool { return math.Float32bits(x)&0x7fffffff >= 0x7f800000 }
+
+// storeOffsets writes a block's subtile offsets into the meta part.
+func (c *caster) storeOffsets(meta *Part, off []uint8, b block) {
+	for q, o := range off {
+		meta.Bytes[c.lay.metaIndex(b, q)] = o
+	}
+}
+
+// blockSeed gives each block its own stream of random bits for stochastic
+// rounding.
+func (c *caster) blockSeed(b block) uint64 {
+	return c.opts.Seed ^ uint64(b.scaleIndex+1)*0x9e3779b97f4a7c15
+}
+
+// quantizeBlock encodes one block's values v (with keep flags, or nil) into cs,
+// stores its scale (and zero point and offsets), and returns how it decodes.
+func quantizeBlock[C kernels.Code](c *caster, v []float32, keep []bool, cs []C, off []uint8, t *Tensor, b block) {
+	if c.spec == nil {
+		dtype.EncodeSlice(c.elem, cs, v, c.eoptsFor(b))
+		return
+	}
+	switch {
+	case c.spec.IsExponent():
+		exponentBlock(c, v, keep, cs, off, t, b)
+	case c.zf != nil:
+		zeroPointBlock(c, v, keep, cs, t, b)
+	default:
+		floatBlock(c, v, keep, cs, t, b)
+	}
+}
+
+func (c *caster) eoptsFor(b block) dtype.Options {
+	o := c.eopts
+	o.Seed = c.blockSeed(b)
+	return o
+}
+
+// fill sets every code of cs to code.
+func fill[C kernels.Code](cs []C, code uint32) {
+	for i := range cs {
+		cs[i] = C(code)
+	}
+}
+
+// encodeScaled encodes v·mul (or v/div when div is not 0) into cs, with
+// masked-out elements stored as zero.
+func encodeScaled[C kernels.Code](c *caster, v []float32, keep []bool, cs []C, mul, div float32, b block) {
+	tmp := c.tmp[:len(v)]
+	if div != 0 {
+		for i, x := range v {
+			tmp[i] = x / div
+		}
+	} else {
+		for i, x := range v {
+			tmp[i] = x * mul
+		}
+	}
+	for i, k := range keep {
+		if !k {
+			tmp[i] = 0
+		}
+	}
+	dtype.EncodeSlice(c.elem, cs, tmp, c.eoptsFor(b))
+}
+
+// nanBlock stores the NaN policy's block: the scale's NaN code, the element NaN
+// code (or 0 where the element format has none) everywhere, offsets 0.
+func nanBlock[C kernels.Code](c *caster, cs []C, off []uint8, t *Tensor, b block) {
+	nan, _ := c.sf.NaN()
+	putCode(t.Scale, b.scaleIndex, nan)
+	fill(cs, c.elemNaN)
+	clear(off)
+	return
+}
+
+// exponentBlock is the OCP MX rule: a power-of-two scale from the block's amax,
+// and, with subtile offsets, a smaller power of two for each subtile whose own
+// amax allows it (tensorcast.md §3.6).
+func exponentBlock[C kernels.Code](c *caster, v []float32, keep []bool, cs []C, off []uint8, t *Tensor, b block) {
+	amax := c.amax(v, keep)
+	if isNonFinite(amax) {
+		nanBlock(c, cs, off, t, b)
+		return
+	}
+	code := uint32(0)
+	if amax > 0 {
+		k := scale.SharedExponent(amax, c.elem, c.opts.Mode)
+		var ok bool
+		if code, ok = scale.ExponentCode(k, c.sf); !ok {
+			nanBlock(c, cs, off, t, b)
+			return
+		}
+	}
+	putCode(t.Scale, b.scaleIndex, code)
+	x := c.sf.Decode(code)
+	if off == nil {
+		encodeScaled(c, v, keep, cs, 1/x, 0, b)
+		return
+	}
+	k := int(code) - c.sf.Bias()
+	maxOff := 1<<c.offBits - 1
+	seed := c.blockSeed(b)
+	for q := range off {
+		lo, hi := q*c.sub, min((q+1)*c.sub, len(v))
+		var kq []bool
+		if keep != nil {
+			kq = keep[lo:hi]
+		}
+		o := maxOff
+		if a := c.amax(v[lo:hi], kq); a > 0 {
+			o = min(max(k-scale.SharedExponent(a, c.elem, c.opts.Mode), 0), maxOff)
+		}
+		off[q] = uint8(o)
+		xs := float32(math.Ldexp(float64(x), -o))
+		sb := b
+		sb.scaleIndex = int(seed>>1) + q
+		encodeScaled(c, v[lo:hi], kq, cs[lo:hi], 1/xs, 0, sb)
+	}
+	return
+}
+
+// floatBlock is a float scale: amax / max element, rounded in the scale format,
+// times the tensor scale when there is one.
+func floatBlock[C kernels.Code](c *caster, v []float32, keep []bool, cs []C, t *Tensor, b block) {
+	amax := c.amax(v, keep)
+	if isNonFinite(amax) {
+		if c.sf.HasNaN() {
+			nanBlock(c, cs, nil, t, b)
+			return
+		}
+		amax = finiteAmax(v, keep)
+	}
+	code := c.sf.Encode(1)
+	if amax > 0 {
+		code = c.sf.Encode(amax / (c.elemMax * c.tensorMul))
+	}
+	putCode(t.Scale, b.scaleIndex, code)
+	d := c.sf.Decode(code) * c.tensorMul
+	if d == 0 {
+		fill(cs, c.elem.Encode(0))
+		return
+	}
+	encodeScaled(c, v, keep, cs, 0, d, b)
+	return
+}
+
+// finiteAmax is the largest finite kept |x|.
+func finiteAmax(v []float32, keep []bool) float32 {
+	lo, hi, _ := kernels.MinMax(v, keep)
+	return max(-lo, hi)
+}
+
+// zeroPointBlock is asymmetric integer quantization (numerics.md §8): the range
+// [min(lo, 0), max(hi, 0)] mapped onto the integer codes, with an integer or a
+// float zero point.
+func zeroPointBlock[C kernels.Code](c *caster, v []float32, keep []bool, cs []C, t *Tensor, b block) {
+	lo, hi, nonFinite := kernels.MinMax(v, keep)
+	if nonFinite && c.sf.HasNaN() {
+		putCode(t.Zero, b.scaleIndex, 0)
+		nanBlock(c, cs, nil, t, b)
+		return
+	}
+	lo, hi = min(lo, 0), max(hi, 0)
+	code := c.sf.Encode(1)
+	if rng := hi - lo; rng > 0 {
+		code = c.sf.Encode(rng / (float32(c.qmax-c.qmin) * c.tensorMul))
+	}
+	putCode(t.Scale, b.scaleIndex, code)
+	d := c.sf.Decode(code) * c.tensorMul
+	if c.zf.Kind() == dtype.Float {
+		zc := c.zf.Encode(-lo)
+		putCode(t.Zero, b.scaleIndex, zc)
+		z := c.zf.Decode(zc)
+		if d == 0 {
+			fill(cs, c.elem.Encode(0))
+		} else {
+			tmp := c.tmp[:len(v)]
+			for i, x := range v {
+				tmp[i] = x + z
+			}
+			encodeScaled(c, tmp, keep, cs, 0, d, b)
+			if keep != nil {
+				// A dropped element decodes to 0: q·d − z = 0 needs q = z/d.
+				zq := c.elem.EncodeWith(z/d, c.eopts)
+				for i, k := range keep {
+					if !k {
+						cs[i] = C(zq)
+					}
+				}
+			}
+		}
+		return
+	}
+	zp := int64(0)
+	if d != 0 {
+		zc := c.zf.Encode(float32(c.qmin) - lo/d)
+		zp = int64(c.zf.Decode(zc))
+	}
+	putCode(t.Zero, b.scaleIndex, c.zf.Encode(float32(zp)))
+	mask := uint32(1)<<c.elem.Bits() - 1
+	seed := c.blockSeed(b)
+	for i, x := range v {
+		q := zp
+		if d != 0 && (keep == nil || keep[i]) {
+			r := c.rounder.Encode(x/d, c.opts.Rounding, kernels.RandFor(c.opts.Rounding, seed, uint64(i)))
+			q += int64(int32(r))
+		}
+		q = min(max(q, c.qmin), c.qmax)
+		cs[i] = C(uint32(q) & mask)
+	}
+	return
+}
+
+// dequantBlock decodes the codes cs of one block into out.
+func dequantBlock[C kernels.Code](elem *dtype.Format, out []float32, cs []C, bs blockScale, off []uint8, sub int) {
+	dtype.DecodeSlice(elem, out, cs)
+	switch {
+	case bs.floatZero:
+		for i, e := range out {
+			out[i] = e*bs.mul - bs.zero
+		}
+	case bs.zero != 0:
+		for i, e := range out {
+			out[i] = (e - bs.zero) * bs.mul
+		}
+	case off != nil:
+		for q, o := range off {
+			m := float32(math.Ldexp(float64(bs.mul), -int(o)))
+			seg := out[q*sub : min((q+1)*sub, len(out))]
+			for i, e := range seg {
+				seg[i] = e * m
+			}
+		}
+	case bs.mul != 1:
+		for i, e := range out {
+			out[i] = e * bs.mul
+		}
+	}
+}

@@ -1,0 +1,360 @@
+package tcast
+
+import (
+	"encoding/binary"
+	"fmt"
+	"slices"
+
+	"github.com/tensorcast-go/tensorcast/dtype"
+	"github.com/tensorcast-go/tensorcast/kernels"
+)
+
+// putCode stores code as entry i of an unpacked part.
+func putCode(p *Part, i int, code uint32) {
+	switch p.StorageBytes() {
+	case 1:
+		p.Bytes[i] = uint8(code)
+	case 2:
+		binary.LittleEndian.PutUint16(p.Bytes[2*i:], uint16(code))
+	default:
+		binary.LittleEndian.PutUint32(p.Bytes[4*i:], code)
+	}
+}
+
+// getCode reads entry i of an unpacked part.
+func getCode(p *Part, i int) uint32 {
+	switch p.StorageBytes() {
+	case 1:
+		return uint32(p.Bytes[i])
+	case 2:
+		return uint32(binary.LittleEndian.Uint16(p.Bytes[2*i:]))
+	}
+	return binary.LittleEndian.Uint32(p.Bytes[4*i:])
+}
+
+// codesToBytes returns the little-endian bytes of codes.
+func codesToBytes[C kernels.Code](codes []C) []byte {
+	switch cs := any(codes).(type) {
+	case []uint8:
+		return cs
+	case []uint16:
+		out := make([]byte, 2*len(cs))
+		for i, c := range cs {
+			binary.LittleEndian.PutUint16(out[2*i:], c)
+		}
+		return out
+	case []uint32:
+		out := make([]byte, 4*len(cs))
+		for i, c := range cs {
+			binary.LittleEndian.PutUint32(out[4*i:], c)
+		}
+		return out
+	}
+	panic("tcast: unreachable code type")
+}
+
+// readCodes fills dst from little-endian entries of width bytes.
+func readCodes[C kernels.Code](dst []C, src []byte, width int) {
+	switch width {
+	case 1:
+		for i := range dst {
+			dst[i] = C(src[i])
+		}
+	case 2:
+		for i := range dst {
+			dst[i] = C(binary.LittleEndian.Uint16(src[2*i:]))
+		}
+	default:
+		for i := range dst {
+			dst[i] = C(binary.LittleEndian.Uint32(src[4*i:]))
+		}
+	}
+}
+
+// maskCodes clears the bits above width, which the decode tables do not cover.
+func maskCodes[C kernels.Code](codes []C, width int) {
+	if width >= 32 {
+		return
+	}
+	m := C(uint32(1)<<width - 1)
+	for i := range codes {
+		codes[i] &= m
+	}
+}
+
+// decoder turns stored scale codes back into block multipliers. Cast uses it for
+// the virtual values and Decompress for the stored ones, so the two agree by
+// construction.
+type decoder struct {
+	dt        *DataType
+	tensorMul float32
+	floatZero bool
+}
+
+func newDecoder(dt *DataType, t *Tensor) *decoder {
+	d := &decoder{dt: dt, tensorMul: 1}
+	if t.TensorScale != nil {
+		d.tensorMul = dt.spec.TensorScale.Decode(getCode(t.TensorScale, 0))
+	}
+	if dt.spec != nil && dt.spec.Zero != nil {
+		d.floatZero = dt.spec.Zero.Kind() == dtype.Float
+	}
+	return d
+}
+
+// scaleOf returns how block i decodes.
+func (d *decoder) scaleOf(t *Tensor, i int) blockScale {
+	spec := d.dt.spec
+	if spec == nil {
+		return blockScale{mul: 1}
+	}
+	s := spec.Scale.Decode(getCode(t.Scale, i))
+	if spec.IsExponent() {
+		return blockScale{mul: s}
+	}
+	bs := blockScale{mul: s * d.tensorMul}
+	if spec.Zero != nil {
+		bs.zero = spec.Zero.Decode(getCode(t.Zero, i))
+		bs.floatZero = d.floatZero
+	}
+	return bs
+}
+
+// Compress returns t in Compressed form: every part of up to 8 bits bit-packed
+// (see [Compressed]). A Compressed t is returned as is; a Virtual one is an
+// error, as it holds no codes.
+func Compress(t *Tensor) (*Tensor, error) {
+	if err := Validate(t); err != nil {
+		return nil, err
+	}
+	switch t.Form {
+	case Compressed:
+		return t, nil
+	case Virtual:
+		return nil, fmt.Errorf("tcast: compress %s: a virtual tensor holds no codes; cast with Form Actual", t.DataType.name)
+	}
+	out := *t
+	out.Form = Compressed
+	out.Data, out.Scale, out.Zero = pack(t.Data), pack(t.Scale), pack(t.Zero)
+	out.TensorScale, out.Meta, out.Mask = pack(t.TensorScale), pack(t.Meta), pack(t.Mask)
+	return &out, nil
+}
+
+func pack(p *Part) *Part {
+	if p == nil {
+		return nil
+	}
+	q := *p
+	q.Shape = slices.Clone(p.Shape)
+	if p.Bits <= 8 {
+		q.Packed = true
+		q.Bytes = make([]byte, kernels.PackedLen(len(p.Bytes), uint(p.Bits)))
+		kernels.PackBits(q.Bytes, p.Bytes, uint(p.Bits))
+	} else {
+		q.Bytes = slices.Clone(p.Bytes)
+	}
+	return &q
+}
+
+// Expand returns t in Actual form, unpacking a Compressed tensor. An Actual t is
+// returned as is; a Virtual one is an error.
+func Expand(t *Tensor) (*Tensor, error) {
+	if err := Validate(t); err != nil {
+		return nil, err
+	}
+	switch t.Form {
+	case Actual:
+		return t, nil
+	case Virtual:
+		return nil, fmt.Errorf("tcast: expand %s: a virtual tensor holds no codes", t.DataType.name)
+	}
+	out := *t
+	out.Form = Actual
+	out.Data, out.Scale, out.Zero = unpack(t.Data), unpack(t.Scale), unpack(t.Zero)
+	out.TensorScale, out.Meta, out.Mask = unpack(t.TensorScale), unpack(t.Meta), unpack(t.Mask)
+	return &out, nil
+}
+
+func unpack(p *Part) *Part {
+	if p == nil {
+		return nil
+	}
+	q := *p
+	q.Shape = slices.Clone(p.Shape)
+	if p.Packed {
+		q.Packed = false
+		q.Bytes = make([]byte, p.Len())
+		kernels.UnpackBits(q.Bytes, p.Bytes, uint(p.Bits))
+	}
+	return &q
+}
+
+// Validate checks that t is consistent: its datatype, shape and axis give the
+// part shapes and widths it holds, and every part has exactly the bytes its shape
+// and form call for. Decompress, Compress and Expand call it, so arbitrary input
+// gives an error, never a panic or an allocation larger than the input.
+func Validate(t *Tensor) error {
+	if t == nil || t.DataType == nil {
+		return fmt.Errorf("tcast: tensor without a datatype")
+	}
+	dt := t.DataType
+	fail := func(format string, args ...any) error {
+		return fmt.Errorf("tcast: %s tensor %v: %s", dt.name, t.Shape, fmt.Sprintf(format, args...))
+	}
+	if t.Form > Compressed {
+		return fail("unknown form %d", t.Form)
+	}
+	lay, err := newLayout(t.Shape, t.Axis, dt.spec)
+	if err != nil {
+		return fail("%v", err)
+	}
+	if t.Axis < 0 || (len(t.Shape) > 0 && t.Axis >= len(t.Shape)) {
+		return fail("axis %d out of range", t.Axis)
+	}
+	if t.Form == Virtual {
+		if len(t.Values) != lay.n {
+			return fail("%d values for %d elements", len(t.Values), lay.n)
+		}
+		return nil
+	}
+	type want struct {
+		name  string
+		p     *Part
+		f     *dtype.Format
+		bits  int
+		shape []int
+		need  bool
+	}
+	wants := []want{{"data", t.Data, dt.elem, dt.elem.Bits(), lay.shape, true}}
+	if spec := dt.spec; spec != nil {
+		wants = append(wants, want{"scale", t.Scale, spec.Scale, spec.Scale.Bits(), lay.scaleShape, true})
+		if spec.Zero != nil {
+			wants = append(wants, want{"zero", t.Zero, spec.Zero, spec.Zero.Bits(), lay.scaleShape, true})
+		}
+		if spec.TensorScale != nil {
+			wants = append(wants, want{"tensor_scale", t.TensorScale, spec.TensorScale, spec.TensorScale.Bits(), []int{1}, true})
+		}
+		if lay.sub != 0 {
+			wants = append(wants, want{"meta", t.Meta, nil, lay.offBits, lay.metaShape, true})
+		}
+	}
+	if t.Mask != nil {
+		wants = append(wants, want{"mask", t.Mask, nil, 1, lay.shape, true})
+	}
+	seen := map[string]bool{}
+	for _, w := range wants {
+		seen[w.name] = true
+		p := w.p
+		if p == nil {
+			return fail("missing %s part", w.name)
+		}
+		switch {
+		case p.Format != w.f:
+			return fail("%s part has format %v, want %v", w.name, p.Format, w.f)
+		case p.Bits != w.bits:
+			return fail("%s part has %d-bit entries, want %d", w.name, p.Bits, w.bits)
+		case !slices.Equal(p.Shape, w.shape):
+			return fail("%s part has shape %v, want %v", w.name, p.Shape, w.shape)
+		case p.Packed != (t.Form == Compressed && w.bits <= 8):
+			return fail("%s part packed=%v does not match the %s form", w.name, p.Packed, t.Form)
+		}
+		nb, err := p.wantBytes()
+		if err != nil {
+			return fail("%s part: %v", w.name, err)
+		}
+		if len(p.Bytes) != nb {
+			return fail("%s part holds %d bytes, want %d (%d %s entries)", w.name, len(p.Bytes), nb, p.Len(), p.Storage())
+		}
+	}
+	for _, np := range []NamedPart{{"scale", t.Scale}, {"zero", t.Zero}, {"tensor_scale", t.TensorScale}, {"meta", t.Meta}} {
+		if np.Part != nil && !seen[np.Name] {
+			return fail("unexpected %s part: datatype %s has none", np.Name, dt.Code())
+		}
+	}
+	return nil
+}
+
+// Decompress returns the float32 values of t (the "upcast" of TensorCast): the
+// values themselves for a Virtual tensor, the dequantized codes otherwise. For
+// any tensor Cast produced, Decompress(Compress(Cast(x, Actual))) equals the
+// Values of Cast(x, Virtual) bit for bit.
+func Decompress(t *Tensor) ([]float32, error) {
+	if err := Validate(t); err != nil {
+		return nil, err
+	}
+	if t.Form == Virtual {
+		return slices.Clone(t.Values), nil
+	}
+	a, err := Expand(t)
+	if err != nil {
+		return nil, err
+	}
+	lay, _ := newLayout(a.Shape, a.Axis, a.DataType.spec)
+	out := make([]float32, lay.n)
+	switch a.Data.StorageBytes() {
+	case 1:
+		decodeAll(a, lay, a.Data.Bytes, out)
+	case 2:
+		codes := make([]uint16, lay.n)
+		readCodes(codes, a.Data.Bytes, 2)
+		maskCodes(codes, a.Data.Bits)
+		decodeAll(a, lay, codes, out)
+	default:
+		codes := make([]uint32, lay.n)
+		readCodes(codes, a.Data.Bytes, 4)
+		maskCodes(codes, a.Data.Bits)
+		decodeAll(a, lay, codes, out)
+	}
+	return out, nil
+}
+
+// Decompress16 returns the values of t as float16 or bfloat16 codes (to must be
+// one of those formats), rounded to nearest even from the float32 values.
+func Decompress16(t *Tensor, to *dtype.Format) ([]uint16, error) {
+	if to == nil || to.Bits() != 16 || to.Kind() != dtype.Float {
+		return nil, fmt.Errorf("tcast: decompress to %v: want float16 or bfloat16", to)
+	}
+	v, err := Decompress(t)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]uint16, len(v))
+	dtype.EncodeSlice(to, out, v, dtype.Options{Overflow: dtype.OverflowIEEE})
+	return out, nil
+}
+
+// decodeAll dequantizes the codes of an Actual tensor block by block.
+func decodeAll[C kernels.Code](t *Tensor, lay *layout, codes []C, out []float32) {
+	dec := newDecoder(t.DataType, t)
+	maxBlock := lay.tile0 * lay.tile1
+	if lay.blocks <= 1 || maxBlock > lay.n {
+		maxBlock = lay.n
+	}
+	cbuf := make([]C, maxBlock)
+	vbuf := make([]float32, maxBlock)
+	var off []uint8
+	if lay.sub != 0 {
+		off = make([]uint8, ceilDiv(maxBlock, lay.sub))
+	}
+	lay.forEach(func(b block) {
+		n := b.len0 * b.len1
+		cs, vs := cbuf[:n], vbuf[:n]
+		direct := b.direct()
+		if direct {
+			cs, vs = codes[b.base:b.base+n], out[b.base:b.base+n]
+		} else {
+			gather(cs, codes, b)
+		}
+		var o []uint8
+		if off != nil {
+			o = off[:ceilDiv(n, lay.sub)]
+			for q := range o {
+				o[q] = t.Meta.Bytes[lay.metaIndex(b, q)]
+			}
+		}
+		dequantBlock(t.DataType.elem, vs, cs, dec.scaleOf(t, b.scaleIndex), o, lay.sub)
+		if !direct {
+			scatter(out, vs, b)
+		}
+	})
+}

@@ -1,0 +1,174 @@
+package tcast
+
+import (
+	"fmt"
+
+	"github.com/tensorcast-go/tensorcast/dtype"
+	"github.com/tensorcast-go/tensorcast/scale"
+)
+
+// DataType is a number format for the elements plus an optional scale spec: what
+// a tensor is cast to. DataTypes are immutable; get them from [Lookup] or [New].
+type DataType struct {
+	name    string
+	aliases []string
+	note    string
+	elem    *dtype.Format
+	spec    *scale.Spec // nil when unscaled
+}
+
+// Name returns the datatype's name (its first registered name).
+func (d *DataType) Name() string { return d.name }
+
+// String returns the name.
+func (d *DataType) String() string { return d.name }
+
+// Aliases returns the other names the datatype is registered under.
+func (d *DataType) Aliases() []string { return append([]string(nil), d.aliases...) }
+
+// Note says where the datatype comes from and where it differs from a namesake.
+func (d *DataType) Note() string { return d.note }
+
+// Elem returns the element format.
+func (d *DataType) Elem() *dtype.Format { return d.elem }
+
+// Spec returns the scale spec, nil for an unscaled datatype.
+func (d *DataType) Spec() *scale.Spec { return d.spec }
+
+// Code returns the "<element>[_<scale spec>]" spelling, which [Lookup] accepts.
+func (d *DataType) Code() string {
+	if d.spec == nil {
+		return d.elem.Name()
+	}
+	return d.elem.Name() + "_" + d.spec.String()
+}
+
+// New checks that elem and spec make a datatype and names it (name "" gives
+// Code()). spec may be nil for an unscaled datatype.
+//
+// The rules: unscaled data must be a float format; exponent formats (eXm0) are
+// scales, never elements; a zero point goes with integer data, and unsigned data
+// needs one; a tensor scale needs a float block scale; subtile exponent offsets
+// need an exponent scale and a 1-D tile; subtiles without offsets (codebook
+// selection) and N:M sparsity are rejected until those capabilities exist.
+// Signed integer data under an exponent scale is read as fixed point 1.(K−2)
+// (intK → qK-2), as TensorCast and OCP MXINT8 define it: the codes are the same
+// two's-complement integers, and the scale is 2^e for amax ∈ [2^e, 2^(e+1)).
+func New(elem *dtype.Format, spec *scale.Spec, name string) (*DataType, error) {
+	d, err := newDataType(elem, spec)
+	if err != nil {
+		return nil, err
+	}
+	d.name = name
+	if name == "" {
+		d.name = d.Code()
+	}
+	return d, nil
+}
+
+func newDataType(elem *dtype.Format, spec *scale.Spec) (*DataType, error) {
+	bad := func(format string, args ...any) (*DataType, error) {
+		code := elem.Name()
+		if spec != nil {
+			code += "_" + spec.String()
+		}
+		return nil, fmt.Errorf("tcast: datatype %s: %s", code, fmt.Sprintf(format, args...))
+	}
+	if elem.Kind() == dtype.Exponent {
+		return bad("exponent format %s can only be a scale", elem.Name())
+	}
+	if spec == nil {
+		if elem.Kind() != dtype.Float {
+			return bad("unscaled data must be a float format, and %s is an integer format", elem.Name())
+		}
+		return &DataType{elem: elem}, nil
+	}
+	if spec.IsSparse() {
+		return bad("N:M sparsity (n%dm%d) is parsed but pruning is not available yet", spec.SparseN, spec.SparseM)
+	}
+	isInt := elem.Kind() == dtype.Int
+	if spec.Zero != nil && !isInt {
+		return bad("a zero point needs integer data, not %s", elem.Name())
+	}
+	if isInt && !elem.Signed() && spec.Zero == nil {
+		return bad("unsigned data %s needs a zero point", elem.Name())
+	}
+	if spec.TensorScale != nil && spec.Scale.Kind() != dtype.Float {
+		return bad("a tensor scale needs a float block scale, not %s", spec.Scale.Name())
+	}
+	if spec.Scale.Kind() == dtype.Int {
+		return bad("scale format %s is an integer format; use a float or an exponent (eXm0) format", spec.Scale.Name())
+	}
+	for _, t := range spec.Tiles {
+		switch {
+		case t.Sub != 0 && t.Offset == 0:
+			return bad("subtiles without exponent offsets select codebooks, which are not available yet")
+		case t.Offset != 0 && (!spec.IsExponent() || len(spec.Tiles) != 1):
+			return bad("subtile exponent offsets need an exponent scale and a 1-D tile")
+		case t.Offset != 0 && t.Size == 0:
+			return bad("subtile exponent offsets need a fixed tile size, not channel scaling")
+		}
+	}
+	if isInt && elem.Signed() && spec.IsExponent() {
+		// intK with FracBits 0 becomes q1.(K-2); fixed-point formats stay.
+		if elem.ManBits() == 0 && elem.Bits() >= 2 {
+			q, err := dtype.Parse(fmt.Sprintf("q1.%d", elem.Bits()-2))
+			if err != nil {
+				return bad("%v", err)
+			}
+			elem = q
+		}
+	}
+	return &DataType{elem: elem, spec: spec}, nil
+}
+
+// tileElems returns the elements per scale of a tiled datatype, 0 for tensor or
+// channel scaling (whose overhead depends on the tensor's shape).
+func (d *DataType) tileElems() int {
+	if d.spec == nil || len(d.spec.Tiles) == 0 {
+		return 0
+	}
+	n := 1
+	for _, t := range d.spec.Tiles {
+		if t.Size == 0 {
+			return 0
+		}
+		n *= t.Size
+	}
+	return n
+}
+
+func (d *DataType) bitsPerValue(metaPerTile func(scale.Tile) int) float64 {
+	bits := float64(d.elem.Bits())
+	n := d.tileElems()
+	if n == 0 {
+		return bits
+	}
+	over := d.spec.Scale.Bits()
+	if d.spec.Zero != nil {
+		over += d.spec.Zero.Bits()
+	}
+	for _, t := range d.spec.Tiles {
+		if t.Offset != 0 {
+			over += metaPerTile(t)
+		}
+	}
+	return bits + float64(over)/float64(n)
+}
+
+// BitsPerValue returns the storage cost per element: element bits plus, for tiled
+// datatypes, the scale, zero-point and subtile-offset bits of a tile spread over
+// its elements. Tensor and channel scales, and a second-level tensor scale, cost a
+// fixed number of bits per tensor or row, which is left out here;
+// [Tensor.BitsPerValue] gives the exact figure for a tensor.
+func (d *DataType) BitsPerValue() float64 {
+	return d.bitsPerValue(func(t scale.Tile) int { return t.Offset * (t.Size / t.Sub) })
+}
+
+// TensorCastBitsPerValue is BitsPerValue as TensorCast v2 computes it, counting
+// the subtile offset bits once per tile rather than once per subtile
+// (tensorcast.md §8.13). It differs from BitsPerValue only for datatypes with
+// offsets (mx9, mx6, mx4, e2m1_e32s8o1, ...).
+func (d *DataType) TensorCastBitsPerValue() float64 {
+	return d.bitsPerValue(func(t scale.Tile) int { return t.Offset })
+}

@@ -1,0 +1,233 @@
+package tcast
+
+import (
+	"fmt"
+
+	"github.com/tensorcast-go/tensorcast/scale"
+)
+
+// layout is how a tensor of a given shape splits into scale blocks: each block is
+// a rectangle of len0 × len1 elements at offsets base + i·stride0 + j·stride1,
+// and blocks are numbered in the row-major order of the scale's shape.
+type layout struct {
+	shape      []int
+	n          int   // elements
+	axis       int   // the scaled axis (dimension of the last tile)
+	axis0      int   // the dimension of the first tile of a 2-D tile, else -1
+	tile0      int   // tile size along axis0 (1 without a 2-D tile)
+	tile1      int   // tile size along axis (n for tensor scaling)
+	scaleShape []int // blocks per dimension
+	blocks     int
+	strides    []int
+	sub        int   // subtile size of exponent offsets, 0 without
+	offBits    int   // bits per offset
+	metaShape  []int // subtiles per dimension
+	metaStr    []int
+}
+
+// product returns the product of dims, or an error when it overflows or a dim is
+// negative.
+func product(dims []int) (int, error) {
+	p := 1
+	for _, d := range dims {
+		if d < 0 {
+			return 0, fmt.Errorf("negative dimension %d in shape %v", d, dims)
+		}
+		if d != 0 && p > (1<<62)/d {
+			return 0, fmt.Errorf("shape %v has too many elements", dims)
+		}
+		p *= d
+	}
+	return p, nil
+}
+
+// normAxis maps a possibly negative axis to 0..rank-1.
+func normAxis(axis, rank int) (int, error) {
+	if rank == 0 {
+		return 0, nil
+	}
+	a := axis
+	if a < 0 {
+		a += rank
+	}
+	if a < 0 || a >= rank {
+		return 0, fmt.Errorf("axis %d out of range for a rank-%d tensor", axis, rank)
+	}
+	return a, nil
+}
+
+func ceilDiv(a, b int) int { return (a + b - 1) / b }
+
+// newLayout computes the blocks of spec over shape with the scaled axis axis.
+// A nil spec or one without tiles gives one block holding the whole tensor.
+func newLayout(shape []int, axis int, spec *scale.Spec) (*layout, error) {
+	n, err := product(shape)
+	if err != nil {
+		return nil, err
+	}
+	l := &layout{shape: append([]int(nil), shape...), n: n, axis0: -1, tile0: 1}
+	// A rank-0 tensor is one element along a virtual axis.
+	if len(l.shape) == 0 {
+		l.shape = []int{1}
+	}
+	rank := len(l.shape)
+	l.strides = make([]int, rank)
+	st := 1
+	for d := rank - 1; d >= 0; d-- {
+		l.strides[d] = st
+		st *= l.shape[d]
+	}
+	if l.axis, err = normAxis(axis, rank); err != nil {
+		return nil, err
+	}
+	l.scaleShape = make([]int, rank)
+	for d := range l.scaleShape {
+		l.scaleShape[d] = 1
+	}
+	if spec == nil || len(spec.Tiles) == 0 {
+		l.tile1 = n
+		l.blocks = 1
+		if n == 0 {
+			l.blocks = 0
+		}
+		l.scaleShape = []int{1}
+		return l, nil
+	}
+	for d := range l.scaleShape {
+		l.scaleShape[d] = l.shape[d]
+	}
+	tileSize := func(t scale.Tile, d int) int {
+		if t.Size == 0 {
+			return max(l.shape[d], 1)
+		}
+		return t.Size
+	}
+	last := spec.Tiles[len(spec.Tiles)-1]
+	l.tile1 = tileSize(last, l.axis)
+	l.scaleShape[l.axis] = ceilDiv(l.shape[l.axis], l.tile1)
+	if len(spec.Tiles) == 2 {
+		if rank < 2 {
+			return nil, fmt.Errorf("a 2-D tile needs a tensor of rank 2 or more, not shape %v", shape)
+		}
+		l.axis0 = l.axis - 1
+		if l.axis == 0 {
+			l.axis0 = 1
+		}
+		l.tile0 = tileSize(spec.Tiles[0], l.axis0)
+		l.scaleShape[l.axis0] = ceilDiv(l.shape[l.axis0], l.tile0)
+	}
+	l.blocks, _ = product(l.scaleShape)
+	if len(spec.Tiles) == 1 && last.Offset != 0 && last.Sub != 0 && l.tile1%last.Sub == 0 {
+		l.sub, l.offBits = last.Sub, last.Offset
+		l.metaShape = append([]int(nil), l.shape...)
+		l.metaShape[l.axis] = ceilDiv(l.shape[l.axis], l.sub)
+		l.metaStr = make([]int, rank)
+		st := 1
+		for d := rank - 1; d >= 0; d-- {
+			l.metaStr[d] = st
+			st *= l.metaShape[d]
+		}
+	}
+	return l, nil
+}
+
+// metaIndex returns where subtile q of block b sits in the meta array.
+func (l *layout) metaIndex(b block, q int) int {
+	i := 0
+	for d, k := range b.idx {
+		if d == l.axis {
+			k = k*(l.tile1/l.sub) + q
+		}
+		i += k * l.metaStr[d]
+	}
+	return i
+}
+
+// contiguous reports whether every block is one run of consecutive elements
+// (tensor scaling, or 1-D tiles along the last axis).
+func (l *layout) contiguous() bool {
+	return l.axis0 < 0 && (len(l.scaleShape) == 1 && l.blocks <= 1 || l.axis == len(l.shape)-1)
+}
+
+// block describes block number b: its first element and its two extents.
+type block struct {
+	base          int
+	len0, stride0 int
+	len1, stride1 int
+	scaleIndex    int
+	idx           []int // the block's index in the scale's shape; valid during the callback only
+}
+
+// forEach calls fn for every block in order.
+func (l *layout) forEach(fn func(b block)) {
+	if l.blocks == 0 {
+		return
+	}
+	if l.scaleShape[0] == 1 && len(l.scaleShape) == 1 && l.tile1 == l.n {
+		fn(block{base: 0, len0: 1, len1: l.n, stride1: 1, idx: []int{0}})
+		return
+	}
+	rank := len(l.shape)
+	idx := make([]int, rank)
+	for b := 0; b < l.blocks; b++ {
+		base := 0
+		var blk block
+		blk.len0, blk.stride0 = 1, 0
+		for d := 0; d < rank; d++ {
+			switch d {
+			case l.axis:
+				start := idx[d] * l.tile1
+				base += start * l.strides[d]
+				blk.len1 = min(l.tile1, l.shape[d]-start)
+				blk.stride1 = l.strides[d]
+			case l.axis0:
+				start := idx[d] * l.tile0
+				base += start * l.strides[d]
+				blk.len0 = min(l.tile0, l.shape[d]-start)
+				blk.stride0 = l.strides[d]
+			default:
+				base += idx[d] * l.strides[d]
+			}
+		}
+		blk.base = base
+		blk.scaleIndex = b
+		blk.idx = idx
+		fn(blk)
+		for d := rank - 1; d >= 0; d-- {
+			idx[d]++
+			if idx[d] < l.scaleShape[d] {
+				break
+			}
+			idx[d] = 0
+		}
+	}
+}
+
+// gather copies the block's elements of src into dst (len0·len1 long) in
+// row-major block order.
+func gather[T any](dst, src []T, b block) {
+	k := 0
+	for i := 0; i < b.len0; i++ {
+		o := b.base + i*b.stride0
+		for j := 0; j < b.len1; j++ {
+			dst[k] = src[o+j*b.stride1]
+			k++
+		}
+	}
+}
+
+// scatter is the inverse of gather.
+func scatter[T any](dst, src []T, b block) {
+	k := 0
+	for i := 0; i < b.len0; i++ {
+		o := b.base + i*b.stride0
+		for j := 0; j < b.len1; j++ {
+			dst[o+j*b.stride1] = src[k]
+			k++
+		}
+	}
+}
+
+// direct reports whether the block is one run of consecutive elements, so it can
+// be processed in place.
+func (b block) direct() bool { return b.len0 == 1 && (b.stride1 == 1 || b.len1 == 1) }
