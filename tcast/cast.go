@@ -80,7 +80,11 @@ func Cast(x []float32, shape []int, dt *DataType, opts *Options) (*Tensor, error
 	if err != nil {
 		return nil, err
 	}
-	t := c.newTensor(o.Form)
+	form := o.Form
+	if form == Compressed {
+		form = Actual // packed below
+	}
+	t := c.newTensor(form)
 	var deq []float32
 	if o.Form == Virtual {
 		deq = make([]float32, len(x))
@@ -162,6 +166,15 @@ func (c *caster) newTensor(form Form) *Tensor {
 		t.Shape = append([]int(nil), lay.shape...)
 	}
 	t.Data = &Part{Format: c.elem, Bits: c.elem.Bits(), Shape: append([]int(nil), lay.shape...)}
+	if c.opts.Keep != nil {
+		m := &Part{Bits: 1, Shape: append([]int(nil), lay.shape...), Bytes: make([]byte, lay.n)}
+		for i, k := range c.opts.Keep {
+			if k {
+				m.Bytes[i] = 1
+			}
+		}
+		t.Mask = m
+	}
 	if c.spec == nil {
 		return t
 	}
@@ -174,15 +187,6 @@ func (c *caster) newTensor(form Form) *Tensor {
 	}
 	if c.sub != 0 {
 		t.Meta = newPart(nil, c.offBits, lay.metaShape)
-	}
-	if c.opts.Keep != nil {
-		m := &Part{Bits: 1, Shape: append([]int(nil), lay.shape...), Bytes: make([]byte, lay.n)}
-		for i, k := range c.opts.Keep {
-			if k {
-				m.Bytes[i] = 1
-			}
-		}
-		t.Mask = m
 	}
 	return t
 }

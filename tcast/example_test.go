@@ -1,0 +1,39 @@
+package tcast_test
+
+import (
+	"fmt"
+
+	"github.com/tensorcast-go/tensorcast/tcast"
+)
+
+// Cast a row of weights to OCP MXFP4: one E8M0 scale per 32 values, E2M1 codes
+// packed two per byte, low nibble first.
+func ExampleCast() {
+	x := make([]float32, 32)
+	for i := range x {
+		x[i] = float32(i-16) / 4
+	}
+	opts := tcast.DefaultOptions()
+	opts.Form = tcast.Compressed
+	t, err := tcast.Cast(x, []int{1, 32}, tcast.MustLookup("mxfp4"), &opts)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Printf("scale byte %d, %d data bytes, %.2f bits per value\n", t.Scale.Bytes[0], len(t.Data.Bytes), t.BitsPerValue())
+	back, _ := tcast.Decompress(t)
+	fmt.Println(x[1:6], "→", back[1:6])
+	// Output:
+	// scale byte 127, 16 data bytes, 4.25 bits per value
+	// [-3.75 -3.5 -3.25 -3 -2.75] → [-4 -4 -3 -3 -3]
+}
+
+// Look up a datatype by name; unknown names suggest close ones.
+func ExampleLookup() {
+	dt, _ := tcast.Lookup("nvfp4")
+	fmt.Println(dt.Code(), dt.BitsPerValue())
+	_, err := tcast.Lookup("mxfp3")
+	fmt.Println(err)
+	// Output:
+	// float4_e2m1fn_multi_ue4m3_float32_t16 4.5
+	// tcast: unknown datatype "mxfp3" (closest: mxfp4, mxfp6, mxfp8)
+}

@@ -1,0 +1,60 @@
+package tcast
+
+import (
+	"testing"
+)
+
+// FuzzDecompress feeds Decompress compressed tensors whose shapes, axis and part
+// bytes come from the fuzzer: it must return an error or the right number of
+// values, never panic.
+func FuzzDecompress(f *testing.F) {
+	f.Add(uint16(0), uint8(4), uint8(40), uint8(0), int8(-1), []byte{1, 2, 3, 4, 5, 6, 7, 8, 9}, uint8(0))
+	f.Add(uint16(7), uint8(1), uint8(33), uint8(2), int8(1), make([]byte, 64), uint8(3))
+	f.Add(uint16(100), uint8(0), uint8(0), uint8(0), int8(0), []byte{}, uint8(1))
+	dts := Registered()
+	f.Fuzz(func(t *testing.T, which uint16, d0, d1, d2 uint8, axis int8, data []byte, tweak uint8) {
+		dt := dts[int(which)%len(dts)]
+		shape := []int{int(d0), int(d1)}
+		if d2 != 0 {
+			shape = append(shape, int(d2))
+		}
+		opts := DefaultOptions()
+		opts.Form = Compressed
+		opts.Axis = int(axis) % 4
+		n, _ := product(shape)
+		tmpl, err := Cast(make([]float32, n), shape, dt, &opts)
+		if err != nil {
+			return // e.g. axis out of range or a 2-D tile on a short shape
+		}
+		// Overwrite every part with fuzz bytes, cut or padded to the right
+		// length unless tweak says to break it.
+		for i, p := range tmpl.Parts() {
+			want := len(p.Bytes)
+			b := make([]byte, want)
+			copy(b, data)
+			if len(data) > 0 {
+				data = data[min(len(data), want):]
+			}
+			if int(tweak)%8 == i+1 {
+				b = append(b, 0) // one byte too many
+			}
+			p.Bytes = b
+		}
+		switch tweak >> 4 {
+		case 1:
+			tmpl.Shape = append(tmpl.Shape, 2)
+		case 2:
+			tmpl.Axis = int(tweak)
+		case 3:
+			if tmpl.Scale != nil {
+				tmpl.Scale.Shape = []int{1 << 40, 1 << 40}
+			}
+		case 4:
+			tmpl.Data.Packed = !tmpl.Data.Packed
+		}
+		got, err := Decompress(tmpl)
+		if err == nil && len(got) != n {
+			t.Fatalf("%s: %d values for %d elements", dt.name, len(got), n)
+		}
+	})
+}

@@ -1,0 +1,165 @@
+package tcast
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tensorcast-go/tensorcast/scale"
+)
+
+// randomInput returns n values mixing ordinary weights with the hard cases: zeros
+// of both signs, float32 subnormals, huge values, NaN and ±Inf, and a run of
+// zeros long enough to make all-zero blocks.
+func randomInput(r *rand.Rand, n int, specials bool) []float32 {
+	x := make([]float32, n)
+	for i := range x {
+		switch k := r.IntN(40); {
+		case !specials || k >= 8:
+			x[i] = float32(r.NormFloat64() * math.Exp2(float64(r.IntN(8)-4)))
+		case k == 0:
+			x[i] = 0
+		case k == 1:
+			x[i] = float32(math.Copysign(0, -1))
+		case k == 2:
+			x[i] = math.Float32frombits(r.Uint32N(0x007fffff) + 1) // subnormal
+		case k == 3:
+			x[i] = float32(r.NormFloat64() * 1e37)
+		case k == 4 && r.IntN(4) == 0:
+			x[i] = float32(math.NaN())
+		case k == 5 && r.IntN(4) == 0:
+			x[i] = float32(math.Inf(1 - 2*r.IntN(2)))
+		default:
+			x[i] = float32(r.NormFloat64() * 1e-3)
+		}
+	}
+	if specials && n > 80 {
+		for i := 40; i < 80; i++ {
+			x[i] = 0
+		}
+	}
+	return x
+}
+
+func sameBits(a, b []float32) (int, bool) {
+	if len(a) != len(b) {
+		return -1, false
+	}
+	for i := range a {
+		if a[i] != a[i] && b[i] != b[i] {
+			continue
+		}
+		if math.Float32bits(a[i]) != math.Float32bits(b[i]) {
+			return i, false
+		}
+	}
+	return 0, true
+}
+
+// TestRoundTripLaw checks Decompress(Compress(Cast(x, Actual))) == Cast(x,
+// Virtual) bit for bit, for every registered datatype, on shapes that are not a
+// tile multiple, along different axes, with and without special values, masks
+// and stochastic rounding.
+func TestRoundTripLaw(t *testing.T) {
+	cases := []struct {
+		shape []int
+		axis  int
+	}{
+		{[]int{5, 70}, -1},
+		{[]int{70, 5}, 0},
+		{[]int{3, 37, 9}, 1},
+		{[]int{2, 130, 3}, 1},
+		{[]int{131}, 0},
+		{[]int{}, 0},
+	}
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, dt := range Registered() {
+		for ci, c := range cases {
+			if len(c.shape) < 2 && dt.spec != nil && dt.spec.Is2D() {
+				continue
+			}
+			n, _ := product(c.shape)
+			x := randomInput(r, n, ci%2 == 0)
+			opts := DefaultOptions()
+			opts.Axis = c.axis
+			opts.Mode = scale.Modes()[ci%len(scale.Modes())]
+			if ci == 2 {
+				opts.Keep = make([]bool, n)
+				for i := range opts.Keep {
+					opts.Keep[i] = r.IntN(3) != 0
+				}
+			}
+			if ci == 3 {
+				opts.Rounding, opts.Seed = 3, 99 // stochastic
+			}
+			v, err := Cast(x, c.shape, dt, &opts)
+			require.NoError(t, err, "%s %v", dt.name, c.shape)
+			opts.Form = Compressed
+			comp, err := Cast(x, c.shape, dt, &opts)
+			require.NoError(t, err, "%s %v", dt.name, c.shape)
+			got, err := Decompress(comp)
+			require.NoError(t, err, "%s %v", dt.name, c.shape)
+			if i, ok := sameBits(v.Values, got); !ok {
+				t.Errorf("%s shape %v axis %d: element %d: virtual %v, decompressed %v (input %v)",
+					dt.name, c.shape, c.axis, i, v.Values[i], got[i], x[i])
+			}
+			// Expand undoes Compress byte for byte.
+			opts.Form = Actual
+			act, err := Cast(x, c.shape, dt, &opts)
+			require.NoError(t, err)
+			exp, err := Expand(comp)
+			require.NoError(t, err)
+			for _, p := range act.Parts() {
+				q := exp.Parts()
+				found := false
+				for _, e := range q {
+					if e.Name == p.Name {
+						found = true
+						assert.Equal(t, p.Bytes, e.Bytes, "%s %s part", dt.name, p.Name)
+					}
+				}
+				assert.True(t, found, "%s: part %s lost", dt.name, p.Name)
+			}
+		}
+	}
+}
+
+// TestMXReference checks exponent-scaled casts against a direct float64
+// restatement of the OCP rule: k = floor(log2 amax) − emax by math.Frexp, the
+// E8M0 clamp, then each element rounded alone.
+func TestMXReference(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, name := range []string{"mxfp8e4", "mxfp8e5", "mxfp6e3", "mxfp6e2", "mxfp4e2", "mxint8", "mxint4", "bfp16", "mxfp4t16"} {
+		dt := MustLookup(name)
+		tile := dt.spec.Tiles[0].Size
+		for trial := 0; trial < 200; trial++ {
+			x := randomInput(r, tile, false)
+			// Scale the block over a wide exponent range.
+			e := r.IntN(200) - 140
+			for i := range x {
+				x[i] = float32(math.Ldexp(float64(x[i]), e))
+			}
+			v, err := Cast(x, []int{tile}, dt, nil)
+			require.NoError(t, err)
+			amax := 0.0
+			for _, xi := range x {
+				amax = math.Max(amax, math.Abs(float64(xi)))
+			}
+			k := -127
+			if amax > 0 {
+				_, fe := math.Frexp(amax) // amax = f·2^fe, f ∈ [0.5, 1)
+				k = max(fe-1-dt.elem.Emax(), -127)
+			}
+			for i, xi := range x {
+				q := dt.elem.Decode(dt.elem.Encode(float32(float64(xi) / math.Ldexp(1, k))))
+				want := float32(float64(q) * math.Ldexp(1, k))
+				if math.Float32bits(want) != math.Float32bits(v.Values[i]) {
+					t.Fatalf("%s trial %d element %d: x=%v k=%d want %v got %v", name, trial, i, xi, k, want, v.Values[i])
+				}
+			}
+		}
+	}
+}
