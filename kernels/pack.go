@@ -1,6 +1,9 @@
 package kernels
 
-import "fmt"
+import (
+	"encoding/binary"
+	"fmt"
+)
 
 // PackedLen returns the number of bytes that n codes of width bits occupy in an
 // LSB-first bit stream: ceil(n·width/8).
@@ -26,10 +29,20 @@ func PackBits(dst []byte, src []uint8, width uint) {
 	n := PackedLen(len(src), width)
 	dst = dst[:n]
 	mask := uint64(1)<<width - 1
+	// Eight codes fill exactly width bytes, so whole groups of eight go through
+	// one 64-bit word; the tail takes the bit-by-bit loop below.
+	j, i := 0, 0
+	for ; i+8 <= len(src) && j+8 <= len(dst); i += 8 {
+		g := src[i : i+8 : i+8]
+		v := uint64(g[0])&mask | (uint64(g[1])&mask)<<width | (uint64(g[2])&mask)<<(2*width) |
+			(uint64(g[3])&mask)<<(3*width) | (uint64(g[4])&mask)<<(4*width) | (uint64(g[5])&mask)<<(5*width) |
+			(uint64(g[6])&mask)<<(6*width) | (uint64(g[7])&mask)<<(7*width)
+		binary.LittleEndian.PutUint64(dst[j:], v)
+		j += int(width)
+	}
 	var acc uint64
 	var nbits uint
-	j := 0
-	for _, c := range src {
+	for _, c := range src[i:] {
 		acc |= (uint64(c) & mask) << nbits
 		nbits += width
 		for nbits >= 8 {
@@ -51,10 +64,18 @@ func UnpackBits(dst []uint8, src []byte, width uint) {
 	checkWidth(width)
 	src = src[:PackedLen(len(dst), width)]
 	mask := uint64(1)<<width - 1
+	j, i := 0, 0
+	for ; i+8 <= len(dst) && j+8 <= len(src); i += 8 {
+		v := binary.LittleEndian.Uint64(src[j:])
+		g := dst[i : i+8 : i+8]
+		for k := range g {
+			g[k] = uint8(v >> (uint(k) * width) & mask)
+		}
+		j += int(width)
+	}
 	var acc uint64
 	var nbits uint
-	j := 0
-	for i := range dst {
+	for ; i < len(dst); i++ {
 		for nbits < width {
 			acc |= uint64(src[j]) << nbits
 			j++

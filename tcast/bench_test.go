@@ -1,0 +1,70 @@
+package tcast
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/tensorcast-go/tensorcast/kernels"
+)
+
+const benchN = 1 << 22 // 16 MiB of float32, beyond the caches
+
+func benchInput() []float32 {
+	r := rand.New(rand.NewPCG(5, 6))
+	x := make([]float32, benchN)
+	for i := range x {
+		x[i] = float32(r.NormFloat64())
+	}
+	return x
+}
+
+// BenchmarkMemRead is the baseline: summing the same float32 bytes.
+func BenchmarkMemRead(b *testing.B) {
+	x := benchInput()
+	b.SetBytes(4 * benchN)
+	var s uint64
+	for b.Loop() {
+		s += kernels.SumFloat32(x)
+	}
+	_ = s
+}
+
+func benchCast(b *testing.B, name string, form Form) {
+	x := benchInput()
+	dt := MustLookup(name)
+	opts := DefaultOptions()
+	opts.Form = form
+	b.SetBytes(4 * benchN)
+	for b.Loop() {
+		if _, err := Cast(x, []int{benchN / 4096, 4096}, dt, &opts); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkCastMXFP4(b *testing.B)         { benchCast(b, "mxfp4", Compressed) }
+func BenchmarkCastNVFP4(b *testing.B)         { benchCast(b, "nvfp4", Compressed) }
+func BenchmarkCastMXFP8(b *testing.B)         { benchCast(b, "mxfp8e4", Compressed) }
+func BenchmarkCastInt4G128(b *testing.B)      { benchCast(b, "int4_g128", Compressed) }
+func BenchmarkCastMXFP4Virtual(b *testing.B)  { benchCast(b, "mxfp4", Virtual) }
+func BenchmarkCastFP8E4Block128(b *testing.B) { benchCast(b, "fp8e4_block128", Compressed) }
+
+func benchDecompress(b *testing.B, name string) {
+	x := benchInput()
+	opts := DefaultOptions()
+	opts.Form = Compressed
+	t, err := Cast(x, []int{benchN / 4096, 4096}, MustLookup(name), &opts)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(4 * benchN) // float32 bytes produced
+	for b.Loop() {
+		if _, err := Decompress(t); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkDecompressMXFP4(b *testing.B) { benchDecompress(b, "mxfp4") }
+func BenchmarkDecompressNVFP4(b *testing.B) { benchDecompress(b, "nvfp4") }
+func BenchmarkDecompressMXFP8(b *testing.B) { benchDecompress(b, "mxfp8e4") }
