@@ -24,8 +24,8 @@ func TestMXEdgeBlocks(t *testing.T) {
 		dt    string
 		x     []float32 // padded with zeros to 32
 		scale uint8
-		want  []float32   // leading decoded values
-		codes []uint8 // leading element codes, when checked
+		want  []float32 // leading decoded values
+		codes []uint8   // leading element codes, when checked
 	}{
 		// amax just below a power of two keeps its binade (a float log2 would not).
 		{"fp8 below 512", "mxfp8e4", []float32{nextBelow(512), 1}, 127, []float32{448, 1}, nil},
