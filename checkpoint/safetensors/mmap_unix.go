@@ -1,0 +1,35 @@
+//go:build linux || darwin
+
+package safetensors
+
+import (
+	"errors"
+	"math"
+	"os"
+	"syscall"
+)
+
+// mmapFile maps the first size bytes of f read-only and shared.
+func mmapFile(f *os.File, size int64) ([]byte, error) {
+	if size <= 0 || size > math.MaxInt {
+		return nil, errors.New("size cannot be mapped")
+	}
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return nil, err
+	}
+	var data []byte
+	var merr error
+	if err := rc.Control(func(fd uintptr) {
+		data, merr = syscall.Mmap(int(fd), 0, int(size), syscall.PROT_READ, syscall.MAP_SHARED)
+	}); err != nil {
+		return nil, err
+	}
+	if merr != nil {
+		return nil, merr
+	}
+	return data, nil
+}
+
+// munmap releases a mapping made by mmapFile.
+func munmap(data []byte) error { return syscall.Munmap(data) }

@@ -1,0 +1,446 @@
+package safetensors
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+)
+
+// IndexFileName is the name of the index of a sharded checkpoint.
+const IndexFileName = "model.safetensors.index.json"
+
+// maxIndexSize bounds the size of an index file accepted by OpenIndex.
+const maxIndexSize = 1 << 30
+
+// Sharded is a checkpoint split over several safetensors files, opened
+// through its index: a unified view of the tensors of all shards.
+//
+// A Sharded is safe for concurrent use by multiple goroutines, except that
+// Close must not run concurrently with other methods.
+type Sharded struct {
+	path      string
+	totalSize int64
+	shards    []string         // shard names as in the index, sorted
+	files     map[string]*File // by shard name
+	where     map[string]string
+}
+
+// OpenIndex opens the sharded checkpoint whose index file (usually
+// model.safetensors.index.json) is at path. The index is a JSON object
+// {"metadata": {"total_size": N, ...}, "weight_map": {tensor: file, ...}};
+// shard files are resolved relative to the index's directory and must lie
+// inside it. Every shard is opened with Open.
+//
+// It is an error if a key repeats in the index, if a shard file is missing
+// or invalid, if a tensor of the weight map is absent from its shard, or if
+// a shard holds a tensor that the weight map does not assign to it
+// (including a tensor present in two shards). Errors name the index or the
+// shard file concerned.
+func OpenIndex(path string) (*Sharded, error) {
+	weightMap, total, err := readIndex(path)
+	if err != nil {
+		return nil, err
+	}
+	s := &Sharded{
+		path:      path,
+		totalSize: total,
+		files:     make(map[string]*File),
+		where:     weightMap,
+	}
+	s.shards = slices.Sorted(maps.Keys(invert(weightMap)))
+	dir := filepath.Dir(path)
+	for _, shard := range s.shards {
+		f, err := Open(filepath.Join(dir, filepath.FromSlash(shard)))
+		if err != nil {
+			s.Close()
+			return nil, fmt.Errorf("safetensors: %s: shard %s: %w", path, strconv.Quote(shard), err)
+		}
+		s.files[shard] = f
+	}
+	for _, shard := range s.shards {
+		f := s.files[shard]
+		for _, t := range f.tensors {
+			want, ok := weightMap[t.Name]
+			switch {
+			case !ok:
+				s.Close()
+				return nil, &FormatError{Path: f.path, Tensor: t.Name, Offset: t.Offset,
+					Reason: "tensor is not in the weight map of " + path}
+			case want != shard:
+				reason := fmt.Sprintf("tensor is in this shard, but the weight map of %s assigns it to %s",
+					path, strconv.Quote(want))
+				if _, dup := s.files[want].index[t.Name]; dup {
+					reason = fmt.Sprintf("tensor is also in shard %s, to which the weight map of %s assigns it",
+						strconv.Quote(want), path)
+				}
+				s.Close()
+				return nil, &FormatError{Path: f.path, Tensor: t.Name, Offset: t.Offset, Reason: reason}
+			}
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(weightMap)) {
+		f := s.files[weightMap[name]]
+		if _, ok := f.index[name]; !ok {
+			s.Close()
+			return nil, &FormatError{Path: f.path, Tensor: name, Offset: -1,
+				Reason: "tensor listed in the weight map of " + path + " is absent from the shard"}
+		}
+	}
+	return s, nil
+}
+
+// invert returns the set of values of m.
+func invert(m map[string]string) map[string]struct{} {
+	out := make(map[string]struct{})
+	for _, v := range m {
+		out[v] = struct{}{}
+	}
+	return out
+}
+
+// readIndex reads and checks the index file at path, returning its weight
+// map and metadata.total_size (-1 if absent).
+func readIndex(path string) (map[string]string, int64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, 0, fmt.Errorf("safetensors: %w", err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxIndexSize+1))
+	if err != nil {
+		return nil, 0, fmt.Errorf("safetensors: %s: %w", path, err)
+	}
+	if len(b) > maxIndexSize {
+		return nil, 0, &FormatError{Path: path, Offset: maxIndexSize,
+			Reason: fmt.Sprintf("index file exceeds %d bytes", maxIndexSize)}
+	}
+	weightMap, total, err := parseIndex(b)
+	if err != nil {
+		if fe, ok := err.(*FormatError); ok {
+			fe.Path = path
+		}
+		return nil, 0, err
+	}
+	return weightMap, total, nil
+}
+
+// indexParser walks an index file's JSON token by token to detect duplicate
+// keys. Offsets are relative to the start of the index file.
+type indexParser struct{ dec *json.Decoder }
+
+func (p *indexParser) fail(format string, args ...any) error {
+	return &FormatError{Offset: p.dec.InputOffset(), Reason: fmt.Sprintf(format, args...)}
+}
+
+func (p *indexParser) token() (json.Token, error) {
+	tok, err := p.dec.Token()
+	if err != nil {
+		off := p.dec.InputOffset()
+		if se, ok := err.(*json.SyntaxError); ok {
+			off = se.Offset
+		}
+		return nil, &FormatError{Offset: off, Reason: "malformed index JSON", Err: err}
+	}
+	return tok, nil
+}
+
+// object walks a JSON object, calling value for each key after checking
+// that no key repeats; value must consume the key's value.
+func (p *indexParser) object(what string, value func(key string) error) error {
+	tok, err := p.token()
+	if err != nil {
+		return err
+	}
+	if tok != json.Delim('{') {
+		return p.fail("%s is %s, not an object", what, describe(tok))
+	}
+	seen := make(map[string]struct{})
+	for p.dec.More() {
+		tok, err := p.token()
+		if err != nil {
+			return err
+		}
+		k := tok.(string)
+		if _, dup := seen[k]; dup {
+			return p.fail("duplicate key %s in %s", strconv.Quote(clip(k)), what)
+		}
+		seen[k] = struct{}{}
+		if err := value(k); err != nil {
+			return err
+		}
+	}
+	_, err = p.token()
+	return err
+}
+
+// skip consumes one JSON value.
+func (p *indexParser) skip() error {
+	var raw json.RawMessage
+	if err := p.dec.Decode(&raw); err != nil {
+		return &FormatError{Offset: p.dec.InputOffset(), Reason: "malformed index JSON", Err: err}
+	}
+	return nil
+}
+
+// parseIndex parses the JSON of an index file.
+func parseIndex(b []byte) (map[string]string, int64, error) {
+	p := &indexParser{dec: json.NewDecoder(bytes.NewReader(b))}
+	p.dec.UseNumber()
+	var weightMap map[string]string
+	total := int64(-1)
+	err := p.object("index", func(key string) error {
+		switch key {
+		case "metadata":
+			return p.object("metadata", func(key string) error {
+				if key != "total_size" {
+					return p.skip()
+				}
+				tok, err := p.token()
+				if err != nil {
+					return err
+				}
+				n, ok := tok.(json.Number)
+				if !ok {
+					return p.fail("total_size is %s, not a number", describe(tok))
+				}
+				if v, err := strconv.ParseInt(string(n), 10, 64); err == nil && v >= 0 {
+					total = v
+				} else if f, err := n.Float64(); err == nil && f >= 0 && f < 1<<63 && f == float64(int64(f)) {
+					total = int64(f) // some writers store it as a float such as 1.2e9
+				} else {
+					return p.fail("total_size %s is not a non-negative integer", clip(string(n)))
+				}
+				return nil
+			})
+		case "weight_map":
+			weightMap = make(map[string]string)
+			return p.object("weight_map", func(name string) error {
+				tok, err := p.token()
+				if err != nil {
+					return err
+				}
+				file, ok := tok.(string)
+				if !ok {
+					return p.fail("weight_map entry for tensor %s is %s, not a file name",
+						strconv.Quote(clip(name)), describe(tok))
+				}
+				if file == "" || !filepath.IsLocal(filepath.FromSlash(file)) {
+					return p.fail("weight_map entry for tensor %s names file %s outside the index directory",
+						strconv.Quote(clip(name)), strconv.Quote(clip(file)))
+				}
+				weightMap[name] = file
+				return nil
+			})
+		}
+		return p.skip()
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	if tok, err := p.dec.Token(); err != io.EOF {
+		reason := "unexpected data after the index JSON object"
+		if err == nil {
+			reason += " (" + describe(tok) + ")"
+		}
+		return nil, 0, p.fail("%s", reason)
+	}
+	if weightMap == nil {
+		return nil, 0, &FormatError{Offset: -1, Reason: "index has no weight_map"}
+	}
+	return weightMap, total, nil
+}
+
+// Close closes every shard. It returns the first error.
+func (s *Sharded) Close() error {
+	var first error
+	for _, shard := range s.shards {
+		if f := s.files[shard]; f != nil {
+			if err := f.Close(); err != nil && first == nil {
+				first = err
+			}
+		}
+	}
+	return first
+}
+
+// TotalSize returns metadata.total_size from the index, or -1 if the index
+// has none. It is informational and is not checked against the shards.
+func (s *Sharded) TotalSize() int64 { return s.totalSize }
+
+// Shards returns the shard file names as written in the index (relative to
+// its directory), sorted.
+func (s *Sharded) Shards() []string { return slices.Clone(s.shards) }
+
+// Shard returns the name of the shard holding the named tensor, as written
+// in the index, and whether the tensor exists.
+func (s *Sharded) Shard(name string) (string, bool) {
+	shard, ok := s.where[name]
+	return shard, ok
+}
+
+// File returns the open shard of the given name (as returned by Shards), or
+// nil if there is none. It is closed by Close.
+func (s *Sharded) File(shard string) *File { return s.files[shard] }
+
+// Metadata returns a copy of the __metadata__ of the first shard, or nil if
+// it has none.
+func (s *Sharded) Metadata() map[string]string {
+	if len(s.shards) == 0 {
+		return nil
+	}
+	return s.files[s.shards[0]].Metadata()
+}
+
+// Tensors returns descriptions of every tensor of every shard, shard by
+// shard in the order of Shards, and in offset order within a shard. Each
+// Offset is relative to the start of its shard file.
+func (s *Sharded) Tensors() []TensorInfo {
+	var out []TensorInfo
+	for _, shard := range s.shards {
+		out = append(out, s.files[shard].Tensors()...)
+	}
+	return out
+}
+
+// Tensor returns the description of the named tensor and whether it
+// exists; its Offset is relative to the start of its shard (see Shard).
+func (s *Sharded) Tensor(name string) (TensorInfo, bool) {
+	shard, ok := s.where[name]
+	if !ok {
+		return TensorInfo{}, false
+	}
+	return s.files[shard].Tensor(name)
+}
+
+// Bytes returns the raw bytes of the named tensor, as File.Bytes does.
+func (s *Sharded) Bytes(name string) ([]byte, error) {
+	shard, ok := s.where[name]
+	if !ok {
+		return nil, fmt.Errorf("safetensors: %s: tensor %s: %w", s.path, strconv.Quote(clip(name)), ErrNotFound)
+	}
+	return s.files[shard].Bytes(name)
+}
+
+// Float32s returns the elements of the named tensor converted to float32,
+// as File.Float32s does.
+func (s *Sharded) Float32s(name string) ([]float32, error) {
+	shard, ok := s.where[name]
+	if !ok {
+		return nil, fmt.Errorf("safetensors: %s: tensor %s: %w", s.path, strconv.Quote(clip(name)), ErrNotFound)
+	}
+	return s.files[shard].Float32s(name)
+}
+
+// ShardName returns the file name of shard i (1-based) of n in the Hugging
+// Face convention: "model-00001-of-00003.safetensors".
+func ShardName(i, n int) string {
+	return fmt.Sprintf("model-%05d-of-%05d.safetensors", i, n)
+}
+
+// WriteSharded writes tensors as a sharded checkpoint in dir: shard files
+// named by ShardName plus the index IndexFileName, always, even for a
+// single shard. Tensors are assigned to shards greedily in the order given:
+// a shard is closed when the next tensor's data would take it past
+// maxShardBytes, and a tensor larger than maxShardBytes gets a shard of its
+// own. Each shard carries metadata (which may be nil) as its
+// __metadata__ and uses the layout of Create. The index holds total_size,
+// the sum of the tensors' data sizes, and the weight map, as JSON indented
+// by two spaces with sorted keys.
+//
+// Every file is written atomically. If writing fails, the files already
+// written by this call are removed.
+func WriteSharded(dir string, maxShardBytes int64, tensors []Tensor, metadata map[string]string) error {
+	if maxShardBytes <= 0 {
+		return fmt.Errorf("safetensors: maximum shard size %d is not positive", maxShardBytes)
+	}
+	seen := make(map[string]struct{}, len(tensors))
+	var groups [][]Tensor
+	var cur []Tensor
+	var curSize, total int64
+	for _, t := range tensors {
+		if _, dup := seen[t.Name]; dup {
+			return fmt.Errorf("safetensors: tensor %s: duplicate tensor name", strconv.Quote(clip(t.Name)))
+		}
+		seen[t.Name] = struct{}{}
+		n := int64(len(t.Data))
+		total += n
+		if len(cur) > 0 && (n > maxShardBytes-curSize) {
+			groups = append(groups, cur)
+			cur, curSize = nil, 0
+		}
+		cur = append(cur, t)
+		curSize += n
+	}
+	if len(cur) > 0 || len(groups) == 0 {
+		groups = append(groups, cur)
+	}
+
+	weightMap := make(map[string]string, len(tensors))
+	var written []string
+	cleanup := func() {
+		for _, p := range written {
+			os.Remove(p)
+		}
+	}
+	for i, g := range groups {
+		name := ShardName(i+1, len(groups))
+		p := filepath.Join(dir, name)
+		if err := WriteFile(p, g, metadata); err != nil {
+			cleanup()
+			return err
+		}
+		written = append(written, p)
+		for _, t := range g {
+			weightMap[t.Name] = name
+		}
+	}
+
+	index := struct {
+		Metadata  map[string]int64  `json:"metadata"`
+		WeightMap map[string]string `json:"weight_map"`
+	}{map[string]int64{"total_size": total}, weightMap}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(index); err != nil {
+		cleanup()
+		return fmt.Errorf("safetensors: encoding index: %w", err)
+	}
+	if err := writeFileAtomic(filepath.Join(dir, IndexFileName), buf.Bytes()); err != nil {
+		cleanup()
+		return err
+	}
+	return nil
+}
+
+// writeFileAtomic writes b to path through a synced temporary file renamed
+// into place.
+func writeFileAtomic(path string, b []byte) error {
+	f, tmp, err := createTemp(path)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("safetensors: writing %s: %w", path, err)
+	}
+	syncDir(filepath.Dir(path))
+	return nil
+}

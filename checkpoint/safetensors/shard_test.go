@@ -1,0 +1,170 @@
+package safetensors
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestShardedRoundTrip(t *testing.T) {
+	fill := func(n int, v byte) []byte { return bytes.Repeat([]byte{v}, n) }
+	tensors := []Tensor{
+		{Name: "embed", DType: F32, Shape: []int{10}, Data: fill(40, 1)},
+		{Name: "layer.0.w", DType: BF16, Shape: []int{4, 5}, Data: fill(40, 2)},
+		{Name: "layer.1.w", DType: F32, Shape: []int{25}, Data: fill(100, 3)}, // larger than a shard
+		{Name: "layer.1.b", DType: F64, Shape: []int{1}, Data: fill(8, 4)},
+		{Name: "norm", DType: U8, Shape: []int{8}, Data: fill(8, 5)},
+	}
+	dir := t.TempDir()
+	require.NoError(t, WriteSharded(dir, 64, tensors, map[string]string{"format": "pt"}))
+
+	assert.Equal(t, []string{
+		"model-00001-of-00004.safetensors",
+		"model-00002-of-00004.safetensors",
+		"model-00003-of-00004.safetensors",
+		"model-00004-of-00004.safetensors",
+		IndexFileName,
+	}, dirNames(t, dir))
+
+	index, err := os.ReadFile(filepath.Join(dir, IndexFileName))
+	require.NoError(t, err)
+	assert.Equal(t, `{
+  "metadata": {
+    "total_size": 196
+  },
+  "weight_map": {
+    "embed": "model-00001-of-00004.safetensors",
+    "layer.0.w": "model-00002-of-00004.safetensors",
+    "layer.1.b": "model-00004-of-00004.safetensors",
+    "layer.1.w": "model-00003-of-00004.safetensors",
+    "norm": "model-00004-of-00004.safetensors"
+  }
+}
+`, string(index))
+
+	// Each shard is an ordinary file with the shared metadata.
+	f, err := Open(filepath.Join(dir, "model-00004-of-00004.safetensors"))
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{"format": "pt"}, f.Metadata())
+	assert.Len(t, f.Tensors(), 2)
+	require.NoError(t, f.Close())
+
+	s, err := OpenIndex(filepath.Join(dir, IndexFileName))
+	require.NoError(t, err)
+	defer s.Close()
+	assert.Equal(t, int64(196), s.TotalSize())
+	assert.Equal(t, map[string]string{"format": "pt"}, s.Metadata())
+	assert.Len(t, s.Shards(), 4)
+	require.Len(t, s.Tensors(), len(tensors))
+	for _, want := range tensors {
+		info, ok := s.Tensor(want.Name)
+		require.True(t, ok)
+		assert.Equal(t, want.DType, info.DType)
+		assert.Equal(t, want.Shape, info.Shape)
+		b, err := s.Bytes(want.Name)
+		require.NoError(t, err)
+		assert.Equal(t, want.Data, b)
+		shard, ok := s.Shard(want.Name)
+		require.True(t, ok)
+		assert.NotNil(t, s.File(shard))
+	}
+	v, err := s.Float32s("layer.1.b")
+	require.NoError(t, err)
+	assert.Len(t, v, 1)
+	_, err = s.Bytes("nope")
+	assert.ErrorIs(t, err, ErrNotFound)
+	_, err = s.Float32s("nope")
+	assert.ErrorIs(t, err, ErrNotFound)
+	_, ok := s.Tensor("nope")
+	assert.False(t, ok)
+}
+
+func TestWriteShardedEdges(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, WriteSharded(dir, 1<<20, nil, nil))
+	assert.Equal(t, []string{"model-00001-of-00001.safetensors", IndexFileName}, dirNames(t, dir))
+	s, err := OpenIndex(filepath.Join(dir, IndexFileName))
+	require.NoError(t, err)
+	assert.Empty(t, s.Tensors())
+	require.NoError(t, s.Close())
+
+	assert.Error(t, WriteSharded(t.TempDir(), 0, nil, nil))
+	dir = t.TempDir()
+	err = WriteSharded(dir, 10, []Tensor{{Name: "a", DType: U8, Data: []byte{1}}, {Name: "a", DType: U8, Data: []byte{1}}}, nil)
+	assert.ErrorContains(t, err, `tensor "a": duplicate tensor name`)
+	// A bad tensor in a later shard leaves no files behind.
+	err = WriteSharded(dir, 1, []Tensor{
+		{Name: "a", DType: U8, Shape: []int{1}, Data: []byte{1}},
+		{Name: "b", DType: U8, Shape: []int{2}, Data: []byte{1}},
+	}, nil)
+	assert.ErrorContains(t, err, `tensor "b" received 1 of its 2 bytes`)
+	assert.Empty(t, dirNames(t, dir))
+}
+
+func TestOpenIndexInvalid(t *testing.T) {
+	shardA := build(`{"x":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},"y":{"dtype":"U8","shape":[2],"data_offsets":[1,3]}}`, []byte{1, 2, 3})
+	shardB := build(`{"z":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},"x":{"dtype":"U8","shape":[1],"data_offsets":[1,2]}}`, []byte{4, 5})
+	tests := []struct {
+		name   string
+		index  string
+		path   string // file the error must be about (FormatError.Path)
+		tensor string
+		reason string
+	}{
+		{"valid", `{"metadata":{"total_size":3.0},"weight_map":{"x":"a.safetensors","y":"a.safetensors"}}`, "", "", ""},
+		{"missing shard", `{"weight_map":{"x":"a.safetensors","y":"a.safetensors","w":"c.safetensors"}}`, "", "", `shard "c.safetensors"`},
+		{"corrupt shard", `{"weight_map":{"x":"a.safetensors","y":"a.safetensors","q":"bad.safetensors"}}`, "bad.safetensors", "", "does not start with '{'"},
+		{"absent from shard", `{"weight_map":{"x":"a.safetensors","y":"a.safetensors","w":"a.safetensors"}}`, "a.safetensors", "w", "absent from the shard"},
+		{"not in weight map", `{"weight_map":{"x":"a.safetensors"}}`, "a.safetensors", "y", "not in the weight map"},
+		{"duplicate across shards", `{"weight_map":{"x":"a.safetensors","y":"a.safetensors","z":"b.safetensors"}}`, "b.safetensors", "x", `also in shard "a.safetensors"`},
+		{"assigned elsewhere", `{"weight_map":{"x":"a.safetensors","y":"b.safetensors","z":"b.safetensors"}}`, "a.safetensors", "y", `assigns it to "b.safetensors"`},
+		{"duplicate key", `{"weight_map":{"x":"a.safetensors","x":"a.safetensors"}}`, IndexFileName, "", `duplicate key "x" in weight_map`},
+		{"duplicate top key", `{"weight_map":{},"weight_map":{}}`, IndexFileName, "", `duplicate key "weight_map" in index`},
+		{"outside dir", `{"weight_map":{"x":"../a.safetensors"}}`, IndexFileName, "", "outside the index directory"},
+		{"absolute", `{"weight_map":{"x":"/etc/passwd"}}`, IndexFileName, "", "outside the index directory"},
+		{"value number", `{"weight_map":{"x":1}}`, IndexFileName, "", "is a number, not a file name"},
+		{"total_size string", `{"metadata":{"total_size":"3"},"weight_map":{}}`, IndexFileName, "", "total_size is a string"},
+		{"total_size negative", `{"metadata":{"total_size":-3},"weight_map":{}}`, IndexFileName, "", "not a non-negative integer"},
+		{"no weight map", `{"metadata":{}}`, IndexFileName, "", "no weight_map"},
+		{"malformed", `{"weight_map":{"x":}}`, IndexFileName, "", "malformed index JSON"},
+		{"trailing", `{"weight_map":{}} x`, IndexFileName, "", "unexpected data after"},
+		{"array", `[]`, IndexFileName, "", "index is an array"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			require.NoError(t, os.WriteFile(filepath.Join(dir, "a.safetensors"), shardA, 0o644))
+			require.NoError(t, os.WriteFile(filepath.Join(dir, "b.safetensors"), shardB, 0o644))
+			require.NoError(t, os.WriteFile(filepath.Join(dir, "bad.safetensors"), build(`[]`), 0o644))
+			ip := filepath.Join(dir, IndexFileName)
+			require.NoError(t, os.WriteFile(ip, []byte(tt.index), 0o644))
+			s, err := OpenIndex(ip)
+			if tt.reason == "" {
+				require.NoError(t, err)
+				assert.Equal(t, int64(3), s.TotalSize())
+				assert.Equal(t, []string{"a.safetensors"}, s.Shards())
+				require.NoError(t, s.Close())
+				return
+			}
+			require.Error(t, err)
+			assert.Nil(t, s)
+			assert.ErrorContains(t, err, tt.reason)
+			if tt.path == "" {
+				assert.ErrorContains(t, err, ip)
+				assert.ErrorIs(t, err, os.ErrNotExist)
+				return
+			}
+			var fe *FormatError
+			require.ErrorAs(t, err, &fe)
+			assert.Equal(t, filepath.Join(dir, tt.path), fe.Path)
+			assert.Equal(t, tt.tensor, fe.Tensor)
+			assert.ErrorContains(t, err, fe.Path)
+		})
+	}
+	_, err := OpenIndex(filepath.Join(t.TempDir(), IndexFileName))
+	assert.ErrorIs(t, err, os.ErrNotExist)
+}
