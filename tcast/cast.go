@@ -76,6 +76,9 @@ func Cast(x []float32, shape []int, dt *DataType, opts *Options) (*Tensor, error
 	if opts != nil {
 		o = *opts
 	}
+	if x == nil {
+		x = []float32{} // newCaster skips the length check for a template's nil
+	}
 	c, err := newCaster(x, shape, dt, o)
 	if err != nil {
 		return nil, err
@@ -113,6 +116,24 @@ func Cast(x []float32, shape []int, dt *DataType, opts *Options) (*Tensor, error
 	return t, nil
 }
 
+// Template returns the Actual tensor Cast would return for a tensor of this
+// shape, with every code zero: the parts' shapes, widths and sizes without the
+// work, for writers that must declare them before casting.
+func Template(shape []int, dt *DataType, opts *Options) (*Tensor, error) {
+	o := DefaultOptions()
+	if opts != nil {
+		o = *opts
+	}
+	o.Form, o.Keep = Actual, nil
+	c, err := newCaster(nil, shape, dt, o)
+	if err != nil {
+		return nil, err
+	}
+	t := c.newTensor(Actual)
+	t.Data.Bytes = make([]byte, c.lay.n*t.Data.StorageBytes())
+	return t, nil
+}
+
 func newCaster(x []float32, shape []int, dt *DataType, o Options) (*caster, error) {
 	if dt == nil {
 		return nil, fmt.Errorf("tcast: nil datatype")
@@ -127,7 +148,7 @@ func newCaster(x []float32, shape []int, dt *DataType, o Options) (*caster, erro
 	if err != nil {
 		return nil, fmt.Errorf("tcast: cast to %s: %v", dt.name, err)
 	}
-	if lay.n != len(x) {
+	if x != nil && lay.n != len(x) {
 		return nil, fmt.Errorf("tcast: cast to %s: shape %v holds %d elements, but x has %d", dt.name, shape, lay.n, len(x))
 	}
 	if o.Keep != nil && len(o.Keep) != len(x) {

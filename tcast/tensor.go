@@ -85,13 +85,11 @@ func storageBytes(bits int) int {
 }
 
 // Storage names how entries are stored: "uint8", "uint16" or "uint32" for one
-// code per entry, "bool" for an unpacked mask, or "packed<Bits>" for a bit stream.
+// code per entry (an unpacked mask holds 0 or 1 per byte), or "packed<Bits>" for
+// a bit stream.
 func (p *Part) Storage() string {
-	switch {
-	case p.Packed:
+	if p.Packed {
 		return fmt.Sprintf("packed%d", p.Bits)
-	case p.Format == nil && p.Bits == 1:
-		return "bool"
 	}
 	return fmt.Sprintf("uint%d", 8*p.StorageBytes())
 }

@@ -2,8 +2,11 @@
 //
 // Usage:
 //
-//	tcast cast -dtype NAME [-round even|away|zero|stochastic] [-seed N] [-overflow sat|ieee] [-full-range] -o DIR IN.npy
-//	tcast formats [-json]
+//	tcast cast -dtype NAME [-axis N] [-scale-mode MODE] [-round even|away|zero|stochastic] [-seed N]
+//	           [-overflow sat|ieee] [-full-range] [-keep MASK.npy] -o DIR IN.npy
+//	tcast decompress -o OUT.npy [-to f32|f16|bf16] DIR
+//	tcast datatypes [-json] [NAME...]
+//	tcast formats [-json] [NAME...]
 //	tcast bench [-n N] [-dtype NAME,...]
 //
 // Flags may come before or after the positional arguments. Run `tcast help CMD`
@@ -27,7 +30,9 @@ type command struct {
 }
 
 var commands = []command{
-	{"cast", "cast an .npy array to a number format: codes.npy, dequant.npy, info.json", runCast},
+	{"cast", "cast an .npy array to a datatype: codes, dequantized values, packed bytes, scales, info.json", runCast},
+	{"decompress", "rebuild the values of a tcast cast directory from its packed form", runDecompress},
+	{"datatypes", "list the registered datatypes (mxfp4, nvfp4, int4_g128, ...)", runDatatypes},
 	{"formats", "list the named number formats and their constants", runFormats},
 	{"bench", "measure encode/decode speed against a memory-read loop", runBench},
 }
@@ -86,7 +91,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 func printUsage(w io.Writer) {
 	fmt.Fprintln(w, "usage: tcast COMMAND [flags] [args]\n\ncommands:")
 	for _, c := range commands {
-		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
+		fmt.Fprintf(w, "  %-11s %s\n", c.name, c.summary)
 	}
 }
 

@@ -75,8 +75,14 @@ func TestCastEndToEnd(t *testing.T) {
 	assert.Equal(t, "away", info["rounding"])
 	assert.Equal(t, "uint8", info["codes_dtype"])
 	assert.Equal(t, 1.0, info["stats"].(map[string]any)["clipped"])
+	assert.Equal(t, 4.0, info["bits_per_value"])
+	assert.Equal(t, "float4_e2m1fn", info["datatype"].(map[string]any)["code"])
+	// The same codes bit-packed, element 2k in bits 3:0.
+	packed, pshape := readWithNpyio[uint8](t, filepath.Join(out, "packed.npy"))
+	assert.Equal(t, []int{6}, pshape)
+	assert.Equal(t, []uint8{0x21, 0x43, 0x65, 0x97, 0xda, 0x7f}, packed)
 	entries, _ := os.ReadDir(out)
-	assert.Len(t, entries, 3, "no temporary files left")
+	assert.Len(t, entries, 4, "codes, dequant, packed, info and no temporary files")
 }
 
 func TestCastInputDTypesAndWidths(t *testing.T) {
@@ -149,7 +155,7 @@ func TestCastBadInput(t *testing.T) {
 		{"not npy", []string{"-dtype", "e2m1", notNpy}, 1, "text.npy"},
 		{"unsupported dtype", []string{"-dtype", "e2m1", ints}, 1, "int32"},
 		{"fortran order", []string{"-dtype", "e2m1", fortran}, 1, "Fortran"},
-		{"unknown format", []string{"-dtype", "e2m2x", good}, 2, "unknown format"},
+		{"unknown format", []string{"-dtype", "e2m2x", good}, 2, "unknown datatype"},
 		{"bad rounding", []string{"-dtype", "e2m1", "-round", "up", good}, 2, "-round"},
 		{"bad overflow", []string{"-dtype", "e2m1", "-overflow", "wrap", good}, 2, "-overflow"},
 		{"no dtype", []string{good}, 2, "-dtype"},
