@@ -1,0 +1,424 @@
+package gguf
+
+import (
+	"encoding/binary"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/x448/float16"
+)
+
+// e2m1OCP is the OCP MX v1.0 E2M1 value table (code 0..7; bit 3 is the
+// sign), written out independently of the dtype package.
+var e2m1OCP = [8]float32{0, 0.5, 1, 1.5, 2, 3, 4, 6}
+
+func e2m1(code uint8) float32 {
+	v := e2m1OCP[code&7]
+	if code&8 != 0 {
+		return -v
+	}
+	return v
+}
+
+func TestQuantizeQ8_0HandDerived(t *testing.T) {
+	tests := []struct {
+		name  string
+		x     map[int]float32 // non-zero elements
+		d     uint16          // f16 bits of d
+		codes map[int]int8    // non-zero codes
+	}{
+		{
+			// amax 127: d = 1, id = 1, q = x.
+			name:  "unit scale",
+			x:     map[int]float32{1: 1, 2: -2, 30: 30, 31: 127},
+			d:     0x3C00,
+			codes: map[int]int8{1: 1, 2: -2, 30: 30, 31: 127},
+		},
+		{
+			// amax 254: d = 2, id = 0.5; x·id = 1.5, −1.5, 2.5, 0.5, −0.5
+			// round half away from zero (C roundf) to 2, −2, 3, 1, −1.
+			name:  "ties away from zero",
+			x:     map[int]float32{0: 3, 1: -3, 2: 5, 3: 1, 4: -1, 5: 254, 6: -254},
+			d:     0x4000,
+			codes: map[int]int8{0: 2, 1: -2, 2: 3, 3: 1, 4: -1, 5: 127, 6: -127},
+		},
+		{
+			name: "all zero",
+			d:    0,
+		},
+		{
+			// NaN is ignored for the scale and encodes as 0.
+			name:  "NaN element",
+			x:     map[int]float32{0: float32(math.NaN()), 1: 127},
+			d:     0x3C00,
+			codes: map[int]int8{1: 127},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			x := make([]float32, 32)
+			for i, v := range tt.x {
+				x[i] = v
+			}
+			want := make([]byte, 34)
+			binary.LittleEndian.PutUint16(want, tt.d)
+			for i, q := range tt.codes {
+				want[2+i] = byte(q)
+			}
+			got := make([]byte, 34)
+			QuantizeQ8_0(got, x)
+			assert.Equal(t, want, got)
+
+			back := make([]float32, 32)
+			DequantizeQ8_0(back, got)
+			d := float16.Frombits(tt.d).Float32()
+			for i := range back {
+				assert.Equal(t, float32(tt.codes[i])*d, back[i], "element %d", i)
+			}
+		})
+	}
+}
+
+func TestQuantizeQ4_0HandDerived(t *testing.T) {
+	tests := []struct {
+		name  string
+		x     map[int]float32
+		d     uint16
+		bytes map[int]byte // code bytes that are not 0x88 (both codes 8)
+		vals  map[int]float32
+	}{
+		{
+			// max = −8: d = 1, id = 1, q = min(15, trunc(x + 8.5)).
+			// x0 −8 → 0, x16 7 → 15, x1 0 → 8, x17 0.5 → 9 (half up),
+			// x2 −0.5 → 8 (half up), x18 1.49 → 9, x3 7.5 → 16 → 15.
+			name:  "negative max",
+			x:     map[int]float32{0: -8, 16: 7, 17: 0.5, 2: -0.5, 18: 1.49, 3: 7.5},
+			d:     0x3C00,
+			bytes: map[int]byte{0: 0xF0, 1: 0x98, 2: 0x98, 3: 0x8F},
+			vals:  map[int]float32{0: -8, 16: 7, 17: 1, 18: 1, 3: 7},
+		},
+		{
+			// max = 4 (first of ±4): d = −0.5, id = −2.
+			// x0 4 → 0, x1 −3.5 → 15, x2 −4 → 16 → 15, x3 0.25 → 8,
+			// x4 −0.25 → 9 (value −0.5).
+			name:  "positive max",
+			x:     map[int]float32{0: 4, 1: -3.5, 2: -4, 3: 0.25, 4: -0.25},
+			d:     0xB800,
+			bytes: map[int]byte{0: 0x80, 1: 0x8F, 2: 0x8F, 4: 0x89},
+			vals:  map[int]float32{0: 4, 1: -3.5, 2: -3.5, 4: -0.5},
+		},
+		{
+			// max stays +0, so d = 0/−8 = −0 (f16 0x8000), as in ggml.
+			name: "all zero",
+			d:    0x8000,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			x := make([]float32, 32)
+			for i, v := range tt.x {
+				x[i] = v
+			}
+			want := make([]byte, 18)
+			binary.LittleEndian.PutUint16(want, tt.d)
+			for j := range 16 {
+				want[2+j] = 0x88
+			}
+			for j, b := range tt.bytes {
+				want[2+j] = b
+			}
+			got := make([]byte, 18)
+			QuantizeQ4_0(got, x)
+			assert.Equal(t, want, got)
+
+			back := make([]float32, 32)
+			DequantizeQ4_0(back, got)
+			for i := range back {
+				assert.Equal(t, tt.vals[i], back[i], "element %d", i)
+			}
+		})
+	}
+}
+
+// refQuantizeQ8_0 and refQuantizeQ4_0 are transcriptions of ggml's C
+// reference quantizers using x448/float16 for the scale, as a second
+// implementation to compare against.
+func refQuantizeQ8_0(x []float32) []byte {
+	var out []byte
+	for len(x) > 0 {
+		blk := x[:32]
+		x = x[32:]
+		amax := float32(0)
+		for _, v := range blk {
+			amax = float32(math.Max(float64(amax), math.Abs(float64(v))))
+		}
+		d := amax / 127
+		id := float32(0)
+		if d != 0 {
+			id = 1 / d
+		}
+		out = binary.LittleEndian.AppendUint16(out, float16.Fromfloat32(d).Bits())
+		for _, v := range blk {
+			p := v * id
+			out = append(out, byte(int8(math.Round(float64(p)))))
+		}
+	}
+	return out
+}
+
+func refQuantizeQ4_0(x []float32) []byte {
+	var out []byte
+	for len(x) > 0 {
+		blk := x[:32]
+		x = x[32:]
+		amax, mx := float32(0), float32(0)
+		for _, v := range blk {
+			if amax < float32(math.Abs(float64(v))) {
+				amax = float32(math.Abs(float64(v)))
+				mx = v
+			}
+		}
+		d := mx / -8
+		id := float32(0)
+		if d != 0 {
+			id = 1 / d
+		}
+		out = binary.LittleEndian.AppendUint16(out, float16.Fromfloat32(d).Bits())
+		for j := range 16 {
+			p0, p1 := blk[j]*id, blk[j+16]*id
+			q0 := min(15, int8(p0+8.5))
+			q1 := min(15, int8(p1+8.5))
+			out = append(out, byte(q0)|byte(q1)<<4)
+		}
+	}
+	return out
+}
+
+func TestQuantizeAgainstReference(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, scale := range []float64{1e-6, 0.01, 1, 1000, 1e5} {
+		x := make([]float32, 32*64)
+		for i := range x {
+			x[i] = float32(rng.NormFloat64() * scale)
+		}
+		// Some blocks with exact ties and repeated maxima.
+		for i := range 32 {
+			x[i] = float32(i%5-2) * 0.5
+		}
+		got8 := make([]byte, len(x)/32*34)
+		QuantizeQ8_0(got8, x)
+		require.Equal(t, refQuantizeQ8_0(x), got8, "Q8_0, scale %g", scale)
+		got4 := make([]byte, len(x)/32*18)
+		QuantizeQ4_0(got4, x)
+		require.Equal(t, refQuantizeQ4_0(x), got4, "Q4_0, scale %g", scale)
+
+		// Dequantized Q8_0 values are within half a step of the input
+		// while the scale is a normal float16.
+		if scale < 0.01 {
+			continue
+		}
+		back := make([]float32, len(x))
+		DequantizeQ8_0(back, got8)
+		for b := range len(x) / 32 {
+			d := float64(float16.Frombits(binary.LittleEndian.Uint16(got8[34*b:])).Float32())
+			for j := range 32 {
+				i := 32*b + j
+				require.InDelta(t, x[i], back[i], d*0.5+math.Abs(float64(x[i]))*1e-3+1e-30, "Q8_0 element %d", i)
+			}
+		}
+	}
+}
+
+func TestQuantizeQ8_0ScaleOverflow(t *testing.T) {
+	// amax/127 beyond the float16 range is stored as +Inf, as ggml does.
+	x := make([]float32, 32)
+	x[0] = 1e7
+	got := make([]byte, 34)
+	QuantizeQ8_0(got, x)
+	assert.Equal(t, uint16(0x7C00), binary.LittleEndian.Uint16(got))
+	assert.Equal(t, byte(127), got[2])
+}
+
+func TestMXFP4Layout(t *testing.T) {
+	// Element j in the low nibble of byte j, element j+16 in its high
+	// nibble: codes[j] = j mod 16, codes[j+16] = 15 − j.
+	codes := make([]uint8, 32)
+	for j := range 16 {
+		codes[j] = uint8(j)
+		codes[j+16] = uint8(15 - j)
+	}
+	scales := []uint8{128} // 2^1
+	got := make([]byte, 17)
+	PackMXFP4(got, codes, scales)
+	want := []byte{128,
+		0xF0, 0xE1, 0xD2, 0xC3, 0xB4, 0xA5, 0x96, 0x87,
+		0x78, 0x69, 0x5A, 0x4B, 0x3C, 0x2D, 0x1E, 0x0F}
+	assert.Equal(t, want, got)
+
+	c2, s2 := make([]uint8, 32), make([]uint8, 1)
+	UnpackMXFP4(c2, s2, got)
+	assert.Equal(t, codes, c2)
+	assert.Equal(t, scales, s2)
+
+	vals := make([]float32, 32)
+	DequantizeMXFP4(vals, got)
+	for j := range 32 {
+		assert.Equal(t, 2*e2m1(codes[j]), vals[j], "element %d", j)
+	}
+	assert.Equal(t, float32(-12), vals[16]) // code 15 = −6, times 2
+	assert.Equal(t, float32(1), vals[1])    // code 1 = 0.5, times 2
+	assert.True(t, math.Signbit(float64(vals[8])), "code 8 is −0")
+
+	// A single code at element 20 lands in the high nibble of byte 4.
+	one := make([]uint8, 64)
+	one[32+20] = 0x7 // second block
+	got = make([]byte, 34)
+	PackMXFP4(got, one, []uint8{0, 127})
+	for i, b := range got {
+		switch i {
+		case 17:
+			assert.Equal(t, byte(127), b)
+		case 17 + 1 + 4:
+			assert.Equal(t, byte(0x70), b)
+		default:
+			assert.Zero(t, b, "byte %d", i)
+		}
+	}
+}
+
+func TestMXFP4Scales(t *testing.T) {
+	block := func(e uint8) []float32 {
+		b := make([]byte, 17)
+		b[0] = e
+		b[1] = 0x71 // element 0: code 1 (0.5); element 16: code 7 (6)
+		v := make([]float32, 32)
+		DequantizeMXFP4(v, b)
+		return v
+	}
+	v := block(127)
+	assert.Equal(t, float32(0.5), v[0])
+	assert.Equal(t, float32(6), v[16])
+	v = block(0) // 2^−127
+	assert.Equal(t, float32(math.Ldexp(0.5, -127)), v[0])
+	assert.Equal(t, float32(math.Ldexp(6, -127)), v[16])
+	v = block(254) // 2^127
+	assert.Equal(t, float32(math.Ldexp(0.5, 127)), v[0])
+	assert.True(t, math.IsInf(float64(v[16]), 1), "6·2^127 overflows float32")
+	v = block(255) // NaN scale: the whole block is NaN
+	for i, x := range v {
+		assert.True(t, math.IsNaN(float64(x)), "element %d", i)
+	}
+}
+
+func TestNVFP4Layout(t *testing.T) {
+	// codes[k] = k mod 16: in sub-block s, byte j holds j and j+8.
+	codes := make([]uint8, 64)
+	for k := range codes {
+		codes[k] = uint8(k % 16)
+	}
+	scales := []uint8{0x38, 0x01, 0x7E, 0x7F} // 1, 2^−9, 448, 0 (ggml)
+	got := make([]byte, 36)
+	PackNVFP4(got, codes, scales)
+	want := []byte{0x38, 0x01, 0x7E, 0x7F}
+	for range 4 {
+		want = append(want, 0x80, 0x91, 0xA2, 0xB3, 0xC4, 0xD5, 0xE6, 0xF7)
+	}
+	assert.Equal(t, want, got)
+
+	c2, s2 := make([]uint8, 64), make([]uint8, 4)
+	UnpackNVFP4(c2, s2, got)
+	assert.Equal(t, codes, c2)
+	assert.Equal(t, scales, s2)
+
+	vals := make([]float32, 64)
+	DequantizeNVFP4(vals, got)
+	sv := []float32{1, 0x1p-9, 448, 0}
+	for k := range 64 {
+		assert.Equal(t, e2m1(codes[k])*sv[k/16], vals[k], "element %d", k)
+	}
+
+	// A single code at sub-block 2, element 9 lands in the high nibble of
+	// data byte 2·8 + 1.
+	one := make([]uint8, 64)
+	one[2*16+9] = 0xF
+	got = make([]byte, 36)
+	PackNVFP4(got, one, []uint8{0, 0, 0x38, 0})
+	for i, b := range got {
+		switch i {
+		case 2:
+			assert.Equal(t, byte(0x38), b)
+		case 4 + 2*8 + 1:
+			assert.Equal(t, byte(0xF0), b)
+		default:
+			assert.Zero(t, b, "byte %d", i)
+		}
+	}
+	DequantizeNVFP4(vals, got)
+	assert.Equal(t, float32(-6), vals[2*16+9])
+}
+
+func TestNVFP4ScaleDecode(t *testing.T) {
+	// ggml_ue4m3_to_fp32 times 2: bits 6..3 exponent (bias 7), bits 2..0
+	// mantissa, subnormal for exponent 0; 0x00 and 0x7F are 0; bit 7 is
+	// ignored except that 0xFF is not special.
+	tests := []struct {
+		b    byte
+		want float32
+	}{
+		{0x00, 0}, {0x7F, 0}, {0x01, 0x1p-9}, {0x07, 7 * 0x1p-9}, {0x08, 0x1p-6},
+		{0x38, 1}, {0x3C, 1.5}, {0x7E, 448}, {0x80, 0}, {0xB8, 1}, {0xFF, 480},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, ue4m3GGML(tt.b), "byte %#x", tt.b)
+	}
+}
+
+func TestDequantizeOtherTypes(t *testing.T) {
+	t.Run("Q4_1", func(t *testing.T) {
+		b := (&hb{}).u16(0x3800).u16(0xBC00).bytes() // d 0.5, m −1
+		for j := range 16 {
+			b = append(b, byte(j)|byte(15-j)<<4)
+		}
+		v := make([]float32, 32)
+		dequantizeQ4_1(v, b)
+		for j := range 16 {
+			assert.Equal(t, float32(j)*0.5-1, v[j])
+			assert.Equal(t, float32(15-j)*0.5-1, v[j+16])
+		}
+	})
+	t.Run("Q5_0", func(t *testing.T) {
+		b := (&hb{}).u16(0x3C00).u32(0x80000001).bytes() // d 1; fifth bits of elements 0 and 31
+		b = append(b, 0x0F)
+		b = append(b, make([]byte, 15)...)
+		v := make([]float32, 32)
+		dequantizeQ5_0(v, b)
+		assert.Equal(t, float32(15), v[0])  // 0x1F − 16
+		assert.Equal(t, float32(-16), v[1]) // 0 − 16
+		assert.Equal(t, float32(-16), v[16])
+		assert.Equal(t, float32(0), v[31]) // 0x10 − 16
+	})
+	t.Run("Q5_1", func(t *testing.T) {
+		b := (&hb{}).u16(0x4000).u16(0x3800).u32(0x00010000).bytes() // d 2, m 0.5; fifth bit of element 16
+		b = append(b, 0x31)
+		b = append(b, make([]byte, 15)...)
+		v := make([]float32, 32)
+		dequantizeQ5_1(v, b)
+		assert.Equal(t, float32(2.5), v[0])   // 1·2 + 0.5
+		assert.Equal(t, float32(38.5), v[16]) // 19·2 + 0.5
+		assert.Equal(t, float32(0.5), v[1])
+	})
+}
+
+func TestBlockCodecsPanicOnMisuse(t *testing.T) {
+	assert.Panics(t, func() { QuantizeQ8_0(make([]byte, 34), make([]float32, 31)) })
+	assert.Panics(t, func() { QuantizeQ8_0(make([]byte, 33), make([]float32, 32)) })
+	assert.Panics(t, func() { DequantizeQ4_0(make([]float32, 32), make([]byte, 17)) })
+	assert.Panics(t, func() { PackMXFP4(make([]byte, 17), make([]uint8, 32), nil) })
+	assert.Panics(t, func() { PackMXFP4(make([]byte, 17), append(make([]uint8, 31), 16), []uint8{0}) })
+	assert.Panics(t, func() { PackNVFP4(make([]byte, 36), make([]uint8, 64), make([]uint8, 3)) })
+	assert.Panics(t, func() { UnpackNVFP4(make([]uint8, 64), make([]uint8, 4), make([]byte, 35)) })
+	assert.NotPanics(t, func() { QuantizeQ4_0(nil, nil) })
+}

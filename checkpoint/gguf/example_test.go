@@ -1,0 +1,62 @@
+package gguf_test
+
+import (
+	"bytes"
+	"fmt"
+	"log"
+
+	"github.com/tensorcast-go/tensorcast/checkpoint/gguf"
+)
+
+func Example() {
+	// A [2, 32] weight quantized to Q8_0, plus a [4] F32 bias.
+	weight := make([]float32, 2*32)
+	for i := range weight {
+		weight[i] = float32(i%32-16) / 8
+	}
+	q8 := make([]byte, len(weight)/32*34)
+	gguf.QuantizeQ8_0(q8, weight)
+
+	var w gguf.Writer
+	if err := w.AddKV("general.architecture", gguf.String("toy")); err != nil {
+		log.Fatal(err)
+	}
+	if err := w.AddKV("toy.block_count", gguf.Uint32(1)); err != nil {
+		log.Fatal(err)
+	}
+	if err := w.AddTensor("blk.0.w.weight", gguf.TypeQ8_0, []int{2, 32}, q8); err != nil {
+		log.Fatal(err)
+	}
+	bias := []byte{0, 0, 0x80, 0x3F, 0, 0, 0, 0x40, 0, 0, 0, 0, 0, 0, 0x80, 0xBF} // 1, 2, 0, -1
+	if err := w.AddTensor("blk.0.w.bias", gguf.TypeF32, []int{4}, bias); err != nil {
+		log.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if _, err := w.WriteTo(&buf); err != nil {
+		log.Fatal(err)
+	}
+
+	f, err := gguf.Read(bytes.NewReader(buf.Bytes()), int64(buf.Len()), "toy.gguf")
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, kv := range f.KV {
+		fmt.Println(kv.Key, kv.Value)
+	}
+	for _, t := range f.Tensors {
+		fmt.Println(t.Name, t.Type, "dims", t.Dims, "shape", t.Shape(), "offset", t.Offset, "bytes", t.Size)
+	}
+	vals, err := f.Float32s("blk.0.w.weight")
+	if err != nil {
+		log.Fatal(err)
+	}
+	// Q8_0 keeps d = f16(2/127) ≈ 0.015747, so −2 comes back as −127·d.
+	fmt.Printf("%.4f %.4f\n", vals[0], vals[63])
+	// Output:
+	// general.architecture string("toy")
+	// toy.block_count uint32(1)
+	// general.quantization_version uint32(2)
+	// blk.0.w.weight Q8_0 dims [32 2] shape [2 32] offset 0 bytes 68
+	// blk.0.w.bias F32 dims [4] shape [4] offset 96 bytes 16
+	// -1.9999 1.8739
+}
