@@ -2,6 +2,8 @@
 //
 // Usage:
 //
+//	tcast convert IN -dtype NAME -o OUT [-layout L] [-include RE] [-exclude RE] [-axis N]
+//	              [-scale-mode MODE] [-workers K] [-force] [-json]
 //	tcast cast -dtype NAME [-axis N] [-scale-mode MODE] [-round even|away|zero|stochastic] [-seed N]
 //	           [-overflow sat|ieee] [-full-range] [-keep MASK.npy] -o DIR IN.npy
 //	tcast decompress -o OUT.npy [-to f32|f16|bf16] DIR
@@ -30,6 +32,7 @@ type command struct {
 }
 
 var commands = []command{
+	{"convert", "cast the weights of a safetensors checkpoint and write them in a loader layout", runConvert},
 	{"cast", "cast an .npy array to a datatype: codes, dequantized values, packed bytes, scales, info.json", runCast},
 	{"decompress", "rebuild the values of a tcast cast directory from its packed form", runDecompress},
 	{"datatypes", "list the registered datatypes (mxfp4, nvfp4, int4_g128, ...)", runDatatypes},

@@ -1,0 +1,534 @@
+// Package convert casts the weights of a checkpoint to a datatype and writes them
+// in a loader layout: tensors are read from the memory-mapped input, cast in
+// parallel, and streamed to a temporary file that is renamed into place only when
+// complete, so peak memory stays near (workers + 1) × the largest tensor and a
+// failed conversion leaves nothing under the final name.
+package convert
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tensorcast-go/tensorcast/checkpoint/layout"
+	"github.com/tensorcast-go/tensorcast/checkpoint/safetensors"
+	"github.com/tensorcast-go/tensorcast/scale"
+	"github.com/tensorcast-go/tensorcast/tcast"
+)
+
+// The __metadata__ keys Convert adds in every layout, so that verify and
+// decompress can find the converted weights whatever the layout.
+const (
+	MetaDataType = "tcast.datatype" // the datatype's name
+	MetaLayout   = "tcast.layout"   // the layout's name
+	MetaWeights  = "tcast.weights"  // JSON: converted weight name → the output tensors holding it
+)
+
+// Options control Convert.
+type Options struct {
+	DataType *tcast.DataType
+	Layout   layout.Layout
+	// Include and Exclude override the default choice of tensors to cast:
+	// a name matching Include is cast (if it is a float tensor), a name matching
+	// Exclude is kept. Exclude wins.
+	Include, Exclude *regexp.Regexp
+	// Axis is the scaled axis (negative from the end).
+	Axis int
+	Mode scale.Mode
+	// Workers is the number of tensors cast at once; 0 means all cores.
+	Workers int
+	// Force replaces existing output files.
+	Force bool
+	// Progress, when set, is called after each tensor is written, from one
+	// goroutine.
+	Progress func(Progress)
+}
+
+// Progress reports how far a conversion has come.
+type Progress struct {
+	Tensors, TotalTensors int
+	Bytes, TotalBytes     int64 // input bytes done and in all
+	Elapsed               time.Duration
+}
+
+// TensorResult is one tensor's line of the conversion report.
+type TensorResult struct {
+	Name     string  `json:"name"`
+	Shape    []int   `json:"shape"`
+	Source   string  `json:"source_dtype"`
+	DataType string  `json:"datatype,omitempty"` // empty when kept
+	Bits     float64 `json:"bits_per_value"`
+	// SQNR in dB and max abs error of the cast against the source; SQNR is
+	// +Inf (null in JSON) when the cast is exact.
+	SQNR      *float64 `json:"sqnr_db,omitempty"`
+	MaxAbsErr float64  `json:"max_abs_error"`
+	BytesIn   int64    `json:"bytes_in"`
+	BytesOut  int64    `json:"bytes_out"`
+}
+
+// Result is the report of a conversion.
+type Result struct {
+	Input    string         `json:"input"`
+	Output   string         `json:"output"`
+	Layout   string         `json:"layout"`
+	DataType string         `json:"datatype"`
+	Tensors  []TensorResult `json:"tensors"`
+	BytesIn  int64          `json:"bytes_in"`
+	BytesOut int64          `json:"bytes_out"`
+	Seconds  float64        `json:"seconds"`
+}
+
+// Ratio returns bytes in over bytes out.
+func (r *Result) Ratio() float64 {
+	if r.BytesOut == 0 {
+		return 0
+	}
+	return float64(r.BytesIn) / float64(r.BytesOut)
+}
+
+// GBps returns input gigabytes per second.
+func (r *Result) GBps() float64 {
+	if r.Seconds == 0 {
+		return 0
+	}
+	return float64(r.BytesIn) / r.Seconds / 1e9
+}
+
+// Input is an opened source checkpoint: one safetensors file or a sharded set.
+type Input struct {
+	Path     string
+	file     *safetensors.File
+	sharded  *safetensors.Sharded
+	config   []byte
+	tensors  []safetensors.TensorInfo
+	metadata map[string]string
+}
+
+// OpenInput opens path: a .safetensors file, a model.safetensors.index.json, or
+// a directory holding one of them (the index first).
+func OpenInput(path string) (*Input, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	in := &Input{Path: path}
+	dir := filepath.Dir(path)
+	if st.IsDir() {
+		dir = path
+		switch {
+		case exists(filepath.Join(path, safetensors.IndexFileName)):
+			path = filepath.Join(path, safetensors.IndexFileName)
+		case exists(filepath.Join(path, "model.safetensors")):
+			path = filepath.Join(path, "model.safetensors")
+		default:
+			m, _ := filepath.Glob(filepath.Join(path, "*.safetensors"))
+			if len(m) != 1 {
+				return nil, fmt.Errorf("convert: %s: want one .safetensors file or an index, found %d .safetensors files", in.Path, len(m))
+			}
+			path = m[0]
+		}
+	}
+	if strings.HasSuffix(path, ".json") {
+		in.sharded, err = safetensors.OpenIndex(path)
+		if err != nil {
+			return nil, err
+		}
+		in.tensors, in.metadata = in.sharded.Tensors(), in.sharded.Metadata()
+	} else {
+		in.file, err = safetensors.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		in.tensors, in.metadata = in.file.Tensors(), in.file.Metadata()
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "config.json")); err == nil {
+		in.config = b
+	}
+	return in, nil
+}
+
+func exists(p string) bool { _, err := os.Stat(p); return err == nil }
+
+// Close releases the input.
+func (in *Input) Close() error {
+	if in.file != nil {
+		return in.file.Close()
+	}
+	return in.sharded.Close()
+}
+
+// Tensors returns the input's tensors in file order.
+func (in *Input) Tensors() []safetensors.TensorInfo { return in.tensors }
+
+// Metadata returns the input's __metadata__.
+func (in *Input) Metadata() map[string]string { return in.metadata }
+
+// Bytes returns a tensor's bytes (a view of the mapped file where possible).
+func (in *Input) Bytes(name string) ([]byte, error) {
+	if in.file != nil {
+		return in.file.Bytes(name)
+	}
+	return in.sharded.Bytes(name)
+}
+
+// Float32s returns a float tensor's values.
+func (in *Input) Float32s(name string) ([]float32, error) {
+	if in.file != nil {
+		return in.file.Float32s(name)
+	}
+	return in.sharded.Float32s(name)
+}
+
+// Tensor implements layout.Source.
+func (in *Input) Tensor(name string) (safetensors.TensorInfo, []byte, bool) {
+	i := slices.IndexFunc(in.tensors, func(t safetensors.TensorInfo) bool { return t.Name == name })
+	if i < 0 {
+		return safetensors.TensorInfo{}, nil, false
+	}
+	b, err := in.Bytes(name)
+	if err != nil {
+		return safetensors.TensorInfo{}, nil, false
+	}
+	return in.tensors[i], b, true
+}
+
+func isFloat(d safetensors.DType) bool {
+	switch d {
+	case safetensors.F32, safetensors.F16, safetensors.BF16, safetensors.F64:
+		return true
+	}
+	return false
+}
+
+// keepByDefault names the tensors people expect a conversion to leave alone:
+// biases, norms, embeddings and the output head.
+var keepByDefault = regexp.MustCompile(`(?i)(bias|norm|embed|lm_head|wte|wpe|\.ln_|_ln\b|layernorm|batchnorm|\.bn|running_|gamma|beta)`)
+
+// Decide reports whether tensor t is cast, and why not.
+func Decide(t safetensors.TensorInfo, opts *Options) (bool, string) {
+	switch {
+	case !isFloat(t.DType):
+		return false, "not a float tensor"
+	case opts.Exclude != nil && opts.Exclude.MatchString(t.Name):
+		return false, "excluded"
+	case opts.Include != nil && opts.Include.MatchString(t.Name):
+	case len(t.Shape) < 2:
+		return false, "fewer than 2 dimensions"
+	case keepByDefault.MatchString(t.Name):
+		return false, "bias, norm or embedding"
+	}
+	a := normAxis(opts.Axis, len(t.Shape))
+	if a < 0 || a >= len(t.Shape) {
+		return false, fmt.Sprintf("axis %d out of range", opts.Axis)
+	}
+	if tile := lastTile(opts.DataType); tile > 0 && t.Shape[a] < tile && !(opts.Include != nil && opts.Include.MatchString(t.Name)) {
+		return false, fmt.Sprintf("axis %d holds %d elements, less than one tile of %d", a, t.Shape[a], tile)
+	}
+	if err := opts.Layout.Check(opts.DataType, a, len(t.Shape)); err != nil {
+		if opts.Include != nil && opts.Include.MatchString(t.Name) {
+			return false, err.Error()
+		}
+		return false, "layout: " + err.Error()
+	}
+	return true, ""
+}
+
+// lastTile returns the tile size along the scaled axis, 0 for tensor or channel
+// scaling.
+func lastTile(dt *tcast.DataType) int {
+	if s := dt.Spec(); s != nil && len(s.Tiles) > 0 {
+		return s.Tiles[len(s.Tiles)-1].Size
+	}
+	return 0
+}
+
+func normAxis(a, rank int) int {
+	if a < 0 {
+		a += rank
+	}
+	return a
+}
+
+// job is one tensor on its way through the pipeline.
+type job struct {
+	idx    int
+	info   safetensors.TensorInfo
+	cast   bool
+	out    []safetensors.Tensor
+	result TensorResult
+	err    error
+}
+
+// OutputPath returns the safetensors file a conversion to out writes: out itself
+// when it ends in .safetensors, else out/model.safetensors.
+func OutputPath(out string) string {
+	if strings.HasSuffix(out, ".safetensors") {
+		return out
+	}
+	return filepath.Join(out, "model.safetensors")
+}
+
+// Convert converts the checkpoint at in to out (see OutputPath) in opts.Layout.
+func Convert(inPath, out string, opts Options) (*Result, error) {
+	start := time.Now()
+	if opts.DataType == nil || opts.Layout == nil {
+		return nil, errors.New("convert: a datatype and a layout are required")
+	}
+	if opts.Workers <= 0 {
+		opts.Workers = runtime.GOMAXPROCS(0)
+	}
+	in, err := OpenInput(inPath)
+	if err != nil {
+		return nil, err
+	}
+	defer in.Close()
+	dst := OutputPath(out)
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		return nil, fmt.Errorf("convert: %v", err)
+	}
+	if !opts.Force && exists(dst) {
+		return nil, fmt.Errorf("convert: %s exists (use -force to replace it)", dst)
+	}
+
+	// Plan: what each tensor becomes, so the header can be written first.
+	tensors := in.Tensors()
+	jobs := make([]*job, len(tensors))
+	meta := map[string]string{}
+	for k, v := range in.Metadata() {
+		if !strings.HasPrefix(k, layout.MetaPrefix) {
+			meta[k] = v
+		}
+	}
+	var specs []safetensors.TensorSpec
+	var converted []layout.Converted
+	var kept []string
+	res := &Result{Input: inPath, Output: dst, Layout: opts.Layout.Name(), DataType: opts.DataType.Name()}
+	seen := map[string]string{}
+	weights := map[string][]string{} // converted weight → its output tensors
+	for i, ti := range tensors {
+		j := &job{idx: i, info: ti}
+		j.cast, _ = Decide(ti, &opts)
+		j.result = TensorResult{Name: ti.Name, Shape: ti.Shape, Source: ti.DType.String(), BytesIn: ti.Size}
+		var outSpecs []safetensors.TensorSpec
+		if j.cast {
+			tmpl, err := tcast.Template(ti.Shape, opts.DataType, &tcast.Options{Axis: opts.Axis, Mode: opts.Mode})
+			if err != nil {
+				return nil, fmt.Errorf("convert: %s: tensor %s: %v", inPath, ti.Name, err)
+			}
+			ts, err := opts.Layout.Encode(ti.Name, tmpl, meta)
+			if err != nil {
+				return nil, fmt.Errorf("convert: %s: tensor %s: %v", inPath, ti.Name, err)
+			}
+			for _, t := range ts {
+				outSpecs = append(outSpecs, t.Spec())
+				weights[ti.Name] = append(weights[ti.Name], t.Name)
+			}
+			converted = append(converted, layout.Converted{Name: ti.Name, Shape: ti.Shape})
+			j.result.DataType = opts.DataType.Name()
+		} else {
+			outSpecs = []safetensors.TensorSpec{{Name: ti.Name, DType: ti.DType, Shape: ti.Shape}}
+			kept = append(kept, ti.Name)
+			j.result.Bits = float64(ti.DType.BitSize())
+		}
+		for _, s := range outSpecs {
+			if other, dup := seen[s.Name]; dup {
+				return nil, fmt.Errorf("convert: %s: output tensor %q of %s collides with one of %s", inPath, s.Name, ti.Name, other)
+			}
+			seen[s.Name] = ti.Name
+			specs = append(specs, s)
+		}
+		jobs[i] = j
+		res.BytesIn += ti.Size
+	}
+	files, err := opts.Layout.Files(opts.DataType, converted, kept, in.config)
+	if err != nil {
+		return nil, fmt.Errorf("convert: %v", err)
+	}
+	meta[MetaDataType] = opts.DataType.Name()
+	meta[MetaLayout] = opts.Layout.Name()
+	wj, err := json.Marshal(weights)
+	if err != nil {
+		return nil, err
+	}
+	meta[MetaWeights] = string(wj)
+
+	w, err := safetensors.Create(dst, specs, meta)
+	if err != nil {
+		return nil, err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			w.Abort()
+		}
+	}()
+
+	// Execute: workers cast, this goroutine writes in input order; at most
+	// Workers+1 tensors are in flight.
+	todo := make(chan *job)
+	done := make(chan *job, opts.Workers)
+	var wg sync.WaitGroup
+	for range opts.Workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range todo {
+				j.err = run(in, j, &opts)
+				done <- j
+			}
+		}()
+	}
+	stop := make(chan struct{})
+	go func() {
+		defer close(todo)
+		for _, j := range jobs {
+			select {
+			case todo <- j:
+			case <-stop:
+				return
+			}
+		}
+	}()
+	go func() { wg.Wait(); close(done) }()
+	pending := map[int]*job{}
+	next := 0
+	var bytesDone int64
+	var firstErr error
+	for j := range done {
+		if firstErr != nil {
+			continue
+		}
+		pending[j.idx] = j
+		for pj, ok := pending[next]; ok; pj, ok = pending[next] {
+			delete(pending, next)
+			next++
+			if pj.err != nil {
+				firstErr = pj.err
+				close(stop)
+				break
+			}
+			for _, t := range pj.out {
+				if err := w.Write(t.Name, t.Data); err != nil {
+					firstErr = fmt.Errorf("convert: writing %s: %v", dst, err)
+					close(stop)
+					break
+				}
+				pj.result.BytesOut += int64(len(t.Data))
+			}
+			if firstErr != nil {
+				break
+			}
+			pj.out = nil // release the tensor's memory
+			res.Tensors = append(res.Tensors, pj.result)
+			res.BytesOut += pj.result.BytesOut
+			bytesDone += pj.info.Size
+			if opts.Progress != nil {
+				opts.Progress(Progress{Tensors: next, TotalTensors: len(jobs), Bytes: bytesDone, TotalBytes: res.BytesIn, Elapsed: time.Since(start)})
+			}
+		}
+	}
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	if err := w.Close(); err != nil {
+		return nil, err
+	}
+	for name, b := range files {
+		if err := writeFileAtomic(filepath.Join(filepath.Dir(dst), name), b); err != nil {
+			return nil, err
+		}
+	}
+	ok = true
+	res.Seconds = time.Since(start).Seconds()
+	return res, nil
+}
+
+// run casts (or copies) one tensor.
+func run(in *Input, j *job, opts *Options) error {
+	name := j.info.Name
+	if !j.cast {
+		b, err := in.Bytes(name)
+		if err != nil {
+			return err
+		}
+		j.out = []safetensors.Tensor{{Name: name, DType: j.info.DType, Shape: j.info.Shape, Data: b}}
+		return nil
+	}
+	x, err := in.Float32s(name)
+	if err != nil {
+		return err
+	}
+	copts := tcast.Options{Form: tcast.Actual, Axis: opts.Axis, Mode: opts.Mode}
+	t, err := tcast.Cast(x, j.info.Shape, opts.DataType, &copts)
+	if err != nil {
+		return fmt.Errorf("convert: tensor %s: %v", name, err)
+	}
+	meta := map[string]string{}
+	if j.out, err = opts.Layout.Encode(name, t, meta); err != nil {
+		return fmt.Errorf("convert: tensor %s: %v", name, err)
+	}
+	j.result.Bits = t.BitsPerValue()
+	v, err := tcast.Decompress(t)
+	if err != nil {
+		return fmt.Errorf("convert: tensor %s: %v", name, err)
+	}
+	j.result.SQNR, j.result.MaxAbsErr = Compare(x, v)
+	return nil
+}
+
+// Compare returns the SQNR in dB of got against want (nil when the error is zero
+// or want is all zero) and the largest absolute error, over elements where both
+// are finite.
+func Compare(want, got []float32) (*float64, float64) {
+	var sig, noise, maxErr float64
+	for i, w := range want {
+		g := got[i]
+		if math.IsNaN(float64(w)) || math.IsInf(float64(w), 0) || math.IsNaN(float64(g)) || math.IsInf(float64(g), 0) {
+			continue
+		}
+		d := float64(g) - float64(w)
+		sig += float64(w) * float64(w)
+		noise += d * d
+		maxErr = max(maxErr, math.Abs(d))
+	}
+	if noise == 0 || sig == 0 {
+		return nil, maxErr
+	}
+	s := 10 * math.Log10(sig/noise)
+	return &s, maxErr
+}
+
+// writeFileAtomic writes b to path through a synced temporary file in the same
+// directory.
+func writeFileAtomic(path string, b []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-"+filepath.Base(path)+"-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	_, err = f.Write(b)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("convert: writing %s: %v", path, err)
+	}
+	return nil
+}
+

@@ -1,0 +1,175 @@
+package convert
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tensorcast-go/tensorcast/checkpoint/layout"
+	"github.com/tensorcast-go/tensorcast/checkpoint/safetensors"
+	"github.com/tensorcast-go/tensorcast/dtype"
+	"github.com/tensorcast-go/tensorcast/tcast"
+)
+
+const iris = "../../../shared/fixtures/iris.bf16.safetensors"
+
+func needFixture(t *testing.T) {
+	t.Helper()
+	if _, err := os.Stat(iris); err != nil {
+		t.Skip("fixture not found:", iris)
+	}
+}
+
+func opts(t *testing.T, dt, lay string) Options {
+	t.Helper()
+	l, err := layout.Get(lay)
+	require.NoError(t, err)
+	return Options{DataType: tcast.MustLookup(dt), Layout: l, Axis: -1, Workers: 2}
+}
+
+func sameBits(t *testing.T, want, got []float32, msg string) {
+	t.Helper()
+	require.Len(t, got, len(want), msg)
+	for i := range want {
+		if want[i] != want[i] && got[i] != got[i] {
+			continue
+		}
+		if math.Float32bits(want[i]) != math.Float32bits(got[i]) {
+			t.Fatalf("%s: element %d: want %v got %v", msg, i, want[i], got[i])
+		}
+	}
+}
+
+// TestConvertFixtureRoundTrip converts the iris fixture in the tcast layout and
+// checks every converted weight against the virtual cast of its source, every
+// kept tensor byte for byte, and Verify and Decompress on the result.
+func TestConvertFixtureRoundTrip(t *testing.T) {
+	needFixture(t)
+	for _, dt := range []string{"mxfp4", "nvfp4", "int4_g32", "fp8e4_channel"} {
+		t.Run(dt, func(t *testing.T) {
+			out := t.TempDir()
+			o := opts(t, dt, "tcast")
+			res, err := Convert(iris, out, o)
+			require.NoError(t, err)
+			assert.Len(t, res.Tensors, 189)
+			assert.Greater(t, res.Ratio(), 1.5)
+
+			src, err := OpenInput(iris)
+			require.NoError(t, err)
+			defer src.Close()
+			c, err := OpenConverted(out)
+			require.NoError(t, err)
+			defer c.Close()
+			nconv := 0
+			for _, ti := range src.Tensors() {
+				x, err := src.Float32s(ti.Name)
+				require.NoError(t, err)
+				got, shape, err := c.Values(ti.Name)
+				require.NoError(t, err)
+				assert.Equal(t, ti.Shape, shape)
+				if _, ok := c.Weights[ti.Name]; !ok {
+					sameBits(t, x, got, ti.Name+" (kept)")
+					continue
+				}
+				nconv++
+				v, err := tcast.Cast(x, ti.Shape, o.DataType, &tcast.Options{Axis: -1})
+				require.NoError(t, err)
+				sameBits(t, v.Values, got, ti.Name)
+			}
+			assert.Greater(t, nconv, 50, "most weights are cast")
+
+			vr, err := Verify(iris, out)
+			require.NoError(t, err)
+			for _, r := range vr {
+				if r.Converted {
+					require.NotNil(t, r.SQNR, r.Name)
+					assert.Greater(t, *r.SQNR, 8.0, r.Name)
+				} else {
+					assert.Nil(t, r.SQNR, r.Name)
+					assert.Zero(t, r.MaxAbsErr, r.Name)
+				}
+			}
+
+			plain := filepath.Join(t.TempDir(), "plain.safetensors")
+			require.NoError(t, Decompress(out, plain, dtype.MustParse("float32"), false))
+			p, err := safetensors.Open(plain)
+			require.NoError(t, err)
+			defer p.Close()
+			assert.Len(t, p.Tensors(), 189)
+			for _, ti := range src.Tensors()[:20] {
+				want, _, err := c.Values(ti.Name)
+				require.NoError(t, err)
+				got, err := p.Float32s(ti.Name)
+				require.NoError(t, err)
+				sameBits(t, want, got, ti.Name+" decompressed")
+			}
+		})
+	}
+}
+
+// TestConvertRefusesAndCleansUp checks that an existing output is kept unless
+// Force is set, and that a failed conversion leaves no file behind.
+func TestConvertRefusesAndCleansUp(t *testing.T) {
+	needFixture(t)
+	out := t.TempDir()
+	o := opts(t, "mxfp4", "tcast")
+	_, err := Convert(iris, out, o)
+	require.NoError(t, err)
+	_, err = Convert(iris, out, o)
+	require.ErrorContains(t, err, "exists")
+	o.Force = true
+	_, err = Convert(iris, out, o)
+	require.NoError(t, err)
+
+	// A truncated input: the header parses only if the file is whole.
+	b, err := os.ReadFile(iris)
+	require.NoError(t, err)
+	bad := filepath.Join(t.TempDir(), "bad.safetensors")
+	require.NoError(t, os.WriteFile(bad, b[:len(b)/2], 0o644))
+	dst := t.TempDir()
+	_, err = Convert(bad, dst, opts(t, "mxfp4", "tcast"))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "bad.safetensors")
+	entries, _ := os.ReadDir(dst)
+	assert.Empty(t, entries, "nothing written")
+}
+
+// TestDecide covers the default choice of tensors and the filters.
+func TestDecide(t *testing.T) {
+	o := opts(t, "mxfp4", "tcast")
+	info := func(name string, d safetensors.DType, shape ...int) safetensors.TensorInfo {
+		return safetensors.TensorInfo{Name: name, DType: d, Shape: shape}
+	}
+	tests := []struct {
+		info    safetensors.TensorInfo
+		include string
+		exclude string
+		want    bool
+	}{
+		{info("model.layers.0.mlp.down_proj.weight", safetensors.BF16, 64, 128), "", "", true},
+		{info("model.layers.0.mlp.down_proj.bias", safetensors.BF16, 64), "", "", false},
+		{info("model.layers.0.input_layernorm.weight", safetensors.BF16, 64), "", "", false},
+		{info("model.embed_tokens.weight", safetensors.BF16, 100, 64), "", "", false},
+		{info("model.embed_tokens.weight", safetensors.BF16, 100, 64), "embed", "", true},
+		{info("lm_head.weight", safetensors.F32, 100, 64), "", "", false},
+		{info("model.layers.0.self_attn.q_proj.weight", safetensors.F16, 64, 64), "", "q_proj", false},
+		{info("position_ids", safetensors.I64, 1, 64), ".*", "", false},
+		{info("conv.weight", safetensors.F32, 3, 3, 32, 1), "", "", false}, // last axis shorter than a tile
+	}
+	for _, tc := range tests {
+		oo := o
+		if tc.include != "" {
+			oo.Include = regexp.MustCompile(tc.include)
+		}
+		if tc.exclude != "" {
+			oo.Exclude = regexp.MustCompile(tc.exclude)
+		}
+		got, why := Decide(tc.info, &oo)
+		assert.Equal(t, tc.want, got, "%s: %s", tc.info.Name, why)
+	}
+}

@@ -1,0 +1,142 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/tensorcast-go/tensorcast/checkpoint/convert"
+	"github.com/tensorcast-go/tensorcast/checkpoint/layout"
+	"github.com/tensorcast-go/tensorcast/scale"
+	tc "github.com/tensorcast-go/tensorcast/tcast"
+)
+
+const convertUsage = "tcast convert IN -dtype NAME -o OUT [-layout " + "tcast|compressed-tensors|gpt-oss|modelopt" +
+	"] [-include RE] [-exclude RE] [-axis N] [-scale-mode MODE] [-workers K] [-force] [-json]"
+
+func runConvert(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("convert", flag.ContinueOnError)
+	name := fs.String("dtype", "", "datatype `NAME` (see tcast datatypes)")
+	out := fs.String("o", "", "output `DIR` (or a .safetensors file)")
+	lay := fs.String("layout", "tcast", "output `LAYOUT`: "+strings.Join(layout.Names(), ", "))
+	include := fs.String("include", "", "cast tensors whose name matches `RE` (besides the default choice)")
+	exclude := fs.String("exclude", "", "keep tensors whose name matches `RE`")
+	axis := fs.Int("axis", -1, "scaled axis, negative from the end")
+	mode := fs.String("scale-mode", "floor", "power-of-two scale `MODE`: floor, ceil, even, rceil, midmax, option3, topbinade")
+	workers := fs.Int("workers", 0, "tensors cast in parallel (0: all cores)")
+	force := fs.Bool("force", false, "replace existing output files")
+	asJSON := fs.Bool("json", false, "print the report as JSON")
+	pos, err := parseArgs(fs, convertUsage, args, stdout)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return usagef("want one input checkpoint, got %d arguments", len(pos))
+	}
+	if *name == "" || *out == "" {
+		return usagef("-dtype and -o are required")
+	}
+	opts := convert.Options{Axis: *axis, Workers: *workers, Force: *force}
+	if opts.DataType, err = tc.Lookup(*name); err != nil {
+		return usagef("-dtype: %v", err)
+	}
+	if opts.Layout, err = layout.Get(*lay); err != nil {
+		return usagef("-layout: %v", err)
+	}
+	if opts.Mode, err = scale.ParseMode(*mode); err != nil {
+		return usagef("-scale-mode: %v", err)
+	}
+	for _, re := range []struct {
+		flag string
+		src  string
+		dst  **regexp.Regexp
+	}{{"-include", *include, &opts.Include}, {"-exclude", *exclude, &opts.Exclude}} {
+		if re.src == "" {
+			continue
+		}
+		if *re.dst, err = regexp.Compile(re.src); err != nil {
+			return usagef("%s: %v", re.flag, err)
+		}
+	}
+	if *workers < 0 {
+		return usagef("-workers must be 0 or more")
+	}
+	if !*asJSON {
+		opts.Progress = progressPrinter(stderr)
+	}
+	res, err := convert.Convert(pos[0], *out, opts)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(res)
+	}
+	printReport(stdout, res)
+	return nil
+}
+
+// isTerminal reports whether w is a character device (a terminal).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// progressPrinter draws a progress bar on a terminal and plain lines elsewhere.
+func progressPrinter(w io.Writer) func(convert.Progress) {
+	tty := isTerminal(w)
+	return func(p convert.Progress) {
+		frac := 1.0
+		if p.TotalBytes > 0 {
+			frac = float64(p.Bytes) / float64(p.TotalBytes)
+		}
+		rate := float64(p.Bytes) / max(p.Elapsed.Seconds(), 1e-9) / 1e6
+		eta := 0.0
+		if p.Bytes > 0 {
+			eta = p.Elapsed.Seconds() * (1/frac - 1)
+		}
+		line := fmt.Sprintf("%d/%d tensors, %.1f/%.1f MB, %.0f MB/s, ETA %.0fs",
+			p.Tensors, p.TotalTensors, float64(p.Bytes)/1e6, float64(p.TotalBytes)/1e6, rate, eta)
+		if !tty {
+			fmt.Fprintln(w, line)
+			return
+		}
+		const width = 30
+		n := int(frac * width)
+		fmt.Fprintf(w, "\r[%s%s] %s ", strings.Repeat("#", n), strings.Repeat("-", width-n), line)
+		if p.Tensors == p.TotalTensors {
+			fmt.Fprintln(w)
+		}
+	}
+}
+
+// printReport prints the per-tensor table and the totals.
+func printReport(w io.Writer, r *convert.Result) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight|tabwriter.Debug)
+	fmt.Fprintln(tw, "tensor\tshape\tdatatype\tbits/value\tSQNR dB\tmax abs err\t")
+	for _, t := range r.Tensors {
+		dt, sqnr, maxErr := "kept "+t.Source, "-", "-"
+		if t.DataType != "" {
+			dt = t.DataType
+			sqnr = "exact"
+			if t.SQNR != nil {
+				sqnr = fmt.Sprintf("%.2f", *t.SQNR)
+			}
+			maxErr = fmt.Sprintf("%.3g", t.MaxAbsErr)
+		}
+		fmt.Fprintf(tw, "%s\t%v\t%s\t%.3f\t%s\t%s\t\n", t.Name, t.Shape, dt, t.Bits, sqnr, maxErr)
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "%s → %s (%s layout): %d tensors, %d bytes in, %d bytes out, ratio %.2f, %.2f s, %.3f GB/s\n",
+		r.Input, r.Output, r.Layout, len(r.Tensors), r.BytesIn, r.BytesOut, r.Ratio(), r.Seconds, r.GBps())
+}
