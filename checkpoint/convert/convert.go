@@ -531,4 +531,3 @@ func writeFileAtomic(path string, b []byte) error {
 	}
 	return nil
 }
-

@@ -256,7 +256,6 @@ func Decompress(in, out string, to *dtype.Format, force bool) error {
 	return w.Close()
 }
 
-
 // floatBytes encodes v little-endian in float32, float16 or bfloat16.
 func floatBytes(v []float32, to *dtype.Format) []byte {
 	if to.Bits() == 32 {
