@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/tensorcast-go/tensorcast/checkpoint/convert"
 	"io"
 	"math"
 	"os"
@@ -20,7 +21,10 @@ import (
 	tc "github.com/tensorcast-go/tensorcast/tcast"
 )
 
-const decompressUsage = "tcast decompress -o OUT.npy [-to f32|f16|bf16] DIR\n\n" +
+const decompressUsage = "tcast decompress -o OUT.npy [-to f32|f16|bf16] DIR\n" +
+	"tcast decompress -o OUT.safetensors [-to f32|f16|bf16] [-force] CONVERTED\n\n" +
+	"With a checkpoint written by tcast convert (a .safetensors file or its directory), writes a\n" +
+	"plain safetensors checkpoint: converted weights dequantized, kept tensors as they are.\n" +
 	"Rebuilds the values of a tensor from a directory written by tcast cast, using only its\n" +
 	"info.json, packed.npy and part files (scale.npy, zero.npy, tensor_scale.npy, meta.npy,\n" +
 	"mask.npy and the *_codes.npy of parts wider than 8 bits). With -to f32 the output equals\n" +
@@ -40,10 +44,17 @@ type storedInfo struct {
 	Parts     []partInfo `json:"parts"`
 }
 
+// isCastDir reports whether path is a directory written by tcast cast.
+func isCastDir(path string) bool {
+	st, err := os.Stat(filepath.Join(path, "info.json"))
+	return err == nil && st.Mode().IsRegular()
+}
+
 func runDecompress(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("decompress", flag.ContinueOnError)
 	out := fs.String("o", "", "output `OUT.npy`")
-	to := fs.String("to", "f32", "output type: f32 (float32), f16 (float16) or bf16 (bfloat16 bits as uint16)")
+	to := fs.String("to", "f32", "output type: f32 (float32), f16 (float16) or bf16 (bfloat16; bits as uint16 in .npy)")
+	force := fs.Bool("force", false, "replace an existing output checkpoint")
 	pos, err := parseArgs(fs, decompressUsage, args, stdout)
 	if err != nil {
 		return err
@@ -65,6 +76,14 @@ func runDecompress(args []string, stdout, stderr io.Writer) error {
 		return usagef("-to %q: want f32, f16 or bf16", *to)
 	}
 	dir := pos[0]
+	if !isCastDir(dir) {
+		// A converted checkpoint: back to a plain safetensors file.
+		f := dtype.MustParse("float32")
+		if toFormat != nil {
+			f = toFormat
+		}
+		return convert.Decompress(dir, *out, f, *force)
+	}
 	d, err := loadDir(dir)
 	if err != nil {
 		return err

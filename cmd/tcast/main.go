@@ -4,6 +4,7 @@
 //
 //	tcast convert IN -dtype NAME -o OUT [-layout L] [-include RE] [-exclude RE] [-axis N]
 //	              [-scale-mode MODE] [-workers K] [-force] [-json]
+//	tcast verify [-min-sqnr DB] [-json] ORIG CONVERTED
 //	tcast cast -dtype NAME [-axis N] [-scale-mode MODE] [-round even|away|zero|stochastic] [-seed N]
 //	           [-overflow sat|ieee] [-full-range] [-keep MASK.npy] -o DIR IN.npy
 //	tcast decompress -o OUT.npy [-to f32|f16|bf16] DIR
@@ -33,6 +34,7 @@ type command struct {
 
 var commands = []command{
 	{"convert", "cast the weights of a safetensors checkpoint and write them in a loader layout", runConvert},
+	{"verify", "compare a converted checkpoint with its source: SQNR, MSE, max abs error per tensor", runVerify},
 	{"cast", "cast an .npy array to a datatype: codes, dequantized values, packed bytes, scales, info.json", runCast},
 	{"decompress", "rebuild the values of a tcast cast directory from its packed form", runDecompress},
 	{"datatypes", "list the registered datatypes (mxfp4, nvfp4, int4_g128, ...)", runDatatypes},
