@@ -14,9 +14,10 @@ func FuzzDecompress(f *testing.F) {
 	dts := Registered()
 	f.Fuzz(func(t *testing.T, which uint16, d0, d1, d2 uint8, axis int8, data []byte, tweak uint8) {
 		dt := dts[int(which)%len(dts)]
-		shape := []int{int(d0), int(d1)}
+		// Small shapes keep each run fast; tweak 3 below tries huge claimed ones.
+		shape := []int{int(d0 % 17), int(d1 % 140)}
 		if d2 != 0 {
-			shape = append(shape, int(d2))
+			shape = append(shape, int(d2%9))
 		}
 		opts := DefaultOptions()
 		opts.Form = Compressed
