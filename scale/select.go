@@ -95,33 +95,55 @@ func elemMantBits(elem *dtype.Format) int {
 	return elem.ManBits()
 }
 
-// SharedExponent returns the exponent k of the power-of-two scale 2^k that mode m
-// picks for a block of elements of format elem whose largest magnitude is amax
-// (positive and finite). It is not clamped to any scale format's range; see
-// [ExponentCode].
-func SharedExponent(amax float32, elem *dtype.Format, m Mode) int {
+// Selector picks shared exponents for one element format and mode, with the
+// format's constants computed once; Exponent is then cheap enough for the inner
+// loop of a cast.
+type Selector struct {
+	mode      Mode
+	emax      int
+	maxFinite float64
+	midmax    float64
+	evenAt    float64 // the significand from which Even and Option3 bump
+}
+
+// NewSelector returns the selector of mode m for elements of format elem.
+func NewSelector(elem *dtype.Format, m Mode) Selector {
+	return Selector{mode: m, emax: elem.Emax(), maxFinite: float64(elem.MaxFinite()), midmax: elem.Midmax(),
+		evenAt: 2 - math.Ldexp(1, -(elemMantBits(elem)+1))}
+}
+
+// Exponent returns the exponent k of the power-of-two scale 2^k for a block
+// whose largest magnitude is amax (positive and finite). It is not clamped to
+// any scale format's range; see [ExponentCode].
+func (s Selector) Exponent(amax float32) int {
 	a, e := Exponent(amax)
-	emax := elem.Emax()
-	k := e - emax
-	r := math.Ldexp(a, emax) // amax / 2^k, exact
+	k := e - s.emax
+	r := math.Ldexp(a, s.emax) // amax / 2^k, exact
 	bump := false
-	switch m {
+	switch s.mode {
 	case Ceil:
 		bump = a > 1
 	case Even, Option3:
 		// Rounding a to M bits carries into 2 exactly when a ≥ 2 − 2^−(M+1): the
 		// tie rounds up under "ties up", and also under ties-to-even, because the
 		// lower neighbour 2 − 2^−M has an odd last bit.
-		bump = a >= 2-math.Ldexp(1, -(elemMantBits(elem)+1))
+		bump = a >= s.evenAt
 	case RCeil, TopBinade:
-		bump = r > float64(elem.MaxFinite())
+		bump = r > s.maxFinite
 	case Midmax:
-		bump = r > elem.Midmax()
+		bump = r > s.midmax
 	}
 	if bump {
 		k++
 	}
 	return k
+}
+
+// SharedExponent returns the exponent k of the power-of-two scale 2^k that mode m
+// picks for a block of elements of format elem whose largest magnitude is amax
+// (positive and finite): NewSelector(elem, m).Exponent(amax).
+func SharedExponent(amax float32, elem *dtype.Format, m Mode) int {
+	return NewSelector(elem, m).Exponent(amax)
 }
 
 // ExponentCode returns the code of 2^k in the exponent format sf (E8M0: k + 127).

@@ -53,6 +53,7 @@ type caster struct {
 	sub       int     // subtile size of exponent offsets, 0 without
 	offBits   int
 	dec       *decoder
+	sel       scale.Selector
 	rounder   kernels.IntCodec // rounds x/s to an integer for int zero points
 	tmp       []float32        // scratch for the scaled values of one block
 }
@@ -157,6 +158,7 @@ func newCaster(x []float32, shape []int, dt *DataType, o Options) (*caster, erro
 	c := &caster{dt: dt, elem: dt.elem, spec: dt.spec, lay: lay, opts: o, tensorMul: 1,
 		eopts: dtype.Options{Rounding: o.Rounding, FullRange: o.FullRange}}
 	c.elemMax = c.elem.MaxFinite()
+	c.sel = scale.NewSelector(c.elem, o.Mode)
 	if nan, ok := c.elem.NaN(); ok {
 		c.elemNaN = nan
 	}
@@ -412,7 +414,7 @@ func exponentBlock[C kernels.Code](c *caster, v []float32, keep []bool, cs []C, 
 	}
 	code := uint32(0)
 	if amax > 0 {
-		k := scale.SharedExponent(amax, c.elem, c.opts.Mode)
+		k := c.sel.Exponent(amax)
 		var ok bool
 		if code, ok = scale.ExponentCode(k, c.sf); !ok {
 			nanBlock(c, cs, off, t, b)
@@ -436,7 +438,7 @@ func exponentBlock[C kernels.Code](c *caster, v []float32, keep []bool, cs []C, 
 		}
 		o := maxOff
 		if a := c.amax(v[lo:hi], kq); a > 0 {
-			o = min(max(k-scale.SharedExponent(a, c.elem, c.opts.Mode), 0), maxOff)
+			o = min(max(k-c.sel.Exponent(a), 0), maxOff)
 		}
 		off[q] = uint8(o)
 		xs := float32(math.Ldexp(float64(x), -o))
