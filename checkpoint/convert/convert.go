@@ -213,31 +213,44 @@ func isFloat(d safetensors.DType) bool {
 // biases, norms, embeddings and the output head.
 var keepByDefault = regexp.MustCompile(`(?i)(bias|norm|embed|lm_head|wte|wpe|\.ln_|_ln\b|layernorm|batchnorm|\.bn|running_|gamma|beta)`)
 
-// Decide reports whether tensor t is cast, and why not.
+// Decide reports whether tensor t is cast, and why not: float tensors of rank 2
+// and more whose scaled axis holds at least one tile, except biases, norms and
+// embeddings, with Include and Exclude overriding, and then only what the
+// layout accepts.
 func Decide(t safetensors.TensorInfo, opts *Options) (bool, string) {
+	if ok, why := decideBase(t, opts, lastTile(opts.DataType)); !ok {
+		return false, why
+	}
+	if err := opts.Layout.Check(opts.DataType, normAxis(opts.Axis, len(t.Shape)), len(t.Shape)); err != nil {
+		return false, "layout: " + err.Error()
+	}
+	return true, ""
+}
+
+// decideBase is Decide without the layout's own check; tile is the block size
+// along the scaled axis (0 for none).
+func decideBase(t safetensors.TensorInfo, opts *Options, tile int) (bool, string) {
+	included := opts.Include != nil && opts.Include.MatchString(t.Name)
 	switch {
 	case !isFloat(t.DType):
 		return false, "not a float tensor"
 	case opts.Exclude != nil && opts.Exclude.MatchString(t.Name):
 		return false, "excluded"
-	case opts.Include != nil && opts.Include.MatchString(t.Name):
+	case included:
 	case len(t.Shape) < 2:
 		return false, "fewer than 2 dimensions"
 	case keepByDefault.MatchString(t.Name):
 		return false, "bias, norm or embedding"
 	}
+	if len(t.Shape) == 0 {
+		return false, "a scalar"
+	}
 	a := normAxis(opts.Axis, len(t.Shape))
 	if a < 0 || a >= len(t.Shape) {
 		return false, fmt.Sprintf("axis %d out of range", opts.Axis)
 	}
-	if tile := lastTile(opts.DataType); tile > 0 && t.Shape[a] < tile && !(opts.Include != nil && opts.Include.MatchString(t.Name)) {
+	if tile > 0 && t.Shape[a] < tile && !included {
 		return false, fmt.Sprintf("axis %d holds %d elements, less than one tile of %d", a, t.Shape[a], tile)
-	}
-	if err := opts.Layout.Check(opts.DataType, a, len(t.Shape)); err != nil {
-		if opts.Include != nil && opts.Include.MatchString(t.Name) {
-			return false, err.Error()
-		}
-		return false, "layout: " + err.Error()
 	}
 	return true, ""
 }

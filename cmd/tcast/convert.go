@@ -16,14 +16,17 @@ import (
 	tc "github.com/tensorcast-go/tensorcast/tcast"
 )
 
-const convertUsage = "tcast convert IN -dtype NAME -o OUT [-layout " + "tcast|compressed-tensors|gpt-oss|modelopt" +
-	"] [-include RE] [-exclude RE] [-axis N] [-scale-mode MODE] [-workers K] [-force] [-json]"
+const convertUsage = "tcast convert IN -dtype NAME -o OUT [-layout LAYOUT] [-include RE] [-exclude RE] [-axis N]\n" +
+	"                    [-scale-mode MODE] [-workers K] [-force] [-json]\n\n" +
+	"IN is a .safetensors file, a model.safetensors.index.json, or a directory holding one.\n" +
+	"OUT is a directory (model.safetensors and config files go in it) or a .safetensors file;\n" +
+	"with -layout gguf, a .gguf file or a directory for model.gguf, and -dtype mxfp4, q8_0 or q4_0."
 
 func runConvert(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("convert", flag.ContinueOnError)
 	name := fs.String("dtype", "", "datatype `NAME` (see tcast datatypes)")
 	out := fs.String("o", "", "output `DIR` (or a .safetensors file)")
-	lay := fs.String("layout", "tcast", "output `LAYOUT`: "+strings.Join(layout.Names(), ", "))
+	lay := fs.String("layout", "tcast", "output `LAYOUT`: "+strings.Join(append(layout.Names(), "gguf"), ", "))
 	include := fs.String("include", "", "cast tensors whose name matches `RE` (besides the default choice)")
 	exclude := fs.String("exclude", "", "keep tensors whose name matches `RE`")
 	axis := fs.Int("axis", -1, "scaled axis, negative from the end")
@@ -42,11 +45,18 @@ func runConvert(args []string, stdout, stderr io.Writer) error {
 		return usagef("-dtype and -o are required")
 	}
 	opts := convert.Options{Axis: *axis, Workers: *workers, Force: *force}
-	if opts.DataType, err = tc.Lookup(*name); err != nil {
-		return usagef("-dtype: %v", err)
-	}
-	if opts.Layout, err = layout.Get(*lay); err != nil {
-		return usagef("-layout: %v", err)
+	isGGUF := *lay == "gguf"
+	if isGGUF {
+		if _, ok := convert.GGUFTypes[*name]; !ok {
+			return usagef("-dtype %q: the gguf layout takes mxfp4, q8_0 or q4_0", *name)
+		}
+	} else {
+		if opts.DataType, err = tc.Lookup(*name); err != nil {
+			return usagef("-dtype: %v", err)
+		}
+		if opts.Layout, err = layout.Get(*lay); err != nil {
+			return usagef("-layout: %v", err)
+		}
 	}
 	if opts.Mode, err = scale.ParseMode(*mode); err != nil {
 		return usagef("-scale-mode: %v", err)
@@ -69,7 +79,12 @@ func runConvert(args []string, stdout, stderr io.Writer) error {
 	if !*asJSON {
 		opts.Progress = progressPrinter(stderr)
 	}
-	res, err := convert.Convert(pos[0], *out, opts)
+	var res *convert.Result
+	if isGGUF {
+		res, err = convert.ToGGUF(pos[0], *out, *name, opts)
+	} else {
+		res, err = convert.Convert(pos[0], *out, opts)
+	}
 	if err != nil {
 		return err
 	}
