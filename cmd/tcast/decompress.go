@@ -44,10 +44,20 @@ type storedInfo struct {
 	Parts     []partInfo `json:"parts"`
 }
 
-// isCastDir reports whether path is a directory written by tcast cast.
+// isCastDir reports whether path should be read as a directory written by tcast
+// cast rather than a converted checkpoint: anything but a file or a directory
+// holding .safetensors files or an index.
 func isCastDir(path string) bool {
-	st, err := os.Stat(filepath.Join(path, "info.json"))
-	return err == nil && st.Mode().IsRegular()
+	st, err := os.Stat(path)
+	if err != nil || !st.IsDir() {
+		return err != nil
+	}
+	if _, err := os.Stat(filepath.Join(path, "info.json")); err == nil {
+		return true
+	}
+	m, _ := filepath.Glob(filepath.Join(path, "*.safetensors"))
+	j, _ := filepath.Glob(filepath.Join(path, "*.safetensors.index.json"))
+	return len(m)+len(j) == 0
 }
 
 func runDecompress(args []string, stdout, stderr io.Writer) error {
