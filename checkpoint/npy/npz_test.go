@@ -1,0 +1,88 @@
+package npy
+
+import (
+	"encoding/binary"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sbinet/npyio/npz"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func f32bytes(v ...float32) []byte {
+	b := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+	}
+	return b
+}
+
+// TestNPZRoundTrip writes an archive, reads it back, and reads it with npyio's
+// npz reader (float32 and int8 members) and, when TCAST_PYTHON names a python3
+// with numpy, with numpy.load.
+func TestNPZRoundTrip(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "a.npz")
+	arrays := []Named{
+		{"weight", &Array{Header: Header{DType: Float32, Shape: []int{2, 2}}, Data: f32bytes(1, -2, 0.5, 3)}},
+		{"half", &Array{Header: Header{DType: Float16, Shape: []int{2}}, Data: []byte{0x00, 0x3c, 0x00, 0xc0}}},
+		{"codes", &Array{Header: Header{DType: Int8, Shape: []int{3}}, Data: []byte{1, 0xff, 7}}},
+	}
+	require.NoError(t, WriteNPZ(path, arrays))
+	got, err := ReadNPZ(path)
+	require.NoError(t, err)
+	require.Len(t, got, 3)
+	for i, a := range arrays {
+		assert.Equal(t, a.Name, got[i].Name)
+		assert.Equal(t, a.Header.Shape, got[i].Header.Shape)
+		assert.Equal(t, a.Header.DType, got[i].Header.DType)
+		assert.Equal(t, a.Data, got[i].Data)
+	}
+
+	r, err := npz.Open(path)
+	require.NoError(t, err)
+	defer r.Close()
+	var w []float32
+	require.NoError(t, r.Read("weight.npy", &w))
+	assert.Equal(t, []float32{1, -2, 0.5, 3}, w)
+	var c []int8
+	require.NoError(t, r.Read("codes.npy", &c))
+	assert.Equal(t, []int8{1, -1, 7}, c)
+
+	if py := os.Getenv("TCAST_PYTHON"); py != "" {
+		out, err := exec.Command(py, "-c", `import numpy as np, sys
+d = np.load(sys.argv[1])
+print(d["weight"].tolist(), d["half"].tolist(), d["codes"].tolist())`, path).CombinedOutput()
+		require.NoError(t, err, string(out))
+		assert.Equal(t, "[[1.0, -2.0], [0.5, 3.0]] [1.0, -2.0] [1, -1, 7]", strings.TrimSpace(string(out)))
+	}
+}
+
+func TestNPZBadInput(t *testing.T) {
+	dir := t.TempDir()
+	notZip := filepath.Join(dir, "x.npz")
+	require.NoError(t, os.WriteFile(notZip, []byte("PK not really"), 0o644))
+	_, err := ReadNPZ(notZip)
+	require.ErrorContains(t, err, "x.npz")
+
+	// A member that is not a valid .npy.
+	bad := filepath.Join(dir, "bad.npz")
+	require.NoError(t, WriteNPZ(bad, []Named{{"w", &Array{Header: Header{DType: Float32, Shape: []int{1}}, Data: f32bytes(1)}}}))
+	b, err := os.ReadFile(bad)
+	require.NoError(t, err)
+	i := strings.Index(string(b), "NUMPY")
+	b[i] = 'X'
+	require.NoError(t, os.WriteFile(bad, b, 0o644))
+	_, err = ReadNPZ(bad)
+	require.ErrorContains(t, err, `member "w.npy"`)
+
+	require.ErrorContains(t, WriteNPZ(filepath.Join(dir, "dup.npz"), []Named{
+		{"a", &Array{Header: Header{DType: Int8, Shape: []int{0}}}}, {"a", &Array{Header: Header{DType: Int8, Shape: []int{0}}}},
+	}), "used twice")
+	_, err = os.Stat(filepath.Join(dir, "dup.npz"))
+	assert.True(t, os.IsNotExist(err))
+}
