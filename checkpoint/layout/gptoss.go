@@ -1,0 +1,141 @@
+package layout
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/tensorcast-go/tensorcast/checkpoint/safetensors"
+	"github.com/tensorcast-go/tensorcast/tcast"
+)
+
+// The gpt-oss layout (formats-and-deps.md §2.4) writes MXFP4 weights as the
+// Hugging Face transformers gpt-oss checkpoints hold their experts. A weight
+// NAME (a trailing ".weight" removed, so the experts'
+// "model.layers.L.mlp.experts.gate_up_proj" keeps its name) of shape
+// [..., out, in] cast along its last axis becomes
+//
+//   - NAME_blocks U8 [..., in/32, 16]: the E2M1 codes, element 2k of each row
+//     in the low nibble of byte k;
+//   - NAME_scales U8 [..., in/32]: the E8M0 scale codes (bias 127).
+//
+// The blocks are in [out, in] orientation, while the transformers module holds
+// the experts as [E, in, out]: the converter must transpose the expert
+// tensors to [E, out, in] before casting (MXFP4 blocks run along in), and
+// Decode returns the weight in that cast orientation, [E, out, in]; transpose
+// the decompressed values back for the module. transformers reads this layout
+// for the GptOss experts only; any 2-D or 3-D weight is accepted here, but for
+// other modules the compressed-tensors mxfp4-pack-quantized format is the one
+// loaders understand. in must be a multiple of 32. Nothing is lost, so Decode
+// needs no metadata.
+type gptOSS struct{}
+
+func init() { Register(gptOSS{}) }
+
+func (gptOSS) Name() string { return "gpt-oss" }
+
+func (gptOSS) Check(dt *tcast.DataType, axis, rank int) error {
+	if dt == nil {
+		return fmt.Errorf("layout gpt-oss: nil datatype")
+	}
+	if !isMXFP4(dt) {
+		return fmt.Errorf("layout gpt-oss: datatype %s: the layout takes mxfp4 only (e2m1 with an E8M0 scale per 32)", dt.Name())
+	}
+	if rank != 2 && rank != 3 {
+		return fmt.Errorf("layout gpt-oss: datatype %s: weights must be 2-D [out, in] or 3-D [experts, out, in], not rank %d", dt.Name(), rank)
+	}
+	if axis != rank-1 {
+		return fmt.Errorf("layout gpt-oss: datatype %s: the scaled axis must be the last (input) axis %d, not %d; transpose [E, in, out] expert weights to [E, out, in] first",
+			dt.Name(), rank-1, axis)
+	}
+	return nil
+}
+
+func (l gptOSS) Encode(name string, t *tcast.Tensor, meta map[string]string) ([]safetensors.Tensor, error) {
+	const lay = "gpt-oss"
+	a, err := actualOf(lay, name, t)
+	if err != nil {
+		return nil, err
+	}
+	if err := l.Check(a.DataType, a.Axis, len(a.Shape)); err != nil {
+		return nil, err
+	}
+	rank := len(a.Shape)
+	in := a.Shape[rank-1]
+	if err := groupCheck(lay, name, a.DataType, in, 32); err != nil {
+		return nil, err
+	}
+	lead := slices.Clone(a.Shape[:rank-1])
+	n := weightPrefix(name)
+	return []safetensors.Tensor{
+		{Name: n + "_blocks", DType: safetensors.U8, Shape: append(slices.Clone(lead), in/32, 16), Data: pack4(a.Data.Bytes)},
+		{Name: n + "_scales", DType: safetensors.U8, Shape: append(slices.Clone(lead), in/32), Data: a.Scale.Bytes},
+	}, nil
+}
+
+func (gptOSS) Decode(name string, src Source) (*tcast.Tensor, bool, error) {
+	const lay = "gpt-oss"
+	n := weightPrefix(name)
+	binfo, _, ok := src.Tensor(n + "_blocks")
+	if !ok {
+		return nil, false, nil
+	}
+	fail := func(format string, args ...any) (*tcast.Tensor, bool, error) {
+		return nil, true, fmt.Errorf("layout %s: weight %s: %s", lay, name, fmt.Sprintf(format, args...))
+	}
+	r := len(binfo.Shape)
+	if (r != 3 && r != 4) || binfo.Shape[r-1] != 16 {
+		return fail("tensor %s_blocks has shape %v, want [..., groups, 16] of rank 3 or 4", n, binfo.Shape)
+	}
+	b, err := tensorIn(src, n+"_blocks", nil, safetensors.U8)
+	if err != nil {
+		return fail("%v", err)
+	}
+	sshape := slices.Clone(binfo.Shape[:r-1])
+	s, err := tensorIn(src, n+"_scales", sshape, safetensors.U8, safetensors.F8E8M0)
+	if err != nil {
+		return fail("%v", err)
+	}
+	shape := slices.Clone(sshape)
+	shape[len(shape)-1] *= 32
+	dt := tcast.MustLookup("mxfp4")
+	t := &tcast.Tensor{DataType: dt, Form: tcast.Actual, Shape: shape, Axis: len(shape) - 1,
+		Data:  part(dt.Elem(), shape, unpack4(b.data)),
+		Scale: part(dt.Spec().Scale, sshape, slices.Clone(s.data))}
+	return finish(lay, name, t)
+}
+
+// gptOSSQuantConfig is config.json's quantization_config for gpt-oss.
+type gptOSSQuantConfig struct {
+	QuantMethod         string   `json:"quant_method"`
+	ModulesToNotConvert []string `json:"modules_to_not_convert"`
+}
+
+// gptOSSKeptModules returns the modules of the kept weights: "<module>.weight"
+// names, and the experts module of kept "….experts.gate_up_proj" and
+// "….experts.down_proj" tensors.
+func gptOSSKeptModules(kept []string) []string {
+	out := keptModules(kept)
+	for _, k := range kept {
+		for _, suf := range []string{".experts.gate_up_proj", ".experts.down_proj"} {
+			if m, ok := strings.CutSuffix(k, suf); ok {
+				out = append(out, m+".experts")
+			}
+		}
+	}
+	sort.Strings(out)
+	return slices.Compact(out)
+}
+
+func (gptOSS) Files(dt *tcast.DataType, converted []Converted, kept []string, srcConfig []byte) (map[string][]byte, error) {
+	if dt == nil || !isMXFP4(dt) {
+		return nil, fmt.Errorf("layout gpt-oss: datatype %v: the layout takes mxfp4 only", dt)
+	}
+	cfg, err := setConfigKey(srcConfig, "quantization_config",
+		gptOSSQuantConfig{QuantMethod: "mxfp4", ModulesToNotConvert: gptOSSKeptModules(kept)})
+	if err != nil {
+		return nil, fmt.Errorf("layout gpt-oss: %v", err)
+	}
+	return map[string][]byte{"config.json": cfg}, nil
+}

@@ -1,0 +1,181 @@
+package layout
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/tensorcast-go/tensorcast/checkpoint/safetensors"
+	"github.com/tensorcast-go/tensorcast/tcast"
+)
+
+// The modelopt layout (formats-and-deps.md §2.5) writes NVFP4 weights as
+// NVIDIA ModelOpt exports them. For a weight P.weight ("P" is the name without
+// its trailing ".weight"):
+//
+//   - P.weight U8 [out, in/2]: the E2M1 codes, element 2k in the low nibble;
+//   - P.weight_scale F8_E4M3 [out, in/16]: the UE4M3 block scales, which are
+//     E4M3 bit patterns with the sign clear;
+//   - P.weight_scale_2 F32 0-d scalar: the tensor scale s_t as tcast decodes it
+//     (amax/2688, the decode multiplier), stored bit for bit.
+//
+// Nothing is lost, so Decode needs no metadata. Only 2-D weights scaled along
+// their last axis with in a multiple of 16 are accepted: ModelOpt's stacked
+// MoE experts carry one weight_scale_2 per expert, which a single cast of the
+// stacked tensor does not have.
+type modelOpt struct{}
+
+func init() { Register(modelOpt{}) }
+
+// modelOptQuantAlgo is the quant_algo the modelopt layout declares. vLLM reads
+// "NVFP4" as W4A4, which also expects a P.input_scale per layer (activation
+// calibration this toolkit does not do); "W4A16_NVFP4" is ModelOpt's
+// weight-only spelling.
+const modelOptQuantAlgo = "W4A16_NVFP4"
+
+func (modelOpt) Name() string { return "modelopt" }
+
+func (modelOpt) Check(dt *tcast.DataType, axis, rank int) error {
+	if dt == nil {
+		return fmt.Errorf("layout modelopt: nil datatype")
+	}
+	if !isNVFP4(dt) {
+		return fmt.Errorf("layout modelopt: datatype %s: the layout takes nvfp4 only (e2m1, UE4M3 scale per 16, float32 tensor scale)", dt.Name())
+	}
+	return checkMatrix("modelopt", dt, axis, rank)
+}
+
+func (l modelOpt) Encode(name string, t *tcast.Tensor, meta map[string]string) ([]safetensors.Tensor, error) {
+	const lay = "modelopt"
+	a, err := actualOf(lay, name, t)
+	if err != nil {
+		return nil, err
+	}
+	if err := l.Check(a.DataType, a.Axis, len(a.Shape)); err != nil {
+		return nil, err
+	}
+	out, in := a.Shape[0], a.Shape[1]
+	if err := groupCheck(lay, name, a.DataType, in, 16); err != nil {
+		return nil, err
+	}
+	p := weightPrefix(name)
+	return []safetensors.Tensor{
+		{Name: p + ".weight", DType: safetensors.U8, Shape: []int{out, in / 2}, Data: pack4(a.Data.Bytes)},
+		{Name: p + ".weight_scale", DType: safetensors.F8E4M3, Shape: []int{out, in / 16}, Data: a.Scale.Bytes},
+		{Name: p + ".weight_scale_2", DType: safetensors.F32, Shape: []int{}, Data: slices.Clone(a.TensorScale.Bytes)},
+	}, nil
+}
+
+func (modelOpt) Decode(name string, src Source) (*tcast.Tensor, bool, error) {
+	const lay = "modelopt"
+	p := weightPrefix(name)
+	winfo, _, hasW := src.Tensor(p + ".weight")
+	_, _, hasS2 := src.Tensor(p + ".weight_scale_2")
+	if !hasW || winfo.DType != safetensors.U8 || !hasS2 {
+		return nil, false, nil
+	}
+	fail := func(format string, args ...any) (*tcast.Tensor, bool, error) {
+		return nil, true, fmt.Errorf("layout %s: weight %s: %s", lay, name, fmt.Sprintf(format, args...))
+	}
+	if len(winfo.Shape) != 2 || (2*winfo.Shape[1])%16 != 0 {
+		return fail("weight has shape %v, want [out, in/2] with in a multiple of 16", winfo.Shape)
+	}
+	out, in := winfo.Shape[0], 2*winfo.Shape[1]
+	w, err := tensorIn(src, p+".weight", []int{out, in / 2}, safetensors.U8)
+	if err != nil {
+		return fail("%v", err)
+	}
+	s, err := tensorIn(src, p+".weight_scale", []int{out, in / 16}, safetensors.F8E4M3)
+	if err != nil {
+		return fail("%v", err)
+	}
+	if err := checkScaleCodes(p+".weight_scale", s.data); err != nil {
+		return fail("%v", err)
+	}
+	s2, err := tensorIn(src, p+".weight_scale_2", nil, safetensors.F32)
+	if err != nil {
+		return fail("%v", err)
+	}
+	if len(s2.data) != 4 {
+		return fail("weight_scale_2 has shape %v, want a scalar", s2.info.Shape)
+	}
+	dt := tcast.MustLookup("nvfp4")
+	spec := dt.Spec()
+	t := &tcast.Tensor{DataType: dt, Form: tcast.Actual, Shape: []int{out, in}, Axis: 1,
+		Data:        part(dt.Elem(), []int{out, in}, unpack4(w.data)),
+		Scale:       part(spec.Scale, []int{out, in / 16}, slices.Clone(s.data)),
+		TensorScale: part(spec.TensorScale, []int{1}, f32Bytes(binary.LittleEndian.Uint32(s2.data)))}
+	return finish(lay, name, t)
+}
+
+type moProducer struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+}
+
+type moQuantization struct {
+	QuantAlgo        string   `json:"quant_algo"`
+	KVCacheQuantAlgo *string  `json:"kv_cache_quant_algo"`
+	GroupSize        int      `json:"group_size"`
+	ExcludeModules   []string `json:"exclude_modules"`
+}
+
+type moHFQuantConfig struct {
+	Producer     moProducer     `json:"producer"`
+	Quantization moQuantization `json:"quantization"`
+}
+
+type moWeights struct {
+	Dynamic   bool   `json:"dynamic"`
+	NumBits   int    `json:"num_bits"`
+	Type      string `json:"type"`
+	GroupSize int    `json:"group_size"`
+}
+
+type moGroup struct {
+	InputActivations *moWeights `json:"input_activations"`
+	Weights          moWeights  `json:"weights"`
+	Targets          []string   `json:"targets"`
+}
+
+// moConfig is config.json's quantization_config as ModelOpt's
+// convert_hf_quant_config_format writes it, plus group_size, which vLLM reads
+// from this form.
+type moConfig struct {
+	QuantMethod   string             `json:"quant_method"`
+	QuantAlgo     string             `json:"quant_algo"`
+	GroupSize     int                `json:"group_size"`
+	ConfigGroups  map[string]moGroup `json:"config_groups"`
+	Ignore        []string           `json:"ignore"`
+	KVCacheScheme *string            `json:"kv_cache_scheme"`
+	Producer      moProducer         `json:"producer"`
+}
+
+func (l modelOpt) Files(dt *tcast.DataType, converted []Converted, kept []string, srcConfig []byte) (map[string][]byte, error) {
+	if dt == nil || !isNVFP4(dt) {
+		return nil, fmt.Errorf("layout modelopt: datatype %v: the layout takes nvfp4 only", dt)
+	}
+	producer := moProducer{Name: "modelopt", Version: "tensorcast-go"}
+	exclude := keptModules(kept)
+	hf, err := json.MarshalIndent(moHFQuantConfig{Producer: producer, Quantization: moQuantization{
+		QuantAlgo: modelOptQuantAlgo, GroupSize: 16, ExcludeModules: exclude}}, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	qc := moConfig{
+		QuantMethod: "modelopt",
+		QuantAlgo:   modelOptQuantAlgo,
+		GroupSize:   16,
+		ConfigGroups: map[string]moGroup{"group_0": {
+			Weights: moWeights{NumBits: 4, Type: "float", GroupSize: 16},
+			Targets: []string{"Linear"}}},
+		Ignore:   exclude,
+		Producer: producer,
+	}
+	cfg, err := setConfigKey(srcConfig, "quantization_config", qc)
+	if err != nil {
+		return nil, fmt.Errorf("layout modelopt: %v", err)
+	}
+	return map[string][]byte{"hf_quant_config.json": append(hf, '\n'), "config.json": cfg}, nil
+}
