@@ -81,11 +81,18 @@ func MustParse(s string) *Spec {
 	return sp
 }
 
+// maxSpecLen bounds the input Parse works on; real specs are a few dozen
+// characters, and the longest-name search would be slow on huge inputs.
+const maxSpecLen = 200
+
 // parseSpec does the work of Parse; a non-empty reason is an error.
 func parseSpec(s string) (*Spec, string) {
 	key := strings.ToLower(strings.TrimSpace(s))
 	if key == "" {
 		return nil, "empty spec"
+	}
+	if len(key) > maxSpecLen {
+		return nil, fmt.Sprintf("%d characters, more than the %d any spec needs", len(key), maxSpecLen)
 	}
 	if strings.IndexFunc(key, unicode.IsSpace) >= 0 {
 		return nil, "white space inside the spec"

@@ -279,6 +279,9 @@ func (e *LookupError) Error() string {
 	return s
 }
 
+// maxCodeLen bounds the names Lookup tries to split into element and spec.
+const maxCodeLen = 256
+
 // Lookup returns the datatype of a name: a registered name or alias (exact case
 // first; a case-insensitive match when it is unique), or else a code
 // "<element>[_<scale spec>]" such as "e2m1_e8m0_t32" or "int4_float16_int8_t128",
@@ -291,6 +294,9 @@ func Lookup(name string) (*DataType, error) {
 	}
 	if ns := r.lower[strings.ToLower(name)]; len(ns) == 1 {
 		return r.byName[ns[0]], nil
+	}
+	if len(name) > maxCodeLen {
+		return nil, &LookupError{Name: name[:maxCodeLen] + "…", Reason: fmt.Sprintf("%d characters, longer than any datatype code", len(name))}
 	}
 	if elem, err := dtype.Parse(name); err == nil {
 		return New(elem, nil, "")
