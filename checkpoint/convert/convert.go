@@ -19,8 +19,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tensorcast-go/tensorcast/checkpoint/gguf"
 	"github.com/tensorcast-go/tensorcast/checkpoint/layout"
 	"github.com/tensorcast-go/tensorcast/checkpoint/safetensors"
+	"github.com/tensorcast-go/tensorcast/dtype"
 	"github.com/tensorcast-go/tensorcast/scale"
 	"github.com/tensorcast-go/tensorcast/tcast"
 )
@@ -108,13 +110,15 @@ type Input struct {
 	Path     string
 	file     *safetensors.File
 	sharded  *safetensors.Sharded
+	gf       *gguf.File
+	ggufRaw  map[string]bool // GGUF tensors whose bytes are usable as they are
 	config   []byte
 	tensors  []safetensors.TensorInfo
 	metadata map[string]string
 }
 
-// OpenInput opens path: a .safetensors file, a model.safetensors.index.json, or
-// a directory holding one of them (the index first).
+// OpenInput opens path: a .safetensors file, a model.safetensors.index.json, a
+// .gguf file, or a directory holding one of them (the index first).
 func OpenInput(path string) (*Input, error) {
 	st, err := os.Stat(path)
 	if err != nil {
@@ -137,13 +141,18 @@ func OpenInput(path string) (*Input, error) {
 			path = m[0]
 		}
 	}
-	if strings.HasSuffix(path, ".json") {
+	switch {
+	case strings.HasSuffix(path, ".gguf"):
+		if err := in.openGGUF(path); err != nil {
+			return nil, err
+		}
+	case strings.HasSuffix(path, ".json"):
 		in.sharded, err = safetensors.OpenIndex(path)
 		if err != nil {
 			return nil, err
 		}
 		in.tensors, in.metadata = in.sharded.Tensors(), in.sharded.Metadata()
-	} else {
+	default:
 		in.file, err = safetensors.Open(path)
 		if err != nil {
 			return nil, err
@@ -158,10 +167,41 @@ func OpenInput(path string) (*Input, error) {
 
 func exists(p string) bool { _, err := os.Stat(p); return err == nil }
 
+// ggufDTypes maps the GGUF types whose bytes a safetensors dtype reads as they
+// are; other types (the block formats) are dequantized to F32.
+var ggufDTypes = map[gguf.Type]safetensors.DType{
+	gguf.TypeF32: safetensors.F32, gguf.TypeF16: safetensors.F16, gguf.TypeBF16: safetensors.BF16,
+	gguf.TypeF64: safetensors.F64, gguf.TypeI8: safetensors.I8, gguf.TypeI16: safetensors.I16,
+	gguf.TypeI32: safetensors.I32, gguf.TypeI64: safetensors.I64,
+}
+
+// openGGUF reads a GGUF file as the input: shapes in row-major order, block
+// types seen as F32 (dequantized on read).
+func (in *Input) openGGUF(path string) error {
+	f, err := gguf.Open(path)
+	if err != nil {
+		return err
+	}
+	in.gf, in.ggufRaw, in.metadata = f, map[string]bool{}, map[string]string{"source": "gguf", "general.architecture": f.Architecture()}
+	for _, t := range f.Tensors {
+		d, raw := ggufDTypes[t.Type]
+		size := t.Size
+		if !raw {
+			d, size = safetensors.F32, 4*t.NumElements()
+		}
+		in.ggufRaw[t.Name] = raw
+		in.tensors = append(in.tensors, safetensors.TensorInfo{Name: t.Name, DType: d, Shape: t.Shape(), Offset: t.Offset, Size: size})
+	}
+	return nil
+}
+
 // Close releases the input.
 func (in *Input) Close() error {
-	if in.file != nil {
+	switch {
+	case in.file != nil:
 		return in.file.Close()
+	case in.gf != nil:
+		return in.gf.Close()
 	}
 	return in.sharded.Close()
 }
@@ -174,16 +214,28 @@ func (in *Input) Metadata() map[string]string { return in.metadata }
 
 // Bytes returns a tensor's bytes (a view of the mapped file where possible).
 func (in *Input) Bytes(name string) ([]byte, error) {
-	if in.file != nil {
+	switch {
+	case in.file != nil:
 		return in.file.Bytes(name)
+	case in.gf != nil && in.ggufRaw[name]:
+		return in.gf.TensorBytes(name)
+	case in.gf != nil:
+		v, err := in.gf.Float32s(name)
+		if err != nil {
+			return nil, err
+		}
+		return floatBytes(v, dtype.MustParse("float32")), nil
 	}
 	return in.sharded.Bytes(name)
 }
 
 // Float32s returns a float tensor's values.
 func (in *Input) Float32s(name string) ([]float32, error) {
-	if in.file != nil {
+	switch {
+	case in.file != nil:
 		return in.file.Float32s(name)
+	case in.gf != nil:
+		return in.gf.Float32s(name)
 	}
 	return in.sharded.Float32s(name)
 }

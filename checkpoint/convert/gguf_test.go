@@ -113,3 +113,34 @@ func checkWithJS(t *testing.T, path string, src *Input) {
 		assert.Contains(t, []int{int(gguf.TypeMXFP4), int(gguf.TypeBF16)}, jt.Type, jt.Name)
 	}
 }
+
+// TestConvertFromGGUF reads a GGUF file as the input of a conversion: block
+// types are dequantized, raw types kept byte for byte.
+func TestConvertFromGGUF(t *testing.T) {
+	needFixture(t)
+	g := filepath.Join(t.TempDir(), "m.gguf")
+	_, err := ToGGUF(iris, g, "q8_0", Options{Axis: -1})
+	require.NoError(t, err)
+	out := t.TempDir()
+	_, err = Convert(g, out, opts(t, "mxfp4", "tcast"))
+	require.NoError(t, err)
+	f, err := gguf.Open(g)
+	require.NoError(t, err)
+	defer f.Close()
+	c, err := OpenConverted(out)
+	require.NoError(t, err)
+	defer c.Close()
+	for _, gt := range f.Tensors {
+		want, err := f.Float32s(gt.Name)
+		require.NoError(t, err)
+		got, shape, err := c.Values(gt.Name)
+		require.NoError(t, err)
+		assert.Equal(t, gt.Shape(), shape)
+		if _, ok := c.Weights[gt.Name]; ok {
+			v, err := tcast.Cast(want, shape, tcast.MustLookup("mxfp4"), nil)
+			require.NoError(t, err)
+			want = v.Values
+		}
+		sameBits(t, want, got, gt.Name)
+	}
+}
