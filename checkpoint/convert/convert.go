@@ -229,6 +229,17 @@ func (in *Input) Bytes(name string) ([]byte, error) {
 	return in.sharded.Bytes(name)
 }
 
+// Release drops a tensor's mapped pages from resident memory once it is done
+// with (they stay in the page cache).
+func (in *Input) Release(name string) {
+	switch {
+	case in.file != nil:
+		in.file.Release(name)
+	case in.sharded != nil:
+		in.sharded.Release(name)
+	}
+}
+
 // Float32s returns a float tensor's values.
 func (in *Input) Float32s(name string) ([]float32, error) {
 	switch {
@@ -329,6 +340,7 @@ type job struct {
 	info   safetensors.TensorInfo
 	cast   bool
 	out    []safetensors.Tensor
+	meta   map[string]string // metadata the layout wrote for the real data
 	result TensorResult
 	err    error
 }
@@ -377,26 +389,50 @@ func Convert(inPath, out string, opts Options) (*Result, error) {
 	var converted []layout.Converted
 	var kept []string
 	res := &Result{Input: inPath, Output: dst, Layout: opts.Layout.Name(), DataType: opts.DataType.Name()}
-	seen := map[string]string{}
-	weights := map[string][]string{} // converted weight → its output tensors
+	// Template casts and encodes run in parallel; each gets its own metadata map.
+	planned := make([][]safetensors.Tensor, len(tensors))
+	plannedMeta := make([]map[string]string, len(tensors))
+	planErr := make([]error, len(tensors))
+	var pwg sync.WaitGroup
+	psem := make(chan struct{}, opts.Workers)
 	for i, ti := range tensors {
 		j := &job{idx: i, info: ti}
 		j.cast, _ = Decide(ti, &opts)
+		jobs[i] = j
+		if !j.cast {
+			continue
+		}
+		pwg.Add(1)
+		psem <- struct{}{}
+		go func(i int, ti safetensors.TensorInfo) {
+			defer func() { <-psem; pwg.Done() }()
+			tmpl, err := tcast.Template(ti.Shape, opts.DataType, &tcast.Options{Axis: opts.Axis, Mode: opts.Mode})
+			if err == nil {
+				plannedMeta[i] = map[string]string{}
+				planned[i], err = opts.Layout.Encode(ti.Name, tmpl, plannedMeta[i])
+			}
+			planErr[i] = err
+		}(i, ti)
+	}
+	pwg.Wait()
+	seen := map[string]string{}
+	weights := map[string][]string{} // converted weight → its output tensors
+	for i, ti := range tensors {
+		j := jobs[i]
 		j.result = TensorResult{Name: ti.Name, Shape: ti.Shape, Source: ti.DType.String(), BytesIn: ti.Size}
 		var outSpecs []safetensors.TensorSpec
 		if j.cast {
-			tmpl, err := tcast.Template(ti.Shape, opts.DataType, &tcast.Options{Axis: opts.Axis, Mode: opts.Mode})
-			if err != nil {
-				return nil, fmt.Errorf("convert: %s: tensor %s: %v", inPath, ti.Name, err)
+			if planErr[i] != nil {
+				return nil, fmt.Errorf("convert: %s: tensor %s: %v", inPath, ti.Name, planErr[i])
 			}
-			ts, err := opts.Layout.Encode(ti.Name, tmpl, meta)
-			if err != nil {
-				return nil, fmt.Errorf("convert: %s: tensor %s: %v", inPath, ti.Name, err)
+			for k, v := range plannedMeta[i] {
+				meta[k] = v
 			}
-			for _, t := range ts {
+			for _, t := range planned[i] {
 				outSpecs = append(outSpecs, t.Spec())
 				weights[ti.Name] = append(weights[ti.Name], t.Name)
 			}
+			planned[i] = nil
 			converted = append(converted, layout.Converted{Name: ti.Name, Shape: ti.Shape})
 			j.result.DataType = opts.DataType.Name()
 		} else {
@@ -404,14 +440,13 @@ func Convert(inPath, out string, opts Options) (*Result, error) {
 			kept = append(kept, ti.Name)
 			j.result.Bits = float64(ti.DType.BitSize())
 		}
-		for _, s := range outSpecs {
-			if other, dup := seen[s.Name]; dup {
-				return nil, fmt.Errorf("convert: %s: output tensor %q of %s collides with one of %s", inPath, s.Name, ti.Name, other)
+		for _, sp := range outSpecs {
+			if other, dup := seen[sp.Name]; dup {
+				return nil, fmt.Errorf("convert: %s: output tensor %q of %s collides with one of %s", inPath, sp.Name, ti.Name, other)
 			}
-			seen[s.Name] = ti.Name
-			specs = append(specs, s)
+			seen[sp.Name] = ti.Name
+			specs = append(specs, sp)
 		}
-		jobs[i] = j
 		res.BytesIn += ti.Size
 	}
 	files, err := opts.Layout.Files(opts.DataType, converted, kept, in.config)
@@ -465,6 +500,7 @@ func Convert(inPath, out string, opts Options) (*Result, error) {
 	}()
 	go func() { wg.Wait(); close(done) }()
 	pending := map[int]*job{}
+	patch := map[string]string{} // metadata values that differ from the plan's
 	next := 0
 	var bytesDone int64
 	var firstErr error
@@ -493,6 +529,20 @@ func Convert(inPath, out string, opts Options) (*Result, error) {
 				break
 			}
 			pj.out = nil // release the tensor's memory
+			in.Release(pj.info.Name)
+			for k, v := range pj.meta {
+				old, ok := meta[k]
+				switch {
+				case !ok:
+					firstErr = fmt.Errorf("convert: tensor %s: layout %s wrote metadata %q it did not declare", pj.info.Name, opts.Layout.Name(), k)
+				case old != v:
+					patch[k] = v
+				}
+			}
+			if firstErr != nil {
+				close(stop)
+				break
+			}
 			res.Tensors = append(res.Tensors, pj.result)
 			res.BytesOut += pj.result.BytesOut
 			bytesDone += pj.info.Size
@@ -503,6 +553,11 @@ func Convert(inPath, out string, opts Options) (*Result, error) {
 	}
 	if firstErr != nil {
 		return nil, firstErr
+	}
+	if len(patch) > 0 {
+		if err := w.PatchMetadata(patch); err != nil {
+			return nil, err
+		}
 	}
 	if err := w.Close(); err != nil {
 		return nil, err
@@ -537,8 +592,8 @@ func run(in *Input, j *job, opts *Options) error {
 	if err != nil {
 		return fmt.Errorf("convert: tensor %s: %v", name, err)
 	}
-	meta := map[string]string{}
-	if j.out, err = opts.Layout.Encode(name, t, meta); err != nil {
+	j.meta = map[string]string{}
+	if j.out, err = opts.Layout.Encode(name, t, j.meta); err != nil {
 		return fmt.Errorf("convert: tensor %s: %v", name, err)
 	}
 	j.result.Bits = t.BitsPerValue()

@@ -445,10 +445,10 @@ func (compressedTensors) Encode(name string, t *tcast.Tensor, meta map[string]st
 		ts = append(ts, safetensors.Tensor{Name: p + ".weight_packed", DType: safetensors.U8, Shape: []int{out, in / 2}, Data: pack4(a.Data.Bytes)}, scaleT)
 	case ctNVFP4:
 		st := binary.LittleEndian.Uint32(a.TensorScale.Bytes)
-		g, exact := globalScale(st)
-		if !exact {
-			meta[metaGlobalScale+p] = fmt.Sprintf("0x%08x", st)
-		}
+		g, _ := globalScale(st)
+		// Always recorded, at a fixed width, so that a converter can declare the
+		// key before it knows the data and patch the value in place.
+		meta[metaGlobalScale+p] = fmt.Sprintf("0x%08x", st)
 		ts = append(ts,
 			safetensors.Tensor{Name: p + ".weight_packed", DType: safetensors.U8, Shape: []int{out, in / 2}, Data: pack4(a.Data.Bytes)},
 			scaleT,

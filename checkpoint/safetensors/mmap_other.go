@@ -15,3 +15,5 @@ func mmapFile(*os.File, int64) ([]byte, error) {
 
 // munmap is never called on this platform.
 func munmap([]byte) error { return nil }
+
+func release([]byte) {}

@@ -33,3 +33,19 @@ func mmapFile(f *os.File, size int64) ([]byte, error) {
 
 // munmap releases a mapping made by mmapFile.
 func munmap(data []byte) error { return syscall.Munmap(data) }
+
+// release tells the kernel the process no longer needs the pages of data:
+// they leave its resident set but stay in the page cache.
+func release(data []byte) {
+	page := os.Getpagesize()
+	start := 0
+	// Only whole pages inside data: round the start up, the end down.
+	base := int(uintptr(unsafePointer(data)) % uintptr(page))
+	if base != 0 {
+		start = page - base
+	}
+	end := len(data) - (len(data)-start)%page
+	if end-start >= page {
+		_ = syscall.Madvise(data[start:end], syscall.MADV_DONTNEED)
+	}
+}

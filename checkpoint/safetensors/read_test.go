@@ -447,3 +447,21 @@ func TestOpenMissing(t *testing.T) {
 	assert.ErrorIs(t, err, os.ErrNotExist)
 	assert.ErrorContains(t, err, "none.safetensors")
 }
+
+// TestRelease checks that Release leaves the data readable.
+func TestRelease(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "r.safetensors")
+	data := make([]byte, 3*4096+100)
+	for i := range data {
+		data[i] = byte(i * 7)
+	}
+	require.NoError(t, WriteFile(path, []Tensor{{Name: "x", DType: U8, Shape: []int{len(data)}, Data: data}}, nil))
+	f, err := Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	f.Release("x")
+	f.Release("nope")
+	b, err := f.Bytes("x")
+	require.NoError(t, err)
+	assert.Equal(t, data, b)
+}

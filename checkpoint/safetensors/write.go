@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 )
@@ -47,6 +49,9 @@ type Writer struct {
 	f         *os.File
 	tensors   []TensorInfo // in file order
 	index     map[string]int
+	specs     []TensorSpec
+	metadata  map[string]string
+	hdrLen    int
 
 	mu      sync.Mutex
 	written []int64 // bytes reserved so far per tensor
@@ -72,12 +77,15 @@ func Create(path string, specs []TensorSpec, metadata map[string]string) (*Write
 		return nil, err
 	}
 	w := &Writer{
-		path:    path,
-		tmp:     tmp,
-		f:       f,
-		tensors: infos,
-		index:   make(map[string]int, len(infos)),
-		written: make([]int64, len(infos)),
+		path:     path,
+		tmp:      tmp,
+		f:        f,
+		tensors:  infos,
+		index:    make(map[string]int, len(infos)),
+		written:  make([]int64, len(infos)),
+		specs:    slices.Clone(specs),
+		metadata: maps.Clone(metadata),
+		hdrLen:   len(hdr),
 	}
 	for i, t := range infos {
 		w.index[t.Name] = i
@@ -87,6 +95,36 @@ func Create(path string, specs []TensorSpec, metadata map[string]string) (*Write
 		return nil, fmt.Errorf("safetensors: writing header of %s: %w", path, err)
 	}
 	return w, nil
+}
+
+// PatchMetadata changes the values of existing __metadata__ keys after Create,
+// for writers that learn them only from the data (a conversion's exact scale
+// bits, say). The header must keep its length: each new value must encode to
+// as many bytes as the value it replaces (declare a placeholder of the final
+// width at Create). It is an error otherwise, and the Writer is then failed.
+func (w *Writer) PatchMetadata(patch map[string]string) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return w.err
+	}
+	for k, v := range patch {
+		if _, ok := w.metadata[k]; !ok {
+			return w.failLocked(fmt.Errorf("safetensors: %s: metadata key %q was not declared at Create", w.path, k))
+		}
+		w.metadata[k] = v
+	}
+	hdr, _, err := layout(w.specs, w.metadata)
+	if err != nil {
+		return w.failLocked(err)
+	}
+	if len(hdr) != w.hdrLen {
+		return w.failLocked(fmt.Errorf("safetensors: %s: patched metadata changes the header from %d to %d bytes", w.path, w.hdrLen, len(hdr)))
+	}
+	if _, err := w.f.WriteAt(hdr, 0); err != nil {
+		return w.failLocked(fmt.Errorf("safetensors: writing header of %s: %w", w.path, err))
+	}
+	return nil
 }
 
 // createTemp creates a new empty file next to path, with the permissions

@@ -398,3 +398,29 @@ func TestWriteEmpty(t *testing.T) {
 	assert.Empty(t, f.Tensors())
 	assert.Nil(t, f.Metadata())
 }
+
+// TestPatchMetadata checks that a same-width value is patched into the header
+// and a wider one fails the Writer.
+func TestPatchMetadata(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "p.safetensors")
+	w, err := Create(path, []TensorSpec{{Name: "x", DType: U8, Shape: []int{2}}}, map[string]string{"k": "0x00000000"})
+	require.NoError(t, err)
+	require.NoError(t, w.Write("x", []byte{1, 2}))
+	require.NoError(t, w.PatchMetadata(map[string]string{"k": "0x3f800000"}))
+	require.NoError(t, w.Close())
+	f, err := Open(path)
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{"k": "0x3f800000"}, f.Metadata())
+	f.Close()
+
+	w, err = Create(path+"2", []TensorSpec{{Name: "x", DType: U8, Shape: []int{2}}}, map[string]string{"k": "ab"})
+	require.NoError(t, err)
+	require.ErrorContains(t, w.PatchMetadata(map[string]string{"k": "a much longer value than the eight bytes of padding"}), "changes the header")
+	require.Error(t, w.Close())
+	_, err = os.Stat(path + "2")
+	assert.True(t, os.IsNotExist(err))
+	w, err = Create(path+"3", nil, map[string]string{"k": "ab"})
+	require.NoError(t, err)
+	require.ErrorContains(t, w.PatchMetadata(map[string]string{"other": "cd"}), "not declared")
+	w.Abort()
+}

@@ -1,0 +1,28 @@
+package safetensors
+
+import "unsafe"
+
+func unsafePointer(b []byte) unsafe.Pointer { return unsafe.Pointer(unsafe.SliceData(b)) }
+
+// Release drops the named tensor's pages of a memory-mapped file from the
+// process's resident memory (they stay in the page cache, and a later Bytes
+// reads them again). Streaming converters call it when done with a tensor so
+// that resident memory tracks the tensors in flight, not the file. It does
+// nothing for files read through ReadAt or unknown names.
+func (f *File) Release(name string) {
+	i, ok := f.index[name]
+	if !ok || f.data == nil || f.closed.Load() {
+		return
+	}
+	t := &f.tensors[i]
+	release(f.data[t.Offset : t.Offset+t.Size])
+}
+
+// Release is File.Release on the shard holding the named tensor.
+func (s *Sharded) Release(name string) {
+	if shard, ok := s.where[name]; ok {
+		if f := s.files[shard]; f != nil {
+			f.Release(name)
+		}
+	}
+}
