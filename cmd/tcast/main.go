@@ -5,6 +5,8 @@
 //	tcast convert IN -dtype NAME -o OUT [-layout L] [-include RE] [-exclude RE] [-axis N]
 //	              [-scale-mode MODE] [-workers K] [-force] [-json]
 //	tcast verify [-min-sqnr DB] [-json] ORIG CONVERTED
+//	tcast inspect [-json] FILE
+//	tcast synth -o FILE -layers L -hidden H [-dtype bf16|f16|f32] [-seed S] [-vocab V] [-force]
 //	tcast cast -dtype NAME [-axis N] [-scale-mode MODE] [-round even|away|zero|stochastic] [-seed N]
 //	           [-overflow sat|ieee] [-full-range] [-keep MASK.npy] -o DIR IN.npy
 //	tcast decompress -o OUT.npy [-to f32|f16|bf16] DIR
@@ -35,8 +37,10 @@ type command struct {
 var commands = []command{
 	{"convert", "cast the weights of a safetensors checkpoint and write them in a loader layout", runConvert},
 	{"verify", "compare a converted checkpoint with its source: SQNR, MSE, max abs error per tensor", runVerify},
+	{"inspect", "list a checkpoint's tensors, packed datatypes and value statistics", runInspect},
+	{"synth", "write a deterministic transformer-shaped checkpoint for benchmarks and tests", runSynth},
 	{"cast", "cast an .npy array to a datatype: codes, dequantized values, packed bytes, scales, info.json", runCast},
-	{"decompress", "rebuild the values of a tcast cast directory from its packed form", runDecompress},
+	{"decompress", "rebuild a cast directory's values, or a converted checkpoint as plain safetensors", runDecompress},
 	{"datatypes", "list the registered datatypes (mxfp4, nvfp4, int4_g128, ...)", runDatatypes},
 	{"formats", "list the named number formats and their constants", runFormats},
 	{"bench", "measure encode/decode speed against a memory-read loop", runBench},

@@ -1,0 +1,67 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"testing"
+)
+
+// BenchmarkConvertSynth converts a tcast synth checkpoint (BF16, 10 layers of
+// hidden size 2048 by default: 1.27 GB) to MXFP4 with the tcast binary, the
+// input already in the page cache, and reports input GB/s and the converting
+// process's peak RSS. TCAST_BENCH_LAYERS and TCAST_BENCH_HIDDEN change the size;
+// TCAST_BENCH_DIR keeps the files between runs.
+//
+//	go test -run '^$' -bench ConvertSynth -benchtime 3x ./cmd/tcast
+func BenchmarkConvertSynth(b *testing.B) {
+	dir := os.Getenv("TCAST_BENCH_DIR")
+	if dir == "" {
+		dir = b.TempDir()
+	}
+	layers, hidden := envInt("TCAST_BENCH_LAYERS", 10), envInt("TCAST_BENCH_HIDDEN", 2048)
+	bin := filepath.Join(dir, "tcast-bench")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		b.Fatalf("go build: %v\n%s", err, out)
+	}
+	in := filepath.Join(dir, "synth-"+strconv.Itoa(layers)+"x"+strconv.Itoa(hidden), "model.safetensors")
+	if _, err := os.Stat(in); err != nil {
+		if err := os.MkdirAll(filepath.Dir(in), 0o755); err != nil {
+			b.Fatal(err)
+		}
+		cmd := exec.Command(bin, "synth", "-o", in, "-layers", strconv.Itoa(layers), "-hidden", strconv.Itoa(hidden))
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("synth: %v\n%s", err, out)
+		}
+	}
+	st, err := os.Stat(in)
+	if err != nil {
+		b.Fatal(err)
+	}
+	// Read once so the input is in the page cache.
+	if _, err := os.ReadFile(in); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(st.Size())
+	var peak int64
+	for b.Loop() {
+		cmd := exec.Command(bin, "convert", in, "-dtype", "mxfp4", "-o", filepath.Join(dir, "out"), "-force", "-json")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("convert: %v\n%s", err, out)
+		}
+		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+			peak = max(peak, ru.Maxrss) // KiB on Linux
+		}
+	}
+	b.ReportMetric(float64(peak)/1024, "peak-RSS-MiB")
+	b.ReportMetric(float64(st.Size())/(1<<20), "input-MiB")
+}
+
+func envInt(key string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(key)); err == nil && v > 0 {
+		return v
+	}
+	return def
+}

@@ -1,0 +1,446 @@
+package main
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/tensorcast-go/tensorcast/checkpoint/safetensors"
+)
+
+const synthUsage = "tcast synth -o FILE -layers L -hidden H [-dtype bf16|f16|f32] [-seed S] [-vocab V] [-force]\n\n" +
+	"Writes a deterministic Llama-shaped checkpoint (Hugging Face names) to FILE and its config.json beside it:\n" +
+	"model.embed_tokens.weight [V,H]; per layer self_attn.{q,k,v,o}_proj [H,H], mlp.{gate,up}_proj [I,H],\n" +
+	"mlp.down_proj [H,I], input_layernorm and post_attention_layernorm [H]; model.norm [H]; lm_head [V,H];\n" +
+	"I is the multiple of 64 nearest 8H/3. Matrix entries are Student-t (4 degrees of freedom) over\n" +
+	"sqrt(fan_in), with 2 outlier input channels (columns) per matrix scaled by 20; norm weights are near 1.\n" +
+	"The same flags give the same bytes"
+
+// Limits of the synth flags.
+const (
+	synthMaxLayers = 1024
+	synthMaxHidden = 65536
+	synthMaxVocab  = 1 << 20
+	// synthChunk is the number of elements one generation job produces (whole
+	// rows, at least one). It is fixed, so the output does not depend on the
+	// number of CPUs.
+	synthChunk = 1 << 20
+	// synthOutlierScale multiplies the outlier input channels of a matrix.
+	synthOutlierScale = 20
+	// synthOutliers is the number of outlier input channels per matrix.
+	synthOutliers = 2
+)
+
+// synthDTypes maps the -dtype values to the safetensors dtype and the
+// config.json torch_dtype.
+var synthDTypes = map[string]struct {
+	dt    safetensors.DType
+	torch string
+}{
+	"bf16": {safetensors.BF16, "bfloat16"}, "bfloat16": {safetensors.BF16, "bfloat16"},
+	"f16": {safetensors.F16, "float16"}, "float16": {safetensors.F16, "float16"},
+	"f32": {safetensors.F32, "float32"}, "float32": {safetensors.F32, "float32"},
+}
+
+// synthConfig is the config.json written beside a synth checkpoint.
+type synthConfig struct {
+	Architectures         []string `json:"architectures"`
+	ModelType             string   `json:"model_type"`
+	HiddenSize            int      `json:"hidden_size"`
+	IntermediateSize      int      `json:"intermediate_size"`
+	NumHiddenLayers       int      `json:"num_hidden_layers"`
+	NumAttentionHeads     int      `json:"num_attention_heads"`
+	NumKeyValueHeads      int      `json:"num_key_value_heads"`
+	HeadDim               int      `json:"head_dim"`
+	VocabSize             int      `json:"vocab_size"`
+	MaxPositionEmbeddings int      `json:"max_position_embeddings"`
+	HiddenAct             string   `json:"hidden_act"`
+	RMSNormEps            float64  `json:"rms_norm_eps"`
+	RopeTheta             float64  `json:"rope_theta"`
+	TieWordEmbeddings     bool     `json:"tie_word_embeddings"`
+	TorchDType            string   `json:"torch_dtype"`
+	TcastSynthSeed        uint64   `json:"tcast_synth_seed"`
+}
+
+// synthTensor is one tensor of a synth checkpoint.
+type synthTensor struct {
+	name     string
+	rows     int // 1 for a norm vector
+	cols     int // the fan-in of a matrix, H for a norm vector
+	norm     bool
+	stream   uint64 // per-tensor stream of the generator, from the name
+	outliers [synthOutliers]int
+	scale    float32 // 1/sqrt(fan_in) for matrices
+}
+
+func (t *synthTensor) shape() []int {
+	if t.norm {
+		return []int{t.cols}
+	}
+	return []int{t.rows, t.cols}
+}
+
+// synthIntermediate is the MLP width for hidden size h: the multiple of 64
+// nearest 8h/3, at least 64. (A tie would need 8h ≡ 96 mod 192, which no
+// multiple of 64 meets.)
+func synthIntermediate(h int) int {
+	return max(64, (8*h+96)/192*64)
+}
+
+// synthTensors lists the tensors of a synth checkpoint in a fixed order.
+func synthTensors(layers, hidden, vocab int, seed uint64) []*synthTensor {
+	inter := synthIntermediate(hidden)
+	var ts []*synthTensor
+	mat := func(name string, rows, cols int) {
+		ts = append(ts, &synthTensor{name: name, rows: rows, cols: cols})
+	}
+	norm := func(name string) {
+		ts = append(ts, &synthTensor{name: name, rows: 1, cols: hidden, norm: true})
+	}
+	mat("model.embed_tokens.weight", vocab, hidden)
+	for i := range layers {
+		p := "model.layers." + strconv.Itoa(i) + "."
+		for _, m := range []string{"q", "k", "v", "o"} {
+			mat(p+"self_attn."+m+"_proj.weight", hidden, hidden)
+		}
+		mat(p+"mlp.gate_proj.weight", inter, hidden)
+		mat(p+"mlp.up_proj.weight", inter, hidden)
+		mat(p+"mlp.down_proj.weight", hidden, inter)
+		norm(p + "input_layernorm.weight")
+		norm(p + "post_attention_layernorm.weight")
+	}
+	norm("model.norm.weight")
+	mat("lm_head.weight", vocab, hidden)
+	for _, t := range ts {
+		t.stream = fnv64a(t.name)
+		if t.norm {
+			continue
+		}
+		t.scale = float32(1 / math.Sqrt(float64(t.cols)))
+		r := rand.New(rand.NewPCG(seed, t.stream))
+		t.outliers[0] = r.IntN(t.cols)
+		t.outliers[1] = t.outliers[0]
+		for t.outliers[1] == t.outliers[0] && t.cols > 1 {
+			t.outliers[1] = r.IntN(t.cols)
+		}
+	}
+	return ts
+}
+
+func fnv64a(s string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= 1099511628211
+	}
+	return h
+}
+
+// splitmix64 is the finalizer of SplitMix64, used to derive chunk streams.
+func splitmix64(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ x>>30) * 0xbf58476d1ce4e5b9
+	x = (x ^ x>>27) * 0x94d049bb133111eb
+	return x ^ x>>31
+}
+
+// The Student-t variates (4 degrees of freedom) come from the inverse of
+// the distribution function: a 32-bit draw gives a sign bit and q, uniform in
+// [0, 1), and |t| = G(q) = F⁻¹((1+q)/2). For ν = 4 the quantile has a closed
+// form: with θ = asin(q)/3, G(q) = 2·sqrt(2·sin 2θ·sin θ / cos 3θ) (the usual
+// cos(acos(√α)/3)/√α − 1 form, α = 1 − q², rewritten without cancellation).
+// G is tabulated at t4TableN points and interpolated linearly; the last
+// t4Exact intervals, where G bends towards its pole at q = 1, are computed
+// exactly.
+const (
+	t4Bits   = 12
+	t4TableN = 1 << t4Bits
+	t4Exact  = 16
+)
+
+// t4Quantile returns G(q) for q in [0, 1).
+func t4Quantile(q float64) float64 {
+	th := math.Asin(q) / 3
+	c3 := math.Sqrt(float64((1 - q) * (1 + q)))
+	return 2 * math.Sqrt(float64(2*math.Sin(2*th)*math.Sin(th))/c3)
+}
+
+var t4Table = sync.OnceValue(func() *[t4TableN + 1]float32 {
+	var g [t4TableN + 1]float32
+	for i := range t4TableN - t4Exact + 2 {
+		g[i] = float32(t4Quantile(float64(i) / t4TableN))
+	}
+	return &g
+})
+
+// student4 returns a Student-t variate (4 degrees of freedom) from 32
+// uniform bits.
+func student4(g *[t4TableN + 1]float32, x uint32) float32 {
+	u := x & 0x7fffffff
+	i := u >> (31 - t4Bits)
+	var v float32
+	if i < t4TableN-t4Exact {
+		frac := float32(u&(1<<(31-t4Bits)-1)) * (1.0 / (1 << (31 - t4Bits)))
+		g0 := g[i]
+		v = g0 + float32(frac*(g[i+1]-g0)) // the conversion forbids a fused multiply-add
+	} else {
+		v = float32(t4Quantile((float64(u) + 0.5) * 0x1p-31))
+	}
+	return math.Float32frombits(math.Float32bits(v) ^ x&0x80000000) // the sign, without a branch
+}
+
+// synthJob is one chunk of one tensor: nrows rows from row chunk·rowsPerChunk.
+type synthJob struct {
+	t            *synthTensor
+	chunk        int
+	nrows, bytes int
+}
+
+// generate fills buf with the chunk's elements encoded as dt.
+func (j synthJob) generate(seed uint64, dt safetensors.DType, buf []byte) {
+	t := j.t
+	src := rand.NewPCG(seed, splitmix64(t.stream+uint64(j.chunk+1)*0x9e3779b97f4a7c15))
+	g := t4Table()
+	row := make([]float32, t.cols+1) // +1: values come in pairs
+	width := dt.BitSize() / 8
+	mul, add := t.scale, float32(0)
+	if t.norm {
+		mul, add = 0.02, 1
+	}
+	for r := range j.nrows {
+		for c := 0; c < t.cols; c += 2 {
+			x := src.Uint64()
+			row[c] = add + float32(mul*student4(g, uint32(x)))
+			row[c+1] = add + float32(mul*student4(g, uint32(x>>32)))
+		}
+		vals := row[:t.cols]
+		if !t.norm {
+			for _, c := range t.outliers {
+				vals[c] *= synthOutlierScale
+			}
+		}
+		out := buf[r*t.cols*width : (r+1)*t.cols*width]
+		switch dt {
+		case safetensors.F32:
+			for c, v := range vals {
+				binary.LittleEndian.PutUint32(out[4*c:], math.Float32bits(v))
+			}
+		case safetensors.F16:
+			for c, v := range vals {
+				binary.LittleEndian.PutUint16(out[2*c:], f16RNE(v))
+			}
+		default:
+			for c, v := range vals {
+				binary.LittleEndian.PutUint16(out[2*c:], bf16RNE(v))
+			}
+		}
+	}
+}
+
+// bf16RNE rounds a finite float32 to bfloat16, to nearest even.
+func bf16RNE(v float32) uint16 {
+	b := math.Float32bits(v)
+	return uint16((b + 0x7fff + (b>>16)&1) >> 16)
+}
+
+// f16RNE rounds a float32 to IEEE half precision, to nearest even, with
+// overflow to ±Inf and NaN kept quiet.
+func f16RNE(v float32) uint16 {
+	b := math.Float32bits(v)
+	sign := uint16(b>>16) & 0x8000
+	b &= 0x7fffffff
+	switch {
+	case b > 0x7f800000: // NaN
+		return sign | 0x7e00
+	case b >= 0x477ff000: // 65520 and above round to Inf
+		return sign | 0x7c00
+	case b >= 0x38800000: // a normal half (2⁻¹⁴ and above): rebias the exponent by 127−15
+		b -= 112 << 23
+		return sign | uint16((b+0xfff+(b>>13)&1)>>13)
+	case b >= 0x33000000: // a subnormal half (or the smallest normal, after rounding)
+		e := b >> 23
+		m := b&0x7fffff | 0x800000
+		shift := 126 - e // the value is m·2^(e−150), in units of 2⁻²⁴ m·2^(e−126)
+		r, rem, half := m>>shift, m&(1<<shift-1), uint32(1)<<(shift-1)
+		if rem > half || rem == half && r&1 == 1 {
+			r++
+		}
+		return sign | uint16(r)
+	}
+	return sign
+}
+
+func runSynth(args []string, stdout, stderr io.Writer) error {
+	fset := flag.NewFlagSet("synth", flag.ContinueOnError)
+	out := fset.String("o", "", "output safetensors `FILE` (config.json is written beside it)")
+	layers := fset.Int("layers", 0, "number of transformer layers `L` (1.."+strconv.Itoa(synthMaxLayers)+")")
+	hidden := fset.Int("hidden", 0, "hidden size `H`: a multiple of 64, 64.."+strconv.Itoa(synthMaxHidden))
+	dtName := fset.String("dtype", "bf16", "element type: bf16, f16 or f32 (rounded to nearest even from float32)")
+	seed := fset.Uint64("seed", 0, "seed `S` of the generator")
+	vocab := fset.Int("vocab", 32000, "vocabulary size `V` (1.."+strconv.Itoa(synthMaxVocab)+")")
+	force := fset.Bool("force", false, "overwrite FILE and its config.json if they exist")
+	pos, err := parseArgs(fset, synthUsage, args, stdout)
+	if err != nil {
+		return err
+	}
+	dtInfo, ok := synthDTypes[*dtName]
+	switch {
+	case len(pos) != 0:
+		return usagef("unexpected argument %q: the output is given with -o FILE", pos[0])
+	case *out == "":
+		return usagef("-o FILE is required")
+	case *layers < 1 || *layers > synthMaxLayers:
+		return usagef("-layers %d: want 1..%d", *layers, synthMaxLayers)
+	case *hidden < 64 || *hidden > synthMaxHidden || *hidden%64 != 0:
+		return usagef("-hidden %d: want a multiple of 64 in 64..%d", *hidden, synthMaxHidden)
+	case *vocab < 1 || *vocab > synthMaxVocab:
+		return usagef("-vocab %d: want 1..%d", *vocab, synthMaxVocab)
+	case !ok:
+		return usagef("-dtype %q: want bf16, f16 or f32", *dtName)
+	}
+	cfgPath := filepath.Join(filepath.Dir(*out), "config.json")
+	if !*force {
+		for _, p := range []string{*out, cfgPath} {
+			if _, err := os.Lstat(p); err == nil {
+				return usagef("%s exists (use -force to overwrite it)", p)
+			} else if !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
+		}
+	}
+	if fi, err := os.Stat(*out); err == nil && fi.IsDir() {
+		return usagef("%s is a directory; -o wants a file name", *out)
+	}
+	if err := os.MkdirAll(filepath.Dir(*out), 0o755); err != nil {
+		return err
+	}
+
+	start := time.Now()
+	ts := synthTensors(*layers, *hidden, *vocab, *seed)
+	dt := dtInfo.dt
+	width := dt.BitSize() / 8
+	specs := make([]safetensors.TensorSpec, len(ts))
+	var jobs []synthJob
+	var nbytes, params int64
+	for i, t := range ts {
+		specs[i] = safetensors.TensorSpec{Name: t.name, DType: dt, Shape: t.shape()}
+		rowsPer := max(1, synthChunk/t.cols)
+		for c, r0 := 0, 0; r0 < t.rows; c, r0 = c+1, r0+rowsPer {
+			n := min(rowsPer, t.rows-r0)
+			jobs = append(jobs, synthJob{t: t, chunk: c, nrows: n, bytes: n * t.cols * width})
+		}
+		params += int64(t.rows) * int64(t.cols)
+	}
+	nbytes = params * int64(width)
+	meta := map[string]string{
+		"format": "pt",
+		"tcast.synth": fmt.Sprintf("layers=%d hidden=%d intermediate=%d vocab=%d dtype=%s seed=%d",
+			*layers, *hidden, synthIntermediate(*hidden), *vocab, dtInfo.torch, *seed),
+	}
+	w, err := safetensors.Create(*out, specs, meta)
+	if err != nil {
+		return err
+	}
+	if err := synthWrite(w, jobs, *seed, dt); err != nil {
+		w.Abort()
+		return fmt.Errorf("%s: %w", *out, err)
+	}
+	if err := w.Close(); err != nil {
+		return err
+	}
+
+	heads := *hidden / 64
+	cfg := synthConfig{
+		Architectures: []string{"LlamaForCausalLM"}, ModelType: "llama",
+		HiddenSize: *hidden, IntermediateSize: synthIntermediate(*hidden), NumHiddenLayers: *layers,
+		NumAttentionHeads: heads, NumKeyValueHeads: heads, HeadDim: 64, VocabSize: *vocab,
+		MaxPositionEmbeddings: 2048, HiddenAct: "silu", RMSNormEps: 1e-5, RopeTheta: 10000,
+		TorchDType: dtInfo.torch, TcastSynthSeed: *seed,
+	}
+	js, err := json.MarshalIndent(cfg, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := writeAll(filepath.Dir(*out), []outFile{{"config.json", append(js, '\n')}}); err != nil {
+		return err
+	}
+	secs := time.Since(start).Seconds()
+	fmt.Fprintf(stdout, "%s: %d tensors, %d bytes of %s data (%d parameters), config.json, in %.2f s (%.0f MB/s)\n",
+		*out, len(ts), nbytes, dt, params, secs, float64(nbytes)/1e6/max(secs, 1e-9))
+	return nil
+}
+
+// synthWrite generates the jobs on every CPU and writes their bytes in job
+// order (each tensor's chunks in order, as Writer.Write appends), holding at
+// most a few chunks per CPU in memory.
+func synthWrite(w *safetensors.Writer, jobs []synthJob, seed uint64, dt safetensors.DType) error {
+	workers := runtime.GOMAXPROCS(0)
+	results := make([]chan []byte, len(jobs))
+	for i := range results {
+		results[i] = make(chan []byte, 1)
+	}
+	todo := make(chan int)
+	slots := make(chan struct{}, 2*workers+1) // chunks generated or being generated, not yet written
+	stop := make(chan struct{})
+	pool := sync.Pool{}
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for i := range todo {
+				j := jobs[i]
+				var buf []byte
+				if p, ok := pool.Get().(*[]byte); ok && cap(*p) >= j.bytes {
+					buf = (*p)[:j.bytes]
+				} else {
+					buf = make([]byte, j.bytes)
+				}
+				j.generate(seed, dt, buf)
+				results[i] <- buf
+			}
+		})
+	}
+	go func() {
+		defer close(todo)
+		for i := range jobs {
+			select {
+			case slots <- struct{}{}:
+			case <-stop:
+				return
+			}
+			select {
+			case todo <- i:
+			case <-stop:
+				return
+			}
+		}
+	}()
+	var err error
+	for i, j := range jobs {
+		buf := <-results[i]
+		err = w.Write(j.t.name, buf)
+		pool.Put(&buf)
+		<-slots
+		if err != nil {
+			break
+		}
+	}
+	if err != nil {
+		close(stop)
+		// Let the workers finish the chunks they hold: each result channel has
+		// room for its one chunk, so none of them blocks.
+	}
+	wg.Wait()
+	return err
+}
