@@ -235,6 +235,10 @@ func castAll[C kernels.Code](c *caster, x []float32, codes []C, t *Tensor, deq [
 		c.setTensorScale(x, t.TensorScale)
 	}
 	c.dec = newDecoder(c.dt, t)
+	if c.streamable() {
+		castContiguous(c, x, codes, t, deq)
+		return
+	}
 	maxBlock := c.lay.tile0 * c.lay.tile1
 	if c.lay.blocks <= 1 || maxBlock > c.lay.n {
 		maxBlock = c.lay.n
@@ -291,6 +295,69 @@ func castAll[C kernels.Code](c *caster, x []float32, codes []C, t *Tensor, deq [
 			}
 		}
 	})
+}
+
+// streamable reports whether castContiguous applies: blocks are runs of
+// consecutive elements, scaled by one number each (no zero point, no subtile
+// offsets, no mask), and the rounding does not draw per-block random bits.
+func (c *caster) streamable() bool {
+	return c.lay.contiguous() && c.zf == nil && c.sub == 0 && c.opts.Keep == nil &&
+		c.opts.Rounding != kernels.RoundStochastic
+}
+
+// castChunk is how many elements castContiguous scales before encoding them in
+// one call: large enough to amortize the call, small enough to stay in cache.
+const castChunk = 1 << 14
+
+// castContiguous is castAll for streamable casts: it chooses every block's scale,
+// writes the scaled values of a chunk of blocks to a buffer, and encodes the
+// chunk with one slice call, which is what lets the element kernel run at its
+// own speed instead of block by block. The codes equal castAll's.
+func castContiguous[C kernels.Code](c *caster, x []float32, codes []C, t *Tensor, deq []float32) {
+	n := len(x)
+	tmp := make([]float32, min(n, castChunk+c.lay.tile1))
+	type fillRun struct {
+		lo, hi int
+		code   uint32
+	}
+	var fills []fillRun
+	start := 0
+	flush := func(end int) {
+		dtype.EncodeSlice(c.elem, codes[start:end], tmp[:end-start], c.eopts)
+		for _, f := range fills {
+			fill(codes[f.lo:f.hi], f.code)
+		}
+		fills = fills[:0]
+		start = end
+	}
+	c.lay.forEach(func(b block) {
+		v := x[b.base : b.base+b.len1]
+		dst := tmp[b.base-start : b.base-start+len(v)]
+		if c.spec == nil {
+			copy(dst, v)
+		} else {
+			switch sc := c.chooseScale(v, nil, t, b); {
+			case sc.fill:
+				clear(dst)
+				fills = append(fills, fillRun{b.base, b.base + len(v), sc.fillCode})
+			case sc.div != 0:
+				for i, e := range v {
+					dst[i] = e / sc.div
+				}
+			default:
+				for i, e := range v {
+					dst[i] = e * sc.mul
+				}
+			}
+		}
+		if end := b.base + len(v); end-start >= castChunk {
+			flush(end)
+		}
+	})
+	flush(n)
+	if deq != nil {
+		decodeAll(t, c.lay, codes, deq)
+	}
 }
 
 // setTensorScale computes the second-level tensor scale from the tensor's amax.
@@ -350,13 +417,71 @@ func quantizeBlock[C kernels.Code](c *caster, v []float32, keep []bool, cs []C, 
 		return
 	}
 	switch {
-	case c.spec.IsExponent():
-		exponentBlock(c, v, keep, cs, off, t, b)
 	case c.zf != nil:
 		zeroPointBlock(c, v, keep, cs, t, b)
+	case off != nil:
+		exponentBlock(c, v, keep, cs, off, t, b)
 	default:
-		floatBlock(c, v, keep, cs, t, b)
+		sc := c.chooseScale(v, keep, t, b)
+		if sc.fill {
+			fill(cs, sc.fillCode)
+			return
+		}
+		encodeScaled(c, v, keep, cs, sc.mul, sc.div, b)
 	}
+}
+
+// scaling is how one block's values reach the element grid: v·mul, or v/div
+// when div is not 0; with fill set, every element gets fillCode instead.
+type scaling struct {
+	mul, div float32
+	fill     bool
+	fillCode uint32
+}
+
+// chooseScale picks the scale of a block without zero point or subtile offsets,
+// stores its code, and says how to scale the values: the OCP MX rule for
+// exponent scales, amax / max element (times the tensor scale) for float scales.
+func (c *caster) chooseScale(v []float32, keep []bool, t *Tensor, b block) scaling {
+	amax := c.amax(v, keep)
+	if c.spec.IsExponent() {
+		if isNonFinite(amax) {
+			return c.nanScale(t, b)
+		}
+		code := uint32(0)
+		if amax > 0 {
+			var ok bool
+			if code, ok = scale.ExponentCode(c.sel.Exponent(amax), c.sf); !ok {
+				return c.nanScale(t, b)
+			}
+		}
+		putCode(t.Scale, b.scaleIndex, code)
+		return scaling{mul: 1 / c.sf.Decode(code)} // a power of two: exact
+	}
+	if isNonFinite(amax) {
+		if c.sf.HasNaN() {
+			return c.nanScale(t, b)
+		}
+		amax = finiteAmax(v, keep)
+	}
+	code := c.sf.Encode(1)
+	if amax > 0 {
+		code = c.sf.Encode(amax / (c.elemMax * c.tensorMul))
+	}
+	putCode(t.Scale, b.scaleIndex, code)
+	d := c.sf.Decode(code) * c.tensorMul
+	if d == 0 {
+		return scaling{fill: true, fillCode: c.elem.Encode(0)}
+	}
+	return scaling{div: d}
+}
+
+// nanScale stores the NaN scale of a block holding a NaN or an infinity; its
+// elements get the element NaN code (or 0 where the format has none).
+func (c *caster) nanScale(t *Tensor, b block) scaling {
+	nan, _ := c.sf.NaN()
+	putCode(t.Scale, b.scaleIndex, nan)
+	return scaling{fill: true, fillCode: c.elemNaN}
 }
 
 func (c *caster) eoptsFor(b block) dtype.Options {
@@ -403,8 +528,8 @@ func nanBlock[C kernels.Code](c *caster, cs []C, off []uint8, t *Tensor, b block
 	return
 }
 
-// exponentBlock is the OCP MX rule: a power-of-two scale from the block's amax,
-// and, with subtile offsets, a smaller power of two for each subtile whose own
+// exponentBlock is the OCP MX rule with subtile offsets: a power-of-two scale
+// from the block's amax, and a smaller power of two for each subtile whose own
 // amax allows it (tensorcast.md §3.6).
 func exponentBlock[C kernels.Code](c *caster, v []float32, keep []bool, cs []C, off []uint8, t *Tensor, b block) {
 	amax := c.amax(v, keep)
@@ -423,10 +548,6 @@ func exponentBlock[C kernels.Code](c *caster, v []float32, keep []bool, cs []C, 
 	}
 	putCode(t.Scale, b.scaleIndex, code)
 	x := c.sf.Decode(code)
-	if off == nil {
-		encodeScaled(c, v, keep, cs, 1/x, 0, b)
-		return
-	}
 	k := int(code) - c.sf.Bias()
 	maxOff := 1<<c.offBits - 1
 	seed := c.blockSeed(b)
@@ -446,31 +567,6 @@ func exponentBlock[C kernels.Code](c *caster, v []float32, keep []bool, cs []C, 
 		sb.scaleIndex = int(seed>>1) + q
 		encodeScaled(c, v[lo:hi], kq, cs[lo:hi], 1/xs, 0, sb)
 	}
-	return
-}
-
-// floatBlock is a float scale: amax / max element, rounded in the scale format,
-// times the tensor scale when there is one.
-func floatBlock[C kernels.Code](c *caster, v []float32, keep []bool, cs []C, t *Tensor, b block) {
-	amax := c.amax(v, keep)
-	if isNonFinite(amax) {
-		if c.sf.HasNaN() {
-			nanBlock(c, cs, nil, t, b)
-			return
-		}
-		amax = finiteAmax(v, keep)
-	}
-	code := c.sf.Encode(1)
-	if amax > 0 {
-		code = c.sf.Encode(amax / (c.elemMax * c.tensorMul))
-	}
-	putCode(t.Scale, b.scaleIndex, code)
-	d := c.sf.Decode(code) * c.tensorMul
-	if d == 0 {
-		fill(cs, c.elem.Encode(0))
-		return
-	}
-	encodeScaled(c, v, keep, cs, 0, d, b)
 	return
 }
 

@@ -336,6 +336,19 @@ func decodeAll[C kernels.Code](t *Tensor, lay *layout, codes []C, out []float32)
 	if lay.sub != 0 {
 		off = make([]uint8, ceilDiv(maxBlock, lay.sub))
 	}
+	if lay.contiguous() && lay.sub == 0 && (t.DataType.spec == nil || t.DataType.spec.Zero == nil) {
+		// One table lookup pass over all codes, then one multiply per block.
+		dtype.DecodeSlice(t.DataType.elem, out, codes)
+		lay.forEach(func(b block) {
+			if m := dec.scaleOf(t, b.scaleIndex).mul; m != 1 {
+				seg := out[b.base : b.base+b.len1]
+				for i, e := range seg {
+					seg[i] = e * m
+				}
+			}
+		})
+		return
+	}
 	lay.forEach(func(b block) {
 		n := b.len0 * b.len1
 		cs, vs := cbuf[:n], vbuf[:n]
