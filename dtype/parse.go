@@ -2,8 +2,8 @@ package dtype
 
 import (
 	"fmt"
+	"github.com/tensorcast-go/tensorcast/internal/names"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -127,7 +127,7 @@ func Parse(name string) (*Format, error) {
 	if err != nil {
 		err.Name = name
 		if len(err.Closest) == 0 && err.Reason == reasonUnknown {
-			err.Closest = closest(key, registry.known, 4)
+			err.Closest = names.Closest(key, registry.known, 4)
 		}
 		return nil, err
 	}
@@ -204,7 +204,7 @@ func resolve(key string) (spec, string, *ParseError) {
 		switch {
 		case n < 9 || n > 32:
 			return spec{}, "", &ParseError{Reason: fmt.Sprintf("%s: width %d out of range 9..32 (name 8-bit and narrower floats as eXmY)", key, n),
-				Closest: closest(key, registry.known, 4)}
+				Closest: names.Closest(key, registry.known, 4)}
 		case m[1] == "b" || n > 16:
 			return fl(8, n-9, 127, IEEE), "", nil
 		default:
@@ -316,53 +316,4 @@ func canonicalName(sp spec, note string) (string, string) {
 		name += sp.special.String()
 	}
 	return name, note
-}
-
-// closest returns up to n names from known within a small edit distance of key.
-func closest(key string, known []string, n int) []string {
-	type cand struct {
-		name string
-		d    int
-	}
-	limit := max(2, len(key)/3)
-	var cs []cand
-	seen := map[string]bool{}
-	for _, k := range known {
-		if seen[k] {
-			continue
-		}
-		seen[k] = true
-		if d := editDistance(key, k); d <= limit {
-			cs = append(cs, cand{k, d})
-		}
-	}
-	sort.SliceStable(cs, func(i, j int) bool { return cs[i].d < cs[j].d })
-	var out []string
-	for i := 0; i < len(cs) && i < n; i++ {
-		out = append(out, cs[i].name)
-	}
-	return out
-}
-
-func editDistance(a, b string) int {
-	if len(a) > 64 || len(b) > 64 {
-		return 1 << 30
-	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

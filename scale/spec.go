@@ -3,6 +3,7 @@ package scale
 import (
 	"errors"
 	"fmt"
+	"github.com/tensorcast-go/tensorcast/internal/names"
 	"regexp"
 	"strconv"
 	"strings"
@@ -239,7 +240,7 @@ func parseNumberSpec(toks []string) (*dtype.Format, int, string) {
 		}
 		var de *dtype.ParseError
 		if errors.As(err, &de) && len(de.Closest) > 0 {
-			if d := specEditDistance(name, de.Closest[0]); bestD < 0 || d < bestD {
+			if d := names.EditDistance(name, de.Closest[0]); bestD < 0 || d < bestD {
 				bestName, bestErr, bestD = name, err, d
 			}
 		}
@@ -307,27 +308,6 @@ func parseTile(t string) (Tile, int, int, string) {
 }
 
 func isPow2(v int) bool { return v > 0 && v&(v-1) == 0 }
-
-// specEditDistance is the Levenshtein distance between two short strings.
-func specEditDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
-}
 
 // String returns the canonical spelling of s: "multi_" when there is a tensor
 // scale, the canonical dtype names in the order Parse reads them back (Scale, Zero,

@@ -133,11 +133,16 @@ func Compress(t *Tensor) (*Tensor, error) {
 	case Virtual:
 		return nil, fmt.Errorf("tcast: compress %s: a virtual tensor holds no codes; cast with Form Actual", t.DataType.name)
 	}
+	return withParts(t, Compressed, pack), nil
+}
+
+// withParts returns a copy of t in form, each part replaced by f of it.
+func withParts(t *Tensor, form Form, f func(*Part) *Part) *Tensor {
 	out := *t
-	out.Form = Compressed
-	out.Data, out.Scale, out.Zero = pack(t.Data), pack(t.Scale), pack(t.Zero)
-	out.TensorScale, out.Meta, out.Mask = pack(t.TensorScale), pack(t.Meta), pack(t.Mask)
-	return &out, nil
+	out.Form = form
+	out.Data, out.Scale, out.Zero = f(t.Data), f(t.Scale), f(t.Zero)
+	out.TensorScale, out.Meta, out.Mask = f(t.TensorScale), f(t.Meta), f(t.Mask)
+	return &out
 }
 
 func pack(p *Part) *Part {
@@ -168,11 +173,7 @@ func Expand(t *Tensor) (*Tensor, error) {
 	case Virtual:
 		return nil, fmt.Errorf("tcast: expand %s: a virtual tensor holds no codes", t.DataType.name)
 	}
-	out := *t
-	out.Form = Actual
-	out.Data, out.Scale, out.Zero = unpack(t.Data), unpack(t.Scale), unpack(t.Zero)
-	out.TensorScale, out.Meta, out.Mask = unpack(t.TensorScale), unpack(t.Meta), unpack(t.Mask)
-	return &out, nil
+	return withParts(t, Actual, unpack), nil
 }
 
 func unpack(p *Part) *Part {

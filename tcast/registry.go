@@ -2,6 +2,7 @@ package tcast
 
 import (
 	"fmt"
+	"github.com/tensorcast-go/tensorcast/internal/names"
 	"sort"
 	"strings"
 	"sync"
@@ -323,7 +324,7 @@ func Lookup(name string) (*DataType, error) {
 		}
 		return d, nil
 	}
-	le := &LookupError{Name: name, Closest: closest(strings.ToLower(name), r.names, 3)}
+	le := &LookupError{Name: name, Closest: names.Closest(name, r.names, 3)}
 	if firstErr != nil {
 		le.Reason = firstErr.Error()
 	}
@@ -337,42 +338,4 @@ func MustLookup(name string) *DataType {
 		panic(err)
 	}
 	return d
-}
-
-// closest returns up to n names nearest to key by edit distance.
-func closest(key string, names []string, n int) []string {
-	type cand struct {
-		name string
-		d    int
-	}
-	cs := make([]cand, 0, len(names))
-	for _, nm := range names {
-		cs = append(cs, cand{nm, editDistance(key, strings.ToLower(nm))})
-	}
-	sort.SliceStable(cs, func(i, j int) bool { return cs[i].d < cs[j].d })
-	var out []string
-	for _, c := range cs[:min(n, len(cs))] {
-		out = append(out, c.name)
-	}
-	return out
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			c := prev[j-1]
-			if a[i-1] != b[j-1] {
-				c++
-			}
-			cur[j] = min(c, prev[j]+1, cur[j-1]+1)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/tensorcast-go/tensorcast/internal/atomicfile"
 	"math"
 	"os"
 	"path/filepath"
@@ -563,8 +564,8 @@ func Convert(inPath, out string, opts Options) (*Result, error) {
 		return nil, err
 	}
 	for name, b := range files {
-		if err := writeFileAtomic(filepath.Join(filepath.Dir(dst), name), b); err != nil {
-			return nil, err
+		if err := atomicfile.WriteFile(filepath.Join(filepath.Dir(dst), name), b); err != nil {
+			return nil, fmt.Errorf("convert: %v", err)
 		}
 	}
 	ok = true
@@ -625,29 +626,4 @@ func Compare(want, got []float32) (*float64, float64) {
 	}
 	s := 10 * math.Log10(sig/noise)
 	return &s, maxErr
-}
-
-// writeFileAtomic writes b to path through a synced temporary file in the same
-// directory.
-func writeFileAtomic(path string, b []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-"+filepath.Base(path)+"-*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	_, err = f.Write(b)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("convert: writing %s: %v", path, err)
-	}
-	return nil
 }

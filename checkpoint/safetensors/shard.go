@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/tensorcast-go/tensorcast/internal/atomicfile"
 	"io"
 	"maps"
 	"os"
@@ -413,34 +414,9 @@ func WriteSharded(dir string, maxShardBytes int64, tensors []Tensor, metadata ma
 		cleanup()
 		return fmt.Errorf("safetensors: encoding index: %w", err)
 	}
-	if err := writeFileAtomic(filepath.Join(dir, IndexFileName), buf.Bytes()); err != nil {
+	if err := atomicfile.WriteFile(filepath.Join(dir, IndexFileName), buf.Bytes()); err != nil {
 		cleanup()
-		return err
+		return fmt.Errorf("safetensors: %w", err)
 	}
-	return nil
-}
-
-// writeFileAtomic writes b to path through a synced temporary file renamed
-// into place.
-func writeFileAtomic(path string, b []byte) error {
-	f, tmp, err := createTemp(path)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(b)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("safetensors: writing %s: %w", path, err)
-	}
-	syncDir(filepath.Dir(path))
 	return nil
 }

@@ -1,0 +1,65 @@
+// Package names suggests known names close to a misspelled one, for the
+// "unknown name (closest: ...)" errors of dtype, scale and tcast.
+package names
+
+import (
+	"sort"
+	"strings"
+)
+
+// maxLen bounds the strings EditDistance compares; longer ones are "far".
+const maxLen = 64
+
+// EditDistance returns the Levenshtein distance between a and b, or a very
+// large number when either is longer than 64 bytes.
+func EditDistance(a, b string) int {
+	if len(a) > maxLen || len(b) > maxLen {
+		return 1 << 30
+	}
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// Closest returns up to n distinct names of known nearest to key (compared
+// case-insensitively), nearest first, keeping only those within
+// max(2, len(key)/3) edits.
+func Closest(key string, known []string, n int) []string {
+	type cand struct {
+		name string
+		d    int
+	}
+	key = strings.ToLower(key)
+	limit := max(2, len(key)/3)
+	var cs []cand
+	seen := map[string]bool{}
+	for _, k := range known {
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		if d := EditDistance(key, strings.ToLower(k)); d <= limit {
+			cs = append(cs, cand{k, d})
+		}
+	}
+	sort.SliceStable(cs, func(i, j int) bool { return cs[i].d < cs[j].d })
+	out := make([]string, 0, min(n, len(cs)))
+	for _, c := range cs[:min(n, len(cs))] {
+		out = append(out, c.name)
+	}
+	return out
+}
