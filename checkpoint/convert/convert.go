@@ -34,7 +34,27 @@ const (
 	MetaDataType = "tcast.datatype" // the datatype's name
 	MetaLayout   = "tcast.layout"   // the layout's name
 	MetaWeights  = "tcast.weights"  // JSON: converted weight name → the output tensors holding it
+	// MetaTransposed lists (JSON) the weights stored with their last two axes
+	// swapped (layout.Transposer).
+	MetaTransposed = "tcast.transposed"
 )
+
+// transposed reports whether the layout stores weight name transposed.
+func transposed(l layout.Layout, name string, rank int) bool {
+	t, ok := l.(layout.Transposer)
+	return ok && rank >= 2 && t.Transposed(name, rank)
+}
+
+// castShape is the shape a weight is cast in: its own, or with the last two
+// axes swapped for a transposing layout.
+func castShape(l layout.Layout, ti safetensors.TensorInfo) []int {
+	if !transposed(l, ti.Name, len(ti.Shape)) {
+		return ti.Shape
+	}
+	s := append([]int(nil), ti.Shape...)
+	s[len(s)-2], s[len(s)-1] = s[len(s)-1], s[len(s)-2]
+	return s
+}
 
 // Options control Convert.
 type Options struct {
@@ -407,7 +427,7 @@ func Convert(inPath, out string, opts Options) (*Result, error) {
 		psem <- struct{}{}
 		go func(i int, ti safetensors.TensorInfo) {
 			defer func() { <-psem; pwg.Done() }()
-			tmpl, err := tcast.Template(ti.Shape, opts.DataType, &tcast.Options{Axis: opts.Axis, Mode: opts.Mode})
+			tmpl, err := tcast.Template(castShape(opts.Layout, ti), opts.DataType, &tcast.Options{Axis: opts.Axis, Mode: opts.Mode})
 			if err == nil {
 				plannedMeta[i] = map[string]string{}
 				planned[i], err = opts.Layout.Encode(ti.Name, tmpl, plannedMeta[i])
@@ -418,6 +438,7 @@ func Convert(inPath, out string, opts Options) (*Result, error) {
 	pwg.Wait()
 	seen := map[string]string{}
 	weights := map[string][]string{} // converted weight → its output tensors
+	var transposedNames []string
 	for i, ti := range tensors {
 		j := jobs[i]
 		j.result = TensorResult{Name: ti.Name, Shape: ti.Shape, Source: ti.DType.String(), BytesIn: ti.Size}
@@ -435,6 +456,9 @@ func Convert(inPath, out string, opts Options) (*Result, error) {
 			}
 			planned[i] = nil
 			converted = append(converted, layout.Converted{Name: ti.Name, Shape: ti.Shape})
+			if transposed(opts.Layout, ti.Name, len(ti.Shape)) {
+				transposedNames = append(transposedNames, ti.Name)
+			}
 			j.result.DataType = opts.DataType.Name()
 		} else {
 			outSpecs = []safetensors.TensorSpec{{Name: ti.Name, DType: ti.DType, Shape: ti.Shape}}
@@ -461,6 +485,10 @@ func Convert(inPath, out string, opts Options) (*Result, error) {
 		return nil, err
 	}
 	meta[MetaWeights] = string(wj)
+	if len(transposedNames) > 0 {
+		tj, _ := json.Marshal(transposedNames)
+		meta[MetaTransposed] = string(tj)
+	}
 
 	w, err := safetensors.Create(dst, specs, meta)
 	if err != nil {
@@ -588,8 +616,12 @@ func run(in *Input, j *job, opts *Options) error {
 	if err != nil {
 		return err
 	}
+	shape := j.info.Shape
+	if transposed(opts.Layout, name, len(shape)) {
+		x, shape = layout.TransposeLast2(x, shape)
+	}
 	copts := tcast.Options{Form: tcast.Actual, Axis: opts.Axis, Mode: opts.Mode}
-	t, err := tcast.Cast(x, j.info.Shape, opts.DataType, &copts)
+	t, err := tcast.Cast(x, shape, opts.DataType, &copts)
 	if err != nil {
 		return fmt.Errorf("convert: tensor %s: %v", name, err)
 	}

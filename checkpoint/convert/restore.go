@@ -20,6 +20,7 @@ type Converted struct {
 	Layout  layout.Layout
 	Weights map[string][]string // converted weight → output tensors
 	parts   map[string]string   // output tensor → its weight
+	swapped map[string]bool     // weights stored with their last two axes swapped
 }
 
 // OpenConverted opens a checkpoint written by Convert.
@@ -42,6 +43,17 @@ func OpenConverted(path string) (*Converted, error) {
 	if err := json.Unmarshal([]byte(meta[MetaWeights]), &c.Weights); err != nil {
 		in.Close()
 		return nil, fmt.Errorf("convert: %s: __metadata__ %s: %v", path, MetaWeights, err)
+	}
+	c.swapped = map[string]bool{}
+	if js, ok := meta[MetaTransposed]; ok {
+		var names []string
+		if err := json.Unmarshal([]byte(js), &names); err != nil {
+			in.Close()
+			return nil, fmt.Errorf("convert: %s: __metadata__ %s: %v", path, MetaTransposed, err)
+		}
+		for _, n := range names {
+			c.swapped[n] = true
+		}
 	}
 	for w, ts := range c.Weights {
 		for _, t := range ts {
@@ -85,12 +97,17 @@ func (c *Converted) Names() []string {
 	return out
 }
 
-// Values returns the float32 values and shape of logical tensor name.
+// Values returns the float32 values and shape of logical tensor name, in the
+// source's orientation.
 func (c *Converted) Values(name string) ([]float32, []int, error) {
 	if _, ok := c.Weights[name]; ok {
 		v, t, err := c.Weight(name)
 		if err != nil {
 			return nil, nil, err
+		}
+		if c.swapped[name] && len(t.Shape) >= 2 {
+			v, shape := layout.TransposeLast2(v, t.Shape)
+			return v, shape, nil
 		}
 		return v, t.Shape, nil
 	}
@@ -209,15 +226,15 @@ func Decompress(in, out string, to *dtype.Format, force bool) error {
 		if _, ok := c.Weights[n]; ok {
 			info, ok, err := layout.ReadWeightInfo(c.Metadata(), n)
 			var shape []int
-			if err == nil && ok {
+			if err == nil && ok && !c.swapped[n] {
 				shape = info.Shape
 			} else {
 				// Other layouts: decode once to learn the shape.
-				_, t, err := c.Weight(n)
+				_, s, err := c.Values(n)
 				if err != nil {
 					return err
 				}
-				shape = t.Shape
+				shape = s
 			}
 			shapes[n] = shape
 			specs = append(specs, safetensors.TensorSpec{Name: n, DType: st, Shape: shape})
@@ -239,7 +256,7 @@ func Decompress(in, out string, to *dtype.Format, force bool) error {
 	for _, n := range names {
 		var data []byte
 		if _, ok := c.Weights[n]; ok {
-			v, _, err := c.Weight(n)
+			v, _, err := c.Values(n)
 			if err != nil {
 				w.Abort()
 				return err

@@ -33,6 +33,14 @@ type gptOSS struct{}
 
 func init() { Register(gptOSS{}) }
 
+// Transposed reports that the GptOss expert tensors (rank 3, named
+// "*.mlp.experts.gate_up_proj" or "*.mlp.experts.down_proj", held as [E, in,
+// out]) are stored transposed, as [E, out, in]: the converter swaps their last
+// two axes before casting and swaps them back when it reads them.
+func (gptOSS) Transposed(name string, rank int) bool {
+	return rank == 3 && (strings.HasSuffix(name, ".mlp.experts.gate_up_proj") || strings.HasSuffix(name, ".mlp.experts.down_proj"))
+}
+
 func (gptOSS) Name() string { return "gpt-oss" }
 
 func (gptOSS) Check(dt *tcast.DataType, axis, rank int) error {

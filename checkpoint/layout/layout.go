@@ -75,3 +75,31 @@ func Names() []string {
 	sort.Strings(out)
 	return out
 }
+
+// Transposer is implemented by layouts that store some weights with their last
+// two axes swapped (gpt-oss's experts): Transposed reports whether the weight
+// name of rank rank is one of them. The converter casts the transposed tensor
+// and transposes decoded values back.
+type Transposer interface {
+	Transposed(name string, rank int) bool
+}
+
+// TransposeLast2 returns x, a row-major tensor of shape shape, with its last two
+// axes swapped, and the new shape.
+func TransposeLast2(x []float32, shape []int) ([]float32, []int) {
+	r := len(shape)
+	rows, cols := shape[r-2], shape[r-1]
+	out := make([]float32, len(x))
+	m := rows * cols
+	for base := 0; base+m <= len(x) && m > 0; base += m {
+		src, dst := x[base:base+m], out[base:base+m]
+		for i := 0; i < rows; i++ {
+			for j := 0; j < cols; j++ {
+				dst[j*rows+i] = src[i*cols+j]
+			}
+		}
+	}
+	ts := append([]int(nil), shape...)
+	ts[r-2], ts[r-1] = cols, rows
+	return out, ts
+}
