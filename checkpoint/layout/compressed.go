@@ -315,38 +315,37 @@ func wordsPerRow(n, b int) int { return (n*b + 31) / 32 }
 // bit b·(i mod 32/b) of word i/(32/b), the last word padded with zero bits.
 // colMajor packs along dim 0 instead: the result is wordsPerRow(rows, b)×n.
 func packInt32(vals []byte, rows, n, b int, colMajor bool) []byte {
-	per := 32 / b
-	mask := uint32(1)<<b - 1
 	if colMajor {
 		w := wordsPerRow(rows, b)
 		out := make([]byte, 4*w*n)
-		for r := range w {
-			for c := range n {
-				var word uint32
-				for i := range per {
-					if row := r*per + i; row < rows {
-						word |= (uint32(vals[row*n+c]) & mask) << (b * i)
-					}
-				}
-				binary.LittleEndian.PutUint32(out[4*(r*n+c):], word)
-			}
-		}
+		packLines(n, rows, b, func(c, r int) byte { return vals[r*n+c] },
+			func(c, k int, word uint32) { binary.LittleEndian.PutUint32(out[4*(k*n+c):], word) })
 		return out
 	}
 	w := wordsPerRow(n, b)
 	out := make([]byte, 4*rows*w)
-	for r := range rows {
-		for k := range w {
+	packLines(rows, n, b, func(r, c int) byte { return vals[r*n+c] },
+		func(r, k int, word uint32) { binary.LittleEndian.PutUint32(out[4*(r*w+k):], word) })
+	return out
+}
+
+// packLines packs each of lines sequences of length b-bit values (value i of
+// line l is get(l, i)) into 32-bit words, 32/b values per word from bit 0 up,
+// and hands word k of line l to put.
+func packLines(lines, length, b int, get func(l, i int) byte, put func(l, k int, word uint32)) {
+	per := 32 / b
+	mask := uint32(1)<<b - 1
+	for l := range lines {
+		for k := range wordsPerRow(length, b) {
 			var word uint32
 			for i := range per {
-				if c := k*per + i; c < n {
-					word |= (uint32(vals[r*n+c]) & mask) << (b * i)
+				if j := k*per + i; j < length {
+					word |= (uint32(get(l, j)) & mask) << (b * i)
 				}
 			}
-			binary.LittleEndian.PutUint32(out[4*(r*w+k):], word)
+			put(l, k, word)
 		}
 	}
-	return out
 }
 
 // unpackInt32 is the inverse of packInt32 (padding bits are ignored).
