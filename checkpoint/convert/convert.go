@@ -96,6 +96,9 @@ type TensorResult struct {
 	MaxAbsErr float64  `json:"max_abs_error"`
 	BytesIn   int64    `json:"bytes_in"`
 	BytesOut  int64    `json:"bytes_out"`
+	// Note says why a weight the default rule picked was kept after all (the
+	// layout cannot hold its shape).
+	Note string `json:"note,omitempty"`
 }
 
 // Result is the report of a conversion.
@@ -443,10 +446,16 @@ func Convert(inPath, out string, opts Options) (*Result, error) {
 		j := jobs[i]
 		j.result = TensorResult{Name: ti.Name, Shape: ti.Shape, Source: ti.DType.String(), BytesIn: ti.Size}
 		var outSpecs []safetensors.TensorSpec
-		if j.cast {
-			if planErr[i] != nil {
+		if j.cast && planErr[i] != nil {
+			// Explicitly included tensors must convert; the default choice
+			// keeps what the layout cannot hold, and says so.
+			if opts.Include != nil && opts.Include.MatchString(ti.Name) {
 				return nil, fmt.Errorf("convert: %s: tensor %s: %v", inPath, ti.Name, planErr[i])
 			}
+			j.cast = false
+			j.result.Note = "kept: " + planErr[i].Error()
+		}
+		if j.cast {
 			for k, v := range plannedMeta[i] {
 				meta[k] = v
 			}

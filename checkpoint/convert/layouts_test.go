@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -105,4 +106,25 @@ func TestLayoutRoundTrips(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestKeepsWhatTheLayoutCannotHold checks that a weight the default rule picks
+// but the layout cannot represent (input 320 with groups of 128) is kept with a
+// note, while an explicitly included one is an error.
+func TestKeepsWhatTheLayoutCannotHold(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "m.safetensors")
+	data := make([]byte, 4*64*320)
+	require.NoError(t, safetensors.WriteFile(src, []safetensors.Tensor{
+		{Name: "model.layers.0.mlp.down_proj.weight", DType: safetensors.F32, Shape: []int{64, 320}, Data: data},
+	}, nil))
+	o := opts(t, "int4_g128", "compressed-tensors")
+	res, err := Convert(src, t.TempDir(), o)
+	require.NoError(t, err)
+	require.Len(t, res.Tensors, 1)
+	assert.Empty(t, res.Tensors[0].DataType)
+	assert.Contains(t, res.Tensors[0].Note, "not a multiple of the group size")
+	o.Include = regexp.MustCompile("down_proj")
+	_, err = Convert(src, t.TempDir(), o)
+	assert.ErrorContains(t, err, "down_proj")
 }

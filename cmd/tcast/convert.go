@@ -139,6 +139,7 @@ func progressPrinter(w io.Writer) func(convert.Progress) {
 func printReport(w io.Writer, r *convert.Result) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight|tabwriter.Debug)
 	fmt.Fprintln(tw, "tensor\tshape\tdatatype\tbits/value\tSQNR dB\tmax abs err\t")
+	var notes []string
 	for _, t := range r.Tensors {
 		dt, sqnr, maxErr := "kept "+t.Source, "-", "-"
 		if t.DataType != "" {
@@ -150,8 +151,14 @@ func printReport(w io.Writer, r *convert.Result) {
 			maxErr = fmt.Sprintf("%.3g", t.MaxAbsErr)
 		}
 		fmt.Fprintf(tw, "%s\t%v\t%s\t%.3f\t%s\t%s\t\n", t.Name, t.Shape, dt, t.Bits, sqnr, maxErr)
+		if t.Note != "" {
+			notes = append(notes, t.Name+": "+t.Note)
+		}
 	}
 	tw.Flush()
+	for _, n := range notes {
+		fmt.Fprintln(w, n)
+	}
 	fmt.Fprintf(w, "%s → %s (%s layout): %d tensors, %d bytes in, %d bytes out, ratio %.2f, %.2f s, %.3f GB/s\n",
 		r.Input, r.Output, r.Layout, len(r.Tensors), r.BytesIn, r.BytesOut, r.Ratio(), r.Seconds, r.GBps())
 }
