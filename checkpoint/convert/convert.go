@@ -360,13 +360,11 @@ func normAxis(a, rank int) int {
 
 // job is one tensor on its way through the pipeline.
 type job struct {
-	idx    int
 	info   safetensors.TensorInfo
 	cast   bool
 	out    []safetensors.Tensor
 	meta   map[string]string // metadata the layout wrote for the real data
 	result TensorResult
-	err    error
 }
 
 // OutputPath returns the safetensors file a conversion to out writes: out itself
@@ -420,7 +418,7 @@ func Convert(inPath, out string, opts Options) (*Result, error) {
 	var pwg sync.WaitGroup
 	psem := make(chan struct{}, opts.Workers)
 	for i, ti := range tensors {
-		j := &job{idx: i, info: ti}
+		j := &job{info: ti}
 		j.cast, _ = Decide(ti, &opts)
 		jobs[i] = j
 		if !j.cast {
@@ -512,85 +510,39 @@ func Convert(inPath, out string, opts Options) (*Result, error) {
 
 	// Execute: workers cast, this goroutine writes in input order; at most
 	// Workers+1 tensors are in flight.
-	todo := make(chan *job)
-	done := make(chan *job, opts.Workers)
-	var wg sync.WaitGroup
-	for range opts.Workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := range todo {
-				j.err = run(in, j, &opts)
-				done <- j
-			}
-		}()
-	}
-	stop := make(chan struct{})
-	go func() {
-		defer close(todo)
-		for _, j := range jobs {
-			select {
-			case todo <- j:
-			case <-stop:
-				return
-			}
-		}
-	}()
-	go func() { wg.Wait(); close(done) }()
-	pending := map[int]*job{}
 	patch := map[string]string{} // metadata values that differ from the plan's
-	next := 0
 	var bytesDone int64
-	var firstErr error
-	for j := range done {
-		if firstErr != nil {
-			continue
+	err = ordered(len(jobs), opts.Workers, func(i int) error {
+		return run(in, jobs[i], &opts)
+	}, func(i int) error {
+		pj := jobs[i]
+		for _, t := range pj.out {
+			if err := w.Write(t.Name, t.Data); err != nil {
+				return fmt.Errorf("convert: writing %s: %v", dst, err)
+			}
+			pj.result.BytesOut += int64(len(t.Data))
 		}
-		pending[j.idx] = j
-		for pj, ok := pending[next]; ok; pj, ok = pending[next] {
-			delete(pending, next)
-			next++
-			if pj.err != nil {
-				firstErr = pj.err
-				close(stop)
-				break
-			}
-			for _, t := range pj.out {
-				if err := w.Write(t.Name, t.Data); err != nil {
-					firstErr = fmt.Errorf("convert: writing %s: %v", dst, err)
-					close(stop)
-					break
-				}
-				pj.result.BytesOut += int64(len(t.Data))
-			}
-			if firstErr != nil {
-				break
-			}
-			pj.out = nil // release the tensor's memory
-			in.Release(pj.info.Name)
-			for k, v := range pj.meta {
-				old, ok := meta[k]
-				switch {
-				case !ok:
-					firstErr = fmt.Errorf("convert: tensor %s: layout %s wrote metadata %q it did not declare", pj.info.Name, opts.Layout.Name(), k)
-				case old != v:
-					patch[k] = v
-				}
-			}
-			if firstErr != nil {
-				close(stop)
-				break
-			}
-			res.Tensors = append(res.Tensors, pj.result)
-			res.BytesOut += pj.result.BytesOut
-			bytesDone += pj.info.Size
-			if opts.Progress != nil {
-				opts.Progress(Progress{Tensors: next, TotalTensors: len(jobs), Bytes: bytesDone, TotalBytes: res.BytesIn, Elapsed: time.Since(start)})
+		pj.out = nil // release the tensor's memory
+		in.Release(pj.info.Name)
+		for k, v := range pj.meta {
+			old, ok := meta[k]
+			switch {
+			case !ok:
+				return fmt.Errorf("convert: tensor %s: layout %s wrote metadata %q it did not declare", pj.info.Name, opts.Layout.Name(), k)
+			case old != v:
+				patch[k] = v
 			}
 		}
-	}
-	if firstErr != nil {
-		return nil, firstErr
+		res.Tensors = append(res.Tensors, pj.result)
+		res.BytesOut += pj.result.BytesOut
+		bytesDone += pj.info.Size
+		if opts.Progress != nil {
+			opts.Progress(Progress{Tensors: i + 1, TotalTensors: len(jobs), Bytes: bytesDone, TotalBytes: res.BytesIn, Elapsed: time.Since(start)})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	if len(patch) > 0 {
 		if err := w.PatchMetadata(patch); err != nil {

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/gguf"
@@ -30,9 +29,8 @@ var keptGGUFType = map[safetensors.DType]gguf.Type{
 // chosen weights to typ ("mxfp4", "q8_0" or "q4_0") along their last
 // (innermost) axis and keeping the other tensors in their own type. The
 // architecture key comes from config.json's model_type when present. The file
-// is written through a temporary file and renamed. Unlike the safetensors
-// layouts, the GGUF writer holds the converted tensors in memory until the file
-// is written.
+// is streamed through a temporary file and renamed, with at most Workers+1
+// tensors in memory, as for the safetensors layouts.
 func ToGGUF(inPath, out, typ string, opts Options) (*Result, error) {
 	start := time.Now()
 	gt, ok := GGUFTypes[typ]
@@ -61,47 +59,10 @@ func ToGGUF(inPath, out, typ string, opts Options) (*Result, error) {
 	results := make([]TensorResult, len(tensors))
 	data := make([][]byte, len(tensors))
 	types := make([]gguf.Type, len(tensors))
-	errs := make([]error, len(tensors))
+	cast := make([]bool, len(tensors))
 	var dt *tcast.DataType
 	if gt == gguf.TypeMXFP4 {
 		dt = tcast.MustLookup("mxfp4")
-	}
-	sem := make(chan struct{}, opts.Workers)
-	var wg sync.WaitGroup
-	for i, ti := range tensors {
-		results[i] = TensorResult{Name: ti.Name, Shape: ti.Shape, Source: ti.DType.String(), BytesIn: ti.Size}
-		res.BytesIn += ti.Size
-		if len(ti.Name) > gguf.MaxNameLen {
-			return nil, fmt.Errorf("convert: %s: tensor %s: GGUF names hold at most %d bytes", inPath, ti.Name, gguf.MaxNameLen)
-		}
-		cast, _ := decideGGUF(ti, &opts)
-		if !cast {
-			kt, ok := keptGGUFType[ti.DType]
-			if !ok {
-				return nil, fmt.Errorf("convert: %s: tensor %s: no GGUF type holds %s", inPath, ti.Name, ti.DType)
-			}
-			types[i] = kt
-			if data[i], err = in.Bytes(ti.Name); err != nil {
-				return nil, err
-			}
-			results[i].Bits = float64(ti.DType.BitSize())
-			results[i].BytesOut = int64(len(data[i]))
-			continue
-		}
-		types[i] = gt
-		results[i].DataType = typ
-		wg.Add(1)
-		sem <- struct{}{}
-		go func(i int, ti safetensors.TensorInfo) {
-			defer func() { <-sem; wg.Done() }()
-			data[i], errs[i] = castGGUF(in, ti, gt, dt, &results[i])
-		}(i, ti)
-	}
-	wg.Wait()
-	for i, err := range errs {
-		if err != nil {
-			return nil, fmt.Errorf("convert: %s: tensor %s: %v", inPath, tensors[i].Name, err)
-		}
 	}
 	var w gguf.Writer
 	arch := "tcast"
@@ -120,17 +81,69 @@ func ToGGUF(inPath, out, typ string, opts Options) (*Result, error) {
 			return nil, err
 		}
 	}
+	// Plan: every tensor's GGUF type, declared before any data is written.
 	for i, ti := range tensors {
-		if err := w.AddTensor(ti.Name, types[i], ti.Shape, data[i]); err != nil {
+		results[i] = TensorResult{Name: ti.Name, Shape: ti.Shape, Source: ti.DType.String(), BytesIn: ti.Size}
+		res.BytesIn += ti.Size
+		if len(ti.Name) > gguf.MaxNameLen {
+			return nil, fmt.Errorf("convert: %s: tensor %s: GGUF names hold at most %d bytes", inPath, ti.Name, gguf.MaxNameLen)
+		}
+		cast[i], _ = decideGGUF(ti, &opts)
+		types[i] = gt
+		if cast[i] {
+			results[i].DataType = typ
+		} else {
+			kt, ok := keptGGUFType[ti.DType]
+			if !ok {
+				return nil, fmt.Errorf("convert: %s: tensor %s: no GGUF type holds %s", inPath, ti.Name, ti.DType)
+			}
+			types[i] = kt
+			results[i].Bits = float64(ti.DType.BitSize())
+		}
+		if err := w.DeclareTensor(ti.Name, types[i], ti.Shape); err != nil {
 			return nil, fmt.Errorf("convert: %s: tensor %s: %v", inPath, ti.Name, err)
 		}
-		res.Tensors = append(res.Tensors, results[i])
-		res.BytesOut += int64(len(data[i]))
 	}
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
+		return nil, fmt.Errorf("convert: %v", err)
+	}
+	stream, err := w.Create(out)
+	if err != nil {
 		return nil, err
 	}
-	if err := w.WriteFile(out); err != nil {
+	var bytesDone int64
+	err = ordered(len(tensors), opts.Workers, func(i int) error {
+		ti := tensors[i]
+		var err error
+		if cast[i] {
+			data[i], err = castGGUF(in, ti, gt, dt, &results[i])
+		} else {
+			data[i], err = in.Bytes(ti.Name)
+		}
+		if err != nil {
+			return fmt.Errorf("convert: %s: tensor %s: %v", inPath, ti.Name, err)
+		}
+		return nil
+	}, func(i int) error {
+		if err := stream.WriteTensor(tensors[i].Name, data[i]); err != nil {
+			return err
+		}
+		results[i].BytesOut = int64(len(data[i]))
+		data[i] = nil
+		in.Release(tensors[i].Name)
+		res.Tensors = append(res.Tensors, results[i])
+		res.BytesOut += results[i].BytesOut
+		bytesDone += tensors[i].Size
+		if opts.Progress != nil {
+			opts.Progress(Progress{Tensors: i + 1, TotalTensors: len(tensors), Bytes: bytesDone, TotalBytes: res.BytesIn, Elapsed: time.Since(start)})
+		}
+		return nil
+	})
+	if err != nil {
+		stream.Abort()
+		return nil, err
+	}
+	if err := stream.Close(); err != nil {
 		return nil, err
 	}
 	res.Seconds = time.Since(start).Seconds()

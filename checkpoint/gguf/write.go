@@ -41,7 +41,8 @@ type writerTensor struct {
 	name string
 	typ  Type
 	ne   []int // ggml order
-	data []byte
+	size int64 // bytes of data
+	data []byte // nil for a tensor declared for a Stream
 }
 
 // AddKV adds a metadata pair. Keys must be non-empty, at most 65535 bytes
@@ -112,6 +113,16 @@ func checkValue(v Value, depth int) error {
 // bytes, the type known, and the innermost dimension a multiple of the
 // type's block size.
 func (w *Writer) AddTensor(name string, typ Type, shape []int, data []byte) error {
+	return w.add(name, typ, shape, data, false)
+}
+
+// DeclareTensor adds a tensor whose data will be written later through the
+// Stream that Create returns; the checks are those of AddTensor.
+func (w *Writer) DeclareTensor(name string, typ Type, shape []int) error {
+	return w.add(name, typ, shape, nil, true)
+}
+
+func (w *Writer) add(name string, typ Type, shape []int, data []byte, declared bool) error {
 	if name == "" || len(name) > MaxNameLen {
 		return fmt.Errorf("gguf: tensor name %q of %d bytes: want 1 to %d bytes", name, len(name), MaxNameLen)
 	}
@@ -147,14 +158,14 @@ func (w *Writer) AddTensor(name string, typ Type, shape []int, data []byte) erro
 	if !ok {
 		return fmt.Errorf("gguf: tensor %q: shape %v of %v is too large", name, shape, typ)
 	}
-	if int64(len(data)) != size {
+	if !declared && int64(len(data)) != size {
 		return fmt.Errorf("gguf: tensor %q: %d bytes of data, shape %v of %v needs %d", name, len(data), shape, typ, size)
 	}
 	if w.names == nil {
 		w.names = make(map[string]bool)
 	}
 	w.names[name] = true
-	w.tensors = append(w.tensors, writerTensor{name: name, typ: typ, ne: ne, data: data})
+	w.tensors = append(w.tensors, writerTensor{name: name, typ: typ, ne: ne, size: size, data: data})
 	return nil
 }
 
@@ -197,7 +208,7 @@ func (w *Writer) header() ([]byte, int64, error) {
 		}
 		b = binary.LittleEndian.AppendUint32(b, uint32(t.typ))
 		b = binary.LittleEndian.AppendUint64(b, uint64(off))
-		off += padded(int64(len(t.data)), align)
+		off += padded(t.size, align)
 	}
 	b = append(b, make([]byte, padded(int64(len(b)), align)-int64(len(b)))...)
 	return b, align, nil
@@ -222,6 +233,9 @@ func padded(n, align int64) int64 { return (n + align - 1) / align * align }
 // general.quantization_version was not added, it is written (as uint32 2)
 // after the other metadata.
 func (w *Writer) WriteTo(out io.Writer) (int64, error) {
+	if i := slices.IndexFunc(w.tensors, func(t writerTensor) bool { return t.data == nil && t.size > 0 }); i >= 0 {
+		return 0, fmt.Errorf("gguf: tensor %q was declared for a Stream; WriteTo needs its data", w.tensors[i].name)
+	}
 	hdr, align, err := w.header()
 	if err != nil {
 		return 0, err
@@ -358,4 +372,112 @@ func appendValue(b []byte, v Value) []byte {
 		}
 	}
 	return b
+}
+
+// Stream writes a GGUF file whose tensors were declared with DeclareTensor:
+// the header first, then each tensor's data in declaration order, so that only
+// one tensor at a time need be in memory. Nothing appears under the final name
+// until Close succeeds.
+type Stream struct {
+	path  string
+	f     *os.File
+	bw    *bufio.Writer
+	align int64
+	todo  []writerTensor
+	err   error
+}
+
+// Create writes the header to a temporary file beside path and returns the
+// Stream that takes the tensors' data.
+func (w *Writer) Create(path string) (*Stream, error) {
+	hdr, align, err := w.header()
+	if err != nil {
+		return nil, err
+	}
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	if err != nil {
+		return nil, fmt.Errorf("gguf: %w", err)
+	}
+	s := &Stream{path: path, f: f, bw: bufio.NewWriterSize(f, 1<<20), align: align, todo: slices.Clone(w.tensors)}
+	if _, err := s.bw.Write(hdr); err != nil {
+		s.Abort()
+		return nil, fmt.Errorf("gguf: %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// WriteTensor writes the data of the next declared tensor, which must be
+// name, with exactly its size.
+func (s *Stream) WriteTensor(name string, data []byte) error {
+	if s.err != nil {
+		return s.err
+	}
+	switch {
+	case len(s.todo) == 0:
+		s.err = fmt.Errorf("gguf: %s: tensor %q: every declared tensor is written", s.path, name)
+	case s.todo[0].name != name:
+		s.err = fmt.Errorf("gguf: %s: tensor %q written, %q is next", s.path, name, s.todo[0].name)
+	case int64(len(data)) != s.todo[0].size:
+		s.err = fmt.Errorf("gguf: %s: tensor %q: %d bytes, want %d", s.path, name, len(data), s.todo[0].size)
+	}
+	if s.err != nil {
+		return s.err
+	}
+	s.todo = s.todo[1:]
+	if _, err := s.bw.Write(data); err != nil {
+		s.err = fmt.Errorf("gguf: %s: tensor %q: %w", s.path, name, err)
+		return s.err
+	}
+	if _, err := s.bw.Write(make([]byte, padded(int64(len(data)), s.align)-int64(len(data)))); err != nil {
+		s.err = fmt.Errorf("gguf: %s: %w", s.path, err)
+	}
+	return s.err
+}
+
+// Close checks that every declared tensor was written, syncs the file and
+// renames it into place. After an error it removes the temporary file.
+func (s *Stream) Close() error {
+	if s.err == nil && len(s.todo) > 0 {
+		s.err = fmt.Errorf("gguf: %s: tensor %q was never written", s.path, s.todo[0].name)
+	}
+	if s.err == nil {
+		s.err = s.bw.Flush()
+	}
+	if s.err == nil {
+		s.err = s.f.Chmod(0o644)
+	}
+	if s.err == nil {
+		s.err = s.f.Sync()
+	}
+	if s.err != nil {
+		err := s.err
+		s.Abort()
+		return err
+	}
+	if err := s.f.Close(); err != nil {
+		os.Remove(s.f.Name())
+		return fmt.Errorf("gguf: %w", err)
+	}
+	if err := os.Rename(s.f.Name(), s.path); err != nil {
+		os.Remove(s.f.Name())
+		return fmt.Errorf("gguf: %w", err)
+	}
+	if d, err := os.Open(filepath.Dir(s.path)); err == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}
+
+// Abort removes the temporary file; the Stream is unusable afterwards.
+func (s *Stream) Abort() {
+	if s.err == nil {
+		s.err = fmt.Errorf("gguf: %s: aborted", s.path)
+	}
+	s.f.Close()
+	os.Remove(s.f.Name())
 }

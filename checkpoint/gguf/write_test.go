@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -429,4 +430,50 @@ func TestValueAccessors(t *testing.T) {
 	assert.Equal(t, []float32{1}, Array([]float32{1}).Any())
 	assert.Equal(t, 3, Array([]bool{true, true, false}).Len())
 	assert.Equal(t, 0, Uint8(1).Len())
+}
+
+// TestStream checks that a streamed file equals the one WriteFile makes, and
+// that out-of-order, wrongly sized or missing tensors fail without a file.
+func TestStream(t *testing.T) {
+	dir := t.TempDir()
+	q := make([]byte, 34)
+	q[0] = 0x3c
+	f32 := []byte{0, 0, 0x80, 0x3f, 0, 0, 0, 0x40}
+	var a, b Writer
+	for _, w := range []*Writer{&a, &b} {
+		require.NoError(t, w.AddKV(KeyArchitecture, String("test")))
+	}
+	require.NoError(t, a.AddTensor("q", TypeQ8_0, []int{1, 32}, q))
+	require.NoError(t, a.AddTensor("f", TypeF32, []int{2}, f32))
+	require.NoError(t, a.WriteFile(filepath.Join(dir, "a.gguf")))
+	require.NoError(t, b.DeclareTensor("q", TypeQ8_0, []int{1, 32}))
+	require.NoError(t, b.DeclareTensor("f", TypeF32, []int{2}))
+	_, err := b.WriteTo(io.Discard)
+	require.ErrorContains(t, err, "declared for a Stream")
+	s, err := b.Create(filepath.Join(dir, "b.gguf"))
+	require.NoError(t, err)
+	require.NoError(t, s.WriteTensor("q", q))
+	require.NoError(t, s.WriteTensor("f", f32))
+	require.NoError(t, s.Close())
+	wa, err := os.ReadFile(filepath.Join(dir, "a.gguf"))
+	require.NoError(t, err)
+	wb, err := os.ReadFile(filepath.Join(dir, "b.gguf"))
+	require.NoError(t, err)
+	assert.Equal(t, wa, wb)
+
+	for name, steps := range map[string]func(s *Stream) error{
+		"order":   func(s *Stream) error { return s.WriteTensor("f", f32) },
+		"size":    func(s *Stream) error { return s.WriteTensor("q", q[:10]) },
+		"missing": func(s *Stream) error { return s.WriteTensor("q", q) },
+	} {
+		path := filepath.Join(dir, name+".gguf")
+		s, err := b.Create(path)
+		require.NoError(t, err)
+		_ = steps(s)
+		require.Error(t, s.Close(), name)
+		_, err = os.Stat(path)
+		assert.True(t, os.IsNotExist(err), name)
+	}
+	entries, _ := os.ReadDir(dir)
+	assert.Len(t, entries, 2, "no temporary files left")
 }

@@ -1,0 +1,73 @@
+package convert
+
+import "sync"
+
+// ordered runs work(i) for i = 0..n-1 on workers goroutines and emit(i) on the
+// calling goroutine in order of i, each as soon as work(i) and every earlier
+// emit are done. At most workers+1 items are between the start of their work
+// and the end of their emit, which bounds the memory their results hold. The
+// first error, from work or emit, stops the run and is returned; items not
+// started by then are skipped.
+func ordered(n, workers int, work func(i int) error, emit func(i int) error) error {
+	tokens := make(chan struct{}, workers+1)
+	todo := make(chan int)
+	type result struct {
+		i   int
+		err error
+	}
+	done := make(chan result, workers+1)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range todo {
+				done <- result{i, work(i)}
+			}
+		}()
+	}
+	go func() {
+		defer close(todo)
+		for i := range n {
+			select {
+			case tokens <- struct{}{}:
+			case <-stop:
+				return
+			}
+			select {
+			case todo <- i:
+			case <-stop:
+				return
+			}
+		}
+	}()
+	go func() { wg.Wait(); close(done) }()
+	errs := map[int]error{}
+	next := 0
+	var firstErr error
+	for r := range done {
+		if firstErr != nil {
+			continue // drain
+		}
+		errs[r.i] = r.err
+		for {
+			err, ok := errs[next]
+			if !ok {
+				break
+			}
+			delete(errs, next)
+			if err == nil {
+				err = emit(next)
+			}
+			next++
+			<-tokens
+			if err != nil {
+				firstErr = err
+				close(stop)
+				break
+			}
+		}
+	}
+	return firstErr
+}
