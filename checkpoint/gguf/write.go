@@ -40,8 +40,8 @@ type Writer struct {
 type writerTensor struct {
 	name string
 	typ  Type
-	ne   []int // ggml order
-	size int64 // bytes of data
+	ne   []int  // ggml order
+	size int64  // bytes of data
 	data []byte // nil for a tensor declared for a Stream
 }
 

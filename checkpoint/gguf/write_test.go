@@ -3,9 +3,9 @@ package gguf
 import (
 	"bytes"
 	"errors"
+	"io"
 	"math"
 	"math/rand/v2"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
