@@ -2,6 +2,10 @@
 """An independent safetensors reader, for cross-checking tensorcast-go's.
 
 Usage: python3 read_safetensors.py FILE.safetensors
+       python3 read_safetensors.py FILE.npy
+
+A .npy file is read with numpy.load and printed the same way, as one entry
+named "array" whose dtype is numpy's (e.g. "<f4", "|u1", "<f2").
 
 Parses the file with nothing but json, struct and numpy (no safetensors or
 torch package): a little-endian u64 header length N, N bytes of JSON, then the
@@ -38,6 +42,19 @@ NUMPY = {
 }
 
 
+def e4m3fn(bits):
+    """Decodes OCP FP8 E4M3 (torch float8_e4m3fn) codes to float32 by the
+    format's definition: bias 7, subnormals below exponent code 1, no
+    infinities, S.1111.111 NaN."""
+    b = bits.astype(np.int32)
+    sign = np.where(b & 0x80, -1.0, 1.0)
+    exp = (b >> 3) & 0xF
+    man = (b & 0x7).astype(np.float64)
+    val = np.where(exp == 0, np.ldexp(man / 8, -6), np.ldexp(1 + man / 8, exp - 7))
+    val = np.where((b & 0x7F) == 0x7F, np.nan, val)
+    return (sign * val).astype(np.float32)
+
+
 def load(path):
     with open(path, "rb") as f:
         raw = f.read()
@@ -59,6 +76,8 @@ def load(path):
         if dtype == "BF16":
             bits = np.frombuffer(buf, dtype="<u2", count=count)
             arr = (bits.astype(np.uint32) << 16).view(np.float32)
+        elif dtype == "F8_E4M3":
+            arr = e4m3fn(np.frombuffer(buf, dtype="u1", count=count))
         elif dtype in NUMPY:
             arr = np.frombuffer(buf, dtype=NUMPY[dtype], count=count)
         else:
@@ -78,10 +97,28 @@ def load(path):
     return out
 
 
+def load_npy(path):
+    arr = np.load(path, allow_pickle=False)
+    flat = arr.reshape(-1)
+    first = [v.item() for v in flat[:4]]
+    if arr.dtype.kind == "f":
+        first = [float(v) for v in first]
+    return {
+        "array": {
+            "dtype": arr.dtype.str,
+            "shape": list(arr.shape),
+            "sum": float(np.sum(flat.astype(np.float64))),
+            "first": first,
+        }
+    }
+
+
 def main():
     if len(sys.argv) != 2:
-        sys.exit("usage: read_safetensors.py FILE.safetensors")
-    json.dump(load(sys.argv[1]), sys.stdout, sort_keys=True)
+        sys.exit("usage: read_safetensors.py FILE.safetensors|FILE.npy")
+    path = sys.argv[1]
+    out = load_npy(path) if path.endswith(".npy") else load(path)
+    json.dump(out, sys.stdout, sort_keys=True)
     sys.stdout.write("\n")
 
 

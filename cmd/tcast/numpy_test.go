@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tensorcast-go/tensorcast/checkpoint/npy"
 	"github.com/tensorcast-go/tensorcast/checkpoint/safetensors"
 )
 
@@ -205,4 +206,67 @@ func TestFixtureAgainstNumpy(t *testing.T) {
 		t.Skipf("fixture %s is absent: %v", fixture, err)
 	}
 	compareWithNumpy(t, python, fixture)
+}
+
+// TestCastOutputsAgainstNumpy reads the .npy files of a tcast cast (codes,
+// scales, packed bytes, dequantized values) and a float16 decompress with
+// numpy.load and compares them with our npy reader.
+func TestCastOutputsAgainstNumpy(t *testing.T) {
+	python := numpyPython(t)
+	dir := filepath.Join(t.TempDir(), "cast")
+	code, _, stderr := tcast("cast", "-dtype", "nvfp4", "-o", dir, "../../testdata/conv2d_2.f32.npy")
+	require.Equal(t, 0, code, stderr)
+	half := filepath.Join(t.TempDir(), "half.npy")
+	code, _, stderr = tcast("decompress", "-to", "f16", "-o", half, dir)
+	require.Equal(t, 0, code, stderr)
+	files := []string{half}
+	for _, f := range []string{"codes.npy", "scale.npy", "tensor_scale.npy", "packed.npy", "dequant.npy"} {
+		files = append(files, filepath.Join(dir, f))
+	}
+	for _, path := range files {
+		got := readWithNumpy(t, python, path)["array"]
+		a, err := npy.ReadFile(path)
+		require.NoError(t, err)
+		assert.Equal(t, a.Header.Shape, got.Shape, path)
+		var vals []float64
+		if a.Header.DType == npy.Uint8 {
+			for _, b := range a.Data {
+				vals = append(vals, float64(b))
+			}
+		} else {
+			f, err := a.Float32s()
+			require.NoError(t, err, path)
+			for _, v := range f {
+				vals = append(vals, float64(v))
+			}
+		}
+		sum := 0.0
+		for _, v := range vals {
+			sum += v
+		}
+		require.NotNil(t, got.Sum, path)
+		assert.InDelta(t, sum, *got.Sum, 1e-6*max(1, math.Abs(sum)), path)
+		for i, fv := range got.First {
+			n, err := fv.(json.Number).Float64()
+			require.NoError(t, err)
+			assert.Equal(t, vals[i], n, "%s element %d", path, i)
+		}
+	}
+}
+
+// TestLayoutsAgainstNumpy converts a small synth checkpoint in every
+// safetensors layout and has numpy read every tensor of the result (I32 packed
+// words, I64 shapes, U8 codes, F8_E4M3 scales decoded by their definition).
+func TestLayoutsAgainstNumpy(t *testing.T) {
+	python := numpyPython(t)
+	src, _ := synthTo(t, t.TempDir(), "-layers", "1", "-hidden", "128", "-vocab", "128", "-seed", "3")
+	for _, c := range [][2]string{{"tcast", "mxfp4"}, {"tcast", "uint4_g32"}, {"compressed-tensors", "int4_g32"},
+		{"compressed-tensors", "nvfp4"}, {"compressed-tensors", "fp8e4_block128"}, {"modelopt", "nvfp4"}, {"gpt-oss", "mxfp4"}} {
+		t.Run(c[0]+"/"+c[1], func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "m.safetensors")
+			code, _, stderr := tcast("convert", src, "-layout", c[0], "-dtype", c[1], "-o", out)
+			require.Equal(t, 0, code, stderr)
+			compareWithNumpy(t, python, out)
+		})
+	}
 }
