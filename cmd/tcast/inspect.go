@@ -19,6 +19,7 @@ import (
 	"sync"
 	"text/tabwriter"
 
+	"github.com/tensorcast-go/tensorcast/checkpoint/convert"
 	"github.com/tensorcast-go/tensorcast/checkpoint/layout"
 	"github.com/tensorcast-go/tensorcast/checkpoint/safetensors"
 	tc "github.com/tensorcast-go/tensorcast/tcast"
@@ -384,6 +385,34 @@ func inspect(path string, withStats bool) (*inspectReport, error) {
 		}
 		rep.Converted = append(rep.Converted, w)
 	}
+	// Other layouts: tcast convert records which tensors hold each weight.
+	decodeWith := "tcast"
+	if ln := in.meta[convert.MetaLayout]; ln != "" && ln != "tcast" {
+		if _, err := layout.Get(ln); err != nil {
+			return nil, fmt.Errorf("%s: %w", in.path, err)
+		}
+		decodeWith = ln
+		var ws map[string][]string
+		if err := json.Unmarshal([]byte(in.meta[convert.MetaWeights]), &ws); err != nil {
+			return nil, fmt.Errorf("%s: metadata %s: %v", in.path, convert.MetaWeights, err)
+		}
+		dtName := in.meta[convert.MetaDataType]
+		for name, tensors := range ws {
+			w := inspectWeight{Name: name, DataType: dtName, Parts: map[string]string{}}
+			if dt, err := tc.Lookup(dtName); err == nil {
+				w.Code, w.BitsPerValue = dt.Code(), dt.BitsPerValue()
+			}
+			for _, tn := range tensors {
+				part := strings.TrimPrefix(strings.TrimPrefix(tn, strings.TrimSuffix(name, ".weight")), ".")
+				if part == "" {
+					part = tn
+				}
+				w.Parts[part] = tn
+				partOf[tn] = &inspectPartOf{Weight: name, DataType: dtName, Part: part}
+			}
+			rep.Converted = append(rep.Converted, w)
+		}
+	}
 	if len(rep.Metadata) == 0 {
 		rep.Metadata = nil
 	}
@@ -405,6 +434,9 @@ func inspect(path string, withStats bool) (*inspectReport, error) {
 		}
 	}
 	for _, w := range rep.Converted {
+		if w.Shape == nil {
+			continue // counted once decoded
+		}
 		n := int64(1)
 		for _, d := range w.Shape {
 			n *= int64(d)
@@ -462,7 +494,7 @@ func inspect(path string, withStats bool) (*inspectReport, error) {
 	for i := range rep.Converted {
 		jobs = append(jobs, job{weight: &rep.Converted[i]})
 	}
-	tcastLayout, err := layout.Get("tcast")
+	decoder, err := layout.Get(decodeWith)
 	if err != nil {
 		return nil, err
 	}
@@ -482,9 +514,12 @@ func inspect(path string, withStats bool) (*inspectReport, error) {
 					j.tensor.Stats = computeStats(v)
 					continue
 				}
-				t, ok, err := tcastLayout.Decode(j.weight.Name, in)
+				t, ok, err := decoder.Decode(j.weight.Name, in)
 				if err == nil && !ok {
-					err = errors.New("no tcast layout metadata")
+					err = fmt.Errorf("not found in the %s layout", decoder.Name())
+				}
+				if err == nil && j.weight.Shape == nil {
+					j.weight.Shape = t.Shape // as stored (gpt-oss experts: [E, out, in])
 				}
 				var v []float32
 				if err == nil {
@@ -505,6 +540,16 @@ func inspect(path string, withStats bool) (*inspectReport, error) {
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
+	}
+	if decodeWith != "tcast" {
+		// Shapes of other layouts' weights are known only once decoded.
+		for _, w := range rep.Converted {
+			n := int64(1)
+			for _, d := range w.Shape {
+				n *= int64(d)
+			}
+			rep.Totals.Parameters += n
+		}
 	}
 	return rep, nil
 }

@@ -376,3 +376,30 @@ func TestInspectHelpers(t *testing.T) {
 	_, err := maskDensity([]byte{1}, 9, true)
 	assert.Error(t, err)
 }
+
+// TestInspectOtherLayouts inspects a compressed-tensors NVFP4 conversion: the
+// part tensors are attributed to their weights and the weights are decoded.
+func TestInspectOtherLayouts(t *testing.T) {
+	src, _ := synthTo(t, t.TempDir(), "-layers", "1", "-hidden", "64", "-vocab", "64", "-seed", "5")
+	out := filepath.Join(t.TempDir(), "m.safetensors")
+	code, _, stderr := tcast("convert", src, "-layout", "compressed-tensors", "-dtype", "nvfp4", "-o", out)
+	require.Equal(t, 0, code, stderr)
+	code, stdout, stderr := tcast("inspect", "-json", out)
+	require.Equal(t, 0, code, stderr)
+	var rep struct {
+		Converted []struct {
+			Name     string `json:"name"`
+			DataType string `json:"datatype"`
+			Shape    []int  `json:"shape"`
+		} `json:"converted"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &rep))
+	require.Len(t, rep.Converted, 7)
+	for _, w := range rep.Converted {
+		assert.Equal(t, "nvfp4", w.DataType, w.Name)
+		assert.Len(t, w.Shape, 2, w.Name)
+	}
+	code, stdout, _ = tcast("inspect", out)
+	require.Equal(t, 0, code)
+	assert.Contains(t, stdout, "part weight_packed")
+}
