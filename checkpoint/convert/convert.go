@@ -71,6 +71,10 @@ type Options struct {
 	Workers int
 	// Force replaces existing output files.
 	Force bool
+	// ShardSize, when positive, splits the output into shards of at most this
+	// many bytes of tensor data (a tensor larger than that gets a shard of its
+	// own) with a model.safetensors.index.json, in the output directory.
+	ShardSize int64
 	// Progress, when set, is called after each tensor is written, from one
 	// goroutine.
 	Progress func(Progress)
@@ -391,11 +395,20 @@ func Convert(inPath, out string, opts Options) (*Result, error) {
 	}
 	defer in.Close()
 	dst := OutputPath(out)
+	if opts.ShardSize > 0 {
+		if strings.HasSuffix(out, ".safetensors") {
+			return nil, fmt.Errorf("convert: sharded output goes to a directory, not %s", out)
+		}
+		dst = filepath.Join(out, safetensors.IndexFileName)
+	}
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return nil, fmt.Errorf("convert: %v", err)
 	}
 	if !opts.Force && exists(dst) {
 		return nil, fmt.Errorf("convert: %s exists (use -force to replace it)", dst)
+	}
+	if opts.ShardSize > 0 {
+		dst = filepath.Join(out, "model.safetensors") // shards are named from its directory
 	}
 
 	// Plan: what each tensor becomes, so the header can be written first.
@@ -497,9 +510,12 @@ func Convert(inPath, out string, opts Options) (*Result, error) {
 		meta[MetaTransposed] = string(tj)
 	}
 
-	w, err := safetensors.Create(dst, specs, meta)
+	w, err := createOutput(dst, specs, meta, opts.ShardSize)
 	if err != nil {
 		return nil, err
+	}
+	if w.index != "" {
+		res.Output = w.index
 	}
 	ok := false
 	defer func() {

@@ -173,3 +173,25 @@ func TestDecide(t *testing.T) {
 		assert.Equal(t, tc.want, got, "%s: %s", tc.info.Name, why)
 	}
 }
+
+// TestConvertSharded splits the output into shards with an index, and reads it
+// back through the index.
+func TestConvertSharded(t *testing.T) {
+	needFixture(t)
+	out := t.TempDir()
+	o := opts(t, "nvfp4", "tcast")
+	o.ShardSize = 150_000
+	res, err := Convert(iris, out, o)
+	require.NoError(t, err)
+	assert.Equal(t, filepath.Join(out, safetensors.IndexFileName), res.Output)
+	shards, _ := filepath.Glob(filepath.Join(out, "model-*-of-*.safetensors"))
+	assert.Greater(t, len(shards), 1)
+	assert.Contains(t, shards, filepath.Join(out, "model-00001-of-0000"+string(rune('0'+len(shards)))+".safetensors"))
+	vr, err := Verify(iris, out)
+	require.NoError(t, err)
+	assert.Len(t, vr, 189)
+	_, err = Convert(iris, out, o)
+	assert.ErrorContains(t, err, "exists")
+	_, err = Convert(iris, filepath.Join(out, "x.safetensors"), o)
+	assert.ErrorContains(t, err, "directory")
+}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"regexp"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -18,7 +19,7 @@ import (
 )
 
 const convertUsage = "tcast convert IN -dtype NAME -o OUT [-layout LAYOUT] [-include RE] [-exclude RE] [-axis N]\n" +
-	"                    [-scale-mode MODE] [-workers K] [-force] [-json]\n\n" +
+	"                    [-scale-mode MODE] [-workers K] [-shard-size SIZE] [-force] [-json]\n\n" +
 	"IN is a .safetensors file, a model.safetensors.index.json, or a directory holding one.\n" +
 	"OUT is a directory (model.safetensors and config files go in it) or a .safetensors file;\n" +
 	"with -layout gguf, a .gguf file or a directory for model.gguf, and -dtype mxfp4, q8_0 or q4_0."
@@ -34,6 +35,7 @@ func runConvert(args []string, stdout, stderr io.Writer) error {
 	mode := fs.String("scale-mode", "floor", "power-of-two scale `MODE`: floor, ceil, even, rceil, midmax, option3, topbinade")
 	workers := fs.Int("workers", 0, "tensors cast in parallel (0: all cores)")
 	force := fs.Bool("force", false, "replace existing output files")
+	shard := fs.String("shard-size", "", "split the output into shards of at most `SIZE` (e.g. 5GB, 500MB, 2GiB) with an index")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	pos, err := parseArgs(fs, convertUsage, args, stdout)
 	if err != nil {
@@ -76,6 +78,11 @@ func runConvert(args []string, stdout, stderr io.Writer) error {
 	}
 	if *workers < 0 {
 		return usagef("-workers must be 0 or more")
+	}
+	if *shard != "" {
+		if opts.ShardSize, err = parseSize(*shard); err != nil {
+			return usagef("-shard-size: %v", err)
+		}
 	}
 	if !*asJSON {
 		opts.Progress = progressPrinter(stderr)
@@ -168,4 +175,27 @@ func printReport(w io.Writer, r *convert.Result) {
 	}
 	fmt.Fprintf(w, "%s → %s (%s layout): %d tensors, %d bytes in, %d bytes out, ratio %.2f, %.2f s, %.3f GB/s\n",
 		r.Input, r.Output, r.Layout, len(r.Tensors), r.BytesIn, r.BytesOut, r.Ratio(), r.Seconds, r.GBps())
+}
+
+// parseSize reads a byte count with an optional unit: B, KB, MB, GB, TB
+// (powers of 1000) or KiB, MiB, GiB, TiB (powers of 1024).
+func parseSize(s string) (int64, error) {
+	units := []struct {
+		suffix string
+		mul    int64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"TiB", 1 << 40},
+		{"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12}, {"B", 1}}
+	mul := int64(1)
+	num := strings.TrimSpace(s)
+	for _, u := range units {
+		if strings.HasSuffix(strings.ToUpper(num), strings.ToUpper(u.suffix)) && (u.suffix != "B" || !strings.HasSuffix(strings.ToUpper(num), "IB")) {
+			num, mul = strings.TrimSpace(num[:len(num)-len(u.suffix)]), u.mul
+			break
+		}
+	}
+	n, err := strconv.ParseFloat(num, 64)
+	if err != nil || n <= 0 || n*float64(mul) > 1<<62 {
+		return 0, fmt.Errorf("%q is not a positive size such as 5GB or 500MiB", s)
+	}
+	return int64(n * float64(mul)), nil
 }

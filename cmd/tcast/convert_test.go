@@ -92,3 +92,22 @@ func TestConvertBadInput(t *testing.T) {
 		assert.True(t, os.IsNotExist(err), "no output for a failed conversion")
 	}
 }
+
+func TestParseSize(t *testing.T) {
+	for in, want := range map[string]int64{"5GB": 5e9, "500MB": 5e8, "2GiB": 2 << 30, "1.5KiB": 1536, "123": 123, "64B": 64, "10 MB": 1e7} {
+		got, err := parseSize(in)
+		require.NoError(t, err, in)
+		assert.Equal(t, want, got, in)
+	}
+	for _, in := range []string{"", "-1GB", "GB", "5XB", "0"} {
+		_, err := parseSize(in)
+		assert.Error(t, err, in)
+	}
+	out := filepath.Join(t.TempDir(), "sharded")
+	code, stdout, stderr := tcast("convert", irisFixture, "-dtype", "mxfp4", "-o", out, "-shard-size", "200KB")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "model.safetensors.index.json")
+	code, _, stderr = tcast("convert", irisFixture, "-dtype", "mxfp4", "-o", out, "-shard-size", "lots")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "-shard-size")
+}
