@@ -184,10 +184,7 @@ func newCaster(x []float32, shape []int, dt *DataType, o Options) (*caster, erro
 // newTensor allocates the tensor's parts, empty of data.
 func (c *caster) newTensor(form Form) *Tensor {
 	lay := c.lay
-	t := &Tensor{DataType: c.dt, Form: form, Shape: append([]int(nil), lay.shape...), Axis: lay.axis, Mode: c.opts.Mode}
-	if len(c.lay.shape) == 1 && c.lay.n == 1 && len(t.Shape) == 1 {
-		t.Shape = append([]int(nil), lay.shape...)
-	}
+	t := &Tensor{DataType: c.dt, Form: form, Shape: append([]int{}, lay.input...), Axis: lay.axis, Mode: c.opts.Mode}
 	t.Data = &Part{Format: c.elem, Bits: c.elem.Bits(), Shape: append([]int(nil), lay.shape...)}
 	if c.opts.Keep != nil {
 		m := &Part{Bits: 1, Shape: append([]int(nil), lay.shape...), Bytes: make([]byte, lay.n)}
@@ -363,15 +360,25 @@ func castContiguous[C kernels.Code](c *caster, x []float32, codes []C, t *Tensor
 // setTensorScale computes the second-level tensor scale from the tensor's amax.
 func (c *caster) setTensorScale(x []float32, p *Part) {
 	tf := c.spec.TensorScale
+	// The tensor scale comes from the finite values: a NaN or an Inf makes its
+	// own block NaN (floatBlock), not every block of the tensor.
 	amax := c.amax(x, c.opts.Keep)
+	if isNonFinite(amax) {
+		if c.zf != nil {
+			lo, hi, _ := kernels.MinMax(x, c.opts.Keep)
+			amax = max(hi, 0) - min(lo, 0)
+		} else {
+			amax = finiteAmax(x, c.opts.Keep)
+		}
+	}
 	code := tf.Encode(1)
 	if amax > 0 && !isNonFinite(amax) {
 		denom := c.elemMax * c.sf.MaxFinite()
 		if c.zf != nil {
 			denom = float32(c.qmax-c.qmin) * c.sf.MaxFinite()
 		}
-		if s := tf.Decode(tf.Encode(amax / denom)); s > 0 && !isNonFinite(s) {
-			code = tf.Encode(amax / denom)
+		if sc := tf.Encode(amax / denom); tf.Decode(sc) > 0 && !isNonFinite(tf.Decode(sc)) {
+			code = sc
 		}
 	}
 	putCode(p, 0, code)
@@ -521,11 +528,8 @@ func encodeScaled[C kernels.Code](c *caster, v []float32, keep []bool, cs []C, m
 // nanBlock stores the NaN policy's block: the scale's NaN code, the element NaN
 // code (or 0 where the element format has none) everywhere, offsets 0.
 func nanBlock[C kernels.Code](c *caster, cs []C, off []uint8, t *Tensor, b block) {
-	nan, _ := c.sf.NaN()
-	putCode(t.Scale, b.scaleIndex, nan)
-	fill(cs, c.elemNaN)
+	fill(cs, c.nanScale(t, b).fillCode)
 	clear(off)
-	return
 }
 
 // exponentBlock is the OCP MX rule with subtile offsets: a power-of-two scale
@@ -565,7 +569,9 @@ func exponentBlock[C kernels.Code](c *caster, v []float32, keep []bool, cs []C, 
 		xs := float32(math.Ldexp(float64(x), -o))
 		sb := b
 		sb.scaleIndex = int(seed>>1) + q
-		encodeScaled(c, v[lo:hi], kq, cs[lo:hi], 1/xs, 0, sb)
+		// Divide rather than multiply by 1/xs: xs can be 2^-130, whose
+		// reciprocal overflows float32. Division by a power of two is exact.
+		encodeScaled(c, v[lo:hi], kq, cs[lo:hi], 0, xs, sb)
 	}
 	return
 }

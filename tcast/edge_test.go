@@ -180,3 +180,51 @@ func TestPackingBytes(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []byte{0x0d, 0x01}, c.Mask.Bytes)
 }
+
+// TestOffsetsAtTheBottomOfE8M0 covers subtile scales below 2^-127: the block
+// scale is clamped to code 0 and a subtile offset lowers it further, which
+// must not overflow the reciprocal (found in review).
+func TestOffsetsAtTheBottomOfE8M0(t *testing.T) {
+	x := make([]float32, 16)
+	for i := range x {
+		x[i] = 1e-38
+	}
+	x[2], x[3] = 1e-39, -1e-39
+	v, a := castBoth(t, "mx9", x, []int{16}, DefaultOptions())
+	assert.Equal(t, byte(0), a.Scale.Bytes[0])
+	assert.Equal(t, uint8(1), a.Meta.Bytes[1], "the small subtile gets an offset")
+	// 1e-39 / 2^-128 = 0.3402…, in q1.6: round(21.77) = 22 → 22/64 · 2^-128.
+	assert.Equal(t, float32(math.Ldexp(22.0/64, -128)), v[2])
+	assert.Equal(t, -float32(math.Ldexp(22.0/64, -128)), v[3])
+}
+
+// TestNVFP4NaNStaysInItsBlock checks that a NaN in one block leaves the tensor
+// scale, and so every other block, as without it (found in review).
+func TestNVFP4NaNStaysInItsBlock(t *testing.T) {
+	x := make([]float32, 32)
+	for i := range x {
+		x[i] = 1e-4 * float32(i+1)
+	}
+	clean, _ := castBoth(t, "nvfp4", x, []int{32}, DefaultOptions())
+	x[20] = float32(math.NaN())
+	v, a := castBoth(t, "nvfp4", x, []int{32}, DefaultOptions())
+	assertBits(t, clean[:16], v[:16], "block 0 unchanged")
+	for _, e := range v[16:] {
+		assert.True(t, e != e, "block 1 is NaN")
+	}
+	assert.Equal(t, byte(0x7f), a.Scale.Bytes[1])
+}
+
+// TestRankZeroShape checks that a 0-d input keeps its shape.
+func TestRankZeroShape(t *testing.T) {
+	for _, form := range []Form{Virtual, Actual, Compressed} {
+		opts := DefaultOptions()
+		opts.Form = form
+		c, err := Cast([]float32{1.5}, []int{}, MustLookup("fp8e4_tensor"), &opts)
+		require.NoError(t, err)
+		assert.Equal(t, []int{}, c.Shape, form)
+		v, err := Decompress(c)
+		require.NoError(t, err)
+		assert.Equal(t, []float32{1.5}, v)
+	}
+}

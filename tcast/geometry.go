@@ -10,7 +10,8 @@ import (
 // a rectangle of len0 × len1 elements at offsets base + i·stride0 + j·stride1,
 // and blocks are numbered in the row-major order of the scale's shape.
 type layout struct {
-	shape      []int
+	input      []int // the tensor's shape as given (rank 0 included)
+	shape      []int // the shape worked on: input, or [1] for a rank-0 tensor
 	n          int   // elements
 	axis       int   // the scaled axis (dimension of the last tile)
 	axis0      int   // the dimension of the first tile of a 2-D tile, else -1
@@ -65,7 +66,7 @@ func newLayout(shape []int, axis int, spec *scale.Spec) (*layout, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &layout{shape: append([]int(nil), shape...), n: n, axis0: -1, tile0: 1}
+	l := &layout{input: append([]int{}, shape...), shape: append([]int(nil), shape...), n: n, axis0: -1, tile0: 1}
 	// A rank-0 tensor is one element along a virtual axis.
 	if len(l.shape) == 0 {
 		l.shape = []int{1}
@@ -117,7 +118,10 @@ func newLayout(shape []int, axis int, spec *scale.Spec) (*layout, error) {
 		l.scaleShape[l.axis0] = ceilDiv(l.shape[l.axis0], l.tile0)
 	}
 	l.blocks, _ = product(l.scaleShape)
-	if len(spec.Tiles) == 1 && last.Offset != 0 && last.Sub != 0 && l.tile1%last.Sub == 0 {
+	if len(spec.Tiles) == 1 && last.Offset != 0 && last.Sub != 0 {
+		if l.tile1%last.Sub != 0 {
+			return nil, fmt.Errorf("subtile %d does not divide the tile of %d elements", last.Sub, l.tile1)
+		}
 		l.sub, l.offBits = last.Sub, last.Offset
 		l.metaShape = append([]int(nil), l.shape...)
 		l.metaShape[l.axis] = ceilDiv(l.shape[l.axis], l.sub)
