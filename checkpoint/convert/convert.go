@@ -100,10 +100,14 @@ type TensorResult struct {
 	MaxAbsErr float64  `json:"max_abs_error"`
 	BytesIn   int64    `json:"bytes_in"`
 	BytesOut  int64    `json:"bytes_out"`
+	// Lost counts finite source values that came back NaN or infinite.
+	Lost int `json:"nonfinite_outputs,omitempty"`
 	// Note says why a weight the default rule picked was kept after all (the
 	// layout cannot hold its shape).
 	Note string `json:"note,omitempty"`
 }
+
+func (r *TensorResult) setErrors(e Errors) { r.SQNR, r.MaxAbsErr, r.Lost = e.SQNR, e.MaxAbs, e.Lost }
 
 // Result is the report of a conversion.
 type Result struct {
@@ -611,28 +615,49 @@ func run(in *Input, j *job, opts *Options) error {
 	if err != nil {
 		return fmt.Errorf("convert: tensor %s: %v", name, err)
 	}
-	j.result.SQNR, j.result.MaxAbsErr = Compare(x, v)
+	j.result.setErrors(Compare(x, v))
 	return nil
 }
 
-// Compare returns the SQNR in dB of got against want (nil when the error is zero
-// or want is all zero) and the largest absolute error, over elements where both
-// are finite.
-func Compare(want, got []float32) (*float64, float64) {
-	var sig, noise, maxErr float64
+// Errors compares dequantized values with their source.
+type Errors struct {
+	// SQNR in dB over elements where both are finite; nil when the error is
+	// zero or the source is all zero.
+	SQNR *float64
+	// MaxAbs and MSE are the largest and the mean squared absolute error over
+	// the same elements.
+	MaxAbs, MSE float64
+	// Lost counts finite source values that came back NaN or infinite.
+	Lost int
+}
+
+// Compare measures got against want.
+func Compare(want, got []float32) Errors {
+	var e Errors
+	var sig, noise float64
+	n := 0
 	for i, w := range want {
 		g := got[i]
-		if math.IsNaN(float64(w)) || math.IsInf(float64(w), 0) || math.IsNaN(float64(g)) || math.IsInf(float64(g), 0) {
+		wf := !math.IsNaN(float64(w)) && !math.IsInf(float64(w), 0)
+		gf := !math.IsNaN(float64(g)) && !math.IsInf(float64(g), 0)
+		if wf && !gf {
+			e.Lost++
+		}
+		if !wf || !gf {
 			continue
 		}
 		d := float64(g) - float64(w)
 		sig += float64(w) * float64(w)
 		noise += d * d
-		maxErr = max(maxErr, math.Abs(d))
+		e.MaxAbs = max(e.MaxAbs, math.Abs(d))
+		n++
 	}
-	if noise == 0 || sig == 0 {
-		return nil, maxErr
+	if n > 0 {
+		e.MSE = noise / float64(n)
 	}
-	s := 10 * math.Log10(sig/noise)
-	return &s, maxErr
+	if noise != 0 && sig != 0 {
+		s := 10 * math.Log10(sig/noise)
+		e.SQNR = &s
+	}
+	return e
 }

@@ -1,6 +1,7 @@
 package convert
 
 import (
+	"bytes"
 	"math"
 	"os"
 	"path/filepath"
@@ -194,4 +195,37 @@ func TestConvertSharded(t *testing.T) {
 	assert.ErrorContains(t, err, "exists")
 	_, err = Convert(iris, filepath.Join(out, "x.safetensors"), o)
 	assert.ErrorContains(t, err, "directory")
+}
+
+// TestVerifyCatchesLostValues corrupts a converted weight's scales to the E8M0
+// NaN code: verify must report the values lost to NaN, not "exact" (review).
+func TestVerifyCatchesLostValues(t *testing.T) {
+	needFixture(t)
+	e := Compare([]float32{1, 2, 3}, []float32{float32(math.NaN()), 2, float32(math.Inf(1))})
+	assert.Equal(t, 2, e.Lost)
+	assert.Nil(t, e.SQNR)
+
+	out := t.TempDir()
+	_, err := Convert(iris, out, opts(t, "mxfp4", "tcast"))
+	require.NoError(t, err)
+	path := filepath.Join(out, "model.safetensors")
+	f, err := safetensors.Open(path)
+	require.NoError(t, err)
+	ti, ok := f.Tensor("conv2d/Conv2D_weights.scale")
+	require.True(t, ok)
+	f.Close()
+	fh, err := os.OpenFile(path, os.O_RDWR, 0)
+	require.NoError(t, err)
+	_, err = fh.WriteAt(bytes.Repeat([]byte{0xff}, int(ti.Size)), ti.Offset)
+	require.NoError(t, err)
+	require.NoError(t, fh.Close())
+	vr, err := Verify(iris, out)
+	require.NoError(t, err)
+	for _, r := range vr {
+		if r.Name == "conv2d/Conv2D_weights" {
+			assert.Greater(t, r.Lost, 0)
+			return
+		}
+	}
+	t.Fatal("weight not verified")
 }

@@ -197,6 +197,6 @@ func castGGUF(in *Input, ti safetensors.TensorInfo, gt gguf.Type, dt *tcast.Data
 	}
 	r.Bits = float64(len(out)) * 8 / float64(n)
 	r.BytesOut = int64(len(out))
-	r.SQNR, r.MaxAbsErr = Compare(x, back)
+	r.setErrors(Compare(x, back))
 	return out, nil
 }

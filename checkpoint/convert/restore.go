@@ -126,6 +126,9 @@ type VerifyResult struct {
 	SQNR      *float64 `json:"sqnr_db"` // nil: exact, or an all-zero source
 	MSE       float64  `json:"mse"`
 	MaxAbsErr float64  `json:"max_abs_error"`
+	// Lost counts finite source values that came back NaN or infinite; any is
+	// a failure whatever the SQNR.
+	Lost int `json:"nonfinite_outputs"`
 }
 
 // Verify dequantizes every tensor of the converted checkpoint conv and compares
@@ -172,29 +175,13 @@ func Verify(orig, conv string) ([]VerifyResult, error) {
 		if !slices.Equal(shape, ti.Shape) {
 			return nil, fmt.Errorf("convert: verify: tensor %s has shape %v in %s and %v in %s", ti.Name, ti.Shape, orig, shape, conv)
 		}
-		r.SQNR, r.MaxAbsErr = Compare(want, got)
-		r.MSE = mse(want, got)
+		e := Compare(want, got)
+		r.SQNR, r.MSE, r.MaxAbsErr, r.Lost = e.SQNR, e.MSE, e.MaxAbs, e.Lost
 		out = append(out, r)
 	}
 	return out, nil
 }
 
-func mse(want, got []float32) float64 {
-	var s float64
-	n := 0
-	for i, w := range want {
-		d := float64(got[i]) - float64(w)
-		if math.IsNaN(d) || math.IsInf(d, 0) {
-			continue
-		}
-		s += d * d
-		n++
-	}
-	if n == 0 {
-		return 0
-	}
-	return s / float64(n)
-}
 
 // Decompress writes a plain safetensors checkpoint at out holding every
 // logical tensor of the converted checkpoint in: converted weights dequantized

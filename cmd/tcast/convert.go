@@ -168,6 +168,9 @@ func printReport(w io.Writer, r *convert.Result) {
 		if t.Note != "" {
 			notes = append(notes, t.Name+": "+t.Note)
 		}
+		if t.Lost > 0 {
+			notes = append(notes, fmt.Sprintf("%s: %d finite values became NaN or Inf", t.Name, t.Lost))
+		}
 	}
 	tw.Flush()
 	for _, n := range notes {

@@ -29,7 +29,7 @@ func runVerify(args []string, stdout, stderr io.Writer) error {
 	}
 	var failed []string
 	for _, r := range res {
-		if r.Converted && r.SQNR != nil && *r.SQNR < *minSQNR {
+		if r.Lost > 0 || r.Converted && r.SQNR != nil && *r.SQNR < *minSQNR {
 			failed = append(failed, r.Name)
 		}
 	}
@@ -41,19 +41,19 @@ func runVerify(args []string, stdout, stderr io.Writer) error {
 		}
 	} else {
 		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', tabwriter.AlignRight|tabwriter.Debug)
-		fmt.Fprintln(tw, "tensor\tconverted\tSQNR dB\tMSE\tmax abs err\t")
+		fmt.Fprintln(tw, "tensor\tconverted\tSQNR dB\tMSE\tmax abs err\tlost to NaN/Inf\t")
 		for _, r := range res {
 			sq := "exact"
 			if r.SQNR != nil {
 				sq = fmt.Sprintf("%.2f", *r.SQNR)
 			}
-			fmt.Fprintf(tw, "%s\t%v\t%s\t%.3g\t%.3g\t\n", r.Name, r.Converted, sq, r.MSE, r.MaxAbsErr)
+			fmt.Fprintf(tw, "%s\t%v\t%s\t%.3g\t%.3g\t%d\t\n", r.Name, r.Converted, sq, r.MSE, r.MaxAbsErr, r.Lost)
 		}
 		tw.Flush()
-		fmt.Fprintf(stdout, "%d tensors checked, %d below %.2f dB\n", len(res), len(failed), *minSQNR)
+		fmt.Fprintf(stdout, "%d tensors checked, %d below %.2f dB or with values lost to NaN/Inf\n", len(res), len(failed), *minSQNR)
 	}
 	if len(failed) > 0 {
-		return fmt.Errorf("%d tensors below -min-sqnr %.2f dB, first %s", len(failed), *minSQNR, failed[0])
+		return fmt.Errorf("%d tensors below -min-sqnr %.2f dB or with values lost to NaN/Inf, first %s", len(failed), *minSQNR, failed[0])
 	}
 	return nil
 }
