@@ -15,7 +15,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -146,6 +145,7 @@ type Input struct {
 	ggufRaw  map[string]bool // GGUF tensors whose bytes are usable as they are
 	config   []byte
 	tensors  []safetensors.TensorInfo
+	index    map[string]int // tensor name → position in tensors
 	metadata map[string]string
 }
 
@@ -167,8 +167,11 @@ func OpenInput(path string) (*Input, error) {
 			path = filepath.Join(path, "model.safetensors")
 		default:
 			m, _ := filepath.Glob(filepath.Join(path, "*.safetensors"))
+			if len(m) == 0 {
+				m, _ = filepath.Glob(filepath.Join(path, "*.gguf"))
+			}
 			if len(m) != 1 {
-				return nil, fmt.Errorf("convert: %s: want one .safetensors file or an index, found %d .safetensors files", in.Path, len(m))
+				return nil, fmt.Errorf("convert: %s: want one .safetensors or .gguf file, or an index, found %d", in.Path, len(m))
 			}
 			path = m[0]
 		}
@@ -193,6 +196,10 @@ func OpenInput(path string) (*Input, error) {
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, "config.json")); err == nil {
 		in.config = b
+	}
+	in.index = make(map[string]int, len(in.tensors))
+	for i, t := range in.tensors {
+		in.index[t.Name] = i
 	}
 	return in, nil
 }
@@ -285,8 +292,8 @@ func (in *Input) Float32s(name string) ([]float32, error) {
 
 // Tensor implements layout.Source.
 func (in *Input) Tensor(name string) (safetensors.TensorInfo, []byte, bool) {
-	i := slices.IndexFunc(in.tensors, func(t safetensors.TensorInfo) bool { return t.Name == name })
-	if i < 0 {
+	i, ok := in.index[name]
+	if !ok {
 		return safetensors.TensorInfo{}, nil, false
 	}
 	b, err := in.Bytes(name)
@@ -429,7 +436,7 @@ func Convert(inPath, out string, opts Options) (*Result, error) {
 	var kept []string
 	res := &Result{Input: inPath, Output: dst, Layout: opts.Layout.Name(), DataType: opts.DataType.Name()}
 	// Template casts and encodes run in parallel; each gets its own metadata map.
-	planned := make([][]safetensors.Tensor, len(tensors))
+	planned := make([][]safetensors.TensorSpec, len(tensors))
 	plannedMeta := make([]map[string]string, len(tensors))
 	planErr := make([]error, len(tensors))
 	var pwg sync.WaitGroup
@@ -446,9 +453,14 @@ func Convert(inPath, out string, opts Options) (*Result, error) {
 		go func(i int, ti safetensors.TensorInfo) {
 			defer func() { <-psem; pwg.Done() }()
 			tmpl, err := tcast.Template(castShape(opts.Layout, ti), opts.DataType, &tcast.Options{Axis: opts.Axis, Mode: opts.Mode})
+			var ts []safetensors.Tensor
 			if err == nil {
 				plannedMeta[i] = map[string]string{}
-				planned[i], err = opts.Layout.Encode(ti.Name, tmpl, plannedMeta[i])
+				ts, err = opts.Layout.Encode(ti.Name, tmpl, plannedMeta[i])
+			}
+			// Keep the declarations only: the template's bytes go now.
+			for _, t := range ts {
+				planned[i] = append(planned[i], t.Spec())
 			}
 			planErr[i] = err
 		}(i, ti)
@@ -474,9 +486,9 @@ func Convert(inPath, out string, opts Options) (*Result, error) {
 			for k, v := range plannedMeta[i] {
 				meta[k] = v
 			}
-			for _, t := range planned[i] {
-				outSpecs = append(outSpecs, t.Spec())
-				weights[ti.Name] = append(weights[ti.Name], t.Name)
+			for _, sp := range planned[i] {
+				outSpecs = append(outSpecs, sp)
+				weights[ti.Name] = append(weights[ti.Name], sp.Name)
 			}
 			planned[i] = nil
 			converted = append(converted, layout.Converted{Name: ti.Name, Shape: ti.Shape})
@@ -569,13 +581,24 @@ func Convert(inPath, out string, opts Options) (*Result, error) {
 			return nil, err
 		}
 	}
-	if err := w.Close(); err != nil {
-		return nil, err
-	}
+	// The config files go first: if one fails nothing is published, and if
+	// the checkpoint then fails they are removed again.
+	var written []string
 	for name, b := range files {
-		if err := atomicfile.WriteFile(filepath.Join(filepath.Dir(dst), name), b); err != nil {
+		p := filepath.Join(filepath.Dir(dst), name)
+		if err := atomicfile.WriteFile(p, b); err != nil {
+			for _, q := range written {
+				os.Remove(q)
+			}
 			return nil, fmt.Errorf("convert: %v", err)
 		}
+		written = append(written, p)
+	}
+	if err := w.Close(); err != nil {
+		for _, q := range written {
+			os.Remove(q)
+		}
+		return nil, err
 	}
 	ok = true
 	res.Seconds = time.Since(start).Seconds()

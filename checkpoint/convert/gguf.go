@@ -11,6 +11,7 @@ import (
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/gguf"
 	"github.com/tensorcast-go/tensorcast/checkpoint/safetensors"
+	"github.com/tensorcast-go/tensorcast/scale"
 	"github.com/tensorcast-go/tensorcast/tcast"
 )
 
@@ -36,6 +37,12 @@ func ToGGUF(inPath, out, typ string, opts Options) (*Result, error) {
 	gt, ok := GGUFTypes[typ]
 	if !ok {
 		return nil, fmt.Errorf("convert: gguf layout: -dtype %q: want mxfp4, q8_0 or q4_0", typ)
+	}
+	if opts.ShardSize > 0 {
+		return nil, fmt.Errorf("convert: gguf layout: -shard-size applies to safetensors output only")
+	}
+	if opts.Mode != scale.Floor && gt != gguf.TypeMXFP4 {
+		return nil, fmt.Errorf("convert: gguf layout: -scale-mode applies to mxfp4 only; q8_0 and q4_0 use ggml's own scales")
 	}
 	if opts.Axis != -1 {
 		return nil, fmt.Errorf("convert: gguf layout: blocks run along the innermost axis; -axis must be -1")
@@ -116,7 +123,7 @@ func ToGGUF(inPath, out, typ string, opts Options) (*Result, error) {
 		ti := tensors[i]
 		var err error
 		if cast[i] {
-			data[i], err = castGGUF(in, ti, gt, dt, &results[i])
+			data[i], err = castGGUF(in, ti, gt, dt, opts.Mode, &results[i])
 		} else {
 			data[i], err = in.Bytes(ti.Name)
 		}
@@ -166,7 +173,7 @@ func decideGGUF(t safetensors.TensorInfo, opts *Options) (bool, string) {
 }
 
 // castGGUF quantizes one tensor to a GGUF block type and fills in its report.
-func castGGUF(in *Input, ti safetensors.TensorInfo, gt gguf.Type, dt *tcast.DataType, r *TensorResult) ([]byte, error) {
+func castGGUF(in *Input, ti safetensors.TensorInfo, gt gguf.Type, dt *tcast.DataType, mode scale.Mode, r *TensorResult) ([]byte, error) {
 	x, err := in.Float32s(ti.Name)
 	if err != nil {
 		return nil, err
@@ -177,10 +184,10 @@ func castGGUF(in *Input, ti safetensors.TensorInfo, gt gguf.Type, dt *tcast.Data
 		return nil, fmt.Errorf("%d elements do not fill whole %v blocks", n, gt)
 	}
 	out := make([]byte, size)
-	back := make([]float32, n)
+	var back []float32
 	switch gt {
 	case gguf.TypeMXFP4:
-		t, err := tcast.Cast(x, ti.Shape, dt, &tcast.Options{Form: tcast.Actual, Axis: -1})
+		t, err := tcast.Cast(x, ti.Shape, dt, &tcast.Options{Form: tcast.Actual, Axis: -1, Mode: mode})
 		if err != nil {
 			return nil, err
 		}
@@ -189,9 +196,11 @@ func castGGUF(in *Input, ti safetensors.TensorInfo, gt gguf.Type, dt *tcast.Data
 			return nil, err
 		}
 	case gguf.TypeQ8_0:
+		back = make([]float32, n)
 		gguf.QuantizeQ8_0(out, x)
 		gguf.DequantizeQ8_0(back, out)
 	case gguf.TypeQ4_0:
+		back = make([]float32, n)
 		gguf.QuantizeQ4_0(out, x)
 		gguf.DequantizeQ4_0(back, out)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/gguf"
+	"github.com/tensorcast-go/tensorcast/scale"
 	"github.com/tensorcast-go/tensorcast/tcast"
 )
 
@@ -143,4 +144,35 @@ func TestConvertFromGGUF(t *testing.T) {
 		}
 		sameBits(t, want, got, gt.Name)
 	}
+}
+
+// TestGGUFOptions covers the options the gguf layout takes or refuses, and a
+// directory holding a .gguf as input (review).
+func TestGGUFOptions(t *testing.T) {
+	needFixture(t)
+	dir := t.TempDir()
+	_, err := ToGGUF(iris, filepath.Join(dir, "a.gguf"), "q8_0", Options{Axis: -1, Mode: scale.RCeil})
+	assert.ErrorContains(t, err, "-scale-mode")
+	_, err = ToGGUF(iris, filepath.Join(dir, "a.gguf"), "mxfp4", Options{Axis: -1, ShardSize: 1000})
+	assert.ErrorContains(t, err, "-shard-size")
+	// rceil changes some MXFP4 scales, and reading the directory finds the file.
+	g := filepath.Join(dir, "m", "model.gguf")
+	_, err = ToGGUF(iris, g, "mxfp4", Options{Axis: -1, Mode: scale.RCeil})
+	require.NoError(t, err)
+	in, err := OpenInput(filepath.Dir(g))
+	require.NoError(t, err)
+	defer in.Close()
+	assert.Len(t, in.Tensors(), 189)
+	x, err := OpenInput(iris)
+	require.NoError(t, err)
+	defer x.Close()
+	w, err := x.Float32s("conv2d/Conv2D_weights")
+	require.NoError(t, err)
+	got, err := in.Float32s("conv2d/Conv2D_weights")
+	require.NoError(t, err)
+	ti, _, _ := x.Tensor("conv2d/Conv2D_weights")
+	v, err := tcast.Cast(w, ti.Shape, tcast.MustLookup("mxfp4"), &tcast.Options{Axis: -1, Mode: scale.RCeil})
+	require.NoError(t, err)
+	sameBits(t, v.Values, got, "rceil cast")
+	assert.ErrorContains(t, Decompress(filepath.Dir(g), filepath.Join(dir, "o.safetensors"), nil, false), "no target format")
 }

@@ -182,11 +182,13 @@ func Verify(orig, conv string) ([]VerifyResult, error) {
 	return out, nil
 }
 
-
 // Decompress writes a plain safetensors checkpoint at out holding every
 // logical tensor of the converted checkpoint in: converted weights dequantized
 // to to (float32, float16 or bfloat16), kept tensors as they are.
 func Decompress(in, out string, to *dtype.Format, force bool) error {
+	if to == nil {
+		return fmt.Errorf("convert: decompress: no target format (want float32, float16 or bfloat16)")
+	}
 	c, err := OpenConverted(in)
 	if err != nil {
 		return err
@@ -216,12 +218,19 @@ func Decompress(in, out string, to *dtype.Format, force bool) error {
 			if err == nil && ok && !c.swapped[n] {
 				shape = info.Shape
 			} else {
-				// Other layouts: decode once to learn the shape.
-				_, s, err := c.Values(n)
-				if err != nil {
-					return err
+				// Other layouts: the decoded parts give the shape (no dequantizing).
+				t, ok, err := c.Layout.Decode(n, c.Input)
+				if err == nil && !ok {
+					err = fmt.Errorf("weight %s not found in the %s layout", n, c.Layout.Name())
 				}
-				shape = s
+				if err != nil {
+					return fmt.Errorf("convert: %s: %v", in, err)
+				}
+				shape = t.Shape
+				if c.swapped[n] && len(shape) >= 2 {
+					shape = append([]int(nil), shape...)
+					shape[len(shape)-2], shape[len(shape)-1] = shape[len(shape)-1], shape[len(shape)-2]
+				}
 			}
 			shapes[n] = shape
 			specs = append(specs, safetensors.TensorSpec{Name: n, DType: st, Shape: shape})
