@@ -307,18 +307,34 @@ func (c *caster) streamable() bool {
 const castChunk = 1 << 14
 
 // castContiguous is castAll for streamable casts: it chooses every block's scale,
-// writes the scaled values of a chunk of blocks to a buffer, and encodes the
-// chunk with one slice call, which is what lets the element kernel run at its
-// own speed instead of block by block. The codes equal castAll's.
+// writes the scaled values of a chunk of blocks to a buffer of at most
+// 2·castChunk elements, and encodes the chunk with one slice call, which is what
+// lets the element kernel run at its own speed instead of block by block. The
+// codes equal castAll's.
 func castContiguous[C kernels.Code](c *caster, x []float32, codes []C, t *Tensor, deq []float32) {
 	n := len(x)
-	tmp := make([]float32, min(n, castChunk+c.lay.tile1))
+	defer func() {
+		if deq != nil {
+			decodeAll(t, c.lay, codes, deq)
+		}
+	}()
+	if c.spec == nil {
+		// Unscaled: encode straight from x, a chunk at a time.
+		for lo := 0; lo < n; lo += castChunk {
+			hi := min(lo+castChunk, n)
+			dtype.EncodeSlice(c.elem, codes[lo:hi], x[lo:hi], c.eopts)
+		}
+		return
+	}
+	// The buffer holds whole blocks up to castChunk elements past a flush;
+	// a larger block (tensor or channel scaling) goes through it in pieces.
+	tmp := make([]float32, min(n, 2*castChunk))
 	type fillRun struct {
 		lo, hi int
 		code   uint32
 	}
 	var fills []fillRun
-	start := 0
+	start := 0 // first element held in tmp
 	flush := func(end int) {
 		dtype.EncodeSlice(c.elem, codes[start:end], tmp[:end-start], c.eopts)
 		for _, f := range fills {
@@ -327,34 +343,39 @@ func castContiguous[C kernels.Code](c *caster, x []float32, codes []C, t *Tensor
 		fills = fills[:0]
 		start = end
 	}
-	c.lay.forEach(func(b block) {
-		v := x[b.base : b.base+b.len1]
-		dst := tmp[b.base-start : b.base-start+len(v)]
-		if c.spec == nil {
-			copy(dst, v)
-		} else {
-			switch sc := c.chooseScale(v, nil, t, b); {
-			case sc.fill:
-				clear(dst)
-				fills = append(fills, fillRun{b.base, b.base + len(v), sc.fillCode})
-			case sc.div != 0:
-				for i, e := range v {
-					dst[i] = e / sc.div
-				}
-			default:
-				for i, e := range v {
-					dst[i] = e * sc.mul
-				}
+	scaled := func(dst, v []float32, sc scaling) {
+		switch {
+		case sc.fill:
+			clear(dst)
+		case sc.div != 0:
+			for i, e := range v {
+				dst[i] = e / sc.div
+			}
+		default:
+			for i, e := range v {
+				dst[i] = e * sc.mul
 			}
 		}
-		if end := b.base + len(v); end-start >= castChunk {
-			flush(end)
+	}
+	c.lay.forEach(func(b block) {
+		v := x[b.base : b.base+b.len1]
+		sc := c.chooseScale(v, nil, t, b)
+		if b.base+len(v)-start > len(tmp) {
+			flush(b.base)
+		}
+		for lo := 0; lo < len(v); lo += len(tmp) {
+			piece := v[lo:min(lo+len(tmp), len(v))]
+			at := b.base + lo
+			scaled(tmp[at-start:at-start+len(piece)], piece, sc)
+			if sc.fill {
+				fills = append(fills, fillRun{at, at + len(piece), sc.fillCode})
+			}
+			if end := at + len(piece); end-start >= castChunk {
+				flush(end)
+			}
 		}
 	})
 	flush(n)
-	if deq != nil {
-		decodeAll(t, c.lay, codes, deq)
-	}
 }
 
 // setTensorScale computes the second-level tensor scale from the tensor's amax.
