@@ -50,8 +50,6 @@ type caster struct {
 	qmin      int64 // integer element range, for zero points
 	qmax      int64
 	tensorMul float32 // decoded tensor scale, 1 without one
-	sub       int     // subtile size of exponent offsets, 0 without
-	offBits   int
 	dec       *decoder
 	sel       scale.Selector
 	rounder   kernels.IntCodec // rounds x/s to an integer for int zero points
@@ -176,7 +174,6 @@ func newCaster(x []float32, shape []int, dt *DataType, o Options) (*caster, erro
 	c.rounder = kernels.IntCodec{Bits: 32, Signed: true, Min: -1 << 30, Max: 1 << 30}
 	if c.spec != nil {
 		c.sf, c.zf = c.spec.Scale, c.spec.Zero
-		c.sub, c.offBits = lay.sub, lay.offBits
 	}
 	return c, nil
 }
@@ -205,8 +202,8 @@ func (c *caster) newTensor(form Form) *Tensor {
 	if tf := c.spec.TensorScale; tf != nil {
 		t.TensorScale = newPart(tf, tf.Bits(), []int{1})
 	}
-	if c.sub != 0 {
-		t.Meta = newPart(nil, c.offBits, lay.metaShape)
+	if c.lay.sub != 0 {
+		t.Meta = newPart(nil, c.lay.offBits, lay.metaShape)
 	}
 	return t
 }
@@ -249,8 +246,8 @@ func castAll[C kernels.Code](c *caster, x []float32, codes []C, t *Tensor, deq [
 		kbuf = make([]bool, maxBlock)
 	}
 	var offs []uint8
-	if c.sub != 0 {
-		offs = make([]uint8, ceilDiv(maxBlock, c.sub))
+	if c.lay.sub != 0 {
+		offs = make([]uint8, ceilDiv(maxBlock, c.lay.sub))
 	}
 	c.lay.forEach(func(b block) {
 		n := b.len0 * b.len1
@@ -271,8 +268,8 @@ func castAll[C kernels.Code](c *caster, x []float32, codes []C, t *Tensor, deq [
 			}
 		}
 		var off []uint8
-		if c.sub != 0 {
-			off = offs[:ceilDiv(n, c.sub)]
+		if c.lay.sub != 0 {
+			off = offs[:ceilDiv(n, c.lay.sub)]
 		}
 		quantizeBlock(c, v, keep, cs, off, t, b)
 		if !direct {
@@ -286,7 +283,7 @@ func castAll[C kernels.Code](c *caster, x []float32, codes []C, t *Tensor, deq [
 			if direct {
 				out = deq[b.base : b.base+n]
 			}
-			dequantBlock(c.elem, out, cs, c.dec.scaleOf(t, b.scaleIndex), off, c.sub)
+			dequantBlock(c.elem, out, cs, c.dec.scaleOf(t, b.scaleIndex), off, c.lay.sub)
 			if !direct {
 				scatter(deq, out, b)
 			}
@@ -298,7 +295,7 @@ func castAll[C kernels.Code](c *caster, x []float32, codes []C, t *Tensor, deq [
 // consecutive elements, scaled by one number each (no zero point, no subtile
 // offsets, no mask), and the rounding does not draw per-block random bits.
 func (c *caster) streamable() bool {
-	return c.lay.contiguous() && c.zf == nil && c.sub == 0 && c.opts.Keep == nil &&
+	return c.lay.contiguous() && c.zf == nil && c.lay.sub == 0 && c.opts.Keep == nil &&
 		c.opts.Rounding != kernels.RoundStochastic
 }
 
@@ -574,10 +571,10 @@ func exponentBlock[C kernels.Code](c *caster, v []float32, keep []bool, cs []C, 
 	putCode(t.Scale, b.scaleIndex, code)
 	x := c.sf.Decode(code)
 	k := int(code) - c.sf.Bias()
-	maxOff := 1<<c.offBits - 1
+	maxOff := 1<<c.lay.offBits - 1
 	seed := c.blockSeed(b)
 	for q := range off {
-		lo, hi := q*c.sub, min((q+1)*c.sub, len(v))
+		lo, hi := q*c.lay.sub, min((q+1)*c.lay.sub, len(v))
 		var kq []bool
 		if keep != nil {
 			kq = keep[lo:hi]

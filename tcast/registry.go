@@ -187,7 +187,8 @@ func predefined() []entry {
 	return es
 }
 
-var registry struct {
+// registryState is the table of predefined datatypes, built on first use.
+type registryState struct {
 	once   sync.Once
 	byName map[string]*DataType
 	lower  map[string][]string // lower-cased name → names
@@ -231,13 +232,9 @@ func initRegistry() {
 	sort.Strings(r.names)
 }
 
-func reg() *struct {
-	once   sync.Once
-	byName map[string]*DataType
-	lower  map[string][]string
-	names  []string
-	err    error
-} {
+var registry registryState
+
+func reg() *registryState {
 	registry.once.Do(initRegistry)
 	if registry.err != nil {
 		panic(registry.err) // a broken built-in table is a programming error
