@@ -6,6 +6,7 @@
 package convert
 
 import (
+	"maps"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -145,8 +146,10 @@ type Input struct {
 	ggufRaw  map[string]bool // GGUF tensors whose bytes are usable as they are
 	config   []byte
 	tensors  []safetensors.TensorInfo
+	file0    string         // the file opened
 	index    map[string]int // tensor name → position in tensors
 	metadata map[string]string
+	size     int64 // bytes of the file(s), headers included
 }
 
 // OpenInput opens path: a .safetensors file, a model.safetensors.index.json, a
@@ -176,6 +179,7 @@ func OpenInput(path string) (*Input, error) {
 			path = m[0]
 		}
 	}
+	in.file0 = path
 	switch {
 	case strings.HasSuffix(path, ".gguf"):
 		if err := in.openGGUF(path); err != nil {
@@ -186,13 +190,18 @@ func OpenInput(path string) (*Input, error) {
 		if err != nil {
 			return nil, err
 		}
-		in.tensors, in.metadata = in.sharded.Tensors(), in.sharded.Metadata()
+		in.tensors, in.metadata = in.sharded.Tensors(), map[string]string{}
+		for _, sh := range in.sharded.Shards() {
+			f := in.sharded.File(sh)
+			maps.Copy(in.metadata, f.Metadata()) // every shard's, merged
+			in.size += f.Size()
+		}
 	default:
 		in.file, err = safetensors.Open(path)
 		if err != nil {
 			return nil, err
 		}
-		in.tensors, in.metadata = in.file.Tensors(), in.file.Metadata()
+		in.tensors, in.metadata, in.size = in.file.Tensors(), in.file.Metadata(), in.file.Size()
 	}
 	if b, err := os.ReadFile(filepath.Join(dir, "config.json")); err == nil {
 		in.config = b
@@ -222,6 +231,9 @@ func (in *Input) openGGUF(path string) error {
 		return err
 	}
 	in.gf, in.ggufRaw, in.metadata = f, map[string]bool{}, map[string]string{"source": "gguf", "general.architecture": f.Architecture()}
+	if st, err := os.Stat(path); err == nil {
+		in.size = st.Size()
+	}
 	for _, t := range f.Tensors {
 		d, raw := ggufDTypes[t.Type]
 		size := t.Size
@@ -243,6 +255,45 @@ func (in *Input) Close() error {
 		return in.gf.Close()
 	}
 	return in.sharded.Close()
+}
+
+// File returns the path of the file opened: the .safetensors, index or .gguf
+// file (inside the directory given, for a directory).
+func (in *Input) File() string { return in.file0 }
+
+// Size returns the bytes of the input's file or files, headers included.
+func (in *Input) Size() int64 { return in.size }
+
+// Shards returns the shard file names of a sharded input, nil otherwise.
+func (in *Input) Shards() []string {
+	if in.sharded == nil {
+		return nil
+	}
+	return in.sharded.Shards()
+}
+
+// Shard returns the shard holding tensor name ("" when not sharded).
+func (in *Input) Shard(name string) string {
+	if in.sharded == nil {
+		return ""
+	}
+	s, _ := in.sharded.Shard(name)
+	return s
+}
+
+// Stored returns how tensor name is stored on disk: its type name (a
+// safetensors dtype, or a ggml type such as Q8_0 for a GGUF input, whose block
+// types Tensors reports as F32) and its bytes.
+func (in *Input) Stored(name string) (string, int64) {
+	if in.gf != nil {
+		if t, ok := in.gf.Tensor(name); ok {
+			return t.Type.String(), t.Size
+		}
+	}
+	if i, ok := in.index[name]; ok {
+		return in.tensors[i].DType.String(), in.tensors[i].Size
+	}
+	return "", 0
 }
 
 // Tensors returns the input's tensors in file order.

@@ -10,8 +10,6 @@ import (
 	"maps"
 	"math"
 	"math/bits"
-	"os"
-	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -142,102 +140,6 @@ func computeStats(v []float32) *valueStats {
 	return s
 }
 
-// inspectInput is an opened checkpoint: one file or a sharded set. It
-// implements layout.Source.
-type inspectInput struct {
-	path    string // the file opened (FILE itself, or the file found in it)
-	file    *safetensors.File
-	sharded *safetensors.Sharded
-	tensors []safetensors.TensorInfo
-	byName  map[string]int
-	meta    map[string]string // of every shard, merged
-	size    int64
-}
-
-// openInspectInput opens FILE as tcast inspect accepts it.
-func openInspectInput(path string) (*inspectInput, error) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil, err
-	}
-	if st.IsDir() {
-		var found string
-		for _, name := range []string{safetensors.IndexFileName, "model.safetensors"} {
-			if _, err := os.Stat(filepath.Join(path, name)); err == nil {
-				found = filepath.Join(path, name)
-				break
-			}
-		}
-		if found == "" {
-			m, _ := filepath.Glob(filepath.Join(path, "*.safetensors"))
-			if len(m) != 1 {
-				return nil, fmt.Errorf("%s: want a directory holding %s, model.safetensors or one .safetensors file; found %d .safetensors files",
-					path, safetensors.IndexFileName, len(m))
-			}
-			found = m[0]
-		}
-		path = found
-	}
-	in := &inspectInput{path: path, byName: map[string]int{}}
-	if strings.HasSuffix(path, ".json") {
-		if in.sharded, err = safetensors.OpenIndex(path); err != nil {
-			return nil, err
-		}
-		in.tensors = in.sharded.Tensors()
-		in.meta = map[string]string{}
-		for _, sh := range in.sharded.Shards() {
-			f := in.sharded.File(sh)
-			maps.Copy(in.meta, f.Metadata())
-			in.size += f.Size()
-		}
-	} else {
-		if in.file, err = safetensors.Open(path); err != nil {
-			return nil, err
-		}
-		in.tensors, in.meta, in.size = in.file.Tensors(), in.file.Metadata(), in.file.Size()
-	}
-	for i, t := range in.tensors {
-		in.byName[t.Name] = i
-	}
-	return in, nil
-}
-
-func (in *inspectInput) Close() error {
-	if in.file != nil {
-		return in.file.Close()
-	}
-	return in.sharded.Close()
-}
-
-func (in *inspectInput) Metadata() map[string]string { return in.meta }
-
-func (in *inspectInput) Bytes(name string) ([]byte, error) {
-	if in.file != nil {
-		return in.file.Bytes(name)
-	}
-	return in.sharded.Bytes(name)
-}
-
-func (in *inspectInput) Float32s(name string) ([]float32, error) {
-	if in.file != nil {
-		return in.file.Float32s(name)
-	}
-	return in.sharded.Float32s(name)
-}
-
-// Tensor implements layout.Source.
-func (in *inspectInput) Tensor(name string) (safetensors.TensorInfo, []byte, bool) {
-	i, ok := in.byName[name]
-	if !ok {
-		return safetensors.TensorInfo{}, nil, false
-	}
-	b, err := in.Bytes(name)
-	if err != nil {
-		return safetensors.TensorInfo{}, nil, false
-	}
-	return in.tensors[i], b, true
-}
-
 // floatDType reports whether Float32s converts dtype d.
 func floatDType(d safetensors.DType) bool {
 	switch d {
@@ -347,28 +249,26 @@ func runInspect(args []string, stdout, stderr io.Writer) error {
 
 // inspect builds the report of a checkpoint.
 func inspect(path string, withStats bool) (*inspectReport, error) {
-	in, err := openInspectInput(path)
+	in, err := convert.OpenInput(path)
 	if err != nil {
 		return nil, err
 	}
 	defer in.Close()
-	rep := &inspectReport{File: in.path, Metadata: map[string]string{}}
-	if in.sharded != nil {
-		rep.Shards = in.sharded.Shards()
-	}
+	rep := &inspectReport{File: in.File(), Metadata: map[string]string{}}
+	rep.Shards = in.Shards()
 
 	// The converted weights, and which weight each part tensor belongs to.
 	partOf := map[string]*inspectPartOf{}
 	masks := map[string]layout.PartInfo{} // mask tensor → its part description
-	for k, v := range in.meta {
+	for k, v := range in.Metadata() {
 		name, ok := strings.CutPrefix(k, layout.MetaPrefix)
 		if !ok {
 			rep.Metadata[k] = v
 			continue
 		}
-		info, _, err := layout.ReadWeightInfo(in.meta, name)
+		info, _, err := layout.ReadWeightInfo(in.Metadata(), name)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", in.path, err)
+			return nil, fmt.Errorf("%s: %w", in.File(), err)
 		}
 		dtName := info.Name
 		if dtName == "" {
@@ -387,16 +287,16 @@ func inspect(path string, withStats bool) (*inspectReport, error) {
 	}
 	// Other layouts: tcast convert records which tensors hold each weight.
 	decodeWith := "tcast"
-	if ln := in.meta[convert.MetaLayout]; ln != "" && ln != "tcast" {
+	if ln := in.Metadata()[convert.MetaLayout]; ln != "" && ln != "tcast" {
 		if _, err := layout.Get(ln); err != nil {
-			return nil, fmt.Errorf("%s: %w", in.path, err)
+			return nil, fmt.Errorf("%s: %w", in.File(), err)
 		}
 		decodeWith = ln
 		var ws map[string][]string
-		if err := json.Unmarshal([]byte(in.meta[convert.MetaWeights]), &ws); err != nil {
-			return nil, fmt.Errorf("%s: metadata %s: %v", in.path, convert.MetaWeights, err)
+		if err := json.Unmarshal([]byte(in.Metadata()[convert.MetaWeights]), &ws); err != nil {
+			return nil, fmt.Errorf("%s: metadata %s: %v", in.File(), convert.MetaWeights, err)
 		}
-		dtName := in.meta[convert.MetaDataType]
+		dtName := in.Metadata()[convert.MetaDataType]
 		for name, tensors := range ws {
 			w := inspectWeight{Name: name, DataType: dtName, Parts: map[string]string{}}
 			if dt, err := tc.Lookup(dtName); err == nil {
@@ -418,17 +318,20 @@ func inspect(path string, withStats bool) (*inspectReport, error) {
 	}
 	slices.SortFunc(rep.Converted, func(a, b inspectWeight) int { return naturalLess(a.Name, b.Name) })
 
-	rep.Totals = inspectTotals{Tensors: len(in.tensors), FileBytes: in.size, Converted: len(rep.Converted)}
-	for _, t := range in.tensors {
-		it := inspectTensor{Name: t.Name, DType: t.DType.String(), Shape: t.Shape, Bytes: t.Size, PartOf: partOf[t.Name]}
+	rep.Totals = inspectTotals{Tensors: len(in.Tensors()), FileBytes: in.Size(), Converted: len(rep.Converted)}
+	readable := map[string]bool{}
+	for _, t := range in.Tensors() {
+		stored, size := in.Stored(t.Name)
+		if floatDType(t.DType) {
+			readable[t.Name] = true // Float32s reads it (GGUF block types included)
+		}
+		it := inspectTensor{Name: t.Name, DType: stored, Shape: t.Shape, Bytes: size, PartOf: partOf[t.Name]}
 		if it.Shape == nil {
 			it.Shape = []int{}
 		}
-		if in.sharded != nil {
-			it.Shard, _ = in.sharded.Shard(t.Name)
-		}
+		it.Shard = in.Shard(t.Name)
 		rep.Tensors = append(rep.Tensors, it)
-		rep.Totals.Bytes += t.Size
+		rep.Totals.Bytes += size
 		if it.PartOf == nil {
 			rep.Totals.Parameters += t.NumElements()
 		}
@@ -461,7 +364,7 @@ func inspect(path string, withStats bool) (*inspectReport, error) {
 		}
 		d, err := maskDensity(b, n, pi.Packed)
 		if err != nil {
-			return nil, fmt.Errorf("%s: tensor %q: %v", in.path, tn, err)
+			return nil, fmt.Errorf("%s: tensor %q: %v", in.File(), tn, err)
 		}
 		density[tn] = d
 	}
@@ -487,7 +390,7 @@ func inspect(path string, withStats bool) (*inspectReport, error) {
 	var jobs []job
 	for i := range rep.Tensors {
 		t := &rep.Tensors[i]
-		if d, err := safetensors.ParseDType(t.DType); err == nil && floatDType(d) && t.PartOf == nil {
+		if readable[t.Name] && t.PartOf == nil {
 			jobs = append(jobs, job{tensor: t})
 		}
 	}
@@ -526,7 +429,7 @@ func inspect(path string, withStats bool) (*inspectReport, error) {
 					v, err = tc.Decompress(t)
 				}
 				if err != nil {
-					errs[i] = fmt.Errorf("%s: weight %q: %v", in.path, j.weight.Name, err)
+					errs[i] = fmt.Errorf("%s: weight %q: %v", in.File(), j.weight.Name, err)
 					continue
 				}
 				j.weight.Stats = computeStats(v)

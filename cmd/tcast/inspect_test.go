@@ -403,3 +403,34 @@ func TestInspectOtherLayouts(t *testing.T) {
 	require.Equal(t, 0, code)
 	assert.Contains(t, stdout, "part weight_packed")
 }
+
+// TestInspectGGUF inspects a GGUF conversion: ggml types, on-disk sizes, and
+// statistics of the dequantized blocks.
+func TestInspectGGUF(t *testing.T) {
+	src, _ := synthTo(t, t.TempDir(), "-layers", "1", "-hidden", "64", "-vocab", "64", "-seed", "6")
+	g := filepath.Join(t.TempDir(), "m.gguf")
+	code, _, stderr := tcast("convert", src, "-layout", "gguf", "-dtype", "q8_0", "-o", g)
+	require.Equal(t, 0, code, stderr)
+	code, stdout, stderr := tcast("inspect", "-json", g)
+	require.Equal(t, 0, code, stderr)
+	var rep struct {
+		Tensors []struct {
+			Name  string `json:"name"`
+			DType string `json:"dtype"`
+			Bytes int64  `json:"bytes"`
+			Stats *struct {
+				Max float64 `json:"max"`
+			} `json:"stats"`
+		} `json:"tensors"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &rep))
+	q8 := 0
+	for _, tt := range rep.Tensors {
+		if tt.DType == "Q8_0" {
+			q8++
+			assert.NotNil(t, tt.Stats, tt.Name)
+			assert.Equal(t, int64(0), tt.Bytes%34, "whole Q8_0 blocks: %s", tt.Name)
+		}
+	}
+	assert.Equal(t, 7, q8)
+}
