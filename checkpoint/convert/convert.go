@@ -6,11 +6,11 @@
 package convert
 
 import (
-	"maps"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"github.com/tensorcast-go/tensorcast/internal/atomicfile"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
