@@ -89,6 +89,7 @@ type decoder struct {
 	dt        *DataType
 	tensorMul float32
 	floatZero bool
+	byteScale *[256]float32 // decoded scale bytes, for scale formats of up to 8 bits
 }
 
 func newDecoder(dt *DataType, t *Tensor) *decoder {
@@ -99,6 +100,12 @@ func newDecoder(dt *DataType, t *Tensor) *decoder {
 	if dt.spec != nil && dt.spec.Zero != nil {
 		d.floatZero = dt.spec.Zero.Kind() == dtype.Float
 	}
+	if dt.spec != nil && dt.spec.Scale.Bits() <= 8 {
+		d.byteScale = new([256]float32)
+		for c := range d.byteScale {
+			d.byteScale[c] = dt.spec.Scale.Decode(uint32(c))
+		}
+	}
 	return d
 }
 
@@ -108,7 +115,12 @@ func (d *decoder) scaleOf(t *Tensor, i int) blockScale {
 	if spec == nil {
 		return blockScale{mul: 1}
 	}
-	s := spec.Scale.Decode(getCode(t.Scale, i))
+	var s float32
+	if d.byteScale != nil {
+		s = d.byteScale[t.Scale.Bytes[i]]
+	} else {
+		s = spec.Scale.Decode(getCode(t.Scale, i))
+	}
 	if spec.IsExponent() {
 		return blockScale{mul: s}
 	}
@@ -286,11 +298,12 @@ func Decompress(t *Tensor) ([]float32, error) {
 	if t.Form == Virtual {
 		return slices.Clone(t.Values), nil
 	}
-	a, err := Expand(t)
-	if err != nil {
-		return nil, err
+	lay, _ := newLayout(t.Shape, t.Axis, t.DataType.spec)
+	if out, ok := decompressPacked(t, lay); ok {
+		return out, nil
 	}
-	lay, _ := newLayout(a.Shape, a.Axis, a.DataType.spec)
+	// Validated above: Expand cannot fail.
+	a := withParts(t, Actual, unpack)
 	out := make([]float32, lay.n)
 	switch a.Data.StorageBytes() {
 	case 1:
@@ -307,6 +320,59 @@ func Decompress(t *Tensor) ([]float32, error) {
 		decodeAll(a, lay, codes, out)
 	}
 	return out, nil
+}
+
+// decompressPacked is Decompress for the common packed case, decoding the
+// data bytes where they are instead of unpacking them first: 4- or 8-bit
+// codes, blocks that are runs of consecutive elements starting on a byte, one
+// multiplier per block. It reports false when t is not such a tensor.
+func decompressPacked(t *Tensor, lay *layout) ([]float32, bool) {
+	d, spec := t.Data, t.DataType.spec
+	if t.Form != Compressed || !d.Packed || (d.Bits != 4 && d.Bits != 8) || !lay.contiguous() || lay.sub != 0 ||
+		(spec != nil && spec.Zero != nil) || (lay.blocks > 1 && lay.tile1%2 != 0) {
+		return nil, false
+	}
+	// The small parts (scales) are unpacked; the data stays packed.
+	a := withParts(t, Actual, func(p *Part) *Part {
+		if p == d {
+			return p
+		}
+		return unpack(p)
+	})
+	dec := newDecoder(t.DataType, a)
+	out := make([]float32, lay.n)
+	elem := t.DataType.elem
+	if d.Bits == 8 {
+		dtype.DecodeSlice(elem, out, d.Bytes[:lay.n])
+	} else {
+		pairs := pairTable(elem)
+		for i, b := range d.Bytes[:lay.n/2] {
+			p := &pairs[b]
+			out[2*i], out[2*i+1] = p[0], p[1]
+		}
+		if lay.n%2 == 1 {
+			out[lay.n-1] = pairs[d.Bytes[lay.n/2]&0x0f][0]
+		}
+	}
+	lay.forEach(func(b block) {
+		if m := dec.scaleOf(a, b.scaleIndex).mul; m != 1 {
+			seg := out[b.base : b.base+b.len1]
+			for i, e := range seg {
+				seg[i] = e * m
+			}
+		}
+	})
+	return out, true
+}
+
+// pairTable returns, for a 4-bit format, the two values each byte holds (low
+// nibble first), built from the format's decode.
+func pairTable(f *dtype.Format) *[256][2]float32 {
+	var t [256][2]float32
+	for b := range 256 {
+		t[b] = [2]float32{f.Decode(uint32(b & 0x0f)), f.Decode(uint32(b >> 4))}
+	}
+	return &t
 }
 
 // Decompress16 returns the values of t as float16 or bfloat16 codes (to must be
