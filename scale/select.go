@@ -118,7 +118,6 @@ func NewSelector(elem *dtype.Format, m Mode) Selector {
 func (s Selector) Exponent(amax float32) int {
 	a, e := Exponent(amax)
 	k := e - s.emax
-	r := math.Ldexp(a, s.emax) // amax / 2^k, exact
 	bump := false
 	switch s.mode {
 	case Ceil:
@@ -129,9 +128,9 @@ func (s Selector) Exponent(amax float32) int {
 		// lower neighbour 2 − 2^−M has an odd last bit.
 		bump = a >= s.evenAt
 	case RCeil, TopBinade:
-		bump = r > s.maxFinite
+		bump = math.Ldexp(a, s.emax) > s.maxFinite // amax / 2^k, exact
 	case Midmax:
-		bump = r > s.midmax
+		bump = math.Ldexp(a, s.emax) > s.midmax
 	}
 	if bump {
 		k++

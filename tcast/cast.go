@@ -481,7 +481,7 @@ func (c *caster) chooseScale(v []float32, keep []bool, t *Tensor, b block) scali
 			}
 		}
 		putCode(t.Scale, b.scaleIndex, code)
-		return scaling{mul: 1 / c.sf.Decode(code)} // a power of two: exact
+		return scaling{mul: 1 / c.dec.byteScale[code]} // a power of two: exact (exponent formats are byte-wide)
 	}
 	if isNonFinite(amax) {
 		if c.sf.HasNaN() {
@@ -494,7 +494,8 @@ func (c *caster) chooseScale(v []float32, keep []bool, t *Tensor, b block) scali
 		code = c.sf.Encode(amax / (c.elemMax * c.tensorMul))
 	}
 	putCode(t.Scale, b.scaleIndex, code)
-	d := c.sf.Decode(code) * c.tensorMul
+	s := c.dec.scale(code)
+	d := s * c.tensorMul
 	if d == 0 {
 		return scaling{fill: true, fillCode: c.elem.Encode(0)}
 	}

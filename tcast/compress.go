@@ -109,18 +109,21 @@ func newDecoder(dt *DataType, t *Tensor) *decoder {
 	return d
 }
 
+// scale returns the value of a block-scale code.
+func (d *decoder) scale(code uint32) float32 {
+	if d.byteScale != nil {
+		return d.byteScale[code&0xff]
+	}
+	return d.dt.spec.Scale.Decode(code)
+}
+
 // scaleOf returns how block i decodes.
 func (d *decoder) scaleOf(t *Tensor, i int) blockScale {
 	spec := d.dt.spec
 	if spec == nil {
 		return blockScale{mul: 1}
 	}
-	var s float32
-	if d.byteScale != nil {
-		s = d.byteScale[t.Scale.Bytes[i]]
-	} else {
-		s = spec.Scale.Decode(getCode(t.Scale, i))
-	}
+	s := d.scale(getCode(t.Scale, i))
 	if spec.IsExponent() {
 		return blockScale{mul: s}
 	}
