@@ -197,4 +197,10 @@ func TestFormatsAndUsage(t *testing.T) {
 	code, stdout, _ = tcast("bench", "-n", "1000", "-rounds", "1", "-dtype", "e4m3fn")
 	require.Equal(t, 0, code)
 	assert.Contains(t, stdout, "float8_e4m3fn")
+	code, stdout, _ = tcast("bench", "-n", "8192", "-rounds", "1", "-dtype", "mxfp4,nvfp4")
+	require.Equal(t, 0, code)
+	assert.Contains(t, stdout, "mxfp4e2 (Cast, Decompress)")
+	assert.Contains(t, stdout, "nvfp4 (Cast, Decompress)")
+	code, _, _ = tcast("bench", "-dtype", "mxfp3")
+	assert.Equal(t, 2, code)
 }
