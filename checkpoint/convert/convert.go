@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/tensorcast-go/tensorcast/internal/atomicfile"
+	"github.com/tensorcast-go/tensorcast/internal/ordered"
 	"maps"
 	"math"
 	"os"
@@ -595,7 +596,7 @@ func Convert(inPath, out string, opts Options) (*Result, error) {
 	// Workers+1 tensors are in flight.
 	patch := map[string]string{} // metadata values that differ from the plan's
 	var bytesDone int64
-	err = ordered(len(jobs), opts.Workers, func(i int) error {
+	err = ordered.Run(len(jobs), opts.Workers, opts.Workers+1, func(i int) error {
 		return run(in, jobs[i], &opts)
 	}, func(i int) error {
 		pj := jobs[i]

@@ -3,6 +3,7 @@ package convert
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/tensorcast-go/tensorcast/internal/ordered"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -119,7 +120,7 @@ func ToGGUF(inPath, out, typ string, opts Options) (*Result, error) {
 		return nil, err
 	}
 	var bytesDone int64
-	err = ordered(len(tensors), opts.Workers, func(i int) error {
+	err = ordered.Run(len(tensors), opts.Workers, opts.Workers+1, func(i int) error {
 		ti := tensors[i]
 		var err error
 		if cast[i] {

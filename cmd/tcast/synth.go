@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/tensorcast-go/tensorcast/internal/ordered"
 	"io"
 	"io/fs"
 	"math"
@@ -387,60 +388,22 @@ func runSynth(args []string, stdout, stderr io.Writer) error {
 // most a few chunks per CPU in memory.
 func synthWrite(w *safetensors.Writer, jobs []synthJob, seed uint64, dt safetensors.DType) error {
 	workers := runtime.GOMAXPROCS(0)
-	results := make([]chan []byte, len(jobs))
-	for i := range results {
-		results[i] = make(chan []byte, 1)
-	}
-	todo := make(chan int)
-	slots := make(chan struct{}, 2*workers+1) // chunks generated or being generated, not yet written
-	stop := make(chan struct{})
+	bufs := make([][]byte, len(jobs))
 	pool := sync.Pool{}
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for i := range todo {
-				j := jobs[i]
-				var buf []byte
-				if p, ok := pool.Get().(*[]byte); ok && cap(*p) >= j.bytes {
-					buf = (*p)[:j.bytes]
-				} else {
-					buf = make([]byte, j.bytes)
-				}
-				j.generate(seed, dt, buf)
-				results[i] <- buf
-			}
-		})
-	}
-	go func() {
-		defer close(todo)
-		for i := range jobs {
-			select {
-			case slots <- struct{}{}:
-			case <-stop:
-				return
-			}
-			select {
-			case todo <- i:
-			case <-stop:
-				return
-			}
+	return ordered.Run(len(jobs), workers, 2*workers+1, func(i int) error {
+		j := jobs[i]
+		if p, ok := pool.Get().(*[]byte); ok && cap(*p) >= j.bytes {
+			bufs[i] = (*p)[:j.bytes]
+		} else {
+			bufs[i] = make([]byte, j.bytes)
 		}
-	}()
-	var err error
-	for i, j := range jobs {
-		buf := <-results[i]
-		err = w.Write(j.t.name, buf)
-		pool.Put(&buf)
-		<-slots
-		if err != nil {
-			break
-		}
-	}
-	if err != nil {
-		close(stop)
-		// Let the workers finish the chunks they hold: each result channel has
-		// room for its one chunk, so none of them blocks.
-	}
-	wg.Wait()
-	return err
+		j.generate(seed, dt, bufs[i])
+		return nil
+	}, func(i int) error {
+		b := bufs[i]
+		bufs[i] = nil
+		err := w.Write(jobs[i].t.name, b)
+		pool.Put(&b)
+		return err
+	})
 }

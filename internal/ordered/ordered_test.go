@@ -1,4 +1,4 @@
-package convert
+package ordered
 
 import (
 	"errors"
@@ -13,11 +13,11 @@ import (
 
 // TestOrdered checks emit order, the bound on items in flight, and stopping at
 // the first error.
-func TestOrdered(t *testing.T) {
+func TestRun(t *testing.T) {
 	for _, workers := range []int{1, 2, 4} {
 		var inFlight, peak atomic.Int32
 		var got []int
-		err := ordered(50, workers, func(i int) error {
+		err := Run(50, workers, workers+1, func(i int) error {
 			if v := inFlight.Add(1); v > peak.Load() {
 				peak.Store(v)
 			}
@@ -37,7 +37,7 @@ func TestOrdered(t *testing.T) {
 	}
 	boom := errors.New("boom")
 	var emitted []int
-	err := ordered(20, 3, func(i int) error {
+	err := Run(20, 3, 4, func(i int) error {
 		if i == 7 {
 			return boom
 		}
@@ -45,7 +45,7 @@ func TestOrdered(t *testing.T) {
 	}, func(i int) error { emitted = append(emitted, i); return nil })
 	assert.ErrorIs(t, err, boom)
 	assert.Equal(t, []int{0, 1, 2, 3, 4, 5, 6}, emitted)
-	err = ordered(20, 2, func(int) error { return nil }, func(i int) error {
+	err = Run(20, 2, 3, func(int) error { return nil }, func(i int) error {
 		if i == 3 {
 			return boom
 		}

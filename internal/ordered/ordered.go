@@ -1,21 +1,24 @@
-package convert
+// Package ordered runs work on several goroutines and consumes the results in
+// order, with a bound on how many are in flight.
+package ordered
 
 import "sync"
 
-// ordered runs work(i) for i = 0..n-1 on workers goroutines and emit(i) on the
+// Run calls work(i) for i = 0..n-1 on workers goroutines and emit(i) on the
 // calling goroutine in order of i, each as soon as work(i) and every earlier
-// emit are done. At most workers+1 items are between the start of their work
-// and the end of their emit, which bounds the memory their results hold. The
-// first error, from work or emit, stops the run and is returned; items not
-// started by then are skipped.
-func ordered(n, workers int, work func(i int) error, emit func(i int) error) error {
-	tokens := make(chan struct{}, workers+1)
+// emit are done. At most window items (window ≥ workers) are between the start
+// of their work and the end of their emit, which bounds the memory their
+// results hold. The first error, from work or emit, stops the run and is
+// returned; items not started by then are skipped.
+func Run(n, workers, window int, work func(i int) error, emit func(i int) error) error {
+	window = max(window, workers, 1)
+	tokens := make(chan struct{}, window)
 	todo := make(chan int)
 	type result struct {
 		i   int
 		err error
 	}
-	done := make(chan result, workers+1)
+	done := make(chan result, window)
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	for range workers {
