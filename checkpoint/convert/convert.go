@@ -52,9 +52,7 @@ func castShape(l layout.Layout, ti safetensors.TensorInfo) []int {
 	if !transposed(l, ti.Name, len(ti.Shape)) {
 		return ti.Shape
 	}
-	s := append([]int(nil), ti.Shape...)
-	s[len(s)-2], s[len(s)-1] = s[len(s)-1], s[len(s)-2]
-	return s
+	return layout.SwapLast2(ti.Shape)
 }
 
 // Options control Convert.

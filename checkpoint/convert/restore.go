@@ -210,7 +210,6 @@ func Decompress(in, out string, to *dtype.Format, force bool) error {
 	}
 	names := c.Names()
 	var specs []safetensors.TensorSpec
-	shapes := map[string][]int{}
 	for _, n := range names {
 		if _, ok := c.Weights[n]; ok {
 			info, ok, err := layout.ReadWeightInfo(c.Metadata(), n)
@@ -227,12 +226,10 @@ func Decompress(in, out string, to *dtype.Format, force bool) error {
 					return fmt.Errorf("convert: %s: %v", in, err)
 				}
 				shape = t.Shape
-				if c.swapped[n] && len(shape) >= 2 {
-					shape = append([]int(nil), shape...)
-					shape[len(shape)-2], shape[len(shape)-1] = shape[len(shape)-1], shape[len(shape)-2]
+				if c.swapped[n] {
+					shape = layout.SwapLast2(shape)
 				}
 			}
-			shapes[n] = shape
 			specs = append(specs, safetensors.TensorSpec{Name: n, DType: st, Shape: shape})
 			continue
 		}

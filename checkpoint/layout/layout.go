@@ -99,7 +99,14 @@ func TransposeLast2(x []float32, shape []int) ([]float32, []int) {
 			}
 		}
 	}
-	ts := append([]int(nil), shape...)
-	ts[r-2], ts[r-1] = cols, rows
-	return out, ts
+	return out, SwapLast2(shape)
+}
+
+// SwapLast2 returns a copy of shape with its last two dimensions swapped.
+func SwapLast2(shape []int) []int {
+	s := append([]int(nil), shape...)
+	if r := len(s); r >= 2 {
+		s[r-2], s[r-1] = s[r-1], s[r-2]
+	}
+	return s
 }
