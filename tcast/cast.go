@@ -54,6 +54,7 @@ type caster struct {
 	sel       scale.Selector
 	rounder   kernels.IntCodec // rounds x/s to an integer for int zero points
 	tmp       []float32        // scratch for the scaled values of one block
+	subAmax   []float32        // scratch for the subtile amaxes of one block
 }
 
 // Cast quantizes x, a tensor of the given shape in row-major order, to dt and
@@ -248,6 +249,7 @@ func castAll[C kernels.Code](c *caster, x []float32, codes []C, t *Tensor, deq [
 	var offs []uint8
 	if c.lay.sub != 0 {
 		offs = make([]uint8, ceilDiv(maxBlock, c.lay.sub))
+		c.subAmax = make([]float32, len(offs))
 	}
 	c.lay.forEach(func(b block) {
 		n := b.len0 * b.len1
@@ -470,15 +472,9 @@ type scaling struct {
 func (c *caster) chooseScale(v []float32, keep []bool, t *Tensor, b block) scaling {
 	amax := c.amax(v, keep)
 	if c.spec.IsExponent() {
-		if isNonFinite(amax) {
+		code, ok := c.exponentCode(amax)
+		if !ok {
 			return c.nanScale(t, b)
-		}
-		code := uint32(0)
-		if amax > 0 {
-			var ok bool
-			if code, ok = scale.ExponentCode(c.sel.Exponent(amax), c.sf); !ok {
-				return c.nanScale(t, b)
-			}
 		}
 		putCode(t.Scale, b.scaleIndex, code)
 		return scaling{mul: 1 / c.dec.byteScale[code]} // a power of two: exact (exponent formats are byte-wide)
@@ -500,6 +496,20 @@ func (c *caster) chooseScale(v []float32, keep []bool, t *Tensor, b block) scali
 		return scaling{fill: true, fillCode: c.elem.Encode(0)}
 	}
 	return scaling{div: d}
+}
+
+// exponentCode returns the power-of-two scale code of a block whose largest
+// magnitude is amax: code 0 for an all-zero block, and ok=false (the NaN scale)
+// for a block holding a NaN or an infinity or whose exponent is beyond the
+// scale format.
+func (c *caster) exponentCode(amax float32) (code uint32, ok bool) {
+	switch {
+	case isNonFinite(amax):
+		return 0, false
+	case amax == 0:
+		return 0, true
+	}
+	return scale.ExponentCode(c.sel.Exponent(amax), c.sf)
 }
 
 // nanScale stores the NaN scale of a block holding a NaN or an infinity; its
@@ -555,19 +565,23 @@ func nanBlock[C kernels.Code](c *caster, cs []C, off []uint8, t *Tensor, b block
 // from the block's amax, and a smaller power of two for each subtile whose own
 // amax allows it (tensorcast.md §3.6).
 func exponentBlock[C kernels.Code](c *caster, v []float32, keep []bool, cs []C, off []uint8, t *Tensor, b block) {
-	amax := c.amax(v, keep)
-	if isNonFinite(amax) {
+	// One pass over the subtiles: the block's amax is the largest of theirs.
+	sub := c.lay.sub
+	amaxes := c.subAmax[:len(off)]
+	amax := float32(0)
+	for q := range off {
+		lo, hi := q*sub, min((q+1)*sub, len(v))
+		var kq []bool
+		if keep != nil {
+			kq = keep[lo:hi]
+		}
+		amaxes[q] = c.amax(v[lo:hi], kq)
+		amax = max(amax, amaxes[q]) // NaN propagates
+	}
+	code, ok := c.exponentCode(amax)
+	if !ok {
 		nanBlock(c, cs, off, t, b)
 		return
-	}
-	code := uint32(0)
-	if amax > 0 {
-		k := c.sel.Exponent(amax)
-		var ok bool
-		if code, ok = scale.ExponentCode(k, c.sf); !ok {
-			nanBlock(c, cs, off, t, b)
-			return
-		}
 	}
 	putCode(t.Scale, b.scaleIndex, code)
 	x := c.sf.Decode(code)
@@ -575,13 +589,13 @@ func exponentBlock[C kernels.Code](c *caster, v []float32, keep []bool, cs []C, 
 	maxOff := 1<<c.lay.offBits - 1
 	seed := c.blockSeed(b)
 	for q := range off {
-		lo, hi := q*c.lay.sub, min((q+1)*c.lay.sub, len(v))
+		lo, hi := q*sub, min((q+1)*sub, len(v))
 		var kq []bool
 		if keep != nil {
 			kq = keep[lo:hi]
 		}
 		o := maxOff
-		if a := c.amax(v[lo:hi], kq); a > 0 {
+		if a := amaxes[q]; a > 0 {
 			o = min(max(k-c.sel.Exponent(a), 0), maxOff)
 		}
 		off[q] = uint8(o)
@@ -592,7 +606,6 @@ func exponentBlock[C kernels.Code](c *caster, v []float32, keep []bool, cs []C, 
 		// reciprocal overflows float32. Division by a power of two is exact.
 		encodeScaled(c, v[lo:hi], kq, cs[lo:hi], 0, xs, sb)
 	}
-	return
 }
 
 // finiteAmax is the largest finite kept |x|.
