@@ -9,14 +9,17 @@ import (
 	"github.com/tensorcast-go/tensorcast/scale"
 )
 
-// Options control Cast. Start from [DefaultOptions]: the zero value scales
-// axis 0, which is rarely what a weight matrix wants.
+// Options control Cast. The zero value is the default: virtual form, the last
+// axis scaled, floor scales, round to nearest even.
 type Options struct {
 	// Form is the form of the result.
 	Form Form
 	// Axis is the scaled axis (the axis of a 1-D tile, the second axis of a 2-D
-	// tile, the reduced axis of channel scaling); negative values count from the
-	// end. A 2-D tile's first axis is the one before Axis (after it when Axis is 0).
+	// tile, the reduced axis of channel scaling). Negative values count from
+	// the end and positive ones from the start; 0, the zero value, means the
+	// last axis, as -1 does. Name the first axis with FirstAxis (or −rank). A
+	// 2-D tile's first axis is the one before Axis (after it when Axis is the
+	// first axis).
 	Axis int
 	// Mode chooses power-of-two scales (floor, the OCP rule, by default).
 	Mode scale.Mode
@@ -32,9 +35,30 @@ type Options struct {
 	Keep []bool
 }
 
-// DefaultOptions returns the options Cast uses for nil: virtual form, the last
-// axis scaled, floor scales, round to nearest even.
+// FirstAxis is the Options.Axis value that names axis 0 (the zero value of
+// Axis names the last axis).
+const FirstAxis = math.MinInt32
+
+// DefaultOptions returns the options Cast uses for nil, the zero Options:
+// virtual form, the last axis scaled, floor scales, round to nearest even.
 func DefaultOptions() Options { return Options{Axis: -1} }
+
+// AxisIndex returns the axis, in 0..rank-1, that an Options.Axis value names
+// for a tensor of rank rank, and false when it names none.
+func AxisIndex(axis, rank int) (int, bool) {
+	switch {
+	case axis == FirstAxis:
+		axis = 0
+	case axis == 0:
+		axis = rank - 1
+	case axis < 0:
+		axis += rank
+	}
+	if rank == 0 {
+		return 0, true
+	}
+	return axis, axis >= 0 && axis < rank
+}
 
 // caster holds what the cast of one tensor needs, computed once.
 type caster struct {
@@ -134,6 +158,56 @@ func Template(shape []int, dt *DataType, opts *Options) (*Tensor, error) {
 	return t, nil
 }
 
+// Describe returns the tensor Cast would return in form for an input of shape
+// (Actual or Compressed; Virtual is taken as Actual): every part with its
+// format, width, shape and packing, but no bytes (Data, Scale, ... have nil
+// Bytes) and no Values. It allocates nothing in proportion to the tensor, so a
+// converter can declare its output before casting.
+func Describe(shape []int, dt *DataType, form Form, opts *Options) (*Tensor, error) {
+	o := DefaultOptions()
+	if opts != nil {
+		o = *opts
+	}
+	o.Keep = nil
+	if form == Virtual {
+		form = Actual
+	}
+	o.Form = form
+	c, err := newCaster(nil, shape, dt, o)
+	if err != nil {
+		return nil, err
+	}
+	lay := c.lay
+	t := &Tensor{DataType: c.dt, Form: form, Shape: append([]int{}, lay.input...), Axis: lay.axis, Mode: c.opts.Mode}
+	part := func(f *dtype.Format, bits int, shape []int) *Part {
+		return &Part{Format: f, Bits: bits, Shape: append([]int(nil), shape...), Packed: form == Compressed && bits <= 8}
+	}
+	t.Data = part(c.elem, c.elem.Bits(), lay.shape)
+	if c.spec == nil {
+		return t, nil
+	}
+	t.Scale = part(c.sf, c.sf.Bits(), lay.scaleShape)
+	if c.zf != nil {
+		t.Zero = part(c.zf, c.zf.Bits(), lay.scaleShape)
+	}
+	if tf := c.spec.TensorScale; tf != nil {
+		t.TensorScale = part(tf, tf.Bits(), []int{1})
+	}
+	if c.lay.sub != 0 {
+		t.Meta = part(nil, c.lay.offBits, lay.metaShape)
+	}
+	return t, nil
+}
+
+// ByteLen returns the number of bytes the part holds in its form: the packed
+// length of its entries when Packed, else one storage word per entry.
+func (p *Part) ByteLen() int {
+	if p.Packed {
+		return kernels.PackedLen(p.Len(), uint(p.Bits))
+	}
+	return p.Len() * p.StorageBytes()
+}
+
 func newCaster(x []float32, shape []int, dt *DataType, o Options) (*caster, error) {
 	if dt == nil {
 		return nil, fmt.Errorf("tcast: nil datatype")
@@ -144,7 +218,11 @@ func newCaster(x []float32, shape []int, dt *DataType, o Options) (*caster, erro
 	if o.Mode >= scale.Mode(len(scale.Modes())) {
 		return nil, fmt.Errorf("tcast: unknown scale mode %d", o.Mode)
 	}
-	lay, err := newLayout(shape, o.Axis, dt.spec)
+	axis, ok := AxisIndex(o.Axis, len(shape))
+	if !ok {
+		axis = o.Axis // out of range: newLayout says so
+	}
+	lay, err := newLayout(shape, axis, dt.spec)
 	if err != nil {
 		return nil, fmt.Errorf("tcast: cast to %s: %v", dt.name, err)
 	}

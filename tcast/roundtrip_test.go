@@ -69,10 +69,10 @@ func TestRoundTripLaw(t *testing.T) {
 		axis  int
 	}{
 		{[]int{5, 70}, -1},
-		{[]int{70, 5}, 0},
+		{[]int{70, 5}, FirstAxis},
 		{[]int{3, 37, 9}, 1},
 		{[]int{2, 130, 3}, 1},
-		{[]int{131}, 0},
+		{[]int{131}, FirstAxis},
 		{[]int{}, 0},
 	}
 	r := rand.New(rand.NewPCG(1, 2))
@@ -188,4 +188,43 @@ func TestStreamedEqualsBlockwise(t *testing.T) {
 			t.Fatalf("%s: element %d: streamed %v, blockwise %v", name, i, fast.Values[i], slow.Values[i])
 		}
 	}
+}
+
+// TestZeroOptionsScaleLastAxis checks that the zero Options scale the last axis,
+// as the command line does by default, and that FirstAxis names axis 0.
+func TestZeroOptionsScaleLastAxis(t *testing.T) {
+	x := make([]float32, 64*2)
+	for i := range x {
+		x[i] = float32(i%64) - 20 // rows differ along the last axis
+	}
+	dt := MustLookup("mxfp4")
+	var zero Options
+	zero.Form = Actual
+	a, err := Cast(x, []int{2, 64}, dt, &zero)
+	require.NoError(t, err)
+	last := DefaultOptions()
+	last.Form = Actual
+	b, err := Cast(x, []int{2, 64}, dt, &last)
+	require.NoError(t, err)
+	assert.Equal(t, 1, a.Axis)
+	assert.Equal(t, b.Scale.Bytes, a.Scale.Bytes)
+	assert.Equal(t, []int{2, 2}, a.Scale.Shape)
+
+	first := Options{Form: Actual, Axis: FirstAxis}
+	c, err := Cast(make([]float32, 64*2), []int{64, 2}, dt, &first)
+	require.NoError(t, err)
+	assert.Equal(t, 0, c.Axis)
+	assert.Equal(t, []int{2, 2}, c.Scale.Shape)
+
+	for _, tc := range []struct{ axis, rank, want int }{
+		{0, 3, 2}, {-1, 3, 2}, {FirstAxis, 3, 0}, {-3, 3, 0}, {1, 3, 1}, {2, 3, 2},
+	} {
+		got, ok := AxisIndex(tc.axis, tc.rank)
+		assert.True(t, ok)
+		assert.Equal(t, tc.want, got, "axis %d rank %d", tc.axis, tc.rank)
+	}
+	_, ok := AxisIndex(3, 3)
+	assert.False(t, ok)
+	_, ok = AxisIndex(-4, 3)
+	assert.False(t, ok)
 }

@@ -1,0 +1,70 @@
+package layout
+
+import "strings"
+
+// The __metadata__ keys this module writes. Every one starts with KeyPrefix,
+// and IsMetaKey is the one test of whether a key is ours: converting a
+// checkpoint drops every such key of its input (they describe the input's
+// tensors, not the output's), and decompressing drops them too.
+const (
+	// KeyPrefix starts every key we write.
+	KeyPrefix = "tcast."
+	// KeyFormat holds the version of the tcast layout (FormatVersion).
+	KeyFormat = "tcast.format"
+	// KeyLayout names the layout a converted checkpoint was written in.
+	KeyLayout = "tcast.layout"
+	// KeyDataType names the datatype the weights were cast to.
+	KeyDataType = "tcast.datatype"
+	// KeyWeights is a JSON object: each converted weight's name → the stored
+	// tensors holding it.
+	KeyWeights = "tcast.weights"
+	// KeyTransposed is a JSON list of the weights stored with their last two
+	// axes swapped (see Transposer).
+	KeyTransposed = "tcast.transposed"
+	// KeyWeightPrefix + W is the JSON description (WeightInfo) of weight W
+	// in the tcast layout.
+	KeyWeightPrefix = "tcast.weight."
+	// KeyCTDataTypePrefix + P names the datatype of compressed-tensors
+	// module P.
+	KeyCTDataTypePrefix = "tcast.ct.datatype."
+	// KeyCTGlobalScalePrefix + P holds the exact NVFP4 tensor scale bits of
+	// compressed-tensors module P ("0x%08x").
+	KeyCTGlobalScalePrefix = "tcast.ct.global_scale."
+)
+
+// Keys of format version 1, read but no longer written.
+const (
+	legacyWeightPrefix      = "tcast:"
+	legacyCTDataType        = "tcast.datatype."
+	legacyCTGlobalScalePref = "tcast.global_scale."
+)
+
+// IsMetaKey reports whether a __metadata__ key is one this module writes
+// (including the keys of earlier format versions).
+func IsMetaKey(k string) bool {
+	return strings.HasPrefix(k, KeyPrefix) || strings.HasPrefix(k, legacyWeightPrefix)
+}
+
+// WithoutMetaKeys returns a copy of meta without our keys: what a conversion
+// or a decompression carries over from its input.
+func WithoutMetaKeys(meta map[string]string) map[string]string {
+	out := make(map[string]string, len(meta))
+	for k, v := range meta {
+		if !IsMetaKey(k) {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// metaValue returns meta[key], or the value under the legacy key.
+func metaValue(meta map[string]string, key, legacy string) (string, bool) {
+	if v, ok := meta[key]; ok {
+		return v, true
+	}
+	if legacy == "" {
+		return "", false
+	}
+	v, ok := meta[legacy]
+	return v, ok
+}
