@@ -10,12 +10,16 @@ import (
 // maxLen bounds the strings EditDistance compares; longer ones are "far".
 const maxLen = 64
 
-// EditDistance returns the Levenshtein distance between a and b, or a very
-// large number when either is longer than 64 bytes.
+// EditDistance returns the optimal-string-alignment distance between a and b
+// (insertions, deletions, substitutions and swaps of two adjacent bytes each
+// count one, so "mxpf4" is one edit from "mxfp4"), or a very large number when
+// either is longer than 64 bytes.
 func EditDistance(a, b string) int {
 	if len(a) > maxLen || len(b) > maxLen {
 		return 1 << 30
 	}
+	// d[i][j] is the distance between a[:i] and b[:j]; three rows suffice.
+	prev2 := make([]int, len(b)+1)
 	prev := make([]int, len(b)+1)
 	cur := make([]int, len(b)+1)
 	for j := range prev {
@@ -29,8 +33,11 @@ func EditDistance(a, b string) int {
 				cost = 0
 			}
 			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				cur[j] = min(cur[j], prev2[j-2]+1)
+			}
 		}
-		prev, cur = cur, prev
+		prev2, prev, cur = prev, cur, prev2
 	}
 	return prev[len(b)]
 }
