@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -62,18 +63,14 @@ type compressedTensors struct{}
 
 func init() { Register(compressedTensors{}) }
 
-// Metadata key prefixes of the loader layouts.
-const (
-	metaDataType    = "tcast.datatype."
-	metaGlobalScale = "tcast.global_scale."
-)
-
 // compressedTensorsVersion is the compressed-tensors release whose on-disk
 // layout the config follows (the 4- and 8-bit layouts are the same in every
 // release).
 const compressedTensorsVersion = "0.18.0"
 
 func (compressedTensors) Name() string { return "compressed-tensors" }
+
+func (compressedTensors) Container() Container { return Safetensors }
 
 // ctKind is a compressed-tensors compression format.
 type ctKind int
@@ -384,30 +381,81 @@ func int64Bytes(vs ...int) []byte {
 // f32Bytes returns the little-endian bytes of float32 bits.
 func f32Bytes(bits uint32) []byte { return binary.LittleEndian.AppendUint32(nil, bits) }
 
-func (compressedTensors) Encode(name string, t *tcast.Tensor, meta map[string]string) ([]safetensors.Tensor, error) {
+// ctSpecs declares the tensors of module p holding an [out, in] weight of
+// datatype dt in scheme sc, in the order Encode writes them.
+func ctSpecs(p string, sc *ctScheme, dt *tcast.DataType, out, in int) []Spec {
+	sshape := scaleShape2D(dt.Spec(), out, in)
+	scaleSpec := specOf(p+".weight_scale", sc.scaleDT, sshape)
+	switch sc.kind {
+	case ctPack:
+		specs := []Spec{
+			specOf(p+".weight_packed", safetensors.I32, []int{out, wordsPerRow(in, sc.bits)}),
+			scaleSpec,
+			specOf(p+".weight_shape", safetensors.I64, []int{2}),
+		}
+		if !sc.symmetric {
+			specs = append(specs, specOf(p+".weight_zero_point", safetensors.I32, []int{wordsPerRow(out, sc.bits), sshape[1]}))
+		}
+		return specs
+	case ctFloat, ctMXFP8:
+		return []Spec{specOf(p+".weight", safetensors.F8E4M3, []int{out, in}), scaleSpec}
+	case ctMXFP4:
+		return []Spec{specOf(p+".weight_packed", safetensors.U8, []int{out, in / 2}), scaleSpec}
+	}
+	return []Spec{specOf(p+".weight_packed", safetensors.U8, []int{out, in / 2}), scaleSpec,
+		specOf(p+".weight_global_scale", safetensors.F32, []int{1})}
+}
+
+// ctPlan checks weight name of shape shape and dt, and returns its scheme
+// and the metadata entries every such weight carries (the NVFP4 tensor scale
+// as a placeholder of its final width).
+func ctPlan(name string, shape []int, dt *tcast.DataType, axis int) (*ctScheme, map[string]string, error) {
+	const lay = "compressed-tensors"
+	sc, err := ctClassify(dt)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := checkMatrix(lay, dt, axis, len(shape)); err != nil {
+		return nil, nil, err
+	}
+	if err := groupCheck(lay, name, dt, shape[1], sc.group); err != nil {
+		return nil, nil, err
+	}
+	p := weightPrefix(name)
+	meta := map[string]string{KeyCTDataTypePrefix + p: dt.Name()}
+	if sc.kind == ctNVFP4 {
+		// Always recorded, at a fixed width, so that a converter can declare
+		// the key before it knows the data and patch the value in place.
+		meta[KeyCTGlobalScalePrefix+p] = fmt.Sprintf("0x%08x", 0)
+	}
+	return sc, meta, nil
+}
+
+func (compressedTensors) Specs(name string, shape []int, dt *tcast.DataType, axis int) ([]Spec, map[string]string, error) {
+	sc, meta, err := ctPlan(name, shape, dt, axis)
+	if err != nil {
+		return nil, nil, err
+	}
+	return ctSpecs(weightPrefix(name), sc, dt, shape[0], shape[1]), meta, nil
+}
+
+func (compressedTensors) Encode(name string, t *tcast.Tensor, meta map[string]string) ([]Tensor, error) {
 	const lay = "compressed-tensors"
 	a, err := actualOf(lay, name, t)
 	if err != nil {
 		return nil, err
 	}
 	dt := a.DataType
-	sc, err := ctClassify(dt)
+	sc, m, err := ctPlan(name, a.Shape, dt, a.Axis)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkMatrix(lay, dt, a.Axis, len(a.Shape)); err != nil {
-		return nil, err
-	}
 	out, in := a.Shape[0], a.Shape[1]
-	if err := groupCheck(lay, name, dt, in, sc.group); err != nil {
-		return nil, err
-	}
 	p := weightPrefix(name)
-	fail := func(format string, args ...any) ([]safetensors.Tensor, error) {
-		return nil, fmt.Errorf("layout %s: weight %s: %s", lay, name, fmt.Sprintf(format, args...))
+	fail := func(format string, args ...any) ([]Tensor, error) {
+		return nil, &FormatError{Layout: lay, Weight: name, Msg: fmt.Sprintf(format, args...)}
 	}
-	scaleT := safetensors.Tensor{Name: p + ".weight_scale", DType: sc.scaleDT, Shape: slices.Clone(a.Scale.Shape), Data: a.Scale.Bytes}
-	var ts []safetensors.Tensor
+	var data [][]byte
 	switch sc.kind {
 	case ctPack:
 		half := byte(1) << (sc.bits - 1)
@@ -420,11 +468,7 @@ func (compressedTensors) Encode(name string, t *tcast.Tensor, meta map[string]st
 				vals[i] = c & mask // q_u = q_s + 2^(b−1)
 			}
 		}
-		ts = append(ts,
-			safetensors.Tensor{Name: p + ".weight_packed", DType: safetensors.I32, Shape: []int{out, wordsPerRow(in, sc.bits)},
-				Data: packInt32(vals, out, in, sc.bits, false)},
-			scaleT,
-			safetensors.Tensor{Name: p + ".weight_shape", DType: safetensors.I64, Shape: []int{2}, Data: int64Bytes(out, in)})
+		data = [][]byte{packInt32(vals, out, in, sc.bits, false), a.Scale.Bytes, int64Bytes(out, in)}
 		if !sc.symmetric {
 			groups := a.Zero.Shape[1]
 			zs := make([]byte, len(a.Zero.Bytes))
@@ -435,26 +479,53 @@ func (compressedTensors) Encode(name string, t *tcast.Tensor, meta map[string]st
 				}
 				zs[i] = byte(z)
 			}
-			ts = append(ts, safetensors.Tensor{Name: p + ".weight_zero_point", DType: safetensors.I32,
-				Shape: []int{wordsPerRow(out, sc.bits), groups}, Data: packInt32(zs, out, groups, sc.bits, true)})
+			data = append(data, packInt32(zs, out, groups, sc.bits, true))
 		}
 	case ctFloat, ctMXFP8:
-		ts = append(ts, safetensors.Tensor{Name: p + ".weight", DType: safetensors.F8E4M3, Shape: []int{out, in}, Data: a.Data.Bytes}, scaleT)
+		data = [][]byte{a.Data.Bytes, a.Scale.Bytes}
 	case ctMXFP4:
-		ts = append(ts, safetensors.Tensor{Name: p + ".weight_packed", DType: safetensors.U8, Shape: []int{out, in / 2}, Data: pack4(a.Data.Bytes)}, scaleT)
+		data = [][]byte{pack4(a.Data.Bytes), a.Scale.Bytes}
 	case ctNVFP4:
 		st := binary.LittleEndian.Uint32(a.TensorScale.Bytes)
 		g, _ := globalScale(st)
-		// Always recorded, at a fixed width, so that a converter can declare the
-		// key before it knows the data and patch the value in place.
-		meta[metaGlobalScale+p] = fmt.Sprintf("0x%08x", st)
-		ts = append(ts,
-			safetensors.Tensor{Name: p + ".weight_packed", DType: safetensors.U8, Shape: []int{out, in / 2}, Data: pack4(a.Data.Bytes)},
-			scaleT,
-			safetensors.Tensor{Name: p + ".weight_global_scale", DType: safetensors.F32, Shape: []int{1}, Data: f32Bytes(g)})
+		m[KeyCTGlobalScalePrefix+p] = fmt.Sprintf("0x%08x", st)
+		data = [][]byte{pack4(a.Data.Bytes), a.Scale.Bytes, f32Bytes(g)}
 	}
-	meta[metaDataType+p] = dt.Name()
+	maps.Copy(meta, m)
+	specs := ctSpecs(p, sc, dt, out, in)
+	ts := make([]Tensor, len(specs))
+	for i := range specs {
+		ts[i] = Tensor{Spec: specs[i], Data: data[i]}
+	}
 	return ts, nil
+}
+
+// Find lists the modules holding a quantized weight: P.weight_packed (int or
+// FP4 codes) or an F8_E4M3 P.weight beside a P.weight_scale, with the
+// tensors of P that belong to it.
+func (compressedTensors) Find(src Source) map[string][]string {
+	out := map[string][]string{}
+	for _, n := range src.Names() {
+		p, ok := strings.CutSuffix(n, ".weight_packed")
+		if !ok {
+			info, _, _ := src.Tensor(n)
+			if p, ok = strings.CutSuffix(n, ".weight"); !ok || info.DType != safetensors.F8E4M3 {
+				continue
+			}
+			if _, _, has := src.Tensor(p + ".weight_scale"); !has {
+				continue
+			}
+			if _, _, inv := src.Tensor(p + ".weight_scale_inv"); inv {
+				continue
+			}
+		}
+		for _, suf := range []string{".weight_packed", ".weight", ".weight_scale", ".weight_shape", ".weight_zero_point", ".weight_global_scale"} {
+			if _, _, has := src.Tensor(p + suf); has {
+				out[p+".weight"] = append(out[p+".weight"], p+suf)
+			}
+		}
+	}
+	return out
 }
 
 // globalScale returns the bits of the compressed-tensors global scale
@@ -518,13 +589,13 @@ func lookupCode(code string) (*tcast.DataType, error) {
 
 // metaDataTypeOf returns the datatype recorded for prefix p, nil if none.
 func metaDataTypeOf(meta map[string]string, p string) (*tcast.DataType, error) {
-	n, ok := meta[metaDataType+p]
+	n, ok := metaValue(meta, KeyCTDataTypePrefix+p, legacyCTDataType+p)
 	if !ok {
 		return nil, nil
 	}
 	d, err := tcast.Lookup(n)
 	if err != nil {
-		return nil, fmt.Errorf("metadata %s%s: %v", metaDataType, p, err)
+		return nil, fmt.Errorf("metadata %s%s: %w", KeyCTDataTypePrefix, p, err)
 	}
 	return d, nil
 }
@@ -576,7 +647,7 @@ func (compressedTensors) Decode(name string, src Source) (*tcast.Tensor, bool, e
 	const lay = "compressed-tensors"
 	p := weightPrefix(name)
 	fail := func(format string, args ...any) (*tcast.Tensor, bool, error) {
-		return nil, true, fmt.Errorf("layout %s: weight %s: %s", lay, name, fmt.Sprintf(format, args...))
+		return nil, true, &FormatError{Layout: lay, Weight: name, Msg: fmt.Sprintf(format, args...)}
 	}
 	// Which format holds the weight, if any.
 	winfo, _, hasW := src.Tensor(p + ".weight")
@@ -635,7 +706,7 @@ func (compressedTensors) Decode(name string, src Source) (*tcast.Tensor, bool, e
 	}
 	if dt == nil {
 		if dt, err = ctDerive(kind, out, in, pinfo, sinfo, src, p); err != nil {
-			return fail("%v (and no %s%s metadata names the datatype)", err, metaDataType, p)
+			return fail("%v (and no %s%s metadata names the datatype)", err, KeyCTDataTypePrefix, p)
 		}
 	}
 	sc, err := ctClassify(dt)
@@ -705,7 +776,8 @@ func (compressedTensors) Decode(name string, src Source) (*tcast.Tensor, bool, e
 			if err != nil {
 				return fail("%v", err)
 			}
-			st, err := tensorScaleFromGlobal(binary.LittleEndian.Uint32(g.data), src.Metadata()[metaGlobalScale+p])
+			rec, _ := metaValue(src.Metadata(), KeyCTGlobalScalePrefix+p, legacyCTGlobalScalePref+p)
+			st, err := tensorScaleFromGlobal(binary.LittleEndian.Uint32(g.data), rec)
 			if err != nil {
 				return fail("%v", err)
 			}

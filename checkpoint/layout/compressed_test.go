@@ -19,12 +19,12 @@ import (
 
 // ldrSource is an in-memory Source over encoded tensors.
 type ldrSource struct {
-	tensors map[string]safetensors.Tensor
+	tensors map[string]Tensor
 	meta    map[string]string
 }
 
-func newLdrSource(ts []safetensors.Tensor, meta map[string]string) *ldrSource {
-	s := &ldrSource{tensors: map[string]safetensors.Tensor{}, meta: map[string]string{}}
+func newLdrSource(ts []Tensor, meta map[string]string) *ldrSource {
+	s := &ldrSource{tensors: map[string]Tensor{}, meta: map[string]string{}}
 	for _, t := range ts {
 		s.tensors[t.Name] = t
 	}
@@ -43,6 +43,15 @@ func (s *ldrSource) Tensor(name string) (safetensors.TensorInfo, []byte, bool) {
 }
 
 func (s *ldrSource) Metadata() map[string]string { return s.meta }
+
+func (s *ldrSource) Names() []string {
+	var out []string
+	for n := range s.tensors {
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	return out
+}
 
 // ldrCast casts x of shape to datatype name, Actual form, last axis.
 func ldrCast(t *testing.T, name string, x []float32, shape []int) *tcast.Tensor {
@@ -63,9 +72,9 @@ func ldrRandom(seed uint64, n int) []float32 {
 }
 
 // ldrByName indexes encoded tensors.
-func ldrByName(t *testing.T, ts []safetensors.Tensor) map[string]safetensors.Tensor {
+func ldrByName(t *testing.T, ts []Tensor) map[string]Tensor {
 	t.Helper()
-	m := map[string]safetensors.Tensor{}
+	m := map[string]Tensor{}
 	for _, x := range ts {
 		_, dup := m[x.Name]
 		require.False(t, dup, "duplicate tensor %s", x.Name)
@@ -83,7 +92,7 @@ type ldrExpect struct {
 }
 
 // ldrCheckTensors checks the encoded tensors are exactly the expected ones.
-func ldrCheckTensors(t *testing.T, ts []safetensors.Tensor, want []ldrExpect) {
+func ldrCheckTensors(t *testing.T, ts []Tensor, want []ldrExpect) {
 	t.Helper()
 	got := ldrByName(t, ts)
 	var names []string
@@ -177,7 +186,7 @@ func lei64(vs ...int64) []byte {
 	return b
 }
 
-func ctEncode(t *testing.T, name string, c *tcast.Tensor) ([]safetensors.Tensor, map[string]string) {
+func ctEncode(t *testing.T, name string, c *tcast.Tensor) ([]Tensor, map[string]string) {
 	t.Helper()
 	l, err := Get("compressed-tensors")
 	require.NoError(t, err)
@@ -187,7 +196,7 @@ func ctEncode(t *testing.T, name string, c *tcast.Tensor) ([]safetensors.Tensor,
 	return ts, meta
 }
 
-func ctDecode(t *testing.T, name string, ts []safetensors.Tensor, meta map[string]string) *tcast.Tensor {
+func ctDecode(t *testing.T, name string, ts []Tensor, meta map[string]string) *tcast.Tensor {
 	t.Helper()
 	l, _ := Get("compressed-tensors")
 	d, ok, err := l.Decode(name, newLdrSource(ts, meta))
@@ -312,9 +321,9 @@ func TestCompressedTensorsHandBuilt(t *testing.T) {
 			c := ldrCast(t, tc.dt, tc.x, tc.shape)
 			ts, meta := ctEncode(t, w, c)
 			ldrCheckTensors(t, ts, tc.want)
-			wantMeta := map[string]string{"tcast.datatype." + p: tcast.MustLookup(tc.dt).Name()}
+			wantMeta := map[string]string{KeyCTDataTypePrefix + p: tcast.MustLookup(tc.dt).Name()}
 			if tc.dt == "nvfp4" {
-				wantMeta["tcast.global_scale."+p] = fmt.Sprintf("0x%08x", binary.LittleEndian.Uint32(c.TensorScale.Bytes))
+				wantMeta[KeyCTGlobalScalePrefix+p] = fmt.Sprintf("0x%08x", binary.LittleEndian.Uint32(c.TensorScale.Bytes))
 			}
 			assert.Equal(t, wantMeta, meta)
 			d := ctDecode(t, w, ts, meta)
@@ -459,7 +468,7 @@ func TestCompressedTensorsDatatypes(t *testing.T) {
 					assert.Equal(t, lef32(1/st), got[p+".weight_global_scale"].Data, "global scale is 1/s_t")
 				}
 			}
-			assert.Equal(t, tcast.MustLookup(tc.dt).Name(), meta["tcast.datatype."+p])
+			assert.Equal(t, tcast.MustLookup(tc.dt).Name(), meta[KeyCTDataTypePrefix+p])
 			d := ctDecode(t, w, ts, meta)
 			assert.Same(t, tcast.MustLookup(tc.dt), d.DataType)
 			ldrSameValues(t, c, d)
@@ -479,7 +488,7 @@ func TestCompressedTensorsDatatypes(t *testing.T) {
 // with the stored tensor.
 func TestCompressedTensorsGlobalScaleReciprocal(t *testing.T) {
 	const w = "lm.w.weight"
-	const key = "tcast.global_scale.lm.w"
+	const key = KeyCTGlobalScalePrefix + "lm.w"
 	x := make([]float32, 32)
 	x[0] = 5 // s_t = 5/2688 = 0x3AF3CF3D; float32(1/float32(1/s_t)) ≠ s_t
 	x[17] = -1.25
@@ -596,7 +605,7 @@ func ldrProduct(s []int) int {
 func TestCompressedTensorsDecodeAbsent(t *testing.T) {
 	l, _ := Get("compressed-tensors")
 	// An unconverted weight under its own name is not a converted one.
-	src := newLdrSource([]safetensors.Tensor{{Name: "a.weight", DType: safetensors.BF16, Shape: []int{1, 2}, Data: make([]byte, 4)}}, nil)
+	src := newLdrSource([]Tensor{{Spec: Spec{Name: "a.weight", DType: safetensors.BF16, Shape: []int{1, 2}}, Data: make([]byte, 4)}}, nil)
 	d, ok, err := l.Decode("a.weight", src)
 	assert.NoError(t, err)
 	assert.False(t, ok)
@@ -618,7 +627,7 @@ func TestCompressedTensorsDecodeAbsent(t *testing.T) {
 	assert.Error(t, err)
 	// Metadata naming a datatype of another format is an error.
 	ts, meta = ctEncode(t, "a.weight", c)
-	meta["tcast.datatype.a"] = "fp8e4_tensor"
+	meta[KeyCTDataTypePrefix+"a"] = "fp8e4_tensor"
 	_, ok, err = l.Decode("a.weight", newLdrSource(ts, meta))
 	assert.True(t, ok)
 	assert.ErrorContains(t, err, "float-quantized")

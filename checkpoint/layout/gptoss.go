@@ -60,26 +60,56 @@ func (gptOSS) Check(dt *tcast.DataType, axis, rank int) error {
 	return nil
 }
 
-func (l gptOSS) Encode(name string, t *tcast.Tensor, meta map[string]string) ([]safetensors.Tensor, error) {
-	const lay = "gpt-oss"
-	a, err := actualOf(lay, name, t)
+func (gptOSS) Container() Container { return Safetensors }
+
+// gptSpecs declares the tensors of a [..., out, in] weight named name.
+func gptSpecs(name string, shape []int) []Spec {
+	rank := len(shape)
+	in := shape[rank-1]
+	lead := slices.Clone(shape[:rank-1])
+	n := weightPrefix(name)
+	return []Spec{
+		specOf(n+"_blocks", safetensors.U8, append(slices.Clone(lead), in/32, 16)),
+		specOf(n+"_scales", safetensors.U8, append(slices.Clone(lead), in/32)),
+	}
+}
+
+func (l gptOSS) Specs(name string, shape []int, dt *tcast.DataType, axis int) ([]Spec, map[string]string, error) {
+	if err := l.Check(dt, axis, len(shape)); err != nil {
+		return nil, nil, err
+	}
+	if err := groupCheck("gpt-oss", name, dt, shape[len(shape)-1], 32); err != nil {
+		return nil, nil, err
+	}
+	return gptSpecs(name, shape), nil, nil
+}
+
+func (l gptOSS) Encode(name string, t *tcast.Tensor, meta map[string]string) ([]Tensor, error) {
+	a, err := actualOf("gpt-oss", name, t)
 	if err != nil {
 		return nil, err
 	}
-	if err := l.Check(a.DataType, a.Axis, len(a.Shape)); err != nil {
+	specs, _, err := l.Specs(name, a.Shape, a.DataType, a.Axis)
+	if err != nil {
 		return nil, err
 	}
-	rank := len(a.Shape)
-	in := a.Shape[rank-1]
-	if err := groupCheck(lay, name, a.DataType, in, 32); err != nil {
-		return nil, err
+	return []Tensor{{Spec: specs[0], Data: pack4(a.Data.Bytes)}, {Spec: specs[1], Data: a.Scale.Bytes}}, nil
+}
+
+// Find lists the weights stored as NAME_blocks beside NAME_scales, under the
+// name NAME (gpt-oss's experts: "….experts.gate_up_proj").
+func (gptOSS) Find(src Source) map[string][]string {
+	out := map[string][]string{}
+	for _, n := range src.Names() {
+		w, ok := strings.CutSuffix(n, "_blocks")
+		if !ok {
+			continue
+		}
+		if _, _, has := src.Tensor(w + "_scales"); has {
+			out[w] = []string{n, w + "_scales"}
+		}
 	}
-	lead := slices.Clone(a.Shape[:rank-1])
-	n := weightPrefix(name)
-	return []safetensors.Tensor{
-		{Name: n + "_blocks", DType: safetensors.U8, Shape: append(slices.Clone(lead), in/32, 16), Data: pack4(a.Data.Bytes)},
-		{Name: n + "_scales", DType: safetensors.U8, Shape: append(slices.Clone(lead), in/32), Data: a.Scale.Bytes},
-	}, nil
+	return out
 }
 
 func (gptOSS) Decode(name string, src Source) (*tcast.Tensor, bool, error) {
@@ -90,7 +120,7 @@ func (gptOSS) Decode(name string, src Source) (*tcast.Tensor, bool, error) {
 		return nil, false, nil
 	}
 	fail := func(format string, args ...any) (*tcast.Tensor, bool, error) {
-		return nil, true, fmt.Errorf("layout %s: weight %s: %s", lay, name, fmt.Sprintf(format, args...))
+		return nil, true, &FormatError{Layout: lay, Weight: name, Msg: fmt.Sprintf(format, args...)}
 	}
 	r := len(binfo.Shape)
 	if (r != 3 && r != 4) || binfo.Shape[r-1] != 16 {

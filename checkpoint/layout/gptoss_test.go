@@ -12,7 +12,7 @@ import (
 	"github.com/tensorcast-go/tensorcast/tcast"
 )
 
-func goEncode(t *testing.T, name string, c *tcast.Tensor) []safetensors.Tensor {
+func goEncode(t *testing.T, name string, c *tcast.Tensor) []Tensor {
 	t.Helper()
 	l, err := Get("gpt-oss")
 	require.NoError(t, err)
@@ -23,7 +23,7 @@ func goEncode(t *testing.T, name string, c *tcast.Tensor) []safetensors.Tensor {
 	return ts
 }
 
-func goDecode(t *testing.T, name string, ts []safetensors.Tensor) *tcast.Tensor {
+func goDecode(t *testing.T, name string, ts []Tensor) *tcast.Tensor {
 	t.Helper()
 	l, _ := Get("gpt-oss")
 	d, ok, err := l.Decode(name, newLdrSource(ts, nil))

@@ -1,23 +1,33 @@
 // Package layout maps cast tensors to and from the tensor names, dtypes, shapes
-// and config files that checkpoint loaders expect (formats-and-deps.md §2): our
-// own tcast layout, vLLM compressed-tensors, Hugging Face gpt-oss MXFP4, NVIDIA
-// ModelOpt NVFP4. GGUF has its own writer in package gguf.
+// and config files that checkpoint loaders expect (docs/LAYOUTS.md): our own
+// tcast layout (docs/FORMAT.md), vLLM compressed-tensors, Hugging Face gpt-oss
+// MXFP4, NVIDIA ModelOpt NVFP4, DeepSeek-style FP8 with 128×128 block scales,
+// and GGUF. Each is a Layout: it declares its output (Specs), encodes and
+// decodes weights, finds the weights of files other tools wrote (Find), and
+// writes the config files loaders read (Files). The metadata keys of this
+// module are defined in one place (meta.go) and recognised by IsMetaKey.
 package layout
 
 import (
 	"fmt"
 	"sort"
+	"strings"
 
+	"github.com/tensorcast-go/tensorcast/checkpoint/gguf"
 	"github.com/tensorcast-go/tensorcast/checkpoint/safetensors"
+	"github.com/tensorcast-go/tensorcast/internal/names"
 	"github.com/tensorcast-go/tensorcast/tcast"
 )
 
-// Source is read access to a converted file's tensors, for Decode.
+// Source is read access to a checkpoint's stored tensors, for Decode and Find.
 type Source interface {
-	// Tensor returns a tensor's description and bytes, and false when absent.
+	// Tensor returns a stored tensor's description and bytes, and false when
+	// absent.
 	Tensor(name string) (safetensors.TensorInfo, []byte, bool)
 	// Metadata returns the header's __metadata__.
 	Metadata() map[string]string
+	// Names returns the stored tensors' names in file order.
+	Names() []string
 }
 
 // Converted describes one weight a conversion cast, for Files.
@@ -26,26 +36,104 @@ type Converted struct {
 	Shape []int
 }
 
+// Container is the file format a layout writes.
+type Container int
+
+const (
+	// Safetensors output: one file, or shards with an index.
+	Safetensors Container = iota
+	// GGUF output: one GGUF v3 file.
+	GGUF
+)
+
+// Spec declares one stored tensor of a layout's output.
+type Spec struct {
+	Name  string
+	Shape []int
+	// DType is the tensor's dtype in safetensors output.
+	DType safetensors.DType
+	// GGML is the tensor's type in GGUF output.
+	GGML gguf.Type
+}
+
+// Bytes returns the size of the tensor's data.
+func (s Spec) Bytes(c Container) int64 {
+	n := int64(1)
+	for _, d := range s.Shape {
+		n *= int64(d)
+	}
+	if c == GGUF {
+		b, _ := s.GGML.Size(n)
+		return b
+	}
+	return n * int64(s.DType.BitSize()) / 8
+}
+
+// Tensor is one stored tensor of a layout's output, with its bytes.
+type Tensor struct {
+	Spec
+	Data []byte
+}
+
 // Layout writes cast weights in one loader's conventions and reads them back.
 type Layout interface {
 	// Name is the -layout value.
 	Name() string
-	// Check reports whether weights of datatype dt cast along axis (normalized,
-	// for a weight of rank rank) can be written in this layout; the error says
-	// what the layout accepts.
+	// Container is the file format the layout writes.
+	Container() Container
+	// Check reports whether weights of datatype dt cast along axis (in
+	// 0..rank-1) can be written in this layout; the error says what the
+	// layout accepts.
 	Check(dt *tcast.DataType, axis, rank int) error
+	// Specs declares, without casting anything, the stored tensors Encode
+	// writes for weight name of shape shape (in cast orientation) cast to dt
+	// along axis, and the __metadata__ entries it adds. A value Encode cannot
+	// know before casting has here a placeholder of the same length.
+	Specs(name string, shape []int, dt *tcast.DataType, axis int) ([]Spec, map[string]string, error)
 	// Encode turns one cast weight (Actual form) named name into the tensors
-	// to write. Metadata entries to add to __metadata__ go in meta.
-	Encode(name string, t *tcast.Tensor, meta map[string]string) ([]safetensors.Tensor, error)
+	// to write, as Specs declared them. Metadata entries to add to
+	// __metadata__ go in meta.
+	Encode(name string, t *tcast.Tensor, meta map[string]string) ([]Tensor, error)
 	// Decode rebuilds the cast weight named name (its source name) from src,
 	// returning ok=false when src does not hold name as a converted weight
 	// (it may then hold it unconverted, under its own name).
 	Decode(name string, src Source) (t *tcast.Tensor, ok bool, err error)
+	// Find lists the converted weights src holds in this layout, by their
+	// logical (source) name, with the stored tensors holding each: how a
+	// checkpoint written by another tool, without our metadata, is read.
+	Find(src Source) map[string][]string
 	// Files returns extra files to write beside the checkpoint (config.json's
 	// quantization_config, hf_quant_config.json, ...), by file name. srcConfig
 	// is the source's config.json, or nil. kept lists the weights left
 	// unconverted.
 	Files(dt *tcast.DataType, converted []Converted, kept []string, srcConfig []byte) (map[string][]byte, error)
+}
+
+// Caster is implemented by layouts whose datatypes are cast by their own
+// quantizers rather than tcast.Cast (GGUF's Q8_0 and Q4_0): Cast returns the
+// weight in Actual form, as tcast.Cast would.
+type Caster interface {
+	Cast(x []float32, shape []int, dt *tcast.DataType, opts *tcast.Options) (*tcast.Tensor, error)
+}
+
+// DataTyper is implemented by layouts that name datatypes of their own (GGUF's
+// q8_0): DataType resolves a -dtype value for the layout, falling back to
+// tcast.Lookup.
+type DataTyper interface {
+	DataType(name string) (*tcast.DataType, error)
+}
+
+// DataType resolves a -dtype value for layout l.
+func DataType(l Layout, name string) (*tcast.DataType, error) {
+	if d, ok := l.(DataTyper); ok {
+		return d.DataType(name)
+	}
+	return tcast.Lookup(name)
+}
+
+// specOf returns the Spec of a safetensors tensor.
+func specOf(name string, dt safetensors.DType, shape []int) Spec {
+	return Spec{Name: name, DType: dt, Shape: shape}
 }
 
 var registry = map[string]Layout{}
@@ -63,7 +151,18 @@ func Get(name string) (Layout, error) {
 	if l, ok := registry[name]; ok {
 		return l, nil
 	}
-	return nil, fmt.Errorf("layout: unknown layout %q (want one of %v)", name, Names())
+	return nil, &UnknownError{Name: name}
+}
+
+// UnknownError is the error of Get for a name no layout has.
+type UnknownError struct{ Name string }
+
+func (e *UnknownError) Error() string {
+	msg := fmt.Sprintf("unknown layout %q: want one of %s", e.Name, strings.Join(Names(), ", "))
+	if c := names.Closest(e.Name, Names(), 3); len(c) > 0 {
+		msg += fmt.Sprintf(" (closest: %s)", strings.Join(c, ", "))
+	}
+	return msg
 }
 
 // Names returns the registered layout names, sorted.
@@ -110,3 +209,25 @@ func SwapLast2(shape []int) []int {
 	}
 	return s
 }
+
+// FormatError reports stored tensors that do not hold a valid weight of a
+// layout: which layout, which weight, and what is wrong.
+type FormatError struct {
+	Layout string // the layout's name
+	Weight string // the weight's (source) name
+	Msg    string
+	Err    error // the underlying error, if any
+}
+
+func (e *FormatError) Error() string {
+	msg := e.Msg
+	if e.Err != nil {
+		if msg != "" {
+			msg += ": "
+		}
+		msg += e.Err.Error()
+	}
+	return fmt.Sprintf("layout %s: weight %s: %s", e.Layout, e.Weight, msg)
+}
+
+func (e *FormatError) Unwrap() error { return e.Err }

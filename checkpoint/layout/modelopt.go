@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/safetensors"
 	"github.com/tensorcast-go/tensorcast/tcast"
@@ -46,25 +47,61 @@ func (modelOpt) Check(dt *tcast.DataType, axis, rank int) error {
 	return checkMatrix("modelopt", dt, axis, rank)
 }
 
-func (l modelOpt) Encode(name string, t *tcast.Tensor, meta map[string]string) ([]safetensors.Tensor, error) {
-	const lay = "modelopt"
-	a, err := actualOf(lay, name, t)
+func (modelOpt) Container() Container { return Safetensors }
+
+// moSpecs declares the tensors of an [out, in] weight of module p.
+func moSpecs(p string, out, in int) []Spec {
+	return []Spec{
+		specOf(p+".weight", safetensors.U8, []int{out, in / 2}),
+		specOf(p+".weight_scale", safetensors.F8E4M3, []int{out, in / 16}),
+		specOf(p+".weight_scale_2", safetensors.F32, []int{}),
+	}
+}
+
+func (l modelOpt) Specs(name string, shape []int, dt *tcast.DataType, axis int) ([]Spec, map[string]string, error) {
+	if err := l.Check(dt, axis, len(shape)); err != nil {
+		return nil, nil, err
+	}
+	if err := groupCheck("modelopt", name, dt, shape[1], 16); err != nil {
+		return nil, nil, err
+	}
+	return moSpecs(weightPrefix(name), shape[0], shape[1]), nil, nil
+}
+
+func (l modelOpt) Encode(name string, t *tcast.Tensor, meta map[string]string) ([]Tensor, error) {
+	a, err := actualOf("modelopt", name, t)
 	if err != nil {
 		return nil, err
 	}
-	if err := l.Check(a.DataType, a.Axis, len(a.Shape)); err != nil {
+	specs, _, err := l.Specs(name, a.Shape, a.DataType, a.Axis)
+	if err != nil {
 		return nil, err
 	}
-	out, in := a.Shape[0], a.Shape[1]
-	if err := groupCheck(lay, name, a.DataType, in, 16); err != nil {
-		return nil, err
-	}
-	p := weightPrefix(name)
-	return []safetensors.Tensor{
-		{Name: p + ".weight", DType: safetensors.U8, Shape: []int{out, in / 2}, Data: pack4(a.Data.Bytes)},
-		{Name: p + ".weight_scale", DType: safetensors.F8E4M3, Shape: []int{out, in / 16}, Data: a.Scale.Bytes},
-		{Name: p + ".weight_scale_2", DType: safetensors.F32, Shape: []int{}, Data: slices.Clone(a.TensorScale.Bytes)},
+	return []Tensor{
+		{Spec: specs[0], Data: pack4(a.Data.Bytes)},
+		{Spec: specs[1], Data: a.Scale.Bytes},
+		{Spec: specs[2], Data: slices.Clone(a.TensorScale.Bytes)},
 	}, nil
+}
+
+// Find lists the modules with a packed U8 P.weight beside a P.weight_scale_2.
+func (modelOpt) Find(src Source) map[string][]string {
+	out := map[string][]string{}
+	for _, n := range src.Names() {
+		p, ok := strings.CutSuffix(n, ".weight_scale_2")
+		if !ok {
+			continue
+		}
+		if info, _, has := src.Tensor(p + ".weight"); !has || info.DType != safetensors.U8 {
+			continue
+		}
+		for _, suf := range []string{".weight", ".weight_scale", ".weight_scale_2", ".input_scale"} {
+			if _, _, has := src.Tensor(p + suf); has {
+				out[p+".weight"] = append(out[p+".weight"], p+suf)
+			}
+		}
+	}
+	return out
 }
 
 func (modelOpt) Decode(name string, src Source) (*tcast.Tensor, bool, error) {
@@ -76,7 +113,7 @@ func (modelOpt) Decode(name string, src Source) (*tcast.Tensor, bool, error) {
 		return nil, false, nil
 	}
 	fail := func(format string, args ...any) (*tcast.Tensor, bool, error) {
-		return nil, true, fmt.Errorf("layout %s: weight %s: %s", lay, name, fmt.Sprintf(format, args...))
+		return nil, true, &FormatError{Layout: lay, Weight: name, Msg: fmt.Sprintf(format, args...)}
 	}
 	if len(winfo.Shape) != 2 || (2*winfo.Shape[1])%16 != 0 {
 		return fail("weight has shape %v, want [out, in/2] with in a multiple of 16", winfo.Shape)

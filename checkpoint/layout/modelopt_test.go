@@ -12,7 +12,7 @@ import (
 	"github.com/tensorcast-go/tensorcast/tcast"
 )
 
-func moEncode(t *testing.T, name string, c *tcast.Tensor) []safetensors.Tensor {
+func moEncode(t *testing.T, name string, c *tcast.Tensor) []Tensor {
 	t.Helper()
 	l, err := Get("modelopt")
 	require.NoError(t, err)
@@ -23,7 +23,7 @@ func moEncode(t *testing.T, name string, c *tcast.Tensor) []safetensors.Tensor {
 	return ts
 }
 
-func moDecode(t *testing.T, name string, ts []safetensors.Tensor) *tcast.Tensor {
+func moDecode(t *testing.T, name string, ts []Tensor) *tcast.Tensor {
 	t.Helper()
 	l, _ := Get("modelopt")
 	d, ok, err := l.Decode(name, newLdrSource(ts, nil))
@@ -124,7 +124,7 @@ func TestModelOptCheckAndRejects(t *testing.T) {
 	assert.ErrorContains(t, err, "not a multiple of the group size 16")
 
 	// Absent, unconverted, and damaged weights.
-	src := newLdrSource([]safetensors.Tensor{{Name: "a.weight", DType: safetensors.BF16, Shape: []int{1, 2}, Data: make([]byte, 4)}}, nil)
+	src := newLdrSource([]Tensor{{Spec: Spec{Name: "a.weight", DType: safetensors.BF16, Shape: []int{1, 2}}, Data: make([]byte, 4)}}, nil)
 	_, ok, err := l.Decode("a.weight", src)
 	assert.NoError(t, err)
 	assert.False(t, ok)

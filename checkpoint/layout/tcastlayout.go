@@ -3,7 +3,9 @@ package layout
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
+	"strings"
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/safetensors"
 	"github.com/tensorcast-go/tensorcast/dtype"
@@ -11,12 +13,10 @@ import (
 	"github.com/tensorcast-go/tensorcast/tcast"
 )
 
-// FormatVersion is the version of the tcast layout, in __metadata__["tcast.format"].
-const FormatVersion = "1"
-
-// MetaPrefix starts the __metadata__ key that describes a converted weight:
-// "tcast:" + the weight's name.
-const MetaPrefix = "tcast:"
+// FormatVersion is the version of the tcast layout this package writes, in
+// __metadata__[KeyFormat]. Version 1 described weight W under "tcast:W";
+// version 2 uses KeyWeightPrefix + W. Both are read.
+const FormatVersion = "2"
 
 // WeightInfo is the JSON description of one converted weight in the tcast layout
 // (docs/FORMAT.md).
@@ -45,6 +45,8 @@ func init() { Register(tcastLayout{}) }
 
 func (tcastLayout) Name() string { return "tcast" }
 
+func (tcastLayout) Container() Container { return Safetensors }
+
 func (tcastLayout) Check(*tcast.DataType, int, int) error { return nil }
 
 // partTensorName is where a part of weight name is stored: the data under the
@@ -56,53 +58,109 @@ func partTensorName(name, part string) string {
 	return name + "." + part
 }
 
-func (tcastLayout) Encode(name string, t *tcast.Tensor, meta map[string]string) ([]safetensors.Tensor, error) {
-	c, err := tcast.Compress(t)
-	if err != nil {
-		return nil, err
+// partSpec is how a part of the Compressed form is stored.
+func partSpec(name string, p tcast.NamedPart) Spec {
+	tn := partTensorName(name, p.Name)
+	switch {
+	case p.Packed:
+		return specOf(tn, safetensors.U8, []int{p.ByteLen()})
+	case p.StorageBytes() == 1:
+		return specOf(tn, safetensors.U8, slices.Clone(p.Shape))
+	case p.StorageBytes() == 2:
+		return specOf(tn, safetensors.U16, slices.Clone(p.Shape))
 	}
+	return specOf(tn, safetensors.U32, slices.Clone(p.Shape))
+}
+
+// describe returns the stored tensors and the metadata entry of weight name,
+// whose Compressed form c may have no bytes.
+func describe(name string, c *tcast.Tensor) ([]Spec, map[string]string, error) {
 	info := WeightInfo{DataType: c.DataType.Code(), Name: c.DataType.Name(), Shape: c.Shape, Axis: c.Axis,
 		ScaleMode: c.Mode.String(), Bits: c.BitsPerValue(), Parts: map[string]PartInfo{}}
-	var out []safetensors.Tensor
+	var specs []Spec
 	for _, p := range c.Parts() {
-		tn := partTensorName(name, p.Name)
-		pi := PartInfo{Tensor: tn, Bits: p.Bits, Shape: p.Shape, Packed: p.Packed}
+		sp := partSpec(name, p)
+		pi := PartInfo{Tensor: sp.Name, Bits: p.Bits, Shape: p.Shape, Packed: p.Packed}
 		if p.Format != nil {
 			pi.Format = p.Format.Name()
 		}
 		info.Parts[p.Name] = pi
-		st := safetensors.Tensor{Name: tn, Data: p.Bytes}
-		switch {
-		case p.Packed:
-			st.DType, st.Shape = safetensors.U8, []int{len(p.Bytes)}
-		case p.StorageBytes() == 1:
-			st.DType, st.Shape = safetensors.U8, p.Shape
-		case p.StorageBytes() == 2:
-			st.DType, st.Shape = safetensors.U16, p.Shape
-		default:
-			st.DType, st.Shape = safetensors.U32, p.Shape
-		}
-		out = append(out, st)
+		specs = append(specs, sp)
 	}
 	js, err := json.Marshal(info)
 	if err != nil {
+		return nil, nil, err
+	}
+	return specs, map[string]string{KeyWeightPrefix + name: string(js), KeyFormat: FormatVersion}, nil
+}
+
+func (tcastLayout) Specs(name string, shape []int, dt *tcast.DataType, axis int) ([]Spec, map[string]string, error) {
+	c, err := tcast.Describe(shape, dt, tcast.Compressed, &tcast.Options{Axis: axisOpt(axis)})
+	if err != nil {
+		return nil, nil, err
+	}
+	return describe(name, c)
+}
+
+// axisOpt returns the tcast.Options.Axis value naming axis index a.
+func axisOpt(a int) int {
+	if a == 0 {
+		return tcast.FirstAxis
+	}
+	return a
+}
+
+func (tcastLayout) Encode(name string, t *tcast.Tensor, meta map[string]string) ([]Tensor, error) {
+	c, err := tcast.Compress(t)
+	if err != nil {
 		return nil, err
 	}
-	meta[MetaPrefix+name] = string(js)
-	meta["tcast.format"] = FormatVersion
+	specs, m, err := describe(name, c)
+	if err != nil {
+		return nil, err
+	}
+	maps.Copy(meta, m)
+	out := make([]Tensor, len(specs))
+	for i, p := range c.Parts() {
+		out[i] = Tensor{Spec: specs[i], Data: p.Bytes}
+	}
 	return out, nil
+}
+
+// Find lists the weights the metadata describes.
+func (tcastLayout) Find(src Source) map[string][]string {
+	out := map[string][]string{}
+	for k, v := range src.Metadata() {
+		name, ok := strings.CutPrefix(k, KeyWeightPrefix)
+		if !ok {
+			if name, ok = strings.CutPrefix(k, legacyWeightPrefix); !ok {
+				continue
+			}
+		}
+		var info WeightInfo
+		if json.Unmarshal([]byte(v), &info) != nil {
+			out[name] = nil // Decode reports the error
+			continue
+		}
+		for _, p := range []string{"data", "scale", "zero", "tensor_scale", "meta", "mask"} {
+			if pi, ok := info.Parts[p]; ok {
+				out[name] = append(out[name], pi.Tensor)
+			}
+		}
+	}
+	return out
 }
 
 // ReadWeightInfo returns the description of converted weight name from
 // metadata, and false when there is none.
 func ReadWeightInfo(meta map[string]string, name string) (*WeightInfo, bool, error) {
-	js, ok := meta[MetaPrefix+name]
+	js, ok := metaValue(meta, KeyWeightPrefix+name, legacyWeightPrefix+name)
 	if !ok {
 		return nil, false, nil
 	}
 	var info WeightInfo
 	if err := json.Unmarshal([]byte(js), &info); err != nil {
-		return nil, true, fmt.Errorf("layout: metadata %s%s: %v", MetaPrefix, name, err)
+		return nil, true, &FormatError{Weight: name, Msg: fmt.Sprintf("metadata %s%s: %v", KeyWeightPrefix, name, err)}
 	}
 	return &info, true, nil
 }
@@ -113,7 +171,7 @@ func (tcastLayout) Decode(name string, src Source) (*tcast.Tensor, bool, error) 
 		return nil, ok, err
 	}
 	fail := func(format string, args ...any) (*tcast.Tensor, bool, error) {
-		return nil, true, fmt.Errorf("layout: weight %s: %s", name, fmt.Sprintf(format, args...))
+		return nil, true, &FormatError{Layout: "tcast", Weight: name, Msg: fmt.Sprintf(format, args...)}
 	}
 	dt, err := tcast.Lookup(info.DataType)
 	if err != nil {
@@ -144,12 +202,12 @@ func (tcastLayout) Decode(name string, src Source) (*tcast.Tensor, bool, error) 
 		*slot = p
 	}
 	// dtype.Parse returns one *Format per canonical name, so the parts' formats
-	// compare equal to the datatype's in Validate.
-	a, err := tcast.Expand(t)
-	if err != nil {
+	// compare equal to the datatype's in Validate. The parts are views of
+	// src's bytes: the Compressed form is returned as stored.
+	if err := tcast.Validate(t); err != nil {
 		return fail("%v", err)
 	}
-	return a, true, nil
+	return t, true, nil
 }
 
 func (tcastLayout) Files(*tcast.DataType, []Converted, []string, []byte) (map[string][]byte, error) {

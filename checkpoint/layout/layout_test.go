@@ -1,0 +1,94 @@
+package layout
+
+import (
+	"math"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tensorcast-go/tensorcast/tcast"
+)
+
+// TestSpecsMatchEncode checks, for every layout and every registered datatype
+// it accepts, that Specs declares exactly the tensors Encode writes (names,
+// dtypes, shapes, byte sizes) and metadata keys with values of the final
+// length, that Decode reads the weight back, and that Find, given only the
+// stored tensors and metadata, names the weight with the same tensors.
+func TestSpecsMatchEncode(t *testing.T) {
+	shapes := [][]int{{32, 128}, {2, 32, 128}}
+	checked := map[string]int{}
+	for _, ln := range Names() {
+		l, err := Get(ln)
+		require.NoError(t, err)
+		for _, dt := range tcast.Registered() {
+			for _, shape := range shapes {
+				rank := len(shape)
+				if l.Check(dt, rank-1, rank) != nil {
+					continue
+				}
+				name := "m.w.weight"
+				if ln == "gpt-oss" && rank == 3 {
+					name = "m.experts.gate_up_proj"
+				}
+				specs, smeta, err := l.Specs(name, shape, dt, rank-1)
+				if err != nil {
+					continue // e.g. a group size that does not divide 128
+				}
+				n := 1
+				for _, d := range shape {
+					n *= d
+				}
+				c, err := tcast.Cast(ldrRandom(uint64(n), n), shape, dt, &tcast.Options{Form: tcast.Actual})
+				require.NoError(t, err, "%s %s", ln, dt.Name())
+				meta := map[string]string{}
+				ts, err := l.Encode(name, c, meta)
+				require.NoError(t, err, "%s %s", ln, dt.Name())
+				require.Len(t, ts, len(specs), "%s %s", ln, dt.Name())
+				for i, sp := range specs {
+					assert.Equal(t, sp, ts[i].Spec, "%s %s tensor %d", ln, dt.Name(), i)
+					assert.EqualValues(t, sp.Bytes(l.Container()), len(ts[i].Data), "%s %s %s", ln, dt.Name(), sp.Name)
+				}
+				require.Len(t, meta, len(smeta), "%s %s metadata", ln, dt.Name())
+				for k, v := range smeta {
+					assert.Len(t, meta[k], len(v), "%s %s metadata %s", ln, dt.Name(), k)
+				}
+				src := newLdrSource(ts, meta)
+				back, ok, err := l.Decode(name, src)
+				require.NoError(t, err, "%s %s", ln, dt.Name())
+				require.True(t, ok)
+				want, err := tcast.Decompress(c)
+				require.NoError(t, err)
+				got, err := tcast.Decompress(back)
+				require.NoError(t, err)
+				assert.Equal(t, bitsOf(want), bitsOf(got), "%s %s values", ln, dt.Name())
+				found := l.Find(src)
+				logical := name
+				if ln == "gpt-oss" {
+					logical = weightPrefix(name) // gpt-oss names no ".weight"
+				}
+				var stored []string
+				for _, x := range ts {
+					stored = append(stored, x.Name)
+				}
+				slices.Sort(stored)
+				got2 := slices.Clone(found[logical])
+				slices.Sort(got2)
+				assert.Equal(t, stored, got2, "%s %s Find", ln, dt.Name())
+				checked[ln]++
+			}
+		}
+	}
+	for _, ln := range Names() {
+		assert.Positive(t, checked[ln], "layout %s checked no datatype", ln)
+	}
+}
+
+func bitsOf(v []float32) []uint32 {
+	out := make([]uint32, len(v))
+	for i, x := range v {
+		out[i] = math.Float32bits(x)
+	}
+	return out
+}
