@@ -8,8 +8,9 @@ import (
 	"io"
 	"math"
 	"os"
-	"path/filepath"
 	"slices"
+
+	"github.com/tensorcast-go/tensorcast/internal/atomicfile"
 )
 
 // QuantizationVersion is the value of general.quantization_version the
@@ -267,45 +268,31 @@ func (w *Writer) WriteTo(out io.Writer) (int64, error) {
 // WriteFile writes the GGUF file to path atomically: it writes a temporary
 // file in the same directory, syncs it to disk and renames it to path, so
 // path holds either its old content or the complete new file. On error the
-// temporary file is removed and path is untouched. The file gets mode
-// 0644.
+// temporary file is removed and path is untouched. The file gets mode 0666
+// less the umask (0644 under the usual umask 022). An existing file at path
+// is replaced.
 func (w *Writer) WriteFile(path string) (err error) {
 	if _, _, err := w.header(); err != nil {
 		return err
 	}
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	out, err := atomicfile.Begin(path, atomicfile.Options{Force: true})
 	if err != nil {
 		return fmt.Errorf("gguf: %w", err)
 	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if _, err = w.WriteTo(tmp); err != nil {
+	defer out.Abort() // does nothing after Commit
+	f, err := os.OpenFile(out.Path(), os.O_WRONLY, 0)
+	if err != nil {
+		return fmt.Errorf("gguf: %w", err)
+	}
+	if _, err = w.WriteTo(f); err != nil {
+		f.Close()
 		return fmt.Errorf("gguf: %s: %w", path, err)
 	}
-	if err = tmp.Chmod(0o644); err != nil {
+	if err = f.Close(); err != nil {
 		return fmt.Errorf("gguf: %w", err)
 	}
-	if err = tmp.Sync(); err != nil {
+	if err = out.Commit(); err != nil {
 		return fmt.Errorf("gguf: %w", err)
-	}
-	if err = tmp.Close(); err != nil {
-		return fmt.Errorf("gguf: %w", err)
-	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("gguf: %w", err)
-	}
-	// Make the rename durable; not all systems can sync a directory.
-	if d, derr := os.Open(dir); derr == nil {
-		d.Sync()
-		d.Close()
 	}
 	return nil
 }
@@ -380,6 +367,7 @@ func appendValue(b []byte, v Value) []byte {
 // until Close succeeds.
 type Stream struct {
 	path  string
+	out   *atomicfile.Output
 	f     *os.File
 	bw    *bufio.Writer
 	align int64
@@ -388,21 +376,24 @@ type Stream struct {
 }
 
 // Create writes the header to a temporary file beside path and returns the
-// Stream that takes the tensors' data.
+// Stream that takes the tensors' data. An existing file at path is replaced
+// when Close succeeds; another writer of the same path, in this process or
+// another, makes Create fail with an error wrapping atomicfile.ErrLocked.
 func (w *Writer) Create(path string) (*Stream, error) {
 	hdr, align, err := w.header()
 	if err != nil {
 		return nil, err
 	}
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	out, err := atomicfile.Begin(path, atomicfile.Options{Force: true})
 	if err != nil {
 		return nil, fmt.Errorf("gguf: %w", err)
 	}
-	s := &Stream{path: path, f: f, bw: bufio.NewWriterSize(f, 1<<20), align: align, todo: slices.Clone(w.tensors)}
+	f, err := os.OpenFile(out.Path(), os.O_WRONLY, 0)
+	if err != nil {
+		out.Abort()
+		return nil, fmt.Errorf("gguf: %w", err)
+	}
+	s := &Stream{path: path, out: out, f: f, bw: bufio.NewWriterSize(f, 1<<20), align: align, todo: slices.Clone(w.tensors)}
 	if _, err := s.bw.Write(hdr); err != nil {
 		s.Abort()
 		return nil, fmt.Errorf("gguf: %s: %w", path, err)
@@ -439,7 +430,8 @@ func (s *Stream) WriteTensor(name string, data []byte) error {
 }
 
 // Close checks that every declared tensor was written, syncs the file and
-// renames it into place. After an error it removes the temporary file.
+// renames it into place. After an error it removes the temporary file. The
+// file gets mode 0666 less the umask (0644 under the usual umask 022).
 func (s *Stream) Close() error {
 	if s.err == nil && len(s.todo) > 0 {
 		s.err = fmt.Errorf("gguf: %s: tensor %q was never written", s.path, s.todo[0].name)
@@ -447,28 +439,18 @@ func (s *Stream) Close() error {
 	if s.err == nil {
 		s.err = s.bw.Flush()
 	}
-	if s.err == nil {
-		s.err = s.f.Chmod(0o644)
-	}
-	if s.err == nil {
-		s.err = s.f.Sync()
-	}
 	if s.err != nil {
 		err := s.err
 		s.Abort()
 		return err
 	}
+	s.err = fmt.Errorf("gguf: %s: the Stream is closed", s.path)
 	if err := s.f.Close(); err != nil {
-		os.Remove(s.f.Name())
+		s.out.Abort()
 		return fmt.Errorf("gguf: %w", err)
 	}
-	if err := os.Rename(s.f.Name(), s.path); err != nil {
-		os.Remove(s.f.Name())
+	if err := s.out.Commit(); err != nil {
 		return fmt.Errorf("gguf: %w", err)
-	}
-	if d, err := os.Open(filepath.Dir(s.path)); err == nil {
-		d.Sync()
-		d.Close()
 	}
 	return nil
 }
@@ -479,5 +461,5 @@ func (s *Stream) Abort() {
 		s.err = fmt.Errorf("gguf: %s: aborted", s.path)
 	}
 	s.f.Close()
-	os.Remove(s.f.Name())
+	s.out.Abort()
 }

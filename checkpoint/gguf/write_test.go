@@ -13,6 +13,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/tensorcast-go/tensorcast/internal/atomicfile"
 )
 
 func TestWriterBytes(t *testing.T) {
@@ -476,4 +478,25 @@ func TestStream(t *testing.T) {
 	}
 	entries, _ := os.ReadDir(dir)
 	assert.Len(t, entries, 2, "no temporary files left")
+}
+
+// TestWriterLocked checks that a second writer of the same path fails while
+// a Stream is open, and that Abort leaves the old file and nothing else.
+func TestWriterLocked(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "out.gguf")
+	require.NoError(t, os.WriteFile(path, []byte("old"), 0o666))
+	var w Writer
+	require.NoError(t, w.AddKV(KeyArchitecture, String("a")))
+	require.NoError(t, w.DeclareTensor("t", TypeF32, []int{2}))
+	s, err := w.Create(path)
+	require.NoError(t, err)
+	_, err = w.Create(path)
+	require.ErrorIs(t, err, atomicfile.ErrLocked)
+	require.ErrorIs(t, w.WriteFile(path), atomicfile.ErrLocked)
+	s.Abort()
+	assertOnly(t, dir, "out.gguf")
+	got, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, "old", string(got))
 }

@@ -6,9 +6,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/tensorcast-go/tensorcast/internal/atomicfile"
 )
 
 // Named is one array of an .npz archive.
@@ -57,7 +58,7 @@ func ReadNPZ(path string) ([]Named, error) {
 
 // WriteNPZ writes arrays as an uncompressed .npz archive (numpy.savez's layout),
 // members named "<name>.npy" in the order given, through a synced temporary file
-// renamed into place.
+// renamed into place (replacing an existing file; mode 0666 less the umask).
 func WriteNPZ(path string, arrays []Named) (err error) {
 	names := make([]string, len(arrays))
 	for i, a := range arrays {
@@ -69,16 +70,16 @@ func WriteNPZ(path string, arrays []Named) (err error) {
 			return fmt.Errorf("npy: %s: array name %q used twice", path, names[i])
 		}
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-"+filepath.Base(path)+"-*")
+	out, err := atomicfile.Begin(path, atomicfile.Options{Force: true})
 	if err != nil {
-		return err
+		return fmt.Errorf("npy: %w", err)
 	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
+	defer out.Abort() // does nothing after Commit
+	f, err := os.OpenFile(out.Path(), os.O_WRONLY, 0)
+	if err != nil {
+		return fmt.Errorf("npy: %w", err)
+	}
+	defer f.Close() // a second Close after the one below does no harm
 	zw := zip.NewWriter(f)
 	for _, a := range arrays {
 		if a.Header.Fortran {
@@ -97,13 +98,13 @@ func WriteNPZ(path string, arrays []Named) (err error) {
 		}
 	}
 	if err := zw.Close(); err != nil {
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		return err
+		return fmt.Errorf("npy: %s: %w", path, err)
 	}
 	if err := f.Close(); err != nil {
-		return err
+		return fmt.Errorf("npy: %s: %w", path, err)
 	}
-	return os.Rename(f.Name(), path)
+	if err := out.Commit(); err != nil {
+		return fmt.Errorf("npy: %w", err)
+	}
+	return nil
 }

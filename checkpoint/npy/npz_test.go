@@ -85,4 +85,22 @@ func TestNPZBadInput(t *testing.T) {
 	}), "used twice")
 	_, err = os.Stat(filepath.Join(dir, "dup.npz"))
 	assert.True(t, os.IsNotExist(err))
+
+	// A failing write leaves an existing file as it was and nothing beside it.
+	old := filepath.Join(dir, "old.npz")
+	require.NoError(t, os.WriteFile(old, []byte("old"), 0o666))
+	require.ErrorContains(t, WriteNPZ(old, []Named{
+		{"a", &Array{Header: Header{DType: Int8, Shape: []int{1}}, Data: []byte{1}}},
+		{"f", &Array{Header: Header{DType: Int8, Shape: []int{1}, Fortran: true}, Data: []byte{1}}},
+	}), "Fortran order")
+	b, err = os.ReadFile(old)
+	require.NoError(t, err)
+	assert.Equal(t, "old", string(b))
+	es, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	var names []string
+	for _, e := range es {
+		names = append(names, e.Name())
+	}
+	assert.Equal(t, []string{"bad.npz", "old.npz", "x.npz"}, names)
 }

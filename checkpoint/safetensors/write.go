@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"math/rand/v2"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"sync"
+
+	"github.com/tensorcast-go/tensorcast/internal/atomicfile"
 )
 
 // Tensor is a tensor held in memory, for WriteFile, Encode and
@@ -45,13 +45,14 @@ func (t Tensor) Spec() TensorSpec { return TensorSpec{Name: t.Name, DType: t.DTy
 // same tensor (each call then appends at the position it reserved), but
 // Close and Abort must be called only after every Write has returned.
 type Writer struct {
-	path, tmp string
-	f         *os.File
-	tensors   []TensorInfo // in file order
-	index     map[string]int
-	specs     []TensorSpec
-	metadata  map[string]string
-	hdrLen    int
+	path     string
+	out      *atomicfile.Output
+	f        *os.File
+	tensors  []TensorInfo // in file order
+	index    map[string]int
+	specs    []TensorSpec
+	metadata map[string]string
+	hdrLen   int
 
 	mu      sync.Mutex
 	written []int64 // bytes reserved so far per tensor
@@ -66,19 +67,28 @@ type Writer struct {
 // multiple of 8 bytes, so every tensor is 8-byte aligned in the file.
 //
 // The header is written to a temporary file in the directory of path at
-// once; the data follows through Write, and Close publishes the file.
+// once; the data follows through Write, and Close publishes the file. An
+// existing file at path is replaced when Close succeeds (callers that must
+// not replace one check first); another Writer of the same path, in this
+// process or another, makes Create fail with an error wrapping
+// atomicfile.ErrLocked.
 func Create(path string, specs []TensorSpec, metadata map[string]string) (*Writer, error) {
 	hdr, infos, err := layout(specs, metadata)
 	if err != nil {
 		return nil, err
 	}
-	f, tmp, err := createTemp(path)
+	out, err := atomicfile.Begin(path, atomicfile.Options{Force: true})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("safetensors: %w", err)
+	}
+	f, err := os.OpenFile(out.Path(), os.O_RDWR, 0)
+	if err != nil {
+		out.Abort()
+		return nil, fmt.Errorf("safetensors: %w", err)
 	}
 	w := &Writer{
 		path:     path,
-		tmp:      tmp,
+		out:      out,
 		f:        f,
 		tensors:  infos,
 		index:    make(map[string]int, len(infos)),
@@ -125,24 +135,6 @@ func (w *Writer) PatchMetadata(patch map[string]string) error {
 		return w.failLocked(fmt.Errorf("safetensors: writing header of %s: %w", w.path, err))
 	}
 	return nil
-}
-
-// createTemp creates a new empty file next to path, with the permissions
-// os.Create would give (0666 before umask).
-func createTemp(path string) (*os.File, string, error) {
-	dir, base := filepath.Split(path)
-	for range 100 {
-		tmp := filepath.Join(dir, "."+base+".tmp"+strconv.FormatUint(rand.Uint64(), 36))
-		f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
-		if errors.Is(err, os.ErrExist) {
-			continue
-		}
-		if err != nil {
-			return nil, "", fmt.Errorf("safetensors: %w", err)
-		}
-		return f, tmp, nil
-	}
-	return nil, "", fmt.Errorf("safetensors: cannot create a temporary file for %s", path)
 }
 
 // Tensors returns the planned layout: every declared tensor in file order,
@@ -260,24 +252,17 @@ func (w *Writer) Close() error {
 		w.discard()
 		return w.err
 	}
-	if err := w.f.Sync(); err != nil {
-		w.err = fmt.Errorf("safetensors: %s: %w", w.path, err)
-		w.discard()
-		return w.err
-	}
 	if err := w.f.Close(); err != nil {
 		w.f = nil
 		w.err = fmt.Errorf("safetensors: %s: %w", w.path, err)
-		os.Remove(w.tmp)
+		w.out.Abort()
 		return w.err
 	}
 	w.f = nil
-	if err := os.Rename(w.tmp, w.path); err != nil {
+	if err := w.out.Commit(); err != nil {
 		w.err = fmt.Errorf("safetensors: %w", err)
-		os.Remove(w.tmp)
 		return w.err
 	}
-	syncDir(filepath.Dir(w.path))
 	return nil
 }
 
@@ -302,16 +287,7 @@ func (w *Writer) discard() {
 		w.f.Close()
 		w.f = nil
 	}
-	os.Remove(w.tmp)
-}
-
-// syncDir makes a rename in dir durable where the platform supports it.
-// Failures are ignored: some platforms cannot sync directories.
-func syncDir(dir string) {
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
-	}
+	w.out.Abort()
 }
 
 // WriteFile writes tensors and string metadata (which may be nil) to the

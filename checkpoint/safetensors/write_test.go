@@ -15,6 +15,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/tensorcast-go/tensorcast/internal/atomicfile"
 )
 
 // TestWriterLayout checks writer output byte for byte against files built by
@@ -233,10 +235,14 @@ func TestWriterStreaming(t *testing.T) {
 	w, err := Create(p, specs, map[string]string{"k": "v"})
 	require.NoError(t, err)
 
-	// While writing, only a temporary file exists, in the same directory.
+	// While writing, only the temporary file and the lock exist, in the same
+	// directory.
 	names := dirNames(t, dir)
-	require.Len(t, names, 1)
-	assert.True(t, strings.HasPrefix(names[0], ".s.safetensors.tmp"), names[0])
+	require.Len(t, names, 2)
+	for _, n := range names {
+		assert.True(t, atomicfile.IsTemporary(n), n)
+		assert.True(t, strings.HasSuffix(n, "s.safetensors") || strings.HasSuffix(n, "s.safetensors.tcast-lock"), n)
+	}
 
 	layout := w.Tensors()
 	require.Len(t, layout, len(ts))
@@ -423,4 +429,23 @@ func TestPatchMetadata(t *testing.T) {
 	require.NoError(t, err)
 	require.ErrorContains(t, w.PatchMetadata(map[string]string{"other": "cd"}), "not declared")
 	w.Abort()
+}
+
+// TestWriterLocked checks that a second Writer of the same path fails while
+// the first is open, and succeeds once it is closed.
+func TestWriterLocked(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "x.safetensors")
+	specs := []TensorSpec{{Name: "a", DType: U8, Shape: []int{1}}}
+	w, err := Create(p, specs, nil)
+	require.NoError(t, err)
+	_, err = Create(p, specs, nil)
+	require.ErrorIs(t, err, atomicfile.ErrLocked)
+	assert.ErrorContains(t, err, p)
+	require.NoError(t, w.Write("a", []byte{7}))
+	require.NoError(t, w.Close())
+	w, err = Create(p, specs, nil)
+	require.NoError(t, err)
+	require.NoError(t, w.Abort())
+	assert.Equal(t, []string{"x.safetensors"}, dirNames(t, dir))
 }
