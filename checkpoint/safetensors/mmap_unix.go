@@ -7,6 +7,8 @@ import (
 	"math"
 	"os"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // mmapFile maps the first size bytes of f read-only and shared.
@@ -46,6 +48,6 @@ func release(data []byte) {
 	}
 	end := len(data) - (len(data)-start)%page
 	if end-start >= page {
-		_ = syscall.Madvise(data[start:end], syscall.MADV_DONTNEED)
+		_ = unix.Madvise(data[start:end], unix.MADV_DONTNEED)
 	}
 }
