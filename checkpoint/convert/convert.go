@@ -1,78 +1,65 @@
-// Package convert casts the weights of a checkpoint to a datatype and writes them
-// in a loader layout: tensors are read from the memory-mapped input, cast in
-// parallel, and streamed to a temporary file that is renamed into place only when
-// complete, so peak memory stays near (workers + 1) × the largest tensor and a
-// failed conversion leaves nothing under the final name.
+// Package convert casts the weights of a checkpoint to a datatype and writes
+// them in a loader layout (package layout): safetensors layouts (tcast,
+// compressed-tensors, gpt-oss, modelopt, fp8-block) and GGUF alike.
+//
+// The input is any checkpoint package load opens, quantized ones included
+// (their weights are dequantized exactly, then cast). Tensors are read from
+// the memory-mapped input, cast in parallel and written in input order, so
+// peak memory stays near (workers + 1) × the largest tensor. The output (one
+// file, or a directory of weights, shards, index and config files) is built
+// under a temporary name beside its destination and published with one
+// rename: it appears whole or not at all, also when it replaces an earlier
+// output, and never mixes old and new files. No input file is ever written:
+// an output that is an input, holds one, or would replace a config file of
+// the input is refused.
 package convert
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/tensorcast-go/tensorcast/internal/atomicfile"
-	"github.com/tensorcast-go/tensorcast/internal/ordered"
-	"maps"
 	"math"
 	"os"
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
+	"sort"
 	"strings"
-	"sync"
 	"time"
 
-	"github.com/tensorcast-go/tensorcast/checkpoint/gguf"
 	"github.com/tensorcast-go/tensorcast/checkpoint/layout"
+	"github.com/tensorcast-go/tensorcast/checkpoint/load"
 	"github.com/tensorcast-go/tensorcast/checkpoint/safetensors"
-	"github.com/tensorcast-go/tensorcast/dtype"
+	"github.com/tensorcast-go/tensorcast/internal/ordered"
 	"github.com/tensorcast-go/tensorcast/scale"
 	"github.com/tensorcast-go/tensorcast/tcast"
 )
 
-// The __metadata__ keys Convert adds in every layout, so that verify and
-// decompress can find the converted weights whatever the layout.
-const (
-	MetaDataType = "tcast.datatype" // the datatype's name
-	MetaLayout   = "tcast.layout"   // the layout's name
-	MetaWeights  = "tcast.weights"  // JSON: converted weight name → the output tensors holding it
-	// MetaTransposed lists (JSON) the weights stored with their last two axes
-	// swapped (layout.Transposer).
-	MetaTransposed = "tcast.transposed"
-)
-
-// transposed reports whether the layout stores weight name transposed.
-func transposed(l layout.Layout, name string, rank int) bool {
-	t, ok := l.(layout.Transposer)
-	return ok && rank >= 2 && t.Transposed(name, rank)
-}
-
-// castShape is the shape a weight is cast in: its own, or with the last two
-// axes swapped for a transposing layout.
-func castShape(l layout.Layout, ti safetensors.TensorInfo) []int {
-	if !transposed(l, ti.Name, len(ti.Shape)) {
-		return ti.Shape
-	}
-	return layout.SwapLast2(ti.Shape)
-}
-
-// Options control Convert.
+// Options control Convert. The zero value, with a DataType, casts the default
+// choice of weights along their last axis in the tcast layout with floor
+// scales on all cores, and refuses to replace an existing output.
 type Options struct {
+	// DataType is the datatype to cast to (required); see layout.DataType
+	// for the names a layout takes.
 	DataType *tcast.DataType
-	Layout   layout.Layout
+	// Layout is the output layout; nil means the tcast layout.
+	Layout layout.Layout
 	// Include and Exclude override the default choice of tensors to cast:
-	// a name matching Include is cast (if it is a float tensor), a name matching
-	// Exclude is kept. Exclude wins.
+	// a name matching Include is cast (it is an error if it cannot be), a
+	// name matching Exclude is kept. Exclude wins.
 	Include, Exclude *regexp.Regexp
-	// Axis is the scaled axis (negative from the end).
+	// Axis is the scaled axis, as tcast.Options.Axis: 0 (the zero value) and
+	// -1 mean the last axis, tcast.FirstAxis the first.
 	Axis int
+	// Mode chooses power-of-two scales.
 	Mode scale.Mode
 	// Workers is the number of tensors cast at once; 0 means all cores.
 	Workers int
-	// Force replaces existing output files.
+	// Force replaces an existing output (as a whole).
 	Force bool
-	// ShardSize, when positive, splits the output into shards of at most this
-	// many bytes of tensor data (a tensor larger than that gets a shard of its
-	// own) with a model.safetensors.index.json, in the output directory.
+	// ShardSize, when positive, splits safetensors output into shards of at
+	// most this many bytes of tensor data (a larger tensor gets a shard of
+	// its own) with a model.safetensors.index.json, in the output directory.
 	ShardSize int64
 	// Progress, when set, is called after each tensor is written, from one
 	// goroutine.
@@ -94,15 +81,15 @@ type TensorResult struct {
 	DataType string  `json:"datatype,omitempty"` // empty when kept
 	Bits     float64 `json:"bits_per_value"`
 	// SQNR in dB and max abs error of the cast against the source; SQNR is
-	// +Inf (null in JSON) when the cast is exact.
+	// nil (null in JSON) when the cast is exact.
 	SQNR      *float64 `json:"sqnr_db,omitempty"`
 	MaxAbsErr float64  `json:"max_abs_error"`
 	BytesIn   int64    `json:"bytes_in"`
 	BytesOut  int64    `json:"bytes_out"`
 	// Lost counts finite source values that came back NaN or infinite.
 	Lost int `json:"nonfinite_outputs,omitempty"`
-	// Note says why a weight the default rule picked was kept after all (the
-	// layout cannot hold its shape).
+	// Note says why a tensor was kept, or that a cast of a quantized source
+	// is exact.
 	Note string `json:"note,omitempty"`
 }
 
@@ -118,6 +105,17 @@ type Result struct {
 	BytesIn  int64          `json:"bytes_in"`
 	BytesOut int64          `json:"bytes_out"`
 	Seconds  float64        `json:"seconds"`
+}
+
+// Cast returns the number of tensors that were cast.
+func (r *Result) Cast() int {
+	n := 0
+	for _, t := range r.Tensors {
+		if t.DataType != "" {
+			n++
+		}
+	}
+	return n
 }
 
 // Ratio returns bytes in over bytes out.
@@ -136,279 +134,110 @@ func (r *Result) GBps() float64 {
 	return float64(r.BytesIn) / r.Seconds / 1e9
 }
 
-// Input is an opened source checkpoint: one safetensors file or a sharded set.
-type Input struct {
-	Path     string
-	file     *safetensors.File
-	sharded  *safetensors.Sharded
-	gf       *gguf.File
-	ggufRaw  map[string]bool // GGUF tensors whose bytes are usable as they are
-	config   []byte
-	tensors  []safetensors.TensorInfo
-	file0    string         // the file opened
-	index    map[string]int // tensor name → position in tensors
-	metadata map[string]string
-	size     int64 // bytes of the file(s), headers included
-}
+// ErrNothingCast is matched by the error of Convert when no tensor could be
+// cast; the error says why each kind of tensor was kept.
+var ErrNothingCast = errors.New("no tensor was cast")
 
-// OpenInput opens path: a .safetensors file, a model.safetensors.index.json, a
-// .gguf file, or a directory holding one of them (the index first).
-func OpenInput(path string) (*Input, error) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil, err
-	}
-	in := &Input{Path: path}
-	dir := filepath.Dir(path)
-	if st.IsDir() {
-		dir = path
-		switch {
-		case exists(filepath.Join(path, safetensors.IndexFileName)):
-			path = filepath.Join(path, safetensors.IndexFileName)
-		case exists(filepath.Join(path, "model.safetensors")):
-			path = filepath.Join(path, "model.safetensors")
-		default:
-			m, _ := filepath.Glob(filepath.Join(path, "*.safetensors"))
-			if len(m) == 0 {
-				m, _ = filepath.Glob(filepath.Join(path, "*.gguf"))
-			}
-			if len(m) != 1 {
-				return nil, fmt.Errorf("convert: %s: want one .safetensors or .gguf file, or an index, found %d", in.Path, len(m))
-			}
-			path = m[0]
-		}
-	}
-	in.file0 = path
-	switch {
-	case strings.HasSuffix(path, ".gguf"):
-		if err := in.openGGUF(path); err != nil {
-			return nil, err
-		}
-	case strings.HasSuffix(path, ".json"):
-		in.sharded, err = safetensors.OpenIndex(path)
-		if err != nil {
-			return nil, err
-		}
-		in.tensors, in.metadata = in.sharded.Tensors(), map[string]string{}
-		for _, sh := range in.sharded.Shards() {
-			f := in.sharded.File(sh)
-			maps.Copy(in.metadata, f.Metadata()) // every shard's, merged
-			in.size += f.Size()
-		}
-	default:
-		in.file, err = safetensors.Open(path)
-		if err != nil {
-			return nil, err
-		}
-		in.tensors, in.metadata, in.size = in.file.Tensors(), in.file.Metadata(), in.file.Size()
-	}
-	if b, err := os.ReadFile(filepath.Join(dir, "config.json")); err == nil {
-		in.config = b
-	}
-	in.index = make(map[string]int, len(in.tensors))
-	for i, t := range in.tensors {
-		in.index[t.Name] = i
-	}
-	return in, nil
-}
-
-func exists(p string) bool { _, err := os.Stat(p); return err == nil }
-
-// ggufDTypes maps the GGUF types whose bytes a safetensors dtype reads as they
-// are; other types (the block formats) are dequantized to F32.
-var ggufDTypes = map[gguf.Type]safetensors.DType{
-	gguf.TypeF32: safetensors.F32, gguf.TypeF16: safetensors.F16, gguf.TypeBF16: safetensors.BF16,
-	gguf.TypeF64: safetensors.F64, gguf.TypeI8: safetensors.I8, gguf.TypeI16: safetensors.I16,
-	gguf.TypeI32: safetensors.I32, gguf.TypeI64: safetensors.I64,
-}
-
-// openGGUF reads a GGUF file as the input: shapes in row-major order, block
-// types seen as F32 (dequantized on read).
-func (in *Input) openGGUF(path string) error {
-	f, err := gguf.Open(path)
-	if err != nil {
-		return err
-	}
-	in.gf, in.ggufRaw, in.metadata = f, map[string]bool{}, map[string]string{"source": "gguf", "general.architecture": f.Architecture()}
-	if st, err := os.Stat(path); err == nil {
-		in.size = st.Size()
-	}
-	for _, t := range f.Tensors {
-		d, raw := ggufDTypes[t.Type]
-		size := t.Size
-		if !raw {
-			d, size = safetensors.F32, 4*t.NumElements()
-		}
-		in.ggufRaw[t.Name] = raw
-		in.tensors = append(in.tensors, safetensors.TensorInfo{Name: t.Name, DType: d, Shape: t.Shape(), Offset: t.Offset, Size: size})
-	}
-	return nil
-}
-
-// Close releases the input.
-func (in *Input) Close() error {
-	switch {
-	case in.file != nil:
-		return in.file.Close()
-	case in.gf != nil:
-		return in.gf.Close()
-	}
-	return in.sharded.Close()
-}
-
-// File returns the path of the file opened: the .safetensors, index or .gguf
-// file (inside the directory given, for a directory).
-func (in *Input) File() string { return in.file0 }
-
-// Size returns the bytes of the input's file or files, headers included.
-func (in *Input) Size() int64 { return in.size }
-
-// Shards returns the shard file names of a sharded input, nil otherwise.
-func (in *Input) Shards() []string {
-	if in.sharded == nil {
-		return nil
-	}
-	return in.sharded.Shards()
-}
-
-// Shard returns the shard holding tensor name ("" when not sharded).
-func (in *Input) Shard(name string) string {
-	if in.sharded == nil {
-		return ""
-	}
-	s, _ := in.sharded.Shard(name)
-	return s
-}
-
-// Stored returns how tensor name is stored on disk: its type name (a
-// safetensors dtype, or a ggml type such as Q8_0 for a GGUF input, whose block
-// types Tensors reports as F32) and its bytes.
-func (in *Input) Stored(name string) (string, int64) {
-	if in.gf != nil {
-		if t, ok := in.gf.Tensor(name); ok {
-			return t.Type.String(), t.Size
-		}
-	}
-	if i, ok := in.index[name]; ok {
-		return in.tensors[i].DType.String(), in.tensors[i].Size
-	}
-	return "", 0
-}
-
-// Tensors returns the input's tensors in file order.
-func (in *Input) Tensors() []safetensors.TensorInfo { return in.tensors }
-
-// Metadata returns the input's __metadata__.
-func (in *Input) Metadata() map[string]string { return in.metadata }
-
-// Bytes returns a tensor's bytes (a view of the mapped file where possible).
-func (in *Input) Bytes(name string) ([]byte, error) {
-	switch {
-	case in.file != nil:
-		return in.file.Bytes(name)
-	case in.gf != nil && in.ggufRaw[name]:
-		return in.gf.TensorBytes(name)
-	case in.gf != nil:
-		v, err := in.gf.Float32s(name)
-		if err != nil {
-			return nil, err
-		}
-		return floatBytes(v, dtype.MustParse("float32")), nil
-	}
-	return in.sharded.Bytes(name)
-}
-
-// Release drops a tensor's mapped pages from resident memory once it is done
-// with (they stay in the page cache).
-func (in *Input) Release(name string) {
-	switch {
-	case in.file != nil:
-		in.file.Release(name)
-	case in.sharded != nil:
-		in.sharded.Release(name)
-	}
-}
-
-// Float32s returns a float tensor's values.
-func (in *Input) Float32s(name string) ([]float32, error) {
-	switch {
-	case in.file != nil:
-		return in.file.Float32s(name)
-	case in.gf != nil:
-		return in.gf.Float32s(name)
-	}
-	return in.sharded.Float32s(name)
-}
-
-// Tensor implements layout.Source.
-func (in *Input) Tensor(name string) (safetensors.TensorInfo, []byte, bool) {
-	i, ok := in.index[name]
-	if !ok {
-		return safetensors.TensorInfo{}, nil, false
-	}
-	b, err := in.Bytes(name)
-	if err != nil {
-		return safetensors.TensorInfo{}, nil, false
-	}
-	return in.tensors[i], b, true
-}
-
-func isFloat(d safetensors.DType) bool {
-	switch d {
-	case safetensors.F32, safetensors.F16, safetensors.BF16, safetensors.F64:
-		return true
-	}
-	return false
-}
+// ErrUnsafeOutput is matched by the error of Convert and Decompress for an
+// output that would write over or inside their input.
+var ErrUnsafeOutput = errors.New("the output would overwrite the input")
 
 // keepByDefault names the tensors people expect a conversion to leave alone:
 // biases, norms, embeddings and the output head.
 var keepByDefault = regexp.MustCompile(`(?i)(bias|norm|embed|lm_head|wte|wpe|\.ln_|_ln\b|layernorm|batchnorm|\.bn|running_|gamma|beta)`)
 
-// Decide reports whether tensor t is cast, and why not: float tensors of rank 2
-// and more whose scaled axis holds at least one tile, except biases, norms and
-// embeddings, with Include and Exclude overriding, and then only what the
-// layout accepts.
-func Decide(t safetensors.TensorInfo, opts *Options) (bool, string) {
-	if ok, why := decideBase(t, opts, lastTile(opts.DataType)); !ok {
-		return false, why
-	}
-	if err := opts.Layout.Check(opts.DataType, normAxis(opts.Axis, len(t.Shape)), len(t.Shape)); err != nil {
-		return false, "layout: " + err.Error()
-	}
-	return true, ""
+// decision is what the plan does with one logical tensor.
+type decision struct {
+	info   load.Info
+	cast   bool
+	shape  []int // the shape cast (transposed for a Transposer layout)
+	swap   bool
+	specs  []layout.Spec
+	meta   map[string]string
+	result TensorResult
 }
 
-// decideBase is Decide without the layout's own check; tile is the block size
-// along the scaled axis (0 for none).
-func decideBase(t safetensors.TensorInfo, opts *Options, tile int) (bool, string) {
-	included := opts.Include != nil && opts.Include.MatchString(t.Name)
+// plan decides every tensor and declares the output.
+type plan struct {
+	in        *load.Checkpoint
+	opts      *Options
+	lay       layout.Layout
+	tensors   []*decision
+	specs     []layout.Spec
+	meta      map[string]string
+	weights   map[string][]string
+	swapped   []string
+	converted []layout.Converted
+	kept      []string
+	files     map[string][]byte
+}
+
+// sourceBits is what a kept tensor costs per value in the output: its own
+// dtype's width, or 32 for a quantized tensor (kept dequantized to F32).
+func sourceBits(info *load.Info) float64 {
+	if info.DType != 0 {
+		return float64(info.DType.BitSize())
+	}
+	return 32
+}
+
+// decide reports whether tensor info is cast and, if not, why. An error is a
+// tensor Include asked for that cannot be cast.
+func (p *plan) decide(d *decision) error {
+	info, opts := &d.info, p.opts
+	included := opts.Include != nil && opts.Include.MatchString(info.Name)
+	keep := func(why string) error {
+		if included && !(opts.Exclude != nil && opts.Exclude.MatchString(info.Name)) {
+			return fmt.Errorf("tensor %s matches -include but cannot be cast: %s", info.Name, why)
+		}
+		d.result.Note = "kept: " + why
+		return nil
+	}
+	rank := len(info.Shape)
 	switch {
-	case !isFloat(t.DType):
-		return false, "not a float tensor"
-	case opts.Exclude != nil && opts.Exclude.MatchString(t.Name):
-		return false, "excluded"
+	case !info.Float:
+		return keep("not a float tensor")
+	case opts.Exclude != nil && opts.Exclude.MatchString(info.Name):
+		return keep("excluded")
+	case rank == 0:
+		return keep("a scalar")
 	case included:
-	case len(t.Shape) < 2:
-		return false, "fewer than 2 dimensions"
-	case keepByDefault.MatchString(t.Name):
-		return false, "bias, norm or embedding"
+	case rank < 2:
+		return keep("fewer than 2 dimensions")
+	case keepByDefault.MatchString(info.Name):
+		return keep("bias, norm or embedding")
 	}
-	if len(t.Shape) == 0 {
-		return false, "a scalar"
+	axis, ok := tcast.AxisIndex(opts.Axis, rank)
+	if !ok {
+		return keep(fmt.Sprintf("-axis %d is out of range for rank %d", opts.Axis, rank))
 	}
-	a := normAxis(opts.Axis, len(t.Shape))
-	if a < 0 || a >= len(t.Shape) {
-		return false, fmt.Sprintf("axis %d out of range", opts.Axis)
+	d.shape, d.swap = info.Shape, false
+	if t, ok := p.lay.(layout.Transposer); ok && rank >= 2 && t.Transposed(info.Name, rank) {
+		d.shape, d.swap = layout.SwapLast2(info.Shape), true
 	}
-	if tile > 0 && t.Shape[a] < tile && !included {
-		return false, fmt.Sprintf("axis %d holds %d elements, less than one tile of %d", a, t.Shape[a], tile)
+	if tile := lastTile(opts.DataType); tile > 0 && d.shape[axis] < tile && !included {
+		return keep(fmt.Sprintf("axis %d holds %d elements, less than one block of %d", axis, d.shape[axis], tile))
 	}
-	return true, ""
+	if err := p.lay.Check(opts.DataType, axis, rank); err != nil {
+		return keep(err.Error())
+	}
+	desc, err := tcast.Describe(d.shape, opts.DataType, tcast.Compressed, &tcast.Options{Axis: opts.Axis, Mode: opts.Mode})
+	if err != nil {
+		return keep(err.Error())
+	}
+	if bits, src := desc.BitsPerValue(), sourceBits(info); bits >= src && !included {
+		return keep(fmt.Sprintf("%s costs %.3g bits per value on this shape, no fewer than the source's %.3g", opts.DataType.Name(), bits, src))
+	}
+	specs, meta, err := p.lay.Specs(info.Name, d.shape, opts.DataType, axis)
+	if err != nil {
+		return keep(err.Error())
+	}
+	d.cast, d.specs, d.meta = true, specs, meta
+	return nil
 }
 
-// lastTile returns the tile size along the scaled axis, 0 for tensor or channel
-// scaling.
+// lastTile returns the tile size along the scaled axis, 0 for tensor or
+// channel scaling.
 func lastTile(dt *tcast.DataType) int {
 	if s := dt.Spec(); s != nil && len(s.Tiles) > 0 {
 		return s.Tiles[len(s.Tiles)-1].Size
@@ -416,210 +245,231 @@ func lastTile(dt *tcast.DataType) int {
 	return 0
 }
 
-func normAxis(a, rank int) int {
-	if a < 0 {
-		a += rank
+// keptSpec declares a tensor copied (or dequantized to F32) to the output.
+func (p *plan) keptSpec(info *load.Info) (layout.Spec, error) {
+	sp := layout.Spec{Name: info.Name, Shape: slices.Clone(info.Shape), DType: info.DType}
+	if info.DType == 0 {
+		if !info.Float {
+			return sp, fmt.Errorf("tensor %s (%s) can neither be copied nor dequantized", info.Name, info.Type)
+		}
+		sp.DType = safetensors.F32
 	}
-	return a
-}
-
-// job is one tensor on its way through the pipeline.
-type job struct {
-	info   safetensors.TensorInfo
-	cast   bool
-	out    []safetensors.Tensor
-	meta   map[string]string // metadata the layout wrote for the real data
-	result TensorResult
-}
-
-// OutputPath returns the safetensors file a conversion to out writes: out itself
-// when it ends in .safetensors, else out/model.safetensors.
-func OutputPath(out string) string {
-	if strings.HasSuffix(out, ".safetensors") {
-		return out
+	if p.lay.Container() == layout.GGUF {
+		t, ok := ggufKept[sp.DType]
+		if !ok {
+			return sp, fmt.Errorf("tensor %s: no GGUF type holds %s", info.Name, sp.DType)
+		}
+		sp.GGML = t
 	}
-	return filepath.Join(out, "model.safetensors")
+	return sp, nil
 }
 
-// Convert converts the checkpoint at in to out (see OutputPath) in opts.Layout.
+// newPlan opens nothing: it decides every tensor of in and declares the output.
+func newPlan(in *load.Checkpoint, opts *Options) (*plan, error) {
+	p := &plan{in: in, opts: opts, lay: opts.Layout, weights: map[string][]string{},
+		meta: layout.WithoutMetaKeys(in.Metadata())}
+	if p.lay.Container() == layout.GGUF {
+		p.meta = map[string]string{} // GGUF key/values are not carried over
+	}
+	seen := map[string]string{}
+	why := map[string]int{}
+	for _, info := range in.Tensors() {
+		d := &decision{info: info}
+		d.result = TensorResult{Name: info.Name, Shape: info.Shape, Source: info.Type, BytesIn: info.Size}
+		if err := p.decide(d); err != nil {
+			return nil, err
+		}
+		var specs []layout.Spec
+		if d.cast {
+			specs = d.specs
+			for k, v := range d.meta {
+				p.meta[k] = v
+			}
+			for _, sp := range specs {
+				p.weights[info.Name] = append(p.weights[info.Name], sp.Name)
+			}
+			p.converted = append(p.converted, layout.Converted{Name: info.Name, Shape: info.Shape})
+			if d.swap {
+				p.swapped = append(p.swapped, info.Name)
+			}
+			d.result.DataType = opts.DataType.Name()
+		} else {
+			sp, err := p.keptSpec(&d.info)
+			if err != nil {
+				return nil, err
+			}
+			specs = []layout.Spec{sp}
+			p.kept = append(p.kept, info.Name)
+			d.result.Bits = sourceBits(&d.info)
+			why[d.result.Note]++
+		}
+		for _, sp := range specs {
+			if other, dup := seen[sp.Name]; dup {
+				return nil, fmt.Errorf("output tensor %q of %s collides with one of %s", sp.Name, info.Name, other)
+			}
+			seen[sp.Name] = info.Name
+			p.specs = append(p.specs, sp)
+		}
+		p.tensors = append(p.tensors, d)
+	}
+	if len(p.converted) == 0 {
+		return nil, nothingCast(why)
+	}
+	var err error
+	if p.files, err = p.lay.Files(opts.DataType, p.converted, p.kept, in.Config()); err != nil {
+		return nil, err
+	}
+	p.meta[layout.KeyDataType] = opts.DataType.Name()
+	p.meta[layout.KeyLayout] = p.lay.Name()
+	p.meta[layout.KeyWeights] = jsonString(p.weights)
+	if len(p.swapped) > 0 {
+		p.meta[layout.KeyTransposed] = jsonString(p.swapped)
+	}
+	return p, nil
+}
+
+// nothingCast is the error for a plan that casts nothing: the reasons, most
+// frequent first.
+func nothingCast(why map[string]int) error {
+	type reason struct {
+		why string
+		n   int
+	}
+	var rs []reason
+	for w, n := range why {
+		rs = append(rs, reason{strings.TrimPrefix(w, "kept: "), n})
+	}
+	sort.Slice(rs, func(i, j int) bool { return rs[i].n > rs[j].n || rs[i].n == rs[j].n && rs[i].why < rs[j].why })
+	var b strings.Builder
+	for _, r := range rs {
+		fmt.Fprintf(&b, "\n  %d × %s", r.n, r.why)
+	}
+	return fmt.Errorf("%w; every tensor was kept:%s\nchoose another -layout, -dtype or -axis, or name tensors to cast with -include", ErrNothingCast, b.String())
+}
+
+// Destination returns where a conversion to out in layout l writes, and
+// whether that is a directory: out itself when it names a file of the
+// layout's container (.safetensors, .gguf), else the directory out.
+func Destination(out string, l layout.Layout) (string, bool, error) {
+	ext := strings.ToLower(filepath.Ext(out))
+	want := ".safetensors"
+	if l.Container() == layout.GGUF {
+		want = ".gguf"
+	}
+	switch {
+	case strings.HasSuffix(out, string(os.PathSeparator)):
+		return filepath.Clean(out), true, nil
+	case ext == want:
+		return out, false, nil
+	case ext == ".gguf":
+		return "", false, fmt.Errorf("-o %s names a GGUF file, but the %s layout writes safetensors: add -layout gguf, or give a directory or a .safetensors file", out, l.Name())
+	case ext == ".safetensors":
+		return "", false, fmt.Errorf("-o %s names a safetensors file, but the gguf layout writes GGUF: give a .gguf file or a directory", out)
+	case ext == ".npy" || ext == ".npz" || ext == ".json" || ext == ".bin" || ext == ".pt" || ext == ".pth":
+		return "", false, fmt.Errorf("-o %s: a checkpoint is not written as %s; give a directory or a %s file", out, ext, want)
+	}
+	return out, true, nil
+}
+
+// fileName is the weight file inside a directory output.
+func fileName(l layout.Layout) string {
+	if l.Container() == layout.GGUF {
+		return "model.gguf"
+	}
+	return "model.safetensors"
+}
+
+// Convert converts the checkpoint at inPath and writes it to out (see
+// Destination) in opts.Layout.
 func Convert(inPath, out string, opts Options) (*Result, error) {
 	start := time.Now()
-	if opts.DataType == nil || opts.Layout == nil {
-		return nil, errors.New("convert: a datatype and a layout are required")
+	if opts.DataType == nil {
+		return nil, errors.New("no datatype to cast to")
+	}
+	if opts.Layout == nil {
+		opts.Layout, _ = layout.Get("tcast")
 	}
 	if opts.Workers <= 0 {
 		opts.Workers = runtime.GOMAXPROCS(0)
 	}
-	in, err := OpenInput(inPath)
+	lay := opts.Layout
+	dest, isDir, err := Destination(out, lay)
+	if err != nil {
+		return nil, err
+	}
+	if opts.ShardSize > 0 && (!isDir || lay.Container() != layout.Safetensors) {
+		return nil, fmt.Errorf("-shard-size splits safetensors output in a directory; -o %s is not one", out)
+	}
+	in, err := load.Open(inPath)
 	if err != nil {
 		return nil, err
 	}
 	defer in.Close()
-	dst := OutputPath(out)
-	if opts.ShardSize > 0 {
-		if strings.HasSuffix(out, ".safetensors") {
-			return nil, fmt.Errorf("convert: sharded output goes to a directory, not %s", out)
-		}
-		dst = filepath.Join(out, safetensors.IndexFileName)
-	}
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		return nil, fmt.Errorf("convert: %v", err)
-	}
-	if !opts.Force && exists(dst) {
-		return nil, fmt.Errorf("convert: %s exists (use -force to replace it)", dst)
-	}
-	if opts.ShardSize > 0 {
-		dst = filepath.Join(out, "model.safetensors") // shards are named from its directory
-	}
-
-	// Plan: what each tensor becomes, so the header can be written first.
-	tensors := in.Tensors()
-	jobs := make([]*job, len(tensors))
-	meta := map[string]string{}
-	for k, v := range in.Metadata() {
-		if !strings.HasPrefix(k, layout.MetaPrefix) {
-			meta[k] = v
-		}
-	}
-	var specs []safetensors.TensorSpec
-	var converted []layout.Converted
-	var kept []string
-	res := &Result{Input: inPath, Output: dst, Layout: opts.Layout.Name(), DataType: opts.DataType.Name()}
-	// Template casts and encodes run in parallel; each gets its own metadata map.
-	planned := make([][]safetensors.TensorSpec, len(tensors))
-	plannedMeta := make([]map[string]string, len(tensors))
-	planErr := make([]error, len(tensors))
-	var pwg sync.WaitGroup
-	psem := make(chan struct{}, opts.Workers)
-	for i, ti := range tensors {
-		j := &job{info: ti}
-		j.cast, _ = Decide(ti, &opts)
-		jobs[i] = j
-		if !j.cast {
-			continue
-		}
-		pwg.Add(1)
-		psem <- struct{}{}
-		go func(i int, ti safetensors.TensorInfo) {
-			defer func() { <-psem; pwg.Done() }()
-			tmpl, err := tcast.Template(castShape(opts.Layout, ti), opts.DataType, &tcast.Options{Axis: opts.Axis, Mode: opts.Mode})
-			var ts []safetensors.Tensor
-			if err == nil {
-				plannedMeta[i] = map[string]string{}
-				ts, err = opts.Layout.Encode(ti.Name, tmpl, plannedMeta[i])
-			}
-			// Keep the declarations only: the template's bytes go now.
-			for _, t := range ts {
-				planned[i] = append(planned[i], t.Spec())
-			}
-			planErr[i] = err
-		}(i, ti)
-	}
-	pwg.Wait()
-	seen := map[string]string{}
-	weights := map[string][]string{} // converted weight → its output tensors
-	var transposedNames []string
-	for i, ti := range tensors {
-		j := jobs[i]
-		j.result = TensorResult{Name: ti.Name, Shape: ti.Shape, Source: ti.DType.String(), BytesIn: ti.Size}
-		var outSpecs []safetensors.TensorSpec
-		if j.cast && planErr[i] != nil {
-			// Explicitly included tensors must convert; the default choice
-			// keeps what the layout cannot hold, and says so.
-			if opts.Include != nil && opts.Include.MatchString(ti.Name) {
-				return nil, fmt.Errorf("convert: %s: tensor %s: %v", inPath, ti.Name, planErr[i])
-			}
-			j.cast = false
-			j.result.Note = "kept: " + planErr[i].Error()
-		}
-		if j.cast {
-			for k, v := range plannedMeta[i] {
-				meta[k] = v
-			}
-			for _, sp := range planned[i] {
-				outSpecs = append(outSpecs, sp)
-				weights[ti.Name] = append(weights[ti.Name], sp.Name)
-			}
-			planned[i] = nil
-			converted = append(converted, layout.Converted{Name: ti.Name, Shape: ti.Shape})
-			if transposed(opts.Layout, ti.Name, len(ti.Shape)) {
-				transposedNames = append(transposedNames, ti.Name)
-			}
-			j.result.DataType = opts.DataType.Name()
-		} else {
-			outSpecs = []safetensors.TensorSpec{{Name: ti.Name, DType: ti.DType, Shape: ti.Shape}}
-			kept = append(kept, ti.Name)
-			j.result.Bits = float64(ti.DType.BitSize())
-		}
-		for _, sp := range outSpecs {
-			if other, dup := seen[sp.Name]; dup {
-				return nil, fmt.Errorf("convert: %s: output tensor %q of %s collides with one of %s", inPath, sp.Name, ti.Name, other)
-			}
-			seen[sp.Name] = ti.Name
-			specs = append(specs, sp)
-		}
-		res.BytesIn += ti.Size
-	}
-	files, err := opts.Layout.Files(opts.DataType, converted, kept, in.config)
+	p, err := newPlan(in, &opts)
 	if err != nil {
-		return nil, fmt.Errorf("convert: %v", err)
+		return nil, fmt.Errorf("%s: %w", inPath, err)
 	}
-	meta[MetaDataType] = opts.DataType.Name()
-	meta[MetaLayout] = opts.Layout.Name()
-	wj, err := json.Marshal(weights)
+	if len(p.files) > 0 && !isDir {
+		var names []string
+		for n := range p.files {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		return nil, fmt.Errorf("the %s layout writes %s beside the weights, so -o must name a directory, not the file %s",
+			lay.Name(), strings.Join(names, " and "), out)
+	}
+	if err := checkOutput(dest, in.Files(), inPath); err != nil {
+		return nil, err
+	}
+	stage, err := beginOutput(dest, isDir, opts.Force)
 	if err != nil {
 		return nil, err
 	}
-	meta[MetaWeights] = string(wj)
-	if len(transposedNames) > 0 {
-		tj, _ := json.Marshal(transposedNames)
-		meta[MetaTransposed] = string(tj)
+	defer stage.Abort()
+	weightPath := stage.Path()
+	if isDir {
+		weightPath = filepath.Join(stage.Path(), fileName(lay))
 	}
-
-	w, err := createOutput(dst, specs, meta, opts.ShardSize)
+	sink, err := newSink(lay.Container(), weightPath, p.specs, p.meta, opts.ShardSize)
 	if err != nil {
 		return nil, err
 	}
-	if w.index != "" {
-		res.Output = w.index
-	}
-	ok := false
-	defer func() {
-		if !ok {
-			w.Abort()
-		}
-	}()
+	defer sink.Abort()
 
-	// Execute: workers cast, this goroutine writes in input order; at most
-	// Workers+1 tensors are in flight.
+	res := &Result{Input: inPath, Output: dest, Layout: lay.Name(), DataType: opts.DataType.Name()}
+	for _, d := range p.tensors {
+		res.BytesIn += d.info.Size
+	}
 	patch := map[string]string{} // metadata values that differ from the plan's
 	var bytesDone int64
-	err = ordered.Run(len(jobs), opts.Workers, opts.Workers+1, func(i int) error {
-		return run(in, jobs[i], &opts)
-	}, func(i int) error {
-		pj := jobs[i]
-		for _, t := range pj.out {
-			if err := w.Write(t.Name, t.Data); err != nil {
-				return fmt.Errorf("convert: writing %s: %v", dst, err)
-			}
-			pj.result.BytesOut += int64(len(t.Data))
+	outs := make([][]layout.Tensor, len(p.tensors))
+	err = ordered.Run(len(p.tensors), opts.Workers, opts.Workers+1, func(i int) error {
+		var err error
+		outs[i], err = p.run(p.tensors[i])
+		if err != nil {
+			return fmt.Errorf("%s: tensor %s: %w", inPath, p.tensors[i].info.Name, err)
 		}
-		pj.out = nil // release the tensor's memory
-		in.Release(pj.info.Name)
-		for k, v := range pj.meta {
-			old, ok := meta[k]
-			switch {
-			case !ok:
-				return fmt.Errorf("convert: tensor %s: layout %s wrote metadata %q it did not declare", pj.info.Name, opts.Layout.Name(), k)
-			case old != v:
+		return nil
+	}, func(i int) error {
+		d := p.tensors[i]
+		for _, t := range outs[i] {
+			if err := sink.Write(t.Name, t.Data); err != nil {
+				return err
+			}
+			d.result.BytesOut += int64(len(t.Data))
+		}
+		outs[i] = nil // release the tensor's memory
+		in.Release(d.info.Name)
+		for k, v := range d.meta {
+			if p.meta[k] != v {
 				patch[k] = v
 			}
 		}
-		res.Tensors = append(res.Tensors, pj.result)
-		res.BytesOut += pj.result.BytesOut
-		bytesDone += pj.info.Size
+		res.Tensors = append(res.Tensors, d.result)
+		res.BytesOut += d.result.BytesOut
+		bytesDone += d.info.Size
 		if opts.Progress != nil {
-			opts.Progress(Progress{Tensors: i + 1, TotalTensors: len(jobs), Bytes: bytesDone, TotalBytes: res.BytesIn, Elapsed: time.Since(start)})
+			opts.Progress(Progress{Tensors: i + 1, TotalTensors: len(p.tensors), Bytes: bytesDone, TotalBytes: res.BytesIn, Elapsed: time.Since(start)})
 		}
 		return nil
 	})
@@ -627,69 +477,117 @@ func Convert(inPath, out string, opts Options) (*Result, error) {
 		return nil, err
 	}
 	if len(patch) > 0 {
-		if err := w.PatchMetadata(patch); err != nil {
+		if err := sink.PatchMetadata(patch); err != nil {
 			return nil, err
 		}
 	}
-	// The config files go first: if one fails nothing is published, and if
-	// the checkpoint then fails they are removed again.
-	var written []string
-	for name, b := range files {
-		p := filepath.Join(filepath.Dir(dst), name)
-		if err := atomicfile.WriteFile(p, b); err != nil {
-			for _, q := range written {
-				os.Remove(q)
-			}
-			return nil, fmt.Errorf("convert: %v", err)
-		}
-		written = append(written, p)
-	}
-	if err := w.Close(); err != nil {
-		for _, q := range written {
-			os.Remove(q)
-		}
+	if err := sink.Close(); err != nil {
 		return nil, err
 	}
-	ok = true
+	for name, b := range p.files {
+		if err := writeNew(filepath.Join(stage.Path(), name), b); err != nil {
+			return nil, err
+		}
+	}
+	if err := stage.Commit(); err != nil {
+		return nil, err
+	}
 	res.Seconds = time.Since(start).Seconds()
 	return res, nil
 }
 
-// run casts (or copies) one tensor.
-func run(in *Input, j *job, opts *Options) error {
-	name := j.info.Name
-	if !j.cast {
-		b, err := in.Bytes(name)
-		if err != nil {
-			return err
-		}
-		j.out = []safetensors.Tensor{{Name: name, DType: j.info.DType, Shape: j.info.Shape, Data: b}}
-		return nil
-	}
-	x, err := in.Float32s(name)
+// writeNew writes a new file inside a staging directory (mode 0666 less the
+// umask).
+func writeNew(path string, b []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
 	if err != nil {
 		return err
 	}
-	shape := j.info.Shape
-	if transposed(opts.Layout, name, len(shape)) {
-		x, shape = layout.TransposeLast2(x, shape)
+	_, err = f.Write(b)
+	if cerr := f.Close(); err == nil {
+		err = cerr
 	}
-	copts := tcast.Options{Form: tcast.Actual, Axis: opts.Axis, Mode: opts.Mode}
-	t, err := tcast.Cast(x, shape, opts.DataType, &copts)
+	return err
+}
+
+// run casts (or copies) one tensor and fills in its report.
+func (p *plan) run(d *decision) ([]layout.Tensor, error) {
+	name := d.info.Name
+	if !d.cast {
+		sp := p.specs[slices.IndexFunc(p.specs, func(s layout.Spec) bool { return s.Name == name })]
+		var b []byte
+		var err error
+		if d.info.DType != 0 {
+			b, err = p.in.Bytes(name)
+		} else {
+			var v []float32
+			if v, _, err = p.in.Float32(name); err == nil {
+				b = float32Bytes(v)
+			}
+		}
+		if err != nil {
+			return nil, err
+		}
+		d.result.BytesOut = 0
+		return []layout.Tensor{{Spec: sp, Data: b}}, nil
+	}
+	x, _, err := p.in.Float32(name)
 	if err != nil {
-		return fmt.Errorf("convert: tensor %s: %v", name, err)
+		return nil, err
 	}
-	j.meta = map[string]string{}
-	if j.out, err = opts.Layout.Encode(name, t, j.meta); err != nil {
-		return fmt.Errorf("convert: tensor %s: %v", name, err)
+	if d.swap {
+		x, _ = layout.TransposeLast2(x, d.info.Shape)
 	}
-	j.result.Bits = t.BitsPerValue()
+	copts := tcast.Options{Form: tcast.Actual, Axis: p.opts.Axis, Mode: p.opts.Mode}
+	var t *tcast.Tensor
+	if c, ok := p.lay.(layout.Caster); ok {
+		t, err = c.Cast(x, d.shape, p.opts.DataType, &copts)
+	} else {
+		t, err = tcast.Cast(x, d.shape, p.opts.DataType, &copts)
+	}
+	if err != nil {
+		return nil, err
+	}
+	d.meta = map[string]string{}
+	out, err := p.lay.Encode(name, t, d.meta)
+	if err != nil {
+		return nil, err
+	}
+	for i, o := range out {
+		if i >= len(d.specs) || !specEqual(o.Spec, d.specs[i]) {
+			return nil, fmt.Errorf("layout %s wrote %s %v, not the tensor it declared", p.lay.Name(), o.Name, o.Shape)
+		}
+	}
+	for k := range d.meta {
+		if _, ok := p.meta[k]; !ok {
+			return nil, fmt.Errorf("layout %s wrote metadata %q it did not declare", p.lay.Name(), k)
+		}
+	}
+	d.result.Bits = t.BitsPerValue()
 	v, err := tcast.Decompress(t)
 	if err != nil {
-		return fmt.Errorf("convert: tensor %s: %v", name, err)
+		return nil, err
 	}
-	j.result.setErrors(Compare(x, v))
-	return nil
+	e := Compare(x, v)
+	d.result.setErrors(e)
+	if d.info.Quantized() && e.SQNR == nil && e.MaxAbs == 0 && e.Lost == 0 {
+		d.result.Note = fmt.Sprintf("exact: %s holds every value of the source's %s", p.opts.DataType.Name(), d.info.Type)
+	}
+	return out, nil
+}
+
+func specEqual(a, b layout.Spec) bool {
+	return a.Name == b.Name && a.DType == b.DType && a.GGML == b.GGML && slices.Equal(a.Shape, b.Shape)
+}
+
+// float32Bytes returns v as little-endian float32 bytes.
+func float32Bytes(v []float32) []byte {
+	out := make([]byte, 4*len(v))
+	for i, x := range v {
+		b := math.Float32bits(x)
+		out[4*i], out[4*i+1], out[4*i+2], out[4*i+3] = byte(b), byte(b>>8), byte(b>>16), byte(b>>24)
+	}
+	return out
 }
 
 // Errors compares dequantized values with their source.

@@ -12,19 +12,18 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/layout"
+	"github.com/tensorcast-go/tensorcast/checkpoint/load"
 	"github.com/tensorcast-go/tensorcast/checkpoint/safetensors"
 	"github.com/tensorcast-go/tensorcast/dtype"
+	"github.com/tensorcast-go/tensorcast/internal/atomicfile"
 	"github.com/tensorcast-go/tensorcast/tcast"
 )
 
-const iris = "../../../shared/fixtures/iris.bf16.safetensors"
+// iris is a real BF16 checkpoint: 189 tensors of a trained landmark network
+// (testdata/README.md).
+const iris = "../../testdata/iris.bf16.safetensors"
 
-func needFixture(t *testing.T) {
-	t.Helper()
-	if _, err := os.Stat(iris); err != nil {
-		t.Skip("fixture not found:", iris)
-	}
-}
+func needFixture(t *testing.T) { t.Helper() }
 
 func opts(t *testing.T, dt, lay string) Options {
 	t.Helper()
@@ -60,20 +59,21 @@ func TestConvertFixtureRoundTrip(t *testing.T) {
 			assert.Len(t, res.Tensors, 189)
 			assert.Greater(t, res.Ratio(), 1.5)
 
-			src, err := OpenInput(iris)
+			src, err := load.Open(iris)
 			require.NoError(t, err)
 			defer src.Close()
-			c, err := OpenConverted(out)
+			c, err := load.Open(out)
 			require.NoError(t, err)
 			defer c.Close()
+			assert.Equal(t, "tcast", c.Layout())
 			nconv := 0
 			for _, ti := range src.Tensors() {
-				x, err := src.Float32s(ti.Name)
+				x, _, err := src.Float32(ti.Name)
 				require.NoError(t, err)
-				got, shape, err := c.Values(ti.Name)
+				got, shape, err := c.Float32(ti.Name)
 				require.NoError(t, err)
 				assert.Equal(t, ti.Shape, shape)
-				if _, ok := c.Weights[ti.Name]; !ok {
+				if ci, _ := c.Info(ti.Name); !ci.Quantized() {
 					sameBits(t, x, got, ti.Name+" (kept)")
 					continue
 				}
@@ -97,13 +97,13 @@ func TestConvertFixtureRoundTrip(t *testing.T) {
 			}
 
 			plain := filepath.Join(t.TempDir(), "plain.safetensors")
-			require.NoError(t, Decompress(out, plain, dtype.MustParse("float32"), false))
+			require.NoError(t, Decompress(out, plain, DecompressOptions{To: dtype.MustParse("float32")}))
 			p, err := safetensors.Open(plain)
 			require.NoError(t, err)
 			defer p.Close()
 			assert.Len(t, p.Tensors(), 189)
 			for _, ti := range src.Tensors()[:20] {
-				want, _, err := c.Values(ti.Name)
+				want, _, err := c.Float32(ti.Name)
 				require.NoError(t, err)
 				got, err := p.Float32s(ti.Name)
 				require.NoError(t, err)
@@ -122,7 +122,8 @@ func TestConvertRefusesAndCleansUp(t *testing.T) {
 	_, err := Convert(iris, out, o)
 	require.NoError(t, err)
 	_, err = Convert(iris, out, o)
-	require.ErrorContains(t, err, "exists")
+	require.ErrorIs(t, err, atomicfile.ErrExists)
+	assert.ErrorContains(t, err, "-force")
 	o.Force = true
 	_, err = Convert(iris, out, o)
 	require.NoError(t, err)
@@ -142,36 +143,55 @@ func TestConvertRefusesAndCleansUp(t *testing.T) {
 
 // TestDecide covers the default choice of tensors and the filters.
 func TestDecide(t *testing.T) {
-	o := opts(t, "mxfp4", "tcast")
-	info := func(name string, d safetensors.DType, shape ...int) safetensors.TensorInfo {
-		return safetensors.TensorInfo{Name: name, DType: d, Shape: shape}
-	}
 	tests := []struct {
-		info    safetensors.TensorInfo
+		name    string
+		dtype   safetensors.DType
+		shape   []int
 		include string
 		exclude string
 		want    bool
+		why     string
 	}{
-		{info("model.layers.0.mlp.down_proj.weight", safetensors.BF16, 64, 128), "", "", true},
-		{info("model.layers.0.mlp.down_proj.bias", safetensors.BF16, 64), "", "", false},
-		{info("model.layers.0.input_layernorm.weight", safetensors.BF16, 64), "", "", false},
-		{info("model.embed_tokens.weight", safetensors.BF16, 100, 64), "", "", false},
-		{info("model.embed_tokens.weight", safetensors.BF16, 100, 64), "embed", "", true},
-		{info("lm_head.weight", safetensors.F32, 100, 64), "", "", false},
-		{info("model.layers.0.self_attn.q_proj.weight", safetensors.F16, 64, 64), "", "q_proj", false},
-		{info("position_ids", safetensors.I64, 1, 64), ".*", "", false},
-		{info("conv.weight", safetensors.F32, 3, 3, 32, 1), "", "", false}, // last axis shorter than a tile
+		{"model.layers.0.mlp.down_proj.weight", safetensors.BF16, []int{64, 128}, "", "", true, ""},
+		{"model.layers.0.mlp.down_proj.bias", safetensors.BF16, []int{64}, "", "", false, "fewer than 2 dimensions"},
+		{"model.layers.0.input_layernorm.weight", safetensors.BF16, []int{64}, "", "", false, "fewer than 2"},
+		{"model.embed_tokens.weight", safetensors.BF16, []int{100, 64}, "", "", false, "bias, norm or embedding"},
+		{"model.embed_tokens.weight", safetensors.BF16, []int{100, 64}, "embed", "", true, ""},
+		{"lm_head.weight", safetensors.F32, []int{100, 64}, "", "", false, "embedding"},
+		{"model.layers.0.self_attn.q_proj.weight", safetensors.F16, []int{64, 64}, "", "q_proj", false, "excluded"},
+		{"conv.weight", safetensors.F32, []int{3, 3, 32, 1}, "", "", false, "less than one block of 32"},
+		// Channel scales on a [256, 1] weight cost more bits than BF16.
+		{"w.weight", safetensors.BF16, []int{256, 1}, "", "", false, "no fewer than the source's 16"},
 	}
 	for _, tc := range tests {
-		oo := o
+		o := opts(t, "mxfp4", "tcast")
+		if tc.name == "w.weight" {
+			o = opts(t, "int8_channel", "tcast")
+		}
 		if tc.include != "" {
-			oo.Include = regexp.MustCompile(tc.include)
+			o.Include = regexp.MustCompile(tc.include)
 		}
 		if tc.exclude != "" {
-			oo.Exclude = regexp.MustCompile(tc.exclude)
+			o.Exclude = regexp.MustCompile(tc.exclude)
 		}
-		got, why := Decide(tc.info, &oo)
-		assert.Equal(t, tc.want, got, "%s: %s", tc.info.Name, why)
+		p := &plan{opts: &o, lay: o.Layout}
+		d := &decision{info: load.Info{Name: tc.name, DType: tc.dtype, Shape: tc.shape, Float: true}}
+		require.NoError(t, p.decide(d), tc.name)
+		assert.Equal(t, tc.want, d.cast, "%s: %s", tc.name, d.result.Note)
+		assert.Contains(t, d.result.Note, tc.why, tc.name)
+	}
+	// -include of a tensor that cannot be cast is an error, in every layout.
+	for _, lay := range []string{"tcast", "compressed-tensors", "modelopt"} {
+		o := opts(t, "nvfp4", lay)
+		o.Include = regexp.MustCompile(`conv`)
+		p := &plan{opts: &o, lay: o.Layout}
+		d := &decision{info: load.Info{Name: "conv.weight", DType: safetensors.F32, Shape: []int{3, 3, 32, 1}, Float: true}}
+		err := p.decide(d)
+		if lay == "tcast" {
+			assert.NoError(t, err) // tcast holds any shape; the block is padded
+			continue
+		}
+		assert.ErrorContains(t, err, "matches -include but cannot be cast", lay)
 	}
 }
 
@@ -184,7 +204,9 @@ func TestConvertSharded(t *testing.T) {
 	o.ShardSize = 150_000
 	res, err := Convert(iris, out, o)
 	require.NoError(t, err)
-	assert.Equal(t, filepath.Join(out, safetensors.IndexFileName), res.Output)
+	assert.Equal(t, out, res.Output)
+	assert.FileExists(t, filepath.Join(out, safetensors.IndexFileName))
+	assert.NoFileExists(t, filepath.Join(out, "model.safetensors"))
 	shards, _ := filepath.Glob(filepath.Join(out, "model-*-of-*.safetensors"))
 	assert.Greater(t, len(shards), 1)
 	assert.Contains(t, shards, filepath.Join(out, "model-00001-of-0000"+string(rune('0'+len(shards)))+".safetensors"))
@@ -192,7 +214,7 @@ func TestConvertSharded(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, vr, 189)
 	_, err = Convert(iris, out, o)
-	assert.ErrorContains(t, err, "exists")
+	assert.ErrorIs(t, err, atomicfile.ErrExists)
 	_, err = Convert(iris, filepath.Join(out, "x.safetensors"), o)
 	assert.ErrorContains(t, err, "directory")
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/layout"
+	"github.com/tensorcast-go/tensorcast/checkpoint/load"
 	"github.com/tensorcast-go/tensorcast/checkpoint/safetensors"
 	"github.com/tensorcast-go/tensorcast/tcast"
 )
@@ -64,10 +65,10 @@ func TestGptOssExperts(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, virt.Scale.Bytes, sb)
 
-	c, err := OpenConverted(out)
+	c, err := load.Open(out)
 	require.NoError(t, err)
 	defer c.Close()
-	got, shape, err := c.Values("model.layers.0.mlp.experts.gate_up_proj")
+	got, shape, err := c.Float32("model.layers.0.mlp.experts.gate_up_proj")
 	require.NoError(t, err)
 	assert.Equal(t, []int{e, h, i2}, shape, "back in the module's orientation")
 	v, err := tcast.Decompress(virt)

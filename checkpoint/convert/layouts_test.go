@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tensorcast-go/tensorcast/checkpoint/load"
 	"github.com/tensorcast-go/tensorcast/checkpoint/safetensors"
 	"github.com/tensorcast-go/tensorcast/tcast"
 )
@@ -67,7 +68,7 @@ func TestLayoutRoundTrips(t *testing.T) {
 		{"modelopt", []string{"nvfp4"}, []string{"config.json", "hf_quant_config.json"}},
 		{"gpt-oss", []string{"mxfp4"}, []string{"config.json"}},
 	}
-	in, err := OpenInput(src)
+	in, err := load.Open(src)
 	require.NoError(t, err)
 	defer in.Close()
 	for _, c := range cases {
@@ -83,17 +84,17 @@ func TestLayoutRoundTrips(t *testing.T) {
 					var m map[string]any
 					require.NoError(t, json.Unmarshal(b, &m), f)
 				}
-				conv, err := OpenConverted(out)
+				conv, err := load.Open(out)
 				require.NoError(t, err)
 				defer conv.Close()
 				converted := 0
 				for _, ti := range in.Tensors() {
-					x, err := in.Float32s(ti.Name)
+					x, _, err := in.Float32(ti.Name)
 					require.NoError(t, err)
-					got, shape, err := conv.Values(ti.Name)
+					got, shape, err := conv.Float32(ti.Name)
 					require.NoError(t, err, ti.Name)
 					assert.Equal(t, ti.Shape, shape)
-					if _, ok := conv.Weights[ti.Name]; !ok {
+					if ci, _ := conv.Info(ti.Name); !ci.Quantized() {
 						sameBits(t, x, got, ti.Name+" kept")
 						continue
 					}
@@ -117,11 +118,12 @@ func TestKeepsWhatTheLayoutCannotHold(t *testing.T) {
 	data := make([]byte, 4*64*320)
 	require.NoError(t, safetensors.WriteFile(src, []safetensors.Tensor{
 		{Name: "model.layers.0.mlp.down_proj.weight", DType: safetensors.F32, Shape: []int{64, 320}, Data: data},
+		{Name: "model.layers.0.mlp.up_proj.weight", DType: safetensors.F32, Shape: []int{64, 256}, Data: data[:4*64*256]},
 	}, nil))
 	o := opts(t, "int4_g128", "compressed-tensors")
 	res, err := Convert(src, t.TempDir(), o)
 	require.NoError(t, err)
-	require.Len(t, res.Tensors, 1)
+	require.Len(t, res.Tensors, 2)
 	assert.Empty(t, res.Tensors[0].DataType)
 	assert.Contains(t, res.Tensors[0].Note, "not a multiple of the group size")
 	o.Include = regexp.MustCompile("down_proj")

@@ -2,132 +2,183 @@ package convert
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strings"
 
+	"github.com/tensorcast-go/tensorcast/checkpoint/gguf"
+	"github.com/tensorcast-go/tensorcast/checkpoint/layout"
 	"github.com/tensorcast-go/tensorcast/checkpoint/safetensors"
 	"github.com/tensorcast-go/tensorcast/internal/atomicfile"
 )
 
-// output is where a conversion writes: one safetensors file, or shards of at
-// most shardSize bytes of tensor data named model-0000i-of-0000n.safetensors
-// with a model.safetensors.index.json. Every shard carries the full
-// __metadata__, so any shard describes the checkpoint. Nothing appears under a
-// final name until Close, and a failed Close removes what it had renamed.
-type output struct {
-	dir     string
-	index   string // index path, "" for a single file
-	writers []*safetensors.Writer
-	paths   []string
-	shardOf map[string]int
-	total   int64
+// sink writes the declared tensors of a conversion: one safetensors file,
+// safetensors shards with an index, or one GGUF file.
+type sink interface {
+	Write(name string, data []byte) error
+	PatchMetadata(map[string]string) error
+	Close() error
+	Abort()
 }
 
-// specBytes is the data size of a declared tensor.
-func specBytes(s safetensors.TensorSpec) int64 {
-	n := int64(1)
-	for _, d := range s.Shape {
-		n *= int64(d)
-	}
-	return n * int64(s.DType.BitSize()) / 8
+// ggufKept maps a kept tensor's dtype to the GGUF type holding it as is.
+var ggufKept = map[safetensors.DType]gguf.Type{
+	safetensors.F32: gguf.TypeF32, safetensors.F16: gguf.TypeF16, safetensors.BF16: gguf.TypeBF16,
+	safetensors.F64: gguf.TypeF64, safetensors.I8: gguf.TypeI8, safetensors.I16: gguf.TypeI16,
+	safetensors.I32: gguf.TypeI32, safetensors.I64: gguf.TypeI64,
 }
 
-// createOutput starts writing specs (in order) at dst, or as shards in dst's
-// directory when shardSize > 0.
-func createOutput(dst string, specs []safetensors.TensorSpec, meta map[string]string, shardSize int64) (*output, error) {
-	o := &output{dir: filepath.Dir(dst), shardOf: map[string]int{}}
-	var groups [][]safetensors.TensorSpec
-	if shardSize <= 0 {
-		groups = [][]safetensors.TensorSpec{specs}
-		o.paths = []string{dst}
-	} else {
-		var cur []safetensors.TensorSpec
-		var size int64
-		for _, s := range specs {
-			b := specBytes(s)
-			if len(cur) > 0 && size+b > shardSize {
-				groups, cur, size = append(groups, cur), nil, 0
-			}
-			cur, size = append(cur, s), size+b
-		}
-		if len(cur) > 0 || len(groups) == 0 {
-			groups = append(groups, cur)
-		}
-		for i := range groups {
-			o.paths = append(o.paths, filepath.Join(o.dir, safetensors.ShardName(i+1, len(groups))))
-		}
-		o.index = filepath.Join(o.dir, safetensors.IndexFileName)
+// newSink starts writing specs at path: a file, or (shardSize > 0) shards in
+// path's directory.
+func newSink(c layout.Container, path string, specs []layout.Spec, meta map[string]string, shardSize int64) (sink, error) {
+	if c == layout.GGUF {
+		return newGGUFSink(path, specs, meta)
 	}
-	for i, g := range groups {
-		w, err := safetensors.Create(o.paths[i], g, meta)
+	ss := make([]safetensors.TensorSpec, len(specs))
+	for i, s := range specs {
+		ss[i] = safetensors.TensorSpec{Name: s.Name, DType: s.DType, Shape: s.Shape}
+	}
+	if shardSize > 0 {
+		w, err := safetensors.CreateSharded(filepath.Dir(path), ss, meta, shardSize)
 		if err != nil {
-			o.Abort()
 			return nil, err
 		}
-		o.writers = append(o.writers, w)
-		for _, s := range g {
-			o.shardOf[s.Name] = i
-			o.total += specBytes(s)
-		}
+		return shardSink{w}, nil
 	}
-	return o, nil
-}
-
-// Write appends data to the named tensor.
-func (o *output) Write(name string, data []byte) error {
-	return o.writers[o.shardOf[name]].Write(name, data)
-}
-
-// PatchMetadata patches every shard's metadata.
-func (o *output) PatchMetadata(p map[string]string) error {
-	for _, w := range o.writers {
-		if err := w.PatchMetadata(p); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// Close publishes every shard and then the index.
-func (o *output) Close() error {
-	for i, w := range o.writers {
-		if err := w.Close(); err != nil {
-			for _, rest := range o.writers[i+1:] {
-				rest.Abort()
-			}
-			o.removeShards(i)
-			return err
-		}
-	}
-	if o.index == "" {
-		return nil
-	}
-	weightMap := map[string]string{}
-	for name, i := range o.shardOf {
-		weightMap[name] = filepath.Base(o.paths[i])
-	}
-	b, err := json.MarshalIndent(map[string]any{"metadata": map[string]int64{"total_size": o.total}, "weight_map": weightMap}, "", "  ")
-	if err == nil {
-		err = atomicfile.WriteFile(o.index, append(b, '\n'))
-	}
+	w, err := safetensors.Create(path, ss, meta)
 	if err != nil {
-		o.removeShards(len(o.paths))
-		return fmt.Errorf("convert: %v", err)
+		return nil, err
+	}
+	return fileSink{w}, nil
+}
+
+type fileSink struct{ *safetensors.Writer }
+
+func (s fileSink) Abort() { s.Writer.Abort() }
+
+type shardSink struct{ *safetensors.ShardedWriter }
+
+type ggufSink struct{ *gguf.Stream }
+
+func (ggufSink) PatchMetadata(map[string]string) error {
+	return errors.New("GGUF output declares no metadata to patch")
+}
+
+func (s ggufSink) Write(name string, data []byte) error { return s.WriteTensor(name, data) }
+
+func newGGUFSink(path string, specs []layout.Spec, meta map[string]string) (sink, error) {
+	var w gguf.Writer
+	arch := "tcast"
+	if a := meta["general.architecture"]; a != "" {
+		arch = a
+	}
+	kvs := [][2]string{{"general.architecture", arch}, {"general.name", strings.TrimSuffix(filepath.Base(path), ".gguf")}}
+	for _, k := range []string{layout.KeyDataType, layout.KeyLayout, layout.KeyWeights, layout.KeyTransposed} {
+		if v, ok := meta[k]; ok {
+			kvs = append(kvs, [2]string{k, v})
+		}
+	}
+	for _, kv := range kvs {
+		if err := w.AddKV(kv[0], gguf.String(kv[1])); err != nil {
+			return nil, err
+		}
+	}
+	for _, s := range specs {
+		if len(s.Name) > gguf.MaxNameLen {
+			return nil, fmt.Errorf("tensor %s: GGUF names hold at most %d bytes, this one has %d", s.Name, gguf.MaxNameLen, len(s.Name))
+		}
+		if err := w.DeclareTensor(s.Name, s.GGML, s.Shape); err != nil {
+			return nil, fmt.Errorf("tensor %s: %w", s.Name, err)
+		}
+	}
+	st, err := w.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	return ggufSink{st}, nil
+}
+
+// jsonString returns v as JSON (v is a map or slice of strings, which always
+// encodes).
+func jsonString(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// checkOutput refuses a destination that is one of the input's files or
+// directories, or that holds one of them: writing it would change or remove
+// the input.
+func checkOutput(dest string, inputs []string, inPath string) error {
+	d, err := canonical(dest)
+	if err != nil {
+		return err
+	}
+	if st, err := os.Stat(inPath); err == nil && st.IsDir() {
+		inputs = append(inputs, inPath)
+	}
+	for _, in := range inputs {
+		p, err := canonical(in)
+		if err != nil {
+			continue
+		}
+		if p == d {
+			return fmt.Errorf("%w: %s is the input %s; write the output somewhere else", ErrUnsafeOutput, dest, in)
+		}
+		if rel, err := filepath.Rel(d, p); err == nil && !strings.HasPrefix(rel, "..") && rel != "." {
+			return fmt.Errorf("%w: %s holds the input %s; write the output somewhere else", ErrUnsafeOutput, dest, in)
+		}
 	}
 	return nil
 }
 
-// removeShards deletes the first n published shards.
-func (o *output) removeShards(n int) {
-	for _, p := range o.paths[:n] {
-		os.Remove(p)
+// canonical returns p made absolute with its symbolic links resolved, as
+// far as it exists.
+func canonical(p string) (string, error) {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", err
+	}
+	rest := ""
+	for cur := abs; ; cur = filepath.Dir(cur) {
+		if r, err := filepath.EvalSymlinks(cur); err == nil {
+			return filepath.Join(r, rest), nil
+		}
+		if filepath.Dir(cur) == cur {
+			return abs, nil
+		}
+		rest = filepath.Join(filepath.Base(cur), rest)
 	}
 }
 
-// Abort discards everything not yet published.
-func (o *output) Abort() {
-	for _, w := range o.writers {
-		w.Abort()
+// ourFiles matches the files a checkpoint output directory may hold, which
+// -force may replace: weights, shards, index and config files.
+var ourFiles = regexp.MustCompile(`^(.*\.safetensors|.*\.gguf|.*\.json)$`)
+
+// beginOutput starts writing dest (a directory when isDir). An existing
+// empty directory is taken as a new one; with force, an existing directory
+// is replaced only if it holds nothing but checkpoint files, so that a
+// mistaken -o never removes other work.
+func beginOutput(dest string, isDir, force bool) (*atomicfile.Output, error) {
+	if err := os.MkdirAll(filepath.Dir(dest), 0o777); err != nil {
+		return nil, err
 	}
+	if st, err := os.Stat(dest); err == nil && st.IsDir() && isDir {
+		entries, err := os.ReadDir(dest)
+		if err != nil {
+			return nil, err
+		}
+		if len(entries) == 0 {
+			force = true
+		}
+		for _, e := range entries {
+			if force && (e.IsDir() || !ourFiles.MatchString(e.Name())) {
+				return nil, fmt.Errorf("-force would replace %s, which holds %s, not a file of a checkpoint; move it away or choose another output",
+					dest, filepath.Join(dest, e.Name()))
+			}
+		}
+	}
+	return atomicfile.Begin(dest, atomicfile.Options{Dir: isDir, Force: force})
 }

@@ -146,3 +146,9 @@ func dequantizeQ5_1(dst []float32, src []byte) {
 		}
 	}
 }
+
+// CanFloat32 reports whether Float32s reads tensors of type t.
+func CanFloat32(t Type) bool {
+	_, ok := dequantizers[t]
+	return ok
+}

@@ -116,6 +116,12 @@ type Caster interface {
 	Cast(x []float32, shape []int, dt *tcast.DataType, opts *tcast.Options) (*tcast.Tensor, error)
 }
 
+// Describer is implemented by layouts that know a weight's datatype and
+// stored shape without decoding it (from metadata).
+type Describer interface {
+	Describe(name string, src Source) (*tcast.DataType, []int, error)
+}
+
 // DataTyper is implemented by layouts that name datatypes of their own (GGUF's
 // q8_0): DataType resolves a -dtype value for the layout, falling back to
 // tcast.Lookup.

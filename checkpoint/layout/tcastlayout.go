@@ -165,6 +165,41 @@ func ReadWeightInfo(meta map[string]string, name string) (*WeightInfo, bool, err
 	return &info, true, nil
 }
 
+// Describe returns the datatype and shape the metadata records for weight
+// name.
+func (tcastLayout) Describe(name string, src Source) (*tcast.DataType, []int, error) {
+	info, ok, err := ReadWeightInfo(src.Metadata(), name)
+	switch {
+	case err != nil:
+		return nil, nil, err
+	case !ok:
+		return nil, nil, &FormatError{Layout: "tcast", Weight: name, Msg: "no description in the metadata"}
+	}
+	dt, err := infoDataType(info)
+	if err != nil {
+		return nil, nil, &FormatError{Layout: "tcast", Weight: name, Err: err}
+	}
+	for _, p := range info.Parts {
+		if _, _, ok := src.Tensor(p.Tensor); !ok {
+			return nil, nil, &FormatError{Layout: "tcast", Weight: name, Msg: fmt.Sprintf("stored tensor %q is missing", p.Tensor)}
+		}
+	}
+	return dt, slices.Clone(info.Shape), nil
+}
+
+// infoDataType returns the datatype a description names: its registered name
+// when that is the recorded code's datatype, else the code's.
+func infoDataType(info *WeightInfo) (*tcast.DataType, error) {
+	dt, err := tcast.Lookup(info.DataType)
+	if err != nil {
+		return nil, err
+	}
+	if named, err := tcast.Lookup(info.Name); err == nil && named.Code() == dt.Code() {
+		dt = named
+	}
+	return dt, nil
+}
+
 func (tcastLayout) Decode(name string, src Source) (*tcast.Tensor, bool, error) {
 	info, ok, err := ReadWeightInfo(src.Metadata(), name)
 	if !ok || err != nil {
@@ -173,7 +208,7 @@ func (tcastLayout) Decode(name string, src Source) (*tcast.Tensor, bool, error) 
 	fail := func(format string, args ...any) (*tcast.Tensor, bool, error) {
 		return nil, true, &FormatError{Layout: "tcast", Weight: name, Msg: fmt.Sprintf(format, args...)}
 	}
-	dt, err := tcast.Lookup(info.DataType)
+	dt, err := infoDataType(info)
 	if err != nil {
 		return fail("%v", err)
 	}

@@ -94,6 +94,10 @@ func DTypes() []DType {
 // Valid reports whether d is one of the declared dtypes.
 func (d DType) Valid() bool { return d >= Bool && d <= maxDType }
 
+// Float reports whether d is a floating-point dtype, whose elements
+// File.Float32s converts (F64, F32, F16, BF16 and the 8-bit floats).
+func (d DType) Float() bool { return canFloat32(d) }
+
 // String returns the header spelling of d, such as "F8_E4M3", or "DType(n)"
 // if d is not valid.
 func (d DType) String() string {

@@ -346,77 +346,161 @@ func ShardName(i, n int) string {
 
 // WriteSharded writes tensors as a sharded checkpoint in dir: shard files
 // named by ShardName plus the index IndexFileName, always, even for a
-// single shard. Tensors are assigned to shards greedily in the order given:
-// a shard is closed when the next tensor's data would take it past
-// maxShardBytes, and a tensor larger than maxShardBytes gets a shard of its
-// own. Each shard carries metadata (which may be nil) as its
-// __metadata__ and uses the layout of Create. The index holds total_size,
-// the sum of the tensors' data sizes, and the weight map, as JSON indented
-// by two spaces with sorted keys.
-//
-// Every file is written atomically. If writing fails, the files already
-// written by this call are removed.
+// single shard; see CreateSharded for the rules. If writing fails, the files
+// already written by this call are removed.
 func WriteSharded(dir string, maxShardBytes int64, tensors []Tensor, metadata map[string]string) error {
-	if maxShardBytes <= 0 {
-		return fmt.Errorf("safetensors: maximum shard size %d is not positive", maxShardBytes)
+	specs := make([]TensorSpec, len(tensors))
+	for i, t := range tensors {
+		specs[i] = t.Spec()
+		if want := specBytes(specs[i]); want != int64(len(t.Data)) {
+			return fmt.Errorf("safetensors: tensor %s: %d bytes of data for %v %v, which takes %d",
+				strconv.Quote(clip(t.Name)), len(t.Data), t.DType, t.Shape, want)
+		}
 	}
-	seen := make(map[string]struct{}, len(tensors))
-	var groups [][]Tensor
-	var cur []Tensor
-	var curSize, total int64
+	w, err := CreateSharded(dir, specs, metadata, maxShardBytes)
+	if err != nil {
+		return err
+	}
 	for _, t := range tensors {
-		if _, dup := seen[t.Name]; dup {
-			return fmt.Errorf("safetensors: tensor %s: duplicate tensor name", strconv.Quote(clip(t.Name)))
+		if err := w.Write(t.Name, t.Data); err != nil {
+			w.Abort()
+			return err
 		}
-		seen[t.Name] = struct{}{}
-		n := int64(len(t.Data))
-		total += n
-		if len(cur) > 0 && (n > maxShardBytes-curSize) {
-			groups = append(groups, cur)
-			cur, curSize = nil, 0
+	}
+	return w.Close()
+}
+
+// ShardedWriter streams a sharded checkpoint: the shards' headers are
+// written first, then tensor data in any order (see Writer), then Close
+// publishes every shard and the index. It is the one sharded writer of the
+// module; WriteSharded is built on it.
+type ShardedWriter struct {
+	dir     string
+	writers []*Writer
+	paths   []string
+	shardOf map[string]int
+	total   int64
+	done    int // shards published
+}
+
+// specBytes is the data size of a declared tensor.
+func specBytes(s TensorSpec) int64 {
+	n := int64(1)
+	for _, d := range s.Shape {
+		n *= int64(d)
+	}
+	return n * int64(s.DType.BitSize()) / 8
+}
+
+// CreateSharded starts writing the declared tensors as shards of at most
+// maxShardBytes of tensor data in dir. Tensors are assigned to shards
+// greedily in the order given: a shard is closed when the next tensor's data
+// would take it past maxShardBytes, and a tensor larger than maxShardBytes
+// gets a shard of its own. Each shard carries metadata (which may be nil) as
+// its __metadata__, so that any shard describes the checkpoint, and uses the
+// layout of Create. The index holds total_size, the sum of the tensors' data
+// sizes, and the weight map, as JSON indented by two spaces with sorted keys.
+func CreateSharded(dir string, specs []TensorSpec, metadata map[string]string, maxShardBytes int64) (*ShardedWriter, error) {
+	if maxShardBytes <= 0 {
+		return nil, fmt.Errorf("safetensors: maximum shard size %d is not positive", maxShardBytes)
+	}
+	w := &ShardedWriter{dir: dir, shardOf: make(map[string]int, len(specs))}
+	var groups [][]TensorSpec
+	var cur []TensorSpec
+	var size int64
+	for _, s := range specs {
+		if _, dup := w.shardOf[s.Name]; dup {
+			return nil, fmt.Errorf("safetensors: tensor %s: duplicate tensor name", strconv.Quote(clip(s.Name)))
 		}
-		cur = append(cur, t)
-		curSize += n
+		w.shardOf[s.Name] = -1
+		b := specBytes(s)
+		if len(cur) > 0 && b > maxShardBytes-size {
+			groups, cur, size = append(groups, cur), nil, 0
+		}
+		cur, size = append(cur, s), size+b
+		w.total += b
 	}
 	if len(cur) > 0 || len(groups) == 0 {
 		groups = append(groups, cur)
 	}
-
-	weightMap := make(map[string]string, len(tensors))
-	var written []string
-	cleanup := func() {
-		for _, p := range written {
-			os.Remove(p)
+	for i, g := range groups {
+		p := filepath.Join(dir, ShardName(i+1, len(groups)))
+		sw, err := Create(p, g, metadata)
+		if err != nil {
+			w.Abort()
+			return nil, err
+		}
+		w.writers, w.paths = append(w.writers, sw), append(w.paths, p)
+		for _, s := range g {
+			w.shardOf[s.Name] = i
 		}
 	}
-	for i, g := range groups {
-		name := ShardName(i+1, len(groups))
-		p := filepath.Join(dir, name)
-		if err := WriteFile(p, g, metadata); err != nil {
-			cleanup()
+	return w, nil
+}
+
+// Write appends data to the named tensor (see Writer.Write).
+func (w *ShardedWriter) Write(name string, data []byte) error {
+	i, ok := w.shardOf[name]
+	if !ok {
+		return fmt.Errorf("safetensors: tensor %s: %w", strconv.Quote(clip(name)), ErrNotFound)
+	}
+	return w.writers[i].Write(name, data)
+}
+
+// PatchMetadata patches every shard's metadata (see Writer.PatchMetadata).
+func (w *ShardedWriter) PatchMetadata(p map[string]string) error {
+	for _, sw := range w.writers {
+		if err := sw.PatchMetadata(p); err != nil {
 			return err
 		}
-		written = append(written, p)
-		for _, t := range g {
-			weightMap[t.Name] = name
-		}
 	}
+	return nil
+}
 
+// Paths returns the shard files, in order.
+func (w *ShardedWriter) Paths() []string { return slices.Clone(w.paths) }
+
+// Close publishes every shard and then the index. If one fails, the shards
+// already published are removed and the rest abandoned.
+func (w *ShardedWriter) Close() error {
+	for i, sw := range w.writers {
+		if err := sw.Close(); err != nil {
+			w.Abort()
+			return err
+		}
+		w.done = i + 1
+	}
+	weightMap := make(map[string]string, len(w.shardOf))
+	for name, i := range w.shardOf {
+		weightMap[name] = filepath.Base(w.paths[i])
+	}
 	index := struct {
 		Metadata  map[string]int64  `json:"metadata"`
 		WeightMap map[string]string `json:"weight_map"`
-	}{map[string]int64{"total_size": total}, weightMap}
+	}{map[string]int64{"total_size": w.total}, weightMap}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
-	if err := enc.Encode(index); err != nil {
-		cleanup()
-		return fmt.Errorf("safetensors: encoding index: %w", err)
+	err := enc.Encode(index)
+	if err == nil {
+		err = atomicfile.WriteFile(filepath.Join(w.dir, IndexFileName), buf.Bytes())
 	}
-	if err := atomicfile.WriteFile(filepath.Join(dir, IndexFileName), buf.Bytes()); err != nil {
-		cleanup()
-		return fmt.Errorf("safetensors: %w", err)
+	if err != nil {
+		w.Abort()
+		return fmt.Errorf("safetensors: writing the index: %w", err)
 	}
 	return nil
+}
+
+// Abort abandons the checkpoint: unpublished shards are discarded and
+// published ones removed.
+func (w *ShardedWriter) Abort() {
+	for _, sw := range w.writers {
+		sw.Abort()
+	}
+	for _, p := range w.paths[:w.done] {
+		os.Remove(p)
+	}
+	w.done = 0
 }

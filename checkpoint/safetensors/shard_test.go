@@ -101,7 +101,7 @@ func TestWriteShardedEdges(t *testing.T) {
 		{Name: "a", DType: U8, Shape: []int{1}, Data: []byte{1}},
 		{Name: "b", DType: U8, Shape: []int{2}, Data: []byte{1}},
 	}, nil)
-	assert.ErrorContains(t, err, `tensor "b" received 1 of its 2 bytes`)
+	assert.ErrorContains(t, err, `tensor "b": 1 bytes of data for U8 [2], which takes 2`)
 	assert.Empty(t, dirNames(t, dir))
 }
 

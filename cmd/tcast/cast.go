@@ -184,7 +184,7 @@ func runCast(args []string, stdout, stderr io.Writer) error {
 	}
 	var res *castResult
 	if scaled {
-		opts := tc.Options{Form: tc.Actual, Axis: *axis, Mode: smode, Rounding: rmode, Seed: *seed, FullRange: *fullRange, Keep: keep}
+		opts := tc.Options{Form: tc.Actual, Axis: cliAxis(*axis), Mode: smode, Rounding: rmode, Seed: *seed, FullRange: *fullRange, Keep: keep}
 		res, err = castScaled(src, arr.Shape, dt, opts)
 		if err != nil {
 			return fmt.Errorf("%s: %v", in, err)

@@ -20,21 +20,34 @@ import (
 
 const convertUsage = "tcast convert IN -dtype NAME -o OUT [-layout LAYOUT] [-include RE] [-exclude RE] [-axis N]\n" +
 	"                    [-scale-mode MODE] [-workers K] [-shard-size SIZE] [-force] [-json]\n\n" +
-	"IN is a .safetensors file, a model.safetensors.index.json, or a directory holding one.\n" +
-	"OUT is a directory (model.safetensors and config files go in it) or a .safetensors file;\n" +
-	"with -layout gguf, a .gguf file or a directory for model.gguf, and -dtype mxfp4, q8_0 or q4_0."
+	"IN is a checkpoint: a .safetensors file, a model.safetensors.index.json, a .gguf file, or a directory\n" +
+	"holding one, plain or quantized in any layout tcast reads (quantized weights are dequantized exactly,\n" +
+	"then cast). OUT is a directory (weights, shards and config files go in it), or a .safetensors file\n" +
+	"(layouts without config files), or with -layout gguf a .gguf file. OUT is never an input or next to\n" +
+	"one unless named so; an existing OUT is replaced as a whole only with -force.\n\n" +
+	"Layouts and the datatypes they take:\n" +
+	"  tcast               any datatype (tcast datatypes), packed with its metadata (docs/FORMAT.md)\n" +
+	"  compressed-tensors  int4/int8 (symmetric) and uint4/uint8 (zero point) group or channel scales,\n" +
+	"                      fp8e4 per tensor, channel or 128×128 block, nvfp4, mxfp4, mxfp8e4 (vLLM)\n" +
+	"  gpt-oss             mxfp4 (Hugging Face transformers gpt-oss)\n" +
+	"  modelopt            nvfp4 (NVIDIA ModelOpt, TensorRT-LLM, vLLM)\n" +
+	"  fp8-block           fp8e4_block128 (DeepSeek-style FP8, transformers FineGrainedFP8)\n" +
+	"  gguf                mxfp4, q8_0, q4_0 (llama.cpp)\n\n" +
+	"By default 2-D and larger float weights are cast along their last axis, except biases, norms,\n" +
+	"embeddings and the output head, tensors shorter than one block along the axis, and tensors the\n" +
+	"datatype would store in more bits than the source; the report says why each tensor was kept."
 
 func runConvert(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("convert", flag.ContinueOnError)
-	name := fs.String("dtype", "", "datatype `NAME` (see tcast datatypes)")
-	out := fs.String("o", "", "output `DIR` (or a .safetensors file)")
-	lay := fs.String("layout", "tcast", "output `LAYOUT`: "+strings.Join(append(layout.Names(), "gguf"), ", "))
-	include := fs.String("include", "", "cast tensors whose name matches `RE` (besides the default choice)")
+	name := fs.String("dtype", "", "datatype `NAME` (see tcast datatypes, and the layouts above)")
+	out := fs.String("o", "", "output `DIR`, .safetensors or .gguf file")
+	lay := fs.String("layout", "tcast", "output `LAYOUT`: "+strings.Join(layout.Names(), ", "))
+	include := fs.String("include", "", "also cast tensors whose name matches `RE` (an error if one cannot be)")
 	exclude := fs.String("exclude", "", "keep tensors whose name matches `RE`")
-	axis := fs.Int("axis", -1, "scaled axis, negative from the end")
+	axis := fs.Int("axis", -1, "scaled axis `N`: 0 is the first, negative counts from the end")
 	mode := fs.String("scale-mode", "floor", "power-of-two scale `MODE`: floor, ceil, even, rceil, midmax, option3, topbinade")
 	workers := fs.Int("workers", 0, "tensors cast in parallel (0: all cores)")
-	force := fs.Bool("force", false, "replace existing output files")
+	force := fs.Bool("force", false, "replace an existing output (as a whole)")
 	shard := fs.String("shard-size", "", "split the output into shards of at most `SIZE` (e.g. 5GB, 500MB, 2GiB) with an index")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	pos, err := parseArgs(fs, convertUsage, args, stdout)
@@ -47,19 +60,12 @@ func runConvert(args []string, stdout, stderr io.Writer) error {
 	if *name == "" || *out == "" {
 		return usagef("-dtype and -o are required")
 	}
-	opts := convert.Options{Axis: *axis, Workers: *workers, Force: *force}
-	isGGUF := *lay == "gguf"
-	if isGGUF {
-		if _, ok := convert.GGUFTypes[*name]; !ok {
-			return usagef("-dtype %q: the gguf layout takes mxfp4, q8_0 or q4_0", *name)
-		}
-	} else {
-		if opts.DataType, err = tc.Lookup(*name); err != nil {
-			return usagef("-dtype: %v", err)
-		}
-		if opts.Layout, err = layout.Get(*lay); err != nil {
-			return usagef("-layout: %v", err)
-		}
+	opts := convert.Options{Axis: cliAxis(*axis), Workers: *workers, Force: *force}
+	if opts.Layout, err = layout.Get(*lay); err != nil {
+		return usagef("-layout: %v", err)
+	}
+	if opts.DataType, err = layout.DataType(opts.Layout, *name); err != nil {
+		return usagef("-dtype: %v%s", err, dtypeHint(*name, *lay))
 	}
 	if opts.Mode, err = scale.ParseMode(*mode); err != nil {
 		return usagef("-scale-mode: %v", err)
@@ -93,12 +99,7 @@ func runConvert(args []string, stdout, stderr io.Writer) error {
 		// measurable cost in speed.
 		debug.SetGCPercent(50)
 	}
-	var res *convert.Result
-	if isGGUF {
-		res, err = convert.ToGGUF(pos[0], *out, *name, opts)
-	} else {
-		res, err = convert.Convert(pos[0], *out, opts)
-	}
+	res, err := convert.Convert(pos[0], *out, opts)
 	if err != nil {
 		return err
 	}
@@ -109,6 +110,33 @@ func runConvert(args []string, stdout, stderr io.Writer) error {
 	}
 	printReport(stdout, res)
 	return nil
+}
+
+// cliAxis maps the -axis flag (0 is the first axis, as in NumPy) to
+// tcast.Options.Axis (whose zero value is the last axis).
+func cliAxis(a int) int {
+	if a == 0 {
+		return tc.FirstAxis
+	}
+	return a
+}
+
+// dtypeHint says which layout takes a datatype name another layout refused.
+func dtypeHint(name, lay string) string {
+	for _, other := range layout.Names() {
+		if other == lay {
+			continue
+		}
+		l, _ := layout.Get(other)
+		if dt, ok := l.(layout.DataTyper); ok {
+			if _, err := dt.DataType(name); err == nil {
+				if _, err := tc.Lookup(name); err != nil {
+					return fmt.Sprintf("; %s is a datatype of the %s layout: add -layout %s", name, other, other)
+				}
+			}
+		}
+	}
+	return ""
 }
 
 // isTerminal reports whether w is a character device (a terminal).

@@ -80,7 +80,7 @@ func TestConvertBadInput(t *testing.T) {
 		{[]string{"convert", trunc, "-dtype", "mxfp4", "-o", dir + "/b"}, 1, "trunc.safetensors"},
 		{[]string{"convert", dir + "/missing.safetensors", "-dtype", "mxfp4", "-o", dir + "/c"}, 1, "missing.safetensors"},
 		{[]string{"verify", irisFixture}, 2, "want ORIG and CONVERTED"},
-		{[]string{"verify", irisFixture, irisFixture}, 1, "not written by tcast convert"},
+		{[]string{"verify", irisFixture, trunc}, 1, "trunc.safetensors"},
 	}
 	for _, tc := range tests {
 		code, _, stderr := tcast(tc.args...)
@@ -106,7 +106,8 @@ func TestParseSize(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "sharded")
 	code, stdout, stderr := tcast("convert", irisFixture, "-dtype", "mxfp4", "-o", out, "-shard-size", "200KB")
 	require.Equal(t, 0, code, stderr)
-	assert.Contains(t, stdout, "model.safetensors.index.json")
+	assert.Contains(t, stdout, out)
+	assert.FileExists(t, filepath.Join(out, "model.safetensors.index.json"))
 	code, _, stderr = tcast("convert", irisFixture, "-dtype", "mxfp4", "-o", out, "-shard-size", "lots")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, "-shard-size")

@@ -21,10 +21,11 @@ import (
 	tc "github.com/tensorcast-go/tensorcast/tcast"
 )
 
-const decompressUsage = "tcast decompress -o OUT.npy [-to f32|f16|bf16] DIR\n" +
-	"tcast decompress -o OUT.safetensors [-to f32|f16|bf16] [-force] CONVERTED\n\n" +
-	"With a checkpoint written by tcast convert (a .safetensors file or its directory), writes a\n" +
-	"plain safetensors checkpoint: converted weights dequantized, kept tensors as they are.\n" +
+const decompressUsage = "tcast decompress -o OUT.npy [-to f32|f16|bf16] [-force] DIR\n" +
+	"tcast decompress -o OUT.safetensors|OUTDIR [-to f32|f16|bf16] [-force] CHECKPOINT\n\n" +
+	"With a checkpoint in any layout tcast reads (tcast convert's output in every layout, GGUF, and\n" +
+	"compressed-tensors, gpt-oss, ModelOpt or fp8-block files written by other tools), writes a plain\n" +
+	"safetensors checkpoint: quantized weights dequantized, other tensors as they are.\n" +
 	"Rebuilds the values of a tensor from a directory written by tcast cast, using only its\n" +
 	"info.json, packed.npy and part files (scale.npy, zero.npy, tensor_scale.npy, meta.npy,\n" +
 	"mask.npy and the *_codes.npy of parts wider than 8 bits). With -to f32 the output equals\n" +
@@ -87,12 +88,11 @@ func runDecompress(args []string, stdout, stderr io.Writer) error {
 	}
 	dir := pos[0]
 	if !isCastDir(dir) {
-		// A converted checkpoint: back to a plain safetensors file.
-		f := dtype.MustParse("float32")
-		if toFormat != nil {
-			f = toFormat
+		// A checkpoint: back to plain safetensors.
+		if strings.EqualFold(filepath.Ext(*out), ".npy") {
+			return usagef("-o %s: %s is a checkpoint, which decompresses to safetensors: give a .safetensors file or a directory", *out, dir)
 		}
-		return convert.Decompress(dir, *out, f, *force)
+		return convert.Decompress(dir, *out, convert.DecompressOptions{To: toFormat, Force: *force})
 	}
 	d, err := loadDir(dir)
 	if err != nil {

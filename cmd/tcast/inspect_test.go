@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/layout"
+	"github.com/tensorcast-go/tensorcast/checkpoint/load"
 	"github.com/tensorcast-go/tensorcast/checkpoint/safetensors"
 	tc "github.com/tensorcast-go/tensorcast/tcast"
 )
@@ -31,16 +32,16 @@ func inspectRun(t *testing.T, args ...string) string {
 }
 
 // inspectJSON runs tcast inspect -json and decodes the report.
-func inspectJSON(t *testing.T, args ...string) *inspectReport {
+func inspectJSON(t *testing.T, args ...string) *load.Report {
 	t.Helper()
-	var rep inspectReport
+	var rep load.Report
 	require.NoError(t, json.Unmarshal([]byte(inspectRun(t, append([]string{"-json"}, args...)...)), &rep))
 	return &rep
 }
 
-func findTensor(t *testing.T, rep *inspectReport, name string) inspectTensor {
+func findTensor(t *testing.T, rep *load.Report, name string) load.StoredTensor {
 	t.Helper()
-	i := slices.IndexFunc(rep.Tensors, func(x inspectTensor) bool { return x.Name == name })
+	i := slices.IndexFunc(rep.Tensors, func(x load.StoredTensor) bool { return x.Name == name })
 	require.GreaterOrEqual(t, i, 0, "tensor %s", name)
 	return rep.Tensors[i]
 }
@@ -170,8 +171,12 @@ func writeConverted(t *testing.T, dir string, masked bool) (string, []float32, [
 	l, err := layout.Get("tcast")
 	require.NoError(t, err)
 	meta := map[string]string{"format": "pt"}
-	parts, err := l.Encode("blk.w", act, meta)
+	enc, err := l.Encode("blk.w", act, meta)
 	require.NoError(t, err)
+	var parts []safetensors.Tensor
+	for _, e := range enc {
+		parts = append(parts, safetensors.Tensor{Name: e.Name, DType: e.DType, Shape: e.Shape, Data: e.Data})
+	}
 	bias := make([]byte, 4*cols)
 	for i := range cols {
 		binary.LittleEndian.PutUint32(bias[4*i:], math.Float32bits(float32(i)))
@@ -193,7 +198,7 @@ func TestInspectConverted(t *testing.T) {
 	assert.Equal(t, []int{8, 64}, w.Shape)
 	assert.Equal(t, map[string]string{"data": "blk.w", "scale": "blk.w.scale", "mask": "blk.w.mask"}, w.Parts)
 	// The dequantized weight's statistics are those of the virtual cast of the same input.
-	want := computeStats(virt.Values)
+	want := load.ComputeStats(virt.Values)
 	require.NotNil(t, w.Stats)
 	assert.Equal(t, *want.Min, *w.Stats.Min)
 	assert.Equal(t, *want.Max, *w.Stats.Max)
@@ -214,7 +219,7 @@ func TestInspectConverted(t *testing.T) {
 	for part, tensor := range w.Parts {
 		x := findTensor(t, rep, tensor)
 		require.NotNil(t, x.PartOf, tensor)
-		assert.Equal(t, inspectPartOf{Weight: "blk.w", DataType: "mxfp4e2", Part: part}, *x.PartOf)
+		assert.Equal(t, load.PartOf{Weight: "blk.w", DataType: "mxfp4e2", Part: part}, *x.PartOf)
 		assert.Nil(t, x.Stats, "parts have no float statistics")
 		assert.Equal(t, "U8", x.DType)
 	}
@@ -227,8 +232,11 @@ func TestInspectConverted(t *testing.T) {
 	assert.Equal(t, int64(8*64+64), rep.Totals.Parameters)
 	assert.Equal(t, 4, rep.Totals.Tensors)
 	assert.Equal(t, 1, rep.Totals.Converted)
-	assert.NotContains(t, rep.Metadata, layout.MetaPrefix+"blk.w")
-	assert.Equal(t, layout.FormatVersion, rep.Metadata["tcast.format"])
+	// Our own keys are summarised (layout), not listed as metadata.
+	assert.NotContains(t, rep.Metadata, layout.KeyWeightPrefix+"blk.w")
+	assert.NotContains(t, rep.Metadata, layout.KeyFormat)
+	assert.Equal(t, map[string]string{"format": "pt"}, rep.Metadata)
+	assert.Equal(t, "tcast", rep.Layout)
 
 	text := inspectRun(t, path)
 	assert.Contains(t, text, "weight blk.w: datatype mxfp4e2, part scale")
@@ -242,7 +250,7 @@ func TestInspectConvertedUnmasked(t *testing.T) {
 	rep := inspectJSON(t, path)
 	require.Len(t, rep.Converted, 1)
 	assert.Nil(t, rep.Converted[0].Density)
-	assert.Equal(t, *computeStats(virt.Values).Std, *rep.Converted[0].Stats.Std)
+	assert.Equal(t, *load.ComputeStats(virt.Values).Std, *rep.Converted[0].Stats.Std)
 }
 
 func TestInspectSharded(t *testing.T) {
@@ -353,7 +361,7 @@ func TestInspectBadInput(t *testing.T) {
 
 func TestInspectHelpers(t *testing.T) {
 	names := []string{"model.layers.10.x", "model.layers.2.x", "lm_head", "model.layers.2", "a01", "a1", "a2b", "a10"}
-	slices.SortFunc(names, naturalLess)
+	slices.SortFunc(names, load.NaturalCompare)
 	assert.Equal(t, []string{"a1", "a01", "a2b", "a10", "lm_head", "model.layers.2", "model.layers.2.x", "model.layers.10.x"}, names)
 
 	for _, c := range []struct {
@@ -369,11 +377,11 @@ func TestInspectHelpers(t *testing.T) {
 		{[]byte{0x55, 0x01}, 9, true, 5.0 / 9},
 		{[]byte{1, 0, 7, 0}, 4, false, 0.5},
 	} {
-		got, err := maskDensity(c.b, c.n, c.packed)
+		got, err := load.MaskDensity(c.b, c.n, c.packed)
 		require.NoError(t, err)
 		assert.Equal(t, c.want, got, "%x/%d", c.b, c.n)
 	}
-	_, err := maskDensity([]byte{1}, 9, true)
+	_, err := load.MaskDensity([]byte{1}, 9, true)
 	assert.Error(t, err)
 }
 
@@ -381,7 +389,7 @@ func TestInspectHelpers(t *testing.T) {
 // part tensors are attributed to their weights and the weights are decoded.
 func TestInspectOtherLayouts(t *testing.T) {
 	src, _ := synthTo(t, t.TempDir(), "-layers", "1", "-hidden", "64", "-vocab", "64", "-seed", "5")
-	out := filepath.Join(t.TempDir(), "m.safetensors")
+	out := filepath.Join(t.TempDir(), "m")
 	code, _, stderr := tcast("convert", src, "-layout", "compressed-tensors", "-dtype", "nvfp4", "-o", out)
 	require.Equal(t, 0, code, stderr)
 	code, stdout, stderr := tcast("inspect", "-json", out)

@@ -67,7 +67,7 @@ func readWithNumpy(t *testing.T, python, path string) map[string]numpyEntry {
 // floats, the little-endian integers otherwise.
 func goValues(t *testing.T, f *safetensors.File, ti safetensors.TensorInfo) []float64 {
 	t.Helper()
-	if floatDType(ti.DType) && ti.DType != safetensors.F64 {
+	if ti.DType.Float() && ti.DType != safetensors.F64 {
 		v, err := f.Float32s(ti.Name)
 		require.NoError(t, err)
 		out := make([]float64, len(v))
@@ -263,10 +263,10 @@ func TestLayoutsAgainstNumpy(t *testing.T) {
 	for _, c := range [][2]string{{"tcast", "mxfp4"}, {"tcast", "uint4_g32"}, {"compressed-tensors", "int4_g32"},
 		{"compressed-tensors", "nvfp4"}, {"compressed-tensors", "fp8e4_block128"}, {"modelopt", "nvfp4"}, {"gpt-oss", "mxfp4"}} {
 		t.Run(c[0]+"/"+c[1], func(t *testing.T) {
-			out := filepath.Join(t.TempDir(), "m.safetensors")
+			out := filepath.Join(t.TempDir(), "m")
 			code, _, stderr := tcast("convert", src, "-layout", c[0], "-dtype", c[1], "-o", out)
 			require.Equal(t, 0, code, stderr)
-			compareWithNumpy(t, python, out)
+			compareWithNumpy(t, python, filepath.Join(out, "model.safetensors"))
 		})
 	}
 }

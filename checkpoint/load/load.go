@@ -1,0 +1,654 @@
+// Package load opens any checkpoint this module writes, and the same layouts
+// written by other tools, and gives its logical tensors: what a model's
+// modules hold, whatever the bytes on disk look like.
+//
+// Open takes a .safetensors file, a sharded model.safetensors.index.json, a
+// directory holding either, or a .gguf file. It detects the layout from the
+// files themselves: our __metadata__ when present (tcast convert's output in
+// any layout), else config.json's quantization_config, hf_quant_config.json,
+// and the tensors' names and dtypes (compressed-tensors, gpt-oss *_blocks /
+// *_scales, ModelOpt NVFP4, DeepSeek-style FP8 with weight_scale_inv), else a
+// plain float checkpoint. A quantized weight stored as several tensors
+// (codes, scales, zero points, ...) is one logical tensor under its module's
+// name. For each logical tensor Tensor gives the cast tensor (tcast.Tensor,
+// whose parts view the mapped file where the bytes allow) and Float32 the
+// dequantized values in the module's orientation.
+package load
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/tensorcast-go/tensorcast/checkpoint/gguf"
+	"github.com/tensorcast-go/tensorcast/checkpoint/layout"
+	"github.com/tensorcast-go/tensorcast/checkpoint/safetensors"
+	"github.com/tensorcast-go/tensorcast/internal/names"
+	"github.com/tensorcast-go/tensorcast/tcast"
+)
+
+// ErrNotFound is matched (errors.Is) by the error for a tensor name the
+// checkpoint does not hold, whichever layer reported it.
+var ErrNotFound = errors.New("tensor not found")
+
+// ErrNotQuantized is matched by the error of Tensor for a tensor that has no
+// cast form (an integer tensor, or a GGUF type with no tcast datatype).
+var ErrNotQuantized = errors.New("no cast form")
+
+// NotFoundError reports a tensor name a checkpoint does not hold, with the
+// closest names it does.
+type NotFoundError struct {
+	Path    string // the checkpoint
+	Name    string // the name asked for
+	Closest []string
+}
+
+func (e *NotFoundError) Error() string {
+	msg := fmt.Sprintf("%s: no tensor %q", e.Path, e.Name)
+	if len(e.Closest) > 0 {
+		msg += fmt.Sprintf(" (closest: %s)", strings.Join(e.Closest, ", "))
+	}
+	return msg
+}
+
+// Is makes errors.Is match ErrNotFound and the not-found errors of the
+// safetensors and gguf packages.
+func (e *NotFoundError) Is(target error) bool {
+	return target == ErrNotFound || target == safetensors.ErrNotFound || target == gguf.ErrNoTensor
+}
+
+// Plain is the Layout name of a checkpoint without quantized weights.
+const Plain = "plain"
+
+// Info describes one logical tensor.
+type Info struct {
+	Name  string
+	Shape []int // in the module's orientation
+	// Type is how the tensor is stored: its safetensors dtype ("BF16"), its
+	// ggml type ("Q4_K"), or the datatype of a quantized weight ("mxfp4").
+	Type string
+	// DType is the safetensors dtype whose bytes (Bytes) hold the tensor as
+	// it is, 0 when it is quantized (read it with Float32).
+	DType safetensors.DType
+	// DataType is the datatype of a quantized weight, nil otherwise.
+	DataType *tcast.DataType
+	// Float reports whether Float32 reads the tensor.
+	Float bool
+	// Stored lists the stored tensors holding it.
+	Stored []string
+	// Size is the number of stored bytes.
+	Size int64
+	// Transposed reports a weight stored with its last two axes swapped
+	// (gpt-oss experts): Tensor gives it as stored, Float32 as the module
+	// holds it.
+	Transposed bool
+}
+
+// Quantized reports whether the tensor is stored in a cast form.
+func (i *Info) Quantized() bool { return i.DataType != nil || (i.DType == 0 && i.Float) }
+
+// Checkpoint is an opened checkpoint. Its methods are safe for concurrent
+// use until Close.
+type Checkpoint struct {
+	path    string
+	file    string // the file opened
+	files   []string
+	lay     layout.Layout
+	st      *safetensors.File
+	sh      *safetensors.Sharded
+	gf      *gguf.File
+	stored  []safetensors.TensorInfo
+	sindex  map[string]int
+	meta    map[string]string
+	config  []byte
+	size    int64
+	tensors []Info
+	index   map[string]int
+	broken  map[string]error // weights whose stored tensors do not decode
+}
+
+// Open opens the checkpoint at path (see the package comment).
+func Open(path string) (*Checkpoint, error) {
+	file, dir, err := resolve(path)
+	if err != nil {
+		return nil, err
+	}
+	c := &Checkpoint{path: path, file: file}
+	switch {
+	case strings.HasSuffix(file, ".gguf"):
+		err = c.openGGUF(file)
+	case strings.HasSuffix(file, ".json"):
+		err = c.openIndex(file)
+	default:
+		err = c.openFile(file)
+	}
+	if err != nil {
+		return nil, err
+	}
+	c.sindex = make(map[string]int, len(c.stored))
+	for i, t := range c.stored {
+		c.sindex[t.Name] = i
+	}
+	if c.gf == nil {
+		cfg := filepath.Join(dir, "config.json")
+		if b, err := os.ReadFile(cfg); err == nil {
+			c.config = b
+			c.files = append(c.files, cfg)
+		}
+		if hq := filepath.Join(dir, "hf_quant_config.json"); exists(hq) {
+			c.files = append(c.files, hq)
+		}
+	}
+	if err := c.detect(); err != nil {
+		c.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// resolve finds the file to open for path, and the directory of its configs.
+func resolve(path string) (file, dir string, err error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return "", "", err
+	}
+	if !st.IsDir() {
+		if !st.Mode().IsRegular() {
+			return "", "", fmt.Errorf("%s: not a regular file", path)
+		}
+		return path, filepath.Dir(path), nil
+	}
+	for _, n := range []string{safetensors.IndexFileName, "model.safetensors", "model.gguf"} {
+		if p := filepath.Join(path, n); exists(p) {
+			return p, path, nil
+		}
+	}
+	m, _ := filepath.Glob(filepath.Join(path, "*.safetensors"))
+	g, _ := filepath.Glob(filepath.Join(path, "*.gguf"))
+	m = append(m, g...)
+	if len(m) != 1 {
+		return "", "", fmt.Errorf("%s: want one .safetensors or .gguf file, or a %s, in the directory; found %d such files", path, safetensors.IndexFileName, len(m))
+	}
+	return m[0], path, nil
+}
+
+func exists(p string) bool { _, err := os.Stat(p); return err == nil }
+
+func (c *Checkpoint) openFile(path string) error {
+	f, err := safetensors.Open(path)
+	if err != nil {
+		return err
+	}
+	c.st, c.stored, c.meta, c.size = f, f.Tensors(), f.Metadata(), f.Size()
+	c.files = append(c.files, path)
+	return nil
+}
+
+func (c *Checkpoint) openIndex(path string) error {
+	s, err := safetensors.OpenIndex(path)
+	if err != nil {
+		return err
+	}
+	c.sh, c.stored, c.meta = s, s.Tensors(), map[string]string{}
+	c.files = append(c.files, path)
+	for _, name := range s.Shards() {
+		f := s.File(name)
+		maps.Copy(c.meta, f.Metadata()) // every shard's, merged
+		c.size += f.Size()
+		c.files = append(c.files, f.Name())
+	}
+	return nil
+}
+
+// ggufDTypes maps the GGUF types whose bytes a safetensors dtype reads as they
+// are.
+var ggufDTypes = map[gguf.Type]safetensors.DType{
+	gguf.TypeF32: safetensors.F32, gguf.TypeF16: safetensors.F16, gguf.TypeBF16: safetensors.BF16,
+	gguf.TypeF64: safetensors.F64, gguf.TypeI8: safetensors.I8, gguf.TypeI16: safetensors.I16,
+	gguf.TypeI32: safetensors.I32, gguf.TypeI64: safetensors.I64,
+}
+
+func (c *Checkpoint) openGGUF(path string) error {
+	f, err := gguf.Open(path)
+	if err != nil {
+		return err
+	}
+	c.gf, c.meta = f, map[string]string{}
+	c.files = append(c.files, path)
+	if st, err := os.Stat(path); err == nil {
+		c.size = st.Size()
+	}
+	for _, t := range f.Tensors {
+		// Block types have no safetensors dtype: they are described as U8
+		// bytes here and read through Float32 or Tensor.
+		d := ggufDTypes[t.Type]
+		c.stored = append(c.stored, safetensors.TensorInfo{Name: t.Name, DType: d, Shape: t.Shape(), Offset: t.Offset, Size: t.Size})
+	}
+	return nil
+}
+
+// Close releases the files.
+func (c *Checkpoint) Close() error {
+	switch {
+	case c.st != nil:
+		return c.st.Close()
+	case c.gf != nil:
+		return c.gf.Close()
+	case c.sh != nil:
+		return c.sh.Close()
+	}
+	return nil
+}
+
+// Path returns the path given to Open.
+func (c *Checkpoint) Path() string { return c.path }
+
+// File returns the file opened: the .safetensors, index or .gguf file.
+func (c *Checkpoint) File() string { return c.file }
+
+// Files returns every file the checkpoint was read from: weights, index and
+// config files.
+func (c *Checkpoint) Files() []string { return slices.Clone(c.files) }
+
+// Size returns the bytes of the weight files, headers included.
+func (c *Checkpoint) Size() int64 { return c.size }
+
+// Layout returns the name of the detected layout, or Plain.
+func (c *Checkpoint) Layout() string {
+	if c.lay == nil {
+		return Plain
+	}
+	return c.lay.Name()
+}
+
+// Metadata returns the safetensors __metadata__ (merged over the shards), or
+// the GGUF file's string key/values.
+func (c *Checkpoint) Metadata() map[string]string { return maps.Clone(c.meta) }
+
+// Config returns the config.json beside the weights, nil when there is none.
+func (c *Checkpoint) Config() []byte { return c.config }
+
+// GGUF returns the GGUF file of a .gguf checkpoint, nil otherwise.
+func (c *Checkpoint) GGUF() *gguf.File { return c.gf }
+
+// Shards returns the shard file names of a sharded checkpoint, nil otherwise.
+func (c *Checkpoint) Shards() []string {
+	if c.sh == nil {
+		return nil
+	}
+	return c.sh.Shards()
+}
+
+// Stored returns the stored tensors in file order, as the files hold them
+// (GGUF block types have DType 0).
+func (c *Checkpoint) Stored() []safetensors.TensorInfo { return slices.Clone(c.stored) }
+
+// StoredType returns how stored tensor name is held: its safetensors dtype or
+// ggml type name, and its shard ("" when not sharded).
+func (c *Checkpoint) StoredType(name string) (typ, shard string) {
+	if c.gf != nil {
+		if t, ok := c.gf.Tensor(name); ok {
+			return t.Type.String(), ""
+		}
+	}
+	if i, ok := c.sindex[name]; ok {
+		typ = c.stored[i].DType.String()
+	}
+	if c.sh != nil {
+		shard, _ = c.sh.Shard(name)
+	}
+	return typ, shard
+}
+
+// Tensors returns the logical tensors in file order (of their first stored
+// tensor).
+func (c *Checkpoint) Tensors() []Info {
+	out := slices.Clone(c.tensors)
+	for i := range out {
+		out[i].Shape = slices.Clone(out[i].Shape)
+		out[i].Stored = slices.Clone(out[i].Stored)
+	}
+	return out
+}
+
+// Info returns the description of logical tensor name.
+func (c *Checkpoint) Info(name string) (Info, error) {
+	i, ok := c.index[name]
+	if !ok {
+		return Info{}, c.notFound(name)
+	}
+	return c.tensors[i], nil
+}
+
+func (c *Checkpoint) notFound(name string) error {
+	all := make([]string, len(c.tensors))
+	for i, t := range c.tensors {
+		all[i] = t.Name
+	}
+	return &NotFoundError{Path: c.path, Name: name, Closest: names.Closest(name, all, 3)}
+}
+
+// Tensor returns quantized weight name as a cast tensor (in the orientation it
+// is stored in; see Info.Transposed), and plain float tensors as a tensor of
+// their own unscaled datatype (float32, float16, bfloat16) whose data part is
+// a view of the file's bytes. Other tensors give an error matching
+// ErrNotQuantized.
+func (c *Checkpoint) Tensor(name string) (*tcast.Tensor, error) {
+	info, err := c.Info(name)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.broken[name]; err != nil {
+		return nil, fmt.Errorf("%s: %w", c.file, err)
+	}
+	if info.DataType != nil {
+		t, ok, err := c.lay.Decode(name, source{c})
+		switch {
+		case err != nil:
+			return nil, fmt.Errorf("%s: %w", c.path, err)
+		case !ok:
+			return nil, fmt.Errorf("%s: weight %s: not found in the %s layout: %w", c.path, name, c.lay.Name(), ErrNotFound)
+		}
+		return t, nil
+	}
+	dt, ok := plainDataTypes[info.DType]
+	if !ok {
+		return nil, fmt.Errorf("%s: tensor %s (%s): %w", c.path, name, info.Type, ErrNotQuantized)
+	}
+	b, err := c.storedBytes(name)
+	if err != nil {
+		return nil, err
+	}
+	d := tcast.MustLookup(dt)
+	return &tcast.Tensor{DataType: d, Form: tcast.Actual, Shape: slices.Clone(info.Shape), Axis: max(len(info.Shape)-1, 0),
+		Data: &tcast.Part{Format: d.Elem(), Bits: d.Elem().Bits(), Shape: slices.Clone(info.Shape), Bytes: b}}, nil
+}
+
+// plainDataTypes are the unscaled datatypes of the float dtypes Tensor views.
+var plainDataTypes = map[safetensors.DType]string{
+	safetensors.F32: "float32", safetensors.F16: "float16", safetensors.BF16: "bfloat16",
+}
+
+// Float32 returns the values of logical tensor name as float32, dequantized
+// exactly, in the module's orientation, and its shape.
+func (c *Checkpoint) Float32(name string) ([]float32, []int, error) {
+	info, err := c.Info(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	if info.DataType != nil || c.broken[name] != nil {
+		t, err := c.Tensor(name)
+		if err != nil {
+			return nil, nil, err
+		}
+		v, err := tcast.Decompress(t)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: weight %s: %w", c.path, name, err)
+		}
+		if info.Transposed {
+			v, _ = layout.TransposeLast2(v, t.Shape)
+		}
+		return v, slices.Clone(info.Shape), nil
+	}
+	var v []float32
+	switch {
+	case c.gf != nil:
+		v, err = c.gf.Float32s(name)
+	case c.st != nil:
+		v, err = c.st.Float32s(name)
+	default:
+		v, err = c.sh.Float32s(name)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return v, slices.Clone(info.Shape), nil
+}
+
+// Bytes returns the stored bytes of a logical tensor that is not quantized
+// (Info.DType is set): a view of the mapped file where possible, which must
+// not be modified.
+func (c *Checkpoint) Bytes(name string) ([]byte, error) {
+	info, err := c.Info(name)
+	if err != nil {
+		return nil, err
+	}
+	if info.DType == 0 {
+		return nil, fmt.Errorf("%s: tensor %s is stored as %s; read it with Float32", c.path, name, info.Type)
+	}
+	return c.storedBytes(name)
+}
+
+// StoredBytes returns the bytes of a stored tensor (see Stored).
+func (c *Checkpoint) StoredBytes(name string) ([]byte, error) { return c.storedBytes(name) }
+
+func (c *Checkpoint) storedBytes(name string) ([]byte, error) {
+	switch {
+	case c.gf != nil:
+		return c.gf.TensorBytes(name)
+	case c.st != nil:
+		return c.st.Bytes(name)
+	}
+	return c.sh.Bytes(name)
+}
+
+// Release drops the mapped pages of logical tensor name from resident memory
+// (they stay in the page cache), once a caller is done with them.
+func (c *Checkpoint) Release(name string) {
+	i, ok := c.index[name]
+	if !ok {
+		return
+	}
+	for _, s := range c.tensors[i].Stored {
+		switch {
+		case c.st != nil:
+			c.st.Release(s)
+		case c.sh != nil:
+			c.sh.Release(s)
+		}
+	}
+}
+
+// source is the layout.Source view of a checkpoint.
+type source struct{ c *Checkpoint }
+
+func (s source) Tensor(name string) (safetensors.TensorInfo, []byte, bool) {
+	i, ok := s.c.sindex[name]
+	if !ok {
+		return safetensors.TensorInfo{}, nil, false
+	}
+	b, err := s.c.storedBytes(name)
+	if err != nil {
+		return safetensors.TensorInfo{}, nil, false
+	}
+	return s.c.stored[i], b, true
+}
+
+func (s source) Metadata() map[string]string { return s.c.meta }
+
+func (s source) Names() []string {
+	out := make([]string, len(s.c.stored))
+	for i, t := range s.c.stored {
+		out[i] = t.Name
+	}
+	return out
+}
+
+// GGUFTensor gives GGUF layouts the ggml type of a stored tensor.
+func (s source) GGUFTensor(name string) (gguf.TensorInfo, []byte, bool) {
+	if s.c.gf == nil {
+		return gguf.TensorInfo{}, nil, false
+	}
+	t, ok := s.c.gf.Tensor(name)
+	if !ok {
+		return gguf.TensorInfo{}, nil, false
+	}
+	b, err := s.c.gf.TensorBytes(name)
+	if err != nil {
+		return gguf.TensorInfo{}, nil, false
+	}
+	return t, b, true
+}
+
+// detect finds the layout and groups the stored tensors into logical ones.
+func (c *Checkpoint) detect() error {
+	var weights map[string][]string
+	var swapped map[string]bool
+	switch {
+	case c.gf != nil:
+		if l, err := layout.Get("gguf"); err == nil {
+			c.lay, weights = l, l.Find(source{c})
+		}
+	case c.meta[layout.KeyLayout] != "":
+		l, err := layout.Get(c.meta[layout.KeyLayout])
+		if err != nil {
+			return fmt.Errorf("%s: __metadata__ %s: %w", c.file, layout.KeyLayout, err)
+		}
+		c.lay = l
+		if err := json.Unmarshal([]byte(c.meta[layout.KeyWeights]), &weights); err != nil {
+			return fmt.Errorf("%s: __metadata__ %s: %w", c.file, layout.KeyWeights, err)
+		}
+		if js, ok := c.meta[layout.KeyTransposed]; ok {
+			var list []string
+			if err := json.Unmarshal([]byte(js), &list); err != nil {
+				return fmt.Errorf("%s: __metadata__ %s: %w", c.file, layout.KeyTransposed, err)
+			}
+			swapped = map[string]bool{}
+			for _, n := range list {
+				swapped[n] = true
+			}
+		}
+	default:
+		c.lay, weights = c.foreign()
+	}
+	return c.group(weights, swapped)
+}
+
+// quantMethods maps config.json's quantization_config.quant_method to the
+// layout that reads it.
+var quantMethods = map[string]string{
+	"compressed-tensors": "compressed-tensors",
+	"mxfp4":              "gpt-oss",
+	"modelopt":           "modelopt",
+	"fp8":                "fp8-block",
+}
+
+// foreign detects the layout of a checkpoint without our metadata.
+func (c *Checkpoint) foreign() (layout.Layout, map[string][]string) {
+	var cfg struct {
+		Q struct {
+			Method string `json:"quant_method"`
+		} `json:"quantization_config"`
+	}
+	order := []string{"tcast", "compressed-tensors", "modelopt", "gpt-oss", "fp8-block"}
+	if c.config != nil && json.Unmarshal(c.config, &cfg) == nil {
+		if n, ok := quantMethods[cfg.Q.Method]; ok {
+			order = append([]string{n}, order...)
+		}
+	}
+	for _, n := range order {
+		l, err := layout.Get(n)
+		if err != nil {
+			continue // a layout this build does not have
+		}
+		if w := l.Find(source{c}); len(w) > 0 {
+			return l, w
+		}
+	}
+	return nil, nil
+}
+
+// group builds the logical tensors: each weight of the layout under its name,
+// every other stored tensor under its own.
+func (c *Checkpoint) group(weights map[string][]string, swapped map[string]bool) error {
+	partOf := map[string]string{}
+	c.broken = map[string]error{}
+	for w, parts := range weights {
+		for _, p := range parts {
+			if _, ok := c.sindex[p]; !ok {
+				c.broken[w] = fmt.Errorf("weight %s: stored tensor %q is missing", w, p)
+				continue
+			}
+			partOf[p] = w
+		}
+	}
+	c.index = map[string]int{}
+	tr, _ := c.lay.(layout.Transposer)
+	for _, st := range c.stored {
+		name, isWeight := partOf[st.Name]
+		if !isWeight {
+			name = st.Name
+		}
+		if i, done := c.index[name]; done {
+			c.tensors[i].Size += st.Size
+			continue
+		}
+		info := Info{Name: name, Shape: slices.Clone(st.Shape), DType: st.DType, Type: st.DType.String(), Size: st.Size, Stored: []string{st.Name}}
+		switch {
+		case isWeight:
+			info.DType, info.Float = 0, true
+			info.Stored = slices.Clone(weights[name])
+			dt, shape, err := c.describe(name)
+			if c.broken[name] != nil {
+				err = c.broken[name]
+			}
+			if err != nil {
+				// Reported when the weight is read; its header is listed.
+				c.broken[name] = err
+				info.Type = "invalid " + c.lay.Name() + " weight"
+				break
+			}
+			info.DataType, info.Type, info.Shape = dt, dt.Name(), shape
+			if swapped != nil {
+				info.Transposed = swapped[name]
+			} else if tr != nil {
+				info.Transposed = tr.Transposed(name, len(shape))
+			}
+			if info.Transposed {
+				info.Shape = layout.SwapLast2(info.Shape)
+			}
+		case c.gf != nil:
+			gt, _ := c.gf.Tensor(st.Name)
+			info.Type = gt.Type.String()
+			info.Float = gguf.CanFloat32(gt.Type) && (st.DType == 0 || isFloat(st.DType))
+		default:
+			info.Float = st.DType.Float()
+		}
+		c.index[name] = len(c.tensors)
+		c.tensors = append(c.tensors, info)
+	}
+	return nil
+}
+
+func isFloat(d safetensors.DType) bool {
+	switch d {
+	case safetensors.F32, safetensors.F16, safetensors.BF16, safetensors.F64:
+		return true
+	}
+	return false
+}
+
+// describe returns the datatype and stored shape of weight name: from the
+// layout's description when it has one (no tensor is read), else decoded.
+func (c *Checkpoint) describe(name string) (*tcast.DataType, []int, error) {
+	if d, ok := c.lay.(layout.Describer); ok {
+		dt, shape, err := d.Describe(name, source{c})
+		if err != nil {
+			return nil, nil, err
+		}
+		return dt, shape, nil
+	}
+	t, ok, err := c.lay.Decode(name, source{c})
+	if err == nil && !ok {
+		err = fmt.Errorf("weight %s: not found in the %s layout", name, c.lay.Name())
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return t.DataType, t.Shape, nil
+}
