@@ -16,9 +16,11 @@
 package load
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"path/filepath"
@@ -119,10 +121,14 @@ func Open(path string) (*Checkpoint, error) {
 		return nil, err
 	}
 	c := &Checkpoint{path: path, file: file}
+	kind, err := sniff(file)
+	if err != nil {
+		return nil, err
+	}
 	switch {
-	case strings.HasSuffix(file, ".gguf"):
+	case kind == "gguf":
 		err = c.openGGUF(file)
-	case strings.HasSuffix(file, ".json"):
+	case kind == "index":
 		err = c.openIndex(file)
 	default:
 		err = c.openFile(file)
@@ -175,6 +181,39 @@ func resolve(path string) (file, dir string, err error) {
 		return "", "", fmt.Errorf("%s: want one .safetensors or .gguf file, or a %s, in the directory; found %d such files", path, safetensors.IndexFileName, len(m))
 	}
 	return m[0], path, nil
+}
+
+// ErrNotCheckpoint is matched by the error of Open for a file that is not a
+// checkpoint (a NumPy array, a zip archive, a PyTorch pickle, ...).
+var ErrNotCheckpoint = errors.New("not a checkpoint")
+
+// sniff tells a GGUF file from the others by its magic bytes, and refuses the
+// files people mistake for checkpoints with a message that says what to do.
+func sniff(path string) (string, error) {
+	if strings.HasSuffix(path, ".json") {
+		return "index", nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	var head [8]byte
+	n, _ := io.ReadFull(f, head[:])
+	b := head[:n]
+	switch {
+	case bytes.HasPrefix(b, []byte("GGUF")):
+		return "gguf", nil
+	case bytes.HasPrefix(b, []byte("\x93NUMPY")):
+		return "", fmt.Errorf("%s: %w: it is a NumPy .npy array; cast arrays with tcast cast", path, ErrNotCheckpoint)
+	case bytes.HasPrefix(b, []byte("PK\x03\x04")):
+		return "", fmt.Errorf("%s: %w: it is a zip archive (a .npz, or a PyTorch .pt/.bin); tcast reads safetensors and GGUF checkpoints", path, ErrNotCheckpoint)
+	case len(b) > 0 && b[0] == 0x80:
+		return "", fmt.Errorf("%s: %w: it looks like a Python pickle (PyTorch .bin/.pt); save it as safetensors first", path, ErrNotCheckpoint)
+	case strings.HasSuffix(path, ".gguf"):
+		return "", fmt.Errorf("%s: %w: a .gguf file starts with the bytes GGUF, this one does not", path, ErrNotCheckpoint)
+	}
+	return "safetensors", nil
 }
 
 func exists(p string) bool { _, err := os.Stat(p); return err == nil }

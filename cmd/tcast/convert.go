@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/convert"
 	"github.com/tensorcast-go/tensorcast/checkpoint/layout"
@@ -65,7 +66,7 @@ func runConvert(args []string, stdout, stderr io.Writer) error {
 		return usagef("-layout: %v", err)
 	}
 	if opts.DataType, err = layout.DataType(opts.Layout, *name); err != nil {
-		return usagef("-dtype: %v%s", err, dtypeHint(*name, *lay))
+		return usagef("-dtype: %s%s", strings.TrimPrefix(err.Error(), "tc"+"ast: "), dtypeHint(*name, *lay))
 	}
 	if opts.Mode, err = scale.ParseMode(*mode); err != nil {
 		return usagef("-scale-mode: %v", err)
@@ -93,6 +94,15 @@ func runConvert(args []string, stdout, stderr io.Writer) error {
 	if !*asJSON {
 		opts.Progress = progressPrinter(stderr)
 	}
+	if testHookProgress != nil {
+		show := opts.Progress
+		opts.Progress = func(p convert.Progress) {
+			if show != nil {
+				show(p)
+			}
+			testHookProgress(p)
+		}
+	}
 	if os.Getenv("GOGC") == "" {
 		// The pipeline's garbage is whole tensors; collecting at 50% growth
 		// instead of 100% keeps peak memory near (workers+1) tensors at no
@@ -111,6 +121,10 @@ func runConvert(args []string, stdout, stderr io.Writer) error {
 	printReport(stdout, res)
 	return nil
 }
+
+// testHookProgress, when set (by tests only), is called after each tensor
+// is written.
+var testHookProgress func(convert.Progress)
 
 // cliAxis maps the -axis flag (0 is the first axis, as in NumPy) to
 // tcast.Options.Axis (whose zero value is the last axis).
@@ -149,9 +163,11 @@ func isTerminal(w io.Writer) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
-// progressPrinter draws a progress bar on a terminal and plain lines elsewhere.
+// progressPrinter draws a progress bar on a terminal; elsewhere (a log file,
+// a pipe) it prints a plain line at most every ten seconds and at the end.
 func progressPrinter(w io.Writer) func(convert.Progress) {
 	tty := isTerminal(w)
+	var last time.Duration
 	return func(p convert.Progress) {
 		frac := 1.0
 		if p.TotalBytes > 0 {
@@ -164,24 +180,29 @@ func progressPrinter(w io.Writer) func(convert.Progress) {
 		}
 		line := fmt.Sprintf("%d/%d tensors, %.1f/%.1f MB, %.0f MB/s, ETA %.0fs",
 			p.Tensors, p.TotalTensors, float64(p.Bytes)/1e6, float64(p.TotalBytes)/1e6, rate, eta)
+		done := p.Tensors == p.TotalTensors
 		if !tty {
-			fmt.Fprintln(w, line)
+			if done || p.Elapsed-last >= 10*time.Second {
+				last = p.Elapsed
+				fmt.Fprintln(w, line)
+			}
 			return
 		}
 		const width = 30
 		n := int(frac * width)
 		fmt.Fprintf(w, "\r[%s%s] %s ", strings.Repeat("#", n), strings.Repeat("-", width-n), line)
-		if p.Tensors == p.TotalTensors {
+		if done {
 			fmt.Fprintln(w)
 		}
 	}
 }
 
-// printReport prints the per-tensor table and the totals.
+// printReport prints the per-tensor table (with why a tensor was kept) and
+// the totals.
 func printReport(w io.Writer, r *convert.Result) {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight|tabwriter.Debug)
-	fmt.Fprintln(tw, "tensor\tshape\tdatatype\tbits/value\tSQNR dB\tmax abs err\t")
-	var notes []string
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "tensor\tshape\tdatatype\tbits/value\tSQNR dB\tmax abs err\tnote")
+	kept := 0
 	for _, t := range r.Tensors {
 		dt, sqnr, maxErr := "kept "+t.Source, "-", "-"
 		if t.DataType != "" {
@@ -191,21 +212,18 @@ func printReport(w io.Writer, r *convert.Result) {
 				sqnr = fmt.Sprintf("%.2f", *t.SQNR)
 			}
 			maxErr = fmt.Sprintf("%.3g", t.MaxAbsErr)
+		} else {
+			kept++
 		}
-		fmt.Fprintf(tw, "%s\t%v\t%s\t%.3f\t%s\t%s\t\n", t.Name, t.Shape, dt, t.Bits, sqnr, maxErr)
-		if t.Note != "" {
-			notes = append(notes, t.Name+": "+t.Note)
-		}
+		note := strings.TrimPrefix(t.Note, "kept: ")
 		if t.Lost > 0 {
-			notes = append(notes, fmt.Sprintf("%s: %d finite values became NaN or Inf", t.Name, t.Lost))
+			note = strings.TrimPrefix(note+fmt.Sprintf("; %d finite values became NaN or Inf", t.Lost), "; ")
 		}
+		fmt.Fprintf(tw, "%s\t%v\t%s\t%.3f\t%s\t%s\t%s\n", t.Name, t.Shape, dt, t.Bits, sqnr, maxErr, note)
 	}
 	tw.Flush()
-	for _, n := range notes {
-		fmt.Fprintln(w, n)
-	}
-	fmt.Fprintf(w, "%s → %s (%s layout): %d tensors, %d bytes in, %d bytes out, ratio %.2f, %.2f s, %.3f GB/s\n",
-		r.Input, r.Output, r.Layout, len(r.Tensors), r.BytesIn, r.BytesOut, r.Ratio(), r.Seconds, r.GBps())
+	fmt.Fprintf(w, "%s → %s (%s layout, %s): %d tensors, %d cast, %d kept; %d bytes in, %d bytes out, ratio %.2f, %.2f s, %.3f GB/s\n",
+		r.Input, r.Output, r.Layout, r.DataType, len(r.Tensors), len(r.Tensors)-kept, kept, r.BytesIn, r.BytesOut, r.Ratio(), r.Seconds, r.GBps())
 }
 
 // parseSize reads a byte count with an optional unit: B, KB, MB, GB, TB

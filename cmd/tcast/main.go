@@ -20,11 +20,15 @@ package main
 
 import (
 	"errors"
+
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"strings"
+
+	"github.com/tensorcast-go/tensorcast/internal/atomicfile"
+	"github.com/tensorcast-go/tensorcast/internal/names"
 )
 
 // command is one subcommand of tcast.
@@ -56,7 +60,11 @@ func usagef(format string, args ...any) error {
 }
 
 func main() {
-	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	// On SIGINT and SIGTERM, outputs being written are removed before exit.
+	stop := atomicfile.HandleSignals()
+	code := run(os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
 }
 
 // run executes a tcast command line and returns the exit status.
@@ -118,7 +126,7 @@ func parseArgs(fs *flag.FlagSet, usage string, args []string, stdout io.Writer) 
 				fs.PrintDefaults()
 				return nil, err
 			}
-			return nil, &usageError{strings.TrimPrefix(err.Error(), "flag provided but not defined: ")}
+			return nil, &usageError{flagMessage(fs, err)}
 		}
 		rest := fs.Args()
 		if len(rest) == 0 {
@@ -131,4 +139,20 @@ func parseArgs(fs *flag.FlagSet, usage string, args []string, stdout io.Writer) 
 		pos = append(pos, rest[0])
 		args = rest[1:]
 	}
+}
+
+// flagMessage turns an error of flag.Parse into a message that names the
+// flag and, for an unknown one, the closest known flags.
+func flagMessage(fs *flag.FlagSet, err error) string {
+	name, unknown := strings.CutPrefix(err.Error(), "flag provided but not defined: ")
+	if !unknown {
+		return err.Error()
+	}
+	var known []string
+	fs.VisitAll(func(f *flag.Flag) { known = append(known, "-"+f.Name) })
+	msg := "unknown flag " + name
+	if c := names.Closest(name, known, 3); len(c) > 0 {
+		msg += " (did you mean " + strings.Join(c, ", ") + "?)"
+	}
+	return msg
 }
