@@ -17,7 +17,7 @@ import (
 	"github.com/tensorcast-go/tensorcast/tcast"
 )
 
-const iris = "../../../shared/fixtures/iris.bf16.safetensors"
+const iris = "../../testdata/iris.bf16.safetensors"
 
 func needFixture(t *testing.T) {
 	t.Helper()
