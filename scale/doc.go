@@ -78,9 +78,12 @@
 //   - A TensorScale needs at least one tile segment (scaling a tensor twice by one
 //     scale each is one scale) and must be a float format.
 //   - With a zero point the Scale must be a float format (not an exponent or integer
-//     format), and the Zero must be a float or a signed integer format (not unsigned,
-//     not an exponent format). Note that "int8" is the plain integer here
-//     (dtype's reading), where TensorCast reads it as fixed point e1m6b1fnuz.
+//     format), and the Zero must be a float or an integer format, signed or
+//     unsigned (not an exponent format). TensorCast refuses unsigned zero points;
+//     they are accepted here so that uint8 data can carry the uint8 zero points
+//     0..255 it needs ("float32_uint8_t0"), as compressed-tensors stores them.
+//     Note that "int8" is the plain integer here (dtype's reading), where
+//     TensorCast reads it as fixed point e1m6b1fnuz.
 //   - Subtile offsets (o<O>) need an exponent Scale.
 //
 // Parse checks only the formats' kinds. The values of an integer zero point are the

@@ -655,10 +655,14 @@ func zeroPointBlock[C kernels.Code](c *caster, v []float32, keep []bool, cs []C,
 		}
 		return
 	}
+	// zp = round(qmin − lo/s), saturated to the zero format and then kept
+	// within the codes qmin..qmax: a scale that rounded below (hi − lo)/qmax
+	// can push it one past qmax, and a zero point outside the codes would
+	// leave 0 without an exact code (and cannot be stored in the data's width).
 	zp := int64(0)
 	if d != 0 {
 		zc := c.zf.Encode(float32(c.qmin) - lo/d)
-		zp = int64(c.zf.Decode(zc))
+		zp = min(max(int64(c.zf.Decode(zc)), c.qmin), c.qmax)
 	}
 	putCode(t.Zero, b.scaleIndex, c.zf.Encode(float32(zp)))
 	mask := uint32(1)<<c.elem.Bits() - 1
