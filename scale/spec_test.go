@@ -26,8 +26,8 @@ const (
 
 // specValidCase is a valid spec with its parse written out by hand: the roles
 // (canonical dtype names, "" = nil), the tiles, N:M, the flags and the canonical
-// spelling. The first twelve rows are tensorcast.md §2.3's "Parse results" rows
-// that are valid under the fixed grammar.
+// spelling. The first twelve rows are the ScaleSpec parses TensorCast's triton
+// code produces (its golden set G15) that are valid under the fixed grammar.
 type specValidCase struct {
 	in                  string
 	scale, zero, tenscl string
@@ -38,7 +38,7 @@ type specValidCase struct {
 }
 
 var specValidCases = []specValidCase{
-	// tensorcast.md §2.3 "Parse results".
+	// TensorCast's ScaleSpec parse results (G15).
 	{"float32", "float32", "", "", nil, 0, 0, fTensor, "float32"},
 	{"float32_t0", "float32", "", "", []scale.Tile{{}}, 0, 0, fChannel, "float32_t0"},
 	{"e8m0_t32", "float8_e8m0fnu", "", "", []scale.Tile{{Size: 32}}, 0, 0, fTile | fExponent, "float8_e8m0fnu_t32"},
@@ -59,7 +59,7 @@ var specValidCases = []specValidCase{
 	{"float32_float16_int8_t32", "float16", "int8", "float32", []scale.Tile{{Size: 32}}, 0, 0,
 		fTile | fMulti, "multi_float16_int8_float32_t32"},
 	// Our reading of multi_: the last number spec is the tensor scale (TensorCast's
-	// code makes e4m3 the tensor scale, §8.6).
+	// code makes e4m3 the tensor scale; docs/TENSORCAST.md §6, item 6).
 	{"multi_e4m3_float32_t16_t16", "float8_e4m3", "", "float32", []scale.Tile{{Size: 16}, {Size: 16}}, 0, 0,
 		fTile | f2D | fMulti, "multi_float8_e4m3_float32_t16_t16"},
 

@@ -20,7 +20,7 @@ type entry struct {
 	note  string
 }
 
-// TensorCast's one-letter scale codes (tensorcast.md §2.4).
+// TensorCast's one-letter scale codes (docs/TENSORCAST.md §3).
 var scaleLetters = []struct{ letter, spec string }{
 	{"F", "float32"}, {"f", "float16"}, {"b", "bfloat16"}, {"n", "e4m3"}, {"e", "e8m0"},
 }

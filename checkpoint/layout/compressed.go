@@ -18,7 +18,7 @@ import (
 	"github.com/tensorcast-go/tensorcast/tcast"
 )
 
-// The compressed-tensors layout (formats-and-deps.md §2.3) writes each cast
+// The compressed-tensors layout (docs/LAYOUTS.md §2) writes each cast
 // weight P.weight ("P" is the name without its trailing ".weight") as the
 // tensors vLLM's compressed-tensors loader reads:
 //

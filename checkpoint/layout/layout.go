@@ -1,5 +1,5 @@
 // Package layout maps cast tensors to and from the tensor names, dtypes, shapes
-// and config files that checkpoint loaders expect (formats-and-deps.md §2): our
+// and config files that checkpoint loaders expect (docs/LAYOUTS.md): our
 // own tcast layout, vLLM compressed-tensors, Hugging Face gpt-oss MXFP4, NVIDIA
 // ModelOpt NVFP4. GGUF has its own writer in package gguf.
 package layout
