@@ -47,7 +47,7 @@ func floatCodec(s spec) kernels.FloatCodec {
 		c.MaxMag = allOnes
 		c.NegZero = true
 		c.NaN = kernels.NaNNone
-		// ml_dtypes' rule, normative in numerics.md §2: +NaN → the −0 code, −NaN → +0.
+		// ml_dtypes' rule (docs/NUMERICS.md §2): +NaN → the −0 code, −NaN → +0.
 		c.NaNPos, c.NaNNeg = c.SignBit, 0
 	}
 	return c

@@ -159,7 +159,7 @@ func TestSpecialInputs(t *testing.T) {
 		comment         string
 		wantIsNaNResult bool
 	}{
-		// numerics.md §2 table: Inf inputs and the saturation flag.
+		// docs/NUMERICS.md §2 (saturation, NaN): Inf inputs and the saturation flag.
 		{"e4m3fn", inf, Saturate, 0x7e, "+Inf saturates to 448", false},
 		{"e4m3fn", inf, OverflowIEEE, 0x7f, "+Inf → NaN", true},
 		{"e4m3fn", -inf, OverflowIEEE, 0xff, "-Inf → -NaN", true},
@@ -208,7 +208,8 @@ func TestSpecialInputs(t *testing.T) {
 	}
 }
 
-// TestOverflowThresholds: the first overflowing value under RNE (numerics.md §2.3).
+// TestOverflowThresholds: the first overflowing value under RNE (docs/NUMERICS.md
+// §2, overflow).
 func TestOverflowThresholds(t *testing.T) {
 	cases := []struct {
 		format    string
@@ -230,7 +231,7 @@ func TestOverflowThresholds(t *testing.T) {
 		assert.Equal(t, f.MaxCode(), f.Encode(c.firstOver), "%s saturates", c.format)
 	}
 	// Formats without Inf/NaN: the ties 30, 7.75 and 7 round up to the virtual next
-	// value and saturate (numerics.md §2.3), just below them stays on the grid.
+	// value and saturate (docs/NUMERICS.md §2), just below them stays on the grid.
 	for _, c := range []struct {
 		format string
 		tie    float32
@@ -315,7 +316,7 @@ func TestFloat16MatchesX448(t *testing.T) {
 	}
 }
 
-// bf16Ref is the bit formula of numerics.md §9 for non-NaN values.
+// bf16Ref is the bit formula of docs/NUMERICS.md §9 for non-NaN values.
 func bf16Ref(u uint32) uint16 { return uint16((u + 0x7fff + (u>>16)&1) >> 16) }
 
 func TestBFloat16(t *testing.T) {
@@ -396,7 +397,8 @@ func TestIntegers(t *testing.T) {
 	u4 := MustParse("uint4")
 	assert.Equal(t, uint32(15), u4.Encode(99))
 	assert.Equal(t, uint32(8), u4.Encode(8.5))
-	// MXINT8 element (q1.6): the mxint8 column of tensorcast.md G7 (block scale 1).
+	// MXINT8 element (q1.6): the mxint8 column of TensorCast's golden set G7
+	// (docs/TENSORCAST.md §5; block scale 1).
 	q := MustParse("q1.6")
 	in := []float32{1.0, 0.5, 0.333, -0.7, 0.01, 1.99, 0.0078125, -1.5}
 	want := []float32{1, 0.5, 0.328125, -0.703125, 0.015625, 1.984375, 0, -1.5}

@@ -2,13 +2,14 @@
 // (float32, bfloat16, float16, FP8, FP6, FP4), the FNUZ and P3109 variants, unsigned
 // power-of-two scale formats such as E8M0, integers and fixed-point MX elements.
 //
-// A [Format] is obtained by name with [Parse] (see the package README for the naming
-// rules). It knows its derived constants (bits, emax, emin, max finite, ...), its
-// number line, and converts float32 values to codes and back, exactly, for one value
-// ([Format.Encode], [Format.Decode]) and for slices ([EncodeSlice], [DecodeSlice]).
-// The arithmetic follows docs/numerics.md of the project: round to nearest even by
-// default, saturation to ±max finite by default, subnormals kept, −0 kept where the
-// format has it.
+// A [Format] is obtained by name with [Parse] (the naming rules are in the
+// repository's README and docs/TENSORCAST.md §1). It knows its derived constants
+// (bits, emax, emin, max finite, ...), its number line, and converts float32
+// values to codes and back, exactly, for one value ([Format.Encode],
+// [Format.Decode]) and for slices ([EncodeSlice], [DecodeSlice]). The arithmetic
+// follows docs/NUMERICS.md §1–§2 of the repository: round to nearest even by
+// default, saturation to ±max finite by default, subnormals kept, −0 kept where
+// the format has it.
 package dtype
 
 import (
@@ -47,7 +48,7 @@ func (k Kind) String() string {
 	return fmt.Sprintf("Kind(%d)", uint8(k))
 }
 
-// Special says how a float format uses its top codes (tensorcast.md §2.1).
+// Special says how a float format uses its top codes (docs/NUMERICS.md §1).
 type Special uint8
 
 const (

@@ -11,8 +11,8 @@ import (
 
 func p2(e int) float64 { return math.Ldexp(1, e) }
 
-// TestConstantsG1 reproduces tensorcast.md §2.1 "Golden table — derived constants"
-// (G1). The int rows are TensorCast's intK, which is our fixed point q1.(K-2) and
+// TestConstantsG1 reproduces TensorCast's derived constants, computed by running
+// its NumberSpec (golden set G1, docs/TENSORCAST.md §5). The int rows are TensorCast's intK, which is our fixed point q1.(K-2) and
 // the grammar float e1m(K-2)b1fnuz with the same value set.
 func TestConstantsG1(t *testing.T) {
 	cases := []struct {
@@ -67,7 +67,7 @@ func TestConstantsG1(t *testing.T) {
 	assert.Equal(t, float32(1.0/64), MustParse("q1.6").Eps())
 }
 
-// TestFormatTable reproduces numerics.md §1: max normal and its code, min normal,
+// TestFormatTable reproduces docs/NUMERICS.md §1: max normal and its code, min normal,
 // max subnormal, min subnormal, Inf, NaN and −0 of every element format.
 func TestFormatTable(t *testing.T) {
 	cases := []struct {
@@ -128,7 +128,8 @@ func TestFormatTable(t *testing.T) {
 	assert.Equal(t, 128, ue.NumCodes())
 }
 
-// TestNumberLineG2 reproduces the positive halves of tensorcast.md §2.1 (G2).
+// TestNumberLineG2 reproduces the positive halves of TensorCast's number lines
+// (golden set G2, docs/TENSORCAST.md §5).
 func TestNumberLineG2(t *testing.T) {
 	positive := func(name string) []float32 {
 		var out []float32
@@ -170,7 +171,8 @@ func TestNumberLineG2(t *testing.T) {
 	assert.Nil(t, MustParse("float32").NumberLine(), "no line above 16 bits")
 }
 
-// TestUnscaledCastG3 reproduces tensorcast.md §5.2 G3: unscaled casts with RNE.
+// TestUnscaledCastG3 reproduces TensorCast's golden set G3 (docs/TENSORCAST.md §5):
+// unscaled casts with RNE.
 func TestUnscaledCastG3(t *testing.T) {
 	in := []float32{0.1, 0.25, 0.3, 0.75, 1.25, 2.5, 5.0, 7.0, 100.0, -0.2, 0.0625, 0.05}
 	cols := map[string][]float64{
@@ -199,7 +201,8 @@ func TestUnscaledCastG3(t *testing.T) {
 	assert.True(t, math.Signbit(float64(MustParse("e2m1").Decode(MustParse("e2m1").Encode(-0.2)))))
 }
 
-// TestTiesG4 reproduces tensorcast.md §5.2 G4: tie handling on unscaled e2m1.
+// TestTiesG4 reproduces TensorCast's golden set G4 (docs/TENSORCAST.md §5): tie
+// handling on unscaled e2m1.
 func TestTiesG4(t *testing.T) {
 	in := []float32{0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5.0, -0.25, -0.75, -2.5, -5.0}
 	want := map[Rounding][]float32{

@@ -15,7 +15,8 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 
 // TestInfoGolden guards the constants of the named formats and a selection of
 // grammar names against unnoticed change. The file was written by this code with
-// -update; its values were checked against tensorcast.md G1 and numerics.md §1 by
+// -update; its values were checked against TensorCast's golden set G1
+// (docs/TENSORCAST.md §5) and docs/NUMERICS.md §1 by
 // TestConstantsG1 and TestFormatTable, which do not read it.
 func TestInfoGolden(t *testing.T) {
 	names := append(Names(), "e4m3fnuz", "e5m2fnuz", "e2m1fnuz", "e2m3fnuz", "e3m2fnuz", "e2m1ieee",

@@ -10,7 +10,7 @@ import (
 )
 
 // This file holds a slow reference model of every format, written from the format
-// definitions of numerics.md §1–§2 and tensorcast.md §2.1 and sharing no code with
+// definitions of docs/NUMERICS.md §1–§2 and docs/TENSORCAST.md §1 and sharing no code with
 // the kernels: decoding by the textbook formula, encoding by searching the sorted
 // number line for the two neighbours of a value. Tests compare the real codecs
 // against it.
@@ -258,7 +258,7 @@ func testFormats(t testing.TB, maxBits int) []*Format {
 // significand digit kept is odd. That is the mantissa LSB (the code's LSB) when the
 // format has mantissa bits, and with no mantissa bits the implicit leading 1, so
 // ties between powers of two go up and only the tie between 0 and the smallest
-// value goes down (tensorcast.md §3.1 rounds x·2^-e with torch.round likewise).
+// value goes down (TensorCast rounds x·2^-e with torch.round likewise).
 func refTieUp(f *Format, lo float64, loCode uint32) bool {
 	if f.Kind() == Float && f.ManBits() == 0 || f.Kind() == Exponent {
 		return lo > 0

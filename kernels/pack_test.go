@@ -16,7 +16,7 @@ func TestPackBitsLayouts(t *testing.T) {
 		codes []uint8
 		want  []byte
 	}{
-		// numerics.md §10, from AMD's HIP test program: fp4x2 (+6, −6) → F7, (+1, −1) → A2.
+		// docs/NUMERICS.md §10, from AMD's HIP test program: fp4x2 (+6, −6) → F7, (+1, −1) → A2.
 		{"fp4 (+6,-6)", 4, []uint8{0x7, 0xf}, []byte{0xf7}},
 		{"fp4 (+1,-1)", 4, []uint8{0x2, 0xa}, []byte{0xa2}},
 		// e2m3 (+7.5, −7.5) → DF 0F; (+1, −1) → 08 0A; (+0.125, −0.125) → 41 08; (+0, −0) → 00 08.

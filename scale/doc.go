@@ -8,7 +8,7 @@
 // elements) or "multi_ue4m3_float32_t16" (NVFP4: an unsigned E4M3 scale per 16
 // elements times one float32 scale per tensor). [Parse] turns it into a [Spec] with
 // explicit roles; [Spec.String] gives the canonical spelling back. The grammar is
-// TensorCast's (triton branch, docs/tensorcast.md §2.3) with its bugs fixed and the
+// TensorCast's (triton branch, docs/TENSORCAST.md §2) with its bugs fixed and the
 // subtile exponent offsets of its v2 grammar added:
 //
 //	spec   = ["multi_"] nspec ["_" nspec ["_" nspec]] ["_" tile ["_" tile]]
@@ -41,8 +41,8 @@
 // With the "multi_" prefix the last number spec is always the second-level
 // per-tensor scale, so "multi_ue4m3_float32_t16" is NVFP4's E4M3 block scale with
 // an fp32 tensor scale, as TensorCast's documentation intends. TensorCast's code
-// reads "multi_A_B" the other way round (A the tensor scale); that is its bug §8.6,
-// not copied here. Without "multi_", two specs are always Scale and Zero, and three
+// reads "multi_A_B" the other way round (A the tensor scale); that bug is not
+// copied here (docs/TENSORCAST.md §6, item 6). Without "multi_", two specs are always Scale and Zero, and three
 // are TensorScale, Scale, Zero as in TensorCast. [Spec.String] uses the "multi_"
 // form whenever TensorScale is set.
 //
@@ -58,7 +58,7 @@
 //     code crashes on it). [Spec.String] writes channel tiles as "t0".
 //   - s<S> splits the tile into subtiles of S elements. S is a power of two >= 2
 //     that divides T (any power of two >= 2 when T is 0). TensorCast's divisibility
-//     check is wrong and accepts s3 (§8.7); here s3 is an error. S equal to T is
+//     check is wrong and accepts s3 (docs/TENSORCAST.md §6, item 7); here s3 is an error. S equal to T is
 //     accepted and kept as written.
 //   - o<O> gives every subtile an exponent offset of O bits, O = 1 or 2 (TensorCast
 //     v2, MSFP-style MX9/MX6/MX4). It needs s<S> and an exponent scale (e8m0).
@@ -78,14 +78,17 @@
 //   - A TensorScale needs at least one tile segment (scaling a tensor twice by one
 //     scale each is one scale) and must be a float format.
 //   - With a zero point the Scale must be a float format (not an exponent or integer
-//     format), and the Zero must be a float or a signed integer format (not unsigned,
-//     not an exponent format). Note that "int8" is the plain integer here
-//     (dtype's reading), where TensorCast reads it as fixed point e1m6b1fnuz.
+//     format), and the Zero must be a float or an integer format, signed or
+//     unsigned (not an exponent format). TensorCast refuses unsigned zero points;
+//     they are accepted here so that uint8 data can carry the uint8 zero points
+//     0..255 it needs ("float32_uint8_t0"), as compressed-tensors stores them.
+//     Note that "int8" is the plain integer here (dtype's reading), where
+//     TensorCast reads it as fixed point e1m6b1fnuz.
 //   - Subtile offsets (o<O>) need an exponent Scale.
 //
 // Parse checks only the formats' kinds. The values of an integer zero point are the
 // business of scale selection, which must keep them within the zero format's range
-// (TensorCast does not check it, §8.14).
+// (TensorCast does not check it; docs/TENSORCAST.md §6, item 9).
 //
 // Every error is a *[ParseError] naming the spec, the offending segment and what
 // was expected, for example

@@ -9,8 +9,8 @@ import (
 	"github.com/tensorcast-go/tensorcast/dtype"
 )
 
-// Mode chooses the power-of-two scale of a block from its amax (numerics.md §4.3,
-// tensorcast.md §3.3). Every mode gives a valid encoding; they differ only in when
+// Mode chooses the power-of-two scale of a block from its amax (docs/NUMERICS.md
+// §4.3). Every mode gives a valid encoding; they differ only in when
 // the scale is raised one binade above the spec's floor rule. Modes apply to
 // exponent (power-of-two) scales; float scales are always amax / max, rounded to
 // nearest even in the scale format.
@@ -148,7 +148,7 @@ func SharedExponent(amax float32, elem *dtype.Format, m Mode) int {
 // ExponentCode returns the code of 2^k in the exponent format sf (E8M0: k + 127).
 // Below the format's range the code is clamped to 0 (the smallest scale, 2^−127
 // for E8M0, and the code of an all-zero block); above it the result is the NaN
-// code and ok is false (numerics.md §4.2).
+// code and ok is false (docs/NUMERICS.md §4.2).
 func ExponentCode(k int, sf *dtype.Format) (code uint32, ok bool) {
 	c := k + sf.Bias()
 	switch {

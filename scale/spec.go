@@ -201,11 +201,8 @@ func (s *Spec) checkRoles() string {
 		if s.Scale.Kind() != dtype.Float {
 			return fmt.Sprintf("scale %q with a zero point must be a float format, not %s", s.Scale.Name(), s.Scale.Kind())
 		}
-		switch {
-		case z.Kind() == dtype.Exponent:
-			return fmt.Sprintf("zero point %q must be a float or signed int format, not exponent", z.Name())
-		case z.Kind() == dtype.Int && !z.Signed():
-			return fmt.Sprintf("zero point %q must be a float or signed int format, not unsigned int", z.Name())
+		if z.Kind() == dtype.Exponent {
+			return fmt.Sprintf("zero point %q must be a float or int format, not exponent", z.Name())
 		}
 	}
 	for _, t := range s.Tiles {

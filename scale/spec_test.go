@@ -26,8 +26,8 @@ const (
 
 // specValidCase is a valid spec with its parse written out by hand: the roles
 // (canonical dtype names, "" = nil), the tiles, N:M, the flags and the canonical
-// spelling. The first twelve rows are tensorcast.md §2.3's "Parse results" rows
-// that are valid under the fixed grammar.
+// spelling. The first twelve rows are the ScaleSpec parses TensorCast's triton
+// code produces (its golden set G15) that are valid under the fixed grammar.
 type specValidCase struct {
 	in                  string
 	scale, zero, tenscl string
@@ -38,7 +38,7 @@ type specValidCase struct {
 }
 
 var specValidCases = []specValidCase{
-	// tensorcast.md §2.3 "Parse results".
+	// TensorCast's ScaleSpec parse results (G15).
 	{"float32", "float32", "", "", nil, 0, 0, fTensor, "float32"},
 	{"float32_t0", "float32", "", "", []scale.Tile{{}}, 0, 0, fChannel, "float32_t0"},
 	{"e8m0_t32", "float8_e8m0fnu", "", "", []scale.Tile{{Size: 32}}, 0, 0, fTile | fExponent, "float8_e8m0fnu_t32"},
@@ -59,7 +59,7 @@ var specValidCases = []specValidCase{
 	{"float32_float16_int8_t32", "float16", "int8", "float32", []scale.Tile{{Size: 32}}, 0, 0,
 		fTile | fMulti, "multi_float16_int8_float32_t32"},
 	// Our reading of multi_: the last number spec is the tensor scale (TensorCast's
-	// code makes e4m3 the tensor scale, §8.6).
+	// code makes e4m3 the tensor scale; docs/TENSORCAST.md §6, item 6).
 	{"multi_e4m3_float32_t16_t16", "float8_e4m3", "", "float32", []scale.Tile{{Size: 16}, {Size: 16}}, 0, 0,
 		fTile | f2D | fMulti, "multi_float8_e4m3_float32_t16_t16"},
 
@@ -95,6 +95,11 @@ var specValidCases = []specValidCase{
 	{"e8m0_t32s32", "float8_e8m0fnu", "", "", []scale.Tile{{Size: 32, Sub: 32}}, 0, 0,
 		fTile | fSubtile | fExponent, "float8_e8m0fnu_t32s32"},
 	{"float16_int8", "float16", "int8", "", nil, 0, 0, fTensor, "float16_int8"},
+	// Unsigned zero points (ours; TensorCast refuses them): uint8 data with a
+	// uint8 zero point per channel or group, as compressed-tensors stores them.
+	{"float32_uint8_t0", "float32", "uint8", "", []scale.Tile{{}}, 0, 0, fChannel, "float32_uint8_t0"},
+	{"float16_uint8_t64", "float16", "uint8", "", []scale.Tile{{Size: 64}}, 0, 0, fTile, "float16_uint8_t64"},
+	{"float16_uint4_t32", "float16", "uint4", "", []scale.Tile{{Size: 32}}, 0, 0, fTile, "float16_uint4_t32"},
 	{"float16_float16", "float16", "float16", "", nil, 0, 0, fTensor | fZeroFloat, "float16_float16"},
 	{"multi_float16_int8_float32_t32", "float16", "int8", "float32", []scale.Tile{{Size: 32}}, 0, 0,
 		fTile | fMulti, "multi_float16_int8_float32_t32"},
@@ -134,8 +139,7 @@ var specErrorCases = []struct{ in, reason string }{
 	{"multi_", `"multi_" with no number specs`},
 	{"e8m0_int8_t32", `scale "float8_e8m0fnu" with a zero point must be a float format, not exponent`},
 	{"int8_int8_t32", `scale "int8" with a zero point must be a float format, not int`},
-	{"float16_uint8", `zero point "uint8" must be a float or signed int format, not unsigned int`},
-	{"float16_e8m0_t32", `zero point "float8_e8m0fnu" must be a float or signed int format, not exponent`},
+	{"float16_e8m0_t32", `zero point "float8_e8m0fnu" must be a float or int format, not exponent`},
 	{"bfloat16_e8m0_t32", `zero point "float8_e8m0fnu" must be`}, // two specs are scale, zero, never tensor scale, scale
 	{"float32_float16_int8", `tensor scale "float32" needs at least one tile segment`},
 	{"multi_float16_e8m0_t32", `tensor scale "float8_e8m0fnu" must be a float format, not exponent`},

@@ -84,16 +84,17 @@ type caster struct {
 // Cast quantizes x, a tensor of the given shape in row-major order, to dt and
 // returns it in the form opts asks for (nil opts: [DefaultOptions]).
 //
-// Scales follow numerics.md §4 and tensorcast.md §3.3: an exponent scale is the
-// power of two opts.Mode picks from the block's amax, read from the float bits;
-// an all-zero block gets scale code 0, a block holding a NaN or an infinity the
-// scale's NaN code, and then decodes to NaN. A float scale is amax / max element,
-// rounded to nearest even in the scale format (a decode multiplier); an all-zero
-// block gets 1.0, and a block whose scale rounds to zero stores zeros. Zero
-// points follow numerics.md §8, range-checked by saturating to the zero format. A
-// second-level tensor scale (NVFP4) follows ModelOpt's order: s_t = amax_t /
-// (max element · max scale), s_b = amax_b / (max element · s_t), x / (s_b·s_t).
-// Tensors whose size along a tiled axis is not a multiple of the tile are padded
+// Scales follow docs/NUMERICS.md §4 and §6 of the repository: an exponent
+// scale is the power of two opts.Mode picks from the block's amax, read from
+// the float bits; an all-zero block gets scale code 0, a block holding a NaN or
+// an infinity the scale's NaN code, and then decodes to NaN. A float scale is
+// amax / max element, rounded to nearest even in the scale format (a decode
+// multiplier); an all-zero block gets 1.0, and a block whose scale rounds to
+// zero stores zeros. Zero points follow §8: saturated to the zero format and
+// kept within the data codes. A second-level tensor scale (NVFP4, §7) follows
+// ModelOpt's order: s_t = amax_t / (max element · max scale), s_b = amax_b /
+// (max element · s_t), x / (s_b·s_t), and the values decode as
+// element × float32(s_b·s_t). Tensors whose size along a tiled axis is not a multiple of the tile are padded
 // (the last block is shorter), never rejected.
 func Cast(x []float32, shape []int, dt *DataType, opts *Options) (*Tensor, error) {
 	o := DefaultOptions()
@@ -641,7 +642,7 @@ func nanBlock[C kernels.Code](c *caster, cs []C, off []uint8, t *Tensor, b block
 
 // exponentBlock is the OCP MX rule with subtile offsets: a power-of-two scale
 // from the block's amax, and a smaller power of two for each subtile whose own
-// amax allows it (tensorcast.md §3.6).
+// amax allows it (docs/NUMERICS.md §4.4).
 func exponentBlock[C kernels.Code](c *caster, v []float32, keep []bool, cs []C, off []uint8, t *Tensor, b block) {
 	// One pass over the subtiles: the block's amax is the largest of theirs.
 	sub := c.lay.sub
@@ -692,7 +693,7 @@ func finiteAmax(v []float32, keep []bool) float32 {
 	return max(-lo, hi)
 }
 
-// zeroPointBlock is asymmetric integer quantization (numerics.md §8): the range
+// zeroPointBlock is asymmetric integer quantization (docs/NUMERICS.md §8): the range
 // [min(lo, 0), max(hi, 0)] mapped onto the integer codes, with an integer or a
 // float zero point.
 func zeroPointBlock[C kernels.Code](c *caster, v []float32, keep []bool, cs []C, t *Tensor, b block) {
@@ -733,10 +734,14 @@ func zeroPointBlock[C kernels.Code](c *caster, v []float32, keep []bool, cs []C,
 		}
 		return
 	}
+	// zp = round(qmin − lo/s), saturated to the zero format and then kept
+	// within the codes qmin..qmax: a scale that rounded below (hi − lo)/qmax
+	// can push it one past qmax, and a zero point outside the codes would
+	// leave 0 without an exact code (and cannot be stored in the data's width).
 	zp := int64(0)
 	if d != 0 {
 		zc := c.zf.Encode(float32(c.qmin) - lo/d)
-		zp = int64(c.zf.Decode(zc))
+		zp = min(max(int64(c.zf.Decode(zc)), c.qmin), c.qmax)
 	}
 	putCode(t.Zero, b.scaleIndex, c.zf.Encode(float32(zp)))
 	mask := uint32(1)<<c.elem.Bits() - 1

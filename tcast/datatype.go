@@ -167,7 +167,7 @@ func (d *DataType) BitsPerValue() float64 {
 
 // TensorCastBitsPerValue is BitsPerValue as TensorCast v2 computes it, counting
 // the subtile offset bits once per tile rather than once per subtile
-// (tensorcast.md §8.13). It differs from BitsPerValue only for datatypes with
+// (docs/TENSORCAST.md §6, item 8). It differs from BitsPerValue only for datatypes with
 // offsets (mx9, mx6, mx4, e2m1_e32s8o1, ...).
 func (d *DataType) TensorCastBitsPerValue() float64 {
 	return d.bitsPerValue(func(t scale.Tile) int { return t.Offset })

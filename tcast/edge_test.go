@@ -13,7 +13,7 @@ import (
 
 func nextBelow(x float32) float32 { return math.Nextafter32(x, 0) }
 
-// TestMXEdgeBlocks checks hand-derived blocks at every edge of numerics.md §4.2
+// TestMXEdgeBlocks checks hand-derived blocks at every edge of docs/NUMERICS.md §4.2
 // for MXFP8, MXFP6, MXFP4 and MXINT8: the scale byte, element codes where they
 // matter, and the decoded values.
 func TestMXEdgeBlocks(t *testing.T) {
@@ -70,7 +70,7 @@ func TestMXEdgeBlocks(t *testing.T) {
 	}
 }
 
-// TestWorkedExampleAmax7 is numerics.md §4.3's MXFP4 block with amax 7 under
+// TestWorkedExampleAmax7 is docs/NUMERICS.md §4.3's MXFP4 block with amax 7 under
 // every mode.
 func TestWorkedExampleAmax7(t *testing.T) {
 	want := map[scale.Mode]struct {
@@ -90,7 +90,7 @@ func TestWorkedExampleAmax7(t *testing.T) {
 	}
 }
 
-// TestWorkedExampleNVFP4 follows numerics.md §7 by hand: s_t = amax_t / 2688,
+// TestWorkedExampleNVFP4 follows docs/NUMERICS.md §7 by hand: s_t = amax_t / 2688,
 // s_b = e4m3(amax_b / (6·s_t)), x / (s_b·s_t) rounded in E2M1.
 func TestWorkedExampleNVFP4(t *testing.T) {
 	x := make([]float32, 64)
@@ -114,7 +114,7 @@ func TestWorkedExampleNVFP4(t *testing.T) {
 	assert.Equal(t, float32(0), v[48])
 }
 
-// TestWorkedExampleMXINT8 is numerics.md §5: code/64 elements, symmetric by
+// TestWorkedExampleMXINT8 is docs/NUMERICS.md §5: code/64 elements, symmetric by
 // default, −128 only with FullRange and only from (−2, −127.5/64].
 func TestWorkedExampleMXINT8(t *testing.T) {
 	x := pad32(-1.9921875, 1, 0.5/64, -1.5/64) // −127.5/64, a tie
@@ -130,7 +130,7 @@ func TestWorkedExampleMXINT8(t *testing.T) {
 }
 
 // TestPackingBytes checks compressed layouts byte by byte against streams
-// worked out by hand (and numerics.md §10's HIP pairs for FP4 and FP6).
+// worked out by hand (and docs/NUMERICS.md §10's HIP pairs for FP4 and FP6).
 func TestPackingBytes(t *testing.T) {
 	tests := []struct {
 		name string

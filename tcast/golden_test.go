@@ -47,7 +47,8 @@ func assertBits(t *testing.T, want, got []float32, msg ...any) {
 
 func neg0() float32 { return float32(math.Copysign(0, -1)) }
 
-// G5: one MXFP4 block under three element rounding modes (tensorcast.md §5.2).
+// G5: one MXFP4 block under three element rounding modes (TensorCast's golden
+// values, docs/TENSORCAST.md §5).
 func TestGoldenG5(t *testing.T) {
 	in := []float32{0.1, -0.2, 0.3, 0.45, 0.5, -0.75, 1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0, -3.5, 4.0, 5.0,
 		5.5, 6.0, neg0(), 0.0, 0.26, 0.24, 0.74, 0.76, 2.9, 3.1, 4.9, 5.1, -6.5, 0.01, 0.125, -0.125}
@@ -138,7 +139,7 @@ func TestGoldenG7(t *testing.T) {
 	}
 }
 
-// G8: edge blocks of MXFP4 under our normative policy (numerics.md §4.2), which
+// G8: edge blocks of MXFP4 under our policy (docs/NUMERICS.md §4.2), which
 // departs from TensorCast for zero and NaN/Inf blocks.
 func TestGoldenG8(t *testing.T) {
 	fill := func(x float32) []float32 {

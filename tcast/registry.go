@@ -20,7 +20,7 @@ type entry struct {
 	note  string
 }
 
-// TensorCast's one-letter scale codes (tensorcast.md §2.4).
+// TensorCast's one-letter scale codes (docs/TENSORCAST.md §3).
 var scaleLetters = []struct{ letter, spec string }{
 	{"F", "float32"}, {"f", "float16"}, {"b", "bfloat16"}, {"n", "e4m3"}, {"e", "e8m0"},
 }
@@ -173,10 +173,15 @@ func predefined() []entry {
 			add(k, fmt.Sprintf("float16_t%d", g), fmt.Sprintf("symmetric, float16 scale per group of %d", g), fmt.Sprintf("%s_g%d", k, g))
 		}
 	}
-	for _, k := range []string{"uint8", "uint4"} {
-		add(k, "float32_int8_t0", "asymmetric, float32 scale and int8 zero point per output channel", k+"_channel")
+	// Asymmetric uint types: the zero point needs every code of the data
+	// (0..255 for uint8, 0..15 for uint4), so uint8 data takes a uint8 zero
+	// point (as compressed-tensors stores it); int8 holds uint4's 0..15.
+	for _, u := range []struct{ elem, zero string }{{"uint8", "uint8"}, {"uint4", "int8"}} {
+		add(u.elem, "float32_"+u.zero+"_t0",
+			fmt.Sprintf("asymmetric, float32 scale and %s zero point per output channel", u.zero), u.elem+"_channel")
 		for _, g := range []int{32, 64, 128} {
-			add(k, fmt.Sprintf("float16_int8_t%d", g), fmt.Sprintf("asymmetric, float16 scale and int8 zero point per group of %d", g), fmt.Sprintf("%s_g%d", k, g))
+			add(u.elem, fmt.Sprintf("float16_%s_t%d", u.zero, g),
+				fmt.Sprintf("asymmetric, float16 scale and %s zero point per group of %d", u.zero, g), fmt.Sprintf("%s_g%d", u.elem, g))
 		}
 	}
 	for _, f := range []struct{ name, elem string }{{"fp8e4", "e4m3fn"}, {"fp8e5", "e5m2"}} {

@@ -8,7 +8,7 @@ import (
 	"github.com/tensorcast-go/tensorcast/scale"
 )
 
-// Form is how a [Tensor] holds its values (tensorcast.md §3.9).
+// Form is how a [Tensor] holds its values (docs/TENSORCAST.md §4).
 type Form uint8
 
 // The three forms.

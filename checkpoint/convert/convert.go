@@ -409,6 +409,9 @@ func Convert(inPath, out string, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", inPath, err)
 	}
+	if err := checkOutput(dest, in.Files(), inPath); err != nil {
+		return nil, err
+	}
 	if len(p.files) > 0 && !isDir {
 		var names []string
 		for n := range p.files {
@@ -417,9 +420,6 @@ func Convert(inPath, out string, opts Options) (*Result, error) {
 		sort.Strings(names)
 		return nil, fmt.Errorf("the %s layout writes %s beside the weights, so -o must name a directory, not the file %s",
 			lay.Name(), strings.Join(names, " and "), out)
-	}
-	if err := checkOutput(dest, in.Files(), inPath); err != nil {
-		return nil, err
 	}
 	stage, err := beginOutput(dest, isDir, opts.Force)
 	if err != nil {

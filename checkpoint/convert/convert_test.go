@@ -23,8 +23,6 @@ import (
 // (testdata/README.md).
 const iris = "../../testdata/iris.bf16.safetensors"
 
-func needFixture(t *testing.T) { t.Helper() }
-
 func opts(t *testing.T, dt, lay string) Options {
 	t.Helper()
 	l, err := layout.Get(lay)
@@ -49,7 +47,6 @@ func sameBits(t *testing.T, want, got []float32, msg string) {
 // checks every converted weight against the virtual cast of its source, every
 // kept tensor byte for byte, and Verify and Decompress on the result.
 func TestConvertFixtureRoundTrip(t *testing.T) {
-	needFixture(t)
 	for _, dt := range []string{"mxfp4", "nvfp4", "int4_g32", "fp8e4_channel"} {
 		t.Run(dt, func(t *testing.T) {
 			out := t.TempDir()
@@ -116,7 +113,6 @@ func TestConvertFixtureRoundTrip(t *testing.T) {
 // TestConvertRefusesAndCleansUp checks that an existing output is kept unless
 // Force is set, and that a failed conversion leaves no file behind.
 func TestConvertRefusesAndCleansUp(t *testing.T) {
-	needFixture(t)
 	out := t.TempDir()
 	o := opts(t, "mxfp4", "tcast")
 	_, err := Convert(iris, out, o)
@@ -198,7 +194,6 @@ func TestDecide(t *testing.T) {
 // TestConvertSharded splits the output into shards with an index, and reads it
 // back through the index.
 func TestConvertSharded(t *testing.T) {
-	needFixture(t)
 	out := t.TempDir()
 	o := opts(t, "nvfp4", "tcast")
 	o.ShardSize = 150_000
@@ -222,7 +217,6 @@ func TestConvertSharded(t *testing.T) {
 // TestVerifyCatchesLostValues corrupts a converted weight's scales to the E8M0
 // NaN code: verify must report the values lost to NaN, not "exact" (review).
 func TestVerifyCatchesLostValues(t *testing.T) {
-	needFixture(t)
 	e := Compare([]float32{1, 2, 3}, []float32{float32(math.NaN()), 2, float32(math.Inf(1))})
 	assert.Equal(t, 2, e.Lost)
 	assert.Nil(t, e.SQNR)

@@ -43,7 +43,7 @@
 // # Block layouts
 //
 // GGUF's 4-bit layouts differ from the toolkit's default adjacent-pair
-// packing (docs/numerics.md §10): in Q4_0 and MXFP4 blocks of 32 elements,
+// packing (docs/NUMERICS.md §10): in Q4_0 and MXFP4 blocks of 32 elements,
 // byte j holds element j in its low nibble and element j+16 in its high
 // nibble; in each 16-element NVFP4 sub-block, byte j holds elements j and
 // j+8. PackMXFP4 and PackNVFP4 take E2M1 codes and scale bytes computed by

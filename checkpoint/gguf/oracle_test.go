@@ -46,11 +46,13 @@ func listWithJS(t *testing.T, path string) jsListing {
 	t.Helper()
 	mods := os.Getenv("TCAST_GGUF_JS")
 	if mods == "" {
-		t.Skip("TCAST_GGUF_JS not set: skipping the @huggingface/gguf oracle")
+		t.Skip("optional tool missing: TCAST_GGUF_JS is not set (the npm package @huggingface/gguf); " +
+			".ci/run installs it with `npm install --prefix DIR @huggingface/gguf@0.4.6` and sets TCAST_GGUF_JS=DIR/node_modules")
 	}
 	node, err := exec.LookPath("node")
 	if err != nil {
-		t.Skip("node not found: skipping the @huggingface/gguf oracle")
+		t.Skip("optional tool missing: node is not on PATH (it runs the @huggingface/gguf oracle); " +
+			".ci/run expects node and npm on the CI image and installs the package with npm")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

@@ -367,7 +367,7 @@ func assertOnly(t *testing.T, dir string, names ...string) {
 
 func TestTypeTable(t *testing.T) {
 	// Ids, names and block geometry from ggml's ggml.h / ggml-common.h
-	// (and docs/formats-and-deps.md §2.2).
+	// (and docs/LAYOUTS.md §5).
 	tests := []struct {
 		typ         Type
 		id          uint32

@@ -19,7 +19,7 @@ import (
 	"github.com/tensorcast-go/tensorcast/tcast"
 )
 
-// The compressed-tensors layout (formats-and-deps.md §2.3) writes each cast
+// The compressed-tensors layout (docs/LAYOUTS.md §2) writes each cast
 // weight P.weight ("P" is the name without its trailing ".weight") as the
 // tensors vLLM's compressed-tensors loader reads:
 //
@@ -28,8 +28,10 @@ import (
 //     (q + 2^(b−1)) and packed LSB first, 32/b per word, the row padded with
 //     zero bits; P.weight_scale in the scale's own dtype (F16, BF16 or F32)
 //     [out, in/gs] or [out, 1]; P.weight_shape I64 [2].
-//   - uint4/uint8 with an integer zero point, the same plus
-//     P.weight_zero_point I32 [ceil(out·b/32), groups], packed along dim 0.
+//   - uint4/uint8 with an integer zero point (uint8 or int8; every stored
+//     zero point must lie in 0..2^b−1), the same plus
+//     P.weight_zero_point I32 [ceil(out·b/32), groups], packed along dim 0 in
+//     b-bit fields (0..255 for uint8, 0..15 for uint4).
 //     compressed-tensors quantizes asymmetric weights to the signed range
 //     with a signed zero point, value = (q_s − zp_s)·s, and stores both
 //     offset-binary (q_s + 2^(b−1), zp_s + 2^(b−1)). With q_s = q_u − 2^(b−1)
@@ -113,7 +115,8 @@ const (
 	fmtBF16    = "bfloat16"
 	fmtF32     = "float32"
 	fmtInt8    = "int8"
-	ctAccepted = "int4/int8 (symmetric) or uint4/uint8 (int8 zero point) with float16/bfloat16/float32 group or channel scales, " +
+	fmtUint8   = "uint8"
+	ctAccepted = "int4/int8 (symmetric) or uint4/uint8 (uint8 or int8 zero point) with float16/bfloat16/float32 group or channel scales, " +
 		"e4m3fn with float tensor, channel or 2-D block scales, nvfp4, mxfp4 or mxfp8e4"
 )
 
@@ -219,8 +222,8 @@ func ctClassify(dt *tcast.DataType) (*ctScheme, error) {
 		}
 	case "uint4", "uint8":
 		bits = int(elem[4] - '0')
-		if s.Zero == nil || s.Zero.Name() != fmtInt8 {
-			return bad("unsigned integers need an int8 zero point")
+		if s.Zero == nil || (s.Zero.Name() != fmtUint8 && s.Zero.Name() != fmtInt8) {
+			return bad("unsigned integers need a uint8 or int8 zero point")
 		}
 	default:
 		return bad(fmt.Sprintf("element format %s is not supported", elem))
@@ -472,9 +475,10 @@ func (compressedTensors) Encode(name string, t *tcast.Tensor, meta map[string]st
 		if !sc.symmetric {
 			groups := a.Zero.Shape[1]
 			zs := make([]byte, len(a.Zero.Bytes))
+			zf := dt.Spec().Zero
 			for i, c := range a.Zero.Bytes {
-				z := int8(c)
-				if z < 0 || int(z) >= 1<<sc.bits {
+				z := int(zf.Decode(uint32(c))) // int8 codes are two's complement, uint8 codes the value
+				if z < 0 || z >= 1<<sc.bits {
 					return fail("zero point %d of block %d is outside the %d-bit range 0..%d compressed-tensors stores", z, i, sc.bits, 1<<sc.bits-1)
 				}
 				zs[i] = byte(z)
@@ -750,7 +754,7 @@ func (compressedTensors) Decode(name string, src Source) (*tcast.Tensor, bool, e
 			}
 			zs := unpackInt32(z.data, out, groups, sc.bits, true)
 			for i, v := range zs {
-				if v > math.MaxInt8 {
+				if spec.Zero.Name() == fmtInt8 && v > math.MaxInt8 {
 					return fail("zero point %d of block %d does not fit the int8 zero-point format of %s", v, i, dt.Name())
 				}
 			}
@@ -861,7 +865,12 @@ func ctDerive(kind ctKind, out, in int, pinfo, sinfo safetensors.TensorInfo, src
 	}
 	elem := fmt.Sprintf("int%d", bits)
 	if _, _, ok := src.Tensor(p + ".weight_zero_point"); ok {
-		elem, sn = "u"+elem, sn+"_int8"
+		// Our uint8 types take uint8 zero points (0..255), the uint4 ones int8.
+		zero := "_int8"
+		if bits == 8 {
+			zero = "_uint8"
+		}
+		elem, sn = "u"+elem, sn+zero
 	}
 	tile := "_t0"
 	if g := sinfo.Shape[1]; g > 1 {

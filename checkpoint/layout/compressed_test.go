@@ -278,6 +278,26 @@ func TestCompressedTensorsHandBuilt(t *testing.T) {
 			{p + ".weight_zero_point", safetensors.I32, []int{1, 1}, le32(0x35)},
 		},
 	}, {
+		// uint8 with uint8 zero points: each row, widened to include 0, spans
+		// 255/256, so s = (255/256)/255 = 1/256 (float32 0x3B800000) and
+		// zp = round(−lo·256); q_u = x·256 + zp, element i at bits 8i.
+		// row 0 [0.5 255/256 0.75 0.625], lo 0:     zp 0,   q 128 255 192 160 → 0xA0C0FF80
+		// row 1 [−255/256 −0.5 −0.75 −0.625], lo −255/256: zp 255, q 0 127 63 95 → 0x5F3F7F00
+		// row 2 [−0.5 127/256 0 0.25], lo −0.5:     zp 128, q 0 255 128 192 → 0xC080FF00
+		// row 3 [−0.25 191/256 0 −0.125], lo −0.25: zp 64,  q 0 255 64 32   → 0x2040FF00
+		// Zero points packed along dim 0 in 8-bit fields: 0 | 255<<8 | 128<<16 | 64<<24.
+		// An int8 zero point could not hold 255 or 128.
+		name: "uint8 channel", dt: "uint8_channel",
+		x: []float32{0.5, 255.0 / 256, 0.75, 0.625, -255.0 / 256, -0.5, -0.75, -0.625,
+			-0.5, 127.0 / 256, 0, 0.25, -0.25, 191.0 / 256, 0, -0.125},
+		shape: []int{4, 4},
+		want: []ldrExpect{
+			{p + ".weight_packed", safetensors.I32, []int{4, 1}, le32(0xA0C0FF80, 0x5F3F7F00, 0xC080FF00, 0x2040FF00)},
+			{p + ".weight_scale", safetensors.F32, []int{4, 1}, le32(0x3B800000, 0x3B800000, 0x3B800000, 0x3B800000)},
+			{p + ".weight_shape", safetensors.I64, []int{2}, lei64(4, 4)},
+			{p + ".weight_zero_point", safetensors.I32, []int{1, 1}, le32(0x4080FF00)},
+		},
+	}, {
 		// amax 448 → scale 1; E4M3 codes of 448 −448 1 −1 0.5 2 0 3.
 		name: "fp8 tensor", dt: "fp8e4_tensor",
 		x:     []float32{448, -448, 1, -1, 0.5, 2, 0, 3},
@@ -453,7 +473,7 @@ func TestCompressedTensorsDatatypes(t *testing.T) {
 						for g := range groups {
 							word := binary.LittleEndian.Uint32(zw[4*((r/per)*groups+g):])
 							zp := (word >> (tc.bits * (r % per))) & (1<<tc.bits - 1)
-							require.Equal(t, uint32(int8(c.Zero.Bytes[r*groups+g])), zp, "zero point row %d group %d", r, g)
+							require.Equal(t, uint32(c.Zero.Format.Decode(uint32(c.Zero.Bytes[r*groups+g]))), zp, "zero point row %d group %d", r, g)
 						}
 					}
 				}

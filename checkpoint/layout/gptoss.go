@@ -10,7 +10,7 @@ import (
 	"github.com/tensorcast-go/tensorcast/tcast"
 )
 
-// The gpt-oss layout (formats-and-deps.md §2.4) writes MXFP4 weights as the
+// The gpt-oss layout (docs/LAYOUTS.md §4) writes MXFP4 weights as the
 // Hugging Face transformers gpt-oss checkpoints hold their experts. A weight
 // NAME (a trailing ".weight" removed, so the experts'
 // "model.layers.L.mlp.experts.gate_up_proj" keeps its name) of shape

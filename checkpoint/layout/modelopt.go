@@ -11,7 +11,7 @@ import (
 	"github.com/tensorcast-go/tensorcast/tcast"
 )
 
-// The modelopt layout (formats-and-deps.md §2.5) writes NVFP4 weights as
+// The modelopt layout (docs/LAYOUTS.md §3) writes NVFP4 weights as
 // NVIDIA ModelOpt exports them. For a weight P.weight ("P" is the name without
 // its trailing ".weight"):
 //

@@ -1,8 +1,6 @@
 package safetensors
 
 import (
-	"errors"
-	"io/fs"
 	"math"
 	"os"
 	"testing"
@@ -11,15 +9,12 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// irisFixture is a real BF16 checkpoint shared by the project (see
-// ../../../shared/fixtures/README.md): 189 tensors, 649,764 values,
+// irisFixture is a real BF16 checkpoint (see testdata/README.md at the
+// repository root): 189 tensors, 649,764 values,
 // __metadata__ {"format": "pt", "source": "tfjs"}.
-const irisFixture = "../../../shared/fixtures/iris.bf16.safetensors"
+const irisFixture = "../../testdata/iris.bf16.safetensors"
 
 func TestIrisFixture(t *testing.T) {
-	if _, err := os.Stat(irisFixture); errors.Is(err, fs.ErrNotExist) {
-		t.Skip("fixture not present:", irisFixture)
-	}
 	for _, mapped := range []bool{true, false} {
 		old := mmapHook
 		if !mapped {

@@ -119,11 +119,8 @@ func TestInspectSynth(t *testing.T) {
 }
 
 func TestInspectFixture(t *testing.T) {
-	const fixture = "../../../shared/fixtures/iris.bf16.safetensors"
-	if _, err := os.Stat(fixture); err != nil {
-		t.Skipf("fixture %s is absent: %v", fixture, err)
-	}
-	// Counts from the fixtures' README: 189 tensors, 649,764 values, BF16.
+	const fixture = "../../testdata/iris.bf16.safetensors"
+	// Counts from testdata/README.md: 189 tensors, 649,764 values, BF16.
 	rep := inspectJSON(t, fixture)
 	assert.Equal(t, 189, rep.Totals.Tensors)
 	assert.Equal(t, int64(649764), rep.Totals.Parameters)

@@ -48,7 +48,7 @@ func readWithNpyio[T any](t *testing.T, path string) ([]T, []int) {
 func TestCastEndToEnd(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "x.npy")
-	// Values from tensorcast.md G4 (ties of e2m1) in a 2×6 array.
+	// Values from TensorCast's golden set G4 (ties of e2m1; docs/TENSORCAST.md §5) in a 2×6 array.
 	x := []float32{0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5.0, -0.25, -0.75, -2.5, -5.0, 100}
 	writeNpy(t, in, []int{2, 6}, x)
 	out := filepath.Join(dir, "out")

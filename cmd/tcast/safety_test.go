@@ -8,8 +8,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -32,6 +34,14 @@ func TestMain(m *testing.M) {
 	switch os.Getenv("TCAST_CHILD") {
 	case "":
 		os.Exit(m.Run())
+	case "fsize":
+		// A disk that fills up: writes past 256 KiB fail with EFBIG.
+		signal.Ignore(syscall.SIGXFSZ)
+		lim := syscall.Rlimit{Cur: 256 << 10, Max: 256 << 10}
+		if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &lim); err != nil {
+			fmt.Fprintln(os.Stderr, "setrlimit:", err)
+			os.Exit(3)
+		}
 	case "stall":
 		once := false
 		testHookProgress = func(convert.Progress) {
@@ -258,7 +268,7 @@ func TestNoStaleMetadata(t *testing.T) {
 	gu := make([]byte, 4*e*h*n)
 	for i := range e * h * n {
 		v := float32(i%37) - 18
-		b := mathFloat32bits(v)
+		b := math.Float32bits(v)
 		gu[4*i], gu[4*i+1], gu[4*i+2], gu[4*i+3] = byte(b), byte(b>>8), byte(b>>16), byte(b>>24)
 	}
 	src := filepath.Join(dir, "src.safetensors")
@@ -350,4 +360,19 @@ func TestConvertOntoItselfIsRefused(t *testing.T) {
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stderr, "overwrite the input")
 	assert.Equal(t, before, entries(t, sharded))
+}
+
+// A full disk: the conversion fails naming the output, and leaves nothing.
+func TestFullDiskLeavesNothing(t *testing.T) {
+	parent := t.TempDir()
+	out := filepath.Join(parent, "out")
+	cmd, r, stderr := child(t, "fsize", "", "convert", irisFixture, "-dtype", "mxint8", "-o", out)
+	go io.Copy(io.Discard, r)
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee, stderr.String())
+	assert.Equal(t, 1, ee.ExitCode(), stderr.String())
+	assert.Contains(t, stderr.String(), "file too large")
+	assert.Contains(t, stderr.String(), "model.safetensors")
+	assert.Empty(t, entries(t, parent), "no output, no temporary, no lock")
 }
