@@ -15,6 +15,7 @@
 package convert
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -61,9 +62,31 @@ type Options struct {
 	// most this many bytes of tensor data (a larger tensor gets a shard of
 	// its own) with a model.safetensors.index.json, in the output directory.
 	ShardSize int64
+	// Rename, when set, gives the output name of each logical tensor (GGUF
+	// names hold at most 63 bytes); names it returns unchanged keep theirs.
+	// The renames are recorded (layout.KeyRenamed) so that Verify pairs the
+	// tensors.
+	Rename func(name string) string
 	// Progress, when set, is called after each tensor is written, from one
 	// goroutine.
 	Progress func(Progress)
+}
+
+// Rewrite returns a Rename function that applies each rule in turn: a
+// regular expression and its replacement, as regexp.ReplaceAllString.
+func Rewrite(rules []RenameRule) func(string) string {
+	return func(name string) string {
+		for _, r := range rules {
+			name = r.Pattern.ReplaceAllString(name, r.Replace)
+		}
+		return name
+	}
+}
+
+// RenameRule is one rule of Rewrite.
+type RenameRule struct {
+	Pattern *regexp.Regexp
+	Replace string
 }
 
 // Progress reports how far a conversion has come.
@@ -148,7 +171,8 @@ var keepByDefault = regexp.MustCompile(`(?i)(bias|norm|embed|lm_head|wte|wpe|\.l
 
 // decision is what the plan does with one logical tensor.
 type decision struct {
-	info   load.Info
+	info   load.Info // Name is the output name
+	source string    // the tensor's name in the input
 	cast   bool
 	shape  []int // the shape cast (transposed for a Transposer layout)
 	swap   bool
@@ -269,48 +293,41 @@ func newPlan(in *load.Checkpoint, opts *Options) (*plan, error) {
 	p := &plan{in: in, opts: opts, lay: opts.Layout, weights: map[string][]string{},
 		meta: layout.WithoutMetaKeys(in.Metadata())}
 	if p.lay.Container() == layout.GGUF {
-		p.meta = map[string]string{} // GGUF key/values are not carried over
+		// Safetensors metadata is not carried into GGUF; the architecture
+		// comes from config.json's model_type.
+		p.meta = map[string]string{}
+		var cfg struct {
+			ModelType string `json:"model_type"`
+		}
+		if json.Unmarshal(in.Config(), &cfg) == nil && cfg.ModelType != "" {
+			p.meta["general.architecture"] = cfg.ModelType
+		}
 	}
 	seen := map[string]string{}
 	why := map[string]int{}
+	renamed := map[string]string{}
 	for _, info := range in.Tensors() {
-		d := &decision{info: info}
-		d.result = TensorResult{Name: info.Name, Shape: info.Shape, Source: info.Type, BytesIn: info.Size}
-		if err := p.decide(d); err != nil {
+		if opts.Rename != nil {
+			if n := opts.Rename(info.Name); n != info.Name {
+				if n == "" {
+					return nil, fmt.Errorf("-rename maps tensor %s to an empty name", info.Name)
+				}
+				renamed[n] = info.Name
+				d := &decision{info: info, source: info.Name}
+				d.info.Name = n
+				if err := p.add(d, seen, why); err != nil {
+					return nil, err
+				}
+				continue
+			}
+		}
+		d := &decision{info: info, source: info.Name}
+		if err := p.add(d, seen, why); err != nil {
 			return nil, err
 		}
-		var specs []layout.Spec
-		if d.cast {
-			specs = d.specs
-			for k, v := range d.meta {
-				p.meta[k] = v
-			}
-			for _, sp := range specs {
-				p.weights[info.Name] = append(p.weights[info.Name], sp.Name)
-			}
-			p.converted = append(p.converted, layout.Converted{Name: info.Name, Shape: info.Shape})
-			if d.swap {
-				p.swapped = append(p.swapped, info.Name)
-			}
-			d.result.DataType = opts.DataType.Name()
-		} else {
-			sp, err := p.keptSpec(&d.info)
-			if err != nil {
-				return nil, err
-			}
-			specs = []layout.Spec{sp}
-			p.kept = append(p.kept, info.Name)
-			d.result.Bits = sourceBits(&d.info)
-			why[d.result.Note]++
-		}
-		for _, sp := range specs {
-			if other, dup := seen[sp.Name]; dup {
-				return nil, fmt.Errorf("output tensor %q of %s collides with one of %s", sp.Name, info.Name, other)
-			}
-			seen[sp.Name] = info.Name
-			p.specs = append(p.specs, sp)
-		}
-		p.tensors = append(p.tensors, d)
+	}
+	if len(renamed) > 0 {
+		p.meta[layout.KeyRenamed] = jsonString(renamed)
 	}
 	if len(p.converted) == 0 {
 		return nil, nothingCast(why)
@@ -326,6 +343,49 @@ func newPlan(in *load.Checkpoint, opts *Options) (*plan, error) {
 		p.meta[layout.KeyTransposed] = jsonString(p.swapped)
 	}
 	return p, nil
+}
+
+// add decides one tensor and declares its output.
+func (p *plan) add(d *decision, seen map[string]string, why map[string]int) error {
+	info, opts := d.info, p.opts
+	d.result = TensorResult{Name: info.Name, Shape: info.Shape, Source: info.Type, BytesIn: info.Size}
+	if err := p.decide(d); err != nil {
+		return err
+	}
+	var specs []layout.Spec
+	if d.cast {
+		specs = d.specs
+		for k, v := range d.meta {
+			p.meta[k] = v
+		}
+		for _, sp := range specs {
+			p.weights[info.Name] = append(p.weights[info.Name], sp.Name)
+		}
+		p.converted = append(p.converted, layout.Converted{Name: info.Name, Shape: info.Shape})
+		if d.swap {
+			p.swapped = append(p.swapped, info.Name)
+		}
+		d.result.DataType = opts.DataType.Name()
+	} else {
+		sp, err := p.keptSpec(&d.info)
+		if err != nil {
+			return err
+		}
+		specs = []layout.Spec{sp}
+		d.specs = specs
+		p.kept = append(p.kept, info.Name)
+		d.result.Bits = sourceBits(&d.info)
+		why[d.result.Note]++
+	}
+	for _, sp := range specs {
+		if other, dup := seen[sp.Name]; dup {
+			return fmt.Errorf("output tensor %q of %s collides with one of %s", sp.Name, info.Name, other)
+		}
+		seen[sp.Name] = info.Name
+		p.specs = append(p.specs, sp)
+	}
+	p.tensors = append(p.tensors, d)
+	return nil
 }
 
 // nothingCast is the error for a plan that casts nothing: the reasons, most
@@ -447,7 +507,7 @@ func Convert(inPath, out string, opts Options) (*Result, error) {
 		var err error
 		outs[i], err = p.run(p.tensors[i])
 		if err != nil {
-			return fmt.Errorf("%s: tensor %s: %w", inPath, p.tensors[i].info.Name, err)
+			return fmt.Errorf("%s: tensor %s: %w", inPath, p.tensors[i].source, err)
 		}
 		return nil
 	}, func(i int) error {
@@ -459,7 +519,7 @@ func Convert(inPath, out string, opts Options) (*Result, error) {
 			d.result.BytesOut += int64(len(t.Data))
 		}
 		outs[i] = nil // release the tensor's memory
-		in.Release(d.info.Name)
+		in.Release(d.source)
 		for k, v := range d.meta {
 			if p.meta[k] != v {
 				patch[k] = v
@@ -514,24 +574,22 @@ func writeNew(path string, b []byte) error {
 func (p *plan) run(d *decision) ([]layout.Tensor, error) {
 	name := d.info.Name
 	if !d.cast {
-		sp := p.specs[slices.IndexFunc(p.specs, func(s layout.Spec) bool { return s.Name == name })]
 		var b []byte
 		var err error
 		if d.info.DType != 0 {
-			b, err = p.in.Bytes(name)
+			b, err = p.in.Bytes(d.source)
 		} else {
 			var v []float32
-			if v, _, err = p.in.Float32(name); err == nil {
+			if v, _, err = p.in.Float32(d.source); err == nil {
 				b = float32Bytes(v)
 			}
 		}
 		if err != nil {
 			return nil, err
 		}
-		d.result.BytesOut = 0
-		return []layout.Tensor{{Spec: sp, Data: b}}, nil
+		return []layout.Tensor{{Spec: d.specs[0], Data: b}}, nil
 	}
-	x, _, err := p.in.Float32(name)
+	x, _, err := p.in.Float32(d.source)
 	if err != nil {
 		return nil, err
 	}

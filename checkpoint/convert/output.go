@@ -76,7 +76,7 @@ func newGGUFSink(path string, specs []layout.Spec, meta map[string]string) (sink
 		arch = a
 	}
 	kvs := [][2]string{{"general.architecture", arch}, {"general.name", strings.TrimSuffix(filepath.Base(path), ".gguf")}}
-	for _, k := range []string{layout.KeyDataType, layout.KeyLayout, layout.KeyWeights, layout.KeyTransposed} {
+	for _, k := range []string{layout.KeyDataType, layout.KeyLayout, layout.KeyWeights, layout.KeyTransposed, layout.KeyRenamed} {
 		if v, ok := meta[k]; ok {
 			kvs = append(kvs, [2]string{k, v})
 		}
@@ -88,7 +88,7 @@ func newGGUFSink(path string, specs []layout.Spec, meta map[string]string) (sink
 	}
 	for _, s := range specs {
 		if len(s.Name) > gguf.MaxNameLen {
-			return nil, fmt.Errorf("tensor %s: GGUF names hold at most %d bytes, this one has %d", s.Name, gguf.MaxNameLen, len(s.Name))
+			return nil, fmt.Errorf("tensor %s: GGUF names hold at most %d bytes, this one has %d; shorten names with -rename RE=REPL", s.Name, gguf.MaxNameLen, len(s.Name))
 		}
 		if err := w.DeclareTensor(s.Name, s.GGML, s.Shape); err != nil {
 			return nil, fmt.Errorf("tensor %s: %w", s.Name, err)

@@ -1,6 +1,7 @@
 package convert
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -45,9 +46,24 @@ func Verify(orig, conv string) ([]VerifyResult, error) {
 		return nil, err
 	}
 	defer c.Close()
+	// Tensors the conversion renamed are paired by their source names.
+	convName := map[string]string{}
+	if js, ok := c.Metadata()[layout.KeyRenamed]; ok {
+		var renamed map[string]string
+		if err := json.Unmarshal([]byte(js), &renamed); err != nil {
+			return nil, fmt.Errorf("%s: metadata %s: %w", conv, layout.KeyRenamed, err)
+		}
+		for n, o := range renamed {
+			convName[o] = n
+		}
+	}
 	var out []VerifyResult
 	for _, ti := range src.Tensors() {
-		ci, err := c.Info(ti.Name)
+		cname := ti.Name
+		if n, ok := convName[ti.Name]; ok {
+			cname = n
+		}
+		ci, err := c.Info(cname)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %s has tensor %s, %s does not", ErrMismatch, orig, ti.Name, conv)
 		}
@@ -57,7 +73,7 @@ func Verify(orig, conv string) ([]VerifyResult, error) {
 			if err != nil {
 				return nil, err
 			}
-			b, err := c.Bytes(ti.Name)
+			b, err := c.Bytes(cname)
 			if err != nil {
 				return nil, err
 			}
@@ -71,7 +87,7 @@ func Verify(orig, conv string) ([]VerifyResult, error) {
 		if err != nil {
 			return nil, err
 		}
-		got, shape, err := c.Float32(ti.Name)
+		got, shape, err := c.Float32(cname)
 		if err != nil {
 			return nil, err
 		}
@@ -82,7 +98,7 @@ func Verify(orig, conv string) ([]VerifyResult, error) {
 		r.SQNR, r.MSE, r.MaxAbsErr, r.Lost = e.SQNR, e.MSE, e.MaxAbs, e.Lost
 		out = append(out, r)
 		src.Release(ti.Name)
-		c.Release(ti.Name)
+		c.Release(cname)
 	}
 	return out, nil
 }

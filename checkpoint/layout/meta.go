@@ -21,6 +21,9 @@ const (
 	// KeyTransposed is a JSON list of the weights stored with their last two
 	// axes swapped (see Transposer).
 	KeyTransposed = "tcast.transposed"
+	// KeyRenamed is a JSON object: each output tensor renamed by the
+	// conversion (convert.Options.Rename) → its name in the source.
+	KeyRenamed = "tcast.renamed"
 	// KeyWeightPrefix + W is the JSON description (WeightInfo) of weight W
 	// in the tcast layout.
 	KeyWeightPrefix = "tcast.weight."

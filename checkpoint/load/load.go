@@ -17,6 +17,7 @@ package load
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -208,12 +209,23 @@ func sniff(path string) (string, error) {
 		return "", fmt.Errorf("%s: %w: it is a NumPy .npy array; cast arrays with tcast cast", path, ErrNotCheckpoint)
 	case bytes.HasPrefix(b, []byte("PK\x03\x04")):
 		return "", fmt.Errorf("%s: %w: it is a zip archive (a .npz, or a PyTorch .pt/.bin); tcast reads safetensors and GGUF checkpoints", path, ErrNotCheckpoint)
-	case len(b) > 0 && b[0] == 0x80:
+	case len(b) == 8 && b[0] == 0x80 && b[1] >= 2 && b[1] <= 5 && !fitsHeader(f, b):
 		return "", fmt.Errorf("%s: %w: it looks like a Python pickle (PyTorch .bin/.pt); save it as safetensors first", path, ErrNotCheckpoint)
 	case strings.HasSuffix(path, ".gguf"):
 		return "", fmt.Errorf("%s: %w: a .gguf file starts with the bytes GGUF, this one does not", path, ErrNotCheckpoint)
 	}
 	return "safetensors", nil
+}
+
+// fitsHeader reports whether the first 8 bytes b, read as a safetensors
+// header length, fit in file f.
+func fitsHeader(f *os.File, b []byte) bool {
+	st, err := f.Stat()
+	if err != nil {
+		return true
+	}
+	n := binary.LittleEndian.Uint64(b)
+	return n <= uint64(st.Size())-8
 }
 
 func exists(p string) bool { _, err := os.Stat(p); return err == nil }
@@ -258,6 +270,11 @@ func (c *Checkpoint) openGGUF(path string) error {
 		return err
 	}
 	c.gf, c.meta = f, map[string]string{}
+	for _, kv := range f.KV {
+		if v, ok := kv.Value.Str(); ok {
+			c.meta[kv.Key] = v
+		}
+	}
 	c.files = append(c.files, path)
 	if st, err := os.Stat(path); err == nil {
 		c.size = st.Size()

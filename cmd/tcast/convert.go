@@ -51,6 +51,8 @@ func runConvert(args []string, stdout, stderr io.Writer) error {
 	force := fs.Bool("force", false, "replace an existing output (as a whole)")
 	shard := fs.String("shard-size", "", "split the output into shards of at most `SIZE` (e.g. 5GB, 500MB, 2GiB) with an index")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
+	var renames renameFlag
+	fs.Var(&renames, "rename", "rename output tensors: `RE=REPL` replaces matches of RE with REPL (repeatable; e.g. to fit GGUF's 63-byte names)")
 	pos, err := parseArgs(fs, convertUsage, args, stdout)
 	if err != nil {
 		return err
@@ -86,6 +88,9 @@ func runConvert(args []string, stdout, stderr io.Writer) error {
 	if *workers < 0 {
 		return usagef("-workers must be 0 or more")
 	}
+	if len(renames) > 0 {
+		opts.Rename = convert.Rewrite(renames)
+	}
 	if *shard != "" {
 		if opts.ShardSize, err = parseSize(*shard); err != nil {
 			return usagef("-shard-size: %v", err)
@@ -119,6 +124,24 @@ func runConvert(args []string, stdout, stderr io.Writer) error {
 		return enc.Encode(res)
 	}
 	printReport(stdout, res)
+	return nil
+}
+
+// renameFlag collects -rename RE=REPL rules.
+type renameFlag []convert.RenameRule
+
+func (r *renameFlag) String() string { return "" }
+
+func (r *renameFlag) Set(v string) error {
+	re, repl, ok := strings.Cut(v, "=")
+	if !ok || re == "" {
+		return fmt.Errorf("%q: want RE=REPL, e.g. model.layers.=blk.", v)
+	}
+	p, err := regexp.Compile(re)
+	if err != nil {
+		return err
+	}
+	*r = append(*r, convert.RenameRule{Pattern: p, Replace: repl})
 	return nil
 }
 
