@@ -29,6 +29,14 @@ type Options struct {
 	Seed     uint64
 	// FullRange lets signed integer elements use their most negative code.
 	FullRange bool
+	// PowerOfTwoScales makes scale formats that hold more than powers of two
+	// (UE4M3, float16, float32) store the power of two the Mode rule picks,
+	// as an E8M0 scale would, and a second-level tensor scale the power of
+	// two that keeps the largest block scale at the top of its format. Values
+	// that are already an element format times power-of-two scales (a cast
+	// of MXFP4 or of FP8 with power-of-two block scales) then cast exactly.
+	// Datatypes with zero points ignore it.
+	PowerOfTwoScales bool
 	// Keep, when not nil, holds one flag per element: elements whose flag is
 	// false are left out of every amax, min and max, and are stored as zero.
 	// The flags are kept in the tensor's Mask part.
@@ -471,6 +479,18 @@ func (c *caster) setTensorScale(x []float32, p *Part) {
 		}
 	}
 	code := tf.Encode(1)
+	if c.opts.PowerOfTwoScales && c.zf == nil && amax > 0 && !isNonFinite(amax) {
+		// The largest block's scale exponent, over the largest power of two
+		// the block scale format holds.
+		_, top := scale.Exponent(c.sf.MaxFinite())
+		e := c.sel.Exponent(amax) - top
+		if sc := tf.Encode(float32(math.Ldexp(1, e))); tf.Decode(sc) > 0 && !isNonFinite(tf.Decode(sc)) {
+			code = sc
+		}
+		putCode(p, 0, code)
+		c.tensorMul = tf.Decode(code)
+		return
+	}
 	if amax > 0 && !isNonFinite(amax) {
 		denom := c.elemMax * c.sf.MaxFinite()
 		if c.zf != nil {
@@ -565,7 +585,10 @@ func (c *caster) chooseScale(v []float32, keep []bool, t *Tensor, b block) scali
 		amax = finiteAmax(v, keep)
 	}
 	code := c.sf.Encode(1)
-	if amax > 0 {
+	switch {
+	case amax > 0 && c.opts.PowerOfTwoScales:
+		code = c.sf.Encode(float32(math.Ldexp(1, c.sel.Exponent(amax))) / c.tensorMul)
+	case amax > 0:
 		code = c.sf.Encode(amax / (c.elemMax * c.tensorMul))
 	}
 	putCode(t.Scale, b.scaleIndex, code)

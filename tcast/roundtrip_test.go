@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tensorcast-go/tensorcast/dtype"
 	"github.com/tensorcast-go/tensorcast/scale"
 )
 
@@ -227,4 +228,57 @@ func TestZeroOptionsScaleLastAxis(t *testing.T) {
 	assert.False(t, ok)
 	_, ok = AxisIndex(-4, 3)
 	assert.False(t, ok)
+}
+
+// TestPowerOfTwoScalesExact casts MXFP4 values (E2M1 codes times a power of two
+// per 32-block) to NVFP4 and FP8 codes times power-of-two 128-blocks to
+// float32-scaled FP8: with PowerOfTwoScales the casts are exact, while the
+// default rules (amax/6 and amax/448 scales) are not.
+func TestPowerOfTwoScalesExact(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	e2m1 := []float32{0, 0.5, 1, 1.5, 2, 3, 4, 6}
+	x := make([]float32, 8*64)
+	for b := 0; b < len(x)/32; b++ {
+		k := r.IntN(12) - 6 // the block's power of two
+		for i := range 32 {
+			v := e2m1[r.IntN(len(e2m1))] * float32(math.Ldexp(1, k))
+			if r.IntN(2) == 0 {
+				v = -v
+			}
+			x[32*b+i] = v
+		}
+	}
+	for _, tc := range []struct {
+		dt    string
+		input []float32
+	}{
+		{"nvfp4", x},
+		{"mxfp4", x},
+	} {
+		dt := MustLookup(tc.dt)
+		def, err := Cast(tc.input, []int{8, 64}, dt, nil)
+		require.NoError(t, err)
+		p2, err := Cast(tc.input, []int{8, 64}, dt, &Options{PowerOfTwoScales: true})
+		require.NoError(t, err)
+		assert.Equal(t, tc.input, p2.Values, "%s with power-of-two scales is exact", tc.dt)
+		if tc.dt == "nvfp4" {
+			assert.NotEqual(t, tc.input, def.Values, "the ModelOpt rule is not exact here")
+		}
+	}
+	// FP8 E4M3 codes times a power of two per 128×128 block, to fp8e4_block128.
+	e4m3 := dtype.MustParse("float8_e4m3fn")
+	y := make([]float32, 128*256)
+	for i := range y {
+		blk := (i % 256) / 128
+		code := uint32(r.IntN(0x7f)) // finite, any sign below
+		v := e4m3.Decode(code) * float32(math.Ldexp(1, 3*blk-2))
+		if r.IntN(2) == 0 {
+			v = -v
+		}
+		y[i] = v
+	}
+	fp8 := MustLookup("fp8e4_block128")
+	p2, err := Cast(y, []int{128, 256}, fp8, &Options{PowerOfTwoScales: true})
+	require.NoError(t, err)
+	assert.Equal(t, y, p2.Values, "fp8e4_block128 with power-of-two scales is exact")
 }
