@@ -29,7 +29,8 @@ import (
 // is our float-scale convention (a scale is the decode multiplier), so the
 // tensor holds the float32 codes of the cast's scale part as they are.
 // tcast picks each block's scale as amax/448 (448 is the largest e4m3fn
-// value) rounded to float32, and 1.0 for an all-zero block.
+// value) rounded to float32, 1.0 for an all-zero block, and NaN (with NaN
+// codes) for a block holding a NaN or an infinity.
 //
 // Files sets config.json's quantization_config to {"quant_method": "fp8",
 // "fmt": "e4m3", "activation_scheme": "dynamic", "weight_block_size": [B0,
@@ -53,7 +54,7 @@ type fp8Block struct{}
 func init() { Register(fp8Block{}) }
 
 // fp8DefaultBlock is the block size of DeepSeek-V3 and of transformers'
-// default weight_block_size, assumed by Decode when no metadata names one.
+// default weight_block_size, Decode's choice wherever it fits the grid.
 const fp8DefaultBlock = 128
 
 // fp8MaxBlock is the largest tile size a scale spec takes.
