@@ -193,6 +193,82 @@ func DequantizeQ4_0(dst []float32, src []byte) {
 	}
 }
 
+// PackQ8_0 lays out already-computed Q8_0 data as ggml block_q8_0 blocks.
+// codes holds one int8 code per element in row order, as its two's
+// complement byte, and scales one float16 bit pattern d per 32 elements.
+// Each 34-byte block is d (little-endian) followed by the 32 code bytes;
+// element j of a block decodes to int8(code)·d. It is the inverse of
+// UnpackQ8_0, and PackQ8_0 of the codes and scales QuantizeQ8_0 chose
+// gives QuantizeQ8_0's blocks.
+//
+// len(codes) must be 32·len(scales) and len(dst) 34·len(scales); it
+// panics otherwise.
+func PackQ8_0(dst []byte, codes []uint8, scales []uint16) {
+	nb := checkBlocks("PackQ8_0", len(codes), len(dst), Q8_0BlockSize, Q8_0BlockBytes)
+	if len(scales) != nb {
+		panic(fmt.Sprintf("gguf: PackQ8_0: %d elements need %d scales, got %d", len(codes), nb, len(scales)))
+	}
+	for i := range nb {
+		y := dst[i*Q8_0BlockBytes : (i+1)*Q8_0BlockBytes]
+		binary.LittleEndian.PutUint16(y, scales[i])
+		copy(y[2:], codes[i*Q8_0BlockSize:(i+1)*Q8_0BlockSize])
+	}
+}
+
+// UnpackQ8_0 is the inverse of PackQ8_0: it splits Q8_0 blocks into one
+// int8 code byte per element (in row order) and one float16 bit pattern
+// per block. len(codes) must be 32·len(scales) and len(src) 34·len(scales);
+// it panics otherwise.
+func UnpackQ8_0(codes []uint8, scales []uint16, src []byte) {
+	nb := checkBlocks("UnpackQ8_0", len(codes), len(src), Q8_0BlockSize, Q8_0BlockBytes)
+	if len(scales) != nb {
+		panic(fmt.Sprintf("gguf: UnpackQ8_0: %d elements need %d scales, got %d", len(codes), nb, len(scales)))
+	}
+	for i := range nb {
+		x := src[i*Q8_0BlockBytes : (i+1)*Q8_0BlockBytes]
+		scales[i] = binary.LittleEndian.Uint16(x)
+		copy(codes[i*Q8_0BlockSize:(i+1)*Q8_0BlockSize], x[2:])
+	}
+}
+
+// PackQ4_0 lays out already-computed Q4_0 data as ggml block_q4_0 blocks.
+// codes holds one stored code q (0..15) per element in row order, which
+// decodes to (q−8)·d, and scales one float16 bit pattern d per 32
+// elements. Each 18-byte block is d (little-endian) followed by 16 bytes,
+// byte j holding element j in its low nibble and element j+16 in its high
+// nibble. It is the inverse of UnpackQ4_0, and PackQ4_0 of the codes and
+// scales QuantizeQ4_0 chose gives QuantizeQ4_0's blocks.
+//
+// len(codes) must be 32·len(scales) and len(dst) 18·len(scales), and every
+// code must be below 16; it panics otherwise.
+func PackQ4_0(dst []byte, codes []uint8, scales []uint16) {
+	nb := checkBlocks("PackQ4_0", len(codes), len(dst), Q4_0BlockSize, Q4_0BlockBytes)
+	if len(scales) != nb {
+		panic(fmt.Sprintf("gguf: PackQ4_0: %d elements need %d scales, got %d", len(codes), nb, len(scales)))
+	}
+	for i := range nb {
+		y := dst[i*Q4_0BlockBytes : (i+1)*Q4_0BlockBytes]
+		binary.LittleEndian.PutUint16(y, scales[i])
+		packSplit(y[2:], codes[i*Q4_0BlockSize:(i+1)*Q4_0BlockSize], "PackQ4_0")
+	}
+}
+
+// UnpackQ4_0 is the inverse of PackQ4_0: it splits Q4_0 blocks into one
+// stored code q (0..15, value (q−8)·d) per element, in row order, and one
+// float16 bit pattern d per block. len(codes) must be 32·len(scales) and
+// len(src) 18·len(scales); it panics otherwise.
+func UnpackQ4_0(codes []uint8, scales []uint16, src []byte) {
+	nb := checkBlocks("UnpackQ4_0", len(codes), len(src), Q4_0BlockSize, Q4_0BlockBytes)
+	if len(scales) != nb {
+		panic(fmt.Sprintf("gguf: UnpackQ4_0: %d elements need %d scales, got %d", len(codes), nb, len(scales)))
+	}
+	for i := range nb {
+		x := src[i*Q4_0BlockBytes : (i+1)*Q4_0BlockBytes]
+		scales[i] = binary.LittleEndian.Uint16(x)
+		unpackSplit(codes[i*Q4_0BlockSize:(i+1)*Q4_0BlockSize], x[2:])
+	}
+}
+
 // PackMXFP4 lays out already-computed MXFP4 data as ggml block_mxfp4
 // blocks. codes holds one OCP E2M1 code (0..15, sign in bit 3) per element
 // in row order, and scales one E8M0 byte per 32 elements (bias 127, as the

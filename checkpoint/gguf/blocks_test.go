@@ -422,3 +422,121 @@ func TestBlockCodecsPanicOnMisuse(t *testing.T) {
 	assert.Panics(t, func() { UnpackNVFP4(make([]uint8, 64), make([]uint8, 4), make([]byte, 35)) })
 	assert.NotPanics(t, func() { QuantizeQ4_0(nil, nil) })
 }
+
+// quantTestInput returns 32·nb values covering an all-zero block, a block
+// whose float16 scale overflows, negative maxima, ties and a NaN.
+func quantTestInput(nb int) []float32 {
+	rng := rand.New(rand.NewPCG(9, 10))
+	x := make([]float32, 32*nb)
+	for i := range x {
+		x[i] = float32(rng.NormFloat64() * math.Exp2(float64(rng.IntN(20)-10)))
+	}
+	clear(x[:32])       // block 0: all zero
+	x[32] = 1e7         // block 1: d = 1e7/127 overflows float16
+	for i := range 32 { // block 2: the largest magnitude is negative
+		x[64+i] = float32(i%3-1) * 0.25
+	}
+	x[64] = -9
+	for i := range 32 { // block 3: exact ties
+		x[96+i] = float32(i%5-2) * 0.5
+	}
+	x[128+3] = float32(math.NaN()) // block 4: a NaN element
+	return x
+}
+
+func TestPackQ8_0MatchesQuantize(t *testing.T) {
+	x := quantTestInput(8)
+	blocks := make([]byte, len(x)/32*34)
+	QuantizeQ8_0(blocks, x)
+	// Codes and scales read off ggml's block_q8_0 layout element by element.
+	codes := make([]uint8, len(x))
+	scales := make([]uint16, len(x)/32)
+	for i := range x {
+		b, j := i/32, i%32
+		codes[i] = blocks[34*b+2+j]
+		scales[b] = uint16(blocks[34*b]) | uint16(blocks[34*b+1])<<8
+	}
+	got := make([]byte, len(blocks))
+	PackQ8_0(got, codes, scales)
+	assert.Equal(t, blocks, got)
+
+	c2, s2 := make([]uint8, len(x)), make([]uint16, len(x)/32)
+	UnpackQ8_0(c2, s2, blocks)
+	assert.Equal(t, codes, c2)
+	assert.Equal(t, scales, s2)
+	assert.Equal(t, uint16(0x7C00), s2[1], "float16 +Inf scale")
+}
+
+func TestPackQ4_0MatchesQuantize(t *testing.T) {
+	x := quantTestInput(8)
+	blocks := make([]byte, len(x)/32*18)
+	QuantizeQ4_0(blocks, x)
+	// Element j < 16 of a block is the low nibble of byte j, element j ≥ 16
+	// the high nibble of byte j−16.
+	codes := make([]uint8, len(x))
+	scales := make([]uint16, len(x)/32)
+	for i := range x {
+		b, j := i/32, i%32
+		c := blocks[18*b+2+j%16]
+		if j >= 16 {
+			c >>= 4
+		}
+		codes[i] = c & 0x0F
+		scales[b] = uint16(blocks[18*b]) | uint16(blocks[18*b+1])<<8
+	}
+	got := make([]byte, len(blocks))
+	PackQ4_0(got, codes, scales)
+	assert.Equal(t, blocks, got)
+
+	c2, s2 := make([]uint8, len(x)), make([]uint16, len(x)/32)
+	UnpackQ4_0(c2, s2, blocks)
+	assert.Equal(t, codes, c2)
+	assert.Equal(t, scales, s2)
+	assert.Equal(t, uint16(0x3C80), s2[2], "d = −9/−8 = 1.125: exponent 15, mantissa 0x080")
+	assert.Equal(t, uint8(0), c2[64], "the largest magnitude gets code 0")
+}
+
+func TestPackQ4_0Layout(t *testing.T) {
+	// codes[j] = j mod 16, codes[j+16] = 15 − j, d = 1.0 (0x3C00).
+	codes := make([]uint8, 32)
+	for j := range 16 {
+		codes[j] = uint8(j)
+		codes[j+16] = uint8(15 - j)
+	}
+	got := make([]byte, 18)
+	PackQ4_0(got, codes, []uint16{0x3C00})
+	want := []byte{0x00, 0x3C,
+		0xF0, 0xE1, 0xD2, 0xC3, 0xB4, 0xA5, 0x96, 0x87,
+		0x78, 0x69, 0x5A, 0x4B, 0x3C, 0x2D, 0x1E, 0x0F}
+	assert.Equal(t, want, got)
+	vals := make([]float32, 32)
+	DequantizeQ4_0(vals, got)
+	assert.Equal(t, float32(-8), vals[0])
+	assert.Equal(t, float32(7), vals[15])
+	assert.Equal(t, float32(7), vals[16])
+}
+
+func TestPackQ8_0Layout(t *testing.T) {
+	codes := make([]uint8, 64)
+	codes[0] = 0x81     // −127
+	codes[32+31] = 0x7F // 127, last element of block 1
+	got := make([]byte, 68)
+	PackQ8_0(got, codes, []uint16{0x3C00, 0xC000}) // 1.0, −2.0
+	want := make([]byte, 68)
+	want[0], want[1], want[2] = 0x00, 0x3C, 0x81
+	want[34], want[35], want[67] = 0x00, 0xC0, 0x7F
+	assert.Equal(t, want, got)
+	vals := make([]float32, 64)
+	DequantizeQ8_0(vals, got)
+	assert.Equal(t, float32(-127), vals[0])
+	assert.Equal(t, float32(-254), vals[63])
+}
+
+func TestPackQuantPanicOnMisuse(t *testing.T) {
+	assert.Panics(t, func() { PackQ8_0(make([]byte, 34), make([]uint8, 32), nil) })
+	assert.Panics(t, func() { PackQ8_0(make([]byte, 33), make([]uint8, 32), []uint16{0}) })
+	assert.Panics(t, func() { UnpackQ8_0(make([]uint8, 32), make([]uint16, 2), make([]byte, 34)) })
+	assert.Panics(t, func() { PackQ4_0(make([]byte, 18), append(make([]uint8, 31), 16), []uint16{0}) })
+	assert.Panics(t, func() { UnpackQ4_0(make([]uint8, 32), make([]uint16, 1), make([]byte, 17)) })
+	assert.NotPanics(t, func() { PackQ4_0(nil, nil, nil) })
+}

@@ -49,7 +49,9 @@
 // j+8. PackMXFP4 and PackNVFP4 take E2M1 codes and scale bytes computed by
 // the toolkit's casts and lay them out as ggml blocks; UnpackMXFP4 and
 // UnpackNVFP4 invert them. QuantizeQ8_0 and QuantizeQ4_0 reproduce ggml's
-// reference quantizers bit for bit.
+// reference quantizers bit for bit; PackQ8_0 and PackQ4_0 lay out codes and
+// float16 scales chosen elsewhere as the same blocks, and UnpackQ8_0 and
+// UnpackQ4_0 split blocks back into codes and scales.
 //
 // Programmer errors, such as slices of mismatched lengths passed to the
 // block codecs, panic; problems in files are errors.

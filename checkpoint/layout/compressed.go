@@ -639,10 +639,11 @@ func scaleShape2D(spec *scale.Spec, out, in int) []int {
 	return []int{cdiv(out, size(spec.Tiles[0], out)), cdiv(in, size(spec.Tiles[1], in))}
 }
 
-// finish validates a decoded Actual tensor.
+// finish validates a decoded Actual tensor; a tensor that does not hold
+// together is a *FormatError.
 func finish(layout, name string, t *tcast.Tensor) (*tcast.Tensor, bool, error) {
 	if err := tcast.Validate(t); err != nil {
-		return nil, true, fmt.Errorf("layout %s: weight %s: %v", layout, name, err)
+		return nil, true, &FormatError{Layout: layout, Weight: name, Err: err}
 	}
 	return t, true, nil
 }

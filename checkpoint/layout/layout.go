@@ -30,6 +30,14 @@ type Source interface {
 	Names() []string
 }
 
+// GGUFSource is implemented by Sources that read a GGUF file: GGUFTensor
+// returns a tensor's GGUF description (its ggml type and dimensions) and
+// its bytes, and false when absent. The gguf layout decodes and finds
+// weights through it.
+type GGUFSource interface {
+	GGUFTensor(name string) (gguf.TensorInfo, []byte, bool)
+}
+
 // Converted describes one weight a conversion cast, for Files.
 type Converted struct {
 	Name  string // source tensor name, e.g. "model.layers.0.mlp.down_proj.weight"
@@ -128,6 +136,31 @@ type Describer interface {
 type DataTyper interface {
 	DataType(name string) (*tcast.DataType, error)
 }
+
+// DataTypeError is the error of a DataTyper's DataType for a name its layout
+// does not take: a datatype tcast knows but the layout cannot hold, or an
+// unknown name (Err then holds tcast's *LookupError).
+type DataTypeError struct {
+	Layout   string   // the layout's name
+	Name     string   // the name asked for
+	Accepted []string // the datatypes the layout takes
+	Closest  []string // accepted names close to Name, for an unknown name
+	Err      error    // the lookup error of an unknown name; nil for a known datatype
+}
+
+func (e *DataTypeError) Error() string {
+	takes := strings.Join(e.Accepted, ", ")
+	if e.Err == nil {
+		return fmt.Sprintf("layout %s: cannot hold datatype %s; it takes %s", e.Layout, e.Name, takes)
+	}
+	msg := fmt.Sprintf("layout %s: unknown datatype %q; it takes %s", e.Layout, e.Name, takes)
+	if len(e.Closest) > 0 {
+		msg += fmt.Sprintf(" (closest: %s)", strings.Join(e.Closest, ", "))
+	}
+	return msg
+}
+
+func (e *DataTypeError) Unwrap() error { return e.Err }
 
 // DataType resolves a -dtype value for layout l.
 func DataType(l Layout, name string) (*tcast.DataType, error) {

@@ -12,17 +12,28 @@ import (
 )
 
 // TestSpecsMatchEncode checks, for every layout and every registered datatype
-// it accepts, that Specs declares exactly the tensors Encode writes (names,
-// dtypes, shapes, byte sizes) and metadata keys with values of the final
-// length, that Decode reads the weight back, and that Find, given only the
-// stored tensors and metadata, names the weight with the same tensors.
+// it accepts (and the datatypes a layout names itself, such as GGUF's q8_0),
+// that Specs declares exactly the tensors Encode writes (names, dtypes,
+// shapes, byte sizes) and metadata keys with values of the final length,
+// that Decode reads the weight back, and that Find, given only the stored
+// tensors and metadata, names the weight with the same tensors. Weights are
+// cast by the layout's Caster when it has one.
 func TestSpecsMatchEncode(t *testing.T) {
 	shapes := [][]int{{32, 128}, {2, 32, 128}}
 	checked := map[string]int{}
+	covered := map[string]bool{}
 	for _, ln := range Names() {
 		l, err := Get(ln)
 		require.NoError(t, err)
-		for _, dt := range tcast.Registered() {
+		dts := tcast.Registered()
+		if _, ok := l.(DataTyper); ok {
+			for _, n := range []string{"q8_0", "q4_0"} {
+				if d, err := DataType(l, n); err == nil {
+					dts = append(dts, d)
+				}
+			}
+		}
+		for _, dt := range dts {
 			for _, shape := range shapes {
 				rank := len(shape)
 				if l.Check(dt, rank-1, rank) != nil {
@@ -40,7 +51,13 @@ func TestSpecsMatchEncode(t *testing.T) {
 				for _, d := range shape {
 					n *= d
 				}
-				c, err := tcast.Cast(ldrRandom(uint64(n), n), shape, dt, &tcast.Options{Form: tcast.Actual})
+				x := ldrRandom(uint64(n), n)
+				var c *tcast.Tensor
+				if cs, ok := l.(Caster); ok {
+					c, err = cs.Cast(x, shape, dt, &tcast.Options{Form: tcast.Actual})
+				} else {
+					c, err = tcast.Cast(x, shape, dt, &tcast.Options{Form: tcast.Actual})
+				}
 				require.NoError(t, err, "%s %s", ln, dt.Name())
 				meta := map[string]string{}
 				ts, err := l.Encode(name, c, meta)
@@ -77,11 +94,15 @@ func TestSpecsMatchEncode(t *testing.T) {
 				slices.Sort(got2)
 				assert.Equal(t, stored, got2, "%s %s Find", ln, dt.Name())
 				checked[ln]++
+				covered[ln+" "+dt.Name()] = true
 			}
 		}
 	}
 	for _, ln := range Names() {
 		assert.Positive(t, checked[ln], "layout %s checked no datatype", ln)
+	}
+	for _, c := range []string{"gguf q8_0", "gguf q4_0", "gguf mxfp4e2", "fp8-block fp8e4_block128", "fp8-block fp8F32s"} {
+		assert.True(t, covered[c], "%s not checked", c)
 	}
 }
 
