@@ -427,15 +427,29 @@ func TestInspectGGUF(t *testing.T) {
 				Max float64 `json:"max"`
 			} `json:"stats"`
 		} `json:"tensors"`
+		Layout    string `json:"layout"`
+		Converted []struct {
+			Name     string `json:"name"`
+			DataType string `json:"datatype"`
+			Stats    *struct {
+				Max float64 `json:"max"`
+			} `json:"dequantized"`
+		} `json:"converted"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(stdout), &rep))
+	assert.Equal(t, "gguf", rep.Layout)
 	q8 := 0
 	for _, tt := range rep.Tensors {
 		if tt.DType == "Q8_0" {
 			q8++
-			assert.NotNil(t, tt.Stats, tt.Name)
 			assert.Equal(t, int64(0), tt.Bytes%34, "whole Q8_0 blocks: %s", tt.Name)
 		}
 	}
 	assert.Equal(t, 7, q8)
+	// The Q8_0 tensors are quantized weights, dequantized for their statistics.
+	require.Len(t, rep.Converted, 7)
+	for _, w := range rep.Converted {
+		assert.Equal(t, "q8_0", w.DataType, w.Name)
+		assert.NotNil(t, w.Stats, w.Name)
+	}
 }
