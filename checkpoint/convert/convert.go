@@ -597,14 +597,27 @@ func (p *plan) run(d *decision) ([]layout.Tensor, error) {
 		x, _ = layout.TransposeLast2(x, d.info.Shape)
 	}
 	copts := tcast.Options{Form: tcast.Actual, Axis: p.opts.Axis, Mode: p.opts.Mode}
-	var t *tcast.Tensor
-	if c, ok := p.lay.(layout.Caster); ok {
-		t, err = c.Cast(x, d.shape, p.opts.DataType, &copts)
-	} else {
-		t, err = tcast.Cast(x, d.shape, p.opts.DataType, &copts)
-	}
+	t, v, err := p.cast(x, d.shape, &copts)
 	if err != nil {
 		return nil, err
+	}
+	e := Compare(x, v)
+	if d.info.Quantized() && !exact(e) {
+		// A quantized source may be the target's values times power-of-two
+		// scales (MXFP4 → NVFP4, FP8 with power-of-two block scales →
+		// MXFP8): keep the first scale choice that holds it exactly.
+		for _, m := range scale.Modes() {
+			o := copts
+			o.Mode, o.PowerOfTwoScales = m, true
+			t2, v2, err := p.cast(x, d.shape, &o)
+			if err != nil {
+				break
+			}
+			if e2 := Compare(x, v2); exact(e2) {
+				t, v, e = t2, v2, e2
+				break
+			}
+		}
 	}
 	d.meta = map[string]string{}
 	out, err := p.lay.Encode(name, t, d.meta)
@@ -622,17 +635,32 @@ func (p *plan) run(d *decision) ([]layout.Tensor, error) {
 		}
 	}
 	d.result.Bits = t.BitsPerValue()
-	v, err := tcast.Decompress(t)
-	if err != nil {
-		return nil, err
-	}
-	e := Compare(x, v)
 	d.result.setErrors(e)
-	if d.info.Quantized() && e.SQNR == nil && e.MaxAbs == 0 && e.Lost == 0 {
+	if d.info.Quantized() && exact(e) {
 		d.result.Note = fmt.Sprintf("exact: %s holds every value of the source's %s", p.opts.DataType.Name(), d.info.Type)
 	}
 	return out, nil
 }
+
+// cast casts x with the layout's own quantizer when it has one, and returns
+// the tensor and its dequantized values.
+func (p *plan) cast(x []float32, shape []int, o *tcast.Options) (*tcast.Tensor, []float32, error) {
+	var t *tcast.Tensor
+	var err error
+	if c, ok := p.lay.(layout.Caster); ok {
+		t, err = c.Cast(x, shape, p.opts.DataType, o)
+	} else {
+		t, err = tcast.Cast(x, shape, p.opts.DataType, o)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	v, err := tcast.Decompress(t)
+	return t, v, err
+}
+
+// exact reports whether a cast lost nothing.
+func exact(e Errors) bool { return e.SQNR == nil && e.MaxAbs == 0 && e.Lost == 0 }
 
 func specEqual(a, b layout.Spec) bool {
 	return a.Name == b.Name && a.DType == b.DType && a.GGML == b.GGML && slices.Equal(a.Shape, b.Shape)
