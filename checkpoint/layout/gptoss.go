@@ -96,8 +96,9 @@ func (l gptOSS) Encode(name string, t *tcast.Tensor, meta map[string]string) ([]
 	return []Tensor{{Spec: specs[0], Data: pack4(a.Data.Bytes)}, {Spec: specs[1], Data: a.Scale.Bytes}}, nil
 }
 
-// Find lists the weights stored as NAME_blocks beside NAME_scales, under the
-// name NAME (gpt-oss's experts: "….experts.gate_up_proj").
+// Find lists the weights stored as NAME_blocks beside NAME_scales: stacked
+// experts under NAME (gpt-oss's "….experts.gate_up_proj"), 2-D weights under
+// NAME.weight, the parameter of a linear module.
 func (gptOSS) Find(src Source) map[string][]string {
 	out := map[string][]string{}
 	for _, n := range src.Names() {
@@ -106,7 +107,11 @@ func (gptOSS) Find(src Source) map[string][]string {
 			continue
 		}
 		if _, _, has := src.Tensor(w + "_scales"); has {
-			out[w] = []string{n, w + "_scales"}
+			name := w
+			if info, _, _ := src.Tensor(n); len(info.Shape) == 3 {
+				name += ".weight" // a 2-D weight: the module's parameter
+			}
+			out[name] = []string{n, w + "_scales"}
 		}
 	}
 	return out

@@ -82,8 +82,8 @@ func TestSpecsMatchEncode(t *testing.T) {
 				assert.Equal(t, bitsOf(want), bitsOf(got), "%s %s values", ln, dt.Name())
 				found := l.Find(src)
 				logical := name
-				if ln == "gpt-oss" {
-					logical = weightPrefix(name) // gpt-oss names no ".weight"
+				if ln == "gpt-oss" && len(shape) == 3 {
+					logical = weightPrefix(name) // stacked experts have no ".weight"
 				}
 				var stored []string
 				for _, x := range ts {
