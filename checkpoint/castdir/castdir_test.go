@@ -288,7 +288,11 @@ func TestPartAndFiles(t *testing.T) {
 	z, err := d.Part("zero")
 	assert.NoError(t, err)
 	assert.Nil(t, z)
-	assert.Equal(t, []string{InfoFile, CodesFile, DequantFile, PackedFile, "scale.npy", "mask.npy"}, d.Files())
+	assert.Equal(t, []string{CodesFile, DequantFile, PackedFile, "scale.npy", "mask.npy", InfoFile}, d.Files())
+	assert.Equal(t, "mxfp4e2", d.Name())
+	assert.True(t, Is(dir))
+	assert.False(t, Is(filepath.Join(dir, PackedFile)))
+	assert.False(t, Is(filepath.Dir(dir)))
 	for _, f := range d.Files() {
 		_, err := os.Stat(filepath.Join(dir, f))
 		assert.NoError(t, err, f)

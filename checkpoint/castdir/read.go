@@ -126,20 +126,37 @@ func Open(dir string) (*Dir, error) {
 	return d, nil
 }
 
+// Is reports whether path is a directory holding an info.json, as a cast
+// directory does. It does not check the content; [Open] does.
+func Is(path string) bool {
+	st, err := os.Stat(filepath.Join(path, InfoFile))
+	return err == nil && st.Mode().IsRegular()
+}
+
 // Shape returns the tensor's shape ([] for a 0-d tensor).
 func (d *Dir) Shape() []int { return slices.Clone(d.Info.Shape) }
 
-// Files returns the names of the files the directory holds by info.json:
-// info.json, codes.npy, dequant.npy and every part's files.
+// Name returns the datatype's name, or the element format's for a number
+// format that is no tcast datatype.
+func (d *Dir) Name() string {
+	if d.DataType != nil {
+		return d.DataType.Name()
+	}
+	return d.Format.Name()
+}
+
+// Files returns the names of the files the directory holds by info.json, in
+// the order [Write] writes them: codes.npy, dequant.npy, every part's files,
+// info.json.
 func (d *Dir) Files() []string {
-	names := []string{InfoFile, CodesFile, DequantFile}
+	names := []string{CodesFile, DequantFile}
 	for _, pi := range d.Info.Parts {
 		names = append(names, pi.File)
 		if pi.CodesFile != "" {
 			names = append(names, pi.CodesFile)
 		}
 	}
-	return names
+	return append(names, InfoFile)
 }
 
 // Part reads one part ("data", "scale", "zero", "tensor_scale", "meta" or

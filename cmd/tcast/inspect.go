@@ -10,6 +10,8 @@ import (
 	"maps"
 	"math"
 	"math/bits"
+	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -17,6 +19,7 @@ import (
 	"sync"
 	"text/tabwriter"
 
+	"github.com/tensorcast-go/tensorcast/checkpoint/castdir"
 	"github.com/tensorcast-go/tensorcast/checkpoint/convert"
 	"github.com/tensorcast-go/tensorcast/checkpoint/layout"
 	"github.com/tensorcast-go/tensorcast/checkpoint/safetensors"
@@ -24,7 +27,8 @@ import (
 )
 
 const inspectUsage = "tcast inspect [-json] [-stats=true] FILE\n\n" +
-	"FILE is a .safetensors file, a model.safetensors.index.json, or a directory holding either.\n" +
+	"FILE is a .safetensors file, a model.safetensors.index.json, or a directory holding either,\n" +
+	"or a directory written by tcast cast (its parts and the dequantized tensor are shown).\n" +
 	"Prints each tensor's name, dtype, shape and bytes; for float tensors (F64, F32, F16, BF16, F8_*)\n" +
 	"the min, max, mean and std of the finite values, the fraction of zeros and the NaN and Inf counts;\n" +
 	"for the parts of weights converted to the tcast layout the weight, datatype and part they hold\n" +
@@ -247,8 +251,11 @@ func runInspect(args []string, stdout, stderr io.Writer) error {
 	return printInspect(stdout, rep)
 }
 
-// inspect builds the report of a checkpoint.
+// inspect builds the report of a checkpoint or a cast directory.
 func inspect(path string, withStats bool) (*inspectReport, error) {
+	if castdir.Is(path) {
+		return inspectCastDir(path, withStats)
+	}
 	in, err := convert.OpenInput(path)
 	if err != nil {
 		return nil, err
@@ -454,6 +461,67 @@ func inspect(path string, withStats bool) (*inspectReport, error) {
 			rep.Totals.Parameters += n
 		}
 	}
+	return rep, nil
+}
+
+// inspectCastDir builds the report of a directory written by tcast cast: one
+// tensor per part (named by its file, with its storage, logical shape and
+// compressed bytes) and the cast tensor as the one converted weight.
+func inspectCastDir(path string, withStats bool) (*inspectReport, error) {
+	d, err := castdir.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	info := &d.Info
+	rep := &inspectReport{File: path, Metadata: map[string]string{
+		"input": info.Input, "input_dtype": info.InputDType, "rounding": info.Rounding, "overflow": info.Overflow}}
+	if info.Keep != "" {
+		rep.Metadata["keep"] = info.Keep
+	}
+	if info.Seed != nil {
+		rep.Metadata["seed"] = strconv.FormatUint(*info.Seed, 10)
+	}
+	name := info.Input
+	if name == "" {
+		name = filepath.Base(path)
+	}
+	w := inspectWeight{Name: name, DataType: d.Name(), Code: info.DataType.Code, Shape: d.Shape(), Axis: info.Axis,
+		ScaleMode: d.Mode.String(), BitsPerValue: info.BitsPerValue, Parts: map[string]string{}}
+	rep.Totals = inspectTotals{Tensors: len(info.Parts), Parameters: 1, Converted: 1}
+	for _, n := range w.Shape {
+		rep.Totals.Parameters *= int64(n)
+	}
+	for _, pi := range info.Parts {
+		w.Parts[pi.Name] = pi.File
+		it := inspectTensor{Name: pi.File, DType: pi.Storage, Shape: pi.Shape, Bytes: int64(pi.Bytes),
+			PartOf: &inspectPartOf{Weight: name, DataType: w.DataType, Part: pi.Name}}
+		if pi.Name == "mask" {
+			m, err := d.Part("mask")
+			if err != nil {
+				return nil, err
+			}
+			dens, err := maskDensity(m.Bytes, m.Len(), m.Packed)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", filepath.Join(path, pi.File), err)
+			}
+			it.Density, w.Density = &dens, &dens
+		}
+		rep.Tensors = append(rep.Tensors, it)
+		rep.Totals.Bytes += it.Bytes
+	}
+	for _, f := range d.Files() {
+		if st, err := os.Stat(filepath.Join(path, f)); err == nil {
+			rep.Totals.FileBytes += st.Size()
+		}
+	}
+	if withStats {
+		v, _, err := d.Float32()
+		if err != nil {
+			return nil, err
+		}
+		w.Stats = computeStats(v)
+	}
+	rep.Converted = []inspectWeight{w}
 	return rep, nil
 }
 
