@@ -12,6 +12,10 @@ var specialValues = []float32{
 	float32(math.NaN()), math.Float32frombits(0xffc00001), math.Float32frombits(0x7f800001),
 	math.MaxFloat32, -math.MaxFloat32, math.SmallestNonzeroFloat32, -math.SmallestNonzeroFloat32,
 	1, -1, 0.5, 1.5, 2.5, 3.5, 448, 464, 465, 480, 57344, 61440, 65504, 65520, 1e-30, -1e-40,
+	// bfloat16's overflow boundary (max finite 0x7f7f, the tie with Inf at
+	// 0x7f7f8000) and ties among its subnormals.
+	math.Float32frombits(0x7f7f7fff), math.Float32frombits(0x7f7f8000), math.Float32frombits(0xff7f8001),
+	math.Float32frombits(0x00008000), math.Float32frombits(0x00018000), math.Float32frombits(0x80018001),
 }
 
 func randomInputs(n int, seed uint64) []float32 {
