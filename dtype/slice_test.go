@@ -89,6 +89,25 @@ func TestSlicesAgreeWithScalar(t *testing.T) {
 	}
 }
 
+// TestDecodeSlice16AllCodes checks the float16 and bfloat16 slice decoders on
+// every code, NaNs of every payload included, against the scalar codec.
+func TestDecodeSlice16AllCodes(t *testing.T) {
+	codes := make([]uint16, 1<<16)
+	for i := range codes {
+		codes[i] = uint16(i)
+	}
+	vals := make([]float32, len(codes))
+	for _, name := range []string{"float16", "bfloat16"} {
+		f := MustParse(name)
+		DecodeSlice(f, vals, codes)
+		for i, c := range codes {
+			if w := f.Decode(uint32(c)); math.Float32bits(w) != math.Float32bits(vals[i]) {
+				t.Fatalf("%s: DecodeSlice(%#04x) = %#08x, Decode = %#08x", name, c, math.Float32bits(vals[i]), math.Float32bits(w))
+			}
+		}
+	}
+}
+
 func TestSlicePanicsOnMisuse(t *testing.T) {
 	f := MustParse("float16")
 	mustPanic := func(name string, fn func()) {

@@ -145,11 +145,3 @@ func DecodeLUT8(dst []float32, src []uint8, lut *[256]float32) {
 		dst[i] = lut[c]
 	}
 }
-
-// BFloat16ToFloat32 widens bfloat16 bit patterns to float32, exactly.
-func BFloat16ToFloat32(dst []float32, src []uint16) {
-	dst = dst[:len(src)]
-	for i, h := range src {
-		dst[i] = math.Float32frombits(uint32(h) << 16)
-	}
-}
