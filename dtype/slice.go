@@ -62,12 +62,16 @@ func DecodeSlice[C Code](f *Format, dst []float32, src []C) {
 			return
 		}
 		kernels.DecodeLUT(dst, src, f.table())
-	case f.name == "bfloat16":
-		if h, ok := any(src).([]uint16); ok {
+	case f.name == "bfloat16" || f.name == "float16":
+		h, ok := any(src).([]uint16)
+		switch {
+		case ok && f.name == "bfloat16":
 			kernels.BFloat16ToFloat32(dst, h)
-			return
+		case ok:
+			kernels.Float16ToFloat32(dst, h)
+		default:
+			kernels.DecodeLUT(dst, src, f.table())
 		}
-		kernels.DecodeLUT(dst, src, f.table())
 	case f.bits <= 16:
 		kernels.DecodeLUT(dst, src, f.table())
 	default:

@@ -12,6 +12,10 @@ var specialValues = []float32{
 	float32(math.NaN()), math.Float32frombits(0xffc00001), math.Float32frombits(0x7f800001),
 	math.MaxFloat32, -math.MaxFloat32, math.SmallestNonzeroFloat32, -math.SmallestNonzeroFloat32,
 	1, -1, 0.5, 1.5, 2.5, 3.5, 448, 464, 465, 480, 57344, 61440, 65504, 65520, 1e-30, -1e-40,
+	// bfloat16's overflow boundary (max finite 0x7f7f, the tie with Inf at
+	// 0x7f7f8000) and ties among its subnormals.
+	math.Float32frombits(0x7f7f7fff), math.Float32frombits(0x7f7f8000), math.Float32frombits(0xff7f8001),
+	math.Float32frombits(0x00008000), math.Float32frombits(0x00018000), math.Float32frombits(0x80018001),
 }
 
 func randomInputs(n int, seed uint64) []float32 {
@@ -82,6 +86,25 @@ func TestSlicesAgreeWithScalar(t *testing.T) {
 			checkSliceAgrees[uint32](t, f, src[:500], o)
 		}
 		checkSliceAgrees[uint32](t, f, src[:60], Options{Rounding: RoundStochastic, Seed: 5})
+	}
+}
+
+// TestDecodeSlice16AllCodes checks the float16 and bfloat16 slice decoders on
+// every code, NaNs of every payload included, against the scalar codec.
+func TestDecodeSlice16AllCodes(t *testing.T) {
+	codes := make([]uint16, 1<<16)
+	for i := range codes {
+		codes[i] = uint16(i)
+	}
+	vals := make([]float32, len(codes))
+	for _, name := range []string{"float16", "bfloat16"} {
+		f := MustParse(name)
+		DecodeSlice(f, vals, codes)
+		for i, c := range codes {
+			if w := f.Decode(uint32(c)); math.Float32bits(w) != math.Float32bits(vals[i]) {
+				t.Fatalf("%s: DecodeSlice(%#04x) = %#08x, Decode = %#08x", name, c, math.Float32bits(vals[i]), math.Float32bits(w))
+			}
+		}
 	}
 }
 

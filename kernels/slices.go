@@ -11,6 +11,10 @@ type Code interface {
 // [FloatCodec.Encode]. Element i of a stochastic stream uses Rand32(seed, i).
 func EncodeFloat[C Code](f *FloatCodec, dst []C, src []float32, mode Rounding, saturate bool, seed uint64) {
 	dst = dst[:len(src)]
+	if mode == RoundEven && f.isBFloat16() {
+		encodeBFloat16RNE(f, dst, src, saturate)
+		return
+	}
 	if mode == RoundEven && f.rneFast() {
 		encodeFloatRNE(f, dst, src, saturate)
 		return
@@ -72,6 +76,31 @@ func encodeFloatRNE[C Code](f *FloatCodec, dst []C, src []float32, saturate bool
 	}
 }
 
+// isBFloat16 reports whether f is bfloat16: float32 with the low 16 bits
+// dropped (8 exponent bits, 7 mantissa bits, IEEE Inf, NaN and −0).
+func (f *FloatCodec) isBFloat16() bool {
+	return f.ExpBits == 8 && f.ManBits == 7 && f.Emin == -126 && f.SignBit == 0x8000 && f.MaxMag == 0x7f7f &&
+		f.NegZero && f.HasInf && f.InfMag == 0x7f80 && f.NaN == NaNIEEE
+}
+
+// encodeBFloat16RNE is EncodeFloat for RoundEven to bfloat16. bfloat16 has
+// float32's exponent range, so rounding the float32 bits at bit 16, ties to
+// even, is the exact result for every value that stays finite, subnormals and
+// both zeros included: adding 0x7fff plus the kept LSB carries exactly when the
+// dropped half is above the tie, or at it with an odd kept half. Values that
+// round past the largest finite bfloat16 (|x| ≥ 0x7f7f8000), infinities and NaN
+// go to the scalar codec, which applies the overflow and NaN rules.
+func encodeBFloat16RNE[C Code](f *FloatCodec, dst []C, src []float32, saturate bool) {
+	for i, x := range src {
+		b := math.Float32bits(x)
+		if b&0x7fffffff >= 0x7f7f8000 {
+			dst[i] = C(f.Encode(x, RoundEven, saturate, 0))
+			continue
+		}
+		dst[i] = C((b + 0x7fff + (b>>16)&1) >> 16)
+	}
+}
+
 // DecodeFloat decodes src into dst with [FloatCodec.Decode].
 func DecodeFloat[C Code](f *FloatCodec, dst []float32, src []C) {
 	dst = dst[:len(src)]
@@ -114,13 +143,5 @@ func DecodeLUT8(dst []float32, src []uint8, lut *[256]float32) {
 	dst = dst[:len(src)]
 	for i, c := range src {
 		dst[i] = lut[c]
-	}
-}
-
-// BFloat16ToFloat32 widens bfloat16 bit patterns to float32, exactly.
-func BFloat16ToFloat32(dst []float32, src []uint16) {
-	dst = dst[:len(src)]
-	for i, h := range src {
-		dst[i] = math.Float32frombits(uint32(h) << 16)
 	}
 }

@@ -28,6 +28,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tensorcast-go/tensorcast/internal/atomicfile"
+
 	"github.com/tensorcast-go/tensorcast/checkpoint/layout"
 	"github.com/tensorcast-go/tensorcast/checkpoint/load"
 	"github.com/tensorcast-go/tensorcast/checkpoint/safetensors"
@@ -163,7 +165,7 @@ var ErrNothingCast = errors.New("no tensor was cast")
 
 // ErrUnsafeOutput is matched by the error of Convert and Decompress for an
 // output that would write over or inside their input.
-var ErrUnsafeOutput = errors.New("the output would overwrite the input")
+var ErrUnsafeOutput = atomicfile.ErrInput
 
 // keepByDefault names the tensors people expect a conversion to leave alone:
 // biases, norms, embeddings and the output head.

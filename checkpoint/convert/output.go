@@ -109,48 +109,12 @@ func jsonString(v any) string {
 }
 
 // checkOutput refuses a destination that is one of the input's files or
-// directories, or that holds one of them: writing it would change or remove
-// the input.
+// directories, or holds one of them.
 func checkOutput(dest string, inputs []string, inPath string) error {
-	d, err := canonical(dest)
-	if err != nil {
-		return err
-	}
 	if st, err := os.Stat(inPath); err == nil && st.IsDir() {
 		inputs = append(inputs, inPath)
 	}
-	for _, in := range inputs {
-		p, err := canonical(in)
-		if err != nil {
-			continue
-		}
-		if p == d {
-			return fmt.Errorf("%w: %s is the input %s; write the output somewhere else", ErrUnsafeOutput, dest, in)
-		}
-		if rel, err := filepath.Rel(d, p); err == nil && !strings.HasPrefix(rel, "..") && rel != "." {
-			return fmt.Errorf("%w: %s holds the input %s; write the output somewhere else", ErrUnsafeOutput, dest, in)
-		}
-	}
-	return nil
-}
-
-// canonical returns p made absolute with its symbolic links resolved, as
-// far as it exists.
-func canonical(p string) (string, error) {
-	abs, err := filepath.Abs(p)
-	if err != nil {
-		return "", err
-	}
-	rest := ""
-	for cur := abs; ; cur = filepath.Dir(cur) {
-		if r, err := filepath.EvalSymlinks(cur); err == nil {
-			return filepath.Join(r, rest), nil
-		}
-		if filepath.Dir(cur) == cur {
-			return abs, nil
-		}
-		rest = filepath.Join(filepath.Base(cur), rest)
-	}
+	return atomicfile.CheckOutput(dest, inputs...)
 }
 
 // ourFiles matches the files a checkpoint output directory may hold, which

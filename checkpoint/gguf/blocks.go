@@ -26,7 +26,6 @@ const (
 
 var (
 	fmtF16  = dtype.MustParse("float16")
-	fmtBF16 = dtype.MustParse("bfloat16")
 	fmtE2M1 = dtype.MustParse("e2m1")
 	fmtE8M0 = dtype.MustParse("e8m0")
 

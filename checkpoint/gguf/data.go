@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"github.com/tensorcast-go/tensorcast/kernels"
 )
 
 // Float32s returns the elements of the named tensor converted to float32
@@ -46,16 +48,8 @@ var dequantizers = map[Type]func(dst []float32, src []byte){
 			dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(src[4*i:]))
 		}
 	},
-	TypeF16: func(dst []float32, src []byte) {
-		for i := range dst {
-			dst[i] = fmtF16.Decode(uint32(binary.LittleEndian.Uint16(src[2*i:])))
-		}
-	},
-	TypeBF16: func(dst []float32, src []byte) {
-		for i := range dst {
-			dst[i] = fmtBF16.Decode(uint32(binary.LittleEndian.Uint16(src[2*i:])))
-		}
-	},
+	TypeF16:  kernels.Float16BytesToFloat32,
+	TypeBF16: kernels.BFloat16BytesToFloat32,
 	TypeF64: func(dst []float32, src []byte) {
 		for i := range dst {
 			dst[i] = float32(math.Float64frombits(binary.LittleEndian.Uint64(src[8*i:])))

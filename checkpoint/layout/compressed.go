@@ -15,6 +15,7 @@ import (
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/safetensors"
 	"github.com/tensorcast-go/tensorcast/dtype"
+	"github.com/tensorcast-go/tensorcast/kernels"
 	"github.com/tensorcast-go/tensorcast/scale"
 	"github.com/tensorcast-go/tensorcast/tcast"
 )
@@ -289,21 +290,17 @@ func groupCheck(layout, name string, dt *tcast.DataType, in, group int) error {
 }
 
 // pack4 packs 4-bit codes (one per byte, even count) two to a byte, element
-// 2k in the low nibble.
+// 2k in the low nibble (kernels.PackBits with width 4).
 func pack4(codes []byte) []byte {
-	out := make([]byte, len(codes)/2)
-	for k := range out {
-		out[k] = codes[2*k]&0x0F | codes[2*k+1]<<4
-	}
+	out := make([]byte, kernels.PackedLen(len(codes), 4))
+	kernels.PackBits(out, codes, 4)
 	return out
 }
 
 // unpack4 is the inverse of pack4.
 func unpack4(b []byte) []byte {
 	out := make([]byte, 2*len(b))
-	for k, v := range b {
-		out[2*k], out[2*k+1] = v&0x0F, v>>4
-	}
+	kernels.UnpackBits(out, b, 4)
 	return out
 }
 

@@ -9,7 +9,7 @@ import (
 	"os"
 	"slices"
 
-	"github.com/x448/float16"
+	"github.com/tensorcast-go/tensorcast/kernels"
 )
 
 // readChunk is the initial payload buffer size used when the input size is
@@ -186,9 +186,7 @@ func (a *Array) Float32s() ([]float32, error) {
 	b := a.Data
 	switch a.DType {
 	case Float16:
-		for i := range out {
-			out[i] = float16.Frombits(binary.LittleEndian.Uint16(b[2*i:])).Float32()
-		}
+		kernels.Float16BytesToFloat32(out, b)
 	case Float32:
 		for i := range out {
 			out[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))

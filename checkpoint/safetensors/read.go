@@ -13,7 +13,7 @@ import (
 	"sync/atomic"
 
 	"github.com/tensorcast-go/tensorcast/dtype"
-	"github.com/x448/float16"
+	"github.com/tensorcast-go/tensorcast/kernels"
 )
 
 // File is an open safetensors file whose header has been parsed and
@@ -255,13 +255,9 @@ func toFloat32(d DType, b []byte) []float32 {
 			out[i] = float32(math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:])))
 		}
 	case F16:
-		for i := range out {
-			out[i] = float16.Frombits(binary.LittleEndian.Uint16(b[2*i:])).Float32()
-		}
+		kernels.Float16BytesToFloat32(out, b)
 	case BF16:
-		for i := range out {
-			out[i] = math.Float32frombits(uint32(binary.LittleEndian.Uint16(b[2*i:])) << 16)
-		}
+		kernels.BFloat16BytesToFloat32(out, b)
 	default:
 		dtype.DecodeSlice(f8Formats[d], out, b)
 	}

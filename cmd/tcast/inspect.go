@@ -12,13 +12,14 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/tensorcast-go/tensorcast/checkpoint/castdir"
 	"github.com/tensorcast-go/tensorcast/checkpoint/load"
 )
 
-const inspectUsage = "tcast inspect [-json] [-stats=true] CHECKPOINT\n\n" +
+const inspectUsage = "tcast inspect [-json] [-stats=true] CHECKPOINT|CASTDIR\n\n" +
 	"CHECKPOINT is a .safetensors file, a model.safetensors.index.json, a .gguf file, or a directory\n" +
 	"holding one, in any layout tcast reads (tcast, compressed-tensors, gpt-oss, modelopt, fp8-block,\n" +
-	"gguf or plain float; detected from the files).\n" +
+	"gguf or plain float; detected from the files), or a directory written by tcast cast.\n" +
 	"Prints each tensor's name, dtype, shape and bytes; for float tensors (F64, F32, F16, BF16, F8_*)\n" +
 	"the min, max, mean and std of the finite values, the fraction of zeros and the NaN and Inf counts;\n" +
 	"for the stored parts of quantized weights the weight, datatype and part they hold\n" +
@@ -37,14 +38,24 @@ func runInspect(args []string, stdout, stderr io.Writer) error {
 		return usagef("want one FILE (a .safetensors file, an index or a directory), got %d arguments", len(pos))
 	}
 	path := pos[0]
-	c, err := load.Open(path)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	rep, err := load.Inspect(c, load.InspectOptions{Stats: *withStats})
-	if err != nil {
-		return err
+	var rep *load.Report
+	if castdir.Is(path) {
+		d, err := castdir.Open(path)
+		if err != nil {
+			return err
+		}
+		if rep, err = castdir.Inspect(d, *withStats); err != nil {
+			return err
+		}
+	} else {
+		c, err := load.Open(path)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		if rep, err = load.Inspect(c, load.InspectOptions{Stats: *withStats}); err != nil {
+			return err
+		}
 	}
 	if *asJSON {
 		js, err := json.MarshalIndent(rep, "", "  ")

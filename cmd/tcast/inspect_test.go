@@ -453,3 +453,68 @@ func TestInspectGGUF(t *testing.T) {
 		assert.NotNil(t, w.Stats, w.Name)
 	}
 }
+
+func TestInspectCastDir(t *testing.T) {
+	dir := t.TempDir()
+	mask := filepath.Join(dir, "keep.npy")
+	keep := make([]bool, 256)
+	for i := range keep {
+		keep[i] = i%5 != 2 // 51 of 256 dropped
+	}
+	writeNpy(t, mask, []int{4, 64}, keep)
+	out := castTo(t, []int{4, 64}, testInput(256, false), "-dtype", "mxfp4", "-keep", mask)
+
+	rep := inspectJSON(t, out)
+	assert.Equal(t, out, rep.File)
+	require.Len(t, rep.Converted, 1)
+	w := rep.Converted[0]
+	assert.Equal(t, "mxfp4e2", w.DataType)
+	assert.Equal(t, "float4_e2m1fn_float8_e8m0fnu_t32", w.Code)
+	assert.Equal(t, []int{4, 64}, w.Shape)
+	assert.Equal(t, 1, w.Axis)
+	assert.Equal(t, "floor", w.ScaleMode)
+	assert.Equal(t, 4+8.0/32+1, w.BitsPerValue, "4-bit elements, an 8-bit scale per 32, a mask bit")
+	assert.Equal(t, map[string]string{"data": "packed.npy", "scale": "scale.npy", "mask": "mask.npy"}, w.Parts)
+	require.NotNil(t, w.Density)
+	assert.InDelta(t, 205.0/256, *w.Density, 1e-12)
+
+	// Parts: 256 4-bit codes in 128 bytes, 4×2 byte scales, 256 mask bits in 32 bytes.
+	data := findTensor(t, rep, "packed.npy")
+	assert.Equal(t, "packed4", data.DType)
+	assert.Equal(t, int64(128), data.Bytes)
+	assert.Equal(t, &load.PartOf{Weight: w.Name, DataType: "mxfp4e2", Part: "data"}, data.PartOf)
+	sc := findTensor(t, rep, "scale.npy")
+	assert.Equal(t, []int{4, 2}, sc.Shape)
+	assert.Equal(t, int64(8), sc.Bytes)
+	assert.InDelta(t, 205.0/256, *findTensor(t, rep, "mask.npy").Density, 1e-12)
+	assert.Equal(t, load.Totals{Tensors: 3, Bytes: 128 + 8 + 32, FileBytes: rep.Totals.FileBytes, Parameters: 256, Converted: 1}, rep.Totals)
+	var files int64
+	entries, err := os.ReadDir(out)
+	require.NoError(t, err)
+	for _, e := range entries {
+		fi, err := e.Info()
+		require.NoError(t, err)
+		files += fi.Size()
+	}
+	assert.Equal(t, files, rep.Totals.FileBytes)
+
+	// The statistics are those of dequant.npy, read with another reader.
+	deq, _ := readWithNpyio[float32](t, filepath.Join(out, "dequant.npy"))
+	require.NotNil(t, w.Stats)
+	assert.Equal(t, load.ComputeStats(deq), w.Stats)
+	assert.Equal(t, "float32", rep.Metadata["input_dtype"])
+	assert.Equal(t, mask, rep.Metadata["keep"])
+
+	text := inspectRun(t, out)
+	assert.Contains(t, text, "converted weights")
+	assert.Contains(t, text, "mask density 0.8008")
+	assert.Contains(t, text, "total: 3 tensors, 168 bytes of data")
+
+	// -stats=false reads info.json and the mask only.
+	require.NoError(t, os.Remove(filepath.Join(out, "packed.npy")))
+	rep = inspectJSON(t, "-stats=false", out)
+	assert.Nil(t, rep.Converted[0].Stats)
+	var buf bytes.Buffer
+	err = runInspect([]string{out}, &buf, io.Discard)
+	assert.ErrorContains(t, err, "packed.npy")
+}

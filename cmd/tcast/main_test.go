@@ -120,7 +120,7 @@ func TestCastStochasticIsReproducible(t *testing.T) {
 	writeNpy(t, in, []int{1000}, x)
 	read := func(seed string) []byte {
 		out := filepath.Join(dir, "o"+seed)
-		code, _, stderr := tcast("cast", "-dtype", "e2m1", "-round", "stochastic", "-seed", seed, "-o", out, in)
+		code, _, stderr := tcast("cast", "-dtype", "e2m1", "-round", "stochastic", "-seed", seed, "-force", "-o", out, in)
 		require.Equal(t, 0, code, stderr)
 		b, err := os.ReadFile(filepath.Join(out, "codes.npy"))
 		require.NoError(t, err)
@@ -128,6 +128,46 @@ func TestCastStochasticIsReproducible(t *testing.T) {
 	}
 	assert.Equal(t, read("7"), read("7"))
 	assert.NotEqual(t, read("7"), read("8"))
+}
+
+func TestCastExistingDir(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "x.npy")
+	writeNpy(t, in, []int{2, 32}, testInput(64, false))
+	out := filepath.Join(dir, "out")
+	code, _, stderr := tcast("cast", "-dtype", "mxfp4", "-o", out, in)
+	require.Equal(t, 0, code, stderr)
+	stale := filepath.Join(out, "stale.npy")
+	require.NoError(t, os.WriteFile(stale, nil, 0o644))
+
+	// Without -force an existing DIR is refused and left as it was.
+	code, stdout, stderr := tcast("cast", "-dtype", "nvfp4", "-o", out, in)
+	assert.Equal(t, 1, code)
+	assert.Empty(t, stdout)
+	assert.Contains(t, stderr, out)
+	assert.Contains(t, stderr, "-force")
+	assert.Equal(t, "mxfp4e2", readInfo(t, out)["datatype"].(map[string]any)["name"])
+	_, err := os.Stat(stale)
+	assert.NoError(t, err)
+
+	// -force replaces the whole directory.
+	code, _, stderr = tcast("cast", "-dtype", "nvfp4", "-force", "-o", out, in)
+	require.Equal(t, 0, code, stderr)
+	assert.Equal(t, "nvfp4", readInfo(t, out)["datatype"].(map[string]any)["name"])
+	_, err = os.Stat(stale)
+	assert.True(t, os.IsNotExist(err), "no file of the old cast survives")
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	assert.Len(t, entries, 2, "x.npy and out, no temporary directory")
+
+	// -force never replaces the directory holding the input.
+	inside := filepath.Join(out, "y.npy")
+	writeNpy(t, inside, []int{2, 32}, testInput(64, false))
+	code, _, stderr = tcast("cast", "-dtype", "mxfp4", "-force", "-o", out, inside)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, "holds the input")
+	_, err = os.Stat(inside)
+	assert.NoError(t, err)
 }
 
 func TestCastBadInput(t *testing.T) {

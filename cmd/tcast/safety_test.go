@@ -376,3 +376,32 @@ func TestFullDiskLeavesNothing(t *testing.T) {
 	assert.Contains(t, stderr.String(), "model.safetensors")
 	assert.Empty(t, entries(t, parent), "no output, no temporary, no lock")
 }
+
+// Finding 13: decompress never writes into the cast directory it reads, and
+// cast and decompress refuse an existing output without -force.
+func TestCastAndDecompressProtectInputs(t *testing.T) {
+	dir := t.TempDir()
+	cast := filepath.Join(dir, "cast")
+	code, _, stderr := tcast("cast", "-dtype", "mxfp4", "-o", cast, "../../testdata/conv2d_2.f32.npy")
+	require.Equal(t, 0, code, stderr)
+	packed, err := os.ReadFile(filepath.Join(cast, "packed.npy"))
+	require.NoError(t, err)
+	code, _, stderr = tcast("decompress", "-o", filepath.Join(cast, "packed.npy"), "-force", cast)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, "overwrite the input")
+	after, err := os.ReadFile(filepath.Join(cast, "packed.npy"))
+	require.NoError(t, err)
+	assert.Equal(t, packed, after)
+
+	code, _, stderr = tcast("cast", "-dtype", "nvfp4", "-o", cast, "../../testdata/conv2d_2.f32.npy")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, "-force")
+	back := filepath.Join(dir, "back.npy")
+	code, _, stderr = tcast("decompress", "-o", back, cast)
+	require.Equal(t, 0, code, stderr)
+	code, _, stderr = tcast("decompress", "-o", back, cast)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, "-force")
+	code, _, stderr = tcast("decompress", "-o", back, "-force", cast)
+	assert.Equal(t, 0, code, stderr)
+}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/tensorcast-go/tensorcast/internal/ordered"
 	"io"
 	"io/fs"
 	"math"
@@ -19,6 +18,9 @@ import (
 	"time"
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/safetensors"
+	"github.com/tensorcast-go/tensorcast/dtype"
+	"github.com/tensorcast-go/tensorcast/internal/atomicfile"
+	"github.com/tensorcast-go/tensorcast/internal/ordered"
 )
 
 const synthUsage = "tcast synth -o FILE -layers L -hidden H [-dtype bf16|f16|f32] [-seed S] [-vocab V] [-force]\n\n" +
@@ -216,6 +218,14 @@ func (j synthJob) generate(seed uint64, dt safetensors.DType, buf []byte) {
 	g := t4Table()
 	row := make([]float32, t.cols+1) // +1: values come in pairs
 	width := dt.BitSize() / 8
+	var half *dtype.Format // the 16-bit format, nil for F32
+	switch dt {
+	case safetensors.F16:
+		half = dtype.MustParse("float16")
+	case safetensors.BF16:
+		half = dtype.MustParse("bfloat16")
+	}
+	codes := make([]uint16, t.cols)
 	mul, add := t.scale, float32(0)
 	if t.norm {
 		mul, add = 0.02, 1
@@ -233,55 +243,22 @@ func (j synthJob) generate(seed uint64, dt safetensors.DType, buf []byte) {
 			}
 		}
 		out := buf[r*t.cols*width : (r+1)*t.cols*width]
-		switch dt {
-		case safetensors.F32:
+		if half == nil {
 			for c, v := range vals {
 				binary.LittleEndian.PutUint32(out[4*c:], math.Float32bits(v))
 			}
-		case safetensors.F16:
-			for c, v := range vals {
-				binary.LittleEndian.PutUint16(out[2*c:], f16RNE(v))
-			}
-		default:
-			for c, v := range vals {
-				binary.LittleEndian.PutUint16(out[2*c:], bf16RNE(v))
-			}
+			continue
+		}
+		dtype.EncodeSlice(half, codes, vals, ieee)
+		for c, h := range codes {
+			binary.LittleEndian.PutUint16(out[2*c:], h)
 		}
 	}
 }
 
-// bf16RNE rounds a finite float32 to bfloat16, to nearest even.
-func bf16RNE(v float32) uint16 {
-	b := math.Float32bits(v)
-	return uint16((b + 0x7fff + (b>>16)&1) >> 16)
-}
-
-// f16RNE rounds a float32 to IEEE half precision, to nearest even, with
-// overflow to ±Inf and NaN kept quiet.
-func f16RNE(v float32) uint16 {
-	b := math.Float32bits(v)
-	sign := uint16(b>>16) & 0x8000
-	b &= 0x7fffffff
-	switch {
-	case b > 0x7f800000: // NaN
-		return sign | 0x7e00
-	case b >= 0x477ff000: // 65520 and above round to Inf
-		return sign | 0x7c00
-	case b >= 0x38800000: // a normal half (2⁻¹⁴ and above): rebias the exponent by 127−15
-		b -= 112 << 23
-		return sign | uint16((b+0xfff+(b>>13)&1)>>13)
-	case b >= 0x33000000: // a subnormal half (or the smallest normal, after rounding)
-		e := b >> 23
-		m := b&0x7fffff | 0x800000
-		shift := 126 - e // the value is m·2^(e−150), in units of 2⁻²⁴ m·2^(e−126)
-		r, rem, half := m>>shift, m&(1<<shift-1), uint32(1)<<(shift-1)
-		if rem > half || rem == half && r&1 == 1 {
-			r++
-		}
-		return sign | uint16(r)
-	}
-	return sign
-}
+// ieee rounds to nearest even and overflows to ±Inf, as a float32 → float16 or
+// bfloat16 conversion does.
+var ieee = dtype.Options{Overflow: dtype.OverflowIEEE}
 
 func runSynth(args []string, stdout, stderr io.Writer) error {
 	fset := flag.NewFlagSet("synth", flag.ContinueOnError)
@@ -374,7 +351,7 @@ func runSynth(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := writeAll(filepath.Dir(*out), []outFile{{"config.json", append(js, '\n')}}); err != nil {
+	if err := atomicfile.WriteFile(filepath.Join(filepath.Dir(*out), "config.json"), append(js, '\n')); err != nil {
 		return err
 	}
 	secs := time.Since(start).Seconds()

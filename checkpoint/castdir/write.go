@@ -1,0 +1,388 @@
+package castdir
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/tensorcast-go/tensorcast/checkpoint/npy"
+	"github.com/tensorcast-go/tensorcast/dtype"
+	"github.com/tensorcast-go/tensorcast/internal/atomicfile"
+	"github.com/tensorcast-go/tensorcast/kernels"
+	tc "github.com/tensorcast-go/tensorcast/tcast"
+)
+
+// WriteOptions control [Write]. The zero value writes a new directory and
+// records a cast with round to nearest even and saturation.
+type WriteOptions struct {
+	// Force replaces an existing directory at the destination. Without it an
+	// existing destination is an error wrapping fs.ErrExist.
+	Force bool
+	// Input, InputDType and Keep are recorded in info.json as the input file,
+	// its NumPy dtype and the keep mask file. With Force, Write refuses to
+	// replace a directory that holds Input or Keep.
+	Input, InputDType, Keep string
+	// Elem are the element options the tensor was cast with, recorded in
+	// info.json (the seed only for stochastic rounding).
+	Elem dtype.Options
+}
+
+var roundingNames = map[dtype.Rounding]string{
+	dtype.RoundEven: "even", dtype.RoundAway: "away", dtype.RoundZero: "zero", dtype.RoundStochastic: "stochastic",
+}
+
+var overflowNames = map[dtype.Overflow]string{dtype.Saturate: "sat", dtype.OverflowIEEE: "ieee"}
+
+// Write stores t, the cast of x, as the cast directory dir: codes.npy,
+// dequant.npy, packed.npy, the part files and info.json (see the package
+// comment). The whole directory is written under a temporary name beside dir
+// and published with one rename, so dir never holds a partial set; on error
+// nothing is left behind.
+//
+// t must be in the Actual form (tcast.Cast with Form Actual, or
+// [CastUnscaled]); x holds the values it was cast from, for the statistics.
+// A tensor whose DataType is nil is a number format cast without a scale that
+// is no tcast datatype: only its Data part, whose Format names the format.
+func Write(dir string, x []float32, t *tc.Tensor, opts WriteOptions) error {
+	files, err := encodeFiles(x, t, opts)
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", dir, err)
+	}
+	var inputs []string
+	for _, in := range []string{opts.Input, opts.Keep} {
+		if in != "" {
+			inputs = append(inputs, in)
+		}
+	}
+	if err := atomicfile.CheckOutput(dir, inputs...); err != nil {
+		return err
+	}
+	return publishDir(dir, files, opts.Force)
+}
+
+// file is one file of a cast directory.
+type file struct {
+	name string
+	data []byte
+}
+
+// encodeFiles returns the files [Write] writes for t, in this order:
+// codes.npy, dequant.npy, packed.npy, the part files, info.json.
+func encodeFiles(x []float32, t *tc.Tensor, opts WriteOptions) ([]file, error) {
+	switch {
+	case t == nil:
+		return nil, errors.New("no tensor")
+	case t.Form != tc.Actual:
+		return nil, fmt.Errorf("tensor in the %s form, want %s", t.Form, tc.Actual)
+	case t.Data == nil || t.Data.Format == nil:
+		return nil, errors.New("tensor without data codes")
+	}
+	act := t
+	elem := t.Data.Format
+	n, err := checkedProduct(t.Shape)
+	if err != nil {
+		return nil, err
+	}
+	if len(x) != n {
+		return nil, fmt.Errorf("%d input values for a tensor of shape %v", len(x), t.Shape)
+	}
+	var comp *tc.Tensor
+	var deq []float32
+	if dt := t.DataType; dt != nil {
+		if comp, err = tc.Compress(act); err != nil {
+			return nil, err
+		}
+		if deq, err = tc.Decompress(comp); err != nil {
+			return nil, err
+		}
+	} else {
+		if comp, err = compressPlain(act); err != nil {
+			return nil, err
+		}
+		if deq, err = decodePlain(elem, comp.Data, n); err != nil {
+			return nil, err
+		}
+	}
+	scaled := t.DataType != nil && t.DataType.Spec() != nil
+
+	info := Info{
+		Format:     elem.Info(),
+		DataType:   describe(t.DataType, elem),
+		Input:      opts.Input,
+		InputDType: opts.InputDType,
+		Keep:       opts.Keep,
+		Shape:      slices.Clone(t.Shape),
+		CodesDType: codesDType(act.Data.StorageBytes()).String(),
+		Axis:       t.Axis,
+		ScaleMode:  t.Mode.String(),
+		Rounding:   roundingNames[opts.Elem.Rounding],
+		Overflow:   overflowNames[opts.Elem.Overflow],
+		FullRange:  opts.Elem.FullRange,
+		Form:       tc.Compressed.String(),
+	}
+	if info.Shape == nil {
+		info.Shape = []int{}
+	}
+	if opts.Elem.Rounding == dtype.RoundStochastic {
+		seed := opts.Elem.Seed
+		info.Seed = &seed
+	}
+	if scaled {
+		info.BitsPerValue = comp.BitsPerValue()
+		info.Stats = compare(x, deq, float32(math.Inf(1)))
+	} else {
+		info.BitsPerValue = float64(elem.Bits())
+		info.Stats = compare(x, deq, elem.MaxFinite())
+	}
+
+	var codes, dequant bytes.Buffer
+	if err := npy.Write(&codes, codesDType(act.Data.StorageBytes()), info.Shape, act.Data.Bytes); err != nil {
+		return nil, err
+	}
+	if err := npy.WriteSlice(&dequant, info.Shape, deq); err != nil {
+		return nil, err
+	}
+	files := []file{{CodesFile, codes.Bytes()}, {DequantFile, dequant.Bytes()}}
+	actual := map[string]*tc.Part{}
+	for _, p := range act.Parts() {
+		actual[p.Name] = p.Part
+	}
+	for _, p := range comp.Parts() {
+		var pi PartInfo
+		var pf []file
+		if p.Name == "data" {
+			pi, pf, err = packedFile(p.Part)
+		} else {
+			pi, pf, err = partFiles(p.Name, actual[p.Name], p.Part)
+		}
+		if err != nil {
+			return nil, err
+		}
+		info.Parts = append(info.Parts, pi)
+		files = append(files, pf...)
+	}
+	js, err := json.MarshalIndent(info, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(files, file{InfoFile, append(js, '\n')}), nil
+}
+
+// describe returns the info.json description of a datatype, or of the number
+// format elem when dt is nil.
+func describe(dt *tc.DataType, elem *dtype.Format) DataTypeInfo {
+	if dt == nil {
+		return DataTypeInfo{Name: elem.Name(), Code: elem.Name(), Note: elem.Note(), BitsPerValue: float64(elem.Bits())}
+	}
+	note := dt.Note()
+	if note == "" && dt.Spec() == nil {
+		note = dt.Elem().Note()
+	}
+	return DataTypeInfo{Name: dt.Name(), Code: dt.Code(), Aliases: dt.Aliases(), Note: note,
+		Scaled: dt.Spec() != nil, BitsPerValue: dt.BitsPerValue()}
+}
+
+// CastUnscaled casts x, of the given shape, to the number format f without a
+// scale, with every element option of o (IEEE overflow, one stochastic stream
+// over the whole tensor), and returns the Actual tensor [Write] takes. dt is
+// the unscaled datatype whose element format is f, or nil for a format that is
+// no tcast datatype (integer and exponent formats). The tensor's Axis is its
+// last axis and its Mode floor; Write records both.
+func CastUnscaled(x []float32, shape []int, f *dtype.Format, dt *tc.DataType, o dtype.Options) (*tc.Tensor, error) {
+	if f == nil {
+		return nil, errors.New("cast without a format")
+	}
+	if dt != nil && (dt.Spec() != nil || dt.Elem() != f) {
+		return nil, fmt.Errorf("datatype %s is not the unscaled datatype of %s", dt.Name(), f.Name())
+	}
+	n, err := checkedProduct(shape)
+	if err != nil {
+		return nil, err
+	}
+	if len(x) != n {
+		return nil, fmt.Errorf("%d values for shape %v", len(x), shape)
+	}
+	var codes []byte
+	switch f.CodeBytes() {
+	case 1:
+		codes = encode[uint8](f, x, o)
+	case 2:
+		codes = encode[uint16](f, x, o)
+	default:
+		codes = encode[uint32](f, x, o)
+	}
+	return &tc.Tensor{DataType: dt, Form: tc.Actual, Shape: slices.Clone(shape), Axis: max(len(shape)-1, 0),
+		Data: &tc.Part{Format: f, Bits: f.Bits(), Shape: partShape(shape), Bytes: codes}}, nil
+}
+
+// encode encodes x with codes of type C and returns their little-endian bytes.
+func encode[C uint8 | uint16 | uint32](f *dtype.Format, x []float32, o dtype.Options) []byte {
+	c := make([]C, len(x))
+	dtype.EncodeSlice(f, c, x, o)
+	out := make([]byte, len(c)*f.CodeBytes())
+	for i, v := range c {
+		switch f.CodeBytes() {
+		case 1:
+			out[i] = byte(v)
+		case 2:
+			binary.LittleEndian.PutUint16(out[2*i:], uint16(v))
+		default:
+			binary.LittleEndian.PutUint32(out[4*i:], uint32(v))
+		}
+	}
+	return out
+}
+
+// compressPlain returns the Compressed form of a tensor of a number format
+// that is no datatype: its one data part bit-packed when 8 bits wide or less.
+func compressPlain(t *tc.Tensor) (*tc.Tensor, error) {
+	d, f := t.Data, t.Data.Format
+	n, _ := checkedProduct(t.Shape)
+	switch {
+	case t.Scale != nil || t.Zero != nil || t.TensorScale != nil || t.Meta != nil || t.Mask != nil:
+		return nil, fmt.Errorf("a %s tensor without a datatype has only a data part", f.Name())
+	case d.Bits != f.Bits() || d.Packed || !slices.Equal(d.Shape, partShape(t.Shape)):
+		return nil, fmt.Errorf("data part of %d bits, packed=%v, shape %v; want %d bits, unpacked, shape %v",
+			d.Bits, d.Packed, d.Shape, f.Bits(), partShape(t.Shape))
+	case len(d.Bytes) != n*d.StorageBytes():
+		return nil, fmt.Errorf("data part holds %d bytes, want %d", len(d.Bytes), n*d.StorageBytes())
+	}
+	p := *d
+	p.Shape = slices.Clone(d.Shape)
+	if d.Bits <= 8 {
+		p.Packed = true
+		p.Bytes = make([]byte, kernels.PackedLen(n, uint(d.Bits)))
+		kernels.PackBits(p.Bytes, d.Bytes, uint(d.Bits))
+	}
+	c := *t
+	c.Form, c.Data = tc.Compressed, &p
+	return &c, nil
+}
+
+// partShape is the shape tcast gives a part of one entry per element: the
+// input's, or [1] for a 0-d input.
+func partShape(shape []int) []int {
+	if len(shape) == 0 {
+		return []int{1}
+	}
+	return slices.Clone(shape)
+}
+
+// codesDType is the .npy dtype of codes of width bytes.
+func codesDType(width int) npy.DType {
+	switch width {
+	case 1:
+		return npy.Uint8
+	case 2:
+		return npy.Uint16
+	}
+	return npy.Uint32
+}
+
+func newPartInfo(name string, comp *tc.Part) PartInfo {
+	pi := PartInfo{Name: name, Shape: slices.Clone(comp.Shape), Storage: comp.Storage(), Bits: comp.Bits, Bytes: len(comp.Bytes)}
+	if comp.Format != nil {
+		pi.Format = comp.Format.Name()
+	}
+	return pi
+}
+
+// packedFile stores the compressed data bytes as a 1-D uint8 array.
+func packedFile(comp *tc.Part) (PartInfo, []file, error) {
+	pi := newPartInfo("data", comp)
+	pi.File, pi.FileDType = PackedFile, npy.Uint8.String()
+	var b bytes.Buffer
+	err := npy.Write(&b, npy.Uint8, []int{len(comp.Bytes)}, comp.Bytes)
+	return pi, []file{{pi.File, b.Bytes()}}, err
+}
+
+// fileDType is how a byte-wide part's codes are stored: bool for the mask, int8
+// for signed integer codes (sign-extended, so they read back as the integers),
+// uint8 otherwise.
+func fileDType(name string, p *tc.Part) npy.DType {
+	switch {
+	case name == "mask":
+		return npy.Bool
+	case p.Format != nil && p.Format.Kind() == dtype.Int && p.Format.Signed():
+		return npy.Int8
+	}
+	return npy.Uint8
+}
+
+// partFiles stores a scale, zero, tensor scale, meta or mask part: byte-wide
+// parts as their codes, wider ones as float32 values plus the exact codes.
+func partFiles(name string, act, comp *tc.Part) (PartInfo, []file, error) {
+	pi := newPartInfo(name, comp)
+	pi.File = name + ".npy"
+	var b bytes.Buffer
+	if act.Bits <= 8 {
+		dt := fileDType(name, act)
+		pi.FileDType = dt.String()
+		data := act.Bytes
+		if dt == npy.Int8 {
+			data = make([]byte, len(act.Bytes))
+			sh := 8 - uint(act.Bits)
+			for i, c := range act.Bytes {
+				data[i] = byte(int8(c<<sh) >> sh)
+			}
+		}
+		if err := npy.Write(&b, dt, act.Shape, data); err != nil {
+			return pi, nil, err
+		}
+		return pi, []file{{pi.File, b.Bytes()}}, nil
+	}
+	codes, err := act.Codes()
+	if err != nil {
+		return pi, nil, err
+	}
+	vals := make([]float32, len(codes))
+	for i, c := range codes {
+		vals[i] = act.Format.Decode(c)
+	}
+	pi.FileDType = npy.Float32.String()
+	if err := npy.WriteSlice(&b, act.Shape, vals); err != nil {
+		return pi, nil, err
+	}
+	cdt := codesDType(act.StorageBytes())
+	pi.CodesFile, pi.CodesDType = name+"_codes.npy", cdt.String()
+	var cb bytes.Buffer
+	if err := npy.Write(&cb, cdt, act.Shape, act.Bytes); err != nil {
+		return pi, nil, err
+	}
+	return pi, []file{{pi.File, b.Bytes()}, {pi.CodesFile, cb.Bytes()}}, nil
+}
+
+// compare returns the error statistics of dequantized values against the input.
+func compare(src, deq []float32, maxFinite float32) Stats {
+	s := Stats{Count: len(src)}
+	var sig, noise float64
+	for i, x := range src {
+		switch {
+		case x != x:
+			s.NaNInputs++
+			continue
+		case math.IsInf(float64(x), 0):
+			continue
+		}
+		if x > maxFinite || x < -maxFinite {
+			s.Clipped++
+		}
+		y := float64(deq[i])
+		if math.IsInf(y, 0) || y != y {
+			continue
+		}
+		d := math.Abs(float64(x) - y)
+		s.MaxAbsError = math.Max(s.MaxAbsError, d)
+		sig += float64(x) * float64(x)
+		noise += d * d
+	}
+	if noise > 0 && sig > 0 {
+		db := 10 * math.Log10(sig/noise)
+		s.SQNR = &db
+	}
+	return s
+}
