@@ -186,24 +186,13 @@ func Describe(shape []int, dt *DataType, form Form, opts *Options) (*Tensor, err
 	if err != nil {
 		return nil, err
 	}
-	lay := c.lay
-	t := &Tensor{DataType: c.dt, Form: form, Shape: append([]int{}, lay.input...), Axis: lay.axis, Mode: c.opts.Mode}
-	part := func(f *dtype.Format, bits int, shape []int) *Part {
-		return &Part{Format: f, Bits: bits, Shape: append([]int(nil), shape...), Packed: form == Compressed && bits <= 8}
-	}
-	t.Data = part(c.elem, c.elem.Bits(), lay.shape)
-	if c.spec == nil {
-		return t, nil
-	}
-	t.Scale = part(c.sf, c.sf.Bits(), lay.scaleShape)
-	if c.zf != nil {
-		t.Zero = part(c.zf, c.zf.Bits(), lay.scaleShape)
-	}
-	if tf := c.spec.TensorScale; tf != nil {
-		t.TensorScale = part(tf, tf.Bits(), []int{1})
-	}
-	if c.lay.sub != 0 {
-		t.Meta = part(nil, c.lay.offBits, lay.metaShape)
+	t := c.shell(form, func(f *dtype.Format, bits int, shape []int) *Part {
+		return &Part{Format: f, Bits: bits, Shape: append([]int(nil), shape...)}
+	})
+	if form == Compressed {
+		for _, p := range t.Parts() {
+			p.Packed = p.Bits <= 8
+		}
 	}
 	return t, nil
 }
@@ -268,11 +257,9 @@ func newCaster(x []float32, shape []int, dt *DataType, o Options) (*caster, erro
 
 // newTensor allocates the tensor's parts, empty of data.
 func (c *caster) newTensor(form Form) *Tensor {
-	lay := c.lay
-	t := &Tensor{DataType: c.dt, Form: form, Shape: append([]int{}, lay.input...), Axis: lay.axis, Mode: c.opts.Mode}
-	t.Data = &Part{Format: c.elem, Bits: c.elem.Bits(), Shape: append([]int(nil), lay.shape...)}
+	t := c.shell(form, newPart)
 	if c.opts.Keep != nil {
-		m := &Part{Bits: 1, Shape: append([]int(nil), lay.shape...), Bytes: make([]byte, lay.n)}
+		m := &Part{Bits: 1, Shape: append([]int(nil), c.lay.shape...), Bytes: make([]byte, c.lay.n)}
 		for i, k := range c.opts.Keep {
 			if k {
 				m.Bytes[i] = 1
@@ -280,18 +267,27 @@ func (c *caster) newTensor(form Form) *Tensor {
 		}
 		t.Mask = m
 	}
+	return t
+}
+
+// shell returns the tensor of the cast in form, with a Data part without
+// bytes and the scale, zero, tensor scale and meta parts mk makes.
+func (c *caster) shell(form Form, mk func(f *dtype.Format, bits int, shape []int) *Part) *Tensor {
+	lay := c.lay
+	t := &Tensor{DataType: c.dt, Form: form, Shape: append([]int{}, lay.input...), Axis: lay.axis, Mode: c.opts.Mode}
+	t.Data = &Part{Format: c.elem, Bits: c.elem.Bits(), Shape: append([]int(nil), lay.shape...)}
 	if c.spec == nil {
 		return t
 	}
-	t.Scale = newPart(c.sf, c.sf.Bits(), lay.scaleShape)
+	t.Scale = mk(c.sf, c.sf.Bits(), lay.scaleShape)
 	if c.zf != nil {
-		t.Zero = newPart(c.zf, c.zf.Bits(), lay.scaleShape)
+		t.Zero = mk(c.zf, c.zf.Bits(), lay.scaleShape)
 	}
 	if tf := c.spec.TensorScale; tf != nil {
-		t.TensorScale = newPart(tf, tf.Bits(), []int{1})
+		t.TensorScale = mk(tf, tf.Bits(), []int{1})
 	}
-	if c.lay.sub != 0 {
-		t.Meta = newPart(nil, c.lay.offBits, lay.metaShape)
+	if lay.sub != 0 {
+		t.Meta = mk(nil, lay.offBits, lay.metaShape)
 	}
 	return t
 }
