@@ -94,7 +94,8 @@ func TestConvertFixtureRoundTrip(t *testing.T) {
 			}
 
 			plain := filepath.Join(t.TempDir(), "plain.safetensors")
-			require.NoError(t, Decompress(out, plain, DecompressOptions{To: dtype.MustParse("float32")}))
+			_, err = Decompress(out, plain, DecompressOptions{To: dtype.MustParse("float32")})
+			require.NoError(t, err)
 			p, err := safetensors.Open(plain)
 			require.NoError(t, err)
 			defer p.Close()

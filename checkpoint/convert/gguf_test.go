@@ -63,7 +63,11 @@ func TestToGGUF(t *testing.T) {
 		}
 		assert.Greater(t, converted, 50, typ)
 		plain := filepath.Join(t.TempDir(), "plain.safetensors")
-		require.NoError(t, Decompress(out, plain, DecompressOptions{}), typ)
+		dr, err := Decompress(out, plain, DecompressOptions{})
+		require.NoError(t, err, typ)
+		assert.Equal(t, 189, dr.Tensors)
+		assert.Positive(t, dr.Dequantized)
+		assert.Equal(t, "gguf", dr.Layout)
 
 		f, err := gguf.Open(out)
 		require.NoError(t, err)

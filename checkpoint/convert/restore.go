@@ -113,11 +113,19 @@ type DecompressOptions struct {
 	Force bool
 }
 
+// DecompressResult reports what Decompress wrote.
+type DecompressResult struct {
+	Input, Output string
+	Layout        string // the input's layout
+	Tensors       int    // tensors written
+	Dequantized   int    // of which dequantized
+}
+
 // Decompress writes a plain safetensors checkpoint at out (a .safetensors
 // file, or a directory for model.safetensors) holding every logical tensor of
 // the checkpoint in (any layout load.Open reads): quantized tensors
 // dequantized to opts.To, the others as they are.
-func Decompress(in, out string, opts DecompressOptions) error {
+func Decompress(in, out string, opts DecompressOptions) (*DecompressResult, error) {
 	st := safetensors.F32
 	if opts.To != nil {
 		switch opts.To.Name() {
@@ -127,20 +135,20 @@ func Decompress(in, out string, opts DecompressOptions) error {
 		case "bfloat16":
 			st = safetensors.BF16
 		default:
-			return fmt.Errorf("decompress to %s: want float32, float16 or bfloat16", opts.To.Name())
+			return nil, fmt.Errorf("decompress to %s: want float32, float16 or bfloat16", opts.To.Name())
 		}
 	}
 	dest, isDir, err := Destination(out, tcastLayout())
 	if err != nil {
-		return err
+		return nil, err
 	}
 	c, err := load.Open(in)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer c.Close()
 	if err := checkOutput(dest, c.Files(), in); err != nil {
-		return err
+		return nil, err
 	}
 	infos := c.Tensors()
 	specs := make([]safetensors.TensorSpec, len(infos))
@@ -148,14 +156,14 @@ func Decompress(in, out string, opts DecompressOptions) error {
 		specs[i] = safetensors.TensorSpec{Name: info.Name, DType: info.DType, Shape: info.Shape}
 		if info.DType == 0 {
 			if !info.Float {
-				return fmt.Errorf("%s: tensor %s (%s) cannot be dequantized", in, info.Name, info.Type)
+				return nil, fmt.Errorf("%s: tensor %s (%s) cannot be dequantized", in, info.Name, info.Type)
 			}
 			specs[i].DType = st
 		}
 	}
 	stage, err := beginOutput(dest, isDir, opts.Force)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer stage.Abort()
 	path := stage.Path()
@@ -164,7 +172,7 @@ func Decompress(in, out string, opts DecompressOptions) error {
 	}
 	w, err := safetensors.Create(path, specs, layout.WithoutMetaKeys(c.Metadata()))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for i, info := range infos {
 		var data []byte
@@ -181,14 +189,23 @@ func Decompress(in, out string, opts DecompressOptions) error {
 		}
 		if err != nil {
 			w.Abort()
-			return err
+			return nil, err
 		}
 		c.Release(info.Name)
 	}
 	if err := w.Close(); err != nil {
-		return err
+		return nil, err
 	}
-	return stage.Commit()
+	if err := stage.Commit(); err != nil {
+		return nil, err
+	}
+	res := &DecompressResult{Input: in, Output: dest, Layout: c.Layout(), Tensors: len(infos)}
+	for _, info := range infos {
+		if info.DType == 0 {
+			res.Dequantized++
+		}
+	}
+	return res, nil
 }
 
 // tcastLayout is the default layout.

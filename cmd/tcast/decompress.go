@@ -74,7 +74,13 @@ func runDecompress(args []string, stdout, stderr io.Writer) error {
 		if strings.EqualFold(filepath.Ext(*out), ".npy") {
 			return usagef("-o %s: %s is a checkpoint, which decompresses to safetensors: give a .safetensors file or a directory", *out, dir)
 		}
-		return convert.Decompress(dir, *out, convert.DecompressOptions{To: toFormat, Force: *force})
+		res, err := convert.Decompress(dir, *out, convert.DecompressOptions{To: toFormat, Force: *force})
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "%s (%s layout) → %s: %d tensors, %d dequantized to %s\n",
+			res.Input, res.Layout, res.Output, res.Tensors, res.Dequantized, *to)
+		return nil
 	}
 	d, err := castdir.Open(dir)
 	if err != nil {
