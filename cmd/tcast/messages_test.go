@@ -1,0 +1,65 @@
+package main
+
+import (
+	"bytes"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/tensorcast-go/tensorcast/checkpoint/convert"
+)
+
+// Finding 11: each mistake gets a message that names it and says what to do,
+// with one prefix.
+func TestMessages(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "out")
+	for _, tc := range []struct {
+		args []string
+		code int
+		want []string
+	}{
+		{[]string{"convert", irisFixture, "-dtype", "mxfp4", "-o", out, "-layot", "tcast"}, 2,
+			[]string{"unknown flag -layot", "did you mean -layout", "tcast help convert"}},
+		{[]string{"convert", irisFixture, "-dtype", "mxfp4", "-o", out, "-layout", "gguff"}, 2,
+			[]string{`unknown layout "gguff"`, "closest: gguf", "fp8-block"}},
+		{[]string{"convert", irisFixture, "-dtype", "mxpf4", "-o", out}, 2,
+			[]string{`unknown datatype "mxpf4" (closest: mxfp4`}},
+		{[]string{"convert", irisFixture, "-dtype", "q8_0", "-o", out}, 2,
+			[]string{"q8_0 is a datatype of the gguf layout: add -layout gguf"}},
+		{[]string{"convert", "../../testdata/conv2d_2.f32.npy", "-dtype", "mxfp4", "-o", out}, 1,
+			[]string{"NumPy .npy array", "tcast cast"}},
+		{[]string{"convert", irisFixture, "-dtype", "nvfp4", "-layout", "gguf", "-o", out}, 2,
+			[]string{"mxfp4", "q8_0", "q4_0"}},
+	} {
+		code, _, stderr := tcast(tc.args...)
+		assert.Equal(t, tc.code, code, "%v: %s", tc.args, stderr)
+		for _, w := range tc.want {
+			assert.Contains(t, stderr, w, tc.args)
+		}
+		assert.Equal(t, 1, strings.Count(stderr, "tcast convert:"), "one prefix: %s", stderr)
+		assert.NotContains(t, stderr, "convert: convert:")
+		assert.NotContains(t, stderr, "tcast: tcast:")
+		assert.NoDirExists(t, out)
+	}
+}
+
+// Finding 12: off a terminal the progress is one line at the end (and one
+// every ten seconds), not a line per tensor.
+func TestProgressOffTerminal(t *testing.T) {
+	var b bytes.Buffer
+	p := progressPrinter(&b)
+	for i := 1; i <= 189; i++ {
+		p(convert.Progress{Tensors: i, TotalTensors: 189, Bytes: int64(i), TotalBytes: 189, Elapsed: time.Duration(i) * time.Millisecond})
+	}
+	assert.Equal(t, 1, strings.Count(b.String(), "\n"), b.String())
+	assert.Contains(t, b.String(), "189/189 tensors")
+	b.Reset()
+	p = progressPrinter(&b)
+	for i := 1; i <= 30; i++ {
+		p(convert.Progress{Tensors: i, TotalTensors: 30, Elapsed: time.Duration(i) * time.Second})
+	}
+	assert.Equal(t, 3, strings.Count(b.String(), "\n"), "at 10 s, 20 s and the end: %s", b.String())
+}
