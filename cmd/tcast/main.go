@@ -3,19 +3,23 @@
 // Usage:
 //
 //	tcast convert IN -dtype NAME -o OUT [-layout L] [-include RE] [-exclude RE] [-axis N]
-//	              [-scale-mode MODE] [-workers K] [-force] [-json]
+//	              [-scale-mode MODE] [-workers K] [-shard-size SIZE] [-rename RE=REPL] [-force] [-json]
 //	tcast verify [-min-sqnr DB] [-json] ORIG CONVERTED
-//	tcast inspect [-json] FILE
+//	tcast inspect [-json] [-stats=false] CHECKPOINT|CASTDIR
 //	tcast synth -o FILE -layers L -hidden H [-dtype bf16|f16|f32] [-seed S] [-vocab V] [-force]
 //	tcast cast -dtype NAME [-axis N] [-scale-mode MODE] [-round even|away|zero|stochastic] [-seed N]
-//	           [-overflow sat|ieee] [-full-range] [-keep MASK.npy] -o DIR IN.npy
-//	tcast decompress -o OUT.npy [-to f32|f16|bf16] DIR
+//	           [-overflow sat|ieee] [-full-range] [-keep MASK.npy] [-force] -o DIR IN.npy
+//	tcast decompress -o OUT.npy [-to f32|f16|bf16] [-force] CASTDIR
+//	tcast decompress -o OUT.safetensors|OUTDIR [-to f32|f16|bf16] [-force] CHECKPOINT
 //	tcast datatypes [-json] [NAME...]
 //	tcast formats [-json] [NAME...]
 //	tcast bench [-n N] [-dtype NAME,...]
 //
-// Flags may come before or after the positional arguments. Run `tcast help CMD`
-// for the flags of one command.
+// A CHECKPOINT is a .safetensors file, a sharded index, a .gguf file or a
+// directory holding one, in any layout package load reads. Outputs appear
+// whole or not at all, never over an input, and replace an existing output
+// only with -force. Flags may come before or after the positional arguments.
+// Run `tcast help CMD` for the flags of one command.
 package main
 
 import (
