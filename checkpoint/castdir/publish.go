@@ -16,7 +16,7 @@ func publishDir(dst string, files []file, force bool) error {
 	if err := os.MkdirAll(filepath.Dir(filepath.Clean(dst)), 0o777); err != nil {
 		return err
 	}
-	o, err := atomicfile.Begin(dst, atomicfile.Options{Dir: true, Force: force})
+	o, err := atomicfile.Begin(dst, atomicfile.Options{Dir: true, Force: force, Replaceable: isCastFile})
 	if err != nil {
 		return err
 	}
@@ -27,4 +27,10 @@ func publishDir(dst string, files []file, force bool) error {
 		}
 	}
 	return o.Commit()
+}
+
+// isCastFile reports whether name is a file a cast directory may hold: what
+// -force may replace.
+func isCastFile(name string) bool {
+	return filepath.Ext(name) == ".npy" || name == InfoFile
 }

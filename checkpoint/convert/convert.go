@@ -294,6 +294,9 @@ func (p *plan) keptSpec(info *load.Info) (layout.Spec, error) {
 func newPlan(in *load.Checkpoint, opts *Options) (*plan, error) {
 	p := &plan{in: in, opts: opts, lay: opts.Layout, weights: map[string][]string{},
 		meta: layout.WithoutMetaKeys(in.Metadata())}
+	if in.GGUF() != nil {
+		p.meta = map[string]string{} // GGUF key/values are not safetensors metadata
+	}
 	if p.lay.Container() == layout.GGUF {
 		// Safetensors metadata is not carried into GGUF; the architecture
 		// comes from config.json's model_type.
@@ -301,7 +304,10 @@ func newPlan(in *load.Checkpoint, opts *Options) (*plan, error) {
 		var cfg struct {
 			ModelType string `json:"model_type"`
 		}
-		if json.Unmarshal(in.Config(), &cfg) == nil && cfg.ModelType != "" {
+		switch {
+		case in.GGUF() != nil && in.GGUF().Architecture() != "":
+			p.meta["general.architecture"] = in.GGUF().Architecture()
+		case json.Unmarshal(in.Config(), &cfg) == nil && cfg.ModelType != "":
 			p.meta["general.architecture"] = cfg.ModelType
 		}
 	}
@@ -482,6 +488,9 @@ func Convert(inPath, out string, opts Options) (*Result, error) {
 		sort.Strings(names)
 		return nil, fmt.Errorf("the %s layout writes %s beside the weights, so -o must name a directory, not the file %s",
 			lay.Name(), strings.Join(names, " and "), out)
+	}
+	if lay.Container() == layout.GGUF {
+		p.meta["general.name"] = strings.TrimSuffix(filepath.Base(dest), ".gguf")
 	}
 	stage, err := beginOutput(dest, isDir, opts.Force)
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"github.com/tensorcast-go/tensorcast/checkpoint/gguf"
 	"github.com/tensorcast-go/tensorcast/checkpoint/layout"
 	"github.com/tensorcast-go/tensorcast/checkpoint/load"
+	"github.com/tensorcast-go/tensorcast/checkpoint/safetensors"
 	"github.com/tensorcast-go/tensorcast/scale"
 	"github.com/tensorcast-go/tensorcast/tcast"
 )
@@ -213,4 +214,35 @@ func TestGGUFOptions(t *testing.T) {
 	ct, err := in.Tensor("conv2d/Conv2D_weights")
 	require.NoError(t, err)
 	assert.Equal(t, "mxfp4e2", ct.DataType.Name())
+}
+
+// TestGGUFNameAndMetadata checks that a GGUF output is named after its file
+// (not the temporary it was written under), and that GGUF key/values do not
+// leak into safetensors output.
+func TestGGUFNameAndMetadata(t *testing.T) {
+	g := filepath.Join(t.TempDir(), "my-model.gguf")
+	_, err := toGGUF(t, g, "q8_0", Options{})
+	require.NoError(t, err)
+	f, err := gguf.Open(g)
+	require.NoError(t, err)
+	v, _ := f.Get("general.name")
+	name, _ := v.Str()
+	assert.Equal(t, "my-model", name)
+	f.Close()
+	out := filepath.Join(t.TempDir(), "st")
+	_, err = Convert(g, out, opts(t, "mxfp4", "tcast"))
+	require.NoError(t, err)
+	c, err := load.Open(out)
+	require.NoError(t, err)
+	defer c.Close()
+	for k := range c.Metadata() {
+		assert.True(t, layout.IsMetaKey(k), "only our keys, not %s", k)
+	}
+	plain := filepath.Join(t.TempDir(), "plain.safetensors")
+	_, err = Decompress(g, plain, DecompressOptions{})
+	require.NoError(t, err)
+	p, err := safetensors.Open(plain)
+	require.NoError(t, err)
+	defer p.Close()
+	assert.Empty(t, p.Metadata())
 }

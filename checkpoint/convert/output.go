@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"strings"
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/gguf"
 	"github.com/tensorcast-go/tensorcast/checkpoint/layout"
@@ -75,7 +74,7 @@ func newGGUFSink(path string, specs []layout.Spec, meta map[string]string) (sink
 	if a := meta["general.architecture"]; a != "" {
 		arch = a
 	}
-	kvs := [][2]string{{"general.architecture", arch}, {"general.name", strings.TrimSuffix(filepath.Base(path), ".gguf")}}
+	kvs := [][2]string{{"general.architecture", arch}, {"general.name", meta["general.name"]}}
 	for _, k := range []string{layout.KeyDataType, layout.KeyLayout, layout.KeyWeights, layout.KeyTransposed, layout.KeyRenamed} {
 		if v, ok := meta[k]; ok {
 			kvs = append(kvs, [2]string{k, v})
@@ -117,32 +116,16 @@ func checkOutput(dest string, inputs []string, inPath string) error {
 	return atomicfile.CheckOutput(dest, inputs...)
 }
 
-// ourFiles matches the files a checkpoint output directory may hold, which
-// -force may replace: weights, shards, index and config files.
-var ourFiles = regexp.MustCompile(`^(.*\.safetensors|.*\.gguf|.*\.json)$`)
+// checkpointFile matches the files a checkpoint output directory may hold,
+// which -force may replace: weights, shards, index and config files.
+var checkpointFile = regexp.MustCompile(`^(.*\.safetensors|.*\.gguf|.*\.json)$`)
 
-// beginOutput starts writing dest (a directory when isDir). An existing
-// empty directory is taken as a new one; with force, an existing directory
-// is replaced only if it holds nothing but checkpoint files, so that a
-// mistaken -o never removes other work.
+// beginOutput starts writing dest (a directory when isDir): an existing
+// empty directory is taken as new; with force, an existing directory is
+// replaced only if it holds nothing but checkpoint files.
 func beginOutput(dest string, isDir, force bool) (*atomicfile.Output, error) {
 	if err := os.MkdirAll(filepath.Dir(dest), 0o777); err != nil {
 		return nil, err
 	}
-	if st, err := os.Stat(dest); err == nil && st.IsDir() && isDir {
-		entries, err := os.ReadDir(dest)
-		if err != nil {
-			return nil, err
-		}
-		if len(entries) == 0 {
-			force = true
-		}
-		for _, e := range entries {
-			if force && (e.IsDir() || !ourFiles.MatchString(e.Name())) {
-				return nil, fmt.Errorf("-force would replace %s, which holds %s, not a file of a checkpoint; move it away or choose another output",
-					dest, filepath.Join(dest, e.Name()))
-			}
-		}
-	}
-	return atomicfile.Begin(dest, atomicfile.Options{Dir: isDir, Force: force})
+	return atomicfile.Begin(dest, atomicfile.Options{Dir: isDir, Force: force, Replaceable: checkpointFile.MatchString})
 }

@@ -170,7 +170,11 @@ func Decompress(in, out string, opts DecompressOptions) (*DecompressResult, erro
 	if isDir {
 		path = filepath.Join(path, "model.safetensors")
 	}
-	w, err := safetensors.Create(path, specs, layout.WithoutMetaKeys(c.Metadata()))
+	meta := layout.WithoutMetaKeys(c.Metadata())
+	if c.GGUF() != nil {
+		meta = nil // GGUF key/values are not safetensors metadata
+	}
+	w, err := safetensors.Create(path, specs, meta)
 	if err != nil {
 		return nil, err
 	}

@@ -405,3 +405,13 @@ func TestCastAndDecompressProtectInputs(t *testing.T) {
 	code, _, stderr = tcast("decompress", "-o", back, "-force", cast)
 	assert.Equal(t, 0, code, stderr)
 }
+
+// cast -force replaces a cast directory, never a directory holding other work.
+func TestCastForceKeepsOtherWork(t *testing.T) {
+	other := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(other, "notes.txt"), []byte("mine"), 0o644))
+	code, _, stderr := tcast("cast", "-dtype", "mxfp4", "-force", "-o", other, "../../testdata/conv2d_2.f32.npy")
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, "notes.txt")
+	assert.FileExists(t, filepath.Join(other, "notes.txt"))
+}

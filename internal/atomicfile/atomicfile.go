@@ -36,8 +36,12 @@ type Options struct {
 	// to fill with files (and subdirectories).
 	Dir bool
 	// Force replaces an existing destination of the same kind, atomically:
-	// see Commit.
+	// see Commit. An existing empty directory is replaced without it.
 	Force bool
+	// Replaceable, when set, limits what Force replaces: an existing
+	// directory is replaced only if Replaceable accepts the name of every
+	// entry in it (so that a mistaken output never removes other work).
+	Replaceable func(name string) bool
 }
 
 // ErrExists is wrapped by the error of Begin or Commit when the destination
@@ -278,8 +282,30 @@ func (o *Output) checkExisting(fi fs.FileInfo) error {
 		return fmt.Errorf("output %s is a directory of files, but %s exists and is not a directory: remove it or choose another output", o.dest, o.dest)
 	case !o.opts.Dir && fi.IsDir():
 		return fmt.Errorf("output %s is a file, but %s exists and is a directory: remove it or choose another output", o.dest, o.dest)
-	case !o.opts.Force:
+	}
+	if !o.opts.Dir {
+		if !o.opts.Force {
+			return fmt.Errorf("%s %w; pass -force to replace it, or choose another output", o.dest, ErrExists)
+		}
+		return nil
+	}
+	entries, err := os.ReadDir(o.abs)
+	if err != nil {
+		return fmt.Errorf("output %s: %w", o.dest, err)
+	}
+	if len(entries) == 0 {
+		return nil // an empty directory: nothing to lose
+	}
+	if !o.opts.Force {
 		return fmt.Errorf("%s %w; pass -force to replace it, or choose another output", o.dest, ErrExists)
+	}
+	if o.opts.Replaceable != nil {
+		for _, e := range entries {
+			if !o.opts.Replaceable(e.Name()) {
+				return fmt.Errorf("-force would replace %s, which holds %s, a file this output does not consist of; move it away or choose another output",
+					o.dest, filepath.Join(o.dest, e.Name()))
+			}
+		}
 	}
 	return nil
 }

@@ -270,7 +270,6 @@ func TestRefused(t *testing.T) {
 	}{
 		{"file exists", Options{}, map[string]string{"": "old"}, ErrExists, []string{"out already exists", "-force", "another output"}},
 		{"dir exists", Options{Dir: true}, map[string]string{"a": "old"}, ErrExists, []string{"out already exists", "-force"}},
-		{"empty dir exists", Options{Dir: true}, map[string]string{}, ErrExists, []string{"out already exists"}},
 		{"file output, dir exists", Options{}, map[string]string{"a": "old"}, nil, []string{"out is a file", "is a directory"}},
 		{"file output, dir exists, force", Options{Force: true}, map[string]string{"a": "old"}, nil, []string{"is a directory"}},
 		{"dir output, file exists", Options{Dir: true}, map[string]string{"": "old"}, nil, []string{"is not a directory"}},
@@ -465,4 +464,28 @@ func TestLockedErrorMessage(t *testing.T) {
 	for _, s := range []string{"out/model.safetensors", "4242", "out/.model.safetensors.tcast-lock", "wait", "remove"} {
 		assert.Contains(t, err.Error(), s)
 	}
+}
+
+// TestEmptyAndReplaceable checks that an existing empty directory is taken
+// without Force (nothing is lost), and that Force replaces a directory only
+// when Replaceable accepts every entry.
+func TestEmptyAndReplaceable(t *testing.T) {
+	parent := t.TempDir()
+	dest := filepath.Join(parent, "out")
+	require.NoError(t, os.Mkdir(dest, 0o755))
+	o, err := Begin(dest, Options{Dir: true})
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(o.Path(), "model.safetensors"), []byte("new"), 0o666))
+	require.NoError(t, o.Commit())
+
+	require.NoError(t, os.WriteFile(filepath.Join(dest, "notes.txt"), []byte("mine"), 0o644))
+	onlyCheckpoints := func(name string) bool { return filepath.Ext(name) == ".safetensors" }
+	_, err = Begin(dest, Options{Dir: true, Force: true, Replaceable: onlyCheckpoints})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "notes.txt")
+	assert.FileExists(t, filepath.Join(dest, "notes.txt"))
+	require.NoError(t, os.Remove(filepath.Join(dest, "notes.txt")))
+	o, err = Begin(dest, Options{Dir: true, Force: true, Replaceable: onlyCheckpoints})
+	require.NoError(t, err)
+	o.Abort()
 }

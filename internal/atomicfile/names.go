@@ -124,6 +124,9 @@ func removeStale(dir string) {
 	for _, e := range entries {
 		prefix, pid, tok, base, ok := parseTemp(e.Name())
 		if !ok {
+			if strings.HasSuffix(e.Name(), lockSuffix) && strings.HasPrefix(e.Name(), ".") {
+				removeStaleLock(filepath.Join(dir, e.Name()))
+			}
 			continue
 		}
 		info, err := e.Info()
@@ -141,6 +144,24 @@ func removeStale(dir string) {
 		}
 		os.RemoveAll(p)
 	}
+}
+
+// removeStaleLock removes the lock file p if its writer no longer runs: it
+// is renamed to a name of ours first, so that of several processes doing so
+// only one removes it, and put back if it turns out to be a live writer's.
+func removeStaleLock(p string) {
+	if _, stale, err := readLock(p); err != nil || !stale {
+		return
+	}
+	aside := filepath.Join(filepath.Dir(p), tempName(tmpPrefix, filepath.Base(p)))
+	if os.Rename(p, aside) != nil {
+		return
+	}
+	if _, stale, err := readLock(aside); err == nil && !stale {
+		os.Rename(aside, p)
+		return
+	}
+	os.Remove(aside)
 }
 
 // acquireLock creates the lock file of o, taking over one whose writer no

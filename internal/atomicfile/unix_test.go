@@ -247,3 +247,22 @@ func TestSignals(t *testing.T) {
 		})
 	}
 }
+
+// TestStaleLocksRemoved checks that Begin removes the lock files of writers
+// that no longer run, also of other destinations, and keeps live ones.
+func TestStaleLocksRemoved(t *testing.T) {
+	dir := t.TempDir()
+	dead := deadPID(t)
+	stale := filepath.Join(dir, lockName("other"))
+	require.NoError(t, os.WriteFile(stale, []byte(fmt.Sprintf("%d 0123456789abcdef\n", dead)), 0o644))
+	nested := filepath.Join(dir, lockName(".tcast-tmp-1-x-model.safetensors"))
+	require.NoError(t, os.WriteFile(nested, []byte(fmt.Sprintf("%d 0123456789abcdef\n", dead)), 0o644))
+	live := filepath.Join(dir, lockName("busy"))
+	require.NoError(t, os.WriteFile(live, []byte(fmt.Sprintf("%d %s\n", os.Getpid(), token)), 0o644))
+	o, err := Begin(filepath.Join(dir, "out"), Options{})
+	require.NoError(t, err)
+	o.Abort()
+	assert.NoFileExists(t, stale)
+	assert.NoFileExists(t, nested)
+	assert.FileExists(t, live)
+}
