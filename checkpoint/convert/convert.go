@@ -387,9 +387,12 @@ func (p *plan) add(d *decision, seen map[string]string, why map[string]int) erro
 	}
 	for _, sp := range specs {
 		if other, dup := seen[sp.Name]; dup {
-			return fmt.Errorf("output tensor %q of %s collides with one of %s", sp.Name, info.Name, other)
+			if p.opts.Rename != nil {
+				return fmt.Errorf("-rename maps tensors %s and %s to the same output tensor %q; make the rules keep names apart", other, d.source, sp.Name)
+			}
+			return fmt.Errorf("output tensor %q of %s collides with one of %s", sp.Name, d.source, other)
 		}
-		seen[sp.Name] = info.Name
+		seen[sp.Name] = d.source
 		p.specs = append(p.specs, sp)
 	}
 	p.tensors = append(p.tensors, d)
@@ -433,11 +436,15 @@ func Destination(out string, l layout.Layout) (string, bool, error) {
 		return "", false, fmt.Errorf("-o %s names a GGUF file, but the %s layout writes safetensors: add -layout gguf, or give a directory or a .safetensors file", out, l.Name())
 	case ext == ".safetensors":
 		return "", false, fmt.Errorf("-o %s names a safetensors file, but the gguf layout writes GGUF: give a .gguf file or a directory", out)
-	case ext == ".npy" || ext == ".npz" || ext == ".json" || ext == ".bin" || ext == ".pt" || ext == ".pth":
+	case fileExts[ext]:
 		return "", false, fmt.Errorf("-o %s: a checkpoint is not written as %s; give a directory or a %s file", out, ext, want)
 	}
 	return out, true, nil
 }
+
+// fileExts are extensions of files that are no checkpoint output: an -o
+// ending in one is a mistake, not a directory name.
+var fileExts = map[string]bool{".npy": true, ".npz": true, ".json": true, ".bin": true, ".pt": true, ".pth": true, ".gguf": true}
 
 // fileName is the weight file inside a directory output.
 func fileName(l layout.Layout) string {

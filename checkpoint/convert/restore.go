@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -138,9 +139,12 @@ func Decompress(in, out string, opts DecompressOptions) (*DecompressResult, erro
 			return nil, fmt.Errorf("decompress to %s: want float32, float16 or bfloat16", opts.To.Name())
 		}
 	}
-	dest, isDir, err := Destination(out, tcastLayout())
-	if err != nil {
-		return nil, err
+	dest, isDir := out, true
+	switch ext := strings.ToLower(filepath.Ext(out)); {
+	case ext == ".safetensors":
+		isDir = false
+	case fileExts[ext] && !strings.HasSuffix(out, string(os.PathSeparator)):
+		return nil, fmt.Errorf("-o %s: decompress writes safetensors; give a .safetensors file or a directory", out)
 	}
 	c, err := load.Open(in)
 	if err != nil {
@@ -212,11 +216,6 @@ func Decompress(in, out string, opts DecompressOptions) (*DecompressResult, erro
 	return res, nil
 }
 
-// tcastLayout is the default layout.
-func tcastLayout() layout.Layout {
-	l, _ := layout.Get("tcast")
-	return l
-}
 
 // floatBytes encodes v little-endian as d (F32, F16 or BF16), rounding to
 // nearest even and keeping overflow as infinity.

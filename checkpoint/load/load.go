@@ -22,6 +22,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -162,6 +163,9 @@ func Open(path string) (*Checkpoint, error) {
 func resolve(path string) (file, dir string, err error) {
 	st, err := os.Stat(path)
 	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return "", "", fmt.Errorf("checkpoint %s does not exist: %w", path, err)
+		}
 		return "", "", err
 	}
 	if !st.IsDir() {
@@ -178,8 +182,15 @@ func resolve(path string) (file, dir string, err error) {
 	m, _ := filepath.Glob(filepath.Join(path, "*.safetensors"))
 	g, _ := filepath.Glob(filepath.Join(path, "*.gguf"))
 	m = append(m, g...)
-	if len(m) != 1 {
-		return "", "", fmt.Errorf("%s: want one .safetensors or .gguf file, or a %s, in the directory; found %d such files", path, safetensors.IndexFileName, len(m))
+	switch len(m) {
+	case 0:
+		return "", "", fmt.Errorf("%s: %w: the directory holds no .safetensors or .gguf file and no %s", path, ErrNotCheckpoint, safetensors.IndexFileName)
+	case 1:
+	default:
+		for i := range m {
+			m[i] = filepath.Base(m[i])
+		}
+		return "", "", fmt.Errorf("%s holds %d checkpoint files (%s) and no %s: name the one to read", path, len(m), strings.Join(m, ", "), safetensors.IndexFileName)
 	}
 	return m[0], path, nil
 }
@@ -213,6 +224,8 @@ func sniff(path string) (string, error) {
 		return "", fmt.Errorf("%s: %w: it looks like a Python pickle (PyTorch .bin/.pt); save it as safetensors first", path, ErrNotCheckpoint)
 	case strings.HasSuffix(path, ".gguf"):
 		return "", fmt.Errorf("%s: %w: a .gguf file starts with the bytes GGUF, this one does not", path, ErrNotCheckpoint)
+	case len(b) < 8 || !fitsHeader(f, b):
+		return "", fmt.Errorf("%s: %w: neither a safetensors file (its first 8 bytes are no header length that fits the file) nor a GGUF file", path, ErrNotCheckpoint)
 	}
 	return "safetensors", nil
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -53,6 +54,8 @@ func runCast(args []string, stdout, stderr io.Writer) error {
 		return usagef("-dtype is required")
 	case *out == "":
 		return usagef("-o DIR is required")
+	case strings.EqualFold(filepath.Ext(*out), ".npy"):
+		return usagef("-o %s: cast writes a directory of .npy files and info.json; give a directory name", *out)
 	}
 	rmode, ok := roundingNames[*round]
 	if !ok {

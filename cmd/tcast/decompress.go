@@ -45,8 +45,8 @@ func isCastDir(path string) bool {
 
 func runDecompress(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("decompress", flag.ContinueOnError)
-	out := fs.String("o", "", "output `OUT.npy`")
-	to := fs.String("to", "f32", "output type: f32 (float32), f16 (float16) or bf16 (bfloat16; bits as uint16 in .npy)")
+	out := fs.String("o", "", "output: `OUT.npy` for a cast directory, OUT.safetensors or a directory for a checkpoint")
+	to := fs.String("to", "f32", "output `TYPE`: f32 (float32), f16 (float16) or bf16 (bfloat16; bits as uint16 in .npy)")
 	force := fs.Bool("force", false, "replace an existing output")
 	pos, err := parseArgs(fs, decompressUsage, args, stdout)
 	if err != nil {
@@ -54,9 +54,11 @@ func runDecompress(args []string, stdout, stderr io.Writer) error {
 	}
 	switch {
 	case len(pos) != 1:
-		return usagef("want exactly one input DIR, got %d", len(pos))
+		return usagef("want exactly one input (a cast directory or a checkpoint), got %d", len(pos))
 	case *out == "":
-		return usagef("-o OUT.npy is required")
+		return usagef("-o is required: OUT.npy for a cast directory, OUT.safetensors or a directory for a checkpoint")
+	case strings.EqualFold(filepath.Ext(pos[0]), ".npy"):
+		return usagef("%s is a NumPy array: cast it with tcast cast -o DIR, then decompress DIR", pos[0])
 	}
 	var toFormat *dtype.Format
 	switch *to {
@@ -81,6 +83,9 @@ func runDecompress(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "%s (%s layout) → %s: %d tensors, %d dequantized to %s\n",
 			res.Input, res.Layout, res.Output, res.Tensors, res.Dequantized, *to)
 		return nil
+	}
+	if !strings.EqualFold(filepath.Ext(*out), ".npy") {
+		return usagef("-o %s: %s is a cast directory, which decompresses to one .npy array: give OUT.npy", *out, dir)
 	}
 	d, err := castdir.Open(dir)
 	if err != nil {

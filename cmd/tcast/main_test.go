@@ -95,7 +95,7 @@ func TestCastInputDTypesAndWidths(t *testing.T) {
 	writeNpy(t, filepath.Join(dir, "d.npy"), []int{3}, []float64{1.5, -0.1, math.Inf(1)})
 
 	for _, in := range []string{"h.npy", "d.npy"} {
-		out := filepath.Join(dir, "o-"+in)
+		out := filepath.Join(dir, "o-"+strings.TrimSuffix(in, ".npy"))
 		code, _, stderr := tcast("cast", "-dtype", "bfloat16", "-overflow", "ieee", "-o", out, filepath.Join(dir, in))
 		require.Equal(t, 0, code, stderr)
 		codes, _ := readWithNpyio[uint16](t, filepath.Join(out, "codes.npy"))

@@ -2,12 +2,14 @@ package main
 
 import (
 	"bytes"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/convert"
 )
@@ -62,4 +64,34 @@ func TestProgressOffTerminal(t *testing.T) {
 		p(convert.Progress{Tensors: i, TotalTensors: 30, Elapsed: time.Duration(i) * time.Second})
 	}
 	assert.Equal(t, 3, strings.Count(b.String(), "\n"), "at 10 s, 20 s and the end: %s", b.String())
+}
+
+// Wrong outputs and wrong files for decompress, cast and convert.
+func TestMoreMessages(t *testing.T) {
+	dir := t.TempDir()
+	cast := filepath.Join(dir, "cast")
+	code, _, stderr := tcast("cast", "-dtype", "mxfp4", "-o", cast, "../../testdata/conv2d_2.f32.npy")
+	require.Equal(t, 0, code, stderr)
+	text := filepath.Join(dir, "x.safetensors")
+	require.NoError(t, os.WriteFile(text, []byte("this is not a checkpoint at all\n"), 0o644))
+	for _, tc := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"decompress", "-o", filepath.Join(dir, "back.safetensors"), cast}, 2, "decompresses to one .npy array"},
+		{[]string{"decompress", "-o", filepath.Join(dir, "x.npy"), "../../testdata/conv2d_2.f32.npy"}, 2, "cast it with tcast cast"},
+		{[]string{"decompress", irisFixture}, 2, "OUT.safetensors or a directory"},
+		{[]string{"decompress", "-o", filepath.Join(dir, "x.gguf"), irisFixture}, 1, "decompress writes safetensors"},
+		{[]string{"cast", "-dtype", "mxfp4", "-o", filepath.Join(dir, "c.npy"), "../../testdata/conv2d_2.f32.npy"}, 2, "give a directory name"},
+		{[]string{"convert", text, "-dtype", "mxfp4", "-o", filepath.Join(dir, "o")}, 1, "neither a safetensors file"},
+		{[]string{"convert", filepath.Join(dir, "missing.safetensors"), "-dtype", "mxfp4", "-o", filepath.Join(dir, "o")}, 1, "does not exist"},
+		{[]string{"convert", irisFixture, "-dtype", "mxfp4", "-rename", ".*=x", "-o", filepath.Join(dir, "o")}, 1, "-rename maps"},
+	} {
+		code, _, stderr := tcast(tc.args...)
+		assert.Equal(t, tc.code, code, "%v: %s", tc.args, stderr)
+		assert.Contains(t, stderr, tc.want, tc.args)
+		assert.NotContains(t, stderr, "-layout", "decompress has no -layout: %v", tc.args)
+	}
+	assert.NoFileExists(t, filepath.Join(dir, "back.safetensors"))
 }

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -279,6 +280,8 @@ func runSynth(args []string, stdout, stderr io.Writer) error {
 		return usagef("unexpected argument %q: the output is given with -o FILE", pos[0])
 	case *out == "":
 		return usagef("-o FILE is required")
+	case !strings.HasSuffix(*out, ".safetensors"):
+		return usagef("-o %s: synth writes a safetensors file; give a name ending in .safetensors", *out)
 	case *layers < 1 || *layers > synthMaxLayers:
 		return usagef("-layers %d: want 1..%d", *layers, synthMaxLayers)
 	case *hidden < 64 || *hidden > synthMaxHidden || *hidden%64 != 0:

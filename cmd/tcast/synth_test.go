@@ -288,7 +288,8 @@ func TestSynthBadFlags(t *testing.T) {
 		{[]string{"-o", out, "-layers", "1", "-hidden", "64", "-dtype", "f8"}, `-dtype "f8"`},
 		{[]string{"-o", out, "-layers", "1", "-hidden", "64", "extra"}, `unexpected argument "extra"`},
 		{[]string{"-o", out, "-layers", "x"}, "-layers"},
-		{[]string{"-o", dir, "-layers", "1", "-hidden", "64", "-force"}, "is a directory"},
+		{[]string{"-o", dir, "-layers", "1", "-hidden", "64", "-force"}, "name ending in .safetensors"},
+		{[]string{"-o", filepath.Join(dir, "model.npy"), "-layers", "1", "-hidden", "64"}, "name ending in .safetensors"},
 	} {
 		err := runSynth(c.args, io.Discard, io.Discard)
 		var ue *usageError
