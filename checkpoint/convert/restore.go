@@ -216,7 +216,6 @@ func Decompress(in, out string, opts DecompressOptions) (*DecompressResult, erro
 	return res, nil
 }
 
-
 // floatBytes encodes v little-endian as d (F32, F16 or BF16), rounding to
 // nearest even and keeping overflow as infinity.
 func floatBytes(v []float32, d safetensors.DType) []byte {
