@@ -468,6 +468,9 @@ func Convert(inPath, out string, opts Options) (*Result, error) {
 		opts.Workers = runtime.GOMAXPROCS(0)
 	}
 	lay := opts.Layout
+	if err := layout.Accepts(lay, opts.DataType); err != nil {
+		return nil, err
+	}
 	dest, isDir, err := Destination(out, lay)
 	if err != nil {
 		return nil, err

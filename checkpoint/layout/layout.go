@@ -270,3 +270,21 @@ func (e *FormatError) Error() string {
 }
 
 func (e *FormatError) Unwrap() error { return e.Err }
+
+// Accepts reports whether layout l can hold datatype dt for some weight (of
+// rank 2 to 4, scaled along its last axis), and returns the error of Check
+// otherwise: a datatype the layout never takes is refused before any tensor
+// is read.
+func Accepts(l Layout, dt *tcast.DataType) error {
+	var first error
+	for rank := 2; rank <= 4; rank++ {
+		err := l.Check(dt, rank-1, rank)
+		if err == nil {
+			return nil
+		}
+		if first == nil {
+			first = err
+		}
+	}
+	return first
+}

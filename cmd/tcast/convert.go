@@ -70,6 +70,9 @@ func runConvert(args []string, stdout, stderr io.Writer) error {
 	if opts.DataType, err = layout.DataType(opts.Layout, *name); err != nil {
 		return usagef("-dtype: %s%s", strings.TrimPrefix(err.Error(), "tc"+"ast: "), dtypeHint(*name, *lay))
 	}
+	if err := layout.Accepts(opts.Layout, opts.DataType); err != nil {
+		return usagef("-dtype %s: %v", *name, err)
+	}
 	if opts.Mode, err = scale.ParseMode(*mode); err != nil {
 		return usagef("-scale-mode: %v", err)
 	}

@@ -171,7 +171,6 @@ func TestConvertNothingCastIsAnError(t *testing.T) {
 	for _, args := range [][]string{
 		{"-layout", "compressed-tensors", "-dtype", "nvfp4"},
 		{"-dtype", "mxfp4", "-axis", "5"},
-		{"-layout", "modelopt", "-dtype", "mxfp4"},
 	} {
 		code, _, stderr := tcast(append([]string{"convert", irisFixture, "-o", out}, args...)...)
 		assert.Equal(t, 1, code, args)
@@ -179,6 +178,11 @@ func TestConvertNothingCastIsAnError(t *testing.T) {
 		assert.Contains(t, stderr, "-include", args)
 		assert.NoDirExists(t, out, "nothing is written: %v", args)
 	}
+	// A datatype the layout never takes is a usage error, before the input is read.
+	code, _, stderr := tcast("convert", irisFixture, "-o", out, "-layout", "modelopt", "-dtype", "mxfp4")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "takes nvfp4 only")
+	assert.NoDirExists(t, out)
 	// The same shape of weight kept in one layout is an error under -include in every layout.
 	for _, lay := range []string{"compressed-tensors", "modelopt"} {
 		code, _, stderr := tcast("convert", irisFixture, "-layout", lay, "-dtype", "nvfp4", "-include", "conv2d_1/", "-o", out)
