@@ -2,6 +2,7 @@ package convert
 
 import (
 	"encoding/binary"
+	"encoding/json"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -91,4 +92,25 @@ func TestFP8BlocksToMXFP8IsExact(t *testing.T) {
 	res, err := Convert(dir, filepath.Join(t.TempDir(), "mx"), opts(t, "mxfp8e4", "tcast"))
 	require.NoError(t, err)
 	requireExact(t, res, dir, res.Output)
+}
+
+// TestDecompressWritesPlainConfig decompresses a ModelOpt checkpoint into a
+// directory: config.json comes along without its quantization_config.
+func TestDecompressWritesPlainConfig(t *testing.T) {
+	src := "../load/testdata/modelopt"
+	out := filepath.Join(t.TempDir(), "plain")
+	res, err := Decompress(src, out, DecompressOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, "modelopt", res.Layout)
+	b, err := os.ReadFile(filepath.Join(out, "config.json"))
+	require.NoError(t, err)
+	var cfg map[string]any
+	require.NoError(t, json.Unmarshal(b, &cfg))
+	assert.NotContains(t, cfg, "quantization_config")
+	assert.Equal(t, "llama", cfg["model_type"])
+	assert.NoFileExists(t, filepath.Join(out, "hf_quant_config.json"))
+	c, err := load.Open(out)
+	require.NoError(t, err)
+	defer c.Close()
+	assert.Equal(t, load.Plain, c.Layout())
 }

@@ -123,7 +123,8 @@ type DecompressResult struct {
 }
 
 // Decompress writes a plain safetensors checkpoint at out (a .safetensors
-// file, or a directory for model.safetensors) holding every logical tensor of
+// file, or a directory for model.safetensors and the input's config.json
+// without its quantization_config) holding every logical tensor of
 // the checkpoint in (any layout load.Open reads): quantized tensors
 // dequantized to opts.To, the others as they are.
 func Decompress(in, out string, opts DecompressOptions) (*DecompressResult, error) {
@@ -203,6 +204,17 @@ func Decompress(in, out string, opts DecompressOptions) (*DecompressResult, erro
 	}
 	if err := w.Close(); err != nil {
 		return nil, err
+	}
+	if isDir && c.Config() != nil {
+		// A directory output is a loadable checkpoint: its config without
+		// the quantization the weights no longer have.
+		cfg, err := layout.PlainConfig(c.Config())
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", in, err)
+		}
+		if err := writeNew(filepath.Join(stage.Path(), "config.json"), cfg); err != nil {
+			return nil, err
+		}
 	}
 	if err := stage.Commit(); err != nil {
 		return nil, err

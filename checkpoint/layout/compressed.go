@@ -956,7 +956,8 @@ func (compressedTensors) Files(dt *tcast.DataType, converted []Converted, kept [
 }
 
 // setConfigKey returns the JSON object src (empty or nil: {}) with key set
-// to value, keeping the order of the other keys, indented by two spaces.
+// to value (removed for a nil value), keeping the order of the other keys,
+// indented by two spaces.
 func setConfigKey(src []byte, key string, value any) ([]byte, error) {
 	type kv struct {
 		k string
@@ -993,14 +994,20 @@ func setConfigKey(src []byte, key string, value any) ([]byte, error) {
 			return nil, fmt.Errorf("config.json: data after the top-level object")
 		}
 	}
-	vb, err := json.Marshal(value)
-	if err != nil {
-		return nil, err
-	}
-	if i := slices.IndexFunc(kvs, func(e kv) bool { return e.k == key }); i >= 0 {
-		kvs[i].v = vb
-	} else {
-		kvs = append(kvs, kv{key, vb})
+	i := slices.IndexFunc(kvs, func(e kv) bool { return e.k == key })
+	switch {
+	case value == nil && i >= 0:
+		kvs = slices.Delete(kvs, i, i+1)
+	case value != nil:
+		vb, err := json.Marshal(value)
+		if err != nil {
+			return nil, err
+		}
+		if i >= 0 {
+			kvs[i].v = vb
+		} else {
+			kvs = append(kvs, kv{key, vb})
+		}
 	}
 	var compact bytes.Buffer
 	compact.WriteByte('{')
@@ -1020,4 +1027,13 @@ func setConfigKey(src []byte, key string, value any) ([]byte, error) {
 	}
 	out.WriteByte('\n')
 	return out.Bytes(), nil
+}
+
+// PlainConfig returns config.json src without its quantization_config, for
+// a checkpoint whose weights were dequantized; nil for a nil src.
+func PlainConfig(src []byte) ([]byte, error) {
+	if src == nil {
+		return nil, nil
+	}
+	return setConfigKey(src, "quantization_config", nil)
 }
