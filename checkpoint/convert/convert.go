@@ -231,7 +231,7 @@ func (p *plan) decide(d *decision) error {
 	case rank < 2:
 		return keep("fewer than 2 dimensions")
 	case keepByDefault.MatchString(info.Name):
-		return keep("bias, norm or embedding")
+		return keep("bias, norm, embedding or output head")
 	}
 	axis, ok := tcast.AxisIndex(opts.Axis, rank)
 	if !ok {
@@ -242,7 +242,7 @@ func (p *plan) decide(d *decision) error {
 		d.shape, d.swap = layout.SwapLast2(info.Shape), true
 	}
 	if tile := lastTile(opts.DataType); tile > 0 && d.shape[axis] < tile && !included {
-		return keep(fmt.Sprintf("axis %d holds %d elements, less than one block of %d", axis, d.shape[axis], tile))
+		return keep(fmt.Sprintf("axis %d holds %d, less than one block of %d", axis, d.shape[axis], tile))
 	}
 	if err := p.lay.Check(opts.DataType, axis, rank); err != nil {
 		return keep(err.Error())

@@ -152,7 +152,7 @@ func TestDecide(t *testing.T) {
 		{"model.layers.0.mlp.down_proj.weight", safetensors.BF16, []int{64, 128}, "", "", true, ""},
 		{"model.layers.0.mlp.down_proj.bias", safetensors.BF16, []int{64}, "", "", false, "fewer than 2 dimensions"},
 		{"model.layers.0.input_layernorm.weight", safetensors.BF16, []int{64}, "", "", false, "fewer than 2"},
-		{"model.embed_tokens.weight", safetensors.BF16, []int{100, 64}, "", "", false, "bias, norm or embedding"},
+		{"model.embed_tokens.weight", safetensors.BF16, []int{100, 64}, "", "", false, "bias, norm, embedding or output head"},
 		{"model.embed_tokens.weight", safetensors.BF16, []int{100, 64}, "embed", "", true, ""},
 		{"lm_head.weight", safetensors.F32, []int{100, 64}, "", "", false, "embedding"},
 		{"model.layers.0.self_attn.q_proj.weight", safetensors.F16, []int{64, 64}, "", "q_proj", false, "excluded"},

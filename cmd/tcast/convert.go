@@ -20,7 +20,7 @@ import (
 )
 
 const convertUsage = "tcast convert IN -dtype NAME -o OUT [-layout LAYOUT] [-include RE] [-exclude RE] [-axis N]\n" +
-	"                    [-scale-mode MODE] [-workers K] [-shard-size SIZE] [-force] [-json]\n\n" +
+	"                    [-scale-mode MODE] [-workers K] [-shard-size SIZE] [-rename RE=REPL] [-force] [-json]\n\n" +
 	"IN is a checkpoint: a .safetensors file, a model.safetensors.index.json, a .gguf file, or a directory\n" +
 	"holding one, plain or quantized in any layout tcast reads (quantized weights are dequantized exactly,\n" +
 	"then cast). OUT is a directory (weights, shards and config files go in it), or a .safetensors file\n" +
@@ -47,7 +47,7 @@ func runConvert(args []string, stdout, stderr io.Writer) error {
 	exclude := fs.String("exclude", "", "keep tensors whose name matches `RE`")
 	axis := fs.Int("axis", -1, "scaled axis `N`: 0 is the first, negative counts from the end")
 	mode := fs.String("scale-mode", "floor", "power-of-two scale `MODE`: floor, ceil, even, rceil, midmax, option3, topbinade")
-	workers := fs.Int("workers", 0, "tensors cast in parallel (0: all cores)")
+	workers := fs.Int("workers", 0, "`K` tensors cast in parallel (0: all cores)")
 	force := fs.Bool("force", false, "replace an existing output (as a whole)")
 	shard := fs.String("shard-size", "", "split the output into shards of at most `SIZE` (e.g. 5GB, 500MB, 2GiB) with an index")
 	asJSON := fs.Bool("json", false, "print the report as JSON")

@@ -35,7 +35,7 @@ func runInspect(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if len(pos) != 1 {
-		return usagef("want one FILE (a .safetensors file, an index or a directory), got %d arguments", len(pos))
+		return usagef("want one checkpoint (a .safetensors, index or .gguf file, or a directory) or cast directory; got %d arguments", len(pos))
 	}
 	path := pos[0]
 	var rep *load.Report

@@ -43,12 +43,12 @@ type command struct {
 }
 
 var commands = []command{
-	{"convert", "cast the weights of a safetensors checkpoint and write them in a loader layout", runConvert},
+	{"convert", "cast the weights of a checkpoint (safetensors, GGUF, any layout) and write them in a loader layout", runConvert},
 	{"verify", "compare a converted checkpoint with its source: SQNR, MSE, max abs error per tensor", runVerify},
-	{"inspect", "list a checkpoint's tensors, packed datatypes and value statistics", runInspect},
+	{"inspect", "list a checkpoint's or cast directory's tensors, quantized weights and value statistics", runInspect},
 	{"synth", "write a deterministic transformer-shaped checkpoint for benchmarks and tests", runSynth},
 	{"cast", "cast an .npy array to a datatype: codes, dequantized values, packed bytes, scales, info.json", runCast},
-	{"decompress", "rebuild a cast directory's values, or a converted checkpoint as plain safetensors", runDecompress},
+	{"decompress", "rebuild a cast directory's values as .npy, or any checkpoint as plain safetensors", runDecompress},
 	{"datatypes", "list the registered datatypes (mxfp4, nvfp4, int4_g128, ...)", runDatatypes},
 	{"formats", "list the named number formats and their constants", runFormats},
 	{"bench", "measure encode/decode speed against a memory-read loop", runBench},
@@ -73,9 +73,13 @@ func main() {
 
 // run executes a tcast command line and returns the exit status.
 func run(args []string, stdout, stderr io.Writer) int {
-	if len(args) == 0 || args[0] == "-h" || args[0] == "-help" || args[0] == "--help" {
+	if len(args) == 0 {
 		printUsage(stderr)
 		return 2
+	}
+	if args[0] == "-h" || args[0] == "-help" || args[0] == "--help" {
+		printUsage(stdout)
+		return 0
 	}
 	name := args[0]
 	if name == "help" {

@@ -95,3 +95,13 @@ func TestMoreMessages(t *testing.T) {
 	}
 	assert.NoFileExists(t, filepath.Join(dir, "back.safetensors"))
 }
+
+// -h asks for help: usage on stdout, exit 0; no arguments is a usage error.
+func TestTopLevelHelp(t *testing.T) {
+	code, stdout, _ := tcast("-h")
+	assert.Equal(t, 0, code)
+	assert.Contains(t, stdout, "convert")
+	code, _, stderr := tcast()
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "usage: tcast")
+}
