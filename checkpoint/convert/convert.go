@@ -364,7 +364,7 @@ func (p *plan) add(d *decision, seen map[string]string, why map[string]int) erro
 	if d.cast {
 		specs = d.specs
 		for k, v := range d.meta {
-			p.meta[k] = v
+			p.meta[k] = withSlack(v)
 		}
 		for _, sp := range specs {
 			p.weights[info.Name] = append(p.weights[info.Name], sp.Name)
@@ -471,6 +471,13 @@ func Convert(inPath, out string, opts Options) (*Result, error) {
 	if err := layout.Accepts(lay, opts.DataType); err != nil {
 		return nil, err
 	}
+	if c, ok := lay.(layout.Caster); ok {
+		// The layout's own quantizer refuses options it cannot honour
+		// (GGUF's Q8_0 has no scale modes): say so before reading anything.
+		if _, err := c.Cast(make([]float32, 32), []int{1, 32}, opts.DataType, &tcast.Options{Form: tcast.Actual, Mode: opts.Mode}); err != nil {
+			return nil, err
+		}
+	}
 	dest, isDir, err := Destination(out, lay)
 	if err != nil {
 		return nil, err
@@ -542,8 +549,12 @@ func Convert(inPath, out string, opts Options) (*Result, error) {
 		outs[i] = nil // release the tensor's memory
 		in.Release(d.source)
 		for k, v := range d.meta {
-			if p.meta[k] != v {
-				patch[k] = v
+			if declared := p.meta[k]; declared != v {
+				pv, err := fit(v, declared)
+				if err != nil {
+					return fmt.Errorf("tensor %s: metadata %s: %w", d.source, k, err)
+				}
+				patch[k] = pv
 			}
 		}
 		res.Tensors = append(res.Tensors, d.result)
@@ -627,7 +638,7 @@ func (p *plan) run(d *decision) ([]layout.Tensor, error) {
 		// A quantized source may be the target's values times power-of-two
 		// scales (MXFP4 → NVFP4, FP8 with power-of-two block scales →
 		// MXFP8): keep the first scale choice that holds it exactly.
-		for _, m := range scale.Modes() {
+		for _, m := range []scale.Mode{copts.Mode, scale.RCeil, scale.Ceil} {
 			o := copts
 			o.Mode, o.PowerOfTwoScales = m, true
 			t2, v2, err := p.cast(x, d.shape, &o)
@@ -661,6 +672,33 @@ func (p *plan) run(d *decision) ([]layout.Tensor, error) {
 		d.result.Note = fmt.Sprintf("exact: %s holds every value of the source's %s", p.opts.DataType.Name(), d.info.Type)
 	}
 	return out, nil
+}
+
+// metaSlack is the room a declared JSON metadata value leaves for the value
+// Encode writes (a weight's description records the scale mode actually
+// used, whose name may be longer than the declared one): trailing
+// whitespace, which JSON readers ignore.
+const metaSlack = 16
+
+// withSlack returns a declared metadata value with room to grow: JSON values
+// get trailing spaces, others (fixed-width codes) stay as they are.
+func withSlack(v string) string {
+	if strings.HasPrefix(v, "{") || strings.HasPrefix(v, "[") {
+		return v + strings.Repeat(" ", metaSlack)
+	}
+	return v
+}
+
+// fit returns the final metadata value v at the length of the declared one,
+// which the header reserved.
+func fit(v, declared string) (string, error) {
+	if len(v) == len(declared) {
+		return v, nil
+	}
+	if len(v) < len(declared) && (strings.HasPrefix(v, "{") || strings.HasPrefix(v, "[")) {
+		return v + strings.Repeat(" ", len(declared)-len(v)), nil
+	}
+	return "", fmt.Errorf("the value written (%d bytes) does not fit the %d declared", len(v), len(declared))
 }
 
 // cast casts x with the layout's own quantizer when it has one, and returns

@@ -15,6 +15,7 @@ import (
 	"github.com/tensorcast-go/tensorcast/checkpoint/load"
 	"github.com/tensorcast-go/tensorcast/checkpoint/safetensors"
 	"github.com/tensorcast-go/tensorcast/dtype"
+	"github.com/tensorcast-go/tensorcast/scale"
 )
 
 // requireExact checks that every converted tensor of res is noted exact and
@@ -113,4 +114,27 @@ func TestDecompressWritesPlainConfig(t *testing.T) {
 	require.NoError(t, err)
 	defer c.Close()
 	assert.Equal(t, load.Plain, c.Layout())
+}
+
+// TestEveryScaleModeInTheTcastLayout converts with every scale mode: the
+// weight description records the mode used, whose name may be longer than
+// the one declared before casting.
+func TestEveryScaleModeInTheTcastLayout(t *testing.T) {
+	for _, m := range scale.Modes() {
+		for _, dt := range []string{"mxfp4", "mxfp8e4", "mx6"} {
+			o := opts(t, dt, "tcast")
+			o.Mode = m
+			out := filepath.Join(t.TempDir(), "o.safetensors")
+			_, err := Convert("../load/testdata/source", out, o)
+			require.NoError(t, err, "%s %s", dt, m)
+			c, err := load.Open(out)
+			require.NoError(t, err)
+			rep, err := load.Inspect(c, load.InspectOptions{})
+			require.NoError(t, err)
+			for _, w := range rep.Converted {
+				assert.Equal(t, m.String(), w.ScaleMode, "%s %s", dt, w.Name)
+			}
+			c.Close()
+		}
+	}
 }

@@ -50,7 +50,7 @@ import (
 //     s_t = float32(1/g); that recovers s_t exactly for most values but not
 //     all (about one float32 mantissa in six fails), so when it does not,
 //     Encode also records the bits of s_t in __metadata__ under
-//     "tcast.global_scale.P" as "0x%08x", and Decode prefers that value when
+//     "tcast.ct.global_scale.P" (layout.KeyCTGlobalScalePrefix) as "0x%08x", and Decode prefers that value when
 //     it agrees with the stored g (float32(1/s_t) == g).
 //   - mxfp4 ("mxfp4-pack-quantized"): P.weight_packed U8 [out, in/2],
 //     P.weight_scale U8 [out, in/32] (E8M0 codes).
@@ -59,7 +59,7 @@ import (
 //
 // Only 2-D weights scaled along their last axis are accepted, and the input
 // size must be a multiple of the group size (no partial groups). Encode
-// records the datatype's name in __metadata__ under "tcast.datatype.P";
+// records the datatype's name in __metadata__ under "tcast.ct.datatype.P" (layout.KeyCTDataTypePrefix);
 // Decode uses it when present and otherwise derives the datatype from the
 // tensors' dtypes and shapes.
 type compressedTensors struct{}

@@ -226,6 +226,9 @@ type Transposer interface {
 // axes swapped, and the new shape.
 func TransposeLast2(x []float32, shape []int) ([]float32, []int) {
 	r := len(shape)
+	if r < 2 {
+		return append([]float32(nil), x...), append([]int(nil), shape...)
+	}
 	rows, cols := shape[r-2], shape[r-1]
 	out := make([]float32, len(x))
 	m := rows * cols

@@ -24,6 +24,8 @@ const (
 	// KeyRenamed is a JSON object: each output tensor renamed by the
 	// conversion (convert.Options.Rename) → its name in the source.
 	KeyRenamed = "tcast.renamed"
+	// KeySynth describes a checkpoint tcast synth wrote (its parameters).
+	KeySynth = "tcast.synth"
 	// KeyWeightPrefix + W is the JSON description (WeightInfo) of weight W
 	// in the tcast layout.
 	KeyWeightPrefix = "tcast.weight."

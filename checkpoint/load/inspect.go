@@ -128,6 +128,9 @@ func ComputeStats(v []float32) *Stats {
 // MaskDensity returns the fraction of set flags among the n logical elements
 // of a mask part: LSB-first bits when packed, one byte per flag otherwise.
 func MaskDensity(b []byte, n int, packed bool) (float64, error) {
+	if n < 0 {
+		return 0, fmt.Errorf("mask of %d flags", n)
+	}
 	if n == 0 {
 		return 0, nil
 	}
@@ -233,6 +236,10 @@ func Inspect(c *Checkpoint, opts InspectOptions) (*Report, error) {
 		}
 		n := 1
 		for _, d := range m.shape {
+			if d < 0 || (d > 0 && n > len(b)*8/d+1) {
+				n = -1 // a shape that no mask of these bytes has
+				break
+			}
 			n *= d
 		}
 		d, err := MaskDensity(b, n, m.packed)

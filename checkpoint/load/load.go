@@ -678,6 +678,11 @@ func (c *Checkpoint) group(weights map[string][]string, swapped map[string]bool)
 			} else if tr != nil {
 				info.Transposed = tr.Transposed(name, len(shape))
 			}
+			if info.Transposed && len(shape) < 2 {
+				c.broken[name] = &layout.FormatError{Layout: c.lay.Name(), Weight: name,
+					Msg: fmt.Sprintf("listed as transposed, but its shape %v has fewer than 2 axes", shape)}
+				info.DataType, info.Transposed = nil, false
+			}
 			if info.Transposed {
 				info.Shape = layout.SwapLast2(info.Shape)
 			}

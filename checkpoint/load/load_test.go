@@ -252,3 +252,48 @@ func TestZeroCopy(t *testing.T) {
 	assert.Error(t, err, "a quantized weight has no plain bytes")
 	assert.False(t, errors.Is(err, load.ErrNotFound))
 }
+
+// TestCraftedMetadata feeds descriptions that lie: a mask shape that is
+// negative, a 1-D weight listed as transposed. Open, Inspect and Float32
+// return errors, never panic.
+func TestCraftedMetadata(t *testing.T) {
+	f, err := safetensors.Open("testdata/tcast/model.safetensors")
+	require.NoError(t, err)
+	var ts []safetensors.Tensor
+	for _, ti := range f.Tensors() {
+		b, err := f.Bytes(ti.Name)
+		require.NoError(t, err)
+		ts = append(ts, safetensors.Tensor{Name: ti.Name, DType: ti.DType, Shape: ti.Shape, Data: append([]byte(nil), b...)})
+	}
+	meta := f.Metadata()
+	f.Close()
+	key := layout.KeyWeightPrefix + weight
+	for name, edit := range map[string]func(m map[string]string){
+		"negative mask shape": func(m map[string]string) {
+			m[key] = strings.Replace(m[key], `"parts":{`, `"parts":{"mask":{"tensor":"model.layers.0.input_layernorm.weight","bits":1,"shape":[-16],"packed":true},`, 1)
+		},
+		"1-D weight transposed": func(m map[string]string) {
+			m[layout.KeyTransposed] = `["model.layers.0.input_layernorm.weight", "` + weight + `"]`
+			m[layout.KeyWeights] = strings.Replace(m[layout.KeyWeights], "{", `{"model.layers.0.input_layernorm.weight":["model.layers.0.input_layernorm.weight"],`, 1)
+		},
+	} {
+		m := map[string]string{}
+		for k, v := range meta {
+			m[k] = v
+		}
+		edit(m)
+		path := filepath.Join(t.TempDir(), "m.safetensors")
+		require.NoError(t, safetensors.WriteFile(path, ts, m))
+		c, err := load.Open(path)
+		if err != nil {
+			continue // refused at open: fine
+		}
+		_, _ = load.Inspect(c, load.InspectOptions{Stats: true})
+		for _, info := range c.Tensors() {
+			_, _, _ = c.Float32(info.Name)
+			_, _ = c.Tensor(info.Name)
+		}
+		c.Close()
+		t.Log(name, "handled")
+	}
+}

@@ -380,7 +380,8 @@ type ShardedWriter struct {
 	paths   []string
 	shardOf map[string]int
 	total   int64
-	done    int // shards published
+	done    int  // shards published
+	closed  bool // Close succeeded
 }
 
 // specBytes is the data size of a declared tensor.
@@ -490,12 +491,16 @@ func (w *ShardedWriter) Close() error {
 		w.Abort()
 		return fmt.Errorf("safetensors: writing the index: %w", err)
 	}
+	w.closed = true
 	return nil
 }
 
 // Abort abandons the checkpoint: unpublished shards are discarded and
-// published ones removed.
+// published ones removed. After a successful Close it does nothing.
 func (w *ShardedWriter) Abort() {
+	if w.closed {
+		return
+	}
 	for _, sw := range w.writers {
 		sw.Abort()
 	}

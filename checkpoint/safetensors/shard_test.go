@@ -168,3 +168,20 @@ func TestOpenIndexInvalid(t *testing.T) {
 	_, err := OpenIndex(filepath.Join(t.TempDir(), IndexFileName))
 	assert.ErrorIs(t, err, os.ErrNotExist)
 }
+
+// TestShardedAbortAfterClose: Abort after a successful Close keeps the output.
+func TestShardedAbortAfterClose(t *testing.T) {
+	dir := t.TempDir()
+	w, err := CreateSharded(dir, []TensorSpec{{Name: "a", DType: U8, Shape: []int{2}}, {Name: "b", DType: U8, Shape: []int{2}}}, nil, 2)
+	require.NoError(t, err)
+	require.NoError(t, w.Write("a", []byte{1, 2}))
+	require.NoError(t, w.Write("b", []byte{3, 4}))
+	require.NoError(t, w.Close())
+	w.Abort()
+	s, err := OpenIndex(filepath.Join(dir, IndexFileName))
+	require.NoError(t, err)
+	defer s.Close()
+	b, err := s.Bytes("b")
+	require.NoError(t, err)
+	assert.Equal(t, []byte{3, 4}, b)
+}

@@ -27,22 +27,6 @@ const decompressUsage = "tcast decompress -o OUT.npy [-to f32|f16|bf16] [-force]
 	"DIR/dequant.npy bit for bit. -to bf16 writes the bfloat16 bit patterns as a uint16 array\n" +
 	"(NumPy has no bfloat16; view them with ml_dtypes: a.view(ml_dtypes.bfloat16))"
 
-// isCastDir reports whether path should be read as a directory written by tcast
-// cast rather than a converted checkpoint: anything but a file or a directory
-// holding .safetensors files or an index.
-func isCastDir(path string) bool {
-	st, err := os.Stat(path)
-	if err != nil || !st.IsDir() {
-		return err != nil
-	}
-	if castdir.Is(path) {
-		return true
-	}
-	m, _ := filepath.Glob(filepath.Join(path, "*.safetensors"))
-	j, _ := filepath.Glob(filepath.Join(path, "*.safetensors.index.json"))
-	return len(m)+len(j) == 0
-}
-
 func runDecompress(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("decompress", flag.ContinueOnError)
 	out := fs.String("o", "", "output: `OUT.npy` for a cast directory, OUT.safetensors or a directory for a checkpoint")
@@ -71,7 +55,7 @@ func runDecompress(args []string, stdout, stderr io.Writer) error {
 		return usagef("-to %q: want f32, f16 or bf16", *to)
 	}
 	dir := pos[0]
-	if !isCastDir(dir) {
+	if !castdir.Is(dir) && !(strings.EqualFold(filepath.Ext(*out), ".npy") && !holdsCheckpoint(dir)) {
 		// A checkpoint: back to plain safetensors.
 		if strings.EqualFold(filepath.Ext(*out), ".npy") {
 			return usagef("-o %s: %s is a checkpoint, which decompresses to safetensors: give a .safetensors file or a directory", *out, dir)
@@ -139,4 +123,21 @@ func writeFile(path string, b []byte, force bool, inputs ...string) error {
 		return err
 	}
 	return o.Commit()
+}
+
+// holdsCheckpoint reports whether path is a file or a directory holding
+// .safetensors or .gguf files: decompress reads it as a checkpoint, and
+// anything else, with an .npy output, as a cast directory.
+func holdsCheckpoint(path string) bool {
+	st, err := os.Stat(path)
+	if err != nil {
+		return false
+	}
+	if !st.IsDir() {
+		return true
+	}
+	m, _ := filepath.Glob(filepath.Join(path, "*.safetensors"))
+	g, _ := filepath.Glob(filepath.Join(path, "*.gguf"))
+	j, _ := filepath.Glob(filepath.Join(path, "*.safetensors.index.json"))
+	return len(m)+len(g)+len(j) > 0
 }

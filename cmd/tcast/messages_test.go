@@ -105,3 +105,19 @@ func TestTopLevelHelp(t *testing.T) {
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, "usage: tcast")
 }
+
+// decompress reads a GGUF conversion's output directory like any checkpoint,
+// and a GGUF -scale-mode the layout cannot honour is refused at once.
+func TestDecompressGGUFDirectory(t *testing.T) {
+	dir := t.TempDir()
+	g := filepath.Join(dir, "g")
+	code, _, stderr := tcast("convert", irisFixture, "-layout", "gguf", "-dtype", "q8_0", "-o", g)
+	require.Equal(t, 0, code, stderr)
+	code, stdout, stderr := tcast("decompress", "-o", filepath.Join(dir, "d.safetensors"), g)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "gguf layout")
+	code, _, stderr = tcast("convert", irisFixture, "-layout", "gguf", "-dtype", "q8_0", "-scale-mode", "ceil", "-o", filepath.Join(dir, "h"))
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, "scale mode")
+	assert.NoDirExists(t, filepath.Join(dir, "h"))
+}

@@ -18,6 +18,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tensorcast-go/tensorcast/checkpoint/layout"
 	"github.com/tensorcast-go/tensorcast/checkpoint/safetensors"
 	"github.com/tensorcast-go/tensorcast/dtype"
 	"github.com/tensorcast-go/tensorcast/internal/atomicfile"
@@ -327,7 +328,7 @@ func runSynth(args []string, stdout, stderr io.Writer) error {
 	nbytes = params * int64(width)
 	meta := map[string]string{
 		"format": "pt",
-		"tcast.synth": fmt.Sprintf("layers=%d hidden=%d intermediate=%d vocab=%d dtype=%s seed=%d",
+		layout.KeySynth: fmt.Sprintf("layers=%d hidden=%d intermediate=%d vocab=%d dtype=%s seed=%d",
 			*layers, *hidden, synthIntermediate(*hidden), *vocab, dtInfo.torch, *seed),
 	}
 	w, err := safetensors.Create(*out, specs, meta)

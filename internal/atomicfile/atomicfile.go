@@ -46,7 +46,13 @@ type Options struct {
 
 // ErrExists is wrapped by the error of Begin or Commit when the destination
 // exists and Options.Force is false.
-var ErrExists = errors.New("already exists")
+var ErrExists error = existsError{}
+
+// existsError is ErrExists; errors.Is also matches it with fs.ErrExist.
+type existsError struct{}
+
+func (existsError) Error() string        { return "already exists" }
+func (existsError) Is(target error) bool { return target == fs.ErrExist }
 
 // ErrLocked is wrapped by *LockedError: another writer that is still running
 // is writing the same destination.
@@ -274,6 +280,9 @@ func (o *Output) checkDest() error {
 func (o *Output) checkExisting(fi fs.FileInfo) error {
 	if fi.Mode()&fs.ModeSymlink != 0 {
 		if target, err := os.Stat(o.abs); err == nil {
+			if o.opts.Dir && target.IsDir() {
+				return fmt.Errorf("output %s is a symbolic link to a directory; give the directory itself (or another output)", o.dest)
+			}
 			fi = target
 		}
 	}
@@ -301,7 +310,7 @@ func (o *Output) checkExisting(fi fs.FileInfo) error {
 	}
 	if o.opts.Replaceable != nil {
 		for _, e := range entries {
-			if !o.opts.Replaceable(e.Name()) {
+			if !e.Type().IsRegular() || !o.opts.Replaceable(e.Name()) {
 				return fmt.Errorf("-force would replace %s, which holds %s, a file this output does not consist of; move it away or choose another output",
 					o.dest, filepath.Join(o.dest, e.Name()))
 			}

@@ -26,7 +26,7 @@ func CheckOutput(dest string, inputs ...string) error {
 		if err != nil {
 			continue
 		}
-		if p == d {
+		if p == d || sameFile(p, d) {
 			return fmt.Errorf("%w: %s is the input %s; write the output somewhere else", ErrInput, dest, in)
 		}
 		if inside(p, d) {
@@ -62,4 +62,15 @@ func canonical(p string) (string, error) {
 func inside(p, d string) bool {
 	rel, err := filepath.Rel(d, p)
 	return err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// sameFile reports whether a and b exist and are the same file (a hard link,
+// or another spelling on a case-insensitive file system).
+func sameFile(a, b string) bool {
+	sa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	sb, err := os.Stat(b)
+	return err == nil && os.SameFile(sa, sb)
 }

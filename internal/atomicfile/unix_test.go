@@ -5,6 +5,7 @@ package atomicfile
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -265,4 +266,32 @@ func TestStaleLocksRemoved(t *testing.T) {
 	assert.NoFileExists(t, stale)
 	assert.NoFileExists(t, nested)
 	assert.FileExists(t, live)
+}
+
+// TestReviewCases: ErrExists matches fs.ErrExist; a symlinked directory
+// destination and a subdirectory under -force are refused; a hard link to an
+// input is the input.
+func TestReviewCases(t *testing.T) {
+	dir := t.TempDir()
+	f := filepath.Join(dir, "f")
+	require.NoError(t, os.WriteFile(f, []byte("x"), 0o644))
+	_, err := Begin(f, Options{})
+	assert.ErrorIs(t, err, fs.ErrExist)
+	assert.ErrorIs(t, err, ErrExists)
+
+	real := filepath.Join(dir, "real")
+	require.NoError(t, os.Mkdir(real, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(real, "a.json"), []byte("{}"), 0o644))
+	link := filepath.Join(dir, "link")
+	require.NoError(t, os.Symlink(real, link))
+	_, err = Begin(link, Options{Dir: true, Force: true})
+	assert.ErrorContains(t, err, "symbolic link")
+
+	require.NoError(t, os.Mkdir(filepath.Join(real, "sub.json"), 0o755))
+	_, err = Begin(real, Options{Dir: true, Force: true, Replaceable: func(string) bool { return true }})
+	assert.ErrorContains(t, err, "sub.json")
+
+	hard := filepath.Join(dir, "hard")
+	require.NoError(t, os.Link(f, hard))
+	assert.ErrorIs(t, CheckOutput(hard, f), ErrInput)
 }
