@@ -287,11 +287,31 @@ func (ggufLayout) Find(src Source) map[string][]string {
 		return out
 	}
 	for _, n := range src.Names() {
-		if info, _, has := gs.GGUFTensor(n); has && ggufBlockType(info.Type) {
+		if info, has := gs.GGUFInfo(n); has && ggufBlockType(info.Type) {
 			out[n] = []string{n}
 		}
 	}
 	return out
+}
+
+// Describe returns the datatype and shape of a block tensor from its
+// description alone; Decode checks its bytes.
+func (ggufLayout) Describe(name string, src Source) (*tcast.DataType, []int, error) {
+	gs, ok := src.(GGUFSource)
+	if !ok {
+		return nil, nil, &FormatError{Layout: "gguf", Weight: name, Msg: "not a GGUF file"}
+	}
+	info, ok := gs.GGUFInfo(name)
+	if !ok || !ggufBlockType(info.Type) {
+		return nil, nil, &FormatError{Layout: "gguf", Weight: name, Msg: "no MXFP4, Q8_0 or Q4_0 tensor of that name"}
+	}
+	switch info.Type {
+	case gguf.TypeQ8_0:
+		return ggufQ8_0, info.Shape(), nil
+	case gguf.TypeQ4_0:
+		return ggufQ4_0, info.Shape(), nil
+	}
+	return tcast.MustLookup("mxfp4"), info.Shape(), nil
 }
 
 // Decode returns the weight of an MXFP4, Q8_0 or Q4_0 tensor of a

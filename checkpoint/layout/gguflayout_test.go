@@ -31,6 +31,15 @@ func (s *ldrSource) GGUFTensor(name string) (gguf.TensorInfo, []byte, bool) {
 	return gguf.TensorInfo{Name: name, Type: t.GGML, Dims: dims, Size: int64(len(t.Data))}, t.Data, true
 }
 
+// GGUFInfo is GGUFTensor without the bytes.
+func (s *ldrSource) GGUFInfo(name string) (gguf.TensorInfo, bool) {
+	info, _, ok := s.GGUFTensor(name)
+	return info, ok
+}
+
+// GGUFInfo describes a tensor of the file.
+func (s ggufFileSource) GGUFInfo(name string) (gguf.TensorInfo, bool) { return s.f.Tensor(name) }
+
 // ggufFileSource reads a parsed GGUF file, as a loader would.
 type ggufFileSource struct{ f *gguf.File }
 

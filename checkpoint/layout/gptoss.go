@@ -117,6 +117,19 @@ func (gptOSS) Find(src Source) map[string][]string {
 	return out
 }
 
+// Describe returns mxfp4 and the weight's shape (as stored, [..., out, in])
+// from the blocks tensor's header; Decode checks the bytes.
+func (gptOSS) Describe(name string, src Source) (*tcast.DataType, []int, error) {
+	binfo, _, ok := src.Tensor(weightPrefix(name) + "_blocks")
+	r := len(binfo.Shape)
+	if !ok || r < 3 || binfo.Shape[r-1] != 16 {
+		return nil, nil, &FormatError{Layout: "gpt-oss", Weight: name, Msg: "no [..., groups, 16] blocks tensor"}
+	}
+	shape := slices.Clone(binfo.Shape[:r-1])
+	shape[len(shape)-1] *= 32
+	return tcast.MustLookup("mxfp4"), shape, nil
+}
+
 func (gptOSS) Decode(name string, src Source) (*tcast.Tensor, bool, error) {
 	const lay = "gpt-oss"
 	n := weightPrefix(name)

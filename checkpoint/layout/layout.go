@@ -36,6 +36,8 @@ type Source interface {
 // weights through it.
 type GGUFSource interface {
 	GGUFTensor(name string) (gguf.TensorInfo, []byte, bool)
+	// GGUFInfo returns a tensor's description without reading its bytes.
+	GGUFInfo(name string) (gguf.TensorInfo, bool)
 }
 
 // Converted describes one weight a conversion cast, for Files.

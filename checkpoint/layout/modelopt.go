@@ -104,6 +104,16 @@ func (modelOpt) Find(src Source) map[string][]string {
 	return out
 }
 
+// Describe returns nvfp4 and the weight's shape from the stored tensors'
+// headers; Decode checks their bytes.
+func (modelOpt) Describe(name string, src Source) (*tcast.DataType, []int, error) {
+	winfo, _, ok := src.Tensor(weightPrefix(name) + ".weight")
+	if !ok || len(winfo.Shape) != 2 {
+		return nil, nil, &FormatError{Layout: "modelopt", Weight: name, Msg: "no 2-D packed weight"}
+	}
+	return tcast.MustLookup("nvfp4"), []int{winfo.Shape[0], 2 * winfo.Shape[1]}, nil
+}
+
 func (modelOpt) Decode(name string, src Source) (*tcast.Tensor, bool, error) {
 	const lay = "modelopt"
 	p := weightPrefix(name)

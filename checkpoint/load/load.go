@@ -548,7 +548,15 @@ func (s source) Names() []string {
 	return out
 }
 
-// GGUFTensor gives GGUF layouts the ggml type of a stored tensor.
+// GGUFInfo gives GGUF layouts the description of a stored tensor.
+func (s source) GGUFInfo(name string) (gguf.TensorInfo, bool) {
+	if s.c.gf == nil {
+		return gguf.TensorInfo{}, false
+	}
+	return s.c.gf.Tensor(name)
+}
+
+// GGUFTensor gives GGUF layouts a stored tensor's description and bytes.
 func (s source) GGUFTensor(name string) (gguf.TensorInfo, []byte, bool) {
 	if s.c.gf == nil {
 		return gguf.TensorInfo{}, nil, false
