@@ -72,11 +72,12 @@ type mxTables struct {
 	// e2m1Pair[b] holds the values of the two elements of byte b.
 	e2m1Pair [256][2]float32
 	// e2m1Thr[c] holds the float32 bits t_i of the E2M1 rounding boundaries
-	// scaled by the E8M0 value of code c: an |x| (as bits) above t_i counts
-	// one step up the E2M1 magnitudes (see e2m1Steps).
-	e2m1Thr [256][8]uint32
+	// scaled by the E8M0 value of code c, for the codes below 3: an |x| (as
+	// bits) above t_i counts one step up the E2M1 magnitudes (see
+	// e2m1Steps).
+	e2m1Thr [3][8]uint32
 	// e2m1Key[k] is the E2M1 magnitude code of the float32 values with
-	// bits u in [0.125, 8) whose key (see e2m1Key) is k.
+	// bits u in [0.125, 8) whose key (see e2m1KeyOf) is k.
 	e2m1Key [64]uint8
 	// e2m1Exp[b][0] is e2m1Pair[b] as the memory image of two float32
 	// values (a 64-bit word in native byte order) whose exponent fields are
@@ -108,12 +109,11 @@ func newMXTables() *mxTables {
 		t.ue4m3[c] = ue4m3Codec.Decode(uint32(c))
 		t.e4m3fn[c] = e4m3fnCodec.Decode(uint32(c))
 		t.q16[c] = q16Codec.Decode(uint32(c))
-		if c == E8M0NaN {
+		if c >= len(t.e2m1Thr) {
 			continue
 		}
 		for i, b := range e2m1Bounds {
-			// b.at·2^(c−127) is exact: at most two significant bits, and
-			// 5·2^125 is the largest.
+			// b.at·2^(c−127) is exact: at most two significant bits.
 			thr := math.Float32bits(b.at * t.e8m0[c])
 			if b.tiesUp {
 				thr-- // |x| ≥ at is |x| > the float just below at
@@ -238,7 +238,15 @@ func checkBlocks(kernel string, n, block, codes, codesPerBlock, scales int) {
 
 // QuantizeMXFP4 quantizes src, a whole number of blocks of 32, to OCP MXFP4:
 // one E8M0 scale per block in scales (len(src)/32 of them) and E2M1 codes
-// packed two per byte in codes (len(src)/2 bytes). See the rules above.
+// packed two per byte in codes (len(src)/2 bytes, element 2k in bits 3:0).
+//
+// A block's scale is 2^(floor(log2 amax) − 2), amax being its largest
+// magnitude, stored as the E8M0 code floor(log2 amax) + 125 and clamped to 0
+// (2^−127) below; an all-zero block gets code 0. Its elements are x/scale
+// rounded to nearest even among the E2M1 values, saturating at ±6, with −0
+// for negative values that round to zero. A block holding a NaN or an
+// infinity gets scale 0xFF and element codes 0 (E2M1 has no NaN). The codes
+// are those of tcast.Cast to mxfp4 (docs/NUMERICS.md §4).
 func QuantizeMXFP4(codes []byte, scales []uint8, src []float32) {
 	checkBlocks("QuantizeMXFP4", len(src), MXBlock, len(codes), MXBlock/2, len(scales))
 	for b := range len(src) / MXBlock {
@@ -284,7 +292,8 @@ func quantMXFP4Block(out *[MXBlock / 2]byte, v *[MXBlock]float32, k int32, keys 
 
 // DequantizeMXFP4 decodes MXFP4 blocks (codes packed as QuantizeMXFP4 writes
 // them, one E8M0 scale per 32 elements) into dst, whose length must be a
-// multiple of 32.
+// multiple of 32: each value is the float32 product of the E2M1 element and
+// 2^(code−127), and a block with scale code 0xFF is NaN.
 func DequantizeMXFP4(dst []float32, codes []byte, scales []uint8) {
 	checkBlocks("DequantizeMXFP4", len(dst), MXBlock, len(codes), MXBlock/2, len(scales))
 	t := mx
@@ -318,8 +327,10 @@ func DequantizeMXFP4(dst []float32, codes []byte, scales []uint8) {
 
 // QuantizeMXFP8 quantizes src, a whole number of blocks of 32, to OCP MXFP8
 // with E4M3 (e4m3fn) elements: one E8M0 scale per block in scales and one
-// code per element in codes. A block holding a NaN or an infinity gets scale
-// 0xFF and element codes 0x7F (the E4M3 NaN).
+// code per element in codes. The rules are QuantizeMXFP4's with E4M3's
+// largest exponent, 8 (scale 2^(floor(log2 amax) − 8), saturation at ±448),
+// and a block holding a NaN or an infinity gets element codes 0x7F, the E4M3
+// NaN.
 func QuantizeMXFP8(codes []byte, scales []uint8, src []float32) {
 	checkBlocks("QuantizeMXFP8", len(src), MXBlock, len(codes), MXBlock, len(scales))
 	// Round to 3 mantissa bits, ties to even (see encodeFloatRNE): normal
@@ -359,7 +370,7 @@ func QuantizeMXFP8(codes []byte, scales []uint8, src []float32) {
 }
 
 // DequantizeMXFP8 decodes MXFP8 (E4M3) blocks into dst, whose length must be
-// a multiple of 32.
+// a multiple of 32, as DequantizeMXFP4 does.
 func DequantizeMXFP8(dst []float32, codes []byte, scales []uint8) {
 	checkBlocks("DequantizeMXFP8", len(dst), MXBlock, len(codes), MXBlock, len(scales))
 	dequant8(dst, codes, scales, &mx.e4m3fn)
@@ -386,8 +397,10 @@ func dequant8(dst []float32, codes []byte, scales []uint8, lut *[256]float32) {
 
 // QuantizeMXINT8 quantizes src, a whole number of blocks of 32, to OCP
 // MXINT8: one E8M0 scale per block and one two's-complement code per element,
-// read as fixed point 1.6 (code/64) and kept within −127..127. A block holding
-// a NaN or an infinity gets scale 0xFF and element codes 0.
+// read as fixed point 1.6 (code/64). The rules are QuantizeMXFP4's with the
+// element's largest exponent, 0 (scale 2^floor(log2 amax)); elements are
+// 64·x/scale rounded to nearest even and kept within −127..127 (docs/NUMERICS.md
+// §5). A block holding a NaN or an infinity gets element codes 0.
 func QuantizeMXINT8(codes []byte, scales []uint8, src []float32) {
 	checkBlocks("QuantizeMXINT8", len(src), MXBlock, len(codes), MXBlock, len(scales))
 	// Adding 1.5·2^23 rounds a float32 below 2^22 in magnitude to an integer,
@@ -414,7 +427,7 @@ func QuantizeMXINT8(codes []byte, scales []uint8, src []float32) {
 }
 
 // DequantizeMXINT8 decodes MXINT8 blocks into dst, whose length must be a
-// multiple of 32.
+// multiple of 32, as DequantizeMXFP4 does.
 func DequantizeMXINT8(dst []float32, codes []byte, scales []uint8) {
 	checkBlocks("DequantizeMXINT8", len(dst), MXBlock, len(codes), MXBlock, len(scales))
 	dequant8(dst, codes, scales, &mx.q16)
@@ -422,9 +435,14 @@ func DequantizeMXINT8(dst []float32, codes []byte, scales []uint8) {
 
 // QuantizeNVFP4 quantizes src, a whole number of blocks of 16, to NVIDIA
 // NVFP4 given the float32 tensor scale s_t (tensorScale): one UE4M3 scale per
-// block in scales and E2M1 codes packed two per byte in codes. The tensor
-// scale is the caller's; ModelOpt's is float32(amax_t / 2688), or 1 for a
-// tensor without a finite non-zero value (docs/NUMERICS.md §7).
+// block in scales and E2M1 codes packed two per byte in codes, in ModelOpt's
+// order of operations (docs/NUMERICS.md §7). The block scale s_b is the UE4M3
+// code of amax / float32(6·s_t), rounded to nearest even and saturating (an
+// all-zero block gets 1.0, code 0x38); the elements are x / float32(s_b·s_t)
+// in E2M1, or zeros when that multiplier is 0. A block holding a NaN or an
+// infinity gets scale 0x7F (the UE4M3 NaN) and element codes 0. The tensor
+// scale is the caller's: ModelOpt's, which tcast.Cast uses, is
+// float32(amax_t / 2688), or 1 for a tensor without a finite non-zero value.
 func QuantizeNVFP4(codes []byte, scales []uint8, src []float32, tensorScale float32) {
 	checkBlocks("QuantizeNVFP4", len(src), NVFP4Block, len(codes), NVFP4Block/2, len(scales))
 	denom := 6 * tensorScale
@@ -460,7 +478,8 @@ func QuantizeNVFP4(codes []byte, scales []uint8, src []float32, tensorScale floa
 
 // DequantizeNVFP4 decodes NVFP4 blocks of 16 (codes packed as QuantizeNVFP4
 // writes them) with the tensor scale tensorScale into dst, whose length must
-// be a multiple of 16: element × float32(s_b·s_t).
+// be a multiple of 16: each value is the float32 product of the element and
+// float32(s_b·s_t), and a block whose scale is NaN (0x7F, 0xFF) is NaN.
 func DequantizeNVFP4(dst []float32, codes []byte, scales []uint8, tensorScale float32) {
 	checkBlocks("DequantizeNVFP4", len(dst), NVFP4Block, len(codes), NVFP4Block/2, len(scales))
 	for b := range len(dst) / NVFP4Block {
