@@ -3,72 +3,121 @@ package kernels
 import (
 	"math"
 	"math/rand/v2"
+	"sync"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
 )
 
-// benchN floats (64 MiB) do not fit in any cache, so the benchmarks measure
-// streaming from memory like a real conversion does.
+// The benchmarks of Workloads run at two sizes, each a sub-benchmark: DRAM
+// (BenchDRAM floats, streamed from memory as a real conversion is) and L2
+// (BenchL2 floats, cache-resident). The ratio of any benchmark's MB/s to
+// MemRead's of the same size, measured in the same run, is the figure to
+// report. Inputs are made on first use, so `go test` without -bench
+// allocates none of them.
+var (
+	dramInput = sync.OnceValue(func() []float32 { return BenchInput(BenchDRAM) })
+	l2Input   = sync.OnceValue(func() []float32 { return BenchInput(BenchL2) })
+)
+
+func benchWorkload(b *testing.B, name string) {
+	var w *Workload
+	for _, x := range Workloads() {
+		if x.Name == name {
+			w = &x
+		}
+	}
+	if w == nil {
+		b.Fatalf("no workload %s", name)
+	}
+	for _, size := range []struct {
+		name  string
+		input func() []float32
+	}{{"DRAM", dramInput}, {"L2", l2Input}} {
+		b.Run(size.name, func(b *testing.B) {
+			src := size.input()
+			run := w.Prepare(src)
+			run() // page in the outputs
+			b.SetBytes(int64(4 * len(src)))
+			for b.Loop() {
+				run()
+			}
+		})
+	}
+}
+
+func BenchmarkMemRead(b *testing.B)         { benchWorkload(b, "MemRead") }
+func BenchmarkAmax32(b *testing.B)          { benchWorkload(b, "Amax32") }
+func BenchmarkQuantizeMXFP4(b *testing.B)   { benchWorkload(b, "QuantizeMXFP4") }
+func BenchmarkDequantizeMXFP4(b *testing.B) { benchWorkload(b, "DequantizeMXFP4") }
+func BenchmarkQuantizeMXFP8(b *testing.B)   { benchWorkload(b, "QuantizeMXFP8") }
+func BenchmarkQuantizeNVFP4(b *testing.B)   { benchWorkload(b, "QuantizeNVFP4") }
+func BenchmarkQuantizeMXINT8(b *testing.B)  { benchWorkload(b, "QuantizeMXINT8") }
+func BenchmarkF32ToF16(b *testing.B)        { benchWorkload(b, "F32ToF16") }
+func BenchmarkF32ToBF16(b *testing.B)       { benchWorkload(b, "F32ToBF16") }
+func BenchmarkBF16ToF32(b *testing.B)       { benchWorkload(b, "BF16ToF32") }
+
+// TestWorkloadsHaveBenchmarks checks that every workload runs on a small input
+// and that the set is the one the benchmarks above name.
+func TestWorkloadsHaveBenchmarks(t *testing.T) {
+	var names []string
+	src := BenchInput(4 * MXBlock)
+	for _, w := range Workloads() {
+		names = append(names, w.Name)
+		w.Prepare(src)()
+	}
+	assert.Equal(t, []string{"MemRead", "Amax32", "QuantizeMXFP4", "DequantizeMXFP4", "QuantizeMXFP8",
+		"QuantizeNVFP4", "QuantizeMXINT8", "F32ToF16", "F32ToBF16", "BF16ToF32"}, names)
+}
+
+// benchN normally distributed floats (64 MiB) time the generic element
+// codecs, on the same input as before the benchmark set existed.
 const benchN = 1 << 24
 
-var benchSrc = func() []float32 {
+var benchSrc = sync.OnceValue(func() []float32 {
 	rng := rand.New(rand.NewPCG(1, 2))
 	s := make([]float32, benchN)
 	for i := range s {
 		s[i] = float32(rng.NormFloat64())
 	}
 	return s
-}()
+})
 
-var sinkU64 uint64
-
-// BenchmarkMemRead is the baseline: the ratio of any other benchmark's MB/s to this
-// one, measured in the same run, is the figure to report.
-func BenchmarkMemRead(b *testing.B) {
-	b.SetBytes(4 * benchN)
-	for b.Loop() {
-		sinkU64 += SumFloat32(benchSrc)
-	}
-}
-
-// Parameters of e4m3fn, e2m1 (OCP FP4) and bfloat16 as the dtype package builds them.
+// Parameters of e4m3fn and e2m1 (OCP FP4) as the dtype package builds them.
 var (
-	codecE4M3 = FloatCodec{ManBits: 3, ExpBits: 4, Emin: -6, SignBit: 0x80, MagMask: 0x7f, MaxMag: 0x7e,
-		NegZero: true, NaN: NaNAllOnes, NaNPos: 0x7f, NaNNeg: 0xff}
-	codecE2M1 = FloatCodec{ManBits: 1, ExpBits: 2, Emin: 0, SignBit: 0x8, MagMask: 0x7, MaxMag: 0x7,
-		NegZero: true, NaN: NaNNone, NaNPos: 0x8}
-	codecBF16 = FloatCodec{ManBits: 7, ExpBits: 8, Emin: -126, SignBit: 0x8000, MagMask: 0x7fff, MaxMag: 0x7f7f,
-		NegZero: true, HasInf: true, InfMag: 0x7f80, NaN: NaNIEEE, NaNPos: 0x7fc0, NaNNeg: 0xffc0}
+	codecE4M3 = e4m3fnCodec
+	codecE2M1 = e2m1Codec
 )
 
 func BenchmarkEncodeE4M3(b *testing.B) {
-	dst := make([]uint8, benchN)
+	src, dst := benchSrc(), make([]uint8, benchN)
 	b.SetBytes(4 * benchN)
 	for b.Loop() {
-		EncodeFloat(&codecE4M3, dst, benchSrc, RoundEven, true, 0)
+		EncodeFloat(&codecE4M3, dst, src, RoundEven, true, 0)
 	}
 }
 
 func BenchmarkEncodeE2M1(b *testing.B) {
-	dst := make([]uint8, benchN)
+	src, dst := benchSrc(), make([]uint8, benchN)
 	b.SetBytes(4 * benchN)
 	for b.Loop() {
-		EncodeFloat(&codecE2M1, dst, benchSrc, RoundEven, true, 0)
+		EncodeFloat(&codecE2M1, dst, src, RoundEven, true, 0)
 	}
 }
 
 func BenchmarkEncodeBF16(b *testing.B) {
-	dst := make([]uint16, benchN)
+	src, dst := benchSrc(), make([]uint16, benchN)
 	b.SetBytes(4 * benchN)
 	for b.Loop() {
-		EncodeFloat(&codecBF16, dst, benchSrc, RoundEven, true, 0)
+		EncodeFloat(&bf16Codec, dst, src, RoundEven, true, 0)
 	}
 }
 
 func BenchmarkEncodeE4M3Scalar(b *testing.B) {
-	dst := make([]uint8, benchN)
+	src, dst := benchSrc(), make([]uint8, benchN)
 	b.SetBytes(4 * benchN)
 	for b.Loop() {
-		for i, x := range benchSrc {
+		for i, x := range src {
 			dst[i] = uint8(codecE4M3.Encode(x, RoundEven, true, 0))
 		}
 	}
@@ -84,7 +133,7 @@ func lut8(c *FloatCodec) *[256]float32 {
 
 func BenchmarkDecodeE4M3(b *testing.B) {
 	src := make([]uint8, benchN)
-	EncodeFloat(&codecE4M3, src, benchSrc, RoundEven, true, 0)
+	EncodeFloat(&codecE4M3, src, benchSrc(), RoundEven, true, 0)
 	dst := make([]float32, benchN)
 	lut := lut8(&codecE4M3)
 	b.SetBytes(4 * benchN)
@@ -95,7 +144,7 @@ func BenchmarkDecodeE4M3(b *testing.B) {
 
 func BenchmarkDecodeBF16(b *testing.B) {
 	src := make([]uint16, benchN)
-	EncodeFloat(&codecBF16, src, benchSrc, RoundEven, true, 0)
+	EncodeFloat(&bf16Codec, src, benchSrc(), RoundEven, true, 0)
 	dst := make([]float32, benchN)
 	b.SetBytes(4 * benchN)
 	for b.Loop() {

@@ -105,6 +105,12 @@ type caster struct {
 // element × float32(s_b·s_t). Tensors whose size along a tiled axis is not a multiple of the tile are padded
 // (the last block is shorter), never rejected.
 func Cast(x []float32, shape []int, dt *DataType, opts *Options) (*Tensor, error) {
+	return cast(x, shape, dt, opts, true)
+}
+
+// cast is Cast, through the one-pass kernels where they apply when
+// useKernels is set (the tests compare both paths).
+func cast(x []float32, shape []int, dt *DataType, opts *Options, useKernels bool) (*Tensor, error) {
 	o := DefaultOptions()
 	if opts != nil {
 		o = *opts
@@ -115,6 +121,9 @@ func Cast(x []float32, shape []int, dt *DataType, opts *Options) (*Tensor, error
 	c, err := newCaster(x, shape, dt, o)
 	if err != nil {
 		return nil, err
+	}
+	if k := c.kernel(); useKernels && k != noKernel {
+		return c.castKernel(x, k), nil
 	}
 	form := o.Form
 	if form == Compressed {

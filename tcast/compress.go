@@ -295,6 +295,12 @@ func Validate(t *Tensor) error {
 // any tensor Cast produced, Decompress(Compress(Cast(x, Actual))) equals the
 // Values of Cast(x, Virtual) bit for bit.
 func Decompress(t *Tensor) ([]float32, error) {
+	return decompress(t, true)
+}
+
+// decompress is Decompress, through the one-pass kernels where they apply
+// when useKernels is set.
+func decompress(t *Tensor, useKernels bool) ([]float32, error) {
 	if err := Validate(t); err != nil {
 		return nil, err
 	}
@@ -302,6 +308,11 @@ func Decompress(t *Tensor) ([]float32, error) {
 		return slices.Clone(t.Values), nil
 	}
 	lay, _ := newLayout(t.Shape, t.Axis, t.DataType.spec)
+	if useKernels {
+		if out, ok := decompressKernel(t, lay); ok {
+			return out, nil
+		}
+	}
 	if out, ok := decompressPacked(t, lay); ok {
 		return out, nil
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -14,15 +15,28 @@ import (
 	tc "github.com/tensorcast-go/tensorcast/tcast"
 )
 
+const benchUsage = "tcast bench [-size dram,l2] [-kernels NAME,...|none] [-rounds R] [-dtype NAME,...] [-n N]\n\n" +
+	"Times the kernels of `go test -bench . ./kernels` (the same set, sizes and inputs) in one\n" +
+	"process, one core, and prints for each its speed in GB/s of float32 (4 bytes per value,\n" +
+	"read by a quantizer, written by a dequantizer) and its ratio to MemRead, a plain read of the\n" +
+	"same number of floats measured in the same run: DRAM is 64 Mi floats (256 MiB, beyond the\n" +
+	"caches), L2 is 64 Ki floats (256 KiB). With -dtype, a second table times the slice codecs of\n" +
+	"number formats and tcast.Cast (compressed) and tcast.Decompress of scaled datatypes on\n" +
+	"-n values; -kernels none prints that table alone."
+
 // sink keeps benchmark results alive.
 var sink uint64
 
 func runBench(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
-	n := fs.Int("n", 1<<24, "number of float32 values (the default is 64 MiB, beyond the caches)")
-	names := fs.String("dtype", "float8_e4m3fn,float4_e2m1fn,bfloat16,mxfp4,nvfp4", "comma-separated number formats and scaled datatypes")
-	rounds := fs.Int("rounds", 5, "repetitions; the best is reported")
-	pos, err := parseArgs(fs, "tcast bench [-n N] [-dtype NAME,...] [-rounds R]", args, stdout)
+	sizes := fs.String("size", "dram,l2", "comma-separated input sizes of the kernel table: dram, l2")
+	only := fs.String("kernels", "all", "comma-separated kernels of the kernel table ("+strings.Join(workloadNames(), ", ")+
+		"), all, or none; MemRead is always timed")
+	rounds := fs.Int("rounds", 5, "repetitions; the kernel table reports the median, the -dtype table the best")
+	names := fs.String("dtype", "", "comma-separated number formats and scaled datatypes for the second table, "+
+		"e.g. float8_e4m3fn,float4_e2m1fn,bfloat16,mxfp4,nvfp4")
+	n := fs.Int("n", 1<<24, "number of float32 values of the -dtype table (the default is 64 MiB, beyond the caches)")
+	pos, err := parseArgs(fs, benchUsage, args, stdout)
 	if err != nil {
 		return err
 	}
@@ -32,33 +46,171 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	if *n <= 0 || *rounds <= 0 {
 		return usagef("-n and -rounds must be positive")
 	}
-	// Plain number formats time the slice codecs; scaled datatypes time
-	// tcast.Cast (to the compressed form) and tcast.Decompress on a
-	// [n/4096, 4096] tensor scaled along its rows.
-	type entry struct {
-		f  *dtype.Format
-		dt *tc.DataType
+	sel, err := selectWorkloads(*only)
+	if err != nil {
+		return err
 	}
-	var entries []entry
-	for _, name := range strings.Split(*names, ",") {
+	var sizeList []benchSize
+	for _, s := range strings.Split(*sizes, ",") {
+		switch strings.ToLower(strings.TrimSpace(s)) {
+		case "dram":
+			sizeList = append(sizeList, benchSize{"DRAM", kernels.BenchDRAM})
+		case "l2":
+			sizeList = append(sizeList, benchSize{"L2", kernels.BenchL2})
+		default:
+			return usagef("-size: unknown size %q (want dram, l2 or both)", s)
+		}
+	}
+	entries, err := benchEntries(*names)
+	if err != nil {
+		return err
+	}
+	if len(sel) > 0 {
+		if err := kernelTable(stdout, sel, sizeList, *rounds); err != nil {
+			return err
+		}
+	}
+	if len(entries) == 0 {
+		return nil
+	}
+	if len(sel) > 0 {
+		fmt.Fprintln(stdout)
+	}
+	return formatTable(stdout, entries, *n, *rounds)
+}
+
+// benchSize is one input size of the kernel table.
+type benchSize struct {
+	name string
+	n    int
+}
+
+func workloadNames() []string {
+	var out []string
+	for _, w := range kernels.Workloads() {
+		out = append(out, w.Name)
+	}
+	return out
+}
+
+// selectWorkloads returns the workloads -kernels names, MemRead first (none
+// for "none").
+func selectWorkloads(list string) ([]kernels.Workload, error) {
+	all := kernels.Workloads()
+	switch strings.ToLower(strings.TrimSpace(list)) {
+	case "all", "":
+		return all, nil
+	case "none":
+		return nil, nil
+	}
+	sel := []kernels.Workload{all[0]} // MemRead, the baseline
+	for _, name := range strings.Split(list, ",") {
+		name = strings.TrimSpace(name)
+		i := slices.IndexFunc(all, func(w kernels.Workload) bool { return strings.EqualFold(w.Name, name) })
+		if i < 0 {
+			return nil, usagef("-kernels: unknown kernel %q (want %s, all or none)", name, strings.Join(workloadNames(), ", "))
+		}
+		if i > 0 && !slices.ContainsFunc(sel, func(w kernels.Workload) bool { return w.Name == all[i].Name }) {
+			sel = append(sel, all[i])
+		}
+	}
+	return sel, nil
+}
+
+// kernelTable times every workload at every size, a size at a time with
+// MemRead first, and prints one row per kernel and size.
+func kernelTable(stdout io.Writer, sel []kernels.Workload, sizes []benchSize, rounds int) error {
+	gbps := make([][]float64, len(sel)) // [workload][size]
+	for i := range gbps {
+		gbps[i] = make([]float64, len(sizes))
+	}
+	for j, s := range sizes {
+		src := kernels.BenchInput(s.n)
+		for i, w := range sel {
+			gbps[i][j] = timeWorkload(w.Prepare(src), 4*s.n, rounds)
+		}
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "kernel\tsize\tGB/s\t× MemRead\t\n")
+	for i, w := range sel {
+		for j, s := range sizes {
+			fmt.Fprintf(tw, "%s\t%s\t%.2f\t%.3f\t\n", w.Name, s.name, gbps[i][j], gbps[i][j]/gbps[0][j])
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	var desc []string
+	for _, s := range sizes {
+		desc = append(desc, fmt.Sprintf("%s %d", s.name, s.n))
+	}
+	_, err := fmt.Fprintf(stdout, "float32 values: %s; one core; GB/s of float32 (4 bytes per value), median of %d rounds\n",
+		strings.Join(desc, ", "), rounds)
+	return err
+}
+
+// benchRound is the least time one round of a kernel table measurement
+// takes: short kernels run several times in a round.
+const benchRound = 50 * time.Millisecond
+
+// timeWorkload runs run once (paging in its buffers, and as a first
+// estimate of its time), then rounds rounds of enough runs to last
+// benchRound, and returns the median speed in GB/s for bytes per run.
+func timeWorkload(run func(), bytes, rounds int) float64 {
+	t := time.Now()
+	run()
+	one := max(time.Since(t), time.Microsecond)
+	reps := max(1, int(benchRound/one))
+	speeds := make([]float64, rounds)
+	for r := range speeds {
+		t := time.Now()
+		for range reps {
+			run()
+		}
+		speeds[r] = float64(bytes) * float64(reps) / time.Since(t).Seconds() / 1e9
+	}
+	slices.Sort(speeds)
+	return speeds[len(speeds)/2]
+}
+
+// benchEntry is one line of the -dtype table: a number format or a scaled
+// datatype.
+type benchEntry struct {
+	f  *dtype.Format
+	dt *tc.DataType
+}
+
+func benchEntries(list string) ([]benchEntry, error) {
+	if strings.TrimSpace(list) == "" {
+		return nil, nil
+	}
+	var entries []benchEntry
+	for _, name := range strings.Split(list, ",") {
 		if f, err := dtype.Parse(name); err == nil {
-			entries = append(entries, entry{f: f})
+			entries = append(entries, benchEntry{f: f})
 			continue
 		}
 		dt, err := tc.Lookup(name)
 		if err != nil {
-			return usagef("-dtype: %v", err)
+			return nil, usagef("-dtype: %v", err)
 		}
-		entries = append(entries, entry{dt: dt})
+		entries = append(entries, benchEntry{dt: dt})
 	}
+	return entries, nil
+}
+
+// formatTable times the slice codecs of number formats and the Cast and
+// Decompress of scaled datatypes on n values (a [n/4096, 4096] tensor scaled
+// along its rows), against a memory read of the same values.
+func formatTable(stdout io.Writer, entries []benchEntry, n, rounds int) error {
 	rng := rand.New(rand.NewPCG(1, 2))
-	src := make([]float32, *n)
+	src := make([]float32, n)
 	for i := range src {
 		src[i] = float32(rng.NormFloat64())
 	}
 	gbps := func(fn func()) float64 {
 		best := time.Duration(1 << 62)
-		for range *rounds {
+		for range rounds {
 			t := time.Now()
 			fn()
 			best = min(best, time.Since(t))
@@ -94,7 +246,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(stdout, "%d float32 values, one core, GB/s of float32 (4 bytes per value), best of %d\n", len(src), *rounds)
+	_, err := fmt.Fprintf(stdout, "%d float32 values, one core, GB/s of float32 (4 bytes per value), best of %d\n", len(src), rounds)
 	return err
 }
 

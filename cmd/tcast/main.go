@@ -13,7 +13,7 @@
 //	tcast decompress -o OUT.safetensors|OUTDIR [-to f32|f16|bf16] [-force] CHECKPOINT
 //	tcast datatypes [-json] [NAME...]
 //	tcast formats [-json] [NAME...]
-//	tcast bench [-n N] [-dtype NAME,...]
+//	tcast bench [-size dram,l2] [-kernels NAME,...|none] [-rounds R] [-dtype NAME,...] [-n N]
 //
 // A CHECKPOINT is a .safetensors file, a sharded index, a .gguf file or a
 // directory holding one, in any layout package load reads. Outputs appear
@@ -51,7 +51,7 @@ var commands = []command{
 	{"decompress", "rebuild a cast directory's values as .npy, or any checkpoint as plain safetensors", runDecompress},
 	{"datatypes", "list the registered datatypes (mxfp4, nvfp4, int4_g128, ...)", runDatatypes},
 	{"formats", "list the named number formats and their constants", runFormats},
-	{"bench", "measure encode/decode speed against a memory-read loop", runBench},
+	{"bench", "time the quantize, dequantize, amax and float16/bfloat16 kernels against a memory read of the same size", runBench},
 }
 
 // usageError is an error in the command line; tcast exits with status 2 for it.

@@ -1,0 +1,179 @@
+package tcast
+
+import (
+	"slices"
+
+	"github.com/tensorcast-go/tensorcast/dtype"
+	"github.com/tensorcast-go/tensorcast/kernels"
+	"github.com/tensorcast-go/tensorcast/scale"
+)
+
+// The one-pass kernels of the hot scaled datatypes (kernels.QuantizeMXFP4 and
+// its kin) stand in for the block-by-block path when a cast or a decompression
+// is exactly what they compute: the datatype is MXFP4, MXFP8 (E4M3), MXINT8
+// or NVFP4, its blocks run along the last axis and every row is a whole number
+// of blocks, and the options are the defaults those kernels implement (floor
+// scales, round to nearest even, no keep mask, symmetric integers, float
+// scales that are not forced to powers of two). The results are the same bits
+// either way; the tests compare the two paths.
+
+// kernelKind names the datatypes the kernels handle.
+type kernelKind uint8
+
+const (
+	noKernel kernelKind = iota
+	kernelMXFP4
+	kernelMXFP8
+	kernelMXINT8
+	kernelNVFP4
+)
+
+// The formats the kernels are written for; dtype interns formats by canonical
+// name, so a datatype's parts compare equal to these pointers.
+var (
+	fmtE2M1    = dtype.MustParse("e2m1")
+	fmtE4M3FN  = dtype.MustParse("e4m3fn")
+	fmtQ16     = dtype.MustParse("q1.6")
+	fmtE8M0    = dtype.MustParse("e8m0")
+	fmtUE4M3   = dtype.MustParse("ue4m3")
+	fmtFloat32 = dtype.MustParse("float32")
+)
+
+// kernelKindOf returns the kernel family of dt and its block size, or
+// noKernel.
+func kernelKindOf(dt *DataType) (kernelKind, int) {
+	s := dt.spec
+	if s == nil || s.Zero != nil || len(s.Tiles) != 1 || s.IsSparse() {
+		return noKernel, 0
+	}
+	tile := s.Tiles[0]
+	if tile.Sub != 0 || tile.Offset != 0 {
+		return noKernel, 0
+	}
+	switch {
+	case s.Scale == fmtE8M0 && s.TensorScale == nil && tile.Size == kernels.MXBlock:
+		switch dt.elem {
+		case fmtE2M1:
+			return kernelMXFP4, kernels.MXBlock
+		case fmtE4M3FN:
+			return kernelMXFP8, kernels.MXBlock
+		case fmtQ16:
+			return kernelMXINT8, kernels.MXBlock
+		}
+	case s.Scale == fmtUE4M3 && s.TensorScale == fmtFloat32 && tile.Size == kernels.NVFP4Block && dt.elem == fmtE2M1:
+		return kernelNVFP4, kernels.NVFP4Block
+	}
+	return noKernel, 0
+}
+
+// kernelRows reports whether the blocks of lay are whole runs of block
+// elements along the last axis.
+func kernelRows(lay *layout, block int) bool {
+	return lay.axis0 < 0 && lay.sub == 0 && lay.axis == len(lay.shape)-1 && lay.tile1 == block &&
+		lay.shape[lay.axis]%block == 0
+}
+
+// kernel returns the kernel family that casts exactly as c does, or noKernel.
+func (c *caster) kernel() kernelKind {
+	k, block := kernelKindOf(c.dt)
+	o := c.opts
+	if k == noKernel || !kernelRows(c.lay, block) || o.Keep != nil || o.Rounding != kernels.RoundEven ||
+		o.FullRange || (k == kernelNVFP4 && o.PowerOfTwoScales) || (k != kernelNVFP4 && o.Mode != scale.Floor) {
+		return noKernel
+	}
+	return k
+}
+
+// packedLen is the number of data bytes the kernels of kind k use for n
+// elements.
+func packedLen(k kernelKind, n int) int {
+	if k == kernelMXFP4 || k == kernelNVFP4 {
+		return n / 2
+	}
+	return n
+}
+
+// castKernel is Cast through the kernels of kind k: the same tensor, part by
+// part, as the block-by-block path gives.
+func (c *caster) castKernel(x []float32, k kernelKind) *Tensor {
+	form := c.opts.Form
+	if form == Compressed {
+		form = Actual // its parts are packed below
+	}
+	t := c.newTensor(form)
+	scales := t.Scale.Bytes
+	codes := make([]byte, packedLen(k, len(x)))
+	switch k {
+	case kernelMXFP4:
+		kernels.QuantizeMXFP4(codes, scales, x)
+	case kernelMXFP8:
+		kernels.QuantizeMXFP8(codes, scales, x)
+	case kernelMXINT8:
+		kernels.QuantizeMXINT8(codes, scales, x)
+	case kernelNVFP4:
+		c.setTensorScale(x, t.TensorScale)
+		kernels.QuantizeNVFP4(codes, scales, x, c.tensorMul)
+	}
+	switch c.opts.Form {
+	case Virtual:
+		t.Values = make([]float32, len(x))
+		dequantKernel(k, t.Values, codes, scales, c.tensorMul)
+		t.Data = nil
+	case Actual:
+		t.Data.Bytes = codes
+		if len(codes) != len(x) {
+			t.Data.Bytes = make([]byte, len(x))
+			kernels.UnpackBits(t.Data.Bytes, codes, 4)
+		}
+	case Compressed:
+		// As Compress packs an Actual tensor, with the data already packed.
+		t.Data.Bytes = codes
+		t = withParts(t, Compressed, func(p *Part) *Part {
+			if p == t.Data {
+				q := *p
+				q.Shape = slices.Clone(p.Shape)
+				q.Packed = true
+				return &q
+			}
+			return pack(p)
+		})
+	}
+	return t
+}
+
+// dequantKernel decodes codes (packed for 4-bit elements) and scales of kind
+// k into dst.
+func dequantKernel(k kernelKind, dst []float32, codes, scales []byte, tensorMul float32) {
+	switch k {
+	case kernelMXFP4:
+		kernels.DequantizeMXFP4(dst, codes, scales)
+	case kernelMXFP8:
+		kernels.DequantizeMXFP8(dst, codes, scales)
+	case kernelMXINT8:
+		kernels.DequantizeMXINT8(dst, codes, scales)
+	case kernelNVFP4:
+		kernels.DequantizeNVFP4(dst, codes, scales, tensorMul)
+	}
+}
+
+// decompressKernel is Decompress through the kernels, for a validated
+// Compressed tensor (or an Actual one with 8-bit elements, whose codes are
+// the same bytes) of a datatype and layout they handle; it reports false
+// otherwise.
+func decompressKernel(t *Tensor, lay *layout) ([]float32, bool) {
+	k, block := kernelKindOf(t.DataType)
+	if k == noKernel || !kernelRows(lay, block) {
+		return nil, false
+	}
+	d := t.Data
+	if !(t.Form == Compressed && d.Packed) && !(t.Form == Actual && d.Bits == 8) {
+		return nil, false
+	}
+	var tensorMul float32 = 1
+	if k == kernelNVFP4 {
+		tensorMul = newDecoder(t.DataType, t).tensorMul
+	}
+	out := make([]float32, lay.n)
+	dequantKernel(k, out, d.Bytes, t.Scale.Bytes, tensorMul)
+	return out, true
+}
