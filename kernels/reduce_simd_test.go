@@ -36,10 +36,10 @@ func TestAbsMaxBlocksTiers(t *testing.T) {
 					want[nb], got[nb] = 0xdead, 0xdead
 					absMaxBlocksGo(want[:nb], src, block)
 					AbsMaxBlocks(got, src, block)
-					require.Equal(t, want, got, "AbsMaxBlocks n=%d block=%d", n, block)
+					requireSame(t, want, got, "AbsMaxBlocks n=%d block=%d", n, block)
 					absMaxBlocksMaskedGo(want[:nb], src, keep, block)
 					AbsMaxBlocksMasked(got, src, keep, block)
-					require.Equal(t, want, got, "AbsMaxBlocksMasked n=%d block=%d", n, block)
+					requireSame(t, want, got, "AbsMaxBlocksMasked n=%d block=%d", n, block)
 				}
 			}
 		}

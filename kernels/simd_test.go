@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -89,4 +90,25 @@ func TestTierCap(t *testing.T) {
 		require.Equal(t, tc.want, capTier(tc.hw, tc.env), "hw %v env %q", tc.hw, tc.env)
 	}
 	require.Contains(t, []string{"generic", "avx2", "avx512"}, Tier())
+}
+
+// requireSame fails t at the first index where got differs from want (both
+// compared as bits by the caller's choice of element type), naming it and the
+// number of differences; unlike require.Equal it stays fast on long slices.
+func requireSame[T ~uint16 | ~uint32](t *testing.T, want, got []T, format string, args ...any) {
+	t.Helper()
+	require.Len(t, got, len(want), append([]any{format}, args...)...)
+	first, diffs := -1, 0
+	for i := range want {
+		if want[i] != got[i] {
+			if first < 0 {
+				first = i
+			}
+			diffs++
+		}
+	}
+	if first >= 0 {
+		t.Fatalf("%s: %d of %d differ, first at %d: got %#x, want %#x",
+			fmt.Sprintf(format, args...), diffs, len(want), first, got[first], want[first])
+	}
 }
