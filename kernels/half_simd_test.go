@@ -10,9 +10,13 @@ import (
 	"github.com/x448/float16"
 )
 
-// codecF16 is IEEE binary16 as the dtype package builds it.
-var codecF16 = FloatCodec{ManBits: 10, ExpBits: 5, Emin: -14, SignBit: 0x8000, MagMask: 0x7fff, MaxMag: 0x7bff,
-	NegZero: true, HasInf: true, InfMag: 0x7c00, NaN: NaNIEEE, NaNPos: 0x7e00, NaNNeg: 0xfe00}
+// IEEE binary16 and bfloat16 as the dtype package builds them.
+var (
+	simdCodecF16 = FloatCodec{ManBits: 10, ExpBits: 5, Emin: -14, SignBit: 0x8000, MagMask: 0x7fff, MaxMag: 0x7bff,
+		NegZero: true, HasInf: true, InfMag: 0x7c00, NaN: NaNIEEE, NaNPos: 0x7e00, NaNNeg: 0xfe00}
+	simdCodecBF16 = FloatCodec{ManBits: 7, ExpBits: 8, Emin: -126, SignBit: 0x8000, MagMask: 0x7fff, MaxMag: 0x7f7f,
+		NegZero: true, HasInf: true, InfMag: 0x7f80, NaN: NaNIEEE, NaNPos: 0x7fc0, NaNNeg: 0xffc0}
+)
 
 // boundaryInputs returns, for both signs, float32 values at and next to every
 // rounding boundary of a 16-bit format whose codes decode with dec: each
@@ -60,11 +64,11 @@ func f16Inputs() []float32 { return boundaryInputs(0x7bff, float16To32) }
 func TestHalfEncoderReferences(t *testing.T) {
 	for _, sat := range []bool{false, true} {
 		for _, x := range bf16Inputs() {
-			want := uint16(codecBF16.Encode(x, RoundEven, sat, 0))
+			want := uint16(simdCodecBF16.Encode(x, RoundEven, sat, 0))
 			require.Equal(t, want, float32ToBFloat16(x, sat), "bfloat16 %#08x sat=%v", math.Float32bits(x), sat)
 		}
 		for _, x := range f16Inputs() {
-			want := uint16(codecF16.Encode(x, RoundEven, sat, 0))
+			want := uint16(simdCodecF16.Encode(x, RoundEven, sat, 0))
 			require.Equal(t, want, float32ToFloat16(x, sat), "float16 %#08x sat=%v", math.Float32bits(x), sat)
 			if !sat && x == x {
 				require.Equal(t, uint16(float16.Fromfloat32(x)), float32ToFloat16(x, false), "x448 %#08x", math.Float32bits(x))
@@ -99,24 +103,28 @@ func TestHalfEncodersTiers(t *testing.T) {
 		"float16":  {Float32ToFloat16, f32ToF16Go},
 	}
 	forEachTier(t, func(t *testing.T) {
-		for name, src := range inputs {
-			enc, ref := encs[name][0], encs[name][1]
-			for _, sat := range []bool{false, true} {
-				want, got := make([]uint16, len(src)), make([]uint16, len(src))
-				ref(want, src, sat)
-				enc(got, src, sat)
-				requireSame(t, want, got, "%s sat=%v", name, sat)
-				for n := 0; n <= 3*16+1; n++ {
-					off := n % 16
-					s := src[off : off+n]
-					w, g := make([]uint16, n+1), make([]uint16, n+1)
-					w[n], g[n] = 0xbeef, 0xbeef
-					ref(w[:n], s, sat)
-					enc(g, s, sat)
-					requireSame(t, w, g, "%s sat=%v n=%d", name, sat, n)
+		forEachStore(t, func(t *testing.T) {
+			for name, src := range inputs {
+				enc, ref := encs[name][0], encs[name][1]
+				for _, sat := range []bool{false, true} {
+					want, got := make([]uint16, len(src)), make([]uint16, len(src))
+					ref(want, src, sat)
+					enc(got, src, sat)
+					requireSame(t, want, got, "%s sat=%v", name, sat)
+					for n := 0; n <= 3*16+1; n++ {
+						off := n % 16
+						s := src[off : off+n]
+						// dst at another offset than src, so that the
+						// non-temporal kernels peel a different head.
+						w, g := make([]uint16, n+1), make([]uint16, n+1+n%7)[n%7:]
+						w[n], g[n] = 0xbeef, 0xbeef
+						ref(w[:n], s, sat)
+						enc(g, s, sat)
+						requireSame(t, w, g, "%s sat=%v n=%d", name, sat, n)
+					}
 				}
 			}
-		}
+		})
 	})
 }
 
@@ -153,32 +161,34 @@ func TestHalfDecodersTiers(t *testing.T) {
 		return b
 	}
 	forEachTier(t, func(t *testing.T) {
-		for _, d := range decs {
-			want := make([]float32, n)
-			for h := range n {
-				want[h] = d.scalar(uint16(h))
-			}
-			got := make([]float32, n)
-			d.codes(got, codes[:n])
-			requireSame(t, bitsOf(want), bitsOf(got), "%s", d.name)
-			clear(got)
-			d.bytes(got, raw[1:1+2*n])
-			requireSame(t, bitsOf(want), bitsOf(got), "%s bytes", d.name)
-			for m := 0; m <= 3*16+1; m++ {
-				for _, off := range []int{m % 16, 16 - m%16} {
-					w, g := make([]float32, m+1), make([]float32, m+1)
-					w[m], g[m] = 42, 42
-					d.refC(w[:m], codes[off:off+m])
-					d.codes(g, codes[off:off+m])
-					requireSame(t, bitsOf(w), bitsOf(g), "%s n=%d off=%d", d.name, m, off)
-					clear(g[:m])
-					d.bytes(g[:m], raw[2*off+1:])
-					requireSame(t, bitsOf(w), bitsOf(g), "%s bytes n=%d off=%d", d.name, m, off)
-					d.refB(w[:m], raw[2*off:])
-					d.bytes(g[:m], raw[2*off:])
-					requireSame(t, bitsOf(w), bitsOf(g), "%s bytes n=%d even off=%d", d.name, m, off)
+		forEachStore(t, func(t *testing.T) {
+			for _, d := range decs {
+				want := make([]float32, n)
+				for h := range n {
+					want[h] = d.scalar(uint16(h))
+				}
+				got := make([]float32, n)
+				d.codes(got, codes[:n])
+				requireSame(t, bitsOf(want), bitsOf(got), "%s", d.name)
+				clear(got)
+				d.bytes(got, raw[1:1+2*n])
+				requireSame(t, bitsOf(want), bitsOf(got), "%s bytes", d.name)
+				for m := 0; m <= 3*16+1; m++ {
+					for _, off := range []int{m % 16, 16 - m%16} {
+						w, g := make([]float32, m+1), make([]float32, m+1+m%5)[m%5:]
+						w[m], g[m] = 42, 42
+						d.refC(w[:m], codes[off:off+m])
+						d.codes(g, codes[off:off+m])
+						requireSame(t, bitsOf(w), bitsOf(g), "%s n=%d off=%d", d.name, m, off)
+						clear(g[:m])
+						d.bytes(g[:m], raw[2*off+1:])
+						requireSame(t, bitsOf(w), bitsOf(g), "%s bytes n=%d off=%d", d.name, m, off)
+						d.refB(w[:m], raw[2*off:])
+						d.bytes(g[:m], raw[2*off:])
+						requireSame(t, bitsOf(w), bitsOf(g), "%s bytes n=%d even off=%d", d.name, m, off)
+					}
 				}
 			}
-		}
+		})
 	})
 }

@@ -88,6 +88,96 @@ func f32ToBF16AVX512(dst []uint16, src []float32, saturate bool)
 //go:noescape
 func f32ToF16AVX512(dst []uint16, src []float32, saturate bool)
 
+// bf16ToF32NTAVX512 is the AVX-512 kernel of BFloat16ToFloat32, the loop
+//
+//	for i := range dst {
+//		v := uint32(src[i]) << 16
+//		if v&0x7fffffff > 0x7f800000 {
+//			v |= 0x00400000
+//		}
+//		dst[i] = math.Float32frombits(v)
+//	}
+//
+// over the first len(dst) rounded down to a multiple of 16 elements; src must hold as many.
+// It stores with non-temporal hints (VMOVNTDQ) and needs dst 64-byte aligned.
+//
+//go:noescape
+func bf16ToF32NTAVX512(dst []float32, src []uint16)
+
+// f16ToF32NTAVX512 is the AVX-512 kernel of Float16ToFloat32, the loop
+//
+//	for i := range dst {
+//		dst[i] = float16To32(src[i])
+//	}
+//
+// over the first len(dst) rounded down to a multiple of 16 elements; src must hold as many.
+// It stores with non-temporal hints (VMOVNTDQ) and needs dst 64-byte aligned.
+//
+//go:noescape
+func f16ToF32NTAVX512(dst []float32, src []uint16)
+
+// bf16BytesToF32NTAVX512 is the AVX-512 kernel of BFloat16BytesToFloat32, the loop
+//
+//	for i := range dst {
+//		v := uint32(binary.LittleEndian.Uint16(src[2*i:])) << 16
+//		if v&0x7fffffff > 0x7f800000 {
+//			v |= 0x00400000
+//		}
+//		dst[i] = math.Float32frombits(v)
+//	}
+//
+// over the first len(dst) rounded down to a multiple of 16 elements; src must hold as many.
+// It stores with non-temporal hints (VMOVNTDQ) and needs dst 64-byte aligned.
+//
+//go:noescape
+func bf16BytesToF32NTAVX512(dst []float32, src []byte)
+
+// f16BytesToF32NTAVX512 is the AVX-512 kernel of Float16BytesToFloat32, the loop
+//
+//	for i := range dst {
+//		dst[i] = float16To32(binary.LittleEndian.Uint16(src[2*i:]))
+//	}
+//
+// over the first len(dst) rounded down to a multiple of 16 elements; src must hold as many.
+// It stores with non-temporal hints (VMOVNTDQ) and needs dst 64-byte aligned.
+//
+//go:noescape
+func f16BytesToF32NTAVX512(dst []float32, src []byte)
+
+// f32ToBF16NTAVX512 is the AVX-512 kernel of Float32ToBFloat16, the loop
+//
+//	for i, x := range src[:len(dst)] {
+//		b := math.Float32bits(x)
+//		abs := b & 0x7fffffff
+//		h := (abs + 0x7fff + (abs>>16)&1) >> 16 // round to nearest even
+//		if saturate {
+//			h = min(h, 0x7f7f) // ±Inf and overflow → ±max finite
+//		}
+//		if abs > 0x7f800000 {
+//			h = abs>>16 | 0x40 // NaN: quiet, top payload bits kept
+//		}
+//		dst[i] = uint16(b>>16&0x8000 | h)
+//	}
+//
+// over the first len(dst) rounded down to a multiple of 16 elements; src must hold as many.
+// That is dst[i] = float32ToBFloat16(x, saturate).
+// It stores with non-temporal hints (VMOVNTDQ) and needs dst 64-byte aligned.
+//
+//go:noescape
+func f32ToBF16NTAVX512(dst []uint16, src []float32, saturate bool)
+
+// f32ToF16NTAVX512 is the AVX-512 kernel of Float32ToFloat16, the loop
+//
+//	for i, x := range src[:len(dst)] {
+//		dst[i] = float32ToFloat16(x, saturate)
+//	}
+//
+// over the first len(dst) rounded down to a multiple of 16 elements; src must hold as many.
+// It stores with non-temporal hints (VMOVNTDQ) and needs dst 64-byte aligned.
+//
+//go:noescape
+func f32ToF16NTAVX512(dst []uint16, src []float32, saturate bool)
+
 // bf16ToF32AVX2 is the AVX2 kernel of BFloat16ToFloat32, the loop
 //
 //	for i := range dst {
@@ -171,3 +261,93 @@ func f32ToBF16AVX2(dst []uint16, src []float32, saturate bool)
 //
 //go:noescape
 func f32ToF16AVX2(dst []uint16, src []float32, saturate bool)
+
+// bf16ToF32NTAVX2 is the AVX2 kernel of BFloat16ToFloat32, the loop
+//
+//	for i := range dst {
+//		v := uint32(src[i]) << 16
+//		if v&0x7fffffff > 0x7f800000 {
+//			v |= 0x00400000
+//		}
+//		dst[i] = math.Float32frombits(v)
+//	}
+//
+// over the first len(dst) rounded down to a multiple of 8 elements; src must hold as many.
+// It stores with non-temporal hints (VMOVNTDQ) and needs dst 64-byte aligned.
+//
+//go:noescape
+func bf16ToF32NTAVX2(dst []float32, src []uint16)
+
+// f16ToF32NTAVX2 is the AVX2 kernel of Float16ToFloat32, the loop
+//
+//	for i := range dst {
+//		dst[i] = float16To32(src[i])
+//	}
+//
+// over the first len(dst) rounded down to a multiple of 8 elements; src must hold as many.
+// It stores with non-temporal hints (VMOVNTDQ) and needs dst 64-byte aligned.
+//
+//go:noescape
+func f16ToF32NTAVX2(dst []float32, src []uint16)
+
+// bf16BytesToF32NTAVX2 is the AVX2 kernel of BFloat16BytesToFloat32, the loop
+//
+//	for i := range dst {
+//		v := uint32(binary.LittleEndian.Uint16(src[2*i:])) << 16
+//		if v&0x7fffffff > 0x7f800000 {
+//			v |= 0x00400000
+//		}
+//		dst[i] = math.Float32frombits(v)
+//	}
+//
+// over the first len(dst) rounded down to a multiple of 8 elements; src must hold as many.
+// It stores with non-temporal hints (VMOVNTDQ) and needs dst 64-byte aligned.
+//
+//go:noescape
+func bf16BytesToF32NTAVX2(dst []float32, src []byte)
+
+// f16BytesToF32NTAVX2 is the AVX2 kernel of Float16BytesToFloat32, the loop
+//
+//	for i := range dst {
+//		dst[i] = float16To32(binary.LittleEndian.Uint16(src[2*i:]))
+//	}
+//
+// over the first len(dst) rounded down to a multiple of 8 elements; src must hold as many.
+// It stores with non-temporal hints (VMOVNTDQ) and needs dst 64-byte aligned.
+//
+//go:noescape
+func f16BytesToF32NTAVX2(dst []float32, src []byte)
+
+// f32ToBF16NTAVX2 is the AVX2 kernel of Float32ToBFloat16, the loop
+//
+//	for i, x := range src[:len(dst)] {
+//		b := math.Float32bits(x)
+//		abs := b & 0x7fffffff
+//		h := (abs + 0x7fff + (abs>>16)&1) >> 16 // round to nearest even
+//		if saturate {
+//			h = min(h, 0x7f7f) // ±Inf and overflow → ±max finite
+//		}
+//		if abs > 0x7f800000 {
+//			h = abs>>16 | 0x40 // NaN: quiet, top payload bits kept
+//		}
+//		dst[i] = uint16(b>>16&0x8000 | h)
+//	}
+//
+// over the first len(dst) rounded down to a multiple of 16 elements; src must hold as many.
+// That is dst[i] = float32ToBFloat16(x, saturate).
+// It stores with non-temporal hints (VMOVNTDQ) and needs dst 64-byte aligned.
+//
+//go:noescape
+func f32ToBF16NTAVX2(dst []uint16, src []float32, saturate bool)
+
+// f32ToF16NTAVX2 is the AVX2 kernel of Float32ToFloat16, the loop
+//
+//	for i, x := range src[:len(dst)] {
+//		dst[i] = float32ToFloat16(x, saturate)
+//	}
+//
+// over the first len(dst) rounded down to a multiple of 8 elements; src must hold as many.
+// It stores with non-temporal hints (VMOVNTDQ) and needs dst 64-byte aligned.
+//
+//go:noescape
+func f32ToF16NTAVX2(dst []uint16, src []float32, saturate bool)

@@ -37,30 +37,32 @@ func guardedTail[T any](t *testing.T, n int) []T {
 func TestKernelsStayInBounds(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	forEachTier(t, func(t *testing.T) {
-		for n := 1; n <= 3*64+3; n++ {
-			src := guardedTail[float32](t, n)
-			copy(src, edgeFloats(r, n))
-			keep := guardedTail[bool](t, n)
-			for i := range keep {
-				keep[i] = r.IntN(2) == 0
+		forEachStore(t, func(t *testing.T) {
+			for n := 1; n <= 3*64+3; n++ {
+				src := guardedTail[float32](t, n)
+				copy(src, edgeFloats(r, n))
+				keep := guardedTail[bool](t, n)
+				for i := range keep {
+					keep[i] = r.IntN(2) == 0
+				}
+				require.Equal(t, absMaxBitsGo(src), AbsMaxBits(src))
+				require.Equal(t, absMaxBitsMaskedGo(src, keep), AbsMaxBitsMasked(src, keep))
+				for _, block := range []int{5, 16, 32, 33} {
+					nb := (n + block - 1) / block
+					dst := guardedTail[uint32](t, nb)
+					AbsMaxBlocks(dst, src, block)
+					AbsMaxBlocksMasked(dst, src, keep, block)
+				}
+				codes := guardedTail[uint16](t, n)
+				Float32ToBFloat16(codes, src, true)
+				Float32ToFloat16(codes, src, false)
+				f := guardedTail[float32](t, n)
+				BFloat16ToFloat32(f, codes)
+				Float16ToFloat32(f, codes)
+				raw := guardedTail[byte](t, 2*n)
+				BFloat16BytesToFloat32(f, raw)
+				Float16BytesToFloat32(f, raw)
 			}
-			require.Equal(t, absMaxBitsGo(src), AbsMaxBits(src))
-			require.Equal(t, absMaxBitsMaskedGo(src, keep), AbsMaxBitsMasked(src, keep))
-			for _, block := range []int{5, 16, 32, 33} {
-				nb := (n + block - 1) / block
-				dst := guardedTail[uint32](t, nb)
-				AbsMaxBlocks(dst, src, block)
-				AbsMaxBlocksMasked(dst, src, keep, block)
-			}
-			codes := guardedTail[uint16](t, n)
-			Float32ToBFloat16(codes, src, true)
-			Float32ToFloat16(codes, src, false)
-			f := guardedTail[float32](t, n)
-			BFloat16ToFloat32(f, codes)
-			Float16ToFloat32(f, codes)
-			raw := guardedTail[byte](t, 2*n)
-			BFloat16BytesToFloat32(f, raw)
-			Float16BytesToFloat32(f, raw)
-		}
+		})
 	})
 }

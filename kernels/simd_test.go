@@ -30,6 +30,18 @@ func forEachTier(t *testing.T, f func(t *testing.T)) {
 	}
 }
 
+// forEachStore runs f as a subtest with ordinary stores for outputs below
+// the non-temporal threshold (the default), and with the non-temporal kernels
+// forced at every size.
+func forEachStore(t *testing.T, f func(t *testing.T)) {
+	t.Helper()
+	t.Run("cached", f)
+	t.Run("nontemporal", func(t *testing.T) {
+		defer alwaysNonTemporal()()
+		f(t)
+	})
+}
+
 // edgeBits returns float32 bits drawn to hit the special cases often: NaNs
 // with random payloads and signs, infinities, zeros, subnormals, values next to
 // the largest finite, and otherwise any bit pattern.

@@ -17,14 +17,44 @@ import (
 func main() {
 	ConstraintExpr(gen.BuildConstraint)
 	for _, isa := range []string{"AVX512", "AVX2"} {
-		for _, bytes := range []bool{false, true} {
-			bf16ToF32(isa, bytes)
-			f16ToF32(isa, bytes)
+		for _, nt = range []bool{false, true} {
+			for _, bytes := range []bool{false, true} {
+				bf16ToF32(isa, bytes)
+				f16ToF32(isa, bytes)
+			}
+			f32ToBF16(isa)
+			f32ToF16(isa)
 		}
-		f32ToBF16(isa)
-		f32ToF16(isa)
 	}
 	Generate()
+}
+
+// nt selects the non-temporal variants: the kernel being emitted stores with
+// VMOVNTDQ (which bypasses the caches, for outputs far larger than them) and
+// ends with SFENCE; dst must then be 64-byte aligned.
+var nt bool
+
+// kname returns the name of a kernel: base, "NT" for a non-temporal variant,
+// and the ISA.
+func kname(base, isa string) string {
+	if nt {
+		base += "NT"
+	}
+	return base + isa
+}
+
+// store writes the vector v to m, non-temporally in an NT variant.
+func store(v Register, m Mem) {
+	if nt {
+		VMOVNTDQ(v, m)
+		return
+	}
+	switch v.Size() {
+	case 64:
+		VMOVDQU32(v, m)
+	default:
+		VMOVDQU(v, m)
+	}
 }
 
 var (
@@ -78,6 +108,9 @@ func loop(name string, step, unroll, inSize, outSize int, body func(j int)) {
 	SUBQ(U32(uint32(step)), RCX)
 	JMP(LabelRef(l("one")))
 	Label(l("done"))
+	if nt {
+		SFENCE() // order the weakly-ordered stores before any later store
+	}
 	VZEROUPPER()
 	RET()
 }
@@ -103,16 +136,19 @@ func docLoop(name, isa, entry string, step int, note string, body ...string) {
 	if note != "" {
 		lines = append(lines, note)
 	}
+	if nt {
+		lines = append(lines, "It stores with non-temporal hints (VMOVNTDQ) and needs dst 64-byte aligned.")
+	}
 	Doc(lines...)
 }
 
 // bf16ToF32 emits bf16[Bytes]ToF32{AVX512,AVX2}: widen each code to the top
 // half of a float32 and set the quiet bit of NaNs.
 func bf16ToF32(isa string, bytes bool) {
-	name, sig, entry := "bf16ToF32"+isa, "func(dst []float32, src []uint16)", "BFloat16ToFloat32"
+	name, sig, entry := kname("bf16ToF32", isa), "func(dst []float32, src []uint16)", "BFloat16ToFloat32"
 	read := "src[i]"
 	if bytes {
-		name, sig, entry = "bf16BytesToF32"+isa, "func(dst []float32, src []byte)", "BFloat16BytesToFloat32"
+		name, sig, entry = kname("bf16BytesToF32", isa), "func(dst []float32, src []byte)", "BFloat16BytesToFloat32"
 		read = "binary.LittleEndian.Uint16(src[2*i:])"
 	}
 	TEXT(name, NOSPLIT, sig)
@@ -138,7 +174,7 @@ func bf16ToF32(isa string, bytes bool) {
 			VPANDD(Z31, v, a)
 			VPCMPUD(U8(6), Z30, a, ks[1+j]) // a > Inf: NaN
 			VPORD(Z29, v, ks[1+j], v)
-			VMOVDQU32(v, Mem{Base: RDI, Disp: 4 * n * j})
+			store(v, Mem{Base: RDI, Disp: 4 * n * j})
 		})
 		return
 	}
@@ -153,17 +189,17 @@ func bf16ToF32(isa string, bytes bool) {
 		VPCMPGTD(Y14, a, a) // a > Inf: NaN (both non-negative as int32)
 		VPAND(Y13, a, a)
 		VPOR(a, v, v)
-		VMOVDQU(v, Mem{Base: RDI, Disp: 4 * n * j})
+		store(v, Mem{Base: RDI, Disp: 4 * n * j})
 	})
 }
 
 // f16ToF32 emits f16[Bytes]ToF32{AVX512,AVX2}: VCVTPH2PS, which widens
 // exactly and quiets NaNs the way the reference does.
 func f16ToF32(isa string, bytes bool) {
-	name, sig, entry := "f16ToF32"+isa, "func(dst []float32, src []uint16)", "Float16ToFloat32"
+	name, sig, entry := kname("f16ToF32", isa), "func(dst []float32, src []uint16)", "Float16ToFloat32"
 	read := "src[i]"
 	if bytes {
-		name, sig, entry = "f16BytesToF32"+isa, "func(dst []float32, src []byte)", "Float16BytesToFloat32"
+		name, sig, entry = kname("f16BytesToF32", isa), "func(dst []float32, src []byte)", "Float16BytesToFloat32"
 		read = "binary.LittleEndian.Uint16(src[2*i:])"
 	}
 	TEXT(name, NOSPLIT, sig)
@@ -177,7 +213,7 @@ func f16ToF32(isa string, bytes bool) {
 	loop(name, n, 4, 2, 4, func(j int) {
 		v := vec(isa, j)
 		VCVTPH2PS(Mem{Base: RSI, Disp: 2 * n * j}, v)
-		VMOVUPS(v, Mem{Base: RDI, Disp: 4 * n * j})
+		store(v, Mem{Base: RDI, Disp: 4 * n * j})
 	})
 }
 
@@ -185,7 +221,7 @@ func f16ToF32(isa string, bytes bool) {
 // of the reference, a clamp of the magnitude code for saturation, and the
 // reference's NaN code.
 func f32ToBF16(isa string) {
-	name := "f32ToBF16" + isa
+	name := kname("f32ToBF16", isa)
 	TEXT(name, NOSPLIT, "func(dst []uint16, src []float32, saturate bool)")
 	Pragma("noescape")
 	step := lanes(isa)
@@ -236,7 +272,10 @@ func f32ToBF16(isa string) {
 			VPORD(Z29, hi, k, h)
 			VPSRLD(U8(16), b, b)
 			VPTERNLOGD(U8(0xf8), Z25, b, h) // h | b&0x8000
-			VPMOVDW(h, Mem{Base: RDI, Disp: 2 * n * j})
+			// VPMOVDW to a register and a plain store: the memory form of
+			// VPMOVDW is several times slower on AMD Zen 4 and 5.
+			VPMOVDW(h, h.AsY())
+			store(h.AsY(), Mem{Base: RDI, Disp: 2 * n * j})
 		})
 		return
 	}
@@ -270,7 +309,7 @@ func f32ToBF16(isa string) {
 		// Words of Y3 then Y7 per 128-bit lane; VPERMQ restores the order.
 		VPACKUSDW(Y7, Y3, Y3)
 		VPERMQ(U8(0xd8), Y3, Y3)
-		VMOVDQU(Y3, Mem{Base: RDI})
+		store(Y3, Mem{Base: RDI})
 	})
 }
 
@@ -278,7 +317,7 @@ func f32ToBF16(isa string) {
 // (imm 0), which gives the reference's codes for every input, and, when
 // saturating, an infinity code turned into the largest finite one.
 func f32ToF16(isa string) {
-	name := "f32ToF16" + isa
+	name := kname("f32ToF16", isa)
 	TEXT(name, NOSPLIT, "func(dst []uint16, src []float32, saturate bool)")
 	Pragma("noescape")
 	docLoop(name, isa, "Float32ToFloat16", lanes(isa), "",
@@ -313,6 +352,6 @@ func f32ToF16(isa string) {
 			VPCMPEQW(Y14, t, t)
 		}
 		VPADDW(t, h, h)
-		VMOVDQU(h, Mem{Base: RDI, Disp: 2 * n * j})
+		store(h, Mem{Base: RDI, Disp: 2 * n * j})
 	})
 }
