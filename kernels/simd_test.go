@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
+	"os/exec"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -82,6 +84,27 @@ func testLengths() []int {
 		ns = append(ns, n)
 	}
 	return ns
+}
+
+// TestTierEnv runs this test binary again with TCAST_KERNELS set to each tier
+// name and checks the tier the kernels chose at start-up: the named one, or
+// the CPU's best when that is lower.
+func TestTierEnv(t *testing.T) {
+	if os.Getenv("TCAST_KERNELS_TEST_CHILD") == "1" {
+		fmt.Printf("tier=%s\n", Tier())
+		return
+	}
+	for _, name := range []string{"generic", "avx2", "avx512", ""} {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestTierEnv$")
+		cmd.Env = append(os.Environ(), "TCAST_KERNELS_TEST_CHILD=1", "TCAST_KERNELS="+name)
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		want := hwTier
+		if name != "" {
+			want = min(hwTier, capTier(tierAVX512, name))
+		}
+		require.Contains(t, string(out), "tier="+want.String()+"\n", "TCAST_KERNELS=%q", name)
+	}
 }
 
 func TestTierCap(t *testing.T) {
