@@ -173,18 +173,38 @@ func float32ToFloat16(x float32, saturate bool) uint16 {
 	return sign | uint16((abs+0xfff+(abs>>13)&1)>>13-(127-15)<<10)
 }
 
-// f32ToBF16Go is the reference of Float32ToBFloat16, with len(dst) = len(src).
+// f32ToBF16Go is Float32ToBFloat16 in Go, with len(dst) = len(src): the
+// rounding of float32ToBFloat16 inline, which is the whole rule below the
+// largest finite bfloat16, and the scalar for the rest (overflow, ±Inf, NaN).
 func f32ToBF16Go(dst []uint16, src []float32, saturate bool) {
 	dst = dst[:len(src)]
 	for i, x := range src {
-		dst[i] = float32ToBFloat16(x, saturate)
+		b := math.Float32bits(x)
+		if b&0x7fffffff >= 0x7f7f8000 {
+			dst[i] = float32ToBFloat16(x, saturate)
+			continue
+		}
+		dst[i] = uint16((b + 0x7fff + (b>>16)&1) >> 16)
 	}
 }
 
-// f32ToF16Go is the reference of Float32ToFloat16, with len(dst) = len(src).
+// f32ToF16Go is Float32ToFloat16 in Go, with len(dst) = len(src): both
+// roundings of float32ToFloat16 for finite values below 65520, selected
+// without a branch (whether a weight is below 2^-14 is as unpredictable as
+// the data), and the scalar for the rest (overflow, ±Inf, NaN).
 func f32ToF16Go(dst []uint16, src []float32, saturate bool) {
 	dst = dst[:len(src)]
 	for i, x := range src {
-		dst[i] = float32ToFloat16(x, saturate)
+		b := math.Float32bits(x)
+		abs := b & 0x7fffffff
+		if abs >= 0x477ff000 {
+			dst[i] = float32ToFloat16(x, saturate)
+			continue
+		}
+		sub := math.Float32bits(math.Float32frombits(abs)+0.5) - 0x3f000000
+		h := (abs+0xfff+(abs>>13)&1)>>13 - (127-15)<<10
+		isSub := uint32(int32(abs-0x38800000) >> 31) // all ones below 2^-14
+		h ^= (h ^ sub) & isSub
+		dst[i] = uint16(b>>16&0x8000 | h)
 	}
 }
