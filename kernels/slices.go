@@ -12,8 +12,18 @@ type Code interface {
 func EncodeFloat[C Code](f *FloatCodec, dst []C, src []float32, mode Rounding, saturate bool, seed uint64) {
 	dst = dst[:len(src)]
 	if mode == RoundEven && f.isBFloat16() {
+		if d, ok := any(dst).([]uint16); ok && f.hasQuietNaNs() {
+			Float32ToBFloat16(d, src, saturate)
+			return
+		}
 		encodeBFloat16RNE(f, dst, src, saturate)
 		return
+	}
+	if mode == RoundEven && f.isFloat16() && f.hasQuietNaNs() {
+		if d, ok := any(dst).([]uint16); ok {
+			Float32ToFloat16(d, src, saturate)
+			return
+		}
 	}
 	if mode == RoundEven && f.rneFast() {
 		encodeFloatRNE(f, dst, src, saturate)
@@ -81,6 +91,21 @@ func encodeFloatRNE[C Code](f *FloatCodec, dst []C, src []float32, saturate bool
 func (f *FloatCodec) isBFloat16() bool {
 	return f.ExpBits == 8 && f.ManBits == 7 && f.Emin == -126 && f.SignBit == 0x8000 && f.MaxMag == 0x7f7f &&
 		f.NegZero && f.HasInf && f.InfMag == 0x7f80 && f.NaN == NaNIEEE
+}
+
+// isFloat16 reports whether f is IEEE binary16: 5 exponent bits, 10 mantissa
+// bits, IEEE Inf, NaN and −0.
+func (f *FloatCodec) isFloat16() bool {
+	return f.ExpBits == 5 && f.ManBits == 10 && f.Emin == -14 && f.SignBit == 0x8000 && f.MagMask == 0x7fff &&
+		f.MaxMag == 0x7bff && f.NegZero && f.HasInf && f.InfMag == 0x7c00 && f.NaN == NaNIEEE
+}
+
+// hasQuietNaNs reports whether the NaN codes of an IEEE format are the quiet
+// NaNs Float32ToBFloat16 and Float32ToFloat16 write: the infinity code with the
+// top mantissa bit set, and the same with the sign bit.
+func (f *FloatCodec) hasQuietNaNs() bool {
+	q := f.InfMag | 1<<(f.ManBits-1)
+	return f.NaN == NaNIEEE && f.ManBits >= 1 && f.NaNPos == q && f.NaNNeg == f.SignBit|q
 }
 
 // encodeBFloat16RNE is EncodeFloat for RoundEven to bfloat16. bfloat16 has

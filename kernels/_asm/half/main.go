@@ -1,0 +1,357 @@
+// Command half generates the float16 and bfloat16 slice conversions of package
+// kernels: half_amd64.s and the stub declarations in half_stubs_amd64.go.
+//
+//	cd kernels/_asm && go run ./half -out ../half_amd64.s -stubs ../half_stubs_amd64.go -pkg kernels
+package main
+
+import (
+	"fmt"
+
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+
+	"github.com/tensorcast-go/tensorcast/kernels/_asm/internal/gen"
+)
+
+func main() {
+	ConstraintExpr(gen.BuildConstraint)
+	for _, isa := range []string{"AVX512", "AVX2"} {
+		for _, nt = range []bool{false, true} {
+			for _, bytes := range []bool{false, true} {
+				bf16ToF32(isa, bytes)
+				f16ToF32(isa, bytes)
+			}
+			f32ToBF16(isa)
+			f32ToF16(isa)
+		}
+	}
+	Generate()
+}
+
+// nt selects the non-temporal variants: the kernel being emitted stores with
+// VMOVNTDQ (which bypasses the caches, for outputs far larger than them) and
+// ends with SFENCE; dst must then be 64-byte aligned.
+var nt bool
+
+// kname returns the name of a kernel: base, "NT" for a non-temporal variant,
+// and the ISA.
+func kname(base, isa string) string {
+	if nt {
+		base += "NT"
+	}
+	return base + isa
+}
+
+// store writes the vector v to m, non-temporally in an NT variant.
+func store(v Register, m Mem) {
+	if nt {
+		VMOVNTDQ(v, m)
+		return
+	}
+	switch v.Size() {
+	case 64:
+		VMOVDQU32(v, m)
+	default:
+		VMOVDQU(v, m)
+	}
+}
+
+var (
+	zs = []VecPhysical{Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7, Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15,
+		Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23, Z24, Z25, Z26, Z27, Z28, Z29, Z30, Z31}
+	ks = []Register{K0, K1, K2, K3, K4, K5, K6, K7}
+)
+
+// vec returns vector register i at the width of isa: zmm for AVX512, ymm for
+// AVX2.
+func vec(isa string, i int) VecPhysical {
+	if isa == "AVX512" {
+		return zs[i]
+	}
+	return zs[i].AsY().(VecPhysical)
+}
+
+// lanes is the number of 32-bit lanes of a vector of isa.
+func lanes(isa string) int {
+	if isa == "AVX512" {
+		return 16
+	}
+	return 8
+}
+
+// loop emits the element loop of a conversion: CX counts the elements left,
+// SI and DI walk src and dst (inSize and outSize bytes per element). It runs
+// body(j) for j < unroll on each step of unroll·step elements while there are
+// that many, then body(0) per step elements. Elements beyond the last whole
+// step are left alone.
+func loop(name string, step, unroll, inSize, outSize int, body func(j int)) {
+	l := func(s string) string { return name + "_" + s }
+	big := step * unroll
+	CMPQ(RCX, U32(uint32(big)))
+	JB(LabelRef(l("one")))
+	Label(l("big"))
+	for j := range unroll {
+		body(j)
+	}
+	ADDQ(U32(uint32(big*inSize)), RSI)
+	ADDQ(U32(uint32(big*outSize)), RDI)
+	SUBQ(U32(uint32(big)), RCX)
+	CMPQ(RCX, U32(uint32(big)))
+	JAE(LabelRef(l("big")))
+	Label(l("one"))
+	CMPQ(RCX, U32(uint32(step)))
+	JB(LabelRef(l("done")))
+	body(0)
+	ADDQ(U32(uint32(step*inSize)), RSI)
+	ADDQ(U32(uint32(step*outSize)), RDI)
+	SUBQ(U32(uint32(step)), RCX)
+	JMP(LabelRef(l("one")))
+	Label(l("done"))
+	if nt {
+		SFENCE() // order the weakly-ordered stores before any later store
+	}
+	VZEROUPPER()
+	RET()
+}
+
+func args() {
+	Load(Param("dst").Base(), RDI)
+	Load(Param("dst").Len(), RCX)
+	Load(Param("src").Base(), RSI)
+}
+
+// docLoop writes the doc comment of kernel name: the Go loop it computes, over
+// whole steps of step elements, and an optional note.
+func docLoop(name, isa, entry string, step int, note string, body ...string) {
+	if isa == "AVX512" {
+		isa = "AVX-512"
+	}
+	lines := []string{fmt.Sprintf("%s is the %s kernel of %s, the loop", name, isa, entry), ""}
+	for _, b := range body {
+		lines = append(lines, "\t"+b)
+	}
+	lines = append(lines, "", fmt.Sprintf(
+		"over the first len(dst) rounded down to a multiple of %d elements; src must hold as many.", step))
+	if note != "" {
+		lines = append(lines, note)
+	}
+	if nt {
+		lines = append(lines, "It stores with non-temporal hints (VMOVNTDQ) and needs dst 64-byte aligned.")
+	}
+	Doc(lines...)
+}
+
+// bf16ToF32 emits bf16[Bytes]ToF32{AVX512,AVX2}: widen each code to the top
+// half of a float32 and set the quiet bit of NaNs.
+func bf16ToF32(isa string, bytes bool) {
+	name, sig, entry := kname("bf16ToF32", isa), "func(dst []float32, src []uint16)", "BFloat16ToFloat32"
+	read := "src[i]"
+	if bytes {
+		name, sig, entry = kname("bf16BytesToF32", isa), "func(dst []float32, src []byte)", "BFloat16BytesToFloat32"
+		read = "binary.LittleEndian.Uint16(src[2*i:])"
+	}
+	TEXT(name, NOSPLIT, sig)
+	Pragma("noescape")
+	docLoop(name, isa, entry, lanes(isa), "",
+		"for i := range dst {",
+		"	v := uint32("+read+") << 16",
+		"	if v&0x7fffffff > 0x7f800000 {",
+		"		v |= 0x00400000",
+		"	}",
+		"	dst[i] = math.Float32frombits(v)",
+		"}")
+	args()
+	n := lanes(isa)
+	if isa == "AVX512" {
+		gen.Broadcast32(0x7fffffff, Z31, RAX, X0)
+		gen.Broadcast32(0x7f800000, Z30, RAX, X0)
+		gen.Broadcast32(0x00400000, Z29, RAX, X0)
+		loop(name, n, 4, 2, 4, func(j int) {
+			v, a := zs[2*j], zs[2*j+1]
+			VPMOVZXWD(Mem{Base: RSI, Disp: 2 * n * j}, v)
+			VPSLLD(U8(16), v, v)
+			VPANDD(Z31, v, a)
+			VPCMPUD(U8(6), Z30, a, ks[1+j]) // a > Inf: NaN
+			VPORD(Z29, v, ks[1+j], v)
+			store(v, Mem{Base: RDI, Disp: 4 * n * j})
+		})
+		return
+	}
+	gen.Broadcast32(0x7fffffff, Y15, RAX, X0)
+	gen.Broadcast32(0x7f800000, Y14, RAX, X0)
+	gen.Broadcast32(0x00400000, Y13, RAX, X0)
+	loop(name, n, 4, 2, 4, func(j int) {
+		v, a := vec(isa, 2*j), vec(isa, 2*j+1)
+		VPMOVZXWD(Mem{Base: RSI, Disp: 2 * n * j}, v)
+		VPSLLD(U8(16), v, v)
+		VPAND(Y15, v, a)
+		VPCMPGTD(Y14, a, a) // a > Inf: NaN (both non-negative as int32)
+		VPAND(Y13, a, a)
+		VPOR(a, v, v)
+		store(v, Mem{Base: RDI, Disp: 4 * n * j})
+	})
+}
+
+// f16ToF32 emits f16[Bytes]ToF32{AVX512,AVX2}: VCVTPH2PS, which widens
+// exactly and quiets NaNs the way the reference does.
+func f16ToF32(isa string, bytes bool) {
+	name, sig, entry := kname("f16ToF32", isa), "func(dst []float32, src []uint16)", "Float16ToFloat32"
+	read := "src[i]"
+	if bytes {
+		name, sig, entry = kname("f16BytesToF32", isa), "func(dst []float32, src []byte)", "Float16BytesToFloat32"
+		read = "binary.LittleEndian.Uint16(src[2*i:])"
+	}
+	TEXT(name, NOSPLIT, sig)
+	Pragma("noescape")
+	docLoop(name, isa, entry, lanes(isa), "",
+		"for i := range dst {",
+		"	dst[i] = float16To32("+read+")",
+		"}")
+	args()
+	n := lanes(isa)
+	loop(name, n, 4, 2, 4, func(j int) {
+		v := vec(isa, j)
+		VCVTPH2PS(Mem{Base: RSI, Disp: 2 * n * j}, v)
+		store(v, Mem{Base: RDI, Disp: 4 * n * j})
+	})
+}
+
+// f32ToBF16 emits f32ToBF16{AVX512,AVX2}: the integer round-to-nearest-even
+// of the reference, a clamp of the magnitude code for saturation, and the
+// reference's NaN code.
+func f32ToBF16(isa string) {
+	name := kname("f32ToBF16", isa)
+	TEXT(name, NOSPLIT, "func(dst []uint16, src []float32, saturate bool)")
+	Pragma("noescape")
+	step := lanes(isa)
+	if isa == "AVX2" {
+		step = 16 // two ymm of floats make one ymm of codes
+	}
+	docLoop(name, isa, "Float32ToBFloat16", step, "That is dst[i] = float32ToBFloat16(x, saturate).",
+		"for i, x := range src[:len(dst)] {",
+		"	b := math.Float32bits(x)",
+		"	abs := b & 0x7fffffff",
+		"	h := (abs + 0x7fff + (abs>>16)&1) >> 16 // round to nearest even",
+		"	if saturate {",
+		"		h = min(h, 0x7f7f) // ±Inf and overflow → ±max finite",
+		"	}",
+		"	if abs > 0x7f800000 {",
+		"		h = abs>>16 | 0x40 // NaN: quiet, top payload bits kept",
+		"	}",
+		"	dst[i] = uint16(b>>16&0x8000 | h)",
+		"}")
+	args()
+	// AX = the clamp: 0x7f7f when saturating, 0x7f80 (a no-op) otherwise.
+	MOVL(U32(0x7f80), EAX)
+	MOVL(U32(0x7f7f), EBX)
+	Load(Param("saturate"), EDX)
+	TESTB(DL, DL)
+	CMOVLNE(EBX, EAX)
+	n := lanes(isa)
+	if isa == "AVX512" {
+		VMOVD(EAX, X0)
+		VPBROADCASTD(X0, Z26)
+		gen.Broadcast32(0x7fffffff, Z31, RAX, X0)
+		gen.Broadcast32(0x7f800000, Z30, RAX, X0)
+		gen.Broadcast32(0x40, Z29, RAX, X0)
+		gen.Broadcast32(1, Z28, RAX, X0)
+		gen.Broadcast32(0x7fff, Z27, RAX, X0)
+		gen.Broadcast32(0x8000, Z25, RAX, X0)
+		loop(name, n, 4, 4, 2, func(j int) {
+			b, abs, hi, h, k := zs[4*j], zs[4*j+1], zs[4*j+2], zs[4*j+3], ks[1+j]
+			VMOVDQU32(Mem{Base: RSI, Disp: 4 * n * j}, b)
+			VPANDD(Z31, b, abs)
+			VPSRLD(U8(16), abs, hi)
+			VPANDD(Z28, hi, h)
+			VPADDD(abs, h, h)
+			VPADDD(Z27, h, h)
+			VPSRLD(U8(16), h, h)
+			VPMINUD(Z26, h, h)
+			VPCMPUD(U8(6), Z30, abs, k) // abs > Inf: NaN
+			VPORD(Z29, hi, k, h)
+			VPSRLD(U8(16), b, b)
+			VPTERNLOGD(U8(0xf8), Z25, b, h) // h | b&0x8000
+			// VPMOVDW to a register and a plain store: the memory form of
+			// VPMOVDW is several times slower on AMD Zen 4 and 5.
+			VPMOVDW(h, h.AsY())
+			store(h.AsY(), Mem{Base: RDI, Disp: 2 * n * j})
+		})
+		return
+	}
+	VMOVD(EAX, X0)
+	VPBROADCASTD(X0, Y12)
+	gen.Broadcast32(0x7fffffff, Y15, RAX, X0)
+	gen.Broadcast32(0x7f800000, Y14, RAX, X0)
+	gen.Broadcast32(0x40, Y13, RAX, X0)
+	gen.Broadcast32(1, Y11, RAX, X0)
+	gen.Broadcast32(0x7fff, Y10, RAX, X0)
+	gen.Broadcast32(0x8000, Y9, RAX, X0)
+	// One step is two ymm of floats, packed into one ymm of codes.
+	loop(name, 2*n, 1, 4, 2, func(int) {
+		for p := range 2 {
+			b, abs, hi, h := vec(isa, 4*p), vec(isa, 4*p+1), vec(isa, 4*p+2), vec(isa, 4*p+3)
+			VMOVDQU(Mem{Base: RSI, Disp: 4 * n * p}, b)
+			VPAND(Y15, b, abs)
+			VPSRLD(U8(16), abs, hi)
+			VPAND(Y11, hi, h)
+			VPADDD(abs, h, h)
+			VPADDD(Y10, h, h)
+			VPSRLD(U8(16), h, h)
+			VPMINUD(Y12, h, h)
+			VPCMPGTD(Y14, abs, abs) // abs > Inf: NaN
+			VPOR(Y13, hi, hi)
+			VPBLENDVB(abs, hi, h, h)
+			VPSRLD(U8(16), b, b)
+			VPAND(Y9, b, b)
+			VPOR(b, h, h)
+		}
+		// Words of Y3 then Y7 per 128-bit lane; VPERMQ restores the order.
+		VPACKUSDW(Y7, Y3, Y3)
+		VPERMQ(U8(0xd8), Y3, Y3)
+		store(Y3, Mem{Base: RDI})
+	})
+}
+
+// f32ToF16 emits f32ToF16{AVX512,AVX2}: VCVTPS2PH with round-to-nearest-even
+// (imm 0), which gives the reference's codes for every input, and, when
+// saturating, an infinity code turned into the largest finite one.
+func f32ToF16(isa string) {
+	name := kname("f32ToF16", isa)
+	TEXT(name, NOSPLIT, "func(dst []uint16, src []float32, saturate bool)")
+	Pragma("noescape")
+	docLoop(name, isa, "Float32ToFloat16", lanes(isa), "",
+		"for i, x := range src[:len(dst)] {",
+		"	dst[i] = float32ToFloat16(x, saturate)",
+		"}")
+	args()
+	// AX = the magnitude code turned into the largest finite one: 0x7c00 (Inf)
+	// when saturating, 0xffff (no code) otherwise.
+	MOVL(U32(0xffff), EAX)
+	MOVL(U32(0x7c00), EBX)
+	Load(Param("saturate"), EDX)
+	TESTB(DL, DL)
+	CMOVLNE(EBX, EAX)
+	gen.Broadcast16(Y14, RAX, X0)
+	MOVL(U32(0x7fff), EAX)
+	gen.Broadcast16(Y15, RAX, X0)
+	n := lanes(isa)
+	loop(name, n, 4, 4, 2, func(j int) {
+		x := vec(isa, 3*j)
+		h, t := zs[3*j+1].AsY(), zs[3*j+2].AsY()
+		if isa == "AVX2" {
+			h, t = h.(VecPhysical).AsX(), t.(VecPhysical).AsX()
+		}
+		VMOVUPS(Mem{Base: RSI, Disp: 4 * n * j}, x)
+		VCVTPS2PH(U8(0), x, h)
+		if isa == "AVX2" {
+			VPAND(X15, h, t)
+			VPCMPEQW(X14, t, t)
+		} else {
+			VPAND(Y15, h, t)
+			VPCMPEQW(Y14, t, t)
+		}
+		VPADDW(t, h, h)
+		store(h, Mem{Base: RDI, Disp: 2 * n * j})
+	})
+}
