@@ -190,23 +190,11 @@ func e2m1Code(s int32, keys *[64]uint8) uint32 {
 	return uint32(keys[e2m1KeyOf(uint32(d)+e2m1KeyLo)&63])
 }
 
-// amaxBits32 returns the largest |x| of a block of 32 as float32 bits, as
-// AbsMaxBits does.
-func amaxBits32(v *[MXBlock]float32) uint32 {
+// amaxBits returns the largest |x| of a block (a multiple of 4 long) as
+// float32 bits, as AbsMaxBits does.
+func amaxBits(v []float32) uint32 {
 	var m0, m1, m2, m3 uint32
-	for i := 0; i < MXBlock; i += 4 {
-		m0 = max(m0, math.Float32bits(v[i])&0x7fffffff)
-		m1 = max(m1, math.Float32bits(v[i+1])&0x7fffffff)
-		m2 = max(m2, math.Float32bits(v[i+2])&0x7fffffff)
-		m3 = max(m3, math.Float32bits(v[i+3])&0x7fffffff)
-	}
-	return max(m0, m1, m2, m3)
-}
-
-// amaxBits16 is amaxBits32 for a block of 16.
-func amaxBits16(v *[NVFP4Block]float32) uint32 {
-	var m0, m1, m2, m3 uint32
-	for i := 0; i < NVFP4Block; i += 4 {
+	for i := 0; i+3 < len(v); i += 4 {
 		m0 = max(m0, math.Float32bits(v[i])&0x7fffffff)
 		m1 = max(m1, math.Float32bits(v[i+1])&0x7fffffff)
 		m2 = max(m2, math.Float32bits(v[i+2])&0x7fffffff)
@@ -252,7 +240,7 @@ func QuantizeMXFP4(codes []byte, scales []uint8, src []float32) {
 	for b := range len(src) / MXBlock {
 		v := (*[MXBlock]float32)(src[b*MXBlock:])
 		out := (*[MXBlock / 2]byte)(codes[b*MXBlock/2:])
-		amax := amaxBits32(v)
+		amax := amaxBits(v[:])
 		if amax >= 0x7f800000 {
 			scales[b] = E8M0NaN
 			clear(out[:]) // E2M1 has no NaN: code 0
@@ -345,7 +333,7 @@ func QuantizeMXFP8(codes []byte, scales []uint8, src []float32) {
 	for b := range len(src) / MXBlock {
 		v := (*[MXBlock]float32)(src[b*MXBlock:])
 		out := (*[MXBlock]byte)(codes[b*MXBlock:])
-		amax := amaxBits32(v)
+		amax := amaxBits(v[:])
 		if amax >= 0x7f800000 {
 			scales[b] = E8M0NaN
 			for j := range out {
@@ -409,7 +397,7 @@ func QuantizeMXINT8(codes []byte, scales []uint8, src []float32) {
 	for b := range len(src) / MXBlock {
 		v := (*[MXBlock]float32)(src[b*MXBlock:])
 		out := (*[MXBlock]byte)(codes[b*MXBlock:])
-		amax := amaxBits32(v)
+		amax := amaxBits(v[:])
 		if amax >= 0x7f800000 {
 			scales[b] = E8M0NaN
 			clear(out[:])
@@ -451,7 +439,7 @@ func QuantizeNVFP4(codes []byte, scales []uint8, src []float32, tensorScale floa
 	for b := range len(src) / NVFP4Block {
 		v := (*[NVFP4Block]float32)(src[b*NVFP4Block:])
 		out := (*[NVFP4Block / 2]byte)(codes[b*NVFP4Block/2:])
-		amax := amaxBits16(v)
+		amax := amaxBits(v[:])
 		if amax >= 0x7f800000 {
 			scales[b] = UE4M3NaN
 			clear(out[:])
