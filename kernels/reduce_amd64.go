@@ -5,11 +5,14 @@ package kernels
 // The dispatchers of the amax kernels: the assembly of the active tier, or the
 // Go reference. Lengths are checked by the exported callers.
 
+// Below one AVX2 vector the call into assembly costs more than the Go loop.
+const absMaxMinAsm = 8
+
 func absMaxBits(src []float32) uint32 {
 	var m [1]uint32
 	switch {
-	case len(src) == 0:
-		return 0
+	case len(src) < absMaxMinAsm:
+		return absMaxBitsGo(src)
 	case active >= tierAVX512:
 		absMaxBlocksAVX512(m[:], src, len(src))
 	case active >= tierAVX2:
@@ -23,8 +26,8 @@ func absMaxBits(src []float32) uint32 {
 func absMaxBitsMasked(src []float32, keep []bool) uint32 {
 	var m [1]uint32
 	switch {
-	case len(src) == 0:
-		return 0
+	case len(src) < absMaxMinAsm:
+		return absMaxBitsMaskedGo(src, keep)
 	case active >= tierAVX512:
 		absMaxBlocksMaskedAVX512(m[:], src, keep, len(src))
 	case active >= tierAVX2:

@@ -250,28 +250,36 @@ func f32ToBF16(isa string) {
 	CMOVLNE(EBX, EAX)
 	n := lanes(isa)
 	if isa == "AVX512" {
+		// The AVX-512 form rounds, clamps and fixes NaNs before the final
+		// shift, so that one VPTERNLOGD puts the sign back: h = abs + 0x7fff
+		// + kept LSB, then min(h, 0x7f7fffff) saturates, NaN lanes become
+		// abs | 0x00400000, and (h | b&0x80000000) >> 16 is the code.
+		MOVL(U32(0xffffffff), EAX)
+		MOVL(U32(0x7f7fffff), EBX)
+		TESTB(DL, DL)
+		CMOVLNE(EBX, EAX)
 		VMOVD(EAX, X0)
 		VPBROADCASTD(X0, Z26)
 		gen.Broadcast32(0x7fffffff, Z31, RAX, X0)
 		gen.Broadcast32(0x7f800000, Z30, RAX, X0)
-		gen.Broadcast32(0x40, Z29, RAX, X0)
-		gen.Broadcast32(1, Z28, RAX, X0)
+		gen.Broadcast32(0x00400000, Z29, RAX, X0)
+		gen.Broadcast32(0x00010000, Z28, RAX, X0)
 		gen.Broadcast32(0x7fff, Z27, RAX, X0)
-		gen.Broadcast32(0x8000, Z25, RAX, X0)
+		gen.Broadcast32(0x80000000, Z25, RAX, X0)
+		gen.Broadcast32(1, Z24, RAX, X0)
 		loop(name, n, 4, 4, 2, func(j int) {
-			b, abs, hi, h, k := zs[4*j], zs[4*j+1], zs[4*j+2], zs[4*j+3], ks[1+j]
+			b, abs, h := zs[3*j], zs[3*j+1], zs[3*j+2]
+			lsb, nan := ks[1+j], ks[5+j%3] // K5 twice: renaming keeps them apart
 			VMOVDQU32(Mem{Base: RSI, Disp: 4 * n * j}, b)
 			VPANDD(Z31, b, abs)
-			VPSRLD(U8(16), abs, hi)
-			VPANDD(Z28, hi, h)
-			VPADDD(abs, h, h)
-			VPADDD(Z27, h, h)
-			VPSRLD(U8(16), h, h)
+			VPTESTMD(Z28, abs, lsb) // bit 16: the kept LSB
+			VPADDD(Z27, abs, h)
+			VPADDD(Z24, h, lsb, h)
 			VPMINUD(Z26, h, h)
-			VPCMPUD(U8(6), Z30, abs, k) // abs > Inf: NaN
-			VPORD(Z29, hi, k, h)
-			VPSRLD(U8(16), b, b)
-			VPTERNLOGD(U8(0xf8), Z25, b, h) // h | b&0x8000
+			VPCMPUD(U8(6), Z30, abs, nan) // abs > Inf: NaN
+			VPORD(Z29, abs, nan, h)
+			VPTERNLOGD(U8(0xf8), Z25, b, h) // h | b&0x80000000
+			VPSRLD(U8(16), h, h)
 			// VPMOVDW to a register and a plain store: the memory form of
 			// VPMOVDW is several times slower on AMD Zen 4 and 5.
 			VPMOVDW(h, h.AsY())
