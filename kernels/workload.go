@@ -55,11 +55,7 @@ func Workloads() []Workload {
 		}},
 		{"Amax32", func(src []float32) func() {
 			out := make([]uint32, len(src)/MXBlock)
-			return func() {
-				for i := range out {
-					out[i] = AbsMaxBits(src[i*MXBlock : (i+1)*MXBlock])
-				}
-			}
+			return func() { AbsMaxBlocks(out, src, MXBlock) }
 		}},
 		quant("QuantizeMXFP4", MXBlock, MXBlock/2, QuantizeMXFP4),
 		{"DequantizeMXFP4", func(src []float32) func() {
