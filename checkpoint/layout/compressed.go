@@ -275,7 +275,7 @@ func actualOf(layout, name string, t *tcast.Tensor) (*tcast.Tensor, error) {
 	}
 	a, err := tcast.Expand(t)
 	if err != nil {
-		return nil, fmt.Errorf("layout %s: weight %s: %v", layout, name, err)
+		return nil, fmt.Errorf("layout %s: weight %s: %w", layout, name, err)
 	}
 	return a, nil
 }
@@ -453,7 +453,7 @@ func (compressedTensors) Encode(name string, t *tcast.Tensor, meta map[string]st
 	out, in := a.Shape[0], a.Shape[1]
 	p := weightPrefix(name)
 	fail := func(format string, args ...any) ([]Tensor, error) {
-		return nil, &FormatError{Layout: lay, Weight: name, Msg: fmt.Sprintf(format, args...)}
+		return nil, &FormatError{Layout: lay, Weight: name, Err: fmt.Errorf(format, args...)}
 	}
 	var data [][]byte
 	switch sc.kind {
@@ -649,7 +649,7 @@ func (compressedTensors) Decode(name string, src Source) (*tcast.Tensor, bool, e
 	const lay = "compressed-tensors"
 	p := weightPrefix(name)
 	fail := func(format string, args ...any) (*tcast.Tensor, bool, error) {
-		return nil, true, &FormatError{Layout: lay, Weight: name, Msg: fmt.Sprintf(format, args...)}
+		return nil, true, &FormatError{Layout: lay, Weight: name, Err: fmt.Errorf(format, args...)}
 	}
 	// Which format holds the weight, if any.
 	winfo, _, hasW := src.Tensor(p + ".weight")
@@ -674,7 +674,7 @@ func (compressedTensors) Decode(name string, src Source) (*tcast.Tensor, bool, e
 	}
 	dt, err := metaDataTypeOf(src.Metadata(), p)
 	if err != nil {
-		return fail("%v", err)
+		return fail("%w", err)
 	}
 	if !hasScale {
 		return fail("tensor %s.weight_scale is missing", p)
@@ -685,7 +685,7 @@ func (compressedTensors) Decode(name string, src Source) (*tcast.Tensor, bool, e
 	case ctPack:
 		ws, err := tensorIn(src, p+".weight_shape", []int{2}, safetensors.I64, safetensors.I32)
 		if err != nil {
-			return fail("%v", err)
+			return fail("%w", err)
 		}
 		if ws.info.DType == safetensors.I64 {
 			out, in = int(int64(binary.LittleEndian.Uint64(ws.data))), int(int64(binary.LittleEndian.Uint64(ws.data[8:])))
@@ -713,7 +713,7 @@ func (compressedTensors) Decode(name string, src Source) (*tcast.Tensor, bool, e
 	}
 	sc, err := ctClassify(dt)
 	if err != nil {
-		return fail("%v", err)
+		return fail("%w", err)
 	}
 	if sc.kind != kind {
 		return fail("datatype %s is written as %s, but the tensors are %s", dt.Name(), ctFormats[sc.kind], ctFormats[kind])
@@ -727,14 +727,14 @@ func (compressedTensors) Decode(name string, src Source) (*tcast.Tensor, bool, e
 	}
 	s, err := tensorIn(src, p+".weight_scale", sshape, scaleDTs...)
 	if err != nil {
-		return fail("%v", err)
+		return fail("%w", err)
 	}
 	t.Scale = part(spec.Scale, sshape, slices.Clone(s.data))
 	switch kind {
 	case ctPack:
 		w, err := tensorIn(src, p+".weight_packed", []int{out, wordsPerRow(in, sc.bits)}, safetensors.I32)
 		if err != nil {
-			return fail("%v", err)
+			return fail("%w", err)
 		}
 		vals := unpackInt32(w.data, out, in, sc.bits, false)
 		if sc.symmetric {
@@ -748,7 +748,7 @@ func (compressedTensors) Decode(name string, src Source) (*tcast.Tensor, bool, e
 			groups := sshape[1]
 			z, err := tensorIn(src, p+".weight_zero_point", []int{wordsPerRow(out, sc.bits), groups}, safetensors.I32)
 			if err != nil {
-				return fail("%v", err)
+				return fail("%w", err)
 			}
 			zs := unpackInt32(z.data, out, groups, sc.bits, true)
 			for i, v := range zs {
@@ -761,27 +761,27 @@ func (compressedTensors) Decode(name string, src Source) (*tcast.Tensor, bool, e
 	case ctFloat, ctMXFP8:
 		w, err := tensorIn(src, p+".weight", []int{out, in}, safetensors.F8E4M3)
 		if err != nil {
-			return fail("%v", err)
+			return fail("%w", err)
 		}
 		t.Data = part(dt.Elem(), t.Shape, slices.Clone(w.data))
 	case ctMXFP4, ctNVFP4:
 		w, err := tensorIn(src, p+".weight_packed", []int{out, in / 2}, safetensors.U8)
 		if err != nil {
-			return fail("%v", err)
+			return fail("%w", err)
 		}
 		t.Data = part(dt.Elem(), t.Shape, unpack4(w.data))
 		if kind == ctNVFP4 {
 			if err := checkScaleCodes(p+".weight_scale", s.data); err != nil {
-				return fail("%v", err)
+				return fail("%w", err)
 			}
 			g, err := tensorIn(src, p+".weight_global_scale", []int{1}, safetensors.F32)
 			if err != nil {
-				return fail("%v", err)
+				return fail("%w", err)
 			}
 			rec, _ := metaValue(src.Metadata(), KeyCTGlobalScalePrefix+p, legacyCTGlobalScalePref+p)
 			st, err := tensorScaleFromGlobal(binary.LittleEndian.Uint32(g.data), rec)
 			if err != nil {
-				return fail("%v", err)
+				return fail("%w", err)
 			}
 			t.TensorScale = part(spec.TensorScale, []int{1}, f32Bytes(st))
 		}
@@ -800,7 +800,7 @@ func tensorScaleFromGlobal(g uint32, rec string) (uint32, error) {
 	if rec != "" {
 		v, err := strconv.ParseUint(rec, 0, 32)
 		if err != nil {
-			return 0, fmt.Errorf("metadata global scale %q: %v", rec, err)
+			return 0, fmt.Errorf("metadata global scale %q: %w", rec, err)
 		}
 		if bits, _ := globalScale(uint32(v)); bits == g {
 			return uint32(v), nil
@@ -950,7 +950,7 @@ func (compressedTensors) Files(dt *tcast.DataType, converted []Converted, kept [
 	}
 	cfg, err := setConfigKey(srcConfig, "quantization_config", qc)
 	if err != nil {
-		return nil, fmt.Errorf("layout compressed-tensors: %v", err)
+		return nil, fmt.Errorf("layout compressed-tensors: %w", err)
 	}
 	return map[string][]byte{"config.json": cfg}, nil
 }
@@ -974,12 +974,12 @@ func setConfigKey(src []byte, key string, value any) ([]byte, error) {
 		for dec.More() {
 			tok, err := dec.Token()
 			if err != nil {
-				return nil, fmt.Errorf("config.json: %v", err)
+				return nil, fmt.Errorf("config.json: %w", err)
 			}
 			k, _ := tok.(string)
 			var v json.RawMessage
 			if err := dec.Decode(&v); err != nil {
-				return nil, fmt.Errorf("config.json: key %q: %v", k, err)
+				return nil, fmt.Errorf("config.json: key %q: %w", k, err)
 			}
 			if i := slices.IndexFunc(kvs, func(e kv) bool { return e.k == k }); i >= 0 {
 				kvs[i].v = v // a duplicate key: the last one wins, as in Python
@@ -988,7 +988,7 @@ func setConfigKey(src []byte, key string, value any) ([]byte, error) {
 			kvs = append(kvs, kv{k, v})
 		}
 		if _, err := dec.Token(); err != nil {
-			return nil, fmt.Errorf("config.json: %v", err)
+			return nil, fmt.Errorf("config.json: %w", err)
 		}
 		if _, err := dec.Token(); err != io.EOF {
 			return nil, fmt.Errorf("config.json: data after the top-level object")

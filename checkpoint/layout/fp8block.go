@@ -154,18 +154,18 @@ func (fp8Block) Decode(name string, src Source) (*tcast.Tensor, bool, error) {
 		return nil, false, nil
 	}
 	fail := func(format string, args ...any) (*tcast.Tensor, bool, error) {
-		return nil, true, &FormatError{Layout: lay, Weight: name, Msg: fmt.Sprintf(format, args...)}
+		return nil, true, &FormatError{Layout: lay, Weight: name, Err: fmt.Errorf(format, args...)}
 	}
 	if len(winfo.Shape) != 2 {
 		return fail("tensor %s.weight has shape %v, want [out, in]", p, winfo.Shape)
 	}
 	w, err := tensorIn(src, p+".weight", nil, safetensors.F8E4M3)
 	if err != nil {
-		return fail("%v", err)
+		return fail("%w", err)
 	}
 	s, err := tensorIn(src, p+".weight_scale_inv", nil, safetensors.F32)
 	if err != nil {
-		return fail("%v", err)
+		return fail("%w", err)
 	}
 	if len(s.info.Shape) != 2 {
 		return fail("tensor %s.weight_scale_inv has shape %v, want a 2-D grid of blocks", p, s.info.Shape)
@@ -179,7 +179,7 @@ func (fp8Block) Decode(name string, src Source) (*tcast.Tensor, bool, error) {
 	}
 	dt, err := lookupCode(fmt.Sprintf("%s_%s_t%d_t%d", fmtE4M3, fmtF32, b0, b1))
 	if err != nil {
-		return fail("block size %d×%d: %v", b0, b1, err)
+		return fail("block size %d×%d: %w", b0, b1, err)
 	}
 	if _, _, ok := fp8BlockSize(dt); !ok {
 		return fail("block size %d×%d gives datatype %s, not an fp8-block datatype", b0, b1, dt.Name())

@@ -328,7 +328,7 @@ func (ggufLayout) Decode(name string, src Source) (*tcast.Tensor, bool, error) {
 		return nil, false, nil
 	}
 	fail := func(format string, args ...any) (*tcast.Tensor, bool, error) {
-		return nil, true, &FormatError{Layout: lay, Weight: name, Msg: fmt.Sprintf(format, args...)}
+		return nil, true, &FormatError{Layout: lay, Weight: name, Err: fmt.Errorf(format, args...)}
 	}
 	shape := info.Shape()
 	r := len(shape)

@@ -138,7 +138,7 @@ func (gptOSS) Decode(name string, src Source) (*tcast.Tensor, bool, error) {
 		return nil, false, nil
 	}
 	fail := func(format string, args ...any) (*tcast.Tensor, bool, error) {
-		return nil, true, &FormatError{Layout: lay, Weight: name, Msg: fmt.Sprintf(format, args...)}
+		return nil, true, &FormatError{Layout: lay, Weight: name, Err: fmt.Errorf(format, args...)}
 	}
 	r := len(binfo.Shape)
 	if (r != 3 && r != 4) || binfo.Shape[r-1] != 16 {
@@ -146,12 +146,12 @@ func (gptOSS) Decode(name string, src Source) (*tcast.Tensor, bool, error) {
 	}
 	b, err := tensorIn(src, n+"_blocks", nil, safetensors.U8)
 	if err != nil {
-		return fail("%v", err)
+		return fail("%w", err)
 	}
 	sshape := slices.Clone(binfo.Shape[:r-1])
 	s, err := tensorIn(src, n+"_scales", sshape, safetensors.U8, safetensors.F8E8M0)
 	if err != nil {
-		return fail("%v", err)
+		return fail("%w", err)
 	}
 	shape := slices.Clone(sshape)
 	shape[len(shape)-1] *= 32
@@ -191,7 +191,7 @@ func (gptOSS) Files(dt *tcast.DataType, converted []Converted, kept []string, sr
 	cfg, err := setConfigKey(srcConfig, "quantization_config",
 		gptOSSQuantConfig{QuantMethod: "mxfp4", ModulesToNotConvert: gptOSSKeptModules(kept)})
 	if err != nil {
-		return nil, fmt.Errorf("layout gpt-oss: %v", err)
+		return nil, fmt.Errorf("layout gpt-oss: %w", err)
 	}
 	return map[string][]byte{"config.json": cfg}, nil
 }

@@ -123,7 +123,7 @@ func (modelOpt) Decode(name string, src Source) (*tcast.Tensor, bool, error) {
 		return nil, false, nil
 	}
 	fail := func(format string, args ...any) (*tcast.Tensor, bool, error) {
-		return nil, true, &FormatError{Layout: lay, Weight: name, Msg: fmt.Sprintf(format, args...)}
+		return nil, true, &FormatError{Layout: lay, Weight: name, Err: fmt.Errorf(format, args...)}
 	}
 	if len(winfo.Shape) != 2 || (2*winfo.Shape[1])%16 != 0 {
 		return fail("weight has shape %v, want [out, in/2] with in a multiple of 16", winfo.Shape)
@@ -131,18 +131,18 @@ func (modelOpt) Decode(name string, src Source) (*tcast.Tensor, bool, error) {
 	out, in := winfo.Shape[0], 2*winfo.Shape[1]
 	w, err := tensorIn(src, p+".weight", []int{out, in / 2}, safetensors.U8)
 	if err != nil {
-		return fail("%v", err)
+		return fail("%w", err)
 	}
 	s, err := tensorIn(src, p+".weight_scale", []int{out, in / 16}, safetensors.F8E4M3)
 	if err != nil {
-		return fail("%v", err)
+		return fail("%w", err)
 	}
 	if err := checkScaleCodes(p+".weight_scale", s.data); err != nil {
-		return fail("%v", err)
+		return fail("%w", err)
 	}
 	s2, err := tensorIn(src, p+".weight_scale_2", nil, safetensors.F32)
 	if err != nil {
-		return fail("%v", err)
+		return fail("%w", err)
 	}
 	if len(s2.data) != 4 {
 		return fail("weight_scale_2 has shape %v, want a scalar", s2.info.Shape)
@@ -222,7 +222,7 @@ func (l modelOpt) Files(dt *tcast.DataType, converted []Converted, kept []string
 	}
 	cfg, err := setConfigKey(srcConfig, "quantization_config", qc)
 	if err != nil {
-		return nil, fmt.Errorf("layout modelopt: %v", err)
+		return nil, fmt.Errorf("layout modelopt: %w", err)
 	}
 	return map[string][]byte{"hf_quant_config.json": append(hf, '\n'), "config.json": cfg}, nil
 }

@@ -206,15 +206,15 @@ func (tcastLayout) Decode(name string, src Source) (*tcast.Tensor, bool, error) 
 		return nil, ok, err
 	}
 	fail := func(format string, args ...any) (*tcast.Tensor, bool, error) {
-		return nil, true, &FormatError{Layout: "tcast", Weight: name, Msg: fmt.Sprintf(format, args...)}
+		return nil, true, &FormatError{Layout: "tcast", Weight: name, Err: fmt.Errorf(format, args...)}
 	}
 	dt, err := infoDataType(info)
 	if err != nil {
-		return fail("%v", err)
+		return fail("%w", err)
 	}
 	mode, err := scale.ParseMode(info.ScaleMode)
 	if err != nil {
-		return fail("%v", err)
+		return fail("%w", err)
 	}
 	t := &tcast.Tensor{DataType: dt, Form: tcast.Compressed, Shape: slices.Clone(info.Shape), Axis: info.Axis, Mode: mode}
 	slots := map[string]**tcast.Part{"data": &t.Data, "scale": &t.Scale, "zero": &t.Zero,
@@ -231,7 +231,7 @@ func (tcastLayout) Decode(name string, src Source) (*tcast.Tensor, bool, error) 
 		p := &tcast.Part{Bits: pi.Bits, Shape: slices.Clone(pi.Shape), Packed: pi.Packed, Bytes: b}
 		if pi.Format != "" {
 			if p.Format, err = dtype.Parse(pi.Format); err != nil {
-				return fail("part %s: %v", pname, err)
+				return fail("part %s: %w", pname, err)
 			}
 		}
 		*slot = p
@@ -240,7 +240,7 @@ func (tcastLayout) Decode(name string, src Source) (*tcast.Tensor, bool, error) 
 	// compare equal to the datatype's in Validate. The parts are views of
 	// src's bytes: the Compressed form is returned as stored.
 	if err := tcast.Validate(t); err != nil {
-		return fail("%v", err)
+		return fail("%w", err)
 	}
 	return t, true, nil
 }

@@ -297,3 +297,40 @@ func TestCraftedMetadata(t *testing.T) {
 		t.Log(name, "handled")
 	}
 }
+
+// TestErrorsUnwrap checks that a damaged weight's error is a
+// *layout.FormatError naming the layout and weight, reachable with
+// errors.As through load, and that the cause underneath is kept.
+func TestErrorsUnwrap(t *testing.T) {
+	f, err := safetensors.Open("testdata/modelopt/model.safetensors")
+	require.NoError(t, err)
+	var ts []safetensors.Tensor
+	for _, ti := range f.Tensors() {
+		b, err := f.Bytes(ti.Name)
+		require.NoError(t, err)
+		b = append([]byte(nil), b...)
+		if ti.Name == "model.layers.0.mlp.down_proj.weight_scale" {
+			b[0] |= 0x80 // a negative block scale
+		}
+		ts = append(ts, safetensors.Tensor{Name: ti.Name, DType: ti.DType, Shape: ti.Shape, Data: b})
+	}
+	meta := f.Metadata()
+	f.Close()
+	dir := t.TempDir()
+	require.NoError(t, safetensors.WriteFile(filepath.Join(dir, "model.safetensors"), ts, meta))
+	for _, n := range []string{"config.json", "hf_quant_config.json"} {
+		b, err := os.ReadFile(filepath.Join("testdata/modelopt", n))
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, n), b, 0o644))
+	}
+	c, err := load.Open(dir)
+	require.NoError(t, err)
+	defer c.Close()
+	_, _, err = c.Float32(weight)
+	var fe *layout.FormatError
+	require.ErrorAs(t, err, &fe)
+	assert.Equal(t, "modelopt", fe.Layout)
+	assert.Equal(t, weight, fe.Weight)
+	assert.NotNil(t, errors.Unwrap(fe), "the cause is wrapped, not flattened")
+	assert.Contains(t, err.Error(), "negative")
+}

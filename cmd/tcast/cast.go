@@ -105,13 +105,13 @@ func runCast(args []string, stdout, stderr io.Writer) error {
 	if scaled {
 		opts := tc.Options{Form: tc.Actual, Axis: cliAxis(*axis), Mode: smode, Rounding: rmode, Seed: *seed, FullRange: *fullRange, Keep: keep}
 		if act, err = tc.Cast(src, arr.Shape, dt, &opts); err != nil {
-			return fmt.Errorf("%s: %v", in, err)
+			return fmt.Errorf("%s: %w", in, err)
 		}
 	} else {
 		// The dtype codecs honour every element option (IEEE overflow, one
 		// stochastic stream); the axis and scale mode are only recorded.
 		if act, err = castdir.CastUnscaled(src, arr.Shape, plain, dt, elem); err != nil {
-			return fmt.Errorf("%s: %v", in, err)
+			return fmt.Errorf("%s: %w", in, err)
 		}
 		act.Axis, act.Mode = normAxis, smode
 	}
