@@ -30,6 +30,7 @@ import (
 
 	"github.com/tensorcast-go/tensorcast/internal/atomicfile"
 
+	"github.com/tensorcast-go/tensorcast/checkpoint/gguf"
 	"github.com/tensorcast-go/tensorcast/checkpoint/layout"
 	"github.com/tensorcast-go/tensorcast/checkpoint/load"
 	"github.com/tensorcast-go/tensorcast/checkpoint/safetensors"
@@ -386,6 +387,9 @@ func (p *plan) add(d *decision, seen map[string]string, why map[string]int) erro
 		why[d.result.Note]++
 	}
 	for _, sp := range specs {
+		if p.lay.Container() == layout.GGUF && len(sp.Name) > gguf.MaxNameLen {
+			return fmt.Errorf("tensor %s: GGUF names hold at most %d bytes, this one has %d; shorten names with -rename RE=REPL", sp.Name, gguf.MaxNameLen, len(sp.Name))
+		}
 		if other, dup := seen[sp.Name]; dup {
 			if p.opts.Rename != nil {
 				return fmt.Errorf("-rename maps tensors %s and %s to the same output tensor %q; make the rules keep names apart", other, d.source, sp.Name)

@@ -86,9 +86,6 @@ func newGGUFSink(path string, specs []layout.Spec, meta map[string]string) (sink
 		}
 	}
 	for _, s := range specs {
-		if len(s.Name) > gguf.MaxNameLen {
-			return nil, fmt.Errorf("tensor %s: GGUF names hold at most %d bytes, this one has %d; shorten names with -rename RE=REPL", s.Name, gguf.MaxNameLen, len(s.Name))
-		}
 		if err := w.DeclareTensor(s.Name, s.GGML, s.Shape); err != nil {
 			return nil, fmt.Errorf("tensor %s: %w", s.Name, err)
 		}

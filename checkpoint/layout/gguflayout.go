@@ -140,7 +140,7 @@ func (l ggufLayout) Specs(name string, shape []int, dt *tcast.DataType, axis int
 		return nil, nil, err
 	}
 	if len(name) > gguf.MaxNameLen {
-		return nil, nil, fmt.Errorf("layout gguf: weight %s: GGUF tensor names hold at most %d bytes, not %d", name, gguf.MaxNameLen, len(name))
+		return nil, nil, fmt.Errorf("layout gguf: weight %s: GGUF tensor names hold at most %d bytes, not %d (rename it: tcast convert -rename RE=REPL)", name, gguf.MaxNameLen, len(name))
 	}
 	typ, _ := ggufTypeOf(dt)
 	return []Spec{{Name: name, Shape: slices.Clone(shape), GGML: typ}}, nil, nil

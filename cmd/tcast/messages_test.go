@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/convert"
+	"github.com/tensorcast-go/tensorcast/checkpoint/safetensors"
 )
 
 // Finding 11: each mistake gets a message that names it and says what to do,
@@ -120,4 +121,26 @@ func TestDecompressGGUFDirectory(t *testing.T) {
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stderr, "scale mode")
 	assert.NoDirExists(t, filepath.Join(dir, "h"))
+}
+
+// Finding 11: a GGUF tensor name over 63 bytes fails with the way out, and
+// -rename gets it through; verify pairs the renamed tensor with its source.
+func TestRenameLongGGUFNames(t *testing.T) {
+	dir := t.TempDir()
+	long := "model.layers.0.some_very_long_module_name_that_goes_on.down_proj.weight"
+	src := filepath.Join(dir, "src.safetensors")
+	data := make([]byte, 4*64*64)
+	for i := range 64 * 64 {
+		data[4*i+2], data[4*i+3] = byte(i), 0x3f
+	}
+	require.NoError(t, safetensors.WriteFile(src, []safetensors.Tensor{{Name: long, DType: safetensors.F32, Shape: []int{64, 64}, Data: data}}, nil))
+	g := filepath.Join(dir, "m.gguf")
+	code, _, stderr := tcast("convert", src, "-layout", "gguf", "-dtype", "q8_0", "-o", g)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, "-rename")
+	code, _, stderr = tcast("convert", src, "-layout", "gguf", "-dtype", "q8_0", "-o", g, "-rename", "some_very_long_module_name_that_goes_on=m")
+	require.Equal(t, 0, code, stderr)
+	code, stdout, stderr := tcast("verify", src, g)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "1 tensors checked")
 }
