@@ -282,7 +282,7 @@ func (p *plan) keptSpec(info *load.Info) (layout.Spec, error) {
 		sp.DType = safetensors.F32
 	}
 	if p.lay.Container() == layout.GGUF {
-		t, ok := ggufKept[sp.DType]
+		t, ok := layout.GGUFType(sp.DType)
 		if !ok {
 			return sp, fmt.Errorf("tensor %s: no GGUF type holds %s", info.Name, sp.DType)
 		}

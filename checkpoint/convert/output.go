@@ -23,13 +23,6 @@ type sink interface {
 	Abort()
 }
 
-// ggufKept maps a kept tensor's dtype to the GGUF type holding it as is.
-var ggufKept = map[safetensors.DType]gguf.Type{
-	safetensors.F32: gguf.TypeF32, safetensors.F16: gguf.TypeF16, safetensors.BF16: gguf.TypeBF16,
-	safetensors.F64: gguf.TypeF64, safetensors.I8: gguf.TypeI8, safetensors.I16: gguf.TypeI16,
-	safetensors.I32: gguf.TypeI32, safetensors.I64: gguf.TypeI64,
-}
-
 // newSink starts writing specs at path: a file, or (shardSize > 0) shards in
 // path's directory.
 func newSink(c layout.Container, path string, specs []layout.Spec, meta map[string]string, shardSize int64) (sink, error) {

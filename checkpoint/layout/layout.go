@@ -293,3 +293,36 @@ func Accepts(l Layout, dt *tcast.DataType) error {
 	}
 	return first
 }
+
+// plainTypes pairs the GGUF types and safetensors dtypes that hold the same
+// bytes: the one table for both directions.
+var plainTypes = []struct {
+	g gguf.Type
+	d safetensors.DType
+}{
+	{gguf.TypeF32, safetensors.F32}, {gguf.TypeF16, safetensors.F16}, {gguf.TypeBF16, safetensors.BF16},
+	{gguf.TypeF64, safetensors.F64}, {gguf.TypeI8, safetensors.I8}, {gguf.TypeI16, safetensors.I16},
+	{gguf.TypeI32, safetensors.I32}, {gguf.TypeI64, safetensors.I64},
+}
+
+// GGUFType returns the GGUF type whose bytes are those of safetensors dtype
+// d, and false when there is none.
+func GGUFType(d safetensors.DType) (gguf.Type, bool) {
+	for _, p := range plainTypes {
+		if p.d == d {
+			return p.g, true
+		}
+	}
+	return 0, false
+}
+
+// SafetensorsDType returns the safetensors dtype whose bytes are those of
+// GGUF type t, and 0 for the block types (and others without one).
+func SafetensorsDType(t gguf.Type) safetensors.DType {
+	for _, p := range plainTypes {
+		if p.g == t {
+			return p.d
+		}
+	}
+	return 0
+}

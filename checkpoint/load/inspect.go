@@ -185,7 +185,7 @@ func Inspect(c *Checkpoint, opts InspectOptions) (*Report, error) {
 			for pn, pi := range wi.Parts {
 				parts[pi.Tensor] = pn
 				if pn == "mask" {
-					masks = append(masks, maskPart{tensor: pi.Tensor, weight: len(rep.Converted), shape: pi.Shape, packed: pi.Packed})
+					masks = append(masks, maskPart{tensor: pi.Tensor, shape: pi.Shape, packed: pi.Packed})
 				}
 			}
 		} else {
@@ -266,7 +266,6 @@ func Inspect(c *Checkpoint, opts InspectOptions) (*Report, error) {
 
 type maskPart struct {
 	tensor string
-	weight int
 	shape  []int
 	packed bool
 }

@@ -269,14 +269,6 @@ func (c *Checkpoint) openIndex(path string) error {
 	return nil
 }
 
-// ggufDTypes maps the GGUF types whose bytes a safetensors dtype reads as they
-// are.
-var ggufDTypes = map[gguf.Type]safetensors.DType{
-	gguf.TypeF32: safetensors.F32, gguf.TypeF16: safetensors.F16, gguf.TypeBF16: safetensors.BF16,
-	gguf.TypeF64: safetensors.F64, gguf.TypeI8: safetensors.I8, gguf.TypeI16: safetensors.I16,
-	gguf.TypeI32: safetensors.I32, gguf.TypeI64: safetensors.I64,
-}
-
 func (c *Checkpoint) openGGUF(path string) error {
 	f, err := gguf.Open(path)
 	if err != nil {
@@ -295,7 +287,7 @@ func (c *Checkpoint) openGGUF(path string) error {
 	for _, t := range f.Tensors {
 		// Block types have no safetensors dtype: they are described as U8
 		// bytes here and read through Float32 or Tensor.
-		d := ggufDTypes[t.Type]
+		d := layout.SafetensorsDType(t.Type)
 		c.stored = append(c.stored, safetensors.TensorInfo{Name: t.Name, DType: d, Shape: t.Shape(), Offset: t.Offset, Size: t.Size})
 	}
 	return nil
@@ -697,7 +689,7 @@ func (c *Checkpoint) group(weights map[string][]string, swapped map[string]bool)
 		case c.gf != nil:
 			gt, _ := c.gf.Tensor(st.Name)
 			info.Type = gt.Type.String()
-			info.Float = gguf.CanFloat32(gt.Type) && (st.DType == 0 || isFloat(st.DType))
+			info.Float = gguf.CanFloat32(gt.Type) && (st.DType == 0 || st.DType.Float())
 		default:
 			info.Float = st.DType.Float()
 		}
@@ -705,14 +697,6 @@ func (c *Checkpoint) group(weights map[string][]string, swapped map[string]bool)
 		c.tensors = append(c.tensors, info)
 	}
 	return nil
-}
-
-func isFloat(d safetensors.DType) bool {
-	switch d {
-	case safetensors.F32, safetensors.F16, safetensors.BF16, safetensors.F64:
-		return true
-	}
-	return false
 }
 
 // describe returns the datatype and stored shape of weight name: from the
