@@ -234,7 +234,10 @@ func floatBytes(v []float32, d safetensors.DType) []byte {
 	if d == safetensors.F32 {
 		return float32Bytes(v)
 	}
-	f := dtype.MustParse(strings.ToLower(map[safetensors.DType]string{safetensors.F16: "float16", safetensors.BF16: "bfloat16"}[d]))
+	f := dtype.MustParse("float16")
+	if d == safetensors.BF16 {
+		f = dtype.MustParse("bfloat16")
+	}
 	codes := make([]uint16, len(v))
 	dtype.EncodeSlice(f, codes, v, dtype.Options{Overflow: dtype.OverflowIEEE})
 	out := make([]byte, 2*len(v))
