@@ -16,7 +16,7 @@ import (
 	"github.com/tensorcast-go/tensorcast/internal/atomicfile"
 )
 
-const decompressUsage = "tcast decompress -o OUT.npy [-to f32|f16|bf16] [-force] DIR\n" +
+const decompressUsage = "tcast decompress -o OUT.npy [-to f32|f16|bf16] [-force] CASTDIR\n" +
 	"tcast decompress -o OUT.safetensors|OUTDIR [-to f32|f16|bf16] [-force] CHECKPOINT\n\n" +
 	"With a checkpoint in any layout tcast reads (tcast convert's output in every layout, GGUF, and\n" +
 	"compressed-tensors, gpt-oss, ModelOpt or fp8-block files written by other tools), writes a plain\n" +
@@ -29,7 +29,7 @@ const decompressUsage = "tcast decompress -o OUT.npy [-to f32|f16|bf16] [-force]
 
 func runDecompress(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("decompress", flag.ContinueOnError)
-	out := fs.String("o", "", "output: `OUT.npy` for a cast directory, OUT.safetensors or a directory for a checkpoint")
+	out := fs.String("o", "", "`OUT`: a .npy file for a cast directory, a .safetensors file or a directory for a checkpoint")
 	to := fs.String("to", "f32", "output `TYPE`: f32 (float32), f16 (float16) or bf16 (bfloat16; bits as uint16 in .npy)")
 	force := fs.Bool("force", false, "replace an existing output")
 	pos, err := parseArgs(fs, decompressUsage, args, stdout)
