@@ -209,10 +209,8 @@ func Describe(shape []int, dt *DataType, form Form, opts *Options) (*Tensor, err
 // ByteLen returns the number of bytes the part holds in its form: the packed
 // length of its entries when Packed, else one storage word per entry.
 func (p *Part) ByteLen() int {
-	if p.Packed {
-		return kernels.PackedLen(p.Len(), uint(p.Bits))
-	}
-	return p.Len() * p.StorageBytes()
+	n, _ := p.wantBytes()
+	return n
 }
 
 func newCaster(x []float32, shape []int, dt *DataType, o Options) (*caster, error) {

@@ -343,11 +343,7 @@ func (d *Dir) readPacked(file string, p *tc.Part) error {
 	if len(arr.Shape) != 1 {
 		return &FormatError{Dir: d.Path, File: file, Msg: fmt.Sprintf("uint8 array of shape %v, want a 1-D uint8 array", arr.Shape)}
 	}
-	n, _ := checkedProduct(p.Shape)
-	want := n * p.StorageBytes()
-	if p.Packed {
-		want = kernels.PackedLen(n, uint(p.Bits))
-	}
+	n, want := p.Len(), p.ByteLen()
 	if len(arr.Data) != want {
 		return &FormatError{Dir: d.Path, File: file,
 			Msg: fmt.Sprintf("%d bytes, but info.json's %d %s entries of shape %v take %d", len(arr.Data), n, p.Storage(), p.Shape, want)}

@@ -316,21 +316,16 @@ func newPlan(in *load.Checkpoint, opts *Options) (*plan, error) {
 	why := map[string]int{}
 	renamed := map[string]string{}
 	for _, info := range in.Tensors() {
+		d := &decision{info: info, source: info.Name}
 		if opts.Rename != nil {
 			if n := opts.Rename(info.Name); n != info.Name {
 				if n == "" {
 					return nil, fmt.Errorf("-rename maps tensor %s to an empty name", info.Name)
 				}
 				renamed[n] = info.Name
-				d := &decision{info: info, source: info.Name}
 				d.info.Name = n
-				if err := p.add(d, seen, why); err != nil {
-					return nil, err
-				}
-				continue
 			}
 		}
-		d := &decision{info: info, source: info.Name}
 		if err := p.add(d, seen, why); err != nil {
 			return nil, err
 		}
@@ -642,7 +637,15 @@ func (p *plan) run(d *decision) ([]layout.Tensor, error) {
 		// A quantized source may be the target's values times power-of-two
 		// scales (MXFP4 → NVFP4, FP8 with power-of-two block scales →
 		// MXFP8): keep the first scale choice that holds it exactly.
+		tried := map[scale.Mode]bool{}
+		if s := p.opts.DataType.Spec(); s != nil && s.IsExponent() {
+			tried[copts.Mode] = true // power-of-two scales already: the same cast
+		}
 		for _, m := range []scale.Mode{copts.Mode, scale.RCeil, scale.Ceil} {
+			if tried[m] {
+				continue
+			}
+			tried[m] = true
 			o := copts
 			o.Mode, o.PowerOfTwoScales = m, true
 			t2, v2, err := p.cast(x, d.shape, &o)

@@ -86,12 +86,9 @@ func runCast(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	rank := max(len(arr.Shape), 1) // a 0-d array is one element along one axis
-	if *axis < -rank || *axis >= rank {
+	normAxis, ok := tc.AxisIndex(cliAxis(*axis), rank)
+	if !ok {
 		return usagef("-axis %d out of range for the rank-%d input %s", *axis, len(arr.Shape), in)
-	}
-	normAxis := *axis
-	if normAxis < 0 {
-		normAxis += rank
 	}
 	var keep []bool
 	if *keepFile != "" {
