@@ -358,31 +358,16 @@ func partFiles(name string, act, comp *tc.Part) (PartInfo, []file, error) {
 
 // compare returns the error statistics of dequantized values against the input.
 func compare(src, deq []float32, maxFinite float32) Stats {
-	s := Stats{Count: len(src)}
-	var sig, noise float64
-	for i, x := range src {
+	e := tc.Compare(src, deq)
+	s := Stats{Count: len(src), MaxAbsError: e.MaxAbs, SQNR: e.SQNR}
+	for _, x := range src {
 		switch {
 		case x != x:
 			s.NaNInputs++
-			continue
 		case math.IsInf(float64(x), 0):
-			continue
-		}
-		if x > maxFinite || x < -maxFinite {
+		case x > maxFinite || x < -maxFinite:
 			s.Clipped++
 		}
-		y := float64(deq[i])
-		if math.IsInf(y, 0) || y != y {
-			continue
-		}
-		d := math.Abs(float64(x) - y)
-		s.MaxAbsError = math.Max(s.MaxAbsError, d)
-		sig += float64(x) * float64(x)
-		noise += d * d
-	}
-	if noise > 0 && sig > 0 {
-		db := 10 * math.Log10(sig/noise)
-		s.SQNR = &db
 	}
 	return s
 }
