@@ -72,6 +72,10 @@ func Workloads() []Workload {
 			return func() { QuantizeNVFP4(codes, scales, src, st) }
 		}},
 		quant("QuantizeMXINT8", MXBlock, MXBlock, QuantizeMXINT8),
+		{"QuantizeQ8_0", func(src []float32) func() {
+			dst := make([]byte, len(src)/GGMLBlock*Q8_0BlockBytes)
+			return func() { QuantizeQ8_0(dst, src) }
+		}},
 		{"F32ToF16", func(src []float32) func() {
 			dst := make([]uint16, len(src))
 			return func() { EncodeFloat(&f16Codec, dst, src, RoundEven, false, 0) }

@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/tensorcast-go/tensorcast/dtype"
+	"github.com/tensorcast-go/tensorcast/kernels"
 )
 
 // Block geometry of the block types with codecs in this package.
@@ -76,49 +77,15 @@ func checkBlocks(fn string, nelem, nbytes, blockSize, blockBytes int) int {
 // len(src) must be a multiple of 32 and len(dst) must be len(src)/32·34;
 // it panics otherwise.
 func QuantizeQ8_0(dst []byte, src []float32) {
-	nb := checkBlocks("QuantizeQ8_0", len(src), len(dst), Q8_0BlockSize, Q8_0BlockBytes)
-	for i := range nb {
-		x := src[i*Q8_0BlockSize : (i+1)*Q8_0BlockSize]
-		y := dst[i*Q8_0BlockBytes : (i+1)*Q8_0BlockBytes]
-		var amax float32
-		for _, v := range x {
-			if a := abs32(v); a > amax {
-				amax = a
-			}
-		}
-		d := amax / 127
-		var id float32
-		if d != 0 {
-			id = 1 / d
-		}
-		binary.LittleEndian.PutUint16(y, uint16(fmtF16.EncodeWith(d, f16IEEE)))
-		for j, v := range x {
-			q := float32(math.Round(float64(float32(v * id)))) // roundf; the conversion forbids FMA fusion
-			switch {
-			case q != q: // NaN
-				q = 0
-			case q > 127:
-				q = 127
-			case q < -127:
-				q = -127
-			}
-			y[2+j] = byte(int8(q))
-		}
-	}
+	checkBlocks("QuantizeQ8_0", len(src), len(dst), Q8_0BlockSize, Q8_0BlockBytes)
+	kernels.QuantizeQ8_0(dst, src)
 }
 
 // DequantizeQ8_0 decodes Q8_0 blocks: value = q·d. The products are exact.
 // len(src) must be len(dst)/32·34; it panics otherwise.
 func DequantizeQ8_0(dst []float32, src []byte) {
-	nb := checkBlocks("DequantizeQ8_0", len(dst), len(src), Q8_0BlockSize, Q8_0BlockBytes)
-	for i := range nb {
-		x := src[i*Q8_0BlockBytes : (i+1)*Q8_0BlockBytes]
-		y := dst[i*Q8_0BlockSize : (i+1)*Q8_0BlockSize]
-		d := fmtF16.Decode(uint32(binary.LittleEndian.Uint16(x)))
-		for j := range y {
-			y[j] = float32(int8(x[2+j])) * d
-		}
-	}
+	checkBlocks("DequantizeQ8_0", len(dst), len(src), Q8_0BlockSize, Q8_0BlockBytes)
+	kernels.DequantizeQ8_0(dst, src)
 }
 
 // QuantizeQ4_0 quantizes src into Q4_0 blocks in dst, exactly as ggml's
@@ -140,38 +107,8 @@ func DequantizeQ8_0(dst []float32, src []byte) {
 // len(src) must be a multiple of 32 and len(dst) must be len(src)/32·18;
 // it panics otherwise.
 func QuantizeQ4_0(dst []byte, src []float32) {
-	nb := checkBlocks("QuantizeQ4_0", len(src), len(dst), Q4_0BlockSize, Q4_0BlockBytes)
-	for i := range nb {
-		x := src[i*Q4_0BlockSize : (i+1)*Q4_0BlockSize]
-		y := dst[i*Q4_0BlockBytes : (i+1)*Q4_0BlockBytes]
-		var amax, mx float32
-		for _, v := range x {
-			if a := abs32(v); amax < a {
-				amax, mx = a, v
-			}
-		}
-		d := mx / -8
-		var id float32
-		if d != 0 {
-			id = 1 / d
-		}
-		binary.LittleEndian.PutUint16(y, uint16(fmtF16.EncodeWith(d, f16IEEE)))
-		code := func(v float32) byte {
-			t := float32(v*id) + 8.5 // the conversion forbids FMA fusion
-			switch {
-			case t != t: // NaN
-				return 8
-			case t < 0:
-				return 0
-			case t >= 15:
-				return 15
-			}
-			return byte(t) // truncation toward zero, as C's (int8_t) cast
-		}
-		for j := range 16 {
-			y[2+j] = code(x[j]) | code(x[j+16])<<4
-		}
-	}
+	checkBlocks("QuantizeQ4_0", len(src), len(dst), Q4_0BlockSize, Q4_0BlockBytes)
+	kernels.QuantizeQ4_0(dst, src)
 }
 
 // DequantizeQ4_0 decodes Q4_0 blocks: element j of a block is
@@ -179,17 +116,8 @@ func QuantizeQ4_0(dst []byte, src []float32) {
 // The products are exact. len(src) must be len(dst)/32·18; it panics
 // otherwise.
 func DequantizeQ4_0(dst []float32, src []byte) {
-	nb := checkBlocks("DequantizeQ4_0", len(dst), len(src), Q4_0BlockSize, Q4_0BlockBytes)
-	for i := range nb {
-		x := src[i*Q4_0BlockBytes : (i+1)*Q4_0BlockBytes]
-		y := dst[i*Q4_0BlockSize : (i+1)*Q4_0BlockSize]
-		d := fmtF16.Decode(uint32(binary.LittleEndian.Uint16(x)))
-		for j := range 16 {
-			b := x[2+j]
-			y[j] = float32(int(b&0x0F)-8) * d
-			y[j+16] = float32(int(b>>4)-8) * d
-		}
-	}
+	checkBlocks("DequantizeQ4_0", len(dst), len(src), Q4_0BlockSize, Q4_0BlockBytes)
+	kernels.DequantizeQ4_0(dst, src)
 }
 
 // PackQ8_0 lays out already-computed Q8_0 data as ggml block_q8_0 blocks.

@@ -1,0 +1,35 @@
+//go:build linux
+
+package kernels
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestGGMLStayInBounds runs the ggml block codecs of every tier on slices
+// that end at an inaccessible page, for every block count up to 40: a kernel
+// that reads or writes past a block faults.
+func TestGGMLStayInBounds(t *testing.T) {
+	r := rand.New(rand.NewPCG(33, 34))
+	forEachTier(t, func(t *testing.T) {
+		for nb := 1; nb <= 40; nb++ {
+			src := guardedTail[float32](t, nb*GGMLBlock)
+			copy(src, ggmlBlocks(r, nb))
+			q8 := guardedTail[byte](t, nb*Q8_0BlockBytes)
+			q4 := guardedTail[byte](t, nb*Q4_0BlockBytes)
+			want8, want4 := make([]byte, len(q8)), make([]byte, len(q4))
+			quantQ8_0Go(want8, src)
+			quantQ4_0Go(want4, src)
+			QuantizeQ8_0(q8, src)
+			QuantizeQ4_0(q4, src)
+			require.Equal(t, want8, []byte(q8))
+			require.Equal(t, want4, []byte(q4))
+			dst := guardedTail[float32](t, nb*GGMLBlock)
+			DequantizeQ8_0(dst, q8)
+			DequantizeQ4_0(dst, q4)
+		}
+	})
+}
