@@ -54,9 +54,13 @@ func BenchmarkQuantizeMXFP8(b *testing.B)   { benchWorkload(b, "QuantizeMXFP8") 
 func BenchmarkQuantizeNVFP4(b *testing.B)   { benchWorkload(b, "QuantizeNVFP4") }
 func BenchmarkQuantizeMXINT8(b *testing.B)  { benchWorkload(b, "QuantizeMXINT8") }
 func BenchmarkQuantizeQ8_0(b *testing.B)    { benchWorkload(b, "QuantizeQ8_0") }
-func BenchmarkF32ToF16(b *testing.B)        { benchWorkload(b, "F32ToF16") }
-func BenchmarkF32ToBF16(b *testing.B)       { benchWorkload(b, "F32ToBF16") }
-func BenchmarkBF16ToF32(b *testing.B)       { benchWorkload(b, "BF16ToF32") }
+func BenchmarkQuantizeInt8G32(b *testing.B) { benchWorkload(b, "QuantizeInt8G32") }
+func BenchmarkQuantizeInt4G128(b *testing.B) {
+	benchWorkload(b, "QuantizeInt4G128")
+}
+func BenchmarkF32ToF16(b *testing.B)  { benchWorkload(b, "F32ToF16") }
+func BenchmarkF32ToBF16(b *testing.B) { benchWorkload(b, "F32ToBF16") }
+func BenchmarkBF16ToF32(b *testing.B) { benchWorkload(b, "BF16ToF32") }
 
 // TestWorkloadsHaveBenchmarks checks that every workload runs on a small input
 // and that the set is the one the benchmarks above name.
@@ -68,7 +72,7 @@ func TestWorkloadsHaveBenchmarks(t *testing.T) {
 		w.Prepare(src)()
 	}
 	assert.Equal(t, []string{"MemRead", "Amax32", "QuantizeMXFP4", "DequantizeMXFP4", "QuantizeMXFP8",
-		"QuantizeNVFP4", "QuantizeMXINT8", "QuantizeQ8_0", "F32ToF16", "F32ToBF16", "BF16ToF32"}, names)
+		"QuantizeNVFP4", "QuantizeMXINT8", "QuantizeQ8_0", "QuantizeInt8G32", "QuantizeInt4G128", "F32ToF16", "F32ToBF16", "BF16ToF32"}, names)
 }
 
 // benchN normally distributed floats (64 MiB) time the generic element

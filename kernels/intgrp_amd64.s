@@ -159,7 +159,7 @@ DATA intgrpTree1_1<>+60(SB)/4, $0x0000001f
 GLOBL intgrpTree1_1<>(SB), RODATA|NOPTR, $64
 
 // func quantQ8_0AVX512(dst []byte, src []float32)
-// Requires: AVX, AVX512DQ, AVX512F, F16C
+// Requires: AVX, AVX512F, F16C
 TEXT ·quantQ8_0AVX512(SB), NOSPLIT, $0-48
 	MOVQ         dst_base+0(FP), DI
 	MOVQ         src_base+24(FP), SI
@@ -183,12 +183,12 @@ TEXT ·quantQ8_0AVX512(SB), NOSPLIT, $0-48
 	VPBROADCASTD X0, Z27
 
 quantQ8_0AVX512_block:
-	VXORPS        Z8, Z8, Z8
+	VPXORD        Z8, Z8, Z8
 	VMOVUPS       (SI), Z0
-	VANDPS        Z31, Z0, Z4
+	VPANDD        Z31, Z0, Z4
 	VMAXPS        Z8, Z4, Z8
 	VMOVUPS       64(SI), Z1
-	VANDPS        Z31, Z1, Z5
+	VPANDD        Z31, Z1, Z5
 	VMAXPS        Z8, Z5, Z8
 	VEXTRACTF64X4 $0x01, Z8, Y9
 	VMAXPS        Y9, Y8, Y8
@@ -202,12 +202,12 @@ quantQ8_0AVX512_block:
 	VCVTPS2PH     $0x00, X9, X10
 	VPEXTRW       $0x00, X10, (DI)
 	VDIVSS        X9, X29, X10
-	VXORPS        X8, X8, X8
+	VPXOR         X8, X8, X8
 	VCMPSS        $0x0c, X8, X9, X8
-	VANDPS        X8, X10, X10
+	VPAND         X8, X10, X10
 	VBROADCASTSS  X10, Z10
 	VMULPS        Z10, Z0, Z4
-	VANDPS        Z31, Z4, Z8
+	VPANDD        Z31, Z4, Z8
 	VADDPS        Z30, Z8, Z8
 	VMINPS        Z28, Z8, Z8
 	VCMPPS        $0x07, Z4, Z4, K1
@@ -216,7 +216,7 @@ quantQ8_0AVX512_block:
 	VPMOVSDB      Z8, X8
 	VMOVDQU       X8, 2(DI)
 	VMULPS        Z10, Z1, Z5
-	VANDPS        Z31, Z5, Z8
+	VPANDD        Z31, Z5, Z8
 	VADDPS        Z30, Z8, Z8
 	VMINPS        Z28, Z8, Z8
 	VCMPPS        $0x07, Z5, Z5, K1
@@ -265,7 +265,7 @@ dequantQ8_0AVX512_done:
 	RET
 
 // func quantQ4_0AVX512(dst []byte, src []float32)
-// Requires: AVX, AVX512DQ, AVX512F, CMOV, F16C
+// Requires: AVX, AVX512F, CMOV, F16C
 TEXT ·quantQ4_0AVX512(SB), NOSPLIT, $0-48
 	MOVQ         dst_base+0(FP), DI
 	MOVQ         src_base+24(FP), SI
@@ -281,16 +281,16 @@ TEXT ·quantQ4_0AVX512(SB), NOSPLIT, $0-48
 	MOVL         $0x41700000, AX
 	VMOVD        AX, X0
 	VPBROADCASTD X0, Z29
-	VXORPS       Z28, Z28, Z28
+	VPXORD       Z28, Z28, Z28
 	XORL         R8, R8
 
 quantQ4_0AVX512_block:
-	VXORPS        Z8, Z8, Z8
+	VPXORD        Z8, Z8, Z8
 	VMOVUPS       (SI), Z0
-	VANDPS        Z31, Z0, Z4
+	VPANDD        Z31, Z0, Z4
 	VMAXPS        Z8, Z4, Z8
 	VMOVUPS       64(SI), Z1
-	VANDPS        Z31, Z1, Z5
+	VPANDD        Z31, Z1, Z5
 	VMAXPS        Z8, Z5, Z8
 	VEXTRACTF64X4 $0x01, Z8, Y9
 	VMAXPS        Y9, Y8, Y8
@@ -324,9 +324,9 @@ quantQ4_0AVX512_block:
 	MOVL          $0x3f800000, AX
 	VMOVD         AX, X10
 	VDIVSS        X9, X10, X11
-	VXORPS        X8, X8, X8
+	VPXOR         X8, X8, X8
 	VCMPSS        $0x0c, X8, X9, X8
-	VANDPS        X8, X11, X11
+	VPAND         X8, X11, X11
 	VBROADCASTSS  X11, Z10
 	VMULPS        Z10, Z0, Z0
 	VADDPS        Z30, Z0, Z0
@@ -420,18 +420,18 @@ TEXT ·quantQ8_0AVX2(SB), NOSPLIT, $0-48
 	VPBROADCASTD X0, Y11
 
 quantQ8_0AVX2_block:
-	VXORPS       Y8, Y8, Y8
+	VPXOR        Y8, Y8, Y8
 	VMOVUPS      (SI), Y0
-	VANDPS       Y15, Y0, Y4
+	VPAND        Y15, Y0, Y4
 	VMAXPS       Y8, Y4, Y8
 	VMOVUPS      32(SI), Y1
-	VANDPS       Y15, Y1, Y5
+	VPAND        Y15, Y1, Y5
 	VMAXPS       Y8, Y5, Y8
 	VMOVUPS      64(SI), Y2
-	VANDPS       Y15, Y2, Y6
+	VPAND        Y15, Y2, Y6
 	VMAXPS       Y8, Y6, Y8
 	VMOVUPS      96(SI), Y3
-	VANDPS       Y15, Y3, Y7
+	VPAND        Y15, Y3, Y7
 	VMAXPS       Y8, Y7, Y8
 	VEXTRACTF128 $0x01, Y8, X9
 	VMAXPS       X9, X8, X8
@@ -443,45 +443,45 @@ quantQ8_0AVX2_block:
 	VCVTPS2PH    $0x00, X9, X10
 	VPEXTRW      $0x00, X10, (DI)
 	VDIVSS       X9, X13, X10
-	VXORPS       X8, X8, X8
+	VPXOR        X8, X8, X8
 	VCMPSS       $0x0c, X8, X9, X8
-	VANDPS       X8, X10, X10
+	VPAND        X8, X10, X10
 	VBROADCASTSS X10, Y10
 	VMULPS       Y10, Y0, Y4
-	VANDPS       Y15, Y4, Y8
+	VPAND        Y15, Y4, Y8
 	VADDPS       Y14, Y8, Y8
 	VMINPS       Y12, Y8, Y8
 	VCMPPS       $0x07, Y4, Y4, Y9
-	VANDPS       Y9, Y8, Y8
-	VANDPS       Y11, Y4, Y4
-	VORPS        Y4, Y8, Y8
+	VPAND        Y9, Y8, Y8
+	VPAND        Y11, Y4, Y4
+	VPOR         Y4, Y8, Y8
 	VCVTTPS2DQ   Y8, Y0
 	VMULPS       Y10, Y1, Y5
-	VANDPS       Y15, Y5, Y8
+	VPAND        Y15, Y5, Y8
 	VADDPS       Y14, Y8, Y8
 	VMINPS       Y12, Y8, Y8
 	VCMPPS       $0x07, Y5, Y5, Y9
-	VANDPS       Y9, Y8, Y8
-	VANDPS       Y11, Y5, Y5
-	VORPS        Y5, Y8, Y8
+	VPAND        Y9, Y8, Y8
+	VPAND        Y11, Y5, Y5
+	VPOR         Y5, Y8, Y8
 	VCVTTPS2DQ   Y8, Y1
 	VMULPS       Y10, Y2, Y6
-	VANDPS       Y15, Y6, Y8
+	VPAND        Y15, Y6, Y8
 	VADDPS       Y14, Y8, Y8
 	VMINPS       Y12, Y8, Y8
 	VCMPPS       $0x07, Y6, Y6, Y9
-	VANDPS       Y9, Y8, Y8
-	VANDPS       Y11, Y6, Y6
-	VORPS        Y6, Y8, Y8
+	VPAND        Y9, Y8, Y8
+	VPAND        Y11, Y6, Y6
+	VPOR         Y6, Y8, Y8
 	VCVTTPS2DQ   Y8, Y2
 	VMULPS       Y10, Y3, Y7
-	VANDPS       Y15, Y7, Y8
+	VPAND        Y15, Y7, Y8
 	VADDPS       Y14, Y8, Y8
 	VMINPS       Y12, Y8, Y8
 	VCMPPS       $0x07, Y7, Y7, Y9
-	VANDPS       Y9, Y8, Y8
-	VANDPS       Y11, Y7, Y7
-	VORPS        Y7, Y8, Y8
+	VPAND        Y9, Y8, Y8
+	VPAND        Y11, Y7, Y7
+	VPOR         Y7, Y8, Y8
 	VCVTTPS2DQ   Y8, Y3
 	VPACKSSDW    Y1, Y0, Y0
 	VPACKSSDW    Y3, Y2, Y2
@@ -554,22 +554,22 @@ TEXT ·quantQ4_0AVX2(SB), NOSPLIT, $0-48
 	MOVL         $0x41700000, AX
 	VMOVD        AX, X0
 	VPBROADCASTD X0, Y13
-	VXORPS       Y12, Y12, Y12
+	VPXOR        Y12, Y12, Y12
 	XORL         R8, R8
 
 quantQ4_0AVX2_block:
-	VXORPS       Y8, Y8, Y8
+	VPXOR        Y8, Y8, Y8
 	VMOVUPS      (SI), Y0
-	VANDPS       Y15, Y0, Y4
+	VPAND        Y15, Y0, Y4
 	VMAXPS       Y8, Y4, Y8
 	VMOVUPS      32(SI), Y1
-	VANDPS       Y15, Y1, Y5
+	VPAND        Y15, Y1, Y5
 	VMAXPS       Y8, Y5, Y8
 	VMOVUPS      64(SI), Y2
-	VANDPS       Y15, Y2, Y6
+	VPAND        Y15, Y2, Y6
 	VMAXPS       Y8, Y6, Y8
 	VMOVUPS      96(SI), Y3
-	VANDPS       Y15, Y3, Y7
+	VPAND        Y15, Y3, Y7
 	VMAXPS       Y8, Y7, Y8
 	VEXTRACTF128 $0x01, Y8, X9
 	VMAXPS       X9, X8, X8
@@ -612,9 +612,9 @@ quantQ4_0AVX2_block:
 	MOVL         $0x3f800000, AX
 	VMOVD        AX, X10
 	VDIVSS       X9, X10, X11
-	VXORPS       X8, X8, X8
+	VPXOR        X8, X8, X8
 	VCMPSS       $0x0c, X8, X9, X8
-	VANDPS       X8, X11, X11
+	VPAND        X8, X11, X11
 	VBROADCASTSS X11, Y10
 	VMULPS       Y10, Y0, Y0
 	VADDPS       Y14, Y0, Y0
@@ -714,7 +714,7 @@ dequantQ4_0AVX2_done:
 	RET
 
 // func quantQ8_0x16AVX512(dst []byte, src []float32)
-// Requires: AVX, AVX512DQ, AVX512F
+// Requires: AVX, AVX512F
 TEXT ·quantQ8_0x16AVX512(SB), $96-48
 	MOVQ         dst_base+0(FP), DI
 	MOVQ         src_base+24(FP), SI
@@ -747,68 +747,68 @@ TEXT ·quantQ8_0x16AVX512(SB), $96-48
 	VPXORD       Z26, Z26, Z26
 
 quantQ8_0x16AVX512_group:
-	VANDPS       (SI), Z31, Z24
-	VANDPS       64(SI), Z31, Z25
+	VPANDD       (SI), Z31, Z24
+	VPANDD       64(SI), Z31, Z25
 	VMAXPS       Z26, Z24, Z0
 	VMAXPS       Z0, Z25, Z0
-	VANDPS       128(SI), Z31, Z24
-	VANDPS       192(SI), Z31, Z25
+	VPANDD       128(SI), Z31, Z24
+	VPANDD       192(SI), Z31, Z25
 	VMAXPS       Z26, Z24, Z1
 	VMAXPS       Z1, Z25, Z1
-	VANDPS       256(SI), Z31, Z24
-	VANDPS       320(SI), Z31, Z25
+	VPANDD       256(SI), Z31, Z24
+	VPANDD       320(SI), Z31, Z25
 	VMAXPS       Z26, Z24, Z2
 	VMAXPS       Z2, Z25, Z2
-	VANDPS       384(SI), Z31, Z24
-	VANDPS       448(SI), Z31, Z25
+	VPANDD       384(SI), Z31, Z24
+	VPANDD       448(SI), Z31, Z25
 	VMAXPS       Z26, Z24, Z3
 	VMAXPS       Z3, Z25, Z3
-	VANDPS       512(SI), Z31, Z24
-	VANDPS       576(SI), Z31, Z25
+	VPANDD       512(SI), Z31, Z24
+	VPANDD       576(SI), Z31, Z25
 	VMAXPS       Z26, Z24, Z4
 	VMAXPS       Z4, Z25, Z4
-	VANDPS       640(SI), Z31, Z24
-	VANDPS       704(SI), Z31, Z25
+	VPANDD       640(SI), Z31, Z24
+	VPANDD       704(SI), Z31, Z25
 	VMAXPS       Z26, Z24, Z5
 	VMAXPS       Z5, Z25, Z5
-	VANDPS       768(SI), Z31, Z24
-	VANDPS       832(SI), Z31, Z25
+	VPANDD       768(SI), Z31, Z24
+	VPANDD       832(SI), Z31, Z25
 	VMAXPS       Z26, Z24, Z6
 	VMAXPS       Z6, Z25, Z6
-	VANDPS       896(SI), Z31, Z24
-	VANDPS       960(SI), Z31, Z25
+	VPANDD       896(SI), Z31, Z24
+	VPANDD       960(SI), Z31, Z25
 	VMAXPS       Z26, Z24, Z7
 	VMAXPS       Z7, Z25, Z7
-	VANDPS       1024(SI), Z31, Z24
-	VANDPS       1088(SI), Z31, Z25
+	VPANDD       1024(SI), Z31, Z24
+	VPANDD       1088(SI), Z31, Z25
 	VMAXPS       Z26, Z24, Z8
 	VMAXPS       Z8, Z25, Z8
-	VANDPS       1152(SI), Z31, Z24
-	VANDPS       1216(SI), Z31, Z25
+	VPANDD       1152(SI), Z31, Z24
+	VPANDD       1216(SI), Z31, Z25
 	VMAXPS       Z26, Z24, Z9
 	VMAXPS       Z9, Z25, Z9
-	VANDPS       1280(SI), Z31, Z24
-	VANDPS       1344(SI), Z31, Z25
+	VPANDD       1280(SI), Z31, Z24
+	VPANDD       1344(SI), Z31, Z25
 	VMAXPS       Z26, Z24, Z10
 	VMAXPS       Z10, Z25, Z10
-	VANDPS       1408(SI), Z31, Z24
-	VANDPS       1472(SI), Z31, Z25
+	VPANDD       1408(SI), Z31, Z24
+	VPANDD       1472(SI), Z31, Z25
 	VMAXPS       Z26, Z24, Z11
 	VMAXPS       Z11, Z25, Z11
-	VANDPS       1536(SI), Z31, Z24
-	VANDPS       1600(SI), Z31, Z25
+	VPANDD       1536(SI), Z31, Z24
+	VPANDD       1600(SI), Z31, Z25
 	VMAXPS       Z26, Z24, Z12
 	VMAXPS       Z12, Z25, Z12
-	VANDPS       1664(SI), Z31, Z24
-	VANDPS       1728(SI), Z31, Z25
+	VPANDD       1664(SI), Z31, Z24
+	VPANDD       1728(SI), Z31, Z25
 	VMAXPS       Z26, Z24, Z13
 	VMAXPS       Z13, Z25, Z13
-	VANDPS       1792(SI), Z31, Z24
-	VANDPS       1856(SI), Z31, Z25
+	VPANDD       1792(SI), Z31, Z24
+	VPANDD       1856(SI), Z31, Z25
 	VMAXPS       Z26, Z24, Z14
 	VMAXPS       Z14, Z25, Z14
-	VANDPS       1920(SI), Z31, Z24
-	VANDPS       1984(SI), Z31, Z25
+	VPANDD       1920(SI), Z31, Z24
+	VPANDD       1984(SI), Z31, Z25
 	VMAXPS       Z26, Z24, Z15
 	VMAXPS       Z15, Z25, Z15
 	VMOVDQA64    Z0, Z24
@@ -882,7 +882,7 @@ quantQ8_0x16AVX512_group:
 	MOVW         AX, (DI)
 	VBROADCASTSS 32(SP), Z0
 	VMULPS       (SI), Z0, Z1
-	VANDPS       Z31, Z1, Z2
+	VPANDD       Z31, Z1, Z2
 	VADDPS       Z30, Z2, Z2
 	VMINPS       Z29, Z2, Z2
 	VCMPPS       $0x07, Z1, Z1, K1
@@ -891,7 +891,7 @@ quantQ8_0x16AVX512_group:
 	VPMOVSDB     Z2, X2
 	VMOVDQU      X2, 2(DI)
 	VMULPS       64(SI), Z0, Z3
-	VANDPS       Z31, Z3, Z4
+	VPANDD       Z31, Z3, Z4
 	VADDPS       Z30, Z4, Z4
 	VMINPS       Z29, Z4, Z4
 	VCMPPS       $0x07, Z3, Z3, K2
@@ -903,7 +903,7 @@ quantQ8_0x16AVX512_group:
 	MOVW         AX, 34(DI)
 	VBROADCASTSS 36(SP), Z0
 	VMULPS       128(SI), Z0, Z1
-	VANDPS       Z31, Z1, Z2
+	VPANDD       Z31, Z1, Z2
 	VADDPS       Z30, Z2, Z2
 	VMINPS       Z29, Z2, Z2
 	VCMPPS       $0x07, Z1, Z1, K1
@@ -912,7 +912,7 @@ quantQ8_0x16AVX512_group:
 	VPMOVSDB     Z2, X2
 	VMOVDQU      X2, 36(DI)
 	VMULPS       192(SI), Z0, Z3
-	VANDPS       Z31, Z3, Z4
+	VPANDD       Z31, Z3, Z4
 	VADDPS       Z30, Z4, Z4
 	VMINPS       Z29, Z4, Z4
 	VCMPPS       $0x07, Z3, Z3, K2
@@ -924,7 +924,7 @@ quantQ8_0x16AVX512_group:
 	MOVW         AX, 68(DI)
 	VBROADCASTSS 40(SP), Z0
 	VMULPS       256(SI), Z0, Z1
-	VANDPS       Z31, Z1, Z2
+	VPANDD       Z31, Z1, Z2
 	VADDPS       Z30, Z2, Z2
 	VMINPS       Z29, Z2, Z2
 	VCMPPS       $0x07, Z1, Z1, K1
@@ -933,7 +933,7 @@ quantQ8_0x16AVX512_group:
 	VPMOVSDB     Z2, X2
 	VMOVDQU      X2, 70(DI)
 	VMULPS       320(SI), Z0, Z3
-	VANDPS       Z31, Z3, Z4
+	VPANDD       Z31, Z3, Z4
 	VADDPS       Z30, Z4, Z4
 	VMINPS       Z29, Z4, Z4
 	VCMPPS       $0x07, Z3, Z3, K2
@@ -945,7 +945,7 @@ quantQ8_0x16AVX512_group:
 	MOVW         AX, 102(DI)
 	VBROADCASTSS 44(SP), Z0
 	VMULPS       384(SI), Z0, Z1
-	VANDPS       Z31, Z1, Z2
+	VPANDD       Z31, Z1, Z2
 	VADDPS       Z30, Z2, Z2
 	VMINPS       Z29, Z2, Z2
 	VCMPPS       $0x07, Z1, Z1, K1
@@ -954,7 +954,7 @@ quantQ8_0x16AVX512_group:
 	VPMOVSDB     Z2, X2
 	VMOVDQU      X2, 104(DI)
 	VMULPS       448(SI), Z0, Z3
-	VANDPS       Z31, Z3, Z4
+	VPANDD       Z31, Z3, Z4
 	VADDPS       Z30, Z4, Z4
 	VMINPS       Z29, Z4, Z4
 	VCMPPS       $0x07, Z3, Z3, K2
@@ -966,7 +966,7 @@ quantQ8_0x16AVX512_group:
 	MOVW         AX, 136(DI)
 	VBROADCASTSS 48(SP), Z0
 	VMULPS       512(SI), Z0, Z1
-	VANDPS       Z31, Z1, Z2
+	VPANDD       Z31, Z1, Z2
 	VADDPS       Z30, Z2, Z2
 	VMINPS       Z29, Z2, Z2
 	VCMPPS       $0x07, Z1, Z1, K1
@@ -975,7 +975,7 @@ quantQ8_0x16AVX512_group:
 	VPMOVSDB     Z2, X2
 	VMOVDQU      X2, 138(DI)
 	VMULPS       576(SI), Z0, Z3
-	VANDPS       Z31, Z3, Z4
+	VPANDD       Z31, Z3, Z4
 	VADDPS       Z30, Z4, Z4
 	VMINPS       Z29, Z4, Z4
 	VCMPPS       $0x07, Z3, Z3, K2
@@ -987,7 +987,7 @@ quantQ8_0x16AVX512_group:
 	MOVW         AX, 170(DI)
 	VBROADCASTSS 52(SP), Z0
 	VMULPS       640(SI), Z0, Z1
-	VANDPS       Z31, Z1, Z2
+	VPANDD       Z31, Z1, Z2
 	VADDPS       Z30, Z2, Z2
 	VMINPS       Z29, Z2, Z2
 	VCMPPS       $0x07, Z1, Z1, K1
@@ -996,7 +996,7 @@ quantQ8_0x16AVX512_group:
 	VPMOVSDB     Z2, X2
 	VMOVDQU      X2, 172(DI)
 	VMULPS       704(SI), Z0, Z3
-	VANDPS       Z31, Z3, Z4
+	VPANDD       Z31, Z3, Z4
 	VADDPS       Z30, Z4, Z4
 	VMINPS       Z29, Z4, Z4
 	VCMPPS       $0x07, Z3, Z3, K2
@@ -1008,7 +1008,7 @@ quantQ8_0x16AVX512_group:
 	MOVW         AX, 204(DI)
 	VBROADCASTSS 56(SP), Z0
 	VMULPS       768(SI), Z0, Z1
-	VANDPS       Z31, Z1, Z2
+	VPANDD       Z31, Z1, Z2
 	VADDPS       Z30, Z2, Z2
 	VMINPS       Z29, Z2, Z2
 	VCMPPS       $0x07, Z1, Z1, K1
@@ -1017,7 +1017,7 @@ quantQ8_0x16AVX512_group:
 	VPMOVSDB     Z2, X2
 	VMOVDQU      X2, 206(DI)
 	VMULPS       832(SI), Z0, Z3
-	VANDPS       Z31, Z3, Z4
+	VPANDD       Z31, Z3, Z4
 	VADDPS       Z30, Z4, Z4
 	VMINPS       Z29, Z4, Z4
 	VCMPPS       $0x07, Z3, Z3, K2
@@ -1029,7 +1029,7 @@ quantQ8_0x16AVX512_group:
 	MOVW         AX, 238(DI)
 	VBROADCASTSS 60(SP), Z0
 	VMULPS       896(SI), Z0, Z1
-	VANDPS       Z31, Z1, Z2
+	VPANDD       Z31, Z1, Z2
 	VADDPS       Z30, Z2, Z2
 	VMINPS       Z29, Z2, Z2
 	VCMPPS       $0x07, Z1, Z1, K1
@@ -1038,7 +1038,7 @@ quantQ8_0x16AVX512_group:
 	VPMOVSDB     Z2, X2
 	VMOVDQU      X2, 240(DI)
 	VMULPS       960(SI), Z0, Z3
-	VANDPS       Z31, Z3, Z4
+	VPANDD       Z31, Z3, Z4
 	VADDPS       Z30, Z4, Z4
 	VMINPS       Z29, Z4, Z4
 	VCMPPS       $0x07, Z3, Z3, K2
@@ -1050,7 +1050,7 @@ quantQ8_0x16AVX512_group:
 	MOVW         AX, 272(DI)
 	VBROADCASTSS 64(SP), Z0
 	VMULPS       1024(SI), Z0, Z1
-	VANDPS       Z31, Z1, Z2
+	VPANDD       Z31, Z1, Z2
 	VADDPS       Z30, Z2, Z2
 	VMINPS       Z29, Z2, Z2
 	VCMPPS       $0x07, Z1, Z1, K1
@@ -1059,7 +1059,7 @@ quantQ8_0x16AVX512_group:
 	VPMOVSDB     Z2, X2
 	VMOVDQU      X2, 274(DI)
 	VMULPS       1088(SI), Z0, Z3
-	VANDPS       Z31, Z3, Z4
+	VPANDD       Z31, Z3, Z4
 	VADDPS       Z30, Z4, Z4
 	VMINPS       Z29, Z4, Z4
 	VCMPPS       $0x07, Z3, Z3, K2
@@ -1071,7 +1071,7 @@ quantQ8_0x16AVX512_group:
 	MOVW         AX, 306(DI)
 	VBROADCASTSS 68(SP), Z0
 	VMULPS       1152(SI), Z0, Z1
-	VANDPS       Z31, Z1, Z2
+	VPANDD       Z31, Z1, Z2
 	VADDPS       Z30, Z2, Z2
 	VMINPS       Z29, Z2, Z2
 	VCMPPS       $0x07, Z1, Z1, K1
@@ -1080,7 +1080,7 @@ quantQ8_0x16AVX512_group:
 	VPMOVSDB     Z2, X2
 	VMOVDQU      X2, 308(DI)
 	VMULPS       1216(SI), Z0, Z3
-	VANDPS       Z31, Z3, Z4
+	VPANDD       Z31, Z3, Z4
 	VADDPS       Z30, Z4, Z4
 	VMINPS       Z29, Z4, Z4
 	VCMPPS       $0x07, Z3, Z3, K2
@@ -1092,7 +1092,7 @@ quantQ8_0x16AVX512_group:
 	MOVW         AX, 340(DI)
 	VBROADCASTSS 72(SP), Z0
 	VMULPS       1280(SI), Z0, Z1
-	VANDPS       Z31, Z1, Z2
+	VPANDD       Z31, Z1, Z2
 	VADDPS       Z30, Z2, Z2
 	VMINPS       Z29, Z2, Z2
 	VCMPPS       $0x07, Z1, Z1, K1
@@ -1101,7 +1101,7 @@ quantQ8_0x16AVX512_group:
 	VPMOVSDB     Z2, X2
 	VMOVDQU      X2, 342(DI)
 	VMULPS       1344(SI), Z0, Z3
-	VANDPS       Z31, Z3, Z4
+	VPANDD       Z31, Z3, Z4
 	VADDPS       Z30, Z4, Z4
 	VMINPS       Z29, Z4, Z4
 	VCMPPS       $0x07, Z3, Z3, K2
@@ -1113,7 +1113,7 @@ quantQ8_0x16AVX512_group:
 	MOVW         AX, 374(DI)
 	VBROADCASTSS 76(SP), Z0
 	VMULPS       1408(SI), Z0, Z1
-	VANDPS       Z31, Z1, Z2
+	VPANDD       Z31, Z1, Z2
 	VADDPS       Z30, Z2, Z2
 	VMINPS       Z29, Z2, Z2
 	VCMPPS       $0x07, Z1, Z1, K1
@@ -1122,7 +1122,7 @@ quantQ8_0x16AVX512_group:
 	VPMOVSDB     Z2, X2
 	VMOVDQU      X2, 376(DI)
 	VMULPS       1472(SI), Z0, Z3
-	VANDPS       Z31, Z3, Z4
+	VPANDD       Z31, Z3, Z4
 	VADDPS       Z30, Z4, Z4
 	VMINPS       Z29, Z4, Z4
 	VCMPPS       $0x07, Z3, Z3, K2
@@ -1134,7 +1134,7 @@ quantQ8_0x16AVX512_group:
 	MOVW         AX, 408(DI)
 	VBROADCASTSS 80(SP), Z0
 	VMULPS       1536(SI), Z0, Z1
-	VANDPS       Z31, Z1, Z2
+	VPANDD       Z31, Z1, Z2
 	VADDPS       Z30, Z2, Z2
 	VMINPS       Z29, Z2, Z2
 	VCMPPS       $0x07, Z1, Z1, K1
@@ -1143,7 +1143,7 @@ quantQ8_0x16AVX512_group:
 	VPMOVSDB     Z2, X2
 	VMOVDQU      X2, 410(DI)
 	VMULPS       1600(SI), Z0, Z3
-	VANDPS       Z31, Z3, Z4
+	VPANDD       Z31, Z3, Z4
 	VADDPS       Z30, Z4, Z4
 	VMINPS       Z29, Z4, Z4
 	VCMPPS       $0x07, Z3, Z3, K2
@@ -1155,7 +1155,7 @@ quantQ8_0x16AVX512_group:
 	MOVW         AX, 442(DI)
 	VBROADCASTSS 84(SP), Z0
 	VMULPS       1664(SI), Z0, Z1
-	VANDPS       Z31, Z1, Z2
+	VPANDD       Z31, Z1, Z2
 	VADDPS       Z30, Z2, Z2
 	VMINPS       Z29, Z2, Z2
 	VCMPPS       $0x07, Z1, Z1, K1
@@ -1164,7 +1164,7 @@ quantQ8_0x16AVX512_group:
 	VPMOVSDB     Z2, X2
 	VMOVDQU      X2, 444(DI)
 	VMULPS       1728(SI), Z0, Z3
-	VANDPS       Z31, Z3, Z4
+	VPANDD       Z31, Z3, Z4
 	VADDPS       Z30, Z4, Z4
 	VMINPS       Z29, Z4, Z4
 	VCMPPS       $0x07, Z3, Z3, K2
@@ -1176,7 +1176,7 @@ quantQ8_0x16AVX512_group:
 	MOVW         AX, 476(DI)
 	VBROADCASTSS 88(SP), Z0
 	VMULPS       1792(SI), Z0, Z1
-	VANDPS       Z31, Z1, Z2
+	VPANDD       Z31, Z1, Z2
 	VADDPS       Z30, Z2, Z2
 	VMINPS       Z29, Z2, Z2
 	VCMPPS       $0x07, Z1, Z1, K1
@@ -1185,7 +1185,7 @@ quantQ8_0x16AVX512_group:
 	VPMOVSDB     Z2, X2
 	VMOVDQU      X2, 478(DI)
 	VMULPS       1856(SI), Z0, Z3
-	VANDPS       Z31, Z3, Z4
+	VPANDD       Z31, Z3, Z4
 	VADDPS       Z30, Z4, Z4
 	VMINPS       Z29, Z4, Z4
 	VCMPPS       $0x07, Z3, Z3, K2
@@ -1197,7 +1197,7 @@ quantQ8_0x16AVX512_group:
 	MOVW         AX, 510(DI)
 	VBROADCASTSS 92(SP), Z0
 	VMULPS       1920(SI), Z0, Z1
-	VANDPS       Z31, Z1, Z2
+	VPANDD       Z31, Z1, Z2
 	VADDPS       Z30, Z2, Z2
 	VMINPS       Z29, Z2, Z2
 	VCMPPS       $0x07, Z1, Z1, K1
@@ -1206,7 +1206,7 @@ quantQ8_0x16AVX512_group:
 	VPMOVSDB     Z2, X2
 	VMOVDQU      X2, 512(DI)
 	VMULPS       1984(SI), Z0, Z3
-	VANDPS       Z31, Z3, Z4
+	VPANDD       Z31, Z3, Z4
 	VADDPS       Z30, Z4, Z4
 	VMINPS       Z29, Z4, Z4
 	VCMPPS       $0x07, Z3, Z3, K2
@@ -1224,7 +1224,7 @@ quantQ8_0x16AVX512_done:
 	RET
 
 // func quantQ4_0x16AVX512(dst []byte, src []float32)
-// Requires: AVX, AVX512BW, AVX512DQ, AVX512F, CMOV
+// Requires: AVX, AVX512BW, AVX512F, CMOV
 TEXT ·quantQ4_0x16AVX512(SB), $160-48
 	MOVQ         dst_base+0(FP), DI
 	MOVQ         src_base+24(FP), SI
@@ -1258,68 +1258,68 @@ TEXT ·quantQ4_0x16AVX512(SB), $160-48
 	XORL         R8, R8
 
 quantQ4_0x16AVX512_group:
-	VANDPS       (SI), Z31, Z24
-	VANDPS       64(SI), Z31, Z25
+	VPANDD       (SI), Z31, Z24
+	VPANDD       64(SI), Z31, Z25
 	VMAXPS       Z26, Z24, Z0
 	VMAXPS       Z0, Z25, Z0
-	VANDPS       128(SI), Z31, Z24
-	VANDPS       192(SI), Z31, Z25
+	VPANDD       128(SI), Z31, Z24
+	VPANDD       192(SI), Z31, Z25
 	VMAXPS       Z26, Z24, Z1
 	VMAXPS       Z1, Z25, Z1
-	VANDPS       256(SI), Z31, Z24
-	VANDPS       320(SI), Z31, Z25
+	VPANDD       256(SI), Z31, Z24
+	VPANDD       320(SI), Z31, Z25
 	VMAXPS       Z26, Z24, Z2
 	VMAXPS       Z2, Z25, Z2
-	VANDPS       384(SI), Z31, Z24
-	VANDPS       448(SI), Z31, Z25
+	VPANDD       384(SI), Z31, Z24
+	VPANDD       448(SI), Z31, Z25
 	VMAXPS       Z26, Z24, Z3
 	VMAXPS       Z3, Z25, Z3
-	VANDPS       512(SI), Z31, Z24
-	VANDPS       576(SI), Z31, Z25
+	VPANDD       512(SI), Z31, Z24
+	VPANDD       576(SI), Z31, Z25
 	VMAXPS       Z26, Z24, Z4
 	VMAXPS       Z4, Z25, Z4
-	VANDPS       640(SI), Z31, Z24
-	VANDPS       704(SI), Z31, Z25
+	VPANDD       640(SI), Z31, Z24
+	VPANDD       704(SI), Z31, Z25
 	VMAXPS       Z26, Z24, Z5
 	VMAXPS       Z5, Z25, Z5
-	VANDPS       768(SI), Z31, Z24
-	VANDPS       832(SI), Z31, Z25
+	VPANDD       768(SI), Z31, Z24
+	VPANDD       832(SI), Z31, Z25
 	VMAXPS       Z26, Z24, Z6
 	VMAXPS       Z6, Z25, Z6
-	VANDPS       896(SI), Z31, Z24
-	VANDPS       960(SI), Z31, Z25
+	VPANDD       896(SI), Z31, Z24
+	VPANDD       960(SI), Z31, Z25
 	VMAXPS       Z26, Z24, Z7
 	VMAXPS       Z7, Z25, Z7
-	VANDPS       1024(SI), Z31, Z24
-	VANDPS       1088(SI), Z31, Z25
+	VPANDD       1024(SI), Z31, Z24
+	VPANDD       1088(SI), Z31, Z25
 	VMAXPS       Z26, Z24, Z8
 	VMAXPS       Z8, Z25, Z8
-	VANDPS       1152(SI), Z31, Z24
-	VANDPS       1216(SI), Z31, Z25
+	VPANDD       1152(SI), Z31, Z24
+	VPANDD       1216(SI), Z31, Z25
 	VMAXPS       Z26, Z24, Z9
 	VMAXPS       Z9, Z25, Z9
-	VANDPS       1280(SI), Z31, Z24
-	VANDPS       1344(SI), Z31, Z25
+	VPANDD       1280(SI), Z31, Z24
+	VPANDD       1344(SI), Z31, Z25
 	VMAXPS       Z26, Z24, Z10
 	VMAXPS       Z10, Z25, Z10
-	VANDPS       1408(SI), Z31, Z24
-	VANDPS       1472(SI), Z31, Z25
+	VPANDD       1408(SI), Z31, Z24
+	VPANDD       1472(SI), Z31, Z25
 	VMAXPS       Z26, Z24, Z11
 	VMAXPS       Z11, Z25, Z11
-	VANDPS       1536(SI), Z31, Z24
-	VANDPS       1600(SI), Z31, Z25
+	VPANDD       1536(SI), Z31, Z24
+	VPANDD       1600(SI), Z31, Z25
 	VMAXPS       Z26, Z24, Z12
 	VMAXPS       Z12, Z25, Z12
-	VANDPS       1664(SI), Z31, Z24
-	VANDPS       1728(SI), Z31, Z25
+	VPANDD       1664(SI), Z31, Z24
+	VPANDD       1728(SI), Z31, Z25
 	VMAXPS       Z26, Z24, Z13
 	VMAXPS       Z13, Z25, Z13
-	VANDPS       1792(SI), Z31, Z24
-	VANDPS       1856(SI), Z31, Z25
+	VPANDD       1792(SI), Z31, Z24
+	VPANDD       1856(SI), Z31, Z25
 	VMAXPS       Z26, Z24, Z14
 	VMAXPS       Z14, Z25, Z14
-	VANDPS       1920(SI), Z31, Z24
-	VANDPS       1984(SI), Z31, Z25
+	VPANDD       1920(SI), Z31, Z24
+	VPANDD       1984(SI), Z31, Z25
 	VMAXPS       Z26, Z24, Z15
 	VMAXPS       Z15, Z25, Z15
 	VMOVDQA64    Z0, Z24
@@ -1391,8 +1391,8 @@ quantQ4_0x16AVX512_group:
 	VMOVAPS.Z    Z3, K1, Z3
 	VMOVUPS      Z3, 96(SP)
 	VPBROADCASTD (SP), Z0
-	VANDPS       (SI), Z31, Z1
-	VANDPS       64(SI), Z31, Z2
+	VPANDD       (SI), Z31, Z1
+	VPANDD       64(SI), Z31, Z2
 	VPCMPEQD     Z0, Z1, K1
 	VPCMPEQD     Z0, Z2, K2
 	KUNPCKWD     K1, K2, K1
@@ -1431,8 +1431,8 @@ quantQ4_0x16AVX512_group:
 	VPMOVDB      Z1, X1
 	VMOVDQU      X1, 2(DI)
 	VPBROADCASTD 4(SP), Z0
-	VANDPS       128(SI), Z31, Z1
-	VANDPS       192(SI), Z31, Z2
+	VPANDD       128(SI), Z31, Z1
+	VPANDD       192(SI), Z31, Z2
 	VPCMPEQD     Z0, Z1, K1
 	VPCMPEQD     Z0, Z2, K2
 	KUNPCKWD     K1, K2, K1
@@ -1471,8 +1471,8 @@ quantQ4_0x16AVX512_group:
 	VPMOVDB      Z1, X1
 	VMOVDQU      X1, 20(DI)
 	VPBROADCASTD 8(SP), Z0
-	VANDPS       256(SI), Z31, Z1
-	VANDPS       320(SI), Z31, Z2
+	VPANDD       256(SI), Z31, Z1
+	VPANDD       320(SI), Z31, Z2
 	VPCMPEQD     Z0, Z1, K1
 	VPCMPEQD     Z0, Z2, K2
 	KUNPCKWD     K1, K2, K1
@@ -1511,8 +1511,8 @@ quantQ4_0x16AVX512_group:
 	VPMOVDB      Z1, X1
 	VMOVDQU      X1, 38(DI)
 	VPBROADCASTD 12(SP), Z0
-	VANDPS       384(SI), Z31, Z1
-	VANDPS       448(SI), Z31, Z2
+	VPANDD       384(SI), Z31, Z1
+	VPANDD       448(SI), Z31, Z2
 	VPCMPEQD     Z0, Z1, K1
 	VPCMPEQD     Z0, Z2, K2
 	KUNPCKWD     K1, K2, K1
@@ -1551,8 +1551,8 @@ quantQ4_0x16AVX512_group:
 	VPMOVDB      Z1, X1
 	VMOVDQU      X1, 56(DI)
 	VPBROADCASTD 16(SP), Z0
-	VANDPS       512(SI), Z31, Z1
-	VANDPS       576(SI), Z31, Z2
+	VPANDD       512(SI), Z31, Z1
+	VPANDD       576(SI), Z31, Z2
 	VPCMPEQD     Z0, Z1, K1
 	VPCMPEQD     Z0, Z2, K2
 	KUNPCKWD     K1, K2, K1
@@ -1591,8 +1591,8 @@ quantQ4_0x16AVX512_group:
 	VPMOVDB      Z1, X1
 	VMOVDQU      X1, 74(DI)
 	VPBROADCASTD 20(SP), Z0
-	VANDPS       640(SI), Z31, Z1
-	VANDPS       704(SI), Z31, Z2
+	VPANDD       640(SI), Z31, Z1
+	VPANDD       704(SI), Z31, Z2
 	VPCMPEQD     Z0, Z1, K1
 	VPCMPEQD     Z0, Z2, K2
 	KUNPCKWD     K1, K2, K1
@@ -1631,8 +1631,8 @@ quantQ4_0x16AVX512_group:
 	VPMOVDB      Z1, X1
 	VMOVDQU      X1, 92(DI)
 	VPBROADCASTD 24(SP), Z0
-	VANDPS       768(SI), Z31, Z1
-	VANDPS       832(SI), Z31, Z2
+	VPANDD       768(SI), Z31, Z1
+	VPANDD       832(SI), Z31, Z2
 	VPCMPEQD     Z0, Z1, K1
 	VPCMPEQD     Z0, Z2, K2
 	KUNPCKWD     K1, K2, K1
@@ -1671,8 +1671,8 @@ quantQ4_0x16AVX512_group:
 	VPMOVDB      Z1, X1
 	VMOVDQU      X1, 110(DI)
 	VPBROADCASTD 28(SP), Z0
-	VANDPS       896(SI), Z31, Z1
-	VANDPS       960(SI), Z31, Z2
+	VPANDD       896(SI), Z31, Z1
+	VPANDD       960(SI), Z31, Z2
 	VPCMPEQD     Z0, Z1, K1
 	VPCMPEQD     Z0, Z2, K2
 	KUNPCKWD     K1, K2, K1
@@ -1711,8 +1711,8 @@ quantQ4_0x16AVX512_group:
 	VPMOVDB      Z1, X1
 	VMOVDQU      X1, 128(DI)
 	VPBROADCASTD 32(SP), Z0
-	VANDPS       1024(SI), Z31, Z1
-	VANDPS       1088(SI), Z31, Z2
+	VPANDD       1024(SI), Z31, Z1
+	VPANDD       1088(SI), Z31, Z2
 	VPCMPEQD     Z0, Z1, K1
 	VPCMPEQD     Z0, Z2, K2
 	KUNPCKWD     K1, K2, K1
@@ -1751,8 +1751,8 @@ quantQ4_0x16AVX512_group:
 	VPMOVDB      Z1, X1
 	VMOVDQU      X1, 146(DI)
 	VPBROADCASTD 36(SP), Z0
-	VANDPS       1152(SI), Z31, Z1
-	VANDPS       1216(SI), Z31, Z2
+	VPANDD       1152(SI), Z31, Z1
+	VPANDD       1216(SI), Z31, Z2
 	VPCMPEQD     Z0, Z1, K1
 	VPCMPEQD     Z0, Z2, K2
 	KUNPCKWD     K1, K2, K1
@@ -1791,8 +1791,8 @@ quantQ4_0x16AVX512_group:
 	VPMOVDB      Z1, X1
 	VMOVDQU      X1, 164(DI)
 	VPBROADCASTD 40(SP), Z0
-	VANDPS       1280(SI), Z31, Z1
-	VANDPS       1344(SI), Z31, Z2
+	VPANDD       1280(SI), Z31, Z1
+	VPANDD       1344(SI), Z31, Z2
 	VPCMPEQD     Z0, Z1, K1
 	VPCMPEQD     Z0, Z2, K2
 	KUNPCKWD     K1, K2, K1
@@ -1831,8 +1831,8 @@ quantQ4_0x16AVX512_group:
 	VPMOVDB      Z1, X1
 	VMOVDQU      X1, 182(DI)
 	VPBROADCASTD 44(SP), Z0
-	VANDPS       1408(SI), Z31, Z1
-	VANDPS       1472(SI), Z31, Z2
+	VPANDD       1408(SI), Z31, Z1
+	VPANDD       1472(SI), Z31, Z2
 	VPCMPEQD     Z0, Z1, K1
 	VPCMPEQD     Z0, Z2, K2
 	KUNPCKWD     K1, K2, K1
@@ -1871,8 +1871,8 @@ quantQ4_0x16AVX512_group:
 	VPMOVDB      Z1, X1
 	VMOVDQU      X1, 200(DI)
 	VPBROADCASTD 48(SP), Z0
-	VANDPS       1536(SI), Z31, Z1
-	VANDPS       1600(SI), Z31, Z2
+	VPANDD       1536(SI), Z31, Z1
+	VPANDD       1600(SI), Z31, Z2
 	VPCMPEQD     Z0, Z1, K1
 	VPCMPEQD     Z0, Z2, K2
 	KUNPCKWD     K1, K2, K1
@@ -1911,8 +1911,8 @@ quantQ4_0x16AVX512_group:
 	VPMOVDB      Z1, X1
 	VMOVDQU      X1, 218(DI)
 	VPBROADCASTD 52(SP), Z0
-	VANDPS       1664(SI), Z31, Z1
-	VANDPS       1728(SI), Z31, Z2
+	VPANDD       1664(SI), Z31, Z1
+	VPANDD       1728(SI), Z31, Z2
 	VPCMPEQD     Z0, Z1, K1
 	VPCMPEQD     Z0, Z2, K2
 	KUNPCKWD     K1, K2, K1
@@ -1951,8 +1951,8 @@ quantQ4_0x16AVX512_group:
 	VPMOVDB      Z1, X1
 	VMOVDQU      X1, 236(DI)
 	VPBROADCASTD 56(SP), Z0
-	VANDPS       1792(SI), Z31, Z1
-	VANDPS       1856(SI), Z31, Z2
+	VPANDD       1792(SI), Z31, Z1
+	VPANDD       1856(SI), Z31, Z2
 	VPCMPEQD     Z0, Z1, K1
 	VPCMPEQD     Z0, Z2, K2
 	KUNPCKWD     K1, K2, K1
@@ -1991,8 +1991,8 @@ quantQ4_0x16AVX512_group:
 	VPMOVDB      Z1, X1
 	VMOVDQU      X1, 254(DI)
 	VPBROADCASTD 60(SP), Z0
-	VANDPS       1920(SI), Z31, Z1
-	VANDPS       1984(SI), Z31, Z2
+	VPANDD       1920(SI), Z31, Z1
+	VPANDD       1984(SI), Z31, Z2
 	VPCMPEQD     Z0, Z1, K1
 	VPCMPEQD     Z0, Z2, K2
 	KUNPCKWD     K1, K2, K1
@@ -2036,5 +2036,792 @@ quantQ4_0x16AVX512_group:
 	JNZ          quantQ4_0x16AVX512_group
 
 quantQ4_0x16AVX512_done:
+	VZEROUPPER
+	RET
+
+// func quantSym8AVX512(codes []byte, src []float32, div []float32, glen int, qmax float32)
+// Requires: AVX, AVX512F, SSE
+TEXT ·quantSym8AVX512(SB), NOSPLIT, $0-84
+	MOVQ         codes_base+0(FP), DI
+	MOVQ         src_base+24(FP), SI
+	MOVQ         div_base+48(FP), DX
+	MOVQ         div_len+56(FP), R8
+	MOVQ         glen+72(FP), R9
+	MOVSS        qmax+80(FP), X0
+	VBROADCASTSS X0, Z15
+	VPXORD       Z14, Z14, Z14
+	VSUBPS       Z15, Z14, Z14
+	VPXORD       Z12, Z12, Z12
+	TESTQ        R8, R8
+	JZ           quantSym8AVX512_done
+
+quantSym8AVX512_group:
+	VBROADCASTSS (DX), Z13
+	VCMPPS       $0x1e, Z12, Z13, K1
+	MOVQ         R9, CX
+
+quantSym8AVX512_step:
+	VMOVUPS     (SI), Z0
+	VDIVPS      Z13, Z0, Z0
+	VMAXPS      Z14, Z0, Z0
+	VMINPS      Z15, Z0, Z0
+	VCVTPS2DQ.Z Z0, K1, Z0
+	VPMOVDB     Z0, X0
+	VMOVDQU     X0, (DI)
+	ADDQ        $0x40, SI
+	ADDQ        $0x10, DI
+	SUBQ        $0x10, CX
+	JNZ         quantSym8AVX512_step
+	ADDQ        $0x04, DX
+	DECQ        R8
+	JNZ         quantSym8AVX512_group
+
+quantSym8AVX512_done:
+	VZEROUPPER
+	RET
+
+// func quantAsym8AVX512(codes []byte, src []float32, div []float32, zp []int32, glen int, qmax int32)
+// Requires: AVX, AVX512F
+TEXT ·quantAsym8AVX512(SB), NOSPLIT, $0-108
+	MOVQ         codes_base+0(FP), DI
+	MOVQ         src_base+24(FP), SI
+	MOVQ         div_base+48(FP), DX
+	MOVQ         div_len+56(FP), R8
+	MOVQ         glen+96(FP), R9
+	MOVQ         zp_base+72(FP), R10
+	MOVL         $0x4a800000, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Z15
+	MOVL         $0xca800000, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Z14
+	MOVL         qmax+104(FP), AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Z10
+	VPXORD       Z12, Z12, Z12
+	TESTQ        R8, R8
+	JZ           quantAsym8AVX512_done
+
+quantAsym8AVX512_group:
+	VBROADCASTSS (DX), Z13
+	VPBROADCASTD (R10), Z11
+	VCMPPS       $0x1e, Z12, Z13, K1
+	MOVQ         R9, CX
+
+quantAsym8AVX512_step:
+	VMOVUPS     (SI), Z0
+	VDIVPS      Z13, Z0, Z0
+	VMAXPS      Z14, Z0, Z0
+	VMINPS      Z15, Z0, Z0
+	VCVTPS2DQ.Z Z0, K1, Z0
+	VPADDD      Z11, Z0, K1, Z0
+	VPMAXSD     Z12, Z0, Z0
+	VPMINSD     Z10, Z0, Z0
+	VPMOVDB     Z0, X0
+	VMOVDQU     X0, (DI)
+	ADDQ        $0x40, SI
+	ADDQ        $0x10, DI
+	SUBQ        $0x10, CX
+	JNZ         quantAsym8AVX512_step
+	ADDQ        $0x04, DX
+	ADDQ        $0x04, R10
+	DECQ        R8
+	JNZ         quantAsym8AVX512_group
+
+quantAsym8AVX512_done:
+	VZEROUPPER
+	RET
+
+// func dequantSym8AVX512(dst []float32, codes []byte, mul []float32, glen int)
+// Requires: AVX, AVX512F
+TEXT ·dequantSym8AVX512(SB), NOSPLIT, $0-80
+	MOVQ         dst_base+0(FP), DI
+	MOVQ         codes_base+24(FP), SI
+	MOVQ         mul_base+48(FP), DX
+	MOVQ         mul_len+56(FP), R8
+	MOVQ         glen+72(FP), R9
+	MOVL         $0x0000000f, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Z13
+	TESTQ        R8, R8
+	JZ           dequantSym8AVX512_done
+
+dequantSym8AVX512_group:
+	VBROADCASTSS (DX), Z15
+	MOVQ         R9, CX
+
+dequantSym8AVX512_step:
+	VPMOVSXBD (SI), Z0
+	VCVTDQ2PS Z0, Z0
+	VMULPS    Z15, Z0, Z0
+	VMOVUPS   Z0, (DI)
+	ADDQ      $0x10, SI
+	ADDQ      $0x40, DI
+	SUBQ      $0x10, CX
+	JNZ       dequantSym8AVX512_step
+	ADDQ      $0x04, DX
+	DECQ      R8
+	JNZ       dequantSym8AVX512_group
+
+dequantSym8AVX512_done:
+	VZEROUPPER
+	RET
+
+// func dequantAsym8AVX512(dst []float32, codes []byte, mul []float32, zero []float32, glen int)
+// Requires: AVX, AVX512F
+TEXT ·dequantAsym8AVX512(SB), NOSPLIT, $0-104
+	MOVQ         dst_base+0(FP), DI
+	MOVQ         codes_base+24(FP), SI
+	MOVQ         mul_base+48(FP), DX
+	MOVQ         mul_len+56(FP), R8
+	MOVQ         glen+96(FP), R9
+	MOVQ         zero_base+72(FP), R10
+	MOVL         $0x0000000f, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Z13
+	TESTQ        R8, R8
+	JZ           dequantAsym8AVX512_done
+
+dequantAsym8AVX512_group:
+	VBROADCASTSS (DX), Z15
+	VBROADCASTSS (R10), Z14
+	MOVQ         R9, CX
+
+dequantAsym8AVX512_step:
+	VPMOVZXBD (SI), Z0
+	VCVTDQ2PS Z0, Z0
+	VSUBPS    Z14, Z0, Z0
+	VMULPS    Z15, Z0, Z0
+	VMOVUPS   Z0, (DI)
+	ADDQ      $0x10, SI
+	ADDQ      $0x40, DI
+	SUBQ      $0x10, CX
+	JNZ       dequantAsym8AVX512_step
+	ADDQ      $0x04, DX
+	ADDQ      $0x04, R10
+	DECQ      R8
+	JNZ       dequantAsym8AVX512_group
+
+dequantAsym8AVX512_done:
+	VZEROUPPER
+	RET
+
+// func quantSym4AVX512(codes []byte, src []float32, div []float32, glen int, qmax float32)
+// Requires: AVX, AVX512F, SSE
+TEXT ·quantSym4AVX512(SB), NOSPLIT, $0-84
+	MOVQ         codes_base+0(FP), DI
+	MOVQ         src_base+24(FP), SI
+	MOVQ         div_base+48(FP), DX
+	MOVQ         div_len+56(FP), R8
+	MOVQ         glen+72(FP), R9
+	MOVSS        qmax+80(FP), X0
+	VBROADCASTSS X0, Z15
+	VPXORD       Z14, Z14, Z14
+	VSUBPS       Z15, Z14, Z14
+	VPXORD       Z12, Z12, Z12
+	MOVL         $0x0000000f, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Z9
+	TESTQ        R8, R8
+	JZ           quantSym4AVX512_done
+
+quantSym4AVX512_group:
+	VBROADCASTSS (DX), Z13
+	VCMPPS       $0x1e, Z12, Z13, K1
+	MOVQ         R9, CX
+
+quantSym4AVX512_step:
+	VMOVUPS     (SI), Z0
+	VDIVPS      Z13, Z0, Z0
+	VMAXPS      Z14, Z0, Z0
+	VMINPS      Z15, Z0, Z0
+	VCVTPS2DQ.Z Z0, K1, Z0
+	VPANDD      Z9, Z0, Z0
+	VPSRLQ      $0x1c, Z0, Z1
+	VPORQ       Z1, Z0, Z0
+	VPMOVQB     Z0, X0
+	VMOVQ       X0, (DI)
+	ADDQ        $0x40, SI
+	ADDQ        $0x08, DI
+	SUBQ        $0x10, CX
+	JNZ         quantSym4AVX512_step
+	ADDQ        $0x04, DX
+	DECQ        R8
+	JNZ         quantSym4AVX512_group
+
+quantSym4AVX512_done:
+	VZEROUPPER
+	RET
+
+// func quantAsym4AVX512(codes []byte, src []float32, div []float32, zp []int32, glen int, qmax int32)
+// Requires: AVX, AVX512F
+TEXT ·quantAsym4AVX512(SB), NOSPLIT, $0-108
+	MOVQ         codes_base+0(FP), DI
+	MOVQ         src_base+24(FP), SI
+	MOVQ         div_base+48(FP), DX
+	MOVQ         div_len+56(FP), R8
+	MOVQ         glen+96(FP), R9
+	MOVQ         zp_base+72(FP), R10
+	MOVL         $0x4a800000, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Z15
+	MOVL         $0xca800000, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Z14
+	MOVL         qmax+104(FP), AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Z10
+	VPXORD       Z12, Z12, Z12
+	MOVL         $0x0000000f, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Z9
+	TESTQ        R8, R8
+	JZ           quantAsym4AVX512_done
+
+quantAsym4AVX512_group:
+	VBROADCASTSS (DX), Z13
+	VPBROADCASTD (R10), Z11
+	VCMPPS       $0x1e, Z12, Z13, K1
+	MOVQ         R9, CX
+
+quantAsym4AVX512_step:
+	VMOVUPS     (SI), Z0
+	VDIVPS      Z13, Z0, Z0
+	VMAXPS      Z14, Z0, Z0
+	VMINPS      Z15, Z0, Z0
+	VCVTPS2DQ.Z Z0, K1, Z0
+	VPADDD      Z11, Z0, K1, Z0
+	VPMAXSD     Z12, Z0, Z0
+	VPMINSD     Z10, Z0, Z0
+	VPANDD      Z9, Z0, Z0
+	VPSRLQ      $0x1c, Z0, Z1
+	VPORQ       Z1, Z0, Z0
+	VPMOVQB     Z0, X0
+	VMOVQ       X0, (DI)
+	ADDQ        $0x40, SI
+	ADDQ        $0x08, DI
+	SUBQ        $0x10, CX
+	JNZ         quantAsym4AVX512_step
+	ADDQ        $0x04, DX
+	ADDQ        $0x04, R10
+	DECQ        R8
+	JNZ         quantAsym4AVX512_group
+
+quantAsym4AVX512_done:
+	VZEROUPPER
+	RET
+
+// func dequantSym4AVX512(dst []float32, codes []byte, mul []float32, glen int)
+// Requires: AVX, AVX512F
+TEXT ·dequantSym4AVX512(SB), NOSPLIT, $0-80
+	MOVQ         dst_base+0(FP), DI
+	MOVQ         codes_base+24(FP), SI
+	MOVQ         mul_base+48(FP), DX
+	MOVQ         mul_len+56(FP), R8
+	MOVQ         glen+72(FP), R9
+	MOVL         $0x0000000f, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Z13
+	TESTQ        R8, R8
+	JZ           dequantSym4AVX512_done
+
+dequantSym4AVX512_group:
+	VBROADCASTSS (DX), Z15
+	MOVQ         R9, CX
+
+dequantSym4AVX512_step:
+	VPMOVZXBQ (SI), Z0
+	VPSLLQ    $0x1c, Z0, Z4
+	VPORD     Z4, Z0, Z0
+	VPSLLD    $0x1c, Z0, Z0
+	VPSRAD    $0x1c, Z0, Z0
+	VCVTDQ2PS Z0, Z0
+	VMULPS    Z15, Z0, Z0
+	VMOVUPS   Z0, (DI)
+	ADDQ      $0x08, SI
+	ADDQ      $0x40, DI
+	SUBQ      $0x10, CX
+	JNZ       dequantSym4AVX512_step
+	ADDQ      $0x04, DX
+	DECQ      R8
+	JNZ       dequantSym4AVX512_group
+
+dequantSym4AVX512_done:
+	VZEROUPPER
+	RET
+
+// func dequantAsym4AVX512(dst []float32, codes []byte, mul []float32, zero []float32, glen int)
+// Requires: AVX, AVX512F
+TEXT ·dequantAsym4AVX512(SB), NOSPLIT, $0-104
+	MOVQ         dst_base+0(FP), DI
+	MOVQ         codes_base+24(FP), SI
+	MOVQ         mul_base+48(FP), DX
+	MOVQ         mul_len+56(FP), R8
+	MOVQ         glen+96(FP), R9
+	MOVQ         zero_base+72(FP), R10
+	MOVL         $0x0000000f, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Z13
+	TESTQ        R8, R8
+	JZ           dequantAsym4AVX512_done
+
+dequantAsym4AVX512_group:
+	VBROADCASTSS (DX), Z15
+	VBROADCASTSS (R10), Z14
+	MOVQ         R9, CX
+
+dequantAsym4AVX512_step:
+	VPMOVZXBQ (SI), Z0
+	VPSLLQ    $0x1c, Z0, Z4
+	VPORD     Z4, Z0, Z0
+	VPANDD    Z13, Z0, Z0
+	VCVTDQ2PS Z0, Z0
+	VSUBPS    Z14, Z0, Z0
+	VMULPS    Z15, Z0, Z0
+	VMOVUPS   Z0, (DI)
+	ADDQ      $0x08, SI
+	ADDQ      $0x40, DI
+	SUBQ      $0x10, CX
+	JNZ       dequantAsym4AVX512_step
+	ADDQ      $0x04, DX
+	ADDQ      $0x04, R10
+	DECQ      R8
+	JNZ       dequantAsym4AVX512_group
+
+dequantAsym4AVX512_done:
+	VZEROUPPER
+	RET
+
+// func quantSym8AVX2(codes []byte, src []float32, div []float32, glen int, qmax float32)
+// Requires: AVX, AVX2, SSE
+TEXT ·quantSym8AVX2(SB), NOSPLIT, $0-84
+	MOVQ         codes_base+0(FP), DI
+	MOVQ         src_base+24(FP), SI
+	MOVQ         div_base+48(FP), DX
+	MOVQ         div_len+56(FP), R8
+	MOVQ         glen+72(FP), R9
+	MOVSS        qmax+80(FP), X0
+	VBROADCASTSS X0, Y15
+	VPXOR        Y14, Y14, Y14
+	VSUBPS       Y15, Y14, Y14
+	VPXOR        Y12, Y12, Y12
+	TESTQ        R8, R8
+	JZ           quantSym8AVX2_done
+
+quantSym8AVX2_group:
+	VBROADCASTSS (DX), Y13
+	VCMPPS       $0x1e, Y12, Y13, Y7
+	MOVQ         R9, CX
+
+quantSym8AVX2_step:
+	VMOVUPS      (SI), Y0
+	VDIVPS       Y13, Y0, Y0
+	VMAXPS       Y14, Y0, Y0
+	VMINPS       Y15, Y0, Y0
+	VCVTPS2DQ    Y0, Y0
+	VPAND        Y7, Y0, Y0
+	VMOVUPS      32(SI), Y1
+	VDIVPS       Y13, Y1, Y1
+	VMAXPS       Y14, Y1, Y1
+	VMINPS       Y15, Y1, Y1
+	VCVTPS2DQ    Y1, Y1
+	VPAND        Y7, Y1, Y1
+	VPACKSSDW    Y1, Y0, Y0
+	VPERMQ       $0xd8, Y0, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKSSWB    X1, X0, X0
+	VMOVDQU      X0, (DI)
+	ADDQ         $0x40, SI
+	ADDQ         $0x10, DI
+	SUBQ         $0x10, CX
+	JNZ          quantSym8AVX2_step
+	ADDQ         $0x04, DX
+	DECQ         R8
+	JNZ          quantSym8AVX2_group
+
+quantSym8AVX2_done:
+	VZEROUPPER
+	RET
+
+// func quantAsym8AVX2(codes []byte, src []float32, div []float32, zp []int32, glen int, qmax int32)
+// Requires: AVX, AVX2
+TEXT ·quantAsym8AVX2(SB), NOSPLIT, $0-108
+	MOVQ         codes_base+0(FP), DI
+	MOVQ         src_base+24(FP), SI
+	MOVQ         div_base+48(FP), DX
+	MOVQ         div_len+56(FP), R8
+	MOVQ         glen+96(FP), R9
+	MOVQ         zp_base+72(FP), R10
+	MOVL         $0x4a800000, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y15
+	MOVL         $0xca800000, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y14
+	MOVL         qmax+104(FP), AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y10
+	VPXOR        Y12, Y12, Y12
+	TESTQ        R8, R8
+	JZ           quantAsym8AVX2_done
+
+quantAsym8AVX2_group:
+	VBROADCASTSS (DX), Y13
+	VPBROADCASTD (R10), Y11
+	VCMPPS       $0x1e, Y12, Y13, Y7
+	MOVQ         R9, CX
+
+quantAsym8AVX2_step:
+	VMOVUPS      (SI), Y0
+	VDIVPS       Y13, Y0, Y0
+	VMAXPS       Y14, Y0, Y0
+	VMINPS       Y15, Y0, Y0
+	VCVTPS2DQ    Y0, Y0
+	VPAND        Y7, Y0, Y0
+	VPADDD       Y11, Y0, Y0
+	VPMAXSD      Y12, Y0, Y0
+	VPMINSD      Y10, Y0, Y0
+	VMOVUPS      32(SI), Y1
+	VDIVPS       Y13, Y1, Y1
+	VMAXPS       Y14, Y1, Y1
+	VMINPS       Y15, Y1, Y1
+	VCVTPS2DQ    Y1, Y1
+	VPAND        Y7, Y1, Y1
+	VPADDD       Y11, Y1, Y1
+	VPMAXSD      Y12, Y1, Y1
+	VPMINSD      Y10, Y1, Y1
+	VPACKUSDW    Y1, Y0, Y0
+	VPERMQ       $0xd8, Y0, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSWB    X1, X0, X0
+	VMOVDQU      X0, (DI)
+	ADDQ         $0x40, SI
+	ADDQ         $0x10, DI
+	SUBQ         $0x10, CX
+	JNZ          quantAsym8AVX2_step
+	ADDQ         $0x04, DX
+	ADDQ         $0x04, R10
+	DECQ         R8
+	JNZ          quantAsym8AVX2_group
+
+quantAsym8AVX2_done:
+	VZEROUPPER
+	RET
+
+// func dequantSym8AVX2(dst []float32, codes []byte, mul []float32, glen int)
+// Requires: AVX, AVX2
+TEXT ·dequantSym8AVX2(SB), NOSPLIT, $0-80
+	MOVQ         dst_base+0(FP), DI
+	MOVQ         codes_base+24(FP), SI
+	MOVQ         mul_base+48(FP), DX
+	MOVQ         mul_len+56(FP), R8
+	MOVQ         glen+72(FP), R9
+	MOVL         $0x0000000f, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y13
+	TESTQ        R8, R8
+	JZ           dequantSym8AVX2_done
+
+dequantSym8AVX2_group:
+	VBROADCASTSS (DX), Y15
+	MOVQ         R9, CX
+
+dequantSym8AVX2_step:
+	VPMOVSXBD (SI), Y0
+	VCVTDQ2PS Y0, Y0
+	VMULPS    Y15, Y0, Y0
+	VMOVUPS   Y0, (DI)
+	VPMOVSXBD 8(SI), Y1
+	VCVTDQ2PS Y1, Y1
+	VMULPS    Y15, Y1, Y1
+	VMOVUPS   Y1, 32(DI)
+	ADDQ      $0x10, SI
+	ADDQ      $0x40, DI
+	SUBQ      $0x10, CX
+	JNZ       dequantSym8AVX2_step
+	ADDQ      $0x04, DX
+	DECQ      R8
+	JNZ       dequantSym8AVX2_group
+
+dequantSym8AVX2_done:
+	VZEROUPPER
+	RET
+
+// func dequantAsym8AVX2(dst []float32, codes []byte, mul []float32, zero []float32, glen int)
+// Requires: AVX, AVX2
+TEXT ·dequantAsym8AVX2(SB), NOSPLIT, $0-104
+	MOVQ         dst_base+0(FP), DI
+	MOVQ         codes_base+24(FP), SI
+	MOVQ         mul_base+48(FP), DX
+	MOVQ         mul_len+56(FP), R8
+	MOVQ         glen+96(FP), R9
+	MOVQ         zero_base+72(FP), R10
+	MOVL         $0x0000000f, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y13
+	TESTQ        R8, R8
+	JZ           dequantAsym8AVX2_done
+
+dequantAsym8AVX2_group:
+	VBROADCASTSS (DX), Y15
+	VBROADCASTSS (R10), Y14
+	MOVQ         R9, CX
+
+dequantAsym8AVX2_step:
+	VPMOVZXBD (SI), Y0
+	VCVTDQ2PS Y0, Y0
+	VSUBPS    Y14, Y0, Y0
+	VMULPS    Y15, Y0, Y0
+	VMOVUPS   Y0, (DI)
+	VPMOVZXBD 8(SI), Y1
+	VCVTDQ2PS Y1, Y1
+	VSUBPS    Y14, Y1, Y1
+	VMULPS    Y15, Y1, Y1
+	VMOVUPS   Y1, 32(DI)
+	ADDQ      $0x10, SI
+	ADDQ      $0x40, DI
+	SUBQ      $0x10, CX
+	JNZ       dequantAsym8AVX2_step
+	ADDQ      $0x04, DX
+	ADDQ      $0x04, R10
+	DECQ      R8
+	JNZ       dequantAsym8AVX2_group
+
+dequantAsym8AVX2_done:
+	VZEROUPPER
+	RET
+
+// func quantSym4AVX2(codes []byte, src []float32, div []float32, glen int, qmax float32)
+// Requires: AVX, AVX2, SSE
+TEXT ·quantSym4AVX2(SB), NOSPLIT, $0-84
+	MOVQ         codes_base+0(FP), DI
+	MOVQ         src_base+24(FP), SI
+	MOVQ         div_base+48(FP), DX
+	MOVQ         div_len+56(FP), R8
+	MOVQ         glen+72(FP), R9
+	MOVSS        qmax+80(FP), X0
+	VBROADCASTSS X0, Y15
+	VPXOR        Y14, Y14, Y14
+	VSUBPS       Y15, Y14, Y14
+	VPXOR        Y12, Y12, Y12
+	MOVL         $0x0f0f0f0f, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y9
+	MOVL         $0x00ff00ff, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y8
+	TESTQ        R8, R8
+	JZ           quantSym4AVX2_done
+
+quantSym4AVX2_group:
+	VBROADCASTSS (DX), Y13
+	VCMPPS       $0x1e, Y12, Y13, Y7
+	MOVQ         R9, CX
+
+quantSym4AVX2_step:
+	VMOVUPS      (SI), Y0
+	VDIVPS       Y13, Y0, Y0
+	VMAXPS       Y14, Y0, Y0
+	VMINPS       Y15, Y0, Y0
+	VCVTPS2DQ    Y0, Y0
+	VPAND        Y7, Y0, Y0
+	VMOVUPS      32(SI), Y1
+	VDIVPS       Y13, Y1, Y1
+	VMAXPS       Y14, Y1, Y1
+	VMINPS       Y15, Y1, Y1
+	VCVTPS2DQ    Y1, Y1
+	VPAND        Y7, Y1, Y1
+	VPACKSSDW    Y1, Y0, Y0
+	VPERMQ       $0xd8, Y0, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKSSWB    X1, X0, X0
+	VPAND        X9, X0, X0
+	VPSRLW       $0x04, X0, X1
+	VPAND        X8, X0, X0
+	VPOR         X1, X0, X0
+	VPACKUSWB    X0, X0, X0
+	VMOVQ        X0, (DI)
+	ADDQ         $0x40, SI
+	ADDQ         $0x08, DI
+	SUBQ         $0x10, CX
+	JNZ          quantSym4AVX2_step
+	ADDQ         $0x04, DX
+	DECQ         R8
+	JNZ          quantSym4AVX2_group
+
+quantSym4AVX2_done:
+	VZEROUPPER
+	RET
+
+// func quantAsym4AVX2(codes []byte, src []float32, div []float32, zp []int32, glen int, qmax int32)
+// Requires: AVX, AVX2
+TEXT ·quantAsym4AVX2(SB), NOSPLIT, $0-108
+	MOVQ         codes_base+0(FP), DI
+	MOVQ         src_base+24(FP), SI
+	MOVQ         div_base+48(FP), DX
+	MOVQ         div_len+56(FP), R8
+	MOVQ         glen+96(FP), R9
+	MOVQ         zp_base+72(FP), R10
+	MOVL         $0x4a800000, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y15
+	MOVL         $0xca800000, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y14
+	MOVL         qmax+104(FP), AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y10
+	VPXOR        Y12, Y12, Y12
+	MOVL         $0x0f0f0f0f, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y9
+	MOVL         $0x00ff00ff, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y8
+	TESTQ        R8, R8
+	JZ           quantAsym4AVX2_done
+
+quantAsym4AVX2_group:
+	VBROADCASTSS (DX), Y13
+	VPBROADCASTD (R10), Y11
+	VCMPPS       $0x1e, Y12, Y13, Y7
+	MOVQ         R9, CX
+
+quantAsym4AVX2_step:
+	VMOVUPS      (SI), Y0
+	VDIVPS       Y13, Y0, Y0
+	VMAXPS       Y14, Y0, Y0
+	VMINPS       Y15, Y0, Y0
+	VCVTPS2DQ    Y0, Y0
+	VPAND        Y7, Y0, Y0
+	VPADDD       Y11, Y0, Y0
+	VPMAXSD      Y12, Y0, Y0
+	VPMINSD      Y10, Y0, Y0
+	VMOVUPS      32(SI), Y1
+	VDIVPS       Y13, Y1, Y1
+	VMAXPS       Y14, Y1, Y1
+	VMINPS       Y15, Y1, Y1
+	VCVTPS2DQ    Y1, Y1
+	VPAND        Y7, Y1, Y1
+	VPADDD       Y11, Y1, Y1
+	VPMAXSD      Y12, Y1, Y1
+	VPMINSD      Y10, Y1, Y1
+	VPACKUSDW    Y1, Y0, Y0
+	VPERMQ       $0xd8, Y0, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSWB    X1, X0, X0
+	VPAND        X9, X0, X0
+	VPSRLW       $0x04, X0, X1
+	VPAND        X8, X0, X0
+	VPOR         X1, X0, X0
+	VPACKUSWB    X0, X0, X0
+	VMOVQ        X0, (DI)
+	ADDQ         $0x40, SI
+	ADDQ         $0x08, DI
+	SUBQ         $0x10, CX
+	JNZ          quantAsym4AVX2_step
+	ADDQ         $0x04, DX
+	ADDQ         $0x04, R10
+	DECQ         R8
+	JNZ          quantAsym4AVX2_group
+
+quantAsym4AVX2_done:
+	VZEROUPPER
+	RET
+
+// func dequantSym4AVX2(dst []float32, codes []byte, mul []float32, glen int)
+// Requires: AVX, AVX2
+TEXT ·dequantSym4AVX2(SB), NOSPLIT, $0-80
+	MOVQ         dst_base+0(FP), DI
+	MOVQ         codes_base+24(FP), SI
+	MOVQ         mul_base+48(FP), DX
+	MOVQ         mul_len+56(FP), R8
+	MOVQ         glen+72(FP), R9
+	MOVL         $0x0000000f, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y13
+	TESTQ        R8, R8
+	JZ           dequantSym4AVX2_done
+
+dequantSym4AVX2_group:
+	VBROADCASTSS (DX), Y15
+	MOVQ         R9, CX
+
+dequantSym4AVX2_step:
+	VPMOVZXBQ (SI), Y0
+	VPSLLQ    $0x1c, Y0, Y4
+	VPOR      Y4, Y0, Y0
+	VPSLLD    $0x1c, Y0, Y0
+	VPSRAD    $0x1c, Y0, Y0
+	VCVTDQ2PS Y0, Y0
+	VMULPS    Y15, Y0, Y0
+	VMOVUPS   Y0, (DI)
+	VPMOVZXBQ 4(SI), Y1
+	VPSLLQ    $0x1c, Y1, Y4
+	VPOR      Y4, Y1, Y1
+	VPSLLD    $0x1c, Y1, Y1
+	VPSRAD    $0x1c, Y1, Y1
+	VCVTDQ2PS Y1, Y1
+	VMULPS    Y15, Y1, Y1
+	VMOVUPS   Y1, 32(DI)
+	ADDQ      $0x08, SI
+	ADDQ      $0x40, DI
+	SUBQ      $0x10, CX
+	JNZ       dequantSym4AVX2_step
+	ADDQ      $0x04, DX
+	DECQ      R8
+	JNZ       dequantSym4AVX2_group
+
+dequantSym4AVX2_done:
+	VZEROUPPER
+	RET
+
+// func dequantAsym4AVX2(dst []float32, codes []byte, mul []float32, zero []float32, glen int)
+// Requires: AVX, AVX2
+TEXT ·dequantAsym4AVX2(SB), NOSPLIT, $0-104
+	MOVQ         dst_base+0(FP), DI
+	MOVQ         codes_base+24(FP), SI
+	MOVQ         mul_base+48(FP), DX
+	MOVQ         mul_len+56(FP), R8
+	MOVQ         glen+96(FP), R9
+	MOVQ         zero_base+72(FP), R10
+	MOVL         $0x0000000f, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y13
+	TESTQ        R8, R8
+	JZ           dequantAsym4AVX2_done
+
+dequantAsym4AVX2_group:
+	VBROADCASTSS (DX), Y15
+	VBROADCASTSS (R10), Y14
+	MOVQ         R9, CX
+
+dequantAsym4AVX2_step:
+	VPMOVZXBQ (SI), Y0
+	VPSLLQ    $0x1c, Y0, Y4
+	VPOR      Y4, Y0, Y0
+	VPAND     Y13, Y0, Y0
+	VCVTDQ2PS Y0, Y0
+	VSUBPS    Y14, Y0, Y0
+	VMULPS    Y15, Y0, Y0
+	VMOVUPS   Y0, (DI)
+	VPMOVZXBQ 4(SI), Y1
+	VPSLLQ    $0x1c, Y1, Y4
+	VPOR      Y4, Y1, Y1
+	VPAND     Y13, Y1, Y1
+	VCVTDQ2PS Y1, Y1
+	VSUBPS    Y14, Y1, Y1
+	VMULPS    Y15, Y1, Y1
+	VMOVUPS   Y1, 32(DI)
+	ADDQ      $0x08, SI
+	ADDQ      $0x40, DI
+	SUBQ      $0x10, CX
+	JNZ       dequantAsym4AVX2_step
+	ADDQ      $0x04, DX
+	ADDQ      $0x04, R10
+	DECQ      R8
+	JNZ       dequantAsym4AVX2_group
+
+dequantAsym4AVX2_done:
 	VZEROUPPER
 	RET

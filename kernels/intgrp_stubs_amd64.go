@@ -183,3 +183,259 @@ func quantQ8_0x16AVX512(dst []byte, src []float32)
 //
 //go:noescape
 func quantQ4_0x16AVX512(dst []byte, src []float32)
+
+// quantSym8AVX512 is the AVX-512 kernel of the loop
+//
+//	for k, d := range div {
+//		for i := k * glen; i < (k+1)*glen; i++ {
+//			var q int32
+//			if d != 0 {
+//				q = roundEven32(min(max(src[i]/d, -qmax), qmax))
+//			}
+//			codes[i] = byte(q)
+//		}
+//	}
+//
+// for glen a non-zero multiple of 16; src must hold len(div)·glen floats and codes their codes.
+// A d that is not above 0 (0 or NaN) gives codes 0: zp is 0 for those groups.
+//
+//go:noescape
+func quantSym8AVX512(codes []byte, src []float32, div []float32, glen int, qmax float32)
+
+// quantAsym8AVX512 is the AVX-512 kernel of the loop
+//
+//	for k, d := range div {
+//		for i := k * glen; i < (k+1)*glen; i++ {
+//			var q int32
+//			q = zp[k]
+//			if d != 0 {
+//				q += roundEven32(min(max(src[i]/d, -(1<<22)), 1<<22))
+//			}
+//			q = min(max(q, 0), qmax)
+//			codes[i] = byte(q)
+//		}
+//	}
+//
+// for glen a non-zero multiple of 16; src must hold len(div)·glen floats and codes their codes.
+// A d that is not above 0 (0 or NaN) gives codes 0: zp is 0 for those groups.
+//
+//go:noescape
+func quantAsym8AVX512(codes []byte, src []float32, div []float32, zp []int32, glen int, qmax int32)
+
+// dequantSym8AVX512 is the AVX-512 kernel of the loop
+//
+//	for k, m := range mul {
+//		for i := k * glen; i < (k+1)*glen; i++ {
+//			dst[i] = float32(getCode(codes, i, 8, true)) * m
+//		}
+//	}
+//
+// for glen a non-zero multiple of 16; dst must hold len(mul)·glen floats and codes their codes.
+//
+//go:noescape
+func dequantSym8AVX512(dst []float32, codes []byte, mul []float32, glen int)
+
+// dequantAsym8AVX512 is the AVX-512 kernel of the loop
+//
+//	for k, m := range mul {
+//		for i := k * glen; i < (k+1)*glen; i++ {
+//			dst[i] = (float32(getCode(codes, i, 8, false)) - zero[k]) * m
+//		}
+//	}
+//
+// for glen a non-zero multiple of 16; dst must hold len(mul)·glen floats and codes their codes.
+//
+//go:noescape
+func dequantAsym8AVX512(dst []float32, codes []byte, mul []float32, zero []float32, glen int)
+
+// quantSym4AVX512 is the AVX-512 kernel of the loop
+//
+//	for k, d := range div {
+//		for i := k * glen; i < (k+1)*glen; i++ {
+//			var q int32
+//			if d != 0 {
+//				q = roundEven32(min(max(src[i]/d, -qmax), qmax))
+//			}
+//			putCode(codes, i, q, 4) // element 2k in bits 3:0, 2k+1 in 7:4
+//		}
+//	}
+//
+// for glen a non-zero multiple of 16; src must hold len(div)·glen floats and codes their codes.
+// A d that is not above 0 (0 or NaN) gives codes 0: zp is 0 for those groups.
+//
+//go:noescape
+func quantSym4AVX512(codes []byte, src []float32, div []float32, glen int, qmax float32)
+
+// quantAsym4AVX512 is the AVX-512 kernel of the loop
+//
+//	for k, d := range div {
+//		for i := k * glen; i < (k+1)*glen; i++ {
+//			var q int32
+//			q = zp[k]
+//			if d != 0 {
+//				q += roundEven32(min(max(src[i]/d, -(1<<22)), 1<<22))
+//			}
+//			q = min(max(q, 0), qmax)
+//			putCode(codes, i, q, 4) // element 2k in bits 3:0, 2k+1 in 7:4
+//		}
+//	}
+//
+// for glen a non-zero multiple of 16; src must hold len(div)·glen floats and codes their codes.
+// A d that is not above 0 (0 or NaN) gives codes 0: zp is 0 for those groups.
+//
+//go:noescape
+func quantAsym4AVX512(codes []byte, src []float32, div []float32, zp []int32, glen int, qmax int32)
+
+// dequantSym4AVX512 is the AVX-512 kernel of the loop
+//
+//	for k, m := range mul {
+//		for i := k * glen; i < (k+1)*glen; i++ {
+//			dst[i] = float32(getCode(codes, i, 4, true)) * m
+//		}
+//	}
+//
+// for glen a non-zero multiple of 16; dst must hold len(mul)·glen floats and codes their codes.
+//
+//go:noescape
+func dequantSym4AVX512(dst []float32, codes []byte, mul []float32, glen int)
+
+// dequantAsym4AVX512 is the AVX-512 kernel of the loop
+//
+//	for k, m := range mul {
+//		for i := k * glen; i < (k+1)*glen; i++ {
+//			dst[i] = (float32(getCode(codes, i, 4, false)) - zero[k]) * m
+//		}
+//	}
+//
+// for glen a non-zero multiple of 16; dst must hold len(mul)·glen floats and codes their codes.
+//
+//go:noescape
+func dequantAsym4AVX512(dst []float32, codes []byte, mul []float32, zero []float32, glen int)
+
+// quantSym8AVX2 is the AVX2 kernel of the loop
+//
+//	for k, d := range div {
+//		for i := k * glen; i < (k+1)*glen; i++ {
+//			var q int32
+//			if d != 0 {
+//				q = roundEven32(min(max(src[i]/d, -qmax), qmax))
+//			}
+//			codes[i] = byte(q)
+//		}
+//	}
+//
+// for glen a non-zero multiple of 16; src must hold len(div)·glen floats and codes their codes.
+// A d that is not above 0 (0 or NaN) gives codes 0: zp is 0 for those groups.
+//
+//go:noescape
+func quantSym8AVX2(codes []byte, src []float32, div []float32, glen int, qmax float32)
+
+// quantAsym8AVX2 is the AVX2 kernel of the loop
+//
+//	for k, d := range div {
+//		for i := k * glen; i < (k+1)*glen; i++ {
+//			var q int32
+//			q = zp[k]
+//			if d != 0 {
+//				q += roundEven32(min(max(src[i]/d, -(1<<22)), 1<<22))
+//			}
+//			q = min(max(q, 0), qmax)
+//			codes[i] = byte(q)
+//		}
+//	}
+//
+// for glen a non-zero multiple of 16; src must hold len(div)·glen floats and codes their codes.
+// A d that is not above 0 (0 or NaN) gives codes 0: zp is 0 for those groups.
+//
+//go:noescape
+func quantAsym8AVX2(codes []byte, src []float32, div []float32, zp []int32, glen int, qmax int32)
+
+// dequantSym8AVX2 is the AVX2 kernel of the loop
+//
+//	for k, m := range mul {
+//		for i := k * glen; i < (k+1)*glen; i++ {
+//			dst[i] = float32(getCode(codes, i, 8, true)) * m
+//		}
+//	}
+//
+// for glen a non-zero multiple of 16; dst must hold len(mul)·glen floats and codes their codes.
+//
+//go:noescape
+func dequantSym8AVX2(dst []float32, codes []byte, mul []float32, glen int)
+
+// dequantAsym8AVX2 is the AVX2 kernel of the loop
+//
+//	for k, m := range mul {
+//		for i := k * glen; i < (k+1)*glen; i++ {
+//			dst[i] = (float32(getCode(codes, i, 8, false)) - zero[k]) * m
+//		}
+//	}
+//
+// for glen a non-zero multiple of 16; dst must hold len(mul)·glen floats and codes their codes.
+//
+//go:noescape
+func dequantAsym8AVX2(dst []float32, codes []byte, mul []float32, zero []float32, glen int)
+
+// quantSym4AVX2 is the AVX2 kernel of the loop
+//
+//	for k, d := range div {
+//		for i := k * glen; i < (k+1)*glen; i++ {
+//			var q int32
+//			if d != 0 {
+//				q = roundEven32(min(max(src[i]/d, -qmax), qmax))
+//			}
+//			putCode(codes, i, q, 4) // element 2k in bits 3:0, 2k+1 in 7:4
+//		}
+//	}
+//
+// for glen a non-zero multiple of 16; src must hold len(div)·glen floats and codes their codes.
+// A d that is not above 0 (0 or NaN) gives codes 0: zp is 0 for those groups.
+//
+//go:noescape
+func quantSym4AVX2(codes []byte, src []float32, div []float32, glen int, qmax float32)
+
+// quantAsym4AVX2 is the AVX2 kernel of the loop
+//
+//	for k, d := range div {
+//		for i := k * glen; i < (k+1)*glen; i++ {
+//			var q int32
+//			q = zp[k]
+//			if d != 0 {
+//				q += roundEven32(min(max(src[i]/d, -(1<<22)), 1<<22))
+//			}
+//			q = min(max(q, 0), qmax)
+//			putCode(codes, i, q, 4) // element 2k in bits 3:0, 2k+1 in 7:4
+//		}
+//	}
+//
+// for glen a non-zero multiple of 16; src must hold len(div)·glen floats and codes their codes.
+// A d that is not above 0 (0 or NaN) gives codes 0: zp is 0 for those groups.
+//
+//go:noescape
+func quantAsym4AVX2(codes []byte, src []float32, div []float32, zp []int32, glen int, qmax int32)
+
+// dequantSym4AVX2 is the AVX2 kernel of the loop
+//
+//	for k, m := range mul {
+//		for i := k * glen; i < (k+1)*glen; i++ {
+//			dst[i] = float32(getCode(codes, i, 4, true)) * m
+//		}
+//	}
+//
+// for glen a non-zero multiple of 16; dst must hold len(mul)·glen floats and codes their codes.
+//
+//go:noescape
+func dequantSym4AVX2(dst []float32, codes []byte, mul []float32, glen int)
+
+// dequantAsym4AVX2 is the AVX2 kernel of the loop
+//
+//	for k, m := range mul {
+//		for i := k * glen; i < (k+1)*glen; i++ {
+//			dst[i] = (float32(getCode(codes, i, 4, false)) - zero[k]) * m
+//		}
+//	}
+//
+// for glen a non-zero multiple of 16; dst must hold len(mul)·glen floats and codes their codes.
+//
+//go:noescape
+func dequantAsym4AVX2(dst []float32, codes []byte, mul []float32, zero []float32, glen int)

@@ -49,6 +49,15 @@ func Workloads() []Workload {
 			return func() { q(codes, scales, src) }
 		}}
 	}
+	// intGroups times QuantizeIntSym as the int8_g32 and int4_g128
+	// datatypes of the tcast package cast.
+	intGroups := func(name string, g IntGroups) Workload {
+		return Workload{name, func(src []float32) func() {
+			codes := make([]byte, g.codeBytes(len(src)))
+			scales := make([]byte, len(src)/g.Group*g.Scale.Bytes())
+			return func() { QuantizeIntSym(codes, scales, src, g) }
+		}}
+	}
 	return []Workload{
 		{"MemRead", func(src []float32) func() {
 			return func() { benchSink += SumFloat32(src) }
@@ -76,6 +85,8 @@ func Workloads() []Workload {
 			dst := make([]byte, len(src)/GGMLBlock*Q8_0BlockBytes)
 			return func() { QuantizeQ8_0(dst, src) }
 		}},
+		intGroups("QuantizeInt8G32", IntGroups{Bits: 8, Group: 32, Scale: ScaleFloat16}),
+		intGroups("QuantizeInt4G128", IntGroups{Bits: 4, Group: 128, Scale: ScaleFloat16}),
 		{"F32ToF16", func(src []float32) func() {
 			dst := make([]uint16, len(src))
 			return func() { EncodeFloat(&f16Codec, dst, src, RoundEven, false, 0) }

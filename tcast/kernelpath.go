@@ -26,6 +26,8 @@ const (
 	kernelMXFP8
 	kernelMXINT8
 	kernelNVFP4
+	kernelIntSym  // int8/int4 groups, float scales (kernelgroups.go)
+	kernelIntAsym // uint8/uint4 groups with zero points (kernelgroups.go)
 )
 
 // The formats the kernels are written for; dtype interns formats by canonical
@@ -161,6 +163,9 @@ func dequantKernel(k kernelKind, dst []float32, codes, scales []byte, tensorMul 
 // the same bytes) of a datatype and layout they handle; it reports false
 // otherwise.
 func decompressKernel(t *Tensor, lay *layout) ([]float32, bool) {
+	if out, ok := decompressGroupKernel(t, lay); ok {
+		return out, true
+	}
 	k, block := kernelKindOf(t.DataType)
 	if k == noKernel || !kernelRows(lay, block) {
 		return nil, false

@@ -28,10 +28,10 @@ func blockArgs(floats string, l func(string) LabelRef) {
 func loadAbsMax(isa string, absMask VecPhysical) {
 	n := 32 / lanes(isa)
 	acc, t := vec(isa, 8), vec(isa, 9)
-	VXORPS(acc, acc, acc)
+	pxor(acc, acc, acc)
 	for i := range n {
 		VMOVUPS(Mem{Base: RSI, Disp: 4 * lanes(isa) * i}, vec(isa, i))
-		VANDPS(absMask, vec(isa, i), vec(isa, 4+i))
+		pand(absMask, vec(isa, i), vec(isa, 4+i))
 		// VMAXPS returns its second source when either is NaN: with the
 		// magnitudes first, a NaN lane leaves the accumulator alone.
 		VMAXPS(acc, vec(isa, 4+i), acc)
@@ -43,9 +43,9 @@ func loadAbsMax(isa string, absMask VecPhysical) {
 // holding 1.0 in its low lane and tmp scratch.
 func reciprocal(d, one, id, tmp VecPhysical) {
 	VDIVSS(d, one, id)
-	VXORPS(tmp, tmp, tmp)
+	pxor(tmp, tmp, tmp)
 	VCMPSS(U8(cmpNEQ), tmp, d, tmp) // all ones where d ≠ 0
-	VANDPS(tmp, id, id)
+	pand(tmp, id, id)
 }
 
 // storeHalf stores at DI the float16 code of the float32 in d's low lane,
@@ -105,7 +105,7 @@ func quantQ8_0(isa string) {
 		// the next integer, one below stays below it: see roundAway's test);
 		// then the clamp at 127, t's sign, and code 0 where t is NaN.
 		VMULPS(id, x, t)
-		VANDPS(abs, t, a)
+		pand(abs, t, a)
 		VADDPS(half, a, a)
 		VMINPS(top, a, a)
 		if isa == "AVX512" {
@@ -118,9 +118,9 @@ func quantQ8_0(isa string) {
 		}
 		r := vec(isa, 9)
 		VCMPPS(U8(cmpORD), t, t, r)
-		VANDPS(r, a, a)
-		VANDPS(sign, t, t)
-		VORPS(t, a, a)
+		pand(r, a, a)
+		pand(sign, t, t)
+		por(t, a, a)
 		VCVTTPS2DQ(a, x) // x is free now: the codes of vector i
 	}
 	if isa == "AVX2" {
@@ -229,7 +229,7 @@ func quantQ4_0(isa string) {
 	bcast(0x7fffffff, abs, X0)
 	bcast(0x41080000, off, X0) // 8.5
 	bcast(0x41700000, top, X0) // 15
-	VXORPS(zero, zero, zero)
+	pxor(zero, zero, zero)
 	XORL(R8L, R8L)
 	label(name, "block")
 	loadAbsMax(isa, abs)

@@ -130,8 +130,9 @@ func labels(name string) func(string) LabelRef {
 func label(name, s string) { Label(name + "_" + s) }
 
 // pand, por and pxor are VPAND, VPOR and VPXOR at any width (the EVEX forms
-// VPANDD, VPORD and VPXORD for zmm).
-func pand(a, b, dst VecPhysical) {
+// VPANDD, VPORD and VPXORD for zmm, where VANDPS and its kin would need
+// AVX512DQ, which the AVX-512 tier does not require).
+func pand(a, b Op, dst VecPhysical) {
 	if dst.Size() == 64 {
 		VPANDD(a, b, dst)
 		return
@@ -139,7 +140,7 @@ func pand(a, b, dst VecPhysical) {
 	VPAND(a, b, dst)
 }
 
-func por(a, b, dst VecPhysical) {
+func por(a, b Op, dst VecPhysical) {
 	if dst.Size() == 64 {
 		VPORD(a, b, dst)
 		return
@@ -147,7 +148,7 @@ func por(a, b, dst VecPhysical) {
 	VPOR(a, b, dst)
 }
 
-func pxor(a, b, dst VecPhysical) {
+func pxor(a, b Op, dst VecPhysical) {
 	if dst.Size() == 64 {
 		VPXORD(a, b, dst)
 		return

@@ -85,8 +85,8 @@ func quantQ8_0x16() {
 	// source when either is NaN, so the magnitudes go first.
 	for b := range 16 {
 		z := zs[b]
-		VANDPS(Mem{Base: RSI, Disp: 128 * b}, abs, Z24)
-		VANDPS(Mem{Base: RSI, Disp: 128*b + 64}, abs, Z25)
+		pand(Mem{Base: RSI, Disp: 128 * b}, abs, Z24)
+		pand(Mem{Base: RSI, Disp: 128*b + 64}, abs, Z25)
 		VMAXPS(zero, Z24, z)
 		VMAXPS(z, Z25, z)
 	}
@@ -107,7 +107,7 @@ func quantQ8_0x16() {
 			t, a := zs[1+2*i], zs[2+2*i]
 			k := ks[1+i]
 			VMULPS(Mem{Base: RSI, Disp: 128*b + 64*i}, Z0, t)
-			VANDPS(abs, t, a)
+			pand(abs, t, a)
 			VADDPS(half, a, a)
 			VMINPS(top, a, a)
 			VCMPPS(U8(cmpORD), t, t, k)
@@ -164,8 +164,8 @@ func quantQ4_0x16() {
 	label(name, "group")
 	for b := range 16 {
 		z := zs[b]
-		VANDPS(Mem{Base: RSI, Disp: 128 * b}, abs, Z24)
-		VANDPS(Mem{Base: RSI, Disp: 128*b + 64}, abs, Z25)
+		pand(Mem{Base: RSI, Disp: 128 * b}, abs, Z24)
+		pand(Mem{Base: RSI, Disp: 128*b + 64}, abs, Z25)
 		VMAXPS(zero, Z24, z)
 		VMAXPS(z, Z25, z)
 	}
@@ -184,8 +184,8 @@ func quantQ4_0x16() {
 		// in the block when none is, amax = 0 among NaNs); dropped when
 		// amax = 0. d takes the opposite sign.
 		VPBROADCASTD(amaxes.Offset(4*b), Z0)
-		VANDPS(Mem{Base: RSI, Disp: 128 * b}, abs, Z1)
-		VANDPS(Mem{Base: RSI, Disp: 128*b + 64}, abs, Z2)
+		pand(Mem{Base: RSI, Disp: 128 * b}, abs, Z1)
+		pand(Mem{Base: RSI, Disp: 128*b + 64}, abs, Z2)
 		VPCMPEQD(Z0, Z1, K1)
 		VPCMPEQD(Z0, Z2, K2)
 		KUNPCKWD(K1, K2, K1) // K2 in bits 31:16, K1 in 15:0
