@@ -4,6 +4,9 @@
 
 #include "textflag.h"
 
+DATA intgrpE4M3NaN<>+0(SB)/4, $0x0000007f
+GLOBL intgrpE4M3NaN<>(SB), RODATA|NOPTR, $4
+
 DATA q8Perm<>+0(SB)/4, $0x00000000
 DATA q8Perm<>+4(SB)/4, $0x00000004
 DATA q8Perm<>+8(SB)/4, $0x00000001
@@ -2392,6 +2395,133 @@ dequantAsym4AVX512_done:
 	VZEROUPPER
 	RET
 
+// func quantE4M3AVX512(codes []byte, src []float32, div []float32, glen int)
+// Requires: AVX, AVX512F
+TEXT ·quantE4M3AVX512(SB), NOSPLIT, $0-80
+	MOVQ         codes_base+0(FP), DI
+	MOVQ         src_base+24(FP), SI
+	MOVQ         div_base+48(FP), DX
+	MOVQ         div_len+56(FP), R8
+	MOVQ         glen+72(FP), R9
+	MOVL         $0x7fffffff, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Z31
+	MOVL         $0x46800000, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Z30
+	MOVL         $0x0007ffff, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Z29
+	MOVL         $0x000003c0, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Z28
+	MOVL         $0x3c800000, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Z27
+	MOVL         $0x0000007e, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Z26
+	MOVL         $0x00000001, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Z25
+	TESTQ        R8, R8
+	JZ           quantE4M3AVX512_done
+
+quantE4M3AVX512_group:
+	VBROADCASTSS (DX), Z24
+	VPXORD       Z23, Z23, Z23
+	VCMPPS       $0x03, Z24, Z24, K2
+	VPBROADCASTD intgrpE4M3NaN<>+0(SB), K2, Z23
+	VCMPPS       $0x1e, Z23, Z24, K1
+	MOVQ         R9, CX
+
+quantE4M3AVX512_step:
+	VMOVUPS   (SI), Z0
+	VDIVPS    Z24, Z0, Z0
+	VPANDD    Z31, Z0, Z2
+	VADDPS    Z30, Z2, Z3
+	VPSUBD    Z30, Z3, Z3
+	VPSRLD    $0x14, Z2, Z4
+	VPANDD    Z25, Z4, Z4
+	VPADDD    Z2, Z4, Z4
+	VPADDD    Z29, Z4, Z4
+	VPSRLD    $0x14, Z4, Z4
+	VPSUBD    Z28, Z4, Z4
+	VPCMPUD   $0x01, Z27, Z2, K2
+	VMOVDQA32 Z3, K2, Z4
+	VPMINSD   Z26, Z4, Z4
+	VPSRLD    $0x1f, Z0, Z5
+	VPSLLD    $0x07, Z5, Z5
+	VPORD     Z5, Z4, Z4
+	VPBLENDMD Z4, Z23, K1, Z0
+	VPMOVDB   Z0, X0
+	VMOVDQU   X0, (DI)
+	ADDQ      $0x40, SI
+	ADDQ      $0x10, DI
+	SUBQ      $0x10, CX
+	JNZ       quantE4M3AVX512_step
+	ADDQ      $0x04, DX
+	DECQ      R8
+	JNZ       quantE4M3AVX512_group
+
+quantE4M3AVX512_done:
+	VZEROUPPER
+	RET
+
+// func dequantE4M3AVX512(dst []float32, codes []byte, mul []float32, glen int)
+// Requires: AVX, AVX512F
+TEXT ·dequantE4M3AVX512(SB), NOSPLIT, $0-80
+	MOVQ         dst_base+0(FP), DI
+	MOVQ         codes_base+24(FP), SI
+	MOVQ         mul_base+48(FP), DX
+	MOVQ         mul_len+56(FP), R8
+	MOVQ         glen+72(FP), R9
+	MOVL         $0x0000007f, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Z15
+	MOVL         $0x7b800000, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Z14
+	MOVL         $0x07f00000, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Z13
+	MOVL         $0x7fc00000, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Z12
+	MOVL         $0x00000080, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Z11
+	TESTQ        R8, R8
+	JZ           dequantE4M3AVX512_done
+
+dequantE4M3AVX512_group:
+	VBROADCASTSS (DX), Z10
+	MOVQ         R9, CX
+
+dequantE4M3AVX512_step:
+	VPMOVZXBD (SI), Z0
+	VPANDD    Z15, Z0, Z2
+	VPSLLD    $0x14, Z2, Z2
+	VPCMPEQD  Z13, Z2, K1
+	VMULPS    Z14, Z2, Z2
+	VMOVDQA32 Z12, K1, Z2
+	VPANDD    Z11, Z0, Z0
+	VPSLLD    $0x18, Z0, Z0
+	VPORD     Z0, Z2, Z2
+	VMULPS    Z10, Z2, Z2
+	VMOVUPS   Z2, (DI)
+	ADDQ      $0x10, SI
+	ADDQ      $0x40, DI
+	SUBQ      $0x10, CX
+	JNZ       dequantE4M3AVX512_step
+	ADDQ      $0x04, DX
+	DECQ      R8
+	JNZ       dequantE4M3AVX512_group
+
+dequantE4M3AVX512_done:
+	VZEROUPPER
+	RET
+
 // func quantSym8AVX2(codes []byte, src []float32, div []float32, glen int, qmax float32)
 // Requires: AVX, AVX2, SSE
 TEXT ·quantSym8AVX2(SB), NOSPLIT, $0-84
@@ -2823,5 +2953,166 @@ dequantAsym4AVX2_step:
 	JNZ       dequantAsym4AVX2_group
 
 dequantAsym4AVX2_done:
+	VZEROUPPER
+	RET
+
+// func quantE4M3AVX2(codes []byte, src []float32, div []float32, glen int)
+// Requires: AVX, AVX2
+TEXT ·quantE4M3AVX2(SB), NOSPLIT, $0-80
+	MOVQ         codes_base+0(FP), DI
+	MOVQ         src_base+24(FP), SI
+	MOVQ         div_base+48(FP), DX
+	MOVQ         div_len+56(FP), R8
+	MOVQ         glen+72(FP), R9
+	MOVL         $0x7fffffff, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y15
+	MOVL         $0x46800000, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y14
+	MOVL         $0x0007ffff, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y13
+	MOVL         $0x000003c0, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y12
+	MOVL         $0x3c800000, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y11
+	MOVL         $0x0000007e, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y10
+	MOVL         $0x00000001, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y9
+	TESTQ        R8, R8
+	JZ           quantE4M3AVX2_done
+
+quantE4M3AVX2_group:
+	VBROADCASTSS (DX), Y8
+	VPXOR        Y7, Y7, Y7
+	VCMPPS       $0x03, Y8, Y8, Y7
+	VPBROADCASTD intgrpE4M3NaN<>+0(SB), Y6
+	VPAND        Y6, Y7, Y7
+	VPXOR        Y6, Y6, Y6
+	VCMPPS       $0x1e, Y6, Y8, Y6
+	MOVQ         R9, CX
+
+quantE4M3AVX2_step:
+	VMOVUPS      (SI), Y0
+	VDIVPS       Y8, Y0, Y0
+	VPAND        Y15, Y0, Y2
+	VADDPS       Y14, Y2, Y3
+	VPSUBD       Y14, Y3, Y3
+	VPSRLD       $0x14, Y2, Y4
+	VPAND        Y9, Y4, Y4
+	VPADDD       Y2, Y4, Y4
+	VPADDD       Y13, Y4, Y4
+	VPSRLD       $0x14, Y4, Y4
+	VPSUBD       Y12, Y4, Y4
+	VPCMPGTD     Y2, Y11, Y5
+	VPBLENDVB    Y5, Y3, Y4, Y4
+	VPMINSD      Y10, Y4, Y4
+	VPSRLD       $0x1f, Y0, Y5
+	VPSLLD       $0x07, Y5, Y5
+	VPOR         Y5, Y4, Y4
+	VPBLENDVB    Y6, Y4, Y7, Y0
+	VMOVUPS      32(SI), Y1
+	VDIVPS       Y8, Y1, Y1
+	VPAND        Y15, Y1, Y2
+	VADDPS       Y14, Y2, Y3
+	VPSUBD       Y14, Y3, Y3
+	VPSRLD       $0x14, Y2, Y4
+	VPAND        Y9, Y4, Y4
+	VPADDD       Y2, Y4, Y4
+	VPADDD       Y13, Y4, Y4
+	VPSRLD       $0x14, Y4, Y4
+	VPSUBD       Y12, Y4, Y4
+	VPCMPGTD     Y2, Y11, Y5
+	VPBLENDVB    Y5, Y3, Y4, Y4
+	VPMINSD      Y10, Y4, Y4
+	VPSRLD       $0x1f, Y1, Y5
+	VPSLLD       $0x07, Y5, Y5
+	VPOR         Y5, Y4, Y4
+	VPBLENDVB    Y6, Y4, Y7, Y1
+	VPACKUSDW    Y1, Y0, Y0
+	VPERMQ       $0xd8, Y0, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSWB    X1, X0, X0
+	VMOVDQU      X0, (DI)
+	ADDQ         $0x40, SI
+	ADDQ         $0x10, DI
+	SUBQ         $0x10, CX
+	JNZ          quantE4M3AVX2_step
+	ADDQ         $0x04, DX
+	DECQ         R8
+	JNZ          quantE4M3AVX2_group
+
+quantE4M3AVX2_done:
+	VZEROUPPER
+	RET
+
+// func dequantE4M3AVX2(dst []float32, codes []byte, mul []float32, glen int)
+// Requires: AVX, AVX2
+TEXT ·dequantE4M3AVX2(SB), NOSPLIT, $0-80
+	MOVQ         dst_base+0(FP), DI
+	MOVQ         codes_base+24(FP), SI
+	MOVQ         mul_base+48(FP), DX
+	MOVQ         mul_len+56(FP), R8
+	MOVQ         glen+72(FP), R9
+	MOVL         $0x0000007f, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y15
+	MOVL         $0x7b800000, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y14
+	MOVL         $0x07f00000, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y13
+	MOVL         $0x7fc00000, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y12
+	MOVL         $0x00000080, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y11
+	TESTQ        R8, R8
+	JZ           dequantE4M3AVX2_done
+
+dequantE4M3AVX2_group:
+	VBROADCASTSS (DX), Y10
+	MOVQ         R9, CX
+
+dequantE4M3AVX2_step:
+	VPMOVZXBD (SI), Y0
+	VPAND     Y15, Y0, Y2
+	VPSLLD    $0x14, Y2, Y2
+	VPCMPEQD  Y13, Y2, Y4
+	VMULPS    Y14, Y2, Y2
+	VPBLENDVB Y4, Y12, Y2, Y2
+	VPAND     Y11, Y0, Y0
+	VPSLLD    $0x18, Y0, Y0
+	VPOR      Y0, Y2, Y2
+	VMULPS    Y10, Y2, Y2
+	VMOVUPS   Y2, (DI)
+	VPMOVZXBD 8(SI), Y1
+	VPAND     Y15, Y1, Y3
+	VPSLLD    $0x14, Y3, Y3
+	VPCMPEQD  Y13, Y3, Y4
+	VMULPS    Y14, Y3, Y3
+	VPBLENDVB Y4, Y12, Y3, Y3
+	VPAND     Y11, Y1, Y1
+	VPSLLD    $0x18, Y1, Y1
+	VPOR      Y1, Y3, Y3
+	VMULPS    Y10, Y3, Y3
+	VMOVUPS   Y3, 32(DI)
+	ADDQ      $0x10, SI
+	ADDQ      $0x40, DI
+	SUBQ      $0x10, CX
+	JNZ       dequantE4M3AVX2_step
+	ADDQ      $0x04, DX
+	DECQ      R8
+	JNZ       dequantE4M3AVX2_group
+
+dequantE4M3AVX2_done:
 	VZEROUPPER
 	RET

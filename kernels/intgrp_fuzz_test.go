@@ -63,3 +63,46 @@ func FuzzIntGroups(f *testing.F) {
 		}
 	})
 }
+
+// FuzzE4M3 compares every tier's E4M3 kernels with the Go references on the
+// fuzzer's bytes read as float32 values (quantizer) and as codes and scales
+// (dequantizer), for tiles drawn from shape.
+func FuzzE4M3(f *testing.F) {
+	f.Add([]byte{0, 0, 0x60, 0x44, 0, 0, 0x88, 0x3f, 0, 0, 0xc0, 0x7f, 1, 0, 0, 0}, uint16(0x0101))
+	f.Add(make([]byte, 4*256), uint16(0x2222))
+	f.Fuzz(func(t *testing.T, data []byte, shape uint16) {
+		src := floatsOf(data)
+		n := len(src)
+		tl := FP8Tiles{TileRows: int(shape & 7), TileCols: int(shape>>3&0x3f) * 3}
+		if rows := int(shape>>9) + 1; n%rows == 0 {
+			tl.Cols = n / rows
+		}
+		_, _, _, _, _, tiles := tl.geometry("fuzz", n)
+		wc, ws := make([]byte, n), make([]byte, 4*tiles)
+		quantE4M3Go(wc, ws, src, tl)
+		rc, rs := make([]byte, n), make([]byte, 4*tiles)
+		copy(rc, data)
+		copy(rs, data[min(len(data), n):])
+		want := make([]float32, n)
+		dequantE4M3Go(want, rc, rs, tl)
+		for _, tr := range tiers() {
+			restore := useTier(tr)
+			c, s := make([]byte, n), make([]byte, 4*tiles)
+			QuantizeE4M3(c, s, src, tl)
+			got := make([]float32, n)
+			DequantizeE4M3(got, rc, rs, tl)
+			restore()
+			for i := range wc {
+				if c[i] != wc[i] {
+					t.Fatalf("%v %+v code %d: %#x, want %#x", tr, tl, i, c[i], wc[i])
+				}
+			}
+			for i := range ws {
+				if s[i] != ws[i] {
+					t.Fatalf("%v %+v scale byte %d: %#x, want %#x", tr, tl, i, s[i], ws[i])
+				}
+			}
+			requireSame(t, f32bits(want), f32bits(got), "%v %+v DequantizeE4M3", tr, tl)
+		}
+	})
+}

@@ -39,3 +39,26 @@ func TestIntGroupsStayInBounds(t *testing.T) {
 		}
 	})
 }
+
+// TestE4M3StayInBounds runs the E4M3 kernels of every tier on slices that
+// end at an inaccessible page, for lengths around whole tiles and vectors.
+func TestE4M3StayInBounds(t *testing.T) {
+	r := rand.New(rand.NewPCG(47, 48))
+	forEachTier(t, func(t *testing.T) {
+		for _, tl := range []FP8Tiles{{}, {Cols: 0, TileCols: 16}, {Cols: 0, TileCols: 64}} {
+			for n := 1; n <= 200; n += 1 + r.IntN(5) {
+				_, _, _, _, _, tiles := tl.geometry("test", n)
+				src := guardedTail[float32](t, n)
+				copy(src, fp8Input(r, n))
+				codes := guardedTail[byte](t, n)
+				scales := guardedTail[byte](t, 4*tiles)
+				wc := make([]byte, n)
+				quantE4M3Go(wc, make([]byte, 4*tiles), src, tl)
+				QuantizeE4M3(codes, scales, src, tl)
+				require.Equal(t, wc, []byte(codes), "n %d %+v", n, tl)
+				dst := guardedTail[float32](t, n)
+				DequantizeE4M3(dst, codes, scales, tl)
+			}
+		}
+	})
+}

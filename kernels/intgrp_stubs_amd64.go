@@ -312,6 +312,31 @@ func dequantSym4AVX512(dst []float32, codes []byte, mul []float32, glen int)
 //go:noescape
 func dequantAsym4AVX512(dst []float32, codes []byte, mul []float32, zero []float32, glen int)
 
+// quantE4M3AVX512 is the AVX-512 kernel of the loop
+//
+//	for k, d := range div {
+//		quantE4M3Tile(codes, src[k*glen:(k+1)*glen], k*glen, d)
+//	}
+//
+// for glen a non-zero multiple of 16; src must hold len(div)·glen floats and codes as many bytes.
+// That is: codes 0x7F for a NaN d, 0 for a d of 0, else e4m3fnCodec.Encode(x/d, RoundEven, true, 0).
+//
+//go:noescape
+func quantE4M3AVX512(codes []byte, src []float32, div []float32, glen int)
+
+// dequantE4M3AVX512 is the AVX-512 kernel of the loop
+//
+//	for k, m := range mul {
+//		for i := k * glen; i < (k+1)*glen; i++ {
+//			dst[i] = mx.e4m3fn[codes[i]] * m
+//		}
+//	}
+//
+// for glen a non-zero multiple of 16; dst must hold len(mul)·glen floats and codes as many bytes.
+//
+//go:noescape
+func dequantE4M3AVX512(dst []float32, codes []byte, mul []float32, glen int)
+
 // quantSym8AVX2 is the AVX2 kernel of the loop
 //
 //	for k, d := range div {
@@ -439,3 +464,28 @@ func dequantSym4AVX2(dst []float32, codes []byte, mul []float32, glen int)
 //
 //go:noescape
 func dequantAsym4AVX2(dst []float32, codes []byte, mul []float32, zero []float32, glen int)
+
+// quantE4M3AVX2 is the AVX2 kernel of the loop
+//
+//	for k, d := range div {
+//		quantE4M3Tile(codes, src[k*glen:(k+1)*glen], k*glen, d)
+//	}
+//
+// for glen a non-zero multiple of 16; src must hold len(div)·glen floats and codes as many bytes.
+// That is: codes 0x7F for a NaN d, 0 for a d of 0, else e4m3fnCodec.Encode(x/d, RoundEven, true, 0).
+//
+//go:noescape
+func quantE4M3AVX2(codes []byte, src []float32, div []float32, glen int)
+
+// dequantE4M3AVX2 is the AVX2 kernel of the loop
+//
+//	for k, m := range mul {
+//		for i := k * glen; i < (k+1)*glen; i++ {
+//			dst[i] = mx.e4m3fn[codes[i]] * m
+//		}
+//	}
+//
+// for glen a non-zero multiple of 16; dst must hold len(mul)·glen floats and codes as many bytes.
+//
+//go:noescape
+func dequantE4M3AVX2(dst []float32, codes []byte, mul []float32, glen int)

@@ -122,8 +122,8 @@ func cast(x []float32, shape []int, dt *DataType, opts *Options, useKernels bool
 	if err != nil {
 		return nil, err
 	}
-	if k, g := c.groupKernel(); useKernels && k != noKernel {
-		return c.castGroupKernel(x, k, g), nil
+	if p := c.groupKernel(); useKernels && p.kind != noKernel {
+		return c.castGroupKernel(x, p), nil
 	}
 	if k := c.kernel(); useKernels && k != noKernel {
 		return c.castKernel(x, k), nil

@@ -11,10 +11,13 @@ import (
 // their decoders) stand in for the block-by-block path of the int8, int4,
 // uint8 and uint4 datatypes with float16 or float32 scales (and, for the
 // unsigned ones, an int8 or uint8 zero point): one scale for the tensor, per
-// channel or per group along the last axis, under the default options (round
-// to nearest even, no keep mask, symmetric integers, float scales that are
-// not forced to powers of two). The results are the same bits either way;
-// the tests compare the two paths.
+// channel or per group along the last axis. The E4M3 kernels
+// (kernels.QuantizeE4M3, DequantizeE4M3) do the same for e4m3fn datatypes
+// with float32 scales: per tensor, per channel or group along the last axis,
+// or per 2-D tile of the last two axes. Both apply under the default options
+// (round to nearest even, no keep mask, symmetric integers, float scales
+// that are not forced to powers of two). The results are the same bits
+// either way; the tests compare the two paths.
 
 var (
 	fmtInt8    = dtype.MustParse("int8")
@@ -63,40 +66,106 @@ func intGroupsOf(dt *DataType, lay *layout) (kernelKind, kernels.IntGroups) {
 	return kind, g
 }
 
-// groupKernel returns the integer-group family that casts exactly as c
-// does, or noKernel.
-func (c *caster) groupKernel() (kernelKind, kernels.IntGroups) {
-	k, g := intGroupsOf(c.dt, c.lay)
-	o := c.opts
-	if k == noKernel || o.Keep != nil || o.Rounding != kernels.RoundEven ||
-		(k == kernelIntSym && (o.FullRange || o.PowerOfTwoScales)) {
-		return noKernel, g
+// fp8TilesOf reports whether the E4M3 kernels handle dt on lay and returns
+// their description of its tiles on one matrix of the last two axes (the
+// whole tensor as one row for a tensor scale, the last axis's rows for 1-D
+// tiles) and the number of such matrices.
+func fp8TilesOf(dt *DataType, lay *layout) (kernels.FP8Tiles, int, bool) {
+	var ft kernels.FP8Tiles
+	s := dt.spec
+	if s == nil || dt.elem != fmtE4M3FN || s.Scale != fmtFloat32 || s.Zero != nil || s.TensorScale != nil ||
+		s.IsSparse() || lay.sub != 0 {
+		return ft, 0, false
 	}
-	return k, g
+	for _, tl := range s.Tiles {
+		if tl.Sub != 0 || tl.Offset != 0 {
+			return ft, 0, false
+		}
+	}
+	last := len(lay.shape) - 1
+	switch len(s.Tiles) {
+	case 0:
+		return kernels.FP8Tiles{Cols: lay.n}, 1, true
+	case 1:
+		if lay.axis != last {
+			return ft, 0, false
+		}
+		return kernels.FP8Tiles{Cols: lay.shape[last], TileRows: 1, TileCols: lay.tile1}, 1, true
+	}
+	if lay.axis != last || lay.axis0 != last-1 {
+		return ft, 0, false
+	}
+	rows, cols := lay.shape[last-1], lay.shape[last]
+	mats := 0
+	if rows*cols != 0 {
+		mats = lay.n / (rows * cols)
+	}
+	return kernels.FP8Tiles{Cols: cols, TileRows: lay.tile0, TileCols: lay.tile1}, mats, true
 }
 
-// castGroupKernel is Cast through the integer-group kernels of kind k: the
-// same tensor, part by part, as the block-by-block path gives.
-func (c *caster) castGroupKernel(x []float32, k kernelKind, g kernels.IntGroups) *Tensor {
+// groupPlan is how the group kernels cast or decode a tensor.
+type groupPlan struct {
+	kind kernelKind
+	ig   kernels.IntGroups
+	ft   kernels.FP8Tiles
+	mats int // matrices of ft (kernelFP8)
+}
+
+// planGroups returns the group kernels' plan for dt on lay; its kind is
+// noKernel when they do not handle it.
+func planGroups(dt *DataType, lay *layout) groupPlan {
+	if k, g := intGroupsOf(dt, lay); k != noKernel {
+		return groupPlan{kind: k, ig: g}
+	}
+	if ft, mats, ok := fp8TilesOf(dt, lay); ok {
+		return groupPlan{kind: kernelFP8, ft: ft, mats: mats}
+	}
+	return groupPlan{}
+}
+
+// groupKernel returns the group kernels' plan for a cast that they compute
+// exactly as c does; its kind is noKernel otherwise.
+func (c *caster) groupKernel() groupPlan {
+	p := planGroups(c.dt, c.lay)
+	o := c.opts
+	if p.kind == noKernel || o.Keep != nil || o.Rounding != kernels.RoundEven ||
+		(p.kind != kernelIntAsym && o.PowerOfTwoScales) || (p.kind == kernelIntSym && o.FullRange) {
+		return groupPlan{}
+	}
+	return p
+}
+
+// castGroupKernel is Cast through the group kernels of plan p: the same
+// tensor, part by part, as the block-by-block path gives.
+func (c *caster) castGroupKernel(x []float32, p groupPlan) *Tensor {
 	form := c.opts.Form
 	if form == Compressed {
 		form = Actual // its parts are packed below
 	}
 	t := c.newTensor(form)
-	codes := make([]byte, (len(x)*g.Bits+7)/8)
-	if k == kernelIntSym {
-		kernels.QuantizeIntSym(codes, t.Scale.Bytes, x, g)
-	} else {
-		kernels.QuantizeIntAsym(codes, t.Scale.Bytes, t.Zero.Bytes, x, g)
+	bits := 8
+	if p.kind != kernelFP8 {
+		bits = p.ig.Bits
+	}
+	codes := make([]byte, (len(x)*bits+7)/8)
+	switch p.kind {
+	case kernelIntSym:
+		kernels.QuantizeIntSym(codes, t.Scale.Bytes, x, p.ig)
+	case kernelIntAsym:
+		kernels.QuantizeIntAsym(codes, t.Scale.Bytes, t.Zero.Bytes, x, p.ig)
+	case kernelFP8:
+		p.forMatrices(len(x), func(lo, hi, s0, s1 int) {
+			kernels.QuantizeE4M3(codes[lo:hi], t.Scale.Bytes[s0:s1], x[lo:hi], p.ft)
+		})
 	}
 	switch c.opts.Form {
 	case Virtual:
 		t.Values = make([]float32, len(x))
-		dequantGroupKernel(k, g, t.Values, codes, t)
+		dequantGroupKernel(p, t.Values, codes, t)
 		t.Data = nil
 	case Actual:
 		t.Data.Bytes = codes
-		if g.Bits == 4 {
+		if bits == 4 {
 			t.Data.Bytes = make([]byte, len(x))
 			kernels.UnpackBits(t.Data.Bytes, codes, 4)
 		}
@@ -116,22 +185,46 @@ func (c *caster) castGroupKernel(x []float32, k kernelKind, g kernels.IntGroups)
 	return t
 }
 
-// dequantGroupKernel decodes codes (packed for 4-bit elements) with t's
-// scale and zero parts into dst.
-func dequantGroupKernel(k kernelKind, g kernels.IntGroups, dst []float32, codes []byte, t *Tensor) {
-	if k == kernelIntSym {
-		kernels.DequantizeIntSym(dst, codes, t.Scale.Bytes, g)
+// forMatrices calls fn for each matrix of an E4M3 plan over n elements:
+// its element range and the byte range of its scales.
+func (p groupPlan) forMatrices(n int, fn func(lo, hi, s0, s1 int)) {
+	if p.mats == 0 {
 		return
 	}
-	kernels.DequantizeIntAsym(dst, codes, t.Scale.Bytes, t.Zero.Bytes, g)
+	per := n / p.mats
+	tr, tc := max(p.ft.TileRows, 1), p.ft.TileCols
+	if tc == 0 {
+		tc = max(p.ft.Cols, 1)
+	}
+	cols := max(p.ft.Cols, 1)
+	rows := per / cols
+	scales := 4 * ((rows + tr - 1) / tr) * ((cols + tc - 1) / tc)
+	for m := range p.mats {
+		fn(m*per, (m+1)*per, m*scales, (m+1)*scales)
+	}
 }
 
-// decompressGroupKernel is Decompress through the integer-group kernels,
+// dequantGroupKernel decodes codes (packed for 4-bit elements) with t's
+// scale and zero parts into dst.
+func dequantGroupKernel(p groupPlan, dst []float32, codes []byte, t *Tensor) {
+	switch p.kind {
+	case kernelIntSym:
+		kernels.DequantizeIntSym(dst, codes, t.Scale.Bytes, p.ig)
+	case kernelIntAsym:
+		kernels.DequantizeIntAsym(dst, codes, t.Scale.Bytes, t.Zero.Bytes, p.ig)
+	case kernelFP8:
+		p.forMatrices(len(dst), func(lo, hi, s0, s1 int) {
+			kernels.DequantizeE4M3(dst[lo:hi], codes[lo:hi], t.Scale.Bytes[s0:s1], p.ft)
+		})
+	}
+}
+
+// decompressGroupKernel is Decompress through the group kernels,
 // for a validated Compressed tensor (or an Actual one with 8-bit elements)
 // of a datatype and layout they handle; it reports false otherwise.
 func decompressGroupKernel(t *Tensor, lay *layout) ([]float32, bool) {
-	k, g := intGroupsOf(t.DataType, lay)
-	if k == noKernel {
+	p := planGroups(t.DataType, lay)
+	if p.kind == noKernel {
 		return nil, false
 	}
 	d := t.Data
@@ -139,6 +232,6 @@ func decompressGroupKernel(t *Tensor, lay *layout) ([]float32, bool) {
 		return nil, false
 	}
 	out := make([]float32, lay.n)
-	dequantGroupKernel(k, g, out, d.Bytes, t)
+	dequantGroupKernel(p, out, d.Bytes, t)
 	return out, true
 }

@@ -28,6 +28,7 @@ const (
 	kernelNVFP4
 	kernelIntSym  // int8/int4 groups, float scales (kernelgroups.go)
 	kernelIntAsym // uint8/uint4 groups with zero points (kernelgroups.go)
+	kernelFP8     // e4m3fn with float32 scales (kernelgroups.go)
 )
 
 // The formats the kernels are written for; dtype interns formats by canonical

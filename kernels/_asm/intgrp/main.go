@@ -27,6 +27,7 @@ func main() {
 	quantQ4_0x16()
 	for _, isa := range []string{"AVX512", "AVX2"} {
 		groupKernels(isa)
+		fp8Kernels(isa)
 	}
 	Generate()
 }

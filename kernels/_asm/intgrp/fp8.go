@@ -1,0 +1,167 @@
+package main
+
+import (
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+)
+
+// The E4M3 (e4m3fn) element kernels: runs of groups (tiles along a row) of
+// glen elements, one divisor or multiplier per group, 16 elements a step.
+
+func fp8Kernels(isa string) {
+	quantE4M3(isa)
+	dequantE4M3(isa)
+}
+
+// quantE4M3 emits quantE4M3{AVX512,AVX2}. The rounding is the reference
+// codec's round to nearest even on the float32 bits: for |v| ≥ 2^−6 (E4M3's
+// smallest normal) the bits plus 2^19 − 1 plus the kept LSB, shifted down by
+// 20 and rebiased by 120<<3; below it, the float32 sum |v| + 2^14, whose ulp
+// is E4M3's subnormal step 2^−9, minus 2^14's bits. Then the clamp at the
+// largest magnitude (saturation, ±Inf included) and the sign.
+func quantE4M3(isa string) {
+	name := "quantE4M3" + isa
+	TEXT(name, NOSPLIT, "func(codes []byte, src []float32, div []float32, glen int)")
+	Pragma("noescape")
+	doc(name+" is the "+isaName(isa)+" kernel of the loop", []string{
+		"for k, d := range div {",
+		"	quantE4M3Tile(codes, src[k*glen:(k+1)*glen], k*glen, d)",
+		"}",
+	}, "for glen a non-zero multiple of 16; src must hold len(div)·glen floats and codes as many bytes.",
+		"That is: codes 0x7F for a NaN d, 0 for a d of 0, else e4m3fnCodec.Encode(x/d, RoundEven, true, 0).")
+	Load(Param("codes").Base(), RDI)
+	Load(Param("src").Base(), RSI)
+	Load(Param("div").Base(), RDX)
+	Load(Param("div").Len(), R8)
+	Load(Param("glen"), R9)
+	n := lanes(isa)
+	abs, k, rb, rebias, minNorm := vec(isa, 15), vec(isa, 14), vec(isa, 13), vec(isa, 12), vec(isa, 11)
+	maxMag, one, d, fill, pos := vec(isa, 10), vec(isa, 9), vec(isa, 8), vec(isa, 7), vec(isa, 6)
+	if isa == "AVX512" {
+		abs, k, rb, rebias, minNorm = Z31, Z30, Z29, Z28, Z27
+		maxMag, one, d, fill, pos = Z26, Z25, Z24, Z23, Z22
+	}
+	bcast(0x7fffffff, abs, X0)
+	bcast(141<<23, k, X0) // 2^14, as a float and as bits
+	bcast(1<<19-1, rb, X0)
+	bcast(120<<3, rebias, X0)
+	bcast(121<<23, minNorm, X0) // 2^−6
+	bcast(e4m3MaxMag, maxMag, X0)
+	bcast(1, one, X0)
+	groupLoop(name, 64, 16, false, func() {
+		// fill is 0x7F for a NaN d, else 0; pos (K1) marks d > 0.
+		VBROADCASTSS(Mem{Base: RDX}, d)
+		pxor(fill, fill, fill)
+		if isa == "AVX512" {
+			VCMPPS(U8(cmpUNORD), d, d, K2)
+			VPBROADCASTD(e4m3NaNConst, K2, fill)
+			VCMPPS(U8(cmpGT), fill, d, K1) // fill is 0 where d is not NaN
+			return
+		}
+		VCMPPS(U8(cmpUNORD), d, d, fill)
+		VPBROADCASTD(e4m3NaNConst, pos)
+		VPAND(pos, fill, fill)
+		VPXOR(pos, pos, pos)
+		VCMPPS(U8(cmpGT), pos, d, pos)
+	}, func() {
+		for i := range 16 / n {
+			v, a, s, u, t := vec(isa, i), vec(isa, 2), vec(isa, 3), vec(isa, 4), vec(isa, 5)
+			VMOVUPS(Mem{Base: RSI, Disp: 4 * n * i}, v)
+			VDIVPS(d, v, v)
+			pand(abs, v, a)
+			VADDPS(k, a, s)
+			VPSUBD(k, s, s) // the code below 2^−6
+			VPSRLD(U8(20), a, u)
+			pand(one, u, u)
+			VPADDD(a, u, u)
+			VPADDD(rb, u, u)
+			VPSRLD(U8(20), u, u)
+			VPSUBD(rebias, u, u) // the code from 2^−6 up
+			if isa == "AVX512" {
+				VPCMPUD(U8(1), minNorm, a, K2) // a < 2^−6
+				VMOVDQA32(s, K2, u)
+			} else {
+				VPCMPGTD(a, minNorm, t)
+				VPBLENDVB(t, s, u, u)
+			}
+			VPMINSD(maxMag, u, u)
+			VPSRLD(U8(31), v, t)
+			VPSLLD(U8(7), t, t)
+			por(t, u, u)
+			if isa == "AVX512" {
+				VPBLENDMD(u, fill, K1, v) // d > 0 ? code : fill
+			} else {
+				VPBLENDVB(pos, u, fill, v)
+			}
+		}
+		storeCodes(isa, 8, true, nil, nil)
+	})
+}
+
+var e4m3NaNConst = func() Mem {
+	m := GLOBL("intgrpE4M3NaN", RODATA|NOPTR)
+	DATA(0, U32(e4m3NaN))
+	return m
+}()
+
+const (
+	e4m3NaN    = 0x7f
+	e4m3MaxMag = 0x7e
+)
+
+// dequantE4M3 emits dequantE4M3{AVX512,AVX2}: the magnitude bits shifted
+// to a float32's exponent and mantissa and multiplied by 2^120 (exact, the
+// subnormals included), the NaN code made 0x7fc00000, the sign put back, then
+// the product with the group's multiplier (the element first, as the
+// reference's lut[c] * m).
+func dequantE4M3(isa string) {
+	name := "dequantE4M3" + isa
+	TEXT(name, NOSPLIT, "func(dst []float32, codes []byte, mul []float32, glen int)")
+	Pragma("noescape")
+	doc(name+" is the "+isaName(isa)+" kernel of the loop", []string{
+		"for k, m := range mul {",
+		"	for i := k * glen; i < (k+1)*glen; i++ {",
+		"		dst[i] = mx.e4m3fn[codes[i]] * m",
+		"	}",
+		"}",
+	}, "for glen a non-zero multiple of 16; dst must hold len(mul)·glen floats and codes as many bytes.")
+	Load(Param("dst").Base(), RDI)
+	Load(Param("codes").Base(), RSI)
+	Load(Param("mul").Base(), RDX)
+	Load(Param("mul").Len(), R8)
+	Load(Param("glen"), R9)
+	n := lanes(isa)
+	low7, pow, nanMag, qnan, sign, m := vec(isa, 15), vec(isa, 14), vec(isa, 13), vec(isa, 12), vec(isa, 11), vec(isa, 10)
+	bcast(0x7f, low7, X0)
+	bcast(0x7b800000, pow, X0) // 2^120
+	bcast(0x7f<<20, nanMag, X0)
+	bcast(0x7fc00000, qnan, X0)
+	bcast(0x80, sign, X0)
+	groupLoop(name, 16, 64, false, func() {
+		VBROADCASTSS(Mem{Base: RDX}, m)
+	}, func() {
+		for i := range 16 / n {
+			c, v, t := vec(isa, i), vec(isa, 2+i), vec(isa, 4)
+			VPMOVZXBD(Mem{Base: RSI, Disp: n * i}, c)
+			pand(low7, c, v)
+			VPSLLD(U8(20), v, v)
+			if isa == "AVX512" {
+				VPCMPEQD(nanMag, v, K1)
+			} else {
+				VPCMPEQD(nanMag, v, t)
+			}
+			VMULPS(pow, v, v)
+			if isa == "AVX512" {
+				VMOVDQA32(qnan, K1, v)
+			} else {
+				VPBLENDVB(t, qnan, v, v)
+			}
+			pand(sign, c, c)
+			VPSLLD(U8(24), c, c)
+			por(c, v, v)
+			VMULPS(m, v, v)
+			VMOVUPS(v, Mem{Base: RDI, Disp: 4 * n * i})
+		}
+	})
+}

@@ -1,0 +1,96 @@
+//go:build amd64 && !purego
+
+package kernels
+
+import "encoding/binary"
+
+// The E4M3 kernels on amd64: one tile row at a time, in chunks of tiles of
+// at most a quarter MiB (so that the second pass over a chunk reads from the
+// cache): the tiles' amaxes from the reduction kernels, their scales in Go
+// with the reference's function, then each row's elements through the
+// assembly of the active tier (tiles of a multiple of 16 columns; the Go
+// reference for the rest).
+
+// fp8ChunkBytes bounds the float32 bytes of a chunk of tiles.
+const fp8ChunkBytes = 256 << 10
+
+func quantE4M3(codes, scales []byte, src []float32, t FP8Tiles) {
+	if active == tierGeneric {
+		quantE4M3Go(codes, scales, src, t)
+		return
+	}
+	rows, cols, tr, tc, across, _ := t.geometry("QuantizeE4M3", len(src))
+	ct := max(1, min(across, chunkGroups, fp8ChunkBytes/(4*tr*tc)))
+	var amax, tmp [chunkGroups]uint32
+	var div [chunkGroups]float32
+	for r0 := 0; r0 < rows; r0 += tr {
+		r1 := min(r0+tr, rows)
+		for j0 := 0; j0 < across; j0 += ct {
+			nt := min(ct, across-j0)
+			c0, c1 := j0*tc, min((j0+nt)*tc, cols)
+			clear(amax[:nt])
+			for r := r0; r < r1; r++ {
+				absMaxBlocks(tmp[:nt], src[r*cols+c0:r*cols+c1], tc)
+				for j, a := range tmp[:nt] {
+					amax[j] = max(amax[j], a)
+				}
+			}
+			k0 := r0/tr*across + j0
+			for j := range nt {
+				code, d := fp8Scale(amax[j])
+				binary.LittleEndian.PutUint32(scales[4*(k0+j):], code)
+				div[j] = d
+			}
+			for r := r0; r < r1; r++ {
+				base := r * cols
+				runsOf(base+c0, base+c1, 0, tc, 8, func(a, b, k, gl int) {
+					d := div[k : k+(b-a)/gl]
+					if active == tierAVX512 {
+						quantE4M3AVX512(codes[a:], src[a:b], d, gl)
+					} else {
+						quantE4M3AVX2(codes[a:], src[a:b], d, gl)
+					}
+				}, func(a, b, k int) {
+					quantE4M3Tile(codes, src[a:b], a, div[k])
+				})
+			}
+		}
+	}
+}
+
+func dequantE4M3(dst []float32, codes, scales []byte, t FP8Tiles) {
+	if active == tierGeneric {
+		dequantE4M3Go(dst, codes, scales, t)
+		return
+	}
+	rows, cols, tr, tc, across, _ := t.geometry("DequantizeE4M3", len(dst))
+	ct := min(across, chunkGroups)
+	var mul [chunkGroups]float32
+	for r0 := 0; r0 < rows; r0 += tr {
+		r1 := min(r0+tr, rows)
+		for j0 := 0; j0 < across; j0 += ct {
+			nt := min(ct, across-j0)
+			c0, c1 := j0*tc, min((j0+nt)*tc, cols)
+			k0 := r0/tr*across + j0
+			for j := range nt {
+				mul[j] = ScaleFloat32.decodeScale(binary.LittleEndian.Uint32(scales[4*(k0+j):]))
+			}
+			for r := r0; r < r1; r++ {
+				base := r * cols
+				runsOf(base+c0, base+c1, 0, tc, 8, func(a, b, k, gl int) {
+					m := mul[k : k+(b-a)/gl]
+					if active == tierAVX512 {
+						dequantE4M3AVX512(dst[a:b], codes[a:], m, gl)
+					} else {
+						dequantE4M3AVX2(dst[a:b], codes[a:], m, gl)
+					}
+				}, func(a, b, k int) {
+					m, lut := mul[k], &mx.e4m3fn
+					for i := a; i < b; i++ {
+						dst[i] = lut[codes[i]] * m
+					}
+				})
+			}
+		}
+	}
+}
