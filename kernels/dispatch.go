@@ -6,6 +6,7 @@ package kernels
 //go:generate go run -C _asm ./reduce -out ../reduce_amd64.s -stubs ../reduce_stubs_amd64.go -pkg kernels
 //go:generate go run -C _asm ./half -out ../half_amd64.s -stubs ../half_stubs_amd64.go -pkg kernels
 //go:generate go run -C _asm ./intgrp -out ../intgrp_amd64.s -stubs ../intgrp_stubs_amd64.go -pkg kernels
+//go:generate go run -C _asm ./bits -out ../bits_amd64.s -stubs ../bits_stubs_amd64.go -pkg kernels
 
 import (
 	"os"

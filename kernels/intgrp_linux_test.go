@@ -62,3 +62,29 @@ func TestE4M3StayInBounds(t *testing.T) {
 		}
 	})
 }
+
+// TestMaskStayInBounds runs the mask kernels of every tier on slices that
+// end at an inaccessible page: packing, unpacking, selecting into a dst of
+// the selected count exactly and expanding from a src of that count.
+func TestMaskStayInBounds(t *testing.T) {
+	r := rand.New(rand.NewPCG(49, 50))
+	forEachTier(t, func(t *testing.T) {
+		for n := 1; n <= 300; n += 1 + r.IntN(3) {
+			keep := guardedTail[byte](t, n)
+			for i := range keep {
+				keep[i] = byte(r.IntN(2))
+			}
+			packed := guardedTail[byte](t, PackedLen(n, 1))
+			PackBits(packed, keep, 1)
+			back := guardedTail[byte](t, n)
+			UnpackBits(back, packed, 1)
+			require.Equal(t, []byte(keep), []byte(back))
+			cnt := CountMask(packed, n)
+			src := guardedTail[float32](t, n)
+			sel := guardedTail[float32](t, cnt)
+			require.Equal(t, cnt, SelectMasked(sel, src, packed))
+			dst := guardedTail[float32](t, n)
+			require.Equal(t, cnt, ExpandMasked(dst, sel, packed))
+		}
+	})
+}

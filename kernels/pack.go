@@ -28,6 +28,10 @@ func PackBits(dst []byte, src []uint8, width uint) {
 	checkWidth(width)
 	n := PackedLen(len(src), width)
 	dst = dst[:n]
+	if width == 1 {
+		packMask(dst, src) // the bit-mask kernels
+		return
+	}
 	mask := uint64(1)<<width - 1
 	// Eight codes fill exactly width bytes, so whole groups of eight go through
 	// one 64-bit word; the tail takes the bit-by-bit loop below.
@@ -63,6 +67,10 @@ func PackBits(dst []byte, src []uint8, width uint) {
 func UnpackBits(dst []uint8, src []byte, width uint) {
 	checkWidth(width)
 	src = src[:PackedLen(len(dst), width)]
+	if width == 1 {
+		unpackMask(dst, src) // the bit-mask kernels
+		return
+	}
 	mask := uint64(1)<<width - 1
 	j, i := 0, 0
 	for ; i+8 <= len(dst) && j+8 <= len(src); i += 8 {
