@@ -78,7 +78,7 @@ func quantIntSym(codes, scales []byte, src []float32, g IntGroups) {
 	groupRuns(len(src), cols, group, func(lo, hi, k0 int) {
 		nb := (hi - lo + group - 1) / group
 		absMaxBlocks(amax[:nb], src[lo:hi], group)
-		for j := range nb {
+		for j := symScales(scales[k0*g.Scale.Bytes():], div[:nb], amax[:nb], qmax, g.Scale); j < nb; j++ {
 			code, d := symScale(g.Scale, amax[j], qmax)
 			g.Scale.put(scales, k0+j, code)
 			div[j] = d
@@ -216,15 +216,47 @@ func dequantIntAsym(dst []float32, codes, scales, zeros []byte, g IntGroups) {
 // rangeBlocks stores, for each block of src (the last may be short), the
 // smallest and largest non-NaN value together with 0, and the largest
 // magnitude as bits (which tells whether the block holds a NaN or an
-// infinity).
+// infinity). Whole blocks of a multiple of 16 go through the assembly.
 func rangeBlocks(lo, hi []float32, amax []uint32, src []float32, block int) {
-	absMaxBlocks(amax, src, block)
-	for k := range amax {
-		v := src[k*block : min((k+1)*block, len(src))]
-		var l, h float32
-		for _, x := range v {
-			l, h = min(l, x), max(h, x)
+	k := 0
+	if block%16 == 0 {
+		k = len(src) / block
+		if active == tierAVX512 {
+			rangeBlocksAVX512(lo[:k], hi[:k], amax[:k], src[:k*block], block)
+		} else {
+			rangeBlocksAVX2(lo[:k], hi[:k], amax[:k], src[:k*block], block)
 		}
-		lo[k], hi[k] = l, h
 	}
+	for ; k < len(amax); k++ {
+		v := src[k*block : min((k+1)*block, len(src))]
+		amax[k] = absMaxBitsGo(v)
+		lo[k], hi[k], _ = rangeOf(v)
+	}
+}
+
+// symScales stores the scale codes and divisors of the first groups of amax
+// (a whole number of vectors) through the assembly of the active tier, and
+// returns how many it did.
+func symScales(scales []byte, div []float32, amax []uint32, qmax float32, f ScaleFormat) int {
+	var m int
+	switch active {
+	case tierAVX512:
+		m = len(amax) &^ 15
+	case tierAVX2:
+		m = len(amax) &^ 7
+	}
+	if m == 0 {
+		return 0
+	}
+	switch {
+	case active == tierAVX512 && f == ScaleFloat16:
+		symScalesF16AVX512(scales, div, amax[:m], qmax)
+	case active == tierAVX512:
+		symScalesF32AVX512(scales, div, amax[:m], qmax)
+	case f == ScaleFloat16:
+		symScalesF16AVX2(scales, div, amax[:m], qmax)
+	default:
+		symScalesF32AVX2(scales, div, amax[:m], qmax)
+	}
+	return m
 }

@@ -2522,6 +2522,178 @@ dequantE4M3AVX512_done:
 	VZEROUPPER
 	RET
 
+// func symScalesF16AVX512(scales []byte, div []float32, amax []uint32, qmax float32)
+// Requires: AVX, AVX512F, SSE
+TEXT ·symScalesF16AVX512(SB), NOSPLIT, $0-76
+	MOVQ         scales_base+0(FP), DI
+	MOVQ         div_base+24(FP), DX
+	MOVQ         amax_base+48(FP), SI
+	MOVQ         amax_len+56(FP), CX
+	SHRQ         $0x04, CX
+	MOVSS        qmax+72(FP), X0
+	VBROADCASTSS X0, Z15
+	MOVL         $0x7f800000, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Z14
+	MOVL         $0x3f800000, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Z13
+	MOVL         $0x477fe000, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Z12
+	MOVL         $0x00003c00, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Z11
+	MOVL         $0x00007e00, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Z10
+	TESTQ        CX, CX
+	JZ           symScalesF16AVX512_done
+
+symScalesF16AVX512_loop:
+	VMOVDQU32 (SI), Z0
+	VDIVPS    Z15, Z0, Z1
+	VMINPS    Z12, Z1, Z1
+	VCVTPS2PH $0x00, Z1, Y2
+	VCVTPH2PS Y2, Z3
+	VPMOVZXWD Y2, Z2
+	VPTESTNMD Z0, Z0, K1
+	VPCMPUD   $0x05, Z14, Z0, K2
+	VMOVDQA32 Z11, K1, Z2
+	VMOVDQA32 Z13, K1, Z3
+	VMOVDQA32 Z10, K2, Z2
+	VPXORD    Z3, Z3, K2, Z3
+	VMOVDQU32 Z3, (DX)
+	VPMOVDW   Z2, Y2
+	VMOVDQU   Y2, (DI)
+	ADDQ      $0x40, SI
+	ADDQ      $0x40, DX
+	ADDQ      $0x20, DI
+	DECQ      CX
+	JNZ       symScalesF16AVX512_loop
+
+symScalesF16AVX512_done:
+	VZEROUPPER
+	RET
+
+// func symScalesF32AVX512(scales []byte, div []float32, amax []uint32, qmax float32)
+// Requires: AVX, AVX512F, SSE
+TEXT ·symScalesF32AVX512(SB), NOSPLIT, $0-76
+	MOVQ         scales_base+0(FP), DI
+	MOVQ         div_base+24(FP), DX
+	MOVQ         amax_base+48(FP), SI
+	MOVQ         amax_len+56(FP), CX
+	SHRQ         $0x04, CX
+	MOVSS        qmax+72(FP), X0
+	VBROADCASTSS X0, Z15
+	MOVL         $0x7f800000, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Z14
+	MOVL         $0x3f800000, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Z13
+	MOVL         $0x477fe000, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Z12
+	MOVL         $0x3f800000, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Z11
+	MOVL         $0x7fc00000, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Z10
+	TESTQ        CX, CX
+	JZ           symScalesF32AVX512_done
+
+symScalesF32AVX512_loop:
+	VMOVDQU32 (SI), Z0
+	VDIVPS    Z15, Z0, Z1
+	VMOVAPS   Z1, Z3
+	VMOVAPS   Z1, Z2
+	VPTESTNMD Z0, Z0, K1
+	VPCMPUD   $0x05, Z14, Z0, K2
+	VMOVDQA32 Z11, K1, Z2
+	VMOVDQA32 Z13, K1, Z3
+	VMOVDQA32 Z10, K2, Z2
+	VPXORD    Z3, Z3, K2, Z3
+	VMOVDQU32 Z3, (DX)
+	VMOVDQU32 Z2, (DI)
+	ADDQ      $0x40, SI
+	ADDQ      $0x40, DX
+	ADDQ      $0x40, DI
+	DECQ      CX
+	JNZ       symScalesF32AVX512_loop
+
+symScalesF32AVX512_done:
+	VZEROUPPER
+	RET
+
+// func rangeBlocksAVX512(lo []float32, hi []float32, amax []uint32, src []float32, block int)
+// Requires: AVX, AVX2, AVX512F
+TEXT ·rangeBlocksAVX512(SB), NOSPLIT, $0-104
+	MOVQ         lo_base+0(FP), R10
+	MOVQ         lo_len+8(FP), R8
+	MOVQ         hi_base+24(FP), R11
+	MOVQ         amax_base+48(FP), DX
+	MOVQ         src_base+72(FP), SI
+	MOVQ         block+96(FP), R9
+	MOVL         $0x7fffffff, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Z15
+	TESTQ        R8, R8
+	JZ           rangeBlocksAVX512_done
+
+rangeBlocksAVX512_block:
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	MOVQ   R9, CX
+
+rangeBlocksAVX512_step:
+	VMOVUPS       (SI), Z3
+	VPANDD        Z15, Z3, Z5
+	VPMAXUD       Z5, Z2, Z2
+	VMINPS        Z0, Z3, Z0
+	VMAXPS        Z1, Z3, Z1
+	ADDQ          $0x40, SI
+	SUBQ          $0x10, CX
+	JNZ           rangeBlocksAVX512_step
+	VEXTRACTI64X4 $0x01, Z0, Y7
+	VMINPS        Y7, Y0, Y0
+	VEXTRACTI128  $0x01, Y0, X7
+	VMINPS        X7, X0, X0
+	VPSHUFD       $0x4e, X0, X7
+	VMINPS        X7, X0, X0
+	VPSHUFD       $0xb1, X0, X7
+	VMINPS        X7, X0, X0
+	VEXTRACTI64X4 $0x01, Z1, Y7
+	VMAXPS        Y7, Y1, Y1
+	VEXTRACTI128  $0x01, Y1, X7
+	VMAXPS        X7, X1, X1
+	VPSHUFD       $0x4e, X1, X7
+	VMAXPS        X7, X1, X1
+	VPSHUFD       $0xb1, X1, X7
+	VMAXPS        X7, X1, X1
+	VEXTRACTI64X4 $0x01, Z2, Y7
+	VPMAXUD       Y7, Y2, Y2
+	VEXTRACTI128  $0x01, Y2, X7
+	VPMAXUD       X7, X2, X2
+	VPSHUFD       $0x4e, X2, X7
+	VPMAXUD       X7, X2, X2
+	VPSHUFD       $0xb1, X2, X7
+	VPMAXUD       X7, X2, X2
+	VMOVSS        X0, (R10)
+	VMOVSS        X1, (R11)
+	VMOVD         X2, (DX)
+	ADDQ          $0x04, R10
+	ADDQ          $0x04, R11
+	ADDQ          $0x04, DX
+	DECQ          R8
+	JNZ           rangeBlocksAVX512_block
+
+rangeBlocksAVX512_done:
+	VZEROUPPER
+	RET
+
 // func quantSym8AVX2(codes []byte, src []float32, div []float32, glen int, qmax float32)
 // Requires: AVX, AVX2, SSE
 TEXT ·quantSym8AVX2(SB), NOSPLIT, $0-84
@@ -3114,5 +3286,183 @@ dequantE4M3AVX2_step:
 	JNZ       dequantE4M3AVX2_group
 
 dequantE4M3AVX2_done:
+	VZEROUPPER
+	RET
+
+// func symScalesF16AVX2(scales []byte, div []float32, amax []uint32, qmax float32)
+// Requires: AVX, AVX2, F16C, SSE
+TEXT ·symScalesF16AVX2(SB), NOSPLIT, $0-76
+	MOVQ         scales_base+0(FP), DI
+	MOVQ         div_base+24(FP), DX
+	MOVQ         amax_base+48(FP), SI
+	MOVQ         amax_len+56(FP), CX
+	SHRQ         $0x03, CX
+	MOVSS        qmax+72(FP), X0
+	VBROADCASTSS X0, Y15
+	MOVL         $0x7f800000, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y14
+	MOVL         $0x3f800000, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y13
+	MOVL         $0x477fe000, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y12
+	MOVL         $0x00003c00, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y11
+	MOVL         $0x00007e00, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y10
+	TESTQ        CX, CX
+	JZ           symScalesF16AVX2_done
+
+symScalesF16AVX2_loop:
+	VMOVDQU      (SI), Y0
+	VDIVPS       Y15, Y0, Y1
+	VMINPS       Y12, Y1, Y1
+	VCVTPS2PH    $0x00, Y1, X2
+	VCVTPH2PS    X2, Y3
+	VPMOVZXWD    X2, Y2
+	VPXOR        Y4, Y4, Y4
+	VPCMPEQD     Y4, Y0, Y4
+	VPCMPGTD     Y0, Y14, Y5
+	VPCMPEQD     Y5, Y5, Y6
+	VPXOR        Y6, Y5, Y5
+	VPBLENDVB    Y4, Y11, Y2, Y2
+	VPBLENDVB    Y4, Y13, Y3, Y3
+	VPBLENDVB    Y5, Y10, Y2, Y2
+	VPANDN       Y3, Y5, Y3
+	VMOVDQU      Y3, (DX)
+	VEXTRACTI128 $0x01, Y2, X7
+	VPACKUSDW    X7, X2, X2
+	VMOVDQU      X2, (DI)
+	ADDQ         $0x20, SI
+	ADDQ         $0x20, DX
+	ADDQ         $0x10, DI
+	DECQ         CX
+	JNZ          symScalesF16AVX2_loop
+
+symScalesF16AVX2_done:
+	VZEROUPPER
+	RET
+
+// func symScalesF32AVX2(scales []byte, div []float32, amax []uint32, qmax float32)
+// Requires: AVX, AVX2, SSE
+TEXT ·symScalesF32AVX2(SB), NOSPLIT, $0-76
+	MOVQ         scales_base+0(FP), DI
+	MOVQ         div_base+24(FP), DX
+	MOVQ         amax_base+48(FP), SI
+	MOVQ         amax_len+56(FP), CX
+	SHRQ         $0x03, CX
+	MOVSS        qmax+72(FP), X0
+	VBROADCASTSS X0, Y15
+	MOVL         $0x7f800000, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y14
+	MOVL         $0x3f800000, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y13
+	MOVL         $0x477fe000, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y12
+	MOVL         $0x3f800000, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y11
+	MOVL         $0x7fc00000, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y10
+	TESTQ        CX, CX
+	JZ           symScalesF32AVX2_done
+
+symScalesF32AVX2_loop:
+	VMOVDQU   (SI), Y0
+	VDIVPS    Y15, Y0, Y1
+	VMOVAPS   Y1, Y3
+	VMOVAPS   Y1, Y2
+	VPXOR     Y4, Y4, Y4
+	VPCMPEQD  Y4, Y0, Y4
+	VPCMPGTD  Y0, Y14, Y5
+	VPCMPEQD  Y5, Y5, Y6
+	VPXOR     Y6, Y5, Y5
+	VPBLENDVB Y4, Y11, Y2, Y2
+	VPBLENDVB Y4, Y13, Y3, Y3
+	VPBLENDVB Y5, Y10, Y2, Y2
+	VPANDN    Y3, Y5, Y3
+	VMOVDQU   Y3, (DX)
+	VMOVDQU   Y2, (DI)
+	ADDQ      $0x20, SI
+	ADDQ      $0x20, DX
+	ADDQ      $0x20, DI
+	DECQ      CX
+	JNZ       symScalesF32AVX2_loop
+
+symScalesF32AVX2_done:
+	VZEROUPPER
+	RET
+
+// func rangeBlocksAVX2(lo []float32, hi []float32, amax []uint32, src []float32, block int)
+// Requires: AVX, AVX2
+TEXT ·rangeBlocksAVX2(SB), NOSPLIT, $0-104
+	MOVQ         lo_base+0(FP), R10
+	MOVQ         lo_len+8(FP), R8
+	MOVQ         hi_base+24(FP), R11
+	MOVQ         amax_base+48(FP), DX
+	MOVQ         src_base+72(FP), SI
+	MOVQ         block+96(FP), R9
+	MOVL         $0x7fffffff, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y15
+	TESTQ        R8, R8
+	JZ           rangeBlocksAVX2_done
+
+rangeBlocksAVX2_block:
+	VPXOR Y0, Y0, Y0
+	VPXOR Y1, Y1, Y1
+	VPXOR Y2, Y2, Y2
+	MOVQ  R9, CX
+
+rangeBlocksAVX2_step:
+	VMOVUPS      (SI), Y3
+	VPAND        Y15, Y3, Y5
+	VPMAXUD      Y5, Y2, Y2
+	VMINPS       Y0, Y3, Y0
+	VMAXPS       Y1, Y3, Y1
+	VMOVUPS      32(SI), Y4
+	VPAND        Y15, Y4, Y6
+	VPMAXUD      Y6, Y2, Y2
+	VMINPS       Y0, Y4, Y0
+	VMAXPS       Y1, Y4, Y1
+	ADDQ         $0x40, SI
+	SUBQ         $0x10, CX
+	JNZ          rangeBlocksAVX2_step
+	VEXTRACTI128 $0x01, Y0, X7
+	VMINPS       X7, X0, X0
+	VPSHUFD      $0x4e, X0, X7
+	VMINPS       X7, X0, X0
+	VPSHUFD      $0xb1, X0, X7
+	VMINPS       X7, X0, X0
+	VEXTRACTI128 $0x01, Y1, X7
+	VMAXPS       X7, X1, X1
+	VPSHUFD      $0x4e, X1, X7
+	VMAXPS       X7, X1, X1
+	VPSHUFD      $0xb1, X1, X7
+	VMAXPS       X7, X1, X1
+	VEXTRACTI128 $0x01, Y2, X7
+	VPMAXUD      X7, X2, X2
+	VPSHUFD      $0x4e, X2, X7
+	VPMAXUD      X7, X2, X2
+	VPSHUFD      $0xb1, X2, X7
+	VPMAXUD      X7, X2, X2
+	VMOVSS       X0, (R10)
+	VMOVSS       X1, (R11)
+	VMOVD        X2, (DX)
+	ADDQ         $0x04, R10
+	ADDQ         $0x04, R11
+	ADDQ         $0x04, DX
+	DECQ         R8
+	JNZ          rangeBlocksAVX2_block
+
+rangeBlocksAVX2_done:
 	VZEROUPPER
 	RET

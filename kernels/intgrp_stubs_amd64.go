@@ -337,6 +337,54 @@ func quantE4M3AVX512(codes []byte, src []float32, div []float32, glen int)
 //go:noescape
 func dequantE4M3AVX512(dst []float32, codes []byte, mul []float32, glen int)
 
+// symScalesF16AVX512 is the AVX-512 kernel of the loop
+//
+//	for k, a := range amax {
+//		code, d := symScale(format, a, qmax)
+//		format.put(scales, k, code)
+//		div[k] = d
+//	}
+//
+// over the first len(amax)/16·16 groups, for the F16 scale format: the code of s = amax/qmax is
+// float32ToFloat16(s, true), decoded back for d; an amax of 0 gives 1.0 (d 1), a NaN or Inf amax the NaN code (d 0).
+//
+//go:noescape
+func symScalesF16AVX512(scales []byte, div []float32, amax []uint32, qmax float32)
+
+// symScalesF32AVX512 is the AVX-512 kernel of the loop
+//
+//	for k, a := range amax {
+//		code, d := symScale(format, a, qmax)
+//		format.put(scales, k, code)
+//		div[k] = d
+//	}
+//
+// over the first len(amax)/16·16 groups, for the F32 scale format: the code of s = amax/qmax is
+// math.Float32bits(s) (s finite: amax is); an amax of 0 gives 1.0 (d 1), a NaN or Inf amax the NaN code (d 0).
+//
+//go:noescape
+func symScalesF32AVX512(scales []byte, div []float32, amax []uint32, qmax float32)
+
+// rangeBlocksAVX512 is the AVX-512 kernel of the loop
+//
+//	for k := range lo {
+//		var l, h float32
+//		var m uint32
+//		for _, x := range src[k*block : (k+1)*block] {
+//			if x == x { // the min and max leave NaNs out
+//				l, h = min(l, x), max(h, x)
+//			}
+//			m = max(m, math.Float32bits(x)&0x7fffffff)
+//		}
+//		lo[k], hi[k], amax[k] = l, h, m
+//	}
+//
+// for block a non-zero multiple of 16 and len(src) = len(lo)·block; the signs of zero results
+// may differ from Go's min and max (the asymmetric scales do not depend on them).
+//
+//go:noescape
+func rangeBlocksAVX512(lo []float32, hi []float32, amax []uint32, src []float32, block int)
+
 // quantSym8AVX2 is the AVX2 kernel of the loop
 //
 //	for k, d := range div {
@@ -489,3 +537,51 @@ func quantE4M3AVX2(codes []byte, src []float32, div []float32, glen int)
 //
 //go:noescape
 func dequantE4M3AVX2(dst []float32, codes []byte, mul []float32, glen int)
+
+// symScalesF16AVX2 is the AVX2 kernel of the loop
+//
+//	for k, a := range amax {
+//		code, d := symScale(format, a, qmax)
+//		format.put(scales, k, code)
+//		div[k] = d
+//	}
+//
+// over the first len(amax)/8·8 groups, for the F16 scale format: the code of s = amax/qmax is
+// float32ToFloat16(s, true), decoded back for d; an amax of 0 gives 1.0 (d 1), a NaN or Inf amax the NaN code (d 0).
+//
+//go:noescape
+func symScalesF16AVX2(scales []byte, div []float32, amax []uint32, qmax float32)
+
+// symScalesF32AVX2 is the AVX2 kernel of the loop
+//
+//	for k, a := range amax {
+//		code, d := symScale(format, a, qmax)
+//		format.put(scales, k, code)
+//		div[k] = d
+//	}
+//
+// over the first len(amax)/8·8 groups, for the F32 scale format: the code of s = amax/qmax is
+// math.Float32bits(s) (s finite: amax is); an amax of 0 gives 1.0 (d 1), a NaN or Inf amax the NaN code (d 0).
+//
+//go:noescape
+func symScalesF32AVX2(scales []byte, div []float32, amax []uint32, qmax float32)
+
+// rangeBlocksAVX2 is the AVX2 kernel of the loop
+//
+//	for k := range lo {
+//		var l, h float32
+//		var m uint32
+//		for _, x := range src[k*block : (k+1)*block] {
+//			if x == x { // the min and max leave NaNs out
+//				l, h = min(l, x), max(h, x)
+//			}
+//			m = max(m, math.Float32bits(x)&0x7fffffff)
+//		}
+//		lo[k], hi[k], amax[k] = l, h, m
+//	}
+//
+// for block a non-zero multiple of 16 and len(src) = len(lo)·block; the signs of zero results
+// may differ from Go's min and max (the asymmetric scales do not depend on them).
+//
+//go:noescape
+func rangeBlocksAVX2(lo []float32, hi []float32, amax []uint32, src []float32, block int)

@@ -28,6 +28,7 @@ func main() {
 	for _, isa := range []string{"AVX512", "AVX2"} {
 		groupKernels(isa)
 		fp8Kernels(isa)
+		scaleKernels(isa)
 	}
 	Generate()
 }
