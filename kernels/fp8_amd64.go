@@ -41,14 +41,20 @@ func quantE4M3(codes, scales []byte, src []float32, t FP8Tiles) {
 				binary.LittleEndian.PutUint32(scales[4*(k0+j):], code)
 				div[j] = d
 			}
+			// Prefetch the next chunk: the same rows further right, or (rows
+			// of whole tiles) the rows that follow.
+			ahead := 4 * (c1 - c0)
+			if tr == 1 {
+				ahead = 4 * chunkElems
+			}
 			for r := r0; r < r1; r++ {
 				base := r * cols
 				runsOf(base+c0, base+c1, 0, tc, 8, func(a, b, k, gl int) {
 					d := div[k : k+(b-a)/gl]
 					if active == tierAVX512 {
-						quantE4M3AVX512(codes[a:], src[a:b], d, gl)
+						quantE4M3AVX512(codes[a:], src[a:b], d, gl, ahead)
 					} else {
-						quantE4M3AVX2(codes[a:], src[a:b], d, gl)
+						quantE4M3AVX2(codes[a:], src[a:b], d, gl, ahead)
 					}
 				}, func(a, b, k int) {
 					quantE4M3Tile(codes, src[a:b], a, div[k])

@@ -12,7 +12,7 @@ package kernels
 // chunkElems is about how many elements a chunk holds; chunkGroups bounds
 // its groups.
 const (
-	chunkElems  = 8192
+	chunkElems  = 4096 // the element kernels prefetch one chunk ahead
 	chunkGroups = 512
 )
 

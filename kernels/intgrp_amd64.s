@@ -717,7 +717,7 @@ dequantQ4_0AVX2_done:
 	RET
 
 // func quantQ8_0x16AVX512(dst []byte, src []float32)
-// Requires: AVX, AVX512F
+// Requires: AVX, AVX512F, MMX+
 TEXT ·quantQ8_0x16AVX512(SB), $96-48
 	MOVQ         dst_base+0(FP), DI
 	MOVQ         src_base+24(FP), SI
@@ -881,6 +881,8 @@ quantQ8_0x16AVX512_group:
 	VCMPPS       $0x0c, Z26, Z1, K1
 	VMOVAPS.Z    Z3, K1, Z3
 	VMOVUPS      Z3, 32(SP)
+	PREFETCHT0   4096(SI)
+	PREFETCHT0   4160(SI)
 	MOVWLZX      (SP), AX
 	MOVW         AX, (DI)
 	VBROADCASTSS 32(SP), Z0
@@ -902,6 +904,8 @@ quantQ8_0x16AVX512_group:
 	VCVTTPS2DQ.Z Z4, K2, Z4
 	VPMOVSDB     Z4, X4
 	VMOVDQU      X4, 18(DI)
+	PREFETCHT0   4224(SI)
+	PREFETCHT0   4288(SI)
 	MOVWLZX      2(SP), AX
 	MOVW         AX, 34(DI)
 	VBROADCASTSS 36(SP), Z0
@@ -923,6 +927,8 @@ quantQ8_0x16AVX512_group:
 	VCVTTPS2DQ.Z Z4, K2, Z4
 	VPMOVSDB     Z4, X4
 	VMOVDQU      X4, 52(DI)
+	PREFETCHT0   4352(SI)
+	PREFETCHT0   4416(SI)
 	MOVWLZX      4(SP), AX
 	MOVW         AX, 68(DI)
 	VBROADCASTSS 40(SP), Z0
@@ -944,6 +950,8 @@ quantQ8_0x16AVX512_group:
 	VCVTTPS2DQ.Z Z4, K2, Z4
 	VPMOVSDB     Z4, X4
 	VMOVDQU      X4, 86(DI)
+	PREFETCHT0   4480(SI)
+	PREFETCHT0   4544(SI)
 	MOVWLZX      6(SP), AX
 	MOVW         AX, 102(DI)
 	VBROADCASTSS 44(SP), Z0
@@ -965,6 +973,8 @@ quantQ8_0x16AVX512_group:
 	VCVTTPS2DQ.Z Z4, K2, Z4
 	VPMOVSDB     Z4, X4
 	VMOVDQU      X4, 120(DI)
+	PREFETCHT0   4608(SI)
+	PREFETCHT0   4672(SI)
 	MOVWLZX      8(SP), AX
 	MOVW         AX, 136(DI)
 	VBROADCASTSS 48(SP), Z0
@@ -986,6 +996,8 @@ quantQ8_0x16AVX512_group:
 	VCVTTPS2DQ.Z Z4, K2, Z4
 	VPMOVSDB     Z4, X4
 	VMOVDQU      X4, 154(DI)
+	PREFETCHT0   4736(SI)
+	PREFETCHT0   4800(SI)
 	MOVWLZX      10(SP), AX
 	MOVW         AX, 170(DI)
 	VBROADCASTSS 52(SP), Z0
@@ -1007,6 +1019,8 @@ quantQ8_0x16AVX512_group:
 	VCVTTPS2DQ.Z Z4, K2, Z4
 	VPMOVSDB     Z4, X4
 	VMOVDQU      X4, 188(DI)
+	PREFETCHT0   4864(SI)
+	PREFETCHT0   4928(SI)
 	MOVWLZX      12(SP), AX
 	MOVW         AX, 204(DI)
 	VBROADCASTSS 56(SP), Z0
@@ -1028,6 +1042,8 @@ quantQ8_0x16AVX512_group:
 	VCVTTPS2DQ.Z Z4, K2, Z4
 	VPMOVSDB     Z4, X4
 	VMOVDQU      X4, 222(DI)
+	PREFETCHT0   4992(SI)
+	PREFETCHT0   5056(SI)
 	MOVWLZX      14(SP), AX
 	MOVW         AX, 238(DI)
 	VBROADCASTSS 60(SP), Z0
@@ -1049,6 +1065,8 @@ quantQ8_0x16AVX512_group:
 	VCVTTPS2DQ.Z Z4, K2, Z4
 	VPMOVSDB     Z4, X4
 	VMOVDQU      X4, 256(DI)
+	PREFETCHT0   5120(SI)
+	PREFETCHT0   5184(SI)
 	MOVWLZX      16(SP), AX
 	MOVW         AX, 272(DI)
 	VBROADCASTSS 64(SP), Z0
@@ -1070,6 +1088,8 @@ quantQ8_0x16AVX512_group:
 	VCVTTPS2DQ.Z Z4, K2, Z4
 	VPMOVSDB     Z4, X4
 	VMOVDQU      X4, 290(DI)
+	PREFETCHT0   5248(SI)
+	PREFETCHT0   5312(SI)
 	MOVWLZX      18(SP), AX
 	MOVW         AX, 306(DI)
 	VBROADCASTSS 68(SP), Z0
@@ -1091,6 +1111,8 @@ quantQ8_0x16AVX512_group:
 	VCVTTPS2DQ.Z Z4, K2, Z4
 	VPMOVSDB     Z4, X4
 	VMOVDQU      X4, 324(DI)
+	PREFETCHT0   5376(SI)
+	PREFETCHT0   5440(SI)
 	MOVWLZX      20(SP), AX
 	MOVW         AX, 340(DI)
 	VBROADCASTSS 72(SP), Z0
@@ -1112,6 +1134,8 @@ quantQ8_0x16AVX512_group:
 	VCVTTPS2DQ.Z Z4, K2, Z4
 	VPMOVSDB     Z4, X4
 	VMOVDQU      X4, 358(DI)
+	PREFETCHT0   5504(SI)
+	PREFETCHT0   5568(SI)
 	MOVWLZX      22(SP), AX
 	MOVW         AX, 374(DI)
 	VBROADCASTSS 76(SP), Z0
@@ -1133,6 +1157,8 @@ quantQ8_0x16AVX512_group:
 	VCVTTPS2DQ.Z Z4, K2, Z4
 	VPMOVSDB     Z4, X4
 	VMOVDQU      X4, 392(DI)
+	PREFETCHT0   5632(SI)
+	PREFETCHT0   5696(SI)
 	MOVWLZX      24(SP), AX
 	MOVW         AX, 408(DI)
 	VBROADCASTSS 80(SP), Z0
@@ -1154,6 +1180,8 @@ quantQ8_0x16AVX512_group:
 	VCVTTPS2DQ.Z Z4, K2, Z4
 	VPMOVSDB     Z4, X4
 	VMOVDQU      X4, 426(DI)
+	PREFETCHT0   5760(SI)
+	PREFETCHT0   5824(SI)
 	MOVWLZX      26(SP), AX
 	MOVW         AX, 442(DI)
 	VBROADCASTSS 84(SP), Z0
@@ -1175,6 +1203,8 @@ quantQ8_0x16AVX512_group:
 	VCVTTPS2DQ.Z Z4, K2, Z4
 	VPMOVSDB     Z4, X4
 	VMOVDQU      X4, 460(DI)
+	PREFETCHT0   5888(SI)
+	PREFETCHT0   5952(SI)
 	MOVWLZX      28(SP), AX
 	MOVW         AX, 476(DI)
 	VBROADCASTSS 88(SP), Z0
@@ -1196,6 +1226,8 @@ quantQ8_0x16AVX512_group:
 	VCVTTPS2DQ.Z Z4, K2, Z4
 	VPMOVSDB     Z4, X4
 	VMOVDQU      X4, 494(DI)
+	PREFETCHT0   6016(SI)
+	PREFETCHT0   6080(SI)
 	MOVWLZX      30(SP), AX
 	MOVW         AX, 510(DI)
 	VBROADCASTSS 92(SP), Z0
@@ -2043,7 +2075,7 @@ quantQ4_0x16AVX512_done:
 	RET
 
 // func quantSym8AVX512(codes []byte, src []float32, div []float32, glen int, qmax float32)
-// Requires: AVX, AVX512F, SSE
+// Requires: AVX, AVX512F, MMX+, SSE
 TEXT ·quantSym8AVX512(SB), NOSPLIT, $0-84
 	MOVQ         codes_base+0(FP), DI
 	MOVQ         src_base+24(FP), SI
@@ -2064,6 +2096,7 @@ quantSym8AVX512_group:
 	MOVQ         R9, CX
 
 quantSym8AVX512_step:
+	PREFETCHT0  16384(SI)
 	VMOVUPS     (SI), Z0
 	VDIVPS      Z13, Z0, Z0
 	VMAXPS      Z14, Z0, Z0
@@ -2084,7 +2117,7 @@ quantSym8AVX512_done:
 	RET
 
 // func quantAsym8AVX512(codes []byte, src []float32, div []float32, zp []int32, glen int, qmax int32)
-// Requires: AVX, AVX512F
+// Requires: AVX, AVX512F, MMX+
 TEXT ·quantAsym8AVX512(SB), NOSPLIT, $0-108
 	MOVQ         codes_base+0(FP), DI
 	MOVQ         src_base+24(FP), SI
@@ -2112,6 +2145,7 @@ quantAsym8AVX512_group:
 	MOVQ         R9, CX
 
 quantAsym8AVX512_step:
+	PREFETCHT0  16384(SI)
 	VMOVUPS     (SI), Z0
 	VDIVPS      Z13, Z0, Z0
 	VMAXPS      Z14, Z0, Z0
@@ -2210,7 +2244,7 @@ dequantAsym8AVX512_done:
 	RET
 
 // func quantSym4AVX512(codes []byte, src []float32, div []float32, glen int, qmax float32)
-// Requires: AVX, AVX512F, SSE
+// Requires: AVX, AVX512F, MMX+, SSE
 TEXT ·quantSym4AVX512(SB), NOSPLIT, $0-84
 	MOVQ         codes_base+0(FP), DI
 	MOVQ         src_base+24(FP), SI
@@ -2234,6 +2268,7 @@ quantSym4AVX512_group:
 	MOVQ         R9, CX
 
 quantSym4AVX512_step:
+	PREFETCHT0  16384(SI)
 	VMOVUPS     (SI), Z0
 	VDIVPS      Z13, Z0, Z0
 	VMAXPS      Z14, Z0, Z0
@@ -2257,7 +2292,7 @@ quantSym4AVX512_done:
 	RET
 
 // func quantAsym4AVX512(codes []byte, src []float32, div []float32, zp []int32, glen int, qmax int32)
-// Requires: AVX, AVX512F
+// Requires: AVX, AVX512F, MMX+
 TEXT ·quantAsym4AVX512(SB), NOSPLIT, $0-108
 	MOVQ         codes_base+0(FP), DI
 	MOVQ         src_base+24(FP), SI
@@ -2288,6 +2323,7 @@ quantAsym4AVX512_group:
 	MOVQ         R9, CX
 
 quantAsym4AVX512_step:
+	PREFETCHT0  16384(SI)
 	VMOVUPS     (SI), Z0
 	VDIVPS      Z13, Z0, Z0
 	VMAXPS      Z14, Z0, Z0
@@ -2395,14 +2431,15 @@ dequantAsym4AVX512_done:
 	VZEROUPPER
 	RET
 
-// func quantE4M3AVX512(codes []byte, src []float32, div []float32, glen int)
-// Requires: AVX, AVX512F
-TEXT ·quantE4M3AVX512(SB), NOSPLIT, $0-80
+// func quantE4M3AVX512(codes []byte, src []float32, div []float32, glen int, ahead int)
+// Requires: AVX, AVX512F, MMX+
+TEXT ·quantE4M3AVX512(SB), NOSPLIT, $0-88
 	MOVQ         codes_base+0(FP), DI
 	MOVQ         src_base+24(FP), SI
 	MOVQ         div_base+48(FP), DX
 	MOVQ         div_len+56(FP), R8
 	MOVQ         glen+72(FP), R9
+	MOVQ         ahead+80(FP), R11
 	MOVL         $0x7fffffff, AX
 	VMOVD        AX, X0
 	VPBROADCASTD X0, Z31
@@ -2436,33 +2473,34 @@ quantE4M3AVX512_group:
 	MOVQ         R9, CX
 
 quantE4M3AVX512_step:
-	VMOVUPS   (SI), Z0
-	VDIVPS    Z24, Z0, Z0
-	VPANDD    Z31, Z0, Z2
-	VADDPS    Z30, Z2, Z3
-	VPSUBD    Z30, Z3, Z3
-	VPSRLD    $0x14, Z2, Z4
-	VPANDD    Z25, Z4, Z4
-	VPADDD    Z2, Z4, Z4
-	VPADDD    Z29, Z4, Z4
-	VPSRLD    $0x14, Z4, Z4
-	VPSUBD    Z28, Z4, Z4
-	VPCMPUD   $0x01, Z27, Z2, K2
-	VMOVDQA32 Z3, K2, Z4
-	VPMINSD   Z26, Z4, Z4
-	VPSRLD    $0x1f, Z0, Z5
-	VPSLLD    $0x07, Z5, Z5
-	VPORD     Z5, Z4, Z4
-	VPBLENDMD Z4, Z23, K1, Z0
-	VPMOVDB   Z0, X0
-	VMOVDQU   X0, (DI)
-	ADDQ      $0x40, SI
-	ADDQ      $0x10, DI
-	SUBQ      $0x10, CX
-	JNZ       quantE4M3AVX512_step
-	ADDQ      $0x04, DX
-	DECQ      R8
-	JNZ       quantE4M3AVX512_group
+	PREFETCHT0 (SI)(R11*1)
+	VMOVUPS    (SI), Z0
+	VDIVPS     Z24, Z0, Z0
+	VPANDD     Z31, Z0, Z2
+	VADDPS     Z30, Z2, Z3
+	VPSUBD     Z30, Z3, Z3
+	VPSRLD     $0x14, Z2, Z4
+	VPANDD     Z25, Z4, Z4
+	VPADDD     Z2, Z4, Z4
+	VPADDD     Z29, Z4, Z4
+	VPSRLD     $0x14, Z4, Z4
+	VPSUBD     Z28, Z4, Z4
+	VPCMPUD    $0x01, Z27, Z2, K2
+	VMOVDQA32  Z3, K2, Z4
+	VPMINSD    Z26, Z4, Z4
+	VPSRLD     $0x1f, Z0, Z5
+	VPSLLD     $0x07, Z5, Z5
+	VPORD      Z5, Z4, Z4
+	VPBLENDMD  Z4, Z23, K1, Z0
+	VPMOVDB    Z0, X0
+	VMOVDQU    X0, (DI)
+	ADDQ       $0x40, SI
+	ADDQ       $0x10, DI
+	SUBQ       $0x10, CX
+	JNZ        quantE4M3AVX512_step
+	ADDQ       $0x04, DX
+	DECQ       R8
+	JNZ        quantE4M3AVX512_group
 
 quantE4M3AVX512_done:
 	VZEROUPPER
@@ -2695,7 +2733,7 @@ rangeBlocksAVX512_done:
 	RET
 
 // func quantSym8AVX2(codes []byte, src []float32, div []float32, glen int, qmax float32)
-// Requires: AVX, AVX2, SSE
+// Requires: AVX, AVX2, MMX+, SSE
 TEXT ·quantSym8AVX2(SB), NOSPLIT, $0-84
 	MOVQ         codes_base+0(FP), DI
 	MOVQ         src_base+24(FP), SI
@@ -2716,6 +2754,7 @@ quantSym8AVX2_group:
 	MOVQ         R9, CX
 
 quantSym8AVX2_step:
+	PREFETCHT0   16384(SI)
 	VMOVUPS      (SI), Y0
 	VDIVPS       Y13, Y0, Y0
 	VMAXPS       Y14, Y0, Y0
@@ -2746,7 +2785,7 @@ quantSym8AVX2_done:
 	RET
 
 // func quantAsym8AVX2(codes []byte, src []float32, div []float32, zp []int32, glen int, qmax int32)
-// Requires: AVX, AVX2
+// Requires: AVX, AVX2, MMX+
 TEXT ·quantAsym8AVX2(SB), NOSPLIT, $0-108
 	MOVQ         codes_base+0(FP), DI
 	MOVQ         src_base+24(FP), SI
@@ -2774,6 +2813,7 @@ quantAsym8AVX2_group:
 	MOVQ         R9, CX
 
 quantAsym8AVX2_step:
+	PREFETCHT0   16384(SI)
 	VMOVUPS      (SI), Y0
 	VDIVPS       Y13, Y0, Y0
 	VMAXPS       Y14, Y0, Y0
@@ -2894,7 +2934,7 @@ dequantAsym8AVX2_done:
 	RET
 
 // func quantSym4AVX2(codes []byte, src []float32, div []float32, glen int, qmax float32)
-// Requires: AVX, AVX2, SSE
+// Requires: AVX, AVX2, MMX+, SSE
 TEXT ·quantSym4AVX2(SB), NOSPLIT, $0-84
 	MOVQ         codes_base+0(FP), DI
 	MOVQ         src_base+24(FP), SI
@@ -2921,6 +2961,7 @@ quantSym4AVX2_group:
 	MOVQ         R9, CX
 
 quantSym4AVX2_step:
+	PREFETCHT0   16384(SI)
 	VMOVUPS      (SI), Y0
 	VDIVPS       Y13, Y0, Y0
 	VMAXPS       Y14, Y0, Y0
@@ -2956,7 +2997,7 @@ quantSym4AVX2_done:
 	RET
 
 // func quantAsym4AVX2(codes []byte, src []float32, div []float32, zp []int32, glen int, qmax int32)
-// Requires: AVX, AVX2
+// Requires: AVX, AVX2, MMX+
 TEXT ·quantAsym4AVX2(SB), NOSPLIT, $0-108
 	MOVQ         codes_base+0(FP), DI
 	MOVQ         src_base+24(FP), SI
@@ -2990,6 +3031,7 @@ quantAsym4AVX2_group:
 	MOVQ         R9, CX
 
 quantAsym4AVX2_step:
+	PREFETCHT0   16384(SI)
 	VMOVUPS      (SI), Y0
 	VDIVPS       Y13, Y0, Y0
 	VMAXPS       Y14, Y0, Y0
@@ -3128,14 +3170,15 @@ dequantAsym4AVX2_done:
 	VZEROUPPER
 	RET
 
-// func quantE4M3AVX2(codes []byte, src []float32, div []float32, glen int)
-// Requires: AVX, AVX2
-TEXT ·quantE4M3AVX2(SB), NOSPLIT, $0-80
+// func quantE4M3AVX2(codes []byte, src []float32, div []float32, glen int, ahead int)
+// Requires: AVX, AVX2, MMX+
+TEXT ·quantE4M3AVX2(SB), NOSPLIT, $0-88
 	MOVQ         codes_base+0(FP), DI
 	MOVQ         src_base+24(FP), SI
 	MOVQ         div_base+48(FP), DX
 	MOVQ         div_len+56(FP), R8
 	MOVQ         glen+72(FP), R9
+	MOVQ         ahead+80(FP), R11
 	MOVL         $0x7fffffff, AX
 	VMOVD        AX, X0
 	VPBROADCASTD X0, Y15
@@ -3171,6 +3214,7 @@ quantE4M3AVX2_group:
 	MOVQ         R9, CX
 
 quantE4M3AVX2_step:
+	PREFETCHT0   (SI)(R11*1)
 	VMOVUPS      (SI), Y0
 	VDIVPS       Y8, Y0, Y0
 	VPAND        Y15, Y0, Y2

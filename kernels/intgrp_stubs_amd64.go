@@ -320,9 +320,10 @@ func dequantAsym4AVX512(dst []float32, codes []byte, mul []float32, zero []float
 //
 // for glen a non-zero multiple of 16; src must hold len(div)·glen floats and codes as many bytes.
 // That is: codes 0x7F for a NaN d, 0 for a d of 0, else e4m3fnCodec.Encode(x/d, RoundEven, true, 0).
+// It prefetches the line ahead bytes past each 16 elements it reads (the caller's next chunk).
 //
 //go:noescape
-func quantE4M3AVX512(codes []byte, src []float32, div []float32, glen int)
+func quantE4M3AVX512(codes []byte, src []float32, div []float32, glen int, ahead int)
 
 // dequantE4M3AVX512 is the AVX-512 kernel of the loop
 //
@@ -521,9 +522,10 @@ func dequantAsym4AVX2(dst []float32, codes []byte, mul []float32, zero []float32
 //
 // for glen a non-zero multiple of 16; src must hold len(div)·glen floats and codes as many bytes.
 // That is: codes 0x7F for a NaN d, 0 for a d of 0, else e4m3fnCodec.Encode(x/d, RoundEven, true, 0).
+// It prefetches the line ahead bytes past each 16 elements it reads (the caller's next chunk).
 //
 //go:noescape
-func quantE4M3AVX2(codes []byte, src []float32, div []float32, glen int)
+func quantE4M3AVX2(codes []byte, src []float32, div []float32, glen int, ahead int)
 
 // dequantE4M3AVX2 is the AVX2 kernel of the loop
 //

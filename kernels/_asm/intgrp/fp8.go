@@ -22,19 +22,21 @@ func fp8Kernels(isa string) {
 // largest magnitude (saturation, ±Inf included) and the sign.
 func quantE4M3(isa string) {
 	name := "quantE4M3" + isa
-	TEXT(name, NOSPLIT, "func(codes []byte, src []float32, div []float32, glen int)")
+	TEXT(name, NOSPLIT, "func(codes []byte, src []float32, div []float32, glen int, ahead int)")
 	Pragma("noescape")
 	doc(name+" is the "+isaName(isa)+" kernel of the loop", []string{
 		"for k, d := range div {",
 		"	quantE4M3Tile(codes, src[k*glen:(k+1)*glen], k*glen, d)",
 		"}",
 	}, "for glen a non-zero multiple of 16; src must hold len(div)·glen floats and codes as many bytes.",
-		"That is: codes 0x7F for a NaN d, 0 for a d of 0, else e4m3fnCodec.Encode(x/d, RoundEven, true, 0).")
+		"That is: codes 0x7F for a NaN d, 0 for a d of 0, else e4m3fnCodec.Encode(x/d, RoundEven, true, 0).",
+		"It prefetches the line ahead bytes past each 16 elements it reads (the caller's next chunk).")
 	Load(Param("codes").Base(), RDI)
 	Load(Param("src").Base(), RSI)
 	Load(Param("div").Base(), RDX)
 	Load(Param("div").Len(), R8)
 	Load(Param("glen"), R9)
+	Load(Param("ahead"), R11)
 	n := lanes(isa)
 	abs, k, rb, rebias, minNorm := vec(isa, 15), vec(isa, 14), vec(isa, 13), vec(isa, 12), vec(isa, 11)
 	maxMag, one, d, fill, pos := vec(isa, 10), vec(isa, 9), vec(isa, 8), vec(isa, 7), vec(isa, 6)
@@ -65,6 +67,7 @@ func quantE4M3(isa string) {
 		VPXOR(pos, pos, pos)
 		VCMPPS(U8(cmpGT), pos, d, pos)
 	}, func() {
+		PREFETCHT0(Mem{Base: RSI, Index: R11, Scale: 1})
 		for i := range 16 / n {
 			v, a, s, u, t := vec(isa, i), vec(isa, 2), vec(isa, 3), vec(isa, 4), vec(isa, 5)
 			VMOVUPS(Mem{Base: RSI, Disp: 4 * n * i}, v)

@@ -100,6 +100,9 @@ func quantQ8_0x16() {
 	VMOVAPS_Z(Z3, K1, Z3)
 	VMOVUPS(Z3, inv)
 	for b := range 16 {
+		// The next group but one, a line at a time.
+		PREFETCHT0(Mem{Base: RSI, Disp: 4096 + 128*b})
+		PREFETCHT0(Mem{Base: RSI, Disp: 4096 + 128*b + 64})
 		MOVWLZX(scales.Offset(2*b), EAX)
 		MOVW(AX, Mem{Base: RDI, Disp: Q8Bytes * b})
 		VBROADCASTSS(inv.Offset(4*b), Z0)
