@@ -2440,25 +2440,28 @@ TEXT ·quantE4M3AVX512(SB), NOSPLIT, $0-88
 	MOVQ         div_len+56(FP), R8
 	MOVQ         glen+72(FP), R9
 	MOVQ         ahead+80(FP), R11
+	MOVL         $0x00000080, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Z16
 	MOVL         $0x7fffffff, AX
 	VMOVD        AX, X0
 	VPBROADCASTD X0, Z31
-	MOVL         $0x46800000, AX
+	MOVL         $0x44000000, AX
 	VMOVD        AX, X0
 	VPBROADCASTD X0, Z30
-	MOVL         $0x0007ffff, AX
-	VMOVD        AX, X0
-	VPBROADCASTD X0, Z29
-	MOVL         $0x000003c0, AX
-	VMOVD        AX, X0
-	VPBROADCASTD X0, Z28
 	MOVL         $0x3c800000, AX
 	VMOVD        AX, X0
+	VPBROADCASTD X0, Z29
+	MOVL         $0x7f800000, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Z28
+	MOVL         $0x0a000000, AX
+	VMOVD        AX, X0
 	VPBROADCASTD X0, Z27
-	MOVL         $0x0000007e, AX
+	MOVL         $0x000003c8, AX
 	VMOVD        AX, X0
 	VPBROADCASTD X0, Z26
-	MOVL         $0x00000001, AX
+	MOVL         $0x0000007e, AX
 	VMOVD        AX, X0
 	VPBROADCASTD X0, Z25
 	TESTQ        R8, R8
@@ -2477,21 +2480,19 @@ quantE4M3AVX512_step:
 	VMOVUPS    (SI), Z0
 	VDIVPS     Z24, Z0, Z0
 	VPANDD     Z31, Z0, Z2
-	VADDPS     Z30, Z2, Z3
-	VPSUBD     Z30, Z3, Z3
-	VPSRLD     $0x14, Z2, Z4
-	VPANDD     Z25, Z4, Z4
-	VPADDD     Z2, Z4, Z4
-	VPADDD     Z29, Z4, Z4
-	VPSRLD     $0x14, Z4, Z4
-	VPSUBD     Z28, Z4, Z4
-	VPCMPUD    $0x01, Z27, Z2, K2
-	VMOVDQA32  Z3, K2, Z4
-	VPMINSD    Z26, Z4, Z4
-	VPSRLD     $0x1f, Z0, Z5
-	VPSLLD     $0x07, Z5, Z5
-	VPORD      Z5, Z4, Z4
-	VPBLENDMD  Z4, Z23, K1, Z0
+	VPMINUD    Z30, Z2, Z2
+	VPMAXUD    Z29, Z2, Z3
+	VPANDD     Z28, Z3, Z3
+	VPADDD     Z27, Z3, Z4
+	VADDPS     Z4, Z2, Z5
+	VPSUBD     Z4, Z5, Z5
+	VPSRLD     $0x14, Z3, Z3
+	VPADDD     Z3, Z5, Z5
+	VPSUBD     Z26, Z5, Z5
+	VPMINSD    Z25, Z5, Z5
+	VPSRLD     $0x18, Z0, Z4
+	VPTERNLOGD $0xf8, Z16, Z4, Z5
+	VPBLENDMD  Z5, Z23, K1, Z0
 	VPMOVDB    Z0, X0
 	VMOVDQU    X0, (DI)
 	ADDQ       $0x40, SI
@@ -3182,22 +3183,22 @@ TEXT ·quantE4M3AVX2(SB), NOSPLIT, $0-88
 	MOVL         $0x7fffffff, AX
 	VMOVD        AX, X0
 	VPBROADCASTD X0, Y15
-	MOVL         $0x46800000, AX
+	MOVL         $0x44000000, AX
 	VMOVD        AX, X0
 	VPBROADCASTD X0, Y14
-	MOVL         $0x0007ffff, AX
-	VMOVD        AX, X0
-	VPBROADCASTD X0, Y13
-	MOVL         $0x000003c0, AX
-	VMOVD        AX, X0
-	VPBROADCASTD X0, Y12
 	MOVL         $0x3c800000, AX
 	VMOVD        AX, X0
+	VPBROADCASTD X0, Y13
+	MOVL         $0x7f800000, AX
+	VMOVD        AX, X0
+	VPBROADCASTD X0, Y12
+	MOVL         $0x0a000000, AX
+	VMOVD        AX, X0
 	VPBROADCASTD X0, Y11
-	MOVL         $0x0000007e, AX
+	MOVL         $0x000003c8, AX
 	VMOVD        AX, X0
 	VPBROADCASTD X0, Y10
-	MOVL         $0x00000001, AX
+	MOVL         $0x0000007e, AX
 	VMOVD        AX, X0
 	VPBROADCASTD X0, Y9
 	TESTQ        R8, R8
@@ -3218,39 +3219,37 @@ quantE4M3AVX2_step:
 	VMOVUPS      (SI), Y0
 	VDIVPS       Y8, Y0, Y0
 	VPAND        Y15, Y0, Y2
-	VADDPS       Y14, Y2, Y3
-	VPSUBD       Y14, Y3, Y3
-	VPSRLD       $0x14, Y2, Y4
-	VPAND        Y9, Y4, Y4
-	VPADDD       Y2, Y4, Y4
-	VPADDD       Y13, Y4, Y4
-	VPSRLD       $0x14, Y4, Y4
-	VPSUBD       Y12, Y4, Y4
-	VPCMPGTD     Y2, Y11, Y5
-	VPBLENDVB    Y5, Y3, Y4, Y4
-	VPMINSD      Y10, Y4, Y4
-	VPSRLD       $0x1f, Y0, Y5
-	VPSLLD       $0x07, Y5, Y5
-	VPOR         Y5, Y4, Y4
-	VPBLENDVB    Y6, Y4, Y7, Y0
+	VPMINUD      Y14, Y2, Y2
+	VPMAXUD      Y13, Y2, Y3
+	VPAND        Y12, Y3, Y3
+	VPADDD       Y11, Y3, Y4
+	VADDPS       Y4, Y2, Y5
+	VPSUBD       Y4, Y5, Y5
+	VPSRLD       $0x14, Y3, Y3
+	VPADDD       Y3, Y5, Y5
+	VPSUBD       Y10, Y5, Y5
+	VPMINSD      Y9, Y5, Y5
+	VPSRLD       $0x1f, Y0, Y4
+	VPSLLD       $0x07, Y4, Y4
+	VPOR         Y4, Y5, Y5
+	VPBLENDVB    Y6, Y5, Y7, Y0
 	VMOVUPS      32(SI), Y1
 	VDIVPS       Y8, Y1, Y1
 	VPAND        Y15, Y1, Y2
-	VADDPS       Y14, Y2, Y3
-	VPSUBD       Y14, Y3, Y3
-	VPSRLD       $0x14, Y2, Y4
-	VPAND        Y9, Y4, Y4
-	VPADDD       Y2, Y4, Y4
-	VPADDD       Y13, Y4, Y4
-	VPSRLD       $0x14, Y4, Y4
-	VPSUBD       Y12, Y4, Y4
-	VPCMPGTD     Y2, Y11, Y5
-	VPBLENDVB    Y5, Y3, Y4, Y4
-	VPMINSD      Y10, Y4, Y4
-	VPSRLD       $0x1f, Y1, Y5
-	VPSLLD       $0x07, Y5, Y5
-	VPOR         Y5, Y4, Y4
-	VPBLENDVB    Y6, Y4, Y7, Y1
+	VPMINUD      Y14, Y2, Y2
+	VPMAXUD      Y13, Y2, Y3
+	VPAND        Y12, Y3, Y3
+	VPADDD       Y11, Y3, Y4
+	VADDPS       Y4, Y2, Y5
+	VPSUBD       Y4, Y5, Y5
+	VPSRLD       $0x14, Y3, Y3
+	VPADDD       Y3, Y5, Y5
+	VPSUBD       Y10, Y5, Y5
+	VPMINSD      Y9, Y5, Y5
+	VPSRLD       $0x1f, Y1, Y4
+	VPSLLD       $0x07, Y4, Y4
+	VPOR         Y4, Y5, Y5
+	VPBLENDVB    Y6, Y5, Y7, Y1
 	VPACKUSDW    Y1, Y0, Y0
 	VPERMQ       $0xd8, Y0, Y0
 	VEXTRACTI128 $0x01, Y0, X1

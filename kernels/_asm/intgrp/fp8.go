@@ -14,12 +14,14 @@ func fp8Kernels(isa string) {
 	dequantE4M3(isa)
 }
 
-// quantE4M3 emits quantE4M3{AVX512,AVX2}. The rounding is the reference
-// codec's round to nearest even on the float32 bits: for |v| ≥ 2^−6 (E4M3's
-// smallest normal) the bits plus 2^19 − 1 plus the kept LSB, shifted down by
-// 20 and rebiased by 120<<3; below it, the float32 sum |v| + 2^14, whose ulp
-// is E4M3's subnormal step 2^−9, minus 2^14's bits. Then the clamp at the
-// largest magnitude (saturation, ±Inf included) and the sign.
+// quantE4M3 emits quantE4M3{AVX512,AVX2}. The rounding is one float32
+// addition: with e the exponent of max(|v|, 2^−6) (E4M3's smallest normal;
+// |v| first clamped to 512, which saturates anyway), c = 2^(e+20) has the
+// ulp 2^(e−3), E4M3's step in that binade (2^−9 for the subnormals), so
+// |v| + c rounds |v| to nearest even, and the bits of the sum minus those of
+// c count the steps k above c. The code is ((e + 6) << 3) + k for normal
+// and subnormal values alike (a carry, k = 16, lands on the next binade's
+// first code), clamped at the largest magnitude, with the sign put back.
 func quantE4M3(isa string) {
 	name := "quantE4M3" + isa
 	TEXT(name, NOSPLIT, "func(codes []byte, src []float32, div []float32, glen int, ahead int)")
@@ -38,19 +40,21 @@ func quantE4M3(isa string) {
 	Load(Param("glen"), R9)
 	Load(Param("ahead"), R11)
 	n := lanes(isa)
-	abs, k, rb, rebias, minNorm := vec(isa, 15), vec(isa, 14), vec(isa, 13), vec(isa, 12), vec(isa, 11)
-	maxMag, one, d, fill, pos := vec(isa, 10), vec(isa, 9), vec(isa, 8), vec(isa, 7), vec(isa, 6)
+	abs, c512, minNorm, expMask, c20 := vec(isa, 15), vec(isa, 14), vec(isa, 13), vec(isa, 12), vec(isa, 11)
+	rebias, maxMag, d, fill, pos := vec(isa, 10), vec(isa, 9), vec(isa, 8), vec(isa, 7), vec(isa, 6)
+	signBit := Z16 // AVX-512 only
 	if isa == "AVX512" {
-		abs, k, rb, rebias, minNorm = Z31, Z30, Z29, Z28, Z27
-		maxMag, one, d, fill, pos = Z26, Z25, Z24, Z23, Z22
+		abs, c512, minNorm, expMask, c20 = Z31, Z30, Z29, Z28, Z27
+		rebias, maxMag, d, fill, pos = Z26, Z25, Z24, Z23, Z22
+		bcast(0x80, signBit, X0)
 	}
 	bcast(0x7fffffff, abs, X0)
-	bcast(141<<23, k, X0) // 2^14, as a float and as bits
-	bcast(1<<19-1, rb, X0)
-	bcast(120<<3, rebias, X0)
+	bcast(0x44000000, c512, X0)
 	bcast(121<<23, minNorm, X0) // 2^−6
+	bcast(0x7f800000, expMask, X0)
+	bcast(20<<23, c20, X0)
+	bcast(121<<3, rebias, X0)
 	bcast(e4m3MaxMag, maxMag, X0)
-	bcast(1, one, X0)
 	groupLoop(name, 64, 16, false, func() {
 		// fill is 0x7F for a NaN d, else 0; pos (K1) marks d > 0.
 		VBROADCASTSS(Mem{Base: RDX}, d)
@@ -69,34 +73,30 @@ func quantE4M3(isa string) {
 	}, func() {
 		PREFETCHT0(Mem{Base: RSI, Index: R11, Scale: 1})
 		for i := range 16 / n {
-			v, a, s, u, t := vec(isa, i), vec(isa, 2), vec(isa, 3), vec(isa, 4), vec(isa, 5)
+			v, a, e, c, u := vec(isa, i), vec(isa, 2), vec(isa, 3), vec(isa, 4), vec(isa, 5)
 			VMOVUPS(Mem{Base: RSI, Disp: 4 * n * i}, v)
 			VDIVPS(d, v, v)
 			pand(abs, v, a)
-			VADDPS(k, a, s)
-			VPSUBD(k, s, s) // the code below 2^−6
-			VPSRLD(U8(20), a, u)
-			pand(one, u, u)
-			VPADDD(a, u, u)
-			VPADDD(rb, u, u)
-			VPSRLD(U8(20), u, u)
-			VPSUBD(rebias, u, u) // the code from 2^−6 up
-			if isa == "AVX512" {
-				VPCMPUD(U8(1), minNorm, a, K2) // a < 2^−6
-				VMOVDQA32(s, K2, u)
-			} else {
-				VPCMPGTD(a, minNorm, t)
-				VPBLENDVB(t, s, u, u)
-			}
+			VPMINUD(c512, a, a)
+			VPMAXUD(minNorm, a, e)
+			pand(expMask, e, e)
+			VPADDD(c20, e, c)
+			VADDPS(c, a, u)
+			VPSUBD(c, u, u) // k
+			VPSRLD(U8(20), e, e)
+			VPADDD(e, u, u)
+			VPSUBD(rebias, u, u)
 			VPMINSD(maxMag, u, u)
-			VPSRLD(U8(31), v, t)
-			VPSLLD(U8(7), t, t)
-			por(t, u, u)
 			if isa == "AVX512" {
-				VPBLENDMD(u, fill, K1, v) // d > 0 ? code : fill
-			} else {
-				VPBLENDVB(pos, u, fill, v)
+				VPSRLD(U8(24), v, c)
+				VPTERNLOGD(U8(0xf8), signBit, c, u) // u | c&0x80
+				VPBLENDMD(u, fill, K1, v)           // d > 0 ? code : fill
+				continue
 			}
+			VPSRLD(U8(31), v, c)
+			VPSLLD(U8(7), c, c)
+			VPOR(c, u, u)
+			VPBLENDVB(pos, u, fill, v)
 		}
 		storeCodes(isa, 8, true, nil, nil)
 	})
