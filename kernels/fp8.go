@@ -112,9 +112,30 @@ func quantE4M3Tile(codes []byte, x []float32, lo int, d float32) {
 		clear(out)
 	default:
 		for i, v := range x {
-			out[i] = byte(e4m3fnCodec.Encode(v/d, RoundEven, true, 0))
+			out[i] = e4m3RNE(v / d)
 		}
 	}
+}
+
+// e4m3RNE returns e4m3fnCodec.Encode(v, RoundEven, true, 0) for v not NaN:
+// for |v| ≥ 2^−6 the float32 bits rounded to 3 mantissa bits (adding
+// 2^19 − 1 plus the kept LSB), shifted down and rebiased; below it, the
+// float32 sum |v| + 2^14, whose ulp is E4M3's subnormal step 2^−9, minus
+// 2^14's bits; then saturation at ±448 and the sign (−0 kept).
+func e4m3RNE(v float32) byte {
+	const (
+		minNorm = 121 << 23 // 2^−6
+		kBits   = 141 << 23 // 2^14
+		rebias  = 120 << 3
+	)
+	y := math.Float32bits(v)
+	abs := y & 0x7fffffff
+	sub := int32(math.Float32bits(math.Float32frombits(abs)+math.Float32frombits(kBits)) - kBits)
+	mag := int32((abs+(1<<19-1)+(abs>>20)&1)>>20) - rebias
+	isSub := (int32(abs) - minNorm) >> 31
+	mag ^= (mag ^ sub) & isSub
+	mag = min(mag, e4m3MaxMag)
+	return byte(uint32(mag) | y>>31<<7)
 }
 
 // forTiles calls fn for every tile of a rows×cols matrix in row-major tile
