@@ -305,8 +305,15 @@ func dequantIntSymGo(dst []float32, codes, scales []byte, g IntGroups) {
 	cols, group, _ := g.geometry("DequantizeIntSym", len(dst))
 	forGroups(len(dst), cols, group, func(k, lo, hi int) {
 		m := g.Scale.decodeScale(g.Scale.get(scales, k))
+		if g.Bits == 8 {
+			for i, c := range codes[lo:hi] {
+				dst[lo+i] = float32(int8(c)) * m
+			}
+			return
+		}
 		for i := lo; i < hi; i++ {
-			dst[i] = float32(getCode(codes, i, g.Bits, true)) * m
+			c := int32(codes[i>>1]>>(uint(i&1)*4)) << 28 >> 28
+			dst[i] = float32(c) * m
 		}
 	})
 }
@@ -387,8 +394,15 @@ func dequantIntAsymGo(dst []float32, codes, scales, zeros []byte, g IntGroups) {
 	forGroups(len(dst), cols, group, func(k, lo, hi int) {
 		m := g.Scale.decodeScale(g.Scale.get(scales, k))
 		z := g.zeroOf(zeros[k])
+		if g.Bits == 8 {
+			for i, c := range codes[lo:hi] {
+				dst[lo+i] = (float32(c) - z) * m
+			}
+			return
+		}
 		for i := lo; i < hi; i++ {
-			dst[i] = (float32(getCode(codes, i, g.Bits, false)) - z) * m
+			c := codes[i>>1] >> (uint(i&1) * 4) & 0xf
+			dst[i] = (float32(c) - z) * m
 		}
 	})
 }
