@@ -24,3 +24,8 @@ func quantizeMXFP6(codes []byte, scales []uint8, src []float32, e *mxElem) {
 func dequantizeMXFP6(dst []float32, codes []byte, scales []uint8, e *mxElem) {
 	dequantMXFP6Go(dst, codes, scales, e)
 }
+
+func encodeFloat8(f *FloatCodec, dst []uint8, src []float32, saturate bool) bool { return false }
+func decodeFloat8(f *FloatCodec, dst []float32, src []uint8, lut *[256]float32) bool {
+	return false
+}
