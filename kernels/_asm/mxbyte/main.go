@@ -66,6 +66,7 @@ func (e elem) decodeMul() uint32 { return uint32(126+e.emin+127) << 23 }
 func main() {
 	ConstraintExpr(gen.BuildConstraint)
 	declareTables()
+	declareMXTables()
 	for _, isa := range []string{"AVX512", "AVX2"} {
 		for _, e := range []elem{e4m3, e5m2, e2m3, e3m2} {
 			quantFloat(isa, e)
@@ -133,7 +134,8 @@ var (
 	e8m0Tab    Mem       // float32 bits of 2^(c−127), NaN for 255
 	e8m0Tab64  Mem       // float32 bits of 2^(c−127)/64, NaN for 255
 	pack6Shuf  Mem       // VPSHUFB: the low 3 bytes of each dword, per 128-bit lane
-	pack6Perm  Mem       // VPERMD: dwords [0,1,2,4,5,6,3,7]
+	pack6Perm  Mem       // VPERMD: dwords [0,1,2,4,5,6,8,9,10,12,13,14,...]
+	pairPerm   Mem       // VPERMD: a pair of blocks packed in 128-bit lanes, in order
 	unpack6Z   [2]Mem    // AVX-512 VPSHUFB: group bytes into dwords, codes 0–15 and 16–31
 	unpack6Y   [4]Mem    // AVX2 VPSHUFB: group bytes into dwords, codes 8k..8k+7
 	unpack6Sh  Mem       // VPSRLVD shifts 0, 6, 12, 18 (repeated)
@@ -148,7 +150,7 @@ func declareTables() {
 	}
 	for _, e := range []elem{e4m3, e5m2, e2m3, e3m2} {
 		constVals = append(constVals, e.roundAdd(), e.kBits(), e.minNorm(), e.maxMag, e.maxMag+1,
-			uint32(e.emax), 1<<e.signPos(), e.magMask()<<e.sh(), e.decodeMul(), e.nanCode*0x01010101)
+			uint32(e.emax), 1<<e.signPos(), e.magMask()<<e.sh(), e.decodeMul(), e.nanCode*0x01010101, uint32(e.emin+127))
 	}
 	var words []uint32
 	for _, c := range constVals {
@@ -176,7 +178,13 @@ func declareTables() {
 	e8m0Tab64 = gen.Table("mxbE8M0Div64", t64)
 	// Per 128-bit lane: bytes 0-2, 4-6, 8-10, 12-14, then zeros.
 	pack6Shuf = fixPack6Shuf()
-	pack6Perm = gen.Table("mxbPack6Perm", []uint32{0, 1, 2, 4, 5, 6, 3, 7})
+	pack6Perm = gen.Table("mxbPack6Perm", []uint32{0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13, 14, 3, 7, 11, 15})
+	// Dword 4v+L of the packed pair of blocks comes from dword 4L+v.
+	var pp []uint32
+	for i := range 16 {
+		pp = append(pp, uint32(i%4*4+i/4))
+	}
+	pairPerm = gen.Table("mxbPairPerm", pp)
 	// AVX-512: lane L of the 16 codes 0–15 (groups 0–3, bytes 0–11 of
 	// the block, loaded from byte 0) holds group L in all four dwords;
 	// codes 16–31 (groups 4–7, bytes 12–23) are loaded from byte 8, so
@@ -269,20 +277,21 @@ func quantDoc(name, isa, ref string, per int) {
 // The AVX-512 quantizers take 16 blocks (512 floats) per step: a transpose
 // tree of the block maxima (as the reduce generator's), the 16 scales at
 // once, their reciprocals spilled to the stack and broadcast per block, then
-// the elements, whose lanes of a block holding NaN or Inf are fixed up
-// afterwards. prefetchAhead is how far ahead of the step the tree
-// prefetches the input.
-const prefetchAhead = 4096
+// the elements, two blocks at a time, whose codes in a block holding NaN or
+// Inf are fixed up afterwards. The AVX2 ones take 8 blocks per step the same
+// way. The second pass over a step reads it from the level-1 cache; software
+// prefetch of the input ahead of the tree (PREFETCHT0 2–8 KiB ahead, one per
+// line) made the DRAM-sized runs a quarter slower on the development VM, so
+// the sequential reads are left to the hardware prefetcher.
 
 // amaxTree512 leaves in Z0 the |x| maxima (as bits) of the 16 blocks at SI;
 // it uses Z0–Z15, Z24 and the tree indexes in Z16–Z23, and Z31 = 0x7fffffff.
+// (VRANGEPS, which would take the larger magnitude of two vectors in one
+// instruction, lets a NaN operand through as the other one on the
+// development machine, so the maxima are taken on the bits.)
 func amaxTree512() {
 	for b := range 16 {
 		off := 128 * b
-		if prefetchAhead > 0 {
-			PREFETCHT0(Mem{Base: RSI, Disp: off + prefetchAhead})
-			PREFETCHT0(Mem{Base: RSI, Disp: off + 64 + prefetchAhead})
-		}
 		VPANDD(Mem{Base: RSI, Disp: off}, Z31, zs[b])
 		VPANDD(Mem{Base: RSI, Disp: off + 64}, Z31, Z24)
 		VPMAXUD(Z24, zs[b], zs[b])
@@ -303,10 +312,6 @@ func amaxTree512() {
 func amaxTree256() {
 	for b := range 8 {
 		off := 128 * b
-		if prefetchAhead > 0 {
-			PREFETCHT0(Mem{Base: RSI, Disp: off + prefetchAhead})
-			PREFETCHT0(Mem{Base: RSI, Disp: off + 64 + prefetchAhead})
-		}
 		VPAND(Mem{Base: RSI, Disp: off}, Y15, ys[b])
 		VPAND(Mem{Base: RSI, Disp: off + 32}, Y15, Y8)
 		VPAND(Mem{Base: RSI, Disp: off + 64}, Y15, Y9)
@@ -389,16 +394,12 @@ func quantBody(name, isa string, e elem, int8 bool) {
 			bcast(0xffffff81, Z30) // −127
 			bcast(math.Float32bits(64), Z29)
 		} else {
-			bcast(e.roundAdd(), Z30)
-			bcast(e.kBits(), Z29)
-			bcast(e.kBits(), Z28)
-			bcast(e.minNorm(), Z27)
+			bcast(uint32(e.emin+127), Z30)
+			t := mxTables[e.name]
+			VMOVDQU32(t.c, Z29)
+			VMOVDQU32(t.d, Z28)
 			bcast(e.maxMag, Z26)
 			bcast(1<<e.signPos(), Z25)
-		}
-		if e.six {
-			MOVL(U32(0x3f), EAX) // six dwords: 24 bytes
-			KMOVW(EAX, K7)
 		}
 		Label(l("loop"))
 		amaxTree512()
@@ -421,34 +422,42 @@ func quantBody(name, isa string, e elem, int8 bool) {
 		}
 		VMOVDQU32(Z3, local)
 		KMOVW(K1, R11L)
-		for b := range 16 {
+		// Pairs of blocks: four vectors of codes (one per dword), packed to
+		// bytes by VPACKUSDW/VPACKUSWB (signed for MXINT8) within 128-bit
+		// lanes, put in order by one VPERMD (Z15).
+		VMOVDQU32(pairPerm, Z15)
+		for b := 0; b < 16; b += 2 {
 			VBROADCASTSS(local.Offset(4*b), Z1)
-			var halves [2]VecPhysical
-			for h := range 2 {
-				y, a, t, n, s := zs[2+5*h], zs[3+5*h], zs[4+5*h], zs[5+5*h], zs[6+5*h]
-				VMULPS(Mem{Base: RSI, Disp: 128*b + 64*h}, Z1, y)
+			VBROADCASTSS(local.Offset(4*b+4), Z2)
+			for v := range 4 {
+				n := zs[3+v]
+				y, a, t, sc := zs[7+4*(v%2)], zs[8+4*(v%2)], zs[9+4*(v%2)], zs[10+4*(v%2)]
+				VMULPS(Mem{Base: RSI, Disp: 128*b + 64*v}, zs[1+v/2], y)
 				if int8 {
 					VMULPS(Z29, y, y) // ·64, as the reference: x·2^(127−sc) may be subnormal
-					VCVTPS2DQ_RN_SAE(y, y)
-					VPMAXSD(Z30, y, y)
-					VPMOVSDB(y, y.AsX())
-					if !e.six {
-						VMOVDQU(y.AsX(), Mem{Base: RDI, Disp: cb*b + 16*h})
-					}
+					VCVTPS2DQ_RN_SAE(y, n)
+					VPMAXSD(Z30, n, n)
 					continue
 				}
-				round512(e, y, a, t, n, s, K2)
-				VPMOVDB(n, n.AsX())
-				halves[h] = n
-				if !e.six {
-					VMOVDQU(n.AsX(), Mem{Base: RDI, Disp: cb*b + 16*h})
-				}
+				roundMX512(e, y, a, t, n, sc)
 			}
+			if int8 {
+				VPACKSSDW(Z4, Z3, Z3)
+				VPACKSSDW(Z6, Z5, Z5)
+				VPACKSSWB(Z5, Z3, Z3)
+			} else {
+				VPACKUSDW(Z4, Z3, Z3)
+				VPACKUSDW(Z6, Z5, Z5)
+				VPACKUSWB(Z5, Z3, Z3)
+			}
+			VPERMD(Z3, Z15, Z3)
 			if e.six {
-				c := halves[0].AsY().(VecPhysical)
-				VINSERTI128(Imm(1), halves[1].AsX(), c, c)
-				pack6(c, Z12.AsY().(VecPhysical))
-				VMOVDQU32(c, K7, Mem{Base: RDI, Disp: cb * b})
+				pack6(Z3, Z24) // 48 bytes
+				VMOVDQU(Y3, Mem{Base: RDI, Disp: cb * b})
+				VEXTRACTI32X4(Imm(2), Z3, X4)
+				VMOVDQU(X4, Mem{Base: RDI, Disp: cb*b + 32})
+			} else {
+				VMOVDQU32(Z3, Mem{Base: RDI, Disp: cb * b})
 			}
 		}
 		nanFix(name, e, cb, nanCode, Y2)
@@ -593,6 +602,58 @@ func round512(e elem, y, a, t, n, s VecPhysical, k Register) {
 	VPTERNLOGD(U8(0xf8), Z25, t, n) // n | t&sign
 }
 
+// roundMX512 is round512 for the scaled values y of a finite MX block,
+// below 2^(emax+1) in magnitude: with F the exponent field of |y| raised to
+// at least that of 2^emin, the float addition of C = 2^(F−127+23−M), whose
+// ulp is the quantum of |y| in the format (its subnormals' below 2^emin),
+// rounds |y| to nearest even, and the difference of the bits of |y|+C and
+// C is |y| in quanta; adding the binades above 2^emin (F−emin−127 times
+// 2^M) gives the magnitude code. C and that difference of offsets, D, are
+// looked up by F (Z29 and Z28, or 32-entry tables for E5M2, whose upper
+// halves are read from memory). Constants: Z31 = 0x7fffffff, Z30 = the
+// exponent field of 2^emin, Z26 = maxMag, Z25 = the sign bit of a code.
+func roundMX512(e elem, y, a, t, n, s VecPhysical) {
+	VPANDD(Z31, y, a)
+	VPSRLD(U8(23), a, t)
+	VPMAXUD(Z30, t, t) // F
+	if e.emax-e.emin < 16 {
+		VPERMD(Z29, t, s) // C
+		VPERMD(Z28, t, n) // D
+	} else {
+		tb := mxTables[e.name]
+		VMOVDQA32(t, n)
+		VPERMI2D(tb.c.Offset(64), Z29, t)
+		VPERMI2D(tb.d.Offset(64), Z28, n)
+		s = t
+	}
+	VADDPS(s, a, s)
+	VPSUBD(n, s, n)
+	VPMINSD(Z26, n, n)
+	VPSRLD(U8(31-e.signPos()), y, t)
+	VPTERNLOGD(U8(0xf8), Z25, t, n) // n | t&sign
+}
+
+// mxTables holds, per element format, the tables of roundMX512: for the
+// exponent fields F of 2^emin to 2^emax, at index F mod 16 (or mod 32),
+// the bits of C = 2^(F−127+23−M) and D = bits(C) − (F−emin−127)<<M.
+var mxTables = map[string]struct{ c, d Mem }{}
+
+func declareMXTables() {
+	for _, e := range []elem{e4m3, e5m2, e2m3, e3m2} {
+		size := 16
+		if e.emax-e.emin >= 16 {
+			size = 32
+		}
+		c, d := make([]uint32, size), make([]uint32, size)
+		for f := e.emin + 127; f <= e.emax+127; f++ {
+			cb := uint32(f+23-e.man) << 23
+			c[f%size] = cb
+			d[f%size] = cb - uint32(f-e.emin-127)<<e.man
+		}
+		mxTables[e.name] = struct{ c, d Mem }{gen.Table("mxbC"+e.name, c), gen.Table("mxbD"+e.name, d)}
+	}
+}
+
 // round256 is round512 for AVX2: y is overwritten, a, t and s are scratch,
 // and the constants are Y9 = roundAdd, Y10 = K (also its bits), Y12 =
 // minNorm, Y13 = maxMag, Y15 = 0x7fffffff.
@@ -614,13 +675,25 @@ func round256(e elem, y, a, t, n, s VecPhysical) {
 	VPOR(y, n, n)
 }
 
-// pack6 packs the 32 six-bit codes, one per byte of the ymm c, into its
-// first 24 bytes (4 codes in 3 bytes, LSB first); it uses the ymm tmp.
+// pack6 packs the six-bit codes, one per byte of c (32 in a ymm, 64 in a
+// zmm), into its first 24 or 48 bytes (4 codes in 3 bytes, LSB first); it
+// uses tmp, a register of c's size.
 func pack6(c, tmp VecPhysical) {
+	if c.Size() == 64 {
+		VBROADCASTI32X4(cst(0x40014001), tmp)
+		VPMADDUBSW(tmp, c, c)
+		VBROADCASTI32X4(cst(0x10000001), tmp)
+		VPMADDWD(tmp, c, c)
+		VBROADCASTI32X4(pack6Shuf, tmp)
+		VPSHUFB(tmp, c, c)
+		VMOVDQU32(pack6Perm, tmp)
+		VPERMD(c, tmp, c)
+		return
+	}
 	VPMADDUBSW(cst(0x40014001), c, c) // words c0 + 64·c1
 	VPMADDWD(cst(0x10000001), c, c)   // dwords w0 + 4096·w1: 24 bits
 	VPSHUFB(pack6Shuf, c, c)          // 12 bytes per 128-bit lane
-	VMOVDQU(pack6Perm, tmp)
+	VMOVDQU(pack6Perm, tmp)           // [0,1,2,4,5,6] then bytes past the 24
 	VPERMD(c, tmp, c)
 }
 
@@ -865,13 +938,15 @@ func elemLoop(name string, step, unroll, inSize, outSize int, body func(j int)) 
 	CMPQ(RCX, U32(uint32(big)))
 	JAE(LabelRef(l("big")))
 	Label(l("one"))
-	CMPQ(RCX, U32(uint32(step)))
-	JB(LabelRef(l("done")))
-	body(0)
-	ADDQ(U32(uint32(step*inSize)), RSI)
-	ADDQ(U32(uint32(step*outSize)), RDI)
-	SUBQ(U32(uint32(step)), RCX)
-	JMP(LabelRef(l("one")))
+	if unroll > 1 {
+		CMPQ(RCX, U32(uint32(step)))
+		JB(LabelRef(l("done")))
+		body(0)
+		ADDQ(U32(uint32(step*inSize)), RSI)
+		ADDQ(U32(uint32(step*outSize)), RDI)
+		SUBQ(U32(uint32(step)), RCX)
+		JMP(LabelRef(l("one")))
+	}
 	Label(l("done"))
 	if nt {
 		SFENCE()
