@@ -150,7 +150,7 @@ func declareTables() {
 	}
 	for _, e := range []elem{e4m3, e5m2, e2m3, e3m2} {
 		constVals = append(constVals, e.roundAdd(), e.kBits(), e.minNorm(), e.maxMag, e.maxMag+1,
-			uint32(e.emax), 1<<e.signPos(), e.magMask()<<e.sh(), e.decodeMul(), e.nanCode*0x01010101, uint32(e.emin+127))
+			uint32(e.emax), 1<<e.signPos(), e.magMask()<<e.sh(), e.decodeMul(), e.nanCode*0x01010101, uint32(e.emin+127), uint32(e.emax+127))
 	}
 	var words []uint32
 	for _, c := range constVals {
@@ -578,44 +578,32 @@ func nanFix(name string, e elem, cb int, nanCode uint32, v VecPhysical) {
 	Label(l("nanDone"))
 }
 
-// round512 leaves in n the codes (one per dword) of the float32 values y
-// rounded to nearest even in e, saturating: the normal result by integer
-// rounding of the bits, the subnormal one by the float addition of 2^(emin−M+23)
-// (K, whose ulp is the format's quantum), selected by |y| < 2^emin, the
-// magnitude clamped to the largest and the sign put back. It uses a, t, s
-// and k, and the constants Z30 = roundAdd, Z29 = K, Z28 = bits of K, Z27 =
-// minNorm, Z26 = maxMag, Z25 = the sign bit of a code, Z31 = 0x7fffffff.
-func round512(e elem, y, a, t, n, s VecPhysical, k Register) {
-	sh := U8(e.sh())
-	VPANDD(Z31, y, a)
-	VPSLLD(U8(31-e.sh()), a, t)
-	VPSRLD(U8(31), t, t) // the kept LSB
-	VPADDD(Z30, a, n)
-	VPADDD(t, n, n)
-	VPSRAD(sh, n, n)
-	VADDPS(Z29, a, s)
-	VPSUBD(Z28, s, s)
-	VPCMPUD(U8(1), Z27, a, k) // |y| < 2^emin
-	VMOVDQA32(s, k, n)
-	VPMINSD(Z26, n, n)
-	VPSRLD(U8(31-e.signPos()), y, t)
-	VPTERNLOGD(U8(0xf8), Z25, t, n) // n | t&sign
-}
+// roundMX512 leaves in n the codes (one per dword) of the scaled values y
+// of a finite MX block, below 2^(emax+1) in magnitude, rounded to nearest
+// even in e and saturating. With F the exponent field of |y| raised to at
+// least that of 2^emin, the float addition of C = 2^(F−127+23−M), whose ulp
+// is the quantum of |y| in the format (that of its subnormals below 2^emin),
+// rounds |y| to nearest even, and the difference of the bits of |y|+C and C
+// is |y| in quanta; adding the binades above 2^emin ((F−emin−127)·2^M) gives
+// the magnitude code, which is clamped to the largest and given the sign of
+// y. C and D = bits(C) − (F−emin−127)·2^M are looked up by F (Z29 and Z28,
+// tables of 16 entries, or of 32 for E5M2, whose upper halves are read from
+// memory); a, t and s are scratch. Constants: Z31 = 0x7fffffff, Z30 = the
+// exponent field of 2^emin, Z26 = the clamp (maxMag), Z25 = the sign bit of
+// a code.
+func roundMX512(e elem, y, a, t, n, s VecPhysical) { roundTab512(e, y, a, t, n, s, false) }
 
-// roundMX512 is round512 for the scaled values y of a finite MX block,
-// below 2^(emax+1) in magnitude: with F the exponent field of |y| raised to
-// at least that of 2^emin, the float addition of C = 2^(F−127+23−M), whose
-// ulp is the quantum of |y| in the format (its subnormals' below 2^emin),
-// rounds |y| to nearest even, and the difference of the bits of |y|+C and
-// C is |y| in quanta; adding the binades above 2^emin (F−emin−127 times
-// 2^M) gives the magnitude code. C and that difference of offsets, D, are
-// looked up by F (Z29 and Z28, or 32-entry tables for E5M2, whose upper
-// halves are read from memory). Constants: Z31 = 0x7fffffff, Z30 = the
-// exponent field of 2^emin, Z26 = maxMag, Z25 = the sign bit of a code.
-func roundMX512(e elem, y, a, t, n, s VecPhysical) {
+// roundTab512 is roundMX512 for any y when clampTop is set: F is also
+// lowered to the exponent field of 2^emax (Z27), which leaves |y| from
+// 2^(emax+1) up (infinities included) far above the largest magnitude, and
+// the clamp to Z26 gives their code. NaN lanes are the caller's.
+func roundTab512(e elem, y, a, t, n, s VecPhysical, clampTop bool) {
 	VPANDD(Z31, y, a)
 	VPSRLD(U8(23), a, t)
 	VPMAXUD(Z30, t, t) // F
+	if clampTop {
+		VPMINUD(Z27, t, t)
+	}
 	if e.emax-e.emin < 16 {
 		VPERMD(Z29, t, s) // C
 		VPERMD(Z28, t, n) // D
@@ -654,9 +642,16 @@ func declareMXTables() {
 	}
 }
 
-// round256 is round512 for AVX2: y is overwritten, a, t and s are scratch,
-// and the constants are Y9 = roundAdd, Y10 = K (also its bits), Y12 =
-// minNorm, Y13 = maxMag, Y15 = 0x7fffffff.
+// round256 leaves in n the codes (one per dword) of the float32 values y
+// rounded to nearest even in e, clamped to the magnitude in Y13: the normal
+// result by integer rounding of the bits (adding 2^(sh−1)−1 and the kept
+// LSB, minus the exponent rebias, then shifting), the subnormal one by the
+// float addition of K = 2^(emin−M+23), whose ulp is the format's quantum,
+// selected by |y| < 2^emin; the sign put back. y is overwritten with the
+// sign at its place in the code; a, t and s are scratch. Constants: Y9 =
+// roundAdd, Y10 = K (also its bits), Y12 = the bits of 2^emin, Y15 =
+// 0x7fffffff. (AVX2 has no VPERMD of 16 entries, so the table form of
+// roundMX512 would not save instructions here.)
 func round256(e elem, y, a, t, n, s VecPhysical) {
 	sh := U8(e.sh())
 	VPAND(Y15, y, a)
@@ -1042,7 +1037,8 @@ func dequantInt8(isa string) {
 // ---- plain FP8 encoders
 
 // encodeFP8 emits encode{E4M3,E5M2}{AVX512,AVX2}: the round to nearest even
-// of round512 with the specials of FloatCodec.Encode: NaN to the NaN code
+// of roundTab512 (AVX-512) or round256 (AVX2) with the specials of
+// FloatCodec.Encode: NaN to the NaN code
 // (E5M2 keeps the top payload bit), and values past the largest finite one
 // (infinities included) to ±max when saturating, else to the NaN code
 // (E4M3) or ±Inf (E5M2), which is the magnitude one above max.
@@ -1051,9 +1047,6 @@ func encodeFP8(isa string, e elem) {
 	TEXT(name, NOSPLIT, "func(dst []byte, src []float32, saturate bool)")
 	Pragma("noescape")
 	step := 16
-	if isa == "AVX2" {
-		step = 16
-	}
 	aisa := isa
 	if isa == "AVX512" {
 		aisa = "AVX-512"
@@ -1074,10 +1067,11 @@ func encodeFP8(isa string, e elem) {
 	CMOVLNE(EAX, EBX)
 	if isa == "AVX512" {
 		bcast(0x7fffffff, Z31)
-		bcast(e.roundAdd(), Z30)
-		bcast(e.kBits(), Z29)
-		bcast(e.kBits(), Z28)
-		bcast(e.minNorm(), Z27)
+		bcast(uint32(e.emin+127), Z30)
+		t := mxTables[e.name]
+		VMOVDQU32(t.c, Z29)
+		VMOVDQU32(t.d, Z28)
+		bcast(uint32(e.emax+127), Z27)
 		VPBROADCASTD(EBX, Z26)
 		bcast(1<<e.signPos(), Z25)
 		bcast(0x7f800000, Z24)
@@ -1086,17 +1080,16 @@ func encodeFP8(isa string, e elem) {
 		elemLoop(name, 16, 4, 4, 1, func(j int) {
 			y, a, t, n, s := zs[5*j], zs[5*j+1], zs[5*j+2], zs[5*j+3], zs[5*j+4]
 			VMOVUPS(Mem{Base: RSI, Disp: 64 * j}, y)
-			round512(e, y, a, t, n, s, ks[j])
-			VPCMPUD(U8(6), Z24, a, ks[j]) // NaN
-			VMOVDQA32(Z23, ks[j], s)
+			roundTab512(e, y, a, t, n, s, true)
+			// NaN: the NaN code with the sign n already holds, and E5M2's
+			// top payload bit.
+			VPCMPUD(U8(6), Z24, a, ks[j])
+			VPTERNLOGD(U8(0xea), Z23, Z25, ks[j], n) // n&sign | nanCode
 			if e.ieee {
 				VPSLLD(U8(31-(23-e.man)), a, t)
 				VPSRLD(U8(31), t, t)
-				VPORD(t, s, ks[j], s) // payload bit
+				VPORD(t, n, ks[j], n)
 			}
-			VPSRLD(U8(31-e.signPos()), y, t)
-			VPTERNLOGD(U8(0xf8), Z25, t, s)
-			VMOVDQA32(s, ks[j], n)
 			VPMOVDB(n, n.AsX())
 			VMOVDQU32(n.AsX(), Mem{Base: RDI, Disp: 16 * j})
 		})
