@@ -59,7 +59,7 @@ func DecodeSlice[C Code](f *Format, dst []float32, src []C) {
 		lut := (*[256]float32)(f.table())
 		if b, ok := any(src).([]uint8); ok {
 			if f.kind == Float {
-				kernels.DecodeFloat8(&f.fc, dst, b, lut) // assembly for e4m3fn and e5m2
+				kernels.DecodeFloat8(&f.fc, dst, b, lut) // assembly for e4m3fn, e5m2, e2m3, e3m2
 				return
 			}
 			kernels.DecodeLUT8(dst, b, lut)

@@ -223,8 +223,8 @@ func dequantizeMXINT8Go(dst []float32, codes []byte, scales []uint8) {
 
 // DecodeFloat8 decodes the byte codes src of the format f into dst (at least
 // as long), as DecodeLUT8 does with lut, f's decode table: through the
-// assembly of the active tier when f is e4m3fn or e5m2, through lut
-// otherwise.
+// assembly of the active tier when f is e4m3fn, e5m2, e2m3 or e3m2, through
+// lut otherwise.
 func DecodeFloat8(f *FloatCodec, dst []float32, src []uint8, lut *[256]float32) {
 	if !decodeFloat8(f, dst, src, lut) {
 		DecodeLUT8(dst, src, lut)

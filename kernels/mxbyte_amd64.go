@@ -110,8 +110,8 @@ func dequantizeMXFP6(dst []float32, codes []byte, scales []uint8, e *mxElem) {
 }
 
 // encodeFloat8 encodes src into dst (as long) rounding to nearest even when
-// f is e4m3fn or e5m2 and the active tier has their kernels, and reports
-// whether it did.
+// f is e4m3fn, e5m2, e2m3 or e3m2 (one code per byte) and the active tier
+// has their kernels, and reports whether it did.
 func encodeFloat8(f *FloatCodec, dst []uint8, src []float32, saturate bool) bool {
 	var avx512, avx2 func(dst []byte, src []float32, saturate bool)
 	switch {
@@ -121,6 +121,10 @@ func encodeFloat8(f *FloatCodec, dst []uint8, src []float32, saturate bool) bool
 		avx512, avx2 = encodeE4M3AVX512, encodeE4M3AVX2
 	case *f == e5m2Codec:
 		avx512, avx2 = encodeE5M2AVX512, encodeE5M2AVX2
+	case *f == e2m3Codec:
+		avx512, avx2 = encodeE2M3AVX512, encodeE2M3AVX2
+	case *f == e3m2Codec:
+		avx512, avx2 = encodeE3M2AVX512, encodeE3M2AVX2
 	default:
 		return false
 	}
@@ -136,9 +140,10 @@ func encodeFloat8(f *FloatCodec, dst []uint8, src []float32, saturate bool) bool
 	return true
 }
 
-// decodeFloat8 decodes src into dst (as long) when f is e4m3fn or e5m2 and
-// the active tier has their kernels, and reports whether it did; lut is the
-// format's table, for the elements before and after the vectors.
+// decodeFloat8 decodes src into dst (as long) when f is e4m3fn, e5m2, e2m3
+// or e3m2 and the active tier has their kernels, and reports whether it
+// did; lut is the format's table, for the elements before and after the
+// vectors.
 func decodeFloat8(f *FloatCodec, dst []float32, src []uint8, lut *[256]float32) bool {
 	var k [4]func(dst []float32, src []byte) // AVX-512, its NT variant, AVX2, its NT variant
 	switch {
@@ -148,6 +153,10 @@ func decodeFloat8(f *FloatCodec, dst []float32, src []uint8, lut *[256]float32) 
 		k = [4]func(dst []float32, src []byte){decodeE4M3AVX512, decodeE4M3NTAVX512, decodeE4M3AVX2, decodeE4M3NTAVX2}
 	case *f == e5m2Codec:
 		k = [4]func(dst []float32, src []byte){decodeE5M2AVX512, decodeE5M2NTAVX512, decodeE5M2AVX2, decodeE5M2NTAVX2}
+	case *f == e2m3Codec:
+		k = [4]func(dst []float32, src []byte){decodeE2M3AVX512, decodeE2M3NTAVX512, decodeE2M3AVX2, decodeE2M3NTAVX2}
+	case *f == e3m2Codec:
+		k = [4]func(dst []float32, src []byte){decodeE3M2AVX512, decodeE3M2NTAVX512, decodeE3M2AVX2, decodeE3M2NTAVX2}
 	default:
 		return false
 	}

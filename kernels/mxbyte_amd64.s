@@ -4704,6 +4704,73 @@ dequantMXFP6E2M3AVX512_done:
 	VZEROUPPER
 	RET
 
+// func decodeE2M3AVX512(dst []float32, src []byte)
+// Requires: AVX, AVX512F
+TEXT ·decodeE2M3AVX512(SB), NOSPLIT, $0-48
+	MOVQ         dst_base+0(FP), DI
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         src_base+24(FP), SI
+	VPBROADCASTD mxbConst<>+1600(SB), Z31
+	VPBROADCASTD mxbConst<>+1632(SB), Z30
+	VPBROADCASTD mxbConst<>+96(SB), Z28
+	VPBROADCASTD mxbConst<>+576(SB), Z29
+	CMPQ         CX, $0x00000040
+	JB           decodeE2M3AVX512_one
+
+decodeE2M3AVX512_big:
+	VPMOVZXBD  (SI), Z0
+	VPSLLD     $0x1a, Z0, Z2
+	VPSLLD     $0x14, Z0, Z1
+	VPANDD     Z31, Z1, Z1
+	VMULPS     Z30, Z1, Z0
+	VPTERNLOGD $0xf8, Z28, Z2, Z0
+	VMOVUPS    Z0, (DI)
+	VPMOVZXBD  16(SI), Z3
+	VPSLLD     $0x1a, Z3, Z5
+	VPSLLD     $0x14, Z3, Z4
+	VPANDD     Z31, Z4, Z4
+	VMULPS     Z30, Z4, Z3
+	VPTERNLOGD $0xf8, Z28, Z5, Z3
+	VMOVUPS    Z3, 64(DI)
+	VPMOVZXBD  32(SI), Z6
+	VPSLLD     $0x1a, Z6, Z8
+	VPSLLD     $0x14, Z6, Z7
+	VPANDD     Z31, Z7, Z7
+	VMULPS     Z30, Z7, Z6
+	VPTERNLOGD $0xf8, Z28, Z8, Z6
+	VMOVUPS    Z6, 128(DI)
+	VPMOVZXBD  48(SI), Z9
+	VPSLLD     $0x1a, Z9, Z11
+	VPSLLD     $0x14, Z9, Z10
+	VPANDD     Z31, Z10, Z10
+	VMULPS     Z30, Z10, Z9
+	VPTERNLOGD $0xf8, Z28, Z11, Z9
+	VMOVUPS    Z9, 192(DI)
+	ADDQ       $0x00000040, SI
+	ADDQ       $0x00000100, DI
+	SUBQ       $0x00000040, CX
+	CMPQ       CX, $0x00000040
+	JAE        decodeE2M3AVX512_big
+
+decodeE2M3AVX512_one:
+	CMPQ       CX, $0x00000010
+	JB         decodeE2M3AVX512_done
+	VPMOVZXBD  (SI), Z0
+	VPSLLD     $0x1a, Z0, Z2
+	VPSLLD     $0x14, Z0, Z1
+	VPANDD     Z31, Z1, Z1
+	VMULPS     Z30, Z1, Z0
+	VPTERNLOGD $0xf8, Z28, Z2, Z0
+	VMOVUPS    Z0, (DI)
+	ADDQ       $0x00000010, SI
+	ADDQ       $0x00000040, DI
+	SUBQ       $0x00000010, CX
+	JMP        decodeE2M3AVX512_one
+
+decodeE2M3AVX512_done:
+	VZEROUPPER
+	RET
+
 // func dequantMXFP6E3M2AVX512(dst []float32, codes []byte, scales []uint8)
 // Requires: AVX, AVX512BW, AVX512F
 TEXT ·dequantMXFP6E3M2AVX512(SB), NOSPLIT, $0-72
@@ -4751,6 +4818,73 @@ dequantMXFP6E3M2AVX512_loop:
 	JNZ             dequantMXFP6E3M2AVX512_loop
 
 dequantMXFP6E3M2AVX512_done:
+	VZEROUPPER
+	RET
+
+// func decodeE3M2AVX512(dst []float32, src []byte)
+// Requires: AVX, AVX512F
+TEXT ·decodeE3M2AVX512(SB), NOSPLIT, $0-48
+	MOVQ         dst_base+0(FP), DI
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         src_base+24(FP), SI
+	VPBROADCASTD mxbConst<>+1984(SB), Z31
+	VPBROADCASTD mxbConst<>+2016(SB), Z30
+	VPBROADCASTD mxbConst<>+96(SB), Z28
+	VPBROADCASTD mxbConst<>+576(SB), Z29
+	CMPQ         CX, $0x00000040
+	JB           decodeE3M2AVX512_one
+
+decodeE3M2AVX512_big:
+	VPMOVZXBD  (SI), Z0
+	VPSLLD     $0x1a, Z0, Z2
+	VPSLLD     $0x15, Z0, Z1
+	VPANDD     Z31, Z1, Z1
+	VMULPS     Z30, Z1, Z0
+	VPTERNLOGD $0xf8, Z28, Z2, Z0
+	VMOVUPS    Z0, (DI)
+	VPMOVZXBD  16(SI), Z3
+	VPSLLD     $0x1a, Z3, Z5
+	VPSLLD     $0x15, Z3, Z4
+	VPANDD     Z31, Z4, Z4
+	VMULPS     Z30, Z4, Z3
+	VPTERNLOGD $0xf8, Z28, Z5, Z3
+	VMOVUPS    Z3, 64(DI)
+	VPMOVZXBD  32(SI), Z6
+	VPSLLD     $0x1a, Z6, Z8
+	VPSLLD     $0x15, Z6, Z7
+	VPANDD     Z31, Z7, Z7
+	VMULPS     Z30, Z7, Z6
+	VPTERNLOGD $0xf8, Z28, Z8, Z6
+	VMOVUPS    Z6, 128(DI)
+	VPMOVZXBD  48(SI), Z9
+	VPSLLD     $0x1a, Z9, Z11
+	VPSLLD     $0x15, Z9, Z10
+	VPANDD     Z31, Z10, Z10
+	VMULPS     Z30, Z10, Z9
+	VPTERNLOGD $0xf8, Z28, Z11, Z9
+	VMOVUPS    Z9, 192(DI)
+	ADDQ       $0x00000040, SI
+	ADDQ       $0x00000100, DI
+	SUBQ       $0x00000040, CX
+	CMPQ       CX, $0x00000040
+	JAE        decodeE3M2AVX512_big
+
+decodeE3M2AVX512_one:
+	CMPQ       CX, $0x00000010
+	JB         decodeE3M2AVX512_done
+	VPMOVZXBD  (SI), Z0
+	VPSLLD     $0x1a, Z0, Z2
+	VPSLLD     $0x15, Z0, Z1
+	VPANDD     Z31, Z1, Z1
+	VMULPS     Z30, Z1, Z0
+	VPTERNLOGD $0xf8, Z28, Z2, Z0
+	VMOVUPS    Z0, (DI)
+	ADDQ       $0x00000010, SI
+	ADDQ       $0x00000040, DI
+	SUBQ       $0x00000010, CX
+	JMP        decodeE3M2AVX512_one
+
+decodeE3M2AVX512_done:
 	VZEROUPPER
 	RET
 
@@ -5109,6 +5243,74 @@ dequantMXFP6E2M3NTAVX512_done:
 	VZEROUPPER
 	RET
 
+// func decodeE2M3NTAVX512(dst []float32, src []byte)
+// Requires: AVX, AVX512F, MMX+
+TEXT ·decodeE2M3NTAVX512(SB), NOSPLIT, $0-48
+	MOVQ         dst_base+0(FP), DI
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         src_base+24(FP), SI
+	VPBROADCASTD mxbConst<>+1600(SB), Z31
+	VPBROADCASTD mxbConst<>+1632(SB), Z30
+	VPBROADCASTD mxbConst<>+96(SB), Z28
+	VPBROADCASTD mxbConst<>+576(SB), Z29
+	CMPQ         CX, $0x00000040
+	JB           decodeE2M3NTAVX512_one
+
+decodeE2M3NTAVX512_big:
+	VPMOVZXBD  (SI), Z0
+	VPSLLD     $0x1a, Z0, Z2
+	VPSLLD     $0x14, Z0, Z1
+	VPANDD     Z31, Z1, Z1
+	VMULPS     Z30, Z1, Z0
+	VPTERNLOGD $0xf8, Z28, Z2, Z0
+	VMOVNTPS   Z0, (DI)
+	VPMOVZXBD  16(SI), Z3
+	VPSLLD     $0x1a, Z3, Z5
+	VPSLLD     $0x14, Z3, Z4
+	VPANDD     Z31, Z4, Z4
+	VMULPS     Z30, Z4, Z3
+	VPTERNLOGD $0xf8, Z28, Z5, Z3
+	VMOVNTPS   Z3, 64(DI)
+	VPMOVZXBD  32(SI), Z6
+	VPSLLD     $0x1a, Z6, Z8
+	VPSLLD     $0x14, Z6, Z7
+	VPANDD     Z31, Z7, Z7
+	VMULPS     Z30, Z7, Z6
+	VPTERNLOGD $0xf8, Z28, Z8, Z6
+	VMOVNTPS   Z6, 128(DI)
+	VPMOVZXBD  48(SI), Z9
+	VPSLLD     $0x1a, Z9, Z11
+	VPSLLD     $0x14, Z9, Z10
+	VPANDD     Z31, Z10, Z10
+	VMULPS     Z30, Z10, Z9
+	VPTERNLOGD $0xf8, Z28, Z11, Z9
+	VMOVNTPS   Z9, 192(DI)
+	ADDQ       $0x00000040, SI
+	ADDQ       $0x00000100, DI
+	SUBQ       $0x00000040, CX
+	CMPQ       CX, $0x00000040
+	JAE        decodeE2M3NTAVX512_big
+
+decodeE2M3NTAVX512_one:
+	CMPQ       CX, $0x00000010
+	JB         decodeE2M3NTAVX512_done
+	VPMOVZXBD  (SI), Z0
+	VPSLLD     $0x1a, Z0, Z2
+	VPSLLD     $0x14, Z0, Z1
+	VPANDD     Z31, Z1, Z1
+	VMULPS     Z30, Z1, Z0
+	VPTERNLOGD $0xf8, Z28, Z2, Z0
+	VMOVNTPS   Z0, (DI)
+	ADDQ       $0x00000010, SI
+	ADDQ       $0x00000040, DI
+	SUBQ       $0x00000010, CX
+	JMP        decodeE2M3NTAVX512_one
+
+decodeE2M3NTAVX512_done:
+	SFENCE
+	VZEROUPPER
+	RET
+
 // func dequantMXFP6E3M2NTAVX512(dst []float32, codes []byte, scales []uint8)
 // Requires: AVX, AVX512BW, AVX512F, MMX+
 TEXT ·dequantMXFP6E3M2NTAVX512(SB), NOSPLIT, $0-72
@@ -5160,6 +5362,74 @@ dequantMXFP6E3M2NTAVX512_done:
 	VZEROUPPER
 	RET
 
+// func decodeE3M2NTAVX512(dst []float32, src []byte)
+// Requires: AVX, AVX512F, MMX+
+TEXT ·decodeE3M2NTAVX512(SB), NOSPLIT, $0-48
+	MOVQ         dst_base+0(FP), DI
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         src_base+24(FP), SI
+	VPBROADCASTD mxbConst<>+1984(SB), Z31
+	VPBROADCASTD mxbConst<>+2016(SB), Z30
+	VPBROADCASTD mxbConst<>+96(SB), Z28
+	VPBROADCASTD mxbConst<>+576(SB), Z29
+	CMPQ         CX, $0x00000040
+	JB           decodeE3M2NTAVX512_one
+
+decodeE3M2NTAVX512_big:
+	VPMOVZXBD  (SI), Z0
+	VPSLLD     $0x1a, Z0, Z2
+	VPSLLD     $0x15, Z0, Z1
+	VPANDD     Z31, Z1, Z1
+	VMULPS     Z30, Z1, Z0
+	VPTERNLOGD $0xf8, Z28, Z2, Z0
+	VMOVNTPS   Z0, (DI)
+	VPMOVZXBD  16(SI), Z3
+	VPSLLD     $0x1a, Z3, Z5
+	VPSLLD     $0x15, Z3, Z4
+	VPANDD     Z31, Z4, Z4
+	VMULPS     Z30, Z4, Z3
+	VPTERNLOGD $0xf8, Z28, Z5, Z3
+	VMOVNTPS   Z3, 64(DI)
+	VPMOVZXBD  32(SI), Z6
+	VPSLLD     $0x1a, Z6, Z8
+	VPSLLD     $0x15, Z6, Z7
+	VPANDD     Z31, Z7, Z7
+	VMULPS     Z30, Z7, Z6
+	VPTERNLOGD $0xf8, Z28, Z8, Z6
+	VMOVNTPS   Z6, 128(DI)
+	VPMOVZXBD  48(SI), Z9
+	VPSLLD     $0x1a, Z9, Z11
+	VPSLLD     $0x15, Z9, Z10
+	VPANDD     Z31, Z10, Z10
+	VMULPS     Z30, Z10, Z9
+	VPTERNLOGD $0xf8, Z28, Z11, Z9
+	VMOVNTPS   Z9, 192(DI)
+	ADDQ       $0x00000040, SI
+	ADDQ       $0x00000100, DI
+	SUBQ       $0x00000040, CX
+	CMPQ       CX, $0x00000040
+	JAE        decodeE3M2NTAVX512_big
+
+decodeE3M2NTAVX512_one:
+	CMPQ       CX, $0x00000010
+	JB         decodeE3M2NTAVX512_done
+	VPMOVZXBD  (SI), Z0
+	VPSLLD     $0x1a, Z0, Z2
+	VPSLLD     $0x15, Z0, Z1
+	VPANDD     Z31, Z1, Z1
+	VMULPS     Z30, Z1, Z0
+	VPTERNLOGD $0xf8, Z28, Z2, Z0
+	VMOVNTPS   Z0, (DI)
+	ADDQ       $0x00000010, SI
+	ADDQ       $0x00000040, DI
+	SUBQ       $0x00000010, CX
+	JMP        decodeE3M2NTAVX512_one
+
+decodeE3M2NTAVX512_done:
+	SFENCE
+	VZEROUPPER
+	RET
+
 // func dequantMXINT8NTAVX512(dst []float32, codes []byte, scales []uint8)
 // Requires: AVX, AVX512F, MMX+
 TEXT ·dequantMXINT8NTAVX512(SB), NOSPLIT, $0-72
@@ -5199,6 +5469,7 @@ TEXT ·encodeE4M3AVX512(SB), NOSPLIT, $0-49
 	MOVQ         dst_base+0(FP), DI
 	MOVQ         dst_len+8(FP), CX
 	MOVQ         src_base+24(FP), SI
+	MOVL         $0x0000007e, BX
 	MOVL         $0x0000007f, BX
 	MOVL         $0x0000007e, AX
 	MOVBLZX      saturate+48(FP), DX
@@ -5322,6 +5593,7 @@ TEXT ·encodeE5M2AVX512(SB), NOSPLIT, $0-49
 	MOVQ         dst_base+0(FP), DI
 	MOVQ         dst_len+8(FP), CX
 	MOVQ         src_base+24(FP), SI
+	MOVL         $0x0000007b, BX
 	MOVL         $0x0000007c, BX
 	MOVL         $0x0000007b, AX
 	MOVBLZX      saturate+48(FP), DX
@@ -5455,6 +5727,244 @@ encodeE5M2AVX512_one:
 	JMP        encodeE5M2AVX512_one
 
 encodeE5M2AVX512_done:
+	SFENCE
+	VZEROUPPER
+	RET
+
+// func encodeE2M3AVX512(dst []byte, src []float32, saturate bool)
+// Requires: AVX, AVX512F, AVX512VL, MMX+
+TEXT ·encodeE2M3AVX512(SB), NOSPLIT, $0-49
+	MOVQ         dst_base+0(FP), DI
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         src_base+24(FP), SI
+	MOVL         $0x0000001f, BX
+	VPBROADCASTD mxbConst<>+0(SB), Z31
+	VPBROADCASTD mxbConst<>+736(SB), Z30
+	VMOVDQU32    mxbCE2M3<>+0(SB), Z29
+	VMOVDQU32    mxbDE2M3<>+0(SB), Z28
+	VPBROADCASTD mxbConst<>+1728(SB), Z27
+	VPBROADCASTD BX, Z26
+	VPBROADCASTD mxbConst<>+1504(SB), Z25
+	VPBROADCASTD mxbConst<>+32(SB), Z24
+	VPBROADCASTD mxbConst<>+160(SB), Z23
+	CMPQ         CX, $0x00000040
+	JB           encodeE2M3AVX512_one
+
+encodeE2M3AVX512_big:
+	VMOVUPS    (SI), Z0
+	VPANDD     Z31, Z0, Z1
+	VPSRLD     $0x17, Z1, Z2
+	VPMAXUD    Z30, Z2, Z2
+	VPMINUD    Z27, Z2, Z2
+	VPERMD     Z29, Z2, Z4
+	VPERMD     Z28, Z2, Z3
+	VADDPS     Z4, Z1, Z4
+	VPSUBD     Z3, Z4, Z3
+	VPMINSD    Z26, Z3, Z3
+	VPSRLD     $0x1a, Z0, Z2
+	VPTERNLOGD $0xf8, Z25, Z2, Z3
+	VPCMPUD    $0x06, Z24, Z1, K1
+	VPTERNLOGD $0x0c, Z23, Z25, K1, Z3
+	VPMOVDB    Z3, X3
+	VMOVDQU32  X3, (DI)
+	VMOVUPS    64(SI), Z5
+	VPANDD     Z31, Z5, Z6
+	VPSRLD     $0x17, Z6, Z7
+	VPMAXUD    Z30, Z7, Z7
+	VPMINUD    Z27, Z7, Z7
+	VPERMD     Z29, Z7, Z9
+	VPERMD     Z28, Z7, Z8
+	VADDPS     Z9, Z6, Z9
+	VPSUBD     Z8, Z9, Z8
+	VPMINSD    Z26, Z8, Z8
+	VPSRLD     $0x1a, Z5, Z7
+	VPTERNLOGD $0xf8, Z25, Z7, Z8
+	VPCMPUD    $0x06, Z24, Z6, K2
+	VPTERNLOGD $0x0c, Z23, Z25, K2, Z8
+	VPMOVDB    Z8, X8
+	VMOVDQU32  X8, 16(DI)
+	VMOVUPS    128(SI), Z10
+	VPANDD     Z31, Z10, Z11
+	VPSRLD     $0x17, Z11, Z12
+	VPMAXUD    Z30, Z12, Z12
+	VPMINUD    Z27, Z12, Z12
+	VPERMD     Z29, Z12, Z14
+	VPERMD     Z28, Z12, Z13
+	VADDPS     Z14, Z11, Z14
+	VPSUBD     Z13, Z14, Z13
+	VPMINSD    Z26, Z13, Z13
+	VPSRLD     $0x1a, Z10, Z12
+	VPTERNLOGD $0xf8, Z25, Z12, Z13
+	VPCMPUD    $0x06, Z24, Z11, K3
+	VPTERNLOGD $0x0c, Z23, Z25, K3, Z13
+	VPMOVDB    Z13, X13
+	VMOVDQU32  X13, 32(DI)
+	VMOVUPS    192(SI), Z15
+	VPANDD     Z31, Z15, Z16
+	VPSRLD     $0x17, Z16, Z17
+	VPMAXUD    Z30, Z17, Z17
+	VPMINUD    Z27, Z17, Z17
+	VPERMD     Z29, Z17, Z19
+	VPERMD     Z28, Z17, Z18
+	VADDPS     Z19, Z16, Z19
+	VPSUBD     Z18, Z19, Z18
+	VPMINSD    Z26, Z18, Z18
+	VPSRLD     $0x1a, Z15, Z17
+	VPTERNLOGD $0xf8, Z25, Z17, Z18
+	VPCMPUD    $0x06, Z24, Z16, K4
+	VPTERNLOGD $0x0c, Z23, Z25, K4, Z18
+	VPMOVDB    Z18, X18
+	VMOVDQU32  X18, 48(DI)
+	ADDQ       $0x00000100, SI
+	ADDQ       $0x00000040, DI
+	SUBQ       $0x00000040, CX
+	CMPQ       CX, $0x00000040
+	JAE        encodeE2M3AVX512_big
+
+encodeE2M3AVX512_one:
+	CMPQ       CX, $0x00000010
+	JB         encodeE2M3AVX512_done
+	VMOVUPS    (SI), Z0
+	VPANDD     Z31, Z0, Z1
+	VPSRLD     $0x17, Z1, Z2
+	VPMAXUD    Z30, Z2, Z2
+	VPMINUD    Z27, Z2, Z2
+	VPERMD     Z29, Z2, Z4
+	VPERMD     Z28, Z2, Z3
+	VADDPS     Z4, Z1, Z4
+	VPSUBD     Z3, Z4, Z3
+	VPMINSD    Z26, Z3, Z3
+	VPSRLD     $0x1a, Z0, Z2
+	VPTERNLOGD $0xf8, Z25, Z2, Z3
+	VPCMPUD    $0x06, Z24, Z1, K1
+	VPTERNLOGD $0x0c, Z23, Z25, K1, Z3
+	VPMOVDB    Z3, X3
+	VMOVDQU32  X3, (DI)
+	ADDQ       $0x00000040, SI
+	ADDQ       $0x00000010, DI
+	SUBQ       $0x00000010, CX
+	JMP        encodeE2M3AVX512_one
+
+encodeE2M3AVX512_done:
+	SFENCE
+	VZEROUPPER
+	RET
+
+// func encodeE3M2AVX512(dst []byte, src []float32, saturate bool)
+// Requires: AVX, AVX512F, AVX512VL, MMX+
+TEXT ·encodeE3M2AVX512(SB), NOSPLIT, $0-49
+	MOVQ         dst_base+0(FP), DI
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         src_base+24(FP), SI
+	MOVL         $0x0000001f, BX
+	VPBROADCASTD mxbConst<>+0(SB), Z31
+	VPBROADCASTD mxbConst<>+2080(SB), Z30
+	VMOVDQU32    mxbCE3M2<>+0(SB), Z29
+	VMOVDQU32    mxbDE3M2<>+0(SB), Z28
+	VPBROADCASTD mxbConst<>+2112(SB), Z27
+	VPBROADCASTD BX, Z26
+	VPBROADCASTD mxbConst<>+1504(SB), Z25
+	VPBROADCASTD mxbConst<>+32(SB), Z24
+	VPBROADCASTD mxbConst<>+160(SB), Z23
+	CMPQ         CX, $0x00000040
+	JB           encodeE3M2AVX512_one
+
+encodeE3M2AVX512_big:
+	VMOVUPS    (SI), Z0
+	VPANDD     Z31, Z0, Z1
+	VPSRLD     $0x17, Z1, Z2
+	VPMAXUD    Z30, Z2, Z2
+	VPMINUD    Z27, Z2, Z2
+	VPERMD     Z29, Z2, Z4
+	VPERMD     Z28, Z2, Z3
+	VADDPS     Z4, Z1, Z4
+	VPSUBD     Z3, Z4, Z3
+	VPMINSD    Z26, Z3, Z3
+	VPSRLD     $0x1a, Z0, Z2
+	VPTERNLOGD $0xf8, Z25, Z2, Z3
+	VPCMPUD    $0x06, Z24, Z1, K1
+	VPTERNLOGD $0x0c, Z23, Z25, K1, Z3
+	VPMOVDB    Z3, X3
+	VMOVDQU32  X3, (DI)
+	VMOVUPS    64(SI), Z5
+	VPANDD     Z31, Z5, Z6
+	VPSRLD     $0x17, Z6, Z7
+	VPMAXUD    Z30, Z7, Z7
+	VPMINUD    Z27, Z7, Z7
+	VPERMD     Z29, Z7, Z9
+	VPERMD     Z28, Z7, Z8
+	VADDPS     Z9, Z6, Z9
+	VPSUBD     Z8, Z9, Z8
+	VPMINSD    Z26, Z8, Z8
+	VPSRLD     $0x1a, Z5, Z7
+	VPTERNLOGD $0xf8, Z25, Z7, Z8
+	VPCMPUD    $0x06, Z24, Z6, K2
+	VPTERNLOGD $0x0c, Z23, Z25, K2, Z8
+	VPMOVDB    Z8, X8
+	VMOVDQU32  X8, 16(DI)
+	VMOVUPS    128(SI), Z10
+	VPANDD     Z31, Z10, Z11
+	VPSRLD     $0x17, Z11, Z12
+	VPMAXUD    Z30, Z12, Z12
+	VPMINUD    Z27, Z12, Z12
+	VPERMD     Z29, Z12, Z14
+	VPERMD     Z28, Z12, Z13
+	VADDPS     Z14, Z11, Z14
+	VPSUBD     Z13, Z14, Z13
+	VPMINSD    Z26, Z13, Z13
+	VPSRLD     $0x1a, Z10, Z12
+	VPTERNLOGD $0xf8, Z25, Z12, Z13
+	VPCMPUD    $0x06, Z24, Z11, K3
+	VPTERNLOGD $0x0c, Z23, Z25, K3, Z13
+	VPMOVDB    Z13, X13
+	VMOVDQU32  X13, 32(DI)
+	VMOVUPS    192(SI), Z15
+	VPANDD     Z31, Z15, Z16
+	VPSRLD     $0x17, Z16, Z17
+	VPMAXUD    Z30, Z17, Z17
+	VPMINUD    Z27, Z17, Z17
+	VPERMD     Z29, Z17, Z19
+	VPERMD     Z28, Z17, Z18
+	VADDPS     Z19, Z16, Z19
+	VPSUBD     Z18, Z19, Z18
+	VPMINSD    Z26, Z18, Z18
+	VPSRLD     $0x1a, Z15, Z17
+	VPTERNLOGD $0xf8, Z25, Z17, Z18
+	VPCMPUD    $0x06, Z24, Z16, K4
+	VPTERNLOGD $0x0c, Z23, Z25, K4, Z18
+	VPMOVDB    Z18, X18
+	VMOVDQU32  X18, 48(DI)
+	ADDQ       $0x00000100, SI
+	ADDQ       $0x00000040, DI
+	SUBQ       $0x00000040, CX
+	CMPQ       CX, $0x00000040
+	JAE        encodeE3M2AVX512_big
+
+encodeE3M2AVX512_one:
+	CMPQ       CX, $0x00000010
+	JB         encodeE3M2AVX512_done
+	VMOVUPS    (SI), Z0
+	VPANDD     Z31, Z0, Z1
+	VPSRLD     $0x17, Z1, Z2
+	VPMAXUD    Z30, Z2, Z2
+	VPMINUD    Z27, Z2, Z2
+	VPERMD     Z29, Z2, Z4
+	VPERMD     Z28, Z2, Z3
+	VADDPS     Z4, Z1, Z4
+	VPSUBD     Z3, Z4, Z3
+	VPMINSD    Z26, Z3, Z3
+	VPSRLD     $0x1a, Z0, Z2
+	VPTERNLOGD $0xf8, Z25, Z2, Z3
+	VPCMPUD    $0x06, Z24, Z1, K1
+	VPTERNLOGD $0x0c, Z23, Z25, K1, Z3
+	VPMOVDB    Z3, X3
+	VMOVDQU32  X3, (DI)
+	ADDQ       $0x00000040, SI
+	ADDQ       $0x00000010, DI
+	SUBQ       $0x00000010, CX
+	JMP        encodeE3M2AVX512_one
+
+encodeE3M2AVX512_done:
 	SFENCE
 	VZEROUPPER
 	RET
@@ -8903,6 +9413,62 @@ dequantMXFP6E2M3AVX2_done:
 	VZEROUPPER
 	RET
 
+// func decodeE2M3AVX2(dst []float32, src []byte)
+// Requires: AVX, AVX2
+TEXT ·decodeE2M3AVX2(SB), NOSPLIT, $0-48
+	MOVQ    dst_base+0(FP), DI
+	MOVQ    dst_len+8(FP), CX
+	MOVQ    src_base+24(FP), SI
+	VMOVDQU mxbConst<>+1600(SB), Y15
+	VMOVDQU mxbConst<>+1632(SB), Y14
+	VMOVDQU mxbConst<>+96(SB), Y12
+	VMOVDQU mxbConst<>+576(SB), Y13
+	CMPQ    CX, $0x00000010
+	JB      decodeE2M3AVX2_one
+
+decodeE2M3AVX2_big:
+	VPMOVZXBD (SI), Y0
+	VPSLLD    $0x1a, Y0, Y2
+	VPAND     Y12, Y2, Y2
+	VPSLLD    $0x14, Y0, Y1
+	VPAND     Y15, Y1, Y1
+	VMULPS    Y14, Y1, Y0
+	VPOR      Y2, Y0, Y0
+	VMOVUPS   Y0, (DI)
+	VPMOVZXBD 8(SI), Y4
+	VPSLLD    $0x1a, Y4, Y6
+	VPAND     Y12, Y6, Y6
+	VPSLLD    $0x14, Y4, Y5
+	VPAND     Y15, Y5, Y5
+	VMULPS    Y14, Y5, Y4
+	VPOR      Y6, Y4, Y4
+	VMOVUPS   Y4, 32(DI)
+	ADDQ      $0x00000010, SI
+	ADDQ      $0x00000040, DI
+	SUBQ      $0x00000010, CX
+	CMPQ      CX, $0x00000010
+	JAE       decodeE2M3AVX2_big
+
+decodeE2M3AVX2_one:
+	CMPQ      CX, $0x00000008
+	JB        decodeE2M3AVX2_done
+	VPMOVZXBD (SI), Y0
+	VPSLLD    $0x1a, Y0, Y2
+	VPAND     Y12, Y2, Y2
+	VPSLLD    $0x14, Y0, Y1
+	VPAND     Y15, Y1, Y1
+	VMULPS    Y14, Y1, Y0
+	VPOR      Y2, Y0, Y0
+	VMOVUPS   Y0, (DI)
+	ADDQ      $0x00000008, SI
+	ADDQ      $0x00000020, DI
+	SUBQ      $0x00000008, CX
+	JMP       decodeE2M3AVX2_one
+
+decodeE2M3AVX2_done:
+	VZEROUPPER
+	RET
+
 // func dequantMXFP6E3M2AVX2(dst []float32, codes []byte, scales []uint8)
 // Requires: AVX, AVX2
 TEXT ·dequantMXFP6E3M2AVX2(SB), NOSPLIT, $0-72
@@ -8972,6 +9538,62 @@ dequantMXFP6E3M2AVX2_loop:
 	JNZ          dequantMXFP6E3M2AVX2_loop
 
 dequantMXFP6E3M2AVX2_done:
+	VZEROUPPER
+	RET
+
+// func decodeE3M2AVX2(dst []float32, src []byte)
+// Requires: AVX, AVX2
+TEXT ·decodeE3M2AVX2(SB), NOSPLIT, $0-48
+	MOVQ    dst_base+0(FP), DI
+	MOVQ    dst_len+8(FP), CX
+	MOVQ    src_base+24(FP), SI
+	VMOVDQU mxbConst<>+1984(SB), Y15
+	VMOVDQU mxbConst<>+2016(SB), Y14
+	VMOVDQU mxbConst<>+96(SB), Y12
+	VMOVDQU mxbConst<>+576(SB), Y13
+	CMPQ    CX, $0x00000010
+	JB      decodeE3M2AVX2_one
+
+decodeE3M2AVX2_big:
+	VPMOVZXBD (SI), Y0
+	VPSLLD    $0x1a, Y0, Y2
+	VPAND     Y12, Y2, Y2
+	VPSLLD    $0x15, Y0, Y1
+	VPAND     Y15, Y1, Y1
+	VMULPS    Y14, Y1, Y0
+	VPOR      Y2, Y0, Y0
+	VMOVUPS   Y0, (DI)
+	VPMOVZXBD 8(SI), Y4
+	VPSLLD    $0x1a, Y4, Y6
+	VPAND     Y12, Y6, Y6
+	VPSLLD    $0x15, Y4, Y5
+	VPAND     Y15, Y5, Y5
+	VMULPS    Y14, Y5, Y4
+	VPOR      Y6, Y4, Y4
+	VMOVUPS   Y4, 32(DI)
+	ADDQ      $0x00000010, SI
+	ADDQ      $0x00000040, DI
+	SUBQ      $0x00000010, CX
+	CMPQ      CX, $0x00000010
+	JAE       decodeE3M2AVX2_big
+
+decodeE3M2AVX2_one:
+	CMPQ      CX, $0x00000008
+	JB        decodeE3M2AVX2_done
+	VPMOVZXBD (SI), Y0
+	VPSLLD    $0x1a, Y0, Y2
+	VPAND     Y12, Y2, Y2
+	VPSLLD    $0x15, Y0, Y1
+	VPAND     Y15, Y1, Y1
+	VMULPS    Y14, Y1, Y0
+	VPOR      Y2, Y0, Y0
+	VMOVUPS   Y0, (DI)
+	ADDQ      $0x00000008, SI
+	ADDQ      $0x00000020, DI
+	SUBQ      $0x00000008, CX
+	JMP       decodeE3M2AVX2_one
+
+decodeE3M2AVX2_done:
 	VZEROUPPER
 	RET
 
@@ -9394,6 +10016,63 @@ dequantMXFP6E2M3NTAVX2_done:
 	VZEROUPPER
 	RET
 
+// func decodeE2M3NTAVX2(dst []float32, src []byte)
+// Requires: AVX, AVX2, MMX+
+TEXT ·decodeE2M3NTAVX2(SB), NOSPLIT, $0-48
+	MOVQ    dst_base+0(FP), DI
+	MOVQ    dst_len+8(FP), CX
+	MOVQ    src_base+24(FP), SI
+	VMOVDQU mxbConst<>+1600(SB), Y15
+	VMOVDQU mxbConst<>+1632(SB), Y14
+	VMOVDQU mxbConst<>+96(SB), Y12
+	VMOVDQU mxbConst<>+576(SB), Y13
+	CMPQ    CX, $0x00000010
+	JB      decodeE2M3NTAVX2_one
+
+decodeE2M3NTAVX2_big:
+	VPMOVZXBD (SI), Y0
+	VPSLLD    $0x1a, Y0, Y2
+	VPAND     Y12, Y2, Y2
+	VPSLLD    $0x14, Y0, Y1
+	VPAND     Y15, Y1, Y1
+	VMULPS    Y14, Y1, Y0
+	VPOR      Y2, Y0, Y0
+	VMOVNTPS  Y0, (DI)
+	VPMOVZXBD 8(SI), Y4
+	VPSLLD    $0x1a, Y4, Y6
+	VPAND     Y12, Y6, Y6
+	VPSLLD    $0x14, Y4, Y5
+	VPAND     Y15, Y5, Y5
+	VMULPS    Y14, Y5, Y4
+	VPOR      Y6, Y4, Y4
+	VMOVNTPS  Y4, 32(DI)
+	ADDQ      $0x00000010, SI
+	ADDQ      $0x00000040, DI
+	SUBQ      $0x00000010, CX
+	CMPQ      CX, $0x00000010
+	JAE       decodeE2M3NTAVX2_big
+
+decodeE2M3NTAVX2_one:
+	CMPQ      CX, $0x00000008
+	JB        decodeE2M3NTAVX2_done
+	VPMOVZXBD (SI), Y0
+	VPSLLD    $0x1a, Y0, Y2
+	VPAND     Y12, Y2, Y2
+	VPSLLD    $0x14, Y0, Y1
+	VPAND     Y15, Y1, Y1
+	VMULPS    Y14, Y1, Y0
+	VPOR      Y2, Y0, Y0
+	VMOVNTPS  Y0, (DI)
+	ADDQ      $0x00000008, SI
+	ADDQ      $0x00000020, DI
+	SUBQ      $0x00000008, CX
+	JMP       decodeE2M3NTAVX2_one
+
+decodeE2M3NTAVX2_done:
+	SFENCE
+	VZEROUPPER
+	RET
+
 // func dequantMXFP6E3M2NTAVX2(dst []float32, codes []byte, scales []uint8)
 // Requires: AVX, AVX2, MMX+
 TEXT ·dequantMXFP6E3M2NTAVX2(SB), NOSPLIT, $0-72
@@ -9467,6 +10146,63 @@ dequantMXFP6E3M2NTAVX2_done:
 	VZEROUPPER
 	RET
 
+// func decodeE3M2NTAVX2(dst []float32, src []byte)
+// Requires: AVX, AVX2, MMX+
+TEXT ·decodeE3M2NTAVX2(SB), NOSPLIT, $0-48
+	MOVQ    dst_base+0(FP), DI
+	MOVQ    dst_len+8(FP), CX
+	MOVQ    src_base+24(FP), SI
+	VMOVDQU mxbConst<>+1984(SB), Y15
+	VMOVDQU mxbConst<>+2016(SB), Y14
+	VMOVDQU mxbConst<>+96(SB), Y12
+	VMOVDQU mxbConst<>+576(SB), Y13
+	CMPQ    CX, $0x00000010
+	JB      decodeE3M2NTAVX2_one
+
+decodeE3M2NTAVX2_big:
+	VPMOVZXBD (SI), Y0
+	VPSLLD    $0x1a, Y0, Y2
+	VPAND     Y12, Y2, Y2
+	VPSLLD    $0x15, Y0, Y1
+	VPAND     Y15, Y1, Y1
+	VMULPS    Y14, Y1, Y0
+	VPOR      Y2, Y0, Y0
+	VMOVNTPS  Y0, (DI)
+	VPMOVZXBD 8(SI), Y4
+	VPSLLD    $0x1a, Y4, Y6
+	VPAND     Y12, Y6, Y6
+	VPSLLD    $0x15, Y4, Y5
+	VPAND     Y15, Y5, Y5
+	VMULPS    Y14, Y5, Y4
+	VPOR      Y6, Y4, Y4
+	VMOVNTPS  Y4, 32(DI)
+	ADDQ      $0x00000010, SI
+	ADDQ      $0x00000040, DI
+	SUBQ      $0x00000010, CX
+	CMPQ      CX, $0x00000010
+	JAE       decodeE3M2NTAVX2_big
+
+decodeE3M2NTAVX2_one:
+	CMPQ      CX, $0x00000008
+	JB        decodeE3M2NTAVX2_done
+	VPMOVZXBD (SI), Y0
+	VPSLLD    $0x1a, Y0, Y2
+	VPAND     Y12, Y2, Y2
+	VPSLLD    $0x15, Y0, Y1
+	VPAND     Y15, Y1, Y1
+	VMULPS    Y14, Y1, Y0
+	VPOR      Y2, Y0, Y0
+	VMOVNTPS  Y0, (DI)
+	ADDQ      $0x00000008, SI
+	ADDQ      $0x00000020, DI
+	SUBQ      $0x00000008, CX
+	JMP       decodeE3M2NTAVX2_one
+
+decodeE3M2NTAVX2_done:
+	SFENCE
+	VZEROUPPER
+	RET
+
 // func dequantMXINT8NTAVX2(dst []float32, codes []byte, scales []uint8)
 // Requires: AVX, AVX2, MMX+
 TEXT ·dequantMXINT8NTAVX2(SB), NOSPLIT, $0-72
@@ -9514,6 +10250,7 @@ TEXT ·encodeE4M3AVX2(SB), NOSPLIT, $0-49
 	MOVQ         dst_base+0(FP), DI
 	MOVQ         dst_len+8(FP), CX
 	MOVQ         src_base+24(FP), SI
+	MOVL         $0x0000007e, BX
 	MOVL         $0x0000007f, BX
 	MOVL         $0x0000007e, AX
 	MOVBLZX      saturate+48(FP), DX
@@ -9532,7 +10269,6 @@ TEXT ·encodeE4M3AVX2(SB), NOSPLIT, $0-49
 
 encodeE4M3AVX2_big:
 	VMOVUPS      (SI), Y4
-	VMOVDQA      Y4, Y8
 	VPAND        Y15, Y4, Y5
 	VPSRLD       $0x1f, Y4, Y4
 	VPSLLD       $0x07, Y4, Y4
@@ -9549,11 +10285,8 @@ encodeE4M3AVX2_big:
 	VPOR         Y4, Y0, Y0
 	VPCMPGTD     Y11, Y5, Y6
 	VPBLENDVB    Y6, Y14, Y0, Y0
-	VPSRLD       $0x1f, Y8, Y8
-	VPSLLD       $0x07, Y8, Y8
-	VPOR         Y8, Y0, Y0
+	VPOR         Y4, Y0, Y0
 	VMOVUPS      32(SI), Y4
-	VMOVDQA      Y4, Y8
 	VPAND        Y15, Y4, Y5
 	VPSRLD       $0x1f, Y4, Y4
 	VPSLLD       $0x07, Y4, Y4
@@ -9570,9 +10303,7 @@ encodeE4M3AVX2_big:
 	VPOR         Y4, Y1, Y1
 	VPCMPGTD     Y11, Y5, Y6
 	VPBLENDVB    Y6, Y14, Y1, Y1
-	VPSRLD       $0x1f, Y8, Y8
-	VPSLLD       $0x07, Y8, Y8
-	VPOR         Y8, Y1, Y1
+	VPOR         Y4, Y1, Y1
 	VPACKUSDW    Y1, Y0, Y0
 	VPERMQ       $0xd8, Y0, Y0
 	VEXTRACTI128 $0x01, Y0, X1
@@ -9595,6 +10326,7 @@ TEXT ·encodeE5M2AVX2(SB), NOSPLIT, $0-49
 	MOVQ         dst_base+0(FP), DI
 	MOVQ         dst_len+8(FP), CX
 	MOVQ         src_base+24(FP), SI
+	MOVL         $0x0000007b, BX
 	MOVL         $0x0000007c, BX
 	MOVL         $0x0000007b, AX
 	MOVBLZX      saturate+48(FP), DX
@@ -9613,7 +10345,6 @@ TEXT ·encodeE5M2AVX2(SB), NOSPLIT, $0-49
 
 encodeE5M2AVX2_big:
 	VMOVUPS      (SI), Y4
-	VMOVDQA      Y4, Y8
 	VPAND        Y15, Y4, Y5
 	VPSRLD       $0x1f, Y4, Y4
 	VPSLLD       $0x07, Y4, Y4
@@ -9634,11 +10365,8 @@ encodeE5M2AVX2_big:
 	VPSRLD       $0x1f, Y7, Y7
 	VPAND        Y6, Y7, Y7
 	VPOR         Y7, Y0, Y0
-	VPSRLD       $0x1f, Y8, Y8
-	VPSLLD       $0x07, Y8, Y8
-	VPOR         Y8, Y0, Y0
+	VPOR         Y4, Y0, Y0
 	VMOVUPS      32(SI), Y4
-	VMOVDQA      Y4, Y8
 	VPAND        Y15, Y4, Y5
 	VPSRLD       $0x1f, Y4, Y4
 	VPSLLD       $0x07, Y4, Y4
@@ -9659,9 +10387,7 @@ encodeE5M2AVX2_big:
 	VPSRLD       $0x1f, Y7, Y7
 	VPAND        Y6, Y7, Y7
 	VPOR         Y7, Y1, Y1
-	VPSRLD       $0x1f, Y8, Y8
-	VPSLLD       $0x07, Y8, Y8
-	VPOR         Y8, Y1, Y1
+	VPOR         Y4, Y1, Y1
 	VPACKUSDW    Y1, Y0, Y0
 	VPERMQ       $0xd8, Y0, Y0
 	VEXTRACTI128 $0x01, Y0, X1
@@ -9674,6 +10400,152 @@ encodeE5M2AVX2_big:
 	JAE          encodeE5M2AVX2_big
 
 encodeE5M2AVX2_one:
+	SFENCE
+	VZEROUPPER
+	RET
+
+// func encodeE2M3AVX2(dst []byte, src []float32, saturate bool)
+// Requires: AVX, AVX2, MMX+
+TEXT ·encodeE2M3AVX2(SB), NOSPLIT, $0-49
+	MOVQ         dst_base+0(FP), DI
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         src_base+24(FP), SI
+	MOVL         $0x0000001f, BX
+	VMOVDQU      mxbConst<>+0(SB), Y15
+	VMOVDQU      mxbConst<>+1376(SB), Y9
+	VMOVDQU      mxbConst<>+1408(SB), Y10
+	VMOVDQU      mxbConst<>+1440(SB), Y12
+	VMOVD        BX, X13
+	VPBROADCASTD X13, Y13
+	VMOVDQU      mxbConst<>+32(SB), Y11
+	VMOVDQU      mxbConst<>+1504(SB), Y14
+	CMPQ         CX, $0x00000010
+	JB           encodeE2M3AVX2_one
+
+encodeE2M3AVX2_big:
+	VMOVUPS      (SI), Y4
+	VPAND        Y15, Y4, Y5
+	VPSRLD       $0x1f, Y4, Y4
+	VPSLLD       $0x05, Y4, Y4
+	VPSLLD       $0x0b, Y5, Y6
+	VPSRLD       $0x1f, Y6, Y6
+	VPADDD       Y9, Y5, Y0
+	VPADDD       Y6, Y0, Y0
+	VPSRAD       $0x14, Y0, Y0
+	VADDPS       Y10, Y5, Y7
+	VPSUBD       Y10, Y7, Y7
+	VPCMPGTD     Y5, Y12, Y6
+	VPBLENDVB    Y6, Y7, Y0, Y0
+	VPMINSD      Y13, Y0, Y0
+	VPOR         Y4, Y0, Y0
+	VPCMPGTD     Y11, Y5, Y6
+	VPBLENDVB    Y6, Y14, Y0, Y0
+	VPAND        Y6, Y4, Y7
+	VPXOR        Y7, Y0, Y0
+	VMOVUPS      32(SI), Y4
+	VPAND        Y15, Y4, Y5
+	VPSRLD       $0x1f, Y4, Y4
+	VPSLLD       $0x05, Y4, Y4
+	VPSLLD       $0x0b, Y5, Y6
+	VPSRLD       $0x1f, Y6, Y6
+	VPADDD       Y9, Y5, Y1
+	VPADDD       Y6, Y1, Y1
+	VPSRAD       $0x14, Y1, Y1
+	VADDPS       Y10, Y5, Y7
+	VPSUBD       Y10, Y7, Y7
+	VPCMPGTD     Y5, Y12, Y6
+	VPBLENDVB    Y6, Y7, Y1, Y1
+	VPMINSD      Y13, Y1, Y1
+	VPOR         Y4, Y1, Y1
+	VPCMPGTD     Y11, Y5, Y6
+	VPBLENDVB    Y6, Y14, Y1, Y1
+	VPAND        Y6, Y4, Y7
+	VPXOR        Y7, Y1, Y1
+	VPACKUSDW    Y1, Y0, Y0
+	VPERMQ       $0xd8, Y0, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSWB    X1, X0, X0
+	VMOVDQU      X0, (DI)
+	ADDQ         $0x00000040, SI
+	ADDQ         $0x00000010, DI
+	SUBQ         $0x00000010, CX
+	CMPQ         CX, $0x00000010
+	JAE          encodeE2M3AVX2_big
+
+encodeE2M3AVX2_one:
+	SFENCE
+	VZEROUPPER
+	RET
+
+// func encodeE3M2AVX2(dst []byte, src []float32, saturate bool)
+// Requires: AVX, AVX2, MMX+
+TEXT ·encodeE3M2AVX2(SB), NOSPLIT, $0-49
+	MOVQ         dst_base+0(FP), DI
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         src_base+24(FP), SI
+	MOVL         $0x0000001f, BX
+	VMOVDQU      mxbConst<>+0(SB), Y15
+	VMOVDQU      mxbConst<>+1760(SB), Y9
+	VMOVDQU      mxbConst<>+1792(SB), Y10
+	VMOVDQU      mxbConst<>+1824(SB), Y12
+	VMOVD        BX, X13
+	VPBROADCASTD X13, Y13
+	VMOVDQU      mxbConst<>+32(SB), Y11
+	VMOVDQU      mxbConst<>+1504(SB), Y14
+	CMPQ         CX, $0x00000010
+	JB           encodeE3M2AVX2_one
+
+encodeE3M2AVX2_big:
+	VMOVUPS      (SI), Y4
+	VPAND        Y15, Y4, Y5
+	VPSRLD       $0x1f, Y4, Y4
+	VPSLLD       $0x05, Y4, Y4
+	VPSLLD       $0x0a, Y5, Y6
+	VPSRLD       $0x1f, Y6, Y6
+	VPADDD       Y9, Y5, Y0
+	VPADDD       Y6, Y0, Y0
+	VPSRAD       $0x15, Y0, Y0
+	VADDPS       Y10, Y5, Y7
+	VPSUBD       Y10, Y7, Y7
+	VPCMPGTD     Y5, Y12, Y6
+	VPBLENDVB    Y6, Y7, Y0, Y0
+	VPMINSD      Y13, Y0, Y0
+	VPOR         Y4, Y0, Y0
+	VPCMPGTD     Y11, Y5, Y6
+	VPBLENDVB    Y6, Y14, Y0, Y0
+	VPAND        Y6, Y4, Y7
+	VPXOR        Y7, Y0, Y0
+	VMOVUPS      32(SI), Y4
+	VPAND        Y15, Y4, Y5
+	VPSRLD       $0x1f, Y4, Y4
+	VPSLLD       $0x05, Y4, Y4
+	VPSLLD       $0x0a, Y5, Y6
+	VPSRLD       $0x1f, Y6, Y6
+	VPADDD       Y9, Y5, Y1
+	VPADDD       Y6, Y1, Y1
+	VPSRAD       $0x15, Y1, Y1
+	VADDPS       Y10, Y5, Y7
+	VPSUBD       Y10, Y7, Y7
+	VPCMPGTD     Y5, Y12, Y6
+	VPBLENDVB    Y6, Y7, Y1, Y1
+	VPMINSD      Y13, Y1, Y1
+	VPOR         Y4, Y1, Y1
+	VPCMPGTD     Y11, Y5, Y6
+	VPBLENDVB    Y6, Y14, Y1, Y1
+	VPAND        Y6, Y4, Y7
+	VPXOR        Y7, Y1, Y1
+	VPACKUSDW    Y1, Y0, Y0
+	VPERMQ       $0xd8, Y0, Y0
+	VEXTRACTI128 $0x01, Y0, X1
+	VPACKUSWB    X1, X0, X0
+	VMOVDQU      X0, (DI)
+	ADDQ         $0x00000040, SI
+	ADDQ         $0x00000010, DI
+	SUBQ         $0x00000010, CX
+	CMPQ         CX, $0x00000010
+	JAE          encodeE3M2AVX2_big
+
+encodeE3M2AVX2_one:
 	SFENCE
 	VZEROUPPER
 	RET

@@ -7,7 +7,7 @@ import (
 // FuzzMXByte compares every tier's MX byte kernels with the Go references:
 // the fuzzer's bytes read as float32 values (padded with zeros to whole
 // blocks, at least one group of 16) for the quantizers, as codes and scales
-// for the dequantizers, and as floats and byte codes for the FP8 slice
+// for the dequantizers, and as floats and byte codes for the FP8 and FP6 slice
 // codecs.
 func FuzzMXByte(f *testing.F) {
 	f.Add([]byte{0, 0, 0x80, 0x7f, 1, 0, 0xc0, 0xff, 0, 0, 0, 0x80, 0xff, 0xff, 0x7f, 0x7f}, true)
@@ -44,7 +44,7 @@ func FuzzMXByte(f *testing.F) {
 				requireSame(t, floatBits(wantV), floatBits(v), "%v %s dequantize", tr, d.name)
 			}
 		}
-		for _, fc := range []*FloatCodec{&e4m3fnCodec, &e5m2Codec} {
+		for _, fc := range []*FloatCodec{&e4m3fnCodec, &e5m2Codec, &e2m3Codec, &e3m2Codec} {
 			lut := new([256]float32)
 			for c := range lut {
 				lut[c] = fc.Decode(uint32(c))

@@ -7,12 +7,13 @@ import (
 	"testing"
 )
 
-// TestMXKernelsStayInBounds runs the MX byte kernels and the FP8 slice
+// TestMXKernelsStayInBounds runs the MX byte kernels and the FP8 and FP6 slice
 // codecs of every tier on slices that end at an inaccessible page: block
 // counts up to three groups of 16 and a bit, and element counts up to three
 // vectors and a bit. The six-bit dequantizers' loads (16 bytes from the
-// middle of a 24-byte block, 8 bytes near its end) and the quantizers'
-// masked stores must not touch the bytes after a slice.
+// middle of a 24-byte block, 8 bytes near its end) and the six-bit
+// quantizers' stores (24 or 48 bytes of a wider register) must not touch the
+// bytes after a slice.
 func TestMXKernelsStayInBounds(t *testing.T) {
 	r := rand.New(rand.NewPCG(49, 50))
 	forEachTier(t, func(t *testing.T) {
@@ -28,7 +29,7 @@ func TestMXKernelsStayInBounds(t *testing.T) {
 					mxDequantizers()[i].run(dst, codes, scales)
 				}
 			}
-			for _, f := range []*FloatCodec{&e4m3fnCodec, &e5m2Codec} {
+			for _, f := range []*FloatCodec{&e4m3fnCodec, &e5m2Codec, &e2m3Codec, &e3m2Codec} {
 				lut := new([256]float32)
 				for n := 1; n <= 3*64+3; n++ {
 					src := guardedTail[float32](t, n)

@@ -267,9 +267,10 @@ func TestMXRoundTripTiers(t *testing.T) {
 	})
 }
 
-// TestFloat8SliceCodecs compares EncodeFloat and DecodeFloat8 for e4m3fn and
-// e5m2 on every tier with the scalar codec, saturating and not, on edge
-// values at every length up to a few vectors and unaligned slices.
+// TestFloat8SliceCodecs compares EncodeFloat and DecodeFloat8 for e4m3fn,
+// e5m2, e2m3 and e3m2 (one code per byte) on every tier with the scalar
+// codec, saturating and not, on edge values at every length up to a few
+// vectors and unaligned slices.
 func TestFloat8SliceCodecs(t *testing.T) {
 	r := rand.New(rand.NewPCG(47, 48))
 	src := edgeFloats(r, 4099)
@@ -285,7 +286,7 @@ func TestFloat8SliceCodecs(t *testing.T) {
 	for i := range all {
 		all[i] = byte(i)
 	}
-	for _, f := range []*FloatCodec{&e4m3fnCodec, &e5m2Codec} {
+	for _, f := range []*FloatCodec{&e4m3fnCodec, &e5m2Codec, &e2m3Codec, &e3m2Codec} {
 		lut := new([256]float32)
 		for c := range lut {
 			lut[c] = f.Decode(uint32(c))

@@ -103,6 +103,17 @@ func decodeE5M2AVX512(dst []float32, src []byte)
 //go:noescape
 func dequantMXFP6E2M3AVX512(dst []float32, codes []byte, scales []uint8)
 
+// decodeE2M3AVX512 is the AVX-512 kernel of the loop
+//
+//	for i, c := range src[:len(dst)] {
+//		dst[i] = e2m3Codec.Decode(uint32(c))
+//	}
+//
+// over len(dst), a multiple of 16.
+//
+//go:noescape
+func decodeE2M3AVX512(dst []float32, src []byte)
+
 // dequantMXFP6E3M2AVX512 is the AVX-512 kernel of
 //
 //	dequantMXFP6Go(dst, codes, scales, mxE3M2)
@@ -111,6 +122,17 @@ func dequantMXFP6E2M3AVX512(dst []float32, codes []byte, scales []uint8)
 //
 //go:noescape
 func dequantMXFP6E3M2AVX512(dst []float32, codes []byte, scales []uint8)
+
+// decodeE3M2AVX512 is the AVX-512 kernel of the loop
+//
+//	for i, c := range src[:len(dst)] {
+//		dst[i] = e3m2Codec.Decode(uint32(c))
+//	}
+//
+// over len(dst), a multiple of 16.
+//
+//go:noescape
+func decodeE3M2AVX512(dst []float32, src []byte)
 
 // dequantMXINT8AVX512 is the AVX-512 kernel of
 //
@@ -175,6 +197,18 @@ func decodeE5M2NTAVX512(dst []float32, src []byte)
 //go:noescape
 func dequantMXFP6E2M3NTAVX512(dst []float32, codes []byte, scales []uint8)
 
+// decodeE2M3NTAVX512 is the AVX-512 kernel of the loop
+//
+//	for i, c := range src[:len(dst)] {
+//		dst[i] = e2m3Codec.Decode(uint32(c))
+//	}
+//
+// over len(dst), a multiple of 16.
+// It stores with non-temporal hints (VMOVNTPS) and needs dst 64-byte aligned.
+//
+//go:noescape
+func decodeE2M3NTAVX512(dst []float32, src []byte)
+
 // dequantMXFP6E3M2NTAVX512 is the AVX-512 kernel of
 //
 //	dequantMXFP6Go(dst, codes, scales, mxE3M2)
@@ -184,6 +218,18 @@ func dequantMXFP6E2M3NTAVX512(dst []float32, codes []byte, scales []uint8)
 //
 //go:noescape
 func dequantMXFP6E3M2NTAVX512(dst []float32, codes []byte, scales []uint8)
+
+// decodeE3M2NTAVX512 is the AVX-512 kernel of the loop
+//
+//	for i, c := range src[:len(dst)] {
+//		dst[i] = e3m2Codec.Decode(uint32(c))
+//	}
+//
+// over len(dst), a multiple of 16.
+// It stores with non-temporal hints (VMOVNTPS) and needs dst 64-byte aligned.
+//
+//go:noescape
+func decodeE3M2NTAVX512(dst []float32, src []byte)
 
 // dequantMXINT8NTAVX512 is the AVX-512 kernel of
 //
@@ -216,6 +262,28 @@ func encodeE4M3AVX512(dst []byte, src []float32, saturate bool)
 //
 //go:noescape
 func encodeE5M2AVX512(dst []byte, src []float32, saturate bool)
+
+// encodeE2M3AVX512 is the AVX-512 kernel of the loop
+//
+//	for i, x := range src[:len(dst)] {
+//		dst[i] = byte(e2m3Codec.Encode(x, RoundEven, saturate, 0))
+//	}
+//
+// over len(dst), a multiple of 16.
+//
+//go:noescape
+func encodeE2M3AVX512(dst []byte, src []float32, saturate bool)
+
+// encodeE3M2AVX512 is the AVX-512 kernel of the loop
+//
+//	for i, x := range src[:len(dst)] {
+//		dst[i] = byte(e3m2Codec.Encode(x, RoundEven, saturate, 0))
+//	}
+//
+// over len(dst), a multiple of 16.
+//
+//go:noescape
+func encodeE3M2AVX512(dst []byte, src []float32, saturate bool)
 
 // quantMXFP8E4M3AVX2 is the AVX2 kernel of
 //
@@ -316,6 +384,17 @@ func decodeE5M2AVX2(dst []float32, src []byte)
 //go:noescape
 func dequantMXFP6E2M3AVX2(dst []float32, codes []byte, scales []uint8)
 
+// decodeE2M3AVX2 is the AVX2 kernel of the loop
+//
+//	for i, c := range src[:len(dst)] {
+//		dst[i] = e2m3Codec.Decode(uint32(c))
+//	}
+//
+// over len(dst), a multiple of 8.
+//
+//go:noescape
+func decodeE2M3AVX2(dst []float32, src []byte)
+
 // dequantMXFP6E3M2AVX2 is the AVX2 kernel of
 //
 //	dequantMXFP6Go(dst, codes, scales, mxE3M2)
@@ -324,6 +403,17 @@ func dequantMXFP6E2M3AVX2(dst []float32, codes []byte, scales []uint8)
 //
 //go:noescape
 func dequantMXFP6E3M2AVX2(dst []float32, codes []byte, scales []uint8)
+
+// decodeE3M2AVX2 is the AVX2 kernel of the loop
+//
+//	for i, c := range src[:len(dst)] {
+//		dst[i] = e3m2Codec.Decode(uint32(c))
+//	}
+//
+// over len(dst), a multiple of 8.
+//
+//go:noescape
+func decodeE3M2AVX2(dst []float32, src []byte)
 
 // dequantMXINT8AVX2 is the AVX2 kernel of
 //
@@ -388,6 +478,18 @@ func decodeE5M2NTAVX2(dst []float32, src []byte)
 //go:noescape
 func dequantMXFP6E2M3NTAVX2(dst []float32, codes []byte, scales []uint8)
 
+// decodeE2M3NTAVX2 is the AVX2 kernel of the loop
+//
+//	for i, c := range src[:len(dst)] {
+//		dst[i] = e2m3Codec.Decode(uint32(c))
+//	}
+//
+// over len(dst), a multiple of 8.
+// It stores with non-temporal hints (VMOVNTPS) and needs dst 32-byte aligned.
+//
+//go:noescape
+func decodeE2M3NTAVX2(dst []float32, src []byte)
+
 // dequantMXFP6E3M2NTAVX2 is the AVX2 kernel of
 //
 //	dequantMXFP6Go(dst, codes, scales, mxE3M2)
@@ -397,6 +499,18 @@ func dequantMXFP6E2M3NTAVX2(dst []float32, codes []byte, scales []uint8)
 //
 //go:noescape
 func dequantMXFP6E3M2NTAVX2(dst []float32, codes []byte, scales []uint8)
+
+// decodeE3M2NTAVX2 is the AVX2 kernel of the loop
+//
+//	for i, c := range src[:len(dst)] {
+//		dst[i] = e3m2Codec.Decode(uint32(c))
+//	}
+//
+// over len(dst), a multiple of 8.
+// It stores with non-temporal hints (VMOVNTPS) and needs dst 32-byte aligned.
+//
+//go:noescape
+func decodeE3M2NTAVX2(dst []float32, src []byte)
 
 // dequantMXINT8NTAVX2 is the AVX2 kernel of
 //
@@ -429,3 +543,25 @@ func encodeE4M3AVX2(dst []byte, src []float32, saturate bool)
 //
 //go:noescape
 func encodeE5M2AVX2(dst []byte, src []float32, saturate bool)
+
+// encodeE2M3AVX2 is the AVX2 kernel of the loop
+//
+//	for i, x := range src[:len(dst)] {
+//		dst[i] = byte(e2m3Codec.Encode(x, RoundEven, saturate, 0))
+//	}
+//
+// over len(dst), a multiple of 16.
+//
+//go:noescape
+func encodeE2M3AVX2(dst []byte, src []float32, saturate bool)
+
+// encodeE3M2AVX2 is the AVX2 kernel of the loop
+//
+//	for i, x := range src[:len(dst)] {
+//		dst[i] = byte(e3m2Codec.Encode(x, RoundEven, saturate, 0))
+//	}
+//
+// over len(dst), a multiple of 16.
+//
+//go:noescape
+func encodeE3M2AVX2(dst []byte, src []float32, saturate bool)

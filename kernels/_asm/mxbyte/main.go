@@ -79,10 +79,11 @@ func main() {
 			}
 			for _, e := range []elem{e2m3, e3m2} {
 				dequantFP6(isa, e)
+				dequantFP8(isa, e, false) // one six-bit code per byte
 			}
 			dequantInt8(isa)
 		}
-		for _, e := range []elem{e4m3, e5m2} {
+		for _, e := range []elem{e4m3, e5m2, e2m3, e3m2} {
 			encodeFP8(isa, e)
 		}
 	}
@@ -1036,12 +1037,14 @@ func dequantInt8(isa string) {
 
 // ---- plain FP8 encoders
 
-// encodeFP8 emits encode{E4M3,E5M2}{AVX512,AVX2}: the round to nearest even
-// of roundTab512 (AVX-512) or round256 (AVX2) with the specials of
-// FloatCodec.Encode: NaN to the NaN code
-// (E5M2 keeps the top payload bit), and values past the largest finite one
-// (infinities included) to ±max when saturating, else to the NaN code
-// (E4M3) or ±Inf (E5M2), which is the magnitude one above max.
+// encodeFP8 emits encode{E4M3,E5M2,E2M3,E3M2}{AVX512,AVX2}: the round to
+// nearest even of roundTab512 (AVX-512) or round256 (AVX2) with the
+// specials of FloatCodec.Encode: NaN to the NaN code (E5M2 keeps the top
+// payload bit), and values past the largest finite one (infinities
+// included) to ±max when saturating, else to the NaN code (E4M3) or ±Inf
+// (E5M2), which is the magnitude one above max. The six-bit formats, one
+// code per byte, have neither: overflow gives ±max, +NaN the code of −0 and
+// −NaN that of +0.
 func encodeFP8(isa string, e elem) {
 	name := "encode" + e.name + isa
 	TEXT(name, NOSPLIT, "func(dst []byte, src []float32, saturate bool)")
@@ -1059,12 +1062,16 @@ func encodeFP8(isa string, e elem) {
 	Load(Param("dst").Base(), RDI)
 	Load(Param("dst").Len(), RCX)
 	Load(Param("src").Base(), RSI)
-	// BX = the magnitude overflow clamps to: max, or max+1 (NaN or Inf).
-	MOVL(U32(e.maxMag+1), EBX)
-	MOVL(U32(e.maxMag), EAX)
-	Load(Param("saturate"), EDX)
-	TESTB(DL, DL)
-	CMOVLNE(EAX, EBX)
+	// BX = the magnitude overflow clamps to: max, or max+1 (NaN or Inf)
+	// when not saturating; max for the six-bit formats either way.
+	MOVL(U32(e.maxMag), EBX)
+	if !e.six {
+		MOVL(U32(e.maxMag+1), EBX)
+		MOVL(U32(e.maxMag), EAX)
+		Load(Param("saturate"), EDX)
+		TESTB(DL, DL)
+		CMOVLNE(EAX, EBX)
+	}
 	if isa == "AVX512" {
 		bcast(0x7fffffff, Z31)
 		bcast(uint32(e.emin+127), Z30)
@@ -1082,9 +1089,14 @@ func encodeFP8(isa string, e elem) {
 			VMOVUPS(Mem{Base: RSI, Disp: 64 * j}, y)
 			roundTab512(e, y, a, t, n, s, true)
 			// NaN: the NaN code with the sign n already holds, and E5M2's
-			// top payload bit.
+			// top payload bit; for the six-bit formats, which have no NaN,
+			// −0's code for +NaN and 0 for −NaN.
 			VPCMPUD(U8(6), Z24, a, ks[j])
-			VPTERNLOGD(U8(0xea), Z23, Z25, ks[j], n) // n&sign | nanCode
+			if e.six {
+				VPTERNLOGD(U8(0x0c), Z23, Z25, ks[j], n) // ^n & sign
+			} else {
+				VPTERNLOGD(U8(0xea), Z23, Z25, ks[j], n) // n&sign | nanCode
+			}
 			if e.ieee {
 				VPSLLD(U8(31-(23-e.man)), a, t)
 				VPSRLD(U8(31), t, t)
@@ -1102,16 +1114,26 @@ func encodeFP8(isa string, e elem) {
 	VMOVD(EBX, X13)
 	VPBROADCASTD(X13, Y13)
 	VMOVDQU(cst(0x7f800000), Y11)
-	VMOVDQU(cst(e.nanCode), Y14)
+	if e.six {
+		VMOVDQU(cst(1<<e.signPos()), Y14) // −0
+	} else {
+		VMOVDQU(cst(e.nanCode), Y14)
+	}
 	elemLoop(name, 16, 1, 4, 1, func(int) {
 		for v := range 2 {
 			n := ys[v]
 			y, a, t, s := Y4, Y5, Y6, Y7
 			VMOVUPS(Mem{Base: RSI, Disp: 32 * v}, y)
-			VMOVDQA(y, Y8)
-			round256(e, y, a, t, n, s)
-			// NaN lanes: the NaN code (with E5M2's payload bit) and sign.
+			round256(e, y, a, t, n, s) // y: the sign at its place in the code
+			// NaN lanes: the NaN code (with E5M2's payload bit) and the
+			// sign; for the six-bit formats, sign ^ −0's code.
 			VPCMPGTD(Y11, a, t)
+			if e.six {
+				VPBLENDVB(t, Y14, n, n)
+				VPAND(t, y, s)
+				VPXOR(s, n, n)
+				continue
+			}
 			VPBLENDVB(t, Y14, n, n)
 			if e.ieee {
 				VPSLLD(U8(31-(23-e.man)), a, s)
@@ -1119,9 +1141,7 @@ func encodeFP8(isa string, e elem) {
 				VPAND(t, s, s)
 				VPOR(s, n, n)
 			}
-			VPSRLD(U8(31), Y8, Y8)
-			VPSLLD(U8(e.signPos()), Y8, Y8)
-			VPOR(Y8, n, n)
+			VPOR(y, n, n)
 		}
 		VPACKUSDW(Y1, Y0, Y0)
 		VPERMQ(U8(0xd8), Y0, Y0)
