@@ -52,334 +52,334 @@ DATA mxbConst<>+176(SB)/4, $0x00000000
 DATA mxbConst<>+180(SB)/4, $0x00000000
 DATA mxbConst<>+184(SB)/4, $0x00000000
 DATA mxbConst<>+188(SB)/4, $0x00000000
-DATA mxbConst<>+192(SB)/4, $0x00000001
-DATA mxbConst<>+196(SB)/4, $0x00000001
-DATA mxbConst<>+200(SB)/4, $0x00000001
-DATA mxbConst<>+204(SB)/4, $0x00000001
-DATA mxbConst<>+208(SB)/4, $0x00000001
-DATA mxbConst<>+212(SB)/4, $0x00000001
-DATA mxbConst<>+216(SB)/4, $0x00000001
-DATA mxbConst<>+220(SB)/4, $0x00000001
-DATA mxbConst<>+224(SB)/4, $0x000000ff
-DATA mxbConst<>+228(SB)/4, $0x000000ff
-DATA mxbConst<>+232(SB)/4, $0x000000ff
-DATA mxbConst<>+236(SB)/4, $0x000000ff
-DATA mxbConst<>+240(SB)/4, $0x000000ff
-DATA mxbConst<>+244(SB)/4, $0x000000ff
-DATA mxbConst<>+248(SB)/4, $0x000000ff
-DATA mxbConst<>+252(SB)/4, $0x000000ff
-DATA mxbConst<>+256(SB)/4, $0x000000fe
-DATA mxbConst<>+260(SB)/4, $0x000000fe
-DATA mxbConst<>+264(SB)/4, $0x000000fe
-DATA mxbConst<>+268(SB)/4, $0x000000fe
-DATA mxbConst<>+272(SB)/4, $0x000000fe
-DATA mxbConst<>+276(SB)/4, $0x000000fe
-DATA mxbConst<>+280(SB)/4, $0x000000fe
-DATA mxbConst<>+284(SB)/4, $0x000000fe
-DATA mxbConst<>+288(SB)/4, $0x00000104
-DATA mxbConst<>+292(SB)/4, $0x00000104
-DATA mxbConst<>+296(SB)/4, $0x00000104
-DATA mxbConst<>+300(SB)/4, $0x00000104
-DATA mxbConst<>+304(SB)/4, $0x00000104
-DATA mxbConst<>+308(SB)/4, $0x00000104
-DATA mxbConst<>+312(SB)/4, $0x00000104
-DATA mxbConst<>+316(SB)/4, $0x00000104
-DATA mxbConst<>+320(SB)/4, $0xffffff81
-DATA mxbConst<>+324(SB)/4, $0xffffff81
-DATA mxbConst<>+328(SB)/4, $0xffffff81
-DATA mxbConst<>+332(SB)/4, $0xffffff81
-DATA mxbConst<>+336(SB)/4, $0xffffff81
-DATA mxbConst<>+340(SB)/4, $0xffffff81
-DATA mxbConst<>+344(SB)/4, $0xffffff81
-DATA mxbConst<>+348(SB)/4, $0xffffff81
-DATA mxbConst<>+352(SB)/4, $0x40014001
-DATA mxbConst<>+356(SB)/4, $0x40014001
-DATA mxbConst<>+360(SB)/4, $0x40014001
-DATA mxbConst<>+364(SB)/4, $0x40014001
-DATA mxbConst<>+368(SB)/4, $0x40014001
-DATA mxbConst<>+372(SB)/4, $0x40014001
-DATA mxbConst<>+376(SB)/4, $0x40014001
-DATA mxbConst<>+380(SB)/4, $0x40014001
-DATA mxbConst<>+384(SB)/4, $0x10000001
-DATA mxbConst<>+388(SB)/4, $0x10000001
-DATA mxbConst<>+392(SB)/4, $0x10000001
-DATA mxbConst<>+396(SB)/4, $0x10000001
-DATA mxbConst<>+400(SB)/4, $0x10000001
-DATA mxbConst<>+404(SB)/4, $0x10000001
-DATA mxbConst<>+408(SB)/4, $0x10000001
-DATA mxbConst<>+412(SB)/4, $0x10000001
-DATA mxbConst<>+416(SB)/4, $0x42800000
-DATA mxbConst<>+420(SB)/4, $0x42800000
-DATA mxbConst<>+424(SB)/4, $0x42800000
-DATA mxbConst<>+428(SB)/4, $0x42800000
-DATA mxbConst<>+432(SB)/4, $0x42800000
-DATA mxbConst<>+436(SB)/4, $0x42800000
-DATA mxbConst<>+440(SB)/4, $0x42800000
-DATA mxbConst<>+444(SB)/4, $0x42800000
-DATA mxbConst<>+448(SB)/4, $0x0fe00000
-DATA mxbConst<>+452(SB)/4, $0x0fe00000
-DATA mxbConst<>+456(SB)/4, $0x0fe00000
-DATA mxbConst<>+460(SB)/4, $0x0fe00000
-DATA mxbConst<>+464(SB)/4, $0x0fe00000
-DATA mxbConst<>+468(SB)/4, $0x0fe00000
-DATA mxbConst<>+472(SB)/4, $0x0fe00000
-DATA mxbConst<>+476(SB)/4, $0x0fe00000
-DATA mxbConst<>+480(SB)/4, $0x0f800000
-DATA mxbConst<>+484(SB)/4, $0x0f800000
-DATA mxbConst<>+488(SB)/4, $0x0f800000
-DATA mxbConst<>+492(SB)/4, $0x0f800000
-DATA mxbConst<>+496(SB)/4, $0x0f800000
-DATA mxbConst<>+500(SB)/4, $0x0f800000
-DATA mxbConst<>+504(SB)/4, $0x0f800000
-DATA mxbConst<>+508(SB)/4, $0x0f800000
-DATA mxbConst<>+512(SB)/4, $0x70000000
-DATA mxbConst<>+516(SB)/4, $0x70000000
-DATA mxbConst<>+520(SB)/4, $0x70000000
-DATA mxbConst<>+524(SB)/4, $0x70000000
-DATA mxbConst<>+528(SB)/4, $0x70000000
-DATA mxbConst<>+532(SB)/4, $0x70000000
-DATA mxbConst<>+536(SB)/4, $0x70000000
-DATA mxbConst<>+540(SB)/4, $0x70000000
-DATA mxbConst<>+544(SB)/4, $0x07f00000
-DATA mxbConst<>+548(SB)/4, $0x07f00000
-DATA mxbConst<>+552(SB)/4, $0x07f00000
-DATA mxbConst<>+556(SB)/4, $0x07f00000
-DATA mxbConst<>+560(SB)/4, $0x07f00000
-DATA mxbConst<>+564(SB)/4, $0x07f00000
-DATA mxbConst<>+568(SB)/4, $0x07f00000
-DATA mxbConst<>+572(SB)/4, $0x07f00000
-DATA mxbConst<>+576(SB)/4, $0x7fc00000
-DATA mxbConst<>+580(SB)/4, $0x7fc00000
-DATA mxbConst<>+584(SB)/4, $0x7fc00000
-DATA mxbConst<>+588(SB)/4, $0x7fc00000
-DATA mxbConst<>+592(SB)/4, $0x7fc00000
-DATA mxbConst<>+596(SB)/4, $0x7fc00000
-DATA mxbConst<>+600(SB)/4, $0x7fc00000
-DATA mxbConst<>+604(SB)/4, $0x7fc00000
-DATA mxbConst<>+608(SB)/4, $0xc407ffff
-DATA mxbConst<>+612(SB)/4, $0xc407ffff
-DATA mxbConst<>+616(SB)/4, $0xc407ffff
-DATA mxbConst<>+620(SB)/4, $0xc407ffff
-DATA mxbConst<>+624(SB)/4, $0xc407ffff
-DATA mxbConst<>+628(SB)/4, $0xc407ffff
-DATA mxbConst<>+632(SB)/4, $0xc407ffff
-DATA mxbConst<>+636(SB)/4, $0xc407ffff
-DATA mxbConst<>+640(SB)/4, $0x46800000
-DATA mxbConst<>+644(SB)/4, $0x46800000
-DATA mxbConst<>+648(SB)/4, $0x46800000
-DATA mxbConst<>+652(SB)/4, $0x46800000
-DATA mxbConst<>+656(SB)/4, $0x46800000
-DATA mxbConst<>+660(SB)/4, $0x46800000
-DATA mxbConst<>+664(SB)/4, $0x46800000
-DATA mxbConst<>+668(SB)/4, $0x46800000
-DATA mxbConst<>+672(SB)/4, $0x3c800000
-DATA mxbConst<>+676(SB)/4, $0x3c800000
-DATA mxbConst<>+680(SB)/4, $0x3c800000
-DATA mxbConst<>+684(SB)/4, $0x3c800000
-DATA mxbConst<>+688(SB)/4, $0x3c800000
-DATA mxbConst<>+692(SB)/4, $0x3c800000
-DATA mxbConst<>+696(SB)/4, $0x3c800000
-DATA mxbConst<>+700(SB)/4, $0x3c800000
-DATA mxbConst<>+704(SB)/4, $0x0000007e
-DATA mxbConst<>+708(SB)/4, $0x0000007e
-DATA mxbConst<>+712(SB)/4, $0x0000007e
-DATA mxbConst<>+716(SB)/4, $0x0000007e
-DATA mxbConst<>+720(SB)/4, $0x0000007e
-DATA mxbConst<>+724(SB)/4, $0x0000007e
-DATA mxbConst<>+728(SB)/4, $0x0000007e
-DATA mxbConst<>+732(SB)/4, $0x0000007e
-DATA mxbConst<>+736(SB)/4, $0x0000007f
-DATA mxbConst<>+740(SB)/4, $0x0000007f
-DATA mxbConst<>+744(SB)/4, $0x0000007f
-DATA mxbConst<>+748(SB)/4, $0x0000007f
-DATA mxbConst<>+752(SB)/4, $0x0000007f
-DATA mxbConst<>+756(SB)/4, $0x0000007f
-DATA mxbConst<>+760(SB)/4, $0x0000007f
-DATA mxbConst<>+764(SB)/4, $0x0000007f
-DATA mxbConst<>+768(SB)/4, $0x00000008
-DATA mxbConst<>+772(SB)/4, $0x00000008
-DATA mxbConst<>+776(SB)/4, $0x00000008
-DATA mxbConst<>+780(SB)/4, $0x00000008
-DATA mxbConst<>+784(SB)/4, $0x00000008
-DATA mxbConst<>+788(SB)/4, $0x00000008
-DATA mxbConst<>+792(SB)/4, $0x00000008
-DATA mxbConst<>+796(SB)/4, $0x00000008
-DATA mxbConst<>+800(SB)/4, $0x00000080
-DATA mxbConst<>+804(SB)/4, $0x00000080
-DATA mxbConst<>+808(SB)/4, $0x00000080
-DATA mxbConst<>+812(SB)/4, $0x00000080
-DATA mxbConst<>+816(SB)/4, $0x00000080
-DATA mxbConst<>+820(SB)/4, $0x00000080
-DATA mxbConst<>+824(SB)/4, $0x00000080
-DATA mxbConst<>+828(SB)/4, $0x00000080
-DATA mxbConst<>+832(SB)/4, $0x07f00000
-DATA mxbConst<>+836(SB)/4, $0x07f00000
-DATA mxbConst<>+840(SB)/4, $0x07f00000
-DATA mxbConst<>+844(SB)/4, $0x07f00000
-DATA mxbConst<>+848(SB)/4, $0x07f00000
-DATA mxbConst<>+852(SB)/4, $0x07f00000
-DATA mxbConst<>+856(SB)/4, $0x07f00000
-DATA mxbConst<>+860(SB)/4, $0x07f00000
-DATA mxbConst<>+864(SB)/4, $0x7b800000
-DATA mxbConst<>+868(SB)/4, $0x7b800000
-DATA mxbConst<>+872(SB)/4, $0x7b800000
-DATA mxbConst<>+876(SB)/4, $0x7b800000
-DATA mxbConst<>+880(SB)/4, $0x7b800000
-DATA mxbConst<>+884(SB)/4, $0x7b800000
-DATA mxbConst<>+888(SB)/4, $0x7b800000
-DATA mxbConst<>+892(SB)/4, $0x7b800000
-DATA mxbConst<>+896(SB)/4, $0x7f7f7f7f
-DATA mxbConst<>+900(SB)/4, $0x7f7f7f7f
-DATA mxbConst<>+904(SB)/4, $0x7f7f7f7f
-DATA mxbConst<>+908(SB)/4, $0x7f7f7f7f
-DATA mxbConst<>+912(SB)/4, $0x7f7f7f7f
-DATA mxbConst<>+916(SB)/4, $0x7f7f7f7f
-DATA mxbConst<>+920(SB)/4, $0x7f7f7f7f
-DATA mxbConst<>+924(SB)/4, $0x7f7f7f7f
-DATA mxbConst<>+928(SB)/4, $0x00000079
-DATA mxbConst<>+932(SB)/4, $0x00000079
-DATA mxbConst<>+936(SB)/4, $0x00000079
-DATA mxbConst<>+940(SB)/4, $0x00000079
-DATA mxbConst<>+944(SB)/4, $0x00000079
-DATA mxbConst<>+948(SB)/4, $0x00000079
-DATA mxbConst<>+952(SB)/4, $0x00000079
-DATA mxbConst<>+956(SB)/4, $0x00000079
-DATA mxbConst<>+960(SB)/4, $0x00000087
-DATA mxbConst<>+964(SB)/4, $0x00000087
-DATA mxbConst<>+968(SB)/4, $0x00000087
-DATA mxbConst<>+972(SB)/4, $0x00000087
-DATA mxbConst<>+976(SB)/4, $0x00000087
-DATA mxbConst<>+980(SB)/4, $0x00000087
-DATA mxbConst<>+984(SB)/4, $0x00000087
-DATA mxbConst<>+988(SB)/4, $0x00000087
-DATA mxbConst<>+992(SB)/4, $0xc80fffff
-DATA mxbConst<>+996(SB)/4, $0xc80fffff
-DATA mxbConst<>+1000(SB)/4, $0xc80fffff
-DATA mxbConst<>+1004(SB)/4, $0xc80fffff
-DATA mxbConst<>+1008(SB)/4, $0xc80fffff
-DATA mxbConst<>+1012(SB)/4, $0xc80fffff
-DATA mxbConst<>+1016(SB)/4, $0xc80fffff
-DATA mxbConst<>+1020(SB)/4, $0xc80fffff
-DATA mxbConst<>+1024(SB)/4, $0x43000000
-DATA mxbConst<>+1028(SB)/4, $0x43000000
-DATA mxbConst<>+1032(SB)/4, $0x43000000
-DATA mxbConst<>+1036(SB)/4, $0x43000000
-DATA mxbConst<>+1040(SB)/4, $0x43000000
-DATA mxbConst<>+1044(SB)/4, $0x43000000
-DATA mxbConst<>+1048(SB)/4, $0x43000000
-DATA mxbConst<>+1052(SB)/4, $0x43000000
-DATA mxbConst<>+1056(SB)/4, $0x38800000
-DATA mxbConst<>+1060(SB)/4, $0x38800000
-DATA mxbConst<>+1064(SB)/4, $0x38800000
-DATA mxbConst<>+1068(SB)/4, $0x38800000
-DATA mxbConst<>+1072(SB)/4, $0x38800000
-DATA mxbConst<>+1076(SB)/4, $0x38800000
-DATA mxbConst<>+1080(SB)/4, $0x38800000
-DATA mxbConst<>+1084(SB)/4, $0x38800000
-DATA mxbConst<>+1088(SB)/4, $0x0000007b
-DATA mxbConst<>+1092(SB)/4, $0x0000007b
-DATA mxbConst<>+1096(SB)/4, $0x0000007b
-DATA mxbConst<>+1100(SB)/4, $0x0000007b
-DATA mxbConst<>+1104(SB)/4, $0x0000007b
-DATA mxbConst<>+1108(SB)/4, $0x0000007b
-DATA mxbConst<>+1112(SB)/4, $0x0000007b
-DATA mxbConst<>+1116(SB)/4, $0x0000007b
-DATA mxbConst<>+1120(SB)/4, $0x0000007c
-DATA mxbConst<>+1124(SB)/4, $0x0000007c
-DATA mxbConst<>+1128(SB)/4, $0x0000007c
-DATA mxbConst<>+1132(SB)/4, $0x0000007c
-DATA mxbConst<>+1136(SB)/4, $0x0000007c
-DATA mxbConst<>+1140(SB)/4, $0x0000007c
-DATA mxbConst<>+1144(SB)/4, $0x0000007c
-DATA mxbConst<>+1148(SB)/4, $0x0000007c
-DATA mxbConst<>+1152(SB)/4, $0x0000000f
-DATA mxbConst<>+1156(SB)/4, $0x0000000f
-DATA mxbConst<>+1160(SB)/4, $0x0000000f
-DATA mxbConst<>+1164(SB)/4, $0x0000000f
-DATA mxbConst<>+1168(SB)/4, $0x0000000f
-DATA mxbConst<>+1172(SB)/4, $0x0000000f
-DATA mxbConst<>+1176(SB)/4, $0x0000000f
-DATA mxbConst<>+1180(SB)/4, $0x0000000f
-DATA mxbConst<>+1184(SB)/4, $0x00000080
-DATA mxbConst<>+1188(SB)/4, $0x00000080
-DATA mxbConst<>+1192(SB)/4, $0x00000080
-DATA mxbConst<>+1196(SB)/4, $0x00000080
-DATA mxbConst<>+1200(SB)/4, $0x00000080
-DATA mxbConst<>+1204(SB)/4, $0x00000080
-DATA mxbConst<>+1208(SB)/4, $0x00000080
-DATA mxbConst<>+1212(SB)/4, $0x00000080
-DATA mxbConst<>+1216(SB)/4, $0x0fe00000
-DATA mxbConst<>+1220(SB)/4, $0x0fe00000
-DATA mxbConst<>+1224(SB)/4, $0x0fe00000
-DATA mxbConst<>+1228(SB)/4, $0x0fe00000
-DATA mxbConst<>+1232(SB)/4, $0x0fe00000
-DATA mxbConst<>+1236(SB)/4, $0x0fe00000
-DATA mxbConst<>+1240(SB)/4, $0x0fe00000
-DATA mxbConst<>+1244(SB)/4, $0x0fe00000
-DATA mxbConst<>+1248(SB)/4, $0x77800000
-DATA mxbConst<>+1252(SB)/4, $0x77800000
-DATA mxbConst<>+1256(SB)/4, $0x77800000
-DATA mxbConst<>+1260(SB)/4, $0x77800000
-DATA mxbConst<>+1264(SB)/4, $0x77800000
-DATA mxbConst<>+1268(SB)/4, $0x77800000
-DATA mxbConst<>+1272(SB)/4, $0x77800000
-DATA mxbConst<>+1276(SB)/4, $0x77800000
-DATA mxbConst<>+1280(SB)/4, $0x7e7e7e7e
-DATA mxbConst<>+1284(SB)/4, $0x7e7e7e7e
-DATA mxbConst<>+1288(SB)/4, $0x7e7e7e7e
-DATA mxbConst<>+1292(SB)/4, $0x7e7e7e7e
-DATA mxbConst<>+1296(SB)/4, $0x7e7e7e7e
-DATA mxbConst<>+1300(SB)/4, $0x7e7e7e7e
-DATA mxbConst<>+1304(SB)/4, $0x7e7e7e7e
-DATA mxbConst<>+1308(SB)/4, $0x7e7e7e7e
-DATA mxbConst<>+1312(SB)/4, $0x00000071
-DATA mxbConst<>+1316(SB)/4, $0x00000071
-DATA mxbConst<>+1320(SB)/4, $0x00000071
-DATA mxbConst<>+1324(SB)/4, $0x00000071
-DATA mxbConst<>+1328(SB)/4, $0x00000071
-DATA mxbConst<>+1332(SB)/4, $0x00000071
-DATA mxbConst<>+1336(SB)/4, $0x00000071
-DATA mxbConst<>+1340(SB)/4, $0x00000071
-DATA mxbConst<>+1344(SB)/4, $0x0000008e
-DATA mxbConst<>+1348(SB)/4, $0x0000008e
-DATA mxbConst<>+1352(SB)/4, $0x0000008e
-DATA mxbConst<>+1356(SB)/4, $0x0000008e
-DATA mxbConst<>+1360(SB)/4, $0x0000008e
-DATA mxbConst<>+1364(SB)/4, $0x0000008e
-DATA mxbConst<>+1368(SB)/4, $0x0000008e
-DATA mxbConst<>+1372(SB)/4, $0x0000008e
-DATA mxbConst<>+1376(SB)/4, $0xc107ffff
-DATA mxbConst<>+1380(SB)/4, $0xc107ffff
-DATA mxbConst<>+1384(SB)/4, $0xc107ffff
-DATA mxbConst<>+1388(SB)/4, $0xc107ffff
-DATA mxbConst<>+1392(SB)/4, $0xc107ffff
-DATA mxbConst<>+1396(SB)/4, $0xc107ffff
-DATA mxbConst<>+1400(SB)/4, $0xc107ffff
-DATA mxbConst<>+1404(SB)/4, $0xc107ffff
-DATA mxbConst<>+1408(SB)/4, $0x49800000
-DATA mxbConst<>+1412(SB)/4, $0x49800000
-DATA mxbConst<>+1416(SB)/4, $0x49800000
-DATA mxbConst<>+1420(SB)/4, $0x49800000
-DATA mxbConst<>+1424(SB)/4, $0x49800000
-DATA mxbConst<>+1428(SB)/4, $0x49800000
-DATA mxbConst<>+1432(SB)/4, $0x49800000
-DATA mxbConst<>+1436(SB)/4, $0x49800000
-DATA mxbConst<>+1440(SB)/4, $0x3f800000
-DATA mxbConst<>+1444(SB)/4, $0x3f800000
-DATA mxbConst<>+1448(SB)/4, $0x3f800000
-DATA mxbConst<>+1452(SB)/4, $0x3f800000
-DATA mxbConst<>+1456(SB)/4, $0x3f800000
-DATA mxbConst<>+1460(SB)/4, $0x3f800000
-DATA mxbConst<>+1464(SB)/4, $0x3f800000
-DATA mxbConst<>+1468(SB)/4, $0x3f800000
-DATA mxbConst<>+1472(SB)/4, $0x0000001f
-DATA mxbConst<>+1476(SB)/4, $0x0000001f
-DATA mxbConst<>+1480(SB)/4, $0x0000001f
-DATA mxbConst<>+1484(SB)/4, $0x0000001f
-DATA mxbConst<>+1488(SB)/4, $0x0000001f
-DATA mxbConst<>+1492(SB)/4, $0x0000001f
-DATA mxbConst<>+1496(SB)/4, $0x0000001f
-DATA mxbConst<>+1500(SB)/4, $0x0000001f
+DATA mxbConst<>+192(SB)/4, $0x000000ff
+DATA mxbConst<>+196(SB)/4, $0x000000ff
+DATA mxbConst<>+200(SB)/4, $0x000000ff
+DATA mxbConst<>+204(SB)/4, $0x000000ff
+DATA mxbConst<>+208(SB)/4, $0x000000ff
+DATA mxbConst<>+212(SB)/4, $0x000000ff
+DATA mxbConst<>+216(SB)/4, $0x000000ff
+DATA mxbConst<>+220(SB)/4, $0x000000ff
+DATA mxbConst<>+224(SB)/4, $0x000000fe
+DATA mxbConst<>+228(SB)/4, $0x000000fe
+DATA mxbConst<>+232(SB)/4, $0x000000fe
+DATA mxbConst<>+236(SB)/4, $0x000000fe
+DATA mxbConst<>+240(SB)/4, $0x000000fe
+DATA mxbConst<>+244(SB)/4, $0x000000fe
+DATA mxbConst<>+248(SB)/4, $0x000000fe
+DATA mxbConst<>+252(SB)/4, $0x000000fe
+DATA mxbConst<>+256(SB)/4, $0xffffff81
+DATA mxbConst<>+260(SB)/4, $0xffffff81
+DATA mxbConst<>+264(SB)/4, $0xffffff81
+DATA mxbConst<>+268(SB)/4, $0xffffff81
+DATA mxbConst<>+272(SB)/4, $0xffffff81
+DATA mxbConst<>+276(SB)/4, $0xffffff81
+DATA mxbConst<>+280(SB)/4, $0xffffff81
+DATA mxbConst<>+284(SB)/4, $0xffffff81
+DATA mxbConst<>+288(SB)/4, $0x40014001
+DATA mxbConst<>+292(SB)/4, $0x40014001
+DATA mxbConst<>+296(SB)/4, $0x40014001
+DATA mxbConst<>+300(SB)/4, $0x40014001
+DATA mxbConst<>+304(SB)/4, $0x40014001
+DATA mxbConst<>+308(SB)/4, $0x40014001
+DATA mxbConst<>+312(SB)/4, $0x40014001
+DATA mxbConst<>+316(SB)/4, $0x40014001
+DATA mxbConst<>+320(SB)/4, $0x10000001
+DATA mxbConst<>+324(SB)/4, $0x10000001
+DATA mxbConst<>+328(SB)/4, $0x10000001
+DATA mxbConst<>+332(SB)/4, $0x10000001
+DATA mxbConst<>+336(SB)/4, $0x10000001
+DATA mxbConst<>+340(SB)/4, $0x10000001
+DATA mxbConst<>+344(SB)/4, $0x10000001
+DATA mxbConst<>+348(SB)/4, $0x10000001
+DATA mxbConst<>+352(SB)/4, $0x42800000
+DATA mxbConst<>+356(SB)/4, $0x42800000
+DATA mxbConst<>+360(SB)/4, $0x42800000
+DATA mxbConst<>+364(SB)/4, $0x42800000
+DATA mxbConst<>+368(SB)/4, $0x42800000
+DATA mxbConst<>+372(SB)/4, $0x42800000
+DATA mxbConst<>+376(SB)/4, $0x42800000
+DATA mxbConst<>+380(SB)/4, $0x42800000
+DATA mxbConst<>+384(SB)/4, $0x0fe00000
+DATA mxbConst<>+388(SB)/4, $0x0fe00000
+DATA mxbConst<>+392(SB)/4, $0x0fe00000
+DATA mxbConst<>+396(SB)/4, $0x0fe00000
+DATA mxbConst<>+400(SB)/4, $0x0fe00000
+DATA mxbConst<>+404(SB)/4, $0x0fe00000
+DATA mxbConst<>+408(SB)/4, $0x0fe00000
+DATA mxbConst<>+412(SB)/4, $0x0fe00000
+DATA mxbConst<>+416(SB)/4, $0x0f800000
+DATA mxbConst<>+420(SB)/4, $0x0f800000
+DATA mxbConst<>+424(SB)/4, $0x0f800000
+DATA mxbConst<>+428(SB)/4, $0x0f800000
+DATA mxbConst<>+432(SB)/4, $0x0f800000
+DATA mxbConst<>+436(SB)/4, $0x0f800000
+DATA mxbConst<>+440(SB)/4, $0x0f800000
+DATA mxbConst<>+444(SB)/4, $0x0f800000
+DATA mxbConst<>+448(SB)/4, $0x70000000
+DATA mxbConst<>+452(SB)/4, $0x70000000
+DATA mxbConst<>+456(SB)/4, $0x70000000
+DATA mxbConst<>+460(SB)/4, $0x70000000
+DATA mxbConst<>+464(SB)/4, $0x70000000
+DATA mxbConst<>+468(SB)/4, $0x70000000
+DATA mxbConst<>+472(SB)/4, $0x70000000
+DATA mxbConst<>+476(SB)/4, $0x70000000
+DATA mxbConst<>+480(SB)/4, $0x07f00000
+DATA mxbConst<>+484(SB)/4, $0x07f00000
+DATA mxbConst<>+488(SB)/4, $0x07f00000
+DATA mxbConst<>+492(SB)/4, $0x07f00000
+DATA mxbConst<>+496(SB)/4, $0x07f00000
+DATA mxbConst<>+500(SB)/4, $0x07f00000
+DATA mxbConst<>+504(SB)/4, $0x07f00000
+DATA mxbConst<>+508(SB)/4, $0x07f00000
+DATA mxbConst<>+512(SB)/4, $0x7fc00000
+DATA mxbConst<>+516(SB)/4, $0x7fc00000
+DATA mxbConst<>+520(SB)/4, $0x7fc00000
+DATA mxbConst<>+524(SB)/4, $0x7fc00000
+DATA mxbConst<>+528(SB)/4, $0x7fc00000
+DATA mxbConst<>+532(SB)/4, $0x7fc00000
+DATA mxbConst<>+536(SB)/4, $0x7fc00000
+DATA mxbConst<>+540(SB)/4, $0x7fc00000
+DATA mxbConst<>+544(SB)/4, $0xc407ffff
+DATA mxbConst<>+548(SB)/4, $0xc407ffff
+DATA mxbConst<>+552(SB)/4, $0xc407ffff
+DATA mxbConst<>+556(SB)/4, $0xc407ffff
+DATA mxbConst<>+560(SB)/4, $0xc407ffff
+DATA mxbConst<>+564(SB)/4, $0xc407ffff
+DATA mxbConst<>+568(SB)/4, $0xc407ffff
+DATA mxbConst<>+572(SB)/4, $0xc407ffff
+DATA mxbConst<>+576(SB)/4, $0x46800000
+DATA mxbConst<>+580(SB)/4, $0x46800000
+DATA mxbConst<>+584(SB)/4, $0x46800000
+DATA mxbConst<>+588(SB)/4, $0x46800000
+DATA mxbConst<>+592(SB)/4, $0x46800000
+DATA mxbConst<>+596(SB)/4, $0x46800000
+DATA mxbConst<>+600(SB)/4, $0x46800000
+DATA mxbConst<>+604(SB)/4, $0x46800000
+DATA mxbConst<>+608(SB)/4, $0x3c800000
+DATA mxbConst<>+612(SB)/4, $0x3c800000
+DATA mxbConst<>+616(SB)/4, $0x3c800000
+DATA mxbConst<>+620(SB)/4, $0x3c800000
+DATA mxbConst<>+624(SB)/4, $0x3c800000
+DATA mxbConst<>+628(SB)/4, $0x3c800000
+DATA mxbConst<>+632(SB)/4, $0x3c800000
+DATA mxbConst<>+636(SB)/4, $0x3c800000
+DATA mxbConst<>+640(SB)/4, $0x0000007e
+DATA mxbConst<>+644(SB)/4, $0x0000007e
+DATA mxbConst<>+648(SB)/4, $0x0000007e
+DATA mxbConst<>+652(SB)/4, $0x0000007e
+DATA mxbConst<>+656(SB)/4, $0x0000007e
+DATA mxbConst<>+660(SB)/4, $0x0000007e
+DATA mxbConst<>+664(SB)/4, $0x0000007e
+DATA mxbConst<>+668(SB)/4, $0x0000007e
+DATA mxbConst<>+672(SB)/4, $0x0000007f
+DATA mxbConst<>+676(SB)/4, $0x0000007f
+DATA mxbConst<>+680(SB)/4, $0x0000007f
+DATA mxbConst<>+684(SB)/4, $0x0000007f
+DATA mxbConst<>+688(SB)/4, $0x0000007f
+DATA mxbConst<>+692(SB)/4, $0x0000007f
+DATA mxbConst<>+696(SB)/4, $0x0000007f
+DATA mxbConst<>+700(SB)/4, $0x0000007f
+DATA mxbConst<>+704(SB)/4, $0x00000008
+DATA mxbConst<>+708(SB)/4, $0x00000008
+DATA mxbConst<>+712(SB)/4, $0x00000008
+DATA mxbConst<>+716(SB)/4, $0x00000008
+DATA mxbConst<>+720(SB)/4, $0x00000008
+DATA mxbConst<>+724(SB)/4, $0x00000008
+DATA mxbConst<>+728(SB)/4, $0x00000008
+DATA mxbConst<>+732(SB)/4, $0x00000008
+DATA mxbConst<>+736(SB)/4, $0x00000080
+DATA mxbConst<>+740(SB)/4, $0x00000080
+DATA mxbConst<>+744(SB)/4, $0x00000080
+DATA mxbConst<>+748(SB)/4, $0x00000080
+DATA mxbConst<>+752(SB)/4, $0x00000080
+DATA mxbConst<>+756(SB)/4, $0x00000080
+DATA mxbConst<>+760(SB)/4, $0x00000080
+DATA mxbConst<>+764(SB)/4, $0x00000080
+DATA mxbConst<>+768(SB)/4, $0x07f00000
+DATA mxbConst<>+772(SB)/4, $0x07f00000
+DATA mxbConst<>+776(SB)/4, $0x07f00000
+DATA mxbConst<>+780(SB)/4, $0x07f00000
+DATA mxbConst<>+784(SB)/4, $0x07f00000
+DATA mxbConst<>+788(SB)/4, $0x07f00000
+DATA mxbConst<>+792(SB)/4, $0x07f00000
+DATA mxbConst<>+796(SB)/4, $0x07f00000
+DATA mxbConst<>+800(SB)/4, $0x7b800000
+DATA mxbConst<>+804(SB)/4, $0x7b800000
+DATA mxbConst<>+808(SB)/4, $0x7b800000
+DATA mxbConst<>+812(SB)/4, $0x7b800000
+DATA mxbConst<>+816(SB)/4, $0x7b800000
+DATA mxbConst<>+820(SB)/4, $0x7b800000
+DATA mxbConst<>+824(SB)/4, $0x7b800000
+DATA mxbConst<>+828(SB)/4, $0x7b800000
+DATA mxbConst<>+832(SB)/4, $0x7f7f7f7f
+DATA mxbConst<>+836(SB)/4, $0x7f7f7f7f
+DATA mxbConst<>+840(SB)/4, $0x7f7f7f7f
+DATA mxbConst<>+844(SB)/4, $0x7f7f7f7f
+DATA mxbConst<>+848(SB)/4, $0x7f7f7f7f
+DATA mxbConst<>+852(SB)/4, $0x7f7f7f7f
+DATA mxbConst<>+856(SB)/4, $0x7f7f7f7f
+DATA mxbConst<>+860(SB)/4, $0x7f7f7f7f
+DATA mxbConst<>+864(SB)/4, $0x00000079
+DATA mxbConst<>+868(SB)/4, $0x00000079
+DATA mxbConst<>+872(SB)/4, $0x00000079
+DATA mxbConst<>+876(SB)/4, $0x00000079
+DATA mxbConst<>+880(SB)/4, $0x00000079
+DATA mxbConst<>+884(SB)/4, $0x00000079
+DATA mxbConst<>+888(SB)/4, $0x00000079
+DATA mxbConst<>+892(SB)/4, $0x00000079
+DATA mxbConst<>+896(SB)/4, $0x00000087
+DATA mxbConst<>+900(SB)/4, $0x00000087
+DATA mxbConst<>+904(SB)/4, $0x00000087
+DATA mxbConst<>+908(SB)/4, $0x00000087
+DATA mxbConst<>+912(SB)/4, $0x00000087
+DATA mxbConst<>+916(SB)/4, $0x00000087
+DATA mxbConst<>+920(SB)/4, $0x00000087
+DATA mxbConst<>+924(SB)/4, $0x00000087
+DATA mxbConst<>+928(SB)/4, $0xc80fffff
+DATA mxbConst<>+932(SB)/4, $0xc80fffff
+DATA mxbConst<>+936(SB)/4, $0xc80fffff
+DATA mxbConst<>+940(SB)/4, $0xc80fffff
+DATA mxbConst<>+944(SB)/4, $0xc80fffff
+DATA mxbConst<>+948(SB)/4, $0xc80fffff
+DATA mxbConst<>+952(SB)/4, $0xc80fffff
+DATA mxbConst<>+956(SB)/4, $0xc80fffff
+DATA mxbConst<>+960(SB)/4, $0x43000000
+DATA mxbConst<>+964(SB)/4, $0x43000000
+DATA mxbConst<>+968(SB)/4, $0x43000000
+DATA mxbConst<>+972(SB)/4, $0x43000000
+DATA mxbConst<>+976(SB)/4, $0x43000000
+DATA mxbConst<>+980(SB)/4, $0x43000000
+DATA mxbConst<>+984(SB)/4, $0x43000000
+DATA mxbConst<>+988(SB)/4, $0x43000000
+DATA mxbConst<>+992(SB)/4, $0x38800000
+DATA mxbConst<>+996(SB)/4, $0x38800000
+DATA mxbConst<>+1000(SB)/4, $0x38800000
+DATA mxbConst<>+1004(SB)/4, $0x38800000
+DATA mxbConst<>+1008(SB)/4, $0x38800000
+DATA mxbConst<>+1012(SB)/4, $0x38800000
+DATA mxbConst<>+1016(SB)/4, $0x38800000
+DATA mxbConst<>+1020(SB)/4, $0x38800000
+DATA mxbConst<>+1024(SB)/4, $0x0000007b
+DATA mxbConst<>+1028(SB)/4, $0x0000007b
+DATA mxbConst<>+1032(SB)/4, $0x0000007b
+DATA mxbConst<>+1036(SB)/4, $0x0000007b
+DATA mxbConst<>+1040(SB)/4, $0x0000007b
+DATA mxbConst<>+1044(SB)/4, $0x0000007b
+DATA mxbConst<>+1048(SB)/4, $0x0000007b
+DATA mxbConst<>+1052(SB)/4, $0x0000007b
+DATA mxbConst<>+1056(SB)/4, $0x0000007c
+DATA mxbConst<>+1060(SB)/4, $0x0000007c
+DATA mxbConst<>+1064(SB)/4, $0x0000007c
+DATA mxbConst<>+1068(SB)/4, $0x0000007c
+DATA mxbConst<>+1072(SB)/4, $0x0000007c
+DATA mxbConst<>+1076(SB)/4, $0x0000007c
+DATA mxbConst<>+1080(SB)/4, $0x0000007c
+DATA mxbConst<>+1084(SB)/4, $0x0000007c
+DATA mxbConst<>+1088(SB)/4, $0x0000000f
+DATA mxbConst<>+1092(SB)/4, $0x0000000f
+DATA mxbConst<>+1096(SB)/4, $0x0000000f
+DATA mxbConst<>+1100(SB)/4, $0x0000000f
+DATA mxbConst<>+1104(SB)/4, $0x0000000f
+DATA mxbConst<>+1108(SB)/4, $0x0000000f
+DATA mxbConst<>+1112(SB)/4, $0x0000000f
+DATA mxbConst<>+1116(SB)/4, $0x0000000f
+DATA mxbConst<>+1120(SB)/4, $0x00000080
+DATA mxbConst<>+1124(SB)/4, $0x00000080
+DATA mxbConst<>+1128(SB)/4, $0x00000080
+DATA mxbConst<>+1132(SB)/4, $0x00000080
+DATA mxbConst<>+1136(SB)/4, $0x00000080
+DATA mxbConst<>+1140(SB)/4, $0x00000080
+DATA mxbConst<>+1144(SB)/4, $0x00000080
+DATA mxbConst<>+1148(SB)/4, $0x00000080
+DATA mxbConst<>+1152(SB)/4, $0x0fe00000
+DATA mxbConst<>+1156(SB)/4, $0x0fe00000
+DATA mxbConst<>+1160(SB)/4, $0x0fe00000
+DATA mxbConst<>+1164(SB)/4, $0x0fe00000
+DATA mxbConst<>+1168(SB)/4, $0x0fe00000
+DATA mxbConst<>+1172(SB)/4, $0x0fe00000
+DATA mxbConst<>+1176(SB)/4, $0x0fe00000
+DATA mxbConst<>+1180(SB)/4, $0x0fe00000
+DATA mxbConst<>+1184(SB)/4, $0x77800000
+DATA mxbConst<>+1188(SB)/4, $0x77800000
+DATA mxbConst<>+1192(SB)/4, $0x77800000
+DATA mxbConst<>+1196(SB)/4, $0x77800000
+DATA mxbConst<>+1200(SB)/4, $0x77800000
+DATA mxbConst<>+1204(SB)/4, $0x77800000
+DATA mxbConst<>+1208(SB)/4, $0x77800000
+DATA mxbConst<>+1212(SB)/4, $0x77800000
+DATA mxbConst<>+1216(SB)/4, $0x7e7e7e7e
+DATA mxbConst<>+1220(SB)/4, $0x7e7e7e7e
+DATA mxbConst<>+1224(SB)/4, $0x7e7e7e7e
+DATA mxbConst<>+1228(SB)/4, $0x7e7e7e7e
+DATA mxbConst<>+1232(SB)/4, $0x7e7e7e7e
+DATA mxbConst<>+1236(SB)/4, $0x7e7e7e7e
+DATA mxbConst<>+1240(SB)/4, $0x7e7e7e7e
+DATA mxbConst<>+1244(SB)/4, $0x7e7e7e7e
+DATA mxbConst<>+1248(SB)/4, $0x00000071
+DATA mxbConst<>+1252(SB)/4, $0x00000071
+DATA mxbConst<>+1256(SB)/4, $0x00000071
+DATA mxbConst<>+1260(SB)/4, $0x00000071
+DATA mxbConst<>+1264(SB)/4, $0x00000071
+DATA mxbConst<>+1268(SB)/4, $0x00000071
+DATA mxbConst<>+1272(SB)/4, $0x00000071
+DATA mxbConst<>+1276(SB)/4, $0x00000071
+DATA mxbConst<>+1280(SB)/4, $0x0000008e
+DATA mxbConst<>+1284(SB)/4, $0x0000008e
+DATA mxbConst<>+1288(SB)/4, $0x0000008e
+DATA mxbConst<>+1292(SB)/4, $0x0000008e
+DATA mxbConst<>+1296(SB)/4, $0x0000008e
+DATA mxbConst<>+1300(SB)/4, $0x0000008e
+DATA mxbConst<>+1304(SB)/4, $0x0000008e
+DATA mxbConst<>+1308(SB)/4, $0x0000008e
+DATA mxbConst<>+1312(SB)/4, $0xc107ffff
+DATA mxbConst<>+1316(SB)/4, $0xc107ffff
+DATA mxbConst<>+1320(SB)/4, $0xc107ffff
+DATA mxbConst<>+1324(SB)/4, $0xc107ffff
+DATA mxbConst<>+1328(SB)/4, $0xc107ffff
+DATA mxbConst<>+1332(SB)/4, $0xc107ffff
+DATA mxbConst<>+1336(SB)/4, $0xc107ffff
+DATA mxbConst<>+1340(SB)/4, $0xc107ffff
+DATA mxbConst<>+1344(SB)/4, $0x49800000
+DATA mxbConst<>+1348(SB)/4, $0x49800000
+DATA mxbConst<>+1352(SB)/4, $0x49800000
+DATA mxbConst<>+1356(SB)/4, $0x49800000
+DATA mxbConst<>+1360(SB)/4, $0x49800000
+DATA mxbConst<>+1364(SB)/4, $0x49800000
+DATA mxbConst<>+1368(SB)/4, $0x49800000
+DATA mxbConst<>+1372(SB)/4, $0x49800000
+DATA mxbConst<>+1376(SB)/4, $0x3f800000
+DATA mxbConst<>+1380(SB)/4, $0x3f800000
+DATA mxbConst<>+1384(SB)/4, $0x3f800000
+DATA mxbConst<>+1388(SB)/4, $0x3f800000
+DATA mxbConst<>+1392(SB)/4, $0x3f800000
+DATA mxbConst<>+1396(SB)/4, $0x3f800000
+DATA mxbConst<>+1400(SB)/4, $0x3f800000
+DATA mxbConst<>+1404(SB)/4, $0x3f800000
+DATA mxbConst<>+1408(SB)/4, $0x0000001f
+DATA mxbConst<>+1412(SB)/4, $0x0000001f
+DATA mxbConst<>+1416(SB)/4, $0x0000001f
+DATA mxbConst<>+1420(SB)/4, $0x0000001f
+DATA mxbConst<>+1424(SB)/4, $0x0000001f
+DATA mxbConst<>+1428(SB)/4, $0x0000001f
+DATA mxbConst<>+1432(SB)/4, $0x0000001f
+DATA mxbConst<>+1436(SB)/4, $0x0000001f
+DATA mxbConst<>+1440(SB)/4, $0x00000020
+DATA mxbConst<>+1444(SB)/4, $0x00000020
+DATA mxbConst<>+1448(SB)/4, $0x00000020
+DATA mxbConst<>+1452(SB)/4, $0x00000020
+DATA mxbConst<>+1456(SB)/4, $0x00000020
+DATA mxbConst<>+1460(SB)/4, $0x00000020
+DATA mxbConst<>+1464(SB)/4, $0x00000020
+DATA mxbConst<>+1468(SB)/4, $0x00000020
+DATA mxbConst<>+1472(SB)/4, $0x00000002
+DATA mxbConst<>+1476(SB)/4, $0x00000002
+DATA mxbConst<>+1480(SB)/4, $0x00000002
+DATA mxbConst<>+1484(SB)/4, $0x00000002
+DATA mxbConst<>+1488(SB)/4, $0x00000002
+DATA mxbConst<>+1492(SB)/4, $0x00000002
+DATA mxbConst<>+1496(SB)/4, $0x00000002
+DATA mxbConst<>+1500(SB)/4, $0x00000002
 DATA mxbConst<>+1504(SB)/4, $0x00000020
 DATA mxbConst<>+1508(SB)/4, $0x00000020
 DATA mxbConst<>+1512(SB)/4, $0x00000020
@@ -388,94 +388,94 @@ DATA mxbConst<>+1520(SB)/4, $0x00000020
 DATA mxbConst<>+1524(SB)/4, $0x00000020
 DATA mxbConst<>+1528(SB)/4, $0x00000020
 DATA mxbConst<>+1532(SB)/4, $0x00000020
-DATA mxbConst<>+1536(SB)/4, $0x00000002
-DATA mxbConst<>+1540(SB)/4, $0x00000002
-DATA mxbConst<>+1544(SB)/4, $0x00000002
-DATA mxbConst<>+1548(SB)/4, $0x00000002
-DATA mxbConst<>+1552(SB)/4, $0x00000002
-DATA mxbConst<>+1556(SB)/4, $0x00000002
-DATA mxbConst<>+1560(SB)/4, $0x00000002
-DATA mxbConst<>+1564(SB)/4, $0x00000002
-DATA mxbConst<>+1568(SB)/4, $0x00000020
-DATA mxbConst<>+1572(SB)/4, $0x00000020
-DATA mxbConst<>+1576(SB)/4, $0x00000020
-DATA mxbConst<>+1580(SB)/4, $0x00000020
-DATA mxbConst<>+1584(SB)/4, $0x00000020
-DATA mxbConst<>+1588(SB)/4, $0x00000020
-DATA mxbConst<>+1592(SB)/4, $0x00000020
-DATA mxbConst<>+1596(SB)/4, $0x00000020
-DATA mxbConst<>+1600(SB)/4, $0x01f00000
-DATA mxbConst<>+1604(SB)/4, $0x01f00000
-DATA mxbConst<>+1608(SB)/4, $0x01f00000
-DATA mxbConst<>+1612(SB)/4, $0x01f00000
-DATA mxbConst<>+1616(SB)/4, $0x01f00000
-DATA mxbConst<>+1620(SB)/4, $0x01f00000
-DATA mxbConst<>+1624(SB)/4, $0x01f00000
-DATA mxbConst<>+1628(SB)/4, $0x01f00000
-DATA mxbConst<>+1632(SB)/4, $0x7e800000
-DATA mxbConst<>+1636(SB)/4, $0x7e800000
-DATA mxbConst<>+1640(SB)/4, $0x7e800000
-DATA mxbConst<>+1644(SB)/4, $0x7e800000
-DATA mxbConst<>+1648(SB)/4, $0x7e800000
-DATA mxbConst<>+1652(SB)/4, $0x7e800000
-DATA mxbConst<>+1656(SB)/4, $0x7e800000
-DATA mxbConst<>+1660(SB)/4, $0x7e800000
-DATA mxbConst<>+1664(SB)/4, $0x00000000
-DATA mxbConst<>+1668(SB)/4, $0x00000000
-DATA mxbConst<>+1672(SB)/4, $0x00000000
-DATA mxbConst<>+1676(SB)/4, $0x00000000
-DATA mxbConst<>+1680(SB)/4, $0x00000000
-DATA mxbConst<>+1684(SB)/4, $0x00000000
-DATA mxbConst<>+1688(SB)/4, $0x00000000
-DATA mxbConst<>+1692(SB)/4, $0x00000000
-DATA mxbConst<>+1696(SB)/4, $0x0000007f
-DATA mxbConst<>+1700(SB)/4, $0x0000007f
-DATA mxbConst<>+1704(SB)/4, $0x0000007f
-DATA mxbConst<>+1708(SB)/4, $0x0000007f
-DATA mxbConst<>+1712(SB)/4, $0x0000007f
-DATA mxbConst<>+1716(SB)/4, $0x0000007f
-DATA mxbConst<>+1720(SB)/4, $0x0000007f
-DATA mxbConst<>+1724(SB)/4, $0x0000007f
-DATA mxbConst<>+1728(SB)/4, $0x00000081
-DATA mxbConst<>+1732(SB)/4, $0x00000081
-DATA mxbConst<>+1736(SB)/4, $0x00000081
-DATA mxbConst<>+1740(SB)/4, $0x00000081
-DATA mxbConst<>+1744(SB)/4, $0x00000081
-DATA mxbConst<>+1748(SB)/4, $0x00000081
-DATA mxbConst<>+1752(SB)/4, $0x00000081
-DATA mxbConst<>+1756(SB)/4, $0x00000081
-DATA mxbConst<>+1760(SB)/4, $0xc20fffff
-DATA mxbConst<>+1764(SB)/4, $0xc20fffff
-DATA mxbConst<>+1768(SB)/4, $0xc20fffff
-DATA mxbConst<>+1772(SB)/4, $0xc20fffff
-DATA mxbConst<>+1776(SB)/4, $0xc20fffff
-DATA mxbConst<>+1780(SB)/4, $0xc20fffff
-DATA mxbConst<>+1784(SB)/4, $0xc20fffff
-DATA mxbConst<>+1788(SB)/4, $0xc20fffff
-DATA mxbConst<>+1792(SB)/4, $0x49000000
-DATA mxbConst<>+1796(SB)/4, $0x49000000
-DATA mxbConst<>+1800(SB)/4, $0x49000000
-DATA mxbConst<>+1804(SB)/4, $0x49000000
-DATA mxbConst<>+1808(SB)/4, $0x49000000
-DATA mxbConst<>+1812(SB)/4, $0x49000000
-DATA mxbConst<>+1816(SB)/4, $0x49000000
-DATA mxbConst<>+1820(SB)/4, $0x49000000
-DATA mxbConst<>+1824(SB)/4, $0x3e800000
-DATA mxbConst<>+1828(SB)/4, $0x3e800000
-DATA mxbConst<>+1832(SB)/4, $0x3e800000
-DATA mxbConst<>+1836(SB)/4, $0x3e800000
-DATA mxbConst<>+1840(SB)/4, $0x3e800000
-DATA mxbConst<>+1844(SB)/4, $0x3e800000
-DATA mxbConst<>+1848(SB)/4, $0x3e800000
-DATA mxbConst<>+1852(SB)/4, $0x3e800000
-DATA mxbConst<>+1856(SB)/4, $0x0000001f
-DATA mxbConst<>+1860(SB)/4, $0x0000001f
-DATA mxbConst<>+1864(SB)/4, $0x0000001f
-DATA mxbConst<>+1868(SB)/4, $0x0000001f
-DATA mxbConst<>+1872(SB)/4, $0x0000001f
-DATA mxbConst<>+1876(SB)/4, $0x0000001f
-DATA mxbConst<>+1880(SB)/4, $0x0000001f
-DATA mxbConst<>+1884(SB)/4, $0x0000001f
+DATA mxbConst<>+1536(SB)/4, $0x01f00000
+DATA mxbConst<>+1540(SB)/4, $0x01f00000
+DATA mxbConst<>+1544(SB)/4, $0x01f00000
+DATA mxbConst<>+1548(SB)/4, $0x01f00000
+DATA mxbConst<>+1552(SB)/4, $0x01f00000
+DATA mxbConst<>+1556(SB)/4, $0x01f00000
+DATA mxbConst<>+1560(SB)/4, $0x01f00000
+DATA mxbConst<>+1564(SB)/4, $0x01f00000
+DATA mxbConst<>+1568(SB)/4, $0x7e800000
+DATA mxbConst<>+1572(SB)/4, $0x7e800000
+DATA mxbConst<>+1576(SB)/4, $0x7e800000
+DATA mxbConst<>+1580(SB)/4, $0x7e800000
+DATA mxbConst<>+1584(SB)/4, $0x7e800000
+DATA mxbConst<>+1588(SB)/4, $0x7e800000
+DATA mxbConst<>+1592(SB)/4, $0x7e800000
+DATA mxbConst<>+1596(SB)/4, $0x7e800000
+DATA mxbConst<>+1600(SB)/4, $0x00000000
+DATA mxbConst<>+1604(SB)/4, $0x00000000
+DATA mxbConst<>+1608(SB)/4, $0x00000000
+DATA mxbConst<>+1612(SB)/4, $0x00000000
+DATA mxbConst<>+1616(SB)/4, $0x00000000
+DATA mxbConst<>+1620(SB)/4, $0x00000000
+DATA mxbConst<>+1624(SB)/4, $0x00000000
+DATA mxbConst<>+1628(SB)/4, $0x00000000
+DATA mxbConst<>+1632(SB)/4, $0x0000007f
+DATA mxbConst<>+1636(SB)/4, $0x0000007f
+DATA mxbConst<>+1640(SB)/4, $0x0000007f
+DATA mxbConst<>+1644(SB)/4, $0x0000007f
+DATA mxbConst<>+1648(SB)/4, $0x0000007f
+DATA mxbConst<>+1652(SB)/4, $0x0000007f
+DATA mxbConst<>+1656(SB)/4, $0x0000007f
+DATA mxbConst<>+1660(SB)/4, $0x0000007f
+DATA mxbConst<>+1664(SB)/4, $0x00000081
+DATA mxbConst<>+1668(SB)/4, $0x00000081
+DATA mxbConst<>+1672(SB)/4, $0x00000081
+DATA mxbConst<>+1676(SB)/4, $0x00000081
+DATA mxbConst<>+1680(SB)/4, $0x00000081
+DATA mxbConst<>+1684(SB)/4, $0x00000081
+DATA mxbConst<>+1688(SB)/4, $0x00000081
+DATA mxbConst<>+1692(SB)/4, $0x00000081
+DATA mxbConst<>+1696(SB)/4, $0xc20fffff
+DATA mxbConst<>+1700(SB)/4, $0xc20fffff
+DATA mxbConst<>+1704(SB)/4, $0xc20fffff
+DATA mxbConst<>+1708(SB)/4, $0xc20fffff
+DATA mxbConst<>+1712(SB)/4, $0xc20fffff
+DATA mxbConst<>+1716(SB)/4, $0xc20fffff
+DATA mxbConst<>+1720(SB)/4, $0xc20fffff
+DATA mxbConst<>+1724(SB)/4, $0xc20fffff
+DATA mxbConst<>+1728(SB)/4, $0x49000000
+DATA mxbConst<>+1732(SB)/4, $0x49000000
+DATA mxbConst<>+1736(SB)/4, $0x49000000
+DATA mxbConst<>+1740(SB)/4, $0x49000000
+DATA mxbConst<>+1744(SB)/4, $0x49000000
+DATA mxbConst<>+1748(SB)/4, $0x49000000
+DATA mxbConst<>+1752(SB)/4, $0x49000000
+DATA mxbConst<>+1756(SB)/4, $0x49000000
+DATA mxbConst<>+1760(SB)/4, $0x3e800000
+DATA mxbConst<>+1764(SB)/4, $0x3e800000
+DATA mxbConst<>+1768(SB)/4, $0x3e800000
+DATA mxbConst<>+1772(SB)/4, $0x3e800000
+DATA mxbConst<>+1776(SB)/4, $0x3e800000
+DATA mxbConst<>+1780(SB)/4, $0x3e800000
+DATA mxbConst<>+1784(SB)/4, $0x3e800000
+DATA mxbConst<>+1788(SB)/4, $0x3e800000
+DATA mxbConst<>+1792(SB)/4, $0x0000001f
+DATA mxbConst<>+1796(SB)/4, $0x0000001f
+DATA mxbConst<>+1800(SB)/4, $0x0000001f
+DATA mxbConst<>+1804(SB)/4, $0x0000001f
+DATA mxbConst<>+1808(SB)/4, $0x0000001f
+DATA mxbConst<>+1812(SB)/4, $0x0000001f
+DATA mxbConst<>+1816(SB)/4, $0x0000001f
+DATA mxbConst<>+1820(SB)/4, $0x0000001f
+DATA mxbConst<>+1824(SB)/4, $0x00000020
+DATA mxbConst<>+1828(SB)/4, $0x00000020
+DATA mxbConst<>+1832(SB)/4, $0x00000020
+DATA mxbConst<>+1836(SB)/4, $0x00000020
+DATA mxbConst<>+1840(SB)/4, $0x00000020
+DATA mxbConst<>+1844(SB)/4, $0x00000020
+DATA mxbConst<>+1848(SB)/4, $0x00000020
+DATA mxbConst<>+1852(SB)/4, $0x00000020
+DATA mxbConst<>+1856(SB)/4, $0x00000004
+DATA mxbConst<>+1860(SB)/4, $0x00000004
+DATA mxbConst<>+1864(SB)/4, $0x00000004
+DATA mxbConst<>+1868(SB)/4, $0x00000004
+DATA mxbConst<>+1872(SB)/4, $0x00000004
+DATA mxbConst<>+1876(SB)/4, $0x00000004
+DATA mxbConst<>+1880(SB)/4, $0x00000004
+DATA mxbConst<>+1884(SB)/4, $0x00000004
 DATA mxbConst<>+1888(SB)/4, $0x00000020
 DATA mxbConst<>+1892(SB)/4, $0x00000020
 DATA mxbConst<>+1896(SB)/4, $0x00000020
@@ -484,63 +484,47 @@ DATA mxbConst<>+1904(SB)/4, $0x00000020
 DATA mxbConst<>+1908(SB)/4, $0x00000020
 DATA mxbConst<>+1912(SB)/4, $0x00000020
 DATA mxbConst<>+1916(SB)/4, $0x00000020
-DATA mxbConst<>+1920(SB)/4, $0x00000004
-DATA mxbConst<>+1924(SB)/4, $0x00000004
-DATA mxbConst<>+1928(SB)/4, $0x00000004
-DATA mxbConst<>+1932(SB)/4, $0x00000004
-DATA mxbConst<>+1936(SB)/4, $0x00000004
-DATA mxbConst<>+1940(SB)/4, $0x00000004
-DATA mxbConst<>+1944(SB)/4, $0x00000004
-DATA mxbConst<>+1948(SB)/4, $0x00000004
-DATA mxbConst<>+1952(SB)/4, $0x00000020
-DATA mxbConst<>+1956(SB)/4, $0x00000020
-DATA mxbConst<>+1960(SB)/4, $0x00000020
-DATA mxbConst<>+1964(SB)/4, $0x00000020
-DATA mxbConst<>+1968(SB)/4, $0x00000020
-DATA mxbConst<>+1972(SB)/4, $0x00000020
-DATA mxbConst<>+1976(SB)/4, $0x00000020
-DATA mxbConst<>+1980(SB)/4, $0x00000020
-DATA mxbConst<>+1984(SB)/4, $0x03e00000
-DATA mxbConst<>+1988(SB)/4, $0x03e00000
-DATA mxbConst<>+1992(SB)/4, $0x03e00000
-DATA mxbConst<>+1996(SB)/4, $0x03e00000
-DATA mxbConst<>+2000(SB)/4, $0x03e00000
-DATA mxbConst<>+2004(SB)/4, $0x03e00000
-DATA mxbConst<>+2008(SB)/4, $0x03e00000
-DATA mxbConst<>+2012(SB)/4, $0x03e00000
-DATA mxbConst<>+2016(SB)/4, $0x7d800000
-DATA mxbConst<>+2020(SB)/4, $0x7d800000
-DATA mxbConst<>+2024(SB)/4, $0x7d800000
-DATA mxbConst<>+2028(SB)/4, $0x7d800000
-DATA mxbConst<>+2032(SB)/4, $0x7d800000
-DATA mxbConst<>+2036(SB)/4, $0x7d800000
-DATA mxbConst<>+2040(SB)/4, $0x7d800000
-DATA mxbConst<>+2044(SB)/4, $0x7d800000
-DATA mxbConst<>+2048(SB)/4, $0x00000000
-DATA mxbConst<>+2052(SB)/4, $0x00000000
-DATA mxbConst<>+2056(SB)/4, $0x00000000
-DATA mxbConst<>+2060(SB)/4, $0x00000000
-DATA mxbConst<>+2064(SB)/4, $0x00000000
-DATA mxbConst<>+2068(SB)/4, $0x00000000
-DATA mxbConst<>+2072(SB)/4, $0x00000000
-DATA mxbConst<>+2076(SB)/4, $0x00000000
-DATA mxbConst<>+2080(SB)/4, $0x0000007d
-DATA mxbConst<>+2084(SB)/4, $0x0000007d
-DATA mxbConst<>+2088(SB)/4, $0x0000007d
-DATA mxbConst<>+2092(SB)/4, $0x0000007d
-DATA mxbConst<>+2096(SB)/4, $0x0000007d
-DATA mxbConst<>+2100(SB)/4, $0x0000007d
-DATA mxbConst<>+2104(SB)/4, $0x0000007d
-DATA mxbConst<>+2108(SB)/4, $0x0000007d
-DATA mxbConst<>+2112(SB)/4, $0x00000083
-DATA mxbConst<>+2116(SB)/4, $0x00000083
-DATA mxbConst<>+2120(SB)/4, $0x00000083
-DATA mxbConst<>+2124(SB)/4, $0x00000083
-DATA mxbConst<>+2128(SB)/4, $0x00000083
-DATA mxbConst<>+2132(SB)/4, $0x00000083
-DATA mxbConst<>+2136(SB)/4, $0x00000083
-DATA mxbConst<>+2140(SB)/4, $0x00000083
-GLOBL mxbConst<>(SB), RODATA|NOPTR, $2144
+DATA mxbConst<>+1920(SB)/4, $0x03e00000
+DATA mxbConst<>+1924(SB)/4, $0x03e00000
+DATA mxbConst<>+1928(SB)/4, $0x03e00000
+DATA mxbConst<>+1932(SB)/4, $0x03e00000
+DATA mxbConst<>+1936(SB)/4, $0x03e00000
+DATA mxbConst<>+1940(SB)/4, $0x03e00000
+DATA mxbConst<>+1944(SB)/4, $0x03e00000
+DATA mxbConst<>+1948(SB)/4, $0x03e00000
+DATA mxbConst<>+1952(SB)/4, $0x7d800000
+DATA mxbConst<>+1956(SB)/4, $0x7d800000
+DATA mxbConst<>+1960(SB)/4, $0x7d800000
+DATA mxbConst<>+1964(SB)/4, $0x7d800000
+DATA mxbConst<>+1968(SB)/4, $0x7d800000
+DATA mxbConst<>+1972(SB)/4, $0x7d800000
+DATA mxbConst<>+1976(SB)/4, $0x7d800000
+DATA mxbConst<>+1980(SB)/4, $0x7d800000
+DATA mxbConst<>+1984(SB)/4, $0x00000000
+DATA mxbConst<>+1988(SB)/4, $0x00000000
+DATA mxbConst<>+1992(SB)/4, $0x00000000
+DATA mxbConst<>+1996(SB)/4, $0x00000000
+DATA mxbConst<>+2000(SB)/4, $0x00000000
+DATA mxbConst<>+2004(SB)/4, $0x00000000
+DATA mxbConst<>+2008(SB)/4, $0x00000000
+DATA mxbConst<>+2012(SB)/4, $0x00000000
+DATA mxbConst<>+2016(SB)/4, $0x0000007d
+DATA mxbConst<>+2020(SB)/4, $0x0000007d
+DATA mxbConst<>+2024(SB)/4, $0x0000007d
+DATA mxbConst<>+2028(SB)/4, $0x0000007d
+DATA mxbConst<>+2032(SB)/4, $0x0000007d
+DATA mxbConst<>+2036(SB)/4, $0x0000007d
+DATA mxbConst<>+2040(SB)/4, $0x0000007d
+DATA mxbConst<>+2044(SB)/4, $0x0000007d
+DATA mxbConst<>+2048(SB)/4, $0x00000083
+DATA mxbConst<>+2052(SB)/4, $0x00000083
+DATA mxbConst<>+2056(SB)/4, $0x00000083
+DATA mxbConst<>+2060(SB)/4, $0x00000083
+DATA mxbConst<>+2064(SB)/4, $0x00000083
+DATA mxbConst<>+2068(SB)/4, $0x00000083
+DATA mxbConst<>+2072(SB)/4, $0x00000083
+DATA mxbConst<>+2076(SB)/4, $0x00000083
+GLOBL mxbConst<>(SB), RODATA|NOPTR, $2080
 
 DATA mxbTree8_0<>+0(SB)/4, $0x00000000
 DATA mxbTree8_0<>+4(SB)/4, $0x00000001
@@ -1546,11 +1530,11 @@ TEXT ·quantMXFP8E4M3AVX512(SB), NOSPLIT, $64-72
 	VMOVDQU32    mxbTree2_1<>+0(SB), Z21
 	VMOVDQU32    mxbTree1_0<>+0(SB), Z22
 	VMOVDQU32    mxbTree1_1<>+0(SB), Z23
-	VPBROADCASTD mxbConst<>+928(SB), Z30
+	VPBROADCASTD mxbConst<>+864(SB), Z30
 	VMOVDQU32    mxbCE4M3<>+0(SB), Z29
 	VMOVDQU32    mxbDE4M3<>+0(SB), Z28
-	VPBROADCASTD mxbConst<>+704(SB), Z26
-	VPBROADCASTD mxbConst<>+800(SB), Z25
+	VPBROADCASTD mxbConst<>+640(SB), Z26
+	VPBROADCASTD mxbConst<>+736(SB), Z25
 
 quantMXFP8E4M3AVX512_loop:
 	VPANDD       (SI), Z31, Z0
@@ -1663,13 +1647,13 @@ quantMXFP8E4M3AVX512_loop:
 	VPMAXUD      Z24, Z0, Z0
 	VPCMPUD.BCST $0x05, mxbConst<>+32(SB), Z0, K1
 	VPSRLD       $0x17, Z0, Z1
-	VPSUBD.BCST  mxbConst<>+768(SB), Z1, Z1
+	VPSUBD.BCST  mxbConst<>+704(SB), Z1, Z1
 	VPMAXSD.BCST mxbConst<>+160(SB), Z1, Z1
 	VMOVDQA32    Z1, Z2
-	VPBROADCASTD mxbConst<>+224(SB), K1, Z2
+	VPBROADCASTD mxbConst<>+192(SB), K1, Z2
 	VPMOVDB      Z2, X2
 	VMOVDQU      X2, (DX)
-	VPBROADCASTD mxbConst<>+256(SB), Z3
+	VPBROADCASTD mxbConst<>+224(SB), Z3
 	VPSUBD       Z1, Z3, Z3
 	VPSLLD       $0x17, Z3, Z3
 	VMOVDQU32    Z3, (SP)
@@ -2085,7 +2069,7 @@ quantMXFP8E4M3AVX512_loop:
 	VMOVDQU32    Z3, 448(DI)
 	TESTL        R11, R11
 	JZ           quantMXFP8E4M3AVX512_nanDone
-	VMOVDQU      mxbConst<>+896(SB), Y2
+	VMOVDQU      mxbConst<>+832(SB), Y2
 
 quantMXFP8E4M3AVX512_nan:
 	BSFL    R11, AX
@@ -2124,11 +2108,11 @@ TEXT ·quantMXFP8E5M2AVX512(SB), NOSPLIT, $64-72
 	VMOVDQU32    mxbTree2_1<>+0(SB), Z21
 	VMOVDQU32    mxbTree1_0<>+0(SB), Z22
 	VMOVDQU32    mxbTree1_1<>+0(SB), Z23
-	VPBROADCASTD mxbConst<>+1312(SB), Z30
+	VPBROADCASTD mxbConst<>+1248(SB), Z30
 	VMOVDQU32    mxbCE5M2<>+0(SB), Z29
 	VMOVDQU32    mxbDE5M2<>+0(SB), Z28
-	VPBROADCASTD mxbConst<>+1088(SB), Z26
-	VPBROADCASTD mxbConst<>+800(SB), Z25
+	VPBROADCASTD mxbConst<>+1024(SB), Z26
+	VPBROADCASTD mxbConst<>+736(SB), Z25
 
 quantMXFP8E5M2AVX512_loop:
 	VPANDD       (SI), Z31, Z0
@@ -2241,13 +2225,13 @@ quantMXFP8E5M2AVX512_loop:
 	VPMAXUD      Z24, Z0, Z0
 	VPCMPUD.BCST $0x05, mxbConst<>+32(SB), Z0, K1
 	VPSRLD       $0x17, Z0, Z1
-	VPSUBD.BCST  mxbConst<>+1152(SB), Z1, Z1
+	VPSUBD.BCST  mxbConst<>+1088(SB), Z1, Z1
 	VPMAXSD.BCST mxbConst<>+160(SB), Z1, Z1
 	VMOVDQA32    Z1, Z2
-	VPBROADCASTD mxbConst<>+224(SB), K1, Z2
+	VPBROADCASTD mxbConst<>+192(SB), K1, Z2
 	VPMOVDB      Z2, X2
 	VMOVDQU      X2, (DX)
-	VPBROADCASTD mxbConst<>+256(SB), Z3
+	VPBROADCASTD mxbConst<>+224(SB), Z3
 	VPSUBD       Z1, Z3, Z3
 	VPSLLD       $0x17, Z3, Z3
 	VMOVDQU32    Z3, (SP)
@@ -2695,7 +2679,7 @@ quantMXFP8E5M2AVX512_loop:
 	VMOVDQU32    Z3, 448(DI)
 	TESTL        R11, R11
 	JZ           quantMXFP8E5M2AVX512_nanDone
-	VMOVDQU      mxbConst<>+1280(SB), Y2
+	VMOVDQU      mxbConst<>+1216(SB), Y2
 
 quantMXFP8E5M2AVX512_nan:
 	BSFL    R11, AX
@@ -2734,11 +2718,11 @@ TEXT ·quantMXFP6E2M3AVX512(SB), NOSPLIT, $64-72
 	VMOVDQU32    mxbTree2_1<>+0(SB), Z21
 	VMOVDQU32    mxbTree1_0<>+0(SB), Z22
 	VMOVDQU32    mxbTree1_1<>+0(SB), Z23
-	VPBROADCASTD mxbConst<>+736(SB), Z30
+	VPBROADCASTD mxbConst<>+672(SB), Z30
 	VMOVDQU32    mxbCE2M3<>+0(SB), Z29
 	VMOVDQU32    mxbDE2M3<>+0(SB), Z28
-	VPBROADCASTD mxbConst<>+1472(SB), Z26
-	VPBROADCASTD mxbConst<>+1504(SB), Z25
+	VPBROADCASTD mxbConst<>+1408(SB), Z26
+	VPBROADCASTD mxbConst<>+1440(SB), Z25
 
 quantMXFP6E2M3AVX512_loop:
 	VPANDD          (SI), Z31, Z0
@@ -2851,13 +2835,13 @@ quantMXFP6E2M3AVX512_loop:
 	VPMAXUD         Z24, Z0, Z0
 	VPCMPUD.BCST    $0x05, mxbConst<>+32(SB), Z0, K1
 	VPSRLD          $0x17, Z0, Z1
-	VPSUBD.BCST     mxbConst<>+1536(SB), Z1, Z1
+	VPSUBD.BCST     mxbConst<>+1472(SB), Z1, Z1
 	VPMAXSD.BCST    mxbConst<>+160(SB), Z1, Z1
 	VMOVDQA32       Z1, Z2
-	VPBROADCASTD    mxbConst<>+224(SB), K1, Z2
+	VPBROADCASTD    mxbConst<>+192(SB), K1, Z2
 	VPMOVDB         Z2, X2
 	VMOVDQU         X2, (DX)
-	VPBROADCASTD    mxbConst<>+256(SB), Z3
+	VPBROADCASTD    mxbConst<>+224(SB), Z3
 	VPSUBD          Z1, Z3, Z3
 	VPSLLD          $0x17, Z3, Z3
 	VMOVDQU32       Z3, (SP)
@@ -2913,9 +2897,9 @@ quantMXFP6E2M3AVX512_loop:
 	VPACKUSDW       Z6, Z5, Z5
 	VPACKUSWB       Z5, Z3, Z3
 	VPERMD          Z3, Z15, Z3
-	VBROADCASTI32X4 mxbConst<>+352(SB), Z24
+	VBROADCASTI32X4 mxbConst<>+288(SB), Z24
 	VPMADDUBSW      Z24, Z3, Z3
-	VBROADCASTI32X4 mxbConst<>+384(SB), Z24
+	VBROADCASTI32X4 mxbConst<>+320(SB), Z24
 	VPMADDWD        Z24, Z3, Z3
 	VBROADCASTI32X4 mxbPack6Idx<>+0(SB), Z24
 	VPSHUFB         Z24, Z3, Z3
@@ -2974,9 +2958,9 @@ quantMXFP6E2M3AVX512_loop:
 	VPACKUSDW       Z6, Z5, Z5
 	VPACKUSWB       Z5, Z3, Z3
 	VPERMD          Z3, Z15, Z3
-	VBROADCASTI32X4 mxbConst<>+352(SB), Z24
+	VBROADCASTI32X4 mxbConst<>+288(SB), Z24
 	VPMADDUBSW      Z24, Z3, Z3
-	VBROADCASTI32X4 mxbConst<>+384(SB), Z24
+	VBROADCASTI32X4 mxbConst<>+320(SB), Z24
 	VPMADDWD        Z24, Z3, Z3
 	VBROADCASTI32X4 mxbPack6Idx<>+0(SB), Z24
 	VPSHUFB         Z24, Z3, Z3
@@ -3035,9 +3019,9 @@ quantMXFP6E2M3AVX512_loop:
 	VPACKUSDW       Z6, Z5, Z5
 	VPACKUSWB       Z5, Z3, Z3
 	VPERMD          Z3, Z15, Z3
-	VBROADCASTI32X4 mxbConst<>+352(SB), Z24
+	VBROADCASTI32X4 mxbConst<>+288(SB), Z24
 	VPMADDUBSW      Z24, Z3, Z3
-	VBROADCASTI32X4 mxbConst<>+384(SB), Z24
+	VBROADCASTI32X4 mxbConst<>+320(SB), Z24
 	VPMADDWD        Z24, Z3, Z3
 	VBROADCASTI32X4 mxbPack6Idx<>+0(SB), Z24
 	VPSHUFB         Z24, Z3, Z3
@@ -3096,9 +3080,9 @@ quantMXFP6E2M3AVX512_loop:
 	VPACKUSDW       Z6, Z5, Z5
 	VPACKUSWB       Z5, Z3, Z3
 	VPERMD          Z3, Z15, Z3
-	VBROADCASTI32X4 mxbConst<>+352(SB), Z24
+	VBROADCASTI32X4 mxbConst<>+288(SB), Z24
 	VPMADDUBSW      Z24, Z3, Z3
-	VBROADCASTI32X4 mxbConst<>+384(SB), Z24
+	VBROADCASTI32X4 mxbConst<>+320(SB), Z24
 	VPMADDWD        Z24, Z3, Z3
 	VBROADCASTI32X4 mxbPack6Idx<>+0(SB), Z24
 	VPSHUFB         Z24, Z3, Z3
@@ -3157,9 +3141,9 @@ quantMXFP6E2M3AVX512_loop:
 	VPACKUSDW       Z6, Z5, Z5
 	VPACKUSWB       Z5, Z3, Z3
 	VPERMD          Z3, Z15, Z3
-	VBROADCASTI32X4 mxbConst<>+352(SB), Z24
+	VBROADCASTI32X4 mxbConst<>+288(SB), Z24
 	VPMADDUBSW      Z24, Z3, Z3
-	VBROADCASTI32X4 mxbConst<>+384(SB), Z24
+	VBROADCASTI32X4 mxbConst<>+320(SB), Z24
 	VPMADDWD        Z24, Z3, Z3
 	VBROADCASTI32X4 mxbPack6Idx<>+0(SB), Z24
 	VPSHUFB         Z24, Z3, Z3
@@ -3218,9 +3202,9 @@ quantMXFP6E2M3AVX512_loop:
 	VPACKUSDW       Z6, Z5, Z5
 	VPACKUSWB       Z5, Z3, Z3
 	VPERMD          Z3, Z15, Z3
-	VBROADCASTI32X4 mxbConst<>+352(SB), Z24
+	VBROADCASTI32X4 mxbConst<>+288(SB), Z24
 	VPMADDUBSW      Z24, Z3, Z3
-	VBROADCASTI32X4 mxbConst<>+384(SB), Z24
+	VBROADCASTI32X4 mxbConst<>+320(SB), Z24
 	VPMADDWD        Z24, Z3, Z3
 	VBROADCASTI32X4 mxbPack6Idx<>+0(SB), Z24
 	VPSHUFB         Z24, Z3, Z3
@@ -3279,9 +3263,9 @@ quantMXFP6E2M3AVX512_loop:
 	VPACKUSDW       Z6, Z5, Z5
 	VPACKUSWB       Z5, Z3, Z3
 	VPERMD          Z3, Z15, Z3
-	VBROADCASTI32X4 mxbConst<>+352(SB), Z24
+	VBROADCASTI32X4 mxbConst<>+288(SB), Z24
 	VPMADDUBSW      Z24, Z3, Z3
-	VBROADCASTI32X4 mxbConst<>+384(SB), Z24
+	VBROADCASTI32X4 mxbConst<>+320(SB), Z24
 	VPMADDWD        Z24, Z3, Z3
 	VBROADCASTI32X4 mxbPack6Idx<>+0(SB), Z24
 	VPSHUFB         Z24, Z3, Z3
@@ -3340,9 +3324,9 @@ quantMXFP6E2M3AVX512_loop:
 	VPACKUSDW       Z6, Z5, Z5
 	VPACKUSWB       Z5, Z3, Z3
 	VPERMD          Z3, Z15, Z3
-	VBROADCASTI32X4 mxbConst<>+352(SB), Z24
+	VBROADCASTI32X4 mxbConst<>+288(SB), Z24
 	VPMADDUBSW      Z24, Z3, Z3
-	VBROADCASTI32X4 mxbConst<>+384(SB), Z24
+	VBROADCASTI32X4 mxbConst<>+320(SB), Z24
 	VPMADDWD        Z24, Z3, Z3
 	VBROADCASTI32X4 mxbPack6Idx<>+0(SB), Z24
 	VPSHUFB         Z24, Z3, Z3
@@ -3394,11 +3378,11 @@ TEXT ·quantMXFP6E3M2AVX512(SB), NOSPLIT, $64-72
 	VMOVDQU32    mxbTree2_1<>+0(SB), Z21
 	VMOVDQU32    mxbTree1_0<>+0(SB), Z22
 	VMOVDQU32    mxbTree1_1<>+0(SB), Z23
-	VPBROADCASTD mxbConst<>+2080(SB), Z30
+	VPBROADCASTD mxbConst<>+2016(SB), Z30
 	VMOVDQU32    mxbCE3M2<>+0(SB), Z29
 	VMOVDQU32    mxbDE3M2<>+0(SB), Z28
-	VPBROADCASTD mxbConst<>+1472(SB), Z26
-	VPBROADCASTD mxbConst<>+1504(SB), Z25
+	VPBROADCASTD mxbConst<>+1408(SB), Z26
+	VPBROADCASTD mxbConst<>+1440(SB), Z25
 
 quantMXFP6E3M2AVX512_loop:
 	VPANDD          (SI), Z31, Z0
@@ -3511,13 +3495,13 @@ quantMXFP6E3M2AVX512_loop:
 	VPMAXUD         Z24, Z0, Z0
 	VPCMPUD.BCST    $0x05, mxbConst<>+32(SB), Z0, K1
 	VPSRLD          $0x17, Z0, Z1
-	VPSUBD.BCST     mxbConst<>+1920(SB), Z1, Z1
+	VPSUBD.BCST     mxbConst<>+1856(SB), Z1, Z1
 	VPMAXSD.BCST    mxbConst<>+160(SB), Z1, Z1
 	VMOVDQA32       Z1, Z2
-	VPBROADCASTD    mxbConst<>+224(SB), K1, Z2
+	VPBROADCASTD    mxbConst<>+192(SB), K1, Z2
 	VPMOVDB         Z2, X2
 	VMOVDQU         X2, (DX)
-	VPBROADCASTD    mxbConst<>+256(SB), Z3
+	VPBROADCASTD    mxbConst<>+224(SB), Z3
 	VPSUBD          Z1, Z3, Z3
 	VPSLLD          $0x17, Z3, Z3
 	VMOVDQU32       Z3, (SP)
@@ -3573,9 +3557,9 @@ quantMXFP6E3M2AVX512_loop:
 	VPACKUSDW       Z6, Z5, Z5
 	VPACKUSWB       Z5, Z3, Z3
 	VPERMD          Z3, Z15, Z3
-	VBROADCASTI32X4 mxbConst<>+352(SB), Z24
+	VBROADCASTI32X4 mxbConst<>+288(SB), Z24
 	VPMADDUBSW      Z24, Z3, Z3
-	VBROADCASTI32X4 mxbConst<>+384(SB), Z24
+	VBROADCASTI32X4 mxbConst<>+320(SB), Z24
 	VPMADDWD        Z24, Z3, Z3
 	VBROADCASTI32X4 mxbPack6Idx<>+0(SB), Z24
 	VPSHUFB         Z24, Z3, Z3
@@ -3634,9 +3618,9 @@ quantMXFP6E3M2AVX512_loop:
 	VPACKUSDW       Z6, Z5, Z5
 	VPACKUSWB       Z5, Z3, Z3
 	VPERMD          Z3, Z15, Z3
-	VBROADCASTI32X4 mxbConst<>+352(SB), Z24
+	VBROADCASTI32X4 mxbConst<>+288(SB), Z24
 	VPMADDUBSW      Z24, Z3, Z3
-	VBROADCASTI32X4 mxbConst<>+384(SB), Z24
+	VBROADCASTI32X4 mxbConst<>+320(SB), Z24
 	VPMADDWD        Z24, Z3, Z3
 	VBROADCASTI32X4 mxbPack6Idx<>+0(SB), Z24
 	VPSHUFB         Z24, Z3, Z3
@@ -3695,9 +3679,9 @@ quantMXFP6E3M2AVX512_loop:
 	VPACKUSDW       Z6, Z5, Z5
 	VPACKUSWB       Z5, Z3, Z3
 	VPERMD          Z3, Z15, Z3
-	VBROADCASTI32X4 mxbConst<>+352(SB), Z24
+	VBROADCASTI32X4 mxbConst<>+288(SB), Z24
 	VPMADDUBSW      Z24, Z3, Z3
-	VBROADCASTI32X4 mxbConst<>+384(SB), Z24
+	VBROADCASTI32X4 mxbConst<>+320(SB), Z24
 	VPMADDWD        Z24, Z3, Z3
 	VBROADCASTI32X4 mxbPack6Idx<>+0(SB), Z24
 	VPSHUFB         Z24, Z3, Z3
@@ -3756,9 +3740,9 @@ quantMXFP6E3M2AVX512_loop:
 	VPACKUSDW       Z6, Z5, Z5
 	VPACKUSWB       Z5, Z3, Z3
 	VPERMD          Z3, Z15, Z3
-	VBROADCASTI32X4 mxbConst<>+352(SB), Z24
+	VBROADCASTI32X4 mxbConst<>+288(SB), Z24
 	VPMADDUBSW      Z24, Z3, Z3
-	VBROADCASTI32X4 mxbConst<>+384(SB), Z24
+	VBROADCASTI32X4 mxbConst<>+320(SB), Z24
 	VPMADDWD        Z24, Z3, Z3
 	VBROADCASTI32X4 mxbPack6Idx<>+0(SB), Z24
 	VPSHUFB         Z24, Z3, Z3
@@ -3817,9 +3801,9 @@ quantMXFP6E3M2AVX512_loop:
 	VPACKUSDW       Z6, Z5, Z5
 	VPACKUSWB       Z5, Z3, Z3
 	VPERMD          Z3, Z15, Z3
-	VBROADCASTI32X4 mxbConst<>+352(SB), Z24
+	VBROADCASTI32X4 mxbConst<>+288(SB), Z24
 	VPMADDUBSW      Z24, Z3, Z3
-	VBROADCASTI32X4 mxbConst<>+384(SB), Z24
+	VBROADCASTI32X4 mxbConst<>+320(SB), Z24
 	VPMADDWD        Z24, Z3, Z3
 	VBROADCASTI32X4 mxbPack6Idx<>+0(SB), Z24
 	VPSHUFB         Z24, Z3, Z3
@@ -3878,9 +3862,9 @@ quantMXFP6E3M2AVX512_loop:
 	VPACKUSDW       Z6, Z5, Z5
 	VPACKUSWB       Z5, Z3, Z3
 	VPERMD          Z3, Z15, Z3
-	VBROADCASTI32X4 mxbConst<>+352(SB), Z24
+	VBROADCASTI32X4 mxbConst<>+288(SB), Z24
 	VPMADDUBSW      Z24, Z3, Z3
-	VBROADCASTI32X4 mxbConst<>+384(SB), Z24
+	VBROADCASTI32X4 mxbConst<>+320(SB), Z24
 	VPMADDWD        Z24, Z3, Z3
 	VBROADCASTI32X4 mxbPack6Idx<>+0(SB), Z24
 	VPSHUFB         Z24, Z3, Z3
@@ -3939,9 +3923,9 @@ quantMXFP6E3M2AVX512_loop:
 	VPACKUSDW       Z6, Z5, Z5
 	VPACKUSWB       Z5, Z3, Z3
 	VPERMD          Z3, Z15, Z3
-	VBROADCASTI32X4 mxbConst<>+352(SB), Z24
+	VBROADCASTI32X4 mxbConst<>+288(SB), Z24
 	VPMADDUBSW      Z24, Z3, Z3
-	VBROADCASTI32X4 mxbConst<>+384(SB), Z24
+	VBROADCASTI32X4 mxbConst<>+320(SB), Z24
 	VPMADDWD        Z24, Z3, Z3
 	VBROADCASTI32X4 mxbPack6Idx<>+0(SB), Z24
 	VPSHUFB         Z24, Z3, Z3
@@ -4000,9 +3984,9 @@ quantMXFP6E3M2AVX512_loop:
 	VPACKUSDW       Z6, Z5, Z5
 	VPACKUSWB       Z5, Z3, Z3
 	VPERMD          Z3, Z15, Z3
-	VBROADCASTI32X4 mxbConst<>+352(SB), Z24
+	VBROADCASTI32X4 mxbConst<>+288(SB), Z24
 	VPMADDUBSW      Z24, Z3, Z3
-	VBROADCASTI32X4 mxbConst<>+384(SB), Z24
+	VBROADCASTI32X4 mxbConst<>+320(SB), Z24
 	VPMADDWD        Z24, Z3, Z3
 	VBROADCASTI32X4 mxbPack6Idx<>+0(SB), Z24
 	VPSHUFB         Z24, Z3, Z3
@@ -4054,8 +4038,8 @@ TEXT ·quantMXINT8AVX512(SB), NOSPLIT, $64-72
 	VMOVDQU32    mxbTree2_1<>+0(SB), Z21
 	VMOVDQU32    mxbTree1_0<>+0(SB), Z22
 	VMOVDQU32    mxbTree1_1<>+0(SB), Z23
-	VPBROADCASTD mxbConst<>+320(SB), Z30
-	VPBROADCASTD mxbConst<>+416(SB), Z29
+	VPBROADCASTD mxbConst<>+256(SB), Z30
+	VPBROADCASTD mxbConst<>+352(SB), Z29
 
 quantMXINT8AVX512_loop:
 	VPANDD           (SI), Z31, Z0
@@ -4169,10 +4153,10 @@ quantMXINT8AVX512_loop:
 	VPCMPUD.BCST     $0x05, mxbConst<>+32(SB), Z0, K1
 	VPSRLD           $0x17, Z0, Z1
 	VMOVDQA32        Z1, Z2
-	VPBROADCASTD     mxbConst<>+224(SB), K1, Z2
+	VPBROADCASTD     mxbConst<>+192(SB), K1, Z2
 	VPMOVDB          Z2, X2
 	VMOVDQU          X2, (DX)
-	VPBROADCASTD     mxbConst<>+256(SB), Z3
+	VPBROADCASTD     mxbConst<>+224(SB), Z3
 	VPSUBD           Z1, Z3, Z3
 	VPSLLD           $0x17, Z3, Z3
 	VPMAXUD.BCST     mxbConst<>+128(SB), Z3, Z3
@@ -4393,10 +4377,10 @@ TEXT ·dequantMXFP8E4M3AVX512(SB), NOSPLIT, $0-72
 	MOVQ         codes_base+24(FP), SI
 	MOVQ         scales_base+48(FP), DX
 	MOVQ         scales_len+56(FP), CX
-	VPBROADCASTD mxbConst<>+544(SB), Z31
-	VPBROADCASTD mxbConst<>+864(SB), Z30
+	VPBROADCASTD mxbConst<>+480(SB), Z31
+	VPBROADCASTD mxbConst<>+800(SB), Z30
 	VPBROADCASTD mxbConst<>+96(SB), Z28
-	VPBROADCASTD mxbConst<>+576(SB), Z29
+	VPBROADCASTD mxbConst<>+512(SB), Z29
 	TESTQ        CX, CX
 	JZ           dequantMXFP8E4M3AVX512_done
 	LEAQ         mxbE8M0<>+0(SB), R8
@@ -4440,10 +4424,10 @@ TEXT ·decodeE4M3AVX512(SB), NOSPLIT, $0-48
 	MOVQ         dst_base+0(FP), DI
 	MOVQ         dst_len+8(FP), CX
 	MOVQ         src_base+24(FP), SI
-	VPBROADCASTD mxbConst<>+544(SB), Z31
-	VPBROADCASTD mxbConst<>+864(SB), Z30
+	VPBROADCASTD mxbConst<>+480(SB), Z31
+	VPBROADCASTD mxbConst<>+800(SB), Z30
 	VPBROADCASTD mxbConst<>+96(SB), Z28
-	VPBROADCASTD mxbConst<>+576(SB), Z29
+	VPBROADCASTD mxbConst<>+512(SB), Z29
 	CMPQ         CX, $0x00000040
 	JB           decodeE4M3AVX512_one
 
@@ -4518,11 +4502,11 @@ TEXT ·dequantMXFP8E5M2AVX512(SB), NOSPLIT, $0-72
 	MOVQ         codes_base+24(FP), SI
 	MOVQ         scales_base+48(FP), DX
 	MOVQ         scales_len+56(FP), CX
-	VPBROADCASTD mxbConst<>+448(SB), Z31
-	VPBROADCASTD mxbConst<>+1248(SB), Z30
+	VPBROADCASTD mxbConst<>+384(SB), Z31
+	VPBROADCASTD mxbConst<>+1184(SB), Z30
 	VPBROADCASTD mxbConst<>+96(SB), Z28
-	VPBROADCASTD mxbConst<>+480(SB), Z29
-	VPBROADCASTD mxbConst<>+512(SB), Z27
+	VPBROADCASTD mxbConst<>+416(SB), Z29
+	VPBROADCASTD mxbConst<>+448(SB), Z27
 	VPBROADCASTD mxbConst<>+128(SB), Z26
 	TESTQ        CX, CX
 	JZ           dequantMXFP8E5M2AVX512_done
@@ -4571,11 +4555,11 @@ TEXT ·decodeE5M2AVX512(SB), NOSPLIT, $0-48
 	MOVQ         dst_base+0(FP), DI
 	MOVQ         dst_len+8(FP), CX
 	MOVQ         src_base+24(FP), SI
-	VPBROADCASTD mxbConst<>+448(SB), Z31
-	VPBROADCASTD mxbConst<>+1248(SB), Z30
+	VPBROADCASTD mxbConst<>+384(SB), Z31
+	VPBROADCASTD mxbConst<>+1184(SB), Z30
 	VPBROADCASTD mxbConst<>+96(SB), Z28
-	VPBROADCASTD mxbConst<>+480(SB), Z29
-	VPBROADCASTD mxbConst<>+512(SB), Z27
+	VPBROADCASTD mxbConst<>+416(SB), Z29
+	VPBROADCASTD mxbConst<>+448(SB), Z27
 	VPBROADCASTD mxbConst<>+128(SB), Z26
 	CMPQ         CX, $0x00000040
 	JB           decodeE5M2AVX512_one
@@ -4664,8 +4648,8 @@ TEXT ·dequantMXFP6E2M3AVX512(SB), NOSPLIT, $0-72
 	VMOVDQU32    mxbUnpack6Z0<>+0(SB), Z25
 	VMOVDQU32    mxbUnpack6Z1<>+0(SB), Z24
 	VMOVDQU32    mxbUnpack6Sh<>+0(SB), Z23
-	VPBROADCASTD mxbConst<>+1600(SB), Z31
-	VPBROADCASTD mxbConst<>+1632(SB), Z30
+	VPBROADCASTD mxbConst<>+1536(SB), Z31
+	VPBROADCASTD mxbConst<>+1568(SB), Z30
 	VPBROADCASTD mxbConst<>+96(SB), Z28
 	TESTQ        CX, CX
 	JZ           dequantMXFP6E2M3AVX512_done
@@ -4710,10 +4694,10 @@ TEXT ·decodeE2M3AVX512(SB), NOSPLIT, $0-48
 	MOVQ         dst_base+0(FP), DI
 	MOVQ         dst_len+8(FP), CX
 	MOVQ         src_base+24(FP), SI
-	VPBROADCASTD mxbConst<>+1600(SB), Z31
-	VPBROADCASTD mxbConst<>+1632(SB), Z30
+	VPBROADCASTD mxbConst<>+1536(SB), Z31
+	VPBROADCASTD mxbConst<>+1568(SB), Z30
 	VPBROADCASTD mxbConst<>+96(SB), Z28
-	VPBROADCASTD mxbConst<>+576(SB), Z29
+	VPBROADCASTD mxbConst<>+512(SB), Z29
 	CMPQ         CX, $0x00000040
 	JB           decodeE2M3AVX512_one
 
@@ -4781,8 +4765,8 @@ TEXT ·dequantMXFP6E3M2AVX512(SB), NOSPLIT, $0-72
 	VMOVDQU32    mxbUnpack6Z0<>+0(SB), Z25
 	VMOVDQU32    mxbUnpack6Z1<>+0(SB), Z24
 	VMOVDQU32    mxbUnpack6Sh<>+0(SB), Z23
-	VPBROADCASTD mxbConst<>+1984(SB), Z31
-	VPBROADCASTD mxbConst<>+2016(SB), Z30
+	VPBROADCASTD mxbConst<>+1920(SB), Z31
+	VPBROADCASTD mxbConst<>+1952(SB), Z30
 	VPBROADCASTD mxbConst<>+96(SB), Z28
 	TESTQ        CX, CX
 	JZ           dequantMXFP6E3M2AVX512_done
@@ -4827,10 +4811,10 @@ TEXT ·decodeE3M2AVX512(SB), NOSPLIT, $0-48
 	MOVQ         dst_base+0(FP), DI
 	MOVQ         dst_len+8(FP), CX
 	MOVQ         src_base+24(FP), SI
-	VPBROADCASTD mxbConst<>+1984(SB), Z31
-	VPBROADCASTD mxbConst<>+2016(SB), Z30
+	VPBROADCASTD mxbConst<>+1920(SB), Z31
+	VPBROADCASTD mxbConst<>+1952(SB), Z30
 	VPBROADCASTD mxbConst<>+96(SB), Z28
-	VPBROADCASTD mxbConst<>+576(SB), Z29
+	VPBROADCASTD mxbConst<>+512(SB), Z29
 	CMPQ         CX, $0x00000040
 	JB           decodeE3M2AVX512_one
 
@@ -4927,10 +4911,10 @@ TEXT ·dequantMXFP8E4M3NTAVX512(SB), NOSPLIT, $0-72
 	MOVQ         codes_base+24(FP), SI
 	MOVQ         scales_base+48(FP), DX
 	MOVQ         scales_len+56(FP), CX
-	VPBROADCASTD mxbConst<>+544(SB), Z31
-	VPBROADCASTD mxbConst<>+864(SB), Z30
+	VPBROADCASTD mxbConst<>+480(SB), Z31
+	VPBROADCASTD mxbConst<>+800(SB), Z30
 	VPBROADCASTD mxbConst<>+96(SB), Z28
-	VPBROADCASTD mxbConst<>+576(SB), Z29
+	VPBROADCASTD mxbConst<>+512(SB), Z29
 	TESTQ        CX, CX
 	JZ           dequantMXFP8E4M3NTAVX512_done
 	LEAQ         mxbE8M0<>+0(SB), R8
@@ -4975,10 +4959,10 @@ TEXT ·decodeE4M3NTAVX512(SB), NOSPLIT, $0-48
 	MOVQ         dst_base+0(FP), DI
 	MOVQ         dst_len+8(FP), CX
 	MOVQ         src_base+24(FP), SI
-	VPBROADCASTD mxbConst<>+544(SB), Z31
-	VPBROADCASTD mxbConst<>+864(SB), Z30
+	VPBROADCASTD mxbConst<>+480(SB), Z31
+	VPBROADCASTD mxbConst<>+800(SB), Z30
 	VPBROADCASTD mxbConst<>+96(SB), Z28
-	VPBROADCASTD mxbConst<>+576(SB), Z29
+	VPBROADCASTD mxbConst<>+512(SB), Z29
 	CMPQ         CX, $0x00000040
 	JB           decodeE4M3NTAVX512_one
 
@@ -5054,11 +5038,11 @@ TEXT ·dequantMXFP8E5M2NTAVX512(SB), NOSPLIT, $0-72
 	MOVQ         codes_base+24(FP), SI
 	MOVQ         scales_base+48(FP), DX
 	MOVQ         scales_len+56(FP), CX
-	VPBROADCASTD mxbConst<>+448(SB), Z31
-	VPBROADCASTD mxbConst<>+1248(SB), Z30
+	VPBROADCASTD mxbConst<>+384(SB), Z31
+	VPBROADCASTD mxbConst<>+1184(SB), Z30
 	VPBROADCASTD mxbConst<>+96(SB), Z28
-	VPBROADCASTD mxbConst<>+480(SB), Z29
-	VPBROADCASTD mxbConst<>+512(SB), Z27
+	VPBROADCASTD mxbConst<>+416(SB), Z29
+	VPBROADCASTD mxbConst<>+448(SB), Z27
 	VPBROADCASTD mxbConst<>+128(SB), Z26
 	TESTQ        CX, CX
 	JZ           dequantMXFP8E5M2NTAVX512_done
@@ -5108,11 +5092,11 @@ TEXT ·decodeE5M2NTAVX512(SB), NOSPLIT, $0-48
 	MOVQ         dst_base+0(FP), DI
 	MOVQ         dst_len+8(FP), CX
 	MOVQ         src_base+24(FP), SI
-	VPBROADCASTD mxbConst<>+448(SB), Z31
-	VPBROADCASTD mxbConst<>+1248(SB), Z30
+	VPBROADCASTD mxbConst<>+384(SB), Z31
+	VPBROADCASTD mxbConst<>+1184(SB), Z30
 	VPBROADCASTD mxbConst<>+96(SB), Z28
-	VPBROADCASTD mxbConst<>+480(SB), Z29
-	VPBROADCASTD mxbConst<>+512(SB), Z27
+	VPBROADCASTD mxbConst<>+416(SB), Z29
+	VPBROADCASTD mxbConst<>+448(SB), Z27
 	VPBROADCASTD mxbConst<>+128(SB), Z26
 	CMPQ         CX, $0x00000040
 	JB           decodeE5M2NTAVX512_one
@@ -5202,8 +5186,8 @@ TEXT ·dequantMXFP6E2M3NTAVX512(SB), NOSPLIT, $0-72
 	VMOVDQU32    mxbUnpack6Z0<>+0(SB), Z25
 	VMOVDQU32    mxbUnpack6Z1<>+0(SB), Z24
 	VMOVDQU32    mxbUnpack6Sh<>+0(SB), Z23
-	VPBROADCASTD mxbConst<>+1600(SB), Z31
-	VPBROADCASTD mxbConst<>+1632(SB), Z30
+	VPBROADCASTD mxbConst<>+1536(SB), Z31
+	VPBROADCASTD mxbConst<>+1568(SB), Z30
 	VPBROADCASTD mxbConst<>+96(SB), Z28
 	TESTQ        CX, CX
 	JZ           dequantMXFP6E2M3NTAVX512_done
@@ -5249,10 +5233,10 @@ TEXT ·decodeE2M3NTAVX512(SB), NOSPLIT, $0-48
 	MOVQ         dst_base+0(FP), DI
 	MOVQ         dst_len+8(FP), CX
 	MOVQ         src_base+24(FP), SI
-	VPBROADCASTD mxbConst<>+1600(SB), Z31
-	VPBROADCASTD mxbConst<>+1632(SB), Z30
+	VPBROADCASTD mxbConst<>+1536(SB), Z31
+	VPBROADCASTD mxbConst<>+1568(SB), Z30
 	VPBROADCASTD mxbConst<>+96(SB), Z28
-	VPBROADCASTD mxbConst<>+576(SB), Z29
+	VPBROADCASTD mxbConst<>+512(SB), Z29
 	CMPQ         CX, $0x00000040
 	JB           decodeE2M3NTAVX512_one
 
@@ -5321,8 +5305,8 @@ TEXT ·dequantMXFP6E3M2NTAVX512(SB), NOSPLIT, $0-72
 	VMOVDQU32    mxbUnpack6Z0<>+0(SB), Z25
 	VMOVDQU32    mxbUnpack6Z1<>+0(SB), Z24
 	VMOVDQU32    mxbUnpack6Sh<>+0(SB), Z23
-	VPBROADCASTD mxbConst<>+1984(SB), Z31
-	VPBROADCASTD mxbConst<>+2016(SB), Z30
+	VPBROADCASTD mxbConst<>+1920(SB), Z31
+	VPBROADCASTD mxbConst<>+1952(SB), Z30
 	VPBROADCASTD mxbConst<>+96(SB), Z28
 	TESTQ        CX, CX
 	JZ           dequantMXFP6E3M2NTAVX512_done
@@ -5368,10 +5352,10 @@ TEXT ·decodeE3M2NTAVX512(SB), NOSPLIT, $0-48
 	MOVQ         dst_base+0(FP), DI
 	MOVQ         dst_len+8(FP), CX
 	MOVQ         src_base+24(FP), SI
-	VPBROADCASTD mxbConst<>+1984(SB), Z31
-	VPBROADCASTD mxbConst<>+2016(SB), Z30
+	VPBROADCASTD mxbConst<>+1920(SB), Z31
+	VPBROADCASTD mxbConst<>+1952(SB), Z30
 	VPBROADCASTD mxbConst<>+96(SB), Z28
-	VPBROADCASTD mxbConst<>+576(SB), Z29
+	VPBROADCASTD mxbConst<>+512(SB), Z29
 	CMPQ         CX, $0x00000040
 	JB           decodeE3M2NTAVX512_one
 
@@ -5476,14 +5460,14 @@ TEXT ·encodeE4M3AVX512(SB), NOSPLIT, $0-49
 	TESTB        DL, DL
 	CMOVLNE      AX, BX
 	VPBROADCASTD mxbConst<>+0(SB), Z31
-	VPBROADCASTD mxbConst<>+928(SB), Z30
+	VPBROADCASTD mxbConst<>+864(SB), Z30
 	VMOVDQU32    mxbCE4M3<>+0(SB), Z29
 	VMOVDQU32    mxbDE4M3<>+0(SB), Z28
-	VPBROADCASTD mxbConst<>+960(SB), Z27
+	VPBROADCASTD mxbConst<>+896(SB), Z27
 	VPBROADCASTD BX, Z26
-	VPBROADCASTD mxbConst<>+800(SB), Z25
+	VPBROADCASTD mxbConst<>+736(SB), Z25
 	VPBROADCASTD mxbConst<>+32(SB), Z24
-	VPBROADCASTD mxbConst<>+736(SB), Z23
+	VPBROADCASTD mxbConst<>+672(SB), Z23
 	CMPQ         CX, $0x00000040
 	JB           encodeE4M3AVX512_one
 
@@ -5600,14 +5584,14 @@ TEXT ·encodeE5M2AVX512(SB), NOSPLIT, $0-49
 	TESTB        DL, DL
 	CMOVLNE      AX, BX
 	VPBROADCASTD mxbConst<>+0(SB), Z31
-	VPBROADCASTD mxbConst<>+1312(SB), Z30
+	VPBROADCASTD mxbConst<>+1248(SB), Z30
 	VMOVDQU32    mxbCE5M2<>+0(SB), Z29
 	VMOVDQU32    mxbDE5M2<>+0(SB), Z28
-	VPBROADCASTD mxbConst<>+1344(SB), Z27
+	VPBROADCASTD mxbConst<>+1280(SB), Z27
 	VPBROADCASTD BX, Z26
-	VPBROADCASTD mxbConst<>+800(SB), Z25
+	VPBROADCASTD mxbConst<>+736(SB), Z25
 	VPBROADCASTD mxbConst<>+32(SB), Z24
-	VPBROADCASTD mxbConst<>+704(SB), Z23
+	VPBROADCASTD mxbConst<>+640(SB), Z23
 	CMPQ         CX, $0x00000040
 	JB           encodeE5M2AVX512_one
 
@@ -5739,12 +5723,12 @@ TEXT ·encodeE2M3AVX512(SB), NOSPLIT, $0-49
 	MOVQ         src_base+24(FP), SI
 	MOVL         $0x0000001f, BX
 	VPBROADCASTD mxbConst<>+0(SB), Z31
-	VPBROADCASTD mxbConst<>+736(SB), Z30
+	VPBROADCASTD mxbConst<>+672(SB), Z30
 	VMOVDQU32    mxbCE2M3<>+0(SB), Z29
 	VMOVDQU32    mxbDE2M3<>+0(SB), Z28
-	VPBROADCASTD mxbConst<>+1728(SB), Z27
+	VPBROADCASTD mxbConst<>+1664(SB), Z27
 	VPBROADCASTD BX, Z26
-	VPBROADCASTD mxbConst<>+1504(SB), Z25
+	VPBROADCASTD mxbConst<>+1440(SB), Z25
 	VPBROADCASTD mxbConst<>+32(SB), Z24
 	VPBROADCASTD mxbConst<>+160(SB), Z23
 	CMPQ         CX, $0x00000040
@@ -5858,12 +5842,12 @@ TEXT ·encodeE3M2AVX512(SB), NOSPLIT, $0-49
 	MOVQ         src_base+24(FP), SI
 	MOVL         $0x0000001f, BX
 	VPBROADCASTD mxbConst<>+0(SB), Z31
-	VPBROADCASTD mxbConst<>+2080(SB), Z30
+	VPBROADCASTD mxbConst<>+2016(SB), Z30
 	VMOVDQU32    mxbCE3M2<>+0(SB), Z29
 	VMOVDQU32    mxbDE3M2<>+0(SB), Z28
-	VPBROADCASTD mxbConst<>+2112(SB), Z27
+	VPBROADCASTD mxbConst<>+2048(SB), Z27
 	VPBROADCASTD BX, Z26
-	VPBROADCASTD mxbConst<>+1504(SB), Z25
+	VPBROADCASTD mxbConst<>+1440(SB), Z25
 	VPBROADCASTD mxbConst<>+32(SB), Z24
 	VPBROADCASTD mxbConst<>+160(SB), Z23
 	CMPQ         CX, $0x00000040
@@ -6063,7 +6047,7 @@ quantMXFP8E4M3AVX2_loop:
 	VPCMPGTD     mxbConst<>+64(SB), Y0, Y3
 	VMOVMSKPS    Y3, R11
 	VPSRLD       $0x17, Y0, Y1
-	VPSUBD       mxbConst<>+768(SB), Y1, Y1
+	VPSUBD       mxbConst<>+704(SB), Y1, Y1
 	VPXOR        Y2, Y2, Y2
 	VPMAXSD      Y2, Y1, Y1
 	VPSRLD       $0x18, Y3, Y4
@@ -6072,14 +6056,14 @@ quantMXFP8E4M3AVX2_loop:
 	VPACKUSDW    X5, X4, X4
 	VPACKUSWB    X4, X4, X4
 	VMOVQ        X4, (DX)
-	VMOVDQU      mxbConst<>+256(SB), Y5
+	VMOVDQU      mxbConst<>+224(SB), Y5
 	VPSUBD       Y1, Y5, Y5
 	VPSLLD       $0x17, Y5, Y5
 	VMOVDQU      Y5, (SP)
-	VMOVDQU      mxbConst<>+608(SB), Y9
-	VMOVDQU      mxbConst<>+640(SB), Y10
-	VMOVDQU      mxbConst<>+672(SB), Y12
-	VMOVDQU      mxbConst<>+704(SB), Y13
+	VMOVDQU      mxbConst<>+544(SB), Y9
+	VMOVDQU      mxbConst<>+576(SB), Y10
+	VMOVDQU      mxbConst<>+608(SB), Y12
+	VMOVDQU      mxbConst<>+640(SB), Y13
 	VBROADCASTSS (SP), Y8
 	VMULPS       (SI), Y8, Y4
 	VPAND        Y15, Y4, Y5
@@ -6610,7 +6594,7 @@ quantMXFP8E4M3AVX2_loop:
 	VMOVDQU      Y0, 224(DI)
 	TESTL        R11, R11
 	JZ           quantMXFP8E4M3AVX2_nanDone
-	VMOVDQU      mxbConst<>+896(SB), Y4
+	VMOVDQU      mxbConst<>+832(SB), Y4
 
 quantMXFP8E4M3AVX2_nan:
 	BSFL    R11, AX
@@ -6725,7 +6709,7 @@ quantMXFP8E5M2AVX2_loop:
 	VPCMPGTD     mxbConst<>+64(SB), Y0, Y3
 	VMOVMSKPS    Y3, R11
 	VPSRLD       $0x17, Y0, Y1
-	VPSUBD       mxbConst<>+1152(SB), Y1, Y1
+	VPSUBD       mxbConst<>+1088(SB), Y1, Y1
 	VPXOR        Y2, Y2, Y2
 	VPMAXSD      Y2, Y1, Y1
 	VPSRLD       $0x18, Y3, Y4
@@ -6734,14 +6718,14 @@ quantMXFP8E5M2AVX2_loop:
 	VPACKUSDW    X5, X4, X4
 	VPACKUSWB    X4, X4, X4
 	VMOVQ        X4, (DX)
-	VMOVDQU      mxbConst<>+256(SB), Y5
+	VMOVDQU      mxbConst<>+224(SB), Y5
 	VPSUBD       Y1, Y5, Y5
 	VPSLLD       $0x17, Y5, Y5
 	VMOVDQU      Y5, (SP)
-	VMOVDQU      mxbConst<>+992(SB), Y9
-	VMOVDQU      mxbConst<>+1024(SB), Y10
-	VMOVDQU      mxbConst<>+1056(SB), Y12
-	VMOVDQU      mxbConst<>+1088(SB), Y13
+	VMOVDQU      mxbConst<>+928(SB), Y9
+	VMOVDQU      mxbConst<>+960(SB), Y10
+	VMOVDQU      mxbConst<>+992(SB), Y12
+	VMOVDQU      mxbConst<>+1024(SB), Y13
 	VBROADCASTSS (SP), Y8
 	VMULPS       (SI), Y8, Y4
 	VPAND        Y15, Y4, Y5
@@ -7272,7 +7256,7 @@ quantMXFP8E5M2AVX2_loop:
 	VMOVDQU      Y0, 224(DI)
 	TESTL        R11, R11
 	JZ           quantMXFP8E5M2AVX2_nanDone
-	VMOVDQU      mxbConst<>+1280(SB), Y4
+	VMOVDQU      mxbConst<>+1216(SB), Y4
 
 quantMXFP8E5M2AVX2_nan:
 	BSFL    R11, AX
@@ -7387,7 +7371,7 @@ quantMXFP6E2M3AVX2_loop:
 	VPCMPGTD     mxbConst<>+64(SB), Y0, Y3
 	VMOVMSKPS    Y3, R11
 	VPSRLD       $0x17, Y0, Y1
-	VPSUBD       mxbConst<>+1536(SB), Y1, Y1
+	VPSUBD       mxbConst<>+1472(SB), Y1, Y1
 	VPXOR        Y2, Y2, Y2
 	VPMAXSD      Y2, Y1, Y1
 	VPSRLD       $0x18, Y3, Y4
@@ -7396,14 +7380,14 @@ quantMXFP6E2M3AVX2_loop:
 	VPACKUSDW    X5, X4, X4
 	VPACKUSWB    X4, X4, X4
 	VMOVQ        X4, (DX)
-	VMOVDQU      mxbConst<>+256(SB), Y5
+	VMOVDQU      mxbConst<>+224(SB), Y5
 	VPSUBD       Y1, Y5, Y5
 	VPSLLD       $0x17, Y5, Y5
 	VMOVDQU      Y5, (SP)
-	VMOVDQU      mxbConst<>+1376(SB), Y9
-	VMOVDQU      mxbConst<>+1408(SB), Y10
-	VMOVDQU      mxbConst<>+1440(SB), Y12
-	VMOVDQU      mxbConst<>+1472(SB), Y13
+	VMOVDQU      mxbConst<>+1312(SB), Y9
+	VMOVDQU      mxbConst<>+1344(SB), Y10
+	VMOVDQU      mxbConst<>+1376(SB), Y12
+	VMOVDQU      mxbConst<>+1408(SB), Y13
 	VBROADCASTSS (SP), Y8
 	VMULPS       (SI), Y8, Y4
 	VPAND        Y15, Y4, Y5
@@ -7469,8 +7453,8 @@ quantMXFP6E2M3AVX2_loop:
 	VPACKUSDW    Y3, Y2, Y2
 	VPACKUSWB    Y2, Y0, Y0
 	VPERMD       Y0, Y14, Y0
-	VPMADDUBSW   mxbConst<>+352(SB), Y0, Y0
-	VPMADDWD     mxbConst<>+384(SB), Y0, Y0
+	VPMADDUBSW   mxbConst<>+288(SB), Y0, Y0
+	VPMADDWD     mxbConst<>+320(SB), Y0, Y0
 	VPSHUFB      mxbPack6Idx<>+0(SB), Y0, Y0
 	VMOVDQU      mxbPack6Perm<>+0(SB), Y8
 	VPERMD       Y0, Y8, Y0
@@ -7542,8 +7526,8 @@ quantMXFP6E2M3AVX2_loop:
 	VPACKUSDW    Y3, Y2, Y2
 	VPACKUSWB    Y2, Y0, Y0
 	VPERMD       Y0, Y14, Y0
-	VPMADDUBSW   mxbConst<>+352(SB), Y0, Y0
-	VPMADDWD     mxbConst<>+384(SB), Y0, Y0
+	VPMADDUBSW   mxbConst<>+288(SB), Y0, Y0
+	VPMADDWD     mxbConst<>+320(SB), Y0, Y0
 	VPSHUFB      mxbPack6Idx<>+0(SB), Y0, Y0
 	VMOVDQU      mxbPack6Perm<>+0(SB), Y8
 	VPERMD       Y0, Y8, Y0
@@ -7615,8 +7599,8 @@ quantMXFP6E2M3AVX2_loop:
 	VPACKUSDW    Y3, Y2, Y2
 	VPACKUSWB    Y2, Y0, Y0
 	VPERMD       Y0, Y14, Y0
-	VPMADDUBSW   mxbConst<>+352(SB), Y0, Y0
-	VPMADDWD     mxbConst<>+384(SB), Y0, Y0
+	VPMADDUBSW   mxbConst<>+288(SB), Y0, Y0
+	VPMADDWD     mxbConst<>+320(SB), Y0, Y0
 	VPSHUFB      mxbPack6Idx<>+0(SB), Y0, Y0
 	VMOVDQU      mxbPack6Perm<>+0(SB), Y8
 	VPERMD       Y0, Y8, Y0
@@ -7688,8 +7672,8 @@ quantMXFP6E2M3AVX2_loop:
 	VPACKUSDW    Y3, Y2, Y2
 	VPACKUSWB    Y2, Y0, Y0
 	VPERMD       Y0, Y14, Y0
-	VPMADDUBSW   mxbConst<>+352(SB), Y0, Y0
-	VPMADDWD     mxbConst<>+384(SB), Y0, Y0
+	VPMADDUBSW   mxbConst<>+288(SB), Y0, Y0
+	VPMADDWD     mxbConst<>+320(SB), Y0, Y0
 	VPSHUFB      mxbPack6Idx<>+0(SB), Y0, Y0
 	VMOVDQU      mxbPack6Perm<>+0(SB), Y8
 	VPERMD       Y0, Y8, Y0
@@ -7761,8 +7745,8 @@ quantMXFP6E2M3AVX2_loop:
 	VPACKUSDW    Y3, Y2, Y2
 	VPACKUSWB    Y2, Y0, Y0
 	VPERMD       Y0, Y14, Y0
-	VPMADDUBSW   mxbConst<>+352(SB), Y0, Y0
-	VPMADDWD     mxbConst<>+384(SB), Y0, Y0
+	VPMADDUBSW   mxbConst<>+288(SB), Y0, Y0
+	VPMADDWD     mxbConst<>+320(SB), Y0, Y0
 	VPSHUFB      mxbPack6Idx<>+0(SB), Y0, Y0
 	VMOVDQU      mxbPack6Perm<>+0(SB), Y8
 	VPERMD       Y0, Y8, Y0
@@ -7834,8 +7818,8 @@ quantMXFP6E2M3AVX2_loop:
 	VPACKUSDW    Y3, Y2, Y2
 	VPACKUSWB    Y2, Y0, Y0
 	VPERMD       Y0, Y14, Y0
-	VPMADDUBSW   mxbConst<>+352(SB), Y0, Y0
-	VPMADDWD     mxbConst<>+384(SB), Y0, Y0
+	VPMADDUBSW   mxbConst<>+288(SB), Y0, Y0
+	VPMADDWD     mxbConst<>+320(SB), Y0, Y0
 	VPSHUFB      mxbPack6Idx<>+0(SB), Y0, Y0
 	VMOVDQU      mxbPack6Perm<>+0(SB), Y8
 	VPERMD       Y0, Y8, Y0
@@ -7907,8 +7891,8 @@ quantMXFP6E2M3AVX2_loop:
 	VPACKUSDW    Y3, Y2, Y2
 	VPACKUSWB    Y2, Y0, Y0
 	VPERMD       Y0, Y14, Y0
-	VPMADDUBSW   mxbConst<>+352(SB), Y0, Y0
-	VPMADDWD     mxbConst<>+384(SB), Y0, Y0
+	VPMADDUBSW   mxbConst<>+288(SB), Y0, Y0
+	VPMADDWD     mxbConst<>+320(SB), Y0, Y0
 	VPSHUFB      mxbPack6Idx<>+0(SB), Y0, Y0
 	VMOVDQU      mxbPack6Perm<>+0(SB), Y8
 	VPERMD       Y0, Y8, Y0
@@ -7980,8 +7964,8 @@ quantMXFP6E2M3AVX2_loop:
 	VPACKUSDW    Y3, Y2, Y2
 	VPACKUSWB    Y2, Y0, Y0
 	VPERMD       Y0, Y14, Y0
-	VPMADDUBSW   mxbConst<>+352(SB), Y0, Y0
-	VPMADDWD     mxbConst<>+384(SB), Y0, Y0
+	VPMADDUBSW   mxbConst<>+288(SB), Y0, Y0
+	VPMADDWD     mxbConst<>+320(SB), Y0, Y0
 	VPSHUFB      mxbPack6Idx<>+0(SB), Y0, Y0
 	VMOVDQU      mxbPack6Perm<>+0(SB), Y8
 	VPERMD       Y0, Y8, Y0
@@ -8107,7 +8091,7 @@ quantMXFP6E3M2AVX2_loop:
 	VPCMPGTD     mxbConst<>+64(SB), Y0, Y3
 	VMOVMSKPS    Y3, R11
 	VPSRLD       $0x17, Y0, Y1
-	VPSUBD       mxbConst<>+1920(SB), Y1, Y1
+	VPSUBD       mxbConst<>+1856(SB), Y1, Y1
 	VPXOR        Y2, Y2, Y2
 	VPMAXSD      Y2, Y1, Y1
 	VPSRLD       $0x18, Y3, Y4
@@ -8116,14 +8100,14 @@ quantMXFP6E3M2AVX2_loop:
 	VPACKUSDW    X5, X4, X4
 	VPACKUSWB    X4, X4, X4
 	VMOVQ        X4, (DX)
-	VMOVDQU      mxbConst<>+256(SB), Y5
+	VMOVDQU      mxbConst<>+224(SB), Y5
 	VPSUBD       Y1, Y5, Y5
 	VPSLLD       $0x17, Y5, Y5
 	VMOVDQU      Y5, (SP)
-	VMOVDQU      mxbConst<>+1760(SB), Y9
-	VMOVDQU      mxbConst<>+1792(SB), Y10
-	VMOVDQU      mxbConst<>+1824(SB), Y12
-	VMOVDQU      mxbConst<>+1472(SB), Y13
+	VMOVDQU      mxbConst<>+1696(SB), Y9
+	VMOVDQU      mxbConst<>+1728(SB), Y10
+	VMOVDQU      mxbConst<>+1760(SB), Y12
+	VMOVDQU      mxbConst<>+1408(SB), Y13
 	VBROADCASTSS (SP), Y8
 	VMULPS       (SI), Y8, Y4
 	VPAND        Y15, Y4, Y5
@@ -8189,8 +8173,8 @@ quantMXFP6E3M2AVX2_loop:
 	VPACKUSDW    Y3, Y2, Y2
 	VPACKUSWB    Y2, Y0, Y0
 	VPERMD       Y0, Y14, Y0
-	VPMADDUBSW   mxbConst<>+352(SB), Y0, Y0
-	VPMADDWD     mxbConst<>+384(SB), Y0, Y0
+	VPMADDUBSW   mxbConst<>+288(SB), Y0, Y0
+	VPMADDWD     mxbConst<>+320(SB), Y0, Y0
 	VPSHUFB      mxbPack6Idx<>+0(SB), Y0, Y0
 	VMOVDQU      mxbPack6Perm<>+0(SB), Y8
 	VPERMD       Y0, Y8, Y0
@@ -8262,8 +8246,8 @@ quantMXFP6E3M2AVX2_loop:
 	VPACKUSDW    Y3, Y2, Y2
 	VPACKUSWB    Y2, Y0, Y0
 	VPERMD       Y0, Y14, Y0
-	VPMADDUBSW   mxbConst<>+352(SB), Y0, Y0
-	VPMADDWD     mxbConst<>+384(SB), Y0, Y0
+	VPMADDUBSW   mxbConst<>+288(SB), Y0, Y0
+	VPMADDWD     mxbConst<>+320(SB), Y0, Y0
 	VPSHUFB      mxbPack6Idx<>+0(SB), Y0, Y0
 	VMOVDQU      mxbPack6Perm<>+0(SB), Y8
 	VPERMD       Y0, Y8, Y0
@@ -8335,8 +8319,8 @@ quantMXFP6E3M2AVX2_loop:
 	VPACKUSDW    Y3, Y2, Y2
 	VPACKUSWB    Y2, Y0, Y0
 	VPERMD       Y0, Y14, Y0
-	VPMADDUBSW   mxbConst<>+352(SB), Y0, Y0
-	VPMADDWD     mxbConst<>+384(SB), Y0, Y0
+	VPMADDUBSW   mxbConst<>+288(SB), Y0, Y0
+	VPMADDWD     mxbConst<>+320(SB), Y0, Y0
 	VPSHUFB      mxbPack6Idx<>+0(SB), Y0, Y0
 	VMOVDQU      mxbPack6Perm<>+0(SB), Y8
 	VPERMD       Y0, Y8, Y0
@@ -8408,8 +8392,8 @@ quantMXFP6E3M2AVX2_loop:
 	VPACKUSDW    Y3, Y2, Y2
 	VPACKUSWB    Y2, Y0, Y0
 	VPERMD       Y0, Y14, Y0
-	VPMADDUBSW   mxbConst<>+352(SB), Y0, Y0
-	VPMADDWD     mxbConst<>+384(SB), Y0, Y0
+	VPMADDUBSW   mxbConst<>+288(SB), Y0, Y0
+	VPMADDWD     mxbConst<>+320(SB), Y0, Y0
 	VPSHUFB      mxbPack6Idx<>+0(SB), Y0, Y0
 	VMOVDQU      mxbPack6Perm<>+0(SB), Y8
 	VPERMD       Y0, Y8, Y0
@@ -8481,8 +8465,8 @@ quantMXFP6E3M2AVX2_loop:
 	VPACKUSDW    Y3, Y2, Y2
 	VPACKUSWB    Y2, Y0, Y0
 	VPERMD       Y0, Y14, Y0
-	VPMADDUBSW   mxbConst<>+352(SB), Y0, Y0
-	VPMADDWD     mxbConst<>+384(SB), Y0, Y0
+	VPMADDUBSW   mxbConst<>+288(SB), Y0, Y0
+	VPMADDWD     mxbConst<>+320(SB), Y0, Y0
 	VPSHUFB      mxbPack6Idx<>+0(SB), Y0, Y0
 	VMOVDQU      mxbPack6Perm<>+0(SB), Y8
 	VPERMD       Y0, Y8, Y0
@@ -8554,8 +8538,8 @@ quantMXFP6E3M2AVX2_loop:
 	VPACKUSDW    Y3, Y2, Y2
 	VPACKUSWB    Y2, Y0, Y0
 	VPERMD       Y0, Y14, Y0
-	VPMADDUBSW   mxbConst<>+352(SB), Y0, Y0
-	VPMADDWD     mxbConst<>+384(SB), Y0, Y0
+	VPMADDUBSW   mxbConst<>+288(SB), Y0, Y0
+	VPMADDWD     mxbConst<>+320(SB), Y0, Y0
 	VPSHUFB      mxbPack6Idx<>+0(SB), Y0, Y0
 	VMOVDQU      mxbPack6Perm<>+0(SB), Y8
 	VPERMD       Y0, Y8, Y0
@@ -8627,8 +8611,8 @@ quantMXFP6E3M2AVX2_loop:
 	VPACKUSDW    Y3, Y2, Y2
 	VPACKUSWB    Y2, Y0, Y0
 	VPERMD       Y0, Y14, Y0
-	VPMADDUBSW   mxbConst<>+352(SB), Y0, Y0
-	VPMADDWD     mxbConst<>+384(SB), Y0, Y0
+	VPMADDUBSW   mxbConst<>+288(SB), Y0, Y0
+	VPMADDWD     mxbConst<>+320(SB), Y0, Y0
 	VPSHUFB      mxbPack6Idx<>+0(SB), Y0, Y0
 	VMOVDQU      mxbPack6Perm<>+0(SB), Y8
 	VPERMD       Y0, Y8, Y0
@@ -8700,8 +8684,8 @@ quantMXFP6E3M2AVX2_loop:
 	VPACKUSDW    Y3, Y2, Y2
 	VPACKUSWB    Y2, Y0, Y0
 	VPERMD       Y0, Y14, Y0
-	VPMADDUBSW   mxbConst<>+352(SB), Y0, Y0
-	VPMADDWD     mxbConst<>+384(SB), Y0, Y0
+	VPMADDUBSW   mxbConst<>+288(SB), Y0, Y0
+	VPMADDWD     mxbConst<>+320(SB), Y0, Y0
 	VPSHUFB      mxbPack6Idx<>+0(SB), Y0, Y0
 	VMOVDQU      mxbPack6Perm<>+0(SB), Y8
 	VPERMD       Y0, Y8, Y0
@@ -8833,13 +8817,13 @@ quantMXINT8AVX2_loop:
 	VPACKUSDW    X5, X4, X4
 	VPACKUSWB    X4, X4, X4
 	VMOVQ        X4, (DX)
-	VMOVDQU      mxbConst<>+256(SB), Y5
+	VMOVDQU      mxbConst<>+224(SB), Y5
 	VPSUBD       Y1, Y5, Y5
 	VPSLLD       $0x17, Y5, Y5
 	VPMAXUD      mxbConst<>+128(SB), Y5, Y5
 	VMOVDQU      Y5, (SP)
-	VMOVDQU      mxbConst<>+320(SB), Y9
-	VMOVDQU      mxbConst<>+416(SB), Y10
+	VMOVDQU      mxbConst<>+256(SB), Y9
+	VMOVDQU      mxbConst<>+352(SB), Y10
 	VBROADCASTSS (SP), Y8
 	VMULPS       (SI), Y8, Y4
 	VMULPS       Y10, Y4, Y4
@@ -9046,10 +9030,10 @@ TEXT ·dequantMXFP8E4M3AVX2(SB), NOSPLIT, $0-72
 	MOVQ    codes_base+24(FP), SI
 	MOVQ    scales_base+48(FP), DX
 	MOVQ    scales_len+56(FP), CX
-	VMOVDQU mxbConst<>+544(SB), Y15
-	VMOVDQU mxbConst<>+864(SB), Y14
+	VMOVDQU mxbConst<>+480(SB), Y15
+	VMOVDQU mxbConst<>+800(SB), Y14
 	VMOVDQU mxbConst<>+96(SB), Y12
-	VMOVDQU mxbConst<>+576(SB), Y13
+	VMOVDQU mxbConst<>+512(SB), Y13
 	TESTQ   CX, CX
 	JZ      dequantMXFP8E4M3AVX2_done
 	LEAQ    mxbE8M0<>+0(SB), R8
@@ -9117,10 +9101,10 @@ TEXT ·decodeE4M3AVX2(SB), NOSPLIT, $0-48
 	MOVQ    dst_base+0(FP), DI
 	MOVQ    dst_len+8(FP), CX
 	MOVQ    src_base+24(FP), SI
-	VMOVDQU mxbConst<>+544(SB), Y15
-	VMOVDQU mxbConst<>+864(SB), Y14
+	VMOVDQU mxbConst<>+480(SB), Y15
+	VMOVDQU mxbConst<>+800(SB), Y14
 	VMOVDQU mxbConst<>+96(SB), Y12
-	VMOVDQU mxbConst<>+576(SB), Y13
+	VMOVDQU mxbConst<>+512(SB), Y13
 	CMPQ    CX, $0x00000010
 	JB      decodeE4M3AVX2_one
 
@@ -9180,12 +9164,12 @@ TEXT ·dequantMXFP8E5M2AVX2(SB), NOSPLIT, $0-72
 	MOVQ    codes_base+24(FP), SI
 	MOVQ    scales_base+48(FP), DX
 	MOVQ    scales_len+56(FP), CX
-	VMOVDQU mxbConst<>+448(SB), Y15
-	VMOVDQU mxbConst<>+1248(SB), Y14
+	VMOVDQU mxbConst<>+384(SB), Y15
+	VMOVDQU mxbConst<>+1184(SB), Y14
 	VMOVDQU mxbConst<>+96(SB), Y12
 	VMOVDQU mxbConst<>+32(SB), Y13
 	VMOVDQU mxbConst<>+64(SB), Y9
-	VMOVDQU mxbConst<>+512(SB), Y11
+	VMOVDQU mxbConst<>+448(SB), Y11
 	VMOVDQU mxbConst<>+128(SB), Y10
 	TESTQ   CX, CX
 	JZ      dequantMXFP8E5M2AVX2_done
@@ -9270,12 +9254,12 @@ TEXT ·decodeE5M2AVX2(SB), NOSPLIT, $0-48
 	MOVQ    dst_base+0(FP), DI
 	MOVQ    dst_len+8(FP), CX
 	MOVQ    src_base+24(FP), SI
-	VMOVDQU mxbConst<>+448(SB), Y15
-	VMOVDQU mxbConst<>+1248(SB), Y14
+	VMOVDQU mxbConst<>+384(SB), Y15
+	VMOVDQU mxbConst<>+1184(SB), Y14
 	VMOVDQU mxbConst<>+96(SB), Y12
 	VMOVDQU mxbConst<>+32(SB), Y13
 	VMOVDQU mxbConst<>+64(SB), Y9
-	VMOVDQU mxbConst<>+512(SB), Y11
+	VMOVDQU mxbConst<>+448(SB), Y11
 	VMOVDQU mxbConst<>+128(SB), Y10
 	CMPQ    CX, $0x00000010
 	JB      decodeE5M2AVX2_one
@@ -9348,8 +9332,8 @@ TEXT ·dequantMXFP6E2M3AVX2(SB), NOSPLIT, $0-72
 	MOVQ    codes_base+24(FP), SI
 	MOVQ    scales_base+48(FP), DX
 	MOVQ    scales_len+56(FP), CX
-	VMOVDQU mxbConst<>+1600(SB), Y15
-	VMOVDQU mxbConst<>+1632(SB), Y14
+	VMOVDQU mxbConst<>+1536(SB), Y15
+	VMOVDQU mxbConst<>+1568(SB), Y14
 	VMOVDQU mxbConst<>+96(SB), Y12
 	VMOVDQU mxbUnpack6Sh<>+0(SB), Y11
 	TESTQ   CX, CX
@@ -9419,10 +9403,10 @@ TEXT ·decodeE2M3AVX2(SB), NOSPLIT, $0-48
 	MOVQ    dst_base+0(FP), DI
 	MOVQ    dst_len+8(FP), CX
 	MOVQ    src_base+24(FP), SI
-	VMOVDQU mxbConst<>+1600(SB), Y15
-	VMOVDQU mxbConst<>+1632(SB), Y14
+	VMOVDQU mxbConst<>+1536(SB), Y15
+	VMOVDQU mxbConst<>+1568(SB), Y14
 	VMOVDQU mxbConst<>+96(SB), Y12
-	VMOVDQU mxbConst<>+576(SB), Y13
+	VMOVDQU mxbConst<>+512(SB), Y13
 	CMPQ    CX, $0x00000010
 	JB      decodeE2M3AVX2_one
 
@@ -9476,8 +9460,8 @@ TEXT ·dequantMXFP6E3M2AVX2(SB), NOSPLIT, $0-72
 	MOVQ    codes_base+24(FP), SI
 	MOVQ    scales_base+48(FP), DX
 	MOVQ    scales_len+56(FP), CX
-	VMOVDQU mxbConst<>+1984(SB), Y15
-	VMOVDQU mxbConst<>+2016(SB), Y14
+	VMOVDQU mxbConst<>+1920(SB), Y15
+	VMOVDQU mxbConst<>+1952(SB), Y14
 	VMOVDQU mxbConst<>+96(SB), Y12
 	VMOVDQU mxbUnpack6Sh<>+0(SB), Y11
 	TESTQ   CX, CX
@@ -9547,10 +9531,10 @@ TEXT ·decodeE3M2AVX2(SB), NOSPLIT, $0-48
 	MOVQ    dst_base+0(FP), DI
 	MOVQ    dst_len+8(FP), CX
 	MOVQ    src_base+24(FP), SI
-	VMOVDQU mxbConst<>+1984(SB), Y15
-	VMOVDQU mxbConst<>+2016(SB), Y14
+	VMOVDQU mxbConst<>+1920(SB), Y15
+	VMOVDQU mxbConst<>+1952(SB), Y14
 	VMOVDQU mxbConst<>+96(SB), Y12
-	VMOVDQU mxbConst<>+576(SB), Y13
+	VMOVDQU mxbConst<>+512(SB), Y13
 	CMPQ    CX, $0x00000010
 	JB      decodeE3M2AVX2_one
 
@@ -9644,10 +9628,10 @@ TEXT ·dequantMXFP8E4M3NTAVX2(SB), NOSPLIT, $0-72
 	MOVQ    codes_base+24(FP), SI
 	MOVQ    scales_base+48(FP), DX
 	MOVQ    scales_len+56(FP), CX
-	VMOVDQU mxbConst<>+544(SB), Y15
-	VMOVDQU mxbConst<>+864(SB), Y14
+	VMOVDQU mxbConst<>+480(SB), Y15
+	VMOVDQU mxbConst<>+800(SB), Y14
 	VMOVDQU mxbConst<>+96(SB), Y12
-	VMOVDQU mxbConst<>+576(SB), Y13
+	VMOVDQU mxbConst<>+512(SB), Y13
 	TESTQ   CX, CX
 	JZ      dequantMXFP8E4M3NTAVX2_done
 	LEAQ    mxbE8M0<>+0(SB), R8
@@ -9716,10 +9700,10 @@ TEXT ·decodeE4M3NTAVX2(SB), NOSPLIT, $0-48
 	MOVQ    dst_base+0(FP), DI
 	MOVQ    dst_len+8(FP), CX
 	MOVQ    src_base+24(FP), SI
-	VMOVDQU mxbConst<>+544(SB), Y15
-	VMOVDQU mxbConst<>+864(SB), Y14
+	VMOVDQU mxbConst<>+480(SB), Y15
+	VMOVDQU mxbConst<>+800(SB), Y14
 	VMOVDQU mxbConst<>+96(SB), Y12
-	VMOVDQU mxbConst<>+576(SB), Y13
+	VMOVDQU mxbConst<>+512(SB), Y13
 	CMPQ    CX, $0x00000010
 	JB      decodeE4M3NTAVX2_one
 
@@ -9780,12 +9764,12 @@ TEXT ·dequantMXFP8E5M2NTAVX2(SB), NOSPLIT, $0-72
 	MOVQ    codes_base+24(FP), SI
 	MOVQ    scales_base+48(FP), DX
 	MOVQ    scales_len+56(FP), CX
-	VMOVDQU mxbConst<>+448(SB), Y15
-	VMOVDQU mxbConst<>+1248(SB), Y14
+	VMOVDQU mxbConst<>+384(SB), Y15
+	VMOVDQU mxbConst<>+1184(SB), Y14
 	VMOVDQU mxbConst<>+96(SB), Y12
 	VMOVDQU mxbConst<>+32(SB), Y13
 	VMOVDQU mxbConst<>+64(SB), Y9
-	VMOVDQU mxbConst<>+512(SB), Y11
+	VMOVDQU mxbConst<>+448(SB), Y11
 	VMOVDQU mxbConst<>+128(SB), Y10
 	TESTQ   CX, CX
 	JZ      dequantMXFP8E5M2NTAVX2_done
@@ -9871,12 +9855,12 @@ TEXT ·decodeE5M2NTAVX2(SB), NOSPLIT, $0-48
 	MOVQ    dst_base+0(FP), DI
 	MOVQ    dst_len+8(FP), CX
 	MOVQ    src_base+24(FP), SI
-	VMOVDQU mxbConst<>+448(SB), Y15
-	VMOVDQU mxbConst<>+1248(SB), Y14
+	VMOVDQU mxbConst<>+384(SB), Y15
+	VMOVDQU mxbConst<>+1184(SB), Y14
 	VMOVDQU mxbConst<>+96(SB), Y12
 	VMOVDQU mxbConst<>+32(SB), Y13
 	VMOVDQU mxbConst<>+64(SB), Y9
-	VMOVDQU mxbConst<>+512(SB), Y11
+	VMOVDQU mxbConst<>+448(SB), Y11
 	VMOVDQU mxbConst<>+128(SB), Y10
 	CMPQ    CX, $0x00000010
 	JB      decodeE5M2NTAVX2_one
@@ -9950,8 +9934,8 @@ TEXT ·dequantMXFP6E2M3NTAVX2(SB), NOSPLIT, $0-72
 	MOVQ    codes_base+24(FP), SI
 	MOVQ    scales_base+48(FP), DX
 	MOVQ    scales_len+56(FP), CX
-	VMOVDQU mxbConst<>+1600(SB), Y15
-	VMOVDQU mxbConst<>+1632(SB), Y14
+	VMOVDQU mxbConst<>+1536(SB), Y15
+	VMOVDQU mxbConst<>+1568(SB), Y14
 	VMOVDQU mxbConst<>+96(SB), Y12
 	VMOVDQU mxbUnpack6Sh<>+0(SB), Y11
 	TESTQ   CX, CX
@@ -10022,10 +10006,10 @@ TEXT ·decodeE2M3NTAVX2(SB), NOSPLIT, $0-48
 	MOVQ    dst_base+0(FP), DI
 	MOVQ    dst_len+8(FP), CX
 	MOVQ    src_base+24(FP), SI
-	VMOVDQU mxbConst<>+1600(SB), Y15
-	VMOVDQU mxbConst<>+1632(SB), Y14
+	VMOVDQU mxbConst<>+1536(SB), Y15
+	VMOVDQU mxbConst<>+1568(SB), Y14
 	VMOVDQU mxbConst<>+96(SB), Y12
-	VMOVDQU mxbConst<>+576(SB), Y13
+	VMOVDQU mxbConst<>+512(SB), Y13
 	CMPQ    CX, $0x00000010
 	JB      decodeE2M3NTAVX2_one
 
@@ -10080,8 +10064,8 @@ TEXT ·dequantMXFP6E3M2NTAVX2(SB), NOSPLIT, $0-72
 	MOVQ    codes_base+24(FP), SI
 	MOVQ    scales_base+48(FP), DX
 	MOVQ    scales_len+56(FP), CX
-	VMOVDQU mxbConst<>+1984(SB), Y15
-	VMOVDQU mxbConst<>+2016(SB), Y14
+	VMOVDQU mxbConst<>+1920(SB), Y15
+	VMOVDQU mxbConst<>+1952(SB), Y14
 	VMOVDQU mxbConst<>+96(SB), Y12
 	VMOVDQU mxbUnpack6Sh<>+0(SB), Y11
 	TESTQ   CX, CX
@@ -10152,10 +10136,10 @@ TEXT ·decodeE3M2NTAVX2(SB), NOSPLIT, $0-48
 	MOVQ    dst_base+0(FP), DI
 	MOVQ    dst_len+8(FP), CX
 	MOVQ    src_base+24(FP), SI
-	VMOVDQU mxbConst<>+1984(SB), Y15
-	VMOVDQU mxbConst<>+2016(SB), Y14
+	VMOVDQU mxbConst<>+1920(SB), Y15
+	VMOVDQU mxbConst<>+1952(SB), Y14
 	VMOVDQU mxbConst<>+96(SB), Y12
-	VMOVDQU mxbConst<>+576(SB), Y13
+	VMOVDQU mxbConst<>+512(SB), Y13
 	CMPQ    CX, $0x00000010
 	JB      decodeE3M2NTAVX2_one
 
@@ -10257,13 +10241,13 @@ TEXT ·encodeE4M3AVX2(SB), NOSPLIT, $0-49
 	TESTB        DL, DL
 	CMOVLNE      AX, BX
 	VMOVDQU      mxbConst<>+0(SB), Y15
-	VMOVDQU      mxbConst<>+608(SB), Y9
-	VMOVDQU      mxbConst<>+640(SB), Y10
-	VMOVDQU      mxbConst<>+672(SB), Y12
+	VMOVDQU      mxbConst<>+544(SB), Y9
+	VMOVDQU      mxbConst<>+576(SB), Y10
+	VMOVDQU      mxbConst<>+608(SB), Y12
 	VMOVD        BX, X13
 	VPBROADCASTD X13, Y13
 	VMOVDQU      mxbConst<>+32(SB), Y11
-	VMOVDQU      mxbConst<>+736(SB), Y14
+	VMOVDQU      mxbConst<>+672(SB), Y14
 	CMPQ         CX, $0x00000010
 	JB           encodeE4M3AVX2_one
 
@@ -10333,13 +10317,13 @@ TEXT ·encodeE5M2AVX2(SB), NOSPLIT, $0-49
 	TESTB        DL, DL
 	CMOVLNE      AX, BX
 	VMOVDQU      mxbConst<>+0(SB), Y15
-	VMOVDQU      mxbConst<>+992(SB), Y9
-	VMOVDQU      mxbConst<>+1024(SB), Y10
-	VMOVDQU      mxbConst<>+1056(SB), Y12
+	VMOVDQU      mxbConst<>+928(SB), Y9
+	VMOVDQU      mxbConst<>+960(SB), Y10
+	VMOVDQU      mxbConst<>+992(SB), Y12
 	VMOVD        BX, X13
 	VPBROADCASTD X13, Y13
 	VMOVDQU      mxbConst<>+32(SB), Y11
-	VMOVDQU      mxbConst<>+704(SB), Y14
+	VMOVDQU      mxbConst<>+640(SB), Y14
 	CMPQ         CX, $0x00000010
 	JB           encodeE5M2AVX2_one
 
@@ -10412,13 +10396,13 @@ TEXT ·encodeE2M3AVX2(SB), NOSPLIT, $0-49
 	MOVQ         src_base+24(FP), SI
 	MOVL         $0x0000001f, BX
 	VMOVDQU      mxbConst<>+0(SB), Y15
-	VMOVDQU      mxbConst<>+1376(SB), Y9
-	VMOVDQU      mxbConst<>+1408(SB), Y10
-	VMOVDQU      mxbConst<>+1440(SB), Y12
+	VMOVDQU      mxbConst<>+1312(SB), Y9
+	VMOVDQU      mxbConst<>+1344(SB), Y10
+	VMOVDQU      mxbConst<>+1376(SB), Y12
 	VMOVD        BX, X13
 	VPBROADCASTD X13, Y13
 	VMOVDQU      mxbConst<>+32(SB), Y11
-	VMOVDQU      mxbConst<>+1504(SB), Y14
+	VMOVDQU      mxbConst<>+1440(SB), Y14
 	CMPQ         CX, $0x00000010
 	JB           encodeE2M3AVX2_one
 
@@ -10485,13 +10469,13 @@ TEXT ·encodeE3M2AVX2(SB), NOSPLIT, $0-49
 	MOVQ         src_base+24(FP), SI
 	MOVL         $0x0000001f, BX
 	VMOVDQU      mxbConst<>+0(SB), Y15
-	VMOVDQU      mxbConst<>+1760(SB), Y9
-	VMOVDQU      mxbConst<>+1792(SB), Y10
-	VMOVDQU      mxbConst<>+1824(SB), Y12
+	VMOVDQU      mxbConst<>+1696(SB), Y9
+	VMOVDQU      mxbConst<>+1728(SB), Y10
+	VMOVDQU      mxbConst<>+1760(SB), Y12
 	VMOVD        BX, X13
 	VPBROADCASTD X13, Y13
 	VMOVDQU      mxbConst<>+32(SB), Y11
-	VMOVDQU      mxbConst<>+1504(SB), Y14
+	VMOVDQU      mxbConst<>+1440(SB), Y14
 	CMPQ         CX, $0x00000010
 	JB           encodeE3M2AVX2_one
 

@@ -120,7 +120,7 @@ func storeF(v VecPhysical, m Mem) {
 
 // ---- constants
 
-// consts holds every 32-bit constant the kernels broadcast, each as 8
+// constVals holds every 32-bit constant the kernels broadcast, each as 8
 // copies (32 bytes), so that AVX2 instructions can take it as a memory
 // operand and AVX-512 ones as an embedded broadcast of its first word.
 var (
@@ -145,7 +145,7 @@ var (
 
 func declareTables() {
 	constVals = []uint32{
-		0x7fffffff, 0x7f800000, 0x7f7fffff, 0x80000000, 0x00400000, 0, 1, 0xff, 254, 260, 0xffffff81, // -127
+		0x7fffffff, 0x7f800000, 0x7f7fffff, 0x80000000, 0x00400000, 0, 0xff, 254, 0xffffff81, // −127
 		0x40014001, 0x10000001, 0x42800000, // VPMADDUBSW 1, 64; VPMADDWD 1, 4096; 64.0
 		0x0fe00000, 0x0f800000, 0x70000000, 0x07f00000, 0x7fc00000,
 	}
@@ -178,7 +178,7 @@ func declareTables() {
 	e8m0Tab = gen.Table("mxbE8M0", t)
 	e8m0Tab64 = gen.Table("mxbE8M0Div64", t64)
 	// Per 128-bit lane: bytes 0-2, 4-6, 8-10, 12-14, then zeros.
-	pack6Shuf = fixPack6Shuf()
+	pack6Shuf = pack6ShufTable()
 	pack6Perm = gen.Table("mxbPack6Perm", []uint32{0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13, 14, 3, 7, 11, 15})
 	// Dword 4v+L of the packed pair of blocks comes from dword 4L+v.
 	var pp []uint32
@@ -212,9 +212,9 @@ func declareTables() {
 	unpack6Sh = gen.Table("mxbUnpack6Sh", []uint32{0, 6, 12, 18, 0, 6, 12, 18, 0, 6, 12, 18, 0, 6, 12, 18})
 }
 
-// fixPack6Shuf is the VPSHUFB index that keeps the low 3 bytes of each
+// pack6ShufTable is the VPSHUFB index that keeps the low 3 bytes of each
 // dword of a 128-bit lane, packed to its first 12 bytes.
-func fixPack6Shuf() Mem {
+func pack6ShufTable() Mem {
 	var b [16]byte
 	for i := range b {
 		b[i] = 0x80
@@ -739,8 +739,8 @@ func blockLoop(name string, inBytes int, tab Mem, m VecPhysical, body func()) {
 	RET()
 }
 
-// dequantFP8 emits the MXFP8 dequantizers (scaled) and the plain FP8
-// decoders (unscaled) of e (E4M3 or E5M2).
+// dequantFP8 emits the MXFP8 dequantizers (scaled, E4M3 and E5M2) and the
+// plain slice decoders of one code per byte (unscaled, all four formats).
 func dequantFP8(isa string, e elem, scaled bool) {
 	w := 16
 	if isa == "AVX2" {
