@@ -321,6 +321,11 @@ func DequantizeMXFP4(dst []float32, codes []byte, scales []uint8) {
 // NaN.
 func QuantizeMXFP8(codes []byte, scales []uint8, src []float32) {
 	checkBlocks("QuantizeMXFP8", len(src), MXBlock, len(codes), MXBlock, len(scales))
+	quantizeMXFP8(codes, scales, src)
+}
+
+// quantizeMXFP8Go is QuantizeMXFP8 in Go, the reference of its assembly.
+func quantizeMXFP8Go(codes []byte, scales []uint8, src []float32) {
 	// Round to 3 mantissa bits, ties to even (see encodeFloatRNE): normal
 	// results by integer rounding of the float32 bits, subnormal ones (below
 	// 2^−6) by the float32 addition of 2^14, whose ulp is E4M3's 2^−9.
@@ -361,7 +366,7 @@ func QuantizeMXFP8(codes []byte, scales []uint8, src []float32) {
 // a multiple of 32, as DequantizeMXFP4 does.
 func DequantizeMXFP8(dst []float32, codes []byte, scales []uint8) {
 	checkBlocks("DequantizeMXFP8", len(dst), MXBlock, len(codes), MXBlock, len(scales))
-	dequant8(dst, codes, scales, &mx.e4m3fn)
+	dequantizeMXFP8(dst, codes, scales)
 }
 
 // dequant8 decodes blocks of 32 one-byte codes through lut and multiplies
@@ -391,6 +396,11 @@ func dequant8(dst []float32, codes []byte, scales []uint8, lut *[256]float32) {
 // §5). A block holding a NaN or an infinity gets element codes 0.
 func QuantizeMXINT8(codes []byte, scales []uint8, src []float32) {
 	checkBlocks("QuantizeMXINT8", len(src), MXBlock, len(codes), MXBlock, len(scales))
+	quantizeMXINT8(codes, scales, src)
+}
+
+// quantizeMXINT8Go is QuantizeMXINT8 in Go, the reference of its assembly.
+func quantizeMXINT8Go(codes []byte, scales []uint8, src []float32) {
 	// Adding 1.5·2^23 rounds a float32 below 2^22 in magnitude to an integer,
 	// ties to even, which the low bits of the sum then hold.
 	const magic = 0x1.8p23
@@ -418,7 +428,7 @@ func QuantizeMXINT8(codes []byte, scales []uint8, src []float32) {
 // multiple of 32, as DequantizeMXFP4 does.
 func DequantizeMXINT8(dst []float32, codes []byte, scales []uint8) {
 	checkBlocks("DequantizeMXINT8", len(dst), MXBlock, len(codes), MXBlock, len(scales))
-	dequant8(dst, codes, scales, &mx.q16)
+	dequantizeMXINT8(dst, codes, scales)
 }
 
 // QuantizeNVFP4 quantizes src, a whole number of blocks of 16, to NVIDIA
