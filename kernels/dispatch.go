@@ -5,6 +5,7 @@ package kernels
 // rewrites every *_amd64.s file and its *_stubs_amd64.go declarations.
 //go:generate go run -C _asm ./reduce -out ../reduce_amd64.s -stubs ../reduce_stubs_amd64.go -pkg kernels
 //go:generate go run -C _asm ./half -out ../half_amd64.s -stubs ../half_stubs_amd64.go -pkg kernels
+//go:generate go run -C _asm ./mx4 -out ../mx4_amd64.s -stubs ../mx4_stubs_amd64.go -pkg kernels
 
 import (
 	"os"

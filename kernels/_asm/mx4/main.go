@@ -1,0 +1,1087 @@
+// Command mx4 generates the E2M1 (FP4) block kernels of package kernels:
+// MXFP4 and NVFP4 quantize and dequantize, in the adjacent-pair packing and
+// in ggml's split-half MXFP4 blocks; mx4_amd64.s and the stub declarations in
+// mx4_stubs_amd64.go.
+//
+//	cd kernels/_asm && go run ./mx4 -out ../mx4_amd64.s -stubs ../mx4_stubs_amd64.go -pkg kernels
+//
+// # How the kernels round
+//
+// A quantizer first finds the largest magnitude of 16 blocks (AVX-512) or 8
+// (AVX2) with a transpose tree that leaves one block maximum per lane, picks
+// the blocks' scales from those in vector registers, and then encodes each
+// block. An element is scaled (x·2^(127−s) for MXFP4, an exact product by a
+// power of two; x/d for NVFP4, a division, as the reference divides) to a
+// value y with |y| < 8 (NVFP4 clamps |y| to the float below 8, where
+// everything saturates). The E2M1 code of |y| then comes from one float
+// addition: |y| + m, where m is 2^22, 2^23 or 2^24 as |y| lies below 2, in
+// [2, 4) or in [4, 8), rounds |y| to the spacing of the E2M1 values in that
+// range (0.5, 1, 2), ties to even, because the sum's ulp is that spacing. The
+// sum's low mantissa bits count the steps; a few ulps added to m (an even
+// number of them, which keeps the parity that decides ties) tell the three
+// ranges apart, and a table maps the low bits to the code. m comes from a
+// table indexed by the low bits of |y|'s exponent field. The sign is bit 31
+// of y moved to bit 3.
+//
+// Blocks with a NaN or an infinity (and NVFP4 blocks whose multiplier is 0)
+// get their scale code in the vector pass and their codes zeroed afterwards,
+// from a bit mask, so the element loop has no branch.
+package main
+
+import (
+	"fmt"
+	"math"
+
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+
+	"github.com/tensorcast-go/tensorcast/kernels/_asm/internal/gen"
+)
+
+var (
+	zs = []VecPhysical{Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7, Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15,
+		Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23, Z24, Z25, Z26, Z27, Z28, Z29, Z30, Z31}
+	ys = []VecPhysical{Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7, Y8, Y9, Y10, Y11, Y12, Y13, Y14, Y15}
+	xs = []VecPhysical{X0, X1, X2, X3, X4, X5, X6, X7, X8, X9, X10, X11, X12, X13, X14, X15}
+)
+
+func Z(i int) VecPhysical { return zs[i] }
+func Y(i int) VecPhysical { return ys[i] }
+func X(i int) VecPhysical { return xs[i] }
+
+// consts holds the 32-bit constants emitted so far, by value.
+var consts = map[uint32]Mem{}
+
+// k32 returns a read-only 32-bit constant (for broadcast operands).
+func k32(v uint32) Mem {
+	if m, ok := consts[v]; ok {
+		return m
+	}
+	m := gen.Table(fmt.Sprintf("mx4K%08x", v), []uint32{v})
+	consts[v] = m
+	return m
+}
+
+// vconsts holds the 256-bit constants (v in all eight lanes) emitted so far.
+var vconsts = map[uint32]Mem{}
+
+// k256 returns a read-only vector of eight copies of v (for AVX2 operands).
+func k256(v uint32) Mem {
+	if m, ok := vconsts[v]; ok {
+		return m
+	}
+	w := make([]uint32, 8)
+	for i := range w {
+		w[i] = v
+	}
+	m := gen.Table(fmt.Sprintf("mx4V%08x", v), w)
+	vconsts[v] = m
+	return m
+}
+
+// bytesTable emits a table of bytes (a multiple of 4 long).
+func bytesTable(name string, b []byte) Mem {
+	w := make([]uint32, len(b)/4)
+	for i := range w {
+		w[i] = uint32(b[4*i]) | uint32(b[4*i+1])<<8 | uint32(b[4*i+2])<<16 | uint32(b[4*i+3])<<24
+	}
+	return gen.Table(name, w)
+}
+
+// Float bits used below.
+const (
+	f2p22 = 149 << 23 // 2^22: ulp 0.5
+	f2p23 = 150 << 23 // 2^23: ulp 1
+	f2p24 = 151 << 23 // 2^24: ulp 2
+	fHalf = 0x3f000000
+	// keyHi is the float just below 8: NVFP4 clamps |x/d| to it.
+	keyHi = 0x40ffffff
+	fInf  = 0x7f800000
+	// UE4M3 encoding: 2^14 has ulp 2^−9, the subnormal step; 2^−6 is the
+	// smallest normal.
+	f2p14  = 141 << 23
+	f2pm6  = 121 << 23
+	ue4Max = 0x7e
+	ue4NaN = 0x7f
+	ue4One = 0x38
+)
+
+// Tables of the kernels.
+var (
+	// expTab16[f&15] is the magic addend for |y| with exponent field f (AVX-512,
+	// any f ≤ 129): 2^22 for f ≤ 127, 2^23 + 8 ulps for 128, 2^24 + 16 ulps
+	// for 129. Fields 112 and 113 share the indexes of 128 and 129: such |y|
+	// are below 2^−13 and round to a step count of 0 there too.
+	expTab16 Mem
+	// codeTab32[low 5 bits of the sum] is the E2M1 magnitude code: steps
+	// 0..4 below 2, 8 + (2..4) in [2, 4), 16 + (2..4) in [4, 8) (4 steps
+	// there is 8, which saturates to 6); a step count of 0 gives 0 in every
+	// range.
+	codeTab32 Mem
+	// expTab8[f&7] is the AVX2 addend, for |y| clamped to at least 0.5
+	// (fields 126..129): 2^22 for 126 and 127, 2^23 + 2 ulps for 128, 2^24 + 4
+	// ulps for 129, so that the sum's low byte is the code before saturation
+	// (steps plus 2 or 4).
+	expTab8 Mem
+	// codeShuf is the VPSHUFB table of the AVX2 codes: min(i, 7) for i ≤ 8,
+	// and 0 for the other bytes of a sum (0x00 and 0x4A, 0x4B in the high
+	// bytes; 0x80 gives 0 by itself), in both 128-bit lanes.
+	codeShuf Mem
+	// packIdx gathers byte 0 of every 64-bit lane of two vectors (VPERMT2B).
+	packIdx Mem
+	// e2m1 holds the 16 E2M1 values as float32.
+	e2m1 Mem
+	// shiftIdx makes VPMULTISHIFTQB put byte k of a broadcast 64-bit word
+	// in lane 2k and its high nibble in lane 2k+1.
+	shiftIdx Mem
+	// treeIdx are the VPERMT2D index pairs of the AVX-512 transpose tree.
+	treeIdx [4][2]Mem
+	// treePerm8 puts the AVX2 tree's maxima in order.
+	treePerm8 Mem
+	// Dequantize control of AVX2: dqShuf[h] zero-extends bytes 4h+k/2 of a
+	// broadcast 64-bit word into lane k (k < 8, both halves of the word), and
+	// dqShiftR / dqShiftL put each lane's nibble in bits 2:0 and its sign
+	// bit at bit 31.
+	dqShuf             [2]Mem
+	dqShiftR, dqShiftL Mem
+	// evenBytes gathers the even bytes of each 128-bit lane into its low 8.
+	evenBytes Mem
+)
+
+func tables() {
+	w := make([]uint32, 16)
+	for i := range w {
+		w[i] = f2p22
+	}
+	w[0], w[1] = f2p23+8, f2p24+16
+	expTab16 = gen.Table("mx4Exp16", w)
+
+	c := make([]uint32, 32)
+	for d := range 5 {
+		c[d] = uint32(d)
+	}
+	for d := 2; d <= 4; d++ {
+		c[8+d] = uint32(2 + d)
+		c[16+d] = uint32(min(4+d, 7))
+	}
+	codeTab32 = gen.Table("mx4Code32", c)
+
+	e := make([]uint32, 8)
+	for i := range e {
+		e[i] = f2p22
+	}
+	e[0], e[1] = f2p23+2, f2p24+4
+	expTab8 = gen.Table("mx4Exp8", e)
+
+	sh := make([]byte, 32)
+	for i := range 9 {
+		sh[i], sh[16+i] = byte(min(i, 7)), byte(min(i, 7))
+	}
+	codeShuf = bytesTable("mx4CodeShuf", sh)
+
+	p := make([]byte, 64)
+	for j := range 8 {
+		p[j], p[8+j] = byte(8*j), byte(64+8*j)
+	}
+	packIdx = bytesTable("mx4Pack", p)
+
+	f := make([]uint32, 16)
+	for i := range 8 {
+		v := []float32{0, 0.5, 1, 1.5, 2, 3, 4, 6}[i]
+		f[i] = math.Float32bits(v)
+		f[8+i] = math.Float32bits(-v)
+	}
+	e2m1 = gen.Table("mx4E2M1", f)
+
+	s := make([]uint32, 16)
+	for k := range 8 {
+		s[2*k], s[2*k+1] = uint32(8*k), uint32(8*k+4)
+	}
+	shiftIdx = gen.Table("mx4Shift", s)
+
+	for li, h := range []int{8, 4, 2, 1} {
+		for j := range 2 {
+			w := make([]uint32, 16)
+			for i := range w {
+				w[i] = uint32((i/h)*2*h + i%h + j*h)
+			}
+			treeIdx[li][j] = gen.Table(fmt.Sprintf("mx4Tree%d_%d", h, j), w)
+		}
+	}
+	treePerm8 = gen.Table("mx4TreePerm8", []uint32{0, 4, 1, 5, 2, 6, 3, 7})
+
+	for h := range 2 {
+		b := make([]byte, 32)
+		for k := range 8 {
+			for i := range 4 {
+				b[4*k+i] = 0x80
+			}
+			// Lanes 0..3 are the low 128 bits, 4..7 the high; both
+			// hold the same 8 bytes.
+			b[4*k] = byte(4*h + k/2)
+		}
+		dqShuf[h] = bytesTable(fmt.Sprintf("mx4DqShuf%d", h), b)
+	}
+	dqShiftR = gen.Table("mx4DqShiftR", []uint32{0, 4, 0, 4, 0, 4, 0, 4})
+	dqShiftL = gen.Table("mx4DqShiftL", []uint32{28, 24, 28, 24, 28, 24, 28, 24})
+
+	eb := make([]byte, 32)
+	for l := range 2 {
+		for i := range 16 {
+			eb[16*l+i] = 0x80
+			if i < 8 {
+				eb[16*l+i] = byte(2 * i)
+			}
+		}
+	}
+	evenBytes = bytesTable("mx4EvenBytes", eb)
+}
+
+func main() {
+	ConstraintExpr(gen.BuildConstraint)
+	tables()
+	quantMXFP4AVX512(false)
+	quantMXFP4AVX512(true)
+	quantNVFP4AVX512()
+	quantMXFP4AVX2(false)
+	quantMXFP4AVX2(true)
+	quantNVFP4AVX2()
+	for _, nt := range []bool{false, true} {
+		dequantAVX512(MXBlock, nt)
+		dequantAVX512(NVFP4Block, nt)
+		dequantGGUFAVX512(nt)
+		dequantAVX2(MXBlock, nt)
+		dequantAVX2(NVFP4Block, nt)
+		dequantGGUFAVX2(nt)
+	}
+	Generate()
+}
+
+const (
+	MXBlock    = 32
+	NVFP4Block = 16
+	ggufBytes  = 17
+)
+
+// paramAddr returns the stack address of a scalar argument, for broadcast
+// operands.
+func paramAddr(name string) Mem {
+	b, err := Param(name).Resolve()
+	if err != nil {
+		panic(err)
+	}
+	return b.Addr
+}
+
+// ---------------------------------------------------------------- AVX-512
+
+// tree512 reduces Z0..Z15 (lane maxima of 16 blocks, as unsigned bits) to the
+// 16 block maxima in order in Z0, with the indexes in Z16..Z23 and Z24 as
+// scratch.
+func tree512() {
+	for li, s := 0, 1; li < 4; li, s = li+1, s*2 {
+		for a := 0; a < 16; a += 2 * s {
+			A, B := Z(a), Z(a+s)
+			VMOVDQA64(A, Z24)
+			VPERMT2D(B, Z(16+2*li), Z24)
+			VPERMT2D(B, Z(17+2*li), A)
+			VPMAXUD(Z24, A, A)
+		}
+	}
+}
+
+func loadTree512() {
+	for li := range 4 {
+		VMOVDQU32(treeIdx[li][0], Z(16+2*li))
+		VMOVDQU32(treeIdx[li][1], Z(17+2*li))
+	}
+}
+
+// AVX-512 constant registers of the quantizers.
+var (
+	zExp   = Z25 // expTab16
+	zCodeL = Z26 // codeTab32[0:16]
+	zCodeH = Z27 // codeTab32[16:32]
+	zPack  = Z28 // packIdx
+	zAbs   = Z29 // 0x7fffffff
+)
+
+func quantConsts512() {
+	loadTree512()
+	VMOVDQU32(expTab16, zExp)
+	VMOVDQU32(codeTab32, zCodeL)
+	VMOVDQU32(codeTab32.Offset(64), zCodeH)
+	VMOVDQU32(packIdx, zPack)
+	VPBROADCASTD(k32(0x7fffffff), zAbs)
+}
+
+// code512 turns y (16 scaled elements, |y| < 8 or clamped) into their E2M1
+// codes with the sign in bit 3, in c; t is scratch. When clamp, |y| is
+// first limited to keyHi (NVFP4).
+func code512(y, c, t VecPhysical, clamp bool) {
+	VPANDD(zAbs, y, c)
+	if clamp {
+		VPMINUD_BCST(k32(keyHi), c, c)
+		VPSRLD(U8(23), c, t)
+	} else {
+		VPSRLD(U8(23), y, t) // the sign lands in bit 8, above the index
+	}
+	VPERMD(zExp, t, t)
+	VADDPS(t, c, c)
+	VPERMI2D(zCodeH, zCodeL, c)
+	VPSRLD(U8(28), y, t)
+	VPTERNLOGD_BCST(U8(0xF8), k32(8), t, c) // c | t&8
+}
+
+// packPairs512 packs the codes of c0 (elements 0..15) and c1 (16..31), one
+// per 32-bit lane, two per byte (element 2k in bits 3:0), into the low 16
+// bytes of c0; t is scratch.
+func packPairs512(c0, c1, t VecPhysical) {
+	for _, c := range []VecPhysical{c0, c1} {
+		VPSRLQ(U8(28), c, t)
+		VPORQ(t, c, c)
+	}
+	VPERMT2B(c1, zPack, c0)
+}
+
+// zeroBlocks zeroes n bytes at DI + stride·i + off for every bit i set in
+// the 32-bit register m (clobbering m, BX and R12).
+func zeroBlocks(name string, m GPPhysical, stride, off, n int) {
+	l := func(s string) string { return name + "_" + s }
+	TESTL(m.As32(), m.As32())
+	JZ(LabelRef(l("fixed")))
+	Label(l("fix"))
+	BSFL(m.As32(), EBX)
+	IMUL3Q(U32(uint32(stride)), RBX, R12)
+	switch n {
+	case 8:
+		MOVQ(U32(0), Mem{Base: RDI, Index: R12, Scale: 1, Disp: off})
+	case 16:
+		MOVQ(U32(0), Mem{Base: RDI, Index: R12, Scale: 1, Disp: off})
+		MOVQ(U32(0), Mem{Base: RDI, Index: R12, Scale: 1, Disp: off + 8})
+	default:
+		panic("zeroBlocks: size")
+	}
+	LEAL(Mem{Base: m, Disp: -1}, EBX)
+	ANDL(EBX, m.As32())
+	JNZ(LabelRef(l("fix")))
+	Label(l("fixed"))
+}
+
+// prefetchAhead is how far ahead of the block being encoded the quantizers
+// prefetch: they read each block twice (amax, then encode), and the hardware
+// prefetchers alone do not keep up.
+const prefetchAhead = 8 << 10
+
+func quantDoc(name, isa, ref string, group, block int, gguf bool, extra string) {
+	lines := []string{fmt.Sprintf("%s is the %s kernel of the loop", name, isa), ""}
+	switch {
+	case gguf:
+		lines = append(lines,
+			"\tfor b := range len(src) / 32 {",
+			"\t\tquantizeMXFP4GGUFGo(dst[17*b:17*b+17], src[32*b:32*b+32])",
+			"\t}")
+	case block == NVFP4Block:
+		lines = append(lines,
+			"\tfor b := range len(src) / 16 {",
+			"\t\tquantizeNVFP4Go(codes[8*b:8*b+8], scales[b:b+1], src[16*b:16*b+16], tensorScale)",
+			"\t}")
+	default:
+		lines = append(lines,
+			"\tfor b := range len(src) / 32 {",
+			"\t\tquantizeMXFP4Go(codes[16*b:16*b+16], scales[b:b+1], src[32*b:32*b+32])",
+			"\t}")
+	}
+	lines = append(lines, "", fmt.Sprintf("over whole groups of %d blocks (len(src) a multiple of %d); the outputs must hold as much.", group, group*block))
+	if extra != "" {
+		lines = append(lines, extra)
+	}
+	_ = ref
+	Doc(lines...)
+}
+
+// quantMXFP4AVX512 emits quantizeMXFP4AVX512 (adjacent pairs) or
+// quantizeMXFP4GGUFAVX512 (ggml blocks).
+func quantMXFP4AVX512(gguf bool) {
+	name := "quantizeMXFP4AVX512"
+	sig := "func(codes []byte, scales []uint8, src []float32)"
+	if gguf {
+		name = "quantizeMXFP4GGUFAVX512"
+		sig = "func(dst []byte, src []float32)"
+	}
+	TEXT(name, NOSPLIT, sig)
+	Pragma("noescape")
+	quantDoc(name, "AVX-512 (F, BW, DQ, VL, VBMI)", "", 16, MXBlock, gguf, "")
+	inv := AllocLocal(64)
+	sc := AllocLocal(16)
+	if gguf {
+		Load(Param("dst").Base(), RDI)
+	} else {
+		Load(Param("codes").Base(), RDI)
+		Load(Param("scales").Base(), RDX)
+	}
+	Load(Param("src").Base(), RSI)
+	Load(Param("src").Len(), RCX)
+	l := func(s string) string { return name + "_" + s }
+	SHRQ(U8(9), RCX)
+	JZ(LabelRef(l("done")))
+	quantConsts512()
+
+	Label(l("group"))
+	// Block maxima: VRANGEPS takes the larger magnitude of the two halves.
+	for b := range 16 {
+		VMOVUPS(Mem{Base: RSI, Disp: 128 * b}, Z(b))
+		VRANGEPS(U8(0x0B), Mem{Base: RSI, Disp: 128*b + 64}, Z(b), Z(b))
+	}
+	tree512()
+	// Scales: max(field, 2) − 2, and 0xFF where amax ≥ Inf.
+	VPSRLD(U8(23), Z0, Z1)
+	VPMAXUD_BCST(k32(2), Z1, Z1)
+	VPSUBD_BCST(k32(2), Z1, Z1)
+	VPCMPUD_BCST(U8(5), k32(fInf), Z0, K1)
+	VPBROADCASTD(k32(255), K1, Z1)
+	if gguf {
+		VPMOVDB(Z1, sc)
+	} else {
+		VPMOVDB(Z1, Mem{Base: RDX})
+	}
+	// Reciprocals 2^(127−s): bits (254 − s) << 23.
+	VPBROADCASTD(k32(254), Z2)
+	VPSUBD(Z1, Z2, Z2)
+	VPSLLD(U8(23), Z2, Z2)
+	VMOVDQU32(Z2, inv)
+	KMOVW(K1, R11L)
+
+	for b := range 16 {
+		PREFETCHT0(Mem{Base: RSI, Disp: prefetchAhead + 128*b})
+		PREFETCHT0(Mem{Base: RSI, Disp: prefetchAhead + 128*b + 64})
+		VBROADCASTSS(inv.Offset(4*b), Z15)
+		for h := range 2 {
+			VMULPS(Mem{Base: RSI, Disp: 128*b + 64*h}, Z15, Z(1+h))
+			code512(Z(1+h), Z(3+h), Z(5+h), false)
+		}
+		if gguf {
+			// Byte j: element j | element j+16 << 4.
+			VPSLLD(U8(4), Z4, Z4)
+			VPORD(Z4, Z3, Z3)
+			VPMOVDB(Z3, Mem{Base: RDI, Disp: ggufBytes*b + 1})
+			MOVBLZX(sc.Offset(b), EAX)
+			MOVB(AL, Mem{Base: RDI, Disp: ggufBytes * b})
+		} else {
+			packPairs512(Z3, Z4, Z5)
+			VMOVDQU(X3, Mem{Base: RDI, Disp: 16 * b})
+		}
+	}
+	if gguf {
+		zeroBlocks(name, R11, ggufBytes, 1, 16)
+		ADDQ(U32(16*ggufBytes), RDI)
+	} else {
+		zeroBlocks(name, R11, 16, 0, 16)
+		ADDQ(U32(256), RDI)
+		ADDQ(U8(16), RDX)
+	}
+	ADDQ(U32(2048), RSI)
+	DECQ(RCX)
+	JNZ(LabelRef(l("group")))
+	Label(l("done"))
+	VZEROUPPER()
+	RET()
+}
+
+// quantNVFP4AVX512 emits quantizeNVFP4AVX512.
+func quantNVFP4AVX512() {
+	name := "quantizeNVFP4AVX512"
+	TEXT(name, NOSPLIT, "func(codes []byte, scales []uint8, src []float32, tensorScale, denom float32)")
+	Pragma("noescape")
+	quantDoc(name, "AVX-512 (F, BW, DQ, VL, VBMI)", "", 16, NVFP4Block, false,
+		"denom must be 6·tensorScale (float32), and tensorScale +0 or positive and finite.")
+	dv := AllocLocal(64)
+	Load(Param("codes").Base(), RDI)
+	Load(Param("scales").Base(), RDX)
+	Load(Param("src").Base(), RSI)
+	Load(Param("src").Len(), RCX)
+	st, den := paramAddr("tensorScale"), paramAddr("denom")
+	l := func(s string) string { return name + "_" + s }
+	SHRQ(U8(8), RCX)
+	JZ(LabelRef(l("done")))
+	quantConsts512()
+
+	Label(l("group"))
+	for b := range 16 {
+		VPANDD(Mem{Base: RSI, Disp: 64 * b}, zAbs, Z(b))
+	}
+	tree512()
+	// s_b = UE4M3(amax/denom), rounded to nearest even and saturating:
+	// normal results by integer rounding of the bits to 3 mantissa bits,
+	// subnormal ones (below 2^−6) by the float addition of 2^14.
+	VDIVPS_BCST(den, Z0, Z1)
+	VPSRLD(U8(20), Z1, Z2)
+	VPANDD_BCST(k32(1), Z2, Z2)
+	VPADDD(Z1, Z2, Z2)
+	VPADDD_BCST(k32(0x7ffff), Z2, Z2)
+	VPSRLD(U8(20), Z2, Z2)
+	VPSUBD_BCST(k32(120<<3), Z2, Z2)
+	VADDPS_BCST(k32(f2p14), Z1, Z3)
+	VPSUBD_BCST(k32(f2p14), Z3, Z3)
+	VPCMPUD_BCST(U8(1), k32(f2pm6), Z1, K2)
+	VMOVDQA32(Z3, K2, Z2)
+	VPMINUD_BCST(k32(ue4Max), Z2, Z2)
+	VPTESTNMD(Z0, Z0, K3)
+	VPBROADCASTD(k32(ue4One), K3, Z2)
+	VPCMPUD_BCST(U8(5), k32(fInf), Z0, K1)
+	VPBROADCASTD(k32(ue4NaN), K1, Z2)
+	VPMOVDB(Z2, Mem{Base: RDX})
+	// d = float32(UE4M3 value · s_t): codes of 8 and up are normal,
+	// (c << 20) + (120 << 23); below 8, c·2^−9 = 2^−6·(1 + c/8) − 2^−6.
+	VPSLLD(U8(20), Z2, Z3)
+	VPADDD_BCST(k32(120<<23), Z3, Z4)
+	VPADDD_BCST(k32(121<<23), Z3, Z5)
+	VSUBPS_BCST(k32(f2pm6), Z5, Z5)
+	VPCMPUD_BCST(U8(1), k32(8), Z2, K4)
+	VMOVDQA32(Z5, K4, Z4)
+	VMULPS_BCST(st, Z4, Z4)
+	VMOVUPS(Z4, dv)
+	// Blocks to zero: NaN or Inf (scale 0x7F) and d = 0.
+	VPTESTNMD(Z4, Z4, K5)
+	KORW(K5, K1, K1)
+	KMOVW(K1, R11L)
+
+	for b := 0; b < 16; b += 2 {
+		PREFETCHT0(Mem{Base: RSI, Disp: prefetchAhead + 64*b})
+		PREFETCHT0(Mem{Base: RSI, Disp: prefetchAhead + 64*b + 64})
+		for h := range 2 {
+			VMOVUPS(Mem{Base: RSI, Disp: 64 * (b + h)}, Z(1+h))
+			VDIVPS_BCST(dv.Offset(4*(b+h)), Z(1+h), Z(1+h))
+			code512(Z(1+h), Z(3+h), Z(5+h), true)
+		}
+		packPairs512(Z3, Z4, Z5)
+		VMOVDQU(X3, Mem{Base: RDI, Disp: 8 * b})
+	}
+	zeroBlocks(name, R11, 8, 0, 8)
+	ADDQ(U32(128), RDI)
+	ADDQ(U8(16), RDX)
+	ADDQ(U32(1024), RSI)
+	DECQ(RCX)
+	JNZ(LabelRef(l("group")))
+	Label(l("done"))
+	VZEROUPPER()
+	RET()
+}
+
+func dqDoc(name, isa string, block int, gguf, nt bool) {
+	lines := []string{fmt.Sprintf("%s is the %s kernel of the loop", name, isa), ""}
+	if gguf {
+		lines = append(lines,
+			"\tfor b := range len(dst) / 32 {",
+			"\t\tx := src[17*b : 17*b+17]",
+			"\t\tfor j, c := range x[1:] {",
+			"\t\t\tdst[32*b+j] = mx.e2m1[c&15] * lut[x[0]]",
+			"\t\t\tdst[32*b+j+16] = mx.e2m1[c>>4] * lut[x[0]]",
+			"\t\t}",
+			"\t}")
+	} else {
+		lines = append(lines,
+			fmt.Sprintf("\tfor b := range len(dst) / %d {", block),
+			fmt.Sprintf("\t\tfor j, c := range codes[%d*b : %d*b+%d] {", block/2, block/2, block/2),
+			fmt.Sprintf("\t\t\tdst[%d*b+2*j] = mx.e2m1[c&15] * lut[scales[b]]", block),
+			fmt.Sprintf("\t\t\tdst[%d*b+2*j+1] = mx.e2m1[c>>4] * lut[scales[b]]", block),
+			"\t\t}",
+			"\t}")
+	}
+	what := "the E8M0 values (mx.e8m0)"
+	if block == NVFP4Block {
+		what = "the UE4M3 values times the tensor scale, float32(mx.ue4m3[c]·s_t)"
+	}
+	lines = append(lines, "", fmt.Sprintf("for len(dst) a multiple of %d; lut holds %s.", block, what))
+	if nt {
+		lines = append(lines, "It stores with non-temporal hints (VMOVNTPS) and needs dst 64-byte aligned.")
+		if isa == "AVX2" {
+			lines[len(lines)-1] = "It stores with non-temporal hints (VMOVNTPS) and needs dst 32-byte aligned."
+		}
+	}
+	Doc(lines...)
+}
+
+func storePS(v Register, m Mem, nt bool) {
+	if nt {
+		VMOVNTPS(v, m)
+		return
+	}
+	VMOVUPS(v, m)
+}
+
+func dqName(base string, nt bool, isa string) string {
+	if nt {
+		base += "NT"
+	}
+	return base + isa
+}
+
+// dequantAVX512 emits dequantize{MXFP4,NVFP4}[NT]AVX512: per block, the 16
+// E2M1 values times the block's multiplier in one vector, and per 16
+// elements one VPMULTISHIFTQB (the nibbles of 8 bytes, one per lane) and one
+// VPERMPS.
+func dequantAVX512(block int, nt bool) {
+	base := "dequantizeMXFP4"
+	if block == NVFP4Block {
+		base = "dequantizeNVFP4"
+	}
+	name := dqName(base, nt, "AVX512")
+	TEXT(name, NOSPLIT, "func(dst []float32, codes []byte, scales []uint8, lut *[256]float32)")
+	Pragma("noescape")
+	dqDoc(name, "AVX-512 (F, BW, VL, VBMI)", block, false, nt)
+	Load(Param("dst").Base(), RDI)
+	Load(Param("dst").Len(), RCX)
+	Load(Param("codes").Base(), RSI)
+	Load(Param("scales").Base(), RDX)
+	Load(Param("lut"), R8)
+	l := func(s string) string { return name + "_" + s }
+	if block == MXBlock {
+		SHRQ(U8(5), RCX)
+	} else {
+		SHRQ(U8(4), RCX)
+	}
+	JZ(LabelRef(l("done")))
+	VMOVUPS(e2m1, Z31)
+	VMOVDQU32(shiftIdx, Z30)
+	Label(l("block"))
+	MOVBLZX(Mem{Base: RDX}, EAX)
+	VMULPS_BCST(Mem{Base: R8, Index: RAX, Scale: 4}, Z31, Z0)
+	for u := range block / 16 {
+		VPMULTISHIFTQB_BCST(Mem{Base: RSI, Disp: 8 * u}, Z30, Z(1+u))
+		VPERMPS(Z0, Z(1+u), Z(1+u))
+		storePS(Z(1+u), Mem{Base: RDI, Disp: 64 * u}, nt)
+	}
+	ADDQ(U8(block/2), RSI)
+	INCQ(RDX)
+	ADDQ(U32(uint32(4*block)), RDI)
+	DECQ(RCX)
+	JNZ(LabelRef(l("block")))
+	Label(l("done"))
+	if nt {
+		SFENCE()
+	}
+	VZEROUPPER()
+	RET()
+}
+
+// dequantGGUFAVX512 emits dequantizeMXFP4GGUF[NT]AVX512.
+func dequantGGUFAVX512(nt bool) {
+	name := dqName("dequantizeMXFP4GGUF", nt, "AVX512")
+	TEXT(name, NOSPLIT, "func(dst []float32, src []byte, lut *[256]float32)")
+	Pragma("noescape")
+	dqDoc(name, "AVX-512 (F, BW, VL)", MXBlock, true, nt)
+	Load(Param("dst").Base(), RDI)
+	Load(Param("dst").Len(), RCX)
+	Load(Param("src").Base(), RSI)
+	Load(Param("lut"), R8)
+	l := func(s string) string { return name + "_" + s }
+	SHRQ(U8(5), RCX)
+	JZ(LabelRef(l("done")))
+	VMOVUPS(e2m1, Z31)
+	Label(l("block"))
+	MOVBLZX(Mem{Base: RSI}, EAX)
+	VMULPS_BCST(Mem{Base: R8, Index: RAX, Scale: 4}, Z31, Z0)
+	VPMOVZXBD(Mem{Base: RSI, Disp: 1}, Z1)
+	VPSRLD(U8(4), Z1, Z2)
+	VPERMPS(Z0, Z1, Z1)
+	VPERMPS(Z0, Z2, Z2)
+	storePS(Z1, Mem{Base: RDI}, nt)
+	storePS(Z2, Mem{Base: RDI, Disp: 64}, nt)
+	ADDQ(U8(ggufBytes), RSI)
+	ADDQ(U32(128), RDI)
+	DECQ(RCX)
+	JNZ(LabelRef(l("block")))
+	Label(l("done"))
+	if nt {
+		SFENCE()
+	}
+	VZEROUPPER()
+	RET()
+}
+
+// ---------------------------------------------------------------- AVX2
+
+// tree256 reduces Y0..Y7 (lane maxima of 8 blocks) to the 8 block maxima in
+// order in Y0, with Y8 as scratch and the order permutation in Y14.
+func tree256() {
+	for b := 0; b < 8; b += 2 {
+		VPERM2I128(U8(0x20), Y(b+1), Y(b), Y8)
+		VPERM2I128(U8(0x31), Y(b+1), Y(b), Y(b))
+		VPMAXUD(Y8, Y(b), Y(b))
+	}
+	for _, b := range []int{0, 4} {
+		VPUNPCKLQDQ(Y(b+2), Y(b), Y8)
+		VPUNPCKHQDQ(Y(b+2), Y(b), Y(b))
+		VPMAXUD(Y8, Y(b), Y(b))
+	}
+	VSHUFPS(U8(0x88), Y4, Y0, Y8)
+	VSHUFPS(U8(0xdd), Y4, Y0, Y0)
+	VPMAXUD(Y8, Y0, Y0)
+	VPERMD(Y0, Y14, Y0)
+}
+
+// AVX2 constant registers of the quantizers' encode phase.
+var (
+	yAbs  = Y15 // 0x7fffffff
+	yHalf = Y14 // 0.5
+	yShuf = Y13 // codeShuf
+	yMul  = Y12 // the block's multiplier or divisor
+)
+
+// code256 turns y (8 scaled elements) into their E2M1 magnitude codes in c
+// (t is scratch); when clamp, |y| is first limited to keyHi.
+func code256(y, c, t VecPhysical, clamp bool) {
+	VPAND(yAbs, y, c)
+	if clamp {
+		VPMINUD(k256(keyHi), c, c)
+	}
+	VPMAXUD(yHalf, c, t)
+	VPSRLD(U8(23), t, t)
+	VPERMD(expTab8, t, t)
+	VADDPS(t, c, c)
+	VPSHUFB(c, yShuf, c)
+}
+
+// pack256 merges the magnitude codes c0..c3 (elements 0..31 of a block, 8
+// per vector) with the signs of y0..y3 and writes the 16 code bytes to m:
+// adjacent pairs, or split halves when gguf. It clobbers all of them and Y8.
+//
+// After the packs, byte i of the 128-bit lane h holds element
+// 8·(i/4) + 4h + i%4.
+func pack256(c, y [4]VecPhysical, m Mem, gguf bool) {
+	VPACKUSDW(c[1], c[0], c[0])
+	VPACKUSDW(c[3], c[2], c[2])
+	VPACKUSWB(c[2], c[0], c[0])
+	VPACKSSDW(y[1], y[0], y[0])
+	VPACKSSDW(y[3], y[2], y[2])
+	VPACKSSWB(y[2], y[0], y[0])
+	// The sign bytes are negative where y is: bit 7 to bit 3.
+	VPSRLW(U8(4), y[0], y[0])
+	VPAND(k256(0x08080808), y[0], y[0])
+	VPOR(y[0], c[0], c[0])
+	if gguf {
+		// Elements j and j+16 sit 8 bytes apart in a lane.
+		VPSRLDQ(U8(8), c[0], Y8)
+		VPSLLW(U8(4), Y8, Y8)
+		VPOR(Y8, c[0], c[0])
+		VEXTRACTI128(U8(1), c[0], X8)
+		VPUNPCKLDQ(X8, c[0].AsX(), c[0].AsX())
+	} else {
+		VPSRLW(U8(4), c[0], Y8)
+		VPOR(Y8, c[0], c[0])
+		VPSHUFB(evenBytes, c[0], c[0])
+		VEXTRACTI128(U8(1), c[0], X8)
+		VPUNPCKLWD(X8, c[0].AsX(), c[0].AsX())
+	}
+	VMOVDQU(c[0].AsX(), m)
+}
+
+// quantScales256 stores the 8 scale bytes of Y1 (low byte of each lane) to m.
+func quantScales256(m Mem) {
+	VPACKUSDW(Y1, Y1, Y2)
+	VPACKUSWB(Y2, Y2, Y2)
+	VEXTRACTI128(U8(1), Y2, X3)
+	VPUNPCKLDQ(X3, X2, X2)
+	VMOVQ(X2, m)
+}
+
+func quantConsts256() {
+	VPCMPEQD(yAbs, yAbs, yAbs)
+	VPSRLD(U8(1), yAbs, yAbs)
+	VMOVDQU(codeShuf, yShuf)
+}
+
+// quantMXFP4AVX2 emits quantizeMXFP4AVX2 or quantizeMXFP4GGUFAVX2.
+func quantMXFP4AVX2(gguf bool) {
+	name := "quantizeMXFP4AVX2"
+	sig := "func(codes []byte, scales []uint8, src []float32)"
+	if gguf {
+		name = "quantizeMXFP4GGUFAVX2"
+		sig = "func(dst []byte, src []float32)"
+	}
+	TEXT(name, NOSPLIT, sig)
+	Pragma("noescape")
+	quantDoc(name, "AVX2", "", 8, MXBlock, gguf, "")
+	inv := AllocLocal(32)
+	sc := AllocLocal(8)
+	if gguf {
+		Load(Param("dst").Base(), RDI)
+	} else {
+		Load(Param("codes").Base(), RDI)
+		Load(Param("scales").Base(), RDX)
+	}
+	Load(Param("src").Base(), RSI)
+	Load(Param("src").Len(), RCX)
+	l := func(s string) string { return name + "_" + s }
+	SHRQ(U8(8), RCX)
+	JZ(LabelRef(l("done")))
+	quantConsts256()
+
+	Label(l("group"))
+	VMOVDQU(treePerm8, Y14)
+	for b := range 8 {
+		off := 128 * b
+		VPAND(Mem{Base: RSI, Disp: off}, yAbs, Y(b))
+		VPAND(Mem{Base: RSI, Disp: off + 32}, yAbs, Y8)
+		VPAND(Mem{Base: RSI, Disp: off + 64}, yAbs, Y9)
+		VPAND(Mem{Base: RSI, Disp: off + 96}, yAbs, Y10)
+		VPMAXUD(Y10, Y9, Y9)
+		VPMAXUD(Y9, Y(b), Y(b))
+		VPMAXUD(Y8, Y(b), Y(b))
+	}
+	tree256()
+	// Scales max(field, 2) − 2, or 0xFF where amax ≥ Inf (amax is below
+	// 2^31, a positive int32).
+	VPSRLD(U8(23), Y0, Y1)
+	VPMAXUD(k256(2), Y1, Y1)
+	VPSUBD(k256(2), Y1, Y1)
+	VPCMPGTD(k256(fInf-1), Y0, Y2)
+	VPAND(k256(255), Y2, Y3)
+	VPOR(Y3, Y1, Y1)
+	VMOVMSKPS(Y2, R11L)
+	VMOVDQU(k256(254), Y3)
+	VPSUBD(Y1, Y3, Y3)
+	VPSLLD(U8(23), Y3, Y3)
+	VMOVDQU(Y3, inv)
+	if gguf {
+		quantScales256(sc)
+	} else {
+		quantScales256(Mem{Base: RDX})
+	}
+	VPBROADCASTD(k32(fHalf), yHalf)
+
+	for b := range 8 {
+		PREFETCHT0(Mem{Base: RSI, Disp: prefetchAhead + 128*b})
+		PREFETCHT0(Mem{Base: RSI, Disp: prefetchAhead + 128*b + 64})
+		VBROADCASTSS(inv.Offset(4*b), yMul)
+		for h := range 4 {
+			VMULPS(Mem{Base: RSI, Disp: 128*b + 32*h}, yMul, Y(h))
+			code256(Y(h), Y(4+h), Y8, false)
+		}
+		c := [4]VecPhysical{Y4, Y5, Y6, Y7}
+		y := [4]VecPhysical{Y0, Y1, Y2, Y3}
+		if gguf {
+			pack256(c, y, Mem{Base: RDI, Disp: ggufBytes*b + 1}, true)
+			MOVBLZX(sc.Offset(b), EAX)
+			MOVB(AL, Mem{Base: RDI, Disp: ggufBytes * b})
+		} else {
+			pack256(c, y, Mem{Base: RDI, Disp: 16 * b}, false)
+		}
+	}
+	if gguf {
+		zeroBlocks(name, R11, ggufBytes, 1, 16)
+		ADDQ(U32(8*ggufBytes), RDI)
+	} else {
+		zeroBlocks(name, R11, 16, 0, 16)
+		ADDQ(U32(128), RDI)
+		ADDQ(U8(8), RDX)
+	}
+	ADDQ(U32(1024), RSI)
+	DECQ(RCX)
+	JNZ(LabelRef(l("group")))
+	Label(l("done"))
+	VZEROUPPER()
+	RET()
+}
+
+// quantNVFP4AVX2 emits quantizeNVFP4AVX2.
+func quantNVFP4AVX2() {
+	name := "quantizeNVFP4AVX2"
+	TEXT(name, NOSPLIT, "func(codes []byte, scales []uint8, src []float32, tensorScale, denom float32)")
+	Pragma("noescape")
+	quantDoc(name, "AVX2", "", 8, NVFP4Block, false,
+		"denom must be 6·tensorScale (float32), and tensorScale +0 or positive and finite.")
+	dv := AllocLocal(32)
+	Load(Param("codes").Base(), RDI)
+	Load(Param("scales").Base(), RDX)
+	Load(Param("src").Base(), RSI)
+	Load(Param("src").Len(), RCX)
+	st, den := paramAddr("tensorScale"), paramAddr("denom")
+	l := func(s string) string { return name + "_" + s }
+	SHRQ(U8(7), RCX)
+	JZ(LabelRef(l("done")))
+	quantConsts256()
+
+	Label(l("group"))
+	VMOVDQU(treePerm8, Y14)
+	for b := range 8 {
+		off := 64 * b
+		VPAND(Mem{Base: RSI, Disp: off}, yAbs, Y(b))
+		VPAND(Mem{Base: RSI, Disp: off + 32}, yAbs, Y8)
+		VPMAXUD(Y8, Y(b), Y(b))
+	}
+	tree256()
+	// s_b = UE4M3(amax/denom) as in the AVX-512 kernel, with blends.
+	VBROADCASTSS(den, Y9)
+	VDIVPS(Y9, Y0, Y1)
+	VPSRLD(U8(20), Y1, Y2)
+	VPAND(k256(1), Y2, Y2)
+	VPADDD(Y1, Y2, Y2)
+	VPADDD(k256(0x7ffff), Y2, Y2)
+	VPSRLD(U8(20), Y2, Y2)
+	VPSUBD(k256(120<<3), Y2, Y2)
+	VADDPS(k256(f2p14), Y1, Y3)
+	VPSUBD(k256(f2p14), Y3, Y3)
+	VPCMPGTD(k256(f2pm6-1), Y1, Y4) // normal: v ≥ 2^−6 (v is not negative)
+	VPBLENDVB(Y4, Y2, Y3, Y2)
+	VPMINSD(k256(ue4Max), Y2, Y2)
+	VPXOR(Y5, Y5, Y5)
+	VPCMPEQD(Y5, Y0, Y4)
+	VPBLENDVB(Y4, k256(ue4One), Y2, Y2)
+	VPCMPGTD(k256(fInf-1), Y0, Y6) // NaN or Inf
+	VPBLENDVB(Y6, k256(ue4NaN), Y2, Y1)
+	quantScales256(Mem{Base: RDX})
+	// d = float32(UE4M3 value · s_t).
+	VPSLLD(U8(20), Y1, Y3)
+	VPADDD(k256(120<<23), Y3, Y4)
+	VPADDD(k256(121<<23), Y3, Y7)
+	VSUBPS(k256(f2pm6), Y7, Y7)
+	VMOVDQU(k256(8), Y3)
+	VPCMPGTD(Y1, Y3, Y3) // c < 8: subnormal
+	VBLENDVPS(Y3, Y7, Y4, Y4)
+	VBROADCASTSS(st, Y9)
+	VMULPS(Y9, Y4, Y4)
+	VMOVUPS(Y4, dv)
+	VPCMPEQD(Y5, Y4, Y3)
+	VPOR(Y3, Y6, Y6)
+	VMOVMSKPS(Y6, R11L)
+	VPBROADCASTD(k32(fHalf), yHalf)
+
+	for b := 0; b < 8; b += 2 {
+		PREFETCHT0(Mem{Base: RSI, Disp: prefetchAhead + 64*b})
+		PREFETCHT0(Mem{Base: RSI, Disp: prefetchAhead + 64*b + 64})
+		for h := range 4 {
+			if h%2 == 0 {
+				VBROADCASTSS(dv.Offset(4*(b+h/2)), yMul)
+			}
+			VMOVUPS(Mem{Base: RSI, Disp: 64*b + 32*h}, Y(h))
+			VDIVPS(yMul, Y(h), Y(h))
+			code256(Y(h), Y(4+h), Y8, true)
+		}
+		pack256([4]VecPhysical{Y4, Y5, Y6, Y7}, [4]VecPhysical{Y0, Y1, Y2, Y3}, Mem{Base: RDI, Disp: 8 * b}, false)
+	}
+	zeroBlocks(name, R11, 8, 0, 8)
+	ADDQ(U8(64), RDI)
+	ADDQ(U8(8), RDX)
+	ADDQ(U32(512), RSI)
+	DECQ(RCX)
+	JNZ(LabelRef(l("group")))
+	Label(l("done"))
+	VZEROUPPER()
+	RET()
+}
+
+// dq8AVX2 decodes the 8 code bytes at src (adjacent pairs) into 16 floats at
+// dst with the table halves lo (codes 0..7) and hi (8..15).
+func dq8AVX2(src, dst Mem, lo, hi VecPhysical, nt bool) {
+	VPBROADCASTQ(src, Y3)
+	for h := range 2 {
+		VPSHUFB(Y(12+h), Y3, Y4)
+		VPSLLVD(Y10, Y4, Y5)
+		VPSRLVD(Y11, Y4, Y4)
+		VPERMPS(lo, Y4, Y6)
+		VPERMPS(hi, Y4, Y4)
+		VBLENDVPS(Y5, Y4, Y6, Y6)
+		storePS(Y6, dst.Offset(32*h), nt)
+	}
+}
+
+// dequantAVX2 emits dequantize{MXFP4,NVFP4}[NT]AVX2.
+func dequantAVX2(block int, nt bool) {
+	base := "dequantizeMXFP4"
+	if block == NVFP4Block {
+		base = "dequantizeNVFP4"
+	}
+	name := dqName(base, nt, "AVX2")
+	TEXT(name, NOSPLIT, "func(dst []float32, codes []byte, scales []uint8, lut *[256]float32)")
+	Pragma("noescape")
+	dqDoc(name, "AVX2", block, false, nt)
+	Load(Param("dst").Base(), RDI)
+	Load(Param("dst").Len(), RCX)
+	Load(Param("codes").Base(), RSI)
+	Load(Param("scales").Base(), RDX)
+	Load(Param("lut"), R8)
+	l := func(s string) string { return name + "_" + s }
+	if block == MXBlock {
+		SHRQ(U8(5), RCX)
+	} else {
+		SHRQ(U8(4), RCX)
+	}
+	JZ(LabelRef(l("done")))
+	VMOVUPS(e2m1, Y15)
+	VMOVUPS(e2m1.Offset(32), Y14)
+	VMOVDQU(dqShuf[0], Y12)
+	VMOVDQU(dqShuf[1], Y13)
+	VMOVDQU(dqShiftR, Y11)
+	VMOVDQU(dqShiftL, Y10)
+	Label(l("block"))
+	MOVBLZX(Mem{Base: RDX}, EAX)
+	VBROADCASTSS(Mem{Base: R8, Index: RAX, Scale: 4}, Y0)
+	VMULPS(Y15, Y0, Y1)
+	VMULPS(Y14, Y0, Y2)
+	for u := range block / 16 {
+		dq8AVX2(Mem{Base: RSI, Disp: 8 * u}, Mem{Base: RDI, Disp: 64 * u}, Y1, Y2, nt)
+	}
+	ADDQ(U8(block/2), RSI)
+	INCQ(RDX)
+	ADDQ(U32(uint32(4*block)), RDI)
+	DECQ(RCX)
+	JNZ(LabelRef(l("block")))
+	Label(l("done"))
+	if nt {
+		SFENCE()
+	}
+	VZEROUPPER()
+	RET()
+}
+
+// dequantGGUFAVX2 emits dequantizeMXFP4GGUF[NT]AVX2.
+func dequantGGUFAVX2(nt bool) {
+	name := dqName("dequantizeMXFP4GGUF", nt, "AVX2")
+	TEXT(name, NOSPLIT, "func(dst []float32, src []byte, lut *[256]float32)")
+	Pragma("noescape")
+	dqDoc(name, "AVX2", MXBlock, true, nt)
+	Load(Param("dst").Base(), RDI)
+	Load(Param("dst").Len(), RCX)
+	Load(Param("src").Base(), RSI)
+	Load(Param("lut"), R8)
+	l := func(s string) string { return name + "_" + s }
+	SHRQ(U8(5), RCX)
+	JZ(LabelRef(l("done")))
+	VMOVUPS(e2m1, Y15)
+	VMOVUPS(e2m1.Offset(32), Y14)
+	Label(l("block"))
+	MOVBLZX(Mem{Base: RSI}, EAX)
+	VBROADCASTSS(Mem{Base: R8, Index: RAX, Scale: 4}, Y0)
+	VMULPS(Y15, Y0, Y1)
+	VMULPS(Y14, Y0, Y2)
+	for u := range 2 {
+		// Bytes 8u..8u+7: elements 8u+k (low nibbles) and 16+8u+k (high).
+		VPMOVZXBD(Mem{Base: RSI, Disp: 1 + 8*u}, Y3)
+		for h := range 2 {
+			if h == 0 {
+				VPSLLD(U8(28), Y3, Y5)
+				VMOVDQA(Y3, Y4)
+			} else {
+				VPSLLD(U8(24), Y3, Y5)
+				VPSRLD(U8(4), Y3, Y4)
+			}
+			VPERMPS(Y1, Y4, Y6)
+			VPERMPS(Y2, Y4, Y4)
+			VBLENDVPS(Y5, Y4, Y6, Y6)
+			storePS(Y6, Mem{Base: RDI, Disp: 32*u + 64*h}, nt)
+		}
+	}
+	ADDQ(U8(ggufBytes), RSI)
+	ADDQ(U32(128), RDI)
+	DECQ(RCX)
+	JNZ(LabelRef(l("block")))
+	Label(l("done"))
+	if nt {
+		SFENCE()
+	}
+	VZEROUPPER()
+	RET()
+}
