@@ -109,27 +109,30 @@ const (
 
 // Tables of the kernels.
 var (
-	// expTab16[f&15] is the magic addend for |y| with exponent field f (AVX-512,
-	// any f ≤ 129): 2^22 for f ≤ 127, 2^23 + 8 ulps for 128, 2^24 + 16 ulps
-	// for 129. Fields 112 and 113 share the indexes of 128 and 129: such |y|
-	// are below 2^−13 and round to a step count of 0 there too.
+	// expTab16[trunc(|y|)] is the magic addend for |y| (AVX-512): 2^22
+	// below 2, 2^23 + 8 ulps in [2, 4), 2^24 + 16 ulps in [4, 8). (The
+	// truncated |y| rather than its exponent field indexes it: conversions
+	// run on other execution units than shifts and shuffles, the busiest.)
 	expTab16 Mem
-	// codeTab32[low 5 bits of the sum] is the E2M1 magnitude code: steps
+	// codeTab32[low 5 bits of the sum] is the E2M1 magnitude code, in bits
+	// 30:28 (where the sign, bit 31, completes the nibble): steps
 	// 0..4 below 2, 8 + (2..4) in [2, 4), 16 + (2..4) in [4, 8) (4 steps
 	// there is 8, which saturates to 6); a step count of 0 gives 0 in every
 	// range.
 	codeTab32 Mem
-	// expTab8[f&7] is the AVX2 addend, for |y| clamped to at least 0.5
-	// (fields 126..129): 2^22 for 126 and 127, 2^23 + 2 ulps for 128, 2^24 + 4
-	// ulps for 129, so that the sum's low byte is the code before saturation
-	// (steps plus 2 or 4).
+	// expTab8[trunc(|y|)] is the AVX2 addend: 2^22 below 2, 2^23 + 2 ulps in
+	// [2, 4), 2^24 + 4 ulps in [4, 8), so that the sum's low byte is the code
+	// before saturation (steps plus 2 or 4).
 	expTab8 Mem
 	// codeShuf is the VPSHUFB table of the AVX2 codes: min(i, 7) for i ≤ 8,
 	// and 0 for the other bytes of a sum (0x00 and 0x4A, 0x4B in the high
 	// bytes; 0x80 gives 0 by itself), in both 128-bit lanes.
 	codeShuf Mem
-	// packIdx gathers byte 0 of every 64-bit lane of two vectors (VPERMT2B).
-	packIdx Mem
+	// packIdx and splitIdx gather the nibbles (byte 3 of each code lane) of
+	// two vectors for VPERMT2B: the first 16 are the low nibbles of the 16
+	// packed bytes and the next 16 the high ones, in adjacent pairs or in
+	// split halves.
+	packIdx, splitIdx Mem
 	// e2m1 holds the 16 E2M1 values as float32.
 	e2m1 Mem
 	// shiftIdx makes VPMULTISHIFTQB put byte k of a broadcast 64-bit word
@@ -150,12 +153,8 @@ var (
 )
 
 func tables() {
-	w := make([]uint32, 16)
-	for i := range w {
-		w[i] = f2p22
-	}
-	w[0], w[1] = f2p23+8, f2p24+16
-	expTab16 = gen.Table("mx4Exp16", w)
+	w := []uint32{f2p22, f2p22, f2p23 + 8, f2p23 + 8, f2p24 + 16, f2p24 + 16, f2p24 + 16, f2p24 + 16}
+	expTab16 = gen.Table("mx4Exp16", append(w, w...))
 
 	c := make([]uint32, 32)
 	for d := range 5 {
@@ -165,14 +164,12 @@ func tables() {
 		c[8+d] = uint32(2 + d)
 		c[16+d] = uint32(min(4+d, 7))
 	}
+	for i := range c {
+		c[i] <<= 28
+	}
 	codeTab32 = gen.Table("mx4Code32", c)
 
-	e := make([]uint32, 8)
-	for i := range e {
-		e[i] = f2p22
-	}
-	e[0], e[1] = f2p23+2, f2p24+4
-	expTab8 = gen.Table("mx4Exp8", e)
+	expTab8 = gen.Table("mx4Exp8", []uint32{f2p22, f2p22, f2p23 + 2, f2p23 + 2, f2p24 + 4, f2p24 + 4, f2p24 + 4, f2p24 + 4})
 
 	sh := make([]byte, 32)
 	for i := range 9 {
@@ -180,12 +177,18 @@ func tables() {
 	}
 	codeShuf = bytesTable("mx4CodeShuf", sh)
 
+	// Byte 3 of 32-bit lane i of two vectors A (lanes 0..15) and B
+	// (16..31) is at 4i+3 of A|B: the even lanes into bytes 0..15 and the
+	// odd ones into 16..31, or (split) A's lanes into 0..15 and B's into
+	// 16..31.
 	p := make([]byte, 64)
-	for j := range 8 {
-		p[j], p[8+j] = byte(8*j), byte(64+8*j)
+	q := make([]byte, 64)
+	for k := range 16 {
+		p[k], p[16+k] = byte(8*k+3), byte(8*k+7)
+		q[k], q[16+k] = byte(4*k+3), byte(64+4*k+3)
 	}
 	packIdx = bytesTable("mx4Pack", p)
-
+	splitIdx = bytesTable("mx4Split", q)
 	f := make([]uint32, 16)
 	for i := range 8 {
 		v := []float32{0, 0.5, 1, 1.5, 2, 3, 4, 6}[i]
@@ -241,12 +244,11 @@ func tables() {
 func main() {
 	ConstraintExpr(gen.BuildConstraint)
 	tables()
-	quantMXFP4AVX512(false)
-	quantMXFP4AVX512(true)
-	quantNVFP4AVX512()
-	quantMXFP4AVX2(false)
-	quantMXFP4AVX2(true)
-	quantNVFP4AVX2()
+	for _, avx512 := range []bool{true, false} {
+		for _, k := range []qkind{kMXFP4, kGGUF, kNVFP4} {
+			quantKernel(qspec{k, avx512})
+		}
+	}
 	for _, nt := range []bool{false, true} {
 		dequantAVX512(MXBlock, nt)
 		dequantAVX512(NVFP4Block, nt)
@@ -303,68 +305,67 @@ var (
 	zExp   = Z25 // expTab16
 	zCodeL = Z26 // codeTab32[0:16]
 	zCodeH = Z27 // codeTab32[16:32]
-	zPack  = Z28 // packIdx
+	zPack  = Z28 // packIdx or splitIdx
 	zAbs   = Z29 // 0x7fffffff
 )
 
-func quantConsts512() {
+func quantConsts512(pack Mem) {
 	loadTree512()
 	VMOVDQU32(expTab16, zExp)
 	VMOVDQU32(codeTab32, zCodeL)
 	VMOVDQU32(codeTab32.Offset(64), zCodeH)
-	VMOVDQU32(packIdx, zPack)
+	VMOVDQU32(pack, zPack)
 	VPBROADCASTD(k32(0x7fffffff), zAbs)
 }
 
 // code512 turns y (16 scaled elements, |y| < 8 or clamped) into their E2M1
-// codes with the sign in bit 3, in c; t is scratch. When clamp, |y| is
-// first limited to keyHi (NVFP4).
+// codes, the nibble in bits 31:28 (the sign is y's), in c; t is scratch.
+// When clamp, |y| is first limited to keyHi (NVFP4).
 func code512(y, c, t VecPhysical, clamp bool) {
 	VPANDD(zAbs, y, c)
 	if clamp {
 		VPMINUD_BCST(k32(keyHi), c, c)
-		VPSRLD(U8(23), c, t)
-	} else {
-		VPSRLD(U8(23), y, t) // the sign lands in bit 8, above the index
 	}
+	VCVTTPS2DQ(c, t)
 	VPERMD(zExp, t, t)
 	VADDPS(t, c, c)
 	VPERMI2D(zCodeH, zCodeL, c)
-	VPSRLD(U8(28), y, t)
-	VPTERNLOGD_BCST(U8(0xF8), k32(8), t, c) // c | t&8
+	VPTERNLOGD_BCST(U8(0xF8), k32(0x80000000), y, c) // c | y&sign
 }
 
-// packPairs512 packs the codes of c0 (elements 0..15) and c1 (16..31), one
-// per 32-bit lane, two per byte (element 2k in bits 3:0), into the low 16
-// bytes of c0; t is scratch.
-func packPairs512(c0, c1, t VecPhysical) {
-	for _, c := range []VecPhysical{c0, c1} {
-		VPSRLQ(U8(28), c, t)
-		VPORQ(t, c, c)
-	}
-	VPERMT2B(c1, zPack, c0)
+// pack512 packs the nibbles of c0 and c1 (from code512; elements 0..15 and
+// 16..31 of a block, or two NVFP4 blocks) two per byte and stores the 16
+// bytes to m: adjacent pairs (element 2k in bits 3:0 of byte k) with
+// packIdx, split halves (element k in bits 3:0, k+16 in bits 7:4) with
+// splitIdx. t is scratch.
+func pack512(c0, c1, t VecPhysical, idx VecPhysical, m Mem) {
+	VPERMT2B(c1, idx, c0)
+	VPSRLW(U8(4), c0.AsX(), t.AsX())
+	VEXTRACTI128(U8(1), c0.AsY(), c0.AsX())
+	VPOR(c0.AsX(), t.AsX(), t.AsX())
+	VMOVDQU(t.AsX(), m)
 }
 
-// zeroBlocks zeroes n bytes at DI + stride·i + off for every bit i set in
-// the 32-bit register m (clobbering m, BX and R12).
-func zeroBlocks(name string, m GPPhysical, stride, off, n int) {
+// zeroBlocks zeroes n bytes at base + stride·i + off for every bit i set in
+// the 64-bit register m (clobbering m, AX and BX).
+func zeroBlocks(name string, base, m GPPhysical, stride, off, n int) {
 	l := func(s string) string { return name + "_" + s }
-	TESTL(m.As32(), m.As32())
+	TESTQ(m, m)
 	JZ(LabelRef(l("fixed")))
 	Label(l("fix"))
-	BSFL(m.As32(), EBX)
-	IMUL3Q(U32(uint32(stride)), RBX, R12)
+	BSFQ(m, RBX)
+	IMUL3Q(U32(uint32(stride)), RBX, RAX)
 	switch n {
 	case 8:
-		MOVQ(U32(0), Mem{Base: RDI, Index: R12, Scale: 1, Disp: off})
+		MOVQ(U32(0), Mem{Base: base, Index: RAX, Scale: 1, Disp: off})
 	case 16:
-		MOVQ(U32(0), Mem{Base: RDI, Index: R12, Scale: 1, Disp: off})
-		MOVQ(U32(0), Mem{Base: RDI, Index: R12, Scale: 1, Disp: off + 8})
+		MOVQ(U32(0), Mem{Base: base, Index: RAX, Scale: 1, Disp: off})
+		MOVQ(U32(0), Mem{Base: base, Index: RAX, Scale: 1, Disp: off + 8})
 	default:
 		panic("zeroBlocks: size")
 	}
-	LEAL(Mem{Base: m, Disp: -1}, EBX)
-	ANDL(EBX, m.As32())
+	LEAQ(Mem{Base: m, Disp: -1}, RBX)
+	ANDQ(RBX, m)
 	JNZ(LabelRef(l("fix")))
 	Label(l("fixed"))
 }
@@ -374,7 +375,7 @@ func zeroBlocks(name string, m GPPhysical, stride, off, n int) {
 // prefetchers alone do not keep up.
 const prefetchAhead = 8 << 10
 
-func quantDoc(name, isa, ref string, group, block int, gguf bool, extra string) {
+func quantDoc(name, isa string, group, block int, gguf bool, extra string) {
 	lines := []string{fmt.Sprintf("%s is the %s kernel of the loop", name, isa), ""}
 	switch {
 	case gguf:
@@ -397,176 +398,7 @@ func quantDoc(name, isa, ref string, group, block int, gguf bool, extra string) 
 	if extra != "" {
 		lines = append(lines, extra)
 	}
-	_ = ref
 	Doc(lines...)
-}
-
-// quantMXFP4AVX512 emits quantizeMXFP4AVX512 (adjacent pairs) or
-// quantizeMXFP4GGUFAVX512 (ggml blocks).
-func quantMXFP4AVX512(gguf bool) {
-	name := "quantizeMXFP4AVX512"
-	sig := "func(codes []byte, scales []uint8, src []float32)"
-	if gguf {
-		name = "quantizeMXFP4GGUFAVX512"
-		sig = "func(dst []byte, src []float32)"
-	}
-	TEXT(name, NOSPLIT, sig)
-	Pragma("noescape")
-	quantDoc(name, "AVX-512 (F, BW, DQ, VL, VBMI)", "", 16, MXBlock, gguf, "")
-	inv := AllocLocal(64)
-	sc := AllocLocal(16)
-	if gguf {
-		Load(Param("dst").Base(), RDI)
-	} else {
-		Load(Param("codes").Base(), RDI)
-		Load(Param("scales").Base(), RDX)
-	}
-	Load(Param("src").Base(), RSI)
-	Load(Param("src").Len(), RCX)
-	l := func(s string) string { return name + "_" + s }
-	SHRQ(U8(9), RCX)
-	JZ(LabelRef(l("done")))
-	quantConsts512()
-
-	Label(l("group"))
-	// Block maxima: VRANGEPS takes the larger magnitude of the two halves.
-	for b := range 16 {
-		VMOVUPS(Mem{Base: RSI, Disp: 128 * b}, Z(b))
-		VRANGEPS(U8(0x0B), Mem{Base: RSI, Disp: 128*b + 64}, Z(b), Z(b))
-	}
-	tree512()
-	// Scales: max(field, 2) − 2, and 0xFF where amax ≥ Inf.
-	VPSRLD(U8(23), Z0, Z1)
-	VPMAXUD_BCST(k32(2), Z1, Z1)
-	VPSUBD_BCST(k32(2), Z1, Z1)
-	VPCMPUD_BCST(U8(5), k32(fInf), Z0, K1)
-	VPBROADCASTD(k32(255), K1, Z1)
-	if gguf {
-		VPMOVDB(Z1, sc)
-	} else {
-		VPMOVDB(Z1, Mem{Base: RDX})
-	}
-	// Reciprocals 2^(127−s): bits (254 − s) << 23.
-	VPBROADCASTD(k32(254), Z2)
-	VPSUBD(Z1, Z2, Z2)
-	VPSLLD(U8(23), Z2, Z2)
-	VMOVDQU32(Z2, inv)
-	KMOVW(K1, R11L)
-
-	for b := range 16 {
-		PREFETCHT0(Mem{Base: RSI, Disp: prefetchAhead + 128*b})
-		PREFETCHT0(Mem{Base: RSI, Disp: prefetchAhead + 128*b + 64})
-		VBROADCASTSS(inv.Offset(4*b), Z15)
-		for h := range 2 {
-			VMULPS(Mem{Base: RSI, Disp: 128*b + 64*h}, Z15, Z(1+h))
-			code512(Z(1+h), Z(3+h), Z(5+h), false)
-		}
-		if gguf {
-			// Byte j: element j | element j+16 << 4.
-			VPSLLD(U8(4), Z4, Z4)
-			VPORD(Z4, Z3, Z3)
-			VPMOVDB(Z3, Mem{Base: RDI, Disp: ggufBytes*b + 1})
-			MOVBLZX(sc.Offset(b), EAX)
-			MOVB(AL, Mem{Base: RDI, Disp: ggufBytes * b})
-		} else {
-			packPairs512(Z3, Z4, Z5)
-			VMOVDQU(X3, Mem{Base: RDI, Disp: 16 * b})
-		}
-	}
-	if gguf {
-		zeroBlocks(name, R11, ggufBytes, 1, 16)
-		ADDQ(U32(16*ggufBytes), RDI)
-	} else {
-		zeroBlocks(name, R11, 16, 0, 16)
-		ADDQ(U32(256), RDI)
-		ADDQ(U8(16), RDX)
-	}
-	ADDQ(U32(2048), RSI)
-	DECQ(RCX)
-	JNZ(LabelRef(l("group")))
-	Label(l("done"))
-	VZEROUPPER()
-	RET()
-}
-
-// quantNVFP4AVX512 emits quantizeNVFP4AVX512.
-func quantNVFP4AVX512() {
-	name := "quantizeNVFP4AVX512"
-	TEXT(name, NOSPLIT, "func(codes []byte, scales []uint8, src []float32, tensorScale, denom float32)")
-	Pragma("noescape")
-	quantDoc(name, "AVX-512 (F, BW, DQ, VL, VBMI)", "", 16, NVFP4Block, false,
-		"denom must be 6·tensorScale (float32), and tensorScale +0 or positive and finite.")
-	dv := AllocLocal(64)
-	Load(Param("codes").Base(), RDI)
-	Load(Param("scales").Base(), RDX)
-	Load(Param("src").Base(), RSI)
-	Load(Param("src").Len(), RCX)
-	st, den := paramAddr("tensorScale"), paramAddr("denom")
-	l := func(s string) string { return name + "_" + s }
-	SHRQ(U8(8), RCX)
-	JZ(LabelRef(l("done")))
-	quantConsts512()
-
-	Label(l("group"))
-	for b := range 16 {
-		VPANDD(Mem{Base: RSI, Disp: 64 * b}, zAbs, Z(b))
-	}
-	tree512()
-	// s_b = UE4M3(amax/denom), rounded to nearest even and saturating:
-	// normal results by integer rounding of the bits to 3 mantissa bits,
-	// subnormal ones (below 2^−6) by the float addition of 2^14.
-	VDIVPS_BCST(den, Z0, Z1)
-	VPSRLD(U8(20), Z1, Z2)
-	VPANDD_BCST(k32(1), Z2, Z2)
-	VPADDD(Z1, Z2, Z2)
-	VPADDD_BCST(k32(0x7ffff), Z2, Z2)
-	VPSRLD(U8(20), Z2, Z2)
-	VPSUBD_BCST(k32(120<<3), Z2, Z2)
-	VADDPS_BCST(k32(f2p14), Z1, Z3)
-	VPSUBD_BCST(k32(f2p14), Z3, Z3)
-	VPCMPUD_BCST(U8(1), k32(f2pm6), Z1, K2)
-	VMOVDQA32(Z3, K2, Z2)
-	VPMINUD_BCST(k32(ue4Max), Z2, Z2)
-	VPTESTNMD(Z0, Z0, K3)
-	VPBROADCASTD(k32(ue4One), K3, Z2)
-	VPCMPUD_BCST(U8(5), k32(fInf), Z0, K1)
-	VPBROADCASTD(k32(ue4NaN), K1, Z2)
-	VPMOVDB(Z2, Mem{Base: RDX})
-	// d = float32(UE4M3 value · s_t): codes of 8 and up are normal,
-	// (c << 20) + (120 << 23); below 8, c·2^−9 = 2^−6·(1 + c/8) − 2^−6.
-	VPSLLD(U8(20), Z2, Z3)
-	VPADDD_BCST(k32(120<<23), Z3, Z4)
-	VPADDD_BCST(k32(121<<23), Z3, Z5)
-	VSUBPS_BCST(k32(f2pm6), Z5, Z5)
-	VPCMPUD_BCST(U8(1), k32(8), Z2, K4)
-	VMOVDQA32(Z5, K4, Z4)
-	VMULPS_BCST(st, Z4, Z4)
-	VMOVUPS(Z4, dv)
-	// Blocks to zero: NaN or Inf (scale 0x7F) and d = 0.
-	VPTESTNMD(Z4, Z4, K5)
-	KORW(K5, K1, K1)
-	KMOVW(K1, R11L)
-
-	for b := 0; b < 16; b += 2 {
-		PREFETCHT0(Mem{Base: RSI, Disp: prefetchAhead + 64*b})
-		PREFETCHT0(Mem{Base: RSI, Disp: prefetchAhead + 64*b + 64})
-		for h := range 2 {
-			VMOVUPS(Mem{Base: RSI, Disp: 64 * (b + h)}, Z(1+h))
-			VDIVPS_BCST(dv.Offset(4*(b+h)), Z(1+h), Z(1+h))
-			code512(Z(1+h), Z(3+h), Z(5+h), true)
-		}
-		packPairs512(Z3, Z4, Z5)
-		VMOVDQU(X3, Mem{Base: RDI, Disp: 8 * b})
-	}
-	zeroBlocks(name, R11, 8, 0, 8)
-	ADDQ(U32(128), RDI)
-	ADDQ(U8(16), RDX)
-	ADDQ(U32(1024), RSI)
-	DECQ(RCX)
-	JNZ(LabelRef(l("group")))
-	Label(l("done"))
-	VZEROUPPER()
-	RET()
 }
 
 func dqDoc(name, isa string, block int, gguf, nt bool) {
@@ -704,7 +536,7 @@ func dequantGGUFAVX512(nt bool) {
 // ---------------------------------------------------------------- AVX2
 
 // tree256 reduces Y0..Y7 (lane maxima of 8 blocks) to the 8 block maxima in
-// order in Y0, with Y8 as scratch and the order permutation in Y14.
+// order in Y0, with Y8 as scratch and the order permutation in yPerm.
 func tree256() {
 	for b := 0; b < 8; b += 2 {
 		VPERM2I128(U8(0x20), Y(b+1), Y(b), Y8)
@@ -719,13 +551,13 @@ func tree256() {
 	VSHUFPS(U8(0x88), Y4, Y0, Y8)
 	VSHUFPS(U8(0xdd), Y4, Y0, Y0)
 	VPMAXUD(Y8, Y0, Y0)
-	VPERMD(Y0, Y14, Y0)
+	VPERMD(Y0, yPerm, Y0)
 }
 
 // AVX2 constant registers of the quantizers' encode phase.
 var (
 	yAbs  = Y15 // 0x7fffffff
-	yHalf = Y14 // 0.5
+	yPerm = Y14 // treePerm8
 	yShuf = Y13 // codeShuf
 	yMul  = Y12 // the block's multiplier or divisor
 )
@@ -737,8 +569,7 @@ func code256(y, c, t VecPhysical, clamp bool) {
 	if clamp {
 		VPMINUD(k256(keyHi), c, c)
 	}
-	VPMAXUD(yHalf, c, t)
-	VPSRLD(U8(23), t, t)
+	VCVTTPS2DQ(c, t)
 	VPERMD(expTab8, t, t)
 	VADDPS(t, c, c)
 	VPSHUFB(c, yShuf, c)
@@ -791,186 +622,7 @@ func quantConsts256() {
 	VPCMPEQD(yAbs, yAbs, yAbs)
 	VPSRLD(U8(1), yAbs, yAbs)
 	VMOVDQU(codeShuf, yShuf)
-}
-
-// quantMXFP4AVX2 emits quantizeMXFP4AVX2 or quantizeMXFP4GGUFAVX2.
-func quantMXFP4AVX2(gguf bool) {
-	name := "quantizeMXFP4AVX2"
-	sig := "func(codes []byte, scales []uint8, src []float32)"
-	if gguf {
-		name = "quantizeMXFP4GGUFAVX2"
-		sig = "func(dst []byte, src []float32)"
-	}
-	TEXT(name, NOSPLIT, sig)
-	Pragma("noescape")
-	quantDoc(name, "AVX2", "", 8, MXBlock, gguf, "")
-	inv := AllocLocal(32)
-	sc := AllocLocal(8)
-	if gguf {
-		Load(Param("dst").Base(), RDI)
-	} else {
-		Load(Param("codes").Base(), RDI)
-		Load(Param("scales").Base(), RDX)
-	}
-	Load(Param("src").Base(), RSI)
-	Load(Param("src").Len(), RCX)
-	l := func(s string) string { return name + "_" + s }
-	SHRQ(U8(8), RCX)
-	JZ(LabelRef(l("done")))
-	quantConsts256()
-
-	Label(l("group"))
-	VMOVDQU(treePerm8, Y14)
-	for b := range 8 {
-		off := 128 * b
-		VPAND(Mem{Base: RSI, Disp: off}, yAbs, Y(b))
-		VPAND(Mem{Base: RSI, Disp: off + 32}, yAbs, Y8)
-		VPAND(Mem{Base: RSI, Disp: off + 64}, yAbs, Y9)
-		VPAND(Mem{Base: RSI, Disp: off + 96}, yAbs, Y10)
-		VPMAXUD(Y10, Y9, Y9)
-		VPMAXUD(Y9, Y(b), Y(b))
-		VPMAXUD(Y8, Y(b), Y(b))
-	}
-	tree256()
-	// Scales max(field, 2) − 2, or 0xFF where amax ≥ Inf (amax is below
-	// 2^31, a positive int32).
-	VPSRLD(U8(23), Y0, Y1)
-	VPMAXUD(k256(2), Y1, Y1)
-	VPSUBD(k256(2), Y1, Y1)
-	VPCMPGTD(k256(fInf-1), Y0, Y2)
-	VPAND(k256(255), Y2, Y3)
-	VPOR(Y3, Y1, Y1)
-	VMOVMSKPS(Y2, R11L)
-	VMOVDQU(k256(254), Y3)
-	VPSUBD(Y1, Y3, Y3)
-	VPSLLD(U8(23), Y3, Y3)
-	VMOVDQU(Y3, inv)
-	if gguf {
-		quantScales256(sc)
-	} else {
-		quantScales256(Mem{Base: RDX})
-	}
-	VPBROADCASTD(k32(fHalf), yHalf)
-
-	for b := range 8 {
-		PREFETCHT0(Mem{Base: RSI, Disp: prefetchAhead + 128*b})
-		PREFETCHT0(Mem{Base: RSI, Disp: prefetchAhead + 128*b + 64})
-		VBROADCASTSS(inv.Offset(4*b), yMul)
-		for h := range 4 {
-			VMULPS(Mem{Base: RSI, Disp: 128*b + 32*h}, yMul, Y(h))
-			code256(Y(h), Y(4+h), Y8, false)
-		}
-		c := [4]VecPhysical{Y4, Y5, Y6, Y7}
-		y := [4]VecPhysical{Y0, Y1, Y2, Y3}
-		if gguf {
-			pack256(c, y, Mem{Base: RDI, Disp: ggufBytes*b + 1}, true)
-			MOVBLZX(sc.Offset(b), EAX)
-			MOVB(AL, Mem{Base: RDI, Disp: ggufBytes * b})
-		} else {
-			pack256(c, y, Mem{Base: RDI, Disp: 16 * b}, false)
-		}
-	}
-	if gguf {
-		zeroBlocks(name, R11, ggufBytes, 1, 16)
-		ADDQ(U32(8*ggufBytes), RDI)
-	} else {
-		zeroBlocks(name, R11, 16, 0, 16)
-		ADDQ(U32(128), RDI)
-		ADDQ(U8(8), RDX)
-	}
-	ADDQ(U32(1024), RSI)
-	DECQ(RCX)
-	JNZ(LabelRef(l("group")))
-	Label(l("done"))
-	VZEROUPPER()
-	RET()
-}
-
-// quantNVFP4AVX2 emits quantizeNVFP4AVX2.
-func quantNVFP4AVX2() {
-	name := "quantizeNVFP4AVX2"
-	TEXT(name, NOSPLIT, "func(codes []byte, scales []uint8, src []float32, tensorScale, denom float32)")
-	Pragma("noescape")
-	quantDoc(name, "AVX2", "", 8, NVFP4Block, false,
-		"denom must be 6·tensorScale (float32), and tensorScale +0 or positive and finite.")
-	dv := AllocLocal(32)
-	Load(Param("codes").Base(), RDI)
-	Load(Param("scales").Base(), RDX)
-	Load(Param("src").Base(), RSI)
-	Load(Param("src").Len(), RCX)
-	st, den := paramAddr("tensorScale"), paramAddr("denom")
-	l := func(s string) string { return name + "_" + s }
-	SHRQ(U8(7), RCX)
-	JZ(LabelRef(l("done")))
-	quantConsts256()
-
-	Label(l("group"))
-	VMOVDQU(treePerm8, Y14)
-	for b := range 8 {
-		off := 64 * b
-		VPAND(Mem{Base: RSI, Disp: off}, yAbs, Y(b))
-		VPAND(Mem{Base: RSI, Disp: off + 32}, yAbs, Y8)
-		VPMAXUD(Y8, Y(b), Y(b))
-	}
-	tree256()
-	// s_b = UE4M3(amax/denom) as in the AVX-512 kernel, with blends.
-	VBROADCASTSS(den, Y9)
-	VDIVPS(Y9, Y0, Y1)
-	VPSRLD(U8(20), Y1, Y2)
-	VPAND(k256(1), Y2, Y2)
-	VPADDD(Y1, Y2, Y2)
-	VPADDD(k256(0x7ffff), Y2, Y2)
-	VPSRLD(U8(20), Y2, Y2)
-	VPSUBD(k256(120<<3), Y2, Y2)
-	VADDPS(k256(f2p14), Y1, Y3)
-	VPSUBD(k256(f2p14), Y3, Y3)
-	VPCMPGTD(k256(f2pm6-1), Y1, Y4) // normal: v ≥ 2^−6 (v is not negative)
-	VPBLENDVB(Y4, Y2, Y3, Y2)
-	VPMINSD(k256(ue4Max), Y2, Y2)
-	VPXOR(Y5, Y5, Y5)
-	VPCMPEQD(Y5, Y0, Y4)
-	VPBLENDVB(Y4, k256(ue4One), Y2, Y2)
-	VPCMPGTD(k256(fInf-1), Y0, Y6) // NaN or Inf
-	VPBLENDVB(Y6, k256(ue4NaN), Y2, Y1)
-	quantScales256(Mem{Base: RDX})
-	// d = float32(UE4M3 value · s_t).
-	VPSLLD(U8(20), Y1, Y3)
-	VPADDD(k256(120<<23), Y3, Y4)
-	VPADDD(k256(121<<23), Y3, Y7)
-	VSUBPS(k256(f2pm6), Y7, Y7)
-	VMOVDQU(k256(8), Y3)
-	VPCMPGTD(Y1, Y3, Y3) // c < 8: subnormal
-	VBLENDVPS(Y3, Y7, Y4, Y4)
-	VBROADCASTSS(st, Y9)
-	VMULPS(Y9, Y4, Y4)
-	VMOVUPS(Y4, dv)
-	VPCMPEQD(Y5, Y4, Y3)
-	VPOR(Y3, Y6, Y6)
-	VMOVMSKPS(Y6, R11L)
-	VPBROADCASTD(k32(fHalf), yHalf)
-
-	for b := 0; b < 8; b += 2 {
-		PREFETCHT0(Mem{Base: RSI, Disp: prefetchAhead + 64*b})
-		PREFETCHT0(Mem{Base: RSI, Disp: prefetchAhead + 64*b + 64})
-		for h := range 4 {
-			if h%2 == 0 {
-				VBROADCASTSS(dv.Offset(4*(b+h/2)), yMul)
-			}
-			VMOVUPS(Mem{Base: RSI, Disp: 64*b + 32*h}, Y(h))
-			VDIVPS(yMul, Y(h), Y(h))
-			code256(Y(h), Y(4+h), Y8, true)
-		}
-		pack256([4]VecPhysical{Y4, Y5, Y6, Y7}, [4]VecPhysical{Y0, Y1, Y2, Y3}, Mem{Base: RDI, Disp: 8 * b}, false)
-	}
-	zeroBlocks(name, R11, 8, 0, 8)
-	ADDQ(U8(64), RDI)
-	ADDQ(U8(8), RDX)
-	ADDQ(U32(512), RSI)
-	DECQ(RCX)
-	JNZ(LabelRef(l("group")))
-	Label(l("done"))
-	VZEROUPPER()
-	RET()
+	VMOVDQU(treePerm8, yPerm)
 }
 
 // dq8AVX2 decodes the 8 code bytes at src (adjacent pairs) into 16 floats at
@@ -1084,4 +736,421 @@ func dequantGGUFAVX2(nt bool) {
 	}
 	VZEROUPPER()
 	RET()
+}
+
+// ---------------------------------------------------------------- quantizers
+
+type qkind int
+
+const (
+	kMXFP4 qkind = iota // MXFP4, adjacent pairs
+	kGGUF               // MXFP4 in ggml blocks
+	kNVFP4              // NVFP4, adjacent pairs
+)
+
+// qspec names one quantizer.
+type qspec struct {
+	kind   qkind
+	avx512 bool
+}
+
+func (q qspec) name() string {
+	n := [...]string{"quantizeMXFP4", "quantizeMXFP4GGUF", "quantizeNVFP4"}[q.kind]
+	if q.avx512 {
+		return n + "AVX512"
+	}
+	return n + "AVX2"
+}
+
+func (q qspec) isa() string {
+	if q.avx512 {
+		return "AVX-512 (F, BW, DQ, VL, VBMI)"
+	}
+	return "AVX2"
+}
+
+// block is the block size in elements.
+func (q qspec) block() int {
+	if q.kind == kNVFP4 {
+		return NVFP4Block
+	}
+	return MXBlock
+}
+
+// group is the number of blocks whose maxima one transpose tree finds.
+func (q qspec) group() int {
+	if q.avx512 {
+		return 16
+	}
+	return 8
+}
+
+// chunk is the number of groups a kernel finds the scales of before
+// encoding them: the trees of a chunk overlap, and the chunk (8 KiB of MXFP4
+// input, 4 KiB of NVFP4) stays in the level-1 cache for the encoding pass.
+// A chunk's blocks to zero fit a 64-bit mask.
+func (q qspec) chunk() int { return 64 / q.group() }
+
+// outBytes is the number of output bytes per block.
+func (q qspec) outBytes() int {
+	switch q.kind {
+	case kGGUF:
+		return ggufBytes
+	case kNVFP4:
+		return NVFP4Block / 2
+	}
+	return MXBlock / 2
+}
+
+// quantKernel emits one quantizer. Per chunk of groups of blocks it first
+// finds each group's block maxima, scale bytes and block multipliers (a
+// stack array) and which blocks to zero, then encodes the groups, then zeroes
+// the blocks marked.
+//
+// Registers: SI, DI, DX walk src, the codes (or ggml blocks) and the scales;
+// CX counts the groups left, R9 holds the groups of the chunk, R10 walks src
+// in the first pass and keeps the chunk's output in the second, R12 walks
+// the multipliers, R8 the ggml scale bytes, R13 counts; R11 is the mask.
+func quantKernel(q qspec) {
+	name := q.name()
+	sig := "func(codes []byte, scales []uint8, src []float32)"
+	switch q.kind {
+	case kGGUF:
+		sig = "func(dst []byte, src []float32)"
+	case kNVFP4:
+		sig = "func(codes []byte, scales []uint8, src []float32, tensorScale, denom float32)"
+	}
+	TEXT(name, NOSPLIT, sig)
+	Pragma("noescape")
+	extra := ""
+	if q.kind == kNVFP4 {
+		extra = "denom must be 6·tensorScale (float32), and tensorScale +0 or positive and finite."
+	}
+	quantDoc(name, q.isa(), q.group(), q.block(), q.kind == kGGUF, extra)
+	g, c, b := q.group(), q.chunk(), q.block()
+	mul := AllocLocal(4 * g * c)
+	mask := AllocLocal(8)
+	var sc Mem
+	if q.kind == kGGUF {
+		sc = AllocLocal(g * c)
+		Load(Param("dst").Base(), RDI)
+	} else {
+		Load(Param("codes").Base(), RDI)
+		Load(Param("scales").Base(), RDX)
+	}
+	Load(Param("src").Base(), RSI)
+	Load(Param("src").Len(), RCX)
+	l := func(s string) string { return name + "_" + s }
+	groupLog := map[int]uint8{512: 9, 256: 8, 128: 7}[g*b]
+	SHRQ(U8(groupLog), RCX)
+	JZ(LabelRef(l("done")))
+	if q.avx512 {
+		if q.kind == kGGUF {
+			quantConsts512(splitIdx)
+		} else {
+			quantConsts512(packIdx)
+		}
+	} else {
+		quantConsts256()
+	}
+
+	Label(l("chunk"))
+	MOVQ(U32(uint32(c)), R9)
+	CMPQ(RCX, R9)
+	CMOVQLT(RCX, R9)
+	MOVQ(U32(0), mask)
+	MOVQ(RSI, R10)
+	LEAQ(mul, R12)
+	if q.kind == kGGUF {
+		LEAQ(sc, R8)
+	}
+	XORL(R13L, R13L)
+	Label(l("amax"))
+	scales := Mem{Base: RDX}
+	if q.kind == kGGUF {
+		scales = Mem{Base: R8}
+	}
+	switch {
+	case q.avx512 && q.kind == kNVFP4:
+		amaxNVFP4AVX512(scales)
+	case q.avx512:
+		amaxMXFP4AVX512(scales)
+	case q.kind == kNVFP4:
+		amaxNVFP4AVX2(scales)
+	default:
+		amaxMXFP4AVX2(scales)
+	}
+	if q.avx512 {
+		MOVW(AX, mask.Idx(R13, 2))
+	} else {
+		MOVB(AL, mask.Idx(R13, 1))
+	}
+	ADDQ(U32(uint32(4*g*b)), R10)
+	ADDQ(U8(4*g), R12)
+	if q.kind == kGGUF {
+		ADDQ(U8(g), R8)
+	} else {
+		ADDQ(U8(g), RDX)
+	}
+	INCQ(R13)
+	CMPQ(R13, R9)
+	JB(LabelRef(l("amax")))
+
+	LEAQ(mul, R12)
+	if q.kind == kGGUF {
+		LEAQ(sc, R8)
+	}
+	MOVQ(RDI, R10)
+	MOVQ(R9, R13)
+	Label(l("encode"))
+	switch {
+	case q.avx512 && q.kind == kNVFP4:
+		encodeNVFP4AVX512()
+	case q.avx512:
+		encodeMXFP4AVX512(q.kind == kGGUF)
+	case q.kind == kNVFP4:
+		encodeNVFP4AVX2()
+	default:
+		encodeMXFP4AVX2(q.kind == kGGUF)
+	}
+	ADDQ(U32(uint32(4*g*b)), RSI)
+	ADDQ(U32(uint32(g*q.outBytes())), RDI)
+	ADDQ(U8(4*g), R12)
+	if q.kind == kGGUF {
+		ADDQ(U8(g), R8)
+	}
+	DECQ(R13)
+	JNZ(LabelRef(l("encode")))
+
+	MOVQ(mask, R11)
+	off := 0
+	if q.kind == kGGUF {
+		off = 1
+	}
+	zeroBlocks(name, R10, R11, q.outBytes(), off, b/2)
+	SUBQ(R9, RCX)
+	JNZ(LabelRef(l("chunk")))
+	Label(l("done"))
+	VZEROUPPER()
+	RET()
+}
+
+// amaxMXFP4AVX512 finds the 16 block maxima of the group at R10, stores the
+// scale bytes to scales and the reciprocals to (R12), and leaves the mask of
+// blocks with a NaN or an infinity in AX.
+func amaxMXFP4AVX512(scales Mem) {
+	// VRANGEPS takes the larger magnitude of a block's two halves.
+	for b := range 16 {
+		VMOVUPS(Mem{Base: R10, Disp: 128 * b}, Z(b))
+		VRANGEPS(U8(0x0B), Mem{Base: R10, Disp: 128*b + 64}, Z(b), Z(b))
+	}
+	tree512()
+	// Scales: max(field, 2) − 2, and 0xFF where amax ≥ Inf.
+	VPSRLD(U8(23), Z0, Z1)
+	VPMAXUD_BCST(k32(2), Z1, Z1)
+	VPSUBD_BCST(k32(2), Z1, Z1)
+	VPCMPUD_BCST(U8(5), k32(fInf), Z0, K1)
+	VPBROADCASTD(k32(255), K1, Z1)
+	VPMOVDB(Z1, scales)
+	// Reciprocals 2^(127−s): bits (254 − s) << 23.
+	VPBROADCASTD(k32(254), Z2)
+	VPSUBD(Z1, Z2, Z2)
+	VPSLLD(U8(23), Z2, Z2)
+	VMOVDQU32(Z2, Mem{Base: R12})
+	KMOVW(K1, EAX)
+}
+
+// encodeMXFP4AVX512 encodes the 16 blocks at SI with the reciprocals at
+// (R12) into DI (and, for ggml blocks, the scale bytes at (R8)).
+func encodeMXFP4AVX512(gguf bool) {
+	for b := range 16 {
+		PREFETCHT0(Mem{Base: RSI, Disp: prefetchAhead + 128*b})
+		PREFETCHT0(Mem{Base: RSI, Disp: prefetchAhead + 128*b + 64})
+		VBROADCASTSS(Mem{Base: R12, Disp: 4 * b}, Z15)
+		for h := range 2 {
+			VMULPS(Mem{Base: RSI, Disp: 128*b + 64*h}, Z15, Z(1+h))
+			code512(Z(1+h), Z(3+h), Z(5+h), false)
+		}
+		if gguf {
+			pack512(Z3, Z4, Z5, zPack, Mem{Base: RDI, Disp: ggufBytes*b + 1})
+			MOVBLZX(Mem{Base: R8, Disp: b}, EAX)
+			MOVB(AL, Mem{Base: RDI, Disp: ggufBytes * b})
+		} else {
+			pack512(Z3, Z4, Z5, zPack, Mem{Base: RDI, Disp: 16 * b})
+		}
+	}
+}
+
+// amaxNVFP4AVX512 finds the 16 block maxima of the group at R10, stores the
+// UE4M3 scale bytes to scales and the multipliers d to (R12), and leaves the
+// mask of blocks to zero (NaN or infinity, or d = 0) in AX.
+func amaxNVFP4AVX512(scales Mem) {
+	st, den := paramAddr("tensorScale"), paramAddr("denom")
+	for b := range 16 {
+		VPANDD(Mem{Base: R10, Disp: 64 * b}, zAbs, Z(b))
+	}
+	tree512()
+	// s_b = UE4M3(amax/denom), rounded to nearest even and saturating:
+	// normal results by integer rounding of the bits to 3 mantissa bits,
+	// subnormal ones (below 2^−6) by the float addition of 2^14.
+	VDIVPS_BCST(den, Z0, Z1)
+	VPSRLD(U8(20), Z1, Z2)
+	VPANDD_BCST(k32(1), Z2, Z2)
+	VPADDD(Z1, Z2, Z2)
+	VPADDD_BCST(k32(0x7ffff), Z2, Z2)
+	VPSRLD(U8(20), Z2, Z2)
+	VPSUBD_BCST(k32(120<<3), Z2, Z2)
+	VADDPS_BCST(k32(f2p14), Z1, Z3)
+	VPSUBD_BCST(k32(f2p14), Z3, Z3)
+	VPCMPUD_BCST(U8(1), k32(f2pm6), Z1, K2)
+	VMOVDQA32(Z3, K2, Z2)
+	VPMINUD_BCST(k32(ue4Max), Z2, Z2)
+	VPTESTNMD(Z0, Z0, K3)
+	VPBROADCASTD(k32(ue4One), K3, Z2)
+	VPCMPUD_BCST(U8(5), k32(fInf), Z0, K1)
+	VPBROADCASTD(k32(ue4NaN), K1, Z2)
+	VPMOVDB(Z2, scales)
+	// d = float32(UE4M3 value · s_t): codes of 8 and up are normal,
+	// (c << 20) + (120 << 23); below 8, c·2^−9 = 2^−6·(1 + c/8) − 2^−6.
+	VPSLLD(U8(20), Z2, Z3)
+	VPADDD_BCST(k32(120<<23), Z3, Z4)
+	VPADDD_BCST(k32(121<<23), Z3, Z5)
+	VSUBPS_BCST(k32(f2pm6), Z5, Z5)
+	VPCMPUD_BCST(U8(1), k32(8), Z2, K4)
+	VMOVDQA32(Z5, K4, Z4)
+	VMULPS_BCST(st, Z4, Z4)
+	VMOVUPS(Z4, Mem{Base: R12})
+	// Blocks to zero: NaN or Inf (scale 0x7F) and d = 0.
+	VPTESTNMD(Z4, Z4, K5)
+	KORW(K5, K1, K1)
+	KMOVW(K1, EAX)
+}
+
+// encodeNVFP4AVX512 encodes the 16 blocks at SI, dividing by the multipliers
+// at (R12), into DI.
+func encodeNVFP4AVX512() {
+	for b := 0; b < 16; b += 2 {
+		PREFETCHT0(Mem{Base: RSI, Disp: prefetchAhead + 64*b})
+		PREFETCHT0(Mem{Base: RSI, Disp: prefetchAhead + 64*b + 64})
+		for h := range 2 {
+			VMOVUPS(Mem{Base: RSI, Disp: 64 * (b + h)}, Z(1+h))
+			VDIVPS_BCST(Mem{Base: R12, Disp: 4 * (b + h)}, Z(1+h), Z(1+h))
+			code512(Z(1+h), Z(3+h), Z(5+h), true)
+		}
+		pack512(Z3, Z4, Z5, zPack, Mem{Base: RDI, Disp: 8 * b})
+	}
+}
+
+// amaxMXFP4AVX2 is amaxMXFP4AVX512 for 8 blocks.
+func amaxMXFP4AVX2(scales Mem) {
+	for b := range 8 {
+		off := 128 * b
+		VPAND(Mem{Base: R10, Disp: off}, yAbs, Y(b))
+		VPAND(Mem{Base: R10, Disp: off + 32}, yAbs, Y8)
+		VPAND(Mem{Base: R10, Disp: off + 64}, yAbs, Y9)
+		VPAND(Mem{Base: R10, Disp: off + 96}, yAbs, Y10)
+		VPMAXUD(Y10, Y9, Y9)
+		VPMAXUD(Y9, Y(b), Y(b))
+		VPMAXUD(Y8, Y(b), Y(b))
+	}
+	tree256()
+	// Scales max(field, 2) − 2, or 0xFF where amax ≥ Inf (amax is below
+	// 2^31, a positive int32).
+	VPSRLD(U8(23), Y0, Y1)
+	VPMAXUD(k256(2), Y1, Y1)
+	VPSUBD(k256(2), Y1, Y1)
+	VPCMPGTD(k256(fInf-1), Y0, Y2)
+	VPAND(k256(255), Y2, Y3)
+	VPOR(Y3, Y1, Y1)
+	VMOVMSKPS(Y2, EAX)
+	VMOVDQU(k256(254), Y3)
+	VPSUBD(Y1, Y3, Y3)
+	VPSLLD(U8(23), Y3, Y3)
+	VMOVDQU(Y3, Mem{Base: R12})
+	quantScales256(scales)
+}
+
+// encodeMXFP4AVX2 is encodeMXFP4AVX512 for 8 blocks.
+func encodeMXFP4AVX2(gguf bool) {
+	for b := range 8 {
+		PREFETCHT0(Mem{Base: RSI, Disp: prefetchAhead + 128*b})
+		PREFETCHT0(Mem{Base: RSI, Disp: prefetchAhead + 128*b + 64})
+		VBROADCASTSS(Mem{Base: R12, Disp: 4 * b}, yMul)
+		for h := range 4 {
+			VMULPS(Mem{Base: RSI, Disp: 128*b + 32*h}, yMul, Y(h))
+			code256(Y(h), Y(4+h), Y8, false)
+		}
+		c := [4]VecPhysical{Y4, Y5, Y6, Y7}
+		y := [4]VecPhysical{Y0, Y1, Y2, Y3}
+		if gguf {
+			pack256(c, y, Mem{Base: RDI, Disp: ggufBytes*b + 1}, true)
+			MOVBLZX(Mem{Base: R8, Disp: b}, EAX)
+			MOVB(AL, Mem{Base: RDI, Disp: ggufBytes * b})
+		} else {
+			pack256(c, y, Mem{Base: RDI, Disp: 16 * b}, false)
+		}
+	}
+}
+
+// amaxNVFP4AVX2 is amaxNVFP4AVX512 for 8 blocks.
+func amaxNVFP4AVX2(scales Mem) {
+	st, den := paramAddr("tensorScale"), paramAddr("denom")
+	for b := range 8 {
+		off := 64 * b
+		VPAND(Mem{Base: R10, Disp: off}, yAbs, Y(b))
+		VPAND(Mem{Base: R10, Disp: off + 32}, yAbs, Y8)
+		VPMAXUD(Y8, Y(b), Y(b))
+	}
+	tree256()
+	// s_b = UE4M3(amax/denom) as in the AVX-512 kernel, with blends.
+	VBROADCASTSS(den, Y9)
+	VDIVPS(Y9, Y0, Y1)
+	VPSRLD(U8(20), Y1, Y2)
+	VPAND(k256(1), Y2, Y2)
+	VPADDD(Y1, Y2, Y2)
+	VPADDD(k256(0x7ffff), Y2, Y2)
+	VPSRLD(U8(20), Y2, Y2)
+	VPSUBD(k256(120<<3), Y2, Y2)
+	VADDPS(k256(f2p14), Y1, Y3)
+	VPSUBD(k256(f2p14), Y3, Y3)
+	VPCMPGTD(k256(f2pm6-1), Y1, Y4) // normal: v ≥ 2^−6 (v is not negative)
+	VPBLENDVB(Y4, Y2, Y3, Y2)
+	VPMINSD(k256(ue4Max), Y2, Y2)
+	VPXOR(Y5, Y5, Y5)
+	VPCMPEQD(Y5, Y0, Y4)
+	VPBLENDVB(Y4, k256(ue4One), Y2, Y2)
+	VPCMPGTD(k256(fInf-1), Y0, Y6) // NaN or Inf
+	VPBLENDVB(Y6, k256(ue4NaN), Y2, Y1)
+	// d = float32(UE4M3 value · s_t).
+	VPSLLD(U8(20), Y1, Y3)
+	VPADDD(k256(120<<23), Y3, Y4)
+	VPADDD(k256(121<<23), Y3, Y7)
+	VSUBPS(k256(f2pm6), Y7, Y7)
+	VMOVDQU(k256(8), Y3)
+	VPCMPGTD(Y1, Y3, Y3) // c < 8: subnormal
+	VBLENDVPS(Y3, Y7, Y4, Y4)
+	VBROADCASTSS(st, Y9)
+	VMULPS(Y9, Y4, Y4)
+	VMOVUPS(Y4, Mem{Base: R12})
+	VPCMPEQD(Y5, Y4, Y3)
+	VPOR(Y3, Y6, Y6)
+	VMOVMSKPS(Y6, EAX)
+	quantScales256(scales)
+}
+
+// encodeNVFP4AVX2 is encodeNVFP4AVX512 for 8 blocks.
+func encodeNVFP4AVX2() {
+	for b := 0; b < 8; b += 2 {
+		PREFETCHT0(Mem{Base: RSI, Disp: prefetchAhead + 64*b})
+		PREFETCHT0(Mem{Base: RSI, Disp: prefetchAhead + 64*b + 64})
+		for h := range 4 {
+			if h%2 == 0 {
+				VBROADCASTSS(Mem{Base: R12, Disp: 4 * (b + h/2)}, yMul)
+			}
+			VMOVUPS(Mem{Base: RSI, Disp: 64*b + 32*h}, Y(h))
+			VDIVPS(yMul, Y(h), Y(h))
+			code256(Y(h), Y(4+h), Y8, true)
+		}
+		pack256([4]VecPhysical{Y4, Y5, Y6, Y7}, [4]VecPhysical{Y0, Y1, Y2, Y3}, Mem{Base: RDI, Disp: 8 * b}, false)
+	}
 }
