@@ -11,8 +11,9 @@ import (
 
 // The dispatchers of the E2M1 kernels (MXFP4, NVFP4, ggml MXFP4 blocks): the
 // assembly of the active tier over whole groups of blocks, and the Go
-// reference for the rest. The AVX-512 kernels also need AVX-512 DQ (VRANGEPS)
-// and VBMI (VPERMT2B, VPMULTISHIFTQB); without them the AVX2 kernels run.
+// reference for the rest. The AVX-512 kernels also need AVX-512 DQ
+// (VRANGEPS) and VBMI (VPERMT2B, VPMULTISHIFTQB); without them the AVX2
+// kernels run.
 // The exported callers have checked the lengths.
 
 // hasMX4AVX512 reports whether the CPU has what the AVX-512 E2M1 kernels use

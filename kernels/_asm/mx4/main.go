@@ -20,8 +20,8 @@
 // sum's low mantissa bits count the steps; a few ulps added to m (an even
 // number of them, which keeps the parity that decides ties) tell the three
 // ranges apart, and a table maps the low bits to the code. m comes from a
-// table indexed by the low bits of |y|'s exponent field. The sign is bit 31
-// of y moved to bit 3.
+// table indexed by floor(y) (AVX-512, where m takes y's sign and the sum is
+// y + m) or trunc(|y|) (AVX2). The sign is bit 31 of y.
 //
 // Blocks with a NaN or an infinity (and NVFP4 blocks whose multiplier is 0)
 // get their scale code in the vector pass and their codes zeroed afterwards,
@@ -109,10 +109,9 @@ const (
 
 // Tables of the kernels.
 var (
-	// expTab16[trunc(|y|)] is the magic addend for |y| (AVX-512): 2^22
-	// below 2, 2^23 + 8 ulps in [2, 4), 2^24 + 16 ulps in [4, 8). (The
-	// truncated |y| rather than its exponent field indexes it: conversions
-	// run on other execution units than shifts and shuffles, the busiest.)
+	// expTab16[floor(y) & 15] is the magic addend for y (AVX-512): ±2^22
+	// for |y| up to 2, ±(2^23 + 8 ulps) up to 4, ±(2^24 + 16 ulps) up to 8,
+	// with y's sign.
 	expTab16 Mem
 	// codeTab32[low 5 bits of the sum] is the E2M1 magnitude code, in bits
 	// 30:28 (where the sign, bit 31, completes the nibble): steps
@@ -154,7 +153,12 @@ var (
 
 func tables() {
 	w := []uint32{f2p22, f2p22, f2p23 + 8, f2p23 + 8, f2p24 + 16, f2p24 + 16, f2p24 + 16, f2p24 + 16}
-	expTab16 = gen.Table("mx4Exp16", append(w, w...))
+	for i := range 8 {
+		// Index 8+i is floor(y) = i−8: |y| in (7−i, 8−i], the range of
+		// the positive floor 7−i but for its bottom end.
+		w = append(w, w[7-i]|0x80000000)
+	}
+	expTab16 = gen.Table("mx4Exp16", w)
 
 	c := make([]uint32, 32)
 	for d := range 5 {
@@ -320,15 +324,21 @@ func quantConsts512(pack Mem) {
 
 // code512 turns y (16 scaled elements, |y| < 8 or clamped) into their E2M1
 // codes, the nibble in bits 31:28 (the sign is y's), in c; t is scratch.
-// When clamp, |y| is first limited to keyHi (NVFP4).
+// When clamp, |y| is first limited to keyHi (NVFP4), in place.
+//
+// The addend m carries y's sign, which makes the sum −(|y| + m) for a
+// negative y, rounded as |y| + m is. floor(y) indexes it: 0..7 for positive
+// y, 8..15 (−8..−1) for negative y (−0 floors to 0 and takes +m, which
+// rounds it to 0 all the same). A negative y at the bottom of a range (−2,
+// −4) floors into the range below and rounds with its spacing, which holds
+// the range's bottom too.
 func code512(y, c, t VecPhysical, clamp bool) {
-	VPANDD(zAbs, y, c)
 	if clamp {
-		VPMINUD_BCST(k32(keyHi), c, c)
+		VRANGEPS_BCST(U8(0x02), k32(keyHi), y, y) // min(|y|, keyHi), y's sign
 	}
-	VCVTTPS2DQ(c, t)
+	VCVTPS2DQ_RD_SAE(y, t)
 	VPERMD(zExp, t, t)
-	VADDPS(t, c, c)
+	VADDPS(t, y, c)
 	VPERMI2D(zCodeH, zCodeL, c)
 	VPTERNLOGD_BCST(U8(0xF8), k32(0x80000000), y, c) // c | y&sign
 }
@@ -764,7 +774,7 @@ func (q qspec) name() string {
 
 func (q qspec) isa() string {
 	if q.avx512 {
-		return "AVX-512 (F, BW, DQ, VL, VBMI)"
+		return "AVX-512 (F, BW, VL, VBMI)"
 	}
 	return "AVX2"
 }
@@ -939,10 +949,12 @@ func quantKernel(q qspec) {
 // scale bytes to scales and the reciprocals to (R12), and leaves the mask of
 // blocks with a NaN or an infinity in AX.
 func amaxMXFP4AVX512(scales Mem) {
-	// VRANGEPS takes the larger magnitude of a block's two halves.
+	// The magnitudes as integers: VRANGEPS, which would take the larger
+	// magnitude of two vectors in one instruction, passes over quiet NaNs.
 	for b := range 16 {
-		VMOVUPS(Mem{Base: R10, Disp: 128 * b}, Z(b))
-		VRANGEPS(U8(0x0B), Mem{Base: R10, Disp: 128*b + 64}, Z(b), Z(b))
+		VPANDD(Mem{Base: R10, Disp: 128 * b}, zAbs, Z(b))
+		VPANDD(Mem{Base: R10, Disp: 128*b + 64}, zAbs, Z24)
+		VPMAXUD(Z24, Z(b), Z(b))
 	}
 	tree512()
 	// Scales: max(field, 2) − 2, and 0xFF where amax ≥ Inf.
