@@ -26,7 +26,7 @@ func quantizeMXFP4AVX512(codes []byte, scales []uint8, src []float32)
 //go:noescape
 func quantizeMXFP4GGUFAVX512(dst []byte, src []float32)
 
-// quantizeNVFP4AVX512 is the AVX-512 (F, BW, VL, VBMI) kernel of the loop
+// quantizeNVFP4AVX512 is the AVX-512 (F, BW, DQ, VL, VBMI) kernel of the loop
 //
 //	for b := range len(src) / 16 {
 //		quantizeNVFP4Go(codes[8*b:8*b+8], scales[b:b+1], src[16*b:16*b+16], tensorScale)

@@ -773,7 +773,10 @@ func (q qspec) name() string {
 }
 
 func (q qspec) isa() string {
-	if q.avx512 {
+	switch {
+	case q.avx512 && q.kind == kNVFP4:
+		return "AVX-512 (F, BW, DQ, VL, VBMI)"
+	case q.avx512:
 		return "AVX-512 (F, BW, VL, VBMI)"
 	}
 	return "AVX2"
