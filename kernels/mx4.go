@@ -1,6 +1,9 @@
 package kernels
 
-import "fmt"
+import (
+	"encoding/binary"
+	"fmt"
+)
 
 // MXFP4 in ggml's block layout (block_mxfp4, the GGUF type MXFP4): each
 // block of 32 elements is 17 bytes, its E8M0 scale byte and then 16 bytes,
@@ -68,6 +71,49 @@ func dequantizeMXFP4GGUFGo(dst []float32, src []byte) {
 		m := t.e8m0[x[0]]
 		for j, c := range x[1:] {
 			y[j], y[j+MXBlock/2] = t.e2m1[c&0x0f]*m, t.e2m1[c>>4]*m
+		}
+	}
+}
+
+// PackMXFP4GGUF lays out MXFP4 codes and scales as ggml MXFP4 blocks: codes
+// holds one E2M1 code per element (len(codes) a multiple of 32) and scales
+// one E8M0 byte per 32 elements; block b of dst (17 bytes) is scales[b] and
+// then byte j = codes[32b+j] | codes[32b+j+16]<<4. It reports whether every
+// code is below 16; bits above the low four are dropped otherwise.
+func PackMXFP4GGUF(dst []byte, codes, scales []uint8) (ok bool) {
+	checkGGUFBlocks("PackMXFP4GGUF", len(codes), len(dst))
+	checkBlocks("PackMXFP4GGUF", len(codes), MXBlock, len(codes), 1, len(scales))
+	const lowNibbles = 0x0f0f0f0f0f0f0f0f
+	var high uint64
+	for b := range len(codes) / MXBlock {
+		c := (*[MXBlock]byte)(codes[b*MXBlock:])
+		y := (*[MXFP4GGUFBlockBytes]byte)(dst[b*MXFP4GGUFBlockBytes:])
+		y[0] = scales[b]
+		for j := 0; j < MXBlock/2; j += 8 {
+			lo := binary.LittleEndian.Uint64(c[j:])
+			hi := binary.LittleEndian.Uint64(c[j+MXBlock/2:])
+			high |= lo | hi
+			binary.LittleEndian.PutUint64(y[1+j:], lo&lowNibbles|(hi&lowNibbles)<<4)
+		}
+	}
+	return high&^lowNibbles == 0
+}
+
+// UnpackMXFP4GGUF is the inverse of PackMXFP4GGUF: it splits ggml MXFP4
+// blocks into one E2M1 code per element (len(codes) a multiple of 32) and
+// one E8M0 byte per block.
+func UnpackMXFP4GGUF(codes, scales []uint8, src []byte) {
+	checkGGUFBlocks("UnpackMXFP4GGUF", len(codes), len(src))
+	checkBlocks("UnpackMXFP4GGUF", len(codes), MXBlock, len(codes), 1, len(scales))
+	const lowNibbles = 0x0f0f0f0f0f0f0f0f
+	for b := range len(codes) / MXBlock {
+		x := (*[MXFP4GGUFBlockBytes]byte)(src[b*MXFP4GGUFBlockBytes:])
+		c := (*[MXBlock]byte)(codes[b*MXBlock:])
+		scales[b] = x[0]
+		for j := 0; j < MXBlock/2; j += 8 {
+			w := binary.LittleEndian.Uint64(x[1+j:])
+			binary.LittleEndian.PutUint64(c[j:], w&lowNibbles)
+			binary.LittleEndian.PutUint64(c[j+MXBlock/2:], w>>4&lowNibbles)
 		}
 	}
 }

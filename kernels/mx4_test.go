@@ -45,3 +45,32 @@ func TestMXFP4GGUFRejectsPartialBlocks(t *testing.T) {
 	require.Panics(t, func() { DequantizeMXFP4GGUF(make([]float32, 64), make([]byte, 33)) })
 	require.NotPanics(t, func() { QuantizeMXFP4GGUF(nil, nil) })
 }
+
+func TestPackMXFP4GGUF(t *testing.T) {
+	// Two blocks: codes 0..15 then 15..0 in the first half, 1 and 2 in the
+	// second; scales 120 and 130.
+	codes := make([]byte, 64)
+	for j := range 16 {
+		codes[j], codes[16+j] = byte(j), 1
+		codes[32+j], codes[48+j] = byte(15-j), 2
+	}
+	want := []byte{120}
+	for j := range 16 {
+		want = append(want, byte(j)|1<<4)
+	}
+	want = append(want, 130)
+	for j := range 16 {
+		want = append(want, byte(15-j)|2<<4)
+	}
+	got := make([]byte, 34)
+	require.True(t, PackMXFP4GGUF(got, codes, []byte{120, 130}))
+	assert.Equal(t, want, got)
+	c, s := make([]byte, 64), make([]byte, 2)
+	UnpackMXFP4GGUF(c, s, got)
+	assert.Equal(t, codes, c)
+	assert.Equal(t, []byte{120, 130}, s)
+	codes[40] = 16
+	assert.False(t, PackMXFP4GGUF(got, codes, []byte{120, 130}))
+	require.Panics(t, func() { PackMXFP4GGUF(got, codes, []byte{1}) })
+	require.Panics(t, func() { UnpackMXFP4GGUF(c, s, got[:33]) })
+}
