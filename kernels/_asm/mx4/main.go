@@ -43,12 +43,10 @@ var (
 	zs = []VecPhysical{Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7, Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15,
 		Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23, Z24, Z25, Z26, Z27, Z28, Z29, Z30, Z31}
 	ys = []VecPhysical{Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7, Y8, Y9, Y10, Y11, Y12, Y13, Y14, Y15}
-	xs = []VecPhysical{X0, X1, X2, X3, X4, X5, X6, X7, X8, X9, X10, X11, X12, X13, X14, X15}
 )
 
 func Z(i int) VecPhysical { return zs[i] }
 func Y(i int) VecPhysical { return ys[i] }
-func X(i int) VecPhysical { return xs[i] }
 
 // consts holds the 32-bit constants emitted so far, by value.
 var consts = map[uint32]Mem{}
@@ -94,7 +92,6 @@ const (
 	f2p22 = 149 << 23 // 2^22: ulp 0.5
 	f2p23 = 150 << 23 // 2^23: ulp 1
 	f2p24 = 151 << 23 // 2^24: ulp 2
-	fHalf = 0x3f000000
 	// keyHi is the float just below 8: NVFP4 clamps |x/d| to it.
 	keyHi = 0x40ffffff
 	fInf  = 0x7f800000
