@@ -286,3 +286,24 @@ func floatBits(f []float32) []uint32 {
 	}
 	return b
 }
+
+// TestMX4NoAllocs checks that the E2M1 kernels allocate nothing, on every
+// tier and with non-temporal stores.
+func TestMX4NoAllocs(t *testing.T) {
+	src := BenchInput(4096)
+	codes, scales, nscales := make([]byte, 2048), make([]byte, 128), make([]byte, 256)
+	g, dst := make([]byte, 128*MXFP4GGUFBlockBytes), make([]float32, 4096)
+	forEachTier(t, func(t *testing.T) {
+		forEachStore(t, func(t *testing.T) {
+			allocs := testing.AllocsPerRun(5, func() {
+				QuantizeMXFP4(codes, scales, src)
+				DequantizeMXFP4(dst, codes, scales)
+				QuantizeMXFP4GGUF(g, src)
+				DequantizeMXFP4GGUF(dst, g)
+				QuantizeNVFP4(codes, nscales, src, 0.01)
+				DequantizeNVFP4(dst, codes, nscales, 0.01)
+			})
+			require.Zero(t, allocs)
+		})
+	})
+}
