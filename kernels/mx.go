@@ -237,6 +237,11 @@ func checkBlocks(kernel string, n, block, codes, codesPerBlock, scales int) {
 // are those of tcast.Cast to mxfp4 (docs/NUMERICS.md §4).
 func QuantizeMXFP4(codes []byte, scales []uint8, src []float32) {
 	checkBlocks("QuantizeMXFP4", len(src), MXBlock, len(codes), MXBlock/2, len(scales))
+	quantizeMXFP4(codes, scales, src)
+}
+
+// quantizeMXFP4Go is the reference of QuantizeMXFP4, for whole blocks.
+func quantizeMXFP4Go(codes []byte, scales []uint8, src []float32) {
 	for b := range len(src) / MXBlock {
 		v := (*[MXBlock]float32)(src[b*MXBlock:])
 		out := (*[MXBlock / 2]byte)(codes[b*MXBlock/2:])
@@ -284,6 +289,11 @@ func quantMXFP4Block(out *[MXBlock / 2]byte, v *[MXBlock]float32, k int32, keys 
 // 2^(code−127), and a block with scale code 0xFF is NaN.
 func DequantizeMXFP4(dst []float32, codes []byte, scales []uint8) {
 	checkBlocks("DequantizeMXFP4", len(dst), MXBlock, len(codes), MXBlock/2, len(scales))
+	dequantizeMXFP4(dst, codes, scales)
+}
+
+// dequantizeMXFP4Go is the reference of DequantizeMXFP4, for whole blocks.
+func dequantizeMXFP4Go(dst []float32, codes []byte, scales []uint8) {
 	t := mx
 	for b := range len(dst) / MXBlock {
 		in := (*[MXBlock / 2]byte)(codes[b*MXBlock/2:])
@@ -443,6 +453,11 @@ func DequantizeMXINT8(dst []float32, codes []byte, scales []uint8) {
 // float32(amax_t / 2688), or 1 for a tensor without a finite non-zero value.
 func QuantizeNVFP4(codes []byte, scales []uint8, src []float32, tensorScale float32) {
 	checkBlocks("QuantizeNVFP4", len(src), NVFP4Block, len(codes), NVFP4Block/2, len(scales))
+	quantizeNVFP4(codes, scales, src, tensorScale)
+}
+
+// quantizeNVFP4Go is the reference of QuantizeNVFP4, for whole blocks.
+func quantizeNVFP4Go(codes []byte, scales []uint8, src []float32, tensorScale float32) {
 	denom := 6 * tensorScale
 	one := uint8(ue4m3Codec.Encode(1, RoundEven, true, 0))
 	keys := &mx.e2m1Key
@@ -480,6 +495,11 @@ func QuantizeNVFP4(codes []byte, scales []uint8, src []float32, tensorScale floa
 // float32(s_b·s_t), and a block whose scale is NaN (0x7F, 0xFF) is NaN.
 func DequantizeNVFP4(dst []float32, codes []byte, scales []uint8, tensorScale float32) {
 	checkBlocks("DequantizeNVFP4", len(dst), NVFP4Block, len(codes), NVFP4Block/2, len(scales))
+	dequantizeNVFP4(dst, codes, scales, tensorScale)
+}
+
+// dequantizeNVFP4Go is the reference of DequantizeNVFP4, for whole blocks.
+func dequantizeNVFP4Go(dst []float32, codes []byte, scales []uint8, tensorScale float32) {
 	for b := range len(dst) / NVFP4Block {
 		in := (*[NVFP4Block / 2]byte)(codes[b*NVFP4Block/2:])
 		out := (*[NVFP4Block]float32)(dst[b*NVFP4Block:])
