@@ -153,14 +153,6 @@ func requireBytes(t *testing.T, want, got []byte, format string, args ...any) {
 	requireSame(t, w, g, format, args...)
 }
 
-func floatBits(f []float32) []uint32 {
-	b := make([]uint32, len(f))
-	for i, x := range f {
-		b[i] = math.Float32bits(x)
-	}
-	return b
-}
-
 func TestMXQuantizersMatchReference(t *testing.T) {
 	r := rand.New(rand.NewPCG(41, 42))
 	x := mxEdgeBlocks(r, 16*9+8)
