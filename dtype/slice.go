@@ -58,6 +58,10 @@ func DecodeSlice[C Code](f *Format, dst []float32, src []C) {
 	case f.bits <= 8:
 		lut := (*[256]float32)(f.table())
 		if b, ok := any(src).([]uint8); ok {
+			if f.kind == Float {
+				kernels.DecodeFloat8(&f.fc, dst, b, lut) // assembly for e4m3fn, e5m2, e2m3, e3m2
+				return
+			}
 			kernels.DecodeLUT8(dst, b, lut)
 			return
 		}

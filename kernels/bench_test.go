@@ -176,3 +176,28 @@ func TestSumFloat32(t *testing.T) {
 		}
 	}
 }
+
+// TestMeasure checks that Measure runs the kernel on every worker's own
+// copy of the input and reports a positive speed.
+func TestMeasure(t *testing.T) {
+	var mu sync.Mutex
+	seen := map[*float32]int{}
+	w := Workload{"Count", func(src []float32) func() {
+		return func() {
+			mu.Lock()
+			seen[&src[0]]++
+			mu.Unlock()
+		}
+	}}
+	src := make([]float32, 64)
+	assert.Greater(t, w.Measure(src, 3, 2), 0.0)
+	assert.Len(t, seen, 3, "three workers, three inputs")
+	assert.Contains(t, seen, &src[0], "the first worker reads src itself")
+	n := -1
+	for _, c := range seen {
+		if n >= 0 {
+			assert.Equal(t, n, c, "every worker runs as often")
+		}
+		n = c
+	}
+}

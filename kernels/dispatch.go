@@ -5,6 +5,8 @@ package kernels
 // rewrites every *_amd64.s file and its *_stubs_amd64.go declarations.
 //go:generate go run -C _asm ./reduce -out ../reduce_amd64.s -stubs ../reduce_stubs_amd64.go -pkg kernels
 //go:generate go run -C _asm ./half -out ../half_amd64.s -stubs ../half_stubs_amd64.go -pkg kernels
+//go:generate go run -C _asm ./mxbyte -out ../mxbyte_amd64.s -stubs ../mxbyte_stubs_amd64.go -pkg kernels
+//go:generate go run -C _asm ./mx4 -out ../mx4_amd64.s -stubs ../mx4_stubs_amd64.go -pkg kernels
 //go:generate go run -C _asm ./intgrp -out ../intgrp_amd64.s -stubs ../intgrp_stubs_amd64.go -pkg kernels
 //go:generate go run -C _asm ./bits -out ../bits_amd64.s -stubs ../bits_stubs_amd64.go -pkg kernels
 

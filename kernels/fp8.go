@@ -69,14 +69,14 @@ func (t FP8Tiles) check(kernel string, n, codes, scales int) (rows, cols, tr, tc
 // little-endian bytes each, tiles in row-major order).
 func QuantizeE4M3(codes, scales []byte, src []float32, t FP8Tiles) {
 	t.check("QuantizeE4M3", len(src), len(codes), len(scales))
-	quantE4M3(codes, scales, src, t)
+	quantE4M3Tiles(codes, scales, src, t)
 }
 
 // DequantizeE4M3 decodes E4M3 codes and float32 scales (as QuantizeE4M3
 // writes them) into dst: element × scale in float32.
 func DequantizeE4M3(dst []float32, codes, scales []byte, t FP8Tiles) {
 	t.check("DequantizeE4M3", len(dst), len(codes), len(scales))
-	dequantE4M3(dst, codes, scales, t)
+	dequantE4M3Tiles(dst, codes, scales, t)
 }
 
 // The E4M3 codes of a NaN and of the largest magnitude.

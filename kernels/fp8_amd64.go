@@ -14,7 +14,7 @@ import "encoding/binary"
 // fp8ChunkBytes bounds the float32 bytes of a chunk of tiles.
 const fp8ChunkBytes = 256 << 10
 
-func quantE4M3(codes, scales []byte, src []float32, t FP8Tiles) {
+func quantE4M3Tiles(codes, scales []byte, src []float32, t FP8Tiles) {
 	if active == tierGeneric {
 		quantE4M3Go(codes, scales, src, t)
 		return
@@ -64,7 +64,7 @@ func quantE4M3(codes, scales []byte, src []float32, t FP8Tiles) {
 	}
 }
 
-func dequantE4M3(dst []float32, codes, scales []byte, t FP8Tiles) {
+func dequantE4M3Tiles(dst []float32, codes, scales []byte, t FP8Tiles) {
 	if active == tierGeneric {
 		dequantE4M3Go(dst, codes, scales, t)
 		return

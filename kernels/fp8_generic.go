@@ -2,8 +2,10 @@
 
 package kernels
 
-func quantE4M3(codes, scales []byte, src []float32, t FP8Tiles) { quantE4M3Go(codes, scales, src, t) }
+func quantE4M3Tiles(codes, scales []byte, src []float32, t FP8Tiles) {
+	quantE4M3Go(codes, scales, src, t)
+}
 
-func dequantE4M3(dst []float32, codes, scales []byte, t FP8Tiles) {
+func dequantE4M3Tiles(dst []float32, codes, scales []byte, t FP8Tiles) {
 	dequantE4M3Go(dst, codes, scales, t)
 }

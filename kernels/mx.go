@@ -237,6 +237,11 @@ func checkBlocks(kernel string, n, block, codes, codesPerBlock, scales int) {
 // are those of tcast.Cast to mxfp4 (docs/NUMERICS.md §4).
 func QuantizeMXFP4(codes []byte, scales []uint8, src []float32) {
 	checkBlocks("QuantizeMXFP4", len(src), MXBlock, len(codes), MXBlock/2, len(scales))
+	quantizeMXFP4(codes, scales, src)
+}
+
+// quantizeMXFP4Go is the reference of QuantizeMXFP4, for whole blocks.
+func quantizeMXFP4Go(codes []byte, scales []uint8, src []float32) {
 	for b := range len(src) / MXBlock {
 		v := (*[MXBlock]float32)(src[b*MXBlock:])
 		out := (*[MXBlock / 2]byte)(codes[b*MXBlock/2:])
@@ -284,6 +289,11 @@ func quantMXFP4Block(out *[MXBlock / 2]byte, v *[MXBlock]float32, k int32, keys 
 // 2^(code−127), and a block with scale code 0xFF is NaN.
 func DequantizeMXFP4(dst []float32, codes []byte, scales []uint8) {
 	checkBlocks("DequantizeMXFP4", len(dst), MXBlock, len(codes), MXBlock/2, len(scales))
+	dequantizeMXFP4(dst, codes, scales)
+}
+
+// dequantizeMXFP4Go is the reference of DequantizeMXFP4, for whole blocks.
+func dequantizeMXFP4Go(dst []float32, codes []byte, scales []uint8) {
 	t := mx
 	for b := range len(dst) / MXBlock {
 		in := (*[MXBlock / 2]byte)(codes[b*MXBlock/2:])
@@ -321,6 +331,11 @@ func DequantizeMXFP4(dst []float32, codes []byte, scales []uint8) {
 // NaN.
 func QuantizeMXFP8(codes []byte, scales []uint8, src []float32) {
 	checkBlocks("QuantizeMXFP8", len(src), MXBlock, len(codes), MXBlock, len(scales))
+	quantizeMXFP8(codes, scales, src)
+}
+
+// quantizeMXFP8Go is QuantizeMXFP8 in Go, the reference of its assembly.
+func quantizeMXFP8Go(codes []byte, scales []uint8, src []float32) {
 	// Round to 3 mantissa bits, ties to even (see encodeFloatRNE): normal
 	// results by integer rounding of the float32 bits, subnormal ones (below
 	// 2^−6) by the float32 addition of 2^14, whose ulp is E4M3's 2^−9.
@@ -361,7 +376,7 @@ func QuantizeMXFP8(codes []byte, scales []uint8, src []float32) {
 // a multiple of 32, as DequantizeMXFP4 does.
 func DequantizeMXFP8(dst []float32, codes []byte, scales []uint8) {
 	checkBlocks("DequantizeMXFP8", len(dst), MXBlock, len(codes), MXBlock, len(scales))
-	dequant8(dst, codes, scales, &mx.e4m3fn)
+	dequantizeMXFP8(dst, codes, scales)
 }
 
 // dequant8 decodes blocks of 32 one-byte codes through lut and multiplies
@@ -391,6 +406,11 @@ func dequant8(dst []float32, codes []byte, scales []uint8, lut *[256]float32) {
 // §5). A block holding a NaN or an infinity gets element codes 0.
 func QuantizeMXINT8(codes []byte, scales []uint8, src []float32) {
 	checkBlocks("QuantizeMXINT8", len(src), MXBlock, len(codes), MXBlock, len(scales))
+	quantizeMXINT8(codes, scales, src)
+}
+
+// quantizeMXINT8Go is QuantizeMXINT8 in Go, the reference of its assembly.
+func quantizeMXINT8Go(codes []byte, scales []uint8, src []float32) {
 	// Adding 1.5·2^23 rounds a float32 below 2^22 in magnitude to an integer,
 	// ties to even, which the low bits of the sum then hold.
 	const magic = 0x1.8p23
@@ -418,7 +438,7 @@ func QuantizeMXINT8(codes []byte, scales []uint8, src []float32) {
 // multiple of 32, as DequantizeMXFP4 does.
 func DequantizeMXINT8(dst []float32, codes []byte, scales []uint8) {
 	checkBlocks("DequantizeMXINT8", len(dst), MXBlock, len(codes), MXBlock, len(scales))
-	dequant8(dst, codes, scales, &mx.q16)
+	dequantizeMXINT8(dst, codes, scales)
 }
 
 // QuantizeNVFP4 quantizes src, a whole number of blocks of 16, to NVIDIA
@@ -433,6 +453,11 @@ func DequantizeMXINT8(dst []float32, codes []byte, scales []uint8) {
 // float32(amax_t / 2688), or 1 for a tensor without a finite non-zero value.
 func QuantizeNVFP4(codes []byte, scales []uint8, src []float32, tensorScale float32) {
 	checkBlocks("QuantizeNVFP4", len(src), NVFP4Block, len(codes), NVFP4Block/2, len(scales))
+	quantizeNVFP4(codes, scales, src, tensorScale)
+}
+
+// quantizeNVFP4Go is the reference of QuantizeNVFP4, for whole blocks.
+func quantizeNVFP4Go(codes []byte, scales []uint8, src []float32, tensorScale float32) {
 	denom := 6 * tensorScale
 	one := uint8(ue4m3Codec.Encode(1, RoundEven, true, 0))
 	keys := &mx.e2m1Key
@@ -470,6 +495,11 @@ func QuantizeNVFP4(codes []byte, scales []uint8, src []float32, tensorScale floa
 // float32(s_b·s_t), and a block whose scale is NaN (0x7F, 0xFF) is NaN.
 func DequantizeNVFP4(dst []float32, codes []byte, scales []uint8, tensorScale float32) {
 	checkBlocks("DequantizeNVFP4", len(dst), NVFP4Block, len(codes), NVFP4Block/2, len(scales))
+	dequantizeNVFP4(dst, codes, scales, tensorScale)
+}
+
+// dequantizeNVFP4Go is the reference of DequantizeNVFP4, for whole blocks.
+func dequantizeNVFP4Go(dst []float32, codes []byte, scales []uint8, tensorScale float32) {
 	for b := range len(dst) / NVFP4Block {
 		in := (*[NVFP4Block / 2]byte)(codes[b*NVFP4Block/2:])
 		out := (*[NVFP4Block]float32)(dst[b*NVFP4Block:])

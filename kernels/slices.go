@@ -25,6 +25,9 @@ func EncodeFloat[C Code](f *FloatCodec, dst []C, src []float32, mode Rounding, s
 			return
 		}
 	}
+	if d, ok := any(dst).([]uint8); ok && mode == RoundEven && encodeFloat8(f, d, src, saturate) {
+		return // e4m3fn, e5m2, e2m3 and e3m2 in assembly
+	}
 	if mode == RoundEven && f.rneFast() {
 		encodeFloatRNE(f, dst, src, saturate)
 		return

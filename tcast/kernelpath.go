@@ -10,12 +10,12 @@ import (
 
 // The one-pass kernels of the hot scaled datatypes (kernels.QuantizeMXFP4 and
 // its kin) stand in for the block-by-block path when a cast or a decompression
-// is exactly what they compute: the datatype is MXFP4, MXFP8 (E4M3), MXINT8
-// or NVFP4, its blocks run along the last axis and every row is a whole number
-// of blocks, and the options are the defaults those kernels implement (floor
-// scales, round to nearest even, no keep mask, symmetric integers, float
-// scales that are not forced to powers of two). The results are the same bits
-// either way; the tests compare the two paths.
+// is exactly what they compute: the datatype is MXFP4, MXFP6 (E2M3, E3M2),
+// MXFP8 (E4M3, E5M2), MXINT8 or NVFP4, its blocks run along the last axis and
+// every row is a whole number of blocks, and the options are the defaults
+// those kernels implement (floor scales, round to nearest even, no keep mask,
+// symmetric integers, float scales that are not forced to powers of two). The
+// results are the same bits either way; the tests compare the two paths.
 
 // kernelKind names the datatypes the kernels handle.
 type kernelKind uint8
@@ -26,6 +26,9 @@ const (
 	kernelMXFP8
 	kernelMXINT8
 	kernelNVFP4
+	kernelMXFP8E5M2
+	kernelMXFP6E2M3
+	kernelMXFP6E3M2
 	kernelIntSym  // int8/int4 groups, float scales (kernelgroups.go)
 	kernelIntAsym // uint8/uint4 groups with zero points (kernelgroups.go)
 	kernelFP8     // e4m3fn with float32 scales (kernelgroups.go)
@@ -36,6 +39,9 @@ const (
 var (
 	fmtE2M1    = dtype.MustParse("e2m1")
 	fmtE4M3FN  = dtype.MustParse("e4m3fn")
+	fmtE5M2    = dtype.MustParse("e5m2")
+	fmtE2M3    = dtype.MustParse("e2m3")
+	fmtE3M2    = dtype.MustParse("e3m2")
 	fmtQ16     = dtype.MustParse("q1.6")
 	fmtE8M0    = dtype.MustParse("e8m0")
 	fmtUE4M3   = dtype.MustParse("ue4m3")
@@ -62,6 +68,12 @@ func kernelKindOf(dt *DataType) (kernelKind, int) {
 			return kernelMXFP8, kernels.MXBlock
 		case fmtQ16:
 			return kernelMXINT8, kernels.MXBlock
+		case fmtE5M2:
+			return kernelMXFP8E5M2, kernels.MXBlock
+		case fmtE2M3:
+			return kernelMXFP6E2M3, kernels.MXBlock
+		case fmtE3M2:
+			return kernelMXFP6E3M2, kernels.MXBlock
 		}
 	case s.Scale == fmtUE4M3 && s.TensorScale == fmtFloat32 && tile.Size == kernels.NVFP4Block && dt.elem == fmtE2M1:
 		return kernelNVFP4, kernels.NVFP4Block
@@ -90,10 +102,18 @@ func (c *caster) kernel() kernelKind {
 // packedLen is the number of data bytes the kernels of kind k use for n
 // elements.
 func packedLen(k kernelKind, n int) int {
-	if k == kernelMXFP4 || k == kernelNVFP4 {
-		return n / 2
+	return n * kernelBits(k) / 8
+}
+
+// kernelBits is the width of the element codes of kind k.
+func kernelBits(k kernelKind) int {
+	switch k {
+	case kernelMXFP4, kernelNVFP4:
+		return 4
+	case kernelMXFP6E2M3, kernelMXFP6E3M2:
+		return 6
 	}
-	return n
+	return 8
 }
 
 // castKernel is Cast through the kernels of kind k: the same tensor, part by
@@ -113,6 +133,12 @@ func (c *caster) castKernel(x []float32, k kernelKind) *Tensor {
 		kernels.QuantizeMXFP8(codes, scales, x)
 	case kernelMXINT8:
 		kernels.QuantizeMXINT8(codes, scales, x)
+	case kernelMXFP8E5M2:
+		kernels.QuantizeMXFP8E5M2(codes, scales, x)
+	case kernelMXFP6E2M3:
+		kernels.QuantizeMXFP6E2M3(codes, scales, x)
+	case kernelMXFP6E3M2:
+		kernels.QuantizeMXFP6E3M2(codes, scales, x)
 	case kernelNVFP4:
 		c.setTensorScale(x, t.TensorScale)
 		kernels.QuantizeNVFP4(codes, scales, x, c.tensorMul)
@@ -126,7 +152,7 @@ func (c *caster) castKernel(x []float32, k kernelKind) *Tensor {
 		t.Data.Bytes = codes
 		if len(codes) != len(x) {
 			t.Data.Bytes = make([]byte, len(x))
-			kernels.UnpackBits(t.Data.Bytes, codes, 4)
+			kernels.UnpackBits(t.Data.Bytes, codes, uint(kernelBits(k)))
 		}
 	case Compressed:
 		// As Compress packs an Actual tensor, with the data already packed.
@@ -144,7 +170,7 @@ func (c *caster) castKernel(x []float32, k kernelKind) *Tensor {
 	return t
 }
 
-// dequantKernel decodes codes (packed for 4-bit elements) and scales of kind
+// dequantKernel decodes codes (packed for 4- and 6-bit elements) and scales of kind
 // k into dst.
 func dequantKernel(k kernelKind, dst []float32, codes, scales []byte, tensorMul float32) {
 	switch k {
@@ -154,6 +180,12 @@ func dequantKernel(k kernelKind, dst []float32, codes, scales []byte, tensorMul 
 		kernels.DequantizeMXFP8(dst, codes, scales)
 	case kernelMXINT8:
 		kernels.DequantizeMXINT8(dst, codes, scales)
+	case kernelMXFP8E5M2:
+		kernels.DequantizeMXFP8E5M2(dst, codes, scales)
+	case kernelMXFP6E2M3:
+		kernels.DequantizeMXFP6E2M3(dst, codes, scales)
+	case kernelMXFP6E3M2:
+		kernels.DequantizeMXFP6E3M2(dst, codes, scales)
 	case kernelNVFP4:
 		kernels.DequantizeNVFP4(dst, codes, scales, tensorMul)
 	}

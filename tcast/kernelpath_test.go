@@ -21,6 +21,7 @@ var kernelDatatypes = []struct {
 	kind kernelKind
 }{
 	{"mxfp4", kernelMXFP4}, {"mxfp8e4", kernelMXFP8}, {"mxint8", kernelMXINT8}, {"nvfp4", kernelNVFP4},
+	{"mxfp8e5", kernelMXFP8E5M2}, {"mxfp6e2", kernelMXFP6E2M3}, {"mxfp6e3", kernelMXFP6E3M2},
 }
 
 // edgeBlocks returns the blocks of block elements that sit on every edge the
@@ -122,14 +123,26 @@ func nvfp4TieBlocks(e int) []float32 {
 // element format of kind k, relative to a scale of 1: the midpoints between
 // neighbouring magnitudes and around the largest one.
 func kernelTies(k kernelKind) []float32 {
-	switch k {
-	case kernelMXFP8:
+	// The midpoints between neighbouring magnitudes of an element float
+	// format, and values at and beyond its largest one.
+	floatTies := func(f *dtype.Format, beyond ...float32) []float32 {
 		var t []float32
-		for c := uint32(0); c < 0x7e; c++ {
-			a, b := fmtE4M3FN.Decode(c), fmtE4M3FN.Decode(c+1)
+		for c := uint32(0); c < f.MaxCode(); c++ {
+			a, b := f.Decode(c), f.Decode(c+1)
 			t = append(t, (a+b)/2)
 		}
-		return append(t, 448, 464, 480, 500)
+		return append(t, beyond...)
+	}
+	switch k {
+	case kernelMXFP8:
+		return floatTies(fmtE4M3FN, 448, 464, 480, 500)
+	case kernelMXFP8E5M2:
+		// 61440 is the tie between 57344 and 65536, past the largest.
+		return floatTies(fmtE5M2, 57344, 61440, 65000)
+	case kernelMXFP6E2M3:
+		return floatTies(fmtE2M3, 7.5, 7.75, 7.9)
+	case kernelMXFP6E3M2:
+		return floatTies(fmtE3M2, 28, 30, 31.5)
 	case kernelMXINT8:
 		var t []float32
 		for q := 0; q < 128; q++ {
@@ -292,6 +305,12 @@ func TestKernelsEqualReference(t *testing.T) {
 			kernels.QuantizeMXFP8(codes, scales, x)
 		case kernelMXINT8:
 			kernels.QuantizeMXINT8(codes, scales, x)
+		case kernelMXFP8E5M2:
+			kernels.QuantizeMXFP8E5M2(codes, scales, x)
+		case kernelMXFP6E2M3:
+			kernels.QuantizeMXFP6E2M3(codes, scales, x)
+		case kernelMXFP6E3M2:
+			kernels.QuantizeMXFP6E3M2(codes, scales, x)
 		case kernelNVFP4:
 			tensorMul = math.Float32frombits(uint32(getCode(ref.TensorScale, 0)))
 			kernels.QuantizeNVFP4(codes, scales, x, tensorMul)

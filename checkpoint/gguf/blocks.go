@@ -28,7 +28,6 @@ const (
 var (
 	fmtF16  = dtype.MustParse("float16")
 	fmtE2M1 = dtype.MustParse("e2m1")
-	fmtE8M0 = dtype.MustParse("e8m0")
 
 	// f16IEEE converts like ggml's GGML_FP32_TO_FP16 (and F16C): round to
 	// nearest even, overflow to ±Inf.
@@ -36,16 +35,11 @@ var (
 
 	// e2m1Value holds the value of each OCP E2M1 code (sign in bit 3).
 	e2m1Value [16]float32
-	// e8m0Value holds the value of each E8M0 scale byte (0xFF is NaN).
-	e8m0Value [256]float32
 )
 
 func init() {
 	for c := range e2m1Value {
 		e2m1Value[c] = fmtE2M1.Decode(uint32(c))
-	}
-	for c := range e8m0Value {
-		e8m0Value[c] = fmtE8M0.Decode(uint32(c))
 	}
 }
 
@@ -196,6 +190,22 @@ func UnpackQ4_0(codes []uint8, scales []uint16, src []byte) {
 	}
 }
 
+// QuantizeMXFP4 quantizes src to OCP MXFP4 written straight into ggml
+// block_mxfp4 blocks in dst: per block of 32 the E8M0 scale byte, then 16
+// bytes, byte j holding element j in its low nibble and element j+16 in its
+// high nibble. Scales and codes are the toolkit's MXFP4 cast (tcast.Cast to
+// mxfp4 with its defaults: floor scales, round to nearest even, saturation;
+// docs/NUMERICS.md §4), so the blocks equal PackMXFP4 of that cast's codes
+// and scales. ggml's own quantize_row_mxfp4 rounds ties toward the smaller
+// magnitude instead and does not give these bits.
+//
+// len(src) must be a multiple of 32 and len(dst) must be len(src)/32·17;
+// it panics otherwise.
+func QuantizeMXFP4(dst []byte, src []float32) {
+	checkBlocks("QuantizeMXFP4", len(src), len(dst), MXFP4BlockSize, MXFP4BlockBytes)
+	kernels.QuantizeMXFP4GGUF(dst, src)
+}
+
 // PackMXFP4 lays out already-computed MXFP4 data as ggml block_mxfp4
 // blocks. codes holds one OCP E2M1 code (0..15, sign in bit 3) per element
 // in row order, and scales one E8M0 byte per 32 elements (bias 127, as the
@@ -211,11 +221,11 @@ func PackMXFP4(dst []byte, codes, scales []uint8) {
 	if len(scales) != nb {
 		panic(fmt.Sprintf("gguf: PackMXFP4: %d elements need %d scales, got %d", len(codes), nb, len(scales)))
 	}
-	for i := range nb {
-		c := codes[i*MXFP4BlockSize : (i+1)*MXFP4BlockSize]
-		y := dst[i*MXFP4BlockBytes : (i+1)*MXFP4BlockBytes]
-		y[0] = scales[i]
-		packSplit(y[1:], c, "PackMXFP4")
+	if kernels.PackMXFP4GGUF(dst, codes, scales) {
+		return
+	}
+	for i := range nb { // a code above 15: find it for the message
+		packSplit(dst[i*MXFP4BlockBytes+1:(i+1)*MXFP4BlockBytes], codes[i*MXFP4BlockSize:(i+1)*MXFP4BlockSize], "PackMXFP4")
 	}
 }
 
@@ -228,11 +238,7 @@ func UnpackMXFP4(codes, scales []uint8, src []byte) {
 	if len(scales) != nb {
 		panic(fmt.Sprintf("gguf: UnpackMXFP4: %d elements need %d scales, got %d", len(codes), nb, len(scales)))
 	}
-	for i := range nb {
-		x := src[i*MXFP4BlockBytes : (i+1)*MXFP4BlockBytes]
-		scales[i] = x[0]
-		unpackSplit(codes[i*MXFP4BlockSize:(i+1)*MXFP4BlockSize], x[1:])
-	}
+	kernels.UnpackMXFP4GGUF(codes, scales, src)
 }
 
 // DequantizeMXFP4 decodes MXFP4 blocks: value = e2m1(q)·2^(e−127), exactly.
@@ -242,17 +248,8 @@ func UnpackMXFP4(codes, scales []uint8, src []byte) {
 // to NaN (ggml: 2^128 times the element). len(src) must be len(dst)/32·17;
 // it panics otherwise.
 func DequantizeMXFP4(dst []float32, src []byte) {
-	nb := checkBlocks("DequantizeMXFP4", len(dst), len(src), MXFP4BlockSize, MXFP4BlockBytes)
-	for i := range nb {
-		x := src[i*MXFP4BlockBytes : (i+1)*MXFP4BlockBytes]
-		y := dst[i*MXFP4BlockSize : (i+1)*MXFP4BlockSize]
-		s := e8m0Value[x[0]]
-		for j := range 16 {
-			b := x[1+j]
-			y[j] = e2m1Value[b&0x0F] * s
-			y[j+16] = e2m1Value[b>>4] * s
-		}
-	}
+	checkBlocks("DequantizeMXFP4", len(dst), len(src), MXFP4BlockSize, MXFP4BlockBytes)
+	kernels.DequantizeMXFP4GGUF(dst, src)
 }
 
 // PackNVFP4 lays out NVFP4 data as ggml block_nvfp4 blocks. codes holds

@@ -289,6 +289,31 @@ func TestMXFP4Layout(t *testing.T) {
 	}
 }
 
+// TestQuantizeMXFP4HandDerived checks QuantizeMXFP4 on a block worked out
+// from the E2M1 table: amax 5 has floor(log2 5) = 2, so the scale is 2^0
+// (E8M0 127) and the elements are rounded to the E2M1 values, ties to even:
+// 5 → 4 (code 6), −2.5 → −2 (0xC), 0.75 → 1 (2), 0.3 → 0.5 (1), −0.2 → −0
+// (8), at elements 0, 1, 16, 17 and 31. A second block, 3·2^−20, has amax
+// exponent −19: scale 2^−21 (E8M0 106) and element 3·2^−20 = 6·2^−21 → 6
+// (code 7).
+func TestQuantizeMXFP4HandDerived(t *testing.T) {
+	x := make([]float32, 64)
+	x[0], x[1], x[16], x[17], x[31] = 5, -2.5, 0.75, 0.3, -0.2
+	x[32+5] = 3 * 0x1p-20
+	got := make([]byte, 34)
+	QuantizeMXFP4(got, x)
+	want := make([]byte, 34)
+	want[0] = 127
+	want[1+0] = 0x6 | 0x2<<4 // elements 0 and 16
+	want[1+1] = 0xC | 0x1<<4 // elements 1 and 17
+	want[1+15] = 0x8 << 4    // element 31
+	want[17] = 106
+	want[17+1+5] = 0x7
+	assert.Equal(t, want, got)
+	assert.Panics(t, func() { QuantizeMXFP4(make([]byte, 16), make([]float32, 32)) })
+	assert.Panics(t, func() { QuantizeMXFP4(make([]byte, 17), make([]float32, 31)) })
+}
+
 func TestMXFP4Scales(t *testing.T) {
 	block := func(e uint8) []float32 {
 		b := make([]byte, 17)

@@ -23,7 +23,10 @@ import (
 //   - mxfp4 (any name tcast resolves to OCP MXFP4: mxfp4, mxfp4e2, MXFP4,
 //     e2m1_e8m0_t32), written as ggml's MXFP4: per block the E8M0 scale
 //     byte, then 16 bytes of E2M1 codes, byte j holding element j in its
-//     low nibble and element j+16 in its high nibble. Cast by tcast.Cast.
+//     low nibble and element j+16 in its high nibble. Cast by tcast.Cast;
+//     with its default options (floor scales, round to nearest even, no
+//     keep mask) Cast quantizes straight into the blocks with
+//     gguf.QuantizeMXFP4, which gives the same codes.
 //   - q8_0, ggml's Q8_0: per block the float16 scale d, then 32 int8 codes
 //     q; the value is q·d. As a tcast datatype: int8 elements with a
 //     float16 scale per 32 along the last axis (code int8_float16_t32).
@@ -194,6 +197,12 @@ func f16Codes(b []byte) []uint16 {
 // type typ (MXFP4, Q8_0 or Q4_0) hold. The blocks must be whole and
 // typ.Size(elements) bytes long.
 func ggufTensor(typ gguf.Type, shape []int, blocks []byte) *tcast.Tensor {
+	return ggufTensorOf(tcast.MustLookup("mxfp4"), typ, shape, blocks)
+}
+
+// ggufTensorOf is ggufTensor with the datatype of MXFP4 blocks given (any of
+// tcast's names for OCP MXFP4).
+func ggufTensorOf(mxfp4 *tcast.DataType, typ gguf.Type, shape []int, blocks []byte) *tcast.Tensor {
 	r := len(shape)
 	n := 1
 	for _, d := range shape {
@@ -206,7 +215,7 @@ func ggufTensor(typ gguf.Type, shape []int, blocks []byte) *tcast.Tensor {
 	var sbytes []byte
 	switch typ {
 	case gguf.TypeMXFP4:
-		dt = tcast.MustLookup("mxfp4")
+		dt = mxfp4
 		sbytes = make([]byte, nb)
 		gguf.UnpackMXFP4(codes, sbytes, blocks)
 	case gguf.TypeQ8_0, gguf.TypeQ4_0:
@@ -253,17 +262,23 @@ func (l ggufLayout) Cast(x []float32, shape []int, dt *tcast.DataType, opts *tca
 	typ, _ := ggufTypeOf(dt)
 	if typ == gguf.TypeMXFP4 {
 		o.Form = tcast.Actual
-		return tcast.Cast(x, shape, dt, &o)
+		// With tcast.Cast's defaults the cast is gguf.QuantizeMXFP4's,
+		// which writes the blocks Encode would lay out in one pass.
+		n, ok := elements(shape)
+		if !ok || n != len(x) || n == 0 || o.Mode != scale.Floor || o.Rounding != dtype.RoundEven || o.FullRange || o.Keep != nil {
+			return tcast.Cast(x, shape, dt, &o)
+		}
+		size, _ := typ.Size(int64(n))
+		blocks := make([]byte, size)
+		gguf.QuantizeMXFP4(blocks, x)
+		return ggufTensorOf(dt, typ, shape, blocks), nil
 	}
 	if o.Mode != scale.Floor || o.Rounding != dtype.RoundEven || o.FullRange || o.Keep != nil {
 		return nil, fmt.Errorf("layout gguf: datatype %s: ggml's quantizer chooses its own scales and rounding; scale modes, rounding modes, full range and keep masks apply to mxfp4 only", dt.Name())
 	}
-	n := 1
-	for _, d := range shape {
-		if d < 0 || (d != 0 && n > (1<<62)/d) {
-			return nil, fmt.Errorf("layout gguf: bad shape %v", shape)
-		}
-		n *= d
+	n, ok := elements(shape)
+	if !ok {
+		return nil, fmt.Errorf("layout gguf: bad shape %v", shape)
 	}
 	if len(x) != n {
 		return nil, fmt.Errorf("layout gguf: shape %v holds %d elements, but x has %d", shape, n, len(x))
@@ -276,6 +291,19 @@ func (l ggufLayout) Cast(x []float32, shape []int, dt *tcast.DataType, opts *tca
 		gguf.QuantizeQ4_0(blocks, x)
 	}
 	return ggufTensor(typ, shape, blocks), nil
+}
+
+// elements returns the number of elements of shape, and false for a
+// negative dimension or a count beyond 2^62.
+func elements(shape []int) (int, bool) {
+	n := 1
+	for _, d := range shape {
+		if d < 0 || (d != 0 && n > (1<<62)/d) {
+			return 0, false
+		}
+		n *= d
+	}
+	return n, true
 }
 
 // Find lists every MXFP4, Q8_0 and Q4_0 tensor of a GGUFSource, each the

@@ -219,6 +219,53 @@ func TestGGUFCastMatchesGGML(t *testing.T) {
 	}
 }
 
+// TestGGUFCastMXFP4 checks that mxfp4 with tcast's default options, which
+// the layout quantizes straight into ggml blocks (gguf.QuantizeMXFP4), gives
+// the tensor tcast.Cast gives and the blocks PackMXFP4 makes of it, for every
+// name of the datatype and inputs with NaNs, infinities, zeros and
+// subnormals.
+func TestGGUFCastMXFP4(t *testing.T) {
+	l := ggufGet(t)
+	r := rand.New(rand.NewPCG(51, 52))
+	for _, name := range []string{"mxfp4", "mxfp4e2", "MXFP4", "e2m1_e8m0_t32"} {
+		dt := ggufDT(t, name)
+		for _, shape := range [][]int{{32}, {6, 64}, {2, 3, 96}, {1, 2, 2, 1024}} {
+			n := ldrProduct(shape)
+			x := make([]float32, n)
+			for i := range x {
+				switch r.IntN(20) {
+				case 0:
+					x[i] = float32(math.NaN())
+				case 1:
+					x[i] = float32(math.Inf(1 - 2*r.IntN(2)))
+				case 2:
+					x[i] = math.Float32frombits(r.Uint32() & 0x807fffff)
+				default:
+					x[i] = float32(r.NormFloat64() * math.Ldexp(1, r.IntN(40)-20))
+				}
+			}
+			for _, o := range []*tcast.Options{nil, {Form: tcast.Virtual}, {Axis: -1}, {PowerOfTwoScales: true}, {Seed: 5}} {
+				got, err := l.Cast(x, shape, dt, o)
+				require.NoError(t, err)
+				oa := tcast.DefaultOptions()
+				if o != nil {
+					oa = *o
+				}
+				oa.Form = tcast.Actual
+				want, err := tcast.Cast(x, shape, dt, &oa)
+				require.NoError(t, err)
+				require.Equal(t, want, got, "%s %v", name, shape)
+
+				blocks := make([]byte, n/32*17)
+				gguf.PackMXFP4(blocks, want.Data.Bytes, want.Scale.Bytes)
+				ts, err := l.Encode("w", got, map[string]string{})
+				require.NoError(t, err)
+				require.Equal(t, blocks, ts[0].Data, "%s %v", name, shape)
+			}
+		}
+	}
+}
+
 func TestGGUFHandBuilt(t *testing.T) {
 	l := ggufGet(t)
 	x := make([]float32, 32)

@@ -15,12 +15,14 @@ import (
 	tc "github.com/tensorcast-go/tensorcast/tcast"
 )
 
-const benchUsage = "tcast bench [-size dram,l2] [-kernels NAME,...|none] [-rounds R] [-dtype NAME,...] [-n N]\n\n" +
+const benchUsage = "tcast bench [-size dram,l2] [-kernels NAME,...|none] [-workers W] [-rounds R] [-dtype NAME,...] [-n N]\n\n" +
 	"Times the kernels of `go test -bench . ./kernels` (the same set, sizes and inputs) in one\n" +
 	"process, one core, and prints for each its speed in GB/s of float32 (4 bytes per value,\n" +
 	"read by a quantizer, written by a dequantizer) and its ratio to MemRead, a plain read of the\n" +
 	"same number of floats measured in the same run: DRAM is 64 Mi floats (256 MiB, beyond the\n" +
-	"caches), L2 is 64 Ki floats (256 KiB). With -dtype, a second table times the slice codecs of\n" +
+	"caches), L2 is 64 Ki floats (256 KiB). With -workers 2 (or more), the kernel table also times\n" +
+	"that many goroutines running each kernel at once, each on its own copy of the input, and prints\n" +
+	"their total speed and its ratio to one worker. With -dtype, a second table times the slice codecs of\n" +
 	"number formats and tcast.Cast (compressed) and tcast.Decompress of scaled datatypes on\n" +
 	"-n values; -kernels none prints that table alone."
 
@@ -32,6 +34,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	sizes := fs.String("size", "dram,l2", "comma-separated input sizes of the kernel table: dram, l2")
 	only := fs.String("kernels", "all", "comma-separated kernels of the kernel table ("+strings.Join(workloadNames(), ", ")+
 		"), all, or none; MemRead is always timed")
+	workers := fs.Int("workers", 1, "goroutines running each kernel at once for a second column of the kernel table (1: none)")
 	rounds := fs.Int("rounds", 5, "repetitions; the kernel table reports the median, the -dtype table the best")
 	names := fs.String("dtype", "", "comma-separated number formats and scaled datatypes for the second table, "+
 		"e.g. float8_e4m3fn,float4_e2m1fn,bfloat16,mxfp4,nvfp4")
@@ -43,8 +46,8 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	if len(pos) > 0 {
 		return usagef("unexpected argument %q", pos[0])
 	}
-	if *n <= 0 || *rounds <= 0 {
-		return usagef("-n and -rounds must be positive")
+	if *n <= 0 || *rounds <= 0 || *workers <= 0 {
+		return usagef("-n, -rounds and -workers must be positive")
 	}
 	sel, err := selectWorkloads(*only)
 	if err != nil {
@@ -66,7 +69,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if len(sel) > 0 {
-		if err := kernelTable(stdout, sel, sizeList, *rounds); err != nil {
+		if err := kernelTable(stdout, sel, sizeList, *workers, *rounds); err != nil {
 			return err
 		}
 	}
@@ -118,23 +121,37 @@ func selectWorkloads(list string) ([]kernels.Workload, error) {
 }
 
 // kernelTable times every workload at every size, a size at a time with
-// MemRead first, and prints one row per kernel and size.
-func kernelTable(stdout io.Writer, sel []kernels.Workload, sizes []benchSize, rounds int) error {
-	gbps := make([][]float64, len(sel)) // [workload][size]
+// MemRead first, and prints one row per kernel and size; with workers > 1,
+// each is timed a second time with that many workers at once.
+func kernelTable(stdout io.Writer, sel []kernels.Workload, sizes []benchSize, workers, rounds int) error {
+	type cell struct{ one, many float64 }
+	gbps := make([][]cell, len(sel)) // [workload][size]
 	for i := range gbps {
-		gbps[i] = make([]float64, len(sizes))
+		gbps[i] = make([]cell, len(sizes))
 	}
 	for j, s := range sizes {
 		src := kernels.BenchInput(s.n)
 		for i, w := range sel {
-			gbps[i][j] = timeWorkload(w.Prepare(src), 4*s.n, rounds)
+			gbps[i][j].one = w.Measure(src, 1, rounds)
+			if workers > 1 {
+				gbps[i][j].many = w.Measure(src, workers, rounds)
+			}
 		}
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "kernel\tsize\tGB/s\t× MemRead\t\n")
+	fmt.Fprintf(tw, "kernel\tsize\tGB/s\t× MemRead\t")
+	if workers > 1 {
+		fmt.Fprintf(tw, "GB/s, %d workers\t× 1 worker\t", workers)
+	}
+	fmt.Fprintln(tw)
 	for i, w := range sel {
 		for j, s := range sizes {
-			fmt.Fprintf(tw, "%s\t%s\t%.2f\t%.3f\t\n", w.Name, s.name, gbps[i][j], gbps[i][j]/gbps[0][j])
+			c := gbps[i][j]
+			fmt.Fprintf(tw, "%s\t%s\t%.2f\t%.3f\t", w.Name, s.name, c.one, c.one/gbps[0][j].one)
+			if workers > 1 {
+				fmt.Fprintf(tw, "%.2f\t%.2f\t", c.many, c.many/c.one)
+			}
+			fmt.Fprintln(tw)
 		}
 	}
 	if err := tw.Flush(); err != nil {
@@ -144,33 +161,9 @@ func kernelTable(stdout io.Writer, sel []kernels.Workload, sizes []benchSize, ro
 	for _, s := range sizes {
 		desc = append(desc, fmt.Sprintf("%s %d", s.name, s.n))
 	}
-	_, err := fmt.Fprintf(stdout, "float32 values: %s; one core; GB/s of float32 (4 bytes per value), median of %d rounds\n",
+	_, err := fmt.Fprintf(stdout, "float32 values: %s (per worker); GB/s of float32 (4 bytes per value), median of %d rounds\n",
 		strings.Join(desc, ", "), rounds)
 	return err
-}
-
-// benchRound is the least time one round of a kernel table measurement
-// takes: short kernels run several times in a round.
-const benchRound = 50 * time.Millisecond
-
-// timeWorkload runs run once (paging in its buffers, and as a first
-// estimate of its time), then rounds rounds of enough runs to last
-// benchRound, and returns the median speed in GB/s for bytes per run.
-func timeWorkload(run func(), bytes, rounds int) float64 {
-	t := time.Now()
-	run()
-	one := max(time.Since(t), time.Microsecond)
-	reps := max(1, int(benchRound/one))
-	speeds := make([]float64, rounds)
-	for r := range speeds {
-		t := time.Now()
-		for range reps {
-			run()
-		}
-		speeds[r] = float64(bytes) * float64(reps) / time.Since(t).Seconds() / 1e9
-	}
-	slices.Sort(speeds)
-	return speeds[len(speeds)/2]
 }
 
 // benchEntry is one line of the -dtype table: a number format or a scaled
