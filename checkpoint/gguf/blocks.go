@@ -29,10 +29,6 @@ var (
 	fmtF16  = dtype.MustParse("float16")
 	fmtE2M1 = dtype.MustParse("e2m1")
 
-	// f16IEEE converts like ggml's GGML_FP32_TO_FP16 (and F16C): round to
-	// nearest even, overflow to ±Inf.
-	f16IEEE = dtype.Options{Overflow: dtype.OverflowIEEE}
-
 	// e2m1Value holds the value of each OCP E2M1 code (sign in bit 3).
 	e2m1Value [16]float32
 )
@@ -355,8 +351,4 @@ func unpackSplit(codes []uint8, src []byte) {
 		codes[j] = b & 0x0F
 		codes[j+h] = b >> 4
 	}
-}
-
-func abs32(x float32) float32 {
-	return math.Float32frombits(math.Float32bits(x) &^ (1 << 31))
 }
