@@ -102,6 +102,11 @@ type RowScratch struct {
 	codes []byte
 }
 
+// Bytes returns n bytes of scratch, whose contents are undefined, valid
+// until the next call; layouts that lay codes out their own way stage them
+// there. A nil RowScratch allocates.
+func (s *RowScratch) Bytes(n int) []byte { return s.bytes(n) }
+
 // bytes returns n bytes of scratch.
 func (s *RowScratch) bytes(n int) []byte {
 	if s == nil {

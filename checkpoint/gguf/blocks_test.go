@@ -540,3 +540,38 @@ func TestPackQuantPanicOnMisuse(t *testing.T) {
 	assert.Panics(t, func() { UnpackQ4_0(make([]uint8, 32), make([]uint16, 1), make([]byte, 17)) })
 	assert.NotPanics(t, func() { PackQ4_0(nil, nil, nil) })
 }
+
+// TestPackMXFP4Pairs checks the pair-packed packer on a block worked out by
+// hand and against PackMXFP4 of the same codes unpacked.
+func TestPackMXFP4Pairs(t *testing.T) {
+	// Codes c[j] = j mod 16: pair-packed byte k = c[2k] | c[2k+1]<<4, so
+	// bytes 0..7 are 0x10 0x32 0x54 0x76 0x98 0xBA 0xDC 0xFE and bytes
+	// 8..15 repeat them (c[16..31] = 0..15 again). Split byte j holds c[j]
+	// and c[j+16] = c[j]: 0x00 0x11 ... 0xFF.
+	packed := []byte{0x10, 0x32, 0x54, 0x76, 0x98, 0xBA, 0xDC, 0xFE, 0x10, 0x32, 0x54, 0x76, 0x98, 0xBA, 0xDC, 0xFE}
+	want := []byte{0x7F, 0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88, 0x99, 0xAA, 0xBB, 0xCC, 0xDD, 0xEE, 0xFF}
+	got := make([]byte, 17)
+	PackMXFP4Pairs(got, packed, []byte{0x7F})
+	assert.Equal(t, want, got)
+
+	r := rand.New(rand.NewPCG(5, 6))
+	const nb = 9
+	codes := make([]byte, 32*nb)
+	scales := make([]byte, nb)
+	for i := range codes {
+		codes[i] = byte(r.IntN(16))
+	}
+	for i := range scales {
+		scales[i] = byte(r.IntN(256))
+	}
+	pairs := make([]byte, 16*nb)
+	for k := range pairs {
+		pairs[k] = codes[2*k] | codes[2*k+1]<<4
+	}
+	ref := make([]byte, 17*nb)
+	PackMXFP4(ref, codes, scales)
+	got = make([]byte, 17*nb)
+	PackMXFP4Pairs(got, pairs, scales)
+	assert.Equal(t, ref, got)
+	assert.Panics(t, func() { PackMXFP4Pairs(got, pairs[:15], scales) })
+}
