@@ -182,6 +182,8 @@ type decision struct {
 	specs  []layout.Spec
 	meta   map[string]string
 	result TensorResult
+	st     *stream         // set when the pipeline streams the weight
+	out    []layout.Tensor // what run made of a weight cast whole, until written
 }
 
 // plan decides every tensor and declares the output.
@@ -197,6 +199,7 @@ type plan struct {
 	converted []layout.Converted
 	kept      []string
 	files     map[string][]byte
+	pool      bufPool
 }
 
 // sourceBits is what a kept tensor costs per value in the output: its own
@@ -529,23 +532,54 @@ func Convert(inPath, out string, opts Options) (*Result, error) {
 	}
 	patch := map[string]string{} // metadata values that differ from the plan's
 	var bytesDone int64
-	outs := make([][]layout.Tensor, len(p.tensors))
-	err = ordered.Run(len(p.tensors), opts.Workers, opts.Workers+1, func(i int) error {
+	for _, d := range p.tensors {
+		d.st = p.streamOf(d)
+	}
+	items := p.items()
+	// The window bounds the weights in flight (their output buffers and
+	// input pages): workers + 2 items.
+	window := opts.Workers + 2
+	p.pool.max = 2 * window
+	scratches := make(chan *scratch, opts.Workers)
+	for range opts.Workers {
+		scratches <- &scratch{}
+	}
+	err = ordered.Run(len(items), opts.Workers, window, func(i int) error {
+		it := items[i]
+		d := it.d
 		var err error
-		outs[i], err = p.run(p.tensors[i])
+		if d.st == nil {
+			d.out, err = p.run(d)
+		} else {
+			sc := <-scratches
+			err = p.work(it, sc)
+			scratches <- sc
+		}
 		if err != nil {
-			return fmt.Errorf("%s: tensor %s: %w", inPath, p.tensors[i].source, err)
+			return fmt.Errorf("%s: tensor %s: %w", inPath, d.source, err)
 		}
 		return nil
 	}, func(i int) error {
-		d := p.tensors[i]
-		for _, t := range outs[i] {
-			if err := sink.Write(t.Name, t.Data); err != nil {
+		it := items[i]
+		if !it.last {
+			return nil
+		}
+		d := it.d
+		out := d.out
+		if d.st != nil {
+			var err error
+			if out, err = p.finish(d); err != nil {
+				return fmt.Errorf("%s: tensor %s: %w", inPath, d.source, err)
+			}
+		}
+		for _, t := range out {
+			if err := p.write(sink, d, t); err != nil {
 				return err
 			}
 			d.result.BytesOut += int64(len(t.Data))
 		}
-		outs[i] = nil // release the tensor's memory
+		d.out = nil // release the tensor's memory
+		p.release(d)
 		in.Release(d.source)
 		for k, v := range d.meta {
 			if declared := p.meta[k]; declared != v {
@@ -560,7 +594,7 @@ func Convert(inPath, out string, opts Options) (*Result, error) {
 		res.BytesOut += d.result.BytesOut
 		bytesDone += d.info.Size
 		if opts.Progress != nil {
-			opts.Progress(Progress{Tensors: i + 1, TotalTensors: len(p.tensors), Bytes: bytesDone, TotalBytes: res.BytesIn, Elapsed: time.Since(start)})
+			opts.Progress(Progress{Tensors: len(res.Tensors), TotalTensors: len(p.tensors), Bytes: bytesDone, TotalBytes: res.BytesIn, Elapsed: time.Since(start)})
 		}
 		return nil
 	})
@@ -663,15 +697,8 @@ func (p *plan) run(d *decision) ([]layout.Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	for i, o := range out {
-		if i >= len(d.specs) || !specEqual(o.Spec, d.specs[i]) {
-			return nil, fmt.Errorf("layout %s wrote %s %v, not the tensor it declared", p.lay.Name(), o.Name, o.Shape)
-		}
-	}
-	for k := range d.meta {
-		if _, ok := p.meta[k]; !ok {
-			return nil, fmt.Errorf("layout %s wrote metadata %q it did not declare", p.lay.Name(), k)
-		}
+	if err := p.checkEncoded(d, out); err != nil {
+		return nil, err
 	}
 	d.result.Bits = t.BitsPerValue()
 	d.result.setErrors(e)
@@ -679,6 +706,40 @@ func (p *plan) run(d *decision) ([]layout.Tensor, error) {
 		d.result.Note = fmt.Sprintf("exact: %s holds every value of the source's %s", p.opts.DataType.Name(), d.info.Type)
 	}
 	return out, nil
+}
+
+// checkEncoded checks that a layout wrote the tensors and metadata it
+// declared for weight d.
+func (p *plan) checkEncoded(d *decision, out []layout.Tensor) error {
+	for i, o := range out {
+		if i >= len(d.specs) || !specEqual(o.Spec, d.specs[i]) {
+			return fmt.Errorf("layout %s wrote %s %v, not the tensor it declared", p.lay.Name(), o.Name, o.Shape)
+		}
+	}
+	for k := range d.meta {
+		if _, ok := p.meta[k]; !ok {
+			return fmt.Errorf("layout %s wrote metadata %q it did not declare", p.lay.Name(), k)
+		}
+	}
+	return nil
+}
+
+// write writes one stored tensor. A kept tensor copied from the mapped input
+// to a safetensors output goes in pieces, each released from memory once
+// written, so that it is never resident whole.
+func (p *plan) write(s sink, d *decision, t layout.Tensor) error {
+	pw, ok := s.(pieceSink)
+	if d.cast || d.info.DType == 0 || !ok || len(t.Data) <= keptPiece {
+		return s.Write(t.Name, t.Data)
+	}
+	for off := 0; off < len(t.Data); off += keptPiece {
+		n := min(keptPiece, len(t.Data)-off)
+		if err := pw.Write(t.Name, t.Data[off:off+n]); err != nil {
+			return err
+		}
+		p.in.ReleaseRange(d.source, int64(off), int64(n))
+	}
+	return nil
 }
 
 // metaSlack is the room a declared JSON metadata value leaves for the value

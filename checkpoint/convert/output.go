@@ -47,7 +47,17 @@ func newSink(c layout.Container, path string, specs []layout.Spec, meta map[stri
 	return fileSink{w}, nil
 }
 
+// pieceSink is a sink whose Write appends: a tensor may be written in
+// consecutive pieces (the safetensors sinks; GGUF takes a tensor whole).
+type pieceSink interface {
+	sink
+	appends()
+}
+
 type fileSink struct{ *safetensors.Writer }
+
+func (fileSink) appends()  {}
+func (shardSink) appends() {}
 
 func (s fileSink) Abort() { s.Writer.Abort() }
 
