@@ -8,7 +8,7 @@ import "math"
 // with its own ErrorSum), Merge the partial sums, and read Errors. The zero
 // value holds nothing.
 //
-// The sums are float64 like Compare's, but run four to a loop step and add
+// The sums are float64 like Compare's, but run two to a loop step and add
 // up per piece, so SQNR and MSE may differ from Compare's in the last bits
 // (MaxAbs, Lost and whether the cast is exact do not). Merging the same
 // pieces in the same order gives the same bits, however the pieces were
@@ -24,44 +24,47 @@ func nonFinite32(b uint32) bool { return b&0x7f800000 == 0x7f800000 }
 // Add measures got against want, element by element (len(got) ≥ len(want)).
 func (s *ErrorSum) Add(want, got []float32) {
 	got = got[:len(want)]
+	// Finite values give finite sums (a float32's square is far inside
+	// float64's range), and a NaN or an infinity makes a sum NaN or
+	// infinite: the loop runs without per-element checks, and the values
+	// are measured again one by one only if a sum comes out non-finite.
 	var s0, s1, s2, s3, n0, n1, n2, n3 float64
-	m := s.maxAbs
+	var mb uint64 // the largest |d| as float64 bits shifted left by one (no sign): ordered as the values
 	i := 0
 	for ; i+4 <= len(want); i += 4 {
 		w, g := want[i:i+4:i+4], got[i:i+4:i+4]
-		bw0, bw1, bw2, bw3 := math.Float32bits(w[0]), math.Float32bits(w[1]), math.Float32bits(w[2]), math.Float32bits(w[3])
-		bg0, bg1, bg2, bg3 := math.Float32bits(g[0]), math.Float32bits(g[1]), math.Float32bits(g[2]), math.Float32bits(g[3])
-		top := max(bw0&0x7fffffff, bw1&0x7fffffff, bw2&0x7fffffff, bw3&0x7fffffff,
-			bg0&0x7fffffff, bg1&0x7fffffff, bg2&0x7fffffff, bg3&0x7fffffff)
-		if top >= 0x7f800000 {
-			s.addSlow(w, g, &m)
-			continue
-		}
-		x0, x1, x2, x3 := float64(w[0]), float64(w[1]), float64(w[2]), float64(w[3])
-		d0, d1, d2, d3 := float64(g[0])-x0, float64(g[1])-x1, float64(g[2])-x2, float64(g[3])-x3
-		s0 += x0 * x0
-		s1 += x1 * x1
-		s2 += x2 * x2
-		s3 += x3 * x3
+		w0, w1, w2, w3 := float64(w[0]), float64(w[1]), float64(w[2]), float64(w[3])
+		d0, d1, d2, d3 := float64(g[0])-w0, float64(g[1])-w1, float64(g[2])-w2, float64(g[3])-w3
+		s0 += w0 * w0
+		s1 += w1 * w1
+		s2 += w2 * w2
+		s3 += w3 * w3
 		n0 += d0 * d0
 		n1 += d1 * d1
 		n2 += d2 * d2
 		n3 += d3 * d3
-		a := max(math.Abs(d0), math.Abs(d1), math.Abs(d2), math.Abs(d3))
-		if a > m {
-			m = a
-		}
-		s.n += 4
+		mb = max(mb, math.Float64bits(d0)<<1, math.Float64bits(d1)<<1, math.Float64bits(d2)<<1, math.Float64bits(d3)<<1)
 	}
-	s.addSlow(want[i:], got[i:], &m)
-	s.sig += (s0 + s1) + (s2 + s3)
-	s.noise += (n0 + n1) + (n2 + n3)
-	s.maxAbs = m
+	m := math.Float64frombits(mb >> 1)
+	s0, s1, n0, n1 = s0+s2, s1+s3, n0+n2, n1+n3
+	sig, noise := s0+s1, n0+n1
+	if nonFinite64(sig) || nonFinite64(noise) {
+		s.addSlow(want, got)
+		return
+	}
+	s.sig += sig
+	s.noise += noise
+	s.n += i
+	s.maxAbs = max(s.maxAbs, m)
+	s.addSlow(want[i:], got[i:])
 }
 
+// nonFinite64 reports whether x is a NaN or an infinity.
+func nonFinite64(x float64) bool { return math.Float64bits(x)&0x7ff0000000000000 == 0x7ff0000000000000 }
+
 // addSlow is Add element by element, with NaN and Inf handled as Compare
-// does; m is the running max abs error.
-func (s *ErrorSum) addSlow(want, got []float32, m *float64) {
+// does.
+func (s *ErrorSum) addSlow(want, got []float32) {
 	for i, w := range want {
 		g := got[i]
 		wf, gf := !nonFinite32(math.Float32bits(w)), !nonFinite32(math.Float32bits(g))
@@ -74,8 +77,8 @@ func (s *ErrorSum) addSlow(want, got []float32, m *float64) {
 		d := float64(g) - float64(w)
 		s.sig += float64(w) * float64(w)
 		s.noise += d * d
-		if a := math.Abs(d); a > *m {
-			*m = a
+		if a := math.Abs(d); a > s.maxAbs {
+			s.maxAbs = a
 		}
 		s.n++
 	}
