@@ -373,6 +373,8 @@ type Stream struct {
 	align int64
 	todo  []writerTensor
 	err   error
+	pos   int64 // bytes given to bw (the header included)
+	sent  int64 // bytes from the file's start whose writeback was started
 }
 
 // Create writes the header to a temporary file beside path and returns the
@@ -393,7 +395,7 @@ func (w *Writer) Create(path string) (*Stream, error) {
 		out.Abort()
 		return nil, fmt.Errorf("gguf: %w", err)
 	}
-	s := &Stream{path: path, out: out, f: f, bw: bufio.NewWriterSize(f, 1<<20), align: align, todo: slices.Clone(w.tensors)}
+	s := &Stream{path: path, out: out, f: f, bw: bufio.NewWriterSize(f, 1<<20), align: align, todo: slices.Clone(w.tensors), pos: int64(len(hdr))}
 	if _, err := s.bw.Write(hdr); err != nil {
 		s.Abort()
 		return nil, fmt.Errorf("gguf: %s: %w", path, err)
@@ -423,11 +425,24 @@ func (s *Stream) WriteTensor(name string, data []byte) error {
 		s.err = fmt.Errorf("gguf: %s: tensor %q: %w", s.path, name, err)
 		return s.err
 	}
-	if _, err := s.bw.Write(make([]byte, padded(int64(len(data)), s.align)-int64(len(data)))); err != nil {
+	pad := padded(int64(len(data)), s.align) - int64(len(data))
+	if _, err := s.bw.Write(make([]byte, pad)); err != nil {
 		s.err = fmt.Errorf("gguf: %s: %w", s.path, err)
+		return s.err
 	}
-	return s.err
+	s.pos += int64(len(data)) + pad
+	// The disk starts on what reached the file, so that Close's sync has
+	// little left to wait for.
+	if onFile := s.pos - int64(s.bw.Buffered()); onFile-s.sent >= writebackMin {
+		atomicfile.StartWriteback(s.f, s.sent, onFile-s.sent)
+		s.sent = onFile
+	}
+	return nil
 }
+
+// writebackMin is how many bytes reach the file between two starts of their
+// writeback.
+const writebackMin = 4 << 20
 
 // Close checks that every declared tensor was written, syncs the file and
 // renames it into place. After an error it removes the temporary file. The
