@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/tensorcast-go/tensorcast/dtype"
+	"github.com/tensorcast-go/tensorcast/kernels"
 )
 
 // Block geometry of the block types with codecs in this package.
@@ -77,33 +78,79 @@ func checkBlocks(fn string, nelem, nbytes, blockSize, blockBytes int) int {
 // it panics otherwise.
 func QuantizeQ8_0(dst []byte, src []float32) {
 	nb := checkBlocks("QuantizeQ8_0", len(src), len(dst), Q8_0BlockSize, Q8_0BlockBytes)
-	for i := range nb {
-		x := src[i*Q8_0BlockSize : (i+1)*Q8_0BlockSize]
-		y := dst[i*Q8_0BlockBytes : (i+1)*Q8_0BlockBytes]
-		var amax float32
-		for _, v := range x {
-			if a := abs32(v); a > amax {
-				amax = a
+	// Blocks go a group at a time: their amaxes in one kernel call, their
+	// scales converted to float16 in another.
+	const group = 64
+	var amax [group]uint32
+	var d [group]float32
+	var h [group]uint16
+	for g0 := 0; g0 < nb; g0 += group {
+		n := min(group, nb-g0)
+		x := src[g0*Q8_0BlockSize : (g0+n)*Q8_0BlockSize]
+		kernels.AbsMaxBlocks(amax[:n], x, Q8_0BlockSize)
+		for k := range n {
+			d[k] = math.Float32frombits(amax[k]) / 127
+		}
+		kernels.Float32ToFloat16(h[:n], d[:n], false)
+		for k := range n {
+			b := g0 + k
+			y := dst[b*Q8_0BlockBytes : (b+1)*Q8_0BlockBytes : (b+1)*Q8_0BlockBytes]
+			xb := x[k*Q8_0BlockSize : (k+1)*Q8_0BlockSize : (k+1)*Q8_0BlockSize]
+			if amax[k] >= 0x7f800000 || d[k] < minQ8Scale {
+				// A NaN or an infinity, or a scale whose reciprocal
+				// overflows: ggml's rules element by element.
+				quantizeQ8_0Block(y, xb)
+				continue
+			}
+			binary.LittleEndian.PutUint16(y, h[k])
+			var id float32
+			if d[k] != 0 {
+				id = 1 / d[k]
+			}
+			q := y[2:34:34]
+			for j, v := range xb {
+				// |v·id| < 127.5 here (v ≤ amax, id ≈ 127/amax), so roundf
+				// is floor(|p| + 0.5) with p's sign, in exact float64.
+				p := v * id
+				bits := math.Float32bits(p)
+				t := int32(float64(math.Float32frombits(bits&0x7fffffff)) + 0.5)
+				sign := int32(bits) >> 31
+				q[j] = byte(int8((t ^ sign) - sign))
 			}
 		}
-		d := amax / 127
-		var id float32
-		if d != 0 {
-			id = 1 / d
+	}
+}
+
+// minQ8Scale is the smallest Q8_0 scale d whose reciprocal 1/d is finite in
+// float32 (1/2^-128 overflows): smaller nonzero scales go element by
+// element.
+const minQ8Scale = 0x1p-127
+
+// quantizeQ8_0Block is QuantizeQ8_0 of one block, element by element.
+func quantizeQ8_0Block(y []byte, x []float32) {
+	var amax float32
+	for _, v := range x {
+		if a := abs32(v); a > amax {
+			amax = a
 		}
-		binary.LittleEndian.PutUint16(y, uint16(fmtF16.EncodeWith(d, f16IEEE)))
-		for j, v := range x {
-			q := float32(math.Round(float64(float32(v * id)))) // roundf; the conversion forbids FMA fusion
-			switch {
-			case q != q: // NaN
-				q = 0
-			case q > 127:
-				q = 127
-			case q < -127:
-				q = -127
-			}
-			y[2+j] = byte(int8(q))
+	}
+	d := amax / 127
+	var id float32
+	if d != 0 {
+		id = 1 / d
+	}
+	binary.LittleEndian.PutUint16(y, uint16(fmtF16.EncodeWith(d, f16IEEE)))
+	for j, v := range x {
+		q := float32(math.Round(float64(float32(v * id)))) // roundf; the conversion forbids FMA fusion
+		switch {
+		case q != q: // NaN
+			q = 0
+		case q > 127:
+			q = 127
+		case q < -127:
+			q = -127
 		}
+		y[2+j] = byte(int8(q))
 	}
 }
 
@@ -111,12 +158,22 @@ func QuantizeQ8_0(dst []byte, src []float32) {
 // len(src) must be len(dst)/32·34; it panics otherwise.
 func DequantizeQ8_0(dst []float32, src []byte) {
 	nb := checkBlocks("DequantizeQ8_0", len(dst), len(src), Q8_0BlockSize, Q8_0BlockBytes)
-	for i := range nb {
-		x := src[i*Q8_0BlockBytes : (i+1)*Q8_0BlockBytes]
-		y := dst[i*Q8_0BlockSize : (i+1)*Q8_0BlockSize]
-		d := fmtF16.Decode(uint32(binary.LittleEndian.Uint16(x)))
-		for j := range y {
-			y[j] = float32(int8(x[2+j])) * d
+	const group = 64 // blocks whose scales are decoded in one call
+	var h [group]uint16
+	var d [group]float32
+	for g0 := 0; g0 < nb; g0 += group {
+		n := min(group, nb-g0)
+		for k := range n {
+			h[k] = binary.LittleEndian.Uint16(src[(g0+k)*Q8_0BlockBytes:])
+		}
+		kernels.Float16ToFloat32(d[:n], h[:n])
+		for k := range n {
+			b := g0 + k
+			x := src[b*Q8_0BlockBytes+2 : (b+1)*Q8_0BlockBytes : (b+1)*Q8_0BlockBytes]
+			y := dst[b*Q8_0BlockSize : (b+1)*Q8_0BlockSize : (b+1)*Q8_0BlockSize]
+			for j, q := range x {
+				y[j] = float32(int8(q)) * d[k]
+			}
 		}
 	}
 }
