@@ -6,6 +6,7 @@ import (
 	"math"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/layout"
@@ -60,6 +61,16 @@ type stream struct {
 	err  error
 	src  []byte   // the source's stored bytes, once prepared
 	out  [][]byte // the stored tensors' buffers, once prepared
+
+	// A second-level tensor scale (NVFP4) depends on every element, and
+	// every block's encoding on it: such a weight is read twice, by amax
+	// items that gather its amax piece by piece, then by the items that
+	// cast it, which wait for amaxReady. Every other weight is read once.
+	amaxParts []tcast.Amax // per amax item
+	amaxLeft  atomic.Int32 // amax items not finished
+	amaxMu    sync.Mutex
+	amaxErr   error
+	amaxReady chan struct{} // closed when the amax is set, or an amax item failed
 }
 
 // item is one piece of work: chunks [c0, c1) of a streamed weight, or a
@@ -67,6 +78,7 @@ type stream struct {
 type item struct {
 	d      *decision
 	c0, c1 int
+	amax   int  // 1 + the index of an amax item among its weight's (0: a cast item)
 	last   bool // the weight's last item: its emit writes the weight
 }
 
@@ -127,6 +139,14 @@ func (p *plan) items() []item {
 			continue
 		}
 		per := max(1, itemBytes/(st.chunkRows*st.rowLen*st.elem))
+		if st.rs.NeedsAmax() {
+			for c0 := 0; c0 < st.chunks; c0 += per {
+				its = append(its, item{d: d, c0: c0, c1: min(c0+per, st.chunks), amax: 1 + len(st.amaxParts)})
+				st.amaxParts = append(st.amaxParts, tcast.Amax{})
+			}
+			st.amaxLeft.Store(int32(len(st.amaxParts)))
+			st.amaxReady = make(chan struct{})
+		}
 		for c0 := 0; c0 < st.chunks; c0 += per {
 			c1 := min(c0+per, st.chunks)
 			its = append(its, item{d: d, c0: c0, c1: c1, last: c1 == st.chunks})
@@ -135,9 +155,9 @@ func (p *plan) items() []item {
 	return its
 }
 
-// prepare makes a streamed weight ready for its items: the source view, the
-// output buffers and, for a second-level tensor scale, the amax.
-func (p *plan) prepare(d *decision, sc *scratch) error {
+// prepare makes a streamed weight ready for its items: the source view and
+// the output buffers.
+func (p *plan) prepare(d *decision) error {
 	st := d.st
 	src, err := p.in.Bytes(d.source)
 	if err != nil {
@@ -152,16 +172,40 @@ func (p *plan) prepare(d *decision, sc *scratch) error {
 	for i, sp := range d.specs {
 		st.out[i] = p.pool.get(int(sp.Bytes(p.lay.Container())))
 	}
-	if st.rs.NeedsAmax() {
-		// The second-level tensor scale (NVFP4) depends on every element and
-		// every block's encoding on it: this weight is read twice, once here
-		// for its amax and once to cast it. Every other weight is read once.
-		var a tcast.Amax
-		for c := range st.chunks {
-			r0, r1 := st.chunkRange(c)
-			a.Add(st.read(sc, r0, r1))
+	return nil
+}
+
+// gatherAmax runs an amax item: the amax of its chunks. The last amax item
+// of a weight to finish sets the weight's amax and lets its cast items go.
+func (p *plan) gatherAmax(it item, sc *scratch) (err error) {
+	st := it.d.st
+	defer func() {
+		if err != nil {
+			st.amaxMu.Lock()
+			if st.amaxErr == nil {
+				st.amaxErr = err
+			}
+			st.amaxMu.Unlock()
 		}
-		st.rs.SetAmax(a)
+		if st.amaxLeft.Add(-1) == 0 {
+			if st.amaxErr == nil {
+				var a tcast.Amax
+				for _, part := range st.amaxParts {
+					a.Merge(part)
+				}
+				st.rs.SetAmax(a)
+			}
+			close(st.amaxReady)
+		}
+	}()
+	st.once.Do(func() { st.err = p.prepare(it.d) })
+	if st.err != nil {
+		return st.err
+	}
+	a := &st.amaxParts[it.amax-1]
+	for c := it.c0; c < it.c1; c++ {
+		r0, r1 := st.chunkRange(c)
+		a.Add(st.read(sc, r0, r1))
 	}
 	return nil
 }
@@ -216,7 +260,19 @@ func float32View(b []byte) ([]float32, bool) {
 // work casts the chunks of one item.
 func (p *plan) work(it item, sc *scratch) error {
 	d, st := it.d, it.d.st
-	st.once.Do(func() { st.err = p.prepare(d, sc) })
+	if it.amax > 0 {
+		return p.gatherAmax(it, sc)
+	}
+	if st.amaxReady != nil {
+		<-st.amaxReady // amax items come first, so they are running or done
+		st.amaxMu.Lock()
+		err := st.amaxErr
+		st.amaxMu.Unlock()
+		if err != nil {
+			return err
+		}
+	}
+	st.once.Do(func() { st.err = p.prepare(d) })
 	if st.err != nil {
 		return st.err
 	}
