@@ -5,7 +5,13 @@
 // The input is any checkpoint package load opens, quantized ones included
 // (their weights are dequantized exactly, then cast). Tensors are read from
 // the memory-mapped input, cast in parallel and written in input order, so
-// peak memory stays near (workers + 1) × the largest tensor. The output (one
+// peak memory stays within (workers + 1) × the largest tensor. A weight the
+// layout streams (layout.Streamer: the tcast layout for the datatypes the
+// one-pass kernels cast, and the gguf layout) from a plain BF16, F16 or F32
+// source goes through the pipeline of pipeline.go: one pass over the data a
+// cache-sized chunk at a time (widen, cast into the output buffers,
+// dequantize and measure), shared by all workers, with only the output and
+// the pieces in flight in memory. The output (one
 // file, or a directory of weights, shards, index and config files) is built
 // under a temporary name beside its destination and published with one
 // rename: it appears whole or not at all, also when it replaces an earlier
