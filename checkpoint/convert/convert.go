@@ -542,9 +542,16 @@ func Convert(inPath, out string, opts Options) (*Result, error) {
 		d.st = p.streamOf(d)
 	}
 	items := p.items()
-	// The window bounds the weights in flight (their output buffers and
-	// input pages): workers + 2 items.
-	window := opts.Workers + 2
+	// The window bounds the items in flight, and so the weights whose
+	// memory is held: workers + 1 as before streaming, so that weights cast
+	// whole keep within (workers + 1) × the largest tensor; one more when
+	// every cast weight streams (a streamed weight holds only its output,
+	// at most about half its input, and the pieces in flight), which keeps
+	// the workers busy while the head item finishes.
+	window := opts.Workers + 1
+	if p.allStreamed() {
+		window++
+	}
 	p.pool.max = 2 * window
 	scratches := make(chan *scratch, opts.Workers)
 	for range opts.Workers {

@@ -129,6 +129,16 @@ func (p *plan) streamOf(d *decision) *stream {
 	return st
 }
 
+// allStreamed reports whether every weight the plan casts streams.
+func (p *plan) allStreamed() bool {
+	for _, d := range p.tensors {
+		if d.cast && d.st == nil {
+			return false
+		}
+	}
+	return true
+}
+
 // items splits the plan's weights into work items.
 func (p *plan) items() []item {
 	var its []item
