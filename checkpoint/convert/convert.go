@@ -575,7 +575,9 @@ func Convert(inPath, out string, opts Options) (*Result, error) {
 	}, func(i int) error {
 		it := items[i]
 		if !it.last {
-			return nil
+			// What the rows cast so far fill of the output goes out now, while
+			// the workers cast the rest.
+			return p.flush(sink, it)
 		}
 		d := it.d
 		out := d.out
@@ -585,8 +587,12 @@ func Convert(inPath, out string, opts Options) (*Result, error) {
 				return fmt.Errorf("%s: tensor %s: %w", inPath, d.source, err)
 			}
 		}
-		for _, t := range out {
-			if err := p.write(sink, d, t); err != nil {
+		for j, t := range out {
+			if d.st != nil {
+				if err := sink.Write(t.Name, t.Data[d.st.flushed[j]:]); err != nil {
+					return err
+				}
+			} else if err := p.write(sink, d, t); err != nil {
 				return err
 			}
 			d.result.BytesOut += int64(len(t.Data))
@@ -738,16 +744,15 @@ func (p *plan) checkEncoded(d *decision, out []layout.Tensor) error {
 }
 
 // write writes one stored tensor. A kept tensor copied from the mapped input
-// to a safetensors output goes in pieces, each released from memory once
-// written, so that it is never resident whole.
+// goes in pieces, each released from memory once written, so that it is
+// never resident whole.
 func (p *plan) write(s sink, d *decision, t layout.Tensor) error {
-	pw, ok := s.(pieceSink)
-	if d.cast || d.info.DType == 0 || !ok || len(t.Data) <= keptPiece {
+	if d.cast || d.info.DType == 0 || len(t.Data) <= keptPiece {
 		return s.Write(t.Name, t.Data)
 	}
 	for off := 0; off < len(t.Data); off += keptPiece {
 		n := min(keptPiece, len(t.Data)-off)
-		if err := pw.Write(t.Name, t.Data[off:off+n]); err != nil {
+		if err := s.Write(t.Name, t.Data[off:off+n]); err != nil {
 			return err
 		}
 		p.in.ReleaseRange(d.source, int64(off), int64(n))

@@ -37,7 +37,7 @@ const (
 	// that the workers share a large weight evenly.
 	itemBytes = 4 << 20
 	// keptPiece is the size of the pieces in which a kept tensor is copied
-	// from the mapped input to a safetensors output, each released from
+	// from the mapped input to the output, each released from
 	// memory once written.
 	keptPiece = 16 << 20
 )
@@ -57,10 +57,11 @@ type stream struct {
 	chunks    int
 	sums      []tcast.ErrorSum // per chunk
 
-	once sync.Once
-	err  error
-	src  []byte   // the source's stored bytes, once prepared
-	out  [][]byte // the stored tensors' buffers, once prepared
+	once    sync.Once
+	err     error
+	src     []byte   // the source's stored bytes, once prepared
+	out     [][]byte // the stored tensors' buffers, once prepared
+	flushed []int    // bytes of each buffer written to the output
 
 	// A second-level tensor scale (NVFP4) depends on every element, and
 	// every block's encoding on it: such a weight is read twice, by amax
@@ -179,6 +180,7 @@ func (p *plan) prepare(d *decision) error {
 	st.src = src
 	st.sums = make([]tcast.ErrorSum, st.chunks)
 	st.out = make([][]byte, len(d.specs))
+	st.flushed = make([]int, len(d.specs))
 	for i, sp := range d.specs {
 		st.out[i] = p.pool.get(int(sp.Bytes(p.lay.Container())))
 	}
@@ -303,6 +305,28 @@ func (p *plan) work(it item, sc *scratch) error {
 	return nil
 }
 
+// flush writes what the rows of a streamed weight cast so far fill of its
+// stored tensors, at the emit of one of its cast items but the last: items
+// are emitted in order, so every row before the item's end is cast. The
+// sinks append, in the order the tensors were declared (GGUF) or at each
+// tensor's place (safetensors).
+func (p *plan) flush(s sink, it item) error {
+	st := it.d.st
+	if st == nil || it.amax > 0 || st.out == nil {
+		return nil
+	}
+	_, r1 := st.chunkRange(it.c1 - 1)
+	for i, w := range st.rs.Written(r1) {
+		if w > st.flushed[i] {
+			if err := s.Write(it.d.specs[i].Name, st.out[i][st.flushed[i]:w]); err != nil {
+				return err
+			}
+			st.flushed[i] = w
+		}
+	}
+	return nil
+}
+
 // finish returns the stored tensors of a streamed weight whose items are all
 // done, and fills in its report.
 func (p *plan) finish(d *decision) ([]layout.Tensor, error) {
@@ -330,7 +354,7 @@ func (p *plan) release(d *decision) {
 		for _, b := range st.out {
 			p.pool.put(b)
 		}
-		st.out, st.sums, st.src = nil, nil, nil
+		st.out, st.sums, st.src, st.flushed = nil, nil, nil, nil
 	}
 }
 

@@ -40,6 +40,10 @@ type RowStream interface {
 	// into deq unless it is nil, and uses s (the calling goroutine's, or
 	// nil) for scratch.
 	CastRows(out [][]byte, x []float32, r0 int, deq []float32, s *tcast.RowScratch) error
+	// Written returns how many bytes of each output buffer the rows before
+	// row r fill: once those rows are cast, these bytes are final and may be
+	// written out (a buffer Finish fills, such as a tensor scale, counts 0).
+	Written(r int) []int
 	// Finish returns the stored tensors over out once every row is cast, as
 	// Encode would, with the metadata entries Encode adds put in meta, and
 	// the bits per value of the cast.
@@ -117,6 +121,12 @@ func (s *tcastStream) Rows() int            { return s.rc.Rows() }
 func (s *tcastStream) RowLen() int          { return s.rc.RowLen() }
 func (s *tcastStream) NeedsAmax() bool      { return s.rc.NeedsAmax() }
 func (s *tcastStream) SetAmax(a tcast.Amax) { s.rc.SetAmax(a) }
+
+func (s *tcastStream) Written(r int) []int {
+	w := make([]int, len(s.sizes))
+	w[0], w[1] = s.rc.DataBytes(r), s.rc.ScaleBytes(r)
+	return w
+}
 
 func (s *tcastStream) CastRows(out [][]byte, x []float32, r0 int, deq []float32, _ *tcast.RowScratch) error {
 	nr, err := rowsOf("tcast", s.name, x, r0, s.rc.Rows(), s.rc.RowLen(), deq)
@@ -217,6 +227,10 @@ func (s *ggufStream) blockBytes() int {
 		return gguf.Q4_0BlockBytes
 	}
 	return gguf.MXFP4BlockBytes
+}
+
+func (s *ggufStream) Written(r int) []int {
+	return []int{r * s.rowLen / ggufBlock * s.blockBytes()}
 }
 
 func (s *ggufStream) CastRows(out [][]byte, x []float32, r0 int, deq []float32, scratch *tcast.RowScratch) error {

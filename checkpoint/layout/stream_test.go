@@ -194,3 +194,56 @@ func TestStreamErrors(t *testing.T) {
 	assert.NoError(t, err)
 	assert.False(t, ok, "48 is not whole blocks of 32")
 }
+
+// TestStreamWritten casts weights row range by row range in order and checks
+// after each range that the bytes Written reports are those of the finished
+// stored tensors.
+func TestStreamWritten(t *testing.T) {
+	r := rand.New(rand.NewPCG(43, 44))
+	tl, err := Get("tcast")
+	require.NoError(t, err)
+	gl := ggufGet(t)
+	for _, c := range []struct {
+		lay Layout
+		dt  *tcast.DataType
+	}{
+		{tl, tcast.MustLookup("mxfp4")}, {tl, tcast.MustLookup("mxint8")}, {tl, tcast.MustLookup("nvfp4")},
+		{gl, ggufDT(t, "mxfp4")}, {gl, ggufDT(t, "q8_0")}, {gl, ggufDT(t, "q4_0")},
+	} {
+		shape := []int{9, 64}
+		x := streamInput(r, 9*64)
+		name := c.lay.Name() + " " + c.dt.Name()
+		specs, _, err := c.lay.Specs("w", shape, c.dt, 1)
+		require.NoError(t, err)
+		rs, ok, err := c.lay.(Streamer).Stream("w", shape, c.dt, nil)
+		require.NoError(t, err)
+		require.True(t, ok, name)
+		want, _, _, _ := streamWhole(t, rs, specs, c.lay.Container(), x, 9, 1)
+		if rs.NeedsAmax() {
+			var a tcast.Amax
+			a.Add(x)
+			rs.SetAmax(a)
+		}
+		out := make([][]byte, len(specs))
+		for i, sp := range specs {
+			out[i] = make([]byte, sp.Bytes(c.lay.Container()))
+		}
+		prev := make([]int, len(out))
+		for r0 := 0; r0 < 9; r0 += 2 {
+			r1 := min(r0+2, 9)
+			require.NoError(t, rs.CastRows(out, x[r0*64:r1*64], r0, nil, nil), name)
+			w := rs.Written(r1)
+			require.Len(t, w, len(out), name)
+			for i := range out {
+				assert.GreaterOrEqual(t, w[i], prev[i], "%s: buffer %d shrinks", name, i)
+				assert.Equal(t, want[i].Data[:w[i]], out[i][:w[i]], "%s: buffer %d after row %d", name, i, r1)
+				prev[i] = w[i]
+			}
+		}
+		for i, wb := range rs.Written(9) {
+			if wb != len(out[i]) {
+				assert.True(t, c.dt.Name() == "nvfp4" && i == 2, "%s: only the tensor scale waits for Finish", name)
+			}
+		}
+	}
+}
