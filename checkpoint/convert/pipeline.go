@@ -373,7 +373,15 @@ func (bp *bufPool) get(n int) []byte {
 	defer bp.mu.Unlock()
 	i := sort.Search(len(bp.free), func(i int) bool { return cap(bp.free[i]) >= n })
 	if i == len(bp.free) {
-		return make([]byte, n)
+		b := make([]byte, n)
+		// A write to each page maps it now, on this goroutine. Otherwise a
+		// kernel that reads a byte before writing it maps the shared zero
+		// page first, and its write then copies the page and flushes the
+		// other cores' TLBs: an interrupt per page, costly in a VM.
+		for j := 0; j < n; j += 4096 {
+			b[j] = 0
+		}
+		return b
 	}
 	b := bp.free[i]
 	bp.free = append(bp.free[:i], bp.free[i+1:]...)
