@@ -472,7 +472,6 @@ func castContiguous[C kernels.Code](c *caster, x []float32, codes []C, t *Tensor
 
 // setTensorScale computes the second-level tensor scale from the tensor's amax.
 func (c *caster) setTensorScale(x []float32, p *Part) {
-	tf := c.spec.TensorScale
 	// The tensor scale comes from the finite values: a NaN or an Inf makes its
 	// own block NaN (floatBlock), not every block of the tensor.
 	amax := c.amax(x, c.opts.Keep)
@@ -484,6 +483,14 @@ func (c *caster) setTensorScale(x []float32, p *Part) {
 			amax = finiteAmax(x, c.opts.Keep)
 		}
 	}
+	c.putTensorScale(amax, p)
+}
+
+// putTensorScale stores in p the second-level tensor scale of a tensor whose
+// largest finite (kept) magnitude, or range for zero points, is amax, and
+// sets c.tensorMul.
+func (c *caster) putTensorScale(amax float32, p *Part) {
+	tf := c.spec.TensorScale
 	code := tf.Encode(1)
 	if c.opts.PowerOfTwoScales && c.zf == nil && amax > 0 && !isNonFinite(amax) {
 		// The largest block's scale exponent, over the largest power of two

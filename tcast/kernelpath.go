@@ -126,23 +126,10 @@ func (c *caster) castKernel(x []float32, k kernelKind) *Tensor {
 	t := c.newTensor(form)
 	scales := t.Scale.Bytes
 	codes := make([]byte, packedLen(k, len(x)))
-	switch k {
-	case kernelMXFP4:
-		kernels.QuantizeMXFP4(codes, scales, x)
-	case kernelMXFP8:
-		kernels.QuantizeMXFP8(codes, scales, x)
-	case kernelMXINT8:
-		kernels.QuantizeMXINT8(codes, scales, x)
-	case kernelMXFP8E5M2:
-		kernels.QuantizeMXFP8E5M2(codes, scales, x)
-	case kernelMXFP6E2M3:
-		kernels.QuantizeMXFP6E2M3(codes, scales, x)
-	case kernelMXFP6E3M2:
-		kernels.QuantizeMXFP6E3M2(codes, scales, x)
-	case kernelNVFP4:
+	if k == kernelNVFP4 {
 		c.setTensorScale(x, t.TensorScale)
-		kernels.QuantizeNVFP4(codes, scales, x, c.tensorMul)
 	}
+	quantKernel(k, codes, scales, x, c.tensorMul)
 	switch c.opts.Form {
 	case Virtual:
 		t.Values = make([]float32, len(x))
@@ -168,6 +155,28 @@ func (c *caster) castKernel(x []float32, k kernelKind) *Tensor {
 		})
 	}
 	return t
+}
+
+// quantKernel quantizes x, whole blocks, with the kernel of kind k into
+// codes (packed for 4- and 6-bit elements) and scales; tensorMul is NVFP4's
+// second-level tensor scale.
+func quantKernel(k kernelKind, codes, scales []byte, x []float32, tensorMul float32) {
+	switch k {
+	case kernelMXFP4:
+		kernels.QuantizeMXFP4(codes, scales, x)
+	case kernelMXFP8:
+		kernels.QuantizeMXFP8(codes, scales, x)
+	case kernelMXINT8:
+		kernels.QuantizeMXINT8(codes, scales, x)
+	case kernelMXFP8E5M2:
+		kernels.QuantizeMXFP8E5M2(codes, scales, x)
+	case kernelMXFP6E2M3:
+		kernels.QuantizeMXFP6E2M3(codes, scales, x)
+	case kernelMXFP6E3M2:
+		kernels.QuantizeMXFP6E3M2(codes, scales, x)
+	case kernelNVFP4:
+		kernels.QuantizeNVFP4(codes, scales, x, tensorMul)
+	}
 }
 
 // dequantKernel decodes codes (packed for 4- and 6-bit elements) and scales of kind

@@ -5,7 +5,13 @@
 // The input is any checkpoint package load opens, quantized ones included
 // (their weights are dequantized exactly, then cast). Tensors are read from
 // the memory-mapped input, cast in parallel and written in input order, so
-// peak memory stays near (workers + 1) × the largest tensor. The output (one
+// peak memory stays within (workers + 1) × the largest tensor. A weight the
+// layout streams (layout.Streamer: the tcast layout for the datatypes the
+// one-pass kernels cast, and the gguf layout) from a plain BF16, F16 or F32
+// source goes through the pipeline of pipeline.go: one pass over the data a
+// cache-sized chunk at a time (widen, cast into the output buffers,
+// dequantize and measure), shared by all workers, with only the output and
+// the pieces in flight in memory. The output (one
 // file, or a directory of weights, shards, index and config files) is built
 // under a temporary name beside its destination and published with one
 // rename: it appears whole or not at all, also when it replaces an earlier
@@ -182,6 +188,8 @@ type decision struct {
 	specs  []layout.Spec
 	meta   map[string]string
 	result TensorResult
+	st     *stream         // set when the pipeline streams the weight
+	out    []layout.Tensor // what run made of a weight cast whole, until written
 }
 
 // plan decides every tensor and declares the output.
@@ -197,6 +205,7 @@ type plan struct {
 	converted []layout.Converted
 	kept      []string
 	files     map[string][]byte
+	pool      bufPool
 }
 
 // sourceBits is what a kept tensor costs per value in the output: its own
@@ -529,23 +538,67 @@ func Convert(inPath, out string, opts Options) (*Result, error) {
 	}
 	patch := map[string]string{} // metadata values that differ from the plan's
 	var bytesDone int64
-	outs := make([][]layout.Tensor, len(p.tensors))
-	err = ordered.Run(len(p.tensors), opts.Workers, opts.Workers+1, func(i int) error {
+	for _, d := range p.tensors {
+		d.st = p.streamOf(d)
+	}
+	items := p.items()
+	// The window bounds the items in flight, and so the weights whose
+	// memory is held: workers + 1 as before streaming, so that weights cast
+	// whole keep within (workers + 1) × the largest tensor; one more when
+	// every cast weight streams (a streamed weight holds only its output,
+	// at most about half its input, and the pieces in flight), which keeps
+	// the workers busy while the head item finishes.
+	window := opts.Workers + 1
+	if p.allStreamed() {
+		window++
+	}
+	p.pool.max = 2 * window
+	scratches := make(chan *scratch, opts.Workers)
+	for range opts.Workers {
+		scratches <- &scratch{}
+	}
+	err = ordered.Run(len(items), opts.Workers, window, func(i int) error {
+		it := items[i]
+		d := it.d
 		var err error
-		outs[i], err = p.run(p.tensors[i])
+		if d.st == nil {
+			d.out, err = p.run(d)
+		} else {
+			sc := <-scratches
+			err = p.work(it, sc)
+			scratches <- sc
+		}
 		if err != nil {
-			return fmt.Errorf("%s: tensor %s: %w", inPath, p.tensors[i].source, err)
+			return fmt.Errorf("%s: tensor %s: %w", inPath, d.source, err)
 		}
 		return nil
 	}, func(i int) error {
-		d := p.tensors[i]
-		for _, t := range outs[i] {
-			if err := sink.Write(t.Name, t.Data); err != nil {
+		it := items[i]
+		if !it.last {
+			// What the rows cast so far fill of the output goes out now, while
+			// the workers cast the rest.
+			return p.flush(sink, it)
+		}
+		d := it.d
+		out := d.out
+		if d.st != nil {
+			var err error
+			if out, err = p.finish(d); err != nil {
+				return fmt.Errorf("%s: tensor %s: %w", inPath, d.source, err)
+			}
+		}
+		for j, t := range out {
+			if d.st != nil {
+				if err := sink.Write(t.Name, t.Data[d.st.flushed[j]:]); err != nil {
+					return err
+				}
+			} else if err := p.write(sink, d, t); err != nil {
 				return err
 			}
 			d.result.BytesOut += int64(len(t.Data))
 		}
-		outs[i] = nil // release the tensor's memory
+		d.out = nil // release the tensor's memory
+		p.release(d)
 		in.Release(d.source)
 		for k, v := range d.meta {
 			if declared := p.meta[k]; declared != v {
@@ -560,7 +613,7 @@ func Convert(inPath, out string, opts Options) (*Result, error) {
 		res.BytesOut += d.result.BytesOut
 		bytesDone += d.info.Size
 		if opts.Progress != nil {
-			opts.Progress(Progress{Tensors: i + 1, TotalTensors: len(p.tensors), Bytes: bytesDone, TotalBytes: res.BytesIn, Elapsed: time.Since(start)})
+			opts.Progress(Progress{Tensors: len(res.Tensors), TotalTensors: len(p.tensors), Bytes: bytesDone, TotalBytes: res.BytesIn, Elapsed: time.Since(start)})
 		}
 		return nil
 	})
@@ -663,15 +716,8 @@ func (p *plan) run(d *decision) ([]layout.Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	for i, o := range out {
-		if i >= len(d.specs) || !specEqual(o.Spec, d.specs[i]) {
-			return nil, fmt.Errorf("layout %s wrote %s %v, not the tensor it declared", p.lay.Name(), o.Name, o.Shape)
-		}
-	}
-	for k := range d.meta {
-		if _, ok := p.meta[k]; !ok {
-			return nil, fmt.Errorf("layout %s wrote metadata %q it did not declare", p.lay.Name(), k)
-		}
+	if err := p.checkEncoded(d, out); err != nil {
+		return nil, err
 	}
 	d.result.Bits = t.BitsPerValue()
 	d.result.setErrors(e)
@@ -679,6 +725,39 @@ func (p *plan) run(d *decision) ([]layout.Tensor, error) {
 		d.result.Note = fmt.Sprintf("exact: %s holds every value of the source's %s", p.opts.DataType.Name(), d.info.Type)
 	}
 	return out, nil
+}
+
+// checkEncoded checks that a layout wrote the tensors and metadata it
+// declared for weight d.
+func (p *plan) checkEncoded(d *decision, out []layout.Tensor) error {
+	for i, o := range out {
+		if i >= len(d.specs) || !specEqual(o.Spec, d.specs[i]) {
+			return fmt.Errorf("layout %s wrote %s %v, not the tensor it declared", p.lay.Name(), o.Name, o.Shape)
+		}
+	}
+	for k := range d.meta {
+		if _, ok := p.meta[k]; !ok {
+			return fmt.Errorf("layout %s wrote metadata %q it did not declare", p.lay.Name(), k)
+		}
+	}
+	return nil
+}
+
+// write writes one stored tensor. A kept tensor copied from the mapped input
+// goes in pieces, each released from memory once written, so that it is
+// never resident whole.
+func (p *plan) write(s sink, d *decision, t layout.Tensor) error {
+	if d.cast || d.info.DType == 0 || len(t.Data) <= keptPiece {
+		return s.Write(t.Name, t.Data)
+	}
+	for off := 0; off < len(t.Data); off += keptPiece {
+		n := min(keptPiece, len(t.Data)-off)
+		if err := s.Write(t.Name, t.Data[off:off+n]); err != nil {
+			return err
+		}
+		p.in.ReleaseRange(d.source, int64(off), int64(n))
+	}
+	return nil
 }
 
 // metaSlack is the room a declared JSON metadata value leaves for the value

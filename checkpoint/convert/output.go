@@ -15,7 +15,9 @@ import (
 )
 
 // sink writes the declared tensors of a conversion: one safetensors file,
-// safetensors shards with an index, or one GGUF file.
+// safetensors shards with an index, or one GGUF file. Write appends: a
+// tensor may be written in consecutive pieces (GGUF's tensors one after the
+// other, in the order declared).
 type sink interface {
 	Write(name string, data []byte) error
 	PatchMetadata(map[string]string) error
@@ -59,7 +61,7 @@ func (ggufSink) PatchMetadata(map[string]string) error {
 	return errors.New("GGUF output declares no metadata to patch")
 }
 
-func (s ggufSink) Write(name string, data []byte) error { return s.WriteTensor(name, data) }
+func (s ggufSink) Write(name string, data []byte) error { return s.Stream.Write(name, data) }
 
 func newGGUFSink(path string, specs []layout.Spec, meta map[string]string) (sink, error) {
 	var w gguf.Writer

@@ -1,6 +1,7 @@
 package gguf
 
 import (
+	"bytes"
 	"encoding/binary"
 	"math"
 	"math/rand/v2"
@@ -564,4 +565,161 @@ func TestPackQuantPanicOnMisuse(t *testing.T) {
 	assert.Panics(t, func() { PackQ4_0(make([]byte, 18), append(make([]uint8, 31), 16), []uint16{0}) })
 	assert.Panics(t, func() { UnpackQ4_0(make([]uint8, 32), make([]uint16, 1), make([]byte, 17)) })
 	assert.NotPanics(t, func() { PackQ4_0(nil, nil, nil) })
+}
+
+// TestQuantizeQ8_0Edges compares QuantizeQ8_0 with the transcription of
+// ggml's reference on blocks of ties (p = k + ½ exactly, rounded away from
+// zero), zeros and −0, subnormal and tiny scales (whose reciprocal
+// overflows), the largest float32 values and infinities, and blocks of
+// every size of group; and on blocks holding NaN (which ggml's amax skips and
+// the transcription's math.Max does not) with the element-by-element
+// quantizer.
+func TestQuantizeQ8_0Edges(t *testing.T) {
+	nan, inf := float32(math.NaN()), float32(math.Inf(1))
+	sub := math.Float32frombits
+	var blocks [][]float32
+	block := func(xs ...float32) []float32 {
+		b := make([]float32, 32)
+		copy(b, xs)
+		return b
+	}
+	ties := block(127, -127, 0.5, -0.5, 1.5, -1.5, 2.5, -2.5, 126.5, -126.5, 63.5, -0.49999997, 0.50000006)
+	blocks = append(blocks, ties,
+		block(), block(float32(math.Copysign(0, -1)), 0),
+		block(sub(1), -sub(3)), block(sub(200), sub(100)), block(sub(0x7fffff), -sub(0x400000)),
+		block(0x1p-120, 0x1p-121), block(0x1p-126*127, 1e-38), block(0x1p-127*127, 0x1p-128),
+		block(math.MaxFloat32, -math.MaxFloat32, 1), block(1e7, 3), block(inf, 1, -2), block(-inf, inf),
+	)
+	r := rand.New(rand.NewPCG(9, 10))
+	for range 200 {
+		b := make([]float32, 32)
+		e := r.IntN(80) - 40
+		for i := range b {
+			b[i] = float32(r.NormFloat64() * math.Ldexp(1, e))
+		}
+		blocks = append(blocks, b)
+	}
+	var x []float32
+	for _, b := range blocks {
+		x = append(x, b...)
+	}
+	// ggml's reference: the transcription, except where 1/d overflows
+	// float32 (d = amax/127 below 2^-128): then x·(1/d) is ±Inf for every
+	// nonzero x, clamped to ±127, and NaN (code 0) for zeros, with d
+	// stored as float16 zero. (The transcription converts ±Inf to int8,
+	// which Go leaves undefined.)
+	want := refQuantizeQ8_0(x)
+	for k, b := range blocks {
+		amax := float32(0)
+		for _, v := range b {
+			amax = max(amax, abs32(v))
+		}
+		if d := amax / 127; d == 0 || !math.IsInf(float64(1/d), 1) {
+			continue
+		}
+		y := want[34*k : 34*k+34]
+		y[0], y[1] = 0, 0
+		for j, v := range b {
+			switch {
+			case v > 0:
+				y[2+j] = 127
+			case v < 0:
+				y[2+j] = 0x81 // −127
+			default:
+				y[2+j] = 0
+			}
+		}
+	}
+	for _, n := range []int{1, 63, 64, 65, len(blocks)} { // groups of 64 blocks, whole and not
+		got := make([]byte, 34*n)
+		QuantizeQ8_0(got, x[:32*n])
+		for k := range n {
+			if !bytes.Equal(want[34*k:34*k+34], got[34*k:34*k+34]) {
+				t.Fatalf("%d blocks: block %d %v: want % x, got % x", n, k, blocks[k], want[34*k:34*k+34], got[34*k:34*k+34])
+			}
+		}
+	}
+
+	withNaN := [][]float32{block(nan), block(1, nan, -3), block(nan, inf), block(2.5, float32(math.Copysign(math.NaN(), -1)), 127)}
+	for _, b := range withNaN {
+		want := make([]byte, 34)
+		refQuantizeQ8_0NaN(want, b)
+		got := make([]byte, 34)
+		QuantizeQ8_0(got, b)
+		assert.Equal(t, want, got, "%v", b)
+	}
+	// The NaN element gets code 0; the others follow the finite amax.
+	got := make([]byte, 34)
+	QuantizeQ8_0(got, block(1, nan, -3))
+	assert.Equal(t, []byte{42, 0, 0xff - 126}, got[2:5], "1/(3/127) → 42.33 → 42, NaN → 0, −127")
+}
+
+// refQuantizeQ8_0NaN transcribes ggml's quantize_row_q8_0_ref for one block
+// that may hold NaN: its amax loop keeps the larger of amax and |x| by a
+// comparison, which skips NaN; roundf of NaN is NaN, stored as code 0; the
+// scale goes to float16 through x448/float16.
+func refQuantizeQ8_0NaN(y []byte, x []float32) {
+	var amax float32
+	for _, v := range x {
+		if a := abs32(v); a > amax {
+			amax = a
+		}
+	}
+	d := amax / 127
+	var id float32
+	if d != 0 {
+		id = 1 / d
+	}
+	binary.LittleEndian.PutUint16(y, float16.Fromfloat32(d).Bits())
+	for j, v := range x {
+		q := float32(math.Round(float64(v * id)))
+		switch {
+		case q != q:
+			q = 0
+		case q > 127:
+			q = 127
+		case q < -127:
+			q = -127
+		}
+		y[2+j] = byte(int8(q))
+	}
+}
+
+func abs32(v float32) float32 { return math.Float32frombits(math.Float32bits(v) &^ (1 << 31)) }
+
+// BenchmarkQuantizeQ8_0 measures QuantizeQ8_0 on 64 Ki float32 values.
+func BenchmarkQuantizeQ8_0(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 2))
+	x := make([]float32, 64<<10)
+	for i := range x {
+		x[i] = float32(r.NormFloat64())
+	}
+	dst := make([]byte, len(x)/32*34)
+	b.SetBytes(int64(4 * len(x)))
+	for b.Loop() {
+		QuantizeQ8_0(dst, x)
+	}
+}
+
+// TestDequantizeQ8_0EveryScale decodes a block for every float16 scale code
+// and compares with the product q·d, d decoded by package dtype.
+func TestDequantizeQ8_0EveryScale(t *testing.T) {
+	src := make([]byte, 0, 65536*34)
+	for c := range 65536 {
+		src = binary.LittleEndian.AppendUint16(src, uint16(c))
+		for j := range 32 {
+			src = append(src, byte(int8(j*8-127)))
+		}
+	}
+	dst := make([]float32, 65536*32)
+	DequantizeQ8_0(dst, src)
+	for c := range 65536 {
+		d := fmtF16.Decode(uint32(c))
+		for j := range 32 {
+			want := float32(int8(j*8-127)) * d
+			if got := dst[32*c+j]; math.Float32bits(got) != math.Float32bits(want) && !(got != got && want != want) {
+				t.Fatalf("scale %#04x element %d: want %v, got %v", c, j, want, got)
+			}
+		}
+	}
 }

@@ -373,6 +373,9 @@ type Stream struct {
 	align int64
 	todo  []writerTensor
 	err   error
+	done  int64 // bytes of todo[0] written
+	pos   int64 // bytes given to bw (the header included)
+	sent  int64 // bytes from the file's start whose writeback was started
 }
 
 // Create writes the header to a temporary file beside path and returns the
@@ -393,7 +396,7 @@ func (w *Writer) Create(path string) (*Stream, error) {
 		out.Abort()
 		return nil, fmt.Errorf("gguf: %w", err)
 	}
-	s := &Stream{path: path, out: out, f: f, bw: bufio.NewWriterSize(f, 1<<20), align: align, todo: slices.Clone(w.tensors)}
+	s := &Stream{path: path, out: out, f: f, bw: bufio.NewWriterSize(f, 1<<20), align: align, todo: slices.Clone(w.tensors), pos: int64(len(hdr))}
 	if _, err := s.bw.Write(hdr); err != nil {
 		s.Abort()
 		return nil, fmt.Errorf("gguf: %s: %w", path, err)
@@ -404,6 +407,23 @@ func (w *Writer) Create(path string) (*Stream, error) {
 // WriteTensor writes the data of the next declared tensor, which must be
 // name, with exactly its size.
 func (s *Stream) WriteTensor(name string, data []byte) error {
+	if s.err == nil && len(s.todo) > 0 && s.todo[0].name == name {
+		switch {
+		case s.done != 0:
+			s.err = fmt.Errorf("gguf: %s: tensor %q: WriteTensor after %d of its bytes were written with Write", s.path, name, s.done)
+		case int64(len(data)) != s.todo[0].size:
+			s.err = fmt.Errorf("gguf: %s: tensor %q: %d bytes, want %d", s.path, name, len(data), s.todo[0].size)
+		}
+	}
+	return s.Write(name, data)
+}
+
+// Write appends data to the next declared tensor, which must be name:
+// successive calls supply consecutive parts of its bytes, so that a tensor
+// need not be in memory whole. Writing more than the tensor holds is an
+// error; the tensor is complete (and the next one may follow) when all its
+// bytes are written.
+func (s *Stream) Write(name string, data []byte) error {
 	if s.err != nil {
 		return s.err
 	}
@@ -412,29 +432,50 @@ func (s *Stream) WriteTensor(name string, data []byte) error {
 		s.err = fmt.Errorf("gguf: %s: tensor %q: every declared tensor is written", s.path, name)
 	case s.todo[0].name != name:
 		s.err = fmt.Errorf("gguf: %s: tensor %q written, %q is next", s.path, name, s.todo[0].name)
-	case int64(len(data)) != s.todo[0].size:
-		s.err = fmt.Errorf("gguf: %s: tensor %q: %d bytes, want %d", s.path, name, len(data), s.todo[0].size)
+	case int64(len(data)) > s.todo[0].size-s.done:
+		s.err = fmt.Errorf("gguf: %s: tensor %q: %d bytes after %d exceed its %d", s.path, name, len(data), s.done, s.todo[0].size)
 	}
 	if s.err != nil {
 		return s.err
 	}
-	s.todo = s.todo[1:]
 	if _, err := s.bw.Write(data); err != nil {
 		s.err = fmt.Errorf("gguf: %s: tensor %q: %w", s.path, name, err)
 		return s.err
 	}
-	if _, err := s.bw.Write(make([]byte, padded(int64(len(data)), s.align)-int64(len(data)))); err != nil {
-		s.err = fmt.Errorf("gguf: %s: %w", s.path, err)
+	s.done += int64(len(data))
+	s.pos += int64(len(data))
+	if s.done == s.todo[0].size {
+		pad := padded(s.done, s.align) - s.done
+		if _, err := s.bw.Write(make([]byte, pad)); err != nil {
+			s.err = fmt.Errorf("gguf: %s: %w", s.path, err)
+			return s.err
+		}
+		s.pos += pad
+		s.todo, s.done = s.todo[1:], 0
 	}
-	return s.err
+	// The disk starts on what reached the file, so that Close's sync has
+	// little left to wait for.
+	if onFile := s.pos - int64(s.bw.Buffered()); onFile-s.sent >= writebackMin {
+		atomicfile.StartWriteback(s.f, s.sent, onFile-s.sent)
+		s.sent = onFile
+	}
+	return nil
 }
+
+// writebackMin is how many bytes reach the file between two starts of their
+// writeback.
+const writebackMin = 4 << 20
 
 // Close checks that every declared tensor was written, syncs the file and
 // renames it into place. After an error it removes the temporary file. The
 // file gets mode 0666 less the umask (0644 under the usual umask 022).
 func (s *Stream) Close() error {
 	if s.err == nil && len(s.todo) > 0 {
-		s.err = fmt.Errorf("gguf: %s: tensor %q was never written", s.path, s.todo[0].name)
+		if s.done > 0 {
+			s.err = fmt.Errorf("gguf: %s: tensor %q received %d of its %d bytes", s.path, s.todo[0].name, s.done, s.todo[0].size)
+		} else {
+			s.err = fmt.Errorf("gguf: %s: tensor %q was never written", s.path, s.todo[0].name)
+		}
 	}
 	if s.err == nil {
 		s.err = s.bw.Flush()

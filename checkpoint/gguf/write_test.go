@@ -463,10 +463,27 @@ func TestStream(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, wa, wb)
 
+	// The same file from tensors written in pieces.
+	s, err = b.Create(filepath.Join(dir, "c.gguf"))
+	require.NoError(t, err)
+	for _, piece := range [][]byte{q[:1], q[1:20], nil, q[20:]} {
+		require.NoError(t, s.Write("q", piece))
+	}
+	require.NoError(t, s.Write("f", f32[:4]))
+	require.NoError(t, s.Write("f", f32[4:]))
+	require.NoError(t, s.Close())
+	wc, err := os.ReadFile(filepath.Join(dir, "c.gguf"))
+	require.NoError(t, err)
+	assert.Equal(t, wa, wc)
+	require.NoError(t, os.Remove(filepath.Join(dir, "c.gguf")))
+
 	for name, steps := range map[string]func(s *Stream) error{
 		"order":   func(s *Stream) error { return s.WriteTensor("f", f32) },
 		"size":    func(s *Stream) error { return s.WriteTensor("q", q[:10]) },
 		"missing": func(s *Stream) error { return s.WriteTensor("q", q) },
+		"short":   func(s *Stream) error { _ = s.WriteTensor("q", q); return s.Write("f", f32[:4]) },
+		"long":    func(s *Stream) error { _ = s.Write("q", q[:30]); return s.Write("q", q[:5]) },
+		"mixed":   func(s *Stream) error { _ = s.Write("q", q[:30]); return s.WriteTensor("q", q) },
 	} {
 		path := filepath.Join(dir, name+".gguf")
 		s, err := b.Create(path)

@@ -515,6 +515,23 @@ func (c *Checkpoint) Release(name string) {
 	}
 }
 
+// ReleaseRange is Release for n bytes from byte off of the stored bytes of
+// a tensor that is not quantized (those Bytes returns), for streaming
+// readers done with one piece of a large tensor.
+func (c *Checkpoint) ReleaseRange(name string, off, n int64) {
+	i, ok := c.index[name]
+	if !ok || len(c.tensors[i].Stored) != 1 {
+		return
+	}
+	s := c.tensors[i].Stored[0]
+	switch {
+	case c.st != nil:
+		c.st.ReleaseRange(s, off, n)
+	case c.sh != nil:
+		c.sh.ReleaseRange(s, off, n)
+	}
+}
+
 // source is the layout.Source view of a checkpoint.
 type source struct{ c *Checkpoint }
 

@@ -464,4 +464,10 @@ func TestRelease(t *testing.T) {
 	b, err := f.Bytes("x")
 	require.NoError(t, err)
 	assert.Equal(t, data, b)
+	// Ranges, clipped to the tensor, leave the bytes readable.
+	for _, r := range [][2]int64{{0, 5000}, {100, 9000}, {-10, 1 << 40}, {int64(len(data)), 10}, {50, -3}} {
+		f.ReleaseRange("x", r[0], r[1])
+		assert.Equal(t, data, b, "after ReleaseRange(%d, %d)", r[0], r[1])
+	}
+	f.ReleaseRange("nope", 0, 10)
 }

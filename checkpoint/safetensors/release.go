@@ -18,6 +18,32 @@ func (f *File) Release(name string) {
 	release(f.data[t.Offset : t.Offset+t.Size])
 }
 
+// ReleaseRange is Release for the n bytes of the named tensor from byte off
+// (clipped to the tensor): the whole pages inside them leave the resident
+// set. A converter that streams a large tensor calls it for each piece it is
+// done with, so that resident memory tracks the pieces in flight.
+func (f *File) ReleaseRange(name string, off, n int64) {
+	i, ok := f.index[name]
+	if !ok || f.data == nil || f.closed.Load() {
+		return
+	}
+	t := &f.tensors[i]
+	lo, hi := max(off, 0), min(off+n, t.Size)
+	if lo >= hi {
+		return
+	}
+	release(f.data[t.Offset+lo : t.Offset+hi])
+}
+
+// ReleaseRange is File.ReleaseRange on the shard holding the named tensor.
+func (s *Sharded) ReleaseRange(name string, off, n int64) {
+	if shard, ok := s.where[name]; ok {
+		if f := s.files[shard]; f != nil {
+			f.ReleaseRange(name, off, n)
+		}
+	}
+}
+
 // Release is File.Release on the shard holding the named tensor.
 func (s *Sharded) Release(name string) {
 	if shard, ok := s.where[name]; ok {

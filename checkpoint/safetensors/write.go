@@ -188,8 +188,17 @@ func (w *Writer) Write(name string, data []byte) error {
 		w.mu.Unlock()
 		return err
 	}
+	if len(data) >= writebackMin {
+		// The disk starts on these bytes now, so that Close's sync has
+		// little left to wait for.
+		atomicfile.StartWriteback(w.f, t.Offset+pos, int64(len(data)))
+	}
 	return nil
 }
+
+// writebackMin is the size of a Write from which its bytes are sent to disk
+// at once.
+const writebackMin = 1 << 20
 
 // failLocked records err as the Writer's error unless one is recorded, and
 // returns err. w.mu must be held.

@@ -14,6 +14,8 @@ import (
 // hidden size 2048 by default: 1.27 GB) to MXFP4 with the tcast binary, the
 // input already in the page cache, and reports input GB/s and the converting
 // process's peak RSS. TCAST_BENCH_LAYERS and TCAST_BENCH_HIDDEN change the size;
+// TCAST_BENCH_LAYOUT and TCAST_BENCH_DTYPE the output (e.g. gguf and q8_0);
+// TCAST_BENCH_WORKERS the workers (0, all cores, by default);
 // TCAST_BENCH_DIR keeps the files between runs.
 //
 //	go test -run '^$' -bench ConvertSynth -benchtime 3x ./cmd/tcast
@@ -54,9 +56,15 @@ func BenchmarkConvertSynth(b *testing.B) {
 		}
 	}
 	b.SetBytes(st.Size())
+	lay, dt := envString("TCAST_BENCH_LAYOUT", "tcast"), envString("TCAST_BENCH_DTYPE", "mxfp4")
+	out := filepath.Join(dir, "out")
+	if lay == "gguf" {
+		out += ".gguf"
+	}
+	workers := strconv.Itoa(envInt("TCAST_BENCH_WORKERS", 0))
 	var peak int64
 	for b.Loop() {
-		cmd := exec.Command(bin, "convert", in, "-dtype", "mxfp4", "-o", filepath.Join(dir, "out"), "-force", "-json")
+		cmd := exec.Command(bin, "convert", in, "-layout", lay, "-dtype", dt, "-workers", workers, "-o", out, "-force", "-json")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			b.Fatalf("convert: %v\n%s", err, out)
 		}
@@ -66,6 +74,13 @@ func BenchmarkConvertSynth(b *testing.B) {
 	}
 	b.ReportMetric(float64(peak)/1024, "peak-RSS-MiB")
 	b.ReportMetric(float64(st.Size())/(1<<20), "input-MiB")
+}
+
+func envString(key, def string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return def
 }
 
 func envInt(key string, def int) int {

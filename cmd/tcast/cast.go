@@ -17,7 +17,8 @@ import (
 	tc "github.com/tensorcast-go/tensorcast/tcast"
 )
 
-const castUsage = "tcast cast -dtype NAME [-axis N] [-scale-mode MODE] [-round even|away|zero|stochastic] [-seed N] [-overflow sat|ieee] [-full-range] [-keep MASK.npy] [-force] -o DIR IN.npy\n\n" +
+const castUsage = "tcast cast -dtype NAME [-axis N] [-scale-mode MODE] [-round even|away|zero|stochastic] [-seed N] [-overflow sat|ieee] [-full-range] [-keep MASK.npy] [-force]\n" +
+	"           [-cpuprofile FILE] [-memprofile FILE] -o DIR IN.npy\n\n" +
 	"NAME is a datatype (tcast datatypes lists them: mxfp4, nvfp4, mxint8, int4_g128, ...), a number\n" +
 	"format (tcast formats lists them: e4m3fn, bfloat16, ...) or a code such as e2m1_e8m0_t32.\n" +
 	"DIR gets codes.npy, dequant.npy, packed.npy, info.json and, as the datatype has them, scale.npy,\n" +
@@ -31,7 +32,7 @@ var roundingNames = map[string]dtype.Rounding{
 
 var overflowNames = map[string]dtype.Overflow{"sat": dtype.Saturate, "ieee": dtype.OverflowIEEE}
 
-func runCast(args []string, stdout, stderr io.Writer) error {
+func runCast(args []string, stdout, stderr io.Writer) (err error) {
 	fs := flag.NewFlagSet("cast", flag.ContinueOnError)
 	name := fs.String("dtype", "", "datatype `NAME` (see tcast datatypes and tcast formats)")
 	axis := fs.Int("axis", -1, "scaled axis `N`; negative values count from the end")
@@ -43,9 +44,17 @@ func runCast(args []string, stdout, stderr io.Writer) error {
 	keepFile := fs.String("keep", "", "bool .npy `MASK` of the input's shape: false elements are left out of the scales and stored as zero (scaled datatypes)")
 	out := fs.String("o", "", "output `DIR` (must not exist unless -force is given)")
 	force := fs.Bool("force", false, "replace an existing output DIR (the whole directory)")
+	prof := addProfileFlags(fs)
 	pos, err := parseArgs(fs, castUsage, args, stdout)
 	if err != nil {
 		return err
+	}
+	if len(pos) == 1 && *out != "" {
+		pr, err := prof.start(*force, *out, pos[0], *keepFile)
+		if err != nil {
+			return err
+		}
+		defer func() { err = pr.stop(err) }()
 	}
 	switch {
 	case len(pos) != 1:

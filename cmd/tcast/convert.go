@@ -20,7 +20,8 @@ import (
 )
 
 const convertUsage = "tcast convert IN -dtype NAME -o OUT [-layout LAYOUT] [-include RE] [-exclude RE] [-axis N]\n" +
-	"                    [-scale-mode MODE] [-workers K] [-shard-size SIZE] [-rename RE=REPL] [-force] [-json]\n\n" +
+	"                    [-scale-mode MODE] [-workers K] [-shard-size SIZE] [-rename RE=REPL] [-force] [-json]\n" +
+	"                    [-cpuprofile FILE] [-memprofile FILE]\n\n" +
 	"IN is a checkpoint: a .safetensors file, a model.safetensors.index.json, a .gguf file, or a directory\n" +
 	"holding one, plain or quantized in any layout tcast reads (quantized weights are dequantized exactly,\n" +
 	"then cast). OUT is a directory (weights, shards and config files go in it), or a .safetensors file\n" +
@@ -51,6 +52,7 @@ func runConvert(args []string, stdout, stderr io.Writer) error {
 	force := fs.Bool("force", false, "replace an existing output (as a whole)")
 	shard := fs.String("shard-size", "", "split the output into shards of at most `SIZE` (e.g. 5GB, 500MB, 2GiB) with an index")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
+	prof := addProfileFlags(fs)
 	var renames renameFlag
 	fs.Var(&renames, "rename", "rename output tensors: `RE=REPL` replaces matches of RE with REPL (repeatable; e.g. to fit GGUF's 63-byte names)")
 	pos, err := parseArgs(fs, convertUsage, args, stdout)
@@ -117,8 +119,12 @@ func runConvert(args []string, stdout, stderr io.Writer) error {
 		// measurable cost in speed.
 		debug.SetGCPercent(50)
 	}
-	res, err := convert.Convert(pos[0], *out, opts)
+	pr, err := prof.start(*force, *out, checkpointInputs(pos[0])...)
 	if err != nil {
+		return err
+	}
+	res, err := convert.Convert(pos[0], *out, opts)
+	if err = pr.stop(err); err != nil {
 		return err
 	}
 	if *asJSON {

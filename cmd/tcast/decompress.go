@@ -16,8 +16,8 @@ import (
 	"github.com/tensorcast-go/tensorcast/internal/atomicfile"
 )
 
-const decompressUsage = "tcast decompress -o OUT.npy [-to f32|f16|bf16] [-force] CASTDIR\n" +
-	"tcast decompress -o OUT.safetensors|OUTDIR [-to f32|f16|bf16] [-force] CHECKPOINT\n\n" +
+const decompressUsage = "tcast decompress -o OUT.npy [-to f32|f16|bf16] [-force] [-cpuprofile FILE] [-memprofile FILE] CASTDIR\n" +
+	"tcast decompress -o OUT.safetensors|OUTDIR [-to f32|f16|bf16] [-force] [-cpuprofile FILE] [-memprofile FILE] CHECKPOINT\n\n" +
 	"With a checkpoint in any layout tcast reads (tcast convert's output in every layout, GGUF, and\n" +
 	"compressed-tensors, gpt-oss, ModelOpt or fp8-block files written by other tools), writes a plain\n" +
 	"safetensors checkpoint: quantized weights dequantized, other tensors as they are.\n" +
@@ -32,44 +32,57 @@ func runDecompress(args []string, stdout, stderr io.Writer) error {
 	out := fs.String("o", "", "`OUT`: a .npy file for a cast directory, a .safetensors file or a directory for a checkpoint")
 	to := fs.String("to", "f32", "output `TYPE`: f32 (float32), f16 (float16) or bf16 (bfloat16; bits as uint16 in .npy)")
 	force := fs.Bool("force", false, "replace an existing output")
+	prof := addProfileFlags(fs)
 	pos, err := parseArgs(fs, decompressUsage, args, stdout)
 	if err != nil {
 		return err
 	}
+	if len(pos) == 1 && *out != "" {
+		pr, err := prof.start(*force, *out, checkpointInputs(pos[0])...)
+		if err != nil {
+			return err
+		}
+		return pr.stop(decompress(pos, *out, *to, *force, stdout))
+	}
+	return decompress(pos, *out, *to, *force, stdout)
+}
+
+// decompress is the work of tcast decompress, after the flags.
+func decompress(pos []string, out, to string, force bool, stdout io.Writer) error {
 	switch {
 	case len(pos) != 1:
 		return usagef("want exactly one input (a cast directory or a checkpoint), got %d", len(pos))
-	case *out == "":
+	case out == "":
 		return usagef("-o is required: OUT.npy for a cast directory, OUT.safetensors or a directory for a checkpoint")
 	case strings.EqualFold(filepath.Ext(pos[0]), ".npy"):
 		return usagef("%s is a NumPy array: cast it with tcast cast -o DIR, then decompress DIR", pos[0])
 	}
 	var toFormat *dtype.Format
-	switch *to {
+	switch to {
 	case "f32":
 	case "f16":
 		toFormat, _ = dtype.Parse("float16")
 	case "bf16":
 		toFormat, _ = dtype.Parse("bfloat16")
 	default:
-		return usagef("-to %q: want f32, f16 or bf16", *to)
+		return usagef("-to %q: want f32, f16 or bf16", to)
 	}
 	dir := pos[0]
-	if !castdir.Is(dir) && !(strings.EqualFold(filepath.Ext(*out), ".npy") && !holdsCheckpoint(dir)) {
+	if !castdir.Is(dir) && !(strings.EqualFold(filepath.Ext(out), ".npy") && !holdsCheckpoint(dir)) {
 		// A checkpoint: back to plain safetensors.
-		if strings.EqualFold(filepath.Ext(*out), ".npy") {
-			return usagef("-o %s: %s is a checkpoint, which decompresses to safetensors: give a .safetensors file or a directory", *out, dir)
+		if strings.EqualFold(filepath.Ext(out), ".npy") {
+			return usagef("-o %s: %s is a checkpoint, which decompresses to safetensors: give a .safetensors file or a directory", out, dir)
 		}
-		res, err := convert.Decompress(dir, *out, convert.DecompressOptions{To: toFormat, Force: *force})
+		res, err := convert.Decompress(dir, out, convert.DecompressOptions{To: toFormat, Force: force})
 		if err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "%s (%s layout) → %s: %d tensors, %d dequantized to %s\n",
-			res.Input, res.Layout, res.Output, res.Tensors, res.Dequantized, *to)
+			res.Input, res.Layout, res.Output, res.Tensors, res.Dequantized, to)
 		return nil
 	}
-	if !strings.EqualFold(filepath.Ext(*out), ".npy") {
-		return usagef("-o %s: %s is a cast directory, which decompresses to one .npy array: give OUT.npy", *out, dir)
+	if !strings.EqualFold(filepath.Ext(out), ".npy") {
+		return usagef("-o %s: %s is a cast directory, which decompresses to one .npy array: give OUT.npy", out, dir)
 	}
 	d, err := castdir.Open(dir)
 	if err != nil {
@@ -86,7 +99,7 @@ func runDecompress(args []string, stdout, stderr io.Writer) error {
 	} else {
 		h := make([]uint16, len(values))
 		dtype.EncodeSlice(toFormat, h, values, dtype.Options{Overflow: dtype.OverflowIEEE})
-		if *to == "f16" {
+		if to == "f16" {
 			outType = "float16"
 			err = npy.WriteFloat16(&b, shape, h)
 		} else {
@@ -97,11 +110,11 @@ func runDecompress(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := writeFile(*out, b.Bytes(), *force, dir); err != nil {
+	if err := writeFile(out, b.Bytes(), force, dir); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "%s: %d values %v of %s (%.4g bits per value) → %s (%s)\n",
-		dir, len(values), shape, d.Name(), d.Info.BitsPerValue, *out, outType)
+		dir, len(values), shape, d.Name(), d.Info.BitsPerValue, out, outType)
 	return nil
 }
 

@@ -4,6 +4,7 @@
 //
 //	tcast convert IN -dtype NAME -o OUT [-layout L] [-include RE] [-exclude RE] [-axis N]
 //	              [-scale-mode MODE] [-workers K] [-shard-size SIZE] [-rename RE=REPL] [-force] [-json]
+//	              [-cpuprofile FILE] [-memprofile FILE]
 //	tcast verify [-min-sqnr DB] [-json] ORIG CONVERTED
 //	tcast inspect [-json] [-stats=false] CHECKPOINT|CASTDIR
 //	tcast synth -o FILE -layers L -hidden H [-dtype bf16|f16|f32] [-seed S] [-vocab V] [-force]
@@ -19,6 +20,8 @@
 // directory holding one, in any layout package load reads. Outputs appear
 // whole or not at all, never over an input, and replace an existing output
 // only with -force. Flags may come before or after the positional arguments.
+// convert, cast and decompress take -cpuprofile FILE and -memprofile FILE,
+// which write pprof profiles of the run (outputs too: never over an input).
 // Run `tcast help CMD` for the flags of one command.
 package main
 

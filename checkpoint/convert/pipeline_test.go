@@ -1,0 +1,219 @@
+package convert
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"regexp"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tensorcast-go/tensorcast/checkpoint/layout"
+	"github.com/tensorcast-go/tensorcast/checkpoint/load"
+	"github.com/tensorcast-go/tensorcast/checkpoint/safetensors"
+	"github.com/tensorcast-go/tensorcast/dtype"
+)
+
+// awkwardCheckpoint writes a safetensors file of BF16, F16 and F32 weights
+// whose shapes the pipeline splits in awkward places: one row, rows longer
+// than a chunk, row counts that are no multiple of a chunk's, weights of
+// several work items, a last axis that is no whole number of blocks, and
+// NaN, ±Inf, −0, subnormals and huge values in some rows.
+func awkwardCheckpoint(t *testing.T) string {
+	t.Helper()
+	r := rand.New(rand.NewPCG(61, 62))
+	f16, bf16 := dtype.MustParse("float16"), dtype.MustParse("bfloat16")
+	type w struct {
+		name  string
+		dt    safetensors.DType
+		shape []int
+	}
+	ws := []w{
+		{"a.one_row.weight", safetensors.BF16, []int{1, 64}},
+		{"a.long_row.weight", safetensors.BF16, []int{2, 3 * chunkElems / 2}},
+		{"a.odd_rows.weight", safetensors.BF16, []int{5000, 32}},
+		{"a.items.weight", safetensors.BF16, []int{70001, 32}},
+		{"a.three_d.weight", safetensors.F16, []int{3, 5, 4096}},
+		{"a.f32.weight", safetensors.F32, []int{300, 96}},
+		{"a.not_blocks.weight", safetensors.BF16, []int{7, 48}},
+		{"a.specials.weight", safetensors.BF16, []int{9, 128}},
+		{"model.norm.weight", safetensors.BF16, []int{64}},
+	}
+	var ts []safetensors.Tensor
+	for _, x := range ws {
+		n := 1
+		for _, d := range x.shape {
+			n *= d
+		}
+		v := make([]float32, n)
+		for i := range v {
+			v[i] = float32(r.NormFloat64() * math.Exp2(float64(r.IntN(12)-6)))
+		}
+		if x.name == "a.specials.weight" {
+			copy(v[3*128:], []float32{float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)),
+				float32(math.Copysign(0, -1)), math.Float32frombits(1), 1e38, -3e38})
+			clear(v[5*128 : 6*128])
+		}
+		if x.name == "a.items.weight" {
+			v[n-1] = float32(math.NaN()) // in the last chunk of the last item
+		}
+		var b []byte
+		switch x.dt {
+		case safetensors.F32:
+			b = make([]byte, 4*n)
+			for i, f := range v {
+				binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(f))
+			}
+		default:
+			format := bf16
+			if x.dt == safetensors.F16 {
+				format = f16
+			}
+			codes := make([]uint16, n)
+			dtype.EncodeSlice(format, codes, v, dtype.Options{Overflow: dtype.OverflowIEEE})
+			b = make([]byte, 2*n)
+			for i, c := range codes {
+				binary.LittleEndian.PutUint16(b[2*i:], c)
+			}
+		}
+		ts = append(ts, safetensors.Tensor{Name: x.name, DType: x.dt, Shape: x.shape, Data: b})
+	}
+	path := filepath.Join(t.TempDir(), "awkward.safetensors")
+	require.NoError(t, safetensors.WriteFile(path, ts, nil))
+	return path
+}
+
+// TestPipelineEqualsWholeCast converts the fixtures and a checkpoint of
+// awkward shapes with every datatype the pipeline streams, through the
+// pipeline on one and on three workers and through the whole-tensor path,
+// and compares the output files byte for byte and the reports: equal but for
+// the last bits of SQNR, whose sums the pipeline adds per chunk.
+func TestPipelineEqualsWholeCast(t *testing.T) {
+	awkward := awkwardCheckpoint(t)
+	cases := []struct{ lay, dt string }{
+		{"tcast", "mxfp4"}, {"tcast", "mxfp8e4"}, {"tcast", "mxint8"}, {"tcast", "nvfp4"},
+		{"gguf", "mxfp4"}, {"gguf", "q8_0"}, {"gguf", "q4_0"},
+	}
+	for _, in := range []string{iris, awkward} {
+		for _, c := range cases {
+			name := fmt.Sprintf("%s %s %s", filepath.Base(in), c.lay, c.dt)
+			l, err := layout.Get(c.lay)
+			require.NoError(t, err)
+			dt, err := layout.DataType(l, c.dt)
+			require.NoError(t, err)
+			o := Options{DataType: dt, Layout: l, Include: regexp.MustCompile(`^a\.`)}
+			ext := ".safetensors"
+			if c.lay == "gguf" {
+				ext = ".gguf"
+				o.Exclude = regexp.MustCompile(`not_blocks`) // GGUF takes whole blocks only
+			}
+
+			// The pipeline streams the weights it can.
+			src, err := load.Open(in)
+			require.NoError(t, err)
+			p, err := newPlan(src, &o)
+			require.NoError(t, err, name)
+			streamed := 0
+			for _, d := range p.tensors {
+				if p.streamOf(d) != nil {
+					streamed++
+				}
+			}
+			src.Close()
+			assert.Greater(t, streamed, 0, name)
+
+			convert := func(whole bool, workers int) ([]byte, *Result) {
+				forceWhole = whole
+				defer func() { forceWhole = false }()
+				out := filepath.Join(t.TempDir(), "out"+ext)
+				o.Workers = workers
+				res, err := Convert(in, out, o)
+				require.NoError(t, err, name)
+				b, err := os.ReadFile(out)
+				require.NoError(t, err)
+				return b, res
+			}
+			wantBytes, want := convert(true, 2)
+			for _, workers := range []int{1, 3} {
+				msg := fmt.Sprintf("%s on %d workers", name, workers)
+				gotBytes, got := convert(false, workers)
+				require.Equal(t, len(wantBytes), len(gotBytes), msg)
+				if i := firstDiff(wantBytes, gotBytes); i >= 0 {
+					t.Fatalf("%s: output byte %d differs", msg, i)
+				}
+				require.Len(t, got.Tensors, len(want.Tensors), msg)
+				assert.Equal(t, want.BytesOut, got.BytesOut, msg)
+				for i, w := range want.Tensors {
+					g := got.Tensors[i]
+					m := msg + " " + w.Name
+					assert.Equal(t, w.Name, g.Name, m)
+					assert.Equal(t, w.Bits, g.Bits, m)
+					assert.Equal(t, w.MaxAbsErr, g.MaxAbsErr, m)
+					assert.Equal(t, w.Lost, g.Lost, m)
+					assert.Equal(t, w.BytesOut, g.BytesOut, m)
+					assert.Equal(t, w.Note, g.Note, m)
+					if w.SQNR == nil {
+						assert.Nil(t, g.SQNR, m)
+					} else if assert.NotNil(t, g.SQNR, m) {
+						assert.InDelta(t, *w.SQNR, *g.SQNR, 1e-9, m)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestPipelineReportIsDeterministic checks that the report of a streamed
+// conversion, SQNR bits included, does not depend on the number of workers.
+func TestPipelineReportIsDeterministic(t *testing.T) {
+	awkward := awkwardCheckpoint(t)
+	var first *Result
+	for _, workers := range []int{1, 2, 5} {
+		o := opts(t, "mxfp4", "tcast")
+		o.Workers, o.Include = workers, regexp.MustCompile(`^a\.`)
+		res, err := Convert(awkward, filepath.Join(t.TempDir(), "o.safetensors"), o)
+		require.NoError(t, err)
+		if first == nil {
+			first = res
+			continue
+		}
+		for i, w := range first.Tensors {
+			assert.Equal(t, w.SQNR, res.Tensors[i].SQNR, "%s on %d workers", w.Name, workers)
+		}
+	}
+}
+
+func firstDiff(a, b []byte) int {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	if len(a) != len(b) {
+		return min(len(a), len(b))
+	}
+	return -1
+}
+
+// TestBufPool checks that the pool hands out buffers of the asked size,
+// reuses the smallest that fits, and keeps at most max.
+func TestBufPool(t *testing.T) {
+	p := bufPool{max: 2}
+	a := p.get(100)
+	assert.Len(t, a, 100)
+	p.put(a)
+	p.put(make([]byte, 10))
+	p.put(make([]byte, 1000))
+	assert.Len(t, p.free, 2, "the smallest is dropped")
+	b := p.get(50)
+	assert.Len(t, b, 50)
+	assert.Equal(t, 100, cap(b), "the smallest that fits")
+	c := p.get(5000)
+	assert.Len(t, c, 5000)
+	assert.Len(t, p.free, 1)
+}

@@ -1,0 +1,272 @@
+package layout
+
+import (
+	"fmt"
+
+	"github.com/tensorcast-go/tensorcast/checkpoint/gguf"
+	"github.com/tensorcast-go/tensorcast/dtype"
+	"github.com/tensorcast-go/tensorcast/scale"
+	"github.com/tensorcast-go/tensorcast/tcast"
+)
+
+// Streamer is implemented by layouts that can write a weight's stored
+// tensors a range of rows at a time, straight from float32 rows, so that a
+// converter casts a large weight in cache-sized pieces and on several
+// goroutines instead of whole: the tcast layout for the datatypes the
+// one-pass kernels cast (MXFP4, MXFP8, MXINT8, NVFP4), and the gguf layout
+// for all three of its datatypes. The bytes equal those of the whole cast
+// followed by Encode.
+type Streamer interface {
+	// Stream returns the row-range writer of weight name of shape shape (in
+	// cast orientation) cast to dt with opts, and false when this weight is
+	// not written row by row (the caller casts it whole and calls Encode).
+	Stream(name string, shape []int, dt *tcast.DataType, opts *tcast.Options) (RowStream, bool, error)
+}
+
+// RowStream writes one weight's stored tensors row range by row range. A row
+// is a run of the weight's last axis (see tcast.RowCaster). CastRows calls
+// on disjoint rows may run at once (after SetAmax, when NeedsAmax).
+type RowStream interface {
+	// Rows and RowLen give the weight's rows and the elements of each.
+	Rows() int
+	RowLen() int
+	// NeedsAmax reports that SetAmax must be given the whole weight's amax
+	// before CastRows (a second-level tensor scale: NVFP4).
+	NeedsAmax() bool
+	SetAmax(tcast.Amax)
+	// CastRows casts the whole rows x, starting at row r0, into out: the
+	// buffers of the stored tensors that Specs declared for the weight, in
+	// that order and at their sizes. It writes the values the rows decode to
+	// into deq unless it is nil, and uses s (the calling goroutine's, or
+	// nil) for scratch.
+	CastRows(out [][]byte, x []float32, r0 int, deq []float32, s *tcast.RowScratch) error
+	// Written returns how many bytes of each output buffer the rows before
+	// row r fill: once those rows are cast, these bytes are final and may be
+	// written out (a buffer Finish fills, such as a tensor scale, counts 0).
+	Written(r int) []int
+	// Finish returns the stored tensors over out once every row is cast, as
+	// Encode would, with the metadata entries Encode adds put in meta, and
+	// the bits per value of the cast.
+	Finish(out [][]byte, meta map[string]string) ([]Tensor, float64, error)
+}
+
+// rowsOf checks that x is whole rows starting at r0 within rows rows of
+// rowLen, and returns how many.
+func rowsOf(lay, name string, x []float32, r0, rows, rowLen int, deq []float32) (int, error) {
+	if rowLen == 0 || len(x)%rowLen != 0 {
+		return 0, fmt.Errorf("layout %s: weight %s: %d values are not whole rows of %d", lay, name, len(x), rowLen)
+	}
+	nr := len(x) / rowLen
+	switch {
+	case r0 < 0 || r0 > rows-nr:
+		return 0, fmt.Errorf("layout %s: weight %s: rows %d..%d are outside its %d", lay, name, r0, r0+nr, rows)
+	case deq != nil && len(deq) != len(x):
+		return 0, fmt.Errorf("layout %s: weight %s: %d dequantized values for %d", lay, name, len(deq), len(x))
+	}
+	return nr, nil
+}
+
+// checkOut reports whether out holds buffers of the sizes want.
+func checkOut(lay, name string, out [][]byte, want []int) error {
+	if len(out) != len(want) {
+		return fmt.Errorf("layout %s: weight %s: %d output buffers, want %d", lay, name, len(out), len(want))
+	}
+	for i, b := range out {
+		if len(b) != want[i] {
+			return fmt.Errorf("layout %s: weight %s: output buffer %d holds %d bytes, want %d", lay, name, i, len(b), want[i])
+		}
+	}
+	return nil
+}
+
+// tcastStream writes a weight of the tcast layout through the kernels: the
+// Compressed form's parts are the stored tensors, filled in place.
+type tcastStream struct {
+	name  string
+	shape []int
+	dt    *tcast.DataType
+	opts  tcast.Options
+	rc    *tcast.RowCaster
+	sizes []int
+}
+
+// Stream streams the weights whose cast the kernels make (tcast.RowCaster's
+// Kernel).
+func (tcastLayout) Stream(name string, shape []int, dt *tcast.DataType, opts *tcast.Options) (RowStream, bool, error) {
+	o := tcast.DefaultOptions()
+	if opts != nil {
+		o = *opts
+	}
+	o.Form = tcast.Compressed
+	rc, err := tcast.NewRowCaster(shape, dt, &o)
+	if err != nil || !rc.Kernel() {
+		return nil, false, err
+	}
+	c, err := tcast.Describe(shape, dt, tcast.Compressed, &o)
+	if err != nil {
+		return nil, false, err
+	}
+	s := &tcastStream{name: name, shape: shape, dt: dt, opts: o, rc: rc}
+	for _, p := range c.Parts() {
+		s.sizes = append(s.sizes, p.ByteLen())
+	}
+	// The kernels write the data and scale parts, Finish the tensor scale.
+	if len(s.sizes) < 2 || s.sizes[0] != rc.DataBytes(rc.Rows()) || s.sizes[1] != rc.ScaleBytes(rc.Rows()) {
+		return nil, false, nil
+	}
+	return s, true, nil
+}
+
+func (s *tcastStream) Rows() int            { return s.rc.Rows() }
+func (s *tcastStream) RowLen() int          { return s.rc.RowLen() }
+func (s *tcastStream) NeedsAmax() bool      { return s.rc.NeedsAmax() }
+func (s *tcastStream) SetAmax(a tcast.Amax) { s.rc.SetAmax(a) }
+
+func (s *tcastStream) Written(r int) []int {
+	w := make([]int, len(s.sizes))
+	w[0], w[1] = s.rc.DataBytes(r), s.rc.ScaleBytes(r)
+	return w
+}
+
+func (s *tcastStream) CastRows(out [][]byte, x []float32, r0 int, deq []float32, _ *tcast.RowScratch) error {
+	nr, err := rowsOf("tcast", s.name, x, r0, s.rc.Rows(), s.rc.RowLen(), deq)
+	if err != nil {
+		return err
+	}
+	if err := checkOut("tcast", s.name, out, s.sizes); err != nil {
+		return err
+	}
+	rc := s.rc
+	return rc.CastRowsPacked(out[0][rc.DataBytes(r0):rc.DataBytes(r0+nr)], out[1][rc.ScaleBytes(r0):rc.ScaleBytes(r0+nr)], x, deq)
+}
+
+func (s *tcastStream) Finish(out [][]byte, meta map[string]string) ([]Tensor, float64, error) {
+	if err := checkOut("tcast", s.name, out, s.sizes); err != nil {
+		return nil, 0, err
+	}
+	t, err := tcast.Describe(s.shape, s.dt, tcast.Compressed, &s.opts)
+	if err != nil {
+		return nil, 0, err
+	}
+	for i, p := range t.Parts() {
+		p.Bytes = out[i]
+	}
+	if err := s.rc.Finish(t); err != nil {
+		return nil, 0, err
+	}
+	ts, err := tcastLayout{}.Encode(s.name, t, meta)
+	return ts, t.BitsPerValue(), err
+}
+
+// ggufStream writes a weight of the gguf layout block by block: ggml's
+// quantizers for Q8_0 and Q4_0, the kernels for MXFP4 (staged in scratch
+// in pair order, then laid out in ggml's blocks).
+type ggufStream struct {
+	name   string
+	spec   Spec
+	typ    gguf.Type
+	rows   int
+	rowLen int
+	bits   float64
+}
+
+// Stream streams every weight the layout takes whose cast ggml's quantizers
+// or the kernels make: all of Q8_0 and Q4_0, and MXFP4 with the default
+// options.
+func (l ggufLayout) Stream(name string, shape []int, dt *tcast.DataType, opts *tcast.Options) (RowStream, bool, error) {
+	o := tcast.DefaultOptions()
+	if opts != nil {
+		o = *opts
+	}
+	r := len(shape)
+	axis, ok := tcast.AxisIndex(o.Axis, r)
+	if !ok || l.Check(dt, axis, r) != nil || shape[r-1]%ggufBlock != 0 {
+		return nil, false, nil // Cast says what is wrong
+	}
+	specs, _, err := l.Specs(name, shape, dt, axis)
+	if err != nil {
+		return nil, false, nil
+	}
+	o.Form = tcast.Actual
+	desc, err := tcast.Describe(shape, dt, tcast.Actual, &o)
+	if err != nil {
+		return nil, false, nil
+	}
+	s := &ggufStream{name: name, spec: specs[0], typ: specs[0].GGML, rowLen: shape[r-1], bits: desc.BitsPerValue()}
+	s.rows = 1
+	for _, d := range shape[:r-1] {
+		s.rows *= d
+	}
+	switch s.typ {
+	case gguf.TypeMXFP4:
+		// Only the cast of tcast's kernel path (its defaults) is
+		// gguf.QuantizeMXFP4's.
+		if rc, err := tcast.NewRowCaster(shape, dt, &o); err != nil || !rc.Kernel() {
+			return nil, false, nil
+		}
+	case gguf.TypeQ8_0, gguf.TypeQ4_0:
+		if o.Mode != scale.Floor || o.Rounding != dtype.RoundEven || o.FullRange || o.Keep != nil {
+			return nil, false, nil // Cast refuses these
+		}
+	default:
+		return nil, false, nil
+	}
+	return s, true, nil
+}
+
+func (s *ggufStream) Rows() int          { return s.rows }
+func (s *ggufStream) RowLen() int        { return s.rowLen }
+func (s *ggufStream) NeedsAmax() bool    { return false }
+func (s *ggufStream) SetAmax(tcast.Amax) {}
+
+// blockBytes is the size of one block of 32 elements.
+func (s *ggufStream) blockBytes() int {
+	switch s.typ {
+	case gguf.TypeQ8_0:
+		return gguf.Q8_0BlockBytes
+	case gguf.TypeQ4_0:
+		return gguf.Q4_0BlockBytes
+	}
+	return gguf.MXFP4BlockBytes
+}
+
+func (s *ggufStream) Written(r int) []int {
+	return []int{r * s.rowLen / ggufBlock * s.blockBytes()}
+}
+
+func (s *ggufStream) CastRows(out [][]byte, x []float32, r0 int, deq []float32, scratch *tcast.RowScratch) error {
+	if _, err := rowsOf("gguf", s.name, x, r0, s.rows, s.rowLen, deq); err != nil {
+		return err
+	}
+	if err := checkOut("gguf", s.name, out, []int{int(s.spec.Bytes(GGUF))}); err != nil {
+		return err
+	}
+	bb := s.blockBytes()
+	b0, nb := r0*s.rowLen/ggufBlock, len(x)/ggufBlock
+	dst := out[0][b0*bb : (b0+nb)*bb]
+	switch s.typ {
+	case gguf.TypeQ8_0:
+		gguf.QuantizeQ8_0(dst, x)
+		if deq != nil {
+			gguf.DequantizeQ8_0(deq, dst)
+		}
+	case gguf.TypeQ4_0:
+		gguf.QuantizeQ4_0(dst, x)
+		if deq != nil {
+			gguf.DequantizeQ4_0(deq, dst)
+		}
+	case gguf.TypeMXFP4:
+		gguf.QuantizeMXFP4(dst, x)
+		if deq != nil {
+			gguf.DequantizeMXFP4(deq, dst)
+		}
+	}
+	return nil
+}
+
+func (s *ggufStream) Finish(out [][]byte, meta map[string]string) ([]Tensor, float64, error) {
+	if err := checkOut("gguf", s.name, out, []int{int(s.spec.Bytes(GGUF))}); err != nil {
+		return nil, 0, err
+	}
+	return []Tensor{{Spec: s.spec, Data: out[0]}}, s.bits, nil
+}

@@ -1,0 +1,25 @@
+package atomicfile
+
+import (
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// StartWriteback asks the kernel to start writing the n bytes of f from off
+// to disk now, without waiting for them: a writer that streams a large
+// output calls it for each piece it has written, so that the disk works
+// while the program computes and the sync of Commit has little left to
+// wait for. It is advice; errors show at the sync.
+func StartWriteback(f *os.File, off, n int64) {
+	if f == nil || n <= 0 {
+		return
+	}
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return
+	}
+	_ = rc.Control(func(fd uintptr) {
+		_ = unix.SyncFileRange(int(fd), off, n, unix.SYNC_FILE_RANGE_WRITE)
+	})
+}

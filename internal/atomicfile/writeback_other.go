@@ -1,0 +1,10 @@
+//go:build !linux
+
+package atomicfile
+
+import "os"
+
+// StartWriteback asks the kernel to start writing the n bytes of f from off
+// to disk now; on this platform it does nothing (the sync of Commit writes
+// everything).
+func StartWriteback(f *os.File, off, n int64) {}
