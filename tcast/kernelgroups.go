@@ -220,18 +220,18 @@ func dequantGroupKernel(p groupPlan, dst []float32, codes []byte, t *Tensor) {
 }
 
 // decompressGroupKernel is Decompress through the group kernels,
-// for a validated Compressed tensor (or an Actual one with 8-bit elements)
-// of a datatype and layout they handle; it reports false otherwise.
+// for a validated Compressed or Actual tensor of a datatype and layout they
+// handle; it reports false otherwise.
 func decompressGroupKernel(t *Tensor, lay *layout) ([]float32, bool) {
 	p := planGroups(t.DataType, lay)
 	if p.kind == noKernel {
 		return nil, false
 	}
-	d := t.Data
-	if !(t.Form == Compressed && d.Packed) && !(t.Form == Actual && d.Bits == 8) {
+	codes, ok := kernelCodes(t)
+	if !ok {
 		return nil, false
 	}
 	out := make([]float32, lay.n)
-	dequantGroupKernel(p, out, d.Bytes, t)
+	dequantGroupKernel(p, out, codes, t)
 	return out, true
 }

@@ -201,9 +201,8 @@ func dequantKernel(k kernelKind, dst []float32, codes, scales []byte, tensorMul 
 }
 
 // decompressKernel is Decompress through the kernels, for a validated
-// Compressed tensor (or an Actual one with 8-bit elements, whose codes are
-// the same bytes) of a datatype and layout they handle; it reports false
-// otherwise.
+// Compressed or Actual tensor of a datatype and layout they handle; it
+// reports false otherwise.
 func decompressKernel(t *Tensor, lay *layout) ([]float32, bool) {
 	if out, ok := decompressGroupKernel(t, lay); ok {
 		return out, true
@@ -212,8 +211,8 @@ func decompressKernel(t *Tensor, lay *layout) ([]float32, bool) {
 	if k == noKernel || !kernelRows(lay, block) {
 		return nil, false
 	}
-	d := t.Data
-	if !(t.Form == Compressed && d.Packed) && !(t.Form == Actual && d.Bits == 8) {
+	codes, ok := kernelCodes(t)
+	if !ok || t.Data.Bits != kernelBits(k) {
 		return nil, false
 	}
 	var tensorMul float32 = 1
@@ -221,6 +220,27 @@ func decompressKernel(t *Tensor, lay *layout) ([]float32, bool) {
 		tensorMul = newDecoder(t.DataType, t).tensorMul
 	}
 	out := make([]float32, lay.n)
-	dequantKernel(k, out, d.Bytes, t.Scale.Bytes, tensorMul)
+	dequantKernel(k, out, codes, t.Scale.Bytes, tensorMul)
 	return out, true
+}
+
+// kernelCodes returns the data of a validated tensor as the kernels read
+// it: codes narrower than a byte packed LSB first (element 2k in the low
+// nibble of byte k for 4-bit codes, four 6-bit codes in three bytes), 8-bit
+// codes one a byte. A Compressed tensor's packed part is that already; an
+// Actual tensor's codes (one a byte) are packed into a new buffer. It
+// reports false for other data.
+func kernelCodes(t *Tensor) ([]byte, bool) {
+	d := t.Data
+	switch {
+	case d == nil || d.Bits < 1 || d.Bits > 8:
+		return nil, false
+	case t.Form == Compressed && d.Packed, t.Form == Actual && d.Bits == 8:
+		return d.Bytes, true
+	case t.Form == Actual:
+		packed := make([]byte, kernels.PackedLen(len(d.Bytes), uint(d.Bits)))
+		kernels.PackBits(packed, d.Bytes, uint(d.Bits))
+		return packed, true
+	}
+	return nil, false
 }
