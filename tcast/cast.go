@@ -90,6 +90,7 @@ type caster struct {
 	rounder   kernels.IntCodec // rounds x/s to an integer for int zero points
 	keepMask  *mask.Mask       // opts.Keep broadcast to lay.shape, or nil
 	keep      []bool           // keepMask's flags, one per element, or nil
+	keepBits  []byte           // keepMask's packed bits, or nil
 	blockwise bool             // never castContiguous (tests compare both paths)
 	tmp       []float32        // scratch for the scaled values of one block
 	subAmax   []float32        // scratch for the subtile amaxes of one block
@@ -256,7 +257,7 @@ func newCaster(x []float32, shape []int, dt *DataType, o Options) (*caster, erro
 		if c.keepMask, err = o.Keep.Broadcast(lay.shape); err != nil {
 			return nil, fmt.Errorf("tcast: cast to %s: keep mask: %w", dt.name, err)
 		}
-		c.keep = c.keepMask.Bools()
+		c.keep, c.keepBits = c.keepMask.Bools(), c.keepMask.Bytes()
 	}
 	c.elemMax = c.elem.MaxFinite()
 	c.sel = scale.NewSelector(c.elem, o.Mode)
@@ -478,10 +479,17 @@ func castContiguous[C kernels.Code](c *caster, x []float32, codes []C, t *Tensor
 			at := b.base + lo
 			scaled(tmp[at-start:at-start+len(piece)], piece, sc)
 			if keep != nil && !sc.fill {
-				// Dropped elements are stored as zero, as encodeScaled does.
-				for i, k := range keep[lo : lo+len(piece)] {
-					if !k {
-						tmp[at-start+i] = 0
+				// Dropped elements are stored as zero, as encodeScaled does:
+				// through the mask's bits where the piece starts on a byte
+				// of them, else flag by flag.
+				seg := tmp[at-start : at-start+len(piece)]
+				if at%8 == 0 {
+					kernels.ZeroMasked(seg, seg, c.keepBits[at/8:])
+				} else {
+					for i, k := range keep[lo : lo+len(piece)] {
+						if !k {
+							seg[i] = 0
+						}
 					}
 				}
 			}
