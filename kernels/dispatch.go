@@ -9,6 +9,7 @@ package kernels
 //go:generate go run -C _asm ./mx4 -out ../mx4_amd64.s -stubs ../mx4_stubs_amd64.go -pkg kernels
 //go:generate go run -C _asm ./intgrp -out ../intgrp_amd64.s -stubs ../intgrp_stubs_amd64.go -pkg kernels
 //go:generate go run -C _asm ./bits -out ../bits_amd64.s -stubs ../bits_stubs_amd64.go -pkg kernels
+//go:generate go run -C _asm ./blend -out ../blend_amd64.s -stubs ../blend_stubs_amd64.go -pkg kernels
 
 import (
 	"os"

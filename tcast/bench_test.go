@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/tensorcast-go/tensorcast/kernels"
+	"github.com/tensorcast-go/tensorcast/mask"
 )
 
 const benchN = 1 << 22 // 16 MiB of float32, beyond the caches
@@ -48,6 +49,35 @@ func BenchmarkCastMXFP8(b *testing.B)         { benchCast(b, "mxfp8e4", Compress
 func BenchmarkCastInt4G128(b *testing.B)      { benchCast(b, "int4_g128", Compressed) }
 func BenchmarkCastMXFP4Virtual(b *testing.B)  { benchCast(b, "mxfp4", Virtual) }
 func BenchmarkCastFP8E4Block128(b *testing.B) { benchCast(b, "fp8e4_block128", Compressed) }
+
+// benchCastKeep casts with a keep mask (3 in 4 elements kept): the
+// streamed path with masked block amaxes, or block by block.
+func benchCastKeep(b *testing.B, name string, stream bool) {
+	x := benchInput()
+	shape := []int{benchN / 4096, 4096}
+	r := rand.New(rand.NewPCG(7, 8))
+	keep := make([]bool, benchN)
+	for i := range keep {
+		keep[i] = r.IntN(4) != 0
+	}
+	m, err := mask.FromBools(shape, keep)
+	if err != nil {
+		b.Fatal(err)
+	}
+	opts := DefaultOptions()
+	opts.Form, opts.Keep = Compressed, m
+	b.SetBytes(4 * benchN)
+	for b.Loop() {
+		if _, err := castPath(x, shape, MustLookup(name), &opts, true, stream); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkCastMXFP4Keep(b *testing.B)          { benchCastKeep(b, "mxfp4", true) }
+func BenchmarkCastMXFP4KeepBlockwise(b *testing.B) { benchCastKeep(b, "mxfp4", false) }
+func BenchmarkCastNVFP4Keep(b *testing.B)          { benchCastKeep(b, "nvfp4", true) }
+func BenchmarkCastNVFP4KeepBlockwise(b *testing.B) { benchCastKeep(b, "nvfp4", false) }
 
 func benchDecompress(b *testing.B, name string) {
 	x := benchInput()

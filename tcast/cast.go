@@ -6,6 +6,7 @@ import (
 
 	"github.com/tensorcast-go/tensorcast/dtype"
 	"github.com/tensorcast-go/tensorcast/kernels"
+	"github.com/tensorcast-go/tensorcast/mask"
 	"github.com/tensorcast-go/tensorcast/scale"
 )
 
@@ -37,10 +38,12 @@ type Options struct {
 	// of MXFP4 or of FP8 with power-of-two block scales) then cast exactly.
 	// Datatypes with zero points ignore it.
 	PowerOfTwoScales bool
-	// Keep, when not nil, holds one flag per element: elements whose flag is
-	// false are left out of every amax, min and max, and are stored as zero.
-	// The flags are kept in the tensor's Mask part.
-	Keep []bool
+	// Keep, when not nil, is a keep mask that broadcasts to the input's shape
+	// (NumPy's rules, see [mask.Mask.Broadcast]; a rank-0 input counts as
+	// shape [1]): elements where it is false are left out of every amax, min
+	// and max, and are stored as zero. The mask, broadcast to the input's
+	// shape, is kept in the tensor's Mask.
+	Keep *mask.Mask
 }
 
 // FirstAxis is the Options.Axis value that names axis 0 (the zero value of
@@ -85,6 +88,10 @@ type caster struct {
 	dec       *decoder
 	sel       scale.Selector
 	rounder   kernels.IntCodec // rounds x/s to an integer for int zero points
+	keepMask  *mask.Mask       // opts.Keep broadcast to lay.shape, or nil
+	keep      []bool           // keepMask's flags, one per element, or nil
+	keepBits  []byte           // keepMask's packed bits, or nil
+	blockwise bool             // never castContiguous (tests compare both paths)
 	tmp       []float32        // scratch for the scaled values of one block
 	subAmax   []float32        // scratch for the subtile amaxes of one block
 }
@@ -111,6 +118,12 @@ func Cast(x []float32, shape []int, dt *DataType, opts *Options) (*Tensor, error
 // cast is Cast, through the one-pass kernels where they apply when
 // useKernels is set (the tests compare both paths).
 func cast(x []float32, shape []int, dt *DataType, opts *Options, useKernels bool) (*Tensor, error) {
+	return castPath(x, shape, dt, opts, useKernels, true)
+}
+
+// castPath is cast, through castContiguous where it applies when stream is
+// set and block by block otherwise (the tests compare both paths).
+func castPath(x []float32, shape []int, dt *DataType, opts *Options, useKernels, stream bool) (*Tensor, error) {
 	o := DefaultOptions()
 	if opts != nil {
 		o = *opts
@@ -122,6 +135,7 @@ func cast(x []float32, shape []int, dt *DataType, opts *Options, useKernels bool
 	if err != nil {
 		return nil, err
 	}
+	c.blockwise = !stream
 	if p := c.groupKernel(); useKernels && p.kind != noKernel {
 		return c.castGroupKernel(x, p), nil
 	}
@@ -237,11 +251,14 @@ func newCaster(x []float32, shape []int, dt *DataType, o Options) (*caster, erro
 	if x != nil && lay.n != len(x) {
 		return nil, fmt.Errorf("tcast: cast to %s: shape %v holds %d elements, but x has %d", dt.name, shape, lay.n, len(x))
 	}
-	if o.Keep != nil && len(o.Keep) != len(x) {
-		return nil, fmt.Errorf("tcast: cast to %s: %d keep flags for %d elements", dt.name, len(o.Keep), len(x))
-	}
 	c := &caster{dt: dt, elem: dt.elem, spec: dt.spec, lay: lay, opts: o, tensorMul: 1,
 		eopts: dtype.Options{Rounding: o.Rounding, FullRange: o.FullRange}}
+	if o.Keep != nil {
+		if c.keepMask, err = o.Keep.Broadcast(lay.shape); err != nil {
+			return nil, fmt.Errorf("tcast: cast to %s: keep mask: %w", dt.name, err)
+		}
+		c.keep, c.keepBits = c.keepMask.Bools(), c.keepMask.Bytes()
+	}
 	c.elemMax = c.elem.MaxFinite()
 	c.sel = scale.NewSelector(c.elem, o.Mode)
 	if nan, ok := c.elem.NaN(); ok {
@@ -268,14 +285,8 @@ func newCaster(x []float32, shape []int, dt *DataType, o Options) (*caster, erro
 // newTensor allocates the tensor's parts, empty of data.
 func (c *caster) newTensor(form Form) *Tensor {
 	t := c.shell(form, newPart)
-	if c.opts.Keep != nil {
-		m := &Part{Bits: 1, Shape: append([]int(nil), c.lay.shape...), Bytes: make([]byte, c.lay.n)}
-		for i, k := range c.opts.Keep {
-			if k {
-				m.Bytes[i] = 1
-			}
-		}
-		t.Mask = m
+	if c.keepMask != nil {
+		t.Mask = c.keepMask.Clone()
 	}
 	return t
 }
@@ -336,7 +347,7 @@ func castAll[C kernels.Code](c *caster, x []float32, codes []C, t *Tensor, deq [
 	vals := make([]float32, maxBlock)
 	cbuf := make([]C, maxBlock)
 	var kbuf []bool
-	if c.opts.Keep != nil {
+	if c.keep != nil {
 		kbuf = make([]bool, maxBlock)
 	}
 	var offs []uint8
@@ -354,12 +365,12 @@ func castAll[C kernels.Code](c *caster, x []float32, codes []C, t *Tensor, deq [
 		} else {
 			gather(v, x, b)
 		}
-		if c.opts.Keep != nil {
+		if c.keep != nil {
 			if direct {
-				keep = c.opts.Keep[b.base : b.base+n]
+				keep = c.keep[b.base : b.base+n]
 			} else {
 				keep = kbuf[:n]
-				gather(keep, c.opts.Keep, b)
+				gather(keep, c.keep, b)
 			}
 		}
 		var off []uint8
@@ -388,10 +399,10 @@ func castAll[C kernels.Code](c *caster, x []float32, codes []C, t *Tensor, deq [
 
 // streamable reports whether castContiguous applies: blocks are runs of
 // consecutive elements, scaled by one number each (no zero point, no subtile
-// offsets, no mask), and the rounding does not draw per-block random bits.
+// offsets), and the rounding does not draw per-block random bits.
 func (c *caster) streamable() bool {
-	return c.lay.contiguous() && c.zf == nil && c.lay.sub == 0 && c.opts.Keep == nil &&
-		c.opts.Rounding != kernels.RoundStochastic
+	return c.lay.contiguous() && c.zf == nil && c.lay.sub == 0 &&
+		c.opts.Rounding != kernels.RoundStochastic && !c.blockwise
 }
 
 // castChunk is how many elements castContiguous scales before encoding them in
@@ -449,9 +460,17 @@ func castContiguous[C kernels.Code](c *caster, x []float32, codes []C, t *Tensor
 			}
 		}
 	}
+	amaxes := c.maskedBlockAmax(x)
 	c.lay.forEach(func(b block) {
 		v := x[b.base : b.base+b.len1]
-		sc := c.chooseScale(v, nil, t, b)
+		var keep []bool
+		var sc scaling
+		if c.keep != nil {
+			keep = c.keep[b.base : b.base+b.len1]
+			sc = c.chooseScaleOf(amaxes(b), v, keep, t, b)
+		} else {
+			sc = c.chooseScale(v, nil, t, b)
+		}
 		if b.base+len(v)-start > len(tmp) {
 			flush(b.base)
 		}
@@ -459,6 +478,21 @@ func castContiguous[C kernels.Code](c *caster, x []float32, codes []C, t *Tensor
 			piece := v[lo:min(lo+len(tmp), len(v))]
 			at := b.base + lo
 			scaled(tmp[at-start:at-start+len(piece)], piece, sc)
+			if keep != nil && !sc.fill {
+				// Dropped elements are stored as zero, as encodeScaled does:
+				// through the mask's bits where the piece starts on a byte
+				// of them, else flag by flag.
+				seg := tmp[at-start : at-start+len(piece)]
+				if at%8 == 0 {
+					kernels.ZeroMasked(seg, seg, c.keepBits[at/8:])
+				} else {
+					for i, k := range keep[lo : lo+len(piece)] {
+						if !k {
+							seg[i] = 0
+						}
+					}
+				}
+			}
 			if sc.fill {
 				fills = append(fills, fillRun{at, at + len(piece), sc.fillCode})
 			}
@@ -470,17 +504,45 @@ func castContiguous[C kernels.Code](c *caster, x []float32, codes []C, t *Tensor
 	flush(n)
 }
 
+// maskedBlockAmax returns, for a streamable cast with a keep mask, the amax
+// of the kept elements of each block as chooseScale takes it: the masked
+// reduction kernels.AbsMaxBlocksMasked over each row of blocks (the blocks
+// along the last axis, or the one block of the tensor), computed when
+// forEach, which visits the blocks in order, reaches the row. Without a mask
+// it returns nil.
+func (c *caster) maskedBlockAmax(x []float32) func(b block) float32 {
+	if c.keep == nil || c.lay.blocks == 0 {
+		return nil
+	}
+	rowLen := c.lay.n // tensor scaling: one block
+	if c.lay.blocks > 1 || len(c.lay.scaleShape) > 1 {
+		rowLen = c.lay.shape[len(c.lay.shape)-1]
+	}
+	tile := min(c.lay.tile1, rowLen)
+	perRow := ceilDiv(rowLen, tile)
+	buf := make([]uint32, perRow)
+	row := -1
+	return func(b block) float32 {
+		if r := b.scaleIndex / perRow; r != row {
+			row = r
+			lo := r * rowLen
+			kernels.AbsMaxBlocksMasked(buf, x[lo:lo+rowLen], c.keep[lo:lo+rowLen], tile)
+		}
+		return math.Float32frombits(buf[b.scaleIndex%perRow])
+	}
+}
+
 // setTensorScale computes the second-level tensor scale from the tensor's amax.
 func (c *caster) setTensorScale(x []float32, p *Part) {
 	// The tensor scale comes from the finite values: a NaN or an Inf makes its
 	// own block NaN (floatBlock), not every block of the tensor.
-	amax := c.amax(x, c.opts.Keep)
+	amax := c.amax(x, c.keep)
 	if isNonFinite(amax) {
 		if c.zf != nil {
-			lo, hi, _ := kernels.MinMax(x, c.opts.Keep)
+			lo, hi, _ := kernels.MinMax(x, c.keep)
 			amax = max(hi, 0) - min(lo, 0)
 		} else {
-			amax = finiteAmax(x, c.opts.Keep)
+			amax = finiteAmax(x, c.keep)
 		}
 	}
 	c.putTensorScale(amax, p)
@@ -582,7 +644,11 @@ type scaling struct {
 // stores its code, and says how to scale the values: the OCP MX rule for
 // exponent scales, amax / max element (times the tensor scale) for float scales.
 func (c *caster) chooseScale(v []float32, keep []bool, t *Tensor, b block) scaling {
-	amax := c.amax(v, keep)
+	return c.chooseScaleOf(c.amax(v, keep), v, keep, t, b)
+}
+
+// chooseScaleOf is chooseScale given the block's amax, c.amax(v, keep).
+func (c *caster) chooseScaleOf(amax float32, v []float32, keep []bool, t *Tensor, b block) scaling {
 	if c.spec.IsExponent() {
 		code, ok := c.exponentCode(amax)
 		if !ok {

@@ -156,7 +156,10 @@ func withParts(t *Tensor, form Form, f func(*Part) *Part) *Tensor {
 	out := *t
 	out.Form = form
 	out.Data, out.Scale, out.Zero = f(t.Data), f(t.Scale), f(t.Zero)
-	out.TensorScale, out.Meta, out.Mask = f(t.TensorScale), f(t.Meta), f(t.Mask)
+	out.TensorScale, out.Meta = f(t.TensorScale), f(t.Meta)
+	if t.Mask != nil {
+		out.Mask = t.Mask.Clone()
+	}
 	return &out
 }
 
@@ -254,8 +257,8 @@ func Validate(t *Tensor) error {
 			wants = append(wants, want{"meta", t.Meta, nil, lay.offBits, lay.metaShape, true})
 		}
 	}
-	if t.Mask != nil {
-		wants = append(wants, want{"mask", t.Mask, nil, 1, lay.shape, true})
+	if t.Mask != nil && !slices.Equal(t.Mask.Shape(), lay.shape) {
+		return fail("mask has shape %v, want %v", t.Mask.Shape(), lay.shape)
 	}
 	seen := map[string]bool{}
 	for _, w := range wants {

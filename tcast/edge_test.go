@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tensorcast-go/tensorcast/dtype"
+	"github.com/tensorcast-go/tensorcast/mask"
 	"github.com/tensorcast-go/tensorcast/scale"
 )
 
@@ -175,10 +176,16 @@ func TestPackingBytes(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []byte{0xfe}, c.Meta.Bytes)
 	// A mask packs 8 flags per byte, element 8k+i in bit i of byte k.
-	opts.Keep = []bool{true, false, true, true, false, false, false, false, true}
+	opts.Keep = keepMask(t, []int{9}, []bool{true, false, true, true, false, false, false, false, true})
 	c, err = Cast(make([]float32, 9), []int{9}, MustLookup("e4m3fn"), &opts)
 	require.NoError(t, err)
-	assert.Equal(t, []byte{0x0d, 0x01}, c.Mask.Bytes)
+	assert.Equal(t, []byte{0x0d, 0x01}, c.Mask.Bytes())
+	for _, p := range c.Parts() {
+		if p.Name == "mask" {
+			assert.Equal(t, []byte{0x0d, 0x01}, p.Bytes)
+			assert.True(t, p.Packed)
+		}
+	}
 }
 
 // TestOffsetsAtTheBottomOfE8M0 covers subtile scales below 2^-127: the block
@@ -227,4 +234,12 @@ func TestRankZeroShape(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, []float32{1.5}, v)
 	}
+}
+
+// keepMask returns the mask of the given shape holding keep.
+func keepMask(t *testing.T, shape []int, keep []bool) *mask.Mask {
+	t.Helper()
+	m, err := mask.FromBools(shape, keep)
+	require.NoError(t, err)
+	return m
 }

@@ -155,7 +155,7 @@ func TestGroupKernelPathGates(t *testing.T) {
 		{"first axis", "int8_g32", []int{128, 4}, Options{Axis: FirstAxis}},
 		{"ties away", "int4_g32", []int{4, 128}, Options{Rounding: dtype.RoundAway}},
 		{"stochastic", "uint4_g32", []int{4, 128}, Options{Rounding: dtype.RoundStochastic, Seed: 5}},
-		{"keep mask", "uint8_g32", []int{4, 128}, Options{Keep: keep}},
+		{"keep mask", "uint8_g32", []int{4, 128}, Options{Keep: keepMask(t, []int{4, 128}, keep)}},
 		{"full range", "int8_g32", []int{4, 128}, Options{FullRange: true}},
 		{"power-of-two scales", "int4_g128", []int{4, 128}, Options{PowerOfTwoScales: true}},
 		{"bfloat16 scale", "int8_b", []int{4, 128}, Options{}},

@@ -344,7 +344,7 @@ func TestKernelPathGates(t *testing.T) {
 		{"ceil scales", "mxfp4", []int{4, 96}, Options{Mode: scale.Ceil}},
 		{"ties away", "mxfp8e4", []int{4, 96}, Options{Rounding: dtype.RoundAway}},
 		{"stochastic", "mxfp4", []int{4, 96}, Options{Rounding: dtype.RoundStochastic, Seed: 3}},
-		{"keep mask", "nvfp4", []int{4, 96}, Options{Keep: keep}},
+		{"keep mask", "nvfp4", []int{4, 96}, Options{Keep: keepMask(t, []int{4, 96}, keep)}},
 		{"full range", "mxint8", []int{4, 96}, Options{FullRange: true}},
 		{"power-of-two scales", "nvfp4", []int{4, 96}, Options{PowerOfTwoScales: true}},
 		{"blocks of 16", "mxfp4t16", []int{4, 96}, Options{}},

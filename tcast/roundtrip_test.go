@@ -1,6 +1,7 @@
 package tcast
 
 import (
+	"bytes"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -88,10 +89,11 @@ func TestRoundTripLaw(t *testing.T) {
 			opts.Axis = c.axis
 			opts.Mode = scale.Modes()[ci%len(scale.Modes())]
 			if ci == 2 {
-				opts.Keep = make([]bool, n)
-				for i := range opts.Keep {
-					opts.Keep[i] = r.IntN(3) != 0
+				keep := make([]bool, n)
+				for i := range keep {
+					keep[i] = r.IntN(3) != 0
 				}
+				opts.Keep = keepMask(t, c.shape, keep)
 			}
 			if ci == 3 {
 				opts.Rounding, opts.Seed = 3, 99 // stochastic
@@ -166,27 +168,48 @@ func TestMXReference(t *testing.T) {
 }
 
 // TestStreamedEqualsBlockwise compares the streamed cast of contiguous blocks
-// with the block-by-block path (forced by an all-true mask) on tensors larger
-// than the streaming buffer, with one huge block (tensor scaling), blocks of
-// 32 and 16, channels, and a NaN and an all-zero run inside.
+// with the block-by-block path on tensors larger than the streaming buffer,
+// with one huge block (tensor scaling), blocks of 32 and 16, channels, rows
+// that are no whole number of blocks, and a NaN and an all-zero run inside;
+// without a mask, with an all-true one, and with a random one (whose block
+// amaxes the streamed path takes from kernels.AbsMaxBlocksMasked row by row).
 func TestStreamedEqualsBlockwise(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
-	for _, name := range []string{"fp8e4_tensor", "fp8e4_channel", "mxfp4", "nvfp4", "int4_g128", "e4m3fn", "bfloat16"} {
-		x := randomInput(r, 3*40000, true)
-		x[70000] = float32(math.NaN())
-		shape := []int{3, 40000}
-		dt := MustLookup(name)
-		fast, err := Cast(x, shape, dt, nil)
-		require.NoError(t, err)
-		opts := DefaultOptions()
-		opts.Keep = make([]bool, len(x))
-		for i := range opts.Keep {
-			opts.Keep[i] = true
-		}
-		slow, err := Cast(x, shape, dt, &opts)
-		require.NoError(t, err)
-		if i, ok := sameBits(fast.Values, slow.Values); !ok {
-			t.Fatalf("%s: element %d: streamed %v, blockwise %v", name, i, fast.Values[i], slow.Values[i])
+	for _, name := range []string{"fp8e4_tensor", "fp8e4_channel", "mxfp4", "nvfp4", "int4_g128", "e4m3fn", "bfloat16", "mxint8"} {
+		for _, shape := range [][]int{{3, 40000}, {7, 10005}, {70005}} {
+			n, _ := product(shape)
+			x := randomInput(r, n, true)
+			x[n/2+1] = float32(math.NaN())
+			clear(x[100:164])
+			dt := MustLookup(name)
+			all := make([]bool, n)
+			some := make([]bool, n)
+			for i := range all {
+				all[i], some[i] = true, r.IntN(4) != 0
+			}
+			clear(some[1000:1100]) // whole blocks dropped
+			for _, keep := range [][]bool{nil, all, some} {
+				for _, form := range []Form{Virtual, Actual} {
+					opts := DefaultOptions()
+					opts.Form = form
+					if keep != nil {
+						opts.Keep = keepMask(t, shape, keep)
+					}
+					fast, err := castPath(x, shape, dt, &opts, true, true)
+					require.NoError(t, err)
+					slow, err := castPath(x, shape, dt, &opts, false, false)
+					require.NoError(t, err)
+					if i, ok := sameBits(fast.Values, slow.Values); !ok {
+						t.Fatalf("%s %v: element %d: streamed %v, blockwise %v", name, shape, i, fast.Values[i], slow.Values[i])
+					}
+					fp, sp := fast.Parts(), slow.Parts()
+					require.Equal(t, len(sp), len(fp))
+					for i := range fp {
+						require.Equal(t, sp[i].Name, fp[i].Name)
+						require.True(t, bytes.Equal(sp[i].Bytes, fp[i].Bytes), "%s %v %s part", name, shape, fp[i].Name)
+					}
+				}
+			}
 		}
 	}
 }

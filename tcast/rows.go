@@ -44,16 +44,10 @@ func NewRowCaster(shape []int, dt *DataType, opts *Options) (*RowCaster, error) 
 	if opts != nil {
 		o = *opts
 	}
-	keep := o.Keep
-	o.Keep = nil // newCaster checks Keep against x, which a RowCaster does not hold
 	c, err := newCaster(nil, shape, dt, o)
 	if err != nil {
 		return nil, err
 	}
-	if keep != nil && len(keep) != c.lay.n {
-		return nil, fmt.Errorf("tcast: cast to %s: %d keep flags for %d elements", dt.name, len(keep), c.lay.n)
-	}
-	c.opts.Keep = keep
 	r := &RowCaster{c: c, shape: slices.Clone(shape), rows: 1, rowLen: 1}
 	if rank := len(shape); rank > 0 {
 		r.rowLen = shape[rank-1]
@@ -140,8 +134,8 @@ func (r *RowCaster) NewTensor() *Tensor {
 	}
 	t := c.shell(Compressed, mk)
 	t.Data = mk(t.Data.Format, t.Data.Bits, t.Data.Shape)
-	if c.opts.Keep != nil {
-		t.Mask = mk(nil, 1, c.lay.shape)
+	if c.keepMask != nil {
+		t.Mask = c.keepMask.Clone()
 	}
 	return t
 }
@@ -325,12 +319,16 @@ func (r *RowCaster) castWhole(t *Tensor, x []float32, r0, nr int, deq []float32)
 		dst[p.Name] = p.Part
 	}
 	for _, p := range w.Parts() {
+		if p.Name == "mask" {
+			continue // the keep mask is the options', in both tensors
+		}
 		d := dst[p.Name]
 		if d == nil || len(d.Bytes) != len(p.Bytes) {
 			return fmt.Errorf("tcast: cast rows of %s: the %s part must hold %d bytes", c.dt.name, p.Name, len(p.Bytes))
 		}
 		copy(d.Bytes, p.Bytes)
 	}
+	t.Mask = w.Mask
 	if w.Form == Virtual {
 		if len(t.Values) != len(w.Values) {
 			return fmt.Errorf("tcast: cast rows of %s: the tensor must hold %d values", c.dt.name, len(w.Values))

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tensorcast-go/tensorcast/dtype"
+	"github.com/tensorcast-go/tensorcast/mask"
 	"github.com/tensorcast-go/tensorcast/scale"
 )
 
@@ -94,6 +95,8 @@ func TestRowCasterEqualsCast(t *testing.T) {
 		// holds whole blocks.
 		kernel bool
 	}
+	keepAll, err := mask.Full([]int{1}, true) // broadcasts to every shape
+	require.NoError(t, err)
 	cases := []tc{
 		{"mxfp4", Options{}, true},
 		{"mxfp8e4", Options{}, true},
@@ -104,6 +107,7 @@ func TestRowCasterEqualsCast(t *testing.T) {
 		{"mxfp4", Options{Rounding: dtype.RoundStochastic, Seed: 7}, false},
 		{"mxfp4", Options{Axis: FirstAxis}, true}, // a kernel only when the first axis is the last
 		{"nvfp4", Options{PowerOfTwoScales: true}, false},
+		{"mxfp4", Options{Keep: keepAll}, false}, // a keep mask casts whole
 		{"mxfp6e2", Options{}, true},
 		{"mxfp6e3", Options{}, true},
 		{"mxfp8e5", Options{}, true},
@@ -235,8 +239,10 @@ func TestRowCasterErrors(t *testing.T) {
 	assert.Error(t, rf.CastRowsPacked(make([]byte, 32), make([]byte, 2), x[:64], nil))
 	require.NoError(t, rf.CastRows(rf.NewTensor(), x, 0, nil, nil))
 
-	_, err = NewRowCaster([]int{4, 64}, mx, &Options{Keep: make([]bool, 3)})
-	assert.Error(t, err)
+	keep, err := mask.New([]int{3})
+	require.NoError(t, err)
+	_, err = NewRowCaster([]int{4, 64}, mx, &Options{Keep: keep})
+	assert.ErrorIs(t, err, mask.ErrShape, "a [3] mask does not broadcast to [4 64]")
 	_, err = NewRowCaster([]int{4, -1}, mx, nil)
 	assert.Error(t, err)
 }

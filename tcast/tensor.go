@@ -5,6 +5,7 @@ import (
 
 	"github.com/tensorcast-go/tensorcast/dtype"
 	"github.com/tensorcast-go/tensorcast/kernels"
+	"github.com/tensorcast-go/tensorcast/mask"
 	"github.com/tensorcast-go/tensorcast/scale"
 )
 
@@ -151,8 +152,13 @@ type Tensor struct {
 	Data *Part
 	// Scale, Zero and TensorScale hold the block scales, zero points and the
 	// second-level tensor scale as codes of their formats. Meta holds the
-	// subtile exponent offsets. Mask holds the keep flags given to Cast.
-	Scale, Zero, TensorScale, Meta, Mask *Part
+	// subtile exponent offsets.
+	Scale, Zero, TensorScale, Meta *Part
+	// Mask holds the keep mask given to Cast, broadcast to the tensor's
+	// shape (to [1] for a rank-0 tensor), or nil. It is the same in every
+	// form; Parts gives it as a part: one byte (0 or 1) per flag in the
+	// Virtual and Actual forms, 8 flags per byte in the Compressed form.
+	Mask *mask.Mask
 }
 
 // Parts returns the tensor's parts by name: "data", "scale", "zero",
@@ -160,12 +166,46 @@ type Tensor struct {
 func (t *Tensor) Parts() []NamedPart {
 	var out []NamedPart
 	for _, np := range []NamedPart{{"data", t.Data}, {"scale", t.Scale}, {"zero", t.Zero},
-		{"tensor_scale", t.TensorScale}, {"meta", t.Meta}, {"mask", t.Mask}} {
+		{"tensor_scale", t.TensorScale}, {"meta", t.Meta}, {"mask", t.maskPart()}} {
 		if np.Part != nil {
 			out = append(out, np)
 		}
 	}
 	return out
+}
+
+// maskPart returns the mask as a part in the tensor's form: a new part whose
+// bytes are the packed bits (Compressed) or one flag byte per element, or nil
+// without a mask.
+func (t *Tensor) maskPart() *Part {
+	if t.Mask == nil {
+		return nil
+	}
+	p := &Part{Bits: 1, Shape: t.Mask.Shape()}
+	if t.Form == Compressed {
+		p.Packed, p.Bytes = true, t.Mask.Bytes()
+	} else {
+		p.Bytes = t.Mask.Flags()
+	}
+	return p
+}
+
+// Mask returns the flags of a mask part (no Format, 1-bit entries) as a
+// mask of the part's shape: from its packed bits when Packed, else from one
+// byte per flag, 0 or 1. Another part, or bytes that do not fit the shape
+// (a wrong length, a flag byte above 1, set padding bits after the last
+// packed flag), is an error; the mask errors match mask.ErrShape and
+// mask.ErrDecode.
+func (p *Part) Mask() (*mask.Mask, error) {
+	switch {
+	case p.Format != nil:
+		return nil, fmt.Errorf("tcast: a %s part is no mask", p.Format.Name())
+	case p.Bits != 1:
+		return nil, fmt.Errorf("tcast: a part of %d-bit entries is no mask", p.Bits)
+	case p.Packed:
+		return mask.FromBytes(p.Shape, p.Bytes)
+	}
+	return mask.FromFlags(p.Shape, p.Bytes)
 }
 
 // NamedPart is a part with its name.

@@ -16,6 +16,7 @@ import (
 	"github.com/tensorcast-go/tensorcast/checkpoint/npy"
 	"github.com/tensorcast-go/tensorcast/dtype"
 	"github.com/tensorcast-go/tensorcast/internal/atomicfile"
+	"github.com/tensorcast-go/tensorcast/mask"
 	tc "github.com/tensorcast-go/tensorcast/tcast"
 )
 
@@ -40,7 +41,13 @@ func writeCast(t *testing.T, name string, shape []int, keep []bool) string {
 		n *= d
 	}
 	x := values(n)
-	act, err := tc.Cast(x, shape, tc.MustLookup(name), &tc.Options{Form: tc.Actual, Axis: -1, Keep: keep})
+	var km *mask.Mask
+	if keep != nil {
+		var err error
+		km, err = mask.FromBools(shape, keep)
+		require.NoError(t, err)
+	}
+	act, err := tc.Cast(x, shape, tc.MustLookup(name), &tc.Options{Form: tc.Actual, Axis: -1, Keep: km})
 	require.NoError(t, err)
 	dir := filepath.Join(t.TempDir(), "cast")
 	require.NoError(t, Write(dir, x, act, WriteOptions{Input: "x.npy", InputDType: "float32"}))

@@ -13,6 +13,7 @@ import (
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/npy"
 	"github.com/tensorcast-go/tensorcast/dtype"
+	"github.com/tensorcast-go/tensorcast/mask"
 	"github.com/tensorcast-go/tensorcast/scale"
 	tc "github.com/tensorcast-go/tensorcast/tcast"
 )
@@ -59,14 +60,11 @@ func castCase(t *testing.T, c goldenCase) ([]float32, *tc.Tensor, WriteOptions) 
 	x, err := arr.Float32s()
 	require.NoError(t, err)
 	opts := WriteOptions{Input: "input/" + c.input, InputDType: arr.DType.String(), Elem: c.elem}
-	var keep []bool
+	var keep *mask.Mask
 	if c.keep != "" {
 		opts.Keep = "input/" + c.keep
-		k, err := npy.ReadFile(filepath.Join("testdata", "input", c.keep))
+		keep, err = npy.ReadMaskFile(filepath.Join("testdata", "input", c.keep))
 		require.NoError(t, err)
-		for _, b := range k.Data {
-			keep = append(keep, b != 0)
-		}
 	}
 	axis := c.axis
 	if axis < 0 {

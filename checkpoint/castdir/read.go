@@ -190,13 +190,21 @@ func (d *Dir) Part(name string) (*tc.Part, error) {
 // [Dir.Float32] does.
 func (d *Dir) Tensor() (*tc.Tensor, error) {
 	t := &tc.Tensor{DataType: d.DataType, Form: tc.Compressed, Shape: d.Shape(), Axis: d.Info.Axis, Mode: d.Mode}
-	slots := []**tc.Part{&t.Data, &t.Scale, &t.Zero, &t.TensorScale, &t.Meta, &t.Mask}
+	var maskPart *tc.Part
+	slots := []**tc.Part{&t.Data, &t.Scale, &t.Zero, &t.TensorScale, &t.Meta, &maskPart}
 	for i, name := range partNames {
 		p, err := d.Part(name)
 		if err != nil {
 			return nil, err
 		}
 		*slots[i] = p
+	}
+	if maskPart != nil {
+		m, err := maskPart.Mask()
+		if err != nil {
+			return nil, &FormatError{Dir: d.Path, File: d.infos["mask"].File, Msg: "mask", Err: err}
+		}
+		t.Mask = m
 	}
 	if d.DataType == nil {
 		if !slices.Equal(t.Data.Shape, partShape(t.Shape)) {

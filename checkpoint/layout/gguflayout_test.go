@@ -15,6 +15,7 @@ import (
 	"github.com/tensorcast-go/tensorcast/checkpoint/gguf"
 	"github.com/tensorcast-go/tensorcast/checkpoint/safetensors"
 	"github.com/tensorcast-go/tensorcast/dtype"
+	"github.com/tensorcast-go/tensorcast/mask"
 	"github.com/tensorcast-go/tensorcast/scale"
 	"github.com/tensorcast-go/tensorcast/tcast"
 )
@@ -468,7 +469,7 @@ func TestGGUFCastOptions(t *testing.T) {
 	q8 := ggufDT(t, "q8_0")
 	x := ggufInput(64)
 	for _, o := range []tcast.Options{
-		{Mode: scale.Ceil}, {Rounding: dtype.RoundAway}, {FullRange: true}, {Keep: make([]bool, 64)},
+		{Mode: scale.Ceil}, {Rounding: dtype.RoundAway}, {FullRange: true}, {Keep: fullMask(t, 64)},
 	} {
 		_, err := l.Cast(x, []int{2, 32}, q8, &o)
 		assert.ErrorContains(t, err, "apply to mxfp4 only")
@@ -615,4 +616,12 @@ func FuzzGGUFDecode(f *testing.F) {
 			t.Fatalf("tensor changed in a decode/encode round trip")
 		}
 	})
+}
+
+// fullMask returns an all-false keep mask of n elements.
+func fullMask(t *testing.T, n int) *mask.Mask {
+	t.Helper()
+	m, err := mask.New([]int{n})
+	require.NoError(t, err)
+	return m
 }

@@ -217,8 +217,9 @@ func (tcastLayout) Decode(name string, src Source) (*tcast.Tensor, bool, error) 
 		return fail("%w", err)
 	}
 	t := &tcast.Tensor{DataType: dt, Form: tcast.Compressed, Shape: slices.Clone(info.Shape), Axis: info.Axis, Mode: mode}
+	var maskPart *tcast.Part
 	slots := map[string]**tcast.Part{"data": &t.Data, "scale": &t.Scale, "zero": &t.Zero,
-		"tensor_scale": &t.TensorScale, "meta": &t.Meta, "mask": &t.Mask}
+		"tensor_scale": &t.TensorScale, "meta": &t.Meta, "mask": &maskPart}
 	for pname, pi := range info.Parts {
 		slot, ok := slots[pname]
 		if !ok {
@@ -235,6 +236,11 @@ func (tcastLayout) Decode(name string, src Source) (*tcast.Tensor, bool, error) 
 			}
 		}
 		*slot = p
+	}
+	if maskPart != nil {
+		if t.Mask, err = maskPart.Mask(); err != nil {
+			return fail("part mask: %w", err)
+		}
 	}
 	// dtype.Parse returns one *Format per canonical name, so the parts' formats
 	// compare equal to the datatype's in Validate. The parts are views of

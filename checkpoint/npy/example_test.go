@@ -6,6 +6,7 @@ import (
 	"log"
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/npy"
+	"github.com/tensorcast-go/tensorcast/mask"
 )
 
 func ExampleWriteSlice() {
@@ -30,4 +31,14 @@ func ExampleWriteSlice() {
 	// file size: 152
 	// float32 <f4 [2 3] 6 false
 	// [1 2 3 4 5 6]
+}
+
+func ExampleReadMask() {
+	keep, _ := mask.FromBools([]int{2, 3}, []bool{true, false, true, false, false, true})
+	var f bytes.Buffer
+	_ = npy.WriteMask(&f, npy.Bool, keep) // the bytes numpy.save writes for the bool array
+	back, _ := npy.ReadMask(&f)
+	fmt.Println(back, back.Count())
+	// Output:
+	// [[1 0 1] [0 0 1]] 3
 }

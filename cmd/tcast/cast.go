@@ -13,6 +13,7 @@ import (
 	"github.com/tensorcast-go/tensorcast/checkpoint/castdir"
 	"github.com/tensorcast-go/tensorcast/checkpoint/npy"
 	"github.com/tensorcast-go/tensorcast/dtype"
+	"github.com/tensorcast-go/tensorcast/mask"
 	"github.com/tensorcast-go/tensorcast/scale"
 	tc "github.com/tensorcast-go/tensorcast/tcast"
 )
@@ -99,7 +100,7 @@ func runCast(args []string, stdout, stderr io.Writer) (err error) {
 	if !ok {
 		return usagef("-axis %d out of range for the rank-%d input %s", *axis, len(arr.Shape), in)
 	}
-	var keep []bool
+	var keep *mask.Mask
 	if *keepFile != "" {
 		if keep, err = readKeep(*keepFile, arr.Shape); err != nil {
 			return err
@@ -197,7 +198,7 @@ func readInput(in string) (*npy.Array, []float32, error) {
 }
 
 // readKeep reads a bool mask of the given shape.
-func readKeep(path string, shape []int) ([]bool, error) {
+func readKeep(path string, shape []int) (*mask.Mask, error) {
 	arr, err := npy.ReadFile(path)
 	if err != nil {
 		return nil, err
@@ -210,9 +211,9 @@ func readKeep(path string, shape []int) ([]bool, error) {
 	case !slices.Equal(arr.Shape, shape):
 		return nil, fmt.Errorf("%s: mask has shape %v, want the input's %v", path, arr.Shape, shape)
 	}
-	keep := make([]bool, len(arr.Data))
-	for i, b := range arr.Data {
-		keep[i] = b != 0
+	m, err := arr.Mask()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return keep, nil
+	return m, nil
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/tensorcast-go/tensorcast/checkpoint/layout"
 	"github.com/tensorcast-go/tensorcast/checkpoint/load"
 	"github.com/tensorcast-go/tensorcast/checkpoint/safetensors"
+	"github.com/tensorcast-go/tensorcast/mask"
 	tc "github.com/tensorcast-go/tensorcast/tcast"
 )
 
@@ -156,7 +157,9 @@ func writeConverted(t *testing.T, dir string, masked bool) (string, []float32, [
 		for i := range keep {
 			keep[i] = i%4 != 1
 		}
-		opts.Keep = keep
+		km, err := mask.FromBools([]int{rows, cols}, keep)
+		require.NoError(t, err)
+		opts.Keep = km
 	}
 	dt := tc.MustLookup("mxfp4")
 	act, err := tc.Cast(x, []int{rows, cols}, dt, &opts)

@@ -1,0 +1,35 @@
+//go:build linux
+
+package kernels
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+// TestBlendStaysInBounds runs the blend kernels of every tier on slices (and
+// masks) that end at an inaccessible page, at every length up to three
+// AVX-512 groups and a bit.
+func TestBlendStaysInBounds(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	forEachTier(t, func(t *testing.T) {
+		for n := 1; n <= 3*64+3; n++ {
+			a := guardedTail[float32](t, n)
+			copy(a, edgeFloats(r, n))
+			b := guardedTail[float32](t, n)
+			copy(b, edgeFloats(r, n))
+			mask := guardedTail[byte](t, PackedLen(n, 1))
+			for i := range mask {
+				mask[i] = byte(r.Uint32())
+			}
+			want := make([]float32, n)
+			blendMaskedGo(want, a, b, mask)
+			dst := guardedTail[float32](t, n)
+			BlendMasked(dst, a, b, mask)
+			requireSame(t, f32bits(want), f32bits(dst), "blend %d", n)
+			zeroMaskedGo(want, a, mask)
+			ZeroMasked(dst, a, mask)
+			requireSame(t, f32bits(want), f32bits(dst), "zero %d", n)
+		}
+	})
+}
