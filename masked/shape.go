@@ -39,7 +39,7 @@ func broadcastMask(op string, mask []bool, mshape, shape []int) ([]bool, error) 
 		}
 		same = same && s == shape[lead+i]
 	}
-	if same {
+	if same && mn == n {
 		// Equal up to leading dimensions of size 1: the flat order is the same.
 		return mask, nil
 	}
