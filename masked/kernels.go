@@ -3,6 +3,7 @@ package masked
 import (
 	"math"
 	"slices"
+	"unsafe"
 
 	"github.com/tensorcast-go/tensorcast/kernels"
 )
@@ -18,32 +19,42 @@ func nan[T Float]() T { return T(math.NaN()) }
 
 func isNaN[T Float](x T) bool { return x != x }
 
+// asF32 returns xs as a []float32 when T is float32-based (the same memory),
+// and asF64 as a []float64 when it is float64-based: the branch-free loops of
+// fast.go take those.
+func asF32[T Float](xs []T) ([]float32, bool) {
+	var z T
+	if unsafe.Sizeof(z) != 4 {
+		return nil, false
+	}
+	return unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(xs))), len(xs)), true
+}
+
+func asF64[T Float](xs []T) ([]float64, bool) {
+	var z T
+	if unsafe.Sizeof(z) != 8 {
+		return nil, false
+	}
+	return unsafe.Slice((*float64)(unsafe.Pointer(unsafe.SliceData(xs))), len(xs)), true
+}
+
+// isWide reports whether A is float64-based.
+func isWide[A Float]() bool {
+	var z A
+	return unsafe.Sizeof(z) == 8
+}
+
 // sumBlock is the sum of the kept elements (0 when none is kept), with four
-// accumulators.
+// accumulators (element i goes to accumulator i mod 4).
 func sumBlock[T, A Float](xs []T, ks []bool) A {
-	ks = ks[:len(xs)]
-	var s0, s1, s2, s3 A
-	i := 0
-	for ; i+4 <= len(xs); i += 4 {
-		if ks[i] {
-			s0 += A(xs[i])
+	if x, ok := asF32(xs); ok {
+		if isWide[A]() {
+			return A(sumF32Wide(x, ks))
 		}
-		if ks[i+1] {
-			s1 += A(xs[i+1])
-		}
-		if ks[i+2] {
-			s2 += A(xs[i+2])
-		}
-		if ks[i+3] {
-			s3 += A(xs[i+3])
-		}
+		return A(sumF32(x, ks))
 	}
-	for ; i < len(xs); i++ {
-		if ks[i] {
-			s0 += A(xs[i])
-		}
-	}
-	return (s0 + s1) + (s2 + s3)
+	x, _ := asF64(xs)
+	return A(sumF64(x, ks))
 }
 
 // countBlock is the number of kept elements.
@@ -72,35 +83,21 @@ func prodBlock[T, A Float](xs []T, ks []bool) A {
 // amaxBlock is the largest kept element: a NaN if one is kept, -Inf when none
 // is kept.
 func amaxBlock[T Float](xs []T, ks []bool) T {
-	ks = ks[:len(xs)]
-	m := inf[T](-1)
-	for i, x := range xs {
-		if ks[i] {
-			if x > m {
-				m = x
-			} else if isNaN(x) {
-				return x
-			}
-		}
+	if x, ok := asF32(xs); ok {
+		return T(amaxF32(x, ks, false))
 	}
-	return m
+	x, _ := asF64(xs)
+	return T(amaxF64(x, ks, false))
 }
 
 // aminBlock is the smallest kept element: a NaN if one is kept, +Inf when none
 // is kept.
 func aminBlock[T Float](xs []T, ks []bool) T {
-	ks = ks[:len(xs)]
-	m := inf[T](1)
-	for i, x := range xs {
-		if ks[i] {
-			if x < m {
-				m = x
-			} else if isNaN(x) {
-				return x
-			}
-		}
+	if x, ok := asF32(xs); ok {
+		return T(amaxF32(x, ks, true))
 	}
-	return m
+	x, _ := asF64(xs)
+	return T(amaxF64(x, ks, true))
 }
 
 // argmaxBlock is the index of the first largest kept element, or of the first

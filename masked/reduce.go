@@ -208,7 +208,7 @@ func Norm[T Float](x Input[T], ord float64, o Options) (*Tensor[T], error) {
 // absMaxTrailing is Norm of order +Inf through kernels.AbsMaxBlocksMasked when
 // t is float32 data reduced over trailing dimensions; ok is false otherwise.
 func absMaxTrailing[T Float](op string, t *Tensor[T], o Options) (r *Tensor[T], ok bool, err error) {
-	data, isF32 := any(t.data).([]float32)
+	data, isF32 := asF32(t.data)
 	if !isF32 {
 		return nil, false, nil
 	}

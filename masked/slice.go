@@ -81,7 +81,7 @@ func StdSlice[T Float](x []T, keep []bool, correction int) (T, bool) {
 // amax of scale selection; for float32 it runs kernels.AbsMaxBitsMasked.
 func NormSlice[T Float](x []T, keep []bool, ord float64) (T, bool) {
 	k := keepOrAll(keep, len(x))
-	if f, ok := any(x).([]float32); ok && math.IsInf(ord, 1) {
+	if f, ok := asF32(x); ok && math.IsInf(ord, 1) {
 		return T(absMaxFloat32(f, k)), anyTrue(k)
 	}
 	return normBlock[T, T](x, k, ord), anyTrue(k)
