@@ -166,3 +166,20 @@ func TestNormInfFastPath(t *testing.T) {
 	assert.Equal(t, []bool{true, false}, r.Mask())
 	assert.Equal(t, []int{2, 1}, r.Shape())
 }
+
+// A reduction over a leading dimension longer than the tile budget gathers one
+// block at a time.
+func TestPlanTileBudget(t *testing.T) {
+	n := tileBudget + 3
+	data := make([]float32, 2*n)
+	for i := range data {
+		data[i] = 1
+	}
+	x, err := New(data, []int{n, 2}, []bool{true, false}, []int{2})
+	require.NoError(t, err)
+	require.Equal(t, planTiled, newPlan([]int{n, 2}, []bool{true, false}).mode)
+	s, err := Sum(x, Options{Dims: []int{0}})
+	require.NoError(t, err)
+	assert.Equal(t, []float32{float32(n), 0}, s.Data())
+	assert.Equal(t, []bool{true, false}, s.Mask())
+}

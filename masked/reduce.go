@@ -38,12 +38,9 @@ type reduction[R any] struct {
 // reduce runs f over every block of x for the reduction described by o. The
 // output mask is true where a block holds a kept element.
 func reduce[T Float, R any](op string, x Input[T], o Options, f blockFn[T, R]) (*reduction[R], error) {
-	if x == nil {
-		return nil, errorf(ErrArg, op, "x", "nil input")
-	}
-	shape, dense, sp := x.entries()
-	if dense == nil && sp == nil {
-		return nil, errorf(ErrArg, op, "x", "nil input")
+	shape, dense, sp, err := inputOf(op, x)
+	if err != nil {
+		return nil, err
 	}
 	if o.Acc != AccData && o.Acc != AccFloat64 {
 		return nil, errorf(ErrArg, op, "Acc", "unknown accumulation type %d", int(o.Acc))
@@ -196,6 +193,9 @@ func Norm[T Float](x Input[T], ord float64, o Options) (*Tensor[T], error) {
 		return nil, errorf(ErrArg, op, "ord", "NaN")
 	}
 	if t, ok := x.(*Tensor[T]); ok && t != nil && math.IsInf(ord, 1) && o.Acc == AccData {
+		if _, _, _, err := inputOf(op, x); err != nil {
+			return nil, err
+		}
 		if r, ok, err := absMaxTrailing(op, t, o); ok || err != nil {
 			return r, err
 		}

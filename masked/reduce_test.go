@@ -524,8 +524,24 @@ func TestNewErrors(t *testing.T) {
 			assert.Contains(t, err.Error(), "masked: New: ")
 		})
 	}
+	var zeroT Tensor[float32]
+	_, err := Sum(&zeroT, Options{})
+	assert.ErrorIs(t, err, ErrShape)
+	_, err = Norm(&zeroT, pinf, Options{})
+	assert.ErrorIs(t, err, ErrShape)
+	_, err = Cumsum(&zeroT, 0, AccData)
+	assert.ErrorIs(t, err, ErrShape)
+	_, err = LogAddExp(&zeroT, &zeroT, AccData)
+	assert.ErrorIs(t, err, ErrShape)
+	var zeroCOO COO[float32]
+	s, err := Sum(&zeroCOO, Options{})
+	require.NoError(t, err)
+	assert.Equal(t, []bool{false}, s.Mask())
+	var zeroCSR CSR[float32]
+	_, err = Softmax(&zeroCSR, 0, AccData)
+	assert.ErrorIs(t, err, ErrShape)
 	var nilT *Tensor[float64]
-	_, err := Sum[float64](nilT, Options{})
+	_, err = Sum[float64](nilT, Options{})
 	assert.ErrorIs(t, err, ErrArg)
 	_, err = Sum[float64](nil, Options{})
 	assert.ErrorIs(t, err, ErrArg)

@@ -12,12 +12,9 @@ type lineFn[T Float] func(xs []T, ks []bool, ys []T)
 // layout, with x's mask (for a sparse input: the same entries).
 func scan[T Float, X Input[T]](op string, x X, dim int, acc Acc, f lineFn[T]) (X, error) {
 	var zero X
-	if any(x) == nil {
-		return zero, errorf(ErrArg, op, "x", "nil input")
-	}
-	shape, dense, sp := x.entries()
-	if dense == nil && sp == nil {
-		return zero, errorf(ErrArg, op, "x", "nil input")
+	shape, dense, sp, err := inputOf[T](op, x)
+	if err != nil {
+		return zero, err
 	}
 	if acc != AccData && acc != AccFloat64 {
 		return zero, errorf(ErrArg, op, "acc", "unknown accumulation type %d", int(acc))
@@ -143,16 +140,16 @@ func normalizeFn[T Float](acc Acc, ord, eps float64) lineFn[T] {
 func LogAddExp[T Float, X Input[T]](a, b X, acc Acc) (X, error) {
 	const op = "logaddexp"
 	var zero X
-	if any(a) == nil || any(b) == nil {
-		return zero, errorf(ErrArg, op, "x", "nil input")
+	as, ad, asp, err := inputOf[T](op, a)
+	if err != nil {
+		return zero, err
+	}
+	bs, bd, bsp, err := inputOf[T](op, b)
+	if err != nil {
+		return zero, err
 	}
 	if acc != AccData && acc != AccFloat64 {
 		return zero, errorf(ErrArg, op, "acc", "unknown accumulation type %d", int(acc))
-	}
-	as, ad, asp := a.entries()
-	bs, bd, bsp := b.entries()
-	if (ad == nil && asp == nil) || (bd == nil && bsp == nil) {
-		return zero, errorf(ErrArg, op, "x", "nil input")
 	}
 	if (ad == nil) != (bd == nil) {
 		return zero, errorf(ErrArg, op, "b", "layouts differ")

@@ -132,9 +132,20 @@ type group struct {
 type plan struct {
 	nOut, nRed int
 	mode       int     // planDirect, planGather or planTiled
-	roff       []int   // offsets of the reduced elements from a block's base, in order
-	kept       []group // kept groups walked for the base offsets (outer to inner)
-	inner      int     // planTiled: size of the innermost (stride 1) kept group
+	// The offset of reduced element r from its block's base is r·rstride when
+	// the reduced dimensions merge into one group, roff[r] otherwise.
+	rstride int
+	roff    []int
+	kept    []group // kept groups walked for the base offsets (outer to inner)
+	inner   int     // planTiled: size of the innermost (stride 1) kept group
+}
+
+// off returns the offset of reduced element r from its block's base.
+func (p *plan) off(r int) int {
+	if p.roff != nil {
+		return p.roff[r]
+	}
+	return r * p.rstride
 }
 
 const (
@@ -149,8 +160,11 @@ const (
 )
 
 // planTile is how many blocks planTiled gathers at once (a 64-byte line of
-// float32).
-const planTile = 16
+// float32), as long as they hold at most tileBudget elements together.
+const (
+	planTile   = 16
+	tileBudget = 1 << 20
+)
 
 // newPlan plans the visit of a dense tensor of the given shape, reducing the
 // dimensions flagged in red.
@@ -196,8 +210,12 @@ func newPlan(shape []int, red []bool) *plan {
 		p.mode = planDirect
 		return p
 	}
-	p.roff = make([]int, 0, p.nRed)
-	walk(reduced, func(off int) { p.roff = append(p.roff, off) })
+	if len(reduced) == 1 {
+		p.rstride = reduced[0].stride
+	} else {
+		p.roff = make([]int, 0, p.nRed)
+		walk(reduced, func(off int) { p.roff = append(p.roff, off) })
+	}
 	if last := groups[len(groups)-1]; !last.red {
 		p.mode = planTiled
 		p.inner = last.size
@@ -273,20 +291,20 @@ func forBlocks[T Float](p *plan, data []T, mask []bool, out []T, f visit[T]) {
 		}
 		o := 0
 		walk(p.kept, func(base int) {
-			for r, off := range p.roff {
-				xs[r] = data[base+off]
-				ks[r] = mask[base+off]
+			for r := range n {
+				at := base + p.off(r)
+				xs[r], ks[r] = data[at], mask[at]
 			}
 			f(o, xs, ks, ys)
 			if out != nil {
-				for r, off := range p.roff {
-					out[base+off] = ys[r]
+				for r := range n {
+					out[base+p.off(r)] = ys[r]
 				}
 			}
 			o++
 		})
 	case planTiled:
-		t := min(planTile, p.inner)
+		t := min(planTile, p.inner, max(1, tileBudget/n))
 		xs, ks := make([]T, t*n), make([]bool, t*n)
 		var ys []T
 		if out != nil {
@@ -296,8 +314,8 @@ func forBlocks[T Float](p *plan, data []T, mask []bool, out []T, f visit[T]) {
 		walk(p.kept, func(base int) {
 			for j0 := 0; j0 < p.inner; j0 += t {
 				w := min(t, p.inner-j0)
-				for r, off := range p.roff {
-					src := base + off + j0
+				for r := range n {
+					src := base + p.off(r) + j0
 					for jj := range w {
 						xs[jj*n+r] = data[src+jj]
 						ks[jj*n+r] = mask[src+jj]
@@ -311,8 +329,8 @@ func forBlocks[T Float](p *plan, data []T, mask []bool, out []T, f visit[T]) {
 					f(o+j0+jj, xs[jj*n:(jj+1)*n], ks[jj*n:(jj+1)*n], y)
 				}
 				if out != nil {
-					for r, off := range p.roff {
-						dst := base + off + j0
+					for r := range n {
+						dst := base + p.off(r) + j0
 						for jj := range w {
 							out[dst+jj] = ys[jj*n+r]
 						}
@@ -325,8 +343,12 @@ func forBlocks[T Float](p *plan, data []T, mask []bool, out []T, f visit[T]) {
 }
 
 // allTrue is a shared, read-only slice of true values backing the nil keep of
-// the slice forms; it grows to the longest length asked for.
+// the slice forms; it grows to the longest length asked for, up to
+// maxSharedKeep (longer ones are allocated per call, where the O(n) work
+// dwarfs the allocation).
 var allTrue atomic.Pointer[[]bool]
+
+const maxSharedKeep = 1 << 16
 
 // keepAll returns a read-only slice of n true values.
 func keepAll(n int) []bool {
@@ -337,7 +359,9 @@ func keepAll(n int) []bool {
 	for i := range s {
 		s[i] = true
 	}
-	allTrue.Store(&s)
+	if n <= maxSharedKeep {
+		allTrue.Store(&s)
+	}
 	return s[:n]
 }
 

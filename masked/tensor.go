@@ -219,6 +219,28 @@ func (t *Tensor[T]) entries() ([]int, *Tensor[T], *coords[T]) {
 	return t.shape, t, nil
 }
 
+// inputOf unpacks a reduction's input, rejecting nil ones and tensors whose
+// data or mask do not fit their shape (a zero Tensor, for one).
+func inputOf[T Float](op string, x Input[T]) ([]int, *Tensor[T], *coords[T], error) {
+	if x == nil {
+		return nil, nil, nil, errorf(ErrArg, op, "x", "nil input")
+	}
+	shape, dense, sp := x.entries()
+	if dense == nil && sp == nil {
+		return nil, nil, nil, errorf(ErrArg, op, "x", "nil input")
+	}
+	if dense != nil {
+		n, err := numel(op, "x", shape)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		if len(dense.data) != n || len(dense.mask) != n {
+			return nil, nil, nil, errorf(ErrShape, op, "x", "%d values and %d mask bits for shape %v (a zero Tensor?)", len(dense.data), len(dense.mask), shape)
+		}
+	}
+	return shape, dense, sp, nil
+}
+
 // numel checks a shape (no negative sizes, no overflow) and returns its number
 // of elements.
 func numel(op, arg string, shape []int) (int, error) {
