@@ -131,7 +131,7 @@ type group struct {
 // reduced elements in row-major order of the reduced dimensions.
 type plan struct {
 	nOut, nRed int
-	mode       int     // planDirect, planGather or planTiled
+	mode       int // planDirect, planGather or planTiled
 	// The offset of reduced element r from its block's base is r·rstride when
 	// the reduced dimensions merge into one group, roff[r] otherwise.
 	rstride int
