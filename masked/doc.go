@@ -39,9 +39,8 @@
 // torch.masked leaves the value of a fully masked slice undefined (its output
 // mask is false). This package defines it: the identity of the reduction where
 // there is one, NaN where there is none. The values equal what torch 1.13
-// computes, except for Argmax/Argmin (torch gives index 0) and Norm of a
-// negative finite order (torch's masked norm lets masked-out elements count as
-// zeros there).
+// computes, except for Argmax/Argmin (torch gives index 0, which points at a
+// masked-out element).
 //
 //	operation       fully masked value                  notes
 //	Sum             0                                   identity
@@ -62,14 +61,29 @@
 //	Normalize       0 throughout                        0/max(norm, eps); masked-out positions 0 too
 //	LogAddExp       -Inf (masked out in both)           masked out in one: the other operand
 //
+// # Differences from torch 1.13
+//
+// Besides the fully masked argmax, this package departs from torch.masked 1.13
+// in three places, each a torch defect: Norm and Normalize of a negative finite
+// order (torch's masked norm lets masked-out elements count as zeros, whose
+// |0|^p is +Inf, so any slice with a masked-out element gets norm 0);
+// Argmax (Argmin) of a slice whose kept elements are all -Inf (+Inf) after a
+// masked-out one (torch fills masked-out elements with -Inf (+Inf) and picks
+// the first, masked-out one); and the masked-out positions of a Softmax,
+// Softmin or LogSoftmax line whose kept elements make the line NaN (torch
+// spreads the NaN there, this package keeps 0 or -Inf). Median, Argmax and
+// Argmin also reduce several dimensions at once (torch.masked takes one).
+//
 // # Accumulation and exactness
 //
 // With [AccData] (the default) sums, products and the like accumulate in the
 // data's type, as torch.masked does without a dtype; [AccFloat64] accumulates
 // float32 data in float64 and rounds once. The selections (Amax, Amin, Argmax,
 // Argmin, Median, Norm of order ±Inf or 0) are exact. Sums and products are
-// exact whenever the exact result is representable (torch's summation order
-// differs, so a rounded float32 sum may differ from torch's in the last bits).
-// Exponentials, logarithms, powers and square roots are computed in float64
-// and rounded.
+// exact when every partial result is representable; otherwise they round, and
+// since torch's summation order differs, a float32 sum may differ from torch's
+// in the last bits. Exponentials, logarithms, powers and square roots are
+// computed in float64 and rounded. Sums use four accumulators (element i of a
+// slice goes to accumulator i mod 4), so a sparse input, whose slices hold only
+// the specified elements, may round differently from its dense equivalent.
 package masked
