@@ -213,8 +213,8 @@ func (s *COO[T]) Mask() []bool { return s.c.mask }
 // masked out.
 func (s *COO[T]) ToDense() *Tensor[T] { return s.c.dense() }
 
-// ToCSR returns the same entries in CSR form; the tensor must have two
-// dimensions.
+// ToCSR returns the same entries in CSR form, sharing the values and mask
+// bits; the tensor must have two dimensions.
 func (s *COO[T]) ToCSR() (*CSR[T], error) { return csrFromCoords("COO.ToCSR", s.c) }
 
 // ToCOO returns the kept elements of t as a sparse COO tensor (torch's
@@ -340,5 +340,6 @@ func (s *CSR[T]) Mask() []bool { return s.c.mask }
 // masked out.
 func (s *CSR[T]) ToDense() *Tensor[T] { return s.c.dense() }
 
-// ToCOO returns the same entries in COO form.
+// ToCOO returns the same entries in COO form, sharing the values and mask
+// bits.
 func (s *CSR[T]) ToCOO() *COO[T] { return &COO[T]{c: s.c} }
