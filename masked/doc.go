@@ -83,7 +83,7 @@
 // exact when every partial result is representable; otherwise they round, and
 // since torch's summation order differs, a float32 sum may differ from torch's
 // in the last bits. Exponentials, logarithms, powers and square roots are
-// computed in float64 and rounded. Sums use four accumulators (element i of a
-// slice goes to accumulator i mod 4), so a sparse input, whose slices hold only
-// the specified elements, may round differently from its dense equivalent.
+// computed in float64 and rounded. Sums use four accumulators, assigned by
+// position in the slice, so a sparse input, whose slices hold only the
+// specified elements, may round differently from its dense equivalent.
 package masked

@@ -45,7 +45,8 @@ func isWide[A Float]() bool {
 }
 
 // sumBlock is the sum of the kept elements (0 when none is kept), with four
-// accumulators (element i goes to accumulator i mod 4).
+// accumulators (in the groups of four, element i goes to accumulator i mod 4;
+// the tail goes to the first).
 func sumBlock[T, A Float](xs []T, ks []bool) A {
 	if x, ok := asF32(xs); ok {
 		if isWide[A]() {
