@@ -1,0 +1,158 @@
+package masked
+
+import (
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The slice forms on the hand-derived case of TestMaskedOutNaNDoesNotLeak:
+// kept {1, 2}, masked-out NaN, +Inf, -Inf.
+func TestSliceForms(t *testing.T) {
+	x := []float64{nan64, 1, pinf, 2, ninf}
+	keep := []bool{false, true, false, true, false}
+	none := make([]bool, 5)
+	type res struct {
+		v  float64
+		ok bool
+	}
+	r := func(v float64, ok bool) res { return res{v, ok} }
+	ri := func(v int, ok bool) res { return res{float64(v), ok} }
+	for _, c := range []struct {
+		name      string
+		got       res
+		want      float64
+		fullyMask res
+		wantEmpty float64
+	}{
+		{"sum", r(SumSlice(x, keep)), 3, r(SumSlice(x, none)), 0},
+		{"prod", r(ProdSlice(x, keep)), 2, r(ProdSlice(x, none)), 1},
+		{"mean", r(MeanSlice(x, keep)), 1.5, r(MeanSlice(x, none)), nan64},
+		{"amax", r(AmaxSlice(x, keep)), 2, r(AmaxSlice(x, none)), ninf},
+		{"amin", r(AminSlice(x, keep)), 1, r(AminSlice(x, none)), pinf},
+		{"argmax", ri(ArgmaxSlice(x, keep)), 3, ri(ArgmaxSlice(x, none)), -1},
+		{"argmin", ri(ArgminSlice(x, keep)), 1, ri(ArgminSlice(x, none)), -1},
+		{"median", r(MedianSlice(x, keep)), 1, r(MedianSlice(x, none)), nan64},
+		{"var", r(VarSlice(x, keep, 1)), 0.5, r(VarSlice(x, none, 1)), nan64},
+		{"std", r(StdSlice(x, keep, 0)), 0.5, r(StdSlice(x, none, 0)), nan64},
+		{"norm2", r(NormSlice(x, keep, 2)), sqrt5, r(NormSlice(x, none, 2)), 0},
+		{"norm-inf", r(NormSlice(x, keep, ninf)), 1, r(NormSlice(x, none, ninf)), pinf},
+		{"logsumexp", r(LogSumExpSlice(x, keep)), 2 + math.Log1p(math.Exp(-1)), r(LogSumExpSlice(x, none)), ninf},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			sameFloats(t, []float64{c.want}, []float64{c.got.v}, 1e-15)
+			assert.True(t, c.got.ok)
+			sameFloats(t, []float64{c.wantEmpty}, []float64{c.fullyMask.v}, 0)
+			assert.False(t, c.fullyMask.ok)
+		})
+	}
+
+	// A nil keep keeps everything.
+	v, ok := SumSlice([]float32{1, 2, 3}, nil)
+	assert.Equal(t, float32(6), v)
+	assert.True(t, ok)
+	_, ok = SumSlice([]float32{}, nil)
+	assert.False(t, ok)
+	i, ok := ArgminSlice([]float64{3, 1, 2}, nil)
+	assert.Equal(t, 1, i)
+	assert.True(t, ok)
+	assert.Panics(t, func() { SumSlice([]float64{1, 2}, []bool{true}) })
+
+	dst := make([]float64, 5)
+	CumsumSlice(dst, x, keep)
+	assert.Equal(t, []float64{0, 1, 1, 3, 3}, dst)
+	CumprodSlice(dst, x, keep)
+	assert.Equal(t, []float64{1, 1, 1, 2, 2}, dst)
+	a, b := 1/(1+math.E), 1/(1+1/math.E)
+	SoftmaxSlice(dst, x, keep)
+	sameFloats(t, []float64{0, a, 0, b, 0}, dst, 1e-15)
+	SoftminSlice(dst, x, keep)
+	sameFloats(t, []float64{0, b, 0, a, 0}, dst, 1e-15)
+	lse := 2 + math.Log1p(math.Exp(-1))
+	LogSoftmaxSlice(dst, x, keep)
+	sameFloats(t, []float64{ninf, 1 - lse, ninf, 2 - lse, ninf}, dst, 1e-15)
+	NormalizeSlice(dst, x, keep, 1, 1e-12)
+	sameFloats(t, []float64{0, 1.0 / 3, 0, 2.0 / 3, 0}, dst, 1e-15)
+	// eps floors the norm: kept {1, 2} has 1-norm 3 < 10.
+	NormalizeSlice(dst, x, keep, 1, 10)
+	sameFloats(t, []float64{0, 0.1, 0, 0.2, 0}, dst, 1e-15)
+	assert.Panics(t, func() { CumsumSlice(make([]float64, 2), x, keep) })
+
+	out, outKeep := make([]float64, 3), make([]bool, 3)
+	LogAddExpSlice(out, outKeep, []float64{0, nan64, nan64}, []bool{true, false, false}, []float64{0, 4, nan64}, []bool{true, true, false})
+	sameFloats(t, []float64{math.Ln2, 4, ninf}, out, 1e-15)
+	assert.Equal(t, []bool{true, true, false}, outKeep)
+	LogAddExpSlice(out, nil, []float64{1, 2, 3}, nil, []float64{1, 2, 3}, nil)
+	sameFloats(t, []float64{1 + math.Ln2, 2 + math.Ln2, 3 + math.Ln2}, out, 1e-15)
+}
+
+// NormSlice of order +Inf on float32 is the scale code's block amax: the
+// largest kept |x|, NaN when a NaN is kept, 0 when nothing is.
+func TestNormSliceAbsMax(t *testing.T) {
+	nan := float32(math.NaN())
+	x := []float32{-9, 3, nan, -4, float32(math.Inf(1)), 2}
+	v, ok := NormSlice(x, []bool{false, true, false, true, false, true}, math.Inf(1))
+	assert.Equal(t, float32(4), v)
+	assert.True(t, ok)
+	v, _ = NormSlice(x, []bool{false, true, true, false, false, false}, math.Inf(1))
+	assert.True(t, math.IsNaN(float64(v)))
+	v, _ = NormSlice(x, []bool{true, false, false, false, true, false}, math.Inf(1))
+	assert.Equal(t, float32(math.Inf(1)), v)
+	v, ok = NormSlice(x, make([]bool, 6), math.Inf(1))
+	assert.Equal(t, float32(0), v)
+	assert.False(t, ok)
+	v, _ = NormSlice(x[:2], nil, math.Inf(1))
+	assert.Equal(t, float32(9), v)
+}
+
+// The slice and tensor forms agree on random rows (one implementation).
+func TestSliceMatchesTensor(t *testing.T) {
+	x := []float32{0.5, -2, 7, 1.25, -3, 4, 4, -0.5, 6, 2}
+	keep := []bool{true, false, true, true, true, false, true, true, true, false}
+	tt, err := New(x, []int{10}, keep, nil)
+	require.NoError(t, err)
+	for _, c := range []struct {
+		name   string
+		tensor func() (*Tensor[float32], error)
+		slice  func() (float32, bool)
+	}{
+		{"sum", func() (*Tensor[float32], error) { return Sum(tt, Options{}) }, func() (float32, bool) { return SumSlice(x, keep) }},
+		{"var", func() (*Tensor[float32], error) { return Var(tt, 1, Options{}) }, func() (float32, bool) { return VarSlice(x, keep, 1) }},
+		{"norm3", func() (*Tensor[float32], error) { return Norm(tt, 3, Options{}) }, func() (float32, bool) { return NormSlice(x, keep, 3) }},
+		{"median", func() (*Tensor[float32], error) { return Median(tt, Options{}) }, func() (float32, bool) { return MedianSlice(x, keep) }},
+		{"logsumexp", func() (*Tensor[float32], error) { return LogSumExp(tt, Options{}) }, func() (float32, bool) { return LogSumExpSlice(x, keep) }},
+	} {
+		r, err := c.tensor()
+		require.NoError(t, err)
+		v, ok := c.slice()
+		assert.Equal(t, r.Data()[0], v, c.name)
+		assert.Equal(t, r.Mask()[0], ok, c.name)
+	}
+	sm, err := Softmax(tt, 0, AccData)
+	require.NoError(t, err)
+	dst := make([]float32, 10)
+	SoftmaxSlice(dst, x, keep)
+	assert.Equal(t, sm.Data(), dst)
+}
+
+func TestMedianSelect(t *testing.T) {
+	// Long inputs run the partitioning path of selectK; the lower median of a
+	// permutation of 0..n-1 (with repeats) is known.
+	for _, n := range []int{17, 18, 64, 101, 1000} {
+		x := make([]float64, n)
+		for i := range x {
+			x[i] = float64((i * 7919) % n) // a permutation of 0..n-1 (7919 is prime, n < 7919)
+		}
+		v, ok := MedianSlice(x, nil)
+		assert.True(t, ok)
+		assert.Equal(t, float64((n-1)/2), v, "n=%d", n)
+		// Every value twice: rank (2n−1)/2 = n−1 of 0,0,1,1,… is (n−1)/2.
+		v, _ = MedianSlice(append(x, x...), nil)
+		assert.Equal(t, float64((n-1)/2), v, "n=%d doubled", n)
+	}
+	// All equal.
+	v, _ := MedianSlice(make([]float64, 50), nil)
+	assert.Equal(t, 0.0, v)
+}
