@@ -2,10 +2,12 @@ package masked
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/tensorcast-go/tensorcast/mask"
 )
 
 // The slice forms on the hand-derived case of TestMaskedOutNaNDoesNotLeak:
@@ -155,4 +157,71 @@ func TestMedianSelect(t *testing.T) {
 	// All equal.
 	v, _ := MedianSlice(make([]float64, 50), nil)
 	assert.Equal(t, 0.0, v)
+}
+
+// TestAbsMaxBlocks checks the block amax of scale selection on hand-derived
+// blocks (a masked-out NaN and Inf do not leak, a kept NaN does, a block
+// with nothing kept gives 0, the last block is short) and against NormSlice
+// of order +Inf on random blocks.
+func TestAbsMaxBlocks(t *testing.T) {
+	nan, inf := float32(math.NaN()), float32(math.Inf(1))
+	x := []float32{1, -5, nan, 2 /**/, -3, inf, 0.5, -0.25 /**/, 7, -8, 9, nan /**/, 4, -6}
+	keep := []bool{true, true, false, true, true, false, true, true, false, false, false, false, true, true}
+	got := make([]uint32, 4)
+	AbsMaxBlocks(got, x, keep, 4)
+	assert.Equal(t, []uint32{math.Float32bits(5), math.Float32bits(3), 0, math.Float32bits(6)}, got)
+	assert.Equal(t, math.Float32bits(6), AbsMaxSlice(x, keep))
+	keep[2] = true // a kept NaN
+	AbsMaxBlocks(got, x, keep, 4)
+	assert.True(t, math.IsNaN(float64(math.Float32frombits(got[0]))))
+	AbsMaxBlocks(got, x, nil, 4) // nil keeps everything
+	assert.Equal(t, math.Float32bits(inf), got[1])
+	assert.Panics(t, func() { AbsMaxBlocks(got[:3], x, nil, 4) })
+	assert.Panics(t, func() { AbsMaxBlocks(got, x, keep[:3], 4) })
+
+	r := rand.New(rand.NewPCG(5, 6))
+	for _, block := range []int{1, 16, 32, 33} {
+		n := 5*block + r.IntN(block)
+		x, keep := make([]float32, n), make([]bool, n)
+		for i := range x {
+			x[i] = float32(r.NormFloat64())
+			keep[i] = r.IntN(3) > 0
+		}
+		got := make([]uint32, (n+block-1)/block)
+		AbsMaxBlocks(got, x, keep, block)
+		for b := range got {
+			lo, hi := b*block, min(n, (b+1)*block)
+			want, _ := NormSlice(x[lo:hi], keep[lo:hi], math.Inf(1))
+			assert.Equal(t, math.Float32bits(want), got[b], "block %d of %d", b, block)
+		}
+	}
+}
+
+// TestFromMask checks the bit-mask constructor and accessor: a broadcast
+// [2,1] bit mask equals the same []bool mask, a nil mask keeps everything,
+// and BitMask gives the full mask back, for a scalar too.
+func TestFromMask(t *testing.T) {
+	m, err := mask.FromBools([]int{2, 1}, []bool{true, false})
+	require.NoError(t, err)
+	data := []float32{1, 2, 3, 4, 5, 6}
+	a, err := FromMask(data, []int{2, 3}, m)
+	require.NoError(t, err)
+	b, err := New(data, []int{2, 3}, []bool{true, false}, []int{2, 1})
+	require.NoError(t, err)
+	assert.Equal(t, b.Mask(), a.Mask())
+	assert.Equal(t, []bool{true, true, true, false, false, false}, a.BitMask().Bools())
+	assert.Equal(t, []int{2, 3}, a.BitMask().Shape())
+	s, err := Sum(a, Options{Dims: []int{1}})
+	require.NoError(t, err)
+	assert.Equal(t, []float32{6, 0}, s.Data())
+	assert.Equal(t, []bool{true, false}, s.Mask())
+
+	all, err := FromMask(data, []int{6}, nil)
+	require.NoError(t, err)
+	assert.Equal(t, 6, all.BitMask().Count())
+	sc, err := FromMask([]float64{7}, nil, nil)
+	require.NoError(t, err)
+	assert.Equal(t, 1, sc.BitMask().Count())
+	_, err = FromMask(data, []int{3, 2}, m)
+	assert.ErrorIs(t, err, ErrShape)
 }

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"unsafe"
+
+	"github.com/tensorcast-go/tensorcast/mask"
 )
 
 // Float is the element type of masked data: float32 or float64 (or a type
@@ -110,6 +112,24 @@ func New[T Float](data []T, shape []int, mask []bool, maskShape []int) (*Tensor[
 		return nil, err
 	}
 	return &Tensor[T]{shape: slices.Clone(shape), data: data, mask: m}, nil
+}
+
+// FromMask is New with the mask given as a bit mask (package mask), which
+// broadcasts to shape as New's does; a nil m keeps every element.
+func FromMask[T Float](data []T, shape []int, m *mask.Mask) (*Tensor[T], error) {
+	if m == nil {
+		return New(data, shape, nil, nil)
+	}
+	return New(data, shape, m.Bools(), m.Shape())
+}
+
+// BitMask returns the tensor's mask as a bit mask of its shape.
+func (t *Tensor[T]) BitMask() *mask.Mask {
+	m, err := mask.FromBools(t.shape, t.mask)
+	if err != nil {
+		panic("masked: " + err.Error()) // the mask always has the tensor's shape
+	}
+	return m
 }
 
 // Shape returns a copy of the tensor's shape.

@@ -7,6 +7,7 @@ import (
 	"github.com/tensorcast-go/tensorcast/dtype"
 	"github.com/tensorcast-go/tensorcast/kernels"
 	"github.com/tensorcast-go/tensorcast/mask"
+	"github.com/tensorcast-go/tensorcast/masked"
 	"github.com/tensorcast-go/tensorcast/scale"
 )
 
@@ -526,7 +527,7 @@ func (c *caster) maskedBlockAmax(x []float32) func(b block) float32 {
 		if r := b.scaleIndex / perRow; r != row {
 			row = r
 			lo := r * rowLen
-			kernels.AbsMaxBlocksMasked(buf, x[lo:lo+rowLen], c.keep[lo:lo+rowLen], tile)
+			masked.AbsMaxBlocks(buf, x[lo:lo+rowLen], c.keep[lo:lo+rowLen], tile)
 		}
 		return math.Float32frombits(buf[b.scaleIndex%perRow])
 	}
@@ -589,10 +590,7 @@ func (c *caster) amax(x []float32, keep []bool) float32 {
 		}
 		return max(hi, 0) - min(lo, 0)
 	}
-	if keep != nil {
-		return math.Float32frombits(kernels.AbsMaxBitsMasked(x, keep))
-	}
-	return math.Float32frombits(kernels.AbsMaxBits(x))
+	return math.Float32frombits(masked.AbsMaxSlice(x, keep))
 }
 
 func isNonFinite(x float32) bool { return math.Float32bits(x)&0x7fffffff >= 0x7f800000 }
