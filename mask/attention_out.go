@@ -372,7 +372,7 @@ func (a *Attention) computeLengths() ([2][]int, error) {
 				if row[t] != -1 {
 					what := [2]string{"query", "key"}[side]
 					return [2][]int{}, &ConversionError{From: a.form, To: FormLengths, Batch: b, Index: t,
-						Reason: fmt.Sprintf("%s %d is in segment %d after the first %d %ss: not one right-padded sequence", what, t, row[t], l, what)}
+						Reason: fmt.Sprintf("%s %d (segment %d) follows padding or another sequence: not one right-padded sequence", what, t, row[t])}
 				}
 			}
 			out[side][b], ids[side] = l, id
