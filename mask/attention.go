@@ -144,6 +144,7 @@ func (f Form) String() string {
 // An Attention is immutable: transformations return a new value and leave
 // the receiver alone. It is safe for concurrent use; the first call that
 // needs a derived form computes it once, and every output is a fresh copy.
+// The zero Attention is an empty pairwise mask (B = Q = K = 0).
 type Attention struct {
 	batch, heads, nq, nk int // heads is 0 when there is no head dimension
 	form                 Form
@@ -170,6 +171,16 @@ type attnCache struct {
 	padding lazy[*Mask]
 	cu      lazy[[2][]int32]
 	lengths lazy[[2][]int]
+}
+
+// zeroCache serves every zero Attention, which are all the same empty mask.
+var zeroCache attnCache
+
+func (a *Attention) cache() *attnCache {
+	if a.c == nil {
+		return &zeroCache
+	}
+	return a.c
 }
 
 type lazy[T any] struct {
@@ -225,6 +236,9 @@ func newAttention(form Form, batch, heads, nq, nk int) *Attention {
 // i may attend key j (the polarity of scaled_dot_product_attention's boolean
 // attn_mask). m is copied. A rank other than 3 or 4 is an *InputError.
 func FromPairwise(m *Mask) (*Attention, error) {
+	if m == nil {
+		return nil, &InputError{Op: "from pairwise", Arg: "mask", Index: -1, Reason: "nil"}
+	}
 	shape := m.Shape()
 	var a *Attention
 	switch len(shape) {
@@ -252,6 +266,9 @@ func FromPairwise(m *Mask) (*Attention, error) {
 // Q = K = L, and query i attends key j when both are real. A rank other than
 // 2 is an *InputError. pad is copied.
 func FromPadding(pad *Mask) (*Attention, error) {
+	if pad == nil {
+		return nil, &InputError{Op: "from padding", Arg: "padding", Index: -1, Reason: "nil"}
+	}
 	shape := pad.Shape()
 	if len(shape) != 2 {
 		return nil, &InputError{Op: "from padding", Arg: "padding", Index: -1, Value: int64(len(shape)),

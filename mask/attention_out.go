@@ -23,7 +23,7 @@ func (a *Attention) Pairwise(heads int) (*Mask, error) {
 		return nil, &InputError{Op: "pairwise", Arg: "heads", Index: -1, Value: int64(heads),
 			Reason: fmt.Sprintf("want 0, or ≥ 1 and equal to the mask's %d heads when it has them", a.heads)}
 	}
-	m, err := a.c.pair.get(a.computePairwise)
+	m, err := a.cache().pair.get(a.computePairwise)
 	if err != nil {
 		return nil, err
 	}
@@ -162,11 +162,25 @@ func (a *Attention) bias16(o BiasOptions, enc func([]uint16, []float32, bool)) (
 // where it is false.
 func fillBias[T any](m *Mask, keep, drop T) []T {
 	out := make([]T, m.n)
-	for i := range out {
-		if getBit(m.bits, i) {
-			out[i] = keep
-		} else {
-			out[i] = drop
+	for k, w := range m.bits {
+		dst := out[8*k : min(8*k+8, m.n)]
+		switch w {
+		case 0xff:
+			for i := range dst {
+				dst[i] = keep
+			}
+		case 0:
+			for i := range dst {
+				dst[i] = drop
+			}
+		default:
+			for i := range dst {
+				if w>>i&1 != 0 {
+					dst[i] = keep
+				} else {
+					dst[i] = drop
+				}
+			}
 		}
 	}
 	return out
@@ -189,7 +203,7 @@ func (a *Attention) segments(to Form) ([2][]int32, error) {
 	if a.pair == nil {
 		return [2][]int32{a.qseg, a.kseg}, nil
 	}
-	s, err := a.c.segs.get(a.segmentsFromPairwise)
+	s, err := a.cache().segs.get(a.segmentsFromPairwise)
 	return s, retarget(err, to)
 }
 
@@ -293,7 +307,7 @@ func (a *Attention) Padding() (*Mask, error) {
 	if a.src.valid && a.form == FormPadding {
 		return a.src.pad.Clone(), nil
 	}
-	m, err := a.c.padding.get(a.computePadding)
+	m, err := a.cache().padding.get(a.computePadding)
 	if err != nil {
 		return nil, err
 	}
@@ -346,7 +360,7 @@ func (a *Attention) Lengths() (q, k []int, err error) {
 	if a.src.valid && a.form == FormLengths {
 		return slices.Clone(a.src.lenQ), slices.Clone(a.src.lenK), nil
 	}
-	l, err := a.c.lengths.get(a.computeLengths)
+	l, err := a.cache().lengths.get(a.computeLengths)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -458,7 +472,7 @@ func (a *Attention) CuSeqlens() (q, k []int32, err error) {
 	if a.src.valid && a.form == FormCuSeqlens {
 		return slices.Clone(a.src.cuQ), slices.Clone(a.src.cuK), nil
 	}
-	cu, err := a.c.cu.get(a.computeCu)
+	cu, err := a.cache().cu.get(a.computeCu)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -159,6 +159,8 @@ func TestAttentionInputErrors(t *testing.T) {
 		{"ids not a multiple of batch", errOf(FromSegmentIDs(2, []int32{0, 0, 0})), "ids", -1, 3},
 		{"pairwise rank", errOf(FromPairwise(maskOf(t, []int{2, 2}, "1111"))), "mask", -1, 2},
 		{"pairwise no heads", errOf(FromPairwise(maskOf(t, []int{1, 0, 2, 2}))), "mask", -1, 0},
+		{"nil pairwise", errOf(FromPairwise(nil)), "mask", -1, 0},
+		{"nil padding", errOf(FromPadding(nil)), "padding", -1, 0},
 		{"padding rank", errOf(FromPadding(maskOf(t, []int{1, 1, 2}, "11"))), "padding", -1, 3},
 		{"offsets count", errOf(full.Causal([]int{0, 1, 2})), "offsets", -1, 3},
 		{"offset range", errOf(full.Causal([]int{0, math.MaxInt})), "offsets", 1, math.MaxInt},
@@ -586,4 +588,24 @@ func TestFormString(t *testing.T) {
 	a = must(t)(a.Chunked(4, []int{1}))
 	a = must(t)(a.TokenTypes([]int32{0}, []int32{0, 0, 0}, Union))
 	assert.Equal(t, "attention B=1 H=2 Q=1 K=3 from pairwise, window(1, -1), chunked(4) offsets [1], token types (union)", a.String())
+}
+
+func TestZeroAttention(t *testing.T) {
+	var a Attention
+	b, h, q, k := a.Shape()
+	assert.Equal(t, [4]int{0, 0, 0, 0}, [4]int{b, h, q, k})
+	m, err := a.Pairwise(0)
+	require.NoError(t, err)
+	assert.Equal(t, []int{0, 0, 0}, m.Shape())
+	p, err := a.Padding()
+	require.NoError(t, err)
+	assert.Equal(t, []int{0, 0}, p.Shape())
+	cu, _, err := a.CuSeqlens()
+	require.NoError(t, err)
+	assert.Equal(t, []int32{0}, cu)
+	c, err := a.Causal(nil)
+	require.NoError(t, err)
+	_, err = c.Pairwise(2)
+	require.NoError(t, err)
+	assert.Equal(t, "attention B=0 Q=0 K=0 from pairwise", a.String())
 }

@@ -54,7 +54,7 @@ func (a *Attention) Visualize(o VisualizeOptions) (string, error) {
 	if o.MaxHeight == 0 {
 		o.MaxHeight = 64
 	}
-	m, err := a.c.pair.get(a.computePairwise)
+	m, err := a.cache().pair.get(a.computePairwise)
 	if err != nil {
 		return "", err
 	}
