@@ -131,6 +131,8 @@ func (f Form) String() string {
 // alignment of scaled_dot_product_attention's is_causal. For right-padded
 // rows of lq[b] queries and lk[b] keys (FlashAttention's varlen sequences
 // laid out in a padded batch), the bottom-right offset is lk[b] − lq[b].
+// Offsets are given per rule: nil for 0, one value for every row, or one per
+// batch row.
 //
 // Rules see the positions of a whole row, not of each packed sequence: in a
 // packed row whose sequences have as many queries as keys, laid out alike
@@ -138,8 +140,7 @@ func (f Form) String() string {
 // FlashAttention's per-sequence ones, because the structure already keeps
 // each sequence to itself; with seqlen_q ≠ seqlen_k per sequence they are
 // not, and such sequences belong one per batch row ([FromQKLengths]) with
-// the offsets above. Offsets are given per rule: nil for 0, one value for every row,
-// or one per batch row.
+// the offsets above.
 //
 // An Attention is immutable: transformations return a new value and leave
 // the receiver alone. It is safe for concurrent use; the first call that

@@ -253,6 +253,16 @@ func TestFlashAttentionPictures(t *testing.T) {
 	assert.Equal(t, attnRows(t, c, 0, 0), attnRows(t, w, 0, 0))
 }
 
+// TestPyTorchCausalVariants checks the (3,4) examples of PyTorch's
+// CausalVariant: UPPER_LEFT is offset 0, LOWER_RIGHT offset K − Q = 1.
+func TestPyTorchCausalVariants(t *testing.T) {
+	a := must(t)(FromQKLengths([]int{3}, 3, []int{4}, 4))
+	ul := must(t)(a.Causal(nil))
+	assert.Equal(t, []string{"1000", "1100", "1110"}, attnRows(t, ul, 0, 0))
+	lr := must(t)(a.Causal([]int{1}))
+	assert.Equal(t, []string{"1100", "1110", "1111"}, attnRows(t, lr, 0, 0))
+}
+
 func TestCausalOffsets(t *testing.T) {
 	// Two rows of 3 queries over 5 keys (a KV cache of 2): one offset for
 	// all, then one per row.
