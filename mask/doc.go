@@ -25,6 +25,20 @@
 // masks with these functions (npy.ReadMask and npy.WriteMask). Arrows of the
 // layer diagram point down only, and one .npy parser is enough.
 //
+// # Attention masks
+//
+// An [Attention] holds an attention mask in any of the forms models use — a
+// pairwise boolean mask [B,Q,K] or [B,H,Q,K], a 2-D padding mask [B,L], query
+// and key segment IDs, FlashAttention's cumulative sequence lengths
+// (cu_seqlens), per-batch lengths — and converts between them where the
+// target form can hold the mask. Causal (with a KV-cache offset), sliding
+// window, chunked, token-type and key-length rules derive new masks; the
+// outputs are boolean masks, additive biases (0 / −Inf) in float32, float16
+// and bfloat16, position IDs, lengths and a text picture
+// ([Attention.Visualize]). Malformed inputs are *[InputError] (errors.Is
+// ErrAttentionInput), conversions the mask has no exact form for
+// *[ConversionError] (errors.Is ErrNotRepresentable).
+//
 // # Errors
 //
 // Bad shapes and lengths are *[ShapeError] (errors.Is ErrShape), bad bytes
