@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/castdir"
@@ -42,7 +41,7 @@ func runCast(args []string, stdout, stderr io.Writer) (err error) {
 	seed := fs.Uint64("seed", 0, "seed of stochastic rounding")
 	overflow := fs.String("overflow", "sat", "overflow of unscaled formats: sat (to ±max finite) or ieee (to Inf/NaN); scaled datatypes always saturate")
 	fullRange := fs.Bool("full-range", false, "let signed integers use their most negative code")
-	keepFile := fs.String("keep", "", "bool .npy `MASK` of the input's shape: false elements are left out of the scales and stored as zero (scaled datatypes)")
+	keepFile := fs.String("keep", "", "bool or uint8 .npy `MASK` of the input's shape, or one that broadcasts to it (e.g. [rows, 1]): false (zero) elements are left out of the scales and stored as zero (scaled datatypes)")
 	out := fs.String("o", "", "output `DIR` (must not exist unless -force is given)")
 	force := fs.Bool("force", false, "replace an existing output DIR (the whole directory)")
 	prof := addProfileFlags(fs)
@@ -199,21 +198,15 @@ func readInput(in string) (*npy.Array, []float32, error) {
 
 // readKeep reads a bool mask of the given shape.
 func readKeep(path string, shape []int) (*mask.Mask, error) {
-	arr, err := npy.ReadFile(path)
+	m, err := npy.ReadMaskFile(path)
+	if errors.Is(err, npy.ErrNotMask) {
+		return nil, fmt.Errorf("%w; save the mask with numpy as bool or uint8 in C order (numpy.ascontiguousarray)", err)
+	}
 	if err != nil {
 		return nil, err
 	}
-	switch {
-	case arr.DType != npy.Bool:
-		return nil, fmt.Errorf("%s: mask is %s, want bool", path, arr.DType)
-	case arr.Fortran:
-		return nil, fmt.Errorf("%s: Fortran-order arrays are not supported; save it in C order (numpy.ascontiguousarray)", path)
-	case !slices.Equal(arr.Shape, shape):
-		return nil, fmt.Errorf("%s: mask has shape %v, want the input's %v", path, arr.Shape, shape)
-	}
-	m, err := arr.Mask()
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+	if _, err := m.Broadcast(shape); err != nil {
+		return nil, fmt.Errorf("%s: mask has shape %v, which does not broadcast to the input's %v", path, m.Shape(), shape)
 	}
 	return m, nil
 }

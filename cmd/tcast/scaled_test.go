@@ -196,6 +196,26 @@ func TestCastMetaAndMask(t *testing.T) {
 	info := readInfo(t, out)
 	assert.Equal(t, 5.25, info["bits_per_value"], "4 + 8/32 + 1 mask bit")
 	assert.Equal(t, mask, info["keep"])
+
+	// A uint8 mask that broadcasts ([2, 1]: keep row 1, drop row 0) gives the
+	// same parts as the full bool mask it stands for.
+	col := filepath.Join(dir, "col.npy")
+	writeNpy(t, col, []int{2, 1}, []uint8{0, 3})
+	full := filepath.Join(dir, "full.npy")
+	rows := make([]bool, 64)
+	for i := 32; i < 64; i++ {
+		rows[i] = true
+	}
+	writeNpy(t, full, []int{2, 32}, rows)
+	a := castTo(t, []int{2, 32}, x, "-dtype", "mxfp4", "-keep", col)
+	b := castTo(t, []int{2, 32}, x, "-dtype", "mxfp4", "-keep", full)
+	for _, f := range []string{"codes.npy", "scale.npy", "mask.npy", "dequant.npy"} {
+		wa, err := os.ReadFile(filepath.Join(a, f))
+		require.NoError(t, err)
+		wb, err := os.ReadFile(filepath.Join(b, f))
+		require.NoError(t, err)
+		assert.Equal(t, wb, wa, f)
+	}
 }
 
 func TestDecompressMatchesDequant(t *testing.T) {
@@ -404,8 +424,8 @@ func TestCastScaledBadInput(t *testing.T) {
 	writeNpy(t, x1, []int{64}, testInput(64, false))
 	badMask := filepath.Join(dir, "m.npy")
 	writeNpy(t, badMask, []int{64}, make([]bool, 64))
-	intMask := filepath.Join(dir, "mi.npy")
-	writeNpy(t, intMask, []int{2, 32}, make([]uint8, 64))
+	floatMask := filepath.Join(dir, "mf.npy")
+	writeNpy(t, floatMask, []int{2, 32}, make([]float32, 64))
 	cases := []struct {
 		name   string
 		args   []string
@@ -419,8 +439,8 @@ func TestCastScaledBadInput(t *testing.T) {
 		{"bad datatype code", []string{"-dtype", "uint4_float16_t32", x2}, 2, "needs a zero point"},
 		{"ieee overflow scaled", []string{"-dtype", "nvfp4", "-overflow", "ieee", x2}, 2, "always saturate"},
 		{"keep unscaled", []string{"-dtype", "e4m3fn", "-keep", badMask, x2}, 2, "-keep"},
-		{"keep shape", []string{"-dtype", "mxfp4", "-keep", badMask, x2}, 1, "m.npy: mask has shape [64]"},
-		{"keep dtype", []string{"-dtype", "mxfp4", "-keep", intMask, x2}, 1, "mi.npy: mask is uint8"},
+		{"keep shape", []string{"-dtype", "mxfp4", "-keep", badMask, x2}, 1, "m.npy: mask has shape [64], which does not broadcast to the input's [2 32]"},
+		{"keep dtype", []string{"-dtype", "mxfp4", "-keep", floatMask, x2}, 1, "mf.npy"},
 		{"keep missing", []string{"-dtype", "mxfp4", "-keep", filepath.Join(dir, "no.npy"), x2}, 1, "no.npy"},
 		{"2-D tile on 1-D input", []string{"-dtype", "fp8e4_block128", x1}, 1, "x1.npy"},
 	}
