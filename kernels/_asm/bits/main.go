@@ -13,15 +13,15 @@ import (
 )
 
 func main() {
-	ConstraintExpr(gen.BuildConstraint)
-	packMaskAVX512()
-	packMaskAVX2()
-	unpackMaskAVX512()
-	unpackMaskAVX2()
-	popCountAVX512()
-	selectMaskedAVX512()
-	expandMaskedAVX512()
-	Generate()
+	gen.Main(func() {
+		packMaskAVX512()
+		packMaskAVX2()
+		unpackMaskAVX512()
+		unpackMaskAVX2()
+		popCountAVX512()
+		selectMaskedAVX512()
+		expandMaskedAVX512()
+	})
 }
 
 func doc(lines ...string) { Doc(lines...) }
@@ -56,8 +56,7 @@ func packMaskAVX512() {
 	DECQ(RCX)
 	JNZ(LabelRef("packMaskAVX512_loop"))
 	Label("packMaskAVX512_done")
-	VZEROUPPER()
-	RET()
+	gen.End(false)
 }
 
 func packMaskAVX2() {
@@ -80,8 +79,7 @@ func packMaskAVX2() {
 	DECQ(RCX)
 	JNZ(LabelRef("packMaskAVX2_loop"))
 	Label("packMaskAVX2_done")
-	VZEROUPPER()
-	RET()
+	gen.End(false)
 }
 
 func unpackMaskAVX512() {
@@ -111,8 +109,7 @@ func unpackMaskAVX512() {
 	DECQ(RCX)
 	JNZ(LabelRef("unpackMaskAVX512_loop"))
 	Label("unpackMaskAVX512_done")
-	VZEROUPPER()
-	RET()
+	gen.End(false)
 }
 
 func unpackMaskAVX2() {
@@ -151,8 +148,7 @@ func unpackMaskAVX2() {
 	DECQ(RCX)
 	JNZ(LabelRef("unpackMaskAVX2_loop"))
 	Label("unpackMaskAVX2_done")
-	VZEROUPPER()
-	RET()
+	gen.End(false)
 }
 
 func popCountAVX512() {
@@ -180,8 +176,7 @@ func popCountAVX512() {
 	VPADDQ(X1, X0, X0)
 	VMOVQ(X0, RAX)
 	Store(RAX, ReturnIndex(0))
-	VZEROUPPER()
-	RET()
+	gen.End(false)
 }
 
 // lowMask sets the opmask k to the low CX bits (CX ≤ 16), through AX.
@@ -231,8 +226,7 @@ func selectMaskedAVX512() {
 	JNZ(LabelRef("selectMaskedAVX512_loop"))
 	Label("selectMaskedAVX512_done")
 	Store(R9, ReturnIndex(0))
-	VZEROUPPER()
-	RET()
+	gen.End(false)
 }
 
 func expandMaskedAVX512() {
@@ -276,6 +270,5 @@ func expandMaskedAVX512() {
 	JNZ(LabelRef("expandMaskedAVX512_loop"))
 	Label("expandMaskedAVX512_done")
 	Store(R9, ReturnIndex(0))
-	VZEROUPPER()
-	RET()
+	gen.End(false)
 }

@@ -13,10 +13,10 @@ import (
 )
 
 func main() {
-	ConstraintExpr(gen.BuildConstraint)
-	errorSumsAVX512()
-	errorSumsAVX2()
-	Generate()
+	gen.Main(func() {
+		errorSumsAVX512()
+		errorSumsAVX2()
+	})
 }
 
 const sig = "func(sig, noise *[8]float64, want, got []float32) float64"
@@ -96,8 +96,7 @@ func errorSumsAVX512() {
 	VMAXPD(Y7, Y2, Y2)
 	reduceMax128(Y2, X7)
 	Store(X2, ReturnIndex(0))
-	VZEROUPPER()
-	RET()
+	gen.End(false)
 }
 
 // errorSumsAVX2 keeps lanes 0–3 of sig in Y0 and 4–7 in Y1, of noise in Y2
@@ -147,8 +146,7 @@ func errorSumsAVX2() {
 	VMOVUPD(Y3, Mem{Base: RSI, Disp: 32})
 	reduceMax128(Y4, X7)
 	Store(X4, ReturnIndex(0))
-	VZEROUPPER()
-	RET()
+	gen.End(false)
 }
 
 // reduceMax128 leaves in the low float64 of y the largest of its four, using

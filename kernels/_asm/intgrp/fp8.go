@@ -4,6 +4,8 @@ import (
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
 	. "github.com/mmcloughlin/avo/reg"
+
+	"github.com/tensorcast-go/tensorcast/kernels/_asm/internal/gen"
 )
 
 // The E4M3 (e4m3fn) element kernels: runs of groups (tiles along a row) of
@@ -26,7 +28,7 @@ func quantE4M3(isa string) {
 	name := "quantE4M3" + isa
 	TEXT(name, NOSPLIT, "func(codes []byte, src []float32, div []float32, glen int, ahead int)")
 	Pragma("noescape")
-	doc(name+" is the "+isaName(isa)+" kernel of the loop", []string{
+	doc(name+" is the "+gen.ISAName(isa)+" kernel of the loop", []string{
 		"for k, d := range div {",
 		"	quantE4M3Tile(codes, src[k*glen:(k+1)*glen], k*glen, d)",
 		"}",
@@ -39,9 +41,9 @@ func quantE4M3(isa string) {
 	Load(Param("div").Len(), R8)
 	Load(Param("glen"), R9)
 	Load(Param("ahead"), R11)
-	n := lanes(isa)
-	abs, c512, minNorm, expMask, c20 := vec(isa, 15), vec(isa, 14), vec(isa, 13), vec(isa, 12), vec(isa, 11)
-	rebias, maxMag, d, fill, pos := vec(isa, 10), vec(isa, 9), vec(isa, 8), vec(isa, 7), vec(isa, 6)
+	n := gen.Lanes(isa)
+	abs, c512, minNorm, expMask, c20 := gen.Vec(isa, 15), gen.Vec(isa, 14), gen.Vec(isa, 13), gen.Vec(isa, 12), gen.Vec(isa, 11)
+	rebias, maxMag, d, fill, pos := gen.Vec(isa, 10), gen.Vec(isa, 9), gen.Vec(isa, 8), gen.Vec(isa, 7), gen.Vec(isa, 6)
 	signBit := Z16 // AVX-512 only
 	if isa == "AVX512" {
 		abs, c512, minNorm, expMask, c20 = Z31, Z30, Z29, Z28, Z27
@@ -73,7 +75,7 @@ func quantE4M3(isa string) {
 	}, func() {
 		PREFETCHT0(Mem{Base: RSI, Index: R11, Scale: 1})
 		for i := range 16 / n {
-			v, a, e, c, u := vec(isa, i), vec(isa, 2), vec(isa, 3), vec(isa, 4), vec(isa, 5)
+			v, a, e, c, u := gen.Vec(isa, i), gen.Vec(isa, 2), gen.Vec(isa, 3), gen.Vec(isa, 4), gen.Vec(isa, 5)
 			VMOVUPS(Mem{Base: RSI, Disp: 4 * n * i}, v)
 			VDIVPS(d, v, v)
 			pand(abs, v, a)
@@ -102,11 +104,7 @@ func quantE4M3(isa string) {
 	})
 }
 
-var e4m3NaNConst = func() Mem {
-	m := GLOBL("intgrpE4M3NaN", RODATA|NOPTR)
-	DATA(0, U32(e4m3NaN))
-	return m
-}()
+var e4m3NaNConst = gen.Table("intgrpE4M3NaN", []uint32{e4m3NaN})
 
 const (
 	e4m3NaN    = 0x7f
@@ -122,7 +120,7 @@ func dequantE4M3(isa string) {
 	name := "dequantE4M3" + isa
 	TEXT(name, NOSPLIT, "func(dst []float32, codes []byte, mul []float32, glen int)")
 	Pragma("noescape")
-	doc(name+" is the "+isaName(isa)+" kernel of the loop", []string{
+	doc(name+" is the "+gen.ISAName(isa)+" kernel of the loop", []string{
 		"for k, m := range mul {",
 		"	for i := k * glen; i < (k+1)*glen; i++ {",
 		"		dst[i] = mx.e4m3fn[codes[i]] * m",
@@ -134,8 +132,8 @@ func dequantE4M3(isa string) {
 	Load(Param("mul").Base(), RDX)
 	Load(Param("mul").Len(), R8)
 	Load(Param("glen"), R9)
-	n := lanes(isa)
-	low7, pow, nanMag, qnan, sign, m := vec(isa, 15), vec(isa, 14), vec(isa, 13), vec(isa, 12), vec(isa, 11), vec(isa, 10)
+	n := gen.Lanes(isa)
+	low7, pow, nanMag, qnan, sign, m := gen.Vec(isa, 15), gen.Vec(isa, 14), gen.Vec(isa, 13), gen.Vec(isa, 12), gen.Vec(isa, 11), gen.Vec(isa, 10)
 	bcast(0x7f, low7, X0)
 	bcast(0x7b800000, pow, X0) // 2^120
 	bcast(0x7f<<20, nanMag, X0)
@@ -145,7 +143,7 @@ func dequantE4M3(isa string) {
 		VBROADCASTSS(Mem{Base: RDX}, m)
 	}, func() {
 		for i := range 16 / n {
-			c, v, t := vec(isa, i), vec(isa, 2+i), vec(isa, 4)
+			c, v, t := gen.Vec(isa, i), gen.Vec(isa, 2+i), gen.Vec(isa, 4)
 			VPMOVZXBD(Mem{Base: RSI, Disp: n * i}, c)
 			pand(low7, c, v)
 			VPSLLD(U8(20), v, v)

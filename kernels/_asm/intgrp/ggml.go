@@ -4,6 +4,8 @@ import (
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
 	. "github.com/mmcloughlin/avo/reg"
+
+	"github.com/tensorcast-go/tensorcast/kernels/_asm/internal/gen"
 )
 
 // The ggml Q8_0 and Q4_0 block codecs: one block of 32 per step, its scale
@@ -26,17 +28,17 @@ func blockArgs(floats string, l func(string) LabelRef) {
 // there is none). absMask holds 0x7fffffff in every lane; register 9 is
 // scratch.
 func loadAbsMax(isa string, absMask VecPhysical) {
-	n := 32 / lanes(isa)
-	acc, t := vec(isa, 8), vec(isa, 9)
+	n := 32 / gen.Lanes(isa)
+	acc, t := gen.Vec(isa, 8), gen.Vec(isa, 9)
 	pxor(acc, acc, acc)
 	for i := range n {
-		VMOVUPS(Mem{Base: RSI, Disp: 4 * lanes(isa) * i}, vec(isa, i))
-		pand(absMask, vec(isa, i), vec(isa, 4+i))
+		VMOVUPS(Mem{Base: RSI, Disp: 4 * gen.Lanes(isa) * i}, gen.Vec(isa, i))
+		pand(absMask, gen.Vec(isa, i), gen.Vec(isa, 4+i))
 		// VMAXPS returns its second source when either is NaN: with the
 		// magnitudes first, a NaN lane leaves the accumulator alone.
-		VMAXPS(acc, vec(isa, 4+i), acc)
+		VMAXPS(acc, gen.Vec(isa, 4+i), acc)
 	}
-	hmaxPS(acc, t)
+	gen.HReduce(acc, t, VMAXPS, true)
 }
 
 // reciprocal sets id to 1/d, or to 0 when d is 0 (low lanes), with one
@@ -59,7 +61,7 @@ func quantQ8_0(isa string) {
 	name := "quantQ8_0" + isa
 	TEXT(name, NOSPLIT, "func(dst []byte, src []float32)")
 	Pragma("noescape")
-	doc(name+" is the "+isaName(isa)+" kernel of QuantizeQ8_0, quantQ8_0Go's loop", []string{
+	doc(name+" is the "+gen.ISAName(isa)+" kernel of QuantizeQ8_0, quantQ8_0Go's loop", []string{
 		"for b := range len(src) / 32 {",
 		"	x, y := src[32*b:32*b+32], dst[34*b:34*b+34]",
 		"	var amax float32",
@@ -80,8 +82,8 @@ func quantQ8_0(isa string) {
 	}, "over the len(src)/32 whole blocks; dst must hold 34 bytes per block.")
 	l := labels(name)
 	blockArgs("src", l)
-	n := lanes(isa)
-	abs, half, one, top, sign := vec(isa, 15), vec(isa, 14), vec(isa, 13), vec(isa, 12), vec(isa, 11)
+	n := gen.Lanes(isa)
+	abs, half, one, top, sign := gen.Vec(isa, 15), gen.Vec(isa, 14), gen.Vec(isa, 13), gen.Vec(isa, 12), gen.Vec(isa, 11)
 	if isa == "AVX512" {
 		abs, half, one, top, sign = Z31, Z30, Z29, Z28, Z27
 	}
@@ -96,10 +98,10 @@ func quantQ8_0(isa string) {
 	VDIVSS(top.AsX(), X8, X9)
 	storeHalf(X9, X10)
 	reciprocal(X9, one.AsX().(VecPhysical), X10, X8)
-	id := vec(isa, 10)
+	id := gen.Vec(isa, 10)
 	VBROADCASTSS(X10, id)
 	for i := range 32 / n {
-		x, t, a := vec(isa, i), vec(isa, 4+i), vec(isa, 8)
+		x, t, a := gen.Vec(isa, i), gen.Vec(isa, 4+i), gen.Vec(isa, 8)
 		// t = x·id. Adding 0.5 − 2^−25 to |t| and truncating is C's roundf
 		// for every float32 (a sum whose fraction reaches 0.5 rounds up to
 		// the next integer, one below stays below it: see roundAway's test);
@@ -116,7 +118,7 @@ func quantQ8_0(isa string) {
 			VMOVDQU(a.AsX(), Mem{Base: RDI, Disp: 2 + 16*i})
 			continue
 		}
-		r := vec(isa, 9)
+		r := gen.Vec(isa, 9)
 		VCMPPS(U8(cmpORD), t, t, r)
 		pand(r, a, a)
 		pand(sign, t, t)
@@ -138,26 +140,18 @@ func quantQ8_0(isa string) {
 	DECQ(RCX)
 	JNZ(l("block"))
 	label(name, "done")
-	VZEROUPPER()
-	RET()
+	gen.End(false)
 }
 
 // permQ8 is the VPERMD order that undoes the lane interleaving of
 // VPACKSSDW + VPACKSSWB on four vectors.
-var permQ8 Mem
-
-func init() {
-	permQ8 = GLOBL("q8Perm", RODATA|NOPTR)
-	for i, w := range []uint32{0, 4, 1, 5, 2, 6, 3, 7} {
-		DATA(4*i, U32(w))
-	}
-}
+var permQ8 = gen.Perm8("q8Perm")
 
 func dequantQ8_0(isa string) {
 	name := "dequantQ8_0" + isa
 	TEXT(name, NOSPLIT, "func(dst []float32, src []byte)")
 	Pragma("noescape")
-	doc(name+" is the "+isaName(isa)+" kernel of DequantizeQ8_0, dequantQ8_0Go's loop", []string{
+	doc(name+" is the "+gen.ISAName(isa)+" kernel of DequantizeQ8_0, dequantQ8_0Go's loop", []string{
 		"for b := range len(dst) / 32 {",
 		"	x, y := src[34*b:34*b+34], dst[32*b:32*b+32]",
 		"	d := float16To32(binary.LittleEndian.Uint16(x))",
@@ -172,15 +166,15 @@ func dequantQ8_0(isa string) {
 	Load(Param("dst").Len(), RCX)
 	SHRQ(U8(5), RCX)
 	JZ(l("done"))
-	n := lanes(isa)
+	n := gen.Lanes(isa)
 	label(name, "block")
 	MOVWLZX(Mem{Base: RSI}, EAX)
 	VMOVD(EAX, X8)
 	VCVTPH2PS(X8, X8)
-	d := vec(isa, 8)
+	d := gen.Vec(isa, 8)
 	VBROADCASTSS(X8, d)
 	for i := range 32 / n {
-		v := vec(isa, i)
+		v := gen.Vec(isa, i)
 		VPMOVSXBD(Mem{Base: RSI, Disp: 2 + n*i}, v)
 		VCVTDQ2PS(v, v)
 		VMULPS(d, v, v)
@@ -191,15 +185,14 @@ func dequantQ8_0(isa string) {
 	DECQ(RCX)
 	JNZ(l("block"))
 	label(name, "done")
-	VZEROUPPER()
-	RET()
+	gen.End(false)
 }
 
 func quantQ4_0(isa string) {
 	name := "quantQ4_0" + isa
 	TEXT(name, NOSPLIT, "func(dst []byte, src []float32)")
 	Pragma("noescape")
-	doc(name+" is the "+isaName(isa)+" kernel of QuantizeQ4_0, quantQ4_0Go's loop", []string{
+	doc(name+" is the "+gen.ISAName(isa)+" kernel of QuantizeQ4_0, quantQ4_0Go's loop", []string{
 		"for b := range len(src) / 32 {",
 		"	x, y := src[32*b:32*b+32], dst[18*b:18*b+18]",
 		"	var amax, m float32",
@@ -221,8 +214,8 @@ func quantQ4_0(isa string) {
 	}, "over the len(src)/32 whole blocks; dst must hold 18 bytes per block.")
 	l := labels(name)
 	blockArgs("src", l)
-	n := lanes(isa)
-	abs, off, top, zero := vec(isa, 15), vec(isa, 14), vec(isa, 13), vec(isa, 12)
+	n := gen.Lanes(isa)
+	abs, off, top, zero := gen.Vec(isa, 15), gen.Vec(isa, 14), gen.Vec(isa, 13), gen.Vec(isa, 12)
 	if isa == "AVX512" {
 		abs, off, top, zero = Z31, Z30, Z29, Z28
 	}
@@ -249,7 +242,7 @@ func quantQ4_0(isa string) {
 		VPBROADCASTD(X8, Y9)
 		XORL(EAX, EAX)
 		for i := 3; i >= 0; i-- {
-			VPCMPEQD(Y9, vec(isa, 4+i), Y10)
+			VPCMPEQD(Y9, gen.Vec(isa, 4+i), Y10)
 			VMOVMSKPS(Y10, EBX)
 			SHLL(U8(8), EAX)
 			ORL(EBX, EAX)
@@ -272,17 +265,17 @@ func quantQ4_0(isa string) {
 	MOVL(U32(0x3f800000), EAX)
 	VMOVD(EAX, X10)
 	reciprocal(X9, X10, X11, X8)
-	id := vec(isa, 10)
+	id := gen.Vec(isa, 10)
 	VBROADCASTSS(X11, id)
 	for i := range 32 / n {
-		x := vec(isa, i)
+		x := gen.Vec(isa, i)
 		VMULPS(id, x, x)
 		VADDPS(off, x, x)
 		if isa == "AVX512" {
 			VCMPPS(U8(cmpUNORD), x, x, K1)
 			VMOVAPS(off, K1, x) // NaN → 8.5, code 8
 		} else {
-			m := vec(isa, 9)
+			m := gen.Vec(isa, 9)
 			VCMPPS(U8(cmpUNORD), x, x, m)
 			VBLENDVPS(m, off, x, x)
 		}
@@ -313,15 +306,14 @@ func quantQ4_0(isa string) {
 	DECQ(RCX)
 	JNZ(l("block"))
 	label(name, "done")
-	VZEROUPPER()
-	RET()
+	gen.End(false)
 }
 
 func dequantQ4_0(isa string) {
 	name := "dequantQ4_0" + isa
 	TEXT(name, NOSPLIT, "func(dst []float32, src []byte)")
 	Pragma("noescape")
-	doc(name+" is the "+isaName(isa)+" kernel of DequantizeQ4_0, dequantQ4_0Go's loop", []string{
+	doc(name+" is the "+gen.ISAName(isa)+" kernel of DequantizeQ4_0, dequantQ4_0Go's loop", []string{
 		"for b := range len(dst) / 32 {",
 		"	x, y := src[18*b:18*b+18], dst[32*b:32*b+32]",
 		"	d := float16To32(binary.LittleEndian.Uint16(x))",
@@ -338,18 +330,18 @@ func dequantQ4_0(isa string) {
 	Load(Param("dst").Len(), RCX)
 	SHRQ(U8(5), RCX)
 	JZ(l("done"))
-	n := lanes(isa)
-	nib, eight := vec(isa, 15), vec(isa, 14)
+	n := gen.Lanes(isa)
+	nib, eight := gen.Vec(isa, 15), gen.Vec(isa, 14)
 	bcast(0x0f, nib, X0)
 	bcast(8, eight, X0)
 	label(name, "block")
 	MOVWLZX(Mem{Base: RSI}, EAX)
 	VMOVD(EAX, X8)
 	VCVTPH2PS(X8, X8)
-	d := vec(isa, 8)
+	d := gen.Vec(isa, 8)
 	VBROADCASTSS(X8, d)
 	for i := range 16 / n {
-		lo, hi := vec(isa, 2*i), vec(isa, 2*i+1)
+		lo, hi := gen.Vec(isa, 2*i), gen.Vec(isa, 2*i+1)
 		VPMOVZXBD(Mem{Base: RSI, Disp: 2 + n*i}, lo)
 		VPSRLD(U8(4), lo, hi)
 		pand(nib, lo, lo)
@@ -366,6 +358,5 @@ func dequantQ4_0(isa string) {
 	DECQ(RCX)
 	JNZ(l("block"))
 	label(name, "done")
-	VZEROUPPER()
-	RET()
+	gen.End(false)
 }

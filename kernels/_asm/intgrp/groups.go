@@ -6,6 +6,8 @@ import (
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
 	. "github.com/mmcloughlin/avo/reg"
+
+	"github.com/tensorcast-go/tensorcast/kernels/_asm/internal/gen"
 )
 
 // The integer-group element kernels: runs of groups of g elements (g a
@@ -46,8 +48,7 @@ func groupLoop(name string, inStep, outStep int, twoPtrs bool, perGroup, step fu
 	DECQ(R8)
 	JNZ(l("group"))
 	label(name, "done")
-	VZEROUPPER()
-	RET()
+	gen.End(false)
 }
 
 // prefetchAhead is how far ahead of the element being quantized the
@@ -90,7 +91,7 @@ func quantGroups(isa string, bits int, asym bool) {
 			"		}")
 	}
 	body = append(body, "		"+put, "	}", "}")
-	doc(fmt.Sprintf("%s is the %s kernel of the loop", name, isaName(isa)), body,
+	doc(fmt.Sprintf("%s is the %s kernel of the loop", name, gen.ISAName(isa)), body,
 		"for glen a non-zero multiple of 16; src must hold len(div)·glen floats and codes their codes.",
 		"A d that is not above 0 (0 or NaN) gives codes 0: zp is 0 for those groups.")
 	Load(Param("codes").Base(), RDI)
@@ -101,10 +102,10 @@ func quantGroups(isa string, bits int, asym bool) {
 	if asym {
 		Load(Param("zp").Base(), R10)
 	}
-	n := lanes(isa)
+	n := gen.Lanes(isa)
 	nv := 16 / n // vectors per step
-	hi, lo, d, zero := vec(isa, 15), vec(isa, 14), vec(isa, 13), vec(isa, 12)
-	zpv, qv, nib, low8 := vec(isa, 11), vec(isa, 10), vec(isa, 9), vec(isa, 8)
+	hi, lo, d, zero := gen.Vec(isa, 15), gen.Vec(isa, 14), gen.Vec(isa, 13), gen.Vec(isa, 12)
+	zpv, qv, nib, low8 := gen.Vec(isa, 11), gen.Vec(isa, 10), gen.Vec(isa, 9), gen.Vec(isa, 8)
 	if asym {
 		bcast(0x4a800000, hi, X0) // 2^22
 		bcast(0xca800000, lo, X0) // −2^22
@@ -138,12 +139,12 @@ func quantGroups(isa string, bits int, asym bool) {
 		if isa == "AVX512" {
 			VCMPPS(U8(cmpGT), zero, d, K1) // d > 0
 		} else {
-			VCMPPS(U8(cmpGT), zero, d, vec(isa, 7))
+			VCMPPS(U8(cmpGT), zero, d, gen.Vec(isa, 7))
 		}
 	}, func() {
 		PREFETCHT0(Mem{Base: RSI, Disp: prefetchAhead})
 		for i := range nv {
-			v := vec(isa, i)
+			v := gen.Vec(isa, i)
 			VMOVUPS(Mem{Base: RSI, Disp: 4 * n * i}, v)
 			VDIVPS(d, v, v)
 			VMAXPS(lo, v, v)
@@ -152,7 +153,7 @@ func quantGroups(isa string, bits int, asym bool) {
 				VCVTPS2DQ_Z(v, K1, v)
 			} else {
 				VCVTPS2DQ(v, v)
-				VPAND(vec(isa, 7), v, v)
+				VPAND(gen.Vec(isa, 7), v, v)
 			}
 			if asym {
 				if isa == "AVX512" {
@@ -227,7 +228,7 @@ func dequantGroups(isa string, bits int, asym bool) {
 	if asym {
 		val = "(float32(getCode(codes, i, %d, %v)) - zero[k]) * m"
 	}
-	doc(fmt.Sprintf("%s is the %s kernel of the loop", name, isaName(isa)), []string{
+	doc(fmt.Sprintf("%s is the %s kernel of the loop", name, gen.ISAName(isa)), []string{
 		"for k, m := range mul {",
 		"	for i := k * glen; i < (k+1)*glen; i++ {",
 		"		dst[i] = " + fmt.Sprintf(val, bits, !asym),
@@ -242,8 +243,8 @@ func dequantGroups(isa string, bits int, asym bool) {
 	if asym {
 		Load(Param("zero").Base(), R10)
 	}
-	n := lanes(isa)
-	m, z, nib := vec(isa, 15), vec(isa, 14), vec(isa, 13)
+	n := gen.Lanes(isa)
+	m, z, nib := gen.Vec(isa, 15), gen.Vec(isa, 14), gen.Vec(isa, 13)
 	bcast(0x0f, nib, X0)
 	inStep := 16
 	if bits == 4 {
@@ -256,7 +257,7 @@ func dequantGroups(isa string, bits int, asym bool) {
 		}
 	}, func() {
 		for i := range 16 / n {
-			v := vec(isa, i)
+			v := gen.Vec(isa, i)
 			switch {
 			case bits == 8 && asym:
 				VPMOVZXBD(Mem{Base: RSI, Disp: n * i}, v)
@@ -266,8 +267,8 @@ func dequantGroups(isa string, bits int, asym bool) {
 				// Byte b in a qword, b | b<<28: nibble 0 in bits 3:0 of
 				// the low dword, nibble 1 in bits 3:0 of the high one.
 				VPMOVZXBQ(Mem{Base: RSI, Disp: n / 2 * i}, v)
-				VPSLLQ(U8(28), v, vec(isa, 4))
-				por(vec(isa, 4), v, v)
+				VPSLLQ(U8(28), v, gen.Vec(isa, 4))
+				por(gen.Vec(isa, 4), v, v)
 				if asym {
 					pand(nib, v, v)
 				} else {

@@ -6,6 +6,8 @@ import (
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
 	. "github.com/mmcloughlin/avo/reg"
+
+	"github.com/tensorcast-go/tensorcast/kernels/_asm/internal/gen"
 )
 
 // The scale kernels of symmetric integer groups: the scale code and divisor
@@ -27,8 +29,8 @@ func symScales(isa string, f16 bool) {
 	name := fmt.Sprintf("symScales%s%s", kind, isa)
 	TEXT(name, NOSPLIT, "func(scales []byte, div []float32, amax []uint32, qmax float32)")
 	Pragma("noescape")
-	n := lanes(isa)
-	doc(fmt.Sprintf("%s is the %s kernel of the loop", name, isaName(isa)), []string{
+	n := gen.Lanes(isa)
+	doc(fmt.Sprintf("%s is the %s kernel of the loop", name, gen.ISAName(isa)), []string{
 		"for k, a := range amax {",
 		"	code, d := symScale(format, a, qmax)",
 		"	format.put(scales, k, code)",
@@ -42,7 +44,7 @@ func symScales(isa string, f16 bool) {
 	Load(Param("amax").Len(), RCX)
 	SHRQ(U8(n/8+2), RCX) // / 16 or / 8
 	Load(Param("qmax"), X0)
-	q, inf, one, top, codeOne, codeNaN := vec(isa, 15), vec(isa, 14), vec(isa, 13), vec(isa, 12), vec(isa, 11), vec(isa, 10)
+	q, inf, one, top, codeOne, codeNaN := gen.Vec(isa, 15), gen.Vec(isa, 14), gen.Vec(isa, 13), gen.Vec(isa, 12), gen.Vec(isa, 11), gen.Vec(isa, 10)
 	VBROADCASTSS(X0, q)
 	bcast(0x7f800000, inf, X0)
 	bcast(0x3f800000, one, X0)
@@ -58,7 +60,7 @@ func symScales(isa string, f16 bool) {
 	TESTQ(RCX, RCX)
 	JZ(l("done"))
 	label(name, "loop")
-	a, s, c, d := vec(isa, 0), vec(isa, 1), vec(isa, 2), vec(isa, 3)
+	a, s, c, d := gen.Vec(isa, 0), gen.Vec(isa, 1), gen.Vec(isa, 2), gen.Vec(isa, 3)
 	if isa == "AVX512" {
 		VMOVDQU32(Mem{Base: RSI}, a)
 	} else {
@@ -96,12 +98,12 @@ func symScales(isa string, f16 bool) {
 			VMOVDQU32(c, Mem{Base: RDI})
 		}
 	} else {
-		z, nf := vec(isa, 4), vec(isa, 5)
+		z, nf := gen.Vec(isa, 4), gen.Vec(isa, 5)
 		VPXOR(z, z, z)
 		VPCMPEQD(z, a, z)    // a = 0
 		VPCMPGTD(a, inf, nf) // Inf > a (amax bits are below 2^31)
-		VPCMPEQD(nf, nf, vec(isa, 6))
-		VPXOR(vec(isa, 6), nf, nf) // a ≥ Inf
+		VPCMPEQD(nf, nf, gen.Vec(isa, 6))
+		VPXOR(gen.Vec(isa, 6), nf, nf) // a ≥ Inf
 		VPBLENDVB(z, codeOne, c, c)
 		VPBLENDVB(z, one, d, d)
 		VPBLENDVB(nf, codeNaN, c, c)
@@ -125,8 +127,7 @@ func symScales(isa string, f16 bool) {
 	DECQ(RCX)
 	JNZ(l("loop"))
 	label(name, "done")
-	VZEROUPPER()
-	RET()
+	gen.End(false)
 }
 
 // rangeBlocks emits rangeBlocks{AVX512,AVX2}: per block, the smallest and
@@ -138,7 +139,7 @@ func rangeBlocks(isa string) {
 	name := "rangeBlocks" + isa
 	TEXT(name, NOSPLIT, "func(lo, hi []float32, amax []uint32, src []float32, block int)")
 	Pragma("noescape")
-	doc(fmt.Sprintf("%s is the %s kernel of the loop", name, isaName(isa)), []string{
+	doc(fmt.Sprintf("%s is the %s kernel of the loop", name, gen.ISAName(isa)), []string{
 		"for k := range lo {",
 		"	var l, h float32",
 		"	var m uint32",
@@ -158,21 +159,21 @@ func rangeBlocks(isa string) {
 	Load(Param("amax").Base(), RDX)
 	Load(Param("src").Base(), RSI)
 	Load(Param("block"), R9)
-	n := lanes(isa)
-	abs := vec(isa, 15)
+	n := gen.Lanes(isa)
+	abs := gen.Vec(isa, 15)
 	bcast(0x7fffffff, abs, X0)
 	l := labels(name)
 	TESTQ(R8, R8)
 	JZ(l("done"))
 	label(name, "block")
-	vl, vh, vm := vec(isa, 0), vec(isa, 1), vec(isa, 2)
+	vl, vh, vm := gen.Vec(isa, 0), gen.Vec(isa, 1), gen.Vec(isa, 2)
 	pxor(vl, vl, vl)
 	pxor(vh, vh, vh)
 	pxor(vm, vm, vm)
 	MOVQ(R9, RCX)
 	label(name, "step")
 	for i := range 16 / n {
-		x, a := vec(isa, 3+i), vec(isa, 5+i)
+		x, a := gen.Vec(isa, 3+i), gen.Vec(isa, 5+i)
 		VMOVUPS(Mem{Base: RSI, Disp: 4 * n * i}, x)
 		pand(abs, x, a)
 		VPMAXUD(a, vm, vm)
@@ -183,7 +184,7 @@ func rangeBlocks(isa string) {
 	SUBQ(U8(16), RCX)
 	JNZ(l("step"))
 	// Horizontal reductions into the low lanes.
-	t := vec(isa, 7)
+	t := gen.Vec(isa, 7)
 	for _, r := range []struct {
 		v  VecPhysical
 		op func(...Op)
@@ -209,6 +210,5 @@ func rangeBlocks(isa string) {
 	DECQ(R8)
 	JNZ(l("block"))
 	label(name, "done")
-	VZEROUPPER()
-	RET()
+	gen.End(false)
 }

@@ -1,11 +1,11 @@
 package main
 
 import (
-	"fmt"
-
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
 	. "github.com/mmcloughlin/avo/reg"
+
+	"github.com/tensorcast-go/tensorcast/kernels/_asm/internal/gen"
 )
 
 // The AVX-512 kernels that work on 16 blocks at a time: one vector of
@@ -19,42 +19,7 @@ import (
 // treeIdx holds the VPERMT2D index pairs of the transpose tree: at half-width
 // h = 8, 4, 2, 1, lo[i] = (i/h)·2h + i%h and hi[i] = lo[i] + h pick the first
 // and second h lanes of each 2h-lane group from two vectors.
-var treeIdx [4][2]Mem
-
-func init() {
-	for li, h := range []int{8, 4, 2, 1} {
-		for j := range 2 {
-			m := GLOBL(fmt.Sprintf("intgrpTree%d_%d", h, j), RODATA|NOPTR)
-			for i := range 16 {
-				DATA(4*i, U32(uint32((i/h)*2*h+i%h+j*h)))
-			}
-			treeIdx[li][j] = m
-		}
-	}
-}
-
-// loadTreeIdx loads the tree's index vectors into Z16..Z23.
-func loadTreeIdx() {
-	for li := range 4 {
-		VMOVDQU32(treeIdx[li][0], zs[16+2*li])
-		VMOVDQU32(treeIdx[li][1], zs[17+2*li])
-	}
-}
-
-// tree16 reduces Z0..Z15 with op (VPMAXUD, VMAXPS, ...; called as op(b, a,
-// a) for a = op(a, b)) so that lane b of Z0 holds the reduction of Z(b)'s
-// lanes. The index vectors are in Z16..Z23 (loadTreeIdx); Z24 is scratch.
-func tree16(op func(ops ...Op)) {
-	for li, s := 0, 1; li < 4; li, s = li+1, s*2 {
-		for a := 0; a < 16; a += 2 * s {
-			A, B := zs[a], zs[a+s]
-			VMOVDQA64(A, Z24)
-			VPERMT2D(B, zs[16+2*li], Z24)
-			VPERMT2D(B, zs[17+2*li], A)
-			op(Z24, A, A)
-		}
-	}
-}
+var treeIdx = gen.TreeIndexes("intgrpTree")
 
 // quantQ8_0x16 emits quantQ8_0x16AVX512: QuantizeQ8_0 on whole groups of 16
 // blocks.
@@ -72,7 +37,7 @@ func quantQ8_0x16() {
 	Load(Param("src").Len(), RCX)
 	SHRQ(U8(9), RCX)
 	JZ(l("done"))
-	loadTreeIdx()
+	gen.LoadTree(treeIdx)
 	abs, half, top, sign, one, zero := Z31, Z30, Z29, Z28, Z27, Z26
 	bcast(0x7fffffff, abs, X0)
 	bcast(0x3effffff, half, X0) // 0.5 − 2^−25
@@ -84,13 +49,13 @@ func quantQ8_0x16() {
 	// Each block's largest non-NaN magnitude: VMAXPS returns its second
 	// source when either is NaN, so the magnitudes go first.
 	for b := range 16 {
-		z := zs[b]
+		z := gen.Z(b)
 		pand(Mem{Base: RSI, Disp: 128 * b}, abs, Z24)
 		pand(Mem{Base: RSI, Disp: 128*b + 64}, abs, Z25)
 		VMAXPS(zero, Z24, z)
 		VMAXPS(z, Z25, z)
 	}
-	tree16(VPMAXUD) // non-negative floats without NaN order as their bits
+	gen.Tree16(VPMAXUD) // non-negative floats without NaN order as their bits
 	// d = amax/127 for the 16 blocks, their float16 codes, id = 1/d or 0.
 	VDIVPS(top, Z0, Z1)
 	VCVTPS2PH(U8(0), Z1, Y2)
@@ -107,8 +72,8 @@ func quantQ8_0x16() {
 		MOVW(AX, Mem{Base: RDI, Disp: Q8Bytes * b})
 		VBROADCASTSS(inv.Offset(4*b), Z0)
 		for i := range 2 {
-			t, a := zs[1+2*i], zs[2+2*i]
-			k := ks[1+i]
+			t, a := gen.Z(1+2*i), gen.Z(2+2*i)
+			k := gen.K(1 + i)
 			VMULPS(Mem{Base: RSI, Disp: 128*b + 64*i}, Z0, t)
 			pand(abs, t, a)
 			VADDPS(half, a, a)
@@ -125,8 +90,7 @@ func quantQ8_0x16() {
 	DECQ(RCX)
 	JNZ(l("group"))
 	label(name, "done")
-	VZEROUPPER()
-	RET()
+	gen.End(false)
 }
 
 // Q8Bytes and Q4Bytes are the sizes of the ggml blocks.
@@ -155,7 +119,7 @@ func quantQ4_0x16() {
 	Load(Param("src").Len(), RCX)
 	SHRQ(U8(9), RCX)
 	JZ(l("done"))
-	loadTreeIdx()
+	gen.LoadTree(treeIdx)
 	abs, off, top, eighth, one, zero := Z31, Z30, Z29, Z28, Z27, Z26
 	bcast(0x7fffffff, abs, X0)
 	bcast(0x41080000, off, X0)    // 8.5
@@ -166,13 +130,13 @@ func quantQ4_0x16() {
 	XORL(R8L, R8L)
 	label(name, "group")
 	for b := range 16 {
-		z := zs[b]
+		z := gen.Z(b)
 		pand(Mem{Base: RSI, Disp: 128 * b}, abs, Z24)
 		pand(Mem{Base: RSI, Disp: 128*b + 64}, abs, Z25)
 		VMAXPS(zero, Z24, z)
 		VMAXPS(z, Z25, z)
 	}
-	tree16(VPMAXUD)
+	gen.Tree16(VPMAXUD)
 	VMOVDQU32(Z0, amaxes)
 	VMULPS(eighth, Z0, Z1) // amax/8, the same float32 as amax/(−8) up to the sign
 	VCVTPS2PH(U8(0), Z1, Y2)
@@ -209,8 +173,8 @@ func quantQ4_0x16() {
 		XORL(inv.Offset(4*b), EBX)
 		VPBROADCASTD(EBX, Z0)
 		for i := range 2 {
-			x := zs[1+i]
-			k := ks[1+i]
+			x := gen.Z(1 + i)
+			k := gen.K(1 + i)
 			VMULPS(Mem{Base: RSI, Disp: 128*b + 64*i}, Z0, x)
 			VADDPS(off, x, x)
 			VCMPPS(U8(cmpUNORD), x, x, k)
@@ -229,6 +193,5 @@ func quantQ4_0x16() {
 	DECQ(RCX)
 	JNZ(l("group"))
 	label(name, "done")
-	VZEROUPPER()
-	RET()
+	gen.End(false)
 }

@@ -39,53 +39,8 @@ import (
 	"github.com/tensorcast-go/tensorcast/kernels/_asm/internal/gen"
 )
 
-var (
-	zs = []VecPhysical{Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7, Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15,
-		Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23, Z24, Z25, Z26, Z27, Z28, Z29, Z30, Z31}
-	ys = []VecPhysical{Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7, Y8, Y9, Y10, Y11, Y12, Y13, Y14, Y15}
-)
-
-func Z(i int) VecPhysical { return zs[i] }
-func Y(i int) VecPhysical { return ys[i] }
-
-// consts holds the 32-bit constants emitted so far, by value.
-var consts = map[uint32]Mem{}
-
-// k32 returns a read-only 32-bit constant (for broadcast operands).
-func k32(v uint32) Mem {
-	if m, ok := consts[v]; ok {
-		return m
-	}
-	m := gen.Table(fmt.Sprintf("mx4K%08x", v), []uint32{v})
-	consts[v] = m
-	return m
-}
-
-// vconsts holds the 256-bit constants (v in all eight lanes) emitted so far.
-var vconsts = map[uint32]Mem{}
-
-// k256 returns a read-only vector of eight copies of v (for AVX2 operands).
-func k256(v uint32) Mem {
-	if m, ok := vconsts[v]; ok {
-		return m
-	}
-	w := make([]uint32, 8)
-	for i := range w {
-		w[i] = v
-	}
-	m := gen.Table(fmt.Sprintf("mx4V%08x", v), w)
-	vconsts[v] = m
-	return m
-}
-
-// bytesTable emits a table of bytes (a multiple of 4 long).
-func bytesTable(name string, b []byte) Mem {
-	w := make([]uint32, len(b)/4)
-	for i := range w {
-		w[i] = uint32(b[4*i]) | uint32(b[4*i+1])<<8 | uint32(b[4*i+2])<<16 | uint32(b[4*i+3])<<24
-	}
-	return gen.Table(name, w)
-}
+// cs holds the 32-bit constants the kernels read from memory.
+var cs = gen.Consts{Prefix: "mx4"}
 
 // Float bits used below.
 const (
@@ -176,7 +131,7 @@ func tables() {
 	for i := range 9 {
 		sh[i], sh[16+i] = byte(min(i, 7)), byte(min(i, 7))
 	}
-	codeShuf = bytesTable("mx4CodeShuf", sh)
+	codeShuf = gen.Bytes("mx4CodeShuf", sh)
 
 	// Byte 3 of 32-bit lane i of two vectors A (lanes 0..15) and B
 	// (16..31) is at 4i+3 of A|B: the even lanes into bytes 0..15 and the
@@ -188,8 +143,8 @@ func tables() {
 		p[k], p[16+k] = byte(8*k+3), byte(8*k+7)
 		q[k], q[16+k] = byte(4*k+3), byte(64+4*k+3)
 	}
-	packIdx = bytesTable("mx4Pack", p)
-	splitIdx = bytesTable("mx4Split", q)
+	packIdx = gen.Bytes("mx4Pack", p)
+	splitIdx = gen.Bytes("mx4Split", q)
 	f := make([]uint32, 16)
 	for i := range 8 {
 		v := []float32{0, 0.5, 1, 1.5, 2, 3, 4, 6}[i]
@@ -204,16 +159,8 @@ func tables() {
 	}
 	shiftIdx = gen.Table("mx4Shift", s)
 
-	for li, h := range []int{8, 4, 2, 1} {
-		for j := range 2 {
-			w := make([]uint32, 16)
-			for i := range w {
-				w[i] = uint32((i/h)*2*h + i%h + j*h)
-			}
-			treeIdx[li][j] = gen.Table(fmt.Sprintf("mx4Tree%d_%d", h, j), w)
-		}
-	}
-	treePerm8 = gen.Table("mx4TreePerm8", []uint32{0, 4, 1, 5, 2, 6, 3, 7})
+	treeIdx = gen.TreeIndexes("mx4Tree")
+	treePerm8 = gen.Perm8("mx4TreePerm8")
 
 	for h := range 2 {
 		b := make([]byte, 32)
@@ -225,7 +172,7 @@ func tables() {
 			// hold the same 8 bytes.
 			b[4*k] = byte(4*h + k/2)
 		}
-		dqShuf[h] = bytesTable(fmt.Sprintf("mx4DqShuf%d", h), b)
+		dqShuf[h] = gen.Bytes(fmt.Sprintf("mx4DqShuf%d", h), b)
 	}
 	dqShiftR = gen.Table("mx4DqShiftR", []uint32{0, 4, 0, 4, 0, 4, 0, 4})
 	dqShiftL = gen.Table("mx4DqShiftL", []uint32{28, 24, 28, 24, 28, 24, 28, 24})
@@ -239,26 +186,26 @@ func tables() {
 			}
 		}
 	}
-	evenBytes = bytesTable("mx4EvenBytes", eb)
+	evenBytes = gen.Bytes("mx4EvenBytes", eb)
 }
 
 func main() {
-	ConstraintExpr(gen.BuildConstraint)
-	tables()
-	for _, avx512 := range []bool{true, false} {
-		for _, k := range []qkind{kMXFP4, kGGUF, kNVFP4} {
-			quantKernel(qspec{k, avx512})
+	gen.Main(func() {
+		tables()
+		for _, avx512 := range []bool{true, false} {
+			for _, k := range []qkind{kMXFP4, kGGUF, kNVFP4} {
+				quantKernel(qspec{k, avx512})
+			}
 		}
-	}
-	for _, nt := range []bool{false, true} {
-		dequantAVX512(MXBlock, nt)
-		dequantAVX512(NVFP4Block, nt)
-		dequantGGUFAVX512(nt)
-		dequantAVX2(MXBlock, nt)
-		dequantAVX2(NVFP4Block, nt)
-		dequantGGUFAVX2(nt)
-	}
-	Generate()
+		for _, nt := range []bool{false, true} {
+			dequantAVX512(MXBlock, nt)
+			dequantAVX512(NVFP4Block, nt)
+			dequantGGUFAVX512(nt)
+			dequantAVX2(MXBlock, nt)
+			dequantAVX2(NVFP4Block, nt)
+			dequantGGUFAVX2(nt)
+		}
+	})
 }
 
 const (
@@ -279,28 +226,6 @@ func paramAddr(name string) Mem {
 
 // ---------------------------------------------------------------- AVX-512
 
-// tree512 reduces Z0..Z15 (lane maxima of 16 blocks, as unsigned bits) to the
-// 16 block maxima in order in Z0, with the indexes in Z16..Z23 and Z24 as
-// scratch.
-func tree512() {
-	for li, s := 0, 1; li < 4; li, s = li+1, s*2 {
-		for a := 0; a < 16; a += 2 * s {
-			A, B := Z(a), Z(a+s)
-			VMOVDQA64(A, Z24)
-			VPERMT2D(B, Z(16+2*li), Z24)
-			VPERMT2D(B, Z(17+2*li), A)
-			VPMAXUD(Z24, A, A)
-		}
-	}
-}
-
-func loadTree512() {
-	for li := range 4 {
-		VMOVDQU32(treeIdx[li][0], Z(16+2*li))
-		VMOVDQU32(treeIdx[li][1], Z(17+2*li))
-	}
-}
-
 // AVX-512 constant registers of the quantizers.
 var (
 	zExp   = Z25 // expTab16
@@ -311,12 +236,12 @@ var (
 )
 
 func quantConsts512(pack Mem) {
-	loadTree512()
+	gen.LoadTree(treeIdx)
 	VMOVDQU32(expTab16, zExp)
 	VMOVDQU32(codeTab32, zCodeL)
 	VMOVDQU32(codeTab32.Offset(64), zCodeH)
 	VMOVDQU32(pack, zPack)
-	VPBROADCASTD(k32(0x7fffffff), zAbs)
+	VPBROADCASTD(cs.Word(0x7fffffff), zAbs)
 }
 
 // code512 turns y (16 scaled elements, |y| < 8 or clamped) into their E2M1
@@ -331,13 +256,13 @@ func quantConsts512(pack Mem) {
 // the range's bottom too.
 func code512(y, c, t VecPhysical, clamp bool) {
 	if clamp {
-		VRANGEPS_BCST(U8(0x02), k32(keyHi), y, y) // min(|y|, keyHi), y's sign
+		VRANGEPS_BCST(U8(0x02), cs.Word(keyHi), y, y) // min(|y|, keyHi), y's sign
 	}
 	VCVTPS2DQ_RD_SAE(y, t)
 	VPERMD(zExp, t, t)
 	VADDPS(t, y, c)
 	VPERMI2D(zCodeH, zCodeL, c)
-	VPTERNLOGD_BCST(U8(0xF8), k32(0x80000000), y, c) // c | y&sign
+	VPTERNLOGD_BCST(U8(0xF8), cs.Word(0x80000000), y, c) // c | y&sign
 }
 
 // pack512 packs the nibbles of c0 and c1 (from code512; elements 0..15 and
@@ -442,21 +367,6 @@ func dqDoc(name, isa string, block int, gguf, nt bool) {
 	Doc(lines...)
 }
 
-func storePS(v Register, m Mem, nt bool) {
-	if nt {
-		VMOVNTPS(v, m)
-		return
-	}
-	VMOVUPS(v, m)
-}
-
-func dqName(base string, nt bool, isa string) string {
-	if nt {
-		base += "NT"
-	}
-	return base + isa
-}
-
 // dequantAVX512 emits dequantize{MXFP4,NVFP4}[NT]AVX512: per block, the 16
 // E2M1 values times the block's multiplier in one vector, and per 16
 // elements one VPMULTISHIFTQB (the nibbles of 8 bytes, one per lane) and one
@@ -466,7 +376,7 @@ func dequantAVX512(block int, nt bool) {
 	if block == NVFP4Block {
 		base = "dequantizeNVFP4"
 	}
-	name := dqName(base, nt, "AVX512")
+	name := gen.Name(base, nt, "AVX512")
 	TEXT(name, NOSPLIT, "func(dst []float32, codes []byte, scales []uint8, lut *[256]float32)")
 	Pragma("noescape")
 	dqDoc(name, "AVX-512 (F, BW, VL, VBMI)", block, false, nt)
@@ -488,9 +398,9 @@ func dequantAVX512(block int, nt bool) {
 	MOVBLZX(Mem{Base: RDX}, EAX)
 	VMULPS_BCST(Mem{Base: R8, Index: RAX, Scale: 4}, Z31, Z0)
 	for u := range block / 16 {
-		VPMULTISHIFTQB_BCST(Mem{Base: RSI, Disp: 8 * u}, Z30, Z(1+u))
-		VPERMPS(Z0, Z(1+u), Z(1+u))
-		storePS(Z(1+u), Mem{Base: RDI, Disp: 64 * u}, nt)
+		VPMULTISHIFTQB_BCST(Mem{Base: RSI, Disp: 8 * u}, Z30, gen.Z(1+u))
+		VPERMPS(Z0, gen.Z(1+u), gen.Z(1+u))
+		gen.StoreFloats(gen.Z(1+u), Mem{Base: RDI, Disp: 64 * u}, nt)
 	}
 	ADDQ(U8(block/2), RSI)
 	INCQ(RDX)
@@ -498,16 +408,12 @@ func dequantAVX512(block int, nt bool) {
 	DECQ(RCX)
 	JNZ(LabelRef(l("block")))
 	Label(l("done"))
-	if nt {
-		SFENCE()
-	}
-	VZEROUPPER()
-	RET()
+	gen.End(nt)
 }
 
 // dequantGGUFAVX512 emits dequantizeMXFP4GGUF[NT]AVX512.
 func dequantGGUFAVX512(nt bool) {
-	name := dqName("dequantizeMXFP4GGUF", nt, "AVX512")
+	name := gen.Name("dequantizeMXFP4GGUF", nt, "AVX512")
 	TEXT(name, NOSPLIT, "func(dst []float32, src []byte, lut *[256]float32)")
 	Pragma("noescape")
 	dqDoc(name, "AVX-512 (F, BW, VL)", MXBlock, true, nt)
@@ -526,40 +432,17 @@ func dequantGGUFAVX512(nt bool) {
 	VPSRLD(U8(4), Z1, Z2)
 	VPERMPS(Z0, Z1, Z1)
 	VPERMPS(Z0, Z2, Z2)
-	storePS(Z1, Mem{Base: RDI}, nt)
-	storePS(Z2, Mem{Base: RDI, Disp: 64}, nt)
+	gen.StoreFloats(Z1, Mem{Base: RDI}, nt)
+	gen.StoreFloats(Z2, Mem{Base: RDI, Disp: 64}, nt)
 	ADDQ(U8(ggufBytes), RSI)
 	ADDQ(U32(128), RDI)
 	DECQ(RCX)
 	JNZ(LabelRef(l("block")))
 	Label(l("done"))
-	if nt {
-		SFENCE()
-	}
-	VZEROUPPER()
-	RET()
+	gen.End(nt)
 }
 
 // ---------------------------------------------------------------- AVX2
-
-// tree256 reduces Y0..Y7 (lane maxima of 8 blocks) to the 8 block maxima in
-// order in Y0, with Y8 as scratch and the order permutation in yPerm.
-func tree256() {
-	for b := 0; b < 8; b += 2 {
-		VPERM2I128(U8(0x20), Y(b+1), Y(b), Y8)
-		VPERM2I128(U8(0x31), Y(b+1), Y(b), Y(b))
-		VPMAXUD(Y8, Y(b), Y(b))
-	}
-	for _, b := range []int{0, 4} {
-		VPUNPCKLQDQ(Y(b+2), Y(b), Y8)
-		VPUNPCKHQDQ(Y(b+2), Y(b), Y(b))
-		VPMAXUD(Y8, Y(b), Y(b))
-	}
-	VSHUFPS(U8(0x88), Y4, Y0, Y8)
-	VSHUFPS(U8(0xdd), Y4, Y0, Y0)
-	VPMAXUD(Y8, Y0, Y0)
-	VPERMD(Y0, yPerm, Y0)
-}
 
 // AVX2 constant registers of the quantizers' encode phase.
 var (
@@ -574,7 +457,7 @@ var (
 func code256(y, c, t VecPhysical, clamp bool) {
 	VPAND(yAbs, y, c)
 	if clamp {
-		VPMINUD(k256(keyHi), c, c)
+		VPMINUD(cs.Vec(keyHi), c, c)
 	}
 	VCVTTPS2DQ(c, t)
 	VPERMD(expTab8, t, t)
@@ -597,7 +480,7 @@ func pack256(c, y [4]VecPhysical, m Mem, gguf bool) {
 	VPACKSSWB(y[2], y[0], y[0])
 	// The sign bytes are negative where y is: bit 7 to bit 3.
 	VPSRLW(U8(4), y[0], y[0])
-	VPAND(k256(0x08080808), y[0], y[0])
+	VPAND(cs.Vec(0x08080808), y[0], y[0])
 	VPOR(y[0], c[0], c[0])
 	if gguf {
 		// Elements j and j+16 sit 8 bytes apart in a lane.
@@ -637,13 +520,13 @@ func quantConsts256() {
 func dq8AVX2(src, dst Mem, lo, hi VecPhysical, nt bool) {
 	VPBROADCASTQ(src, Y3)
 	for h := range 2 {
-		VPSHUFB(Y(12+h), Y3, Y4)
+		VPSHUFB(gen.Y(12+h), Y3, Y4)
 		VPSLLVD(Y10, Y4, Y5)
 		VPSRLVD(Y11, Y4, Y4)
 		VPERMPS(lo, Y4, Y6)
 		VPERMPS(hi, Y4, Y4)
 		VBLENDVPS(Y5, Y4, Y6, Y6)
-		storePS(Y6, dst.Offset(32*h), nt)
+		gen.StoreFloats(Y6, dst.Offset(32*h), nt)
 	}
 }
 
@@ -653,7 +536,7 @@ func dequantAVX2(block int, nt bool) {
 	if block == NVFP4Block {
 		base = "dequantizeNVFP4"
 	}
-	name := dqName(base, nt, "AVX2")
+	name := gen.Name(base, nt, "AVX2")
 	TEXT(name, NOSPLIT, "func(dst []float32, codes []byte, scales []uint8, lut *[256]float32)")
 	Pragma("noescape")
 	dqDoc(name, "AVX2", block, false, nt)
@@ -689,16 +572,12 @@ func dequantAVX2(block int, nt bool) {
 	DECQ(RCX)
 	JNZ(LabelRef(l("block")))
 	Label(l("done"))
-	if nt {
-		SFENCE()
-	}
-	VZEROUPPER()
-	RET()
+	gen.End(nt)
 }
 
 // dequantGGUFAVX2 emits dequantizeMXFP4GGUF[NT]AVX2.
 func dequantGGUFAVX2(nt bool) {
-	name := dqName("dequantizeMXFP4GGUF", nt, "AVX2")
+	name := gen.Name("dequantizeMXFP4GGUF", nt, "AVX2")
 	TEXT(name, NOSPLIT, "func(dst []float32, src []byte, lut *[256]float32)")
 	Pragma("noescape")
 	dqDoc(name, "AVX2", MXBlock, true, nt)
@@ -730,7 +609,7 @@ func dequantGGUFAVX2(nt bool) {
 			VPERMPS(Y1, Y4, Y6)
 			VPERMPS(Y2, Y4, Y4)
 			VBLENDVPS(Y5, Y4, Y6, Y6)
-			storePS(Y6, Mem{Base: RDI, Disp: 32*u + 64*h}, nt)
+			gen.StoreFloats(Y6, Mem{Base: RDI, Disp: 32*u + 64*h}, nt)
 		}
 	}
 	ADDQ(U8(ggufBytes), RSI)
@@ -738,11 +617,7 @@ func dequantGGUFAVX2(nt bool) {
 	DECQ(RCX)
 	JNZ(LabelRef(l("block")))
 	Label(l("done"))
-	if nt {
-		SFENCE()
-	}
-	VZEROUPPER()
-	RET()
+	gen.End(nt)
 }
 
 // ---------------------------------------------------------------- quantizers
@@ -941,8 +816,7 @@ func quantKernel(q qspec) {
 	SUBQ(R9, RCX)
 	JNZ(LabelRef(l("chunk")))
 	Label(l("done"))
-	VZEROUPPER()
-	RET()
+	gen.End(false)
 }
 
 // amaxMXFP4AVX512 finds the 16 block maxima of the group at R10, stores the
@@ -951,21 +825,16 @@ func quantKernel(q qspec) {
 func amaxMXFP4AVX512(scales Mem) {
 	// The magnitudes as integers: VRANGEPS, which would take the larger
 	// magnitude of two vectors in one instruction, passes over quiet NaNs.
-	for b := range 16 {
-		VPANDD(Mem{Base: R10, Disp: 128 * b}, zAbs, Z(b))
-		VPANDD(Mem{Base: R10, Disp: 128*b + 64}, zAbs, Z24)
-		VPMAXUD(Z24, Z(b), Z(b))
-	}
-	tree512()
+	gen.AbsMaxTree512(R10, MXBlock, zAbs)
 	// Scales: max(field, 2) − 2, and 0xFF where amax ≥ Inf.
 	VPSRLD(U8(23), Z0, Z1)
-	VPMAXUD_BCST(k32(2), Z1, Z1)
-	VPSUBD_BCST(k32(2), Z1, Z1)
-	VPCMPUD_BCST(U8(5), k32(fInf), Z0, K1)
-	VPBROADCASTD(k32(255), K1, Z1)
+	VPMAXUD_BCST(cs.Word(2), Z1, Z1)
+	VPSUBD_BCST(cs.Word(2), Z1, Z1)
+	VPCMPUD_BCST(U8(5), cs.Word(fInf), Z0, K1)
+	VPBROADCASTD(cs.Word(255), K1, Z1)
 	VPMOVDB(Z1, scales)
 	// Reciprocals 2^(127−s): bits (254 − s) << 23.
-	VPBROADCASTD(k32(254), Z2)
+	VPBROADCASTD(cs.Word(254), Z2)
 	VPSUBD(Z1, Z2, Z2)
 	VPSLLD(U8(23), Z2, Z2)
 	VMOVDQU32(Z2, Mem{Base: R12})
@@ -980,8 +849,8 @@ func encodeMXFP4AVX512(gguf bool) {
 		PREFETCHT0(Mem{Base: RSI, Disp: prefetchAhead + 128*b + 64})
 		VBROADCASTSS(Mem{Base: R12, Disp: 4 * b}, Z15)
 		for h := range 2 {
-			VMULPS(Mem{Base: RSI, Disp: 128*b + 64*h}, Z15, Z(1+h))
-			code512(Z(1+h), Z(3+h), Z(5+h), false)
+			VMULPS(Mem{Base: RSI, Disp: 128*b + 64*h}, Z15, gen.Z(1+h))
+			code512(gen.Z(1+h), gen.Z(3+h), gen.Z(5+h), false)
 		}
 		if gguf {
 			pack512(Z3, Z4, Z5, zPack, Mem{Base: RDI, Disp: ggufBytes*b + 1})
@@ -998,37 +867,34 @@ func encodeMXFP4AVX512(gguf bool) {
 // mask of blocks to zero (NaN or infinity, or d = 0) in AX.
 func amaxNVFP4AVX512(scales Mem) {
 	st, den := paramAddr("tensorScale"), paramAddr("denom")
-	for b := range 16 {
-		VPANDD(Mem{Base: R10, Disp: 64 * b}, zAbs, Z(b))
-	}
-	tree512()
+	gen.AbsMaxTree512(R10, NVFP4Block, zAbs)
 	// s_b = UE4M3(amax/denom), rounded to nearest even and saturating:
 	// normal results by integer rounding of the bits to 3 mantissa bits,
 	// subnormal ones (below 2^−6) by the float addition of 2^14.
 	VDIVPS_BCST(den, Z0, Z1)
 	VPSRLD(U8(20), Z1, Z2)
-	VPANDD_BCST(k32(1), Z2, Z2)
+	VPANDD_BCST(cs.Word(1), Z2, Z2)
 	VPADDD(Z1, Z2, Z2)
-	VPADDD_BCST(k32(0x7ffff), Z2, Z2)
+	VPADDD_BCST(cs.Word(0x7ffff), Z2, Z2)
 	VPSRLD(U8(20), Z2, Z2)
-	VPSUBD_BCST(k32(120<<3), Z2, Z2)
-	VADDPS_BCST(k32(f2p14), Z1, Z3)
-	VPSUBD_BCST(k32(f2p14), Z3, Z3)
-	VPCMPUD_BCST(U8(1), k32(f2pm6), Z1, K2)
+	VPSUBD_BCST(cs.Word(120<<3), Z2, Z2)
+	VADDPS_BCST(cs.Word(f2p14), Z1, Z3)
+	VPSUBD_BCST(cs.Word(f2p14), Z3, Z3)
+	VPCMPUD_BCST(U8(1), cs.Word(f2pm6), Z1, K2)
 	VMOVDQA32(Z3, K2, Z2)
-	VPMINUD_BCST(k32(ue4Max), Z2, Z2)
+	VPMINUD_BCST(cs.Word(ue4Max), Z2, Z2)
 	VPTESTNMD(Z0, Z0, K3)
-	VPBROADCASTD(k32(ue4One), K3, Z2)
-	VPCMPUD_BCST(U8(5), k32(fInf), Z0, K1)
-	VPBROADCASTD(k32(ue4NaN), K1, Z2)
+	VPBROADCASTD(cs.Word(ue4One), K3, Z2)
+	VPCMPUD_BCST(U8(5), cs.Word(fInf), Z0, K1)
+	VPBROADCASTD(cs.Word(ue4NaN), K1, Z2)
 	VPMOVDB(Z2, scales)
 	// d = float32(UE4M3 value · s_t): codes of 8 and up are normal,
 	// (c << 20) + (120 << 23); below 8, c·2^−9 = 2^−6·(1 + c/8) − 2^−6.
 	VPSLLD(U8(20), Z2, Z3)
-	VPADDD_BCST(k32(120<<23), Z3, Z4)
-	VPADDD_BCST(k32(121<<23), Z3, Z5)
-	VSUBPS_BCST(k32(f2pm6), Z5, Z5)
-	VPCMPUD_BCST(U8(1), k32(8), Z2, K4)
+	VPADDD_BCST(cs.Word(120<<23), Z3, Z4)
+	VPADDD_BCST(cs.Word(121<<23), Z3, Z5)
+	VSUBPS_BCST(cs.Word(f2pm6), Z5, Z5)
+	VPCMPUD_BCST(U8(1), cs.Word(8), Z2, K4)
 	VMOVDQA32(Z5, K4, Z4)
 	VMULPS_BCST(st, Z4, Z4)
 	VMOVUPS(Z4, Mem{Base: R12})
@@ -1045,9 +911,9 @@ func encodeNVFP4AVX512() {
 		PREFETCHT0(Mem{Base: RSI, Disp: prefetchAhead + 64*b})
 		PREFETCHT0(Mem{Base: RSI, Disp: prefetchAhead + 64*b + 64})
 		for h := range 2 {
-			VMOVUPS(Mem{Base: RSI, Disp: 64 * (b + h)}, Z(1+h))
-			VDIVPS_BCST(Mem{Base: R12, Disp: 4 * (b + h)}, Z(1+h), Z(1+h))
-			code512(Z(1+h), Z(3+h), Z(5+h), true)
+			VMOVUPS(Mem{Base: RSI, Disp: 64 * (b + h)}, gen.Z(1+h))
+			VDIVPS_BCST(Mem{Base: R12, Disp: 4 * (b + h)}, gen.Z(1+h), gen.Z(1+h))
+			code512(gen.Z(1+h), gen.Z(3+h), gen.Z(5+h), true)
 		}
 		pack512(Z3, Z4, Z5, zPack, Mem{Base: RDI, Disp: 8 * b})
 	}
@@ -1055,27 +921,17 @@ func encodeNVFP4AVX512() {
 
 // amaxMXFP4AVX2 is amaxMXFP4AVX512 for 8 blocks.
 func amaxMXFP4AVX2(scales Mem) {
-	for b := range 8 {
-		off := 128 * b
-		VPAND(Mem{Base: R10, Disp: off}, yAbs, Y(b))
-		VPAND(Mem{Base: R10, Disp: off + 32}, yAbs, Y8)
-		VPAND(Mem{Base: R10, Disp: off + 64}, yAbs, Y9)
-		VPAND(Mem{Base: R10, Disp: off + 96}, yAbs, Y10)
-		VPMAXUD(Y10, Y9, Y9)
-		VPMAXUD(Y9, Y(b), Y(b))
-		VPMAXUD(Y8, Y(b), Y(b))
-	}
-	tree256()
+	gen.AbsMaxTree256(R10, MXBlock, yAbs, yPerm)
 	// Scales max(field, 2) − 2, or 0xFF where amax ≥ Inf (amax is below
 	// 2^31, a positive int32).
 	VPSRLD(U8(23), Y0, Y1)
-	VPMAXUD(k256(2), Y1, Y1)
-	VPSUBD(k256(2), Y1, Y1)
-	VPCMPGTD(k256(fInf-1), Y0, Y2)
-	VPAND(k256(255), Y2, Y3)
+	VPMAXUD(cs.Vec(2), Y1, Y1)
+	VPSUBD(cs.Vec(2), Y1, Y1)
+	VPCMPGTD(cs.Vec(fInf-1), Y0, Y2)
+	VPAND(cs.Vec(255), Y2, Y3)
 	VPOR(Y3, Y1, Y1)
 	VMOVMSKPS(Y2, EAX)
-	VMOVDQU(k256(254), Y3)
+	VMOVDQU(cs.Vec(254), Y3)
 	VPSUBD(Y1, Y3, Y3)
 	VPSLLD(U8(23), Y3, Y3)
 	VMOVDQU(Y3, Mem{Base: R12})
@@ -1089,8 +945,8 @@ func encodeMXFP4AVX2(gguf bool) {
 		PREFETCHT0(Mem{Base: RSI, Disp: prefetchAhead + 128*b + 64})
 		VBROADCASTSS(Mem{Base: R12, Disp: 4 * b}, yMul)
 		for h := range 4 {
-			VMULPS(Mem{Base: RSI, Disp: 128*b + 32*h}, yMul, Y(h))
-			code256(Y(h), Y(4+h), Y8, false)
+			VMULPS(Mem{Base: RSI, Disp: 128*b + 32*h}, yMul, gen.Y(h))
+			code256(gen.Y(h), gen.Y(4+h), Y8, false)
 		}
 		c := [4]VecPhysical{Y4, Y5, Y6, Y7}
 		y := [4]VecPhysical{Y0, Y1, Y2, Y3}
@@ -1107,38 +963,32 @@ func encodeMXFP4AVX2(gguf bool) {
 // amaxNVFP4AVX2 is amaxNVFP4AVX512 for 8 blocks.
 func amaxNVFP4AVX2(scales Mem) {
 	st, den := paramAddr("tensorScale"), paramAddr("denom")
-	for b := range 8 {
-		off := 64 * b
-		VPAND(Mem{Base: R10, Disp: off}, yAbs, Y(b))
-		VPAND(Mem{Base: R10, Disp: off + 32}, yAbs, Y8)
-		VPMAXUD(Y8, Y(b), Y(b))
-	}
-	tree256()
+	gen.AbsMaxTree256(R10, NVFP4Block, yAbs, yPerm)
 	// s_b = UE4M3(amax/denom) as in the AVX-512 kernel, with blends.
 	VBROADCASTSS(den, Y9)
 	VDIVPS(Y9, Y0, Y1)
 	VPSRLD(U8(20), Y1, Y2)
-	VPAND(k256(1), Y2, Y2)
+	VPAND(cs.Vec(1), Y2, Y2)
 	VPADDD(Y1, Y2, Y2)
-	VPADDD(k256(0x7ffff), Y2, Y2)
+	VPADDD(cs.Vec(0x7ffff), Y2, Y2)
 	VPSRLD(U8(20), Y2, Y2)
-	VPSUBD(k256(120<<3), Y2, Y2)
-	VADDPS(k256(f2p14), Y1, Y3)
-	VPSUBD(k256(f2p14), Y3, Y3)
-	VPCMPGTD(k256(f2pm6-1), Y1, Y4) // normal: v ≥ 2^−6 (v is not negative)
+	VPSUBD(cs.Vec(120<<3), Y2, Y2)
+	VADDPS(cs.Vec(f2p14), Y1, Y3)
+	VPSUBD(cs.Vec(f2p14), Y3, Y3)
+	VPCMPGTD(cs.Vec(f2pm6-1), Y1, Y4) // normal: v ≥ 2^−6 (v is not negative)
 	VPBLENDVB(Y4, Y2, Y3, Y2)
-	VPMINSD(k256(ue4Max), Y2, Y2)
+	VPMINSD(cs.Vec(ue4Max), Y2, Y2)
 	VPXOR(Y5, Y5, Y5)
 	VPCMPEQD(Y5, Y0, Y4)
-	VPBLENDVB(Y4, k256(ue4One), Y2, Y2)
-	VPCMPGTD(k256(fInf-1), Y0, Y6) // NaN or Inf
-	VPBLENDVB(Y6, k256(ue4NaN), Y2, Y1)
+	VPBLENDVB(Y4, cs.Vec(ue4One), Y2, Y2)
+	VPCMPGTD(cs.Vec(fInf-1), Y0, Y6) // NaN or Inf
+	VPBLENDVB(Y6, cs.Vec(ue4NaN), Y2, Y1)
 	// d = float32(UE4M3 value · s_t).
 	VPSLLD(U8(20), Y1, Y3)
-	VPADDD(k256(120<<23), Y3, Y4)
-	VPADDD(k256(121<<23), Y3, Y7)
-	VSUBPS(k256(f2pm6), Y7, Y7)
-	VMOVDQU(k256(8), Y3)
+	VPADDD(cs.Vec(120<<23), Y3, Y4)
+	VPADDD(cs.Vec(121<<23), Y3, Y7)
+	VSUBPS(cs.Vec(f2pm6), Y7, Y7)
+	VMOVDQU(cs.Vec(8), Y3)
 	VPCMPGTD(Y1, Y3, Y3) // c < 8: subnormal
 	VBLENDVPS(Y3, Y7, Y4, Y4)
 	VBROADCASTSS(st, Y9)
@@ -1159,9 +1009,9 @@ func encodeNVFP4AVX2() {
 			if h%2 == 0 {
 				VBROADCASTSS(Mem{Base: R12, Disp: 4 * (b + h/2)}, yMul)
 			}
-			VMOVUPS(Mem{Base: RSI, Disp: 64*b + 32*h}, Y(h))
-			VDIVPS(yMul, Y(h), Y(h))
-			code256(Y(h), Y(4+h), Y8, true)
+			VMOVUPS(Mem{Base: RSI, Disp: 64*b + 32*h}, gen.Y(h))
+			VDIVPS(yMul, gen.Y(h), gen.Y(h))
+			code256(gen.Y(h), gen.Y(4+h), Y8, true)
 		}
 		pack256([4]VecPhysical{Y4, Y5, Y6, Y7}, [4]VecPhysical{Y0, Y1, Y2, Y3}, Mem{Base: RDI, Disp: 8 * b}, false)
 	}

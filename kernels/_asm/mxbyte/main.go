@@ -64,30 +64,30 @@ func (e elem) magMask() uint32 { return 1<<e.signPos() - 1 }
 func (e elem) decodeMul() uint32 { return uint32(126+e.emin+127) << 23 }
 
 func main() {
-	ConstraintExpr(gen.BuildConstraint)
-	declareTables()
-	declareMXTables()
-	for _, isa := range []string{"AVX512", "AVX2"} {
-		for _, e := range []elem{e4m3, e5m2, e2m3, e3m2} {
-			quantFloat(isa, e)
-		}
-		quantInt8(isa)
-		for _, nt = range []bool{false, true} {
-			for _, e := range []elem{e4m3, e5m2} {
-				dequantFP8(isa, e, true)
-				dequantFP8(isa, e, false)
+	gen.Main(func() {
+		declareTables()
+		declareMXTables()
+		for _, isa := range []string{"AVX512", "AVX2"} {
+			for _, e := range []elem{e4m3, e5m2, e2m3, e3m2} {
+				quantFloat(isa, e)
 			}
-			for _, e := range []elem{e2m3, e3m2} {
-				dequantFP6(isa, e)
-				dequantFP8(isa, e, false) // one six-bit code per byte
+			quantInt8(isa)
+			for _, nt = range []bool{false, true} {
+				for _, e := range []elem{e4m3, e5m2} {
+					dequantFP8(isa, e, true)
+					dequantFP8(isa, e, false)
+				}
+				for _, e := range []elem{e2m3, e3m2} {
+					dequantFP6(isa, e)
+					dequantFP8(isa, e, false) // one six-bit code per byte
+				}
+				dequantInt8(isa)
 			}
-			dequantInt8(isa)
+			for _, e := range []elem{e4m3, e5m2, e2m3, e3m2} {
+				encodeFP8(isa, e)
+			}
 		}
-		for _, e := range []elem{e4m3, e5m2, e2m3, e3m2} {
-			encodeFP8(isa, e)
-		}
-	}
-	Generate()
+	})
 }
 
 // nt selects the non-temporal variants of the dequantizers and decoders: the
@@ -95,28 +95,6 @@ func main() {
 // outputs far larger than them) and ends with SFENCE; dst must then be
 // aligned to the vector size.
 var nt bool
-
-func ntName(base string) string {
-	if nt {
-		return base + "NT"
-	}
-	return base
-}
-
-var (
-	zs = []VecPhysical{Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7, Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15,
-		Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23, Z24, Z25, Z26, Z27, Z28, Z29, Z30, Z31}
-	ys = []VecPhysical{Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7, Y8, Y9, Y10, Y11, Y12, Y13, Y14, Y15}
-)
-
-// storeF writes a vector of floats, non-temporally in an NT variant.
-func storeF(v VecPhysical, m Mem) {
-	if nt {
-		VMOVNTPS(v, m)
-		return
-	}
-	VMOVUPS(v, m)
-}
 
 // ---- constants
 
@@ -160,16 +138,8 @@ func declareTables() {
 		}
 	}
 	constMem = gen.Table("mxbConst", words)
-	for li, h := range []int{8, 4, 2, 1} {
-		for j := range 2 {
-			w := make([]uint32, 16)
-			for i := range w {
-				w[i] = uint32((i/h)*2*h + i%h + j*h)
-			}
-			treeIdx[li][j] = gen.Table(fmt.Sprintf("mxbTree%d_%d", h, j), w)
-		}
-	}
-	perm8 = gen.Table("mxbPerm8", []uint32{0, 4, 1, 5, 2, 6, 3, 7})
+	treeIdx = gen.TreeIndexes("mxbTree")
+	perm8 = gen.Perm8("mxbPerm8")
 	var t, t64 []uint32
 	for c := range 256 {
 		t = append(t, e8m0Bits(c, 0))
@@ -215,20 +185,14 @@ func declareTables() {
 // pack6ShufTable is the VPSHUFB index that keeps the low 3 bytes of each
 // dword of a 128-bit lane, packed to its first 12 bytes.
 func pack6ShufTable() Mem {
-	var b [16]byte
+	b := make([]byte, 32)
 	for i := range b {
 		b[i] = 0x80
-	}
-	for i := range 12 {
-		b[i] = byte(i/3*4 + i%3)
-	}
-	var w []uint32
-	for range 2 {
-		for i := 0; i < 16; i += 4 {
-			w = append(w, uint32(b[i])|uint32(b[i+1])<<8|uint32(b[i+2])<<16|uint32(b[i+3])<<24)
+		if i%16 < 12 {
+			b[i] = byte(i%16/3*4 + i%16%3)
 		}
 	}
-	return gen.Table("mxbPack6Idx", w)
+	return gen.Bytes("mxbPack6Idx", b)
 }
 
 // groupDword is the VPSHUFB index dword that gathers the 3 bytes from byte
@@ -276,7 +240,10 @@ func quantDoc(name, isa, ref string, per int) {
 }
 
 // The AVX-512 quantizers take 16 blocks (512 floats) per step: a transpose
-// tree of the block maxima (as the reduce generator's), the 16 scales at
+// tree of the block maxima (gen.AbsMaxTree512, on the bits of |x|: VRANGEPS,
+// which would take the larger magnitude of two vectors in one instruction,
+// lets a NaN operand through as the other one on the development machine),
+// the 16 scales at
 // once, their reciprocals spilled to the stack and broadcast per block, then
 // the elements, two blocks at a time, whose codes in a block holding NaN or
 // Inf are fixed up afterwards. The AVX2 ones take 8 blocks per step the same
@@ -284,58 +251,6 @@ func quantDoc(name, isa, ref string, per int) {
 // prefetch of the input ahead of the tree (PREFETCHT0 2–8 KiB ahead, one per
 // line) made the DRAM-sized runs a quarter slower on the development VM, so
 // the sequential reads are left to the hardware prefetcher.
-
-// amaxTree512 leaves in Z0 the |x| maxima (as bits) of the 16 blocks at SI;
-// it uses Z0–Z15, Z24 and the tree indexes in Z16–Z23, and Z31 = 0x7fffffff.
-// (VRANGEPS, which would take the larger magnitude of two vectors in one
-// instruction, lets a NaN operand through as the other one on the
-// development machine, so the maxima are taken on the bits.)
-func amaxTree512() {
-	for b := range 16 {
-		off := 128 * b
-		VPANDD(Mem{Base: RSI, Disp: off}, Z31, zs[b])
-		VPANDD(Mem{Base: RSI, Disp: off + 64}, Z31, Z24)
-		VPMAXUD(Z24, zs[b], zs[b])
-	}
-	for li, s := 0, 1; li < 4; li, s = li+1, s*2 {
-		for a := 0; a < 16; a += 2 * s {
-			A, B := zs[a], zs[a+s]
-			VMOVDQA64(A, Z24)
-			VPERMT2D(B, zs[16+2*li], Z24)
-			VPERMT2D(B, zs[17+2*li], A)
-			VPMAXUD(Z24, A, A)
-		}
-	}
-}
-
-// amaxTree256 leaves in Y0 the |x| maxima of the 8 blocks at SI; it uses
-// Y0–Y10, Y14 = perm8 and Y15 = 0x7fffffff.
-func amaxTree256() {
-	for b := range 8 {
-		off := 128 * b
-		VPAND(Mem{Base: RSI, Disp: off}, Y15, ys[b])
-		VPAND(Mem{Base: RSI, Disp: off + 32}, Y15, Y8)
-		VPAND(Mem{Base: RSI, Disp: off + 64}, Y15, Y9)
-		VPAND(Mem{Base: RSI, Disp: off + 96}, Y15, Y10)
-		VPMAXUD(Y10, Y9, Y9)
-		VPMAXUD(Y9, ys[b], ys[b])
-		VPMAXUD(Y8, ys[b], ys[b])
-	}
-	for b := 0; b < 8; b += 2 {
-		VPERM2I128(Imm(0x20), ys[b+1], ys[b], Y8)
-		VPERM2I128(Imm(0x31), ys[b+1], ys[b], ys[b])
-		VPMAXUD(Y8, ys[b], ys[b])
-	}
-	for _, b := range []int{0, 4} {
-		VPUNPCKLQDQ(ys[b+2], ys[b], Y8)
-		VPUNPCKHQDQ(ys[b+2], ys[b], ys[b])
-		VPMAXUD(Y8, ys[b], ys[b])
-	}
-	VSHUFPS(Imm(0x88), Y4, Y0, Y8)
-	VSHUFPS(Imm(0xdd), Y4, Y0, Y0)
-	VPMAXUD(Y8, Y0, Y0)
-	VPERMD(Y0, Y14, Y0)
-}
 
 // quantFloat emits quantMX{FP8E4M3,FP8E5M2,FP6E2M3,FP6E3M2}{AVX512,AVX2}.
 func quantFloat(isa string, e elem) {
@@ -387,10 +302,7 @@ func quantBody(name, isa string, e elem, int8 bool) {
 		SHRQ(Imm(4), RCX)
 		JZ(LabelRef(l("done")))
 		bcast(0x7fffffff, Z31)
-		for li := range 4 {
-			VMOVDQU32(treeIdx[li][0], zs[16+2*li])
-			VMOVDQU32(treeIdx[li][1], zs[17+2*li])
-		}
+		gen.LoadTree(treeIdx)
 		if int8 {
 			bcast(0xffffff81, Z30) // −127
 			bcast(math.Float32bits(64), Z29)
@@ -403,7 +315,7 @@ func quantBody(name, isa string, e elem, int8 bool) {
 			bcast(1<<e.signPos(), Z25)
 		}
 		Label(l("loop"))
-		amaxTree512()
+		gen.AbsMaxTree512(RSI, 32, Z31)
 		// Scales: K1 = blocks holding NaN or Inf; Z1 = the floor codes.
 		VPCMPUD_BCST(U8(5), cst(0x7f800000), Z0, K1) // amax ≥ Inf
 		VPSRLD(U8(23), Z0, Z1)
@@ -431,9 +343,9 @@ func quantBody(name, isa string, e elem, int8 bool) {
 			VBROADCASTSS(local.Offset(4*b), Z1)
 			VBROADCASTSS(local.Offset(4*b+4), Z2)
 			for v := range 4 {
-				n := zs[3+v]
-				y, a, t, sc := zs[7+4*(v%2)], zs[8+4*(v%2)], zs[9+4*(v%2)], zs[10+4*(v%2)]
-				VMULPS(Mem{Base: RSI, Disp: 128*b + 64*v}, zs[1+v/2], y)
+				n := gen.Z(3 + v)
+				y, a, t, sc := gen.Z(7+4*(v%2)), gen.Z(8+4*(v%2)), gen.Z(9+4*(v%2)), gen.Z(10+4*(v%2))
+				VMULPS(Mem{Base: RSI, Disp: 128*b + 64*v}, gen.Z(1+v/2), y)
 				if int8 {
 					VMULPS(Z29, y, y) // ·64, as the reference: x·2^(127−sc) may be subnormal
 					VCVTPS2DQ_RN_SAE(y, n)
@@ -468,8 +380,7 @@ func quantBody(name, isa string, e elem, int8 bool) {
 		DECQ(RCX)
 		JNZ(LabelRef(l("loop")))
 		Label(l("done"))
-		VZEROUPPER()
-		RET()
+		gen.End(false)
 		return
 	}
 	// AVX2: 8 blocks per step.
@@ -479,7 +390,7 @@ func quantBody(name, isa string, e elem, int8 bool) {
 	VMOVDQU(cst(0x7fffffff), Y15)
 	VMOVDQU(perm8, Y14)
 	Label(l("loop"))
-	amaxTree256()
+	gen.AbsMaxTree256(RSI, 32, Y15, Y14)
 	VPCMPGTD(cst(0x7f7fffff), Y0, Y3) // amax > max finite: NaN or Inf
 	VMOVMSKPS(Y3, R11L)
 	VPSRLD(U8(23), Y0, Y1)
@@ -513,7 +424,7 @@ func quantBody(name, isa string, e elem, int8 bool) {
 	for b := range 8 {
 		VBROADCASTSS(local.Offset(4*b), Y8)
 		for v := range 4 {
-			n := ys[v]
+			n := gen.Y(v)
 			y := Y4
 			VMULPS(Mem{Base: RSI, Disp: 128*b + 32*v}, Y8, y)
 			if int8 {
@@ -550,8 +461,7 @@ func quantBody(name, isa string, e elem, int8 bool) {
 	DECQ(RCX)
 	JNZ(LabelRef(l("loop")))
 	Label(l("done"))
-	VZEROUPPER()
-	RET()
+	gen.End(false)
 }
 
 // nanFix overwrites the codes of the blocks whose bits are set in R11 (a
@@ -732,11 +642,7 @@ func blockLoop(name string, inBytes int, tab Mem, m VecPhysical, body func()) {
 	DECQ(RCX)
 	JNZ(LabelRef(l("loop")))
 	Label(l("done"))
-	if nt {
-		SFENCE()
-	}
-	VZEROUPPER()
-	RET()
+	gen.End(nt)
 }
 
 // dequantFP8 emits the MXFP8 dequantizers (scaled, E4M3 and E5M2) and the
@@ -748,7 +654,7 @@ func dequantFP8(isa string, e elem, scaled bool) {
 	}
 	var name string
 	if scaled {
-		name = ntName("dequantMXFP8"+e.name) + isa
+		name = gen.Name("dequantMXFP8"+e.name, nt, isa)
 		TEXT(name, NOSPLIT, "func(dst []float32, codes []byte, scales []uint8)")
 		ref := "dequantizeMXFP8Go(dst, codes, scales)"
 		if e.name == "E5M2" {
@@ -758,7 +664,7 @@ func dequantFP8(isa string, e elem, scaled bool) {
 		dequantDoc(name, isa, ref, 4*w, " and codes 32 bytes")
 		dequantArgs()
 	} else {
-		name = ntName("decode"+e.name) + isa
+		name = gen.Name("decode"+e.name, nt, isa)
 		TEXT(name, NOSPLIT, "func(dst []float32, src []byte)")
 		Pragma("noescape")
 		docDecode(name, isa, e, 4*w)
@@ -778,13 +684,13 @@ func dequantFP8(isa string, e elem, scaled bool) {
 			bcast(0x7fc00000, Z29)
 		}
 		one := func(c VecPhysical, in, out Mem, k1, k2 Register, m VecPhysical) {
-			f, sg := zs[zIndex(c)+1], zs[zIndex(c)+2]
+			f, sg := gen.Z(gen.Num(c)+1), gen.Z(gen.Num(c)+2)
 			VPMOVZXBD(in, c)
 			dec512(e, c, f, sg, k1, k2)
 			if m != nil {
 				VMULPS(m, c, c)
 			}
-			storeF(c, out)
+			gen.StoreFloats(c, out, nt)
 		}
 		if scaled {
 			blockLoop(name, 32, e8m0Tab, Z0, func() {
@@ -793,9 +699,8 @@ func dequantFP8(isa string, e elem, scaled bool) {
 			})
 			return
 		}
-		elemLoop(name, 16, 4, 1, 4, func(j int) {
-			one(zs[3*j], Mem{Base: RSI, Disp: 16 * j}, Mem{Base: RDI, Disp: 64 * j}, []Register{K1, K2, K3, K4}[j],
-				[]Register{K5, K6, K7, K5}[j], nil)
+		gen.ElemLoop(name, 16, 4, 1, 4, nt, func(j int) {
+			one(gen.Z(3*j), Mem{Base: RSI, Disp: 16 * j}, Mem{Base: RDI, Disp: 64 * j}, gen.K(1+j), gen.K(5+j%3), nil)
 		})
 		return
 	}
@@ -811,43 +716,25 @@ func dequantFP8(isa string, e elem, scaled bool) {
 		VMOVDQU(cst(0x7fc00000), Y13)
 	}
 	one := func(c VecPhysical, in, out Mem, m VecPhysical) {
-		f, sg, t := ys[ysIndex(c)+1], ys[ysIndex(c)+2], ys[ysIndex(c)+3]
+		f, sg, t := gen.Y(gen.Num(c)+1), gen.Y(gen.Num(c)+2), gen.Y(gen.Num(c)+3)
 		VPMOVZXBD(in, c)
 		dec256(e, c, f, sg, t)
 		if m != nil {
 			VMULPS(m, c, c)
 		}
-		storeF(c, out)
+		gen.StoreFloats(c, out, nt)
 	}
 	if scaled {
 		blockLoop(name, 32, e8m0Tab, Y0, func() {
 			for v := range 4 {
-				one(ys[1+4*(v%2)], Mem{Base: RSI, Disp: 8 * v}, Mem{Base: RDI, Disp: 32 * v}, Y0)
+				one(gen.Y(1+4*(v%2)), Mem{Base: RSI, Disp: 8 * v}, Mem{Base: RDI, Disp: 32 * v}, Y0)
 			}
 		})
 		return
 	}
-	elemLoop(name, 8, 2, 1, 4, func(j int) {
-		one(ys[4*j], Mem{Base: RSI, Disp: 8 * j}, Mem{Base: RDI, Disp: 32 * j}, nil)
+	gen.ElemLoop(name, 8, 2, 1, 4, nt, func(j int) {
+		one(gen.Y(4*j), Mem{Base: RSI, Disp: 8 * j}, Mem{Base: RDI, Disp: 32 * j}, nil)
 	})
-}
-
-func zIndex(v VecPhysical) int {
-	for i, z := range zs {
-		if z == v {
-			return i
-		}
-	}
-	panic("not a zmm")
-}
-
-func ysIndex(v VecPhysical) int {
-	for i, y := range ys {
-		if y == v {
-			return i
-		}
-	}
-	panic("not a ymm")
 }
 
 // dec512 turns the codes of e in the dwords of c into their float32 values
@@ -915,45 +802,9 @@ func docDecode(name, isa string, e elem, align int) {
 	Doc(lines...)
 }
 
-// elemLoop emits the element loop of a slice conversion: CX counts the
-// elements left, SI and DI walk src and dst (inSize and outSize bytes per
-// element). It runs body(j) for j < unroll on each step of unroll·step
-// elements while there are that many, then body(0) per step elements.
-func elemLoop(name string, step, unroll, inSize, outSize int, body func(j int)) {
-	l := func(s string) string { return name + "_" + s }
-	big := step * unroll
-	CMPQ(RCX, U32(uint32(big)))
-	JB(LabelRef(l("one")))
-	Label(l("big"))
-	for j := range unroll {
-		body(j)
-	}
-	ADDQ(U32(uint32(big*inSize)), RSI)
-	ADDQ(U32(uint32(big*outSize)), RDI)
-	SUBQ(U32(uint32(big)), RCX)
-	CMPQ(RCX, U32(uint32(big)))
-	JAE(LabelRef(l("big")))
-	Label(l("one"))
-	if unroll > 1 {
-		CMPQ(RCX, U32(uint32(step)))
-		JB(LabelRef(l("done")))
-		body(0)
-		ADDQ(U32(uint32(step*inSize)), RSI)
-		ADDQ(U32(uint32(step*outSize)), RDI)
-		SUBQ(U32(uint32(step)), RCX)
-		JMP(LabelRef(l("one")))
-	}
-	Label(l("done"))
-	if nt {
-		SFENCE()
-	}
-	VZEROUPPER()
-	RET()
-}
-
 // dequantFP6 emits dequantMXFP6{E2M3,E3M2}[NT]{AVX512,AVX2}.
 func dequantFP6(isa string, e elem) {
-	name := ntName("dequantMXFP6"+e.name) + isa
+	name := gen.Name("dequantMXFP6"+e.name, nt, isa)
 	TEXT(name, NOSPLIT, "func(dst []float32, codes []byte, scales []uint8)")
 	Pragma("noescape")
 	w := 16
@@ -971,13 +822,13 @@ func dequantFP6(isa string, e elem) {
 		bcast(0x80000000, Z28)
 		blockLoop(name, 24, e8m0Tab, Z0, func() {
 			for h := range 2 {
-				c, f, sg := zs[1+3*h], zs[2+3*h], zs[3+3*h]
+				c, f, sg := gen.Z(1+3*h), gen.Z(2+3*h), gen.Z(3+3*h)
 				VBROADCASTI32X4(Mem{Base: RSI, Disp: 8 * h}, c)
-				VPSHUFB(zs[25-h], c, c)
+				VPSHUFB(gen.Z(25-h), c, c)
 				VPSRLVD(Z23, c, c)
 				dec512(e, c, f, sg, K1, K2)
 				VMULPS(Z0, c, c)
-				storeF(c, Mem{Base: RDI, Disp: 64 * h})
+				gen.StoreFloats(c, Mem{Base: RDI, Disp: 64 * h}, nt)
 			}
 		})
 		return
@@ -988,13 +839,13 @@ func dequantFP6(isa string, e elem) {
 	VMOVDQU(unpack6Sh, Y11)
 	blockLoop(name, 24, e8m0Tab, Y0, func() {
 		for k := range 4 {
-			c, f, sg, t := ys[1+4*(k%2)], ys[2+4*(k%2)], ys[3+4*(k%2)], ys[4+4*(k%2)]
+			c, f, sg, t := gen.Y(1+4*(k%2)), gen.Y(2+4*(k%2)), gen.Y(3+4*(k%2)), gen.Y(4+4*(k%2))
 			VPBROADCASTQ(Mem{Base: RSI, Disp: unpack6Off[k]}, c)
 			VPSHUFB(unpack6Y[k], c, c)
 			VPSRLVD(Y11, c, c)
 			dec256(e, c, f, sg, t)
 			VMULPS(Y0, c, c)
-			storeF(c, Mem{Base: RDI, Disp: 32 * k})
+			gen.StoreFloats(c, Mem{Base: RDI, Disp: 32 * k}, nt)
 		}
 	})
 }
@@ -1003,7 +854,7 @@ func dequantFP6(isa string, e elem) {
 // converted exactly to float32 and multiplied by 2^(code−127)/64 (one
 // rounding of the same product the reference makes).
 func dequantInt8(isa string) {
-	name := ntName("dequantMXINT8") + isa
+	name := gen.Name("dequantMXINT8", nt, isa)
 	TEXT(name, NOSPLIT, "func(dst []float32, codes []byte, scales []uint8)")
 	Pragma("noescape")
 	w := 16
@@ -1015,22 +866,22 @@ func dequantInt8(isa string) {
 	if isa == "AVX512" {
 		blockLoop(name, 32, e8m0Tab64, Z0, func() {
 			for h := range 2 {
-				c := zs[1+h]
+				c := gen.Z(1 + h)
 				VPMOVSXBD(Mem{Base: RSI, Disp: 16 * h}, c)
 				VCVTDQ2PS(c, c)
 				VMULPS(Z0, c, c)
-				storeF(c, Mem{Base: RDI, Disp: 64 * h})
+				gen.StoreFloats(c, Mem{Base: RDI, Disp: 64 * h}, nt)
 			}
 		})
 		return
 	}
 	blockLoop(name, 32, e8m0Tab64, Y0, func() {
 		for v := range 4 {
-			c := ys[1+v]
+			c := gen.Y(1 + v)
 			VPMOVSXBD(Mem{Base: RSI, Disp: 8 * v}, c)
 			VCVTDQ2PS(c, c)
 			VMULPS(Y0, c, c)
-			storeF(c, Mem{Base: RDI, Disp: 32 * v})
+			gen.StoreFloats(c, Mem{Base: RDI, Disp: 32 * v}, nt)
 		}
 	})
 }
@@ -1083,24 +934,23 @@ func encodeFP8(isa string, e elem) {
 		bcast(1<<e.signPos(), Z25)
 		bcast(0x7f800000, Z24)
 		bcast(e.nanCode, Z23)
-		ks := []Register{K1, K2, K3, K4}
-		elemLoop(name, 16, 4, 4, 1, func(j int) {
-			y, a, t, n, s := zs[5*j], zs[5*j+1], zs[5*j+2], zs[5*j+3], zs[5*j+4]
+		gen.ElemLoop(name, 16, 4, 4, 1, nt, func(j int) {
+			y, a, t, n, s := gen.Z(5*j), gen.Z(5*j+1), gen.Z(5*j+2), gen.Z(5*j+3), gen.Z(5*j+4)
 			VMOVUPS(Mem{Base: RSI, Disp: 64 * j}, y)
 			roundTab512(e, y, a, t, n, s, true)
 			// NaN: the NaN code with the sign n already holds, and E5M2's
 			// top payload bit; for the six-bit formats, which have no NaN,
 			// −0's code for +NaN and 0 for −NaN.
-			VPCMPUD(U8(6), Z24, a, ks[j])
+			VPCMPUD(U8(6), Z24, a, gen.K(1+j))
 			if e.six {
-				VPTERNLOGD(U8(0x0c), Z23, Z25, ks[j], n) // ^n & sign
+				VPTERNLOGD(U8(0x0c), Z23, Z25, gen.K(1+j), n) // ^n & sign
 			} else {
-				VPTERNLOGD(U8(0xea), Z23, Z25, ks[j], n) // n&sign | nanCode
+				VPTERNLOGD(U8(0xea), Z23, Z25, gen.K(1+j), n) // n&sign | nanCode
 			}
 			if e.ieee {
 				VPSLLD(U8(31-(23-e.man)), a, t)
 				VPSRLD(U8(31), t, t)
-				VPORD(t, n, ks[j], n)
+				VPORD(t, n, gen.K(1+j), n)
 			}
 			VPMOVDB(n, n.AsX())
 			VMOVDQU32(n.AsX(), Mem{Base: RDI, Disp: 16 * j})
@@ -1119,9 +969,9 @@ func encodeFP8(isa string, e elem) {
 	} else {
 		VMOVDQU(cst(e.nanCode), Y14)
 	}
-	elemLoop(name, 16, 1, 4, 1, func(int) {
+	gen.ElemLoop(name, 16, 1, 4, 1, nt, func(int) {
 		for v := range 2 {
-			n := ys[v]
+			n := gen.Y(v)
 			y, a, t, s := Y4, Y5, Y6, Y7
 			VMOVUPS(Mem{Base: RSI, Disp: 32 * v}, y)
 			round256(e, y, a, t, n, s) // y: the sign at its place in the code

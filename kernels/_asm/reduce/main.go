@@ -15,19 +15,19 @@ import (
 )
 
 func main() {
-	ConstraintExpr(gen.BuildConstraint)
-	iota8 := gen.Table("amaxIota8", []uint32{0, 1, 2, 3, 4, 5, 6, 7})
-	generalAVX512(false)
-	generalAVX512(true)
-	generalAVX2(iota8, false)
-	generalAVX2(iota8, true)
-	idx := treeIndexes()
-	treeAVX512(16, idx)
-	treeAVX512(32, idx)
-	perm := gen.Table("amaxTreePerm8", []uint32{0, 4, 1, 5, 2, 6, 3, 7})
-	treeAVX2(16, perm)
-	treeAVX2(32, perm)
-	Generate()
+	gen.Main(func() {
+		iota8 := gen.Table("amaxIota8", []uint32{0, 1, 2, 3, 4, 5, 6, 7})
+		generalAVX512(false)
+		generalAVX512(true)
+		generalAVX2(iota8, false)
+		generalAVX2(iota8, true)
+		idx := gen.TreeIndexes("amaxTree")
+		treeAVX512(16, idx)
+		treeAVX512(32, idx)
+		perm := gen.Perm8("amaxTreePerm8")
+		treeAVX2(16, perm)
+		treeAVX2(32, perm)
+	})
 }
 
 // generalAVX512 emits absMaxBlocks[Masked]AVX512 for any block size: per
@@ -64,7 +64,7 @@ func generalAVX512(masked bool) {
 	CMOVQLT(R9, RCX)
 	SUBQ(RCX, R9)
 	for i := range 4 {
-		z := zr(i)
+		z := gen.Z(i)
 		VPXORD(z, z, z)
 	}
 	CMPQ(RCX, Imm(64))
@@ -72,10 +72,10 @@ func generalAVX512(masked bool) {
 
 	Label(l("by64"))
 	for i := range 4 {
-		loadAbs512(i, masked, Z(4+i), kreg(1+i))
+		loadAbs512(i, masked, gen.Z(4+i), gen.K(1+i))
 	}
 	for i := range 4 {
-		VPMAXUD(Z(4+i), zr(i), zr(i))
+		VPMAXUD(gen.Z(4+i), gen.Z(i), gen.Z(i))
 	}
 	ADDQ(U32(256), RSI)
 	if masked {
@@ -119,34 +119,15 @@ func generalAVX512(masked bool) {
 	VPMAXUD(Z1, Z0, Z0)
 	VPMAXUD(Z3, Z2, Z2)
 	VPMAXUD(Z2, Z0, Z0)
-	VEXTRACTI64X4(Imm(1), Z0, Y1)
-	VPMAXUD(Y1, Y0, Y0)
-	hmax128()
+	gen.HReduce(Z0, Z1, VPMAXUD, false)
 	VMOVD(X0, Mem{Base: RDI})
 	ADDQ(Imm(4), RDI)
 	DECQ(R8)
 	JNZ(LabelRef(l("block")))
 
 	Label(l("done"))
-	VZEROUPPER()
-	RET()
+	gen.End(false)
 }
-
-func zr(i int) VecPhysical { return Z(i) }
-
-// Z returns zmm register i.
-func Z(i int) VecPhysical {
-	return []VecPhysical{Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7, Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15,
-		Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23, Z24, Z25, Z26, Z27, Z28, Z29, Z30, Z31}[i]
-}
-
-// Y returns ymm register i.
-func Y(i int) VecPhysical {
-	return []VecPhysical{Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7, Y8, Y9, Y10, Y11, Y12, Y13, Y14, Y15}[i]
-}
-
-// kreg returns opmask register i.
-func kreg(i int) Register { return []Register{K0, K1, K2, K3, K4, K5, K6, K7}[i] }
 
 // loadAbs512 loads the i-th 16 floats at SI with the sign cleared into z; when
 // masked, lanes whose keep byte (at DX) is 0 are zeroed, through opmask k.
@@ -158,16 +139,6 @@ func loadAbs512(i int, masked bool, z VecPhysical, k Register) {
 	}
 	VPTESTMB(Mem{Base: RDX, Disp: 16 * i}, X15, k)
 	VPANDD_Z(m, Z31, k, z)
-}
-
-// hmax128 reduces Y0 to its largest lane in the low lane of X0.
-func hmax128() {
-	VEXTRACTI128(Imm(1), Y0, X1)
-	VPMAXUD(X1, X0, X0)
-	VPSHUFD(Imm(0x4e), X0, X1)
-	VPMAXUD(X1, X0, X0)
-	VPSHUFD(Imm(0xb1), X0, X1)
-	VPMAXUD(X1, X0, X0)
 }
 
 func genDoc(name, isa string, masked bool) {
@@ -234,17 +205,17 @@ func generalAVX2(iota8 Mem, masked bool) {
 	CMOVQLT(R9, RCX)
 	SUBQ(RCX, R9)
 	for i := range 4 {
-		VPXOR(Y(i), Y(i), Y(i))
+		VPXOR(gen.Y(i), gen.Y(i), gen.Y(i))
 	}
 	CMPQ(RCX, Imm(32))
 	JB(LabelRef(l("by8")))
 
 	Label(l("by32"))
 	for i := range 4 {
-		loadAbs256(i, masked, Y(4+i), Y(8+i))
+		loadAbs256(i, masked, gen.Y(4+i), gen.Y(8+i))
 	}
 	for i := range 4 {
-		VPMAXUD(Y(4+i), Y(i), Y(i))
+		VPMAXUD(gen.Y(4+i), gen.Y(i), gen.Y(i))
 	}
 	ADDQ(Imm(128), RSI)
 	if masked {
@@ -297,15 +268,14 @@ func generalAVX2(iota8 Mem, masked bool) {
 	VPMAXUD(Y1, Y0, Y0)
 	VPMAXUD(Y3, Y2, Y2)
 	VPMAXUD(Y2, Y0, Y0)
-	hmax128()
+	gen.HReduce(Y0, Y1, VPMAXUD, false)
 	VMOVD(X0, Mem{Base: RDI})
 	ADDQ(Imm(4), RDI)
 	DECQ(R8)
 	JNZ(LabelRef(l("block")))
 
 	Label(l("done"))
-	VZEROUPPER()
-	RET()
+	gen.End(false)
 }
 
 // loadAbs256 loads the i-th 8 floats at SI with the sign cleared into y; when
@@ -323,26 +293,10 @@ func loadAbs256(i int, masked bool, y, t VecPhysical) {
 	VPAND(m, t, y)
 }
 
-// treeIndexes emits the VPERMT2D index pairs of the AVX-512 transpose tree:
-// at half-width h, lo[i] = (i/h)·2h + i%h and hi[i] = lo[i] + h pick the
-// first and second h lanes of each 2h-lane group from two vectors.
-func treeIndexes() [4][2]Mem {
-	var out [4][2]Mem
-	for li, h := range []int{8, 4, 2, 1} {
-		for j := range 2 {
-			w := make([]uint32, 16)
-			for i := range w {
-				w[i] = uint32((i/h)*2*h + i%h + j*h)
-			}
-			out[li][j] = gen.Table(fmt.Sprintf("amaxTree%d_%d", h, j), w)
-		}
-	}
-	return out
-}
-
 // treeAVX512 emits absMaxBlocks{16,32}AVX512: 16 blocks at a time, each
 // reduced to one zmm of partial maxima, then a transpose tree of VPERMT2D
-// pairs and VPMAXUD that leaves the 16 block maxima in order in one zmm.
+// pairs and VPMAXUD that leaves the 16 block maxima in order in one zmm
+// (gen.AbsMaxTree512).
 func treeAVX512(block int, idx [4][2]Mem) {
 	name := fmt.Sprintf("absMaxBlocks%dAVX512", block)
 	TEXT(name, NOSPLIT, "func(dst []uint32, src []float32)")
@@ -355,37 +309,16 @@ func treeAVX512(block int, idx [4][2]Mem) {
 	l := func(s string) string { return name + "_" + s }
 	JZ(LabelRef(l("done")))
 	gen.Broadcast32(0x7fffffff, Z31, RAX, X4)
-	for li := range 4 {
-		VMOVDQU32(idx[li][0], Z(16+2*li))
-		VMOVDQU32(idx[li][1], Z(17+2*li))
-	}
+	gen.LoadTree(idx)
 	Label(l("loop"))
-	for b := range 16 {
-		off := 4 * block * b
-		VPANDD(Mem{Base: RSI, Disp: off}, Z31, Z(b))
-		if block == 32 {
-			VPANDD(Mem{Base: RSI, Disp: off + 64}, Z31, Z24)
-			VPMAXUD(Z24, Z(b), Z(b))
-		}
-	}
-	// Level h pairs vectors 2j and 2j+1 (stride s apart in register numbers).
-	for li, s := 0, 1; li < 4; li, s = li+1, s*2 {
-		for a := 0; a < 16; a += 2 * s {
-			A, B := Z(a), Z(a+s)
-			VMOVDQA64(A, Z24)
-			VPERMT2D(B, Z(16+2*li), Z24)
-			VPERMT2D(B, Z(17+2*li), A)
-			VPMAXUD(Z24, A, A)
-		}
-	}
+	gen.AbsMaxTree512(RSI, block, Z31)
 	VMOVDQU32(Z0, Mem{Base: RDI})
 	ADDQ(U32(uint32(64*block)), RSI)
 	ADDQ(Imm(64), RDI)
 	DECQ(RCX)
 	JNZ(LabelRef(l("loop")))
 	Label(l("done"))
-	VZEROUPPER()
-	RET()
+	gen.End(false)
 }
 
 func treeDoc(name, isa string, block, group int) {
@@ -403,7 +336,8 @@ func treeDoc(name, isa string, block, group int) {
 
 // treeAVX2 emits absMaxBlocks{16,32}AVX2: 8 blocks at a time, each reduced
 // to one ymm of partial maxima, then a tree of VPERM2I128, VPUNPCK[LH]QDQ and
-// VSHUFPS pairs with VPMAXUD, and a VPERMD that puts the 8 maxima in order.
+// VSHUFPS pairs with VPMAXUD, and a VPERMD that puts the 8 maxima in order
+// (gen.AbsMaxTree256).
 func treeAVX2(block int, perm Mem) {
 	name := fmt.Sprintf("absMaxBlocks%dAVX2", block)
 	TEXT(name, NOSPLIT, "func(dst []uint32, src []float32)")
@@ -419,41 +353,12 @@ func treeAVX2(block int, perm Mem) {
 	VPSRLD(Imm(1), Y15, Y15)
 	VMOVDQU(perm, Y14)
 	Label(l("loop"))
-	for b := range 8 {
-		off := 4 * block * b
-		VPAND(Mem{Base: RSI, Disp: off}, Y15, Y(b))
-		VPAND(Mem{Base: RSI, Disp: off + 32}, Y15, Y8)
-		if block == 32 {
-			VPAND(Mem{Base: RSI, Disp: off + 64}, Y15, Y9)
-			VPAND(Mem{Base: RSI, Disp: off + 96}, Y15, Y10)
-			VPMAXUD(Y10, Y9, Y9)
-			VPMAXUD(Y9, Y(b), Y(b))
-		}
-		VPMAXUD(Y8, Y(b), Y(b))
-	}
-	// 128-bit halves: Yb = [block b ×4 | block b+1 ×4] for b = 0, 2, 4, 6.
-	for b := 0; b < 8; b += 2 {
-		VPERM2I128(Imm(0x20), Y(b+1), Y(b), Y8)
-		VPERM2I128(Imm(0x31), Y(b+1), Y(b), Y(b))
-		VPMAXUD(Y8, Y(b), Y(b))
-	}
-	// 64-bit pairs: Y0 = [0,0,2,2 | 1,1,3,3], Y4 = [4,4,6,6 | 5,5,7,7].
-	for _, b := range []int{0, 4} {
-		VPUNPCKLQDQ(Y(b+2), Y(b), Y8)
-		VPUNPCKHQDQ(Y(b+2), Y(b), Y(b))
-		VPMAXUD(Y8, Y(b), Y(b))
-	}
-	// Even/odd lanes: Y0 = [0,2,4,6 | 1,3,5,7], then VPERMD puts them in order.
-	VSHUFPS(Imm(0x88), Y4, Y0, Y8)
-	VSHUFPS(Imm(0xdd), Y4, Y0, Y0)
-	VPMAXUD(Y8, Y0, Y0)
-	VPERMD(Y0, Y14, Y0)
+	gen.AbsMaxTree256(RSI, block, Y15, Y14)
 	VMOVDQU(Y0, Mem{Base: RDI})
 	ADDQ(U32(uint32(32*block)), RSI)
 	ADDQ(Imm(32), RDI)
 	DECQ(RCX)
 	JNZ(LabelRef(l("loop")))
 	Label(l("done"))
-	VZEROUPPER()
-	RET()
+	gen.End(false)
 }
