@@ -15,33 +15,24 @@ import (
 )
 
 func main() {
-	ConstraintExpr(gen.BuildConstraint)
-	for _, isa := range []string{"AVX512", "AVX2"} {
-		for _, nt = range []bool{false, true} {
-			for _, bytes := range []bool{false, true} {
-				bf16ToF32(isa, bytes)
-				f16ToF32(isa, bytes)
+	gen.Main(func() {
+		for _, isa := range []string{"AVX512", "AVX2"} {
+			for _, nt = range []bool{false, true} {
+				for _, bytes := range []bool{false, true} {
+					bf16ToF32(isa, bytes)
+					f16ToF32(isa, bytes)
+				}
+				f32ToBF16(isa)
+				f32ToF16(isa)
 			}
-			f32ToBF16(isa)
-			f32ToF16(isa)
 		}
-	}
-	Generate()
+	})
 }
 
 // nt selects the non-temporal variants: the kernel being emitted stores with
 // VMOVNTDQ (which bypasses the caches, for outputs far larger than them) and
 // ends with SFENCE; dst must then be 64-byte aligned.
 var nt bool
-
-// kname returns the name of a kernel: base, "NT" for a non-temporal variant,
-// and the ISA.
-func kname(base, isa string) string {
-	if nt {
-		base += "NT"
-	}
-	return base + isa
-}
 
 // store writes the vector v to m, non-temporally in an NT variant.
 func store(v Register, m Mem) {
@@ -57,64 +48,6 @@ func store(v Register, m Mem) {
 	}
 }
 
-var (
-	zs = []VecPhysical{Z0, Z1, Z2, Z3, Z4, Z5, Z6, Z7, Z8, Z9, Z10, Z11, Z12, Z13, Z14, Z15,
-		Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23, Z24, Z25, Z26, Z27, Z28, Z29, Z30, Z31}
-	ks = []Register{K0, K1, K2, K3, K4, K5, K6, K7}
-)
-
-// vec returns vector register i at the width of isa: zmm for AVX512, ymm for
-// AVX2.
-func vec(isa string, i int) VecPhysical {
-	if isa == "AVX512" {
-		return zs[i]
-	}
-	return zs[i].AsY().(VecPhysical)
-}
-
-// lanes is the number of 32-bit lanes of a vector of isa.
-func lanes(isa string) int {
-	if isa == "AVX512" {
-		return 16
-	}
-	return 8
-}
-
-// loop emits the element loop of a conversion: CX counts the elements left,
-// SI and DI walk src and dst (inSize and outSize bytes per element). It runs
-// body(j) for j < unroll on each step of unroll·step elements while there are
-// that many, then body(0) per step elements. Elements beyond the last whole
-// step are left alone.
-func loop(name string, step, unroll, inSize, outSize int, body func(j int)) {
-	l := func(s string) string { return name + "_" + s }
-	big := step * unroll
-	CMPQ(RCX, U32(uint32(big)))
-	JB(LabelRef(l("one")))
-	Label(l("big"))
-	for j := range unroll {
-		body(j)
-	}
-	ADDQ(U32(uint32(big*inSize)), RSI)
-	ADDQ(U32(uint32(big*outSize)), RDI)
-	SUBQ(U32(uint32(big)), RCX)
-	CMPQ(RCX, U32(uint32(big)))
-	JAE(LabelRef(l("big")))
-	Label(l("one"))
-	CMPQ(RCX, U32(uint32(step)))
-	JB(LabelRef(l("done")))
-	body(0)
-	ADDQ(U32(uint32(step*inSize)), RSI)
-	ADDQ(U32(uint32(step*outSize)), RDI)
-	SUBQ(U32(uint32(step)), RCX)
-	JMP(LabelRef(l("one")))
-	Label(l("done"))
-	if nt {
-		SFENCE() // order the weakly-ordered stores before any later store
-	}
-	VZEROUPPER()
-	RET()
-}
-
 func args() {
 	Load(Param("dst").Base(), RDI)
 	Load(Param("dst").Len(), RCX)
@@ -124,10 +57,7 @@ func args() {
 // docLoop writes the doc comment of kernel name: the Go loop it computes, over
 // whole steps of step elements, and an optional note.
 func docLoop(name, isa, entry string, step int, note string, body ...string) {
-	if isa == "AVX512" {
-		isa = "AVX-512"
-	}
-	lines := []string{fmt.Sprintf("%s is the %s kernel of %s, the loop", name, isa, entry), ""}
+	lines := []string{fmt.Sprintf("%s is the %s kernel of %s, the loop", name, gen.ISAName(isa), entry), ""}
 	for _, b := range body {
 		lines = append(lines, "\t"+b)
 	}
@@ -145,15 +75,15 @@ func docLoop(name, isa, entry string, step int, note string, body ...string) {
 // bf16ToF32 emits bf16[Bytes]ToF32{AVX512,AVX2}: widen each code to the top
 // half of a float32 and set the quiet bit of NaNs.
 func bf16ToF32(isa string, bytes bool) {
-	name, sig, entry := kname("bf16ToF32", isa), "func(dst []float32, src []uint16)", "BFloat16ToFloat32"
+	name, sig, entry := gen.Name("bf16ToF32", nt, isa), "func(dst []float32, src []uint16)", "BFloat16ToFloat32"
 	read := "src[i]"
 	if bytes {
-		name, sig, entry = kname("bf16BytesToF32", isa), "func(dst []float32, src []byte)", "BFloat16BytesToFloat32"
+		name, sig, entry = gen.Name("bf16BytesToF32", nt, isa), "func(dst []float32, src []byte)", "BFloat16BytesToFloat32"
 		read = "binary.LittleEndian.Uint16(src[2*i:])"
 	}
 	TEXT(name, NOSPLIT, sig)
 	Pragma("noescape")
-	docLoop(name, isa, entry, lanes(isa), "",
+	docLoop(name, isa, entry, gen.Lanes(isa), "",
 		"for i := range dst {",
 		"	v := uint32("+read+") << 16",
 		"	if v&0x7fffffff > 0x7f800000 {",
@@ -162,18 +92,18 @@ func bf16ToF32(isa string, bytes bool) {
 		"	dst[i] = math.Float32frombits(v)",
 		"}")
 	args()
-	n := lanes(isa)
+	n := gen.Lanes(isa)
 	if isa == "AVX512" {
 		gen.Broadcast32(0x7fffffff, Z31, RAX, X0)
 		gen.Broadcast32(0x7f800000, Z30, RAX, X0)
 		gen.Broadcast32(0x00400000, Z29, RAX, X0)
-		loop(name, n, 4, 2, 4, func(j int) {
-			v, a := zs[2*j], zs[2*j+1]
+		gen.ElemLoop(name, n, 4, 2, 4, nt, func(j int) {
+			v, a := gen.Z(2*j), gen.Z(2*j+1)
 			VPMOVZXWD(Mem{Base: RSI, Disp: 2 * n * j}, v)
 			VPSLLD(U8(16), v, v)
 			VPANDD(Z31, v, a)
-			VPCMPUD(U8(6), Z30, a, ks[1+j]) // a > Inf: NaN
-			VPORD(Z29, v, ks[1+j], v)
+			VPCMPUD(U8(6), Z30, a, gen.K(1+j)) // a > Inf: NaN
+			VPORD(Z29, v, gen.K(1+j), v)
 			store(v, Mem{Base: RDI, Disp: 4 * n * j})
 		})
 		return
@@ -181,8 +111,8 @@ func bf16ToF32(isa string, bytes bool) {
 	gen.Broadcast32(0x7fffffff, Y15, RAX, X0)
 	gen.Broadcast32(0x7f800000, Y14, RAX, X0)
 	gen.Broadcast32(0x00400000, Y13, RAX, X0)
-	loop(name, n, 4, 2, 4, func(j int) {
-		v, a := vec(isa, 2*j), vec(isa, 2*j+1)
+	gen.ElemLoop(name, n, 4, 2, 4, nt, func(j int) {
+		v, a := gen.Vec(isa, 2*j), gen.Vec(isa, 2*j+1)
 		VPMOVZXWD(Mem{Base: RSI, Disp: 2 * n * j}, v)
 		VPSLLD(U8(16), v, v)
 		VPAND(Y15, v, a)
@@ -196,22 +126,22 @@ func bf16ToF32(isa string, bytes bool) {
 // f16ToF32 emits f16[Bytes]ToF32{AVX512,AVX2}: VCVTPH2PS, which widens
 // exactly and quiets NaNs the way the reference does.
 func f16ToF32(isa string, bytes bool) {
-	name, sig, entry := kname("f16ToF32", isa), "func(dst []float32, src []uint16)", "Float16ToFloat32"
+	name, sig, entry := gen.Name("f16ToF32", nt, isa), "func(dst []float32, src []uint16)", "Float16ToFloat32"
 	read := "src[i]"
 	if bytes {
-		name, sig, entry = kname("f16BytesToF32", isa), "func(dst []float32, src []byte)", "Float16BytesToFloat32"
+		name, sig, entry = gen.Name("f16BytesToF32", nt, isa), "func(dst []float32, src []byte)", "Float16BytesToFloat32"
 		read = "binary.LittleEndian.Uint16(src[2*i:])"
 	}
 	TEXT(name, NOSPLIT, sig)
 	Pragma("noescape")
-	docLoop(name, isa, entry, lanes(isa), "",
+	docLoop(name, isa, entry, gen.Lanes(isa), "",
 		"for i := range dst {",
 		"	dst[i] = float16To32("+read+")",
 		"}")
 	args()
-	n := lanes(isa)
-	loop(name, n, 4, 2, 4, func(j int) {
-		v := vec(isa, j)
+	n := gen.Lanes(isa)
+	gen.ElemLoop(name, n, 4, 2, 4, nt, func(j int) {
+		v := gen.Vec(isa, j)
 		VCVTPH2PS(Mem{Base: RSI, Disp: 2 * n * j}, v)
 		store(v, Mem{Base: RDI, Disp: 4 * n * j})
 	})
@@ -221,10 +151,10 @@ func f16ToF32(isa string, bytes bool) {
 // of the reference, a clamp of the magnitude code for saturation, and the
 // reference's NaN code.
 func f32ToBF16(isa string) {
-	name := kname("f32ToBF16", isa)
+	name := gen.Name("f32ToBF16", nt, isa)
 	TEXT(name, NOSPLIT, "func(dst []uint16, src []float32, saturate bool)")
 	Pragma("noescape")
-	step := lanes(isa)
+	step := gen.Lanes(isa)
 	if isa == "AVX2" {
 		step = 16 // two ymm of floats make one ymm of codes
 	}
@@ -248,7 +178,7 @@ func f32ToBF16(isa string) {
 	Load(Param("saturate"), EDX)
 	TESTB(DL, DL)
 	CMOVLNE(EBX, EAX)
-	n := lanes(isa)
+	n := gen.Lanes(isa)
 	if isa == "AVX512" {
 		// The AVX-512 form rounds, clamps and fixes NaNs before the final
 		// shift, so that one VPTERNLOGD puts the sign back: h = abs + 0x7fff
@@ -267,9 +197,9 @@ func f32ToBF16(isa string) {
 		gen.Broadcast32(0x7fff, Z27, RAX, X0)
 		gen.Broadcast32(0x80000000, Z25, RAX, X0)
 		gen.Broadcast32(1, Z24, RAX, X0)
-		loop(name, n, 4, 4, 2, func(j int) {
-			b, abs, h := zs[3*j], zs[3*j+1], zs[3*j+2]
-			lsb, nan := ks[1+j], ks[5+j%3] // K5 twice: renaming keeps them apart
+		gen.ElemLoop(name, n, 4, 4, 2, nt, func(j int) {
+			b, abs, h := gen.Z(3*j), gen.Z(3*j+1), gen.Z(3*j+2)
+			lsb, nan := gen.K(1+j), gen.K(5+j%3) // K5 twice: renaming keeps them apart
 			VMOVDQU32(Mem{Base: RSI, Disp: 4 * n * j}, b)
 			VPANDD(Z31, b, abs)
 			VPTESTMD(Z28, abs, lsb) // bit 16: the kept LSB
@@ -296,9 +226,9 @@ func f32ToBF16(isa string) {
 	gen.Broadcast32(0x7fff, Y10, RAX, X0)
 	gen.Broadcast32(0x8000, Y9, RAX, X0)
 	// One step is two ymm of floats, packed into one ymm of codes.
-	loop(name, 2*n, 1, 4, 2, func(int) {
+	gen.ElemLoop(name, 2*n, 1, 4, 2, nt, func(int) {
 		for p := range 2 {
-			b, abs, hi, h := vec(isa, 4*p), vec(isa, 4*p+1), vec(isa, 4*p+2), vec(isa, 4*p+3)
+			b, abs, hi, h := gen.Vec(isa, 4*p), gen.Vec(isa, 4*p+1), gen.Vec(isa, 4*p+2), gen.Vec(isa, 4*p+3)
 			VMOVDQU(Mem{Base: RSI, Disp: 4 * n * p}, b)
 			VPAND(Y15, b, abs)
 			VPSRLD(U8(16), abs, hi)
@@ -325,10 +255,10 @@ func f32ToBF16(isa string) {
 // (imm 0), which gives the reference's codes for every input, and, when
 // saturating, an infinity code turned into the largest finite one.
 func f32ToF16(isa string) {
-	name := kname("f32ToF16", isa)
+	name := gen.Name("f32ToF16", nt, isa)
 	TEXT(name, NOSPLIT, "func(dst []uint16, src []float32, saturate bool)")
 	Pragma("noescape")
-	docLoop(name, isa, "Float32ToFloat16", lanes(isa), "",
+	docLoop(name, isa, "Float32ToFloat16", gen.Lanes(isa), "",
 		"for i, x := range src[:len(dst)] {",
 		"	dst[i] = float32ToFloat16(x, saturate)",
 		"}")
@@ -343,10 +273,10 @@ func f32ToF16(isa string) {
 	gen.Broadcast16(Y14, RAX, X0)
 	MOVL(U32(0x7fff), EAX)
 	gen.Broadcast16(Y15, RAX, X0)
-	n := lanes(isa)
-	loop(name, n, 4, 4, 2, func(j int) {
-		x := vec(isa, 3*j)
-		h, t := zs[3*j+1].AsY(), zs[3*j+2].AsY()
+	n := gen.Lanes(isa)
+	gen.ElemLoop(name, n, 4, 4, 2, nt, func(j int) {
+		x := gen.Vec(isa, 3*j)
+		h, t := gen.Z(3*j+1).AsY(), gen.Z(3*j+2).AsY()
 		if isa == "AVX2" {
 			h, t = h.(VecPhysical).AsX(), t.(VecPhysical).AsX()
 		}
