@@ -24,12 +24,36 @@ func main() {
 	})
 }
 
-func doc(lines ...string) { Doc(lines...) }
+// bytesKernel emits a kernel func(dst []byte, src []byte) that loads the
+// bases of dst and src into DI and SI and the length of count into CX,
+// shifted right by log2 (the number of steps), runs setup, then body once a
+// step, after which SI moves by in and DI by out bytes.
+func bytesKernel(name, count string, log2 uint8, in, out int, doc []string, setup, body func()) {
+	TEXT(name, NOSPLIT, "func(dst []byte, src []byte)")
+	Pragma("noescape")
+	Doc(doc...)
+	Load(Param("dst").Base(), RDI)
+	Load(Param("src").Base(), RSI)
+	Load(Param(count).Len(), RCX)
+	SHRQ(U8(log2), RCX)
+	JZ(LabelRef(name + "_done"))
+	setup()
+	Label(name + "_loop")
+	body()
+	ADDQ(U8(in), RSI)
+	ADDQ(U8(out), RDI)
+	DECQ(RCX)
+	JNZ(LabelRef(name + "_loop"))
+	Label(name + "_done")
+	gen.End(false)
+}
+
+// ones fills v with bytes 0x01 (through AX and v's xmm).
+func ones(v VecPhysical) { gen.Broadcast32(0x01010101, v, RAX, v.AsX().(VecPhysical)) }
 
 func packMaskAVX512() {
-	TEXT("packMaskAVX512", NOSPLIT, "func(dst []byte, src []byte)")
-	Pragma("noescape")
-	doc("packMaskAVX512 is the AVX-512 kernel of packMaskGo, the loop",
+	bytesKernel("packMaskAVX512", "src", 6, 64, 8, []string{
+		"packMaskAVX512 is the AVX-512 kernel of packMaskGo, the loop",
 		"",
 		"\tfor k := range dst {",
 		"\t\tvar b byte",
@@ -39,122 +63,76 @@ func packMaskAVX512() {
 		"\t\tdst[k] = b",
 		"\t}",
 		"",
-		"over the first len(src)/64 groups of 64 bytes (VPTESTMB against 0x01, then KMOVQ).")
-	Load(Param("dst").Base(), RDI)
-	Load(Param("src").Base(), RSI)
-	Load(Param("src").Len(), RCX)
-	SHRQ(U8(6), RCX)
-	JZ(LabelRef("packMaskAVX512_done"))
-	MOVL(U32(0x01010101), EAX)
-	VMOVD(EAX, X1)
-	VPBROADCASTD(X1, Z1)
-	Label("packMaskAVX512_loop")
-	VPTESTMB(Mem{Base: RSI}, Z1, K1)
-	KMOVQ(K1, Mem{Base: RDI})
-	ADDQ(U8(64), RSI)
-	ADDQ(U8(8), RDI)
-	DECQ(RCX)
-	JNZ(LabelRef("packMaskAVX512_loop"))
-	Label("packMaskAVX512_done")
-	gen.End(false)
+		"over the first len(src)/64 groups of 64 bytes (VPTESTMB against 0x01, then KMOVQ).",
+	}, func() {
+		ones(Z1)
+	}, func() {
+		VPTESTMB(Mem{Base: RSI}, Z1, K1)
+		KMOVQ(K1, Mem{Base: RDI})
+	})
 }
 
 func packMaskAVX2() {
-	TEXT("packMaskAVX2", NOSPLIT, "func(dst []byte, src []byte)")
-	Pragma("noescape")
-	doc("packMaskAVX2 is the AVX2 kernel of packMaskGo (see packMaskAVX512) over the first",
-		"len(src)/32 groups of 32 bytes: each byte's bit 0 moved to bit 7 (VPSLLW by 7), then VPMOVMSKB.")
-	Load(Param("dst").Base(), RDI)
-	Load(Param("src").Base(), RSI)
-	Load(Param("src").Len(), RCX)
-	SHRQ(U8(5), RCX)
-	JZ(LabelRef("packMaskAVX2_done"))
-	Label("packMaskAVX2_loop")
-	VMOVDQU(Mem{Base: RSI}, Y0)
-	VPSLLW(U8(7), Y0, Y0)
-	VPMOVMSKB(Y0, EAX)
-	MOVL(EAX, Mem{Base: RDI})
-	ADDQ(U8(32), RSI)
-	ADDQ(U8(4), RDI)
-	DECQ(RCX)
-	JNZ(LabelRef("packMaskAVX2_loop"))
-	Label("packMaskAVX2_done")
-	gen.End(false)
+	bytesKernel("packMaskAVX2", "src", 5, 32, 4, []string{
+		"packMaskAVX2 is the AVX2 kernel of packMaskGo (see packMaskAVX512) over the first",
+		"len(src)/32 groups of 32 bytes: each byte's bit 0 moved to bit 7 (VPSLLW by 7), then VPMOVMSKB.",
+	}, func() {}, func() {
+		VMOVDQU(Mem{Base: RSI}, Y0)
+		VPSLLW(U8(7), Y0, Y0)
+		VPMOVMSKB(Y0, EAX)
+		MOVL(EAX, Mem{Base: RDI})
+	})
 }
 
 func unpackMaskAVX512() {
-	TEXT("unpackMaskAVX512", NOSPLIT, "func(dst []byte, src []byte)")
-	Pragma("noescape")
-	doc("unpackMaskAVX512 is the AVX-512 kernel of unpackMaskGo, the loop",
+	bytesKernel("unpackMaskAVX512", "dst", 6, 8, 64, []string{
+		"unpackMaskAVX512 is the AVX-512 kernel of unpackMaskGo, the loop",
 		"",
 		"\tfor i := range dst {",
 		"\t\tdst[i] = src[i>>3] >> (i & 7) & 1",
 		"\t}",
 		"",
-		"over the first len(dst)/64 groups of 64 bytes (KMOVQ, then a zero-masked move of bytes 0x01).")
-	Load(Param("dst").Base(), RDI)
-	Load(Param("src").Base(), RSI)
-	Load(Param("dst").Len(), RCX)
-	SHRQ(U8(6), RCX)
-	JZ(LabelRef("unpackMaskAVX512_done"))
-	MOVL(U32(0x01010101), EAX)
-	VMOVD(EAX, X1)
-	VPBROADCASTD(X1, Z1)
-	Label("unpackMaskAVX512_loop")
-	KMOVQ(Mem{Base: RSI}, K1)
-	VMOVDQU8_Z(Z1, K1, Z0)
-	VMOVDQU8(Z0, Mem{Base: RDI})
-	ADDQ(U8(8), RSI)
-	ADDQ(U8(64), RDI)
-	DECQ(RCX)
-	JNZ(LabelRef("unpackMaskAVX512_loop"))
-	Label("unpackMaskAVX512_done")
-	gen.End(false)
+		"over the first len(dst)/64 groups of 64 bytes (KMOVQ, then a zero-masked move of bytes 0x01).",
+	}, func() {
+		ones(Z1)
+	}, func() {
+		KMOVQ(Mem{Base: RSI}, K1)
+		VMOVDQU8_Z(Z1, K1, Z0)
+		VMOVDQU8(Z0, Mem{Base: RDI})
+	})
 }
 
 func unpackMaskAVX2() {
-	TEXT("unpackMaskAVX2", NOSPLIT, "func(dst []byte, src []byte)")
-	Pragma("noescape")
-	doc("unpackMaskAVX2 is the AVX2 kernel of unpackMaskGo (see unpackMaskAVX512) over the first",
+	bytesKernel("unpackMaskAVX2", "dst", 5, 4, 32, []string{
+		"unpackMaskAVX2 is the AVX2 kernel of unpackMaskGo (see unpackMaskAVX512) over the first",
 		"len(dst)/32 groups of 32 bytes: four mask bytes broadcast, each copied to eight bytes",
-		"(VPSHUFB), tested against its bit (1, 2, 4, ..., 128) and turned into 0 or 1.")
-	Load(Param("dst").Base(), RDI)
-	Load(Param("src").Base(), RSI)
-	Load(Param("dst").Len(), RCX)
-	SHRQ(U8(5), RCX)
-	JZ(LabelRef("unpackMaskAVX2_done"))
-	spread := GLOBL("bitsSpread", RODATA|NOPTR)
-	for i := range 32 {
-		DATA(i, U8(i/8))
-	}
-	sel := GLOBL("bitsSelect", RODATA|NOPTR)
-	for i := range 32 {
-		DATA(i, U8(1<<(i%8)))
-	}
-	VMOVDQU(spread, Y2)
-	VMOVDQU(sel, Y3)
-	MOVL(U32(0x01010101), EAX)
-	VMOVD(EAX, X4)
-	VPBROADCASTD(X4, Y4)
-	Label("unpackMaskAVX2_loop")
-	VPBROADCASTD(Mem{Base: RSI}, Y0)
-	VPSHUFB(Y2, Y0, Y0)
-	VPAND(Y3, Y0, Y0)
-	VPCMPEQB(Y3, Y0, Y0)
-	VPAND(Y4, Y0, Y0)
-	VMOVDQU(Y0, Mem{Base: RDI})
-	ADDQ(U8(4), RSI)
-	ADDQ(U8(32), RDI)
-	DECQ(RCX)
-	JNZ(LabelRef("unpackMaskAVX2_loop"))
-	Label("unpackMaskAVX2_done")
-	gen.End(false)
+		"(VPSHUFB), tested against its bit (1, 2, 4, ..., 128) and turned into 0 or 1.",
+	}, func() {
+		spread := GLOBL("bitsSpread", RODATA|NOPTR)
+		for i := range 32 {
+			DATA(i, U8(i/8))
+		}
+		sel := GLOBL("bitsSelect", RODATA|NOPTR)
+		for i := range 32 {
+			DATA(i, U8(1<<(i%8)))
+		}
+		VMOVDQU(spread, Y2)
+		VMOVDQU(sel, Y3)
+		ones(Y4)
+	}, func() {
+		VPBROADCASTD(Mem{Base: RSI}, Y0)
+		VPSHUFB(Y2, Y0, Y0)
+		VPAND(Y3, Y0, Y0)
+		VPCMPEQB(Y3, Y0, Y0)
+		VPAND(Y4, Y0, Y0)
+		VMOVDQU(Y0, Mem{Base: RDI})
+	})
 }
 
 func popCountAVX512() {
 	TEXT("popCountAVX512", NOSPLIT, "func(src []byte) int")
 	Pragma("noescape")
-	doc("popCountAVX512 is the AVX-512 (AVX512_VPOPCNTDQ) kernel of popCountGo over the first",
+	Doc("popCountAVX512 is the AVX-512 (AVX512_VPOPCNTDQ) kernel of popCountGo over the first",
 		"len(src)/64 groups of 64 bytes: the number of set bits.")
 	Load(Param("src").Base(), RSI)
 	Load(Param("src").Len(), RCX)
@@ -179,18 +157,46 @@ func popCountAVX512() {
 	gen.End(false)
 }
 
-// lowMask sets the opmask k to the low CX bits (CX ≤ 16), through AX.
-func lowMask(k Register) {
-	MOVL(U32(1), EAX)
-	SHLL(CL, EAX)
-	DECL(EAX)
-	KMOVW(EAX, k)
+// maskedKernel emits a kernel func(dst, src []float32, mask []byte) int that
+// walks the elements of count 16 at a time: R8 counts the steps, DX walks
+// mask, two bytes a step, whose bits go to K1 and their number to CX, and R9
+// sums those numbers and is returned. DI and SI hold the bases of dst and
+// src; body moves one step's elements and advances the side that moves by CX
+// elements, and the other, fixed, moves by 16 elements here.
+func maskedKernel(name, count string, fixed GPPhysical, doc []string, body func()) {
+	TEXT(name, NOSPLIT, "func(dst, src []float32, mask []byte) int")
+	Pragma("noescape")
+	Doc(doc...)
+	Load(Param("dst").Base(), RDI)
+	if count == "dst" {
+		Load(Param("dst").Len(), R8)
+	}
+	Load(Param("src").Base(), RSI)
+	if count == "src" {
+		Load(Param("src").Len(), R8)
+	}
+	Load(Param("mask").Base(), RDX)
+	XORQ(R9, R9) // elements moved
+	SHRQ(U8(4), R8)
+	JZ(LabelRef(name + "_done"))
+	Label(name + "_loop")
+	MOVWLZX(Mem{Base: RDX}, EBX)
+	KMOVW(EBX, K1)
+	POPCNTL(EBX, ECX)
+	body()
+	ADDQ(RCX, R9)
+	ADDQ(U8(64), fixed)
+	ADDQ(U8(2), RDX)
+	DECQ(R8)
+	JNZ(LabelRef(name + "_loop"))
+	Label(name + "_done")
+	Store(R9, ReturnIndex(0))
+	gen.End(false)
 }
 
 func selectMaskedAVX512() {
-	TEXT("selectMaskedAVX512", NOSPLIT, "func(dst, src []float32, mask []byte) int")
-	Pragma("noescape")
-	doc("selectMaskedAVX512 is the AVX-512 kernel of selectMaskedGo, the loop",
+	maskedKernel("selectMaskedAVX512", "src", RSI, []string{
+		"selectMaskedAVX512 is the AVX-512 kernel of selectMaskedGo, the loop",
 		"",
 		"\tj := 0",
 		"\tfor i, x := range src {",
@@ -202,37 +208,19 @@ func selectMaskedAVX512() {
 		"\treturn j",
 		"",
 		"over the first len(src)/16 groups of 16 elements: VPCOMPRESSD into a register, then a",
-		"store of the selected count only, so dst needs room for the selected elements alone.")
-	Load(Param("dst").Base(), RDI)
-	Load(Param("src").Base(), RSI)
-	Load(Param("src").Len(), R8)
-	Load(Param("mask").Base(), RDX)
-	XORQ(R9, R9) // elements stored
-	SHRQ(U8(4), R8)
-	JZ(LabelRef("selectMaskedAVX512_done"))
-	Label("selectMaskedAVX512_loop")
-	MOVWLZX(Mem{Base: RDX}, EBX)
-	KMOVW(EBX, K1)
-	POPCNTL(EBX, ECX)
-	VMOVDQU32(Mem{Base: RSI}, Z0)
-	VPCOMPRESSD_Z(Z0, K1, Z1)
-	lowMask(K2)
-	VMOVDQU32(Z1, K2, Mem{Base: RDI})
-	LEAQ(Mem{Base: RDI, Index: RCX, Scale: 4}, RDI)
-	ADDQ(RCX, R9)
-	ADDQ(U8(64), RSI)
-	ADDQ(U8(2), RDX)
-	DECQ(R8)
-	JNZ(LabelRef("selectMaskedAVX512_loop"))
-	Label("selectMaskedAVX512_done")
-	Store(R9, ReturnIndex(0))
-	gen.End(false)
+		"store of the selected count only, so dst needs room for the selected elements alone.",
+	}, func() {
+		VMOVDQU32(Mem{Base: RSI}, Z0)
+		VPCOMPRESSD_Z(Z0, K1, Z1)
+		gen.LowLanes(K2)
+		VMOVDQU32(Z1, K2, Mem{Base: RDI})
+		LEAQ(Mem{Base: RDI, Index: RCX, Scale: 4}, RDI)
+	})
 }
 
 func expandMaskedAVX512() {
-	TEXT("expandMaskedAVX512", NOSPLIT, "func(dst, src []float32, mask []byte) int")
-	Pragma("noescape")
-	doc("expandMaskedAVX512 is the AVX-512 kernel of expandMaskedGo, the loop",
+	maskedKernel("expandMaskedAVX512", "dst", RDI, []string{
+		"expandMaskedAVX512 is the AVX-512 kernel of expandMaskedGo, the loop",
 		"",
 		"\tj := 0",
 		"\tfor i := range dst {",
@@ -246,29 +234,12 @@ func expandMaskedAVX512() {
 		"\treturn j",
 		"",
 		"over the first len(dst)/16 groups of 16 elements: a masked load of the selected count",
-		"only (src needs no room beyond the elements used), then VPEXPANDD.")
-	Load(Param("dst").Base(), RDI)
-	Load(Param("dst").Len(), R8)
-	Load(Param("src").Base(), RSI)
-	Load(Param("mask").Base(), RDX)
-	XORQ(R9, R9) // elements used
-	SHRQ(U8(4), R8)
-	JZ(LabelRef("expandMaskedAVX512_done"))
-	Label("expandMaskedAVX512_loop")
-	MOVWLZX(Mem{Base: RDX}, EBX)
-	KMOVW(EBX, K1)
-	POPCNTL(EBX, ECX)
-	lowMask(K2)
-	VMOVDQU32_Z(Mem{Base: RSI}, K2, Z0)
-	VPEXPANDD_Z(Z0, K1, Z1)
-	VMOVDQU32(Z1, Mem{Base: RDI})
-	LEAQ(Mem{Base: RSI, Index: RCX, Scale: 4}, RSI)
-	ADDQ(RCX, R9)
-	ADDQ(U8(64), RDI)
-	ADDQ(U8(2), RDX)
-	DECQ(R8)
-	JNZ(LabelRef("expandMaskedAVX512_loop"))
-	Label("expandMaskedAVX512_done")
-	Store(R9, ReturnIndex(0))
-	gen.End(false)
+		"only (src needs no room beyond the elements used), then VPEXPANDD.",
+	}, func() {
+		gen.LowLanes(K2)
+		VMOVDQU32_Z(Mem{Base: RSI}, K2, Z0)
+		VPEXPANDD_Z(Z0, K1, Z1)
+		VMOVDQU32(Z1, Mem{Base: RDI})
+		LEAQ(Mem{Base: RSI, Index: RCX, Scale: 4}, RSI)
+	})
 }

@@ -35,11 +35,7 @@ func quantE4M3(isa string) {
 	}, "for glen a non-zero multiple of 16; src must hold len(div)·glen floats and codes as many bytes.",
 		"That is: codes 0x7F for a NaN d, 0 for a d of 0, else e4m3fnCodec.Encode(x/d, RoundEven, true, 0).",
 		"It prefetches the line ahead bytes past each 16 elements it reads (the caller's next chunk).")
-	Load(Param("codes").Base(), RDI)
-	Load(Param("src").Base(), RSI)
-	Load(Param("div").Base(), RDX)
-	Load(Param("div").Len(), R8)
-	Load(Param("glen"), R9)
+	groupArgs("codes", "src", "div")
 	Load(Param("ahead"), R11)
 	n := gen.Lanes(isa)
 	abs, c512, minNorm, expMask, c20 := gen.Vec(isa, 15), gen.Vec(isa, 14), gen.Vec(isa, 13), gen.Vec(isa, 12), gen.Vec(isa, 11)
@@ -127,11 +123,7 @@ func dequantE4M3(isa string) {
 		"	}",
 		"}",
 	}, "for glen a non-zero multiple of 16; dst must hold len(mul)·glen floats and codes as many bytes.")
-	Load(Param("dst").Base(), RDI)
-	Load(Param("codes").Base(), RSI)
-	Load(Param("mul").Base(), RDX)
-	Load(Param("mul").Len(), R8)
-	Load(Param("glen"), R9)
+	groupArgs("dst", "codes", "mul")
 	n := gen.Lanes(isa)
 	low7, pow, nanMag, qnan, sign, m := gen.Vec(isa, 15), gen.Vec(isa, 14), gen.Vec(isa, 13), gen.Vec(isa, 12), gen.Vec(isa, 11), gen.Vec(isa, 10)
 	bcast(0x7f, low7, X0)

@@ -12,13 +12,14 @@ import (
 // worked out in the low lane of an xmm register, the codes two zmm (four ymm)
 // at a time.
 
-// blockArgs loads dst and src bases into DI and SI and the number of blocks
-// (the float32 side's length / 32) into CX, jumping to done when it is zero.
-func blockArgs(floats string, l func(string) LabelRef) {
+// blockArgs loads dst and src bases into DI and SI and the number of steps
+// (the float32 side's length / 2^log2: blocks of 32 for log2 = 5) into CX,
+// jumping to done when it is zero.
+func blockArgs(floats string, log2 uint8, l func(string) LabelRef) {
 	Load(Param("dst").Base(), RDI)
 	Load(Param("src").Base(), RSI)
 	Load(Param(floats).Len(), RCX)
-	SHRQ(U8(5), RCX)
+	SHRQ(U8(log2), RCX)
 	JZ(l("done"))
 }
 
@@ -48,6 +49,17 @@ func reciprocal(d, one, id, tmp VecPhysical) {
 	pxor(tmp, tmp, tmp)
 	VCMPSS(U8(cmpNEQ), tmp, d, tmp) // all ones where d ≠ 0
 	pand(tmp, id, id)
+}
+
+// loadHalf reads the float16 scale at SI and returns register 8 of isa's
+// width holding it, as float32, in every lane.
+func loadHalf(isa string) VecPhysical {
+	MOVWLZX(Mem{Base: RSI}, EAX)
+	VMOVD(EAX, X8)
+	VCVTPH2PS(X8, X8)
+	d := gen.Vec(isa, 8)
+	VBROADCASTSS(X8, d)
+	return d
 }
 
 // storeHalf stores at DI the float16 code of the float32 in d's low lane,
@@ -81,7 +93,7 @@ func quantQ8_0(isa string) {
 		"}",
 	}, "over the len(src)/32 whole blocks; dst must hold 34 bytes per block.")
 	l := labels(name)
-	blockArgs("src", l)
+	blockArgs("src", 5, l)
 	n := gen.Lanes(isa)
 	abs, half, one, top, sign := gen.Vec(isa, 15), gen.Vec(isa, 14), gen.Vec(isa, 13), gen.Vec(isa, 12), gen.Vec(isa, 11)
 	if isa == "AVX512" {
@@ -128,9 +140,7 @@ func quantQ8_0(isa string) {
 	if isa == "AVX2" {
 		// Four vectors of eight int32 codes (within ±127) to 32 bytes in
 		// order: the two packs interleave 128-bit lanes, VPERMD undoes it.
-		VPACKSSDW(Y1, Y0, Y0)
-		VPACKSSDW(Y3, Y2, Y2)
-		VPACKSSWB(Y2, Y0, Y0)
+		gen.Pack4([4]VecPhysical{Y0, Y1, Y2, Y3}, true)
 		VMOVDQU(permQ8, Y1)
 		VPERMD(Y0, Y1, Y0)
 		VMOVDQU(Y0, Mem{Base: RDI, Disp: 2})
@@ -161,18 +171,10 @@ func dequantQ8_0(isa string) {
 		"}",
 	}, "over the len(dst)/32 whole blocks; src must hold 34 bytes per block.")
 	l := labels(name)
-	Load(Param("dst").Base(), RDI)
-	Load(Param("src").Base(), RSI)
-	Load(Param("dst").Len(), RCX)
-	SHRQ(U8(5), RCX)
-	JZ(l("done"))
+	blockArgs("dst", 5, l)
 	n := gen.Lanes(isa)
 	label(name, "block")
-	MOVWLZX(Mem{Base: RSI}, EAX)
-	VMOVD(EAX, X8)
-	VCVTPH2PS(X8, X8)
-	d := gen.Vec(isa, 8)
-	VBROADCASTSS(X8, d)
+	d := loadHalf(isa)
 	for i := range 32 / n {
 		v := gen.Vec(isa, i)
 		VPMOVSXBD(Mem{Base: RSI, Disp: 2 + n*i}, v)
@@ -213,7 +215,7 @@ func quantQ4_0(isa string) {
 		"}",
 	}, "over the len(src)/32 whole blocks; dst must hold 18 bytes per block.")
 	l := labels(name)
-	blockArgs("src", l)
+	blockArgs("src", 5, l)
 	n := gen.Lanes(isa)
 	abs, off, top, zero := gen.Vec(isa, 15), gen.Vec(isa, 14), gen.Vec(isa, 13), gen.Vec(isa, 12)
 	if isa == "AVX512" {
@@ -295,10 +297,7 @@ func quantQ4_0(isa string) {
 		VPOR(Y2, Y0, Y0)
 		VPOR(Y3, Y1, Y1)
 		// 16 dwords below 256 to 16 bytes in order.
-		VPACKUSDW(Y1, Y0, Y0)    // words: 0..3, 8..11 | 4..7, 12..15
-		VPERMQ(U8(0xd8), Y0, Y0) // 0..3, 4..7 | 8..11, 12..15
-		VEXTRACTI128(U8(1), Y0, X1)
-		VPACKUSWB(X1, X0, X0)
+		gen.Pack2(Y0, Y1, Y1, false)
 		VMOVDQU(X0, Mem{Base: RDI, Disp: 2})
 	}
 	ADDQ(U8(128), RSI)
@@ -325,21 +324,13 @@ func dequantQ4_0(isa string) {
 		"}",
 	}, "over the len(dst)/32 whole blocks; src must hold 18 bytes per block.")
 	l := labels(name)
-	Load(Param("dst").Base(), RDI)
-	Load(Param("src").Base(), RSI)
-	Load(Param("dst").Len(), RCX)
-	SHRQ(U8(5), RCX)
-	JZ(l("done"))
+	blockArgs("dst", 5, l)
 	n := gen.Lanes(isa)
 	nib, eight := gen.Vec(isa, 15), gen.Vec(isa, 14)
 	bcast(0x0f, nib, X0)
 	bcast(8, eight, X0)
 	label(name, "block")
-	MOVWLZX(Mem{Base: RSI}, EAX)
-	VMOVD(EAX, X8)
-	VCVTPH2PS(X8, X8)
-	d := gen.Vec(isa, 8)
-	VBROADCASTSS(X8, d)
+	d := loadHalf(isa)
 	for i := range 16 / n {
 		lo, hi := gen.Vec(isa, 2*i), gen.Vec(isa, 2*i+1)
 		VPMOVZXBD(Mem{Base: RSI, Disp: 2 + n*i}, lo)

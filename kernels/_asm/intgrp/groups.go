@@ -23,6 +23,17 @@ func groupKernels(isa string) {
 	}
 }
 
+// groupArgs loads the arguments of a group kernel that groupLoop walks: the
+// bases of the slices out (into DI), in (SI) and per (one value per group,
+// DX), the number of groups (len(per), R8) and glen (R9).
+func groupArgs(out, in, per string) {
+	Load(Param(out).Base(), RDI)
+	Load(Param(in).Base(), RSI)
+	Load(Param(per).Base(), RDX)
+	Load(Param(per).Len(), R8)
+	Load(Param("glen"), R9)
+}
+
 // groupLoop emits the loops of a group kernel: R8 groups of R9 elements
 // (R9 a non-zero multiple of 16), with perGroup run before each group's
 // steps and step run for each 16 elements, after which SI advances by
@@ -94,11 +105,7 @@ func quantGroups(isa string, bits int, asym bool) {
 	doc(fmt.Sprintf("%s is the %s kernel of the loop", name, gen.ISAName(isa)), body,
 		"for glen a non-zero multiple of 16; src must hold len(div)·glen floats and codes their codes.",
 		"A d that is not above 0 (0 or NaN) gives codes 0: zp is 0 for those groups.")
-	Load(Param("codes").Base(), RDI)
-	Load(Param("src").Base(), RSI)
-	Load(Param("div").Base(), RDX)
-	Load(Param("div").Len(), R8)
-	Load(Param("glen"), R9)
+	groupArgs("codes", "src", "div")
 	if asym {
 		Load(Param("zp").Base(), R10)
 	}
@@ -188,18 +195,7 @@ func storeCodes(isa string, bits int, unsigned bool, nib, low8 VecPhysical) {
 		return
 	}
 	// Two ymm of int32 codes to 16 bytes in order (saturation never acts).
-	if unsigned {
-		VPACKUSDW(Y1, Y0, Y0)
-	} else {
-		VPACKSSDW(Y1, Y0, Y0)
-	}
-	VPERMQ(U8(0xd8), Y0, Y0)
-	VEXTRACTI128(U8(1), Y0, X1)
-	if unsigned {
-		VPACKUSWB(X1, X0, X0)
-	} else {
-		VPACKSSWB(X1, X0, X0)
-	}
+	gen.Pack2(Y0, Y1, Y1, !unsigned)
 	if bits == 8 {
 		VMOVDQU(X0, Mem{Base: RDI})
 		return
@@ -235,11 +231,7 @@ func dequantGroups(isa string, bits int, asym bool) {
 		"	}",
 		"}",
 	}, "for glen a non-zero multiple of 16; dst must hold len(mul)·glen floats and codes their codes.")
-	Load(Param("dst").Base(), RDI)
-	Load(Param("codes").Base(), RSI)
-	Load(Param("mul").Base(), RDX)
-	Load(Param("mul").Len(), R8)
-	Load(Param("glen"), R9)
+	groupArgs("dst", "codes", "mul")
 	if asym {
 		Load(Param("zero").Base(), R10)
 	}

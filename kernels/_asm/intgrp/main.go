@@ -53,19 +53,10 @@ func doc(first string, body []string, notes ...string) {
 
 // Comparison predicates of VCMPPS.
 const (
-	cmpEQ    = 0x00 // equal, ordered
 	cmpUNORD = 0x03 // either is NaN
 	cmpNEQ   = 0x0c // not equal, ordered
 	cmpORD   = 0x07 // neither is NaN
-	cmpGE    = 0x1d // greater or equal, ordered
 	cmpGT    = 0x1e // greater, ordered
-)
-
-// VRNDSCALEPS / VROUNDPS immediates: toward zero, and to nearest even, both
-// without the precision exception.
-const (
-	roundTrunc = 0x0b
-	roundEven  = 0x08
 )
 
 // labels returns a function that makes the labels of one kernel unique.
@@ -78,26 +69,20 @@ func label(name, s string) { Label(name + "_" + s) }
 // pand, por and pxor are VPAND, VPOR and VPXOR at any width (the EVEX forms
 // VPANDD, VPORD and VPXORD for zmm, where VANDPS and its kin would need
 // AVX512DQ, which the AVX-512 tier does not require).
-func pand(a, b Op, dst VecPhysical) {
-	if dst.Size() == 64 {
-		VPANDD(a, b, dst)
-		return
-	}
-	VPAND(a, b, dst)
-}
+var (
+	pand = anyWidth(VPAND, VPANDD)
+	por  = anyWidth(VPOR, VPORD)
+	pxor = anyWidth(VPXOR, VPXORD)
+)
 
-func por(a, b Op, dst VecPhysical) {
-	if dst.Size() == 64 {
-		VPORD(a, b, dst)
-		return
+// anyWidth returns the bitwise operation that emits vex for a destination
+// of up to 256 bits and its EVEX form evex for a zmm.
+func anyWidth(vex func(a, b, dst Op), evex func(...Op)) func(a, b Op, dst VecPhysical) {
+	return func(a, b Op, dst VecPhysical) {
+		if dst.Size() == 64 {
+			evex(a, b, dst)
+			return
+		}
+		vex(a, b, dst)
 	}
-	VPOR(a, b, dst)
-}
-
-func pxor(a, b Op, dst VecPhysical) {
-	if dst.Size() == 64 {
-		VPXORD(a, b, dst)
-		return
-	}
-	VPXOR(a, b, dst)
 }

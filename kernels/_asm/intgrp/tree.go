@@ -21,6 +21,34 @@ import (
 // and second h lanes of each 2h-lane group from two vectors.
 var treeIdx = gen.TreeIndexes("intgrpTree")
 
+// groupAmax leaves in lane b of Z0 the largest non-NaN magnitude of block b
+// of the 16 blocks of 32 at SI (0 if there is none), with abs = 0x7fffffff
+// and zero = 0. VMAXPS returns its second source when either is NaN, so the
+// magnitudes go first; the tree orders them as bits, which non-negative
+// floats without NaN do as their values.
+func groupAmax(abs, zero VecPhysical) {
+	for b := range 16 {
+		z := gen.Z(b)
+		pand(Mem{Base: RSI, Disp: 128 * b}, abs, Z24)
+		pand(Mem{Base: RSI, Disp: 128*b + 64}, abs, Z25)
+		VMAXPS(zero, Z24, z)
+		VMAXPS(z, Z25, z)
+	}
+	gen.Tree16(VPMAXUD)
+}
+
+// groupScales stores the float16 codes of the 16 scales d in Z1 to scales
+// and their reciprocals 1/d (0 where d is 0) to inv, with one = 1.0 and
+// zero = 0.
+func groupScales(scales, inv Mem, one, zero VecPhysical) {
+	VCVTPS2PH(U8(0), Z1, Y2)
+	VMOVDQU(Y2, scales)
+	VDIVPS(Z1, one, Z3)
+	VCMPPS(U8(cmpNEQ), zero, Z1, K1)
+	VMOVAPS_Z(Z3, K1, Z3)
+	VMOVUPS(Z3, inv)
+}
+
 // quantQ8_0x16 emits quantQ8_0x16AVX512: QuantizeQ8_0 on whole groups of 16
 // blocks.
 func quantQ8_0x16() {
@@ -32,11 +60,7 @@ func quantQ8_0x16() {
 	scales := AllocLocal(32) // the 16 float16 codes of d
 	inv := AllocLocal(64)    // the 16 float32 values of id
 	l := labels(name)
-	Load(Param("dst").Base(), RDI)
-	Load(Param("src").Base(), RSI)
-	Load(Param("src").Len(), RCX)
-	SHRQ(U8(9), RCX)
-	JZ(l("done"))
+	blockArgs("src", 9, l) // groups of 16 blocks
 	gen.LoadTree(treeIdx)
 	abs, half, top, sign, one, zero := Z31, Z30, Z29, Z28, Z27, Z26
 	bcast(0x7fffffff, abs, X0)
@@ -46,24 +70,10 @@ func quantQ8_0x16() {
 	bcast(0x3f800000, one, X0)
 	VPXORD(zero, zero, zero)
 	label(name, "group")
-	// Each block's largest non-NaN magnitude: VMAXPS returns its second
-	// source when either is NaN, so the magnitudes go first.
-	for b := range 16 {
-		z := gen.Z(b)
-		pand(Mem{Base: RSI, Disp: 128 * b}, abs, Z24)
-		pand(Mem{Base: RSI, Disp: 128*b + 64}, abs, Z25)
-		VMAXPS(zero, Z24, z)
-		VMAXPS(z, Z25, z)
-	}
-	gen.Tree16(VPMAXUD) // non-negative floats without NaN order as their bits
+	groupAmax(abs, zero)
 	// d = amax/127 for the 16 blocks, their float16 codes, id = 1/d or 0.
 	VDIVPS(top, Z0, Z1)
-	VCVTPS2PH(U8(0), Z1, Y2)
-	VMOVDQU(Y2, scales)
-	VDIVPS(Z1, one, Z3)
-	VCMPPS(U8(cmpNEQ), zero, Z1, K1)
-	VMOVAPS_Z(Z3, K1, Z3)
-	VMOVUPS(Z3, inv)
+	groupScales(scales, inv, one, zero)
 	for b := range 16 {
 		// The next group but one, a line at a time.
 		PREFETCHT0(Mem{Base: RSI, Disp: 4096 + 128*b})
@@ -114,11 +124,7 @@ func quantQ4_0x16() {
 	scales := AllocLocal(32) // float16 codes of amax/8
 	inv := AllocLocal(64)    // 1/(amax/8), or 0
 	l := labels(name)
-	Load(Param("dst").Base(), RDI)
-	Load(Param("src").Base(), RSI)
-	Load(Param("src").Len(), RCX)
-	SHRQ(U8(9), RCX)
-	JZ(l("done"))
+	blockArgs("src", 9, l) // groups of 16 blocks
 	gen.LoadTree(treeIdx)
 	abs, off, top, eighth, one, zero := Z31, Z30, Z29, Z28, Z27, Z26
 	bcast(0x7fffffff, abs, X0)
@@ -129,22 +135,10 @@ func quantQ4_0x16() {
 	VPXORD(zero, zero, zero)
 	XORL(R8L, R8L)
 	label(name, "group")
-	for b := range 16 {
-		z := gen.Z(b)
-		pand(Mem{Base: RSI, Disp: 128 * b}, abs, Z24)
-		pand(Mem{Base: RSI, Disp: 128*b + 64}, abs, Z25)
-		VMAXPS(zero, Z24, z)
-		VMAXPS(z, Z25, z)
-	}
-	gen.Tree16(VPMAXUD)
+	groupAmax(abs, zero)
 	VMOVDQU32(Z0, amaxes)
 	VMULPS(eighth, Z0, Z1) // amax/8, the same float32 as amax/(−8) up to the sign
-	VCVTPS2PH(U8(0), Z1, Y2)
-	VMOVDQU(Y2, scales)
-	VDIVPS(Z1, one, Z3)
-	VCMPPS(U8(cmpNEQ), zero, Z1, K1)
-	VMOVAPS_Z(Z3, K1, Z3)
-	VMOVUPS(Z3, inv)
+	groupScales(scales, inv, one, zero)
 	for b := range 16 {
 		// The sign of m: bit 31 of the first element whose magnitude is
 		// amax (bit 31 of the lane mask is forced so that the index stays

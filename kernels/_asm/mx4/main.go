@@ -367,23 +367,36 @@ func dqDoc(name, isa string, block int, gguf, nt bool) {
 	Doc(lines...)
 }
 
-// dequantAVX512 emits dequantize{MXFP4,NVFP4}[NT]AVX512: per block, the 16
-// E2M1 values times the block's multiplier in one vector, and per 16
-// elements one VPMULTISHIFTQB (the nibbles of 8 bytes, one per lane) and one
-// VPERMPS.
-func dequantAVX512(block int, nt bool) {
-	base := "dequantizeMXFP4"
-	if block == NVFP4Block {
-		base = "dequantizeNVFP4"
+// dequantFrame emits an E2M1 dequantizer but for its constants and its work
+// per block: the arguments (DI dst, CX the number of blocks, SI the codes or
+// the ggml blocks, DX the scales but for ggml blocks, R8 lut), setup (the
+// constant registers), then per block scale(m), m the lut entry of the
+// block's scale byte, and body (SI and DI at the block), after which SI, DI
+// and DX step to the next block. base names the kernel and isa its
+// instruction set in the doc comment.
+func dequantFrame(base, isa string, block int, gguf, nt bool, setup func(), scale func(m Mem), body func()) {
+	a := "AVX2"
+	if isa != "AVX2" {
+		a = "AVX512"
 	}
-	name := gen.Name(base, nt, "AVX512")
-	TEXT(name, NOSPLIT, "func(dst []float32, codes []byte, scales []uint8, lut *[256]float32)")
+	name := gen.Name(base, nt, a)
+	if gguf {
+		TEXT(name, NOSPLIT, "func(dst []float32, src []byte, lut *[256]float32)")
+	} else {
+		TEXT(name, NOSPLIT, "func(dst []float32, codes []byte, scales []uint8, lut *[256]float32)")
+	}
 	Pragma("noescape")
-	dqDoc(name, "AVX-512 (F, BW, VL, VBMI)", block, false, nt)
+	dqDoc(name, isa, block, gguf, nt)
 	Load(Param("dst").Base(), RDI)
 	Load(Param("dst").Len(), RCX)
-	Load(Param("codes").Base(), RSI)
-	Load(Param("scales").Base(), RDX)
+	scaleByte := Mem{Base: RSI}
+	if gguf {
+		Load(Param("src").Base(), RSI)
+	} else {
+		Load(Param("codes").Base(), RSI)
+		Load(Param("scales").Base(), RDX)
+		scaleByte = Mem{Base: RDX}
+	}
 	Load(Param("lut"), R8)
 	l := func(s string) string { return name + "_" + s }
 	if block == MXBlock {
@@ -392,54 +405,67 @@ func dequantAVX512(block int, nt bool) {
 		SHRQ(U8(4), RCX)
 	}
 	JZ(LabelRef(l("done")))
-	VMOVUPS(e2m1, Z31)
-	VMOVDQU32(shiftIdx, Z30)
+	setup()
 	Label(l("block"))
-	MOVBLZX(Mem{Base: RDX}, EAX)
-	VMULPS_BCST(Mem{Base: R8, Index: RAX, Scale: 4}, Z31, Z0)
-	for u := range block / 16 {
-		VPMULTISHIFTQB_BCST(Mem{Base: RSI, Disp: 8 * u}, Z30, gen.Z(1+u))
-		VPERMPS(Z0, gen.Z(1+u), gen.Z(1+u))
-		gen.StoreFloats(gen.Z(1+u), Mem{Base: RDI, Disp: 64 * u}, nt)
+	MOVBLZX(scaleByte, EAX)
+	scale(Mem{Base: R8, Index: RAX, Scale: 4})
+	body()
+	if gguf {
+		ADDQ(U8(ggufBytes), RSI)
+		ADDQ(U32(128), RDI)
+	} else {
+		ADDQ(U8(block/2), RSI)
+		INCQ(RDX)
+		ADDQ(U32(uint32(4*block)), RDI)
 	}
-	ADDQ(U8(block/2), RSI)
-	INCQ(RDX)
-	ADDQ(U32(uint32(4*block)), RDI)
 	DECQ(RCX)
 	JNZ(LabelRef(l("block")))
 	Label(l("done"))
 	gen.End(nt)
 }
 
+// dqBase is the name of the dequantizer of blocks of block elements, before
+// its variant and instruction set.
+func dqBase(block int) string {
+	if block == NVFP4Block {
+		return "dequantizeNVFP4"
+	}
+	return "dequantizeMXFP4"
+}
+
+// dequantAVX512 emits dequantize{MXFP4,NVFP4}[NT]AVX512: per block, the 16
+// E2M1 values times the block's multiplier in one vector, and per 16
+// elements one VPMULTISHIFTQB (the nibbles of 8 bytes, one per lane) and one
+// VPERMPS.
+func dequantAVX512(block int, nt bool) {
+	dequantFrame(dqBase(block), "AVX-512 (F, BW, VL, VBMI)", block, false, nt, func() {
+		VMOVUPS(e2m1, Z31)
+		VMOVDQU32(shiftIdx, Z30)
+	}, func(m Mem) {
+		VMULPS_BCST(m, Z31, Z0)
+	}, func() {
+		for u := range block / 16 {
+			VPMULTISHIFTQB_BCST(Mem{Base: RSI, Disp: 8 * u}, Z30, gen.Z(1+u))
+			VPERMPS(Z0, gen.Z(1+u), gen.Z(1+u))
+			gen.StoreFloats(gen.Z(1+u), Mem{Base: RDI, Disp: 64 * u}, nt)
+		}
+	})
+}
+
 // dequantGGUFAVX512 emits dequantizeMXFP4GGUF[NT]AVX512.
 func dequantGGUFAVX512(nt bool) {
-	name := gen.Name("dequantizeMXFP4GGUF", nt, "AVX512")
-	TEXT(name, NOSPLIT, "func(dst []float32, src []byte, lut *[256]float32)")
-	Pragma("noescape")
-	dqDoc(name, "AVX-512 (F, BW, VL)", MXBlock, true, nt)
-	Load(Param("dst").Base(), RDI)
-	Load(Param("dst").Len(), RCX)
-	Load(Param("src").Base(), RSI)
-	Load(Param("lut"), R8)
-	l := func(s string) string { return name + "_" + s }
-	SHRQ(U8(5), RCX)
-	JZ(LabelRef(l("done")))
-	VMOVUPS(e2m1, Z31)
-	Label(l("block"))
-	MOVBLZX(Mem{Base: RSI}, EAX)
-	VMULPS_BCST(Mem{Base: R8, Index: RAX, Scale: 4}, Z31, Z0)
-	VPMOVZXBD(Mem{Base: RSI, Disp: 1}, Z1)
-	VPSRLD(U8(4), Z1, Z2)
-	VPERMPS(Z0, Z1, Z1)
-	VPERMPS(Z0, Z2, Z2)
-	gen.StoreFloats(Z1, Mem{Base: RDI}, nt)
-	gen.StoreFloats(Z2, Mem{Base: RDI, Disp: 64}, nt)
-	ADDQ(U8(ggufBytes), RSI)
-	ADDQ(U32(128), RDI)
-	DECQ(RCX)
-	JNZ(LabelRef(l("block")))
-	Label(l("done"))
-	gen.End(nt)
+	dequantFrame("dequantizeMXFP4GGUF", "AVX-512 (F, BW, VL)", MXBlock, true, nt, func() {
+		VMOVUPS(e2m1, Z31)
+	}, func(m Mem) {
+		VMULPS_BCST(m, Z31, Z0)
+	}, func() {
+		VPMOVZXBD(Mem{Base: RSI, Disp: 1}, Z1)
+		VPSRLD(U8(4), Z1, Z2)
+		VPERMPS(Z0, Z1, Z1)
+		VPERMPS(Z0, Z2, Z2)
+		gen.StoreFloats(Z1, Mem{Base: RDI}, nt)
+		gen.StoreFloats(Z2, Mem{Base: RDI, Disp: 64}, nt)
+	})
 }
 
 // ---------------------------------------------------------------- AVX2
@@ -472,12 +498,8 @@ func code256(y, c, t VecPhysical, clamp bool) {
 // After the packs, byte i of the 128-bit lane h holds element
 // 8·(i/4) + 4h + i%4.
 func pack256(c, y [4]VecPhysical, m Mem, gguf bool) {
-	VPACKUSDW(c[1], c[0], c[0])
-	VPACKUSDW(c[3], c[2], c[2])
-	VPACKUSWB(c[2], c[0], c[0])
-	VPACKSSDW(y[1], y[0], y[0])
-	VPACKSSDW(y[3], y[2], y[2])
-	VPACKSSWB(y[2], y[0], y[0])
+	gen.Pack4(c, false)
+	gen.Pack4(y, true)
 	// The sign bytes are negative where y is: bit 7 to bit 3.
 	VPSRLW(U8(4), y[0], y[0])
 	VPAND(cs.Vec(0x08080808), y[0], y[0])
@@ -530,94 +552,54 @@ func dq8AVX2(src, dst Mem, lo, hi VecPhysical, nt bool) {
 	}
 }
 
-// dequantAVX2 emits dequantize{MXFP4,NVFP4}[NT]AVX2.
-func dequantAVX2(block int, nt bool) {
-	base := "dequantizeMXFP4"
-	if block == NVFP4Block {
-		base = "dequantizeNVFP4"
-	}
-	name := gen.Name(base, nt, "AVX2")
-	TEXT(name, NOSPLIT, "func(dst []float32, codes []byte, scales []uint8, lut *[256]float32)")
-	Pragma("noescape")
-	dqDoc(name, "AVX2", block, false, nt)
-	Load(Param("dst").Base(), RDI)
-	Load(Param("dst").Len(), RCX)
-	Load(Param("codes").Base(), RSI)
-	Load(Param("scales").Base(), RDX)
-	Load(Param("lut"), R8)
-	l := func(s string) string { return name + "_" + s }
-	if block == MXBlock {
-		SHRQ(U8(5), RCX)
-	} else {
-		SHRQ(U8(4), RCX)
-	}
-	JZ(LabelRef(l("done")))
-	VMOVUPS(e2m1, Y15)
-	VMOVUPS(e2m1.Offset(32), Y14)
-	VMOVDQU(dqShuf[0], Y12)
-	VMOVDQU(dqShuf[1], Y13)
-	VMOVDQU(dqShiftR, Y11)
-	VMOVDQU(dqShiftL, Y10)
-	Label(l("block"))
-	MOVBLZX(Mem{Base: RDX}, EAX)
-	VBROADCASTSS(Mem{Base: R8, Index: RAX, Scale: 4}, Y0)
+// scale256 sets Y1 and Y2 to the E2M1 values of codes 0..7 and 8..15 (Y15,
+// Y14) times the block multiplier at m.
+func scale256(m Mem) {
+	VBROADCASTSS(m, Y0)
 	VMULPS(Y15, Y0, Y1)
 	VMULPS(Y14, Y0, Y2)
-	for u := range block / 16 {
-		dq8AVX2(Mem{Base: RSI, Disp: 8 * u}, Mem{Base: RDI, Disp: 64 * u}, Y1, Y2, nt)
-	}
-	ADDQ(U8(block/2), RSI)
-	INCQ(RDX)
-	ADDQ(U32(uint32(4*block)), RDI)
-	DECQ(RCX)
-	JNZ(LabelRef(l("block")))
-	Label(l("done"))
-	gen.End(nt)
+}
+
+// dequantAVX2 emits dequantize{MXFP4,NVFP4}[NT]AVX2.
+func dequantAVX2(block int, nt bool) {
+	dequantFrame(dqBase(block), "AVX2", block, false, nt, func() {
+		VMOVUPS(e2m1, Y15)
+		VMOVUPS(e2m1.Offset(32), Y14)
+		VMOVDQU(dqShuf[0], Y12)
+		VMOVDQU(dqShuf[1], Y13)
+		VMOVDQU(dqShiftR, Y11)
+		VMOVDQU(dqShiftL, Y10)
+	}, scale256, func() {
+		for u := range block / 16 {
+			dq8AVX2(Mem{Base: RSI, Disp: 8 * u}, Mem{Base: RDI, Disp: 64 * u}, Y1, Y2, nt)
+		}
+	})
 }
 
 // dequantGGUFAVX2 emits dequantizeMXFP4GGUF[NT]AVX2.
 func dequantGGUFAVX2(nt bool) {
-	name := gen.Name("dequantizeMXFP4GGUF", nt, "AVX2")
-	TEXT(name, NOSPLIT, "func(dst []float32, src []byte, lut *[256]float32)")
-	Pragma("noescape")
-	dqDoc(name, "AVX2", MXBlock, true, nt)
-	Load(Param("dst").Base(), RDI)
-	Load(Param("dst").Len(), RCX)
-	Load(Param("src").Base(), RSI)
-	Load(Param("lut"), R8)
-	l := func(s string) string { return name + "_" + s }
-	SHRQ(U8(5), RCX)
-	JZ(LabelRef(l("done")))
-	VMOVUPS(e2m1, Y15)
-	VMOVUPS(e2m1.Offset(32), Y14)
-	Label(l("block"))
-	MOVBLZX(Mem{Base: RSI}, EAX)
-	VBROADCASTSS(Mem{Base: R8, Index: RAX, Scale: 4}, Y0)
-	VMULPS(Y15, Y0, Y1)
-	VMULPS(Y14, Y0, Y2)
-	for u := range 2 {
-		// Bytes 8u..8u+7: elements 8u+k (low nibbles) and 16+8u+k (high).
-		VPMOVZXBD(Mem{Base: RSI, Disp: 1 + 8*u}, Y3)
-		for h := range 2 {
-			if h == 0 {
-				VPSLLD(U8(28), Y3, Y5)
-				VMOVDQA(Y3, Y4)
-			} else {
-				VPSLLD(U8(24), Y3, Y5)
-				VPSRLD(U8(4), Y3, Y4)
+	dequantFrame("dequantizeMXFP4GGUF", "AVX2", MXBlock, true, nt, func() {
+		VMOVUPS(e2m1, Y15)
+		VMOVUPS(e2m1.Offset(32), Y14)
+	}, scale256, func() {
+		for u := range 2 {
+			// Bytes 8u..8u+7: elements 8u+k (low nibbles) and 16+8u+k (high).
+			VPMOVZXBD(Mem{Base: RSI, Disp: 1 + 8*u}, Y3)
+			for h := range 2 {
+				if h == 0 {
+					VPSLLD(U8(28), Y3, Y5)
+					VMOVDQA(Y3, Y4)
+				} else {
+					VPSLLD(U8(24), Y3, Y5)
+					VPSRLD(U8(4), Y3, Y4)
+				}
+				VPERMPS(Y1, Y4, Y6)
+				VPERMPS(Y2, Y4, Y4)
+				VBLENDVPS(Y5, Y4, Y6, Y6)
+				gen.StoreFloats(Y6, Mem{Base: RDI, Disp: 32*u + 64*h}, nt)
 			}
-			VPERMPS(Y1, Y4, Y6)
-			VPERMPS(Y2, Y4, Y4)
-			VBLENDVPS(Y5, Y4, Y6, Y6)
-			gen.StoreFloats(Y6, Mem{Base: RDI, Disp: 32*u + 64*h}, nt)
 		}
-	}
-	ADDQ(U8(ggufBytes), RSI)
-	ADDQ(U32(128), RDI)
-	DECQ(RCX)
-	JNZ(LabelRef(l("block")))
-	Label(l("done"))
-	gen.End(nt)
+	})
 }
 
 // ---------------------------------------------------------------- quantizers

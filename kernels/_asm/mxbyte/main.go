@@ -354,15 +354,7 @@ func quantBody(name, isa string, e elem, int8 bool) {
 				}
 				roundMX512(e, y, a, t, n, sc)
 			}
-			if int8 {
-				VPACKSSDW(Z4, Z3, Z3)
-				VPACKSSDW(Z6, Z5, Z5)
-				VPACKSSWB(Z5, Z3, Z3)
-			} else {
-				VPACKUSDW(Z4, Z3, Z3)
-				VPACKUSDW(Z6, Z5, Z5)
-				VPACKUSWB(Z5, Z3, Z3)
-			}
+			gen.Pack4([4]VecPhysical{Z3, Z4, Z5, Z6}, int8)
 			VPERMD(Z3, Z15, Z3)
 			if e.six {
 				pack6(Z3, Z24) // 48 bytes
@@ -373,14 +365,7 @@ func quantBody(name, isa string, e elem, int8 bool) {
 				VMOVDQU32(Z3, Mem{Base: RDI, Disp: cb * b})
 			}
 		}
-		nanFix(name, e, cb, nanCode, Y2)
-		ADDQ(U32(16*128), RSI)
-		ADDQ(U32(uint32(16*cb)), RDI)
-		ADDQ(Imm(16), RDX)
-		DECQ(RCX)
-		JNZ(LabelRef(l("loop")))
-		Label(l("done"))
-		gen.End(false)
+		stepEnd(name, e, 16, cb, nanCode, Y2)
 		return
 	}
 	// AVX2: 8 blocks per step.
@@ -435,15 +420,7 @@ func quantBody(name, isa string, e elem, int8 bool) {
 			}
 			round256(e, y, Y5, Y6, n, Y7)
 		}
-		if int8 {
-			VPACKSSDW(Y1, Y0, Y0)
-			VPACKSSDW(Y3, Y2, Y2)
-			VPACKSSWB(Y2, Y0, Y0)
-		} else {
-			VPACKUSDW(Y1, Y0, Y0)
-			VPACKUSDW(Y3, Y2, Y2)
-			VPACKUSWB(Y2, Y0, Y0)
-		}
+		gen.Pack4([4]VecPhysical{Y0, Y1, Y2, Y3}, int8)
 		VPERMD(Y0, Y14, Y0)
 		if e.six {
 			pack6(Y0, Y8)
@@ -454,13 +431,20 @@ func quantBody(name, isa string, e elem, int8 bool) {
 			VMOVDQU(Y0, Mem{Base: RDI, Disp: cb * b})
 		}
 	}
-	nanFix(name, e, cb, nanCode, Y4)
-	ADDQ(U32(8*128), RSI)
-	ADDQ(U32(uint32(8*cb)), RDI)
-	ADDQ(Imm(8), RDX)
+	stepEnd(name, e, 8, cb, nanCode, Y4)
+}
+
+// stepEnd ends a quantizer's step of g blocks (cb code bytes each) and the
+// kernel: the codes of the blocks holding NaN or Inf fixed (nanFix, with the
+// ymm register v), SI, DI and DX moved to the next step, and the loop back.
+func stepEnd(name string, e elem, g, cb int, nanCode uint32, v VecPhysical) {
+	nanFix(name, e, cb, nanCode, v)
+	ADDQ(U32(uint32(g*128)), RSI)
+	ADDQ(U32(uint32(g*cb)), RDI)
+	ADDQ(Imm(uint64(g)), RDX)
 	DECQ(RCX)
-	JNZ(LabelRef(l("loop")))
-	Label(l("done"))
+	JNZ(LabelRef(name + "_loop"))
+	Label(name + "_done")
 	gen.End(false)
 }
 
@@ -993,10 +977,7 @@ func encodeFP8(isa string, e elem) {
 			}
 			VPOR(y, n, n)
 		}
-		VPACKUSDW(Y1, Y0, Y0)
-		VPERMQ(U8(0xd8), Y0, Y0)
-		VEXTRACTI128(Imm(1), Y0, X1)
-		VPACKUSWB(X1, X0, X0)
+		gen.Pack2(Y0, Y1, Y1, false)
 		VMOVDQU(X0, Mem{Base: RDI})
 	})
 }

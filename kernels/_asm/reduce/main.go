@@ -101,10 +101,7 @@ func generalAVX512(masked bool) {
 	TESTQ(RCX, RCX)
 	JZ(LabelRef(l("reduce")))
 	// K1 = the low CX lanes; masked-off lanes are neither read nor faulted on.
-	MOVL(U32(1), EAX)
-	SHLL(CL, EAX)
-	DECL(EAX)
-	KMOVW(EAX, K1)
+	gen.LowLanes(K1)
 	if masked {
 		VMOVDQU8_Z(Mem{Base: RDX}, K1, X5)
 		VPTESTMB(X5, X5, K1)

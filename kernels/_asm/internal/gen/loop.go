@@ -68,3 +68,40 @@ func ElemLoop(name string, step, unroll, inSize, outSize int, nt bool, body func
 	build.Label(name + "_done")
 	End(nt)
 }
+
+// Pack4 narrows the dwords of the four vectors v (a ymm or zmm each) to
+// bytes in v[0], with signed or unsigned saturation, within 128-bit lanes:
+// VPACK[SU]SDW of v[0], v[1] and of v[2], v[3], then VPACK[SU]SWB of the two.
+// Byte i of lane h then comes from dword h·4 + i%4 of v[i/4]; a VPERMD by
+// Perm8 (ymm) puts the bytes of ymm registers in order.
+func Pack4(v [4]reg.VecPhysical, signed bool) {
+	dw, wb := build.VPACKUSDW, build.VPACKUSWB
+	if signed {
+		dw, wb = build.VPACKSSDW, build.VPACKSSWB
+	}
+	dw(v[1], v[0], v[0])
+	dw(v[3], v[2], v[2])
+	wb(v[2], v[0], v[0])
+}
+
+// Pack2 narrows the 16 dwords of the ymm registers a and b to 16 bytes, in
+// order, in a's xmm, with signed or unsigned saturation; t's xmm is scratch.
+func Pack2(a, b, t reg.VecPhysical, signed bool) {
+	dw, wb := build.VPACKUSDW, build.VPACKUSWB
+	if signed {
+		dw, wb = build.VPACKSSDW, build.VPACKSSWB
+	}
+	dw(b, a, a)
+	build.VPERMQ(operand.U8(0xd8), a, a)
+	build.VEXTRACTI128(operand.U8(1), a, t.AsX())
+	wb(t.AsX(), a.AsX(), a.AsX())
+}
+
+// LowLanes sets the opmask k to the low CX bits (CX ≤ 16), through AX: the
+// lanes of a masked load or store of the last CX elements.
+func LowLanes(k reg.Register) {
+	build.MOVL(operand.U32(1), reg.EAX)
+	build.SHLL(reg.CL, reg.EAX)
+	build.DECL(reg.EAX)
+	build.KMOVW(reg.EAX, k)
+}
