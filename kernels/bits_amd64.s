@@ -106,72 +106,24 @@ unpackMaskAVX2_done:
 	VZEROUPPER
 	RET
 
-DATA bitsSpread<>+0(SB)/1, $0x00
-DATA bitsSpread<>+1(SB)/1, $0x00
-DATA bitsSpread<>+2(SB)/1, $0x00
-DATA bitsSpread<>+3(SB)/1, $0x00
-DATA bitsSpread<>+4(SB)/1, $0x00
-DATA bitsSpread<>+5(SB)/1, $0x00
-DATA bitsSpread<>+6(SB)/1, $0x00
-DATA bitsSpread<>+7(SB)/1, $0x00
-DATA bitsSpread<>+8(SB)/1, $0x01
-DATA bitsSpread<>+9(SB)/1, $0x01
-DATA bitsSpread<>+10(SB)/1, $0x01
-DATA bitsSpread<>+11(SB)/1, $0x01
-DATA bitsSpread<>+12(SB)/1, $0x01
-DATA bitsSpread<>+13(SB)/1, $0x01
-DATA bitsSpread<>+14(SB)/1, $0x01
-DATA bitsSpread<>+15(SB)/1, $0x01
-DATA bitsSpread<>+16(SB)/1, $0x02
-DATA bitsSpread<>+17(SB)/1, $0x02
-DATA bitsSpread<>+18(SB)/1, $0x02
-DATA bitsSpread<>+19(SB)/1, $0x02
-DATA bitsSpread<>+20(SB)/1, $0x02
-DATA bitsSpread<>+21(SB)/1, $0x02
-DATA bitsSpread<>+22(SB)/1, $0x02
-DATA bitsSpread<>+23(SB)/1, $0x02
-DATA bitsSpread<>+24(SB)/1, $0x03
-DATA bitsSpread<>+25(SB)/1, $0x03
-DATA bitsSpread<>+26(SB)/1, $0x03
-DATA bitsSpread<>+27(SB)/1, $0x03
-DATA bitsSpread<>+28(SB)/1, $0x03
-DATA bitsSpread<>+29(SB)/1, $0x03
-DATA bitsSpread<>+30(SB)/1, $0x03
-DATA bitsSpread<>+31(SB)/1, $0x03
+DATA bitsSpread<>+0(SB)/4, $0x00000000
+DATA bitsSpread<>+4(SB)/4, $0x00000000
+DATA bitsSpread<>+8(SB)/4, $0x01010101
+DATA bitsSpread<>+12(SB)/4, $0x01010101
+DATA bitsSpread<>+16(SB)/4, $0x02020202
+DATA bitsSpread<>+20(SB)/4, $0x02020202
+DATA bitsSpread<>+24(SB)/4, $0x03030303
+DATA bitsSpread<>+28(SB)/4, $0x03030303
 GLOBL bitsSpread<>(SB), RODATA|NOPTR, $32
 
-DATA bitsSelect<>+0(SB)/1, $0x01
-DATA bitsSelect<>+1(SB)/1, $0x02
-DATA bitsSelect<>+2(SB)/1, $0x04
-DATA bitsSelect<>+3(SB)/1, $0x08
-DATA bitsSelect<>+4(SB)/1, $0x10
-DATA bitsSelect<>+5(SB)/1, $0x20
-DATA bitsSelect<>+6(SB)/1, $0x40
-DATA bitsSelect<>+7(SB)/1, $0x80
-DATA bitsSelect<>+8(SB)/1, $0x01
-DATA bitsSelect<>+9(SB)/1, $0x02
-DATA bitsSelect<>+10(SB)/1, $0x04
-DATA bitsSelect<>+11(SB)/1, $0x08
-DATA bitsSelect<>+12(SB)/1, $0x10
-DATA bitsSelect<>+13(SB)/1, $0x20
-DATA bitsSelect<>+14(SB)/1, $0x40
-DATA bitsSelect<>+15(SB)/1, $0x80
-DATA bitsSelect<>+16(SB)/1, $0x01
-DATA bitsSelect<>+17(SB)/1, $0x02
-DATA bitsSelect<>+18(SB)/1, $0x04
-DATA bitsSelect<>+19(SB)/1, $0x08
-DATA bitsSelect<>+20(SB)/1, $0x10
-DATA bitsSelect<>+21(SB)/1, $0x20
-DATA bitsSelect<>+22(SB)/1, $0x40
-DATA bitsSelect<>+23(SB)/1, $0x80
-DATA bitsSelect<>+24(SB)/1, $0x01
-DATA bitsSelect<>+25(SB)/1, $0x02
-DATA bitsSelect<>+26(SB)/1, $0x04
-DATA bitsSelect<>+27(SB)/1, $0x08
-DATA bitsSelect<>+28(SB)/1, $0x10
-DATA bitsSelect<>+29(SB)/1, $0x20
-DATA bitsSelect<>+30(SB)/1, $0x40
-DATA bitsSelect<>+31(SB)/1, $0x80
+DATA bitsSelect<>+0(SB)/4, $0x08040201
+DATA bitsSelect<>+4(SB)/4, $0x80402010
+DATA bitsSelect<>+8(SB)/4, $0x08040201
+DATA bitsSelect<>+12(SB)/4, $0x80402010
+DATA bitsSelect<>+16(SB)/4, $0x08040201
+DATA bitsSelect<>+20(SB)/4, $0x80402010
+DATA bitsSelect<>+24(SB)/4, $0x08040201
+DATA bitsSelect<>+28(SB)/4, $0x80402010
 GLOBL bitsSelect<>(SB), RODATA|NOPTR, $32
 
 // func popCountAVX512(src []byte) int

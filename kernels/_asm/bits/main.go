@@ -108,16 +108,12 @@ func unpackMaskAVX2() {
 		"len(dst)/32 groups of 32 bytes: four mask bytes broadcast, each copied to eight bytes",
 		"(VPSHUFB), tested against its bit (1, 2, 4, ..., 128) and turned into 0 or 1.",
 	}, func() {
-		spread := GLOBL("bitsSpread", RODATA|NOPTR)
+		var spread, sel [32]byte
 		for i := range 32 {
-			DATA(i, U8(i/8))
+			spread[i], sel[i] = byte(i/8), byte(1<<(i%8))
 		}
-		sel := GLOBL("bitsSelect", RODATA|NOPTR)
-		for i := range 32 {
-			DATA(i, U8(1<<(i%8)))
-		}
-		VMOVDQU(spread, Y2)
-		VMOVDQU(sel, Y3)
+		VMOVDQU(gen.Bytes("bitsSpread", spread[:]), Y2)
+		VMOVDQU(gen.Bytes("bitsSelect", sel[:]), Y3)
 		ones(Y4)
 	}, func() {
 		VPBROADCASTD(Mem{Base: RSI}, Y0)

@@ -521,15 +521,6 @@ func pack256(c, y [4]VecPhysical, m Mem, gguf bool) {
 	VMOVDQU(c[0].AsX(), m)
 }
 
-// quantScales256 stores the 8 scale bytes of Y1 (low byte of each lane) to m.
-func quantScales256(m Mem) {
-	VPACKUSDW(Y1, Y1, Y2)
-	VPACKUSWB(Y2, Y2, Y2)
-	VEXTRACTI128(U8(1), Y2, X3)
-	VPUNPCKLDQ(X3, X2, X2)
-	VMOVQ(X2, m)
-}
-
 func quantConsts256() {
 	VPCMPEQD(yAbs, yAbs, yAbs)
 	VPSRLD(U8(1), yAbs, yAbs)
@@ -917,7 +908,7 @@ func amaxMXFP4AVX2(scales Mem) {
 	VPSUBD(Y1, Y3, Y3)
 	VPSLLD(U8(23), Y3, Y3)
 	VMOVDQU(Y3, Mem{Base: R12})
-	quantScales256(scales)
+	gen.StoreBytes8(Y1, Y3, scales)
 }
 
 // encodeMXFP4AVX2 is encodeMXFP4AVX512 for 8 blocks.
@@ -979,7 +970,7 @@ func amaxNVFP4AVX2(scales Mem) {
 	VPCMPEQD(Y5, Y4, Y3)
 	VPOR(Y3, Y6, Y6)
 	VMOVMSKPS(Y6, EAX)
-	quantScales256(scales)
+	gen.StoreBytes8(Y1, Y3, scales)
 }
 
 // encodeNVFP4AVX2 is encodeNVFP4AVX512 for 8 blocks.

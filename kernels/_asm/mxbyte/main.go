@@ -98,13 +98,10 @@ var nt bool
 
 // ---- constants
 
-// constVals holds every 32-bit constant the kernels broadcast, each as 8
+// cs holds the 32-bit constants the kernels read from memory, each as 8
 // copies (32 bytes), so that AVX2 instructions can take it as a memory
 // operand and AVX-512 ones as an embedded broadcast of its first word.
-var (
-	constVals []uint32
-	constMem  Mem
-)
+var cs = gen.Consts{Prefix: "mxb"}
 
 // The tables the kernels read.
 var (
@@ -122,22 +119,6 @@ var (
 )
 
 func declareTables() {
-	constVals = []uint32{
-		0x7fffffff, 0x7f800000, 0x7f7fffff, 0x80000000, 0x00400000, 0, 0xff, 254, 0xffffff81, // −127
-		0x40014001, 0x10000001, 0x42800000, // VPMADDUBSW 1, 64; VPMADDWD 1, 4096; 64.0
-		0x0fe00000, 0x0f800000, 0x70000000, 0x07f00000, 0x7fc00000,
-	}
-	for _, e := range []elem{e4m3, e5m2, e2m3, e3m2} {
-		constVals = append(constVals, e.roundAdd(), e.kBits(), e.minNorm(), e.maxMag, e.maxMag+1,
-			uint32(e.emax), 1<<e.signPos(), e.magMask()<<e.sh(), e.decodeMul(), e.nanCode*0x01010101, uint32(e.emin+127), uint32(e.emax+127))
-	}
-	var words []uint32
-	for _, c := range constVals {
-		for range 8 {
-			words = append(words, c)
-		}
-	}
-	constMem = gen.Table("mxbConst", words)
 	treeIdx = gen.TreeIndexes("mxbTree")
 	perm8 = gen.Perm8("mxbPerm8")
 	var t, t64 []uint32
@@ -210,18 +191,8 @@ func e8m0Bits(c, s int) uint32 {
 	return math.Float32bits(float32(math.Ldexp(1, c-127-s)))
 }
 
-// cst returns the memory of constant v (8 copies).
-func cst(v uint32) Mem {
-	for i, c := range constVals {
-		if c == v {
-			return constMem.Offset(32 * i)
-		}
-	}
-	panic(fmt.Sprintf("constant %#x not declared", v))
-}
-
 // bcast fills v (a ymm or zmm) with constant c.
-func bcast(c uint32, v VecPhysical) { VPBROADCASTD(cst(c), v) }
+func bcast(c uint32, v VecPhysical) { VPBROADCASTD(cs.Vec(c), v) }
 
 // ---- quantizers
 
@@ -317,21 +288,21 @@ func quantBody(name, isa string, e elem, int8 bool) {
 		Label(l("loop"))
 		gen.AbsMaxTree512(RSI, 32, Z31)
 		// Scales: K1 = blocks holding NaN or Inf; Z1 = the floor codes.
-		VPCMPUD_BCST(U8(5), cst(0x7f800000), Z0, K1) // amax ≥ Inf
+		VPCMPUD_BCST(U8(5), cs.Vec(0x7f800000), Z0, K1) // amax ≥ Inf
 		VPSRLD(U8(23), Z0, Z1)
 		if emax != 0 {
-			VPSUBD_BCST(cst(emax), Z1, Z1)
-			VPMAXSD_BCST(cst(0), Z1, Z1)
+			VPSUBD_BCST(cs.Vec(emax), Z1, Z1)
+			VPMAXSD_BCST(cs.Vec(0), Z1, Z1)
 		}
 		VMOVDQA32(Z1, Z2)
-		VPBROADCASTD(cst(0xff), K1, Z2)
+		VPBROADCASTD(cs.Vec(0xff), K1, Z2)
 		VPMOVDB(Z2, X2)
 		VMOVDQU(X2, Mem{Base: RDX})
 		bcast(recipTop, Z3)
 		VPSUBD(Z1, Z3, Z3)
 		VPSLLD(U8(23), Z3, Z3)
 		if int8 {
-			VPMAXUD_BCST(cst(0x00400000), Z3, Z3)
+			VPMAXUD_BCST(cs.Vec(0x00400000), Z3, Z3)
 		}
 		VMOVDQU32(Z3, local)
 		KMOVW(K1, R11L)
@@ -372,39 +343,36 @@ func quantBody(name, isa string, e elem, int8 bool) {
 	local := AllocLocal(32)
 	SHRQ(Imm(3), RCX)
 	JZ(LabelRef(l("done")))
-	VMOVDQU(cst(0x7fffffff), Y15)
+	VMOVDQU(cs.Vec(0x7fffffff), Y15)
 	VMOVDQU(perm8, Y14)
 	Label(l("loop"))
 	gen.AbsMaxTree256(RSI, 32, Y15, Y14)
-	VPCMPGTD(cst(0x7f7fffff), Y0, Y3) // amax > max finite: NaN or Inf
+	VPCMPGTD(cs.Vec(0x7f7fffff), Y0, Y3) // amax > max finite: NaN or Inf
 	VMOVMSKPS(Y3, R11L)
 	VPSRLD(U8(23), Y0, Y1)
 	if emax != 0 {
-		VPSUBD(cst(emax), Y1, Y1)
+		VPSUBD(cs.Vec(emax), Y1, Y1)
 		VPXOR(Y2, Y2, Y2)
 		VPMAXSD(Y2, Y1, Y1)
 	}
 	VPSRLD(U8(24), Y3, Y4) // 0xff in NaN blocks
 	VPOR(Y1, Y4, Y4)
-	VEXTRACTI128(Imm(1), Y4, X5)
-	VPACKUSDW(X5, X4.AsX(), X4.AsX())
-	VPACKUSWB(X4.AsX(), X4.AsX(), X4.AsX())
-	VMOVQ(X4.AsX(), Mem{Base: RDX})
-	VMOVDQU(cst(recipTop), Y5)
+	gen.StoreBytes8(Y4, Y5, Mem{Base: RDX})
+	VMOVDQU(cs.Vec(recipTop), Y5)
 	VPSUBD(Y1, Y5, Y5)
 	VPSLLD(U8(23), Y5, Y5)
 	if int8 {
-		VPMAXUD(cst(0x00400000), Y5, Y5)
+		VPMAXUD(cs.Vec(0x00400000), Y5, Y5)
 	}
 	VMOVDQU(Y5, local)
 	if int8 {
-		VMOVDQU(cst(0xffffff81), Y9)
-		VMOVDQU(cst(math.Float32bits(64)), Y10)
+		VMOVDQU(cs.Vec(0xffffff81), Y9)
+		VMOVDQU(cs.Vec(math.Float32bits(64)), Y10)
 	} else {
-		VMOVDQU(cst(e.roundAdd()), Y9)
-		VMOVDQU(cst(e.kBits()), Y10)
-		VMOVDQU(cst(e.minNorm()), Y12)
-		VMOVDQU(cst(e.maxMag), Y13)
+		VMOVDQU(cs.Vec(e.roundAdd()), Y9)
+		VMOVDQU(cs.Vec(e.kBits()), Y10)
+		VMOVDQU(cs.Vec(e.minNorm()), Y12)
+		VMOVDQU(cs.Vec(e.maxMag), Y13)
 	}
 	for b := range 8 {
 		VBROADCASTSS(local.Offset(4*b), Y8)
@@ -455,7 +423,7 @@ func nanFix(name string, e elem, cb int, nanCode uint32, v VecPhysical) {
 	l := func(s string) string { return name + "_" + s }
 	TESTL(R11L, R11L)
 	JZ(LabelRef(l("nanDone")))
-	VMOVDQU(cst(nanCode), v)
+	VMOVDQU(cs.Vec(nanCode), v)
 	Label(l("nan"))
 	BSFL(R11L, EAX)
 	if e.six {
@@ -570,9 +538,9 @@ func round256(e elem, y, a, t, n, s VecPhysical) {
 // uses tmp, a register of c's size.
 func pack6(c, tmp VecPhysical) {
 	if c.Size() == 64 {
-		VBROADCASTI32X4(cst(0x40014001), tmp)
+		VBROADCASTI32X4(cs.Vec(0x40014001), tmp)
 		VPMADDUBSW(tmp, c, c)
-		VBROADCASTI32X4(cst(0x10000001), tmp)
+		VBROADCASTI32X4(cs.Vec(0x10000001), tmp)
 		VPMADDWD(tmp, c, c)
 		VBROADCASTI32X4(pack6Shuf, tmp)
 		VPSHUFB(tmp, c, c)
@@ -580,10 +548,10 @@ func pack6(c, tmp VecPhysical) {
 		VPERMD(c, tmp, c)
 		return
 	}
-	VPMADDUBSW(cst(0x40014001), c, c) // words c0 + 64·c1
-	VPMADDWD(cst(0x10000001), c, c)   // dwords w0 + 4096·w1: 24 bits
-	VPSHUFB(pack6Shuf, c, c)          // 12 bytes per 128-bit lane
-	VMOVDQU(pack6Perm, tmp)           // [0,1,2,4,5,6] then bytes past the 24
+	VPMADDUBSW(cs.Vec(0x40014001), c, c) // words c0 + 64·c1
+	VPMADDWD(cs.Vec(0x10000001), c, c)   // dwords w0 + 4096·w1: 24 bits
+	VPSHUFB(pack6Shuf, c, c)             // 12 bytes per 128-bit lane
+	VMOVDQU(pack6Perm, tmp)              // [0,1,2,4,5,6] then bytes past the 24
 	VPERMD(c, tmp, c)
 }
 
@@ -688,16 +656,16 @@ func dequantFP8(isa string, e elem, scaled bool) {
 		})
 		return
 	}
-	VMOVDQU(cst(e.magMask()<<e.sh()), Y15)
-	VMOVDQU(cst(e.decodeMul()), Y14)
-	VMOVDQU(cst(0x80000000), Y12)
+	VMOVDQU(cs.Vec(e.magMask()<<e.sh()), Y15)
+	VMOVDQU(cs.Vec(e.decodeMul()), Y14)
+	VMOVDQU(cs.Vec(0x80000000), Y12)
 	if e.ieee {
-		VMOVDQU(cst(0x7f800000), Y13)
-		VMOVDQU(cst(0x7f7fffff), Y9)
-		VMOVDQU(cst(0x70000000), Y11)
-		VMOVDQU(cst(0x00400000), Y10)
+		VMOVDQU(cs.Vec(0x7f800000), Y13)
+		VMOVDQU(cs.Vec(0x7f7fffff), Y9)
+		VMOVDQU(cs.Vec(0x70000000), Y11)
+		VMOVDQU(cs.Vec(0x00400000), Y10)
 	} else {
-		VMOVDQU(cst(0x7fc00000), Y13)
+		VMOVDQU(cs.Vec(0x7fc00000), Y13)
 	}
 	one := func(c VecPhysical, in, out Mem, m VecPhysical) {
 		f, sg, t := gen.Y(gen.Num(c)+1), gen.Y(gen.Num(c)+2), gen.Y(gen.Num(c)+3)
@@ -817,9 +785,9 @@ func dequantFP6(isa string, e elem) {
 		})
 		return
 	}
-	VMOVDQU(cst(e.magMask()<<e.sh()), Y15)
-	VMOVDQU(cst(e.decodeMul()), Y14)
-	VMOVDQU(cst(0x80000000), Y12)
+	VMOVDQU(cs.Vec(e.magMask()<<e.sh()), Y15)
+	VMOVDQU(cs.Vec(e.decodeMul()), Y14)
+	VMOVDQU(cs.Vec(0x80000000), Y12)
 	VMOVDQU(unpack6Sh, Y11)
 	blockLoop(name, 24, e8m0Tab, Y0, func() {
 		for k := range 4 {
@@ -941,17 +909,17 @@ func encodeFP8(isa string, e elem) {
 		})
 		return
 	}
-	VMOVDQU(cst(0x7fffffff), Y15)
-	VMOVDQU(cst(e.roundAdd()), Y9)
-	VMOVDQU(cst(e.kBits()), Y10)
-	VMOVDQU(cst(e.minNorm()), Y12)
+	VMOVDQU(cs.Vec(0x7fffffff), Y15)
+	VMOVDQU(cs.Vec(e.roundAdd()), Y9)
+	VMOVDQU(cs.Vec(e.kBits()), Y10)
+	VMOVDQU(cs.Vec(e.minNorm()), Y12)
 	VMOVD(EBX, X13)
 	VPBROADCASTD(X13, Y13)
-	VMOVDQU(cst(0x7f800000), Y11)
+	VMOVDQU(cs.Vec(0x7f800000), Y11)
 	if e.six {
-		VMOVDQU(cst(1<<e.signPos()), Y14) // −0
+		VMOVDQU(cs.Vec(1<<e.signPos()), Y14) // −0
 	} else {
-		VMOVDQU(cst(e.nanCode), Y14)
+		VMOVDQU(cs.Vec(e.nanCode), Y14)
 	}
 	gen.ElemLoop(name, 16, 1, 4, 1, nt, func(int) {
 		for v := range 2 {

@@ -105,3 +105,13 @@ func LowLanes(k reg.Register) {
 	build.DECL(reg.EAX)
 	build.KMOVW(reg.EAX, k)
 }
+
+// StoreBytes8 stores the low bytes of the 8 dwords of the ymm register v
+// (each below 256) as 8 bytes at m, with t's xmm as scratch; v's xmm is
+// clobbered.
+func StoreBytes8(v, t reg.VecPhysical, m operand.Mem) {
+	build.VEXTRACTI128(operand.U8(1), v, t.AsX())
+	build.VPACKUSDW(t.AsX(), v.AsX(), v.AsX())
+	build.VPACKUSWB(v.AsX(), v.AsX(), v.AsX())
+	build.VMOVQ(v.AsX(), m)
+}
