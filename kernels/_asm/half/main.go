@@ -48,12 +48,6 @@ func store(v Register, m Mem) {
 	}
 }
 
-func args() {
-	Load(Param("dst").Base(), RDI)
-	Load(Param("dst").Len(), RCX)
-	Load(Param("src").Base(), RSI)
-}
-
 // docLoop writes the doc comment of kernel name: the Go loop it computes, over
 // whole steps of step elements, and an optional note.
 func docLoop(name, isa, entry string, step int, note string, body ...string) {
@@ -67,7 +61,7 @@ func docLoop(name, isa, entry string, step int, note string, body ...string) {
 		lines = append(lines, note)
 	}
 	if nt {
-		lines = append(lines, "It stores with non-temporal hints (VMOVNTDQ) and needs dst 64-byte aligned.")
+		lines = append(lines, gen.NTNote("VMOVNTDQ", 64))
 	}
 	Doc(lines...)
 }
@@ -91,7 +85,7 @@ func bf16ToF32(isa string, bytes bool) {
 		"	}",
 		"	dst[i] = math.Float32frombits(v)",
 		"}")
-	args()
+	gen.ElemArgs()
 	n := gen.Lanes(isa)
 	if isa == "AVX512" {
 		gen.Broadcast32(0x7fffffff, Z31, RAX, X0)
@@ -138,7 +132,7 @@ func f16ToF32(isa string, bytes bool) {
 		"for i := range dst {",
 		"	dst[i] = float16To32("+read+")",
 		"}")
-	args()
+	gen.ElemArgs()
 	n := gen.Lanes(isa)
 	gen.ElemLoop(name, n, 4, 2, 4, nt, func(j int) {
 		v := gen.Vec(isa, j)
@@ -171,7 +165,7 @@ func f32ToBF16(isa string) {
 		"	}",
 		"	dst[i] = uint16(b>>16&0x8000 | h)",
 		"}")
-	args()
+	gen.ElemArgs()
 	// AX = the clamp: 0x7f7f when saturating, 0x7f80 (a no-op) otherwise.
 	MOVL(U32(0x7f80), EAX)
 	MOVL(U32(0x7f7f), EBX)
@@ -262,7 +256,7 @@ func f32ToF16(isa string) {
 		"for i, x := range src[:len(dst)] {",
 		"	dst[i] = float32ToFloat16(x, saturate)",
 		"}")
-	args()
+	gen.ElemArgs()
 	// AX = the magnitude code turned into the largest finite one: 0x7c00 (Inf)
 	// when saturating, 0xffff (no code) otherwise.
 	MOVL(U32(0xffff), EAX)

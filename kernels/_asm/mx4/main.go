@@ -359,10 +359,11 @@ func dqDoc(name, isa string, block int, gguf, nt bool) {
 	}
 	lines = append(lines, "", fmt.Sprintf("for len(dst) a multiple of %d; lut holds %s.", block, what))
 	if nt {
-		lines = append(lines, "It stores with non-temporal hints (VMOVNTPS) and needs dst 64-byte aligned.")
+		align := 64
 		if isa == "AVX2" {
-			lines[len(lines)-1] = "It stores with non-temporal hints (VMOVNTPS) and needs dst 32-byte aligned."
+			align = 32
 		}
+		lines = append(lines, gen.NTNote("VMOVNTPS", align))
 	}
 	Doc(lines...)
 }

@@ -199,13 +199,8 @@ func bcast(c uint32, v VecPhysical) { VPBROADCASTD(cs.Vec(c), v) }
 // quantDoc writes the doc comment of a quantizer: the Go function it
 // computes, over whole groups of blocks; codes holds per bytes per block.
 func quantDoc(name, isa, ref string, per int) {
-	group := 16
-	if isa == "AVX512" {
-		isa = "AVX-512"
-	} else {
-		group = 8
-	}
-	Doc(fmt.Sprintf("%s is the %s kernel of", name, isa), "", "\t"+ref, "",
+	group := gen.Lanes(isa) // blocks of the transpose tree: one a lane
+	Doc(fmt.Sprintf("%s is the %s kernel of", name, gen.ISAName(isa)), "", "\t"+ref, "",
 		fmt.Sprintf("over len(scales) blocks of 32, a multiple of %d; src holds 32 floats and codes", group),
 		fmt.Sprintf("%d bytes per block.", per))
 }
@@ -558,13 +553,10 @@ func pack6(c, tmp VecPhysical) {
 // ---- dequantizers
 
 func dequantDoc(name, isa, ref string, step int, note string) {
-	if isa == "AVX512" {
-		isa = "AVX-512"
-	}
-	lines := []string{fmt.Sprintf("%s is the %s kernel of", name, isa), "", "\t" + ref, "",
+	lines := []string{fmt.Sprintf("%s is the %s kernel of", name, gen.ISAName(isa)), "", "\t" + ref, "",
 		fmt.Sprintf("over len(scales) blocks of 32 (dst holds 32 floats per block%s).", note)}
 	if nt {
-		lines = append(lines, fmt.Sprintf("It stores with non-temporal hints (VMOVNTPS) and needs dst %d-byte aligned.", step))
+		lines = append(lines, gen.NTNote("VMOVNTPS", step))
 	}
 	Doc(lines...)
 }
@@ -620,9 +612,7 @@ func dequantFP8(isa string, e elem, scaled bool) {
 		TEXT(name, NOSPLIT, "func(dst []float32, src []byte)")
 		Pragma("noescape")
 		docDecode(name, isa, e, 4*w)
-		Load(Param("dst").Base(), RDI)
-		Load(Param("dst").Len(), RCX)
-		Load(Param("src").Base(), RSI)
+		gen.ElemArgs()
 	}
 	if isa == "AVX512" {
 		bcast(e.magMask()<<e.sh(), Z31)
@@ -740,16 +730,13 @@ func dec256(e elem, c, f, sg, t VecPhysical) {
 }
 
 func docDecode(name, isa string, e elem, align int) {
-	if isa == "AVX512" {
-		isa = "AVX-512"
-	}
-	lines := []string{fmt.Sprintf("%s is the %s kernel of the loop", name, isa), "",
+	lines := []string{fmt.Sprintf("%s is the %s kernel of the loop", name, gen.ISAName(isa)), "",
 		"\tfor i, c := range src[:len(dst)] {",
 		fmt.Sprintf("\t\tdst[i] = %sCodec.Decode(uint32(c))", e.goName),
 		"\t}", "",
 		fmt.Sprintf("over len(dst), a multiple of %d.", align/4)}
 	if nt {
-		lines = append(lines, fmt.Sprintf("It stores with non-temporal hints (VMOVNTPS) and needs dst %d-byte aligned.", align))
+		lines = append(lines, gen.NTNote("VMOVNTPS", align))
 	}
 	Doc(lines...)
 }
@@ -853,18 +840,12 @@ func encodeFP8(isa string, e elem) {
 	TEXT(name, NOSPLIT, "func(dst []byte, src []float32, saturate bool)")
 	Pragma("noescape")
 	step := 16
-	aisa := isa
-	if isa == "AVX512" {
-		aisa = "AVX-512"
-	}
-	Doc(fmt.Sprintf("%s is the %s kernel of the loop", name, aisa), "",
+	Doc(fmt.Sprintf("%s is the %s kernel of the loop", name, gen.ISAName(isa)), "",
 		"\tfor i, x := range src[:len(dst)] {",
 		fmt.Sprintf("\t\tdst[i] = byte(%sCodec.Encode(x, RoundEven, saturate, 0))", e.goName),
 		"\t}", "",
 		fmt.Sprintf("over len(dst), a multiple of %d.", step))
-	Load(Param("dst").Base(), RDI)
-	Load(Param("dst").Len(), RCX)
-	Load(Param("src").Base(), RSI)
+	gen.ElemArgs()
 	// BX = the magnitude overflow clamps to: max, or max+1 (NaN or Inf)
 	// when not saturating; max for the six-bit formats either way.
 	MOVL(U32(e.maxMag), EBX)

@@ -1,6 +1,8 @@
 package gen
 
 import (
+	"fmt"
+
 	"github.com/mmcloughlin/avo/build"
 	"github.com/mmcloughlin/avo/operand"
 	"github.com/mmcloughlin/avo/reg"
@@ -114,4 +116,18 @@ func StoreBytes8(v, t reg.VecPhysical, m operand.Mem) {
 	build.VPACKUSDW(t.AsX(), v.AsX(), v.AsX())
 	build.VPACKUSWB(v.AsX(), v.AsX(), v.AsX())
 	build.VMOVQ(v.AsX(), m)
+}
+
+// ElemArgs loads the arguments of a slice conversion into the registers
+// ElemLoop walks: the bases of dst and src into DI and SI, len(dst) into CX.
+func ElemArgs() {
+	build.Load(build.Param("dst").Base(), reg.RDI)
+	build.Load(build.Param("dst").Len(), reg.RCX)
+	build.Load(build.Param("src").Base(), reg.RSI)
+}
+
+// NTNote is the sentence a non-temporal variant's doc comment ends with:
+// it stores with store and needs dst aligned to align bytes.
+func NTNote(store string, align int) string {
+	return fmt.Sprintf("It stores with non-temporal hints (%s) and needs dst %d-byte aligned.", store, align)
 }
