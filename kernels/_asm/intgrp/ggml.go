@@ -23,6 +23,17 @@ func blockArgs(floats string, log2 uint8, l func(string) LabelRef) {
 	JZ(l("done"))
 }
 
+// blockEnd ends the loop over blocks of a ggml kernel and the kernel: SI
+// moves by in bytes, DI by out, and CX counts the blocks down.
+func blockEnd(name string, in, out int) {
+	ADDQ(U8(in), RSI)
+	ADDQ(U8(out), RDI)
+	DECQ(RCX)
+	JNZ(LabelRef(name + "_block"))
+	label(name, "done")
+	gen.End(false)
+}
+
 // loadAbsMax loads the block of 32 floats at SI into data registers (two zmm
 // or four ymm, from register 0 up), their magnitudes into as many registers
 // from 4 up, and their largest non-NaN magnitude into every lane of X8 (0 if
@@ -145,12 +156,7 @@ func quantQ8_0(isa string) {
 		VPERMD(Y0, Y1, Y0)
 		VMOVDQU(Y0, Mem{Base: RDI, Disp: 2})
 	}
-	ADDQ(U8(128), RSI)
-	ADDQ(U8(34), RDI)
-	DECQ(RCX)
-	JNZ(l("block"))
-	label(name, "done")
-	gen.End(false)
+	blockEnd(name, 128, Q8Bytes)
 }
 
 // permQ8 is the VPERMD order that undoes the lane interleaving of
@@ -182,12 +188,7 @@ func dequantQ8_0(isa string) {
 		VMULPS(d, v, v)
 		VMOVUPS(v, Mem{Base: RDI, Disp: 4 * n * i})
 	}
-	ADDQ(U8(34), RSI)
-	ADDQ(U8(128), RDI)
-	DECQ(RCX)
-	JNZ(l("block"))
-	label(name, "done")
-	gen.End(false)
+	blockEnd(name, Q8Bytes, 128)
 }
 
 func quantQ4_0(isa string) {
@@ -300,12 +301,7 @@ func quantQ4_0(isa string) {
 		gen.Pack2(Y0, Y1, Y1, false)
 		VMOVDQU(X0, Mem{Base: RDI, Disp: 2})
 	}
-	ADDQ(U8(128), RSI)
-	ADDQ(U8(18), RDI)
-	DECQ(RCX)
-	JNZ(l("block"))
-	label(name, "done")
-	gen.End(false)
+	blockEnd(name, 128, Q4Bytes)
 }
 
 func dequantQ4_0(isa string) {
@@ -344,10 +340,5 @@ func dequantQ4_0(isa string) {
 		VMOVUPS(lo, Mem{Base: RDI, Disp: 4 * n * i})
 		VMOVUPS(hi, Mem{Base: RDI, Disp: 64 + 4*n*i})
 	}
-	ADDQ(U8(18), RSI)
-	ADDQ(U8(128), RDI)
-	DECQ(RCX)
-	JNZ(l("block"))
-	label(name, "done")
-	gen.End(false)
+	blockEnd(name, Q4Bytes, 128)
 }
