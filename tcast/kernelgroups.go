@@ -1,8 +1,6 @@
 package tcast
 
 import (
-	"slices"
-
 	"github.com/tensorcast-go/tensorcast/dtype"
 	"github.com/tensorcast-go/tensorcast/kernels"
 )
@@ -138,11 +136,7 @@ func (c *caster) groupKernel() groupPlan {
 // castGroupKernel is Cast through the group kernels of plan p: the same
 // tensor, part by part, as the block-by-block path gives.
 func (c *caster) castGroupKernel(x []float32, p groupPlan) *Tensor {
-	form := c.opts.Form
-	if form == Compressed {
-		form = Actual // its parts are packed below
-	}
-	t := c.newTensor(form)
+	t := c.newKernelTensor()
 	bits := 8
 	if p.kind != kernelFP8 {
 		bits = p.ig.Bits
@@ -158,31 +152,9 @@ func (c *caster) castGroupKernel(x []float32, p groupPlan) *Tensor {
 			kernels.QuantizeE4M3(codes[lo:hi], t.Scale.Bytes[s0:s1], x[lo:hi], p.ft)
 		})
 	}
-	switch c.opts.Form {
-	case Virtual:
-		t.Values = make([]float32, len(x))
-		dequantGroupKernel(p, t.Values, codes, t)
-		t.Data = nil
-	case Actual:
-		t.Data.Bytes = codes
-		if bits == 4 {
-			t.Data.Bytes = make([]byte, len(x))
-			kernels.UnpackBits(t.Data.Bytes, codes, 4)
-		}
-	case Compressed:
-		// As Compress packs an Actual tensor, with the data already packed.
-		t.Data.Bytes = codes
-		t = withParts(t, Compressed, func(p *Part) *Part {
-			if p == t.Data {
-				q := *p
-				q.Shape = slices.Clone(p.Shape)
-				q.Packed = true
-				return &q
-			}
-			return pack(p)
-		})
-	}
-	return t
+	return c.finishKernelCast(t, len(x), codes, bits, func(dst []float32) {
+		dequantGroupKernel(p, dst, codes, t)
+	})
 }
 
 // forMatrices calls fn for each matrix of an E4M3 plan over n elements:

@@ -119,30 +119,46 @@ func kernelBits(k kernelKind) int {
 // castKernel is Cast through the kernels of kind k: the same tensor, part by
 // part, as the block-by-block path gives.
 func (c *caster) castKernel(x []float32, k kernelKind) *Tensor {
-	form := c.opts.Form
-	if form == Compressed {
-		form = Actual // its parts are packed below
-	}
-	t := c.newTensor(form)
+	t := c.newKernelTensor()
 	scales := t.Scale.Bytes
 	codes := make([]byte, packedLen(k, len(x)))
 	if k == kernelNVFP4 {
 		c.setTensorScale(x, t.TensorScale)
 	}
 	quantKernel(k, codes, scales, x, c.tensorMul)
+	return c.finishKernelCast(t, len(x), codes, kernelBits(k), func(dst []float32) {
+		dequantKernel(k, dst, codes, scales, c.tensorMul)
+	})
+}
+
+// newKernelTensor returns the tensor a kernel cast fills in: of the cast's
+// form, or Actual for a Compressed cast, whose parts finishKernelCast packs.
+func (c *caster) newKernelTensor() *Tensor {
+	form := c.opts.Form
+	if form == Compressed {
+		form = Actual
+	}
+	return c.newTensor(form)
+}
+
+// finishKernelCast completes t (from newKernelTensor, its scale parts
+// filled in) with the codes a kernel wrote for n elements, bits wide and
+// packed: the values decoded by dequant (Virtual), one code per byte
+// (Actual), or the packed codes with the other parts packed as Compress
+// packs an Actual tensor (Compressed). It returns the finished tensor.
+func (c *caster) finishKernelCast(t *Tensor, n int, codes []byte, bits int, dequant func(dst []float32)) *Tensor {
 	switch c.opts.Form {
 	case Virtual:
-		t.Values = make([]float32, len(x))
-		dequantKernel(k, t.Values, codes, scales, c.tensorMul)
+		t.Values = make([]float32, n)
+		dequant(t.Values)
 		t.Data = nil
 	case Actual:
 		t.Data.Bytes = codes
-		if len(codes) != len(x) {
-			t.Data.Bytes = make([]byte, len(x))
-			kernels.UnpackBits(t.Data.Bytes, codes, uint(kernelBits(k)))
+		if bits != 8 {
+			t.Data.Bytes = make([]byte, n)
+			kernels.UnpackBits(t.Data.Bytes, codes, uint(bits))
 		}
 	case Compressed:
-		// As Compress packs an Actual tensor, with the data already packed.
 		t.Data.Bytes = codes
 		t = withParts(t, Compressed, func(p *Part) *Part {
 			if p == t.Data {
