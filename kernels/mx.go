@@ -203,12 +203,17 @@ func amaxBits(v []float32) uint32 {
 	return max(m0, m1, m2, m3)
 }
 
-// e8m0Floor returns the E8M0 code of the floor rule for a finite block amax
-// (as bits) and an element format whose largest normal exponent is emax:
-// floor(log2 amax) − emax + 127, which is the amax's exponent field minus
-// emax, clamped to 0 (subnormal and zero amaxes have exponent field 0).
-func e8m0Floor(amax uint32, emax int) uint8 {
-	return uint8(max(int(amax>>23)-emax, 0))
+// mxScale returns the E8M0 scale code of an MX block whose largest
+// magnitude has the float32 bits amax (amaxBits) by the floor rule for an
+// element format whose largest normal exponent is emax, and whether the
+// block is finite: floor(log2 amax) − emax + 127, which is amax's exponent
+// field minus emax, clamped to 0 (subnormal and zero amaxes have exponent
+// field 0); E8M0NaN and false for a block holding a NaN or an infinity.
+func mxScale(amax uint32, emax int) (uint8, bool) {
+	if amax >= 0x7f800000 {
+		return E8M0NaN, false
+	}
+	return uint8(max(int(amax>>23)-emax, 0)), true
 }
 
 // checkBlocks panics unless n is a whole number of blocks and the outputs
@@ -245,14 +250,12 @@ func quantizeMXFP4Go(codes []byte, scales []uint8, src []float32) {
 	for b := range len(src) / MXBlock {
 		v := (*[MXBlock]float32)(src[b*MXBlock:])
 		out := (*[MXBlock / 2]byte)(codes[b*MXBlock/2:])
-		amax := amaxBits(v[:])
-		if amax >= 0x7f800000 {
-			scales[b] = E8M0NaN
+		sc, ok := mxScale(amaxBits(v[:]), 2)
+		scales[b] = sc
+		if !ok {
 			clear(out[:]) // E2M1 has no NaN: code 0
 			continue
 		}
-		sc := e8m0Floor(amax, 2)
-		scales[b] = sc
 		if sc >= 3 {
 			quantMXFP4Block(out, v, int32(sc)-127, &mx.e2m1Key)
 			continue
@@ -348,16 +351,14 @@ func quantizeMXFP8Go(codes []byte, scales []uint8, src []float32) {
 	for b := range len(src) / MXBlock {
 		v := (*[MXBlock]float32)(src[b*MXBlock:])
 		out := (*[MXBlock]byte)(codes[b*MXBlock:])
-		amax := amaxBits(v[:])
-		if amax >= 0x7f800000 {
-			scales[b] = E8M0NaN
+		sc, ok := mxScale(amaxBits(v[:]), 8)
+		scales[b] = sc
+		if !ok {
 			for j := range out {
 				out[j] = 0x7f
 			}
 			continue
 		}
-		sc := e8m0Floor(amax, 8)
-		scales[b] = sc
 		mul := mx.recip[sc]
 		for j, x := range v {
 			y := math.Float32bits(x * mul)
@@ -417,14 +418,12 @@ func quantizeMXINT8Go(codes []byte, scales []uint8, src []float32) {
 	for b := range len(src) / MXBlock {
 		v := (*[MXBlock]float32)(src[b*MXBlock:])
 		out := (*[MXBlock]byte)(codes[b*MXBlock:])
-		amax := amaxBits(v[:])
-		if amax >= 0x7f800000 {
-			scales[b] = E8M0NaN
+		sc, ok := mxScale(amaxBits(v[:]), 0)
+		scales[b] = sc
+		if !ok {
 			clear(out[:])
 			continue
 		}
-		sc := e8m0Floor(amax, 0)
-		scales[b] = sc
 		mul := mx.recip[sc]
 		for j, x := range v {
 			// x·mul lies in (−2, 2); times 64 (exact) in (−128, 128).

@@ -78,16 +78,14 @@ func quantMXFloatGo(codes []byte, scales []uint8, src []float32, e *mxElem) {
 	for b := range len(src) / MXBlock {
 		v := (*[MXBlock]float32)(src[b*MXBlock:])
 		out := (*[MXBlock]byte)(codes[b*MXBlock:])
-		amax := amaxBits(v[:])
-		if amax >= 0x7f800000 {
-			scales[b] = E8M0NaN
+		sc, ok := mxScale(amaxBits(v[:]), e.emax)
+		scales[b] = sc
+		if !ok {
 			for j := range out {
 				out[j] = e.nanCode
 			}
 			continue
 		}
-		sc := e8m0Floor(amax, e.emax)
-		scales[b] = sc
 		mul := mx.recip[sc]
 		for j, x := range v {
 			y := math.Float32bits(x * mul)
@@ -128,23 +126,13 @@ func quantMXFP6Go(codes []byte, scales []uint8, src []float32, e *mxElem) {
 	}
 }
 
-// dequantMXFP6Go decodes packed MXFP6 blocks through the element table and
-// multiplies each block by its E8M0 scale, as dequant8 does for bytes.
+// dequantMXFP6Go unpacks MXFP6 blocks and decodes them as dequant8 does
+// bytes, a block at a time.
 func dequantMXFP6Go(dst []float32, codes []byte, scales []uint8, e *mxElem) {
 	var c [MXBlock]byte
 	for b := range len(dst) / MXBlock {
 		unpack6(&c, (*[MXFP6Bytes]byte)(codes[b*MXFP6Bytes:]))
-		out := (*[MXBlock]float32)(dst[b*MXBlock:])
-		m := mx.e8m0[scales[b]]
-		if m == 1 {
-			for j, x := range c {
-				out[j] = e.lut[x]
-			}
-			continue
-		}
-		for j, x := range c {
-			out[j] = e.lut[x] * m
-		}
+		dequant8(dst[b*MXBlock:(b+1)*MXBlock], c[:], scales[b:b+1], &e.lut)
 	}
 }
 
