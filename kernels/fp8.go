@@ -141,12 +141,30 @@ func e4m3RNE(v float32) byte {
 // forTiles calls fn for every tile of a rows×cols matrix in row-major tile
 // order, with its number and row and column ranges.
 func forTiles(rows, cols, tr, tc int, fn func(k, r0, r1, c0, c1 int)) {
+	forTileChunks(rows, cols, tr, tc, 1, func(k, _, r0, r1, c0, c1 int) { fn(k, r0, r1, c0, c1) })
+}
+
+// forTileChunks calls fn for every chunk of up to ct tiles side by side of a
+// rows×cols matrix (tiles of tr×tc), in row-major tile order, with the
+// number of its first tile, its number of tiles, and its row and column
+// ranges.
+func forTileChunks(rows, cols, tr, tc, ct int, fn func(k, nt, r0, r1, c0, c1 int)) {
 	k := 0
 	for r0 := 0; r0 < rows; r0 += tr {
-		for c0 := 0; c0 < cols; c0 += tc {
-			fn(k, r0, min(r0+tr, rows), c0, min(c0+tc, cols))
-			k++
+		for c0 := 0; c0 < cols; c0 += ct * tc {
+			c1 := min(c0+ct*tc, cols)
+			nt := (c1 - c0 + tc - 1) / tc
+			fn(k, nt, r0, min(r0+tr, rows), c0, c1)
+			k += nt
 		}
+	}
+}
+
+// dequantE4M3Run decodes the codes of elements lo..hi into dst, times m.
+func dequantE4M3Run(dst []float32, codes []byte, lo, hi int, m float32) {
+	lut := &mx.e4m3fn
+	for i := lo; i < hi; i++ {
+		dst[i] = lut[codes[i]] * m
 	}
 }
 
@@ -169,13 +187,10 @@ func quantE4M3Go(codes, scales []byte, src []float32, t FP8Tiles) {
 // dequantE4M3Go is the reference of DequantizeE4M3.
 func dequantE4M3Go(dst []float32, codes, scales []byte, t FP8Tiles) {
 	rows, cols, tr, tc, _, _ := t.geometry("DequantizeE4M3", len(dst))
-	lut := &mx.e4m3fn
 	forTiles(rows, cols, tr, tc, func(k, r0, r1, c0, c1 int) {
 		m := ScaleFloat32.decodeScale(binary.LittleEndian.Uint32(scales[4*k:]))
 		for r := r0; r < r1; r++ {
-			for i := r*cols + c0; i < r*cols+c1; i++ {
-				dst[i] = lut[codes[i]] * m
-			}
+			dequantE4M3Run(dst, codes, r*cols+c0, r*cols+c1, m)
 		}
 	})
 }

@@ -23,45 +23,39 @@ func quantE4M3Tiles(codes, scales []byte, src []float32, t FP8Tiles) {
 	ct := max(1, min(across, chunkGroups, fp8ChunkBytes/(4*tr*tc)))
 	var amax, tmp [chunkGroups]uint32
 	var div [chunkGroups]float32
-	for r0 := 0; r0 < rows; r0 += tr {
-		r1 := min(r0+tr, rows)
-		for j0 := 0; j0 < across; j0 += ct {
-			nt := min(ct, across-j0)
-			c0, c1 := j0*tc, min((j0+nt)*tc, cols)
-			clear(amax[:nt])
-			for r := r0; r < r1; r++ {
-				absMaxBlocks(tmp[:nt], src[r*cols+c0:r*cols+c1], tc)
-				for j, a := range tmp[:nt] {
-					amax[j] = max(amax[j], a)
-				}
-			}
-			k0 := r0/tr*across + j0
-			for j := range nt {
-				code, d := fp8Scale(amax[j])
-				binary.LittleEndian.PutUint32(scales[4*(k0+j):], code)
-				div[j] = d
-			}
-			// Prefetch the next chunk: the same rows further right, or (rows
-			// of whole tiles) the rows that follow.
-			ahead := 4 * (c1 - c0)
-			if tr == 1 {
-				ahead = 4 * chunkElems
-			}
-			for r := r0; r < r1; r++ {
-				base := r * cols
-				runsOf(base+c0, base+c1, 0, tc, 8, func(a, b, k, gl int) {
-					d := div[k : k+(b-a)/gl]
-					if active == tierAVX512 {
-						quantE4M3AVX512(codes[a:], src[a:b], d, gl, ahead)
-					} else {
-						quantE4M3AVX2(codes[a:], src[a:b], d, gl, ahead)
-					}
-				}, func(a, b, k int) {
-					quantE4M3Tile(codes, src[a:b], a, div[k])
-				})
+	forTileChunks(rows, cols, tr, tc, ct, func(k0, nt, r0, r1, c0, c1 int) {
+		clear(amax[:nt])
+		for r := r0; r < r1; r++ {
+			absMaxBlocks(tmp[:nt], src[r*cols+c0:r*cols+c1], tc)
+			for j, a := range tmp[:nt] {
+				amax[j] = max(amax[j], a)
 			}
 		}
-	}
+		for j := range nt {
+			code, d := fp8Scale(amax[j])
+			binary.LittleEndian.PutUint32(scales[4*(k0+j):], code)
+			div[j] = d
+		}
+		// Prefetch the next chunk: the same rows further right, or (rows
+		// of whole tiles) the rows that follow.
+		ahead := 4 * (c1 - c0)
+		if tr == 1 {
+			ahead = 4 * chunkElems
+		}
+		for r := r0; r < r1; r++ {
+			base := r * cols
+			runsOf(base+c0, base+c1, 0, tc, 8, func(a, b, k, gl int) {
+				d := div[k : k+(b-a)/gl]
+				if active == tierAVX512 {
+					quantE4M3AVX512(codes[a:], src[a:b], d, gl, ahead)
+				} else {
+					quantE4M3AVX2(codes[a:], src[a:b], d, gl, ahead)
+				}
+			}, func(a, b, k int) {
+				quantE4M3Tile(codes, src[a:b], a, div[k])
+			})
+		}
+	})
 }
 
 func dequantE4M3Tiles(dst []float32, codes, scales []byte, t FP8Tiles) {
@@ -70,33 +64,23 @@ func dequantE4M3Tiles(dst []float32, codes, scales []byte, t FP8Tiles) {
 		return
 	}
 	rows, cols, tr, tc, across, _ := t.geometry("DequantizeE4M3", len(dst))
-	ct := min(across, chunkGroups)
 	var mul [chunkGroups]float32
-	for r0 := 0; r0 < rows; r0 += tr {
-		r1 := min(r0+tr, rows)
-		for j0 := 0; j0 < across; j0 += ct {
-			nt := min(ct, across-j0)
-			c0, c1 := j0*tc, min((j0+nt)*tc, cols)
-			k0 := r0/tr*across + j0
-			for j := range nt {
-				mul[j] = ScaleFloat32.decodeScale(binary.LittleEndian.Uint32(scales[4*(k0+j):]))
-			}
-			for r := r0; r < r1; r++ {
-				base := r * cols
-				runsOf(base+c0, base+c1, 0, tc, 8, func(a, b, k, gl int) {
-					m := mul[k : k+(b-a)/gl]
-					if active == tierAVX512 {
-						dequantE4M3AVX512(dst[a:b], codes[a:], m, gl)
-					} else {
-						dequantE4M3AVX2(dst[a:b], codes[a:], m, gl)
-					}
-				}, func(a, b, k int) {
-					m, lut := mul[k], &mx.e4m3fn
-					for i := a; i < b; i++ {
-						dst[i] = lut[codes[i]] * m
-					}
-				})
-			}
+	forTileChunks(rows, cols, tr, tc, min(across, chunkGroups), func(k0, nt, r0, r1, c0, c1 int) {
+		for j := range nt {
+			mul[j] = ScaleFloat32.decodeScale(binary.LittleEndian.Uint32(scales[4*(k0+j):]))
 		}
-	}
+		for r := r0; r < r1; r++ {
+			base := r * cols
+			runsOf(base+c0, base+c1, 0, tc, 8, func(a, b, k, gl int) {
+				m := mul[k : k+(b-a)/gl]
+				if active == tierAVX512 {
+					dequantE4M3AVX512(dst[a:b], codes[a:], m, gl)
+				} else {
+					dequantE4M3AVX2(dst[a:b], codes[a:], m, gl)
+				}
+			}, func(a, b, k int) {
+				dequantE4M3Run(dst, codes, a, b, mul[k])
+			})
+		}
+	})
 }

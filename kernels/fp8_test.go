@@ -43,11 +43,14 @@ func words(b []byte) []uint32 {
 
 // fp8Cases are the geometries of the differential tests: per tensor, per
 // channel (rows of several lengths), 128×128 tiles on matrices that are
-// and are not whole tiles, small square tiles, and tiles of columns that are
-// not a multiple of 16.
+// and are not whole tiles, small square tiles, tiles of columns that are
+// not a multiple of 16, and rows of tiles that the amd64 drivers take in
+// several chunks (16 tiles of 128×128, 4 to a chunk; 600 tiles of 1×16,
+// 512 to a chunk).
 var fp8Cases = []struct{ rows, cols, tr, tc int }{
 	{1, 5000, 0, 0}, {4, 1000, 1, 0}, {7, 48, 1, 0}, {256, 256, 128, 128}, {130, 300, 128, 128},
 	{33, 70, 32, 32}, {5, 20, 2, 3}, {40, 96, 16, 16}, {3, 4100, 128, 128}, {1, 17, 0, 0},
+	{200, 2048, 128, 128}, {2, 9600, 1, 16},
 }
 
 // fp8Input returns n floats on the edges of E4M3 quantization: the ties of
