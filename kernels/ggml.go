@@ -96,12 +96,7 @@ func quantQ8_0Go(dst []byte, src []float32) {
 		for _, v := range x {
 			amax = max(amax, nanToZero(abs32(v)))
 		}
-		d := amax / 127
-		var id float32
-		if d != 0 {
-			id = 1 / d
-		}
-		binary.LittleEndian.PutUint16(y[:], float32ToFloat16(d, false))
+		id := putScale(y[:], amax/127)
 		for j, v := range x {
 			q := roundAway(float32(v * id)) // the conversion forbids fusing
 			switch {
@@ -115,6 +110,17 @@ func quantQ8_0Go(dst []byte, src []float32) {
 			y[2+j] = byte(int8(q))
 		}
 	}
+}
+
+// putScale stores the float16 code of a block's scale d at the start of the
+// block y (nearest even, overflow to ±Inf) and returns id, 1/d in float32
+// or 0 when d is 0, by which the quantizers multiply the elements.
+func putScale(y []byte, d float32) float32 {
+	binary.LittleEndian.PutUint16(y, float32ToFloat16(d, false))
+	if d == 0 {
+		return 0
+	}
+	return 1 / d
 }
 
 // dequantQ8_0Go is the reference of DequantizeQ8_0.
@@ -140,12 +146,7 @@ func quantQ4_0Go(dst []byte, src []float32) {
 				amax, m = a, v
 			}
 		}
-		d := m / -8
-		var id float32
-		if d != 0 {
-			id = 1 / d
-		}
-		binary.LittleEndian.PutUint16(y[:], float32ToFloat16(d, false))
+		id := putScale(y[:], m/-8)
 		code := func(v float32) byte {
 			t := float32(v*id) + 8.5 // the conversion forbids fusing
 			switch {
