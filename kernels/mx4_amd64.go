@@ -42,34 +42,44 @@ func dequantNT(dst []float32, t tier) bool {
 	return 4*len(dst) >= nonTemporalMin && uintptr(unsafe.Pointer(&dst[0]))%align == 0
 }
 
-func quantizeMXFP4(codes, scales []byte, src []float32) {
-	var n int // elements done by the assembly
-	switch mx4Tier() {
+// quantLen returns how many of the n elements the E2M1 quantizers of tier t
+// take: whole groups of 16 (AVX-512) or 8 (AVX2) blocks of block elements,
+// the blocks of one transpose tree; none on the generic tier.
+func quantLen(n, block int, t tier) int {
+	switch t {
 	case tierAVX512:
-		if n = len(src) &^ (16*MXBlock - 1); n > 0 {
-			quantizeMXFP4AVX512(codes[:n/2], scales[:n/MXBlock], src[:n])
-		}
+		return n &^ (16*block - 1)
 	case tierAVX2:
-		if n = len(src) &^ (8*MXBlock - 1); n > 0 {
-			quantizeMXFP4AVX2(codes[:n/2], scales[:n/MXBlock], src[:n])
-		}
+		return n &^ (8*block - 1)
+	}
+	return 0
+}
+
+func quantizeMXFP4(codes, scales []byte, src []float32) {
+	t := mx4Tier()
+	n := quantLen(len(src), MXBlock, t) // elements done by the assembly
+	switch {
+	case n == 0:
+	case t == tierAVX512:
+		quantizeMXFP4AVX512(codes[:n/2], scales[:n/MXBlock], src[:n])
+	default:
+		quantizeMXFP4AVX2(codes[:n/2], scales[:n/MXBlock], src[:n])
 	}
 	quantizeMXFP4Go(codes[n/2:], scales[n/MXBlock:], src[n:])
 }
 
 func quantizeMXFP4GGUF(dst []byte, src []float32) {
-	var n int
-	switch mx4Tier() {
-	case tierAVX512:
-		if n = len(src) &^ (16*MXBlock - 1); n > 0 {
-			quantizeMXFP4GGUFAVX512(dst[:n/MXBlock*MXFP4GGUFBlockBytes], src[:n])
-		}
-	case tierAVX2:
-		if n = len(src) &^ (8*MXBlock - 1); n > 0 {
-			quantizeMXFP4GGUFAVX2(dst[:n/MXBlock*MXFP4GGUFBlockBytes], src[:n])
-		}
+	t := mx4Tier()
+	n := quantLen(len(src), MXBlock, t)
+	m := n / MXBlock * MXFP4GGUFBlockBytes
+	switch {
+	case n == 0:
+	case t == tierAVX512:
+		quantizeMXFP4GGUFAVX512(dst[:m], src[:n])
+	default:
+		quantizeMXFP4GGUFAVX2(dst[:m], src[:n])
 	}
-	quantizeMXFP4GGUFGo(dst[n/MXBlock*MXFP4GGUFBlockBytes:], src[n:])
+	quantizeMXFP4GGUFGo(dst[m:], src[n:])
 }
 
 // nvfp4AsmScale reports whether the NVFP4 assembly handles the tensor scale
@@ -78,19 +88,17 @@ func quantizeMXFP4GGUF(dst []byte, src []float32) {
 func nvfp4AsmScale(st float32) bool { return math.Float32bits(st) < 0x7f800000 }
 
 func quantizeNVFP4(codes, scales []byte, src []float32, tensorScale float32) {
+	t := mx4Tier()
 	var n int
 	if nvfp4AsmScale(tensorScale) {
-		denom := 6 * tensorScale
-		switch mx4Tier() {
-		case tierAVX512:
-			if n = len(src) &^ (16*NVFP4Block - 1); n > 0 {
-				quantizeNVFP4AVX512(codes[:n/2], scales[:n/NVFP4Block], src[:n], tensorScale, denom)
-			}
-		case tierAVX2:
-			if n = len(src) &^ (8*NVFP4Block - 1); n > 0 {
-				quantizeNVFP4AVX2(codes[:n/2], scales[:n/NVFP4Block], src[:n], tensorScale, denom)
-			}
-		}
+		n = quantLen(len(src), NVFP4Block, t)
+	}
+	switch denom := 6 * tensorScale; {
+	case n == 0:
+	case t == tierAVX512:
+		quantizeNVFP4AVX512(codes[:n/2], scales[:n/NVFP4Block], src[:n], tensorScale, denom)
+	default:
+		quantizeNVFP4AVX2(codes[:n/2], scales[:n/NVFP4Block], src[:n], tensorScale, denom)
 	}
 	quantizeNVFP4Go(codes[n/2:], scales[n/NVFP4Block:], src[n:], tensorScale)
 }
