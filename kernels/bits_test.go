@@ -82,13 +82,13 @@ func TestMaskTiers(t *testing.T) {
 			require.Equal(t, cnt, CountMask(packed, n), "count %d", n)
 			sel := make([]float32, cnt)
 			require.Equal(t, cnt, SelectMasked(sel, src, packed))
-			requireSame(t, f32bits(wantSel), f32bits(sel), "select %d", n)
+			requireSame(t, floatBits(wantSel), floatBits(sel), "select %d", n)
 			exp := make([]float32, n)
 			for i := range exp {
 				exp[i] = 1 // overwritten
 			}
 			require.Equal(t, cnt, ExpandMasked(exp, sel, packed))
-			requireSame(t, f32bits(wantExp), f32bits(exp), "expand %d", n)
+			requireSame(t, floatBits(wantExp), floatBits(exp), "expand %d", n)
 		})
 	}
 }
@@ -140,8 +140,8 @@ func FuzzMask(f *testing.F) {
 				t.Fatalf("%v: pack % x (want % x), unpack % x (want % x), count %d select %d expand %d (want %d)",
 					tr, got, packed, back, un, c, s, e, cnt)
 			}
-			requireSame(t, f32bits(wantSel), f32bits(sel), "%v select", tr)
-			requireSame(t, f32bits(wantExp), f32bits(exp), "%v expand", tr)
+			requireSame(t, floatBits(wantSel), floatBits(sel), "%v select", tr)
+			requireSame(t, floatBits(wantExp), floatBits(exp), "%v expand", tr)
 		}
 	})
 }

@@ -26,10 +26,10 @@ func TestBlendStaysInBounds(t *testing.T) {
 			blendMaskedGo(want, a, b, mask)
 			dst := guardedTail[float32](t, n)
 			BlendMasked(dst, a, b, mask)
-			requireSame(t, f32bits(want), f32bits(dst), "blend %d", n)
+			requireSame(t, floatBits(want), floatBits(dst), "blend %d", n)
 			zeroMaskedGo(want, a, mask)
 			ZeroMasked(dst, a, mask)
-			requireSame(t, f32bits(want), f32bits(dst), "zero %d", n)
+			requireSame(t, floatBits(want), floatBits(dst), "zero %d", n)
 		}
 	})
 }

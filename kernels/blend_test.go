@@ -21,9 +21,9 @@ func TestBlendHandDerived(t *testing.T) {
 	forEachTier(t, func(t *testing.T) {
 		dst := make([]float32, 9)
 		BlendMasked(dst, a, b, mask)
-		assert.Equal(t, f32bits([]float32{1, -2, nan, 4, -5, -6, -7, -8, negZero}), f32bits(dst))
+		assert.Equal(t, floatBits([]float32{1, -2, nan, 4, -5, -6, -7, -8, negZero}), floatBits(dst))
 		ZeroMasked(dst, a, mask)
-		assert.Equal(t, f32bits([]float32{1, 0, nan, 4, 0, 0, 0, 0, negZero}), f32bits(dst))
+		assert.Equal(t, floatBits([]float32{1, 0, nan, 4, 0, 0, 0, 0, negZero}), floatBits(dst))
 	})
 }
 
@@ -70,17 +70,17 @@ func TestBlendTiers(t *testing.T) {
 		forEachTier(t, func(t *testing.T) {
 			dst := make([]float32, n+2)[2:]
 			BlendMasked(dst, a, b, mask)
-			requireSame(t, f32bits(wantBlend), f32bits(dst), "blend %d", n)
+			requireSame(t, floatBits(wantBlend), floatBits(dst), "blend %d", n)
 			ZeroMasked(dst, a, mask)
-			requireSame(t, f32bits(wantZero), f32bits(dst), "zero %d", n)
+			requireSame(t, floatBits(wantZero), floatBits(dst), "zero %d", n)
 			inA, inB := append([]float32(nil), a...), append([]float32(nil), b...)
 			BlendMasked(inA, inA, b, mask)
-			requireSame(t, f32bits(wantBlend), f32bits(inA), "blend into a %d", n)
+			requireSame(t, floatBits(wantBlend), floatBits(inA), "blend into a %d", n)
 			BlendMasked(inB, a, inB, mask)
-			requireSame(t, f32bits(wantBlend), f32bits(inB), "blend into b %d", n)
+			requireSame(t, floatBits(wantBlend), floatBits(inB), "blend into b %d", n)
 			inA = append(inA[:0], a...)
 			ZeroMasked(inA, inA, mask)
-			requireSame(t, f32bits(wantZero), f32bits(inA), "zero in place %d", n)
+			requireSame(t, floatBits(wantZero), floatBits(inA), "zero in place %d", n)
 		})
 	}
 }
@@ -119,8 +119,8 @@ func FuzzBlend(f *testing.F) {
 			BlendMasked(gotB, a, b, mask)
 			ZeroMasked(gotZ, a, mask)
 			restore()
-			requireSame(t, f32bits(wantB), f32bits(gotB), "%v blend", tr)
-			requireSame(t, f32bits(wantZ), f32bits(gotZ), "%v zero", tr)
+			requireSame(t, floatBits(wantB), floatBits(gotB), "%v blend", tr)
+			requireSame(t, floatBits(wantZ), floatBits(gotZ), "%v zero", tr)
 		}
 	})
 }

@@ -100,7 +100,7 @@ func TestE4M3Tiers(t *testing.T) {
 			require.Equal(t, ws, s, "%s scales", msg)
 			got := make([]float32, n)
 			DequantizeE4M3(got, wc, ws, tl)
-			requireSame(t, f32bits(want), f32bits(got), "%s values", msg)
+			requireSame(t, floatBits(want), floatBits(got), "%s values", msg)
 		})
 	}
 }
@@ -166,7 +166,7 @@ func TestE4M3DecoderExhaustive(t *testing.T) {
 	forEachTier(t, func(t *testing.T) {
 		got := make([]float32, len(codes))
 		DequantizeE4M3(got, codes, scales, tl)
-		requireSame(t, f32bits(want), f32bits(got), "DequantizeE4M3")
+		requireSame(t, floatBits(want), floatBits(got), "DequantizeE4M3")
 	})
 }
 

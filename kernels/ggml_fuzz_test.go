@@ -10,16 +10,8 @@ import (
 // whole blocks) for the quantizers, and as encoded blocks for the
 // dequantizers.
 func FuzzGGML(f *testing.F) {
-	seed := func(xs ...float32) []byte {
-		b := make([]byte, 4*len(xs))
-		for i, x := range xs {
-			u := math.Float32bits(x)
-			b[4*i], b[4*i+1], b[4*i+2], b[4*i+3] = byte(u), byte(u>>8), byte(u>>16), byte(u>>24)
-		}
-		return b
-	}
-	f.Add(seed(127, 0.5, -0.5, 2.5, float32(math.NaN()), -16, 16))
-	f.Add(seed(float32(math.Inf(-1)), 1e-45, -3e38))
+	f.Add(bytesOf(127, 0.5, -0.5, 2.5, float32(math.NaN()), -16, 16))
+	f.Add(bytesOf(float32(math.Inf(-1)), 1e-45, -3e38))
 	f.Add(make([]byte, 4*32*17))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		nb := (len(data)/4 + GGMLBlock - 1) / GGMLBlock
@@ -43,18 +35,10 @@ func FuzzGGML(f *testing.F) {
 			DequantizeQ8_0(d8, raw8)
 			DequantizeQ4_0(d4, raw4)
 			restore()
-			for i := range want8 {
-				if got8[i] != want8[i] {
-					t.Fatalf("%v QuantizeQ8_0 byte %d: %#x, want %#x", tr, i, got8[i], want8[i])
-				}
-			}
-			for i := range want4 {
-				if got4[i] != want4[i] {
-					t.Fatalf("%v QuantizeQ4_0 byte %d: %#x, want %#x", tr, i, got4[i], want4[i])
-				}
-			}
-			requireSame(t, f32bits(wantD8), f32bits(d8), "%v DequantizeQ8_0", tr)
-			requireSame(t, f32bits(wantD4), f32bits(d4), "%v DequantizeQ4_0", tr)
+			requireSame(t, bytesAsU16(want8), bytesAsU16(got8), "%v QuantizeQ8_0", tr)
+			requireSame(t, bytesAsU16(want4), bytesAsU16(got4), "%v QuantizeQ4_0", tr)
+			requireSame(t, floatBits(wantD8), floatBits(d8), "%v DequantizeQ8_0", tr)
+			requireSame(t, floatBits(wantD4), floatBits(d4), "%v DequantizeQ4_0", tr)
 		}
 	})
 }

@@ -146,8 +146,8 @@ func TestGGMLTiers(t *testing.T) {
 		d8, d4 := make([]float32, len(src)), make([]float32, len(src))
 		DequantizeQ8_0(d8, want8)
 		DequantizeQ4_0(d4, want4)
-		requireSame(t, f32bits(wantD8), f32bits(d8), "DequantizeQ8_0")
-		requireSame(t, f32bits(wantD4), f32bits(d4), "DequantizeQ4_0")
+		requireSame(t, floatBits(wantD8), floatBits(d8), "DequantizeQ8_0")
+		requireSame(t, floatBits(wantD4), floatBits(d4), "DequantizeQ4_0")
 		// Short runs at odd addresses: src one float in, dst one byte in.
 		for nb := 0; nb <= 40; nb++ {
 			buf := make([]float32, nb*GGMLBlock+1)
@@ -161,7 +161,7 @@ func TestGGMLTiers(t *testing.T) {
 			require.Equal(t, want4[nb*Q4_0BlockBytes:2*nb*Q4_0BlockBytes], out[1:], "Q4_0 %d blocks", nb)
 			back := make([]float32, nb*GGMLBlock+1)
 			DequantizeQ8_0(back[1:], want8[nb*Q8_0BlockBytes:])
-			requireSame(t, f32bits(wantD8[nb*GGMLBlock:2*nb*GGMLBlock]), f32bits(back[1:]), "DequantizeQ8_0 %d blocks", nb)
+			requireSame(t, floatBits(wantD8[nb*GGMLBlock:2*nb*GGMLBlock]), floatBits(back[1:]), "DequantizeQ8_0 %d blocks", nb)
 		}
 	})
 }
@@ -204,8 +204,8 @@ func TestGGMLDecodersExhaustive(t *testing.T) {
 		got8, got4 := make([]float32, n), make([]float32, n)
 		DequantizeQ8_0(got8, blocks8)
 		DequantizeQ4_0(got4, blocks4)
-		requireSame(t, f32bits(want8), f32bits(got8), "DequantizeQ8_0")
-		requireSame(t, f32bits(want4), f32bits(got4), "DequantizeQ4_0")
+		requireSame(t, floatBits(want8), floatBits(got8), "DequantizeQ8_0")
+		requireSame(t, floatBits(want4), floatBits(got4), "DequantizeQ4_0")
 	})
 }
 
@@ -216,13 +216,4 @@ func TestGGMLPanics(t *testing.T) {
 	assert.Panics(t, func() { DequantizeQ8_0(make([]float32, 32), make([]byte, 33)) })
 	assert.Panics(t, func() { DequantizeQ4_0(make([]float32, 33), make([]byte, 36)) })
 	assert.NotPanics(t, func() { QuantizeQ4_0(nil, nil) })
-}
-
-// f32bits returns the bits of v, for comparisons that see NaN payloads.
-func f32bits(v []float32) []uint32 {
-	b := make([]uint32, len(v))
-	for i, x := range v {
-		b[i] = math.Float32bits(x)
-	}
-	return b
 }

@@ -58,8 +58,8 @@ func FuzzIntGroups(f *testing.F) {
 					}
 				}
 			}
-			requireSame(t, f32bits(wantS), f32bits(gotS), "%v %+v DequantizeIntSym", tr, g)
-			requireSame(t, f32bits(wantA), f32bits(gotA), "%v %+v DequantizeIntAsym", tr, g)
+			requireSame(t, floatBits(wantS), floatBits(gotS), "%v %+v DequantizeIntSym", tr, g)
+			requireSame(t, floatBits(wantA), floatBits(gotA), "%v %+v DequantizeIntAsym", tr, g)
 		}
 	})
 }
@@ -102,7 +102,7 @@ func FuzzE4M3(f *testing.F) {
 					t.Fatalf("%v %+v scale byte %d: %#x, want %#x", tr, tl, i, s[i], ws[i])
 				}
 			}
-			requireSame(t, f32bits(want), f32bits(got), "%v %+v DequantizeE4M3", tr, tl)
+			requireSame(t, floatBits(want), floatBits(got), "%v %+v DequantizeE4M3", tr, tl)
 		}
 	})
 }

@@ -185,14 +185,14 @@ func TestIntGroupsTiers(t *testing.T) {
 						require.Equal(t, ws, s, "%s sym scales", msg)
 						back := make([]float32, n)
 						DequantizeIntSym(back, wc, ws, g)
-						requireSame(t, f32bits(wantSym), f32bits(back), "%s sym values", msg)
+						requireSame(t, floatBits(wantSym), floatBits(back), "%s sym values", msg)
 						z := make([]byte, groups)
 						QuantizeIntAsym(c, s, z, src, g)
 						require.Equal(t, ac, c, "%s asym codes", msg)
 						require.Equal(t, as, s, "%s asym scales", msg)
 						require.Equal(t, wz, z, "%s asym zeros", msg)
 						DequantizeIntAsym(back, ac, as, wz, g)
-						requireSame(t, f32bits(wantAsym), f32bits(back), "%s asym values", msg)
+						requireSame(t, floatBits(wantAsym), floatBits(back), "%s asym values", msg)
 					})
 				}
 			}
@@ -237,8 +237,8 @@ func TestIntGroupsDecodersExhaustive(t *testing.T) {
 				gotS, gotA := make([]float32, m), make([]float32, m)
 				DequantizeIntSym(gotS, codes, scales, g)
 				DequantizeIntAsym(gotA, codes, scales, zeros, g)
-				requireSame(t, f32bits(wantS), f32bits(gotS), "%d-bit sym", bits)
-				requireSame(t, f32bits(wantA), f32bits(gotA), "%d-bit asym", bits)
+				requireSame(t, floatBits(wantS), floatBits(gotS), "%d-bit sym", bits)
+				requireSame(t, floatBits(wantA), floatBits(gotA), "%d-bit asym", bits)
 			})
 		}
 	}
@@ -254,7 +254,7 @@ func TestIntGroupsDecodersExhaustive(t *testing.T) {
 	forEachTier(t, func(t *testing.T) {
 		got := make([]float32, n)
 		DequantizeIntSym(got, codes, s32, g)
-		requireSame(t, f32bits(want), f32bits(got), "float32 scales")
+		requireSame(t, floatBits(want), floatBits(got), "float32 scales")
 	})
 }
 

@@ -271,6 +271,8 @@ func TestDequantizeNVFP4Tiers(t *testing.T) {
 	})
 }
 
+// bytesAsU16 widens b for requireSame, which reports the first differing
+// element.
 func bytesAsU16(b []byte) []uint16 {
 	u := make([]uint16, len(b))
 	for i, c := range b {
@@ -279,6 +281,7 @@ func bytesAsU16(b []byte) []uint16 {
 	return u
 }
 
+// floatBits returns the bits of f, for comparisons that see NaN payloads.
 func floatBits(f []float32) []uint32 {
 	b := make([]uint32, len(f))
 	for i, x := range f {

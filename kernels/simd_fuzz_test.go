@@ -16,6 +16,16 @@ func floatsOf(data []byte) []float32 {
 	return s
 }
 
+// bytesOf returns the little-endian bytes of xs, a fuzz seed that floatsOf
+// reads back.
+func bytesOf(xs ...float32) []byte {
+	b := make([]byte, 4*len(xs))
+	for i, x := range xs {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+	}
+	return b
+}
+
 // FuzzAbsMaxBlocks compares every tier's block amax kernels, masked and not,
 // with the Go reference on arbitrary float bits, block sizes and keep masks.
 func FuzzAbsMaxBlocks(f *testing.F) {
