@@ -107,32 +107,7 @@ func TestGroupKernelPathEqualsReference(t *testing.T) {
 				}
 				require.NoError(t, err, msg)
 				require.Equal(t, gd.kind, c.groupKernel().kind, msg)
-				want, err := cast(x, shape, dt, &opts, false)
-				require.NoError(t, err, msg)
-				got, err := Cast(x, shape, dt, &opts)
-				require.NoError(t, err, msg)
-				tensorsEqual(t, want, got, msg)
-				if form == Virtual {
-					continue
-				}
-				wantV, err := decompress(want, false)
-				require.NoError(t, err, msg)
-				gotV, err := Decompress(got)
-				require.NoError(t, err, msg)
-				valuesEqual(t, wantV, gotV, msg+" decompress")
-				for _, p := range []*Part{got.Data, got.Scale, got.Zero} {
-					if p == nil {
-						continue
-					}
-					for i := range p.Bytes {
-						p.Bytes[i] = byte(r.Uint32())
-					}
-				}
-				wantV, err = decompress(got, false)
-				require.NoError(t, err, msg)
-				gotV, err = Decompress(got)
-				require.NoError(t, err, msg)
-				valuesEqual(t, wantV, gotV, msg+" decompress of random codes")
+				castBothPaths(t, r, x, shape, dt, &opts, msg)
 			}
 		}
 	}
@@ -146,12 +121,7 @@ func TestGroupKernelPathGates(t *testing.T) {
 	for i := range keep {
 		keep[i] = i%5 != 0
 	}
-	tests := []struct {
-		name  string
-		dt    string
-		shape []int
-		opts  Options
-	}{
+	checkGates(t, x, func(c *caster) kernelKind { return c.groupKernel().kind }, []gateCase{
 		{"first axis", "int8_g32", []int{128, 4}, Options{Axis: FirstAxis}},
 		{"ties away", "int4_g32", []int{4, 128}, Options{Rounding: dtype.RoundAway}},
 		{"stochastic", "uint4_g32", []int{4, 128}, Options{Rounding: dtype.RoundStochastic, Seed: 5}},
@@ -168,24 +138,7 @@ func TestGroupKernelPathGates(t *testing.T) {
 		{"fp8 e5m2", "fp8e5_channel", []int{4, 128}, Options{}},
 		{"fp8 power-of-two scales", "fp8e4_block128", []int{4, 128}, Options{PowerOfTwoScales: true}},
 		{"fp8 stochastic", "fp8e4_tensor", []int{4, 128}, Options{Rounding: dtype.RoundStochastic, Seed: 9}},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			dt := MustLookup(tc.dt)
-			c, err := newCaster(x, tc.shape, dt, tc.opts)
-			require.NoError(t, err)
-			assert.Equal(t, noKernel, c.groupKernel().kind)
-			for _, form := range []Form{Virtual, Compressed} {
-				o := tc.opts
-				o.Form = form
-				want, err := cast(x, tc.shape, dt, &o, false)
-				require.NoError(t, err)
-				got, err := Cast(x, tc.shape, dt, &o)
-				require.NoError(t, err)
-				tensorsEqual(t, want, got, tc.name)
-			}
-		})
-	}
+	})
 	// Asymmetric datatypes ignore FullRange and PowerOfTwoScales: they keep
 	// the kernels.
 	c, err := newCaster(x, []int{4, 128}, MustLookup("uint4_g32"), Options{FullRange: true, PowerOfTwoScales: true})

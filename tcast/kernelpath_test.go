@@ -1,6 +1,7 @@
 package tcast
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -239,37 +240,49 @@ func TestKernelPathEqualsReference(t *testing.T) {
 				c, err := newCaster(orEmpty(in.x), in.shape, dt, opts)
 				require.NoError(t, err, msg)
 				require.Equal(t, kd.kind, c.kernel(), msg)
-				want, err := cast(in.x, in.shape, dt, &opts, false)
-				require.NoError(t, err, msg)
-				got, err := Cast(in.x, in.shape, dt, &opts)
-				require.NoError(t, err, msg)
-				tensorsEqual(t, want, got, msg)
-				if form == Virtual {
-					continue
-				}
-				wantV, err := decompress(want, false)
-				require.NoError(t, err, msg)
-				gotV, err := Decompress(got)
-				require.NoError(t, err, msg)
-				valuesEqual(t, wantV, gotV, msg+" decompress")
-				// Random codes and scales: every scale code, element NaNs,
-				// junk in the high nibble of Actual 4-bit codes.
-				for _, p := range []*Part{got.Data, got.Scale} {
-					for i := range p.Bytes {
-						p.Bytes[i] = byte(r.Uint32())
-					}
-				}
-				if got.TensorScale != nil {
-					putCode(got.TensorScale, 0, math.Float32bits(float32(math.Ldexp(r.Float64(), r.IntN(60)-40))))
-				}
-				wantV, err = decompress(got, false)
-				require.NoError(t, err, msg)
-				gotV, err = Decompress(got)
-				require.NoError(t, err, msg)
-				valuesEqual(t, wantV, gotV, msg+" decompress of random codes")
+				castBothPaths(t, r, in.x, in.shape, dt, &opts, msg)
 			}
 		}
 	}
+}
+
+// castBothPaths casts x through Cast (the kernels, where they apply) and
+// through the block-by-block path with opts and compares every part bit for
+// bit; for the Actual and Compressed forms it then compares Decompress of
+// both paths, of the cast and of random codes, scales, zero points and
+// tensor scale (every scale code, element NaNs, junk in the high nibble of
+// Actual 4-bit codes), drawn from r.
+func castBothPaths(t *testing.T, r *rand.Rand, x []float32, shape []int, dt *DataType, opts *Options, msg string) {
+	t.Helper()
+	want, err := cast(x, shape, dt, opts, false)
+	require.NoError(t, err, msg)
+	got, err := Cast(x, shape, dt, opts)
+	require.NoError(t, err, msg)
+	tensorsEqual(t, want, got, msg)
+	if opts.Form == Virtual {
+		return
+	}
+	wantV, err := decompress(want, false)
+	require.NoError(t, err, msg)
+	gotV, err := Decompress(got)
+	require.NoError(t, err, msg)
+	valuesEqual(t, wantV, gotV, msg+" decompress")
+	for _, p := range []*Part{got.Data, got.Scale, got.Zero} {
+		if p == nil {
+			continue
+		}
+		for i := range p.Bytes {
+			p.Bytes[i] = byte(r.Uint32())
+		}
+	}
+	if got.TensorScale != nil {
+		putCode(got.TensorScale, 0, math.Float32bits(float32(math.Ldexp(r.Float64(), r.IntN(60)-40))))
+	}
+	wantV, err = decompress(got, false)
+	require.NoError(t, err, msg)
+	gotV, err = Decompress(got)
+	require.NoError(t, err, msg)
+	valuesEqual(t, wantV, gotV, msg+" decompress of random codes")
 }
 
 func orEmpty(x []float32) []float32 {
@@ -298,23 +311,10 @@ func TestKernelsEqualReference(t *testing.T) {
 		codes := make([]byte, packedLen(k, len(x)))
 		scales := make([]byte, len(x)/block)
 		var tensorMul float32 = 1
-		switch k {
-		case kernelMXFP4:
-			kernels.QuantizeMXFP4(codes, scales, x)
-		case kernelMXFP8:
-			kernels.QuantizeMXFP8(codes, scales, x)
-		case kernelMXINT8:
-			kernels.QuantizeMXINT8(codes, scales, x)
-		case kernelMXFP8E5M2:
-			kernels.QuantizeMXFP8E5M2(codes, scales, x)
-		case kernelMXFP6E2M3:
-			kernels.QuantizeMXFP6E2M3(codes, scales, x)
-		case kernelMXFP6E3M2:
-			kernels.QuantizeMXFP6E3M2(codes, scales, x)
-		case kernelNVFP4:
+		if k == kernelNVFP4 {
 			tensorMul = math.Float32frombits(uint32(getCode(ref.TensorScale, 0)))
-			kernels.QuantizeNVFP4(codes, scales, x, tensorMul)
 		}
+		quantKernel(k, codes, scales, x, tensorMul)
 		assert.Equal(t, ref.Data.Bytes, codes, kd.name)
 		assert.Equal(t, ref.Scale.Bytes, scales, kd.name)
 		want, err := decompress(ref, false)
@@ -325,37 +325,24 @@ func TestKernelsEqualReference(t *testing.T) {
 	}
 }
 
-// TestKernelPathGates checks that casts the kernels do not implement take the
-// block-by-block path, and still agree with it.
-func TestKernelPathGates(t *testing.T) {
-	x := randomInput(rand.New(rand.NewPCG(25, 26)), 4*96, true)
-	keep := make([]bool, len(x))
-	for i := range keep {
-		keep[i] = i%3 != 0
-	}
-	tests := []struct {
-		name  string
-		dt    string
-		shape []int
-		opts  Options
-	}{
-		{"row not a whole number of blocks", "mxfp4", []int{8, 48}, Options{}},
-		{"first axis", "mxfp4", []int{96, 4}, Options{Axis: FirstAxis}},
-		{"ceil scales", "mxfp4", []int{4, 96}, Options{Mode: scale.Ceil}},
-		{"ties away", "mxfp8e4", []int{4, 96}, Options{Rounding: dtype.RoundAway}},
-		{"stochastic", "mxfp4", []int{4, 96}, Options{Rounding: dtype.RoundStochastic, Seed: 3}},
-		{"keep mask", "nvfp4", []int{4, 96}, Options{Keep: keepMask(t, []int{4, 96}, keep)}},
-		{"full range", "mxint8", []int{4, 96}, Options{FullRange: true}},
-		{"power-of-two scales", "nvfp4", []int{4, 96}, Options{PowerOfTwoScales: true}},
-		{"blocks of 16", "mxfp4t16", []int{4, 96}, Options{}},
-		{"2-D tiles", "mxfp4s", []int{12, 32}, Options{}},
-	}
+// gateCase is a cast of x that the kernels do not implement.
+type gateCase struct {
+	name  string
+	dt    string
+	shape []int
+	opts  Options
+}
+
+// checkGates checks, for each case, that kernel (the choice of a family of
+// kernels) picks none, and that Cast, in Virtual and Compressed form, gives
+// the tensor of the block-by-block path.
+func checkGates(t *testing.T, x []float32, kernel func(*caster) kernelKind, tests []gateCase) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			dt := MustLookup(tc.dt)
 			c, err := newCaster(x, tc.shape, dt, tc.opts)
 			require.NoError(t, err)
-			assert.Equal(t, noKernel, c.kernel())
+			assert.Equal(t, noKernel, kernel(c))
 			for _, form := range []Form{Virtual, Compressed} {
 				o := tc.opts
 				o.Form = form
@@ -367,10 +354,53 @@ func TestKernelPathGates(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestKernelPathGates checks that casts the kernels do not implement take the
+// block-by-block path, and still agree with it.
+func TestKernelPathGates(t *testing.T) {
+	x := randomInput(rand.New(rand.NewPCG(25, 26)), 4*96, true)
+	keep := make([]bool, len(x))
+	for i := range keep {
+		keep[i] = i%3 != 0
+	}
+	checkGates(t, x, func(c *caster) kernelKind { return c.kernel() }, []gateCase{
+		{"row not a whole number of blocks", "mxfp4", []int{8, 48}, Options{}},
+		{"first axis", "mxfp4", []int{96, 4}, Options{Axis: FirstAxis}},
+		{"ceil scales", "mxfp4", []int{4, 96}, Options{Mode: scale.Ceil}},
+		{"ties away", "mxfp8e4", []int{4, 96}, Options{Rounding: dtype.RoundAway}},
+		{"stochastic", "mxfp4", []int{4, 96}, Options{Rounding: dtype.RoundStochastic, Seed: 3}},
+		{"keep mask", "nvfp4", []int{4, 96}, Options{Keep: keepMask(t, []int{4, 96}, keep)}},
+		{"full range", "mxint8", []int{4, 96}, Options{FullRange: true}},
+		{"power-of-two scales", "nvfp4", []int{4, 96}, Options{PowerOfTwoScales: true}},
+		{"blocks of 16", "mxfp4t16", []int{4, 96}, Options{}},
+		{"2-D tiles", "mxfp4s", []int{12, 32}, Options{}},
+	})
 	// Power-of-two scales do not change exponent scales: MX keeps the kernels.
 	c, err := newCaster(x, []int{4, 96}, MustLookup("mxfp4"), Options{PowerOfTwoScales: true})
 	require.NoError(t, err)
 	assert.Equal(t, kernelMXFP4, c.kernel())
+}
+
+// fuzzSeed returns the little-endian bytes of xs, a fuzz seed that
+// fuzzFloats reads back.
+func fuzzSeed(xs ...float32) []byte {
+	b := make([]byte, 4*len(xs))
+	for i, x := range xs {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+	}
+	return b
+}
+
+// fuzzFloats reads the fuzzer's bytes as little-endian float32 values (a
+// trailing partial value is dropped), padded with zeros to whole blocks of
+// block.
+func fuzzFloats(data []byte, block int) []float32 {
+	x := make([]float32, (len(data)/4+block-1)/block*block)
+	for i := range len(data) / 4 {
+		x[i] = math.Float32frombits(binary.LittleEndian.Uint32(data[4*i:]))
+	}
+	return x
 }
 
 // FuzzMXFP4 compares kernels.QuantizeMXFP4 and DequantizeMXFP4 with the
@@ -378,26 +408,15 @@ func TestKernelPathGates(t *testing.T) {
 // per float32, padded with zeros to whole blocks), and the dequantizer alone
 // on the same bytes read as codes and scales.
 func FuzzMXFP4(f *testing.F) {
-	seed := func(xs ...float32) []byte {
-		b := make([]byte, 4*len(xs))
-		for i, x := range xs {
-			u := math.Float32bits(x)
-			b[4*i], b[4*i+1], b[4*i+2], b[4*i+3] = byte(u), byte(u>>8), byte(u>>16), byte(u>>24)
-		}
-		return b
-	}
-	f.Add(seed(0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5, 7, -0.25))
-	f.Add(seed(float32(math.NaN()), 1))
-	f.Add(seed(math.Nextafter32(8, 0), 1e-40, -3))
-	f.Add(seed(math.MaxFloat32, 1e-45))
+	f.Add(fuzzSeed(0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5, 7, -0.25))
+	f.Add(fuzzSeed(float32(math.NaN()), 1))
+	f.Add(fuzzSeed(math.Nextafter32(8, 0), 1e-40, -3))
+	f.Add(fuzzSeed(math.MaxFloat32, 1e-45))
 	f.Add([]byte{})
 	dt := MustLookup("mxfp4")
 	f.Fuzz(func(t *testing.T, data []byte) {
-		n := (len(data)/4 + kernels.MXBlock - 1) / kernels.MXBlock * kernels.MXBlock
-		x := make([]float32, n)
-		for i := range len(data) / 4 {
-			x[i] = math.Float32frombits(uint32(data[4*i]) | uint32(data[4*i+1])<<8 | uint32(data[4*i+2])<<16 | uint32(data[4*i+3])<<24)
-		}
+		x := fuzzFloats(data, kernels.MXBlock)
+		n := len(x)
 		opts := DefaultOptions()
 		opts.Form = Compressed
 		ref, err := cast(x, []int{n}, dt, &opts, false)

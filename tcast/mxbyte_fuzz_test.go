@@ -13,26 +13,15 @@ import (
 // float32, padded with zeros to whole blocks), in Compressed form; then the
 // decompression of the same bytes read as codes and scales.
 func FuzzMXByte(f *testing.F) {
-	seed := func(xs ...float32) []byte {
-		b := make([]byte, 4*len(xs))
-		for i, x := range xs {
-			u := math.Float32bits(x)
-			b[4*i], b[4*i+1], b[4*i+2], b[4*i+3] = byte(u), byte(u>>8), byte(u>>16), byte(u>>24)
-		}
-		return b
-	}
-	f.Add(seed(0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5, 7, -0.25, 464, 61440, 7.75, 30))
-	f.Add(seed(float32(math.NaN()), 1))
-	f.Add(seed(math.Nextafter32(8, 0), 1e-40, -3, float32(math.Inf(-1))))
-	f.Add(seed(math.MaxFloat32, 1e-45))
+	f.Add(fuzzSeed(0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5, 7, -0.25, 464, 61440, 7.75, 30))
+	f.Add(fuzzSeed(float32(math.NaN()), 1))
+	f.Add(fuzzSeed(math.Nextafter32(8, 0), 1e-40, -3, float32(math.Inf(-1))))
+	f.Add(fuzzSeed(math.MaxFloat32, 1e-45))
 	f.Add([]byte{})
 	names := []string{"mxfp8e4", "mxfp8e5", "mxfp6e2", "mxfp6e3", "mxint8"}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		n := (len(data)/4 + kernels.MXBlock - 1) / kernels.MXBlock * kernels.MXBlock
-		x := make([]float32, n)
-		for i := range len(data) / 4 {
-			x[i] = math.Float32frombits(uint32(data[4*i]) | uint32(data[4*i+1])<<8 | uint32(data[4*i+2])<<16 | uint32(data[4*i+3])<<24)
-		}
+		x := fuzzFloats(data, kernels.MXBlock)
+		n := len(x)
 		for _, name := range names {
 			dt := MustLookup(name)
 			opts := DefaultOptions()
