@@ -561,10 +561,14 @@ func Convert(inPath, out string, opts Options) (*Result, error) {
 	if wrapSink != nil {
 		sink = wrapSink(sink)
 	}
-	p.out = &writer{s: sink}
+	// A spare core writes the output while the workers cast.
+	p.out = newWriter(sink, opts.Workers < runtime.GOMAXPROCS(0))
+	defer p.out.stop() // before the sink's Abort
 	scratches := make(chan *scratch, opts.Workers)
-	for range opts.Workers {
-		scratches <- &scratch{}
+	scs := make([]*scratch, opts.Workers)
+	for i := range scs {
+		scs[i] = &scratch{}
+		scratches <- scs[i]
 	}
 	err = ordered.Run(len(items), opts.Workers, window, func(i int) error {
 		it := items[i]
@@ -624,11 +628,9 @@ func Convert(inPath, out string, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The writes still queued (the workers are done: their scratch is back).
-	for range opts.Workers {
-		if err := p.out.flush(<-scratches); err != nil {
-			return nil, errors.Unwrap(err)
-		}
+	// The writes still queued (the workers are done).
+	if err := p.out.finish(scs); err != nil {
+		return nil, errors.Unwrap(err)
 	}
 	if len(patch) > 0 {
 		if err := sink.PatchMetadata(patch); err != nil {

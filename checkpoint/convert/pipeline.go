@@ -33,9 +33,11 @@ import (
 // So the worker that casts an item writes its bytes to their place in the
 // output itself (the sink's WriteAt), in whatever order items finish; so
 // does the worker that casts a weight whole, and the workers that copy the
-// pieces of a kept tensor. The emitting goroutine, which takes the items
-// in order, only finishes each weight: what Finish adds after the rows (a
-// tensor scale), the report, the metadata and the progress.
+// pieces of a kept tensor (writes.go: the workers take turns, or hand their
+// writes to a writing goroutine when a core is spare). The emitting
+// goroutine, which takes the items in order, only finishes each weight:
+// what Finish adds after the rows (a tensor scale), the report, the
+// metadata and the progress.
 
 const (
 	// chunkElems is about how many elements a worker takes through the
@@ -97,7 +99,8 @@ type item struct {
 type scratch struct {
 	x, deq []float32
 	rs     tcast.RowScratch
-	free   [][]byte // output buffers whose bytes were written
+	freeMu sync.Mutex // a writing goroutine gives buffers back
+	free   [][]byte   // output buffers whose bytes were written
 
 	pending      []write
 	pendingBytes int
@@ -115,6 +118,7 @@ func (sc *scratch) itemBuffers(sizes []int) (parts [][]byte, buf []byte) {
 	for _, k := range sizes {
 		n += k
 	}
+	sc.freeMu.Lock()
 	for i := len(sc.free) - 1; i >= 0; i-- {
 		if cap(sc.free[i]) >= n {
 			buf = sc.free[i][:n]
@@ -122,6 +126,7 @@ func (sc *scratch) itemBuffers(sizes []int) (parts [][]byte, buf []byte) {
 			break
 		}
 	}
+	sc.freeMu.Unlock()
 	if buf == nil {
 		buf = make([]byte, n)
 		// A write to each page maps it now. Otherwise a kernel that reads
@@ -142,6 +147,8 @@ func (sc *scratch) itemBuffers(sizes []int) (parts [][]byte, buf []byte) {
 
 // recycle keeps a written output buffer for the next items.
 func (sc *scratch) recycle(b []byte) {
+	sc.freeMu.Lock()
+	defer sc.freeMu.Unlock()
 	if len(sc.free) == maxFree {
 		sc.free = sc.free[1:]
 	}

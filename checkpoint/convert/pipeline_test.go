@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"sync/atomic"
 	"testing"
 
@@ -223,15 +224,25 @@ func (s failingSink) WriteAt(name string, data []byte, off int64) error {
 // of streamed conversions (the workers' writes, the tails the emit writes)
 // and checks that the error says so, that no output and no temporary is
 // left, and that an output the conversion was to replace is as it was.
+//
+// On two cores, one worker hands its writes to a writing goroutine, and two
+// take turns to write themselves: both ways are tried.
 func TestPipelineWriteFailure(t *testing.T) {
 	awkward := awkwardCheckpoint(t)
 	defer func() { wrapSink = nil }()
-	for _, c := range []struct{ lay, dt, ext string }{{"tcast", "nvfp4", ".safetensors"}, {"gguf", "q8_0", ".gguf"}} {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	for _, c := range []struct {
+		lay, dt, ext string
+		workers      int
+	}{
+		{"tcast", "nvfp4", ".safetensors", 2}, {"gguf", "q8_0", ".gguf", 2},
+		{"tcast", "mxfp4", ".safetensors", 1}, {"gguf", "mxfp4", ".gguf", 1},
+	} {
 		l, err := layout.Get(c.lay)
 		require.NoError(t, err)
 		dt, err := layout.DataType(l, c.dt)
 		require.NoError(t, err)
-		o := Options{DataType: dt, Layout: l, Workers: 2, Force: true,
+		o := Options{DataType: dt, Layout: l, Workers: c.workers, Force: true,
 			Include: regexp.MustCompile(`^a\.`), Exclude: regexp.MustCompile(`not_blocks`)}
 		convert := func(ok int64, out string) (int64, error) {
 			var done atomic.Int64
@@ -244,7 +255,7 @@ func TestPipelineWriteFailure(t *testing.T) {
 		require.Greater(t, n, int64(8), "%s %s: writes", c.lay, c.dt)
 		for _, ok := range []int64{0, 1, n / 2, n - 1} {
 			for _, replace := range []bool{false, true} {
-				name := fmt.Sprintf("%s %s: fail after %d of %d writes, replace %v", c.lay, c.dt, ok, n, replace)
+				name := fmt.Sprintf("%s %s on %d workers: fail after %d of %d writes, replace %v", c.lay, c.dt, c.workers, ok, n, replace)
 				dir := t.TempDir()
 				out := filepath.Join(dir, "out"+c.ext)
 				if replace {
