@@ -210,11 +210,14 @@ func (p *plan) allStreamed() bool {
 	return true
 }
 
-// items splits the plan's weights into work items. The pieces of kept
-// tensors copied from the input are spread evenly among the other items,
-// by bytes: a copy is nearly all write, and writes to one file take turns
-// (the kernel locks the file for each), so a copy runs best beside casts,
-// which are nearly all computation, not beside another copy.
+// items splits the plan's weights into work items. When every cast weight
+// streams, the pieces of kept tensors copied from the input are spread
+// evenly among the other items, by bytes: a copy is nearly all write, and
+// writes to one file take turns (the kernel locks the file for each), so a
+// copy runs best beside casts, which are nearly all computation, not beside
+// another copy. (A weight cast whole takes long, and copies queued behind
+// it in the window of items in flight would keep the other workers
+// waiting: then the copies keep their place.)
 func (p *plan) items() []item {
 	var its, copies []item
 	var size, copySize []int64 // the input bytes of each item
@@ -254,7 +257,24 @@ func (p *plan) items() []item {
 			size = append(size, bytes(c0, c1))
 		}
 	}
+	if !p.allStreamed() {
+		return inOrder(its, copies)
+	}
 	return spread(its, size, copies, copySize)
+}
+
+// inOrder merges the items a and b, each in its order, into the order of
+// their tensors in the plan.
+func inOrder(a, b []item) []item {
+	out := make([]item, 0, len(a)+len(b))
+	for len(a) > 0 && len(b) > 0 {
+		if a[0].d.index < b[0].d.index {
+			out, a = append(out, a[0]), a[1:]
+		} else {
+			out, b = append(out, b[0]), b[1:]
+		}
+	}
+	return append(append(out, a...), b...)
 }
 
 // spread merges the items b into a, each in its order, so that b's share of
