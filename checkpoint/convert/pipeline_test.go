@@ -302,6 +302,12 @@ func TestSpread(t *testing.T) {
 	assert.Equal(t, []int{0, 1}, order(spread(mk(2, 0), []int64{1, 1}, nil, nil)))
 	// Casts that read nothing (amax items of a weight of zeros) come last.
 	assert.Equal(t, []int{10, 11, 0}, order(spread(mk(1, 0), []int64{0}, mk(2, 10), []int64{3, 3})))
+
+	// Without spreading, the items keep their tensors' order.
+	ds := []*decision{{index: 0}, {index: 1}, {index: 2}, {index: 3}}
+	a := []item{{d: ds[0], c0: 0}, {d: ds[2], c0: 2}, {d: ds[2], c0: 3}}
+	b := []item{{d: ds[1], c0: 10}, {d: ds[1], c0: 11}, {d: ds[3], c0: 12}}
+	assert.Equal(t, []int{0, 10, 11, 2, 3, 12}, order(inOrder(a, b)))
 }
 
 // TestCopiedInPieces converts a checkpoint whose kept tensors span several
