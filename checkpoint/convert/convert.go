@@ -547,13 +547,13 @@ func Convert(inPath, out string, opts Options) (*Result, error) {
 		d.st = p.streamOf(d)
 	}
 	items := p.items()
-	// The window bounds the items in flight, and so the weights whose
-	// memory is held: workers + 1 as before streaming, so that weights cast
-	// whole keep within (workers + 1) × the largest tensor; one more when
-	// every cast weight streams (a streamed item holds only the worker's
-	// buffers), which keeps the workers busy while the head item finishes.
-	// Every item writes its own bytes to the output; the emit, in order,
-	// finishes each weight.
+	// The window bounds the items between the start of their work and
+	// their emit. Every item writes its own bytes to the output (the emit,
+	// in order, only finishes each weight), so a weight cast whole holds
+	// its memory only while a worker casts it, and peak memory stays within
+	// (workers + 1) × the largest tensor; the window keeps the work near
+	// the input's order: workers + 1, one more when every cast weight
+	// streams, which keeps the workers busy while the head item finishes.
 	window := opts.Workers + 1
 	if p.allStreamed() {
 		window++
