@@ -101,14 +101,16 @@ type scratch struct {
 	rs     tcast.RowScratch
 	freeMu sync.Mutex // a writing goroutine gives buffers back
 	free   [][]byte   // output buffers whose bytes were written
+	freeB  int        // their bytes
 
 	pending      []write
 	pendingBytes int
 }
 
-// maxFree is how many written output buffers a worker keeps for its next
-// items.
-const maxFree = 4
+// maxFree is how many bytes of written output buffers a worker keeps for
+// its next items: as many as its writes can hold, and one item's more, so
+// that its items reuse buffers already mapped.
+const maxFree = pendingMax + itemBytes
 
 // itemBuffers returns buffers of the given sizes for the bytes an item
 // casts, one after the other in one buffer, which recycle gives back once
@@ -122,6 +124,7 @@ func (sc *scratch) itemBuffers(sizes []int) (parts [][]byte, buf []byte) {
 	for i := len(sc.free) - 1; i >= 0; i-- {
 		if cap(sc.free[i]) >= n {
 			buf = sc.free[i][:n]
+			sc.freeB -= cap(buf)
 			sc.free = append(sc.free[:i], sc.free[i+1:]...)
 			break
 		}
@@ -149,10 +152,16 @@ func (sc *scratch) itemBuffers(sizes []int) (parts [][]byte, buf []byte) {
 func (sc *scratch) recycle(b []byte) {
 	sc.freeMu.Lock()
 	defer sc.freeMu.Unlock()
-	if len(sc.free) == maxFree {
+	if cap(b) > maxFree {
+		return
+	}
+	for sc.freeB+cap(b) > maxFree {
+		sc.freeB -= cap(sc.free[0])
+		sc.free[0] = nil
 		sc.free = sc.free[1:]
 	}
 	sc.free = append(sc.free, b)
+	sc.freeB += cap(b)
 }
 
 // floats returns b resized to n, reallocated only to grow.
