@@ -4,14 +4,16 @@
 //
 // The input is any checkpoint package load opens, quantized ones included
 // (their weights are dequantized exactly, then cast). Tensors are read from
-// the memory-mapped input, cast in parallel and written in input order, so
-// peak memory stays within (workers + 1) × the largest tensor. A weight the
-// layout streams (layout.Streamer: the tcast layout for the datatypes the
-// one-pass kernels cast, and the gguf layout) from a plain BF16, F16 or F32
-// source goes through the pipeline of pipeline.go: one pass over the data a
-// cache-sized chunk at a time (widen, cast into the output buffers,
-// dequantize and measure), shared by all workers, with only the output and
-// the pieces in flight in memory. The output (one
+// the memory-mapped input, cast in parallel and written in parallel, each
+// piece by the worker that made it, at its place in the output, which the
+// layout fixes before any data is written; they are finished in input
+// order, so peak memory stays within (workers + 1) × the largest tensor. A
+// weight the layout streams (layout.Streamer: the tcast layout for the
+// datatypes the one-pass kernels cast, and the gguf layout) from a plain
+// BF16, F16 or F32 source goes through the pipeline of pipeline.go: one
+// pass over the data a cache-sized chunk at a time (widen, cast, dequantize
+// and measure), shared by all workers, with only the pieces in flight in
+// memory. The output (one
 // file, or a directory of weights, shards, index and config files) is built
 // under a temporary name beside its destination and published with one
 // rename: it appears whole or not at all, also when it replaces an earlier
@@ -188,8 +190,8 @@ type decision struct {
 	specs  []layout.Spec
 	meta   map[string]string
 	result TensorResult
-	st     *stream         // set when the pipeline streams the weight
-	out    []layout.Tensor // what run made of a weight cast whole, until written
+	index  int     // in the plan's tensors, which the report keeps
+	st     *stream // set when the pipeline streams the weight
 }
 
 // plan decides every tensor and declares the output.
@@ -205,7 +207,7 @@ type plan struct {
 	converted []layout.Converted
 	kept      []string
 	files     map[string][]byte
-	pool      bufPool
+	out       *writer // the output, once created
 }
 
 // sourceBits is what a kept tensor costs per value in the output: its own
@@ -403,6 +405,7 @@ func (p *plan) add(d *decision, seen map[string]string, why map[string]int) erro
 		seen[sp.Name] = d.source
 		p.specs = append(p.specs, sp)
 	}
+	d.index = len(p.tensors)
 	p.tensors = append(p.tensors, d)
 	return nil
 }
@@ -538,67 +541,71 @@ func Convert(inPath, out string, opts Options) (*Result, error) {
 	}
 	patch := map[string]string{} // metadata values that differ from the plan's
 	var bytesDone int64
+	tensorsDone := 0
+	res.Tensors = make([]TensorResult, len(p.tensors)) // in input order, whatever the order work finishes
 	for _, d := range p.tensors {
 		d.st = p.streamOf(d)
 	}
 	items := p.items()
-	// The window bounds the items in flight, and so the weights whose
-	// memory is held: workers + 1 as before streaming, so that weights cast
-	// whole keep within (workers + 1) × the largest tensor; one more when
-	// every cast weight streams (a streamed weight holds only its output,
-	// at most about half its input, and the pieces in flight), which keeps
-	// the workers busy while the head item finishes.
+	// The window bounds the items between the start of their work and
+	// their emit. Every item writes its own bytes to the output (the emit,
+	// in order, only finishes each weight), so a weight cast whole holds
+	// its memory only while a worker casts it, and peak memory stays within
+	// (workers + 1) × the largest tensor; the window keeps the work near
+	// the input's order: workers + 1, one more when every cast weight
+	// streams, which keeps the workers busy while the head item finishes.
 	window := opts.Workers + 1
 	if p.allStreamed() {
 		window++
 	}
-	p.pool.max = 2 * window
+	if wrapSink != nil {
+		sink = wrapSink(sink)
+	}
+	// A spare core writes the output while the workers cast.
+	p.out = newWriter(sink, opts.Workers < runtime.GOMAXPROCS(0))
+	defer p.out.stop() // before the sink's Abort
 	scratches := make(chan *scratch, opts.Workers)
-	for range opts.Workers {
-		scratches <- &scratch{}
+	scs := make([]*scratch, opts.Workers)
+	for i := range scs {
+		scs[i] = &scratch{}
+		scratches <- scs[i]
 	}
 	err = ordered.Run(len(items), opts.Workers, window, func(i int) error {
 		it := items[i]
 		d := it.d
+		sc := <-scratches
+		defer func() { scratches <- sc }()
 		var err error
-		if d.st == nil {
-			d.out, err = p.run(d)
-		} else {
-			sc := <-scratches
+		switch {
+		case d.st != nil:
 			err = p.work(it, sc)
-			scratches <- sc
+		case d.copied():
+			err = p.copyPieces(it, sc)
+		default:
+			err = p.whole(d, sc)
 		}
-		if err != nil {
+		var we writeError
+		switch {
+		case errors.As(err, &we):
+			return we.error // it names the output and tensor
+		case err != nil:
 			return fmt.Errorf("%s: tensor %s: %w", inPath, d.source, err)
 		}
 		return nil
 	}, func(i int) error {
 		it := items[i]
 		if !it.last {
-			// What the rows cast so far fill of the output goes out now, while
-			// the workers cast the rest.
-			return p.flush(sink, it)
+			return nil
 		}
 		d := it.d
-		out := d.out
-		if d.st != nil {
-			var err error
-			if out, err = p.finish(d); err != nil {
+		switch {
+		case d.st != nil:
+			if err := p.finish(d); err != nil {
 				return fmt.Errorf("%s: tensor %s: %w", inPath, d.source, err)
 			}
+		case d.copied():
+			d.result.BytesOut = d.info.Size
 		}
-		for j, t := range out {
-			if d.st != nil {
-				if err := sink.Write(t.Name, t.Data[d.st.flushed[j]:]); err != nil {
-					return err
-				}
-			} else if err := p.write(sink, d, t); err != nil {
-				return err
-			}
-			d.result.BytesOut += int64(len(t.Data))
-		}
-		d.out = nil // release the tensor's memory
-		p.release(d)
 		in.Release(d.source)
 		for k, v := range d.meta {
 			if declared := p.meta[k]; declared != v {
@@ -609,16 +616,21 @@ func Convert(inPath, out string, opts Options) (*Result, error) {
 				patch[k] = pv
 			}
 		}
-		res.Tensors = append(res.Tensors, d.result)
+		res.Tensors[d.index] = d.result
 		res.BytesOut += d.result.BytesOut
 		bytesDone += d.info.Size
+		tensorsDone++
 		if opts.Progress != nil {
-			opts.Progress(Progress{Tensors: len(res.Tensors), TotalTensors: len(p.tensors), Bytes: bytesDone, TotalBytes: res.BytesIn, Elapsed: time.Since(start)})
+			opts.Progress(Progress{Tensors: tensorsDone, TotalTensors: len(p.tensors), Bytes: bytesDone, TotalBytes: res.BytesIn, Elapsed: time.Since(start)})
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, err
+	}
+	// The writes still queued (the workers are done).
+	if err := p.out.finish(scs); err != nil {
+		return nil, errors.Unwrap(err)
 	}
 	if len(patch) > 0 {
 		if err := sink.PatchMetadata(patch); err != nil {
@@ -739,23 +751,6 @@ func (p *plan) checkEncoded(d *decision, out []layout.Tensor) error {
 		if _, ok := p.meta[k]; !ok {
 			return fmt.Errorf("layout %s wrote metadata %q it did not declare", p.lay.Name(), k)
 		}
-	}
-	return nil
-}
-
-// write writes one stored tensor. A kept tensor copied from the mapped input
-// goes in pieces, each released from memory once written, so that it is
-// never resident whole.
-func (p *plan) write(s sink, d *decision, t layout.Tensor) error {
-	if d.cast || d.info.DType == 0 || len(t.Data) <= keptPiece {
-		return s.Write(t.Name, t.Data)
-	}
-	for off := 0; off < len(t.Data); off += keptPiece {
-		n := min(keptPiece, len(t.Data)-off)
-		if err := s.Write(t.Name, t.Data[off:off+n]); err != nil {
-			return err
-		}
-		p.in.ReleaseRange(d.source, int64(off), int64(n))
 	}
 	return nil
 }

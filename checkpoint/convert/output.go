@@ -15,15 +15,21 @@ import (
 )
 
 // sink writes the declared tensors of a conversion: one safetensors file,
-// safetensors shards with an index, or one GGUF file. Write appends: a
-// tensor may be written in consecutive pieces (GGUF's tensors one after the
-// other, in the order declared).
+// safetensors shards with an index, or one GGUF file. WriteAt writes a
+// piece of a tensor at its place, in any order and from any goroutine (the
+// layouts fix every tensor's place before data is written); every byte of
+// every tensor is written once. PatchMetadata, Close and Abort come after
+// every WriteAt has returned.
 type sink interface {
-	Write(name string, data []byte) error
+	WriteAt(name string, data []byte, off int64) error
 	PatchMetadata(map[string]string) error
 	Close() error
 	Abort()
 }
+
+// wrapSink, set by tests, wraps the sink of every conversion (to make
+// writes fail).
+var wrapSink func(sink) sink
 
 // newSink starts writing specs at path: a file, or (shardSize > 0) shards in
 // path's directory.
@@ -60,8 +66,6 @@ type ggufSink struct{ *gguf.Stream }
 func (ggufSink) PatchMetadata(map[string]string) error {
 	return errors.New("GGUF output declares no metadata to patch")
 }
-
-func (s ggufSink) Write(name string, data []byte) error { return s.Stream.Write(name, data) }
 
 func newGGUFSink(path string, specs []layout.Spec, meta map[string]string) (sink, error) {
 	var w gguf.Writer

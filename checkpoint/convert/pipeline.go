@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
-	"sort"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -19,13 +18,26 @@ import (
 // the tcast layout for the kernel datatypes, the gguf layout) and whose
 // source is plain BF16, F16 or F32 never exists as whole float32: its rows
 // are read from the mapped input a cache-sized chunk at a time, and each
-// chunk is widened to float32, cast into the output buffers (the stored
-// tensors themselves), dequantized and measured against its source while it
-// is in cache: one pass over the data. A large weight is split into work
-// items of whole chunks, so that every worker shares it, and the report's
-// sums are kept per chunk and added in chunk order, so the report is the
-// same whatever the number of workers. Other weights (other layouts and
-// datatypes, quantized or transposed sources) are cast whole, as run does.
+// chunk is widened to float32, cast into the worker's output buffers,
+// dequantized and measured against its source while it is in cache: one
+// pass over the data. A large weight is split into work items of whole
+// chunks, so that every worker shares it, and the report's sums are kept
+// per chunk and added in chunk order, so the report is the same whatever
+// the number of workers. Other weights (other layouts and datatypes,
+// quantized or transposed sources) are cast whole, as run does.
+//
+// Every layout fixes each stored tensor's place in the output before any
+// data is written (the safetensors header and the GGUF tensor infos come
+// first), and the rows of a work item fill whole bytes of each stored
+// tensor, disjoint from every other item's (layout.RowStream.CastRowsTo).
+// So the worker that casts an item writes its bytes to their place in the
+// output itself (the sink's WriteAt), in whatever order items finish; so
+// does the worker that casts a weight whole, and the workers that copy the
+// pieces of a kept tensor (writes.go: the workers take turns, or hand their
+// writes to a writing goroutine when a core is spare). The emitting
+// goroutine, which takes the items in order, only finishes each weight:
+// what Finish adds after the rows (a tensor scale), the report, the
+// metadata and the progress.
 
 const (
 	// chunkElems is about how many elements a worker takes through the
@@ -39,7 +51,7 @@ const (
 	// keptPiece is the size of the pieces in which a kept tensor is copied
 	// from the mapped input to the output, each released from
 	// memory once written.
-	keptPiece = 16 << 20
+	keptPiece = 4 << 20
 )
 
 // forceWhole, set by tests, casts every weight whole (the path before
@@ -57,11 +69,9 @@ type stream struct {
 	chunks    int
 	sums      []tcast.ErrorSum // per chunk
 
-	once    sync.Once
-	err     error
-	src     []byte   // the source's stored bytes, once prepared
-	out     [][]byte // the stored tensors' buffers, once prepared
-	flushed []int    // bytes of each buffer written to the output
+	once sync.Once
+	err  error
+	src  []byte // the source's stored bytes, once prepared
 
 	// A second-level tensor scale (NVFP4) depends on every element, and
 	// every block's encoding on it: such a weight is read twice, by amax
@@ -74,19 +84,84 @@ type stream struct {
 	amaxReady chan struct{} // closed when the amax is set, or an amax item failed
 }
 
-// item is one piece of work: chunks [c0, c1) of a streamed weight, or a
-// whole weight (st nil).
+// item is one piece of work: chunks [c0, c1) of a streamed weight, pieces
+// [c0, c1) of keptPiece bytes of a kept tensor copied from the input, or a
+// whole weight (st nil, not copied).
 type item struct {
 	d      *decision
 	c0, c1 int
 	amax   int  // 1 + the index of an amax item among its weight's (0: a cast item)
-	last   bool // the weight's last item: its emit writes the weight
+	last   bool // the weight's last item: its emit finishes the weight
 }
 
-// scratch is one worker's memory, reused from chunk to chunk.
+// scratch is one worker's memory, reused from chunk to chunk and item to
+// item, and its writes waiting for their turn (see writer).
 type scratch struct {
 	x, deq []float32
 	rs     tcast.RowScratch
+	freeMu sync.Mutex // a writing goroutine gives buffers back
+	free   [][]byte   // output buffers whose bytes were written
+	freeB  int        // their bytes
+
+	pending      []write
+	pendingBytes int
+}
+
+// maxFree is how many bytes of written output buffers a worker keeps for
+// its next items: as many as its writes can hold, and one item's more, so
+// that its items reuse buffers already mapped.
+const maxFree = pendingMax + itemBytes
+
+// itemBuffers returns buffers of the given sizes for the bytes an item
+// casts, one after the other in one buffer, which recycle gives back once
+// they are written.
+func (sc *scratch) itemBuffers(sizes []int) (parts [][]byte, buf []byte) {
+	n := 0
+	for _, k := range sizes {
+		n += k
+	}
+	sc.freeMu.Lock()
+	for i := len(sc.free) - 1; i >= 0; i-- {
+		if cap(sc.free[i]) >= n {
+			buf = sc.free[i][:n]
+			sc.freeB -= cap(buf)
+			sc.free = append(sc.free[:i], sc.free[i+1:]...)
+			break
+		}
+	}
+	sc.freeMu.Unlock()
+	if buf == nil {
+		buf = make([]byte, n)
+		// A write to each page maps it now. Otherwise a kernel that reads
+		// a byte before writing it maps the shared zero page first, and its
+		// write then copies the page and flushes the other cores' TLBs: an
+		// interrupt per page, costly in a VM.
+		for j := 0; j < n; j += 4096 {
+			buf[j] = 0
+		}
+	}
+	at := 0
+	for _, k := range sizes {
+		parts = append(parts, buf[at:at+k:at+k])
+		at += k
+	}
+	return parts, buf
+}
+
+// recycle keeps a written output buffer for the next items.
+func (sc *scratch) recycle(b []byte) {
+	sc.freeMu.Lock()
+	defer sc.freeMu.Unlock()
+	if cap(b) > maxFree {
+		return
+	}
+	for sc.freeB+cap(b) > maxFree {
+		sc.freeB -= cap(sc.free[0])
+		sc.free[0] = nil
+		sc.free = sc.free[1:]
+	}
+	sc.free = append(sc.free, b)
+	sc.freeB += cap(b)
 }
 
 // floats returns b resized to n, reallocated only to grow.
@@ -130,6 +205,10 @@ func (p *plan) streamOf(d *decision) *stream {
 	return st
 }
 
+// copied reports whether tensor d is kept and copied from the input's
+// bytes, piece by piece.
+func (d *decision) copied() bool { return !d.cast && d.info.DType != 0 }
+
 // allStreamed reports whether every weight the plan casts streams.
 func (p *plan) allStreamed() bool {
 	for _, d := range p.tensors {
@@ -140,19 +219,42 @@ func (p *plan) allStreamed() bool {
 	return true
 }
 
-// items splits the plan's weights into work items.
+// items splits the plan's weights into work items. When every cast weight
+// streams, the pieces of kept tensors copied from the input are spread
+// evenly among the other items, by bytes: a copy is nearly all write, and
+// writes to one file take turns (the kernel locks the file for each), so a
+// copy runs best beside casts, which are nearly all computation, not beside
+// another copy. (A weight cast whole takes long, and copies queued behind
+// it in the window of items in flight would keep the other workers
+// waiting: then the copies keep their place.)
 func (p *plan) items() []item {
-	var its []item
+	var its, copies []item
+	var size, copySize []int64 // the input bytes of each item
 	for _, d := range p.tensors {
 		st := d.st
+		if d.copied() {
+			n := max(1, int((d.info.Size+keptPiece-1)/keptPiece))
+			for k := range n {
+				copies = append(copies, item{d: d, c0: k, c1: k + 1, last: k == n-1})
+				copySize = append(copySize, min(keptPiece, d.info.Size-int64(k)*keptPiece))
+			}
+			continue
+		}
 		if st == nil {
 			its = append(its, item{d: d, last: true})
+			size = append(size, d.info.Size)
 			continue
 		}
 		per := max(1, itemBytes/(st.chunkRows*st.rowLen*st.elem))
+		bytes := func(c0, c1 int) int64 {
+			r0, _ := st.chunkRange(c0)
+			_, r1 := st.chunkRange(c1 - 1)
+			return int64(r1-r0) * int64(st.rowLen*st.elem)
+		}
 		if st.rs.NeedsAmax() {
 			for c0 := 0; c0 < st.chunks; c0 += per {
 				its = append(its, item{d: d, c0: c0, c1: min(c0+per, st.chunks), amax: 1 + len(st.amaxParts)})
+				size = append(size, 0) // reads, writes nothing
 				st.amaxParts = append(st.amaxParts, tcast.Amax{})
 			}
 			st.amaxLeft.Store(int32(len(st.amaxParts)))
@@ -161,13 +263,59 @@ func (p *plan) items() []item {
 		for c0 := 0; c0 < st.chunks; c0 += per {
 			c1 := min(c0+per, st.chunks)
 			its = append(its, item{d: d, c0: c0, c1: c1, last: c1 == st.chunks})
+			size = append(size, bytes(c0, c1))
 		}
 	}
-	return its
+	if !p.allStreamed() {
+		return inOrder(its, copies)
+	}
+	return spread(its, size, copies, copySize)
+}
+
+// inOrder merges the items a and b, each in its order, into the order of
+// their tensors in the plan.
+func inOrder(a, b []item) []item {
+	out := make([]item, 0, len(a)+len(b))
+	for len(a) > 0 && len(b) > 0 {
+		if a[0].d.index < b[0].d.index {
+			out, a = append(out, a[0]), a[1:]
+		} else {
+			out, b = append(out, b[0]), b[1:]
+		}
+	}
+	return append(append(out, a...), b...)
+}
+
+// spread merges the items b into a, each in its order, so that b's share of
+// its bytes done keeps up with a's share of its own.
+func spread(a []item, aSize []int64, b []item, bSize []int64) []item {
+	if len(b) == 0 {
+		return a
+	}
+	var aTotal, bTotal float64
+	for _, n := range aSize {
+		aTotal += float64(n)
+	}
+	for _, n := range bSize {
+		bTotal += float64(n)
+	}
+	out := make([]item, 0, len(a)+len(b))
+	var aDone, bDone float64
+	j := 0
+	for i, it := range a {
+		for j < len(b) && (aTotal == 0 || bDone/bTotal <= aDone/aTotal) {
+			out = append(out, b[j])
+			bDone += float64(bSize[j])
+			j++
+		}
+		out = append(out, it)
+		aDone += float64(aSize[i])
+	}
+	return append(out, b[j:]...)
 }
 
 // prepare makes a streamed weight ready for its items: the source view and
-// the output buffers.
+// the report's sums.
 func (p *plan) prepare(d *decision) error {
 	st := d.st
 	src, err := p.in.Bytes(d.source)
@@ -179,11 +327,6 @@ func (p *plan) prepare(d *decision) error {
 	}
 	st.src = src
 	st.sums = make([]tcast.ErrorSum, st.chunks)
-	st.out = make([][]byte, len(d.specs))
-	st.flushed = make([]int, len(d.specs))
-	for i, sp := range d.specs {
-		st.out[i] = p.pool.get(int(sp.Bytes(p.lay.Container())))
-	}
 	return nil
 }
 
@@ -269,7 +412,8 @@ func float32View(b []byte) ([]float32, bool) {
 	return unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/4), true
 }
 
-// work casts the chunks of one item.
+// work casts the chunks of one item into the worker's buffers and writes
+// their bytes to their place in the output.
 func (p *plan) work(it item, sc *scratch) error {
 	d, st := it.d, it.d.st
 	if it.amax > 0 {
@@ -288,119 +432,110 @@ func (p *plan) work(it item, sc *scratch) error {
 	if st.err != nil {
 		return st.err
 	}
+	R0, _ := st.chunkRange(it.c0)
+	_, R1 := st.chunkRange(it.c1 - 1)
+	lo, hi := st.rs.Written(R0), st.rs.Written(R1)
+	sizes := make([]int, len(lo))
+	for i := range lo {
+		sizes[i] = hi[i] - lo[i]
+	}
+	bufs, buf := sc.itemBuffers(sizes)
+	parts := make([][]byte, len(bufs))
+	at := lo
 	for c := it.c0; c < it.c1; c++ {
 		r0, r1 := st.chunkRange(c)
 		x := st.read(sc, r0, r1)
 		deq := floats(&sc.deq, len(x))
-		if err := st.rs.CastRows(st.out, x, r0, deq, &sc.rs); err != nil {
+		end := st.rs.Written(r1)
+		for i, b := range bufs {
+			parts[i] = b[at[i]-lo[i] : end[i]-lo[i]]
+		}
+		if err := st.rs.CastRowsTo(parts, x, r0, deq, &sc.rs); err != nil {
 			return err
 		}
 		st.sums[c].Add(x, deq)
+		at = end
 	}
 	// The item's input pages leave the resident set (they stay cached).
-	r0, _ := st.chunkRange(it.c0)
-	_, r1 := st.chunkRange(it.c1 - 1)
 	row := int64(st.rowLen * st.elem)
-	p.in.ReleaseRange(d.source, int64(r0)*row, int64(r1-r0)*row)
-	return nil
+	p.in.ReleaseRange(d.source, int64(R0)*row, int64(R1-R0)*row)
+	for i, b := range bufs {
+		if len(b) > 0 {
+			sc.pending = append(sc.pending, write{name: d.specs[i].Name, data: b, off: int64(lo[i])})
+			sc.pendingBytes += len(b)
+		}
+	}
+	return p.out.put(sc, write{done: func() { sc.recycle(buf) }}, false)
 }
 
-// flush writes what the rows of a streamed weight cast so far fill of its
-// stored tensors, at the emit of one of its cast items but the last: items
-// are emitted in order, so every row before the item's end is cast. The
-// sinks append, in the order the tensors were declared (GGUF) or at each
-// tensor's place (safetensors).
-func (p *plan) flush(s sink, it item) error {
-	st := it.d.st
-	if st == nil || it.amax > 0 || st.out == nil {
-		return nil
+// copyPieces writes pieces [c0, c1) of a kept tensor, copied from the
+// mapped input, to their place in the output, each released from memory
+// once written, so that the tensor is never resident whole.
+func (p *plan) copyPieces(it item, sc *scratch) error {
+	d := it.d
+	b, err := p.in.Bytes(d.source)
+	if err != nil {
+		return err
 	}
-	_, r1 := st.chunkRange(it.c1 - 1)
-	for i, w := range st.rs.Written(r1) {
-		if w > st.flushed[i] {
-			if err := s.Write(it.d.specs[i].Name, st.out[i][st.flushed[i]:w]); err != nil {
-				return err
-			}
-			st.flushed[i] = w
+	if int64(len(b)) != d.info.Size {
+		return fmt.Errorf("%d stored bytes, want %d", len(b), d.info.Size)
+	}
+	for k := it.c0; k < it.c1; k++ {
+		off := min(int64(k)*keptPiece, d.info.Size)
+		n := min(keptPiece, d.info.Size-off)
+		release := func() { p.in.ReleaseRange(d.source, off, n) }
+		if err := p.out.put(sc, write{name: d.specs[0].Name, data: b[off : off+n], off: off, done: release}, false); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
-// finish returns the stored tensors of a streamed weight whose items are all
-// done, and fills in its report.
-func (p *plan) finish(d *decision) ([]layout.Tensor, error) {
+// whole casts (or dequantizes) a weight whole and writes its stored
+// tensors, waiting for its turn, so that their memory is let go at once.
+func (p *plan) whole(d *decision, sc *scratch) error {
+	out, err := p.run(d)
+	if err != nil {
+		return err
+	}
+	for _, t := range out {
+		sc.pending = append(sc.pending, write{name: t.Name, data: t.Data})
+		d.result.BytesOut += int64(len(t.Data))
+	}
+	return p.out.put(sc, write{}, true)
+}
+
+// finish completes a streamed weight whose items are all done and written:
+// it writes what Finish adds after the rows and fills in the report.
+func (p *plan) finish(d *decision) error {
 	st := d.st
 	var sum tcast.ErrorSum
 	for _, s := range st.sums {
 		sum.Merge(s) // in chunk order: the same sums for any number of workers
 	}
 	d.meta = map[string]string{}
-	out, bits, err := st.rs.Finish(st.out, d.meta)
+	tail, bits, err := st.rs.FinishTail(d.meta)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if err := p.checkEncoded(d, out); err != nil {
-		return nil, err
+	if len(tail) != len(d.specs) {
+		return fmt.Errorf("layout %s wrote %d tensors, not the %d it declared", p.lay.Name(), len(tail), len(d.specs))
+	}
+	if err := p.checkEncoded(d, tail); err != nil {
+		return err
+	}
+	for i, off := range st.rs.Written(st.rows) {
+		if len(tail[i].Data) > 0 {
+			if err := p.out.writeAt(tail[i].Name, tail[i].Data, int64(off)); err != nil {
+				return err
+			}
+		}
+	}
+	for _, sp := range d.specs {
+		d.result.BytesOut += sp.Bytes(p.lay.Container())
 	}
 	d.result.Bits = bits
 	d.result.setErrors(sum.Errors())
-	return out, nil
-}
-
-// release returns a streamed weight's buffers to the pool once written.
-func (p *plan) release(d *decision) {
-	if st := d.st; st != nil {
-		for _, b := range st.out {
-			p.pool.put(b)
-		}
-		st.out, st.sums, st.src, st.flushed = nil, nil, nil, nil
-	}
-}
-
-// bufPool reuses output buffers from weight to weight, so that the memory
-// the pipeline writes into is mapped and faulted in once, not per weight.
-// It keeps at most max buffers, dropping the smallest.
-type bufPool struct {
-	mu   sync.Mutex
-	free [][]byte // sorted by capacity
-	max  int
-}
-
-// get returns a buffer of n bytes (not zeroed: every byte is written).
-func (bp *bufPool) get(n int) []byte {
-	bp.mu.Lock()
-	defer bp.mu.Unlock()
-	i := sort.Search(len(bp.free), func(i int) bool { return cap(bp.free[i]) >= n })
-	if i == len(bp.free) {
-		b := make([]byte, n)
-		// A write to each page maps it now, on this goroutine. Otherwise a
-		// kernel that reads a byte before writing it maps the shared zero
-		// page first, and its write then copies the page and flushes the
-		// other cores' TLBs: an interrupt per page, costly in a VM.
-		for j := 0; j < n; j += 4096 {
-			b[j] = 0
-		}
-		return b
-	}
-	b := bp.free[i]
-	bp.free = append(bp.free[:i], bp.free[i+1:]...)
-	return b[:n]
-}
-
-// put gives b back.
-func (bp *bufPool) put(b []byte) {
-	if cap(b) == 0 {
-		return
-	}
-	bp.mu.Lock()
-	defer bp.mu.Unlock()
-	i := sort.Search(len(bp.free), func(i int) bool { return cap(bp.free[i]) >= cap(b) })
-	bp.free = append(bp.free, nil)
-	copy(bp.free[i+1:], bp.free[i:])
-	bp.free[i] = b
-	if len(bp.free) > bp.max {
-		bp.free[0] = nil
-		bp.free = bp.free[1:]
-	}
+	st.sums, st.src = nil, nil
+	return nil
 }

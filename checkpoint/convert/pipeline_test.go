@@ -1,13 +1,17 @@
 package convert
 
 import (
+	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -200,20 +204,164 @@ func firstDiff(a, b []byte) int {
 	return -1
 }
 
-// TestBufPool checks that the pool hands out buffers of the asked size,
-// reuses the smallest that fits, and keeps at most max.
-func TestBufPool(t *testing.T) {
-	p := bufPool{max: 2}
-	a := p.get(100)
-	assert.Len(t, a, 100)
-	p.put(a)
-	p.put(make([]byte, 10))
-	p.put(make([]byte, 1000))
-	assert.Len(t, p.free, 2, "the smallest is dropped")
-	b := p.get(50)
-	assert.Len(t, b, 50)
-	assert.Equal(t, 100, cap(b), "the smallest that fits")
-	c := p.get(5000)
-	assert.Len(t, c, 5000)
-	assert.Len(t, p.free, 1)
+// failingSink fails the write after the first ok ones.
+type failingSink struct {
+	sink
+	ok   int64
+	done *atomic.Int64
+}
+
+var errInjected = errors.New("injected write failure")
+
+func (s failingSink) WriteAt(name string, data []byte, off int64) error {
+	if s.done.Add(1) > s.ok {
+		return errInjected
+	}
+	return s.sink.WriteAt(name, data, off)
+}
+
+// TestPipelineWriteFailure makes the output's writes fail at several points
+// of streamed conversions (the workers' writes, the tails the emit writes)
+// and checks that the error says so, that no output and no temporary is
+// left, and that an output the conversion was to replace is as it was.
+//
+// On two cores, one worker hands its writes to a writing goroutine, and two
+// take turns to write themselves: both ways are tried.
+func TestPipelineWriteFailure(t *testing.T) {
+	awkward := awkwardCheckpoint(t)
+	defer func() { wrapSink = nil }()
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	for _, c := range []struct {
+		lay, dt, ext string
+		workers      int
+	}{
+		{"tcast", "nvfp4", ".safetensors", 2}, {"gguf", "q8_0", ".gguf", 2},
+		{"tcast", "mxfp4", ".safetensors", 1}, {"gguf", "mxfp4", ".gguf", 1},
+	} {
+		l, err := layout.Get(c.lay)
+		require.NoError(t, err)
+		dt, err := layout.DataType(l, c.dt)
+		require.NoError(t, err)
+		o := Options{DataType: dt, Layout: l, Workers: c.workers, Force: true,
+			Include: regexp.MustCompile(`^a\.`), Exclude: regexp.MustCompile(`not_blocks`)}
+		convert := func(ok int64, out string) (int64, error) {
+			var done atomic.Int64
+			wrapSink = func(s sink) sink { return failingSink{s, ok, &done} }
+			_, err := Convert(awkward, out, o)
+			return done.Load(), err
+		}
+		n, err := convert(math.MaxInt64, filepath.Join(t.TempDir(), "out"+c.ext))
+		require.NoError(t, err)
+		require.Greater(t, n, int64(8), "%s %s: writes", c.lay, c.dt)
+		for _, ok := range []int64{0, 1, n / 2, n - 1} {
+			for _, replace := range []bool{false, true} {
+				name := fmt.Sprintf("%s %s on %d workers: fail after %d of %d writes, replace %v", c.lay, c.dt, c.workers, ok, n, replace)
+				dir := t.TempDir()
+				out := filepath.Join(dir, "out"+c.ext)
+				if replace {
+					require.NoError(t, os.WriteFile(out, []byte("old"), 0o644))
+				}
+				_, err = convert(ok, out)
+				require.ErrorIs(t, err, errInjected, name)
+				entries, err := os.ReadDir(dir)
+				require.NoError(t, err)
+				if !replace {
+					assert.Empty(t, entries, name)
+					continue
+				}
+				require.Len(t, entries, 1, name)
+				b, err := os.ReadFile(out)
+				require.NoError(t, err)
+				assert.Equal(t, "old", string(b), name)
+			}
+		}
+	}
+}
+
+// TestSpread checks the order in which copies are put among casts: each
+// list in its order, the copies' share of their bytes keeping up with the
+// casts' share of theirs (derived by hand).
+func TestSpread(t *testing.T) {
+	mk := func(n int, c0 int) []item {
+		its := make([]item, n)
+		for i := range its {
+			its[i].c0 = c0 + i
+		}
+		return its
+	}
+	order := func(its []item) []int {
+		var o []int
+		for _, it := range its {
+			o = append(o, it.c0)
+		}
+		return o
+	}
+	// Casts 0..3 of 4 bytes each, copies 10 and 11 of 2: a copy goes first
+	// (0 ≤ 0), then casts until they are half done (4/8 ≥ 8/16).
+	assert.Equal(t, []int{10, 0, 1, 11, 2, 3}, order(spread(mk(4, 0), []int64{4, 4, 4, 4}, mk(2, 10), []int64{2, 2})))
+	assert.Equal(t, []int{0, 1}, order(spread(mk(2, 0), []int64{1, 1}, nil, nil)))
+	// Casts that read nothing (amax items of a weight of zeros) come last.
+	assert.Equal(t, []int{10, 11, 0}, order(spread(mk(1, 0), []int64{0}, mk(2, 10), []int64{3, 3})))
+
+	// Without spreading, the items keep their tensors' order.
+	ds := []*decision{{index: 0}, {index: 1}, {index: 2}, {index: 3}}
+	a := []item{{d: ds[0], c0: 0}, {d: ds[2], c0: 2}, {d: ds[2], c0: 3}}
+	b := []item{{d: ds[1], c0: 10}, {d: ds[1], c0: 11}, {d: ds[3], c0: 12}}
+	assert.Equal(t, []int{0, 10, 11, 2, 3, 12}, order(inOrder(a, b)))
+}
+
+// TestCopiedInPieces converts a checkpoint whose kept tensors span several
+// pieces, among weights that stream, and checks the kept bytes against the
+// input, the report's order (the input's) and the progress calls.
+func TestCopiedInPieces(t *testing.T) {
+	r := rand.New(rand.NewPCG(71, 72))
+	var ts []safetensors.Tensor
+	for _, x := range []struct {
+		name  string
+		shape []int
+	}{
+		{"a.embed_tokens.weight", []int{2*keptPiece/(2*512) + 3, 512}}, // three pieces, the last short
+		{"b.proj.weight", []int{3000, 256}},
+		{"c.lm_head.weight", []int{keptPiece / (2 * 1024), 1024}}, // one whole piece
+		{"d.norm.weight", []int{0}},
+		{"e.up.weight", []int{70, 4096}},
+	} {
+		n := 1
+		for _, d := range x.shape {
+			n *= d
+		}
+		b := make([]byte, 2*n)
+		for i := range n {
+			// bfloat16 values of magnitude 2^-8 to 2^7, either sign.
+			b[2*i], b[2*i+1] = byte(r.Uint32()), byte(0x3b+r.IntN(8))|byte(r.IntN(2)<<7)
+		}
+		ts = append(ts, safetensors.Tensor{Name: x.name, DType: safetensors.BF16, Shape: x.shape, Data: b})
+	}
+	in := filepath.Join(t.TempDir(), "in.safetensors")
+	require.NoError(t, safetensors.WriteFile(in, ts, nil))
+	for _, workers := range []int{1, 2, 3} {
+		out := filepath.Join(t.TempDir(), "out.safetensors")
+		o := opts(t, "mxfp4", "tcast")
+		o.Workers = workers
+		var seen []int
+		o.Progress = func(p Progress) { seen = append(seen, p.Tensors) }
+		res, err := Convert(in, out, o)
+		require.NoError(t, err)
+		var names []string
+		for _, tr := range res.Tensors {
+			names = append(names, tr.Name)
+		}
+		assert.Equal(t, []string{"a.embed_tokens.weight", "b.proj.weight", "c.lm_head.weight", "d.norm.weight", "e.up.weight"}, names)
+		assert.Equal(t, []int{1, 2, 3, 4, 5}, seen)
+		f, err := safetensors.Open(out)
+		require.NoError(t, err)
+		for _, x := range []safetensors.Tensor{ts[0], ts[2], ts[3]} {
+			b, err := f.Bytes(x.Name)
+			require.NoError(t, err)
+			assert.True(t, bytes.Equal(x.Data, b), "%s on %d workers", x.Name, workers)
+		}
+		require.NoError(t, f.Close())
+		assert.Equal(t, "kept: bias, norm, embedding or output head", res.Tensors[0].Note)
+		assert.Equal(t, "mxfp4e2", res.Tensors[1].DataType)
+	}
 }

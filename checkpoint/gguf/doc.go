@@ -38,7 +38,10 @@
 // alignment. It requires general.architecture and adds
 // general.quantization_version = 2 when a tensor is quantized.
 // Writer.WriteFile is atomic: a temporary file in the target directory is
-// synced and renamed over the target.
+// synced and renamed over the target. Writer.Create does the same for
+// tensors declared with DeclareTensor and written through a Stream, in
+// declaration order (Stream.Write) or in pieces at their place, in any
+// order and from several goroutines (Stream.WriteAt).
 //
 // # Block layouts
 //

@@ -2,6 +2,7 @@ package layout
 
 import (
 	"fmt"
+	"maps"
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/gguf"
 	"github.com/tensorcast-go/tensorcast/dtype"
@@ -48,6 +49,56 @@ type RowStream interface {
 	// Encode would, with the metadata entries Encode adds put in meta, and
 	// the bits per value of the cast.
 	Finish(out [][]byte, meta map[string]string) ([]Tensor, float64, error)
+	// CastRowsTo is CastRows into buffers that hold only the bytes the rows
+	// fill: for the n rows of x, out[i] holds bytes [Written(r0)[i],
+	// Written(r0+n)[i]) of buffer i (none of a buffer Finish fills). Rows
+	// start and end on byte boundaries of every buffer, so the bytes of
+	// disjoint row ranges are disjoint and each range's are final once it is
+	// cast: a converter can write them to their place in its output at
+	// once, from the goroutine that cast them, and hold no buffer of the
+	// whole weight.
+	CastRowsTo(out [][]byte, x []float32, r0 int, deq []float32, s *tcast.RowScratch) error
+	// FinishTail is Finish for rows cast with CastRowsTo: once every row is
+	// cast, it returns the stored tensors holding, as Data, only their bytes
+	// from Written(Rows()) on (those Finish fills, such as a tensor scale;
+	// none for most datatypes), with the metadata entries and the bits per
+	// value that Finish gives.
+	FinishTail(meta map[string]string) ([]Tensor, float64, error)
+}
+
+// rowBytes returns the buffers' byte ranges of n rows from row r0 of rs:
+// [lo[i], hi[i]) of buffer i.
+func rowBytes(rs RowStream, r0, n int) (lo, hi []int) {
+	return rs.Written(r0), rs.Written(r0 + n)
+}
+
+// sliceRows returns the parts of the whole-weight buffers out that rows x
+// from row r0 fill, for CastRows.
+func sliceRows(lay, name string, rs RowStream, out [][]byte, x []float32, r0 int, want []int) ([][]byte, error) {
+	if err := checkOut(lay, name, out, want); err != nil {
+		return nil, err
+	}
+	if rs.RowLen() == 0 || len(x)%rs.RowLen() != 0 || r0 < 0 || r0 > rs.Rows()-len(x)/rs.RowLen() {
+		_, err := rowsOf(lay, name, x, r0, rs.Rows(), rs.RowLen(), nil)
+		return nil, err
+	}
+	lo, hi := rowBytes(rs, r0, len(x)/rs.RowLen())
+	parts := make([][]byte, len(out))
+	for i := range out {
+		parts[i] = out[i][lo[i]:hi[i]]
+	}
+	return parts, nil
+}
+
+// checkRowsOut reports whether out holds the byte ranges of the rows x from
+// row r0 of rs, as CastRowsTo takes them.
+func checkRowsOut(lay, name string, rs RowStream, out [][]byte, x []float32, r0 int) error {
+	lo, hi := rowBytes(rs, r0, len(x)/rs.RowLen())
+	want := make([]int, len(lo))
+	for i := range lo {
+		want[i] = hi[i] - lo[i]
+	}
+	return checkOut(lay, name, out, want)
 }
 
 // rowsOf checks that x is whole rows starting at r0 within rows rows of
@@ -128,16 +179,57 @@ func (s *tcastStream) Written(r int) []int {
 	return w
 }
 
-func (s *tcastStream) CastRows(out [][]byte, x []float32, r0 int, deq []float32, _ *tcast.RowScratch) error {
-	nr, err := rowsOf("tcast", s.name, x, r0, s.rc.Rows(), s.rc.RowLen(), deq)
+func (s *tcastStream) CastRows(out [][]byte, x []float32, r0 int, deq []float32, sc *tcast.RowScratch) error {
+	parts, err := sliceRows("tcast", s.name, s, out, x, r0, s.sizes)
 	if err != nil {
 		return err
 	}
-	if err := checkOut("tcast", s.name, out, s.sizes); err != nil {
+	return s.CastRowsTo(parts, x, r0, deq, sc)
+}
+
+func (s *tcastStream) CastRowsTo(out [][]byte, x []float32, r0 int, deq []float32, _ *tcast.RowScratch) error {
+	if _, err := rowsOf("tcast", s.name, x, r0, s.rc.Rows(), s.rc.RowLen(), deq); err != nil {
 		return err
 	}
-	rc := s.rc
-	return rc.CastRowsPacked(out[0][rc.DataBytes(r0):rc.DataBytes(r0+nr)], out[1][rc.ScaleBytes(r0):rc.ScaleBytes(r0+nr)], x, deq)
+	if err := checkRowsOut("tcast", s.name, s, out, x, r0); err != nil {
+		return err
+	}
+	return s.rc.CastRowsPacked(out[0], out[1], x, deq)
+}
+
+func (s *tcastStream) FinishTail(meta map[string]string) ([]Tensor, float64, error) {
+	t, err := tcast.Describe(s.shape, s.dt, tcast.Compressed, &s.opts)
+	if err != nil {
+		return nil, 0, err
+	}
+	w := s.Written(s.rc.Rows())
+	parts := t.Parts()
+	if len(parts) != len(s.sizes) {
+		return nil, 0, fmt.Errorf("layout tcast: weight %s: %d parts, want %d", s.name, len(parts), len(s.sizes))
+	}
+	for i, p := range parts {
+		if w[i] < s.sizes[i] {
+			p.Bytes = make([]byte, s.sizes[i])
+		}
+	}
+	if err := s.rc.Finish(t); err != nil {
+		return nil, 0, err
+	}
+	// Encode's description, which needs the parts' shapes but not their
+	// bytes (Encode of a Compressed tensor describes the tensor itself).
+	specs, m, err := describe(s.name, t)
+	if err != nil {
+		return nil, 0, err
+	}
+	maps.Copy(meta, m)
+	out := make([]Tensor, len(specs))
+	for i, p := range parts {
+		out[i] = Tensor{Spec: specs[i]}
+		if w[i] < s.sizes[i] {
+			out[i].Data = p.Bytes[w[i]:]
+		}
+	}
+	return out, t.BitsPerValue(), nil
 }
 
 func (s *tcastStream) Finish(out [][]byte, meta map[string]string) ([]Tensor, float64, error) {
@@ -234,16 +326,22 @@ func (s *ggufStream) Written(r int) []int {
 	return []int{r * s.rowLen / ggufBlock * s.blockBytes()}
 }
 
-func (s *ggufStream) CastRows(out [][]byte, x []float32, r0 int, deq []float32, scratch *tcast.RowScratch) error {
+func (s *ggufStream) CastRows(out [][]byte, x []float32, r0 int, deq []float32, sc *tcast.RowScratch) error {
+	parts, err := sliceRows("gguf", s.name, s, out, x, r0, []int{int(s.spec.Bytes(GGUF))})
+	if err != nil {
+		return err
+	}
+	return s.CastRowsTo(parts, x, r0, deq, sc)
+}
+
+func (s *ggufStream) CastRowsTo(out [][]byte, x []float32, r0 int, deq []float32, _ *tcast.RowScratch) error {
 	if _, err := rowsOf("gguf", s.name, x, r0, s.rows, s.rowLen, deq); err != nil {
 		return err
 	}
-	if err := checkOut("gguf", s.name, out, []int{int(s.spec.Bytes(GGUF))}); err != nil {
+	if err := checkRowsOut("gguf", s.name, s, out, x, r0); err != nil {
 		return err
 	}
-	bb := s.blockBytes()
-	b0, nb := r0*s.rowLen/ggufBlock, len(x)/ggufBlock
-	dst := out[0][b0*bb : (b0+nb)*bb]
+	dst := out[0]
 	switch s.typ {
 	case gguf.TypeQ8_0:
 		gguf.QuantizeQ8_0(dst, x)
@@ -262,6 +360,10 @@ func (s *ggufStream) CastRows(out [][]byte, x []float32, r0 int, deq []float32, 
 		}
 	}
 	return nil
+}
+
+func (s *ggufStream) FinishTail(map[string]string) ([]Tensor, float64, error) {
+	return []Tensor{{Spec: s.spec}}, s.bits, nil // the rows fill the one tensor
 }
 
 func (s *ggufStream) Finish(out [][]byte, meta map[string]string) ([]Tensor, float64, error) {

@@ -45,6 +45,14 @@ func streamInput(r *rand.Rand, n int) []float32 {
 // robin to workers goroutines, and returns its stored tensors, bits and
 // dequantized values.
 func streamWhole(t *testing.T, rs RowStream, specs []Spec, c Container, x []float32, chunk, workers int) ([]Tensor, float64, []float32, map[string]string) {
+	return streamRows(t, rs, specs, c, x, chunk, workers, false)
+}
+
+// streamRows is streamWhole, through CastRowsTo and FinishTail when to is
+// set: each chunk is cast into buffers of its own bytes, which are then put
+// at their place in the whole buffers (checking that every byte is put
+// once), as a converter writes them to its output.
+func streamRows(t *testing.T, rs RowStream, specs []Spec, c Container, x []float32, chunk, workers int, to bool) ([]Tensor, float64, []float32, map[string]string) {
 	t.Helper()
 	out := make([][]byte, len(specs))
 	for i, sp := range specs {
@@ -79,18 +87,62 @@ func streamWhole(t *testing.T, rs RowStream, specs []Spec, c Container, x []floa
 	}
 	errs := make([]error, workers)
 	scratch := make([]tcast.RowScratch, workers)
+	var mu sync.Mutex
+	put := make([][]int, len(out)) // how many times each byte was put
+	for i := range out {
+		put[i] = make([]int, len(out[i]))
+	}
 	run(func(w int, rg [2]int) {
 		lo, hi := rg[0]*n, rg[1]*n
-		if err := rs.CastRows(out, x[lo:hi], rg[0], deq[lo:hi], &scratch[w]); err != nil {
+		if !to {
+			if err := rs.CastRows(out, x[lo:hi], rg[0], deq[lo:hi], &scratch[w]); err != nil {
+				errs[w] = err
+			}
+			return
+		}
+		b0, b1 := rs.Written(rg[0]), rs.Written(rg[1])
+		mine := make([][]byte, len(out))
+		for i := range mine {
+			mine[i] = make([]byte, b1[i]-b0[i])
+		}
+		if err := rs.CastRowsTo(mine, x[lo:hi], rg[0], deq[lo:hi], &scratch[w]); err != nil {
 			errs[w] = err
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		for i, b := range mine {
+			copy(out[i][b0[i]:], b)
+			for j := b0[i]; j < b1[i]; j++ {
+				put[i][j]++
+			}
 		}
 	})
 	for _, err := range errs {
 		require.NoError(t, err)
 	}
 	meta := map[string]string{}
-	ts, bits, err := rs.Finish(out, meta)
+	if !to {
+		ts, bits, err := rs.Finish(out, meta)
+		require.NoError(t, err)
+		return ts, bits, deq, meta
+	}
+	tail, bits, err := rs.FinishTail(meta)
 	require.NoError(t, err)
+	require.Len(t, tail, len(out))
+	end := rs.Written(rs.Rows())
+	ts := make([]Tensor, len(out))
+	for i, tt := range tail {
+		require.Len(t, tt.Data, len(out[i])-end[i], "tail of buffer %d", i)
+		copy(out[i][end[i]:], tt.Data)
+		for j := end[i]; j < len(out[i]); j++ {
+			put[i][j]++
+		}
+		for j, k := range put[i] {
+			require.Equal(t, 1, k, "buffer %d byte %d put %d times", i, j, k)
+		}
+		ts[i] = Tensor{Spec: tt.Spec, Data: out[i]}
+	}
 	return ts, bits, deq, meta
 }
 
@@ -152,9 +204,9 @@ func TestStreamEqualsEncode(t *testing.T) {
 				continue
 			}
 			rows := n / shape[len(shape)-1]
-			for _, sp := range [][2]int{{rows, 1}, {1, 2}, {2, 3}, {3, rows + 2}} {
-				msg := fmt.Sprintf("%s: chunks of %d rows on %d workers", name, sp[0], sp[1])
-				got, bits, deq, meta := streamWhole(t, rs, specs, c.lay.Container(), x, sp[0], sp[1])
+			for _, sp := range [][3]int{{rows, 1, 0}, {1, 2, 0}, {2, 3, 0}, {3, rows + 2, 0}, {rows, 1, 1}, {1, 2, 1}, {2, 3, 1}} {
+				msg := fmt.Sprintf("%s: chunks of %d rows on %d workers (CastRowsTo: %d)", name, sp[0], sp[1], sp[2])
+				got, bits, deq, meta := streamRows(t, rs, specs, c.lay.Container(), x, sp[0], sp[1], sp[2] == 1)
 				assert.Equal(t, want, got, msg)
 				assert.Equal(t, wantMeta, meta, msg)
 				assert.Equal(t, whole.BitsPerValue(), bits, msg)
@@ -188,6 +240,13 @@ func TestStreamErrors(t *testing.T) {
 		assert.Error(t, rs.CastRows(nil, x, 0, nil, nil), "no buffer")
 		_, _, err = rs.Finish(nil, map[string]string{})
 		assert.Error(t, err)
+		bb := specs[0].Bytes(GGUF) / 4 // one row's bytes
+		assert.NoError(t, rs.CastRowsTo([][]byte{make([]byte, bb)}, x, 1, nil, nil))
+		assert.Error(t, rs.CastRowsTo([][]byte{make([]byte, bb-1)}, x, 1, nil, nil), "short buffer")
+		assert.Error(t, rs.CastRowsTo([][]byte{make([]byte, 2*bb)}, x, 1, nil, nil), "long buffer")
+		assert.Error(t, rs.CastRowsTo(nil, x, 1, nil, nil), "no buffer")
+		assert.Error(t, rs.CastRowsTo([][]byte{make([]byte, bb)}, x[:40], 1, nil, nil), "not whole rows")
+		assert.Error(t, rs.CastRowsTo([][]byte{make([]byte, bb)}, x, 4, nil, nil), "past the end")
 	}
 	// Layouts that cannot stream a weight say so.
 	_, ok, err := ggufGet(t).Stream("w", []int{4, 48}, ggufDT(t, "q8_0"), nil)

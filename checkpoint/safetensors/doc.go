@@ -28,7 +28,10 @@
 // descending dtype order and then by name, header JSON padded with spaces
 // to a multiple of 8. Create streams tensor data into a temporary file that
 // Close syncs and renames into place, so a failed or abandoned write never
-// leaves a partial file under the final name.
+// leaves a partial file under the final name. The header fixes every
+// tensor's place first, so its data may come appended (Writer.Write) or in
+// pieces at their place, in any order and from several goroutines
+// (Writer.WriteAt); Close checks that every byte was written once.
 //
 // Sharded checkpoints (model-00001-of-0000N.safetensors files plus
 // model.safetensors.index.json) are read by OpenIndex, which cross-checks

@@ -448,6 +448,15 @@ func (w *ShardedWriter) Write(name string, data []byte) error {
 	return w.writers[i].Write(name, data)
 }
 
+// WriteAt writes data at byte off of the named tensor (see Writer.WriteAt).
+func (w *ShardedWriter) WriteAt(name string, data []byte, off int64) error {
+	i, ok := w.shardOf[name]
+	if !ok {
+		return fmt.Errorf("safetensors: tensor %s: %w", strconv.Quote(clip(name)), ErrNotFound)
+	}
+	return w.writers[i].WriteAt(name, data, off)
+}
+
 // PatchMetadata patches every shard's metadata (see Writer.PatchMetadata).
 func (w *ShardedWriter) PatchMetadata(p map[string]string) error {
 	for _, sw := range w.writers {

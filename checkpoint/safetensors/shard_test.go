@@ -2,6 +2,7 @@ package safetensors
 
 import (
 	"bytes"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"testing"
@@ -184,4 +185,33 @@ func TestShardedAbortAfterClose(t *testing.T) {
 	b, err := s.Bytes("b")
 	require.NoError(t, err)
 	assert.Equal(t, []byte{3, 4}, b)
+}
+
+// TestShardedWriteAt checks that tensors written in shuffled pieces with
+// WriteAt make the same shards as WriteSharded.
+func TestShardedWriteAt(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	ts := randomTensors(r, 12)
+	want, got := t.TempDir(), t.TempDir()
+	require.NoError(t, WriteSharded(want, 40, ts, map[string]string{"k": "v"}))
+	specs := make([]TensorSpec, len(ts))
+	for i, x := range ts {
+		specs[i] = x.Spec()
+	}
+	w, err := CreateSharded(got, specs, map[string]string{"k": "v"}, 40)
+	require.NoError(t, err)
+	for _, pc := range shuffledPieces(r, ts) {
+		require.NoError(t, w.WriteAt(pc.name, pc.data, pc.off))
+	}
+	require.ErrorIs(t, w.WriteAt("nope", nil, 0), ErrNotFound)
+	require.NoError(t, w.Close())
+	names := dirNames(t, want)
+	require.Equal(t, names, dirNames(t, got))
+	for _, n := range names {
+		a, err := os.ReadFile(filepath.Join(want, n))
+		require.NoError(t, err)
+		b, err := os.ReadFile(filepath.Join(got, n))
+		require.NoError(t, err)
+		assert.True(t, bytes.Equal(a, b), n)
+	}
 }

@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/tensorcast-go/tensorcast/internal/atomicfile"
+	"github.com/tensorcast-go/tensorcast/internal/spans"
 )
 
 // Tensor is a tensor held in memory, for WriteFile, Encode and
@@ -32,8 +33,9 @@ func (t Tensor) Spec() TensorSpec { return TensorSpec{Name: t.Name, DType: t.DTy
 
 // Writer writes a safetensors file atomically. Create writes the header
 // from the declared tensors; the data of each tensor is then supplied with
-// Write, in any order of tensors; Close checks that every tensor received
-// exactly its declared size, syncs the file and renames it into place.
+// Write (appending) or WriteAt (at a place inside the tensor), in any order
+// of tensors and pieces; Close checks that every byte of every tensor was
+// written exactly once, syncs the file and renames it into place.
 //
 // Until Close succeeds the data lives in a temporary file in the target
 // directory, so nothing is ever visible under the final name but a
@@ -41,9 +43,10 @@ func (t Tensor) Spec() TensorSpec { return TensorSpec{Name: t.Name, DType: t.DTy
 // tensor's size or names an unknown tensor) the Writer is failed: Close
 // removes the temporary file and returns the first error.
 //
-// Write may be called from several goroutines at once, including for the
-// same tensor (each call then appends at the position it reserved), but
-// Close and Abort must be called only after every Write has returned.
+// Write and WriteAt may be called from several goroutines at once,
+// including for the same tensor (each Write then appends at the position it
+// reserved), but PatchMetadata, Close and Abort must be called only after
+// every Write and WriteAt has returned.
 type Writer struct {
 	path     string
 	out      *atomicfile.Output
@@ -55,9 +58,10 @@ type Writer struct {
 	hdrLen   int
 
 	mu      sync.Mutex
-	written []int64 // bytes reserved so far per tensor
-	err     error   // first error
-	done    bool    // Close or Abort was called
+	written []int64     // bytes Write reserved so far per tensor: where it appends
+	filled  []spans.Set // bytes reserved by Write and WriteAt per tensor
+	err     error       // first error
+	done    bool        // Close or Abort was called
 }
 
 // Create starts writing a safetensors file at path holding the declared
@@ -93,6 +97,7 @@ func Create(path string, specs []TensorSpec, metadata map[string]string) (*Write
 		tensors:  infos,
 		index:    make(map[string]int, len(infos)),
 		written:  make([]int64, len(infos)),
+		filled:   make([]spans.Set, len(infos)),
 		specs:    slices.Clone(specs),
 		metadata: maps.Clone(metadata),
 		hdrLen:   len(hdr),
@@ -148,10 +153,31 @@ func (w *Writer) Tensors() []TensorInfo {
 }
 
 // Write appends data to the named tensor: successive calls for one tensor
-// supply consecutive parts of its bytes. Writing more bytes than the tensor
-// holds, or naming a tensor that was not declared, is an error that fails
-// the Writer.
+// supply consecutive parts of its bytes, from its first. Writing more bytes
+// than the tensor holds, writing bytes that a WriteAt wrote, or naming a
+// tensor that was not declared, is an error that fails the Writer.
 func (w *Writer) Write(name string, data []byte) error {
+	return w.write(name, data, -1)
+}
+
+// WriteAt writes data at byte off of the named tensor's data (not of the
+// file): a writer that makes a tensor's pieces out of order, on several
+// goroutines, writes each where it belongs as soon as it has it. The
+// pieces of a tensor must not overlap (nor the parts Write appended), and
+// must lie inside it; otherwise, and for a tensor that was not declared,
+// WriteAt fails the Writer. Close checks that every byte was written.
+func (w *Writer) WriteAt(name string, data []byte, off int64) error {
+	if off < 0 {
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		return w.failLocked(fmt.Errorf("safetensors: %s: tensor %s: negative offset %d", w.path, strconv.Quote(clip(name)), off))
+	}
+	return w.write(name, data, off)
+}
+
+// write reserves the bytes of data in the named tensor, at off or, when off
+// is negative, after the bytes Write reserved before, and writes them there.
+func (w *Writer) write(name string, data []byte, off int64) error {
 	w.mu.Lock()
 	if w.done {
 		w.mu.Unlock()
@@ -169,14 +195,28 @@ func (w *Writer) Write(name string, data []byte) error {
 		return err
 	}
 	t := &w.tensors[i]
-	pos := w.written[i]
+	pos := off
+	if off < 0 {
+		pos = w.written[i]
+	}
 	if int64(len(data)) > t.Size-pos {
-		err := w.failLocked(fmt.Errorf("safetensors: %s: tensor %s: %d bytes written after %d exceed its size of %d bytes",
-			w.path, strconv.Quote(clip(name)), len(data), pos, t.Size))
+		what := "written after"
+		if off >= 0 {
+			what = "written at"
+		}
+		err := w.failLocked(fmt.Errorf("safetensors: %s: tensor %s: %d bytes %s %d exceed its size of %d bytes",
+			w.path, strconv.Quote(clip(name)), len(data), what, pos, t.Size))
 		w.mu.Unlock()
 		return err
 	}
-	w.written[i] += int64(len(data))
+	if err := w.filled[i].Add(pos, pos+int64(len(data))); err != nil {
+		err := w.failLocked(fmt.Errorf("safetensors: %s: tensor %s: %w", w.path, strconv.Quote(clip(name)), err))
+		w.mu.Unlock()
+		return err
+	}
+	if off < 0 {
+		w.written[i] += int64(len(data))
+	}
 	w.mu.Unlock()
 
 	if len(data) == 0 {
@@ -250,9 +290,10 @@ func (w *Writer) Close() error {
 	w.done = true
 	if w.err == nil {
 		for i, t := range w.tensors {
-			if w.written[i] != t.Size {
-				w.err = fmt.Errorf("safetensors: %s: tensor %s received %d of its %d bytes",
-					w.path, strconv.Quote(clip(t.Name)), w.written[i], t.Size)
+			if f := &w.filled[i]; !f.Whole(t.Size) {
+				hole, _ := f.Hole(t.Size)
+				w.err = fmt.Errorf("safetensors: %s: tensor %s received %d of its %d bytes (byte %d is missing)",
+					w.path, strconv.Quote(clip(t.Name)), f.Len(), t.Size, hole)
 				break
 			}
 		}

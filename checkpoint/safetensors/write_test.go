@@ -449,3 +449,136 @@ func TestWriterLocked(t *testing.T) {
 	require.NoError(t, w.Abort())
 	assert.Equal(t, []string{"x.safetensors"}, dirNames(t, dir))
 }
+
+// piece is a part of one tensor's data, at byte off of the tensor.
+type piece struct {
+	name string
+	off  int64
+	data []byte
+}
+
+// shuffledPieces cuts every tensor into pieces of random sizes and returns
+// them all in a random order.
+func shuffledPieces(r *rand.Rand, ts []Tensor) []piece {
+	var ps []piece
+	for _, x := range ts {
+		for off := 0; off < len(x.Data); {
+			n := min(1+r.IntN(7), len(x.Data)-off)
+			ps = append(ps, piece{x.Name, int64(off), x.Data[off : off+n]})
+			off += n
+		}
+	}
+	r.Shuffle(len(ps), func(i, j int) { ps[i], ps[j] = ps[j], ps[i] })
+	return ps
+}
+
+// TestWriterWriteAt writes every tensor in pieces of random sizes, in a
+// random order over tensors and pieces, from several goroutines, some
+// tensors' first bytes through Write, and checks that the file equals the
+// one Encode makes in one sequential pass.
+func TestWriterWriteAt(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	ts := randomTensors(r, 40)
+	var want bytes.Buffer
+	require.NoError(t, Encode(&want, ts, map[string]string{"k": "v"}))
+	specs := make([]TensorSpec, len(ts))
+	for i, x := range ts {
+		specs[i] = x.Spec()
+	}
+	dir := t.TempDir()
+	p := filepath.Join(dir, "s.safetensors")
+	w, err := Create(p, specs, map[string]string{"k": "v"})
+	require.NoError(t, err)
+
+	// The first bytes of every third tensor go through Write, the rest of
+	// it through WriteAt.
+	var rest []Tensor
+	for i, x := range ts {
+		if i%3 == 0 && len(x.Data) > 2 {
+			require.NoError(t, w.Write(x.Name, x.Data[:2]))
+			ps := shuffledPieces(r, []Tensor{{Name: x.Name, Data: x.Data[2:]}})
+			for _, pc := range ps {
+				require.NoError(t, w.WriteAt(pc.name, pc.data, pc.off+2))
+			}
+			continue
+		}
+		rest = append(rest, x)
+	}
+	ps := shuffledPieces(r, rest)
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for i := g; i < len(ps); i += 4 {
+				assert.NoError(t, w.WriteAt(ps[i].name, ps[i].data, ps[i].off))
+			}
+		})
+	}
+	wg.Wait()
+	require.NoError(t, w.Close())
+	got, err := os.ReadFile(p)
+	require.NoError(t, err)
+	assert.True(t, bytes.Equal(want.Bytes(), got))
+	assert.Equal(t, []string{"s.safetensors"}, dirNames(t, dir))
+	assert.Error(t, w.WriteAt(ts[0].Name, nil, 0), "WriteAt after Close")
+}
+
+// TestWriterWriteAtFailures checks that overlapping, misplaced and missing
+// pieces fail the Writer and leave no output, and the old file in place.
+func TestWriterWriteAtFailures(t *testing.T) {
+	specs := []TensorSpec{
+		{Name: "a", DType: F32, Shape: []int{2}},
+		{Name: "b", DType: U8, Shape: []int{3}},
+	}
+	tests := []struct {
+		name   string
+		run    func(w *Writer) error // returns the error Close should report
+		reason string
+	}{
+		{"overlap", func(w *Writer) error {
+			require.NoError(t, w.WriteAt("a", []byte{1, 2, 3, 4}, 2))
+			err := w.WriteAt("a", []byte{1, 2, 3}, 0)
+			require.ErrorContains(t, err, `tensor "a": bytes 0 to 3 overlap bytes written before, from byte 2`)
+			assert.Equal(t, err, w.WriteAt("b", []byte{1}, 0), "the Writer is failed")
+			return w.Close()
+		}, "overlap"},
+		{"overlap with Write", func(w *Writer) error {
+			require.NoError(t, w.WriteAt("b", []byte{9}, 1))
+			require.ErrorContains(t, w.Write("b", []byte{1, 2}), "overlap")
+			return w.Close()
+		}, "overlap"},
+		{"past the end", func(w *Writer) error {
+			require.ErrorContains(t, w.WriteAt("b", []byte{1, 2}, 2), `tensor "b": 2 bytes written at 2 exceed its size of 3 bytes`)
+			return w.Close()
+		}, "exceed its size"},
+		{"negative offset", func(w *Writer) error {
+			require.ErrorContains(t, w.WriteAt("b", []byte{1}, -1), "negative offset -1")
+			return w.Close()
+		}, "negative offset"},
+		{"unknown tensor", func(w *Writer) error {
+			require.ErrorIs(t, w.WriteAt("c", []byte{1}, 0), ErrNotFound)
+			return w.Close()
+		}, `tensor "c" was not declared`},
+		{"hole", func(w *Writer) error {
+			require.NoError(t, w.WriteAt("a", le32(1, 2), 0))
+			require.NoError(t, w.WriteAt("b", []byte{1}, 0))
+			require.NoError(t, w.WriteAt("b", []byte{3}, 2))
+			return w.Close()
+		}, `tensor "b" received 2 of its 3 bytes (byte 1 is missing)`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			p := filepath.Join(dir, "x.safetensors")
+			require.NoError(t, os.WriteFile(p, []byte("old"), 0o644))
+			w, err := Create(p, specs, nil)
+			require.NoError(t, err)
+			err = tt.run(w)
+			require.Error(t, err)
+			assert.ErrorContains(t, err, tt.reason)
+			assert.Equal(t, []string{"x.safetensors"}, dirNames(t, dir), "temporary file removed")
+			old, err := os.ReadFile(p)
+			require.NoError(t, err)
+			assert.Equal(t, "old", string(old))
+		})
+	}
+}

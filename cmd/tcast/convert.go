@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -231,7 +232,10 @@ func progressPrinter(w io.Writer) func(convert.Progress) {
 
 // printReport prints the per-tensor table (with why a tensor was kept) and
 // the totals.
-func printReport(w io.Writer, r *convert.Result) {
+func printReport(out io.Writer, r *convert.Result) {
+	// The table goes out in a few writes, not one per cell.
+	w := bufio.NewWriter(out)
+	defer w.Flush()
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "tensor\tshape\tdatatype\tbits/value\tSQNR dB\tmax abs err\tnote")
 	kept := 0

@@ -36,7 +36,11 @@ type Options struct {
 	// to fill with files (and subdirectories).
 	Dir bool
 	// Force replaces an existing destination of the same kind, atomically:
-	// see Commit. An existing empty directory is replaced without it.
+	// see Commit. An existing empty directory is replaced without it. Begin
+	// then lets the kernel drop the existing files' pages from its cache, in
+	// the background (their contents stay as they are, and are read from
+	// disk again if the output is abandoned), so that removing them at
+	// Commit is quick.
 	Force bool
 	// Replaceable, when set, limits what Force replaces: an existing
 	// directory is replaced only if Replaceable accepts the name of every
@@ -99,6 +103,8 @@ type Output struct {
 	state    int    // stateActive, stateCommitted or stateAborted
 	lockBody string // content of the lock file we created; "" if none
 	made     bool   // the temporary exists
+
+	uncache sync.WaitGroup // dropping the cached pages of the destination
 }
 
 const (
@@ -168,6 +174,9 @@ func Begin(dest string, opts Options) (*Output, error) {
 		o.abortLocked()
 		return nil, err
 	}
+	if opts.Force {
+		o.uncache.Go(func() { dropCache(abs) })
+	}
 	return o, nil
 }
 
@@ -216,6 +225,7 @@ func (o *Output) Dest() string { return o.dest }
 // is as it was. Commit after a successful Commit returns nil; after Abort or
 // a failed Commit it is an error.
 func (o *Output) Commit() error {
+	o.uncache.Wait()
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	switch o.state {
@@ -244,6 +254,7 @@ func (o *Output) Commit() error {
 // released; the destination is untouched. Abort may be called more than
 // once, and does nothing after a successful Commit, so it can be deferred.
 func (o *Output) Abort() {
+	o.uncache.Wait()
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.state == stateActive {

@@ -489,3 +489,26 @@ func TestEmptyAndReplaceable(t *testing.T) {
 	require.NoError(t, err)
 	o.Abort()
 }
+
+// TestDropCache checks that dropping the cached pages of an output about to
+// be replaced leaves every file of it as it was, and passes over what is
+// missing.
+func TestDropCache(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "f")
+	put(t, file, map[string]string{"": "file"})
+	tree := filepath.Join(dir, "d")
+	want := map[string]string{"a": "one", "sub/b": strings.Repeat("two", 5000)}
+	put(t, tree, want)
+	require.NoError(t, os.Symlink(file, filepath.Join(tree, "link")))
+	dropCache(file)
+	dropCache(tree)
+	dropCache(filepath.Join(dir, "missing"))
+	assert.Equal(t, map[string]string{"": "file"}, contents(t, file))
+	b, err := os.ReadFile(filepath.Join(tree, "sub", "b"))
+	require.NoError(t, err)
+	assert.Equal(t, want["sub/b"], string(b))
+	target, err := os.Readlink(filepath.Join(tree, "link"))
+	require.NoError(t, err)
+	assert.Equal(t, file, target)
+}

@@ -1,7 +1,9 @@
 package atomicfile
 
 import (
+	"io/fs"
 	"os"
+	"path/filepath"
 
 	"golang.org/x/sys/unix"
 )
@@ -21,5 +23,22 @@ func StartWriteback(f *os.File, off, n int64) {
 	}
 	_ = rc.Control(func(fd uintptr) {
 		_ = unix.SyncFileRange(int(fd), off, n, unix.SYNC_FILE_RANGE_WRITE)
+	})
+}
+
+// dropCache asks the kernel to drop from its cache the pages of the regular
+// files at path (a file, or a directory and what it holds): advice, which
+// leaves their contents as they are, so that removing them later has
+// little memory to free.
+func dropCache(path string) {
+	_ = filepath.WalkDir(path, func(p string, de fs.DirEntry, err error) error {
+		if err != nil || !de.Type().IsRegular() {
+			return nil
+		}
+		if f, err := os.Open(p); err == nil {
+			_ = unix.Fadvise(int(f.Fd()), 0, 0, unix.FADV_DONTNEED)
+			f.Close()
+		}
+		return nil
 	})
 }
