@@ -49,7 +49,7 @@ func runConvert(args []string, stdout, stderr io.Writer) error {
 	exclude := fs.String("exclude", "", "keep tensors whose name matches `RE`")
 	axis := fs.Int("axis", -1, "scaled axis `N`: 0 is the first, negative counts from the end")
 	mode := fs.String("scale-mode", "floor", "power-of-two scale `MODE`: floor, ceil, even, rceil, midmax, option3, topbinade")
-	workers := fs.Int("workers", 0, "`K` tensors cast in parallel (0: all cores)")
+	workers := fs.Int("workers", 0, "`K` goroutines casting and writing; a large tensor is split among them by rows (0: all cores)")
 	force := fs.Bool("force", false, "replace an existing output (as a whole)")
 	shard := fs.String("shard-size", "", "split the output into shards of at most `SIZE` (e.g. 5GB, 500MB, 2GiB) with an index")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
