@@ -1,5 +1,6 @@
-// Package mask holds bit-packed N-D masks and a reference-counted shared mask
-// buffer.
+// Package mask holds bit-packed N-D masks, a reference-counted shared mask
+// buffer, and attention masks (padding, segment IDs, cumulative lengths, causal,
+// sliding-window and chunked rules) with their conversions and a text picture.
 //
 // A [Mask] is a boolean array of any rank stored one bit per element, row-major,
 // LSB first: element 8k+i is bit i of byte k, and a set bit means keep (true),
