@@ -14,6 +14,10 @@ import "encoding/binary"
 // fp8ChunkBytes bounds the float32 bytes of a chunk of tiles.
 const fp8ChunkBytes = 256 << 10
 
+// fp8Ahead is how many bytes ahead the E4M3 element kernels prefetch over
+// rows of whole tiles.
+const fp8Ahead = 16 << 10
+
 func quantE4M3Tiles(codes, scales []byte, src []float32, t FP8Tiles) {
 	if active == tierGeneric {
 		quantE4M3Go(codes, scales, src, t)
@@ -40,7 +44,7 @@ func quantE4M3Tiles(codes, scales []byte, src []float32, t FP8Tiles) {
 		// of whole tiles) the rows that follow.
 		ahead := 4 * (c1 - c0)
 		if tr == 1 {
-			ahead = 4 * chunkElems
+			ahead = fp8Ahead
 		}
 		for r := r0; r < r1; r++ {
 			base := r * cols

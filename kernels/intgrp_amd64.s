@@ -2096,7 +2096,7 @@ quantSym8AVX512_group:
 	MOVQ         R9, CX
 
 quantSym8AVX512_step:
-	PREFETCHT0  16384(SI)
+	PREFETCHT1  8192(SI)
 	VMOVUPS     (SI), Z0
 	VDIVPS      Z13, Z0, Z0
 	VMAXPS      Z14, Z0, Z0
@@ -2145,7 +2145,7 @@ quantAsym8AVX512_group:
 	MOVQ         R9, CX
 
 quantAsym8AVX512_step:
-	PREFETCHT0  16384(SI)
+	PREFETCHT1  8192(SI)
 	VMOVUPS     (SI), Z0
 	VDIVPS      Z13, Z0, Z0
 	VMAXPS      Z14, Z0, Z0
@@ -2268,7 +2268,7 @@ quantSym4AVX512_group:
 	MOVQ         R9, CX
 
 quantSym4AVX512_step:
-	PREFETCHT0  16384(SI)
+	PREFETCHT1  8192(SI)
 	VMOVUPS     (SI), Z0
 	VDIVPS      Z13, Z0, Z0
 	VMAXPS      Z14, Z0, Z0
@@ -2323,7 +2323,7 @@ quantAsym4AVX512_group:
 	MOVQ         R9, CX
 
 quantAsym4AVX512_step:
-	PREFETCHT0  16384(SI)
+	PREFETCHT1  8192(SI)
 	VMOVUPS     (SI), Z0
 	VDIVPS      Z13, Z0, Z0
 	VMAXPS      Z14, Z0, Z0
@@ -2755,7 +2755,7 @@ quantSym8AVX2_group:
 	MOVQ         R9, CX
 
 quantSym8AVX2_step:
-	PREFETCHT0   16384(SI)
+	PREFETCHT1   8192(SI)
 	VMOVUPS      (SI), Y0
 	VDIVPS       Y13, Y0, Y0
 	VMAXPS       Y14, Y0, Y0
@@ -2814,7 +2814,7 @@ quantAsym8AVX2_group:
 	MOVQ         R9, CX
 
 quantAsym8AVX2_step:
-	PREFETCHT0   16384(SI)
+	PREFETCHT1   8192(SI)
 	VMOVUPS      (SI), Y0
 	VDIVPS       Y13, Y0, Y0
 	VMAXPS       Y14, Y0, Y0
@@ -2962,7 +2962,7 @@ quantSym4AVX2_group:
 	MOVQ         R9, CX
 
 quantSym4AVX2_step:
-	PREFETCHT0   16384(SI)
+	PREFETCHT1   8192(SI)
 	VMOVUPS      (SI), Y0
 	VDIVPS       Y13, Y0, Y0
 	VMAXPS       Y14, Y0, Y0
@@ -3032,7 +3032,7 @@ quantAsym4AVX2_group:
 	MOVQ         R9, CX
 
 quantAsym4AVX2_step:
-	PREFETCHT0   16384(SI)
+	PREFETCHT1   8192(SI)
 	VMOVUPS      (SI), Y0
 	VDIVPS       Y13, Y0, Y0
 	VMAXPS       Y14, Y0, Y0

@@ -63,10 +63,12 @@ func groupLoop(name string, inStep, outStep int, twoPtrs bool, perGroup, step fu
 }
 
 // prefetchAhead is how far ahead of the element being quantized the
-// element kernels prefetch: one chunk of the Go driver (chunkElems floats),
-// so that the amax pass over the next chunk finds it in the cache while the
-// memory keeps streaming during this chunk's second pass.
-const prefetchAhead = 4 * 4096
+// element kernels prefetch (PREFETCHT1, into the level-2 cache, which
+// leaves the level-1 miss buffers to the loads and stores): one chunk of the
+// Go driver (chunkElems floats), so that the amax pass over the next chunk
+// finds it in the cache while the memory keeps streaming during this
+// chunk's second pass.
+const prefetchAhead = 4 * 2048
 
 // quantGroups emits quant{Sym,Asym}{8,4}{AVX512,AVX2}.
 func quantGroups(isa string, bits int, asym bool) {
@@ -149,7 +151,7 @@ func quantGroups(isa string, bits int, asym bool) {
 			VCMPPS(U8(cmpGT), zero, d, gen.Vec(isa, 7))
 		}
 	}, func() {
-		PREFETCHT0(Mem{Base: RSI, Disp: prefetchAhead})
+		PREFETCHT1(Mem{Base: RSI, Disp: prefetchAhead})
 		for i := range nv {
 			v := gen.Vec(isa, i)
 			VMOVUPS(Mem{Base: RSI, Disp: 4 * n * i}, v)
