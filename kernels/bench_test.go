@@ -55,6 +55,7 @@ func BenchmarkQuantizeNVFP4(b *testing.B)   { benchWorkload(b, "QuantizeNVFP4") 
 func BenchmarkQuantizeMXINT8(b *testing.B)  { benchWorkload(b, "QuantizeMXINT8") }
 func BenchmarkQuantizeQ8_0(b *testing.B)    { benchWorkload(b, "QuantizeQ8_0") }
 func BenchmarkQuantizeInt8G32(b *testing.B) { benchWorkload(b, "QuantizeInt8G32") }
+func BenchmarkSelectNM24(b *testing.B)      { benchWorkload(b, "SelectNM24") }
 func BenchmarkQuantizeInt4G128(b *testing.B) {
 	benchWorkload(b, "QuantizeInt4G128")
 }

@@ -101,6 +101,11 @@ func Workloads() []Workload {
 			dst := make([]float32, len(src))
 			return func() { BFloat16ToFloat32(dst, codes) }
 		}},
+		{"SelectNM24", func(src []float32) func() {
+			dst := make([]byte, PackedLen(len(src)/4*4, 1))
+			src = src[:len(src)/4*4]
+			return func() { SelectNM(dst, src, 2, 4) }
+		}},
 	}
 }
 
