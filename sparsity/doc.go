@@ -25,6 +25,12 @@
 // values. Pruning never changes a kept value or its sign. The selection loop
 // is kernels.SelectNM.
 //
+// [Transposable24] keeps two per row and two per column in every 4×4 block of
+// a matrix (the best of the 90 such patterns by kept magnitude), so that the
+// matrix and its transpose are both 2:4. [Threshold] and [Density] make
+// unstructured masks: |x| above a threshold, or a kept fraction of the
+// tensor or of each row.
+//
 // # Errors
 //
 // Bad patterns are *[PatternError] (errors.Is ErrPattern), bad shapes, axes

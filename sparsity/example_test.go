@@ -36,3 +36,22 @@ func ExampleWanda() {
 	// Output:
 	// [true false true false]
 }
+
+// A transposable 2:4 mask keeps two per row and two per column of every 4×4
+// block, so the weight and its transpose are both 2:4.
+func ExampleTransposable24() {
+	w := []float32{
+		9, -9, 1, 0,
+		9, 9, 0, 1,
+		1, 0, -9, 9,
+		0, 1, 9, 9,
+	}
+	m, err := sparsity.Transposable24(w, []int{4, 4})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(m)
+	// Output:
+	// [[1 1 0 0] [1 1 0 0] [0 0 1 1] [0 0 1 1]]
+}

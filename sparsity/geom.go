@@ -93,3 +93,8 @@ func checkScores(what string, s []float32) error {
 	}
 	return nil
 }
+
+// magKey is the magnitude key of x, the order every criterion ranks by: the
+// float's bits without the sign, as an unsigned integer (−0 = +0, NaN above
+// +Inf).
+func magKey(x float32) uint32 { return math.Float32bits(x) &^ (1 << 31) }
