@@ -31,6 +31,22 @@
 // unstructured masks: |x| above a threshold, or a kept fraction of the
 // tensor or of each row.
 //
+// # Storage
+//
+// [Compress] keeps the values of the kept elements (the sparse axis shrinks
+// by M/N; within a group they stay in increasing position) and [Expand] puts
+// them back with +0 at the pruned positions, bit for bit. The mask is stored
+// either as packed bits, row by row ([PackRows]: ceil(cols/8) bytes per row,
+// LSB first, numpy.packbits(bitorder="little")), or as index metadata
+// ([EncodeIndices]: the log2(M)-bit position of every kept value within its
+// group, LSB first). For 2:4 the index metadata is PyTorch's CUTLASS
+// metadata; [EncodeCUTLASS] writes it in its int16/int32 words, plain or
+// reordered for the kernels (and the float32 1:2 variant).
+// [SparseBitmask] and [Sparse24Bitmask] are compressed-tensors'
+// "sparse-bitmask" and "sparse-24-bitmask" forms. Every decoder checks its
+// input and has a fuzz target. docs/SPARSITY.md gives the layouts byte by
+// byte.
+//
 // # Errors
 //
 // Bad patterns are *[PatternError] (errors.Is ErrPattern), bad shapes, axes

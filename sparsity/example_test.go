@@ -55,3 +55,27 @@ func ExampleTransposable24() {
 	// Output:
 	// [[1 1 0 0] [1 1 0 0] [0 0 1 1] [0 0 1 1]]
 }
+
+// Store a 2:4 row as its kept values plus either its packed mask or its
+// 2-bit index metadata, and expand it back.
+func ExampleCompress() {
+	x := []float32{0.1, -0.9, 0.5, 0.2, 3, -4, 0, 1}
+	shape := []int{1, 8}
+	m, err := sparsity.Magnitude(x, shape, -1, sparsity.P24)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	vals, _ := sparsity.Compress(x, shape, -1, sparsity.P24, m)
+	meta, _ := sparsity.EncodeIndices(m, -1, sparsity.P24)
+	fmt.Println(vals)
+	fmt.Printf("bitmask %#02x, indices %#02x\n", sparsity.PackRows(m), meta)
+
+	back, _ := sparsity.DecodeIndices(meta, shape, -1, sparsity.P24)
+	dense, _ := sparsity.Expand(vals, shape, -1, sparsity.P24, back)
+	fmt.Println(dense)
+	// Output:
+	// [-0.9 0.5 3 -4]
+	// bitmask 0x36, indices 0x49
+	// [0 -0.9 0.5 0 3 -4 0 0]
+}
