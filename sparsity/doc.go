@@ -47,6 +47,13 @@
 // input and has a fuzz target. docs/SPARSITY.md gives the layouts byte by
 // byte.
 //
+// # Statistics
+//
+// [Measure] reports what a mask keeps of a tensor: its density overall and
+// the extremes over rows, the fraction of magnitude and of energy kept, the
+// largest value pruned, and the SQNR of pruning, the figure tcast.Compare
+// gives for a cast. [MaskDensity] and [RowDensity] need only the mask.
+//
 // # Errors
 //
 // Bad patterns are *[PatternError] (errors.Is ErrPattern), bad shapes, axes
