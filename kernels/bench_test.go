@@ -73,7 +73,8 @@ func TestWorkloadsHaveBenchmarks(t *testing.T) {
 		w.Prepare(src)()
 	}
 	assert.Equal(t, []string{"MemRead", "Amax32", "QuantizeMXFP4", "DequantizeMXFP4", "QuantizeMXFP8",
-		"QuantizeNVFP4", "QuantizeMXINT8", "QuantizeQ8_0", "QuantizeInt8G32", "QuantizeInt4G128", "F32ToF16", "F32ToBF16", "BF16ToF32"}, names)
+		"QuantizeNVFP4", "QuantizeMXINT8", "QuantizeQ8_0", "QuantizeInt8G32", "QuantizeInt4G128", "F32ToF16", "F32ToBF16", "BF16ToF32",
+		"SelectNM24"}, names)
 }
 
 // benchN normally distributed floats (64 MiB) time the generic element

@@ -263,3 +263,27 @@ func DecodeIndices(meta []byte, shape []int, axis int, p Pattern) (*mask.Mask, e
 	}
 	return mask.FromBytes(g.shape, bits)
 }
+
+// ForEachKept calls fn with the row-major offset of every kept element of the
+// N:M mask m (else a *GroupError) in the tensor and in its values tensor (the
+// layout of Compress), group by group. It lets a caller compress or expand
+// data of any element type, such as quantized codes.
+func ForEachKept(m *mask.Mask, axis int, p Pattern, fn func(dense, packed int)) error {
+	g, err := splitAxis("for each kept", m.Shape(), axis, p)
+	if err == nil {
+		err = Check(m, g.axis, p)
+	}
+	if err != nil {
+		return err
+	}
+	if g.inner == 1 {
+		k := 0
+		for i := m.NextSet(0); i >= 0; i = m.NextSet(i + 1) {
+			fn(i, k)
+			k++
+		}
+		return nil
+	}
+	g.walk(p, m, fn)
+	return nil
+}

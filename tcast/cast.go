@@ -9,6 +9,7 @@ import (
 	"github.com/tensorcast-go/tensorcast/mask"
 	"github.com/tensorcast-go/tensorcast/masked"
 	"github.com/tensorcast-go/tensorcast/scale"
+	"github.com/tensorcast-go/tensorcast/sparsity"
 )
 
 // Options control Cast. The zero value is the default: virtual form, the last
@@ -43,8 +44,14 @@ type Options struct {
 	// (NumPy's rules, see [mask.Mask.Broadcast]; a rank-0 input counts as
 	// shape [1]): elements where it is false are left out of every amax, min
 	// and max, and are stored as zero. The mask, broadcast to the input's
-	// shape, is kept in the tensor's Mask.
+	// shape, is kept in the tensor's Mask. For an N:M sparse datatype it is
+	// the sparsity mask itself and must be N:M along Axis.
 	Keep *mask.Mask
+	// Pruning chooses the mask of an N:M sparse datatype (n<N>m<M> in its
+	// scale spec) when Keep is nil: the zero value keeps the N largest |x|
+	// of every M along Axis; Scores or Norms rank as sparsity.NM does, and
+	// Mask is another way to give Keep. Dense datatypes ignore it.
+	Pruning sparsity.Options
 }
 
 // FirstAxis is the Options.Axis value that names axis 0 (the zero value of
@@ -157,14 +164,17 @@ func castPath(x []float32, shape []int, dt *DataType, opts *Options, useKernels,
 	case 1:
 		codes := make([]uint8, len(x))
 		castAll(c, x, codes, t, deq)
+		prune(c, codes, deq)
 		t.Data.Bytes = codes
 	case 2:
 		codes := make([]uint16, len(x))
 		castAll(c, x, codes, t, deq)
+		prune(c, codes, deq)
 		t.Data.Bytes = codesToBytes(codes)
 	default:
 		codes := make([]uint32, len(x))
 		castAll(c, x, codes, t, deq)
+		prune(c, codes, deq)
 		t.Data.Bytes = codesToBytes(codes)
 	}
 	if o.Form == Virtual {
@@ -254,10 +264,16 @@ func newCaster(x []float32, shape []int, dt *DataType, o Options) (*caster, erro
 	}
 	c := &caster{dt: dt, elem: dt.elem, spec: dt.spec, lay: lay, opts: o, tensorMul: 1,
 		eopts: dtype.Options{Rounding: o.Rounding, FullRange: o.FullRange}}
-	if o.Keep != nil {
+	if lay.sparse.M != 0 && x != nil {
+		if c.keepMask, err = sparseMask(x, lay, o); err != nil {
+			return nil, fmt.Errorf("tcast: cast to %s: %w", dt.name, err)
+		}
+	} else if o.Keep != nil {
 		if c.keepMask, err = o.Keep.Broadcast(lay.shape); err != nil {
 			return nil, fmt.Errorf("tcast: cast to %s: keep mask: %w", dt.name, err)
 		}
+	}
+	if c.keepMask != nil {
 		c.keep, c.keepBits = c.keepMask.Bools(), c.keepMask.Bytes()
 	}
 	c.elemMax = c.elem.MaxFinite()
@@ -283,6 +299,33 @@ func newCaster(x []float32, shape []int, dt *DataType, o Options) (*caster, erro
 	return c, nil
 }
 
+// sparseMask returns the N:M mask of a sparse datatype's cast of x: Keep
+// (or Pruning.Mask), broadcast to the shape and checked to be N:M along the
+// scaled axis, or the mask Pruning's criterion chooses.
+func sparseMask(x []float32, lay *layout, o Options) (*mask.Mask, error) {
+	given := o.Keep
+	if o.Pruning.Mask != nil {
+		if given != nil {
+			return nil, fmt.Errorf("sparsity mask: give Keep or Pruning.Mask, not both")
+		}
+		given = o.Pruning.Mask
+	}
+	if given != nil {
+		if o.Pruning.Scores != nil || o.Pruning.Norms != nil {
+			return nil, fmt.Errorf("sparsity mask: a given mask leaves no use for Pruning's scores or norms")
+		}
+		m, err := given.Broadcast(lay.shape)
+		if err != nil {
+			return nil, fmt.Errorf("sparsity mask: %w", err)
+		}
+		if err := sparsity.Check(m, lay.axis, lay.sparse); err != nil {
+			return nil, err
+		}
+		return m, nil
+	}
+	return sparsity.NM(x, lay.shape, lay.axis, lay.sparse, o.Pruning)
+}
+
 // newTensor allocates the tensor's parts, empty of data.
 func (c *caster) newTensor(form Form) *Tensor {
 	t := c.shell(form, newPart)
@@ -297,7 +340,7 @@ func (c *caster) newTensor(form Form) *Tensor {
 func (c *caster) shell(form Form, mk func(f *dtype.Format, bits int, shape []int) *Part) *Tensor {
 	lay := c.lay
 	t := &Tensor{DataType: c.dt, Form: form, Shape: append([]int{}, lay.input...), Axis: lay.axis, Mode: c.opts.Mode}
-	t.Data = &Part{Format: c.elem, Bits: c.elem.Bits(), Shape: append([]int(nil), lay.shape...)}
+	t.Data = &Part{Format: c.elem, Bits: c.elem.Bits(), Shape: dataShape(lay, form)}
 	if c.spec == nil {
 		return t
 	}
@@ -314,6 +357,17 @@ func (c *caster) shell(form Form, mk func(f *dtype.Format, bits int, shape []int
 	return t
 }
 
+// dataShape is the shape of the data part in form: the tensor's, or for a
+// sparse datatype in Compressed form the shape of its kept values (the
+// scaled axis times N/M).
+func dataShape(lay *layout, form Form) []int {
+	s := append([]int(nil), lay.shape...)
+	if lay.sparse.M != 0 && form == Compressed {
+		s[lay.axis] = s[lay.axis] / lay.sparse.M * lay.sparse.N
+	}
+	return s
+}
+
 func newPart(f *dtype.Format, bits int, shape []int) *Part {
 	p := &Part{Format: f, Bits: bits, Shape: append([]int(nil), shape...)}
 	p.Bytes = make([]byte, p.Len()*p.StorageBytes())
@@ -326,6 +380,28 @@ type blockScale struct {
 	mul       float32
 	zero      float32
 	floatZero bool
+}
+
+// prune finishes the cast of a sparse datatype: a pruned element is zero
+// whatever its block, so its code becomes the element's zero code and its
+// value +0 (a block holding a NaN would otherwise fill it with NaN). It does
+// nothing for dense datatypes.
+func prune[C kernels.Code](c *caster, codes []C, deq []float32) {
+	if c.lay.sparse.M == 0 {
+		return
+	}
+	pruneCodes(codes, c.keepMask, c.elem.Encode(0))
+	if deq != nil {
+		// Apply cannot fail: the mask has the tensor's shape.
+		_ = c.keepMask.Apply(deq, c.keepMask.Shape())
+	}
+}
+
+// pruneCodes sets to zc the codes where m is false.
+func pruneCodes[C kernels.Code](cs []C, m *mask.Mask, zc uint32) {
+	for i := m.NextClear(0); i >= 0; i = m.NextClear(i + 1) {
+		cs[i] = C(zc)
+	}
 }
 
 // castAll quantizes every block of x into codes, fills the scale parts of t, and

@@ -7,6 +7,8 @@ import (
 
 	"github.com/tensorcast-go/tensorcast/dtype"
 	"github.com/tensorcast-go/tensorcast/kernels"
+	"github.com/tensorcast-go/tensorcast/mask"
+	"github.com/tensorcast-go/tensorcast/sparsity"
 )
 
 // putCode stores code as entry i of an unpacked part.
@@ -148,7 +150,45 @@ func Compress(t *Tensor) (*Tensor, error) {
 	case Virtual:
 		return nil, fmt.Errorf("tcast: compress %s: a virtual tensor holds no codes; cast with Form Actual", t.DataType.name)
 	}
+	if lay, _ := newLayout(t.Shape, t.Axis, t.DataType.spec); lay.sparse.M != 0 {
+		// Validated: the mask is N:M.
+		out := withParts(t, Compressed, pack)
+		out.Data = pack(keptData(t.Data, t.Mask, lay))
+		return out, nil
+	}
 	return withParts(t, Compressed, pack), nil
+}
+
+// keptData returns the unpacked data part of a sparse tensor reduced to the
+// codes of its kept elements, in the values layout of package sparsity: the
+// scaled axis shrinks by M/N, each group's kept codes in order.
+func keptData(p *Part, m *mask.Mask, lay *layout) *Part {
+	q := *p
+	q.Shape = dataShape(lay, Compressed)
+	sb := p.StorageBytes()
+	q.Bytes = make([]byte, q.Len()*sb)
+	_ = sparsity.ForEachKept(m, lay.axis, lay.sparse, func(d, k int) {
+		copy(q.Bytes[k*sb:k*sb+sb], p.Bytes[d*sb:d*sb+sb])
+	})
+	return &q
+}
+
+// fullData is the inverse of keptData: the data part of every element, the
+// element format's zero code where m is false.
+func fullData(p *Part, m *mask.Mask, lay *layout, zc uint32) *Part {
+	q := *p
+	q.Shape = dataShape(lay, Actual)
+	sb := p.StorageBytes()
+	q.Bytes = make([]byte, q.Len()*sb)
+	if zc != 0 {
+		for i := range q.Len() {
+			putCode(&q, i, zc)
+		}
+	}
+	_ = sparsity.ForEachKept(m, lay.axis, lay.sparse, func(d, k int) {
+		copy(q.Bytes[d*sb:d*sb+sb], p.Bytes[k*sb:k*sb+sb])
+	})
+	return &q
 }
 
 // withParts returns a copy of t in form, each part replaced by f of it.
@@ -191,7 +231,16 @@ func Expand(t *Tensor) (*Tensor, error) {
 	case Virtual:
 		return nil, fmt.Errorf("tcast: expand %s: a virtual tensor holds no codes", t.DataType.name)
 	}
-	return withParts(t, Actual, unpack), nil
+	return expand(t), nil
+}
+
+// expand is Expand of a validated Compressed tensor.
+func expand(t *Tensor) *Tensor {
+	out := withParts(t, Actual, unpack)
+	if lay, _ := newLayout(t.Shape, t.Axis, t.DataType.spec); lay.sparse.M != 0 {
+		out.Data = fullData(out.Data, t.Mask, lay, t.DataType.elem.Encode(0))
+	}
+	return out
 }
 
 func unpack(p *Part) *Part {
@@ -230,6 +279,17 @@ func Validate(t *Tensor) error {
 	if t.Axis < 0 || (len(t.Shape) > 0 && t.Axis >= len(t.Shape)) {
 		return fail("axis %d out of range", t.Axis)
 	}
+	if t.Mask != nil && !slices.Equal(t.Mask.Shape(), lay.shape) {
+		return fail("mask has shape %v, want %v", t.Mask.Shape(), lay.shape)
+	}
+	if lay.sparse.M != 0 {
+		if t.Mask == nil {
+			return fail("a %v sparse datatype needs its mask", lay.sparse)
+		}
+		if err := sparsity.Check(t.Mask, lay.axis, lay.sparse); err != nil {
+			return fail("%v", err)
+		}
+	}
 	if t.Form == Virtual {
 		if len(t.Values) != lay.n {
 			return fail("%d values for %d elements", len(t.Values), lay.n)
@@ -244,7 +304,7 @@ func Validate(t *Tensor) error {
 		shape []int
 		need  bool
 	}
-	wants := []want{{"data", t.Data, dt.elem, dt.elem.Bits(), lay.shape, true}}
+	wants := []want{{"data", t.Data, dt.elem, dt.elem.Bits(), dataShape(lay, t.Form), true}}
 	if spec := dt.spec; spec != nil {
 		wants = append(wants, want{"scale", t.Scale, spec.Scale, spec.Scale.Bits(), lay.scaleShape, true})
 		if spec.Zero != nil {
@@ -256,9 +316,6 @@ func Validate(t *Tensor) error {
 		if lay.sub != 0 {
 			wants = append(wants, want{"meta", t.Meta, nil, lay.offBits, lay.metaShape, true})
 		}
-	}
-	if t.Mask != nil && !slices.Equal(t.Mask.Shape(), lay.shape) {
-		return fail("mask has shape %v, want %v", t.Mask.Shape(), lay.shape)
 	}
 	seen := map[string]bool{}
 	for _, w := range wants {
@@ -311,6 +368,18 @@ func decompress(t *Tensor, useKernels bool) ([]float32, error) {
 		return slices.Clone(t.Values), nil
 	}
 	lay, _ := newLayout(t.Shape, t.Axis, t.DataType.spec)
+	if lay.sparse.M != 0 {
+		// Decode every element, then zero the pruned ones: a pruned element
+		// is +0 whatever its block's scale.
+		a := t
+		if t.Form == Compressed {
+			a = expand(t)
+		}
+		out := decodeCodes(a, lay)
+		// Apply cannot fail: Validate checked the mask's shape.
+		_ = t.Mask.Apply(out, t.Mask.Shape())
+		return out, nil
+	}
 	if useKernels {
 		if out, ok := decompressKernel(t, lay); ok {
 			return out, nil
@@ -320,7 +389,11 @@ func decompress(t *Tensor, useKernels bool) ([]float32, error) {
 		return out, nil
 	}
 	// Validated above: Expand cannot fail.
-	a := withParts(t, Actual, unpack)
+	return decodeCodes(withParts(t, Actual, unpack), lay), nil
+}
+
+// decodeCodes dequantizes the codes of a validated Actual tensor.
+func decodeCodes(a *Tensor, lay *layout) []float32 {
 	out := make([]float32, lay.n)
 	switch a.Data.StorageBytes() {
 	case 1:
@@ -336,7 +409,7 @@ func decompress(t *Tensor, useKernels bool) ([]float32, error) {
 		maskCodes(codes, a.Data.Bits)
 		decodeAll(a, lay, codes, out)
 	}
-	return out, nil
+	return out
 }
 
 // decompressPacked is Decompress for the common packed case, decoding the

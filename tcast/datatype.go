@@ -50,7 +50,9 @@ func (d *DataType) Code() string {
 // scales, never elements; a zero point goes with integer data, and unsigned data
 // needs one; a tensor scale needs a float block scale; subtile exponent offsets
 // need an exponent scale and a 1-D tile; subtiles without offsets (codebook
-// selection) and N:M sparsity are rejected until those capabilities exist.
+// selection) are rejected until that capability exists. N:M sparsity
+// (n<N>m<M> on the last tile) counts kept values in a tile, so N must divide
+// the tile and subtile sizes (docs/SPARSITY.md §6).
 // Signed integer data under an exponent scale is read as fixed point 1.(K−2)
 // (intK → qK-2), as TensorCast and OCP MXINT8 define it: the codes are the same
 // two's-complement integers, and the scale is 2^e for amax ∈ [2^e, 2^(e+1)).
@@ -84,7 +86,15 @@ func newDataType(elem *dtype.Format, spec *scale.Spec) (*DataType, error) {
 		return &DataType{elem: elem}, nil
 	}
 	if spec.IsSparse() {
-		return bad("N:M sparsity (n%dm%d) is parsed but pruning is not available yet", spec.SparseN, spec.SparseM)
+		// A tile counts kept values: T of them span T/N groups of M, so N
+		// must divide T (and a subtile size S).
+		last := spec.Tiles[len(spec.Tiles)-1]
+		switch {
+		case last.Size != 0 && last.Size%spec.SparseN != 0:
+			return bad("a tile of %d kept values is not a whole number of %d:%d groups (N must divide the tile size)", last.Size, spec.SparseN, spec.SparseM)
+		case last.Sub != 0 && last.Sub%spec.SparseN != 0:
+			return bad("a subtile of %d kept values is not a whole number of %d:%d groups (N must divide the subtile size)", last.Sub, spec.SparseN, spec.SparseM)
+		}
 	}
 	isInt := elem.Kind() == dtype.Int
 	if spec.Zero != nil && !isInt {
@@ -141,6 +151,13 @@ func (d *DataType) tileElems() int {
 func (d *DataType) bitsPerValue(metaPerTile func(scale.Tile) int) float64 {
 	bits := float64(d.elem.Bits())
 	n := d.tileElems()
+	if d.spec != nil && d.spec.IsSparse() {
+		// Per dense element: N/M codes and one mask bit; a tile of n kept
+		// values spans n·M/N dense elements.
+		nn, mm := d.spec.SparseN, d.spec.SparseM
+		bits = bits*float64(nn)/float64(mm) + 1
+		n = n * mm / nn
+	}
 	if n == 0 {
 		return bits
 	}
@@ -158,7 +175,9 @@ func (d *DataType) bitsPerValue(metaPerTile func(scale.Tile) int) float64 {
 
 // BitsPerValue returns the storage cost per element: element bits plus, for tiled
 // datatypes, the scale, zero-point and subtile-offset bits of a tile spread over
-// its elements. Tensor and channel scales, and a second-level tensor scale, cost a
+// its elements. For N:M sparse datatypes it is per element of the dense
+// tensor: N/M codes, one mask bit, and a tile's overhead over the T·M/N
+// elements it spans. Tensor and channel scales, and a second-level tensor scale, cost a
 // fixed number of bits per tensor or row, which is left out here;
 // [Tensor.BitsPerValue] gives the exact figure for a tensor.
 func (d *DataType) BitsPerValue() float64 {

@@ -18,6 +18,14 @@
 // from a file, and [Decompress] dequantizes any form back to float32 —
 // bit for bit the values of the virtual cast.
 //
+// A scale spec may end in n<N>m<M>, N:M structured sparsity along the scaled
+// axis (e2m1_e8m0_t32n2m4 is MXFP4 with 2:4): Cast prunes first (by
+// magnitude, or as Options.Pruning or Options.Keep say), takes each block's
+// scale from its kept values, counts a tile in kept values (T of them span
+// T·M/N elements), and keeps the mask in the tensor; the Compressed form
+// holds only the kept codes. docs/SPARSITY.md §6 of the repository has the
+// rules.
+//
 // The arithmetic (rounding, saturation, the scale-selection modes, the
 // zero, NaN and Inf block policies, NVFP4's two-level scale and the order of
 // its multiplications, zero points) is specified in docs/NUMERICS.md of the

@@ -37,3 +37,31 @@ func ExampleLookup() {
 	// float4_e2m1fn_multi_ue4m3_float32_t16 4.5
 	// tcast: unknown datatype "mxfp3" (closest: mxfp4, mxfp6, mxfp8)
 }
+
+// MXFP4 with 2:4 sparsity: the scale of 32 kept values is shared by 64
+// elements, pruned elements are zero, and the compressed data holds the kept
+// codes only.
+func ExampleCast_sparse() {
+	dt, err := tcast.Lookup("e2m1_e8m0_t32n2m4")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	x := make([]float32, 64)
+	for i := range x {
+		x[i] = float32(i%4) - 1.5 // -1.5 -0.5 0.5 1.5, repeated
+	}
+	c, err := tcast.Cast(x, []int{1, 64}, dt, &tcast.Options{Form: tcast.Compressed})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	v, _ := tcast.Decompress(c)
+	fmt.Println(v[:8])
+	fmt.Println("data", c.Data.Shape, "scale", c.Scale.Shape, "mask", c.Mask.Bytes()[:2])
+	fmt.Printf("%.3f bits per value\n", c.BitsPerValue())
+	// Output:
+	// [-1.5 0 0 1.5 -1.5 0 0 1.5]
+	// data [1 32] scale [1 1] mask [153 153]
+	// 3.125 bits per value
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/tensorcast-go/tensorcast/scale"
+	"github.com/tensorcast-go/tensorcast/sparsity"
 )
 
 // layout is how a tensor of a given shape splits into scale blocks: each block is
@@ -24,6 +25,7 @@ type layout struct {
 	offBits    int   // bits per offset
 	metaShape  []int // subtiles per dimension
 	metaStr    []int
+	sparse     sparsity.Pattern // N:M sparsity along axis; the zero Pattern when dense
 }
 
 // product returns the product of dims, or an error when it overflows or a dim is
@@ -105,6 +107,17 @@ func newLayout(shape []int, axis int, spec *scale.Spec) (*layout, error) {
 	}
 	last := spec.Tiles[len(spec.Tiles)-1]
 	l.tile1 = tileSize(last, l.axis)
+	if spec.IsSparse() {
+		// A sparse tile counts kept values: T of them span T·M/N elements.
+		l.sparse = sparsity.Pattern{N: spec.SparseN, M: spec.SparseM}
+		if d := l.shape[l.axis]; d%l.sparse.M != 0 {
+			return nil, fmt.Errorf("%v sparsity needs the scaled axis %d to be a multiple of %d long, not %d", l.sparse, l.axis, l.sparse.M, d)
+		}
+		if last.Size != 0 {
+			l.tile1 = last.Size / l.sparse.N * l.sparse.M
+		}
+		last.Sub = last.Sub / l.sparse.N * l.sparse.M
+	}
 	l.scaleShape[l.axis] = ceilDiv(l.shape[l.axis], l.tile1)
 	if len(spec.Tiles) == 2 {
 		if rank < 2 {
