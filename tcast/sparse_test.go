@@ -55,11 +55,11 @@ func TestSparseTileCountsKept(t *testing.T) {
 		dt    string
 		scale []int
 	}{
-		{"e2m1_e8m0_t32n2m4", []int{2, 2}},  // 32 kept = 64 dense
-		{"e2m1_e8m0_t32n4m8", []int{2, 2}},  // 32 kept = 64 dense
-		{"e2m1_e8m0_t32n1m4", []int{2, 1}},  // 32 kept = 128 dense
-		{"e2m1_e8m0_t16n2m4", []int{2, 4}},  // 16 kept = 32 dense
-		{"e2m1_e8m0_t32n1m2", []int{2, 2}},  // 32 kept = 64 dense
+		{"e2m1_e8m0_t32n2m4", []int{2, 2}},   // 32 kept = 64 dense
+		{"e2m1_e8m0_t32n4m8", []int{2, 2}},   // 32 kept = 64 dense
+		{"e2m1_e8m0_t32n1m4", []int{2, 1}},   // 32 kept = 128 dense
+		{"e2m1_e8m0_t16n2m4", []int{2, 4}},   // 16 kept = 32 dense
+		{"e2m1_e8m0_t32n1m2", []int{2, 2}},   // 32 kept = 64 dense
 		{"int8_float32_t0n2m4", []int{2, 1}}, // a channel is the whole row
 	} {
 		dt, err := Lookup(c.dt)
