@@ -207,7 +207,8 @@ func Template(shape []int, dt *DataType, opts *Options) (*Tensor, error) {
 // Describe returns the tensor Cast would return in form for an input of shape
 // (Actual or Compressed; Virtual is taken as Actual): every part with its
 // format, width, shape and packing, but no bytes (Data, Scale, ... have nil
-// Bytes) and no Values. It allocates nothing in proportion to the tensor, so a
+// Bytes) and no Values. For a sparse datatype Parts lists the mask part too,
+// without bytes, while Mask stays nil. It allocates nothing in proportion to the tensor, so a
 // converter can declare its output before casting.
 func Describe(shape []int, dt *DataType, form Form, opts *Options) (*Tensor, error) {
 	o := DefaultOptions()
@@ -230,6 +231,9 @@ func Describe(shape []int, dt *DataType, form Form, opts *Options) (*Tensor, err
 		for _, p := range t.Parts() {
 			p.Packed = p.Bits <= 8
 		}
+	}
+	if c.lay.sparse.M != 0 {
+		t.maskShape = append([]int(nil), c.lay.shape...)
 	}
 	return t, nil
 }

@@ -159,6 +159,9 @@ type Tensor struct {
 	// form; Parts gives it as a part: one byte (0 or 1) per flag in the
 	// Virtual and Actual forms, 8 flags per byte in the Compressed form.
 	Mask *mask.Mask
+	// maskShape, set by Describe for a sparse datatype, makes Parts list a
+	// mask part of this shape (without bytes) while Mask is nil.
+	maskShape []int
 }
 
 // Parts returns the tensor's parts by name: "data", "scale", "zero",
@@ -179,6 +182,9 @@ func (t *Tensor) Parts() []NamedPart {
 // without a mask.
 func (t *Tensor) maskPart() *Part {
 	if t.Mask == nil {
+		if t.maskShape != nil {
+			return &Part{Bits: 1, Shape: append([]int(nil), t.maskShape...), Packed: t.Form == Compressed}
+		}
 		return nil
 	}
 	p := &Part{Bits: 1, Shape: t.Mask.Shape()}

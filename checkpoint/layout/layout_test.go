@@ -26,6 +26,11 @@ func TestSpecsMatchEncode(t *testing.T) {
 		l, err := Get(ln)
 		require.NoError(t, err)
 		dts := tcast.Registered()
+		for _, n := range []string{"e2m1_e8m0_t32n2m4", "int8_float16_t16n2m4"} { // sparse: a mask part
+			d, err := tcast.Lookup(n)
+			require.NoError(t, err)
+			dts = append(dts, d)
+		}
 		if _, ok := l.(DataTyper); ok {
 			for _, n := range []string{"q8_0", "q4_0"} {
 				if d, err := DataType(l, n); err == nil {
@@ -101,7 +106,8 @@ func TestSpecsMatchEncode(t *testing.T) {
 	for _, ln := range Names() {
 		assert.Positive(t, checked[ln], "layout %s checked no datatype", ln)
 	}
-	for _, c := range []string{"gguf q8_0", "gguf q4_0", "gguf mxfp4e2", "fp8-block fp8e4_block128", "fp8-block fp8F32s"} {
+	for _, c := range []string{"gguf q8_0", "gguf q4_0", "gguf mxfp4e2", "fp8-block fp8e4_block128", "fp8-block fp8F32s",
+		"tcast e2m1_e8m0_t32n2m4", "tcast int8_float16_t16n2m4"} {
 		assert.True(t, covered[c], "%s not checked", c)
 	}
 }
