@@ -5,6 +5,7 @@ import (
 
 	"github.com/tensorcast-go/tensorcast/dtype"
 	"github.com/tensorcast-go/tensorcast/scale"
+	"github.com/tensorcast-go/tensorcast/sparsity"
 )
 
 // DataType is a number format for the elements plus an optional scale spec: what
@@ -190,4 +191,32 @@ func (d *DataType) BitsPerValue() float64 {
 // offsets (mx9, mx6, mx4, e2m1_e32s8o1, ...).
 func (d *DataType) TensorCastBitsPerValue() float64 {
 	return d.bitsPerValue(func(t scale.Tile) int { return t.Offset })
+}
+
+// WithSparsity returns dt with N:M sparsity p on its last tile: the datatype
+// whose code has n<N>m<M> added to the last tile segment (mxfp4 with 2:4 is
+// e2m1_e8m0_t32n2m4, 32 kept values per scale). dt must be scaled with a
+// tile or channel segment, M must divide the tile and subtile sizes and N
+// the tile size; a datatype that already has another pattern is an error,
+// one with p itself is returned as is. The new datatype is named by its code.
+func WithSparsity(dt *DataType, p sparsity.Pattern) (*DataType, error) {
+	if err := p.Validate(); err != nil {
+		return nil, fmt.Errorf("tcast: %s with sparsity: %w", dt.name, err)
+	}
+	s := dt.spec
+	switch {
+	case s == nil || len(s.Tiles) == 0:
+		return nil, fmt.Errorf("tcast: %s with %v sparsity: the groups need a tile or channel scale (a tile segment in the scale spec)", dt.name, p)
+	case s.IsSparse() && (s.SparseN != p.N || s.SparseM != p.M):
+		return nil, fmt.Errorf("tcast: %s already has n%dm%d sparsity, not %v", dt.name, s.SparseN, s.SparseM, p)
+	case s.IsSparse():
+		return dt, nil
+	}
+	cp := *s
+	cp.SparseN, cp.SparseM = p.N, p.M
+	spec, err := scale.Parse(cp.String()) // the grammar's checks (M divides the tile)
+	if err != nil {
+		return nil, fmt.Errorf("tcast: %s with %v sparsity: %w", dt.name, p, err)
+	}
+	return New(dt.elem, spec, "")
 }

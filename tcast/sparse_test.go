@@ -255,3 +255,43 @@ func TestSparseValidate(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []int{2, 32}, desc.Data.Shape)
 }
+
+func TestWithSparsity(t *testing.T) {
+	for _, c := range []struct {
+		dt, code string
+		p        sparsity.Pattern
+	}{
+		{"mxfp4", "float4_e2m1fn_float8_e8m0fnu_t32n2m4", sparsity.P24},
+		{"nvfp4", "float4_e2m1fn_multi_ue4m3_float32_t16n2m4", sparsity.P24},
+		{"int8_channel", "int8_float32_t0n4m8", sparsity.P48},
+		{"mxint8", "q1.6_float8_e8m0fnu_t32n1m2", sparsity.P12},
+	} {
+		dt, err := Lookup(c.dt)
+		require.NoError(t, err)
+		s, err := WithSparsity(dt, c.p)
+		require.NoError(t, err, c.dt)
+		assert.Equal(t, c.code, s.Code())
+		again, err := WithSparsity(s, c.p)
+		require.NoError(t, err)
+		assert.Same(t, s, again)
+		_, err = WithSparsity(s, sparsity.Pattern{N: 1, M: 4})
+		require.Error(t, err)
+	}
+	for _, c := range []struct {
+		dt string
+		p  sparsity.Pattern
+	}{
+		{"bfloat16", sparsity.P24},              // unscaled
+		{"fp8e4_tensor", sparsity.P24},          // one scale per tensor: no tile
+		{"mxfp4", sparsity.Pattern{N: 3, M: 4}}, // 3 does not divide 32
+		{"mxfp4", sparsity.Pattern{N: 2, M: 3}}, // not a pattern
+		{"nvfp4", sparsity.Pattern{N: 2, M: 32}},
+	} {
+		dt, err := Lookup(c.dt)
+		if err != nil {
+			continue
+		}
+		_, err = WithSparsity(dt, c.p)
+		require.Error(t, err, "%s %v", c.dt, c.p)
+	}
+}

@@ -14,10 +14,12 @@ import (
 	"github.com/tensorcast-go/tensorcast/dtype"
 	"github.com/tensorcast-go/tensorcast/mask"
 	"github.com/tensorcast-go/tensorcast/scale"
+	"github.com/tensorcast-go/tensorcast/sparsity"
 	tc "github.com/tensorcast-go/tensorcast/tcast"
 )
 
 const castUsage = "tcast cast -dtype NAME [-axis N] [-scale-mode MODE] [-round even|away|zero|stochastic] [-seed N] [-overflow sat|ieee] [-full-range] [-keep MASK.npy] [-force]\n" +
+	"           [-sparsity N:M [-sparsity-criterion magnitude|wanda] [-act-norms NORMS.npy]]\n" +
 	"           [-cpuprofile FILE] [-memprofile FILE] -o DIR IN.npy\n\n" +
 	"NAME is a datatype (tcast datatypes lists them: mxfp4, nvfp4, mxint8, int4_g128, ...), a number\n" +
 	"format (tcast formats lists them: e4m3fn, bfloat16, ...) or a code such as e2m1_e8m0_t32.\n" +
@@ -42,6 +44,9 @@ func runCast(args []string, stdout, stderr io.Writer) (err error) {
 	overflow := fs.String("overflow", "sat", "overflow of unscaled formats: sat (to ±max finite) or ieee (to Inf/NaN); scaled datatypes always saturate")
 	fullRange := fs.Bool("full-range", false, "let signed integers use their most negative code")
 	keepFile := fs.String("keep", "", "bool or uint8 .npy `MASK` of the input's shape, or one that broadcasts to it (e.g. [rows, 1]): false (zero) elements are left out of the scales and stored as zero (scaled datatypes)")
+	sparse := fs.String("sparsity", "", "prune to `N:M` sparsity (e.g. 2:4) along the scaled axis: N kept of every M; the datatype's tile then counts kept values (mxfp4 becomes e2m1_e8m0_t32n2m4)")
+	criterion := fs.String("sparsity-criterion", "magnitude", "how N:M sparsity ranks elements: magnitude, or wanda (|w|·norm, with -act-norms)")
+	actNorms := fs.String("act-norms", "", "1-D float .npy `FILE` of activation norms, one per index along the scaled axis (the input channels), for -sparsity-criterion wanda")
 	out := fs.String("o", "", "output `DIR` (must not exist unless -force is given)")
 	force := fs.Bool("force", false, "replace an existing output DIR (the whole directory)")
 	prof := addProfileFlags(fs)
@@ -89,6 +94,34 @@ func runCast(args []string, stdout, stderr io.Writer) (err error) {
 	if !scaled && *keepFile != "" {
 		return usagef("-keep: %s is not a scaled datatype; a mask needs one", *name)
 	}
+	if *sparse != "" {
+		p, err := sparsity.ParsePattern(*sparse)
+		if err != nil {
+			return usagef("-sparsity: %s", strings.TrimPrefix(err.Error(), "sparsity: "))
+		}
+		if !scaled {
+			return usagef("-sparsity: %s is not a scaled datatype; N:M sparsity needs a tile or channel scale", *name)
+		}
+		if dt, err = tc.WithSparsity(dt, p); err != nil {
+			return usagef("-sparsity: %s", strings.TrimPrefix(err.Error(), "tcast: "))
+		}
+	}
+	isSparse := scaled && dt.Spec().IsSparse()
+	switch *criterion {
+	case "magnitude":
+		if *actNorms != "" {
+			return usagef("-act-norms goes with -sparsity-criterion wanda")
+		}
+	case "wanda":
+		if !isSparse {
+			return usagef("-sparsity-criterion wanda: give -sparsity N:M (or an N:M datatype)")
+		}
+		if *actNorms == "" {
+			return usagef("-sparsity-criterion wanda needs -act-norms FILE.npy")
+		}
+	default:
+		return usagef("-sparsity-criterion %q: want magnitude or wanda", *criterion)
+	}
 	in := pos[0]
 	arr, src, err := readInput(in)
 	if err != nil {
@@ -106,10 +139,22 @@ func runCast(args []string, stdout, stderr io.Writer) (err error) {
 		}
 	}
 
+	var pruning sparsity.Options
+	if *actNorms != "" {
+		n := 1
+		if len(arr.Shape) > 0 {
+			n = arr.Shape[normAxis]
+		}
+		if pruning.Norms, err = readNorms(*actNorms, n); err != nil {
+			return err
+		}
+	}
+
 	var act *tc.Tensor
 	elem := dtype.Options{Rounding: rmode, Overflow: ov, Seed: *seed, FullRange: *fullRange}
 	if scaled {
-		opts := tc.Options{Form: tc.Actual, Axis: cliAxis(*axis), Mode: smode, Rounding: rmode, Seed: *seed, FullRange: *fullRange, Keep: keep}
+		opts := tc.Options{Form: tc.Actual, Axis: cliAxis(*axis), Mode: smode, Rounding: rmode, Seed: *seed, FullRange: *fullRange, Keep: keep,
+			Pruning: pruning}
 		if act, err = tc.Cast(src, arr.Shape, dt, &opts); err != nil {
 			return fmt.Errorf("%s: %w", in, err)
 		}
@@ -194,6 +239,18 @@ func readInput(in string) (*npy.Array, []float32, error) {
 		return nil, nil, fmt.Errorf("%s: %s input not supported, want float16, float32 or float64", in, arr.DType)
 	}
 	return arr, src, nil
+}
+
+// readNorms reads a 1-D float array of n activation norms.
+func readNorms(path string, n int) ([]float32, error) {
+	arr, v, err := readInput(path)
+	if err != nil {
+		return nil, err
+	}
+	if len(arr.Shape) != 1 || arr.Shape[0] != n {
+		return nil, fmt.Errorf("%s: activation norms of shape %v, want [%d] (one per index along the scaled axis)", path, arr.Shape, n)
+	}
+	return v, nil
 }
 
 // readKeep reads a bool mask of the given shape.
