@@ -44,6 +44,7 @@ import (
 	"github.com/tensorcast-go/tensorcast/checkpoint/safetensors"
 	"github.com/tensorcast-go/tensorcast/internal/ordered"
 	"github.com/tensorcast-go/tensorcast/scale"
+	"github.com/tensorcast-go/tensorcast/sparsity"
 	"github.com/tensorcast-go/tensorcast/tcast"
 )
 
@@ -81,6 +82,11 @@ type Options struct {
 	// Progress, when set, is called after each tensor is written, from one
 	// goroutine.
 	Progress func(Progress)
+	// Pruning, when set, gives the pruning options of each tensor cast to
+	// an N:M sparse datatype (scores or Wanda's activation norms, see
+	// tcast.Options.Pruning), by its name and the shape it is cast in; nil
+	// prunes by magnitude. It may be called from several goroutines.
+	Pruning func(name string, shape []int) (sparsity.Options, error)
 }
 
 // Rewrite returns a Rename function that applies each rule in turn: a
@@ -693,6 +699,11 @@ func (p *plan) run(d *decision) ([]layout.Tensor, error) {
 		x, _ = layout.TransposeLast2(x, d.info.Shape)
 	}
 	copts := tcast.Options{Form: tcast.Actual, Axis: p.opts.Axis, Mode: p.opts.Mode}
+	if s := p.opts.DataType.Spec(); p.opts.Pruning != nil && s != nil && s.IsSparse() {
+		if copts.Pruning, err = p.opts.Pruning(d.info.Name, d.shape); err != nil {
+			return nil, err
+		}
+	}
 	t, v, err := p.cast(x, d.shape, &copts)
 	if err != nil {
 		return nil, err

@@ -16,12 +16,15 @@ import (
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/convert"
 	"github.com/tensorcast-go/tensorcast/checkpoint/layout"
+	"github.com/tensorcast-go/tensorcast/checkpoint/npy"
 	"github.com/tensorcast-go/tensorcast/scale"
+	"github.com/tensorcast-go/tensorcast/sparsity"
 	tc "github.com/tensorcast-go/tensorcast/tcast"
 )
 
 const convertUsage = "tcast convert IN -dtype NAME -o OUT [-layout LAYOUT] [-include RE] [-exclude RE] [-axis N]\n" +
 	"                    [-scale-mode MODE] [-workers K] [-shard-size SIZE] [-rename RE=REPL] [-force] [-json]\n" +
+	"                    [-sparsity N:M [-sparsity-criterion magnitude|wanda] [-act-norms NORMS.npz]]\n" +
 	"                    [-cpuprofile FILE] [-memprofile FILE]\n\n" +
 	"IN is a checkpoint: a .safetensors file, a model.safetensors.index.json, a .gguf file, or a directory\n" +
 	"holding one, plain or quantized in any layout tcast reads (quantized weights are dequantized exactly,\n" +
@@ -53,6 +56,9 @@ func runConvert(args []string, stdout, stderr io.Writer) error {
 	force := fs.Bool("force", false, "replace an existing output (as a whole)")
 	shard := fs.String("shard-size", "", "split the output into shards of at most `SIZE` (e.g. 5GB, 500MB, 2GiB) with an index")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
+	sparse := fs.String("sparsity", "", "prune the cast weights to `N:M` sparsity (e.g. 2:4) along the scaled axis; the datatype's tile then counts kept values")
+	criterion := fs.String("sparsity-criterion", "magnitude", "how N:M sparsity ranks weights: magnitude, or wanda (|w|·norm, with -act-norms)")
+	actNorms := fs.String("act-norms", "", "`FILE.npz` of activation norms for -sparsity-criterion wanda: for every weight cast, a 1-D array named as the weight, one norm per index along the scaled axis")
 	prof := addProfileFlags(fs)
 	var renames renameFlag
 	fs.Var(&renames, "rename", "rename output tensors: `RE=REPL` replaces matches of RE with REPL (repeatable; e.g. to fit GGUF's 63-byte names)")
@@ -73,8 +79,35 @@ func runConvert(args []string, stdout, stderr io.Writer) error {
 	if opts.DataType, err = layout.DataType(opts.Layout, *name); err != nil {
 		return usagef("-dtype: %s%s", strings.TrimPrefix(err.Error(), "tc"+"ast: "), dtypeHint(*name, *lay))
 	}
+	if *sparse != "" {
+		p, err := sparsity.ParsePattern(*sparse)
+		if err != nil {
+			return usagef("-sparsity: %s", strings.TrimPrefix(err.Error(), "sparsity: "))
+		}
+		if opts.DataType, err = tc.WithSparsity(opts.DataType, p); err != nil {
+			return usagef("-sparsity: %s", strings.TrimPrefix(err.Error(), "tcast: "))
+		}
+	}
 	if err := layout.Accepts(opts.Layout, opts.DataType); err != nil {
 		return usagef("-dtype %s: %v", *name, err)
+	}
+	switch *criterion {
+	case "magnitude":
+		if *actNorms != "" {
+			return usagef("-act-norms goes with -sparsity-criterion wanda")
+		}
+	case "wanda":
+		if s := opts.DataType.Spec(); s == nil || !s.IsSparse() {
+			return usagef("-sparsity-criterion wanda: give -sparsity N:M (or an N:M datatype)")
+		}
+		if *actNorms == "" {
+			return usagef("-sparsity-criterion wanda needs -act-norms FILE.npz")
+		}
+		if opts.Pruning, err = wandaNorms(*actNorms); err != nil {
+			return err
+		}
+	default:
+		return usagef("-sparsity-criterion %q: want magnitude or wanda", *criterion)
 	}
 	if opts.Mode, err = scale.ParseMode(*mode); err != nil {
 		return usagef("-scale-mode: %v", err)
@@ -166,6 +199,33 @@ func cliAxis(a int) int {
 		return tc.FirstAxis
 	}
 	return a
+}
+
+// wandaNorms reads an .npz of activation-norm vectors, one per weight name,
+// and returns the convert option that hands each weight its norms.
+func wandaNorms(path string) (func(string, []int) (sparsity.Options, error), error) {
+	arrays, err := npy.ReadNPZ(path)
+	if err != nil {
+		return nil, err
+	}
+	norms := map[string][]float32{}
+	for _, a := range arrays {
+		if len(a.Shape) != 1 {
+			return nil, fmt.Errorf("%s: %s: activation norms of shape %v, want one dimension", path, a.Name, a.Shape)
+		}
+		v, err := a.Float32s()
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s: %s norms, want a float array", path, a.Name, a.DType)
+		}
+		norms[a.Name] = v
+	}
+	return func(name string, _ []int) (sparsity.Options, error) {
+		v, ok := norms[name]
+		if !ok {
+			return sparsity.Options{}, fmt.Errorf("%s holds no activation norms for %s (keep the tensor with -exclude)", path, name)
+		}
+		return sparsity.Options{Norms: v}, nil
+	}, nil
 }
 
 // dtypeHint says which layout takes a datatype name another layout refused.
