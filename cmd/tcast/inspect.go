@@ -14,9 +14,12 @@ import (
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/castdir"
 	"github.com/tensorcast-go/tensorcast/checkpoint/load"
+	"github.com/tensorcast-go/tensorcast/sparsity"
+	tc "github.com/tensorcast-go/tensorcast/tcast"
 )
 
-const inspectUsage = "tcast inspect [-json] [-stats=true] CHECKPOINT|CASTDIR\n\n" +
+const inspectUsage = "tcast inspect [-json] [-stats=true] CHECKPOINT|CASTDIR\n" +
+	"       tcast inspect -mask NAME [-mask-rows N] [-mask-cols N] CHECKPOINT|CASTDIR\n\n" +
 	"CHECKPOINT is a .safetensors file, a model.safetensors.index.json, a .gguf file, or a directory\n" +
 	"holding one, in any layout tcast reads (tcast, compressed-tensors, gpt-oss, modelopt, fp8-block,\n" +
 	"gguf or plain float; detected from the files), or a directory written by tcast cast.\n" +
@@ -24,12 +27,17 @@ const inspectUsage = "tcast inspect [-json] [-stats=true] CHECKPOINT|CASTDIR\n\n
 	"the min, max, mean and std of the finite values, the fraction of zeros and the NaN and Inf counts;\n" +
 	"for the stored parts of quantized weights the weight, datatype and part they hold\n" +
 	"(and a mask's density: the fraction of kept elements), with the statistics of each dequantized\n" +
-	"weight; then totals. -stats=false reads the headers only"
+	"weight; then totals. -stats=false reads the headers only. -mask NAME draws the keep mask of weight\n" +
+	"NAME (an N:M sparse or masked weight) as text: one character per element, or per block of them\n" +
+	"showing the fraction kept"
 
 func runInspect(args []string, stdout, stderr io.Writer) error {
 	fset := flag.NewFlagSet("inspect", flag.ContinueOnError)
 	asJSON := fset.Bool("json", false, "print the report as JSON")
 	withStats := fset.Bool("stats", true, "compute value statistics (reads every tensor); false reads the headers only")
+	maskOf := fset.String("mask", "", "draw the mask of weight `NAME` (a sparse or masked weight) as text instead of the report; in a cast directory, its one weight")
+	maxRows := fset.Int("mask-rows", 32, "at most `N` lines in the -mask picture")
+	maxCols := fset.Int("mask-cols", 64, "at most `N` characters per line in the -mask picture")
 	pos, err := parseArgs(fset, inspectUsage, args, stdout)
 	if err != nil {
 		return err
@@ -38,6 +46,9 @@ func runInspect(args []string, stdout, stderr io.Writer) error {
 		return usagef("want one checkpoint (a .safetensors, index or .gguf file, or a directory) or cast directory; got %d arguments", len(pos))
 	}
 	path := pos[0]
+	if *maskOf != "" {
+		return printMask(stdout, path, *maskOf, sparsity.PictureOptions{MaxRows: *maxRows, MaxCols: *maxCols})
+	}
 	var rep *load.Report
 	if castdir.Is(path) {
 		d, err := castdir.Open(path)
@@ -66,6 +77,36 @@ func runInspect(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	return printInspect(stdout, rep)
+}
+
+// printMask draws the mask of weight name of the checkpoint or cast
+// directory at path.
+func printMask(w io.Writer, path, name string, o sparsity.PictureOptions) error {
+	var t *tc.Tensor
+	if castdir.Is(path) {
+		d, err := castdir.Open(path)
+		if err != nil {
+			return err
+		}
+		if t, err = d.Tensor(); err != nil {
+			return err
+		}
+		name = d.Name()
+	} else {
+		c, err := load.Open(path)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		if t, err = c.Tensor(name); err != nil {
+			return err
+		}
+	}
+	if t.Mask == nil {
+		return fmt.Errorf("%s: weight %s has no mask", path, name)
+	}
+	_, err := fmt.Fprintf(w, "%s: %s", name, sparsity.Picture(t.Mask, o))
+	return err
 }
 
 // printInspect prints the report as tables, without trailing blanks.

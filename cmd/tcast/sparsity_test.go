@@ -29,6 +29,11 @@ func TestCastSparsity(t *testing.T) {
 	assert.Equal(t, []float32{0, -0.9, 0.5, 0, 3, -4, 0, 0}, deq)
 	_, err := os.Stat(filepath.Join(out, "mask.npy"))
 	require.NoError(t, err)
+	// The mask as text: G11 keeps columns 1,2 and 4,5.
+	code, stdout, stderr = tcast("inspect", "-mask", "x", out)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "4 of 8 kept")
+	assert.Contains(t, stdout, "\n.##.##..\n")
 	back := filepath.Join(dir, "back.npy")
 	code, _, stderr = tcast("decompress", "-o", back, out)
 	require.Equal(t, 0, code, stderr)
@@ -79,6 +84,12 @@ func TestConvertSparsity(t *testing.T) {
 	plain := filepath.Join(t.TempDir(), "plain.safetensors")
 	code, _, stderr = tcast("decompress", "-o", plain, out)
 	require.Equal(t, 0, code, stderr)
+	code, stdout, stderr = tcast("inspect", "-mask", "conv2d/Conv2D_weights", out)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "conv2d/Conv2D_weights: mask [3 3 3 64]: 864 of 1728 kept")
+	code, _, stderr = tcast("inspect", "-mask", "conv2d/Conv2D_bn_offset", out)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, "no mask")
 
 	// One 4×8 weight, norms 10, 1, 1, 0.1 repeated: every group of four
 	// keeps its first and third element whatever their magnitude.
