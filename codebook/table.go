@@ -339,7 +339,9 @@ func (t *Table) EncodeSlice(dst []uint8, src []float32) { t.enc.EncodeScaled(dst
 // EncodeScaled writes the code of the float32 product src[i]·mul to dst[i]
 // (mul is the reciprocal of a block's scale); dst must be at least as long
 // as src.
-func (t *Table) EncodeScaled(dst []uint8, src []float32, mul float32) { t.enc.EncodeScaled(dst, src, mul) }
+func (t *Table) EncodeScaled(dst []uint8, src []float32, mul float32) {
+	t.enc.EncodeScaled(dst, src, mul)
+}
 
 // DecodeSlice writes the entry of codes[i] to dst[i]; dst must be at least as
 // long as codes. A code without an entry is an error wrapping ErrCode.
