@@ -50,3 +50,18 @@ func ExampleE2M1() {
 	// Output:
 	// 0.25→0 0.75→2 -2.5→12 5→6
 }
+
+// A 4-entry table learned from the data of one channel.
+func ExampleKMeans() {
+	x := []float32{-2.1, -1.9, -0.1, 0, 0.1, 1, 1.2, 3}
+	r, err := codebook.KMeans("learned", x, 4, &codebook.KMeansOptions{Init: codebook.InitQuantile})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(r.Table.Values(), r.Iterations)
+	fmt.Printf("%.3f\n", r.SSE)
+	// Output:
+	// [-2 0 1.1 3] 1
+	// 0.060
+}
