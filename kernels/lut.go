@@ -51,7 +51,7 @@ func NewLUTEncoder(bounds []float32, codes []uint8, signBit uint8, negZero bool,
 			panic(fmt.Sprintf("kernels: NewLUTEncoder: bounds %v are not strictly ascending and finite", bounds))
 		}
 	}
-	steps := uint(0)
+	steps := uint(4) // up to 16 entries take the unrolled 4-step search
 	for 1<<steps < len(codes) {
 		steps++
 	}
