@@ -52,7 +52,7 @@ var (
 		for i, r := range fp4Raw {
 			mags[i] = r / 12 // float32 division, as bitsandbytes normalizes its table
 		}
-		return mustTable(NewSignedTable("fp4", mags, &TableOptions{AnyOrder: true, Thresholds: fp4Thresholds, NegZeroPositive: true}))
+		return mustTable(NewSignedTable("bnb_fp4", mags, &TableOptions{AnyOrder: true, Thresholds: fp4Thresholds, NegZeroPositive: true}))
 	})
 	iq4nl = sync.OnceValue(func() *Table {
 		return mustTable(NewTable("iq4_nl", iq4nlValues, &TableOptions{Tie: TieUpper}))
@@ -86,13 +86,13 @@ func IQ4NL() *Table { return iq4nl() }
 // format's round to nearest even with saturation.
 func E2M1() *Table { return e2m1() }
 
-// Builtin returns the built-in table of a name ("nf4", "fp4", "iq4_nl",
+// Builtin returns the built-in table of a name ("nf4", "bnb_fp4", "iq4_nl",
 // "e2m1"), or nil.
 func Builtin(name string) *Table {
 	switch name {
 	case "nf4":
 		return NF4()
-	case "fp4":
+	case "bnb_fp4":
 		return FP4()
 	case "iq4_nl":
 		return IQ4NL()

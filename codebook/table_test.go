@@ -175,7 +175,7 @@ func TestE2M1Table(t *testing.T) {
 }
 
 func TestBuiltin(t *testing.T) {
-	for _, n := range []string{"nf4", "fp4", "iq4_nl", "e2m1"} {
+	for _, n := range []string{"nf4", "bnb_fp4", "iq4_nl", "e2m1"} {
 		tb := Builtin(n)
 		require.NotNil(t, tb, n)
 		assert.Equal(t, n, tb.Name())
