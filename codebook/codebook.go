@@ -3,6 +3,7 @@ package codebook
 import (
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/tensorcast-go/tensorcast/dtype"
 )
@@ -18,6 +19,7 @@ type Codebook struct {
 	tables    []*Table
 	compute   *dtype.Format // the number format the entries lie on, or nil
 	maxAbs    float32
+	plan      func() *signedPlan // built on first use; nil result when it does not apply
 }
 
 // New returns the codebook of tables, a power of two of them (1 to 256),
@@ -46,6 +48,7 @@ func New(name string, indexBits int, tables []*Table, compute *dtype.Format) (*C
 		}
 		c.maxAbs = max(c.maxAbs, t.MaxAbs())
 	}
+	c.plan = sync.OnceValue(c.newSignedPlan)
 	return c, nil
 }
 

@@ -97,6 +97,10 @@ const selectChunk = 4096
 // groups in one pass, then each group's squared error is summed from the
 // decoded entries.
 func (c *Codebook) selectSSE(codes, meta []uint8, x []float32, group int, mul, scale float32) {
+	if p := c.plan(); p != nil {
+		p.selectSSE(c, codes, meta, x, group, mul, scale)
+		return
+	}
 	chunk := max(group, selectChunk/group*group)
 	try := make([]uint8, min(chunk, len(x)))
 	best := make([]float64, (len(try)+group-1)/group)

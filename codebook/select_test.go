@@ -2,6 +2,7 @@ package codebook
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -228,4 +229,50 @@ func FuzzCodebookDecode(f *testing.F) {
 			t.Fatalf("codes %v meta %v group %d: err %v", codes, meta, g, err)
 		}
 	})
+}
+
+// TestSelectPlan: the fast path of signed codebooks selects and encodes
+// exactly as the general path (forced by a criterion that is SquaredError),
+// on random values, special values and several scales.
+func TestSelectPlan(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	sse := func(x, q []float32) float64 { return SquaredError(x, q) }
+	for _, name := range []string{"icb44fi_e2m3fnuz", "icb42fi_e4m3fn", "cb41fi_e2m2fnuz", "cb42fe0123_e3m2fnuz", "cb81ie_int9", "cb31ie_int5"} {
+		cb, err := Parse(name)
+		require.NoError(t, err)
+		require.NotNil(t, cb.plan(), name)
+		for trial := range 20 {
+			n := 1 + r.IntN(300)
+			x := make([]float32, n)
+			for i := range x {
+				x[i] = float32(r.NormFloat64() * math.Ldexp(1, r.IntN(6)-2))
+				switch r.IntN(40) {
+				case 0:
+					x[i] = float32(math.NaN())
+				case 1:
+					x[i] = float32(math.Inf(1 - 2*r.IntN(2)))
+				case 2:
+					x[i] = negZero
+				case 3:
+					x[i] = 0
+				}
+			}
+			group := []int{1, 2, 4, 8, 16, 32, 5}[trial%7]
+			mul := float32(math.Ldexp(1, r.IntN(5)-2))
+			opts := &SelectOptions{Mul: mul, Scale: 1 / mul}
+			ng := (n + group - 1) / group
+			c1, m1 := make([]uint8, n), make([]uint8, ng)
+			c2, m2 := make([]uint8, n), make([]uint8, ng)
+			require.NoError(t, cb.Select(c1, m1, x, group, opts))
+			opts.Criterion = sse
+			require.NoError(t, cb.Select(c2, m2, x, group, opts))
+			require.Equal(t, m2, m1, "%s trial %d", name, trial)
+			require.Equal(t, c2, c1, "%s trial %d", name, trial)
+		}
+	}
+	// Unsigned tables take the general path.
+	a, _ := NewTable("a", []float32{0, 1}, nil)
+	cb, err := New("u", 1, []*Table{a, a}, nil)
+	require.NoError(t, err)
+	assert.Nil(t, cb.plan())
 }

@@ -87,6 +87,7 @@ type Table struct {
 	lut     *[256]float32 // decode table, NaN past the last code
 	maxAbs  float32
 	zero    uint8 // the code of 0 (and of NaN)
+	negPos  bool  // NegZeroPositive
 }
 
 // maxEntries is the most entries a table can have (codes are bytes).
@@ -229,6 +230,7 @@ func (t *Table) build(e []float32, o TableOptions, signBit uint8) error {
 		zi++
 	}
 	t.zero = t.idxCode[zi]
+	t.negPos = o.NegZeroPositive
 	t.enc = kernels.NewLUTEncoder(t.bounds, t.idxCode, signBit, !o.NegZeroPositive, t.zero)
 	t.lut = new([256]float32)
 	for c := range t.lut {

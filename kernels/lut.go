@@ -133,8 +133,29 @@ func (e *LUTEncoder) EncodeScaled(dst []uint8, src []float32, mul float32) {
 		lutEncode16(dst, src, mul, e.k16, (*[16]uint8)(e.codes), e.signBit, e.negZero, e.nan)
 		return
 	}
+	keys, codes, steps := e.keys, e.codes, e.steps
 	for i, x := range src {
-		dst[i] = e.Encode(x * mul)
+		y := x * mul
+		if y != y {
+			dst[i] = e.nan
+			continue
+		}
+		b := math.Float32bits(y)
+		m := b
+		if e.signBit != 0 {
+			m &= 0x7fffffff
+		}
+		neg := int64(int32(m) >> 31)
+		k := (int64(m&0x7fffffff) ^ neg) - neg
+		j := 0
+		for s := 1 << steps >> 1; s > 0; s >>= 1 {
+			j += s & int((keys[j+s-1]-k-1)>>63)
+		}
+		c := codes[j]
+		if e.signBit != 0 && b>>31 != 0 && (e.negZero || y < 0) {
+			c |= e.signBit
+		}
+		dst[i] = c
 	}
 }
 

@@ -1,0 +1,114 @@
+package codebook
+
+import (
+	"math"
+	"slices"
+
+	"github.com/tensorcast-go/tensorcast/kernels"
+)
+
+// signedPlan speeds up the squared-error selection among the tables of a
+// codebook whose tables are all signed with the same sign bit and sign rule
+// (every implicit codebook). The union of all tables' bounds cuts the
+// magnitude axis into cells within which every table encodes to the same
+// code; one search per value finds its cell, and each table's error is then
+// a lookup and a multiply-add per value. It selects exactly what the
+// general path selects.
+type signedPlan struct {
+	cells   *kernels.LUTEncoder // |x·mul| → cell
+	mags    []float32           // cell-major: the magnitude of cell c's entry in table k at c·K + k
+	codes   [][]uint8           // per table, the code (without sign) of each cell
+	signBit uint8
+	negPos  bool
+}
+
+func (c *Codebook) newSignedPlan() *signedPlan {
+	t0 := c.tables[0]
+	var all []float32
+	for _, t := range c.tables {
+		if !t.signed || t.Len() != t0.Len() || t.negPos != t0.negPos {
+			return nil
+		}
+		all = append(all, t.bounds...)
+	}
+	slices.Sort(all)
+	all = slices.Compact(all)
+	if len(all)+1 > kernels.MaxLUTEntries {
+		return nil
+	}
+	idx := make([]uint8, len(all)+1)
+	for i := range idx {
+		idx[i] = uint8(i)
+	}
+	p := &signedPlan{cells: kernels.NewLUTEncoder(all, idx, 0, false, 0), signBit: uint8(t0.Len() / 2), negPos: t0.negPos}
+	nt := len(c.tables)
+	p.mags = make([]float32, len(idx)*nt)
+	for k, t := range c.tables {
+		codes := make([]uint8, len(idx))
+		for cell := range idx {
+			// The cell's lowest value encodes like the whole cell.
+			lo := float32(0)
+			if cell > 0 {
+				lo = all[cell-1]
+			}
+			codes[cell] = t.enc.Encode(lo)
+			p.mags[cell*nt+k] = t.values[codes[cell]]
+		}
+		p.codes = append(p.codes, codes)
+	}
+	return p
+}
+
+// selectSSE is Codebook.selectSSE through the plan.
+func (p *signedPlan) selectSSE(c *Codebook, codes, meta []uint8, x []float32, group int, mul, scale float32) {
+	chunk := max(group, selectChunk/group*group)
+	n := min(chunk, len(x))
+	cell := make([]uint8, n)
+	ax := make([]float32, n)
+	at := make([]float32, n)
+	nt := len(c.tables)
+	accs := make([]float64, nt)
+	for clo := 0; clo < len(x); clo += chunk {
+		chi := min(clo+chunk, len(x))
+		xc := x[clo:chi]
+		for i, v := range xc {
+			ax[i] = float32(math.Abs(float64(v)))
+			at[i] = float32(math.Abs(float64(v * mul)))
+		}
+		p.cells.EncodeSlice(cell[:len(xc)], at[:len(xc)])
+		for lo := 0; lo < len(xc); lo += group {
+			hi := min(lo+group, len(xc))
+			cs, as := cell[lo:hi], ax[lo:hi]
+			acc := accs[:nt]
+			clear(acc)
+			for i, a := range as {
+				row := p.mags[int(cs[i])*nt : int(cs[i])*nt+nt]
+				for k, m := range row {
+					d := float64(m*scale) - float64(a)
+					acc[k] += d * d
+				}
+			}
+			best, bk := acc[0], 0
+			for k, e := range acc[1:] {
+				if e < best {
+					best, bk = e, k+1
+				}
+			}
+			meta[(clo+lo)/group] = uint8(bk)
+			tc := p.codes[bk]
+			zero := c.tables[bk].zero
+			for i, v := range xc[lo:hi] {
+				t := v * mul
+				o := clo + lo + i
+				switch {
+				case t != t:
+					codes[o] = zero
+				case t < 0 || (!p.negPos && math.Signbit(float64(t))):
+					codes[o] = tc[cs[i]] | p.signBit
+				default:
+					codes[o] = tc[cs[i]]
+				}
+			}
+		}
+	}
+}
