@@ -65,3 +65,38 @@ func ExampleKMeans() {
 	// [-2 0 1.1 3] 1
 	// 0.060
 }
+
+// TensorCast's implicit codebooks from their names: mxfi4's two tables.
+func ExampleParse() {
+	cb, err := codebook.Parse("cb41fi_e2m2fnuz")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(cb.IndexBits(), cb.MetaBits(), cb.Compute())
+	for _, t := range cb.Tables() {
+		fmt.Println(t.Name(), t.Values()[:8])
+	}
+	// Output:
+	// 4 1 e2m2fnuz
+	// f [0 0.5 1 1.5 2 3 4 6]
+	// i [0 1 2 3 4 5 6 7]
+}
+
+// Each subtile of 4 takes the table with the smaller squared error; the
+// meta fields are then packed one bit each.
+func ExampleCodebook_Select() {
+	cb, _ := codebook.Parse("cb41fi_e2m2fnuz")
+	x := []float32{0.5, 1, 3, 6, 5, 7, 2, 1}
+	codes := make([]uint8, len(x))
+	meta := make([]uint8, 2)
+	if err := cb.Select(codes, meta, x, 4, nil); err != nil {
+		fmt.Println(err)
+		return
+	}
+	packed := make([]byte, codebook.MetaLen(len(meta), cb.MetaBits()))
+	_ = codebook.PackMeta(packed, meta, cb.MetaBits())
+	fmt.Println(meta, codes, packed)
+	// Output:
+	// [0 1] [1 2 5 7 5 7 2 1] [2]
+}

@@ -60,14 +60,16 @@ func (c *Codebook) newSignedPlan() *signedPlan {
 }
 
 // selectSSE is Codebook.selectSSE through the plan.
-func (p *signedPlan) selectSSE(c *Codebook, codes, meta []uint8, x []float32, group int, mul, scale float32) {
+func (p *signedPlan) selectSSE(s *Selector, codes, meta []uint8, x []float32, group int, mul, scale float32) {
+	c := s.c
 	chunk := max(group, selectChunk/group*group)
 	n := min(chunk, len(x))
-	cell := make([]uint8, n)
-	ax := make([]float32, n)
-	at := make([]float32, n)
+	cell := grow(s.u8[1], n)
+	ax := grow(s.f32[0], n)
+	at := grow(s.f32[1], n)
 	nt := len(c.tables)
-	accs := make([]float64, nt)
+	accs := grow(s.f64, nt)
+	s.u8[1], s.f32[0], s.f32[1], s.f64 = cell, ax, at, accs
 	for clo := 0; clo < len(x); clo += chunk {
 		chi := min(clo+chunk, len(x))
 		xc := x[clo:chi]

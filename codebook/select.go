@@ -42,6 +42,33 @@ type SelectOptions struct {
 // ceil(len(x)/group). It returns an error wrapping ErrArg for a group below 1
 // or short slices.
 func (c *Codebook) Select(codes, meta []uint8, x []float32, group int, opts *SelectOptions) error {
+	return c.NewSelector().Select(codes, meta, x, group, opts)
+}
+
+// Selector is Codebook.Select with scratch space kept from call to call, for
+// callers that select block after block. It is not safe for concurrent use.
+type Selector struct {
+	c    *Codebook
+	u8   [2][]uint8
+	f32  [2][]float32
+	f64  []float64
+	best []float64
+}
+
+// NewSelector returns a Selector of c.
+func (c *Codebook) NewSelector() *Selector { return &Selector{c: c} }
+
+// grow returns b resliced to n, reallocated if it is too short.
+func grow[T any](b []T, n int) []T {
+	if cap(b) < n {
+		return make([]T, n)
+	}
+	return b[:n]
+}
+
+// Select is Codebook.Select.
+func (s *Selector) Select(codes, meta []uint8, x []float32, group int, opts *SelectOptions) error {
+	c := s.c
 	var o SelectOptions
 	if opts != nil {
 		o = *opts
@@ -66,11 +93,12 @@ func (c *Codebook) Select(codes, meta []uint8, x []float32, group int, opts *Sel
 		scale = 1
 	}
 	if o.Criterion == nil {
-		c.selectSSE(codes, meta, x, group, mul, scale)
+		s.selectSSE(codes, meta, x, group, mul, scale)
 		return nil
 	}
-	try := make([]uint8, min(group, len(x)))
-	q := make([]float32, len(try))
+	try := grow(s.u8[0], min(group, len(x)))
+	q := grow(s.f32[0], len(try))
+	s.u8[0], s.f32[0] = try, q
 	for g := range ng {
 		lo, hi := g*group, min((g+1)*group, len(x))
 		xs, cs := x[lo:hi], codes[lo:hi]
@@ -79,9 +107,9 @@ func (c *Codebook) Select(codes, meta []uint8, x []float32, group int, opts *Sel
 		for k, t := range c.tables {
 			t.EncodeScaled(tc, xs, mul)
 			kernels.LUTDecodeScaled(tq, tc, t.lut, scale)
-			s := crit(xs, tq)
-			if k == 0 || s < best {
-				best = s
+			sc := crit(xs, tq)
+			if k == 0 || sc < best {
+				best = sc
 				copy(cs, tc)
 				meta[g] = uint8(k)
 			}
@@ -96,14 +124,16 @@ const selectChunk = 4096
 // selectSSE is Select by SquaredError: every table encodes a chunk of whole
 // groups in one pass, then each group's squared error is summed from the
 // decoded entries.
-func (c *Codebook) selectSSE(codes, meta []uint8, x []float32, group int, mul, scale float32) {
+func (s *Selector) selectSSE(codes, meta []uint8, x []float32, group int, mul, scale float32) {
+	c := s.c
 	if p := c.plan(); p != nil {
-		p.selectSSE(c, codes, meta, x, group, mul, scale)
+		p.selectSSE(s, codes, meta, x, group, mul, scale)
 		return
 	}
 	chunk := max(group, selectChunk/group*group)
-	try := make([]uint8, min(chunk, len(x)))
-	best := make([]float64, (len(try)+group-1)/group)
+	try := grow(s.u8[0], min(chunk, len(x)))
+	best := grow(s.best, (len(try)+group-1)/group)
+	s.u8[0], s.best = try, best
 	for lo := 0; lo < len(x); lo += chunk {
 		hi := min(lo+chunk, len(x))
 		xs, tc := x[lo:hi], try[:hi-lo]

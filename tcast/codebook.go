@@ -44,6 +44,8 @@ func castCodebook(x []float32, shape []int, dt *DataType, o Options) (*Tensor, e
 		kbuf = make([]bool, maxBlock)
 	}
 	mbuf := make([]uint8, maxBlock) // at most one meta field per element
+	sel := cb.NewSelector()
+	sopts := &codebook.SelectOptions{}
 	var selErr error
 	lay.forEach(func(b block) {
 		n := b.len0 * b.len1
@@ -78,7 +80,8 @@ func castCodebook(x []float32, shape []int, dt *DataType, o Options) (*Tensor, e
 		case cb.Len() == 1:
 			cb.Table(0).EncodeScaled(cs, v, mul)
 		default:
-			if err := cb.Select(cs, metas, v, group, &codebook.SelectOptions{Mul: mul, Scale: scl}); err != nil && selErr == nil {
+			sopts.Mul, sopts.Scale = mul, scl
+			if err := sel.Select(cs, metas, v, group, sopts); err != nil && selErr == nil {
 				selErr = err
 			}
 		}

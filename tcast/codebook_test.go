@@ -325,3 +325,24 @@ func TestCodebookUserTables(t *testing.T) {
 	_, err = Decompress(act)
 	assert.ErrorIs(t, err, codebook.ErrCode)
 }
+
+// BenchmarkCodebookCast times Cast to Actual of 2^16 values (bytes of the
+// float32 input) for a few codebook datatypes.
+func BenchmarkCodebookCast(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 1))
+	x := make([]float32, 1<<16)
+	for i := range x {
+		x[i] = float32(r.NormFloat64())
+	}
+	for _, name := range []string{"nf4", "mxfi4", "icb44fi2_e32s8", "mx9cb"} {
+		dt := MustLookup(name)
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(4 * len(x)))
+			for b.Loop() {
+				if _, err := Cast(x, []int{256, 256}, dt, &Options{Form: Actual}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
