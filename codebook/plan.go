@@ -83,11 +83,15 @@ func (p *signedPlan) selectSSE(s *Selector, codes, meta []uint8, x []float32, gr
 			cs, as := cell[lo:hi], ax[lo:hi]
 			acc := accs[:nt]
 			clear(acc)
-			for i, a := range as {
-				row := p.mags[int(cs[i])*nt : int(cs[i])*nt+nt]
-				for k, m := range row {
-					d := float64(m*scale) - float64(a)
-					acc[k] += d * d
+			if nt%4 == 0 {
+				p.errors4(acc, cs, as, scale)
+			} else {
+				for i, a := range as {
+					row := p.mags[int(cs[i])*nt : int(cs[i])*nt+nt]
+					for k, m := range row {
+						d := float64(m*scale) - float64(a)
+						acc[k] += float64(d * d) // the conversion keeps the product rounded: no fused multiply-add
+					}
 				}
 			}
 			best, bk := acc[0], 0
@@ -102,15 +106,44 @@ func (p *signedPlan) selectSSE(s *Selector, codes, meta []uint8, x []float32, gr
 			for i, v := range xc[lo:hi] {
 				t := v * mul
 				o := clo + lo + i
-				switch {
-				case t != t:
+				if t != t {
 					codes[o] = zero
-				case t < 0 || (!p.negPos && math.Signbit(float64(t))):
-					codes[o] = tc[cs[i]] | p.signBit
-				default:
-					codes[o] = tc[cs[i]]
+					continue
 				}
+				// The sign bit without a branch: set for a negative t, and
+				// for −0 unless the tables take −0 as +0.
+				b := math.Float32bits(t)
+				neg := b >> 31
+				if p.negPos {
+					neg &= (b&0x7fffffff + 0x7fffffff) >> 31 // magnitude not zero
+				}
+				codes[o] = tc[cs[i]] | p.signBit&-uint8(neg)
 			}
 		}
+	}
+}
+
+// errors4 adds to acc[k] the squared errors of table k over the values
+// (magnitudes as, cells cs), four tables at a time in registers.
+func (p *signedPlan) errors4(acc []float64, cs []uint8, as []float32, scale float32) {
+	nt := len(acc)
+	for k := 0; k < nt; k += 4 {
+		var e0, e1, e2, e3 float64
+		for i, a := range as {
+			row := p.mags[int(cs[i])*nt+k : int(cs[i])*nt+k+4 : int(cs[i])*nt+k+4]
+			fa := float64(a)
+			d0 := float64(row[0]*scale) - fa
+			d1 := float64(row[1]*scale) - fa
+			d2 := float64(row[2]*scale) - fa
+			d3 := float64(row[3]*scale) - fa
+			e0 += float64(d0 * d0)
+			e1 += float64(d1 * d1)
+			e2 += float64(d2 * d2)
+			e3 += float64(d3 * d3)
+		}
+		acc[k] += e0
+		acc[k+1] += e1
+		acc[k+2] += e2
+		acc[k+3] += e3
 	}
 }

@@ -16,7 +16,7 @@ func SquaredError(x, q []float32) float64 {
 	var s float64
 	for i, v := range x {
 		d := float64(q[i]) - float64(v)
-		s += d * d
+		s += float64(d * d) // no fused multiply-add, so every path sums the same
 	}
 	return s
 }
@@ -146,7 +146,7 @@ func (s *Selector) selectSSE(codes, meta []uint8, x []float32, group int, mul, s
 				var e float64
 				for i, v := range xs[a:b] {
 					d := float64(lut[tc[a+i]]*scale) - float64(v)
-					e += d * d
+					e += float64(d * d)
 				}
 				if k == 0 || e < best[g] {
 					best[g] = e

@@ -237,8 +237,17 @@ func FuzzCodebookDecode(f *testing.F) {
 func TestSelectPlan(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 10))
 	sse := func(x, q []float32) float64 { return SquaredError(x, q) }
-	for _, name := range []string{"icb44fi_e2m3fnuz", "icb42fi_e4m3fn", "cb41fi_e2m2fnuz", "cb42fe0123_e3m2fnuz", "cb81ie_int9", "cb31ie_int5"} {
+	fp4s, err := New("fp4s", 4, []*Table{FP4(), E2M1()}, nil)
+	require.NoError(t, err)
+	assert.Nil(t, fp4s.plan(), "different sign rules")
+	for _, name := range []string{"icb44fi_e2m3fnuz", "icb42fi_e4m3fn", "cb41fi_e2m2fnuz", "cb42fe0123_e3m2fnuz", "cb81ie_int9", "cb31ie_int5", "fp4", "e2m1"} {
 		cb, err := Parse(name)
+		if t := Builtin(name); t != nil || name == "fp4" {
+			if name == "fp4" {
+				t = FP4()
+			}
+			cb, err = New(name, 4, []*Table{t, t}, nil) // −0 as +0 (fp4) or with its sign
+		}
 		require.NoError(t, err)
 		require.NotNil(t, cb.plan(), name)
 		for trial := range 20 {
