@@ -139,6 +139,9 @@ func castPath(x []float32, shape []int, dt *DataType, opts *Options, useKernels,
 	if x == nil {
 		x = []float32{} // newCaster skips the length check for a template's nil
 	}
+	if dt != nil && dt.cb != nil {
+		return castCodebook(x, shape, dt, o)
+	}
 	c, err := newCaster(x, shape, dt, o)
 	if err != nil {
 		return nil, err
@@ -259,7 +262,7 @@ func newCaster(x []float32, shape []int, dt *DataType, o Options) (*caster, erro
 	if !ok {
 		axis = o.Axis // out of range: newLayout says so
 	}
-	lay, err := newLayout(shape, axis, dt.spec)
+	lay, err := newLayoutFor(shape, axis, dt)
 	if err != nil {
 		return nil, fmt.Errorf("tcast: cast to %s: %v", dt.name, err)
 	}

@@ -272,7 +272,7 @@ func Validate(t *Tensor) error {
 	if t.Form > Compressed {
 		return fail("unknown form %d", t.Form)
 	}
-	lay, err := newLayout(t.Shape, t.Axis, dt.spec)
+	lay, err := newLayoutFor(t.Shape, t.Axis, dt)
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -367,7 +367,10 @@ func decompress(t *Tensor, useKernels bool) ([]float32, error) {
 	if t.Form == Virtual {
 		return slices.Clone(t.Values), nil
 	}
-	lay, _ := newLayout(t.Shape, t.Axis, t.DataType.spec)
+	lay, _ := newLayoutFor(t.Shape, t.Axis, t.DataType)
+	if t.DataType.cb != nil {
+		return decompressCodebook(t, lay)
+	}
 	if lay.sparse.M != 0 {
 		// Decode every element, then zero the pruned ones: a pruned element
 		// is +0 whatever its block's scale.

@@ -3,6 +3,7 @@ package tcast
 import (
 	"fmt"
 
+	"github.com/tensorcast-go/tensorcast/codebook"
 	"github.com/tensorcast-go/tensorcast/dtype"
 	"github.com/tensorcast-go/tensorcast/scale"
 	"github.com/tensorcast-go/tensorcast/sparsity"
@@ -15,7 +16,8 @@ type DataType struct {
 	aliases []string
 	note    string
 	elem    *dtype.Format
-	spec    *scale.Spec // nil when unscaled
+	spec    *scale.Spec        // nil when unscaled
+	cb      *codebook.Codebook // the tables of a codebook datatype, else nil
 }
 
 // Name returns the datatype's name (its first registered name).
@@ -30,18 +32,26 @@ func (d *DataType) Aliases() []string { return append([]string(nil), d.aliases..
 // Note says where the datatype comes from and where it differs from a namesake.
 func (d *DataType) Note() string { return d.note }
 
-// Elem returns the element format.
+// Elem returns the element format: for a codebook datatype the unsigned
+// integer format of its table indices (uint4 for 16-entry tables).
 func (d *DataType) Elem() *dtype.Format { return d.elem }
+
+// Codebook returns the tables of a codebook datatype, nil for others.
+func (d *DataType) Codebook() *codebook.Codebook { return d.cb }
 
 // Spec returns the scale spec, nil for an unscaled datatype.
 func (d *DataType) Spec() *scale.Spec { return d.spec }
 
 // Code returns the "<element>[_<scale spec>]" spelling, which [Lookup] accepts.
 func (d *DataType) Code() string {
-	if d.spec == nil {
-		return d.elem.Name()
+	elem := d.elem.Name()
+	if d.cb != nil {
+		elem = d.cb.Name()
 	}
-	return d.elem.Name() + "_" + d.spec.String()
+	if d.spec == nil {
+		return elem
+	}
+	return elem + "_" + d.spec.String()
 }
 
 // New checks that elem and spec make a datatype and names it (name "" gives
@@ -171,14 +181,25 @@ func (d *DataType) bitsPerValue(metaPerTile func(scale.Tile) int) float64 {
 			over += metaPerTile(t)
 		}
 	}
+	if d.cb != nil && d.cb.MetaBits() > 0 {
+		// One meta field per subtile (per tile without subtiles); tiles of
+		// codebooks with meta are 1-D.
+		t := d.spec.Tiles[0]
+		fields := 1
+		if t.Sub != 0 {
+			fields = t.Size / t.Sub
+		}
+		over += d.cb.MetaBits() * fields
+	}
 	return bits + float64(over)/float64(n)
 }
 
-// BitsPerValue returns the storage cost per element: element bits plus, for tiled
-// datatypes, the scale, zero-point and subtile-offset bits of a tile spread over
-// its elements. For N:M sparse datatypes it is per element of the dense
-// tensor: N/M codes, one mask bit, and a tile's overhead over the T·M/N
-// elements it spans. Tensor and channel scales, and a second-level tensor scale, cost a
+// BitsPerValue returns the storage cost per element: element bits (a
+// codebook's index bits) plus, for tiled datatypes, the scale, zero-point,
+// subtile-offset and codebook meta bits of a tile spread over its elements.
+// For N:M sparse datatypes it is per element of the dense tensor: N/M codes,
+// one mask bit, and a tile's overhead over the T·M/N elements it spans.
+// Tensor and channel scales, and a second-level tensor scale, cost a
 // fixed number of bits per tensor or row, which is left out here;
 // [Tensor.BitsPerValue] gives the exact figure for a tensor.
 func (d *DataType) BitsPerValue() float64 {
@@ -219,4 +240,75 @@ func WithSparsity(dt *DataType, p sparsity.Pattern) (*DataType, error) {
 		return nil, fmt.Errorf("tcast: %s with %v sparsity: %w", dt.name, p, err)
 	}
 	return New(dt.elem, spec, "")
+}
+
+// NewCodebook makes a datatype of the codebook cb under spec (nil: the table
+// entries are the values) and names it (name "" gives Code()). Elements
+// store cb.IndexBits()-bit table indices (elements of format uintI); a
+// codebook of more than one table selects one per subtile, or per tile
+// without subtiles, and stores its index in the meta part, so it needs a
+// single 1-D tile. The scale is a float or exponent format, without zero
+// point or second-level tensor scale; an exponent scale needs cb's compute
+// format, from whose top exponent the power of two is chosen
+// (docs/CODEBOOK.md §7).
+func NewCodebook(cb *codebook.Codebook, spec *scale.Spec, name string) (*DataType, error) {
+	d, err := newCodebookType(cb, spec)
+	if err != nil {
+		return nil, err
+	}
+	d.name = name
+	if name == "" {
+		d.name = d.Code()
+	}
+	return d, nil
+}
+
+func newCodebookType(cb *codebook.Codebook, spec *scale.Spec) (*DataType, error) {
+	if cb == nil {
+		return nil, fmt.Errorf("tcast: nil codebook")
+	}
+	bad := func(format string, args ...any) (*DataType, error) {
+		code := cb.Name()
+		if spec != nil {
+			code += "_" + spec.String()
+		}
+		return nil, fmt.Errorf("tcast: datatype %s: %s", code, fmt.Sprintf(format, args...))
+	}
+	if cb.IndexBits() < 2 {
+		return bad("codebook indices of %d bit are not supported (at least 2)", cb.IndexBits())
+	}
+	idx, err := dtype.Parse(fmt.Sprintf("uint%d", cb.IndexBits()))
+	if err != nil {
+		return bad("%v", err)
+	}
+	d := &DataType{elem: idx, spec: spec, cb: cb}
+	if spec == nil {
+		if cb.MetaBits() > 0 {
+			return bad("a codebook of %d tables needs a 1-D tile to select them per tile", cb.Len())
+		}
+		return d, nil
+	}
+	switch {
+	case spec.Zero != nil:
+		return bad("codebook datatypes take no zero point")
+	case spec.TensorScale != nil:
+		return bad("codebook datatypes take no second-level tensor scale")
+	case spec.IsSparse():
+		return bad("N:M sparsity (n%dm%d) is parsed but pruning is not available yet", spec.SparseN, spec.SparseM)
+	case spec.Scale.Kind() == dtype.Int:
+		return bad("scale format %s is an integer format; use a float or an exponent (eXm0) format", spec.Scale.Name())
+	case spec.IsExponent() && cb.Compute() == nil:
+		return bad("an exponent scale needs the codebook's compute format, and %s has none", cb.Name())
+	case cb.MetaBits() > 0 && len(spec.Tiles) != 1:
+		return bad("a codebook of %d tables needs a single 1-D tile to select them", cb.Len())
+	}
+	for _, t := range spec.Tiles {
+		if t.Offset != 0 {
+			return bad("codebook datatypes take no subtile exponent offsets")
+		}
+		if t.Sub != 0 && cb.MetaBits() == 0 {
+			return bad("subtiles select among a codebook's tables, and %s has one", cb.Name())
+		}
+	}
+	return d, nil
 }

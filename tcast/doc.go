@@ -8,7 +8,9 @@
 // TensorCast (mxfp4, mxint8, nvf4, mx9, int8_fc, uint4_ff32, ...), our own
 // (nvfp4, int4_g128, uint8_channel, fp8e4_block128, ...), or any
 // "<element>_<scale spec>" code such as "e2m1_e8m0_t32" — and [New] builds one
-// from parts.
+// from parts. Codebook datatypes (mxfi4, nf4, icb44fi2_e32s8, ...; see
+// package codebook) store table indices plus a per-subtile meta part naming
+// the table; [NewCodebook] builds them.
 //
 // [Cast] quantizes a row-major tensor along any axis and returns a [Tensor]
 // in one of three forms ([Form]): Virtual (the dequantized values), Actual

@@ -65,3 +65,25 @@ func ExampleCast_sparse() {
 	// data [1 32] scale [1 1] mask [153 153]
 	// 3.125 bits per value
 }
+
+// A codebook datatype: icb44fi2_e32s8 picks one of 16 tables per subtile of
+// 8 and stores its index in the meta part (4 bits each, packed LSB first:
+// tables 4, 4, 12, 9, that is f_4, f_4, i_4, i_1).
+func ExampleNewCodebook() {
+	x := make([]float32, 32)
+	for i := range x {
+		x[i] = float32(i%8) * float32(i/8+1) / 4
+	}
+	opts := tcast.DefaultOptions()
+	opts.Form = tcast.Compressed
+	t, err := tcast.Cast(x, []int{32}, tcast.MustLookup("icb44fi2_e32s8"), &opts)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Printf("scale %d, meta % x, %.2f bits per value\n", t.Scale.Bytes, t.Meta.Bytes, t.BitsPerValue())
+	back, _ := tcast.Decompress(t)
+	fmt.Println(x[8:16], "→", back[8:16])
+	// Output:
+	// scale [127], meta 44 9c, 4.75 bits per value
+	// [0 0.5 1 1.5 2 2.5 3 3.5] → [0 0.375 0.875 1.375 1.875 2.75 2.75 3.75]
+}

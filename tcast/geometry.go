@@ -21,8 +21,8 @@ type layout struct {
 	scaleShape []int // blocks per dimension
 	blocks     int
 	strides    []int
-	sub        int   // subtile size of exponent offsets, 0 without
-	offBits    int   // bits per offset
+	sub        int   // elements per meta field (subtile of exponent offsets or of a codebook's selection), 0 without meta
+	offBits    int   // bits per meta field (offset bits, or a codebook's meta bits)
 	metaShape  []int // subtiles per dimension
 	metaStr    []int
 	sparse     sparsity.Pattern // N:M sparsity along axis; the zero Pattern when dense
@@ -132,18 +132,46 @@ func newLayout(shape []int, axis int, spec *scale.Spec) (*layout, error) {
 	}
 	l.blocks, _ = product(l.scaleShape)
 	if len(spec.Tiles) == 1 && last.Offset != 0 && last.Sub != 0 {
-		if l.tile1%last.Sub != 0 {
-			return nil, fmt.Errorf("subtile %d does not divide the tile of %d elements", last.Sub, l.tile1)
+		if err := l.setMeta(last.Sub, last.Offset); err != nil {
+			return nil, err
 		}
-		l.sub, l.offBits = last.Sub, last.Offset
-		l.metaShape = append([]int(nil), l.shape...)
-		l.metaShape[l.axis] = ceilDiv(l.shape[l.axis], l.sub)
-		l.metaStr = make([]int, rank)
-		st := 1
-		for d := rank - 1; d >= 0; d-- {
-			l.metaStr[d] = st
-			st *= l.metaShape[d]
-		}
+	}
+	return l, nil
+}
+
+// setMeta gives the layout one meta field of bits per sub consecutive
+// elements along the scaled axis, sub dividing the tile.
+func (l *layout) setMeta(sub, bits int) error {
+	if l.tile1%sub != 0 {
+		return fmt.Errorf("subtile %d does not divide the tile of %d elements", sub, l.tile1)
+	}
+	rank := len(l.shape)
+	l.sub, l.offBits = sub, bits
+	l.metaShape = append([]int(nil), l.shape...)
+	l.metaShape[l.axis] = ceilDiv(l.shape[l.axis], l.sub)
+	l.metaStr = make([]int, rank)
+	st := 1
+	for d := rank - 1; d >= 0; d-- {
+		l.metaStr[d] = st
+		st *= l.metaShape[d]
+	}
+	return nil
+}
+
+// newLayoutFor is newLayout for a datatype: a codebook datatype of more than
+// one table gets a meta field per subtile (per tile without subtiles).
+func newLayoutFor(shape []int, axis int, dt *DataType) (*layout, error) {
+	l, err := newLayout(shape, axis, dt.spec)
+	if err != nil || dt.cb == nil || dt.cb.MetaBits() == 0 {
+		return l, err
+	}
+	last := dt.spec.Tiles[len(dt.spec.Tiles)-1] // a 1-D tile (newCodebookType)
+	sub := last.Sub
+	if sub == 0 {
+		sub = l.tile1
+	}
+	if err := l.setMeta(sub, dt.cb.MetaBits()); err != nil {
+		return nil, err
 	}
 	return l, nil
 }

@@ -2,22 +2,25 @@ package tcast
 
 import (
 	"fmt"
-	"github.com/tensorcast-go/tensorcast/internal/names"
 	"sort"
 	"strings"
 	"sync"
 
+	"github.com/tensorcast-go/tensorcast/codebook"
 	"github.com/tensorcast-go/tensorcast/dtype"
+	"github.com/tensorcast-go/tensorcast/internal/names"
 	"github.com/tensorcast-go/tensorcast/scale"
 )
 
 // entry is one predefined datatype: its names (the first is canonical), element
-// format, scale spec ("" for none) and note.
+// format, scale spec ("" for none) and note; a codebook datatype names its
+// codebook (for codebookByName) in cb instead of an element format.
 type entry struct {
 	names []string
 	elem  string
 	spec  string
 	note  string
+	cb    string
 }
 
 // TensorCast's one-letter scale codes (docs/TENSORCAST.md §3).
@@ -189,7 +192,51 @@ func predefined() []entry {
 		add(f.elem, "float32_t0", "float32 scale per output channel", f.name+"_channel")
 		add(f.elem, "float32_t128_t128", "float32 scale per 128×128 block", f.name+"_block128")
 	}
+	return append(es, codebookEntries()...)
+}
+
+// codebookEntries are the codebook datatypes (docs/CODEBOOK.md §7).
+func codebookEntries() []entry {
+	var es []entry
+	add := func(cb, spec, note string, names ...string) {
+		es = append(es, entry{names: names, cb: cb, spec: spec, note: note})
+	}
+	// TensorCast triton's implicit codebooks, "4.5 bits per value".
+	add("cb41fi_e2m2fnuz", "e8m0_t32s4", "TensorCast's mxfi4: E2M1 or int4 (×4) per subtile of 4, on e2m2fnuz", "mxfi4")
+	add("cb41f01_e2m2fnuz", "e8m0_t32s4", "TensorCast's mxfp4m: E2M1 with an implied trailing mantissa bit 1 or 0, per subtile of 4", "mxfp4m")
+	add("cb42fe0123_e3m2fnuz", "e8m0_t32s8", "TensorCast's mxfp4e: E2M1 at four exponent offsets (tops 24, 12, 6, 3) per subtile of 8", "mxfp4e")
+	add("cb42f1346_e2m3fnuz", "e8m0_t32s8", "TensorCast's mxfp4f4: E2M1 at index offsets 1, 3, 4, 6 on e2m3fnuz per subtile of 8", "mxfp4f4")
+	// TensorCast triton's MSFP types as codebooks (mx9, mx6, mx4 here are
+	// v2's subtile-offset types).
+	add("cb81ie_int9", "e8m0_t16s2", "TensorCast triton's mx9: int8 magnitudes or their halves per pair (prime bit), as a codebook", "mx9cb")
+	add("cb51ie_int7", "e8m0_t16s2", "TensorCast triton's mx6: int5 magnitudes or their halves per pair (prime bit), as a codebook", "mx6cb")
+	add("cb31ie_int5", "e8m0_t16s2", "TensorCast triton's mx4: int3 magnitudes or their halves per pair (prime bit), as a codebook", "mx4cb")
+	// TensorCast v2's icb44fi family: digit 4, 3, 2 for the compute format,
+	// e = E8M0 scale, f = e5m0 (tile) or e5m3 (with subtiles).
+	for _, c := range []struct{ digit, compute string }{{"4", "e4m3fn"}, {"3", "e3m2fnuz"}, {"2", "e2m3fnuz"}} {
+		cb := "icb44fi_" + c.compute
+		note := "TensorCast v2's implicit codebook: E2M1 and int4 patterns at 8 index offsets each on " + c.compute
+		add(cb, "e8m0_t32", note, "icb44fi"+c.digit+"_e32")
+		add(cb, "e5m0_t32", note, "icb44fi"+c.digit+"_f32")
+		for _, sub := range []string{"16", "8", "4"} {
+			add(cb, "e8m0_t32s"+sub, note, "icb44fi"+c.digit+"_e32s"+sub)
+			add(cb, "e5m3_t32s"+sub, note, "icb44fi"+c.digit+"_f32s"+sub)
+		}
+	}
+	// bitsandbytes.
+	add("nf4", "float32_t64", "bitsandbytes NF4: NormalFloat table, float32 absmax per block of 64 (no double quantization)", "nf4")
+	add("bnb_fp4", "float32_t64", "bitsandbytes FP4 (not OCP E2M1): its table, float32 absmax per block of 64", "bnb_fp4")
 	return es
+}
+
+// codebookByName returns the built-in table of a name (nf4, bnb_fp4, iq4_nl,
+// e2m1) as a one-table codebook, or the implicit codebook of a TensorCast
+// codebook name.
+func codebookByName(name string) (*codebook.Codebook, error) {
+	if t := codebook.Builtin(strings.ToLower(name)); t != nil {
+		return codebook.New(t.Name(), t.Bits(), []*codebook.Table{t}, nil)
+	}
+	return codebook.Parse(name)
 }
 
 // registryState is the table of predefined datatypes, built on first use.
@@ -206,19 +253,26 @@ func initRegistry() {
 	r.byName = map[string]*DataType{}
 	r.lower = map[string][]string{}
 	for _, e := range predefined() {
-		elem, err := dtype.Parse(e.elem)
-		if err != nil {
-			r.err = fmt.Errorf("tcast: registry entry %s: %v", e.names[0], err)
-			return
-		}
 		var spec *scale.Spec
+		var err error
 		if e.spec != "" {
 			if spec, err = scale.Parse(e.spec); err != nil {
 				r.err = fmt.Errorf("tcast: registry entry %s: %v", e.names[0], err)
 				return
 			}
 		}
-		d, err := newDataType(elem, spec)
+		var d *DataType
+		if e.cb != "" {
+			var cb *codebook.Codebook
+			if cb, err = codebookByName(e.cb); err == nil {
+				d, err = newCodebookType(cb, spec)
+			}
+		} else {
+			var elem *dtype.Format
+			if elem, err = dtype.Parse(e.elem); err == nil {
+				d, err = newDataType(elem, spec)
+			}
+		}
 		if err != nil {
 			r.err = fmt.Errorf("tcast: registry entry %s: %v", e.names[0], err)
 			return
@@ -304,6 +358,9 @@ func Lookup(name string) (*DataType, error) {
 	if elem, err := dtype.Parse(name); err == nil {
 		return New(elem, nil, "")
 	}
+	if d, err, ok := lookupCodebook(name); ok {
+		return d, err
+	}
 	var firstErr error
 	for i := 0; i < len(name); i++ {
 		if name[i] != '_' {
@@ -340,4 +397,49 @@ func MustLookup(name string) *DataType {
 		panic(err)
 	}
 	return d
+}
+
+// lookupCodebook is Lookup for codes that start with a codebook: a built-in
+// table name or a TensorCast codebook name, alone or followed by
+// "_<scale spec>". ok is false when name is no such code.
+func lookupCodebook(name string) (d *DataType, err error, ok bool) {
+	low := strings.ToLower(name)
+	isCB := strings.HasPrefix(low, "cb") || strings.HasPrefix(low, "icb")
+	var firstErr error
+	for i := 1; i <= len(name); i++ {
+		if i < len(name) && name[i] != '_' {
+			continue
+		}
+		head := name[:i]
+		if !isCB {
+			if codebook.Builtin(strings.ToLower(head)) == nil {
+				continue
+			}
+			if _, err := dtype.Parse(head); err == nil {
+				continue // e2m1 is the format; its table only through New
+			}
+		}
+		cb, err := codebookByName(head)
+		if err != nil {
+			if firstErr == nil && i == len(name) {
+				firstErr = err
+			}
+			continue
+		}
+		var spec *scale.Spec
+		if i < len(name) {
+			if spec, err = scale.Parse(name[i+1:]); err != nil {
+				if firstErr == nil {
+					firstErr = err
+				}
+				continue
+			}
+		}
+		d, err := NewCodebook(cb, spec, name)
+		return d, err, true
+	}
+	if isCB && firstErr != nil {
+		return nil, &LookupError{Name: name, Reason: firstErr.Error()}, true
+	}
+	return nil, nil, false
 }

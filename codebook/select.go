@@ -1,0 +1,224 @@
+package codebook
+
+import (
+	"fmt"
+
+	"github.com/tensorcast-go/tensorcast/kernels"
+)
+
+// Criterion scores how well q, the values of x as a table quantizes and
+// decodes them, represent x; lower is better. It must not keep or modify
+// its arguments.
+type Criterion func(x, q []float32) float64
+
+// SquaredError is the default criterion: the sum of (q − x)², in float64.
+func SquaredError(x, q []float32) float64 {
+	var s float64
+	for i, v := range x {
+		d := float64(q[i]) - float64(v)
+		s += float64(d * d) // no fused multiply-add, so every path sums the same
+	}
+	return s
+}
+
+// SelectOptions control Codebook.Select. The zero value selects by squared
+// error on unscaled values.
+type SelectOptions struct {
+	// Criterion replaces SquaredError.
+	Criterion Criterion
+	// Mul multiplies x before encoding (the reciprocal of the scale, as the
+	// quantizers compute it); 0 means 1.
+	Mul float32
+	// Scale multiplies the entries when decoding (the block scale); 0 means
+	// 1. The criterion sees the decoded values entry × Scale.
+	Scale float32
+}
+
+// Select quantizes x group by group: each run of group consecutive values
+// (the last may be shorter) is encoded by every table, and the table whose
+// decoded values score lowest by the criterion (the first on ties) is chosen.
+// codes[i] receives the code of x[i] in its group's table and meta[g] the
+// index of group g's table. codes must hold len(x) entries and meta
+// ceil(len(x)/group). It returns an error wrapping ErrArg for a group below 1
+// or short slices.
+func (c *Codebook) Select(codes, meta []uint8, x []float32, group int, opts *SelectOptions) error {
+	return c.NewSelector().Select(codes, meta, x, group, opts)
+}
+
+// Selector is Codebook.Select with scratch space kept from call to call, for
+// callers that select block after block. It is not safe for concurrent use.
+type Selector struct {
+	c    *Codebook
+	u8   [2][]uint8
+	f32  [2][]float32
+	f64  []float64
+	best []float64
+}
+
+// NewSelector returns a Selector of c.
+func (c *Codebook) NewSelector() *Selector { return &Selector{c: c} }
+
+// grow returns b resliced to n, reallocated if it is too short.
+func grow[T any](b []T, n int) []T {
+	if cap(b) < n {
+		return make([]T, n)
+	}
+	return b[:n]
+}
+
+// Select is Codebook.Select.
+func (s *Selector) Select(codes, meta []uint8, x []float32, group int, opts *SelectOptions) error {
+	c := s.c
+	var o SelectOptions
+	if opts != nil {
+		o = *opts
+	}
+	if group < 1 {
+		return fmt.Errorf("codebook %s: select: %w: group %d", c.name, ErrArg, group)
+	}
+	ng := (len(x) + group - 1) / group
+	if len(codes) < len(x) || len(meta) < ng {
+		return fmt.Errorf("codebook %s: select: %w: %d codes and %d meta fields for %d values in groups of %d",
+			c.name, ErrArg, len(codes), len(meta), len(x), group)
+	}
+	crit := o.Criterion
+	if crit == nil {
+		crit = SquaredError
+	}
+	mul, scale := o.Mul, o.Scale
+	if mul == 0 {
+		mul = 1
+	}
+	if scale == 0 {
+		scale = 1
+	}
+	if o.Criterion == nil {
+		s.selectSSE(codes, meta, x, group, mul, scale)
+		return nil
+	}
+	try := grow(s.u8[0], min(group, len(x)))
+	q := grow(s.f32[0], len(try))
+	s.u8[0], s.f32[0] = try, q
+	for g := range ng {
+		lo, hi := g*group, min((g+1)*group, len(x))
+		xs, cs := x[lo:hi], codes[lo:hi]
+		tc, tq := try[:hi-lo], q[:hi-lo]
+		best := 0.0
+		for k, t := range c.tables {
+			t.EncodeScaled(tc, xs, mul)
+			kernels.LUTDecodeScaled(tq, tc, t.lut, scale)
+			sc := crit(xs, tq)
+			if k == 0 || sc < best {
+				best = sc
+				copy(cs, tc)
+				meta[g] = uint8(k)
+			}
+		}
+	}
+	return nil
+}
+
+// selectChunk is how many values selectSSE encodes per table at a time.
+const selectChunk = 4096
+
+// selectSSE is Select by SquaredError: every table encodes a chunk of whole
+// groups in one pass, then each group's squared error is summed from the
+// decoded entries.
+func (s *Selector) selectSSE(codes, meta []uint8, x []float32, group int, mul, scale float32) {
+	c := s.c
+	if p := c.plan(); p != nil {
+		p.selectSSE(s, codes, meta, x, group, mul, scale)
+		return
+	}
+	chunk := max(group, selectChunk/group*group)
+	try := grow(s.u8[0], min(chunk, len(x)))
+	best := grow(s.best, (len(try)+group-1)/group)
+	s.u8[0], s.best = try, best
+	for lo := 0; lo < len(x); lo += chunk {
+		hi := min(lo+chunk, len(x))
+		xs, tc := x[lo:hi], try[:hi-lo]
+		g0 := lo / group
+		for k, t := range c.tables {
+			t.EncodeScaled(tc, xs, mul)
+			lut := t.lut
+			for g := 0; g*group < len(xs); g++ {
+				a, b := g*group, min((g+1)*group, len(xs))
+				var e float64
+				for i, v := range xs[a:b] {
+					d := float64(lut[tc[a+i]]*scale) - float64(v)
+					e += float64(d * d)
+				}
+				if k == 0 || e < best[g] {
+					best[g] = e
+					meta[g0+g] = uint8(k)
+					copy(codes[lo+a:lo+b], tc[a:b])
+				}
+			}
+		}
+	}
+}
+
+// Decode writes the values of codes, in groups of group with table meta[g]
+// for group g, times scale, to dst (which must hold len(codes) values). A
+// meta field naming no table or a code without an entry in its table is an
+// error wrapping ErrMeta or ErrCode.
+func (c *Codebook) Decode(dst []float32, codes, meta []uint8, group int, scale float32) error {
+	if group < 1 || len(dst) < len(codes) || len(meta) < (len(codes)+group-1)/group {
+		return fmt.Errorf("codebook %s: decode: %w: %d values, %d meta fields, group %d", c.name, ErrArg, len(codes), len(meta), group)
+	}
+	for g := 0; g*group < len(codes); g++ {
+		lo, hi := g*group, min((g+1)*group, len(codes))
+		k := int(meta[g])
+		if k >= len(c.tables) {
+			return &MetaError{Offset: g, Reason: fmt.Sprintf("table %d, the codebook has %d", k, len(c.tables)), Err: ErrMeta}
+		}
+		t := c.tables[k]
+		if err := t.CheckCodes(codes[lo:hi]); err != nil {
+			return fmt.Errorf("codebook %s: group %d: %w", c.name, g, err)
+		}
+		kernels.LUTDecodeScaled(dst[lo:hi], codes[lo:hi], t.lut, scale)
+	}
+	return nil
+}
+
+// MetaLen returns the bytes that n meta fields of bits each take packed:
+// ceil(n·bits/8).
+func MetaLen(n, bits int) int { return kernels.PackedLen(n, uint(bits)) }
+
+// PackMeta packs meta fields of bits each (1 to 8) into dst as an LSB-first
+// bit stream (field i in stream bits i·bits …, stream bit 8k+j in bit j of
+// dst[k]; unused high bits of the last byte zero). dst must hold
+// MetaLen(len(meta), bits) bytes. A field that does not fit in bits is an
+// error wrapping ErrMeta.
+func PackMeta(dst []byte, meta []uint8, bits int) error {
+	if bits < 1 || bits > 8 || len(dst) < MetaLen(len(meta), bits) {
+		return fmt.Errorf("codebook: pack meta: %w: %d fields of %d bits into %d bytes", ErrArg, len(meta), bits, len(dst))
+	}
+	for i, m := range meta {
+		if bits < 8 && m>>bits != 0 {
+			return &MetaError{Offset: i, Reason: fmt.Sprintf("field %d does not fit in %d bits", m, bits), Err: ErrMeta}
+		}
+	}
+	kernels.PackBits(dst, meta, uint(bits))
+	return nil
+}
+
+// UnpackMeta reads len(dst) meta fields of bits each (1 to 8) from the
+// LSB-first bit stream src, the inverse of PackMeta. src must be exactly
+// MetaLen(len(dst), bits) bytes with its unused high bits zero, else the
+// error wraps ErrMeta; every field then is below 2^bits, so it names a table
+// of a codebook of 2^bits tables.
+func UnpackMeta(dst []uint8, src []byte, bits int) error {
+	if bits < 1 || bits > 8 {
+		return fmt.Errorf("codebook: unpack meta: %w: %d bits per field", ErrArg, bits)
+	}
+	want := MetaLen(len(dst), bits)
+	if len(src) != want {
+		return &MetaError{Offset: min(len(src), want), Reason: fmt.Sprintf("%d bytes for %d fields of %d bits, want %d", len(src), len(dst), bits, want), Err: ErrMeta}
+	}
+	if used := len(dst) * bits % 8; used != 0 && src[want-1]>>used != 0 {
+		return &MetaError{Offset: want - 1, Reason: fmt.Sprintf("padding bits set in the last byte %#02x", src[want-1]), Err: ErrMeta}
+	}
+	kernels.UnpackBits(dst, src, uint(bits))
+	return nil
+}

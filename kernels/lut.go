@@ -1,0 +1,233 @@
+package kernels
+
+import (
+	"fmt"
+	"math"
+)
+
+// Lookup-table (codebook) number formats: a code stands for one entry of a
+// table of float32 values. Decoding is a table lookup; encoding finds the
+// entry a value falls to by comparing it with the table's bounds, the
+// smallest value that goes to each entry above the first (the caller derives
+// them from midpoints and a tie rule, or from a library's thresholds).
+
+// MaxLUTEntries is the largest number of distinct entries a LUTEncoder
+// distinguishes (codes are bytes).
+const MaxLUTEntries = 256
+
+// LUTEncoder maps float32 values to the codes of a lookup table. Build it
+// with NewLUTEncoder; it is immutable and safe for concurrent use.
+type LUTEncoder struct {
+	// keys are the order keys (lutKey) of the caller's bounds, padded to
+	// 2^steps − 1 entries with a key above every float's.
+	keys []int64
+	k16  *[15]int64 // keys as an array when steps is 4 (16 entries)
+	// codes holds the code of each entry index, padded to 2^steps.
+	codes   []uint8
+	steps   uint
+	signBit uint8 // 0: plain table; else the sign bit of a sign-magnitude table
+	negZero bool  // −0 takes the sign bit (sign-magnitude tables)
+	nan     uint8 // the code of a NaN input
+}
+
+// NewLUTEncoder returns an encoder over len(bounds)+1 entries, numbered 0…
+// in ascending order: a value x falls to entry i, the number of bounds ≤ x,
+// and is encoded as codes[i]. bounds must be strictly ascending and finite,
+// or +Inf last; codes must have len(bounds)+1 ≤ MaxLUTEntries entries.
+//
+// With signBit 0 the table is plain: x is compared as it is. Otherwise it is
+// sign-magnitude: |x| is compared (bounds then are magnitudes), and signBit
+// is added to the code of a negative x — of −0 too when negZero is set, as
+// IEEE sign bits go; with negZero false only x < 0 counts, as bitsandbytes'
+// FP4 tests it. A NaN is encoded as nanCode in both cases.
+//
+// Malformed arguments are a programming error and panic.
+func NewLUTEncoder(bounds []float32, codes []uint8, signBit uint8, negZero bool, nanCode uint8) *LUTEncoder {
+	if len(codes) != len(bounds)+1 || len(codes) > MaxLUTEntries {
+		panic(fmt.Sprintf("kernels: NewLUTEncoder: %d codes for %d bounds (want bounds+1 ≤ %d)", len(codes), len(bounds), MaxLUTEntries))
+	}
+	for i, b := range bounds {
+		if b != b || (i > 0 && !(bounds[i-1] < b)) || (math.IsInf(float64(b), 0) && (b < 0 || i != len(bounds)-1)) {
+			panic(fmt.Sprintf("kernels: NewLUTEncoder: bounds %v are not strictly ascending and finite", bounds))
+		}
+	}
+	steps := uint(4) // up to 16 entries take the unrolled 4-step search
+	for 1<<steps < len(codes) {
+		steps++
+	}
+	e := &LUTEncoder{steps: steps, signBit: signBit, negZero: negZero, nan: nanCode}
+	e.keys = make([]int64, 1<<steps-1)
+	for i := range e.keys {
+		e.keys[i] = math.MaxInt32 + 1
+		if i < len(bounds) {
+			e.keys[i] = lutKey(bounds[i])
+		}
+	}
+	if steps == 4 {
+		e.k16 = (*[15]int64)(e.keys)
+	}
+	e.codes = make([]uint8, 1<<steps)
+	copy(e.codes, codes)
+	for i := len(codes); i < len(e.codes); i++ {
+		e.codes[i] = codes[len(codes)-1] // never reached: NaN bounds stop the search
+	}
+	return e
+}
+
+// lutKey maps a non-NaN float32 to an integer in the same order, with −0
+// and +0 equal: its bits for a positive sign, minus its magnitude bits for a
+// negative one.
+func lutKey(x float32) int64 {
+	b := math.Float32bits(x)
+	neg := int64(int32(b) >> 31) // all ones for a negative sign, else 0
+	return (int64(b&0x7fffffff) ^ neg) - neg
+}
+
+// index returns the number of bounds ≤ x (x is not NaN): a branch-free
+// binary search over the padded bounds' keys.
+func (e *LUTEncoder) index(x float32) int {
+	k := lutKey(x)
+	if t := e.k16; t != nil {
+		// Unrolled for 16 entries; the masks keep every index below 15.
+		i := 8 & int((t[7]-k-1)>>63)
+		i += 4 & int((t[(i+3)&11]-k-1)>>63)
+		i += 2 & int((t[(i+1)&13]-k-1)>>63)
+		i += 1 & int((t[i&14]-k-1)>>63)
+		return i
+	}
+	i := 0
+	for s := 1 << e.steps >> 1; s > 0; s >>= 1 {
+		// (key − k − 1) >> 63 is −1 (all ones) when key ≤ k, else 0.
+		i += s & int((e.keys[i+s-1]-k-1)>>63)
+	}
+	return i
+}
+
+// Encode returns the code of x.
+func (e *LUTEncoder) Encode(x float32) uint8 {
+	if x != x {
+		return e.nan
+	}
+	if e.signBit == 0 {
+		return e.codes[e.index(x)]
+	}
+	b := math.Float32bits(x)
+	c := e.codes[e.index(math.Float32frombits(b&0x7fffffff))]
+	if b>>31 != 0 && (e.negZero || x < 0) {
+		c |= e.signBit
+	}
+	return c
+}
+
+// EncodeSlice writes the code of src[i] to dst[i]; dst must be at least as
+// long as src.
+func (e *LUTEncoder) EncodeSlice(dst []uint8, src []float32) {
+	e.EncodeScaled(dst, src, 1)
+}
+
+// EncodeScaled writes the code of the float32 product src[i]·mul to dst[i];
+// dst must be at least as long as src.
+func (e *LUTEncoder) EncodeScaled(dst []uint8, src []float32, mul float32) {
+	dst = dst[:len(src)]
+	if e.k16 != nil {
+		lutEncode16(dst, src, mul, e.k16, (*[16]uint8)(e.codes), e.signBit, e.negZero, e.nan)
+		return
+	}
+	keys, codes, steps := e.keys, e.codes, e.steps
+	for i, x := range src {
+		y := x * mul
+		if y != y {
+			dst[i] = e.nan
+			continue
+		}
+		b := math.Float32bits(y)
+		m := b
+		if e.signBit != 0 {
+			m &= 0x7fffffff
+		}
+		neg := int64(int32(m) >> 31)
+		k := (int64(m&0x7fffffff) ^ neg) - neg
+		j := 0
+		for s := 1 << steps >> 1; s > 0; s >>= 1 {
+			j += s & int((keys[j+s-1]-k-1)>>63)
+		}
+		c := codes[j]
+		if e.signBit != 0 && b>>31 != 0 && (e.negZero || y < 0) {
+			c |= e.signBit
+		}
+		dst[i] = c
+	}
+}
+
+// lutEncode16 is EncodeScaled for 16 entries, the search unrolled.
+func lutEncode16(dst []uint8, src []float32, mul float32, t *[15]int64, codes *[16]uint8, signBit uint8, negZero bool, nan uint8) {
+	var absMask uint32 = 0xffffffff
+	if signBit != 0 {
+		absMask = 0x7fffffff
+	}
+	for i, x := range src {
+		y := x * mul
+		if y != y {
+			dst[i] = nan
+			continue
+		}
+		b := math.Float32bits(y)
+		m := b & absMask
+		neg := int64(int32(m) >> 31)
+		k := (int64(m&0x7fffffff) ^ neg) - neg
+		j := 8 & int((t[7]-k-1)>>63)
+		j += 4 & int((t[(j+3)&11]-k-1)>>63)
+		j += 2 & int((t[(j+1)&13]-k-1)>>63)
+		j += 1 & int((t[j&14]-k-1)>>63)
+		c := codes[j&15]
+		if signBit != 0 && b>>31 != 0 && (negZero || y < 0) {
+			c |= signBit
+		}
+		dst[i] = c
+	}
+}
+
+// Entries returns the number of entries (len(bounds)+1 of NewLUTEncoder).
+func (e *LUTEncoder) Entries() int {
+	n := 1
+	for _, k := range e.keys {
+		if k <= math.MaxInt32 {
+			n++
+		}
+	}
+	return n
+}
+
+// LUTDecode writes lut[src[i]] to dst[i]; dst must be at least as long as
+// src.
+func LUTDecode(dst []float32, src []uint8, lut *[256]float32) {
+	dst = dst[:len(src)]
+	for i, c := range src {
+		dst[i] = lut[c]
+	}
+}
+
+// LUTDecodeScaled writes the float32 product lut[src[i]]·mul to dst[i]; dst
+// must be at least as long as src.
+func LUTDecodeScaled(dst []float32, src []uint8, lut *[256]float32, mul float32) {
+	dst = dst[:len(src)]
+	for i, c := range src {
+		dst[i] = lut[c] * mul
+	}
+}
+
+// LUTDecodePacked4 decodes n 4-bit codes packed two per byte (element 2k in
+// bits 3:0 of src[k], element 2k+1 in bits 7:4) through lut, each times mul,
+// into dst[:n]. src must hold (n+1)/2 bytes.
+func LUTDecodePacked4(dst []float32, src []byte, n int, lut *[16]float32, mul float32) {
+	dst = dst[:n]
+	src = src[:(n+1)/2]
+	for k := 0; k < n/2; k++ {
+		b := src[k]
+		dst[2*k] = lut[b&0x0f] * mul
+		dst[2*k+1] = lut[b>>4] * mul
+	}
+	if n%2 == 1 {
+		dst[n-1] = lut[src[n/2]&0x0f] * mul
+	}
+}

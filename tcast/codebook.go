@@ -1,0 +1,218 @@
+package tcast
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/tensorcast-go/tensorcast/codebook"
+	"github.com/tensorcast-go/tensorcast/kernels"
+	"github.com/tensorcast-go/tensorcast/scale"
+)
+
+// Codebook datatypes (docs/CODEBOOK.md §7): every block gets a scale as the
+// other datatypes do, measured against the codebook's compute format (or its
+// largest entry); every subtile (or tile) then picks the table that
+// represents it best, and its elements store indices into that table.
+
+// castCodebook is Cast for a codebook datatype.
+func castCodebook(x []float32, shape []int, dt *DataType, o Options) (*Tensor, error) {
+	c, err := newCaster(x, shape, dt, o)
+	if err != nil {
+		return nil, err
+	}
+	cb := dt.cb
+	if comp := cb.Compute(); comp != nil {
+		c.sel = scale.NewSelector(comp, o.Mode)
+	}
+	lay := c.lay
+	t := c.newTensor(Actual)
+	c.dec = newDecoder(dt, t)
+	codes := make([]uint8, lay.n)
+	var deq []float32
+	if o.Form == Virtual {
+		deq = make([]float32, lay.n)
+	}
+	maxBlock := lay.tile0 * lay.tile1
+	if lay.blocks <= 1 || maxBlock > lay.n {
+		maxBlock = lay.n
+	}
+	vbuf := make([]float32, maxBlock)
+	cbuf := make([]uint8, maxBlock)
+	obuf := make([]float32, maxBlock)
+	var kbuf []bool
+	if c.keep != nil {
+		kbuf = make([]bool, maxBlock)
+	}
+	mbuf := make([]uint8, maxBlock) // at most one meta field per element
+	sel := cb.NewSelector()
+	sopts := &codebook.SelectOptions{}
+	var selErr error
+	lay.forEach(func(b block) {
+		n := b.len0 * b.len1
+		v, cs := vbuf[:n], cbuf[:n]
+		direct := b.direct()
+		if direct && c.keep == nil {
+			v = x[b.base : b.base+n]
+		} else {
+			gather(v, x, b)
+		}
+		if c.keep != nil {
+			keep := kbuf[:n]
+			gather(keep, c.keep, b)
+			for i, k := range keep {
+				if !k {
+					v[i] = 0 // a dropped element is stored as 0
+				}
+			}
+		}
+		group := n
+		if lay.sub != 0 {
+			group = lay.sub
+		}
+		metas := mbuf[:ceilDiv(n, group)]
+		clear(metas)
+		mul, scl, fill := c.codebookScale(v, t, b)
+		switch {
+		case fill:
+			for i := range cs {
+				cs[i] = cb.Table(0).ZeroCode()
+			}
+		case cb.Len() == 1:
+			cb.Table(0).EncodeScaled(cs, v, mul)
+		default:
+			sopts.Mul, sopts.Scale = mul, scl
+			if err := sel.Select(cs, metas, v, group, sopts); err != nil && selErr == nil {
+				selErr = err
+			}
+		}
+		scatter(codes, cs, b)
+		if lay.sub != 0 {
+			for q, m := range metas {
+				t.Meta.Bytes[lay.metaIndex(b, q)] = m
+			}
+		}
+		if deq != nil {
+			out := obuf[:n]
+			for q, m := range metas {
+				lo, hi := q*group, min((q+1)*group, n)
+				kernels.LUTDecodeScaled(out[lo:hi], cs[lo:hi], cb.Table(int(m)).LUT(), scl)
+			}
+			scatter(deq, out, b)
+		}
+	})
+	if selErr != nil {
+		return nil, fmt.Errorf("tcast: cast to %s: %w", dt.name, selErr)
+	}
+	t.Data.Bytes = codes
+	switch o.Form {
+	case Virtual:
+		t.Values, t.Data = deq, nil
+	case Compressed:
+		return Compress(t)
+	}
+	return t, nil
+}
+
+// codebookScale chooses the scale of one block of a codebook datatype whose
+// values are v, stores its code, and returns the multiplier applied before
+// encoding, the scale the entries decode with, and whether the block is
+// filled with the zero code instead (a NaN scale, or a float scale that
+// rounded to zero).
+func (c *caster) codebookScale(v []float32, t *Tensor, b block) (mul, scl float32, fill bool) {
+	if c.spec == nil {
+		return 1, 1, false
+	}
+	amax := c.amax(v, nil)
+	nan := func() (float32, float32, bool) {
+		code, _ := c.sf.NaN()
+		putCode(t.Scale, b.scaleIndex, code)
+		return 0, c.dec.scale(code), true
+	}
+	if c.spec.IsExponent() {
+		code, ok := c.exponentCode(amax)
+		if !ok {
+			return nan()
+		}
+		putCode(t.Scale, b.scaleIndex, code)
+		s := c.dec.scale(code)
+		return 1 / s, s, false // a power of two: exact
+	}
+	if isNonFinite(amax) {
+		if c.sf.HasNaN() {
+			return nan()
+		}
+		amax = finiteAmax(v, nil)
+	}
+	code := c.sf.Encode(1)
+	comp := c.dt.cb.Compute()
+	switch {
+	case amax > 0 && c.opts.PowerOfTwoScales && comp != nil:
+		code = c.sf.Encode(float32(math.Ldexp(1, c.sel.Exponent(amax))))
+	case amax > 0:
+		ref := c.dt.cb.MaxAbs()
+		if comp != nil {
+			ref = comp.MaxFinite()
+		}
+		code = c.sf.Encode(amax / ref)
+	}
+	putCode(t.Scale, b.scaleIndex, code)
+	s := c.dec.scale(code)
+	if s == 0 || isNonFinite(s) {
+		return 0, s, true
+	}
+	return 1 / s, s, false // the reciprocal in float32, as bitsandbytes multiplies
+}
+
+// decompressCodebook is Decompress for a validated Actual or Compressed
+// tensor of a codebook datatype. Codes and meta fields are read within their
+// widths; a code beyond its table's entries is an error.
+func decompressCodebook(t *Tensor, lay *layout) ([]float32, error) {
+	dt := t.DataType
+	cb := dt.cb
+	a := withParts(t, Actual, unpack)
+	dec := newDecoder(dt, a)
+	out := make([]float32, lay.n)
+	maxBlock := lay.tile0 * lay.tile1
+	if lay.blocks <= 1 || maxBlock > lay.n {
+		maxBlock = lay.n
+	}
+	cbuf := make([]uint8, maxBlock)
+	vbuf := make([]float32, maxBlock)
+	codeMask := uint8(1<<cb.IndexBits() - 1)
+	metaMask := uint8(1<<max(cb.MetaBits(), 0) - 1)
+	var derr error
+	lay.forEach(func(b block) {
+		if derr != nil {
+			return
+		}
+		n := b.len0 * b.len1
+		cs, vs := cbuf[:n], vbuf[:n]
+		gather(cs, a.Data.Bytes, b)
+		for i := range cs {
+			cs[i] &= codeMask
+		}
+		group := n
+		if lay.sub != 0 {
+			group = lay.sub
+		}
+		s := dec.scaleOf(a, b.scaleIndex).mul
+		for q := 0; q*group < n; q++ {
+			lo, hi := q*group, min((q+1)*group, n)
+			m := uint8(0)
+			if lay.sub != 0 {
+				m = a.Meta.Bytes[lay.metaIndex(b, q)] & metaMask
+			}
+			tb := cb.Table(int(m))
+			if err := tb.CheckCodes(cs[lo:hi]); err != nil {
+				derr = fmt.Errorf("tcast: %s tensor %v: block %d: %w", dt.name, t.Shape, b.scaleIndex, err)
+				return
+			}
+			kernels.LUTDecodeScaled(vs[lo:hi], cs[lo:hi], tb.LUT(), s)
+		}
+		scatter(out, vs, b)
+	})
+	if derr != nil {
+		return nil, derr
+	}
+	return out, nil
+}
