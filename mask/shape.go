@@ -2,12 +2,14 @@ package mask
 
 import (
 	"fmt"
+	"math"
 	"slices"
 )
 
 // maxLen bounds the number of elements of a mask, so that bit offsets and
-// byte counts never overflow an int.
-const maxLen = 1 << 56
+// byte counts never overflow an int: 2^56−1 where int has 64 bits, 2^24−1
+// where it has 32.
+const maxLen = math.MaxInt >> 7
 
 // size returns the number of elements of shape, or a *ShapeError for a
 // negative dimension or a count beyond maxLen.

@@ -102,7 +102,7 @@ func (p *Part) wantBytes() (int, error) {
 		return 0, err
 	}
 	if p.Packed {
-		if n > (1<<62)/8 {
+		if n > maxElements/8 {
 			return 0, fmt.Errorf("shape %v has too many elements", p.Shape)
 		}
 		return kernels.PackedLen(n, uint(p.Bits)), nil

@@ -251,7 +251,7 @@ func checkedProduct(shape []int) (int, error) {
 		if d < 0 {
 			return 0, fmt.Errorf("negative dimension in %v", shape)
 		}
-		if d != 0 && p > (1<<56)/d {
+		if d != 0 && p > (math.MaxInt>>7)/d {
 			return 0, fmt.Errorf("%v has too many elements", shape)
 		}
 		p *= d

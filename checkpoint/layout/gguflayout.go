@@ -3,6 +3,7 @@ package layout
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -294,11 +295,12 @@ func (l ggufLayout) Cast(x []float32, shape []int, dt *tcast.DataType, opts *tca
 }
 
 // elements returns the number of elements of shape, and false for a
-// negative dimension or a count beyond 2^62.
+// negative dimension or a count beyond math.MaxInt/2 (2^62−1 where int has
+// 64 bits).
 func elements(shape []int) (int, bool) {
 	n := 1
 	for _, d := range shape {
-		if d < 0 || (d != 0 && n > (1<<62)/d) {
+		if d < 0 || (d != 0 && n > (math.MaxInt>>1)/d) {
 			return 0, false
 		}
 		n *= d
@@ -365,7 +367,7 @@ func (ggufLayout) Decode(name string, src Source) (*tcast.Tensor, bool, error) {
 	}
 	n := int64(1)
 	for _, d := range shape {
-		if d < 0 || (d != 0 && n > (1<<62)/int64(d)) {
+		if d < 0 || (d != 0 && n > (math.MaxInt64>>1)/int64(d)) {
 			return fail("%v tensor has a bad shape %v", info.Type, shape)
 		}
 		n *= int64(d)
