@@ -50,7 +50,7 @@ func runCast(args []string, stdout, stderr io.Writer) (err error) {
 		return err
 	}
 	if len(pos) == 1 && *out != "" {
-		pr, err := prof.start(*force, *out, pos[0], *keepFile)
+		pr, err := prof.start(*force, *out, func() []string { return []string{pos[0], *keepFile} })
 		if err != nil {
 			return err
 		}
