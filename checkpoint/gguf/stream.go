@@ -103,7 +103,7 @@ func (w *Writer) Create(path string) (*Stream, error) {
 	return s, nil
 }
 
-// fail records err as the Stream's error unless one is recorded, and
+// failLocked records err as the Stream's error unless one is recorded, and
 // returns the recorded one. s.mu must be held.
 func (s *Stream) failLocked(err error) error {
 	if s.err == nil {
