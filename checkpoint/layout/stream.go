@@ -78,11 +78,11 @@ func sliceRows(lay, name string, rs RowStream, out [][]byte, x []float32, r0 int
 	if err := checkOut(lay, name, out, want); err != nil {
 		return nil, err
 	}
-	if rs.RowLen() == 0 || len(x)%rs.RowLen() != 0 || r0 < 0 || r0 > rs.Rows()-len(x)/rs.RowLen() {
-		_, err := rowsOf(lay, name, x, r0, rs.Rows(), rs.RowLen(), nil)
+	n, err := rowsOf(lay, name, x, r0, rs.Rows(), rs.RowLen(), nil)
+	if err != nil {
 		return nil, err
 	}
-	lo, hi := rowBytes(rs, r0, len(x)/rs.RowLen())
+	lo, hi := rowBytes(rs, r0, n)
 	parts := make([][]byte, len(out))
 	for i := range out {
 		parts[i] = out[i][lo[i]:hi[i]]
@@ -90,10 +90,15 @@ func sliceRows(lay, name string, rs RowStream, out [][]byte, x []float32, r0 int
 	return parts, nil
 }
 
-// checkRowsOut reports whether out holds the byte ranges of the rows x from
-// row r0 of rs, as CastRowsTo takes them.
-func checkRowsOut(lay, name string, rs RowStream, out [][]byte, x []float32, r0 int) error {
-	lo, hi := rowBytes(rs, r0, len(x)/rs.RowLen())
+// checkRowsTo checks the arguments of CastRowsTo: that x is whole rows from
+// row r0 of rs, deq (unless nil) as long, and out the byte ranges of those
+// rows.
+func checkRowsTo(lay, name string, rs RowStream, out [][]byte, x []float32, r0 int, deq []float32) error {
+	n, err := rowsOf(lay, name, x, r0, rs.Rows(), rs.RowLen(), deq)
+	if err != nil {
+		return err
+	}
+	lo, hi := rowBytes(rs, r0, n)
 	want := make([]int, len(lo))
 	for i := range lo {
 		want[i] = hi[i] - lo[i]
@@ -188,10 +193,7 @@ func (s *tcastStream) CastRows(out [][]byte, x []float32, r0 int, deq []float32,
 }
 
 func (s *tcastStream) CastRowsTo(out [][]byte, x []float32, r0 int, deq []float32, _ *tcast.RowScratch) error {
-	if _, err := rowsOf("tcast", s.name, x, r0, s.rc.Rows(), s.rc.RowLen(), deq); err != nil {
-		return err
-	}
-	if err := checkRowsOut("tcast", s.name, s, out, x, r0); err != nil {
+	if err := checkRowsTo("tcast", s.name, s, out, x, r0, deq); err != nil {
 		return err
 	}
 	return s.rc.CastRowsPacked(out[0], out[1], x, deq)
@@ -335,10 +337,7 @@ func (s *ggufStream) CastRows(out [][]byte, x []float32, r0 int, deq []float32, 
 }
 
 func (s *ggufStream) CastRowsTo(out [][]byte, x []float32, r0 int, deq []float32, _ *tcast.RowScratch) error {
-	if _, err := rowsOf("gguf", s.name, x, r0, s.rows, s.rowLen, deq); err != nil {
-		return err
-	}
-	if err := checkRowsOut("gguf", s.name, s, out, x, r0); err != nil {
+	if err := checkRowsTo("gguf", s.name, s, out, x, r0, deq); err != nil {
 		return err
 	}
 	dst := out[0]
