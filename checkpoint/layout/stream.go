@@ -5,8 +5,6 @@ import (
 	"maps"
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/gguf"
-	"github.com/tensorcast-go/tensorcast/dtype"
-	"github.com/tensorcast-go/tensorcast/scale"
 	"github.com/tensorcast-go/tensorcast/tcast"
 )
 
@@ -252,9 +250,9 @@ func (s *tcastStream) Finish(out [][]byte, meta map[string]string) ([]Tensor, fl
 	return ts, t.BitsPerValue(), err
 }
 
-// ggufStream writes a weight of the gguf layout block by block: ggml's
-// quantizers for Q8_0 and Q4_0, the kernels for MXFP4 (staged in scratch
-// in pair order, then laid out in ggml's blocks).
+// ggufStream writes a weight of the gguf layout block by block, with the
+// quantizers of the layout's Cast (ggmlQuantize): ggml's for Q8_0 and Q4_0,
+// gguf.QuantizeMXFP4 for MXFP4, whose codes are those of tcast's kernels.
 type ggufStream struct {
 	name   string
 	spec   Spec
@@ -299,7 +297,7 @@ func (l ggufLayout) Stream(name string, shape []int, dt *tcast.DataType, opts *t
 			return nil, false, nil
 		}
 	case gguf.TypeQ8_0, gguf.TypeQ4_0:
-		if o.Mode != scale.Floor || o.Rounding != dtype.RoundEven || o.FullRange || o.Keep != nil {
+		if !ggmlOptions(&o) {
 			return nil, false, nil // Cast refuses these
 		}
 	default:
@@ -313,19 +311,9 @@ func (s *ggufStream) RowLen() int        { return s.rowLen }
 func (s *ggufStream) NeedsAmax() bool    { return false }
 func (s *ggufStream) SetAmax(tcast.Amax) {}
 
-// blockBytes is the size of one block of 32 elements.
-func (s *ggufStream) blockBytes() int {
-	switch s.typ {
-	case gguf.TypeQ8_0:
-		return gguf.Q8_0BlockBytes
-	case gguf.TypeQ4_0:
-		return gguf.Q4_0BlockBytes
-	}
-	return gguf.MXFP4BlockBytes
-}
-
 func (s *ggufStream) Written(r int) []int {
-	return []int{r * s.rowLen / ggufBlock * s.blockBytes()}
+	n, _ := s.typ.Size(int64(r) * int64(s.rowLen)) // whole blocks: rowLen is a multiple of 32
+	return []int{int(n)}
 }
 
 func (s *ggufStream) CastRows(out [][]byte, x []float32, r0 int, deq []float32, sc *tcast.RowScratch) error {
@@ -340,22 +328,15 @@ func (s *ggufStream) CastRowsTo(out [][]byte, x []float32, r0 int, deq []float32
 	if err := checkRowsTo("gguf", s.name, s, out, x, r0, deq); err != nil {
 		return err
 	}
-	dst := out[0]
-	switch s.typ {
-	case gguf.TypeQ8_0:
-		gguf.QuantizeQ8_0(dst, x)
-		if deq != nil {
-			gguf.DequantizeQ8_0(deq, dst)
-		}
-	case gguf.TypeQ4_0:
-		gguf.QuantizeQ4_0(dst, x)
-		if deq != nil {
-			gguf.DequantizeQ4_0(deq, dst)
-		}
-	case gguf.TypeMXFP4:
-		gguf.QuantizeMXFP4(dst, x)
-		if deq != nil {
-			gguf.DequantizeMXFP4(deq, dst)
+	ggmlQuantize(s.typ, out[0], x)
+	if deq != nil {
+		switch s.typ {
+		case gguf.TypeQ8_0:
+			gguf.DequantizeQ8_0(deq, out[0])
+		case gguf.TypeQ4_0:
+			gguf.DequantizeQ4_0(deq, out[0])
+		case gguf.TypeMXFP4:
+			gguf.DequantizeMXFP4(deq, out[0])
 		}
 	}
 	return nil
