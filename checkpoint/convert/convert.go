@@ -666,24 +666,17 @@ func writeNew(path string, b []byte) error {
 	return err
 }
 
-// run casts (or copies) one tensor and fills in its report.
+// run casts one weight whole and fills in its report, or dequantizes a kept
+// tensor with no stored dtype (one of a quantized source) to F32; kept
+// tensors with one are copied piece by piece (copyPieces).
 func (p *plan) run(d *decision) ([]layout.Tensor, error) {
 	name := d.info.Name
 	if !d.cast {
-		var b []byte
-		var err error
-		if d.info.DType != 0 {
-			b, err = p.in.Bytes(d.source)
-		} else {
-			var v []float32
-			if v, _, err = p.in.Float32(d.source); err == nil {
-				b = float32Bytes(v)
-			}
-		}
+		v, _, err := p.in.Float32(d.source)
 		if err != nil {
 			return nil, err
 		}
-		return []layout.Tensor{{Spec: d.specs[0], Data: b}}, nil
+		return []layout.Tensor{{Spec: d.specs[0], Data: float32Bytes(v)}}, nil
 	}
 	x, _, err := p.in.Float32(d.source)
 	if err != nil {
