@@ -71,7 +71,7 @@ type stream struct {
 
 	once sync.Once
 	err  error
-	src  []byte // the source's stored bytes, once prepared
+	src  []byte // the source's stored bytes, once ready
 
 	// A second-level tensor scale (NVFP4) depends on every element, and
 	// every block's encoding on it: such a weight is read twice, by amax
@@ -314,20 +314,28 @@ func spread(a []item, aSize []int64, b []item, bSize []int64) []item {
 	return append(out, b[j:]...)
 }
 
-// prepare makes a streamed weight ready for its items: the source view and
-// the report's sums.
-func (p *plan) prepare(d *decision) error {
-	st := d.st
-	src, err := p.in.Bytes(d.source)
+// stored returns the mapped bytes of tensor d's source, checked against
+// the size the plan counted.
+func (p *plan) stored(d *decision) ([]byte, error) {
+	b, err := p.in.Bytes(d.source)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if int64(len(src)) != d.info.Size {
-		return fmt.Errorf("%d stored bytes, want %d", len(src), d.info.Size)
+	if int64(len(b)) != d.info.Size {
+		return nil, fmt.Errorf("%d stored bytes, want %d", len(b), d.info.Size)
 	}
-	st.src = src
-	st.sums = make([]tcast.ErrorSum, st.chunks)
-	return nil
+	return b, nil
+}
+
+// ready makes a streamed weight ready for its items, once, whichever item
+// comes first: the source view and the report's sums.
+func (p *plan) ready(d *decision) error {
+	st := d.st
+	st.once.Do(func() {
+		st.src, st.err = p.stored(d)
+		st.sums = make([]tcast.ErrorSum, st.chunks)
+	})
+	return st.err
 }
 
 // gatherAmax runs an amax item: the amax of its chunks. The last amax item
@@ -353,9 +361,8 @@ func (p *plan) gatherAmax(it item, sc *scratch) (err error) {
 			close(st.amaxReady)
 		}
 	}()
-	st.once.Do(func() { st.err = p.prepare(it.d) })
-	if st.err != nil {
-		return st.err
+	if err := p.ready(it.d); err != nil {
+		return err
 	}
 	a := &st.amaxParts[it.amax-1]
 	for c := it.c0; c < it.c1; c++ {
@@ -428,9 +435,8 @@ func (p *plan) work(it item, sc *scratch) error {
 			return err
 		}
 	}
-	st.once.Do(func() { st.err = p.prepare(d) })
-	if st.err != nil {
-		return st.err
+	if err := p.ready(d); err != nil {
+		return err
 	}
 	R0, _ := st.chunkRange(it.c0)
 	_, R1 := st.chunkRange(it.c1 - 1)
@@ -473,12 +479,9 @@ func (p *plan) work(it item, sc *scratch) error {
 // once written, so that the tensor is never resident whole.
 func (p *plan) copyPieces(it item, sc *scratch) error {
 	d := it.d
-	b, err := p.in.Bytes(d.source)
+	b, err := p.stored(d)
 	if err != nil {
 		return err
-	}
-	if int64(len(b)) != d.info.Size {
-		return fmt.Errorf("%d stored bytes, want %d", len(b), d.info.Size)
 	}
 	for k := it.c0; k < it.c1; k++ {
 		off := min(int64(k)*keptPiece, d.info.Size)
