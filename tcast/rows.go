@@ -99,10 +99,7 @@ type RowScratch struct {
 // Bytes returns n bytes of scratch, whose contents are undefined, valid
 // until the next call; layouts that lay codes out their own way stage them
 // there. A nil RowScratch allocates.
-func (s *RowScratch) Bytes(n int) []byte { return s.bytes(n) }
-
-// bytes returns n bytes of scratch.
-func (s *RowScratch) bytes(n int) []byte {
+func (s *RowScratch) Bytes(n int) []byte {
 	if s == nil {
 		return make([]byte, n)
 	}
@@ -246,7 +243,7 @@ func (r *RowCaster) CastRows(t *Tensor, x []float32, r0 int, deq []float32, s *R
 	case Actual:
 		codes := t.Data.Bytes[e0:e1]
 		if kernelBits(r.kind) != 8 {
-			codes = s.bytes(r.DataBytes(nr))
+			codes = s.Bytes(r.DataBytes(nr))
 		}
 		r.castPacked(codes, scales, x, deq)
 		if len(codes) != e1-e0 {
@@ -254,7 +251,7 @@ func (r *RowCaster) CastRows(t *Tensor, x []float32, r0 int, deq []float32, s *R
 		}
 	case Virtual:
 		vals := t.Values[e0:e1]
-		r.castPacked(s.bytes(r.DataBytes(nr)), scales, x, vals)
+		r.castPacked(s.Bytes(r.DataBytes(nr)), scales, x, vals)
 		if deq != nil {
 			copy(deq, vals)
 		}
