@@ -120,6 +120,9 @@ func FromMask[T Float](data []T, shape []int, m *mask.Mask) (*Tensor[T], error) 
 	if m == nil {
 		return New(data, shape, nil, nil)
 	}
+	if b, err := m.Broadcast(shape); err == nil {
+		m = b // stretched as bits; New reports a mask that does not fit
+	}
 	return New(data, shape, m.Bools(), m.Shape())
 }
 

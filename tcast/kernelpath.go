@@ -100,9 +100,9 @@ func (c *caster) kernel() kernelKind {
 }
 
 // packedLen is the number of data bytes the kernels of kind k use for n
-// elements.
+// elements (whole blocks, so no partial byte).
 func packedLen(k kernelKind, n int) int {
-	return n * kernelBits(k) / 8
+	return kernels.PackedLen(n, uint(kernelBits(k)))
 }
 
 // kernelBits is the width of the element codes of kind k.
