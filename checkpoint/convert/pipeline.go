@@ -1,9 +1,7 @@
 package convert
 
 import (
-	"encoding/binary"
 	"fmt"
-	"math"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -396,24 +394,15 @@ func (st *stream) read(sc *scratch, r0, r1 int) []float32 {
 	case safetensors.F16:
 		kernels.Float16BytesToFloat32(x, b)
 	default:
-		for i := range x {
-			x[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-		}
+		kernels.Float32BytesToFloat32(x, b)
 	}
 	return x
 }
 
-// littleEndian reports whether the machine stores words little-endian, as
-// safetensors does.
-var littleEndian = func() bool {
-	x := uint16(1)
-	return *(*byte)(unsafe.Pointer(&x)) == 1
-}()
-
 // float32View returns little-endian float32 bytes as float32 values without
 // copying, when the machine and the bytes' alignment allow it.
 func float32View(b []byte) ([]float32, bool) {
-	if !littleEndian || len(b) == 0 || uintptr(unsafe.Pointer(unsafe.SliceData(b)))%4 != 0 {
+	if !kernels.NativeLittleEndian() || len(b) == 0 || uintptr(unsafe.Pointer(unsafe.SliceData(b)))%4 != 0 {
 		return nil, false
 	}
 	return unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/4), true
