@@ -53,7 +53,9 @@ func NewRowCaster(shape []int, dt *DataType, opts *Options) (*RowCaster, error) 
 		r.rowLen = shape[rank-1]
 		r.rows, _ = product(shape[:rank-1]) // newCaster checked the product of all
 	}
-	if k := c.kernel(); k != noKernel {
+	// A keep mask falls back to Cast, whose kernel path zeroes the dropped
+	// elements of a copy of the whole tensor first.
+	if k := c.kernel(); k != noKernel && c.keepBits == nil {
 		r.kind, r.block = k, c.lay.tile1
 	}
 	return r, nil
