@@ -2,8 +2,8 @@ package tcast
 
 import (
 	"fmt"
-	"math"
 
+	"github.com/tensorcast-go/tensorcast/internal/shape"
 	"github.com/tensorcast-go/tensorcast/scale"
 )
 
@@ -29,22 +29,15 @@ type layout struct {
 
 // product returns the product of dims, or an error when it overflows or a dim is
 // negative.
-// maxElements bounds the number of elements of a tensor, so that element
-// and bit counts never overflow an int: 2^62−1 where int has 64 bits.
-const maxElements = math.MaxInt >> 1
-
 func product(dims []int) (int, error) {
-	p := 1
-	for _, d := range dims {
-		if d < 0 {
-			return 0, fmt.Errorf("negative dimension %d in shape %v", d, dims)
-		}
-		if d != 0 && p > maxElements/d {
-			return 0, fmt.Errorf("shape %v has too many elements", dims)
-		}
-		p *= d
+	n, neg, ok := shape.Elements(dims)
+	switch {
+	case neg >= 0:
+		return 0, fmt.Errorf("negative dimension %d in shape %v", dims[neg], dims)
+	case !ok:
+		return 0, fmt.Errorf("shape %v has too many elements", dims)
 	}
-	return p, nil
+	return n, nil
 }
 
 // normAxis maps a possibly negative axis to 0..rank-1.

@@ -10,6 +10,7 @@ import (
 	"github.com/tensorcast-go/tensorcast/checkpoint/gguf"
 	"github.com/tensorcast-go/tensorcast/dtype"
 	"github.com/tensorcast-go/tensorcast/internal/names"
+	"github.com/tensorcast-go/tensorcast/internal/shape"
 	"github.com/tensorcast-go/tensorcast/scale"
 	"github.com/tensorcast-go/tensorcast/tcast"
 )
@@ -305,18 +306,11 @@ func ggmlQuantize(typ gguf.Type, dst []byte, x []float32) {
 	}
 }
 
-// elements returns the number of elements of shape, and false for a
-// negative dimension or a count beyond math.MaxInt/2 (2^62−1 where int has
-// 64 bits).
-func elements(shape []int) (int, bool) {
-	n := 1
-	for _, d := range shape {
-		if d < 0 || (d != 0 && n > (math.MaxInt>>1)/d) {
-			return 0, false
-		}
-		n *= d
-	}
-	return n, true
+// elements returns the number of elements of dims, and false for a
+// negative dimension or a count beyond shape.MaxElements.
+func elements(dims []int) (int, bool) {
+	n, _, ok := shape.Elements(dims)
+	return n, ok
 }
 
 // Find lists every MXFP4, Q8_0 and Q4_0 tensor of a GGUFSource, each the
