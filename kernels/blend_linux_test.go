@@ -14,10 +14,8 @@ func TestBlendStaysInBounds(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 10))
 	forEachTier(t, func(t *testing.T) {
 		for n := 1; n <= 3*64+3; n++ {
-			a := guardedTail[float32](t, n)
-			copy(a, edgeFloats(r, n))
-			b := guardedTail[float32](t, n)
-			copy(b, edgeFloats(r, n))
+			a := guardedCopy(t, edgeFloats(r, n))
+			b := guardedCopy(t, edgeFloats(r, n))
 			mask := guardedTail[byte](t, PackedLen(n, 1))
 			for i := range mask {
 				mask[i] = byte(r.Uint32())

@@ -1,7 +1,5 @@
 package kernels
 
-//go:generate go run -C _asm ./errsum -out ../errsum_amd64.s -stubs ../errsum_stubs_amd64.go -pkg kernels
-
 import "math"
 
 // ErrorLanes is the number of partial sums ErrorSums keeps of each measure.

@@ -13,11 +13,8 @@ func TestErrorSumsStayInBounds(t *testing.T) {
 	r := rand.New(rand.NewPCG(13, 14))
 	forEachTier(t, func(t *testing.T) {
 		for n := 1; n <= 3*64+3; n++ {
-			want, got := guardedTail[float32](t, n), guardedTail[float32](t, n)
-			w, g := errorInputs(r, n, false)
-			copy(want, w)
-			copy(got, g)
-			checkErrorSums(t, want, got, "n=%d", n)
+			want, got := errorInputs(r, n, false)
+			checkErrorSums(t, guardedCopy(t, want), guardedCopy(t, got), "n=%d", n)
 		}
 	})
 }

@@ -49,7 +49,7 @@ func errorInputs(r *rand.Rand, n int, specials bool) (want, got []float32) {
 		case specials && k == 1:
 			want[i], got[i] = float32(r.NormFloat64()), edge[i]
 		case k == 2:
-			want[i], got[i] = float32(math.Copysign(0, -1)), 0
+			want[i], got[i] = negZero(), 0
 		case k == 3:
 			want[i] = math.Float32frombits(r.Uint32N(0x800000))
 			got[i] = math.Float32frombits(r.Uint32N(0x800000)) // subnormals

@@ -16,8 +16,7 @@ func TestGGMLStayInBounds(t *testing.T) {
 	r := rand.New(rand.NewPCG(33, 34))
 	forEachTier(t, func(t *testing.T) {
 		for nb := 1; nb <= 40; nb++ {
-			src := guardedTail[float32](t, nb*GGMLBlock)
-			copy(src, ggmlBlocks(r, nb))
+			src := guardedCopy(t, ggmlBlocks(r, nb))
 			q8 := guardedTail[byte](t, nb*Q8_0BlockBytes)
 			q4 := guardedTail[byte](t, nb*Q4_0BlockBytes)
 			want8, want4 := make([]byte, len(q8)), make([]byte, len(q4))

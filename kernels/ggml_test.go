@@ -26,7 +26,7 @@ func TestQ8_0HandDerived(t *testing.T) {
 			[]int8{127, 1, -1, 2, 3, -3, 63, 64, -127, 0}},
 		{"scale 2", []float32{-254, 3, 1, -1, 253}, 0x4000, []int8{-127, 2, 1, -1, 127}},
 		{"NaN ignored", []float32{nan, 127, -nan, 1}, 0x3c00, []int8{0, 127, 0, 1}},
-		{"all zero", []float32{float32(math.Copysign(0, -1))}, 0x0000, []int8{0}},
+		{"all zero", []float32{negZero()}, 0x0000, []int8{0}},
 		{"infinity", []float32{float32(math.Inf(-1)), 5}, 0x7c00, []int8{0, 0}},
 	}
 	forEachTier(t, func(t *testing.T) {
@@ -59,7 +59,7 @@ func TestQ4_0HandDerived(t *testing.T) {
 		// m = 16 (first of ±16): d = −2, id = −0.5; −16 → 16.5 → 15, 1 → 8, −1 → 9.
 		{"positive max first", []float32{16, -16, 1, -1, nan}, 0xc000, []byte{0, 15, 8, 9, 8}},
 		// All zero: m = +0, d = −0 (0x8000), id = 0: code 8.
-		{"all zero", []float32{float32(math.Copysign(0, -1))}, 0x8000, []byte{8, 8}},
+		{"all zero", []float32{negZero()}, 0x8000, []byte{8, 8}},
 	}
 	forEachTier(t, func(t *testing.T) {
 		for _, tc := range tests {
@@ -93,7 +93,7 @@ func ggmlBlocks(r *rand.Rand, n int) []float32 {
 				if r.IntN(3) == 0 {
 					v[i] = float32(math.NaN())
 				} else if r.IntN(2) == 0 {
-					v[i] = float32(math.Copysign(0, -1))
+					v[i] = negZero()
 				}
 			}
 		case 2: // ties of Q8_0 (amax 127: elements k + 0.5) and Q4_0

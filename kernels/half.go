@@ -65,13 +65,13 @@ func BFloat16ToFloat32(dst []float32, src []uint16) {
 // Float16BytesToFloat32 decodes len(dst) little-endian binary16 values from
 // src, which must hold 2·len(dst) bytes.
 func Float16BytesToFloat32(dst []float32, src []byte) {
-	f16BytesToF32(dst, src[:2*len(dst)])
+	f16BytesToF32(dst, bytesFor("Float16BytesToFloat32", src, 2*len(dst)))
 }
 
 // BFloat16BytesToFloat32 decodes len(dst) little-endian bfloat16 values from
 // src, which must hold 2·len(dst) bytes.
 func BFloat16BytesToFloat32(dst []float32, src []byte) {
-	bf16BytesToF32(dst, src[:2*len(dst)])
+	bf16BytesToF32(dst, bytesFor("BFloat16BytesToFloat32", src, 2*len(dst)))
 }
 
 // f16ToF32Go is the reference of Float16ToFloat32, with len(dst) = len(src).

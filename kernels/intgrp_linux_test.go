@@ -20,8 +20,7 @@ func TestIntGroupsStayInBounds(t *testing.T) {
 				for _, bits := range []int{8, 4} {
 					g := IntGroups{Bits: bits, Group: group, Scale: ScaleFloat16}
 					_, _, groups := g.geometry("test", n)
-					src := guardedTail[float32](t, n)
-					copy(src, groupInput(r, n))
+					src := guardedCopy(t, groupInput(r, n))
 					codes := guardedTail[byte](t, g.codeBytes(n))
 					scales := guardedTail[byte](t, 2*groups)
 					zeros := guardedTail[byte](t, groups)
@@ -48,8 +47,7 @@ func TestE4M3StayInBounds(t *testing.T) {
 		for _, tl := range []FP8Tiles{{}, {Cols: 0, TileCols: 16}, {Cols: 0, TileCols: 64}} {
 			for n := 1; n <= 200; n += 1 + r.IntN(5) {
 				_, _, _, _, _, tiles := tl.geometry("test", n)
-				src := guardedTail[float32](t, n)
-				copy(src, fp8Input(r, n))
+				src := guardedCopy(t, fp8Input(r, n))
 				codes := guardedTail[byte](t, n)
 				scales := guardedTail[byte](t, 4*tiles)
 				wc := make([]byte, n)

@@ -19,7 +19,7 @@ func TestIntGroupsHandDerived(t *testing.T) {
 	// the codes are the elements rounded to nearest even; amax 254 gives
 	// s = 2 (0x4000); a NaN group gets the float16 NaN 0x7e00 and codes 0;
 	// an all-zero group gets 1.0 and codes 0.
-	x := []float32{127, 63.5, -0.5, 2.5, 3, 5, -7, -254, 1, nan, 2, 3, 0, float32(math.Copysign(0, -1)), 0, 0}
+	x := []float32{127, 63.5, -0.5, 2.5, 3, 5, -7, -254, 1, nan, 2, 3, 0, negZero(), 0, 0}
 	g := IntGroups{Bits: 8, Group: 4, Scale: ScaleFloat16}
 	forEachTier(t, func(t *testing.T) {
 		codes, scales := make([]byte, 16), make([]byte, 8)
@@ -121,7 +121,7 @@ func groupInput(r *rand.Rand, n int) []float32 {
 				case 0:
 					v[j] = float32(math.NaN())
 				case 1:
-					v[j] = float32(math.Copysign(0, -1))
+					v[j] = negZero()
 				}
 			}
 		case 2: // halves of small integers times a power of two: ties

@@ -337,7 +337,9 @@ func QuantizeMXFP8(codes []byte, scales []uint8, src []float32) {
 	quantizeMXFP8(codes, scales, src)
 }
 
-// quantizeMXFP8Go is QuantizeMXFP8 in Go, the reference of its assembly.
+// quantizeMXFP8Go is QuantizeMXFP8 in Go, the reference of its assembly. It
+// is quantMXFloatGo for E4M3 with the format's numbers as constants, which
+// makes the generic tier about a third faster than the general loop.
 func quantizeMXFP8Go(codes []byte, scales []uint8, src []float32) {
 	// Round to 3 mantissa bits, ties to even (see encodeFloatRNE): normal
 	// results by integer rounding of the float32 bits, subnormal ones (below

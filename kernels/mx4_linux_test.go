@@ -21,8 +21,7 @@ func TestMX4StayInBounds(t *testing.T) {
 		forEachStore(t, func(t *testing.T) {
 			for _, nb := range counts {
 				n := nb * MXBlock
-				src := guardedTail[float32](t, n)
-				copy(src, fp4Input(r, nb, MXBlock))
+				src := guardedCopy(t, fp4Input(r, nb, MXBlock))
 				codes := guardedTail[byte](t, n/2)
 				scales := guardedTail[byte](t, nb)
 				QuantizeMXFP4(codes, scales, src)

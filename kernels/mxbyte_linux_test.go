@@ -19,8 +19,7 @@ func TestMXKernelsStayInBounds(t *testing.T) {
 	forEachTier(t, func(t *testing.T) {
 		forEachStore(t, func(t *testing.T) {
 			for nb := 1; nb <= 3*16+3; nb++ {
-				x := guardedTail[float32](t, nb*MXBlock)
-				copy(x, mxEdgeBlocks(r, nb))
+				x := guardedCopy(t, mxEdgeBlocks(r, nb))
 				scales := guardedTail[uint8](t, nb)
 				dst := guardedTail[float32](t, nb*MXBlock)
 				for i, q := range mxQuantizers() {
@@ -32,8 +31,7 @@ func TestMXKernelsStayInBounds(t *testing.T) {
 			for _, f := range []*FloatCodec{&e4m3fnCodec, &e5m2Codec, &e2m3Codec, &e3m2Codec} {
 				lut := new([256]float32)
 				for n := 1; n <= 3*64+3; n++ {
-					src := guardedTail[float32](t, n)
-					copy(src, edgeFloats(r, n))
+					src := guardedCopy(t, edgeFloats(r, n))
 					codes := guardedTail[byte](t, n)
 					EncodeFloat(f, codes, src, RoundEven, true, 0)
 					out := guardedTail[float32](t, n)

@@ -52,17 +52,7 @@ func (a *Attention) computePairwise() (*Mask, error) {
 	row, live := make([]byte, rb), make([]byte, rb)
 	for b := range a.batch {
 		kseg := a.kseg[b*nk : (b+1)*nk]
-		clear(live)
-		x := rowCtx{a: a, b: b, origin: -1}
-		for j, s := range kseg {
-			if s >= 0 {
-				setBit(live, j, true)
-				if x.origin < 0 {
-					x.origin = j
-				}
-			}
-		}
-		x.origin = max(x.origin, 0)
+		x := rowCtx{a: a, b: b, origin: max(a.liveKeys(live, b), 0)}
 		segRows := map[int32][]byte{} // the structure's row of each segment
 		for h := range H {
 			for i := range nq {
@@ -90,9 +80,7 @@ func (a *Attention) computePairwise() (*Mask, error) {
 				for _, r := range a.rules {
 					r.apply(row, &x)
 				}
-				for k := range row {
-					row[k] &= live[k]
-				}
+				andBytes(row, live)
 				copyBits(out.bits, ((b*H+h)*nq+i)*nk, row, 0, nk)
 			}
 		}
@@ -231,20 +219,11 @@ func (a *Attention) segmentsFromPairwise() ([2][]int32, error) {
 	rb := kernels.PackedLen(nk, 1)
 	row, live := make([]byte, rb), make([]byte, rb)
 	for b := range a.batch {
-		clear(live)
-		for j, s := range a.kseg[b*nk : (b+1)*nk] {
-			if s >= 0 {
-				setBit(live, j, true)
-			}
-		}
+		a.liveKeys(live, b)
 		keys := ks[b*nk : (b+1)*nk]
 		classes := map[string]int32{}
 		for i := range nq {
-			clear(row)
-			copyBits(row, 0, a.pair.bits, (b*H*nq+i)*nk, nk)
-			for k := range row {
-				row[k] &= live[k]
-			}
+			a.pairRow(row, live, b, 0, i)
 			first := nextBit(row, 0, nk, true)
 			if first < 0 {
 				qs[b*nq+i] = -1
@@ -432,20 +411,13 @@ func (a *Attention) pairCounts(q, k []int) {
 	rb := kernels.PackedLen(nk, 1)
 	row, live, cols := make([]byte, rb), make([]byte, rb), make([]byte, rb)
 	for b := range a.batch {
-		clear(live)
+		a.liveKeys(live, b)
 		clear(cols)
-		for j, s := range a.kseg[b*nk : (b+1)*nk] {
-			if s >= 0 {
-				setBit(live, j, true)
-			}
-		}
 		for i := range nq {
 			seen := false
 			for h := range H {
-				clear(row)
-				copyBits(row, 0, a.pair.bits, ((b*H+h)*nq+i)*nk, nk)
+				a.pairRow(row, live, b, h, i)
 				for t := range row {
-					row[t] &= live[t]
 					cols[t] |= row[t]
 				}
 				seen = seen || nextBit(row, 0, nk, true) >= 0
@@ -455,6 +427,38 @@ func (a *Attention) pairCounts(q, k []int) {
 			}
 		}
 		k[b] = countRange(cols, 0, nk)
+	}
+}
+
+// liveKeys sets live (ceil(K/8) bytes) to the real keys of batch row b, those
+// with a segment ID ≥ 0, and returns the first of them, or -1.
+func (a *Attention) liveKeys(live []byte, b int) int {
+	clear(live)
+	first := -1
+	for j, s := range a.kseg[b*a.nk : (b+1)*a.nk] {
+		if s >= 0 {
+			setBit(live, j, true)
+			if first < 0 {
+				first = j
+			}
+		}
+	}
+	return first
+}
+
+// pairRow sets row (ceil(K/8) bytes) to the keys that query i of head h of
+// batch row b attends in a pairwise structure, restricted to live (from
+// liveKeys).
+func (a *Attention) pairRow(row, live []byte, b, h, i int) {
+	clear(row)
+	copyBits(row, 0, a.pair.bits, ((b*max(a.heads, 1)+h)*a.nq+i)*a.nk, a.nk)
+	andBytes(row, live)
+}
+
+// andBytes ands src into dst, byte by byte.
+func andBytes(dst, src []byte) {
+	for k := range dst {
+		dst[k] &= src[k]
 	}
 }
 

@@ -2,6 +2,7 @@ package mask
 
 import (
 	"fmt"
+	"math"
 	"slices"
 )
 
@@ -22,7 +23,7 @@ type rowCtx struct {
 
 // posLimit bounds positions and window sizes in rule arithmetic, far above
 // any index of a mask (maxLen) and far below overflow.
-const posLimit = 1 << 58
+const posLimit = math.MaxInt >> 5
 
 // offsets resolves a rule's per-batch query offsets: nil for 0, one value
 // for every row, or one per row.

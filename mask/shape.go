@@ -3,24 +3,23 @@ package mask
 import (
 	"fmt"
 	"slices"
+
+	"github.com/tensorcast-go/tensorcast/internal/shape"
 )
 
 // maxLen bounds the number of elements of a mask, so that bit offsets and
 // byte counts never overflow an int.
-const maxLen = 1 << 56
+const maxLen = shape.MaxElements
 
 // size returns the number of elements of shape, or a *ShapeError for a
 // negative dimension or a count beyond maxLen.
-func size(op string, shape []int) (int, error) {
-	n := 1
-	for i, d := range shape {
-		if d < 0 {
-			return 0, &ShapeError{Op: op, Shape: slices.Clone(shape), Reason: fmt.Sprintf("dimension %d is negative", i)}
-		}
-		if d != 0 && n > maxLen/d {
-			return 0, &ShapeError{Op: op, Shape: slices.Clone(shape), Reason: "too many elements"}
-		}
-		n *= d
+func size(op string, dims []int) (int, error) {
+	n, neg, ok := shape.Elements(dims)
+	switch {
+	case neg >= 0:
+		return 0, &ShapeError{Op: op, Shape: slices.Clone(dims), Reason: fmt.Sprintf("dimension %d is negative", neg)}
+	case !ok:
+		return 0, &ShapeError{Op: op, Shape: slices.Clone(dims), Reason: "too many elements"}
 	}
 	return n, nil
 }

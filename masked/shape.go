@@ -3,18 +3,21 @@ package masked
 import (
 	"slices"
 	"sync/atomic"
+
+	"github.com/tensorcast-go/tensorcast/mask"
 )
 
-// broadcastMask returns mask (of shape mshape) broadcast to shape, following
+// broadcastMask returns keep (of shape mshape) broadcast to shape, following
 // NumPy's rules: mshape has at most len(shape) dimensions and, aligned from the
-// right, each is 1 or equal to shape's. A nil mask keeps everything. A mask
-// that already has the shape is returned as it is.
-func broadcastMask(op string, mask []bool, mshape, shape []int) ([]bool, error) {
+// right, each is 1 or equal to shape's. A nil keep keeps everything. A mask
+// that already has the shape is returned as it is; another is stretched by
+// mask.Mask.Broadcast.
+func broadcastMask(op string, keep []bool, mshape, shape []int) ([]bool, error) {
 	n, err := numel(op, "shape", shape)
 	if err != nil {
 		return nil, err
 	}
-	if mask == nil {
+	if keep == nil {
 		out := make([]bool, n)
 		for i := range out {
 			out[i] = true
@@ -25,8 +28,8 @@ func broadcastMask(op string, mask []bool, mshape, shape []int) ([]bool, error) 
 	if err != nil {
 		return nil, err
 	}
-	if len(mask) != mn {
-		return nil, errorf(ErrShape, op, "mask", "%d values for mask shape %v (%d elements)", len(mask), mshape, mn)
+	if len(keep) != mn {
+		return nil, errorf(ErrShape, op, "mask", "%d values for mask shape %v (%d elements)", len(keep), mshape, mn)
 	}
 	if len(mshape) > len(shape) {
 		return nil, errorf(ErrShape, op, "mask", "mask shape %v has more dimensions than %v", mshape, shape)
@@ -41,36 +44,21 @@ func broadcastMask(op string, mask []bool, mshape, shape []int) ([]bool, error) 
 	}
 	if same && mn == n {
 		// Equal up to leading dimensions of size 1: the flat order is the same.
-		return mask, nil
+		return keep, nil
 	}
-	// Strides of the mask seen through shape: 0 along broadcast dimensions.
-	strides := make([]int, len(shape))
-	st := 1
-	for i := len(mshape) - 1; i >= 0; i-- {
-		if mshape[i] != 1 {
-			strides[lead+i] = st
-		}
-		st *= mshape[i]
-	}
-	out := make([]bool, n)
 	if n == 0 {
-		return out, nil
+		return []bool{}, nil
 	}
-	idx := make([]int, len(shape))
-	off := 0
-	for i := range out {
-		out[i] = mask[off]
-		for d := len(shape) - 1; d >= 0; d-- {
-			idx[d]++
-			off += strides[d]
-			if idx[d] < shape[d] {
-				break
-			}
-			off -= strides[d] * idx[d]
-			idx[d] = 0
-		}
+	// The shapes are checked: only a shape beyond the bit masks' limit on
+	// elements fails here.
+	m, err := mask.FromBools(mshape, keep)
+	if err == nil {
+		m, err = m.Broadcast(shape)
 	}
-	return out, nil
+	if err != nil {
+		return nil, errorf(ErrShape, op, "mask", "%v", err)
+	}
+	return m.Bools(), nil
 }
 
 // canonicalDims turns dims (negative values count from the end; nil or empty:

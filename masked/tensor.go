@@ -3,12 +3,12 @@ package masked
 import (
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
 	"unsafe"
 
+	"github.com/tensorcast-go/tensorcast/internal/shape"
 	"github.com/tensorcast-go/tensorcast/mask"
 )
 
@@ -119,6 +119,9 @@ func New[T Float](data []T, shape []int, mask []bool, maskShape []int) (*Tensor[
 func FromMask[T Float](data []T, shape []int, m *mask.Mask) (*Tensor[T], error) {
 	if m == nil {
 		return New(data, shape, nil, nil)
+	}
+	if b, err := m.Broadcast(shape); err == nil {
+		m = b // stretched as bits; New reports a mask that does not fit
 	}
 	return New(data, shape, m.Bools(), m.Shape())
 }
@@ -263,16 +266,13 @@ func inputOf[T Float](op string, x Input[T]) ([]int, *Tensor[T], *coords[T], err
 
 // numel checks a shape (no negative sizes, no overflow) and returns its number
 // of elements.
-func numel(op, arg string, shape []int) (int, error) {
-	n := 1
-	for _, s := range shape {
-		if s < 0 {
-			return 0, errorf(ErrShape, op, arg, "negative size in %v", shape)
-		}
-		if s != 0 && n > math.MaxInt/s {
-			return 0, errorf(ErrShape, op, arg, "%v has too many elements", shape)
-		}
-		n *= s
+func numel(op, arg string, dims []int) (int, error) {
+	n, neg, ok := shape.Elements(dims)
+	switch {
+	case neg >= 0:
+		return 0, errorf(ErrShape, op, arg, "negative size in %v", dims)
+	case !ok:
+		return 0, errorf(ErrShape, op, arg, "%v has too many elements", dims)
 	}
 	return n, nil
 }

@@ -1,7 +1,5 @@
 package tcast
 
-import "math"
-
 // Errors compares dequantized values with their source: what a cast lost.
 type Errors struct {
 	// SQNR in dB over elements where both are finite; nil when the error is
@@ -14,33 +12,10 @@ type Errors struct {
 	Lost int
 }
 
-// Compare measures got against want.
+// Compare measures got against want (len(got) ≥ len(want)), element by
+// element in order.
 func Compare(want, got []float32) Errors {
-	var e Errors
-	var sig, noise float64
-	n := 0
-	for i, w := range want {
-		g := got[i]
-		wf := !math.IsNaN(float64(w)) && !math.IsInf(float64(w), 0)
-		gf := !math.IsNaN(float64(g)) && !math.IsInf(float64(g), 0)
-		if wf && !gf {
-			e.Lost++
-		}
-		if !wf || !gf {
-			continue
-		}
-		d := float64(g) - float64(w)
-		sig += float64(w) * float64(w)
-		noise += d * d
-		e.MaxAbs = max(e.MaxAbs, math.Abs(d))
-		n++
-	}
-	if n > 0 {
-		e.MSE = noise / float64(n)
-	}
-	if noise != 0 && sig != 0 {
-		s := 10 * math.Log10(sig/noise)
-		e.SQNR = &s
-	}
-	return e
+	var s ErrorSum
+	s.addSlow(want, got)
+	return s.Errors()
 }

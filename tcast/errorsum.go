@@ -23,9 +23,6 @@ type ErrorSum struct {
 	n, lost            int
 }
 
-// nonFinite32 reports whether the float32 bits b are a NaN or an infinity.
-func nonFinite32(b uint32) bool { return b&0x7f800000 == 0x7f800000 }
-
 // Add measures got against want, element by element (len(got) ≥ len(want)).
 func (s *ErrorSum) Add(want, got []float32) {
 	got = got[:len(want)]
@@ -43,12 +40,13 @@ func (s *ErrorSum) Add(want, got []float32) {
 	s.maxAbs = max(s.maxAbs, m)
 }
 
-// addSlow is Add element by element, with NaN and Inf handled as Compare
-// does.
+// addSlow is Add element by element, and Compare: elements where either
+// value is a NaN or an infinity are left out, and a finite want whose got is
+// not counts as lost.
 func (s *ErrorSum) addSlow(want, got []float32) {
 	for i, w := range want {
 		g := got[i]
-		wf, gf := !nonFinite32(math.Float32bits(w)), !nonFinite32(math.Float32bits(g))
+		wf, gf := !isNonFinite(w), !isNonFinite(g)
 		if wf && !gf {
 			s.lost++
 		}

@@ -3,6 +3,7 @@ package tcast
 import (
 	"fmt"
 
+	"github.com/tensorcast-go/tensorcast/internal/shape"
 	"github.com/tensorcast-go/tensorcast/scale"
 	"github.com/tensorcast-go/tensorcast/sparsity"
 )
@@ -31,17 +32,14 @@ type layout struct {
 // product returns the product of dims, or an error when it overflows or a dim is
 // negative.
 func product(dims []int) (int, error) {
-	p := 1
-	for _, d := range dims {
-		if d < 0 {
-			return 0, fmt.Errorf("negative dimension %d in shape %v", d, dims)
-		}
-		if d != 0 && p > (1<<62)/d {
-			return 0, fmt.Errorf("shape %v has too many elements", dims)
-		}
-		p *= d
+	n, neg, ok := shape.Elements(dims)
+	switch {
+	case neg >= 0:
+		return 0, fmt.Errorf("negative dimension %d in shape %v", dims[neg], dims)
+	case !ok:
+		return 0, fmt.Errorf("shape %v has too many elements", dims)
 	}
-	return p, nil
+	return n, nil
 }
 
 // normAxis maps a possibly negative axis to 0..rank-1.

@@ -141,7 +141,7 @@ func (c *caster) castGroupKernel(x []float32, p groupPlan) *Tensor {
 	if p.kind != kernelFP8 {
 		bits = p.ig.Bits
 	}
-	codes := make([]byte, (len(x)*bits+7)/8)
+	codes := make([]byte, kernels.PackedLen(len(x), uint(bits)))
 	switch p.kind {
 	case kernelIntSym:
 		kernels.QuantizeIntSym(codes, t.Scale.Bytes, x, p.ig)

@@ -13,9 +13,10 @@ import (
 // is exactly what they compute: the datatype is MXFP4, MXFP6 (E2M3, E3M2),
 // MXFP8 (E4M3, E5M2), MXINT8 or NVFP4, its blocks run along the last axis and
 // every row is a whole number of blocks, and the options are the defaults
-// those kernels implement (floor scales, round to nearest even, no keep mask,
-// symmetric integers, float scales that are not forced to powers of two). The
-// results are the same bits either way; the tests compare the two paths.
+// those kernels implement (floor scales, round to nearest even, symmetric
+// integers, float scales that are not forced to powers of two), with or
+// without a keep mask. The results are the same bits either way; the tests
+// compare the two paths.
 
 // kernelKind names the datatypes the kernels handle.
 type kernelKind uint8
@@ -92,7 +93,7 @@ func kernelRows(lay *layout, block int) bool {
 func (c *caster) kernel() kernelKind {
 	k, block := kernelKindOf(c.dt)
 	o := c.opts
-	if k == noKernel || !kernelRows(c.lay, block) || o.Keep != nil || o.Rounding != kernels.RoundEven ||
+	if k == noKernel || !kernelRows(c.lay, block) || o.Rounding != kernels.RoundEven ||
 		o.FullRange || (k == kernelNVFP4 && o.PowerOfTwoScales) || (k != kernelNVFP4 && o.Mode != scale.Floor) {
 		return noKernel
 	}
@@ -100,9 +101,9 @@ func (c *caster) kernel() kernelKind {
 }
 
 // packedLen is the number of data bytes the kernels of kind k use for n
-// elements.
+// elements (whole blocks, so no partial byte).
 func packedLen(k kernelKind, n int) int {
-	return n * kernelBits(k) / 8
+	return kernels.PackedLen(n, uint(kernelBits(k)))
 }
 
 // kernelBits is the width of the element codes of kind k.
@@ -118,7 +119,18 @@ func kernelBits(k kernelKind) int {
 
 // castKernel is Cast through the kernels of kind k: the same tensor, part by
 // part, as the block-by-block path gives.
+//
+// With a keep mask the kernels cast a copy of x whose dropped elements are
+// +0: a block's largest magnitude is then that of its kept elements (0 when
+// none is kept), which is the masked amax the scale comes from, and the
+// dropped elements are stored as zero, as the block-by-block path stores
+// them.
 func (c *caster) castKernel(x []float32, k kernelKind) *Tensor {
+	if c.keepBits != nil {
+		xz := make([]float32, len(x))
+		kernels.ZeroMasked(xz, x, c.keepBits)
+		x = xz
+	}
 	t := c.newKernelTensor()
 	scales := t.Scale.Bytes
 	codes := make([]byte, packedLen(k, len(x)))

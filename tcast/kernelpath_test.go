@@ -13,6 +13,7 @@ import (
 
 	"github.com/tensorcast-go/tensorcast/dtype"
 	"github.com/tensorcast-go/tensorcast/kernels"
+	"github.com/tensorcast-go/tensorcast/mask"
 	"github.com/tensorcast-go/tensorcast/scale"
 )
 
@@ -370,14 +371,18 @@ func TestKernelPathGates(t *testing.T) {
 		{"ceil scales", "mxfp4", []int{4, 96}, Options{Mode: scale.Ceil}},
 		{"ties away", "mxfp8e4", []int{4, 96}, Options{Rounding: dtype.RoundAway}},
 		{"stochastic", "mxfp4", []int{4, 96}, Options{Rounding: dtype.RoundStochastic, Seed: 3}},
-		{"keep mask", "nvfp4", []int{4, 96}, Options{Keep: keepMask(t, []int{4, 96}, keep)}},
 		{"full range", "mxint8", []int{4, 96}, Options{FullRange: true}},
 		{"power-of-two scales", "nvfp4", []int{4, 96}, Options{PowerOfTwoScales: true}},
 		{"blocks of 16", "mxfp4t16", []int{4, 96}, Options{}},
 		{"2-D tiles", "mxfp4s", []int{12, 32}, Options{}},
 	})
+	// A keep mask keeps the kernels (castKernel zeroes the dropped elements
+	// first); TestKernelPathKeepMask compares the two paths.
+	c, err := newCaster(x, []int{4, 96}, MustLookup("nvfp4"), Options{Keep: keepMask(t, []int{4, 96}, keep)})
+	require.NoError(t, err)
+	assert.Equal(t, kernelNVFP4, c.kernel())
 	// Power-of-two scales do not change exponent scales: MX keeps the kernels.
-	c, err := newCaster(x, []int{4, 96}, MustLookup("mxfp4"), Options{PowerOfTwoScales: true})
+	c, err = newCaster(x, []int{4, 96}, MustLookup("mxfp4"), Options{PowerOfTwoScales: true})
 	require.NoError(t, err)
 	assert.Equal(t, kernelMXFP4, c.kernel())
 }
@@ -447,4 +452,41 @@ func FuzzMXFP4(f *testing.F) {
 		copy(ref.Scale.Bytes, data[min(len(data), len(ref.Data.Bytes)):])
 		check("dequantize of raw bytes")
 	})
+}
+
+// TestKernelPathKeepMask compares the kernel path with the block-by-block
+// path for casts with a keep mask, for every kernel datatype in every form:
+// random masks, a mask that drops whole blocks, a dropped NaN and Inf (which
+// must not reach the scale), a kept NaN (a NaN block), a broadcast mask, and
+// negative dropped values (stored as +0).
+func TestKernelPathKeepMask(t *testing.T) {
+	r := rand.New(rand.NewPCG(27, 28))
+	shape := []int{4, 64}
+	x := randomInput(r, 4*64, false)
+	x[1], x[2], x[3] = float32(math.NaN()), float32(math.Inf(-1)), -5 // row 0, block 0: dropped below
+	x[70] = float32(math.NaN())                                       // row 1, block 0: kept
+	keep := make([]bool, len(x))
+	for i := range keep {
+		keep[i] = r.IntN(3) > 0
+	}
+	keep[1], keep[2], keep[3], keep[70] = false, false, false, true
+	for i := 128; i < 160; i++ {
+		keep[i] = false // row 2, block 0: nothing kept
+	}
+	masks := map[string]*mask.Mask{"random": keepMask(t, shape, keep)}
+	col, err := mask.FromBools([]int{4, 1}, []bool{true, false, true, true})
+	require.NoError(t, err)
+	masks["broadcast rows"] = col
+	for _, kd := range kernelDatatypes {
+		dt := MustLookup(kd.name)
+		for name, m := range masks {
+			for _, form := range []Form{Virtual, Actual, Compressed} {
+				opts := Options{Form: form, Keep: m}
+				c, err := newCaster(x, shape, dt, opts)
+				require.NoError(t, err)
+				require.NotEqual(t, noKernel, c.kernel(), kd.name)
+				castBothPaths(t, r, x, shape, dt, &opts, fmt.Sprintf("%s %s %s", kd.name, name, form))
+			}
+		}
+	}
 }

@@ -53,7 +53,9 @@ func NewRowCaster(shape []int, dt *DataType, opts *Options) (*RowCaster, error) 
 		r.rowLen = shape[rank-1]
 		r.rows, _ = product(shape[:rank-1]) // newCaster checked the product of all
 	}
-	if k := c.kernel(); k != noKernel {
+	// A keep mask falls back to Cast, whose kernel path zeroes the dropped
+	// elements of a copy of the whole tensor first.
+	if k := c.kernel(); k != noKernel && c.keepBits == nil {
 		r.kind, r.block = k, c.lay.tile1
 	}
 	return r, nil
@@ -99,10 +101,7 @@ type RowScratch struct {
 // Bytes returns n bytes of scratch, whose contents are undefined, valid
 // until the next call; layouts that lay codes out their own way stage them
 // there. A nil RowScratch allocates.
-func (s *RowScratch) Bytes(n int) []byte { return s.bytes(n) }
-
-// bytes returns n bytes of scratch.
-func (s *RowScratch) bytes(n int) []byte {
+func (s *RowScratch) Bytes(n int) []byte {
 	if s == nil {
 		return make([]byte, n)
 	}
@@ -201,16 +200,18 @@ func (r *RowCaster) CastRowsPacked(data, scale []byte, x, deq []float32) error {
 	case r.NeedsAmax() && r.tensorScale == nil:
 		return fmt.Errorf("tcast: cast rows of %s: the tensor scale needs the tensor's amax: call SetAmax first", name)
 	}
-	r.quantize(data, scale, x)
-	if deq != nil {
-		dequantKernel(r.kind, deq, data, scale, r.c.tensorMul)
-	}
+	r.castPacked(data, scale, x, deq)
 	return nil
 }
 
-// quantize runs the kernel of r over whole blocks.
-func (r *RowCaster) quantize(codes, scales []byte, x []float32) {
+// castPacked is CastRowsPacked past its checks: the kernel of r over whole
+// blocks into codes and scales, then, unless deq is nil, the values they
+// decode to into deq.
+func (r *RowCaster) castPacked(codes, scales []byte, x, deq []float32) {
 	quantKernel(r.kind, codes, scales, x, r.c.tensorMul)
+	if deq != nil {
+		dequantKernel(r.kind, deq, codes, scales, r.c.tensorMul)
+	}
 }
 
 // CastRows casts the rows x, which start at row r0, into t, a tensor of the
@@ -240,24 +241,19 @@ func (r *RowCaster) CastRows(t *Tensor, x []float32, r0 int, deq []float32, s *R
 	scales := t.Scale.Bytes[r.ScaleBytes(r0):r.ScaleBytes(r0+nr)]
 	switch t.Form {
 	case Compressed:
-		return r.CastRowsPacked(t.Data.Bytes[r.DataBytes(r0):r.DataBytes(r0+nr)], scales, x, deq)
+		r.castPacked(t.Data.Bytes[r.DataBytes(r0):r.DataBytes(r0+nr)], scales, x, deq)
 	case Actual:
 		codes := t.Data.Bytes[e0:e1]
 		if kernelBits(r.kind) != 8 {
-			codes = s.bytes(r.DataBytes(nr))
+			codes = s.Bytes(r.DataBytes(nr))
 		}
-		r.quantize(codes, scales, x)
+		r.castPacked(codes, scales, x, deq)
 		if len(codes) != e1-e0 {
 			kernels.UnpackBits(t.Data.Bytes[e0:e1], codes, uint(kernelBits(r.kind)))
 		}
-		if deq != nil {
-			dequantKernel(r.kind, deq, codes, scales, r.c.tensorMul)
-		}
 	case Virtual:
-		codes := s.bytes(r.DataBytes(nr))
-		r.quantize(codes, scales, x)
 		vals := t.Values[e0:e1]
-		dequantKernel(r.kind, vals, codes, scales, r.c.tensorMul)
+		r.castPacked(s.Bytes(r.DataBytes(nr)), scales, x, vals)
 		if deq != nil {
 			copy(deq, vals)
 		}

@@ -102,9 +102,6 @@ func (p *Part) wantBytes() (int, error) {
 		return 0, err
 	}
 	if p.Packed {
-		if n > (1<<62)/8 {
-			return 0, fmt.Errorf("shape %v has too many elements", p.Shape)
-		}
 		return kernels.PackedLen(n, uint(p.Bits)), nil
 	}
 	return n * p.StorageBytes(), nil

@@ -14,6 +14,7 @@ import (
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/npy"
 	"github.com/tensorcast-go/tensorcast/dtype"
+	"github.com/tensorcast-go/tensorcast/internal/shape"
 	"github.com/tensorcast-go/tensorcast/kernels"
 	"github.com/tensorcast-go/tensorcast/scale"
 	tc "github.com/tensorcast-go/tensorcast/tcast"
@@ -245,18 +246,15 @@ func localName(name string) bool {
 
 // checkedProduct returns the number of elements of shape, rejecting negative
 // dimensions and counts too large to address.
-func checkedProduct(shape []int) (int, error) {
-	p := 1
-	for _, d := range shape {
-		if d < 0 {
-			return 0, fmt.Errorf("negative dimension in %v", shape)
-		}
-		if d != 0 && p > (1<<56)/d {
-			return 0, fmt.Errorf("%v has too many elements", shape)
-		}
-		p *= d
+func checkedProduct(dims []int) (int, error) {
+	n, neg, ok := shape.Elements(dims)
+	switch {
+	case neg >= 0:
+		return 0, fmt.Errorf("negative dimension in %v", dims)
+	case !ok:
+		return 0, fmt.Errorf("%v has too many elements", dims)
 	}
-	return p, nil
+	return n, nil
 }
 
 // partFormat returns the number format of a part of the datatype (nil for meta

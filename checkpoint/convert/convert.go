@@ -576,6 +576,18 @@ func Convert(inPath, out string, opts Options) (*Result, error) {
 		scs[i] = &scratch{}
 		scratches <- scs[i]
 	}
+	// named names the input and tensor d in an error of its work, unless
+	// the sink's (a writeError), which names the output and tensor.
+	named := func(d *decision, err error) error {
+		var we writeError
+		switch {
+		case errors.As(err, &we):
+			return we.error
+		case err != nil:
+			return fmt.Errorf("%s: tensor %s: %w", inPath, d.source, err)
+		}
+		return nil
+	}
 	err = ordered.Run(len(items), opts.Workers, window, func(i int) error {
 		it := items[i]
 		d := it.d
@@ -590,14 +602,7 @@ func Convert(inPath, out string, opts Options) (*Result, error) {
 		default:
 			err = p.whole(d, sc)
 		}
-		var we writeError
-		switch {
-		case errors.As(err, &we):
-			return we.error // it names the output and tensor
-		case err != nil:
-			return fmt.Errorf("%s: tensor %s: %w", inPath, d.source, err)
-		}
-		return nil
+		return named(d, err)
 	}, func(i int) error {
 		it := items[i]
 		if !it.last {
@@ -607,7 +612,7 @@ func Convert(inPath, out string, opts Options) (*Result, error) {
 		switch {
 		case d.st != nil:
 			if err := p.finish(d); err != nil {
-				return fmt.Errorf("%s: tensor %s: %w", inPath, d.source, err)
+				return named(d, err)
 			}
 		case d.copied():
 			d.result.BytesOut = d.info.Size
@@ -672,24 +677,17 @@ func writeNew(path string, b []byte) error {
 	return err
 }
 
-// run casts (or copies) one tensor and fills in its report.
+// run casts one weight whole and fills in its report, or dequantizes a kept
+// tensor with no stored dtype (one of a quantized source) to F32; kept
+// tensors with one are copied piece by piece (copyPieces).
 func (p *plan) run(d *decision) ([]layout.Tensor, error) {
 	name := d.info.Name
 	if !d.cast {
-		var b []byte
-		var err error
-		if d.info.DType != 0 {
-			b, err = p.in.Bytes(d.source)
-		} else {
-			var v []float32
-			if v, _, err = p.in.Float32(d.source); err == nil {
-				b = float32Bytes(v)
-			}
-		}
+		v, _, err := p.in.Float32(d.source)
 		if err != nil {
 			return nil, err
 		}
-		return []layout.Tensor{{Spec: d.specs[0], Data: b}}, nil
+		return []layout.Tensor{{Spec: d.specs[0], Data: float32Bytes(v)}}, nil
 	}
 	x, _, err := p.in.Float32(d.source)
 	if err != nil {

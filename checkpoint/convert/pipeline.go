@@ -1,9 +1,7 @@
 package convert
 
 import (
-	"encoding/binary"
 	"fmt"
-	"math"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -71,7 +69,7 @@ type stream struct {
 
 	once sync.Once
 	err  error
-	src  []byte // the source's stored bytes, once prepared
+	src  []byte // the source's stored bytes, once ready
 
 	// A second-level tensor scale (NVFP4) depends on every element, and
 	// every block's encoding on it: such a weight is read twice, by amax
@@ -314,20 +312,28 @@ func spread(a []item, aSize []int64, b []item, bSize []int64) []item {
 	return append(out, b[j:]...)
 }
 
-// prepare makes a streamed weight ready for its items: the source view and
-// the report's sums.
-func (p *plan) prepare(d *decision) error {
-	st := d.st
-	src, err := p.in.Bytes(d.source)
+// stored returns the mapped bytes of tensor d's source, checked against
+// the size the plan counted.
+func (p *plan) stored(d *decision) ([]byte, error) {
+	b, err := p.in.Bytes(d.source)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if int64(len(src)) != d.info.Size {
-		return fmt.Errorf("%d stored bytes, want %d", len(src), d.info.Size)
+	if int64(len(b)) != d.info.Size {
+		return nil, fmt.Errorf("%d stored bytes, want %d", len(b), d.info.Size)
 	}
-	st.src = src
-	st.sums = make([]tcast.ErrorSum, st.chunks)
-	return nil
+	return b, nil
+}
+
+// ready makes a streamed weight ready for its items, once, whichever item
+// comes first: the source view and the report's sums.
+func (p *plan) ready(d *decision) error {
+	st := d.st
+	st.once.Do(func() {
+		st.src, st.err = p.stored(d)
+		st.sums = make([]tcast.ErrorSum, st.chunks)
+	})
+	return st.err
 }
 
 // gatherAmax runs an amax item: the amax of its chunks. The last amax item
@@ -353,9 +359,8 @@ func (p *plan) gatherAmax(it item, sc *scratch) (err error) {
 			close(st.amaxReady)
 		}
 	}()
-	st.once.Do(func() { st.err = p.prepare(it.d) })
-	if st.err != nil {
-		return st.err
+	if err := p.ready(it.d); err != nil {
+		return err
 	}
 	a := &st.amaxParts[it.amax-1]
 	for c := it.c0; c < it.c1; c++ {
@@ -389,24 +394,15 @@ func (st *stream) read(sc *scratch, r0, r1 int) []float32 {
 	case safetensors.F16:
 		kernels.Float16BytesToFloat32(x, b)
 	default:
-		for i := range x {
-			x[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-		}
+		kernels.Float32BytesToFloat32(x, b)
 	}
 	return x
 }
 
-// littleEndian reports whether the machine stores words little-endian, as
-// safetensors does.
-var littleEndian = func() bool {
-	x := uint16(1)
-	return *(*byte)(unsafe.Pointer(&x)) == 1
-}()
-
 // float32View returns little-endian float32 bytes as float32 values without
 // copying, when the machine and the bytes' alignment allow it.
 func float32View(b []byte) ([]float32, bool) {
-	if !littleEndian || len(b) == 0 || uintptr(unsafe.Pointer(unsafe.SliceData(b)))%4 != 0 {
+	if !kernels.NativeLittleEndian() || len(b) == 0 || uintptr(unsafe.Pointer(unsafe.SliceData(b)))%4 != 0 {
 		return nil, false
 	}
 	return unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/4), true
@@ -428,9 +424,8 @@ func (p *plan) work(it item, sc *scratch) error {
 			return err
 		}
 	}
-	st.once.Do(func() { st.err = p.prepare(d) })
-	if st.err != nil {
-		return st.err
+	if err := p.ready(d); err != nil {
+		return err
 	}
 	R0, _ := st.chunkRange(it.c0)
 	_, R1 := st.chunkRange(it.c1 - 1)
@@ -473,12 +468,9 @@ func (p *plan) work(it item, sc *scratch) error {
 // once written, so that the tensor is never resident whole.
 func (p *plan) copyPieces(it item, sc *scratch) error {
 	d := it.d
-	b, err := p.in.Bytes(d.source)
+	b, err := p.stored(d)
 	if err != nil {
 		return err
-	}
-	if int64(len(b)) != d.info.Size {
-		return fmt.Errorf("%d stored bytes, want %d", len(b), d.info.Size)
 	}
 	for k := it.c0; k < it.c1; k++ {
 		off := min(int64(k)*keptPiece, d.info.Size)

@@ -162,10 +162,7 @@ func runDone(ws []write) {
 func (o *writer) writeAt(name string, data []byte, off int64) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if err := o.s.WriteAt(name, data, off); err != nil {
-		return writeError{err}
-	}
-	return nil
+	return o.writeAll([]write{{name: name, data: data, off: off}})
 }
 
 // finish writes what the workers, whose scratches are scs and who are all

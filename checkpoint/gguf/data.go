@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"math"
 
 	"github.com/tensorcast-go/tensorcast/kernels"
 )
@@ -43,18 +42,10 @@ func (f *File) Float32s(name string) ([]float32, error) {
 // dequantizers maps each type Float32s supports to a function decoding
 // len(dst) elements from src (whose size the reader has validated).
 var dequantizers = map[Type]func(dst []float32, src []byte){
-	TypeF32: func(dst []float32, src []byte) {
-		for i := range dst {
-			dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(src[4*i:]))
-		}
-	},
+	TypeF32:  kernels.Float32BytesToFloat32,
 	TypeF16:  kernels.Float16BytesToFloat32,
 	TypeBF16: kernels.BFloat16BytesToFloat32,
-	TypeF64: func(dst []float32, src []byte) {
-		for i := range dst {
-			dst[i] = float32(math.Float64frombits(binary.LittleEndian.Uint64(src[8*i:])))
-		}
-	},
+	TypeF64:  kernels.Float64BytesToFloat32,
 	TypeI8: func(dst []float32, src []byte) {
 		for i := range dst {
 			dst[i] = float32(int8(src[i]))

@@ -34,8 +34,7 @@ type Stream struct {
 	mu      sync.Mutex
 	tensors []streamTensor // in declaration order, so in file order
 	index   map[string]int
-	next    int   // Write's tensor: the first not complete
-	end     int64 // the end of the furthest byte WriteAt wrote in the file
+	next    int // Write's tensor: the first not complete
 	err     error
 
 	// Write's buffer, which only Write, WriteTensor and Close touch: bytes
@@ -44,7 +43,6 @@ type Stream struct {
 	bufOff int64
 	// Bytes Write has put in the file whose writeback is not started yet.
 	wb0, wb1 int64
-	seqEnd   int64 // the end of the furthest byte Write put in the file
 }
 
 // streamTensor is a tensor of a Stream and the bytes it has received.
@@ -105,7 +103,7 @@ func (w *Writer) Create(path string) (*Stream, error) {
 	return s, nil
 }
 
-// fail records err as the Stream's error unless one is recorded, and
+// failLocked records err as the Stream's error unless one is recorded, and
 // returns the recorded one. s.mu must be held.
 func (s *Stream) failLocked(err error) error {
 	if s.err == nil {
@@ -237,7 +235,6 @@ func (s *Stream) pwrite(b []byte, pos int64) error {
 		return err
 	}
 	end := pos + int64(len(b))
-	s.seqEnd = max(s.seqEnd, end)
 	if pos != s.wb1 {
 		atomicfile.StartWriteback(s.f, s.wb0, s.wb1-s.wb0)
 		s.wb0 = pos
@@ -292,7 +289,6 @@ func (s *Stream) WriteAt(name string, data []byte, off int64) error {
 	}
 	t.at, t.named = true, true
 	pos := t.off + off
-	s.end = max(s.end, pos+int64(len(data)))
 	s.mu.Unlock()
 
 	if len(data) == 0 {
@@ -327,15 +323,15 @@ func (s *Stream) Close() error {
 			break
 		}
 	}
-	end := s.end
 	err := s.err
 	s.mu.Unlock()
 	if err == nil {
 		err = s.flush()
 	}
-	if err == nil && max(end, s.seqEnd) < s.size {
-		// The padding after the last tensor, when WriteAt wrote it: the
-		// file's holes read as zeros.
+	if err == nil {
+		// The padding after the last tensor, when WriteAt wrote it, is
+		// missing: extend the file to its size (the new bytes read as
+		// zeros). A file that has all its bytes keeps them.
 		err = s.f.Truncate(s.size)
 	}
 	if err != nil {

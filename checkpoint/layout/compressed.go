@@ -557,12 +557,9 @@ func tensorIn(src Source, name string, shape []int, dts ...safetensors.DType) (*
 	if shape != nil && !slices.Equal(info.Shape, shape) {
 		return nil, fmt.Errorf("tensor %s has shape %v, want %v", name, info.Shape, shape)
 	}
-	n := 1
-	for _, d := range info.Shape {
-		if d < 0 || (d != 0 && n > (1<<62)/d) {
-			return nil, fmt.Errorf("tensor %s has a bad shape %v", name, info.Shape)
-		}
-		n *= d
+	n, ok := elements(info.Shape)
+	if !ok {
+		return nil, fmt.Errorf("tensor %s has a bad shape %v", name, info.Shape)
 	}
 	if want := n * info.DType.BitSize() / 8; len(b) != want {
 		return nil, fmt.Errorf("tensor %s holds %d bytes, want %d for %v %v", name, len(b), want, info.DType, info.Shape)

@@ -3,12 +3,14 @@ package layout
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/gguf"
 	"github.com/tensorcast-go/tensorcast/dtype"
 	"github.com/tensorcast-go/tensorcast/internal/names"
+	"github.com/tensorcast-go/tensorcast/internal/shape"
 	"github.com/tensorcast-go/tensorcast/scale"
 	"github.com/tensorcast-go/tensorcast/tcast"
 )
@@ -260,23 +262,17 @@ func (l ggufLayout) Cast(x []float32, shape []int, dt *tcast.DataType, opts *tca
 		return nil, fmt.Errorf("layout gguf: datatype %s: the innermost dimension %d is not a multiple of the block size %d", dt.Name(), in, ggufBlock)
 	}
 	typ, _ := ggufTypeOf(dt)
-	if typ == gguf.TypeMXFP4 {
-		o.Form = tcast.Actual
-		// With tcast.Cast's defaults the cast is gguf.QuantizeMXFP4's,
+	ggml := ggmlOptions(&o)
+	n, ok := elements(shape)
+	if typ == gguf.TypeMXFP4 && (!ggml || !ok || n != len(x) || n == 0) {
+		// Only with tcast.Cast's defaults is the cast gguf.QuantizeMXFP4's,
 		// which writes the blocks Encode would lay out in one pass.
-		n, ok := elements(shape)
-		if !ok || n != len(x) || n == 0 || o.Mode != scale.Floor || o.Rounding != dtype.RoundEven || o.FullRange || o.Keep != nil {
-			return tcast.Cast(x, shape, dt, &o)
-		}
-		size, _ := typ.Size(int64(n))
-		blocks := make([]byte, size)
-		gguf.QuantizeMXFP4(blocks, x)
-		return ggufTensorOf(dt, typ, shape, blocks), nil
+		o.Form = tcast.Actual
+		return tcast.Cast(x, shape, dt, &o)
 	}
-	if o.Mode != scale.Floor || o.Rounding != dtype.RoundEven || o.FullRange || o.Keep != nil {
+	if !ggml {
 		return nil, fmt.Errorf("layout gguf: datatype %s: ggml's quantizer chooses its own scales and rounding; scale modes, rounding modes, full range and keep masks apply to mxfp4 only", dt.Name())
 	}
-	n, ok := elements(shape)
 	if !ok {
 		return nil, fmt.Errorf("layout gguf: bad shape %v", shape)
 	}
@@ -285,25 +281,36 @@ func (l ggufLayout) Cast(x []float32, shape []int, dt *tcast.DataType, opts *tca
 	}
 	size, _ := typ.Size(int64(n))
 	blocks := make([]byte, size)
-	if typ == gguf.TypeQ8_0 {
-		gguf.QuantizeQ8_0(blocks, x)
-	} else {
-		gguf.QuantizeQ4_0(blocks, x)
-	}
-	return ggufTensor(typ, shape, blocks), nil
+	ggmlQuantize(typ, blocks, x)
+	return ggufTensorOf(dt, typ, shape, blocks), nil
 }
 
-// elements returns the number of elements of shape, and false for a
-// negative dimension or a count beyond 2^62.
-func elements(shape []int) (int, bool) {
-	n := 1
-	for _, d := range shape {
-		if d < 0 || (d != 0 && n > (1<<62)/d) {
-			return 0, false
-		}
-		n *= d
+// ggmlOptions reports whether o leaves the scales and rounding to ggml's
+// quantizers: floor scales, round to nearest even, no full range, no keep
+// mask (for mxfp4, tcast.Cast's defaults, whose codes gguf.QuantizeMXFP4
+// gives).
+func ggmlOptions(o *tcast.Options) bool {
+	return o.Mode == scale.Floor && o.Rounding == dtype.RoundEven && !o.FullRange && o.Keep == nil
+}
+
+// ggmlQuantize writes x as the blocks dst of ggml type typ (Q8_0, Q4_0 or
+// MXFP4), with ggml's quantizers.
+func ggmlQuantize(typ gguf.Type, dst []byte, x []float32) {
+	switch typ {
+	case gguf.TypeQ8_0:
+		gguf.QuantizeQ8_0(dst, x)
+	case gguf.TypeQ4_0:
+		gguf.QuantizeQ4_0(dst, x)
+	case gguf.TypeMXFP4:
+		gguf.QuantizeMXFP4(dst, x)
 	}
-	return n, true
+}
+
+// elements returns the number of elements of dims, and false for a
+// negative dimension or a count beyond shape.MaxElements.
+func elements(dims []int) (int, bool) {
+	n, _, ok := shape.Elements(dims)
+	return n, ok
 }
 
 // Find lists every MXFP4, Q8_0 and Q4_0 tensor of a GGUFSource, each the
@@ -365,7 +372,7 @@ func (ggufLayout) Decode(name string, src Source) (*tcast.Tensor, bool, error) {
 	}
 	n := int64(1)
 	for _, d := range shape {
-		if d < 0 || (d != 0 && n > (1<<62)/int64(d)) {
+		if d < 0 || (d != 0 && n > (math.MaxInt64>>1)/int64(d)) {
 			return fail("%v tensor has a bad shape %v", info.Type, shape)
 		}
 		n *= int64(d)

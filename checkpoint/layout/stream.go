@@ -5,8 +5,6 @@ import (
 	"maps"
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/gguf"
-	"github.com/tensorcast-go/tensorcast/dtype"
-	"github.com/tensorcast-go/tensorcast/scale"
 	"github.com/tensorcast-go/tensorcast/tcast"
 )
 
@@ -78,11 +76,11 @@ func sliceRows(lay, name string, rs RowStream, out [][]byte, x []float32, r0 int
 	if err := checkOut(lay, name, out, want); err != nil {
 		return nil, err
 	}
-	if rs.RowLen() == 0 || len(x)%rs.RowLen() != 0 || r0 < 0 || r0 > rs.Rows()-len(x)/rs.RowLen() {
-		_, err := rowsOf(lay, name, x, r0, rs.Rows(), rs.RowLen(), nil)
+	n, err := rowsOf(lay, name, x, r0, rs.Rows(), rs.RowLen(), nil)
+	if err != nil {
 		return nil, err
 	}
-	lo, hi := rowBytes(rs, r0, len(x)/rs.RowLen())
+	lo, hi := rowBytes(rs, r0, n)
 	parts := make([][]byte, len(out))
 	for i := range out {
 		parts[i] = out[i][lo[i]:hi[i]]
@@ -90,10 +88,15 @@ func sliceRows(lay, name string, rs RowStream, out [][]byte, x []float32, r0 int
 	return parts, nil
 }
 
-// checkRowsOut reports whether out holds the byte ranges of the rows x from
-// row r0 of rs, as CastRowsTo takes them.
-func checkRowsOut(lay, name string, rs RowStream, out [][]byte, x []float32, r0 int) error {
-	lo, hi := rowBytes(rs, r0, len(x)/rs.RowLen())
+// checkRowsTo checks the arguments of CastRowsTo: that x is whole rows from
+// row r0 of rs, deq (unless nil) as long, and out the byte ranges of those
+// rows.
+func checkRowsTo(lay, name string, rs RowStream, out [][]byte, x []float32, r0 int, deq []float32) error {
+	n, err := rowsOf(lay, name, x, r0, rs.Rows(), rs.RowLen(), deq)
+	if err != nil {
+		return err
+	}
+	lo, hi := rowBytes(rs, r0, n)
 	want := make([]int, len(lo))
 	for i := range lo {
 		want[i] = hi[i] - lo[i]
@@ -188,10 +191,7 @@ func (s *tcastStream) CastRows(out [][]byte, x []float32, r0 int, deq []float32,
 }
 
 func (s *tcastStream) CastRowsTo(out [][]byte, x []float32, r0 int, deq []float32, _ *tcast.RowScratch) error {
-	if _, err := rowsOf("tcast", s.name, x, r0, s.rc.Rows(), s.rc.RowLen(), deq); err != nil {
-		return err
-	}
-	if err := checkRowsOut("tcast", s.name, s, out, x, r0); err != nil {
+	if err := checkRowsTo("tcast", s.name, s, out, x, r0, deq); err != nil {
 		return err
 	}
 	return s.rc.CastRowsPacked(out[0], out[1], x, deq)
@@ -250,9 +250,9 @@ func (s *tcastStream) Finish(out [][]byte, meta map[string]string) ([]Tensor, fl
 	return ts, t.BitsPerValue(), err
 }
 
-// ggufStream writes a weight of the gguf layout block by block: ggml's
-// quantizers for Q8_0 and Q4_0, the kernels for MXFP4 (staged in scratch
-// in pair order, then laid out in ggml's blocks).
+// ggufStream writes a weight of the gguf layout block by block, with the
+// quantizers of the layout's Cast (ggmlQuantize): ggml's for Q8_0 and Q4_0,
+// gguf.QuantizeMXFP4 for MXFP4, whose codes are those of tcast's kernels.
 type ggufStream struct {
 	name   string
 	spec   Spec
@@ -297,7 +297,7 @@ func (l ggufLayout) Stream(name string, shape []int, dt *tcast.DataType, opts *t
 			return nil, false, nil
 		}
 	case gguf.TypeQ8_0, gguf.TypeQ4_0:
-		if o.Mode != scale.Floor || o.Rounding != dtype.RoundEven || o.FullRange || o.Keep != nil {
+		if !ggmlOptions(&o) {
 			return nil, false, nil // Cast refuses these
 		}
 	default:
@@ -311,19 +311,9 @@ func (s *ggufStream) RowLen() int        { return s.rowLen }
 func (s *ggufStream) NeedsAmax() bool    { return false }
 func (s *ggufStream) SetAmax(tcast.Amax) {}
 
-// blockBytes is the size of one block of 32 elements.
-func (s *ggufStream) blockBytes() int {
-	switch s.typ {
-	case gguf.TypeQ8_0:
-		return gguf.Q8_0BlockBytes
-	case gguf.TypeQ4_0:
-		return gguf.Q4_0BlockBytes
-	}
-	return gguf.MXFP4BlockBytes
-}
-
 func (s *ggufStream) Written(r int) []int {
-	return []int{r * s.rowLen / ggufBlock * s.blockBytes()}
+	n, _ := s.typ.Size(int64(r) * int64(s.rowLen)) // whole blocks: rowLen is a multiple of 32
+	return []int{int(n)}
 }
 
 func (s *ggufStream) CastRows(out [][]byte, x []float32, r0 int, deq []float32, sc *tcast.RowScratch) error {
@@ -335,28 +325,18 @@ func (s *ggufStream) CastRows(out [][]byte, x []float32, r0 int, deq []float32, 
 }
 
 func (s *ggufStream) CastRowsTo(out [][]byte, x []float32, r0 int, deq []float32, _ *tcast.RowScratch) error {
-	if _, err := rowsOf("gguf", s.name, x, r0, s.rows, s.rowLen, deq); err != nil {
+	if err := checkRowsTo("gguf", s.name, s, out, x, r0, deq); err != nil {
 		return err
 	}
-	if err := checkRowsOut("gguf", s.name, s, out, x, r0); err != nil {
-		return err
-	}
-	dst := out[0]
-	switch s.typ {
-	case gguf.TypeQ8_0:
-		gguf.QuantizeQ8_0(dst, x)
-		if deq != nil {
-			gguf.DequantizeQ8_0(deq, dst)
-		}
-	case gguf.TypeQ4_0:
-		gguf.QuantizeQ4_0(dst, x)
-		if deq != nil {
-			gguf.DequantizeQ4_0(deq, dst)
-		}
-	case gguf.TypeMXFP4:
-		gguf.QuantizeMXFP4(dst, x)
-		if deq != nil {
-			gguf.DequantizeMXFP4(deq, dst)
+	ggmlQuantize(s.typ, out[0], x)
+	if deq != nil {
+		switch s.typ {
+		case gguf.TypeQ8_0:
+			gguf.DequantizeQ8_0(deq, out[0])
+		case gguf.TypeQ4_0:
+			gguf.DequantizeQ4_0(deq, out[0])
+		case gguf.TypeMXFP4:
+			gguf.DequantizeMXFP4(deq, out[0])
 		}
 	}
 	return nil

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"slices"
 
@@ -188,13 +187,9 @@ func (a *Array) Float32s() ([]float32, error) {
 	case Float16:
 		kernels.Float16BytesToFloat32(out, b)
 	case Float32:
-		for i := range out {
-			out[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-		}
+		kernels.Float32BytesToFloat32(out, b)
 	case Float64:
-		for i := range out {
-			out[i] = float32(math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:])))
-		}
+		kernels.Float64BytesToFloat32(out, b)
 	}
 	return out, nil
 }

@@ -2,12 +2,10 @@ package safetensors
 
 import (
 	"bytes"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"maps"
-	"math"
 	"os"
 	"strconv"
 	"sync/atomic"
@@ -247,13 +245,9 @@ func toFloat32(d DType, b []byte) []float32 {
 	out := make([]float32, len(b)*8/d.BitSize())
 	switch d {
 	case F32:
-		for i := range out {
-			out[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-		}
+		kernels.Float32BytesToFloat32(out, b)
 	case F64:
-		for i := range out {
-			out[i] = float32(math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:])))
-		}
+		kernels.Float64BytesToFloat32(out, b)
 	case F16:
 		kernels.Float16BytesToFloat32(out, b)
 	case BF16:

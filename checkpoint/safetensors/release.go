@@ -1,6 +1,9 @@
 package safetensors
 
-import "unsafe"
+import (
+	"math"
+	"unsafe"
+)
 
 func unsafePointer(b []byte) unsafe.Pointer { return unsafe.Pointer(unsafe.SliceData(b)) }
 
@@ -9,14 +12,7 @@ func unsafePointer(b []byte) unsafe.Pointer { return unsafe.Pointer(unsafe.Slice
 // reads them again). Streaming converters call it when done with a tensor so
 // that resident memory tracks the tensors in flight, not the file. It does
 // nothing for files read through ReadAt or unknown names.
-func (f *File) Release(name string) {
-	i, ok := f.index[name]
-	if !ok || f.data == nil || f.closed.Load() {
-		return
-	}
-	t := &f.tensors[i]
-	release(f.data[t.Offset : t.Offset+t.Size])
-}
+func (f *File) Release(name string) { f.ReleaseRange(name, 0, math.MaxInt64) }
 
 // ReleaseRange is Release for the n bytes of the named tensor from byte off
 // (clipped to the tensor): the whole pages inside them leave the resident
@@ -45,10 +41,4 @@ func (s *Sharded) ReleaseRange(name string, off, n int64) {
 }
 
 // Release is File.Release on the shard holding the named tensor.
-func (s *Sharded) Release(name string) {
-	if shard, ok := s.where[name]; ok {
-		if f := s.files[shard]; f != nil {
-			f.Release(name)
-		}
-	}
-}
+func (s *Sharded) Release(name string) { s.ReleaseRange(name, 0, math.MaxInt64) }

@@ -55,7 +55,7 @@ func runCast(args []string, stdout, stderr io.Writer) (err error) {
 		return err
 	}
 	if len(pos) == 1 && *out != "" {
-		pr, err := prof.start(*force, *out, pos[0], *keepFile)
+		pr, err := prof.start(*force, *out, func() []string { return []string{pos[0], *keepFile} })
 		if err != nil {
 			return err
 		}
@@ -253,7 +253,8 @@ func readNorms(path string, n int) ([]float32, error) {
 	return v, nil
 }
 
-// readKeep reads a bool mask of the given shape.
+// readKeep reads a bool or uint8 mask that broadcasts to shape, and returns
+// it broadcast.
 func readKeep(path string, shape []int) (*mask.Mask, error) {
 	m, err := npy.ReadMaskFile(path)
 	if errors.Is(err, npy.ErrNotMask) {
@@ -262,8 +263,9 @@ func readKeep(path string, shape []int) (*mask.Mask, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := m.Broadcast(shape); err != nil {
+	b, err := m.Broadcast(shape)
+	if err != nil {
 		return nil, fmt.Errorf("%s: mask has shape %v, which does not broadcast to the input's %v", path, m.Shape(), shape)
 	}
-	return m, nil
+	return b, nil
 }

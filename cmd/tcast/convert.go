@@ -153,7 +153,7 @@ func runConvert(args []string, stdout, stderr io.Writer) error {
 		// measurable cost in speed.
 		debug.SetGCPercent(50)
 	}
-	pr, err := prof.start(*force, *out, checkpointInputs(pos[0])...)
+	pr, err := prof.start(*force, *out, func() []string { return checkpointInputs(pos[0]) })
 	if err != nil {
 		return err
 	}

@@ -38,7 +38,7 @@ func runDecompress(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if len(pos) == 1 && *out != "" {
-		pr, err := prof.start(*force, *out, checkpointInputs(pos[0])...)
+		pr, err := prof.start(*force, *out, func() []string { return checkpointInputs(pos[0]) })
 		if err != nil {
 			return err
 		}

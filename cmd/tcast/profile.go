@@ -40,15 +40,16 @@ type profiling struct {
 	memRate  int
 }
 
-// start checks the profile paths against the command's inputs and output
+// start checks the profile paths against the command's inputs (listed by
+// inputs, which is called only when a profile was asked for) and output
 // (out, which may be empty) and starts the CPU profile. Call stop on the
 // result when the work is done, whatever its outcome; it is nil-safe, as is
 // the result when no profile was asked for.
-func (p *profileFlags) start(force bool, out string, inputs ...string) (*profiling, error) {
+func (p *profileFlags) start(force bool, out string, inputs func() []string) (*profiling, error) {
 	if p.cpu == "" && p.mem == "" {
 		return nil, nil
 	}
-	inputs = slices.DeleteFunc(slices.Clone(inputs), func(s string) bool { return s == "" })
+	in := slices.DeleteFunc(inputs(), func(s string) bool { return s == "" })
 	if p.cpu != "" && p.mem != "" && filepath.Clean(p.cpu) == filepath.Clean(p.mem) {
 		return nil, usagef("-cpuprofile and -memprofile name the same file %s", p.cpu)
 	}
@@ -56,7 +57,7 @@ func (p *profileFlags) start(force bool, out string, inputs ...string) (*profili
 		if f.path == "" {
 			continue
 		}
-		if err := atomicfile.CheckOutput(f.path, inputs...); err != nil {
+		if err := atomicfile.CheckOutput(f.path, in...); err != nil {
 			return nil, fmt.Errorf("%s: %w", f.flag, err)
 		}
 		if out != "" && overlaps(f.path, out) {

@@ -22,9 +22,6 @@ func Z(i int) reg.VecPhysical { return zmm[i] }
 // Y returns ymm register i (0 to 15, the ones AVX2 has).
 func Y(i int) reg.VecPhysical { return ymm[i] }
 
-// X returns xmm register i (0 to 15).
-func X(i int) reg.VecPhysical { return xmm[i] }
-
 // K returns opmask register i (0 to 7).
 func K(i int) reg.Register { return opmask[i] }
 
