@@ -36,6 +36,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tensorcast-go/tensorcast/internal/shape"
+
 	"github.com/tensorcast-go/tensorcast/internal/atomicfile"
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/gguf"
@@ -214,6 +216,17 @@ type plan struct {
 	kept      []string
 	files     map[string][]byte
 	out       *writer // the output, once created
+}
+
+// storedBits is what a cast weight of the given shape costs per value in the
+// output: every byte of every tensor the layout stores for it (values, scales,
+// masks, meta, shapes), so that a sparse weight counts its kept values only.
+func storedBits(bytes int64, shapeOf []int) float64 {
+	n, _, ok := shape.Elements(shapeOf)
+	if !ok || n == 0 {
+		return 0
+	}
+	return float64(8*bytes) / float64(n)
 }
 
 // sourceBits is what a kept tensor costs per value in the output: its own
@@ -617,6 +630,9 @@ func Convert(inPath, out string, opts Options) (*Result, error) {
 		case d.copied():
 			d.result.BytesOut = d.info.Size
 		}
+		if d.cast {
+			d.result.Bits = storedBits(d.result.BytesOut, d.shape)
+		}
 		in.Release(d.source)
 		for k, v := range d.meta {
 			if declared := p.meta[k]; declared != v {
@@ -740,7 +756,6 @@ func (p *plan) run(d *decision) ([]layout.Tensor, error) {
 	if err := p.checkEncoded(d, out); err != nil {
 		return nil, err
 	}
-	d.result.Bits = t.BitsPerValue()
 	d.result.setErrors(e)
 	if d.info.Quantized() && exact(e) {
 		d.result.Note = fmt.Sprintf("exact: %s holds every value of the source's %s", p.opts.DataType.Name(), d.info.Type)

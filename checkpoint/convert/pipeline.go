@@ -506,7 +506,7 @@ func (p *plan) finish(d *decision) error {
 		sum.Merge(s) // in chunk order: the same sums for any number of workers
 	}
 	d.meta = map[string]string{}
-	tail, bits, err := st.rs.FinishTail(d.meta)
+	tail, _, err := st.rs.FinishTail(d.meta)
 	if err != nil {
 		return err
 	}
@@ -526,7 +526,6 @@ func (p *plan) finish(d *decision) error {
 	for _, sp := range d.specs {
 		d.result.BytesOut += sp.Bytes(p.lay.Container())
 	}
-	d.result.Bits = bits
 	d.result.setErrors(sum.Errors())
 	st.sums, st.src = nil, nil
 	return nil
