@@ -204,20 +204,9 @@ func cliAxis(a int) int {
 // wandaNorms reads an .npz of activation-norm vectors, one per weight name,
 // and returns the convert option that hands each weight its norms.
 func wandaNorms(path string) (func(string, []int) (sparsity.Options, error), error) {
-	arrays, err := npy.ReadNPZ(path)
+	norms, err := npy.ReadVectorsNPZ(path)
 	if err != nil {
 		return nil, err
-	}
-	norms := map[string][]float32{}
-	for _, a := range arrays {
-		if len(a.Shape) != 1 {
-			return nil, fmt.Errorf("%s: %s: activation norms of shape %v, want one dimension", path, a.Name, a.Shape)
-		}
-		v, err := a.Float32s()
-		if err != nil {
-			return nil, fmt.Errorf("%s: %s: %s norms, want a float array", path, a.Name, a.DType)
-		}
-		norms[a.Name] = v
 	}
 	return func(name string, _ []int) (sparsity.Options, error) {
 		v, ok := norms[name]
