@@ -241,7 +241,6 @@ func readInput(in string) (*npy.Array, []float32, error) {
 	return arr, src, nil
 }
 
-
 // readKeep reads a bool or uint8 mask that broadcasts to shape, and returns
 // it broadcast.
 func readKeep(path string, shape []int) (*mask.Mask, error) {
