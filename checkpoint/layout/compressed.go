@@ -466,7 +466,7 @@ func (l compressedTensors) Encode(name string, t *tcast.Tensor, meta map[string]
 	}
 	out, in := a.Shape[0], a.Shape[1]
 	p := weightPrefix(name)
-	if l.prune.active() && (l.prune.format() != SparseDense || sc.kind == ctNone) {
+	if l.prune.active() && (l.prune.Resolved() != SparseDense || sc.kind == ctNone) {
 		ts, err := l.encodeSparse(name, p, sc, a)
 		if err != nil {
 			return nil, err

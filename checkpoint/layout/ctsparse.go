@@ -77,9 +77,9 @@ type Pruning struct {
 	Format  SparseFormat
 }
 
-// format returns the format the pruning writes: the natural one when none
-// was named.
-func (p Pruning) format() SparseFormat {
+// Resolved returns the format the pruning writes: Format, or the natural
+// one when none was named.
+func (p Pruning) Resolved() SparseFormat {
 	if p.Format == SparseNatural {
 		if p.Pattern == sparsity.P24 {
 			return Sparse24Bitmask
@@ -221,7 +221,7 @@ func (l compressedTensors) scheme(dt *tcast.DataType) (*ctScheme, error) {
 	if d, ok := plainFloatDType(dt); ok {
 		return &ctScheme{kind: ctNone, scaleDT: d}, nil
 	}
-	format := l.prune.format()
+	format := l.prune.Resolved()
 	if s := dt.Spec(); s != nil && s.IsSparse() {
 		return nil, &SparsityError{Layout: lay, Flag: "-dtype", Value: dt.Name(),
 			Reason: "the layout prunes a dense datatype and stores the mask itself; an n<N>m<M> datatype has no compressed-tensors form",
@@ -256,7 +256,7 @@ func (l compressedTensors) scheme(dt *tcast.DataType) (*ctScheme, error) {
 func (l compressedTensors) sparseSpecs(p string, sc *ctScheme, dt *tcast.DataType, out, in int) []Spec {
 	vdt := ctValueDType(sc)
 	var specs []Spec
-	switch l.prune.format() {
+	switch l.prune.Resolved() {
 	case SparseDense:
 		if sc.kind == ctNone {
 			return []Spec{specOf(p+".weight", vdt, []int{out, in})}
@@ -303,7 +303,7 @@ func (l compressedTensors) encodeSparse(name, p string, sc *ctScheme, a *tcast.T
 	}
 	out, in := a.Shape[0], a.Shape[1]
 	specs := l.sparseSpecs(p, sc, a.DataType, out, in)
-	format := l.prune.format()
+	format := l.prune.Resolved()
 	if format == SparseDense && sc.kind != ctNone {
 		return nil, nil // the caller encodes the dense quantized weight
 	}
@@ -606,7 +606,7 @@ func (l compressedTensors) sparseFiles(dt *tcast.DataType, converted []Converted
 			return nil, err
 		}
 	}
-	format := l.prune.format()
+	format := l.prune.Resolved()
 	if format == SparseDense {
 		if sc.kind == ctNone {
 			// Nothing compressed-tensors would describe: the source's config,

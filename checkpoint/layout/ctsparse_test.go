@@ -62,7 +62,7 @@ func ctSparseRoundTrip(t *testing.T, l Layout, name string, c *tcast.Tensor) ([]
 	require.True(t, ok)
 	ldrSameValues(t, c, got)
 	if c.Mask != nil {
-		if p, _ := PruningOf(l); p.format() != SparseDense {
+		if p, _ := PruningOf(l); p.Resolved() != SparseDense {
 			require.NotNil(t, got.Mask)
 			assert.True(t, c.Mask.Equal(got.Mask), "mask")
 		}
