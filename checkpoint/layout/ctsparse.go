@@ -247,7 +247,11 @@ func (l compressedTensors) scheme(dt *tcast.DataType) (*ctScheme, error) {
 	case sc.kind == ctPack && sc.bits == 8:
 		why = fmt.Sprintf("datatype %s has a zero point, which int-quantized weights do not take", dt.Name())
 	}
-	return nil, &SparsityError{Layout: lay, Flag: "-sparsity-format", Value: string(format), Reason: why,
+	value := string(format)
+	if l.prune.Format == SparseNatural {
+		value += fmt.Sprintf(" (the default for %v)", l.prune.Pattern)
+	}
+	return nil, &SparsityError{Layout: lay, Flag: "-sparsity-format", Value: value, Reason: why,
 		Hint: "write the pruned weights dense with -sparsity-format dense, or choose a datatype stored whole: " + ctWholeAccepted}
 }
 
