@@ -173,7 +173,7 @@ func floats(b *[]float32, n int) []float32 {
 // streamOf returns the stream of a weight the pipeline casts in chunks, or
 // nil.
 func (p *plan) streamOf(d *decision) *stream {
-	if forceWhole || !d.cast || d.swap || d.info.Quantized() {
+	if forceWhole || !d.cast || d.swap || d.info.Quantized() || p.pruned {
 		return nil
 	}
 	elem := 0
@@ -189,7 +189,7 @@ func (p *plan) streamOf(d *decision) *stream {
 	if !ok {
 		return nil
 	}
-	rs, ok, err := s.Stream(d.info.Name, d.shape, p.opts.DataType, &tcast.Options{Axis: p.opts.Axis, Mode: p.opts.Mode})
+	rs, ok, err := s.Stream(d.info.Name, d.shape, d.dt, &tcast.Options{Axis: p.opts.Axis, Mode: p.opts.Mode})
 	if err != nil || !ok {
 		return nil // cast whole, which reports any error
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -24,7 +25,8 @@ import (
 
 const convertUsage = "tcast convert IN -dtype NAME -o OUT [-layout LAYOUT] [-include RE] [-exclude RE] [-axis N]\n" +
 	"                    [-scale-mode MODE] [-workers K] [-shard-size SIZE] [-rename RE=REPL] [-force] [-json]\n" +
-	"                    [-sparsity N:M [-sparsity-criterion magnitude|wanda] [-act-norms NORMS.npz]]\n" +
+	"                    [-sparsity N:M [-sparsity-criterion magnitude|wanda] [-act-norms NORMS.npz]\n" +
+	"                     [-sparsity-format dense|sparse-bitmask|sparse-24-bitmask]]\n" +
 	"                    [-cpuprofile FILE] [-memprofile FILE]\n\n" +
 	"IN is a checkpoint: a .safetensors file, a model.safetensors.index.json, a .gguf file, or a directory\n" +
 	"holding one, plain or quantized in any layout tcast reads (quantized weights are dequantized exactly,\n" +
@@ -39,6 +41,12 @@ const convertUsage = "tcast convert IN -dtype NAME -o OUT [-layout LAYOUT] [-inc
 	"  modelopt            nvfp4 (NVIDIA ModelOpt, TensorRT-LLM, vLLM)\n" +
 	"  fp8-block           fp8e4_block128 (DeepSeek-style FP8, transformers FineGrainedFP8)\n" +
 	"  gguf                mxfp4, q8_0, q4_0 (llama.cpp)\n\n" +
+	"With -sparsity N:M the weights are pruned to N kept of every M along their input axis. The tcast\n" +
+	"layout stores an N:M datatype (the tile counts kept values). compressed-tensors prunes, then casts\n" +
+	"the dense datatype, and stores the mask as -sparsity-format says: sparse-24-bitmask (the default for\n" +
+	"2:4) or sparse-bitmask (the default otherwise), read by compressed-tensors up to 0.14 only, with no\n" +
+	"-dtype (each weight keeps its BF16/F16/F32 format), -dtype bfloat16/float16/float32, fp8e4_* or\n" +
+	"int8_*; or dense, the pruned weights in the usual form with any datatype, which current vLLM loads.\n\n" +
 	"By default 2-D and larger float weights are cast along their last axis, except biases, norms,\n" +
 	"embeddings and the output head, tensors shorter than one block along the axis, and tensors the\n" +
 	"datatype would store in more bits than the source; the report says why each tensor was kept."
@@ -59,6 +67,7 @@ func runConvert(args []string, stdout, stderr io.Writer) error {
 	sparse := fs.String("sparsity", "", "prune the cast weights to `N:M` sparsity (e.g. 2:4) along the scaled axis; the datatype's tile then counts kept values")
 	criterion := fs.String("sparsity-criterion", "magnitude", "how N:M sparsity ranks weights: magnitude, or wanda (|w|·norm, with -act-norms)")
 	actNorms := fs.String("act-norms", "", "`FILE.npz` of activation norms for -sparsity-criterion wanda: for every weight cast, a 1-D array named as the weight, one norm per index along the scaled axis")
+	sparseFormat := fs.String("sparsity-format", "", "how -layout compressed-tensors stores pruned weights: `FORMAT` dense, sparse-bitmask or sparse-24-bitmask (default: sparse-24-bitmask for 2:4, sparse-bitmask otherwise)")
 	prof := addProfileFlags(fs)
 	var renames renameFlag
 	fs.Var(&renames, "rename", "rename output tensors: `RE=REPL` replaces matches of RE with REPL (repeatable; e.g. to fit GGUF's 63-byte names)")
@@ -69,27 +78,60 @@ func runConvert(args []string, stdout, stderr io.Writer) error {
 	if len(pos) != 1 {
 		return usagef("want one input checkpoint, got %d arguments", len(pos))
 	}
-	if *name == "" || *out == "" {
-		return usagef("-dtype and -o are required")
+	if *out == "" {
+		return usagef("-o is required")
 	}
 	opts := convert.Options{Axis: cliAxis(*axis), Workers: *workers, Force: *force}
 	if opts.Layout, err = layout.Get(*lay); err != nil {
 		return usagef("-layout: %v", err)
 	}
-	if opts.DataType, err = layout.DataType(opts.Layout, *name); err != nil {
-		return usagef("-dtype: %s%s", strings.TrimPrefix(err.Error(), "tc"+"ast: "), dtypeHint(*name, *lay))
+	pruner, isPruner := opts.Layout.(layout.Pruner)
+	switch {
+	case *name == "" && *sparse != "" && isPruner:
+		// Prune only: each weight keeps its source's float format.
+	case *name == "" && *sparse != "":
+		return usagef("-sparsity without -dtype: only -layout compressed-tensors writes pruned weights without quantizing them; give -dtype (e.g. -dtype mxfp4) or -layout compressed-tensors")
+	case *name == "":
+		return usagef("-dtype is required (or, with -layout compressed-tensors, -sparsity N:M to prune without quantizing)")
+	}
+	if *name != "" {
+		if opts.DataType, err = layout.DataType(opts.Layout, *name); err != nil {
+			return usagef("-dtype: %s%s", strings.TrimPrefix(err.Error(), "tc"+"ast: "), dtypeHint(*name, *lay))
+		}
+	}
+	if *sparseFormat != "" && *sparse == "" {
+		return usagef("-sparsity-format %s: give -sparsity N:M too (e.g. -sparsity 2:4)", *sparseFormat)
 	}
 	if *sparse != "" {
 		p, err := sparsity.ParsePattern(*sparse)
 		if err != nil {
-			return usagef("-sparsity: %s", strings.TrimPrefix(err.Error(), "sparsity: "))
+			return usagef("-sparsity: %s; give N:M with 1 ≤ N < M ≤ 16 and M a power of two, such as 2:4", strings.TrimPrefix(err.Error(), "sparsity: "))
 		}
-		if opts.DataType, err = tc.WithSparsity(opts.DataType, p); err != nil {
-			return usagef("-sparsity: %s", strings.TrimPrefix(err.Error(), "tcast: "))
+		switch {
+		case isPruner:
+			f, err := layout.ParseSparseFormat(*sparseFormat)
+			if err != nil {
+				return usagef("%v", err)
+			}
+			if opts.Layout, err = pruner.WithPruning(layout.Pruning{Pattern: p, Format: f}); err != nil {
+				return usagef("%v", err)
+			}
+		case *sparseFormat != "":
+			return usagef("-sparsity-format applies to -layout compressed-tensors; the %s layout stores N:M sparsity in its datatype: drop -sparsity-format", *lay)
+		default:
+			if opts.DataType, err = tc.WithSparsity(opts.DataType, p); err != nil {
+				return usagef("-sparsity: %s", strings.TrimPrefix(err.Error(), "tcast: "))
+			}
 		}
 	}
-	if err := layout.Accepts(opts.Layout, opts.DataType); err != nil {
-		return usagef("-dtype %s: %v", *name, err)
+	if opts.DataType != nil {
+		if err := layout.Accepts(opts.Layout, opts.DataType); err != nil {
+			var se *layout.SparsityError
+			if errors.As(err, &se) {
+				return usagef("%v", err)
+			}
+			return usagef("-dtype %s: %v", *name, err)
+		}
 	}
 	switch *criterion {
 	case "magnitude":
@@ -97,7 +139,7 @@ func runConvert(args []string, stdout, stderr io.Writer) error {
 			return usagef("-act-norms goes with -sparsity-criterion wanda")
 		}
 	case "wanda":
-		if s := opts.DataType.Spec(); s == nil || !s.IsSparse() {
+		if _, pruned := layout.PruningOf(opts.Layout); !pruned && (opts.DataType == nil || opts.DataType.Spec() == nil || !opts.DataType.Spec().IsSparse()) {
 			return usagef("-sparsity-criterion wanda: give -sparsity N:M (or an N:M datatype)")
 		}
 		if *actNorms == "" {
