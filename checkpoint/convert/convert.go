@@ -837,12 +837,6 @@ func (p *plan) run(d *decision) ([]layout.Tensor, error) {
 		d.result.Note = fmt.Sprintf("exact: %s holds every value of the source's %s", d.dt.Name(), d.info.Type)
 	}
 	if p.pruned {
-		// What the layout stores, mask and all, per element.
-		var bits int64
-		for _, o := range out {
-			bits += 8 * int64(len(o.Data))
-		}
-		d.result.Bits = float64(bits) / float64(max(len(x), 1))
 		for _, y := range v {
 			if y == 0 {
 				d.zeros++
