@@ -3,6 +3,8 @@ package sparsity
 import (
 	"fmt"
 
+	shapeutil "github.com/tensorcast-go/tensorcast/internal/shape"
+
 	"github.com/tensorcast-go/tensorcast/mask"
 )
 
@@ -97,7 +99,7 @@ func CUTLASSMetaShape(rows, k int, e CUTLASSElem, reordered bool) ([2]int, error
 	}
 	unit := max(16, e.cols())
 	switch {
-	case rows < 0 || k < 0 || (rows > 0 && k > maxElems/rows):
+	case rows < 0 || k < 0 || (rows > 0 && k > shapeutil.MaxElements/rows):
 		return bad("bad matrix size")
 	case k%unit != 0:
 		return bad("k=%d is not a multiple of %d", k, unit)

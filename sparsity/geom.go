@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	shapeutil "github.com/tensorcast-go/tensorcast/internal/shape"
 )
 
 // geom is a tensor's shape split around the axis its groups run along:
@@ -14,9 +16,6 @@ type geom struct {
 	outer, length, inner int
 	n                    int // elements
 }
-
-// maxElems bounds the element count of a tensor the package takes.
-const maxElems = 1 << 50
 
 // splitAxis checks shape and axis (negative axes count from the end: −1 is the
 // last) and, when p is not the zero Pattern, that p is valid and M divides the
@@ -41,15 +40,14 @@ func splitAxis(op string, shape []int, axis int, p Pattern) (geom, error) {
 		axis += r
 	}
 	g := geom{shape: slices.Clone(shape), axis: axis, outer: 1, inner: 1, length: shape[axis]}
-	n := 1
+	n, neg, ok := shapeutil.Elements(shape)
+	switch {
+	case neg >= 0:
+		return bad("dimension %d is negative", neg)
+	case !ok:
+		return bad("more than %d elements", shapeutil.MaxElements)
+	}
 	for i, d := range shape {
-		if d < 0 {
-			return bad("dimension %d is negative", i)
-		}
-		if d > 0 && n > maxElems/d {
-			return bad("more than %d elements", maxElems)
-		}
-		n *= d
 		switch {
 		case i < axis:
 			g.outer *= d
