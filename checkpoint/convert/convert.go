@@ -23,7 +23,6 @@
 package convert
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -39,6 +38,7 @@ import (
 	"github.com/tensorcast-go/tensorcast/internal/atomicfile"
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/gguf"
+	"github.com/tensorcast-go/tensorcast/checkpoint/ggufmodel"
 	"github.com/tensorcast-go/tensorcast/checkpoint/layout"
 	"github.com/tensorcast-go/tensorcast/checkpoint/load"
 	"github.com/tensorcast-go/tensorcast/checkpoint/safetensors"
@@ -87,6 +87,15 @@ type Options struct {
 	// tcast.Options.Pruning), by its name and the shape it is cast in; nil
 	// prunes by magnitude. It may be called from several goroutines.
 	Pruning func(name string, shape []int) (sparsity.Options, error)
+	// GGUFGeneric writes GGUF output under the input's tensor names without
+	// llama.cpp's model metadata, with general.architecture "tcast", also
+	// when config.json names an architecture package ggufmodel knows. By
+	// default such a checkpoint becomes the model file llama.cpp loads: GGUF
+	// tensor names, hyper-parameters and tokenizer (see ggufmodel).
+	GGUFGeneric bool
+	// GGUFPre names the llama.cpp pre-tokenizer of a byte-level BPE
+	// tokenizer that ggufmodel does not recognise from tokenizer.json.
+	GGUFPre string
 }
 
 // Rewrite returns a Rename function that applies each rule in turn: a
@@ -198,6 +207,12 @@ type decision struct {
 	result TensorResult
 	index  int     // in the plan's tensors, which the report keeps
 	st     *stream // set when the pipeline streams the weight
+	// For a GGUF model file (package ggufmodel): the change of the values on
+	// their way, whether a kept tensor is stored as F32, and the bytes of a
+	// tensor computed rather than read (source "").
+	xform ggufmodel.Transform
+	f32   bool
+	data  []byte
 }
 
 // plan decides every tensor and declares the output.
@@ -214,6 +229,12 @@ type plan struct {
 	kept      []string
 	files     map[string][]byte
 	out       *writer // the output, once created
+	// model describes the llama.cpp model file the GGUF output is, nil for
+	// generic GGUF and safetensors output; ggufKV is the typed metadata the
+	// GGUF file starts with (the model's, or a GGUF input's).
+	model   *ggufmodel.Model
+	ggufKV  []gguf.KV
+	dropped []TensorResult // input tensors the model file leaves out
 }
 
 // sourceBits is what a kept tensor costs per value in the output: its own
@@ -290,9 +311,10 @@ func lastTile(dt *tcast.DataType) int {
 }
 
 // keptSpec declares a tensor copied (or dequantized to F32) to the output.
-func (p *plan) keptSpec(info *load.Info) (layout.Spec, error) {
+func (p *plan) keptSpec(d *decision) (layout.Spec, error) {
+	info := &d.info
 	sp := layout.Spec{Name: info.Name, Shape: slices.Clone(info.Shape), DType: info.DType}
-	if info.DType == 0 {
+	if info.DType == 0 || d.f32 || !d.xform.IsZero() {
 		if !info.Float {
 			return sp, fmt.Errorf("tensor %s (%s) can neither be copied nor dequantized", info.Name, info.Type)
 		}
@@ -316,17 +338,8 @@ func newPlan(in *load.Checkpoint, opts *Options) (*plan, error) {
 		p.meta = map[string]string{} // GGUF key/values are not safetensors metadata
 	}
 	if p.lay.Container() == layout.GGUF {
-		// Safetensors metadata is not carried into GGUF; the architecture
-		// comes from config.json's model_type.
-		p.meta = map[string]string{}
-		var cfg struct {
-			ModelType string `json:"model_type"`
-		}
-		switch {
-		case in.GGUF() != nil && in.GGUF().Architecture() != "":
-			p.meta["general.architecture"] = in.GGUF().Architecture()
-		case json.Unmarshal(in.Config(), &cfg) == nil && cfg.ModelType != "":
-			p.meta["general.architecture"] = cfg.ModelType
+		if err := p.ggufModel(in, opts); err != nil {
+			return nil, err
 		}
 	}
 	seen := map[string]string{}
@@ -334,18 +347,34 @@ func newPlan(in *load.Checkpoint, opts *Options) (*plan, error) {
 	renamed := map[string]string{}
 	for _, info := range in.Tensors() {
 		d := &decision{info: info, source: info.Name}
+		if p.model != nil {
+			mp, err := p.model.Tensor(info.Name)
+			if err != nil {
+				return nil, err
+			}
+			if mp.Name == "" {
+				p.dropped = append(p.dropped, TensorResult{Name: info.Name, Shape: info.Shape, Source: info.Type, Note: "dropped: " + mp.Dropped})
+				continue
+			}
+			d.info.Name, d.xform, d.f32 = mp.Name, mp.Transform, mp.Float32
+		}
 		if opts.Rename != nil {
-			if n := opts.Rename(info.Name); n != info.Name {
+			if n := opts.Rename(d.info.Name); n != d.info.Name {
 				if n == "" {
 					return nil, fmt.Errorf("-rename maps tensor %s to an empty name", info.Name)
 				}
-				renamed[n] = info.Name
 				d.info.Name = n
 			}
+		}
+		if d.info.Name != info.Name {
+			renamed[d.info.Name] = info.Name
 		}
 		if err := p.add(d, seen, why); err != nil {
 			return nil, err
 		}
+	}
+	if err := p.addExtras(seen); err != nil {
+		return nil, err
 	}
 	if len(renamed) > 0 {
 		p.meta[layout.KeyRenamed] = jsonString(renamed)
@@ -362,6 +391,9 @@ func newPlan(in *load.Checkpoint, opts *Options) (*plan, error) {
 	p.meta[layout.KeyWeights] = jsonString(p.weights)
 	if len(p.swapped) > 0 {
 		p.meta[layout.KeyTransposed] = jsonString(p.swapped)
+	}
+	if err := p.finishModel(); err != nil {
+		return nil, err
 	}
 	return p, nil
 }
@@ -388,14 +420,14 @@ func (p *plan) add(d *decision, seen map[string]string, why map[string]int) erro
 		}
 		d.result.DataType = opts.DataType.Name()
 	} else {
-		sp, err := p.keptSpec(&d.info)
+		sp, err := p.keptSpec(d)
 		if err != nil {
 			return err
 		}
 		specs = []layout.Spec{sp}
 		d.specs = specs
 		p.kept = append(p.kept, info.Name)
-		d.result.Bits = sourceBits(&d.info)
+		d.result.Bits = float64(sp.DType.BitSize())
 		why[d.result.Note]++
 	}
 	for _, sp := range specs {
@@ -523,7 +555,7 @@ func Convert(inPath, out string, opts Options) (*Result, error) {
 		return nil, fmt.Errorf("the %s layout writes %s beside the weights, so -o must name a directory, not the file %s",
 			lay.Name(), strings.Join(names, " and "), out)
 	}
-	if lay.Container() == layout.GGUF {
+	if lay.Container() == layout.GGUF && p.model == nil {
 		p.meta["general.name"] = strings.TrimSuffix(filepath.Base(dest), ".gguf")
 	}
 	stage, err := beginOutput(dest, isDir, opts.Force)
@@ -535,7 +567,7 @@ func Convert(inPath, out string, opts Options) (*Result, error) {
 	if isDir {
 		weightPath = filepath.Join(stage.Path(), fileName(lay))
 	}
-	sink, err := newSink(lay.Container(), weightPath, p.specs, p.meta, opts.ShardSize)
+	sink, err := newSink(lay.Container(), weightPath, p.specs, p.meta, p.ggufKV, opts.ShardSize)
 	if err != nil {
 		return nil, err
 	}
@@ -651,6 +683,7 @@ func Convert(inPath, out string, opts Options) (*Result, error) {
 	if err := sink.Close(); err != nil {
 		return nil, err
 	}
+	res.Tensors = append(res.Tensors, p.dropped...)
 	for name, b := range p.files {
 		if err := writeNew(filepath.Join(stage.Path(), name), b); err != nil {
 			return nil, err
@@ -684,12 +717,18 @@ func (p *plan) run(d *decision) ([]layout.Tensor, error) {
 	name := d.info.Name
 	if !d.cast {
 		v, _, err := p.in.Float32(d.source)
+		if err == nil {
+			v, err = transformed(d, v)
+		}
 		if err != nil {
 			return nil, err
 		}
 		return []layout.Tensor{{Spec: d.specs[0], Data: float32Bytes(v)}}, nil
 	}
 	x, _, err := p.in.Float32(d.source)
+	if err == nil {
+		x, err = transformed(d, x)
+	}
 	if err != nil {
 		return nil, err
 	}

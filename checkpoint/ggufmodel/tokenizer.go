@@ -125,7 +125,17 @@ func ReadTokenizer(dir string, o TokenizerOptions) (*Tokenizer, error) {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
-	return ParseTokenizer(tj, cj, o)
+	t, err := ParseTokenizer(tj, cj, o)
+	// Errors name the files with their directory.
+	var ue *UnsupportedError
+	var mk *MissingKeyError
+	switch {
+	case errors.As(err, &ue):
+		ue.File = filepath.Join(dir, ue.File)
+	case errors.As(err, &mk):
+		mk.File = filepath.Join(dir, mk.File)
+	}
+	return t, err
 }
 
 // hfTokenizer is the part of tokenizer.json the conversion reads.

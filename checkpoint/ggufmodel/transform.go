@@ -10,9 +10,9 @@ type Transform struct {
 	// llama.cpp's RoPE: within each head of d rows, row 2i+k of the output is
 	// row k·d/2+i of the input (i < d/2, k ∈ {0, 1}), so the pairs the
 	// rotation mixes, d/2 apart in Hugging Face's layout, become adjacent.
-	PermuteHeads int
+	PermuteHeads int `json:"permute_heads,omitempty"`
 	// AddOne adds 1 to every value.
-	AddOne bool
+	AddOne bool `json:"add_one,omitempty"`
 }
 
 // IsZero reports whether t changes nothing.

@@ -25,6 +25,7 @@ import (
 const convertUsage = "tcast convert IN -dtype NAME -o OUT [-layout LAYOUT] [-include RE] [-exclude RE] [-axis N]\n" +
 	"                    [-scale-mode MODE] [-workers K] [-shard-size SIZE] [-rename RE=REPL] [-force] [-json]\n" +
 	"                    [-sparsity N:M [-sparsity-criterion magnitude|wanda] [-act-norms NORMS.npz]]\n" +
+	"                    [-gguf-generic] [-gguf-pre NAME]\n" +
 	"                    [-cpuprofile FILE] [-memprofile FILE]\n\n" +
 	"IN is a checkpoint: a .safetensors file, a model.safetensors.index.json, a .gguf file, or a directory\n" +
 	"holding one, plain or quantized in any layout tcast reads (quantized weights are dequantized exactly,\n" +
@@ -39,6 +40,10 @@ const convertUsage = "tcast convert IN -dtype NAME -o OUT [-layout LAYOUT] [-inc
 	"  modelopt            nvfp4 (NVIDIA ModelOpt, TensorRT-LLM, vLLM)\n" +
 	"  fp8-block           fp8e4_block128 (DeepSeek-style FP8, transformers FineGrainedFP8)\n" +
 	"  gguf                mxfp4, q8_0, q4_0 (llama.cpp)\n\n" +
+	"With -layout gguf, a checkpoint whose config.json has model_type llama, mistral, qwen2, qwen3 or gemma\n" +
+	"becomes the model file llama.cpp runs: GGUF tensor names (token_embd.weight, blk.N.attn_q.weight, ...),\n" +
+	"the architecture's hyper-parameters and the tokenizer from tokenizer.json and tokenizer_config.json;\n" +
+	"a value llama.cpp needs and the input lacks is an error naming it (docs/GGUF.md).\n\n" +
 	"By default 2-D and larger float weights are cast along their last axis, except biases, norms,\n" +
 	"embeddings and the output head, tensors shorter than one block along the axis, and tensors the\n" +
 	"datatype would store in more bits than the source; the report says why each tensor was kept."
@@ -59,6 +64,8 @@ func runConvert(args []string, stdout, stderr io.Writer) error {
 	sparse := fs.String("sparsity", "", "prune the cast weights to `N:M` sparsity (e.g. 2:4) along the scaled axis; the datatype's tile then counts kept values")
 	criterion := fs.String("sparsity-criterion", "magnitude", "how N:M sparsity ranks weights: magnitude, or wanda (|w|·norm, with -act-norms)")
 	actNorms := fs.String("act-norms", "", "`FILE.npz` of activation norms for -sparsity-criterion wanda: for every weight cast, a 1-D array named as the weight, one norm per index along the scaled axis")
+	ggufGeneric := fs.Bool("gguf-generic", false, "with -layout gguf, keep the input's tensor names and write no llama.cpp model metadata (general.architecture tcast)")
+	ggufPre := fs.String("gguf-pre", "", "with -layout gguf, the llama.cpp pre-tokenizer `NAME` (llama-bpe, qwen2, gpt-2, ...) of a byte-level BPE tokenizer.json it does not recognise")
 	prof := addProfileFlags(fs)
 	var renames renameFlag
 	fs.Var(&renames, "rename", "rename output tensors: `RE=REPL` replaces matches of RE with REPL (repeatable; e.g. to fit GGUF's 63-byte names)")
@@ -72,7 +79,7 @@ func runConvert(args []string, stdout, stderr io.Writer) error {
 	if *name == "" || *out == "" {
 		return usagef("-dtype and -o are required")
 	}
-	opts := convert.Options{Axis: cliAxis(*axis), Workers: *workers, Force: *force}
+	opts := convert.Options{Axis: cliAxis(*axis), Workers: *workers, Force: *force, GGUFGeneric: *ggufGeneric, GGUFPre: *ggufPre}
 	if opts.Layout, err = layout.Get(*lay); err != nil {
 		return usagef("-layout: %v", err)
 	}
