@@ -40,7 +40,10 @@ type Tokenizer struct {
 	Pre string
 	// Tokens, Types and (for llama) Scores are indexed by token id; there
 	// are as many as the token embedding has rows, ids the tokenizer does
-	// not use being "[PADn]" of type TokenUnused.
+	// not use being "[PADn]" of type TokenUnused. A Unigram model's scores
+	// are its own; those of a BPE model with byte fallback rank its merges,
+	// as SentencePiece's do: the token the merge of rank r makes scores −r,
+	// any other token −(merges + id), below every merge.
 	Tokens []string
 	Types  []int32
 	Scores []float32
@@ -291,13 +294,13 @@ func ParseTokenizer(tokenizerJSON, configJSON []byte, o TokenizerOptions) (*Toke
 			for rank, mg := range merges {
 				if id, ok := ids[mg[0]+mg[1]]; ok {
 					if _, seen := scores[id]; !seen {
-						scores[id] = -float32(rank)
+						scores[id] = float32(-rank)
 					}
 				}
 			}
 			for id := range byID {
 				if _, ok := scores[id]; !ok {
-					scores[id] = -float32(len(merges) + id)
+					scores[id] = float32(-(len(merges) + id))
 				}
 			}
 		}
@@ -419,7 +422,7 @@ func ParseTokenizer(tokenizerJSON, configJSON []byte, o TokenizerOptions) (*Toke
 	case first != "":
 		t.AddBOS = true
 	default:
-		t.AddBOS = t.Model == "llama" // SentencePiece's convention
+		t.AddBOS = t.Model == "llama" && t.BOS >= 0 // SentencePiece's convention, when there is a BOS token
 	}
 	if t.BOS < 0 && first != "" {
 		if id, ok := ids[first]; ok {
