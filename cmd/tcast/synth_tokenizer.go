@@ -198,4 +198,3 @@ func sortedKeys(m map[string]int) []string {
 	sort.Strings(out)
 	return out
 }
-
