@@ -290,7 +290,10 @@ func (p *plan) decide(d *decision) error {
 	if err != nil {
 		return keep(err.Error())
 	}
-	if bits, src := desc.BitsPerValue(), sourceBits(info); bits >= src && !included {
+	// GGUF's plain element types (f32, f16, bf16) are what the file is
+	// asked to hold, whatever the source's width.
+	plain := p.lay.Container() == layout.GGUF && opts.DataType.Spec() == nil
+	if bits, src := desc.BitsPerValue(), sourceBits(info); bits >= src && !included && !plain {
 		return keep(fmt.Sprintf("%s costs %.3g bits per value on this shape, no fewer than the source's %.3g", opts.DataType.Name(), bits, src))
 	}
 	specs, meta, err := p.lay.Specs(info.Name, d.shape, opts.DataType, axis)

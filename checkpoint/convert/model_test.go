@@ -352,3 +352,56 @@ func TestModelGGUFUntiedAndLlama3(t *testing.T) {
 	_, err = Verify(src, out)
 	require.NoError(t, err)
 }
+
+func TestModelGGUFPlainTypes(t *testing.T) {
+	src := tinyLlama(t, t.TempDir(), nil)
+	in, err := load.Open(src)
+	require.NoError(t, err)
+	defer in.Close()
+	// llama.h's file types: ALL_F32 0, MOSTLY_F16 1, MOSTLY_BF16 32.
+	for _, c := range []struct {
+		dtype string
+		typ   gguf.Type
+		ftype uint32
+		exact bool // the BF16 source fits
+	}{{"f32", gguf.TypeF32, 0, true}, {"f16", gguf.TypeF16, 1, false}, {"bf16", gguf.TypeBF16, 32, true}} {
+		var files [2][]byte
+		for i, whole := range []bool{false, true} {
+			forceWhole = whole
+			out, _, err := convertGGUF(t, src, c.dtype, Options{Workers: 2})
+			forceWhole = false
+			require.NoError(t, err, c.dtype)
+			files[i], err = os.ReadFile(out)
+			require.NoError(t, err)
+			f, err := gguf.Open(out)
+			require.NoError(t, err)
+			v, _ := f.Get("general.file_type")
+			assert.Equal(t, c.ftype, v.Any(), c.dtype)
+			for _, ti := range f.Tensors {
+				if len(ti.Dims) == 1 {
+					assert.Equal(t, gguf.TypeF32, ti.Type, ti.Name)
+				} else {
+					assert.Equal(t, c.typ, ti.Type, "%s %s: every weight, the embedding too", c.dtype, ti.Name)
+				}
+			}
+			got, err := f.Float32s("blk.1.attn_k.weight")
+			require.NoError(t, err)
+			x, _, err := in.Float32("model.layers.1.self_attn.k_proj.weight")
+			require.NoError(t, err)
+			if c.exact {
+				sameBits(t, torchPermute(x, tlKV*tlHead, tlHidden, tlKV), got, c.dtype+" attn_k")
+			}
+			f.Close()
+			vr, err := Verify(src, out)
+			require.NoError(t, err)
+			for _, r := range vr {
+				if c.exact {
+					assert.Nil(t, r.SQNR, "%s %s", c.dtype, r.Name)
+				} else if r.SQNR != nil {
+					assert.Greater(t, *r.SQNR, 60.0, "%s %s", c.dtype, r.Name)
+				}
+			}
+		}
+		assert.Equal(t, files[0], files[1], "%s: streamed and whole casts write the same file", c.dtype)
+	}
+}
