@@ -33,7 +33,8 @@ const synthUsage = "tcast synth -o FILE -layers L -hidden H [-dtype bf16|f16|f32
 	"sqrt(fan_in), with 2 outlier input channels (columns) per matrix scaled by 20; norm weights are near 1.\n" +
 	"The same flags give the same bytes.\n\n" +
 	"-arch llama makes it a complete Llama model that llama.cpp runs once converted (tcast convert -layout gguf):\n" +
-	"heads of 64 with grouped-query attention (half as many key/value heads, so k_proj and v_proj are\n" +
+	"matrix entries Gaussian over sqrt(fan_in) without outlier columns (so quantization moves the logits\n" +
+	"as little as in a trained model), heads of 64 with grouped-query attention (half as many key/value heads, so k_proj and v_proj are\n" +
 	"[H/2,H] from H=128 on), and beside FILE a byte-level BPE tokenizer.json (256 byte tokens, merges learned\n" +
 	"from a built-in English text, <|begin_of_text|>, <|end_of_text|>, <|eot_id|>; Llama 3's pre-tokenizer)\n" +
 	"and tokenizer_config.json; V must hold its tokens (at least 300), the ids past them are unused"
@@ -92,6 +93,7 @@ type synthTensor struct {
 	rows     int // 1 for a norm vector
 	cols     int // the fan-in of a matrix, H for a norm vector
 	norm     bool
+	gauss    bool   // Gaussian entries without outliers (-arch llama)
 	stream   uint64 // per-tensor stream of the generator, from the name
 	outliers [synthOutliers]int
 	scale    float32 // 1/sqrt(fan_in) for matrices
@@ -112,8 +114,9 @@ func synthIntermediate(h int) int {
 }
 
 // synthTensors lists the tensors of a synth checkpoint in a fixed order; the
-// key and value projections have kv rows.
-func synthTensors(layers, hidden, kv, vocab int, seed uint64) []*synthTensor {
+// key and value projections have kv rows. With gauss, matrix entries are
+// Gaussian and no column is an outlier.
+func synthTensors(layers, hidden, kv, vocab int, seed uint64, gauss bool) []*synthTensor {
 	inter := synthIntermediate(hidden)
 	var ts []*synthTensor
 	mat := func(name string, rows, cols int) {
@@ -142,6 +145,7 @@ func synthTensors(layers, hidden, kv, vocab int, seed uint64) []*synthTensor {
 		if t.norm {
 			continue
 		}
+		t.gauss = gauss
 		t.scale = float32(1 / math.Sqrt(float64(t.cols)))
 		r := rand.New(rand.NewPCG(seed, t.stream))
 		t.outliers[0] = r.IntN(t.cols)
@@ -241,14 +245,21 @@ func (j synthJob) generate(seed uint64, dt safetensors.DType, buf []byte) {
 	if t.norm {
 		mul, add = 0.02, 1
 	}
+	normal := rand.New(src)
 	for r := range j.nrows {
-		for c := 0; c < t.cols; c += 2 {
-			x := src.Uint64()
-			row[c] = add + float32(mul*student4(g, uint32(x)))
-			row[c+1] = add + float32(mul*student4(g, uint32(x>>32)))
+		if t.gauss {
+			for c := range t.cols {
+				row[c] = float32(normal.NormFloat64()) * mul
+			}
+		} else {
+			for c := 0; c < t.cols; c += 2 {
+				x := src.Uint64()
+				row[c] = add + float32(mul*student4(g, uint32(x)))
+				row[c+1] = add + float32(mul*student4(g, uint32(x>>32)))
+			}
 		}
 		vals := row[:t.cols]
-		if !t.norm {
+		if !t.norm && !t.gauss {
 			for _, c := range t.outliers {
 				vals[c] *= synthOutlierScale
 			}
@@ -335,7 +346,7 @@ func runSynth(args []string, stdout, stderr io.Writer) error {
 	}
 
 	start := time.Now()
-	ts := synthTensors(*layers, *hidden, kvHeads*64, *vocab, *seed)
+	ts := synthTensors(*layers, *hidden, kvHeads*64, *vocab, *seed, tok != nil)
 	dt := dtInfo.dt
 	width := dt.BitSize() / 8
 	specs := make([]safetensors.TensorSpec, len(ts))

@@ -341,7 +341,7 @@ func BenchmarkSynth(b *testing.B) {
 	dir := b.TempDir()
 	out := filepath.Join(dir, "m.safetensors")
 	args := []string{"-o", out, "-layers", "8", "-hidden", "1024", "-force"}
-	ts := synthTensors(8, 1024, 1024, 32000, 0)
+	ts := synthTensors(8, 1024, 1024, 32000, 0, false)
 	var n int64
 	for _, t := range ts {
 		n += int64(t.rows*t.cols) * 2
@@ -389,6 +389,26 @@ func TestSynthArchLlama(t *testing.T) {
 	assert.Equal(t, []int{256, 256}, shapes["model.layers.1.self_attn.o_proj.weight"])
 	assert.Equal(t, []int{1000, 256}, shapes["model.embed_tokens.weight"])
 	assert.Contains(t, f.Metadata()["tcast.synth"], "arch=llama")
+	// Matrix entries are Gaussian over sqrt(fan_in), with no outlier column
+	// (KS distance to the normal distribution; 1.63/sqrt(n) is the 1%
+	// critical value).
+	w, err := f.Float32s("model.layers.0.mlp.up_proj.weight")
+	require.NoError(t, err)
+	xs := make([]float64, len(w))
+	for i, v := range w {
+		xs[i] = float64(v) * math.Sqrt(256)
+	}
+	normal := func(x float64) float64 { return 0.5 * (1 + math.Erf(x/math.Sqrt2)) }
+	assert.Less(t, ksDistance(xs, normal), 1.63/math.Sqrt(float64(len(xs))))
+	colMax := 0.0
+	for c := range 256 {
+		var ms float64
+		for r := range len(w) / 256 {
+			ms += float64(w[r*256+c]) * float64(w[r*256+c])
+		}
+		colMax = max(colMax, ms/float64(len(w)/256))
+	}
+	assert.Less(t, colMax, 2.0/256, "no outlier column: every column's mean square is near 1/fan_in")
 
 	var cfg map[string]any
 	js, err := os.ReadFile(filepath.Join(dir, "config.json"))

@@ -2,12 +2,15 @@
 // that the npm package node-llama-cpp ships), evaluates a prompt and prints
 // one JSON object on stdout:
 //
-//   {"tokens": [...], "logits": [[...], ...], "log": [{"level": "...", "message": "..."}, ...],
-//    "n_vocab": N, "architecture": "..."}
+//   {"tokens": [...], "detokenized": "...", "bos": B, "eos": E, "logits": [[...], ...],
+//    "n_vocab": N, "architecture": "...", "log": [{"level": "...", "message": "..."}, ...]}
 //
-// logits[i] holds the raw logits of every vocabulary token after the first
-// i+1 prompt tokens. The log is everything llama.cpp logged while loading
-// and evaluating, at every level.
+// tokens is the prompt as llama.cpp tokenizes it, with the BOS token first
+// when the model asks for one; detokenized is the prompt's tokens (without
+// BOS) turned back into text. logits[i] holds the raw logits of every
+// vocabulary token after the first i+1 tokens. The log is everything
+// llama.cpp logged while loading and evaluating, at every level; on a
+// failure, "error" holds the exception instead of the results.
 //
 // Usage: node llama_eval.mjs MODEL.gguf [PROMPT]
 // TCAST_LLAMA_JS names the node_modules directory node-llama-cpp is
@@ -52,7 +55,10 @@ try {
         experimentalKvCacheValueType: "F32",
     });
     const seq = context.getSequence();
-    const tokens = model.tokenize(prompt, true);
+    const text = model.tokenize(prompt);
+    const bos = model.tokens.bos;
+    const tokens = bos != null && model.tokens.shouldPrependBosToken ? [bos, ...text] : text;
+    const detokenized = model.detokenize(text);
     const input = tokens.map((t) => [t, { generateNext: { logits: true } }]);
     const res = await seq.controlledEvaluate(input);
     const nVocab = model.tokens.count ?? model.fileInfo?.metadata?.tokenizer?.ggml?.tokens?.length;
@@ -64,7 +70,15 @@ try {
         }
         return row;
     });
-    out = { tokens: Array.from(tokens), logits, n_vocab: nVocab, architecture: model.fileInfo?.metadata?.general?.architecture };
+    out = {
+        tokens: Array.from(tokens),
+        detokenized,
+        bos,
+        eos: model.tokens.eos,
+        logits,
+        n_vocab: nVocab,
+        architecture: model.fileInfo?.metadata?.general?.architecture,
+    };
     await context.dispose();
     await model.dispose();
 } catch (e) {

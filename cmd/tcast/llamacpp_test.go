@@ -1,0 +1,269 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tensorcast-go/tensorcast/checkpoint/gguf"
+)
+
+// llamaCase is one GGUF type the llama.cpp runtime test converts the synth
+// Llama to.
+type llamaCase struct {
+	dtype string
+	typ   gguf.Type // of the 2-D weights
+	// maxErr bounds the RMS difference of the logits from the f32 file's,
+	// relative to the RMS of the f32 logits.
+	maxErr float64
+	// closerThan, when set, names a row whose logits must be further from
+	// the f32 file's than this row's.
+	closerThan string
+}
+
+// llamaRuntimeCases lists the files the runtime test loads. The first row,
+// f32, is the reference. Adding Q4_K_M once its codecs are merged is one row:
+//
+//	{dtype: "q4_k_m", typ: gguf.TypeQ4_K, maxErr: 0.1, closerThan: "q4_0"},
+//
+// The bounds hold with room on the synth model (measured: f16 0.0015,
+// bf16 0.009, q8_0 0.027, q4_0 0.34; llama.cpp also rounds the activations
+// to the weights' type in its dot products).
+var llamaRuntimeCases = []llamaCase{
+	{dtype: "f32", typ: gguf.TypeF32},
+	{dtype: "f16", typ: gguf.TypeF16, maxErr: 0.005, closerThan: "bf16"},
+	{dtype: "bf16", typ: gguf.TypeBF16, maxErr: 0.02, closerThan: "q8_0"},
+	{dtype: "q8_0", typ: gguf.TypeQ8_0, maxErr: 0.06, closerThan: "q4_0"},
+	{dtype: "q4_0", typ: gguf.TypeQ4_0, maxErr: 0.6},
+}
+
+// llamaRefSynth are the synth flags of the runtime test's checkpoint, for
+// which testdata/llama_ref.json holds reference logits.
+var llamaRefSynth = []string{"-arch", "llama", "-layers", "2", "-hidden", "256", "-vocab", "512", "-dtype", "f32", "-seed", "13"}
+
+// llamaRef is testdata/llama_ref.json: the logits of tokens 0..Vocab-1
+// after each prompt token, by testdata/llama_ref.py's forward pass (torch,
+// Hugging Face's Llama definition, on the safetensors checkpoint).
+type llamaRef struct {
+	Tokens []int       `json:"tokens"`
+	Vocab  int         `json:"vocab"`
+	Logits [][]float64 `json:"logits"`
+}
+
+// llamaPrompt is the prompt the runtime evaluates.
+const llamaPrompt = "The small model reads a line of text, and the runtime writes out the logits."
+
+// llamaEval is the output of testdata/llama_eval.mjs.
+type llamaEval struct {
+	Error        string      `json:"error"`
+	Tokens       []int       `json:"tokens"`
+	Detokenized  string      `json:"detokenized"`
+	BOS          *int        `json:"bos"`
+	EOS          *int        `json:"eos"`
+	Logits       [][]float64 `json:"logits"`
+	NVocab       int         `json:"n_vocab"`
+	Architecture string      `json:"architecture"`
+	Log          []struct {
+		Level   string `json:"level"`
+		Message string `json:"message"`
+	} `json:"log"`
+}
+
+// llamaRuntime returns node and the node_modules directory of
+// node-llama-cpp, or skips the test: TCAST_LLAMA_JS names the directory
+// (.ci/run installs the package with `NODE_LLAMA_CPP_SKIP_DOWNLOAD=true npm
+// install --ignore-scripts --omit=optional node-llama-cpp@3.22.1
+// @node-llama-cpp/linux-x64@3.22.1` and sets it), and node must be on PATH.
+func llamaRuntime(t *testing.T) (node, mods string) {
+	t.Helper()
+	mods = os.Getenv("TCAST_LLAMA_JS")
+	if mods == "" {
+		t.Skip("optional tool missing: TCAST_LLAMA_JS is not set (the npm package node-llama-cpp, llama.cpp's CPU build); " +
+			".ci/run installs node-llama-cpp@3.22.1 with @node-llama-cpp/linux-x64@3.22.1 and sets TCAST_LLAMA_JS=DIR/node_modules")
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("optional tool missing: node is not on PATH (it runs llama.cpp through node-llama-cpp)")
+	}
+	return node, mods
+}
+
+// evalWithLlama loads a GGUF file with llama.cpp and evaluates the prompt.
+func evalWithLlama(t *testing.T, node, mods, path string) llamaEval {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, filepath.Join("testdata", "llama_eval.mjs"), path, llamaPrompt)
+	cmd.Env = append(os.Environ(), "TCAST_LLAMA_JS="+mods)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	require.NoError(t, err, "llama_eval.mjs %s: %s", path, stderr.String())
+	var ev llamaEval
+	require.NoError(t, json.Unmarshal(out, &ev), "llama_eval.mjs %s", path)
+	return ev
+}
+
+// llamaWarnings returns what llama.cpp logged at warning level or above.
+func llamaWarnings(ev llamaEval) []string {
+	var w []string
+	for _, l := range ev.Log {
+		switch l.Level {
+		case "warn", "error", "fatal":
+			w = append(w, l.Level+": "+strings.TrimSpace(l.Message))
+		}
+	}
+	return w
+}
+
+// logitsError returns the RMS difference of a from ref relative to the RMS
+// of ref, over every position and token.
+func logitsError(a, ref [][]float64) float64 {
+	var d2, r2 float64
+	for i := range ref {
+		for j := range ref[i] {
+			d := a[i][j] - ref[i][j]
+			d2 += d * d
+			r2 += ref[i][j] * ref[i][j]
+		}
+	}
+	return math.Sqrt(d2 / r2)
+}
+
+// llamaFiles converts the runtime test's synth Llama (tcast synth -arch
+// llama) to every type of llamaRuntimeCases as llama.cpp's model file, checks
+// the files' architecture and types, and returns them by -dtype.
+func llamaFiles(t *testing.T) map[string]string {
+	t.Helper()
+	dir := t.TempDir()
+	src, _ := synthTo(t, dir, llamaRefSynth...)
+	files := map[string]string{}
+	for _, c := range llamaRuntimeCases {
+		out := filepath.Join(dir, c.dtype+".gguf")
+		code, _, stderr := tcast("convert", src, "-layout", "gguf", "-dtype", c.dtype, "-o", out)
+		require.Equal(t, 0, code, "%s: %s", c.dtype, stderr)
+		f, err := gguf.Open(out)
+		require.NoError(t, err)
+		assert.Equal(t, "llama", f.Architecture())
+		ti, ok := f.Tensor("blk.1.ffn_down.weight")
+		require.True(t, ok)
+		assert.Equal(t, c.typ, ti.Type, c.dtype)
+		ti, ok = f.Tensor("blk.1.attn_norm.weight")
+		require.True(t, ok)
+		assert.Equal(t, gguf.TypeF32, ti.Type, c.dtype)
+		f.Close()
+		files[c.dtype] = out
+	}
+	return files
+}
+
+// TestLlamaGGUFFiles makes the runtime test's files without running them,
+// and checks that the reference logits are for the runtime test's prompt:
+// its tokens, read through the synth tokenizer.json, spell it.
+func TestLlamaGGUFFiles(t *testing.T) {
+	llamaFiles(t)
+	js, err := os.ReadFile(filepath.Join("testdata", "llama_ref.json"))
+	require.NoError(t, err)
+	var ref llamaRef
+	require.NoError(t, json.Unmarshal(js, &ref))
+	require.Len(t, ref.Logits, len(ref.Tokens))
+	tok := synthTokenizer(512)
+	var tj struct {
+		Model struct {
+			Vocab map[string]int `json:"vocab"`
+		} `json:"model"`
+	}
+	require.NoError(t, json.Unmarshal(tok.json, &tj))
+	text := map[int]string{}
+	for s, id := range tj.Model.Vocab {
+		text[id] = s
+	}
+	byteOf := map[rune]byte{}
+	for b, s := range byteLevel() {
+		byteOf[[]rune(s)[0]] = byte(b)
+	}
+	require.Equal(t, tok.bos, ref.Tokens[0], "BOS first")
+	var prompt []byte
+	for _, id := range ref.Tokens[1:] {
+		s, ok := text[id]
+		require.True(t, ok, "token %d", id)
+		for _, r := range s {
+			prompt = append(prompt, byteOf[r])
+		}
+	}
+	assert.Equal(t, llamaPrompt, string(prompt))
+}
+
+// TestLlamaCppRuntime loads the files of llamaFiles with llama.cpp (CPU, F32
+// KV cache), evaluates a prompt, and checks that llama.cpp logs no warning,
+// tokenizes the prompt with our tokenizer as the text it is, computes for
+// the F32 file the logits of an independent forward pass of the Hugging Face
+// checkpoint (testdata/llama_ref.json), and for the other files logits close
+// to the F32 file's.
+func TestLlamaCppRuntime(t *testing.T) {
+	node, mods := llamaRuntime(t)
+	files := llamaFiles(t)
+	evals := map[string]llamaEval{}
+	errs := map[string]float64{}
+	for _, c := range llamaRuntimeCases {
+		ev := evalWithLlama(t, node, mods, files[c.dtype])
+		require.Empty(t, ev.Error, "%s: llama.cpp failed; its log: %v", c.dtype, ev.Log)
+		assert.Empty(t, llamaWarnings(ev), "%s: llama.cpp warns", c.dtype)
+		assert.Equal(t, "llama", ev.Architecture)
+		assert.Equal(t, 512, ev.NVocab)
+		require.NotNil(t, ev.BOS)
+		assert.Equal(t, *ev.BOS, ev.Tokens[0], "the BOS token comes first")
+		assert.Equal(t, llamaPrompt, ev.Detokenized, "%s: the prompt's tokens are its text", c.dtype)
+		assert.Less(t, len(ev.Tokens), len(llamaPrompt)/2, "merges join bytes into fewer tokens")
+		require.Len(t, ev.Logits, len(ev.Tokens))
+		for i, row := range ev.Logits {
+			require.Len(t, row, ev.NVocab, "%s position %d", c.dtype, i)
+			for j, v := range row {
+				require.False(t, math.IsNaN(v) || math.IsInf(v, 0), "%s logit %d at position %d is %v", c.dtype, j, i, v)
+			}
+		}
+		evals[c.dtype] = ev
+		if c.dtype == "f32" {
+			continue
+		}
+		ref := evals["f32"]
+		assert.Equal(t, ref.Tokens, ev.Tokens, c.dtype)
+		e := logitsError(ev.Logits, ref.Logits)
+		errs[c.dtype] = e
+		t.Logf("%s: logits' RMS error relative to F32's: %.5f", c.dtype, e)
+		assert.Less(t, e, c.maxErr, c.dtype)
+	}
+	for _, c := range llamaRuntimeCases {
+		if c.closerThan != "" {
+			assert.Less(t, errs[c.dtype], errs[c.closerThan], "%s is closer to F32 than %s", c.dtype, c.closerThan)
+		}
+	}
+
+	// The F32 file computes what the Hugging Face model does: the names, the
+	// query and key permutation, RoPE and grouped-query attention all agree
+	// with an independent forward pass (a wrong permutation or head order
+	// moves the logits by about their own size).
+	js, err := os.ReadFile(filepath.Join("testdata", "llama_ref.json"))
+	require.NoError(t, err)
+	var ref llamaRef
+	require.NoError(t, json.Unmarshal(js, &ref))
+	f32 := evals["f32"]
+	require.Equal(t, ref.Tokens, f32.Tokens, "llama.cpp tokenizes the prompt as when testdata/llama_ref.json was made")
+	part := make([][]float64, len(f32.Logits))
+	for i, row := range f32.Logits {
+		part[i] = row[:ref.Vocab]
+	}
+	e := logitsError(part, ref.Logits)
+	t.Logf("f32: logits' RMS error relative to the reference forward pass: %.5f", e)
+	assert.Less(t, e, 0.005)
+}
