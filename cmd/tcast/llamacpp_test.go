@@ -3,11 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/gguf"
+	"github.com/tensorcast-go/tensorcast/checkpoint/safetensors"
 )
 
 // llamaCase is one GGUF type the llama.cpp runtime test converts the synth
@@ -266,4 +269,109 @@ func TestLlamaCppRuntime(t *testing.T) {
 	e := logitsError(part, ref.Logits)
 	t.Logf("f32: logits' RMS error relative to the reference forward pass: %.5f", e)
 	assert.Less(t, e, 0.005)
+}
+
+// relabel copies the synth Llama checkpoint of src's directory into a new
+// directory as another architecture: config.json's model_type changed and
+// tensors added (F32, the given values).
+func relabel(t *testing.T, src, modelType string, add map[string][]float32, shapes map[string][]int) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, n := range []string{"tokenizer.json", "tokenizer_config.json"} {
+		b, err := os.ReadFile(filepath.Join(filepath.Dir(src), n))
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, n), b, 0o644))
+	}
+	var cfg map[string]any
+	b, err := os.ReadFile(filepath.Join(filepath.Dir(src), "config.json"))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(b, &cfg))
+	cfg["model_type"] = modelType
+	b, err = json.Marshal(cfg)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "config.json"), b, 0o644))
+	f, err := safetensors.Open(src)
+	require.NoError(t, err)
+	defer f.Close()
+	var ts []safetensors.Tensor
+	for _, ti := range f.Tensors() {
+		data, err := f.Bytes(ti.Name)
+		require.NoError(t, err)
+		ts = append(ts, safetensors.Tensor{Name: ti.Name, DType: ti.DType, Shape: ti.Shape, Data: data})
+	}
+	for name, v := range add {
+		data := make([]byte, 4*len(v))
+		for i, x := range v {
+			binary.LittleEndian.PutUint32(data[4*i:], math.Float32bits(x))
+		}
+		ts = append(ts, safetensors.Tensor{Name: name, DType: safetensors.F32, Shape: shapes[name], Data: data})
+	}
+	out := filepath.Join(dir, "model.safetensors")
+	require.NoError(t, safetensors.WriteFile(out, ts, nil))
+	return out
+}
+
+// TestLlamaCppArchitectures runs the synth Llama's weights as llama.cpp's
+// qwen2, qwen3 and gemma models. Qwen2 computes what Llama does (llama.cpp
+// rotates its heads without the permutation, in NeoX order), so its logits
+// must match the same reference forward pass; qwen3 (with query and key
+// norms added) and gemma (its embedding scaled by sqrt(H), GELU, norms
+// plus one) compute other functions, and must load and run without a
+// warning.
+func TestLlamaCppArchitectures(t *testing.T) {
+	node, mods := llamaRuntime(t)
+	dir := t.TempDir()
+	src, _ := synthTo(t, dir, llamaRefSynth...)
+	js, err := os.ReadFile(filepath.Join("testdata", "llama_ref.json"))
+	require.NoError(t, err)
+	var ref llamaRef
+	require.NoError(t, json.Unmarshal(js, &ref))
+
+	ones := make([]float32, 64)
+	for i := range ones {
+		ones[i] = 1
+	}
+	qk := map[string][]float32{}
+	shapes := map[string][]int{}
+	for l := range 2 {
+		for _, n := range []string{"q_norm", "k_norm"} {
+			name := "model.layers." + strconv.Itoa(l) + ".self_attn." + n + ".weight"
+			qk[name], shapes[name] = ones, []int{64}
+		}
+	}
+	for _, c := range []struct {
+		modelType, arch string
+		add             map[string][]float32
+		matchRef        bool
+	}{
+		{"qwen2", "qwen2", nil, true},
+		{"qwen3", "qwen3", qk, false},
+		{"gemma", "gemma", nil, false},
+		{"mistral", "llama", nil, true},
+	} {
+		in := relabel(t, src, c.modelType, c.add, shapes)
+		out := filepath.Join(t.TempDir(), c.modelType+".gguf")
+		code, _, stderr := tcast("convert", in, "-layout", "gguf", "-dtype", "f32", "-o", out)
+		require.Equal(t, 0, code, "%s: %s", c.modelType, stderr)
+		ev := evalWithLlama(t, node, mods, out)
+		require.Empty(t, ev.Error, "%s: llama.cpp failed; its log: %v", c.modelType, ev.Log)
+		assert.Empty(t, llamaWarnings(ev), "%s: llama.cpp warns", c.modelType)
+		assert.Equal(t, c.arch, ev.Architecture)
+		assert.Equal(t, llamaPrompt, ev.Detokenized, c.modelType)
+		require.Equal(t, ref.Tokens, ev.Tokens, c.modelType)
+		part := make([][]float64, len(ev.Logits))
+		for i, row := range ev.Logits {
+			for j, v := range row {
+				require.False(t, math.IsNaN(v) || math.IsInf(v, 0), "%s logit %d at position %d", c.modelType, j, i)
+			}
+			part[i] = row[:ref.Vocab]
+		}
+		e := logitsError(part, ref.Logits)
+		t.Logf("%s: logits' RMS error relative to the Llama reference forward pass: %.5f", c.modelType, e)
+		if c.matchRef {
+			assert.Less(t, e, 0.005, c.modelType)
+		} else {
+			assert.Greater(t, e, 0.05, "%s computes another function", c.modelType)
+		}
+	}
 }
