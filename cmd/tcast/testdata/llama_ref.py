@@ -16,11 +16,14 @@ independently of llama.cpp and of tensorcast-go: RMSNorm x·w/sqrt(mean(x²)+eps
 embeddings on the un-permuted q/k projections with rotate_half (pairs (i, i+d/2)),
 θ_i = rope_theta^(−2i/d); grouped-query attention (query head h reads key/value head
 h // (heads/kv_heads)) with a causal mask and 1/sqrt(d) scaling; SwiGLU MLP
-down(silu(gate(x))·up(x)); the final norm and lm_head (the embedding when tied).
+down(silu(gate(x))·up(x)); the final norm and lm_head (the embedding when tied). When
+config.json's model_type is gemma, Gemma's definition: the embedding times sqrt(hidden_size),
+RMSNorm by 1 + weight, GELU (tanh approximation) in the MLP, and the embedding as the head.
 
 The golden file cmd/tcast/testdata/llama_ref.json is made for the synth checkpoint of
 TestLlamaCppRuntime (its flags are in llamaRefSynth) and the tokens llama.cpp gives the
-test's prompt:
+test's prompt, and llama_ref_gemma.json for the same files with config.json's model_type
+set to gemma (.ci/run makes both):
 
     go run ./cmd/tcast synth -arch llama -o /tmp/ref/model.safetensors -layers 2 \\
         -hidden 256 -vocab 512 -dtype f32 -seed 13 -force
@@ -57,7 +60,9 @@ def read_safetensors(path):
     return out
 
 
-def rms_norm(x, w, eps):
+def rms_norm(x, w, eps, gemma=False):
+    if gemma:
+        w = 1 + w  # Gemma's RMSNorm multiplies by 1 + weight
     return x * torch.rsqrt((x * x).mean(-1, keepdim=True) + eps) * w
 
 
@@ -73,9 +78,12 @@ def forward(w, cfg, tokens):
     d = cfg.get("head_dim", H // nh)
     eps = cfg["rms_norm_eps"]
     theta = cfg.get("rope_theta", 10000.0)
+    gemma = cfg["model_type"] == "gemma"
     T = len(tokens)
     ids = torch.tensor(tokens)
     h = w["model.embed_tokens.weight"][ids]
+    if gemma:
+        h = h * torch.tensor(H ** 0.5)
     inv = 1.0 / (theta ** (torch.arange(0, d, 2, dtype=torch.float32) / d))
     ang = torch.arange(T, dtype=torch.float32)[:, None] * inv[None, :]
     emb = torch.cat((ang, ang), dim=-1)
@@ -83,7 +91,7 @@ def forward(w, cfg, tokens):
     mask = torch.full((T, T), float("-inf")).triu(1)
     for l in range(cfg["num_hidden_layers"]):
         p = f"model.layers.{l}."
-        x = rms_norm(h, w[p + "input_layernorm.weight"], eps)
+        x = rms_norm(h, w[p + "input_layernorm.weight"], eps, gemma)
         q = (x @ w[p + "self_attn.q_proj.weight"].T).view(T, nh, d)
         k = (x @ w[p + "self_attn.k_proj.weight"].T).view(T, nkv, d)
         v = (x @ w[p + "self_attn.v_proj.weight"].T).view(T, nkv, d)
@@ -96,12 +104,13 @@ def forward(w, cfg, tokens):
         a = torch.softmax(s, dim=-1)
         o = torch.einsum("hts,shd->thd", a, v).reshape(T, nh * d)
         h = h + o @ w[p + "self_attn.o_proj.weight"].T
-        x = rms_norm(h, w[p + "post_attention_layernorm.weight"], eps)
+        x = rms_norm(h, w[p + "post_attention_layernorm.weight"], eps, gemma)
         g = x @ w[p + "mlp.gate_proj.weight"].T
         u = x @ w[p + "mlp.up_proj.weight"].T
-        h = h + (torch.nn.functional.silu(g) * u) @ w[p + "mlp.down_proj.weight"].T
-    h = rms_norm(h, w["model.norm.weight"], eps)
-    head = w.get("lm_head.weight", w["model.embed_tokens.weight"])
+        act = torch.nn.functional.gelu(g, approximate="tanh") if gemma else torch.nn.functional.silu(g)
+        h = h + (act * u) @ w[p + "mlp.down_proj.weight"].T
+    h = rms_norm(h, w["model.norm.weight"], eps, gemma)
+    head = w["model.embed_tokens.weight"] if gemma else w.get("lm_head.weight", w["model.embed_tokens.weight"])
     return h @ head.T
 
 
