@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
@@ -387,4 +388,173 @@ func TestLlamaCppArchitectures(t *testing.T) {
 			assert.Greater(t, e, 0.05, "%s computes another function than Llama", c.modelType)
 		}
 	}
+}
+
+// spmTokenizer builds a SentencePiece-style tokenizer.json (BPE with byte
+// fallback, as Llama 2's): <unk>, <s>, </s>, the 256 byte tokens, the
+// characters of synthCorpus, and merges learned from it with words
+// prefixed by "▁", as many as fit vocab. It returns the file and the merges
+// in rank order.
+func spmTokenizer(t *testing.T, vocab int) ([]byte, [][2]string) {
+	t.Helper()
+	ids := map[string]int{"<unk>": 0, "<s>": 1, "</s>": 2}
+	for b := range 256 {
+		ids[fmt.Sprintf("<0x%02X>", b)] = 3 + b
+	}
+	next := 259
+	words := map[string]int{}
+	for _, w := range strings.Fields(synthCorpus) {
+		words["▁"+w]++
+	}
+	type word struct {
+		syms  []string
+		count int
+	}
+	var ws []word
+	for _, w := range sortedKeys(words) {
+		var syms []string
+		for _, r := range w {
+			s := string(r)
+			if _, ok := ids[s]; !ok {
+				ids[s] = next
+				next++
+			}
+			syms = append(syms, s)
+		}
+		ws = append(ws, word{syms, words[w]})
+	}
+	var merges [][2]string
+	for next < vocab {
+		pairs := map[[2]string]int{}
+		for _, w := range ws {
+			for i := 0; i+1 < len(w.syms); i++ {
+				pairs[[2]string{w.syms[i], w.syms[i+1]}] += w.count
+			}
+		}
+		var best [2]string
+		bestN := 1
+		for p, n := range pairs {
+			if n > bestN || n == bestN && n > 1 && p[0]+" "+p[1] < best[0]+" "+best[1] {
+				best, bestN = p, n
+			}
+		}
+		if bestN < 2 {
+			break
+		}
+		merges = append(merges, best)
+		if _, ok := ids[best[0]+best[1]]; !ok {
+			ids[best[0]+best[1]] = next
+			next++
+		}
+		for i := range ws {
+			s := ws[i].syms
+			out := s[:0]
+			for j := 0; j < len(s); j++ {
+				if j+1 < len(s) && s[j] == best[0] && s[j+1] == best[1] {
+					out = append(out, best[0]+best[1])
+					j++
+				} else {
+					out = append(out, s[j])
+				}
+			}
+			ws[i].syms = out
+		}
+	}
+	pairs := make([][]string, len(merges))
+	for i, m := range merges {
+		pairs[i] = []string{m[0], m[1]}
+	}
+	tj := map[string]any{
+		"version": "1.0",
+		"added_tokens": []any{
+			map[string]any{"id": 0, "content": "<unk>", "special": true},
+			map[string]any{"id": 1, "content": "<s>", "special": true},
+			map[string]any{"id": 2, "content": "</s>", "special": true},
+		},
+		"normalizer": map[string]any{"type": "Sequence", "normalizers": []any{
+			map[string]any{"type": "Prepend", "prepend": "▁"},
+			map[string]any{"type": "Replace", "pattern": map[string]any{"String": " "}, "content": "▁"}}},
+		"pre_tokenizer": nil,
+		"decoder": map[string]any{"type": "Sequence", "decoders": []any{
+			map[string]any{"type": "Replace", "pattern": map[string]any{"String": "▁"}, "content": " "},
+			map[string]any{"type": "ByteFallback"}, map[string]any{"type": "Fuse"},
+			map[string]any{"type": "Strip", "content": " ", "start": 1, "stop": 0}}},
+		"model": map[string]any{"type": "BPE", "byte_fallback": true, "fuse_unk": true, "unk_token": "<unk>",
+			"vocab": ids, "merges": pairs},
+	}
+	b, err := json.Marshal(tj)
+	require.NoError(t, err)
+	return b, merges
+}
+
+// spmEncode tokenizes text as SentencePiece's BPE does: "▁" before it and
+// for every space, characters as symbols (bytes as <0xNN> when not in the
+// vocabulary), then the adjacent pair of lowest merge rank joined, leftmost
+// first, until no pair merges.
+func spmEncode(text string, ids map[string]int, merges [][2]string) []int {
+	rank := map[[2]string]int{}
+	for i, m := range merges {
+		if _, ok := rank[m]; !ok {
+			rank[m] = i
+		}
+	}
+	var syms []string
+	for _, r := range "▁" + strings.ReplaceAll(text, " ", "▁") {
+		syms = append(syms, string(r))
+	}
+	for {
+		best, at := -1, -1
+		for i := 0; i+1 < len(syms); i++ {
+			if r, ok := rank[[2]string{syms[i], syms[i+1]}]; ok && (best < 0 || r < best) {
+				best, at = r, i
+			}
+		}
+		if at < 0 {
+			break
+		}
+		syms = append(syms[:at], append([]string{syms[at] + syms[at+1]}, syms[at+2:]...)...)
+	}
+	var out []int
+	for _, s := range syms {
+		if id, ok := ids[s]; ok {
+			out = append(out, id)
+			continue
+		}
+		for _, b := range []byte(s) {
+			out = append(out, ids[fmt.Sprintf("<0x%02X>", b)])
+		}
+	}
+	return out
+}
+
+// TestLlamaCppSentencePiece runs the synth Llama with a SentencePiece-style
+// tokenizer (converted to llama.cpp's llama tokenizer: scores from the merge
+// ranks, byte tokens, a space prefix): llama.cpp loads it without a
+// warning, tokenizes the prompt as SentencePiece's BPE does (which only the
+// scores' order decides), and gives the text back.
+func TestLlamaCppSentencePiece(t *testing.T) {
+	node, mods := llamaRuntime(t)
+	src, _ := synthTo(t, t.TempDir(), llamaRefSynth...)
+	dir := filepath.Dir(src)
+	tj, merges := spmTokenizer(t, 512)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "tokenizer.json"), tj, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "tokenizer_config.json"),
+		[]byte(`{"bos_token": "<s>", "eos_token": "</s>", "unk_token": "<unk>", "add_bos_token": true}`), 0o644))
+	out := filepath.Join(t.TempDir(), "spm.gguf")
+	code, _, stderr := tcast("convert", dir, "-layout", "gguf", "-dtype", "q8_0", "-o", out)
+	require.Equal(t, 0, code, stderr)
+	ev := evalWithLlama(t, node, mods, out)
+	require.Empty(t, ev.Error, "llama.cpp failed; its log: %v", ev.Log)
+	assert.Empty(t, llamaWarnings(ev), "llama.cpp warns")
+	assert.Equal(t, llamaPrompt, strings.TrimPrefix(ev.Detokenized, " "))
+	var parsed struct {
+		Model struct {
+			Vocab map[string]int `json:"vocab"`
+		} `json:"model"`
+	}
+	require.NoError(t, json.Unmarshal(tj, &parsed))
+	want := append([]int{1}, spmEncode(llamaPrompt, parsed.Model.Vocab, merges)...)
+	assert.Equal(t, want, ev.Tokens, "BOS, then SentencePiece's BPE")
+	assert.Less(t, len(ev.Tokens), len(llamaPrompt)/2, "merges join characters into fewer tokens")
+	require.Len(t, ev.Logits, len(ev.Tokens))
 }
