@@ -76,30 +76,57 @@ func matrixShape(op string, shape []int) error {
 // that Compressed holds one value per kept element. A bad field is a
 // *DecodeError (or a *ShapeError for a bad Shape or length).
 func (s *SparseBitmask) Mask() (*mask.Mask, error) {
-	shape := s.Shape[:]
-	m, err := UnpackRows(s.Bitmask, shape)
+	return CheckSparseBitmask(s.Shape, s.Bitmask, s.RowOffsets, len(s.Compressed))
+}
+
+// CheckSparseBitmask checks the fields of a sparse-bitmask matrix of the
+// given shape whose compressed values (of any type) number values, as
+// [SparseBitmask.Mask] does, and returns the mask its bitmask holds.
+func CheckSparseBitmask(shape [2]int, bitmask []byte, rowOffsets []int64, values int) (*mask.Mask, error) {
+	sh := shape[:]
+	if err := boundedShape("sparse-bitmask", sh, len(bitmask)); err != nil {
+		return nil, err
+	}
+	m, err := UnpackRows(bitmask, sh)
 	if err != nil {
 		return nil, err
 	}
-	rows, cols := s.Shape[0], s.Shape[1]
-	if len(s.RowOffsets) != rows {
-		return nil, &ShapeError{Op: "sparse-bitmask", Shape: slices.Clone(shape), Reason: fmt.Sprintf("%d row offsets for %d rows", len(s.RowOffsets), rows)}
+	rows, cols := shape[0], shape[1]
+	if len(rowOffsets) != rows {
+		return nil, &ShapeError{Op: "sparse-bitmask", Shape: slices.Clone(sh), Reason: fmt.Sprintf("%d row offsets for %d rows", len(rowOffsets), rows)}
 	}
 	stride := (cols + 7) / 8
 	total := int64(0)
 	for r := 0; r < rows; r++ {
-		if s.RowOffsets[r] != total {
-			return nil, &DecodeError{Format: "row offsets", Offset: r, Value: s.RowOffsets[r],
-				Reason: fmt.Sprintf("row %d starts at value %d after %d kept values in the rows before it", r, s.RowOffsets[r], total)}
+		if rowOffsets[r] != total {
+			return nil, &DecodeError{Format: "row offsets", Offset: r, Value: rowOffsets[r],
+				Reason: fmt.Sprintf("row %d starts at value %d after %d kept values in the rows before it", r, rowOffsets[r], total)}
 		}
-		for _, b := range s.Bitmask[r*stride : r*stride+stride] {
+		for _, b := range bitmask[r*stride : r*stride+stride] {
 			total += int64(bits.OnesCount8(b))
 		}
 	}
-	if total != int64(len(s.Compressed)) {
-		return nil, &ShapeError{Op: "sparse-bitmask", Shape: slices.Clone(shape), Reason: fmt.Sprintf("%d compressed values for %d set bits", len(s.Compressed), total)}
+	if total != int64(values) {
+		return nil, &ShapeError{Op: "sparse-bitmask", Shape: slices.Clone(sh), Reason: fmt.Sprintf("%d compressed values for %d set bits", values, total)}
 	}
 	return m, nil
+}
+
+// boundedShape refuses a matrix shape with a negative dimension, or one
+// whose rows of packed bits could not fit n bytes (so that a shape read from
+// a file cannot make a decoder allocate more than the bitmask it came with
+// justifies): a *ShapeError.
+func boundedShape(op string, shape []int, n int) error {
+	rows, cols := shape[0], shape[1]
+	switch {
+	case rows < 0 || cols < 0:
+		return &ShapeError{Op: op, Shape: slices.Clone(shape), Reason: "a negative dimension"}
+	case cols == 0 && rows > 0:
+		return &ShapeError{Op: op, Shape: slices.Clone(shape), Reason: "rows of no elements"}
+	case rows > n, rows > 0 && (cols+7)/8 > n/max(rows, 1):
+		return &ShapeError{Op: op, Shape: slices.Clone(shape), Reason: fmt.Sprintf("a bitmask of %d bytes cannot hold rows of this many elements", n)}
+	}
+	return nil
 }
 
 // Dense returns the matrix: the compressed values at the set bits, +0
@@ -151,26 +178,36 @@ func NewSparse24Bitmask(x []float32, shape []int, m *mask.Mask) (*Sparse24Bitmas
 // its length and padding fit Shape, and that Compressed holds rows·cols/2
 // values (else a *ShapeError).
 func (s *Sparse24Bitmask) Mask() (*mask.Mask, error) {
-	shape := s.Shape[:]
-	if _, err := splitAxis("sparse-24-bitmask", shape, 1, P24); err != nil {
+	return CheckSparse24Bitmask(s.Shape, s.Bitmask, len(s.Compressed))
+}
+
+// CheckSparse24Bitmask checks the fields of a sparse-24-bitmask matrix of the
+// given shape whose compressed values (of any type) number values, as
+// [Sparse24Bitmask.Mask] does, and returns the mask its bitmask holds.
+func CheckSparse24Bitmask(shape [2]int, bitmask []byte, values int) (*mask.Mask, error) {
+	sh := shape[:]
+	if err := boundedShape("sparse-24-bitmask", sh, len(bitmask)); err != nil {
 		return nil, err
 	}
-	m, err := UnpackRows(s.Bitmask, shape)
+	if _, err := splitAxis("sparse-24-bitmask", sh, 1, P24); err != nil {
+		return nil, err
+	}
+	m, err := UnpackRows(bitmask, sh)
 	if err != nil {
 		return nil, err
 	}
 	if err := Check(m, 1, P24); err != nil {
 		var ge *GroupError
 		if errors.As(err, &ge) {
-			stride := (s.Shape[1] + 7) / 8
+			stride := (shape[1] + 7) / 8
 			off := ge.Index[0]*stride + ge.Index[1]/8
-			return nil, &DecodeError{Format: "sparse-24 bitmask", Offset: off, Value: int64(s.Bitmask[off]),
+			return nil, &DecodeError{Format: "sparse-24 bitmask", Offset: off, Value: int64(bitmask[off]),
 				Reason: fmt.Sprintf("the group at row %d, column %d keeps %d of 4, not 2", ge.Index[0], ge.Index[1], ge.Kept)}
 		}
 		return nil, err
 	}
-	if want := s.Shape[0] * s.Shape[1] / 2; len(s.Compressed) != want {
-		return nil, &ShapeError{Op: "sparse-24-bitmask", Shape: slices.Clone(shape), Reason: fmt.Sprintf("%d compressed values, want %d", len(s.Compressed), want)}
+	if want := shape[0] * shape[1] / 2; values != want {
+		return nil, &ShapeError{Op: "sparse-24-bitmask", Shape: slices.Clone(sh), Reason: fmt.Sprintf("%d compressed values, want %d", values, want)}
 	}
 	return m, nil
 }

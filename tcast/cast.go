@@ -506,10 +506,14 @@ func castContiguous[C kernels.Code](c *caster, x []float32, codes []C, t *Tensor
 		}
 	}()
 	if c.spec == nil {
-		// Unscaled: encode straight from x, a chunk at a time.
+		// Unscaled: encode straight from x, a chunk at a time; dropped
+		// elements store zero.
 		for lo := 0; lo < n; lo += castChunk {
 			hi := min(lo+castChunk, n)
 			dtype.EncodeSlice(c.elem, codes[lo:hi], x[lo:hi], c.eopts)
+		}
+		if c.keepMask != nil {
+			pruneCodes(codes, c.keepMask, c.elem.Encode(0))
 		}
 		return
 	}
@@ -696,6 +700,14 @@ func (c *caster) blockSeed(b block) uint64 {
 func quantizeBlock[C kernels.Code](c *caster, v []float32, keep []bool, cs []C, off []uint8, t *Tensor, b block) {
 	if c.spec == nil {
 		dtype.EncodeSlice(c.elem, cs, v, c.eoptsFor(b))
+		if keep != nil {
+			zc := C(c.elem.Encode(0))
+			for i, k := range keep {
+				if !k {
+					cs[i] = zc
+				}
+			}
+		}
 		return
 	}
 	switch {

@@ -2,6 +2,7 @@ package tcast
 
 import (
 	"errors"
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -29,6 +30,34 @@ func TestKeepHandDerived(t *testing.T) {
 		assert.Equal(t, []byte{126}, act.Scale.Bytes)
 		assert.Equal(t, []byte{0, 7, 2, 0}, act.Data.Bytes[:4])
 		assert.Equal(t, 30, act.Mask.Count())
+	}
+}
+
+// TestKeepUnscaled checks that an unscaled datatype stores zero at the
+// dropped elements too (+0: code 0 for bfloat16 0x0000, float32 0x00000000),
+// on both paths and in every form, and keeps the mask.
+func TestKeepUnscaled(t *testing.T) {
+	x := []float32{1.5, -2, 3, -0.25, 7, 1e-3, -1e9, 4}
+	keep := []bool{true, false, true, false, false, true, true, false}
+	m := keepMask(t, []int{2, 4}, keep)
+	for _, name := range []string{"bfloat16", "float16", "float32", "float8_e4m3fn"} {
+		for _, stream := range []bool{true, false} {
+			act, err := castPath(x, []int{2, 4}, MustLookup(name), &Options{Form: Actual, Keep: m}, true, stream)
+			require.NoError(t, err, name)
+			require.True(t, m.Equal(act.Mask), name)
+			codes, err := act.Data.Codes()
+			require.NoError(t, err)
+			virt, err := castPath(x, []int{2, 4}, MustLookup(name), &Options{Keep: m}, true, stream)
+			require.NoError(t, err)
+			for i, k := range keep {
+				if !k {
+					assert.Zero(t, codes[i], "%s stream=%v: dropped element %d", name, stream, i)
+					assert.Equal(t, uint32(0), math.Float32bits(virt.Values[i]), "%s: +0", name)
+				} else {
+					assert.NotZero(t, codes[i], "%s: kept element %d", name, i)
+				}
+			}
+		}
 	}
 }
 

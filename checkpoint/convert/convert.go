@@ -35,6 +35,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tensorcast-go/tensorcast/internal/shape"
+
 	"github.com/tensorcast-go/tensorcast/internal/atomicfile"
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/gguf"
@@ -52,8 +54,11 @@ import (
 // choice of weights along their last axis in the tcast layout with floor
 // scales on all cores, and refuses to replace an existing output.
 type Options struct {
-	// DataType is the datatype to cast to (required); see layout.DataType
-	// for the names a layout takes.
+	// DataType is the datatype to cast to; see layout.DataType for the
+	// names a layout takes. It is required, except for a Layout configured
+	// with pruning (layout.Pruner): nil then prunes without quantizing, each
+	// weight keeping its source's float format (bfloat16, float16, float32;
+	// float32 for any other source).
 	DataType *tcast.DataType
 	// Layout is the output layout; nil means the tcast layout.
 	Layout layout.Layout
@@ -83,7 +88,8 @@ type Options struct {
 	// goroutine.
 	Progress func(Progress)
 	// Pruning, when set, gives the pruning options of each tensor cast to
-	// an N:M sparse datatype (scores or Wanda's activation norms, see
+	// an N:M sparse datatype, or pruned for a Layout configured with
+	// pruning (scores or Wanda's activation norms, see
 	// tcast.Options.Pruning), by its name and the shape it is cast in; nil
 	// prunes by magnitude. It may be called from several goroutines.
 	Pruning func(name string, shape []int) (sparsity.Options, error)
@@ -197,8 +203,9 @@ var keepByDefault = regexp.MustCompile(`(?i)(bias|norm|embed|lm_head|wte|wpe|\.l
 
 // decision is what the plan does with one logical tensor.
 type decision struct {
-	info   load.Info // Name is the output name
-	source string    // the tensor's name in the input
+	info   load.Info       // Name is the output name
+	source string          // the tensor's name in the input
+	dt     *tcast.DataType // the datatype cast to
 	cast   bool
 	shape  []int // the shape cast (transposed for a Transposer layout)
 	swap   bool
@@ -207,6 +214,8 @@ type decision struct {
 	result TensorResult
 	index  int     // in the plan's tensors, which the report keeps
 	st     *stream // set when the pipeline streams the weight
+	conv   int     // in the plan's converted, when cast
+	zeros  int64   // of the written values, once cast
 	// For a GGUF model file (package ggufmodel): the change of the values on
 	// their way, whether a kept tensor is stored as F32, and the bytes of a
 	// tensor computed rather than read (source "").
@@ -229,12 +238,25 @@ type plan struct {
 	kept      []string
 	files     map[string][]byte
 	out       *writer // the output, once created
+	prune     layout.Pruning
+	pruned    bool // the layout prunes (prune is set)
 	// model describes the llama.cpp model file the GGUF output is, nil for
 	// generic GGUF and safetensors output; ggufKV is the typed metadata the
 	// GGUF file starts with (the model's, or a GGUF input's).
 	model   *ggufmodel.Model
 	ggufKV  []gguf.KV
 	dropped []TensorResult // input tensors the model file leaves out
+}
+
+// storedBits is what a cast weight of the given shape costs per value in the
+// output: every byte of every tensor the layout stores for it (values, scales,
+// masks, meta, shapes), so that a sparse weight counts its kept values only.
+func storedBits(bytes int64, shapeOf []int) float64 {
+	n, _, ok := shape.Elements(shapeOf)
+	if !ok || n == 0 {
+		return 0
+	}
+	return float64(8*bytes) / float64(n)
 }
 
 // sourceBits is what a kept tensor costs per value in the output: its own
@@ -276,32 +298,68 @@ func (p *plan) decide(d *decision) error {
 	if !ok {
 		return keep(fmt.Sprintf("-axis %d is out of range for rank %d", opts.Axis, rank))
 	}
+	dt := p.dataTypeOf(info)
+	d.dt = dt
 	d.shape, d.swap = info.Shape, false
 	if t, ok := p.lay.(layout.Transposer); ok && rank >= 2 && t.Transposed(info.Name, rank) {
 		d.shape, d.swap = layout.SwapLast2(info.Shape), true
 	}
-	if tile := lastTile(opts.DataType); tile > 0 && d.shape[axis] < tile && !included {
+	if tile := lastTile(dt); tile > 0 && d.shape[axis] < tile && !included {
 		return keep(fmt.Sprintf("axis %d holds %d, less than one block of %d", axis, d.shape[axis], tile))
 	}
-	if err := p.lay.Check(opts.DataType, axis, rank); err != nil {
+	if err := p.lay.Check(dt, axis, rank); err != nil {
 		return keep(err.Error())
 	}
-	desc, err := tcast.Describe(d.shape, opts.DataType, tcast.Compressed, &tcast.Options{Axis: opts.Axis, Mode: opts.Mode})
+	desc, err := tcast.Describe(d.shape, dt, tcast.Compressed, &tcast.Options{Axis: opts.Axis, Mode: opts.Mode})
 	if err != nil {
 		return keep(err.Error())
 	}
-	// GGUF's plain element types (f32, f16, bf16) are what the file is
-	// asked to hold, whatever the source's width.
-	plain := p.lay.Container() == layout.GGUF && opts.DataType.Spec() == nil
-	if bits, src := desc.BitsPerValue(), sourceBits(info); bits >= src && !included && !plain {
-		return keep(fmt.Sprintf("%s costs %.3g bits per value on this shape, no fewer than the source's %.3g", opts.DataType.Name(), bits, src))
+	// Pruning is asked for its own sake: a pruned weight is cast whatever
+	// it costs; and GGUF's plain element types (f32, f16, bf16) are what the
+	// file is asked to hold, whatever the source's width.
+	plain := p.lay.Container() == layout.GGUF && dt.Spec() == nil
+	if bits, src := desc.BitsPerValue(), sourceBits(info); bits >= src && !included && !p.pruned && !plain {
+		return keep(fmt.Sprintf("%s costs %.3g bits per value on this shape, no fewer than the source's %.3g", dt.Name(), bits, src))
 	}
-	specs, meta, err := p.lay.Specs(info.Name, d.shape, opts.DataType, axis)
+	specs, meta, err := p.lay.Specs(info.Name, d.shape, dt, axis)
 	if err != nil {
 		return keep(err.Error())
 	}
 	d.cast, d.specs, d.meta = true, specs, meta
 	return nil
+}
+
+// dataTypeOf returns the datatype tensor info is cast to: Options.DataType,
+// or, for pruning without one, the unscaled float datatype of the source's
+// dtype (float32 for any dtype but BF16 and F16).
+func (p *plan) dataTypeOf(info *load.Info) *tcast.DataType {
+	if p.opts.DataType != nil {
+		return p.opts.DataType
+	}
+	switch info.DType {
+	case safetensors.BF16:
+		return tcast.MustLookup("bfloat16")
+	case safetensors.F16:
+		return tcast.MustLookup("float16")
+	}
+	return tcast.MustLookup("float32")
+}
+
+// dataTypeName names the datatype of the conversion: Options.DataType's, or
+// for pruning without one the datatypes the weights were cast to (from
+// their sources), comma-separated.
+func (p *plan) dataTypeName() string {
+	if p.opts.DataType != nil {
+		return p.opts.DataType.Name()
+	}
+	var names []string
+	for _, d := range p.tensors {
+		if d.cast && !slices.Contains(names, d.dt.Name()) {
+			names = append(names, d.dt.Name())
+		}
+	}
+	slices.Sort(names)
+	return strings.Join(names, ",")
 }
 
 // lastTile returns the tile size along the scaled axis, 0 for tensor or
@@ -337,6 +395,7 @@ func (p *plan) keptSpec(d *decision) (layout.Spec, error) {
 func newPlan(in *load.Checkpoint, opts *Options) (*plan, error) {
 	p := &plan{in: in, opts: opts, lay: opts.Layout, weights: map[string][]string{},
 		meta: layout.WithoutMetaKeys(in.Metadata())}
+	p.prune, p.pruned = layout.PruningOf(opts.Layout)
 	if in.GGUF() != nil {
 		p.meta = map[string]string{} // GGUF key/values are not safetensors metadata
 	}
@@ -389,7 +448,7 @@ func newPlan(in *load.Checkpoint, opts *Options) (*plan, error) {
 	if p.files, err = p.lay.Files(opts.DataType, p.converted, p.kept, in.Config()); err != nil {
 		return nil, err
 	}
-	p.meta[layout.KeyDataType] = opts.DataType.Name()
+	p.meta[layout.KeyDataType] = p.dataTypeName()
 	p.meta[layout.KeyLayout] = p.lay.Name()
 	p.meta[layout.KeyWeights] = jsonString(p.weights)
 	if len(p.swapped) > 0 {
@@ -403,7 +462,7 @@ func newPlan(in *load.Checkpoint, opts *Options) (*plan, error) {
 
 // add decides one tensor and declares its output.
 func (p *plan) add(d *decision, seen map[string]string, why map[string]int) error {
-	info, opts := d.info, p.opts
+	info := d.info
 	d.result = TensorResult{Name: info.Name, Shape: info.Shape, Source: info.Type, BytesIn: info.Size}
 	if err := p.decide(d); err != nil {
 		return err
@@ -417,11 +476,12 @@ func (p *plan) add(d *decision, seen map[string]string, why map[string]int) erro
 		for _, sp := range specs {
 			p.weights[info.Name] = append(p.weights[info.Name], sp.Name)
 		}
+		d.conv = len(p.converted)
 		p.converted = append(p.converted, layout.Converted{Name: info.Name, Shape: info.Shape})
 		if d.swap {
 			p.swapped = append(p.swapped, info.Name)
 		}
-		d.result.DataType = opts.DataType.Name()
+		d.result.DataType = d.dt.Name()
 	} else {
 		sp, err := p.keptSpec(d)
 		if err != nil {
@@ -510,20 +570,23 @@ func fileName(l layout.Layout) string {
 // Destination) in opts.Layout.
 func Convert(inPath, out string, opts Options) (*Result, error) {
 	start := time.Now()
-	if opts.DataType == nil {
-		return nil, errors.New("no datatype to cast to")
-	}
 	if opts.Layout == nil {
 		opts.Layout, _ = layout.Get("tcast")
+	}
+	_, pruned := layout.PruningOf(opts.Layout)
+	if opts.DataType == nil && !pruned {
+		return nil, errors.New("no datatype to cast to")
 	}
 	if opts.Workers <= 0 {
 		opts.Workers = runtime.GOMAXPROCS(0)
 	}
 	lay := opts.Layout
-	if err := layout.Accepts(lay, opts.DataType); err != nil {
-		return nil, err
+	if opts.DataType != nil {
+		if err := layout.Accepts(lay, opts.DataType); err != nil {
+			return nil, err
+		}
 	}
-	if c, ok := lay.(layout.Caster); ok {
+	if c, ok := lay.(layout.Caster); ok && opts.DataType != nil {
 		// The layout's own quantizer refuses options it cannot honour
 		// (GGUF's Q8_0 has no scale modes): say so before reading anything.
 		if _, err := c.Cast(make([]float32, 32), []int{1, 32}, opts.DataType, &tcast.Options{Form: tcast.Actual, Mode: opts.Mode}); err != nil {
@@ -576,7 +639,7 @@ func Convert(inPath, out string, opts Options) (*Result, error) {
 	}
 	defer sink.Abort()
 
-	res := &Result{Input: inPath, Output: dest, Layout: lay.Name(), DataType: opts.DataType.Name()}
+	res := &Result{Input: inPath, Output: dest, Layout: lay.Name(), DataType: p.dataTypeName()}
 	for _, d := range p.tensors {
 		res.BytesIn += d.info.Size
 	}
@@ -652,6 +715,9 @@ func Convert(inPath, out string, opts Options) (*Result, error) {
 		case d.copied():
 			d.result.BytesOut = d.info.Size
 		}
+		if d.cast {
+			d.result.Bits = storedBits(d.result.BytesOut, d.shape)
+		}
 		in.Release(d.source)
 		for k, v := range d.meta {
 			if declared := p.meta[k]; declared != v {
@@ -685,6 +751,18 @@ func Convert(inPath, out string, opts Options) (*Result, error) {
 	}
 	if err := sink.Close(); err != nil {
 		return nil, err
+	}
+	if p.pruned {
+		// The files again, with the zeros of the weights as written
+		// (compressed-tensors' global_sparsity).
+		for _, d := range p.tensors {
+			if d.cast {
+				p.converted[d.conv].Zeros, p.converted[d.conv].Measured = d.zeros, true
+			}
+		}
+		if p.files, err = p.lay.Files(opts.DataType, p.converted, p.kept, in.Config()); err != nil {
+			return nil, err
+		}
 	}
 	res.Tensors = append(res.Tensors, p.dropped...)
 	for name, b := range p.files {
@@ -739,12 +817,25 @@ func (p *plan) run(d *decision) ([]layout.Tensor, error) {
 		x, _ = layout.TransposeLast2(x, d.info.Shape)
 	}
 	copts := tcast.Options{Form: tcast.Actual, Axis: p.opts.Axis, Mode: p.opts.Mode}
-	if s := p.opts.DataType.Spec(); p.opts.Pruning != nil && s != nil && s.IsSparse() {
+	if s := d.dt.Spec(); p.opts.Pruning != nil && s != nil && s.IsSparse() {
 		if copts.Pruning, err = p.opts.Pruning(d.info.Name, d.shape); err != nil {
 			return nil, err
 		}
 	}
-	t, v, err := p.cast(x, d.shape, &copts)
+	if p.pruned {
+		// The layout stores the pruning: choose the N:M mask along the
+		// weight's input (last) axis, then cast the dense datatype with it.
+		var po sparsity.Options
+		if p.opts.Pruning != nil {
+			if po, err = p.opts.Pruning(d.info.Name, d.shape); err != nil {
+				return nil, err
+			}
+		}
+		if copts.Keep, err = sparsity.NM(x, d.shape, -1, p.prune.Pattern, po); err != nil {
+			return nil, err
+		}
+	}
+	t, v, err := p.cast(d.dt, x, d.shape, &copts)
 	if err != nil {
 		return nil, err
 	}
@@ -754,7 +845,7 @@ func (p *plan) run(d *decision) ([]layout.Tensor, error) {
 		// scales (MXFP4 → NVFP4, FP8 with power-of-two block scales →
 		// MXFP8): keep the first scale choice that holds it exactly.
 		tried := map[scale.Mode]bool{}
-		if s := p.opts.DataType.Spec(); s != nil && s.IsExponent() {
+		if s := d.dt.Spec(); s != nil && s.IsExponent() {
 			tried[copts.Mode] = true // power-of-two scales already: the same cast
 		}
 		for _, m := range []scale.Mode{copts.Mode, scale.RCeil, scale.Ceil} {
@@ -764,7 +855,7 @@ func (p *plan) run(d *decision) ([]layout.Tensor, error) {
 			tried[m] = true
 			o := copts
 			o.Mode, o.PowerOfTwoScales = m, true
-			t2, v2, err := p.cast(x, d.shape, &o)
+			t2, v2, err := p.cast(d.dt, x, d.shape, &o)
 			if err != nil {
 				break
 			}
@@ -782,10 +873,17 @@ func (p *plan) run(d *decision) ([]layout.Tensor, error) {
 	if err := p.checkEncoded(d, out); err != nil {
 		return nil, err
 	}
-	d.result.Bits = t.BitsPerValue()
 	d.result.setErrors(e)
 	if d.info.Quantized() && exact(e) {
-		d.result.Note = fmt.Sprintf("exact: %s holds every value of the source's %s", p.opts.DataType.Name(), d.info.Type)
+		d.result.Note = fmt.Sprintf("exact: %s holds every value of the source's %s", d.dt.Name(), d.info.Type)
+	}
+	if p.pruned {
+		for _, y := range v {
+			if y == 0 {
+				d.zeros++
+			}
+		}
+		d.result.Note = fmt.Sprintf("pruned %v (%s), density %.4g", p.prune.Pattern, p.prune.Resolved(), sparsity.MaskDensity(copts.Keep))
 	}
 	return out, nil
 }
@@ -835,13 +933,13 @@ func fit(v, declared string) (string, error) {
 
 // cast casts x with the layout's own quantizer when it has one, and returns
 // the tensor and its dequantized values.
-func (p *plan) cast(x []float32, shape []int, o *tcast.Options) (*tcast.Tensor, []float32, error) {
+func (p *plan) cast(dt *tcast.DataType, x []float32, shape []int, o *tcast.Options) (*tcast.Tensor, []float32, error) {
 	var t *tcast.Tensor
 	var err error
 	if c, ok := p.lay.(layout.Caster); ok {
-		t, err = c.Cast(x, shape, p.opts.DataType, o)
+		t, err = c.Cast(x, shape, dt, o)
 	} else {
-		t, err = tcast.Cast(x, shape, p.opts.DataType, o)
+		t, err = tcast.Cast(x, shape, dt, o)
 	}
 	if err != nil {
 		return nil, nil, err

@@ -16,6 +16,7 @@ import (
 	"github.com/tensorcast-go/tensorcast/checkpoint/safetensors"
 	"github.com/tensorcast-go/tensorcast/dtype"
 	"github.com/tensorcast-go/tensorcast/internal/atomicfile"
+	"github.com/tensorcast-go/tensorcast/sparsity"
 	"github.com/tensorcast-go/tensorcast/tcast"
 )
 
@@ -245,4 +246,27 @@ func TestVerifyCatchesLostValues(t *testing.T) {
 		}
 	}
 	t.Fatal("weight not verified")
+}
+
+// TestReportBitsCountStoredBytes checks that the report's bits per value is
+// what the file stores: a 2:4-sparse MXFP4 weight costs 4·½ bits of kept
+// codes, 1 bit of mask and 8 bits of scale per 32 kept values (64 elements),
+// 3.125 bits, not the 5.125 of its dense codes plus the mask.
+func TestReportBitsCountStoredBytes(t *testing.T) {
+	o := opts(t, "mxfp4", "tcast")
+	sdt, err := tcast.WithSparsity(o.DataType, sparsity.Pattern{N: 2, M: 4})
+	require.NoError(t, err)
+	o.DataType = sdt
+	res, err := Convert(iris, filepath.Join(t.TempDir(), "out.safetensors"), o)
+	require.NoError(t, err)
+	found := false
+	for _, r := range res.Tensors {
+		if r.Name != "conv2d/Conv2D_weights" { // [3 3 3 64]: 27 tiles of 64
+			continue
+		}
+		found = true
+		assert.Equal(t, int64(1728/4+1728/8+27), r.BytesOut)
+		assert.Equal(t, 3.125, r.Bits)
+	}
+	assert.True(t, found)
 }

@@ -178,7 +178,7 @@ func floats(b *[]float32, n int) []float32 {
 // streamOf returns the stream of a weight the pipeline casts in chunks, or
 // nil.
 func (p *plan) streamOf(d *decision) *stream {
-	if forceWhole || !d.cast || d.swap || d.info.Quantized() || d.xform.PermuteHeads > 0 && len(d.shape) != 2 {
+	if forceWhole || !d.cast || d.swap || d.info.Quantized() || p.pruned || d.xform.PermuteHeads > 0 && len(d.shape) != 2 {
 		return nil
 	}
 	elem := 0
@@ -194,7 +194,7 @@ func (p *plan) streamOf(d *decision) *stream {
 	if !ok {
 		return nil
 	}
-	rs, ok, err := s.Stream(d.info.Name, d.shape, p.opts.DataType, &tcast.Options{Axis: p.opts.Axis, Mode: p.opts.Mode})
+	rs, ok, err := s.Stream(d.info.Name, d.shape, d.dt, &tcast.Options{Axis: p.opts.Axis, Mode: p.opts.Mode})
 	if err != nil || !ok {
 		return nil // cast whole, which reports any error
 	}
@@ -544,7 +544,7 @@ func (p *plan) finish(d *decision) error {
 		sum.Merge(s) // in chunk order: the same sums for any number of workers
 	}
 	d.meta = map[string]string{}
-	tail, bits, err := st.rs.FinishTail(d.meta)
+	tail, _, err := st.rs.FinishTail(d.meta)
 	if err != nil {
 		return err
 	}
@@ -564,7 +564,6 @@ func (p *plan) finish(d *decision) error {
 	for _, sp := range d.specs {
 		d.result.BytesOut += sp.Bytes(p.lay.Container())
 	}
-	d.result.Bits = bits
 	d.result.setErrors(sum.Errors())
 	st.sums, st.src = nil, nil
 	return nil

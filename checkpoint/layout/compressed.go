@@ -62,7 +62,13 @@ import (
 // records the datatype's name in __metadata__ under "tcast.ct.datatype.P" (layout.KeyCTDataTypePrefix);
 // Decode uses it when present and otherwise derives the datatype from the
 // tensors' dtypes and shapes.
-type compressedTensors struct{}
+//
+// With pruning (WithPruning, ctsparse.go) the layout also writes weights
+// pruned to N:M in compressed-tensors' sparse-bitmask and sparse-24-bitmask
+// formats, unquantized or combined with the 8-bit schemes stored whole.
+type compressedTensors struct {
+	prune Pruning // the zero value: no pruning
+}
 
 func init() { Register(compressedTensors{}) }
 
@@ -84,6 +90,8 @@ const (
 	ctNVFP4               // nvfp4-pack-quantized
 	ctMXFP4               // mxfp4-pack-quantized
 	ctMXFP8               // mxfp8-quantized
+	ctInt                 // int-quantized (int8 stored whole, with pruning only)
+	ctNone                // no quantization: pruned float weights (with pruning only)
 )
 
 var ctFormats = [...]string{
@@ -92,6 +100,8 @@ var ctFormats = [...]string{
 	ctNVFP4: "nvfp4-pack-quantized",
 	ctMXFP4: "mxfp4-pack-quantized",
 	ctMXFP8: "mxfp8-quantized",
+	ctInt:   "int-quantized",
+	ctNone:  "dense",
 }
 
 // ctScheme is how one datatype maps to compressed-tensors.
@@ -100,10 +110,10 @@ type ctScheme struct {
 	bits      int
 	typ       string // "int" or "float"
 	symmetric bool
-	strategy  string // tensor, channel, group, block, tensor_group
-	group     int    // group size (group, tensor_group), else 0
-	block     [2]int // block_structure (block), else zero
-	scaleDT   safetensors.DType
+	strategy  string            // tensor, channel, group, block, tensor_group
+	group     int               // group size (group, tensor_group), else 0
+	block     [2]int            // block_structure (block), else zero
+	scaleDT   safetensors.DType // for ctNone, the dtype of the values
 }
 
 // Element and scale format names (dtype.Format.Name()).
@@ -254,11 +264,8 @@ func checkMatrix(layout string, dt *tcast.DataType, axis, rank int) error {
 	return nil
 }
 
-func (compressedTensors) Check(dt *tcast.DataType, axis, rank int) error {
-	if dt == nil {
-		return fmt.Errorf("layout compressed-tensors: nil datatype")
-	}
-	if _, err := ctClassify(dt); err != nil {
+func (l compressedTensors) Check(dt *tcast.DataType, axis, rank int) error {
+	if _, err := l.scheme(dt); err != nil {
 		return err
 	}
 	return checkMatrix("compressed-tensors", dt, axis, rank)
@@ -409,9 +416,9 @@ func ctSpecs(p string, sc *ctScheme, dt *tcast.DataType, out, in int) []Spec {
 // ctPlan checks weight name of shape shape and dt, and returns its scheme
 // and the metadata entries every such weight carries (the NVFP4 tensor scale
 // as a placeholder of its final width).
-func ctPlan(name string, shape []int, dt *tcast.DataType, axis int) (*ctScheme, map[string]string, error) {
+func (l compressedTensors) plan(name string, shape []int, dt *tcast.DataType, axis int) (*ctScheme, map[string]string, error) {
 	const lay = "compressed-tensors"
-	sc, err := ctClassify(dt)
+	sc, err := l.scheme(dt)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -420,6 +427,10 @@ func ctPlan(name string, shape []int, dt *tcast.DataType, axis int) (*ctScheme, 
 	}
 	if err := groupCheck(lay, name, dt, shape[1], sc.group); err != nil {
 		return nil, nil, err
+	}
+	if m := l.prune.Pattern.M; l.prune.active() && shape[1]%m != 0 {
+		return nil, nil, fmt.Errorf("layout %s: weight %s: input size %d is not a multiple of %d, the group of %v sparsity",
+			lay, name, shape[1], m, l.prune.Pattern)
 	}
 	p := weightPrefix(name)
 	meta := map[string]string{KeyCTDataTypePrefix + p: dt.Name()}
@@ -431,27 +442,38 @@ func ctPlan(name string, shape []int, dt *tcast.DataType, axis int) (*ctScheme, 
 	return sc, meta, nil
 }
 
-func (compressedTensors) Specs(name string, shape []int, dt *tcast.DataType, axis int) ([]Spec, map[string]string, error) {
-	sc, meta, err := ctPlan(name, shape, dt, axis)
+func (l compressedTensors) Specs(name string, shape []int, dt *tcast.DataType, axis int) ([]Spec, map[string]string, error) {
+	sc, meta, err := l.plan(name, shape, dt, axis)
 	if err != nil {
 		return nil, nil, err
+	}
+	if l.prune.active() {
+		return l.sparseSpecs(weightPrefix(name), sc, dt, shape[0], shape[1]), meta, nil
 	}
 	return ctSpecs(weightPrefix(name), sc, dt, shape[0], shape[1]), meta, nil
 }
 
-func (compressedTensors) Encode(name string, t *tcast.Tensor, meta map[string]string) ([]Tensor, error) {
+func (l compressedTensors) Encode(name string, t *tcast.Tensor, meta map[string]string) ([]Tensor, error) {
 	const lay = "compressed-tensors"
 	a, err := actualOf(lay, name, t)
 	if err != nil {
 		return nil, err
 	}
 	dt := a.DataType
-	sc, m, err := ctPlan(name, a.Shape, dt, a.Axis)
+	sc, m, err := l.plan(name, a.Shape, dt, a.Axis)
 	if err != nil {
 		return nil, err
 	}
 	out, in := a.Shape[0], a.Shape[1]
 	p := weightPrefix(name)
+	if l.prune.active() && (l.prune.Resolved() != SparseDense || sc.kind == ctNone) {
+		ts, err := l.encodeSparse(name, p, sc, a)
+		if err != nil {
+			return nil, err
+		}
+		maps.Copy(meta, m)
+		return ts, nil
+	}
 	fail := func(format string, args ...any) ([]Tensor, error) {
 		return nil, &FormatError{Layout: lay, Weight: name, Err: fmt.Errorf(format, args...)}
 	}
@@ -506,6 +528,7 @@ func (compressedTensors) Encode(name string, t *tcast.Tensor, meta map[string]st
 // tensors of P that belong to it.
 func (compressedTensors) Find(src Source) map[string][]string {
 	out := map[string][]string{}
+	findSparse(src, out)
 	for _, n := range src.Names() {
 		p, ok := strings.CutSuffix(n, ".weight_packed")
 		if !ok {
@@ -648,6 +671,9 @@ func (compressedTensors) Decode(name string, src Source) (*tcast.Tensor, bool, e
 	fail := func(format string, args ...any) (*tcast.Tensor, bool, error) {
 		return nil, true, &FormatError{Layout: lay, Weight: name, Err: fmt.Errorf(format, args...)}
 	}
+	if _, _, ok := src.Tensor(p + ".bitmask"); ok {
+		return decodeSparse(name, p, src)
+	}
 	// Which format holds the weight, if any.
 	winfo, _, hasW := src.Tensor(p + ".weight")
 	pinfo, _, hasPacked := src.Tensor(p + ".weight_packed")
@@ -666,6 +692,8 @@ func (compressedTensors) Decode(name string, src Source) (*tcast.Tensor, bool, e
 		if sinfo.DType == safetensors.U8 || sinfo.DType == safetensors.F8E8M0 {
 			kind = ctMXFP8
 		}
+	case hasW && winfo.DType.Float():
+		return decodePlain(name, p, src)
 	default:
 		return nil, false, nil
 	}
@@ -903,6 +931,8 @@ type ctConfig struct {
 	ConfigGroups       map[string]ctGroup `json:"config_groups"`
 	Ignore             []string           `json:"ignore"`
 	KVCacheScheme      *ctArgs            `json:"kv_cache_scheme"`
+	SparsityConfig     *ctSparsityConfig  `json:"sparsity_config,omitempty"`
+	TransformConfig    *struct{}          `json:"transform_config,omitempty"`
 	Version            string             `json:"version"`
 }
 
@@ -920,7 +950,10 @@ func keptModules(kept []string) []string {
 	return slices.Compact(out)
 }
 
-func (compressedTensors) Files(dt *tcast.DataType, converted []Converted, kept []string, srcConfig []byte) (map[string][]byte, error) {
+func (l compressedTensors) Files(dt *tcast.DataType, converted []Converted, kept []string, srcConfig []byte) (map[string][]byte, error) {
+	if l.prune.active() {
+		return l.sparseFiles(dt, converted, kept, srcConfig)
+	}
 	if dt == nil {
 		return nil, fmt.Errorf("layout compressed-tensors: nil datatype")
 	}
@@ -928,6 +961,12 @@ func (compressedTensors) Files(dt *tcast.DataType, converted []Converted, kept [
 	if err != nil {
 		return nil, err
 	}
+	return l.quantFiles(sc, kept, srcConfig, nil)
+}
+
+// quantFiles returns config.json for weights quantized in scheme sc, with
+// the sparsity config sp when not nil.
+func (compressedTensors) quantFiles(sc *ctScheme, kept []string, srcConfig []byte, sp *ctSparsityConfig) (map[string][]byte, error) {
 	args := ctArgs{NumBits: sc.bits, Type: sc.typ, Symmetric: sc.symmetric, Strategy: sc.strategy, Observer: "minmax"}
 	if sc.group > 0 {
 		g := sc.group
@@ -944,6 +983,9 @@ func (compressedTensors) Files(dt *tcast.DataType, converted []Converted, kept [
 		ConfigGroups:       map[string]ctGroup{"group_0": {Targets: []string{"Linear"}, Weights: args, Format: format}},
 		Ignore:             keptModules(kept),
 		Version:            compressedTensorsVersion,
+	}
+	if sp != nil {
+		qc.SparsityConfig, qc.TransformConfig, qc.Version = sp, &struct{}{}, ctSparseVersion
 	}
 	cfg, err := setConfigKey(srcConfig, "quantization_config", qc)
 	if err != nil {

@@ -44,6 +44,13 @@ type GGUFSource interface {
 type Converted struct {
 	Name  string // source tensor name, e.g. "model.layers.0.mlp.down_proj.weight"
 	Shape []int
+	// Zeros counts the elements of the weight as written (dequantized)
+	// that are ±0, when Measured. A converter calls Files before casting,
+	// unmeasured, to declare the files, and again with the counts once the
+	// weights are written; a layout whose files state a measured sparsity
+	// (compressed-tensors' global_sparsity) uses them.
+	Zeros    int64
+	Measured bool
 }
 
 // Container is the file format a layout writes.

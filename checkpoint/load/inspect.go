@@ -173,6 +173,7 @@ func Inspect(c *Checkpoint, opts InspectOptions) (*Report, error) {
 	}
 	partOf := map[string]*PartOf{}
 	var masks []maskPart
+	var bitmasks []bitmaskPart
 	for _, info := range c.tensors {
 		if info.DataType == nil {
 			continue
@@ -203,6 +204,24 @@ func Inspect(c *Checkpoint, opts InspectOptions) (*Report, error) {
 			}
 			w.Parts[p] = s
 			partOf[s] = &PartOf{Weight: info.Name, DataType: w.DataType, Part: p}
+		}
+		if b, ok := w.Parts["bitmask"]; ok && c.lay != nil && c.lay.Name() == "compressed-tensors" {
+			// A pruned weight (sparse-bitmask, sparse-24-bitmask): what it
+			// stores per element, and the density of its bitmask, whose rows'
+			// padding bits Open found clear.
+			n, stored := int64(1), int64(0)
+			for _, d := range info.Shape {
+				n *= int64(d)
+			}
+			for _, s := range info.Stored {
+				if i, ok := c.sindex[s]; ok {
+					stored += c.stored[i].Size
+				}
+			}
+			if n > 0 {
+				w.BitsPerValue = float64(8*stored) / float64(n)
+			}
+			bitmasks = append(bitmasks, bitmaskPart{tensor: b, elements: n})
 		}
 		rep.Converted = append(rep.Converted, w)
 	}
@@ -255,6 +274,28 @@ func Inspect(c *Checkpoint, opts InspectOptions) (*Report, error) {
 			}
 		}
 	}
+	for _, m := range bitmasks {
+		b, err := c.storedBytes(m.tensor)
+		if err != nil {
+			return nil, err
+		}
+		set := int64(0)
+		for _, x := range b {
+			set += int64(bits.OnesCount8(x))
+		}
+		d := 0.0
+		if m.elements > 0 {
+			d = float64(set) / float64(m.elements)
+		}
+		if i, ok := byName[m.tensor]; ok {
+			rep.Tensors[i].Density = &d
+		}
+		for i := range rep.Converted {
+			if rep.Converted[i].Parts["bitmask"] == m.tensor {
+				rep.Converted[i].Density = &d
+			}
+		}
+	}
 	if opts.Stats {
 		if err := c.stats(rep, byName); err != nil {
 			return nil, err
@@ -262,6 +303,13 @@ func Inspect(c *Checkpoint, opts InspectOptions) (*Report, error) {
 	}
 	slices.SortFunc(rep.Tensors, func(a, b StoredTensor) int { return NaturalCompare(a.Name, b.Name) })
 	return rep, nil
+}
+
+// bitmaskPart is the bitmask of a pruned compressed-tensors weight of
+// elements elements.
+type bitmaskPart struct {
+	tensor   string
+	elements int64
 }
 
 type maskPart struct {

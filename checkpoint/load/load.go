@@ -555,6 +555,9 @@ func (s source) Tensor(name string) (safetensors.TensorInfo, []byte, bool) {
 
 func (s source) Metadata() map[string]string { return s.c.meta }
 
+// Config gives layouts the checkpoint's config.json (layout.ConfigSource).
+func (s source) Config() []byte { return s.c.config }
+
 func (s source) Names() []string {
 	out := make([]string, len(s.c.stored))
 	for i, t := range s.c.stored {

@@ -145,8 +145,8 @@ func runCast(args []string, stdout, stderr io.Writer) (err error) {
 		if len(arr.Shape) > 0 {
 			n = arr.Shape[normAxis]
 		}
-		if pruning.Norms, err = readNorms(*actNorms, n); err != nil {
-			return err
+		if pruning.Norms, err = npy.ReadVectorFile(*actNorms, n); err != nil {
+			return fmt.Errorf("-act-norms: %w (give one norm per index along the scaled axis)", err)
 		}
 	}
 
@@ -239,18 +239,6 @@ func readInput(in string) (*npy.Array, []float32, error) {
 		return nil, nil, fmt.Errorf("%s: %s input not supported, want float16, float32 or float64", in, arr.DType)
 	}
 	return arr, src, nil
-}
-
-// readNorms reads a 1-D float array of n activation norms.
-func readNorms(path string, n int) ([]float32, error) {
-	arr, v, err := readInput(path)
-	if err != nil {
-		return nil, err
-	}
-	if len(arr.Shape) != 1 || arr.Shape[0] != n {
-		return nil, fmt.Errorf("%s: activation norms of shape %v, want [%d] (one per index along the scaled axis)", path, arr.Shape, n)
-	}
-	return v, nil
 }
 
 // readKeep reads a bool or uint8 mask that broadcasts to shape, and returns

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -24,7 +25,8 @@ import (
 
 const convertUsage = "tcast convert IN -dtype NAME -o OUT [-layout LAYOUT] [-include RE] [-exclude RE] [-axis N]\n" +
 	"                    [-scale-mode MODE] [-workers K] [-shard-size SIZE] [-rename RE=REPL] [-force] [-json]\n" +
-	"                    [-sparsity N:M [-sparsity-criterion magnitude|wanda] [-act-norms NORMS.npz]]\n" +
+	"                    [-sparsity N:M [-sparsity-criterion magnitude|wanda] [-act-norms NORMS.npz]\n" +
+	"                     [-sparsity-format dense|sparse-bitmask|sparse-24-bitmask]]\n" +
 	"                    [-gguf-generic] [-gguf-pre NAME]\n" +
 	"                    [-cpuprofile FILE] [-memprofile FILE]\n\n" +
 	"IN is a checkpoint: a .safetensors file, a model.safetensors.index.json, a .gguf file, or a directory\n" +
@@ -44,6 +46,12 @@ const convertUsage = "tcast convert IN -dtype NAME -o OUT [-layout LAYOUT] [-inc
 	"becomes the model file llama.cpp runs: GGUF tensor names (token_embd.weight, blk.N.attn_q.weight, ...),\n" +
 	"the architecture's hyper-parameters and the tokenizer from tokenizer.json and tokenizer_config.json;\n" +
 	"a value llama.cpp needs and the input lacks is an error naming it (docs/GGUF.md).\n\n" +
+	"With -sparsity N:M the weights are pruned to N kept of every M along their input axis. The tcast\n" +
+	"layout stores an N:M datatype (the tile counts kept values). compressed-tensors prunes, then casts\n" +
+	"the dense datatype, and stores the mask as -sparsity-format says: sparse-24-bitmask (the default for\n" +
+	"2:4) or sparse-bitmask (the default otherwise), read by compressed-tensors up to 0.14 only, with no\n" +
+	"-dtype (each weight keeps its BF16/F16/F32 format), -dtype bfloat16/float16/float32, fp8e4_* or\n" +
+	"int8_*; or dense, the pruned weights in the usual form with any datatype, which current vLLM loads.\n\n" +
 	"By default 2-D and larger float weights are cast along their last axis, except biases, norms,\n" +
 	"embeddings and the output head, tensors shorter than one block along the axis, and tensors the\n" +
 	"datatype would store in more bits than the source; the report says why each tensor was kept."
@@ -64,6 +72,7 @@ func runConvert(args []string, stdout, stderr io.Writer) error {
 	sparse := fs.String("sparsity", "", "prune the cast weights to `N:M` sparsity (e.g. 2:4) along the scaled axis; the datatype's tile then counts kept values")
 	criterion := fs.String("sparsity-criterion", "magnitude", "how N:M sparsity ranks weights: magnitude, or wanda (|w|·norm, with -act-norms)")
 	actNorms := fs.String("act-norms", "", "`FILE.npz` of activation norms for -sparsity-criterion wanda: for every weight cast, a 1-D array named as the weight, one norm per index along the scaled axis")
+	sparseFormat := fs.String("sparsity-format", "", "how -layout compressed-tensors stores pruned weights: `FORMAT` dense, sparse-bitmask or sparse-24-bitmask (default: sparse-24-bitmask for 2:4, sparse-bitmask otherwise)")
 	ggufGeneric := fs.Bool("gguf-generic", false, "with -layout gguf, keep the input's tensor names and write no llama.cpp model metadata (general.architecture tcast)")
 	ggufPre := fs.String("gguf-pre", "", "with -layout gguf, the llama.cpp pre-tokenizer `NAME` (llama-bpe, qwen2, gpt-2, ...) of a byte-level BPE tokenizer.json it does not recognise")
 	prof := addProfileFlags(fs)
@@ -76,27 +85,60 @@ func runConvert(args []string, stdout, stderr io.Writer) error {
 	if len(pos) != 1 {
 		return usagef("want one input checkpoint, got %d arguments", len(pos))
 	}
-	if *name == "" || *out == "" {
-		return usagef("-dtype and -o are required")
+	if *out == "" {
+		return usagef("-o is required")
 	}
 	opts := convert.Options{Axis: cliAxis(*axis), Workers: *workers, Force: *force, GGUFGeneric: *ggufGeneric, GGUFPre: *ggufPre}
 	if opts.Layout, err = layout.Get(*lay); err != nil {
 		return usagef("-layout: %v", err)
 	}
-	if opts.DataType, err = layout.DataType(opts.Layout, *name); err != nil {
-		return usagef("-dtype: %s%s", strings.TrimPrefix(err.Error(), "tc"+"ast: "), dtypeHint(*name, *lay))
+	pruner, isPruner := opts.Layout.(layout.Pruner)
+	switch {
+	case *name == "" && *sparse != "" && isPruner:
+		// Prune only: each weight keeps its source's float format.
+	case *name == "" && *sparse != "":
+		return usagef("-sparsity without -dtype: only -layout compressed-tensors writes pruned weights without quantizing them; give -dtype (e.g. -dtype mxfp4) or -layout compressed-tensors")
+	case *name == "":
+		return usagef("-dtype is required (or, with -layout compressed-tensors, -sparsity N:M to prune without quantizing)")
+	}
+	if *name != "" {
+		if opts.DataType, err = layout.DataType(opts.Layout, *name); err != nil {
+			return usagef("-dtype: %s%s", strings.TrimPrefix(err.Error(), "tc"+"ast: "), dtypeHint(*name, *lay))
+		}
+	}
+	if *sparseFormat != "" && *sparse == "" {
+		return usagef("-sparsity-format %s: give -sparsity N:M too (e.g. -sparsity 2:4)", *sparseFormat)
 	}
 	if *sparse != "" {
 		p, err := sparsity.ParsePattern(*sparse)
 		if err != nil {
-			return usagef("-sparsity: %s", strings.TrimPrefix(err.Error(), "sparsity: "))
+			return usagef("-sparsity: %s; give N:M with 1 ≤ N < M ≤ 16 and M a power of two, such as 2:4", strings.TrimPrefix(err.Error(), "sparsity: "))
 		}
-		if opts.DataType, err = tc.WithSparsity(opts.DataType, p); err != nil {
-			return usagef("-sparsity: %s", strings.TrimPrefix(err.Error(), "tcast: "))
+		switch {
+		case isPruner:
+			f, err := layout.ParseSparseFormat(*sparseFormat)
+			if err != nil {
+				return usagef("%v", err)
+			}
+			if opts.Layout, err = pruner.WithPruning(layout.Pruning{Pattern: p, Format: f}); err != nil {
+				return usagef("%v", err)
+			}
+		case *sparseFormat != "":
+			return usagef("-sparsity-format applies to -layout compressed-tensors; the %s layout stores N:M sparsity in its datatype: drop -sparsity-format", *lay)
+		default:
+			if opts.DataType, err = tc.WithSparsity(opts.DataType, p); err != nil {
+				return usagef("-sparsity: %s", strings.TrimPrefix(err.Error(), "tcast: "))
+			}
 		}
 	}
-	if err := layout.Accepts(opts.Layout, opts.DataType); err != nil {
-		return usagef("-dtype %s: %v", *name, err)
+	if opts.DataType != nil {
+		if err := layout.Accepts(opts.Layout, opts.DataType); err != nil {
+			var se *layout.SparsityError
+			if errors.As(err, &se) {
+				return usagef("%v", err)
+			}
+			return usagef("-dtype %s: %v", *name, err)
+		}
 	}
 	switch *criterion {
 	case "magnitude":
@@ -104,7 +146,7 @@ func runConvert(args []string, stdout, stderr io.Writer) error {
 			return usagef("-act-norms goes with -sparsity-criterion wanda")
 		}
 	case "wanda":
-		if s := opts.DataType.Spec(); s == nil || !s.IsSparse() {
+		if _, pruned := layout.PruningOf(opts.Layout); !pruned && (opts.DataType == nil || opts.DataType.Spec() == nil || !opts.DataType.Spec().IsSparse()) {
 			return usagef("-sparsity-criterion wanda: give -sparsity N:M (or an N:M datatype)")
 		}
 		if *actNorms == "" {
@@ -211,20 +253,9 @@ func cliAxis(a int) int {
 // wandaNorms reads an .npz of activation-norm vectors, one per weight name,
 // and returns the convert option that hands each weight its norms.
 func wandaNorms(path string) (func(string, []int) (sparsity.Options, error), error) {
-	arrays, err := npy.ReadNPZ(path)
+	norms, err := npy.ReadVectorsNPZ(path)
 	if err != nil {
 		return nil, err
-	}
-	norms := map[string][]float32{}
-	for _, a := range arrays {
-		if len(a.Shape) != 1 {
-			return nil, fmt.Errorf("%s: %s: activation norms of shape %v, want one dimension", path, a.Name, a.Shape)
-		}
-		v, err := a.Float32s()
-		if err != nil {
-			return nil, fmt.Errorf("%s: %s: %s norms, want a float array", path, a.Name, a.DType)
-		}
-		norms[a.Name] = v
 	}
 	return func(name string, _ []int) (sparsity.Options, error) {
 		v, ok := norms[name]

@@ -73,7 +73,8 @@ func TestConvertBadInput(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"convert", irisFixture, "-o", dir + "/a"}, 2, "-dtype and -o are required"},
+		{[]string{"convert", irisFixture, "-o", dir + "/a"}, 2, "-dtype is required"},
+		{[]string{"convert", irisFixture, "-dtype", "mxfp4"}, 2, "-o is required"},
 		{[]string{"convert", irisFixture, "-dtype", "mxfp3", "-o", dir + "/a"}, 2, "mxfp4"},
 		{[]string{"convert", irisFixture, "-dtype", "mxfp4", "-layout", "onnx", "-o", dir + "/a"}, 2, "unknown layout"},
 		{[]string{"convert", irisFixture, "-dtype", "mxfp4", "-include", "(", "-o", dir + "/a"}, 2, "-include"},

@@ -2,9 +2,11 @@ package main
 
 import (
 	"encoding/binary"
+	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -136,4 +138,118 @@ func TestConvertSparsity(t *testing.T) {
 	assert.Contains(t, stderr, "m.weight")
 	code, _, _ = tcast("convert", src, "-dtype", "bfloat16", "-sparsity", "2:4", "-o", filepath.Join(dir, "conv3"))
 	assert.Equal(t, 2, code)
+}
+
+// TestConvertCompressedTensorsSparsity writes compressed-tensors' sparse
+// formats through the command line: prune-only (no -dtype), with int8 and
+// fp8, dense, and Wanda's ranking; and refuses each wrong combination with a
+// message that says what to do.
+func TestConvertCompressedTensorsSparsity(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src", "model.safetensors")
+	code, _, stderr := tcast("synth", "-o", src, "-layers", "1", "-hidden", "64")
+	require.Equal(t, 0, code, stderr)
+	qc := func(out string) map[string]any {
+		b, err := os.ReadFile(filepath.Join(out, "config.json"))
+		require.NoError(t, err)
+		var cfg map[string]any
+		require.NoError(t, json.Unmarshal(b, &cfg))
+		q, _ := cfg["quantization_config"].(map[string]any)
+		return q
+	}
+	for _, tc := range []struct {
+		args            []string
+		format, qformat string
+	}{
+		{[]string{"-sparsity", "2:4"}, "sparse-24-bitmask", ""},
+		{[]string{"-sparsity", "n2m4", "-dtype", "float16"}, "sparse-24-bitmask", ""},
+		{[]string{"-sparsity", "4:8"}, "sparse-bitmask", ""},
+		{[]string{"-sparsity", "2:4", "-sparsity-format", "sparse-bitmask", "-dtype", "int8_channel"}, "sparse-bitmask", "int-quantized"},
+		{[]string{"-sparsity", "2:4", "-dtype", "fp8e4_tensor"}, "sparse-24-bitmask", "float-quantized"},
+		{[]string{"-sparsity", "2:4", "-sparsity-format", "dense", "-dtype", "nvfp4"}, "", "nvfp4-pack-quantized"},
+	} {
+		out := filepath.Join(dir, strings.Join(tc.args, ""))
+		code, stdout, stderr := tcast(append(append([]string{"convert", src, "-layout", "compressed-tensors", "-o", out}, tc.args...), "-json")...)
+		require.Equal(t, 0, code, "%v: %s", tc.args, stderr)
+		assert.Contains(t, stdout, `"note": "pruned`)
+		q := qc(out)
+		if tc.format == "" {
+			assert.NotContains(t, q, "sparsity_config", "%v", tc.args)
+		} else {
+			assert.Equal(t, tc.format, q["sparsity_config"].(map[string]any)["format"], "%v", tc.args)
+		}
+		if tc.qformat != "" {
+			assert.Equal(t, tc.qformat, q["format"], "%v", tc.args)
+		}
+		code, stdout, stderr = tcast("inspect", "-stats=false", out)
+		require.Equal(t, 0, code, stderr)
+		if tc.format != "" {
+			want := "mask density 0.5000"
+			assert.Contains(t, stdout, want, "%v", tc.args)
+			code, stdout, stderr = tcast("inspect", "-mask", "model.layers.0.mlp.up_proj.weight", out)
+			require.Equal(t, 0, code, stderr)
+			assert.Contains(t, stdout, "(density 0.5000)")
+		}
+		code, _, stderr = tcast("verify", src, out)
+		require.Equal(t, 0, code, stderr)
+	}
+
+	// Wanda: norms 10, 1, 1, 0.1 keep the first and third of every four.
+	wdir := t.TempDir()
+	wsrc := filepath.Join(wdir, "w.safetensors")
+	data := make([]byte, 4*32)
+	for i := range 32 {
+		binary.LittleEndian.PutUint32(data[4*i:], math.Float32bits(float32(i%4+1)))
+	}
+	require.NoError(t, safetensors.WriteFile(wsrc, []safetensors.Tensor{{Name: "m.weight", DType: safetensors.F32, Shape: []int{4, 8}, Data: data}}, nil))
+	norms := make([]byte, 4*8)
+	for i, v := range []float32{10, 1, 1, 0.1, 10, 1, 1, 0.1} {
+		binary.LittleEndian.PutUint32(norms[4*i:], math.Float32bits(v))
+	}
+	npz := filepath.Join(wdir, "norms.npz")
+	require.NoError(t, ournpy.WriteNPZ(npz, []ournpy.Named{{Name: "m.weight", Array: &ournpy.Array{
+		Header: ournpy.Header{DType: ournpy.Float32, Shape: []int{8}}, Data: norms}}}))
+	wout := filepath.Join(wdir, "out")
+	code, _, stderr = tcast("convert", wsrc, "-layout", "compressed-tensors", "-sparsity", "2:4", "-sparsity-criterion", "wanda", "-act-norms", npz, "-o", wout)
+	require.Equal(t, 0, code, stderr)
+	f, err := safetensors.Open(filepath.Join(wout, "model.safetensors"))
+	require.NoError(t, err)
+	defer f.Close()
+	b, err := f.Bytes("m.bitmask")
+	require.NoError(t, err)
+	assert.Equal(t, []byte{0x55, 0x55, 0x55, 0x55}, b, "columns 0, 2, 4, 6 of each row")
+	vals, err := f.Float32s("m.compressed")
+	require.NoError(t, err)
+	assert.Equal(t, []float32{1, 3, 1, 3}, vals[:4])
+
+	for _, tc := range []struct {
+		args []string
+		want []string // in the message: what is wrong, and what to do
+	}{
+		{[]string{"-layout", "compressed-tensors", "-sparsity", "2:4", "-dtype", "mxfp4"},
+			[]string{"-sparsity-format sparse-24-bitmask (the default for 2:4)", "weight_packed", "-sparsity-format dense"}},
+		{[]string{"-layout", "compressed-tensors", "-sparsity", "2:4", "-dtype", "int4_g128", "-sparsity-format", "sparse-bitmask"},
+			[]string{"-sparsity-format sparse-bitmask", "-sparsity-format dense", "int8"}},
+		{[]string{"-layout", "compressed-tensors", "-sparsity", "2:4", "-dtype", "mxfp8e4"}, []string{"mxfp8", "-sparsity-format dense"}},
+		{[]string{"-layout", "compressed-tensors", "-sparsity", "2:4", "-dtype", "uint8_g32"}, []string{"zero point", "-sparsity-format dense"}},
+		{[]string{"-layout", "compressed-tensors", "-sparsity", "4:8", "-sparsity-format", "sparse-24-bitmask"},
+			[]string{"holds 2:4 sparsity, not 4:8", "-sparsity-format sparse-bitmask"}},
+		{[]string{"-layout", "compressed-tensors", "-sparsity", "2:4", "-sparsity-format", "bitmask"},
+			[]string{"unknown sparse format", "give dense, sparse-bitmask or sparse-24-bitmask"}},
+		{[]string{"-layout", "compressed-tensors", "-sparsity", "2:5"}, []string{"M=5", "such as 2:4"}},
+		{[]string{"-layout", "compressed-tensors", "-sparsity-format", "dense", "-dtype", "mxfp4"}, []string{"give -sparsity N:M too"}},
+		{[]string{"-layout", "compressed-tensors"}, []string{"-dtype is required", "-sparsity N:M to prune without quantizing"}},
+		{[]string{"-sparsity", "2:4"}, []string{"-sparsity without -dtype", "-layout compressed-tensors"}},
+		{[]string{"-layout", "modelopt", "-dtype", "nvfp4", "-sparsity", "2:4", "-sparsity-format", "dense"},
+			[]string{"-sparsity-format applies to -layout compressed-tensors", "drop -sparsity-format"}},
+		{[]string{"-layout", "compressed-tensors", "-sparsity", "2:4", "-dtype", "fp8e4_channel", "-sparsity-criterion", "wanda"},
+			[]string{"-act-norms"}},
+	} {
+		code, _, stderr := tcast(append([]string{"convert", src, "-o", filepath.Join(dir, "bad")}, tc.args...)...)
+		assert.Equal(t, 2, code, "%v: %s", tc.args, stderr)
+		for _, w := range tc.want {
+			assert.Contains(t, stderr, w, "%v", tc.args)
+		}
+		assert.NoDirExists(t, filepath.Join(dir, "bad"))
+	}
 }

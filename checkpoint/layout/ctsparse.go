@@ -1,0 +1,691 @@
+package layout
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/tensorcast-go/tensorcast/checkpoint/safetensors"
+	"github.com/tensorcast-go/tensorcast/mask"
+	"github.com/tensorcast-go/tensorcast/sparsity"
+	"github.com/tensorcast-go/tensorcast/tcast"
+)
+
+// Pruned weights in the compressed-tensors layout (docs/SPARSITY.md §7,
+// docs/LAYOUTS.md §2). compressed-tensors quantizes a module's weight first
+// and then hands the state dict to a sparse compressor, which replaces every
+// tensor P.weight of a targeted module P by
+//
+//   - "sparse-24-bitmask": P.shape I64 [2, 1] (the dense shape), P.compressed
+//     [out, in/2] in the weight's dtype (the two kept values of every group
+//     of four, row-major), P.bitmask U8 [out, ceil(in/8)] (numpy.packbits of
+//     the keep mask along the rows, LSB first);
+//   - "sparse-bitmask": P.shape I64 [2], P.compressed 1-D (the kept values
+//     in row-major order), P.bitmask as above, P.row_offsets I64 [out] (the
+//     index in compressed of each row's first value).
+//
+// Everything else (P.weight_scale) passes through. Only a weight stored
+// whole as P.weight is ever compressed: unquantized (BF16, F16, F32),
+// float-quantized (F8_E4M3) and int-quantized (I8). The packed formats store
+// P.weight_packed, which the sparse compressors leave as it is, so they are
+// refused with a sparse format. compressed-tensors 0.14.x is the last
+// release with the sparse compressors, and the configs written with them
+// name it as their version.
+
+// SparseFormat is how the compressed-tensors layout stores pruned weights:
+// quantization_config.sparsity_config.format.
+type SparseFormat string
+
+// The sparse formats.
+const (
+	// SparseNatural is the natural sparse format of the pattern:
+	// sparse-24-bitmask for 2:4, sparse-bitmask for any other N:M.
+	SparseNatural SparseFormat = ""
+	// SparseDense writes the pruned weights in their usual dense form, with
+	// no sparsity_config (the one form current vLLM loads).
+	SparseDense SparseFormat = "dense"
+	// SparseBitmask is compressed-tensors' "sparse-bitmask".
+	SparseBitmask SparseFormat = "sparse-bitmask"
+	// Sparse24Bitmask is compressed-tensors' "sparse-24-bitmask" (2:4 only).
+	Sparse24Bitmask SparseFormat = "sparse-24-bitmask"
+)
+
+// SparseFormats lists the named sparse formats, as a -sparsity-format flag
+// takes them.
+func SparseFormats() []SparseFormat {
+	return []SparseFormat{SparseDense, SparseBitmask, Sparse24Bitmask}
+}
+
+// ParseSparseFormat returns the sparse format of a name ("" is
+// SparseNatural), or a *SparsityError naming the -sparsity-format flag.
+func ParseSparseFormat(s string) (SparseFormat, error) {
+	f := SparseFormat(s)
+	if f == SparseNatural || slices.Contains(SparseFormats(), f) {
+		return f, nil
+	}
+	return "", &SparsityError{Layout: "compressed-tensors", Flag: "-sparsity-format", Value: s,
+		Reason: "unknown sparse format", Hint: "give dense, sparse-bitmask or sparse-24-bitmask"}
+}
+
+// Pruning asks a layout to store weights pruned to an N:M pattern along
+// their input (last) axis, in a sparse format.
+type Pruning struct {
+	Pattern sparsity.Pattern
+	Format  SparseFormat
+}
+
+// Resolved returns the format the pruning writes: Format, or the natural
+// one when none was named.
+func (p Pruning) Resolved() SparseFormat {
+	if p.Format == SparseNatural {
+		if p.Pattern == sparsity.P24 {
+			return Sparse24Bitmask
+		}
+		return SparseBitmask
+	}
+	return p.Format
+}
+
+// active reports whether p asks for pruning.
+func (p Pruning) active() bool { return p.Pattern.M != 0 }
+
+// Pruner is implemented by layouts that store pruning apart from the
+// datatype's quantization (compressed-tensors): the weights are cast with
+// their dense datatype (scales over dense groups) and a keep mask, and the
+// layout stores the mask. A converter casting for a layout configured with
+// pruning chooses each weight's N:M mask along its last axis, then casts
+// with tcast.Options.Keep set to it.
+type Pruner interface {
+	// WithPruning returns the layout writing weights pruned as p says, or a
+	// *SparsityError for a pattern or format it cannot write.
+	WithPruning(p Pruning) (Layout, error)
+	// Pruning returns the pruning the layout was configured with, and false
+	// when none.
+	Pruning() (Pruning, bool)
+}
+
+// PruningOf returns the pruning layout l was configured with, and false
+// when it has none (or is no Pruner).
+func PruningOf(l Layout) (Pruning, bool) {
+	if p, ok := l.(Pruner); ok {
+		return p.Pruning()
+	}
+	return Pruning{}, false
+}
+
+// ErrSparsity is matched (errors.Is) by every *SparsityError.
+var ErrSparsity = errors.New("unsupported sparsity")
+
+// SparsityError reports pruning a layout cannot store: a pattern or sparse
+// format it does not take, or a datatype its sparse formats do not compose
+// with. Flag is the command-line flag whose value is refused and Hint says
+// what to do instead.
+type SparsityError struct {
+	Layout string
+	Flag   string // "-sparsity", "-sparsity-format" or "-dtype"
+	Value  string // the value refused
+	Reason string
+	Hint   string
+}
+
+func (e *SparsityError) Error() string {
+	msg := fmt.Sprintf("layout %s: %s %s: %s", e.Layout, e.Flag, e.Value, e.Reason)
+	if e.Hint != "" {
+		msg += "; " + e.Hint
+	}
+	return msg
+}
+
+// Is reports whether target is ErrSparsity.
+func (e *SparsityError) Is(target error) bool { return target == ErrSparsity }
+
+// WithPruning returns the compressed-tensors layout writing weights pruned
+// as p says. sparse-24-bitmask needs the 2:4 pattern; the other formats take
+// any N:M.
+func (compressedTensors) WithPruning(p Pruning) (Layout, error) {
+	const lay = "compressed-tensors"
+	if err := p.Pattern.Validate(); err != nil {
+		return nil, &SparsityError{Layout: lay, Flag: "-sparsity", Value: p.Pattern.String(), Reason: err.Error(),
+			Hint: "give N:M with 1 ≤ N < M ≤ 16, M a power of two, such as 2:4"}
+	}
+	if _, err := ParseSparseFormat(string(p.Format)); err != nil {
+		return nil, err
+	}
+	if p.Format == Sparse24Bitmask && p.Pattern != sparsity.P24 {
+		return nil, &SparsityError{Layout: lay, Flag: "-sparsity-format", Value: string(p.Format),
+			Reason: fmt.Sprintf("the format holds 2:4 sparsity, not %v", p.Pattern),
+			Hint:   "use -sparsity-format sparse-bitmask (or dense) for other N:M patterns, or -sparsity 2:4"}
+	}
+	return compressedTensors{prune: p}, nil
+}
+
+// Pruning returns the layout's pruning.
+func (l compressedTensors) Pruning() (Pruning, bool) { return l.prune, l.prune.active() }
+
+// ctSparseVersion is the compressed-tensors release whose sparse formats the
+// configs with a sparsity_config follow: the last one that has them.
+const ctSparseVersion = "0.14.0.1"
+
+// plainFloatDType returns the safetensors dtype of an unscaled float16,
+// bfloat16 or float32 datatype, and false for any other datatype.
+func plainFloatDType(dt *tcast.DataType) (safetensors.DType, bool) {
+	if dt == nil || dt.Spec() != nil || dt.Codebook() != nil {
+		return 0, false
+	}
+	d := floatScaleDType(dt.Elem())
+	return d, d != 0
+}
+
+// int8Whole returns the int-quantized scheme of a symmetric int8 datatype
+// with a float tensor, channel or group scale along the input axis.
+func int8Whole(dt *tcast.DataType) (*ctScheme, bool) {
+	s := dt.Spec()
+	if dt.Elem().Name() != fmtInt8 || s == nil || s.Zero != nil || s.TensorScale != nil || !plainTiles(s) || len(s.Tiles) > 1 {
+		return nil, false
+	}
+	sdt := floatScaleDType(s.Scale)
+	if sdt == 0 {
+		return nil, false
+	}
+	sc := &ctScheme{kind: ctInt, bits: 8, typ: "int", symmetric: true, scaleDT: sdt, strategy: "tensor"}
+	switch {
+	case len(s.Tiles) == 0:
+	case s.Tiles[0].Size == 0:
+		sc.strategy = "channel"
+	default:
+		sc.strategy, sc.group = "group", s.Tiles[0].Size
+	}
+	return sc, true
+}
+
+// ctWholeAccepted lists the quantized datatypes a sparse format composes
+// with, for messages.
+const ctWholeAccepted = "fp8e4 with a tensor, channel or 2-D block scale (float-quantized) or int8 with a tensor, channel or group scale (int-quantized), " +
+	"or no quantization (-dtype bfloat16, float16 or float32, or no -dtype)"
+
+// scheme maps a datatype to the compressed-tensors scheme the layout writes
+// it in: ctClassify's without pruning; with pruning, also the unscaled float
+// types (no quantization), and for a sparse format only the schemes that
+// store P.weight whole.
+func (l compressedTensors) scheme(dt *tcast.DataType) (*ctScheme, error) {
+	const lay = "compressed-tensors"
+	if dt == nil {
+		return nil, fmt.Errorf("layout %s: nil datatype", lay)
+	}
+	if !l.prune.active() {
+		return ctClassify(dt)
+	}
+	if d, ok := plainFloatDType(dt); ok {
+		return &ctScheme{kind: ctNone, scaleDT: d}, nil
+	}
+	format := l.prune.Resolved()
+	if s := dt.Spec(); s != nil && s.IsSparse() {
+		return nil, &SparsityError{Layout: lay, Flag: "-dtype", Value: dt.Name(),
+			Reason: "the layout prunes a dense datatype and stores the mask itself; an n<N>m<M> datatype has no compressed-tensors form",
+			Hint:   "give the dense datatype with -sparsity N:M"}
+	}
+	if format != SparseDense {
+		if sc, ok := int8Whole(dt); ok {
+			return sc, nil
+		}
+	}
+	sc, err := ctClassify(dt)
+	if err != nil {
+		return nil, err
+	}
+	if format == SparseDense || sc.kind == ctFloat {
+		return sc, nil
+	}
+	why := fmt.Sprintf("datatype %s is stored packed (%s, P.weight_packed), which compressed-tensors' sparse compressors leave as it is (they compress only P.weight)",
+		dt.Name(), ctFormats[sc.kind])
+	switch {
+	case sc.kind == ctMXFP8:
+		why = fmt.Sprintf("datatype %s (mxfp8-quantized) came to compressed-tensors after its sparse formats were dropped: no release reads the two together", dt.Name())
+	case sc.kind == ctPack && sc.bits == 8:
+		why = fmt.Sprintf("datatype %s has a zero point, which int-quantized weights do not take", dt.Name())
+	}
+	value := string(format)
+	if l.prune.Format == SparseNatural {
+		value += fmt.Sprintf(" (the default for %v)", l.prune.Pattern)
+	}
+	return nil, &SparsityError{Layout: lay, Flag: "-sparsity-format", Value: value, Reason: why,
+		Hint: "write the pruned weights dense with -sparsity-format dense, or choose a datatype stored whole: " + ctWholeAccepted}
+}
+
+// sparseSpecs declares the tensors of module p holding an [out, in] weight
+// pruned as l.prune says, in scheme sc (ctNone: no quantization).
+func (l compressedTensors) sparseSpecs(p string, sc *ctScheme, dt *tcast.DataType, out, in int) []Spec {
+	vdt := ctValueDType(sc)
+	var specs []Spec
+	switch l.prune.Resolved() {
+	case SparseDense:
+		if sc.kind == ctNone {
+			return []Spec{specOf(p+".weight", vdt, []int{out, in})}
+		}
+		return ctSpecs(p, sc, dt, out, in)
+	case Sparse24Bitmask:
+		specs = []Spec{
+			specOf(p+".shape", safetensors.I64, []int{2, 1}),
+			specOf(p+".compressed", vdt, []int{out, in / 2}),
+			specOf(p+".bitmask", safetensors.U8, []int{out, (in + 7) / 8}),
+		}
+	default:
+		kept := out * in / l.prune.Pattern.M * l.prune.Pattern.N
+		specs = []Spec{
+			specOf(p+".shape", safetensors.I64, []int{2}),
+			specOf(p+".compressed", vdt, []int{kept}),
+			specOf(p+".bitmask", safetensors.U8, []int{out, (in + 7) / 8}),
+			specOf(p+".row_offsets", safetensors.I64, []int{out}),
+		}
+	}
+	if sc.kind != ctNone {
+		specs = append(specs, specOf(p+".weight_scale", sc.scaleDT, scaleShape2D(dt.Spec(), out, in)))
+	}
+	return specs
+}
+
+// ctValueDType is the safetensors dtype of the values of a weight stored
+// whole in scheme sc.
+func ctValueDType(sc *ctScheme) safetensors.DType {
+	switch sc.kind {
+	case ctNone:
+		return sc.scaleDT // the unquantized dtype
+	case ctInt:
+		return safetensors.I8
+	}
+	return safetensors.F8E4M3
+}
+
+// encodeSparse writes the pruned weight a (Actual form) of module p.
+func (l compressedTensors) encodeSparse(name, p string, sc *ctScheme, a *tcast.Tensor) ([]Tensor, error) {
+	const lay = "compressed-tensors"
+	fail := func(format string, args ...any) ([]Tensor, error) {
+		return nil, &FormatError{Layout: lay, Weight: name, Err: fmt.Errorf(format, args...)}
+	}
+	out, in := a.Shape[0], a.Shape[1]
+	specs := l.sparseSpecs(p, sc, a.DataType, out, in)
+	format := l.prune.Resolved()
+	if format == SparseDense && sc.kind != ctNone {
+		return nil, nil // the caller encodes the dense quantized weight
+	}
+	var data [][]byte
+	if format == SparseDense {
+		data = [][]byte{a.Data.Bytes}
+	} else {
+		m := a.Mask
+		if m == nil {
+			return fail("no keep mask: cast the weight with its %v mask as tcast.Options.Keep", l.prune.Pattern)
+		}
+		if err := sparsity.Check(m, 1, l.prune.Pattern); err != nil {
+			return fail("the keep mask: %w", err)
+		}
+		eb := a.Data.StorageBytes()
+		if want := ctValueDType(sc).BitSize() / 8; eb != want {
+			return fail("%d-byte codes for %d-byte %v values", eb, want, ctValueDType(sc))
+		}
+		vals := make([]byte, 0, m.Count()*eb)
+		codes := a.Data.Bytes
+		for i := range m.Len() {
+			c := codes[i*eb : i*eb+eb]
+			if m.Get(i) {
+				vals = append(vals, c...)
+			} else if slices.ContainsFunc(c, func(b byte) bool { return b != 0 }) {
+				return fail("element %d is pruned by the mask but holds code %x, not zero", i, c)
+			}
+		}
+		bitmask := sparsity.PackRows(m)
+		if format == Sparse24Bitmask {
+			data = [][]byte{int64Bytes(out, in), vals, bitmask}
+		} else {
+			offs := make([]int, out)
+			n := 0
+			for r := range out {
+				offs[r] = n
+				n += m.CountRange(r*in, r*in+in)
+			}
+			data = [][]byte{int64Bytes(out, in), vals, bitmask, int64Bytes(offs...)}
+		}
+		if sc.kind != ctNone {
+			data = append(data, a.Scale.Bytes)
+		}
+	}
+	ts := make([]Tensor, len(specs))
+	for i := range specs {
+		ts[i] = Tensor{Spec: specs[i], Data: data[i]}
+	}
+	return ts, nil
+}
+
+// ConfigSource is implemented by Sources that have the checkpoint's
+// config.json (nil when there is none): the compressed-tensors layout
+// checks a sparse weight's tensors against its sparsity_config.
+type ConfigSource interface {
+	Config() []byte
+}
+
+// ctSparsityConfig is compressed-tensors' SparsityCompressionConfig, with
+// its keys in the order compressed-tensors writes them (sorted).
+type ctSparsityConfig struct {
+	Format            string   `json:"format"`
+	GlobalSparsity    float64  `json:"global_sparsity"`
+	Ignore            []string `json:"ignore"`
+	SparsityStructure string   `json:"sparsity_structure"`
+	Targets           []string `json:"targets"`
+}
+
+// configSparsity returns the sparsity_config format of src's config.json,
+// "" when there is none.
+func configSparsity(src Source) (string, error) {
+	cs, ok := src.(ConfigSource)
+	if !ok || cs.Config() == nil {
+		return "", nil
+	}
+	var cfg struct {
+		Q struct {
+			S *struct {
+				Format string `json:"format"`
+			} `json:"sparsity_config"`
+		} `json:"quantization_config"`
+	}
+	if err := json.Unmarshal(cs.Config(), &cfg); err != nil {
+		return "", nil // a config we cannot read says nothing about the tensors
+	}
+	if cfg.Q.S == nil {
+		return "", nil
+	}
+	return cfg.Q.S.Format, nil
+}
+
+// decodeSparse rebuilds the pruned weight of module p from its
+// sparse-bitmask or sparse-24-bitmask tensors: the dense datatype's Actual
+// tensor with the keep mask the bitmask holds, pruned elements holding code
+// zero.
+func decodeSparse(name, p string, src Source) (*tcast.Tensor, bool, error) {
+	const lay = "compressed-tensors"
+	fail := func(format string, args ...any) (*tcast.Tensor, bool, error) {
+		return nil, true, &FormatError{Layout: lay, Weight: name, Err: fmt.Errorf(format, args...)}
+	}
+	_, _, hasOffsets := src.Tensor(p + ".row_offsets")
+	format := Sparse24Bitmask
+	if hasOffsets {
+		format = SparseBitmask
+	}
+	cfgFormat, _ := configSparsity(src)
+	switch cfgFormat {
+	case "", string(format):
+	case string(SparseBitmask), string(Sparse24Bitmask):
+		return fail("config.json's sparsity_config names format %s, but the tensors of %s are %s", cfgFormat, p, format)
+	default:
+		return fail("config.json's sparsity_config names format %q, but %s holds bitmask tensors (sparse-bitmask or sparse-24-bitmask)", cfgFormat, p)
+	}
+	// The dense shape.
+	sh, err := tensorIn(src, p+".shape", nil, safetensors.I64, safetensors.I32)
+	if err != nil {
+		return fail("%w", err)
+	}
+	if !slices.Equal(sh.info.Shape, []int{2}) && !slices.Equal(sh.info.Shape, []int{2, 1}) {
+		return fail("tensor %s.shape has shape %v, want [2] or [2, 1]", p, sh.info.Shape)
+	}
+	var dims [2]int64
+	for i := range dims {
+		if sh.info.DType == safetensors.I64 {
+			dims[i] = int64(binary.LittleEndian.Uint64(sh.data[8*i:]))
+		} else {
+			dims[i] = int64(int32(binary.LittleEndian.Uint32(sh.data[4*i:])))
+		}
+	}
+	bm, err := tensorIn(src, p+".bitmask", nil, safetensors.U8)
+	if err != nil {
+		return fail("%w", err)
+	}
+	if dims[0] < 0 || dims[1] < 0 || dims[0] > int64(len(bm.data))+1 || dims[1] > 8*int64(len(bm.data))+8 {
+		return fail("tensor %s.shape holds [%d, %d], which a bitmask of %d bytes cannot describe", p, dims[0], dims[1], len(bm.data))
+	}
+	out, in := int(dims[0]), int(dims[1])
+	if !slices.Equal(bm.info.Shape, []int{out, (in + 7) / 8}) {
+		return fail("tensor %s.bitmask has shape %v, want [%d, %d] for the dense shape [%d, %d]", p, bm.info.Shape, out, (in+7)/8, out, in)
+	}
+	cinfo, _, ok := src.Tensor(p + ".compressed")
+	if !ok {
+		return fail("tensor %s.compressed is missing", p)
+	}
+	_, _, hasScale := src.Tensor(p + ".weight_scale")
+	var kind ctKind
+	switch cinfo.DType {
+	case safetensors.BF16, safetensors.F16, safetensors.F32:
+		kind = ctNone
+		if hasScale {
+			return fail("tensor %s.compressed holds %v values, which take no weight_scale", p, cinfo.DType)
+		}
+	case safetensors.F8E4M3:
+		kind = ctFloat
+	case safetensors.I8:
+		kind = ctInt
+	default:
+		return fail("tensor %s.compressed has dtype %v, want BF16, F16, F32, F8_E4M3 or I8", p, cinfo.DType)
+	}
+	if kind != ctNone && !hasScale {
+		return fail("tensor %s.weight_scale is missing (%v values are quantized)", p, cinfo.DType)
+	}
+	var sinfo safetensors.TensorInfo
+	if hasScale {
+		sinfo, _, _ = src.Tensor(p + ".weight_scale")
+	}
+	dt, err := metaDataTypeOf(src.Metadata(), p)
+	if err != nil {
+		return fail("%w", err)
+	}
+	if dt == nil {
+		if dt, err = sparseDerive(kind, cinfo.DType, out, in, sinfo, src, p); err != nil {
+			return fail("%v (and no %s%s metadata names the datatype)", err, KeyCTDataTypePrefix, p)
+		}
+	}
+	var sc *ctScheme
+	if d, ok := plainFloatDType(dt); ok {
+		sc = &ctScheme{kind: ctNone, scaleDT: d}
+	} else if sc, ok = int8Whole(dt); !ok {
+		if sc, err = ctClassify(dt); err != nil {
+			return fail("%w", err)
+		}
+	}
+	if sc.kind != kind || ctValueDType(sc) != cinfo.DType {
+		return fail("datatype %s is not stored as %v values", dt.Name(), cinfo.DType)
+	}
+	// The mask, checked against the values it places.
+	eb := cinfo.DType.BitSize() / 8
+	var m *mask.Mask
+	var cshape []int
+	if format == Sparse24Bitmask {
+		if in%4 != 0 {
+			return fail("tensor %s.shape: %d columns are not whole groups of 4", p, in)
+		}
+		cshape = []int{out, in / 2}
+		if m, err = sparsity.CheckSparse24Bitmask([2]int{out, in}, bm.data, out*in/2); err != nil {
+			return fail("tensor %s.bitmask: %w", p, err)
+		}
+	} else {
+		ro, err := tensorIn(src, p+".row_offsets", []int{out}, safetensors.I64, safetensors.I32)
+		if err != nil {
+			return fail("%w", err)
+		}
+		offs := make([]int64, out)
+		for r := range offs {
+			if ro.info.DType == safetensors.I64 {
+				offs[r] = int64(binary.LittleEndian.Uint64(ro.data[8*r:]))
+			} else {
+				offs[r] = int64(int32(binary.LittleEndian.Uint32(ro.data[4*r:])))
+			}
+		}
+		if len(cinfo.Shape) != 1 {
+			return fail("tensor %s.compressed has shape %v, want one dimension", p, cinfo.Shape)
+		}
+		cshape = []int{cinfo.Shape[0]}
+		if m, err = sparsity.CheckSparseBitmask([2]int{out, in}, bm.data, offs, cinfo.Shape[0]); err != nil {
+			return fail("tensors %s.bitmask and %s.row_offsets: %w", p, p, err)
+		}
+	}
+	cv, err := tensorIn(src, p+".compressed", cshape, cinfo.DType)
+	if err != nil {
+		return fail("%w", err)
+	}
+	codes := make([]byte, out*in*eb)
+	k := 0
+	for i := m.NextSet(0); i >= 0 && i < m.Len(); i = m.NextSet(i + 1) {
+		copy(codes[i*eb:i*eb+eb], cv.data[k*eb:k*eb+eb])
+		k++
+	}
+	t := &tcast.Tensor{DataType: dt, Form: tcast.Actual, Shape: []int{out, in}, Axis: 1, Mask: m}
+	t.Data = part(dt.Elem(), t.Shape, codes)
+	if kind != ctNone {
+		sshape := scaleShape2D(dt.Spec(), out, in)
+		s, err := tensorIn(src, p+".weight_scale", sshape, sc.scaleDT)
+		if err != nil {
+			return fail("%w", err)
+		}
+		t.Scale = part(dt.Spec().Scale, sshape, slices.Clone(s.data))
+	}
+	return finish(lay, name, t)
+}
+
+// sparseDerive finds the datatype of a pruned weight from its tensors.
+func sparseDerive(kind ctKind, vdt safetensors.DType, out, in int, sinfo safetensors.TensorInfo, src Source, p string) (*tcast.DataType, error) {
+	switch kind {
+	case ctNone:
+		return tcast.MustLookup(map[safetensors.DType]string{safetensors.BF16: fmtBF16, safetensors.F16: fmtF16, safetensors.F32: fmtF32}[vdt]), nil
+	case ctFloat:
+		return ctDerive(ctFloat, out, in, safetensors.TensorInfo{}, sinfo, src, p)
+	}
+	sn, ok := map[safetensors.DType]string{safetensors.F16: fmtF16, safetensors.BF16: fmtBF16, safetensors.F32: fmtF32}[sinfo.DType]
+	if !ok {
+		return nil, fmt.Errorf("weight_scale dtype %v is not a float scale", sinfo.DType)
+	}
+	code := fmtInt8 + "_" + sn
+	switch {
+	case slices.Equal(sinfo.Shape, []int{1}):
+	case slices.Equal(sinfo.Shape, []int{out, 1}):
+		code += "_t0"
+	case len(sinfo.Shape) == 2 && sinfo.Shape[0] == out && sinfo.Shape[1] > 1 && in%sinfo.Shape[1] == 0:
+		code += fmt.Sprintf("_t%d", in/sinfo.Shape[1])
+	default:
+		return nil, fmt.Errorf("weight_scale shape %v is not a tensor, channel or group scale of [%d, %d]", sinfo.Shape, out, in)
+	}
+	return lookupCode(code)
+}
+
+// sparseParts are the suffixes of a pruned module's tensors, in the order
+// compressed-tensors writes them.
+var sparseParts = []string{".shape", ".compressed", ".bitmask", ".row_offsets", ".weight_scale"}
+
+// findSparse adds the pruned modules of src (P.bitmask beside P.compressed
+// and P.shape) to found.
+func findSparse(src Source, found map[string][]string) {
+	for _, n := range src.Names() {
+		p, ok := strings.CutSuffix(n, ".bitmask")
+		if !ok {
+			continue
+		}
+		_, _, c := src.Tensor(p + ".compressed")
+		_, _, s := src.Tensor(p + ".shape")
+		if !c || !s {
+			continue
+		}
+		for _, suf := range sparseParts {
+			if _, _, has := src.Tensor(p + suf); has {
+				found[p+".weight"] = append(found[p+".weight"], p+suf)
+			}
+		}
+	}
+}
+
+// sparseFiles returns config.json for weights pruned as l.prune says, of
+// datatype dt (nil: no quantization; each weight keeps its float dtype).
+func (l compressedTensors) sparseFiles(dt *tcast.DataType, converted []Converted, kept []string, srcConfig []byte) (map[string][]byte, error) {
+	sc := &ctScheme{kind: ctNone}
+	if dt != nil {
+		var err error
+		if sc, err = l.scheme(dt); err != nil {
+			return nil, err
+		}
+	}
+	format := l.prune.Resolved()
+	if format == SparseDense {
+		if sc.kind == ctNone {
+			// Nothing compressed-tensors would describe: the source's config,
+			// without any quantization_config.
+			if srcConfig == nil {
+				return map[string][]byte{}, nil
+			}
+			cfg, err := PlainConfig(srcConfig)
+			if err != nil {
+				return nil, fmt.Errorf("layout compressed-tensors: %w", err)
+			}
+			return map[string][]byte{"config.json": cfg}, nil
+		}
+		return l.quantFiles(sc, kept, srcConfig, nil)
+	}
+	targets := []string{}
+	var zeros, n int64
+	measured := len(converted) > 0
+	for _, c := range converted {
+		targets = append(targets, weightPrefix(c.Name))
+		e := int64(1)
+		for _, d := range c.Shape {
+			e *= int64(d)
+		}
+		n += e
+		zeros += c.Zeros
+		measured = measured && c.Measured
+	}
+	slices.Sort(targets)
+	global := 1 - l.prune.Pattern.Density()
+	if measured && n > 0 {
+		global = float64(zeros) / float64(n)
+	}
+	sp := &ctSparsityConfig{Format: string(format), GlobalSparsity: global, Ignore: keptModules(kept),
+		SparsityStructure: l.prune.Pattern.String(), Targets: slices.Compact(targets)}
+	if sc.kind != ctNone {
+		return l.quantFiles(sc, kept, srcConfig, sp)
+	}
+	qc := struct {
+		QuantMethod     string            `json:"quant_method"`
+		SparsityConfig  *ctSparsityConfig `json:"sparsity_config"`
+		TransformConfig struct{}          `json:"transform_config"`
+		Version         string            `json:"version"`
+	}{QuantMethod: "compressed-tensors", SparsityConfig: sp, Version: ctSparseVersion}
+	cfg, err := setConfigKey(srcConfig, "quantization_config", qc)
+	if err != nil {
+		return nil, fmt.Errorf("layout compressed-tensors: %w", err)
+	}
+	return map[string][]byte{"config.json": cfg}, nil
+}
+
+// decodePlain rebuilds a weight pruned and written dense without
+// quantization: P.weight in a float dtype, which only the datatype recorded
+// in __metadata__ marks as converted (ok is false without one: a plain
+// tensor of another tool).
+func decodePlain(name, p string, src Source) (*tcast.Tensor, bool, error) {
+	const lay = "compressed-tensors"
+	dt, err := metaDataTypeOf(src.Metadata(), p)
+	if err != nil {
+		return nil, true, &FormatError{Layout: lay, Weight: name, Err: err}
+	}
+	if dt == nil {
+		return nil, false, nil
+	}
+	w, err := tensorIn(src, p+".weight", nil, safetensors.BF16, safetensors.F16, safetensors.F32)
+	if err == nil && len(w.info.Shape) != 2 {
+		err = fmt.Errorf("tensor %s.weight has shape %v, want [out, in]", p, w.info.Shape)
+	}
+	if d, ok := plainFloatDType(dt); err == nil && (!ok || d != w.info.DType) {
+		err = fmt.Errorf("metadata %s%s names datatype %s, but %s.weight holds %v values", KeyCTDataTypePrefix, p, dt.Name(), p, w.info.DType)
+	}
+	if err != nil {
+		return nil, true, &FormatError{Layout: lay, Weight: name, Err: err}
+	}
+	t := &tcast.Tensor{DataType: dt, Form: tcast.Actual, Shape: slices.Clone(w.info.Shape), Axis: 1}
+	t.Data = part(dt.Elem(), t.Shape, slices.Clone(w.data))
+	return finish(lay, name, t)
+}
