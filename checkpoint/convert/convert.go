@@ -23,7 +23,6 @@
 package convert
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -41,6 +40,7 @@ import (
 	"github.com/tensorcast-go/tensorcast/internal/atomicfile"
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/gguf"
+	"github.com/tensorcast-go/tensorcast/checkpoint/ggufmodel"
 	"github.com/tensorcast-go/tensorcast/checkpoint/layout"
 	"github.com/tensorcast-go/tensorcast/checkpoint/load"
 	"github.com/tensorcast-go/tensorcast/checkpoint/safetensors"
@@ -93,6 +93,15 @@ type Options struct {
 	// tcast.Options.Pruning), by its name and the shape it is cast in; nil
 	// prunes by magnitude. It may be called from several goroutines.
 	Pruning func(name string, shape []int) (sparsity.Options, error)
+	// GGUFGeneric writes GGUF output under the input's tensor names without
+	// llama.cpp's model metadata, with general.architecture "tcast", also
+	// when config.json names an architecture package ggufmodel knows. By
+	// default such a checkpoint becomes the model file llama.cpp loads: GGUF
+	// tensor names, hyper-parameters and tokenizer (see ggufmodel).
+	GGUFGeneric bool
+	// GGUFPre names the llama.cpp pre-tokenizer of a byte-level BPE
+	// tokenizer that ggufmodel does not recognise from tokenizer.json.
+	GGUFPre string
 }
 
 // Rewrite returns a Rename function that applies each rule in turn: a
@@ -207,6 +216,12 @@ type decision struct {
 	st     *stream // set when the pipeline streams the weight
 	conv   int     // in the plan's converted, when cast
 	zeros  int64   // of the written values, once cast
+	// For a GGUF model file (package ggufmodel): the change of the values on
+	// their way, whether a kept tensor is stored as F32, and the bytes of a
+	// tensor computed rather than read (source "").
+	xform ggufmodel.Transform
+	f32   bool
+	data  []byte
 }
 
 // plan decides every tensor and declares the output.
@@ -225,6 +240,12 @@ type plan struct {
 	out       *writer // the output, once created
 	prune     layout.Pruning
 	pruned    bool // the layout prunes (prune is set)
+	// model describes the llama.cpp model file the GGUF output is, nil for
+	// generic GGUF and safetensors output; ggufKV is the typed metadata the
+	// GGUF file starts with (the model's, or a GGUF input's).
+	model   *ggufmodel.Model
+	ggufKV  []gguf.KV
+	dropped []TensorResult // input tensors the model file leaves out
 }
 
 // storedBits is what a cast weight of the given shape costs per value in the
@@ -294,8 +315,10 @@ func (p *plan) decide(d *decision) error {
 		return keep(err.Error())
 	}
 	// Pruning is asked for its own sake: a pruned weight is cast whatever
-	// it costs.
-	if bits, src := desc.BitsPerValue(), sourceBits(info); bits >= src && !included && !p.pruned {
+	// it costs; and GGUF's plain element types (f32, f16, bf16) are what the
+	// file is asked to hold, whatever the source's width.
+	plain := p.lay.Container() == layout.GGUF && dt.Spec() == nil
+	if bits, src := desc.BitsPerValue(), sourceBits(info); bits >= src && !included && !p.pruned && !plain {
 		return keep(fmt.Sprintf("%s costs %.3g bits per value on this shape, no fewer than the source's %.3g", dt.Name(), bits, src))
 	}
 	specs, meta, err := p.lay.Specs(info.Name, d.shape, dt, axis)
@@ -349,9 +372,10 @@ func lastTile(dt *tcast.DataType) int {
 }
 
 // keptSpec declares a tensor copied (or dequantized to F32) to the output.
-func (p *plan) keptSpec(info *load.Info) (layout.Spec, error) {
+func (p *plan) keptSpec(d *decision) (layout.Spec, error) {
+	info := &d.info
 	sp := layout.Spec{Name: info.Name, Shape: slices.Clone(info.Shape), DType: info.DType}
-	if info.DType == 0 {
+	if info.DType == 0 || d.f32 || !d.xform.IsZero() {
 		if !info.Float {
 			return sp, fmt.Errorf("tensor %s (%s) can neither be copied nor dequantized", info.Name, info.Type)
 		}
@@ -376,17 +400,8 @@ func newPlan(in *load.Checkpoint, opts *Options) (*plan, error) {
 		p.meta = map[string]string{} // GGUF key/values are not safetensors metadata
 	}
 	if p.lay.Container() == layout.GGUF {
-		// Safetensors metadata is not carried into GGUF; the architecture
-		// comes from config.json's model_type.
-		p.meta = map[string]string{}
-		var cfg struct {
-			ModelType string `json:"model_type"`
-		}
-		switch {
-		case in.GGUF() != nil && in.GGUF().Architecture() != "":
-			p.meta["general.architecture"] = in.GGUF().Architecture()
-		case json.Unmarshal(in.Config(), &cfg) == nil && cfg.ModelType != "":
-			p.meta["general.architecture"] = cfg.ModelType
+		if err := p.ggufModel(in, opts); err != nil {
+			return nil, err
 		}
 	}
 	seen := map[string]string{}
@@ -394,18 +409,34 @@ func newPlan(in *load.Checkpoint, opts *Options) (*plan, error) {
 	renamed := map[string]string{}
 	for _, info := range in.Tensors() {
 		d := &decision{info: info, source: info.Name}
+		if p.model != nil {
+			mp, err := p.model.Tensor(info.Name)
+			if err != nil {
+				return nil, err
+			}
+			if mp.Name == "" {
+				p.dropped = append(p.dropped, TensorResult{Name: info.Name, Shape: info.Shape, Source: info.Type, Note: "dropped: " + mp.Dropped})
+				continue
+			}
+			d.info.Name, d.xform, d.f32 = mp.Name, mp.Transform, mp.Float32
+		}
 		if opts.Rename != nil {
-			if n := opts.Rename(info.Name); n != info.Name {
+			if n := opts.Rename(d.info.Name); n != d.info.Name {
 				if n == "" {
 					return nil, fmt.Errorf("-rename maps tensor %s to an empty name", info.Name)
 				}
-				renamed[n] = info.Name
 				d.info.Name = n
 			}
+		}
+		if d.info.Name != info.Name {
+			renamed[d.info.Name] = info.Name
 		}
 		if err := p.add(d, seen, why); err != nil {
 			return nil, err
 		}
+	}
+	if err := p.addExtras(seen); err != nil {
+		return nil, err
 	}
 	if len(renamed) > 0 {
 		p.meta[layout.KeyRenamed] = jsonString(renamed)
@@ -422,6 +453,9 @@ func newPlan(in *load.Checkpoint, opts *Options) (*plan, error) {
 	p.meta[layout.KeyWeights] = jsonString(p.weights)
 	if len(p.swapped) > 0 {
 		p.meta[layout.KeyTransposed] = jsonString(p.swapped)
+	}
+	if err := p.finishModel(); err != nil {
+		return nil, err
 	}
 	return p, nil
 }
@@ -449,14 +483,14 @@ func (p *plan) add(d *decision, seen map[string]string, why map[string]int) erro
 		}
 		d.result.DataType = d.dt.Name()
 	} else {
-		sp, err := p.keptSpec(&d.info)
+		sp, err := p.keptSpec(d)
 		if err != nil {
 			return err
 		}
 		specs = []layout.Spec{sp}
 		d.specs = specs
 		p.kept = append(p.kept, info.Name)
-		d.result.Bits = sourceBits(&d.info)
+		d.result.Bits = float64(sp.DType.BitSize())
 		why[d.result.Note]++
 	}
 	for _, sp := range specs {
@@ -587,7 +621,7 @@ func Convert(inPath, out string, opts Options) (*Result, error) {
 		return nil, fmt.Errorf("the %s layout writes %s beside the weights, so -o must name a directory, not the file %s",
 			lay.Name(), strings.Join(names, " and "), out)
 	}
-	if lay.Container() == layout.GGUF {
+	if lay.Container() == layout.GGUF && p.model == nil {
 		p.meta["general.name"] = strings.TrimSuffix(filepath.Base(dest), ".gguf")
 	}
 	stage, err := beginOutput(dest, isDir, opts.Force)
@@ -599,7 +633,7 @@ func Convert(inPath, out string, opts Options) (*Result, error) {
 	if isDir {
 		weightPath = filepath.Join(stage.Path(), fileName(lay))
 	}
-	sink, err := newSink(lay.Container(), weightPath, p.specs, p.meta, opts.ShardSize)
+	sink, err := newSink(lay.Container(), weightPath, p.specs, p.meta, p.ggufKV, opts.ShardSize)
 	if err != nil {
 		return nil, err
 	}
@@ -730,6 +764,7 @@ func Convert(inPath, out string, opts Options) (*Result, error) {
 			return nil, err
 		}
 	}
+	res.Tensors = append(res.Tensors, p.dropped...)
 	for name, b := range p.files {
 		if err := writeNew(filepath.Join(stage.Path(), name), b); err != nil {
 			return nil, err
@@ -763,12 +798,18 @@ func (p *plan) run(d *decision) ([]layout.Tensor, error) {
 	name := d.info.Name
 	if !d.cast {
 		v, _, err := p.in.Float32(d.source)
+		if err == nil {
+			v, err = transformed(d, v)
+		}
 		if err != nil {
 			return nil, err
 		}
 		return []layout.Tensor{{Spec: d.specs[0], Data: float32Bytes(v)}}, nil
 	}
 	x, _, err := p.in.Float32(d.source)
+	if err == nil {
+		x, err = transformed(d, x)
+	}
 	if err != nil {
 		return nil, err
 	}

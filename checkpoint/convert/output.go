@@ -33,9 +33,9 @@ var wrapSink func(sink) sink
 
 // newSink starts writing specs at path: a file, or (shardSize > 0) shards in
 // path's directory.
-func newSink(c layout.Container, path string, specs []layout.Spec, meta map[string]string, shardSize int64) (sink, error) {
+func newSink(c layout.Container, path string, specs []layout.Spec, meta map[string]string, kv []gguf.KV, shardSize int64) (sink, error) {
 	if c == layout.GGUF {
-		return newGGUFSink(path, specs, meta)
+		return newGGUFSink(path, specs, meta, kv)
 	}
 	ss := make([]safetensors.TensorSpec, len(specs))
 	for i, s := range specs {
@@ -67,14 +67,25 @@ func (ggufSink) PatchMetadata(map[string]string) error {
 	return errors.New("GGUF output declares no metadata to patch")
 }
 
-func newGGUFSink(path string, specs []layout.Spec, meta map[string]string) (sink, error) {
+// newGGUFSink starts a GGUF file: the typed metadata kv (a llama.cpp
+// model's, or a GGUF input's), or else general.architecture and
+// general.name from meta; then the toolkit's own keys from meta.
+func newGGUFSink(path string, specs []layout.Spec, meta map[string]string, kv []gguf.KV) (sink, error) {
 	var w gguf.Writer
-	arch := "tcast"
-	if a := meta["general.architecture"]; a != "" {
-		arch = a
+	var kvs [][2]string
+	if kv == nil {
+		arch := "tcast"
+		if a := meta["general.architecture"]; a != "" {
+			arch = a
+		}
+		kvs = [][2]string{{"general.architecture", arch}, {"general.name", meta["general.name"]}}
 	}
-	kvs := [][2]string{{"general.architecture", arch}, {"general.name", meta["general.name"]}}
-	for _, k := range []string{layout.KeyDataType, layout.KeyLayout, layout.KeyWeights, layout.KeyTransposed, layout.KeyRenamed} {
+	for _, p := range kv {
+		if err := w.AddKV(p.Key, p.Value); err != nil {
+			return nil, err
+		}
+	}
+	for _, k := range []string{layout.KeyDataType, layout.KeyLayout, layout.KeyWeights, layout.KeyTransposed, layout.KeyRenamed, layout.KeyTransforms, layout.KeyDropped} {
 		if v, ok := meta[k]; ok {
 			kvs = append(kvs, [2]string{k, v})
 		}

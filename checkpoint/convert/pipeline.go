@@ -66,6 +66,11 @@ type stream struct {
 	chunkRows int
 	chunks    int
 	sums      []tcast.ErrorSum // per chunk
+	// perm, when set, gives the source row of each row (a GGUF model's
+	// query and key rows, see ggufmodel.Transform); addOne adds 1 to every
+	// value read.
+	perm   []int
+	addOne bool
 
 	once sync.Once
 	err  error
@@ -173,7 +178,7 @@ func floats(b *[]float32, n int) []float32 {
 // streamOf returns the stream of a weight the pipeline casts in chunks, or
 // nil.
 func (p *plan) streamOf(d *decision) *stream {
-	if forceWhole || !d.cast || d.swap || d.info.Quantized() || p.pruned {
+	if forceWhole || !d.cast || d.swap || d.info.Quantized() || p.pruned || d.xform.PermuteHeads > 0 && len(d.shape) != 2 {
 		return nil
 	}
 	elem := 0
@@ -197,7 +202,10 @@ func (p *plan) streamOf(d *decision) *stream {
 	if rows <= 0 || rowLen <= 0 || int64(rows)*int64(rowLen)*int64(elem) != d.info.Size {
 		return nil
 	}
-	st := &stream{rs: rs, dtype: d.info.DType, elem: elem, rows: rows, rowLen: rowLen}
+	st := &stream{rs: rs, dtype: d.info.DType, elem: elem, rows: rows, rowLen: rowLen, addOne: d.xform.AddOne}
+	if st.perm, err = d.xform.RowPermutation(rows); err != nil {
+		return nil // cast whole, which reports the error
+	}
 	st.chunkRows = max(1, chunkElems/rowLen)
 	st.chunks = (rows + st.chunkRows - 1) / st.chunkRows
 	return st
@@ -205,7 +213,9 @@ func (p *plan) streamOf(d *decision) *stream {
 
 // copied reports whether tensor d is kept and copied from the input's
 // bytes, piece by piece.
-func (d *decision) copied() bool { return !d.cast && d.info.DType != 0 }
+func (d *decision) copied() bool {
+	return !d.cast && d.info.DType != 0 && d.xform.IsZero() && (len(d.specs) == 0 || d.specs[0].DType == d.info.DType)
+}
 
 // allStreamed reports whether every weight the plan casts streams.
 func (p *plan) allStreamed() bool {
@@ -315,6 +325,9 @@ func spread(a []item, aSize []int64, b []item, bSize []int64) []item {
 // stored returns the mapped bytes of tensor d's source, checked against
 // the size the plan counted.
 func (p *plan) stored(d *decision) ([]byte, error) {
+	if d.data != nil {
+		return d.data, nil
+	}
 	b, err := p.in.Bytes(d.source)
 	if err != nil {
 		return nil, err
@@ -380,6 +393,23 @@ func (st *stream) chunkRange(c int) (r0, r1 int) {
 // worker's scratch, or for F32 a view of the mapped bytes when they are
 // aligned and the machine is little-endian.
 func (st *stream) read(sc *scratch, r0, r1 int) []float32 {
+	if st.perm != nil || st.addOne {
+		x := floats(&sc.x, (r1-r0)*st.rowLen)
+		for r := r0; r < r1; r++ {
+			src := r
+			if st.perm != nil {
+				src = st.perm[r]
+			}
+			n := st.rowLen * st.elem
+			st.widen(x[(r-r0)*st.rowLen:(r-r0+1)*st.rowLen], st.src[src*n:(src+1)*n])
+		}
+		if st.addOne {
+			for i := range x {
+				x[i]++
+			}
+		}
+		return x
+	}
 	e0, e1 := r0*st.rowLen, r1*st.rowLen
 	b := st.src[e0*st.elem : e1*st.elem]
 	if st.dtype == safetensors.F32 {
@@ -388,6 +418,12 @@ func (st *stream) read(sc *scratch, r0, r1 int) []float32 {
 		}
 	}
 	x := floats(&sc.x, e1-e0)
+	st.widen(x, b)
+	return x
+}
+
+// widen converts the source bytes b to the float32 values x.
+func (st *stream) widen(x []float32, b []byte) {
 	switch st.dtype {
 	case safetensors.BF16:
 		kernels.BFloat16BytesToFloat32(x, b)
@@ -396,7 +432,6 @@ func (st *stream) read(sc *scratch, r0, r1 int) []float32 {
 	default:
 		kernels.Float32BytesToFloat32(x, b)
 	}
-	return x
 }
 
 // float32View returns little-endian float32 bytes as float32 values without
@@ -451,9 +486,12 @@ func (p *plan) work(it item, sc *scratch) error {
 		st.sums[c].Add(x, deq)
 		at = end
 	}
-	// The item's input pages leave the resident set (they stay cached).
-	row := int64(st.rowLen * st.elem)
-	p.in.ReleaseRange(d.source, int64(R0)*row, int64(R1-R0)*row)
+	// The item's input pages leave the resident set (they stay cached);
+	// permuted rows come from elsewhere, and wait for the whole weight.
+	if st.perm == nil {
+		row := int64(st.rowLen * st.elem)
+		p.in.ReleaseRange(d.source, int64(R0)*row, int64(R1-R0)*row)
+	}
 	for i, b := range bufs {
 		if len(b) > 0 {
 			sc.pending = append(sc.pending, write{name: d.specs[i].Name, data: b, off: int64(lo[i])})

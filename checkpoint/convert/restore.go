@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/tensorcast-go/tensorcast/checkpoint/ggufmodel"
 	"github.com/tensorcast-go/tensorcast/checkpoint/layout"
 	"github.com/tensorcast-go/tensorcast/checkpoint/load"
 	"github.com/tensorcast-go/tensorcast/checkpoint/safetensors"
@@ -35,7 +36,11 @@ var ErrMismatch = errors.New("checkpoints differ")
 // Verify reads every tensor of the converted checkpoint conv, dequantized, and
 // compares it with the same tensor of orig. Both are opened with load.Open,
 // so either may be in any layout, GGUF included. Tensors that are neither
-// quantized nor float must match byte for byte.
+// quantized nor float must match byte for byte. For a llama.cpp model GGUF,
+// tensors are paired by their source names, the source's values go through
+// the change the conversion made (query and key rows permuted, Gemma's norms
+// plus one) before they are compared, and the tensors it leaves out (a tied
+// output head) are skipped.
 func Verify(orig, conv string) ([]VerifyResult, error) {
 	src, err := load.Open(orig)
 	if err != nil {
@@ -58,8 +63,23 @@ func Verify(orig, conv string) ([]VerifyResult, error) {
 			convName[o] = n
 		}
 	}
+	var xf map[string]ggufmodel.Transform
+	var dropped map[string]string
+	for _, m := range []struct {
+		key string
+		dst any
+	}{{layout.KeyTransforms, &xf}, {layout.KeyDropped, &dropped}} {
+		if js, ok := c.Metadata()[m.key]; ok {
+			if err := json.Unmarshal([]byte(js), m.dst); err != nil {
+				return nil, fmt.Errorf("%s: metadata %s: %w", conv, m.key, err)
+			}
+		}
+	}
 	var out []VerifyResult
 	for _, ti := range src.Tensors() {
+		if _, ok := dropped[ti.Name]; ok {
+			continue
+		}
 		cname := ti.Name
 		if n, ok := convName[ti.Name]; ok {
 			cname = n
@@ -87,6 +107,11 @@ func Verify(orig, conv string) ([]VerifyResult, error) {
 		want, _, err := src.Float32(ti.Name)
 		if err != nil {
 			return nil, err
+		}
+		if t, ok := xf[cname]; ok {
+			if want, err = t.Apply(slices.Clone(want), ti.Shape); err != nil {
+				return nil, fmt.Errorf("%s: tensor %s: %w", orig, ti.Name, err)
+			}
 		}
 		got, shape, err := c.Float32(cname)
 		if err != nil {

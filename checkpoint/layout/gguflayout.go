@@ -37,6 +37,11 @@ import (
 //     tcast datatype: int4 elements q−8 in −8..7 with a float16 scale per
 //     32 (code int4_float16_t32).
 //
+// It also writes weights unquantized, as GGUF's plain element types: f32,
+// f16 and bf16 (tcast's float32, float16 and bfloat16, rounded to nearest
+// even and saturating as tcast.Cast does), which llama.cpp's F32, F16 and
+// BF16 model files hold; any innermost dimension goes.
+//
 // The q8_0 and q4_0 datatypes come from DataType, and Cast (the Caster
 // method) quantizes to them with ggml's reference quantizers
 // (gguf.QuantizeQ8_0 and gguf.QuantizeQ4_0), whose scale rules differ from
@@ -54,7 +59,32 @@ type ggufLayout struct{}
 func init() { Register(ggufLayout{}) }
 
 // ggufAccepted names the datatypes the gguf layout takes.
-var ggufAccepted = []string{"mxfp4", "q8_0", "q4_0"}
+var ggufAccepted = []string{"mxfp4", "q8_0", "q4_0", "f32", "f16", "bf16"}
+
+// ggufPlain maps the -dtype names of the plain element types to tcast's
+// datatype names.
+var ggufPlain = map[string]string{
+	"f32": "float32", "float32": "float32",
+	"f16": "float16", "float16": "float16",
+	"bf16": "bfloat16", "bfloat16": "bfloat16",
+}
+
+// ggufPlainType returns the ggml type of an unscaled float32, float16 or
+// bfloat16 datatype.
+func ggufPlainType(dt *tcast.DataType) (gguf.Type, bool) {
+	if dt.Spec() != nil || dt.Elem() == nil {
+		return 0, false
+	}
+	switch dt.Elem().Name() {
+	case "float32":
+		return gguf.TypeF32, true
+	case "float16":
+		return gguf.TypeF16, true
+	case "bfloat16":
+		return gguf.TypeBF16, true
+	}
+	return 0, false
+}
 
 // ggufBlock is the length of every block the gguf layout writes.
 const ggufBlock = 32
@@ -87,7 +117,7 @@ func ggufTypeOf(dt *tcast.DataType) (gguf.Type, bool) {
 	case isMXFP4(dt):
 		return gguf.TypeMXFP4, true
 	}
-	return 0, false
+	return ggufPlainType(dt)
 }
 
 // ggufBlockType reports whether t is a ggml type the gguf layout reads.
@@ -99,15 +129,18 @@ func (ggufLayout) Name() string { return "gguf" }
 
 func (ggufLayout) Container() Container { return GGUF }
 
-// DataType resolves a -dtype value: "q8_0" and "q4_0" in any case, and any
-// name tcast.Lookup resolves to OCP MXFP4. Other names give a
-// *DataTypeError.
+// DataType resolves a -dtype value: "q8_0", "q4_0", "f32", "f16" and
+// "bf16" (or "float32", "float16", "bfloat16") in any case, and any name
+// tcast.Lookup resolves to OCP MXFP4. Other names give a *DataTypeError.
 func (ggufLayout) DataType(name string) (*tcast.DataType, error) {
 	switch strings.ToLower(name) {
 	case "q8_0":
 		return ggufQ8_0, nil
 	case "q4_0":
 		return ggufQ4_0, nil
+	}
+	if p, ok := ggufPlain[strings.ToLower(name)]; ok {
+		return tcast.MustLookup(p), nil
 	}
 	d, err := tcast.Lookup(name)
 	if err != nil {
@@ -141,13 +174,13 @@ func (l ggufLayout) Specs(name string, shape []int, dt *tcast.DataType, axis int
 	if err := l.Check(dt, axis, len(shape)); err != nil {
 		return nil, nil, err
 	}
-	if err := groupCheck("gguf", name, dt, shape[len(shape)-1], ggufBlock); err != nil {
+	typ, _ := ggufTypeOf(dt)
+	if err := groupCheck("gguf", name, dt, shape[len(shape)-1], typ.BlockSize()); err != nil {
 		return nil, nil, err
 	}
 	if len(name) > gguf.MaxNameLen {
 		return nil, nil, fmt.Errorf("layout gguf: weight %s: GGUF tensor names hold at most %d bytes, not %d (rename it: tcast convert -rename RE=REPL)", name, gguf.MaxNameLen, len(name))
 	}
-	typ, _ := ggufTypeOf(dt)
 	return []Spec{{Name: name, Shape: slices.Clone(shape), GGML: typ}}, nil, nil
 }
 
@@ -162,8 +195,15 @@ func (l ggufLayout) Encode(name string, t *tcast.Tensor, meta map[string]string)
 		return nil, err
 	}
 	sp := specs[0]
-	out := make([]byte, sp.Bytes(GGUF))
 	codes := a.Data.Bytes
+	if !sp.GGML.Quantized() {
+		// The plain types' codes are their little-endian bytes.
+		if int64(len(codes)) != sp.Bytes(GGUF) {
+			return nil, &FormatError{Layout: lay, Weight: name, Msg: fmt.Sprintf("%d bytes of %v data, want %d", len(codes), sp.GGML, sp.Bytes(GGUF))}
+		}
+		return []Tensor{{Spec: sp, Data: slices.Clone(codes)}}, nil
+	}
+	out := make([]byte, sp.Bytes(GGUF))
 	if sp.GGML != gguf.TypeQ8_0 {
 		for i, c := range codes {
 			if c > 15 {
@@ -258,10 +298,14 @@ func (l ggufLayout) Cast(x []float32, shape []int, dt *tcast.DataType, opts *tca
 	if err := l.Check(dt, axis, len(shape)); err != nil {
 		return nil, err
 	}
+	typ, _ := ggufTypeOf(dt)
+	if !typ.Quantized() {
+		o.Form = tcast.Actual
+		return tcast.Cast(x, shape, dt, &o)
+	}
 	if in := shape[len(shape)-1]; in%ggufBlock != 0 {
 		return nil, fmt.Errorf("layout gguf: datatype %s: the innermost dimension %d is not a multiple of the block size %d", dt.Name(), in, ggufBlock)
 	}
-	typ, _ := ggufTypeOf(dt)
 	ggml := ggmlOptions(&o)
 	n, ok := elements(shape)
 	if typ == gguf.TypeMXFP4 && (!ggml || !ok || n != len(x) || n == 0) {

@@ -24,6 +24,14 @@ const (
 	// KeyRenamed is a JSON object: each output tensor renamed by the
 	// conversion (convert.Options.Rename) → its name in the source.
 	KeyRenamed = "tcast.renamed"
+	// KeyTransforms is a JSON object: each output tensor of a llama.cpp
+	// model GGUF whose values were changed on the way (its query and key
+	// rows permuted, 1 added to Gemma's norms) → the change, as
+	// ggufmodel.Transform encodes it.
+	KeyTransforms = "tcast.transforms"
+	// KeyDropped is a JSON object: each input tensor a llama.cpp model GGUF
+	// leaves out (a tied output head, rotary frequencies) → why.
+	KeyDropped = "tcast.dropped"
 	// KeySynth describes a checkpoint tcast synth wrote (its parameters).
 	KeySynth = "tcast.synth"
 	// KeyWeightPrefix + W is the JSON description (WeightInfo) of weight W

@@ -1,10 +1,14 @@
 package layout
 
 import (
+	"encoding/binary"
 	"fmt"
 	"maps"
+	"math"
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/gguf"
+	"github.com/tensorcast-go/tensorcast/dtype"
+	"github.com/tensorcast-go/tensorcast/kernels"
 	"github.com/tensorcast-go/tensorcast/tcast"
 )
 
@@ -272,7 +276,8 @@ func (l ggufLayout) Stream(name string, shape []int, dt *tcast.DataType, opts *t
 	}
 	r := len(shape)
 	axis, ok := tcast.AxisIndex(o.Axis, r)
-	if !ok || l.Check(dt, axis, r) != nil || shape[r-1]%ggufBlock != 0 {
+	typ, _ := ggufTypeOf(dt)
+	if !ok || l.Check(dt, axis, r) != nil || shape[r-1]%typ.BlockSize() != 0 {
 		return nil, false, nil // Cast says what is wrong
 	}
 	specs, _, err := l.Specs(name, shape, dt, axis)
@@ -299,6 +304,10 @@ func (l ggufLayout) Stream(name string, shape []int, dt *tcast.DataType, opts *t
 	case gguf.TypeQ8_0, gguf.TypeQ4_0:
 		if !ggmlOptions(&o) {
 			return nil, false, nil // Cast refuses these
+		}
+	case gguf.TypeF32, gguf.TypeF16, gguf.TypeBF16:
+		if o.Keep != nil || o.Rounding != dtype.RoundEven {
+			return nil, false, nil // tcast.Cast's, cast whole
 		}
 	default:
 		return nil, false, nil
@@ -328,6 +337,10 @@ func (s *ggufStream) CastRowsTo(out [][]byte, x []float32, r0 int, deq []float32
 	if err := checkRowsTo("gguf", s.name, s, out, x, r0, deq); err != nil {
 		return err
 	}
+	if !s.typ.Quantized() {
+		encodePlain(s.typ, out[0], x, deq)
+		return nil
+	}
 	ggmlQuantize(s.typ, out[0], x)
 	if deq != nil {
 		switch s.typ {
@@ -351,4 +364,36 @@ func (s *ggufStream) Finish(out [][]byte, meta map[string]string) ([]Tensor, flo
 		return nil, 0, err
 	}
 	return []Tensor{{Spec: s.spec, Data: out[0]}}, s.bits, nil
+}
+
+// encodePlain writes x as little-endian F32, F16 or BF16 elements (rounded
+// to nearest even, saturating, as tcast.Cast does) and, unless deq is nil,
+// the values they hold into deq.
+func encodePlain(typ gguf.Type, dst []byte, x, deq []float32) {
+	if typ == gguf.TypeF32 {
+		for i, v := range x {
+			binary.LittleEndian.PutUint32(dst[4*i:], math.Float32bits(v))
+		}
+		if deq != nil {
+			copy(deq, x)
+		}
+		return
+	}
+	h := make([]uint16, len(x))
+	if typ == gguf.TypeF16 {
+		kernels.Float32ToFloat16(h, x, true)
+	} else {
+		kernels.Float32ToBFloat16(h, x, true)
+	}
+	for i, c := range h {
+		binary.LittleEndian.PutUint16(dst[2*i:], c)
+	}
+	if deq == nil {
+		return
+	}
+	if typ == gguf.TypeF16 {
+		kernels.Float16ToFloat32(deq, h)
+	} else {
+		kernels.BFloat16ToFloat32(deq, h)
+	}
 }

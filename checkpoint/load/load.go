@@ -110,6 +110,7 @@ type Checkpoint struct {
 	sindex  map[string]int
 	meta    map[string]string
 	config  []byte
+	dir     string // the directory of config.json and the other config files
 	size    int64
 	tensors []Info
 	index   map[string]int
@@ -122,7 +123,7 @@ func Open(path string) (*Checkpoint, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Checkpoint{path: path, file: file}
+	c := &Checkpoint{path: path, file: file, dir: dir}
 	kind, err := sniff(file)
 	if err != nil {
 		return nil, err
@@ -333,6 +334,11 @@ func (c *Checkpoint) Metadata() map[string]string { return maps.Clone(c.meta) }
 
 // Config returns the config.json beside the weights, nil when there is none.
 func (c *Checkpoint) Config() []byte { return c.config }
+
+// Dir returns the directory that holds the checkpoint's config.json and its
+// other configuration files (tokenizer.json, ...), whether they exist or
+// not.
+func (c *Checkpoint) Dir() string { return c.dir }
 
 // GGUF returns the GGUF file of a .gguf checkpoint, nil otherwise.
 func (c *Checkpoint) GGUF() *gguf.File { return c.gf }

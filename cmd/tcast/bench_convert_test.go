@@ -29,12 +29,20 @@ func BenchmarkConvertSynth(b *testing.B) {
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		b.Fatalf("go build: %v\n%s", err, out)
 	}
-	in := filepath.Join(dir, "synth-"+strconv.Itoa(layers)+"x"+strconv.Itoa(hidden), "model.safetensors")
+	lay, dt := envString("TCAST_BENCH_LAYOUT", "tcast"), envString("TCAST_BENCH_DTYPE", "mxfp4")
+	// GGUF output converts a complete Llama model (with its tokenizer), as
+	// llama.cpp's users do.
+	var arch []string
+	suffix := ""
+	if lay == "gguf" {
+		arch, suffix = []string{"-arch", "llama"}, "-llama"
+	}
+	in := filepath.Join(dir, "synth-"+strconv.Itoa(layers)+"x"+strconv.Itoa(hidden)+suffix, "model.safetensors")
 	if _, err := os.Stat(in); err != nil {
 		if err := os.MkdirAll(filepath.Dir(in), 0o755); err != nil {
 			b.Fatal(err)
 		}
-		cmd := exec.Command(bin, "synth", "-o", in, "-layers", strconv.Itoa(layers), "-hidden", strconv.Itoa(hidden))
+		cmd := exec.Command(bin, append([]string{"synth", "-o", in, "-layers", strconv.Itoa(layers), "-hidden", strconv.Itoa(hidden)}, arch...)...)
 		if out, err := cmd.CombinedOutput(); err != nil {
 			b.Fatalf("synth: %v\n%s", err, out)
 		}
@@ -56,7 +64,6 @@ func BenchmarkConvertSynth(b *testing.B) {
 		}
 	}
 	b.SetBytes(st.Size())
-	lay, dt := envString("TCAST_BENCH_LAYOUT", "tcast"), envString("TCAST_BENCH_DTYPE", "mxfp4")
 	out := filepath.Join(dir, "out")
 	if lay == "gguf" {
 		out += ".gguf"

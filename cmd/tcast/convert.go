@@ -27,6 +27,7 @@ const convertUsage = "tcast convert IN -dtype NAME -o OUT [-layout LAYOUT] [-inc
 	"                    [-scale-mode MODE] [-workers K] [-shard-size SIZE] [-rename RE=REPL] [-force] [-json]\n" +
 	"                    [-sparsity N:M [-sparsity-criterion magnitude|wanda] [-act-norms NORMS.npz]\n" +
 	"                     [-sparsity-format dense|sparse-bitmask|sparse-24-bitmask]]\n" +
+	"                    [-gguf-generic] [-gguf-pre NAME]\n" +
 	"                    [-cpuprofile FILE] [-memprofile FILE]\n\n" +
 	"IN is a checkpoint: a .safetensors file, a model.safetensors.index.json, a .gguf file, or a directory\n" +
 	"holding one, plain or quantized in any layout tcast reads (quantized weights are dequantized exactly,\n" +
@@ -40,7 +41,11 @@ const convertUsage = "tcast convert IN -dtype NAME -o OUT [-layout LAYOUT] [-inc
 	"  gpt-oss             mxfp4 (Hugging Face transformers gpt-oss)\n" +
 	"  modelopt            nvfp4 (NVIDIA ModelOpt, TensorRT-LLM, vLLM)\n" +
 	"  fp8-block           fp8e4_block128 (DeepSeek-style FP8, transformers FineGrainedFP8)\n" +
-	"  gguf                mxfp4, q8_0, q4_0 (llama.cpp)\n\n" +
+	"  gguf                mxfp4, q8_0, q4_0, f32, f16, bf16 (llama.cpp)\n\n" +
+	"With -layout gguf, a checkpoint whose config.json has model_type llama, mistral, qwen2, qwen3 or gemma\n" +
+	"becomes the model file llama.cpp runs: GGUF tensor names (token_embd.weight, blk.N.attn_q.weight, ...),\n" +
+	"the architecture's hyper-parameters and the tokenizer from tokenizer.json and tokenizer_config.json;\n" +
+	"a value llama.cpp needs and the input lacks is an error naming it (docs/GGUF.md).\n\n" +
 	"With -sparsity N:M the weights are pruned to N kept of every M along their input axis. The tcast\n" +
 	"layout stores an N:M datatype (the tile counts kept values). compressed-tensors prunes, then casts\n" +
 	"the dense datatype, and stores the mask as -sparsity-format says: sparse-24-bitmask (the default for\n" +
@@ -68,6 +73,8 @@ func runConvert(args []string, stdout, stderr io.Writer) error {
 	criterion := fs.String("sparsity-criterion", "magnitude", "how N:M sparsity ranks weights: magnitude, or wanda (|w|·norm, with -act-norms)")
 	actNorms := fs.String("act-norms", "", "`FILE.npz` of activation norms for -sparsity-criterion wanda: for every weight cast, a 1-D array named as the weight, one norm per index along the scaled axis")
 	sparseFormat := fs.String("sparsity-format", "", "how -layout compressed-tensors stores pruned weights: `FORMAT` dense, sparse-bitmask or sparse-24-bitmask (default: sparse-24-bitmask for 2:4, sparse-bitmask otherwise)")
+	ggufGeneric := fs.Bool("gguf-generic", false, "with -layout gguf, keep the input's tensor names and write no llama.cpp model metadata (general.architecture tcast)")
+	ggufPre := fs.String("gguf-pre", "", "with -layout gguf, the llama.cpp pre-tokenizer `NAME` (llama-bpe, qwen2, gpt-2, ...) of a byte-level BPE tokenizer.json it does not recognise")
 	prof := addProfileFlags(fs)
 	var renames renameFlag
 	fs.Var(&renames, "rename", "rename output tensors: `RE=REPL` replaces matches of RE with REPL (repeatable; e.g. to fit GGUF's 63-byte names)")
@@ -81,7 +88,7 @@ func runConvert(args []string, stdout, stderr io.Writer) error {
 	if *out == "" {
 		return usagef("-o is required")
 	}
-	opts := convert.Options{Axis: cliAxis(*axis), Workers: *workers, Force: *force}
+	opts := convert.Options{Axis: cliAxis(*axis), Workers: *workers, Force: *force, GGUFGeneric: *ggufGeneric, GGUFPre: *ggufPre}
 	if opts.Layout, err = layout.Get(*lay); err != nil {
 		return usagef("-layout: %v", err)
 	}

@@ -417,7 +417,7 @@ func TestInspectOtherLayouts(t *testing.T) {
 func TestInspectGGUF(t *testing.T) {
 	src, _ := synthTo(t, t.TempDir(), "-layers", "1", "-hidden", "64", "-vocab", "64", "-seed", "6")
 	g := filepath.Join(t.TempDir(), "m.gguf")
-	code, _, stderr := tcast("convert", src, "-layout", "gguf", "-dtype", "q8_0", "-o", g)
+	code, _, stderr := tcast("convert", src, "-layout", "gguf", "-dtype", "q8_0", "-gguf-generic", "-o", g)
 	require.Equal(t, 0, code, stderr)
 	code, stdout, stderr := tcast("inspect", "-json", g)
 	require.Equal(t, 0, code, stderr)

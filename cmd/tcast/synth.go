@@ -25,13 +25,19 @@ import (
 	"github.com/tensorcast-go/tensorcast/internal/ordered"
 )
 
-const synthUsage = "tcast synth -o FILE -layers L -hidden H [-dtype bf16|f16|f32] [-seed S] [-vocab V] [-force]\n\n" +
+const synthUsage = "tcast synth -o FILE -layers L -hidden H [-dtype bf16|f16|f32] [-seed S] [-vocab V] [-arch llama] [-force]\n\n" +
 	"Writes a deterministic Llama-shaped checkpoint (Hugging Face names) to FILE and its config.json beside it:\n" +
 	"model.embed_tokens.weight [V,H]; per layer self_attn.{q,k,v,o}_proj [H,H], mlp.{gate,up}_proj [I,H],\n" +
 	"mlp.down_proj [H,I], input_layernorm and post_attention_layernorm [H]; model.norm [H]; lm_head [V,H];\n" +
 	"I is the multiple of 64 nearest 8H/3. Matrix entries are Student-t (4 degrees of freedom) over\n" +
 	"sqrt(fan_in), with 2 outlier input channels (columns) per matrix scaled by 20; norm weights are near 1.\n" +
-	"The same flags give the same bytes"
+	"The same flags give the same bytes.\n\n" +
+	"-arch llama makes it a complete Llama model that llama.cpp runs once converted (tcast convert -layout gguf):\n" +
+	"matrix entries Gaussian over sqrt(fan_in) without outlier columns (so quantization moves the logits\n" +
+	"as little as in a trained model), heads of 64 with grouped-query attention (half as many key/value heads, so k_proj and v_proj are\n" +
+	"[H/2,H] from H=128 on), and beside FILE a byte-level BPE tokenizer.json (256 byte tokens, merges learned\n" +
+	"from a built-in English text, <|begin_of_text|>, <|end_of_text|>, <|eot_id|>; Llama 3's pre-tokenizer)\n" +
+	"and tokenizer_config.json; V must hold its tokens (at least 300), the ids past them are unused"
 
 // Limits of the synth flags.
 const (
@@ -69,6 +75,8 @@ type synthConfig struct {
 	NumAttentionHeads     int      `json:"num_attention_heads"`
 	NumKeyValueHeads      int      `json:"num_key_value_heads"`
 	HeadDim               int      `json:"head_dim"`
+	BOSTokenID            *int     `json:"bos_token_id,omitempty"`
+	EOSTokenID            *int     `json:"eos_token_id,omitempty"`
 	VocabSize             int      `json:"vocab_size"`
 	MaxPositionEmbeddings int      `json:"max_position_embeddings"`
 	HiddenAct             string   `json:"hidden_act"`
@@ -85,6 +93,7 @@ type synthTensor struct {
 	rows     int // 1 for a norm vector
 	cols     int // the fan-in of a matrix, H for a norm vector
 	norm     bool
+	gauss    bool   // Gaussian entries without outliers (-arch llama)
 	stream   uint64 // per-tensor stream of the generator, from the name
 	outliers [synthOutliers]int
 	scale    float32 // 1/sqrt(fan_in) for matrices
@@ -104,8 +113,10 @@ func synthIntermediate(h int) int {
 	return max(64, (8*h+96)/192*64)
 }
 
-// synthTensors lists the tensors of a synth checkpoint in a fixed order.
-func synthTensors(layers, hidden, vocab int, seed uint64) []*synthTensor {
+// synthTensors lists the tensors of a synth checkpoint in a fixed order; the
+// key and value projections have kv rows. With gauss, matrix entries are
+// Gaussian and no column is an outlier.
+func synthTensors(layers, hidden, kv, vocab int, seed uint64, gauss bool) []*synthTensor {
 	inter := synthIntermediate(hidden)
 	var ts []*synthTensor
 	mat := func(name string, rows, cols int) {
@@ -117,9 +128,10 @@ func synthTensors(layers, hidden, vocab int, seed uint64) []*synthTensor {
 	mat("model.embed_tokens.weight", vocab, hidden)
 	for i := range layers {
 		p := "model.layers." + strconv.Itoa(i) + "."
-		for _, m := range []string{"q", "k", "v", "o"} {
-			mat(p+"self_attn."+m+"_proj.weight", hidden, hidden)
-		}
+		mat(p+"self_attn.q_proj.weight", hidden, hidden)
+		mat(p+"self_attn.k_proj.weight", kv, hidden)
+		mat(p+"self_attn.v_proj.weight", kv, hidden)
+		mat(p+"self_attn.o_proj.weight", hidden, hidden)
 		mat(p+"mlp.gate_proj.weight", inter, hidden)
 		mat(p+"mlp.up_proj.weight", inter, hidden)
 		mat(p+"mlp.down_proj.weight", hidden, inter)
@@ -133,6 +145,7 @@ func synthTensors(layers, hidden, vocab int, seed uint64) []*synthTensor {
 		if t.norm {
 			continue
 		}
+		t.gauss = gauss
 		t.scale = float32(1 / math.Sqrt(float64(t.cols)))
 		r := rand.New(rand.NewPCG(seed, t.stream))
 		t.outliers[0] = r.IntN(t.cols)
@@ -232,14 +245,21 @@ func (j synthJob) generate(seed uint64, dt safetensors.DType, buf []byte) {
 	if t.norm {
 		mul, add = 0.02, 1
 	}
+	normal := rand.New(src)
 	for r := range j.nrows {
-		for c := 0; c < t.cols; c += 2 {
-			x := src.Uint64()
-			row[c] = add + float32(mul*student4(g, uint32(x)))
-			row[c+1] = add + float32(mul*student4(g, uint32(x>>32)))
+		if t.gauss {
+			for c := range t.cols {
+				row[c] = float32(normal.NormFloat64()) * mul
+			}
+		} else {
+			for c := 0; c < t.cols; c += 2 {
+				x := src.Uint64()
+				row[c] = add + float32(mul*student4(g, uint32(x)))
+				row[c+1] = add + float32(mul*student4(g, uint32(x>>32)))
+			}
 		}
 		vals := row[:t.cols]
-		if !t.norm {
+		if !t.norm && !t.gauss {
 			for _, c := range t.outliers {
 				vals[c] *= synthOutlierScale
 			}
@@ -270,7 +290,8 @@ func runSynth(args []string, stdout, stderr io.Writer) error {
 	dtName := fset.String("dtype", "bf16", "element type: bf16, f16 or f32 (rounded to nearest even from float32)")
 	seed := fset.Uint64("seed", 0, "seed `S` of the generator")
 	vocab := fset.Int("vocab", 32000, "vocabulary size `V` (1.."+strconv.Itoa(synthMaxVocab)+")")
-	force := fset.Bool("force", false, "overwrite FILE and its config.json if they exist")
+	arch := fset.String("arch", "", "`llama`: a complete Llama model with grouped-query attention, tokenizer.json and tokenizer_config.json")
+	force := fset.Bool("force", false, "overwrite FILE and its config.json (and tokenizer files) if they exist")
 	pos, err := parseArgs(fset, synthUsage, args, stdout)
 	if err != nil {
 		return err
@@ -291,10 +312,25 @@ func runSynth(args []string, stdout, stderr io.Writer) error {
 		return usagef("-vocab %d: want 1..%d", *vocab, synthMaxVocab)
 	case !ok:
 		return usagef("-dtype %q: want bf16, f16 or f32", *dtName)
+	case *arch != "" && *arch != "llama":
+		return usagef("-arch %q: want llama (or no -arch)", *arch)
 	}
-	cfgPath := filepath.Join(filepath.Dir(*out), "config.json")
+	heads := *hidden / 64
+	kvHeads := heads
+	var tok *synthTok
+	files := []string{*out, filepath.Join(filepath.Dir(*out), "config.json")}
+	if *arch == "llama" {
+		if heads%2 == 0 {
+			kvHeads = heads / 2
+		}
+		tok = synthTokenizer(*vocab)
+		if tok.size > *vocab {
+			return usagef("-vocab %d: -arch llama's tokenizer has %d tokens; give -vocab %d or more", *vocab, tok.size, tok.size)
+		}
+		files = append(files, filepath.Join(filepath.Dir(*out), "tokenizer.json"), filepath.Join(filepath.Dir(*out), "tokenizer_config.json"))
+	}
 	if !*force {
-		for _, p := range []string{*out, cfgPath} {
+		for _, p := range files {
 			if _, err := os.Lstat(p); err == nil {
 				return usagef("%s exists (use -force to overwrite it)", p)
 			} else if !errors.Is(err, fs.ErrNotExist) {
@@ -310,7 +346,7 @@ func runSynth(args []string, stdout, stderr io.Writer) error {
 	}
 
 	start := time.Now()
-	ts := synthTensors(*layers, *hidden, *vocab, *seed)
+	ts := synthTensors(*layers, *hidden, kvHeads*64, *vocab, *seed, tok != nil)
 	dt := dtInfo.dt
 	width := dt.BitSize() / 8
 	specs := make([]safetensors.TensorSpec, len(ts))
@@ -329,7 +365,7 @@ func runSynth(args []string, stdout, stderr io.Writer) error {
 	meta := map[string]string{
 		"format": "pt",
 		layout.KeySynth: fmt.Sprintf("layers=%d hidden=%d intermediate=%d vocab=%d dtype=%s seed=%d",
-			*layers, *hidden, synthIntermediate(*hidden), *vocab, dtInfo.torch, *seed),
+			*layers, *hidden, synthIntermediate(*hidden), *vocab, dtInfo.torch, *seed) + map[bool]string{true: " arch=llama"}[tok != nil],
 	}
 	w, err := safetensors.Create(*out, specs, meta)
 	if err != nil {
@@ -343,11 +379,10 @@ func runSynth(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 
-	heads := *hidden / 64
 	cfg := synthConfig{
 		Architectures: []string{"LlamaForCausalLM"}, ModelType: "llama",
 		HiddenSize: *hidden, IntermediateSize: synthIntermediate(*hidden), NumHiddenLayers: *layers,
-		NumAttentionHeads: heads, NumKeyValueHeads: heads, HeadDim: 64, VocabSize: *vocab,
+		NumAttentionHeads: heads, NumKeyValueHeads: kvHeads, HeadDim: 64, VocabSize: *vocab,
 		MaxPositionEmbeddings: 2048, HiddenAct: "silu", RMSNormEps: 1e-5, RopeTheta: 10000,
 		TorchDType: dtInfo.torch, TcastSynthSeed: *seed,
 	}
@@ -355,12 +390,27 @@ func runSynth(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if tok != nil {
+		cfg.BOSTokenID, cfg.EOSTokenID = &tok.bos, &tok.eos
+		if js, err = json.MarshalIndent(cfg, "", "  "); err != nil {
+			return err
+		}
+		for name, b := range map[string][]byte{"tokenizer.json": tok.json, "tokenizer_config.json": tok.config} {
+			if err := atomicfile.WriteFile(filepath.Join(filepath.Dir(*out), name), b); err != nil {
+				return err
+			}
+		}
+	}
 	if err := atomicfile.WriteFile(filepath.Join(filepath.Dir(*out), "config.json"), append(js, '\n')); err != nil {
 		return err
 	}
 	secs := time.Since(start).Seconds()
-	fmt.Fprintf(stdout, "%s: %d tensors, %d bytes of %s data (%d parameters), config.json, in %.2f s (%.0f MB/s)\n",
-		*out, len(ts), nbytes, dt, params, secs, float64(nbytes)/1e6/max(secs, 1e-9))
+	extra := "config.json"
+	if tok != nil {
+		extra += fmt.Sprintf(", tokenizer.json (%d tokens, %d merges), tokenizer_config.json", tok.size, tok.merges)
+	}
+	fmt.Fprintf(stdout, "%s: %d tensors, %d bytes of %s data (%d parameters), %s, in %.2f s (%.0f MB/s)\n",
+		*out, len(ts), nbytes, dt, params, extra, secs, float64(nbytes)/1e6/max(secs, 1e-9))
 	return nil
 }
 

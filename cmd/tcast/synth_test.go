@@ -290,6 +290,8 @@ func TestSynthBadFlags(t *testing.T) {
 		{[]string{"-o", out, "-layers", "x"}, "-layers"},
 		{[]string{"-o", dir, "-layers", "1", "-hidden", "64", "-force"}, "name ending in .safetensors"},
 		{[]string{"-o", filepath.Join(dir, "model.npy"), "-layers", "1", "-hidden", "64"}, "name ending in .safetensors"},
+		{[]string{"-o", out, "-layers", "1", "-hidden", "64", "-arch", "qwen2"}, `-arch "qwen2"`},
+		{[]string{"-o", out, "-layers", "1", "-hidden", "64", "-arch", "llama", "-vocab", "299"}, "-vocab 300 or more"},
 	} {
 		err := runSynth(c.args, io.Discard, io.Discard)
 		var ue *usageError
@@ -339,7 +341,7 @@ func BenchmarkSynth(b *testing.B) {
 	dir := b.TempDir()
 	out := filepath.Join(dir, "m.safetensors")
 	args := []string{"-o", out, "-layers", "8", "-hidden", "1024", "-force"}
-	ts := synthTensors(8, 1024, 32000, 0)
+	ts := synthTensors(8, 1024, 1024, 32000, 0, false)
 	var n int64
 	for _, t := range ts {
 		n += int64(t.rows*t.cols) * 2
@@ -367,4 +369,126 @@ func TestSynthInspectHelp(t *testing.T) {
 			assert.Contains(t, out.String(), w)
 		}
 	}
+}
+
+func TestSynthArchLlama(t *testing.T) {
+	dir := t.TempDir()
+	out, msg := synthTo(t, dir, "-arch", "llama", "-layers", "2", "-hidden", "256", "-vocab", "1000", "-dtype", "f32")
+	assert.Contains(t, msg, "tokenizer.json (")
+	f, err := safetensors.Open(out)
+	require.NoError(t, err)
+	defer f.Close()
+	// 4 heads of 64, 2 key/value heads: k and v project to 128.
+	shapes := map[string][]int{}
+	for _, ti := range f.Tensors() {
+		shapes[ti.Name] = ti.Shape
+	}
+	assert.Equal(t, []int{256, 256}, shapes["model.layers.1.self_attn.q_proj.weight"])
+	assert.Equal(t, []int{128, 256}, shapes["model.layers.1.self_attn.k_proj.weight"])
+	assert.Equal(t, []int{128, 256}, shapes["model.layers.1.self_attn.v_proj.weight"])
+	assert.Equal(t, []int{256, 256}, shapes["model.layers.1.self_attn.o_proj.weight"])
+	assert.Equal(t, []int{1000, 256}, shapes["model.embed_tokens.weight"])
+	assert.Contains(t, f.Metadata()["tcast.synth"], "arch=llama")
+	// Matrix entries are Gaussian over sqrt(fan_in), with no outlier column
+	// (KS distance to the normal distribution; 1.63/sqrt(n) is the 1%
+	// critical value).
+	w, err := f.Float32s("model.layers.0.mlp.up_proj.weight")
+	require.NoError(t, err)
+	xs := make([]float64, len(w))
+	for i, v := range w {
+		xs[i] = float64(v) * math.Sqrt(256)
+	}
+	normal := func(x float64) float64 { return 0.5 * (1 + math.Erf(x/math.Sqrt2)) }
+	assert.Less(t, ksDistance(xs, normal), 1.63/math.Sqrt(float64(len(xs))))
+	colMax := 0.0
+	for c := range 256 {
+		var ms float64
+		for r := range len(w) / 256 {
+			ms += float64(w[r*256+c]) * float64(w[r*256+c])
+		}
+		colMax = max(colMax, ms/float64(len(w)/256))
+	}
+	assert.Less(t, colMax, 2.0/256, "no outlier column: every column's mean square is near 1/fan_in")
+
+	var cfg map[string]any
+	js, err := os.ReadFile(filepath.Join(dir, "config.json"))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(js, &cfg))
+	assert.Equal(t, 4.0, cfg["num_attention_heads"])
+	assert.Equal(t, 2.0, cfg["num_key_value_heads"])
+	assert.Equal(t, 1000.0, cfg["vocab_size"])
+
+	var tok struct {
+		AddedTokens []struct {
+			ID      int    `json:"id"`
+			Content string `json:"content"`
+			Special bool   `json:"special"`
+		} `json:"added_tokens"`
+		Model struct {
+			Type   string         `json:"type"`
+			Vocab  map[string]int `json:"vocab"`
+			Merges []string       `json:"merges"`
+		} `json:"model"`
+	}
+	js, err = os.ReadFile(filepath.Join(dir, "tokenizer.json"))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(js, &tok))
+	assert.Equal(t, "BPE", tok.Model.Type)
+	// The 256 byte tokens, by GPT-2's byte-level alphabet: "!" stands for
+	// itself, the space for "Ġ" (U+0120), the newline for "Ċ" (U+010A).
+	assert.Equal(t, int('!'), tok.Model.Vocab["!"])
+	assert.Equal(t, int(' '), tok.Model.Vocab["Ġ"])
+	assert.Equal(t, int('\n'), tok.Model.Vocab["Ċ"])
+	// Every merge joins two tokens into a token made by no earlier merge, and
+	// takes the next id.
+	require.GreaterOrEqual(t, len(tok.Model.Merges), 41)
+	for i, m := range tok.Model.Merges {
+		l, r, ok := strings.Cut(m, " ")
+		require.True(t, ok, m)
+		assert.Less(t, tok.Model.Vocab[l], 256+i, m)
+		assert.Less(t, tok.Model.Vocab[r], 256+i, m)
+		assert.Contains(t, tok.Model.Vocab, l, m)
+		assert.Contains(t, tok.Model.Vocab, r, m)
+		assert.Equal(t, 256+i, tok.Model.Vocab[l+r], m)
+	}
+	n := 256 + len(tok.Model.Merges)
+	assert.Len(t, tok.Model.Vocab, n)
+	require.Len(t, tok.AddedTokens, 3)
+	for i, want := range []string{"<|begin_of_text|>", "<|end_of_text|>", "<|eot_id|>"} {
+		assert.Equal(t, n+i, tok.AddedTokens[i].ID)
+		assert.Equal(t, want, tok.AddedTokens[i].Content)
+		assert.True(t, tok.AddedTokens[i].Special)
+	}
+	assert.Equal(t, float64(n), cfg["bos_token_id"])
+	assert.Equal(t, float64(n+1), cfg["eos_token_id"])
+	assert.Contains(t, string(js), `"<|begin_of_text|>"`, "written as Hugging Face does, not \\u003c-escaped")
+
+	var tc map[string]any
+	js, err = os.ReadFile(filepath.Join(dir, "tokenizer_config.json"))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(js, &tc))
+	assert.Equal(t, "<|begin_of_text|>", tc["bos_token"])
+	assert.Equal(t, "<|end_of_text|>", tc["eos_token"])
+	assert.Equal(t, true, tc["add_bos_token"])
+
+	// A smaller vocabulary learns fewer merges; the same flags give the same files.
+	dir2 := t.TempDir()
+	synthTo(t, dir2, "-arch", "llama", "-layers", "1", "-hidden", "64", "-vocab", "300")
+	a, err := os.ReadFile(filepath.Join(dir2, "tokenizer.json"))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(a, &tok))
+	assert.Len(t, tok.Model.Merges, 41)
+	dir3 := t.TempDir()
+	synthTo(t, dir3, "-arch", "llama", "-layers", "1", "-hidden", "64", "-vocab", "300")
+	b, err := os.ReadFile(filepath.Join(dir3, "tokenizer.json"))
+	require.NoError(t, err)
+	assert.Equal(t, a, b)
+
+	// The tokenizer files count for -force.
+	require.NoError(t, os.Remove(filepath.Join(dir3, "config.json")))
+	require.NoError(t, os.Remove(filepath.Join(dir3, "model.safetensors")))
+	err = runSynth([]string{"-o", filepath.Join(dir3, "model.safetensors"), "-arch", "llama", "-layers", "1", "-hidden", "64", "-vocab", "300"}, io.Discard, io.Discard)
+	var ue *usageError
+	require.ErrorAs(t, err, &ue)
+	assert.Contains(t, err.Error(), "tokenizer")
 }

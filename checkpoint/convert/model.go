@@ -1,0 +1,144 @@
+package convert
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/tensorcast-go/tensorcast/checkpoint/gguf"
+	"github.com/tensorcast-go/tensorcast/checkpoint/ggufmodel"
+	"github.com/tensorcast-go/tensorcast/checkpoint/layout"
+	"github.com/tensorcast-go/tensorcast/checkpoint/load"
+	"github.com/tensorcast-go/tensorcast/checkpoint/safetensors"
+)
+
+// ggufModel decides what the metadata of a GGUF output is. A GGUF input
+// keeps its own (so a llama.cpp model stays one), less the keys that
+// describe the output. A checkpoint whose config.json names an architecture
+// ggufmodel knows becomes the llama.cpp model file, with its tokenizer; any
+// other keeps the generic metadata: general.architecture from config.json's
+// model_type, or "tcast".
+func (p *plan) ggufModel(in *load.Checkpoint, opts *Options) error {
+	p.meta = map[string]string{} // safetensors metadata is not carried into GGUF
+	if g := in.GGUF(); g != nil {
+		if g.Architecture() == "" {
+			p.ggufKV = append(p.ggufKV, gguf.KV{Key: gguf.KeyArchitecture, Value: gguf.String("tcast")})
+		}
+		for _, kv := range g.KV {
+			if strings.HasPrefix(kv.Key, layout.KeyPrefix) || kv.Key == "general.file_type" || kv.Key == gguf.KeyQuantizationVersion {
+				continue
+			}
+			p.ggufKV = append(p.ggufKV, kv)
+		}
+		return nil
+	}
+	if !opts.GGUFGeneric {
+		m, err := ggufmodel.Detect(in.Config())
+		if err != nil {
+			return fmt.Errorf("%s: %w", filepath.Join(in.Dir(), ggufmodel.ConfigFile), err)
+		}
+		if m != nil {
+			tok, err := ggufmodel.ReadTokenizer(in.Dir(), ggufmodel.TokenizerOptions{VocabSize: m.Vocab, Pre: opts.GGUFPre})
+			if err != nil {
+				return fmt.Errorf("%w (or write a generic GGUF: -gguf-generic)", err)
+			}
+			m.Tokenizer = tok
+			p.model = m
+			return nil
+		}
+	}
+	var cfg struct {
+		ModelType string `json:"model_type"`
+	}
+	if json.Unmarshal(in.Config(), &cfg) == nil && cfg.ModelType != "" && ggufmodel.Architectures()[cfg.ModelType] == "" {
+		// A known architecture written generically is not a file llama.cpp
+		// would take for that model.
+		p.meta["general.architecture"] = cfg.ModelType
+	}
+	return nil
+}
+
+// addExtras declares the tensors a llama.cpp model file holds that the
+// checkpoint does not (Llama 3's rope_freqs), computed from config.json and
+// copied like kept tensors.
+func (p *plan) addExtras(seen map[string]string) error {
+	if p.model == nil {
+		return nil
+	}
+	for _, e := range p.model.Extra() {
+		data := float32Bytes(e.Data)
+		d := &decision{info: load.Info{Name: e.Name, Shape: e.Shape, Type: "F32", DType: safetensors.F32, Float: true, Size: int64(len(data))},
+			data: data, f32: true}
+		d.result = TensorResult{Name: e.Name, Shape: e.Shape, Source: "F32", Bits: 32, Note: "computed from " + ggufmodel.ConfigFile}
+		sp, err := p.keptSpec(d)
+		if err != nil {
+			return err
+		}
+		if other, dup := seen[sp.Name]; dup {
+			return fmt.Errorf("tensor %s of the llama.cpp model collides with %s", sp.Name, other)
+		}
+		seen[sp.Name] = sp.Name
+		d.specs = []layout.Spec{sp}
+		p.kept = append(p.kept, sp.Name)
+		p.specs = append(p.specs, sp)
+		d.index = len(p.tensors)
+		p.tensors = append(p.tensors, d)
+	}
+	return nil
+}
+
+// finishModel checks the tensors of a llama.cpp model file against what
+// llama.cpp loads, and makes its metadata.
+func (p *plan) finishModel() error {
+	if p.model == nil {
+		return nil
+	}
+	shapes := map[string][]int{}
+	for _, sp := range p.specs {
+		shapes[sp.Name] = sp.Shape
+	}
+	if err := p.model.Check(shapes); err != nil {
+		return err
+	}
+	ft := -1
+	for _, d := range p.tensors {
+		if d.cast {
+			if t, ok := ggufmodel.FileType(d.specs[0].GGML); ok {
+				ft = t
+			}
+			break
+		}
+	}
+	p.ggufKV = p.model.KV(ggufmodel.KVOptions{Name: filepath.Base(p.in.Dir()), FileType: ft})
+	xf := map[string]ggufmodel.Transform{}
+	for _, d := range p.tensors {
+		if !d.xform.IsZero() {
+			xf[d.info.Name] = d.xform
+		}
+	}
+	if len(xf) > 0 {
+		p.meta[layout.KeyTransforms] = jsonString(xf)
+	}
+	if len(p.dropped) > 0 {
+		dropped := map[string]string{}
+		for _, r := range p.dropped {
+			dropped[r.Name] = strings.TrimPrefix(r.Note, "dropped: ")
+		}
+		p.meta[layout.KeyDropped] = jsonString(dropped)
+	}
+	return nil
+}
+
+// transformed returns the values x of tensor d (from the input, which may
+// map them read-only) with the model file's change applied.
+func transformed(d *decision, x []float32) ([]float32, error) {
+	if d.xform.IsZero() {
+		return x, nil
+	}
+	if d.xform.AddOne {
+		x = slices.Clone(x)
+	}
+	return d.xform.Apply(x, d.info.Shape)
+}

@@ -1,0 +1,663 @@
+package ggufmodel
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/tensorcast-go/tensorcast/checkpoint/gguf"
+)
+
+// The tokenizer files beside a Hugging Face checkpoint.
+const (
+	TokenizerFile       = "tokenizer.json"
+	TokenizerConfigFile = "tokenizer_config.json"
+)
+
+// Token types of tokenizer.ggml.token_type (llama.cpp's llama_token_type).
+const (
+	TokenNormal      int32 = 1
+	TokenUnknown     int32 = 2
+	TokenControl     int32 = 3
+	TokenUserDefined int32 = 4
+	TokenUnused      int32 = 5
+	TokenByte        int32 = 6
+)
+
+// Tokenizer is a tokenizer as llama.cpp's tokenizer.ggml.* keys hold it.
+type Tokenizer struct {
+	// Model is tokenizer.ggml.model: "gpt2" (byte-level BPE) or "llama"
+	// (SentencePiece).
+	Model string
+	// Pre is tokenizer.ggml.pre, the pre-tokenizer of a gpt2 model.
+	Pre string
+	// Tokens, Types and (for llama) Scores are indexed by token id; there
+	// are as many as the token embedding has rows, ids the tokenizer does
+	// not use being "[PADn]" of type TokenUnused. A Unigram model's scores
+	// are its own; those of a BPE model with byte fallback rank its merges,
+	// as SentencePiece's do: the token the merge of rank r makes scores −r,
+	// any other token −(merges + id), below every merge.
+	Tokens []string
+	Types  []int32
+	Scores []float32
+	// Merges are a gpt2 model's merges, "left right", in priority order.
+	Merges []string
+	// BOS, EOS, UNK and PAD are the special token ids, −1 when unset.
+	BOS, EOS, UNK, PAD int
+	// AddBOS is tokenizer.ggml.add_bos_token; AddEOS, when set,
+	// tokenizer.ggml.add_eos_token.
+	AddBOS bool
+	AddEOS *bool
+	// AddSpacePrefix, when set, is tokenizer.ggml.add_space_prefix (llama
+	// models: whether a "▁" is put before the text).
+	AddSpacePrefix *bool
+	// ChatTemplate is tokenizer.chat_template, "" for none.
+	ChatTemplate string
+}
+
+// KV returns the tokenizer's metadata keys.
+func (t *Tokenizer) KV() []gguf.KV {
+	var kv []gguf.KV
+	add := func(k string, v gguf.Value) { kv = append(kv, gguf.KV{Key: k, Value: v}) }
+	add("tokenizer.ggml.model", gguf.String(t.Model))
+	if t.Model == "gpt2" {
+		add("tokenizer.ggml.pre", gguf.String(t.Pre))
+	}
+	add("tokenizer.ggml.tokens", gguf.Array(t.Tokens))
+	if t.Scores != nil {
+		add("tokenizer.ggml.scores", gguf.Array(t.Scores))
+	}
+	add("tokenizer.ggml.token_type", gguf.Array(t.Types))
+	if t.Model == "gpt2" {
+		add("tokenizer.ggml.merges", gguf.Array(t.Merges))
+	}
+	for _, s := range []struct {
+		key string
+		id  int
+	}{
+		{"tokenizer.ggml.bos_token_id", t.BOS}, {"tokenizer.ggml.eos_token_id", t.EOS},
+		{"tokenizer.ggml.unknown_token_id", t.UNK}, {"tokenizer.ggml.padding_token_id", t.PAD},
+	} {
+		if s.id >= 0 {
+			add(s.key, gguf.Uint32(uint32(s.id)))
+		}
+	}
+	add("tokenizer.ggml.add_bos_token", gguf.Bool(t.AddBOS))
+	if t.AddEOS != nil {
+		add("tokenizer.ggml.add_eos_token", gguf.Bool(*t.AddEOS))
+	}
+	if t.AddSpacePrefix != nil {
+		add("tokenizer.ggml.add_space_prefix", gguf.Bool(*t.AddSpacePrefix))
+	}
+	if t.ChatTemplate != "" {
+		add("tokenizer.chat_template", gguf.String(t.ChatTemplate))
+	}
+	return kv
+}
+
+// TokenizerOptions control ReadTokenizer.
+type TokenizerOptions struct {
+	// VocabSize is the number of tokens the file must list: the rows of the
+	// token embedding. 0 takes the tokenizer's own count.
+	VocabSize int
+	// Pre overrides the pre-tokenizer name of a gpt2 model (one llama.cpp
+	// knows, such as "llama-bpe", "qwen2", "gpt-2"), which is otherwise
+	// recognised from tokenizer.json's pre_tokenizer.
+	Pre string
+}
+
+// ReadTokenizer reads tokenizer.json and, when present,
+// tokenizer_config.json from dir and converts them. A missing
+// tokenizer.json is a *MissingKeyError for tokenizer.ggml.model.
+func ReadTokenizer(dir string, o TokenizerOptions) (*Tokenizer, error) {
+	tj, err := os.ReadFile(filepath.Join(dir, TokenizerFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, &MissingKeyError{Key: "tokenizer.ggml.model", File: filepath.Join(dir, TokenizerFile)}
+	}
+	if err != nil {
+		return nil, err
+	}
+	cj, err := os.ReadFile(filepath.Join(dir, TokenizerConfigFile))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	t, err := ParseTokenizer(tj, cj, o)
+	// Errors name the files with their directory.
+	var ue *UnsupportedError
+	var mk *MissingKeyError
+	switch {
+	case errors.As(err, &ue):
+		ue.File = filepath.Join(dir, ue.File)
+	case errors.As(err, &mk):
+		mk.File = filepath.Join(dir, mk.File)
+	}
+	return t, err
+}
+
+// hfTokenizer is the part of tokenizer.json the conversion reads.
+type hfTokenizer struct {
+	AddedTokens []struct {
+		ID      *int   `json:"id"`
+		Content string `json:"content"`
+		Special bool   `json:"special"`
+	} `json:"added_tokens"`
+	Normalizer    json.RawMessage `json:"normalizer"`
+	PreTokenizer  json.RawMessage `json:"pre_tokenizer"`
+	PostProcessor json.RawMessage `json:"post_processor"`
+	Decoder       json.RawMessage `json:"decoder"`
+	Model         struct {
+		Type         string          `json:"type"`
+		Vocab        json.RawMessage `json:"vocab"`
+		Merges       json.RawMessage `json:"merges"`
+		ByteFallback bool            `json:"byte_fallback"`
+		UnkID        *int            `json:"unk_id"`
+		UnkToken     *string         `json:"unk_token"`
+		Prefix       *string         `json:"continuing_subword_prefix"`
+		Suffix       *string         `json:"end_of_word_suffix"`
+	} `json:"model"`
+}
+
+// hfTokenizerConfig is the part of tokenizer_config.json the conversion
+// reads.
+type hfTokenizerConfig struct {
+	BOS            json.RawMessage `json:"bos_token"`
+	EOS            json.RawMessage `json:"eos_token"`
+	UNK            json.RawMessage `json:"unk_token"`
+	PAD            json.RawMessage `json:"pad_token"`
+	AddBOS         *bool           `json:"add_bos_token"`
+	AddEOS         *bool           `json:"add_eos_token"`
+	AddPrefixSpace *bool           `json:"add_prefix_space"`
+	ChatTemplate   json.RawMessage `json:"chat_template"`
+}
+
+// Pre-tokenizer splitting patterns of tokenizer.json, by the name llama.cpp
+// gives the pre-tokenizer that splits text the same way.
+var prePatterns = map[string]string{
+	`(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`: "llama-bpe",
+	`(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`:      "qwen2",
+	`'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+`:                                          "gpt-2",
+}
+
+// byteToken matches SentencePiece's byte-fallback pieces.
+var byteToken = regexp.MustCompile(`^<0x[0-9A-Fa-f]{2}>$`)
+
+// ParseTokenizer converts the contents of tokenizer.json and
+// tokenizer_config.json (nil when there is none).
+func ParseTokenizer(tokenizerJSON, configJSON []byte, o TokenizerOptions) (*Tokenizer, error) {
+	unsupported := func(file, field, value, reason string) error {
+		return &UnsupportedError{File: file, Field: field, Value: value, Reason: reason}
+	}
+	var hf hfTokenizer
+	if err := json.Unmarshal(tokenizerJSON, &hf); err != nil {
+		return nil, unsupported(TokenizerFile, "", "", "not a tokenizer: "+err.Error())
+	}
+	var cfg hfTokenizerConfig
+	if configJSON != nil {
+		if err := json.Unmarshal(configJSON, &cfg); err != nil {
+			return nil, unsupported(TokenizerConfigFile, "", "", "not a tokenizer configuration: "+err.Error())
+		}
+	}
+	t := &Tokenizer{BOS: -1, EOS: -1, UNK: -1, PAD: -1}
+	byID := map[int]string{}
+	ids := map[string]int{}
+	types := map[int]int32{}
+	var scores map[int]float32
+	put := func(field, tok string, id int) error {
+		if id < 0 {
+			return unsupported(TokenizerFile, field, strconv.Itoa(id), "a negative token id")
+		}
+		if old, ok := byID[id]; ok && old != tok {
+			return unsupported(TokenizerFile, field, tok, fmt.Sprintf("token id %d is also %q", id, old))
+		}
+		if other, ok := ids[tok]; ok && other != id {
+			return unsupported(TokenizerFile, field, tok, fmt.Sprintf("the token has ids %d and %d; llama.cpp needs one id per token text", other, id))
+		}
+		if tok == "" {
+			return unsupported(TokenizerFile, field, "", fmt.Sprintf("token %d is empty", id))
+		}
+		byID[id], ids[tok] = tok, id
+		return nil
+	}
+
+	m := hf.Model
+	switch {
+	case m.Type == "BPE" && m.ByteFallback:
+		t.Model = "llama"
+	case m.Type == "BPE":
+		if !strings.Contains(string(hf.PreTokenizer), `"ByteLevel"`) && !strings.Contains(string(hf.Decoder), `"ByteLevel"`) {
+			return nil, unsupported(TokenizerFile, "model.type", "BPE", "a BPE model that is neither byte-level (no ByteLevel pre-tokenizer or decoder) nor SentencePiece-like (byte_fallback)")
+		}
+		if m.Prefix != nil && *m.Prefix != "" || m.Suffix != nil && *m.Suffix != "" {
+			return nil, unsupported(TokenizerFile, "model.continuing_subword_prefix", "", "subword prefixes and suffixes are not byte-level BPE")
+		}
+		t.Model = "gpt2"
+	case m.Type == "Unigram":
+		t.Model = "llama"
+	default:
+		return nil, unsupported(TokenizerFile, "model.type", m.Type, "supported: BPE (byte-level, or with byte_fallback) and Unigram")
+	}
+
+	// The model's vocabulary.
+	var unigram [][2]json.RawMessage
+	if m.Type == "Unigram" {
+		if err := json.Unmarshal(m.Vocab, &unigram); err != nil {
+			return nil, unsupported(TokenizerFile, "model.vocab", "", "a Unigram vocabulary is a list of [piece, score] pairs: "+err.Error())
+		}
+		scores = map[int]float32{}
+		for id, p := range unigram {
+			var tok string
+			var score float64
+			if json.Unmarshal(p[0], &tok) != nil || json.Unmarshal(p[1], &score) != nil {
+				return nil, unsupported(TokenizerFile, "model.vocab", strconv.Itoa(id), "entry is not a [piece, score] pair")
+			}
+			if err := put("model.vocab", tok, id); err != nil {
+				return nil, err
+			}
+			scores[id] = float32(score)
+		}
+		if m.UnkID != nil {
+			if _, ok := byID[*m.UnkID]; !ok {
+				return nil, unsupported(TokenizerFile, "model.unk_id", strconv.Itoa(*m.UnkID), "not a token id")
+			}
+			t.UNK = *m.UnkID
+		}
+	} else {
+		var vocab map[string]int
+		if err := json.Unmarshal(m.Vocab, &vocab); err != nil {
+			return nil, unsupported(TokenizerFile, "model.vocab", "", "a BPE vocabulary is an object of token ids: "+err.Error())
+		}
+		for tok, id := range vocab {
+			if err := put("model.vocab", tok, id); err != nil {
+				return nil, err
+			}
+		}
+		merges, err := readMerges(m.Merges)
+		if err != nil {
+			return nil, err
+		}
+		if t.Model == "gpt2" {
+			t.Merges = make([]string, len(merges))
+			for i, mg := range merges {
+				t.Merges[i] = mg[0] + " " + mg[1]
+			}
+		} else {
+			// SentencePiece scores order the merges: a token made by an
+			// earlier merge scores higher.
+			scores = map[int]float32{}
+			for rank, mg := range merges {
+				if id, ok := ids[mg[0]+mg[1]]; ok {
+					if _, seen := scores[id]; !seen {
+						scores[id] = float32(-rank)
+					}
+				}
+			}
+			for id := range byID {
+				if _, ok := scores[id]; !ok {
+					scores[id] = float32(-(len(merges) + id))
+				}
+			}
+		}
+		if m.UnkToken != nil {
+			if id, ok := ids[*m.UnkToken]; ok {
+				t.UNK = id
+			}
+		}
+	}
+	for id, tok := range byID {
+		switch {
+		case t.Model == "llama" && byteToken.MatchString(tok):
+			types[id] = TokenByte
+		case id == t.UNK:
+			types[id] = TokenUnknown
+		default:
+			types[id] = TokenNormal
+		}
+	}
+
+	// Added tokens: special ones (and ones that look special) are control
+	// tokens, the others user-defined.
+	for i, a := range hf.AddedTokens {
+		field := fmt.Sprintf("added_tokens[%d]", i)
+		if a.ID == nil {
+			return nil, unsupported(TokenizerFile, field, a.Content, "has no id")
+		}
+		if err := put(field, a.Content, *a.ID); err != nil {
+			return nil, err
+		}
+		switch {
+		case *a.ID == t.UNK:
+			types[*a.ID] = TokenUnknown
+		case a.Special || looksSpecial(a.Content):
+			types[*a.ID] = TokenControl
+		default:
+			types[*a.ID] = TokenUserDefined
+		}
+	}
+
+	n := 0
+	for id := range byID {
+		n = max(n, id+1)
+	}
+	if o.VocabSize > 0 {
+		if n > o.VocabSize {
+			return nil, unsupported(TokenizerFile, "model.vocab", strconv.Itoa(n),
+				fmt.Sprintf("token ids reach %d, beyond the %d rows of the token embedding (config.json vocab_size)", n-1, o.VocabSize))
+		}
+		n = o.VocabSize
+	}
+	t.Tokens, t.Types = make([]string, n), make([]int32, n)
+	if scores != nil {
+		t.Scores = make([]float32, n)
+	}
+	for id := range n {
+		tok, ok := byID[id]
+		if !ok {
+			tok = "[PAD" + strconv.Itoa(id) + "]"
+			if _, dup := ids[tok]; dup {
+				return nil, unsupported(TokenizerFile, "model.vocab", tok, "a token has the text of the padding of unused id "+strconv.Itoa(id))
+			}
+			t.Tokens[id], t.Types[id] = tok, TokenUnused
+			continue
+		}
+		t.Tokens[id], t.Types[id] = tok, types[id]
+		if scores != nil {
+			t.Scores[id] = scores[id]
+		}
+	}
+
+	// Pre-tokenizer and space prefix.
+	if t.Model == "gpt2" {
+		t.Pre = o.Pre
+		if t.Pre == "" {
+			pre, err := preName(hf.PreTokenizer)
+			if err != nil {
+				return nil, err
+			}
+			t.Pre = pre
+		}
+	} else {
+		asp := spacePrefix(hf.Normalizer, hf.PreTokenizer)
+		if cfg.AddPrefixSpace != nil {
+			asp = *cfg.AddPrefixSpace
+		}
+		t.AddSpacePrefix = &asp
+	}
+
+	// Special tokens.
+	special := func(field string, raw json.RawMessage, dst *int) error {
+		tok, ok, err := tokenText(raw)
+		if err != nil || !ok {
+			if err != nil {
+				return unsupported(TokenizerConfigFile, field, string(raw), err.Error())
+			}
+			return nil
+		}
+		id, found := ids[tok]
+		if !found {
+			return unsupported(TokenizerConfigFile, field, tok, "not a token of "+TokenizerFile)
+		}
+		*dst = id
+		return nil
+	}
+	for _, s := range []struct {
+		field string
+		raw   json.RawMessage
+		dst   *int
+	}{{"bos_token", cfg.BOS, &t.BOS}, {"eos_token", cfg.EOS, &t.EOS}, {"unk_token", cfg.UNK, &t.UNK}, {"pad_token", cfg.PAD, &t.PAD}} {
+		if err := special(s.field, s.raw, s.dst); err != nil {
+			return nil, err
+		}
+	}
+	first := firstSpecial(hf.PostProcessor)
+	switch {
+	case cfg.AddBOS != nil:
+		t.AddBOS = *cfg.AddBOS
+	case first != "":
+		t.AddBOS = true
+	default:
+		t.AddBOS = t.Model == "llama" && t.BOS >= 0 // SentencePiece's convention, when there is a BOS token
+	}
+	if t.BOS < 0 && first != "" {
+		if id, ok := ids[first]; ok {
+			t.BOS = id
+		}
+	}
+	if t.UNK >= 0 && t.Types[t.UNK] != TokenUnused {
+		t.Types[t.UNK] = TokenUnknown
+	}
+	t.AddEOS = cfg.AddEOS
+	if t.AddBOS && t.BOS < 0 {
+		return nil, &MissingKeyError{Key: "tokenizer.ggml.bos_token_id", File: TokenizerConfigFile, Fields: []string{"bos_token"}}
+	}
+	if t.EOS < 0 {
+		return nil, &MissingKeyError{Key: "tokenizer.ggml.eos_token_id", File: TokenizerConfigFile, Fields: []string{"eos_token"}}
+	}
+	if t.Model == "llama" && t.UNK < 0 {
+		return nil, &MissingKeyError{Key: "tokenizer.ggml.unknown_token_id", File: TokenizerConfigFile, Fields: []string{"unk_token"}}
+	}
+	tmpl, err := chatTemplate(cfg.ChatTemplate)
+	if err != nil {
+		return nil, err
+	}
+	t.ChatTemplate = tmpl
+	return t, nil
+}
+
+// readMerges reads a BPE model's merges: "left right" strings, or [left,
+// right] pairs.
+func readMerges(raw json.RawMessage) ([][2]string, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	var items []json.RawMessage
+	if err := json.Unmarshal(raw, &items); err != nil {
+		return nil, &UnsupportedError{File: TokenizerFile, Field: "model.merges", Reason: "want a list: " + err.Error()}
+	}
+	out := make([][2]string, len(items))
+	for i, it := range items {
+		field := fmt.Sprintf("model.merges[%d]", i)
+		var s string
+		var pair []string
+		switch {
+		case json.Unmarshal(it, &s) == nil:
+			l, r, ok := strings.Cut(s, " ")
+			if !ok || l == "" || r == "" || strings.Contains(r, " ") {
+				return nil, &UnsupportedError{File: TokenizerFile, Field: field, Value: s, Reason: "want two tokens separated by one space"}
+			}
+			out[i] = [2]string{l, r}
+		case json.Unmarshal(it, &pair) == nil && len(pair) == 2:
+			if pair[0] == "" || pair[1] == "" || strings.Contains(pair[0], " ") || strings.Contains(pair[1], " ") {
+				return nil, &UnsupportedError{File: TokenizerFile, Field: field, Value: strings.Join(pair, " "),
+					Reason: "a merged token holds a space, which llama.cpp's merge list cannot express"}
+			}
+			out[i] = [2]string{pair[0], pair[1]}
+		default:
+			return nil, &UnsupportedError{File: TokenizerFile, Field: field, Value: string(it), Reason: "want \"left right\" or [left, right]"}
+		}
+	}
+	return out, nil
+}
+
+// preName recognises the pre-tokenizer of a byte-level BPE model: a
+// ByteLevel pre-tokenizer with its own (GPT-2) pattern, or a Split on a
+// known pattern followed by a ByteLevel one.
+func preName(raw json.RawMessage) (string, error) {
+	type pt struct {
+		Type     string          `json:"type"`
+		UseRegex *bool           `json:"use_regex"`
+		Pattern  json.RawMessage `json:"pattern"`
+		Pretoks  []pt            `json:"pretokenizers"`
+	}
+	var p pt
+	fail := func(why string) (string, error) {
+		return "", &UnsupportedError{File: TokenizerFile, Field: "pre_tokenizer", Value: compact(raw),
+			Reason: why + "; name the llama.cpp pre-tokenizer that splits text the same way (such as llama-bpe, qwen2, gpt-2)"}
+	}
+	if err := json.Unmarshal(raw, &p); err != nil || p.Type == "" {
+		return fail("no pre-tokenizer")
+	}
+	if p.Type == "ByteLevel" && (p.UseRegex == nil || *p.UseRegex) {
+		return "gpt-2", nil
+	}
+	if p.Type == "Sequence" && len(p.Pretoks) == 2 && p.Pretoks[0].Type == "Split" && p.Pretoks[1].Type == "ByteLevel" &&
+		p.Pretoks[1].UseRegex != nil && !*p.Pretoks[1].UseRegex {
+		var pat struct {
+			Regex string `json:"Regex"`
+		}
+		if json.Unmarshal(p.Pretoks[0].Pattern, &pat) == nil {
+			if name, ok := prePatterns[pat.Regex]; ok {
+				return name, nil
+			}
+		}
+		return fail("the Split pattern is not one llama.cpp is known to implement")
+	}
+	return fail("not a pre-tokenizer llama.cpp is known to implement")
+}
+
+// compact returns JSON without insignificant space, shortened for messages.
+func compact(raw json.RawMessage) string {
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return ""
+	}
+	s := b.String()
+	if len(s) > 200 {
+		s = s[:200] + "..."
+	}
+	return s
+}
+
+// spacePrefix reports whether a SentencePiece-like tokenizer puts "▁" before
+// the text: a Prepend normalizer, or a Metaspace pre-tokenizer whose
+// prepend_scheme is "first" or "always" (or add_prefix_space).
+func spacePrefix(normalizer, pre json.RawMessage) bool {
+	type node struct {
+		Type           string  `json:"type"`
+		Prepend        string  `json:"prepend"`
+		PrependScheme  *string `json:"prepend_scheme"`
+		AddPrefixSpace *bool   `json:"add_prefix_space"`
+		Normalizers    []node  `json:"normalizers"`
+		Pretokenizers  []node  `json:"pretokenizers"`
+	}
+	var walk func(n node) bool
+	walk = func(n node) bool {
+		switch n.Type {
+		case "Prepend":
+			return n.Prepend == "▁"
+		case "Metaspace":
+			if n.PrependScheme != nil {
+				return *n.PrependScheme == "first" || *n.PrependScheme == "always"
+			}
+			return n.AddPrefixSpace == nil || *n.AddPrefixSpace
+		}
+		for _, c := range append(n.Normalizers, n.Pretokenizers...) {
+			if walk(c) {
+				return true
+			}
+		}
+		return false
+	}
+	for _, raw := range []json.RawMessage{normalizer, pre} {
+		var n node
+		if json.Unmarshal(raw, &n) == nil && walk(n) {
+			return true
+		}
+	}
+	return false
+}
+
+// firstSpecial returns the special token a TemplateProcessing post-processor
+// puts before a single sequence ("" for none).
+func firstSpecial(raw json.RawMessage) string {
+	type item struct {
+		SpecialToken *struct {
+			ID string `json:"id"`
+		} `json:"SpecialToken"`
+	}
+	type node struct {
+		Type       string `json:"type"`
+		Single     []item `json:"single"`
+		Processors []node `json:"processors"`
+	}
+	var walk func(n node) string
+	walk = func(n node) string {
+		if n.Type == "TemplateProcessing" && len(n.Single) > 0 && n.Single[0].SpecialToken != nil {
+			return n.Single[0].SpecialToken.ID
+		}
+		for _, c := range n.Processors {
+			if s := walk(c); s != "" {
+				return s
+			}
+		}
+		return ""
+	}
+	var n node
+	if json.Unmarshal(raw, &n) != nil {
+		return ""
+	}
+	return walk(n)
+}
+
+// tokenText reads a special token of tokenizer_config.json: a string, an
+// object with "content", or null.
+func tokenText(raw json.RawMessage) (string, bool, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", false, nil
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s, true, nil
+	}
+	var obj struct {
+		Content *string `json:"content"`
+	}
+	if json.Unmarshal(raw, &obj) == nil && obj.Content != nil {
+		return *obj.Content, true, nil
+	}
+	return "", false, errors.New("want a string or an object with content")
+}
+
+// chatTemplate reads tokenizer_config.json's chat_template: a string, or a
+// list of named templates of which the "default" one is taken.
+func chatTemplate(raw json.RawMessage) (string, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", nil
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s, nil
+	}
+	var named []struct {
+		Name     string `json:"name"`
+		Template string `json:"template"`
+	}
+	if err := json.Unmarshal(raw, &named); err != nil {
+		return "", &UnsupportedError{File: TokenizerConfigFile, Field: "chat_template", Reason: "want a string or a list of named templates"}
+	}
+	for _, n := range named {
+		if n.Name == "default" {
+			return n.Template, nil
+		}
+	}
+	return "", nil
+}
+
+// looksSpecial reports whether an added token's text marks it as a control
+// token although it is not flagged special: <|...|>, <unused...> and a few
+// others, as llama.cpp's converter treats them.
+func looksSpecial(s string) bool {
+	switch s {
+	case "<pad>", "<mask>", "<2mass>", "[@BOS@]":
+		return true
+	}
+	return strings.HasPrefix(s, "<|") && strings.HasSuffix(s, "|>") ||
+		strings.HasPrefix(s, "<｜") && strings.HasSuffix(s, "｜>") ||
+		strings.HasPrefix(s, "<unused") && strings.HasSuffix(s, ">")
+}

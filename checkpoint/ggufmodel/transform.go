@@ -1,0 +1,99 @@
+package ggufmodel
+
+import "fmt"
+
+// Transform is a change of a tensor's values on its way from the Hugging
+// Face checkpoint to the GGUF file. The zero Transform changes nothing.
+type Transform struct {
+	// PermuteHeads, when positive, is the number of heads of a query or key
+	// projection whose rows (the outermost axis) are reordered for
+	// llama.cpp's RoPE: within each head of d rows, row 2i+k of the output is
+	// row k·d/2+i of the input (i < d/2, k ∈ {0, 1}), so the pairs the
+	// rotation mixes, d/2 apart in Hugging Face's layout, become adjacent.
+	PermuteHeads int `json:"permute_heads,omitempty"`
+	// AddOne adds 1 to every value.
+	AddOne bool `json:"add_one,omitempty"`
+}
+
+// IsZero reports whether t changes nothing.
+func (t Transform) IsZero() bool { return t == Transform{} }
+
+// RowPermutation returns, for a tensor of rows rows, the input row of each
+// output row, or nil when t does not permute rows. rows must be a multiple
+// of 2·PermuteHeads.
+func (t Transform) RowPermutation(rows int) ([]int, error) {
+	h := t.PermuteHeads
+	if h <= 0 {
+		return nil, nil
+	}
+	if rows%(2*h) != 0 {
+		return nil, fmt.Errorf("ggufmodel: %d rows do not split into %d heads of an even size", rows, h)
+	}
+	d := rows / h
+	perm := make([]int, rows)
+	for head := range h {
+		for i := range d / 2 {
+			for k := range 2 {
+				perm[head*d+2*i+k] = head*d + k*d/2 + i
+			}
+		}
+	}
+	return perm, nil
+}
+
+// Apply returns x, a row-major tensor of shape shape, transformed: a new
+// slice when rows move, else x changed in place.
+func (t Transform) Apply(x []float32, shape []int) ([]float32, error) {
+	if t.PermuteHeads > 0 {
+		y, err := t.permute(x, shape, false)
+		if err != nil {
+			return nil, err
+		}
+		x = y
+	}
+	if t.AddOne {
+		for i := range x {
+			x[i]++
+		}
+	}
+	return x, nil
+}
+
+// Invert undoes Apply: it returns the input values of the transformed x.
+func (t Transform) Invert(x []float32, shape []int) ([]float32, error) {
+	if t.AddOne {
+		for i := range x {
+			x[i]--
+		}
+	}
+	if t.PermuteHeads > 0 {
+		return t.permute(x, shape, true)
+	}
+	return x, nil
+}
+
+// permute moves the rows of x (the outermost axis of shape) by the row
+// permutation, or back.
+func (t Transform) permute(x []float32, shape []int, back bool) ([]float32, error) {
+	if len(shape) == 0 {
+		return nil, fmt.Errorf("ggufmodel: cannot permute the rows of a scalar")
+	}
+	rows := shape[0]
+	perm, err := t.RowPermutation(rows)
+	if err != nil {
+		return nil, err
+	}
+	if rows == 0 || len(x)%rows != 0 {
+		return nil, fmt.Errorf("ggufmodel: %d values are not %d rows", len(x), rows)
+	}
+	n := len(x) / rows
+	y := make([]float32, len(x))
+	for r, src := range perm {
+		if back {
+			copy(y[src*n:(src+1)*n], x[r*n:(r+1)*n])
+		} else {
+			copy(y[r*n:(r+1)*n], x[src*n:(src+1)*n])
+		}
+	}
+	return y, nil
+}
