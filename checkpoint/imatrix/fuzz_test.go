@@ -3,6 +3,7 @@ package imatrix
 import (
 	"bytes"
 	"math"
+	"os"
 	"testing"
 )
 
@@ -36,6 +37,9 @@ func FuzzReadGGUF(f *testing.F) {
 		f32t("w.in_sum", []uint64{2, 2}, 1, 2, 3, 4),
 	}))
 	f.Add(ggufFile(imatrixKVs(), []ggufTensor{f32t("w.in_sum2", []uint64{2}, 1, 2)}))
+	if b, err := os.ReadFile("testdata/golden.imatrix.gguf"); err == nil {
+		f.Add(b)
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		m, err := Parse(bytes.NewReader(b), int64(len(b)), "fuzz")
 		if err != nil {
@@ -52,6 +56,9 @@ func FuzzReadDat(f *testing.F) {
 	f.Add([]byte(handDat()))
 	f.Add([]byte(handDat().i32(7).i32(9).raw("calib.txt")))
 	f.Add([]byte(le(nil).i32(1).datEntry("blk.1.ffn_up_exps.weight", 2, 2, 4, 6, 8).i32(3)))
+	if b, err := os.ReadFile("testdata/golden.imatrix.dat"); err == nil {
+		f.Add(b)
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		m, err := Parse(bytes.NewReader(b), int64(len(b)), "fuzz")
 		if err != nil {
