@@ -1,7 +1,9 @@
 package ggufmix
 
 import (
+	"flag"
 	"fmt"
+	"io"
 	"regexp/syntax"
 	"testing"
 
@@ -628,4 +630,22 @@ func TestPlanCountsLikeLlamaQuantize(t *testing.T) {
 	for _, d := range ds {
 		assert.Equal(t, want[d.Name], d.Type, "%s: %s", d.Name, d.Reason)
 	}
+}
+
+func TestOverridesFlag(t *testing.T) {
+	fs := flag.NewFlagSet("convert", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var ovs Overrides
+	fs.Var(&ovs, "type-for", "RE=TYPE")
+	require.NoError(t, fs.Parse([]string{"-type-for", "ffn_down=q6_k", "-type-for", "attn_v=q8_0"}))
+	require.Len(t, ovs, 2)
+	assert.Equal(t, "ffn_down=q6_k,attn_v=q8_0", ovs.String())
+	assert.Equal(t, Q8_0, ovs[1].Type)
+	err := fs.Parse([]string{"-type-for", "ffn_down=q9_k"})
+	require.Error(t, err) // the flag package keeps only the message
+	assert.Contains(t, err.Error(), `-type-for "ffn_down=q9_k": unknown type "q9_k"`)
+	var oe *OverrideError
+	require.ErrorAs(t, ovs.Set("x=q9_k"), &oe)
+	assert.Equal(t, "x=q9_k", oe.Value)
+	assert.Equal(t, "", (*Overrides)(nil).String())
 }

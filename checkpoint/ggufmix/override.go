@@ -98,3 +98,30 @@ func match(overrides []Override, name string) (Override, bool) {
 	}
 	return Override{}, false
 }
+
+// Overrides is a list of overrides that works as a repeatable command-line
+// flag (flag.Value): each -type-for value is parsed with ParseOverride and
+// appended, so the first one given wins.
+type Overrides []Override
+
+// Set parses one REGEXP=TYPE value and appends it.
+func (o *Overrides) Set(v string) error {
+	x, err := ParseOverride(v)
+	if err != nil {
+		return err
+	}
+	*o = append(*o, x)
+	return nil
+}
+
+// String returns the values, comma-separated.
+func (o *Overrides) String() string {
+	if o == nil {
+		return ""
+	}
+	vs := make([]string, len(*o))
+	for i, x := range *o {
+		vs[i] = x.Value
+	}
+	return strings.Join(vs, ",")
+}
