@@ -68,3 +68,25 @@ func TestGoldenDat(t *testing.T) {
 		assert.Equal(t, 1, e.Matrices, name)
 	}
 }
+
+func TestMetadata(t *testing.T) {
+	m, err := Read("testdata/golden.imatrix.gguf")
+	require.NoError(t, err)
+	kvs := m.Metadata()
+	require.Len(t, kvs, 4)
+	got := map[string]string{}
+	for _, kv := range kvs {
+		got[kv.Key] = kv.Value.String()
+	}
+	assert.Equal(t, map[string]string{
+		"quantize.imatrix.file":          `string("golden.imatrix.gguf")`,
+		"quantize.imatrix.dataset":       `string("calib-a.txt")`,
+		"quantize.imatrix.entries_count": `uint32(3)`,
+		"quantize.imatrix.chunks_count":  `uint32(3)`,
+	}, got)
+
+	// Without datasets or chunk count those keys are left out.
+	d, err := parse(t, handDat())
+	require.NoError(t, err)
+	assert.Len(t, d.Metadata(), 2)
+}
