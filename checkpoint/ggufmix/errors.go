@@ -1,0 +1,81 @@
+package ggufmix
+
+import (
+	"strconv"
+	"strings"
+)
+
+// UnknownMixError reports a mix name Lookup does not know.
+type UnknownMixError struct {
+	// Name is the name asked for.
+	Name string
+	// Closest lists up to three known mix names nearest to Name.
+	Closest []string
+}
+
+// Error returns a message such as
+// `ggufmix: unknown mix "Q4_KM" (closest: "Q4_K_M", "Q4_K_S")`.
+func (e *UnknownMixError) Error() string {
+	return "ggufmix: unknown mix " + quote(e.Name) + closest(e.Closest)
+}
+
+// OverrideError reports a -type-for value that cannot be used.
+type OverrideError struct {
+	// Value is the flag value ("ffn_down=q7_k").
+	Value string
+	// Reason describes the problem.
+	Reason string
+	// Closest lists the nearest known type names for an unknown type.
+	Closest []string
+	// Err is the regular expression's compile error, if that was the
+	// problem.
+	Err error
+}
+
+// Error returns a message such as
+// `ggufmix: -type-for "ffn_down=q7_k": unknown type "q7_k" (closest: "q6_k", "q2_k", "q3_k")`.
+func (e *OverrideError) Error() string {
+	var b strings.Builder
+	b.WriteString("ggufmix: -type-for ")
+	b.WriteString(quote(e.Value))
+	b.WriteString(": ")
+	b.WriteString(e.Reason)
+	b.WriteString(closest(e.Closest))
+	if e.Err != nil {
+		b.WriteString(": ")
+		b.WriteString(e.Err.Error())
+	}
+	return b.String()
+}
+
+// Unwrap returns the regular expression's error, if any.
+func (e *OverrideError) Unwrap() error { return e.Err }
+
+// TensorError reports a tensor the rules cannot place: a layer index
+// outside the model's layer count, or a model description without the
+// layer count a rule needs.
+type TensorError struct {
+	// Name is the tensor name.
+	Name string
+	// Reason describes the problem.
+	Reason string
+}
+
+// Error returns a message such as
+// `ggufmix: tensor "blk.40.ffn_down.weight": layer 40 outside the model's 32 layers`.
+func (e *TensorError) Error() string {
+	return "ggufmix: tensor " + quote(e.Name) + ": " + e.Reason
+}
+
+func quote(s string) string { return strconv.Quote(s) }
+
+func closest(cs []string) string {
+	if len(cs) == 0 {
+		return ""
+	}
+	q := make([]string, len(cs))
+	for i, c := range cs {
+		q[i] = quote(c)
+	}
+	return " (closest: " + strings.Join(q, ", ") + ")"
+}

@@ -1,0 +1,93 @@
+package ggufmix
+
+import (
+	"strings"
+
+	"github.com/tensorcast-go/tensorcast/checkpoint/gguf"
+	"github.com/tensorcast-go/tensorcast/internal/names"
+)
+
+// Mix is one of llama-quantize's file types: a base block type that most
+// weights get and the per-tensor rules of that name. The zero Mix is not a
+// valid mix; get one from Lookup or Mixes.
+type Mix struct {
+	name  string
+	ftype uint32
+	base  gguf.Type
+}
+
+// The mixes, with llama.cpp's llama_ftype values (general.file_type).
+var (
+	MixF32    = Mix{"F32", 0, gguf.TypeF32}
+	MixF16    = Mix{"F16", 1, gguf.TypeF16}
+	MixQ4_0   = Mix{"Q4_0", 2, gguf.TypeQ4_0}
+	MixQ4_1   = Mix{"Q4_1", 3, gguf.TypeQ4_1}
+	MixQ8_0   = Mix{"Q8_0", 7, gguf.TypeQ8_0}
+	MixQ5_0   = Mix{"Q5_0", 8, gguf.TypeQ5_0}
+	MixQ5_1   = Mix{"Q5_1", 9, gguf.TypeQ5_1}
+	MixQ2_K   = Mix{"Q2_K", 10, gguf.TypeQ2_K}
+	MixQ3_K_S = Mix{"Q3_K_S", 11, gguf.TypeQ3_K}
+	MixQ3_K_M = Mix{"Q3_K_M", 12, gguf.TypeQ3_K}
+	MixQ3_K_L = Mix{"Q3_K_L", 13, gguf.TypeQ3_K}
+	MixQ4_K_S = Mix{"Q4_K_S", 14, gguf.TypeQ4_K}
+	MixQ4_K_M = Mix{"Q4_K_M", 15, gguf.TypeQ4_K}
+	MixQ5_K_S = Mix{"Q5_K_S", 16, gguf.TypeQ5_K}
+	MixQ5_K_M = Mix{"Q5_K_M", 17, gguf.TypeQ5_K}
+	MixQ6_K   = Mix{"Q6_K", 18, gguf.TypeQ6_K}
+	MixIQ4_NL = Mix{"IQ4_NL", 25, gguf.TypeIQ4_NL}
+	MixIQ4_XS = Mix{"IQ4_XS", 30, gguf.TypeIQ4_XS}
+	MixBF16   = Mix{"BF16", 32, gguf.TypeBF16}
+)
+
+// mixes lists every mix in llama_ftype order.
+var mixes = []Mix{
+	MixF32, MixF16, MixQ4_0, MixQ4_1, MixQ8_0, MixQ5_0, MixQ5_1, MixQ2_K, MixQ3_K_S, MixQ3_K_M, MixQ3_K_L,
+	MixQ4_K_S, MixQ4_K_M, MixQ5_K_S, MixQ5_K_M, MixQ6_K, MixIQ4_NL, MixIQ4_XS, MixBF16,
+}
+
+// aliases are llama-quantize's short names for the _M mixes.
+var aliases = map[string]Mix{"Q3_K": MixQ3_K_M, "Q4_K": MixQ4_K_M, "Q5_K": MixQ5_K_M}
+
+// Mixes returns every mix, in llama_ftype order.
+func Mixes() []Mix { return append([]Mix(nil), mixes...) }
+
+// Lookup returns the mix of the given name, case-insensitively: "Q4_K_M",
+// "q5_k_s", "IQ4_XS", ..., and llama-quantize's aliases "Q3_K", "Q4_K" and
+// "Q5_K" for the _M mixes. An unknown name gives a *UnknownMixError that
+// lists the closest names.
+func Lookup(name string) (Mix, error) {
+	up := strings.ToUpper(strings.TrimSpace(name))
+	for _, m := range mixes {
+		if m.name == up {
+			return m, nil
+		}
+	}
+	if m, ok := aliases[up]; ok {
+		return m, nil
+	}
+	known := make([]string, 0, len(mixes)+len(aliases))
+	for _, m := range mixes {
+		known = append(known, m.name)
+	}
+	return Mix{}, &UnknownMixError{Name: name, Closest: names.Closest(up, known, 3)}
+}
+
+// String returns llama-quantize's name of the mix ("Q4_K_M"), or "" for
+// the zero Mix.
+func (m Mix) String() string { return m.name }
+
+// FileType returns the mix's llama_ftype value, which a GGUF model stores
+// as general.file_type (15 for Q4_K_M).
+func (m Mix) FileType() uint32 { return m.ftype }
+
+// Base returns the block type most weights of the mix get (Q4_K for
+// Q4_K_M and Q4_K_S).
+func (m Mix) Base() gguf.Type { return m.base }
+
+// IsZero reports whether m is the zero Mix.
+func (m Mix) IsZero() bool { return m.name == "" }
+
+// quantized reports whether the mix's base type is a block type; only
+// then do the mix rules, the fallback and (in llama-quantize) the
+// overrides apply.
+func (m Mix) quantized() bool { return m.base.Quantized() }

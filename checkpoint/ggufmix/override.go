@@ -1,0 +1,127 @@
+package ggufmix
+
+import (
+	"regexp"
+	"strings"
+
+	"github.com/tensorcast-go/tensorcast/checkpoint/gguf"
+	"github.com/tensorcast-go/tensorcast/internal/names"
+)
+
+// overrideTypes are the types an override may ask for: the float types and
+// the block types this toolkit writes.
+var overrideTypes = []gguf.Type{
+	gguf.TypeF32, gguf.TypeF16, gguf.TypeBF16,
+	gguf.TypeQ4_0, gguf.TypeQ4_1, gguf.TypeQ5_0, gguf.TypeQ5_1, gguf.TypeQ8_0,
+	gguf.TypeQ2_K, gguf.TypeQ3_K, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K,
+	gguf.TypeIQ4_NL, gguf.TypeIQ4_XS, gguf.TypeMXFP4,
+}
+
+// OverrideTypes returns the types an Override may name.
+func OverrideTypes() []gguf.Type { return append([]gguf.Type(nil), overrideTypes...) }
+
+// Override forces a type on the tensors whose name matches a regular
+// expression, like llama-quantize's --tensor-type. Build one with
+// ParseOverride.
+type Override struct {
+	// Value is the text it was parsed from ("ffn_down=q6_k").
+	Value string
+	// Pattern matches anywhere in a tensor name (Go regexp syntax,
+	// unanchored: "ffn_down" matches "blk.0.ffn_down.weight").
+	Pattern *regexp.Regexp
+	// Type is the type matching tensors get (before the row-length
+	// fallback).
+	Type gguf.Type
+}
+
+// ParseOverride parses "REGEXP=TYPE" as given to -type-for: the text after
+// the last '=' is a type name (case-insensitive: "q6_k", "Q8_0", "f16"),
+// the text before it a regular expression matched anywhere in the tensor
+// name. An empty pattern, a bad regular expression or an unknown type is
+// an *OverrideError naming the value.
+func ParseOverride(s string) (Override, error) {
+	i := strings.LastIndexByte(s, '=')
+	if i < 0 {
+		return Override{}, &OverrideError{Value: s, Reason: "want REGEXP=TYPE"}
+	}
+	pat, typ := s[:i], strings.TrimSpace(s[i+1:])
+	if pat == "" {
+		return Override{}, &OverrideError{Value: s, Reason: "empty tensor name pattern"}
+	}
+	re, err := regexp.Compile(pat)
+	if err != nil {
+		return Override{}, &OverrideError{Value: s, Reason: "bad regular expression", Err: err}
+	}
+	t, oe := parseType(typ)
+	if oe != nil {
+		oe.Value = s
+		return Override{}, oe
+	}
+	return Override{Value: s, Pattern: re, Type: t}, nil
+}
+
+// ParseOverrides parses each value with ParseOverride, keeping their
+// order (the first match wins).
+func ParseOverrides(values []string) ([]Override, error) {
+	out := make([]Override, 0, len(values))
+	for _, v := range values {
+		o, err := ParseOverride(v)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, o)
+	}
+	return out, nil
+}
+
+// parseType returns the override type named s, case-insensitively.
+func parseType(s string) (gguf.Type, *OverrideError) {
+	if s == "" {
+		return 0, &OverrideError{Reason: "missing type after '='"}
+	}
+	known := make([]string, len(overrideTypes))
+	for i, t := range overrideTypes {
+		if strings.EqualFold(t.String(), s) {
+			return t, nil
+		}
+		known[i] = strings.ToLower(t.String())
+	}
+	return 0, &OverrideError{Reason: "unknown type " + quote(s), Closest: names.Closest(s, known, 3)}
+}
+
+// match returns the first override whose pattern matches name.
+func match(overrides []Override, name string) (Override, bool) {
+	for _, o := range overrides {
+		if o.Pattern != nil && o.Pattern.MatchString(name) {
+			return o, true
+		}
+	}
+	return Override{}, false
+}
+
+// Overrides is a list of overrides that works as a repeatable command-line
+// flag (flag.Value): each -type-for value is parsed with ParseOverride and
+// appended, so the first one given wins.
+type Overrides []Override
+
+// Set parses one REGEXP=TYPE value and appends it.
+func (o *Overrides) Set(v string) error {
+	x, err := ParseOverride(v)
+	if err != nil {
+		return err
+	}
+	*o = append(*o, x)
+	return nil
+}
+
+// String returns the values, comma-separated.
+func (o *Overrides) String() string {
+	if o == nil {
+		return ""
+	}
+	vs := make([]string, len(*o))
+	for i, x := range *o {
+		vs[i] = x.Value
+	}
+	return strings.Join(vs, ",")
+}

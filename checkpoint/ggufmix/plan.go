@@ -1,0 +1,264 @@
+package ggufmix
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/tensorcast-go/tensorcast/checkpoint/gguf"
+)
+
+// Model is what the mix rules need to know about the model.
+type Model struct {
+	// Arch is the GGUF architecture name ("llama", "qwen2", "falcon",
+	// ...). Falcon has rules of its own; llama and qwen2 decide whether a
+	// model counts as 70B.
+	Arch string
+	// Layers is the number of blocks (block_count). Plan infers it from
+	// the tensor names when it is 0.
+	Layers int
+	// Heads and KVHeads are the attention and key/value head counts; their
+	// ratio is the grouped-query factor some rules test (1 when KVHeads is
+	// 0).
+	Heads, KVHeads int
+	// Experts is the number of experts of a mixture-of-experts model (0 or
+	// 1 for a dense model).
+	Experts int
+	// TiedEmbeddings says the model has no output.weight: the token
+	// embedding doubles as the output head and gets its rule. Choose reads
+	// it; Plan works it out from the tensor list instead.
+	TiedEmbeddings bool
+}
+
+// gqa returns the grouped-query factor n_head / n_head_kv.
+func (m Model) gqa() int {
+	if m.KVHeads <= 0 {
+		return 1
+	}
+	return m.Heads / m.KVHeads
+}
+
+// is70B reports whether llama.cpp classes the model as 70B: a llama with
+// 80 layers and grouped-query attention (with as many KV heads as heads
+// it is the 65B), or a qwen2 with 80 layers.
+func (m Model) is70B() bool {
+	switch m.Arch {
+	case "llama":
+		return m.Layers == 80 && m.Heads != m.KVHeads
+	case "qwen2":
+		return m.Layers == 80
+	}
+	return false
+}
+
+// Tensor is one tensor to choose a type for.
+type Tensor struct {
+	// Name is the tensor's GGUF name ("blk.3.attn_v.weight") or, when it
+	// has none, its Hugging Face name; overrides match against it.
+	Name string
+	// Shape is the row-major (PyTorch) shape: the last dimension is the
+	// row length (ggml's ne[0]) that block types must divide.
+	Shape []int
+}
+
+// Options adjusts Plan and Choose. The zero value applies the mix as
+// llama-quantize does without flags.
+type Options struct {
+	// Overrides force types by tensor name (-type-for); the first match
+	// wins. They apply to the tensors the mix may quantize, and the
+	// row-length fallback still applies to their types.
+	Overrides []Override
+	// Imatrix says an importance matrix will be used; the IQ4 mixes and
+	// Q4_0/Q5_0 choose their first ffn_down layers differently with one.
+	Imatrix bool
+	// Pure gives every quantizable tensor the mix's base type (with the
+	// fallback), as llama-quantize --pure.
+	Pure bool
+	// Keep is the type of the tensors that are never quantized (1-D
+	// tensors, norms, biases, routers, ...); the zero value is F32.
+	Keep gguf.Type
+}
+
+// Decision is the type chosen for one tensor and why.
+type Decision struct {
+	// Name is the tensor name.
+	Name string
+	// Category is the role the rules saw.
+	Category Category
+	// Layer is the block index in the name, or −1.
+	Layer int
+	// Type is the chosen type.
+	Type gguf.Type
+	// Quantize is false for tensors that are never quantized (Type is then
+	// Options.Keep).
+	Quantize bool
+	// Override is the -type-for value that chose the type, or "".
+	Override string
+	// Fallback reports that the row length forced a replacement type.
+	Fallback bool
+	// Reason explains the choice in words, for the conversion report.
+	Reason string
+}
+
+// Choose decides the type of one tensor. Its place among the layers is
+// its layer index (from the name) out of model.Layers, which is how
+// llama-quantize places the tensors of a model with one of each per
+// layer; use Plan for a whole model, which counts as llama-quantize does.
+// A tensor whose rule depends on its layer but whose name has no layer
+// index inside model.Layers is a *TensorError.
+func Choose(mix Mix, model Model, t Tensor, opt Options) (Decision, error) {
+	cat := CategoryOf(t.Name)
+	layer := LayerOf(t.Name)
+	p := position{attnV: layer, nAttnV: model.Layers, ffn: layer, nFFN: model.Layers}
+	if usesPosition(mix, cat) && !opt.Pure && keepReason(t.Name, len(t.Shape)) == "" {
+		if err := checkLayer(t.Name, layer, model.Layers); err != nil {
+			return Decision{}, err
+		}
+	}
+	return decide(mix, model, t, cat, layer, p, model.TiedEmbeddings, opt)
+}
+
+// Plan decides the types of all tensors of a model, in the order given.
+// It places attention-V tensors by their rank among them and FFN tensors
+// by their rank among their kind (by layer for a mixture of experts),
+// counting in llama.cpp's tensor order (by layer, then by name), and
+// treats the token embedding as the output head when no output.weight is
+// among the tensors. Give it the whole model: positions are ranks, so a
+// partial list shifts them (Choose places single tensors). For a model
+// with one attn_v and one ffn_down per layer, a rank is the layer index;
+// for one with attention in some layers only, the attention-V rules see
+// the rank among the attention layers, as in llama-quantize. A layer index
+// beyond the layer count is a *TensorError.
+func Plan(mix Mix, model Model, tensors []Tensor, opt Options) ([]Decision, error) {
+	cats := make([]Category, len(tensors))
+	layers := make([]int, len(tensors))
+	tied := true
+	maxLayer := -1
+	for i, t := range tensors {
+		cats[i] = CategoryOf(t.Name)
+		layers[i] = LayerOf(t.Name)
+		if cats[i] == Output {
+			tied = false
+		}
+		maxLayer = max(maxLayer, layers[i])
+	}
+	if model.Layers <= 0 {
+		model.Layers = maxLayer + 1
+	}
+	order := make([]int, len(tensors))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(a, b int) bool {
+		ia, ib := order[a], order[b]
+		if layers[ia] != layers[ib] {
+			return layers[ia] < layers[ib]
+		}
+		return tensors[ia].Name < tensors[ib].Name
+	})
+	nAttnV := 0
+	for _, c := range cats {
+		if c.attnVLike() {
+			nAttnV++
+		}
+	}
+	pos := make([]position, len(tensors))
+	var iAttnV int
+	iFFN := map[Category]int{}
+	for _, i := range order {
+		c := cats[i]
+		p := position{nAttnV: nAttnV, nFFN: model.Layers}
+		if c.attnVLike() {
+			p.attnV = iAttnV
+			iAttnV++
+		}
+		if c == FFNDown || c == FFNGate || c == FFNUp {
+			if model.Experts > 1 {
+				p.ffn = layers[i]
+				if usesPosition(mix, c) && !opt.Pure && keepReason(tensors[i].Name, len(tensors[i].Shape)) == "" {
+					if err := checkLayer(tensors[i].Name, layers[i], model.Layers); err != nil {
+						return nil, err
+					}
+				}
+			} else {
+				p.ffn = iFFN[c]
+				iFFN[c]++
+			}
+		}
+		pos[i] = p
+	}
+	out := make([]Decision, len(tensors))
+	for i, t := range tensors {
+		if layers[i] >= model.Layers {
+			return nil, &TensorError{Name: t.Name, Reason: fmt.Sprintf("layer %d outside the model's %d layers", layers[i], model.Layers)}
+		}
+		d, err := decide(mix, model, t, cats[i], layers[i], pos[i], tied, opt)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = d
+	}
+	return out, nil
+}
+
+// usesPosition reports whether the mix has a rule for the category that
+// depends on the tensor's layer (llama-quantize's layer rules for ffn_gate
+// and ffn_up belong to IQ3_XS, which this package does not offer).
+func usesPosition(mix Mix, cat Category) bool {
+	switch {
+	case cat.attnVLike():
+		return mix == MixQ4_K_M || mix == MixQ5_K_M || mix == MixQ4_K_S || mix == MixQ3_K_M
+	case cat == FFNDown:
+		switch mix {
+		case MixQ3_K_M, MixQ4_K_M, MixQ5_K_M, MixQ4_K_S, MixIQ4_NL, MixIQ4_XS, MixQ4_0, MixQ5_0:
+			return true
+		}
+	}
+	return false
+}
+
+// checkLayer requires a layer index inside the layer count.
+func checkLayer(name string, layer, layers int) error {
+	switch {
+	case layers <= 0:
+		return &TensorError{Name: name, Reason: "the model's layer count is needed to place it (Model.Layers is 0)"}
+	case layer < 0:
+		return &TensorError{Name: name, Reason: "no layer index in the name (want blk.N. or layers.N.)"}
+	case layer >= layers:
+		return &TensorError{Name: name, Reason: fmt.Sprintf("layer %d outside the model's %d layers", layer, layers)}
+	}
+	return nil
+}
+
+// decide applies, in llama-quantize's order: the never-quantized
+// tensors, the overrides, the mix rules (unless Pure), and the row-length
+// fallback.
+func decide(mix Mix, model Model, t Tensor, cat Category, layer int, p position, tied bool, opt Options) (Decision, error) {
+	d := Decision{Name: t.Name, Category: cat, Layer: layer}
+	if mix.IsZero() {
+		return Decision{}, &TensorError{Name: t.Name, Reason: "no mix given (the zero Mix)"}
+	}
+	if why := keepReason(t.Name, len(t.Shape)); why != "" {
+		d.Type = opt.Keep
+		d.Reason = why + ": kept " + opt.Keep.String()
+		return d, nil
+	}
+	if len(t.Shape) > 0 && t.Shape[len(t.Shape)-1] <= 0 {
+		return Decision{}, &TensorError{Name: t.Name, Reason: fmt.Sprintf("row length %d in shape %v", t.Shape[len(t.Shape)-1], t.Shape)}
+	}
+	ne0 := t.Shape[len(t.Shape)-1]
+	d.Quantize = true
+	d.Type, d.Reason = mix.base, mix.name+" base type"
+	if o, ok := match(opt.Overrides, t.Name); ok {
+		d.Type, d.Override = o.Type, o.Value
+		d.Reason = "-type-for " + o.Value + ": " + o.Type.String()
+	} else if mix.quantized() && !opt.Pure {
+		d.Type, d.Reason = ruleType(mix, model, cat, p, ne0, tied, opt.Imatrix)
+	} else if opt.Pure {
+		d.Reason = mix.name + " base type (pure)"
+	}
+	if f, why := fallback(d.Type, ne0); why != "" {
+		d.Type, d.Fallback = f, true
+		d.Reason += "; " + why
+	}
+	return d, nil
+}

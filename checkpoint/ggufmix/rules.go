@@ -1,0 +1,208 @@
+package ggufmix
+
+import (
+	"fmt"
+
+	"github.com/tensorcast-go/tensorcast/checkpoint/gguf"
+)
+
+// position places a tensor among its kind for the layer-dependent rules:
+// attnV of nAttnV for the attention-V rules, ffn of nFFN for the FFN
+// rules.
+type position struct {
+	attnV, nAttnV int
+	ffn, nFFN     int
+}
+
+// useMoreBits is llama-quantize's choice of layers that get more bits in
+// the _M mixes: the first eighth, the last eighth, and every third layer
+// in between (i − n/8 ≡ 2 mod 3), with integer division.
+func useMoreBits(i, n int) bool {
+	return i < n/8 || i >= 7*n/8 || (i-n/8)%3 == 2
+}
+
+// moreBitsWhy explains a useMoreBits verdict for the report.
+func moreBitsWhy(i, n int) string {
+	switch {
+	case i < n/8:
+		return fmt.Sprintf("%d of %d, in the first eighth", i, n)
+	case i >= 7*n/8:
+		return fmt.Sprintf("%d of %d, in the last eighth", i, n)
+	default:
+		return fmt.Sprintf("%d of %d, every third layer in between", i, n)
+	}
+}
+
+// ruleType applies the mix's rules to one quantizable tensor whose
+// default is the mix's base type, as llama-quantize's per-tensor type
+// choice does, and says why. ne0 is the row length.
+func ruleType(mix Mix, m Model, cat Category, p position, ne0 int, tied, imatrix bool) (gguf.Type, string) {
+	base := mix.base
+	name := mix.name
+	falcon := m.Arch == "falcon"
+	is := func(ms ...Mix) bool {
+		for _, x := range ms {
+			if x == mix {
+				return true
+			}
+		}
+		return false
+	}
+	keep := func() (gguf.Type, string) { return base, name + " base type" }
+
+	switch {
+	case cat == Output || (tied && cat == TokenEmbd):
+		what := "output head"
+		if cat == TokenEmbd {
+			what = "token embedding doubling as the output head (no output.weight)"
+		}
+		switch {
+		case falcon:
+			return gguf.TypeQ8_0, what + " of a falcon model: Q8_0"
+		case ne0%base.BlockSize() != 0:
+			return gguf.TypeQ8_0, fmt.Sprintf("%s with row length %d not a multiple of %d: Q8_0", what, ne0, base.BlockSize())
+		case base != gguf.TypeQ8_0:
+			return gguf.TypeQ6_K, what + ": Q6_K"
+		}
+		return base, what + ": " + name + " base type"
+
+	case cat == TokenEmbd:
+		return keep()
+
+	case cat.attnVLike():
+		t, why := base, name+" base type"
+		gqa := m.gqa()
+		i, n := p.attnV, p.nAttnV
+		switch {
+		case mix == MixQ2_K && gqa >= 4:
+			t, why = gguf.TypeQ4_K, fmt.Sprintf("Q2_K: %s with grouped-query attention (%d heads per KV head ≥ 4): Q4_K", cat, gqa)
+		case mix == MixQ2_K:
+			t, why = gguf.TypeQ3_K, fmt.Sprintf("Q2_K: %s: Q3_K", cat)
+		case mix == MixQ3_K_M && i < 2:
+			t, why = gguf.TypeQ5_K, fmt.Sprintf("Q3_K_M: %s %d of %d, among the first 2: Q5_K", cat, i, n)
+		case mix == MixQ3_K_M:
+			t, why = gguf.TypeQ4_K, fmt.Sprintf("Q3_K_M: %s: Q4_K", cat)
+		case mix == MixQ3_K_L:
+			t, why = gguf.TypeQ5_K, fmt.Sprintf("Q3_K_L: %s: Q5_K", cat)
+		case is(MixIQ4_NL, MixIQ4_XS) && gqa >= 4:
+			t, why = gguf.TypeQ5_K, fmt.Sprintf("%s: %s with grouped-query attention (%d heads per KV head ≥ 4): Q5_K", name, cat, gqa)
+		case is(MixQ4_K_M, MixQ5_K_M) && useMoreBits(i, n):
+			t, why = gguf.TypeQ6_K, fmt.Sprintf("%s: %s %s (use_more_bits): Q6_K", name, cat, moreBitsWhy(i, n))
+		case mix == MixQ4_K_S && i < 4:
+			t, why = gguf.TypeQ5_K, fmt.Sprintf("Q4_K_S: %s %d of %d, among the first 4: Q5_K", cat, i, n)
+		}
+		if m.is70B() && (t == gguf.TypeQ3_K || t == gguf.TypeQ4_K) {
+			t, why = gguf.TypeQ5_K, why+"; a 70B model's small shared V: Q5_K"
+		}
+		if m.Experts == 8 {
+			t, why = gguf.TypeQ8_0, why+"; an 8-expert model: Q8_0"
+		}
+		return t, why
+
+	case cat == AttnK:
+		if m.Experts == 8 {
+			return gguf.TypeQ8_0, name + ": attn_k of an 8-expert model: Q8_0"
+		}
+		return keep()
+
+	case cat == FFNDown:
+		i, n := p.ffn, p.nFFN
+		switch {
+		case mix == MixQ2_K:
+			return gguf.TypeQ3_K, "Q2_K: ffn_down: Q3_K"
+		case mix == MixQ3_K_M && i < n/16:
+			return gguf.TypeQ5_K, fmt.Sprintf("Q3_K_M: ffn_down in layer %d of %d, in the first sixteenth: Q5_K", i, n)
+		case mix == MixQ3_K_M && (!falcon || useMoreBits(i, n)):
+			return gguf.TypeQ4_K, "Q3_K_M: ffn_down: Q4_K"
+		case mix == MixQ3_K_M:
+			return gguf.TypeQ3_K, "Q3_K_M: ffn_down of a falcon model outside use_more_bits: Q3_K"
+		case mix == MixQ3_K_L && falcon:
+			return gguf.TypeQ4_K, "Q3_K_L: ffn_down of a falcon model: Q4_K"
+		case mix == MixQ3_K_L:
+			return gguf.TypeQ5_K, "Q3_K_L: ffn_down: Q5_K"
+		case mix == MixQ4_K_M && falcon:
+			switch {
+			case i < n/16:
+				return gguf.TypeQ6_K, fmt.Sprintf("Q4_K_M: falcon ffn_down in layer %d of %d, in the first sixteenth: Q6_K", i, n)
+			case useMoreBits(i, n):
+				return gguf.TypeQ5_K, fmt.Sprintf("Q4_K_M: falcon ffn_down in layer %s (use_more_bits): Q5_K", moreBitsWhy(i, n))
+			}
+			return keep()
+		case mix == MixQ4_K_M:
+			if useMoreBits(i, n) {
+				return gguf.TypeQ6_K, fmt.Sprintf("Q4_K_M: ffn_down in layer %s (use_more_bits): Q6_K", moreBitsWhy(i, n))
+			}
+			return keep()
+		case is(MixIQ4_NL, MixIQ4_XS) && i < n/8 && !imatrix:
+			return gguf.TypeQ5_K, fmt.Sprintf("%s: ffn_down in layer %d of %d, in the first eighth, without an importance matrix: Q5_K", name, i, n)
+		case mix == MixQ5_K_M && useMoreBits(i, n):
+			return gguf.TypeQ6_K, fmt.Sprintf("Q5_K_M: ffn_down in layer %s (use_more_bits): Q6_K", moreBitsWhy(i, n))
+		case mix == MixQ4_K_S && !falcon && i < n/8:
+			return gguf.TypeQ5_K, fmt.Sprintf("Q4_K_S: ffn_down in layer %d of %d, in the first eighth: Q5_K", i, n)
+		case is(MixQ4_0, MixQ5_0) && imatrix && i < n/8:
+			t := gguf.TypeQ4_1
+			if mix == MixQ5_0 {
+				t = gguf.TypeQ5_1
+			}
+			return t, fmt.Sprintf("%s: ffn_down in layer %d of %d, in the first eighth, with an importance matrix: %v", name, i, n, t)
+		}
+		return keep()
+
+	case cat == AttnOutput:
+		if falcon {
+			if mix == MixQ3_K_L {
+				return gguf.TypeQ4_K, "Q3_K_L: attn_output of a falcon model: Q4_K"
+			}
+			return keep()
+		}
+		if m.Experts == 8 {
+			if is(MixQ2_K, MixQ3_K_S, MixQ3_K_M, MixIQ4_NL, MixQ4_K_S, MixQ4_K_M, MixIQ4_XS) {
+				return gguf.TypeQ5_K, name + ": attn_output of an 8-expert model: Q5_K"
+			}
+			return keep()
+		}
+		switch mix {
+		case MixQ2_K:
+			return gguf.TypeQ3_K, "Q2_K: attn_output: Q3_K"
+		case MixQ3_K_M:
+			return gguf.TypeQ4_K, "Q3_K_M: attn_output: Q4_K"
+		case MixQ3_K_L:
+			return gguf.TypeQ5_K, "Q3_K_L: attn_output: Q5_K"
+		}
+		return keep()
+	}
+	// attn_q, ffn_gate, ffn_up and the rest: only mixes this package does
+	// not offer (IQ3_*) have rules for them.
+	return keep()
+}
+
+// fallback is llama-quantize's replacement for a block type whose block
+// does not divide the row length: the 256-element K and IQ types fall
+// back to a 32-element type of similar size, and anything that still does
+// not fit (or a 32-element type that does not) to F16.
+func fallback(t gguf.Type, ne0 int) (gguf.Type, string) {
+	if !t.Quantized() || ne0%t.BlockSize() == 0 {
+		return t, ""
+	}
+	var f gguf.Type
+	switch t {
+	case gguf.TypeIQ1_S, gguf.TypeIQ1_M, gguf.TypeIQ2_XXS, gguf.TypeIQ2_XS, gguf.TypeIQ2_S,
+		gguf.TypeIQ3_XXS, gguf.TypeIQ3_S, gguf.TypeIQ4_XS:
+		f = gguf.TypeIQ4_NL
+	case gguf.TypeQ2_0, gguf.TypeQ2_K, gguf.TypeQ3_K, gguf.TypeTQ1_0, gguf.TypeTQ2_0:
+		f = gguf.TypeQ4_0
+	case gguf.TypeQ4_K:
+		f = gguf.TypeQ5_0
+	case gguf.TypeQ5_K:
+		f = gguf.TypeQ5_1
+	case gguf.TypeQ6_K:
+		f = gguf.TypeQ8_0
+	default:
+		f = gguf.TypeF16
+	}
+	if ne0%f.BlockSize() != 0 {
+		f = gguf.TypeF16
+	}
+	return f, fmt.Sprintf("row length %d is not a multiple of %v's block of %d: falls back to %v",
+		ne0, t, t.BlockSize(), f)
+}

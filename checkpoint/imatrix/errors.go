@@ -1,0 +1,147 @@
+package imatrix
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+)
+
+// ErrNoEntry is wrapped by the *LookupError that Imatrix.Importance and
+// Imatrix.Entry return for a tensor name the file has no entry for.
+var ErrNoEntry = errors.New("no importance entry")
+
+// FormatError reports input that is not a valid importance matrix in
+// either format, with where the problem was found.
+type FormatError struct {
+	// Path is the file name given to Read or Parse ("" when unknown).
+	Path string
+	// Entry is the tensor name of the entry at fault, or "".
+	Entry string
+	// Key is the GGUF metadata key at fault, or "".
+	Key string
+	// Offset is the byte offset at which the problem was detected, or −1
+	// when it is not known (a GGUF metadata key).
+	Offset int64
+	// Reason describes the problem.
+	Reason string
+	// Err is the underlying cause, if any: io.ErrUnexpectedEOF for a
+	// truncated file, a *gguf.FormatError for a broken GGUF container, or
+	// the error of the file system.
+	Err error
+}
+
+// Error returns a message such as
+// `imatrix: imatrix.dat: entry "blk.0.attn_q.weight": offset 40: nval -3 < 1`.
+func (e *FormatError) Error() string {
+	var b strings.Builder
+	b.WriteString("imatrix: ")
+	if e.Path != "" {
+		b.WriteString(e.Path)
+		b.WriteString(": ")
+	}
+	if e.Entry != "" {
+		b.WriteString("entry ")
+		b.WriteString(strconv.Quote(e.Entry))
+		b.WriteString(": ")
+	}
+	if e.Key != "" {
+		b.WriteString("key ")
+		b.WriteString(strconv.Quote(e.Key))
+		b.WriteString(": ")
+	}
+	if e.Offset >= 0 {
+		b.WriteString("offset ")
+		b.WriteString(strconv.FormatInt(e.Offset, 10))
+		b.WriteString(": ")
+	}
+	b.WriteString(e.Reason)
+	if e.Err != nil {
+		b.WriteString(": ")
+		b.WriteString(e.Err.Error())
+	}
+	return b.String()
+}
+
+// Unwrap returns the underlying cause, if any.
+func (e *FormatError) Unwrap() error { return e.Err }
+
+// LookupError reports a tensor name the importance matrix has no entry
+// for. It wraps ErrNoEntry.
+type LookupError struct {
+	// Path is the importance matrix file.
+	Path string
+	// Name is the tensor name looked up.
+	Name string
+	// Closest lists up to three names the file has that are nearest to
+	// Name, nearest first (empty when none is close).
+	Closest []string
+}
+
+// Error returns a message such as `imatrix: im.gguf: no importance entry
+// for "blk.0.attn_q.weigth" (closest: "blk.0.attn_q.weight")`.
+func (e *LookupError) Error() string {
+	var b strings.Builder
+	b.WriteString("imatrix: ")
+	if e.Path != "" {
+		b.WriteString(e.Path)
+		b.WriteString(": ")
+	}
+	b.WriteString(ErrNoEntry.Error())
+	b.WriteString(" for ")
+	b.WriteString(strconv.Quote(e.Name))
+	if len(e.Closest) > 0 {
+		b.WriteString(" (closest: ")
+		for i, c := range e.Closest {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(strconv.Quote(c))
+		}
+		b.WriteString(")")
+	} else {
+		b.WriteString(" (entries are named as GGUF tensors, e.g. \"blk.0.attn_q.weight\")")
+	}
+	return b.String()
+}
+
+// Unwrap returns ErrNoEntry.
+func (e *LookupError) Unwrap() error { return ErrNoEntry }
+
+// SizeError reports an entry whose size does not fit the tensor it was
+// looked up for.
+type SizeError struct {
+	// Path is the importance matrix file.
+	Path string
+	// Name is the tensor name.
+	Name string
+	// Values and Matrices describe the entry: its number of importance
+	// values and of matrices (experts; always 1 in a .dat file).
+	Values, Matrices int
+	// Cols and Experts describe the tensor: its row length and number of
+	// experts (1 for a dense weight).
+	Cols, Experts int
+}
+
+// Error returns a message such as `imatrix: im.gguf: entry
+// "blk.0.ffn_down.weight" has 4096 values in 1 matrices, the tensor wants
+// 11008 columns × 1 experts`.
+func (e *SizeError) Error() string {
+	var b strings.Builder
+	b.WriteString("imatrix: ")
+	if e.Path != "" {
+		b.WriteString(e.Path)
+		b.WriteString(": ")
+	}
+	b.WriteString("entry ")
+	b.WriteString(strconv.Quote(e.Name))
+	b.WriteString(" has ")
+	b.WriteString(strconv.Itoa(e.Values))
+	b.WriteString(" values in ")
+	b.WriteString(strconv.Itoa(e.Matrices))
+	b.WriteString(" matrices, the tensor wants ")
+	b.WriteString(strconv.Itoa(e.Cols))
+	b.WriteString(" columns × ")
+	b.WriteString(strconv.Itoa(e.Experts))
+	b.WriteString(" experts")
+	return b.String()
+}

@@ -1,0 +1,72 @@
+package imatrix
+
+import (
+	"bytes"
+	"math"
+	"os"
+	"testing"
+)
+
+// checkParsed holds for every file Parse accepts.
+func checkParsed(t *testing.T, m *Imatrix) {
+	for i, e := range m.Entries {
+		if i > 0 && m.Entries[i-1].Name >= e.Name {
+			t.Fatalf("entries not sorted and unique: %q then %q", m.Entries[i-1].Name, e.Name)
+		}
+		if e.Matrices < 1 || len(e.Importance) == 0 || len(e.Importance)%e.Matrices != 0 || len(e.Counts) != e.Matrices {
+			t.Fatalf("entry %q: %d values, %d matrices, %d counts", e.Name, len(e.Importance), e.Matrices, len(e.Counts))
+		}
+		for j, v := range e.Importance {
+			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) || v < 0 {
+				t.Fatalf("entry %q: importance %d is %v", e.Name, j, v)
+			}
+		}
+		cols := len(e.Importance) / e.Matrices
+		vs, err := m.Importance(e.Name, cols, e.Matrices)
+		if err != nil || len(vs) != e.Matrices {
+			t.Fatalf("entry %q: Importance(%d, %d): %d vectors, %v", e.Name, cols, e.Matrices, len(vs), err)
+		}
+	}
+}
+
+func FuzzReadGGUF(f *testing.F) {
+	f.Add(handGGUF())
+	f.Add(ggufFile(imatrixKVs(), []ggufTensor{
+		f32t("w.in_sum2", []uint64{2, 2}, 1, 2, 3, 4),
+		f32t("w.counts", []uint64{1, 2}, 1, 0),
+		f32t("w.in_sum", []uint64{2, 2}, 1, 2, 3, 4),
+	}))
+	f.Add(ggufFile(imatrixKVs(), []ggufTensor{f32t("w.in_sum2", []uint64{2}, 1, 2)}))
+	if b, err := os.ReadFile("testdata/golden.imatrix.gguf"); err == nil {
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		m, err := Parse(bytes.NewReader(b), int64(len(b)), "fuzz")
+		if err != nil {
+			if err.Error() == "" {
+				t.Fatal("empty error message")
+			}
+			return
+		}
+		checkParsed(t, m)
+	})
+}
+
+func FuzzReadDat(f *testing.F) {
+	f.Add([]byte(handDat()))
+	f.Add([]byte(handDat().i32(7).i32(9).raw("calib.txt")))
+	f.Add([]byte(le(nil).i32(1).datEntry("blk.1.ffn_up_exps.weight", 2, 2, 4, 6, 8).i32(3)))
+	if b, err := os.ReadFile("testdata/golden.imatrix.dat"); err == nil {
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		m, err := Parse(bytes.NewReader(b), int64(len(b)), "fuzz")
+		if err != nil {
+			if err.Error() == "" {
+				t.Fatal("empty error message")
+			}
+			return
+		}
+		checkParsed(t, m)
+	})
+}

@@ -1,0 +1,238 @@
+package imatrix
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/tensorcast-go/tensorcast/checkpoint/gguf"
+)
+
+// The GGUF imatrix keys and tensor name suffixes.
+const (
+	// KeyType is general.type, "imatrix" in an importance matrix.
+	KeyType = "general.type"
+	// KeyDatasets is the array of calibration file names.
+	KeyDatasets = "imatrix.datasets"
+	// KeyChunkCount is the number of chunks the matrix was computed on.
+	KeyChunkCount = "imatrix.chunk_count"
+	// KeyChunkSize is the number of tokens per chunk.
+	KeyChunkSize = "imatrix.chunk_size"
+
+	// SuffixSum2 ends the name of the sums of squared activations.
+	SuffixSum2 = ".in_sum2"
+	// SuffixCounts ends the name of the per-matrix activation counts.
+	SuffixCounts = ".counts"
+	// SuffixSum ends the name of the optional plain activation sums.
+	SuffixSum = ".in_sum"
+
+	// maxCount bounds a count: larger floats cannot be exact integers.
+	maxCount = 1 << 53
+)
+
+// ggufGroup collects the tensors of one entry.
+type ggufGroup struct {
+	sum2, counts, sum *gguf.TensorInfo
+}
+
+// parseGGUF decodes a GGUF importance matrix.
+func parseGGUF(r io.ReaderAt, size int64, path string) (*Imatrix, error) {
+	f, err := gguf.Read(r, size, path)
+	if err != nil {
+		off := int64(-1)
+		var fe *gguf.FormatError
+		if errors.As(err, &fe) {
+			off = fe.Offset
+		}
+		return nil, &FormatError{Path: path, Offset: off, Reason: "not a valid GGUF file", Err: err}
+	}
+	m := &Imatrix{Format: FormatGGUF}
+	if err := ggufMeta(f, m, path); err != nil {
+		return nil, err
+	}
+
+	groups := map[string]*ggufGroup{}
+	for i := range f.Tensors {
+		t := &f.Tensors[i]
+		var base string
+		var slot **gguf.TensorInfo
+		group := func(b string) *ggufGroup {
+			g := groups[b]
+			if g == nil {
+				g = &ggufGroup{}
+				groups[b] = g
+			}
+			return g
+		}
+		switch {
+		case strings.HasSuffix(t.Name, SuffixSum2):
+			base = strings.TrimSuffix(t.Name, SuffixSum2)
+			slot = &group(base).sum2
+		case strings.HasSuffix(t.Name, SuffixCounts):
+			base = strings.TrimSuffix(t.Name, SuffixCounts)
+			slot = &group(base).counts
+		case strings.HasSuffix(t.Name, SuffixSum):
+			base = strings.TrimSuffix(t.Name, SuffixSum)
+			slot = &group(base).sum
+		default:
+			continue // other tensors are ignored, as llama.cpp ignores them
+		}
+		if base == "" {
+			return nil, &FormatError{Path: path, Offset: f.DataOffset + t.Offset,
+				Reason: fmt.Sprintf("tensor %q has an empty entry name", t.Name)}
+		}
+		*slot = t
+	}
+	if len(groups) == 0 {
+		return nil, &FormatError{Path: path, Offset: -1,
+			Reason: fmt.Sprintf("no importance entries (no %s/%s tensors among %d)", SuffixSum2, SuffixCounts, len(f.Tensors))}
+	}
+	bases := make([]string, 0, len(groups))
+	for b := range groups {
+		bases = append(bases, b)
+	}
+	sort.Strings(bases)
+	m.Entries = make([]Entry, 0, len(bases))
+	for _, b := range bases {
+		e, err := ggufEntry(f, b, groups[b], path)
+		if err != nil {
+			return nil, err
+		}
+		m.Entries = append(m.Entries, e)
+	}
+	return m, nil
+}
+
+// ggufMeta reads and checks the imatrix metadata keys.
+func ggufMeta(f *gguf.File, m *Imatrix, path string) error {
+	keyErr := func(key, format string, args ...any) error {
+		return &FormatError{Path: path, Key: key, Offset: -1, Reason: fmt.Sprintf(format, args...)}
+	}
+	if v, ok := f.Get(KeyType); ok {
+		s, isStr := v.Str()
+		if !isStr {
+			return keyErr(KeyType, "is %v, want the string \"imatrix\"", v.Type())
+		}
+		if s != "imatrix" {
+			return keyErr(KeyType, "is %q, not \"imatrix\": not an importance matrix", s)
+		}
+	}
+	v, ok := f.Get(KeyDatasets)
+	if !ok {
+		return keyErr(KeyDatasets, "missing (llama-imatrix always writes it)")
+	}
+	ds, isStrs := v.Any().([]string)
+	if !isStrs {
+		return keyErr(KeyDatasets, "is %v, want an array of strings", v)
+	}
+	m.Datasets = append([]string(nil), ds...)
+	for _, k := range []struct {
+		key string
+		dst *int64
+	}{{KeyChunkCount, &m.ChunkCount}, {KeyChunkSize, &m.ChunkSize}} {
+		v, ok := f.Get(k.key)
+		if !ok {
+			return keyErr(k.key, "missing (llama-imatrix always writes it)")
+		}
+		if v.Type() != gguf.ValueUint32 {
+			return keyErr(k.key, "is %v, want a uint32", v)
+		}
+		u, _ := v.Uint()
+		*k.dst = int64(u)
+	}
+	return nil
+}
+
+// ggufEntry checks one entry's tensors and computes its importance.
+func ggufEntry(f *gguf.File, name string, g *ggufGroup, path string) (Entry, error) {
+	fail := func(t *gguf.TensorInfo, err error, format string, args ...any) error {
+		off := int64(-1)
+		if t != nil {
+			off = f.DataOffset + t.Offset
+		}
+		return &FormatError{Path: path, Entry: name, Offset: off, Reason: fmt.Sprintf(format, args...), Err: err}
+	}
+	if g.sum2 == nil {
+		return Entry{}, fail(firstOf(g.counts, g.sum), nil, "tensor %s is missing", name+SuffixSum2)
+	}
+	if g.counts == nil {
+		return Entry{}, fail(firstOf(g.sum2, g.sum), nil, "tensor %s is missing", name+SuffixCounts)
+	}
+	for _, t := range []*gguf.TensorInfo{g.sum2, g.counts, g.sum} {
+		if t != nil && t.Type != gguf.TypeF32 {
+			return Entry{}, fail(t, nil, "tensor %s is %v, want F32", t.Name, t.Type)
+		}
+	}
+	nval, nmat := g.sum2.NumElements(), g.counts.NumElements()
+	if nmat < 1 || nval < 1 || nval%nmat != 0 {
+		return Entry{}, fail(g.sum2, nil, "%d sums do not divide into %d matrices", nval, nmat)
+	}
+	if len(g.sum2.Dims) > 1 && int64(g.sum2.Dims[1]) != nmat {
+		return Entry{}, fail(g.sum2, nil, "%s has dimensions %v, want [%d %d]", g.sum2.Name, g.sum2.Dims, nval/nmat, nmat)
+	}
+	if len(g.counts.Dims) > 0 && g.counts.Dims[0] != 1 {
+		return Entry{}, fail(g.counts, nil, "%s has dimensions %v, want [1 %d]", g.counts.Name, g.counts.Dims, nmat)
+	}
+	if g.sum != nil && g.sum.NumElements() != nval {
+		return Entry{}, fail(g.sum, nil, "%s has %d elements, %s has %d", g.sum.Name, g.sum.NumElements(),
+			g.sum2.Name, nval)
+	}
+
+	counts, err := f.Float32s(g.counts.Name)
+	if err != nil {
+		return Entry{}, fail(g.counts, err, "reading %s", g.counts.Name)
+	}
+	e := Entry{Name: name, Matrices: int(nmat), Counts: make([]int64, nmat)}
+	for j, c := range counts {
+		if !(c >= 0 && c < maxCount) { // also rejects NaN
+			return Entry{}, fail(g.counts, nil, "count %d is %v (want a finite count ≥ 0)", j, c)
+		}
+		e.Counts[j] = int64(math.Round(float64(c)))
+	}
+	sums, err := f.Float32s(g.sum2.Name)
+	if err != nil {
+		return Entry{}, fail(g.sum2, err, "reading %s", g.sum2.Name)
+	}
+	cols := int(nval / nmat)
+	for j := range int(nmat) {
+		row := sums[j*cols : (j+1)*cols]
+		c := float32(e.Counts[j])
+		for i, s := range row {
+			if math.IsNaN(float64(s)) || math.IsInf(float64(s), 0) || s < 0 {
+				return Entry{}, fail(g.sum2, nil, "sum %d of matrix %d is %v (a sum of squares must be finite and ≥ 0)",
+					i, j, s)
+			}
+			if c > 0 {
+				row[i] = s / c
+			} else {
+				row[i] = 1 // no activations reached this matrix: every column counts the same
+			}
+		}
+	}
+	e.Importance = sums
+	if g.sum != nil {
+		plain, err := f.Float32s(g.sum.Name)
+		if err != nil {
+			return Entry{}, fail(g.sum, err, "reading %s", g.sum.Name)
+		}
+		for i, s := range plain {
+			if math.IsNaN(float64(s)) || math.IsInf(float64(s), 0) {
+				return Entry{}, fail(g.sum, nil, "sum %d is %v (want a finite value)", i, s)
+			}
+		}
+	}
+	return e, nil
+}
+
+// firstOf returns the first non-nil tensor, or nil.
+func firstOf(ts ...*gguf.TensorInfo) *gguf.TensorInfo {
+	for _, t := range ts {
+		if t != nil {
+			return t
+		}
+	}
+	return nil
+}

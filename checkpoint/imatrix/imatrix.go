@@ -1,0 +1,163 @@
+package imatrix
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"sort"
+
+	"github.com/tensorcast-go/tensorcast/checkpoint/gguf"
+	"github.com/tensorcast-go/tensorcast/internal/names"
+)
+
+// Format is the file format an importance matrix was read from.
+type Format int
+
+const (
+	// FormatGGUF is llama-imatrix's GGUF format (the default since 2025).
+	FormatGGUF Format = iota + 1
+	// FormatDat is the older .dat format.
+	FormatDat
+)
+
+// String returns "gguf" or "dat".
+func (f Format) String() string {
+	switch f {
+	case FormatGGUF:
+		return "gguf"
+	case FormatDat:
+		return "dat"
+	}
+	return fmt.Sprintf("Format(%d)", int(f))
+}
+
+// Imatrix is a parsed importance matrix.
+type Imatrix struct {
+	// Path is the file name given to Read or Parse.
+	Path string
+	// Format is the format the file was in.
+	Format Format
+	// Datasets lists the calibration files the matrix was computed on
+	// (imatrix.datasets, or the .dat trailer's one name); it may be empty.
+	Datasets []string
+	// ChunkCount is the number of chunks the matrix was computed on
+	// (imatrix.chunk_count, or the .dat trailer's count); 0 when the file
+	// does not say.
+	ChunkCount int64
+	// ChunkSize is the number of tokens per chunk (imatrix.chunk_size);
+	// 0 for a .dat file, which does not store it.
+	ChunkSize int64
+	// Entries holds one entry per weight tensor, sorted by name.
+	Entries []Entry
+
+	idx map[string]int
+}
+
+// Entry is the importance of one weight tensor.
+type Entry struct {
+	// Name is the weight's GGUF tensor name ("blk.0.attn_q.weight").
+	Name string
+	// Matrices is the number of matrices the entry covers: the number of
+	// experts of a 3-D expert weight in a GGUF imatrix, otherwise 1 (a
+	// .dat file does not record it).
+	Matrices int
+	// Importance holds len/Matrices values per matrix, matrix after
+	// matrix: the mean square of the activations that met each input
+	// column (1 for every column of a matrix with a zero count).
+	Importance []float32
+	// Counts holds, per matrix, the number of activation rows the sums
+	// cover (GGUF), or the single ncall of a .dat entry.
+	Counts []int64
+}
+
+// Read reads the importance matrix at path, in either format: a file that
+// starts with the GGUF magic is read as GGUF, any other as .dat.
+func Read(path string) (*Imatrix, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, &FormatError{Path: path, Offset: -1, Reason: "cannot open", Err: err}
+	}
+	defer fh.Close()
+	fi, err := fh.Stat()
+	if err != nil {
+		return nil, &FormatError{Path: path, Offset: -1, Reason: "cannot stat", Err: err}
+	}
+	return Parse(fh, fi.Size(), path)
+}
+
+// Parse reads an importance matrix of size bytes through r; name is used
+// in errors and as Imatrix.Path. Errors in the input are *FormatError
+// values.
+func Parse(r io.ReaderAt, size int64, name string) (*Imatrix, error) {
+	if size < 4 {
+		return nil, &FormatError{Path: name, Offset: 0, Reason: fmt.Sprintf("file of %d bytes is too short", size),
+			Err: io.ErrUnexpectedEOF}
+	}
+	var magic [4]byte
+	if _, err := r.ReadAt(magic[:], 0); err != nil {
+		return nil, &FormatError{Path: name, Offset: 0, Reason: "reading the first 4 bytes", Err: err}
+	}
+	var m *Imatrix
+	var err error
+	if string(magic[:]) == gguf.Magic {
+		m, err = parseGGUF(r, size, name)
+	} else {
+		m, err = parseDat(r, size, name)
+	}
+	if err != nil {
+		return nil, err
+	}
+	m.Path = name
+	sort.Slice(m.Entries, func(i, j int) bool { return m.Entries[i].Name < m.Entries[j].Name })
+	m.idx = make(map[string]int, len(m.Entries))
+	for i, e := range m.Entries {
+		m.idx[e.Name] = i
+	}
+	return m, nil
+}
+
+// Names returns the entry names, sorted.
+func (m *Imatrix) Names() []string {
+	out := make([]string, len(m.Entries))
+	for i, e := range m.Entries {
+		out[i] = e.Name
+	}
+	return out
+}
+
+// Entry returns the entry of the named tensor (a GGUF tensor name), or a
+// *LookupError wrapping ErrNoEntry that lists the closest names the file
+// has.
+func (m *Imatrix) Entry(name string) (*Entry, error) {
+	if i, ok := m.idx[name]; ok {
+		return &m.Entries[i], nil
+	}
+	return nil, &LookupError{Path: m.Path, Name: name, Closest: names.Closest(name, m.Names(), 3)}
+}
+
+// Importance returns the per-column importance of the named weight, one
+// vector of cols values per expert (experts is 1 for a dense weight, the
+// number of experts of a 3-D expert weight; values < 1 count as 1). The
+// vectors share memory with the Imatrix and must not be modified.
+//
+// A missing entry gives a *LookupError; an entry whose size is not
+// cols × experts, or that records another number of matrices, gives a
+// *SizeError.
+func (m *Imatrix) Importance(name string, cols, experts int) ([][]float32, error) {
+	e, err := m.Entry(name)
+	if err != nil {
+		return nil, err
+	}
+	experts = max(experts, 1)
+	bad := cols <= 0 || len(e.Importance)%cols != 0 || len(e.Importance)/cols != experts ||
+		(e.Matrices > 1 && e.Matrices != experts)
+	if bad {
+		return nil, &SizeError{Path: m.Path, Name: name, Values: len(e.Importance), Matrices: e.Matrices,
+			Cols: cols, Experts: experts}
+	}
+	out := make([][]float32, experts)
+	for i := range out {
+		out[i] = e.Importance[i*cols : (i+1)*cols : (i+1)*cols]
+	}
+	return out, nil
+}
