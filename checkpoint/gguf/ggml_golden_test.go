@@ -1,0 +1,116 @@
+package gguf
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// The golden files of testdata/gen_ggml.py: ggml's own quantizers and
+// dequantizers (libggml-base.so of node-llama-cpp 3.22.1) run on random and
+// real rows. See the script's doc string for what each field holds.
+
+// ggmlTensor is one input of the golden files.
+type ggmlTensor struct {
+	Name             string `json:"name"`
+	Rows             int    `json:"rows"`
+	Cols             int    `json:"cols"`
+	Offset           int    `json:"offset"`
+	ImportanceOffset int    `json:"importance_offset"`
+	x, importance    []float32
+}
+
+// ggmlCase is ggml's result for one tensor, type and importance.
+type ggmlCase struct {
+	Tensor       string   `json:"tensor"`
+	Type         string   `json:"type"`
+	Importance   bool     `json:"importance"`
+	BlocksOffset int      `json:"blocks_offset"`
+	BlocksLen    int      `json:"blocks_len"`
+	FloatsSHA256 string   `json:"floats_sha256"`
+	SQNR         *float64 `json:"sqnr"`
+	WSQNR        *float64 `json:"wsqnr"`
+	blocks       []byte
+}
+
+// ggmlGolden is the manifest with its data.
+type ggmlGolden struct {
+	Oracle  string        `json:"oracle"`
+	Tensors []*ggmlTensor `json:"tensors"`
+	Cases   []*ggmlCase   `json:"cases"`
+	byName  map[string]*ggmlTensor
+}
+
+// typeByName returns the Type of ggml's name for it.
+func typeByName(t *testing.T, name string) Type {
+	t.Helper()
+	for typ, ti := range typeTable {
+		if ti.name == name {
+			return typ
+		}
+	}
+	t.Fatalf("unknown type %q", name)
+	return 0
+}
+
+// readGGMLGolden reads testdata/ggml/manifest.json and data.bin from dir.
+func readGGMLGolden(t *testing.T, dir string) *ggmlGolden {
+	t.Helper()
+	mb, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
+	require.NoError(t, err)
+	data, err := os.ReadFile(filepath.Join(dir, "data.bin"))
+	require.NoError(t, err)
+	var g ggmlGolden
+	require.NoError(t, json.Unmarshal(mb, &g))
+	floats := func(off, n int) []float32 {
+		require.LessOrEqual(t, off+4*n, len(data))
+		out := make([]float32, n)
+		for i := range out {
+			out[i] = math.Float32frombits(binary.LittleEndian.Uint32(data[off+4*i:]))
+		}
+		return out
+	}
+	g.byName = map[string]*ggmlTensor{}
+	for _, tn := range g.Tensors {
+		tn.x = floats(tn.Offset, tn.Rows*tn.Cols)
+		tn.importance = floats(tn.ImportanceOffset, tn.Cols)
+		g.byName[tn.Name] = tn
+	}
+	for _, c := range g.Cases {
+		require.LessOrEqual(t, c.BlocksOffset+c.BlocksLen, len(data))
+		c.blocks = data[c.BlocksOffset : c.BlocksOffset+c.BlocksLen]
+		require.Contains(t, g.byName, c.Tensor)
+	}
+	return &g
+}
+
+// floatsHash returns the SHA-256 of v's float32 little-endian bytes.
+func floatsHash(v []float32) string {
+	b := make([]byte, 4*len(v))
+	for i, f := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(f))
+	}
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
+
+// TestGGMLDecodeGolden decodes ggml's blocks with our decoders and requires
+// exactly ggml's floats (their SHA-256).
+func TestGGMLDecodeGolden(t *testing.T) {
+	g := readGGMLGolden(t, filepath.Join("testdata", "ggml"))
+	require.NotEmpty(t, g.Cases)
+	for _, c := range g.Cases {
+		typ := typeByName(t, c.Type)
+		tn := g.byName[c.Tensor]
+		y := make([]float32, tn.Rows*tn.Cols)
+		require.NoError(t, Dequantize(typ, y, c.blocks), "%s %s", c.Tensor, c.Type)
+		require.Equal(t, c.FloatsSHA256, floatsHash(y), "%s %s importance=%v: our floats differ from ggml's", c.Tensor, c.Type, c.Importance)
+	}
+}
