@@ -5,11 +5,15 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -112,5 +116,67 @@ func TestGGMLDecodeGolden(t *testing.T) {
 		y := make([]float32, tn.Rows*tn.Cols)
 		require.NoError(t, Dequantize(typ, y, c.blocks), "%s %s", c.Tensor, c.Type)
 		require.Equal(t, c.FloatsSHA256, floatsHash(y), "%s %s importance=%v: our floats differ from ggml's", c.Tensor, c.Type, c.Importance)
+	}
+}
+
+// sqnrDB returns 10·log10(Σ w·x² / Σ w·(y−x)²) over rows of len(w) (w nil:
+// all 1), in float64, and +Inf for an exact y.
+func sqnrDB(x, y, w []float32) float64 {
+	var s, e float64
+	for i, v := range x {
+		c := 1.0
+		if w != nil {
+			c = float64(w[i%len(w)])
+		}
+		d := float64(y[i]) - float64(v)
+		s += c * float64(v) * float64(v)
+		e += c * d * d
+	}
+	if e == 0 {
+		return math.Inf(1)
+	}
+	return 10 * math.Log10(s/e)
+}
+
+// TestGGMLQuantizeGolden quantizes every golden tensor with our quantizer
+// and requires an SQNR (weighted by the importance vector in the cases that
+// use it) of at least ggml's minus 0.05 dB.
+func TestGGMLQuantizeGolden(t *testing.T) {
+	g := readGGMLGolden(t, filepath.Join("testdata", "ggml"))
+	type agg struct{ ours, theirs, n float64 }
+	sum := map[string]*agg{}
+	for _, c := range g.Cases {
+		typ := typeByName(t, c.Type)
+		if _, ok := quantizers[typ]; !ok {
+			continue
+		}
+		tn := g.byName[c.Tensor]
+		var imp []float32
+		want := c.SQNR
+		if c.Importance {
+			imp, want = tn.importance, c.WSQNR
+		}
+		size, _ := typ.Size(int64(len(tn.x)))
+		blocks := make([]byte, size)
+		require.NoError(t, Quantize(typ, blocks, tn.x, imp))
+		y := make([]float32, len(tn.x))
+		require.NoError(t, Dequantize(typ, y, blocks))
+		got := sqnrDB(tn.x, y, imp)
+		if want == nil {
+			continue
+		}
+		t.Logf("%-28s %-6s imp=%-5v ours %7.3f ggml %7.3f  %+6.3f", c.Tensor, c.Type, c.Importance, got, *want, got-*want)
+		assert.GreaterOrEqual(t, got, *want-0.05, "%s %s importance=%v", c.Tensor, c.Type, c.Importance)
+		k := fmt.Sprintf("%s imp=%v", c.Type, c.Importance)
+		if sum[k] == nil {
+			sum[k] = &agg{}
+		}
+		sum[k].ours += got
+		sum[k].theirs += *want
+		sum[k].n++
+	}
+	for _, k := range slices.Sorted(maps.Keys(sum)) {
+		a := sum[k]
+		t.Logf("mean %-16s ours %7.3f ggml %7.3f  %+6.3f", k, a.ours/a.n, a.theirs/a.n, (a.ours-a.theirs)/a.n)
 	}
 }

@@ -164,3 +164,136 @@ func Dequantize(t Type, dst []float32, src []byte) error {
 	dequant(dst, src)
 	return nil
 }
+
+// The quantizers. Each chooses its block's scales (and mins) to minimise
+// the squared error of the decoded values, weighted by importance when it
+// is not nil: a sub-block's scale and min are fitted by least squares over
+// a set of candidate codings, the super-block's float16 scales are chosen
+// for the fitted sub-block scales, and each sub-block takes the better of
+// the integer scales next to its fit under them, with the nearest codes.
+// This is a wider search than ggml's reference quantizers and reaches a
+// lower error on the same input. The blocks are ggml's layouts, read by
+// ggml's dequantizers as by ours.
+//
+// importance holds one weight per column: its length is the row length, a
+// multiple of the block size (256 for the K-quants and IQ4_XS, 32 for the
+// others) dividing len(src), and the error of an element weighs its
+// column's weight; nil weighs every element equally. NaN, infinite and
+// negative weights count as 0. NaN elements are stored as the code nearest
+// 0 and infinities as the extreme code of their sign, neither affecting
+// the scales. Each quantizer panics when dst is not exactly the blocks'
+// size or importance does not fit; Quantize returns an error instead.
+
+// QuantizeQ2_K quantizes src into Q2_K blocks (len(src)/256·84 bytes).
+func QuantizeQ2_K(dst []byte, src, importance []float32) {
+	checkQuant("QuantizeQ2_K", TypeQ2_K, dst, src)
+	kernels.QuantizeQ2_K(dst, src, importance)
+}
+
+// QuantizeQ3_K quantizes src into Q3_K blocks (len(src)/256·110 bytes).
+func QuantizeQ3_K(dst []byte, src, importance []float32) {
+	checkQuant("QuantizeQ3_K", TypeQ3_K, dst, src)
+	kernels.QuantizeQ3_K(dst, src, importance)
+}
+
+// QuantizeQ4_K quantizes src into Q4_K blocks (len(src)/256·144 bytes).
+func QuantizeQ4_K(dst []byte, src, importance []float32) {
+	checkQuant("QuantizeQ4_K", TypeQ4_K, dst, src)
+	kernels.QuantizeQ4_K(dst, src, importance)
+}
+
+// QuantizeQ5_K quantizes src into Q5_K blocks (len(src)/256·176 bytes).
+func QuantizeQ5_K(dst []byte, src, importance []float32) {
+	checkQuant("QuantizeQ5_K", TypeQ5_K, dst, src)
+	kernels.QuantizeQ5_K(dst, src, importance)
+}
+
+// QuantizeQ6_K quantizes src into Q6_K blocks (len(src)/256·210 bytes).
+func QuantizeQ6_K(dst []byte, src, importance []float32) {
+	checkQuant("QuantizeQ6_K", TypeQ6_K, dst, src)
+	kernels.QuantizeQ6_K(dst, src, importance)
+}
+
+// QuantizeQ8_K quantizes src into Q8_K blocks (len(src)/256·292 bytes),
+// including the sums of each 16 codes that ggml's dot products read.
+func QuantizeQ8_K(dst []byte, src, importance []float32) {
+	checkQuant("QuantizeQ8_K", TypeQ8_K, dst, src)
+	kernels.QuantizeQ8_K(dst, src, importance)
+}
+
+// QuantizeIQ4XS quantizes src into IQ4_XS blocks (len(src)/256·136 bytes).
+func QuantizeIQ4XS(dst []byte, src, importance []float32) {
+	checkQuant("QuantizeIQ4XS", TypeIQ4_XS, dst, src)
+	kernels.QuantizeIQ4XS(dst, src, importance)
+}
+
+// QuantizeIQ4NL quantizes src into IQ4_NL blocks (len(src)/32·18 bytes).
+func QuantizeIQ4NL(dst []byte, src, importance []float32) {
+	checkQuant("QuantizeIQ4NL", TypeIQ4_NL, dst, src)
+	kernels.QuantizeIQ4NL(dst, src, importance)
+}
+
+// QuantizeQ4_1 quantizes src into Q4_1 blocks (len(src)/32·20 bytes).
+func QuantizeQ4_1(dst []byte, src, importance []float32) {
+	checkQuant("QuantizeQ4_1", TypeQ4_1, dst, src)
+	kernels.QuantizeQ4_1(dst, src, importance)
+}
+
+// QuantizeQ5_0 quantizes src into Q5_0 blocks (len(src)/32·22 bytes).
+func QuantizeQ5_0(dst []byte, src, importance []float32) {
+	checkQuant("QuantizeQ5_0", TypeQ5_0, dst, src)
+	kernels.QuantizeQ5_0(dst, src, importance)
+}
+
+// QuantizeQ5_1 quantizes src into Q5_1 blocks (len(src)/32·24 bytes).
+func QuantizeQ5_1(dst []byte, src, importance []float32) {
+	checkQuant("QuantizeQ5_1", TypeQ5_1, dst, src)
+	kernels.QuantizeQ5_1(dst, src, importance)
+}
+
+// checkQuant panics unless src is whole blocks of t and dst their size.
+func checkQuant(fn string, t Type, dst []byte, src []float32) {
+	checkBlocks(fn, len(src), len(dst), t.BlockSize(), t.BlockBytes())
+}
+
+// quantizers maps each type Quantize writes to its quantizer.
+var quantizers = map[Type]func(dst []byte, src, importance []float32){
+	TypeQ2_K:   QuantizeQ2_K,
+	TypeQ3_K:   QuantizeQ3_K,
+	TypeQ4_K:   QuantizeQ4_K,
+	TypeQ5_K:   QuantizeQ5_K,
+	TypeQ6_K:   QuantizeQ6_K,
+	TypeQ8_K:   QuantizeQ8_K,
+	TypeIQ4_XS: QuantizeIQ4XS,
+	TypeIQ4_NL: QuantizeIQ4NL,
+	TypeQ4_1:   QuantizeQ4_1,
+	TypeQ5_0:   QuantizeQ5_0,
+	TypeQ5_1:   QuantizeQ5_1,
+}
+
+// Quantize quantizes src into blocks of type t in dst, which must be
+// exactly t.Size(len(src)) bytes. importance, when not nil, holds one
+// non-negative weight per column: its length is the row length, a multiple
+// of t's block size that divides len(src), and each element's squared
+// error weighs its column's weight in the quantizer's search. Types
+// without a quantizer give an error wrapping errors.ErrUnsupported;
+// lengths that do not fit give an error naming them.
+func Quantize(t Type, dst []byte, src, importance []float32) error {
+	q, ok := quantizers[t]
+	if !ok {
+		return fmt.Errorf("gguf: quantizing to %v: %w", t, errors.ErrUnsupported)
+	}
+	bs := t.BlockSize()
+	if len(src)%bs != 0 {
+		return fmt.Errorf("gguf: quantizing to %v: %d elements are not whole blocks of %d", t, len(src), bs)
+	}
+	if want, _ := t.Size(int64(len(src))); int64(len(dst)) != want {
+		return fmt.Errorf("gguf: quantizing %d elements to %v: want %d bytes, got %d", len(src), t, want, len(dst))
+	}
+	if importance != nil && (len(importance) == 0 || len(importance)%bs != 0 || len(src)%len(importance) != 0) {
+		return fmt.Errorf("gguf: quantizing %d elements to %v: an importance vector of %d: want a row length, a multiple of %d dividing the elements",
+			len(src), t, len(importance), bs)
+	}
+	q(dst, src, importance)
+	return nil
+}

@@ -1,0 +1,360 @@
+package kernels
+
+import "math"
+
+// The scale searches of the K-quant, legacy and IQ4 quantizers. Every
+// quantizer minimises the weighted squared error Σ w·(x − x̂)² of its
+// blocks, w being the importance of each element's column (1 without an
+// importance vector). A sub-block's scale (and min) is fitted first, as a
+// float, by trying a few candidate scales, fitting the least-squares scale
+// (and min) to the codes each one rounds to, and refitting the best; the
+// super-block then quantizes those scales to its integer sub-block scales
+// (superScale), and each sub-block finally takes the best of the nearest
+// integer scales under the stored super-block scale, with the nearest
+// codes. All arithmetic is float32, element by element in order, so that a
+// vector kernel working one sub-block per lane gives the same bits.
+
+// magicRound is 1.5·2^23: adding and subtracting it rounds a float32 of
+// magnitude below 2^22 to an integer, ties to even.
+const magicRound = 12582912
+
+// rnd rounds v (|v| < 2^22) to the nearest integer, ties to even.
+func rnd(v float32) float32 { return (v + magicRound) - magicRound }
+
+// clampRound returns v clamped to [lo, hi] (NaN gives lo) and rounded to
+// the nearest integer, ties to even. lo and hi are integers below 2^22.
+func clampRound(v, lo, hi float32) float32 {
+	if !(v >= lo) {
+		v = lo
+	}
+	if v > hi {
+		v = hi
+	}
+	return rnd(v)
+}
+
+// finite reports whether v is neither NaN nor an infinity.
+func finite(v float32) bool { return math.Float32bits(v)&0x7f800000 != 0x7f800000 }
+
+// groupEps is the largest magnitude of a sub-block quantized as all zero:
+// below it no scale is fitted.
+const groupEps = 1e-15
+
+// fit is the result of a sub-block fit: x ≈ d·q + m (m = 0 for the
+// symmetric fits), with weighted error err, and the sums Σwq² (cqq), Σwq
+// (cq) and Σw (cw) of its codes, the curvatures of the error in d and m.
+type fit struct {
+	d, m, err   float32
+	cqq, cq, cw float32
+}
+
+// affine is an affine (scale and min) search: x ≈ d·q + m, q in [0, n].
+type affine struct {
+	n        float32   // codes run from 0 to n
+	deltas   []float32 // candidate inverse scales t = (n+δ)/(max−min)
+	refine   int       // refits after the best candidate
+	minBelow bool      // m must be ≤ 0 (the K-quants store −m ≥ 0)
+	shifts   []float32 // origins below the min tried with each candidate, in code steps
+}
+
+// fit fits x ≈ d·q + m minimising Σ w·(x − d·q − m)² over a's candidates,
+// with d ≥ 0 and, when a.minBelow, m ≤ 0. x must be finite and w ≥ 0 with a
+// positive sum.
+func (a *affine) fit(x, w []float32) fit {
+	lo, hi := x[0], x[0]
+	var sw, sx, sxx float32
+	for i, v := range x {
+		lo, hi = min(lo, v), max(hi, v)
+		sw += w[i]
+		sx += w[i] * v
+		sxx += w[i] * v * v
+	}
+	if a.minBelow && lo > 0 {
+		lo = 0
+	}
+	if !(hi-lo > groupEps) {
+		// A constant: zero codes and the least-squares offset.
+		m := sx / sw
+		if a.minBelow && m > 0 {
+			m = 0
+		}
+		return fit{d: 0, m: m, err: sxx - 2*m*sx + m*m*sw, cw: sw}
+	}
+	best := fit{err: float32(math.Inf(1))}
+	try := func(t, o float32) {
+		var sq, sqq, sxq float32
+		for i, v := range x {
+			q := clampRound(t*(v-o), 0, a.n)
+			wq := w[i] * q
+			sq += wq
+			sqq += wq * q
+			sxq += wq * v
+		}
+		det := sw*sqq - sq*sq
+		if !(det > 0) {
+			return
+		}
+		d := (sw*sxq - sx*sq) / det
+		m := (sqq*sx - sq*sxq) / det
+		if a.minBelow && m > 0 {
+			m, d = 0, sxq/sqq
+		}
+		if !(d > 0) {
+			return
+		}
+		e := sxx - 2*d*sxq - 2*m*sx + d*d*sqq + 2*d*m*sq + m*m*sw
+		if e < best.err {
+			best = fit{d: d, m: m, err: e, cqq: sqq, cq: sq, cw: sw}
+		}
+	}
+	for _, dl := range a.deltas {
+		t := (a.n + dl) / (hi - lo)
+		try(t, lo)
+		for _, sh := range a.shifts {
+			try(t, lo-sh/t)
+		}
+	}
+	for range a.refine {
+		if best.d == 0 {
+			break
+		}
+		try(1/best.d, best.m)
+	}
+	if best.d == 0 { // no candidate fitted: the plain min-max scale
+		best = fit{d: (hi - lo) / a.n, m: lo, cw: sw}
+		best.err = affineErr(x, w, best.d, best.m, a.n)
+	}
+	return best
+}
+
+// affineErr returns Σ w·(x − x̂)² for x̂ = float32(d·q) + m with the nearest
+// codes q in [0, n]; d = 0 gives x̂ = m.
+func affineErr(x, w []float32, d, m, n float32) float32 {
+	var e float32
+	var id float32
+	if d != 0 {
+		id = 1 / d
+	}
+	for i, v := range x {
+		q := clampRound((v-m)*id, 0, n)
+		r := v - (float32(d*q) + m)
+		e += w[i] * r * r
+	}
+	return e
+}
+
+// symmetric is a search for x ≈ d·q with q in [−neg, pos].
+type symmetric struct {
+	neg, pos float32
+	deltas   []float32 // candidate t = −(neg+δ)/max: max near −neg
+	posDelta []float32 // candidate t = (pos+δ)/max: max near pos
+	refine   int       // refits after the best candidate
+}
+
+// fit fits x ≈ d·q minimising Σ w·(x − d·q)² over s's candidates; d may be
+// negative. x must be finite and w ≥ 0.
+func (s *symmetric) fit(x, w []float32) fit {
+	var amax, m, sxx float32
+	for i, v := range x {
+		if a := abs32(v); a > amax {
+			amax, m = a, v
+		}
+		sxx += w[i] * v * v
+	}
+	best := fit{err: sxx}
+	if amax < groupEps {
+		return best
+	}
+	var score float32
+	try := func(t float32) {
+		var sxq, sqq float32
+		for i, v := range x {
+			q := clampRound(t*v, -s.neg, s.pos)
+			wq := w[i] * q
+			sxq += wq * v
+			sqq += wq * q
+		}
+		if sqq > 0 && sxq*sxq > score*sqq {
+			score = sxq * sxq / sqq
+			best = fit{d: sxq / sqq, err: sxx - score, cqq: sqq}
+		}
+	}
+	for _, dl := range s.deltas {
+		try(-(s.neg + dl) / m)
+	}
+	for _, dl := range s.posDelta {
+		try((s.pos + dl) / m)
+	}
+	for range s.refine {
+		if best.d == 0 {
+			break
+		}
+		try(1 / best.d)
+	}
+	return best
+}
+
+// symErr returns Σ w·(x − d·q)² with the nearest codes q in [−neg, pos].
+func symErr(x, w []float32, d, neg, pos float32) float32 {
+	var e float32
+	if d == 0 {
+		for i, v := range x {
+			e += w[i] * v * v
+		}
+		return e
+	}
+	id := 1 / d
+	for i, v := range x {
+		q := clampRound(v*id, -neg, pos)
+		r := v - d*q
+		e += w[i] * r * r
+	}
+	return e
+}
+
+// superScale chooses the super-block scale D of sub-block scales s (signed
+// or not) stored as integers l in [lo, hi] with s ≈ D·l, minimising
+// Σ a·(s − D·l)², a being each sub-block's curvature (the weight of its
+// scale's error). The sub-block scale m of largest magnitude is tried at
+// each level t of levels (D = m/t), each followed by a least-squares refit
+// of D to the integers it rounds to. It returns D, 0 when every s is 0.
+func superScale(s, a []float32, lo, hi float32, levels []float32) float32 {
+	var amax, m float32
+	for _, v := range s {
+		if x := abs32(v); x > amax {
+			amax, m = x, v
+		}
+	}
+	if amax == 0 {
+		return 0
+	}
+	best, bestD := float32(math.Inf(1)), m/levels[0]
+	for _, t := range levels {
+		id := t / m
+		var sl, ll float32
+		for j, v := range s {
+			l := clampRound(v*id, lo, hi)
+			sl += a[j] * v * l
+			ll += a[j] * l * l
+		}
+		if !(ll > 0) {
+			continue
+		}
+		D := sl / ll
+		var e float32
+		for j, v := range s {
+			l := clampRound(v*id, lo, hi)
+			r := v - D*l
+			e += a[j] * r * r
+		}
+		if e < best {
+			best, bestD = e, D
+		}
+	}
+	return bestD
+}
+
+// levelsFrom returns n levels from start in steps of step.
+func levelsFrom(start, step float32, n int) []float32 {
+	out := make([]float32, n)
+	for i := range out {
+		out[i] = start + step*float32(i)
+	}
+	return out
+}
+
+// table is a search for x ≈ d·v[i] over a table v of 16 ascending values.
+type table struct {
+	v        [16]float32
+	mid      [15]float32 // midpoints of neighbouring values
+	deltas   []float32   // candidate t = (v[0]+δ)/max: max near v[0]
+	posDelta []float32   // candidate t = (v[15]+δ)/max: max near v[15]
+	refine   int
+}
+
+// newTable returns the search over the values v (ascending).
+func newTable(v [16]int8, deltas, posDelta []float32, refine int) *table {
+	t := &table{deltas: deltas, posDelta: posDelta, refine: refine}
+	for i, x := range v {
+		t.v[i] = float32(x)
+	}
+	for i := range t.mid {
+		t.mid[i] = (t.v[i] + t.v[i+1]) / 2
+	}
+	return t
+}
+
+// index returns the index of the value nearest u: the number of midpoints
+// below u (ties go to the lower value; NaN gives 0).
+func (t *table) index(u float32) int {
+	i := 0
+	if u > t.mid[7] {
+		i = 8
+	}
+	if u > t.mid[i+3] {
+		i += 4
+	}
+	if u > t.mid[i+1] {
+		i += 2
+	}
+	if u > t.mid[i] {
+		i++
+	}
+	return i
+}
+
+// fit fits x ≈ d·v[i] minimising Σ w·(x − d·v[i])² over t's candidates; d
+// may be negative. x must be finite and w ≥ 0.
+func (t *table) fit(x, w []float32) fit {
+	var amax, m, sxx float32
+	for i, v := range x {
+		if a := abs32(v); a > amax {
+			amax, m = a, v
+		}
+		sxx += w[i] * v * v
+	}
+	best := fit{err: sxx}
+	if amax < groupEps {
+		return best
+	}
+	var score float32
+	try := func(id float32) {
+		var sxq, sqq float32
+		for i, v := range x {
+			q := t.v[t.index(id*v)]
+			wq := w[i] * q
+			sxq += wq * v
+			sqq += wq * q
+		}
+		if sqq > 0 && sxq*sxq > score*sqq {
+			score = sxq * sxq / sqq
+			best = fit{d: sxq / sqq, err: sxx - score, cqq: sqq}
+		}
+	}
+	for _, dl := range t.deltas {
+		try((t.v[0] + dl) / m)
+	}
+	for _, dl := range t.posDelta {
+		try((t.v[15] + dl) / m)
+	}
+	for range t.refine {
+		if best.d == 0 {
+			break
+		}
+		try(1 / best.d)
+	}
+	return best
+}
+
+// err returns Σ w·(x − d·v[i])² with the nearest indices i.
+func (t *table) err(x, w []float32, d float32) float32 {
+	var e, id float32
+	if d != 0 {
+		id = 1 / d
+	}
+	for i, v := range x {
+		r := v - d*t.v[t.index(id*v)]
+		e += w[i] * r * r
+	}
+	return e
+}
