@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"maps"
 	"math"
@@ -19,7 +20,10 @@ import (
 
 // The golden files of testdata/gen_ggml.py: ggml's own quantizers and
 // dequantizers (libggml-base.so of node-llama-cpp 3.22.1) run on random and
-// real rows. See the script's doc string for what each field holds.
+// real rows. See the script's doc string for what each field holds; it
+// needs TCAST_GGML_LIB (the library's path) and /usr/bin/python3 with numpy.
+//
+//go:generate /usr/bin/python3 testdata/gen_ggml.py
 
 // ggmlTensor is one input of the golden files.
 type ggmlTensor struct {
@@ -179,4 +183,47 @@ func TestGGMLQuantizeGolden(t *testing.T) {
 		a := sum[k]
 		t.Logf("mean %-16s ours %7.3f ggml %7.3f  %+6.3f", k, a.ours/a.n, a.theirs/a.n, (a.ours-a.theirs)/a.n)
 	}
+}
+
+// ggmlOut names the directory TestGGMLWriteOurs writes our blocks to.
+var ggmlOut = flag.String("ggml-out", "", "TestGGMLWriteOurs writes our blocks of the golden cases to `DIR` (for testdata/gen_ggml.py --check DIR)")
+
+// TestGGMLWriteOurs writes our blocks for every golden case, with the
+// SHA-256 of the floats our decoder gives for them, in the golden files'
+// format (manifest.json and data.bin in the -ggml-out directory), for
+// testdata/gen_ggml.py --check to decode with ggml. Without -ggml-out it
+// checks only that the files can be built.
+func TestGGMLWriteOurs(t *testing.T) {
+	g := readGGMLGolden(t, filepath.Join("testdata", "ggml"))
+	var data []byte
+	var out ggmlGolden
+	for _, c := range g.Cases {
+		typ := typeByName(t, c.Type)
+		tn := g.byName[c.Tensor]
+		var imp []float32
+		if c.Importance {
+			imp = tn.importance
+		}
+		size, _ := typ.Size(int64(len(tn.x)))
+		blocks := make([]byte, size)
+		require.NoError(t, Quantize(typ, blocks, tn.x, imp))
+		y := make([]float32, len(tn.x))
+		require.NoError(t, Dequantize(typ, y, blocks))
+		oc := &ggmlCase{Tensor: c.Tensor, Type: c.Type, Importance: c.Importance,
+			BlocksOffset: len(data), BlocksLen: len(blocks), FloatsSHA256: floatsHash(y)}
+		data = append(data, blocks...)
+		for len(data)%16 != 0 {
+			data = append(data, 0)
+		}
+		out.Cases = append(out.Cases, oc)
+	}
+	out.Oracle = "tensorcast-go quantizers (gguf.Quantize)"
+	if *ggmlOut == "" {
+		return
+	}
+	require.NoError(t, os.MkdirAll(*ggmlOut, 0o755))
+	mb, err := json.MarshalIndent(&out, "", " ")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(*ggmlOut, "manifest.json"), append(mb, '\n'), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(*ggmlOut, "data.bin"), data, 0o644))
 }
