@@ -252,7 +252,8 @@ func (s *tcastStream) Finish(out [][]byte, meta map[string]string) ([]Tensor, fl
 
 // ggufStream writes a weight of the gguf layout block by block, with the
 // quantizers of the layout's Cast (ggmlQuantize): ggml's for Q8_0 and Q4_0,
-// gguf.QuantizeMXFP4 for MXFP4, whose codes are those of tcast's kernels.
+// gguf.QuantizeMXFP4 for MXFP4, whose codes are those of tcast's kernels,
+// and gguf.Quantize for the other block types.
 type ggufStream struct {
 	name   string
 	spec   Spec
@@ -262,9 +263,12 @@ type ggufStream struct {
 	bits   float64
 }
 
-// Stream streams every weight the layout takes whose cast ggml's quantizers
-// or the kernels make: all of Q8_0 and Q4_0, and MXFP4 with the default
-// options.
+// Stream streams every weight of a block type whose cast the gguf
+// package's quantizers or the kernels make: the ggml types of the layout's
+// table, and MXFP4 with the default options. Its bits per value are the
+// block type's (4.5 for Q4_K), not those of the datatype's view (whose
+// float32 scales are stored as one float16 per super-block and small
+// integers).
 func (l ggufLayout) Stream(name string, shape []int, dt *tcast.DataType, opts *tcast.Options) (RowStream, bool, error) {
 	o := tcast.DefaultOptions()
 	if opts != nil {
@@ -272,8 +276,9 @@ func (l ggufLayout) Stream(name string, shape []int, dt *tcast.DataType, opts *t
 	}
 	r := len(shape)
 	axis, ok := tcast.AxisIndex(o.Axis, r)
-	if !ok || l.Check(dt, axis, r) != nil || shape[r-1]%ggufBlock != 0 {
-		return nil, false, nil // Cast says what is wrong
+	typ, isGGUF := ggufTypeOf(dt)
+	if !ok || !isGGUF || !typ.Quantized() || l.Check(dt, axis, r) != nil || shape[r-1]%typ.BlockSize() != 0 {
+		return nil, false, nil // Cast says what is wrong, or casts a plain float
 	}
 	specs, _, err := l.Specs(name, shape, dt, axis)
 	if err != nil {
@@ -285,6 +290,9 @@ func (l ggufLayout) Stream(name string, shape []int, dt *tcast.DataType, opts *t
 		return nil, false, nil
 	}
 	s := &ggufStream{name: name, spec: specs[0], typ: specs[0].GGML, rowLen: shape[r-1], bits: desc.BitsPerValue()}
+	if s.typ != gguf.TypeMXFP4 {
+		s.bits = float64(8*s.typ.BlockBytes()) / float64(s.typ.BlockSize())
+	}
 	s.rows = 1
 	for _, d := range shape[:r-1] {
 		s.rows *= d
@@ -296,12 +304,10 @@ func (l ggufLayout) Stream(name string, shape []int, dt *tcast.DataType, opts *t
 		if rc, err := tcast.NewRowCaster(shape, dt, &o); err != nil || !rc.Kernel() {
 			return nil, false, nil
 		}
-	case gguf.TypeQ8_0, gguf.TypeQ4_0:
+	default:
 		if !ggmlOptions(&o) {
 			return nil, false, nil // Cast refuses these
 		}
-	default:
-		return nil, false, nil
 	}
 	return s, true, nil
 }
@@ -312,7 +318,7 @@ func (s *ggufStream) NeedsAmax() bool    { return false }
 func (s *ggufStream) SetAmax(tcast.Amax) {}
 
 func (s *ggufStream) Written(r int) []int {
-	n, _ := s.typ.Size(int64(r) * int64(s.rowLen)) // whole blocks: rowLen is a multiple of 32
+	n, _ := s.typ.Size(int64(r) * int64(s.rowLen)) // whole blocks: rowLen is a multiple of the block
 	return []int{int(n)}
 }
 
@@ -330,13 +336,10 @@ func (s *ggufStream) CastRowsTo(out [][]byte, x []float32, r0 int, deq []float32
 	}
 	ggmlQuantize(s.typ, out[0], x)
 	if deq != nil {
-		switch s.typ {
-		case gguf.TypeQ8_0:
-			gguf.DequantizeQ8_0(deq, out[0])
-		case gguf.TypeQ4_0:
-			gguf.DequantizeQ4_0(deq, out[0])
-		case gguf.TypeMXFP4:
+		if s.typ == gguf.TypeMXFP4 {
 			gguf.DequantizeMXFP4(deq, out[0])
+		} else if err := gguf.Dequantize(s.typ, deq, out[0]); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -38,7 +38,8 @@ const convertUsage = "tcast convert IN -dtype NAME -o OUT [-layout LAYOUT] [-inc
 	"  gpt-oss             mxfp4 (Hugging Face transformers gpt-oss)\n" +
 	"  modelopt            nvfp4 (NVIDIA ModelOpt, TensorRT-LLM, vLLM)\n" +
 	"  fp8-block           fp8e4_block128 (DeepSeek-style FP8, transformers FineGrainedFP8)\n" +
-	"  gguf                mxfp4, q8_0, q4_0 (llama.cpp)\n\n" +
+	"  gguf                mxfp4, q8_0, q4_0, q4_1, q5_0, q5_1, q2_k, q3_k, q4_k, q5_k, q6_k, q8_k,\n" +
+	"                      iq4_nl, iq4_xs, f32, f16, bf16 (llama.cpp)\n\n" +
 	"By default 2-D and larger float weights are cast along their last axis, except biases, norms,\n" +
 	"embeddings and the output head, tensors shorter than one block along the axis, and tensors the\n" +
 	"datatype would store in more bits than the source; the report says why each tensor was kept."
