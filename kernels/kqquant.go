@@ -171,8 +171,10 @@ func quantK45(y []byte, x, imp []float32, s *kqScratch, search *affine) {
 	xs, ws := s.prep(x, imp, 32)
 	n := search.n
 	var sc, mn, as, am [8]float32
+	var fits [8]fit
 	for j := range 8 {
 		f := search.fit(xs[32*j:32*j+32], ws[32*j:32*j+32])
+		fits[j] = f
 		sc[j], mn[j], as[j], am[j] = f.d, -f.m, f.cqq, f.cw
 	}
 	hd, D := f16Round(superScale(sc[:], as[:], 0, 63, levels63))
@@ -180,7 +182,7 @@ func quantK45(y []byte, x, imp []float32, s *kqScratch, search *affine) {
 	var ls, lm [8]uint8
 	for j := range 8 {
 		xj, wj := xs[32*j:32*j+32], ws[32*j:32*j+32]
-		l, m := pickAffine(xj, wj, sc[j], mn[j], D, Dm, 63, n)
+		l, m := pickAffine(xj, wj, fits[j], D, Dm, 63, n)
 		ls[j], lm[j] = uint8(l), uint8(m)
 		d, mv := D*l, -(Dm * m)
 		id := inv(d)
@@ -210,41 +212,49 @@ func quantK45(y []byte, x, imp []float32, s *kqScratch, search *affine) {
 	}
 }
 
-var pickWide = true
-
 // pickAffine returns the integer scale l and min m in [0, top] of a
-// sub-block with fitted scale sc and min mn under the super-block scales D
-// and Dm: of the integers next to sc/D and mn/Dm, the pair with the least
-// error (the first on ties).
-func pickAffine(x, w []float32, sc, mn, D, Dm, top, n float32) (l, m float32) {
-	l0, l1 := neighbours(sc*inv(D), 0, top)
-	m0, m1 := neighbours(mn*inv(Dm), 0, top)
-	best := float32(math.Inf(1))
-	ls := []float32{l0, l1}
-	ms := []float32{m0, m1}
-	if pickWide {
-		ls = append(ls, max(l0-1, 0), min(l1+1, top))
-		ms = append(ms, max(m0-1, 0), min(m1+1, top))
-	}
-	for _, a := range ls {
-		for _, b := range ms {
-			if e := affineErr(x, w, D*a, -(Dm * b), n); e < best {
-				best, l, m = e, a, b
-			}
+// sub-block with fit f (scale f.d, offset f.m = −min) under the
+// super-block scales D and Dm: of the integers next to f.d/D and −f.m/Dm,
+// and one further out on each side, the pair with the least error (the
+// first in this order on ties).
+func pickAffine(x, w []float32, f fit, D, Dm, top, n float32) (l, m float32) {
+	l0, l1 := neighbours(f.d*inv(D), 0, top)
+	m0, m1 := neighbours(-f.m*inv(Dm), 0, top)
+	ls := [4]float32{l0, l1, max(l0-1, 0), min(l1+1, top)}
+	ms := [4]float32{m0, m1, max(m0-1, 0), min(m1+1, top)}
+	var dmi [3 * 16]float32
+	for i, a := range ls {
+		for j, b := range ms {
+			c := 4*i + j
+			d := D * a
+			dmi[3*c], dmi[3*c+1], dmi[3*c+2] = d, -(Dm * b), inv(d)
 		}
 	}
-	return l, m
+	var e [16]float32
+	affineErrBatch(x, w, dmi[:], n, e[:])
+	best := 0
+	for c := 1; c < 16; c++ {
+		if e[c] < e[best] {
+			best = c
+		}
+	}
+	return ls[best/4], ms[best%4]
 }
 
 // pickSym returns the integer scale l in [lo, hi] of a sub-block with
 // fitted scale sc under the super-block scale D: of the integers next to
-// sc/D, the one with the least error (the lower on ties).
-func pickSym(x, w []float32, sc, D, lo, hi float32, errAt func(d float32) float32) float32 {
+// sc/D, the one with the least error (the lower on ties). errs measures
+// the candidates (scale, inverse pairs) into its last argument.
+func pickSym(x, w []float32, sc, D, lo, hi float32, errs func(di, out []float32)) float32 {
 	l0, l1 := neighbours(sc*inv(D), lo, hi)
 	if l0 == l1 {
 		return l0
 	}
-	if errAt(D*l1) < errAt(D*l0) {
+	d0, d1 := D*l0, D*l1
+	di := [4]float32{d0, inv(d0), d1, inv(d1)}
+	var e [2]float32
+	errs(di[:], e[:])
+	if e[1] < e[0] {
 		return l1
 	}
 	return l0
@@ -271,15 +281,17 @@ func QuantizeQ2_K(dst []byte, src, imp []float32) {
 func quantQ2K(y []byte, x, imp []float32, s *kqScratch) {
 	xs, ws := s.prep(x, imp, 16)
 	var sc, mn, as, am [16]float32
+	var fits [16]fit
 	for j := range 16 {
 		f := searchQ2K.fit(xs[16*j:16*j+16], ws[16*j:16*j+16])
+		fits[j] = f
 		sc[j], mn[j], as[j], am[j] = f.d, -f.m, f.cqq, f.cw
 	}
 	hd, D := f16Round(superScale(sc[:], as[:], 0, 15, levels15))
 	hm, Dm := f16Round(superScale(mn[:], am[:], 0, 15, levels15))
 	for j := range 16 {
 		xj, wj := xs[16*j:16*j+16], ws[16*j:16*j+16]
-		l, m := pickAffine(xj, wj, sc[j], mn[j], D, Dm, 15, 3)
+		l, m := pickAffine(xj, wj, fits[j], D, Dm, 15, 3)
 		y[j] = uint8(l) | uint8(m)<<4
 		d, mv := D*l, -(Dm * m)
 		id := inv(d)
@@ -316,7 +328,7 @@ func quantQ3K(y []byte, x, imp []float32, s *kqScratch) {
 	clear(y[:110])
 	for j := range 16 {
 		xj, wj := xs[16*j:16*j+16], ws[16*j:16*j+16]
-		l := pickSym(xj, wj, sc[j], D, -32, 31, func(d float32) float32 { return symErr(xj, wj, d, 4, 3) })
+		l := pickSym(xj, wj, sc[j], D, -32, 31, func(di, out []float32) { symErrBatch(xj, wj, di, 4, 3, out) })
 		v := uint8(int(l) + 32)
 		y[96+j%8] |= (v & 15) << (4 * (j / 8))
 		y[96+8+j%4] |= (v >> 4) << (2 * (j / 4))
@@ -353,7 +365,7 @@ func quantQ6K(y []byte, x, imp []float32, s *kqScratch) {
 	clear(y[:210])
 	for j := range 16 {
 		xj, wj := xs[16*j:16*j+16], ws[16*j:16*j+16]
-		l := pickSym(xj, wj, sc[j], D, -128, 127, func(d float32) float32 { return symErr(xj, wj, d, 32, 31) })
+		l := pickSym(xj, wj, sc[j], D, -128, 127, func(di, out []float32) { symErrBatch(xj, wj, di, 32, 31, out) })
 		y[192+j] = byte(int8(l))
 		id := inv(D * l)
 		for i, xv := range x[16*j : 16*j+16] {
@@ -414,7 +426,7 @@ func quantIQ4XS(y []byte, x, imp []float32, s *kqScratch) {
 	var sh uint16
 	for j := range 8 {
 		xj, wj := xs[32*j:32*j+32], ws[32*j:32*j+32]
-		l := pickSym(xj, wj, sc[j], D, -32, 31, func(d float32) float32 { return t.err(xj, wj, d) })
+		l := pickSym(xj, wj, sc[j], D, -32, 31, func(di, out []float32) { tableErrBatch(xj, wj, di, t, out) })
 		v := uint8(int(l) + 32)
 		y[4+j/2] |= (v & 15) << (4 * (j % 2))
 		sh |= uint16(v>>4) << (2 * j)

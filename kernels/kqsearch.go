@@ -36,6 +36,9 @@ func clampRound(v, lo, hi float32) float32 {
 // finite reports whether v is neither NaN nor an infinity.
 func finite(v float32) bool { return math.Float32bits(v)&0x7f800000 != 0x7f800000 }
 
+// maxCandidates bounds the candidate scales of one search.
+const maxCandidates = 32
+
 // groupEps is the largest magnitude of a sub-block quantized as all zero:
 // below it no scale is fitted.
 const groupEps = 1e-15
@@ -81,15 +84,7 @@ func (a *affine) fit(x, w []float32) fit {
 		return fit{d: 0, m: m, err: sxx - 2*m*sx + m*m*sw, cw: sw}
 	}
 	best := fit{err: float32(math.Inf(1))}
-	try := func(t, o float32) {
-		var sq, sqq, sxq float32
-		for i, v := range x {
-			q := clampRound(t*(v-o), 0, a.n)
-			wq := w[i] * q
-			sq += wq
-			sqq += wq * q
-			sxq += wq * v
-		}
+	keep := func(sq, sqq, sxq float32) {
 		det := sw*sqq - sq*sq
 		if !(det > 0) {
 			return
@@ -107,40 +102,38 @@ func (a *affine) fit(x, w []float32) fit {
 			best = fit{d: d, m: m, err: e, cqq: sqq, cq: sq, cw: sw}
 		}
 	}
+	var tp [2 * maxCandidates]float32
+	var sums [3 * maxCandidates]float32
+	k := 0
 	for _, dl := range a.deltas {
 		t := (a.n + dl) / (hi - lo)
-		try(t, lo)
+		tp[2*k], tp[2*k+1] = t, lo
+		k++
 		for _, sh := range a.shifts {
-			try(t, lo-sh/t)
+			tp[2*k], tp[2*k+1] = t, lo-sh/t
+			k++
 		}
+	}
+	affineSumsBatch(x, w, tp[:2*k], a.n, sums[:3*k])
+	for c := range k {
+		keep(sums[3*c], sums[3*c+1], sums[3*c+2])
 	}
 	for range a.refine {
 		if best.d == 0 {
 			break
 		}
-		try(1/best.d, best.m)
+		tp[0], tp[1] = 1/best.d, best.m
+		affineSumsBatch(x, w, tp[:2], a.n, sums[:3])
+		keep(sums[0], sums[1], sums[2])
 	}
 	if best.d == 0 { // no candidate fitted: the plain min-max scale
 		best = fit{d: (hi - lo) / a.n, m: lo, cw: sw}
-		best.err = affineErr(x, w, best.d, best.m, a.n)
+		dmi := [3]float32{best.d, best.m, inv(best.d)}
+		var e [1]float32
+		affineErrBatch(x, w, dmi[:], a.n, e[:])
+		best.err = e[0]
 	}
 	return best
-}
-
-// affineErr returns Σ w·(x − x̂)² for x̂ = float32(d·q) + m with the nearest
-// codes q in [0, n]; d = 0 gives x̂ = m.
-func affineErr(x, w []float32, d, m, n float32) float32 {
-	var e float32
-	var id float32
-	if d != 0 {
-		id = 1 / d
-	}
-	for i, v := range x {
-		q := clampRound((v-m)*id, 0, n)
-		r := v - (float32(d*q) + m)
-		e += w[i] * r * r
-	}
-	return e
 }
 
 // symmetric is a search for x ≈ d·q with q in [−neg, pos].
@@ -166,50 +159,36 @@ func (s *symmetric) fit(x, w []float32) fit {
 		return best
 	}
 	var score float32
-	try := func(t float32) {
-		var sxq, sqq float32
-		for i, v := range x {
-			q := clampRound(t*v, -s.neg, s.pos)
-			wq := w[i] * q
-			sxq += wq * v
-			sqq += wq * q
-		}
+	keep := func(sxq, sqq float32) {
 		if sqq > 0 && sxq*sxq > score*sqq {
 			score = sxq * sxq / sqq
 			best = fit{d: sxq / sqq, err: sxx - score, cqq: sqq}
 		}
 	}
+	var ts [maxCandidates]float32
+	var sums [2 * maxCandidates]float32
+	k := 0
 	for _, dl := range s.deltas {
-		try(-(s.neg + dl) / m)
+		ts[k] = -(s.neg + dl) / m
+		k++
 	}
 	for _, dl := range s.posDelta {
-		try((s.pos + dl) / m)
+		ts[k] = (s.pos + dl) / m
+		k++
+	}
+	symSumsBatch(x, w, ts[:k], s.neg, s.pos, sums[:2*k])
+	for c := range k {
+		keep(sums[2*c], sums[2*c+1])
 	}
 	for range s.refine {
 		if best.d == 0 {
 			break
 		}
-		try(1 / best.d)
+		ts[0] = 1 / best.d
+		symSumsBatch(x, w, ts[:1], s.neg, s.pos, sums[:2])
+		keep(sums[0], sums[1])
 	}
 	return best
-}
-
-// symErr returns Σ w·(x − d·q)² with the nearest codes q in [−neg, pos].
-func symErr(x, w []float32, d, neg, pos float32) float32 {
-	var e float32
-	if d == 0 {
-		for i, v := range x {
-			e += w[i] * v * v
-		}
-		return e
-	}
-	id := 1 / d
-	for i, v := range x {
-		q := clampRound(v*id, -neg, pos)
-		r := v - d*q
-		e += w[i] * r * r
-	}
-	return e
 }
 
 // superScale chooses the super-block scale D of sub-block scales s (signed
@@ -318,43 +297,34 @@ func (t *table) fit(x, w []float32) fit {
 		return best
 	}
 	var score float32
-	try := func(id float32) {
-		var sxq, sqq float32
-		for i, v := range x {
-			q := t.v[t.index(id*v)]
-			wq := w[i] * q
-			sxq += wq * v
-			sqq += wq * q
-		}
+	keep := func(sxq, sqq float32) {
 		if sqq > 0 && sxq*sxq > score*sqq {
 			score = sxq * sxq / sqq
 			best = fit{d: sxq / sqq, err: sxx - score, cqq: sqq}
 		}
 	}
+	var ts [maxCandidates]float32
+	var sums [2 * maxCandidates]float32
+	k := 0
 	for _, dl := range t.deltas {
-		try((t.v[0] + dl) / m)
+		ts[k] = (t.v[0] + dl) / m
+		k++
 	}
 	for _, dl := range t.posDelta {
-		try((t.v[15] + dl) / m)
+		ts[k] = (t.v[15] + dl) / m
+		k++
+	}
+	tableSumsBatch(x, w, ts[:k], t, sums[:2*k])
+	for c := range k {
+		keep(sums[2*c], sums[2*c+1])
 	}
 	for range t.refine {
 		if best.d == 0 {
 			break
 		}
-		try(1 / best.d)
+		ts[0] = 1 / best.d
+		tableSumsBatch(x, w, ts[:1], t, sums[:2])
+		keep(sums[0], sums[1])
 	}
 	return best
-}
-
-// err returns Σ w·(x − d·v[i])² with the nearest indices i.
-func (t *table) err(x, w []float32, d float32) float32 {
-	var e, id float32
-	if d != 0 {
-		id = 1 / d
-	}
-	for i, v := range x {
-		r := v - d*t.v[t.index(id*v)]
-		e += w[i] * r * r
-	}
-	return e
 }
