@@ -156,3 +156,35 @@ func tableErrBatchGo(x, w, di []float32, tab *table, out []float32) {
 		out[c] = laneReduce(&e)
 	}
 }
+
+// The final codes of a block: each element's code under its sub-block's
+// stored scale, the sub-blocks being len(x)/k long for k of them (16, 32 or
+// 256 elements). A NaN element is coded as 0; an infinity clamps.
+
+// affineCodesGo sets codes[i] to clamp(round((v−m)·id), 0, n) with
+// v = x[i] (NaN read as 0) and m, id = mi[2j], mi[2j+1] of its sub-block j.
+func affineCodesGo(x, mi []float32, n float32, codes []uint8) {
+	sub := len(x) / (len(mi) / 2)
+	for i, v := range x[:len(codes)] {
+		j := i / sub
+		codes[i] = uint8(clampRoundPass((storeX(v)-mi[2*j])*mi[2*j+1], 0, n))
+	}
+}
+
+// symCodesGo sets codes[i] to clamp(round(v·id), −neg, pos) + neg with
+// v = x[i] (NaN read as 0) and id = ids[j] of its sub-block j.
+func symCodesGo(x, ids []float32, neg, pos float32, codes []uint8) {
+	sub := len(x) / len(ids)
+	for i, v := range x[:len(codes)] {
+		codes[i] = uint8(clampRoundPass(storeX(v)*ids[i/sub], -neg, pos) + neg)
+	}
+}
+
+// tableCodesGo sets codes[i] to the table index tab.index(v·id) with
+// v = x[i] (NaN read as 0) and id = ids[j] of its sub-block j.
+func tableCodesGo(x, ids []float32, tab *table, codes []uint8) {
+	sub := len(x) / len(ids)
+	for i, v := range x[:len(codes)] {
+		codes[i] = uint8(tab.index(storeX(v) * ids[i/sub]))
+	}
+}

@@ -20,3 +20,9 @@ func tableSumsBatch(x, w, ts []float32, tab *table, out []float32) {
 func tableErrBatch(x, w, di []float32, tab *table, out []float32) {
 	tableErrBatchGo(x, w, di, tab, out)
 }
+
+func affineCodes(x, mi []float32, n float32, codes []uint8) { affineCodesGo(x, mi, n, codes) }
+func symCodes(x, ids []float32, neg, pos float32, codes []uint8) {
+	symCodesGo(x, ids, neg, pos, codes)
+}
+func tableCodes(x, ids []float32, tab *table, codes []uint8) { tableCodesGo(x, ids, tab, codes) }

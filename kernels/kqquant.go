@@ -132,7 +132,7 @@ var (
 	searchQ50 = symmetric{neg: 16, pos: 15, deltas: levelsFrom(-1, 0.25, 9), posDelta: []float32{0}, refine: 2}
 	searchIQ4 = newTable(IQ4NLValues, levelsFrom(-7, 1, 15), levelsFrom(-4, 1, 9), 2)
 
-	levels63  = levelsFrom(63, -0.25, 25)
+	levels63  = levelsFrom(63, -0.5, 7)
 	levels15  = levelsFrom(15, -0.1, 41)
 	levels32  = append(levelsFrom(-32, 0.25, 17), levelsFrom(31, -0.25, 9)...)
 	levels128 = append(levelsFrom(-128, 0.5, 9), levelsFrom(127, -0.5, 5)...)
@@ -180,16 +180,14 @@ func quantK45(y []byte, x, imp []float32, s *kqScratch, search *affine) {
 	hd, D := f16Round(superScale(sc[:], as[:], 0, 63, levels63))
 	hm, Dm := f16Round(superScale(mn[:], am[:], 0, 63, levels63))
 	var ls, lm [8]uint8
+	var mi [16]float32
 	for j := range 8 {
 		xj, wj := xs[32*j:32*j+32], ws[32*j:32*j+32]
 		l, m := pickAffine(xj, wj, fits[j], D, Dm, 63, n)
 		ls[j], lm[j] = uint8(l), uint8(m)
-		d, mv := D*l, -(Dm * m)
-		id := inv(d)
-		for i, v := range x[32*j : 32*j+32] {
-			s.q[32*j+i] = uint8(clampRound((storeX(v)-mv)*id, 0, n))
-		}
+		mi[2*j], mi[2*j+1] = -(Dm * m), inv(D*l)
 	}
+	affineCodes(x, mi[:], n, s.q[:QKK])
 	binary.LittleEndian.PutUint16(y[0:], hd)
 	binary.LittleEndian.PutUint16(y[2:], hm)
 	putKScales(y[4:16], &ls, &lm)
@@ -289,16 +287,14 @@ func quantQ2K(y []byte, x, imp []float32, s *kqScratch) {
 	}
 	hd, D := f16Round(superScale(sc[:], as[:], 0, 15, levels15))
 	hm, Dm := f16Round(superScale(mn[:], am[:], 0, 15, levels15))
+	var mi [32]float32
 	for j := range 16 {
 		xj, wj := xs[16*j:16*j+16], ws[16*j:16*j+16]
 		l, m := pickAffine(xj, wj, fits[j], D, Dm, 15, 3)
 		y[j] = uint8(l) | uint8(m)<<4
-		d, mv := D*l, -(Dm * m)
-		id := inv(d)
-		for i, v := range x[16*j : 16*j+16] {
-			s.q[16*j+i] = uint8(clampRound((storeX(v)-mv)*id, 0, 3))
-		}
+		mi[2*j], mi[2*j+1] = -(Dm * m), inv(D*l)
 	}
+	affineCodes(x, mi[:], 3, s.q[:QKK])
 	for h := range 2 {
 		for l := range 32 {
 			e := 128*h + l
@@ -326,17 +322,16 @@ func quantQ3K(y []byte, x, imp []float32, s *kqScratch) {
 	}
 	hd, D := f16Round(superScale(sc[:], as[:], -32, 31, levels32))
 	clear(y[:110])
+	var ids [16]float32
 	for j := range 16 {
 		xj, wj := xs[16*j:16*j+16], ws[16*j:16*j+16]
 		l := pickSym(xj, wj, sc[j], D, -32, 31, func(di, out []float32) { symErrBatch(xj, wj, di, 4, 3, out) })
 		v := uint8(int(l) + 32)
 		y[96+j%8] |= (v & 15) << (4 * (j / 8))
 		y[96+8+j%4] |= (v >> 4) << (2 * (j / 4))
-		id := inv(D * l)
-		for i, xv := range x[16*j : 16*j+16] {
-			s.q[16*j+i] = uint8(int(clampRound(storeX(xv)*id, -4, 3)) + 4)
-		}
+		ids[j] = inv(D * l)
 	}
+	symCodes(x, ids[:], 4, 3, s.q[:QKK])
 	for e := range QKK {
 		h, k, l := e/128, e/32%4, e%32
 		c := s.q[e]
@@ -363,15 +358,14 @@ func quantQ6K(y []byte, x, imp []float32, s *kqScratch) {
 	}
 	hd, D := f16Round(superScale(sc[:], as[:], -128, 127, levels128))
 	clear(y[:210])
+	var ids [16]float32
 	for j := range 16 {
 		xj, wj := xs[16*j:16*j+16], ws[16*j:16*j+16]
 		l := pickSym(xj, wj, sc[j], D, -128, 127, func(di, out []float32) { symErrBatch(xj, wj, di, 32, 31, out) })
 		y[192+j] = byte(int8(l))
-		id := inv(D * l)
-		for i, xv := range x[16*j : 16*j+16] {
-			s.q[16*j+i] = uint8(int(clampRound(storeX(xv)*id, -32, 31)) + 32)
-		}
+		ids[j] = inv(D * l)
 	}
+	symCodes(x, ids[:], 32, 31, s.q[:QKK])
 	for e := range QKK {
 		h, k, l := e/128, e/32%4, e%32
 		c := s.q[e]
@@ -424,33 +418,28 @@ func quantIQ4XS(y []byte, x, imp []float32, s *kqScratch) {
 	hd, D := f16Round(superScale(sc[:], as[:], -32, 31, levels32))
 	clear(y[:136])
 	var sh uint16
+	var ids [8]float32
 	for j := range 8 {
 		xj, wj := xs[32*j:32*j+32], ws[32*j:32*j+32]
 		l := pickSym(xj, wj, sc[j], D, -32, 31, func(di, out []float32) { tableErrBatch(xj, wj, di, t, out) })
 		v := uint8(int(l) + 32)
 		y[4+j/2] |= (v & 15) << (4 * (j % 2))
 		sh |= uint16(v>>4) << (2 * j)
-		tableCodes(y[8+16*j:8+16*j+16], x[32*j:32*j+32], t, inv(D*l))
+		ids[j] = inv(D * l)
+	}
+	tableCodes(x, ids[:], t, s.q[:QKK])
+	for j := range 8 {
+		splitNibbles(y[8+16*j:8+16*j+16], s.q[32*j:32*j+32])
 	}
 	binary.LittleEndian.PutUint16(y[0:], hd)
 	binary.LittleEndian.PutUint16(y[2:], sh)
 }
 
-// tableCodes writes the 16 bytes of 32 table indices nearest x·id (element
-// j in the low nibble of byte j, element j+16 in its high nibble).
-func tableCodes(y []byte, x []float32, t *table, id float32) {
-	idx := func(v float32) byte {
-		v = storeX(v) * id
-		if !finite(v) { // an infinity: the extreme index of its sign
-			if v > 0 {
-				return 15
-			}
-			return 0
-		}
-		return byte(t.index(v))
-	}
+// splitNibbles packs 32 4-bit codes in ggml's split order: byte j holds
+// code j in its low nibble and code j+16 in its high nibble.
+func splitNibbles(y []byte, q []uint8) {
 	for j := range 16 {
-		y[j] = idx(x[j]) | idx(x[j+16])<<4
+		y[j] = q[j] | q[j+16]<<4
 	}
 }
 
@@ -466,7 +455,9 @@ func quantIQ4NL(y []byte, x, imp []float32, s *kqScratch) {
 	f := searchIQ4.fit(xs, ws)
 	hd, d := f16Round(f.d)
 	binary.LittleEndian.PutUint16(y, hd)
-	tableCodes(y[2:18], x, searchIQ4, inv(d))
+	ids := [1]float32{inv(d)}
+	tableCodes(x, ids[:], searchIQ4, s.q[:32])
+	splitNibbles(y[2:18], s.q[:32])
 }
 
 // QuantizeQ4_1 quantizes src into Q4_1 blocks of 20 bytes (float16 d and
@@ -492,14 +483,10 @@ func quantLegacyAffine(y []byte, x, imp []float32, s *kqScratch, search *affine)
 	hm, m := f16Round(f.m)
 	binary.LittleEndian.PutUint16(y[0:], hd)
 	binary.LittleEndian.PutUint16(y[2:], hm)
-	id := inv(d)
-	for i, v := range x {
-		s.q[i] = uint8(clampRound((storeX(v)-m)*id, 0, search.n))
-	}
+	mi := [2]float32{m, inv(d)}
+	affineCodes(x, mi[:], search.n, s.q[:32])
 	if search.n == 15 {
-		for j := range 16 {
-			y[4+j] = s.q[j] | s.q[j+16]<<4
-		}
+		splitNibbles(y[4:20], s.q[:32])
 		return
 	}
 	putQ5(y[4:], s.q[:32])
@@ -529,10 +516,8 @@ func quantQ5_0(y []byte, x, imp []float32, s *kqScratch) {
 	f := searchQ50.fit(xs, ws)
 	hd, d := f16Round(f.d)
 	binary.LittleEndian.PutUint16(y, hd)
-	id := inv(d)
-	for i, v := range x {
-		s.q[i] = uint8(int(clampRound(storeX(v)*id, -16, 15)) + 16)
-	}
+	ids := [1]float32{inv(d)}
+	symCodes(x, ids[:], 16, 15, s.q[:32])
 	putQ5(y[2:], s.q[:32])
 }
 

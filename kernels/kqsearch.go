@@ -245,7 +245,7 @@ func levelsFrom(start, step float32, n int) []float32 {
 // table is a search for x ≈ d·v[i] over a table v of 16 ascending values.
 type table struct {
 	v        [16]float32
-	mid      [15]float32 // midpoints of neighbouring values
+	mid      [16]float32 // midpoints of neighbouring values (and a 16th, +Inf, never read)
 	deltas   []float32   // candidate t = (v[0]+δ)/max: max near v[0]
 	posDelta []float32   // candidate t = (v[15]+δ)/max: max near v[15]
 	refine   int
@@ -257,9 +257,10 @@ func newTable(v [16]int8, deltas, posDelta []float32, refine int) *table {
 	for i, x := range v {
 		t.v[i] = float32(x)
 	}
-	for i := range t.mid {
+	for i := range 15 {
 		t.mid[i] = (t.v[i] + t.v[i+1]) / 2
 	}
+	t.mid[15] = float32(math.Inf(1))
 	return t
 }
 
