@@ -2,63 +2,95 @@
 
 package kernels
 
-// The dispatchers of the search passes: the AVX-512 kernels on that tier,
-// the Go references otherwise (the passes are short and their candidates
-// few, so AVX2 brings too little to pay for another set of kernels).
+import "math/bits"
 
-func affineSumsBatch(x, w, tp []float32, n float32, out []float32) {
+// The dispatchers of the search passes and code kernels: the AVX-512
+// kernels on that tier (a pass computes all 16 lanes; the callers read the
+// first k), the Go references otherwise. The passes keep their candidates
+// in the lanes of one register, which AVX2 would split in two: they have no
+// AVX2 kernels.
+
+func affineSums(x, w []float32, k int, t, o *lanes, n float32, sq, sqq, sxq *lanes) {
 	if active >= tierAVX512 {
-		kqAffineSumsAVX512(x, w[:len(x)], tp[:len(tp)&^1], n, out[:3*(len(tp)/2)])
+		kqAffineSumsAVX512(x, w[:len(x)], t, o, n, sq, sqq, sxq)
 		return
 	}
-	affineSumsBatchGo(x, w, tp, n, out)
+	affineSumsGo(x, w, k, t, o, n, sq, sqq, sxq)
 }
 
-func affineErrBatch(x, w, dmi []float32, n float32, out []float32) {
+func affineErrs(x, w []float32, k int, d, m, id *lanes, n float32, e *lanes) {
 	if active >= tierAVX512 {
-		k := len(dmi) / 3
-		kqAffineErrsAVX512(x, w[:len(x)], dmi[:3*k], n, out[:k])
+		kqAffineErrsAVX512(x, w[:len(x)], d, m, id, n, e)
 		return
 	}
-	affineErrBatchGo(x, w, dmi, n, out)
+	affineErrsGo(x, w, k, d, m, id, n, e)
 }
 
-func symSumsBatch(x, w, ts []float32, neg, pos float32, out []float32) {
+func symSums(x, w []float32, k int, t *lanes, neg, pos float32, sxq, sqq *lanes) {
 	if active >= tierAVX512 {
-		kqSymSumsAVX512(x, w[:len(x)], ts, neg, pos, out[:2*len(ts)])
+		kqSymSumsAVX512(x, w[:len(x)], t, neg, pos, sxq, sqq)
 		return
 	}
-	symSumsBatchGo(x, w, ts, neg, pos, out)
+	symSumsGo(x, w, k, t, neg, pos, sxq, sqq)
 }
 
-func symErrBatch(x, w, di []float32, neg, pos float32, out []float32) {
+func symErrs(x, w []float32, k int, d, id *lanes, neg, pos float32, e *lanes) {
 	if active >= tierAVX512 {
-		k := len(di) / 2
-		kqSymErrsAVX512(x, w[:len(x)], di[:2*k], neg, pos, out[:k])
+		kqSymErrsAVX512(x, w[:len(x)], d, id, neg, pos, e)
 		return
 	}
-	symErrBatchGo(x, w, di, neg, pos, out)
+	symErrsGo(x, w, k, d, id, neg, pos, e)
 }
 
-func tableSumsBatch(x, w, ts []float32, tab *table, out []float32) {
+func tableSums(x, w []float32, k int, t *lanes, tab *table, sxq, sqq *lanes) {
 	if active >= tierAVX512 {
-		kqTableSumsAVX512(x, w[:len(x)], ts, &tab.v, &tab.mid, out[:2*len(ts)])
+		kqTableSumsAVX512(x, w[:len(x)], t, &tab.v, &tab.mid, sxq, sqq)
 		return
 	}
-	tableSumsBatchGo(x, w, ts, tab, out)
+	tableSumsGo(x, w, k, t, tab, sxq, sqq)
 }
 
-func tableErrBatch(x, w, di []float32, tab *table, out []float32) {
+func tableErrs(x, w []float32, k int, d, id *lanes, tab *table, e *lanes) {
 	if active >= tierAVX512 {
-		k := len(di) / 2
-		kqTableErrsAVX512(x, w[:len(x)], di[:2*k], &tab.v, &tab.mid, out[:k])
+		kqTableErrsAVX512(x, w[:len(x)], d, id, &tab.v, &tab.mid, e)
 		return
 	}
-	tableErrBatchGo(x, w, di, tab, out)
+	tableErrsGo(x, w, k, d, id, tab, e)
 }
 
-func affineCodes(x, mi []float32, n float32, codes []uint8) { affineCodesGo(x, mi, n, codes) }
+// subShift returns log2(sub/16) for sub-blocks of sub elements (16, 32,
+// 256), and false when the kernels do not take them.
+func subShift(n, nsub int) (uint64, bool) {
+	if nsub == 0 || n%nsub != 0 || n%16 != 0 {
+		return 0, false
+	}
+	sub := n / nsub
+	if sub < 16 || sub&(sub-1) != 0 {
+		return 0, false
+	}
+	return uint64(bits.TrailingZeros(uint(sub / 16))), true
+}
+
+func affineCodes(x, mi []float32, n float32, codes []uint8) {
+	if sh, ok := subShift(len(x), len(mi)/2); ok && active >= tierAVX512 {
+		kqAffineCodesAVX512(x, mi, sh, n, codes[:len(x)])
+		return
+	}
+	affineCodesGo(x, mi, n, codes)
+}
+
 func symCodes(x, ids []float32, neg, pos float32, codes []uint8) {
+	if sh, ok := subShift(len(x), len(ids)); ok && active >= tierAVX512 {
+		kqSymCodesAVX512(x, ids, sh, neg, pos, codes[:len(x)])
+		return
+	}
 	symCodesGo(x, ids, neg, pos, codes)
 }
-func tableCodes(x, ids []float32, tab *table, codes []uint8) { tableCodesGo(x, ids, tab, codes) }
+
+func tableCodes(x, ids []float32, tab *table, codes []uint8) {
+	if sh, ok := subShift(len(x), len(ids)); ok && active >= tierAVX512 {
+		kqTableCodesAVX512(x, ids, sh, &tab.v, &tab.mid, codes[:len(x)])
+		return
+	}
+	tableCodesGo(x, ids, tab, codes)
+}

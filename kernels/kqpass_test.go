@@ -6,19 +6,19 @@ import (
 	"testing"
 )
 
-// passCase is one sub-block and candidate list for the search passes.
+// passCase is one sub-block and its candidates for the search passes.
 type passCase struct {
 	x, w   []float32
-	params []float32 // candidate parameters, as many as any pass reads
+	params [4]lanes // candidate parameters: t, o / d, m, id / ...
 }
 
-// passCases returns sub-blocks of 16 and 32 on the edges of the passes:
-// random magnitudes, values exactly between codes (ties), zeros of both
-// signs, all-zero weights, huge and tiny values, and candidate scales that
-// are 0, negative, huge, infinite or NaN.
+// passCases returns sub-blocks of 16, 32 and 256 on the edges of the
+// passes: random magnitudes, values exactly between codes (ties), zeros of
+// both signs, all-zero weights, huge and tiny values, and candidate
+// parameters that are 0, negative, huge, infinite or NaN.
 func passCases(rng *rand.Rand) []passCase {
 	var out []passCase
-	for _, n := range []int{16, 32} {
+	for _, n := range []int{16, 32, 256} {
 		for k := range 24 {
 			x, w := make([]float32, n), make([]float32, n)
 			for i := range x {
@@ -50,82 +50,150 @@ func passCases(rng *rand.Rand) []passCase {
 					w[i] = 0
 				}
 			}
-			params := make([]float32, 3*20)
-			for i := range params {
-				switch rng.IntN(10) {
-				case 0:
-					params[i] = 0
-				case 1:
-					params[i] = float32(math.Inf(1 - 2*rng.IntN(2)))
-				case 2:
-					params[i] = float32(math.NaN())
-				case 3:
-					params[i] = float32(rng.NormFloat64() * 1e30)
-				default:
-					params[i] = float32(rng.NormFloat64() * 8)
+			c := passCase{x: x, w: w}
+			for p := range c.params {
+				for l := range c.params[p] {
+					var v float32
+					switch rng.IntN(10) {
+					case 0:
+						v = 0
+					case 1:
+						v = float32(math.Inf(1 - 2*rng.IntN(2)))
+					case 2:
+						v = float32(math.NaN())
+					case 3:
+						v = float32(rng.NormFloat64() * 1e30)
+					case 4: // a half-integer over an element: ties
+						v = 0.5 / x[rng.IntN(n)]
+					default:
+						v = float32(rng.NormFloat64() * 8)
+					}
+					c.params[p][l] = v
 				}
 			}
-			out = append(out, passCase{x, w, params})
+			out = append(out, c)
 		}
 	}
 	return out
 }
 
-// TestPassKernels compares every tier's search passes with the Go
-// references, bit for bit.
+// passRun runs every pass over c with all 16 candidates, through the Go
+// references (ref) or the dispatchers, and returns their outputs.
+func passRun(c *passCase, ref bool) map[string]*lanes {
+	out := map[string]*lanes{}
+	p := &c.params
+	res := func(names ...string) []*lanes {
+		var ls []*lanes
+		for _, n := range names {
+			l := new(lanes)
+			out[n] = l
+			ls = append(ls, l)
+		}
+		return ls
+	}
+	const k = passLanes
+	n, neg, pos := float32(15), float32(4), float32(3)
+	tab := searchIQ4
+	if r := res("sq", "sqq", "sxq"); ref {
+		affineSumsGo(c.x, c.w, k, &p[0], &p[1], n, r[0], r[1], r[2])
+	} else {
+		affineSums(c.x, c.w, k, &p[0], &p[1], n, r[0], r[1], r[2])
+	}
+	if r := res("affineErr"); ref {
+		affineErrsGo(c.x, c.w, k, &p[0], &p[1], &p[2], n, r[0])
+	} else {
+		affineErrs(c.x, c.w, k, &p[0], &p[1], &p[2], n, r[0])
+	}
+	if r := res("sym sxq", "sym sqq"); ref {
+		symSumsGo(c.x, c.w, k, &p[0], neg, pos, r[0], r[1])
+	} else {
+		symSums(c.x, c.w, k, &p[0], neg, pos, r[0], r[1])
+	}
+	if r := res("symErr"); ref {
+		symErrsGo(c.x, c.w, k, &p[0], &p[1], neg, pos, r[0])
+	} else {
+		symErrs(c.x, c.w, k, &p[0], &p[1], neg, pos, r[0])
+	}
+	if r := res("table sxq", "table sqq"); ref {
+		tableSumsGo(c.x, c.w, k, &p[0], tab, r[0], r[1])
+	} else {
+		tableSums(c.x, c.w, k, &p[0], tab, r[0], r[1])
+	}
+	if r := res("tableErr"); ref {
+		tableErrsGo(c.x, c.w, k, &p[0], &p[1], tab, r[0])
+	} else {
+		tableErrs(c.x, c.w, k, &p[0], &p[1], tab, r[0])
+	}
+	return out
+}
+
+// codesRun runs the code kernels over x with per-sub-block parameters from
+// params (sub-blocks of 16, 32 or 256), through the Go references or the
+// dispatchers.
+func codesRun(x []float32, sub int, params *[4]lanes, ref bool) [3][]uint8 {
+	nsub := len(x) / sub
+	mi, ids := make([]float32, 2*nsub), make([]float32, nsub)
+	for j := range nsub {
+		mi[2*j], mi[2*j+1] = params[0][j%passLanes], params[1][j%passLanes]
+		ids[j] = params[2][j%passLanes]
+	}
+	var out [3][]uint8
+	for i := range out {
+		out[i] = make([]uint8, len(x))
+	}
+	if ref {
+		affineCodesGo(x, mi, 15, out[0])
+		symCodesGo(x, ids, 32, 31, out[1])
+		tableCodesGo(x, ids, searchIQ4, out[2])
+	} else {
+		affineCodes(x, mi, 15, out[0])
+		symCodes(x, ids, 32, 31, out[1])
+		tableCodes(x, ids, searchIQ4, out[2])
+	}
+	return out
+}
+
+// TestPassKernels compares every tier's search passes and code kernels
+// with the Go references, bit for bit.
 func TestPassKernels(t *testing.T) {
 	rng := rand.New(rand.NewPCG(71, 72))
 	cases := passCases(rng)
-	tab := searchIQ4
-	for ci, c := range cases {
-		for _, k := range []int{0, 1, 7, 20} {
-			want := passRun(c, k, tab, true)
-			for _, tr := range tiers() {
-				restore := useTier(tr)
-				got := passRun(c, k, tab, false)
-				restore()
-				for name, w := range want {
-					requireSame(t, floatBits(w), floatBits(got[name]), "case %d k %d %v %s", ci, k, tr, name)
+	for ci := range cases {
+		c := &cases[ci]
+		want := passRun(c, true)
+		// Elements with NaN and infinities for the code kernels.
+		x := append([]float32(nil), c.x...)
+		x[rng.IntN(len(x))] = float32(math.NaN())
+		x[rng.IntN(len(x))] = float32(math.Inf(1 - 2*rng.IntN(2)))
+		subs := []int{16, 32, 256}
+		var wantCodes [][3][]uint8
+		for _, sub := range subs {
+			if len(x)%sub == 0 {
+				wantCodes = append(wantCodes, codesRun(x, sub, &c.params, true))
+			}
+		}
+		for _, tr := range tiers() {
+			restore := useTier(tr)
+			got := passRun(c, false)
+			var gotCodes [][3][]uint8
+			for _, sub := range subs {
+				if len(x)%sub == 0 {
+					gotCodes = append(gotCodes, codesRun(x, sub, &c.params, false))
+				}
+			}
+			restore()
+			for name, w := range want {
+				requireSame(t, floatBits(w[:]), floatBits(got[name][:]), "case %d (%d) %v %s", ci, len(c.x), tr, name)
+			}
+			for s := range wantCodes {
+				for k := range 3 {
+					if string(wantCodes[s][k]) != string(gotCodes[s][k]) {
+						t.Fatalf("case %d %v: code kernel %d, sub-blocks %d: differs from the Go reference", ci, tr, k, subs[s])
+					}
 				}
 			}
 		}
 	}
-}
-
-// passRun runs every pass over c with k candidates, through the Go
-// references (ref) or the dispatchers.
-func passRun(c passCase, k int, tab *table, ref bool) map[string][]float32 {
-	out := map[string][]float32{}
-	p := c.params
-	run := func(name string, size int, f, g func(out []float32)) {
-		o := make([]float32, size)
-		if ref {
-			f(o)
-		} else {
-			g(o)
-		}
-		out[name] = o
-	}
-	n, neg, pos := float32(15), float32(4), float32(3)
-	run("affineSums", 3*k,
-		func(o []float32) { affineSumsBatchGo(c.x, c.w, p[:2*k], n, o) },
-		func(o []float32) { affineSumsBatch(c.x, c.w, p[:2*k], n, o) })
-	run("affineErr", k,
-		func(o []float32) { affineErrBatchGo(c.x, c.w, p[:3*k], n, o) },
-		func(o []float32) { affineErrBatch(c.x, c.w, p[:3*k], n, o) })
-	run("symSums", 2*k,
-		func(o []float32) { symSumsBatchGo(c.x, c.w, p[:k], neg, pos, o) },
-		func(o []float32) { symSumsBatch(c.x, c.w, p[:k], neg, pos, o) })
-	run("symErr", k,
-		func(o []float32) { symErrBatchGo(c.x, c.w, p[:2*k], neg, pos, o) },
-		func(o []float32) { symErrBatch(c.x, c.w, p[:2*k], neg, pos, o) })
-	run("tableSums", 2*k,
-		func(o []float32) { tableSumsBatchGo(c.x, c.w, p[:k], tab, o) },
-		func(o []float32) { tableSumsBatch(c.x, c.w, p[:k], tab, o) })
-	run("tableErr", k,
-		func(o []float32) { tableErrBatchGo(c.x, c.w, p[:2*k], tab, o) },
-		func(o []float32) { tableErrBatch(c.x, c.w, p[:2*k], tab, o) })
-	return out
 }
 
 // TestKQuantTiers quantizes the same data on every tier and requires the
@@ -157,41 +225,51 @@ func TestKQuantTiers(t *testing.T) {
 	}
 }
 
-// FuzzPassKernels compares every tier's passes with the Go references on
-// the fuzzer's values: the first 16 or 32 as x, the next as w (made
-// non-negative), the rest as candidate parameters.
+// FuzzPassKernels compares every tier's passes and code kernels with the Go
+// references on the fuzzer's values: the first 16 or 32 as x, the next as
+// w (made non-negative), then 64 candidate parameters.
 func FuzzPassKernels(f *testing.F) {
-	f.Add(bytesOf(1, 2.5, -3, 0.5, 1e-30, 4e4, 7, -7, 0, 1, 2, 3, 4, 5, 6, 7,
-		1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0.25, 2, -1, 0))
+	seed := make([]float32, 32+32+64)
+	for i := range seed {
+		seed[i] = float32(i%7) - 2.5
+	}
+	f.Add(bytesOf(seed...))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		vals := floatsOf(data)
 		n := 16
-		if len(vals) >= 80 {
+		if len(vals) >= 32+32+64 {
 			n = 32
 		}
-		if len(vals) < 2*n {
+		if len(vals) < 2*n+64 {
 			return
 		}
-		x, w := vals[:n], make([]float32, n)
-		for i := range x {
-			if !finite(x[i]) {
-				x[i] = 0
+		c := passCase{x: vals[:n], w: make([]float32, n)}
+		for i := range c.x {
+			if !finite(c.x[i]) {
+				c.x[i] = 0
 			}
-			w[i] = abs32(vals[n+i])
-			if !finite(w[i]) {
-				w[i] = 1
+			c.w[i] = abs32(vals[n+i])
+			if !finite(c.w[i]) {
+				c.w[i] = 1
 			}
 		}
-		params := vals[2*n:]
-		k := min(len(params)/3, maxCandidates)
-		c := passCase{x, w, params}
-		want := passRun(c, k, searchIQ4, true)
+		for p := range c.params {
+			copy(c.params[p][:], vals[2*n+16*p:])
+		}
+		want := passRun(&c, true)
+		wantCodes := codesRun(vals[:n], 16, &c.params, true)
 		for _, tr := range tiers() {
 			restore := useTier(tr)
-			got := passRun(c, k, searchIQ4, false)
+			got := passRun(&c, false)
+			gotCodes := codesRun(vals[:n], 16, &c.params, false)
 			restore()
 			for name, wv := range want {
-				requireSame(t, floatBits(wv), floatBits(got[name]), "%v %s", tr, name)
+				requireSame(t, floatBits(wv[:]), floatBits(got[name][:]), "%v %s", tr, name)
+			}
+			for k := range 3 {
+				if string(wantCodes[k]) != string(gotCodes[k]) {
+					t.Fatalf("%v: code kernel %d differs from the Go reference", tr, k)
+				}
 			}
 		}
 	})

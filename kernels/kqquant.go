@@ -122,15 +122,15 @@ func inv(d float32) float32 {
 // The searches of each type, and the levels superScale tries for the
 // largest sub-block scale.
 var (
-	searchQ4K = affine{n: 15, deltas: levelsFrom(-1, 0.5, 5), refine: 2, minBelow: true, shifts: []float32{0.5}}
-	searchQ5K = affine{n: 31, deltas: levelsFrom(-1, 0.5, 5), refine: 2, minBelow: true, shifts: []float32{0.5}}
-	searchQ2K = affine{n: 3, deltas: levelsFrom(-0.9, 0.1, 19), refine: 2, minBelow: true}
-	searchQ41 = affine{n: 15, deltas: levelsFrom(-1, 0.5, 5), refine: 2, shifts: []float32{0.5}}
-	searchQ51 = affine{n: 31, deltas: levelsFrom(-1, 0.5, 5), refine: 2, shifts: []float32{0.5}}
-	searchQ3K = symmetric{neg: 4, pos: 3, deltas: levelsFrom(-0.9, 0.1, 19), posDelta: levelsFrom(-0.5, 0.25, 5), refine: 2}
-	searchQ6K = symmetric{neg: 32, pos: 31, deltas: levelsFrom(-1, 0.25, 9), posDelta: []float32{0}, refine: 2}
-	searchQ50 = symmetric{neg: 16, pos: 15, deltas: levelsFrom(-1, 0.25, 9), posDelta: []float32{0}, refine: 2}
-	searchIQ4 = newTable(IQ4NLValues, levelsFrom(-7, 1, 15), levelsFrom(-4, 1, 9), 2)
+	searchQ4K = affine{n: 15, deltas: levelsFrom(-1, 0.25, 8), shifts: []float32{0.5}, minBelow: true, refine: 1, local: []float32{0.98, 0.99, 1, 1.01, 1.02}, offs: []float32{-0.25, 0, 0.25}}
+	searchQ5K = affine{n: 31, deltas: levelsFrom(-1, 0.25, 8), shifts: []float32{0.5}, minBelow: true, refine: 1, local: []float32{0.98, 0.99, 1, 1.01, 1.02}, offs: []float32{-0.25, 0, 0.25}}
+	searchQ2K = affine{n: 3, deltas: levelsFrom(-0.9, 0.125, 16), minBelow: true, refine: 1, local: []float32{0.98, 0.99, 1, 1.01, 1.02}, offs: []float32{-0.25, 0, 0.25}}
+	searchQ41 = affine{n: 15, deltas: levelsFrom(-1, 0.25, 8), shifts: []float32{0.5}, refine: 1, local: []float32{0.98, 0.99, 1, 1.01, 1.02}, offs: []float32{-0.25, 0, 0.25}}
+	searchQ51 = affine{n: 31, deltas: levelsFrom(-1, 0.25, 8), shifts: []float32{0.5}, refine: 1, local: []float32{0.98, 0.99, 1, 1.01, 1.02}, offs: []float32{-0.25, 0, 0.25}}
+	searchQ3K = symmetric{neg: 4, pos: 3, deltas: levelsFrom(-0.9, 0.15, 13), posDelta: levelsFrom(-0.5, 0.5, 3), refine: 1, local: []float32{0.97, 0.98, 0.99, 1, 1.01, 1.02, 1.03}}
+	searchQ6K = symmetric{neg: 32, pos: 31, deltas: levelsFrom(-1, 0.125, 15), posDelta: []float32{0}, refine: 1, local: []float32{0.97, 0.98, 0.99, 1, 1.01, 1.02, 1.03}}
+	searchQ50 = symmetric{neg: 16, pos: 15, deltas: levelsFrom(-1, 0.125, 15), posDelta: []float32{0}, refine: 1, local: []float32{0.97, 0.98, 0.99, 1, 1.01, 1.02, 1.03}}
+	searchIQ4 = newTable(IQ4NLValues, levelsFrom(-7, 1, 15), []float32{0}, 1, []float32{0.97, 0.98, 0.99, 1, 1.01, 1.02, 1.03})
 
 	levels63  = levelsFrom(63, -0.5, 7)
 	levels15  = levelsFrom(15, -0.1, 41)
@@ -220,16 +220,15 @@ func pickAffine(x, w []float32, f fit, D, Dm, top, n float32) (l, m float32) {
 	m0, m1 := neighbours(-f.m*inv(Dm), 0, top)
 	ls := [4]float32{l0, l1, max(l0-1, 0), min(l1+1, top)}
 	ms := [4]float32{m0, m1, max(m0-1, 0), min(m1+1, top)}
-	var dmi [3 * 16]float32
+	var d, mv, id, e lanes
 	for i, a := range ls {
 		for j, b := range ms {
 			c := 4*i + j
-			d := D * a
-			dmi[3*c], dmi[3*c+1], dmi[3*c+2] = d, -(Dm * b), inv(d)
+			d[c], mv[c] = D*a, -(Dm * b)
+			id[c] = inv(d[c])
 		}
 	}
-	var e [16]float32
-	affineErrBatch(x, w, dmi[:], n, e[:])
+	affineErrs(x, w, 16, &d, &mv, &id, n, &e)
 	best := 0
 	for c := 1; c < 16; c++ {
 		if e[c] < e[best] {
@@ -242,16 +241,16 @@ func pickAffine(x, w []float32, f fit, D, Dm, top, n float32) (l, m float32) {
 // pickSym returns the integer scale l in [lo, hi] of a sub-block with
 // fitted scale sc under the super-block scale D: of the integers next to
 // sc/D, the one with the least error (the lower on ties). errs measures
-// the candidates (scale, inverse pairs) into its last argument.
-func pickSym(x, w []float32, sc, D, lo, hi float32, errs func(di, out []float32)) float32 {
+// the candidates (scales and inverses) into its last argument.
+func pickSym(sc, D, lo, hi float32, errs func(d, id, e *lanes)) float32 {
 	l0, l1 := neighbours(sc*inv(D), lo, hi)
 	if l0 == l1 {
 		return l0
 	}
-	d0, d1 := D*l0, D*l1
-	di := [4]float32{d0, inv(d0), d1, inv(d1)}
-	var e [2]float32
-	errs(di[:], e[:])
+	var d, id, e lanes
+	d[0], d[1] = D*l0, D*l1
+	id[0], id[1] = inv(d[0]), inv(d[1])
+	errs(&d, &id, &e)
 	if e[1] < e[0] {
 		return l1
 	}
@@ -325,7 +324,7 @@ func quantQ3K(y []byte, x, imp []float32, s *kqScratch) {
 	var ids [16]float32
 	for j := range 16 {
 		xj, wj := xs[16*j:16*j+16], ws[16*j:16*j+16]
-		l := pickSym(xj, wj, sc[j], D, -32, 31, func(di, out []float32) { symErrBatch(xj, wj, di, 4, 3, out) })
+		l := pickSym(sc[j], D, -32, 31, func(d, id, e *lanes) { symErrs(xj, wj, 2, d, id, 4, 3, e) })
 		v := uint8(int(l) + 32)
 		y[96+j%8] |= (v & 15) << (4 * (j / 8))
 		y[96+8+j%4] |= (v >> 4) << (2 * (j / 4))
@@ -361,7 +360,7 @@ func quantQ6K(y []byte, x, imp []float32, s *kqScratch) {
 	var ids [16]float32
 	for j := range 16 {
 		xj, wj := xs[16*j:16*j+16], ws[16*j:16*j+16]
-		l := pickSym(xj, wj, sc[j], D, -128, 127, func(di, out []float32) { symErrBatch(xj, wj, di, 32, 31, out) })
+		l := pickSym(sc[j], D, -128, 127, func(d, id, e *lanes) { symErrs(xj, wj, 2, d, id, 32, 31, e) })
 		y[192+j] = byte(int8(l))
 		ids[j] = inv(D * l)
 	}
@@ -421,7 +420,7 @@ func quantIQ4XS(y []byte, x, imp []float32, s *kqScratch) {
 	var ids [8]float32
 	for j := range 8 {
 		xj, wj := xs[32*j:32*j+32], ws[32*j:32*j+32]
-		l := pickSym(xj, wj, sc[j], D, -32, 31, func(di, out []float32) { tableErrBatch(xj, wj, di, t, out) })
+		l := pickSym(sc[j], D, -32, 31, func(d, id, e *lanes) { tableErrs(xj, wj, 2, d, id, t, e) })
 		v := uint8(int(l) + 32)
 		y[4+j/2] |= (v & 15) << (4 * (j % 2))
 		sh |= uint16(v>>4) << (2 * j)

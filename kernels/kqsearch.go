@@ -36,9 +36,6 @@ func clampRound(v, lo, hi float32) float32 {
 // finite reports whether v is neither NaN nor an infinity.
 func finite(v float32) bool { return math.Float32bits(v)&0x7f800000 != 0x7f800000 }
 
-// maxCandidates bounds the candidate scales of one search.
-const maxCandidates = 32
-
 // groupEps is the largest magnitude of a sub-block quantized as all zero:
 // below it no scale is fitted.
 const groupEps = 1e-15
@@ -55,9 +52,11 @@ type fit struct {
 type affine struct {
 	n        float32   // codes run from 0 to n
 	deltas   []float32 // candidate inverse scales t = (n+δ)/(max−min)
-	refine   int       // refits after the best candidate
-	minBelow bool      // m must be ≤ 0 (the K-quants store −m ≥ 0)
 	shifts   []float32 // origins below the min tried with each candidate, in code steps
+	minBelow bool      // m must be ≤ 0 (the K-quants store −m ≥ 0)
+	refine   int       // rounds of refits around the best
+	local    []float32 // the refits' inverse scales, as factors of the best's
+	offs     []float32 // the refits' origins, the best's offset plus these steps
 }
 
 // fit fits x ≈ d·q + m minimising Σ w·(x − d·q − m)² over a's candidates,
@@ -102,35 +101,43 @@ func (a *affine) fit(x, w []float32) fit {
 			best = fit{d: d, m: m, err: e, cqq: sqq, cq: sq, cw: sw}
 		}
 	}
-	var tp [2 * maxCandidates]float32
-	var sums [3 * maxCandidates]float32
+	var t, o, sq, sqq, sxq lanes
 	k := 0
 	for _, dl := range a.deltas {
-		t := (a.n + dl) / (hi - lo)
-		tp[2*k], tp[2*k+1] = t, lo
+		tt := (a.n + dl) / (hi - lo)
+		t[k], o[k] = tt, lo
 		k++
 		for _, sh := range a.shifts {
-			tp[2*k], tp[2*k+1] = t, lo-sh/t
+			t[k], o[k] = tt, lo-sh/tt
 			k++
 		}
 	}
-	affineSumsBatch(x, w, tp[:2*k], a.n, sums[:3*k])
+	affineSums(x, w, k, &t, &o, a.n, &sq, &sqq, &sxq)
 	for c := range k {
-		keep(sums[3*c], sums[3*c+1], sums[3*c+2])
+		keep(sq[c], sqq[c], sxq[c])
 	}
 	for range a.refine {
 		if best.d == 0 {
 			break
 		}
-		tp[0], tp[1] = 1/best.d, best.m
-		affineSumsBatch(x, w, tp[:2], a.n, sums[:3])
-		keep(sums[0], sums[1], sums[2])
+		k = 0
+		id := 1 / best.d
+		for _, g := range a.offs {
+			for _, f := range a.local {
+				t[k], o[k] = id*f, best.m+g*best.d
+				k++
+			}
+		}
+		affineSums(x, w, k, &t, &o, a.n, &sq, &sqq, &sxq)
+		for c := range k {
+			keep(sq[c], sqq[c], sxq[c])
+		}
 	}
 	if best.d == 0 { // no candidate fitted: the plain min-max scale
 		best = fit{d: (hi - lo) / a.n, m: lo, cw: sw}
-		dmi := [3]float32{best.d, best.m, inv(best.d)}
-		var e [1]float32
-		affineErrBatch(x, w, dmi[:], a.n, e[:])
+		var d, m, id, e lanes
+		d[0], m[0], id[0] = best.d, best.m, inv(best.d)
+		affineErrs(x, w, 1, &d, &m, &id, a.n, &e)
 		best.err = e[0]
 	}
 	return best
@@ -141,7 +148,8 @@ type symmetric struct {
 	neg, pos float32
 	deltas   []float32 // candidate t = −(neg+δ)/max: max near −neg
 	posDelta []float32 // candidate t = (pos+δ)/max: max near pos
-	refine   int       // refits after the best candidate
+	refine   int       // rounds of refits around the best
+	local    []float32 // the refits' inverse scales, as factors of the best's
 }
 
 // fit fits x ≈ d·q minimising Σ w·(x − d·q)² over s's candidates; d may be
@@ -165,28 +173,36 @@ func (s *symmetric) fit(x, w []float32) fit {
 			best = fit{d: sxq / sqq, err: sxx - score, cqq: sqq}
 		}
 	}
-	var ts [maxCandidates]float32
-	var sums [2 * maxCandidates]float32
-	k := 0
+	var ts []float32
+	var buf [2 * passLanes]float32
 	for _, dl := range s.deltas {
-		ts[k] = -(s.neg + dl) / m
-		k++
+		ts = append(buf[:len(ts)], -(s.neg+dl)/m)
 	}
 	for _, dl := range s.posDelta {
-		ts[k] = (s.pos + dl) / m
-		k++
+		ts = append(ts, (s.pos+dl)/m)
 	}
-	symSumsBatch(x, w, ts[:k], s.neg, s.pos, sums[:2*k])
-	for c := range k {
-		keep(sums[2*c], sums[2*c+1])
+	measure := func(ts []float32) {
+		var t, sxq, sqq lanes
+		for len(ts) > 0 {
+			k := copy(t[:], ts)
+			symSums(x, w, k, &t, s.neg, s.pos, &sxq, &sqq)
+			for c := range k {
+				keep(sxq[c], sqq[c])
+			}
+			ts = ts[k:]
+		}
 	}
+	measure(ts)
 	for range s.refine {
 		if best.d == 0 {
 			break
 		}
-		ts[0] = 1 / best.d
-		symSumsBatch(x, w, ts[:1], s.neg, s.pos, sums[:2])
-		keep(sums[0], sums[1])
+		id := 1 / best.d
+		ts = buf[:0]
+		for _, f := range s.local {
+			ts = append(ts, id*f)
+		}
+		measure(ts)
 	}
 	return best
 }
@@ -248,12 +264,13 @@ type table struct {
 	mid      [16]float32 // midpoints of neighbouring values (and a 16th, +Inf, never read)
 	deltas   []float32   // candidate t = (v[0]+δ)/max: max near v[0]
 	posDelta []float32   // candidate t = (v[15]+δ)/max: max near v[15]
-	refine   int
+	refine   int         // rounds of refits around the best
+	local    []float32   // the refits' inverse scales, as factors of the best's
 }
 
 // newTable returns the search over the values v (ascending).
-func newTable(v [16]int8, deltas, posDelta []float32, refine int) *table {
-	t := &table{deltas: deltas, posDelta: posDelta, refine: refine}
+func newTable(v [16]int8, deltas, posDelta []float32, refine int, local []float32) *table {
+	t := &table{deltas: deltas, posDelta: posDelta, refine: refine, local: local}
 	for i, x := range v {
 		t.v[i] = float32(x)
 	}
@@ -304,28 +321,36 @@ func (t *table) fit(x, w []float32) fit {
 			best = fit{d: sxq / sqq, err: sxx - score, cqq: sqq}
 		}
 	}
-	var ts [maxCandidates]float32
-	var sums [2 * maxCandidates]float32
-	k := 0
+	var ts []float32
+	var buf [2 * passLanes]float32
 	for _, dl := range t.deltas {
-		ts[k] = (t.v[0] + dl) / m
-		k++
+		ts = append(buf[:len(ts)], (t.v[0]+dl)/m)
 	}
 	for _, dl := range t.posDelta {
-		ts[k] = (t.v[15] + dl) / m
-		k++
+		ts = append(ts, (t.v[15]+dl)/m)
 	}
-	tableSumsBatch(x, w, ts[:k], t, sums[:2*k])
-	for c := range k {
-		keep(sums[2*c], sums[2*c+1])
+	measure := func(ts []float32) {
+		var tl, sxq, sqq lanes
+		for len(ts) > 0 {
+			k := copy(tl[:], ts)
+			tableSums(x, w, k, &tl, t, &sxq, &sqq)
+			for c := range k {
+				keep(sxq[c], sqq[c])
+			}
+			ts = ts[k:]
+		}
 	}
+	measure(ts)
 	for range t.refine {
 		if best.d == 0 {
 			break
 		}
-		ts[0] = 1 / best.d
-		tableSumsBatch(x, w, ts[:1], t, sums[:2])
-		keep(sums[0], sums[1])
+		id := 1 / best.d
+		ts = buf[:0]
+		for _, f := range t.local {
+			ts = append(ts, id*f)
+		}
+		measure(ts)
 	}
 	return best
 }

@@ -4,372 +4,210 @@
 
 #include "textflag.h"
 
-// func kqAffineSumsAVX512(x []float32, w []float32, tp []float32, n float32, out []float32)
+// func kqAffineSumsAVX512(x []float32, w []float32, t *[16]float32, o *[16]float32, n float32, sq *[16]float32, sqq *[16]float32, sxq *[16]float32)
 // Requires: AVX, AVX512DQ, AVX512F, SSE
-TEXT ·kqAffineSumsAVX512(SB), NOSPLIT, $0-104
-	MOVQ    x_base+0(FP), R8
-	MOVQ    x_len+8(FP), DX
-	MOVQ    w_base+24(FP), R9
-	SHRQ    $0x04, DX
-	VMOVUPS (R8), Z0
-	VMOVUPS (R9), Z2
-	CMPQ    DX, $0x02
-	JNE     kqAffineSumsAVX512_one
-	VMOVUPS 64(R8), Z1
-	VMOVUPS 64(R9), Z3
-
-kqAffineSumsAVX512_one:
+TEXT ·kqAffineSumsAVX512(SB), NOSPLIT, $0-96
 	MOVL         $0x4b400000, AX
 	VMOVD        AX, X7
-	VPBROADCASTD X7, Z4
-	VXORPS       Z5, Z5, Z5
-	MOVSS        n+72(FP), X7
-	VBROADCASTSS X7, Z6
-	MOVQ         tp_base+48(FP), R10
-	MOVQ         tp_len+56(FP), CX
-	SHRQ         $0x01, CX
-	MOVQ         out_base+80(FP), R11
+	VPBROADCASTD X7, Z0
+	VXORPS       Z1, Z1, Z1
+	MOVSS        n+64(FP), X7
+	VBROADCASTSS X7, Z2
+	MOVQ         t+48(FP), AX
+	VMOVUPS      (AX), Z8
+	MOVQ         o+56(FP), AX
+	VMOVUPS      (AX), Z9
+	VXORPS       Z10, Z10, Z10
+	VXORPS       Z11, Z11, Z11
+	VXORPS       Z12, Z12, Z12
+	MOVQ         x_base+0(FP), SI
+	MOVQ         x_len+8(FP), CX
+	MOVQ         w_base+24(FP), DI
 	TESTQ        CX, CX
 	JZ           kqAffineSumsAVX512_done
 
 kqAffineSumsAVX512_loop:
-	VBROADCASTSS (R10), Z8
-	VBROADCASTSS 4(R10), Z9
-	VXORPS       Z10, Z10, Z10
-	VXORPS       Z11, Z11, Z11
-	VXORPS       Z12, Z12, Z12
-	VSUBPS       Z9, Z0, Z13
-	VMULPS       Z13, Z8, Z13
-	VMAXPS       Z5, Z13, Z13
-	VMINPS       Z6, Z13, Z13
-	VADDPS       Z4, Z13, Z13
-	VSUBPS       Z4, Z13, Z13
-	VMULPS       Z13, Z2, Z14
-	VADDPS       Z14, Z10, Z10
-	VMULPS       Z13, Z14, Z15
-	VADDPS       Z15, Z11, Z11
-	VMULPS       Z0, Z14, Z15
-	VADDPS       Z15, Z12, Z12
-	CMPQ         DX, $0x02
-	JNE          kqAffineSumsAVX512_chunks
-	VSUBPS       Z9, Z1, Z13
-	VMULPS       Z13, Z8, Z13
-	VMAXPS       Z5, Z13, Z13
-	VMINPS       Z6, Z13, Z13
-	VADDPS       Z4, Z13, Z13
-	VSUBPS       Z4, Z13, Z13
-	VMULPS       Z13, Z3, Z14
-	VADDPS       Z14, Z10, Z10
-	VMULPS       Z13, Z14, Z15
-	VADDPS       Z15, Z11, Z11
-	VMULPS       Z1, Z14, Z15
-	VADDPS       Z15, Z12, Z12
-
-kqAffineSumsAVX512_chunks:
-	VEXTRACTF32X8 $0x01, Z10, Y15
-	VADDPS        Y15, Y10, Y10
-	VEXTRACTF128  $0x01, Y10, X15
-	VADDPS        X15, X10, X10
-	VPERMILPD     $0x01, X10, X15
-	VADDPS        X15, X10, X10
-	VMOVSHDUP     X10, X15
-	VADDSS        X15, X10, X10
-	VMOVSS        X10, (R11)
-	VEXTRACTF32X8 $0x01, Z11, Y15
-	VADDPS        Y15, Y11, Y11
-	VEXTRACTF128  $0x01, Y11, X15
-	VADDPS        X15, X11, X11
-	VPERMILPD     $0x01, X11, X15
-	VADDPS        X15, X11, X11
-	VMOVSHDUP     X11, X15
-	VADDSS        X15, X11, X11
-	VMOVSS        X11, 4(R11)
-	VEXTRACTF32X8 $0x01, Z12, Y15
-	VADDPS        Y15, Y12, Y12
-	VEXTRACTF128  $0x01, Y12, X15
-	VADDPS        X15, X12, X12
-	VPERMILPD     $0x01, X12, X15
-	VADDPS        X15, X12, X12
-	VMOVSHDUP     X12, X15
-	VADDSS        X15, X12, X12
-	VMOVSS        X12, 8(R11)
-	ADDQ          $0x08, R10
-	ADDQ          $0x0c, R11
-	DECQ          CX
-	JNZ           kqAffineSumsAVX512_loop
+	VBROADCASTSS (SI), Z3
+	VBROADCASTSS (DI), Z4
+	VSUBPS       Z9, Z3, Z5
+	VMULPS       Z5, Z8, Z5
+	VMAXPS       Z1, Z5, Z5
+	VMINPS       Z2, Z5, Z5
+	VADDPS       Z0, Z5, Z5
+	VSUBPS       Z0, Z5, Z5
+	VMULPS       Z5, Z4, Z6
+	VADDPS       Z6, Z10, Z10
+	VMULPS       Z5, Z6, Z13
+	VADDPS       Z13, Z11, Z11
+	VMULPS       Z3, Z6, Z13
+	VADDPS       Z13, Z12, Z12
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	DECQ         CX
+	JNZ          kqAffineSumsAVX512_loop
 
 kqAffineSumsAVX512_done:
+	MOVQ    sq+72(FP), AX
+	VMOVUPS Z10, (AX)
+	MOVQ    sqq+80(FP), AX
+	VMOVUPS Z11, (AX)
+	MOVQ    sxq+88(FP), AX
+	VMOVUPS Z12, (AX)
 	VZEROUPPER
 	RET
 
-// func kqAffineErrsAVX512(x []float32, w []float32, dmi []float32, n float32, out []float32)
+// func kqAffineErrsAVX512(x []float32, w []float32, d *[16]float32, m *[16]float32, id *[16]float32, n float32, e *[16]float32)
 // Requires: AVX, AVX512DQ, AVX512F, SSE
-TEXT ·kqAffineErrsAVX512(SB), NOSPLIT, $0-104
-	MOVQ    x_base+0(FP), R8
-	MOVQ    x_len+8(FP), DX
-	MOVQ    w_base+24(FP), R9
-	SHRQ    $0x04, DX
-	VMOVUPS (R8), Z0
-	VMOVUPS (R9), Z2
-	CMPQ    DX, $0x02
-	JNE     kqAffineErrsAVX512_one
-	VMOVUPS 64(R8), Z1
-	VMOVUPS 64(R9), Z3
-
-kqAffineErrsAVX512_one:
+TEXT ·kqAffineErrsAVX512(SB), NOSPLIT, $0-88
 	MOVL         $0x4b400000, AX
 	VMOVD        AX, X7
-	VPBROADCASTD X7, Z4
-	VXORPS       Z5, Z5, Z5
+	VPBROADCASTD X7, Z0
+	VXORPS       Z1, Z1, Z1
 	MOVSS        n+72(FP), X7
-	VBROADCASTSS X7, Z6
-	MOVQ         dmi_base+48(FP), R10
-	MOVQ         dmi_len+56(FP), CX
-	MOVQ         CX, AX
-	MOVQ         $0xaaaaaaaaaaaaaaab, BX
-	MULQ         BX
-	SHRQ         $0x01, DX
-	MOVQ         DX, CX
-	MOVQ         x_len+8(FP), DX
-	SHRQ         $0x04, DX
-	MOVQ         out_base+80(FP), R11
+	VBROADCASTSS X7, Z2
+	MOVQ         d+48(FP), AX
+	VMOVUPS      (AX), Z8
+	MOVQ         m+56(FP), AX
+	VMOVUPS      (AX), Z9
+	MOVQ         id+64(FP), AX
+	VMOVUPS      (AX), Z10
+	VXORPS       Z11, Z11, Z11
+	MOVQ         x_base+0(FP), SI
+	MOVQ         x_len+8(FP), CX
+	MOVQ         w_base+24(FP), DI
 	TESTQ        CX, CX
 	JZ           kqAffineErrsAVX512_done
 
 kqAffineErrsAVX512_loop:
-	VBROADCASTSS (R10), Z8
-	VBROADCASTSS 4(R10), Z9
-	VBROADCASTSS 8(R10), Z16
-	VXORPS       Z10, Z10, Z10
-	VSUBPS       Z9, Z0, Z13
-	VMULPS       Z16, Z13, Z13
-	VMAXPS       Z5, Z13, Z13
-	VMINPS       Z6, Z13, Z13
-	VADDPS       Z4, Z13, Z13
-	VSUBPS       Z4, Z13, Z13
-	VMULPS       Z13, Z8, Z13
-	VADDPS       Z9, Z13, Z13
-	VSUBPS       Z13, Z0, Z13
-	VMULPS       Z13, Z2, Z14
-	VMULPS       Z13, Z14, Z14
-	VADDPS       Z14, Z10, Z10
-	CMPQ         DX, $0x02
-	JNE          kqAffineErrsAVX512_chunks
-	VSUBPS       Z9, Z1, Z13
-	VMULPS       Z16, Z13, Z13
-	VMAXPS       Z5, Z13, Z13
-	VMINPS       Z6, Z13, Z13
-	VADDPS       Z4, Z13, Z13
-	VSUBPS       Z4, Z13, Z13
-	VMULPS       Z13, Z8, Z13
-	VADDPS       Z9, Z13, Z13
-	VSUBPS       Z13, Z1, Z13
-	VMULPS       Z13, Z3, Z14
-	VMULPS       Z13, Z14, Z14
-	VADDPS       Z14, Z10, Z10
-
-kqAffineErrsAVX512_chunks:
-	VEXTRACTF32X8 $0x01, Z10, Y15
-	VADDPS        Y15, Y10, Y10
-	VEXTRACTF128  $0x01, Y10, X15
-	VADDPS        X15, X10, X10
-	VPERMILPD     $0x01, X10, X15
-	VADDPS        X15, X10, X10
-	VMOVSHDUP     X10, X15
-	VADDSS        X15, X10, X10
-	VMOVSS        X10, (R11)
-	ADDQ          $0x0c, R10
-	ADDQ          $0x04, R11
-	DECQ          CX
-	JNZ           kqAffineErrsAVX512_loop
+	VBROADCASTSS (SI), Z3
+	VBROADCASTSS (DI), Z4
+	VSUBPS       Z9, Z3, Z5
+	VMULPS       Z10, Z5, Z5
+	VMAXPS       Z1, Z5, Z5
+	VMINPS       Z2, Z5, Z5
+	VADDPS       Z0, Z5, Z5
+	VSUBPS       Z0, Z5, Z5
+	VMULPS       Z5, Z8, Z5
+	VADDPS       Z9, Z5, Z5
+	VSUBPS       Z5, Z3, Z5
+	VMULPS       Z5, Z4, Z6
+	VMULPS       Z5, Z6, Z6
+	VADDPS       Z6, Z11, Z11
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	DECQ         CX
+	JNZ          kqAffineErrsAVX512_loop
 
 kqAffineErrsAVX512_done:
+	MOVQ    e+80(FP), AX
+	VMOVUPS Z11, (AX)
 	VZEROUPPER
 	RET
 
-// func kqSymSumsAVX512(x []float32, w []float32, ts []float32, neg float32, pos float32, out []float32)
+// func kqSymSumsAVX512(x []float32, w []float32, t *[16]float32, neg float32, pos float32, sxq *[16]float32, sqq *[16]float32)
 // Requires: AVX, AVX512DQ, AVX512F, SSE
-TEXT ·kqSymSumsAVX512(SB), NOSPLIT, $0-104
-	MOVQ    x_base+0(FP), R8
-	MOVQ    x_len+8(FP), DX
-	MOVQ    w_base+24(FP), R9
-	SHRQ    $0x04, DX
-	VMOVUPS (R8), Z0
-	VMOVUPS (R9), Z2
-	CMPQ    DX, $0x02
-	JNE     kqSymSumsAVX512_one
-	VMOVUPS 64(R8), Z1
-	VMOVUPS 64(R9), Z3
-
-kqSymSumsAVX512_one:
+TEXT ·kqSymSumsAVX512(SB), NOSPLIT, $0-80
 	MOVL         $0x4b400000, AX
 	VMOVD        AX, X7
-	VPBROADCASTD X7, Z4
-	MOVSS        neg+72(FP), X7
-	VBROADCASTSS X7, Z5
-	VXORPS       Z8, Z8, Z8
-	VSUBPS       Z5, Z8, Z5
-	MOVSS        pos+76(FP), X7
-	VBROADCASTSS X7, Z6
-	MOVQ         ts_base+48(FP), R10
-	MOVQ         ts_len+56(FP), CX
-	MOVQ         out_base+80(FP), R11
+	VPBROADCASTD X7, Z0
+	MOVSS        neg+56(FP), X7
+	VBROADCASTSS X7, Z1
+	VXORPS       Z6, Z6, Z6
+	VSUBPS       Z1, Z6, Z1
+	MOVSS        pos+60(FP), X7
+	VBROADCASTSS X7, Z2
+	MOVQ         t+48(FP), AX
+	VMOVUPS      (AX), Z8
+	VXORPS       Z10, Z10, Z10
+	VXORPS       Z11, Z11, Z11
+	MOVQ         x_base+0(FP), SI
+	MOVQ         x_len+8(FP), CX
+	MOVQ         w_base+24(FP), DI
 	TESTQ        CX, CX
 	JZ           kqSymSumsAVX512_done
 
 kqSymSumsAVX512_loop:
-	VBROADCASTSS (R10), Z8
-	VXORPS       Z10, Z10, Z10
-	VXORPS       Z11, Z11, Z11
-	VMULPS       Z0, Z8, Z13
-	VMAXPS       Z5, Z13, Z13
-	VMINPS       Z6, Z13, Z13
-	VADDPS       Z4, Z13, Z13
-	VSUBPS       Z4, Z13, Z13
-	VMULPS       Z13, Z2, Z14
-	VMULPS       Z0, Z14, Z15
-	VADDPS       Z15, Z10, Z10
-	VMULPS       Z13, Z14, Z15
-	VADDPS       Z15, Z11, Z11
-	CMPQ         DX, $0x02
-	JNE          kqSymSumsAVX512_chunks
-	VMULPS       Z1, Z8, Z13
-	VMAXPS       Z5, Z13, Z13
-	VMINPS       Z6, Z13, Z13
-	VADDPS       Z4, Z13, Z13
-	VSUBPS       Z4, Z13, Z13
-	VMULPS       Z13, Z3, Z14
-	VMULPS       Z1, Z14, Z15
-	VADDPS       Z15, Z10, Z10
-	VMULPS       Z13, Z14, Z15
-	VADDPS       Z15, Z11, Z11
-
-kqSymSumsAVX512_chunks:
-	VEXTRACTF32X8 $0x01, Z10, Y15
-	VADDPS        Y15, Y10, Y10
-	VEXTRACTF128  $0x01, Y10, X15
-	VADDPS        X15, X10, X10
-	VPERMILPD     $0x01, X10, X15
-	VADDPS        X15, X10, X10
-	VMOVSHDUP     X10, X15
-	VADDSS        X15, X10, X10
-	VMOVSS        X10, (R11)
-	VEXTRACTF32X8 $0x01, Z11, Y15
-	VADDPS        Y15, Y11, Y11
-	VEXTRACTF128  $0x01, Y11, X15
-	VADDPS        X15, X11, X11
-	VPERMILPD     $0x01, X11, X15
-	VADDPS        X15, X11, X11
-	VMOVSHDUP     X11, X15
-	VADDSS        X15, X11, X11
-	VMOVSS        X11, 4(R11)
-	ADDQ          $0x04, R10
-	ADDQ          $0x08, R11
-	DECQ          CX
-	JNZ           kqSymSumsAVX512_loop
+	VBROADCASTSS (SI), Z3
+	VBROADCASTSS (DI), Z4
+	VMULPS       Z3, Z8, Z5
+	VMAXPS       Z1, Z5, Z5
+	VMINPS       Z2, Z5, Z5
+	VADDPS       Z0, Z5, Z5
+	VSUBPS       Z0, Z5, Z5
+	VMULPS       Z5, Z4, Z6
+	VMULPS       Z3, Z6, Z13
+	VADDPS       Z13, Z10, Z10
+	VMULPS       Z5, Z6, Z13
+	VADDPS       Z13, Z11, Z11
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	DECQ         CX
+	JNZ          kqSymSumsAVX512_loop
 
 kqSymSumsAVX512_done:
+	MOVQ    sxq+64(FP), AX
+	VMOVUPS Z10, (AX)
+	MOVQ    sqq+72(FP), AX
+	VMOVUPS Z11, (AX)
 	VZEROUPPER
 	RET
 
-// func kqSymErrsAVX512(x []float32, w []float32, di []float32, neg float32, pos float32, out []float32)
+// func kqSymErrsAVX512(x []float32, w []float32, d *[16]float32, id *[16]float32, neg float32, pos float32, e *[16]float32)
 // Requires: AVX, AVX512DQ, AVX512F, SSE
-TEXT ·kqSymErrsAVX512(SB), NOSPLIT, $0-104
-	MOVQ    x_base+0(FP), R8
-	MOVQ    x_len+8(FP), DX
-	MOVQ    w_base+24(FP), R9
-	SHRQ    $0x04, DX
-	VMOVUPS (R8), Z0
-	VMOVUPS (R9), Z2
-	CMPQ    DX, $0x02
-	JNE     kqSymErrsAVX512_one
-	VMOVUPS 64(R8), Z1
-	VMOVUPS 64(R9), Z3
-
-kqSymErrsAVX512_one:
+TEXT ·kqSymErrsAVX512(SB), NOSPLIT, $0-80
 	MOVL         $0x4b400000, AX
 	VMOVD        AX, X7
-	VPBROADCASTD X7, Z4
-	MOVSS        neg+72(FP), X7
-	VBROADCASTSS X7, Z5
-	VXORPS       Z8, Z8, Z8
-	VSUBPS       Z5, Z8, Z5
-	MOVSS        pos+76(FP), X7
-	VBROADCASTSS X7, Z6
-	MOVQ         di_base+48(FP), R10
-	MOVQ         di_len+56(FP), CX
-	SHRQ         $0x01, CX
-	MOVQ         out_base+80(FP), R11
+	VPBROADCASTD X7, Z0
+	MOVSS        neg+64(FP), X7
+	VBROADCASTSS X7, Z1
+	VXORPS       Z6, Z6, Z6
+	VSUBPS       Z1, Z6, Z1
+	MOVSS        pos+68(FP), X7
+	VBROADCASTSS X7, Z2
+	MOVQ         d+48(FP), AX
+	VMOVUPS      (AX), Z8
+	MOVQ         id+56(FP), AX
+	VMOVUPS      (AX), Z9
+	VXORPS       Z11, Z11, Z11
+	MOVQ         x_base+0(FP), SI
+	MOVQ         x_len+8(FP), CX
+	MOVQ         w_base+24(FP), DI
 	TESTQ        CX, CX
 	JZ           kqSymErrsAVX512_done
 
 kqSymErrsAVX512_loop:
-	VBROADCASTSS (R10), Z8
-	VBROADCASTSS 4(R10), Z9
-	VXORPS       Z10, Z10, Z10
-	VMULPS       Z9, Z0, Z13
-	VMAXPS       Z5, Z13, Z13
-	VMINPS       Z6, Z13, Z13
-	VADDPS       Z4, Z13, Z13
-	VSUBPS       Z4, Z13, Z13
-	VMULPS       Z13, Z8, Z13
-	VSUBPS       Z13, Z0, Z13
-	VMULPS       Z13, Z2, Z14
-	VMULPS       Z13, Z14, Z14
-	VADDPS       Z14, Z10, Z10
-	CMPQ         DX, $0x02
-	JNE          kqSymErrsAVX512_chunks
-	VMULPS       Z9, Z1, Z13
-	VMAXPS       Z5, Z13, Z13
-	VMINPS       Z6, Z13, Z13
-	VADDPS       Z4, Z13, Z13
-	VSUBPS       Z4, Z13, Z13
-	VMULPS       Z13, Z8, Z13
-	VSUBPS       Z13, Z1, Z13
-	VMULPS       Z13, Z3, Z14
-	VMULPS       Z13, Z14, Z14
-	VADDPS       Z14, Z10, Z10
-
-kqSymErrsAVX512_chunks:
-	VEXTRACTF32X8 $0x01, Z10, Y15
-	VADDPS        Y15, Y10, Y10
-	VEXTRACTF128  $0x01, Y10, X15
-	VADDPS        X15, X10, X10
-	VPERMILPD     $0x01, X10, X15
-	VADDPS        X15, X10, X10
-	VMOVSHDUP     X10, X15
-	VADDSS        X15, X10, X10
-	VMOVSS        X10, (R11)
-	ADDQ          $0x08, R10
-	ADDQ          $0x04, R11
-	DECQ          CX
-	JNZ           kqSymErrsAVX512_loop
+	VBROADCASTSS (SI), Z3
+	VBROADCASTSS (DI), Z4
+	VMULPS       Z9, Z3, Z5
+	VMAXPS       Z1, Z5, Z5
+	VMINPS       Z2, Z5, Z5
+	VADDPS       Z0, Z5, Z5
+	VSUBPS       Z0, Z5, Z5
+	VMULPS       Z5, Z8, Z5
+	VSUBPS       Z5, Z3, Z5
+	VMULPS       Z5, Z4, Z6
+	VMULPS       Z5, Z6, Z6
+	VADDPS       Z6, Z11, Z11
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	DECQ         CX
+	JNZ          kqSymErrsAVX512_loop
 
 kqSymErrsAVX512_done:
+	MOVQ    e+72(FP), AX
+	VMOVUPS Z11, (AX)
 	VZEROUPPER
 	RET
 
-// func kqTableSumsAVX512(x []float32, w []float32, ts []float32, vals *[16]float32, mids *[16]float32, out []float32)
+// func kqTableSumsAVX512(x []float32, w []float32, t *[16]float32, vals *[16]float32, mids *[16]float32, sxq *[16]float32, sqq *[16]float32)
 // Requires: AVX, AVX512DQ, AVX512F
-TEXT ·kqTableSumsAVX512(SB), NOSPLIT, $0-112
-	MOVQ    x_base+0(FP), R8
-	MOVQ    x_len+8(FP), DX
-	MOVQ    w_base+24(FP), R9
-	SHRQ    $0x04, DX
-	VMOVUPS (R8), Z0
-	VMOVUPS (R9), Z2
-	CMPQ    DX, $0x02
-	JNE     kqTableSumsAVX512_one
-	VMOVUPS 64(R8), Z1
-	VMOVUPS 64(R9), Z3
-
-kqTableSumsAVX512_one:
+TEXT ·kqTableSumsAVX512(SB), NOSPLIT, $0-88
 	MOVL         $0x4b400000, AX
 	VMOVD        AX, X7
-	VPBROADCASTD X7, Z4
-	MOVQ         vals+72(FP), AX
+	VPBROADCASTD X7, Z0
+	MOVQ         vals+56(FP), AX
 	VMOVUPS      (AX), Z17
-	MOVQ         mids+80(FP), AX
+	MOVQ         mids+64(FP), AX
 	VMOVUPS      (AX), Z18
 	MOVL         $0x00000008, AX
 	VMOVD        AX, X7
@@ -386,114 +224,64 @@ kqTableSumsAVX512_one:
 	MOVL         $0x00000001, AX
 	VMOVD        AX, X7
 	VPBROADCASTD X7, Z23
-	MOVQ         ts_base+48(FP), R10
-	MOVQ         ts_len+56(FP), CX
-	MOVQ         out_base+88(FP), R11
+	MOVQ         t+48(FP), AX
+	VMOVUPS      (AX), Z8
+	VXORPS       Z10, Z10, Z10
+	VXORPS       Z11, Z11, Z11
+	MOVQ         x_base+0(FP), SI
+	MOVQ         x_len+8(FP), CX
+	MOVQ         w_base+24(FP), DI
 	TESTQ        CX, CX
 	JZ           kqTableSumsAVX512_done
 
 kqTableSumsAVX512_loop:
-	VBROADCASTSS (R10), Z8
-	VXORPS       Z10, Z10, Z10
-	VXORPS       Z11, Z11, Z11
-	VMULPS       Z0, Z8, Z13
+	VBROADCASTSS (SI), Z3
+	VBROADCASTSS (DI), Z4
+	VMULPS       Z3, Z8, Z5
 	VPXORD       Z24, Z24, Z24
 	VPADDD       Z20, Z21, Z25
 	VPERMPS      Z18, Z25, Z25
-	VCMPPS       $0x1e, Z25, Z13, K1
+	VCMPPS       $0x1e, Z25, Z5, K1
 	VMOVDQA32    Z19, K1, Z24
 	VPADDD       Z21, Z24, Z25
 	VPERMPS      Z18, Z25, Z25
-	VCMPPS       $0x1e, Z25, Z13, K1
+	VCMPPS       $0x1e, Z25, Z5, K1
 	VPADDD       Z20, Z24, K1, Z24
 	VPADDD       Z23, Z24, Z25
 	VPERMPS      Z18, Z25, Z25
-	VCMPPS       $0x1e, Z25, Z13, K1
+	VCMPPS       $0x1e, Z25, Z5, K1
 	VPADDD       Z22, Z24, K1, Z24
 	VPERMPS      Z18, Z24, Z25
-	VCMPPS       $0x1e, Z25, Z13, K1
+	VCMPPS       $0x1e, Z25, Z5, K1
 	VPADDD       Z23, Z24, K1, Z24
-	VPERMPS      Z17, Z24, Z13
-	VMULPS       Z13, Z2, Z14
-	VMULPS       Z0, Z14, Z15
-	VADDPS       Z15, Z10, Z10
-	VMULPS       Z13, Z14, Z15
-	VADDPS       Z15, Z11, Z11
-	CMPQ         DX, $0x02
-	JNE          kqTableSumsAVX512_chunks
-	VMULPS       Z1, Z8, Z13
-	VPXORD       Z24, Z24, Z24
-	VPADDD       Z20, Z21, Z25
-	VPERMPS      Z18, Z25, Z25
-	VCMPPS       $0x1e, Z25, Z13, K1
-	VMOVDQA32    Z19, K1, Z24
-	VPADDD       Z21, Z24, Z25
-	VPERMPS      Z18, Z25, Z25
-	VCMPPS       $0x1e, Z25, Z13, K1
-	VPADDD       Z20, Z24, K1, Z24
-	VPADDD       Z23, Z24, Z25
-	VPERMPS      Z18, Z25, Z25
-	VCMPPS       $0x1e, Z25, Z13, K1
-	VPADDD       Z22, Z24, K1, Z24
-	VPERMPS      Z18, Z24, Z25
-	VCMPPS       $0x1e, Z25, Z13, K1
-	VPADDD       Z23, Z24, K1, Z24
-	VPERMPS      Z17, Z24, Z13
-	VMULPS       Z13, Z3, Z14
-	VMULPS       Z1, Z14, Z15
-	VADDPS       Z15, Z10, Z10
-	VMULPS       Z13, Z14, Z15
-	VADDPS       Z15, Z11, Z11
-
-kqTableSumsAVX512_chunks:
-	VEXTRACTF32X8 $0x01, Z10, Y15
-	VADDPS        Y15, Y10, Y10
-	VEXTRACTF128  $0x01, Y10, X15
-	VADDPS        X15, X10, X10
-	VPERMILPD     $0x01, X10, X15
-	VADDPS        X15, X10, X10
-	VMOVSHDUP     X10, X15
-	VADDSS        X15, X10, X10
-	VMOVSS        X10, (R11)
-	VEXTRACTF32X8 $0x01, Z11, Y15
-	VADDPS        Y15, Y11, Y11
-	VEXTRACTF128  $0x01, Y11, X15
-	VADDPS        X15, X11, X11
-	VPERMILPD     $0x01, X11, X15
-	VADDPS        X15, X11, X11
-	VMOVSHDUP     X11, X15
-	VADDSS        X15, X11, X11
-	VMOVSS        X11, 4(R11)
-	ADDQ          $0x04, R10
-	ADDQ          $0x08, R11
-	DECQ          CX
-	JNZ           kqTableSumsAVX512_loop
+	VPERMPS      Z17, Z24, Z5
+	VMULPS       Z5, Z4, Z6
+	VMULPS       Z3, Z6, Z13
+	VADDPS       Z13, Z10, Z10
+	VMULPS       Z5, Z6, Z13
+	VADDPS       Z13, Z11, Z11
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	DECQ         CX
+	JNZ          kqTableSumsAVX512_loop
 
 kqTableSumsAVX512_done:
+	MOVQ    sxq+72(FP), AX
+	VMOVUPS Z10, (AX)
+	MOVQ    sqq+80(FP), AX
+	VMOVUPS Z11, (AX)
 	VZEROUPPER
 	RET
 
-// func kqTableErrsAVX512(x []float32, w []float32, di []float32, vals *[16]float32, mids *[16]float32, out []float32)
+// func kqTableErrsAVX512(x []float32, w []float32, d *[16]float32, id *[16]float32, vals *[16]float32, mids *[16]float32, e *[16]float32)
 // Requires: AVX, AVX512DQ, AVX512F
-TEXT ·kqTableErrsAVX512(SB), NOSPLIT, $0-112
-	MOVQ    x_base+0(FP), R8
-	MOVQ    x_len+8(FP), DX
-	MOVQ    w_base+24(FP), R9
-	SHRQ    $0x04, DX
-	VMOVUPS (R8), Z0
-	VMOVUPS (R9), Z2
-	CMPQ    DX, $0x02
-	JNE     kqTableErrsAVX512_one
-	VMOVUPS 64(R8), Z1
-	VMOVUPS 64(R9), Z3
-
-kqTableErrsAVX512_one:
+TEXT ·kqTableErrsAVX512(SB), NOSPLIT, $0-88
 	MOVL         $0x4b400000, AX
 	VMOVD        AX, X7
-	VPBROADCASTD X7, Z4
-	MOVQ         vals+72(FP), AX
+	VPBROADCASTD X7, Z0
+	MOVQ         vals+64(FP), AX
 	VMOVUPS      (AX), Z17
-	MOVQ         mids+80(FP), AX
+	MOVQ         mids+72(FP), AX
 	VMOVUPS      (AX), Z18
 	MOVL         $0x00000008, AX
 	VMOVD        AX, X7
@@ -510,81 +298,214 @@ kqTableErrsAVX512_one:
 	MOVL         $0x00000001, AX
 	VMOVD        AX, X7
 	VPBROADCASTD X7, Z23
-	MOVQ         di_base+48(FP), R10
-	MOVQ         di_len+56(FP), CX
-	SHRQ         $0x01, CX
-	MOVQ         out_base+88(FP), R11
+	MOVQ         d+48(FP), AX
+	VMOVUPS      (AX), Z8
+	MOVQ         id+56(FP), AX
+	VMOVUPS      (AX), Z9
+	VXORPS       Z11, Z11, Z11
+	MOVQ         x_base+0(FP), SI
+	MOVQ         x_len+8(FP), CX
+	MOVQ         w_base+24(FP), DI
 	TESTQ        CX, CX
 	JZ           kqTableErrsAVX512_done
 
 kqTableErrsAVX512_loop:
-	VBROADCASTSS (R10), Z8
-	VBROADCASTSS 4(R10), Z9
-	VXORPS       Z10, Z10, Z10
-	VMULPS       Z0, Z9, Z13
+	VBROADCASTSS (SI), Z3
+	VBROADCASTSS (DI), Z4
+	VMULPS       Z3, Z9, Z5
 	VPXORD       Z24, Z24, Z24
 	VPADDD       Z20, Z21, Z25
 	VPERMPS      Z18, Z25, Z25
-	VCMPPS       $0x1e, Z25, Z13, K1
+	VCMPPS       $0x1e, Z25, Z5, K1
 	VMOVDQA32    Z19, K1, Z24
 	VPADDD       Z21, Z24, Z25
 	VPERMPS      Z18, Z25, Z25
-	VCMPPS       $0x1e, Z25, Z13, K1
+	VCMPPS       $0x1e, Z25, Z5, K1
 	VPADDD       Z20, Z24, K1, Z24
 	VPADDD       Z23, Z24, Z25
 	VPERMPS      Z18, Z25, Z25
-	VCMPPS       $0x1e, Z25, Z13, K1
+	VCMPPS       $0x1e, Z25, Z5, K1
 	VPADDD       Z22, Z24, K1, Z24
 	VPERMPS      Z18, Z24, Z25
-	VCMPPS       $0x1e, Z25, Z13, K1
+	VCMPPS       $0x1e, Z25, Z5, K1
 	VPADDD       Z23, Z24, K1, Z24
-	VPERMPS      Z17, Z24, Z13
-	VMULPS       Z13, Z8, Z13
-	VSUBPS       Z13, Z0, Z13
-	VMULPS       Z13, Z2, Z14
-	VMULPS       Z13, Z14, Z14
-	VADDPS       Z14, Z10, Z10
-	CMPQ         DX, $0x02
-	JNE          kqTableErrsAVX512_chunks
-	VMULPS       Z1, Z9, Z13
-	VPXORD       Z24, Z24, Z24
-	VPADDD       Z20, Z21, Z25
-	VPERMPS      Z18, Z25, Z25
-	VCMPPS       $0x1e, Z25, Z13, K1
-	VMOVDQA32    Z19, K1, Z24
-	VPADDD       Z21, Z24, Z25
-	VPERMPS      Z18, Z25, Z25
-	VCMPPS       $0x1e, Z25, Z13, K1
-	VPADDD       Z20, Z24, K1, Z24
-	VPADDD       Z23, Z24, Z25
-	VPERMPS      Z18, Z25, Z25
-	VCMPPS       $0x1e, Z25, Z13, K1
-	VPADDD       Z22, Z24, K1, Z24
-	VPERMPS      Z18, Z24, Z25
-	VCMPPS       $0x1e, Z25, Z13, K1
-	VPADDD       Z23, Z24, K1, Z24
-	VPERMPS      Z17, Z24, Z13
-	VMULPS       Z13, Z8, Z13
-	VSUBPS       Z13, Z1, Z13
-	VMULPS       Z13, Z3, Z14
-	VMULPS       Z13, Z14, Z14
-	VADDPS       Z14, Z10, Z10
-
-kqTableErrsAVX512_chunks:
-	VEXTRACTF32X8 $0x01, Z10, Y15
-	VADDPS        Y15, Y10, Y10
-	VEXTRACTF128  $0x01, Y10, X15
-	VADDPS        X15, X10, X10
-	VPERMILPD     $0x01, X10, X15
-	VADDPS        X15, X10, X10
-	VMOVSHDUP     X10, X15
-	VADDSS        X15, X10, X10
-	VMOVSS        X10, (R11)
-	ADDQ          $0x08, R10
-	ADDQ          $0x04, R11
-	DECQ          CX
-	JNZ           kqTableErrsAVX512_loop
+	VPERMPS      Z17, Z24, Z5
+	VMULPS       Z5, Z8, Z5
+	VSUBPS       Z5, Z3, Z5
+	VMULPS       Z5, Z4, Z6
+	VMULPS       Z5, Z6, Z6
+	VADDPS       Z6, Z11, Z11
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	DECQ         CX
+	JNZ          kqTableErrsAVX512_loop
 
 kqTableErrsAVX512_done:
+	MOVQ    e+80(FP), AX
+	VMOVUPS Z11, (AX)
+	VZEROUPPER
+	RET
+
+// func kqAffineCodesAVX512(x []float32, mi []float32, shift uint64, n float32, codes []uint8)
+// Requires: AVX, AVX512DQ, AVX512F, SSE
+TEXT ·kqAffineCodesAVX512(SB), NOSPLIT, $0-88
+	MOVL         $0x4b400000, AX
+	VMOVD        AX, X7
+	VPBROADCASTD X7, Z0
+	VXORPS       Z1, Z1, Z1
+	MOVSS        n+56(FP), X7
+	VBROADCASTSS X7, Z2
+	MOVQ         mi_base+24(FP), R9
+	MOVQ         x_base+0(FP), SI
+	MOVQ         x_len+8(FP), R10
+	MOVQ         codes_base+64(FP), DI
+	MOVQ         shift+48(FP), CX
+	SHRQ         $0x04, R10
+	XORQ         DX, DX
+	TESTQ        R10, R10
+	JZ           kqAffineCodesAVX512_done
+
+kqAffineCodesAVX512_loop:
+	VMOVUPS      (SI), Z6
+	VCMPPS       $0x07, Z6, Z6, K2
+	VMOVAPS.Z    Z6, K2, Z3
+	MOVQ         DX, BX
+	SHRQ         CL, BX
+	VBROADCASTSS (R9)(BX*8), Z8
+	VBROADCASTSS 4(R9)(BX*8), Z9
+	VSUBPS       Z8, Z3, Z5
+	VMULPS       Z9, Z5, Z5
+	VMAXPS       Z1, Z5, Z5
+	VMINPS       Z2, Z5, Z5
+	VADDPS       Z0, Z5, Z5
+	VSUBPS       Z0, Z5, Z5
+	VCVTPS2DQ    Z5, Z5
+	VPMOVDB      Z5, (DI)
+	ADDQ         $0x40, SI
+	ADDQ         $0x10, DI
+	INCQ         DX
+	DECQ         R10
+	JNZ          kqAffineCodesAVX512_loop
+
+kqAffineCodesAVX512_done:
+	VZEROUPPER
+	RET
+
+// func kqSymCodesAVX512(x []float32, ids []float32, shift uint64, neg float32, pos float32, codes []uint8)
+// Requires: AVX, AVX512DQ, AVX512F, SSE
+TEXT ·kqSymCodesAVX512(SB), NOSPLIT, $0-88
+	MOVL         $0x4b400000, AX
+	VMOVD        AX, X7
+	VPBROADCASTD X7, Z0
+	MOVSS        neg+56(FP), X7
+	VBROADCASTSS X7, Z1
+	VXORPS       Z6, Z6, Z6
+	VSUBPS       Z1, Z6, Z1
+	MOVSS        pos+60(FP), X7
+	VBROADCASTSS X7, Z2
+	MOVSS        neg+56(FP), X7
+	VBROADCASTSS X7, Z10
+	MOVQ         ids_base+24(FP), R9
+	MOVQ         x_base+0(FP), SI
+	MOVQ         x_len+8(FP), R10
+	MOVQ         codes_base+64(FP), DI
+	MOVQ         shift+48(FP), CX
+	SHRQ         $0x04, R10
+	XORQ         DX, DX
+	TESTQ        R10, R10
+	JZ           kqSymCodesAVX512_done
+
+kqSymCodesAVX512_loop:
+	VMOVUPS      (SI), Z6
+	VCMPPS       $0x07, Z6, Z6, K2
+	VMOVAPS.Z    Z6, K2, Z3
+	MOVQ         DX, BX
+	SHRQ         CL, BX
+	VBROADCASTSS (R9)(BX*4), Z9
+	VMULPS       Z9, Z3, Z5
+	VMAXPS       Z1, Z5, Z5
+	VMINPS       Z2, Z5, Z5
+	VADDPS       Z0, Z5, Z5
+	VSUBPS       Z0, Z5, Z5
+	VADDPS       Z10, Z5, Z5
+	VCVTPS2DQ    Z5, Z5
+	VPMOVDB      Z5, (DI)
+	ADDQ         $0x40, SI
+	ADDQ         $0x10, DI
+	INCQ         DX
+	DECQ         R10
+	JNZ          kqSymCodesAVX512_loop
+
+kqSymCodesAVX512_done:
+	VZEROUPPER
+	RET
+
+// func kqTableCodesAVX512(x []float32, ids []float32, shift uint64, vals *[16]float32, mids *[16]float32, codes []uint8)
+// Requires: AVX, AVX512F
+TEXT ·kqTableCodesAVX512(SB), NOSPLIT, $0-96
+	MOVL         $0x4b400000, AX
+	VMOVD        AX, X7
+	VPBROADCASTD X7, Z0
+	MOVQ         vals+56(FP), AX
+	VMOVUPS      (AX), Z17
+	MOVQ         mids+64(FP), AX
+	VMOVUPS      (AX), Z18
+	MOVL         $0x00000008, AX
+	VMOVD        AX, X7
+	VPBROADCASTD X7, Z19
+	MOVL         $0x00000004, AX
+	VMOVD        AX, X7
+	VPBROADCASTD X7, Z20
+	MOVL         $0x00000003, AX
+	VMOVD        AX, X7
+	VPBROADCASTD X7, Z21
+	MOVL         $0x00000002, AX
+	VMOVD        AX, X7
+	VPBROADCASTD X7, Z22
+	MOVL         $0x00000001, AX
+	VMOVD        AX, X7
+	VPBROADCASTD X7, Z23
+	MOVQ         ids_base+24(FP), R9
+	MOVQ         x_base+0(FP), SI
+	MOVQ         x_len+8(FP), R10
+	MOVQ         codes_base+72(FP), DI
+	MOVQ         shift+48(FP), CX
+	SHRQ         $0x04, R10
+	XORQ         DX, DX
+	TESTQ        R10, R10
+	JZ           kqTableCodesAVX512_done
+
+kqTableCodesAVX512_loop:
+	VMOVUPS      (SI), Z6
+	VCMPPS       $0x07, Z6, Z6, K2
+	VMOVAPS.Z    Z6, K2, Z3
+	MOVQ         DX, BX
+	SHRQ         CL, BX
+	VBROADCASTSS (R9)(BX*4), Z9
+	VMULPS       Z9, Z3, Z5
+	VPXORD       Z24, Z24, Z24
+	VPADDD       Z20, Z21, Z25
+	VPERMPS      Z18, Z25, Z25
+	VCMPPS       $0x1e, Z25, Z5, K1
+	VMOVDQA32    Z19, K1, Z24
+	VPADDD       Z21, Z24, Z25
+	VPERMPS      Z18, Z25, Z25
+	VCMPPS       $0x1e, Z25, Z5, K1
+	VPADDD       Z20, Z24, K1, Z24
+	VPADDD       Z23, Z24, Z25
+	VPERMPS      Z18, Z25, Z25
+	VCMPPS       $0x1e, Z25, Z5, K1
+	VPADDD       Z22, Z24, K1, Z24
+	VPERMPS      Z18, Z24, Z25
+	VCMPPS       $0x1e, Z25, Z5, K1
+	VPADDD       Z23, Z24, K1, Z24
+	VPMOVDB      Z24, (DI)
+	ADDQ         $0x40, SI
+	ADDQ         $0x10, DI
+	INCQ         DX
+	DECQ         R10
+	JNZ          kqTableCodesAVX512_loop
+
+kqTableCodesAVX512_done:
 	VZEROUPPER
 	RET

@@ -16,19 +16,12 @@ func benchInput(n int) []float32 {
 
 func BenchmarkKQuant(b *testing.B) {
 	x := benchInput(1 << 16)
-	for _, k := range []struct {
-		name  string
-		bytes int
-		q     func(dst []byte, src, imp []float32)
-	}{
-		{"Q4_K", Q4_KBlockBytes, QuantizeQ4_K},
-		{"Q5_K", Q5_KBlockBytes, QuantizeQ5_K},
-	} {
+	for _, k := range kqCodecs {
 		b.Run(k.name, func(b *testing.B) {
-			dst := make([]byte, len(x)/QKK*k.bytes)
+			dst := make([]byte, len(x)/k.block*k.bytes)
 			b.SetBytes(int64(4 * len(x)))
 			for b.Loop() {
-				k.q(dst, x, nil)
+				k.quant(dst, x, nil)
 			}
 		})
 	}

@@ -4,84 +4,145 @@
 
 package kernels
 
-// kqAffineSumsAVX512 is the AVX-512 kernel of affineSumsBatchGo:
+// kqAffineSumsAVX512 is the AVX-512 kernel of affineSumsGo for all 16 candidates:
 //
-//	for c := range len(tp) / 2 {
-//		out[3*c], out[3*c+1], out[3*c+2] = affineSumsGo(x, w, tp[2*c], tp[2*c+1], n)
+//	for c := range 16 {
+//		var a, b, e float32
+//		for i, v := range x {
+//			q := clampRoundPass(t[c]*(v-o[c]), 0, n)
+//			wq := w[i] * q
+//			a += wq
+//			b += wq * q
+//			e += wq * v
+//		}
+//		sq[c], sqq[c], sxq[c] = a, b, e
 //	}
 //
-// with len(x) 16 or 32, len(w) ≥ len(x) and len(out) ≥ 3·len(tp)/2.
+// with len(w) ≥ len(x).
 //
 //go:noescape
-func kqAffineSumsAVX512(x []float32, w []float32, tp []float32, n float32, out []float32)
+func kqAffineSumsAVX512(x []float32, w []float32, t *[16]float32, o *[16]float32, n float32, sq *[16]float32, sqq *[16]float32, sxq *[16]float32)
 
-// kqAffineErrsAVX512 is the AVX-512 kernel of affineErrBatchGo: for each candidate c
-// with scale d, offset m and inverse id in dmi[3c:3c+3],
+// kqAffineErrsAVX512 is the AVX-512 kernel of affineErrsGo for all 16 candidates:
 //
-//	var e [16]float32
+//	for c := range 16 {
+//		var s float32
+//		for i, v := range x {
+//			q := clampRoundPass((v-m[c])*id[c], 0, n)
+//			r := v - (float32(d[c]*q) + m[c])
+//			s += w[i] * r * r
+//		}
+//		e[c] = s
+//	}
+//
+// with len(w) ≥ len(x).
+//
+//go:noescape
+func kqAffineErrsAVX512(x []float32, w []float32, d *[16]float32, m *[16]float32, id *[16]float32, n float32, e *[16]float32)
+
+// kqSymSumsAVX512 is the AVX-512 kernel of symSumsGo for all 16 candidates:
+//
+//	for c := range 16 {
+//		var a, b float32
+//		for i, v := range x {
+//			q := clampRoundPass(t[c]*v, -neg, pos)
+//			wq := w[i] * q
+//			a += wq * v
+//			b += wq * q
+//		}
+//		sxq[c], sqq[c] = a, b
+//	}
+//
+// with len(w) ≥ len(x).
+//
+//go:noescape
+func kqSymSumsAVX512(x []float32, w []float32, t *[16]float32, neg float32, pos float32, sxq *[16]float32, sqq *[16]float32)
+
+// kqSymErrsAVX512 is the AVX-512 kernel of symErrsGo for all 16 candidates:
+//
+//	for c := range 16 {
+//		var s float32
+//		for i, v := range x {
+//			q := clampRoundPass(v*id[c], -neg, pos)
+//			r := v - d[c]*q
+//			s += w[i] * r * r
+//		}
+//		e[c] = s
+//	}
+//
+// with len(w) ≥ len(x).
+//
+//go:noescape
+func kqSymErrsAVX512(x []float32, w []float32, d *[16]float32, id *[16]float32, neg float32, pos float32, e *[16]float32)
+
+// kqTableSumsAVX512 is the AVX-512 kernel of tableSumsGo for all 16 candidates:
+//
+//	for c := range 16 {
+//		var a, b float32
+//		for i, v := range x {
+//			q := tab.v[tab.index(t[c]*v)]
+//			wq := w[i] * q
+//			a += wq * v
+//			b += wq * q
+//		}
+//		sxq[c], sqq[c] = a, b
+//	}
+//
+// with vals the table's values, mids its 15 midpoints (and a 16th entry),
+// and len(w) ≥ len(x).
+//
+//go:noescape
+func kqTableSumsAVX512(x []float32, w []float32, t *[16]float32, vals *[16]float32, mids *[16]float32, sxq *[16]float32, sqq *[16]float32)
+
+// kqTableErrsAVX512 is the AVX-512 kernel of tableErrsGo for all 16 candidates:
+//
+//	for c := range 16 {
+//		var s float32
+//		for i, v := range x {
+//			r := v - d[c]*tab.v[tab.index(id[c]*v)]
+//			s += w[i] * r * r
+//		}
+//		e[c] = s
+//	}
+//
+// with vals the table's values, mids its 15 midpoints (and a 16th entry),
+// and len(w) ≥ len(x).
+//
+//go:noescape
+func kqTableErrsAVX512(x []float32, w []float32, d *[16]float32, id *[16]float32, vals *[16]float32, mids *[16]float32, e *[16]float32)
+
+// kqAffineCodesAVX512 is the AVX-512 kernel of affineCodesGo, with len(x) a multiple
+// of 16, len(codes) ≥ len(x) and the sub-block of element i being
+// (i/16) >> shift:
+//
 //	for i, v := range x {
-//		q := clampRoundPass((v-m)*id, 0, n)
-//		r := v - (float32(d*q) + m)
-//		e[i%16] += w[i] * r * r
-//	}
-//	out[c] = laneReduce(&e)
-//
-// with len(x) 16 or 32, len(w) ≥ len(x) and len(out) ≥ len(dmi)/3.
-//
-//go:noescape
-func kqAffineErrsAVX512(x []float32, w []float32, dmi []float32, n float32, out []float32)
-
-// kqSymSumsAVX512 is the AVX-512 kernel of symSumsBatchGo:
-//
-//	for c, t := range ts {
-//		out[2*c], out[2*c+1] = symSumsGo(x, w, t, neg, pos)
+//		j := i / 16 >> shift
+//		codes[i] = uint8(clampRoundPass((storeX(v)-mi[2*j])*mi[2*j+1], 0, n))
 //	}
 //
-// with len(x) 16 or 32, len(w) ≥ len(x) and len(out) ≥ 2·len(ts).
-//
 //go:noescape
-func kqSymSumsAVX512(x []float32, w []float32, ts []float32, neg float32, pos float32, out []float32)
+func kqAffineCodesAVX512(x []float32, mi []float32, shift uint64, n float32, codes []uint8)
 
-// kqSymErrsAVX512 is the AVX-512 kernel of symErrBatchGo: for each candidate c
-// with scale d and inverse id in di[2c:2c+2],
+// kqSymCodesAVX512 is the AVX-512 kernel of symCodesGo, with len(x) a multiple of
+// 16, len(codes) ≥ len(x) and the sub-block of element i being
+// (i/16) >> shift:
 //
-//	var e [16]float32
 //	for i, v := range x {
-//		q := clampRoundPass(v*id, -neg, pos)
-//		r := v - d*q
-//		e[i%16] += w[i] * r * r
-//	}
-//	out[c] = laneReduce(&e)
-//
-// with len(x) 16 or 32, len(w) ≥ len(x) and len(out) ≥ len(di)/2.
-//
-//go:noescape
-func kqSymErrsAVX512(x []float32, w []float32, di []float32, neg float32, pos float32, out []float32)
-
-// kqTableSumsAVX512 is the AVX-512 kernel of tableSumsBatchGo:
-//
-//	for c, t := range ts {
-//		out[2*c], out[2*c+1] = tableSumsGo(x, w, t, tab)
+//		j := i / 16 >> shift
+//		codes[i] = uint8(clampRoundPass(storeX(v)*ids[j], -neg, pos) + neg)
 //	}
 //
-// with vals the table's values, mids its 15 midpoints (and one more entry),
-// len(x) 16 or 32, len(w) ≥ len(x) and len(out) ≥ 2·len(ts).
-//
 //go:noescape
-func kqTableSumsAVX512(x []float32, w []float32, ts []float32, vals *[16]float32, mids *[16]float32, out []float32)
+func kqSymCodesAVX512(x []float32, ids []float32, shift uint64, neg float32, pos float32, codes []uint8)
 
-// kqTableErrsAVX512 is the AVX-512 kernel of tableErrBatchGo: for each candidate c
-// with scale d and inverse id in di[2c:2c+2],
+// kqTableCodesAVX512 is the AVX-512 kernel of tableCodesGo, with len(x) a multiple
+// of 16, len(codes) ≥ len(x), the sub-block of element i being
+// (i/16) >> shift, vals the table's values and mids its 15 midpoints
+// (and a 16th entry):
 //
-//	var e [16]float32
 //	for i, v := range x {
-//		r := v - d*tab.v[tab.index(id*v)]
-//		e[i%16] += w[i] * r * r
+//		codes[i] = uint8(tab.index(storeX(v) * ids[i/16>>shift]))
 //	}
-//	out[c] = laneReduce(&e)
-//
-// with vals the table's values, mids its 15 midpoints (and one more entry),
-// len(x) 16 or 32, len(w) ≥ len(x) and len(out) ≥ len(di)/2.
 //
 //go:noescape
-func kqTableErrsAVX512(x []float32, w []float32, di []float32, vals *[16]float32, mids *[16]float32, out []float32)
+func kqTableCodesAVX512(x []float32, ids []float32, shift uint64, vals *[16]float32, mids *[16]float32, codes []uint8)

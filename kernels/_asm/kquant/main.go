@@ -1,15 +1,15 @@
-// Command kquant generates the search passes of the K-quant quantizers of
-// package kernels: kquant_amd64.s and the stub declarations in
-// kquant_stubs_amd64.go.
+// Command kquant generates the search passes and code kernels of the
+// K-quant, IQ4 and legacy GGUF quantizers of package kernels:
+// kquant_amd64.s and the stub declarations in kquant_stubs_amd64.go.
 //
 //	cd kernels/_asm && go run ./kquant -out ../kquant_amd64.s -stubs ../kquant_stubs_amd64.go -pkg kernels
 //
-// Every kernel measures the candidates of one sub-block of 16 or 32 float32
-// values x with weights w, which it keeps in registers: chunk c of 16
-// elements in Z0+c (x) and Z2+c (w). The sums run in 16 lanes, element i
-// adding to lane i%16 in order of i, and the lanes are added in the tree of
-// laneReduce (k+8, k+4, k+2, then the last two), without fused
-// multiply-adds, so that the bits are those of the Go loops.
+// A pass measures up to 16 candidate scales (and offsets) of one sub-block
+// at once, one candidate per lane of a zmm register: each element of the
+// sub-block is broadcast and every lane adds its term in order of the
+// elements, without fused multiply-adds, so each lane's sums are the bits
+// of the Go loop for its candidate. The code kernels turn 16 elements at a
+// time into their codes under their sub-block's stored scale.
 package main
 
 import (
@@ -28,6 +28,9 @@ func main() {
 		symErrs()
 		tableSums()
 		tableErrs()
+		affineCodes()
+		symCodes()
+		tableCodes()
 	})
 }
 
@@ -35,41 +38,22 @@ func main() {
 // to even.
 const magic = 0x4b400000
 
-// cmpGTOQ is VCMPPS's ordered greater-than predicate (false for a NaN).
-const cmpGTOQ = 0x1e
+// VCMPPS predicates: ordered greater-than (false for a NaN) and ordered.
+const (
+	cmpGTOQ = 0x1e
+	cmpORD  = 0x07
+)
 
 // Registers shared by the kernels.
 var (
-	zMagic = Z4 // magic
-	zLo    = Z5 // the lowest code
-	zHi    = Z6 // the highest code
+	zMagic = Z0 // magic
+	zLo    = Z1 // the lowest code
+	zHi    = Z2 // the highest code
+	zX     = Z3 // the element, broadcast
+	zW     = Z4 // its weight, broadcast
+	zV     = Z5 // scratch: the scaled element, its code or value
+	zT     = Z6 // scratch
 )
-
-// loadX loads the sub-block: x to R8, w to R9, its chunk count to DX, and
-// the chunks to Z0, Z1 (x) and Z2, Z3 (w).
-func loadX(name string) {
-	Load(Param("x").Base(), R8)
-	Load(Param("x").Len(), RDX)
-	Load(Param("w").Base(), R9)
-	SHRQ(Imm(4), RDX)
-	VMOVUPS(Mem{Base: R8}, Z0)
-	VMOVUPS(Mem{Base: R9}, Z2)
-	CMPQ(RDX, Imm(2))
-	JNE(LabelRef(name + "_one"))
-	VMOVUPS(Mem{Base: R8, Disp: 64}, Z1)
-	VMOVUPS(Mem{Base: R9, Disp: 64}, Z3)
-	Label(name + "_one")
-	gen.Broadcast32(magic, zMagic, RAX, X7)
-}
-
-// chunks emits body for chunk 0, then for chunk 1 when DX is 2.
-func chunks(name string, body func(x, w VecPhysical)) {
-	body(Z0, Z2)
-	CMPQ(RDX, Imm(2))
-	JNE(LabelRef(name + "_chunks"))
-	body(Z1, Z3)
-	Label(name + "_chunks")
-}
 
 // clampRound clamps v to [zLo, zHi] (a NaN to zLo) and rounds it to an
 // integer, ties to even, as clampRoundPass.
@@ -80,222 +64,210 @@ func clampRound(v VecPhysical) {
 	VSUBPS(zMagic, v, v)
 }
 
-// reduce leaves in the low lane of z's xmm the sum of its 16 lanes in the
-// tree order, using t as scratch.
-func reduce(z, t VecPhysical) {
-	y, x := z.AsY(), z.AsX()
-	VEXTRACTF32X8(Imm(1), z, t.AsY())
-	VADDPS(t.AsY(), y, y)
-	VEXTRACTF128(Imm(1), y, t.AsX())
-	VADDPS(t.AsX(), x, x)
-	VPERMILPD(Imm(1), x, t.AsX())
-	VADDPS(t.AsX(), x, x)
-	VMOVSHDUP(x, t.AsX())
-	VADDSS(t.AsX(), x, x)
-}
-
-// loop runs body once per candidate: CX candidates, params in R10 (stride
-// pstride bytes), outputs in R11 (stride ostride bytes).
-func loop(name string, pstride, ostride int, body func()) {
-	TESTQ(RCX, RCX)
-	JZ(LabelRef(name + "_done"))
-	Label(name + "_loop")
-	body()
-	ADDQ(Imm(uint64(pstride)), R10)
-	ADDQ(Imm(uint64(ostride)), R11)
-	DECQ(RCX)
-	JNZ(LabelRef(name + "_loop"))
-	Label(name + "_done")
-	VZEROUPPER()
-	RET()
-}
-
-// bounds broadcasts the code range: zLo from lo (a float32 parameter name,
-// or "" for 0), zHi from hi; a negate flag negates lo (−neg).
-func bounds(lo string, negLo bool, hi string) {
+// bounds broadcasts the code range: zLo from the float32 parameter lo (0
+// when lo is ""; negated when neg), zHi from hi.
+func bounds(lo string, neg bool, hi string) {
 	if lo == "" {
 		VXORPS(zLo, zLo, zLo)
 	} else {
 		Load(Param(lo), X7)
 		VBROADCASTSS(X7, zLo)
-		if negLo {
-			VXORPS(Z8, Z8, Z8)
-			VSUBPS(zLo, Z8, zLo)
+		if neg {
+			VXORPS(zT, zT, zT)
+			VSUBPS(zLo, zT, zLo)
 		}
 	}
 	Load(Param(hi), X7)
 	VBROADCASTSS(X7, zHi)
 }
 
+// lanes loads a *[16]float32 parameter into z.
+func lanes(param string, z VecPhysical) {
+	Load(Param(param), RAX)
+	VMOVUPS(Mem{Base: RAX}, z)
+}
+
+// store writes z to a *[16]float32 parameter.
+func store(z VecPhysical, param string) {
+	Load(Param(param), RAX)
+	VMOVUPS(z, Mem{Base: RAX})
+}
+
+// elements runs body once per element of x and w: the element broadcast
+// in zX, its weight in zW. x's base is in SI, w's in DI, the count in CX.
+func elements(name string, body func()) {
+	Load(Param("x").Base(), RSI)
+	Load(Param("x").Len(), RCX)
+	Load(Param("w").Base(), RDI)
+	TESTQ(RCX, RCX)
+	JZ(LabelRef(name + "_done"))
+	Label(name + "_loop")
+	VBROADCASTSS(Mem{Base: RSI}, zX)
+	VBROADCASTSS(Mem{Base: RDI}, zW)
+	body()
+	ADDQ(Imm(4), RSI)
+	ADDQ(Imm(4), RDI)
+	DECQ(RCX)
+	JNZ(LabelRef(name + "_loop"))
+	Label(name + "_done")
+}
+
+// begin opens a kernel: its frame, doc and the magic constant.
+func begin(name, sig string, doc ...string) {
+	TEXT(name, NOSPLIT, sig)
+	Pragma("noescape")
+	Doc(doc...)
+	gen.Broadcast32(magic, zMagic, RAX, X7)
+}
+
 func affineSums() {
 	name := "kqAffineSumsAVX512"
-	TEXT(name, NOSPLIT, "func(x, w, tp []float32, n float32, out []float32)")
-	Pragma("noescape")
-	Doc(name+" is the AVX-512 kernel of affineSumsBatchGo:",
+	begin(name, "func(x, w []float32, t, o *[16]float32, n float32, sq, sqq, sxq *[16]float32)",
+		name+" is the AVX-512 kernel of affineSumsGo for all 16 candidates:",
 		"",
-		"\tfor c := range len(tp) / 2 {",
-		"\t\tout[3*c], out[3*c+1], out[3*c+2] = affineSumsGo(x, w, tp[2*c], tp[2*c+1], n)",
+		"\tfor c := range 16 {",
+		"\t\tvar a, b, e float32",
+		"\t\tfor i, v := range x {",
+		"\t\t\tq := clampRoundPass(t[c]*(v-o[c]), 0, n)",
+		"\t\t\twq := w[i] * q",
+		"\t\t\ta += wq",
+		"\t\t\tb += wq * q",
+		"\t\t\te += wq * v",
+		"\t\t}",
+		"\t\tsq[c], sqq[c], sxq[c] = a, b, e",
 		"\t}",
 		"",
-		"with len(x) 16 or 32, len(w) ≥ len(x) and len(out) ≥ 3·len(tp)/2.")
-	loadX(name)
+		"with len(w) ≥ len(x).")
 	bounds("", false, "n")
-	Load(Param("tp").Base(), R10)
-	Load(Param("tp").Len(), RCX)
-	SHRQ(Imm(1), RCX)
-	Load(Param("out").Base(), R11)
-	loop(name, 8, 12, func() {
-		VBROADCASTSS(Mem{Base: R10}, Z8)          // t
-		VBROADCASTSS(Mem{Base: R10, Disp: 4}, Z9) // o
-		VXORPS(Z10, Z10, Z10)
-		VXORPS(Z11, Z11, Z11)
-		VXORPS(Z12, Z12, Z12)
-		chunks(name, func(x, w VecPhysical) {
-			VSUBPS(Z9, x, Z13) // x − o
-			VMULPS(Z13, Z8, Z13)
-			clampRound(Z13)
-			VMULPS(Z13, w, Z14) // wq
-			VADDPS(Z14, Z10, Z10)
-			VMULPS(Z13, Z14, Z15)
-			VADDPS(Z15, Z11, Z11)
-			VMULPS(x, Z14, Z15)
-			VADDPS(Z15, Z12, Z12)
-		})
-		for i, z := range []VecPhysical{Z10, Z11, Z12} {
-			reduce(z, Z15)
-			VMOVSS(z.AsX(), Mem{Base: R11, Disp: 4 * i})
-		}
+	lanes("t", Z8)
+	lanes("o", Z9)
+	VXORPS(Z10, Z10, Z10)
+	VXORPS(Z11, Z11, Z11)
+	VXORPS(Z12, Z12, Z12)
+	elements(name, func() {
+		VSUBPS(Z9, zX, zV) // v − o
+		VMULPS(zV, Z8, zV) // t·(v − o)
+		clampRound(zV)
+		VMULPS(zV, zW, zT) // wq
+		VADDPS(zT, Z10, Z10)
+		VMULPS(zV, zT, Z13)
+		VADDPS(Z13, Z11, Z11)
+		VMULPS(zX, zT, Z13)
+		VADDPS(Z13, Z12, Z12)
 	})
+	store(Z10, "sq")
+	store(Z11, "sqq")
+	store(Z12, "sxq")
+	gen.End(false)
 }
 
 func affineErrs() {
 	name := "kqAffineErrsAVX512"
-	TEXT(name, NOSPLIT, "func(x, w, dmi []float32, n float32, out []float32)")
-	Pragma("noescape")
-	Doc(name+" is the AVX-512 kernel of affineErrBatchGo: for each candidate c",
-		"with scale d, offset m and inverse id in dmi[3c:3c+3],",
+	begin(name, "func(x, w []float32, d, m, id *[16]float32, n float32, e *[16]float32)",
+		name+" is the AVX-512 kernel of affineErrsGo for all 16 candidates:",
 		"",
-		"\tvar e [16]float32",
-		"\tfor i, v := range x {",
-		"\t\tq := clampRoundPass((v-m)*id, 0, n)",
-		"\t\tr := v - (float32(d*q) + m)",
-		"\t\te[i%16] += w[i] * r * r",
+		"\tfor c := range 16 {",
+		"\t\tvar s float32",
+		"\t\tfor i, v := range x {",
+		"\t\t\tq := clampRoundPass((v-m[c])*id[c], 0, n)",
+		"\t\t\tr := v - (float32(d[c]*q) + m[c])",
+		"\t\t\ts += w[i] * r * r",
+		"\t\t}",
+		"\t\te[c] = s",
 		"\t}",
-		"\tout[c] = laneReduce(&e)",
 		"",
-		"with len(x) 16 or 32, len(w) ≥ len(x) and len(out) ≥ len(dmi)/3.")
-	loadX(name)
+		"with len(w) ≥ len(x).")
 	bounds("", false, "n")
-	Load(Param("dmi").Base(), R10)
-	Load(Param("dmi").Len(), RCX)
-	MOVQ(RCX, RAX)
-	MOVQ(U64(0xaaaaaaaaaaaaaaab), RBX) // divide by 3: the high half of len·⌈2^65/3⌉, shifted
-	MULQ(RBX)
-	SHRQ(Imm(1), RDX)
-	MOVQ(RDX, RCX)
-	Load(Param("x").Len(), RDX) // the chunk count again (MULQ used DX)
-	SHRQ(Imm(4), RDX)
-	Load(Param("out").Base(), R11)
-	loop(name, 12, 4, func() {
-		VBROADCASTSS(Mem{Base: R10}, Z8)           // d
-		VBROADCASTSS(Mem{Base: R10, Disp: 4}, Z9)  // m
-		VBROADCASTSS(Mem{Base: R10, Disp: 8}, Z16) // id
-		VXORPS(Z10, Z10, Z10)
-		chunks(name, func(x, w VecPhysical) {
-			VSUBPS(Z9, x, Z13) // v − m
-			VMULPS(Z16, Z13, Z13)
-			clampRound(Z13)
-			VMULPS(Z13, Z8, Z13) // d·q
-			VADDPS(Z9, Z13, Z13) // + m
-			VSUBPS(Z13, x, Z13)  // r = v − x̂
-			VMULPS(Z13, w, Z14)  // w·r
-			VMULPS(Z13, Z14, Z14)
-			VADDPS(Z14, Z10, Z10)
-		})
-		reduce(Z10, Z15)
-		VMOVSS(X10, Mem{Base: R11})
+	lanes("d", Z8)
+	lanes("m", Z9)
+	lanes("id", Z10)
+	VXORPS(Z11, Z11, Z11)
+	elements(name, func() {
+		VSUBPS(Z9, zX, zV)  // v − m
+		VMULPS(Z10, zV, zV) // (v − m)·id
+		clampRound(zV)
+		VMULPS(zV, Z8, zV) // d·q
+		VADDPS(Z9, zV, zV) // + m
+		VSUBPS(zV, zX, zV) // r = v − x̂
+		VMULPS(zV, zW, zT) // w·r
+		VMULPS(zV, zT, zT) // ·r
+		VADDPS(zT, Z11, Z11)
 	})
+	store(Z11, "e")
+	gen.End(false)
 }
 
 func symSums() {
 	name := "kqSymSumsAVX512"
-	TEXT(name, NOSPLIT, "func(x, w, ts []float32, neg, pos float32, out []float32)")
-	Pragma("noescape")
-	Doc(name+" is the AVX-512 kernel of symSumsBatchGo:",
+	begin(name, "func(x, w []float32, t *[16]float32, neg, pos float32, sxq, sqq *[16]float32)",
+		name+" is the AVX-512 kernel of symSumsGo for all 16 candidates:",
 		"",
-		"\tfor c, t := range ts {",
-		"\t\tout[2*c], out[2*c+1] = symSumsGo(x, w, t, neg, pos)",
+		"\tfor c := range 16 {",
+		"\t\tvar a, b float32",
+		"\t\tfor i, v := range x {",
+		"\t\t\tq := clampRoundPass(t[c]*v, -neg, pos)",
+		"\t\t\twq := w[i] * q",
+		"\t\t\ta += wq * v",
+		"\t\t\tb += wq * q",
+		"\t\t}",
+		"\t\tsxq[c], sqq[c] = a, b",
 		"\t}",
 		"",
-		"with len(x) 16 or 32, len(w) ≥ len(x) and len(out) ≥ 2·len(ts).")
-	loadX(name)
+		"with len(w) ≥ len(x).")
 	bounds("neg", true, "pos")
-	Load(Param("ts").Base(), R10)
-	Load(Param("ts").Len(), RCX)
-	Load(Param("out").Base(), R11)
-	loop(name, 4, 8, func() {
-		VBROADCASTSS(Mem{Base: R10}, Z8) // t
-		VXORPS(Z10, Z10, Z10)
-		VXORPS(Z11, Z11, Z11)
-		chunks(name, func(x, w VecPhysical) {
-			VMULPS(x, Z8, Z13) // t·v
-			clampRound(Z13)
-			VMULPS(Z13, w, Z14) // wq
-			VMULPS(x, Z14, Z15)
-			VADDPS(Z15, Z10, Z10)
-			VMULPS(Z13, Z14, Z15)
-			VADDPS(Z15, Z11, Z11)
-		})
-		reduce(Z10, Z15)
-		VMOVSS(X10, Mem{Base: R11})
-		reduce(Z11, Z15)
-		VMOVSS(X11, Mem{Base: R11, Disp: 4})
+	lanes("t", Z8)
+	VXORPS(Z10, Z10, Z10)
+	VXORPS(Z11, Z11, Z11)
+	elements(name, func() {
+		VMULPS(zX, Z8, zV) // t·v
+		clampRound(zV)
+		VMULPS(zV, zW, zT) // wq
+		VMULPS(zX, zT, Z13)
+		VADDPS(Z13, Z10, Z10)
+		VMULPS(zV, zT, Z13)
+		VADDPS(Z13, Z11, Z11)
 	})
+	store(Z10, "sxq")
+	store(Z11, "sqq")
+	gen.End(false)
 }
 
 func symErrs() {
 	name := "kqSymErrsAVX512"
-	TEXT(name, NOSPLIT, "func(x, w, di []float32, neg, pos float32, out []float32)")
-	Pragma("noescape")
-	Doc(name+" is the AVX-512 kernel of symErrBatchGo: for each candidate c",
-		"with scale d and inverse id in di[2c:2c+2],",
+	begin(name, "func(x, w []float32, d, id *[16]float32, neg, pos float32, e *[16]float32)",
+		name+" is the AVX-512 kernel of symErrsGo for all 16 candidates:",
 		"",
-		"\tvar e [16]float32",
-		"\tfor i, v := range x {",
-		"\t\tq := clampRoundPass(v*id, -neg, pos)",
-		"\t\tr := v - d*q",
-		"\t\te[i%16] += w[i] * r * r",
+		"\tfor c := range 16 {",
+		"\t\tvar s float32",
+		"\t\tfor i, v := range x {",
+		"\t\t\tq := clampRoundPass(v*id[c], -neg, pos)",
+		"\t\t\tr := v - d[c]*q",
+		"\t\t\ts += w[i] * r * r",
+		"\t\t}",
+		"\t\te[c] = s",
 		"\t}",
-		"\tout[c] = laneReduce(&e)",
 		"",
-		"with len(x) 16 or 32, len(w) ≥ len(x) and len(out) ≥ len(di)/2.")
-	loadX(name)
+		"with len(w) ≥ len(x).")
 	bounds("neg", true, "pos")
-	Load(Param("di").Base(), R10)
-	Load(Param("di").Len(), RCX)
-	SHRQ(Imm(1), RCX)
-	Load(Param("out").Base(), R11)
-	loop(name, 8, 4, func() {
-		VBROADCASTSS(Mem{Base: R10}, Z8)          // d
-		VBROADCASTSS(Mem{Base: R10, Disp: 4}, Z9) // id
-		VXORPS(Z10, Z10, Z10)
-		chunks(name, func(x, w VecPhysical) {
-			VMULPS(Z9, x, Z13) // v·id
-			clampRound(Z13)
-			VMULPS(Z13, Z8, Z13) // d·q
-			VSUBPS(Z13, x, Z13)  // r
-			VMULPS(Z13, w, Z14)
-			VMULPS(Z13, Z14, Z14)
-			VADDPS(Z14, Z10, Z10)
-		})
-		reduce(Z10, Z15)
-		VMOVSS(X10, Mem{Base: R11})
+	lanes("d", Z8)
+	lanes("id", Z9)
+	VXORPS(Z11, Z11, Z11)
+	elements(name, func() {
+		VMULPS(Z9, zX, zV) // v·id
+		clampRound(zV)
+		VMULPS(zV, Z8, zV) // d·q
+		VSUBPS(zV, zX, zV) // r
+		VMULPS(zV, zW, zT)
+		VMULPS(zV, zT, zT)
+		VADDPS(zT, Z11, Z11)
 	})
+	store(Z11, "e")
+	gen.End(false)
 }
 
-// tableParams loads the table's 16 values to Z17 and its 15 midpoints (and
-// one pad) to Z18, and the integer steps 8, 4, 3, 2, 1 to Z19..Z23.
-func tableParams() {
+// tableRegs loads a table's 16 values to Z17 and its 15 midpoints (and a
+// 16th entry) to Z18, and the integer steps 8, 4, 3, 2, 1 to Z19..Z23.
+func tableRegs() {
 	Load(Param("vals"), RAX)
 	VMOVUPS(Mem{Base: RAX}, Z17)
 	Load(Param("mids"), RAX)
@@ -305,12 +277,10 @@ func tableParams() {
 	}
 }
 
-// tableValue sets v to the table value nearest u (Z13 in, Z13 out), as
-// table.index: the number of midpoints below u by a binary search, using
-// Z24, Z25 and K1.
-func tableValue() {
-	u := Z13
-	i, m := Z24, Z25
+// tableIndex sets the int32 lanes of i to the table index of the values u,
+// as table.index: the number of midpoints below u by a binary search (a
+// NaN gives 0), using m and K1 as scratch.
+func tableIndex(u, i, m VecPhysical) {
 	VPXORD(i, i, i)
 	VPADDD(Z20, Z21, m) // index 7 = 4 + 3
 	VPERMPS(Z18, m, m)  // mid[7]
@@ -325,82 +295,180 @@ func tableValue() {
 	VPERMPS(Z18, i, m) // mid[i]
 	VCMPPS(U8(cmpGTOQ), m, u, K1)
 	VPADDD(Z23, i, K1, i) // i++
-	VPERMPS(Z17, i, u)
 }
 
 func tableSums() {
 	name := "kqTableSumsAVX512"
-	TEXT(name, NOSPLIT, "func(x, w, ts []float32, vals, mids *[16]float32, out []float32)")
-	Pragma("noescape")
-	Doc(name+" is the AVX-512 kernel of tableSumsBatchGo:",
+	begin(name, "func(x, w []float32, t *[16]float32, vals, mids *[16]float32, sxq, sqq *[16]float32)",
+		name+" is the AVX-512 kernel of tableSumsGo for all 16 candidates:",
 		"",
-		"\tfor c, t := range ts {",
-		"\t\tout[2*c], out[2*c+1] = tableSumsGo(x, w, t, tab)",
+		"\tfor c := range 16 {",
+		"\t\tvar a, b float32",
+		"\t\tfor i, v := range x {",
+		"\t\t\tq := tab.v[tab.index(t[c]*v)]",
+		"\t\t\twq := w[i] * q",
+		"\t\t\ta += wq * v",
+		"\t\t\tb += wq * q",
+		"\t\t}",
+		"\t\tsxq[c], sqq[c] = a, b",
 		"\t}",
 		"",
-		"with vals the table's values, mids its 15 midpoints (and one more entry),",
-		"len(x) 16 or 32, len(w) ≥ len(x) and len(out) ≥ 2·len(ts).")
-	loadX(name)
-	tableParams()
-	Load(Param("ts").Base(), R10)
-	Load(Param("ts").Len(), RCX)
-	Load(Param("out").Base(), R11)
-	loop(name, 4, 8, func() {
-		VBROADCASTSS(Mem{Base: R10}, Z8) // t
-		VXORPS(Z10, Z10, Z10)
-		VXORPS(Z11, Z11, Z11)
-		chunks(name, func(x, w VecPhysical) {
-			VMULPS(x, Z8, Z13) // t·v
-			tableValue()
-			VMULPS(Z13, w, Z14) // wq
-			VMULPS(x, Z14, Z15)
-			VADDPS(Z15, Z10, Z10)
-			VMULPS(Z13, Z14, Z15)
-			VADDPS(Z15, Z11, Z11)
-		})
-		reduce(Z10, Z15)
-		VMOVSS(X10, Mem{Base: R11})
-		reduce(Z11, Z15)
-		VMOVSS(X11, Mem{Base: R11, Disp: 4})
+		"with vals the table's values, mids its 15 midpoints (and a 16th entry),",
+		"and len(w) ≥ len(x).")
+	tableRegs()
+	lanes("t", Z8)
+	VXORPS(Z10, Z10, Z10)
+	VXORPS(Z11, Z11, Z11)
+	elements(name, func() {
+		VMULPS(zX, Z8, zV) // t·v
+		tableIndex(zV, Z24, Z25)
+		VPERMPS(Z17, Z24, zV) // q
+		VMULPS(zV, zW, zT)    // wq
+		VMULPS(zX, zT, Z13)
+		VADDPS(Z13, Z10, Z10)
+		VMULPS(zV, zT, Z13)
+		VADDPS(Z13, Z11, Z11)
 	})
+	store(Z10, "sxq")
+	store(Z11, "sqq")
+	gen.End(false)
 }
 
 func tableErrs() {
 	name := "kqTableErrsAVX512"
-	TEXT(name, NOSPLIT, "func(x, w, di []float32, vals, mids *[16]float32, out []float32)")
-	Pragma("noescape")
-	Doc(name+" is the AVX-512 kernel of tableErrBatchGo: for each candidate c",
-		"with scale d and inverse id in di[2c:2c+2],",
+	begin(name, "func(x, w []float32, d, id *[16]float32, vals, mids *[16]float32, e *[16]float32)",
+		name+" is the AVX-512 kernel of tableErrsGo for all 16 candidates:",
 		"",
-		"\tvar e [16]float32",
-		"\tfor i, v := range x {",
-		"\t\tr := v - d*tab.v[tab.index(id*v)]",
-		"\t\te[i%16] += w[i] * r * r",
+		"\tfor c := range 16 {",
+		"\t\tvar s float32",
+		"\t\tfor i, v := range x {",
+		"\t\t\tr := v - d[c]*tab.v[tab.index(id[c]*v)]",
+		"\t\t\ts += w[i] * r * r",
+		"\t\t}",
+		"\t\te[c] = s",
 		"\t}",
-		"\tout[c] = laneReduce(&e)",
 		"",
-		"with vals the table's values, mids its 15 midpoints (and one more entry),",
-		"len(x) 16 or 32, len(w) ≥ len(x) and len(out) ≥ len(di)/2.")
-	loadX(name)
-	tableParams()
-	Load(Param("di").Base(), R10)
-	Load(Param("di").Len(), RCX)
-	SHRQ(Imm(1), RCX)
-	Load(Param("out").Base(), R11)
-	loop(name, 8, 4, func() {
-		VBROADCASTSS(Mem{Base: R10}, Z8)          // d
-		VBROADCASTSS(Mem{Base: R10, Disp: 4}, Z9) // id
-		VXORPS(Z10, Z10, Z10)
-		chunks(name, func(x, w VecPhysical) {
-			VMULPS(x, Z9, Z13) // id·v
-			tableValue()
-			VMULPS(Z13, Z8, Z13) // d·q
-			VSUBPS(Z13, x, Z13)  // r
-			VMULPS(Z13, w, Z14)
-			VMULPS(Z13, Z14, Z14)
-			VADDPS(Z14, Z10, Z10)
-		})
-		reduce(Z10, Z15)
-		VMOVSS(X10, Mem{Base: R11})
+		"with vals the table's values, mids its 15 midpoints (and a 16th entry),",
+		"and len(w) ≥ len(x).")
+	tableRegs()
+	lanes("d", Z8)
+	lanes("id", Z9)
+	VXORPS(Z11, Z11, Z11)
+	elements(name, func() {
+		VMULPS(zX, Z9, zV) // id·v
+		tableIndex(zV, Z24, Z25)
+		VPERMPS(Z17, Z24, zV) // q
+		VMULPS(zV, Z8, zV)    // d·q
+		VSUBPS(zV, zX, zV)    // r
+		VMULPS(zV, zW, zT)
+		VMULPS(zV, zT, zT)
+		VADDPS(zT, Z11, Z11)
 	})
+	store(Z11, "e")
+	gen.End(false)
+}
+
+// chunks runs body once per 16 elements of x: the elements in zX with
+// NaNs as 0, the sub-block index (chunk >> shift) in BX. x's base is in
+// SI, the codes' in DI, the shift in CX, the chunks left in R10, the chunk
+// number in DX.
+func chunks(name string, body func()) {
+	Load(Param("x").Base(), RSI)
+	Load(Param("x").Len(), R10)
+	Load(Param("codes").Base(), RDI)
+	Load(Param("shift"), RCX)
+	SHRQ(Imm(4), R10)
+	XORQ(RDX, RDX)
+	TESTQ(R10, R10)
+	JZ(LabelRef(name + "_done"))
+	Label(name + "_loop")
+	VMOVUPS(Mem{Base: RSI}, zT)
+	VCMPPS(U8(cmpORD), zT, zT, K2)
+	VMOVAPS_Z(zT, K2, zX) // NaN → 0
+	MOVQ(RDX, RBX)
+	SHRQ(CL, RBX)
+	body()
+	ADDQ(Imm(64), RSI)
+	ADDQ(Imm(16), RDI)
+	INCQ(RDX)
+	DECQ(R10)
+	JNZ(LabelRef(name + "_loop"))
+	Label(name + "_done")
+}
+
+// storeCodes converts the integer-valued floats of v to bytes at DI.
+func storeCodes(v VecPhysical) {
+	VCVTPS2DQ(v, v)
+	VPMOVDB(v, Mem{Base: RDI})
+}
+
+func affineCodes() {
+	name := "kqAffineCodesAVX512"
+	begin(name, "func(x, mi []float32, shift uint64, n float32, codes []uint8)",
+		name+" is the AVX-512 kernel of affineCodesGo, with len(x) a multiple",
+		"of 16, len(codes) ≥ len(x) and the sub-block of element i being",
+		"(i/16) >> shift:",
+		"",
+		"\tfor i, v := range x {",
+		"\t\tj := i / 16 >> shift",
+		"\t\tcodes[i] = uint8(clampRoundPass((storeX(v)-mi[2*j])*mi[2*j+1], 0, n))",
+		"\t}")
+	bounds("", false, "n")
+	Load(Param("mi").Base(), R9)
+	chunks(name, func() {
+		VBROADCASTSS(Mem{Base: R9, Index: RBX, Scale: 8}, Z8)          // m
+		VBROADCASTSS(Mem{Base: R9, Index: RBX, Scale: 8, Disp: 4}, Z9) // id
+		VSUBPS(Z8, zX, zV)
+		VMULPS(Z9, zV, zV)
+		clampRound(zV)
+		storeCodes(zV)
+	})
+	gen.End(false)
+}
+
+func symCodes() {
+	name := "kqSymCodesAVX512"
+	begin(name, "func(x, ids []float32, shift uint64, neg, pos float32, codes []uint8)",
+		name+" is the AVX-512 kernel of symCodesGo, with len(x) a multiple of",
+		"16, len(codes) ≥ len(x) and the sub-block of element i being",
+		"(i/16) >> shift:",
+		"",
+		"\tfor i, v := range x {",
+		"\t\tj := i / 16 >> shift",
+		"\t\tcodes[i] = uint8(clampRoundPass(storeX(v)*ids[j], -neg, pos) + neg)",
+		"\t}")
+	bounds("neg", true, "pos")
+	Load(Param("neg"), X7)
+	VBROADCASTSS(X7, Z10)
+	Load(Param("ids").Base(), R9)
+	chunks(name, func() {
+		VBROADCASTSS(Mem{Base: R9, Index: RBX, Scale: 4}, Z9) // id
+		VMULPS(Z9, zX, zV)
+		clampRound(zV)
+		VADDPS(Z10, zV, zV)
+		storeCodes(zV)
+	})
+	gen.End(false)
+}
+
+func tableCodes() {
+	name := "kqTableCodesAVX512"
+	begin(name, "func(x, ids []float32, shift uint64, vals, mids *[16]float32, codes []uint8)",
+		name+" is the AVX-512 kernel of tableCodesGo, with len(x) a multiple",
+		"of 16, len(codes) ≥ len(x), the sub-block of element i being",
+		"(i/16) >> shift, vals the table's values and mids its 15 midpoints",
+		"(and a 16th entry):",
+		"",
+		"\tfor i, v := range x {",
+		"\t\tcodes[i] = uint8(tab.index(storeX(v) * ids[i/16>>shift]))",
+		"\t}")
+	tableRegs()
+	Load(Param("ids").Base(), R9)
+	chunks(name, func() {
+		VBROADCASTSS(Mem{Base: R9, Index: RBX, Scale: 4}, Z9) // id
+		VMULPS(Z9, zX, zV)
+		tableIndex(zV, Z24, Z25)
+		VPMOVDB(Z24, Mem{Base: RDI})
+	})
+	gen.End(false)
 }
