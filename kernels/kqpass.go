@@ -1,5 +1,7 @@
 package kernels
 
+import "math"
+
 // The passes of the scale searches. Each goes over a sub-block x (16, 32 or
 // 256 elements) with weights w (finite, w ≥ 0) once for up to 16 candidate
 // scales (and offsets), and returns each candidate's sums: candidate c
@@ -25,21 +27,49 @@ func clampRoundPass(v, lo, hi float32) float32 {
 	return rnd(v)
 }
 
-// affineSumsGo sets, for each candidate c < k with inverse scale t[c] and
-// origin o[c], the sums over the codes q = clamp(round(t·(x−o)), 0, n):
-// sq[c] = Σwq, sqq[c] = Σwq² and sxq[c] = Σwqx.
-func affineSumsGo(x, w []float32, k int, t, o *lanes, n float32, sq, sqq, sxq *lanes) {
+// affineStats are the sums over a sub-block an affine fit needs besides its
+// candidates' own: Σw, Σwx and Σwx², the top code n, and whether the
+// offset must be at most 0 (minBelow: 1, else 0).
+type affineStats struct {
+	n, sw, sx, sxx, minBelow float32
+}
+
+// affineFitGo fits, for each candidate c < k with inverse scale t[c] and
+// origin o[c], the least-squares scale d[c] and offset m[c] to the codes
+// q = clamp(round(t·(x−o)), 0, n), with the sums sq = Σwq, sqq = Σwq² and
+// sxq = Σwqx over them:
+//
+//	det = sw·sqq − sq²
+//	d = (sw·sxq − sx·sq)/det, m = (sqq·sx − sq·sxq)/det
+//	m, d = 0, sxq/sqq when minBelow and m > 0
+//
+// and sets e[c] to its error sxx − 2d·sxq − 2m·sx + d²·sqq + 2d·m·sq + m²·sw
+// (in that order), or +Inf unless det > 0 and d > 0; it returns sqq and sq
+// in sqq[c], sq[c].
+func affineFitGo(x, w []float32, k int, t, o *lanes, st *affineStats, d, m, e, sqq, sq *lanes) {
 	w = w[:len(x)]
 	for c := range k {
-		var a, b, e float32
+		var a, b, f float32
 		for i, v := range x {
-			q := clampRoundPass(t[c]*(v-o[c]), 0, n)
+			q := clampRoundPass(t[c]*(v-o[c]), 0, st.n)
 			wq := w[i] * q
 			a += wq
 			b += wq * q
-			e += wq * v
+			f += wq * v
 		}
-		sq[c], sqq[c], sxq[c] = a, b, e
+		sq[c], sqq[c] = a, b
+		det := st.sw*b - a*a
+		dc := (st.sw*f - st.sx*a) / det
+		mc := (b*st.sx - a*f) / det
+		if st.minBelow != 0 && mc > 0 {
+			mc, dc = 0, f/b
+		}
+		d[c], m[c] = dc, mc
+		if det > 0 && dc > 0 {
+			e[c] = st.sxx - 2*dc*f - 2*mc*st.sx + dc*dc*b + 2*dc*mc*a + mc*mc*st.sw
+		} else {
+			e[c] = float32(math.Inf(1))
+		}
 	}
 }
 
@@ -59,10 +89,12 @@ func affineErrsGo(x, w []float32, k int, d, m, id *lanes, n float32, e *lanes) {
 	}
 }
 
-// symSumsGo sets, for each candidate c < k with inverse scale t[c], the
-// sums over the codes q = clamp(round(t·x), −neg, pos): sxq[c] = Σwqx and
-// sqq[c] = Σwq².
-func symSumsGo(x, w []float32, k int, t *lanes, neg, pos float32, sxq, sqq *lanes) {
+// symFitGo fits, for each candidate c < k with inverse scale t[c], the
+// least-squares scale d[c] = sxq/sqq to the codes
+// q = clamp(round(t·x), −neg, pos), with sxq = Σwqx and sqq = Σwq², and
+// sets score[c] = sxq²/sqq (the error is Σwx² − score), or −Inf unless
+// sqq > 0; it returns sqq in sqq[c].
+func symFitGo(x, w []float32, k int, t *lanes, neg, pos float32, d, score, sqq *lanes) {
 	w = w[:len(x)]
 	for c := range k {
 		var a, b float32
@@ -72,7 +104,12 @@ func symSumsGo(x, w []float32, k int, t *lanes, neg, pos float32, sxq, sqq *lane
 			a += wq * v
 			b += wq * q
 		}
-		sxq[c], sqq[c] = a, b
+		d[c], sqq[c] = a/b, b
+		if b > 0 {
+			score[c] = a * a / b
+		} else {
+			score[c] = float32(math.Inf(-1))
+		}
 	}
 }
 
@@ -91,10 +128,8 @@ func symErrsGo(x, w []float32, k int, d, id *lanes, neg, pos float32, e *lanes) 
 	}
 }
 
-// tableSumsGo sets, for each candidate c < k with inverse scale t[c], the
-// sums over the table values q = tab.v[tab.index(t·x)]: sxq[c] = Σwqx and
-// sqq[c] = Σwq².
-func tableSumsGo(x, w []float32, k int, t *lanes, tab *table, sxq, sqq *lanes) {
+// tableFitGo is symFitGo for the table values q = tab.v[tab.index(t·x)].
+func tableFitGo(x, w []float32, k int, t *lanes, tab *table, d, score, sqq *lanes) {
 	w = w[:len(x)]
 	for c := range k {
 		var a, b float32
@@ -104,7 +139,12 @@ func tableSumsGo(x, w []float32, k int, t *lanes, tab *table, sxq, sqq *lanes) {
 			a += wq * v
 			b += wq * q
 		}
-		sxq[c], sqq[c] = a, b
+		d[c], sqq[c] = a/b, b
+		if b > 0 {
+			score[c] = a * a / b
+		} else {
+			score[c] = float32(math.Inf(-1))
+		}
 	}
 }
 

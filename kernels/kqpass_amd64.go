@@ -2,7 +2,10 @@
 
 package kernels
 
-import "math/bits"
+import (
+	"math/bits"
+	"unsafe"
+)
 
 // The dispatchers of the search passes and code kernels: the AVX-512
 // kernels on that tier (a pass computes all 16 lanes; the callers read the
@@ -10,12 +13,12 @@ import "math/bits"
 // in the lanes of one register, which AVX2 would split in two: they have no
 // AVX2 kernels.
 
-func affineSums(x, w []float32, k int, t, o *lanes, n float32, sq, sqq, sxq *lanes) {
+func affineFit(x, w []float32, k int, t, o *lanes, st *affineStats, d, m, e, sqq, sq *lanes) {
 	if active >= tierAVX512 {
-		kqAffineSumsAVX512(x, w[:len(x)], t, o, n, sq, sqq, sxq)
+		kqAffineFitAVX512(x, w[:len(x)], t, o, (*[5]float32)(unsafe.Pointer(st)), d, m, e, sqq, sq)
 		return
 	}
-	affineSumsGo(x, w, k, t, o, n, sq, sqq, sxq)
+	affineFitGo(x, w, k, t, o, st, d, m, e, sqq, sq)
 }
 
 func affineErrs(x, w []float32, k int, d, m, id *lanes, n float32, e *lanes) {
@@ -26,12 +29,12 @@ func affineErrs(x, w []float32, k int, d, m, id *lanes, n float32, e *lanes) {
 	affineErrsGo(x, w, k, d, m, id, n, e)
 }
 
-func symSums(x, w []float32, k int, t *lanes, neg, pos float32, sxq, sqq *lanes) {
+func symFit(x, w []float32, k int, t *lanes, neg, pos float32, d, score, sqq *lanes) {
 	if active >= tierAVX512 {
-		kqSymSumsAVX512(x, w[:len(x)], t, neg, pos, sxq, sqq)
+		kqSymFitAVX512(x, w[:len(x)], t, neg, pos, d, score, sqq)
 		return
 	}
-	symSumsGo(x, w, k, t, neg, pos, sxq, sqq)
+	symFitGo(x, w, k, t, neg, pos, d, score, sqq)
 }
 
 func symErrs(x, w []float32, k int, d, id *lanes, neg, pos float32, e *lanes) {
@@ -42,12 +45,12 @@ func symErrs(x, w []float32, k int, d, id *lanes, neg, pos float32, e *lanes) {
 	symErrsGo(x, w, k, d, id, neg, pos, e)
 }
 
-func tableSums(x, w []float32, k int, t *lanes, tab *table, sxq, sqq *lanes) {
+func tableFit(x, w []float32, k int, t *lanes, tab *table, d, score, sqq *lanes) {
 	if active >= tierAVX512 {
-		kqTableSumsAVX512(x, w[:len(x)], t, &tab.v, &tab.mid, sxq, sqq)
+		kqTableFitAVX512(x, w[:len(x)], t, &tab.v, &tab.mid, d, score, sqq)
 		return
 	}
-	tableSumsGo(x, w, k, t, tab, sxq, sqq)
+	tableFitGo(x, w, k, t, tab, d, score, sqq)
 }
 
 func tableErrs(x, w []float32, k int, d, id *lanes, tab *table, e *lanes) {

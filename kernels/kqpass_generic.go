@@ -2,24 +2,24 @@
 
 package kernels
 
-func affineSums(x, w []float32, k int, t, o *lanes, n float32, sq, sqq, sxq *lanes) {
-	affineSumsGo(x, w, k, t, o, n, sq, sqq, sxq)
+func affineFit(x, w []float32, k int, t, o *lanes, st *affineStats, d, m, e, sqq, sq *lanes) {
+	affineFitGo(x, w, k, t, o, st, d, m, e, sqq, sq)
 }
 
 func affineErrs(x, w []float32, k int, d, m, id *lanes, n float32, e *lanes) {
 	affineErrsGo(x, w, k, d, m, id, n, e)
 }
 
-func symSums(x, w []float32, k int, t *lanes, neg, pos float32, sxq, sqq *lanes) {
-	symSumsGo(x, w, k, t, neg, pos, sxq, sqq)
+func symFit(x, w []float32, k int, t *lanes, neg, pos float32, d, score, sqq *lanes) {
+	symFitGo(x, w, k, t, neg, pos, d, score, sqq)
 }
 
 func symErrs(x, w []float32, k int, d, id *lanes, neg, pos float32, e *lanes) {
 	symErrsGo(x, w, k, d, id, neg, pos, e)
 }
 
-func tableSums(x, w []float32, k int, t *lanes, tab *table, sxq, sqq *lanes) {
-	tableSumsGo(x, w, k, t, tab, sxq, sqq)
+func tableFit(x, w []float32, k int, t *lanes, tab *table, d, score, sqq *lanes) {
+	tableFitGo(x, w, k, t, tab, d, score, sqq)
 }
 
 func tableErrs(x, w []float32, k int, d, id *lanes, tab *table, e *lanes) {

@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -94,30 +95,33 @@ func passRun(c *passCase, ref bool) map[string]*lanes {
 	const k = passLanes
 	n, neg, pos := float32(15), float32(4), float32(3)
 	tab := searchIQ4
-	if r := res("sq", "sqq", "sxq"); ref {
-		affineSumsGo(c.x, c.w, k, &p[0], &p[1], n, r[0], r[1], r[2])
-	} else {
-		affineSums(c.x, c.w, k, &p[0], &p[1], n, r[0], r[1], r[2])
+	for i, st := range []affineStats{{n, 32, 1.5, 40, 0}, {n, 7, -3, 9, 1}, {n, p[3][0], p[3][1], p[3][2], 1}} {
+		r := res(fmt.Sprint("fit d", i), fmt.Sprint("fit m", i), fmt.Sprint("fit e", i), fmt.Sprint("fit sqq", i), fmt.Sprint("fit sq", i))
+		if ref {
+			affineFitGo(c.x, c.w, k, &p[0], &p[1], &st, r[0], r[1], r[2], r[3], r[4])
+		} else {
+			affineFit(c.x, c.w, k, &p[0], &p[1], &st, r[0], r[1], r[2], r[3], r[4])
+		}
 	}
 	if r := res("affineErr"); ref {
 		affineErrsGo(c.x, c.w, k, &p[0], &p[1], &p[2], n, r[0])
 	} else {
 		affineErrs(c.x, c.w, k, &p[0], &p[1], &p[2], n, r[0])
 	}
-	if r := res("sym sxq", "sym sqq"); ref {
-		symSumsGo(c.x, c.w, k, &p[0], neg, pos, r[0], r[1])
+	if r := res("sym d", "sym score", "sym sqq"); ref {
+		symFitGo(c.x, c.w, k, &p[0], neg, pos, r[0], r[1], r[2])
 	} else {
-		symSums(c.x, c.w, k, &p[0], neg, pos, r[0], r[1])
+		symFit(c.x, c.w, k, &p[0], neg, pos, r[0], r[1], r[2])
 	}
 	if r := res("symErr"); ref {
 		symErrsGo(c.x, c.w, k, &p[0], &p[1], neg, pos, r[0])
 	} else {
 		symErrs(c.x, c.w, k, &p[0], &p[1], neg, pos, r[0])
 	}
-	if r := res("table sxq", "table sqq"); ref {
-		tableSumsGo(c.x, c.w, k, &p[0], tab, r[0], r[1])
+	if r := res("table d", "table score", "table sqq"); ref {
+		tableFitGo(c.x, c.w, k, &p[0], tab, r[0], r[1], r[2])
 	} else {
-		tableSums(c.x, c.w, k, &p[0], tab, r[0], r[1])
+		tableFit(c.x, c.w, k, &p[0], tab, r[0], r[1], r[2])
 	}
 	if r := res("tableErr"); ref {
 		tableErrsGo(c.x, c.w, k, &p[0], &p[1], tab, r[0])

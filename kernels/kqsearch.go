@@ -83,25 +83,19 @@ func (a *affine) fit(x, w []float32) fit {
 		return fit{d: 0, m: m, err: sxx - 2*m*sx + m*m*sw, cw: sw}
 	}
 	best := fit{err: float32(math.Inf(1))}
-	keep := func(sq, sqq, sxq float32) {
-		det := sw*sqq - sq*sq
-		if !(det > 0) {
-			return
-		}
-		d := (sw*sxq - sx*sq) / det
-		m := (sqq*sx - sq*sxq) / det
-		if a.minBelow && m > 0 {
-			m, d = 0, sxq/sqq
-		}
-		if !(d > 0) {
-			return
-		}
-		e := sxx - 2*d*sxq - 2*m*sx + d*d*sqq + 2*d*m*sq + m*m*sw
-		if e < best.err {
-			best = fit{d: d, m: m, err: e, cqq: sqq, cq: sq, cw: sw}
+	st := affineStats{n: a.n, sw: sw, sx: sx, sxx: sxx}
+	if a.minBelow {
+		st.minBelow = 1
+	}
+	var t, o, d, m, e, sqq, sq lanes
+	measure := func(k int) {
+		affineFit(x, w, k, &t, &o, &st, &d, &m, &e, &sqq, &sq)
+		for c := range k {
+			if e[c] < best.err {
+				best = fit{d: d[c], m: m[c], err: e[c], cqq: sqq[c], cq: sq[c], cw: sw}
+			}
 		}
 	}
-	var t, o, sq, sqq, sxq lanes
 	k := 0
 	for _, dl := range a.deltas {
 		tt := (a.n + dl) / (hi - lo)
@@ -112,10 +106,7 @@ func (a *affine) fit(x, w []float32) fit {
 			k++
 		}
 	}
-	affineSums(x, w, k, &t, &o, a.n, &sq, &sqq, &sxq)
-	for c := range k {
-		keep(sq[c], sqq[c], sxq[c])
-	}
+	measure(k)
 	for range a.refine {
 		if best.d == 0 {
 			break
@@ -128,10 +119,7 @@ func (a *affine) fit(x, w []float32) fit {
 				k++
 			}
 		}
-		affineSums(x, w, k, &t, &o, a.n, &sq, &sqq, &sxq)
-		for c := range k {
-			keep(sq[c], sqq[c], sxq[c])
-		}
+		measure(k)
 	}
 	if best.d == 0 { // no candidate fitted: the plain min-max scale
 		best = fit{d: (hi - lo) / a.n, m: lo, cw: sw}
@@ -167,12 +155,6 @@ func (s *symmetric) fit(x, w []float32) fit {
 		return best
 	}
 	var score float32
-	keep := func(sxq, sqq float32) {
-		if sqq > 0 && sxq*sxq > score*sqq {
-			score = sxq * sxq / sqq
-			best = fit{d: sxq / sqq, err: sxx - score, cqq: sqq}
-		}
-	}
 	var ts []float32
 	var buf [2 * passLanes]float32
 	for _, dl := range s.deltas {
@@ -182,12 +164,15 @@ func (s *symmetric) fit(x, w []float32) fit {
 		ts = append(ts, (s.pos+dl)/m)
 	}
 	measure := func(ts []float32) {
-		var t, sxq, sqq lanes
+		var t, d, sc, sqq lanes
 		for len(ts) > 0 {
 			k := copy(t[:], ts)
-			symSums(x, w, k, &t, s.neg, s.pos, &sxq, &sqq)
+			symFit(x, w, k, &t, s.neg, s.pos, &d, &sc, &sqq)
 			for c := range k {
-				keep(sxq[c], sqq[c])
+				if sc[c] > score {
+					score = sc[c]
+					best = fit{d: d[c], err: sxx - score, cqq: sqq[c]}
+				}
 			}
 			ts = ts[k:]
 		}
@@ -315,12 +300,6 @@ func (t *table) fit(x, w []float32) fit {
 		return best
 	}
 	var score float32
-	keep := func(sxq, sqq float32) {
-		if sqq > 0 && sxq*sxq > score*sqq {
-			score = sxq * sxq / sqq
-			best = fit{d: sxq / sqq, err: sxx - score, cqq: sqq}
-		}
-	}
 	var ts []float32
 	var buf [2 * passLanes]float32
 	for _, dl := range t.deltas {
@@ -330,12 +309,15 @@ func (t *table) fit(x, w []float32) fit {
 		ts = append(ts, (t.v[15]+dl)/m)
 	}
 	measure := func(ts []float32) {
-		var tl, sxq, sqq lanes
+		var tl, d, sc, sqq lanes
 		for len(ts) > 0 {
 			k := copy(tl[:], ts)
-			tableSums(x, w, k, &tl, t, &sxq, &sqq)
+			tableFit(x, w, k, &tl, t, &d, &sc, &sqq)
 			for c := range k {
-				keep(sxq[c], sqq[c])
+				if sc[c] > score {
+					score = sc[c]
+					best = fit{d: d[c], err: sxx - score, cqq: sqq[c]}
+				}
 			}
 			ts = ts[k:]
 		}

@@ -4,15 +4,15 @@
 
 #include "textflag.h"
 
-// func kqAffineSumsAVX512(x []float32, w []float32, t *[16]float32, o *[16]float32, n float32, sq *[16]float32, sqq *[16]float32, sxq *[16]float32)
-// Requires: AVX, AVX512DQ, AVX512F, SSE
-TEXT ·kqAffineSumsAVX512(SB), NOSPLIT, $0-96
+// func kqAffineFitAVX512(x []float32, w []float32, t *[16]float32, o *[16]float32, st *[5]float32, d *[16]float32, m *[16]float32, e *[16]float32, sqq *[16]float32, sq *[16]float32)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·kqAffineFitAVX512(SB), NOSPLIT, $0-112
 	MOVL         $0x4b400000, AX
 	VMOVD        AX, X7
 	VPBROADCASTD X7, Z0
+	MOVQ         st+64(FP), R8
 	VXORPS       Z1, Z1, Z1
-	MOVSS        n+64(FP), X7
-	VBROADCASTSS X7, Z2
+	VBROADCASTSS (R8), Z2
 	MOVQ         t+48(FP), AX
 	VMOVUPS      (AX), Z8
 	MOVQ         o+56(FP), AX
@@ -24,9 +24,9 @@ TEXT ·kqAffineSumsAVX512(SB), NOSPLIT, $0-96
 	MOVQ         x_len+8(FP), CX
 	MOVQ         w_base+24(FP), DI
 	TESTQ        CX, CX
-	JZ           kqAffineSumsAVX512_done
+	JZ           kqAffineFitAVX512_done
 
-kqAffineSumsAVX512_loop:
+kqAffineFitAVX512_loop:
 	VBROADCASTSS (SI), Z3
 	VBROADCASTSS (DI), Z4
 	VSUBPS       Z9, Z3, Z5
@@ -44,15 +44,67 @@ kqAffineSumsAVX512_loop:
 	ADDQ         $0x04, SI
 	ADDQ         $0x04, DI
 	DECQ         CX
-	JNZ          kqAffineSumsAVX512_loop
+	JNZ          kqAffineFitAVX512_loop
 
-kqAffineSumsAVX512_done:
-	MOVQ    sq+72(FP), AX
-	VMOVUPS Z10, (AX)
-	MOVQ    sqq+80(FP), AX
-	VMOVUPS Z11, (AX)
-	MOVQ    sxq+88(FP), AX
-	VMOVUPS Z12, (AX)
+kqAffineFitAVX512_done:
+	MOVQ         sq+104(FP), AX
+	VMOVUPS      Z10, (AX)
+	MOVQ         sqq+96(FP), AX
+	VMOVUPS      Z11, (AX)
+	MOVQ         st+64(FP), R8
+	VBROADCASTSS 4(R8), Z14
+	VBROADCASTSS 8(R8), Z15
+	VBROADCASTSS 12(R8), Z16
+	VMULPS       Z11, Z14, Z20
+	VMULPS       Z10, Z10, Z21
+	VSUBPS       Z21, Z20, Z17
+	VMULPS       Z12, Z14, Z20
+	VMULPS       Z10, Z15, Z21
+	VSUBPS       Z21, Z20, Z18
+	VDIVPS       Z17, Z18, Z18
+	VMULPS       Z15, Z11, Z20
+	VMULPS       Z12, Z10, Z21
+	VSUBPS       Z21, Z20, Z19
+	VDIVPS       Z17, Z19, Z19
+	VXORPS       Z20, Z20, Z20
+	VMOVSS       16(R8), X7
+	VUCOMISS     X7, X20
+	JE           kqAffineFitAVX512_free
+	VCMPPS       $0x1e, Z20, Z19, K1
+	VMOVAPS      Z20, K1, Z19
+	VDIVPS       Z11, Z12, K1, Z18
+
+kqAffineFitAVX512_free:
+	MOVQ         d+72(FP), AX
+	VMOVUPS      Z18, (AX)
+	MOVQ         m+80(FP), AX
+	VMOVUPS      Z19, (AX)
+	VADDPS       Z18, Z18, Z20
+	VMULPS       Z12, Z20, Z21
+	VSUBPS       Z21, Z16, Z22
+	VADDPS       Z19, Z19, Z21
+	VMULPS       Z15, Z21, Z21
+	VSUBPS       Z21, Z22, Z22
+	VMULPS       Z18, Z18, Z21
+	VMULPS       Z11, Z21, Z21
+	VADDPS       Z21, Z22, Z22
+	VMULPS       Z19, Z20, Z21
+	VMULPS       Z10, Z21, Z21
+	VADDPS       Z21, Z22, Z22
+	VMULPS       Z19, Z19, Z21
+	VMULPS       Z14, Z21, Z21
+	VADDPS       Z21, Z22, Z22
+	VXORPS       Z20, Z20, Z20
+	VCMPPS       $0x1e, Z20, Z17, K1
+	VCMPPS       $0x1e, Z20, Z18, K2
+	KANDW        K1, K2, K1
+	KNOTW        K1, K1
+	MOVL         $0x7f800000, AX
+	VMOVD        AX, X7
+	VPBROADCASTD X7, Z21
+	VMOVAPS      Z21, K1, Z22
+	MOVQ         e+88(FP), AX
+	VMOVUPS      Z22, (AX)
 	VZEROUPPER
 	RET
 
@@ -104,9 +156,9 @@ kqAffineErrsAVX512_done:
 	VZEROUPPER
 	RET
 
-// func kqSymSumsAVX512(x []float32, w []float32, t *[16]float32, neg float32, pos float32, sxq *[16]float32, sqq *[16]float32)
+// func kqSymFitAVX512(x []float32, w []float32, t *[16]float32, neg float32, pos float32, d *[16]float32, score *[16]float32, sqq *[16]float32)
 // Requires: AVX, AVX512DQ, AVX512F, SSE
-TEXT ·kqSymSumsAVX512(SB), NOSPLIT, $0-80
+TEXT ·kqSymFitAVX512(SB), NOSPLIT, $0-88
 	MOVL         $0x4b400000, AX
 	VMOVD        AX, X7
 	VPBROADCASTD X7, Z0
@@ -124,9 +176,9 @@ TEXT ·kqSymSumsAVX512(SB), NOSPLIT, $0-80
 	MOVQ         x_len+8(FP), CX
 	MOVQ         w_base+24(FP), DI
 	TESTQ        CX, CX
-	JZ           kqSymSumsAVX512_done
+	JZ           kqSymFitAVX512_done
 
-kqSymSumsAVX512_loop:
+kqSymFitAVX512_loop:
 	VBROADCASTSS (SI), Z3
 	VBROADCASTSS (DI), Z4
 	VMULPS       Z3, Z8, Z5
@@ -142,13 +194,25 @@ kqSymSumsAVX512_loop:
 	ADDQ         $0x04, SI
 	ADDQ         $0x04, DI
 	DECQ         CX
-	JNZ          kqSymSumsAVX512_loop
+	JNZ          kqSymFitAVX512_loop
 
-kqSymSumsAVX512_done:
-	MOVQ    sxq+64(FP), AX
-	VMOVUPS Z10, (AX)
-	MOVQ    sqq+72(FP), AX
-	VMOVUPS Z11, (AX)
+kqSymFitAVX512_done:
+	VDIVPS       Z11, Z10, Z20
+	MOVQ         d+64(FP), AX
+	VMOVUPS      Z20, (AX)
+	VMULPS       Z10, Z10, Z20
+	VDIVPS       Z11, Z20, Z20
+	VXORPS       Z21, Z21, Z21
+	VCMPPS       $0x1e, Z21, Z11, K1
+	KNOTW        K1, K1
+	MOVL         $0xff800000, AX
+	VMOVD        AX, X7
+	VPBROADCASTD X7, Z21
+	VMOVAPS      Z21, K1, Z20
+	MOVQ         score+72(FP), AX
+	VMOVUPS      Z20, (AX)
+	MOVQ         sqq+80(FP), AX
+	VMOVUPS      Z11, (AX)
 	VZEROUPPER
 	RET
 
@@ -199,9 +263,9 @@ kqSymErrsAVX512_done:
 	VZEROUPPER
 	RET
 
-// func kqTableSumsAVX512(x []float32, w []float32, t *[16]float32, vals *[16]float32, mids *[16]float32, sxq *[16]float32, sqq *[16]float32)
+// func kqTableFitAVX512(x []float32, w []float32, t *[16]float32, vals *[16]float32, mids *[16]float32, d *[16]float32, score *[16]float32, sqq *[16]float32)
 // Requires: AVX, AVX512DQ, AVX512F
-TEXT ·kqTableSumsAVX512(SB), NOSPLIT, $0-88
+TEXT ·kqTableFitAVX512(SB), NOSPLIT, $0-96
 	MOVL         $0x4b400000, AX
 	VMOVD        AX, X7
 	VPBROADCASTD X7, Z0
@@ -232,9 +296,9 @@ TEXT ·kqTableSumsAVX512(SB), NOSPLIT, $0-88
 	MOVQ         x_len+8(FP), CX
 	MOVQ         w_base+24(FP), DI
 	TESTQ        CX, CX
-	JZ           kqTableSumsAVX512_done
+	JZ           kqTableFitAVX512_done
 
-kqTableSumsAVX512_loop:
+kqTableFitAVX512_loop:
 	VBROADCASTSS (SI), Z3
 	VBROADCASTSS (DI), Z4
 	VMULPS       Z3, Z8, Z5
@@ -263,13 +327,25 @@ kqTableSumsAVX512_loop:
 	ADDQ         $0x04, SI
 	ADDQ         $0x04, DI
 	DECQ         CX
-	JNZ          kqTableSumsAVX512_loop
+	JNZ          kqTableFitAVX512_loop
 
-kqTableSumsAVX512_done:
-	MOVQ    sxq+72(FP), AX
-	VMOVUPS Z10, (AX)
-	MOVQ    sqq+80(FP), AX
-	VMOVUPS Z11, (AX)
+kqTableFitAVX512_done:
+	VDIVPS       Z11, Z10, Z20
+	MOVQ         d+72(FP), AX
+	VMOVUPS      Z20, (AX)
+	VMULPS       Z10, Z10, Z20
+	VDIVPS       Z11, Z20, Z20
+	VXORPS       Z21, Z21, Z21
+	VCMPPS       $0x1e, Z21, Z11, K1
+	KNOTW        K1, K1
+	MOVL         $0xff800000, AX
+	VMOVD        AX, X7
+	VPBROADCASTD X7, Z21
+	VMOVAPS      Z21, K1, Z20
+	MOVQ         score+80(FP), AX
+	VMOVUPS      Z20, (AX)
+	MOVQ         sqq+88(FP), AX
+	VMOVUPS      Z11, (AX)
 	VZEROUPPER
 	RET
 

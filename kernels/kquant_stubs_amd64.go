@@ -4,24 +4,35 @@
 
 package kernels
 
-// kqAffineSumsAVX512 is the AVX-512 kernel of affineSumsGo for all 16 candidates:
+// kqAffineFitAVX512 is the AVX-512 kernel of affineFitGo for all 16 candidates, with
+// st the affineStats n, sw, sx, sxx, minBelow and len(w) ≥ len(x):
 //
 //	for c := range 16 {
-//		var a, b, e float32
+//		var a, b, f float32
 //		for i, v := range x {
 //			q := clampRoundPass(t[c]*(v-o[c]), 0, n)
 //			wq := w[i] * q
 //			a += wq
 //			b += wq * q
-//			e += wq * v
+//			f += wq * v
 //		}
-//		sq[c], sqq[c], sxq[c] = a, b, e
+//		sq[c], sqq[c] = a, b
+//		det := sw*b - a*a
+//		dc := (sw*f - sx*a) / det
+//		mc := (b*sx - a*f) / det
+//		if minBelow != 0 && mc > 0 {
+//			mc, dc = 0, f/b
+//		}
+//		d[c], m[c] = dc, mc
+//		if det > 0 && dc > 0 {
+//			e[c] = sxx - 2*dc*f - 2*mc*sx + dc*dc*b + 2*dc*mc*a + mc*mc*sw
+//		} else {
+//			e[c] = +Inf
+//		}
 //	}
 //
-// with len(w) ≥ len(x).
-//
 //go:noescape
-func kqAffineSumsAVX512(x []float32, w []float32, t *[16]float32, o *[16]float32, n float32, sq *[16]float32, sqq *[16]float32, sxq *[16]float32)
+func kqAffineFitAVX512(x []float32, w []float32, t *[16]float32, o *[16]float32, st *[5]float32, d *[16]float32, m *[16]float32, e *[16]float32, sqq *[16]float32, sq *[16]float32)
 
 // kqAffineErrsAVX512 is the AVX-512 kernel of affineErrsGo for all 16 candidates:
 //
@@ -40,7 +51,7 @@ func kqAffineSumsAVX512(x []float32, w []float32, t *[16]float32, o *[16]float32
 //go:noescape
 func kqAffineErrsAVX512(x []float32, w []float32, d *[16]float32, m *[16]float32, id *[16]float32, n float32, e *[16]float32)
 
-// kqSymSumsAVX512 is the AVX-512 kernel of symSumsGo for all 16 candidates:
+// kqSymFitAVX512 is the AVX-512 kernel of symFitGo for all 16 candidates:
 //
 //	for c := range 16 {
 //		var a, b float32
@@ -50,13 +61,14 @@ func kqAffineErrsAVX512(x []float32, w []float32, d *[16]float32, m *[16]float32
 //			a += wq * v
 //			b += wq * q
 //		}
-//		sxq[c], sqq[c] = a, b
+//		d[c], sqq[c] = a/b, b
+//		score[c] = a * a / b // −Inf unless b > 0
 //	}
 //
 // with len(w) ≥ len(x).
 //
 //go:noescape
-func kqSymSumsAVX512(x []float32, w []float32, t *[16]float32, neg float32, pos float32, sxq *[16]float32, sqq *[16]float32)
+func kqSymFitAVX512(x []float32, w []float32, t *[16]float32, neg float32, pos float32, d *[16]float32, score *[16]float32, sqq *[16]float32)
 
 // kqSymErrsAVX512 is the AVX-512 kernel of symErrsGo for all 16 candidates:
 //
@@ -75,7 +87,7 @@ func kqSymSumsAVX512(x []float32, w []float32, t *[16]float32, neg float32, pos 
 //go:noescape
 func kqSymErrsAVX512(x []float32, w []float32, d *[16]float32, id *[16]float32, neg float32, pos float32, e *[16]float32)
 
-// kqTableSumsAVX512 is the AVX-512 kernel of tableSumsGo for all 16 candidates:
+// kqTableFitAVX512 is the AVX-512 kernel of tableFitGo for all 16 candidates:
 //
 //	for c := range 16 {
 //		var a, b float32
@@ -85,14 +97,15 @@ func kqSymErrsAVX512(x []float32, w []float32, d *[16]float32, id *[16]float32, 
 //			a += wq * v
 //			b += wq * q
 //		}
-//		sxq[c], sqq[c] = a, b
+//		d[c], sqq[c] = a/b, b
+//		score[c] = a * a / b // −Inf unless b > 0
 //	}
 //
 // with vals the table's values, mids its 15 midpoints (and a 16th entry),
 // and len(w) ≥ len(x).
 //
 //go:noescape
-func kqTableSumsAVX512(x []float32, w []float32, t *[16]float32, vals *[16]float32, mids *[16]float32, sxq *[16]float32, sqq *[16]float32)
+func kqTableFitAVX512(x []float32, w []float32, t *[16]float32, vals *[16]float32, mids *[16]float32, d *[16]float32, score *[16]float32, sqq *[16]float32)
 
 // kqTableErrsAVX512 is the AVX-512 kernel of tableErrsGo for all 16 candidates:
 //

@@ -22,11 +22,11 @@ import (
 
 func main() {
 	gen.Main(func() {
-		affineSums()
+		affineFit()
 		affineErrs()
-		symSums()
+		symFit()
 		symErrs()
-		tableSums()
+		tableFit()
 		tableErrs()
 		affineCodes()
 		symCodes()
@@ -120,30 +120,43 @@ func begin(name, sig string, doc ...string) {
 	gen.Broadcast32(magic, zMagic, RAX, X7)
 }
 
-func affineSums() {
-	name := "kqAffineSumsAVX512"
-	begin(name, "func(x, w []float32, t, o *[16]float32, n float32, sq, sqq, sxq *[16]float32)",
-		name+" is the AVX-512 kernel of affineSumsGo for all 16 candidates:",
+func affineFit() {
+	name := "kqAffineFitAVX512"
+	begin(name, "func(x, w []float32, t, o *[16]float32, st *[5]float32, d, m, e, sqq, sq *[16]float32)",
+		name+" is the AVX-512 kernel of affineFitGo for all 16 candidates, with",
+		"st the affineStats n, sw, sx, sxx, minBelow and len(w) ≥ len(x):",
 		"",
-		"\tfor c := range 16 {",
-		"\t\tvar a, b, e float32",
-		"\t\tfor i, v := range x {",
-		"\t\t\tq := clampRoundPass(t[c]*(v-o[c]), 0, n)",
-		"\t\t\twq := w[i] * q",
-		"\t\t\ta += wq",
-		"\t\t\tb += wq * q",
-		"\t\t\te += wq * v",
-		"\t\t}",
-		"\t\tsq[c], sqq[c], sxq[c] = a, b, e",
-		"\t}",
-		"",
-		"with len(w) ≥ len(x).")
-	bounds("", false, "n")
+		"	for c := range 16 {",
+		"		var a, b, f float32",
+		"		for i, v := range x {",
+		"			q := clampRoundPass(t[c]*(v-o[c]), 0, n)",
+		"			wq := w[i] * q",
+		"			a += wq",
+		"			b += wq * q",
+		"			f += wq * v",
+		"		}",
+		"		sq[c], sqq[c] = a, b",
+		"		det := sw*b - a*a",
+		"		dc := (sw*f - sx*a) / det",
+		"		mc := (b*sx - a*f) / det",
+		"		if minBelow != 0 && mc > 0 {",
+		"			mc, dc = 0, f/b",
+		"		}",
+		"		d[c], m[c] = dc, mc",
+		"		if det > 0 && dc > 0 {",
+		"			e[c] = sxx - 2*dc*f - 2*mc*sx + dc*dc*b + 2*dc*mc*a + mc*mc*sw",
+		"		} else {",
+		"			e[c] = +Inf",
+		"		}",
+		"	}")
+	Load(Param("st"), R8)
+	VXORPS(zLo, zLo, zLo)
+	VBROADCASTSS(Mem{Base: R8}, zHi)
 	lanes("t", Z8)
 	lanes("o", Z9)
-	VXORPS(Z10, Z10, Z10)
-	VXORPS(Z11, Z11, Z11)
-	VXORPS(Z12, Z12, Z12)
+	VXORPS(Z10, Z10, Z10) // a = Σwq
+	VXORPS(Z11, Z11, Z11) // b = Σwq²
+	VXORPS(Z12, Z12, Z12) // f = Σwqx
 	elements(name, func() {
 		VSUBPS(Z9, zX, zV) // v − o
 		VMULPS(zV, Z8, zV) // t·(v − o)
@@ -157,7 +170,61 @@ func affineSums() {
 	})
 	store(Z10, "sq")
 	store(Z11, "sqq")
-	store(Z12, "sxq")
+	Load(Param("st"), R8)
+	sw, sx, sxx := Z14, Z15, Z16
+	VBROADCASTSS(Mem{Base: R8, Disp: 4}, sw)
+	VBROADCASTSS(Mem{Base: R8, Disp: 8}, sx)
+	VBROADCASTSS(Mem{Base: R8, Disp: 12}, sxx)
+	a, b, f := Z10, Z11, Z12
+	det, dc, mc, t1, t2 := Z17, Z18, Z19, Z20, Z21
+	VMULPS(b, sw, t1)
+	VMULPS(a, a, t2)
+	VSUBPS(t2, t1, det) // sw·b − a·a
+	VMULPS(f, sw, t1)
+	VMULPS(a, sx, t2)
+	VSUBPS(t2, t1, dc)
+	VDIVPS(det, dc, dc) // (sw·f − sx·a)/det
+	VMULPS(sx, b, t1)
+	VMULPS(f, a, t2)
+	VSUBPS(t2, t1, mc)
+	VDIVPS(det, mc, mc) // (b·sx − a·f)/det
+	// minBelow: where mc > 0, mc = 0 and dc = f/b.
+	VXORPS(t1, t1, t1)
+	VMOVSS(Mem{Base: R8, Disp: 16}, X7)
+	VUCOMISS(X7.AsX(), t1.AsX())
+	JE(LabelRef(name + "_free"))
+	VCMPPS(U8(cmpGTOQ), t1, mc, K1)
+	VMOVAPS(t1, K1, mc)
+	VDIVPS(b, f, K1, dc)
+	Label(name + "_free")
+	store(dc, "d")
+	store(mc, "m")
+	// e = sxx − 2dc·f − 2mc·sx + dc·dc·b + 2dc·mc·a + mc·mc·sw.
+	e := Z22
+	VADDPS(dc, dc, t1) // 2·dc
+	VMULPS(f, t1, t2)
+	VSUBPS(t2, sxx, e)
+	VADDPS(mc, mc, t2) // 2·mc
+	VMULPS(sx, t2, t2)
+	VSUBPS(t2, e, e)
+	VMULPS(dc, dc, t2)
+	VMULPS(b, t2, t2)
+	VADDPS(t2, e, e)
+	VMULPS(mc, t1, t2) // 2dc·mc
+	VMULPS(a, t2, t2)
+	VADDPS(t2, e, e)
+	VMULPS(mc, mc, t2)
+	VMULPS(sw, t2, t2)
+	VADDPS(t2, e, e)
+	// +Inf unless det > 0 and dc > 0.
+	VXORPS(t1, t1, t1)
+	VCMPPS(U8(cmpGTOQ), t1, det, K1)
+	VCMPPS(U8(cmpGTOQ), t1, dc, K2)
+	KANDW(K1, K2, K1)
+	KNOTW(K1, K1)
+	gen.Broadcast32(0x7f800000, t2, RAX, X7)
+	VMOVAPS(t2, K1, e)
+	store(e, "e")
 	gen.End(false)
 }
 
@@ -197,21 +264,39 @@ func affineErrs() {
 	gen.End(false)
 }
 
-func symSums() {
-	name := "kqSymSumsAVX512"
-	begin(name, "func(x, w []float32, t *[16]float32, neg, pos float32, sxq, sqq *[16]float32)",
-		name+" is the AVX-512 kernel of symSumsGo for all 16 candidates:",
+// symFitTail stores, from the sums a = Σwqx in Z10 and b = Σwq² in Z11,
+// d = a/b, score = a·a/b (−Inf unless b > 0) and sqq = b.
+func symFitTail() {
+	a, b, t1, t2 := Z10, Z11, Z20, Z21
+	VDIVPS(b, a, t1)
+	store(t1, "d")
+	VMULPS(a, a, t1)
+	VDIVPS(b, t1, t1)
+	VXORPS(t2, t2, t2)
+	VCMPPS(U8(cmpGTOQ), t2, b, K1)
+	KNOTW(K1, K1)
+	gen.Broadcast32(0xff800000, t2, RAX, X7)
+	VMOVAPS(t2, K1, t1)
+	store(t1, "score")
+	store(b, "sqq")
+}
+
+func symFit() {
+	name := "kqSymFitAVX512"
+	begin(name, "func(x, w []float32, t *[16]float32, neg, pos float32, d, score, sqq *[16]float32)",
+		name+" is the AVX-512 kernel of symFitGo for all 16 candidates:",
 		"",
-		"\tfor c := range 16 {",
-		"\t\tvar a, b float32",
-		"\t\tfor i, v := range x {",
-		"\t\t\tq := clampRoundPass(t[c]*v, -neg, pos)",
-		"\t\t\twq := w[i] * q",
-		"\t\t\ta += wq * v",
-		"\t\t\tb += wq * q",
-		"\t\t}",
-		"\t\tsxq[c], sqq[c] = a, b",
-		"\t}",
+		"	for c := range 16 {",
+		"		var a, b float32",
+		"		for i, v := range x {",
+		"			q := clampRoundPass(t[c]*v, -neg, pos)",
+		"			wq := w[i] * q",
+		"			a += wq * v",
+		"			b += wq * q",
+		"		}",
+		"		d[c], sqq[c] = a/b, b",
+		"		score[c] = a * a / b // −Inf unless b > 0",
+		"	}",
 		"",
 		"with len(w) ≥ len(x).")
 	bounds("neg", true, "pos")
@@ -227,8 +312,7 @@ func symSums() {
 		VMULPS(zV, zT, Z13)
 		VADDPS(Z13, Z11, Z11)
 	})
-	store(Z10, "sxq")
-	store(Z11, "sqq")
+	symFitTail()
 	gen.End(false)
 }
 
@@ -297,21 +381,22 @@ func tableIndex(u, i, m VecPhysical) {
 	VPADDD(Z23, i, K1, i) // i++
 }
 
-func tableSums() {
-	name := "kqTableSumsAVX512"
-	begin(name, "func(x, w []float32, t *[16]float32, vals, mids *[16]float32, sxq, sqq *[16]float32)",
-		name+" is the AVX-512 kernel of tableSumsGo for all 16 candidates:",
+func tableFit() {
+	name := "kqTableFitAVX512"
+	begin(name, "func(x, w []float32, t *[16]float32, vals, mids *[16]float32, d, score, sqq *[16]float32)",
+		name+" is the AVX-512 kernel of tableFitGo for all 16 candidates:",
 		"",
-		"\tfor c := range 16 {",
-		"\t\tvar a, b float32",
-		"\t\tfor i, v := range x {",
-		"\t\t\tq := tab.v[tab.index(t[c]*v)]",
-		"\t\t\twq := w[i] * q",
-		"\t\t\ta += wq * v",
-		"\t\t\tb += wq * q",
-		"\t\t}",
-		"\t\tsxq[c], sqq[c] = a, b",
-		"\t}",
+		"	for c := range 16 {",
+		"		var a, b float32",
+		"		for i, v := range x {",
+		"			q := tab.v[tab.index(t[c]*v)]",
+		"			wq := w[i] * q",
+		"			a += wq * v",
+		"			b += wq * q",
+		"		}",
+		"		d[c], sqq[c] = a/b, b",
+		"		score[c] = a * a / b // −Inf unless b > 0",
+		"	}",
 		"",
 		"with vals the table's values, mids its 15 midpoints (and a 16th entry),",
 		"and len(w) ≥ len(x).")
@@ -329,8 +414,7 @@ func tableSums() {
 		VMULPS(zV, zT, Z13)
 		VADDPS(Z13, Z11, Z11)
 	})
-	store(Z10, "sxq")
-	store(Z11, "sqq")
+	symFitTail()
 	gen.End(false)
 }
 
