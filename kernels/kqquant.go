@@ -122,9 +122,9 @@ func inv(d float32) float32 {
 // The searches of each type, and the levels superScale tries for the
 // largest sub-block scale.
 var (
-	searchQ4K = affine{n: 15, deltas: levelsFrom(-1, 0.25, 8), shifts: []float32{0.5}, minBelow: true, refine: 1, local: []float32{0.98, 0.99, 1, 1.01, 1.02}, offs: []float32{-0.25, 0, 0.25}}
-	searchQ5K = affine{n: 31, deltas: levelsFrom(-1, 0.25, 8), shifts: []float32{0.5}, minBelow: true, refine: 1, local: []float32{0.98, 0.99, 1, 1.01, 1.02}, offs: []float32{-0.25, 0, 0.25}}
-	searchQ2K = affine{n: 3, deltas: levelsFrom(-0.9, 0.125, 16), minBelow: true, refine: 1, local: []float32{0.98, 0.99, 1, 1.01, 1.02}, offs: []float32{-0.25, 0, 0.25}}
+	searchQ4K = affine{n: 15, deltas: levelsFrom(-1, 0.25, 8), shifts: []float32{0.5}, minBelow: true, refine: 0}
+	searchQ5K = affine{n: 31, deltas: levelsFrom(-1, 0.25, 8), shifts: []float32{0.5}, minBelow: true, refine: 0}
+	searchQ2K = affine{n: 3, deltas: levelsFrom(-0.9, 0.125, 16), minBelow: true, refine: 0}
 	searchQ41 = affine{n: 15, deltas: levelsFrom(-1, 0.25, 8), shifts: []float32{0.5}, refine: 1, local: []float32{0.98, 0.99, 1, 1.01, 1.02}, offs: []float32{-0.25, 0, 0.25}}
 	searchQ51 = affine{n: 31, deltas: levelsFrom(-1, 0.25, 8), shifts: []float32{0.5}, refine: 1, local: []float32{0.98, 0.99, 1, 1.01, 1.02}, offs: []float32{-0.25, 0, 0.25}}
 	searchQ3K = symmetric{neg: 4, pos: 3, deltas: levelsFrom(-0.9, 0.15, 13), posDelta: levelsFrom(-0.5, 0.5, 3), refine: 1, local: []float32{0.97, 0.98, 0.99, 1, 1.01, 1.02, 1.03}}
@@ -238,11 +238,11 @@ func pickAffine(x, w []float32, f fit, D, Dm, top, n float32) (l, m float32) {
 	return ls[best/4], ms[best%4]
 }
 
-// pickSym returns the integer scale l in [lo, hi] of a sub-block with
-// fitted scale sc under the super-block scale D: of the integers next to
-// sc/D, the one with the least error (the lower on ties). errs measures
-// the candidates (scales and inverses) into its last argument.
-func pickSym(sc, D, lo, hi float32, errs func(d, id, e *lanes)) float32 {
+// pickSym returns the integer scale l in [lo, hi] of a sub-block of codes
+// −neg..pos (or, with tab, of table values) with fitted scale sc under the
+// super-block scale D: of the integers next to sc/D, the one with the least
+// error (the lower on ties).
+func pickSym(x, w []float32, sc, D, lo, hi, neg, pos float32, tab *table) float32 {
 	l0, l1 := neighbours(sc*inv(D), lo, hi)
 	if l0 == l1 {
 		return l0
@@ -250,7 +250,11 @@ func pickSym(sc, D, lo, hi float32, errs func(d, id, e *lanes)) float32 {
 	var d, id, e lanes
 	d[0], d[1] = D*l0, D*l1
 	id[0], id[1] = inv(d[0]), inv(d[1])
-	errs(&d, &id, &e)
+	if tab != nil {
+		tableErrs(x, w, 2, &d, &id, tab, &e)
+	} else {
+		symErrs(x, w, 2, &d, &id, neg, pos, &e)
+	}
 	if e[1] < e[0] {
 		return l1
 	}
@@ -324,7 +328,7 @@ func quantQ3K(y []byte, x, imp []float32, s *kqScratch) {
 	var ids [16]float32
 	for j := range 16 {
 		xj, wj := xs[16*j:16*j+16], ws[16*j:16*j+16]
-		l := pickSym(sc[j], D, -32, 31, func(d, id, e *lanes) { symErrs(xj, wj, 2, d, id, 4, 3, e) })
+		l := pickSym(xj, wj, sc[j], D, -32, 31, 4, 3, nil)
 		v := uint8(int(l) + 32)
 		y[96+j%8] |= (v & 15) << (4 * (j / 8))
 		y[96+8+j%4] |= (v >> 4) << (2 * (j / 4))
@@ -360,7 +364,7 @@ func quantQ6K(y []byte, x, imp []float32, s *kqScratch) {
 	var ids [16]float32
 	for j := range 16 {
 		xj, wj := xs[16*j:16*j+16], ws[16*j:16*j+16]
-		l := pickSym(sc[j], D, -128, 127, func(d, id, e *lanes) { symErrs(xj, wj, 2, d, id, 32, 31, e) })
+		l := pickSym(xj, wj, sc[j], D, -128, 127, 32, 31, nil)
 		y[192+j] = byte(int8(l))
 		ids[j] = inv(D * l)
 	}
@@ -420,7 +424,7 @@ func quantIQ4XS(y []byte, x, imp []float32, s *kqScratch) {
 	var ids [8]float32
 	for j := range 8 {
 		xj, wj := xs[32*j:32*j+32], ws[32*j:32*j+32]
-		l := pickSym(sc[j], D, -32, 31, func(d, id, e *lanes) { tableErrs(xj, wj, 2, d, id, t, e) })
+		l := pickSym(xj, wj, sc[j], D, -32, 31, 0, 0, t)
 		v := uint8(int(l) + 32)
 		y[4+j/2] |= (v & 15) << (4 * (j % 2))
 		sh |= uint16(v>>4) << (2 * j)

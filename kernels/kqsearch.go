@@ -66,7 +66,12 @@ func (a *affine) fit(x, w []float32) fit {
 	lo, hi := x[0], x[0]
 	var sw, sx, sxx float32
 	for i, v := range x {
-		lo, hi = min(lo, v), max(hi, v)
+		if v < lo {
+			lo = v
+		}
+		if v > hi {
+			hi = v
+		}
 		sw += w[i]
 		sx += w[i] * v
 		sxx += w[i] * v * v
