@@ -127,8 +127,8 @@ var (
 	searchQ2K = affine{n: 3, deltas: levelsFrom(-0.9, 0.125, 16), minBelow: true, refine: 0}
 	searchQ41 = affine{n: 15, deltas: levelsFrom(-1, 0.25, 8), shifts: []float32{0.5}, refine: 1, local: []float32{0.98, 0.99, 1, 1.01, 1.02}, offs: []float32{-0.25, 0, 0.25}}
 	searchQ51 = affine{n: 31, deltas: levelsFrom(-1, 0.25, 8), shifts: []float32{0.5}, refine: 1, local: []float32{0.98, 0.99, 1, 1.01, 1.02}, offs: []float32{-0.25, 0, 0.25}}
-	searchQ3K = symmetric{neg: 4, pos: 3, deltas: levelsFrom(-0.9, 0.15, 13), posDelta: levelsFrom(-0.5, 0.5, 3), refine: 1, local: []float32{0.97, 0.98, 0.99, 1, 1.01, 1.02, 1.03}}
-	searchQ6K = symmetric{neg: 32, pos: 31, deltas: levelsFrom(-1, 0.125, 15), posDelta: []float32{0}, refine: 1, local: []float32{0.97, 0.98, 0.99, 1, 1.01, 1.02, 1.03}}
+	searchQ3K = symmetric{neg: 4, pos: 3, deltas: levelsFrom(-0.9, 0.15, 13), posDelta: levelsFrom(-0.5, 0.5, 3), refine: 0}
+	searchQ6K = symmetric{neg: 32, pos: 31, deltas: levelsFrom(-1, 0.125, 15), posDelta: []float32{0}, refine: 0}
 	searchQ50 = symmetric{neg: 16, pos: 15, deltas: levelsFrom(-1, 0.125, 15), posDelta: []float32{0}, refine: 1, local: []float32{0.97, 0.98, 0.99, 1, 1.01, 1.02, 1.03}}
 	searchIQ4 = newTable(IQ4NLValues, levelsFrom(-7, 1, 15), []float32{0}, 1, []float32{0.97, 0.98, 0.99, 1, 1.01, 1.02, 1.03})
 
