@@ -89,6 +89,46 @@ func affineErrsGo(x, w []float32, k int, d, m, id *lanes, n float32, e *lanes) {
 	}
 }
 
+// affineFit0Go is the first round of an affine fit: from the least value
+// lo and the greatest hi of x (each plus 0, so a −0 is +0; lo at most 0
+// when st.minBelow is set) and the candidates' nd[c] and shift[c], it fits
+// the inverse scales t[c] = nd[c]·(1/(hi−lo)) with the origins
+// o[c] = lo − shift[c]·(hi−lo) as affineFitGo does, after adding up
+// st.sw = Σw, st.sx = Σwx and st.sxx = Σ(wx)x in order. It returns lo and
+// hi in lohi.
+func affineFit0Go(x, w []float32, k int, nd, shift *lanes, st *affineStats, lohi *[2]float32, d, m, e, sqq, sq *lanes) {
+	lo, hi := x[0], x[0]
+	for _, v := range x[1:] {
+		if v < lo {
+			lo = v
+		}
+		if v > hi {
+			hi = v
+		}
+	}
+	lo, hi = lo+0, hi+0
+	if st.minBelow != 0 && lo > 0 {
+		lo = 0
+	}
+	w = w[:len(x)]
+	var sw, sx, sxx float32
+	for i, v := range x {
+		sw += w[i]
+		wx := w[i] * v
+		sx += wx
+		sxx += wx * v
+	}
+	st.sw, st.sx, st.sxx = sw, sx, sxx
+	span := hi - lo
+	r := 1 / span
+	var t, o lanes
+	for c := range k {
+		t[c], o[c] = nd[c]*r, lo-shift[c]*span
+	}
+	lohi[0], lohi[1] = lo, hi
+	affineFitGo(x, w, k, &t, &o, st, d, m, e, sqq, sq)
+}
+
 // symFitGo fits, for each candidate c < k with inverse scale t[c], the
 // least-squares scale d[c] = sxq/sqq to the codes
 // q = clamp(round(t·x), −neg, pos), with sxq = Σwqx and sqq = Σwq², and

@@ -97,3 +97,11 @@ func tableCodes(x, ids []float32, tab *table, codes []uint8) {
 	}
 	tableCodesGo(x, ids, tab, codes)
 }
+
+func affineFit0(x, w []float32, k int, nd, shift *lanes, st *affineStats, lohi *[2]float32, d, m, e, sqq, sq *lanes) {
+	if active >= tierAVX512 && (len(x) == 16 || len(x) == 32) {
+		kqAffineFit0AVX512(x, w[:len(x)], nd, shift, (*[5]float32)(unsafe.Pointer(st)), lohi, d, m, e, sqq, sq)
+		return
+	}
+	affineFit0Go(x, w, k, nd, shift, st, lohi, d, m, e, sqq, sq)
+}

@@ -33,3 +33,7 @@ func symCodes(x, ids []float32, neg, pos float32, codes []uint8) {
 }
 
 func tableCodes(x, ids []float32, tab *table, codes []uint8) { tableCodesGo(x, ids, tab, codes) }
+
+func affineFit0(x, w []float32, k int, nd, shift *lanes, st *affineStats, lohi *[2]float32, d, m, e, sqq, sq *lanes) {
+	affineFit0Go(x, w, k, nd, shift, st, lohi, d, m, e, sqq, sq)
+}

@@ -103,6 +103,20 @@ func passRun(c *passCase, ref bool) map[string]*lanes {
 			affineFit(c.x, c.w, k, &p[0], &p[1], &st, r[0], r[1], r[2], r[3], r[4])
 		}
 	}
+	if len(c.x) <= 32 {
+		for i, mb := range []float32{0, 1} {
+			st := affineStats{n: n, minBelow: mb}
+			var lohi [2]float32
+			r := res(fmt.Sprint("fit0 d", i), fmt.Sprint("fit0 m", i), fmt.Sprint("fit0 e", i), fmt.Sprint("fit0 sqq", i), fmt.Sprint("fit0 sq", i))
+			if ref {
+				affineFit0Go(c.x, c.w, k, &p[0], &p[1], &st, &lohi, r[0], r[1], r[2], r[3], r[4])
+			} else {
+				affineFit0(c.x, c.w, k, &p[0], &p[1], &st, &lohi, r[0], r[1], r[2], r[3], r[4])
+			}
+			s := res(fmt.Sprint("fit0 stats", i))
+			s[0][0], s[0][1], s[0][2], s[0][3], s[0][4] = st.sw, st.sx, st.sxx, lohi[0], lohi[1]
+		}
+	}
 	if r := res("affineErr"); ref {
 		affineErrsGo(c.x, c.w, k, &p[0], &p[1], &p[2], n, r[0])
 	} else {

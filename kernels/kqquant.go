@@ -42,6 +42,7 @@ func impAt(imp []float32, off, n int) []float32 {
 type kqScratch struct {
 	xs, ws [QKK]float32 // the block's finite values and weights
 	q      [QKK]uint8   // stored codes
+	fl     fitLanes     // the fits' candidates
 }
 
 // prep fills s.xs with src (non-finite values as 0) and s.ws with the
@@ -138,6 +139,12 @@ var (
 	levels128 = append(levelsFrom(-128, 0.5, 9), levelsFrom(127, -0.5, 5)...)
 )
 
+func init() {
+	for _, a := range []*affine{&searchQ4K, &searchQ5K, &searchQ2K, &searchQ41, &searchQ51} {
+		a.init()
+	}
+}
+
 // quantBlocks runs quant on every block of bs elements and bb bytes.
 func quantBlocks(kernel string, dst []byte, src, imp []float32, bs, bb int,
 	quant func(y []byte, x, imp []float32, s *kqScratch)) {
@@ -173,7 +180,7 @@ func quantK45(y []byte, x, imp []float32, s *kqScratch, search *affine) {
 	var sc, mn, as, am [8]float32
 	var fits [8]fit
 	for j := range 8 {
-		f := search.fit(xs[32*j:32*j+32], ws[32*j:32*j+32])
+		f := search.fitWith(xs[32*j:32*j+32], ws[32*j:32*j+32], &s.fl)
 		fits[j] = f
 		sc[j], mn[j], as[j], am[j] = f.d, -f.m, f.cqq, f.cw
 	}
@@ -284,7 +291,7 @@ func quantQ2K(y []byte, x, imp []float32, s *kqScratch) {
 	var sc, mn, as, am [16]float32
 	var fits [16]fit
 	for j := range 16 {
-		f := searchQ2K.fit(xs[16*j:16*j+16], ws[16*j:16*j+16])
+		f := searchQ2K.fitWith(xs[16*j:16*j+16], ws[16*j:16*j+16], &s.fl)
 		fits[j] = f
 		sc[j], mn[j], as[j], am[j] = f.d, -f.m, f.cqq, f.cw
 	}
@@ -481,7 +488,7 @@ func QuantizeQ5_1(dst []byte, src, imp []float32) {
 // quantLegacyAffine quantizes one Q4_1 (search.n = 15) or Q5_1 (31) block.
 func quantLegacyAffine(y []byte, x, imp []float32, s *kqScratch, search *affine) {
 	xs, ws := s.prep(x, imp, 32)
-	f := search.fit(xs, ws)
+	f := search.fitWith(xs, ws, &s.fl)
 	hd, d := f16Round(f.d)
 	hm, m := f16Round(f.m)
 	binary.LittleEndian.PutUint16(y[0:], hd)

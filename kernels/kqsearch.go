@@ -57,28 +57,57 @@ type affine struct {
 	refine   int       // rounds of refits around the best
 	local    []float32 // the refits' inverse scales, as factors of the best's
 	offs     []float32 // the refits' origins, the best's offset plus these steps
+
+	cands     []affineCand // the first candidates, from deltas and shifts (init)
+	nd, shift lanes        // the same, by lane
+}
+
+// affineCand is a first candidate of an affine search: inverse scale
+// nd/(max−min) (nd = n+δ) and origin min − shift·(max−min) (shift =
+// sh/(n+δ), the origin sh code steps below the min).
+type affineCand struct{ nd, shift float32 }
+
+// init lays out a's first candidates: each delta, then it with each shift.
+func (a *affine) init() *affine {
+	a.cands = a.cands[:0]
+	for _, dl := range a.deltas {
+		a.cands = append(a.cands, affineCand{nd: a.n + dl})
+		for _, sh := range a.shifts {
+			a.cands = append(a.cands, affineCand{nd: a.n + dl, shift: sh / (a.n + dl)})
+		}
+	}
+	if len(a.cands) > passLanes {
+		panic("kernels: an affine search of more than 16 first candidates")
+	}
+	for c, cd := range a.cands {
+		a.nd[c], a.shift[c] = cd.nd, cd.shift
+	}
+	return a
 }
 
 // fit fits x ≈ d·q + m minimising Σ w·(x − d·q − m)² over a's candidates,
 // with d ≥ 0 and, when a.minBelow, m ≤ 0. x must be finite and w ≥ 0 with a
 // positive sum.
 func (a *affine) fit(x, w []float32) fit {
-	lo, hi := x[0], x[0]
-	var sw, sx, sxx float32
-	for i, v := range x {
-		if v < lo {
-			lo = v
-		}
-		if v > hi {
-			hi = v
-		}
-		sw += w[i]
-		sx += w[i] * v
-		sxx += w[i] * v * v
+	var p fitLanes
+	return a.fitWith(x, w, &p)
+}
+
+// fitLanes is the scratch of a fit: its candidates and their results.
+type fitLanes struct {
+	t, o, d, m, e, sqq, sq lanes
+}
+
+// fitWith is fit with the scratch p.
+func (a *affine) fitWith(x, w []float32, p *fitLanes) fit {
+	st := affineStats{n: a.n}
+	if a.minBelow {
+		st.minBelow = 1
 	}
-	if a.minBelow && lo > 0 {
-		lo = 0
-	}
+	var lohi [2]float32
+	k := len(a.cands)
+	affineFit0(x, w, k, &a.nd, &a.shift, &st, &lohi, &p.d, &p.m, &p.e, &p.sqq, &p.sq)
+	lo, hi, sw, sx, sxx := lohi[0], lohi[1], st.sw, st.sx, st.sxx
 	if !(hi-lo > groupEps) {
 		// A constant: zero codes and the least-squares offset.
 		m := sx / sw
@@ -88,43 +117,26 @@ func (a *affine) fit(x, w []float32) fit {
 		return fit{d: 0, m: m, err: sxx - 2*m*sx + m*m*sw, cw: sw}
 	}
 	best := fit{err: float32(math.Inf(1))}
-	st := affineStats{n: a.n, sw: sw, sx: sx, sxx: sxx}
-	if a.minBelow {
-		st.minBelow = 1
-	}
-	var t, o, d, m, e, sqq, sq lanes
-	measure := func(k int) {
-		affineFit(x, w, k, &t, &o, &st, &d, &m, &e, &sqq, &sq)
+	for round := 0; ; round++ {
+		if round > 0 {
+			affineFit(x, w, k, &p.t, &p.o, &st, &p.d, &p.m, &p.e, &p.sqq, &p.sq)
+		}
 		for c := range k {
-			if e[c] < best.err {
-				best = fit{d: d[c], m: m[c], err: e[c], cqq: sqq[c], cq: sq[c], cw: sw}
+			if p.e[c] < best.err {
+				best = fit{d: p.d[c], m: p.m[c], err: p.e[c], cqq: p.sqq[c], cq: p.sq[c], cw: sw}
 			}
 		}
-	}
-	k := 0
-	for _, dl := range a.deltas {
-		tt := (a.n + dl) / (hi - lo)
-		t[k], o[k] = tt, lo
-		k++
-		for _, sh := range a.shifts {
-			t[k], o[k] = tt, lo-sh/tt
-			k++
-		}
-	}
-	measure(k)
-	for range a.refine {
-		if best.d == 0 {
+		if round == a.refine || best.d == 0 {
 			break
 		}
 		k = 0
 		id := 1 / best.d
 		for _, g := range a.offs {
 			for _, f := range a.local {
-				t[k], o[k] = id*f, best.m+g*best.d
+				p.t[k], p.o[k] = id*f, best.m+g*best.d
 				k++
 			}
 		}
-		measure(k)
 	}
 	if best.d == 0 { // no candidate fitted: the plain min-max scale
 		best = fit{d: (hi - lo) / a.n, m: lo, cw: sw}

@@ -17,6 +17,9 @@ TEXT ·kqAffineFitAVX512(SB), NOSPLIT, $0-112
 	VMOVUPS      (AX), Z8
 	MOVQ         o+56(FP), AX
 	VMOVUPS      (AX), Z9
+	VBROADCASTSS 4(R8), Z14
+	VBROADCASTSS 8(R8), Z15
+	VBROADCASTSS 12(R8), Z16
 	VXORPS       Z10, Z10, Z10
 	VXORPS       Z11, Z11, Z11
 	VXORPS       Z12, Z12, Z12
@@ -47,32 +50,29 @@ kqAffineFitAVX512_loop:
 	JNZ          kqAffineFitAVX512_loop
 
 kqAffineFitAVX512_done:
-	MOVQ         sq+104(FP), AX
-	VMOVUPS      Z10, (AX)
-	MOVQ         sqq+96(FP), AX
-	VMOVUPS      Z11, (AX)
-	MOVQ         st+64(FP), R8
-	VBROADCASTSS 4(R8), Z14
-	VBROADCASTSS 8(R8), Z15
-	VBROADCASTSS 12(R8), Z16
-	VMULPS       Z11, Z14, Z20
-	VMULPS       Z10, Z10, Z21
-	VSUBPS       Z21, Z20, Z17
-	VMULPS       Z12, Z14, Z20
-	VMULPS       Z10, Z15, Z21
-	VSUBPS       Z21, Z20, Z18
-	VDIVPS       Z17, Z18, Z18
-	VMULPS       Z15, Z11, Z20
-	VMULPS       Z12, Z10, Z21
-	VSUBPS       Z21, Z20, Z19
-	VDIVPS       Z17, Z19, Z19
-	VXORPS       Z20, Z20, Z20
-	VMOVSS       16(R8), X7
-	VUCOMISS     X7, X20
-	JE           kqAffineFitAVX512_free
-	VCMPPS       $0x1e, Z20, Z19, K1
-	VMOVAPS      Z20, K1, Z19
-	VDIVPS       Z11, Z12, K1, Z18
+	MOVQ     sq+104(FP), AX
+	VMOVUPS  Z10, (AX)
+	MOVQ     sqq+96(FP), AX
+	VMOVUPS  Z11, (AX)
+	MOVQ     st+64(FP), R8
+	VMULPS   Z11, Z14, Z20
+	VMULPS   Z10, Z10, Z21
+	VSUBPS   Z21, Z20, Z17
+	VMULPS   Z12, Z14, Z20
+	VMULPS   Z10, Z15, Z21
+	VSUBPS   Z21, Z20, Z18
+	VDIVPS   Z17, Z18, Z18
+	VMULPS   Z15, Z11, Z20
+	VMULPS   Z12, Z10, Z21
+	VSUBPS   Z21, Z20, Z19
+	VDIVPS   Z17, Z19, Z19
+	VXORPS   Z20, Z20, Z20
+	VMOVSS   16(R8), X7
+	VUCOMISS X7, X20
+	JE       kqAffineFitAVX512_free
+	VCMPPS   $0x1e, Z20, Z19, K1
+	VMOVAPS  Z20, K1, Z19
+	VDIVPS   Z11, Z12, K1, Z18
 
 kqAffineFitAVX512_free:
 	MOVQ         d+72(FP), AX
@@ -105,6 +105,167 @@ kqAffineFitAVX512_free:
 	VMOVAPS      Z21, K1, Z22
 	MOVQ         e+88(FP), AX
 	VMOVUPS      Z22, (AX)
+	VZEROUPPER
+	RET
+
+// func kqAffineFit0AVX512(x []float32, w []float32, nd *[16]float32, shift *[16]float32, st *[5]float32, lohi *[2]float32, d *[16]float32, m *[16]float32, e *[16]float32, sqq *[16]float32, sq *[16]float32)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·kqAffineFit0AVX512(SB), NOSPLIT, $0-120
+	MOVL         $0x4b400000, AX
+	VMOVD        AX, X7
+	VPBROADCASTD X7, Z0
+	MOVQ         x_base+0(FP), SI
+	MOVQ         x_len+8(FP), CX
+	VMOVUPS      (SI), Z8
+	VMOVAPS      Z8, Z9
+	CMPQ         CX, $0x20
+	JNE          kqAffineFit0AVX512_one
+	VMOVUPS      64(SI), Z10
+	VMINPS       Z10, Z8, Z8
+	VMAXPS       Z10, Z9, Z9
+
+kqAffineFit0AVX512_one:
+	VSHUFF32X4 $0x4e, Z8, Z8, Z10
+	VMINPS     Z10, Z8, Z8
+	VSHUFF32X4 $0xb1, Z8, Z8, Z10
+	VMINPS     Z10, Z8, Z8
+	VPERMILPS  $0x4e, Z8, Z10
+	VMINPS     Z10, Z8, Z8
+	VPERMILPS  $0xb1, Z8, Z10
+	VMINPS     Z10, Z8, Z8
+	VSHUFF32X4 $0x4e, Z9, Z9, Z10
+	VMAXPS     Z10, Z9, Z9
+	VSHUFF32X4 $0xb1, Z9, Z9, Z10
+	VMAXPS     Z10, Z9, Z9
+	VPERMILPS  $0x4e, Z9, Z10
+	VMAXPS     Z10, Z9, Z9
+	VPERMILPS  $0xb1, Z9, Z10
+	VMAXPS     Z10, Z9, Z9
+	VXORPS     Z10, Z10, Z10
+	VADDPS     Z10, Z8, Z8
+	VADDPS     Z10, Z9, Z9
+	MOVQ       st+64(FP), R8
+	VMOVSS     16(R8), X7
+	VUCOMISS   X7, X10
+	JE         kqAffineFit0AVX512_lo
+	VMINPS     Z10, Z8, Z8
+
+kqAffineFit0AVX512_lo:
+	MOVQ         lohi+72(FP), AX
+	VMOVSS       X8, (AX)
+	VMOVSS       X9, 4(AX)
+	VSUBPS       Z8, Z9, Z11
+	MOVL         $0x3f800000, AX
+	VMOVD        AX, X7
+	VPBROADCASTD X7, Z12
+	VDIVPS       Z11, Z12, Z12
+	MOVQ         nd+48(FP), AX
+	VMOVUPS      (AX), Z13
+	MOVQ         shift+56(FP), AX
+	VMOVUPS      (AX), Z14
+	VMULPS       Z12, Z13, Z13
+	VMULPS       Z11, Z14, Z14
+	VSUBPS       Z14, Z8, Z9
+	VMOVAPS      Z13, Z8
+	VXORPS       Z1, Z1, Z1
+	VBROADCASTSS (R8), Z2
+	VXORPS       Z10, Z10, Z10
+	VXORPS       Z11, Z11, Z11
+	VXORPS       Z12, Z12, Z12
+	VXORPS       Z14, Z14, Z14
+	VXORPS       Z15, Z15, Z15
+	VXORPS       Z16, Z16, Z16
+	MOVQ         x_base+0(FP), SI
+	MOVQ         x_len+8(FP), CX
+	MOVQ         w_base+24(FP), DI
+	TESTQ        CX, CX
+	JZ           kqAffineFit0AVX512_done
+
+kqAffineFit0AVX512_loop:
+	VBROADCASTSS (SI), Z3
+	VBROADCASTSS (DI), Z4
+	VADDPS       Z4, Z14, Z14
+	VMULPS       Z3, Z4, Z13
+	VADDPS       Z13, Z15, Z15
+	VMULPS       Z3, Z13, Z13
+	VADDPS       Z13, Z16, Z16
+	VSUBPS       Z9, Z3, Z5
+	VMULPS       Z5, Z8, Z5
+	VMAXPS       Z1, Z5, Z5
+	VMINPS       Z2, Z5, Z5
+	VADDPS       Z0, Z5, Z5
+	VSUBPS       Z0, Z5, Z5
+	VMULPS       Z5, Z4, Z6
+	VADDPS       Z6, Z10, Z10
+	VMULPS       Z5, Z6, Z13
+	VADDPS       Z13, Z11, Z11
+	VMULPS       Z3, Z6, Z13
+	VADDPS       Z13, Z12, Z12
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	DECQ         CX
+	JNZ          kqAffineFit0AVX512_loop
+
+kqAffineFit0AVX512_done:
+	MOVQ     sq+112(FP), AX
+	VMOVUPS  Z10, (AX)
+	MOVQ     sqq+104(FP), AX
+	VMOVUPS  Z11, (AX)
+	MOVQ     st+64(FP), R8
+	VMULPS   Z11, Z14, Z20
+	VMULPS   Z10, Z10, Z21
+	VSUBPS   Z21, Z20, Z17
+	VMULPS   Z12, Z14, Z20
+	VMULPS   Z10, Z15, Z21
+	VSUBPS   Z21, Z20, Z18
+	VDIVPS   Z17, Z18, Z18
+	VMULPS   Z15, Z11, Z20
+	VMULPS   Z12, Z10, Z21
+	VSUBPS   Z21, Z20, Z19
+	VDIVPS   Z17, Z19, Z19
+	VXORPS   Z20, Z20, Z20
+	VMOVSS   16(R8), X7
+	VUCOMISS X7, X20
+	JE       kqAffineFit0AVX512_free
+	VCMPPS   $0x1e, Z20, Z19, K1
+	VMOVAPS  Z20, K1, Z19
+	VDIVPS   Z11, Z12, K1, Z18
+
+kqAffineFit0AVX512_free:
+	MOVQ         d+80(FP), AX
+	VMOVUPS      Z18, (AX)
+	MOVQ         m+88(FP), AX
+	VMOVUPS      Z19, (AX)
+	VADDPS       Z18, Z18, Z20
+	VMULPS       Z12, Z20, Z21
+	VSUBPS       Z21, Z16, Z22
+	VADDPS       Z19, Z19, Z21
+	VMULPS       Z15, Z21, Z21
+	VSUBPS       Z21, Z22, Z22
+	VMULPS       Z18, Z18, Z21
+	VMULPS       Z11, Z21, Z21
+	VADDPS       Z21, Z22, Z22
+	VMULPS       Z19, Z20, Z21
+	VMULPS       Z10, Z21, Z21
+	VADDPS       Z21, Z22, Z22
+	VMULPS       Z19, Z19, Z21
+	VMULPS       Z14, Z21, Z21
+	VADDPS       Z21, Z22, Z22
+	VXORPS       Z20, Z20, Z20
+	VCMPPS       $0x1e, Z20, Z17, K1
+	VCMPPS       $0x1e, Z20, Z18, K2
+	KANDW        K1, K2, K1
+	KNOTW        K1, K1
+	MOVL         $0x7f800000, AX
+	VMOVD        AX, X7
+	VPBROADCASTD X7, Z21
+	VMOVAPS      Z21, K1, Z22
+	MOVQ         e+96(FP), AX
+	VMOVUPS      Z22, (AX)
+	MOVQ         st+64(FP), R8
+	VMOVSS       X14, 4(R8)
+	VMOVSS       X15, 8(R8)
+	VMOVSS       X16, 12(R8)
 	VZEROUPPER
 	RET
 

@@ -34,6 +34,31 @@ package kernels
 //go:noescape
 func kqAffineFitAVX512(x []float32, w []float32, t *[16]float32, o *[16]float32, st *[5]float32, d *[16]float32, m *[16]float32, e *[16]float32, sqq *[16]float32, sq *[16]float32)
 
+// kqAffineFit0AVX512 is the AVX-512 kernel of affineFit0Go for all 16 candidates, with
+// st the affineStats n, sw, sx, sxx, minBelow (it reads n and minBelow and
+// writes the sums) and len(x) 16 or 32, len(w) ≥ len(x):
+//
+//	lo, hi := the least and greatest of x, each plus 0 (−0 as +0)
+//	if minBelow != 0 && lo > 0 {
+//		lo = 0
+//	}
+//	for i, v := range x {
+//		sw += w[i]
+//		wx := w[i] * v
+//		sx += wx
+//		sxx += wx * v
+//	}
+//	span := hi - lo
+//	r := 1 / span
+//	for c := range 16 {
+//		t[c], o[c] = nd[c]*r, lo-shift[c]*span
+//	}
+//	lohi[0], lohi[1] = lo, hi
+//	affineFitGo(x, w, 16, &t, &o, st, d, m, e, sqq, sq)
+//
+//go:noescape
+func kqAffineFit0AVX512(x []float32, w []float32, nd *[16]float32, shift *[16]float32, st *[5]float32, lohi *[2]float32, d *[16]float32, m *[16]float32, e *[16]float32, sqq *[16]float32, sq *[16]float32)
+
 // kqAffineErrsAVX512 is the AVX-512 kernel of affineErrsGo for all 16 candidates:
 //
 //	for c := range 16 {

@@ -23,6 +23,7 @@ import (
 func main() {
 	gen.Main(func() {
 		affineFit()
+		affineFit0()
 		affineErrs()
 		symFit()
 		symErrs()
@@ -154,10 +155,35 @@ func affineFit() {
 	VBROADCASTSS(Mem{Base: R8}, zHi)
 	lanes("t", Z8)
 	lanes("o", Z9)
+	VBROADCASTSS(Mem{Base: R8, Disp: 4}, Z14)  // sw
+	VBROADCASTSS(Mem{Base: R8, Disp: 8}, Z15)  // sx
+	VBROADCASTSS(Mem{Base: R8, Disp: 12}, Z16) // sxx
+	affineFitCore(name, false)
+	gen.End(false)
+}
+
+// affineFitCore is the loop and the least-squares tail of the affine fits:
+// the candidates' inverse scales in Z8 and origins in Z9, n in zHi, and
+// (unless stats) Σw, Σwx, Σwx² broadcast in Z14, Z15, Z16; with stats the
+// loop adds them up in order into those registers. st (R8) holds
+// minBelow at offset 16.
+func affineFitCore(name string, stats bool) {
 	VXORPS(Z10, Z10, Z10) // a = Σwq
 	VXORPS(Z11, Z11, Z11) // b = Σwq²
 	VXORPS(Z12, Z12, Z12) // f = Σwqx
+	if stats {
+		VXORPS(Z14, Z14, Z14)
+		VXORPS(Z15, Z15, Z15)
+		VXORPS(Z16, Z16, Z16)
+	}
 	elements(name, func() {
+		if stats {
+			VADDPS(zW, Z14, Z14) // sw += w
+			VMULPS(zX, zW, Z13)  // w·v
+			VADDPS(Z13, Z15, Z15)
+			VMULPS(zX, Z13, Z13) // (w·v)·v
+			VADDPS(Z13, Z16, Z16)
+		}
 		VSUBPS(Z9, zX, zV) // v − o
 		VMULPS(zV, Z8, zV) // t·(v − o)
 		clampRound(zV)
@@ -172,9 +198,6 @@ func affineFit() {
 	store(Z11, "sqq")
 	Load(Param("st"), R8)
 	sw, sx, sxx := Z14, Z15, Z16
-	VBROADCASTSS(Mem{Base: R8, Disp: 4}, sw)
-	VBROADCASTSS(Mem{Base: R8, Disp: 8}, sx)
-	VBROADCASTSS(Mem{Base: R8, Disp: 12}, sxx)
 	a, b, f := Z10, Z11, Z12
 	det, dc, mc, t1, t2 := Z17, Z18, Z19, Z20, Z21
 	VMULPS(b, sw, t1)
@@ -225,6 +248,87 @@ func affineFit() {
 	gen.Broadcast32(0x7f800000, t2, RAX, X7)
 	VMOVAPS(t2, K1, e)
 	store(e, "e")
+}
+
+// hreduce leaves in every lane of z the min (or max) of its 16 lanes,
+// using t as scratch.
+func hreduce(z, t VecPhysical, op func(a, b, c Op)) {
+	VSHUFF32X4(Imm(0x4e), z, z, t) // swap 256-bit halves
+	op(t, z, z)
+	VSHUFF32X4(Imm(0xb1), z, z, t) // swap 128-bit quarters in each half
+	op(t, z, z)
+	VPERMILPS(Imm(0x4e), z, t) // swap 64-bit pairs
+	op(t, z, z)
+	VPERMILPS(Imm(0xb1), z, t) // swap neighbours
+	op(t, z, z)
+}
+
+func affineFit0() {
+	name := "kqAffineFit0AVX512"
+	begin(name, "func(x, w []float32, nd, shift *[16]float32, st *[5]float32, lohi *[2]float32, d, m, e, sqq, sq *[16]float32)",
+		name+" is the AVX-512 kernel of affineFit0Go for all 16 candidates, with",
+		"st the affineStats n, sw, sx, sxx, minBelow (it reads n and minBelow and",
+		"writes the sums) and len(x) 16 or 32, len(w) ≥ len(x):",
+		"",
+		"	lo, hi := the least and greatest of x, each plus 0 (−0 as +0)",
+		"	if minBelow != 0 && lo > 0 {",
+		"		lo = 0",
+		"	}",
+		"	for i, v := range x {",
+		"		sw += w[i]",
+		"		wx := w[i] * v",
+		"		sx += wx",
+		"		sxx += wx * v",
+		"	}",
+		"	span := hi - lo",
+		"	r := 1 / span",
+		"	for c := range 16 {",
+		"		t[c], o[c] = nd[c]*r, lo-shift[c]*span",
+		"	}",
+		"	lohi[0], lohi[1] = lo, hi",
+		"	affineFitGo(x, w, 16, &t, &o, st, d, m, e, sqq, sq)")
+	// lo and hi of the 16 or 32 elements.
+	Load(Param("x").Base(), RSI)
+	Load(Param("x").Len(), RCX)
+	VMOVUPS(Mem{Base: RSI}, Z8)
+	VMOVAPS(Z8, Z9)
+	CMPQ(RCX, Imm(32))
+	JNE(LabelRef(name + "_one"))
+	VMOVUPS(Mem{Base: RSI, Disp: 64}, Z10)
+	VMINPS(Z10, Z8, Z8)
+	VMAXPS(Z10, Z9, Z9)
+	Label(name + "_one")
+	hreduce(Z8, Z10, func(a, b, c Op) { VMINPS(a, b, c) })
+	hreduce(Z9, Z10, func(a, b, c Op) { VMAXPS(a, b, c) })
+	VXORPS(Z10, Z10, Z10)
+	VADDPS(Z10, Z8, Z8) // lo + 0
+	VADDPS(Z10, Z9, Z9) // hi + 0
+	Load(Param("st"), R8)
+	VMOVSS(Mem{Base: R8, Disp: 16}, X7)
+	VUCOMISS(X7, X10)
+	JE(LabelRef(name + "_lo"))
+	VMINPS(Z10, Z8, Z8) // min(lo, 0): lo is finite
+	Label(name + "_lo")
+	Load(Param("lohi"), RAX)
+	VMOVSS(X8, Mem{Base: RAX})
+	VMOVSS(X9, Mem{Base: RAX, Disp: 4})
+	// span, r, the candidates.
+	VSUBPS(Z8, Z9, Z11) // span = hi − lo
+	gen.Broadcast32(0x3f800000, Z12, RAX, X7)
+	VDIVPS(Z11, Z12, Z12) // r = 1/span
+	lanes("nd", Z13)
+	lanes("shift", Z14)
+	VMULPS(Z12, Z13, Z13) // t = nd·r
+	VMULPS(Z11, Z14, Z14) // shift·span
+	VSUBPS(Z14, Z8, Z9)   // o = lo − shift·span
+	VMOVAPS(Z13, Z8)      // t
+	VXORPS(zLo, zLo, zLo)
+	VBROADCASTSS(Mem{Base: R8}, zHi)
+	affineFitCore(name, true)
+	Load(Param("st"), R8)
+	VMOVSS(X14, Mem{Base: R8, Disp: 4})
+	VMOVSS(X15, Mem{Base: R8, Disp: 8})
+	VMOVSS(X16, Mem{Base: R8, Disp: 12})
 	gen.End(false)
 }
 
