@@ -133,7 +133,7 @@ var (
 	searchQ50 = symmetric{neg: 16, pos: 15, deltas: levelsFrom(-1, 0.125, 15), posDelta: []float32{0}, refine: 1, local: []float32{0.97, 0.98, 0.99, 1, 1.01, 1.02, 1.03}}
 	searchIQ4 = newTable(IQ4NLValues, levelsFrom(-7, 1, 15), []float32{0}, 1, []float32{0.97, 0.98, 0.99, 1, 1.01, 1.02, 1.03})
 
-	levels63  = levelsFrom(63, -0.5, 7)
+	levels63  = levelsFrom(63, -1, 4)
 	levels15  = levelsFrom(15, -0.1, 41)
 	levels32  = append(levelsFrom(-32, 0.25, 17), levelsFrom(31, -0.25, 9)...)
 	levels128 = append(levelsFrom(-128, 0.5, 9), levelsFrom(127, -0.5, 5)...)
@@ -229,10 +229,11 @@ func pickAffine(x, w []float32, f fit, D, Dm, top, n float32) (l, m float32) {
 	ms := [4]float32{m0, m1, max(m0-1, 0), min(m1+1, top)}
 	var d, mv, id, e lanes
 	for i, a := range ls {
+		da := D * a
+		ida := inv(da)
 		for j, b := range ms {
 			c := 4*i + j
-			d[c], mv[c] = D*a, -(Dm * b)
-			id[c] = inv(d[c])
+			d[c], mv[c], id[c] = da, -(Dm * b), ida
 		}
 	}
 	affineErrs(x, w, 16, &d, &mv, &id, n, &e)
