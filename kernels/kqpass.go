@@ -168,6 +168,55 @@ func symErrsGo(x, w []float32, k int, d, id *lanes, neg, pos float32, e *lanes) 
 	}
 }
 
+// signedMax returns the largest magnitude amax of x and the first element
+// m with |m| = amax (x[0] when every element is a zero).
+func signedMax(x []float32) (amax, m float32) {
+	for _, v := range x {
+		amax = max(amax, abs32(v))
+	}
+	for _, v := range x {
+		if abs32(v) == amax {
+			return amax, v
+		}
+	}
+	return amax, 0
+}
+
+// symFit0Go is the first round of a symmetric fit: from the element m of
+// largest magnitude (signedMax) it measures the candidates t[c] =
+// numer[c]/m as symFitGo does, after adding up sxx = Σ(wx)x in order, and
+// returns sxx and the largest magnitude in stats.
+func symFit0Go(x, w []float32, k int, numer *lanes, neg, pos float32, d, score, sqq *lanes, stats *[2]float32) {
+	amax, m := signedMax(x)
+	w = w[:len(x)]
+	var sxx float32
+	for i, v := range x {
+		sxx += w[i] * v * v
+	}
+	stats[0], stats[1] = sxx, amax
+	var t lanes
+	for c := range k {
+		t[c] = numer[c] / m
+	}
+	symFitGo(x, w, k, &t, neg, pos, d, score, sqq)
+}
+
+// tableFit0Go is symFit0Go for table values (tableFitGo).
+func tableFit0Go(x, w []float32, k int, numer *lanes, tab *table, d, score, sqq *lanes, stats *[2]float32) {
+	amax, m := signedMax(x)
+	w = w[:len(x)]
+	var sxx float32
+	for i, v := range x {
+		sxx += w[i] * v * v
+	}
+	stats[0], stats[1] = sxx, amax
+	var t lanes
+	for c := range k {
+		t[c] = numer[c] / m
+	}
+	tableFitGo(x, w, k, &t, tab, d, score, sqq)
+}
+
 // tableFitGo is symFitGo for the table values q = tab.v[tab.index(t·x)].
 func tableFitGo(x, w []float32, k int, t *lanes, tab *table, d, score, sqq *lanes) {
 	w = w[:len(x)]

@@ -105,3 +105,19 @@ func affineFit0(x, w []float32, k int, nd, shift *lanes, st *affineStats, lohi *
 	}
 	affineFit0Go(x, w, k, nd, shift, st, lohi, d, m, e, sqq, sq)
 }
+
+func symFit0(x, w []float32, k int, numer *lanes, neg, pos float32, d, score, sqq *lanes, stats *[2]float32) {
+	if active >= tierAVX512 && (len(x) == 16 || len(x) == 32) {
+		kqSymFit0AVX512(x, w[:len(x)], numer, neg, pos, d, score, sqq, stats)
+		return
+	}
+	symFit0Go(x, w, k, numer, neg, pos, d, score, sqq, stats)
+}
+
+func tableFit0(x, w []float32, k int, numer *lanes, tab *table, d, score, sqq *lanes, stats *[2]float32) {
+	if active >= tierAVX512 && (len(x) == 16 || len(x) == 32) {
+		kqTableFit0AVX512(x, w[:len(x)], numer, &tab.v, &tab.mid, d, score, sqq, stats)
+		return
+	}
+	tableFit0Go(x, w, k, numer, tab, d, score, sqq, stats)
+}

@@ -37,3 +37,11 @@ func tableCodes(x, ids []float32, tab *table, codes []uint8) { tableCodesGo(x, i
 func affineFit0(x, w []float32, k int, nd, shift *lanes, st *affineStats, lohi *[2]float32, d, m, e, sqq, sq *lanes) {
 	affineFit0Go(x, w, k, nd, shift, st, lohi, d, m, e, sqq, sq)
 }
+
+func symFit0(x, w []float32, k int, numer *lanes, neg, pos float32, d, score, sqq *lanes, stats *[2]float32) {
+	symFit0Go(x, w, k, numer, neg, pos, d, score, sqq, stats)
+}
+
+func tableFit0(x, w []float32, k int, numer *lanes, tab *table, d, score, sqq *lanes, stats *[2]float32) {
+	tableFit0Go(x, w, k, numer, tab, d, score, sqq, stats)
+}

@@ -117,6 +117,23 @@ func passRun(c *passCase, ref bool) map[string]*lanes {
 			s[0][0], s[0][1], s[0][2], s[0][3], s[0][4] = st.sw, st.sx, st.sxx, lohi[0], lohi[1]
 		}
 	}
+	if len(c.x) <= 32 {
+		r := res("sym0 d", "sym0 score", "sym0 sqq", "sym0 stats")
+		var stats [2]float32
+		if ref {
+			symFit0Go(c.x, c.w, k, &p[3], neg, pos, r[0], r[1], r[2], &stats)
+		} else {
+			symFit0(c.x, c.w, k, &p[3], neg, pos, r[0], r[1], r[2], &stats)
+		}
+		r[3][0], r[3][1] = stats[0], stats[1]
+		r = res("table0 d", "table0 score", "table0 sqq", "table0 stats")
+		if ref {
+			tableFit0Go(c.x, c.w, k, &p[3], tab, r[0], r[1], r[2], &stats)
+		} else {
+			tableFit0(c.x, c.w, k, &p[3], tab, r[0], r[1], r[2], &stats)
+		}
+		r[3][0], r[3][1] = stats[0], stats[1]
+	}
 	if r := res("affineErr"); ref {
 		affineErrsGo(c.x, c.w, k, &p[0], &p[1], &p[2], n, r[0])
 	} else {

@@ -143,6 +143,9 @@ func init() {
 	for _, a := range []*affine{&searchQ4K, &searchQ5K, &searchQ2K, &searchQ41, &searchQ51} {
 		a.init()
 	}
+	for _, s := range []*symmetric{&searchQ3K, &searchQ6K, &searchQ50} {
+		s.init()
+	}
 }
 
 // quantBlocks runs quant on every block of bs elements and bb bytes.

@@ -155,31 +155,49 @@ type symmetric struct {
 	posDelta []float32 // candidate t = (pos+δ)/max: max near pos
 	refine   int       // rounds of refits around the best
 	local    []float32 // the refits' inverse scales, as factors of the best's
+
+	numer  []float32 // the first candidates' numerators: t = numer/max (init)
+	numerL lanes     // the same, by lane
+}
+
+// init lays out s's first candidates: −(neg+δ) for each delta, then
+// pos+δ for each posDelta.
+func (s *symmetric) init() *symmetric {
+	s.numer = s.numer[:0]
+	for _, dl := range s.deltas {
+		s.numer = append(s.numer, -(s.neg + dl))
+	}
+	for _, dl := range s.posDelta {
+		s.numer = append(s.numer, s.pos+dl)
+	}
+	if len(s.numer) > passLanes {
+		panic("kernels: a symmetric search of more than 16 first candidates")
+	}
+	copy(s.numerL[:], s.numer)
+	return s
 }
 
 // fit fits x ≈ d·q minimising Σ w·(x − d·q)² over s's candidates; d may be
 // negative. x must be finite and w ≥ 0.
 func (s *symmetric) fit(x, w []float32) fit {
-	var amax, m, sxx float32
-	for i, v := range x {
-		if a := abs32(v); a > amax {
-			amax, m = a, v
-		}
-		sxx += w[i] * v * v
-	}
+	var d, sc, sqq lanes
+	var stats [2]float32
+	k := len(s.numer)
+	symFit0(x, w, k, &s.numerL, s.neg, s.pos, &d, &sc, &sqq, &stats)
+	sxx := stats[0]
 	best := fit{err: sxx}
-	if amax < groupEps {
+	if stats[1] < groupEps {
 		return best
 	}
 	var score float32
+	for c := range k {
+		if sc[c] > score {
+			score = sc[c]
+			best = fit{d: d[c], err: sxx - score, cqq: sqq[c]}
+		}
+	}
 	var ts []float32
 	var buf [2 * passLanes]float32
-	for _, dl := range s.deltas {
-		ts = append(buf[:len(ts)], -(s.neg+dl)/m)
-	}
-	for _, dl := range s.posDelta {
-		ts = append(ts, (s.pos+dl)/m)
-	}
 	measure := func(ts []float32) {
 		var t, d, sc, sqq lanes
 		for len(ts) > 0 {
@@ -194,7 +212,6 @@ func (s *symmetric) fit(x, w []float32) fit {
 			ts = ts[k:]
 		}
 	}
-	measure(ts)
 	for range s.refine {
 		if best.d == 0 {
 			break
@@ -268,6 +285,8 @@ type table struct {
 	posDelta []float32   // candidate t = (v[15]+δ)/max: max near v[15]
 	refine   int         // rounds of refits around the best
 	local    []float32   // the refits' inverse scales, as factors of the best's
+	numer    []float32   // the first candidates' numerators: t = numer/max
+	numerL   lanes       // the same, by lane
 }
 
 // newTable returns the search over the values v (ascending).
@@ -280,6 +299,16 @@ func newTable(v [16]int8, deltas, posDelta []float32, refine int, local []float3
 		t.mid[i] = (t.v[i] + t.v[i+1]) / 2
 	}
 	t.mid[15] = float32(math.Inf(1))
+	for _, dl := range deltas {
+		t.numer = append(t.numer, t.v[0]+dl)
+	}
+	for _, dl := range posDelta {
+		t.numer = append(t.numer, t.v[15]+dl)
+	}
+	if len(t.numer) > passLanes {
+		panic("kernels: a table search of more than 16 first candidates")
+	}
+	copy(t.numerL[:], t.numer)
 	return t
 }
 
@@ -305,26 +334,24 @@ func (t *table) index(u float32) int {
 // fit fits x ≈ d·v[i] minimising Σ w·(x − d·v[i])² over t's candidates; d
 // may be negative. x must be finite and w ≥ 0.
 func (t *table) fit(x, w []float32) fit {
-	var amax, m, sxx float32
-	for i, v := range x {
-		if a := abs32(v); a > amax {
-			amax, m = a, v
-		}
-		sxx += w[i] * v * v
-	}
+	var d, sc, sqq lanes
+	var stats [2]float32
+	k := len(t.numer)
+	tableFit0(x, w, k, &t.numerL, t, &d, &sc, &sqq, &stats)
+	sxx := stats[0]
 	best := fit{err: sxx}
-	if amax < groupEps {
+	if stats[1] < groupEps {
 		return best
 	}
 	var score float32
+	for c := range k {
+		if sc[c] > score {
+			score = sc[c]
+			best = fit{d: d[c], err: sxx - score, cqq: sqq[c]}
+		}
+	}
 	var ts []float32
 	var buf [2 * passLanes]float32
-	for _, dl := range t.deltas {
-		ts = append(buf[:len(ts)], (t.v[0]+dl)/m)
-	}
-	for _, dl := range t.posDelta {
-		ts = append(ts, (t.v[15]+dl)/m)
-	}
 	measure := func(ts []float32) {
 		var tl, d, sc, sqq lanes
 		for len(ts) > 0 {
@@ -339,7 +366,6 @@ func (t *table) fit(x, w []float32) fit {
 			ts = ts[k:]
 		}
 	}
-	measure(ts)
 	for range t.refine {
 		if best.d == 0 {
 			break

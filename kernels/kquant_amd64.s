@@ -377,6 +377,108 @@ kqSymFitAVX512_done:
 	VZEROUPPER
 	RET
 
+// func kqSymFit0AVX512(x []float32, w []float32, numer *[16]float32, neg float32, pos float32, d *[16]float32, score *[16]float32, sqq *[16]float32, stats *[2]float32)
+// Requires: AVX, AVX512DQ, AVX512F, BMI, SSE
+TEXT ·kqSymFit0AVX512(SB), NOSPLIT, $0-96
+	MOVL         $0x4b400000, AX
+	VMOVD        AX, X7
+	VPBROADCASTD X7, Z0
+	MOVQ         x_base+0(FP), SI
+	MOVQ         x_len+8(FP), CX
+	MOVL         $0x7fffffff, AX
+	VMOVD        AX, X7
+	VPBROADCASTD X7, Z13
+	VANDPS       (SI), Z13, Z10
+	VMOVAPS      Z10, Z26
+	CMPQ         CX, $0x20
+	JNE          kqSymFit0AVX512_one
+	VANDPS       64(SI), Z13, Z11
+	VMAXPS       Z11, Z26, Z26
+
+kqSymFit0AVX512_one:
+	VSHUFF32X4 $0x4e, Z26, Z26, Z12
+	VMAXPS     Z12, Z26, Z26
+	VSHUFF32X4 $0xb1, Z26, Z26, Z12
+	VMAXPS     Z12, Z26, Z26
+	VPERMILPS  $0x4e, Z26, Z12
+	VMAXPS     Z12, Z26, Z26
+	VPERMILPS  $0xb1, Z26, Z12
+	VMAXPS     Z12, Z26, Z26
+	VCMPPS     $0x00, Z26, Z10, K1
+	KMOVW      K1, AX
+	XORQ       BX, BX
+	TESTL      AX, AX
+	JNZ        kqSymFit0AVX512_found
+	VCMPPS     $0x00, Z26, Z11, K1
+	KMOVW      K1, AX
+	MOVQ       $0x0000000000000010, BX
+
+kqSymFit0AVX512_found:
+	TZCNTL       AX, AX
+	ADDQ         AX, BX
+	VBROADCASTSS (SI)(BX*4), Z9
+	MOVQ         numer+48(FP), AX
+	VMOVUPS      (AX), Z8
+	VDIVPS       Z9, Z8, Z8
+	MOVSS        neg+56(FP), X7
+	VBROADCASTSS X7, Z1
+	VXORPS       Z6, Z6, Z6
+	VSUBPS       Z1, Z6, Z1
+	MOVSS        pos+60(FP), X7
+	VBROADCASTSS X7, Z2
+	VXORPS       Z10, Z10, Z10
+	VXORPS       Z11, Z11, Z11
+	VXORPS       Z15, Z15, Z15
+	MOVQ         x_base+0(FP), SI
+	MOVQ         x_len+8(FP), CX
+	MOVQ         w_base+24(FP), DI
+	TESTQ        CX, CX
+	JZ           kqSymFit0AVX512_done
+
+kqSymFit0AVX512_loop:
+	VBROADCASTSS (SI), Z3
+	VBROADCASTSS (DI), Z4
+	VMULPS       Z3, Z4, Z13
+	VMULPS       Z3, Z13, Z13
+	VADDPS       Z13, Z15, Z15
+	VMULPS       Z3, Z8, Z5
+	VMAXPS       Z1, Z5, Z5
+	VMINPS       Z2, Z5, Z5
+	VADDPS       Z0, Z5, Z5
+	VSUBPS       Z0, Z5, Z5
+	VMULPS       Z5, Z4, Z6
+	VMULPS       Z3, Z6, Z13
+	VADDPS       Z13, Z10, Z10
+	VMULPS       Z5, Z6, Z13
+	VADDPS       Z13, Z11, Z11
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	DECQ         CX
+	JNZ          kqSymFit0AVX512_loop
+
+kqSymFit0AVX512_done:
+	VDIVPS       Z11, Z10, Z20
+	MOVQ         d+64(FP), AX
+	VMOVUPS      Z20, (AX)
+	VMULPS       Z10, Z10, Z20
+	VDIVPS       Z11, Z20, Z20
+	VXORPS       Z21, Z21, Z21
+	VCMPPS       $0x1e, Z21, Z11, K1
+	KNOTW        K1, K1
+	MOVL         $0xff800000, AX
+	VMOVD        AX, X7
+	VPBROADCASTD X7, Z21
+	VMOVAPS      Z21, K1, Z20
+	MOVQ         score+72(FP), AX
+	VMOVUPS      Z20, (AX)
+	MOVQ         sqq+80(FP), AX
+	VMOVUPS      Z11, (AX)
+	MOVQ         stats+88(FP), AX
+	VMOVSS       X15, (AX)
+	VMOVSS       X26, 4(AX)
+	VZEROUPPER
+	RET
+
 // func kqSymErrsAVX512(x []float32, w []float32, d *[16]float32, id *[16]float32, neg float32, pos float32, e *[16]float32)
 // Requires: AVX, AVX512DQ, AVX512F, SSE
 TEXT ·kqSymErrsAVX512(SB), NOSPLIT, $0-80
@@ -507,6 +609,134 @@ kqTableFitAVX512_done:
 	VMOVUPS      Z20, (AX)
 	MOVQ         sqq+88(FP), AX
 	VMOVUPS      Z11, (AX)
+	VZEROUPPER
+	RET
+
+// func kqTableFit0AVX512(x []float32, w []float32, numer *[16]float32, vals *[16]float32, mids *[16]float32, d *[16]float32, score *[16]float32, sqq *[16]float32, stats *[2]float32)
+// Requires: AVX, AVX512DQ, AVX512F, BMI
+TEXT ·kqTableFit0AVX512(SB), NOSPLIT, $0-104
+	MOVL         $0x4b400000, AX
+	VMOVD        AX, X7
+	VPBROADCASTD X7, Z0
+	MOVQ         x_base+0(FP), SI
+	MOVQ         x_len+8(FP), CX
+	MOVL         $0x7fffffff, AX
+	VMOVD        AX, X7
+	VPBROADCASTD X7, Z13
+	VANDPS       (SI), Z13, Z10
+	VMOVAPS      Z10, Z26
+	CMPQ         CX, $0x20
+	JNE          kqTableFit0AVX512_one
+	VANDPS       64(SI), Z13, Z11
+	VMAXPS       Z11, Z26, Z26
+
+kqTableFit0AVX512_one:
+	VSHUFF32X4 $0x4e, Z26, Z26, Z12
+	VMAXPS     Z12, Z26, Z26
+	VSHUFF32X4 $0xb1, Z26, Z26, Z12
+	VMAXPS     Z12, Z26, Z26
+	VPERMILPS  $0x4e, Z26, Z12
+	VMAXPS     Z12, Z26, Z26
+	VPERMILPS  $0xb1, Z26, Z12
+	VMAXPS     Z12, Z26, Z26
+	VCMPPS     $0x00, Z26, Z10, K1
+	KMOVW      K1, AX
+	XORQ       BX, BX
+	TESTL      AX, AX
+	JNZ        kqTableFit0AVX512_found
+	VCMPPS     $0x00, Z26, Z11, K1
+	KMOVW      K1, AX
+	MOVQ       $0x0000000000000010, BX
+
+kqTableFit0AVX512_found:
+	TZCNTL       AX, AX
+	ADDQ         AX, BX
+	VBROADCASTSS (SI)(BX*4), Z9
+	MOVQ         numer+48(FP), AX
+	VMOVUPS      (AX), Z8
+	VDIVPS       Z9, Z8, Z8
+	MOVQ         vals+56(FP), AX
+	VMOVUPS      (AX), Z17
+	MOVQ         mids+64(FP), AX
+	VMOVUPS      (AX), Z18
+	MOVL         $0x00000008, AX
+	VMOVD        AX, X7
+	VPBROADCASTD X7, Z19
+	MOVL         $0x00000004, AX
+	VMOVD        AX, X7
+	VPBROADCASTD X7, Z20
+	MOVL         $0x00000003, AX
+	VMOVD        AX, X7
+	VPBROADCASTD X7, Z21
+	MOVL         $0x00000002, AX
+	VMOVD        AX, X7
+	VPBROADCASTD X7, Z22
+	MOVL         $0x00000001, AX
+	VMOVD        AX, X7
+	VPBROADCASTD X7, Z23
+	VXORPS       Z10, Z10, Z10
+	VXORPS       Z11, Z11, Z11
+	VXORPS       Z15, Z15, Z15
+	MOVQ         x_base+0(FP), SI
+	MOVQ         x_len+8(FP), CX
+	MOVQ         w_base+24(FP), DI
+	TESTQ        CX, CX
+	JZ           kqTableFit0AVX512_done
+
+kqTableFit0AVX512_loop:
+	VBROADCASTSS (SI), Z3
+	VBROADCASTSS (DI), Z4
+	VMULPS       Z3, Z4, Z13
+	VMULPS       Z3, Z13, Z13
+	VADDPS       Z13, Z15, Z15
+	VMULPS       Z3, Z8, Z5
+	VPXORD       Z24, Z24, Z24
+	VPADDD       Z20, Z21, Z25
+	VPERMPS      Z18, Z25, Z25
+	VCMPPS       $0x1e, Z25, Z5, K1
+	VMOVDQA32    Z19, K1, Z24
+	VPADDD       Z21, Z24, Z25
+	VPERMPS      Z18, Z25, Z25
+	VCMPPS       $0x1e, Z25, Z5, K1
+	VPADDD       Z20, Z24, K1, Z24
+	VPADDD       Z23, Z24, Z25
+	VPERMPS      Z18, Z25, Z25
+	VCMPPS       $0x1e, Z25, Z5, K1
+	VPADDD       Z22, Z24, K1, Z24
+	VPERMPS      Z18, Z24, Z25
+	VCMPPS       $0x1e, Z25, Z5, K1
+	VPADDD       Z23, Z24, K1, Z24
+	VPERMPS      Z17, Z24, Z5
+	VMULPS       Z5, Z4, Z6
+	VMULPS       Z3, Z6, Z13
+	VADDPS       Z13, Z10, Z10
+	VMULPS       Z5, Z6, Z13
+	VADDPS       Z13, Z11, Z11
+	ADDQ         $0x04, SI
+	ADDQ         $0x04, DI
+	DECQ         CX
+	JNZ          kqTableFit0AVX512_loop
+
+kqTableFit0AVX512_done:
+	VDIVPS       Z11, Z10, Z20
+	MOVQ         d+72(FP), AX
+	VMOVUPS      Z20, (AX)
+	VMULPS       Z10, Z10, Z20
+	VDIVPS       Z11, Z20, Z20
+	VXORPS       Z21, Z21, Z21
+	VCMPPS       $0x1e, Z21, Z11, K1
+	KNOTW        K1, K1
+	MOVL         $0xff800000, AX
+	VMOVD        AX, X7
+	VPBROADCASTD X7, Z21
+	VMOVAPS      Z21, K1, Z20
+	MOVQ         score+80(FP), AX
+	VMOVUPS      Z20, (AX)
+	MOVQ         sqq+88(FP), AX
+	VMOVUPS      Z11, (AX)
+	MOVQ         stats+96(FP), AX
+	VMOVSS       X15, (AX)
+	VMOVSS       X26, 4(AX)
 	VZEROUPPER
 	RET
 

@@ -95,6 +95,22 @@ func kqAffineErrsAVX512(x []float32, w []float32, d *[16]float32, m *[16]float32
 //go:noescape
 func kqSymFitAVX512(x []float32, w []float32, t *[16]float32, neg float32, pos float32, d *[16]float32, score *[16]float32, sqq *[16]float32)
 
+// kqSymFit0AVX512 is the AVX-512 kernel of symFit0Go for all 16 candidates, with
+// len(x) 16 or 32 and len(w) ≥ len(x):
+//
+//	amax, m := signedMax(x)
+//	for i, v := range x {
+//		sxx += w[i] * v * v
+//	}
+//	stats[0], stats[1] = sxx, amax
+//	for c := range 16 {
+//		t[c] = numer[c] / m
+//	}
+//	symFitGo(x, w, 16, &t, neg, pos, d, score, sqq)
+//
+//go:noescape
+func kqSymFit0AVX512(x []float32, w []float32, numer *[16]float32, neg float32, pos float32, d *[16]float32, score *[16]float32, sqq *[16]float32, stats *[2]float32)
+
 // kqSymErrsAVX512 is the AVX-512 kernel of symErrsGo for all 16 candidates:
 //
 //	for c := range 16 {
@@ -131,6 +147,23 @@ func kqSymErrsAVX512(x []float32, w []float32, d *[16]float32, id *[16]float32, 
 //
 //go:noescape
 func kqTableFitAVX512(x []float32, w []float32, t *[16]float32, vals *[16]float32, mids *[16]float32, d *[16]float32, score *[16]float32, sqq *[16]float32)
+
+// kqTableFit0AVX512 is the AVX-512 kernel of tableFit0Go for all 16 candidates, with
+// vals the table's values, mids its 15 midpoints (and a 16th entry),
+// len(x) 16 or 32 and len(w) ≥ len(x):
+//
+//	amax, m := signedMax(x)
+//	for i, v := range x {
+//		sxx += w[i] * v * v
+//	}
+//	stats[0], stats[1] = sxx, amax
+//	for c := range 16 {
+//		t[c] = numer[c] / m
+//	}
+//	tableFitGo(x, w, 16, &t, tab, d, score, sqq)
+//
+//go:noescape
+func kqTableFit0AVX512(x []float32, w []float32, numer *[16]float32, vals *[16]float32, mids *[16]float32, d *[16]float32, score *[16]float32, sqq *[16]float32, stats *[2]float32)
 
 // kqTableErrsAVX512 is the AVX-512 kernel of tableErrsGo for all 16 candidates:
 //

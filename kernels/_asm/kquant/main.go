@@ -26,8 +26,10 @@ func main() {
 		affineFit0()
 		affineErrs()
 		symFit()
+		symFit0()
 		symErrs()
 		tableFit()
+		tableFit0()
 		tableErrs()
 		affineCodes()
 		symCodes()
@@ -417,6 +419,124 @@ func symFit() {
 		VADDPS(Z13, Z11, Z11)
 	})
 	symFitTail()
+	gen.End(false)
+}
+
+// signedMax broadcasts to Z9 the element of x (base in RSI, 16 or 32
+// elements) of largest magnitude, the first of them, and to Z26 that
+// magnitude, as signedMax: the magnitudes' maximum, then the first element
+// whose magnitude equals it. It uses Z8, Z10..Z13, K1 and AX, BX, CX.
+func signedMax(name string) {
+	Load(Param("x").Base(), RSI)
+	Load(Param("x").Len(), RCX)
+	gen.Broadcast32(0x7fffffff, Z13, RAX, X7)
+	VANDPS(Mem{Base: RSI}, Z13, Z10) // |chunk 0|
+	VMOVAPS(Z10, Z26)
+	CMPQ(RCX, Imm(32))
+	JNE(LabelRef(name + "_one"))
+	VANDPS(Mem{Base: RSI, Disp: 64}, Z13, Z11) // |chunk 1|
+	VMAXPS(Z11, Z26, Z26)
+	Label(name + "_one")
+	hreduce(Z26, Z12, func(a, b, c Op) { VMAXPS(a, b, c) })
+	VCMPPS(U8(0x00), Z26, Z10, K1) // |x| == amax (EQ_OQ)
+	KMOVW(K1, EAX)
+	XORQ(RBX, RBX)
+	TESTL(EAX, EAX)
+	JNZ(LabelRef(name + "_found"))
+	VCMPPS(U8(0x00), Z26, Z11, K1)
+	KMOVW(K1, EAX)
+	MOVQ(U64(16), RBX)
+	Label(name + "_found")
+	TZCNTL(EAX, EAX)
+	ADDQ(RAX, RBX)
+	VBROADCASTSS(Mem{Base: RSI, Index: RBX, Scale: 4}, Z9)
+}
+
+// fit0Stats stores, after a first-round loop that added Σ(wx)x into Z15,
+// sxx and the largest magnitude (Z26) to stats.
+func fit0Stats() {
+	Load(Param("stats"), RAX)
+	VMOVSS(X15, Mem{Base: RAX})
+	VMOVSS(X26, Mem{Base: RAX, Disp: 4})
+}
+
+func symFit0() {
+	name := "kqSymFit0AVX512"
+	begin(name, "func(x, w []float32, numer *[16]float32, neg, pos float32, d, score, sqq *[16]float32, stats *[2]float32)",
+		name+" is the AVX-512 kernel of symFit0Go for all 16 candidates, with",
+		"len(x) 16 or 32 and len(w) ≥ len(x):",
+		"",
+		"	amax, m := signedMax(x)",
+		"	for i, v := range x {",
+		"		sxx += w[i] * v * v",
+		"	}",
+		"	stats[0], stats[1] = sxx, amax",
+		"	for c := range 16 {",
+		"		t[c] = numer[c] / m",
+		"	}",
+		"	symFitGo(x, w, 16, &t, neg, pos, d, score, sqq)")
+	signedMax(name)
+	lanes("numer", Z8)
+	VDIVPS(Z9, Z8, Z8) // t = numer/m
+	bounds("neg", true, "pos")
+	VXORPS(Z10, Z10, Z10)
+	VXORPS(Z11, Z11, Z11)
+	VXORPS(Z15, Z15, Z15)
+	elements(name, func() {
+		VMULPS(zX, zW, Z13) // w·v
+		VMULPS(zX, Z13, Z13)
+		VADDPS(Z13, Z15, Z15) // sxx
+		VMULPS(zX, Z8, zV)    // t·v
+		clampRound(zV)
+		VMULPS(zV, zW, zT) // wq
+		VMULPS(zX, zT, Z13)
+		VADDPS(Z13, Z10, Z10)
+		VMULPS(zV, zT, Z13)
+		VADDPS(Z13, Z11, Z11)
+	})
+	symFitTail()
+	fit0Stats()
+	gen.End(false)
+}
+
+func tableFit0() {
+	name := "kqTableFit0AVX512"
+	begin(name, "func(x, w []float32, numer *[16]float32, vals, mids *[16]float32, d, score, sqq *[16]float32, stats *[2]float32)",
+		name+" is the AVX-512 kernel of tableFit0Go for all 16 candidates, with",
+		"vals the table's values, mids its 15 midpoints (and a 16th entry),",
+		"len(x) 16 or 32 and len(w) ≥ len(x):",
+		"",
+		"	amax, m := signedMax(x)",
+		"	for i, v := range x {",
+		"		sxx += w[i] * v * v",
+		"	}",
+		"	stats[0], stats[1] = sxx, amax",
+		"	for c := range 16 {",
+		"		t[c] = numer[c] / m",
+		"	}",
+		"	tableFitGo(x, w, 16, &t, tab, d, score, sqq)")
+	signedMax(name)
+	lanes("numer", Z8)
+	VDIVPS(Z9, Z8, Z8) // t = numer/m
+	tableRegs()
+	VXORPS(Z10, Z10, Z10)
+	VXORPS(Z11, Z11, Z11)
+	VXORPS(Z15, Z15, Z15)
+	elements(name, func() {
+		VMULPS(zX, zW, Z13) // w·v
+		VMULPS(zX, Z13, Z13)
+		VADDPS(Z13, Z15, Z15) // sxx
+		VMULPS(zX, Z8, zV)    // t·v
+		tableIndex(zV, Z24, Z25)
+		VPERMPS(Z17, Z24, zV) // q
+		VMULPS(zV, zW, zT)    // wq
+		VMULPS(zX, zT, Z13)
+		VADDPS(Z13, Z10, Z10)
+		VMULPS(zV, zT, Z13)
+		VADDPS(Z13, Z11, Z11)
+	})
+	symFitTail()
+	fit0Stats()
 	gen.End(false)
 }
 
