@@ -49,6 +49,15 @@ type kqScratch struct {
 // weights of its elements, sub-block by sub-block of sub elements, and
 // returns both, len(src) long.
 func (s *kqScratch) prep(src, imp []float32, sub int) (xs, ws []float32) {
+	if imp == nil {
+		clean := true
+		for _, v := range src {
+			clean = clean && finite(v)
+		}
+		if clean { // the usual case: the elements as they are, weights 1
+			return src, unitWeights[:len(src)]
+		}
+	}
 	xs, ws = s.xs[:len(src)], s.ws[:len(src)]
 	for i, v := range src {
 		w := float32(1)
@@ -76,6 +85,14 @@ func (s *kqScratch) prep(src, imp []float32, sub int) (xs, ws []float32) {
 	}
 	return xs, ws
 }
+
+// unitWeights weighs every element of a block 1.
+var unitWeights = func() (w [QKK]float32) {
+	for i := range w {
+		w[i] = 1
+	}
+	return w
+}()
 
 // storeX returns the value the final codes are computed from: the element
 // itself, with a NaN as 0.
@@ -346,11 +363,15 @@ func quantQ3K(y []byte, x, imp []float32, s *kqScratch) {
 		ids[j] = inv(D * l)
 	}
 	symCodes(x, ids[:], 4, 3, s.q[:QKK])
-	for e := range QKK {
-		h, k, l := e/128, e/32%4, e%32
-		c := s.q[e]
-		y[32+32*h+l] |= (c & 3) << (2 * k)
-		y[l] |= (c >> 2) << (4*h + k)
+	for h := range 2 {
+		for k := range 4 {
+			q := s.q[128*h+32*k : 128*h+32*k+32]
+			lo := y[32+32*h : 64+32*h]
+			for l, c := range q {
+				lo[l] |= (c & 3) << (2 * k)
+				y[l] |= (c >> 2) << (4*h + k)
+			}
+		}
 	}
 	binary.LittleEndian.PutUint16(y[108:], hd)
 }
@@ -380,11 +401,16 @@ func quantQ6K(y []byte, x, imp []float32, s *kqScratch) {
 		ids[j] = inv(D * l)
 	}
 	symCodes(x, ids[:], 32, 31, s.q[:QKK])
-	for e := range QKK {
-		h, k, l := e/128, e/32%4, e%32
-		c := s.q[e]
-		y[64*h+32*(k%2)+l] |= (c & 15) << (4 * (k / 2))
-		y[128+32*h+l] |= (c >> 4) << (2 * k)
+	for h := range 2 {
+		for k := range 4 {
+			q := s.q[128*h+32*k : 128*h+32*k+32]
+			ql := y[64*h+32*(k%2) : 64*h+32*(k%2)+32]
+			qh := y[128+32*h : 160+32*h]
+			for l, c := range q {
+				ql[l] |= (c & 15) << (4 * (k / 2))
+				qh[l] |= (c >> 4) << (2 * k)
+			}
+		}
 	}
 	binary.LittleEndian.PutUint16(y[208:], hd)
 }
