@@ -152,8 +152,8 @@ var (
 
 	levels63  = levelsFrom(63, -1, 4)
 	levels15  = levelsFrom(15, -0.1, 41)
-	levels32  = append(levelsFrom(-32, 0.25, 17), levelsFrom(31, -0.25, 9)...)
-	levels128 = append(levelsFrom(-128, 0.5, 9), levelsFrom(127, -0.5, 5)...)
+	levels32  = append(levelsFrom(-32, 0.5, 5), levelsFrom(31, -0.5, 3)...)
+	levels128 = append(levelsFrom(-128, 1, 4), levelsFrom(127, -1, 2)...)
 )
 
 func init() {
