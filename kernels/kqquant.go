@@ -140,15 +140,16 @@ func inv(d float32) float32 {
 // The searches of each type, and the levels superScale tries for the
 // largest sub-block scale.
 var (
-	searchQ4K = affine{n: 15, deltas: levelsFrom(-1, 0.25, 8), shifts: []float32{0.5}, minBelow: true, refine: 0}
-	searchQ5K = affine{n: 31, deltas: levelsFrom(-1, 0.25, 8), shifts: []float32{0.5}, minBelow: true, refine: 0}
-	searchQ2K = affine{n: 3, deltas: levelsFrom(-0.9, 0.125, 16), minBelow: true, refine: 0}
-	searchQ41 = affine{n: 15, deltas: levelsFrom(-1, 0.25, 8), shifts: []float32{0.5}, refine: 1, local: []float32{0.98, 0.99, 1, 1.01, 1.02}, offs: []float32{-0.25, 0, 0.25}}
-	searchQ51 = affine{n: 31, deltas: levelsFrom(-1, 0.25, 8), shifts: []float32{0.5}, refine: 1, local: []float32{0.98, 0.99, 1, 1.01, 1.02}, offs: []float32{-0.25, 0, 0.25}}
-	searchQ3K = symmetric{neg: 4, pos: 3, deltas: levelsFrom(-0.9, 0.15, 13), posDelta: levelsFrom(-0.5, 0.5, 3), refine: 0}
-	searchQ6K = symmetric{neg: 32, pos: 31, deltas: levelsFrom(-1, 0.125, 15), posDelta: []float32{0}, refine: 0}
-	searchQ50 = symmetric{neg: 16, pos: 15, deltas: levelsFrom(-1, 0.125, 15), posDelta: []float32{0}, refine: 1, local: []float32{0.97, 0.98, 0.99, 1, 1.01, 1.02, 1.03}}
-	searchIQ4 = newTable(IQ4NLValues, levelsFrom(-7, 1, 15), []float32{0}, 1, []float32{0.97, 0.98, 0.99, 1, 1.01, 1.02, 1.03})
+	searchQ4K   = affine{n: 15, deltas: levelsFrom(-1, 0.25, 8), shifts: []float32{0.5}, minBelow: true, refine: 0}
+	searchQ5K   = affine{n: 31, deltas: levelsFrom(-1, 0.25, 8), shifts: []float32{0.5}, minBelow: true, refine: 0}
+	searchQ2K   = affine{n: 3, deltas: levelsFrom(-0.9, 0.125, 16), minBelow: true, refine: 0}
+	searchQ41   = affine{n: 15, deltas: levelsFrom(-1, 0.25, 8), shifts: []float32{0.5}, refine: 1, local: []float32{0.98, 0.99, 1, 1.01, 1.02}, offs: []float32{-0.25, 0, 0.25}}
+	searchQ51   = affine{n: 31, deltas: levelsFrom(-1, 0.25, 8), shifts: []float32{0.5}, refine: 1, local: []float32{0.98, 0.99, 1, 1.01, 1.02}, offs: []float32{-0.25, 0, 0.25}}
+	searchQ3K   = symmetric{neg: 4, pos: 3, deltas: levelsFrom(-0.9, 0.15, 13), posDelta: levelsFrom(-0.5, 0.5, 3), refine: 0}
+	searchQ6K   = symmetric{neg: 32, pos: 31, deltas: levelsFrom(-1, 0.125, 15), posDelta: []float32{0}, refine: 0}
+	searchQ50   = symmetric{neg: 16, pos: 15, deltas: levelsFrom(-1, 0.125, 15), posDelta: []float32{0}, refine: 1, local: []float32{0.97, 0.98, 0.99, 1, 1.01, 1.02, 1.03}}
+	searchIQ4   = newTable(IQ4NLValues, levelsFrom(-7, 1, 15), []float32{0}, 1, []float32{0.97, 0.98, 0.99, 1, 1.01, 1.02, 1.03})
+	searchIQ4XS = newTable(IQ4NLValues, levelsFrom(-7, 1, 15), []float32{0}, 0, nil)
 
 	levels63  = levelsFrom(63, -1, 4)
 	levels15  = levelsFrom(15, -0.1, 41)
@@ -449,7 +450,7 @@ func QuantizeIQ4XS(dst []byte, src, imp []float32) {
 // indices, signed 6-bit scales −32..31 under a float16 d.
 func quantIQ4XS(y []byte, x, imp []float32, s *kqScratch) {
 	xs, ws := s.prep(x, imp, 32)
-	t := searchIQ4
+	t := searchIQ4XS
 	var sc, as [8]float32
 	for j := range 8 {
 		f := t.fit(xs[32*j:32*j+32], ws[32*j:32*j+32])
