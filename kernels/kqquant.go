@@ -152,7 +152,7 @@ var (
 	searchIQ4XS = newTable(IQ4NLValues, levelsFrom(-7, 1, 15), []float32{0}, 0, nil)
 
 	levels63  = levelsFrom(63, -1, 4)
-	levels15  = levelsFrom(15, -0.1, 41)
+	levels15  = levelsFrom(15, -0.5, 7)
 	levels32  = append(levelsFrom(-32, 0.5, 5), levelsFrom(31, -0.5, 3)...)
 	levels128 = append(levelsFrom(-128, 1, 4), levelsFrom(127, -1, 2)...)
 )
