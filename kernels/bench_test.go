@@ -59,21 +59,30 @@ func BenchmarkSelectNM24(b *testing.B)      { benchWorkload(b, "SelectNM24") }
 func BenchmarkQuantizeInt4G128(b *testing.B) {
 	benchWorkload(b, "QuantizeInt4G128")
 }
-func BenchmarkF32ToF16(b *testing.B)  { benchWorkload(b, "F32ToF16") }
-func BenchmarkF32ToBF16(b *testing.B) { benchWorkload(b, "F32ToBF16") }
-func BenchmarkBF16ToF32(b *testing.B) { benchWorkload(b, "BF16ToF32") }
+func BenchmarkQuantizeQ4_K(b *testing.B)   { benchWorkload(b, "QuantizeQ4_K") }
+func BenchmarkQuantizeQ5_K(b *testing.B)   { benchWorkload(b, "QuantizeQ5_K") }
+func BenchmarkQuantizeQ6_K(b *testing.B)   { benchWorkload(b, "QuantizeQ6_K") }
+func BenchmarkQuantizeQ3_K(b *testing.B)   { benchWorkload(b, "QuantizeQ3_K") }
+func BenchmarkQuantizeQ2_K(b *testing.B)   { benchWorkload(b, "QuantizeQ2_K") }
+func BenchmarkQuantizeIQ4_XS(b *testing.B) { benchWorkload(b, "QuantizeIQ4_XS") }
+func BenchmarkQuantizeIQ4_NL(b *testing.B) { benchWorkload(b, "QuantizeIQ4_NL") }
+func BenchmarkDequantizeQ4_K(b *testing.B) { benchWorkload(b, "DequantizeQ4_K") }
+func BenchmarkF32ToF16(b *testing.B)       { benchWorkload(b, "F32ToF16") }
+func BenchmarkF32ToBF16(b *testing.B)      { benchWorkload(b, "F32ToBF16") }
+func BenchmarkBF16ToF32(b *testing.B)      { benchWorkload(b, "BF16ToF32") }
 
 // TestWorkloadsHaveBenchmarks checks that every workload runs on a small input
 // and that the set is the one the benchmarks above name.
 func TestWorkloadsHaveBenchmarks(t *testing.T) {
 	var names []string
-	src := BenchInput(4 * MXBlock)
+	src := BenchInput(4 * QKK)
 	for _, w := range Workloads() {
 		names = append(names, w.Name)
 		w.Prepare(src)()
 	}
 	assert.Equal(t, []string{"MemRead", "Amax32", "QuantizeMXFP4", "DequantizeMXFP4", "QuantizeMXFP8",
-		"QuantizeNVFP4", "QuantizeMXINT8", "QuantizeQ8_0", "QuantizeInt8G32", "QuantizeInt4G128", "F32ToF16", "F32ToBF16", "BF16ToF32",
+		"QuantizeNVFP4", "QuantizeMXINT8", "QuantizeQ8_0", "QuantizeQ4_K", "QuantizeQ5_K", "QuantizeQ6_K", "QuantizeQ3_K",
+		"QuantizeQ2_K", "QuantizeIQ4_XS", "QuantizeIQ4_NL", "DequantizeQ4_K", "QuantizeInt8G32", "QuantizeInt4G128", "F32ToF16", "F32ToBF16", "BF16ToF32",
 		"SelectNM24"}, names)
 }
 

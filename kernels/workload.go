@@ -49,6 +49,14 @@ func Workloads() []Workload {
 			return func() { q(codes, scales, src) }
 		}}
 	}
+	// kquant times a GGUF quantizer without an importance vector (the
+	// inputs are whole blocks: the sizes are multiples of 256).
+	kquant := func(name string, block, blockBytes int, q func(dst []byte, src, imp []float32)) Workload {
+		return Workload{name, func(src []float32) func() {
+			dst := make([]byte, len(src)/block*blockBytes)
+			return func() { q(dst, src[:len(src)/block*block], nil) }
+		}}
+	}
 	// intGroups times QuantizeIntSym as the int8_g32 and int4_g128
 	// datatypes of the tcast package cast.
 	intGroups := func(name string, g IntGroups) Workload {
@@ -84,6 +92,20 @@ func Workloads() []Workload {
 		{"QuantizeQ8_0", func(src []float32) func() {
 			dst := make([]byte, len(src)/GGMLBlock*Q8_0BlockBytes)
 			return func() { QuantizeQ8_0(dst, src) }
+		}},
+		kquant("QuantizeQ4_K", QKK, Q4_KBlockBytes, QuantizeQ4_K),
+		kquant("QuantizeQ5_K", QKK, Q5_KBlockBytes, QuantizeQ5_K),
+		kquant("QuantizeQ6_K", QKK, Q6_KBlockBytes, QuantizeQ6_K),
+		kquant("QuantizeQ3_K", QKK, Q3_KBlockBytes, QuantizeQ3_K),
+		kquant("QuantizeQ2_K", QKK, Q2_KBlockBytes, QuantizeQ2_K),
+		kquant("QuantizeIQ4_XS", QKK, IQ4_XSBlockBytes, QuantizeIQ4XS),
+		kquant("QuantizeIQ4_NL", GGMLBlock, IQ4NLBlockBytes, QuantizeIQ4NL),
+		{"DequantizeQ4_K", func(src []float32) func() {
+			src = src[:len(src)/QKK*QKK]
+			blocks := make([]byte, len(src)/QKK*Q4_KBlockBytes)
+			QuantizeQ4_K(blocks, src, nil)
+			dst := make([]float32, len(src))
+			return func() { DequantizeQ4_K(dst, blocks) }
 		}},
 		intGroups("QuantizeInt8G32", IntGroups{Bits: 8, Group: 32, Scale: ScaleFloat16}),
 		intGroups("QuantizeInt4G128", IntGroups{Bits: 4, Group: 128, Scale: ScaleFloat16}),

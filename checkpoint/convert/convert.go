@@ -589,7 +589,8 @@ func Convert(inPath, out string, opts Options) (*Result, error) {
 	if c, ok := lay.(layout.Caster); ok && opts.DataType != nil {
 		// The layout's own quantizer refuses options it cannot honour
 		// (GGUF's Q8_0 has no scale modes): say so before reading anything.
-		if _, err := c.Cast(make([]float32, 32), []int{1, 32}, opts.DataType, &tcast.Options{Form: tcast.Actual, Mode: opts.Mode}); err != nil {
+		// One row of 256, a whole block of every layout's types.
+		if _, err := c.Cast(make([]float32, 256), []int{1, 256}, opts.DataType, &tcast.Options{Form: tcast.Actual, Mode: opts.Mode}); err != nil {
 			return nil, err
 		}
 	}

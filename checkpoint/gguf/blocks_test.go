@@ -409,7 +409,7 @@ func TestDequantizeOtherTypes(t *testing.T) {
 			b = append(b, byte(j)|byte(15-j)<<4)
 		}
 		v := make([]float32, 32)
-		dequantizeQ4_1(v, b)
+		DequantizeQ4_1(v, b)
 		for j := range 16 {
 			assert.Equal(t, float32(j)*0.5-1, v[j])
 			assert.Equal(t, float32(15-j)*0.5-1, v[j+16])
@@ -420,7 +420,7 @@ func TestDequantizeOtherTypes(t *testing.T) {
 		b = append(b, 0x0F)
 		b = append(b, make([]byte, 15)...)
 		v := make([]float32, 32)
-		dequantizeQ5_0(v, b)
+		DequantizeQ5_0(v, b)
 		assert.Equal(t, float32(15), v[0])  // 0x1F − 16
 		assert.Equal(t, float32(-16), v[1]) // 0 − 16
 		assert.Equal(t, float32(-16), v[16])
@@ -431,7 +431,7 @@ func TestDequantizeOtherTypes(t *testing.T) {
 		b = append(b, 0x31)
 		b = append(b, make([]byte, 15)...)
 		v := make([]float32, 32)
-		dequantizeQ5_1(v, b)
+		DequantizeQ5_1(v, b)
 		assert.Equal(t, float32(2.5), v[0])   // 1·2 + 0.5
 		assert.Equal(t, float32(38.5), v[16]) // 19·2 + 0.5
 		assert.Equal(t, float32(0.5), v[1])

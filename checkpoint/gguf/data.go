@@ -14,10 +14,11 @@ import (
 //
 //   - F32; F16 and BF16 (exact); F64 and I8, I16, I32, I64 (rounded to
 //     nearest even, as Go conversions do);
-//   - Q8_0, Q4_0, Q4_1, Q5_0, Q5_1 (as ggml's dequantize_row_* functions);
+//   - Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, the K-quants Q2_K..Q6_K and Q8_K,
+//     IQ4_NL and IQ4_XS (as ggml's dequantize_row_* functions, bit for bit);
 //   - MXFP4 and NVFP4 (see DequantizeMXFP4 and DequantizeNVFP4).
 //
-// Other types (the K-quants, IQ*, TQ*, Q8_1, Q1_0, Q2_0) give an error
+// Other types (the other IQ*, TQ*, Q8_1, Q1_0, Q2_0) give an error
 // wrapping errors.ErrUnsupported; a missing tensor gives one wrapping
 // ErrNoTensor.
 func (f *File) Float32s(name string) ([]float32, error) {
@@ -66,70 +67,21 @@ var dequantizers = map[Type]func(dst []float32, src []byte){
 			dst[i] = float32(int64(binary.LittleEndian.Uint64(src[8*i:])))
 		}
 	},
-	TypeQ8_0:  DequantizeQ8_0,
-	TypeQ4_0:  DequantizeQ4_0,
-	TypeQ4_1:  dequantizeQ4_1,
-	TypeQ5_0:  dequantizeQ5_0,
-	TypeQ5_1:  dequantizeQ5_1,
-	TypeMXFP4: DequantizeMXFP4,
-	TypeNVFP4: DequantizeNVFP4,
-}
-
-// dequantizeQ4_1 decodes Q4_1 blocks (f16 d, f16 m, 16 nibble bytes in
-// split-half order): value = q·d + m.
-func dequantizeQ4_1(dst []float32, src []byte) {
-	nb := checkBlocks("dequantizeQ4_1", len(dst), len(src), 32, 20)
-	for i := range nb {
-		x := src[i*20 : (i+1)*20]
-		y := dst[i*32 : (i+1)*32]
-		d := fmtF16.Decode(uint32(binary.LittleEndian.Uint16(x)))
-		m := fmtF16.Decode(uint32(binary.LittleEndian.Uint16(x[2:])))
-		for j := range 16 {
-			b := x[4+j]
-			y[j] = float32(float32(b&0x0F)*d) + m
-			y[j+16] = float32(float32(b>>4)*d) + m
-		}
-	}
-}
-
-// dequantizeQ5_0 decodes Q5_0 blocks (f16 d, u32 qh of fifth bits, 16
-// nibble bytes in split-half order): value = (q − 16)·d, where bit j of qh
-// is the fifth bit of element j.
-func dequantizeQ5_0(dst []float32, src []byte) {
-	nb := checkBlocks("dequantizeQ5_0", len(dst), len(src), 32, 22)
-	for i := range nb {
-		x := src[i*22 : (i+1)*22]
-		y := dst[i*32 : (i+1)*32]
-		d := fmtF16.Decode(uint32(binary.LittleEndian.Uint16(x)))
-		qh := binary.LittleEndian.Uint32(x[2:])
-		for j := range 16 {
-			b := x[6+j]
-			lo := int(b&0x0F) | int(qh>>j&1)<<4
-			hi := int(b>>4) | int(qh>>(j+16)&1)<<4
-			y[j] = float32(lo-16) * d
-			y[j+16] = float32(hi-16) * d
-		}
-	}
-}
-
-// dequantizeQ5_1 decodes Q5_1 blocks (f16 d, f16 m, u32 qh, 16 nibble
-// bytes): value = q·d + m.
-func dequantizeQ5_1(dst []float32, src []byte) {
-	nb := checkBlocks("dequantizeQ5_1", len(dst), len(src), 32, 24)
-	for i := range nb {
-		x := src[i*24 : (i+1)*24]
-		y := dst[i*32 : (i+1)*32]
-		d := fmtF16.Decode(uint32(binary.LittleEndian.Uint16(x)))
-		m := fmtF16.Decode(uint32(binary.LittleEndian.Uint16(x[2:])))
-		qh := binary.LittleEndian.Uint32(x[4:])
-		for j := range 16 {
-			b := x[8+j]
-			lo := uint32(b&0x0F) | (qh>>j&1)<<4
-			hi := uint32(b>>4) | (qh>>(j+16)&1)<<4
-			y[j] = float32(float32(lo)*d) + m
-			y[j+16] = float32(float32(hi)*d) + m
-		}
-	}
+	TypeQ8_0:   DequantizeQ8_0,
+	TypeQ4_0:   DequantizeQ4_0,
+	TypeQ4_1:   DequantizeQ4_1,
+	TypeQ5_0:   DequantizeQ5_0,
+	TypeQ5_1:   DequantizeQ5_1,
+	TypeMXFP4:  DequantizeMXFP4,
+	TypeNVFP4:  DequantizeNVFP4,
+	TypeQ2_K:   DequantizeQ2_K,
+	TypeQ3_K:   DequantizeQ3_K,
+	TypeQ4_K:   DequantizeQ4_K,
+	TypeQ5_K:   DequantizeQ5_K,
+	TypeQ6_K:   DequantizeQ6_K,
+	TypeQ8_K:   DequantizeQ8_K,
+	TypeIQ4_NL: DequantizeIQ4NL,
+	TypeIQ4_XS: DequantizeIQ4XS,
 }
 
 // CanFloat32 reports whether Float32s reads tensors of type t.

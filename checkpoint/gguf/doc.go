@@ -1,6 +1,7 @@
 // Package gguf reads and writes GGUF v3 files, the checkpoint format of
 // ggml and llama.cpp, and converts between float32 and the ggml block
-// formats the toolkit produces: Q8_0, Q4_0, MXFP4 and NVFP4.
+// formats: Q8_0, Q4_0, MXFP4, NVFP4, Q4_1, Q5_0, Q5_1, IQ4_NL, the
+// K-quants Q2_K, Q3_K, Q4_K, Q5_K, Q6_K and Q8_K, and IQ4_XS.
 //
 // # Reading
 //
@@ -8,8 +9,8 @@
 // key/value pairs of all 13 value types, arrays included, in file order,
 // and the tensor infos. Tensor data is read on demand: TensorBytes returns
 // the raw blocks and Float32s dequantizes F32, F16, BF16, F64, the integer
-// types, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, MXFP4 and NVFP4 to float32 in
-// row-major order.
+// types, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, the K-quants, IQ4_XS, MXFP4
+// and NVFP4 to float32 in row-major order.
 //
 // Decoding is defensive. Every count, string length, array length and
 // tensor byte range is checked against the file size before anything is
@@ -55,6 +56,17 @@
 // reference quantizers bit for bit; PackQ8_0 and PackQ4_0 lay out codes and
 // float16 scales chosen elsewhere as the same blocks, and UnpackQ8_0 and
 // UnpackQ4_0 split blocks back into codes and scales.
+//
+// The decoders of Q4_1, Q5_0, Q5_1, IQ4_NL, the K-quants and IQ4_XS
+// (DequantizeQ4_K, ..., and Dequantize for any type) give exactly the
+// floats of ggml's dequantize_row_* functions. Their quantizers
+// (QuantizeQ4_K, ..., and Quantize) choose scales and mins by minimising
+// the squared error, optionally weighted per column by an importance
+// vector such as llama.cpp's imatrix; their signal-to-noise ratio is at
+// least that of ggml's quantizers on the same input (testdata/gen_ggml.py
+// makes the golden files that check both against ggml itself).
+// UnpackBlocks and PackBlocks convert such blocks to and from one code per
+// element with a float32 scale (and min) per sub-block.
 //
 // Programmer errors, such as slices of mismatched lengths passed to the
 // block codecs, panic; problems in files are errors.

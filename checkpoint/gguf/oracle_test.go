@@ -4,11 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"maps"
 	"math"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -222,4 +226,29 @@ func TestOracleJSReadsTestdata(t *testing.T) {
 	for _, name := range []string{"hand.gguf", "aligned64.gguf", "all_types.gguf"} {
 		t.Run(name, func(t *testing.T) { compareWithJS(t, filepath.Join("testdata", name)) })
 	}
+}
+
+// TestOracleJSReadsQuantized writes a tensor of every type with a quantizer
+// here, quantized from real-looking values, and has @huggingface/gguf list
+// the file: the same types, dimensions and offsets, so the sizes we lay out
+// are the sizes it computes.
+func TestOracleJSReadsQuantized(t *testing.T) {
+	rng := rand.New(rand.NewPCG(31, 32))
+	var w Writer
+	require.NoError(t, w.AddKV(KeyArchitecture, String("tcast")))
+	for i, typ := range slices.Sorted(maps.Keys(quantizers)) {
+		shape := []int{3 + i%2, 2 * SuperBlockSize}
+		n := shape[0] * shape[1]
+		x := make([]float32, n)
+		for j := range x {
+			x[j] = float32(rng.NormFloat64() * 0.02)
+		}
+		size, _ := typ.Size(int64(n))
+		b := make([]byte, size)
+		require.NoError(t, Quantize(typ, b, x, nil))
+		require.NoError(t, w.AddTensor("blk."+strconv.Itoa(i)+".w_"+strings.ToLower(typ.String()), typ, shape, b))
+	}
+	path := filepath.Join(t.TempDir(), "quantized.gguf")
+	require.NoError(t, w.WriteFile(path))
+	compareWithJS(t, path)
 }

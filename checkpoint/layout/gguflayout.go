@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/gguf"
+	"github.com/tensorcast-go/tensorcast/codebook"
 	"github.com/tensorcast-go/tensorcast/dtype"
 	"github.com/tensorcast-go/tensorcast/internal/names"
 	"github.com/tensorcast-go/tensorcast/internal/shape"
@@ -16,11 +17,11 @@ import (
 )
 
 // The gguf layout writes each cast weight as one GGUF tensor of a ggml
-// block type, under the weight's own name and with its row-major shape (a
-// GGUF file lists the dimensions innermost first). Blocks hold 32
-// consecutive elements along the innermost axis, which must be the scaled
-// axis and a multiple of 32 long; weights have 1 to 4 dimensions. It takes
-// three datatypes:
+// type, under the weight's own name and with its row-major shape (a GGUF
+// file lists the dimensions innermost first). Blocks run along the
+// innermost axis, which must be the scaled axis and a multiple of the
+// block size long; weights have 1 to 4 dimensions. It takes these
+// datatypes:
 //
 //   - mxfp4 (any name tcast resolves to OCP MXFP4: mxfp4, mxfp4e2, MXFP4,
 //     e2m1_e8m0_t32), written as ggml's MXFP4: per block the E8M0 scale
@@ -36,85 +37,144 @@ import (
 //     4-bit codes q in the split order of MXFP4; the value is (q−8)·d. As a
 //     tcast datatype: int4 elements q−8 in −8..7 with a float16 scale per
 //     32 (code int4_float16_t32).
+//   - q4_1, q5_0, q5_1, iq4_nl (blocks of 32) and the K-quants q2_k, q3_k,
+//     q4_k, q5_k, q6_k, q8_k and iq4_xs (super-blocks of 256), in ggml's
+//     layouts (see the gguf package's decoders). As tcast datatypes they are
+//     the view of gguf.UnpackBlocks: one code per element and, per
+//     sub-block, the decoded scale and (for the types with one) min, value =
+//     code·scale − min, exactly ggml's: q4_1 uint4_float16_float16_t32, q5_0
+//     int5_float16_t32, q5_1 uint5_float16_float16_t32, iq4_nl the iq4_nl
+//     codebook with a float16 scale per 32, q2_k uint2_float32_float32_t16,
+//     q3_k int3_float32_t16, q4_k uint4_float32_float32_t32, q5_k
+//     uint5_float32_float32_t32, q6_k int6_float32_t16, q8_k int8_float32_t256,
+//     iq4_xs the iq4_nl codebook with a float32 scale per 32. Their float32
+//     scales are products of a super-block's float16 scale and a small
+//     integer, which Encode recovers (gguf.PackBlocks); an Actual tensor
+//     whose scales are not such products is refused.
+//   - float32, float16 and bfloat16 (f32, f16, bf16), written as F32, F16
+//     and BF16 tensors of any shape.
 //
-// It also writes weights unquantized, as GGUF's plain element types: f32,
-// f16 and bf16 (tcast's float32, float16 and bfloat16, rounded to nearest
-// even and saturating as tcast.Cast does), which llama.cpp's F32, F16 and
-// BF16 model files hold; any innermost dimension goes.
-//
-// The q8_0 and q4_0 datatypes come from DataType, and Cast (the Caster
-// method) quantizes to them with ggml's reference quantizers
-// (gguf.QuantizeQ8_0 and gguf.QuantizeQ4_0), whose scale rules differ from
-// tcast's (Q4_0's scale is negative when the element of largest magnitude
-// is positive): the Actual tensor holds ggml's codes and float16 scales as
-// they are, and decompresses to exactly the values ggml's dequantizers
-// give. Encode writes any Actual tensor of these datatypes, whoever chose
-// its codes. tcast's int8_g32 and int4_g32 share their codes but not the
+// The ggml datatypes come from DataType, and Cast (the Caster method)
+// quantizes to them with the gguf package's quantizers: ggml's reference
+// quantizers for q8_0 and q4_0 (gguf.QuantizeQ8_0 and gguf.QuantizeQ4_0),
+// whose scale rules differ from tcast's (Q4_0's scale is negative when the
+// element of largest magnitude is positive), and for the others the
+// least-squares searches of gguf.Quantize. The Actual tensor holds the
+// blocks' codes and scales as they are, and decompresses to exactly the
+// values ggml's dequantizers give. Encode writes any Actual tensor of these
+// datatypes whose values the blocks can hold, whoever chose its codes.
+// tcast's int8_g32 and int4_g32 share Q8_0's and Q4_0's codes but not the
 // scale rule, and are not taken.
 //
-// Decode reads the tensors of a GGUFSource and needs no metadata; the
+// Decode reads the block tensors of a GGUFSource (every type above but the
+// plain floats, which are read as they are) and needs no metadata; the
 // layout writes no metadata and no extra files.
 type ggufLayout struct{}
 
 func init() { Register(ggufLayout{}) }
 
+// ggufKind is a ggml type the gguf layout writes with its own datatype.
+type ggufKind struct {
+	name string // the -dtype name
+	typ  gguf.Type
+	dt   *tcast.DataType
+}
+
+// ggufKinds lists the ggml block types with a datatype of the layout.
+var ggufKinds = []ggufKind{
+	{"q8_0", gguf.TypeQ8_0, newGGUFDataType("int8", "float16_t32", "q8_0")},
+	{"q4_0", gguf.TypeQ4_0, newGGUFDataType("int4", "float16_t32", "q4_0")},
+	{"q4_1", gguf.TypeQ4_1, newGGUFDataType("uint4", "float16_float16_t32", "q4_1")},
+	{"q5_0", gguf.TypeQ5_0, newGGUFDataType("int5", "float16_t32", "q5_0")},
+	{"q5_1", gguf.TypeQ5_1, newGGUFDataType("uint5", "float16_float16_t32", "q5_1")},
+	{"q2_k", gguf.TypeQ2_K, newGGUFDataType("uint2", "float32_float32_t16", "q2_k")},
+	{"q3_k", gguf.TypeQ3_K, newGGUFDataType("int3", "float32_t16", "q3_k")},
+	{"q4_k", gguf.TypeQ4_K, newGGUFDataType("uint4", "float32_float32_t32", "q4_k")},
+	{"q5_k", gguf.TypeQ5_K, newGGUFDataType("uint5", "float32_float32_t32", "q5_k")},
+	{"q6_k", gguf.TypeQ6_K, newGGUFDataType("int6", "float32_t16", "q6_k")},
+	{"q8_k", gguf.TypeQ8_K, newGGUFDataType("int8", "float32_t256", "q8_k")},
+	{"iq4_nl", gguf.TypeIQ4_NL, newGGUFCodebook("float16_t32", "iq4_nl")},
+	{"iq4_xs", gguf.TypeIQ4_XS, newGGUFCodebook("float32_t32", "iq4_xs")},
+}
+
+// ggufPlain pairs the plain float datatypes with their GGUF types.
+var ggufPlain = []struct {
+	elem string
+	typ  gguf.Type
+}{{"float32", gguf.TypeF32}, {"float16", gguf.TypeF16}, {"bfloat16", gguf.TypeBF16}}
+
 // ggufAccepted names the datatypes the gguf layout takes.
-var ggufAccepted = []string{"mxfp4", "q8_0", "q4_0", "f32", "f16", "bf16"}
-
-// ggufPlain maps the -dtype names of the plain element types to tcast's
-// datatype names.
-var ggufPlain = map[string]string{
-	"f32": "float32", "float32": "float32",
-	"f16": "float16", "float16": "float16",
-	"bf16": "bfloat16", "bfloat16": "bfloat16",
-}
-
-// ggufPlainType returns the ggml type of an unscaled float32, float16 or
-// bfloat16 datatype.
-func ggufPlainType(dt *tcast.DataType) (gguf.Type, bool) {
-	if dt.Spec() != nil || dt.Elem() == nil {
-		return 0, false
+var ggufAccepted = func() []string {
+	out := []string{"mxfp4"}
+	for _, k := range ggufKinds {
+		out = append(out, k.name)
 	}
-	switch dt.Elem().Name() {
-	case "float32":
-		return gguf.TypeF32, true
-	case "float16":
-		return gguf.TypeF16, true
-	case "bfloat16":
-		return gguf.TypeBF16, true
-	}
-	return 0, false
-}
-
-// ggufBlock is the length of every block the gguf layout writes.
-const ggufBlock = 32
+	return append(out, "f32", "f16", "bf16")
+}()
 
 // The datatypes of ggml's Q8_0 and Q4_0 blocks.
 var (
-	ggufQ8_0 = newGGUFDataType("int8", "q8_0")
-	ggufQ4_0 = newGGUFDataType("int4", "q4_0")
+	ggufQ8_0 = ggufKinds[0].dt
+	ggufQ4_0 = ggufKinds[1].dt
 )
 
-// newGGUFDataType returns elem with a float16 scale per 32, named name.
-func newGGUFDataType(elem, name string) *tcast.DataType {
-	d, err := tcast.New(dtype.MustParse(elem), scale.MustParse("float16_t32"), name)
+// newGGUFDataType returns elem with the scale spec spec, named name.
+func newGGUFDataType(elem, spec, name string) *tcast.DataType {
+	d, err := tcast.New(dtype.MustParse(elem), scale.MustParse(spec), name)
 	if err != nil {
 		panic(err) // a fixed table: a programming error
 	}
 	return d
 }
 
+// newGGUFCodebook returns ggml's IQ4_NL table with the scale spec spec,
+// named name.
+func newGGUFCodebook(spec, name string) *tcast.DataType {
+	t := codebook.IQ4NL()
+	cb, err := codebook.New(t.Name(), t.Bits(), []*codebook.Table{t}, nil)
+	if err == nil {
+		var d *tcast.DataType
+		if d, err = tcast.NewCodebook(cb, scale.MustParse(spec), name); err == nil {
+			return d
+		}
+	}
+	panic(err) // a fixed table: a programming error
+}
+
+// ggufKindOf returns the kind of a datatype of the layout's table.
+func ggufKindOf(dt *tcast.DataType) (ggufKind, bool) {
+	for _, k := range ggufKinds {
+		if dt == k.dt || dt.Name() == k.dt.Name() && dt.Code() == k.dt.Code() {
+			return k, true
+		}
+	}
+	return ggufKind{}, false
+}
+
+// ggufPlainType returns the GGUF type of a plain float32, float16 or
+// bfloat16 datatype.
+func ggufPlainType(dt *tcast.DataType) (gguf.Type, bool) {
+	if dt.Spec() != nil || dt.Codebook() != nil {
+		return 0, false
+	}
+	for _, p := range ggufPlain {
+		if dt.Elem().Name() == p.elem {
+			return p.typ, true
+		}
+	}
+	return 0, false
+}
+
 // ggufTypeOf returns the ggml type a datatype is written as, and false for a
 // datatype the gguf layout does not take.
 func ggufTypeOf(dt *tcast.DataType) (gguf.Type, bool) {
-	switch {
-	case dt == nil:
+	if dt == nil {
 		return 0, false
-	case dt == ggufQ8_0 || dt.Name() == ggufQ8_0.Name() && dt.Code() == ggufQ8_0.Code():
-		return gguf.TypeQ8_0, true
-	case dt == ggufQ4_0 || dt.Name() == ggufQ4_0.Name() && dt.Code() == ggufQ4_0.Code():
-		return gguf.TypeQ4_0, true
-	case isMXFP4(dt):
+	}
+	if k, ok := ggufKindOf(dt); ok {
+		return k.typ, true
+	}
+	if isMXFP4(dt) {
 		return gguf.TypeMXFP4, true
 	}
 	return ggufPlainType(dt)
@@ -122,32 +182,60 @@ func ggufTypeOf(dt *tcast.DataType) (gguf.Type, bool) {
 
 // ggufBlockType reports whether t is a ggml type the gguf layout reads.
 func ggufBlockType(t gguf.Type) bool {
-	return t == gguf.TypeQ8_0 || t == gguf.TypeQ4_0 || t == gguf.TypeMXFP4
+	if t == gguf.TypeMXFP4 {
+		return true
+	}
+	_, ok := ggufKindByType(t)
+	return ok
 }
+
+// ggufKindByType returns the kind of a ggml block type.
+func ggufKindByType(t gguf.Type) (ggufKind, bool) {
+	for _, k := range ggufKinds {
+		if k.typ == t {
+			return k, true
+		}
+	}
+	return ggufKind{}, false
+}
+
+// ggufBlock is the length of the blocks of Q8_0, Q4_0 and MXFP4.
+const ggufBlock = 32
+
+// ggufBlockOf returns the block size of a ggml type (1 for the plain
+// floats).
+func ggufBlockOf(typ gguf.Type) int { return typ.BlockSize() }
 
 func (ggufLayout) Name() string { return "gguf" }
 
 func (ggufLayout) Container() Container { return GGUF }
 
-// DataType resolves a -dtype value: "q8_0", "q4_0", "f32", "f16" and
-// "bf16" (or "float32", "float16", "bfloat16") in any case, and any name
-// tcast.Lookup resolves to OCP MXFP4. Other names give a *DataTypeError.
+// DataType resolves a -dtype value: the names of the layout's ggml types
+// (q8_0, q4_0, q4_1, q5_0, q5_1, q2_k, q3_k, q4_k, q5_k, q6_k, q8_k,
+// iq4_nl, iq4_xs) in any case, f32, f16 and bf16, and any name tcast.Lookup
+// resolves to OCP MXFP4 or to plain float32, float16 or bfloat16. Other
+// names give a *DataTypeError.
 func (ggufLayout) DataType(name string) (*tcast.DataType, error) {
-	switch strings.ToLower(name) {
-	case "q8_0":
-		return ggufQ8_0, nil
-	case "q4_0":
-		return ggufQ4_0, nil
+	lower := strings.ToLower(name)
+	for _, k := range ggufKinds {
+		if lower == k.name {
+			return k.dt, nil
+		}
 	}
-	if p, ok := ggufPlain[strings.ToLower(name)]; ok {
-		return tcast.MustLookup(p), nil
+	switch lower {
+	case "f32":
+		name = "float32"
+	case "f16":
+		name = "float16"
+	case "bf16":
+		name = "bfloat16"
 	}
 	d, err := tcast.Lookup(name)
 	if err != nil {
 		return nil, &DataTypeError{Layout: "gguf", Name: name, Accepted: ggufAccepted,
 			Closest: names.Closest(name, ggufAccepted, 3), Err: err}
 	}
-	if !isMXFP4(d) {
+	if _, ok := ggufPlainType(d); !ok && !isMXFP4(d) {
 		return nil, &DataTypeError{Layout: "gguf", Name: d.Name(), Accepted: ggufAccepted}
 	}
 	return d, nil
@@ -157,13 +245,14 @@ func (ggufLayout) Check(dt *tcast.DataType, axis, rank int) error {
 	if dt == nil {
 		return fmt.Errorf("layout gguf: nil datatype")
 	}
-	if _, ok := ggufTypeOf(dt); !ok {
+	typ, ok := ggufTypeOf(dt)
+	if !ok {
 		return &DataTypeError{Layout: "gguf", Name: dt.Name(), Accepted: ggufAccepted}
 	}
 	if rank < 1 || rank > gguf.MaxDims {
 		return fmt.Errorf("layout gguf: datatype %s: weights must have 1 to %d dimensions, not %d", dt.Name(), gguf.MaxDims, rank)
 	}
-	if axis != rank-1 {
+	if typ.Quantized() && axis != rank-1 {
 		return fmt.Errorf("layout gguf: datatype %s: the scaled axis must be the last (innermost) axis %d, not %d: ggml blocks run along it",
 			dt.Name(), rank-1, axis)
 	}
@@ -175,7 +264,7 @@ func (l ggufLayout) Specs(name string, shape []int, dt *tcast.DataType, axis int
 		return nil, nil, err
 	}
 	typ, _ := ggufTypeOf(dt)
-	if err := groupCheck("gguf", name, dt, shape[len(shape)-1], typ.BlockSize()); err != nil {
+	if err := groupCheck("gguf", name, dt, shape[len(shape)-1], ggufBlockOf(typ)); err != nil {
 		return nil, nil, err
 	}
 	if len(name) > gguf.MaxNameLen {
@@ -195,16 +284,16 @@ func (l ggufLayout) Encode(name string, t *tcast.Tensor, meta map[string]string)
 		return nil, err
 	}
 	sp := specs[0]
-	codes := a.Data.Bytes
-	if !sp.GGML.Quantized() {
-		// The plain types' codes are their little-endian bytes.
-		if int64(len(codes)) != sp.Bytes(GGUF) {
-			return nil, &FormatError{Layout: lay, Weight: name, Msg: fmt.Sprintf("%d bytes of %v data, want %d", len(codes), sp.GGML, sp.Bytes(GGUF))}
-		}
-		return []Tensor{{Spec: sp, Data: slices.Clone(codes)}}, nil
-	}
 	out := make([]byte, sp.Bytes(GGUF))
-	if sp.GGML != gguf.TypeQ8_0 {
+	codes := a.Data.Bytes
+	switch sp.GGML {
+	case gguf.TypeF32, gguf.TypeF16, gguf.TypeBF16:
+		if len(codes) != len(out) {
+			return nil, &FormatError{Layout: lay, Weight: name, Msg: fmt.Sprintf("%d bytes of codes, want %d", len(codes), len(out))}
+		}
+		copy(out, codes)
+		return []Tensor{{Spec: sp, Data: out}}, nil
+	case gguf.TypeMXFP4, gguf.TypeQ4_0:
 		for i, c := range codes {
 			if c > 15 {
 				return nil, &FormatError{Layout: lay, Weight: name, Msg: fmt.Sprintf("element %d has code 0x%02x, not a 4-bit code", i, c)}
@@ -222,8 +311,50 @@ func (l ggufLayout) Encode(name string, t *tcast.Tensor, meta map[string]string)
 			q[i] = c ^ 8 // two's complement q−8 → stored q
 		}
 		gguf.PackQ4_0(out, q, f16Codes(a.Scale.Bytes))
+	default:
+		scales := partFloats(a.Scale)
+		var mins []float32
+		if a.Zero != nil {
+			mins = partFloats(a.Zero)
+		}
+		if err := gguf.PackBlocks(sp.GGML, out, codes, scales, mins); err != nil {
+			return nil, &FormatError{Layout: lay, Weight: name, Err: err}
+		}
 	}
 	return []Tensor{{Spec: sp, Data: out}}, nil
+}
+
+// partFloats returns the float32 values of a float16 or float32 part.
+func partFloats(p *tcast.Part) []float32 {
+	out := make([]float32, p.Len())
+	if p.Bits == 16 {
+		for i := range out {
+			out[i] = p.Format.Decode(uint32(binary.LittleEndian.Uint16(p.Bytes[2*i:])))
+		}
+		return out
+	}
+	for i := range out {
+		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(p.Bytes[4*i:]))
+	}
+	return out
+}
+
+// floatPart returns values as a part of format f (float16 or float32;
+// float16 values must be exact in it).
+func floatPart(f *dtype.Format, shape []int, v []float32) *tcast.Part {
+	var b []byte
+	if f.Bits() == 16 {
+		b = make([]byte, 0, 2*len(v))
+		for _, x := range v {
+			b = binary.LittleEndian.AppendUint16(b, uint16(f.Encode(x)))
+		}
+	} else {
+		b = make([]byte, 0, 4*len(v))
+		for _, x := range v {
+			b = binary.LittleEndian.AppendUint32(b, math.Float32bits(x))
+		}
+	}
+	return part(f, shape, b)
 }
 
 // f16Codes returns the float16 codes of a part's little-endian bytes.
@@ -236,56 +367,73 @@ func f16Codes(b []byte) []uint16 {
 }
 
 // ggufTensor returns the Actual tensor of shape shape that blocks of ggml
-// type typ (MXFP4, Q8_0 or Q4_0) hold. The blocks must be whole and
+// type typ (a block type of the layout) hold. The blocks must be whole and
 // typ.Size(elements) bytes long.
 func ggufTensor(typ gguf.Type, shape []int, blocks []byte) *tcast.Tensor {
-	return ggufTensorOf(tcast.MustLookup("mxfp4"), typ, shape, blocks)
+	if typ == gguf.TypeMXFP4 {
+		return ggufTensorOf(tcast.MustLookup("mxfp4"), typ, shape, blocks)
+	}
+	k, _ := ggufKindByType(typ)
+	return ggufTensorOf(k.dt, typ, shape, blocks)
 }
 
-// ggufTensorOf is ggufTensor with the datatype of MXFP4 blocks given (any of
-// tcast's names for OCP MXFP4).
-func ggufTensorOf(mxfp4 *tcast.DataType, typ gguf.Type, shape []int, blocks []byte) *tcast.Tensor {
+// ggufTensorOf is ggufTensor with the datatype given (for MXFP4 blocks, any
+// of tcast's names for OCP MXFP4).
+func ggufTensorOf(dt *tcast.DataType, typ gguf.Type, shape []int, blocks []byte) *tcast.Tensor {
 	r := len(shape)
 	n := 1
 	for _, d := range shape {
 		n *= d
 	}
-	nb := n / ggufBlock
-	sshape := append(slices.Clone(shape[:r-1]), shape[r-1]/ggufBlock)
+	sub := gguf.SubBlockSize(typ)
+	if typ == gguf.TypeMXFP4 {
+		sub = ggufBlock
+	}
+	nb := n / sub
+	sshape := append(slices.Clone(shape[:r-1]), shape[r-1]/sub)
 	codes := make([]byte, n)
-	var dt *tcast.DataType
-	var sbytes []byte
+	t := &tcast.Tensor{DataType: dt, Form: tcast.Actual, Shape: slices.Clone(shape), Axis: r - 1}
+	spec := dt.Spec()
 	switch typ {
 	case gguf.TypeMXFP4:
-		dt = mxfp4
-		sbytes = make([]byte, nb)
+		sbytes := make([]byte, nb)
 		gguf.UnpackMXFP4(codes, sbytes, blocks)
+		t.Scale = part(spec.Scale, sshape, sbytes)
 	case gguf.TypeQ8_0, gguf.TypeQ4_0:
 		s := make([]uint16, nb)
 		if typ == gguf.TypeQ8_0 {
-			dt = ggufQ8_0
 			gguf.UnpackQ8_0(codes, s, blocks)
 		} else {
-			dt = ggufQ4_0
 			gguf.UnpackQ4_0(codes, s, blocks)
 			for i, q := range codes {
 				codes[i] = q ^ 8 // stored q → two's complement q−8
 			}
 		}
-		sbytes = make([]byte, 0, 2*nb)
+		sbytes := make([]byte, 0, 2*nb)
 		for _, c := range s {
 			sbytes = binary.LittleEndian.AppendUint16(sbytes, c)
 		}
+		t.Scale = part(spec.Scale, sshape, sbytes)
+	default:
+		scales := make([]float32, nb)
+		var mins []float32
+		if gguf.HasMin(typ) {
+			mins = make([]float32, nb)
+		}
+		gguf.UnpackBlocks(typ, codes, scales, mins, blocks)
+		t.Scale = floatPart(spec.Scale, sshape, scales)
+		if mins != nil {
+			t.Zero = floatPart(spec.Zero, sshape, mins)
+		}
 	}
-	return &tcast.Tensor{DataType: dt, Form: tcast.Actual, Shape: slices.Clone(shape), Axis: r - 1,
-		Data:  part(dt.Elem(), shape, codes),
-		Scale: part(dt.Spec().Scale, sshape, sbytes)}
+	t.Data = part(dt.Elem(), shape, codes) // uint4 indices for the codebooks
+	return t
 }
 
 // Cast quantizes x, of shape shape, to a datatype of the layout in Actual
-// form: q8_0 and q4_0 with ggml's reference quantizers, which choose their
-// own scales and rounding (so opts may only name the last axis), and mxfp4
-// with tcast.Cast and opts.
+// form: the ggml types with the gguf package's quantizers, which choose
+// their own scales and rounding (so opts may only name the last axis), and
+// mxfp4 and the plain floats with tcast.Cast and opts.
 func (l ggufLayout) Cast(x []float32, shape []int, dt *tcast.DataType, opts *tcast.Options) (*tcast.Tensor, error) {
 	o := tcast.DefaultOptions()
 	if opts != nil {
@@ -303,8 +451,8 @@ func (l ggufLayout) Cast(x []float32, shape []int, dt *tcast.DataType, opts *tca
 		o.Form = tcast.Actual
 		return tcast.Cast(x, shape, dt, &o)
 	}
-	if in := shape[len(shape)-1]; in%ggufBlock != 0 {
-		return nil, fmt.Errorf("layout gguf: datatype %s: the innermost dimension %d is not a multiple of the block size %d", dt.Name(), in, ggufBlock)
+	if in, bs := shape[len(shape)-1], typ.BlockSize(); in%bs != 0 {
+		return nil, fmt.Errorf("layout gguf: datatype %s: the innermost dimension %d is not a multiple of the block size %d", dt.Name(), in, bs)
 	}
 	ggml := ggmlOptions(&o)
 	n, ok := elements(shape)
@@ -315,7 +463,7 @@ func (l ggufLayout) Cast(x []float32, shape []int, dt *tcast.DataType, opts *tca
 		return tcast.Cast(x, shape, dt, &o)
 	}
 	if !ggml {
-		return nil, fmt.Errorf("layout gguf: datatype %s: ggml's quantizer chooses its own scales and rounding; scale modes, rounding modes, full range and keep masks apply to mxfp4 only", dt.Name())
+		return nil, fmt.Errorf("layout gguf: datatype %s: the gguf quantizer chooses its own scales and rounding; scale modes, rounding modes, full range and keep masks apply to mxfp4 only", dt.Name())
 	}
 	if !ok {
 		return nil, fmt.Errorf("layout gguf: bad shape %v", shape)
@@ -337,8 +485,9 @@ func ggmlOptions(o *tcast.Options) bool {
 	return o.Mode == scale.Floor && o.Rounding == dtype.RoundEven && !o.FullRange && o.Keep == nil
 }
 
-// ggmlQuantize writes x as the blocks dst of ggml type typ (Q8_0, Q4_0 or
-// MXFP4), with ggml's quantizers.
+// ggmlQuantize writes x, whole rows, as the blocks dst of block type typ:
+// Q8_0 and Q4_0 with ggml's reference quantizers, MXFP4 with
+// gguf.QuantizeMXFP4, the others with gguf.Quantize (no importance).
 func ggmlQuantize(typ gguf.Type, dst []byte, x []float32) {
 	switch typ {
 	case gguf.TypeQ8_0:
@@ -347,6 +496,10 @@ func ggmlQuantize(typ gguf.Type, dst []byte, x []float32) {
 		gguf.QuantizeQ4_0(dst, x)
 	case gguf.TypeMXFP4:
 		gguf.QuantizeMXFP4(dst, x)
+	default:
+		if err := gguf.Quantize(typ, dst, x, nil); err != nil {
+			panic(err) // the callers pass whole blocks of a type with a quantizer
+		}
 	}
 }
 
@@ -357,8 +510,9 @@ func elements(dims []int) (int, bool) {
 	return n, ok
 }
 
-// Find lists every MXFP4, Q8_0 and Q4_0 tensor of a GGUFSource, each the
-// weight of its own name; a Source that is not a GGUFSource holds none.
+// Find lists every tensor of a block type the layout reads (MXFP4 and the
+// ggml types of its table) of a GGUFSource, each the weight of its own
+// name; a Source that is not a GGUFSource holds none.
 func (ggufLayout) Find(src Source) map[string][]string {
 	out := map[string][]string{}
 	gs, ok := src.(GGUFSource)
@@ -382,20 +536,17 @@ func (ggufLayout) Describe(name string, src Source) (*tcast.DataType, []int, err
 	}
 	info, ok := gs.GGUFInfo(name)
 	if !ok || !ggufBlockType(info.Type) {
-		return nil, nil, &FormatError{Layout: "gguf", Weight: name, Msg: "no MXFP4, Q8_0 or Q4_0 tensor of that name"}
+		return nil, nil, &FormatError{Layout: "gguf", Weight: name, Msg: "no block tensor of a type the layout reads of that name"}
 	}
-	switch info.Type {
-	case gguf.TypeQ8_0:
-		return ggufQ8_0, info.Shape(), nil
-	case gguf.TypeQ4_0:
-		return ggufQ4_0, info.Shape(), nil
+	if k, ok := ggufKindByType(info.Type); ok {
+		return k.dt, info.Shape(), nil
 	}
 	return tcast.MustLookup("mxfp4"), info.Shape(), nil
 }
 
-// Decode returns the weight of an MXFP4, Q8_0 or Q4_0 tensor of a
-// GGUFSource, and ok=false when src is not a GGUFSource or holds no such
-// tensor of that name.
+// Decode returns the weight of a block tensor of a GGUFSource, and
+// ok=false when src is not a GGUFSource or holds no such tensor of that
+// name.
 func (ggufLayout) Decode(name string, src Source) (*tcast.Tensor, bool, error) {
 	const lay = "gguf"
 	gs, ok := src.(GGUFSource)
@@ -421,8 +572,8 @@ func (ggufLayout) Decode(name string, src Source) (*tcast.Tensor, bool, error) {
 		}
 		n *= int64(d)
 	}
-	if shape[r-1]%ggufBlock != 0 {
-		return fail("%v tensor has shape %v: the innermost dimension is not a multiple of %d", info.Type, shape, ggufBlock)
+	if bs := info.Type.BlockSize(); shape[r-1]%bs != 0 {
+		return fail("%v tensor has shape %v: the innermost dimension is not a multiple of %d", info.Type, shape, bs)
 	}
 	size, ok := info.Type.Size(n)
 	if !ok || int64(len(data)) != size {

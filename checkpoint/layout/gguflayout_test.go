@@ -125,10 +125,10 @@ func TestGGUFDataType(t *testing.T) {
 		msg     string
 		closest string
 	}{
-		{"nvfp4", true, "layout gguf: cannot hold datatype nvfp4; it takes mxfp4, q8_0, q4_0, f32, f16, bf16", ""},
+		{"nvfp4", true, "layout gguf: cannot hold datatype nvfp4; it takes mxfp4, q8_0, q4_0, q4_1, q5_0, q5_1, q2_k, q3_k, q4_k, q5_k, q6_k, q8_k, iq4_nl, iq4_xs, f32, f16, bf16", ""},
 		{"int8_g32", true, "cannot hold datatype int8_g32", ""},
 		{"mxfp4t16", true, "cannot hold datatype mxfp4t16", ""},
-		{"q8", false, `layout gguf: unknown datatype "q8"; it takes mxfp4, q8_0, q4_0, f32, f16, bf16`, "q8_0"},
+		{"q8", false, `layout gguf: unknown datatype "q8"; it takes mxfp4, q8_0, q4_0, q4_1, q5_0, q5_1, q2_k, q3_k, q4_k, q5_k, q6_k, q8_k, iq4_nl, iq4_xs, f32, f16, bf16`, "q8_0"},
 		{"q4_O", false, `unknown datatype "q4_O"`, "q4_0"},
 		{"mxpf4", false, `unknown datatype "mxpf4"`, "mxfp4"},
 	} {
@@ -136,7 +136,7 @@ func TestGGUFDataType(t *testing.T) {
 		var de *DataTypeError
 		require.True(t, errors.As(err, &de), "%s: %v", tc.name, err)
 		assert.Contains(t, err.Error(), tc.msg, tc.name)
-		assert.Equal(t, []string{"mxfp4", "q8_0", "q4_0", "f32", "f16", "bf16"}, de.Accepted)
+		assert.Equal(t, []string{"mxfp4", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "q2_k", "q3_k", "q4_k", "q5_k", "q6_k", "q8_k", "iq4_nl", "iq4_xs", "f32", "f16", "bf16"}, de.Accepted)
 		var le *tcast.LookupError
 		assert.Equal(t, !tc.known, errors.As(err, &le), "%s: an unknown name wraps tcast's lookup error", tc.name)
 		if tc.closest != "" {
@@ -217,6 +217,74 @@ func TestGGUFCastMatchesGGML(t *testing.T) {
 			assert.Equal(t, Spec{Name: "blk.0.ffn_down.weight", Shape: shape, GGML: tc.typ}, ts[0].Spec)
 			assert.Equal(t, blocks, ts[0].Data, "%s %v blocks", tc.dt, shape)
 		}
+	}
+}
+
+// TestGGUFCastMatchesQuantize checks the ggml types quantized by
+// gguf.Quantize: the Actual tensor decompresses to exactly the floats
+// ggml's decoders (gguf.Dequantize) give for gguf.Quantize's blocks, and
+// Encode writes blocks that decode to them.
+func TestGGUFCastMatchesQuantize(t *testing.T) {
+	l := ggufGet(t)
+	for _, name := range []string{"q4_1", "q5_0", "q5_1", "q2_k", "q3_k", "q4_k", "q5_k", "q6_k", "q8_k", "iq4_nl", "iq4_xs"} {
+		dt := ggufDT(t, name)
+		typ, ok := ggufTypeOf(dt)
+		require.True(t, ok)
+		for _, shape := range [][]int{{512}, {3, 256}, {2, 1, 256}} {
+			n := ldrProduct(shape)
+			x := ggufInput(n)
+			c, err := l.Cast(x, shape, dt, nil)
+			require.NoError(t, err, name)
+			assert.Equal(t, tcast.Actual, c.Form)
+			assert.Same(t, dt, c.DataType)
+			size, _ := typ.Size(int64(n))
+			blocks := make([]byte, size)
+			require.NoError(t, gguf.Quantize(typ, blocks, x, nil))
+			want := make([]float32, n)
+			require.NoError(t, gguf.Dequantize(typ, want, blocks))
+			got, err := tcast.Decompress(c)
+			require.NoError(t, err)
+			assert.Equal(t, bitsOf(want), bitsOf(got), "%s %v values", name, shape)
+			ts, err := l.Encode("blk.0.ffn_down.weight", c, map[string]string{})
+			require.NoError(t, err, name)
+			require.Len(t, ts, 1)
+			assert.Equal(t, Spec{Name: "blk.0.ffn_down.weight", Shape: shape, GGML: typ}, ts[0].Spec)
+			// The same values; the same bytes too, except where a
+			// super-block's scales have more than one float16 D and
+			// integers (tiny blocks with subnormal scales, even integers).
+			back := make([]float32, n)
+			require.NoError(t, gguf.Dequantize(typ, back, ts[0].Data))
+			assert.Equal(t, bitsOf(want), bitsOf(back), "%s %v encoded values", name, shape)
+		}
+		// A row that is not whole blocks is refused.
+		_, err := l.Cast(make([]float32, 3*typ.BlockSize()/2), []int{3 * typ.BlockSize() / 2}, dt, nil)
+		assert.ErrorContains(t, err, "not a multiple of the block size", name)
+	}
+}
+
+// TestGGUFPlainFloats checks f32, f16 and bf16: any shape, written as the
+// float codes, in F32, F16 and BF16 tensors.
+func TestGGUFPlainFloats(t *testing.T) {
+	l := ggufGet(t)
+	x := []float32{1, -2.5, 3.140625, 65504, 1e-8, 0}
+	for _, tc := range []struct {
+		name string
+		typ  gguf.Type
+		want []byte
+	}{
+		{"f32", gguf.TypeF32, []byte{0, 0, 0x80, 0x3f, 0, 0, 0x20, 0xc0, 0, 0, 0x49, 0x40, 0, 0xe0, 0x7f, 0x47, 0x77, 0xcc, 0x2b, 0x32, 0, 0, 0, 0}},
+		{"F16", gguf.TypeF16, []byte{0, 0x3c, 0x00, 0xc1, 0x48, 0x42, 0xff, 0x7b, 0x00, 0x00, 0, 0}},
+		{"bf16", gguf.TypeBF16, []byte{0x80, 0x3f, 0x20, 0xc0, 0x49, 0x40, 0x80, 0x47, 0x2c, 0x32, 0, 0}},
+	} {
+		dt := ggufDT(t, tc.name)
+		require.NoError(t, l.Check(dt, 0, 2), tc.name)
+		c, err := l.Cast(x, []int{2, 3}, dt, &tcast.Options{Axis: 0})
+		require.NoError(t, err, tc.name)
+		ts, err := l.Encode("w", c, map[string]string{})
+		require.NoError(t, err, tc.name)
+		require.Len(t, ts, 1)
+		assert.Equal(t, Spec{Name: "w", Shape: []int{2, 3}, GGML: tc.typ}, ts[0].Spec, tc.name)
+		assert.Equal(t, tc.want, ts[0].Data, tc.name)
 	}
 }
 
@@ -585,7 +653,17 @@ func FuzzGGUFDecode(f *testing.F) {
 	f.Add(uint8(2), uint8(3), uint16(32), uint16(1), uint16(2), bytes.Repeat([]byte{0xFF, 0x12}, 17))
 	f.Add(uint8(3), uint8(1), uint16(16), uint16(0), uint16(0), make([]byte, 9))
 	f.Add(uint8(0), uint8(0), uint16(0), uint16(0), uint16(0), []byte{})
-	types := []gguf.Type{gguf.TypeQ8_0, gguf.TypeQ4_0, gguf.TypeMXFP4, gguf.TypeF32, gguf.TypeNVFP4}
+	types := []gguf.Type{gguf.TypeQ8_0, gguf.TypeQ4_0, gguf.TypeMXFP4, gguf.TypeF32, gguf.TypeNVFP4,
+		gguf.TypeQ4_1, gguf.TypeQ5_0, gguf.TypeQ5_1, gguf.TypeIQ4_NL, gguf.TypeQ2_K, gguf.TypeQ3_K,
+		gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K, gguf.TypeQ8_K, gguf.TypeIQ4_XS}
+	for i, typ := range types[5:] { // a block of random bytes of every other type
+		r := rand.New(rand.NewPCG(uint64(i), 61))
+		b := make([]byte, typ.BlockBytes())
+		for j := range b {
+			b[j] = byte(r.Uint32())
+		}
+		f.Add(uint8(5+i), uint8(1), uint16(typ.BlockSize()), uint16(0), uint16(0), b)
+	}
 	f.Fuzz(func(t *testing.T, typSel, rank uint8, d0, d1, d2 uint16, data []byte) {
 		typ := types[int(typSel)%len(types)]
 		shape := []int{1, 1, int(d2), int(d1), int(d0)}[5-min(int(rank), 5):]
@@ -612,8 +690,27 @@ func FuzzGGUFDecode(f *testing.F) {
 		if err != nil {
 			t.Fatalf("decoded weight does not encode: %v", err)
 		}
-		if back[0].GGML != typ || !slices.Equal(back[0].Shape, shape) || !bytes.Equal(back[0].Data, data) {
+		if back[0].GGML != typ || !slices.Equal(back[0].Shape, shape) {
 			t.Fatalf("tensor changed in a decode/encode round trip")
+		}
+		switch typ {
+		case gguf.TypeQ8_0, gguf.TypeQ4_0, gguf.TypeMXFP4:
+			if !bytes.Equal(back[0].Data, data) {
+				t.Fatalf("tensor changed in a decode/encode round trip")
+			}
+		default:
+			// A super-block's scales may have more than one float16 D and
+			// integers: the same values, not always the same bytes.
+			n := ldrProduct(shape)
+			want, got := make([]float32, n), make([]float32, n)
+			if gguf.Dequantize(typ, want, data) != nil || gguf.Dequantize(typ, got, back[0].Data) != nil {
+				t.Fatalf("%v blocks do not decode", typ)
+			}
+			for i := range want {
+				if math.Float32bits(want[i]) != math.Float32bits(got[i]) && !(want[i] != want[i] && got[i] != got[i]) {
+					t.Fatalf("%v element %d changed in a decode/encode round trip: %v → %v", typ, i, want[i], got[i])
+				}
+			}
 		}
 	})
 }

@@ -256,7 +256,8 @@ func (s *tcastStream) Finish(out [][]byte, meta map[string]string) ([]Tensor, fl
 
 // ggufStream writes a weight of the gguf layout block by block, with the
 // quantizers of the layout's Cast (ggmlQuantize): ggml's for Q8_0 and Q4_0,
-// gguf.QuantizeMXFP4 for MXFP4, whose codes are those of tcast's kernels.
+// gguf.QuantizeMXFP4 for MXFP4, whose codes are those of tcast's kernels,
+// and gguf.Quantize for the other block types.
 type ggufStream struct {
 	name   string
 	spec   Spec
@@ -266,9 +267,13 @@ type ggufStream struct {
 	bits   float64
 }
 
-// Stream streams every weight the layout takes whose cast ggml's quantizers
-// or the kernels make: all of Q8_0 and Q4_0, and MXFP4 with the default
-// options.
+// Stream streams every weight of a block type whose cast the gguf
+// package's quantizers or the kernels make: the ggml types of the layout's
+// table, MXFP4 with the default options, and the plain floats (F32, F16,
+// BF16) rounded to nearest even without a keep mask. Its bits per value are the
+// block type's (4.5 for Q4_K), not those of the datatype's view (whose
+// float32 scales are stored as one float16 per super-block and small
+// integers).
 func (l ggufLayout) Stream(name string, shape []int, dt *tcast.DataType, opts *tcast.Options) (RowStream, bool, error) {
 	o := tcast.DefaultOptions()
 	if opts != nil {
@@ -276,8 +281,8 @@ func (l ggufLayout) Stream(name string, shape []int, dt *tcast.DataType, opts *t
 	}
 	r := len(shape)
 	axis, ok := tcast.AxisIndex(o.Axis, r)
-	typ, _ := ggufTypeOf(dt)
-	if !ok || l.Check(dt, axis, r) != nil || shape[r-1]%typ.BlockSize() != 0 {
+	typ, isGGUF := ggufTypeOf(dt)
+	if !ok || !isGGUF || l.Check(dt, axis, r) != nil || shape[r-1]%typ.BlockSize() != 0 {
 		return nil, false, nil // Cast says what is wrong
 	}
 	specs, _, err := l.Specs(name, shape, dt, axis)
@@ -290,6 +295,9 @@ func (l ggufLayout) Stream(name string, shape []int, dt *tcast.DataType, opts *t
 		return nil, false, nil
 	}
 	s := &ggufStream{name: name, spec: specs[0], typ: specs[0].GGML, rowLen: shape[r-1], bits: desc.BitsPerValue()}
+	if s.typ != gguf.TypeMXFP4 {
+		s.bits = float64(8*s.typ.BlockBytes()) / float64(s.typ.BlockSize())
+	}
 	s.rows = 1
 	for _, d := range shape[:r-1] {
 		s.rows *= d
@@ -301,16 +309,14 @@ func (l ggufLayout) Stream(name string, shape []int, dt *tcast.DataType, opts *t
 		if rc, err := tcast.NewRowCaster(shape, dt, &o); err != nil || !rc.Kernel() {
 			return nil, false, nil
 		}
-	case gguf.TypeQ8_0, gguf.TypeQ4_0:
-		if !ggmlOptions(&o) {
-			return nil, false, nil // Cast refuses these
-		}
 	case gguf.TypeF32, gguf.TypeF16, gguf.TypeBF16:
 		if o.Keep != nil || o.Rounding != dtype.RoundEven {
 			return nil, false, nil // tcast.Cast's, cast whole
 		}
 	default:
-		return nil, false, nil
+		if !ggmlOptions(&o) {
+			return nil, false, nil // Cast refuses these
+		}
 	}
 	return s, true, nil
 }
@@ -321,7 +327,7 @@ func (s *ggufStream) NeedsAmax() bool    { return false }
 func (s *ggufStream) SetAmax(tcast.Amax) {}
 
 func (s *ggufStream) Written(r int) []int {
-	n, _ := s.typ.Size(int64(r) * int64(s.rowLen)) // whole blocks: rowLen is a multiple of 32
+	n, _ := s.typ.Size(int64(r) * int64(s.rowLen)) // whole blocks: rowLen is a multiple of the block
 	return []int{int(n)}
 }
 
@@ -343,13 +349,10 @@ func (s *ggufStream) CastRowsTo(out [][]byte, x []float32, r0 int, deq []float32
 	}
 	ggmlQuantize(s.typ, out[0], x)
 	if deq != nil {
-		switch s.typ {
-		case gguf.TypeQ8_0:
-			gguf.DequantizeQ8_0(deq, out[0])
-		case gguf.TypeQ4_0:
-			gguf.DequantizeQ4_0(deq, out[0])
-		case gguf.TypeMXFP4:
+		if s.typ == gguf.TypeMXFP4 {
 			gguf.DequantizeMXFP4(deq, out[0])
+		} else if err := gguf.Dequantize(s.typ, deq, out[0]); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -1,0 +1,102 @@
+package gguf
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// viewValues computes code·scale − min in float32 from UnpackBlocks' view.
+func viewValues(t Type, codes []uint8, scales, mins []float32) []float32 {
+	sub, bits := SubBlockSize(t), CodeBits(t)
+	out := make([]float32, len(codes))
+	for i, c := range codes {
+		var q float32
+		switch {
+		case t == TypeIQ4_NL || t == TypeIQ4_XS:
+			q = float32(IQ4NLValues[c])
+		case SignedCodes(t):
+			q = float32(int(c) - int(c)>>(bits-1)<<bits)
+		default:
+			q = float32(c)
+		}
+		v := float32(q * scales[i/sub])
+		if HasMin(t) {
+			v -= mins[i/sub]
+		}
+		out[i] = v
+	}
+	return out
+}
+
+// TestUnpackBlocksValues checks that code·scale − min of UnpackBlocks' view
+// is exactly what the decoder gives, on random blocks and on our
+// quantizers' blocks, and that PackBlocks lays the view out again as
+// blocks that decode to the same floats.
+func TestUnpackBlocksValues(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	x := make([]float32, 4*256)
+	for i := range x {
+		x[i] = float32(rng.NormFloat64())
+	}
+	for _, typ := range decodedTypes {
+		t.Run(typ.String(), func(t *testing.T) {
+			n := 4 * 256
+			size, _ := typ.Size(int64(n))
+			quantized := make([]byte, size)
+			require.NoError(t, Quantize(typ, quantized, x, nil))
+			for _, blocks := range [][]byte{randomBlocks(rng, typ, n/typ.BlockSize()), quantized} {
+				want := make([]float32, n)
+				require.NoError(t, Dequantize(typ, want, blocks))
+				ns := n / SubBlockSize(typ)
+				codes, scales, mins := make([]uint8, n), make([]float32, ns), make([]float32, ns)
+				UnpackBlocks(typ, codes, scales, mins, blocks)
+				got := viewValues(typ, codes, scales, mins)
+				for i := range want {
+					require.Equal(t, math.Float32bits(want[i]), math.Float32bits(got[i]), "element %d", i)
+				}
+				again := make([]byte, len(blocks))
+				require.NoError(t, PackBlocks(typ, again, codes, scales, mins))
+				back := make([]float32, n)
+				require.NoError(t, Dequantize(typ, back, again))
+				for i := range want {
+					require.Equal(t, math.Float32bits(want[i]), math.Float32bits(back[i]), "repacked element %d", i)
+				}
+			}
+			// Our quantizer's blocks come back byte for byte.
+			ns := n / SubBlockSize(typ)
+			codes, scales, mins := make([]uint8, n), make([]float32, ns), make([]float32, ns)
+			UnpackBlocks(typ, codes, scales, mins, quantized)
+			again := make([]byte, len(quantized))
+			require.NoError(t, PackBlocks(typ, again, codes, scales, mins))
+			assert.Equal(t, quantized, again)
+		})
+	}
+}
+
+func TestPackBlocksErrors(t *testing.T) {
+	codes := make([]uint8, 256)
+	scales, mins := make([]float32, 8), make([]float32, 8)
+	var pe *PackError
+	// A code wider than 4 bits.
+	codes[5] = 16
+	err := PackBlocks(TypeQ4_K, make([]byte, 144), codes, scales, mins)
+	require.True(t, errors.As(err, &pe))
+	assert.Contains(t, err.Error(), "element 5")
+	codes[5] = 0
+	// Sub-block scales that are no float16 times an integer of 0..63.
+	scales[0], scales[1] = 1, float32(math.Pi)
+	err = PackBlocks(TypeQ4_K, make([]byte, 144), codes, scales, mins)
+	require.True(t, errors.As(err, &pe))
+	assert.Contains(t, err.Error(), "not D·l")
+	// A Q4_1 scale that is not a float16.
+	err = PackBlocks(TypeQ4_1, make([]byte, 20), make([]uint8, 32), []float32{0.1}, []float32{0})
+	require.True(t, errors.As(err, &pe))
+	assert.Contains(t, err.Error(), "not a float16")
+	assert.Panics(t, func() { UnpackBlocks(TypeQ4_K, codes, scales[:7], mins, make([]byte, 144)) })
+	assert.Panics(t, func() { UnpackBlocks(TypeIQ2_XXS, codes, scales, mins, make([]byte, 66)) })
+}

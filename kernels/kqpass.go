@@ -1,0 +1,285 @@
+package kernels
+
+import "math"
+
+// The passes of the scale searches. Each goes over a sub-block x (16, 32 or
+// 256 elements) with weights w (finite, w ≥ 0) once for up to 16 candidate
+// scales (and offsets), and returns each candidate's sums: candidate c
+// sums element by element in order of i, in float32 without fused
+// multiply-adds. A vector kernel keeps the candidates in the lanes of a
+// register and broadcasts each element, so its sums are these bits.
+
+// passLanes is the number of candidates a pass measures at once.
+const passLanes = 16
+
+// lanes holds one float32 per candidate of a pass.
+type lanes = [passLanes]float32
+
+// clampRoundPass is clampRound as the passes compute it: v at least lo (a
+// NaN gives lo), at most hi, rounded to nearest even.
+func clampRoundPass(v, lo, hi float32) float32 {
+	if !(v >= lo) {
+		v = lo
+	}
+	if v > hi {
+		v = hi
+	}
+	return rnd(v)
+}
+
+// affineStats are the sums over a sub-block an affine fit needs besides its
+// candidates' own: Σw, Σwx and Σwx², the top code n, and whether the
+// offset must be at most 0 (minBelow: 1, else 0).
+type affineStats struct {
+	n, sw, sx, sxx, minBelow float32
+}
+
+// affineFitGo fits, for each candidate c < k with inverse scale t[c] and
+// origin o[c], the least-squares scale d[c] and offset m[c] to the codes
+// q = clamp(round(t·(x−o)), 0, n), with the sums sq = Σwq, sqq = Σwq² and
+// sxq = Σwqx over them:
+//
+//	det = sw·sqq − sq²
+//	d = (sw·sxq − sx·sq)/det, m = (sqq·sx − sq·sxq)/det
+//	m, d = 0, sxq/sqq when minBelow and m > 0
+//
+// and sets e[c] to its error sxx − 2d·sxq − 2m·sx + d²·sqq + 2d·m·sq + m²·sw
+// (in that order), or +Inf unless det > 0 and d > 0; it returns sqq and sq
+// in sqq[c], sq[c].
+func affineFitGo(x, w []float32, k int, t, o *lanes, st *affineStats, d, m, e, sqq, sq *lanes) {
+	w = w[:len(x)]
+	for c := range k {
+		var a, b, f float32
+		for i, v := range x {
+			q := clampRoundPass(t[c]*(v-o[c]), 0, st.n)
+			wq := w[i] * q
+			a += wq
+			b += wq * q
+			f += wq * v
+		}
+		sq[c], sqq[c] = a, b
+		det := st.sw*b - a*a
+		dc := (st.sw*f - st.sx*a) / det
+		mc := (b*st.sx - a*f) / det
+		if st.minBelow != 0 && mc > 0 {
+			mc, dc = 0, f/b
+		}
+		d[c], m[c] = dc, mc
+		if det > 0 && dc > 0 {
+			e[c] = st.sxx - 2*dc*f - 2*mc*st.sx + dc*dc*b + 2*dc*mc*a + mc*mc*st.sw
+		} else {
+			e[c] = float32(math.Inf(1))
+		}
+	}
+}
+
+// affineErrsGo sets e[c], for each candidate c < k with scale d[c], offset
+// m[c] and inverse scale id[c] (as inv gives it), to the error Σ w·(x − x̂)²
+// with x̂ = float32(d·q) + m and the codes q = clamp(round((x−m)·id), 0, n).
+func affineErrsGo(x, w []float32, k int, d, m, id *lanes, n float32, e *lanes) {
+	w = w[:len(x)]
+	for c := range k {
+		var s float32
+		for i, v := range x {
+			q := clampRoundPass((v-m[c])*id[c], 0, n)
+			r := v - (float32(d[c]*q) + m[c])
+			s += w[i] * r * r
+		}
+		e[c] = s
+	}
+}
+
+// affineFit0Go is the first round of an affine fit: from the least value
+// lo and the greatest hi of x (each plus 0, so a −0 is +0; lo at most 0
+// when st.minBelow is set) and the candidates' nd[c] and shift[c], it fits
+// the inverse scales t[c] = nd[c]·(1/(hi−lo)) with the origins
+// o[c] = lo − shift[c]·(hi−lo) as affineFitGo does, after adding up
+// st.sw = Σw, st.sx = Σwx and st.sxx = Σ(wx)x in order. It returns lo and
+// hi in lohi.
+func affineFit0Go(x, w []float32, k int, nd, shift *lanes, st *affineStats, lohi *[2]float32, d, m, e, sqq, sq *lanes) {
+	lo, hi := x[0], x[0]
+	for _, v := range x[1:] {
+		if v < lo {
+			lo = v
+		}
+		if v > hi {
+			hi = v
+		}
+	}
+	lo, hi = lo+0, hi+0
+	if st.minBelow != 0 && lo > 0 {
+		lo = 0
+	}
+	w = w[:len(x)]
+	var sw, sx, sxx float32
+	for i, v := range x {
+		sw += w[i]
+		wx := w[i] * v
+		sx += wx
+		sxx += wx * v
+	}
+	st.sw, st.sx, st.sxx = sw, sx, sxx
+	span := hi - lo
+	r := 1 / span
+	var t, o lanes
+	for c := range k {
+		t[c], o[c] = nd[c]*r, lo-shift[c]*span
+	}
+	lohi[0], lohi[1] = lo, hi
+	affineFitGo(x, w, k, &t, &o, st, d, m, e, sqq, sq)
+}
+
+// symFitGo fits, for each candidate c < k with inverse scale t[c], the
+// least-squares scale d[c] = sxq/sqq to the codes
+// q = clamp(round(t·x), −neg, pos), with sxq = Σwqx and sqq = Σwq², and
+// sets score[c] = sxq²/sqq (the error is Σwx² − score), or −Inf unless
+// sqq > 0; it returns sqq in sqq[c].
+func symFitGo(x, w []float32, k int, t *lanes, neg, pos float32, d, score, sqq *lanes) {
+	w = w[:len(x)]
+	for c := range k {
+		var a, b float32
+		for i, v := range x {
+			q := clampRoundPass(t[c]*v, -neg, pos)
+			wq := w[i] * q
+			a += wq * v
+			b += wq * q
+		}
+		d[c], sqq[c] = a/b, b
+		if b > 0 {
+			score[c] = a * a / b
+		} else {
+			score[c] = float32(math.Inf(-1))
+		}
+	}
+}
+
+// symErrsGo sets e[c], for each candidate c < k with scale d[c] and inverse
+// id[c], to the error Σ w·(x − d·q)² with q = clamp(round(x·id), −neg, pos).
+func symErrsGo(x, w []float32, k int, d, id *lanes, neg, pos float32, e *lanes) {
+	w = w[:len(x)]
+	for c := range k {
+		var s float32
+		for i, v := range x {
+			q := clampRoundPass(v*id[c], -neg, pos)
+			r := v - d[c]*q
+			s += w[i] * r * r
+		}
+		e[c] = s
+	}
+}
+
+// signedMax returns the largest magnitude amax of x and the first element
+// m with |m| = amax (x[0] when every element is a zero).
+func signedMax(x []float32) (amax, m float32) {
+	for _, v := range x {
+		amax = max(amax, abs32(v))
+	}
+	for _, v := range x {
+		if abs32(v) == amax {
+			return amax, v
+		}
+	}
+	return amax, 0
+}
+
+// symFit0Go is the first round of a symmetric fit: from the element m of
+// largest magnitude (signedMax) it measures the candidates t[c] =
+// numer[c]/m as symFitGo does, after adding up sxx = Σ(wx)x in order, and
+// returns sxx and the largest magnitude in stats.
+func symFit0Go(x, w []float32, k int, numer *lanes, neg, pos float32, d, score, sqq *lanes, stats *[2]float32) {
+	amax, m := signedMax(x)
+	w = w[:len(x)]
+	var sxx float32
+	for i, v := range x {
+		sxx += w[i] * v * v
+	}
+	stats[0], stats[1] = sxx, amax
+	var t lanes
+	for c := range k {
+		t[c] = numer[c] / m
+	}
+	symFitGo(x, w, k, &t, neg, pos, d, score, sqq)
+}
+
+// tableFit0Go is symFit0Go for table values (tableFitGo).
+func tableFit0Go(x, w []float32, k int, numer *lanes, tab *table, d, score, sqq *lanes, stats *[2]float32) {
+	amax, m := signedMax(x)
+	w = w[:len(x)]
+	var sxx float32
+	for i, v := range x {
+		sxx += w[i] * v * v
+	}
+	stats[0], stats[1] = sxx, amax
+	var t lanes
+	for c := range k {
+		t[c] = numer[c] / m
+	}
+	tableFitGo(x, w, k, &t, tab, d, score, sqq)
+}
+
+// tableFitGo is symFitGo for the table values q = tab.v[tab.index(t·x)].
+func tableFitGo(x, w []float32, k int, t *lanes, tab *table, d, score, sqq *lanes) {
+	w = w[:len(x)]
+	for c := range k {
+		var a, b float32
+		for i, v := range x {
+			q := tab.v[tab.index(t[c]*v)]
+			wq := w[i] * q
+			a += wq * v
+			b += wq * q
+		}
+		d[c], sqq[c] = a/b, b
+		if b > 0 {
+			score[c] = a * a / b
+		} else {
+			score[c] = float32(math.Inf(-1))
+		}
+	}
+}
+
+// tableErrsGo sets e[c], for each candidate c < k with scale d[c] and
+// inverse id[c], to the error Σ w·(x − d·q)² with the table values
+// q = tab.v[tab.index(x·id)].
+func tableErrsGo(x, w []float32, k int, d, id *lanes, tab *table, e *lanes) {
+	w = w[:len(x)]
+	for c := range k {
+		var s float32
+		for i, v := range x {
+			r := v - d[c]*tab.v[tab.index(id[c]*v)]
+			s += w[i] * r * r
+		}
+		e[c] = s
+	}
+}
+
+// The final codes of a block: each element's code under its sub-block's
+// stored scale, the sub-blocks being len(x)/k long for k of them (16, 32 or
+// 256 elements). A NaN element is coded as 0; an infinity clamps.
+
+// affineCodesGo sets codes[i] to clamp(round((v−m)·id), 0, n) with
+// v = x[i] (NaN read as 0) and m, id = mi[2j], mi[2j+1] of its sub-block j.
+func affineCodesGo(x, mi []float32, n float32, codes []uint8) {
+	sub := len(x) / (len(mi) / 2)
+	for i, v := range x[:len(codes)] {
+		j := i / sub
+		codes[i] = uint8(clampRoundPass((storeX(v)-mi[2*j])*mi[2*j+1], 0, n))
+	}
+}
+
+// symCodesGo sets codes[i] to clamp(round(v·id), −neg, pos) + neg with
+// v = x[i] (NaN read as 0) and id = ids[j] of its sub-block j.
+func symCodesGo(x, ids []float32, neg, pos float32, codes []uint8) {
+	sub := len(x) / len(ids)
+	for i, v := range x[:len(codes)] {
+		codes[i] = uint8(clampRoundPass(storeX(v)*ids[i/sub], -neg, pos) + neg)
+	}
+}
+
+// tableCodesGo sets codes[i] to the table index tab.index(v·id) with
+// v = x[i] (NaN read as 0) and id = ids[j] of its sub-block j.
+func tableCodesGo(x, ids []float32, tab *table, codes []uint8) {
+	sub := len(x) / len(ids)
+	for i, v := range x[:len(codes)] {
+		codes[i] = uint8(tab.index(storeX(v) * ids[i/sub]))
+	}
+}

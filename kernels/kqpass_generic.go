@@ -1,0 +1,47 @@
+//go:build !amd64 || purego
+
+package kernels
+
+func affineFit(x, w []float32, k int, t, o *lanes, st *affineStats, d, m, e, sqq, sq *lanes) {
+	affineFitGo(x, w, k, t, o, st, d, m, e, sqq, sq)
+}
+
+func affineErrs(x, w []float32, k int, d, m, id *lanes, n float32, e *lanes) {
+	affineErrsGo(x, w, k, d, m, id, n, e)
+}
+
+func symFit(x, w []float32, k int, t *lanes, neg, pos float32, d, score, sqq *lanes) {
+	symFitGo(x, w, k, t, neg, pos, d, score, sqq)
+}
+
+func symErrs(x, w []float32, k int, d, id *lanes, neg, pos float32, e *lanes) {
+	symErrsGo(x, w, k, d, id, neg, pos, e)
+}
+
+func tableFit(x, w []float32, k int, t *lanes, tab *table, d, score, sqq *lanes) {
+	tableFitGo(x, w, k, t, tab, d, score, sqq)
+}
+
+func tableErrs(x, w []float32, k int, d, id *lanes, tab *table, e *lanes) {
+	tableErrsGo(x, w, k, d, id, tab, e)
+}
+
+func affineCodes(x, mi []float32, n float32, codes []uint8) { affineCodesGo(x, mi, n, codes) }
+
+func symCodes(x, ids []float32, neg, pos float32, codes []uint8) {
+	symCodesGo(x, ids, neg, pos, codes)
+}
+
+func tableCodes(x, ids []float32, tab *table, codes []uint8) { tableCodesGo(x, ids, tab, codes) }
+
+func affineFit0(x, w []float32, k int, nd, shift *lanes, st *affineStats, lohi *[2]float32, d, m, e, sqq, sq *lanes) {
+	affineFit0Go(x, w, k, nd, shift, st, lohi, d, m, e, sqq, sq)
+}
+
+func symFit0(x, w []float32, k int, numer *lanes, neg, pos float32, d, score, sqq *lanes, stats *[2]float32) {
+	symFit0Go(x, w, k, numer, neg, pos, d, score, sqq, stats)
+}
+
+func tableFit0(x, w []float32, k int, numer *lanes, tab *table, d, score, sqq *lanes, stats *[2]float32) {
+	tableFit0Go(x, w, k, numer, tab, d, score, sqq, stats)
+}

@@ -1,0 +1,608 @@
+package kernels
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+)
+
+// The quantizers of ggml's K-quant, legacy and IQ4 blocks. Each takes rows
+// of float32 values and, optionally, an importance vector imp: one weight
+// per column, len(imp) the row length (a multiple of the block), the rows
+// being len(src)/len(imp). Element i then weighs imp[i % len(imp)] in the
+// squared error the searches minimise; a nil imp weighs every element 1.
+// NaN, infinite and negative weights count as 0, and a sub-block whose
+// weights are all 0 is fitted as if they were all 1. NaN and infinite
+// elements weigh 0 in the fits; a NaN is stored as the code nearest 0 and
+// an infinity as the extreme code of its sign.
+
+// checkImp panics unless imp is nil or a row length dividing n elements
+// into whole rows of whole blocks.
+func checkImp(kernel string, n, block int, imp []float32) {
+	if imp == nil {
+		return
+	}
+	if len(imp) == 0 || len(imp)%block != 0 || n%len(imp) != 0 {
+		panic(fmt.Sprintf("kernels: %s: an importance vector of %d for %d elements: want a row length that is a multiple of %d and divides them",
+			kernel, len(imp), n, block))
+	}
+}
+
+// impAt returns the importance of the n elements from element off of a
+// tensor whose rows have len(imp) elements, or nil for a nil imp.
+func impAt(imp []float32, off, n int) []float32 {
+	if imp == nil {
+		return nil
+	}
+	o := off % len(imp)
+	return imp[o : o+n]
+}
+
+// kqScratch is the per-call scratch of the quantizers.
+type kqScratch struct {
+	xs, ws [QKK]float32 // the block's finite values and weights
+	q      [QKK]uint8   // stored codes
+	fl     fitLanes     // the fits' candidates
+}
+
+// prep fills s.xs with src (non-finite values as 0) and s.ws with the
+// weights of its elements, sub-block by sub-block of sub elements, and
+// returns both, len(src) long.
+func (s *kqScratch) prep(src, imp []float32, sub int) (xs, ws []float32) {
+	if imp == nil {
+		clean := true
+		for _, v := range src {
+			clean = clean && finite(v)
+		}
+		if clean { // the usual case: the elements as they are, weights 1
+			return src, unitWeights[:len(src)]
+		}
+	}
+	xs, ws = s.xs[:len(src)], s.ws[:len(src)]
+	for i, v := range src {
+		w := float32(1)
+		if imp != nil {
+			w = imp[i]
+			if !(w > 0) || !finite(w) {
+				w = 0
+			}
+		}
+		if !finite(v) {
+			v, w = 0, 0
+		}
+		xs[i], ws[i] = v, w
+	}
+	for o := 0; o < len(src); o += sub {
+		var sum float32
+		for _, w := range ws[o : o+sub] {
+			sum += w
+		}
+		if !(sum > 0) || !finite(sum) {
+			for i := o; i < o+sub; i++ {
+				ws[i] = 1
+			}
+		}
+	}
+	return xs, ws
+}
+
+// unitWeights weighs every element of a block 1.
+var unitWeights = func() (w [QKK]float32) {
+	for i := range w {
+		w[i] = 1
+	}
+	return w
+}()
+
+// storeX returns the value the final codes are computed from: the element
+// itself, with a NaN as 0.
+func storeX(v float32) float32 {
+	if v != v {
+		return 0
+	}
+	return v
+}
+
+// f16Round returns the float16 code of v (nearest even, saturating to
+// ±65504, a NaN as 0) and its value.
+func f16Round(v float32) (uint16, float32) {
+	if v != v {
+		v = 0
+	}
+	h := float32ToFloat16(v, true)
+	return h, float16To32(h)
+}
+
+// neighbours returns the integers below and above v (both round(v) when v
+// is an integer), clamped to [lo, hi]; v = NaN gives lo.
+func neighbours(v, lo, hi float32) (a, b float32) {
+	if !(v >= lo) {
+		return lo, lo
+	}
+	if v > hi {
+		return hi, hi
+	}
+	f := rnd(v)
+	if f > v {
+		f--
+	}
+	return f, min(f+1, hi)
+}
+
+// inv returns 1/d, or 0 for d = 0.
+func inv(d float32) float32 {
+	if d == 0 {
+		return 0
+	}
+	return 1 / d
+}
+
+// The searches of each type, and the levels superScale tries for the
+// largest sub-block scale.
+var (
+	searchQ4K   = affine{n: 15, deltas: levelsFrom(-1, 0.25, 8), shifts: []float32{0.5}, minBelow: true, refine: 0}
+	searchQ5K   = affine{n: 31, deltas: levelsFrom(-1, 0.25, 8), shifts: []float32{0.5}, minBelow: true, refine: 0}
+	searchQ2K   = affine{n: 3, deltas: levelsFrom(-0.9, 0.125, 16), minBelow: true, refine: 0}
+	searchQ41   = affine{n: 15, deltas: levelsFrom(-1, 0.25, 8), shifts: []float32{0.5}, refine: 1, local: []float32{0.98, 0.99, 1, 1.01, 1.02}, offs: []float32{-0.25, 0, 0.25}}
+	searchQ51   = affine{n: 31, deltas: levelsFrom(-1, 0.25, 8), shifts: []float32{0.5}, refine: 1, local: []float32{0.98, 0.99, 1, 1.01, 1.02}, offs: []float32{-0.25, 0, 0.25}}
+	searchQ3K   = symmetric{neg: 4, pos: 3, deltas: levelsFrom(-0.9, 0.15, 13), posDelta: levelsFrom(-0.5, 0.5, 3), refine: 0}
+	searchQ6K   = symmetric{neg: 32, pos: 31, deltas: levelsFrom(-1, 0.125, 15), posDelta: []float32{0}, refine: 0}
+	searchQ50   = symmetric{neg: 16, pos: 15, deltas: levelsFrom(-1, 0.125, 15), posDelta: []float32{0}, refine: 1, local: []float32{0.97, 0.98, 0.99, 1, 1.01, 1.02, 1.03}}
+	searchIQ4   = newTable(IQ4NLValues, levelsFrom(-7, 1, 15), []float32{0}, 1, []float32{0.97, 0.98, 0.99, 1, 1.01, 1.02, 1.03})
+	searchIQ4XS = newTable(IQ4NLValues, levelsFrom(-7, 1, 15), []float32{0}, 0, nil)
+
+	levels63  = levelsFrom(63, -1, 4)
+	levels15  = levelsFrom(15, -0.5, 7)
+	levels32  = append(levelsFrom(-32, 0.5, 5), levelsFrom(31, -0.5, 3)...)
+	levels128 = append(levelsFrom(-128, 1, 4), levelsFrom(127, -1, 2)...)
+)
+
+func init() {
+	for _, a := range []*affine{&searchQ4K, &searchQ5K, &searchQ2K, &searchQ41, &searchQ51} {
+		a.init()
+	}
+	for _, s := range []*symmetric{&searchQ3K, &searchQ6K, &searchQ50} {
+		s.init()
+	}
+}
+
+// quantBlocks runs quant on every block of bs elements and bb bytes.
+func quantBlocks(kernel string, dst []byte, src, imp []float32, bs, bb int,
+	quant func(y []byte, x, imp []float32, s *kqScratch)) {
+	nb := checkBlocksOf(kernel, len(src), bs, len(dst), bb)
+	checkImp(kernel, len(src), bs, imp)
+	var s kqScratch
+	for b := range nb {
+		quant(dst[b*bb:(b+1)*bb], src[b*bs:(b+1)*bs], impAt(imp, b*bs, bs), &s)
+	}
+}
+
+// QuantizeQ4_K quantizes src, rows of len(imp) values or, with a nil imp,
+// any whole number of super-blocks of 256, into Q4_K blocks of 144 bytes in
+// dst (len(src)/256·144 bytes at least). See DequantizeQ4_K for the layout.
+func QuantizeQ4_K(dst []byte, src, imp []float32) {
+	quantBlocks("QuantizeQ4_K", dst, src, imp, QKK, Q4_KBlockBytes, func(y []byte, x, imp []float32, s *kqScratch) {
+		quantK45(y, x, imp, s, &searchQ4K)
+	})
+}
+
+// QuantizeQ5_K quantizes src into Q5_K blocks of 176 bytes, as QuantizeQ4_K.
+func QuantizeQ5_K(dst []byte, src, imp []float32) {
+	quantBlocks("QuantizeQ5_K", dst, src, imp, QKK, Q5_KBlockBytes, func(y []byte, x, imp []float32, s *kqScratch) {
+		quantK45(y, x, imp, s, &searchQ5K)
+	})
+}
+
+// quantK45 quantizes one Q4_K (search.n = 15) or Q5_K (31) super-block: 8
+// sub-blocks of 32 with 6-bit scales and mins under float16 d and dmin.
+func quantK45(y []byte, x, imp []float32, s *kqScratch, search *affine) {
+	xs, ws := s.prep(x, imp, 32)
+	n := search.n
+	var sc, mn, as, am [8]float32
+	var fits [8]fit
+	for j := range 8 {
+		f := search.fitWith(xs[32*j:32*j+32], ws[32*j:32*j+32], &s.fl)
+		fits[j] = f
+		sc[j], mn[j], as[j], am[j] = f.d, -f.m, f.cqq, f.cw
+	}
+	hd, D := f16Round(superScale(sc[:], as[:], 0, 63, levels63))
+	hm, Dm := f16Round(superScale(mn[:], am[:], 0, 63, levels63))
+	var ls, lm [8]uint8
+	var mi [16]float32
+	for j := range 8 {
+		xj, wj := xs[32*j:32*j+32], ws[32*j:32*j+32]
+		l, m := pickAffine(xj, wj, fits[j], D, Dm, 63, n)
+		ls[j], lm[j] = uint8(l), uint8(m)
+		mi[2*j], mi[2*j+1] = -(Dm * m), inv(D*l)
+	}
+	affineCodes(x, mi[:], n, s.q[:QKK])
+	binary.LittleEndian.PutUint16(y[0:], hd)
+	binary.LittleEndian.PutUint16(y[2:], hm)
+	putKScales(y[4:16], &ls, &lm)
+	if n == 15 {
+		for c := range 4 {
+			for l := range 32 {
+				y[16+32*c+l] = s.q[64*c+l] | s.q[64*c+32+l]<<4
+			}
+		}
+		return
+	}
+	qh := y[16:48]
+	clear(qh)
+	for c := range 4 {
+		for l := range 32 {
+			lo, hi := s.q[64*c+l], s.q[64*c+32+l]
+			qh[l] |= (lo>>4)<<(2*c) | (hi>>4)<<(2*c+1)
+			y[48+32*c+l] = lo&15 | (hi&15)<<4
+		}
+	}
+}
+
+// pickAffine returns the integer scale l and min m in [0, top] of a
+// sub-block with fit f (scale f.d, offset f.m = −min) under the
+// super-block scales D and Dm: of the integers next to f.d/D and −f.m/Dm,
+// and one further out on each side, the pair with the least error (the
+// first in this order on ties).
+func pickAffine(x, w []float32, f fit, D, Dm, top, n float32) (l, m float32) {
+	l0, l1 := neighbours(f.d*inv(D), 0, top)
+	m0, m1 := neighbours(-f.m*inv(Dm), 0, top)
+	ls := [4]float32{l0, l1, max(l0-1, 0), min(l1+1, top)}
+	ms := [4]float32{m0, m1, max(m0-1, 0), min(m1+1, top)}
+	var d, mv, id, e lanes
+	for i, a := range ls {
+		da := D * a
+		ida := inv(da)
+		for j, b := range ms {
+			c := 4*i + j
+			d[c], mv[c], id[c] = da, -(Dm * b), ida
+		}
+	}
+	affineErrs(x, w, 16, &d, &mv, &id, n, &e)
+	best := 0
+	for c := 1; c < 16; c++ {
+		if e[c] < e[best] {
+			best = c
+		}
+	}
+	return ls[best/4], ms[best%4]
+}
+
+// pickSym returns the integer scale l in [lo, hi] of a sub-block of codes
+// −neg..pos (or, with tab, of table values) with fitted scale sc under the
+// super-block scale D: of the integers next to sc/D, the one with the least
+// error (the lower on ties).
+func pickSym(x, w []float32, sc, D, lo, hi, neg, pos float32, tab *table) float32 {
+	l0, l1 := neighbours(sc*inv(D), lo, hi)
+	if l0 == l1 {
+		return l0
+	}
+	var d, id, e lanes
+	d[0], d[1] = D*l0, D*l1
+	id[0], id[1] = inv(d[0]), inv(d[1])
+	if tab != nil {
+		tableErrs(x, w, 2, &d, &id, tab, &e)
+	} else {
+		symErrs(x, w, 2, &d, &id, neg, pos, &e)
+	}
+	if e[1] < e[0] {
+		return l1
+	}
+	return l0
+}
+
+// putKScales packs the 6-bit scales and mins of Q4_K and Q5_K (see
+// kScaleMin).
+func putKScales(sc []byte, ls, lm *[8]uint8) {
+	for j := range 4 {
+		sc[j] = ls[j] | (ls[j+4]>>4)<<6
+		sc[j+4] = lm[j] | (lm[j+4]>>4)<<6
+		sc[j+8] = ls[j+4]&15 | (lm[j+4]&15)<<4
+	}
+}
+
+// QuantizeQ2_K quantizes src into Q2_K blocks of 84 bytes, as QuantizeQ4_K.
+// See DequantizeQ2_K for the layout.
+func QuantizeQ2_K(dst []byte, src, imp []float32) {
+	quantBlocks("QuantizeQ2_K", dst, src, imp, QKK, Q2_KBlockBytes, quantQ2K)
+}
+
+// quantQ2K quantizes one Q2_K super-block: 16 sub-blocks of 16 with 4-bit
+// scales and mins under float16 d and dmin.
+func quantQ2K(y []byte, x, imp []float32, s *kqScratch) {
+	xs, ws := s.prep(x, imp, 16)
+	var sc, mn, as, am [16]float32
+	var fits [16]fit
+	for j := range 16 {
+		f := searchQ2K.fitWith(xs[16*j:16*j+16], ws[16*j:16*j+16], &s.fl)
+		fits[j] = f
+		sc[j], mn[j], as[j], am[j] = f.d, -f.m, f.cqq, f.cw
+	}
+	hd, D := f16Round(superScale(sc[:], as[:], 0, 15, levels15))
+	hm, Dm := f16Round(superScale(mn[:], am[:], 0, 15, levels15))
+	var mi [32]float32
+	for j := range 16 {
+		xj, wj := xs[16*j:16*j+16], ws[16*j:16*j+16]
+		l, m := pickAffine(xj, wj, fits[j], D, Dm, 15, 3)
+		y[j] = uint8(l) | uint8(m)<<4
+		mi[2*j], mi[2*j+1] = -(Dm * m), inv(D*l)
+	}
+	affineCodes(x, mi[:], 3, s.q[:QKK])
+	for h := range 2 {
+		for l := range 32 {
+			e := 128*h + l
+			y[16+32*h+l] = s.q[e] | s.q[e+32]<<2 | s.q[e+64]<<4 | s.q[e+96]<<6
+		}
+	}
+	binary.LittleEndian.PutUint16(y[80:], hd)
+	binary.LittleEndian.PutUint16(y[82:], hm)
+}
+
+// QuantizeQ3_K quantizes src into Q3_K blocks of 110 bytes, as QuantizeQ4_K.
+// See DequantizeQ3_K for the layout.
+func QuantizeQ3_K(dst []byte, src, imp []float32) {
+	quantBlocks("QuantizeQ3_K", dst, src, imp, QKK, Q3_KBlockBytes, quantQ3K)
+}
+
+// quantQ3K quantizes one Q3_K super-block: 16 sub-blocks of 16, codes
+// −4..3, signed 6-bit scales −32..31 under a float16 d.
+func quantQ3K(y []byte, x, imp []float32, s *kqScratch) {
+	xs, ws := s.prep(x, imp, 16)
+	var sc, as [16]float32
+	for j := range 16 {
+		f := searchQ3K.fit(xs[16*j:16*j+16], ws[16*j:16*j+16])
+		sc[j], as[j] = f.d, f.cqq
+	}
+	hd, D := f16Round(superScale(sc[:], as[:], -32, 31, levels32))
+	clear(y[:110])
+	var ids [16]float32
+	for j := range 16 {
+		xj, wj := xs[16*j:16*j+16], ws[16*j:16*j+16]
+		l := pickSym(xj, wj, sc[j], D, -32, 31, 4, 3, nil)
+		v := uint8(int(l) + 32)
+		y[96+j%8] |= (v & 15) << (4 * (j / 8))
+		y[96+8+j%4] |= (v >> 4) << (2 * (j / 4))
+		ids[j] = inv(D * l)
+	}
+	symCodes(x, ids[:], 4, 3, s.q[:QKK])
+	for h := range 2 {
+		for k := range 4 {
+			q := s.q[128*h+32*k : 128*h+32*k+32]
+			lo := y[32+32*h : 64+32*h]
+			for l, c := range q {
+				lo[l] |= (c & 3) << (2 * k)
+				y[l] |= (c >> 2) << (4*h + k)
+			}
+		}
+	}
+	binary.LittleEndian.PutUint16(y[108:], hd)
+}
+
+// QuantizeQ6_K quantizes src into Q6_K blocks of 210 bytes, as QuantizeQ4_K.
+// See DequantizeQ6_K for the layout.
+func QuantizeQ6_K(dst []byte, src, imp []float32) {
+	quantBlocks("QuantizeQ6_K", dst, src, imp, QKK, Q6_KBlockBytes, quantQ6K)
+}
+
+// quantQ6K quantizes one Q6_K super-block: 16 sub-blocks of 16, codes
+// −32..31, int8 scales under a float16 d.
+func quantQ6K(y []byte, x, imp []float32, s *kqScratch) {
+	xs, ws := s.prep(x, imp, 16)
+	var sc, as [16]float32
+	for j := range 16 {
+		f := searchQ6K.fit(xs[16*j:16*j+16], ws[16*j:16*j+16])
+		sc[j], as[j] = f.d, f.cqq
+	}
+	hd, D := f16Round(superScale(sc[:], as[:], -128, 127, levels128))
+	clear(y[:210])
+	var ids [16]float32
+	for j := range 16 {
+		xj, wj := xs[16*j:16*j+16], ws[16*j:16*j+16]
+		l := pickSym(xj, wj, sc[j], D, -128, 127, 32, 31, nil)
+		y[192+j] = byte(int8(l))
+		ids[j] = inv(D * l)
+	}
+	symCodes(x, ids[:], 32, 31, s.q[:QKK])
+	for h := range 2 {
+		for k := range 4 {
+			q := s.q[128*h+32*k : 128*h+32*k+32]
+			ql := y[64*h+32*(k%2) : 64*h+32*(k%2)+32]
+			qh := y[128+32*h : 160+32*h]
+			for l, c := range q {
+				ql[l] |= (c & 15) << (4 * (k / 2))
+				qh[l] |= (c >> 4) << (2 * k)
+			}
+		}
+	}
+	binary.LittleEndian.PutUint16(y[208:], hd)
+}
+
+// QuantizeQ8_K quantizes src into Q8_K blocks of 292 bytes, as
+// QuantizeQ4_K: per super-block a float32 scale d, codes −127..127 and the
+// sums of each 16 codes. See DequantizeQ8_K for the layout.
+func QuantizeQ8_K(dst []byte, src, imp []float32) {
+	quantBlocks("QuantizeQ8_K", dst, src, imp, QKK, Q8_KBlockBytes, quantQ8K)
+}
+
+// quantQ8K quantizes one Q8_K super-block.
+func quantQ8K(y []byte, x, imp []float32, s *kqScratch) {
+	xs, ws := s.prep(x, imp, QKK)
+	d := fitQ8K(xs, ws)
+	binary.LittleEndian.PutUint32(y, math.Float32bits(d))
+	id := inv(d)
+	for j := range 16 {
+		var sum int
+		for i := 16 * j; i < 16*j+16; i++ {
+			q := int(clampRound(storeX(x[i])*id, -127, 127))
+			y[4+i] = byte(int8(q))
+			sum += q
+		}
+		binary.LittleEndian.PutUint16(y[260+2*j:], uint16(int16(sum)))
+	}
+}
+
+// QuantizeIQ4XS quantizes src into IQ4_XS blocks of 136 bytes, as
+// QuantizeQ4_K. See DequantizeIQ4XS for the layout.
+func QuantizeIQ4XS(dst []byte, src, imp []float32) {
+	quantBlocks("QuantizeIQ4XS", dst, src, imp, QKK, IQ4_XSBlockBytes, quantIQ4XS)
+}
+
+// quantIQ4XS quantizes one IQ4_XS super-block: 8 sub-blocks of 32 table
+// indices, signed 6-bit scales −32..31 under a float16 d.
+func quantIQ4XS(y []byte, x, imp []float32, s *kqScratch) {
+	xs, ws := s.prep(x, imp, 32)
+	t := searchIQ4XS
+	var sc, as [8]float32
+	for j := range 8 {
+		f := t.fit(xs[32*j:32*j+32], ws[32*j:32*j+32])
+		sc[j], as[j] = f.d, f.cqq
+	}
+	hd, D := f16Round(superScale(sc[:], as[:], -32, 31, levels32))
+	clear(y[:136])
+	var sh uint16
+	var ids [8]float32
+	for j := range 8 {
+		xj, wj := xs[32*j:32*j+32], ws[32*j:32*j+32]
+		l := pickSym(xj, wj, sc[j], D, -32, 31, 0, 0, t)
+		v := uint8(int(l) + 32)
+		y[4+j/2] |= (v & 15) << (4 * (j % 2))
+		sh |= uint16(v>>4) << (2 * j)
+		ids[j] = inv(D * l)
+	}
+	tableCodes(x, ids[:], t, s.q[:QKK])
+	for j := range 8 {
+		splitNibbles(y[8+16*j:8+16*j+16], s.q[32*j:32*j+32])
+	}
+	binary.LittleEndian.PutUint16(y[0:], hd)
+	binary.LittleEndian.PutUint16(y[2:], sh)
+}
+
+// splitNibbles packs 32 4-bit codes in ggml's split order: byte j holds
+// code j in its low nibble and code j+16 in its high nibble.
+func splitNibbles(y []byte, q []uint8) {
+	for j := range 16 {
+		y[j] = q[j] | q[j+16]<<4
+	}
+}
+
+// QuantizeIQ4NL quantizes src into IQ4_NL blocks of 18 bytes (a float16 d,
+// then 16 bytes of table indices), as QuantizeQ4_K with blocks of 32.
+func QuantizeIQ4NL(dst []byte, src, imp []float32) {
+	quantBlocks("QuantizeIQ4NL", dst, src, imp, GGMLBlock, IQ4NLBlockBytes, quantIQ4NL)
+}
+
+// quantIQ4NL quantizes one IQ4_NL block.
+func quantIQ4NL(y []byte, x, imp []float32, s *kqScratch) {
+	xs, ws := s.prep(x, imp, 32)
+	f := searchIQ4.fit(xs, ws)
+	hd, d := f16Round(f.d)
+	binary.LittleEndian.PutUint16(y, hd)
+	ids := [1]float32{inv(d)}
+	tableCodes(x, ids[:], searchIQ4, s.q[:32])
+	splitNibbles(y[2:18], s.q[:32])
+}
+
+// QuantizeQ4_1 quantizes src into Q4_1 blocks of 20 bytes (float16 d and
+// m, 16 bytes of codes), as QuantizeQ4_K with blocks of 32.
+func QuantizeQ4_1(dst []byte, src, imp []float32) {
+	quantBlocks("QuantizeQ4_1", dst, src, imp, GGMLBlock, Q4_1BlockBytes, func(y []byte, x, imp []float32, s *kqScratch) {
+		quantLegacyAffine(y, x, imp, s, &searchQ41)
+	})
+}
+
+// QuantizeQ5_1 quantizes src into Q5_1 blocks of 24 bytes, as QuantizeQ4_1.
+func QuantizeQ5_1(dst []byte, src, imp []float32) {
+	quantBlocks("QuantizeQ5_1", dst, src, imp, GGMLBlock, Q5_1BlockBytes, func(y []byte, x, imp []float32, s *kqScratch) {
+		quantLegacyAffine(y, x, imp, s, &searchQ51)
+	})
+}
+
+// quantLegacyAffine quantizes one Q4_1 (search.n = 15) or Q5_1 (31) block.
+func quantLegacyAffine(y []byte, x, imp []float32, s *kqScratch, search *affine) {
+	xs, ws := s.prep(x, imp, 32)
+	f := search.fitWith(xs, ws, &s.fl)
+	hd, d := f16Round(f.d)
+	hm, m := f16Round(f.m)
+	binary.LittleEndian.PutUint16(y[0:], hd)
+	binary.LittleEndian.PutUint16(y[2:], hm)
+	mi := [2]float32{m, inv(d)}
+	affineCodes(x, mi[:], search.n, s.q[:32])
+	if search.n == 15 {
+		splitNibbles(y[4:20], s.q[:32])
+		return
+	}
+	putQ5(y[4:], s.q[:32])
+}
+
+// putQ5 writes 32 5-bit codes as the uint32 of fifth bits and 16 bytes of
+// low nibbles of Q5_0 and Q5_1.
+func putQ5(y []byte, q []uint8) {
+	var qh uint32
+	for j := range 16 {
+		lo, hi := q[j], q[j+16]
+		y[4+j] = lo&15 | (hi&15)<<4
+		qh |= uint32(lo>>4)<<j | uint32(hi>>4)<<(j+16)
+	}
+	binary.LittleEndian.PutUint32(y, qh)
+}
+
+// QuantizeQ5_0 quantizes src into Q5_0 blocks of 22 bytes (a float16 d, the
+// fifth bits, 16 bytes of low nibbles), as QuantizeQ4_K with blocks of 32.
+func QuantizeQ5_0(dst []byte, src, imp []float32) {
+	quantBlocks("QuantizeQ5_0", dst, src, imp, GGMLBlock, Q5_0BlockBytes, quantQ5_0)
+}
+
+// quantQ5_0 quantizes one Q5_0 block.
+func quantQ5_0(y []byte, x, imp []float32, s *kqScratch) {
+	xs, ws := s.prep(x, imp, 32)
+	f := searchQ50.fit(xs, ws)
+	hd, d := f16Round(f.d)
+	binary.LittleEndian.PutUint16(y, hd)
+	ids := [1]float32{inv(d)}
+	symCodes(x, ids[:], 16, 15, s.q[:32])
+	putQ5(y[2:], s.q[:32])
+}
+
+// fitQ8K returns the scale of a Q8_K super-block: the candidates
+// t = 127+δ over the element of largest magnitude, each refitted by least
+// squares, with float64 sums (at 40 dB and more, float32 sums over 256
+// elements blur the differences between candidates).
+func fitQ8K(x, w []float32) float32 {
+	var amax, m float32
+	var sxx float64
+	for i, v := range x {
+		if a := abs32(v); a > amax {
+			amax, m = a, v
+		}
+		sxx += float64(w[i]) * float64(v) * float64(v)
+	}
+	if amax < groupEps {
+		return 0
+	}
+	var best float64
+	var d float32
+	try := func(t float32) {
+		var sxq, sqq float64
+		for i, v := range x {
+			q := float64(clampRound(t*v, -127, 127))
+			wq := float64(w[i]) * q
+			sxq += wq * float64(v)
+			sqq += wq * q
+		}
+		if sqq > 0 && sxq*sxq > best*sqq {
+			best, d = sxq*sxq/sqq, float32(sxq/sqq)
+		}
+	}
+	for _, dl := range [...]float32{-1, -0.5, 0, 0.5, 1} {
+		try((127 + dl) / m)
+	}
+	for range 2 {
+		if d == 0 {
+			break
+		}
+		try(1 / d)
+	}
+	if !finite(d) {
+		return 0
+	}
+	return d
+}

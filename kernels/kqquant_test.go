@@ -1,0 +1,260 @@
+package kernels
+
+import (
+	"encoding/binary"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// kqCodec is one block type's quantizer and dequantizer.
+type kqCodec struct {
+	name      string
+	block     int
+	bytes     int
+	quant     func(dst []byte, src, imp []float32)
+	dequant   func(dst []float32, src []byte)
+	minSQNR   float64 // on Gaussian data, without importance
+	zeroValue bool    // a zero block decodes to exact zeros
+}
+
+var kqCodecs = []kqCodec{
+	{"Q2_K", QKK, Q2_KBlockBytes, QuantizeQ2_K, DequantizeQ2_K, 11, true},
+	{"Q3_K", QKK, Q3_KBlockBytes, QuantizeQ3_K, DequantizeQ3_K, 16, true},
+	{"Q4_K", QKK, Q4_KBlockBytes, QuantizeQ4_K, DequantizeQ4_K, 22, true},
+	{"Q5_K", QKK, Q5_KBlockBytes, QuantizeQ5_K, DequantizeQ5_K, 28, true},
+	{"Q6_K", QKK, Q6_KBlockBytes, QuantizeQ6_K, DequantizeQ6_K, 34, true},
+	{"Q8_K", QKK, Q8_KBlockBytes, QuantizeQ8_K, DequantizeQ8_K, 40, true},
+	{"IQ4_XS", QKK, IQ4_XSBlockBytes, QuantizeIQ4XS, DequantizeIQ4XS, 21, true},
+	{"IQ4_NL", GGMLBlock, IQ4NLBlockBytes, QuantizeIQ4NL, DequantizeIQ4NL, 21, true},
+	{"Q4_1", GGMLBlock, Q4_1BlockBytes, QuantizeQ4_1, DequantizeQ4_1, 22, true},
+	{"Q5_0", GGMLBlock, Q5_0BlockBytes, QuantizeQ5_0, DequantizeQ5_0, 26, true},
+	{"Q5_1", GGMLBlock, Q5_1BlockBytes, QuantizeQ5_1, DequantizeQ5_1, 28, true},
+}
+
+// sqnr returns 10·log10(Σ w x² / Σ w (y−x)²) with w[i % len(w)] (nil: 1).
+func sqnr(x, y, w []float32) float64 {
+	var s, e float64
+	for i, v := range x {
+		c := 1.0
+		if w != nil {
+			c = float64(w[i%len(w)])
+		}
+		d := float64(y[i]) - float64(v)
+		s += c * float64(v) * float64(v)
+		e += c * d * d
+	}
+	return 10 * math.Log10(s/e)
+}
+
+func gaussian(rng *rand.Rand, n int, sigma float64) []float32 {
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = float32(rng.NormFloat64() * sigma)
+	}
+	return x
+}
+
+func roundTrip(c kqCodec, x, imp []float32) []float32 {
+	b := make([]byte, len(x)/c.block*c.bytes)
+	c.quant(b, x, imp)
+	y := make([]float32, len(x))
+	c.dequant(y, b)
+	return y
+}
+
+// TestKQuantSQNR checks each quantizer's signal-to-noise ratio on Gaussian
+// data against a floor a little below what the format's bits allow.
+func TestKQuantSQNR(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	x := gaussian(rng, 16*QKK, 0.02)
+	for _, c := range kqCodecs {
+		got := sqnr(x, roundTrip(c, x, nil), nil)
+		assert.Greater(t, got, c.minSQNR, c.name)
+	}
+}
+
+// TestKQuantImportance checks that weighting a few columns heavily lowers
+// their error: the importance-weighted SQNR beats the unweighted
+// quantizer's, measured with the same weights.
+func TestKQuantImportance(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	const cols = 512
+	x := gaussian(rng, 8*cols, 1)
+	imp := make([]float32, cols)
+	for i := range imp {
+		imp[i] = float32(math.Exp(2 * rng.NormFloat64()))
+	}
+	for _, c := range kqCodecs {
+		plain := sqnr(x, roundTrip(c, x, nil), imp)
+		weighted := sqnr(x, roundTrip(c, x, imp), imp)
+		assert.Greater(t, weighted, plain, c.name)
+	}
+}
+
+// TestKQuantExact quantizes blocks that hold only values the format
+// represents exactly and requires them back exactly: every element is an
+// integer multiple k·s of one step s, k a random code of the type, each
+// sub-block holding the lowest and the highest code, and s is a power of
+// two times the level the super-block's largest sub-block scale takes (so
+// the float16 super-block scale is exact).
+func TestKQuantExact(t *testing.T) {
+	cases := map[string]struct {
+		lo, hi int     // the codes, relative to the step
+		step   float32 // the step s
+	}{
+		"Q2_K": {0, 3, 15.0 / 128}, "Q3_K": {-4, 3, 32.0 / 128}, "Q4_K": {0, 15, 63.0 / 128},
+		"Q5_K": {0, 31, 63.0 / 128}, "Q6_K": {-32, 31, 128.0 / 512}, "Q8_K": {-127, 127, 0.125},
+		"Q4_1": {0, 15, 0.125}, "Q5_0": {-16, 15, 0.125}, "Q5_1": {0, 31, 0.125},
+	}
+	rng := rand.New(rand.NewPCG(11, 12))
+	for _, c := range kqCodecs {
+		x := make([]float32, 2*QKK)
+		if tc, ok := cases[c.name]; ok {
+			for i := range x {
+				k := tc.lo + rng.IntN(tc.hi-tc.lo+1)
+				switch i % 16 {
+				case 0:
+					k = tc.lo
+				case 1:
+					k = tc.hi
+				}
+				x[i] = float32(k) * tc.step
+			}
+		} else { // IQ4_NL and IQ4_XS: the table's values times 2^-3
+			for i := range x {
+				k := rng.IntN(16)
+				switch i % 16 {
+				case 0:
+					k = 0
+				case 1:
+					k = 15
+				}
+				x[i] = float32(IQ4NLValues[k]) * 0.125
+			}
+		}
+		y := roundTrip(c, x, nil)
+		for i := range x {
+			require.Equal(t, x[i], y[i], "%s element %d", c.name, i)
+		}
+	}
+}
+
+// TestKQuantSpecialValues quantizes blocks with NaN, infinite and zero
+// elements and bad importance weights: nothing panics, no decoded value is
+// NaN, an all-zero block decodes to zeros, +Inf and −Inf decode to the
+// largest and smallest value of their sub-block, and a NaN element
+// (weighing nothing, as a 0 of weight 0 does) is stored as the code of 0.
+func TestKQuantSpecialValues(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	x := gaussian(rng, 4*QKK, 1)
+	nan, inf := float32(math.NaN()), float32(math.Inf(1))
+	x[3], x[300], x[301] = nan, inf, -inf
+	for i := 2 * QKK; i < 3*QKK; i++ {
+		x[i] = 0 // an all-zero super-block
+	}
+	imp := make([]float32, 2*QKK)
+	for i := range imp {
+		imp[i] = 1
+	}
+	imp[0], imp[1], imp[2], imp[3] = nan, -1, inf, 0
+	for i := 32; i < 64; i++ {
+		imp[i] = 0 // a sub-block of zero weights
+	}
+	zeroed := append([]float32(nil), x...)
+	zeroed[3] = 0
+	for _, c := range kqCodecs {
+		for _, w := range [][]float32{nil, imp} {
+			y := roundTrip(c, x, w)
+			for i, v := range y {
+				require.False(t, v != v, "%s element %d is NaN", c.name, i)
+			}
+			for i := 2 * QKK; i < 3*QKK; i++ {
+				require.Zero(t, y[i], "%s element %d of a zero block", c.name, i)
+			}
+			sub := 256 + 32 // the sub-block of 16 holding elements 300 and 301
+			for _, v := range y[sub : sub+16] {
+				assert.GreaterOrEqual(t, y[300], v, "%s +Inf", c.name)
+				assert.LessOrEqual(t, y[301], v, "%s -Inf", c.name)
+			}
+		}
+		b1 := make([]byte, len(x)/c.block*c.bytes)
+		b2 := make([]byte, len(b1))
+		c.quant(b1, x, imp)
+		c.quant(b2, zeroed, imp)
+		assert.Equal(t, b2[:c.bytes], b1[:c.bytes], "%s: a NaN of weight 0 is stored as a 0 of weight 0", c.name)
+	}
+}
+
+// TestQ8_KSums checks the sums of each 16 codes of a Q8_K block.
+func TestQ8_KSums(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	x := gaussian(rng, 2*QKK, 3)
+	b := make([]byte, 2*Q8_KBlockBytes)
+	QuantizeQ8_K(b, x, nil)
+	for blk := range 2 {
+		y := b[blk*Q8_KBlockBytes:]
+		for j := range 16 {
+			sum := 0
+			for i := range 16 {
+				sum += int(int8(y[4+16*j+i]))
+			}
+			assert.Equal(t, int16(sum), int16(binary.LittleEndian.Uint16(y[260+2*j:])))
+		}
+	}
+}
+
+func TestKQuantPanicsOnMisuse(t *testing.T) {
+	x := make([]float32, QKK)
+	assert.Panics(t, func() { QuantizeQ4_K(make([]byte, 143), x, nil) })
+	assert.Panics(t, func() { QuantizeQ4_K(make([]byte, 144), x[:255], nil) })
+	assert.Panics(t, func() { QuantizeQ4_K(make([]byte, 144), x, make([]float32, 128)) })
+	assert.Panics(t, func() { QuantizeIQ4NL(make([]byte, 8*18), x, make([]float32, 48)) })
+	assert.NotPanics(t, func() { QuantizeQ6_K(nil, nil, nil) })
+	assert.NotPanics(t, func() { QuantizeQ4_1(make([]byte, 8*20), x, make([]float32, 64)) })
+}
+
+// FuzzKQuantize quantizes the fuzzer's bytes, read as float32 values (and,
+// when the input is long enough, its first row's worth as importance
+// weights), with every quantizer: nothing panics, finite input decodes to
+// no NaN, and quantizing again gives the same bytes.
+func FuzzKQuantize(f *testing.F) {
+	f.Add(bytesOf(1, -2, 0.5, float32(math.NaN()), float32(math.Inf(1)), 3e38, -1e-40))
+	f.Add(make([]byte, 4*QKK*2))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		vals := floatsOf(data)
+		src := make([]float32, (len(vals)+QKK-1)/QKK*QKK)
+		copy(src, vals)
+		var imp []float32
+		if len(vals) >= 2*QKK {
+			imp = vals[:QKK]
+			src = src[:len(src)/QKK*QKK]
+		}
+		finiteIn := true
+		for _, v := range src {
+			finiteIn = finiteIn && finite(v)
+		}
+		for _, c := range kqCodecs {
+			b := make([]byte, len(src)/c.block*c.bytes)
+			c.quant(b, src, imp)
+			b2 := make([]byte, len(b))
+			c.quant(b2, src, imp)
+			if string(b) != string(b2) {
+				t.Fatalf("%s: two runs differ", c.name)
+			}
+			y := make([]float32, len(src))
+			c.dequant(y, b)
+			if !finiteIn {
+				continue
+			}
+			for i, v := range y {
+				if v != v && abs32(src[i]) < 1e30 {
+					t.Fatalf("%s: element %d (%v) decodes to NaN", c.name, i, src[i])
+				}
+			}
+		}
+	})
+}
