@@ -52,6 +52,15 @@ type Options struct {
 	// of every M along Axis; Scores or Norms rank as sparsity.NM does, and
 	// Mask is another way to give Keep. Dense datatypes ignore it.
 	Pruning sparsity.Options
+	// Importance, when not nil, weights each element's squared error by
+	// the importance of its column (its index along the last axis), as
+	// llama.cpp's importance matrix does: one non-negative value per column,
+	// or, for a stack of matrices such as a mixture of experts' weight
+	// [experts, rows, columns], one such vector per matrix, matrix after
+	// matrix. Only casts that search for their scales use it (the GGUF
+	// K-quant and IQ4 quantizers of the gguf layout); tcast's datatypes
+	// take their scales by rule and ignore it.
+	Importance []float32
 }
 
 // FirstAxis is the Options.Axis value that names axis 0 (the zero value of

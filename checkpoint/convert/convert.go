@@ -40,7 +40,9 @@ import (
 	"github.com/tensorcast-go/tensorcast/internal/atomicfile"
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/gguf"
+	"github.com/tensorcast-go/tensorcast/checkpoint/ggufmix"
 	"github.com/tensorcast-go/tensorcast/checkpoint/ggufmodel"
+	"github.com/tensorcast-go/tensorcast/checkpoint/imatrix"
 	"github.com/tensorcast-go/tensorcast/checkpoint/layout"
 	"github.com/tensorcast-go/tensorcast/checkpoint/load"
 	"github.com/tensorcast-go/tensorcast/checkpoint/safetensors"
@@ -102,6 +104,32 @@ type Options struct {
 	// GGUFPre names the llama.cpp pre-tokenizer of a byte-level BPE
 	// tokenizer that ggufmodel does not recognise from tokenizer.json.
 	GGUFPre string
+	// GGUFMix, when not the zero Mix, gives GGUF output llama-quantize's
+	// per-tensor types for that mix (package ggufmix): each tensor's ggml
+	// type and the reason for it come from the mix's rules (by the
+	// tensor's output name and shape, the model's layer and head counts),
+	// a row length the type's block does not divide falls back to a type
+	// that fits, and general.file_type is the mix's. DataType is then
+	// optional: when both are set (a name that is a mix and a type, such
+	// as q8_0 or q4_k, an alias of Q4_K_M), the mix applies to a llama.cpp
+	// model file (a known architecture, or a GGUF input with one) and
+	// DataType to generic GGUF output.
+	GGUFMix ggufmix.Mix
+	// GGUFPure gives every weight the mix quantizes the mix's base type
+	// (with the row-length fallback), as llama-quantize --pure.
+	GGUFPure bool
+	// TypeFor overrides the type of GGUF output tensors by name (-type-for
+	// RE=TYPE; the first match wins). With a mix they apply to the tensors
+	// the mix quantizes, before the row-length fallback; without one, to
+	// the weights cast, whose rows the type's block must divide.
+	TypeFor []ggufmix.Override
+	// Imatrix, when set, gives each weight cast to a GGUF type whose
+	// quantizer searches (the K-quants, IQ4_NL, IQ4_XS, Q4_1, Q5_0, Q5_1)
+	// its importance vector, found by its output name; a weight the matrix
+	// has no entry for is quantized without one, and the report says so
+	// (TensorResult.Importance). The output gets llama-quantize's
+	// quantize.imatrix.* keys.
+	Imatrix *imatrix.Imatrix
 }
 
 // Rewrite returns a Rename function that applies each rule in turn: a
@@ -146,16 +174,26 @@ type TensorResult struct {
 	// Note says why a tensor was kept, or that a cast of a quantized source
 	// is exact.
 	Note string `json:"note,omitempty"`
+	// Reason says why a GGUF mix (or a -type-for rule) gave the tensor its
+	// type.
+	Reason string `json:"type_reason,omitempty"`
+	// Importance says what became of the tensor's importance vector when an
+	// importance matrix was given (ImportanceUsed, ImportanceMissing, ...).
+	Importance string `json:"importance,omitempty"`
 }
 
 func (r *TensorResult) setErrors(e Errors) { r.SQNR, r.MaxAbsErr, r.Lost = e.SQNR, e.MaxAbs, e.Lost }
 
 // Result is the report of a conversion.
 type Result struct {
-	Input    string         `json:"input"`
-	Output   string         `json:"output"`
-	Layout   string         `json:"layout"`
-	DataType string         `json:"datatype"`
+	Input    string `json:"input"`
+	Output   string `json:"output"`
+	Layout   string `json:"layout"`
+	DataType string `json:"datatype"`
+	// Mix is the GGUF mix that chose the tensors' types, "" for none.
+	Mix string `json:"gguf_mix,omitempty"`
+	// Imatrix is the importance matrix file given, "" for none.
+	Imatrix  string         `json:"imatrix,omitempty"`
 	Tensors  []TensorResult `json:"tensors"`
 	BytesIn  int64          `json:"bytes_in"`
 	BytesOut int64          `json:"bytes_out"`
@@ -222,6 +260,10 @@ type decision struct {
 	xform ggufmodel.Transform
 	f32   bool
 	data  []byte
+	// For GGUF output: the mix's choice for the tensor (nil without a mix)
+	// and the importance vector its quantizer takes (nil for none).
+	mix *ggufmix.Decision
+	imp []float32
 }
 
 // plan decides every tensor and declares the output.
@@ -246,6 +288,8 @@ type plan struct {
 	model   *ggufmodel.Model
 	ggufKV  []gguf.KV
 	dropped []TensorResult // input tensors the model file leaves out
+	// mixed reports that Options.GGUFMix chooses the types (mixApplies).
+	mixed bool
 }
 
 // storedBits is what a cast weight of the given shape costs per value in the
@@ -281,6 +325,7 @@ func (p *plan) decide(d *decision) error {
 		return nil
 	}
 	rank := len(info.Shape)
+	var dt *tcast.DataType
 	switch {
 	case !info.Float:
 		return keep("not a float tensor")
@@ -288,6 +333,11 @@ func (p *plan) decide(d *decision) error {
 		return keep("excluded")
 	case rank == 0:
 		return keep("a scalar")
+	case p.mixed:
+		var err error
+		if dt, err = p.decideMix(d, keep); dt == nil {
+			return err
+		}
 	case included:
 	case rank < 2:
 		return keep("fewer than 2 dimensions")
@@ -298,7 +348,15 @@ func (p *plan) decide(d *decision) error {
 	if !ok {
 		return keep(fmt.Sprintf("-axis %d is out of range for rank %d", opts.Axis, rank))
 	}
-	dt := p.dataTypeOf(info)
+	if dt == nil {
+		dt = p.dataTypeOf(info)
+		if len(opts.TypeFor) > 0 && p.lay.Container() == layout.GGUF {
+			var err error
+			if dt, err = p.overrideType(d, dt); err != nil {
+				return err
+			}
+		}
+	}
 	d.dt = dt
 	d.shape, d.swap = info.Shape, false
 	if t, ok := p.lay.(layout.Transposer); ok && rank >= 2 && t.Transposed(info.Name, rank) {
@@ -318,7 +376,7 @@ func (p *plan) decide(d *decision) error {
 	// it costs; and GGUF's plain element types (f32, f16, bf16) are what the
 	// file is asked to hold, whatever the source's width.
 	plain := p.lay.Container() == layout.GGUF && dt.Spec() == nil
-	if bits, src := desc.BitsPerValue(), sourceBits(info); bits >= src && !included && !p.pruned && !plain {
+	if bits, src := desc.BitsPerValue(), sourceBits(info); bits >= src && !included && !p.pruned && !plain && !p.mixed {
 		return keep(fmt.Sprintf("%s costs %.3g bits per value on this shape, no fewer than the source's %.3g", dt.Name(), bits, src))
 	}
 	specs, meta, err := p.lay.Specs(info.Name, d.shape, dt, axis)
@@ -326,7 +384,7 @@ func (p *plan) decide(d *decision) error {
 		return keep(err.Error())
 	}
 	d.cast, d.specs, d.meta = true, specs, meta
-	return nil
+	return p.importance(d)
 }
 
 // dataTypeOf returns the datatype tensor info is cast to: Options.DataType,
@@ -349,6 +407,9 @@ func (p *plan) dataTypeOf(info *load.Info) *tcast.DataType {
 // for pruning without one the datatypes the weights were cast to (from
 // their sources), comma-separated.
 func (p *plan) dataTypeName() string {
+	if p.mixed {
+		return p.opts.GGUFMix.String()
+	}
 	if p.opts.DataType != nil {
 		return p.opts.DataType.Name()
 	}
@@ -404,9 +465,23 @@ func newPlan(in *load.Checkpoint, opts *Options) (*plan, error) {
 			return nil, err
 		}
 	}
+	p.mixed = p.mixApplies()
+	if p.mixed && opts.Include != nil {
+		return nil, fmt.Errorf("-include does not apply to the %s mix, whose rules choose the tensors to quantize: name types with -type-for RE=TYPE", opts.GGUFMix)
+	}
+	if (opts.GGUFPure || len(opts.TypeFor) > 0) && p.lay.Container() != layout.GGUF {
+		return nil, fmt.Errorf("-type-for and -gguf-pure choose GGUF types: they need -layout gguf, not %s", p.lay.Name())
+	}
+	if opts.GGUFPure && !p.mixed {
+		return nil, errors.New("-gguf-pure applies to a GGUF mix: this output is generic GGUF, where the datatype already goes to every cast weight")
+	}
+	if opts.Imatrix != nil && p.lay.Container() != layout.GGUF {
+		return nil, fmt.Errorf("-imatrix weights the GGUF quantizers' error: it needs -layout gguf (the %s layout's datatypes choose their scales by rule)", p.lay.Name())
+	}
 	seen := map[string]string{}
 	why := map[string]int{}
 	renamed := map[string]string{}
+	var ds []*decision
 	for _, info := range in.Tensors() {
 		d := &decision{info: info, source: info.Name}
 		if p.model != nil {
@@ -431,6 +506,14 @@ func newPlan(in *load.Checkpoint, opts *Options) (*plan, error) {
 		if d.info.Name != info.Name {
 			renamed[d.info.Name] = info.Name
 		}
+		ds = append(ds, d)
+	}
+	if p.mixed {
+		if err := p.planMix(ds); err != nil {
+			return nil, err
+		}
+	}
+	for _, d := range ds {
 		if err := p.add(d, seen, why); err != nil {
 			return nil, err
 		}
@@ -574,7 +657,7 @@ func Convert(inPath, out string, opts Options) (*Result, error) {
 		opts.Layout, _ = layout.Get("tcast")
 	}
 	_, pruned := layout.PruningOf(opts.Layout)
-	if opts.DataType == nil && !pruned {
+	if opts.DataType == nil && !pruned && opts.GGUFMix.IsZero() {
 		return nil, errors.New("no datatype to cast to")
 	}
 	if opts.Workers <= 0 {
@@ -586,11 +669,23 @@ func Convert(inPath, out string, opts Options) (*Result, error) {
 			return nil, err
 		}
 	}
-	if c, ok := lay.(layout.Caster); ok && opts.DataType != nil {
+	probe := opts.DataType
+	if !opts.GGUFMix.IsZero() {
+		if lay.Container() != layout.GGUF {
+			return nil, fmt.Errorf("the %s mix is a GGUF mix: it needs -layout gguf, not %s", opts.GGUFMix, lay.Name())
+		}
+		if probe == nil {
+			var err error
+			if probe, err = layout.DataType(lay, strings.ToLower(opts.GGUFMix.Base().String())); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if c, ok := lay.(layout.Caster); ok && probe != nil {
 		// The layout's own quantizer refuses options it cannot honour
 		// (GGUF's Q8_0 has no scale modes): say so before reading anything.
 		// One row of 256, a whole block of every layout's types.
-		if _, err := c.Cast(make([]float32, 256), []int{1, 256}, opts.DataType, &tcast.Options{Form: tcast.Actual, Mode: opts.Mode}); err != nil {
+		if _, err := c.Cast(make([]float32, 256), []int{1, 256}, probe, &tcast.Options{Form: tcast.Actual, Mode: opts.Mode}); err != nil {
 			return nil, err
 		}
 	}
@@ -634,13 +729,19 @@ func Convert(inPath, out string, opts Options) (*Result, error) {
 	if isDir {
 		weightPath = filepath.Join(stage.Path(), fileName(lay))
 	}
-	sink, err := newSink(lay.Container(), weightPath, p.specs, p.meta, p.ggufKV, opts.ShardSize)
+	sink, err := newSink(lay.Container(), weightPath, p.specs, p.meta, p.ggufKV, p.tailKV(), opts.ShardSize)
 	if err != nil {
 		return nil, err
 	}
 	defer sink.Abort()
 
 	res := &Result{Input: inPath, Output: dest, Layout: lay.Name(), DataType: p.dataTypeName()}
+	if p.mixed {
+		res.Mix = opts.GGUFMix.String()
+	}
+	if opts.Imatrix != nil {
+		res.Imatrix = opts.Imatrix.Path
+	}
 	for _, d := range p.tensors {
 		res.BytesIn += d.info.Size
 	}
@@ -817,7 +918,7 @@ func (p *plan) run(d *decision) ([]layout.Tensor, error) {
 	if d.swap {
 		x, _ = layout.TransposeLast2(x, d.info.Shape)
 	}
-	copts := tcast.Options{Form: tcast.Actual, Axis: p.opts.Axis, Mode: p.opts.Mode}
+	copts := tcast.Options{Form: tcast.Actual, Axis: p.opts.Axis, Mode: p.opts.Mode, Importance: d.imp}
 	if s := d.dt.Spec(); p.opts.Pruning != nil && s != nil && s.IsSparse() {
 		if copts.Pruning, err = p.opts.Pruning(d.info.Name, d.shape); err != nil {
 			return nil, err

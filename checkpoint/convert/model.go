@@ -111,6 +111,9 @@ func (p *plan) finishModel() error {
 			break
 		}
 	}
+	if p.mixed {
+		ft = int(p.opts.GGUFMix.FileType())
+	}
 	p.ggufKV = p.model.KV(ggufmodel.KVOptions{Name: filepath.Base(p.in.Dir()), FileType: ft})
 	xf := map[string]ggufmodel.Transform{}
 	for _, d := range p.tensors {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/gguf"
 	"github.com/tensorcast-go/tensorcast/checkpoint/layout"
@@ -33,9 +34,9 @@ var wrapSink func(sink) sink
 
 // newSink starts writing specs at path: a file, or (shardSize > 0) shards in
 // path's directory.
-func newSink(c layout.Container, path string, specs []layout.Spec, meta map[string]string, kv []gguf.KV, shardSize int64) (sink, error) {
+func newSink(c layout.Container, path string, specs []layout.Spec, meta map[string]string, kv, tail []gguf.KV, shardSize int64) (sink, error) {
 	if c == layout.GGUF {
-		return newGGUFSink(path, specs, meta, kv)
+		return newGGUFSink(path, specs, meta, kv, tail)
 	}
 	ss := make([]safetensors.TensorSpec, len(specs))
 	for i, s := range specs {
@@ -69,8 +70,9 @@ func (ggufSink) PatchMetadata(map[string]string) error {
 
 // newGGUFSink starts a GGUF file: the typed metadata kv (a llama.cpp
 // model's, or a GGUF input's), or else general.architecture and
-// general.name from meta; then the toolkit's own keys from meta.
-func newGGUFSink(path string, specs []layout.Spec, meta map[string]string, kv []gguf.KV) (sink, error) {
+// general.name from meta; then the typed metadata tail; then the toolkit's
+// own keys from meta.
+func newGGUFSink(path string, specs []layout.Spec, meta map[string]string, kv, tail []gguf.KV) (sink, error) {
 	var w gguf.Writer
 	var kvs [][2]string
 	if kv == nil {
@@ -78,9 +80,9 @@ func newGGUFSink(path string, specs []layout.Spec, meta map[string]string, kv []
 		if a := meta["general.architecture"]; a != "" {
 			arch = a
 		}
-		kvs = [][2]string{{"general.architecture", arch}, {"general.name", meta["general.name"]}}
+		kv = []gguf.KV{{Key: "general.architecture", Value: gguf.String(arch)}, {Key: "general.name", Value: gguf.String(meta["general.name"])}}
 	}
-	for _, p := range kv {
+	for _, p := range append(slices.Clip(kv), tail...) {
 		if err := w.AddKV(p.Key, p.Value); err != nil {
 			return nil, err
 		}

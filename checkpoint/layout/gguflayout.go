@@ -471,10 +471,73 @@ func (l ggufLayout) Cast(x []float32, shape []int, dt *tcast.DataType, opts *tca
 	if len(x) != n {
 		return nil, fmt.Errorf("layout gguf: shape %v holds %d elements, but x has %d", shape, n, len(x))
 	}
+	imp, err := ggufImportance(o.Importance, shape, typ)
+	if err != nil {
+		return nil, err
+	}
 	size, _ := typ.Size(int64(n))
 	blocks := make([]byte, size)
-	ggmlQuantize(typ, blocks, x)
+	imp.quantize(typ, blocks, x, 0)
 	return ggufTensorOf(dt, typ, shape, blocks), nil
+}
+
+// GGUFImportance reports whether the gguf layout's quantizer of type t
+// weights its error by tcast.Options.Importance (Q2_K..Q6_K, Q8_K, Q4_1,
+// Q5_0, Q5_1, IQ4_NL and IQ4_XS, which search for their scales). The
+// others ignore it: Q8_0 and Q4_0 (ggml's reference quantizers), MXFP4
+// and the plain floats.
+func GGUFImportance(t gguf.Type) bool {
+	_, ok := ggufKindByType(t)
+	return ok && t != gguf.TypeQ8_0 && t != gguf.TypeQ4_0
+}
+
+// ggufImp is an importance option checked against a weight: vectors of
+// rowLen values, vector v for rows [v·rowsPer, (v+1)·rowsPer).
+type ggufImp struct {
+	v       []float32
+	rowLen  int
+	rowsPer int
+}
+
+// ggufImportance checks the importance option imp of a weight of the given
+// shape cast to block type typ. A type that takes no importance ignores it.
+func ggufImportance(imp []float32, shape []int, typ gguf.Type) (ggufImp, error) {
+	if imp == nil || !GGUFImportance(typ) || len(shape) == 0 {
+		return ggufImp{}, nil
+	}
+	rowLen := shape[len(shape)-1]
+	n, ok := elements(shape)
+	if !ok || rowLen <= 0 || n == 0 {
+		return ggufImp{}, nil // the caller reports the shape
+	}
+	rows := n / rowLen
+	if len(imp) == 0 || len(imp)%rowLen != 0 || rows%(len(imp)/rowLen) != 0 {
+		return ggufImp{}, fmt.Errorf("layout gguf: an importance vector of %d values for shape %v: want %d per column of each matrix (a multiple of %d dividing the %d rows)",
+			len(imp), shape, rowLen, rowLen, rows)
+	}
+	for i, w := range imp {
+		if !(w >= 0) || math.IsInf(float64(w), 1) {
+			return ggufImp{}, fmt.Errorf("layout gguf: importance value %d is %v, not a finite non-negative number", i, w)
+		}
+	}
+	return ggufImp{v: imp, rowLen: rowLen, rowsPer: rows / (len(imp) / rowLen)}, nil
+}
+
+// quantize writes x, whole rows starting at row r0 of the weight, as the
+// blocks dst of block type typ, with each row's importance vector.
+func (im ggufImp) quantize(typ gguf.Type, dst []byte, x []float32, r0 int) {
+	if im.v == nil {
+		ggmlQuantize(typ, dst, x, nil)
+		return
+	}
+	rows := len(x) / im.rowLen
+	rowBytes, _ := typ.Size(int64(im.rowLen))
+	for r := 0; r < rows; {
+		v := (r0 + r) / im.rowsPer
+		end := min(rows, (v+1)*im.rowsPer-r0)
+		ggmlQuantize(typ, dst[int64(r)*rowBytes:int64(end)*rowBytes], x[r*im.rowLen:end*im.rowLen], im.v[v*im.rowLen:(v+1)*im.rowLen])
+		r = end
+	}
 }
 
 // ggmlOptions reports whether o leaves the scales and rounding to ggml's
@@ -487,8 +550,9 @@ func ggmlOptions(o *tcast.Options) bool {
 
 // ggmlQuantize writes x, whole rows, as the blocks dst of block type typ:
 // Q8_0 and Q4_0 with ggml's reference quantizers, MXFP4 with
-// gguf.QuantizeMXFP4, the others with gguf.Quantize (no importance).
-func ggmlQuantize(typ gguf.Type, dst []byte, x []float32) {
+// gguf.QuantizeMXFP4, the others with gguf.Quantize and the importance
+// vector imp of the rows' columns (nil: none).
+func ggmlQuantize(typ gguf.Type, dst []byte, x, imp []float32) {
 	switch typ {
 	case gguf.TypeQ8_0:
 		gguf.QuantizeQ8_0(dst, x)
@@ -497,7 +561,7 @@ func ggmlQuantize(typ gguf.Type, dst []byte, x []float32) {
 	case gguf.TypeMXFP4:
 		gguf.QuantizeMXFP4(dst, x)
 	default:
-		if err := gguf.Quantize(typ, dst, x, nil); err != nil {
+		if err := gguf.Quantize(typ, dst, x, imp); err != nil {
 			panic(err) // the callers pass whole blocks of a type with a quantizer
 		}
 	}

@@ -265,6 +265,7 @@ type ggufStream struct {
 	rows   int
 	rowLen int
 	bits   float64
+	imp    ggufImp // tcast.Options.Importance, checked
 }
 
 // Stream streams every weight of a block type whose cast the gguf
@@ -317,6 +318,9 @@ func (l ggufLayout) Stream(name string, shape []int, dt *tcast.DataType, opts *t
 		if !ggmlOptions(&o) {
 			return nil, false, nil // Cast refuses these
 		}
+		if s.imp, err = ggufImportance(o.Importance, shape, s.typ); err != nil {
+			return nil, false, err
+		}
 	}
 	return s, true, nil
 }
@@ -347,7 +351,7 @@ func (s *ggufStream) CastRowsTo(out [][]byte, x []float32, r0 int, deq []float32
 		encodePlain(s.typ, out[0], x, deq)
 		return nil
 	}
-	ggmlQuantize(s.typ, out[0], x)
+	s.imp.quantize(s.typ, out[0], x, r0)
 	if deq != nil {
 		if s.typ == gguf.TypeMXFP4 {
 			gguf.DequantizeMXFP4(deq, out[0])

@@ -10,12 +10,15 @@ import (
 	"os"
 	"regexp"
 	"runtime/debug"
+	"sort"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/convert"
+	"github.com/tensorcast-go/tensorcast/checkpoint/ggufmix"
+	"github.com/tensorcast-go/tensorcast/checkpoint/imatrix"
 	"github.com/tensorcast-go/tensorcast/checkpoint/layout"
 	"github.com/tensorcast-go/tensorcast/checkpoint/npy"
 	"github.com/tensorcast-go/tensorcast/scale"
@@ -47,6 +50,14 @@ const convertUsage = "tcast convert IN -dtype NAME -o OUT [-layout LAYOUT] [-inc
 	"becomes the model file llama.cpp runs: GGUF tensor names (token_embd.weight, blk.N.attn_q.weight, ...),\n" +
 	"the architecture's hyper-parameters and the tokenizer from tokenizer.json and tokenizer_config.json;\n" +
 	"a value llama.cpp needs and the input lacks is an error naming it (docs/GGUF.md).\n\n" +
+	"With -layout gguf, -dtype also names llama-quantize's mixes (Q4_K_M, Q4_K_S, Q5_K_M, Q5_K_S, Q3_K_M,\n" +
+	"Q3_K_L, Q3_K_S, Q2_K, Q6_K, Q8_0, Q4_0, IQ4_NL, IQ4_XS, ..., any case): each tensor gets the type the\n" +
+	"mix's rules give it (more bits for attn_v and ffn_down in some layers, Q6_K for the output head, a\n" +
+	"type that fits rows not divisible by 256), shown with the reason in the report; general.file_type is\n" +
+	"the mix's. A name that is both a type and a mix (q8_0, q6_k, q4_k) is the mix for a llama.cpp model\n" +
+	"file and the type for generic GGUF output. -type-for RE=TYPE overrides types by GGUF name, -gguf-pure\n" +
+	"gives every quantized weight the mix's base type, and -imatrix FILE (llama-imatrix's GGUF or .dat\n" +
+	"output) weights the error of the quantizers that search (K-quants, IQ4_NL, IQ4_XS, Q4_1, Q5_0, Q5_1).\n\n" +
 	"With -sparsity N:M the weights are pruned to N kept of every M along their input axis. The tcast\n" +
 	"layout stores an N:M datatype (the tile counts kept values). compressed-tensors prunes, then casts\n" +
 	"the dense datatype, and stores the mask as -sparsity-format says: sparse-24-bitmask (the default for\n" +
@@ -76,6 +87,10 @@ func runConvert(args []string, stdout, stderr io.Writer) error {
 	sparseFormat := fs.String("sparsity-format", "", "how -layout compressed-tensors stores pruned weights: `FORMAT` dense, sparse-bitmask or sparse-24-bitmask (default: sparse-24-bitmask for 2:4, sparse-bitmask otherwise)")
 	ggufGeneric := fs.Bool("gguf-generic", false, "with -layout gguf, keep the input's tensor names and write no llama.cpp model metadata (general.architecture tcast)")
 	ggufPre := fs.String("gguf-pre", "", "with -layout gguf, the llama.cpp pre-tokenizer `NAME` (llama-bpe, qwen2, gpt-2, ...) of a byte-level BPE tokenizer.json it does not recognise")
+	var typeFor ggufmix.Overrides
+	fs.Var(&typeFor, "type-for", "with -layout gguf, give tensors whose GGUF name matches `RE=TYPE` that type (repeatable; the first match wins; e.g. ffn_down=q6_k)")
+	imPath := fs.String("imatrix", "", "with -layout gguf, llama.cpp's importance matrix `FILE` (GGUF or legacy .dat) weighting the quantizers' error")
+	pure := fs.Bool("gguf-pure", false, "with a GGUF mix, give every weight it quantizes the mix's base type (llama-quantize --pure)")
 	prof := addProfileFlags(fs)
 	var renames renameFlag
 	fs.Var(&renames, "rename", "rename output tensors: `RE=REPL` replaces matches of RE with REPL (repeatable; e.g. to fit GGUF's 63-byte names)")
@@ -89,7 +104,8 @@ func runConvert(args []string, stdout, stderr io.Writer) error {
 	if *out == "" {
 		return usagef("-o is required")
 	}
-	opts := convert.Options{Axis: cliAxis(*axis), Workers: *workers, Force: *force, GGUFGeneric: *ggufGeneric, GGUFPre: *ggufPre}
+	opts := convert.Options{Axis: cliAxis(*axis), Workers: *workers, Force: *force, GGUFGeneric: *ggufGeneric, GGUFPre: *ggufPre,
+		GGUFPure: *pure, TypeFor: typeFor}
 	if opts.Layout, err = layout.Get(*lay); err != nil {
 		return usagef("-layout: %v", err)
 	}
@@ -103,8 +119,34 @@ func runConvert(args []string, stdout, stderr io.Writer) error {
 		return usagef("-dtype is required (or, with -layout compressed-tensors, -sparsity N:M to prune without quantizing)")
 	}
 	if *name != "" {
+		isGGUF := opts.Layout.Container() == layout.GGUF
+		if isGGUF {
+			opts.GGUFMix, _ = ggufmix.Lookup(*name)
+		}
 		if opts.DataType, err = layout.DataType(opts.Layout, *name); err != nil {
-			return usagef("-dtype: %s%s", strings.TrimPrefix(err.Error(), "tc"+"ast: "), dtypeHint(*name, *lay))
+			switch {
+			case !opts.GGUFMix.IsZero():
+				// A mix only (q4_k_m).
+			case isGGUF:
+				return usagef("-dtype: %s; or a mix: %s", strings.TrimPrefix(err.Error(), "tc"+"ast: "), mixNames())
+			default:
+				return usagef("-dtype: %s%s", strings.TrimPrefix(err.Error(), "tc"+"ast: "), dtypeHint(*name, *lay))
+			}
+		}
+	}
+	if opts.Layout.Container() != layout.GGUF {
+		for _, f := range []struct {
+			name string
+			set  bool
+		}{{"-type-for", len(typeFor) > 0}, {"-imatrix", *imPath != ""}, {"-gguf-pure", *pure}} {
+			if f.set {
+				return usagef("%s applies to GGUF output: add -layout gguf", f.name)
+			}
+		}
+	}
+	if *imPath != "" {
+		if opts.Imatrix, err = imatrix.Read(*imPath); err != nil {
+			return usagef("-imatrix: %v", err)
 		}
 	}
 	if *sparseFormat != "" && *sparse == "" {
@@ -220,6 +262,15 @@ func runConvert(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
+// mixNames lists the GGUF mixes -dtype takes.
+func mixNames() string {
+	var names []string
+	for _, m := range ggufmix.Mixes() {
+		names = append(names, m.String())
+	}
+	return strings.Join(names, ", ")
+}
+
 // renameFlag collects -rename RE=REPL rules.
 type renameFlag []convert.RenameRule
 
@@ -281,6 +332,9 @@ func dtypeHint(name, lay string) string {
 				}
 			}
 		}
+	}
+	if m, err := ggufmix.Lookup(name); err == nil && lay != "gguf" {
+		return fmt.Sprintf("; %s is a GGUF mix (llama-quantize's %s): add -layout gguf", name, m)
 	}
 	return ""
 }
@@ -350,15 +404,89 @@ func printReport(out io.Writer, r *convert.Result) {
 		} else {
 			kept++
 		}
-		note := strings.TrimPrefix(t.Note, "kept: ")
-		if t.Lost > 0 {
-			note = strings.TrimPrefix(note+fmt.Sprintf("; %d finite values became NaN or Inf", t.Lost), "; ")
+		var notes []string
+		for _, n := range []string{strings.TrimPrefix(t.Note, "kept: "), t.Reason} {
+			if n != "" {
+				notes = append(notes, n)
+			}
 		}
+		if t.Importance != "" {
+			notes = append(notes, "importance "+t.Importance)
+		}
+		if t.Lost > 0 {
+			notes = append(notes, fmt.Sprintf("%d finite values became NaN or Inf", t.Lost))
+		}
+		note := strings.Join(notes, "; ")
 		fmt.Fprintf(tw, "%s\t%v\t%s\t%.3f\t%s\t%s\t%s\n", t.Name, t.Shape, dt, t.Bits, sqnr, maxErr, note)
 	}
 	tw.Flush()
+	if r.Mix != "" || r.Imatrix != "" {
+		fmt.Fprintln(w, ggufSummary(r))
+	}
 	fmt.Fprintf(w, "%s → %s (%s layout, %s): %d tensors, %d cast, %d kept; %d bytes in, %d bytes out, ratio %.2f, %.2f s, %.3f GB/s\n",
 		r.Input, r.Output, r.Layout, r.DataType, len(r.Tensors), len(r.Tensors)-kept, kept, r.BytesIn, r.BytesOut, r.Ratio(), r.Seconds, r.GBps())
+}
+
+// ggufSummary counts the tensors of each type of a GGUF mix, and the
+// weights that had an importance vector.
+func ggufSummary(r *convert.Result) string {
+	count := map[string]int{}
+	var types []string
+	imp := map[string]int{}
+	var bits float64
+	var elems int64
+	for _, t := range r.Tensors {
+		typ := t.DataType
+		if typ == "" {
+			if strings.HasPrefix(t.Note, "dropped") {
+				continue
+			}
+			typ = "kept " + t.Source
+		}
+		if count[typ] == 0 {
+			types = append(types, typ)
+		}
+		count[typ]++
+		if t.Importance != "" {
+			imp[t.Importance]++
+		}
+		if t.DataType != "" {
+			n := int64(1)
+			for _, d := range t.Shape {
+				n *= int64(d)
+			}
+			bits += t.Bits * float64(n)
+			elems += n
+		}
+	}
+	sort.Slice(types, func(i, j int) bool {
+		return count[types[i]] > count[types[j]] || count[types[i]] == count[types[j]] && types[i] < types[j]
+	})
+	var b strings.Builder
+	if r.Mix != "" {
+		fmt.Fprintf(&b, "mix %s:", r.Mix)
+	} else {
+		b.WriteString("types:")
+	}
+	for i, typ := range types {
+		sep := ","
+		if i == 0 {
+			sep = ""
+		}
+		fmt.Fprintf(&b, "%s %d %s", sep, count[typ], typ)
+	}
+	if elems > 0 {
+		fmt.Fprintf(&b, "; %.3f bits per value over the cast weights", bits/float64(elems))
+	}
+	if r.Imatrix != "" {
+		fmt.Fprintf(&b, "\nimportance matrix %s: %d weights used it", r.Imatrix, imp[convert.ImportanceUsed])
+		for _, k := range []string{convert.ImportanceMissing, convert.ImportanceIgnored, convert.ImportanceUnused} {
+			if imp[k] > 0 {
+				fmt.Fprintf(&b, ", %d %s", imp[k], k)
+			}
+		}
+	}
+	return b.String()
 }
 
 // parseSize reads a byte count with an optional unit: B, KB, MB, GB, TB

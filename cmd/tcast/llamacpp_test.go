@@ -26,7 +26,7 @@ import (
 // Llama to.
 type llamaCase struct {
 	dtype string
-	typ   gguf.Type // of the 2-D weights
+	typ   gguf.Type // of blk.1.ffn_gate.weight (a mix gives some weights other types)
 	// maxErr bounds the RMS difference of the logits from the f32 file's,
 	// relative to the RMS of the f32 logits.
 	maxErr float64
@@ -36,18 +36,22 @@ type llamaCase struct {
 }
 
 // llamaRuntimeCases lists the files the runtime test loads. The first row,
-// f32, is the reference. Adding Q4_K_M once its codecs are merged is one row:
-//
-//	{dtype: "q4_k_m", typ: gguf.TypeQ4_K, maxErr: 0.1, closerThan: "q4_0"},
-//
+// f32, is the reference; q8_0, q4_0, q4_k_m, q6_k and iq4_nl are
+// llama-quantize's mixes of those names (the output head in Q6_K, ffn_down
+// and attn_v in more bits in some layers for Q4_K_M; ffn_down's rows of
+// 704 fall back from the K-quants to Q5_0 and Q8_0).
 // The bounds hold with room on the synth model (measured: f16 0.0015,
-// bf16 0.009, q8_0 0.027, q4_0 0.34; llama.cpp also rounds the activations
-// to the weights' type in its dot products).
+// bf16 0.009, q8_0 0.027, q6_k 0.077, q4_k_m 0.26, iq4_nl 0.28, q4_0 0.33;
+// llama.cpp also rounds the activations to the weights' type in its dot
+// products).
 var llamaRuntimeCases = []llamaCase{
 	{dtype: "f32", typ: gguf.TypeF32},
 	{dtype: "f16", typ: gguf.TypeF16, maxErr: 0.005, closerThan: "bf16"},
 	{dtype: "bf16", typ: gguf.TypeBF16, maxErr: 0.02, closerThan: "q8_0"},
-	{dtype: "q8_0", typ: gguf.TypeQ8_0, maxErr: 0.06, closerThan: "q4_0"},
+	{dtype: "q8_0", typ: gguf.TypeQ8_0, maxErr: 0.06, closerThan: "q6_k"},
+	{dtype: "q6_k", typ: gguf.TypeQ6_K, maxErr: 0.15, closerThan: "q4_k_m"},
+	{dtype: "q4_k_m", typ: gguf.TypeQ4_K, maxErr: 0.45, closerThan: "q4_0"},
+	{dtype: "iq4_nl", typ: gguf.TypeIQ4_NL, maxErr: 0.5, closerThan: "q4_0"},
 	{dtype: "q4_0", typ: gguf.TypeQ4_0, maxErr: 0.6},
 }
 
@@ -159,7 +163,7 @@ func llamaFiles(t *testing.T) map[string]string {
 		f, err := gguf.Open(out)
 		require.NoError(t, err)
 		assert.Equal(t, "llama", f.Architecture())
-		ti, ok := f.Tensor("blk.1.ffn_down.weight")
+		ti, ok := f.Tensor("blk.1.ffn_gate.weight")
 		require.True(t, ok)
 		assert.Equal(t, c.typ, ti.Type, c.dtype)
 		ti, ok = f.Tensor("blk.1.attn_norm.weight")

@@ -25,11 +25,11 @@ import (
 	"github.com/tensorcast-go/tensorcast/internal/ordered"
 )
 
-const synthUsage = "tcast synth -o FILE -layers L -hidden H [-dtype bf16|f16|f32] [-seed S] [-vocab V] [-arch llama] [-force]\n\n" +
+const synthUsage = "tcast synth -o FILE -layers L -hidden H [-intermediate I] [-dtype bf16|f16|f32] [-seed S] [-vocab V] [-arch llama] [-force]\n\n" +
 	"Writes a deterministic Llama-shaped checkpoint (Hugging Face names) to FILE and its config.json beside it:\n" +
 	"model.embed_tokens.weight [V,H]; per layer self_attn.{q,k,v,o}_proj [H,H], mlp.{gate,up}_proj [I,H],\n" +
 	"mlp.down_proj [H,I], input_layernorm and post_attention_layernorm [H]; model.norm [H]; lm_head [V,H];\n" +
-	"I is the multiple of 64 nearest 8H/3. Matrix entries are Student-t (4 degrees of freedom) over\n" +
+	"I is -intermediate, by default the multiple of 64 nearest 8H/3. Matrix entries are Student-t (4 degrees of freedom) over\n" +
 	"sqrt(fan_in), with 2 outlier input channels (columns) per matrix scaled by 20; norm weights are near 1.\n" +
 	"The same flags give the same bytes.\n\n" +
 	"-arch llama makes it a complete Llama model that llama.cpp runs once converted (tcast convert -layout gguf):\n" +
@@ -114,10 +114,9 @@ func synthIntermediate(h int) int {
 }
 
 // synthTensors lists the tensors of a synth checkpoint in a fixed order; the
-// key and value projections have kv rows. With gauss, matrix entries are
+// MLP is inter wide, the key and value projections have kv rows. With gauss, matrix entries are
 // Gaussian and no column is an outlier.
-func synthTensors(layers, hidden, kv, vocab int, seed uint64, gauss bool) []*synthTensor {
-	inter := synthIntermediate(hidden)
+func synthTensors(layers, hidden, inter, kv, vocab int, seed uint64, gauss bool) []*synthTensor {
 	var ts []*synthTensor
 	mat := func(name string, rows, cols int) {
 		ts = append(ts, &synthTensor{name: name, rows: rows, cols: cols})
@@ -287,6 +286,7 @@ func runSynth(args []string, stdout, stderr io.Writer) error {
 	out := fset.String("o", "", "output safetensors `FILE` (config.json is written beside it)")
 	layers := fset.Int("layers", 0, "number of transformer layers `L` (1.."+strconv.Itoa(synthMaxLayers)+")")
 	hidden := fset.Int("hidden", 0, "hidden size `H`: a multiple of 64, 64.."+strconv.Itoa(synthMaxHidden))
+	inter := fset.Int("intermediate", 0, "MLP width `I`: a multiple of 64 up to 4·"+strconv.Itoa(synthMaxHidden)+" (0: the multiple of 64 nearest 8H/3; real Llamas use multiples of 256, such as 5632 for H=2048 or 11008 for H=4096)")
 	dtName := fset.String("dtype", "bf16", "element type: bf16, f16 or f32 (rounded to nearest even from float32)")
 	seed := fset.Uint64("seed", 0, "seed `S` of the generator")
 	vocab := fset.Int("vocab", 32000, "vocabulary size `V` (1.."+strconv.Itoa(synthMaxVocab)+")")
@@ -308,12 +308,17 @@ func runSynth(args []string, stdout, stderr io.Writer) error {
 		return usagef("-layers %d: want 1..%d", *layers, synthMaxLayers)
 	case *hidden < 64 || *hidden > synthMaxHidden || *hidden%64 != 0:
 		return usagef("-hidden %d: want a multiple of 64 in 64..%d", *hidden, synthMaxHidden)
+	case *inter < 0 || *inter > 4*synthMaxHidden || *inter%64 != 0:
+		return usagef("-intermediate %d: want a multiple of 64 up to %d (or 0 for the default)", *inter, 4*synthMaxHidden)
 	case *vocab < 1 || *vocab > synthMaxVocab:
 		return usagef("-vocab %d: want 1..%d", *vocab, synthMaxVocab)
 	case !ok:
 		return usagef("-dtype %q: want bf16, f16 or f32", *dtName)
 	case *arch != "" && *arch != "llama":
 		return usagef("-arch %q: want llama (or no -arch)", *arch)
+	}
+	if *inter == 0 {
+		*inter = synthIntermediate(*hidden)
 	}
 	heads := *hidden / 64
 	kvHeads := heads
@@ -346,7 +351,7 @@ func runSynth(args []string, stdout, stderr io.Writer) error {
 	}
 
 	start := time.Now()
-	ts := synthTensors(*layers, *hidden, kvHeads*64, *vocab, *seed, tok != nil)
+	ts := synthTensors(*layers, *hidden, *inter, kvHeads*64, *vocab, *seed, tok != nil)
 	dt := dtInfo.dt
 	width := dt.BitSize() / 8
 	specs := make([]safetensors.TensorSpec, len(ts))
@@ -365,7 +370,7 @@ func runSynth(args []string, stdout, stderr io.Writer) error {
 	meta := map[string]string{
 		"format": "pt",
 		layout.KeySynth: fmt.Sprintf("layers=%d hidden=%d intermediate=%d vocab=%d dtype=%s seed=%d",
-			*layers, *hidden, synthIntermediate(*hidden), *vocab, dtInfo.torch, *seed) + map[bool]string{true: " arch=llama"}[tok != nil],
+			*layers, *hidden, *inter, *vocab, dtInfo.torch, *seed) + map[bool]string{true: " arch=llama"}[tok != nil],
 	}
 	w, err := safetensors.Create(*out, specs, meta)
 	if err != nil {
@@ -381,7 +386,7 @@ func runSynth(args []string, stdout, stderr io.Writer) error {
 
 	cfg := synthConfig{
 		Architectures: []string{"LlamaForCausalLM"}, ModelType: "llama",
-		HiddenSize: *hidden, IntermediateSize: synthIntermediate(*hidden), NumHiddenLayers: *layers,
+		HiddenSize: *hidden, IntermediateSize: *inter, NumHiddenLayers: *layers,
 		NumAttentionHeads: heads, NumKeyValueHeads: kvHeads, HeadDim: 64, VocabSize: *vocab,
 		MaxPositionEmbeddings: 2048, HiddenAct: "silu", RMSNormEps: 1e-5, RopeTheta: 10000,
 		TorchDType: dtInfo.torch, TcastSynthSeed: *seed,

@@ -43,6 +43,29 @@ func TestSynthIntermediate(t *testing.T) {
 	}
 }
 
+func TestSynthIntermediateFlag(t *testing.T) {
+	// -intermediate sets the MLP width of the tensors and of config.json.
+	dir := t.TempDir()
+	out, _ := synthTo(t, dir, "-layers", "1", "-hidden", "128", "-intermediate", "512", "-vocab", "8")
+	f, err := safetensors.Open(out)
+	require.NoError(t, err)
+	defer f.Close()
+	shapes := map[string][]int{}
+	for _, ti := range f.Tensors() {
+		shapes[ti.Name] = ti.Shape
+	}
+	assert.Equal(t, []int{512, 128}, shapes["model.layers.0.mlp.gate_proj.weight"])
+	assert.Equal(t, []int{512, 128}, shapes["model.layers.0.mlp.up_proj.weight"])
+	assert.Equal(t, []int{128, 512}, shapes["model.layers.0.mlp.down_proj.weight"])
+	b, err := os.ReadFile(filepath.Join(dir, "config.json"))
+	require.NoError(t, err)
+	var cfg struct {
+		Intermediate int `json:"intermediate_size"`
+	}
+	require.NoError(t, json.Unmarshal(b, &cfg))
+	assert.Equal(t, 512, cfg.Intermediate)
+}
+
 func TestSynthNamesShapesAndConfig(t *testing.T) {
 	dir := t.TempDir()
 	out, msg := synthTo(t, dir, "-layers", "2", "-hidden", "128", "-vocab", "300", "-dtype", "f16")
@@ -292,6 +315,8 @@ func TestSynthBadFlags(t *testing.T) {
 		{[]string{"-o", filepath.Join(dir, "model.npy"), "-layers", "1", "-hidden", "64"}, "name ending in .safetensors"},
 		{[]string{"-o", out, "-layers", "1", "-hidden", "64", "-arch", "qwen2"}, `-arch "qwen2"`},
 		{[]string{"-o", out, "-layers", "1", "-hidden", "64", "-arch", "llama", "-vocab", "299"}, "-vocab 300 or more"},
+		{[]string{"-o", out, "-layers", "1", "-hidden", "64", "-intermediate", "100"}, "-intermediate 100"},
+		{[]string{"-o", out, "-layers", "1", "-hidden", "64", "-intermediate", "-64"}, "-intermediate -64"},
 	} {
 		err := runSynth(c.args, io.Discard, io.Discard)
 		var ue *usageError
@@ -341,7 +366,7 @@ func BenchmarkSynth(b *testing.B) {
 	dir := b.TempDir()
 	out := filepath.Join(dir, "m.safetensors")
 	args := []string{"-o", out, "-layers", "8", "-hidden", "1024", "-force"}
-	ts := synthTensors(8, 1024, 1024, 32000, 0, false)
+	ts := synthTensors(8, 1024, synthIntermediate(1024), 1024, 32000, 0, false)
 	var n int64
 	for _, t := range ts {
 		n += int64(t.rows*t.cols) * 2

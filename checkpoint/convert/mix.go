@@ -1,0 +1,204 @@
+package convert
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/tensorcast-go/tensorcast/checkpoint/gguf"
+	"github.com/tensorcast-go/tensorcast/checkpoint/ggufmix"
+	"github.com/tensorcast-go/tensorcast/checkpoint/imatrix"
+	"github.com/tensorcast-go/tensorcast/checkpoint/layout"
+	"github.com/tensorcast-go/tensorcast/tcast"
+)
+
+// GGUF output with per-tensor types: a llama-quantize mix (package
+// ggufmix) chooses each tensor's ggml type, -type-for overrides it, and an
+// importance matrix (package imatrix) weights the quantizers' error.
+
+// ImportanceUsed and the other values of TensorResult.Importance say what
+// became of a tensor's importance vector when Options.Imatrix was given.
+const (
+	// ImportanceUsed: the quantizer weighted its error by the tensor's
+	// importance vector.
+	ImportanceUsed = "used"
+	// ImportanceMissing: the matrix has no entry for the tensor, which was
+	// quantized without one (llama-quantize: "did not find weights").
+	ImportanceMissing = "missing: quantized without"
+	// ImportanceIgnored: the entry's size does not match the token
+	// embedding, which llama-quantize quantizes without it too.
+	ImportanceIgnored = "size mismatch on the token embedding: quantized without"
+	// ImportanceUnused: the tensor's type has no search that takes it
+	// (Q8_0, Q4_0, MXFP4, the plain floats).
+	ImportanceUnused = "not used by this type's quantizer"
+)
+
+// mixApplies reports whether the GGUF output's types come from
+// Options.GGUFMix: always when DataType is nil, and for a name that is
+// both a mix and a datatype (q8_0, q4_k) when the output is a llama.cpp
+// model file (a known architecture, or a GGUF input with one).
+func (p *plan) mixApplies() bool {
+	o := p.opts
+	if o.GGUFMix.IsZero() || p.lay.Container() != layout.GGUF {
+		return false
+	}
+	if o.DataType == nil {
+		return true
+	}
+	if p.model != nil {
+		return true
+	}
+	if g := p.in.GGUF(); g != nil {
+		a := g.Architecture()
+		return a != "" && a != "tcast"
+	}
+	return false
+}
+
+// mixModel describes the model for the mix rules: from config.json for a
+// llama.cpp model file, from the GGUF input's keys, or nothing (the rules
+// infer the layer count from the names).
+func (p *plan) mixModel() ggufmix.Model {
+	if m := p.model; m != nil {
+		return ggufmix.Model{Arch: m.Arch, Layers: m.Layers, Heads: m.Heads, KVHeads: m.KVHeads}
+	}
+	g := p.in.GGUF()
+	if g == nil {
+		return ggufmix.Model{}
+	}
+	arch := g.Architecture()
+	num := func(key string) int {
+		if v, ok := g.Get(arch + "." + key); ok {
+			if n, ok := v.Int(); ok && n > 0 && n < 1<<31 {
+				return int(n)
+			}
+		}
+		return 0
+	}
+	return ggufmix.Model{Arch: arch, Layers: num("block_count"), Heads: num("attention.head_count"),
+		KVHeads: num("attention.head_count_kv"), Experts: num("expert_count")}
+}
+
+// planMix chooses the type of every tensor of ds (by output name) with the
+// mix.
+func (p *plan) planMix(ds []*decision) error {
+	ts := make([]ggufmix.Tensor, len(ds))
+	for i, d := range ds {
+		ts[i] = ggufmix.Tensor{Name: d.info.Name, Shape: d.info.Shape}
+	}
+	mo := ggufmix.Options{Overrides: p.opts.TypeFor, Imatrix: p.opts.Imatrix != nil, Pure: p.opts.GGUFPure}
+	choices, err := ggufmix.Plan(p.opts.GGUFMix, p.mixModel(), ts, mo)
+	if err != nil {
+		return fmt.Errorf("mix %s: %w", p.opts.GGUFMix, err)
+	}
+	for i, d := range ds {
+		d.mix = &choices[i]
+	}
+	return nil
+}
+
+// ggufDataType returns the gguf layout's datatype of ggml type t.
+func (p *plan) ggufDataType(t gguf.Type) (*tcast.DataType, error) {
+	return layout.DataType(p.lay, strings.ToLower(t.String()))
+}
+
+// decideMix decides a tensor by its mix choice: the type, or why it is
+// kept (as F32, as llama-quantize's input has it).
+func (p *plan) decideMix(d *decision, keep func(string) error) (*tcast.DataType, error) {
+	c := d.mix
+	if !c.Quantize {
+		if c.Type == gguf.TypeF32 {
+			d.f32 = true
+		}
+		return nil, keep(c.Reason)
+	}
+	dt, err := p.ggufDataType(c.Type)
+	if err != nil {
+		return nil, fmt.Errorf("tensor %s: %s: %w", d.info.Name, c.Reason, err)
+	}
+	d.result.Reason = c.Reason
+	return dt, nil
+}
+
+// overrideType applies the first -type-for rule matching a cast weight of
+// a GGUF output without a mix (one datatype for every weight): the rule's
+// type, which must fit the row length.
+func (p *plan) overrideType(d *decision, dt *tcast.DataType) (*tcast.DataType, error) {
+	for _, o := range p.opts.TypeFor {
+		if !o.Pattern.MatchString(d.info.Name) {
+			continue
+		}
+		if row := d.info.Shape[len(d.info.Shape)-1]; o.Type.Quantized() && row%o.Type.BlockSize() != 0 {
+			return nil, fmt.Errorf("tensor %s: -type-for %s: the row length %d is not a multiple of %v's block of %d",
+				d.info.Name, o.Value, row, o.Type, o.Type.BlockSize())
+		}
+		odt, err := p.ggufDataType(o.Type)
+		if err != nil {
+			return nil, fmt.Errorf("tensor %s: -type-for %s: %w", d.info.Name, o.Value, err)
+		}
+		d.result.Reason = "-type-for " + o.Value
+		return odt, nil
+	}
+	return dt, nil
+}
+
+// importance finds the importance vector of a weight cast to a GGUF type:
+// one per matrix (per expert of a 3-D expert weight), matrix after matrix.
+// A missing entry, and a size mismatch on the token embedding, quantize
+// without (as llama-quantize does, and the report says so); any other size
+// mismatch is an error naming the tensor.
+func (p *plan) importance(d *decision) error {
+	im := p.opts.Imatrix
+	if im == nil || !d.cast || p.lay.Container() != layout.GGUF {
+		return nil
+	}
+	typ := d.specs[0].GGML
+	if !layout.GGUFImportance(typ) {
+		d.result.Importance = ImportanceUnused
+		return nil
+	}
+	cols, experts := d.shape[len(d.shape)-1], 1
+	if len(d.shape) == 3 {
+		experts = d.shape[0]
+	}
+	vs, err := im.Importance(d.info.Name, cols, experts)
+	var se *imatrix.SizeError
+	switch {
+	case errors.Is(err, imatrix.ErrNoEntry):
+		d.result.Importance = ImportanceMissing
+		return nil
+	case errors.As(err, &se) && ggufmix.CategoryOf(d.info.Name) == ggufmix.TokenEmbd:
+		d.result.Importance = ImportanceIgnored
+		return nil
+	case err != nil:
+		return fmt.Errorf("tensor %s: -imatrix %s: %w", d.info.Name, filepath.Base(im.Path), err)
+	}
+	if len(vs) == 1 {
+		d.imp = vs[0]
+	} else {
+		d.imp = make([]float32, 0, cols*experts)
+		for _, v := range vs {
+			d.imp = append(d.imp, v...)
+		}
+	}
+	d.result.Importance = ImportanceUsed
+	return nil
+}
+
+// tailKV is the typed metadata a GGUF output gets after the model's (or
+// the input's): general.file_type of a mix, when the model's keys do not
+// carry it, and the importance matrix's quantize.imatrix.* keys.
+func (p *plan) tailKV() []gguf.KV {
+	if p.lay.Container() != layout.GGUF {
+		return nil
+	}
+	var kv []gguf.KV
+	if p.mixed && p.model == nil {
+		kv = append(kv, gguf.KV{Key: "general.file_type", Value: gguf.Uint32(p.opts.GGUFMix.FileType())})
+	}
+	if p.opts.Imatrix != nil {
+		kv = append(kv, p.opts.Imatrix.Metadata()...)
+	}
+	return kv
+}

@@ -1,0 +1,131 @@
+package main
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tensorcast-go/tensorcast/checkpoint/convert"
+	"github.com/tensorcast-go/tensorcast/checkpoint/gguf"
+)
+
+// writeImatrixDat writes a legacy .dat importance matrix: int32 entry
+// count; per entry int32 name length, name, int32 ncall, int32 value count
+// and the float32 values; no trailer.
+func writeImatrixDat(t *testing.T, path string, entries map[string][]float32) {
+	t.Helper()
+	le := binary.LittleEndian
+	b := le.AppendUint32(nil, uint32(len(entries)))
+	for name, vals := range entries {
+		b = le.AppendUint32(b, uint32(len(name)))
+		b = append(b, name...)
+		b = le.AppendUint32(b, 1)
+		b = le.AppendUint32(b, uint32(len(vals)))
+		for _, v := range vals {
+			b = le.AppendUint32(b, math.Float32bits(v))
+		}
+	}
+	require.NoError(t, os.WriteFile(path, b, 0o644))
+}
+
+func TestConvertMix(t *testing.T) {
+	dir := t.TempDir()
+	src, _ := synthTo(t, dir, "-arch", "llama", "-layers", "2", "-hidden", "256", "-intermediate", "512", "-vocab", "512")
+	im := filepath.Join(dir, "imatrix.dat")
+	ones := make([]float32, 256)
+	for i := range ones {
+		ones[i] = float32(1 + i%5)
+	}
+	writeImatrixDat(t, im, map[string][]float32{"blk.0.attn_q.weight": ones, "blk.1.ffn_gate.weight": ones})
+
+	out := filepath.Join(dir, "m.gguf")
+	code, stdout, stderr := tcast("convert", src, "-layout", "gguf", "-dtype", "Q4_K_M", "-type-for", "ffn_up=q8_0",
+		"-type-for", `blk\.1\.attn_q=q5_k`, "-imatrix", im, "-json", "-o", out)
+	require.Equal(t, 0, code, stderr)
+	var res convert.Result
+	require.NoError(t, json.Unmarshal([]byte(stdout), &res))
+	assert.Equal(t, "Q4_K_M", res.Mix)
+	assert.Equal(t, im, res.Imatrix)
+	got := map[string]convert.TensorResult{}
+	for _, r := range res.Tensors {
+		got[r.Name] = r
+	}
+	// Two layers: use_more_bits picks layer 1 only (i < n/8 = 0 picks
+	// none, i ≥ 7n/8 = 1 picks layer 1, (i − n/8) mod 3 = 2 none), so
+	// attn_v and ffn_down get Q6_K there; the output head Q6_K (a synth
+	// -arch llama has lm_head of its own).
+	for name, want := range map[string]string{
+		"blk.0.attn_q.weight": "q4_k", "blk.1.attn_q.weight": "q5_k", "blk.0.ffn_up.weight": "q8_0",
+		"blk.1.attn_v.weight": "q6_k", "blk.0.attn_v.weight": "q4_k", "blk.1.ffn_down.weight": "q6_k",
+		"blk.0.ffn_down.weight": "q4_k", "output.weight": "q6_k",
+		"token_embd.weight": "q4_k", "blk.0.attn_norm.weight": "",
+	} {
+		assert.Equal(t, want, got[name].DataType, name)
+	}
+	assert.Contains(t, got["blk.0.ffn_up.weight"].Reason, "-type-for ffn_up=q8_0")
+	assert.Contains(t, got["output.weight"].Reason, "Q6_K")
+	assert.Equal(t, convert.ImportanceUsed, got["blk.0.attn_q.weight"].Importance)
+	assert.Equal(t, convert.ImportanceUsed, got["blk.1.ffn_gate.weight"].Importance)
+	assert.Equal(t, convert.ImportanceMissing, got["blk.1.attn_k.weight"].Importance)
+	assert.Equal(t, convert.ImportanceUnused, got["blk.0.ffn_up.weight"].Importance, "Q8_0 does not search")
+
+	f, err := gguf.Open(out)
+	require.NoError(t, err)
+	v, ok := f.Get("general.file_type")
+	require.True(t, ok)
+	assert.Equal(t, uint32(15), v.Any())
+	v, ok = f.Get("quantize.imatrix.entries_count")
+	require.True(t, ok)
+	assert.Equal(t, uint32(2), v.Any())
+	ti, ok := f.Tensor("blk.1.ffn_down.weight")
+	require.True(t, ok)
+	assert.Equal(t, gguf.TypeQ6_K, ti.Type)
+	f.Close()
+
+	// The text report gives each tensor's reason and the mix's counts.
+	code, stdout, stderr = tcast("convert", src, "-layout", "gguf", "-dtype", "q4_k_m", "-imatrix", im, "-force", "-o", out)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "mix Q4_K_M: ")
+	assert.Contains(t, stdout, "Q4_K_M: attn_v")
+	assert.Contains(t, stdout, "importance used")
+	assert.Contains(t, stdout, "importance missing: quantized without")
+	assert.Contains(t, stdout, "importance matrix "+im+": 2 weights used it")
+}
+
+func TestConvertMixMessages(t *testing.T) {
+	dir := t.TempDir()
+	src, _ := synthTo(t, dir, "-arch", "llama", "-layers", "1", "-hidden", "256", "-vocab", "512")
+	out := filepath.Join(dir, "o.gguf")
+	bad := filepath.Join(dir, "bad.dat")
+	require.NoError(t, os.WriteFile(bad, []byte{1, 2}, 0o644))
+	for _, c := range []struct {
+		args []string
+		code int
+		want []string
+	}{
+		{[]string{"-layout", "gguf", "-dtype", "q4_k_m", "-type-for", "ffn_down=q7_k"}, 2, []string{`-type-for "ffn_down=q7_k"`, "q4_k"}},
+		{[]string{"-layout", "gguf", "-dtype", "q4_k_m", "-type-for", "ffn_down"}, 2, []string{"REGEXP=TYPE"}},
+		{[]string{"-layout", "gguf", "-dtype", "q4_k_mm"}, 2, []string{`unknown datatype "q4_k_mm"`, "or a mix: ", "Q4_K_M"}},
+		{[]string{"-dtype", "q4_k_m"}, 2, []string{"GGUF mix", "-layout gguf"}},
+		{[]string{"-dtype", "mxfp4", "-type-for", "ffn_down=q6_k"}, 2, []string{"-type-for applies to GGUF output"}},
+		{[]string{"-dtype", "mxfp4", "-imatrix", bad}, 2, []string{"-imatrix applies to GGUF output"}},
+		{[]string{"-layout", "gguf", "-dtype", "q4_k_m", "-imatrix", bad}, 2, []string{"-imatrix", "bad.dat"}},
+		{[]string{"-layout", "gguf", "-dtype", "q4_k_m", "-imatrix", filepath.Join(dir, "none.dat")}, 2, []string{"none.dat"}},
+		{[]string{"-layout", "gguf", "-dtype", "q4_k_m", "-include", "norm"}, 1, []string{"-include", "-type-for"}},
+	} {
+		args := append([]string{"convert", src, "-o", out}, c.args...)
+		code, _, stderr := tcast(args...)
+		assert.Equal(t, c.code, code, "%v: %s", c.args, stderr)
+		for _, w := range c.want {
+			assert.Contains(t, stderr, w, "%v", c.args)
+		}
+	}
+	_, err := os.Stat(out)
+	assert.True(t, os.IsNotExist(err), "nothing written")
+}
