@@ -180,6 +180,11 @@ type TensorResult struct {
 	// Importance says what became of the tensor's importance vector when an
 	// importance matrix was given (ImportanceUsed, ImportanceMissing, ...).
 	Importance string `json:"importance,omitempty"`
+	// WeightedSQNR is the SQNR in dB with each element's signal and error
+	// weighted by its column's importance, the quantity the quantizer
+	// optimised, when the importance was used (nil otherwise or when the
+	// cast is exact).
+	WeightedSQNR *float64 `json:"weighted_sqnr_db,omitempty"`
 }
 
 func (r *TensorResult) setErrors(e Errors) { r.SQNR, r.MaxAbsErr, r.Lost = e.SQNR, e.MaxAbs, e.Lost }
@@ -261,9 +266,11 @@ type decision struct {
 	f32   bool
 	data  []byte
 	// For GGUF output: the mix's choice for the tensor (nil without a mix)
-	// and the importance vector its quantizer takes (nil for none).
-	mix *ggufmix.Decision
-	imp []float32
+	// and the importance vector its quantizer takes (nil for none), one per
+	// impRows rows.
+	mix     *ggufmix.Decision
+	imp     []float32
+	impRows int
 }
 
 // plan decides every tensor and declares the output.
@@ -976,6 +983,11 @@ func (p *plan) run(d *decision) ([]layout.Tensor, error) {
 		return nil, err
 	}
 	d.result.setErrors(e)
+	if d.imp != nil {
+		var ws wsum
+		ws.add(d, 0, x, v)
+		d.result.WeightedSQNR = ws.sqnr()
+	}
 	if d.info.Quantized() && exact(e) {
 		d.result.Note = fmt.Sprintf("exact: %s holds every value of the source's %s", d.dt.Name(), d.info.Type)
 	}

@@ -3,6 +3,7 @@ package convert
 import (
 	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
 	"strings"
 
@@ -182,8 +183,48 @@ func (p *plan) importance(d *decision) error {
 			d.imp = append(d.imp, v...)
 		}
 	}
+	rows := 1
+	for _, n := range d.shape[:len(d.shape)-1] {
+		rows *= n
+	}
+	d.impRows = rows / len(vs)
 	d.result.Importance = ImportanceUsed
 	return nil
+}
+
+// wsum is the importance-weighted signal and error energy of a weight's
+// rows: Σ w·x² and Σ w·(x − x̂)², w the importance of x's column.
+type wsum struct{ signal, noise float64 }
+
+// add adds rows [r0, r0 + len(x)/cols) of weight d, x their source and y
+// their dequantized values.
+func (s *wsum) add(d *decision, r0 int, x, y []float32) {
+	cols := d.shape[len(d.shape)-1]
+	for r := 0; r*cols < len(x); r++ {
+		k := (r0 + r) / d.impRows
+		w := d.imp[k*cols : (k+1)*cols]
+		xr, yr := x[r*cols:(r+1)*cols], y[r*cols:(r+1)*cols]
+		var sig, noise float64
+		for i, v := range w {
+			a, e := float64(xr[i]), float64(xr[i])-float64(yr[i])
+			if math.IsNaN(e) || math.IsInf(e, 0) {
+				continue // counted by the plain sums (Lost)
+			}
+			sig += float64(v) * a * a
+			noise += float64(v) * e * e
+		}
+		s.signal += sig
+		s.noise += noise
+	}
+}
+
+// sqnr returns the weighted SQNR in dB, nil when there is no error.
+func (s wsum) sqnr() *float64 {
+	if s.noise == 0 {
+		return nil
+	}
+	v := 10 * math.Log10(s.signal/s.noise)
+	return &v
 }
 
 // tailKV is the typed metadata a GGUF output gets after the model's (or

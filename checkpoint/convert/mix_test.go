@@ -433,6 +433,26 @@ func TestMixImatrix(t *testing.T) {
 			imp[r.Name] = r.Importance
 		}
 		assert.Equal(t, ImportanceUsed, imp["blk.1.attn_q.weight"])
+		// The weighted SQNR, by hand from the dequantized file.
+		for _, r := range res.Tensors {
+			if r.Name != "blk.1.attn_q.weight" {
+				if r.Importance != ImportanceUsed {
+					assert.Nil(t, r.WeightedSQNR, r.Name)
+				}
+				continue
+			}
+			y, err := f.Float32s(r.Name)
+			require.NoError(t, err)
+			var sig, noise float64
+			for i := range q {
+				w := float64(impQ[i%mixHidden])
+				sig += w * float64(q[i]) * float64(q[i])
+				noise += w * (float64(q[i]) - float64(y[i])) * (float64(q[i]) - float64(y[i]))
+			}
+			require.NotNil(t, r.WeightedSQNR)
+			assert.InDelta(t, 10*math.Log10(sig/noise), *r.WeightedSQNR, 1e-9, "whole %v", whole)
+			assert.Greater(t, *r.WeightedSQNR, *r.SQNR, "the search favours the important columns")
+		}
 		assert.Equal(t, ImportanceUsed, imp["blk.1.ffn_down.weight"])
 		assert.Equal(t, ImportanceUnused, imp["blk.0.ffn_down.weight"], "Q8_0 takes none")
 		assert.Equal(t, ImportanceMissing, imp["blk.2.attn_k.weight"])
@@ -462,4 +482,32 @@ func TestMixImatrix(t *testing.T) {
 	assert.ErrorContains(t, err, "blk.1.attn_k.weight")
 	var se *imatrix.SizeError
 	assert.ErrorAs(t, err, &se)
+}
+
+func TestMixStreams(t *testing.T) {
+	// Every weight a mix casts goes through the pipeline (the permuted
+	// query and key rows and those with an importance vector too).
+	dir := t.TempDir()
+	src := mixLlama(t, dir)
+	imPath := filepath.Join(dir, "imatrix.dat")
+	writeDat(t, imPath, []datEntry{{"blk.1.attn_q.weight", 1, ramp(mixHidden)}})
+	im, err := imatrix.Read(imPath)
+	require.NoError(t, err)
+	l, err := layout.Get("gguf")
+	require.NoError(t, err)
+	mix, err := ggufmix.Lookup("q4_k_m")
+	require.NoError(t, err)
+	in, err := load.Open(src)
+	require.NoError(t, err)
+	defer in.Close()
+	p, err := newPlan(in, &Options{Layout: l, GGUFMix: mix, Imatrix: im})
+	require.NoError(t, err)
+	cast := 0
+	for _, d := range p.tensors {
+		if d.cast {
+			cast++
+			assert.NotNil(t, p.streamOf(d), d.info.Name)
+		}
+	}
+	assert.Equal(t, 2+7*mixLayers, cast)
 }

@@ -66,6 +66,7 @@ type stream struct {
 	chunkRows int
 	chunks    int
 	sums      []tcast.ErrorSum // per chunk
+	wsums     []wsum           // per chunk, with an importance vector
 	// perm, when set, gives the source row of each row (a GGUF model's
 	// query and key rows, see ggufmodel.Transform); addOne adds 1 to every
 	// value read.
@@ -345,6 +346,9 @@ func (p *plan) ready(d *decision) error {
 	st.once.Do(func() {
 		st.src, st.err = p.stored(d)
 		st.sums = make([]tcast.ErrorSum, st.chunks)
+		if d.imp != nil {
+			st.wsums = make([]wsum, st.chunks)
+		}
 	})
 	return st.err
 }
@@ -484,6 +488,9 @@ func (p *plan) work(it item, sc *scratch) error {
 			return err
 		}
 		st.sums[c].Add(x, deq)
+		if st.wsums != nil {
+			st.wsums[c].add(d, r0, x, deq)
+		}
 		at = end
 	}
 	// The item's input pages leave the resident set (they stay cached);
@@ -565,6 +572,14 @@ func (p *plan) finish(d *decision) error {
 		d.result.BytesOut += sp.Bytes(p.lay.Container())
 	}
 	d.result.setErrors(sum.Errors())
-	st.sums, st.src = nil, nil
+	if st.wsums != nil {
+		var ws wsum
+		for _, s := range st.wsums {
+			ws.signal += s.signal // in chunk order, as the plain sums
+			ws.noise += s.noise
+		}
+		d.result.WeightedSQNR = ws.sqnr()
+	}
+	st.sums, st.wsums, st.src = nil, nil, nil
 	return nil
 }

@@ -411,7 +411,11 @@ func printReport(out io.Writer, r *convert.Result) {
 			}
 		}
 		if t.Importance != "" {
-			notes = append(notes, "importance "+t.Importance)
+			n := "importance " + t.Importance
+			if t.WeightedSQNR != nil {
+				n += fmt.Sprintf(" (weighted SQNR %.2f dB)", *t.WeightedSQNR)
+			}
+			notes = append(notes, n)
 		}
 		if t.Lost > 0 {
 			notes = append(notes, fmt.Sprintf("%d finite values became NaN or Inf", t.Lost))
@@ -427,21 +431,22 @@ func printReport(out io.Writer, r *convert.Result) {
 		r.Input, r.Output, r.Layout, r.DataType, len(r.Tensors), len(r.Tensors)-kept, kept, r.BytesIn, r.BytesOut, r.Ratio(), r.Seconds, r.GBps())
 }
 
-// ggufSummary counts the tensors of each type of a GGUF mix, and the
-// weights that had an importance vector.
+// ggufSummary counts the tensors of each type of a GGUF mix, with the
+// bits per value and the mean SQNR of the cast weights (by elements), and
+// the weights that had an importance vector.
 func ggufSummary(r *convert.Result) string {
 	count := map[string]int{}
 	var types []string
 	imp := map[string]int{}
-	var bits float64
-	var elems int64
+	var bits, sqnr, wsqnr float64
+	var elems, sqnrN, wsqnrN int64
 	for _, t := range r.Tensors {
 		typ := t.DataType
 		if typ == "" {
 			if strings.HasPrefix(t.Note, "dropped") {
 				continue
 			}
-			typ = "kept " + t.Source
+			typ = "kept"
 		}
 		if count[typ] == 0 {
 			types = append(types, typ)
@@ -457,6 +462,14 @@ func ggufSummary(r *convert.Result) string {
 			}
 			bits += t.Bits * float64(n)
 			elems += n
+			if t.SQNR != nil {
+				sqnr += *t.SQNR * float64(n)
+				sqnrN += n
+			}
+			if t.WeightedSQNR != nil {
+				wsqnr += *t.WeightedSQNR * float64(n)
+				wsqnrN += n
+			}
 		}
 	}
 	sort.Slice(types, func(i, j int) bool {
@@ -476,10 +489,16 @@ func ggufSummary(r *convert.Result) string {
 		fmt.Fprintf(&b, "%s %d %s", sep, count[typ], typ)
 	}
 	if elems > 0 {
-		fmt.Fprintf(&b, "; %.3f bits per value over the cast weights", bits/float64(elems))
+		fmt.Fprintf(&b, "; cast weights: %.3f bits per value", bits/float64(elems))
+	}
+	if sqnrN > 0 {
+		fmt.Fprintf(&b, ", mean SQNR %.2f dB", sqnr/float64(sqnrN))
 	}
 	if r.Imatrix != "" {
 		fmt.Fprintf(&b, "\nimportance matrix %s: %d weights used it", r.Imatrix, imp[convert.ImportanceUsed])
+		if wsqnrN > 0 {
+			fmt.Fprintf(&b, " (mean weighted SQNR %.2f dB)", wsqnr/float64(wsqnrN))
+		}
 		for _, k := range []string{convert.ImportanceMissing, convert.ImportanceIgnored, convert.ImportanceUnused} {
 			if imp[k] > 0 {
 				fmt.Fprintf(&b, ", %d %s", imp[k], k)
