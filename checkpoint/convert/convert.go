@@ -985,7 +985,7 @@ func (p *plan) run(d *decision) ([]layout.Tensor, error) {
 	d.result.setErrors(e)
 	if d.imp != nil {
 		var ws wsum
-		ws.add(d, 0, x, v)
+		ws.addRows(d, 0, x, v)
 		d.result.WeightedSQNR = ws.sqnr()
 	}
 	if d.info.Quantized() && exact(e) {

@@ -196,13 +196,13 @@ func (p *plan) importance(d *decision) error {
 // rows: Σ w·x² and Σ w·(x − x̂)², w the importance of x's column.
 type wsum struct{ signal, noise float64 }
 
-// add adds rows [r0, r0 + len(x)/cols) of weight d, x their source and y
-// their dequantized values.
-func (s *wsum) add(d *decision, r0 int, x, y []float32) {
-	cols := d.shape[len(d.shape)-1]
+// add adds rows [r0, r0 + len(x)/cols) of a weight, x their source and y
+// their dequantized values; imp holds one importance vector of cols values
+// per rowsPer rows.
+func (s *wsum) add(imp []float32, cols, rowsPer, r0 int, x, y []float32) {
 	for r := 0; r*cols < len(x); r++ {
-		k := (r0 + r) / d.impRows
-		w := d.imp[k*cols : (k+1)*cols]
+		k := (r0 + r) / rowsPer
+		w := imp[k*cols : (k+1)*cols]
 		xr, yr := x[r*cols:(r+1)*cols], y[r*cols:(r+1)*cols]
 		var sig, noise float64
 		for i, v := range w {
@@ -216,6 +216,35 @@ func (s *wsum) add(d *decision, r0 int, x, y []float32) {
 		s.signal += sig
 		s.noise += noise
 	}
+}
+
+// addRows adds rows of weight d, whose importance vectors it holds.
+func (s *wsum) addRows(d *decision, r0 int, x, y []float32) {
+	s.add(d.imp, d.shape[len(d.shape)-1], d.impRows, r0, x, y)
+}
+
+// weightedSQNR returns the importance-weighted SQNR of got against want, a
+// tensor of the given shape named name in the matrix, or nil when the
+// matrix has no entry of that size for it or got is exact.
+func weightedSQNR(im *imatrix.Imatrix, name string, shape []int, want, got []float32) *float64 {
+	cols, experts := shape[len(shape)-1], 1
+	if len(shape) == 3 {
+		experts = shape[0]
+	}
+	vs, err := im.Importance(name, cols, experts)
+	if err != nil {
+		return nil
+	}
+	imp := vs[0]
+	if len(vs) > 1 {
+		imp = nil
+		for _, v := range vs {
+			imp = append(imp, v...)
+		}
+	}
+	var s wsum
+	s.add(imp, cols, len(want)/cols/len(vs), 0, want, got)
+	return s.sqnr()
 }
 
 // sqnr returns the weighted SQNR in dB, nil when there is no error.

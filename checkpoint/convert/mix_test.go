@@ -453,6 +453,22 @@ func TestMixImatrix(t *testing.T) {
 			assert.InDelta(t, 10*math.Log10(sig/noise), *r.WeightedSQNR, 1e-9, "whole %v", whole)
 			assert.Greater(t, *r.WeightedSQNR, *r.SQNR, "the search favours the important columns")
 		}
+		// verify -imatrix measures the same.
+		vr, err := VerifyWith(src, out, VerifyOptions{Imatrix: im})
+		require.NoError(t, err)
+		for _, v := range vr {
+			switch v.Name {
+			case "model.layers.1.self_attn.q_proj.weight":
+				require.NotNil(t, v.WeightedSQNR)
+				for _, r := range res.Tensors {
+					if r.Name == "blk.1.attn_q.weight" {
+						assert.InDelta(t, *r.WeightedSQNR, *v.WeightedSQNR, 1e-9)
+					}
+				}
+			case "model.layers.2.self_attn.k_proj.weight", "model.embed_tokens.weight", "model.norm.weight":
+				assert.Nil(t, v.WeightedSQNR, "no entry of its size: %s", v.Name)
+			}
+		}
 		assert.Equal(t, ImportanceUsed, imp["blk.1.ffn_down.weight"])
 		assert.Equal(t, ImportanceUnused, imp["blk.0.ffn_down.weight"], "Q8_0 takes none")
 		assert.Equal(t, ImportanceMissing, imp["blk.2.attn_k.weight"])

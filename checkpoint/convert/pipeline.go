@@ -489,7 +489,7 @@ func (p *plan) work(it item, sc *scratch) error {
 		}
 		st.sums[c].Add(x, deq)
 		if st.wsums != nil {
-			st.wsums[c].add(d, r0, x, deq)
+			st.wsums[c].addRows(d, r0, x, deq)
 		}
 		at = end
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/ggufmodel"
+	"github.com/tensorcast-go/tensorcast/checkpoint/imatrix"
 	"github.com/tensorcast-go/tensorcast/checkpoint/layout"
 	"github.com/tensorcast-go/tensorcast/checkpoint/load"
 	"github.com/tensorcast-go/tensorcast/checkpoint/safetensors"
@@ -27,6 +28,20 @@ type VerifyResult struct {
 	// Lost counts finite source values that came back NaN or infinite; any is
 	// a failure whatever the SQNR.
 	Lost int `json:"nonfinite_outputs"`
+	// WeightedSQNR is the SQNR in dB with each element weighted by its
+	// column's importance (VerifyOptions.Imatrix; by the converted tensor's
+	// name), nil without an importance matrix, for a tensor it has no entry
+	// for, or when the tensor is exact.
+	WeightedSQNR *float64 `json:"weighted_sqnr_db,omitempty"`
+}
+
+// VerifyOptions control VerifyWith. The zero value is Verify.
+type VerifyOptions struct {
+	// Imatrix, when set, adds each converted tensor's importance-weighted
+	// SQNR (VerifyResult.WeightedSQNR): the measure the GGUF quantizers
+	// minimise when convert is given the importance matrix, and a way to
+	// compare conversions with and without it.
+	Imatrix *imatrix.Imatrix
 }
 
 // ErrMismatch is matched by the error of Verify when the two checkpoints do
@@ -42,6 +57,11 @@ var ErrMismatch = errors.New("checkpoints differ")
 // plus one) before they are compared, and the tensors it leaves out (a tied
 // output head) are skipped.
 func Verify(orig, conv string) ([]VerifyResult, error) {
+	return VerifyWith(orig, conv, VerifyOptions{})
+}
+
+// VerifyWith is Verify with options.
+func VerifyWith(orig, conv string, o VerifyOptions) ([]VerifyResult, error) {
 	src, err := load.Open(orig)
 	if err != nil {
 		return nil, err
@@ -122,6 +142,9 @@ func Verify(orig, conv string) ([]VerifyResult, error) {
 		}
 		e := Compare(want, got)
 		r.SQNR, r.MSE, r.MaxAbsErr, r.Lost = e.SQNR, e.MSE, e.MaxAbs, e.Lost
+		if o.Imatrix != nil && r.Converted && len(shape) >= 2 {
+			r.WeightedSQNR = weightedSQNR(o.Imatrix, cname, shape, want, got)
+		}
 		out = append(out, r)
 		src.Release(ti.Name)
 		c.Release(cname)

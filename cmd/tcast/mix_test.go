@@ -96,6 +96,11 @@ func TestConvertMix(t *testing.T) {
 	assert.Contains(t, stdout, "importance used")
 	assert.Contains(t, stdout, "importance missing: quantized without")
 	assert.Contains(t, stdout, "importance matrix "+im+": 2 weights used it")
+
+	code, stdout, stderr = tcast("verify", "-imatrix", im, src, out)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "weighted SQNR dB")
+	assert.Contains(t, stdout, "2 tensors weighted by "+im)
 }
 
 func TestConvertMixMessages(t *testing.T) {

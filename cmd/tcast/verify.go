@@ -8,14 +8,16 @@ import (
 	"text/tabwriter"
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/convert"
+	"github.com/tensorcast-go/tensorcast/checkpoint/imatrix"
 )
 
-const verifyUsage = "tcast verify [-min-sqnr DB] [-json] ORIG CONVERTED"
+const verifyUsage = "tcast verify [-min-sqnr DB] [-imatrix FILE] [-json] ORIG CONVERTED"
 
 func runVerify(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("verify", flag.ContinueOnError)
 	minSQNR := fs.Float64("min-sqnr", 0, "fail if a converted tensor's SQNR is below `DB`")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
+	imPath := fs.String("imatrix", "", "also give each converted tensor's SQNR weighted by llama.cpp's importance matrix `FILE` (GGUF or .dat), by its converted name")
 	pos, err := parseArgs(fs, verifyUsage, args, stdout)
 	if err != nil {
 		return err
@@ -23,7 +25,13 @@ func runVerify(args []string, stdout, stderr io.Writer) error {
 	if len(pos) != 2 {
 		return usagef("want ORIG and CONVERTED, got %d arguments", len(pos))
 	}
-	res, err := convert.Verify(pos[0], pos[1])
+	var vo convert.VerifyOptions
+	if *imPath != "" {
+		if vo.Imatrix, err = imatrix.Read(*imPath); err != nil {
+			return usagef("-imatrix: %v", err)
+		}
+	}
+	res, err := convert.VerifyWith(pos[0], pos[1], vo)
 	if err != nil {
 		return err
 	}
@@ -41,15 +49,34 @@ func runVerify(args []string, stdout, stderr io.Writer) error {
 		}
 	} else {
 		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', tabwriter.AlignRight|tabwriter.Debug)
-		fmt.Fprintln(tw, "tensor\tconverted\tSQNR dB\tMSE\tmax abs err\tlost to NaN/Inf\t")
+		head := "tensor\tconverted\tSQNR dB\tMSE\tmax abs err\tlost to NaN/Inf\t"
+		if vo.Imatrix != nil {
+			head += "weighted SQNR dB\t"
+		}
+		fmt.Fprintln(tw, head)
+		var wsum float64
+		var wn int
 		for _, r := range res {
 			sq := "exact"
 			if r.SQNR != nil {
 				sq = fmt.Sprintf("%.2f", *r.SQNR)
 			}
-			fmt.Fprintf(tw, "%s\t%v\t%s\t%.3g\t%.3g\t%d\t\n", r.Name, r.Converted, sq, r.MSE, r.MaxAbsErr, r.Lost)
+			fmt.Fprintf(tw, "%s\t%v\t%s\t%.3g\t%.3g\t%d\t", r.Name, r.Converted, sq, r.MSE, r.MaxAbsErr, r.Lost)
+			if vo.Imatrix != nil {
+				w := "-"
+				if r.WeightedSQNR != nil {
+					w = fmt.Sprintf("%.2f", *r.WeightedSQNR)
+					wsum += *r.WeightedSQNR
+					wn++
+				}
+				fmt.Fprintf(tw, "%s\t", w)
+			}
+			fmt.Fprintln(tw)
 		}
 		tw.Flush()
+		if wn > 0 {
+			fmt.Fprintf(stdout, "%d tensors weighted by %s: mean weighted SQNR %.2f dB\n", wn, *imPath, wsum/float64(wn))
+		}
 		fmt.Fprintf(stdout, "%d tensors checked, %d below %.2f dB or with values lost to NaN/Inf\n", len(res), len(failed), *minSQNR)
 	}
 	if len(failed) > 0 {
