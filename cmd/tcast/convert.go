@@ -492,12 +492,12 @@ func ggufSummary(r *convert.Result) string {
 		fmt.Fprintf(&b, "; cast weights: %.3f bits per value", bits/float64(elems))
 	}
 	if sqnrN > 0 {
-		fmt.Fprintf(&b, ", mean SQNR %.2f dB", sqnr/float64(sqnrN))
+		fmt.Fprintf(&b, ", SQNR %.2f dB (mean by elements)", sqnr/float64(sqnrN))
 	}
 	if r.Imatrix != "" {
 		fmt.Fprintf(&b, "\nimportance matrix %s: %d weights used it", r.Imatrix, imp[convert.ImportanceUsed])
 		if wsqnrN > 0 {
-			fmt.Fprintf(&b, " (mean weighted SQNR %.2f dB)", wsqnr/float64(wsqnrN))
+			fmt.Fprintf(&b, " (weighted SQNR %.2f dB, mean by elements)", wsqnr/float64(wsqnrN))
 		}
 		for _, k := range []string{convert.ImportanceMissing, convert.ImportanceIgnored, convert.ImportanceUnused} {
 			if imp[k] > 0 {

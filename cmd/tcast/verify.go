@@ -75,7 +75,7 @@ func runVerify(args []string, stdout, stderr io.Writer) error {
 		}
 		tw.Flush()
 		if wn > 0 {
-			fmt.Fprintf(stdout, "%d tensors weighted by %s: mean weighted SQNR %.2f dB\n", wn, *imPath, wsum/float64(wn))
+			fmt.Fprintf(stdout, "%d tensors weighted by %s: weighted SQNR %.2f dB (mean over the tensors)\n", wn, *imPath, wsum/float64(wn))
 		}
 		fmt.Fprintf(stdout, "%d tensors checked, %d below %.2f dB or with values lost to NaN/Inf\n", len(res), len(failed), *minSQNR)
 	}
