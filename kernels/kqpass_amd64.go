@@ -121,3 +121,16 @@ func tableFit0(x, w []float32, k int, numer *lanes, tab *table, d, score, sqq *l
 	}
 	tableFit0Go(x, w, k, numer, tab, d, score, sqq, stats)
 }
+
+func symSuper16(x, w []float32, s *symmetric, c *superCfg, r *superRes, tr *superScratch) {
+	if active >= tierAVX512 && s.refine == 0 {
+		var wp *[QKK]float32
+		if !isUnitWeights(w) {
+			wp = (*[QKK]float32)(w)
+		}
+		kqSymSuper16AVX512((*[QKK]float32)(x), wp, (*[544]float32)(tr),
+			(*[40]float32)(unsafe.Pointer(c)), (*[36]float32)(unsafe.Pointer(r)))
+		return
+	}
+	symSuper16Go(x, w, s, c, r)
+}

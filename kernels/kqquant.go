@@ -43,6 +43,8 @@ type kqScratch struct {
 	xs, ws [QKK]float32 // the block's finite values and weights
 	q      [QKK]uint8   // stored codes
 	fl     fitLanes     // the fits' candidates
+	tr     superScratch // the super-block kernels' scratch
+	res    superRes     // a super-block search's result
 }
 
 // prep fills s.xs with src (non-finite values as 0) and s.ws with the
@@ -155,6 +157,8 @@ var (
 	levels15  = levelsFrom(15, -0.5, 7)
 	levels32  = append(levelsFrom(-32, 0.5, 5), levelsFrom(31, -0.5, 3)...)
 	levels128 = append(levelsFrom(-128, 1, 4), levelsFrom(127, -1, 2)...)
+
+	superQ3K, superQ6K superCfg // the super-block searches of Q3_K and Q6_K
 )
 
 func init() {
@@ -164,6 +168,8 @@ func init() {
 	for _, s := range []*symmetric{&searchQ3K, &searchQ6K, &searchQ50} {
 		s.init()
 	}
+	superQ3K = newSuperCfg(&searchQ3K, -32, 31, levels32)
+	superQ6K = newSuperCfg(&searchQ6K, -128, 127, levels128)
 }
 
 // quantBlocks runs quant on every block of bs elements and bb bytes.
@@ -347,23 +353,15 @@ func QuantizeQ3_K(dst []byte, src, imp []float32) {
 // −4..3, signed 6-bit scales −32..31 under a float16 d.
 func quantQ3K(y []byte, x, imp []float32, s *kqScratch) {
 	xs, ws := s.prep(x, imp, 16)
-	var sc, as [16]float32
-	for j := range 16 {
-		f := searchQ3K.fit(xs[16*j:16*j+16], ws[16*j:16*j+16])
-		sc[j], as[j] = f.d, f.cqq
-	}
-	hd, D := f16Round(superScale(sc[:], as[:], -32, 31, levels32))
+	r := &s.res
+	symSuper16(xs, ws, &searchQ3K, &superQ3K, r, &s.tr)
 	clear(y[:110])
-	var ids [16]float32
 	for j := range 16 {
-		xj, wj := xs[16*j:16*j+16], ws[16*j:16*j+16]
-		l := pickSym(xj, wj, sc[j], D, -32, 31, 4, 3, nil)
-		v := uint8(int(l) + 32)
+		v := uint8(int(r.l[j]) + 32)
 		y[96+j%8] |= (v & 15) << (4 * (j / 8))
 		y[96+8+j%4] |= (v >> 4) << (2 * (j / 4))
-		ids[j] = inv(D * l)
 	}
-	symCodes(x, ids[:], 4, 3, s.q[:QKK])
+	symCodes(x, r.ids[:], 4, 3, s.q[:QKK])
 	for h := range 2 {
 		for k := range 4 {
 			q := s.q[128*h+32*k : 128*h+32*k+32]
@@ -374,7 +372,7 @@ func quantQ3K(y []byte, x, imp []float32, s *kqScratch) {
 			}
 		}
 	}
-	binary.LittleEndian.PutUint16(y[108:], hd)
+	binary.LittleEndian.PutUint16(y[108:], uint16(r.hd))
 }
 
 // QuantizeQ6_K quantizes src into Q6_K blocks of 210 bytes, as QuantizeQ4_K.
@@ -387,21 +385,13 @@ func QuantizeQ6_K(dst []byte, src, imp []float32) {
 // −32..31, int8 scales under a float16 d.
 func quantQ6K(y []byte, x, imp []float32, s *kqScratch) {
 	xs, ws := s.prep(x, imp, 16)
-	var sc, as [16]float32
-	for j := range 16 {
-		f := searchQ6K.fit(xs[16*j:16*j+16], ws[16*j:16*j+16])
-		sc[j], as[j] = f.d, f.cqq
-	}
-	hd, D := f16Round(superScale(sc[:], as[:], -128, 127, levels128))
+	r := &s.res
+	symSuper16(xs, ws, &searchQ6K, &superQ6K, r, &s.tr)
 	clear(y[:210])
-	var ids [16]float32
 	for j := range 16 {
-		xj, wj := xs[16*j:16*j+16], ws[16*j:16*j+16]
-		l := pickSym(xj, wj, sc[j], D, -128, 127, 32, 31, nil)
-		y[192+j] = byte(int8(l))
-		ids[j] = inv(D * l)
+		y[192+j] = byte(int8(r.l[j]))
 	}
-	symCodes(x, ids[:], 32, 31, s.q[:QKK])
+	symCodes(x, r.ids[:], 32, 31, s.q[:QKK])
 	for h := range 2 {
 		for k := range 4 {
 			q := s.q[128*h+32*k : 128*h+32*k+32]
@@ -413,7 +403,7 @@ func quantQ6K(y []byte, x, imp []float32, s *kqScratch) {
 			}
 		}
 	}
-	binary.LittleEndian.PutUint16(y[208:], hd)
+	binary.LittleEndian.PutUint16(y[208:], uint16(r.hd))
 }
 
 // QuantizeQ8_K quantizes src into Q8_K blocks of 292 bytes, as

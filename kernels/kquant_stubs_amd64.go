@@ -217,3 +217,12 @@ func kqSymCodesAVX512(x []float32, ids []float32, shift uint64, neg float32, pos
 //
 //go:noescape
 func kqTableCodesAVX512(x []float32, ids []float32, shift uint64, vals *[16]float32, mids *[16]float32, codes []uint8)
+
+// kqSymSuper16AVX512 is the AVX-512 kernel of symSuper16Go for a symmetric search
+// without refits (s.refine = 0, the candidates' numerators, count and
+// code range in cfg, as newSuperCfg lays them out) and res a superRes;
+// a nil w weighs every element 1. tr is scratch. Each sub-block is a
+// lane: its fit, then superScale with the levels in lanes, then its pick.
+//
+//go:noescape
+func kqSymSuper16AVX512(x *[256]float32, w *[256]float32, tr *[544]float32, cfg *[40]float32, res *[36]float32)
