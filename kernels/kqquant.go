@@ -51,14 +51,9 @@ type kqScratch struct {
 // weights of its elements, sub-block by sub-block of sub elements, and
 // returns both, len(src) long.
 func (s *kqScratch) prep(src, imp []float32, sub int) (xs, ws []float32) {
-	if imp == nil {
-		clean := true
-		for _, v := range src {
-			clean = clean && finite(v)
-		}
-		if clean { // the usual case: the elements as they are, weights 1
-			return src, unitWeights[:len(src)]
-		}
+	if imp == nil && absMaxBits(src) < 0x7f800000 {
+		// The usual case: finite elements as they are, weights 1.
+		return src, unitWeights[:len(src)]
 	}
 	xs, ws = s.xs[:len(src)], s.ws[:len(src)]
 	for i, v := range src {
@@ -362,16 +357,7 @@ func quantQ3K(y []byte, x, imp []float32, s *kqScratch) {
 		y[96+8+j%4] |= (v >> 4) << (2 * (j / 4))
 	}
 	symCodes(x, r.ids[:], 4, 3, s.q[:QKK])
-	for h := range 2 {
-		for k := range 4 {
-			q := s.q[128*h+32*k : 128*h+32*k+32]
-			lo := y[32+32*h : 64+32*h]
-			for l, c := range q {
-				lo[l] |= (c & 3) << (2 * k)
-				y[l] |= (c >> 2) << (4*h + k)
-			}
-		}
-	}
+	packQ3K(y, &s.q)
 	binary.LittleEndian.PutUint16(y[108:], uint16(r.hd))
 }
 
@@ -392,18 +378,58 @@ func quantQ6K(y []byte, x, imp []float32, s *kqScratch) {
 		y[192+j] = byte(int8(r.l[j]))
 	}
 	symCodes(x, r.ids[:], 32, 31, s.q[:QKK])
-	for h := range 2 {
-		for k := range 4 {
-			q := s.q[128*h+32*k : 128*h+32*k+32]
-			ql := y[64*h+32*(k%2) : 64*h+32*(k%2)+32]
-			qh := y[128+32*h : 160+32*h]
-			for l, c := range q {
-				ql[l] |= (c & 15) << (4 * (k / 2))
-				qh[l] |= (c >> 4) << (2 * k)
+	packQ6K(y, &s.q)
+	binary.LittleEndian.PutUint16(y[208:], uint16(r.hd))
+}
+
+// The packers work on 8 codes at a time in a uint64 (codes below 64, so
+// that no shift carries into the next byte).
+const (
+	bytes01 = 0x0101010101010101
+	bytes03 = 0x0303030303030303
+	bytes0f = 0x0f0f0f0f0f0f0f0f
+)
+
+// packQ3K writes the 256 codes 0..7 of a Q3_K super-block into its high-bit
+// mask (y[0:32]: bit 4h+k of byte l is bit 2 of code 128h+32k+l) and its
+// low bits (y[32:96]: bits 2k..2k+1 of byte 32h+l are code 128h+32k+l's
+// low two), which must be clear.
+func packQ3K(y []byte, q *[QKK]uint8) {
+	le := binary.LittleEndian
+	for l := 0; l < 32; l += 8 {
+		var hm uint64
+		for h := range 2 {
+			var lo uint64
+			for k := range 4 {
+				c := le.Uint64(q[128*h+32*k+l:])
+				lo |= (c & bytes03) << (2 * k)
+				hm |= (c >> 2 & bytes01) << (4*h + k)
 			}
+			le.PutUint64(y[32+32*h+l:], lo)
+		}
+		le.PutUint64(y[l:], hm)
+	}
+}
+
+// packQ6K writes the 256 codes 0..63 of a Q6_K super-block into its low
+// nibbles (y[0:128]: byte 64h+l holds codes 128h+l and 128h+64+l) and high
+// bits (y[128:192]: bits 2k..2k+1 of byte 128+32h+l are code 128h+32k+l's
+// top two).
+func packQ6K(y []byte, q *[QKK]uint8) {
+	le := binary.LittleEndian
+	for h := range 2 {
+		for l := 0; l < 64; l += 8 {
+			a, b := le.Uint64(q[128*h+l:]), le.Uint64(q[128*h+64+l:])
+			le.PutUint64(y[64*h+l:], a&bytes0f|(b&bytes0f)<<4)
+		}
+		for l := 0; l < 32; l += 8 {
+			var hi uint64
+			for k := range 4 {
+				hi |= (le.Uint64(q[128*h+32*k+l:]) >> 4 & bytes03) << (2 * k)
+			}
+			le.PutUint64(y[128+32*h+l:], hi)
 		}
 	}
-	binary.LittleEndian.PutUint16(y[208:], uint16(r.hd))
 }
 
 // QuantizeQ8_K quantizes src into Q8_K blocks of 292 bytes, as
