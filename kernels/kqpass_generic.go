@@ -49,3 +49,7 @@ func tableFit0(x, w []float32, k int, numer *lanes, tab *table, d, score, sqq *l
 func symSuper16(x, w []float32, s *symmetric, c *superCfg, r *superRes, _ *superScratch) {
 	symSuper16Go(x, w, s, c, r)
 }
+
+func affineSuper(x, w []float32, a *affine, sub int, c *superCfg, r *affineRes, _ *superScratch) {
+	affineSuperGo(x, w, a, sub, c, r)
+}

@@ -153,7 +153,8 @@ var (
 	levels32  = append(levelsFrom(-32, 0.5, 5), levelsFrom(31, -0.5, 3)...)
 	levels128 = append(levelsFrom(-128, 1, 4), levelsFrom(127, -1, 2)...)
 
-	superQ3K, superQ6K superCfg // the super-block searches of Q3_K and Q6_K
+	// The super-block searches of the K-quants.
+	superQ3K, superQ6K, superQ2K, superQ4K, superQ5K superCfg
 )
 
 func init() {
@@ -165,6 +166,9 @@ func init() {
 	}
 	superQ3K = newSuperCfg(&searchQ3K, -32, 31, levels32)
 	superQ6K = newSuperCfg(&searchQ6K, -128, 127, levels128)
+	superQ2K = newAffineSuperCfg(&searchQ2K, 15, levels15)
+	superQ4K = newAffineSuperCfg(&searchQ4K, 63, levels63)
+	superQ5K = newAffineSuperCfg(&searchQ5K, 63, levels63)
 }
 
 // quantBlocks runs quant on every block of bs elements and bb bytes.
@@ -183,42 +187,33 @@ func quantBlocks(kernel string, dst []byte, src, imp []float32, bs, bb int,
 // dst (len(src)/256·144 bytes at least). See DequantizeQ4_K for the layout.
 func QuantizeQ4_K(dst []byte, src, imp []float32) {
 	quantBlocks("QuantizeQ4_K", dst, src, imp, QKK, Q4_KBlockBytes, func(y []byte, x, imp []float32, s *kqScratch) {
-		quantK45(y, x, imp, s, &searchQ4K)
+		quantK45(y, x, imp, s, &searchQ4K, &superQ4K)
 	})
 }
 
 // QuantizeQ5_K quantizes src into Q5_K blocks of 176 bytes, as QuantizeQ4_K.
 func QuantizeQ5_K(dst []byte, src, imp []float32) {
 	quantBlocks("QuantizeQ5_K", dst, src, imp, QKK, Q5_KBlockBytes, func(y []byte, x, imp []float32, s *kqScratch) {
-		quantK45(y, x, imp, s, &searchQ5K)
+		quantK45(y, x, imp, s, &searchQ5K, &superQ5K)
 	})
 }
 
 // quantK45 quantizes one Q4_K (search.n = 15) or Q5_K (31) super-block: 8
 // sub-blocks of 32 with 6-bit scales and mins under float16 d and dmin.
-func quantK45(y []byte, x, imp []float32, s *kqScratch, search *affine) {
+func quantK45(y []byte, x, imp []float32, s *kqScratch, search *affine, cfg *superCfg) {
 	xs, ws := s.prep(x, imp, 32)
 	n := search.n
-	var sc, mn, as, am [8]float32
-	var fits [8]fit
-	for j := range 8 {
-		f := search.fitWith(xs[32*j:32*j+32], ws[32*j:32*j+32], &s.fl)
-		fits[j] = f
-		sc[j], mn[j], as[j], am[j] = f.d, -f.m, f.cqq, f.cw
-	}
-	hd, D := f16Round(superScale(sc[:], as[:], 0, 63, levels63))
-	hm, Dm := f16Round(superScale(mn[:], am[:], 0, 63, levels63))
+	var r affineRes
+	affineSuper(xs, ws, search, 32, cfg, &r, &s.tr)
 	var ls, lm [8]uint8
 	var mi [16]float32
 	for j := range 8 {
-		xj, wj := xs[32*j:32*j+32], ws[32*j:32*j+32]
-		l, m := pickAffine(xj, wj, fits[j], D, Dm, 63, n)
-		ls[j], lm[j] = uint8(l), uint8(m)
-		mi[2*j], mi[2*j+1] = -(Dm * m), inv(D*l)
+		ls[j], lm[j] = uint8(r.l[j]), uint8(r.m[j])
+		mi[2*j], mi[2*j+1] = r.mn[j], r.ids[j]
 	}
 	affineCodes(x, mi[:], n, s.q[:QKK])
-	binary.LittleEndian.PutUint16(y[0:], hd)
-	binary.LittleEndian.PutUint16(y[2:], hm)
+	binary.LittleEndian.PutUint16(y[0:], uint16(r.hd))
+	binary.LittleEndian.PutUint16(y[2:], uint16(r.hm))
 	putKScales(y[4:16], &ls, &lm)
 	if n == 15 {
 		for c := range 4 {
@@ -311,21 +306,12 @@ func QuantizeQ2_K(dst []byte, src, imp []float32) {
 // scales and mins under float16 d and dmin.
 func quantQ2K(y []byte, x, imp []float32, s *kqScratch) {
 	xs, ws := s.prep(x, imp, 16)
-	var sc, mn, as, am [16]float32
-	var fits [16]fit
-	for j := range 16 {
-		f := searchQ2K.fitWith(xs[16*j:16*j+16], ws[16*j:16*j+16], &s.fl)
-		fits[j] = f
-		sc[j], mn[j], as[j], am[j] = f.d, -f.m, f.cqq, f.cw
-	}
-	hd, D := f16Round(superScale(sc[:], as[:], 0, 15, levels15))
-	hm, Dm := f16Round(superScale(mn[:], am[:], 0, 15, levels15))
+	var r affineRes
+	affineSuper(xs, ws, &searchQ2K, 16, &superQ2K, &r, &s.tr)
 	var mi [32]float32
 	for j := range 16 {
-		xj, wj := xs[16*j:16*j+16], ws[16*j:16*j+16]
-		l, m := pickAffine(xj, wj, fits[j], D, Dm, 15, 3)
-		y[j] = uint8(l) | uint8(m)<<4
-		mi[2*j], mi[2*j+1] = -(Dm * m), inv(D*l)
+		y[j] = uint8(r.l[j]) | uint8(r.m[j])<<4
+		mi[2*j], mi[2*j+1] = r.mn[j], r.ids[j]
 	}
 	affineCodes(x, mi[:], 3, s.q[:QKK])
 	for h := range 2 {
@@ -334,8 +320,8 @@ func quantQ2K(y []byte, x, imp []float32, s *kqScratch) {
 			y[16+32*h+l] = s.q[e] | s.q[e+32]<<2 | s.q[e+64]<<4 | s.q[e+96]<<6
 		}
 	}
-	binary.LittleEndian.PutUint16(y[80:], hd)
-	binary.LittleEndian.PutUint16(y[82:], hm)
+	binary.LittleEndian.PutUint16(y[80:], uint16(r.hd))
+	binary.LittleEndian.PutUint16(y[82:], uint16(r.hm))
 }
 
 // QuantizeQ3_K quantizes src into Q3_K blocks of 110 bytes, as QuantizeQ4_K.

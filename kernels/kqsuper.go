@@ -18,6 +18,7 @@ type superCfg struct {
 	lo, hi        float32
 	k, nlev       uint32
 	_             [2]uint32
+	shift         lanes // an affine search's origins (numer holds its n+δ)
 }
 
 // superRes is a super-block search's result: each sub-block's integer
@@ -33,7 +34,7 @@ type superRes struct {
 // superScratch is the scratch of the super-block kernels: the sub-blocks'
 // elements and weights by element (transposed) and their fitted scales and
 // curvatures.
-type superScratch [2*QKK + 2*passLanes]float32
+type superScratch [1920]float32
 
 // newSuperCfg returns the configuration of the symmetric search s with
 // integer scales lo..hi fitted at levels.
@@ -69,3 +70,54 @@ func symSuper16Go(x, w []float32, s *symmetric, c *superCfg, r *superRes) {
 // of a block without an importance vector or non-finite values, which the
 // kernels need not read.
 func isUnitWeights(w []float32) bool { return len(w) > 0 && &w[0] == &unitWeights[0] }
+
+// newAffineSuperCfg returns the configuration of the affine search a with
+// integer scales and mins 0..top fitted at levels: numer holds the
+// candidates' n+δ and shift their origins.
+func newAffineSuperCfg(a *affine, top float32, levels []float32) superCfg {
+	c := superCfg{pos: a.n, hi: top, k: uint32(len(a.cands)), nlev: uint32(len(levels))}
+	if len(levels) > passLanes {
+		panic("kernels: a super-block search of more than 16 levels")
+	}
+	copy(c.levels[:], levels)
+	c.numer, c.shift = a.nd, a.shift
+	return c
+}
+
+// affineRes is an affine super-block search's result: each sub-block's
+// integer scale l and min m, the offset −(dm·m) and inverse scale inv(d·l)
+// its codes are computed with, and the super-block scale d and min scale dm
+// (float16 values) with their codes.
+type affineRes struct {
+	l, m, mn, ids lanes
+	d             float32
+	hd            uint32
+	dm            float32
+	hm            uint32
+}
+
+// affineSuperGo is the affine super-block search of the len(x)/sub
+// sub-blocks of sub elements (16 of 16 or 8 of 32; x and w 256 long, w ≥ 0
+// finite): each sub-block's fit by a, superScale of their scales (with
+// curvatures Σwq²) and of their mins −m (with Σw), each rounded to float16,
+// and the pick of each sub-block's integer scale and min. c is a's
+// configuration (newAffineSuperCfg).
+func affineSuperGo(x, w []float32, a *affine, sub int, c *superCfg, r *affineRes) {
+	nsub := len(x) / sub
+	var sc, mn, as, am lanes
+	var fits [passLanes]fit
+	var fl fitLanes
+	for j := range nsub {
+		f := a.fitWith(x[sub*j:sub*j+sub], w[sub*j:sub*j+sub], &fl)
+		fits[j] = f
+		sc[j], mn[j], as[j], am[j] = f.d, -f.m, f.cqq, f.cw
+	}
+	levels := c.levels[:c.nlev]
+	hd, d := f16Round(superScale(sc[:nsub], as[:nsub], 0, c.hi, levels))
+	hm, dm := f16Round(superScale(mn[:nsub], am[:nsub], 0, c.hi, levels))
+	for j := range nsub {
+		l, m := pickAffine(x[sub*j:sub*j+sub], w[sub*j:sub*j+sub], fits[j], d, dm, c.hi, a.n)
+		r.l[j], r.m[j], r.mn[j], r.ids[j] = l, m, -(dm * m), inv(d*l)
+	}
+	r.d, r.hd, r.dm, r.hm = d, uint32(hd), dm, uint32(hm)
+}

@@ -87,6 +87,23 @@ func superRun(x, w []float32, ref bool, tr *superScratch, res *superRes) map[str
 		}
 		put(c.name)
 	}
+	for _, c := range []struct {
+		name string
+		a    *affine
+		sub  int
+		cfg  *superCfg
+	}{{"Q2_K", &searchQ2K, 16, &superQ2K}, {"Q4_K", &searchQ4K, 32, &superQ4K}, {"Q5_K", &searchQ5K, 32, &superQ5K}} {
+		var ar affineRes
+		if ref {
+			affineSuperGo(x, w, c.a, c.sub, c.cfg, &ar)
+		} else {
+			affineSuper(x, w, c.a, c.sub, c.cfg, &ar, tr)
+		}
+		for name, v := range map[string]*lanes{"l": &ar.l, "m": &ar.m, "mn": &ar.mn, "ids": &ar.ids} {
+			out[c.name+" "+name] = floatBits(v[:])
+		}
+		out[c.name+" d"] = []uint32{math.Float32bits(ar.d), ar.hd, math.Float32bits(ar.dm), ar.hm}
+	}
 	return out
 }
 

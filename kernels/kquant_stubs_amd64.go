@@ -225,4 +225,24 @@ func kqTableCodesAVX512(x []float32, ids []float32, shift uint64, vals *[16]floa
 // lane: its fit, then superScale with the levels in lanes, then its pick.
 //
 //go:noescape
-func kqSymSuper16AVX512(x *[256]float32, w *[256]float32, tr *[544]float32, cfg *[40]float32, res *[36]float32)
+func kqSymSuper16AVX512(x *[256]float32, w *[256]float32, tr *[1920]float32, cfg *[56]float32, res *[36]float32)
+
+// kqAffineSuper16AVX512 is the AVX-512 kernel of affineSuperGo for 16 sub-blocks of 16,
+// an affine search with minBelow, without refits and with nd > 0, shift ≥ 0
+// (cfg as newAffineSuperCfg lays it out), and res an affineRes; a nil w
+// weighs every element 1. tr is scratch. Each sub-block is a lane (with
+// 8 sub-blocks, two candidates of each at once): its fit, superScale of
+// the scales and of the mins, then its pick.
+//
+//go:noescape
+func kqAffineSuper16AVX512(x *[256]float32, w *[256]float32, tr *[1920]float32, cfg *[56]float32, res *[68]float32)
+
+// kqAffineSuper8AVX512 is the AVX-512 kernel of affineSuperGo for 8 sub-blocks of 32,
+// an affine search with minBelow, without refits and with nd > 0, shift ≥ 0
+// (cfg as newAffineSuperCfg lays it out), and res an affineRes; a nil w
+// weighs every element 1. tr is scratch. Each sub-block is a lane (with
+// 8 sub-blocks, two candidates of each at once): its fit, superScale of
+// the scales and of the mins, then its pick.
+//
+//go:noescape
+func kqAffineSuper8AVX512(x *[256]float32, w *[256]float32, tr *[1920]float32, cfg *[56]float32, res *[68]float32)

@@ -36,6 +36,8 @@ func main() {
 		symCodes()
 		tableCodes()
 		symSuper16()
+		affineSuper(16)
+		affineSuper(8)
 	})
 }
 
