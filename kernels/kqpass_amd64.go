@@ -121,3 +121,33 @@ func tableFit0(x, w []float32, k int, numer *lanes, tab *table, d, score, sqq *l
 	}
 	tableFit0Go(x, w, k, numer, tab, d, score, sqq, stats)
 }
+
+func symSuper16(x, w []float32, s *symmetric, c *superCfg, r *superRes, tr *superScratch) {
+	if active >= tierAVX512 && s.refine == 0 {
+		var wp *[QKK]float32
+		if !isUnitWeights(w) {
+			wp = (*[QKK]float32)(w)
+		}
+		kqSymSuper16AVX512((*[QKK]float32)(x), wp, (*[1920]float32)(tr),
+			(*[56]float32)(unsafe.Pointer(c)), (*[36]float32)(unsafe.Pointer(r)))
+		return
+	}
+	symSuper16Go(x, w, s, c, r)
+}
+
+func affineSuper(x, w []float32, a *affine, sub int, c *superCfg, r *affineRes, tr *superScratch) {
+	if active >= tierAVX512 && a.refine == 0 && a.minBelow && (sub == 16 || sub == 32 && len(a.cands)%2 == 0) {
+		var wp *[QKK]float32
+		if !isUnitWeights(w) {
+			wp = (*[QKK]float32)(w)
+		}
+		k := kqAffineSuper16AVX512
+		if sub == 32 {
+			k = kqAffineSuper8AVX512
+		}
+		k((*[QKK]float32)(x), wp, (*[1920]float32)(tr),
+			(*[56]float32)(unsafe.Pointer(c)), (*[68]float32)(unsafe.Pointer(r)))
+		return
+	}
+	affineSuperGo(x, w, a, sub, c, r)
+}

@@ -45,3 +45,11 @@ func symFit0(x, w []float32, k int, numer *lanes, neg, pos float32, d, score, sq
 func tableFit0(x, w []float32, k int, numer *lanes, tab *table, d, score, sqq *lanes, stats *[2]float32) {
 	tableFit0Go(x, w, k, numer, tab, d, score, sqq, stats)
 }
+
+func symSuper16(x, w []float32, s *symmetric, c *superCfg, r *superRes, _ *superScratch) {
+	symSuper16Go(x, w, s, c, r)
+}
+
+func affineSuper(x, w []float32, a *affine, sub int, c *superCfg, r *affineRes, _ *superScratch) {
+	affineSuperGo(x, w, a, sub, c, r)
+}

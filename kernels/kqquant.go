@@ -43,20 +43,17 @@ type kqScratch struct {
 	xs, ws [QKK]float32 // the block's finite values and weights
 	q      [QKK]uint8   // stored codes
 	fl     fitLanes     // the fits' candidates
+	tr     superScratch // the super-block kernels' scratch
+	res    superRes     // a super-block search's result
 }
 
 // prep fills s.xs with src (non-finite values as 0) and s.ws with the
 // weights of its elements, sub-block by sub-block of sub elements, and
 // returns both, len(src) long.
 func (s *kqScratch) prep(src, imp []float32, sub int) (xs, ws []float32) {
-	if imp == nil {
-		clean := true
-		for _, v := range src {
-			clean = clean && finite(v)
-		}
-		if clean { // the usual case: the elements as they are, weights 1
-			return src, unitWeights[:len(src)]
-		}
+	if imp == nil && absMaxBits(src) < 0x7f800000 {
+		// The usual case: finite elements as they are, weights 1.
+		return src, unitWeights[:len(src)]
 	}
 	xs, ws = s.xs[:len(src)], s.ws[:len(src)]
 	for i, v := range src {
@@ -155,6 +152,9 @@ var (
 	levels15  = levelsFrom(15, -0.5, 7)
 	levels32  = append(levelsFrom(-32, 0.5, 5), levelsFrom(31, -0.5, 3)...)
 	levels128 = append(levelsFrom(-128, 1, 4), levelsFrom(127, -1, 2)...)
+
+	// The super-block searches of the K-quants.
+	superQ3K, superQ6K, superQ2K, superQ4K, superQ5K superCfg
 )
 
 func init() {
@@ -164,6 +164,11 @@ func init() {
 	for _, s := range []*symmetric{&searchQ3K, &searchQ6K, &searchQ50} {
 		s.init()
 	}
+	superQ3K = newSuperCfg(&searchQ3K, -32, 31, levels32)
+	superQ6K = newSuperCfg(&searchQ6K, -128, 127, levels128)
+	superQ2K = newAffineSuperCfg(&searchQ2K, 15, levels15)
+	superQ4K = newAffineSuperCfg(&searchQ4K, 63, levels63)
+	superQ5K = newAffineSuperCfg(&searchQ5K, 63, levels63)
 }
 
 // quantBlocks runs quant on every block of bs elements and bb bytes.
@@ -182,42 +187,33 @@ func quantBlocks(kernel string, dst []byte, src, imp []float32, bs, bb int,
 // dst (len(src)/256·144 bytes at least). See DequantizeQ4_K for the layout.
 func QuantizeQ4_K(dst []byte, src, imp []float32) {
 	quantBlocks("QuantizeQ4_K", dst, src, imp, QKK, Q4_KBlockBytes, func(y []byte, x, imp []float32, s *kqScratch) {
-		quantK45(y, x, imp, s, &searchQ4K)
+		quantK45(y, x, imp, s, &searchQ4K, &superQ4K)
 	})
 }
 
 // QuantizeQ5_K quantizes src into Q5_K blocks of 176 bytes, as QuantizeQ4_K.
 func QuantizeQ5_K(dst []byte, src, imp []float32) {
 	quantBlocks("QuantizeQ5_K", dst, src, imp, QKK, Q5_KBlockBytes, func(y []byte, x, imp []float32, s *kqScratch) {
-		quantK45(y, x, imp, s, &searchQ5K)
+		quantK45(y, x, imp, s, &searchQ5K, &superQ5K)
 	})
 }
 
 // quantK45 quantizes one Q4_K (search.n = 15) or Q5_K (31) super-block: 8
 // sub-blocks of 32 with 6-bit scales and mins under float16 d and dmin.
-func quantK45(y []byte, x, imp []float32, s *kqScratch, search *affine) {
+func quantK45(y []byte, x, imp []float32, s *kqScratch, search *affine, cfg *superCfg) {
 	xs, ws := s.prep(x, imp, 32)
 	n := search.n
-	var sc, mn, as, am [8]float32
-	var fits [8]fit
-	for j := range 8 {
-		f := search.fitWith(xs[32*j:32*j+32], ws[32*j:32*j+32], &s.fl)
-		fits[j] = f
-		sc[j], mn[j], as[j], am[j] = f.d, -f.m, f.cqq, f.cw
-	}
-	hd, D := f16Round(superScale(sc[:], as[:], 0, 63, levels63))
-	hm, Dm := f16Round(superScale(mn[:], am[:], 0, 63, levels63))
+	var r affineRes
+	affineSuper(xs, ws, search, 32, cfg, &r, &s.tr)
 	var ls, lm [8]uint8
 	var mi [16]float32
 	for j := range 8 {
-		xj, wj := xs[32*j:32*j+32], ws[32*j:32*j+32]
-		l, m := pickAffine(xj, wj, fits[j], D, Dm, 63, n)
-		ls[j], lm[j] = uint8(l), uint8(m)
-		mi[2*j], mi[2*j+1] = -(Dm * m), inv(D*l)
+		ls[j], lm[j] = uint8(r.l[j]), uint8(r.m[j])
+		mi[2*j], mi[2*j+1] = r.mn[j], r.ids[j]
 	}
 	affineCodes(x, mi[:], n, s.q[:QKK])
-	binary.LittleEndian.PutUint16(y[0:], hd)
-	binary.LittleEndian.PutUint16(y[2:], hm)
+	binary.LittleEndian.PutUint16(y[0:], uint16(r.hd))
+	binary.LittleEndian.PutUint16(y[2:], uint16(r.hm))
 	putKScales(y[4:16], &ls, &lm)
 	if n == 15 {
 		for c := range 4 {
@@ -310,21 +306,12 @@ func QuantizeQ2_K(dst []byte, src, imp []float32) {
 // scales and mins under float16 d and dmin.
 func quantQ2K(y []byte, x, imp []float32, s *kqScratch) {
 	xs, ws := s.prep(x, imp, 16)
-	var sc, mn, as, am [16]float32
-	var fits [16]fit
-	for j := range 16 {
-		f := searchQ2K.fitWith(xs[16*j:16*j+16], ws[16*j:16*j+16], &s.fl)
-		fits[j] = f
-		sc[j], mn[j], as[j], am[j] = f.d, -f.m, f.cqq, f.cw
-	}
-	hd, D := f16Round(superScale(sc[:], as[:], 0, 15, levels15))
-	hm, Dm := f16Round(superScale(mn[:], am[:], 0, 15, levels15))
+	var r affineRes
+	affineSuper(xs, ws, &searchQ2K, 16, &superQ2K, &r, &s.tr)
 	var mi [32]float32
 	for j := range 16 {
-		xj, wj := xs[16*j:16*j+16], ws[16*j:16*j+16]
-		l, m := pickAffine(xj, wj, fits[j], D, Dm, 15, 3)
-		y[j] = uint8(l) | uint8(m)<<4
-		mi[2*j], mi[2*j+1] = -(Dm * m), inv(D*l)
+		y[j] = uint8(r.l[j]) | uint8(r.m[j])<<4
+		mi[2*j], mi[2*j+1] = r.mn[j], r.ids[j]
 	}
 	affineCodes(x, mi[:], 3, s.q[:QKK])
 	for h := range 2 {
@@ -333,8 +320,8 @@ func quantQ2K(y []byte, x, imp []float32, s *kqScratch) {
 			y[16+32*h+l] = s.q[e] | s.q[e+32]<<2 | s.q[e+64]<<4 | s.q[e+96]<<6
 		}
 	}
-	binary.LittleEndian.PutUint16(y[80:], hd)
-	binary.LittleEndian.PutUint16(y[82:], hm)
+	binary.LittleEndian.PutUint16(y[80:], uint16(r.hd))
+	binary.LittleEndian.PutUint16(y[82:], uint16(r.hm))
 }
 
 // QuantizeQ3_K quantizes src into Q3_K blocks of 110 bytes, as QuantizeQ4_K.
@@ -347,34 +334,17 @@ func QuantizeQ3_K(dst []byte, src, imp []float32) {
 // −4..3, signed 6-bit scales −32..31 under a float16 d.
 func quantQ3K(y []byte, x, imp []float32, s *kqScratch) {
 	xs, ws := s.prep(x, imp, 16)
-	var sc, as [16]float32
-	for j := range 16 {
-		f := searchQ3K.fit(xs[16*j:16*j+16], ws[16*j:16*j+16])
-		sc[j], as[j] = f.d, f.cqq
-	}
-	hd, D := f16Round(superScale(sc[:], as[:], -32, 31, levels32))
+	r := &s.res
+	symSuper16(xs, ws, &searchQ3K, &superQ3K, r, &s.tr)
 	clear(y[:110])
-	var ids [16]float32
 	for j := range 16 {
-		xj, wj := xs[16*j:16*j+16], ws[16*j:16*j+16]
-		l := pickSym(xj, wj, sc[j], D, -32, 31, 4, 3, nil)
-		v := uint8(int(l) + 32)
+		v := uint8(int(r.l[j]) + 32)
 		y[96+j%8] |= (v & 15) << (4 * (j / 8))
 		y[96+8+j%4] |= (v >> 4) << (2 * (j / 4))
-		ids[j] = inv(D * l)
 	}
-	symCodes(x, ids[:], 4, 3, s.q[:QKK])
-	for h := range 2 {
-		for k := range 4 {
-			q := s.q[128*h+32*k : 128*h+32*k+32]
-			lo := y[32+32*h : 64+32*h]
-			for l, c := range q {
-				lo[l] |= (c & 3) << (2 * k)
-				y[l] |= (c >> 2) << (4*h + k)
-			}
-		}
-	}
-	binary.LittleEndian.PutUint16(y[108:], hd)
+	symCodes(x, r.ids[:], 4, 3, s.q[:QKK])
+	packQ3K(y, &s.q)
+	binary.LittleEndian.PutUint16(y[108:], uint16(r.hd))
 }
 
 // QuantizeQ6_K quantizes src into Q6_K blocks of 210 bytes, as QuantizeQ4_K.
@@ -387,33 +357,65 @@ func QuantizeQ6_K(dst []byte, src, imp []float32) {
 // −32..31, int8 scales under a float16 d.
 func quantQ6K(y []byte, x, imp []float32, s *kqScratch) {
 	xs, ws := s.prep(x, imp, 16)
-	var sc, as [16]float32
-	for j := range 16 {
-		f := searchQ6K.fit(xs[16*j:16*j+16], ws[16*j:16*j+16])
-		sc[j], as[j] = f.d, f.cqq
-	}
-	hd, D := f16Round(superScale(sc[:], as[:], -128, 127, levels128))
+	r := &s.res
+	symSuper16(xs, ws, &searchQ6K, &superQ6K, r, &s.tr)
 	clear(y[:210])
-	var ids [16]float32
 	for j := range 16 {
-		xj, wj := xs[16*j:16*j+16], ws[16*j:16*j+16]
-		l := pickSym(xj, wj, sc[j], D, -128, 127, 32, 31, nil)
-		y[192+j] = byte(int8(l))
-		ids[j] = inv(D * l)
+		y[192+j] = byte(int8(r.l[j]))
 	}
-	symCodes(x, ids[:], 32, 31, s.q[:QKK])
-	for h := range 2 {
-		for k := range 4 {
-			q := s.q[128*h+32*k : 128*h+32*k+32]
-			ql := y[64*h+32*(k%2) : 64*h+32*(k%2)+32]
-			qh := y[128+32*h : 160+32*h]
-			for l, c := range q {
-				ql[l] |= (c & 15) << (4 * (k / 2))
-				qh[l] |= (c >> 4) << (2 * k)
+	symCodes(x, r.ids[:], 32, 31, s.q[:QKK])
+	packQ6K(y, &s.q)
+	binary.LittleEndian.PutUint16(y[208:], uint16(r.hd))
+}
+
+// The packers work on 8 codes at a time in a uint64 (codes below 64, so
+// that no shift carries into the next byte).
+const (
+	bytes01 = 0x0101010101010101
+	bytes03 = 0x0303030303030303
+	bytes0f = 0x0f0f0f0f0f0f0f0f
+)
+
+// packQ3K writes the 256 codes 0..7 of a Q3_K super-block into its high-bit
+// mask (y[0:32]: bit 4h+k of byte l is bit 2 of code 128h+32k+l) and its
+// low bits (y[32:96]: bits 2k..2k+1 of byte 32h+l are code 128h+32k+l's
+// low two), which must be clear.
+func packQ3K(y []byte, q *[QKK]uint8) {
+	le := binary.LittleEndian
+	for l := 0; l < 32; l += 8 {
+		var hm uint64
+		for h := range 2 {
+			var lo uint64
+			for k := range 4 {
+				c := le.Uint64(q[128*h+32*k+l:])
+				lo |= (c & bytes03) << (2 * k)
+				hm |= (c >> 2 & bytes01) << (4*h + k)
 			}
+			le.PutUint64(y[32+32*h+l:], lo)
+		}
+		le.PutUint64(y[l:], hm)
+	}
+}
+
+// packQ6K writes the 256 codes 0..63 of a Q6_K super-block into its low
+// nibbles (y[0:128]: byte 64h+l holds codes 128h+l and 128h+64+l) and high
+// bits (y[128:192]: bits 2k..2k+1 of byte 128+32h+l are code 128h+32k+l's
+// top two).
+func packQ6K(y []byte, q *[QKK]uint8) {
+	le := binary.LittleEndian
+	for h := range 2 {
+		for l := 0; l < 64; l += 8 {
+			a, b := le.Uint64(q[128*h+l:]), le.Uint64(q[128*h+64+l:])
+			le.PutUint64(y[64*h+l:], a&bytes0f|(b&bytes0f)<<4)
+		}
+		for l := 0; l < 32; l += 8 {
+			var hi uint64
+			for k := range 4 {
+				hi |= (le.Uint64(q[128*h+32*k+l:]) >> 4 & bytes03) << (2 * k)
+			}
+			le.PutUint64(y[128+32*h+l:], hi)
 		}
 	}
-	binary.LittleEndian.PutUint16(y[208:], hd)
 }
 
 // QuantizeQ8_K quantizes src into Q8_K blocks of 292 bytes, as

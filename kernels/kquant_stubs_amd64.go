@@ -217,3 +217,32 @@ func kqSymCodesAVX512(x []float32, ids []float32, shift uint64, neg float32, pos
 //
 //go:noescape
 func kqTableCodesAVX512(x []float32, ids []float32, shift uint64, vals *[16]float32, mids *[16]float32, codes []uint8)
+
+// kqSymSuper16AVX512 is the AVX-512 kernel of symSuper16Go for a symmetric search
+// without refits (s.refine = 0, the candidates' numerators, count and
+// code range in cfg, as newSuperCfg lays them out) and res a superRes;
+// a nil w weighs every element 1. tr is scratch. Each sub-block is a
+// lane: its fit, then superScale with the levels in lanes, then its pick.
+//
+//go:noescape
+func kqSymSuper16AVX512(x *[256]float32, w *[256]float32, tr *[1920]float32, cfg *[56]float32, res *[36]float32)
+
+// kqAffineSuper16AVX512 is the AVX-512 kernel of affineSuperGo for 16 sub-blocks of 16,
+// an affine search with minBelow, without refits and with nd > 0, shift ≥ 0
+// (cfg as newAffineSuperCfg lays it out), and res an affineRes; a nil w
+// weighs every element 1. tr is scratch. Each sub-block is a lane (with
+// 8 sub-blocks, two candidates of each at once): its fit, superScale of
+// the scales and of the mins, then its pick.
+//
+//go:noescape
+func kqAffineSuper16AVX512(x *[256]float32, w *[256]float32, tr *[1920]float32, cfg *[56]float32, res *[68]float32)
+
+// kqAffineSuper8AVX512 is the AVX-512 kernel of affineSuperGo for 8 sub-blocks of 32,
+// an affine search with minBelow, without refits and with nd > 0, shift ≥ 0
+// (cfg as newAffineSuperCfg lays it out), and res an affineRes; a nil w
+// weighs every element 1. tr is scratch. Each sub-block is a lane (with
+// 8 sub-blocks, two candidates of each at once): its fit, superScale of
+// the scales and of the mins, then its pick.
+//
+//go:noescape
+func kqAffineSuper8AVX512(x *[256]float32, w *[256]float32, tr *[1920]float32, cfg *[56]float32, res *[68]float32)

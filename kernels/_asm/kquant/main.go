@@ -22,6 +22,7 @@ import (
 
 func main() {
 	gen.Main(func() {
+		superIdx = gen.TreeIndexes("kqTree")
 		affineFit()
 		affineFit0()
 		affineErrs()
@@ -34,6 +35,9 @@ func main() {
 		affineCodes()
 		symCodes()
 		tableCodes()
+		symSuper16()
+		affineSuper(16)
+		affineSuper(8)
 	})
 }
 

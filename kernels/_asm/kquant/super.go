@@ -1,0 +1,872 @@
+package main
+
+import (
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+
+	"github.com/tensorcast-go/tensorcast/kernels/_asm/internal/gen"
+)
+
+// The super-block kernels work one sub-block per lane: the elements of the
+// super-block are transposed into a scratch buffer (element i of every
+// sub-block in one vector), so that each lane adds its sub-block's terms in
+// order of the elements, as the Go loops over one sub-block do.
+
+// Offsets in the superCfg and superRes structs and the scratch buffer.
+const (
+	cfgNumer  = 0
+	cfgLevels = 64
+	cfgNeg    = 128
+	cfgPos    = 132
+	cfgLo     = 136
+	cfgHi     = 140
+	cfgK      = 144
+	cfgNLev   = 148
+	cfgShift  = 160
+
+	resL   = 0
+	resIDs = 64
+	resD   = 128
+	resHD  = 132
+
+	trX  = 0    // the elements, 16 vectors of 16
+	trW  = 1024 // the weights
+	trSc = 2048 // the fitted scales
+	trAs = 2112 // their curvatures
+	trMn = 2176 // the fitted mins (−m)
+	trAm = 2240 // their curvatures (Σw)
+	trFM = 2304 // the fitted offsets m
+	trP  = 2560 // the picks' candidates: 5 vectors each
+)
+
+// Offsets in the affineRes struct.
+const (
+	ares1L   = 0
+	ares1M   = 64
+	ares1Mn  = 128
+	ares1IDs = 192
+	ares1D   = 256
+	ares1HD  = 260
+	ares1Dm  = 264
+	ares1HM  = 268
+)
+
+// More VCMPPS predicates.
+const (
+	cmpEQOQ = 0x00
+	cmpLTOQ = 0x11
+	cmpGEOQ = 0x1d
+)
+
+// consts holds the kernels' constants in memory.
+var consts = gen.Consts{Prefix: "kq"}
+
+// superIdx are the transpose's VPERMT2D index pairs.
+var superIdx [4][2]Mem
+
+// bitrev4 reverses the 4 bits of a.
+func bitrev4(a int) int {
+	return (a&1)<<3 | (a&2)<<1 | (a&4)>>1 | (a&8)>>3
+}
+
+// transpose16 transposes the 16×16 floats at src (row r at src + 64·r)
+// into dst (column i at dst + 64·i), through Z8 and Z16..Z31, with the
+// index pairs in Z0..Z7. Lane p of the butterfly's output comes from
+// register bitrev4(p), so loading row bitrev4(a) into register a puts row
+// p in lane p.
+func transpose16(src Mem, dst Mem) { transposeRows(src, dst, func(p int) int { return p }) }
+
+// transposeRows is transpose16 with row(p) in lane p of each column.
+func transposeRows(src Mem, dst Mem, row func(p int) int) {
+	pool := []VecPhysical{Z8, Z16, Z17, Z18, Z19, Z20, Z21, Z22, Z23, Z24, Z25, Z26, Z27, Z28, Z29, Z30, Z31}
+	regs := make([]VecPhysical, 16)
+	for a := range 16 {
+		regs[a] = pool[a]
+		VMOVUPS(src.Offset(64*row(bitrev4(a))), regs[a])
+	}
+	free := pool[16]
+	for li, h := range []int{8, 4, 2, 1} {
+		for a := range 16 {
+			if a&h != 0 {
+				continue
+			}
+			A, B := regs[a], regs[a+h]
+			VMOVDQA64(A, free)
+			VPERMT2D(B, gen.Z(2*li), free) // the first h lanes of each 2h
+			VPERMT2D(B, gen.Z(2*li+1), A)  // the second h lanes
+			regs[a], regs[a+h], free = free, A, B
+		}
+	}
+	for i := range 16 {
+		VMOVUPS(regs[i], dst.Offset(64*i))
+	}
+}
+
+// loadSuperIdx loads the transpose's index pairs into Z0..Z7.
+func loadSuperIdx() {
+	for li := range 4 {
+		VMOVDQU32(superIdx[li][0], gen.Z(2*li))
+		VMOVDQU32(superIdx[li][1], gen.Z(2*li+1))
+	}
+}
+
+// rndLanes rounds v to integers, ties to even (VRNDSCALEPS; a value
+// between −0.5 and −0 gives −0 where the Go reference's magic-constant
+// rounding gives +0, which no sum or product of the kernels tells apart).
+func rndLanes(v VecPhysical) { VRNDSCALEPS(U8(0), v, v) }
+
+// clampRndLanes clamps v to [lo, hi] (a NaN to lo) and rounds it.
+func clampRndLanes(v, lo, hi VecPhysical) {
+	VMAXPS(lo, v, v)
+	VMINPS(hi, v, v)
+	rndLanes(v)
+}
+
+// invLanes sets d to 1/v, or 0 where v is ±0 (inv), using K1 and t.
+func invLanes(v, d, one, t VecPhysical) {
+	VDIVPS(v, one, d)
+	VXORPS(t, t, t)
+	VCMPPS(U8(cmpEQOQ), t, v, K1)
+	VMOVAPS(t, K1, d)
+}
+
+func symSuper16() {
+	name := "kqSymSuper16AVX512"
+	TEXT(name, NOSPLIT, "func(x, w *[256]float32, tr *[1920]float32, cfg *[56]float32, res *[36]float32)")
+	Pragma("noescape")
+	Doc(name+" is the AVX-512 kernel of symSuper16Go for a symmetric search",
+		"without refits (s.refine = 0, the candidates' numerators, count and",
+		"code range in cfg, as newSuperCfg lays them out) and res a superRes;",
+		"a nil w weighs every element 1. tr is scratch. Each sub-block is a",
+		"lane: its fit, then superScale with the levels in lanes, then its pick.")
+	Load(Param("tr"), R9)
+	Load(Param("cfg"), R10)
+	Load(Param("res"), R11)
+	Load(Param("x"), RSI)
+	Load(Param("w"), RDI)
+	loadSuperIdx()
+	TESTQ(RDI, RDI)
+	JZ(LabelRef(name + "_unit"))
+	transpose16(Mem{Base: RDI}, Mem{Base: R9, Disp: trW})
+	Label(name + "_unit")
+	transpose16(Mem{Base: RSI}, Mem{Base: R9, Disp: trX})
+	xt := func(i int) Mem { return Mem{Base: R9, Disp: trX + 64*i} }
+	wt := func(i int) Mem { return Mem{Base: R9, Disp: trW + 64*i} }
+
+	// Registers of the fits.
+	var (
+		lo, hi       = Z1, Z2
+		amax, m, sxx = Z9, Z10, Z11
+		absM         = Z12
+		t, a, b      = Z3, Z4, Z5
+		v, q, p      = Z6, Z7, Z13
+		bS, bD, bB   = Z14, Z15, Z16
+		zero         = Z17
+		negInf       = Z18
+	)
+	// Statistics: the first element of largest magnitude (m, amax) and
+	// Σ(wx)x of each sub-block.
+	gen.Broadcast32(0x7fffffff, absM, RAX, X0)
+	VXORPS(amax, amax, amax)
+	VMOVUPS(xt(0), m)
+	VXORPS(sxx, sxx, sxx)
+	stats := func(weights bool) {
+		for i := range 16 {
+			VMOVUPS(xt(i), a)
+			VANDPS(a, absM, v)
+			VCMPPS(U8(cmpGTOQ), amax, v, K1)
+			VMOVAPS(v, K1, amax)
+			VMOVAPS(a, K1, m)
+			if weights {
+				VMULPS(wt(i), a, p) // w·v
+				VMULPS(a, p, p)     // ·v
+			} else {
+				VMULPS(a, a, p)
+			}
+			VADDPS(p, sxx, sxx)
+		}
+	}
+	twoWays(name+"_stats", func() { stats(true) }, func() { stats(false) })
+
+	// The candidates: t = numer[c]/m; the best score's d and Σwq².
+	VBROADCASTSS(Mem{Base: R10, Disp: cfgNeg}, lo)
+	VXORPS(zero, zero, zero)
+	VSUBPS(lo, zero, lo)
+	VBROADCASTSS(Mem{Base: R10, Disp: cfgPos}, hi)
+	gen.Broadcast32(0xff800000, negInf, RAX, X0)
+	VXORPS(bS, bS, bS)
+	VXORPS(bD, bD, bD)
+	VXORPS(bB, bB, bB)
+	cands := func(weights bool, lbl string) {
+		MOVL(Mem{Base: R10, Disp: cfgK}, ECX)
+		XORQ(RDX, RDX)
+		TESTL(ECX, ECX)
+		JZ(LabelRef(lbl + "_done"))
+		Label(lbl + "_loop")
+		VBROADCASTSS(Mem{Base: R10, Index: RDX, Scale: 4, Disp: cfgNumer}, t)
+		VDIVPS(m, t, t) // numer/m
+		VXORPS(a, a, a)
+		VXORPS(b, b, b)
+		for i := range 16 {
+			VMULPS(xt(i), t, v) // t·v
+			clampRndLanes(v, lo, hi)
+			qq := v
+			if weights {
+				VMULPS(wt(i), v, q) // wq
+				qq = q
+			}
+			VMULPS(xt(i), qq, p) // wq·v
+			VADDPS(p, a, a)
+			VMULPS(v, qq, p) // wq·q
+			VADDPS(p, b, b)
+		}
+		// d = a/b, score = a·a/b (−Inf unless b > 0); the first best.
+		VDIVPS(b, a, p)
+		VMULPS(a, a, a)
+		VDIVPS(b, a, a)
+		VCMPPS(U8(cmpGTOQ), zero, b, K1)
+		KNOTW(K1, K1)
+		VMOVAPS(negInf, K1, a)
+		VCMPPS(U8(cmpGTOQ), bS, a, K1)
+		VMOVAPS(a, K1, bS)
+		VMOVAPS(p, K1, bD)
+		VMOVAPS(b, K1, bB)
+		INCQ(RDX)
+		CMPQ(RDX, RCX)
+		JB(LabelRef(lbl + "_loop"))
+		Label(lbl + "_done")
+	}
+	twoWays(name+"_cands", func() { cands(true, name+"_cw") }, func() { cands(false, name+"_cu") })
+	// A sub-block below groupEps keeps d = 0, Σwq² = 0.
+	VBROADCASTSS(consts.Word(0x26901d7d), p) // 1e-15
+	VCMPPS(U8(cmpLTOQ), p, amax, K1)
+	VMOVAPS(zero, K1, bD)
+	VMOVAPS(zero, K1, bB)
+	VMOVUPS(bD, Mem{Base: R9, Disp: trSc})
+	VMOVUPS(bB, Mem{Base: R9, Disp: trAs})
+
+	superScaleLanes(name+"_ss", 16, trSc, trAs, resD, resHD)
+	VBROADCASTSS(Mem{Base: R11, Disp: resD}, Z20)
+	symPicks16(name)
+	RET()
+}
+
+// twoWays emits weighted, then unit: weighted runs when w (DI) is not nil.
+func twoWays(lbl string, weighted, unit func()) {
+	TESTQ(RDI, RDI)
+	JZ(LabelRef(lbl + "_u"))
+	weighted()
+	JMP(LabelRef(lbl + "_end"))
+	Label(lbl + "_u")
+	unit()
+	Label(lbl + "_end")
+}
+
+// superScaleLanes computes superScale of the n sub-block scales at offset
+// scOff of the scratch (R9) with their curvatures at asOff, the levels in
+// lanes (cfg, R10), rounds it to float16 (f16Round) and stores its value
+// and code at dOff and hdOff of res (R11). The absolute-value mask must be
+// in Z12.
+func superScaleLanes(name string, n, scOff, asOff, dOff, hdOff int) {
+	var (
+		absM, amx, m   = Z12, Z21, Z22
+		id, sl, ll, dd = Z3, Z4, Z5, Z6
+		s, a, l, p, e  = Z7, Z13, Z14, Z15, Z16
+		lo, hi         = Z1, Z2
+		d              = Z20
+	)
+	VANDPS(Mem{Base: R9, Disp: scOff}, absM, amx)
+	if n == 8 {
+		// Only the first 8 lanes hold scales.
+		MOVL(U32(0xff), EAX)
+		KMOVW(EAX, K2)
+		VMOVAPS_Z(amx, K2, amx)
+	}
+	hreduce(amx, p, func(a, b, c Op) { VMAXPS(a, b, c) })
+	VXORPS(d, d, d)
+	VXORPS(p, p, p)
+	VUCOMISS(X21, X15)
+	JE(LabelRef(name + "_done")) // every scale 0: d = 0
+	// m: the first scale of largest magnitude.
+	VANDPS(Mem{Base: R9, Disp: scOff}, absM, p)
+	VCMPPS(U8(cmpEQOQ), amx, p, K1)
+	KMOVW(K1, EAX)
+	TZCNTL(EAX, EAX)
+	VBROADCASTSS(Mem{Base: R9, Index: RAX, Scale: 4, Disp: scOff}, m)
+	VBROADCASTSS(Mem{Base: R10, Disp: cfgLo}, lo)
+	VBROADCASTSS(Mem{Base: R10, Disp: cfgHi}, hi)
+	VMOVUPS(Mem{Base: R10, Disp: cfgLevels}, id)
+	VDIVPS(m, id, id) // t/m
+	VXORPS(sl, sl, sl)
+	VXORPS(ll, ll, ll)
+	for j := range n {
+		VBROADCASTSS(Mem{Base: R9, Disp: scOff + 4*j}, s)
+		VBROADCASTSS(Mem{Base: R9, Disp: asOff + 4*j}, a)
+		VMULPS(id, s, l)
+		clampRndLanes(l, lo, hi)
+		VMULPS(s, a, p) // a·v
+		VMULPS(l, p, p) // ·l
+		VADDPS(p, sl, sl)
+		VMULPS(l, a, p) // a·l
+		VMULPS(l, p, p) // ·l
+		VADDPS(p, ll, ll)
+	}
+	VDIVPS(ll, sl, dd) // D = sl/ll
+	VXORPS(e, e, e)
+	for j := range n {
+		VBROADCASTSS(Mem{Base: R9, Disp: scOff + 4*j}, s)
+		VBROADCASTSS(Mem{Base: R9, Disp: asOff + 4*j}, a)
+		VMULPS(id, s, l)
+		clampRndLanes(l, lo, hi)
+		VMULPS(l, dd, p)
+		VSUBPS(p, s, p) // r = v − D·l
+		VMULPS(p, a, l) // a·r
+		VMULPS(p, l, l) // ·r
+		VADDPS(l, e, e)
+	}
+	// The lanes that count: below nlev, ll > 0 and e < +Inf; the first of
+	// least e, or m/levels[0] when none.
+	MOVL(Mem{Base: R10, Disp: cfgNLev}, ECX)
+	MOVL(U32(1), EAX)
+	SHLL(CL, EAX)
+	DECL(EAX)
+	KMOVW(EAX, K2)
+	VXORPS(p, p, p)
+	VCMPPS(U8(cmpGTOQ), p, ll, K2, K2)
+	gen.Broadcast32(0x7f800000, p, RAX, X15)
+	VCMPPS(U8(cmpLTOQ), p, e, K2, K2)
+	VMOVAPS(e, K2, p) // +Inf elsewhere
+	VMOVAPS(p, l)
+	hreduce(l, s, func(a, b, c Op) { VMINPS(a, b, c) })
+	VMOVSS(Mem{Base: R10, Disp: cfgLevels}, X16)
+	VDIVSS(X16, X22, X20) // m/levels[0]
+	KORTESTW(K2, K2)
+	JZ(LabelRef(name + "_done"))
+	VCMPPS(U8(cmpEQOQ), l, p, K2, K1)
+	KMOVW(K1, EAX)
+	TZCNTL(EAX, EAX)
+	VMOVUPS(dd, Mem{Base: R9, Disp: trP}) // the picks' scratch, free here
+	VMOVSS(Mem{Base: R9, Index: RAX, Scale: 4, Disp: trP}, X20)
+	Label(name + "_done")
+	// f16Round: NaN → 0, saturate to ±65504, round to nearest even.
+	VCMPPS(U8(cmpORD), X20, X20, K1)
+	VMOVAPS_Z(X20, K1, X20)
+	gen.Broadcast32(0x477fe000, p, RAX, X15) // 65504
+	VMINSS(X15, X20, X20)
+	gen.Broadcast32(0xc77fe000, p, RAX, X15) // −65504
+	VMAXSS(X15, X20, X20)
+	VCVTPS2PH(U8(0), X20, X15)
+	VMOVD(X15, EAX)
+	ANDL(U32(0xffff), EAX)
+	MOVL(EAX, Mem{Base: R11, Disp: hdOff})
+	VCVTPH2PS(X15, X20)
+	VMOVSS(X20, Mem{Base: R11, Disp: dOff})
+}
+
+// symPicks16 picks each sub-block's integer scale under the super-block
+// scale d (broadcast in Z20) from its fitted scale (trSc), as pickSym, and
+// stores l and inv(d·l) to res.
+func symPicks16(name string) {
+	var (
+		lo, hi         = Z1, Z2 // the codes' range
+		slo, shi       = Z3, Z4 // the scales' range
+		v, f, la, lb   = Z5, Z6, Z7, Z9
+		d0, d1, i0, i1 = Z10, Z11, Z12, Z13
+		e0, e1, p, q   = Z14, Z15, Z16, Z17
+		x              = Z18
+		one, mg        = Z19, Z21
+		d              = Z20
+		zero           = Z22
+	)
+	gen.Broadcast32(0x3f800000, one, RAX, X0)
+	gen.Broadcast32(magic, mg, RAX, X0)
+	VXORPS(zero, zero, zero)
+	VBROADCASTSS(Mem{Base: R10, Disp: cfgLo}, slo)
+	VBROADCASTSS(Mem{Base: R10, Disp: cfgHi}, shi)
+	// v = sc·inv(d).
+	VXORPS(X0, X0, X0)
+	VUCOMISS(X0, X20)
+	JE(LabelRef(name + "_d0"))
+	VDIVSS(X20, X19, X0)
+	Label(name + "_d0")
+	VBROADCASTSS(X0, v)
+	VMULPS(Mem{Base: R9, Disp: trSc}, v, v)
+	// neighbours(v, lo, hi).
+	VADDPS(mg, v, f)
+	VSUBPS(mg, f, f) // rnd(v)
+	VCMPPS(U8(cmpGTOQ), v, f, K1)
+	VSUBPS(one, f, K1, f) // f > v: f − 1
+	VMOVAPS(f, la)
+	VADDPS(one, f, lb)
+	VMINPS(shi, lb, lb)
+	VCMPPS(U8(cmpGTOQ), shi, v, K1)
+	VMOVAPS(shi, K1, la)
+	VMOVAPS(shi, K1, lb)
+	VCMPPS(U8(cmpGEOQ), slo, v, K1)
+	KNOTW(K1, K1)
+	VMOVAPS(slo, K1, la)
+	VMOVAPS(slo, K1, lb)
+	// The errors of d·la and d·lb.
+	VMULPS(d, la, d0)
+	VMULPS(d, lb, d1)
+	invLanes(d0, i0, one, p)
+	invLanes(d1, i1, one, p)
+	VBROADCASTSS(Mem{Base: R10, Disp: cfgNeg}, lo)
+	VSUBPS(lo, zero, lo)
+	VBROADCASTSS(Mem{Base: R10, Disp: cfgPos}, hi)
+	VXORPS(e0, e0, e0)
+	VXORPS(e1, e1, e1)
+	errs := func(weights bool) {
+		for i := range 16 {
+			VMOVUPS(Mem{Base: R9, Disp: trX + 64*i}, x)
+			for _, c := range []struct{ id, d, e VecPhysical }{{i0, d0, e0}, {i1, d1, e1}} {
+				VMULPS(c.id, x, p) // v·id
+				clampRndLanes(p, lo, hi)
+				VMULPS(p, c.d, p) // d·q
+				VSUBPS(p, x, p)   // r
+				if weights {
+					VMULPS(Mem{Base: R9, Disp: trW + 64*i}, p, q) // w·r
+					VMULPS(p, q, q)                               // ·r
+				} else {
+					VMULPS(p, p, q)
+				}
+				VADDPS(q, c.e, c.e)
+			}
+		}
+	}
+	twoWays(name+"_errs", func() { errs(true) }, func() { errs(false) })
+	VCMPPS(U8(cmpLTOQ), e0, e1, K1)
+	VMOVAPS(lb, K1, la)
+	VMOVUPS(la, Mem{Base: R11, Disp: resL})
+	VMULPS(d, la, p)
+	invLanes(p, q, one, v)
+	VMOVUPS(q, Mem{Base: R11, Disp: resIDs})
+}
+
+// affineSuper emits kqAffineSuper{G}AVX512, the affine super-block search
+// of G sub-blocks (16 of 16 or 8 of 32). With G = 8 a register holds two
+// candidates for each sub-block: lanes 0..7 one, lanes 8..15 another.
+func affineSuper(G int) {
+	L := 256 / G
+	name := "kqAffineSuper" + itoa(G) + "AVX512"
+	TEXT(name, NOSPLIT, "func(x, w *[256]float32, tr *[1920]float32, cfg *[56]float32, res *[68]float32)")
+	Pragma("noescape")
+	Doc(name+" is the AVX-512 kernel of affineSuperGo for "+itoa(G)+" sub-blocks of "+itoa(L)+",",
+		"an affine search with minBelow, without refits and with nd > 0, shift ≥ 0",
+		"(cfg as newAffineSuperCfg lays it out), and res an affineRes; a nil w",
+		"weighs every element 1. tr is scratch. Each sub-block is a lane (with",
+		"8 sub-blocks, two candidates of each at once): its fit, superScale of",
+		"the scales and of the mins, then its pick.")
+	Load(Param("tr"), R9)
+	Load(Param("cfg"), R10)
+	Load(Param("res"), R11)
+	Load(Param("x"), RSI)
+	Load(Param("w"), RDI)
+	loadSuperIdx()
+	row := func(p int) int { return p }
+	if G == 8 { // lanes 0..7: the first halves of the sub-blocks; 8..15: the second
+		row = func(p int) int {
+			if p < 8 {
+				return 2 * p
+			}
+			return 2*(p-8) + 1
+		}
+	}
+	TESTQ(RDI, RDI)
+	JZ(LabelRef(name + "_unit"))
+	transposeRows(Mem{Base: RDI}, Mem{Base: R9, Disp: trW}, row)
+	Label(name + "_unit")
+	transposeRows(Mem{Base: RSI}, Mem{Base: R9, Disp: trX}, row)
+	// elem loads element i of every sub-block (twice with G = 8).
+	at := func(base, i int) Mem {
+		if G == 16 {
+			return Mem{Base: R9, Disp: base + 64*i}
+		}
+		return Mem{Base: R9, Disp: base + 64*(i%16) + 32*(i/16)}
+	}
+	elem := func(i int, z VecPhysical) {
+		if G == 16 {
+			VMOVUPS(at(trX, i), z)
+		} else {
+			VBROADCASTF64X4(at(trX, i), z)
+		}
+	}
+	welem := func(i int, z VecPhysical) {
+		if G == 16 {
+			VMOVUPS(at(trW, i), z)
+		} else {
+			VBROADCASTF64X4(at(trW, i), z)
+		}
+	}
+	var (
+		lo, hi, sw, sx, sxx = Z9, Z10, Z11, Z12, Z13
+		zero, span, r, one  = Z14, Z15, Z16, Z17
+		n, inf              = Z18, Z19
+		t, o, a, b, f       = Z1, Z2, Z3, Z4, Z5
+		xv, v, q, p, wv     = Z6, Z7, Z8, Z20, Z21
+		det, dc, mc, e      = Z22, Z23, Z24, Z25
+		bE, bD, bM, bB      = Z26, Z27, Z28, Z29
+		t1, t2              = Z30, Z31
+	)
+	VXORPS(zero, zero, zero)
+	gen.Broadcast32(0x3f800000, one, RAX, X0)
+	gen.Broadcast32(0x7f800000, inf, RAX, X0)
+	VBROADCASTSS(Mem{Base: R10, Disp: cfgPos}, n)
+	// lo, hi (each + 0, lo at most 0), Σw, Σwx, Σ(wx)x.
+	elem(0, lo)
+	VMOVAPS(lo, hi)
+	for i := 1; i < L; i++ {
+		elem(i, xv)
+		VMINPS(xv, lo, lo)
+		VMAXPS(xv, hi, hi)
+	}
+	VADDPS(zero, lo, lo)
+	VADDPS(zero, hi, hi)
+	VMINPS(zero, lo, lo)
+	VXORPS(sw, sw, sw)
+	VXORPS(sx, sx, sx)
+	VXORPS(sxx, sxx, sxx)
+	twoWays(name+"_sums", func() {
+		for i := range L {
+			elem(i, xv)
+			welem(i, wv)
+			VADDPS(wv, sw, sw)
+			VMULPS(xv, wv, p) // wx
+			VADDPS(p, sx, sx)
+			VMULPS(xv, p, p) // wx·v
+			VADDPS(p, sxx, sxx)
+		}
+	}, func() {
+		for i := range L {
+			elem(i, xv)
+			VADDPS(one, sw, sw)
+			VADDPS(xv, sx, sx)
+			VMULPS(xv, xv, p)
+			VADDPS(p, sxx, sxx)
+		}
+	})
+	VSUBPS(lo, hi, span)
+	VDIVPS(span, one, r)
+	// The candidates, two at a time with G = 8 (c and c + k/2).
+	VMOVAPS(inf, bE)
+	VXORPS(bD, bD, bD)
+	VXORPS(bM, bM, bM)
+	VXORPS(bB, bB, bB)
+	MOVL(Mem{Base: R10, Disp: cfgK}, ECX)
+	if G == 8 {
+		SHRL(U8(1), ECX)
+	}
+	XORQ(RDX, RDX)
+	// pair loads lanes of the candidate parameter at off: c's, or c's and
+	// c + k/2's in the two halves.
+	pair := func(off int, z VecPhysical) {
+		VBROADCASTSS(Mem{Base: R10, Index: RDX, Scale: 4, Disp: off}, z)
+		if G == 8 {
+			VBROADCASTSS(Mem{Base: R10, Index: RBX, Scale: 4, Disp: off}, t2.AsY())
+			VINSERTF64X4(U8(1), t2.AsY(), z, z)
+		}
+	}
+	cands := func(weights bool, lbl string) {
+		Label(lbl + "_loop")
+		if G == 8 {
+			LEAQ(Mem{Base: RDX, Index: RCX, Scale: 1}, RBX)
+		}
+		pair(cfgNumer, t)
+		VMULPS(r, t, t) // t = nd·r
+		pair(cfgShift, o)
+		VMULPS(span, o, o)
+		VSUBPS(o, lo, o) // o = lo − shift·span
+		VXORPS(a, a, a)
+		VXORPS(b, b, b)
+		VXORPS(f, f, f)
+		for i := range L {
+			elem(i, xv)
+			VSUBPS(o, xv, v) // v − o ≥ 0
+			VMULPS(v, t, v)  // t·(v − o)
+			VMINPS(n, v, v)
+			rndLanes(v)
+			qq := v
+			if weights {
+				welem(i, wv)
+				VMULPS(v, wv, q) // wq
+				qq = q
+			}
+			VADDPS(qq, a, a)
+			VMULPS(v, qq, p)
+			VADDPS(p, b, b)
+			VMULPS(xv, qq, p)
+			VADDPS(p, f, f)
+		}
+		affineTail(sw, sx, sxx, a, b, f, det, dc, mc, e, t1, t2, zero, inf)
+		VCMPPS(U8(cmpLTOQ), bE, e, K1)
+		VMOVAPS(e, K1, bE)
+		VMOVAPS(dc, K1, bD)
+		VMOVAPS(mc, K1, bM)
+		VMOVAPS(b, K1, bB)
+		INCQ(RDX)
+		CMPQ(RDX, RCX)
+		JB(LabelRef(lbl + "_loop"))
+	}
+	TESTL(ECX, ECX)
+	JZ(LabelRef(name + "_nocands"))
+	twoWays(name+"_cands", func() { cands(true, name+"_cw") }, func() { cands(false, name+"_cu") })
+	Label(name + "_nocands")
+	if G == 8 { // the second half's candidates come after the first's
+		VSHUFF32X4(U8(0xee), bE, bE, t1)
+		VCMPPS(U8(cmpLTOQ), bE, t1, K1)
+		for _, z := range []VecPhysical{bD, bM, bB} {
+			VSHUFF32X4(U8(0xee), z, z, t2)
+			VMOVAPS(t2, K1, z)
+		}
+	}
+	// No candidate: the min-max scale; a constant: d = 0, m = Σwx/Σw (≤ 0).
+	VCMPPS(U8(cmpEQOQ), zero, bD, K1)
+	VDIVPS(n, span, t1)
+	VMOVAPS(t1, K1, bD)
+	VMOVAPS(lo, K1, bM)
+	VMOVAPS(zero, K1, bB)
+	VBROADCASTSS(consts.Word(0x26901d7d), t1) // 1e-15
+	VCMPPS(U8(cmpGTOQ), t1, span, K1)
+	KNOTW(K1, K1)
+	VDIVPS(sw, sx, t1)
+	VCMPPS(U8(cmpGTOQ), zero, t1, K2)
+	VMOVAPS(zero, K2, t1) // m > 0: 0
+	VMOVAPS(zero, K1, bD)
+	VMOVAPS(t1, K1, bM)
+	VMOVAPS(zero, K1, bB)
+	VMOVUPS(bD, Mem{Base: R9, Disp: trSc})
+	VMOVUPS(bB, Mem{Base: R9, Disp: trAs})
+	VMOVUPS(bM, Mem{Base: R9, Disp: trFM})
+	gen.Broadcast32(0x80000000, t1, RAX, X0)
+	VXORPS(t1, bM, t2) // −m
+	VMOVUPS(t2, Mem{Base: R9, Disp: trMn})
+	VMOVUPS(sw, Mem{Base: R9, Disp: trAm})
+
+	gen.Broadcast32(0x7fffffff, Z12, RAX, X0)
+	superScaleLanes(name+"_ssd", G, trSc, trAs, ares1D, ares1HD)
+	superScaleLanes(name+"_ssm", G, trMn, trAm, ares1Dm, ares1HM)
+	affinePicks(name, G, L, at)
+	RET()
+}
+
+// affineTail is the least-squares solve of an affine candidate from its
+// sums (as affineFitGo, minBelow): det, dc, mc and e (+Inf unless det > 0
+// and dc > 0), with scratch t1, t2 and K1, K2.
+func affineTail(sw, sx, sxx, a, b, f, det, dc, mc, e, t1, t2, zero, inf VecPhysical) {
+	VMULPS(b, sw, t1)
+	VMULPS(a, a, t2)
+	VSUBPS(t2, t1, det) // sw·b − a·a
+	VMULPS(f, sw, t1)
+	VMULPS(a, sx, t2)
+	VSUBPS(t2, t1, dc)
+	VDIVPS(det, dc, dc) // (sw·f − sx·a)/det
+	VMULPS(sx, b, t1)
+	VMULPS(f, a, t2)
+	VSUBPS(t2, t1, mc)
+	VDIVPS(det, mc, mc) // (b·sx − a·f)/det
+	VCMPPS(U8(cmpGTOQ), zero, mc, K1)
+	VMOVAPS(zero, K1, mc)
+	VDIVPS(b, f, K1, dc)
+	// e = sxx − 2dc·f − 2mc·sx + dc·dc·b + 2dc·mc·a + mc·mc·sw.
+	VADDPS(dc, dc, t1) // 2·dc
+	VMULPS(f, t1, t2)
+	VSUBPS(t2, sxx, e)
+	VADDPS(mc, mc, t2) // 2·mc
+	VMULPS(sx, t2, t2)
+	VSUBPS(t2, e, e)
+	VMULPS(dc, dc, t2)
+	VMULPS(b, t2, t2)
+	VADDPS(t2, e, e)
+	VMULPS(mc, t1, t2) // 2dc·mc
+	VMULPS(a, t2, t2)
+	VADDPS(t2, e, e)
+	VMULPS(mc, mc, t2)
+	VMULPS(sw, t2, t2)
+	VADDPS(t2, e, e)
+	VCMPPS(U8(cmpGTOQ), zero, det, K1)
+	VCMPPS(U8(cmpGTOQ), zero, dc, K2)
+	KANDW(K1, K2, K1)
+	KNOTW(K1, K1)
+	VMOVAPS(inf, K1, e)
+}
+
+// neighbourLanes sets a, b to neighbours(v, 0, top): the integers below and
+// above v clamped to [0, top] (both 0 for a NaN or v < 0, both top above
+// it), with rnd by the magic constant as the Go reference, using K1.
+func neighbourLanes(v, a, b, zero, top, one, mg VecPhysical) {
+	VADDPS(mg, v, a)
+	VSUBPS(mg, a, a) // rnd(v)
+	VCMPPS(U8(cmpGTOQ), v, a, K1)
+	VSUBPS(one, a, K1, a) // a > v: a − 1
+	VADDPS(one, a, b)
+	VMINPS(top, b, b)
+	VCMPPS(U8(cmpGTOQ), top, v, K1)
+	VMOVAPS(top, K1, a)
+	VMOVAPS(top, K1, b)
+	VCMPPS(U8(cmpGEOQ), zero, v, K1)
+	KNOTW(K1, K1)
+	VMOVAPS(zero, K1, a)
+	VMOVAPS(zero, K1, b)
+}
+
+// affinePicks picks each sub-block's integer scale and min under the
+// super-block scales (res) as pickAffine: of {l0, l1, l0−1, l1+1} ×
+// {m0, m1, m0−1, m1+1} around its fit, the pair of least error (the first
+// in that order on ties); and stores l, m, −(Dm·m) and inv(D·l) to res.
+func affinePicks(name string, G, L int, at func(base, i int) Mem) {
+	var (
+		zero, one, mg, top, n = Z0, Z1, Z2, Z3, Z4
+		D, Dm                 = Z5, Z6
+		v, l0, l1, m0, m1     = Z7, Z8, Z9, Z10, Z11
+		t1, t2                = Z12, Z13
+		sign                  = Z14
+	)
+	VXORPS(zero, zero, zero)
+	gen.Broadcast32(0x3f800000, one, RAX, X15)
+	gen.Broadcast32(magic, mg, RAX, X15)
+	gen.Broadcast32(0x80000000, sign, RAX, X15)
+	VBROADCASTSS(Mem{Base: R10, Disp: cfgHi}, top)
+	VBROADCASTSS(Mem{Base: R10, Disp: cfgPos}, n)
+	VBROADCASTSS(Mem{Base: R11, Disp: ares1D}, D)
+	VBROADCASTSS(Mem{Base: R11, Disp: ares1Dm}, Dm)
+	// inv(D), inv(Dm) (neither is NaN after f16Round).
+	invLanes(D, t1, one, t2)
+	invLanes(Dm, t2, one, v)
+	VMULPS(Mem{Base: R9, Disp: trSc}, t1, v) // f.d·inv(D)
+	neighbourLanes(v, l0, l1, zero, top, one, mg)
+	VMULPS(Mem{Base: R9, Disp: trMn}, t2, v) // −f.m·inv(Dm)
+	neighbourLanes(v, m0, m1, zero, top, one, mg)
+	// The 16 pairs' parameters: d = D·ls[i], mv = −(Dm·ms[j]), id = inv(d),
+	// and ls[i], ms[j], pair 4i+j at trP + 320·(4i+j).
+	ls := []VecPhysical{l0, l1, Z15, Z16}
+	ms := []VecPhysical{m0, m1, Z17, Z18}
+	VSUBPS(one, l0, Z15)
+	VMAXPS(zero, Z15, Z15)
+	VADDPS(one, l1, Z16)
+	VMINPS(top, Z16, Z16)
+	VSUBPS(one, m0, Z17)
+	VMAXPS(zero, Z17, Z17)
+	VADDPS(one, m1, Z18)
+	VMINPS(top, Z18, Z18)
+	dl, il, mv := []VecPhysical{Z19, Z20, Z21, Z22}, []VecPhysical{Z23, Z24, Z25, Z26}, []VecPhysical{Z27, Z28, Z29, Z30}
+	for i := range 4 {
+		VMULPS(ls[i], D, dl[i])
+		invLanes(dl[i], il[i], one, t1)
+		VMULPS(ms[i], Dm, mv[i])
+		VXORPS(sign, mv[i], mv[i])
+	}
+	par := func(c, k int) Mem { return Mem{Base: R9, Disp: trP + 320*c + 64*k} }
+	for c := range 16 {
+		i, j := c/4, c%4
+		if G == 8 && c >= 8 {
+			// The second halves of round c − 8's vectors.
+			for k, z := range []VecPhysical{dl[i], mv[j], il[i], ls[i], ms[j]} {
+				VMOVUPS(z.AsY(), par(c-8, k).Offset(32))
+			}
+			continue
+		}
+		for k, z := range []VecPhysical{dl[i], mv[j], il[i], ls[i], ms[j]} {
+			VMOVUPS(z, par(c, k))
+		}
+	}
+	// The errors, a pair (two with G = 8) per round.
+	var (
+		xv, q, r, wv, e = Z5, Z6, Z7, Z8, Z9
+		bE, bL, bM      = Z10, Z11, Z12
+		pd, pm, pid     = Z13, Z14, Z15
+		p               = Z16
+	)
+	// Until beaten: pair 0 (and pair 8 in the second halves).
+	VMOVUPS(par(0, 3), bL)
+	VMOVUPS(par(0, 4), bM)
+	gen.Broadcast32(0x7f800000, bE, RAX, X15)
+	rounds := 16
+	if G == 8 {
+		rounds = 8
+	}
+	errs := func(weights bool, lbl string) {
+		XORQ(RDX, RDX)
+		MOVQ(R9, RBX)
+		Label(lbl + "_loop")
+		VMOVUPS(Mem{Base: RBX, Disp: trP}, pd)
+		VMOVUPS(Mem{Base: RBX, Disp: trP + 64}, pm)
+		VMOVUPS(Mem{Base: RBX, Disp: trP + 128}, pid)
+		VXORPS(e, e, e)
+		for i := range L {
+			if G == 16 {
+				VMOVUPS(at(trX, i), xv)
+			} else {
+				VBROADCASTF64X4(at(trX, i), xv)
+			}
+			VSUBPS(pm, xv, q)  // v − mv
+			VMULPS(pid, q, q)  // ·id
+			VMAXPS(zero, q, q) // clamp to [0, n]
+			VMINPS(n, q, q)
+			rndLanes(q)
+			VMULPS(q, pd, q) // d·q
+			VADDPS(pm, q, q) // + mv
+			VSUBPS(q, xv, r) // r
+			if weights {
+				if G == 16 {
+					VMULPS(at(trW, i), r, q)
+				} else {
+					VBROADCASTF64X4(at(trW, i), wv)
+					VMULPS(wv, r, q)
+				}
+				VMULPS(r, q, q)
+			} else {
+				VMULPS(r, r, q)
+			}
+			VADDPS(q, e, e)
+		}
+		VCMPPS(U8(cmpLTOQ), bE, e, K1)
+		VMOVAPS(e, K1, bE)
+		VMOVUPS(Mem{Base: RBX, Disp: trP + 192}, K1, bL)
+		VMOVUPS(Mem{Base: RBX, Disp: trP + 256}, K1, bM)
+		ADDQ(U32(320), RBX)
+		INCQ(RDX)
+		CMPQ(RDX, U32(rounds))
+		JB(LabelRef(lbl + "_loop"))
+	}
+	twoWays(name+"_errs", func() { errs(true, name+"_ew") }, func() { errs(false, name+"_eu") })
+	if G == 8 { // pairs 8..15 come after 0..7
+		VSHUFF32X4(U8(0xee), bE, bE, p)
+		VCMPPS(U8(cmpLTOQ), bE, p, K1)
+		VSHUFF32X4(U8(0xee), bL, bL, Z18)
+		VMOVAPS(Z18, K1, bL)
+		VSHUFF32X4(U8(0xee), bM, bM, Z18)
+		VMOVAPS(Z18, K1, bM)
+	}
+	if G == 8 { // lanes 8..15 of the results are 0
+		MOVL(U32(0xff), EAX)
+		KMOVW(EAX, K3)
+		VMOVAPS_Z(bL, K3, bL)
+		VMOVAPS_Z(bM, K3, bM)
+	}
+	VMOVUPS(bL, Mem{Base: R11, Disp: ares1L})
+	VMOVUPS(bM, Mem{Base: R11, Disp: ares1M})
+	VBROADCASTSS(Mem{Base: R11, Disp: ares1Dm}, Dm)
+	VMULPS(bM, Dm, p)
+	gen.Broadcast32(0x80000000, q, RAX, X15)
+	VXORPS(q, p, p)
+	if G == 8 {
+		VMOVAPS_Z(p, K3, p)
+	}
+	VMOVUPS(p, Mem{Base: R11, Disp: ares1Mn})
+	VBROADCASTSS(Mem{Base: R11, Disp: ares1D}, D)
+	VMULPS(bL, D, p)
+	invLanes(p, q, one, r)
+	if G == 8 {
+		VMOVAPS_Z(q, K3, q)
+	}
+	VMOVUPS(q, Mem{Base: R11, Disp: ares1IDs})
+}
+
+// itoa formats a small non-negative integer.
+func itoa(v int) string {
+	if v < 10 {
+		return string(rune('0' + v))
+	}
+	return itoa(v/10) + string(rune('0'+v%10))
+}

@@ -1,0 +1,185 @@
+package kernels
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// superBlock returns a super-block of 256 finite values of kind k (as
+// passCases' kinds, with whole sub-blocks of zeros and of tiny values) and
+// its weights of kind wk (0: unit, 1: log-normal, 2: some zeros).
+func superBlock(rng *rand.Rand, k, wk int) (x, w []float32) {
+	x = make([]float32, QKK)
+	for i := range x {
+		switch k % 8 {
+		case 0:
+			x[i] = float32(rng.NormFloat64())
+		case 1: // ties: half-integers
+			x[i] = float32(rng.IntN(40)-20) + 0.5
+		case 2: // zeros of both signs among small integers
+			x[i] = float32(rng.IntN(5) - 2)
+			if rng.IntN(2) == 0 {
+				x[i] = float32(math.Copysign(0, -1))
+			}
+		case 3:
+			x[i] = float32(rng.NormFloat64() * math.Exp2(float64(rng.IntN(200)-100)))
+		case 4:
+			x[i] = float32(rng.Float64() * 3e4)
+		case 5:
+			x[i] = float32(rng.NormFloat64() * 1e-20)
+		case 6: // sub-blocks scaled apart, some all zero
+			if (i/16)%5 == 0 {
+				x[i] = 0
+			} else {
+				x[i] = float32(rng.NormFloat64() * math.Exp2(float64(i/16)))
+			}
+		default: // near float16 overflow of the super-block scale
+			x[i] = float32(rng.NormFloat64() * 1e7)
+		}
+	}
+	switch wk {
+	case 0:
+		return x, unitWeights[:]
+	case 1:
+		w = make([]float32, QKK)
+		for i := range w {
+			w[i] = float32(math.Exp(2 * rng.NormFloat64()))
+		}
+	default:
+		w = make([]float32, QKK)
+		for i := range w {
+			w[i] = float32(rng.IntN(3))
+		}
+		for i := range 16 { // a sub-block of weights all 1, as prep leaves it
+			w[i] = 1
+		}
+	}
+	return x, w
+}
+
+// superRun runs every super-block search on x and w through the Go
+// references (ref) or the dispatchers, with scratch and results at the
+// given places (nil: new ones), and returns each result's bits by name.
+func superRun(x, w []float32, ref bool, tr *superScratch, res *superRes) map[string][]uint32 {
+	if tr == nil {
+		tr = new(superScratch)
+	}
+	if res == nil {
+		res = new(superRes)
+	}
+	out := map[string][]uint32{}
+	put := func(name string) {
+		out[name+" l"] = floatBits(res.l[:])
+		out[name+" ids"] = floatBits(res.ids[:])
+		out[name+" d"] = []uint32{math.Float32bits(res.d), res.hd}
+		*res = superRes{}
+	}
+	for _, c := range []struct {
+		name string
+		s    *symmetric
+		cfg  *superCfg
+	}{{"Q3_K", &searchQ3K, &superQ3K}, {"Q6_K", &searchQ6K, &superQ6K}} {
+		if ref {
+			symSuper16Go(x, w, c.s, c.cfg, res)
+		} else {
+			symSuper16(x, w, c.s, c.cfg, res, tr)
+		}
+		put(c.name)
+	}
+	for _, c := range []struct {
+		name string
+		a    *affine
+		sub  int
+		cfg  *superCfg
+	}{{"Q2_K", &searchQ2K, 16, &superQ2K}, {"Q4_K", &searchQ4K, 32, &superQ4K}, {"Q5_K", &searchQ5K, 32, &superQ5K}} {
+		var ar affineRes
+		if ref {
+			affineSuperGo(x, w, c.a, c.sub, c.cfg, &ar)
+		} else {
+			affineSuper(x, w, c.a, c.sub, c.cfg, &ar, tr)
+		}
+		for name, v := range map[string]*lanes{"l": &ar.l, "m": &ar.m, "mn": &ar.mn, "ids": &ar.ids} {
+			out[c.name+" "+name] = floatBits(v[:])
+		}
+		out[c.name+" d"] = []uint32{math.Float32bits(ar.d), ar.hd, math.Float32bits(ar.dm), ar.hm}
+	}
+	return out
+}
+
+// TestSuperKernels compares every tier's super-block searches with the Go
+// references, bit for bit.
+func TestSuperKernels(t *testing.T) {
+	rng := rand.New(rand.NewPCG(81, 82))
+	for k := range 16 {
+		for wk := range 3 {
+			x, w := superBlock(rng, k, wk)
+			want := superRun(x, w, true, nil, nil)
+			for _, tr := range tiers() {
+				restore := useTier(tr)
+				got := superRun(x, w, false, nil, nil)
+				restore()
+				for name, wv := range want {
+					requireSame(t, wv, got[name], "kind %d weights %d %v: %s", k, wk, tr, name)
+				}
+			}
+		}
+	}
+}
+
+// FuzzSuperKernels compares every tier's super-block searches with the Go
+// references on the fuzzer's values: 256 elements (non-finite ones as 0)
+// and, when there are 512, their weights (made finite and non-negative,
+// each sub-block's weights all 1 when they add up to 0, as prep leaves
+// them); fewer values are repeated.
+func FuzzSuperKernels(f *testing.F) {
+	seed := make([]float32, 2*QKK)
+	for i := range seed {
+		seed[i] = float32(i%7) - 2.5
+	}
+	f.Add(bytesOf(seed[:QKK]...))
+	f.Add(bytesOf(seed...))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		vals := floatsOf(data)
+		if len(vals) == 0 {
+			return
+		}
+		x := make([]float32, QKK)
+		for i := range x {
+			x[i] = vals[i%len(vals)]
+			if !finite(x[i]) {
+				x[i] = 0
+			}
+		}
+		w := unitWeights[:]
+		if len(vals) >= 2*QKK {
+			w = make([]float32, QKK)
+			for i := range w {
+				w[i] = abs32(vals[QKK+i])
+				if !finite(w[i]) {
+					w[i] = 1
+				}
+			}
+			for o := 0; o < QKK; o += 16 {
+				var sum float32
+				for _, v := range w[o : o+16] {
+					sum += v
+				}
+				if !(sum > 0) || !finite(sum) {
+					for i := o; i < o+16; i++ {
+						w[i] = 1
+					}
+				}
+			}
+		}
+		want := superRun(x, w, true, nil, nil)
+		for _, tr := range tiers() {
+			restore := useTier(tr)
+			got := superRun(x, w, false, nil, nil)
+			restore()
+			for name, wv := range want {
+				requireSame(t, wv, got[name], "%v: %s", tr, name)
+			}
+		}
+	})
+}
