@@ -13,8 +13,10 @@ import (
 // BenchmarkConvertSynth converts a tcast synth checkpoint (BF16, 10 layers of
 // hidden size 2048 by default: 1.27 GB) to MXFP4 with the tcast binary, the
 // input already in the page cache, and reports input GB/s and the converting
-// process's peak RSS. TCAST_BENCH_LAYERS and TCAST_BENCH_HIDDEN change the size;
-// TCAST_BENCH_LAYOUT and TCAST_BENCH_DTYPE the output (e.g. gguf and q8_0);
+// process's peak RSS. TCAST_BENCH_LAYERS and TCAST_BENCH_HIDDEN change the size,
+// TCAST_BENCH_INTERMEDIATE the MLP width (synth -intermediate: 5632 makes every
+// row of a hidden-2048 model whole K-quant super-blocks);
+// TCAST_BENCH_LAYOUT and TCAST_BENCH_DTYPE the output (e.g. gguf and q4_k_m);
 // TCAST_BENCH_WORKERS the workers (0, all cores, by default);
 // TCAST_BENCH_DIR keeps the files between runs.
 //
@@ -36,6 +38,10 @@ func BenchmarkConvertSynth(b *testing.B) {
 	suffix := ""
 	if lay == "gguf" {
 		arch, suffix = []string{"-arch", "llama"}, "-llama"
+	}
+	if inter := envInt("TCAST_BENCH_INTERMEDIATE", 0); inter > 0 {
+		arch = append(arch, "-intermediate", strconv.Itoa(inter))
+		suffix += "-i" + strconv.Itoa(inter)
 	}
 	in := filepath.Join(dir, "synth-"+strconv.Itoa(layers)+"x"+strconv.Itoa(hidden)+suffix, "model.safetensors")
 	if _, err := os.Stat(in); err != nil {
