@@ -532,6 +532,10 @@ func newPlan(in *load.Checkpoint, opts *Options) (*plan, error) {
 		p.meta[layout.KeyRenamed] = jsonString(renamed)
 	}
 	if len(p.converted) == 0 {
+		if p.mixed {
+			return nil, fmt.Errorf("%w\n(the %s mix quantizes what llama-quantize does: tensors of 2 or more dimensions named ...weight, not norms; a single GGUF type, -dtype q8_0, q4_k, ..., casts other weights whose rows hold its blocks)",
+				nothingCast(why), opts.GGUFMix)
+		}
 		return nil, nothingCast(why)
 	}
 	var err error
