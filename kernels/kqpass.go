@@ -89,6 +89,31 @@ func affineErrsGo(x, w []float32, k int, d, m, id *lanes, n float32, e *lanes) {
 	}
 }
 
+// affinePairErrsGo sets e[c], for each candidate c < k with scale d[c],
+// offset m[c] and inverse scale id[c], to the error of the codes
+// q = clamp(round(id·(x−m)), 0, n) from their sums a = Σwq, b = Σwq² and
+// f = Σwqx (in order of the elements) and the sub-block's st.sw = Σw,
+// st.sx = Σwx, st.sxx = Σwx²:
+//
+//	e = sxx − 2d·f − 2m·sx + d·d·b + 2d·m·a + m·m·sw
+//
+// (in that order; the expansion of Σw·(x − d·q − m)²).
+func affinePairErrsGo(x, w []float32, k int, d, m, id *lanes, st *affineStats, e *lanes) {
+	w = w[:len(x)]
+	for c := range k {
+		var a, b, f float32
+		for i, v := range x {
+			q := clampRoundPass(id[c]*(v-m[c]), 0, st.n)
+			wq := w[i] * q
+			a += wq
+			b += wq * q
+			f += wq * v
+		}
+		dc, mc := d[c], m[c]
+		e[c] = st.sxx - 2*dc*f - 2*mc*st.sx + dc*dc*b + 2*dc*mc*a + mc*mc*st.sw
+	}
+}
+
 // affineFit0Go is the first round of an affine fit: from the least value
 // lo and the greatest hi of x (each plus 0, so a −0 is +0; lo at most 0
 // when st.minBelow is set) and the candidates' nd[c] and shift[c], it fits

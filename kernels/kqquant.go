@@ -235,10 +235,11 @@ func quantK45(y []byte, x, imp []float32, s *kqScratch, search *affine, cfg *sup
 }
 
 // pickAffine returns the integer scale l and min m in [0, top] of a
-// sub-block with fit f (scale f.d, offset f.m = −min) under the
-// super-block scales D and Dm: of the integers next to f.d/D and −f.m/Dm,
-// and one further out on each side, the pair with the least error (the
-// first in this order on ties).
+// sub-block with fit f (scale f.d, offset f.m = −min, and its sums) under
+// the super-block scales D and Dm: of the integers next to f.d/D and
+// −f.m/Dm, and one further out on each side, the pair with the least error
+// (the first in this order on ties), each pair's error computed from the
+// sums of its codes (affinePairErrsGo).
 func pickAffine(x, w []float32, f fit, D, Dm, top, n float32) (l, m float32) {
 	l0, l1 := neighbours(f.d*inv(D), 0, top)
 	m0, m1 := neighbours(-f.m*inv(Dm), 0, top)
@@ -253,7 +254,8 @@ func pickAffine(x, w []float32, f fit, D, Dm, top, n float32) (l, m float32) {
 			d[c], mv[c], id[c] = da, -(Dm * b), ida
 		}
 	}
-	affineErrs(x, w, 16, &d, &mv, &id, n, &e)
+	st := affineStats{n: n, sw: f.cw, sx: f.sx, sxx: f.sxx}
+	affinePairErrsGo(x, w, 16, &d, &mv, &id, &st, &e)
 	best := 0
 	for c := 1; c < 16; c++ {
 		if e[c] < e[best] {

@@ -30,14 +30,16 @@ const (
 	resD   = 128
 	resHD  = 132
 
-	trX  = 0    // the elements, 16 vectors of 16
-	trW  = 1024 // the weights
-	trSc = 2048 // the fitted scales
-	trAs = 2112 // their curvatures
-	trMn = 2176 // the fitted mins (−m)
-	trAm = 2240 // their curvatures (Σw)
-	trFM = 2304 // the fitted offsets m
-	trP  = 2560 // the picks' candidates: 5 vectors each
+	trX   = 0    // the elements, 16 vectors of 16
+	trW   = 1024 // the weights
+	trSc  = 2048 // the fitted scales
+	trAs  = 2112 // their curvatures
+	trMn  = 2176 // the fitted mins (−m)
+	trAm  = 2240 // their curvatures (Σw)
+	trFM  = 2304 // the fitted offsets m
+	trSx  = 2368 // Σwx of each sub-block
+	trSxx = 2432 // Σwx² of each sub-block
+	trP   = 2560 // the picks' candidates: 5 vectors each
 )
 
 // Offsets in the affineRes struct.
@@ -577,27 +579,7 @@ func affineSuper(G int) {
 		pair(cfgShift, o)
 		VMULPS(span, o, o)
 		VSUBPS(o, lo, o) // o = lo − shift·span
-		VXORPS(a, a, a)
-		VXORPS(b, b, b)
-		VXORPS(f, f, f)
-		for i := range L {
-			elem(i, xv)
-			VSUBPS(o, xv, v) // v − o ≥ 0
-			VMULPS(v, t, v)  // t·(v − o)
-			VMINPS(n, v, v)
-			rndLanes(v)
-			qq := v
-			if weights {
-				welem(i, wv)
-				VMULPS(v, wv, q) // wq
-				qq = q
-			}
-			VADDPS(qq, a, a)
-			VMULPS(v, qq, p)
-			VADDPS(p, b, b)
-			VMULPS(xv, qq, p)
-			VADDPS(p, f, f)
-		}
+		affineSums(L, elem, welem, weights, false, t, o, a, b, f, xv, v, q, p, wv, n, zero, one)
 		affineTail(sw, sx, sxx, a, b, f, det, dc, mc, e, t1, t2, zero, inf)
 		VCMPPS(U8(cmpLTOQ), bE, e, K1)
 		VMOVAPS(e, K1, bE)
@@ -642,12 +624,73 @@ func affineSuper(G int) {
 	VXORPS(t1, bM, t2) // −m
 	VMOVUPS(t2, Mem{Base: R9, Disp: trMn})
 	VMOVUPS(sw, Mem{Base: R9, Disp: trAm})
+	VMOVUPS(sx, Mem{Base: R9, Disp: trSx})
+	VMOVUPS(sxx, Mem{Base: R9, Disp: trSxx})
 
 	gen.Broadcast32(0x7fffffff, Z12, RAX, X0)
 	superScaleLanes(name+"_ssd", G, trSc, trAs, ares1D, ares1HD)
 	superScaleLanes(name+"_ssm", G, trMn, trAm, ares1Dm, ares1HM)
-	affinePicks(name, G, L, at)
+	affinePicks(name, G, L, elem, welem)
 	RET()
+}
+
+// affineSums adds up, over the L elements (elem, welem), the sums a = Σwq,
+// b = Σwq² and f = Σwqx of the codes q = clamp(round(t·(x − o)), 0, n), in
+// order of the elements (as affineFitGo). Without weights a and b are
+// integers (exact, as the float sums of integers below 2^24 are): the
+// codes are rounded by VCVTPS2DQ and added up as int32, then converted.
+// lowClamp clamps at 0 too (not needed when x − o ≥ 0 and t > 0).
+func affineSums(L int, elem, welem func(i int, z VecPhysical), weights, lowClamp bool,
+	t, o, a, b, f, xv, v, q, p, wv, n, zero, one VecPhysical) {
+	VXORPS(a, a, a)
+	VXORPS(b, b, b)
+	VXORPS(f, f, f)
+	for i := range L {
+		elem(i, xv)
+		// v − o as −(o·1) + v and a + q as q·1 + a: the same bits (one
+		// rounding of the exact value, zeros signed alike), on the
+		// multiply pipes, which the clamps and roundings leave idle.
+		VMOVAPS(xv, v)
+		VFNMADD231PS(one, o, v)
+		VMULPS(v, t, v) // t·(v − o)
+		if lowClamp {
+			VMAXPS(zero, v, v)
+		}
+		VMINPS(n, v, v)
+		rndLanes(v)
+		qq := v
+		if weights {
+			welem(i, wv)
+			VMULPS(v, wv, q) // wq
+			qq = q
+		}
+		VFMADD231PS(one, qq, a)
+		VMULPS(v, qq, p)
+		VADDPS(p, b, b)
+		VMULPS(xv, qq, p)
+		VADDPS(p, f, f)
+	}
+}
+
+// affineErr sets e to the error of the codes with sums a, b, f under the
+// scale d and offset m (as affinePairErrsGo), using t1 and t2.
+func affineErr(sw, sx, sxx, a, b, f, d, m, e, t1, t2 VecPhysical) {
+	// e = sxx − 2d·f − 2m·sx + d·d·b + 2d·m·a + m·m·sw.
+	VADDPS(d, d, t1) // 2·d
+	VMULPS(f, t1, t2)
+	VSUBPS(t2, sxx, e)
+	VADDPS(m, m, t2) // 2·m
+	VMULPS(sx, t2, t2)
+	VSUBPS(t2, e, e)
+	VMULPS(d, d, t2)
+	VMULPS(b, t2, t2)
+	VADDPS(t2, e, e)
+	VMULPS(m, t1, t2) // 2d·m
+	VMULPS(a, t2, t2)
+	VADDPS(t2, e, e)
+	VMULPS(m, m, t2)
+	VMULPS(sw, t2, t2)
+	VADDPS(t2, e, e)
 }
 
 // affineTail is the least-squares solve of an affine candidate from its
@@ -668,22 +711,7 @@ func affineTail(sw, sx, sxx, a, b, f, det, dc, mc, e, t1, t2, zero, inf VecPhysi
 	VCMPPS(U8(cmpGTOQ), zero, mc, K1)
 	VMOVAPS(zero, K1, mc)
 	VDIVPS(b, f, K1, dc)
-	// e = sxx − 2dc·f − 2mc·sx + dc·dc·b + 2dc·mc·a + mc·mc·sw.
-	VADDPS(dc, dc, t1) // 2·dc
-	VMULPS(f, t1, t2)
-	VSUBPS(t2, sxx, e)
-	VADDPS(mc, mc, t2) // 2·mc
-	VMULPS(sx, t2, t2)
-	VSUBPS(t2, e, e)
-	VMULPS(dc, dc, t2)
-	VMULPS(b, t2, t2)
-	VADDPS(t2, e, e)
-	VMULPS(mc, t1, t2) // 2dc·mc
-	VMULPS(a, t2, t2)
-	VADDPS(t2, e, e)
-	VMULPS(mc, mc, t2)
-	VMULPS(sw, t2, t2)
-	VADDPS(t2, e, e)
+	affineErr(sw, sx, sxx, a, b, f, dc, mc, e, t1, t2)
 	VCMPPS(U8(cmpGTOQ), zero, det, K1)
 	VCMPPS(U8(cmpGTOQ), zero, dc, K2)
 	KANDW(K1, K2, K1)
@@ -714,7 +742,7 @@ func neighbourLanes(v, a, b, zero, top, one, mg VecPhysical) {
 // super-block scales (res) as pickAffine: of {l0, l1, l0−1, l1+1} ×
 // {m0, m1, m0−1, m1+1} around its fit, the pair of least error (the first
 // in that order on ties); and stores l, m, −(Dm·m) and inv(D·l) to res.
-func affinePicks(name string, G, L int, at func(base, i int) Mem) {
+func affinePicks(name string, G, L int, elem, welem func(i int, z VecPhysical)) {
 	var (
 		zero, one, mg, top, n = Z0, Z1, Z2, Z3, Z4
 		D, Dm                 = Z5, Z6
@@ -775,8 +803,13 @@ func affinePicks(name string, G, L int, at func(base, i int) Mem) {
 		xv, q, r, wv, e = Z5, Z6, Z7, Z8, Z9
 		bE, bL, bM      = Z10, Z11, Z12
 		pd, pm, pid     = Z13, Z14, Z15
-		p               = Z16
+		p, a, b, f      = Z16, Z17, Z18, Z19
+		sw, sx, sxx     = Z20, Z21, Z22
 	)
+	VMOVUPS(Mem{Base: R9, Disp: trAm}, sw)
+	VMOVUPS(Mem{Base: R9, Disp: trSx}, sx)
+	VMOVUPS(Mem{Base: R9, Disp: trSxx}, sxx)
+	t1, t2 = Z23, Z24
 	// Until beaten: pair 0 (and pair 8 in the second halves).
 	VMOVUPS(par(0, 3), bL)
 	VMOVUPS(par(0, 4), bM)
@@ -792,34 +825,8 @@ func affinePicks(name string, G, L int, at func(base, i int) Mem) {
 		VMOVUPS(Mem{Base: RBX, Disp: trP}, pd)
 		VMOVUPS(Mem{Base: RBX, Disp: trP + 64}, pm)
 		VMOVUPS(Mem{Base: RBX, Disp: trP + 128}, pid)
-		VXORPS(e, e, e)
-		for i := range L {
-			if G == 16 {
-				VMOVUPS(at(trX, i), xv)
-			} else {
-				VBROADCASTF64X4(at(trX, i), xv)
-			}
-			VSUBPS(pm, xv, q)  // v − mv
-			VMULPS(pid, q, q)  // ·id
-			VMAXPS(zero, q, q) // clamp to [0, n]
-			VMINPS(n, q, q)
-			rndLanes(q)
-			VMULPS(q, pd, q) // d·q
-			VADDPS(pm, q, q) // + mv
-			VSUBPS(q, xv, r) // r
-			if weights {
-				if G == 16 {
-					VMULPS(at(trW, i), r, q)
-				} else {
-					VBROADCASTF64X4(at(trW, i), wv)
-					VMULPS(wv, r, q)
-				}
-				VMULPS(r, q, q)
-			} else {
-				VMULPS(r, r, q)
-			}
-			VADDPS(q, e, e)
-		}
+		affineSums(L, elem, welem, weights, true, pid, pm, a, b, f, xv, q, r, p, wv, n, zero, one)
+		affineErr(sw, sx, sxx, a, b, f, pd, pm, e, t1, t2)
 		VCMPPS(U8(cmpLTOQ), bE, e, K1)
 		VMOVAPS(e, K1, bE)
 		VMOVUPS(Mem{Base: RBX, Disp: trP + 192}, K1, bL)
