@@ -220,20 +220,29 @@ func quantK45(y []byte, x, imp []float32, s *kqScratch, search *affine, cfg *sup
 	binary.LittleEndian.PutUint16(y[2:], uint16(r.hm))
 	putKScales(y[4:16], &ls, &lm)
 	if n == 15 {
-		for c := range 4 {
-			for l := range 32 {
-				y[16+32*c+l] = s.q[64*c+l] | s.q[64*c+32+l]<<4
-			}
-		}
+		packNibbles(y[16:144], &s.q)
 		return
 	}
-	qh := y[16:48]
-	clear(qh)
+	packNibbles(y[48:176], &s.q)
+	le := binary.LittleEndian
+	for l := 0; l < 32; l += 8 {
+		var hb uint64
+		for c := range 4 {
+			lo, hi := le.Uint64(s.q[64*c+l:]), le.Uint64(s.q[64*c+32+l:])
+			hb |= (lo>>4&bytes01)<<(2*c) | (hi>>4&bytes01)<<(2*c+1)
+		}
+		le.PutUint64(y[16+l:], hb)
+	}
+}
+
+// packNibbles writes the low nibbles of 256 codes as Q4_K and Q5_K keep
+// them: byte 32c+l of y holds codes 64c+l (low) and 64c+32+l (high).
+func packNibbles(y []byte, q *[QKK]uint8) {
+	le := binary.LittleEndian
 	for c := range 4 {
-		for l := range 32 {
-			lo, hi := s.q[64*c+l], s.q[64*c+32+l]
-			qh[l] |= (lo>>4)<<(2*c) | (hi>>4)<<(2*c+1)
-			y[48+32*c+l] = lo&15 | (hi&15)<<4
+		for l := 0; l < 32; l += 8 {
+			lo, hi := le.Uint64(q[64*c+l:]), le.Uint64(q[64*c+32+l:])
+			le.PutUint64(y[32*c+l:], lo&bytes0f|(hi&bytes0f)<<4)
 		}
 	}
 }
@@ -324,10 +333,12 @@ func quantQ2K(y []byte, x, imp []float32, s *kqScratch) {
 		mi[2*j], mi[2*j+1] = r.mn[j], r.ids[j]
 	}
 	affineCodes(x, mi[:], 3, s.q[:QKK])
+	le := binary.LittleEndian
 	for h := range 2 {
-		for l := range 32 {
+		for l := 0; l < 32; l += 8 {
 			e := 128*h + l
-			y[16+32*h+l] = s.q[e] | s.q[e+32]<<2 | s.q[e+64]<<4 | s.q[e+96]<<6
+			le.PutUint64(y[16+32*h+l:], le.Uint64(s.q[e:])|le.Uint64(s.q[e+32:])<<2|
+				le.Uint64(s.q[e+64:])<<4|le.Uint64(s.q[e+96:])<<6)
 		}
 	}
 	binary.LittleEndian.PutUint16(y[80:], uint16(r.hd))
