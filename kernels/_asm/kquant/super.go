@@ -161,8 +161,8 @@ func symSuper16() {
 		lo, hi       = Z1, Z2
 		amax, m, sxx = Z9, Z10, Z11
 		absM         = Z12
-		t, a, b      = Z3, Z4, Z5
-		v, q, p      = Z6, Z7, Z13
+		t, a         = Z3, Z4
+		v, p         = Z6, Z13
 		bS, bD, bB   = Z14, Z15, Z16
 		zero         = Z17
 		negInf       = Z18
@@ -200,46 +200,85 @@ func symSuper16() {
 	VXORPS(bS, bS, bS)
 	VXORPS(bD, bD, bD)
 	VXORPS(bB, bB, bB)
+	// Every candidate's t = numer[c]/m, to the picks' scratch (free here).
+	MOVL(Mem{Base: R10, Disp: cfgK}, ECX)
+	XORQ(RDX, RDX)
+	MOVQ(R9, RBX)
+	TESTL(ECX, ECX)
+	JZ(LabelRef(name + "_tdone"))
+	Label(name + "_tloop")
+	VBROADCASTSS(Mem{Base: R10, Index: RDX, Scale: 4, Disp: cfgNumer}, t)
+	VDIVPS(m, t, t)
+	VMOVUPS(t, Mem{Base: RBX, Disp: trP})
+	ADDQ(U32(64), RBX)
+	INCQ(RDX)
+	CMPQ(RDX, RCX)
+	JB(LabelRef(name + "_tloop"))
+	Label(name + "_tdone")
+	// Two candidates at a time (k is even); each candidate's sums in
+	// order of the elements, then the two compared in order.
+	var (
+		ts, as, bs, vs, qs, ps = [2]VecPhysical{Z3, Z4}, [2]VecPhysical{Z5, Z7}, [2]VecPhysical{Z6, Z8},
+			[2]VecPhysical{Z19, Z20}, [2]VecPhysical{Z21, Z22}, [2]VecPhysical{Z23, Z24}
+		x, w = Z13, Z25
+		bA   = bD // the best's Σwqx until d = Σwqx/Σwq² at the end
+	)
 	cands := func(weights bool, lbl string) {
-		MOVL(Mem{Base: R10, Disp: cfgK}, ECX)
-		XORQ(RDX, RDX)
+		MOVQ(R9, RBX)
+		SHRL(U8(1), ECX)
 		TESTL(ECX, ECX)
 		JZ(LabelRef(lbl + "_done"))
 		Label(lbl + "_loop")
-		VBROADCASTSS(Mem{Base: R10, Index: RDX, Scale: 4, Disp: cfgNumer}, t)
-		VDIVPS(m, t, t) // numer/m
-		VXORPS(a, a, a)
-		VXORPS(b, b, b)
-		for i := range 16 {
-			VMULPS(xt(i), t, v) // t·v
-			clampRndLanes(v, lo, hi)
-			qq := v
-			if weights {
-				VMULPS(wt(i), v, q) // wq
-				qq = q
-			}
-			VMULPS(xt(i), qq, p) // wq·v
-			VADDPS(p, a, a)
-			VMULPS(v, qq, p) // wq·q
-			VADDPS(p, b, b)
+		for c := range 2 {
+			VMOVUPS(Mem{Base: RBX, Disp: trP + 64*c}, ts[c])
+			VXORPS(as[c], as[c], as[c])
+			VXORPS(bs[c], bs[c], bs[c])
 		}
-		// d = a/b, score = a·a/b (−Inf unless b > 0); the first best.
-		VDIVPS(b, a, p)
-		VMULPS(a, a, a)
-		VDIVPS(b, a, a)
-		VCMPPS(U8(cmpGTOQ), zero, b, K1)
-		KNOTW(K1, K1)
-		VMOVAPS(negInf, K1, a)
-		VCMPPS(U8(cmpGTOQ), bS, a, K1)
-		VMOVAPS(a, K1, bS)
-		VMOVAPS(p, K1, bD)
-		VMOVAPS(b, K1, bB)
-		INCQ(RDX)
-		CMPQ(RDX, RCX)
-		JB(LabelRef(lbl + "_loop"))
+		for i := range 16 {
+			VMOVUPS(xt(i), x)
+			if weights {
+				VMOVUPS(wt(i), w)
+			}
+			for c := range 2 {
+				VMULPS(x, ts[c], vs[c]) // t·v
+				clampRndLanes(vs[c], lo, hi)
+			}
+			for c := range 2 {
+				qq := vs[c]
+				if weights {
+					VMULPS(w, vs[c], qs[c]) // wq
+					qq = qs[c]
+				}
+				VMULPS(x, qq, ps[c]) // wq·v
+				VADDPS(ps[c], as[c], as[c])
+				VMULPS(vs[c], qq, ps[c]) // wq·q
+				VADDPS(ps[c], bs[c], bs[c])
+			}
+		}
+		for c := range 2 {
+			// score = a·a/b (−Inf unless b > 0); the first best.
+			a, b := as[c], bs[c]
+			VMULPS(a, a, ps[c])
+			VDIVPS(b, ps[c], ps[c])
+			VCMPPS(U8(cmpGTOQ), zero, b, K1)
+			KNOTW(K1, K1)
+			VMOVAPS(negInf, K1, ps[c])
+			VCMPPS(U8(cmpGTOQ), bS, ps[c], K1)
+			VMOVAPS(ps[c], K1, bS)
+			VMOVAPS(a, K1, bA)
+			VMOVAPS(b, K1, bB)
+		}
+		ADDQ(U32(128), RBX)
+		DECL(ECX)
+		JNZ(LabelRef(lbl + "_loop"))
 		Label(lbl + "_done")
 	}
 	twoWays(name+"_cands", func() { cands(true, name+"_cw") }, func() { cands(false, name+"_cu") })
+	// d = a/b of the best, 0 when no candidate scored above 0.
+	VDIVPS(bB, bA, bD)
+	VCMPPS(U8(cmpGTOQ), zero, bS, K1)
+	KNOTW(K1, K1)
+	VMOVAPS(zero, K1, bD)
 	// A sub-block below groupEps keeps d = 0, Σwq² = 0.
 	VBROADCASTSS(consts.Word(0x26901d7d), p) // 1e-15
 	VCMPPS(U8(cmpLTOQ), p, amax, K1)
