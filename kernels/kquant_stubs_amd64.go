@@ -13,8 +13,8 @@ package kernels
 //			q := clampRoundPass(t[c]*(v-o[c]), 0, n)
 //			wq := w[i] * q
 //			a += wq
-//			b += wq * q
-//			f += wq * v
+//			b = fma32(wq, q, b)
+//			f = fma32(wq, v, f)
 //		}
 //		sq[c], sqq[c] = a, b
 //		det := sw*b - a*a
@@ -83,8 +83,8 @@ func kqAffineErrsAVX512(x []float32, w []float32, d *[16]float32, m *[16]float32
 //		for i, v := range x {
 //			q := clampRoundPass(t[c]*v, -neg, pos)
 //			wq := w[i] * q
-//			a += wq * v
-//			b += wq * q
+//			a = fma32(wq, v, a)
+//			b = fma32(wq, q, b)
 //		}
 //		d[c], sqq[c] = a/b, b
 //		score[c] = a * a / b // −Inf unless b > 0

@@ -249,10 +249,8 @@ func symSuper16() {
 					VMULPS(w, vs[c], qs[c]) // wq
 					qq = qs[c]
 				}
-				VMULPS(x, qq, ps[c]) // wq·v
-				VADDPS(ps[c], as[c], as[c])
-				VMULPS(vs[c], qq, ps[c]) // wq·q
-				VADDPS(ps[c], bs[c], bs[c])
+				VFMADD231PS(x, qq, as[c])     // a += wq·v, fused
+				VFMADD231PS(vs[c], qq, bs[c]) // b += wq·q, fused
 			}
 		}
 		for c := range 2 {
@@ -618,7 +616,7 @@ func affineSuper(G int) {
 		pair(cfgShift, o)
 		VMULPS(span, o, o)
 		VSUBPS(o, lo, o) // o = lo − shift·span
-		affineSums(L, elem, welem, weights, false, t, o, a, b, f, xv, v, q, p, wv, n, zero, one)
+		affineSums(L, elem, welem, weights, false, t, o, a, b, f, xv, v, q, wv, n, zero, one)
 		affineTail(sw, sx, sxx, a, b, f, det, dc, mc, e, t1, t2, zero, inf)
 		VCMPPS(U8(cmpLTOQ), bE, e, K1)
 		VMOVAPS(e, K1, bE)
@@ -674,13 +672,12 @@ func affineSuper(G int) {
 }
 
 // affineSums adds up, over the L elements (elem, welem), the sums a = Σwq,
-// b = Σwq² and f = Σwqx of the codes q = clamp(round(t·(x − o)), 0, n), in
-// order of the elements (as affineFitGo). Without weights a and b are
-// integers (exact, as the float sums of integers below 2^24 are): the
-// codes are rounded by VCVTPS2DQ and added up as int32, then converted.
-// lowClamp clamps at 0 too (not needed when x − o ≥ 0 and t > 0).
+// b = Σwq² and f = Σwqx (the last two fused) of the codes
+// q = clamp(round(t·(x − o)), 0, n), in order of the elements (as
+// affineFitGo). lowClamp clamps at 0 too (not needed when x − o ≥ 0 and
+// t > 0).
 func affineSums(L int, elem, welem func(i int, z VecPhysical), weights, lowClamp bool,
-	t, o, a, b, f, xv, v, q, p, wv, n, zero, one VecPhysical) {
+	t, o, a, b, f, xv, v, q, wv, n, zero, one VecPhysical) {
 	VXORPS(a, a, a)
 	VXORPS(b, b, b)
 	VXORPS(f, f, f)
@@ -704,10 +701,8 @@ func affineSums(L int, elem, welem func(i int, z VecPhysical), weights, lowClamp
 			qq = q
 		}
 		VFMADD231PS(one, qq, a)
-		VMULPS(v, qq, p)
-		VADDPS(p, b, b)
-		VMULPS(xv, qq, p)
-		VADDPS(p, f, f)
+		VFMADD231PS(v, qq, b)  // b += wq·q, fused
+		VFMADD231PS(xv, qq, f) // f += wq·v, fused
 	}
 }
 
@@ -864,7 +859,7 @@ func affinePicks(name string, G, L int, elem, welem func(i int, z VecPhysical)) 
 		VMOVUPS(Mem{Base: RBX, Disp: trP}, pd)
 		VMOVUPS(Mem{Base: RBX, Disp: trP + 64}, pm)
 		VMOVUPS(Mem{Base: RBX, Disp: trP + 128}, pid)
-		affineSums(L, elem, welem, weights, true, pid, pm, a, b, f, xv, q, r, p, wv, n, zero, one)
+		affineSums(L, elem, welem, weights, true, pid, pm, a, b, f, xv, q, r, wv, n, zero, one)
 		affineErr(sw, sx, sxx, a, b, f, pd, pm, e, t1, t2)
 		VCMPPS(U8(cmpLTOQ), bE, e, K1)
 		VMOVAPS(e, K1, bE)
