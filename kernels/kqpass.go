@@ -6,8 +6,8 @@ import "math"
 // 256 elements) with weights w (finite, w ≥ 0) once for up to 16 candidate
 // scales (and offsets), and returns each candidate's sums: candidate c
 // sums element by element in order of i, in float32, the sums of products
-// of the affine and symmetric fits with fused multiply-adds (fma32, one
-// rounding per term; the others without). A vector kernel keeps the candidates in the lanes of a
+// of the fits with fused multiply-adds (fma32, one rounding per term; the
+// error passes without). A vector kernel keeps the candidates in the lanes of a
 // register and broadcasts each element, so its sums are these bits.
 
 // passLanes is the number of candidates a pass measures at once.
@@ -251,8 +251,8 @@ func tableFitGo(x, w []float32, k int, t *lanes, tab *table, d, score, sqq *lane
 		for i, v := range x {
 			q := tab.v[tab.index(t[c]*v)]
 			wq := w[i] * q
-			a += wq * v
-			b += wq * q
+			a = fma32(wq, v, a)
+			b = fma32(wq, q, b)
 		}
 		d[c], sqq[c] = a/b, b
 		if b > 0 {

@@ -719,10 +719,8 @@ kqTableFitAVX512_loop:
 	VPADDD       Z23, Z24, K1, Z24
 	VPERMPS      Z17, Z24, Z5
 	VMULPS       Z5, Z4, Z6
-	VMULPS       Z3, Z6, Z13
-	VADDPS       Z13, Z10, Z10
-	VMULPS       Z5, Z6, Z13
-	VADDPS       Z13, Z11, Z11
+	VFMADD231PS  Z3, Z6, Z10
+	VFMADD231PS  Z5, Z6, Z11
 	ADDQ         $0x04, SI
 	ADDQ         $0x04, DI
 	DECQ         CX
@@ -844,10 +842,8 @@ kqTableFit0AVX512_loop:
 	VPADDD       Z23, Z24, K1, Z24
 	VPERMPS      Z17, Z24, Z5
 	VMULPS       Z5, Z4, Z6
-	VMULPS       Z3, Z6, Z13
-	VADDPS       Z13, Z10, Z10
-	VMULPS       Z5, Z6, Z13
-	VADDPS       Z13, Z11, Z11
+	VFMADD231PS  Z3, Z6, Z10
+	VFMADD231PS  Z5, Z6, Z11
 	ADDQ         $0x04, SI
 	ADDQ         $0x04, DI
 	DECQ         CX

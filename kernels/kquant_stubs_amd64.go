@@ -135,8 +135,8 @@ func kqSymErrsAVX512(x []float32, w []float32, d *[16]float32, id *[16]float32, 
 //		for i, v := range x {
 //			q := tab.v[tab.index(t[c]*v)]
 //			wq := w[i] * q
-//			a += wq * v
-//			b += wq * q
+//			a = fma32(wq, v, a)
+//			b = fma32(wq, q, b)
 //		}
 //		d[c], sqq[c] = a/b, b
 //		score[c] = a * a / b // −Inf unless b > 0

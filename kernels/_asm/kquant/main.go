@@ -7,8 +7,7 @@
 // A pass measures up to 16 candidate scales (and offsets) of one sub-block
 // at once, one candidate per lane of a zmm register: each element of the
 // sub-block is broadcast and every lane adds its term in order of the
-// elements (the products of the affine and symmetric fits fused, as fma32
-// rounds them), so each lane's sums are the bits
+// elements (the products of the fits fused, as fma32 rounds them), so each lane's sums are the bits
 // of the Go loop for its candidate. The code kernels turn 16 elements at a
 // time into their codes under their sub-block's stored scale.
 package main
@@ -527,12 +526,10 @@ func tableFit0() {
 		VADDPS(Z13, Z15, Z15) // sxx
 		VMULPS(zX, Z8, zV)    // t·v
 		tableIndex(zV, Z24, Z25)
-		VPERMPS(Z17, Z24, zV) // q
-		VMULPS(zV, zW, zT)    // wq
-		VMULPS(zX, zT, Z13)
-		VADDPS(Z13, Z10, Z10)
-		VMULPS(zV, zT, Z13)
-		VADDPS(Z13, Z11, Z11)
+		VPERMPS(Z17, Z24, zV)    // q
+		VMULPS(zV, zW, zT)       // wq
+		VFMADD231PS(zX, zT, Z10) // a += wq·v, fused
+		VFMADD231PS(zV, zT, Z11) // b += wq·q, fused
 	})
 	symFitTail()
 	fit0Stats()
@@ -614,8 +611,8 @@ func tableFit() {
 		"		for i, v := range x {",
 		"			q := tab.v[tab.index(t[c]*v)]",
 		"			wq := w[i] * q",
-		"			a += wq * v",
-		"			b += wq * q",
+		"			a = fma32(wq, v, a)",
+		"			b = fma32(wq, q, b)",
 		"		}",
 		"		d[c], sqq[c] = a/b, b",
 		"		score[c] = a * a / b // −Inf unless b > 0",
@@ -630,12 +627,10 @@ func tableFit() {
 	elements(name, func() {
 		VMULPS(zX, Z8, zV) // t·v
 		tableIndex(zV, Z24, Z25)
-		VPERMPS(Z17, Z24, zV) // q
-		VMULPS(zV, zW, zT)    // wq
-		VMULPS(zX, zT, Z13)
-		VADDPS(Z13, Z10, Z10)
-		VMULPS(zV, zT, Z13)
-		VADDPS(Z13, Z11, Z11)
+		VPERMPS(Z17, Z24, zV)    // q
+		VMULPS(zV, zW, zT)       // wq
+		VFMADD231PS(zX, zT, Z10) // a += wq·v, fused
+		VFMADD231PS(zV, zT, Z11) // b += wq·q, fused
 	})
 	symFitTail()
 	gen.End(false)
