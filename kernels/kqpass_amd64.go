@@ -151,3 +151,16 @@ func affineSuper(x, w []float32, a *affine, sub int, c *superCfg, r *affineRes, 
 	}
 	affineSuperGo(x, w, a, sub, c, r)
 }
+
+func tableSuper8(x, w []float32, t *table, c *superCfg, r *superRes, tr *superScratch) {
+	if active >= tierAVX512 && t.refine == 0 && len(t.numer)%2 == 0 {
+		var wp *[QKK]float32
+		if !isUnitWeights(w) {
+			wp = (*[QKK]float32)(w)
+		}
+		kqTableSuper8AVX512((*[QKK]float32)(x), wp, (*[1920]float32)(tr),
+			(*[88]float32)(unsafe.Pointer(c)), (*[36]float32)(unsafe.Pointer(r)))
+		return
+	}
+	tableSuper8Go(x, w, t, c, r)
+}

@@ -157,7 +157,7 @@ var (
 	levels128 = append(levelsFrom(-128, 1, 4), levelsFrom(127, -1, 2)...)
 
 	// The super-block searches of the K-quants.
-	superQ3K, superQ6K, superQ2K, superQ2KPlain, superQ4K, superQ5K superCfg
+	superQ3K, superQ6K, superQ2K, superQ2KPlain, superQ4K, superQ5K, superIQ4XS superCfg
 )
 
 func init() {
@@ -173,6 +173,7 @@ func init() {
 	superQ2KPlain = newAffineSuperCfg(&searchQ2KPlain, 15, levels15)
 	superQ4K = newAffineSuperCfg(&searchQ4K, 63, levels63)
 	superQ5K = newAffineSuperCfg(&searchQ5K, 63, levels63)
+	superIQ4XS = newTableSuperCfg(searchIQ4XS, -32, 31, levels32)
 }
 
 // quantBlocks runs quant on every block of bs elements and bb bytes.
@@ -473,29 +474,20 @@ func QuantizeIQ4XS(dst []byte, src, imp []float32) {
 // indices, signed 6-bit scales −32..31 under a float16 d.
 func quantIQ4XS(y []byte, x, imp []float32, s *kqScratch) {
 	xs, ws := s.prep(x, imp, 32)
-	t := searchIQ4XS
-	var sc, as [8]float32
-	for j := range 8 {
-		f := t.fit(xs[32*j:32*j+32], ws[32*j:32*j+32])
-		sc[j], as[j] = f.d, f.cqq
-	}
-	hd, D := f16Round(superScale(sc[:], as[:], -32, 31, levels32))
-	clear(y[:136])
+	r := &s.res
+	tableSuper8(xs, ws, searchIQ4XS, &superIQ4XS, r, &s.tr)
+	clear(y[:8])
 	var sh uint16
-	var ids [8]float32
 	for j := range 8 {
-		xj, wj := xs[32*j:32*j+32], ws[32*j:32*j+32]
-		l := pickSym(xj, wj, sc[j], D, -32, 31, 0, 0, t)
-		v := uint8(int(l) + 32)
+		v := uint8(int(r.l[j]) + 32)
 		y[4+j/2] |= (v & 15) << (4 * (j % 2))
 		sh |= uint16(v>>4) << (2 * j)
-		ids[j] = inv(D * l)
 	}
-	tableCodes(x, ids[:], t, s.q[:QKK])
+	tableCodes(x, r.ids[:8], searchIQ4XS, s.q[:QKK])
 	for j := range 8 {
 		splitNibbles(y[8+16*j:8+16*j+16], s.q[32*j:32*j+32])
 	}
-	binary.LittleEndian.PutUint16(y[0:], hd)
+	binary.LittleEndian.PutUint16(y[0:], uint16(r.hd))
 	binary.LittleEndian.PutUint16(y[2:], sh)
 }
 

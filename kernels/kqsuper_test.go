@@ -87,6 +87,12 @@ func superRun(x, w []float32, ref bool, tr *superScratch, res *superRes) map[str
 		}
 		put(c.name)
 	}
+	if ref {
+		tableSuper8Go(x, w, searchIQ4XS, &superIQ4XS, res)
+	} else {
+		tableSuper8(x, w, searchIQ4XS, &superIQ4XS, res, tr)
+	}
+	put("IQ4_XS")
 	for _, c := range []struct {
 		name string
 		a    *affine

@@ -246,3 +246,11 @@ func kqAffineSuper16AVX512(x *[256]float32, w *[256]float32, tr *[1920]float32, 
 //
 //go:noescape
 func kqAffineSuper8AVX512(x *[256]float32, w *[256]float32, tr *[1920]float32, cfg *[56]float32, res *[68]float32)
+
+// kqTableSuper8AVX512 is the AVX-512 kernel of tableSuper8Go for a table search
+// without refits with an even number of first candidates (cfg as
+// newTableSuperCfg lays it out) and res a superRes; a nil w weighs every
+// element 1. tr is scratch.
+//
+//go:noescape
+func kqTableSuper8AVX512(x *[256]float32, w *[256]float32, tr *[1920]float32, cfg *[88]float32, res *[36]float32)

@@ -38,6 +38,7 @@ func main() {
 		symSuper16()
 		affineSuper(16)
 		affineSuper(8)
+		tableSuper8()
 	})
 }
 

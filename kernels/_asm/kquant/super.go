@@ -911,3 +911,234 @@ func itoa(v int) string {
 	}
 	return itoa(v/10) + string(rune('0'+v%10))
 }
+
+// Offsets of the table in a superCfg (a table search's values and
+// midpoints).
+const (
+	cfgVals = 224
+	cfgMids = 288
+)
+
+// tableSuper8 emits kqTableSuper8AVX512, the IQ4_XS super-block search: 8
+// sub-blocks of 32 fitted to a table's values (two candidates per
+// register: c in lanes 0..7, c + k/2 in lanes 8..15), superScale of their
+// signed scales, and each sub-block's pick of the two integer scales next
+// to its fitted one (l0 in lanes 0..7, l1 in 8..15).
+func tableSuper8() {
+	const G, L = 8, 32
+	name := "kqTableSuper8AVX512"
+	TEXT(name, NOSPLIT, "func(x, w *[256]float32, tr *[1920]float32, cfg *[88]float32, res *[36]float32)")
+	Pragma("noescape")
+	Doc(name+" is the AVX-512 kernel of tableSuper8Go for a table search",
+		"without refits with an even number of first candidates (cfg as",
+		"newTableSuperCfg lays it out) and res a superRes; a nil w weighs every",
+		"element 1. tr is scratch.")
+	Load(Param("tr"), R9)
+	Load(Param("cfg"), R10)
+	Load(Param("res"), R11)
+	Load(Param("x"), RSI)
+	Load(Param("w"), RDI)
+	loadSuperIdx()
+	row := func(p int) int {
+		if p < 8 {
+			return 2 * p
+		}
+		return 2*(p-8) + 1
+	}
+	TESTQ(RDI, RDI)
+	JZ(LabelRef(name + "_unit"))
+	transposeRows(Mem{Base: RDI}, Mem{Base: R9, Disp: trW}, row)
+	Label(name + "_unit")
+	transposeRows(Mem{Base: RSI}, Mem{Base: R9, Disp: trX}, row)
+	at := func(base, i int) Mem { return Mem{Base: R9, Disp: base + 64*(i%16) + 32*(i/16)} }
+	var (
+		t, a, b, x, u, q, w, wq = Z3, Z4, Z5, Z6, Z7, Z8, Z9, Z10
+		m, absM, amax           = Z11, Z12, Z13
+		bS, bA, bB              = Z14, Z15, Z16
+		zero, negInf            = Z26, Z27
+		idx, tmp                = Z24, Z25
+	)
+	// The table (Z17, Z18) and the binary search's steps (Z19..Z23).
+	VMOVUPS(Mem{Base: R10, Disp: cfgVals}, Z17)
+	VMOVUPS(Mem{Base: R10, Disp: cfgMids}, Z18)
+	for i, c := range []uint32{8, 4, 3, 2, 1} {
+		gen.Broadcast32(c, gen.Z(19+i), RAX, X0)
+	}
+	VXORPS(zero, zero, zero)
+	gen.Broadcast32(0xff800000, negInf, RAX, X0)
+	gen.Broadcast32(0x7fffffff, absM, RAX, X0)
+	// The first element of largest magnitude of each sub-block.
+	VXORPS(amax, amax, amax)
+	VBROADCASTF64X4(at(trX, 0), m)
+	for i := range L {
+		VBROADCASTF64X4(at(trX, i), x)
+		VANDPS(x, absM, u)
+		VCMPPS(U8(cmpGTOQ), amax, u, K1)
+		VMOVAPS(u, K1, amax)
+		VMOVAPS(x, K1, m)
+	}
+	// t = numer/m of candidates c and c + k/2, to the picks' scratch.
+	MOVL(Mem{Base: R10, Disp: cfgK}, ECX)
+	SHRL(U8(1), ECX)
+	XORQ(RDX, RDX)
+	MOVQ(R9, RBX)
+	TESTL(ECX, ECX)
+	JZ(LabelRef(name + "_tdone"))
+	Label(name + "_tloop")
+	LEAQ(Mem{Base: RDX, Index: RCX, Scale: 1}, R8)
+	VBROADCASTSS(Mem{Base: R10, Index: RDX, Scale: 4, Disp: cfgNumer}, t)
+	VBROADCASTSS(Mem{Base: R10, Index: R8, Scale: 4, Disp: cfgNumer}, u.AsY())
+	VINSERTF64X4(U8(1), u.AsY(), t, t)
+	VDIVPS(m, t, t)
+	VMOVUPS(t, Mem{Base: RBX, Disp: trP})
+	ADDQ(U32(64), RBX)
+	INCQ(RDX)
+	CMPQ(RDX, RCX)
+	JB(LabelRef(name + "_tloop"))
+	Label(name + "_tdone")
+	VXORPS(bS, bS, bS)
+	VXORPS(bA, bA, bA)
+	VXORPS(bB, bB, bB)
+	cands := func(weights bool, lbl string) {
+		MOVQ(R9, RBX)
+		MOVL(ECX, EDX)
+		TESTL(EDX, EDX)
+		JZ(LabelRef(lbl + "_done"))
+		Label(lbl + "_loop")
+		VMOVUPS(Mem{Base: RBX, Disp: trP}, t)
+		VXORPS(a, a, a)
+		VXORPS(b, b, b)
+		for i := range L {
+			VBROADCASTF64X4(at(trX, i), x)
+			VMULPS(x, t, u) // t·v
+			tableIndex(u, idx, tmp)
+			VPERMPS(Z17, idx, q) // the table value
+			qq := q
+			if weights {
+				VBROADCASTF64X4(at(trW, i), w)
+				VMULPS(q, w, wq)
+				qq = wq
+			}
+			VFMADD231PS(x, qq, a) // a += wq·v, fused
+			VFMADD231PS(q, qq, b) // b += wq·q, fused
+		}
+		// score = a·a/b (−Inf unless b > 0); the first best in each half.
+		VMULPS(a, a, u)
+		VDIVPS(b, u, u)
+		VCMPPS(U8(cmpGTOQ), zero, b, K1)
+		KNOTW(K1, K1)
+		VMOVAPS(negInf, K1, u)
+		VCMPPS(U8(cmpGTOQ), bS, u, K1)
+		VMOVAPS(u, K1, bS)
+		VMOVAPS(a, K1, bA)
+		VMOVAPS(b, K1, bB)
+		ADDQ(U32(64), RBX)
+		DECL(EDX)
+		JNZ(LabelRef(lbl + "_loop"))
+		Label(lbl + "_done")
+	}
+	twoWays(name+"_cands", func() { cands(true, name+"_cw") }, func() { cands(false, name+"_cu") })
+	// Candidates c + k/2 come after c: the second half's best wins only
+	// with a higher score.
+	VSHUFF32X4(U8(0xee), bS, bS, u)
+	VCMPPS(U8(cmpGTOQ), bS, u, K1)
+	VMOVAPS(u, K1, bS)
+	for _, z := range []VecPhysical{bA, bB} {
+		VSHUFF32X4(U8(0xee), z, z, q)
+		VMOVAPS(q, K1, z)
+	}
+	// d = a/b of the best, 0 when none scored above 0 or below groupEps.
+	VDIVPS(bB, bA, bA)
+	VCMPPS(U8(cmpGTOQ), zero, bS, K1)
+	KNOTW(K1, K1)
+	VMOVAPS(zero, K1, bA)
+	VMOVAPS(zero, K1, bB)
+	VBROADCASTSS(consts.Word(0x26901d7d), u) // 1e-15
+	VCMPPS(U8(cmpLTOQ), u, amax, K1)
+	VMOVAPS(zero, K1, bA)
+	VMOVAPS(zero, K1, bB)
+	VMOVUPS(bA, Mem{Base: R9, Disp: trSc})
+	VMOVUPS(bB, Mem{Base: R9, Disp: trAs})
+
+	superScaleLanes(name+"_ss", G, trSc, trAs, resD, resHD)
+	tablePicks8(name, at)
+	RET()
+}
+
+// tablePicks8 picks each of the 8 sub-blocks' integer scale under the
+// super-block scale (res) from its fitted scale (trSc), as pickSym with a
+// table: l0 measured in lanes 0..7, l1 in lanes 8..15, in one pass; it
+// stores l and inv(d·l) to res (lanes 8..15 zero). The table and the
+// search's steps must be in Z17..Z23.
+func tablePicks8(name string, at func(base, i int) Mem) {
+	var (
+		slo, shi, one, mg = Z1, Z2, Z3, Z4
+		v, f, la, lb      = Z5, Z6, Z7, Z8
+		d, l, dl, id      = Z9, Z10, Z11, Z12
+		x, r, p, e, w     = Z13, Z14, Z15, Z16, Z26
+		zero              = Z27
+		idx, tmp          = Z24, Z25
+	)
+	gen.Broadcast32(0x3f800000, one, RAX, X0)
+	gen.Broadcast32(magic, mg, RAX, X0)
+	for i, c := range []uint32{8, 4, 3, 2, 1} { // superScaleLanes took some
+		gen.Broadcast32(c, gen.Z(19+i), RAX, X0)
+	}
+	VXORPS(zero, zero, zero)
+	VBROADCASTSS(Mem{Base: R10, Disp: cfgLo}, slo)
+	VBROADCASTSS(Mem{Base: R10, Disp: cfgHi}, shi)
+	VBROADCASTSS(Mem{Base: R11, Disp: resD}, d)
+	invLanes(d, v, one, p)
+	VMULPS(Mem{Base: R9, Disp: trSc}, v, v) // sc·inv(d)
+	// neighbours(v, lo, hi).
+	VADDPS(mg, v, f)
+	VSUBPS(mg, f, f) // rnd(v)
+	VCMPPS(U8(cmpGTOQ), v, f, K1)
+	VSUBPS(one, f, K1, f) // f > v: f − 1
+	VMOVAPS(f, la)
+	VADDPS(one, f, lb)
+	VMINPS(shi, lb, lb)
+	VCMPPS(U8(cmpGTOQ), shi, v, K1)
+	VMOVAPS(shi, K1, la)
+	VMOVAPS(shi, K1, lb)
+	VCMPPS(U8(cmpGEOQ), slo, v, K1)
+	KNOTW(K1, K1)
+	VMOVAPS(slo, K1, la)
+	VMOVAPS(slo, K1, lb)
+	// l: l0 in lanes 0..7, l1 in lanes 8..15.
+	VINSERTF64X4(U8(1), lb.AsY(), la, l)
+	VMULPS(d, l, dl)
+	invLanes(dl, id, one, p)
+	VXORPS(e, e, e)
+	errs := func(weights bool) {
+		for i := range 32 {
+			VBROADCASTF64X4(at(trX, i), x)
+			VMULPS(x, id, p) // id·v
+			tableIndex(p, idx, tmp)
+			VPERMPS(Z17, idx, p) // the table value
+			VMULPS(p, dl, p)     // d·q
+			VSUBPS(p, x, r)      // r
+			if weights {
+				VBROADCASTF64X4(at(trW, i), w)
+				VMULPS(r, w, p) // w·r
+				VMULPS(r, p, p) // ·r
+			} else {
+				VMULPS(r, r, p)
+			}
+			VADDPS(p, e, e)
+		}
+	}
+	twoWays(name+"_errs", func() { errs(true) }, func() { errs(false) })
+	// l1 where its error is below l0's.
+	VSHUFF32X4(U8(0xee), e, e, p)
+	VCMPPS(U8(cmpLTOQ), e, p, K1)
+	VMOVAPS(lb, K1, la)
+	MOVL(U32(0xff), EAX)
+	KMOVW(EAX, K3)
+	VMOVAPS_Z(la, K3, la)
+	VMOVUPS(la, Mem{Base: R11, Disp: resL})
+	VMULPS(d, la, p)
+	invLanes(p, id, one, v)
+	VMOVAPS_Z(id, K3, id)
+	VMOVUPS(id, Mem{Base: R11, Disp: resIDs})
+}
