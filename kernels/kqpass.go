@@ -5,8 +5,9 @@ import "math"
 // The passes of the scale searches. Each goes over a sub-block x (16, 32 or
 // 256 elements) with weights w (finite, w ≥ 0) once for up to 16 candidate
 // scales (and offsets), and returns each candidate's sums: candidate c
-// sums element by element in order of i, in float32 without fused
-// multiply-adds. A vector kernel keeps the candidates in the lanes of a
+// sums element by element in order of i, in float32, the sums of products
+// of the fits with fused multiply-adds (fma32, one rounding per term; the
+// error passes without). A vector kernel keeps the candidates in the lanes of a
 // register and broadcasts each element, so its sums are these bits.
 
 // passLanes is the number of candidates a pass measures at once.
@@ -54,8 +55,8 @@ func affineFitGo(x, w []float32, k int, t, o *lanes, st *affineStats, d, m, e, s
 			q := clampRoundPass(t[c]*(v-o[c]), 0, st.n)
 			wq := w[i] * q
 			a += wq
-			b += wq * q
-			f += wq * v
+			b = fma32(wq, q, b)
+			f = fma32(wq, v, f)
 		}
 		sq[c], sqq[c] = a, b
 		det := st.sw*b - a*a
@@ -86,6 +87,31 @@ func affineErrsGo(x, w []float32, k int, d, m, id *lanes, n float32, e *lanes) {
 			s += w[i] * r * r
 		}
 		e[c] = s
+	}
+}
+
+// affinePairErrsGo sets e[c], for each candidate c < k with scale d[c],
+// offset m[c] and inverse scale id[c], to the error of the codes
+// q = clamp(round(id·(x−m)), 0, n) from their sums a = Σwq, b = Σwq² and
+// f = Σwqx (in order of the elements) and the sub-block's st.sw = Σw,
+// st.sx = Σwx, st.sxx = Σwx²:
+//
+//	e = sxx − 2d·f − 2m·sx + d·d·b + 2d·m·a + m·m·sw
+//
+// (in that order; the expansion of Σw·(x − d·q − m)²).
+func affinePairErrsGo(x, w []float32, k int, d, m, id *lanes, st *affineStats, e *lanes) {
+	w = w[:len(x)]
+	for c := range k {
+		var a, b, f float32
+		for i, v := range x {
+			q := clampRoundPass(id[c]*(v-m[c]), 0, st.n)
+			wq := w[i] * q
+			a += wq
+			b = fma32(wq, q, b)
+			f = fma32(wq, v, f)
+		}
+		dc, mc := d[c], m[c]
+		e[c] = st.sxx - 2*dc*f - 2*mc*st.sx + dc*dc*b + 2*dc*mc*a + mc*mc*st.sw
 	}
 }
 
@@ -141,8 +167,8 @@ func symFitGo(x, w []float32, k int, t *lanes, neg, pos float32, d, score, sqq *
 		for i, v := range x {
 			q := clampRoundPass(t[c]*v, -neg, pos)
 			wq := w[i] * q
-			a += wq * v
-			b += wq * q
+			a = fma32(wq, v, a)
+			b = fma32(wq, q, b)
 		}
 		d[c], sqq[c] = a/b, b
 		if b > 0 {
@@ -225,8 +251,8 @@ func tableFitGo(x, w []float32, k int, t *lanes, tab *table, d, score, sqq *lane
 		for i, v := range x {
 			q := tab.v[tab.index(t[c]*v)]
 			wq := w[i] * q
-			a += wq * v
-			b += wq * q
+			a = fma32(wq, v, a)
+			b = fma32(wq, q, b)
 		}
 		d[c], sqq[c] = a/b, b
 		if b > 0 {

@@ -123,7 +123,7 @@ func tableFit0(x, w []float32, k int, numer *lanes, tab *table, d, score, sqq *l
 }
 
 func symSuper16(x, w []float32, s *symmetric, c *superCfg, r *superRes, tr *superScratch) {
-	if active >= tierAVX512 && s.refine == 0 {
+	if active >= tierAVX512 && s.refine == 0 && len(s.numer)%2 == 0 {
 		var wp *[QKK]float32
 		if !isUnitWeights(w) {
 			wp = (*[QKK]float32)(w)
@@ -150,4 +150,17 @@ func affineSuper(x, w []float32, a *affine, sub int, c *superCfg, r *affineRes, 
 		return
 	}
 	affineSuperGo(x, w, a, sub, c, r)
+}
+
+func tableSuper8(x, w []float32, t *table, c *superCfg, r *superRes, tr *superScratch) {
+	if active >= tierAVX512 && t.refine == 0 && len(t.numer)%2 == 0 {
+		var wp *[QKK]float32
+		if !isUnitWeights(w) {
+			wp = (*[QKK]float32)(w)
+		}
+		kqTableSuper8AVX512((*[QKK]float32)(x), wp, (*[1920]float32)(tr),
+			(*[88]float32)(unsafe.Pointer(c)), (*[36]float32)(unsafe.Pointer(r)))
+		return
+	}
+	tableSuper8Go(x, w, t, c, r)
 }

@@ -53,3 +53,7 @@ func symSuper16(x, w []float32, s *symmetric, c *superCfg, r *superRes, _ *super
 func affineSuper(x, w []float32, a *affine, sub int, c *superCfg, r *affineRes, _ *superScratch) {
 	affineSuperGo(x, w, a, sub, c, r)
 }
+
+func tableSuper8(x, w []float32, t *table, c *superCfg, r *superRes, _ *superScratch) {
+	tableSuper8Go(x, w, t, c, r)
+}

@@ -46,6 +46,7 @@ const groupEps = 1e-15
 type fit struct {
 	d, m, err   float32
 	cqq, cq, cw float32
+	sx, sxx     float32 // an affine fit's Σwx and Σwx² (for its picks)
 }
 
 // affine is an affine (scale and min) search: x ≈ d·q + m, q in [0, n].
@@ -114,7 +115,7 @@ func (a *affine) fitWith(x, w []float32, p *fitLanes) fit {
 		if a.minBelow && m > 0 {
 			m = 0
 		}
-		return fit{d: 0, m: m, err: sxx - 2*m*sx + m*m*sw, cw: sw}
+		return fit{d: 0, m: m, err: sxx - 2*m*sx + m*m*sw, cw: sw, sx: sx, sxx: sxx}
 	}
 	best := fit{err: float32(math.Inf(1))}
 	for round := 0; ; round++ {
@@ -123,7 +124,7 @@ func (a *affine) fitWith(x, w []float32, p *fitLanes) fit {
 		}
 		for c := range k {
 			if p.e[c] < best.err {
-				best = fit{d: p.d[c], m: p.m[c], err: p.e[c], cqq: p.sqq[c], cq: p.sq[c], cw: sw}
+				best = fit{d: p.d[c], m: p.m[c], err: p.e[c], cqq: p.sqq[c], cq: p.sq[c], cw: sw, sx: sx, sxx: sxx}
 			}
 		}
 		if round == a.refine || best.d == 0 {
@@ -139,7 +140,7 @@ func (a *affine) fitWith(x, w []float32, p *fitLanes) fit {
 		}
 	}
 	if best.d == 0 { // no candidate fitted: the plain min-max scale
-		best = fit{d: (hi - lo) / a.n, m: lo, cw: sw}
+		best = fit{d: (hi - lo) / a.n, m: lo, cw: sw, sx: sx, sxx: sxx}
 		var d, m, id, e lanes
 		d[0], m[0], id[0] = best.d, best.m, inv(best.d)
 		affineErrs(x, w, 1, &d, &m, &id, a.n, &e)

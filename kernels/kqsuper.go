@@ -19,6 +19,7 @@ type superCfg struct {
 	k, nlev       uint32
 	_             [2]uint32
 	shift         lanes // an affine search's origins (numer holds its n+δ)
+	vals, mids    lanes // a table search's values and midpoints
 }
 
 // superRes is a super-block search's result: each sub-block's integer
@@ -120,4 +121,34 @@ func affineSuperGo(x, w []float32, a *affine, sub int, c *superCfg, r *affineRes
 		r.l[j], r.m[j], r.mn[j], r.ids[j] = l, m, -(dm * m), inv(d*l)
 	}
 	r.d, r.hd, r.dm, r.hm = d, uint32(hd), dm, uint32(hm)
+}
+
+// newTableSuperCfg returns the configuration of the table search t with
+// integer scales lo..hi fitted at levels.
+func newTableSuperCfg(t *table, lo, hi float32, levels []float32) superCfg {
+	c := superCfg{numer: t.numerL, lo: lo, hi: hi, k: uint32(len(t.numer)), nlev: uint32(len(levels)),
+		vals: t.v, mids: t.mid}
+	if len(levels) > passLanes {
+		panic("kernels: a super-block search of more than 16 levels")
+	}
+	copy(c.levels[:], levels)
+	return c
+}
+
+// tableSuper8Go is the table super-block search of 8 sub-blocks of 32 (x
+// and w 256 long, w ≥ 0 finite): each sub-block's fit by t, superScale of
+// their scales with curvatures Σwq², rounded to float16, and the pick of
+// each sub-block's integer scale.
+func tableSuper8Go(x, w []float32, t *table, c *superCfg, r *superRes) {
+	var sc, as lanes
+	for j := range 8 {
+		f := t.fit(x[32*j:32*j+32], w[32*j:32*j+32])
+		sc[j], as[j] = f.d, f.cqq
+	}
+	hd, d := f16Round(superScale(sc[:8], as[:8], c.lo, c.hi, c.levels[:c.nlev]))
+	for j := range 8 {
+		l := pickSym(x[32*j:32*j+32], w[32*j:32*j+32], sc[j], d, c.lo, c.hi, 0, 0, t)
+		r.l[j], r.ids[j] = l, inv(d*l)
+	}
+	r.d, r.hd = d, uint32(hd)
 }

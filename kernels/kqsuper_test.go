@@ -87,12 +87,19 @@ func superRun(x, w []float32, ref bool, tr *superScratch, res *superRes) map[str
 		}
 		put(c.name)
 	}
+	if ref {
+		tableSuper8Go(x, w, searchIQ4XS, &superIQ4XS, res)
+	} else {
+		tableSuper8(x, w, searchIQ4XS, &superIQ4XS, res, tr)
+	}
+	put("IQ4_XS")
 	for _, c := range []struct {
 		name string
 		a    *affine
 		sub  int
 		cfg  *superCfg
-	}{{"Q2_K", &searchQ2K, 16, &superQ2K}, {"Q4_K", &searchQ4K, 32, &superQ4K}, {"Q5_K", &searchQ5K, 32, &superQ5K}} {
+	}{{"Q2_K", &searchQ2K, 16, &superQ2K}, {"Q2_K plain", &searchQ2KPlain, 16, &superQ2KPlain},
+		{"Q4_K", &searchQ4K, 32, &superQ4K}, {"Q5_K", &searchQ5K, 32, &superQ5K}} {
 		var ar affineRes
 		if ref {
 			affineSuperGo(x, w, c.a, c.sub, c.cfg, &ar)

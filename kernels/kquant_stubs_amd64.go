@@ -13,8 +13,8 @@ package kernels
 //			q := clampRoundPass(t[c]*(v-o[c]), 0, n)
 //			wq := w[i] * q
 //			a += wq
-//			b += wq * q
-//			f += wq * v
+//			b = fma32(wq, q, b)
+//			f = fma32(wq, v, f)
 //		}
 //		sq[c], sqq[c] = a, b
 //		det := sw*b - a*a
@@ -83,8 +83,8 @@ func kqAffineErrsAVX512(x []float32, w []float32, d *[16]float32, m *[16]float32
 //		for i, v := range x {
 //			q := clampRoundPass(t[c]*v, -neg, pos)
 //			wq := w[i] * q
-//			a += wq * v
-//			b += wq * q
+//			a = fma32(wq, v, a)
+//			b = fma32(wq, q, b)
 //		}
 //		d[c], sqq[c] = a/b, b
 //		score[c] = a * a / b // −Inf unless b > 0
@@ -135,8 +135,8 @@ func kqSymErrsAVX512(x []float32, w []float32, d *[16]float32, id *[16]float32, 
 //		for i, v := range x {
 //			q := tab.v[tab.index(t[c]*v)]
 //			wq := w[i] * q
-//			a += wq * v
-//			b += wq * q
+//			a = fma32(wq, v, a)
+//			b = fma32(wq, q, b)
 //		}
 //		d[c], sqq[c] = a/b, b
 //		score[c] = a * a / b // −Inf unless b > 0
@@ -246,3 +246,11 @@ func kqAffineSuper16AVX512(x *[256]float32, w *[256]float32, tr *[1920]float32, 
 //
 //go:noescape
 func kqAffineSuper8AVX512(x *[256]float32, w *[256]float32, tr *[1920]float32, cfg *[56]float32, res *[68]float32)
+
+// kqTableSuper8AVX512 is the AVX-512 kernel of tableSuper8Go for a table search
+// without refits with an even number of first candidates (cfg as
+// newTableSuperCfg lays it out) and res a superRes; a nil w weighs every
+// element 1. tr is scratch.
+//
+//go:noescape
+func kqTableSuper8AVX512(x *[256]float32, w *[256]float32, tr *[1920]float32, cfg *[88]float32, res *[36]float32)

@@ -7,7 +7,7 @@
 // A pass measures up to 16 candidate scales (and offsets) of one sub-block
 // at once, one candidate per lane of a zmm register: each element of the
 // sub-block is broadcast and every lane adds its term in order of the
-// elements, without fused multiply-adds, so each lane's sums are the bits
+// elements (the products of the fits fused, as fma32 rounds them), so each lane's sums are the bits
 // of the Go loop for its candidate. The code kernels turn 16 elements at a
 // time into their codes under their sub-block's stored scale.
 package main
@@ -38,6 +38,7 @@ func main() {
 		symSuper16()
 		affineSuper(16)
 		affineSuper(8)
+		tableSuper8()
 	})
 }
 
@@ -139,8 +140,8 @@ func affineFit() {
 		"			q := clampRoundPass(t[c]*(v-o[c]), 0, n)",
 		"			wq := w[i] * q",
 		"			a += wq",
-		"			b += wq * q",
-		"			f += wq * v",
+		"			b = fma32(wq, q, b)",
+		"			f = fma32(wq, v, f)",
 		"		}",
 		"		sq[c], sqq[c] = a, b",
 		"		det := sw*b - a*a",
@@ -195,10 +196,8 @@ func affineFitCore(name string, stats bool) {
 		clampRound(zV)
 		VMULPS(zV, zW, zT) // wq
 		VADDPS(zT, Z10, Z10)
-		VMULPS(zV, zT, Z13)
-		VADDPS(Z13, Z11, Z11)
-		VMULPS(zX, zT, Z13)
-		VADDPS(Z13, Z12, Z12)
+		VFMADD231PS(zV, zT, Z11) // b += wq·q, fused
+		VFMADD231PS(zX, zT, Z12) // f += wq·v, fused
 	})
 	store(Z10, "sq")
 	store(Z11, "sqq")
@@ -401,8 +400,8 @@ func symFit() {
 		"		for i, v := range x {",
 		"			q := clampRoundPass(t[c]*v, -neg, pos)",
 		"			wq := w[i] * q",
-		"			a += wq * v",
-		"			b += wq * q",
+		"			a = fma32(wq, v, a)",
+		"			b = fma32(wq, q, b)",
 		"		}",
 		"		d[c], sqq[c] = a/b, b",
 		"		score[c] = a * a / b // −Inf unless b > 0",
@@ -416,11 +415,9 @@ func symFit() {
 	elements(name, func() {
 		VMULPS(zX, Z8, zV) // t·v
 		clampRound(zV)
-		VMULPS(zV, zW, zT) // wq
-		VMULPS(zX, zT, Z13)
-		VADDPS(Z13, Z10, Z10)
-		VMULPS(zV, zT, Z13)
-		VADDPS(Z13, Z11, Z11)
+		VMULPS(zV, zW, zT)       // wq
+		VFMADD231PS(zX, zT, Z10) // a += wq·v, fused
+		VFMADD231PS(zV, zT, Z11) // b += wq·q, fused
 	})
 	symFitTail()
 	gen.End(false)
@@ -492,11 +489,9 @@ func symFit0() {
 		VADDPS(Z13, Z15, Z15) // sxx
 		VMULPS(zX, Z8, zV)    // t·v
 		clampRound(zV)
-		VMULPS(zV, zW, zT) // wq
-		VMULPS(zX, zT, Z13)
-		VADDPS(Z13, Z10, Z10)
-		VMULPS(zV, zT, Z13)
-		VADDPS(Z13, Z11, Z11)
+		VMULPS(zV, zW, zT)       // wq
+		VFMADD231PS(zX, zT, Z10) // a += wq·v, fused
+		VFMADD231PS(zV, zT, Z11) // b += wq·q, fused
 	})
 	symFitTail()
 	fit0Stats()
@@ -532,12 +527,10 @@ func tableFit0() {
 		VADDPS(Z13, Z15, Z15) // sxx
 		VMULPS(zX, Z8, zV)    // t·v
 		tableIndex(zV, Z24, Z25)
-		VPERMPS(Z17, Z24, zV) // q
-		VMULPS(zV, zW, zT)    // wq
-		VMULPS(zX, zT, Z13)
-		VADDPS(Z13, Z10, Z10)
-		VMULPS(zV, zT, Z13)
-		VADDPS(Z13, Z11, Z11)
+		VPERMPS(Z17, Z24, zV)    // q
+		VMULPS(zV, zW, zT)       // wq
+		VFMADD231PS(zX, zT, Z10) // a += wq·v, fused
+		VFMADD231PS(zV, zT, Z11) // b += wq·q, fused
 	})
 	symFitTail()
 	fit0Stats()
@@ -619,8 +612,8 @@ func tableFit() {
 		"		for i, v := range x {",
 		"			q := tab.v[tab.index(t[c]*v)]",
 		"			wq := w[i] * q",
-		"			a += wq * v",
-		"			b += wq * q",
+		"			a = fma32(wq, v, a)",
+		"			b = fma32(wq, q, b)",
 		"		}",
 		"		d[c], sqq[c] = a/b, b",
 		"		score[c] = a * a / b // −Inf unless b > 0",
@@ -635,12 +628,10 @@ func tableFit() {
 	elements(name, func() {
 		VMULPS(zX, Z8, zV) // t·v
 		tableIndex(zV, Z24, Z25)
-		VPERMPS(Z17, Z24, zV) // q
-		VMULPS(zV, zW, zT)    // wq
-		VMULPS(zX, zT, Z13)
-		VADDPS(Z13, Z10, Z10)
-		VMULPS(zV, zT, Z13)
-		VADDPS(Z13, Z11, Z11)
+		VPERMPS(Z17, Z24, zV)    // q
+		VMULPS(zV, zW, zT)       // wq
+		VFMADD231PS(zX, zT, Z10) // a += wq·v, fused
+		VFMADD231PS(zV, zT, Z11) // b += wq·q, fused
 	})
 	symFitTail()
 	gen.End(false)

@@ -30,14 +30,16 @@ const (
 	resD   = 128
 	resHD  = 132
 
-	trX  = 0    // the elements, 16 vectors of 16
-	trW  = 1024 // the weights
-	trSc = 2048 // the fitted scales
-	trAs = 2112 // their curvatures
-	trMn = 2176 // the fitted mins (−m)
-	trAm = 2240 // their curvatures (Σw)
-	trFM = 2304 // the fitted offsets m
-	trP  = 2560 // the picks' candidates: 5 vectors each
+	trX   = 0    // the elements, 16 vectors of 16
+	trW   = 1024 // the weights
+	trSc  = 2048 // the fitted scales
+	trAs  = 2112 // their curvatures
+	trMn  = 2176 // the fitted mins (−m)
+	trAm  = 2240 // their curvatures (Σw)
+	trFM  = 2304 // the fitted offsets m
+	trSx  = 2368 // Σwx of each sub-block
+	trSxx = 2432 // Σwx² of each sub-block
+	trP   = 2560 // the picks' candidates: 5 vectors each
 )
 
 // Offsets in the affineRes struct.
@@ -159,8 +161,8 @@ func symSuper16() {
 		lo, hi       = Z1, Z2
 		amax, m, sxx = Z9, Z10, Z11
 		absM         = Z12
-		t, a, b      = Z3, Z4, Z5
-		v, q, p      = Z6, Z7, Z13
+		t, a         = Z3, Z4
+		v, p         = Z6, Z13
 		bS, bD, bB   = Z14, Z15, Z16
 		zero         = Z17
 		negInf       = Z18
@@ -198,46 +200,83 @@ func symSuper16() {
 	VXORPS(bS, bS, bS)
 	VXORPS(bD, bD, bD)
 	VXORPS(bB, bB, bB)
+	// Every candidate's t = numer[c]/m, to the picks' scratch (free here).
+	MOVL(Mem{Base: R10, Disp: cfgK}, ECX)
+	XORQ(RDX, RDX)
+	MOVQ(R9, RBX)
+	TESTL(ECX, ECX)
+	JZ(LabelRef(name + "_tdone"))
+	Label(name + "_tloop")
+	VBROADCASTSS(Mem{Base: R10, Index: RDX, Scale: 4, Disp: cfgNumer}, t)
+	VDIVPS(m, t, t)
+	VMOVUPS(t, Mem{Base: RBX, Disp: trP})
+	ADDQ(U32(64), RBX)
+	INCQ(RDX)
+	CMPQ(RDX, RCX)
+	JB(LabelRef(name + "_tloop"))
+	Label(name + "_tdone")
+	// Two candidates at a time (k is even); each candidate's sums in
+	// order of the elements, then the two compared in order.
+	var (
+		ts, as, bs, vs, qs, ps = [2]VecPhysical{Z3, Z4}, [2]VecPhysical{Z5, Z7}, [2]VecPhysical{Z6, Z8},
+			[2]VecPhysical{Z19, Z20}, [2]VecPhysical{Z21, Z22}, [2]VecPhysical{Z23, Z24}
+		x, w = Z13, Z25
+		bA   = bD // the best's Σwqx until d = Σwqx/Σwq² at the end
+	)
 	cands := func(weights bool, lbl string) {
-		MOVL(Mem{Base: R10, Disp: cfgK}, ECX)
-		XORQ(RDX, RDX)
+		MOVQ(R9, RBX)
+		SHRL(U8(1), ECX)
 		TESTL(ECX, ECX)
 		JZ(LabelRef(lbl + "_done"))
 		Label(lbl + "_loop")
-		VBROADCASTSS(Mem{Base: R10, Index: RDX, Scale: 4, Disp: cfgNumer}, t)
-		VDIVPS(m, t, t) // numer/m
-		VXORPS(a, a, a)
-		VXORPS(b, b, b)
-		for i := range 16 {
-			VMULPS(xt(i), t, v) // t·v
-			clampRndLanes(v, lo, hi)
-			qq := v
-			if weights {
-				VMULPS(wt(i), v, q) // wq
-				qq = q
-			}
-			VMULPS(xt(i), qq, p) // wq·v
-			VADDPS(p, a, a)
-			VMULPS(v, qq, p) // wq·q
-			VADDPS(p, b, b)
+		for c := range 2 {
+			VMOVUPS(Mem{Base: RBX, Disp: trP + 64*c}, ts[c])
+			VXORPS(as[c], as[c], as[c])
+			VXORPS(bs[c], bs[c], bs[c])
 		}
-		// d = a/b, score = a·a/b (−Inf unless b > 0); the first best.
-		VDIVPS(b, a, p)
-		VMULPS(a, a, a)
-		VDIVPS(b, a, a)
-		VCMPPS(U8(cmpGTOQ), zero, b, K1)
-		KNOTW(K1, K1)
-		VMOVAPS(negInf, K1, a)
-		VCMPPS(U8(cmpGTOQ), bS, a, K1)
-		VMOVAPS(a, K1, bS)
-		VMOVAPS(p, K1, bD)
-		VMOVAPS(b, K1, bB)
-		INCQ(RDX)
-		CMPQ(RDX, RCX)
-		JB(LabelRef(lbl + "_loop"))
+		for i := range 16 {
+			VMOVUPS(xt(i), x)
+			if weights {
+				VMOVUPS(wt(i), w)
+			}
+			for c := range 2 {
+				VMULPS(x, ts[c], vs[c]) // t·v
+				clampRndLanes(vs[c], lo, hi)
+			}
+			for c := range 2 {
+				qq := vs[c]
+				if weights {
+					VMULPS(w, vs[c], qs[c]) // wq
+					qq = qs[c]
+				}
+				VFMADD231PS(x, qq, as[c])     // a += wq·v, fused
+				VFMADD231PS(vs[c], qq, bs[c]) // b += wq·q, fused
+			}
+		}
+		for c := range 2 {
+			// score = a·a/b (−Inf unless b > 0); the first best.
+			a, b := as[c], bs[c]
+			VMULPS(a, a, ps[c])
+			VDIVPS(b, ps[c], ps[c])
+			VCMPPS(U8(cmpGTOQ), zero, b, K1)
+			KNOTW(K1, K1)
+			VMOVAPS(negInf, K1, ps[c])
+			VCMPPS(U8(cmpGTOQ), bS, ps[c], K1)
+			VMOVAPS(ps[c], K1, bS)
+			VMOVAPS(a, K1, bA)
+			VMOVAPS(b, K1, bB)
+		}
+		ADDQ(U32(128), RBX)
+		DECL(ECX)
+		JNZ(LabelRef(lbl + "_loop"))
 		Label(lbl + "_done")
 	}
 	twoWays(name+"_cands", func() { cands(true, name+"_cw") }, func() { cands(false, name+"_cu") })
+	// d = a/b of the best, 0 when no candidate scored above 0.
+	VDIVPS(bB, bA, bD)
+	VCMPPS(U8(cmpGTOQ), zero, bS, K1)
+	KNOTW(K1, K1)
+	VMOVAPS(zero, K1, bD)
 	// A sub-block below groupEps keeps d = 0, Σwq² = 0.
 	VBROADCASTSS(consts.Word(0x26901d7d), p) // 1e-15
 	VCMPPS(U8(cmpLTOQ), p, amax, K1)
@@ -577,27 +616,7 @@ func affineSuper(G int) {
 		pair(cfgShift, o)
 		VMULPS(span, o, o)
 		VSUBPS(o, lo, o) // o = lo − shift·span
-		VXORPS(a, a, a)
-		VXORPS(b, b, b)
-		VXORPS(f, f, f)
-		for i := range L {
-			elem(i, xv)
-			VSUBPS(o, xv, v) // v − o ≥ 0
-			VMULPS(v, t, v)  // t·(v − o)
-			VMINPS(n, v, v)
-			rndLanes(v)
-			qq := v
-			if weights {
-				welem(i, wv)
-				VMULPS(v, wv, q) // wq
-				qq = q
-			}
-			VADDPS(qq, a, a)
-			VMULPS(v, qq, p)
-			VADDPS(p, b, b)
-			VMULPS(xv, qq, p)
-			VADDPS(p, f, f)
-		}
+		affineSums(L, elem, welem, weights, false, t, o, a, b, f, xv, v, q, wv, n, zero, one)
 		affineTail(sw, sx, sxx, a, b, f, det, dc, mc, e, t1, t2, zero, inf)
 		VCMPPS(U8(cmpLTOQ), bE, e, K1)
 		VMOVAPS(e, K1, bE)
@@ -642,12 +661,70 @@ func affineSuper(G int) {
 	VXORPS(t1, bM, t2) // −m
 	VMOVUPS(t2, Mem{Base: R9, Disp: trMn})
 	VMOVUPS(sw, Mem{Base: R9, Disp: trAm})
+	VMOVUPS(sx, Mem{Base: R9, Disp: trSx})
+	VMOVUPS(sxx, Mem{Base: R9, Disp: trSxx})
 
 	gen.Broadcast32(0x7fffffff, Z12, RAX, X0)
 	superScaleLanes(name+"_ssd", G, trSc, trAs, ares1D, ares1HD)
 	superScaleLanes(name+"_ssm", G, trMn, trAm, ares1Dm, ares1HM)
-	affinePicks(name, G, L, at)
+	affinePicks(name, G, L, elem, welem)
 	RET()
+}
+
+// affineSums adds up, over the L elements (elem, welem), the sums a = Σwq,
+// b = Σwq² and f = Σwqx (the last two fused) of the codes
+// q = clamp(round(t·(x − o)), 0, n), in order of the elements (as
+// affineFitGo). lowClamp clamps at 0 too (not needed when x − o ≥ 0 and
+// t > 0).
+func affineSums(L int, elem, welem func(i int, z VecPhysical), weights, lowClamp bool,
+	t, o, a, b, f, xv, v, q, wv, n, zero, one VecPhysical) {
+	VXORPS(a, a, a)
+	VXORPS(b, b, b)
+	VXORPS(f, f, f)
+	for i := range L {
+		elem(i, xv)
+		// v − o as −(o·1) + v and a + q as q·1 + a: the same bits (one
+		// rounding of the exact value, zeros signed alike), on the
+		// multiply pipes, which the clamps and roundings leave idle.
+		VMOVAPS(xv, v)
+		VFNMADD231PS(one, o, v)
+		VMULPS(v, t, v) // t·(v − o)
+		if lowClamp {
+			VMAXPS(zero, v, v)
+		}
+		VMINPS(n, v, v)
+		rndLanes(v)
+		qq := v
+		if weights {
+			welem(i, wv)
+			VMULPS(v, wv, q) // wq
+			qq = q
+		}
+		VFMADD231PS(one, qq, a)
+		VFMADD231PS(v, qq, b)  // b += wq·q, fused
+		VFMADD231PS(xv, qq, f) // f += wq·v, fused
+	}
+}
+
+// affineErr sets e to the error of the codes with sums a, b, f under the
+// scale d and offset m (as affinePairErrsGo), using t1 and t2.
+func affineErr(sw, sx, sxx, a, b, f, d, m, e, t1, t2 VecPhysical) {
+	// e = sxx − 2d·f − 2m·sx + d·d·b + 2d·m·a + m·m·sw.
+	VADDPS(d, d, t1) // 2·d
+	VMULPS(f, t1, t2)
+	VSUBPS(t2, sxx, e)
+	VADDPS(m, m, t2) // 2·m
+	VMULPS(sx, t2, t2)
+	VSUBPS(t2, e, e)
+	VMULPS(d, d, t2)
+	VMULPS(b, t2, t2)
+	VADDPS(t2, e, e)
+	VMULPS(m, t1, t2) // 2d·m
+	VMULPS(a, t2, t2)
+	VADDPS(t2, e, e)
+	VMULPS(m, m, t2)
+	VMULPS(sw, t2, t2)
+	VADDPS(t2, e, e)
 }
 
 // affineTail is the least-squares solve of an affine candidate from its
@@ -668,22 +745,7 @@ func affineTail(sw, sx, sxx, a, b, f, det, dc, mc, e, t1, t2, zero, inf VecPhysi
 	VCMPPS(U8(cmpGTOQ), zero, mc, K1)
 	VMOVAPS(zero, K1, mc)
 	VDIVPS(b, f, K1, dc)
-	// e = sxx − 2dc·f − 2mc·sx + dc·dc·b + 2dc·mc·a + mc·mc·sw.
-	VADDPS(dc, dc, t1) // 2·dc
-	VMULPS(f, t1, t2)
-	VSUBPS(t2, sxx, e)
-	VADDPS(mc, mc, t2) // 2·mc
-	VMULPS(sx, t2, t2)
-	VSUBPS(t2, e, e)
-	VMULPS(dc, dc, t2)
-	VMULPS(b, t2, t2)
-	VADDPS(t2, e, e)
-	VMULPS(mc, t1, t2) // 2dc·mc
-	VMULPS(a, t2, t2)
-	VADDPS(t2, e, e)
-	VMULPS(mc, mc, t2)
-	VMULPS(sw, t2, t2)
-	VADDPS(t2, e, e)
+	affineErr(sw, sx, sxx, a, b, f, dc, mc, e, t1, t2)
 	VCMPPS(U8(cmpGTOQ), zero, det, K1)
 	VCMPPS(U8(cmpGTOQ), zero, dc, K2)
 	KANDW(K1, K2, K1)
@@ -714,7 +776,7 @@ func neighbourLanes(v, a, b, zero, top, one, mg VecPhysical) {
 // super-block scales (res) as pickAffine: of {l0, l1, l0−1, l1+1} ×
 // {m0, m1, m0−1, m1+1} around its fit, the pair of least error (the first
 // in that order on ties); and stores l, m, −(Dm·m) and inv(D·l) to res.
-func affinePicks(name string, G, L int, at func(base, i int) Mem) {
+func affinePicks(name string, G, L int, elem, welem func(i int, z VecPhysical)) {
 	var (
 		zero, one, mg, top, n = Z0, Z1, Z2, Z3, Z4
 		D, Dm                 = Z5, Z6
@@ -775,8 +837,13 @@ func affinePicks(name string, G, L int, at func(base, i int) Mem) {
 		xv, q, r, wv, e = Z5, Z6, Z7, Z8, Z9
 		bE, bL, bM      = Z10, Z11, Z12
 		pd, pm, pid     = Z13, Z14, Z15
-		p               = Z16
+		p, a, b, f      = Z16, Z17, Z18, Z19
+		sw, sx, sxx     = Z20, Z21, Z22
 	)
+	VMOVUPS(Mem{Base: R9, Disp: trAm}, sw)
+	VMOVUPS(Mem{Base: R9, Disp: trSx}, sx)
+	VMOVUPS(Mem{Base: R9, Disp: trSxx}, sxx)
+	t1, t2 = Z23, Z24
 	// Until beaten: pair 0 (and pair 8 in the second halves).
 	VMOVUPS(par(0, 3), bL)
 	VMOVUPS(par(0, 4), bM)
@@ -792,34 +859,8 @@ func affinePicks(name string, G, L int, at func(base, i int) Mem) {
 		VMOVUPS(Mem{Base: RBX, Disp: trP}, pd)
 		VMOVUPS(Mem{Base: RBX, Disp: trP + 64}, pm)
 		VMOVUPS(Mem{Base: RBX, Disp: trP + 128}, pid)
-		VXORPS(e, e, e)
-		for i := range L {
-			if G == 16 {
-				VMOVUPS(at(trX, i), xv)
-			} else {
-				VBROADCASTF64X4(at(trX, i), xv)
-			}
-			VSUBPS(pm, xv, q)  // v − mv
-			VMULPS(pid, q, q)  // ·id
-			VMAXPS(zero, q, q) // clamp to [0, n]
-			VMINPS(n, q, q)
-			rndLanes(q)
-			VMULPS(q, pd, q) // d·q
-			VADDPS(pm, q, q) // + mv
-			VSUBPS(q, xv, r) // r
-			if weights {
-				if G == 16 {
-					VMULPS(at(trW, i), r, q)
-				} else {
-					VBROADCASTF64X4(at(trW, i), wv)
-					VMULPS(wv, r, q)
-				}
-				VMULPS(r, q, q)
-			} else {
-				VMULPS(r, r, q)
-			}
-			VADDPS(q, e, e)
-		}
+		affineSums(L, elem, welem, weights, true, pid, pm, a, b, f, xv, q, r, wv, n, zero, one)
+		affineErr(sw, sx, sxx, a, b, f, pd, pm, e, t1, t2)
 		VCMPPS(U8(cmpLTOQ), bE, e, K1)
 		VMOVAPS(e, K1, bE)
 		VMOVUPS(Mem{Base: RBX, Disp: trP + 192}, K1, bL)
@@ -869,4 +910,235 @@ func itoa(v int) string {
 		return string(rune('0' + v))
 	}
 	return itoa(v/10) + string(rune('0'+v%10))
+}
+
+// Offsets of the table in a superCfg (a table search's values and
+// midpoints).
+const (
+	cfgVals = 224
+	cfgMids = 288
+)
+
+// tableSuper8 emits kqTableSuper8AVX512, the IQ4_XS super-block search: 8
+// sub-blocks of 32 fitted to a table's values (two candidates per
+// register: c in lanes 0..7, c + k/2 in lanes 8..15), superScale of their
+// signed scales, and each sub-block's pick of the two integer scales next
+// to its fitted one (l0 in lanes 0..7, l1 in 8..15).
+func tableSuper8() {
+	const G, L = 8, 32
+	name := "kqTableSuper8AVX512"
+	TEXT(name, NOSPLIT, "func(x, w *[256]float32, tr *[1920]float32, cfg *[88]float32, res *[36]float32)")
+	Pragma("noescape")
+	Doc(name+" is the AVX-512 kernel of tableSuper8Go for a table search",
+		"without refits with an even number of first candidates (cfg as",
+		"newTableSuperCfg lays it out) and res a superRes; a nil w weighs every",
+		"element 1. tr is scratch.")
+	Load(Param("tr"), R9)
+	Load(Param("cfg"), R10)
+	Load(Param("res"), R11)
+	Load(Param("x"), RSI)
+	Load(Param("w"), RDI)
+	loadSuperIdx()
+	row := func(p int) int {
+		if p < 8 {
+			return 2 * p
+		}
+		return 2*(p-8) + 1
+	}
+	TESTQ(RDI, RDI)
+	JZ(LabelRef(name + "_unit"))
+	transposeRows(Mem{Base: RDI}, Mem{Base: R9, Disp: trW}, row)
+	Label(name + "_unit")
+	transposeRows(Mem{Base: RSI}, Mem{Base: R9, Disp: trX}, row)
+	at := func(base, i int) Mem { return Mem{Base: R9, Disp: base + 64*(i%16) + 32*(i/16)} }
+	var (
+		t, a, b, x, u, q, w, wq = Z3, Z4, Z5, Z6, Z7, Z8, Z9, Z10
+		m, absM, amax           = Z11, Z12, Z13
+		bS, bA, bB              = Z14, Z15, Z16
+		zero, negInf            = Z26, Z27
+		idx, tmp                = Z24, Z25
+	)
+	// The table (Z17, Z18) and the binary search's steps (Z19..Z23).
+	VMOVUPS(Mem{Base: R10, Disp: cfgVals}, Z17)
+	VMOVUPS(Mem{Base: R10, Disp: cfgMids}, Z18)
+	for i, c := range []uint32{8, 4, 3, 2, 1} {
+		gen.Broadcast32(c, gen.Z(19+i), RAX, X0)
+	}
+	VXORPS(zero, zero, zero)
+	gen.Broadcast32(0xff800000, negInf, RAX, X0)
+	gen.Broadcast32(0x7fffffff, absM, RAX, X0)
+	// The first element of largest magnitude of each sub-block.
+	VXORPS(amax, amax, amax)
+	VBROADCASTF64X4(at(trX, 0), m)
+	for i := range L {
+		VBROADCASTF64X4(at(trX, i), x)
+		VANDPS(x, absM, u)
+		VCMPPS(U8(cmpGTOQ), amax, u, K1)
+		VMOVAPS(u, K1, amax)
+		VMOVAPS(x, K1, m)
+	}
+	// t = numer/m of candidates c and c + k/2, to the picks' scratch.
+	MOVL(Mem{Base: R10, Disp: cfgK}, ECX)
+	SHRL(U8(1), ECX)
+	XORQ(RDX, RDX)
+	MOVQ(R9, RBX)
+	TESTL(ECX, ECX)
+	JZ(LabelRef(name + "_tdone"))
+	Label(name + "_tloop")
+	LEAQ(Mem{Base: RDX, Index: RCX, Scale: 1}, R8)
+	VBROADCASTSS(Mem{Base: R10, Index: RDX, Scale: 4, Disp: cfgNumer}, t)
+	VBROADCASTSS(Mem{Base: R10, Index: R8, Scale: 4, Disp: cfgNumer}, u.AsY())
+	VINSERTF64X4(U8(1), u.AsY(), t, t)
+	VDIVPS(m, t, t)
+	VMOVUPS(t, Mem{Base: RBX, Disp: trP})
+	ADDQ(U32(64), RBX)
+	INCQ(RDX)
+	CMPQ(RDX, RCX)
+	JB(LabelRef(name + "_tloop"))
+	Label(name + "_tdone")
+	VXORPS(bS, bS, bS)
+	VXORPS(bA, bA, bA)
+	VXORPS(bB, bB, bB)
+	cands := func(weights bool, lbl string) {
+		MOVQ(R9, RBX)
+		MOVL(ECX, EDX)
+		TESTL(EDX, EDX)
+		JZ(LabelRef(lbl + "_done"))
+		Label(lbl + "_loop")
+		VMOVUPS(Mem{Base: RBX, Disp: trP}, t)
+		VXORPS(a, a, a)
+		VXORPS(b, b, b)
+		for i := range L {
+			VBROADCASTF64X4(at(trX, i), x)
+			VMULPS(x, t, u) // t·v
+			tableIndex(u, idx, tmp)
+			VPERMPS(Z17, idx, q) // the table value
+			qq := q
+			if weights {
+				VBROADCASTF64X4(at(trW, i), w)
+				VMULPS(q, w, wq)
+				qq = wq
+			}
+			VFMADD231PS(x, qq, a) // a += wq·v, fused
+			VFMADD231PS(q, qq, b) // b += wq·q, fused
+		}
+		// score = a·a/b (−Inf unless b > 0); the first best in each half.
+		VMULPS(a, a, u)
+		VDIVPS(b, u, u)
+		VCMPPS(U8(cmpGTOQ), zero, b, K1)
+		KNOTW(K1, K1)
+		VMOVAPS(negInf, K1, u)
+		VCMPPS(U8(cmpGTOQ), bS, u, K1)
+		VMOVAPS(u, K1, bS)
+		VMOVAPS(a, K1, bA)
+		VMOVAPS(b, K1, bB)
+		ADDQ(U32(64), RBX)
+		DECL(EDX)
+		JNZ(LabelRef(lbl + "_loop"))
+		Label(lbl + "_done")
+	}
+	twoWays(name+"_cands", func() { cands(true, name+"_cw") }, func() { cands(false, name+"_cu") })
+	// Candidates c + k/2 come after c: the second half's best wins only
+	// with a higher score.
+	VSHUFF32X4(U8(0xee), bS, bS, u)
+	VCMPPS(U8(cmpGTOQ), bS, u, K1)
+	VMOVAPS(u, K1, bS)
+	for _, z := range []VecPhysical{bA, bB} {
+		VSHUFF32X4(U8(0xee), z, z, q)
+		VMOVAPS(q, K1, z)
+	}
+	// d = a/b of the best, 0 when none scored above 0 or below groupEps.
+	VDIVPS(bB, bA, bA)
+	VCMPPS(U8(cmpGTOQ), zero, bS, K1)
+	KNOTW(K1, K1)
+	VMOVAPS(zero, K1, bA)
+	VMOVAPS(zero, K1, bB)
+	VBROADCASTSS(consts.Word(0x26901d7d), u) // 1e-15
+	VCMPPS(U8(cmpLTOQ), u, amax, K1)
+	VMOVAPS(zero, K1, bA)
+	VMOVAPS(zero, K1, bB)
+	VMOVUPS(bA, Mem{Base: R9, Disp: trSc})
+	VMOVUPS(bB, Mem{Base: R9, Disp: trAs})
+
+	superScaleLanes(name+"_ss", G, trSc, trAs, resD, resHD)
+	tablePicks8(name, at)
+	RET()
+}
+
+// tablePicks8 picks each of the 8 sub-blocks' integer scale under the
+// super-block scale (res) from its fitted scale (trSc), as pickSym with a
+// table: l0 measured in lanes 0..7, l1 in lanes 8..15, in one pass; it
+// stores l and inv(d·l) to res (lanes 8..15 zero). The table and the
+// search's steps must be in Z17..Z23.
+func tablePicks8(name string, at func(base, i int) Mem) {
+	var (
+		slo, shi, one, mg = Z1, Z2, Z3, Z4
+		v, f, la, lb      = Z5, Z6, Z7, Z8
+		d, l, dl, id      = Z9, Z10, Z11, Z12
+		x, r, p, e, w     = Z13, Z14, Z15, Z16, Z26
+		zero              = Z27
+		idx, tmp          = Z24, Z25
+	)
+	gen.Broadcast32(0x3f800000, one, RAX, X0)
+	gen.Broadcast32(magic, mg, RAX, X0)
+	for i, c := range []uint32{8, 4, 3, 2, 1} { // superScaleLanes took some
+		gen.Broadcast32(c, gen.Z(19+i), RAX, X0)
+	}
+	VXORPS(zero, zero, zero)
+	VBROADCASTSS(Mem{Base: R10, Disp: cfgLo}, slo)
+	VBROADCASTSS(Mem{Base: R10, Disp: cfgHi}, shi)
+	VBROADCASTSS(Mem{Base: R11, Disp: resD}, d)
+	invLanes(d, v, one, p)
+	VMULPS(Mem{Base: R9, Disp: trSc}, v, v) // sc·inv(d)
+	// neighbours(v, lo, hi).
+	VADDPS(mg, v, f)
+	VSUBPS(mg, f, f) // rnd(v)
+	VCMPPS(U8(cmpGTOQ), v, f, K1)
+	VSUBPS(one, f, K1, f) // f > v: f − 1
+	VMOVAPS(f, la)
+	VADDPS(one, f, lb)
+	VMINPS(shi, lb, lb)
+	VCMPPS(U8(cmpGTOQ), shi, v, K1)
+	VMOVAPS(shi, K1, la)
+	VMOVAPS(shi, K1, lb)
+	VCMPPS(U8(cmpGEOQ), slo, v, K1)
+	KNOTW(K1, K1)
+	VMOVAPS(slo, K1, la)
+	VMOVAPS(slo, K1, lb)
+	// l: l0 in lanes 0..7, l1 in lanes 8..15.
+	VINSERTF64X4(U8(1), lb.AsY(), la, l)
+	VMULPS(d, l, dl)
+	invLanes(dl, id, one, p)
+	VXORPS(e, e, e)
+	errs := func(weights bool) {
+		for i := range 32 {
+			VBROADCASTF64X4(at(trX, i), x)
+			VMULPS(x, id, p) // id·v
+			tableIndex(p, idx, tmp)
+			VPERMPS(Z17, idx, p) // the table value
+			VMULPS(p, dl, p)     // d·q
+			VSUBPS(p, x, r)      // r
+			if weights {
+				VBROADCASTF64X4(at(trW, i), w)
+				VMULPS(r, w, p) // w·r
+				VMULPS(r, p, p) // ·r
+			} else {
+				VMULPS(r, r, p)
+			}
+			VADDPS(p, e, e)
+		}
+	}
+	twoWays(name+"_errs", func() { errs(true) }, func() { errs(false) })
+	// l1 where its error is below l0's.
+	VSHUFF32X4(U8(0xee), e, e, p)
+	VCMPPS(U8(cmpLTOQ), e, p, K1)
+	VMOVAPS(lb, K1, la)
+	MOVL(U32(0xff), EAX)
+	KMOVW(EAX, K3)
+	VMOVAPS_Z(la, K3, la)
+	VMOVUPS(la, Mem{Base: R11, Disp: resL})
+	VMULPS(d, la, p)
+	invLanes(p, id, one, v)
+	VMOVAPS_Z(id, K3, id)
+	VMOVUPS(id, Mem{Base: R11, Disp: resIDs})
 }
