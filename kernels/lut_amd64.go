@@ -1,0 +1,65 @@
+//go:build amd64 && !purego
+
+package kernels
+
+import "golang.org/x/sys/cpu"
+
+// The dispatchers of the lookup-table kernels: the AVX-512 assembly when the
+// CPU has VBMI (VPERMB) and BMI1/BMI2 (TZCNT, BZHI) and the tables fit it (up
+// to 64 entries or cells, 2, 4, 8 or 16 tables, groups up to 64), else the
+// Go reference. The assembly masks the tails itself. The exported callers
+// have checked the lengths.
+
+// hasLUTAVX512 reports whether the CPU has what the AVX-512 lookup-table
+// kernels use beyond the AVX-512 tier.
+var hasLUTAVX512 = cpu.X86.HasAVX512VBMI && cpu.X86.HasBMI1 && cpu.X86.HasBMI2
+
+// lutVec reports whether the AVX-512 lookup-table kernels run.
+func lutVec() bool { return active >= tierAVX512 && hasLUTAVX512 }
+
+func lutEncodeBlocks(e *LUTEncoder, dst []uint8, src []float32, block int, muls []float32) {
+	v := e.vec
+	switch {
+	case !lutVec() || v == nil || len(src) == 0:
+		lutEncodeBlocksGo(e, dst, src, block, muls)
+	case v.levels == 4:
+		lutEncode4AVX512(dst, src, block, muls, &v.words)
+	default:
+		lutEncode6AVX512(dst, src, block, muls, &v.words)
+	}
+}
+
+func lutSelect(s *LUTSelector, codes, meta []uint8, x []float32, group, block int, muls, scales []float32) {
+	if !lutVec() || s.vec6 == nil || group > 64 || len(x) == 0 {
+		lutSelectGo(s, codes, meta, x, group, block, muls, scales)
+		return
+	}
+	switch s.nt {
+	case 2:
+		lutSelect2AVX512(codes, meta, x, group, block, muls, scales, &s.vec6.words, s.mags, s.codes, s.zero)
+	case 4:
+		lutSelect4AVX512(codes, meta, x, group, block, muls, scales, &s.vec6.words, s.mags, s.codes, s.zero)
+	case 8:
+		lutSelect8AVX512(codes, meta, x, group, block, muls, scales, &s.vec6.words, s.mags, s.codes, s.zero)
+	case 16:
+		lutSelect16AVX512(codes, meta, x, group, block, muls, scales, &s.vec6.words, s.mags, s.codes, s.zero)
+	default:
+		lutSelectGo(s, codes, meta, x, group, block, muls, scales)
+	}
+}
+
+func lutDecodeBlocks(dst []float32, src []uint8, lut *[16]float32, block int, scales []float32) {
+	if !lutVec() || len(src) == 0 {
+		lutDecodeBlocksGo(dst, src, lut, block, scales)
+		return
+	}
+	lutDecodeBlocksAVX512(dst, src, lut, block, scales)
+}
+
+func lutDecodeGroups(dst []float32, src, meta []uint8, group, block int, luts, scales []float32) {
+	if !lutVec() || len(src) == 0 {
+		lutDecodeGroupsGo(dst, src, meta, group, block, luts, scales)
+		return
+	}
+	lutDecodeGroupsAVX512(dst, src, meta, group, block, luts, scales, len(luts)/16-1)
+}

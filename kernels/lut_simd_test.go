@@ -1,0 +1,336 @@
+package kernels
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// The lookup-table kernels of every tier against plain references written
+// out from their definitions: encode (blocks of multipliers), selection
+// among tables by squared error, and decoding by tables.
+
+// lutCase is an encoder with what refLUTEncode needs.
+type lutCase struct {
+	bounds  []float32
+	codes   []uint8
+	signBit uint8
+	negZero bool
+	nan     uint8
+	e       *LUTEncoder
+}
+
+func newLUTCase(r *rand.Rand, entries int, signBit uint8, negZero bool) lutCase {
+	var bounds []float32
+	if signBit != 0 {
+		// Magnitude bounds: positive, ascending, sometimes +Inf last.
+		x := float32(0)
+		for len(bounds) < entries-1 {
+			x += float32(r.Float64()*2) + 1e-3
+			bounds = append(bounds, x)
+		}
+		if entries > 1 && r.IntN(4) == 0 {
+			bounds[len(bounds)-1] = float32(math.Inf(1))
+		}
+	} else {
+		bounds = randomBounds(r, entries-1)
+	}
+	codes := make([]uint8, entries)
+	for i := range codes {
+		codes[i] = uint8(r.IntN(256))
+	}
+	nan := uint8(r.IntN(256))
+	return lutCase{bounds, codes, signBit, negZero, nan, NewLUTEncoder(bounds, codes, signBit, negZero, nan)}
+}
+
+// lutInputs returns n values: edge cases, the bounds and their neighbours
+// (exact ties), and ordinary values around them.
+func lutInputs(r *rand.Rand, bounds []float32, n int) []float32 {
+	x := make([]float32, n)
+	for i := range x {
+		switch k := r.IntN(8); {
+		case k < 2:
+			x[i] = math.Float32frombits(edgeBits(r))
+		case k < 5 && len(bounds) > 0:
+			b := bounds[r.IntN(len(bounds))]
+			switch r.IntN(3) {
+			case 0:
+				b = math.Nextafter32(b, float32(math.Inf(-1)))
+			case 1:
+				b = math.Nextafter32(b, float32(math.Inf(1)))
+			}
+			if r.IntN(2) == 0 {
+				b = -b
+			}
+			x[i] = b
+		default:
+			x[i] = float32(r.NormFloat64() * 6)
+		}
+	}
+	return x
+}
+
+// edgeMul returns a block multiplier: mostly ordinary, sometimes 1, 0, a
+// power of two, negative, huge, NaN or infinite.
+func edgeMul(r *rand.Rand) float32 {
+	switch r.IntN(16) {
+	case 0:
+		return 0
+	case 1:
+		return float32(math.NaN())
+	case 2:
+		return float32(math.Inf(1 - 2*r.IntN(2)))
+	case 3:
+		return -float32(r.Float64() * 4)
+	case 4:
+		return 3e38
+	case 5:
+		return float32(math.Ldexp(1, r.IntN(20)-10))
+	case 6, 7:
+		return 1
+	}
+	return float32(r.Float64()*4 + 0.01)
+}
+
+func TestLUTEncodeBlocksTiers(t *testing.T) {
+	r := rand.New(rand.NewPCG(31, 32))
+	for _, entries := range []int{1, 2, 3, 7, 15, 16, 17, 33, 63, 64, 65, 256} {
+		for _, signBit := range []uint8{0, 0x08, 0x80} {
+			for _, negZero := range []bool{false, true} {
+				c := newLUTCase(r, entries, signBit, negZero)
+				for _, n := range []int{0, 1, 5, 16, 17, 31, 32, 33, 64, 100, 255, 1000} {
+					block := []int{1, 3, 16, 32, 64, n + 1, 7}[r.IntN(7)]
+					src := lutInputs(r, c.bounds, n+1)[1:] // unaligned
+					muls := make([]float32, (n+block-1)/block)
+					for i := range muls {
+						muls[i] = edgeMul(r)
+					}
+					want := make([]uint8, n)
+					for i, x := range src {
+						want[i] = refLUTEncode(c.bounds, c.codes, signBit, negZero, c.nan, x*muls[i/block])
+					}
+					forEachTier(t, func(t *testing.T) {
+						got := make([]uint8, n+3)[3:]
+						c.e.EncodeBlocks(got, src, block, muls)
+						require.Equal(t, want, got, "entries %d sign %#x negZero %v n %d block %d", entries, signBit, negZero, n, block)
+						if len(muls) > 0 {
+							c.e.EncodeScaled(got, src, muls[0])
+							for i, x := range src {
+								require.Equal(t, refLUTEncode(c.bounds, c.codes, signBit, negZero, c.nan, x*muls[0]), got[i], "scaled %v·%v", x, muls[0])
+							}
+						}
+					})
+				}
+			}
+		}
+	}
+}
+
+// selCase is a LUTSelector with what refLUTSelect needs.
+type selCase struct {
+	bounds  []float32
+	mags    [][]float32
+	codes   [][]uint8
+	zero    []uint8
+	signBit uint8
+	negZero bool
+	s       *LUTSelector
+}
+
+func newSelCase(r *rand.Rand, nt, ncell int, signBit uint8, negZero bool) selCase {
+	c := selCase{signBit: signBit, negZero: negZero}
+	x := float32(0)
+	for len(c.bounds) < ncell-1 {
+		x += float32(r.Float64()) + 1e-3
+		c.bounds = append(c.bounds, x)
+	}
+	if ncell > 1 && r.IntN(5) == 0 {
+		c.bounds[len(c.bounds)-1] = float32(math.Inf(1))
+	}
+	codeMask := uint8(0xff)
+	if signBit != 0 {
+		codeMask = signBit - 1
+	}
+	for range nt {
+		m := make([]float32, ncell)
+		cs := make([]uint8, ncell)
+		for i := range m {
+			switch r.IntN(10) {
+			case 0:
+				m[i] = 0
+			case 1:
+				m[i] = 3e38 // overflows when scaled
+			case 2:
+				if i > 0 {
+					m[i] = m[i-1] // tables that agree: ties between tables
+				}
+			default:
+				m[i] = float32(r.Float64() * float64(ncell))
+			}
+			cs[i] = uint8(r.IntN(256)) & codeMask
+		}
+		c.mags = append(c.mags, m)
+		c.codes = append(c.codes, cs)
+		c.zero = append(c.zero, uint8(r.IntN(256)))
+	}
+	if nt > 1 && r.IntN(3) == 0 {
+		// Two identical tables: the first must win.
+		j := 1 + r.IntN(nt-1)
+		c.mags[j] = append([]float32(nil), c.mags[0]...)
+	}
+	c.s = NewLUTSelector(c.bounds, c.mags, c.codes, c.zero, signBit, negZero)
+	return c
+}
+
+// refLUTSelect is LUTSelector.Select written out from its definition.
+func (c selCase) refLUTSelect(codes, meta []uint8, x []float32, group, block int, muls, scales []float32) {
+	nt := len(c.mags)
+	for g := 0; g*group < len(x); g++ {
+		lo, hi := g*group, min(g*group+group, len(x))
+		mul, scale := muls[lo/block], scales[lo/block]
+		bk, best := 0, 0.0
+		for k := range nt {
+			e := 0.0
+			for _, v := range x[lo:hi] {
+				y := v * mul
+				cell := refLUTIndex(c.bounds, float32(math.Abs(float64(y))))
+				if y != y {
+					cell = len(c.bounds) // a NaN's key lies above every bound
+				}
+				q := c.mags[k][cell] * scale
+				d := float64(q) - math.Abs(float64(v))
+				e += float64(d * d)
+			}
+			if k == 0 || e < best {
+				bk, best = k, e
+			}
+		}
+		meta[g] = uint8(bk)
+		for i, v := range x[lo:hi] {
+			y := v * mul
+			code := c.codes[bk][refLUTIndex(c.bounds, float32(math.Abs(float64(y))))]
+			if y < 0 || (c.negZero && math.Signbit(float64(y))) {
+				code |= c.signBit
+			}
+			if y != y {
+				code = c.zero[bk]
+			}
+			codes[lo+i] = code
+		}
+	}
+}
+
+func TestLUTSelectTiers(t *testing.T) {
+	r := rand.New(rand.NewPCG(41, 42))
+	for _, nt := range []int{1, 2, 3, 4, 8, 16, 17} {
+		for _, ncell := range []int{1, 2, 13, 16, 17, 40, 64, 65, 200} {
+			signBit := []uint8{0, 0x08, 0x80}[r.IntN(3)]
+			c := newSelCase(r, nt, ncell, signBit, r.IntN(2) == 0)
+			for _, group := range []int{1, 2, 3, 4, 8, 16, 24, 32, 64, 65} {
+				block := group * []int{1, 1, 2, 4, 8}[r.IntN(5)]
+				for _, n := range []int{0, 1, group - 1, group, group + 1, 3*block + 5, 300} {
+					if n < 0 {
+						continue
+					}
+					x := lutInputs(r, c.bounds, n+1)[1:]
+					nb := (n + block - 1) / block
+					muls, scales := make([]float32, nb), make([]float32, nb)
+					for i := range muls {
+						muls[i], scales[i] = edgeMul(r), edgeMul(r)
+					}
+					ng := (n + group - 1) / group
+					wantC, wantM := make([]uint8, n), make([]uint8, ng)
+					c.refLUTSelect(wantC, wantM, x, group, block, muls, scales)
+					forEachTier(t, func(t *testing.T) {
+						gotC, gotM := make([]uint8, n+1)[1:], make([]uint8, ng)
+						c.s.Select(gotC, gotM, x, group, block, muls, scales)
+						require.Equal(t, wantM, gotM, "meta: %d tables, %d cells, group %d, block %d, n %d", nt, ncell, group, block, n)
+						require.Equal(t, wantC, gotC, "codes: %d tables, %d cells, group %d, block %d, n %d", nt, ncell, group, block, n)
+					})
+				}
+			}
+		}
+	}
+}
+
+// TestLUTSelectNaNError checks the rule for NaN errors by hand: with one
+// table's entry overflowing to +Inf when scaled, an infinite value makes
+// that table's error NaN and the others' +Inf; the first table wins,
+// whichever it is.
+func TestLUTSelectNaNError(t *testing.T) {
+	inf := float32(math.Inf(1))
+	for _, first := range []float32{1, 3e38} {
+		s := NewLUTSelector(nil, [][]float32{{first}, {3e38}, {1}, {2}}, [][]uint8{{1}, {2}, {3}, {4}}, []uint8{9, 9, 9, 9}, 0x80, true)
+		forEachTier(t, func(t *testing.T) {
+			codes, meta := make([]uint8, 2), make([]uint8, 1)
+			s.Select(codes, meta, []float32{inf, 1}, 2, 2, []float32{1}, []float32{4})
+			require.Equal(t, []uint8{0}, meta)
+			require.Equal(t, []uint8{1, 1}, codes)
+		})
+	}
+}
+
+func TestLUTDecodeTiers(t *testing.T) {
+	r := rand.New(rand.NewPCG(51, 52))
+	for _, nt := range []int{1, 2, 4, 8, 16} {
+		luts := make([]float32, 16*nt)
+		for i := range luts {
+			luts[i] = math.Float32frombits(edgeBits(r))
+		}
+		for _, group := range []int{1, 3, 4, 8, 16, 17, 32, 64, 100} {
+			block := group * []int{1, 2, 4}[r.IntN(3)]
+			for _, n := range []int{0, 1, 15, 16, 17, group, 3*block + 1, 500} {
+				src := make([]uint8, n+1)[1:]
+				for i := range src {
+					src[i] = uint8(r.IntN(256))
+				}
+				ng, nb := (n+group-1)/group, (n+block-1)/block
+				meta := make([]uint8, ng)
+				for i := range meta {
+					meta[i] = uint8(r.IntN(256))
+				}
+				scales := make([]float32, nb)
+				for i := range scales {
+					scales[i] = edgeMul(r)
+				}
+				wantG, wantB := make([]uint32, n), make([]uint32, n)
+				for i, c := range src {
+					tb := int(meta[i/group]) % nt
+					wantG[i] = math.Float32bits(luts[16*tb+int(c%16)] * scales[i/block])
+					wantB[i] = math.Float32bits(luts[int(c%16)] * scales[i/block])
+				}
+				forEachTier(t, func(t *testing.T) {
+					dst := make([]float32, n+2)[2:]
+					LUTDecodeGroups(dst, src, meta, group, block, luts, scales)
+					requireSame(t, wantG, floatBits(dst), "groups: %d tables, group %d, block %d, n %d", nt, group, block, n)
+					LUTDecodeBlocks(dst, src, (*[16]float32)(luts), block, scales)
+					requireSame(t, wantB, floatBits(dst), "blocks: block %d, n %d", block, n)
+				})
+			}
+		}
+	}
+}
+
+func TestLUTKernelPanics(t *testing.T) {
+	e := NewLUTEncoder([]float32{0}, []uint8{0, 1}, 0, false, 0)
+	require.Panics(t, func() { e.EncodeBlocks(make([]uint8, 4), make([]float32, 4), 0, []float32{1}) })
+	require.Panics(t, func() { e.EncodeBlocks(make([]uint8, 4), make([]float32, 4), 2, []float32{1}) })
+	require.Panics(t, func() { e.EncodeBlocks(make([]uint8, 3), make([]float32, 4), 4, []float32{1}) })
+	s := NewLUTSelector([]float32{1}, [][]float32{{0, 1}, {0, 2}}, [][]uint8{{0, 1}, {0, 1}}, []uint8{0, 0}, 2, true)
+	x := make([]float32, 8)
+	one := []float32{1, 1}
+	require.Panics(t, func() { s.Select(make([]uint8, 8), make([]uint8, 2), x, 4, 6, one, one) }) // block not a multiple
+	require.Panics(t, func() { s.Select(make([]uint8, 8), make([]uint8, 1), x, 4, 8, one, one) })
+	require.Panics(t, func() { s.Select(make([]uint8, 8), make([]uint8, 2), x, 4, 4, one[:1], one) })
+	require.NotPanics(t, func() { s.Select(make([]uint8, 8), make([]uint8, 2), x, 4, 8, one[:1], one[:1]) })
+	require.Panics(t, func() { NewLUTSelector([]float32{1}, [][]float32{{0, 1}}, [][]uint8{{0}}, []uint8{0}, 2, true) })
+	require.Panics(t, func() {
+		NewLUTSelector([]float32{1}, [][]float32{{0, float32(math.NaN())}}, [][]uint8{{0, 1}}, []uint8{0}, 2, true)
+	})
+	luts := make([]float32, 48)
+	require.Panics(t, func() { LUTDecodeGroups(make([]float32, 4), make([]uint8, 4), []uint8{0}, 4, 4, luts, one) }) // 3 tables
+	require.Panics(t, func() { LUTDecodeGroups(make([]float32, 4), make([]uint8, 4), nil, 4, 4, luts[:32], one) })
+	require.Panics(t, func() { LUTDecodeBlocks(make([]float32, 3), make([]uint8, 4), (*[16]float32)(luts), 4, one) })
+}

@@ -1,0 +1,196 @@
+package kernels
+
+import (
+	"fmt"
+	"math"
+)
+
+// Table selection of codebooks: every group of values is encoded by each of
+// several lookup tables, and the table whose decoded values are nearest by
+// squared error is chosen for the group.
+//
+// A LUTSelector handles sign-magnitude tables that share their sign bit and
+// sign rule (the implicit codebooks): the union of all tables' bounds cuts
+// the magnitude axis into cells within which every table encodes to the same
+// code, so one search per value finds its cell, and each table's error is
+// then a lookup and a multiply-add per value.
+
+// MaxLUTTables is the most tables a LUTSelector chooses among.
+const MaxLUTTables = 256
+
+// LUTSelector chooses, for each group of values, the one of its tables that
+// represents the group with the least squared error, and encodes the group
+// with it. Build it with NewLUTSelector; it is immutable and safe for
+// concurrent use.
+type LUTSelector struct {
+	cells   *LUTEncoder // magnitude → cell
+	nt      int         // tables
+	ncell   int
+	mags    []float32 // cell-major: the entry magnitude of cell c in table k at c·nt + k
+	codes   []uint8   // table-major, lutCellStride per table: the code (no sign) of cell c in table k
+	zero    []uint8   // per table: the code of a NaN
+	signBit uint8
+	negZero bool
+	// vec6 is the cell search of the vector kernels (six levels, the sign
+	// rule of the tables), or nil past 64 cells.
+	vec6 *lutSearch
+}
+
+// lutCellStride is the bytes per table of LUTSelector.codes: the 64 cells
+// the vector kernels handle, or 256.
+func lutCellStride(ncell int) int {
+	if ncell <= lutVecEntries {
+		return lutVecEntries
+	}
+	return MaxLUTEntries
+}
+
+// NewLUTSelector returns the selector among len(mags) sign-magnitude tables
+// over the cells that bounds (strictly ascending magnitudes, finite or +Inf
+// last) cut the magnitudes into: a magnitude falls in cell c, the number of
+// bounds ≤ it, where table k's entry has the magnitude mags[k][c] and the
+// code codes[k][c] (without the sign bit). Table k encodes a NaN as
+// zero[k]. signBit is added to the code of a negative value, and of −0 too
+// when negZero is set. There must be 1 to MaxLUTTables tables, each with
+// len(bounds)+1 ≤ MaxLUTEntries finite magnitudes and codes.
+//
+// Malformed arguments are a programming error and panic.
+func NewLUTSelector(bounds []float32, mags [][]float32, codes [][]uint8, zero []uint8, signBit uint8, negZero bool) *LUTSelector {
+	nt, ncell := len(mags), len(bounds)+1
+	if nt < 1 || nt > MaxLUTTables || len(codes) != nt || len(zero) != nt || ncell > MaxLUTEntries {
+		panic(fmt.Sprintf("kernels: NewLUTSelector: %d tables of magnitudes, %d of codes, %d NaN codes, %d cells", nt, len(codes), len(zero), ncell))
+	}
+	cellCodes := make([]uint8, ncell)
+	for c := range cellCodes {
+		cellCodes[c] = uint8(c)
+	}
+	s := &LUTSelector{cells: NewLUTEncoder(bounds, cellCodes, 0, false, 0), nt: nt, ncell: ncell,
+		mags: make([]float32, ncell*nt), codes: make([]uint8, nt*lutCellStride(ncell)),
+		zero: append([]uint8(nil), zero...), signBit: signBit, negZero: negZero}
+	stride := lutCellStride(ncell)
+	for k := range nt {
+		if len(mags[k]) != ncell || len(codes[k]) != ncell {
+			panic(fmt.Sprintf("kernels: NewLUTSelector: table %d has %d magnitudes and %d codes for %d cells", k, len(mags[k]), len(codes[k]), ncell))
+		}
+		for c, m := range mags[k] {
+			if m != m || math.IsInf(float64(m), 0) {
+				panic(fmt.Sprintf("kernels: NewLUTSelector: table %d: magnitude %v", k, m))
+			}
+			s.mags[c*nt+k] = m
+		}
+		copy(s.codes[k*stride:], codes[k])
+	}
+	s.vec6 = newLUTSearch(s.cells.keys, cellCodes, signBit, negZero, 0, true)
+	return s
+}
+
+// Tables returns the number of tables.
+func (s *LUTSelector) Tables() int { return s.nt }
+
+// Select encodes x group by group: x is a run of groups of group values and
+// of blocks of block values (a multiple of group; the last group and block
+// may be shorter), block b with the multiplier muls[b] (applied before
+// encoding) and the scale scales[b] (applied to the entries when decoding).
+// For group g every table k is scored by the squared error
+//
+//	e_k = Σ_i (float64(mag_k(|x_i·mul|)·scale) − float64(|x_i|))²
+//
+// summed in float64 in the order of i, each product rounded (no fused
+// multiply-add), where mag_k(v) is the magnitude of the entry table k
+// encodes v to. The table of least error is chosen, the first on ties (a NaN
+// error never wins over an earlier table): meta[g] receives k and codes[i]
+// the code of x_i·mul in table k (its NaN code for a NaN). codes must hold
+// len(x) entries, meta a field per group and muls and scales a number per
+// block. It panics on malformed arguments.
+func (s *LUTSelector) Select(codes, meta []uint8, x []float32, group, block int, muls, scales []float32) {
+	if group < 1 || block < 1 || block%group != 0 || len(codes) < len(x) || len(meta) < (len(x)+group-1)/group ||
+		len(muls) < (len(x)+block-1)/block || len(scales) < (len(x)+block-1)/block {
+		panic(fmt.Sprintf("kernels: LUTSelector.Select: %d codes, %d meta fields, %d multipliers and %d scales for %d values in groups of %d, blocks of %d",
+			len(codes), len(meta), len(muls), len(scales), len(x), group, block))
+	}
+	lutSelect(s, codes[:len(x)], meta, x, group, block, muls, scales)
+}
+
+// cellOf returns the cell of the magnitude key k (the bits of |y|; a NaN's
+// key lies above every bound).
+func (s *LUTSelector) cellOf(k int64) int {
+	e := s.cells
+	if t := e.k16; t != nil {
+		j := 8 & int((t[7]-k-1)>>63)
+		j += 4 & int((t[(j+3)&11]-k-1)>>63)
+		j += 2 & int((t[(j+1)&13]-k-1)>>63)
+		j += 1 & int((t[j&14]-k-1)>>63)
+		return j
+	}
+	j := 0
+	for st := 1 << e.steps >> 1; st > 0; st >>= 1 {
+		j += st & int((e.keys[j+st-1]-k-1)>>63)
+	}
+	return j
+}
+
+// lutSelectGo is the reference of Select (len(codes) = len(x)): per group,
+// the cells of its values (in a buffer on the stack for groups up to 64),
+// the tables' errors in one pass, the choice, then the codes.
+func lutSelectGo(s *LUTSelector, codes, meta []uint8, x []float32, group, block int, muls, scales []float32) {
+	nt, stride := s.nt, lutCellStride(s.ncell)
+	var accBuf [16]float64
+	acc := accBuf[:]
+	if nt > len(acc) {
+		acc = make([]float64, nt)
+	}
+	acc = acc[:nt]
+	var cellBuf [64]uint8
+	cells := cellBuf[:]
+	if group > len(cells) {
+		cells = make([]uint8, group)
+	}
+	signBit := s.signBit
+	var anyZero uint32 // 1 when −0 takes the sign bit too
+	if s.negZero {
+		anyZero = 1
+	}
+	g, b, inBlock := 0, 0, 0
+	for lo := 0; lo < len(x); lo += group {
+		hi := min(lo+group, len(x))
+		mul, scale := muls[b], scales[b]
+		xs, cs := x[lo:hi], cells[:hi-lo]
+		clear(acc)
+		for i, v := range xs {
+			c := s.cellOf(int64(math.Float32bits(v*mul) & 0x7fffffff))
+			cs[i] = uint8(c)
+			a := float64(math.Float32frombits(math.Float32bits(v) & 0x7fffffff))
+			row := s.mags[c*nt : c*nt+nt : c*nt+nt]
+			for k, m := range row {
+				d := float64(m*scale) - a
+				acc[k] += float64(d * d) // the conversion keeps the product rounded: no fused multiply-add
+			}
+		}
+		best, bk := acc[0], 0
+		for k, e := range acc[1:] {
+			if e < best {
+				best, bk = e, k+1
+			}
+		}
+		meta[g] = uint8(bk)
+		tc := s.codes[bk*stride : bk*stride+stride]
+		zero := s.zero[bk]
+		for i, v := range xs {
+			y := math.Float32bits(v * mul)
+			c := tc[cs[i]]
+			// The sign bit: set when y's sign is, and y is not −0 or −0
+			// takes it too.
+			nz := ((y&0x7fffffff)+0x7fffffff)>>31 | anyZero
+			neg := uint8(0) - uint8(y>>31&nz)
+			c |= signBit & neg
+			if y&0x7fffffff > 0x7f800000 { // NaN
+				c = zero
+			}
+			codes[lo+i] = c
+		}
+		g++
+		if inBlock += hi - lo; inBlock >= block {
+			b, inBlock = b+1, 0
+		}
+	}
+}
