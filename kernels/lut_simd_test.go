@@ -197,7 +197,7 @@ func (c selCase) refLUTSelect(codes, meta []uint8, x []float32, group, block int
 				y := v * mul
 				cell := refLUTIndex(c.bounds, float32(math.Abs(float64(y))))
 				if y != y {
-					cell = len(c.bounds) // a NaN's key lies above every bound
+					cell = refLUTIndex(c.bounds, 0) // a NaN falls in the cell of 0
 				}
 				q := c.mags[k][cell] * scale
 				d := float64(q) - math.Abs(float64(v))

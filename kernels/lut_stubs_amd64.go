@@ -50,7 +50,7 @@ func lutEncode6AVX512(dst []uint8, src []float32, block int, muls []float32, tb 
 //	codes = tcodes[64·k + cell] | sign bit, or zero[k] for a NaN
 //
 // The cells of up to 64 values (whole groups of one block) are searched 16 at a time as
-// lutEncode6AVX512 does, and kept on the stack as bytes with the sign in bit 6 and NaN in bit 7,
+// lutEncode6AVX512 does (a NaN in the cell of 0), and kept on the stack as bytes with the sign in bit 6 and NaN in bit 7,
 // with |v| as float64; then per group the errors of the tables accumulate in float64 lanes
 // (one lane per table), the least is found by VMINPD (a NaN counting as +Inf: a NaN error
 // arises only where every table's error is +Inf or NaN, and the first table wins then as in
@@ -73,7 +73,7 @@ func lutSelect2AVX512(codes []uint8, meta []uint8, x []float32, group int, block
 //	codes = tcodes[64·k + cell] | sign bit, or zero[k] for a NaN
 //
 // The cells of up to 64 values (whole groups of one block) are searched 16 at a time as
-// lutEncode6AVX512 does, and kept on the stack as bytes with the sign in bit 6 and NaN in bit 7,
+// lutEncode6AVX512 does (a NaN in the cell of 0), and kept on the stack as bytes with the sign in bit 6 and NaN in bit 7,
 // with |v| as float64; then per group the errors of the tables accumulate in float64 lanes
 // (one lane per table), the least is found by VMINPD (a NaN counting as +Inf: a NaN error
 // arises only where every table's error is +Inf or NaN, and the first table wins then as in
@@ -96,7 +96,7 @@ func lutSelect4AVX512(codes []uint8, meta []uint8, x []float32, group int, block
 //	codes = tcodes[64·k + cell] | sign bit, or zero[k] for a NaN
 //
 // The cells of up to 64 values (whole groups of one block) are searched 16 at a time as
-// lutEncode6AVX512 does, and kept on the stack as bytes with the sign in bit 6 and NaN in bit 7,
+// lutEncode6AVX512 does (a NaN in the cell of 0), and kept on the stack as bytes with the sign in bit 6 and NaN in bit 7,
 // with |v| as float64; then per group the errors of the tables accumulate in float64 lanes
 // (one lane per table), the least is found by VMINPD (a NaN counting as +Inf: a NaN error
 // arises only where every table's error is +Inf or NaN, and the first table wins then as in
@@ -119,7 +119,7 @@ func lutSelect8AVX512(codes []uint8, meta []uint8, x []float32, group int, block
 //	codes = tcodes[64·k + cell] | sign bit, or zero[k] for a NaN
 //
 // The cells of up to 64 values (whole groups of one block) are searched 16 at a time as
-// lutEncode6AVX512 does, and kept on the stack as bytes with the sign in bit 6 and NaN in bit 7,
+// lutEncode6AVX512 does (a NaN in the cell of 0), and kept on the stack as bytes with the sign in bit 6 and NaN in bit 7,
 // with |v| as float64; then per group the errors of the tables accumulate in float64 lanes
 // (one lane per table), the least is found by VMINPD (a NaN counting as +Inf: a NaN error
 // arises only where every table's error is +Inf or NaN, and the first table wins then as in

@@ -97,7 +97,7 @@ func (s *LUTSelector) Tables() int { return s.nt }
 //
 // summed in float64 in the order of i, each product rounded (no fused
 // multiply-add), where mag_k(v) is the magnitude of the entry table k
-// encodes v to. The table of least error is chosen, the first on ties (a NaN
+// encodes v to (that of 0 for a NaN). The table of least error is chosen, the first on ties (a NaN
 // error never wins over an earlier table): meta[g] receives k and codes[i]
 // the code of x_i·mul in table k (its NaN code for a NaN). codes must hold
 // len(x) entries, meta a field per group and muls and scales a number per
@@ -111,8 +111,8 @@ func (s *LUTSelector) Select(codes, meta []uint8, x []float32, group, block int,
 	lutSelect(s, codes[:len(x)], meta, x, group, block, muls, scales)
 }
 
-// cellOf returns the cell of the magnitude key k (the bits of |y|; a NaN's
-// key lies above every bound).
+// cellOf returns the cell of the magnitude key k (the bits of |y|, not a
+// NaN).
 func (s *LUTSelector) cellOf(k int64) int {
 	e := s.cells
 	if t := e.k16; t != nil {
@@ -157,7 +157,12 @@ func lutSelectGo(s *LUTSelector, codes, meta []uint8, x []float32, group, block 
 		xs, cs := x[lo:hi], cells[:hi-lo]
 		clear(acc)
 		for i, v := range xs {
-			c := s.cellOf(int64(math.Float32bits(v*mul) & 0x7fffffff))
+			y := v * mul
+			k := int64(math.Float32bits(y) & 0x7fffffff)
+			if y != y {
+				k = 0 // a NaN falls in the cell of 0
+			}
+			c := s.cellOf(k)
 			cs[i] = uint8(c)
 			a := float64(math.Float32frombits(math.Float32bits(v) & 0x7fffffff))
 			row := s.mags[c*nt : c*nt+nt : c*nt+nt]

@@ -140,7 +140,7 @@ func castPath(x []float32, shape []int, dt *DataType, opts *Options, useKernels,
 		x = []float32{} // newCaster skips the length check for a template's nil
 	}
 	if dt != nil && dt.cb != nil {
-		return castCodebook(x, shape, dt, o)
+		return castCodebook(x, shape, dt, o, stream)
 	}
 	c, err := newCaster(x, shape, dt, o)
 	if err != nil {

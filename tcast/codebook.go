@@ -14,8 +14,10 @@ import (
 // largest entry); every subtile (or tile) then picks the table that
 // represents it best, and its elements store indices into that table.
 
-// castCodebook is Cast for a codebook datatype.
-func castCodebook(x []float32, shape []int, dt *DataType, o Options) (*Tensor, error) {
+// castCodebook is Cast for a codebook datatype: row by row (castCodebookRows)
+// where the blocks are runs along the last axis and stream is set, else
+// block by block (the tests compare both paths).
+func castCodebook(x []float32, shape []int, dt *DataType, o Options, stream bool) (*Tensor, error) {
 	c, err := newCaster(x, shape, dt, o)
 	if err != nil {
 		return nil, err
@@ -32,6 +34,112 @@ func castCodebook(x []float32, shape []int, dt *DataType, o Options) (*Tensor, e
 	if o.Form == Virtual {
 		deq = make([]float32, lay.n)
 	}
+	if stream && lay.contiguous() && lay.axis == len(lay.shape)-1 && c.spec != nil {
+		err = c.castCodebookRows(x, codes, deq, t)
+	} else {
+		err = c.castCodebookBlocks(x, codes, deq, t)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("tcast: cast to %s: %w", dt.name, err)
+	}
+	t.Data.Bytes = codes
+	switch o.Form {
+	case Virtual:
+		t.Values, t.Data = deq, nil
+	case Compressed:
+		return Compress(t)
+	}
+	return t, nil
+}
+
+// castCodebookRows casts a codebook datatype whose blocks are runs along the
+// last axis a row at a time: the row's block amaxes in one call, every
+// block's scale, then the row's codes and meta in one selection (or
+// encoding, for one table) with a multiplier and a scale per block, and its
+// dequantized values in one decoding. It writes what castCodebookBlocks
+// writes.
+func (c *caster) castCodebookRows(x []float32, codes []uint8, deq []float32, t *Tensor) error {
+	lay, cb := c.lay, c.dt.cb
+	rowLen := lay.shape[lay.axis]
+	if lay.n == 0 || rowLen == 0 {
+		return nil
+	}
+	tile := lay.tile1
+	group := tile
+	if lay.sub != 0 {
+		group = lay.sub
+	}
+	perRow := ceilDiv(rowLen, tile)   // blocks
+	metaRow := ceilDiv(rowLen, group) // meta fields (or groups)
+	amax := make([]uint32, perRow)
+	muls, scales := make([]float32, perRow), make([]float32, perRow)
+	fills := make([]bool, perRow)
+	meta := make([]uint8, metaRow)
+	var vbuf []float32
+	if c.keep != nil {
+		vbuf = make([]float32, rowLen)
+	}
+	sel := cb.NewSelector()
+	zero := cb.Table(0).ZeroCode()
+	for r := 0; r*rowLen < lay.n; r++ {
+		lo := r * rowLen
+		v := x[lo : lo+rowLen]
+		if c.keep != nil {
+			// Dropped elements are stored as 0.
+			if lo%8 == 0 {
+				kernels.ZeroMasked(vbuf, v, c.keepBits[lo/8:])
+			} else {
+				for i, k := range c.keep[lo : lo+rowLen] {
+					vbuf[i] = 0
+					if k {
+						vbuf[i] = v[i]
+					}
+				}
+			}
+			v = vbuf
+		}
+		kernels.AbsMaxBlocks(amax, v, tile)
+		anyFill := false
+		for j := range perRow {
+			b := v[j*tile : min((j+1)*tile, rowLen)]
+			muls[j], scales[j], fills[j] = c.codebookScaleOf(math.Float32frombits(amax[j]), b, t, r*perRow+j)
+			anyFill = anyFill || fills[j]
+		}
+		cs := codes[lo : lo+rowLen]
+		if cb.Len() == 1 {
+			if err := cb.Table(0).EncodeBlocks(cs, v, tile, muls); err != nil {
+				return err
+			}
+		} else if err := sel.SelectBlocks(cs, meta, v, group, tile, muls, scales); err != nil {
+			return err
+		}
+		if anyFill {
+			for j, f := range fills {
+				if !f {
+					continue
+				}
+				a, b := j*tile, min((j+1)*tile, rowLen)
+				for i := range cs[a:b] {
+					cs[a+i] = zero
+				}
+				clear(meta[a/group : ceilDiv(b, group)])
+			}
+		}
+		if lay.sub != 0 {
+			copy(t.Meta.Bytes[r*metaRow:], meta)
+		}
+		if deq != nil {
+			if err := cb.DecodeBlocks(deq[lo:lo+rowLen], cs, meta, group, tile, scales); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// castCodebookBlocks casts a codebook datatype block by block.
+func (c *caster) castCodebookBlocks(x []float32, codes []uint8, deq []float32, t *Tensor) error {
+	lay, cb := c.lay, c.dt.cb
 	maxBlock := lay.tile0 * lay.tile1
 	if lay.blocks <= 1 || maxBlock > lay.n {
 		maxBlock = lay.n
@@ -100,17 +208,7 @@ func castCodebook(x []float32, shape []int, dt *DataType, o Options) (*Tensor, e
 			scatter(deq, out, b)
 		}
 	})
-	if selErr != nil {
-		return nil, fmt.Errorf("tcast: cast to %s: %w", dt.name, selErr)
-	}
-	t.Data.Bytes = codes
-	switch o.Form {
-	case Virtual:
-		t.Values, t.Data = deq, nil
-	case Compressed:
-		return Compress(t)
-	}
-	return t, nil
+	return selErr
 }
 
 // codebookScale chooses the scale of one block of a codebook datatype whose
@@ -122,10 +220,15 @@ func (c *caster) codebookScale(v []float32, t *Tensor, b block) (mul, scl float3
 	if c.spec == nil {
 		return 1, 1, false
 	}
-	amax := c.amax(v, nil)
+	return c.codebookScaleOf(c.amax(v, nil), v, t, b.scaleIndex)
+}
+
+// codebookScaleOf is codebookScale of the block of scale index si whose
+// values v have the largest magnitude amax.
+func (c *caster) codebookScaleOf(amax float32, v []float32, t *Tensor, si int) (mul, scl float32, fill bool) {
 	nan := func() (float32, float32, bool) {
 		code, _ := c.sf.NaN()
-		putCode(t.Scale, b.scaleIndex, code)
+		putCode(t.Scale, si, code)
 		return 0, c.dec.scale(code), true
 	}
 	if c.spec.IsExponent() {
@@ -133,7 +236,7 @@ func (c *caster) codebookScale(v []float32, t *Tensor, b block) (mul, scl float3
 		if !ok {
 			return nan()
 		}
-		putCode(t.Scale, b.scaleIndex, code)
+		putCode(t.Scale, si, code)
 		s := c.dec.scale(code)
 		return 1 / s, s, false // a power of two: exact
 	}
@@ -155,7 +258,7 @@ func (c *caster) codebookScale(v []float32, t *Tensor, b block) (mul, scl float3
 		}
 		code = c.sf.Encode(amax / ref)
 	}
-	putCode(t.Scale, b.scaleIndex, code)
+	putCode(t.Scale, si, code)
 	s := c.dec.scale(code)
 	if s == 0 || isNonFinite(s) {
 		return 0, s, true

@@ -346,3 +346,54 @@ func BenchmarkCodebookCast(b *testing.B) {
 		})
 	}
 }
+
+// TestCodebookRowsEqualBlocks compares the row-by-row cast of codebook
+// datatypes (kernels over a row of blocks at once) with the block-by-block
+// path: rows that are no whole number of tiles, all-zero, NaN and Inf
+// blocks, tiny and huge values (scales that round to zero or overflow), a
+// keep mask (dropped elements stored as 0, rows starting off a mask byte),
+// in every form.
+func TestCodebookRowsEqualBlocks(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	for _, name := range codebookTypes {
+		dt := MustLookup(name)
+		for si, shape := range [][]int{{5, 200}, {3, 77}, {130}, {2, 3, 64}} {
+			n, _ := product(shape)
+			x := make([]float32, n)
+			for i := range x {
+				x[i] = float32(r.NormFloat64() * math.Ldexp(1, r.IntN(13)-6))
+			}
+			clear(x[min(64, n-1):min(128, n)])
+			x[r.IntN(n)] = float32(math.NaN())
+			x[r.IntN(n)] = float32(math.Inf(-1))
+			x[r.IntN(n)] = 3e38
+			x[r.IntN(n)] = 1e-40
+			x[r.IntN(n)] = float32(math.Copysign(0, -1))
+			for _, form := range []Form{Virtual, Actual, Compressed} {
+				opts := DefaultOptions()
+				opts.Form = form
+				opts.Mode = scale.Modes()[si%len(scale.Modes())]
+				if si == 1 || si == 3 {
+					keep := make([]bool, n)
+					for i := range keep {
+						keep[i] = r.IntN(4) != 0
+					}
+					opts.Keep = keepMask(t, shape, keep)
+				}
+				fast, err := castPath(x, shape, dt, &opts, true, true)
+				require.NoError(t, err, name)
+				slow, err := castPath(x, shape, dt, &opts, true, false)
+				require.NoError(t, err, name)
+				if i, ok := sameBits(fast.Values, slow.Values); !ok {
+					t.Fatalf("%s %v: element %d: rows %v, blocks %v", name, shape, i, fast.Values[i], slow.Values[i])
+				}
+				fp, sp := fast.Parts(), slow.Parts()
+				require.Equal(t, len(sp), len(fp), name)
+				for i := range fp {
+					require.Equal(t, sp[i].Name, fp[i].Name)
+					require.Equal(t, sp[i].Bytes, fp[i].Bytes, "%s %v %v %s part", name, shape, form, fp[i].Name)
+				}
+			}
+		}
+	}
+}

@@ -188,7 +188,7 @@ func lutSelect(nt int) {
 		"\tcodes = tcodes[64·k + cell] | sign bit, or zero[k] for a NaN",
 		"",
 		"The cells of up to 64 values (whole groups of one block) are searched 16 at a time as",
-		"lutEncode6AVX512 does, and kept on the stack as bytes with the sign in bit 6 and NaN in bit 7,",
+		"lutEncode6AVX512 does (a NaN in the cell of 0), and kept on the stack as bytes with the sign in bit 6 and NaN in bit 7,",
 		"with |v| as float64; then per group the errors of the tables accumulate in float64 lanes",
 		"(one lane per table), the least is found by VMINPD (a NaN counting as +Inf: a NaN error",
 		"arises only where every table's error is +Inf or NaN, and the first table wins then as in",
@@ -223,7 +223,6 @@ func lutSelect(nt int) {
 	ORQ(RAX, allOnes)
 	Load(Param("tb"), R9)
 	loadLevels(R9, 6)
-	gen.Broadcast32(0x7ffffffe, Z8, RAX, X31)
 	VPBROADCASTD(word(R9, negOff), Z9)
 	gen.Broadcast32(0x7fffffff, Z10, RAX, X31)
 	gen.Broadcast32(0x80000000, Z11, RAX, X31)
@@ -259,7 +258,8 @@ func lutSelect(nt int) {
 		VMOVUPS_Z(Mem{Base: RSI, Disp: 64 * t}, K1, Z16)
 		VMULPS(Z15, Z16, Z17) // y
 		VPANDD(Z10, Z17, Z18)
-		VPMINSD(Z8, Z18, Z18) // a NaN's key below the padding
+		VCMPPS(U8(7), Z17, Z17, K4) // not NaN
+		VMOVDQA32_Z(Z18, K4, Z18)   // a NaN's key is that of 0
 		search(6, Z18, Z19, Z20, K5)
 		VCMPPS(U8(3), Z17, Z17, K2)
 		VPTESTMD(Z11, Z17, K3)
