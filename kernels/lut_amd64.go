@@ -34,6 +34,23 @@ func lutSelect(s *LUTSelector, codes, meta []uint8, x []float32, group, block in
 		lutSelectGo(s, codes, meta, x, group, block, muls, scales)
 		return
 	}
+	nb := (len(x) + block - 1) / block
+	if s.pow2Exact(muls[:nb], scales[:nb]) {
+		switch s.nt {
+		case 2:
+			lutSelect2Pow2AVX512(codes, meta, x, group, block, muls, scales, &s.vec6.words, s.mags64, s.codes, s.zero)
+			return
+		case 4:
+			lutSelect4Pow2AVX512(codes, meta, x, group, block, muls, scales, &s.vec6.words, s.mags64, s.codes, s.zero)
+			return
+		case 8:
+			lutSelect8Pow2AVX512(codes, meta, x, group, block, muls, scales, &s.vec6.words, s.mags64, s.codes, s.zero)
+			return
+		case 16:
+			lutSelect16Pow2AVX512(codes, meta, x, group, block, muls, scales, &s.vec6.words, s.mags64, s.codes, s.zero)
+			return
+		}
+	}
 	switch s.nt {
 	case 2:
 		lutSelect2AVX512(codes, meta, x, group, block, muls, scales, &s.vec6.words, s.mags, s.codes, s.zero)

@@ -192,19 +192,23 @@ lutEncode6AVX512_done:
 
 // func lutSelect2AVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[212]uint32, mags []float32, tcodes []uint8, zero []uint8)
 // Requires: AVX, AVX512BW, AVX512F, AVX512VBMI, AVX512VL, BMI, BMI2, CMOV
-TEXT ·lutSelect2AVX512(SB), $680-216
+TEXT ·lutSelect2AVX512(SB), $712-216
 	MOVQ         codes_base+0(FP), DI
 	MOVQ         meta_base+24(FP), R8
 	MOVQ         x_base+48(FP), SI
 	MOVQ         x_len+56(FP), CX
 	MOVQ         group+72(FP), DX
-	MOVQ         muls_base+88(FP), BX
-	MOVQ         scales_base+112(FP), R11
 	MOVQ         mags_base+144(FP), R12
-	MOVQ         tcodes_base+168(FP), R13
-	MOVQ         zero_base+192(FP), R14
 	TESTQ        CX, CX
 	JZ           lutSelect2AVX512_done
+	MOVQ         muls_base+88(FP), AX
+	MOVQ         AX, 680(SP)
+	MOVQ         scales_base+112(FP), AX
+	MOVQ         AX, 688(SP)
+	MOVQ         tcodes_base+168(FP), AX
+	MOVQ         AX, 696(SP)
+	MOVQ         zero_base+192(FP), AX
+	MOVQ         AX, 704(SP)
 	MOVQ         $0x00000040, AX
 	XORL         DX, DX
 	MOVQ         group+72(FP), R9
@@ -213,9 +217,11 @@ TEXT ·lutSelect2AVX512(SB), $680-216
 	MOVQ         AX, 640(SP)
 	MOVQ         R9, DX
 	MOVQ         $0xffffffff, AX
-	MOVQ         AX, 672(SP)
+	MOVQ         AX, 648(SP)
 	NOTQ         AX
-	ORQ          AX, 672(SP)
+	ORQ          AX, 648(SP)
+	BZHIQ        DX, 648(SP), AX
+	KMOVQ        AX, K7
 	MOVQ         tb+136(FP), R9
 	VPBROADCASTD (R9), Z0
 	VMOVDQU32    128(R9), Z1
@@ -237,18 +243,14 @@ TEXT ·lutSelect2AVX512(SB), $680-216
 	MOVL         $0x00000001, AX
 	VMOVD        AX, X31
 	VPBROADCASTD X31, Z14
-	MOVL         $0x80808080, AX
-	VMOVD        AX, X31
-	VPBROADCASTD X31, Z29
-	MOVL         $0x40404040, AX
-	VMOVD        AX, X31
-	VPBROADCASTD X31, Z30
 
 lutSelect2AVX512_block:
-	VBROADCASTSS (BX), Z15
-	VBROADCASTSS (R11), Z7
-	ADDQ         $0x04, BX
-	ADDQ         $0x04, R11
+	MOVQ         680(SP), AX
+	VBROADCASTSS (AX), Z15
+	ADDQ         $0x04, 680(SP)
+	MOVQ         688(SP), AX
+	VBROADCASTSS (AX), Z7
+	ADDQ         $0x04, 688(SP)
 	MOVQ         block+80(FP), R9
 	CMPQ         R9, CX
 	CMOVQHI      CX, R9
@@ -293,14 +295,14 @@ lutSelect2AVX512_piece:
 	VPCMPD        $0x05, Z20, Z18, K5
 	VPADDD        Z19, Z19, Z19
 	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)
 	VCMPPS        $0x03, Z17, Z17, K2
 	VPTESTMD      Z11, Z17, K3
 	VPTESTMD      Z9, Z17, K4
 	KANDW         K4, K3, K3
-	VPORD         Z30, Z19, K3, Z19
-	VPORD         Z29, Z19, K2, Z19
-	VPMOVDB       Z19, X20
-	VMOVDQU8      X20, (SP)
+	KMOVW         K3, 664(SP)
+	KMOVW         K2, 672(SP)
 	VPANDD        Z10, Z16, Z21
 	VCVTPS2PD     Y21, Z22
 	VEXTRACTF64X4 $0x01, Z21, Y23
@@ -344,14 +346,14 @@ lutSelect2AVX512_piece:
 	VPCMPD        $0x05, Z20, Z18, K5
 	VPADDD        Z19, Z19, Z19
 	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, 16(SP)
 	VCMPPS        $0x03, Z17, Z17, K2
 	VPTESTMD      Z11, Z17, K3
 	VPTESTMD      Z9, Z17, K4
 	KANDW         K4, K3, K3
-	VPORD         Z30, Z19, K3, Z19
-	VPORD         Z29, Z19, K2, Z19
-	VPMOVDB       Z19, X20
-	VMOVDQU8      X20, 16(SP)
+	KMOVW         K3, 666(SP)
+	KMOVW         K2, 674(SP)
 	VPANDD        Z10, Z16, Z21
 	VCVTPS2PD     Y21, Z22
 	VEXTRACTF64X4 $0x01, Z21, Y23
@@ -395,14 +397,14 @@ lutSelect2AVX512_piece:
 	VPCMPD        $0x05, Z20, Z18, K5
 	VPADDD        Z19, Z19, Z19
 	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, 32(SP)
 	VCMPPS        $0x03, Z17, Z17, K2
 	VPTESTMD      Z11, Z17, K3
 	VPTESTMD      Z9, Z17, K4
 	KANDW         K4, K3, K3
-	VPORD         Z30, Z19, K3, Z19
-	VPORD         Z29, Z19, K2, Z19
-	VPMOVDB       Z19, X20
-	VMOVDQU8      X20, 32(SP)
+	KMOVW         K3, 668(SP)
+	KMOVW         K2, 676(SP)
 	VPANDD        Z10, Z16, Z21
 	VCVTPS2PD     Y21, Z22
 	VEXTRACTF64X4 $0x01, Z21, Y23
@@ -446,14 +448,14 @@ lutSelect2AVX512_piece:
 	VPCMPD        $0x05, Z20, Z18, K5
 	VPADDD        Z19, Z19, Z19
 	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, 48(SP)
 	VCMPPS        $0x03, Z17, Z17, K2
 	VPTESTMD      Z11, Z17, K3
 	VPTESTMD      Z9, Z17, K4
 	KANDW         K4, K3, K3
-	VPORD         Z30, Z19, K3, Z19
-	VPORD         Z29, Z19, K2, Z19
-	VPMOVDB       Z19, X20
-	VMOVDQU8      X20, 48(SP)
+	KMOVW         K3, 670(SP)
+	KMOVW         K2, 678(SP)
 	VPANDD        Z10, Z16, Z21
 	VCVTPS2PD     Y21, Z22
 	VEXTRACTF64X4 $0x01, Z21, Y23
@@ -464,83 +466,185 @@ lutSelect2AVX512_piece:
 lutSelect2AVX512_cellsdone:
 	XORL R15, R15
 
-lutSelect2AVX512_group:
-	MOVQ    R15, 648(SP)
-	MOVQ    R10, AX
-	SUBQ    R15, AX
-	CMPQ    AX, DX
-	CMOVQHI DX, AX
-	MOVQ    AX, 664(SP)
-	BZHIQ   AX, 672(SP), AX
-	KMOVQ   AX, K6
-	MOVQ    664(SP), AX
-	ADDQ    R15, AX
-	MOVQ    AX, 656(SP)
-	VXORPD  X24, X24, X24
+lutSelect2AVX512_pair:
+	MOVQ   R10, AX
+	SUBQ   R15, AX
+	LEAQ   (DX)(DX*1), R11
+	CMPQ   AX, R11
+	JB     lutSelect2AVX512_single
+	VXORPD X24, X24, X24
+	VXORPD X26, X26, X26
+	MOVQ   R15, R13
+	LEAQ   (R15)(DX*1), R14
+	MOVQ   R14, R11
 
-lutSelect2AVX512_value:
-	MOVBLZX      (SP)(R15*1), AX
-	ANDL         $0x3f, AX
+lutSelect2AVX512_vpair:
+	MOVBLZX      (SP)(R13*1), AX
 	SHLL         $0x03, AX
-	VMOVSD       (R12)(AX*1), X26
-	VMULPS       X7, X26, X26
-	VCVTPS2PD    X26, X27
-	VSUBPD.BCST  128(SP)(R15*8), X27, X27
-	VMULPD       X27, X27, X27
-	VADDPD       X27, X24, X24
-	INCQ         R15
-	CMPQ         R15, 656(SP)
-	JB           lutSelect2AVX512_value
+	MOVBLZX      (SP)(R14*1), BX
+	SHLL         $0x03, BX
+	VMOVSD       (R12)(AX*1), X16
+	VMULPS       X7, X16, X16
+	VCVTPS2PD    X16, X17
+	VSUBPD.BCST  128(SP)(R13*8), X17, X17
+	VMULPD       X17, X17, X17
+	VADDPD       X17, X24, X24
+	VMOVSD       (R12)(BX*1), X19
+	VMULPS       X7, X19, X19
+	VCVTPS2PD    X19, X20
+	VSUBPD.BCST  128(SP)(R14*8), X20, X20
+	VMULPD       X20, X20, X20
+	VADDPD       X20, X26, X26
+	INCQ         R13
+	INCQ         R14
+	CMPQ         R13, R11
+	JB           lutSelect2AVX512_vpair
 	VCMPPD       $0x03, X24, X24, K1
 	VMOVAPD      X13, K1, X24
-	VMOVAPD      X24, X26
-	VPERMILPD    $0x55, X26, X27
-	VMINPD       X27, X26, X26
-	VCMPPD       $0x00, X26, X24, K1
+	VMOVAPD      X24, X28
+	VPERMILPD    $0x55, X28, X29
+	VMINPD       X29, X28, X28
+	VCMPPD       $0x00, X28, X24, K1
 	KMOVW        K1, AX
 	TZCNTL       AX, AX
 	MOVB         AL, (R8)
 	INCQ         R8
-	VPBROADCASTB (R14)(AX*1), Z16
+	MOVQ         704(SP), BX
+	VPBROADCASTB (BX)(AX*1), Z16
 	SHLQ         $0x06, AX
-	VMOVDQU8     (R13)(AX*1), Z26
-	MOVQ         648(SP), AX
-	VMOVDQU8.Z   (SP)(AX*1), K6, Z28
-	VPERMB       Z26, Z28, Z17
-	VPTESTMB     Z30, Z28, K3
-	VMOVDQU8.Z   Z12, K3, Z18
-	VPORQ        Z18, Z17, Z17
-	VPMOVB2M     Z28, K2
-	VMOVDQU8     Z16, K2, Z17
-	VMOVDQU8     Z17, K6, (DI)
-	ADDQ         664(SP), DI
-	CMPQ         R15, R10
-	JB           lutSelect2AVX512_group
-	LEAQ         (SI)(R10*4), SI
-	SUBQ         R10, R9
-	JNZ          lutSelect2AVX512_piece
-	TESTQ        CX, CX
-	JNZ          lutSelect2AVX512_block
+	MOVQ         696(SP), BX
+	VMOVDQU8     (BX)(AX*1), Z17
+	VMOVDQU8.Z   (SP)(R15*1), K7, Z18
+	VPERMB       Z17, Z18, Z19
+	MOVQ         664(SP), AX
+	SHRXQ        R15, AX, AX
+	KMOVQ        AX, K3
+	VMOVDQU8.Z   Z12, K3, Z20
+	VPORQ        Z20, Z19, Z19
+	MOVQ         672(SP), AX
+	SHRXQ        R15, AX, AX
+	KMOVQ        AX, K2
+	VMOVDQU8     Z16, K2, Z19
+	VMOVDQU8     Z19, K7, (DI)
+	ADDQ         DX, DI
+	ADDQ         DX, R15
+	VCMPPD       $0x03, X26, X26, K1
+	VMOVAPD      X13, K1, X26
+	VMOVAPD      X26, X30
+	VPERMILPD    $0x55, X30, X31
+	VMINPD       X31, X30, X30
+	VCMPPD       $0x00, X30, X26, K1
+	KMOVW        K1, AX
+	TZCNTL       AX, AX
+	MOVB         AL, (R8)
+	INCQ         R8
+	MOVQ         704(SP), BX
+	VPBROADCASTB (BX)(AX*1), Z16
+	SHLQ         $0x06, AX
+	MOVQ         696(SP), BX
+	VMOVDQU8     (BX)(AX*1), Z17
+	VMOVDQU8.Z   (SP)(R15*1), K7, Z18
+	VPERMB       Z17, Z18, Z19
+	MOVQ         664(SP), AX
+	SHRXQ        R15, AX, AX
+	KMOVQ        AX, K3
+	VMOVDQU8.Z   Z12, K3, Z20
+	VPORQ        Z20, Z19, Z19
+	MOVQ         672(SP), AX
+	SHRXQ        R15, AX, AX
+	KMOVQ        AX, K2
+	VMOVDQU8     Z16, K2, Z19
+	VMOVDQU8     Z19, K7, (DI)
+	ADDQ         DX, DI
+	ADDQ         DX, R15
+	JMP          lutSelect2AVX512_pair
+
+lutSelect2AVX512_single:
+	CMPQ    R15, R10
+	JAE     lutSelect2AVX512_piecedone
+	MOVQ    R10, R11
+	SUBQ    R15, R11
+	CMPQ    R11, DX
+	CMOVQHI DX, R11
+	BZHIQ   R11, 648(SP), AX
+	KMOVQ   AX, K6
+	VXORPD  X24, X24, X24
+	MOVQ    R15, R13
+	LEAQ    (R15)(R11*1), R14
+
+lutSelect2AVX512_vsingle:
+	MOVBLZX      (SP)(R13*1), AX
+	SHLL         $0x03, AX
+	VMOVSD       (R12)(AX*1), X16
+	VMULPS       X7, X16, X16
+	VCVTPS2PD    X16, X17
+	VSUBPD.BCST  128(SP)(R13*8), X17, X17
+	VMULPD       X17, X17, X17
+	VADDPD       X17, X24, X24
+	INCQ         R13
+	CMPQ         R13, R14
+	JB           lutSelect2AVX512_vsingle
+	VCMPPD       $0x03, X24, X24, K1
+	VMOVAPD      X13, K1, X24
+	VMOVAPD      X24, X28
+	VPERMILPD    $0x55, X28, X29
+	VMINPD       X29, X28, X28
+	VCMPPD       $0x00, X28, X24, K1
+	KMOVW        K1, AX
+	TZCNTL       AX, AX
+	MOVB         AL, (R8)
+	INCQ         R8
+	MOVQ         704(SP), BX
+	VPBROADCASTB (BX)(AX*1), Z16
+	SHLQ         $0x06, AX
+	MOVQ         696(SP), BX
+	VMOVDQU8     (BX)(AX*1), Z17
+	VMOVDQU8.Z   (SP)(R15*1), K6, Z18
+	VPERMB       Z17, Z18, Z19
+	MOVQ         664(SP), AX
+	SHRXQ        R15, AX, AX
+	KMOVQ        AX, K3
+	VMOVDQU8.Z   Z12, K3, Z20
+	VPORQ        Z20, Z19, Z19
+	MOVQ         672(SP), AX
+	SHRXQ        R15, AX, AX
+	KMOVQ        AX, K2
+	VMOVDQU8     Z16, K2, Z19
+	VMOVDQU8     Z19, K6, (DI)
+	ADDQ         R11, DI
+	ADDQ         R11, R15
+	JMP          lutSelect2AVX512_single
+
+lutSelect2AVX512_piecedone:
+	LEAQ  (SI)(R10*4), SI
+	SUBQ  R10, R9
+	JNZ   lutSelect2AVX512_piece
+	TESTQ CX, CX
+	JNZ   lutSelect2AVX512_block
 
 lutSelect2AVX512_done:
 	VZEROUPPER
 	RET
 
-// func lutSelect4AVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[212]uint32, mags []float32, tcodes []uint8, zero []uint8)
-// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VBMI, AVX512VL, BMI, BMI2, CMOV
-TEXT ·lutSelect4AVX512(SB), $680-216
+// func lutSelect2Pow2AVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[212]uint32, mags []float64, tcodes []uint8, zero []uint8)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VBMI, AVX512VL, BMI, BMI2, CMOV
+TEXT ·lutSelect2Pow2AVX512(SB), $712-216
 	MOVQ         codes_base+0(FP), DI
 	MOVQ         meta_base+24(FP), R8
 	MOVQ         x_base+48(FP), SI
 	MOVQ         x_len+56(FP), CX
 	MOVQ         group+72(FP), DX
-	MOVQ         muls_base+88(FP), BX
-	MOVQ         scales_base+112(FP), R11
 	MOVQ         mags_base+144(FP), R12
-	MOVQ         tcodes_base+168(FP), R13
-	MOVQ         zero_base+192(FP), R14
 	TESTQ        CX, CX
-	JZ           lutSelect4AVX512_done
+	JZ           lutSelect2Pow2AVX512_done
+	MOVQ         muls_base+88(FP), AX
+	MOVQ         AX, 680(SP)
+	MOVQ         scales_base+112(FP), AX
+	MOVQ         AX, 688(SP)
+	MOVQ         tcodes_base+168(FP), AX
+	MOVQ         AX, 696(SP)
+	MOVQ         zero_base+192(FP), AX
+	MOVQ         AX, 704(SP)
 	MOVQ         $0x00000040, AX
 	XORL         DX, DX
 	MOVQ         group+72(FP), R9
@@ -549,9 +653,11 @@ TEXT ·lutSelect4AVX512(SB), $680-216
 	MOVQ         AX, 640(SP)
 	MOVQ         R9, DX
 	MOVQ         $0xffffffff, AX
-	MOVQ         AX, 672(SP)
+	MOVQ         AX, 648(SP)
 	NOTQ         AX
-	ORQ          AX, 672(SP)
+	ORQ          AX, 648(SP)
+	BZHIQ        DX, 648(SP), AX
+	KMOVQ        AX, K7
 	MOVQ         tb+136(FP), R9
 	VPBROADCASTD (R9), Z0
 	VMOVDQU32    128(R9), Z1
@@ -573,18 +679,450 @@ TEXT ·lutSelect4AVX512(SB), $680-216
 	MOVL         $0x00000001, AX
 	VMOVD        AX, X31
 	VPBROADCASTD X31, Z14
-	MOVL         $0x80808080, AX
+
+lutSelect2Pow2AVX512_block:
+	MOVQ         680(SP), AX
+	VBROADCASTSS (AX), Z15
+	ADDQ         $0x04, 680(SP)
+	VCVTPS2PD    Y15, Z7
+	MOVQ         block+80(FP), R9
+	CMPQ         R9, CX
+	CMOVQHI      CX, R9
+	SUBQ         R9, CX
+
+lutSelect2Pow2AVX512_piece:
+	MOVQ          640(SP), R10
+	CMPQ          R10, R9
+	CMOVQHI       R9, R10
+	MOVQ          R10, R15
+	MOVQ          $0x00000010, AX
+	CMPQ          R15, AX
+	CMOVQHI       AX, R15
+	MOVL          $0xffffffff, AX
+	BZHIL         R15, AX, AX
+	KMOVW         AX, K1
+	VMOVUPS.Z     (SI), K1, Z16
+	VMULPS        Z15, Z16, Z17
+	VPANDD        Z10, Z17, Z18
+	VCMPPS        $0x07, Z17, Z17, K4
+	VMOVDQA32.Z   Z18, K4, Z18
+	VPCMPD        $0x05, Z0, Z18, K5
+	VMOVDQA32.Z   Z14, K5, Z19
+	VPERMD        Z1, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z2, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z3, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z4, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VMOVDQA32     Z19, Z20
+	VPERMI2D      Z6, Z5, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)
+	VCMPPS        $0x03, Z17, Z17, K2
+	VPTESTMD      Z11, Z17, K3
+	VPTESTMD      Z9, Z17, K4
+	KANDW         K4, K3, K3
+	KMOVW         K3, 664(SP)
+	KMOVW         K2, 672(SP)
+	VPANDD        Z10, Z16, Z21
+	VCVTPS2PD     Y21, Z22
+	VEXTRACTF64X4 $0x01, Z21, Y23
+	VCVTPS2PD     Y23, Z23
+	VMULPD        Z7, Z22, Z22
+	VMULPD        Z7, Z23, Z23
+	VMOVUPD       Z22, 128(SP)
+	VMOVUPD       Z23, 192(SP)
+	MOVQ          R10, R15
+	SUBQ          $0x10, R15
+	JBE           lutSelect2Pow2AVX512_cellsdone
+	MOVQ          $0x00000010, AX
+	CMPQ          R15, AX
+	CMOVQHI       AX, R15
+	MOVL          $0xffffffff, AX
+	BZHIL         R15, AX, AX
+	KMOVW         AX, K1
+	VMOVUPS.Z     64(SI), K1, Z16
+	VMULPS        Z15, Z16, Z17
+	VPANDD        Z10, Z17, Z18
+	VCMPPS        $0x07, Z17, Z17, K4
+	VMOVDQA32.Z   Z18, K4, Z18
+	VPCMPD        $0x05, Z0, Z18, K5
+	VMOVDQA32.Z   Z14, K5, Z19
+	VPERMD        Z1, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z2, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z3, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z4, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VMOVDQA32     Z19, Z20
+	VPERMI2D      Z6, Z5, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, 16(SP)
+	VCMPPS        $0x03, Z17, Z17, K2
+	VPTESTMD      Z11, Z17, K3
+	VPTESTMD      Z9, Z17, K4
+	KANDW         K4, K3, K3
+	KMOVW         K3, 666(SP)
+	KMOVW         K2, 674(SP)
+	VPANDD        Z10, Z16, Z21
+	VCVTPS2PD     Y21, Z22
+	VEXTRACTF64X4 $0x01, Z21, Y23
+	VCVTPS2PD     Y23, Z23
+	VMULPD        Z7, Z22, Z22
+	VMULPD        Z7, Z23, Z23
+	VMOVUPD       Z22, 256(SP)
+	VMOVUPD       Z23, 320(SP)
+	MOVQ          R10, R15
+	SUBQ          $0x20, R15
+	JBE           lutSelect2Pow2AVX512_cellsdone
+	MOVQ          $0x00000010, AX
+	CMPQ          R15, AX
+	CMOVQHI       AX, R15
+	MOVL          $0xffffffff, AX
+	BZHIL         R15, AX, AX
+	KMOVW         AX, K1
+	VMOVUPS.Z     128(SI), K1, Z16
+	VMULPS        Z15, Z16, Z17
+	VPANDD        Z10, Z17, Z18
+	VCMPPS        $0x07, Z17, Z17, K4
+	VMOVDQA32.Z   Z18, K4, Z18
+	VPCMPD        $0x05, Z0, Z18, K5
+	VMOVDQA32.Z   Z14, K5, Z19
+	VPERMD        Z1, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z2, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z3, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z4, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VMOVDQA32     Z19, Z20
+	VPERMI2D      Z6, Z5, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, 32(SP)
+	VCMPPS        $0x03, Z17, Z17, K2
+	VPTESTMD      Z11, Z17, K3
+	VPTESTMD      Z9, Z17, K4
+	KANDW         K4, K3, K3
+	KMOVW         K3, 668(SP)
+	KMOVW         K2, 676(SP)
+	VPANDD        Z10, Z16, Z21
+	VCVTPS2PD     Y21, Z22
+	VEXTRACTF64X4 $0x01, Z21, Y23
+	VCVTPS2PD     Y23, Z23
+	VMULPD        Z7, Z22, Z22
+	VMULPD        Z7, Z23, Z23
+	VMOVUPD       Z22, 384(SP)
+	VMOVUPD       Z23, 448(SP)
+	MOVQ          R10, R15
+	SUBQ          $0x30, R15
+	JBE           lutSelect2Pow2AVX512_cellsdone
+	MOVQ          $0x00000010, AX
+	CMPQ          R15, AX
+	CMOVQHI       AX, R15
+	MOVL          $0xffffffff, AX
+	BZHIL         R15, AX, AX
+	KMOVW         AX, K1
+	VMOVUPS.Z     192(SI), K1, Z16
+	VMULPS        Z15, Z16, Z17
+	VPANDD        Z10, Z17, Z18
+	VCMPPS        $0x07, Z17, Z17, K4
+	VMOVDQA32.Z   Z18, K4, Z18
+	VPCMPD        $0x05, Z0, Z18, K5
+	VMOVDQA32.Z   Z14, K5, Z19
+	VPERMD        Z1, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z2, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z3, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z4, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VMOVDQA32     Z19, Z20
+	VPERMI2D      Z6, Z5, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, 48(SP)
+	VCMPPS        $0x03, Z17, Z17, K2
+	VPTESTMD      Z11, Z17, K3
+	VPTESTMD      Z9, Z17, K4
+	KANDW         K4, K3, K3
+	KMOVW         K3, 670(SP)
+	KMOVW         K2, 678(SP)
+	VPANDD        Z10, Z16, Z21
+	VCVTPS2PD     Y21, Z22
+	VEXTRACTF64X4 $0x01, Z21, Y23
+	VCVTPS2PD     Y23, Z23
+	VMULPD        Z7, Z22, Z22
+	VMULPD        Z7, Z23, Z23
+	VMOVUPD       Z22, 512(SP)
+	VMOVUPD       Z23, 576(SP)
+
+lutSelect2Pow2AVX512_cellsdone:
+	XORL R15, R15
+
+lutSelect2Pow2AVX512_pair:
+	MOVQ   R10, AX
+	SUBQ   R15, AX
+	LEAQ   (DX)(DX*1), R11
+	CMPQ   AX, R11
+	JB     lutSelect2Pow2AVX512_single
+	VXORPD X24, X24, X24
+	VXORPD X26, X26, X26
+	MOVQ   R15, R13
+	LEAQ   (R15)(DX*1), R14
+	MOVQ   R14, R11
+
+lutSelect2Pow2AVX512_vpair:
+	MOVBLZX      (SP)(R13*1), AX
+	SHLL         $0x04, AX
+	MOVBLZX      (SP)(R14*1), BX
+	SHLL         $0x04, BX
+	VMOVDDUP     128(SP)(R13*8), X16
+	VSUBPD       (R12)(AX*1), X16, X17
+	VMULPD       X17, X17, X17
+	VADDPD       X17, X24, X24
+	VMOVDDUP     128(SP)(R14*8), X19
+	VSUBPD       (R12)(BX*1), X19, X20
+	VMULPD       X20, X20, X20
+	VADDPD       X20, X26, X26
+	INCQ         R13
+	INCQ         R14
+	CMPQ         R13, R11
+	JB           lutSelect2Pow2AVX512_vpair
+	VCMPPD       $0x03, X24, X24, K1
+	VMOVAPD      X13, K1, X24
+	VMOVAPD      X24, X28
+	VPERMILPD    $0x55, X28, X29
+	VMINPD       X29, X28, X28
+	VCMPPD       $0x00, X28, X24, K1
+	KMOVW        K1, AX
+	TZCNTL       AX, AX
+	MOVB         AL, (R8)
+	INCQ         R8
+	MOVQ         704(SP), BX
+	VPBROADCASTB (BX)(AX*1), Z16
+	SHLQ         $0x06, AX
+	MOVQ         696(SP), BX
+	VMOVDQU8     (BX)(AX*1), Z17
+	VMOVDQU8.Z   (SP)(R15*1), K7, Z18
+	VPERMB       Z17, Z18, Z19
+	MOVQ         664(SP), AX
+	SHRXQ        R15, AX, AX
+	KMOVQ        AX, K3
+	VMOVDQU8.Z   Z12, K3, Z20
+	VPORQ        Z20, Z19, Z19
+	MOVQ         672(SP), AX
+	SHRXQ        R15, AX, AX
+	KMOVQ        AX, K2
+	VMOVDQU8     Z16, K2, Z19
+	VMOVDQU8     Z19, K7, (DI)
+	ADDQ         DX, DI
+	ADDQ         DX, R15
+	VCMPPD       $0x03, X26, X26, K1
+	VMOVAPD      X13, K1, X26
+	VMOVAPD      X26, X30
+	VPERMILPD    $0x55, X30, X31
+	VMINPD       X31, X30, X30
+	VCMPPD       $0x00, X30, X26, K1
+	KMOVW        K1, AX
+	TZCNTL       AX, AX
+	MOVB         AL, (R8)
+	INCQ         R8
+	MOVQ         704(SP), BX
+	VPBROADCASTB (BX)(AX*1), Z16
+	SHLQ         $0x06, AX
+	MOVQ         696(SP), BX
+	VMOVDQU8     (BX)(AX*1), Z17
+	VMOVDQU8.Z   (SP)(R15*1), K7, Z18
+	VPERMB       Z17, Z18, Z19
+	MOVQ         664(SP), AX
+	SHRXQ        R15, AX, AX
+	KMOVQ        AX, K3
+	VMOVDQU8.Z   Z12, K3, Z20
+	VPORQ        Z20, Z19, Z19
+	MOVQ         672(SP), AX
+	SHRXQ        R15, AX, AX
+	KMOVQ        AX, K2
+	VMOVDQU8     Z16, K2, Z19
+	VMOVDQU8     Z19, K7, (DI)
+	ADDQ         DX, DI
+	ADDQ         DX, R15
+	JMP          lutSelect2Pow2AVX512_pair
+
+lutSelect2Pow2AVX512_single:
+	CMPQ    R15, R10
+	JAE     lutSelect2Pow2AVX512_piecedone
+	MOVQ    R10, R11
+	SUBQ    R15, R11
+	CMPQ    R11, DX
+	CMOVQHI DX, R11
+	BZHIQ   R11, 648(SP), AX
+	KMOVQ   AX, K6
+	VXORPD  X24, X24, X24
+	MOVQ    R15, R13
+	LEAQ    (R15)(R11*1), R14
+
+lutSelect2Pow2AVX512_vsingle:
+	MOVBLZX      (SP)(R13*1), AX
+	SHLL         $0x04, AX
+	VMOVDDUP     128(SP)(R13*8), X16
+	VSUBPD       (R12)(AX*1), X16, X17
+	VMULPD       X17, X17, X17
+	VADDPD       X17, X24, X24
+	INCQ         R13
+	CMPQ         R13, R14
+	JB           lutSelect2Pow2AVX512_vsingle
+	VCMPPD       $0x03, X24, X24, K1
+	VMOVAPD      X13, K1, X24
+	VMOVAPD      X24, X28
+	VPERMILPD    $0x55, X28, X29
+	VMINPD       X29, X28, X28
+	VCMPPD       $0x00, X28, X24, K1
+	KMOVW        K1, AX
+	TZCNTL       AX, AX
+	MOVB         AL, (R8)
+	INCQ         R8
+	MOVQ         704(SP), BX
+	VPBROADCASTB (BX)(AX*1), Z16
+	SHLQ         $0x06, AX
+	MOVQ         696(SP), BX
+	VMOVDQU8     (BX)(AX*1), Z17
+	VMOVDQU8.Z   (SP)(R15*1), K6, Z18
+	VPERMB       Z17, Z18, Z19
+	MOVQ         664(SP), AX
+	SHRXQ        R15, AX, AX
+	KMOVQ        AX, K3
+	VMOVDQU8.Z   Z12, K3, Z20
+	VPORQ        Z20, Z19, Z19
+	MOVQ         672(SP), AX
+	SHRXQ        R15, AX, AX
+	KMOVQ        AX, K2
+	VMOVDQU8     Z16, K2, Z19
+	VMOVDQU8     Z19, K6, (DI)
+	ADDQ         R11, DI
+	ADDQ         R11, R15
+	JMP          lutSelect2Pow2AVX512_single
+
+lutSelect2Pow2AVX512_piecedone:
+	LEAQ  (SI)(R10*4), SI
+	SUBQ  R10, R9
+	JNZ   lutSelect2Pow2AVX512_piece
+	TESTQ CX, CX
+	JNZ   lutSelect2Pow2AVX512_block
+
+lutSelect2Pow2AVX512_done:
+	VZEROUPPER
+	RET
+
+// func lutSelect4AVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[212]uint32, mags []float32, tcodes []uint8, zero []uint8)
+// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VBMI, AVX512VL, BMI, BMI2, CMOV
+TEXT ·lutSelect4AVX512(SB), $712-216
+	MOVQ         codes_base+0(FP), DI
+	MOVQ         meta_base+24(FP), R8
+	MOVQ         x_base+48(FP), SI
+	MOVQ         x_len+56(FP), CX
+	MOVQ         group+72(FP), DX
+	MOVQ         mags_base+144(FP), R12
+	TESTQ        CX, CX
+	JZ           lutSelect4AVX512_done
+	MOVQ         muls_base+88(FP), AX
+	MOVQ         AX, 680(SP)
+	MOVQ         scales_base+112(FP), AX
+	MOVQ         AX, 688(SP)
+	MOVQ         tcodes_base+168(FP), AX
+	MOVQ         AX, 696(SP)
+	MOVQ         zero_base+192(FP), AX
+	MOVQ         AX, 704(SP)
+	MOVQ         $0x00000040, AX
+	XORL         DX, DX
+	MOVQ         group+72(FP), R9
+	DIVQ         R9
+	IMULQ        R9, AX
+	MOVQ         AX, 640(SP)
+	MOVQ         R9, DX
+	MOVQ         $0xffffffff, AX
+	MOVQ         AX, 648(SP)
+	NOTQ         AX
+	ORQ          AX, 648(SP)
+	BZHIQ        DX, 648(SP), AX
+	KMOVQ        AX, K7
+	MOVQ         tb+136(FP), R9
+	VPBROADCASTD (R9), Z0
+	VMOVDQU32    128(R9), Z1
+	VMOVDQU32    256(R9), Z2
+	VMOVDQU32    384(R9), Z3
+	VMOVDQU32    512(R9), Z4
+	VMOVDQU32    640(R9), Z5
+	VMOVDQU32    704(R9), Z6
+	VPBROADCASTD 836(R9), Z9
+	MOVL         $0x7fffffff, AX
 	VMOVD        AX, X31
-	VPBROADCASTD X31, Z29
-	MOVL         $0x40404040, AX
+	VPBROADCASTD X31, Z10
+	MOVL         $0x80000000, AX
 	VMOVD        AX, X31
-	VPBROADCASTD X31, Z30
+	VPBROADCASTD X31, Z11
+	VPBROADCASTD 840(R9), Z12
+	MOVQ         $0x7ff0000000000000, AX
+	VPBROADCASTQ AX, Z13
+	MOVL         $0x00000001, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z14
 
 lutSelect4AVX512_block:
-	VBROADCASTSS (BX), Z15
-	VBROADCASTSS (R11), Z7
-	ADDQ         $0x04, BX
-	ADDQ         $0x04, R11
+	MOVQ         680(SP), AX
+	VBROADCASTSS (AX), Z15
+	ADDQ         $0x04, 680(SP)
+	MOVQ         688(SP), AX
+	VBROADCASTSS (AX), Z7
+	ADDQ         $0x04, 688(SP)
 	MOVQ         block+80(FP), R9
 	CMPQ         R9, CX
 	CMOVQHI      CX, R9
@@ -629,14 +1167,14 @@ lutSelect4AVX512_piece:
 	VPCMPD        $0x05, Z20, Z18, K5
 	VPADDD        Z19, Z19, Z19
 	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)
 	VCMPPS        $0x03, Z17, Z17, K2
 	VPTESTMD      Z11, Z17, K3
 	VPTESTMD      Z9, Z17, K4
 	KANDW         K4, K3, K3
-	VPORD         Z30, Z19, K3, Z19
-	VPORD         Z29, Z19, K2, Z19
-	VPMOVDB       Z19, X20
-	VMOVDQU8      X20, (SP)
+	KMOVW         K3, 664(SP)
+	KMOVW         K2, 672(SP)
 	VPANDD        Z10, Z16, Z21
 	VCVTPS2PD     Y21, Z22
 	VEXTRACTF64X4 $0x01, Z21, Y23
@@ -680,14 +1218,14 @@ lutSelect4AVX512_piece:
 	VPCMPD        $0x05, Z20, Z18, K5
 	VPADDD        Z19, Z19, Z19
 	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, 16(SP)
 	VCMPPS        $0x03, Z17, Z17, K2
 	VPTESTMD      Z11, Z17, K3
 	VPTESTMD      Z9, Z17, K4
 	KANDW         K4, K3, K3
-	VPORD         Z30, Z19, K3, Z19
-	VPORD         Z29, Z19, K2, Z19
-	VPMOVDB       Z19, X20
-	VMOVDQU8      X20, 16(SP)
+	KMOVW         K3, 666(SP)
+	KMOVW         K2, 674(SP)
 	VPANDD        Z10, Z16, Z21
 	VCVTPS2PD     Y21, Z22
 	VEXTRACTF64X4 $0x01, Z21, Y23
@@ -731,14 +1269,14 @@ lutSelect4AVX512_piece:
 	VPCMPD        $0x05, Z20, Z18, K5
 	VPADDD        Z19, Z19, Z19
 	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, 32(SP)
 	VCMPPS        $0x03, Z17, Z17, K2
 	VPTESTMD      Z11, Z17, K3
 	VPTESTMD      Z9, Z17, K4
 	KANDW         K4, K3, K3
-	VPORD         Z30, Z19, K3, Z19
-	VPORD         Z29, Z19, K2, Z19
-	VPMOVDB       Z19, X20
-	VMOVDQU8      X20, 32(SP)
+	KMOVW         K3, 668(SP)
+	KMOVW         K2, 676(SP)
 	VPANDD        Z10, Z16, Z21
 	VCVTPS2PD     Y21, Z22
 	VEXTRACTF64X4 $0x01, Z21, Y23
@@ -782,14 +1320,14 @@ lutSelect4AVX512_piece:
 	VPCMPD        $0x05, Z20, Z18, K5
 	VPADDD        Z19, Z19, Z19
 	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, 48(SP)
 	VCMPPS        $0x03, Z17, Z17, K2
 	VPTESTMD      Z11, Z17, K3
 	VPTESTMD      Z9, Z17, K4
 	KANDW         K4, K3, K3
-	VPORD         Z30, Z19, K3, Z19
-	VPORD         Z29, Z19, K2, Z19
-	VPMOVDB       Z19, X20
-	VMOVDQU8      X20, 48(SP)
+	KMOVW         K3, 670(SP)
+	KMOVW         K2, 678(SP)
 	VPANDD        Z10, Z16, Z21
 	VCVTPS2PD     Y21, Z22
 	VEXTRACTF64X4 $0x01, Z21, Y23
@@ -800,84 +1338,188 @@ lutSelect4AVX512_piece:
 lutSelect4AVX512_cellsdone:
 	XORL R15, R15
 
-lutSelect4AVX512_group:
-	MOVQ    R15, 648(SP)
-	MOVQ    R10, AX
-	SUBQ    R15, AX
-	CMPQ    AX, DX
-	CMOVQHI DX, AX
-	MOVQ    AX, 664(SP)
-	BZHIQ   AX, 672(SP), AX
-	KMOVQ   AX, K6
-	MOVQ    664(SP), AX
-	ADDQ    R15, AX
-	MOVQ    AX, 656(SP)
-	VXORPD  Y24, Y24, Y24
+lutSelect4AVX512_pair:
+	MOVQ   R10, AX
+	SUBQ   R15, AX
+	LEAQ   (DX)(DX*1), R11
+	CMPQ   AX, R11
+	JB     lutSelect4AVX512_single
+	VXORPD Y24, Y24, Y24
+	VXORPD Y26, Y26, Y26
+	MOVQ   R15, R13
+	LEAQ   (R15)(DX*1), R14
+	MOVQ   R14, R11
 
-lutSelect4AVX512_value:
-	MOVBLZX      (SP)(R15*1), AX
-	ANDL         $0x3f, AX
+lutSelect4AVX512_vpair:
+	MOVBLZX      (SP)(R13*1), AX
 	SHLL         $0x04, AX
-	VMULPS       (R12)(AX*1), X7, X26
-	VCVTPS2PD    X26, Y27
-	VSUBPD.BCST  128(SP)(R15*8), Y27, Y27
-	VMULPD       Y27, Y27, Y27
-	VADDPD       Y27, Y24, Y24
-	INCQ         R15
-	CMPQ         R15, 656(SP)
-	JB           lutSelect4AVX512_value
+	MOVBLZX      (SP)(R14*1), BX
+	SHLL         $0x04, BX
+	VMULPS       (R12)(AX*1), X7, X16
+	VCVTPS2PD    X16, Y17
+	VSUBPD.BCST  128(SP)(R13*8), Y17, Y17
+	VMULPD       Y17, Y17, Y17
+	VADDPD       Y17, Y24, Y24
+	VMULPS       (R12)(BX*1), X7, X19
+	VCVTPS2PD    X19, Y20
+	VSUBPD.BCST  128(SP)(R14*8), Y20, Y20
+	VMULPD       Y20, Y20, Y20
+	VADDPD       Y20, Y26, Y26
+	INCQ         R13
+	INCQ         R14
+	CMPQ         R13, R11
+	JB           lutSelect4AVX512_vpair
 	VCMPPD       $0x03, Y24, Y24, K1
 	VMOVAPD      Y13, K1, Y24
-	VMOVAPD      Y24, Y26
-	VPERMPD      $0x4e, Y26, Y27
-	VMINPD       Y27, Y26, Y26
-	VPERMILPD    $0x55, Y26, Y27
-	VMINPD       Y27, Y26, Y26
-	VCMPPD       $0x00, Y26, Y24, K1
+	VMOVAPD      Y24, Y28
+	VPERMPD      $0x4e, Y28, Y29
+	VMINPD       Y29, Y28, Y28
+	VPERMILPD    $0x55, Y28, Y29
+	VMINPD       Y29, Y28, Y28
+	VCMPPD       $0x00, Y28, Y24, K1
 	KMOVW        K1, AX
 	TZCNTL       AX, AX
 	MOVB         AL, (R8)
 	INCQ         R8
-	VPBROADCASTB (R14)(AX*1), Z16
+	MOVQ         704(SP), BX
+	VPBROADCASTB (BX)(AX*1), Z16
 	SHLQ         $0x06, AX
-	VMOVDQU8     (R13)(AX*1), Z26
-	MOVQ         648(SP), AX
-	VMOVDQU8.Z   (SP)(AX*1), K6, Z28
-	VPERMB       Z26, Z28, Z17
-	VPTESTMB     Z30, Z28, K3
-	VMOVDQU8.Z   Z12, K3, Z18
-	VPORQ        Z18, Z17, Z17
-	VPMOVB2M     Z28, K2
-	VMOVDQU8     Z16, K2, Z17
-	VMOVDQU8     Z17, K6, (DI)
-	ADDQ         664(SP), DI
-	CMPQ         R15, R10
-	JB           lutSelect4AVX512_group
-	LEAQ         (SI)(R10*4), SI
-	SUBQ         R10, R9
-	JNZ          lutSelect4AVX512_piece
-	TESTQ        CX, CX
-	JNZ          lutSelect4AVX512_block
+	MOVQ         696(SP), BX
+	VMOVDQU8     (BX)(AX*1), Z17
+	VMOVDQU8.Z   (SP)(R15*1), K7, Z18
+	VPERMB       Z17, Z18, Z19
+	MOVQ         664(SP), AX
+	SHRXQ        R15, AX, AX
+	KMOVQ        AX, K3
+	VMOVDQU8.Z   Z12, K3, Z20
+	VPORQ        Z20, Z19, Z19
+	MOVQ         672(SP), AX
+	SHRXQ        R15, AX, AX
+	KMOVQ        AX, K2
+	VMOVDQU8     Z16, K2, Z19
+	VMOVDQU8     Z19, K7, (DI)
+	ADDQ         DX, DI
+	ADDQ         DX, R15
+	VCMPPD       $0x03, Y26, Y26, K1
+	VMOVAPD      Y13, K1, Y26
+	VMOVAPD      Y26, Y30
+	VPERMPD      $0x4e, Y30, Y31
+	VMINPD       Y31, Y30, Y30
+	VPERMILPD    $0x55, Y30, Y31
+	VMINPD       Y31, Y30, Y30
+	VCMPPD       $0x00, Y30, Y26, K1
+	KMOVW        K1, AX
+	TZCNTL       AX, AX
+	MOVB         AL, (R8)
+	INCQ         R8
+	MOVQ         704(SP), BX
+	VPBROADCASTB (BX)(AX*1), Z16
+	SHLQ         $0x06, AX
+	MOVQ         696(SP), BX
+	VMOVDQU8     (BX)(AX*1), Z17
+	VMOVDQU8.Z   (SP)(R15*1), K7, Z18
+	VPERMB       Z17, Z18, Z19
+	MOVQ         664(SP), AX
+	SHRXQ        R15, AX, AX
+	KMOVQ        AX, K3
+	VMOVDQU8.Z   Z12, K3, Z20
+	VPORQ        Z20, Z19, Z19
+	MOVQ         672(SP), AX
+	SHRXQ        R15, AX, AX
+	KMOVQ        AX, K2
+	VMOVDQU8     Z16, K2, Z19
+	VMOVDQU8     Z19, K7, (DI)
+	ADDQ         DX, DI
+	ADDQ         DX, R15
+	JMP          lutSelect4AVX512_pair
+
+lutSelect4AVX512_single:
+	CMPQ    R15, R10
+	JAE     lutSelect4AVX512_piecedone
+	MOVQ    R10, R11
+	SUBQ    R15, R11
+	CMPQ    R11, DX
+	CMOVQHI DX, R11
+	BZHIQ   R11, 648(SP), AX
+	KMOVQ   AX, K6
+	VXORPD  Y24, Y24, Y24
+	MOVQ    R15, R13
+	LEAQ    (R15)(R11*1), R14
+
+lutSelect4AVX512_vsingle:
+	MOVBLZX      (SP)(R13*1), AX
+	SHLL         $0x04, AX
+	VMULPS       (R12)(AX*1), X7, X16
+	VCVTPS2PD    X16, Y17
+	VSUBPD.BCST  128(SP)(R13*8), Y17, Y17
+	VMULPD       Y17, Y17, Y17
+	VADDPD       Y17, Y24, Y24
+	INCQ         R13
+	CMPQ         R13, R14
+	JB           lutSelect4AVX512_vsingle
+	VCMPPD       $0x03, Y24, Y24, K1
+	VMOVAPD      Y13, K1, Y24
+	VMOVAPD      Y24, Y28
+	VPERMPD      $0x4e, Y28, Y29
+	VMINPD       Y29, Y28, Y28
+	VPERMILPD    $0x55, Y28, Y29
+	VMINPD       Y29, Y28, Y28
+	VCMPPD       $0x00, Y28, Y24, K1
+	KMOVW        K1, AX
+	TZCNTL       AX, AX
+	MOVB         AL, (R8)
+	INCQ         R8
+	MOVQ         704(SP), BX
+	VPBROADCASTB (BX)(AX*1), Z16
+	SHLQ         $0x06, AX
+	MOVQ         696(SP), BX
+	VMOVDQU8     (BX)(AX*1), Z17
+	VMOVDQU8.Z   (SP)(R15*1), K6, Z18
+	VPERMB       Z17, Z18, Z19
+	MOVQ         664(SP), AX
+	SHRXQ        R15, AX, AX
+	KMOVQ        AX, K3
+	VMOVDQU8.Z   Z12, K3, Z20
+	VPORQ        Z20, Z19, Z19
+	MOVQ         672(SP), AX
+	SHRXQ        R15, AX, AX
+	KMOVQ        AX, K2
+	VMOVDQU8     Z16, K2, Z19
+	VMOVDQU8     Z19, K6, (DI)
+	ADDQ         R11, DI
+	ADDQ         R11, R15
+	JMP          lutSelect4AVX512_single
+
+lutSelect4AVX512_piecedone:
+	LEAQ  (SI)(R10*4), SI
+	SUBQ  R10, R9
+	JNZ   lutSelect4AVX512_piece
+	TESTQ CX, CX
+	JNZ   lutSelect4AVX512_block
 
 lutSelect4AVX512_done:
 	VZEROUPPER
 	RET
 
-// func lutSelect8AVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[212]uint32, mags []float32, tcodes []uint8, zero []uint8)
-// Requires: AVX, AVX512BW, AVX512DQ, AVX512F, AVX512VBMI, AVX512VL, BMI, BMI2, CMOV
-TEXT ·lutSelect8AVX512(SB), $680-216
+// func lutSelect4Pow2AVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[212]uint32, mags []float64, tcodes []uint8, zero []uint8)
+// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VBMI, AVX512VL, BMI, BMI2, CMOV
+TEXT ·lutSelect4Pow2AVX512(SB), $712-216
 	MOVQ         codes_base+0(FP), DI
 	MOVQ         meta_base+24(FP), R8
 	MOVQ         x_base+48(FP), SI
 	MOVQ         x_len+56(FP), CX
 	MOVQ         group+72(FP), DX
-	MOVQ         muls_base+88(FP), BX
-	MOVQ         scales_base+112(FP), R11
 	MOVQ         mags_base+144(FP), R12
-	MOVQ         tcodes_base+168(FP), R13
-	MOVQ         zero_base+192(FP), R14
 	TESTQ        CX, CX
-	JZ           lutSelect8AVX512_done
+	JZ           lutSelect4Pow2AVX512_done
+	MOVQ         muls_base+88(FP), AX
+	MOVQ         AX, 680(SP)
+	MOVQ         scales_base+112(FP), AX
+	MOVQ         AX, 688(SP)
+	MOVQ         tcodes_base+168(FP), AX
+	MOVQ         AX, 696(SP)
+	MOVQ         zero_base+192(FP), AX
+	MOVQ         AX, 704(SP)
 	MOVQ         $0x00000040, AX
 	XORL         DX, DX
 	MOVQ         group+72(FP), R9
@@ -886,9 +1528,11 @@ TEXT ·lutSelect8AVX512(SB), $680-216
 	MOVQ         AX, 640(SP)
 	MOVQ         R9, DX
 	MOVQ         $0xffffffff, AX
-	MOVQ         AX, 672(SP)
+	MOVQ         AX, 648(SP)
 	NOTQ         AX
-	ORQ          AX, 672(SP)
+	ORQ          AX, 648(SP)
+	BZHIQ        DX, 648(SP), AX
+	KMOVQ        AX, K7
 	MOVQ         tb+136(FP), R9
 	VPBROADCASTD (R9), Z0
 	VMOVDQU32    128(R9), Z1
@@ -910,18 +1554,456 @@ TEXT ·lutSelect8AVX512(SB), $680-216
 	MOVL         $0x00000001, AX
 	VMOVD        AX, X31
 	VPBROADCASTD X31, Z14
-	MOVL         $0x80808080, AX
+
+lutSelect4Pow2AVX512_block:
+	MOVQ         680(SP), AX
+	VBROADCASTSS (AX), Z15
+	ADDQ         $0x04, 680(SP)
+	VCVTPS2PD    Y15, Z7
+	MOVQ         block+80(FP), R9
+	CMPQ         R9, CX
+	CMOVQHI      CX, R9
+	SUBQ         R9, CX
+
+lutSelect4Pow2AVX512_piece:
+	MOVQ          640(SP), R10
+	CMPQ          R10, R9
+	CMOVQHI       R9, R10
+	MOVQ          R10, R15
+	MOVQ          $0x00000010, AX
+	CMPQ          R15, AX
+	CMOVQHI       AX, R15
+	MOVL          $0xffffffff, AX
+	BZHIL         R15, AX, AX
+	KMOVW         AX, K1
+	VMOVUPS.Z     (SI), K1, Z16
+	VMULPS        Z15, Z16, Z17
+	VPANDD        Z10, Z17, Z18
+	VCMPPS        $0x07, Z17, Z17, K4
+	VMOVDQA32.Z   Z18, K4, Z18
+	VPCMPD        $0x05, Z0, Z18, K5
+	VMOVDQA32.Z   Z14, K5, Z19
+	VPERMD        Z1, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z2, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z3, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z4, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VMOVDQA32     Z19, Z20
+	VPERMI2D      Z6, Z5, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)
+	VCMPPS        $0x03, Z17, Z17, K2
+	VPTESTMD      Z11, Z17, K3
+	VPTESTMD      Z9, Z17, K4
+	KANDW         K4, K3, K3
+	KMOVW         K3, 664(SP)
+	KMOVW         K2, 672(SP)
+	VPANDD        Z10, Z16, Z21
+	VCVTPS2PD     Y21, Z22
+	VEXTRACTF64X4 $0x01, Z21, Y23
+	VCVTPS2PD     Y23, Z23
+	VMULPD        Z7, Z22, Z22
+	VMULPD        Z7, Z23, Z23
+	VMOVUPD       Z22, 128(SP)
+	VMOVUPD       Z23, 192(SP)
+	MOVQ          R10, R15
+	SUBQ          $0x10, R15
+	JBE           lutSelect4Pow2AVX512_cellsdone
+	MOVQ          $0x00000010, AX
+	CMPQ          R15, AX
+	CMOVQHI       AX, R15
+	MOVL          $0xffffffff, AX
+	BZHIL         R15, AX, AX
+	KMOVW         AX, K1
+	VMOVUPS.Z     64(SI), K1, Z16
+	VMULPS        Z15, Z16, Z17
+	VPANDD        Z10, Z17, Z18
+	VCMPPS        $0x07, Z17, Z17, K4
+	VMOVDQA32.Z   Z18, K4, Z18
+	VPCMPD        $0x05, Z0, Z18, K5
+	VMOVDQA32.Z   Z14, K5, Z19
+	VPERMD        Z1, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z2, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z3, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z4, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VMOVDQA32     Z19, Z20
+	VPERMI2D      Z6, Z5, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, 16(SP)
+	VCMPPS        $0x03, Z17, Z17, K2
+	VPTESTMD      Z11, Z17, K3
+	VPTESTMD      Z9, Z17, K4
+	KANDW         K4, K3, K3
+	KMOVW         K3, 666(SP)
+	KMOVW         K2, 674(SP)
+	VPANDD        Z10, Z16, Z21
+	VCVTPS2PD     Y21, Z22
+	VEXTRACTF64X4 $0x01, Z21, Y23
+	VCVTPS2PD     Y23, Z23
+	VMULPD        Z7, Z22, Z22
+	VMULPD        Z7, Z23, Z23
+	VMOVUPD       Z22, 256(SP)
+	VMOVUPD       Z23, 320(SP)
+	MOVQ          R10, R15
+	SUBQ          $0x20, R15
+	JBE           lutSelect4Pow2AVX512_cellsdone
+	MOVQ          $0x00000010, AX
+	CMPQ          R15, AX
+	CMOVQHI       AX, R15
+	MOVL          $0xffffffff, AX
+	BZHIL         R15, AX, AX
+	KMOVW         AX, K1
+	VMOVUPS.Z     128(SI), K1, Z16
+	VMULPS        Z15, Z16, Z17
+	VPANDD        Z10, Z17, Z18
+	VCMPPS        $0x07, Z17, Z17, K4
+	VMOVDQA32.Z   Z18, K4, Z18
+	VPCMPD        $0x05, Z0, Z18, K5
+	VMOVDQA32.Z   Z14, K5, Z19
+	VPERMD        Z1, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z2, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z3, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z4, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VMOVDQA32     Z19, Z20
+	VPERMI2D      Z6, Z5, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, 32(SP)
+	VCMPPS        $0x03, Z17, Z17, K2
+	VPTESTMD      Z11, Z17, K3
+	VPTESTMD      Z9, Z17, K4
+	KANDW         K4, K3, K3
+	KMOVW         K3, 668(SP)
+	KMOVW         K2, 676(SP)
+	VPANDD        Z10, Z16, Z21
+	VCVTPS2PD     Y21, Z22
+	VEXTRACTF64X4 $0x01, Z21, Y23
+	VCVTPS2PD     Y23, Z23
+	VMULPD        Z7, Z22, Z22
+	VMULPD        Z7, Z23, Z23
+	VMOVUPD       Z22, 384(SP)
+	VMOVUPD       Z23, 448(SP)
+	MOVQ          R10, R15
+	SUBQ          $0x30, R15
+	JBE           lutSelect4Pow2AVX512_cellsdone
+	MOVQ          $0x00000010, AX
+	CMPQ          R15, AX
+	CMOVQHI       AX, R15
+	MOVL          $0xffffffff, AX
+	BZHIL         R15, AX, AX
+	KMOVW         AX, K1
+	VMOVUPS.Z     192(SI), K1, Z16
+	VMULPS        Z15, Z16, Z17
+	VPANDD        Z10, Z17, Z18
+	VCMPPS        $0x07, Z17, Z17, K4
+	VMOVDQA32.Z   Z18, K4, Z18
+	VPCMPD        $0x05, Z0, Z18, K5
+	VMOVDQA32.Z   Z14, K5, Z19
+	VPERMD        Z1, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z2, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z3, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z4, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VMOVDQA32     Z19, Z20
+	VPERMI2D      Z6, Z5, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, 48(SP)
+	VCMPPS        $0x03, Z17, Z17, K2
+	VPTESTMD      Z11, Z17, K3
+	VPTESTMD      Z9, Z17, K4
+	KANDW         K4, K3, K3
+	KMOVW         K3, 670(SP)
+	KMOVW         K2, 678(SP)
+	VPANDD        Z10, Z16, Z21
+	VCVTPS2PD     Y21, Z22
+	VEXTRACTF64X4 $0x01, Z21, Y23
+	VCVTPS2PD     Y23, Z23
+	VMULPD        Z7, Z22, Z22
+	VMULPD        Z7, Z23, Z23
+	VMOVUPD       Z22, 512(SP)
+	VMOVUPD       Z23, 576(SP)
+
+lutSelect4Pow2AVX512_cellsdone:
+	XORL R15, R15
+
+lutSelect4Pow2AVX512_pair:
+	MOVQ   R10, AX
+	SUBQ   R15, AX
+	LEAQ   (DX)(DX*1), R11
+	CMPQ   AX, R11
+	JB     lutSelect4Pow2AVX512_single
+	VXORPD Y24, Y24, Y24
+	VXORPD Y26, Y26, Y26
+	MOVQ   R15, R13
+	LEAQ   (R15)(DX*1), R14
+	MOVQ   R14, R11
+
+lutSelect4Pow2AVX512_vpair:
+	MOVBLZX      (SP)(R13*1), AX
+	SHLL         $0x05, AX
+	MOVBLZX      (SP)(R14*1), BX
+	SHLL         $0x05, BX
+	VBROADCASTSD 128(SP)(R13*8), Y16
+	VSUBPD       (R12)(AX*1), Y16, Y17
+	VMULPD       Y17, Y17, Y17
+	VADDPD       Y17, Y24, Y24
+	VBROADCASTSD 128(SP)(R14*8), Y19
+	VSUBPD       (R12)(BX*1), Y19, Y20
+	VMULPD       Y20, Y20, Y20
+	VADDPD       Y20, Y26, Y26
+	INCQ         R13
+	INCQ         R14
+	CMPQ         R13, R11
+	JB           lutSelect4Pow2AVX512_vpair
+	VCMPPD       $0x03, Y24, Y24, K1
+	VMOVAPD      Y13, K1, Y24
+	VMOVAPD      Y24, Y28
+	VPERMPD      $0x4e, Y28, Y29
+	VMINPD       Y29, Y28, Y28
+	VPERMILPD    $0x55, Y28, Y29
+	VMINPD       Y29, Y28, Y28
+	VCMPPD       $0x00, Y28, Y24, K1
+	KMOVW        K1, AX
+	TZCNTL       AX, AX
+	MOVB         AL, (R8)
+	INCQ         R8
+	MOVQ         704(SP), BX
+	VPBROADCASTB (BX)(AX*1), Z16
+	SHLQ         $0x06, AX
+	MOVQ         696(SP), BX
+	VMOVDQU8     (BX)(AX*1), Z17
+	VMOVDQU8.Z   (SP)(R15*1), K7, Z18
+	VPERMB       Z17, Z18, Z19
+	MOVQ         664(SP), AX
+	SHRXQ        R15, AX, AX
+	KMOVQ        AX, K3
+	VMOVDQU8.Z   Z12, K3, Z20
+	VPORQ        Z20, Z19, Z19
+	MOVQ         672(SP), AX
+	SHRXQ        R15, AX, AX
+	KMOVQ        AX, K2
+	VMOVDQU8     Z16, K2, Z19
+	VMOVDQU8     Z19, K7, (DI)
+	ADDQ         DX, DI
+	ADDQ         DX, R15
+	VCMPPD       $0x03, Y26, Y26, K1
+	VMOVAPD      Y13, K1, Y26
+	VMOVAPD      Y26, Y30
+	VPERMPD      $0x4e, Y30, Y31
+	VMINPD       Y31, Y30, Y30
+	VPERMILPD    $0x55, Y30, Y31
+	VMINPD       Y31, Y30, Y30
+	VCMPPD       $0x00, Y30, Y26, K1
+	KMOVW        K1, AX
+	TZCNTL       AX, AX
+	MOVB         AL, (R8)
+	INCQ         R8
+	MOVQ         704(SP), BX
+	VPBROADCASTB (BX)(AX*1), Z16
+	SHLQ         $0x06, AX
+	MOVQ         696(SP), BX
+	VMOVDQU8     (BX)(AX*1), Z17
+	VMOVDQU8.Z   (SP)(R15*1), K7, Z18
+	VPERMB       Z17, Z18, Z19
+	MOVQ         664(SP), AX
+	SHRXQ        R15, AX, AX
+	KMOVQ        AX, K3
+	VMOVDQU8.Z   Z12, K3, Z20
+	VPORQ        Z20, Z19, Z19
+	MOVQ         672(SP), AX
+	SHRXQ        R15, AX, AX
+	KMOVQ        AX, K2
+	VMOVDQU8     Z16, K2, Z19
+	VMOVDQU8     Z19, K7, (DI)
+	ADDQ         DX, DI
+	ADDQ         DX, R15
+	JMP          lutSelect4Pow2AVX512_pair
+
+lutSelect4Pow2AVX512_single:
+	CMPQ    R15, R10
+	JAE     lutSelect4Pow2AVX512_piecedone
+	MOVQ    R10, R11
+	SUBQ    R15, R11
+	CMPQ    R11, DX
+	CMOVQHI DX, R11
+	BZHIQ   R11, 648(SP), AX
+	KMOVQ   AX, K6
+	VXORPD  Y24, Y24, Y24
+	MOVQ    R15, R13
+	LEAQ    (R15)(R11*1), R14
+
+lutSelect4Pow2AVX512_vsingle:
+	MOVBLZX      (SP)(R13*1), AX
+	SHLL         $0x05, AX
+	VBROADCASTSD 128(SP)(R13*8), Y16
+	VSUBPD       (R12)(AX*1), Y16, Y17
+	VMULPD       Y17, Y17, Y17
+	VADDPD       Y17, Y24, Y24
+	INCQ         R13
+	CMPQ         R13, R14
+	JB           lutSelect4Pow2AVX512_vsingle
+	VCMPPD       $0x03, Y24, Y24, K1
+	VMOVAPD      Y13, K1, Y24
+	VMOVAPD      Y24, Y28
+	VPERMPD      $0x4e, Y28, Y29
+	VMINPD       Y29, Y28, Y28
+	VPERMILPD    $0x55, Y28, Y29
+	VMINPD       Y29, Y28, Y28
+	VCMPPD       $0x00, Y28, Y24, K1
+	KMOVW        K1, AX
+	TZCNTL       AX, AX
+	MOVB         AL, (R8)
+	INCQ         R8
+	MOVQ         704(SP), BX
+	VPBROADCASTB (BX)(AX*1), Z16
+	SHLQ         $0x06, AX
+	MOVQ         696(SP), BX
+	VMOVDQU8     (BX)(AX*1), Z17
+	VMOVDQU8.Z   (SP)(R15*1), K6, Z18
+	VPERMB       Z17, Z18, Z19
+	MOVQ         664(SP), AX
+	SHRXQ        R15, AX, AX
+	KMOVQ        AX, K3
+	VMOVDQU8.Z   Z12, K3, Z20
+	VPORQ        Z20, Z19, Z19
+	MOVQ         672(SP), AX
+	SHRXQ        R15, AX, AX
+	KMOVQ        AX, K2
+	VMOVDQU8     Z16, K2, Z19
+	VMOVDQU8     Z19, K6, (DI)
+	ADDQ         R11, DI
+	ADDQ         R11, R15
+	JMP          lutSelect4Pow2AVX512_single
+
+lutSelect4Pow2AVX512_piecedone:
+	LEAQ  (SI)(R10*4), SI
+	SUBQ  R10, R9
+	JNZ   lutSelect4Pow2AVX512_piece
+	TESTQ CX, CX
+	JNZ   lutSelect4Pow2AVX512_block
+
+lutSelect4Pow2AVX512_done:
+	VZEROUPPER
+	RET
+
+// func lutSelect8AVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[212]uint32, mags []float32, tcodes []uint8, zero []uint8)
+// Requires: AVX, AVX512BW, AVX512DQ, AVX512F, AVX512VBMI, AVX512VL, BMI, BMI2, CMOV
+TEXT ·lutSelect8AVX512(SB), $712-216
+	MOVQ         codes_base+0(FP), DI
+	MOVQ         meta_base+24(FP), R8
+	MOVQ         x_base+48(FP), SI
+	MOVQ         x_len+56(FP), CX
+	MOVQ         group+72(FP), DX
+	MOVQ         mags_base+144(FP), R12
+	TESTQ        CX, CX
+	JZ           lutSelect8AVX512_done
+	MOVQ         muls_base+88(FP), AX
+	MOVQ         AX, 680(SP)
+	MOVQ         scales_base+112(FP), AX
+	MOVQ         AX, 688(SP)
+	MOVQ         tcodes_base+168(FP), AX
+	MOVQ         AX, 696(SP)
+	MOVQ         zero_base+192(FP), AX
+	MOVQ         AX, 704(SP)
+	MOVQ         $0x00000040, AX
+	XORL         DX, DX
+	MOVQ         group+72(FP), R9
+	DIVQ         R9
+	IMULQ        R9, AX
+	MOVQ         AX, 640(SP)
+	MOVQ         R9, DX
+	MOVQ         $0xffffffff, AX
+	MOVQ         AX, 648(SP)
+	NOTQ         AX
+	ORQ          AX, 648(SP)
+	BZHIQ        DX, 648(SP), AX
+	KMOVQ        AX, K7
+	MOVQ         tb+136(FP), R9
+	VPBROADCASTD (R9), Z0
+	VMOVDQU32    128(R9), Z1
+	VMOVDQU32    256(R9), Z2
+	VMOVDQU32    384(R9), Z3
+	VMOVDQU32    512(R9), Z4
+	VMOVDQU32    640(R9), Z5
+	VMOVDQU32    704(R9), Z6
+	VPBROADCASTD 836(R9), Z9
+	MOVL         $0x7fffffff, AX
 	VMOVD        AX, X31
-	VPBROADCASTD X31, Z29
-	MOVL         $0x40404040, AX
+	VPBROADCASTD X31, Z10
+	MOVL         $0x80000000, AX
 	VMOVD        AX, X31
-	VPBROADCASTD X31, Z30
+	VPBROADCASTD X31, Z11
+	VPBROADCASTD 840(R9), Z12
+	MOVQ         $0x7ff0000000000000, AX
+	VPBROADCASTQ AX, Z13
+	MOVL         $0x00000001, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z14
 
 lutSelect8AVX512_block:
-	VBROADCASTSS (BX), Z15
-	VBROADCASTSS (R11), Z7
-	ADDQ         $0x04, BX
-	ADDQ         $0x04, R11
+	MOVQ         680(SP), AX
+	VBROADCASTSS (AX), Z15
+	ADDQ         $0x04, 680(SP)
+	MOVQ         688(SP), AX
+	VBROADCASTSS (AX), Z7
+	ADDQ         $0x04, 688(SP)
 	MOVQ         block+80(FP), R9
 	CMPQ         R9, CX
 	CMOVQHI      CX, R9
@@ -966,14 +2048,14 @@ lutSelect8AVX512_piece:
 	VPCMPD        $0x05, Z20, Z18, K5
 	VPADDD        Z19, Z19, Z19
 	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)
 	VCMPPS        $0x03, Z17, Z17, K2
 	VPTESTMD      Z11, Z17, K3
 	VPTESTMD      Z9, Z17, K4
 	KANDW         K4, K3, K3
-	VPORD         Z30, Z19, K3, Z19
-	VPORD         Z29, Z19, K2, Z19
-	VPMOVDB       Z19, X20
-	VMOVDQU8      X20, (SP)
+	KMOVW         K3, 664(SP)
+	KMOVW         K2, 672(SP)
 	VPANDD        Z10, Z16, Z21
 	VCVTPS2PD     Y21, Z22
 	VEXTRACTF64X4 $0x01, Z21, Y23
@@ -1017,14 +2099,14 @@ lutSelect8AVX512_piece:
 	VPCMPD        $0x05, Z20, Z18, K5
 	VPADDD        Z19, Z19, Z19
 	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, 16(SP)
 	VCMPPS        $0x03, Z17, Z17, K2
 	VPTESTMD      Z11, Z17, K3
 	VPTESTMD      Z9, Z17, K4
 	KANDW         K4, K3, K3
-	VPORD         Z30, Z19, K3, Z19
-	VPORD         Z29, Z19, K2, Z19
-	VPMOVDB       Z19, X20
-	VMOVDQU8      X20, 16(SP)
+	KMOVW         K3, 666(SP)
+	KMOVW         K2, 674(SP)
 	VPANDD        Z10, Z16, Z21
 	VCVTPS2PD     Y21, Z22
 	VEXTRACTF64X4 $0x01, Z21, Y23
@@ -1068,14 +2150,14 @@ lutSelect8AVX512_piece:
 	VPCMPD        $0x05, Z20, Z18, K5
 	VPADDD        Z19, Z19, Z19
 	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, 32(SP)
 	VCMPPS        $0x03, Z17, Z17, K2
 	VPTESTMD      Z11, Z17, K3
 	VPTESTMD      Z9, Z17, K4
 	KANDW         K4, K3, K3
-	VPORD         Z30, Z19, K3, Z19
-	VPORD         Z29, Z19, K2, Z19
-	VPMOVDB       Z19, X20
-	VMOVDQU8      X20, 32(SP)
+	KMOVW         K3, 668(SP)
+	KMOVW         K2, 676(SP)
 	VPANDD        Z10, Z16, Z21
 	VCVTPS2PD     Y21, Z22
 	VEXTRACTF64X4 $0x01, Z21, Y23
@@ -1119,14 +2201,14 @@ lutSelect8AVX512_piece:
 	VPCMPD        $0x05, Z20, Z18, K5
 	VPADDD        Z19, Z19, Z19
 	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, 48(SP)
 	VCMPPS        $0x03, Z17, Z17, K2
 	VPTESTMD      Z11, Z17, K3
 	VPTESTMD      Z9, Z17, K4
 	KANDW         K4, K3, K3
-	VPORD         Z30, Z19, K3, Z19
-	VPORD         Z29, Z19, K2, Z19
-	VPMOVDB       Z19, X20
-	VMOVDQU8      X20, 48(SP)
+	KMOVW         K3, 670(SP)
+	KMOVW         K2, 678(SP)
 	VPANDD        Z10, Z16, Z21
 	VCVTPS2PD     Y21, Z22
 	VEXTRACTF64X4 $0x01, Z21, Y23
@@ -1137,86 +2219,194 @@ lutSelect8AVX512_piece:
 lutSelect8AVX512_cellsdone:
 	XORL R15, R15
 
-lutSelect8AVX512_group:
-	MOVQ    R15, 648(SP)
-	MOVQ    R10, AX
-	SUBQ    R15, AX
-	CMPQ    AX, DX
-	CMOVQHI DX, AX
-	MOVQ    AX, 664(SP)
-	BZHIQ   AX, 672(SP), AX
-	KMOVQ   AX, K6
-	MOVQ    664(SP), AX
-	ADDQ    R15, AX
-	MOVQ    AX, 656(SP)
-	VXORPD  Z24, Z24, Z24
+lutSelect8AVX512_pair:
+	MOVQ   R10, AX
+	SUBQ   R15, AX
+	LEAQ   (DX)(DX*1), R11
+	CMPQ   AX, R11
+	JB     lutSelect8AVX512_single
+	VXORPD Z24, Z24, Z24
+	VXORPD Z26, Z26, Z26
+	MOVQ   R15, R13
+	LEAQ   (R15)(DX*1), R14
+	MOVQ   R14, R11
 
-lutSelect8AVX512_value:
-	MOVBLZX      (SP)(R15*1), AX
-	ANDL         $0x3f, AX
+lutSelect8AVX512_vpair:
+	MOVBLZX      (SP)(R13*1), AX
 	SHLL         $0x05, AX
-	VMULPS       (R12)(AX*1), Y7, Y26
-	VCVTPS2PD    Y26, Z27
-	VSUBPD.BCST  128(SP)(R15*8), Z27, Z27
-	VMULPD       Z27, Z27, Z27
-	VADDPD       Z27, Z24, Z24
-	INCQ         R15
-	CMPQ         R15, 656(SP)
-	JB           lutSelect8AVX512_value
+	MOVBLZX      (SP)(R14*1), BX
+	SHLL         $0x05, BX
+	VMULPS       (R12)(AX*1), Y7, Y16
+	VCVTPS2PD    Y16, Z17
+	VSUBPD.BCST  128(SP)(R13*8), Z17, Z17
+	VMULPD       Z17, Z17, Z17
+	VADDPD       Z17, Z24, Z24
+	VMULPS       (R12)(BX*1), Y7, Y19
+	VCVTPS2PD    Y19, Z20
+	VSUBPD.BCST  128(SP)(R14*8), Z20, Z20
+	VMULPD       Z20, Z20, Z20
+	VADDPD       Z20, Z26, Z26
+	INCQ         R13
+	INCQ         R14
+	CMPQ         R13, R11
+	JB           lutSelect8AVX512_vpair
 	VCMPPD       $0x03, Z24, Z24, K1
 	VMOVAPD      Z13, K1, Z24
-	VMOVAPD      Z24, Z26
-	VSHUFF64X2   $0x4e, Z26, Z26, Z27
-	VMINPD       Z27, Z26, Z26
-	VSHUFF64X2   $0xb1, Z26, Z26, Z27
-	VMINPD       Z27, Z26, Z26
-	VPERMILPD    $0x55, Z26, Z27
-	VMINPD       Z27, Z26, Z26
-	VCMPPD       $0x00, Z26, Z24, K1
+	VMOVAPD      Z24, Z28
+	VSHUFF64X2   $0x4e, Z28, Z28, Z29
+	VMINPD       Z29, Z28, Z28
+	VSHUFF64X2   $0xb1, Z28, Z28, Z29
+	VMINPD       Z29, Z28, Z28
+	VPERMILPD    $0x55, Z28, Z29
+	VMINPD       Z29, Z28, Z28
+	VCMPPD       $0x00, Z28, Z24, K1
 	KMOVW        K1, AX
 	TZCNTL       AX, AX
 	MOVB         AL, (R8)
 	INCQ         R8
-	VPBROADCASTB (R14)(AX*1), Z16
+	MOVQ         704(SP), BX
+	VPBROADCASTB (BX)(AX*1), Z16
 	SHLQ         $0x06, AX
-	VMOVDQU8     (R13)(AX*1), Z26
-	MOVQ         648(SP), AX
-	VMOVDQU8.Z   (SP)(AX*1), K6, Z28
-	VPERMB       Z26, Z28, Z17
-	VPTESTMB     Z30, Z28, K3
-	VMOVDQU8.Z   Z12, K3, Z18
-	VPORQ        Z18, Z17, Z17
-	VPMOVB2M     Z28, K2
-	VMOVDQU8     Z16, K2, Z17
-	VMOVDQU8     Z17, K6, (DI)
-	ADDQ         664(SP), DI
-	CMPQ         R15, R10
-	JB           lutSelect8AVX512_group
-	LEAQ         (SI)(R10*4), SI
-	SUBQ         R10, R9
-	JNZ          lutSelect8AVX512_piece
-	TESTQ        CX, CX
-	JNZ          lutSelect8AVX512_block
+	MOVQ         696(SP), BX
+	VMOVDQU8     (BX)(AX*1), Z17
+	VMOVDQU8.Z   (SP)(R15*1), K7, Z18
+	VPERMB       Z17, Z18, Z19
+	MOVQ         664(SP), AX
+	SHRXQ        R15, AX, AX
+	KMOVQ        AX, K3
+	VMOVDQU8.Z   Z12, K3, Z20
+	VPORQ        Z20, Z19, Z19
+	MOVQ         672(SP), AX
+	SHRXQ        R15, AX, AX
+	KMOVQ        AX, K2
+	VMOVDQU8     Z16, K2, Z19
+	VMOVDQU8     Z19, K7, (DI)
+	ADDQ         DX, DI
+	ADDQ         DX, R15
+	VCMPPD       $0x03, Z26, Z26, K1
+	VMOVAPD      Z13, K1, Z26
+	VMOVAPD      Z26, Z30
+	VSHUFF64X2   $0x4e, Z30, Z30, Z31
+	VMINPD       Z31, Z30, Z30
+	VSHUFF64X2   $0xb1, Z30, Z30, Z31
+	VMINPD       Z31, Z30, Z30
+	VPERMILPD    $0x55, Z30, Z31
+	VMINPD       Z31, Z30, Z30
+	VCMPPD       $0x00, Z30, Z26, K1
+	KMOVW        K1, AX
+	TZCNTL       AX, AX
+	MOVB         AL, (R8)
+	INCQ         R8
+	MOVQ         704(SP), BX
+	VPBROADCASTB (BX)(AX*1), Z16
+	SHLQ         $0x06, AX
+	MOVQ         696(SP), BX
+	VMOVDQU8     (BX)(AX*1), Z17
+	VMOVDQU8.Z   (SP)(R15*1), K7, Z18
+	VPERMB       Z17, Z18, Z19
+	MOVQ         664(SP), AX
+	SHRXQ        R15, AX, AX
+	KMOVQ        AX, K3
+	VMOVDQU8.Z   Z12, K3, Z20
+	VPORQ        Z20, Z19, Z19
+	MOVQ         672(SP), AX
+	SHRXQ        R15, AX, AX
+	KMOVQ        AX, K2
+	VMOVDQU8     Z16, K2, Z19
+	VMOVDQU8     Z19, K7, (DI)
+	ADDQ         DX, DI
+	ADDQ         DX, R15
+	JMP          lutSelect8AVX512_pair
+
+lutSelect8AVX512_single:
+	CMPQ    R15, R10
+	JAE     lutSelect8AVX512_piecedone
+	MOVQ    R10, R11
+	SUBQ    R15, R11
+	CMPQ    R11, DX
+	CMOVQHI DX, R11
+	BZHIQ   R11, 648(SP), AX
+	KMOVQ   AX, K6
+	VXORPD  Z24, Z24, Z24
+	MOVQ    R15, R13
+	LEAQ    (R15)(R11*1), R14
+
+lutSelect8AVX512_vsingle:
+	MOVBLZX      (SP)(R13*1), AX
+	SHLL         $0x05, AX
+	VMULPS       (R12)(AX*1), Y7, Y16
+	VCVTPS2PD    Y16, Z17
+	VSUBPD.BCST  128(SP)(R13*8), Z17, Z17
+	VMULPD       Z17, Z17, Z17
+	VADDPD       Z17, Z24, Z24
+	INCQ         R13
+	CMPQ         R13, R14
+	JB           lutSelect8AVX512_vsingle
+	VCMPPD       $0x03, Z24, Z24, K1
+	VMOVAPD      Z13, K1, Z24
+	VMOVAPD      Z24, Z28
+	VSHUFF64X2   $0x4e, Z28, Z28, Z29
+	VMINPD       Z29, Z28, Z28
+	VSHUFF64X2   $0xb1, Z28, Z28, Z29
+	VMINPD       Z29, Z28, Z28
+	VPERMILPD    $0x55, Z28, Z29
+	VMINPD       Z29, Z28, Z28
+	VCMPPD       $0x00, Z28, Z24, K1
+	KMOVW        K1, AX
+	TZCNTL       AX, AX
+	MOVB         AL, (R8)
+	INCQ         R8
+	MOVQ         704(SP), BX
+	VPBROADCASTB (BX)(AX*1), Z16
+	SHLQ         $0x06, AX
+	MOVQ         696(SP), BX
+	VMOVDQU8     (BX)(AX*1), Z17
+	VMOVDQU8.Z   (SP)(R15*1), K6, Z18
+	VPERMB       Z17, Z18, Z19
+	MOVQ         664(SP), AX
+	SHRXQ        R15, AX, AX
+	KMOVQ        AX, K3
+	VMOVDQU8.Z   Z12, K3, Z20
+	VPORQ        Z20, Z19, Z19
+	MOVQ         672(SP), AX
+	SHRXQ        R15, AX, AX
+	KMOVQ        AX, K2
+	VMOVDQU8     Z16, K2, Z19
+	VMOVDQU8     Z19, K6, (DI)
+	ADDQ         R11, DI
+	ADDQ         R11, R15
+	JMP          lutSelect8AVX512_single
+
+lutSelect8AVX512_piecedone:
+	LEAQ  (SI)(R10*4), SI
+	SUBQ  R10, R9
+	JNZ   lutSelect8AVX512_piece
+	TESTQ CX, CX
+	JNZ   lutSelect8AVX512_block
 
 lutSelect8AVX512_done:
 	VZEROUPPER
 	RET
 
-// func lutSelect16AVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[212]uint32, mags []float32, tcodes []uint8, zero []uint8)
+// func lutSelect8Pow2AVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[212]uint32, mags []float64, tcodes []uint8, zero []uint8)
 // Requires: AVX, AVX512BW, AVX512DQ, AVX512F, AVX512VBMI, AVX512VL, BMI, BMI2, CMOV
-TEXT ·lutSelect16AVX512(SB), $680-216
+TEXT ·lutSelect8Pow2AVX512(SB), $712-216
 	MOVQ         codes_base+0(FP), DI
 	MOVQ         meta_base+24(FP), R8
 	MOVQ         x_base+48(FP), SI
 	MOVQ         x_len+56(FP), CX
 	MOVQ         group+72(FP), DX
-	MOVQ         muls_base+88(FP), BX
-	MOVQ         scales_base+112(FP), R11
 	MOVQ         mags_base+144(FP), R12
-	MOVQ         tcodes_base+168(FP), R13
-	MOVQ         zero_base+192(FP), R14
 	TESTQ        CX, CX
-	JZ           lutSelect16AVX512_done
+	JZ           lutSelect8Pow2AVX512_done
+	MOVQ         muls_base+88(FP), AX
+	MOVQ         AX, 680(SP)
+	MOVQ         scales_base+112(FP), AX
+	MOVQ         AX, 688(SP)
+	MOVQ         tcodes_base+168(FP), AX
+	MOVQ         AX, 696(SP)
+	MOVQ         zero_base+192(FP), AX
+	MOVQ         AX, 704(SP)
 	MOVQ         $0x00000040, AX
 	XORL         DX, DX
 	MOVQ         group+72(FP), R9
@@ -1225,9 +2415,11 @@ TEXT ·lutSelect16AVX512(SB), $680-216
 	MOVQ         AX, 640(SP)
 	MOVQ         R9, DX
 	MOVQ         $0xffffffff, AX
-	MOVQ         AX, 672(SP)
+	MOVQ         AX, 648(SP)
 	NOTQ         AX
-	ORQ          AX, 672(SP)
+	ORQ          AX, 648(SP)
+	BZHIQ        DX, 648(SP), AX
+	KMOVQ        AX, K7
 	MOVQ         tb+136(FP), R9
 	VPBROADCASTD (R9), Z0
 	VMOVDQU32    128(R9), Z1
@@ -1249,18 +2441,462 @@ TEXT ·lutSelect16AVX512(SB), $680-216
 	MOVL         $0x00000001, AX
 	VMOVD        AX, X31
 	VPBROADCASTD X31, Z14
-	MOVL         $0x80808080, AX
+
+lutSelect8Pow2AVX512_block:
+	MOVQ         680(SP), AX
+	VBROADCASTSS (AX), Z15
+	ADDQ         $0x04, 680(SP)
+	VCVTPS2PD    Y15, Z7
+	MOVQ         block+80(FP), R9
+	CMPQ         R9, CX
+	CMOVQHI      CX, R9
+	SUBQ         R9, CX
+
+lutSelect8Pow2AVX512_piece:
+	MOVQ          640(SP), R10
+	CMPQ          R10, R9
+	CMOVQHI       R9, R10
+	MOVQ          R10, R15
+	MOVQ          $0x00000010, AX
+	CMPQ          R15, AX
+	CMOVQHI       AX, R15
+	MOVL          $0xffffffff, AX
+	BZHIL         R15, AX, AX
+	KMOVW         AX, K1
+	VMOVUPS.Z     (SI), K1, Z16
+	VMULPS        Z15, Z16, Z17
+	VPANDD        Z10, Z17, Z18
+	VCMPPS        $0x07, Z17, Z17, K4
+	VMOVDQA32.Z   Z18, K4, Z18
+	VPCMPD        $0x05, Z0, Z18, K5
+	VMOVDQA32.Z   Z14, K5, Z19
+	VPERMD        Z1, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z2, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z3, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z4, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VMOVDQA32     Z19, Z20
+	VPERMI2D      Z6, Z5, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)
+	VCMPPS        $0x03, Z17, Z17, K2
+	VPTESTMD      Z11, Z17, K3
+	VPTESTMD      Z9, Z17, K4
+	KANDW         K4, K3, K3
+	KMOVW         K3, 664(SP)
+	KMOVW         K2, 672(SP)
+	VPANDD        Z10, Z16, Z21
+	VCVTPS2PD     Y21, Z22
+	VEXTRACTF64X4 $0x01, Z21, Y23
+	VCVTPS2PD     Y23, Z23
+	VMULPD        Z7, Z22, Z22
+	VMULPD        Z7, Z23, Z23
+	VMOVUPD       Z22, 128(SP)
+	VMOVUPD       Z23, 192(SP)
+	MOVQ          R10, R15
+	SUBQ          $0x10, R15
+	JBE           lutSelect8Pow2AVX512_cellsdone
+	MOVQ          $0x00000010, AX
+	CMPQ          R15, AX
+	CMOVQHI       AX, R15
+	MOVL          $0xffffffff, AX
+	BZHIL         R15, AX, AX
+	KMOVW         AX, K1
+	VMOVUPS.Z     64(SI), K1, Z16
+	VMULPS        Z15, Z16, Z17
+	VPANDD        Z10, Z17, Z18
+	VCMPPS        $0x07, Z17, Z17, K4
+	VMOVDQA32.Z   Z18, K4, Z18
+	VPCMPD        $0x05, Z0, Z18, K5
+	VMOVDQA32.Z   Z14, K5, Z19
+	VPERMD        Z1, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z2, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z3, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z4, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VMOVDQA32     Z19, Z20
+	VPERMI2D      Z6, Z5, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, 16(SP)
+	VCMPPS        $0x03, Z17, Z17, K2
+	VPTESTMD      Z11, Z17, K3
+	VPTESTMD      Z9, Z17, K4
+	KANDW         K4, K3, K3
+	KMOVW         K3, 666(SP)
+	KMOVW         K2, 674(SP)
+	VPANDD        Z10, Z16, Z21
+	VCVTPS2PD     Y21, Z22
+	VEXTRACTF64X4 $0x01, Z21, Y23
+	VCVTPS2PD     Y23, Z23
+	VMULPD        Z7, Z22, Z22
+	VMULPD        Z7, Z23, Z23
+	VMOVUPD       Z22, 256(SP)
+	VMOVUPD       Z23, 320(SP)
+	MOVQ          R10, R15
+	SUBQ          $0x20, R15
+	JBE           lutSelect8Pow2AVX512_cellsdone
+	MOVQ          $0x00000010, AX
+	CMPQ          R15, AX
+	CMOVQHI       AX, R15
+	MOVL          $0xffffffff, AX
+	BZHIL         R15, AX, AX
+	KMOVW         AX, K1
+	VMOVUPS.Z     128(SI), K1, Z16
+	VMULPS        Z15, Z16, Z17
+	VPANDD        Z10, Z17, Z18
+	VCMPPS        $0x07, Z17, Z17, K4
+	VMOVDQA32.Z   Z18, K4, Z18
+	VPCMPD        $0x05, Z0, Z18, K5
+	VMOVDQA32.Z   Z14, K5, Z19
+	VPERMD        Z1, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z2, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z3, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z4, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VMOVDQA32     Z19, Z20
+	VPERMI2D      Z6, Z5, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, 32(SP)
+	VCMPPS        $0x03, Z17, Z17, K2
+	VPTESTMD      Z11, Z17, K3
+	VPTESTMD      Z9, Z17, K4
+	KANDW         K4, K3, K3
+	KMOVW         K3, 668(SP)
+	KMOVW         K2, 676(SP)
+	VPANDD        Z10, Z16, Z21
+	VCVTPS2PD     Y21, Z22
+	VEXTRACTF64X4 $0x01, Z21, Y23
+	VCVTPS2PD     Y23, Z23
+	VMULPD        Z7, Z22, Z22
+	VMULPD        Z7, Z23, Z23
+	VMOVUPD       Z22, 384(SP)
+	VMOVUPD       Z23, 448(SP)
+	MOVQ          R10, R15
+	SUBQ          $0x30, R15
+	JBE           lutSelect8Pow2AVX512_cellsdone
+	MOVQ          $0x00000010, AX
+	CMPQ          R15, AX
+	CMOVQHI       AX, R15
+	MOVL          $0xffffffff, AX
+	BZHIL         R15, AX, AX
+	KMOVW         AX, K1
+	VMOVUPS.Z     192(SI), K1, Z16
+	VMULPS        Z15, Z16, Z17
+	VPANDD        Z10, Z17, Z18
+	VCMPPS        $0x07, Z17, Z17, K4
+	VMOVDQA32.Z   Z18, K4, Z18
+	VPCMPD        $0x05, Z0, Z18, K5
+	VMOVDQA32.Z   Z14, K5, Z19
+	VPERMD        Z1, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z2, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z3, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z4, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VMOVDQA32     Z19, Z20
+	VPERMI2D      Z6, Z5, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, 48(SP)
+	VCMPPS        $0x03, Z17, Z17, K2
+	VPTESTMD      Z11, Z17, K3
+	VPTESTMD      Z9, Z17, K4
+	KANDW         K4, K3, K3
+	KMOVW         K3, 670(SP)
+	KMOVW         K2, 678(SP)
+	VPANDD        Z10, Z16, Z21
+	VCVTPS2PD     Y21, Z22
+	VEXTRACTF64X4 $0x01, Z21, Y23
+	VCVTPS2PD     Y23, Z23
+	VMULPD        Z7, Z22, Z22
+	VMULPD        Z7, Z23, Z23
+	VMOVUPD       Z22, 512(SP)
+	VMOVUPD       Z23, 576(SP)
+
+lutSelect8Pow2AVX512_cellsdone:
+	XORL R15, R15
+
+lutSelect8Pow2AVX512_pair:
+	MOVQ   R10, AX
+	SUBQ   R15, AX
+	LEAQ   (DX)(DX*1), R11
+	CMPQ   AX, R11
+	JB     lutSelect8Pow2AVX512_single
+	VXORPD Z24, Z24, Z24
+	VXORPD Z26, Z26, Z26
+	MOVQ   R15, R13
+	LEAQ   (R15)(DX*1), R14
+	MOVQ   R14, R11
+
+lutSelect8Pow2AVX512_vpair:
+	MOVBLZX      (SP)(R13*1), AX
+	SHLL         $0x06, AX
+	MOVBLZX      (SP)(R14*1), BX
+	SHLL         $0x06, BX
+	VBROADCASTSD 128(SP)(R13*8), Z16
+	VSUBPD       (R12)(AX*1), Z16, Z17
+	VMULPD       Z17, Z17, Z17
+	VADDPD       Z17, Z24, Z24
+	VBROADCASTSD 128(SP)(R14*8), Z19
+	VSUBPD       (R12)(BX*1), Z19, Z20
+	VMULPD       Z20, Z20, Z20
+	VADDPD       Z20, Z26, Z26
+	INCQ         R13
+	INCQ         R14
+	CMPQ         R13, R11
+	JB           lutSelect8Pow2AVX512_vpair
+	VCMPPD       $0x03, Z24, Z24, K1
+	VMOVAPD      Z13, K1, Z24
+	VMOVAPD      Z24, Z28
+	VSHUFF64X2   $0x4e, Z28, Z28, Z29
+	VMINPD       Z29, Z28, Z28
+	VSHUFF64X2   $0xb1, Z28, Z28, Z29
+	VMINPD       Z29, Z28, Z28
+	VPERMILPD    $0x55, Z28, Z29
+	VMINPD       Z29, Z28, Z28
+	VCMPPD       $0x00, Z28, Z24, K1
+	KMOVW        K1, AX
+	TZCNTL       AX, AX
+	MOVB         AL, (R8)
+	INCQ         R8
+	MOVQ         704(SP), BX
+	VPBROADCASTB (BX)(AX*1), Z16
+	SHLQ         $0x06, AX
+	MOVQ         696(SP), BX
+	VMOVDQU8     (BX)(AX*1), Z17
+	VMOVDQU8.Z   (SP)(R15*1), K7, Z18
+	VPERMB       Z17, Z18, Z19
+	MOVQ         664(SP), AX
+	SHRXQ        R15, AX, AX
+	KMOVQ        AX, K3
+	VMOVDQU8.Z   Z12, K3, Z20
+	VPORQ        Z20, Z19, Z19
+	MOVQ         672(SP), AX
+	SHRXQ        R15, AX, AX
+	KMOVQ        AX, K2
+	VMOVDQU8     Z16, K2, Z19
+	VMOVDQU8     Z19, K7, (DI)
+	ADDQ         DX, DI
+	ADDQ         DX, R15
+	VCMPPD       $0x03, Z26, Z26, K1
+	VMOVAPD      Z13, K1, Z26
+	VMOVAPD      Z26, Z30
+	VSHUFF64X2   $0x4e, Z30, Z30, Z31
+	VMINPD       Z31, Z30, Z30
+	VSHUFF64X2   $0xb1, Z30, Z30, Z31
+	VMINPD       Z31, Z30, Z30
+	VPERMILPD    $0x55, Z30, Z31
+	VMINPD       Z31, Z30, Z30
+	VCMPPD       $0x00, Z30, Z26, K1
+	KMOVW        K1, AX
+	TZCNTL       AX, AX
+	MOVB         AL, (R8)
+	INCQ         R8
+	MOVQ         704(SP), BX
+	VPBROADCASTB (BX)(AX*1), Z16
+	SHLQ         $0x06, AX
+	MOVQ         696(SP), BX
+	VMOVDQU8     (BX)(AX*1), Z17
+	VMOVDQU8.Z   (SP)(R15*1), K7, Z18
+	VPERMB       Z17, Z18, Z19
+	MOVQ         664(SP), AX
+	SHRXQ        R15, AX, AX
+	KMOVQ        AX, K3
+	VMOVDQU8.Z   Z12, K3, Z20
+	VPORQ        Z20, Z19, Z19
+	MOVQ         672(SP), AX
+	SHRXQ        R15, AX, AX
+	KMOVQ        AX, K2
+	VMOVDQU8     Z16, K2, Z19
+	VMOVDQU8     Z19, K7, (DI)
+	ADDQ         DX, DI
+	ADDQ         DX, R15
+	JMP          lutSelect8Pow2AVX512_pair
+
+lutSelect8Pow2AVX512_single:
+	CMPQ    R15, R10
+	JAE     lutSelect8Pow2AVX512_piecedone
+	MOVQ    R10, R11
+	SUBQ    R15, R11
+	CMPQ    R11, DX
+	CMOVQHI DX, R11
+	BZHIQ   R11, 648(SP), AX
+	KMOVQ   AX, K6
+	VXORPD  Z24, Z24, Z24
+	MOVQ    R15, R13
+	LEAQ    (R15)(R11*1), R14
+
+lutSelect8Pow2AVX512_vsingle:
+	MOVBLZX      (SP)(R13*1), AX
+	SHLL         $0x06, AX
+	VBROADCASTSD 128(SP)(R13*8), Z16
+	VSUBPD       (R12)(AX*1), Z16, Z17
+	VMULPD       Z17, Z17, Z17
+	VADDPD       Z17, Z24, Z24
+	INCQ         R13
+	CMPQ         R13, R14
+	JB           lutSelect8Pow2AVX512_vsingle
+	VCMPPD       $0x03, Z24, Z24, K1
+	VMOVAPD      Z13, K1, Z24
+	VMOVAPD      Z24, Z28
+	VSHUFF64X2   $0x4e, Z28, Z28, Z29
+	VMINPD       Z29, Z28, Z28
+	VSHUFF64X2   $0xb1, Z28, Z28, Z29
+	VMINPD       Z29, Z28, Z28
+	VPERMILPD    $0x55, Z28, Z29
+	VMINPD       Z29, Z28, Z28
+	VCMPPD       $0x00, Z28, Z24, K1
+	KMOVW        K1, AX
+	TZCNTL       AX, AX
+	MOVB         AL, (R8)
+	INCQ         R8
+	MOVQ         704(SP), BX
+	VPBROADCASTB (BX)(AX*1), Z16
+	SHLQ         $0x06, AX
+	MOVQ         696(SP), BX
+	VMOVDQU8     (BX)(AX*1), Z17
+	VMOVDQU8.Z   (SP)(R15*1), K6, Z18
+	VPERMB       Z17, Z18, Z19
+	MOVQ         664(SP), AX
+	SHRXQ        R15, AX, AX
+	KMOVQ        AX, K3
+	VMOVDQU8.Z   Z12, K3, Z20
+	VPORQ        Z20, Z19, Z19
+	MOVQ         672(SP), AX
+	SHRXQ        R15, AX, AX
+	KMOVQ        AX, K2
+	VMOVDQU8     Z16, K2, Z19
+	VMOVDQU8     Z19, K6, (DI)
+	ADDQ         R11, DI
+	ADDQ         R11, R15
+	JMP          lutSelect8Pow2AVX512_single
+
+lutSelect8Pow2AVX512_piecedone:
+	LEAQ  (SI)(R10*4), SI
+	SUBQ  R10, R9
+	JNZ   lutSelect8Pow2AVX512_piece
+	TESTQ CX, CX
+	JNZ   lutSelect8Pow2AVX512_block
+
+lutSelect8Pow2AVX512_done:
+	VZEROUPPER
+	RET
+
+// func lutSelect16AVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[212]uint32, mags []float32, tcodes []uint8, zero []uint8)
+// Requires: AVX, AVX512BW, AVX512DQ, AVX512F, AVX512VBMI, AVX512VL, BMI, BMI2, CMOV
+TEXT ·lutSelect16AVX512(SB), $712-216
+	MOVQ         codes_base+0(FP), DI
+	MOVQ         meta_base+24(FP), R8
+	MOVQ         x_base+48(FP), SI
+	MOVQ         x_len+56(FP), CX
+	MOVQ         group+72(FP), DX
+	MOVQ         mags_base+144(FP), R12
+	TESTQ        CX, CX
+	JZ           lutSelect16AVX512_done
+	MOVQ         muls_base+88(FP), AX
+	MOVQ         AX, 680(SP)
+	MOVQ         scales_base+112(FP), AX
+	MOVQ         AX, 688(SP)
+	MOVQ         tcodes_base+168(FP), AX
+	MOVQ         AX, 696(SP)
+	MOVQ         zero_base+192(FP), AX
+	MOVQ         AX, 704(SP)
+	MOVQ         $0x00000040, AX
+	XORL         DX, DX
+	MOVQ         group+72(FP), R9
+	DIVQ         R9
+	IMULQ        R9, AX
+	MOVQ         AX, 640(SP)
+	MOVQ         R9, DX
+	MOVQ         $0xffffffff, AX
+	MOVQ         AX, 648(SP)
+	NOTQ         AX
+	ORQ          AX, 648(SP)
+	BZHIQ        DX, 648(SP), AX
+	KMOVQ        AX, K7
+	MOVQ         tb+136(FP), R9
+	VPBROADCASTD (R9), Z0
+	VMOVDQU32    128(R9), Z1
+	VMOVDQU32    256(R9), Z2
+	VMOVDQU32    384(R9), Z3
+	VMOVDQU32    512(R9), Z4
+	VMOVDQU32    640(R9), Z5
+	VMOVDQU32    704(R9), Z6
+	VPBROADCASTD 836(R9), Z9
+	MOVL         $0x7fffffff, AX
 	VMOVD        AX, X31
-	VPBROADCASTD X31, Z29
-	MOVL         $0x40404040, AX
+	VPBROADCASTD X31, Z10
+	MOVL         $0x80000000, AX
 	VMOVD        AX, X31
-	VPBROADCASTD X31, Z30
+	VPBROADCASTD X31, Z11
+	VPBROADCASTD 840(R9), Z12
+	MOVQ         $0x7ff0000000000000, AX
+	VPBROADCASTQ AX, Z13
+	MOVL         $0x00000001, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z14
 
 lutSelect16AVX512_block:
-	VBROADCASTSS (BX), Z15
-	VBROADCASTSS (R11), Z7
-	ADDQ         $0x04, BX
-	ADDQ         $0x04, R11
+	MOVQ         680(SP), AX
+	VBROADCASTSS (AX), Z15
+	ADDQ         $0x04, 680(SP)
+	MOVQ         688(SP), AX
+	VBROADCASTSS (AX), Z7
+	ADDQ         $0x04, 688(SP)
 	MOVQ         block+80(FP), R9
 	CMPQ         R9, CX
 	CMOVQHI      CX, R9
@@ -1305,14 +2941,14 @@ lutSelect16AVX512_piece:
 	VPCMPD        $0x05, Z20, Z18, K5
 	VPADDD        Z19, Z19, Z19
 	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)
 	VCMPPS        $0x03, Z17, Z17, K2
 	VPTESTMD      Z11, Z17, K3
 	VPTESTMD      Z9, Z17, K4
 	KANDW         K4, K3, K3
-	VPORD         Z30, Z19, K3, Z19
-	VPORD         Z29, Z19, K2, Z19
-	VPMOVDB       Z19, X20
-	VMOVDQU8      X20, (SP)
+	KMOVW         K3, 664(SP)
+	KMOVW         K2, 672(SP)
 	VPANDD        Z10, Z16, Z21
 	VCVTPS2PD     Y21, Z22
 	VEXTRACTF64X4 $0x01, Z21, Y23
@@ -1356,14 +2992,14 @@ lutSelect16AVX512_piece:
 	VPCMPD        $0x05, Z20, Z18, K5
 	VPADDD        Z19, Z19, Z19
 	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, 16(SP)
 	VCMPPS        $0x03, Z17, Z17, K2
 	VPTESTMD      Z11, Z17, K3
 	VPTESTMD      Z9, Z17, K4
 	KANDW         K4, K3, K3
-	VPORD         Z30, Z19, K3, Z19
-	VPORD         Z29, Z19, K2, Z19
-	VPMOVDB       Z19, X20
-	VMOVDQU8      X20, 16(SP)
+	KMOVW         K3, 666(SP)
+	KMOVW         K2, 674(SP)
 	VPANDD        Z10, Z16, Z21
 	VCVTPS2PD     Y21, Z22
 	VEXTRACTF64X4 $0x01, Z21, Y23
@@ -1407,14 +3043,14 @@ lutSelect16AVX512_piece:
 	VPCMPD        $0x05, Z20, Z18, K5
 	VPADDD        Z19, Z19, Z19
 	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, 32(SP)
 	VCMPPS        $0x03, Z17, Z17, K2
 	VPTESTMD      Z11, Z17, K3
 	VPTESTMD      Z9, Z17, K4
 	KANDW         K4, K3, K3
-	VPORD         Z30, Z19, K3, Z19
-	VPORD         Z29, Z19, K2, Z19
-	VPMOVDB       Z19, X20
-	VMOVDQU8      X20, 32(SP)
+	KMOVW         K3, 668(SP)
+	KMOVW         K2, 676(SP)
 	VPANDD        Z10, Z16, Z21
 	VCVTPS2PD     Y21, Z22
 	VEXTRACTF64X4 $0x01, Z21, Y23
@@ -1458,14 +3094,14 @@ lutSelect16AVX512_piece:
 	VPCMPD        $0x05, Z20, Z18, K5
 	VPADDD        Z19, Z19, Z19
 	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, 48(SP)
 	VCMPPS        $0x03, Z17, Z17, K2
 	VPTESTMD      Z11, Z17, K3
 	VPTESTMD      Z9, Z17, K4
 	KANDW         K4, K3, K3
-	VPORD         Z30, Z19, K3, Z19
-	VPORD         Z29, Z19, K2, Z19
-	VPMOVDB       Z19, X20
-	VMOVDQU8      X20, 48(SP)
+	KMOVW         K3, 670(SP)
+	KMOVW         K2, 678(SP)
 	VPANDD        Z10, Z16, Z21
 	VCVTPS2PD     Y21, Z22
 	VEXTRACTF64X4 $0x01, Z21, Y23
@@ -1476,78 +3112,674 @@ lutSelect16AVX512_piece:
 lutSelect16AVX512_cellsdone:
 	XORL R15, R15
 
-lutSelect16AVX512_group:
-	MOVQ    R15, 648(SP)
-	MOVQ    R10, AX
-	SUBQ    R15, AX
-	CMPQ    AX, DX
-	CMOVQHI DX, AX
-	MOVQ    AX, 664(SP)
-	BZHIQ   AX, 672(SP), AX
-	KMOVQ   AX, K6
-	MOVQ    664(SP), AX
-	ADDQ    R15, AX
-	MOVQ    AX, 656(SP)
-	VXORPD  Z24, Z24, Z24
-	VXORPD  Z25, Z25, Z25
+lutSelect16AVX512_pair:
+	MOVQ   R10, AX
+	SUBQ   R15, AX
+	LEAQ   (DX)(DX*1), R11
+	CMPQ   AX, R11
+	JB     lutSelect16AVX512_single
+	VXORPD Z24, Z24, Z24
+	VXORPD Z25, Z25, Z25
+	VXORPD Z26, Z26, Z26
+	VXORPD Z27, Z27, Z27
+	MOVQ   R15, R13
+	LEAQ   (R15)(DX*1), R14
+	MOVQ   R14, R11
 
-lutSelect16AVX512_value:
-	MOVBLZX       (SP)(R15*1), AX
-	ANDL          $0x3f, AX
+lutSelect16AVX512_vpair:
+	MOVBLZX       (SP)(R13*1), AX
 	SHLL          $0x06, AX
-	VMULPS        (R12)(AX*1), Z7, Z26
-	VCVTPS2PD     Y26, Z27
-	VEXTRACTF64X4 $0x01, Z26, Y28
-	VCVTPS2PD     Y28, Z28
-	VSUBPD.BCST   128(SP)(R15*8), Z27, Z27
-	VSUBPD.BCST   128(SP)(R15*8), Z28, Z28
-	VMULPD        Z27, Z27, Z27
-	VMULPD        Z28, Z28, Z28
-	VADDPD        Z27, Z24, Z24
-	VADDPD        Z28, Z25, Z25
-	INCQ          R15
-	CMPQ          R15, 656(SP)
-	JB            lutSelect16AVX512_value
+	MOVBLZX       (SP)(R14*1), BX
+	SHLL          $0x06, BX
+	VMULPS        (R12)(AX*1), Z7, Z16
+	VCVTPS2PD     Y16, Z17
+	VEXTRACTF64X4 $0x01, Z16, Y18
+	VCVTPS2PD     Y18, Z18
+	VSUBPD.BCST   128(SP)(R13*8), Z17, Z17
+	VSUBPD.BCST   128(SP)(R13*8), Z18, Z18
+	VMULPD        Z17, Z17, Z17
+	VADDPD        Z17, Z24, Z24
+	VMULPD        Z18, Z18, Z18
+	VADDPD        Z18, Z25, Z25
+	VMULPS        (R12)(BX*1), Z7, Z19
+	VCVTPS2PD     Y19, Z20
+	VEXTRACTF64X4 $0x01, Z19, Y21
+	VCVTPS2PD     Y21, Z21
+	VSUBPD.BCST   128(SP)(R14*8), Z20, Z20
+	VSUBPD.BCST   128(SP)(R14*8), Z21, Z21
+	VMULPD        Z20, Z20, Z20
+	VADDPD        Z20, Z26, Z26
+	VMULPD        Z21, Z21, Z21
+	VADDPD        Z21, Z27, Z27
+	INCQ          R13
+	INCQ          R14
+	CMPQ          R13, R11
+	JB            lutSelect16AVX512_vpair
 	VCMPPD        $0x03, Z24, Z24, K1
 	VMOVAPD       Z13, K1, Z24
 	VCMPPD        $0x03, Z25, Z25, K1
 	VMOVAPD       Z13, K1, Z25
-	VMINPD        Z25, Z24, Z26
-	VSHUFF64X2    $0x4e, Z26, Z26, Z27
-	VMINPD        Z27, Z26, Z26
-	VSHUFF64X2    $0xb1, Z26, Z26, Z27
-	VMINPD        Z27, Z26, Z26
-	VPERMILPD     $0x55, Z26, Z27
-	VMINPD        Z27, Z26, Z26
-	VCMPPD        $0x00, Z26, Z24, K1
-	VCMPPD        $0x00, Z26, Z25, K2
+	VMINPD        Z25, Z24, Z28
+	VSHUFF64X2    $0x4e, Z28, Z28, Z29
+	VMINPD        Z29, Z28, Z28
+	VSHUFF64X2    $0xb1, Z28, Z28, Z29
+	VMINPD        Z29, Z28, Z28
+	VPERMILPD     $0x55, Z28, Z29
+	VMINPD        Z29, Z28, Z28
+	VCMPPD        $0x00, Z28, Z24, K1
+	VCMPPD        $0x00, Z28, Z25, K2
 	KUNPCKBW      K1, K2, K1
 	KMOVW         K1, AX
 	TZCNTL        AX, AX
 	MOVB          AL, (R8)
 	INCQ          R8
-	VPBROADCASTB  (R14)(AX*1), Z16
+	MOVQ          704(SP), BX
+	VPBROADCASTB  (BX)(AX*1), Z16
 	SHLQ          $0x06, AX
-	VMOVDQU8      (R13)(AX*1), Z26
-	MOVQ          648(SP), AX
-	VMOVDQU8.Z    (SP)(AX*1), K6, Z28
-	VPERMB        Z26, Z28, Z17
-	VPTESTMB      Z30, Z28, K3
-	VMOVDQU8.Z    Z12, K3, Z18
-	VPORQ         Z18, Z17, Z17
-	VPMOVB2M      Z28, K2
-	VMOVDQU8      Z16, K2, Z17
-	VMOVDQU8      Z17, K6, (DI)
-	ADDQ          664(SP), DI
-	CMPQ          R15, R10
-	JB            lutSelect16AVX512_group
-	LEAQ          (SI)(R10*4), SI
-	SUBQ          R10, R9
-	JNZ           lutSelect16AVX512_piece
-	TESTQ         CX, CX
-	JNZ           lutSelect16AVX512_block
+	MOVQ          696(SP), BX
+	VMOVDQU8      (BX)(AX*1), Z17
+	VMOVDQU8.Z    (SP)(R15*1), K7, Z18
+	VPERMB        Z17, Z18, Z19
+	MOVQ          664(SP), AX
+	SHRXQ         R15, AX, AX
+	KMOVQ         AX, K3
+	VMOVDQU8.Z    Z12, K3, Z20
+	VPORQ         Z20, Z19, Z19
+	MOVQ          672(SP), AX
+	SHRXQ         R15, AX, AX
+	KMOVQ         AX, K2
+	VMOVDQU8      Z16, K2, Z19
+	VMOVDQU8      Z19, K7, (DI)
+	ADDQ          DX, DI
+	ADDQ          DX, R15
+	VCMPPD        $0x03, Z26, Z26, K1
+	VMOVAPD       Z13, K1, Z26
+	VCMPPD        $0x03, Z27, Z27, K1
+	VMOVAPD       Z13, K1, Z27
+	VMINPD        Z27, Z26, Z30
+	VSHUFF64X2    $0x4e, Z30, Z30, Z31
+	VMINPD        Z31, Z30, Z30
+	VSHUFF64X2    $0xb1, Z30, Z30, Z31
+	VMINPD        Z31, Z30, Z30
+	VPERMILPD     $0x55, Z30, Z31
+	VMINPD        Z31, Z30, Z30
+	VCMPPD        $0x00, Z30, Z26, K1
+	VCMPPD        $0x00, Z30, Z27, K2
+	KUNPCKBW      K1, K2, K1
+	KMOVW         K1, AX
+	TZCNTL        AX, AX
+	MOVB          AL, (R8)
+	INCQ          R8
+	MOVQ          704(SP), BX
+	VPBROADCASTB  (BX)(AX*1), Z16
+	SHLQ          $0x06, AX
+	MOVQ          696(SP), BX
+	VMOVDQU8      (BX)(AX*1), Z17
+	VMOVDQU8.Z    (SP)(R15*1), K7, Z18
+	VPERMB        Z17, Z18, Z19
+	MOVQ          664(SP), AX
+	SHRXQ         R15, AX, AX
+	KMOVQ         AX, K3
+	VMOVDQU8.Z    Z12, K3, Z20
+	VPORQ         Z20, Z19, Z19
+	MOVQ          672(SP), AX
+	SHRXQ         R15, AX, AX
+	KMOVQ         AX, K2
+	VMOVDQU8      Z16, K2, Z19
+	VMOVDQU8      Z19, K7, (DI)
+	ADDQ          DX, DI
+	ADDQ          DX, R15
+	JMP           lutSelect16AVX512_pair
+
+lutSelect16AVX512_single:
+	CMPQ    R15, R10
+	JAE     lutSelect16AVX512_piecedone
+	MOVQ    R10, R11
+	SUBQ    R15, R11
+	CMPQ    R11, DX
+	CMOVQHI DX, R11
+	BZHIQ   R11, 648(SP), AX
+	KMOVQ   AX, K6
+	VXORPD  Z24, Z24, Z24
+	VXORPD  Z25, Z25, Z25
+	MOVQ    R15, R13
+	LEAQ    (R15)(R11*1), R14
+
+lutSelect16AVX512_vsingle:
+	MOVBLZX       (SP)(R13*1), AX
+	SHLL          $0x06, AX
+	VMULPS        (R12)(AX*1), Z7, Z16
+	VCVTPS2PD     Y16, Z17
+	VEXTRACTF64X4 $0x01, Z16, Y18
+	VCVTPS2PD     Y18, Z18
+	VSUBPD.BCST   128(SP)(R13*8), Z17, Z17
+	VSUBPD.BCST   128(SP)(R13*8), Z18, Z18
+	VMULPD        Z17, Z17, Z17
+	VADDPD        Z17, Z24, Z24
+	VMULPD        Z18, Z18, Z18
+	VADDPD        Z18, Z25, Z25
+	INCQ          R13
+	CMPQ          R13, R14
+	JB            lutSelect16AVX512_vsingle
+	VCMPPD        $0x03, Z24, Z24, K1
+	VMOVAPD       Z13, K1, Z24
+	VCMPPD        $0x03, Z25, Z25, K1
+	VMOVAPD       Z13, K1, Z25
+	VMINPD        Z25, Z24, Z28
+	VSHUFF64X2    $0x4e, Z28, Z28, Z29
+	VMINPD        Z29, Z28, Z28
+	VSHUFF64X2    $0xb1, Z28, Z28, Z29
+	VMINPD        Z29, Z28, Z28
+	VPERMILPD     $0x55, Z28, Z29
+	VMINPD        Z29, Z28, Z28
+	VCMPPD        $0x00, Z28, Z24, K1
+	VCMPPD        $0x00, Z28, Z25, K2
+	KUNPCKBW      K1, K2, K1
+	KMOVW         K1, AX
+	TZCNTL        AX, AX
+	MOVB          AL, (R8)
+	INCQ          R8
+	MOVQ          704(SP), BX
+	VPBROADCASTB  (BX)(AX*1), Z16
+	SHLQ          $0x06, AX
+	MOVQ          696(SP), BX
+	VMOVDQU8      (BX)(AX*1), Z17
+	VMOVDQU8.Z    (SP)(R15*1), K6, Z18
+	VPERMB        Z17, Z18, Z19
+	MOVQ          664(SP), AX
+	SHRXQ         R15, AX, AX
+	KMOVQ         AX, K3
+	VMOVDQU8.Z    Z12, K3, Z20
+	VPORQ         Z20, Z19, Z19
+	MOVQ          672(SP), AX
+	SHRXQ         R15, AX, AX
+	KMOVQ         AX, K2
+	VMOVDQU8      Z16, K2, Z19
+	VMOVDQU8      Z19, K6, (DI)
+	ADDQ          R11, DI
+	ADDQ          R11, R15
+	JMP           lutSelect16AVX512_single
+
+lutSelect16AVX512_piecedone:
+	LEAQ  (SI)(R10*4), SI
+	SUBQ  R10, R9
+	JNZ   lutSelect16AVX512_piece
+	TESTQ CX, CX
+	JNZ   lutSelect16AVX512_block
 
 lutSelect16AVX512_done:
+	VZEROUPPER
+	RET
+
+// func lutSelect16Pow2AVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[212]uint32, mags []float64, tcodes []uint8, zero []uint8)
+// Requires: AVX, AVX512BW, AVX512DQ, AVX512F, AVX512VBMI, AVX512VL, BMI, BMI2, CMOV
+TEXT ·lutSelect16Pow2AVX512(SB), $712-216
+	MOVQ         codes_base+0(FP), DI
+	MOVQ         meta_base+24(FP), R8
+	MOVQ         x_base+48(FP), SI
+	MOVQ         x_len+56(FP), CX
+	MOVQ         group+72(FP), DX
+	MOVQ         mags_base+144(FP), R12
+	TESTQ        CX, CX
+	JZ           lutSelect16Pow2AVX512_done
+	MOVQ         muls_base+88(FP), AX
+	MOVQ         AX, 680(SP)
+	MOVQ         scales_base+112(FP), AX
+	MOVQ         AX, 688(SP)
+	MOVQ         tcodes_base+168(FP), AX
+	MOVQ         AX, 696(SP)
+	MOVQ         zero_base+192(FP), AX
+	MOVQ         AX, 704(SP)
+	MOVQ         $0x00000040, AX
+	XORL         DX, DX
+	MOVQ         group+72(FP), R9
+	DIVQ         R9
+	IMULQ        R9, AX
+	MOVQ         AX, 640(SP)
+	MOVQ         R9, DX
+	MOVQ         $0xffffffff, AX
+	MOVQ         AX, 648(SP)
+	NOTQ         AX
+	ORQ          AX, 648(SP)
+	BZHIQ        DX, 648(SP), AX
+	KMOVQ        AX, K7
+	MOVQ         tb+136(FP), R9
+	VPBROADCASTD (R9), Z0
+	VMOVDQU32    128(R9), Z1
+	VMOVDQU32    256(R9), Z2
+	VMOVDQU32    384(R9), Z3
+	VMOVDQU32    512(R9), Z4
+	VMOVDQU32    640(R9), Z5
+	VMOVDQU32    704(R9), Z6
+	VPBROADCASTD 836(R9), Z9
+	MOVL         $0x7fffffff, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z10
+	MOVL         $0x80000000, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z11
+	VPBROADCASTD 840(R9), Z12
+	MOVQ         $0x7ff0000000000000, AX
+	VPBROADCASTQ AX, Z13
+	MOVL         $0x00000001, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z14
+
+lutSelect16Pow2AVX512_block:
+	MOVQ         680(SP), AX
+	VBROADCASTSS (AX), Z15
+	ADDQ         $0x04, 680(SP)
+	VCVTPS2PD    Y15, Z7
+	MOVQ         block+80(FP), R9
+	CMPQ         R9, CX
+	CMOVQHI      CX, R9
+	SUBQ         R9, CX
+
+lutSelect16Pow2AVX512_piece:
+	MOVQ          640(SP), R10
+	CMPQ          R10, R9
+	CMOVQHI       R9, R10
+	MOVQ          R10, R15
+	MOVQ          $0x00000010, AX
+	CMPQ          R15, AX
+	CMOVQHI       AX, R15
+	MOVL          $0xffffffff, AX
+	BZHIL         R15, AX, AX
+	KMOVW         AX, K1
+	VMOVUPS.Z     (SI), K1, Z16
+	VMULPS        Z15, Z16, Z17
+	VPANDD        Z10, Z17, Z18
+	VCMPPS        $0x07, Z17, Z17, K4
+	VMOVDQA32.Z   Z18, K4, Z18
+	VPCMPD        $0x05, Z0, Z18, K5
+	VMOVDQA32.Z   Z14, K5, Z19
+	VPERMD        Z1, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z2, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z3, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z4, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VMOVDQA32     Z19, Z20
+	VPERMI2D      Z6, Z5, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)
+	VCMPPS        $0x03, Z17, Z17, K2
+	VPTESTMD      Z11, Z17, K3
+	VPTESTMD      Z9, Z17, K4
+	KANDW         K4, K3, K3
+	KMOVW         K3, 664(SP)
+	KMOVW         K2, 672(SP)
+	VPANDD        Z10, Z16, Z21
+	VCVTPS2PD     Y21, Z22
+	VEXTRACTF64X4 $0x01, Z21, Y23
+	VCVTPS2PD     Y23, Z23
+	VMULPD        Z7, Z22, Z22
+	VMULPD        Z7, Z23, Z23
+	VMOVUPD       Z22, 128(SP)
+	VMOVUPD       Z23, 192(SP)
+	MOVQ          R10, R15
+	SUBQ          $0x10, R15
+	JBE           lutSelect16Pow2AVX512_cellsdone
+	MOVQ          $0x00000010, AX
+	CMPQ          R15, AX
+	CMOVQHI       AX, R15
+	MOVL          $0xffffffff, AX
+	BZHIL         R15, AX, AX
+	KMOVW         AX, K1
+	VMOVUPS.Z     64(SI), K1, Z16
+	VMULPS        Z15, Z16, Z17
+	VPANDD        Z10, Z17, Z18
+	VCMPPS        $0x07, Z17, Z17, K4
+	VMOVDQA32.Z   Z18, K4, Z18
+	VPCMPD        $0x05, Z0, Z18, K5
+	VMOVDQA32.Z   Z14, K5, Z19
+	VPERMD        Z1, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z2, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z3, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z4, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VMOVDQA32     Z19, Z20
+	VPERMI2D      Z6, Z5, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, 16(SP)
+	VCMPPS        $0x03, Z17, Z17, K2
+	VPTESTMD      Z11, Z17, K3
+	VPTESTMD      Z9, Z17, K4
+	KANDW         K4, K3, K3
+	KMOVW         K3, 666(SP)
+	KMOVW         K2, 674(SP)
+	VPANDD        Z10, Z16, Z21
+	VCVTPS2PD     Y21, Z22
+	VEXTRACTF64X4 $0x01, Z21, Y23
+	VCVTPS2PD     Y23, Z23
+	VMULPD        Z7, Z22, Z22
+	VMULPD        Z7, Z23, Z23
+	VMOVUPD       Z22, 256(SP)
+	VMOVUPD       Z23, 320(SP)
+	MOVQ          R10, R15
+	SUBQ          $0x20, R15
+	JBE           lutSelect16Pow2AVX512_cellsdone
+	MOVQ          $0x00000010, AX
+	CMPQ          R15, AX
+	CMOVQHI       AX, R15
+	MOVL          $0xffffffff, AX
+	BZHIL         R15, AX, AX
+	KMOVW         AX, K1
+	VMOVUPS.Z     128(SI), K1, Z16
+	VMULPS        Z15, Z16, Z17
+	VPANDD        Z10, Z17, Z18
+	VCMPPS        $0x07, Z17, Z17, K4
+	VMOVDQA32.Z   Z18, K4, Z18
+	VPCMPD        $0x05, Z0, Z18, K5
+	VMOVDQA32.Z   Z14, K5, Z19
+	VPERMD        Z1, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z2, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z3, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z4, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VMOVDQA32     Z19, Z20
+	VPERMI2D      Z6, Z5, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, 32(SP)
+	VCMPPS        $0x03, Z17, Z17, K2
+	VPTESTMD      Z11, Z17, K3
+	VPTESTMD      Z9, Z17, K4
+	KANDW         K4, K3, K3
+	KMOVW         K3, 668(SP)
+	KMOVW         K2, 676(SP)
+	VPANDD        Z10, Z16, Z21
+	VCVTPS2PD     Y21, Z22
+	VEXTRACTF64X4 $0x01, Z21, Y23
+	VCVTPS2PD     Y23, Z23
+	VMULPD        Z7, Z22, Z22
+	VMULPD        Z7, Z23, Z23
+	VMOVUPD       Z22, 384(SP)
+	VMOVUPD       Z23, 448(SP)
+	MOVQ          R10, R15
+	SUBQ          $0x30, R15
+	JBE           lutSelect16Pow2AVX512_cellsdone
+	MOVQ          $0x00000010, AX
+	CMPQ          R15, AX
+	CMOVQHI       AX, R15
+	MOVL          $0xffffffff, AX
+	BZHIL         R15, AX, AX
+	KMOVW         AX, K1
+	VMOVUPS.Z     192(SI), K1, Z16
+	VMULPS        Z15, Z16, Z17
+	VPANDD        Z10, Z17, Z18
+	VCMPPS        $0x07, Z17, Z17, K4
+	VMOVDQA32.Z   Z18, K4, Z18
+	VPCMPD        $0x05, Z0, Z18, K5
+	VMOVDQA32.Z   Z14, K5, Z19
+	VPERMD        Z1, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z2, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z3, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z4, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VMOVDQA32     Z19, Z20
+	VPERMI2D      Z6, Z5, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, 48(SP)
+	VCMPPS        $0x03, Z17, Z17, K2
+	VPTESTMD      Z11, Z17, K3
+	VPTESTMD      Z9, Z17, K4
+	KANDW         K4, K3, K3
+	KMOVW         K3, 670(SP)
+	KMOVW         K2, 678(SP)
+	VPANDD        Z10, Z16, Z21
+	VCVTPS2PD     Y21, Z22
+	VEXTRACTF64X4 $0x01, Z21, Y23
+	VCVTPS2PD     Y23, Z23
+	VMULPD        Z7, Z22, Z22
+	VMULPD        Z7, Z23, Z23
+	VMOVUPD       Z22, 512(SP)
+	VMOVUPD       Z23, 576(SP)
+
+lutSelect16Pow2AVX512_cellsdone:
+	XORL R15, R15
+
+lutSelect16Pow2AVX512_pair:
+	MOVQ   R10, AX
+	SUBQ   R15, AX
+	LEAQ   (DX)(DX*1), R11
+	CMPQ   AX, R11
+	JB     lutSelect16Pow2AVX512_single
+	VXORPD Z24, Z24, Z24
+	VXORPD Z25, Z25, Z25
+	VXORPD Z26, Z26, Z26
+	VXORPD Z27, Z27, Z27
+	MOVQ   R15, R13
+	LEAQ   (R15)(DX*1), R14
+	MOVQ   R14, R11
+
+lutSelect16Pow2AVX512_vpair:
+	MOVBLZX      (SP)(R13*1), AX
+	SHLL         $0x07, AX
+	MOVBLZX      (SP)(R14*1), BX
+	SHLL         $0x07, BX
+	VBROADCASTSD 128(SP)(R13*8), Z16
+	VSUBPD       (R12)(AX*1), Z16, Z17
+	VSUBPD       64(R12)(AX*1), Z16, Z18
+	VMULPD       Z17, Z17, Z17
+	VADDPD       Z17, Z24, Z24
+	VMULPD       Z18, Z18, Z18
+	VADDPD       Z18, Z25, Z25
+	VBROADCASTSD 128(SP)(R14*8), Z19
+	VSUBPD       (R12)(BX*1), Z19, Z20
+	VSUBPD       64(R12)(BX*1), Z19, Z21
+	VMULPD       Z20, Z20, Z20
+	VADDPD       Z20, Z26, Z26
+	VMULPD       Z21, Z21, Z21
+	VADDPD       Z21, Z27, Z27
+	INCQ         R13
+	INCQ         R14
+	CMPQ         R13, R11
+	JB           lutSelect16Pow2AVX512_vpair
+	VCMPPD       $0x03, Z24, Z24, K1
+	VMOVAPD      Z13, K1, Z24
+	VCMPPD       $0x03, Z25, Z25, K1
+	VMOVAPD      Z13, K1, Z25
+	VMINPD       Z25, Z24, Z28
+	VSHUFF64X2   $0x4e, Z28, Z28, Z29
+	VMINPD       Z29, Z28, Z28
+	VSHUFF64X2   $0xb1, Z28, Z28, Z29
+	VMINPD       Z29, Z28, Z28
+	VPERMILPD    $0x55, Z28, Z29
+	VMINPD       Z29, Z28, Z28
+	VCMPPD       $0x00, Z28, Z24, K1
+	VCMPPD       $0x00, Z28, Z25, K2
+	KUNPCKBW     K1, K2, K1
+	KMOVW        K1, AX
+	TZCNTL       AX, AX
+	MOVB         AL, (R8)
+	INCQ         R8
+	MOVQ         704(SP), BX
+	VPBROADCASTB (BX)(AX*1), Z16
+	SHLQ         $0x06, AX
+	MOVQ         696(SP), BX
+	VMOVDQU8     (BX)(AX*1), Z17
+	VMOVDQU8.Z   (SP)(R15*1), K7, Z18
+	VPERMB       Z17, Z18, Z19
+	MOVQ         664(SP), AX
+	SHRXQ        R15, AX, AX
+	KMOVQ        AX, K3
+	VMOVDQU8.Z   Z12, K3, Z20
+	VPORQ        Z20, Z19, Z19
+	MOVQ         672(SP), AX
+	SHRXQ        R15, AX, AX
+	KMOVQ        AX, K2
+	VMOVDQU8     Z16, K2, Z19
+	VMOVDQU8     Z19, K7, (DI)
+	ADDQ         DX, DI
+	ADDQ         DX, R15
+	VCMPPD       $0x03, Z26, Z26, K1
+	VMOVAPD      Z13, K1, Z26
+	VCMPPD       $0x03, Z27, Z27, K1
+	VMOVAPD      Z13, K1, Z27
+	VMINPD       Z27, Z26, Z30
+	VSHUFF64X2   $0x4e, Z30, Z30, Z31
+	VMINPD       Z31, Z30, Z30
+	VSHUFF64X2   $0xb1, Z30, Z30, Z31
+	VMINPD       Z31, Z30, Z30
+	VPERMILPD    $0x55, Z30, Z31
+	VMINPD       Z31, Z30, Z30
+	VCMPPD       $0x00, Z30, Z26, K1
+	VCMPPD       $0x00, Z30, Z27, K2
+	KUNPCKBW     K1, K2, K1
+	KMOVW        K1, AX
+	TZCNTL       AX, AX
+	MOVB         AL, (R8)
+	INCQ         R8
+	MOVQ         704(SP), BX
+	VPBROADCASTB (BX)(AX*1), Z16
+	SHLQ         $0x06, AX
+	MOVQ         696(SP), BX
+	VMOVDQU8     (BX)(AX*1), Z17
+	VMOVDQU8.Z   (SP)(R15*1), K7, Z18
+	VPERMB       Z17, Z18, Z19
+	MOVQ         664(SP), AX
+	SHRXQ        R15, AX, AX
+	KMOVQ        AX, K3
+	VMOVDQU8.Z   Z12, K3, Z20
+	VPORQ        Z20, Z19, Z19
+	MOVQ         672(SP), AX
+	SHRXQ        R15, AX, AX
+	KMOVQ        AX, K2
+	VMOVDQU8     Z16, K2, Z19
+	VMOVDQU8     Z19, K7, (DI)
+	ADDQ         DX, DI
+	ADDQ         DX, R15
+	JMP          lutSelect16Pow2AVX512_pair
+
+lutSelect16Pow2AVX512_single:
+	CMPQ    R15, R10
+	JAE     lutSelect16Pow2AVX512_piecedone
+	MOVQ    R10, R11
+	SUBQ    R15, R11
+	CMPQ    R11, DX
+	CMOVQHI DX, R11
+	BZHIQ   R11, 648(SP), AX
+	KMOVQ   AX, K6
+	VXORPD  Z24, Z24, Z24
+	VXORPD  Z25, Z25, Z25
+	MOVQ    R15, R13
+	LEAQ    (R15)(R11*1), R14
+
+lutSelect16Pow2AVX512_vsingle:
+	MOVBLZX      (SP)(R13*1), AX
+	SHLL         $0x07, AX
+	VBROADCASTSD 128(SP)(R13*8), Z16
+	VSUBPD       (R12)(AX*1), Z16, Z17
+	VSUBPD       64(R12)(AX*1), Z16, Z18
+	VMULPD       Z17, Z17, Z17
+	VADDPD       Z17, Z24, Z24
+	VMULPD       Z18, Z18, Z18
+	VADDPD       Z18, Z25, Z25
+	INCQ         R13
+	CMPQ         R13, R14
+	JB           lutSelect16Pow2AVX512_vsingle
+	VCMPPD       $0x03, Z24, Z24, K1
+	VMOVAPD      Z13, K1, Z24
+	VCMPPD       $0x03, Z25, Z25, K1
+	VMOVAPD      Z13, K1, Z25
+	VMINPD       Z25, Z24, Z28
+	VSHUFF64X2   $0x4e, Z28, Z28, Z29
+	VMINPD       Z29, Z28, Z28
+	VSHUFF64X2   $0xb1, Z28, Z28, Z29
+	VMINPD       Z29, Z28, Z28
+	VPERMILPD    $0x55, Z28, Z29
+	VMINPD       Z29, Z28, Z28
+	VCMPPD       $0x00, Z28, Z24, K1
+	VCMPPD       $0x00, Z28, Z25, K2
+	KUNPCKBW     K1, K2, K1
+	KMOVW        K1, AX
+	TZCNTL       AX, AX
+	MOVB         AL, (R8)
+	INCQ         R8
+	MOVQ         704(SP), BX
+	VPBROADCASTB (BX)(AX*1), Z16
+	SHLQ         $0x06, AX
+	MOVQ         696(SP), BX
+	VMOVDQU8     (BX)(AX*1), Z17
+	VMOVDQU8.Z   (SP)(R15*1), K6, Z18
+	VPERMB       Z17, Z18, Z19
+	MOVQ         664(SP), AX
+	SHRXQ        R15, AX, AX
+	KMOVQ        AX, K3
+	VMOVDQU8.Z   Z12, K3, Z20
+	VPORQ        Z20, Z19, Z19
+	MOVQ         672(SP), AX
+	SHRXQ        R15, AX, AX
+	KMOVQ        AX, K2
+	VMOVDQU8     Z16, K2, Z19
+	VMOVDQU8     Z19, K6, (DI)
+	ADDQ         R11, DI
+	ADDQ         R11, R15
+	JMP          lutSelect16Pow2AVX512_single
+
+lutSelect16Pow2AVX512_piecedone:
+	LEAQ  (SI)(R10*4), SI
+	SUBQ  R10, R9
+	JNZ   lutSelect16Pow2AVX512_piece
+	TESTQ CX, CX
+	JNZ   lutSelect16Pow2AVX512_block
+
+lutSelect16Pow2AVX512_done:
 	VZEROUPPER
 	RET
 

@@ -34,6 +34,10 @@ type LUTSelector struct {
 	// vec6 is the cell search of the vector kernels (six levels, the sign
 	// rule of the tables), or nil past 64 cells.
 	vec6 *lutSearch
+	// mags64 is mags as float64, for the kernels of power-of-two scales;
+	// minMag and maxMag are the least non-zero and the largest magnitude.
+	mags64         []float64
+	minMag, maxMag float32
 }
 
 // lutCellStride is the bytes per table of LUTSelector.codes: the 64 cells
@@ -77,10 +81,18 @@ func NewLUTSelector(bounds []float32, mags [][]float32, codes [][]uint8, zero []
 				panic(fmt.Sprintf("kernels: NewLUTSelector: table %d: magnitude %v", k, m))
 			}
 			s.mags[c*nt+k] = m
+			s.maxMag = max(s.maxMag, m)
+			if m != 0 && (s.minMag == 0 || m < s.minMag) {
+				s.minMag = m
+			}
 		}
 		copy(s.codes[k*stride:], codes[k])
 	}
 	s.vec6 = newLUTSearch(s.cells.keys, cellCodes, signBit, negZero, 0, true)
+	s.mags64 = make([]float64, len(s.mags))
+	for i, m := range s.mags {
+		s.mags64[i] = float64(m)
+	}
 	return s
 }
 
@@ -109,6 +121,25 @@ func (s *LUTSelector) Select(codes, meta []uint8, x []float32, group, block int,
 			len(codes), len(meta), len(muls), len(scales), len(x), group, block))
 	}
 	lutSelect(s, codes[:len(x)], meta, x, group, block, muls, scales)
+}
+
+// pow2Exact reports whether every block of muls and scales has a scale s
+// that is a positive power of two, normal in float32, by which every
+// magnitude scales exactly (m·s neither overflows nor leaves the normal
+// range), and the multiplier 1/s. For such blocks float64(m·s) −
+// float64(|v|) is s·(m − |v|·mul) exactly, so every error is s² times the
+// error of the unscaled magnitudes against |v|·mul, exactly, and the choice
+// is the same: the kernels of power-of-two scales work that way.
+func (s *LUTSelector) pow2Exact(muls, scales []float32) bool {
+	for i, sc := range scales {
+		b := math.Float32bits(sc)
+		if b&0x807fffff != 0 || b == 0 || b >= 0x7f800000 ||
+			float64(muls[i])*float64(sc) != 1 || s.maxMag*sc > math.MaxFloat32 ||
+			s.minMag*sc < 0x1p-126 && s.minMag != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // cellOf returns the cell of the magnitude key k (the bits of |y|, not a

@@ -30,7 +30,8 @@ func main() {
 		lutEncode(4)
 		lutEncode(6)
 		for _, nt := range []int{2, 4, 8, 16} {
-			lutSelect(nt)
+			lutSelect(nt, false)
+			lutSelect(nt, true)
 		}
 		lutDecodeBlocks()
 		lutDecodeGroups()
@@ -169,49 +170,71 @@ func lutEncode(n int) {
 	gen.End(false)
 }
 
-// lutSelect writes lutSelect<nt>AVX512, the selection among nt tables.
-func lutSelect(nt int) {
+// lutSelect writes lutSelect<nt>AVX512, the selection among nt tables, or
+// with pow2 lutSelect<nt>Pow2AVX512, its variant for blocks whose scales are
+// powers of two that scale every entry exactly.
+func lutSelect(nt int, pow2 bool) {
 	name := fmt.Sprintf("lutSelect%dAVX512", nt)
-	TEXT(name, 0, "func(codes, meta []uint8, x []float32, group, block int, muls, scales []float32, tb *[212]uint32, mags []float32, tcodes, zero []uint8)")
+	magType := "[]float32"
+	if pow2 {
+		name = fmt.Sprintf("lutSelect%dPow2AVX512", nt)
+		magType = "[]float64"
+	}
+	TEXT(name, 0, "func(codes, meta []uint8, x []float32, group, block int, muls, scales []float32, tb *[212]uint32, mags "+magType+", tcodes, zero []uint8)")
 	Pragma("noescape")
-	Doc(name+" is the AVX-512 kernel of lutSelectGo for "+fmt.Sprint(nt)+" tables and up to 64 cells, groups",
-		"of up to 64 values: for each group, the loop",
-		"",
-		"\tfor i, v := range xs { // the group's values",
-		"\t\tc := cell(|v·mul|)",
-		"\t\tfor k := range acc {",
-		"\t\t\td := float64(mags[c·nt+k]·scale) − float64(|v|)",
-		"\t\t\tacc[k] += float64(d·d)",
-		"\t\t}",
-		"\t}",
-		"\tmeta[g] = the first k of least acc[k]",
-		"\tcodes = tcodes[64·k + cell] | sign bit, or zero[k] for a NaN",
-		"",
-		"The cells of up to 64 values (whole groups of one block) are searched 16 at a time as",
-		"lutEncode6AVX512 does (a NaN in the cell of 0), and kept on the stack as bytes with the sign in bit 6 and NaN in bit 7,",
-		"with |v| as float64; then per group the errors of the tables accumulate in float64 lanes",
-		"(one lane per table), the least is found by VMINPD (a NaN counting as +Inf: a NaN error",
-		"arises only where every table's error is +Inf or NaN, and the first table wins then as in",
-		"the loop), and the codes are looked up by VPERMB in the chosen table's 64 codes.")
+	if pow2 {
+		Doc(name+" is lutSelect"+fmt.Sprint(nt)+"AVX512 for blocks whose scale s is a power of two",
+			"that scales every entry magnitude m exactly (m·s neither overflows nor leaves the normal",
+			"range): then float64(m·s) − float64(|v|) = s·(m − float64(|v|)·mul) exactly, the squared",
+			"errors are s² times those of (m − |v|·mul) and their sums too, so the least and the ties",
+			"are the same; mags holds the magnitudes as float64, cell-major, and scales is not read.",
+			"Each value's error costs a subtraction, a product and a sum per table.")
+	} else {
+		Doc(name+" is the AVX-512 kernel of lutSelectGo for "+fmt.Sprint(nt)+" tables and up to 64 cells, groups",
+			"of up to 64 values: for each group, the loop",
+			"",
+			"\tfor i, v := range xs { // the group's values",
+			"\t\tc := cell(|v·mul|)",
+			"\t\tfor k := range acc {",
+			"\t\t\td := float64(mags[c·nt+k]·scale) − float64(|v|)",
+			"\t\t\tacc[k] += float64(d·d)",
+			"\t\t}",
+			"\t}",
+			"\tmeta[g] = the first k of least acc[k]",
+			"\tcodes = tcodes[64·k + cell] | sign bit, or zero[k] for a NaN",
+			"",
+			"The cells of up to 64 values (whole groups of one block) are searched 16 at a time as",
+			"lutEncode6AVX512 does (a NaN in the cell of 0) and kept on the stack as bytes, with |v| as",
+			"float64 and the sign and NaN lanes as bit masks; then the errors of two groups at a time",
+			"accumulate in float64 lanes, one per table (two chains of sums in flight), the least is",
+			"found by VMINPD (a NaN counting as +Inf: a NaN error arises only where every table's error",
+			"is +Inf or NaN, and the first table wins then as in the loop), and the codes are looked up",
+			"by VPERMB in the chosen table's 64 codes.")
+	}
 	Load(Param("codes").Base(), RDI)
 	Load(Param("meta").Base(), R8)
 	Load(Param("x").Base(), RSI)
 	Load(Param("x").Len(), RCX)
 	Load(Param("group"), RDX)
-	Load(Param("muls").Base(), RBX)
-	Load(Param("scales").Base(), R11)
 	Load(Param("mags").Base(), R12)
-	Load(Param("tcodes").Base(), R13)
-	Load(Param("zero").Base(), R14)
-	cellBuf := AllocLocal(128)   // cell bytes, flags in bits 6 and 7
-	absBuf := AllocLocal(8 * 64) // |v| as float64
-	slot := AllocLocal(40)       // piece size, group start, group end, group length, all ones
-	piece, gOff, gEnd, gLen, allOnes := slot, slot.Offset(8), slot.Offset(16), slot.Offset(24), slot.Offset(32)
+	cellBuf := AllocLocal(128)   // cell bytes
+	absBuf := AllocLocal(8 * 64) // |v| (or |v|·mul) as float64
+	slot := AllocLocal(8 * 9)    // see below
+	piece, allOnes, gEnd := slot, slot.Offset(8), slot.Offset(16)
+	signBits, nanBits := slot.Offset(24), slot.Offset(32) // lanes of the piece: negative, NaN
+	mulsP, scalesP, tcodesP, zeroP := slot.Offset(40), slot.Offset(48), slot.Offset(56), slot.Offset(64)
 	TESTQ(RCX, RCX)
 	JZ(LabelRef(name + "_done"))
+	for _, p := range []struct {
+		name string
+		at   Mem
+	}{{"muls", mulsP}, {"scales", scalesP}, {"tcodes", tcodesP}, {"zero", zeroP}} {
+		Load(Param(p.name).Base(), RAX)
+		MOVQ(RAX, p.at)
+	}
 	// The piece: the most whole groups in 64 values.
 	MOVQ(U32(64), RAX)
-	XORL(EDX.As32(), EDX.As32())
+	XORL(EDX, EDX)
 	Load(Param("group"), R9)
 	DIVQ(R9)
 	IMULQ(R9, RAX)
@@ -221,6 +244,8 @@ func lutSelect(nt int) {
 	MOVQ(RAX, allOnes)
 	NOTQ(RAX) // the high half
 	ORQ(RAX, allOnes)
+	BZHIQ(RDX, allOnes, RAX)
+	KMOVQ(RAX, K7) // a whole group's bytes
 	Load(Param("tb"), R9)
 	loadLevels(R9, 6)
 	VPBROADCASTD(word(R9, negOff), Z9)
@@ -230,14 +255,22 @@ func lutSelect(nt int) {
 	MOVQ(U64(0x7ff0000000000000), RAX)
 	VPBROADCASTQ(RAX, Z13)
 	gen.Broadcast32(1, ones, RAX, X31)
-	gen.Broadcast32(0x80808080, Z29, RAX, X31)
-	gen.Broadcast32(0x40404040, Z30, RAX, X31)
+	sh := map[int]uint8{2: 3, 4: 4, 8: 5, 16: 6}[nt]
+	if pow2 {
+		sh++
+	}
 
 	Label(name + "_block")
-	VBROADCASTSS(Mem{Base: RBX}, Z15)
-	VBROADCASTSS(Mem{Base: R11}, Z7)
-	ADDQ(U8(4), RBX)
-	ADDQ(U8(4), R11)
+	MOVQ(mulsP, RAX)
+	VBROADCASTSS(Mem{Base: RAX}, Z15)
+	ADDQ(U8(4), mulsP)
+	if pow2 {
+		VCVTPS2PD(Y15, Z7) // mul as float64
+	} else {
+		MOVQ(scalesP, RAX)
+		VBROADCASTSS(Mem{Base: RAX}, Z7)
+		ADDQ(U8(4), scalesP)
+	}
 	Load(Param("block"), R9) // values of this block
 	minInto(R9, RCX)
 	SUBQ(R9, RCX)
@@ -261,108 +294,197 @@ func lutSelect(nt int) {
 		VCMPPS(U8(7), Z17, Z17, K4) // not NaN
 		VMOVDQA32_Z(Z18, K4, Z18)   // a NaN's key is that of 0
 		search(6, Z18, Z19, Z20, K5)
+		VPMOVDB(Z19, X20)
+		VMOVDQU8(X20, cellBuf.Offset(16*t))
 		VCMPPS(U8(3), Z17, Z17, K2)
 		VPTESTMD(Z11, Z17, K3)
 		VPTESTMD(Z9, Z17, K4)
 		KANDW(K4, K3, K3)
-		VPORD(Z30, Z19, K3, Z19)
-		VPORD(Z29, Z19, K2, Z19)
-		VPMOVDB(Z19, X20)
-		VMOVDQU8(X20, cellBuf.Offset(16*t))
+		KMOVW(K3, signBits.Offset(2*t))
+		KMOVW(K2, nanBits.Offset(2*t))
 		VPANDD(Z10, Z16, Z21)
 		VCVTPS2PD(Z21.AsY(), Z22)
 		VEXTRACTF64X4(U8(1), Z21, Y23)
 		VCVTPS2PD(Y23, Z23)
+		if pow2 {
+			VMULPD(Z7, Z22, Z22)
+			VMULPD(Z7, Z23, Z23)
+		}
 		VMOVUPD(Z22, absBuf.Offset(128*t))
 		VMOVUPD(Z23, absBuf.Offset(128*t+64))
 	}
 	Label(name + "_cellsdone")
-	XORL(R15L, R15L) // value index in the piece
+	XORL(R15L, R15L) // the group's offset in the piece
 
-	Label(name + "_group")
-	MOVQ(R15, gOff)
+	accA, accB := selAccs(nt, 24), selAccs(nt, 26)
+	// Two whole groups at a time.
+	Label(name + "_pair")
 	MOVQ(R10, RAX)
 	SUBQ(R15, RAX)
-	minInto(RAX, RDX)
-	MOVQ(RAX, gLen)
-	BZHIQ(RAX, allOnes, RAX)
+	LEAQ(Mem{Base: RDX, Index: RDX, Scale: 1}, R11)
+	CMPQ(RAX, R11)
+	JB(LabelRef(name + "_single"))
+	zeroAccs(accA)
+	zeroAccs(accB)
+	MOVQ(R15, R13)
+	LEAQ(Mem{Base: R15, Index: RDX, Scale: 1}, R14)
+	MOVQ(R14, R11) // the end of the first group
+	Label(name + "_vpair")
+	MOVBLZX(cellBuf.Idx(R13, 1), EAX)
+	SHLL(U8(sh), EAX)
+	MOVBLZX(cellBuf.Idx(R14, 1), EBX)
+	SHLL(U8(sh), EBX)
+	selStep(nt, pow2, Mem{Base: R12, Index: RAX, Scale: 1}, absBuf.Idx(R13, 8), accA, Z16, Z17, Z18)
+	selStep(nt, pow2, Mem{Base: R12, Index: RBX, Scale: 1}, absBuf.Idx(R14, 8), accB, Z19, Z20, Z21)
+	INCQ(R13)
+	INCQ(R14)
+	CMPQ(R13, R11)
+	JB(LabelRef(name + "_vpair"))
+	selFinish(nt, accA, Z28, Z29, cellBuf, signBits, nanBits, tcodesP, zeroP, K7, RDX)
+	ADDQ(RDX, R15)
+	selFinish(nt, accB, Z30, Z31, cellBuf, signBits, nanBits, tcodesP, zeroP, K7, RDX)
+	ADDQ(RDX, R15)
+	JMP(LabelRef(name + "_pair"))
+
+	// The rest, a group at a time (the last may be shorter).
+	Label(name + "_single")
+	CMPQ(R15, R10)
+	JAE(LabelRef(name + "_piecedone"))
+	MOVQ(R10, R11)
+	SUBQ(R15, R11)
+	minInto(R11, RDX) // the group's length
+	BZHIQ(R11, allOnes, RAX)
 	KMOVQ(RAX, K6)
-	MOVQ(gLen, RAX)
-	ADDQ(R15, RAX)
-	MOVQ(RAX, gEnd)
-	acc := []VecPhysical{Z24, Z25}
+	zeroAccs(accA)
+	MOVQ(R15, R13)
+	LEAQ(Mem{Base: R15, Index: R11, Scale: 1}, R14)
+	Label(name + "_vsingle")
+	MOVBLZX(cellBuf.Idx(R13, 1), EAX)
+	SHLL(U8(sh), EAX)
+	selStep(nt, pow2, Mem{Base: R12, Index: RAX, Scale: 1}, absBuf.Idx(R13, 8), accA, Z16, Z17, Z18)
+	INCQ(R13)
+	CMPQ(R13, R14)
+	JB(LabelRef(name + "_vsingle"))
+	selFinish(nt, accA, Z28, Z29, cellBuf, signBits, nanBits, tcodesP, zeroP, K6, R11)
+	ADDQ(R11, R15)
+	JMP(LabelRef(name + "_single"))
+
+	Label(name + "_piecedone")
+	LEAQ(Mem{Base: RSI, Index: R10, Scale: 4}, RSI)
+	SUBQ(R10, R9)
+	JNZ(LabelRef(name + "_piece"))
+	TESTQ(RCX, RCX)
+	JNZ(LabelRef(name + "_block"))
+	Label(name + "_done")
+	_ = gEnd
+	gen.End(false)
+}
+
+// selAccs returns the accumulators of a group's errors for nt tables, from
+// vector register first (two zmm for 16 tables, one zmm for 8, a ymm for 4,
+// an xmm for 2).
+func selAccs(nt, first int) []VecPhysical {
+	z := gen.Z(first)
 	switch nt {
+	case 16:
+		return []VecPhysical{z, gen.Z(first + 1)}
 	case 8:
-		acc = acc[:1]
+		return []VecPhysical{z}
 	case 4:
-		acc = []VecPhysical{Y24}
-	case 2:
-		acc = []VecPhysical{X24}
+		return []VecPhysical{z.AsY().(VecPhysical)}
 	}
+	return []VecPhysical{z.AsX().(VecPhysical)}
+}
+
+func zeroAccs(acc []VecPhysical) {
 	for _, a := range acc {
 		VXORPD(a, a, a)
 	}
-	Label(name + "_value")
-	MOVBLZX(cellBuf.Idx(R15, 1), EAX)
-	ANDL(U8(63), EAX)
-	shift := map[int]uint8{2: 3, 4: 4, 8: 5, 16: 6}[nt]
-	SHLL(U8(shift), EAX)
-	row := Mem{Base: R12, Index: RAX, Scale: 1}
-	ax := absBuf.Idx(R15, 8)
-	switch nt {
-	case 16:
-		VMULPS(row, Z7, Z26)
-		VCVTPS2PD(Y26, Z27)
-		VEXTRACTF64X4(U8(1), Z26, Y28)
-		VCVTPS2PD(Y28, Z28)
-		VSUBPD_BCST(ax, Z27, Z27)
-		VSUBPD_BCST(ax, Z28, Z28)
-		VMULPD(Z27, Z27, Z27)
-		VMULPD(Z28, Z28, Z28)
-		VADDPD(Z27, Z24, Z24)
-		VADDPD(Z28, Z25, Z25)
-	case 8:
-		VMULPS(row, Y7, Y26)
-		VCVTPS2PD(Y26, Z27)
-		VSUBPD_BCST(ax, Z27, Z27)
-		VMULPD(Z27, Z27, Z27)
-		VADDPD(Z27, Z24, Z24)
-	case 4:
-		VMULPS(row, X7, X26)
-		VCVTPS2PD(X26, Y27)
-		VSUBPD_BCST(ax, Y27, Y27)
-		VMULPD(Y27, Y27, Y27)
-		VADDPD(Y27, Y24, Y24)
-	case 2:
-		VMOVSD(row, X26)
-		VMULPS(X7, X26, X26)
-		VCVTPS2PD(X26, X27)
-		VSUBPD_BCST(ax, X27, X27)
-		VMULPD(X27, X27, X27)
-		VADDPD(X27, X24, X24)
-	}
-	INCQ(R15)
-	CMPQ(R15, gEnd)
-	JB(LabelRef(name + "_value"))
+}
 
+// selStep adds to acc the squared errors of the value whose absolute value
+// (as float64) is at ax and whose cell's row of magnitudes is at row (float32
+// times the scale in Z7; float64 and the value times mul with pow2), through
+// the scratch vectors r, d0, d1.
+func selStep(nt int, pow2 bool, row, ax Mem, acc []VecPhysical, r, d0, d1 VecPhysical) {
+	y := func(v VecPhysical) VecPhysical { return v.AsY().(VecPhysical) }
+	x := func(v VecPhysical) VecPhysical { return v.AsX().(VecPhysical) }
+	if pow2 {
+		// d = |v|·mul − m (the negated difference: the same square).
+		switch nt {
+		case 16:
+			VBROADCASTSD(ax, r)
+			VSUBPD(row, r, d0)
+			VSUBPD(row.Offset(64), r, d1)
+		case 8:
+			VBROADCASTSD(ax, r)
+			VSUBPD(row, r, d0)
+		case 4:
+			VBROADCASTSD(ax, y(r))
+			VSUBPD(row, y(r), y(d0))
+		case 2:
+			VMOVDDUP(ax, x(r))
+			VSUBPD(row, x(r), x(d0))
+		}
+	} else {
+		switch nt {
+		case 16:
+			VMULPS(row, Z7, r)
+			VCVTPS2PD(y(r), d0)
+			VEXTRACTF64X4(U8(1), r, y(d1))
+			VCVTPS2PD(y(d1), d1)
+			VSUBPD_BCST(ax, d0, d0)
+			VSUBPD_BCST(ax, d1, d1)
+		case 8:
+			VMULPS(row, Y7, y(r))
+			VCVTPS2PD(y(r), d0)
+			VSUBPD_BCST(ax, d0, d0)
+		case 4:
+			VMULPS(row, X7, x(r))
+			VCVTPS2PD(x(r), y(d0))
+			VSUBPD_BCST(ax, y(d0), y(d0))
+		case 2:
+			VMOVSD(row, x(r))
+			VMULPS(X7, x(r), x(r))
+			VCVTPS2PD(x(r), x(d0))
+			VSUBPD_BCST(ax, x(d0), x(d0))
+		}
+	}
+	ds := []VecPhysical{d0, d1}
+	for i, a := range acc {
+		d := ds[i]
+		switch nt {
+		case 4:
+			d = y(d)
+		case 2:
+			d = x(d)
+		}
+		VMULPD(d, d, d)
+		VADDPD(d, a, a)
+	}
+}
+
+// selFinish ends a group whose errors are in acc, of glen values (a register)
+// starting at R15 in the piece, whose bytes mask k selects: the first table
+// of least error into meta (R8, advanced), and the group's codes through it
+// to DI (advanced by glen). m and t are scratch vectors.
+func selFinish(nt int, acc []VecPhysical, m, t VecPhysical, cellBuf, signBits, nanBits, tcodesP, zeroP Mem, k Register, glen GPPhysical) {
+	inf := Z13
+	switch nt {
+	case 4:
+		inf, m, t = Y13, m.AsY().(VecPhysical), t.AsY().(VecPhysical)
+	case 2:
+		inf, m, t = X13, m.AsX().(VecPhysical), t.AsX().(VecPhysical)
+	}
 	// The first table of least error, a NaN error counting as +Inf.
-	inf := map[int]VecPhysical{16: Z13, 8: Z13, 4: Y13, 2: X13}[nt]
 	for _, a := range acc {
 		VCMPPD(U8(3), a, a, K1)
 		VMOVAPD(inf, K1, a)
 	}
-	var m, t VecPhysical = Z26, Z27
-	switch nt {
-	case 16:
-		VMINPD(Z25, Z24, m)
-	case 8:
-		VMOVAPD(Z24, m)
-	case 4:
-		m, t = Y26, Y27
-		VMOVAPD(Y24, m)
-	case 2:
-		m, t = X26, X27
-		VMOVAPD(X24, m)
+	if nt == 16 {
+		VMINPD(acc[1], acc[0], m)
+	} else {
+		VMOVAPD(acc[0], m)
 	}
 	if nt >= 8 {
 		VSHUFF64X2(U8(0x4e), m, m, t)
@@ -378,7 +500,7 @@ func lutSelect(nt int) {
 	VMINPD(t, m, m)
 	VCMPPD(U8(0), m, acc[0], K1)
 	if nt == 16 {
-		VCMPPD(U8(0), m, Z25, K2)
+		VCMPPD(U8(0), m, acc[1], K2)
 		KUNPCKBW(K1, K2, K1)
 	}
 	KMOVW(K1, EAX)
@@ -386,29 +508,24 @@ func lutSelect(nt int) {
 	MOVB(AL, Mem{Base: R8})
 	INCQ(R8)
 	// The codes through the chosen table.
-	VPBROADCASTB(Mem{Base: R14, Index: RAX, Scale: 1}, Z16)
+	MOVQ(zeroP, RBX)
+	VPBROADCASTB(Mem{Base: RBX, Index: RAX, Scale: 1}, Z16)
 	SHLQ(U8(6), RAX)
-	VMOVDQU8(Mem{Base: R13, Index: RAX, Scale: 1}, Z26)
-	MOVQ(gOff, RAX)
-	VMOVDQU8_Z(cellBuf.Idx(RAX, 1), K6, Z28)
-	VPERMB(Z26, Z28, Z17)
-	VPTESTMB(Z30, Z28, K3)
-	VMOVDQU8_Z(Z12, K3, Z18)
-	VPORQ(Z18, Z17, Z17)
-	VPMOVB2M(Z28, K2)
-	VMOVDQU8(Z16, K2, Z17)
-	VMOVDQU8(Z17, K6, Mem{Base: RDI})
-	ADDQ(gLen, RDI)
-	CMPQ(R15, R10)
-	JB(LabelRef(name + "_group"))
-
-	LEAQ(Mem{Base: RSI, Index: R10, Scale: 4}, RSI)
-	SUBQ(R10, R9)
-	JNZ(LabelRef(name + "_piece"))
-	TESTQ(RCX, RCX)
-	JNZ(LabelRef(name + "_block"))
-	Label(name + "_done")
-	gen.End(false)
+	MOVQ(tcodesP, RBX)
+	VMOVDQU8(Mem{Base: RBX, Index: RAX, Scale: 1}, Z17)
+	VMOVDQU8_Z(cellBuf.Idx(R15, 1), k, Z18)
+	VPERMB(Z17, Z18, Z19)
+	MOVQ(signBits, RAX)
+	SHRXQ(R15, RAX, RAX)
+	KMOVQ(RAX, K3)
+	VMOVDQU8_Z(Z12, K3, Z20)
+	VPORQ(Z20, Z19, Z19)
+	MOVQ(nanBits, RAX)
+	SHRXQ(R15, RAX, RAX)
+	KMOVQ(RAX, K2)
+	VMOVDQU8(Z16, K2, Z19)
+	VMOVDQU8(Z19, k, Mem{Base: RDI})
+	ADDQ(glen, RDI)
 }
 
 // lutDecodeBlocks writes lutDecodeBlocksAVX512.
