@@ -1,6 +1,7 @@
 package codebook
 
 import (
+	"encoding/binary"
 	"fmt"
 
 	"github.com/tensorcast-go/tensorcast/kernels"
@@ -237,16 +238,32 @@ func (c *Codebook) DecodeBlocks(dst []float32, codes, meta []uint8, group, block
 	return nil
 }
 
-// validCodes reports whether every code is below n.
+// validCodes reports whether every code is below n (at least 1).
 func validCodes(codes []uint8, n int) bool {
 	if n >= maxEntries {
 		return true
 	}
-	var top uint8
-	for _, v := range codes {
-		top = max(top, v)
+	i := 0
+	if n <= 128 {
+		// Eight codes at a time: a byte b > m = n−1 (m < 128) carries into
+		// bit 7 of b + 127 − m, or has bit 7 set itself.
+		const ones, highs = 0x0101010101010101, 0x8080808080808080
+		add := uint64(127-(n-1)) * ones
+		var bad uint64
+		for ; i+8 <= len(codes); i += 8 {
+			v := binary.LittleEndian.Uint64(codes[i:])
+			bad |= (v&^highs + add) | v
+		}
+		if bad&highs != 0 {
+			return false
+		}
 	}
-	return int(top) < n
+	for _, v := range codes[i:] {
+		if int(v) >= n {
+			return false
+		}
+	}
+	return true
 }
 
 // validMeta reports whether every meta field names one of n tables.

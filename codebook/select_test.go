@@ -381,3 +381,27 @@ func bitsOf(x []float32) []uint32 {
 	}
 	return b
 }
+
+// TestValidCodes checks the eight-at-a-time range check of DecodeBlocks
+// against a plain loop: every table size, every byte value at every
+// position of a run that has a tail.
+func TestValidCodes(t *testing.T) {
+	for n := 1; n <= 256; n++ {
+		for b := range 256 {
+			for pos := range 19 {
+				codes := make([]uint8, 19)
+				for i := range codes {
+					codes[i] = uint8(i % n)
+				}
+				codes[pos] = uint8(b)
+				want := true
+				for _, c := range codes {
+					want = want && int(c) < n
+				}
+				if got := validCodes(codes, n); got != want {
+					t.Fatalf("n %d: byte %d at %d: got %v", n, b, pos, got)
+				}
+			}
+		}
+	}
+}

@@ -80,3 +80,32 @@ func lutDecodeGroups(dst []float32, src, meta []uint8, group, block int, luts, s
 	}
 	lutDecodeGroupsAVX512(dst, src, meta, group, block, luts, scales, len(luts)/16-1)
 }
+
+// packNibbles is PackBits of width 4: whole runs of 64 codes (AVX-512) or
+// 32 (AVX2) through the assembly, the rest through the Go reference.
+func packNibbles(dst []byte, src []uint8) {
+	var m int // codes done
+	switch active {
+	case tierAVX512:
+		m = len(src) &^ 63
+		packNibblesAVX512(dst[:m/2], src[:m])
+	case tierAVX2:
+		m = len(src) &^ 31
+		packNibblesAVX2(dst[:m/2], src[:m])
+	}
+	packBitsGo(dst[m/2:], src[m:], 4)
+}
+
+// unpackNibbles is UnpackBits of width 4, as packNibbles splits it.
+func unpackNibbles(dst []uint8, src []byte) {
+	var m int
+	switch active {
+	case tierAVX512:
+		m = len(dst) &^ 63
+		unpackNibblesAVX512(dst[:m], src[:m/2])
+	case tierAVX2:
+		m = len(dst) &^ 31
+		unpackNibblesAVX2(dst[:m], src[:m/2])
+	}
+	unpackBitsGo(dst[m:], src[m/2:], 4)
+}

@@ -3883,3 +3883,123 @@ lutDecodeGroupsAVX512_vec:
 lutDecodeGroupsAVX512_done:
 	VZEROUPPER
 	RET
+
+// func packNibblesAVX512(dst []byte, src []uint8)
+// Requires: AVX, AVX512BW, AVX512F
+TEXT ·packNibblesAVX512(SB), NOSPLIT, $0-48
+	MOVL         $0x0f0f0f0f, AX
+	VMOVD        AX, X15
+	VPBROADCASTD X15, Z15
+	MOVQ         dst_base+0(FP), DI
+	MOVQ         src_base+24(FP), SI
+	MOVQ         src_len+32(FP), CX
+	SHRQ         $0x06, CX
+	JZ           packNibblesAVX512_done
+
+packNibblesAVX512_loop:
+	VPANDD  (SI), Z15, Z0
+	VPSRLW  $0x04, Z0, Z1
+	VPORD   Z1, Z0, Z0
+	VPMOVWB Z0, (DI)
+	ADDQ    $0x40, SI
+	ADDQ    $0x20, DI
+	DECQ    CX
+	JNZ     packNibblesAVX512_loop
+
+packNibblesAVX512_done:
+	VZEROUPPER
+	RET
+
+// func packNibblesAVX2(dst []byte, src []uint8)
+// Requires: AVX, AVX2
+TEXT ·packNibblesAVX2(SB), NOSPLIT, $0-48
+	MOVL         $0x0f0f0f0f, AX
+	VMOVD        AX, X15
+	VPBROADCASTD X15, Y15
+	MOVL         $0x00ff00ff, AX
+	VMOVD        AX, X14
+	VPBROADCASTD X14, Y14
+	MOVQ         dst_base+0(FP), DI
+	MOVQ         src_base+24(FP), SI
+	MOVQ         src_len+32(FP), CX
+	SHRQ         $0x05, CX
+	JZ           packNibblesAVX2_done
+
+packNibblesAVX2_loop:
+	VPAND     (SI), Y15, Y0
+	VPSRLW    $0x04, Y0, Y1
+	VPOR      Y1, Y0, Y0
+	VPAND     Y14, Y0, Y0
+	VPACKUSWB Y0, Y0, Y0
+	VPERMQ    $0x08, Y0, Y0
+	VMOVDQU   X0, (DI)
+	ADDQ      $0x20, SI
+	ADDQ      $0x10, DI
+	DECQ      CX
+	JNZ       packNibblesAVX2_loop
+
+packNibblesAVX2_done:
+	VZEROUPPER
+	RET
+
+// func unpackNibblesAVX512(dst []uint8, src []byte)
+// Requires: AVX, AVX512BW, AVX512F
+TEXT ·unpackNibblesAVX512(SB), NOSPLIT, $0-48
+	MOVL         $0x000f000f, AX
+	VMOVD        AX, X15
+	VPBROADCASTD X15, Z15
+	MOVL         $0x0f000f00, AX
+	VMOVD        AX, X14
+	VPBROADCASTD X14, Z14
+	MOVQ         dst_base+0(FP), DI
+	MOVQ         src_base+24(FP), SI
+	MOVQ         dst_len+8(FP), CX
+	SHRQ         $0x06, CX
+	JZ           unpackNibblesAVX512_done
+
+unpackNibblesAVX512_loop:
+	VPMOVZXBW (SI), Z0
+	VPSLLW    $0x04, Z0, Z1
+	VPANDD    Z15, Z0, Z0
+	VPANDD    Z14, Z1, Z1
+	VPORD     Z1, Z0, Z0
+	VMOVDQU8  Z0, (DI)
+	ADDQ      $0x20, SI
+	ADDQ      $0x40, DI
+	DECQ      CX
+	JNZ       unpackNibblesAVX512_loop
+
+unpackNibblesAVX512_done:
+	VZEROUPPER
+	RET
+
+// func unpackNibblesAVX2(dst []uint8, src []byte)
+// Requires: AVX, AVX2
+TEXT ·unpackNibblesAVX2(SB), NOSPLIT, $0-48
+	MOVL         $0x000f000f, AX
+	VMOVD        AX, X15
+	VPBROADCASTD X15, Y15
+	MOVL         $0x0f000f00, AX
+	VMOVD        AX, X14
+	VPBROADCASTD X14, Y14
+	MOVQ         dst_base+0(FP), DI
+	MOVQ         src_base+24(FP), SI
+	MOVQ         dst_len+8(FP), CX
+	SHRQ         $0x05, CX
+	JZ           unpackNibblesAVX2_done
+
+unpackNibblesAVX2_loop:
+	VPMOVZXBW (SI), Y0
+	VPSLLW    $0x04, Y0, Y1
+	VPAND     Y15, Y0, Y0
+	VPAND     Y14, Y1, Y1
+	VPOR      Y1, Y0, Y0
+	VMOVDQU   Y0, (DI)
+	ADDQ      $0x10, SI
+	ADDQ      $0x20, DI
+	DECQ      CX
+	JNZ       unpackNibblesAVX2_loop
+
+unpackNibblesAVX2_done:
+	VZEROUPPER
+	RET

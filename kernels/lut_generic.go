@@ -17,3 +17,6 @@ func lutDecodeBlocks(dst []float32, src []uint8, lut *[16]float32, block int, sc
 func lutDecodeGroups(dst []float32, src, meta []uint8, group, block int, luts, scales []float32) {
 	lutDecodeGroupsGo(dst, src, meta, group, block, luts, scales)
 }
+
+func packNibbles(dst []byte, src []uint8)   { packBitsGo(dst, src, 4) }
+func unpackNibbles(dst []uint8, src []byte) { unpackBitsGo(dst, src, 4) }

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestLUTStaysInBounds runs the lookup-table kernels of every tier on
+// TestLUTStaysInBounds runs the lookup-table and nibble kernels of every tier on
 // slices (inputs, outputs, multipliers, scales and meta) that end at an
 // inaccessible page, at every length up to three AVX-512 groups of 64 and a
 // bit: the masked tails must not touch the bytes after a slice.
@@ -25,6 +25,19 @@ func TestLUTStaysInBounds(t *testing.T) {
 	}
 	forEachTier(t, func(t *testing.T) {
 		for n := 1; n <= 3*64+3; n++ {
+			codes := guardedTail[uint8](t, n)
+			for i := range codes {
+				codes[i] = uint8(r.Uint32())
+			}
+			packed := guardedTail[byte](t, PackedLen(n, 4))
+			want := make([]byte, len(packed))
+			packBitsGo(want, codes, 4)
+			PackBits(packed, codes, 4)
+			require.Equal(t, want, packed, "pack nibbles %d", n)
+			unpackBitsGo(codes, packed, 4)
+			back := guardedTail[uint8](t, n)
+			UnpackBits(back, packed, 4)
+			require.Equal(t, codes, back, "unpack nibbles %d", n)
 			for _, group := range []int{4, 8, 32} {
 				block := 2 * group
 				nb, ng := (n+block-1)/block, (n+group-1)/group

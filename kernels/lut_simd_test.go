@@ -394,3 +394,33 @@ func TestLUTSelectPow2(t *testing.T) {
 	require.False(t, s.pow2Exact([]float32{0x1p-127}, []float32{0x1p127}), "2·2^127 overflows")
 	require.False(t, s.pow2Exact([]float32{0x1p127}, []float32{0x1p-127}), "a subnormal scale")
 }
+
+// TestNibblesTiers packs and unpacks codes of width 4 under every tier at
+// every length up to three AVX-512 groups and a bit, and long ones, at odd
+// addresses: packing keeps the low nibbles (high bits of the codes
+// ignored), element 2k in bits 3:0, as the plain loop writes them, and
+// unpacking inverts it.
+func TestNibblesTiers(t *testing.T) {
+	r := rand.New(rand.NewPCG(81, 82))
+	lengths := testLengths()
+	for _, n := range lengths {
+		src := make([]uint8, n+1)[1:]
+		for i := range src {
+			src[i] = uint8(r.Uint32())
+		}
+		want := make([]byte, PackedLen(n, 4))
+		for i, c := range src {
+			want[i/2] |= (c & 15) << (4 * (i % 2))
+		}
+		forEachTier(t, func(t *testing.T) {
+			got := make([]byte, len(want)+3)[3:]
+			PackBits(got, src, 4)
+			require.Equal(t, want, got, "pack %d", n)
+			back := make([]uint8, n+5)[5:]
+			UnpackBits(back, got, 4)
+			for i, c := range src {
+				require.Equal(t, c&15, back[i], "unpack %d: element %d", n, i)
+			}
+		})
+	}
+}

@@ -194,3 +194,40 @@ func lutDecodeBlocksAVX512(dst []float32, src []uint8, lut *[16]float32, block i
 //
 //go:noescape
 func lutDecodeGroupsAVX512(dst []float32, src []uint8, meta []uint8, group int, block int, luts []float32, scales []float32, tmask int)
+
+// packNibblesAVX512 is the AVX-512 kernel of packBitsGo for width 4, the loop
+//
+//	for k := range dst {
+//		dst[k] = src[2*k]&15 | src[2*k+1]<<4
+//	}
+//
+// over len(src)/64 groups of 64 codes: each pair of codes a word w (low nibbles kept),
+// w | w>>4 (VPSRLW), narrowed to bytes (VPMOVWB).
+//
+//go:noescape
+func packNibblesAVX512(dst []byte, src []uint8)
+
+// packNibblesAVX2 is the AVX2 kernel of packBitsGo for width 4 (see packNibblesAVX512) over
+// len(src)/32 groups of 32 codes: w | w>>4 of each pair, the low bytes kept (VPAND 0x00ff,
+// VPACKUSWB, VPERMQ).
+//
+//go:noescape
+func packNibblesAVX2(dst []byte, src []uint8)
+
+// unpackNibblesAVX512 is the AVX-512 kernel of unpackBitsGo for width 4, the loop
+//
+//	for i := range dst {
+//		dst[i] = src[i/2] >> (4 * (i % 2)) & 15
+//	}
+//
+// over len(dst)/64 groups of 64 codes: 32 bytes widened to words b (VPMOVZXBW), then
+// (b & 0x0f) | (b<<4 & 0x0f00).
+//
+//go:noescape
+func unpackNibblesAVX512(dst []uint8, src []byte)
+
+// unpackNibblesAVX2 is the AVX2 kernel of unpackBitsGo for width 4 (see unpackNibblesAVX512) over
+// len(dst)/32 groups of 32 codes.
+//
+//go:noescape
+func unpackNibblesAVX2(dst []uint8, src []byte)

@@ -32,6 +32,16 @@ func PackBits(dst []byte, src []uint8, width uint) {
 		packMask(dst, src) // the bit-mask kernels
 		return
 	}
+	if width == 4 {
+		packNibbles(dst, src) // the nibble kernels
+		return
+	}
+	packBitsGo(dst, src, width)
+}
+
+// packBitsGo is the reference of PackBits for widths 2 to 8 (len(dst) =
+// PackedLen(len(src), width)).
+func packBitsGo(dst []byte, src []uint8, width uint) {
 	mask := uint64(1)<<width - 1
 	// Eight codes fill exactly width bytes, so whole groups of eight go through
 	// one 64-bit word; the tail takes the bit-by-bit loop below.
@@ -71,6 +81,16 @@ func UnpackBits(dst []uint8, src []byte, width uint) {
 		unpackMask(dst, src) // the bit-mask kernels
 		return
 	}
+	if width == 4 {
+		unpackNibbles(dst, src) // the nibble kernels
+		return
+	}
+	unpackBitsGo(dst, src, width)
+}
+
+// unpackBitsGo is the reference of UnpackBits for widths 2 to 8 (len(src) =
+// PackedLen(len(dst), width)).
+func unpackBitsGo(dst []uint8, src []byte, width uint) {
 	mask := uint64(1)<<width - 1
 	j, i := 0, 0
 	for ; i+8 <= len(dst) && j+8 <= len(src); i += 8 {

@@ -270,9 +270,63 @@ func (c *caster) codebookScaleOf(amax float32, v []float32, t *Tensor, si int) (
 // tensor of a codebook datatype. Codes and meta fields are read within their
 // widths; a code beyond its table's entries is an error.
 func decompressCodebook(t *Tensor, lay *layout) ([]float32, error) {
+	a := withParts(t, Actual, unpack)
+	if lay.contiguous() && lay.axis == len(lay.shape)-1 && t.DataType.spec != nil {
+		if out, ok := decompressCodebookRows(a, lay); ok {
+			return out, nil
+		}
+	}
+	return decompressCodebookBlocks(t, a, lay)
+}
+
+// decompressCodebookRows is decompressCodebook a row at a time for blocks
+// along the last axis: the row's scales, then one decoding with a scale per
+// block and a table per meta field. It returns false when a code or meta
+// field is out of range, which the block-by-block path then reports.
+func decompressCodebookRows(a *Tensor, lay *layout) ([]float32, bool) {
+	dt := a.DataType
+	cb := dt.cb
+	dec := newDecoder(dt, a)
+	out := make([]float32, lay.n)
+	rowLen := lay.shape[lay.axis]
+	if lay.n == 0 || rowLen == 0 {
+		return out, true
+	}
+	tile := lay.tile1
+	group := tile
+	if lay.sub != 0 {
+		group = lay.sub
+	}
+	perRow, metaRow := ceilDiv(rowLen, tile), ceilDiv(rowLen, group)
+	scales := make([]float32, perRow)
+	codes := make([]uint8, rowLen)
+	meta := make([]uint8, metaRow)
+	codeMask := uint8(1<<cb.IndexBits() - 1)
+	metaMask := uint8(1<<max(cb.MetaBits(), 0) - 1)
+	for r := 0; r*rowLen < lay.n; r++ {
+		for j := range scales {
+			scales[j] = dec.scaleOf(a, r*perRow+j).mul
+		}
+		for i, c := range a.Data.Bytes[r*rowLen : (r+1)*rowLen] {
+			codes[i] = c & codeMask
+		}
+		if lay.sub != 0 {
+			for i, m := range a.Meta.Bytes[r*metaRow : (r+1)*metaRow] {
+				meta[i] = m & metaMask
+			}
+		}
+		if err := cb.DecodeBlocks(out[r*rowLen:(r+1)*rowLen], codes, meta, group, tile, scales); err != nil {
+			return nil, false
+		}
+	}
+	return out, true
+}
+
+// decompressCodebookBlocks is decompressCodebook block by block (a is t in
+// Actual form).
+func decompressCodebookBlocks(t *Tensor, a *Tensor, lay *layout) ([]float32, error) {
 	dt := t.DataType
 	cb := dt.cb
-	a := withParts(t, Actual, unpack)
 	dec := newDecoder(dt, a)
 	out := make([]float32, lay.n)
 	maxBlock := lay.tile0 * lay.tile1

@@ -352,7 +352,7 @@ func BenchmarkCodebookCast(b *testing.B) {
 // path: rows that are no whole number of tiles, all-zero, NaN and Inf
 // blocks, tiny and huge values (scales that round to zero or overflow), a
 // keep mask (dropped elements stored as 0, rows starting off a mask byte),
-// in every form.
+// in every form; and Decompress row by row with block by block.
 func TestCodebookRowsEqualBlocks(t *testing.T) {
 	r := rand.New(rand.NewPCG(21, 22))
 	for _, name := range codebookTypes {
@@ -392,6 +392,18 @@ func TestCodebookRowsEqualBlocks(t *testing.T) {
 				for i := range fp {
 					require.Equal(t, sp[i].Name, fp[i].Name)
 					require.Equal(t, sp[i].Bytes, fp[i].Bytes, "%s %v %v %s part", name, shape, form, fp[i].Name)
+				}
+				if form != Virtual {
+					// Decompress (row by row) equals the block-by-block path.
+					got, err := Decompress(fast)
+					require.NoError(t, err, name)
+					lay, err := newLayoutFor(fast.Shape, fast.Axis, dt)
+					require.NoError(t, err)
+					want, err := decompressCodebookBlocks(fast, withParts(fast, Actual, unpack), lay)
+					require.NoError(t, err, name)
+					if i, ok := sameBits(want, got); !ok {
+						t.Fatalf("%s %v: decompressed element %d: rows %v, blocks %v", name, shape, i, got[i], want[i])
+					}
 				}
 			}
 		}

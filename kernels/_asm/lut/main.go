@@ -35,6 +35,10 @@ func main() {
 		}
 		lutDecodeBlocks()
 		lutDecodeGroups()
+		packNibbles("AVX512")
+		packNibbles("AVX2")
+		unpackNibbles("AVX512")
+		unpackNibbles("AVX2")
 	})
 }
 
@@ -630,4 +634,105 @@ func lutDecodeGroups() {
 	JNZ(LabelRef(name + "_block"))
 	Label(name + "_done")
 	gen.End(false)
+}
+
+// nibbleLoop emits a kernel func(dst []byte, src []byte) whose count slice's
+// length, shifted right by log2, is the number of steps; body runs once a
+// step, after which SI moves by in and DI by out bytes.
+func nibbleLoop(name string, count string, log2 uint8, in, out int, body func()) {
+	Load(Param("dst").Base(), RDI)
+	Load(Param("src").Base(), RSI)
+	Load(Param(count).Len(), RCX)
+	SHRQ(U8(log2), RCX)
+	JZ(LabelRef(name + "_done"))
+	Label(name + "_loop")
+	body()
+	ADDQ(U8(in), RSI)
+	ADDQ(U8(out), RDI)
+	DECQ(RCX)
+	JNZ(LabelRef(name + "_loop"))
+	Label(name + "_done")
+	gen.End(false)
+}
+
+// packNibbles writes packNibbles<isa>: codes two to a byte, element 2k in
+// bits 3:0 (the low nibbles of each pair of codes as a word, w | w>>4, then
+// the words narrowed to bytes).
+func packNibbles(isa string) {
+	name := "packNibbles" + isa
+	TEXT(name, NOSPLIT, "func(dst []byte, src []uint8)")
+	Pragma("noescape")
+	if isa == "AVX512" {
+		Doc(name+" is the AVX-512 kernel of packBitsGo for width 4, the loop",
+			"",
+			"\tfor k := range dst {",
+			"\t\tdst[k] = src[2*k]&15 | src[2*k+1]<<4",
+			"\t}",
+			"",
+			"over len(src)/64 groups of 64 codes: each pair of codes a word w (low nibbles kept),",
+			"w | w>>4 (VPSRLW), narrowed to bytes (VPMOVWB).")
+		gen.Broadcast32(0x0f0f0f0f, Z15, RAX, X15)
+		nibbleLoop(name, "src", 6, 64, 32, func() {
+			VPANDD(Mem{Base: RSI}, Z15, Z0)
+			VPSRLW(U8(4), Z0, Z1)
+			VPORD(Z1, Z0, Z0)
+			VPMOVWB(Z0, Mem{Base: RDI})
+		})
+		return
+	}
+	Doc(name+" is the AVX2 kernel of packBitsGo for width 4 (see packNibblesAVX512) over",
+		"len(src)/32 groups of 32 codes: w | w>>4 of each pair, the low bytes kept (VPAND 0x00ff,",
+		"VPACKUSWB, VPERMQ).")
+	gen.Broadcast32(0x0f0f0f0f, Y15, RAX, X15)
+	gen.Broadcast32(0x00ff00ff, Y14, RAX, X14)
+	nibbleLoop(name, "src", 5, 32, 16, func() {
+		VPAND(Mem{Base: RSI}, Y15, Y0)
+		VPSRLW(U8(4), Y0, Y1)
+		VPOR(Y1, Y0, Y0)
+		VPAND(Y14, Y0, Y0)
+		VPACKUSWB(Y0, Y0, Y0)
+		VPERMQ(U8(0x08), Y0, Y0)
+		VMOVDQU(X0, Mem{Base: RDI})
+	})
+}
+
+// unpackNibbles writes unpackNibbles<isa>: each byte widened to a word
+// (VPMOVZXBW) b, then (b & 0x0f) | (b<<4 & 0x0f00), two codes.
+func unpackNibbles(isa string) {
+	name := "unpackNibbles" + isa
+	TEXT(name, NOSPLIT, "func(dst []uint8, src []byte)")
+	Pragma("noescape")
+	if isa == "AVX512" {
+		Doc(name+" is the AVX-512 kernel of unpackBitsGo for width 4, the loop",
+			"",
+			"\tfor i := range dst {",
+			"\t\tdst[i] = src[i/2] >> (4 * (i % 2)) & 15",
+			"\t}",
+			"",
+			"over len(dst)/64 groups of 64 codes: 32 bytes widened to words b (VPMOVZXBW), then",
+			"(b & 0x0f) | (b<<4 & 0x0f00).")
+		gen.Broadcast32(0x000f000f, Z15, RAX, X15)
+		gen.Broadcast32(0x0f000f00, Z14, RAX, X14)
+		nibbleLoop(name, "dst", 6, 32, 64, func() {
+			VPMOVZXBW(Mem{Base: RSI}, Z0)
+			VPSLLW(U8(4), Z0, Z1)
+			VPANDD(Z15, Z0, Z0)
+			VPANDD(Z14, Z1, Z1)
+			VPORD(Z1, Z0, Z0)
+			VMOVDQU8(Z0, Mem{Base: RDI})
+		})
+		return
+	}
+	Doc(name+" is the AVX2 kernel of unpackBitsGo for width 4 (see unpackNibblesAVX512) over",
+		"len(dst)/32 groups of 32 codes.")
+	gen.Broadcast32(0x000f000f, Y15, RAX, X15)
+	gen.Broadcast32(0x0f000f00, Y14, RAX, X14)
+	nibbleLoop(name, "dst", 5, 16, 32, func() {
+		VPMOVZXBW(Mem{Base: RSI}, Y0)
+		VPSLLW(U8(4), Y0, Y1)
+		VPAND(Y15, Y0, Y0)
+		VPAND(Y14, Y1, Y1)
+		VPOR(Y1, Y0, Y0)
+		VMOVDQU(Y0, Mem{Base: RDI})
+	})
 }
