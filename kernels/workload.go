@@ -107,6 +107,11 @@ func Workloads() []Workload {
 			src = src[:len(src)/4*4]
 			return func() { SelectNM(dst, src, 2, 4) }
 		}},
+		{"SelectNM48", func(src []float32) func() {
+			dst := make([]byte, PackedLen(len(src)/8*8, 1))
+			src = src[:len(src)/8*8]
+			return func() { SelectNM(dst, src, 4, 8) }
+		}},
 		{"EncodeNF4", func(src []float32) func() {
 			e := benchNF4()
 			muls, _ := benchBlockScales(src, 64, 1)
