@@ -40,6 +40,11 @@ func TestCodebookRegistry(t *testing.T) {
 	assert.Equal(t, "nf4_float32_t64", MustLookup("nf4").Code())
 	assert.Equal(t, "uint4", MustLookup("nf4").Elem().Name())
 	assert.Equal(t, "uint8", MustLookup("mx9cb").Elem().Name())
+	// The element is the codebook; Elem is the format of its indices.
+	assert.Equal(t, "nf4", MustLookup("nf4").Element())
+	assert.Equal(t, "icb44fi_e2m3fnuz", MustLookup("icb44fi2_e32s8").Element())
+	assert.Equal(t, "cb41fi_e2m2fnuz", MustLookup("mxfi4").Element())
+	assert.Equal(t, "float4_e2m1fn", MustLookup("mxfp4").Element())
 	// e2m1 stays the number format in codes.
 	assert.Nil(t, MustLookup("e2m1_e8m0_t32").Codebook())
 }
