@@ -62,7 +62,10 @@ const (
 	// lutSignOff holds the sign bit in every byte, lutNaNOff the NaN code.
 	lutSignOff = 210
 	lutNaNOff  = 211
-	lutWords   = 212
+	// lutFirstOff holds the first level a six-level search needs: 2 for up
+	// to 16 entries (the first two levels compare with padding only), else 0.
+	lutFirstOff = 212
+	lutWords    = 216
 )
 
 // lutPadKey pads the keys of the vector search: above every non-NaN key.
@@ -106,6 +109,9 @@ func newLUTSearch(keys []int64, codes []uint8, signBit uint8, negZero bool, nan 
 	}
 	v.words[lutSignOff] = uint32(signBit) * 0x01010101
 	v.words[lutNaNOff] = uint32(nan) * 0x01010101
+	if v.levels == 6 && n <= 16 {
+		v.words[lutFirstOff] = 2
+	}
 	return v
 }
 

@@ -4,7 +4,7 @@
 
 #include "textflag.h"
 
-// func lutEncode4AVX512(dst []uint8, src []float32, block int, muls []float32, tb *[212]uint32)
+// func lutEncode4AVX512(dst []uint8, src []float32, block int, muls []float32, tb *[216]uint32)
 // Requires: AVX, AVX512BW, AVX512F, AVX512VBMI, AVX512VL, BMI2, CMOV
 TEXT ·lutEncode4AVX512(SB), NOSPLIT, $0-88
 	MOVQ         dst_base+0(FP), DI
@@ -91,7 +91,7 @@ lutEncode4AVX512_done:
 	VZEROUPPER
 	RET
 
-// func lutEncode6AVX512(dst []uint8, src []float32, block int, muls []float32, tb *[212]uint32)
+// func lutEncode6AVX512(dst []uint8, src []float32, block int, muls []float32, tb *[216]uint32)
 // Requires: AVX, AVX512BW, AVX512F, AVX512VBMI, AVX512VL, BMI2, CMOV
 TEXT ·lutEncode6AVX512(SB), NOSPLIT, $0-88
 	MOVQ         dst_base+0(FP), DI
@@ -190,9 +190,9 @@ lutEncode6AVX512_done:
 	VZEROUPPER
 	RET
 
-// func lutSelect2AVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[212]uint32, mags []float32, tcodes []uint8, zero []uint8)
+// func lutSelect2AVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[216]uint32, mags []float32, tcodes []uint8, zero []uint8)
 // Requires: AVX, AVX512BW, AVX512F, AVX512VBMI, AVX512VL, BMI, BMI2, CMOV
-TEXT ·lutSelect2AVX512(SB), $712-216
+TEXT ·lutSelect2AVX512(SB), $2584-216
 	MOVQ         codes_base+0(FP), DI
 	MOVQ         meta_base+24(FP), R8
 	MOVQ         x_base+48(FP), SI
@@ -202,25 +202,28 @@ TEXT ·lutSelect2AVX512(SB), $712-216
 	TESTQ        CX, CX
 	JZ           lutSelect2AVX512_done
 	MOVQ         muls_base+88(FP), AX
-	MOVQ         AX, 680(SP)
+	MOVQ         AX, 2536(SP)
 	MOVQ         scales_base+112(FP), AX
-	MOVQ         AX, 688(SP)
+	MOVQ         AX, 2544(SP)
 	MOVQ         tcodes_base+168(FP), AX
-	MOVQ         AX, 696(SP)
+	MOVQ         AX, 2552(SP)
 	MOVQ         zero_base+192(FP), AX
-	MOVQ         AX, 704(SP)
-	MOVQ         $0x00000040, AX
+	MOVQ         AX, 2560(SP)
+	XORL         AX, AX
+	MOVQ         AX, 2520(SP)
+	MOVQ         AX, 2528(SP)
+	MOVQ         $0x00000100, AX
 	XORL         DX, DX
 	MOVQ         group+72(FP), R9
 	DIVQ         R9
 	IMULQ        R9, AX
-	MOVQ         AX, 640(SP)
+	MOVQ         AX, 2496(SP)
 	MOVQ         R9, DX
 	MOVQ         $0xffffffff, AX
-	MOVQ         AX, 648(SP)
+	MOVQ         AX, 2504(SP)
 	NOTQ         AX
-	ORQ          AX, 648(SP)
-	BZHIQ        DX, 648(SP), AX
+	ORQ          AX, 2504(SP)
+	BZHIQ        DX, 2504(SP), AX
 	KMOVQ        AX, K7
 	MOVQ         tb+136(FP), R9
 	VPBROADCASTD (R9), Z0
@@ -230,6 +233,10 @@ TEXT ·lutSelect2AVX512(SB), $712-216
 	VMOVDQU32    512(R9), Z4
 	VMOVDQU32    640(R9), Z5
 	VMOVDQU32    704(R9), Z6
+	MOVL         848(R9), AX
+	MOVQ         AX, 2512(SP)
+	MOVL         256(R9), AX
+	MOVL         AX, 2568(SP)
 	VPBROADCASTD 836(R9), Z9
 	MOVL         $0x7fffffff, AX
 	VMOVD        AX, X31
@@ -243,235 +250,171 @@ TEXT ·lutSelect2AVX512(SB), $712-216
 	MOVL         $0x00000001, AX
 	VMOVD        AX, X31
 	VPBROADCASTD X31, Z14
+	MOVL         $0x00000040, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z8
+	MOVL         $0x00000080, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z29
+	MOVL         $0x40404040, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z30
 
-lutSelect2AVX512_block:
-	MOVQ         680(SP), AX
+lutSelect2AVX512_chunk:
+	MOVQ    2496(SP), R10
+	CMPQ    R10, CX
+	CMOVQHI CX, R10
+	XORL    R11, R11
+
+lutSelect2AVX512_seg:
+	CMPQ         2520(SP), $0x00
+	JNE          lutSelect2AVX512_segblock
+	MOVQ         2536(SP), AX
 	VBROADCASTSS (AX), Z15
-	ADDQ         $0x04, 680(SP)
-	MOVQ         688(SP), AX
-	VBROADCASTSS (AX), Z7
-	ADDQ         $0x04, 688(SP)
-	MOVQ         block+80(FP), R9
-	CMPQ         R9, CX
-	CMOVQHI      CX, R9
-	SUBQ         R9, CX
+	ADDQ         $0x04, 2536(SP)
+	MOVQ         block+80(FP), AX
+	MOVQ         AX, 2520(SP)
 
-lutSelect2AVX512_piece:
-	MOVQ          640(SP), R10
-	CMPQ          R10, R9
-	CMOVQHI       R9, R10
-	MOVQ          R10, R15
-	MOVQ          $0x00000010, AX
-	CMPQ          R15, AX
-	CMOVQHI       AX, R15
-	MOVL          $0xffffffff, AX
-	BZHIL         R15, AX, AX
-	KMOVW         AX, K1
-	VMOVUPS.Z     (SI), K1, Z16
-	VMULPS        Z15, Z16, Z17
-	VPANDD        Z10, Z17, Z18
-	VCMPPS        $0x07, Z17, Z17, K4
-	VMOVDQA32.Z   Z18, K4, Z18
-	VPCMPD        $0x05, Z0, Z18, K5
-	VMOVDQA32.Z   Z14, K5, Z19
-	VPERMD        Z1, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPERMD        Z2, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPERMD        Z3, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPERMD        Z4, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VMOVDQA32     Z19, Z20
-	VPERMI2D      Z6, Z5, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPMOVDB       Z19, X20
-	VMOVDQU8      X20, (SP)
-	VCMPPS        $0x03, Z17, Z17, K2
-	VPTESTMD      Z11, Z17, K3
-	VPTESTMD      Z9, Z17, K4
-	KANDW         K4, K3, K3
-	KMOVW         K3, 664(SP)
-	KMOVW         K2, 672(SP)
-	VPANDD        Z10, Z16, Z21
-	VCVTPS2PD     Y21, Z22
-	VEXTRACTF64X4 $0x01, Z21, Y23
-	VCVTPS2PD     Y23, Z23
-	VMOVUPD       Z22, 128(SP)
-	VMOVUPD       Z23, 192(SP)
-	MOVQ          R10, R15
-	SUBQ          $0x10, R15
-	JBE           lutSelect2AVX512_cellsdone
-	MOVQ          $0x00000010, AX
-	CMPQ          R15, AX
-	CMOVQHI       AX, R15
-	MOVL          $0xffffffff, AX
-	BZHIL         R15, AX, AX
-	KMOVW         AX, K1
-	VMOVUPS.Z     64(SI), K1, Z16
-	VMULPS        Z15, Z16, Z17
-	VPANDD        Z10, Z17, Z18
-	VCMPPS        $0x07, Z17, Z17, K4
-	VMOVDQA32.Z   Z18, K4, Z18
-	VPCMPD        $0x05, Z0, Z18, K5
-	VMOVDQA32.Z   Z14, K5, Z19
-	VPERMD        Z1, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPERMD        Z2, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPERMD        Z3, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPERMD        Z4, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VMOVDQA32     Z19, Z20
-	VPERMI2D      Z6, Z5, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPMOVDB       Z19, X20
-	VMOVDQU8      X20, 16(SP)
-	VCMPPS        $0x03, Z17, Z17, K2
-	VPTESTMD      Z11, Z17, K3
-	VPTESTMD      Z9, Z17, K4
-	KANDW         K4, K3, K3
-	KMOVW         K3, 666(SP)
-	KMOVW         K2, 674(SP)
-	VPANDD        Z10, Z16, Z21
-	VCVTPS2PD     Y21, Z22
-	VEXTRACTF64X4 $0x01, Z21, Y23
-	VCVTPS2PD     Y23, Z23
-	VMOVUPD       Z22, 256(SP)
-	VMOVUPD       Z23, 320(SP)
-	MOVQ          R10, R15
-	SUBQ          $0x20, R15
-	JBE           lutSelect2AVX512_cellsdone
-	MOVQ          $0x00000010, AX
-	CMPQ          R15, AX
-	CMOVQHI       AX, R15
-	MOVL          $0xffffffff, AX
-	BZHIL         R15, AX, AX
-	KMOVW         AX, K1
-	VMOVUPS.Z     128(SI), K1, Z16
-	VMULPS        Z15, Z16, Z17
-	VPANDD        Z10, Z17, Z18
-	VCMPPS        $0x07, Z17, Z17, K4
-	VMOVDQA32.Z   Z18, K4, Z18
-	VPCMPD        $0x05, Z0, Z18, K5
-	VMOVDQA32.Z   Z14, K5, Z19
-	VPERMD        Z1, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPERMD        Z2, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPERMD        Z3, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPERMD        Z4, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VMOVDQA32     Z19, Z20
-	VPERMI2D      Z6, Z5, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPMOVDB       Z19, X20
-	VMOVDQU8      X20, 32(SP)
-	VCMPPS        $0x03, Z17, Z17, K2
-	VPTESTMD      Z11, Z17, K3
-	VPTESTMD      Z9, Z17, K4
-	KANDW         K4, K3, K3
-	KMOVW         K3, 668(SP)
-	KMOVW         K2, 676(SP)
-	VPANDD        Z10, Z16, Z21
-	VCVTPS2PD     Y21, Z22
-	VEXTRACTF64X4 $0x01, Z21, Y23
-	VCVTPS2PD     Y23, Z23
-	VMOVUPD       Z22, 384(SP)
-	VMOVUPD       Z23, 448(SP)
-	MOVQ          R10, R15
-	SUBQ          $0x30, R15
-	JBE           lutSelect2AVX512_cellsdone
-	MOVQ          $0x00000010, AX
-	CMPQ          R15, AX
-	CMOVQHI       AX, R15
-	MOVL          $0xffffffff, AX
-	BZHIL         R15, AX, AX
-	KMOVW         AX, K1
-	VMOVUPS.Z     192(SI), K1, Z16
-	VMULPS        Z15, Z16, Z17
-	VPANDD        Z10, Z17, Z18
-	VCMPPS        $0x07, Z17, Z17, K4
-	VMOVDQA32.Z   Z18, K4, Z18
-	VPCMPD        $0x05, Z0, Z18, K5
-	VMOVDQA32.Z   Z14, K5, Z19
-	VPERMD        Z1, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPERMD        Z2, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPERMD        Z3, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPERMD        Z4, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VMOVDQA32     Z19, Z20
-	VPERMI2D      Z6, Z5, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPMOVDB       Z19, X20
-	VMOVDQU8      X20, 48(SP)
-	VCMPPS        $0x03, Z17, Z17, K2
-	VPTESTMD      Z11, Z17, K3
-	VPTESTMD      Z9, Z17, K4
-	KANDW         K4, K3, K3
-	KMOVW         K3, 670(SP)
-	KMOVW         K2, 678(SP)
-	VPANDD        Z10, Z16, Z21
-	VCVTPS2PD     Y21, Z22
-	VEXTRACTF64X4 $0x01, Z21, Y23
-	VCVTPS2PD     Y23, Z23
-	VMOVUPD       Z22, 512(SP)
-	VMOVUPD       Z23, 576(SP)
+lutSelect2AVX512_segblock:
+	MOVQ    R10, R13
+	SUBQ    R11, R13
+	CMPQ    R13, 2520(SP)
+	CMOVQHI 2520(SP), R13
+	SUBQ    R13, 2520(SP)
+	ADDQ    R11, R13
+	CMPQ    2512(SP), $0x02
+	JE      lutSelect2AVX512_vec4
 
-lutSelect2AVX512_cellsdone:
+lutSelect2AVX512_vec6:
+	MOVQ          R13, R15
+	SUBQ          R11, R15
+	MOVQ          $0x00000010, AX
+	CMPQ          R15, AX
+	CMOVQHI       AX, R15
+	MOVL          $0xffffffff, AX
+	BZHIL         R15, AX, AX
+	KMOVW         AX, K1
+	VMOVUPS.Z     (SI)(R11*4), K1, Z16
+	VMULPS        Z15, Z16, Z17
+	VPANDD        Z10, Z17, Z18
+	VCMPPS        $0x07, Z17, Z17, K4
+	VMOVDQA32.Z   Z18, K4, Z18
+	VPCMPD        $0x05, Z0, Z18, K5
+	VMOVDQA32.Z   Z14, K5, Z19
+	VPERMD        Z1, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z2, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z3, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z4, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VMOVDQA32     Z19, Z20
+	VPERMI2D      Z6, Z5, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VCMPPS        $0x03, Z17, Z17, K2
+	VPTESTMD      Z11, Z17, K3
+	VPTESTMD      Z9, Z17, K4
+	KANDW         K4, K3, K3
+	VPORD         Z29, Z19, K3, Z19
+	VPORD         Z8, Z19, K2, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)(R11*1)
+	VPANDD        Z10, Z16, Z21
+	VCVTPS2PD     Y21, Z22
+	VEXTRACTF64X4 $0x01, Z21, Y23
+	VCVTPS2PD     Y23, Z23
+	VMOVUPD       Z22, 320(SP)(R11*8)
+	VMOVUPD       Z23, 384(SP)(R11*8)
+	ADDQ          R15, R11
+	CMPQ          R11, R13
+	JB            lutSelect2AVX512_vec6
+	CMPQ          R11, R10
+	JB            lutSelect2AVX512_seg
+	JMP           lutSelect2AVX512_values
+
+lutSelect2AVX512_vec4:
+	MOVQ          R13, R15
+	SUBQ          R11, R15
+	MOVQ          $0x00000010, AX
+	CMPQ          R15, AX
+	CMOVQHI       AX, R15
+	MOVL          $0xffffffff, AX
+	BZHIL         R15, AX, AX
+	KMOVW         AX, K1
+	VMOVUPS.Z     (SI)(R11*4), K1, Z16
+	VMULPS        Z15, Z16, Z17
+	VPANDD        Z10, Z17, Z18
+	VCMPPS        $0x07, Z17, Z17, K4
+	VMOVDQA32.Z   Z18, K4, Z18
+	VPCMPD.BCST   $0x05, 2568(SP), Z18, K5
+	VMOVDQA32.Z   Z14, K5, Z19
+	VPERMD        Z3, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z4, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VMOVDQA32     Z19, Z20
+	VPERMI2D      Z6, Z5, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VCMPPS        $0x03, Z17, Z17, K2
+	VPTESTMD      Z11, Z17, K3
+	VPTESTMD      Z9, Z17, K4
+	KANDW         K4, K3, K3
+	VPORD         Z29, Z19, K3, Z19
+	VPORD         Z8, Z19, K2, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)(R11*1)
+	VPANDD        Z10, Z16, Z21
+	VCVTPS2PD     Y21, Z22
+	VEXTRACTF64X4 $0x01, Z21, Y23
+	VCVTPS2PD     Y23, Z23
+	VMOVUPD       Z22, 320(SP)(R11*8)
+	VMOVUPD       Z23, 384(SP)(R11*8)
+	ADDQ          R15, R11
+	CMPQ          R11, R13
+	JB            lutSelect2AVX512_vec4
+	CMPQ          R11, R10
+	JB            lutSelect2AVX512_seg
+
+lutSelect2AVX512_values:
 	XORL R15, R15
 
-lutSelect2AVX512_pair:
-	MOVQ   R10, AX
-	SUBQ   R15, AX
-	LEAQ   (DX)(DX*1), R11
-	CMPQ   AX, R11
+lutSelect2AVX512_group:
+	CMPQ         R15, R10
+	JAE          lutSelect2AVX512_chunkdone
+	CMPQ         2528(SP), $0x00
+	JNE          lutSelect2AVX512_scaled
+	MOVQ         2544(SP), AX
+	VBROADCASTSS (AX), Z7
+	ADDQ         $0x04, 2544(SP)
+	MOVQ         block+80(FP), AX
+	MOVQ         AX, 2528(SP)
+
+lutSelect2AVX512_scaled:
+	MOVQ   R10, R11
+	SUBQ   R15, R11
+	LEAQ   (DX)(DX*1), AX
+	CMPQ   R11, AX
 	JB     lutSelect2AVX512_single
+	CMPQ   2528(SP), AX
+	JB     lutSelect2AVX512_single
+	SUBQ   AX, 2528(SP)
 	VXORPD X24, X24, X24
 	VXORPD X26, X26, X26
 	MOVQ   R15, R13
@@ -480,19 +423,21 @@ lutSelect2AVX512_pair:
 
 lutSelect2AVX512_vpair:
 	MOVBLZX      (SP)(R13*1), AX
+	ANDL         $0x3f, AX
 	SHLL         $0x03, AX
 	MOVBLZX      (SP)(R14*1), BX
+	ANDL         $0x3f, BX
 	SHLL         $0x03, BX
 	VMOVSD       (R12)(AX*1), X16
 	VMULPS       X7, X16, X16
 	VCVTPS2PD    X16, X17
-	VSUBPD.BCST  128(SP)(R13*8), X17, X17
+	VSUBPD.BCST  320(SP)(R13*8), X17, X17
 	VMULPD       X17, X17, X17
 	VADDPD       X17, X24, X24
 	VMOVSD       (R12)(BX*1), X19
 	VMULPS       X7, X19, X19
 	VCVTPS2PD    X19, X20
-	VSUBPD.BCST  128(SP)(R14*8), X20, X20
+	VSUBPD.BCST  320(SP)(R14*8), X20, X20
 	VMULPD       X20, X20, X20
 	VADDPD       X20, X26, X26
 	INCQ         R13
@@ -502,71 +447,60 @@ lutSelect2AVX512_vpair:
 	VCMPPD       $0x03, X24, X24, K1
 	VMOVAPD      X13, K1, X24
 	VMOVAPD      X24, X28
-	VPERMILPD    $0x55, X28, X29
-	VMINPD       X29, X28, X28
+	VPERMILPD    $0x55, X28, X31
+	VMINPD       X31, X28, X28
 	VCMPPD       $0x00, X28, X24, K1
 	KMOVW        K1, AX
 	TZCNTL       AX, AX
 	MOVB         AL, (R8)
 	INCQ         R8
-	MOVQ         704(SP), BX
+	MOVQ         2560(SP), BX
 	VPBROADCASTB (BX)(AX*1), Z16
 	SHLQ         $0x06, AX
-	MOVQ         696(SP), BX
+	MOVQ         2552(SP), BX
 	VMOVDQU8     (BX)(AX*1), Z17
 	VMOVDQU8.Z   (SP)(R15*1), K7, Z18
 	VPERMB       Z17, Z18, Z19
-	MOVQ         664(SP), AX
-	SHRXQ        R15, AX, AX
-	KMOVQ        AX, K3
+	VPMOVB2M     Z18, K3
 	VMOVDQU8.Z   Z12, K3, Z20
 	VPORQ        Z20, Z19, Z19
-	MOVQ         672(SP), AX
-	SHRXQ        R15, AX, AX
-	KMOVQ        AX, K2
+	VPTESTMB     Z30, Z18, K2
 	VMOVDQU8     Z16, K2, Z19
 	VMOVDQU8     Z19, K7, (DI)
 	ADDQ         DX, DI
 	ADDQ         DX, R15
 	VCMPPD       $0x03, X26, X26, K1
 	VMOVAPD      X13, K1, X26
-	VMOVAPD      X26, X30
-	VPERMILPD    $0x55, X30, X31
-	VMINPD       X31, X30, X30
-	VCMPPD       $0x00, X30, X26, K1
+	VMOVAPD      X26, X28
+	VPERMILPD    $0x55, X28, X31
+	VMINPD       X31, X28, X28
+	VCMPPD       $0x00, X28, X26, K1
 	KMOVW        K1, AX
 	TZCNTL       AX, AX
 	MOVB         AL, (R8)
 	INCQ         R8
-	MOVQ         704(SP), BX
+	MOVQ         2560(SP), BX
 	VPBROADCASTB (BX)(AX*1), Z16
 	SHLQ         $0x06, AX
-	MOVQ         696(SP), BX
+	MOVQ         2552(SP), BX
 	VMOVDQU8     (BX)(AX*1), Z17
 	VMOVDQU8.Z   (SP)(R15*1), K7, Z18
 	VPERMB       Z17, Z18, Z19
-	MOVQ         664(SP), AX
-	SHRXQ        R15, AX, AX
-	KMOVQ        AX, K3
+	VPMOVB2M     Z18, K3
 	VMOVDQU8.Z   Z12, K3, Z20
 	VPORQ        Z20, Z19, Z19
-	MOVQ         672(SP), AX
-	SHRXQ        R15, AX, AX
-	KMOVQ        AX, K2
+	VPTESTMB     Z30, Z18, K2
 	VMOVDQU8     Z16, K2, Z19
 	VMOVDQU8     Z19, K7, (DI)
 	ADDQ         DX, DI
 	ADDQ         DX, R15
-	JMP          lutSelect2AVX512_pair
+	JMP          lutSelect2AVX512_group
 
 lutSelect2AVX512_single:
-	CMPQ    R15, R10
-	JAE     lutSelect2AVX512_piecedone
-	MOVQ    R10, R11
-	SUBQ    R15, R11
 	CMPQ    R11, DX
 	CMOVQHI DX, R11
-	BZHIQ   R11, 648(SP), AX
+	SUBQ    R11, 2528(SP)
+	BZHIQ   R11, 2504(SP), AX
 	KMOVQ   AX, K6
 	VXORPD  X24, X24, X24
 	MOVQ    R15, R13
@@ -574,11 +508,12 @@ lutSelect2AVX512_single:
 
 lutSelect2AVX512_vsingle:
 	MOVBLZX      (SP)(R13*1), AX
+	ANDL         $0x3f, AX
 	SHLL         $0x03, AX
 	VMOVSD       (R12)(AX*1), X16
 	VMULPS       X7, X16, X16
 	VCVTPS2PD    X16, X17
-	VSUBPD.BCST  128(SP)(R13*8), X17, X17
+	VSUBPD.BCST  320(SP)(R13*8), X17, X17
 	VMULPD       X17, X17, X17
 	VADDPD       X17, X24, X24
 	INCQ         R13
@@ -587,48 +522,42 @@ lutSelect2AVX512_vsingle:
 	VCMPPD       $0x03, X24, X24, K1
 	VMOVAPD      X13, K1, X24
 	VMOVAPD      X24, X28
-	VPERMILPD    $0x55, X28, X29
-	VMINPD       X29, X28, X28
+	VPERMILPD    $0x55, X28, X31
+	VMINPD       X31, X28, X28
 	VCMPPD       $0x00, X28, X24, K1
 	KMOVW        K1, AX
 	TZCNTL       AX, AX
 	MOVB         AL, (R8)
 	INCQ         R8
-	MOVQ         704(SP), BX
+	MOVQ         2560(SP), BX
 	VPBROADCASTB (BX)(AX*1), Z16
 	SHLQ         $0x06, AX
-	MOVQ         696(SP), BX
+	MOVQ         2552(SP), BX
 	VMOVDQU8     (BX)(AX*1), Z17
 	VMOVDQU8.Z   (SP)(R15*1), K6, Z18
 	VPERMB       Z17, Z18, Z19
-	MOVQ         664(SP), AX
-	SHRXQ        R15, AX, AX
-	KMOVQ        AX, K3
+	VPMOVB2M     Z18, K3
 	VMOVDQU8.Z   Z12, K3, Z20
 	VPORQ        Z20, Z19, Z19
-	MOVQ         672(SP), AX
-	SHRXQ        R15, AX, AX
-	KMOVQ        AX, K2
+	VPTESTMB     Z30, Z18, K2
 	VMOVDQU8     Z16, K2, Z19
 	VMOVDQU8     Z19, K6, (DI)
 	ADDQ         R11, DI
 	ADDQ         R11, R15
-	JMP          lutSelect2AVX512_single
+	JMP          lutSelect2AVX512_group
 
-lutSelect2AVX512_piecedone:
-	LEAQ  (SI)(R10*4), SI
-	SUBQ  R10, R9
-	JNZ   lutSelect2AVX512_piece
-	TESTQ CX, CX
-	JNZ   lutSelect2AVX512_block
+lutSelect2AVX512_chunkdone:
+	LEAQ (SI)(R10*4), SI
+	SUBQ R10, CX
+	JNZ  lutSelect2AVX512_chunk
 
 lutSelect2AVX512_done:
 	VZEROUPPER
 	RET
 
-// func lutSelect2Pow2AVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[212]uint32, mags []float64, tcodes []uint8, zero []uint8)
+// func lutSelect2Pow2AVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[216]uint32, mags []float64, tcodes []uint8, zero []uint8)
 // Requires: AVX, AVX512BW, AVX512F, AVX512VBMI, AVX512VL, BMI, BMI2, CMOV
-TEXT ·lutSelect2Pow2AVX512(SB), $712-216
+TEXT ·lutSelect2Pow2AVX512(SB), $2584-216
 	MOVQ         codes_base+0(FP), DI
 	MOVQ         meta_base+24(FP), R8
 	MOVQ         x_base+48(FP), SI
@@ -638,25 +567,28 @@ TEXT ·lutSelect2Pow2AVX512(SB), $712-216
 	TESTQ        CX, CX
 	JZ           lutSelect2Pow2AVX512_done
 	MOVQ         muls_base+88(FP), AX
-	MOVQ         AX, 680(SP)
+	MOVQ         AX, 2536(SP)
 	MOVQ         scales_base+112(FP), AX
-	MOVQ         AX, 688(SP)
+	MOVQ         AX, 2544(SP)
 	MOVQ         tcodes_base+168(FP), AX
-	MOVQ         AX, 696(SP)
+	MOVQ         AX, 2552(SP)
 	MOVQ         zero_base+192(FP), AX
-	MOVQ         AX, 704(SP)
-	MOVQ         $0x00000040, AX
+	MOVQ         AX, 2560(SP)
+	XORL         AX, AX
+	MOVQ         AX, 2520(SP)
+	MOVQ         AX, 2528(SP)
+	MOVQ         $0x00000100, AX
 	XORL         DX, DX
 	MOVQ         group+72(FP), R9
 	DIVQ         R9
 	IMULQ        R9, AX
-	MOVQ         AX, 640(SP)
+	MOVQ         AX, 2496(SP)
 	MOVQ         R9, DX
 	MOVQ         $0xffffffff, AX
-	MOVQ         AX, 648(SP)
+	MOVQ         AX, 2504(SP)
 	NOTQ         AX
-	ORQ          AX, 648(SP)
-	BZHIQ        DX, 648(SP), AX
+	ORQ          AX, 2504(SP)
+	BZHIQ        DX, 2504(SP), AX
 	KMOVQ        AX, K7
 	MOVQ         tb+136(FP), R9
 	VPBROADCASTD (R9), Z0
@@ -666,6 +598,10 @@ TEXT ·lutSelect2Pow2AVX512(SB), $712-216
 	VMOVDQU32    512(R9), Z4
 	VMOVDQU32    640(R9), Z5
 	VMOVDQU32    704(R9), Z6
+	MOVL         848(R9), AX
+	MOVQ         AX, 2512(SP)
+	MOVL         256(R9), AX
+	MOVL         AX, 2568(SP)
 	VPBROADCASTD 836(R9), Z9
 	MOVL         $0x7fffffff, AX
 	VMOVD        AX, X31
@@ -679,240 +615,163 @@ TEXT ·lutSelect2Pow2AVX512(SB), $712-216
 	MOVL         $0x00000001, AX
 	VMOVD        AX, X31
 	VPBROADCASTD X31, Z14
+	MOVL         $0x00000040, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z8
+	MOVL         $0x00000080, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z29
+	MOVL         $0x40404040, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z30
 
-lutSelect2Pow2AVX512_block:
-	MOVQ         680(SP), AX
+lutSelect2Pow2AVX512_chunk:
+	MOVQ    2496(SP), R10
+	CMPQ    R10, CX
+	CMOVQHI CX, R10
+	XORL    R11, R11
+
+lutSelect2Pow2AVX512_seg:
+	CMPQ         2520(SP), $0x00
+	JNE          lutSelect2Pow2AVX512_segblock
+	MOVQ         2536(SP), AX
 	VBROADCASTSS (AX), Z15
-	ADDQ         $0x04, 680(SP)
+	ADDQ         $0x04, 2536(SP)
 	VCVTPS2PD    Y15, Z7
-	MOVQ         block+80(FP), R9
-	CMPQ         R9, CX
-	CMOVQHI      CX, R9
-	SUBQ         R9, CX
+	MOVQ         block+80(FP), AX
+	MOVQ         AX, 2520(SP)
 
-lutSelect2Pow2AVX512_piece:
-	MOVQ          640(SP), R10
-	CMPQ          R10, R9
-	CMOVQHI       R9, R10
-	MOVQ          R10, R15
-	MOVQ          $0x00000010, AX
-	CMPQ          R15, AX
-	CMOVQHI       AX, R15
-	MOVL          $0xffffffff, AX
-	BZHIL         R15, AX, AX
-	KMOVW         AX, K1
-	VMOVUPS.Z     (SI), K1, Z16
-	VMULPS        Z15, Z16, Z17
-	VPANDD        Z10, Z17, Z18
-	VCMPPS        $0x07, Z17, Z17, K4
-	VMOVDQA32.Z   Z18, K4, Z18
-	VPCMPD        $0x05, Z0, Z18, K5
-	VMOVDQA32.Z   Z14, K5, Z19
-	VPERMD        Z1, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPERMD        Z2, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPERMD        Z3, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPERMD        Z4, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VMOVDQA32     Z19, Z20
-	VPERMI2D      Z6, Z5, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPMOVDB       Z19, X20
-	VMOVDQU8      X20, (SP)
-	VCMPPS        $0x03, Z17, Z17, K2
-	VPTESTMD      Z11, Z17, K3
-	VPTESTMD      Z9, Z17, K4
-	KANDW         K4, K3, K3
-	KMOVW         K3, 664(SP)
-	KMOVW         K2, 672(SP)
-	VPANDD        Z10, Z16, Z21
-	VCVTPS2PD     Y21, Z22
-	VEXTRACTF64X4 $0x01, Z21, Y23
-	VCVTPS2PD     Y23, Z23
-	VMULPD        Z7, Z22, Z22
-	VMULPD        Z7, Z23, Z23
-	VMOVUPD       Z22, 128(SP)
-	VMOVUPD       Z23, 192(SP)
-	MOVQ          R10, R15
-	SUBQ          $0x10, R15
-	JBE           lutSelect2Pow2AVX512_cellsdone
-	MOVQ          $0x00000010, AX
-	CMPQ          R15, AX
-	CMOVQHI       AX, R15
-	MOVL          $0xffffffff, AX
-	BZHIL         R15, AX, AX
-	KMOVW         AX, K1
-	VMOVUPS.Z     64(SI), K1, Z16
-	VMULPS        Z15, Z16, Z17
-	VPANDD        Z10, Z17, Z18
-	VCMPPS        $0x07, Z17, Z17, K4
-	VMOVDQA32.Z   Z18, K4, Z18
-	VPCMPD        $0x05, Z0, Z18, K5
-	VMOVDQA32.Z   Z14, K5, Z19
-	VPERMD        Z1, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPERMD        Z2, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPERMD        Z3, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPERMD        Z4, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VMOVDQA32     Z19, Z20
-	VPERMI2D      Z6, Z5, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPMOVDB       Z19, X20
-	VMOVDQU8      X20, 16(SP)
-	VCMPPS        $0x03, Z17, Z17, K2
-	VPTESTMD      Z11, Z17, K3
-	VPTESTMD      Z9, Z17, K4
-	KANDW         K4, K3, K3
-	KMOVW         K3, 666(SP)
-	KMOVW         K2, 674(SP)
-	VPANDD        Z10, Z16, Z21
-	VCVTPS2PD     Y21, Z22
-	VEXTRACTF64X4 $0x01, Z21, Y23
-	VCVTPS2PD     Y23, Z23
-	VMULPD        Z7, Z22, Z22
-	VMULPD        Z7, Z23, Z23
-	VMOVUPD       Z22, 256(SP)
-	VMOVUPD       Z23, 320(SP)
-	MOVQ          R10, R15
-	SUBQ          $0x20, R15
-	JBE           lutSelect2Pow2AVX512_cellsdone
-	MOVQ          $0x00000010, AX
-	CMPQ          R15, AX
-	CMOVQHI       AX, R15
-	MOVL          $0xffffffff, AX
-	BZHIL         R15, AX, AX
-	KMOVW         AX, K1
-	VMOVUPS.Z     128(SI), K1, Z16
-	VMULPS        Z15, Z16, Z17
-	VPANDD        Z10, Z17, Z18
-	VCMPPS        $0x07, Z17, Z17, K4
-	VMOVDQA32.Z   Z18, K4, Z18
-	VPCMPD        $0x05, Z0, Z18, K5
-	VMOVDQA32.Z   Z14, K5, Z19
-	VPERMD        Z1, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPERMD        Z2, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPERMD        Z3, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPERMD        Z4, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VMOVDQA32     Z19, Z20
-	VPERMI2D      Z6, Z5, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPMOVDB       Z19, X20
-	VMOVDQU8      X20, 32(SP)
-	VCMPPS        $0x03, Z17, Z17, K2
-	VPTESTMD      Z11, Z17, K3
-	VPTESTMD      Z9, Z17, K4
-	KANDW         K4, K3, K3
-	KMOVW         K3, 668(SP)
-	KMOVW         K2, 676(SP)
-	VPANDD        Z10, Z16, Z21
-	VCVTPS2PD     Y21, Z22
-	VEXTRACTF64X4 $0x01, Z21, Y23
-	VCVTPS2PD     Y23, Z23
-	VMULPD        Z7, Z22, Z22
-	VMULPD        Z7, Z23, Z23
-	VMOVUPD       Z22, 384(SP)
-	VMOVUPD       Z23, 448(SP)
-	MOVQ          R10, R15
-	SUBQ          $0x30, R15
-	JBE           lutSelect2Pow2AVX512_cellsdone
-	MOVQ          $0x00000010, AX
-	CMPQ          R15, AX
-	CMOVQHI       AX, R15
-	MOVL          $0xffffffff, AX
-	BZHIL         R15, AX, AX
-	KMOVW         AX, K1
-	VMOVUPS.Z     192(SI), K1, Z16
-	VMULPS        Z15, Z16, Z17
-	VPANDD        Z10, Z17, Z18
-	VCMPPS        $0x07, Z17, Z17, K4
-	VMOVDQA32.Z   Z18, K4, Z18
-	VPCMPD        $0x05, Z0, Z18, K5
-	VMOVDQA32.Z   Z14, K5, Z19
-	VPERMD        Z1, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPERMD        Z2, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPERMD        Z3, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPERMD        Z4, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VMOVDQA32     Z19, Z20
-	VPERMI2D      Z6, Z5, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPMOVDB       Z19, X20
-	VMOVDQU8      X20, 48(SP)
-	VCMPPS        $0x03, Z17, Z17, K2
-	VPTESTMD      Z11, Z17, K3
-	VPTESTMD      Z9, Z17, K4
-	KANDW         K4, K3, K3
-	KMOVW         K3, 670(SP)
-	KMOVW         K2, 678(SP)
-	VPANDD        Z10, Z16, Z21
-	VCVTPS2PD     Y21, Z22
-	VEXTRACTF64X4 $0x01, Z21, Y23
-	VCVTPS2PD     Y23, Z23
-	VMULPD        Z7, Z22, Z22
-	VMULPD        Z7, Z23, Z23
-	VMOVUPD       Z22, 512(SP)
-	VMOVUPD       Z23, 576(SP)
+lutSelect2Pow2AVX512_segblock:
+	MOVQ    R10, R13
+	SUBQ    R11, R13
+	CMPQ    R13, 2520(SP)
+	CMOVQHI 2520(SP), R13
+	SUBQ    R13, 2520(SP)
+	ADDQ    R11, R13
+	CMPQ    2512(SP), $0x02
+	JE      lutSelect2Pow2AVX512_vec4
 
-lutSelect2Pow2AVX512_cellsdone:
+lutSelect2Pow2AVX512_vec6:
+	MOVQ          R13, R15
+	SUBQ          R11, R15
+	MOVQ          $0x00000010, AX
+	CMPQ          R15, AX
+	CMOVQHI       AX, R15
+	MOVL          $0xffffffff, AX
+	BZHIL         R15, AX, AX
+	KMOVW         AX, K1
+	VMOVUPS.Z     (SI)(R11*4), K1, Z16
+	VMULPS        Z15, Z16, Z17
+	VPANDD        Z10, Z17, Z18
+	VCMPPS        $0x07, Z17, Z17, K4
+	VMOVDQA32.Z   Z18, K4, Z18
+	VPCMPD        $0x05, Z0, Z18, K5
+	VMOVDQA32.Z   Z14, K5, Z19
+	VPERMD        Z1, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z2, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z3, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z4, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VMOVDQA32     Z19, Z20
+	VPERMI2D      Z6, Z5, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VCMPPS        $0x03, Z17, Z17, K2
+	VPTESTMD      Z11, Z17, K3
+	VPTESTMD      Z9, Z17, K4
+	KANDW         K4, K3, K3
+	VPORD         Z29, Z19, K3, Z19
+	VPORD         Z8, Z19, K2, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)(R11*1)
+	VPANDD        Z10, Z16, Z21
+	VCVTPS2PD     Y21, Z22
+	VEXTRACTF64X4 $0x01, Z21, Y23
+	VCVTPS2PD     Y23, Z23
+	VMULPD        Z7, Z22, Z22
+	VMULPD        Z7, Z23, Z23
+	VMOVUPD       Z22, 320(SP)(R11*8)
+	VMOVUPD       Z23, 384(SP)(R11*8)
+	ADDQ          R15, R11
+	CMPQ          R11, R13
+	JB            lutSelect2Pow2AVX512_vec6
+	CMPQ          R11, R10
+	JB            lutSelect2Pow2AVX512_seg
+	JMP           lutSelect2Pow2AVX512_values
+
+lutSelect2Pow2AVX512_vec4:
+	MOVQ          R13, R15
+	SUBQ          R11, R15
+	MOVQ          $0x00000010, AX
+	CMPQ          R15, AX
+	CMOVQHI       AX, R15
+	MOVL          $0xffffffff, AX
+	BZHIL         R15, AX, AX
+	KMOVW         AX, K1
+	VMOVUPS.Z     (SI)(R11*4), K1, Z16
+	VMULPS        Z15, Z16, Z17
+	VPANDD        Z10, Z17, Z18
+	VCMPPS        $0x07, Z17, Z17, K4
+	VMOVDQA32.Z   Z18, K4, Z18
+	VPCMPD.BCST   $0x05, 2568(SP), Z18, K5
+	VMOVDQA32.Z   Z14, K5, Z19
+	VPERMD        Z3, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z4, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VMOVDQA32     Z19, Z20
+	VPERMI2D      Z6, Z5, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VCMPPS        $0x03, Z17, Z17, K2
+	VPTESTMD      Z11, Z17, K3
+	VPTESTMD      Z9, Z17, K4
+	KANDW         K4, K3, K3
+	VPORD         Z29, Z19, K3, Z19
+	VPORD         Z8, Z19, K2, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)(R11*1)
+	VPANDD        Z10, Z16, Z21
+	VCVTPS2PD     Y21, Z22
+	VEXTRACTF64X4 $0x01, Z21, Y23
+	VCVTPS2PD     Y23, Z23
+	VMULPD        Z7, Z22, Z22
+	VMULPD        Z7, Z23, Z23
+	VMOVUPD       Z22, 320(SP)(R11*8)
+	VMOVUPD       Z23, 384(SP)(R11*8)
+	ADDQ          R15, R11
+	CMPQ          R11, R13
+	JB            lutSelect2Pow2AVX512_vec4
+	CMPQ          R11, R10
+	JB            lutSelect2Pow2AVX512_seg
+
+lutSelect2Pow2AVX512_values:
 	XORL R15, R15
 
-lutSelect2Pow2AVX512_pair:
-	MOVQ   R10, AX
-	SUBQ   R15, AX
-	LEAQ   (DX)(DX*1), R11
-	CMPQ   AX, R11
+lutSelect2Pow2AVX512_group:
+	CMPQ   R15, R10
+	JAE    lutSelect2Pow2AVX512_chunkdone
+	MOVQ   R10, R11
+	SUBQ   R15, R11
+	LEAQ   (DX)(DX*1), AX
+	CMPQ   R11, AX
 	JB     lutSelect2Pow2AVX512_single
 	VXORPD X24, X24, X24
 	VXORPD X26, X26, X26
@@ -922,14 +781,16 @@ lutSelect2Pow2AVX512_pair:
 
 lutSelect2Pow2AVX512_vpair:
 	MOVBLZX      (SP)(R13*1), AX
+	ANDL         $0x3f, AX
 	SHLL         $0x04, AX
 	MOVBLZX      (SP)(R14*1), BX
+	ANDL         $0x3f, BX
 	SHLL         $0x04, BX
-	VMOVDDUP     128(SP)(R13*8), X16
+	VMOVDDUP     320(SP)(R13*8), X16
 	VSUBPD       (R12)(AX*1), X16, X17
 	VMULPD       X17, X17, X17
 	VADDPD       X17, X24, X24
-	VMOVDDUP     128(SP)(R14*8), X19
+	VMOVDDUP     320(SP)(R14*8), X19
 	VSUBPD       (R12)(BX*1), X19, X20
 	VMULPD       X20, X20, X20
 	VADDPD       X20, X26, X26
@@ -940,71 +801,59 @@ lutSelect2Pow2AVX512_vpair:
 	VCMPPD       $0x03, X24, X24, K1
 	VMOVAPD      X13, K1, X24
 	VMOVAPD      X24, X28
-	VPERMILPD    $0x55, X28, X29
-	VMINPD       X29, X28, X28
+	VPERMILPD    $0x55, X28, X31
+	VMINPD       X31, X28, X28
 	VCMPPD       $0x00, X28, X24, K1
 	KMOVW        K1, AX
 	TZCNTL       AX, AX
 	MOVB         AL, (R8)
 	INCQ         R8
-	MOVQ         704(SP), BX
+	MOVQ         2560(SP), BX
 	VPBROADCASTB (BX)(AX*1), Z16
 	SHLQ         $0x06, AX
-	MOVQ         696(SP), BX
+	MOVQ         2552(SP), BX
 	VMOVDQU8     (BX)(AX*1), Z17
 	VMOVDQU8.Z   (SP)(R15*1), K7, Z18
 	VPERMB       Z17, Z18, Z19
-	MOVQ         664(SP), AX
-	SHRXQ        R15, AX, AX
-	KMOVQ        AX, K3
+	VPMOVB2M     Z18, K3
 	VMOVDQU8.Z   Z12, K3, Z20
 	VPORQ        Z20, Z19, Z19
-	MOVQ         672(SP), AX
-	SHRXQ        R15, AX, AX
-	KMOVQ        AX, K2
+	VPTESTMB     Z30, Z18, K2
 	VMOVDQU8     Z16, K2, Z19
 	VMOVDQU8     Z19, K7, (DI)
 	ADDQ         DX, DI
 	ADDQ         DX, R15
 	VCMPPD       $0x03, X26, X26, K1
 	VMOVAPD      X13, K1, X26
-	VMOVAPD      X26, X30
-	VPERMILPD    $0x55, X30, X31
-	VMINPD       X31, X30, X30
-	VCMPPD       $0x00, X30, X26, K1
+	VMOVAPD      X26, X28
+	VPERMILPD    $0x55, X28, X31
+	VMINPD       X31, X28, X28
+	VCMPPD       $0x00, X28, X26, K1
 	KMOVW        K1, AX
 	TZCNTL       AX, AX
 	MOVB         AL, (R8)
 	INCQ         R8
-	MOVQ         704(SP), BX
+	MOVQ         2560(SP), BX
 	VPBROADCASTB (BX)(AX*1), Z16
 	SHLQ         $0x06, AX
-	MOVQ         696(SP), BX
+	MOVQ         2552(SP), BX
 	VMOVDQU8     (BX)(AX*1), Z17
 	VMOVDQU8.Z   (SP)(R15*1), K7, Z18
 	VPERMB       Z17, Z18, Z19
-	MOVQ         664(SP), AX
-	SHRXQ        R15, AX, AX
-	KMOVQ        AX, K3
+	VPMOVB2M     Z18, K3
 	VMOVDQU8.Z   Z12, K3, Z20
 	VPORQ        Z20, Z19, Z19
-	MOVQ         672(SP), AX
-	SHRXQ        R15, AX, AX
-	KMOVQ        AX, K2
+	VPTESTMB     Z30, Z18, K2
 	VMOVDQU8     Z16, K2, Z19
 	VMOVDQU8     Z19, K7, (DI)
 	ADDQ         DX, DI
 	ADDQ         DX, R15
-	JMP          lutSelect2Pow2AVX512_pair
+	JMP          lutSelect2Pow2AVX512_group
 
 lutSelect2Pow2AVX512_single:
-	CMPQ    R15, R10
-	JAE     lutSelect2Pow2AVX512_piecedone
-	MOVQ    R10, R11
-	SUBQ    R15, R11
 	CMPQ    R11, DX
 	CMOVQHI DX, R11
-	BZHIQ   R11, 648(SP), AX
+	BZHIQ   R11, 2504(SP), AX
 	KMOVQ   AX, K6
 	VXORPD  X24, X24, X24
 	MOVQ    R15, R13
@@ -1012,8 +861,9 @@ lutSelect2Pow2AVX512_single:
 
 lutSelect2Pow2AVX512_vsingle:
 	MOVBLZX      (SP)(R13*1), AX
+	ANDL         $0x3f, AX
 	SHLL         $0x04, AX
-	VMOVDDUP     128(SP)(R13*8), X16
+	VMOVDDUP     320(SP)(R13*8), X16
 	VSUBPD       (R12)(AX*1), X16, X17
 	VMULPD       X17, X17, X17
 	VADDPD       X17, X24, X24
@@ -1023,48 +873,42 @@ lutSelect2Pow2AVX512_vsingle:
 	VCMPPD       $0x03, X24, X24, K1
 	VMOVAPD      X13, K1, X24
 	VMOVAPD      X24, X28
-	VPERMILPD    $0x55, X28, X29
-	VMINPD       X29, X28, X28
+	VPERMILPD    $0x55, X28, X31
+	VMINPD       X31, X28, X28
 	VCMPPD       $0x00, X28, X24, K1
 	KMOVW        K1, AX
 	TZCNTL       AX, AX
 	MOVB         AL, (R8)
 	INCQ         R8
-	MOVQ         704(SP), BX
+	MOVQ         2560(SP), BX
 	VPBROADCASTB (BX)(AX*1), Z16
 	SHLQ         $0x06, AX
-	MOVQ         696(SP), BX
+	MOVQ         2552(SP), BX
 	VMOVDQU8     (BX)(AX*1), Z17
 	VMOVDQU8.Z   (SP)(R15*1), K6, Z18
 	VPERMB       Z17, Z18, Z19
-	MOVQ         664(SP), AX
-	SHRXQ        R15, AX, AX
-	KMOVQ        AX, K3
+	VPMOVB2M     Z18, K3
 	VMOVDQU8.Z   Z12, K3, Z20
 	VPORQ        Z20, Z19, Z19
-	MOVQ         672(SP), AX
-	SHRXQ        R15, AX, AX
-	KMOVQ        AX, K2
+	VPTESTMB     Z30, Z18, K2
 	VMOVDQU8     Z16, K2, Z19
 	VMOVDQU8     Z19, K6, (DI)
 	ADDQ         R11, DI
 	ADDQ         R11, R15
-	JMP          lutSelect2Pow2AVX512_single
+	JMP          lutSelect2Pow2AVX512_group
 
-lutSelect2Pow2AVX512_piecedone:
-	LEAQ  (SI)(R10*4), SI
-	SUBQ  R10, R9
-	JNZ   lutSelect2Pow2AVX512_piece
-	TESTQ CX, CX
-	JNZ   lutSelect2Pow2AVX512_block
+lutSelect2Pow2AVX512_chunkdone:
+	LEAQ (SI)(R10*4), SI
+	SUBQ R10, CX
+	JNZ  lutSelect2Pow2AVX512_chunk
 
 lutSelect2Pow2AVX512_done:
 	VZEROUPPER
 	RET
 
-// func lutSelect4AVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[212]uint32, mags []float32, tcodes []uint8, zero []uint8)
+// func lutSelect4AVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[216]uint32, mags []float32, tcodes []uint8, zero []uint8)
 // Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VBMI, AVX512VL, BMI, BMI2, CMOV
-TEXT ·lutSelect4AVX512(SB), $712-216
+TEXT ·lutSelect4AVX512(SB), $2584-216
 	MOVQ         codes_base+0(FP), DI
 	MOVQ         meta_base+24(FP), R8
 	MOVQ         x_base+48(FP), SI
@@ -1074,25 +918,28 @@ TEXT ·lutSelect4AVX512(SB), $712-216
 	TESTQ        CX, CX
 	JZ           lutSelect4AVX512_done
 	MOVQ         muls_base+88(FP), AX
-	MOVQ         AX, 680(SP)
+	MOVQ         AX, 2536(SP)
 	MOVQ         scales_base+112(FP), AX
-	MOVQ         AX, 688(SP)
+	MOVQ         AX, 2544(SP)
 	MOVQ         tcodes_base+168(FP), AX
-	MOVQ         AX, 696(SP)
+	MOVQ         AX, 2552(SP)
 	MOVQ         zero_base+192(FP), AX
-	MOVQ         AX, 704(SP)
-	MOVQ         $0x00000040, AX
+	MOVQ         AX, 2560(SP)
+	XORL         AX, AX
+	MOVQ         AX, 2520(SP)
+	MOVQ         AX, 2528(SP)
+	MOVQ         $0x00000100, AX
 	XORL         DX, DX
 	MOVQ         group+72(FP), R9
 	DIVQ         R9
 	IMULQ        R9, AX
-	MOVQ         AX, 640(SP)
+	MOVQ         AX, 2496(SP)
 	MOVQ         R9, DX
 	MOVQ         $0xffffffff, AX
-	MOVQ         AX, 648(SP)
+	MOVQ         AX, 2504(SP)
 	NOTQ         AX
-	ORQ          AX, 648(SP)
-	BZHIQ        DX, 648(SP), AX
+	ORQ          AX, 2504(SP)
+	BZHIQ        DX, 2504(SP), AX
 	KMOVQ        AX, K7
 	MOVQ         tb+136(FP), R9
 	VPBROADCASTD (R9), Z0
@@ -1102,6 +949,10 @@ TEXT ·lutSelect4AVX512(SB), $712-216
 	VMOVDQU32    512(R9), Z4
 	VMOVDQU32    640(R9), Z5
 	VMOVDQU32    704(R9), Z6
+	MOVL         848(R9), AX
+	MOVQ         AX, 2512(SP)
+	MOVL         256(R9), AX
+	MOVL         AX, 2568(SP)
 	VPBROADCASTD 836(R9), Z9
 	MOVL         $0x7fffffff, AX
 	VMOVD        AX, X31
@@ -1115,235 +966,171 @@ TEXT ·lutSelect4AVX512(SB), $712-216
 	MOVL         $0x00000001, AX
 	VMOVD        AX, X31
 	VPBROADCASTD X31, Z14
+	MOVL         $0x00000040, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z8
+	MOVL         $0x00000080, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z29
+	MOVL         $0x40404040, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z30
 
-lutSelect4AVX512_block:
-	MOVQ         680(SP), AX
+lutSelect4AVX512_chunk:
+	MOVQ    2496(SP), R10
+	CMPQ    R10, CX
+	CMOVQHI CX, R10
+	XORL    R11, R11
+
+lutSelect4AVX512_seg:
+	CMPQ         2520(SP), $0x00
+	JNE          lutSelect4AVX512_segblock
+	MOVQ         2536(SP), AX
 	VBROADCASTSS (AX), Z15
-	ADDQ         $0x04, 680(SP)
-	MOVQ         688(SP), AX
-	VBROADCASTSS (AX), Z7
-	ADDQ         $0x04, 688(SP)
-	MOVQ         block+80(FP), R9
-	CMPQ         R9, CX
-	CMOVQHI      CX, R9
-	SUBQ         R9, CX
+	ADDQ         $0x04, 2536(SP)
+	MOVQ         block+80(FP), AX
+	MOVQ         AX, 2520(SP)
 
-lutSelect4AVX512_piece:
-	MOVQ          640(SP), R10
-	CMPQ          R10, R9
-	CMOVQHI       R9, R10
-	MOVQ          R10, R15
-	MOVQ          $0x00000010, AX
-	CMPQ          R15, AX
-	CMOVQHI       AX, R15
-	MOVL          $0xffffffff, AX
-	BZHIL         R15, AX, AX
-	KMOVW         AX, K1
-	VMOVUPS.Z     (SI), K1, Z16
-	VMULPS        Z15, Z16, Z17
-	VPANDD        Z10, Z17, Z18
-	VCMPPS        $0x07, Z17, Z17, K4
-	VMOVDQA32.Z   Z18, K4, Z18
-	VPCMPD        $0x05, Z0, Z18, K5
-	VMOVDQA32.Z   Z14, K5, Z19
-	VPERMD        Z1, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPERMD        Z2, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPERMD        Z3, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPERMD        Z4, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VMOVDQA32     Z19, Z20
-	VPERMI2D      Z6, Z5, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPMOVDB       Z19, X20
-	VMOVDQU8      X20, (SP)
-	VCMPPS        $0x03, Z17, Z17, K2
-	VPTESTMD      Z11, Z17, K3
-	VPTESTMD      Z9, Z17, K4
-	KANDW         K4, K3, K3
-	KMOVW         K3, 664(SP)
-	KMOVW         K2, 672(SP)
-	VPANDD        Z10, Z16, Z21
-	VCVTPS2PD     Y21, Z22
-	VEXTRACTF64X4 $0x01, Z21, Y23
-	VCVTPS2PD     Y23, Z23
-	VMOVUPD       Z22, 128(SP)
-	VMOVUPD       Z23, 192(SP)
-	MOVQ          R10, R15
-	SUBQ          $0x10, R15
-	JBE           lutSelect4AVX512_cellsdone
-	MOVQ          $0x00000010, AX
-	CMPQ          R15, AX
-	CMOVQHI       AX, R15
-	MOVL          $0xffffffff, AX
-	BZHIL         R15, AX, AX
-	KMOVW         AX, K1
-	VMOVUPS.Z     64(SI), K1, Z16
-	VMULPS        Z15, Z16, Z17
-	VPANDD        Z10, Z17, Z18
-	VCMPPS        $0x07, Z17, Z17, K4
-	VMOVDQA32.Z   Z18, K4, Z18
-	VPCMPD        $0x05, Z0, Z18, K5
-	VMOVDQA32.Z   Z14, K5, Z19
-	VPERMD        Z1, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPERMD        Z2, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPERMD        Z3, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPERMD        Z4, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VMOVDQA32     Z19, Z20
-	VPERMI2D      Z6, Z5, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPMOVDB       Z19, X20
-	VMOVDQU8      X20, 16(SP)
-	VCMPPS        $0x03, Z17, Z17, K2
-	VPTESTMD      Z11, Z17, K3
-	VPTESTMD      Z9, Z17, K4
-	KANDW         K4, K3, K3
-	KMOVW         K3, 666(SP)
-	KMOVW         K2, 674(SP)
-	VPANDD        Z10, Z16, Z21
-	VCVTPS2PD     Y21, Z22
-	VEXTRACTF64X4 $0x01, Z21, Y23
-	VCVTPS2PD     Y23, Z23
-	VMOVUPD       Z22, 256(SP)
-	VMOVUPD       Z23, 320(SP)
-	MOVQ          R10, R15
-	SUBQ          $0x20, R15
-	JBE           lutSelect4AVX512_cellsdone
-	MOVQ          $0x00000010, AX
-	CMPQ          R15, AX
-	CMOVQHI       AX, R15
-	MOVL          $0xffffffff, AX
-	BZHIL         R15, AX, AX
-	KMOVW         AX, K1
-	VMOVUPS.Z     128(SI), K1, Z16
-	VMULPS        Z15, Z16, Z17
-	VPANDD        Z10, Z17, Z18
-	VCMPPS        $0x07, Z17, Z17, K4
-	VMOVDQA32.Z   Z18, K4, Z18
-	VPCMPD        $0x05, Z0, Z18, K5
-	VMOVDQA32.Z   Z14, K5, Z19
-	VPERMD        Z1, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPERMD        Z2, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPERMD        Z3, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPERMD        Z4, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VMOVDQA32     Z19, Z20
-	VPERMI2D      Z6, Z5, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPMOVDB       Z19, X20
-	VMOVDQU8      X20, 32(SP)
-	VCMPPS        $0x03, Z17, Z17, K2
-	VPTESTMD      Z11, Z17, K3
-	VPTESTMD      Z9, Z17, K4
-	KANDW         K4, K3, K3
-	KMOVW         K3, 668(SP)
-	KMOVW         K2, 676(SP)
-	VPANDD        Z10, Z16, Z21
-	VCVTPS2PD     Y21, Z22
-	VEXTRACTF64X4 $0x01, Z21, Y23
-	VCVTPS2PD     Y23, Z23
-	VMOVUPD       Z22, 384(SP)
-	VMOVUPD       Z23, 448(SP)
-	MOVQ          R10, R15
-	SUBQ          $0x30, R15
-	JBE           lutSelect4AVX512_cellsdone
-	MOVQ          $0x00000010, AX
-	CMPQ          R15, AX
-	CMOVQHI       AX, R15
-	MOVL          $0xffffffff, AX
-	BZHIL         R15, AX, AX
-	KMOVW         AX, K1
-	VMOVUPS.Z     192(SI), K1, Z16
-	VMULPS        Z15, Z16, Z17
-	VPANDD        Z10, Z17, Z18
-	VCMPPS        $0x07, Z17, Z17, K4
-	VMOVDQA32.Z   Z18, K4, Z18
-	VPCMPD        $0x05, Z0, Z18, K5
-	VMOVDQA32.Z   Z14, K5, Z19
-	VPERMD        Z1, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPERMD        Z2, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPERMD        Z3, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPERMD        Z4, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VMOVDQA32     Z19, Z20
-	VPERMI2D      Z6, Z5, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPMOVDB       Z19, X20
-	VMOVDQU8      X20, 48(SP)
-	VCMPPS        $0x03, Z17, Z17, K2
-	VPTESTMD      Z11, Z17, K3
-	VPTESTMD      Z9, Z17, K4
-	KANDW         K4, K3, K3
-	KMOVW         K3, 670(SP)
-	KMOVW         K2, 678(SP)
-	VPANDD        Z10, Z16, Z21
-	VCVTPS2PD     Y21, Z22
-	VEXTRACTF64X4 $0x01, Z21, Y23
-	VCVTPS2PD     Y23, Z23
-	VMOVUPD       Z22, 512(SP)
-	VMOVUPD       Z23, 576(SP)
+lutSelect4AVX512_segblock:
+	MOVQ    R10, R13
+	SUBQ    R11, R13
+	CMPQ    R13, 2520(SP)
+	CMOVQHI 2520(SP), R13
+	SUBQ    R13, 2520(SP)
+	ADDQ    R11, R13
+	CMPQ    2512(SP), $0x02
+	JE      lutSelect4AVX512_vec4
 
-lutSelect4AVX512_cellsdone:
+lutSelect4AVX512_vec6:
+	MOVQ          R13, R15
+	SUBQ          R11, R15
+	MOVQ          $0x00000010, AX
+	CMPQ          R15, AX
+	CMOVQHI       AX, R15
+	MOVL          $0xffffffff, AX
+	BZHIL         R15, AX, AX
+	KMOVW         AX, K1
+	VMOVUPS.Z     (SI)(R11*4), K1, Z16
+	VMULPS        Z15, Z16, Z17
+	VPANDD        Z10, Z17, Z18
+	VCMPPS        $0x07, Z17, Z17, K4
+	VMOVDQA32.Z   Z18, K4, Z18
+	VPCMPD        $0x05, Z0, Z18, K5
+	VMOVDQA32.Z   Z14, K5, Z19
+	VPERMD        Z1, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z2, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z3, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z4, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VMOVDQA32     Z19, Z20
+	VPERMI2D      Z6, Z5, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VCMPPS        $0x03, Z17, Z17, K2
+	VPTESTMD      Z11, Z17, K3
+	VPTESTMD      Z9, Z17, K4
+	KANDW         K4, K3, K3
+	VPORD         Z29, Z19, K3, Z19
+	VPORD         Z8, Z19, K2, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)(R11*1)
+	VPANDD        Z10, Z16, Z21
+	VCVTPS2PD     Y21, Z22
+	VEXTRACTF64X4 $0x01, Z21, Y23
+	VCVTPS2PD     Y23, Z23
+	VMOVUPD       Z22, 320(SP)(R11*8)
+	VMOVUPD       Z23, 384(SP)(R11*8)
+	ADDQ          R15, R11
+	CMPQ          R11, R13
+	JB            lutSelect4AVX512_vec6
+	CMPQ          R11, R10
+	JB            lutSelect4AVX512_seg
+	JMP           lutSelect4AVX512_values
+
+lutSelect4AVX512_vec4:
+	MOVQ          R13, R15
+	SUBQ          R11, R15
+	MOVQ          $0x00000010, AX
+	CMPQ          R15, AX
+	CMOVQHI       AX, R15
+	MOVL          $0xffffffff, AX
+	BZHIL         R15, AX, AX
+	KMOVW         AX, K1
+	VMOVUPS.Z     (SI)(R11*4), K1, Z16
+	VMULPS        Z15, Z16, Z17
+	VPANDD        Z10, Z17, Z18
+	VCMPPS        $0x07, Z17, Z17, K4
+	VMOVDQA32.Z   Z18, K4, Z18
+	VPCMPD.BCST   $0x05, 2568(SP), Z18, K5
+	VMOVDQA32.Z   Z14, K5, Z19
+	VPERMD        Z3, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z4, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VMOVDQA32     Z19, Z20
+	VPERMI2D      Z6, Z5, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VCMPPS        $0x03, Z17, Z17, K2
+	VPTESTMD      Z11, Z17, K3
+	VPTESTMD      Z9, Z17, K4
+	KANDW         K4, K3, K3
+	VPORD         Z29, Z19, K3, Z19
+	VPORD         Z8, Z19, K2, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)(R11*1)
+	VPANDD        Z10, Z16, Z21
+	VCVTPS2PD     Y21, Z22
+	VEXTRACTF64X4 $0x01, Z21, Y23
+	VCVTPS2PD     Y23, Z23
+	VMOVUPD       Z22, 320(SP)(R11*8)
+	VMOVUPD       Z23, 384(SP)(R11*8)
+	ADDQ          R15, R11
+	CMPQ          R11, R13
+	JB            lutSelect4AVX512_vec4
+	CMPQ          R11, R10
+	JB            lutSelect4AVX512_seg
+
+lutSelect4AVX512_values:
 	XORL R15, R15
 
-lutSelect4AVX512_pair:
-	MOVQ   R10, AX
-	SUBQ   R15, AX
-	LEAQ   (DX)(DX*1), R11
-	CMPQ   AX, R11
+lutSelect4AVX512_group:
+	CMPQ         R15, R10
+	JAE          lutSelect4AVX512_chunkdone
+	CMPQ         2528(SP), $0x00
+	JNE          lutSelect4AVX512_scaled
+	MOVQ         2544(SP), AX
+	VBROADCASTSS (AX), Z7
+	ADDQ         $0x04, 2544(SP)
+	MOVQ         block+80(FP), AX
+	MOVQ         AX, 2528(SP)
+
+lutSelect4AVX512_scaled:
+	MOVQ   R10, R11
+	SUBQ   R15, R11
+	LEAQ   (DX)(DX*1), AX
+	CMPQ   R11, AX
 	JB     lutSelect4AVX512_single
+	CMPQ   2528(SP), AX
+	JB     lutSelect4AVX512_single
+	SUBQ   AX, 2528(SP)
 	VXORPD Y24, Y24, Y24
 	VXORPD Y26, Y26, Y26
 	MOVQ   R15, R13
@@ -1352,17 +1139,19 @@ lutSelect4AVX512_pair:
 
 lutSelect4AVX512_vpair:
 	MOVBLZX      (SP)(R13*1), AX
+	ANDL         $0x3f, AX
 	SHLL         $0x04, AX
 	MOVBLZX      (SP)(R14*1), BX
+	ANDL         $0x3f, BX
 	SHLL         $0x04, BX
 	VMULPS       (R12)(AX*1), X7, X16
 	VCVTPS2PD    X16, Y17
-	VSUBPD.BCST  128(SP)(R13*8), Y17, Y17
+	VSUBPD.BCST  320(SP)(R13*8), Y17, Y17
 	VMULPD       Y17, Y17, Y17
 	VADDPD       Y17, Y24, Y24
 	VMULPS       (R12)(BX*1), X7, X19
 	VCVTPS2PD    X19, Y20
-	VSUBPD.BCST  128(SP)(R14*8), Y20, Y20
+	VSUBPD.BCST  320(SP)(R14*8), Y20, Y20
 	VMULPD       Y20, Y20, Y20
 	VADDPD       Y20, Y26, Y26
 	INCQ         R13
@@ -1372,75 +1161,64 @@ lutSelect4AVX512_vpair:
 	VCMPPD       $0x03, Y24, Y24, K1
 	VMOVAPD      Y13, K1, Y24
 	VMOVAPD      Y24, Y28
-	VPERMPD      $0x4e, Y28, Y29
-	VMINPD       Y29, Y28, Y28
-	VPERMILPD    $0x55, Y28, Y29
-	VMINPD       Y29, Y28, Y28
+	VPERMPD      $0x4e, Y28, Y31
+	VMINPD       Y31, Y28, Y28
+	VPERMILPD    $0x55, Y28, Y31
+	VMINPD       Y31, Y28, Y28
 	VCMPPD       $0x00, Y28, Y24, K1
 	KMOVW        K1, AX
 	TZCNTL       AX, AX
 	MOVB         AL, (R8)
 	INCQ         R8
-	MOVQ         704(SP), BX
+	MOVQ         2560(SP), BX
 	VPBROADCASTB (BX)(AX*1), Z16
 	SHLQ         $0x06, AX
-	MOVQ         696(SP), BX
+	MOVQ         2552(SP), BX
 	VMOVDQU8     (BX)(AX*1), Z17
 	VMOVDQU8.Z   (SP)(R15*1), K7, Z18
 	VPERMB       Z17, Z18, Z19
-	MOVQ         664(SP), AX
-	SHRXQ        R15, AX, AX
-	KMOVQ        AX, K3
+	VPMOVB2M     Z18, K3
 	VMOVDQU8.Z   Z12, K3, Z20
 	VPORQ        Z20, Z19, Z19
-	MOVQ         672(SP), AX
-	SHRXQ        R15, AX, AX
-	KMOVQ        AX, K2
+	VPTESTMB     Z30, Z18, K2
 	VMOVDQU8     Z16, K2, Z19
 	VMOVDQU8     Z19, K7, (DI)
 	ADDQ         DX, DI
 	ADDQ         DX, R15
 	VCMPPD       $0x03, Y26, Y26, K1
 	VMOVAPD      Y13, K1, Y26
-	VMOVAPD      Y26, Y30
-	VPERMPD      $0x4e, Y30, Y31
-	VMINPD       Y31, Y30, Y30
-	VPERMILPD    $0x55, Y30, Y31
-	VMINPD       Y31, Y30, Y30
-	VCMPPD       $0x00, Y30, Y26, K1
+	VMOVAPD      Y26, Y28
+	VPERMPD      $0x4e, Y28, Y31
+	VMINPD       Y31, Y28, Y28
+	VPERMILPD    $0x55, Y28, Y31
+	VMINPD       Y31, Y28, Y28
+	VCMPPD       $0x00, Y28, Y26, K1
 	KMOVW        K1, AX
 	TZCNTL       AX, AX
 	MOVB         AL, (R8)
 	INCQ         R8
-	MOVQ         704(SP), BX
+	MOVQ         2560(SP), BX
 	VPBROADCASTB (BX)(AX*1), Z16
 	SHLQ         $0x06, AX
-	MOVQ         696(SP), BX
+	MOVQ         2552(SP), BX
 	VMOVDQU8     (BX)(AX*1), Z17
 	VMOVDQU8.Z   (SP)(R15*1), K7, Z18
 	VPERMB       Z17, Z18, Z19
-	MOVQ         664(SP), AX
-	SHRXQ        R15, AX, AX
-	KMOVQ        AX, K3
+	VPMOVB2M     Z18, K3
 	VMOVDQU8.Z   Z12, K3, Z20
 	VPORQ        Z20, Z19, Z19
-	MOVQ         672(SP), AX
-	SHRXQ        R15, AX, AX
-	KMOVQ        AX, K2
+	VPTESTMB     Z30, Z18, K2
 	VMOVDQU8     Z16, K2, Z19
 	VMOVDQU8     Z19, K7, (DI)
 	ADDQ         DX, DI
 	ADDQ         DX, R15
-	JMP          lutSelect4AVX512_pair
+	JMP          lutSelect4AVX512_group
 
 lutSelect4AVX512_single:
-	CMPQ    R15, R10
-	JAE     lutSelect4AVX512_piecedone
-	MOVQ    R10, R11
-	SUBQ    R15, R11
 	CMPQ    R11, DX
 	CMOVQHI DX, R11
-	BZHIQ   R11, 648(SP), AX
+	SUBQ    R11, 2528(SP)
+	BZHIQ   R11, 2504(SP), AX
 	KMOVQ   AX, K6
 	VXORPD  Y24, Y24, Y24
 	MOVQ    R15, R13
@@ -1448,10 +1226,11 @@ lutSelect4AVX512_single:
 
 lutSelect4AVX512_vsingle:
 	MOVBLZX      (SP)(R13*1), AX
+	ANDL         $0x3f, AX
 	SHLL         $0x04, AX
 	VMULPS       (R12)(AX*1), X7, X16
 	VCVTPS2PD    X16, Y17
-	VSUBPD.BCST  128(SP)(R13*8), Y17, Y17
+	VSUBPD.BCST  320(SP)(R13*8), Y17, Y17
 	VMULPD       Y17, Y17, Y17
 	VADDPD       Y17, Y24, Y24
 	INCQ         R13
@@ -1460,50 +1239,44 @@ lutSelect4AVX512_vsingle:
 	VCMPPD       $0x03, Y24, Y24, K1
 	VMOVAPD      Y13, K1, Y24
 	VMOVAPD      Y24, Y28
-	VPERMPD      $0x4e, Y28, Y29
-	VMINPD       Y29, Y28, Y28
-	VPERMILPD    $0x55, Y28, Y29
-	VMINPD       Y29, Y28, Y28
+	VPERMPD      $0x4e, Y28, Y31
+	VMINPD       Y31, Y28, Y28
+	VPERMILPD    $0x55, Y28, Y31
+	VMINPD       Y31, Y28, Y28
 	VCMPPD       $0x00, Y28, Y24, K1
 	KMOVW        K1, AX
 	TZCNTL       AX, AX
 	MOVB         AL, (R8)
 	INCQ         R8
-	MOVQ         704(SP), BX
+	MOVQ         2560(SP), BX
 	VPBROADCASTB (BX)(AX*1), Z16
 	SHLQ         $0x06, AX
-	MOVQ         696(SP), BX
+	MOVQ         2552(SP), BX
 	VMOVDQU8     (BX)(AX*1), Z17
 	VMOVDQU8.Z   (SP)(R15*1), K6, Z18
 	VPERMB       Z17, Z18, Z19
-	MOVQ         664(SP), AX
-	SHRXQ        R15, AX, AX
-	KMOVQ        AX, K3
+	VPMOVB2M     Z18, K3
 	VMOVDQU8.Z   Z12, K3, Z20
 	VPORQ        Z20, Z19, Z19
-	MOVQ         672(SP), AX
-	SHRXQ        R15, AX, AX
-	KMOVQ        AX, K2
+	VPTESTMB     Z30, Z18, K2
 	VMOVDQU8     Z16, K2, Z19
 	VMOVDQU8     Z19, K6, (DI)
 	ADDQ         R11, DI
 	ADDQ         R11, R15
-	JMP          lutSelect4AVX512_single
+	JMP          lutSelect4AVX512_group
 
-lutSelect4AVX512_piecedone:
-	LEAQ  (SI)(R10*4), SI
-	SUBQ  R10, R9
-	JNZ   lutSelect4AVX512_piece
-	TESTQ CX, CX
-	JNZ   lutSelect4AVX512_block
+lutSelect4AVX512_chunkdone:
+	LEAQ (SI)(R10*4), SI
+	SUBQ R10, CX
+	JNZ  lutSelect4AVX512_chunk
 
 lutSelect4AVX512_done:
 	VZEROUPPER
 	RET
 
-// func lutSelect4Pow2AVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[212]uint32, mags []float64, tcodes []uint8, zero []uint8)
+// func lutSelect4Pow2AVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[216]uint32, mags []float64, tcodes []uint8, zero []uint8)
 // Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VBMI, AVX512VL, BMI, BMI2, CMOV
-TEXT ·lutSelect4Pow2AVX512(SB), $712-216
+TEXT ·lutSelect4Pow2AVX512(SB), $2584-216
 	MOVQ         codes_base+0(FP), DI
 	MOVQ         meta_base+24(FP), R8
 	MOVQ         x_base+48(FP), SI
@@ -1513,25 +1286,28 @@ TEXT ·lutSelect4Pow2AVX512(SB), $712-216
 	TESTQ        CX, CX
 	JZ           lutSelect4Pow2AVX512_done
 	MOVQ         muls_base+88(FP), AX
-	MOVQ         AX, 680(SP)
+	MOVQ         AX, 2536(SP)
 	MOVQ         scales_base+112(FP), AX
-	MOVQ         AX, 688(SP)
+	MOVQ         AX, 2544(SP)
 	MOVQ         tcodes_base+168(FP), AX
-	MOVQ         AX, 696(SP)
+	MOVQ         AX, 2552(SP)
 	MOVQ         zero_base+192(FP), AX
-	MOVQ         AX, 704(SP)
-	MOVQ         $0x00000040, AX
+	MOVQ         AX, 2560(SP)
+	XORL         AX, AX
+	MOVQ         AX, 2520(SP)
+	MOVQ         AX, 2528(SP)
+	MOVQ         $0x00000100, AX
 	XORL         DX, DX
 	MOVQ         group+72(FP), R9
 	DIVQ         R9
 	IMULQ        R9, AX
-	MOVQ         AX, 640(SP)
+	MOVQ         AX, 2496(SP)
 	MOVQ         R9, DX
 	MOVQ         $0xffffffff, AX
-	MOVQ         AX, 648(SP)
+	MOVQ         AX, 2504(SP)
 	NOTQ         AX
-	ORQ          AX, 648(SP)
-	BZHIQ        DX, 648(SP), AX
+	ORQ          AX, 2504(SP)
+	BZHIQ        DX, 2504(SP), AX
 	KMOVQ        AX, K7
 	MOVQ         tb+136(FP), R9
 	VPBROADCASTD (R9), Z0
@@ -1541,6 +1317,10 @@ TEXT ·lutSelect4Pow2AVX512(SB), $712-216
 	VMOVDQU32    512(R9), Z4
 	VMOVDQU32    640(R9), Z5
 	VMOVDQU32    704(R9), Z6
+	MOVL         848(R9), AX
+	MOVQ         AX, 2512(SP)
+	MOVL         256(R9), AX
+	MOVL         AX, 2568(SP)
 	VPBROADCASTD 836(R9), Z9
 	MOVL         $0x7fffffff, AX
 	VMOVD        AX, X31
@@ -1554,240 +1334,163 @@ TEXT ·lutSelect4Pow2AVX512(SB), $712-216
 	MOVL         $0x00000001, AX
 	VMOVD        AX, X31
 	VPBROADCASTD X31, Z14
+	MOVL         $0x00000040, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z8
+	MOVL         $0x00000080, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z29
+	MOVL         $0x40404040, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z30
 
-lutSelect4Pow2AVX512_block:
-	MOVQ         680(SP), AX
+lutSelect4Pow2AVX512_chunk:
+	MOVQ    2496(SP), R10
+	CMPQ    R10, CX
+	CMOVQHI CX, R10
+	XORL    R11, R11
+
+lutSelect4Pow2AVX512_seg:
+	CMPQ         2520(SP), $0x00
+	JNE          lutSelect4Pow2AVX512_segblock
+	MOVQ         2536(SP), AX
 	VBROADCASTSS (AX), Z15
-	ADDQ         $0x04, 680(SP)
+	ADDQ         $0x04, 2536(SP)
 	VCVTPS2PD    Y15, Z7
-	MOVQ         block+80(FP), R9
-	CMPQ         R9, CX
-	CMOVQHI      CX, R9
-	SUBQ         R9, CX
+	MOVQ         block+80(FP), AX
+	MOVQ         AX, 2520(SP)
 
-lutSelect4Pow2AVX512_piece:
-	MOVQ          640(SP), R10
-	CMPQ          R10, R9
-	CMOVQHI       R9, R10
-	MOVQ          R10, R15
-	MOVQ          $0x00000010, AX
-	CMPQ          R15, AX
-	CMOVQHI       AX, R15
-	MOVL          $0xffffffff, AX
-	BZHIL         R15, AX, AX
-	KMOVW         AX, K1
-	VMOVUPS.Z     (SI), K1, Z16
-	VMULPS        Z15, Z16, Z17
-	VPANDD        Z10, Z17, Z18
-	VCMPPS        $0x07, Z17, Z17, K4
-	VMOVDQA32.Z   Z18, K4, Z18
-	VPCMPD        $0x05, Z0, Z18, K5
-	VMOVDQA32.Z   Z14, K5, Z19
-	VPERMD        Z1, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPERMD        Z2, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPERMD        Z3, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPERMD        Z4, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VMOVDQA32     Z19, Z20
-	VPERMI2D      Z6, Z5, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPMOVDB       Z19, X20
-	VMOVDQU8      X20, (SP)
-	VCMPPS        $0x03, Z17, Z17, K2
-	VPTESTMD      Z11, Z17, K3
-	VPTESTMD      Z9, Z17, K4
-	KANDW         K4, K3, K3
-	KMOVW         K3, 664(SP)
-	KMOVW         K2, 672(SP)
-	VPANDD        Z10, Z16, Z21
-	VCVTPS2PD     Y21, Z22
-	VEXTRACTF64X4 $0x01, Z21, Y23
-	VCVTPS2PD     Y23, Z23
-	VMULPD        Z7, Z22, Z22
-	VMULPD        Z7, Z23, Z23
-	VMOVUPD       Z22, 128(SP)
-	VMOVUPD       Z23, 192(SP)
-	MOVQ          R10, R15
-	SUBQ          $0x10, R15
-	JBE           lutSelect4Pow2AVX512_cellsdone
-	MOVQ          $0x00000010, AX
-	CMPQ          R15, AX
-	CMOVQHI       AX, R15
-	MOVL          $0xffffffff, AX
-	BZHIL         R15, AX, AX
-	KMOVW         AX, K1
-	VMOVUPS.Z     64(SI), K1, Z16
-	VMULPS        Z15, Z16, Z17
-	VPANDD        Z10, Z17, Z18
-	VCMPPS        $0x07, Z17, Z17, K4
-	VMOVDQA32.Z   Z18, K4, Z18
-	VPCMPD        $0x05, Z0, Z18, K5
-	VMOVDQA32.Z   Z14, K5, Z19
-	VPERMD        Z1, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPERMD        Z2, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPERMD        Z3, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPERMD        Z4, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VMOVDQA32     Z19, Z20
-	VPERMI2D      Z6, Z5, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPMOVDB       Z19, X20
-	VMOVDQU8      X20, 16(SP)
-	VCMPPS        $0x03, Z17, Z17, K2
-	VPTESTMD      Z11, Z17, K3
-	VPTESTMD      Z9, Z17, K4
-	KANDW         K4, K3, K3
-	KMOVW         K3, 666(SP)
-	KMOVW         K2, 674(SP)
-	VPANDD        Z10, Z16, Z21
-	VCVTPS2PD     Y21, Z22
-	VEXTRACTF64X4 $0x01, Z21, Y23
-	VCVTPS2PD     Y23, Z23
-	VMULPD        Z7, Z22, Z22
-	VMULPD        Z7, Z23, Z23
-	VMOVUPD       Z22, 256(SP)
-	VMOVUPD       Z23, 320(SP)
-	MOVQ          R10, R15
-	SUBQ          $0x20, R15
-	JBE           lutSelect4Pow2AVX512_cellsdone
-	MOVQ          $0x00000010, AX
-	CMPQ          R15, AX
-	CMOVQHI       AX, R15
-	MOVL          $0xffffffff, AX
-	BZHIL         R15, AX, AX
-	KMOVW         AX, K1
-	VMOVUPS.Z     128(SI), K1, Z16
-	VMULPS        Z15, Z16, Z17
-	VPANDD        Z10, Z17, Z18
-	VCMPPS        $0x07, Z17, Z17, K4
-	VMOVDQA32.Z   Z18, K4, Z18
-	VPCMPD        $0x05, Z0, Z18, K5
-	VMOVDQA32.Z   Z14, K5, Z19
-	VPERMD        Z1, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPERMD        Z2, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPERMD        Z3, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPERMD        Z4, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VMOVDQA32     Z19, Z20
-	VPERMI2D      Z6, Z5, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPMOVDB       Z19, X20
-	VMOVDQU8      X20, 32(SP)
-	VCMPPS        $0x03, Z17, Z17, K2
-	VPTESTMD      Z11, Z17, K3
-	VPTESTMD      Z9, Z17, K4
-	KANDW         K4, K3, K3
-	KMOVW         K3, 668(SP)
-	KMOVW         K2, 676(SP)
-	VPANDD        Z10, Z16, Z21
-	VCVTPS2PD     Y21, Z22
-	VEXTRACTF64X4 $0x01, Z21, Y23
-	VCVTPS2PD     Y23, Z23
-	VMULPD        Z7, Z22, Z22
-	VMULPD        Z7, Z23, Z23
-	VMOVUPD       Z22, 384(SP)
-	VMOVUPD       Z23, 448(SP)
-	MOVQ          R10, R15
-	SUBQ          $0x30, R15
-	JBE           lutSelect4Pow2AVX512_cellsdone
-	MOVQ          $0x00000010, AX
-	CMPQ          R15, AX
-	CMOVQHI       AX, R15
-	MOVL          $0xffffffff, AX
-	BZHIL         R15, AX, AX
-	KMOVW         AX, K1
-	VMOVUPS.Z     192(SI), K1, Z16
-	VMULPS        Z15, Z16, Z17
-	VPANDD        Z10, Z17, Z18
-	VCMPPS        $0x07, Z17, Z17, K4
-	VMOVDQA32.Z   Z18, K4, Z18
-	VPCMPD        $0x05, Z0, Z18, K5
-	VMOVDQA32.Z   Z14, K5, Z19
-	VPERMD        Z1, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPERMD        Z2, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPERMD        Z3, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPERMD        Z4, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VMOVDQA32     Z19, Z20
-	VPERMI2D      Z6, Z5, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPMOVDB       Z19, X20
-	VMOVDQU8      X20, 48(SP)
-	VCMPPS        $0x03, Z17, Z17, K2
-	VPTESTMD      Z11, Z17, K3
-	VPTESTMD      Z9, Z17, K4
-	KANDW         K4, K3, K3
-	KMOVW         K3, 670(SP)
-	KMOVW         K2, 678(SP)
-	VPANDD        Z10, Z16, Z21
-	VCVTPS2PD     Y21, Z22
-	VEXTRACTF64X4 $0x01, Z21, Y23
-	VCVTPS2PD     Y23, Z23
-	VMULPD        Z7, Z22, Z22
-	VMULPD        Z7, Z23, Z23
-	VMOVUPD       Z22, 512(SP)
-	VMOVUPD       Z23, 576(SP)
+lutSelect4Pow2AVX512_segblock:
+	MOVQ    R10, R13
+	SUBQ    R11, R13
+	CMPQ    R13, 2520(SP)
+	CMOVQHI 2520(SP), R13
+	SUBQ    R13, 2520(SP)
+	ADDQ    R11, R13
+	CMPQ    2512(SP), $0x02
+	JE      lutSelect4Pow2AVX512_vec4
 
-lutSelect4Pow2AVX512_cellsdone:
+lutSelect4Pow2AVX512_vec6:
+	MOVQ          R13, R15
+	SUBQ          R11, R15
+	MOVQ          $0x00000010, AX
+	CMPQ          R15, AX
+	CMOVQHI       AX, R15
+	MOVL          $0xffffffff, AX
+	BZHIL         R15, AX, AX
+	KMOVW         AX, K1
+	VMOVUPS.Z     (SI)(R11*4), K1, Z16
+	VMULPS        Z15, Z16, Z17
+	VPANDD        Z10, Z17, Z18
+	VCMPPS        $0x07, Z17, Z17, K4
+	VMOVDQA32.Z   Z18, K4, Z18
+	VPCMPD        $0x05, Z0, Z18, K5
+	VMOVDQA32.Z   Z14, K5, Z19
+	VPERMD        Z1, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z2, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z3, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z4, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VMOVDQA32     Z19, Z20
+	VPERMI2D      Z6, Z5, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VCMPPS        $0x03, Z17, Z17, K2
+	VPTESTMD      Z11, Z17, K3
+	VPTESTMD      Z9, Z17, K4
+	KANDW         K4, K3, K3
+	VPORD         Z29, Z19, K3, Z19
+	VPORD         Z8, Z19, K2, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)(R11*1)
+	VPANDD        Z10, Z16, Z21
+	VCVTPS2PD     Y21, Z22
+	VEXTRACTF64X4 $0x01, Z21, Y23
+	VCVTPS2PD     Y23, Z23
+	VMULPD        Z7, Z22, Z22
+	VMULPD        Z7, Z23, Z23
+	VMOVUPD       Z22, 320(SP)(R11*8)
+	VMOVUPD       Z23, 384(SP)(R11*8)
+	ADDQ          R15, R11
+	CMPQ          R11, R13
+	JB            lutSelect4Pow2AVX512_vec6
+	CMPQ          R11, R10
+	JB            lutSelect4Pow2AVX512_seg
+	JMP           lutSelect4Pow2AVX512_values
+
+lutSelect4Pow2AVX512_vec4:
+	MOVQ          R13, R15
+	SUBQ          R11, R15
+	MOVQ          $0x00000010, AX
+	CMPQ          R15, AX
+	CMOVQHI       AX, R15
+	MOVL          $0xffffffff, AX
+	BZHIL         R15, AX, AX
+	KMOVW         AX, K1
+	VMOVUPS.Z     (SI)(R11*4), K1, Z16
+	VMULPS        Z15, Z16, Z17
+	VPANDD        Z10, Z17, Z18
+	VCMPPS        $0x07, Z17, Z17, K4
+	VMOVDQA32.Z   Z18, K4, Z18
+	VPCMPD.BCST   $0x05, 2568(SP), Z18, K5
+	VMOVDQA32.Z   Z14, K5, Z19
+	VPERMD        Z3, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z4, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VMOVDQA32     Z19, Z20
+	VPERMI2D      Z6, Z5, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VCMPPS        $0x03, Z17, Z17, K2
+	VPTESTMD      Z11, Z17, K3
+	VPTESTMD      Z9, Z17, K4
+	KANDW         K4, K3, K3
+	VPORD         Z29, Z19, K3, Z19
+	VPORD         Z8, Z19, K2, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)(R11*1)
+	VPANDD        Z10, Z16, Z21
+	VCVTPS2PD     Y21, Z22
+	VEXTRACTF64X4 $0x01, Z21, Y23
+	VCVTPS2PD     Y23, Z23
+	VMULPD        Z7, Z22, Z22
+	VMULPD        Z7, Z23, Z23
+	VMOVUPD       Z22, 320(SP)(R11*8)
+	VMOVUPD       Z23, 384(SP)(R11*8)
+	ADDQ          R15, R11
+	CMPQ          R11, R13
+	JB            lutSelect4Pow2AVX512_vec4
+	CMPQ          R11, R10
+	JB            lutSelect4Pow2AVX512_seg
+
+lutSelect4Pow2AVX512_values:
 	XORL R15, R15
 
-lutSelect4Pow2AVX512_pair:
-	MOVQ   R10, AX
-	SUBQ   R15, AX
-	LEAQ   (DX)(DX*1), R11
-	CMPQ   AX, R11
+lutSelect4Pow2AVX512_group:
+	CMPQ   R15, R10
+	JAE    lutSelect4Pow2AVX512_chunkdone
+	MOVQ   R10, R11
+	SUBQ   R15, R11
+	LEAQ   (DX)(DX*1), AX
+	CMPQ   R11, AX
 	JB     lutSelect4Pow2AVX512_single
 	VXORPD Y24, Y24, Y24
 	VXORPD Y26, Y26, Y26
@@ -1797,14 +1500,16 @@ lutSelect4Pow2AVX512_pair:
 
 lutSelect4Pow2AVX512_vpair:
 	MOVBLZX      (SP)(R13*1), AX
+	ANDL         $0x3f, AX
 	SHLL         $0x05, AX
 	MOVBLZX      (SP)(R14*1), BX
+	ANDL         $0x3f, BX
 	SHLL         $0x05, BX
-	VBROADCASTSD 128(SP)(R13*8), Y16
+	VBROADCASTSD 320(SP)(R13*8), Y16
 	VSUBPD       (R12)(AX*1), Y16, Y17
 	VMULPD       Y17, Y17, Y17
 	VADDPD       Y17, Y24, Y24
-	VBROADCASTSD 128(SP)(R14*8), Y19
+	VBROADCASTSD 320(SP)(R14*8), Y19
 	VSUBPD       (R12)(BX*1), Y19, Y20
 	VMULPD       Y20, Y20, Y20
 	VADDPD       Y20, Y26, Y26
@@ -1815,75 +1520,63 @@ lutSelect4Pow2AVX512_vpair:
 	VCMPPD       $0x03, Y24, Y24, K1
 	VMOVAPD      Y13, K1, Y24
 	VMOVAPD      Y24, Y28
-	VPERMPD      $0x4e, Y28, Y29
-	VMINPD       Y29, Y28, Y28
-	VPERMILPD    $0x55, Y28, Y29
-	VMINPD       Y29, Y28, Y28
+	VPERMPD      $0x4e, Y28, Y31
+	VMINPD       Y31, Y28, Y28
+	VPERMILPD    $0x55, Y28, Y31
+	VMINPD       Y31, Y28, Y28
 	VCMPPD       $0x00, Y28, Y24, K1
 	KMOVW        K1, AX
 	TZCNTL       AX, AX
 	MOVB         AL, (R8)
 	INCQ         R8
-	MOVQ         704(SP), BX
+	MOVQ         2560(SP), BX
 	VPBROADCASTB (BX)(AX*1), Z16
 	SHLQ         $0x06, AX
-	MOVQ         696(SP), BX
+	MOVQ         2552(SP), BX
 	VMOVDQU8     (BX)(AX*1), Z17
 	VMOVDQU8.Z   (SP)(R15*1), K7, Z18
 	VPERMB       Z17, Z18, Z19
-	MOVQ         664(SP), AX
-	SHRXQ        R15, AX, AX
-	KMOVQ        AX, K3
+	VPMOVB2M     Z18, K3
 	VMOVDQU8.Z   Z12, K3, Z20
 	VPORQ        Z20, Z19, Z19
-	MOVQ         672(SP), AX
-	SHRXQ        R15, AX, AX
-	KMOVQ        AX, K2
+	VPTESTMB     Z30, Z18, K2
 	VMOVDQU8     Z16, K2, Z19
 	VMOVDQU8     Z19, K7, (DI)
 	ADDQ         DX, DI
 	ADDQ         DX, R15
 	VCMPPD       $0x03, Y26, Y26, K1
 	VMOVAPD      Y13, K1, Y26
-	VMOVAPD      Y26, Y30
-	VPERMPD      $0x4e, Y30, Y31
-	VMINPD       Y31, Y30, Y30
-	VPERMILPD    $0x55, Y30, Y31
-	VMINPD       Y31, Y30, Y30
-	VCMPPD       $0x00, Y30, Y26, K1
+	VMOVAPD      Y26, Y28
+	VPERMPD      $0x4e, Y28, Y31
+	VMINPD       Y31, Y28, Y28
+	VPERMILPD    $0x55, Y28, Y31
+	VMINPD       Y31, Y28, Y28
+	VCMPPD       $0x00, Y28, Y26, K1
 	KMOVW        K1, AX
 	TZCNTL       AX, AX
 	MOVB         AL, (R8)
 	INCQ         R8
-	MOVQ         704(SP), BX
+	MOVQ         2560(SP), BX
 	VPBROADCASTB (BX)(AX*1), Z16
 	SHLQ         $0x06, AX
-	MOVQ         696(SP), BX
+	MOVQ         2552(SP), BX
 	VMOVDQU8     (BX)(AX*1), Z17
 	VMOVDQU8.Z   (SP)(R15*1), K7, Z18
 	VPERMB       Z17, Z18, Z19
-	MOVQ         664(SP), AX
-	SHRXQ        R15, AX, AX
-	KMOVQ        AX, K3
+	VPMOVB2M     Z18, K3
 	VMOVDQU8.Z   Z12, K3, Z20
 	VPORQ        Z20, Z19, Z19
-	MOVQ         672(SP), AX
-	SHRXQ        R15, AX, AX
-	KMOVQ        AX, K2
+	VPTESTMB     Z30, Z18, K2
 	VMOVDQU8     Z16, K2, Z19
 	VMOVDQU8     Z19, K7, (DI)
 	ADDQ         DX, DI
 	ADDQ         DX, R15
-	JMP          lutSelect4Pow2AVX512_pair
+	JMP          lutSelect4Pow2AVX512_group
 
 lutSelect4Pow2AVX512_single:
-	CMPQ    R15, R10
-	JAE     lutSelect4Pow2AVX512_piecedone
-	MOVQ    R10, R11
-	SUBQ    R15, R11
 	CMPQ    R11, DX
 	CMOVQHI DX, R11
-	BZHIQ   R11, 648(SP), AX
+	BZHIQ   R11, 2504(SP), AX
 	KMOVQ   AX, K6
 	VXORPD  Y24, Y24, Y24
 	MOVQ    R15, R13
@@ -1891,8 +1584,9 @@ lutSelect4Pow2AVX512_single:
 
 lutSelect4Pow2AVX512_vsingle:
 	MOVBLZX      (SP)(R13*1), AX
+	ANDL         $0x3f, AX
 	SHLL         $0x05, AX
-	VBROADCASTSD 128(SP)(R13*8), Y16
+	VBROADCASTSD 320(SP)(R13*8), Y16
 	VSUBPD       (R12)(AX*1), Y16, Y17
 	VMULPD       Y17, Y17, Y17
 	VADDPD       Y17, Y24, Y24
@@ -1902,50 +1596,44 @@ lutSelect4Pow2AVX512_vsingle:
 	VCMPPD       $0x03, Y24, Y24, K1
 	VMOVAPD      Y13, K1, Y24
 	VMOVAPD      Y24, Y28
-	VPERMPD      $0x4e, Y28, Y29
-	VMINPD       Y29, Y28, Y28
-	VPERMILPD    $0x55, Y28, Y29
-	VMINPD       Y29, Y28, Y28
+	VPERMPD      $0x4e, Y28, Y31
+	VMINPD       Y31, Y28, Y28
+	VPERMILPD    $0x55, Y28, Y31
+	VMINPD       Y31, Y28, Y28
 	VCMPPD       $0x00, Y28, Y24, K1
 	KMOVW        K1, AX
 	TZCNTL       AX, AX
 	MOVB         AL, (R8)
 	INCQ         R8
-	MOVQ         704(SP), BX
+	MOVQ         2560(SP), BX
 	VPBROADCASTB (BX)(AX*1), Z16
 	SHLQ         $0x06, AX
-	MOVQ         696(SP), BX
+	MOVQ         2552(SP), BX
 	VMOVDQU8     (BX)(AX*1), Z17
 	VMOVDQU8.Z   (SP)(R15*1), K6, Z18
 	VPERMB       Z17, Z18, Z19
-	MOVQ         664(SP), AX
-	SHRXQ        R15, AX, AX
-	KMOVQ        AX, K3
+	VPMOVB2M     Z18, K3
 	VMOVDQU8.Z   Z12, K3, Z20
 	VPORQ        Z20, Z19, Z19
-	MOVQ         672(SP), AX
-	SHRXQ        R15, AX, AX
-	KMOVQ        AX, K2
+	VPTESTMB     Z30, Z18, K2
 	VMOVDQU8     Z16, K2, Z19
 	VMOVDQU8     Z19, K6, (DI)
 	ADDQ         R11, DI
 	ADDQ         R11, R15
-	JMP          lutSelect4Pow2AVX512_single
+	JMP          lutSelect4Pow2AVX512_group
 
-lutSelect4Pow2AVX512_piecedone:
-	LEAQ  (SI)(R10*4), SI
-	SUBQ  R10, R9
-	JNZ   lutSelect4Pow2AVX512_piece
-	TESTQ CX, CX
-	JNZ   lutSelect4Pow2AVX512_block
+lutSelect4Pow2AVX512_chunkdone:
+	LEAQ (SI)(R10*4), SI
+	SUBQ R10, CX
+	JNZ  lutSelect4Pow2AVX512_chunk
 
 lutSelect4Pow2AVX512_done:
 	VZEROUPPER
 	RET
 
-// func lutSelect8AVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[212]uint32, mags []float32, tcodes []uint8, zero []uint8)
+// func lutSelect8AVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[216]uint32, mags []float32, tcodes []uint8, zero []uint8)
 // Requires: AVX, AVX512BW, AVX512DQ, AVX512F, AVX512VBMI, AVX512VL, BMI, BMI2, CMOV
-TEXT ·lutSelect8AVX512(SB), $712-216
+TEXT ·lutSelect8AVX512(SB), $2584-216
 	MOVQ         codes_base+0(FP), DI
 	MOVQ         meta_base+24(FP), R8
 	MOVQ         x_base+48(FP), SI
@@ -1955,25 +1643,28 @@ TEXT ·lutSelect8AVX512(SB), $712-216
 	TESTQ        CX, CX
 	JZ           lutSelect8AVX512_done
 	MOVQ         muls_base+88(FP), AX
-	MOVQ         AX, 680(SP)
+	MOVQ         AX, 2536(SP)
 	MOVQ         scales_base+112(FP), AX
-	MOVQ         AX, 688(SP)
+	MOVQ         AX, 2544(SP)
 	MOVQ         tcodes_base+168(FP), AX
-	MOVQ         AX, 696(SP)
+	MOVQ         AX, 2552(SP)
 	MOVQ         zero_base+192(FP), AX
-	MOVQ         AX, 704(SP)
-	MOVQ         $0x00000040, AX
+	MOVQ         AX, 2560(SP)
+	XORL         AX, AX
+	MOVQ         AX, 2520(SP)
+	MOVQ         AX, 2528(SP)
+	MOVQ         $0x00000100, AX
 	XORL         DX, DX
 	MOVQ         group+72(FP), R9
 	DIVQ         R9
 	IMULQ        R9, AX
-	MOVQ         AX, 640(SP)
+	MOVQ         AX, 2496(SP)
 	MOVQ         R9, DX
 	MOVQ         $0xffffffff, AX
-	MOVQ         AX, 648(SP)
+	MOVQ         AX, 2504(SP)
 	NOTQ         AX
-	ORQ          AX, 648(SP)
-	BZHIQ        DX, 648(SP), AX
+	ORQ          AX, 2504(SP)
+	BZHIQ        DX, 2504(SP), AX
 	KMOVQ        AX, K7
 	MOVQ         tb+136(FP), R9
 	VPBROADCASTD (R9), Z0
@@ -1983,6 +1674,10 @@ TEXT ·lutSelect8AVX512(SB), $712-216
 	VMOVDQU32    512(R9), Z4
 	VMOVDQU32    640(R9), Z5
 	VMOVDQU32    704(R9), Z6
+	MOVL         848(R9), AX
+	MOVQ         AX, 2512(SP)
+	MOVL         256(R9), AX
+	MOVL         AX, 2568(SP)
 	VPBROADCASTD 836(R9), Z9
 	MOVL         $0x7fffffff, AX
 	VMOVD        AX, X31
@@ -1996,235 +1691,171 @@ TEXT ·lutSelect8AVX512(SB), $712-216
 	MOVL         $0x00000001, AX
 	VMOVD        AX, X31
 	VPBROADCASTD X31, Z14
+	MOVL         $0x00000040, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z8
+	MOVL         $0x00000080, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z29
+	MOVL         $0x40404040, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z30
 
-lutSelect8AVX512_block:
-	MOVQ         680(SP), AX
+lutSelect8AVX512_chunk:
+	MOVQ    2496(SP), R10
+	CMPQ    R10, CX
+	CMOVQHI CX, R10
+	XORL    R11, R11
+
+lutSelect8AVX512_seg:
+	CMPQ         2520(SP), $0x00
+	JNE          lutSelect8AVX512_segblock
+	MOVQ         2536(SP), AX
 	VBROADCASTSS (AX), Z15
-	ADDQ         $0x04, 680(SP)
-	MOVQ         688(SP), AX
-	VBROADCASTSS (AX), Z7
-	ADDQ         $0x04, 688(SP)
-	MOVQ         block+80(FP), R9
-	CMPQ         R9, CX
-	CMOVQHI      CX, R9
-	SUBQ         R9, CX
+	ADDQ         $0x04, 2536(SP)
+	MOVQ         block+80(FP), AX
+	MOVQ         AX, 2520(SP)
 
-lutSelect8AVX512_piece:
-	MOVQ          640(SP), R10
-	CMPQ          R10, R9
-	CMOVQHI       R9, R10
-	MOVQ          R10, R15
-	MOVQ          $0x00000010, AX
-	CMPQ          R15, AX
-	CMOVQHI       AX, R15
-	MOVL          $0xffffffff, AX
-	BZHIL         R15, AX, AX
-	KMOVW         AX, K1
-	VMOVUPS.Z     (SI), K1, Z16
-	VMULPS        Z15, Z16, Z17
-	VPANDD        Z10, Z17, Z18
-	VCMPPS        $0x07, Z17, Z17, K4
-	VMOVDQA32.Z   Z18, K4, Z18
-	VPCMPD        $0x05, Z0, Z18, K5
-	VMOVDQA32.Z   Z14, K5, Z19
-	VPERMD        Z1, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPERMD        Z2, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPERMD        Z3, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPERMD        Z4, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VMOVDQA32     Z19, Z20
-	VPERMI2D      Z6, Z5, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPMOVDB       Z19, X20
-	VMOVDQU8      X20, (SP)
-	VCMPPS        $0x03, Z17, Z17, K2
-	VPTESTMD      Z11, Z17, K3
-	VPTESTMD      Z9, Z17, K4
-	KANDW         K4, K3, K3
-	KMOVW         K3, 664(SP)
-	KMOVW         K2, 672(SP)
-	VPANDD        Z10, Z16, Z21
-	VCVTPS2PD     Y21, Z22
-	VEXTRACTF64X4 $0x01, Z21, Y23
-	VCVTPS2PD     Y23, Z23
-	VMOVUPD       Z22, 128(SP)
-	VMOVUPD       Z23, 192(SP)
-	MOVQ          R10, R15
-	SUBQ          $0x10, R15
-	JBE           lutSelect8AVX512_cellsdone
-	MOVQ          $0x00000010, AX
-	CMPQ          R15, AX
-	CMOVQHI       AX, R15
-	MOVL          $0xffffffff, AX
-	BZHIL         R15, AX, AX
-	KMOVW         AX, K1
-	VMOVUPS.Z     64(SI), K1, Z16
-	VMULPS        Z15, Z16, Z17
-	VPANDD        Z10, Z17, Z18
-	VCMPPS        $0x07, Z17, Z17, K4
-	VMOVDQA32.Z   Z18, K4, Z18
-	VPCMPD        $0x05, Z0, Z18, K5
-	VMOVDQA32.Z   Z14, K5, Z19
-	VPERMD        Z1, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPERMD        Z2, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPERMD        Z3, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPERMD        Z4, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VMOVDQA32     Z19, Z20
-	VPERMI2D      Z6, Z5, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPMOVDB       Z19, X20
-	VMOVDQU8      X20, 16(SP)
-	VCMPPS        $0x03, Z17, Z17, K2
-	VPTESTMD      Z11, Z17, K3
-	VPTESTMD      Z9, Z17, K4
-	KANDW         K4, K3, K3
-	KMOVW         K3, 666(SP)
-	KMOVW         K2, 674(SP)
-	VPANDD        Z10, Z16, Z21
-	VCVTPS2PD     Y21, Z22
-	VEXTRACTF64X4 $0x01, Z21, Y23
-	VCVTPS2PD     Y23, Z23
-	VMOVUPD       Z22, 256(SP)
-	VMOVUPD       Z23, 320(SP)
-	MOVQ          R10, R15
-	SUBQ          $0x20, R15
-	JBE           lutSelect8AVX512_cellsdone
-	MOVQ          $0x00000010, AX
-	CMPQ          R15, AX
-	CMOVQHI       AX, R15
-	MOVL          $0xffffffff, AX
-	BZHIL         R15, AX, AX
-	KMOVW         AX, K1
-	VMOVUPS.Z     128(SI), K1, Z16
-	VMULPS        Z15, Z16, Z17
-	VPANDD        Z10, Z17, Z18
-	VCMPPS        $0x07, Z17, Z17, K4
-	VMOVDQA32.Z   Z18, K4, Z18
-	VPCMPD        $0x05, Z0, Z18, K5
-	VMOVDQA32.Z   Z14, K5, Z19
-	VPERMD        Z1, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPERMD        Z2, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPERMD        Z3, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPERMD        Z4, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VMOVDQA32     Z19, Z20
-	VPERMI2D      Z6, Z5, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPMOVDB       Z19, X20
-	VMOVDQU8      X20, 32(SP)
-	VCMPPS        $0x03, Z17, Z17, K2
-	VPTESTMD      Z11, Z17, K3
-	VPTESTMD      Z9, Z17, K4
-	KANDW         K4, K3, K3
-	KMOVW         K3, 668(SP)
-	KMOVW         K2, 676(SP)
-	VPANDD        Z10, Z16, Z21
-	VCVTPS2PD     Y21, Z22
-	VEXTRACTF64X4 $0x01, Z21, Y23
-	VCVTPS2PD     Y23, Z23
-	VMOVUPD       Z22, 384(SP)
-	VMOVUPD       Z23, 448(SP)
-	MOVQ          R10, R15
-	SUBQ          $0x30, R15
-	JBE           lutSelect8AVX512_cellsdone
-	MOVQ          $0x00000010, AX
-	CMPQ          R15, AX
-	CMOVQHI       AX, R15
-	MOVL          $0xffffffff, AX
-	BZHIL         R15, AX, AX
-	KMOVW         AX, K1
-	VMOVUPS.Z     192(SI), K1, Z16
-	VMULPS        Z15, Z16, Z17
-	VPANDD        Z10, Z17, Z18
-	VCMPPS        $0x07, Z17, Z17, K4
-	VMOVDQA32.Z   Z18, K4, Z18
-	VPCMPD        $0x05, Z0, Z18, K5
-	VMOVDQA32.Z   Z14, K5, Z19
-	VPERMD        Z1, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPERMD        Z2, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPERMD        Z3, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPERMD        Z4, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VMOVDQA32     Z19, Z20
-	VPERMI2D      Z6, Z5, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPMOVDB       Z19, X20
-	VMOVDQU8      X20, 48(SP)
-	VCMPPS        $0x03, Z17, Z17, K2
-	VPTESTMD      Z11, Z17, K3
-	VPTESTMD      Z9, Z17, K4
-	KANDW         K4, K3, K3
-	KMOVW         K3, 670(SP)
-	KMOVW         K2, 678(SP)
-	VPANDD        Z10, Z16, Z21
-	VCVTPS2PD     Y21, Z22
-	VEXTRACTF64X4 $0x01, Z21, Y23
-	VCVTPS2PD     Y23, Z23
-	VMOVUPD       Z22, 512(SP)
-	VMOVUPD       Z23, 576(SP)
+lutSelect8AVX512_segblock:
+	MOVQ    R10, R13
+	SUBQ    R11, R13
+	CMPQ    R13, 2520(SP)
+	CMOVQHI 2520(SP), R13
+	SUBQ    R13, 2520(SP)
+	ADDQ    R11, R13
+	CMPQ    2512(SP), $0x02
+	JE      lutSelect8AVX512_vec4
 
-lutSelect8AVX512_cellsdone:
+lutSelect8AVX512_vec6:
+	MOVQ          R13, R15
+	SUBQ          R11, R15
+	MOVQ          $0x00000010, AX
+	CMPQ          R15, AX
+	CMOVQHI       AX, R15
+	MOVL          $0xffffffff, AX
+	BZHIL         R15, AX, AX
+	KMOVW         AX, K1
+	VMOVUPS.Z     (SI)(R11*4), K1, Z16
+	VMULPS        Z15, Z16, Z17
+	VPANDD        Z10, Z17, Z18
+	VCMPPS        $0x07, Z17, Z17, K4
+	VMOVDQA32.Z   Z18, K4, Z18
+	VPCMPD        $0x05, Z0, Z18, K5
+	VMOVDQA32.Z   Z14, K5, Z19
+	VPERMD        Z1, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z2, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z3, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z4, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VMOVDQA32     Z19, Z20
+	VPERMI2D      Z6, Z5, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VCMPPS        $0x03, Z17, Z17, K2
+	VPTESTMD      Z11, Z17, K3
+	VPTESTMD      Z9, Z17, K4
+	KANDW         K4, K3, K3
+	VPORD         Z29, Z19, K3, Z19
+	VPORD         Z8, Z19, K2, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)(R11*1)
+	VPANDD        Z10, Z16, Z21
+	VCVTPS2PD     Y21, Z22
+	VEXTRACTF64X4 $0x01, Z21, Y23
+	VCVTPS2PD     Y23, Z23
+	VMOVUPD       Z22, 320(SP)(R11*8)
+	VMOVUPD       Z23, 384(SP)(R11*8)
+	ADDQ          R15, R11
+	CMPQ          R11, R13
+	JB            lutSelect8AVX512_vec6
+	CMPQ          R11, R10
+	JB            lutSelect8AVX512_seg
+	JMP           lutSelect8AVX512_values
+
+lutSelect8AVX512_vec4:
+	MOVQ          R13, R15
+	SUBQ          R11, R15
+	MOVQ          $0x00000010, AX
+	CMPQ          R15, AX
+	CMOVQHI       AX, R15
+	MOVL          $0xffffffff, AX
+	BZHIL         R15, AX, AX
+	KMOVW         AX, K1
+	VMOVUPS.Z     (SI)(R11*4), K1, Z16
+	VMULPS        Z15, Z16, Z17
+	VPANDD        Z10, Z17, Z18
+	VCMPPS        $0x07, Z17, Z17, K4
+	VMOVDQA32.Z   Z18, K4, Z18
+	VPCMPD.BCST   $0x05, 2568(SP), Z18, K5
+	VMOVDQA32.Z   Z14, K5, Z19
+	VPERMD        Z3, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z4, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VMOVDQA32     Z19, Z20
+	VPERMI2D      Z6, Z5, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VCMPPS        $0x03, Z17, Z17, K2
+	VPTESTMD      Z11, Z17, K3
+	VPTESTMD      Z9, Z17, K4
+	KANDW         K4, K3, K3
+	VPORD         Z29, Z19, K3, Z19
+	VPORD         Z8, Z19, K2, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)(R11*1)
+	VPANDD        Z10, Z16, Z21
+	VCVTPS2PD     Y21, Z22
+	VEXTRACTF64X4 $0x01, Z21, Y23
+	VCVTPS2PD     Y23, Z23
+	VMOVUPD       Z22, 320(SP)(R11*8)
+	VMOVUPD       Z23, 384(SP)(R11*8)
+	ADDQ          R15, R11
+	CMPQ          R11, R13
+	JB            lutSelect8AVX512_vec4
+	CMPQ          R11, R10
+	JB            lutSelect8AVX512_seg
+
+lutSelect8AVX512_values:
 	XORL R15, R15
 
-lutSelect8AVX512_pair:
-	MOVQ   R10, AX
-	SUBQ   R15, AX
-	LEAQ   (DX)(DX*1), R11
-	CMPQ   AX, R11
+lutSelect8AVX512_group:
+	CMPQ         R15, R10
+	JAE          lutSelect8AVX512_chunkdone
+	CMPQ         2528(SP), $0x00
+	JNE          lutSelect8AVX512_scaled
+	MOVQ         2544(SP), AX
+	VBROADCASTSS (AX), Z7
+	ADDQ         $0x04, 2544(SP)
+	MOVQ         block+80(FP), AX
+	MOVQ         AX, 2528(SP)
+
+lutSelect8AVX512_scaled:
+	MOVQ   R10, R11
+	SUBQ   R15, R11
+	LEAQ   (DX)(DX*1), AX
+	CMPQ   R11, AX
 	JB     lutSelect8AVX512_single
+	CMPQ   2528(SP), AX
+	JB     lutSelect8AVX512_single
+	SUBQ   AX, 2528(SP)
 	VXORPD Z24, Z24, Z24
 	VXORPD Z26, Z26, Z26
 	MOVQ   R15, R13
@@ -2233,17 +1864,19 @@ lutSelect8AVX512_pair:
 
 lutSelect8AVX512_vpair:
 	MOVBLZX      (SP)(R13*1), AX
+	ANDL         $0x3f, AX
 	SHLL         $0x05, AX
 	MOVBLZX      (SP)(R14*1), BX
+	ANDL         $0x3f, BX
 	SHLL         $0x05, BX
 	VMULPS       (R12)(AX*1), Y7, Y16
 	VCVTPS2PD    Y16, Z17
-	VSUBPD.BCST  128(SP)(R13*8), Z17, Z17
+	VSUBPD.BCST  320(SP)(R13*8), Z17, Z17
 	VMULPD       Z17, Z17, Z17
 	VADDPD       Z17, Z24, Z24
 	VMULPS       (R12)(BX*1), Y7, Y19
 	VCVTPS2PD    Y19, Z20
-	VSUBPD.BCST  128(SP)(R14*8), Z20, Z20
+	VSUBPD.BCST  320(SP)(R14*8), Z20, Z20
 	VMULPD       Z20, Z20, Z20
 	VADDPD       Z20, Z26, Z26
 	INCQ         R13
@@ -2253,79 +1886,68 @@ lutSelect8AVX512_vpair:
 	VCMPPD       $0x03, Z24, Z24, K1
 	VMOVAPD      Z13, K1, Z24
 	VMOVAPD      Z24, Z28
-	VSHUFF64X2   $0x4e, Z28, Z28, Z29
-	VMINPD       Z29, Z28, Z28
-	VSHUFF64X2   $0xb1, Z28, Z28, Z29
-	VMINPD       Z29, Z28, Z28
-	VPERMILPD    $0x55, Z28, Z29
-	VMINPD       Z29, Z28, Z28
+	VSHUFF64X2   $0x4e, Z28, Z28, Z31
+	VMINPD       Z31, Z28, Z28
+	VSHUFF64X2   $0xb1, Z28, Z28, Z31
+	VMINPD       Z31, Z28, Z28
+	VPERMILPD    $0x55, Z28, Z31
+	VMINPD       Z31, Z28, Z28
 	VCMPPD       $0x00, Z28, Z24, K1
 	KMOVW        K1, AX
 	TZCNTL       AX, AX
 	MOVB         AL, (R8)
 	INCQ         R8
-	MOVQ         704(SP), BX
+	MOVQ         2560(SP), BX
 	VPBROADCASTB (BX)(AX*1), Z16
 	SHLQ         $0x06, AX
-	MOVQ         696(SP), BX
+	MOVQ         2552(SP), BX
 	VMOVDQU8     (BX)(AX*1), Z17
 	VMOVDQU8.Z   (SP)(R15*1), K7, Z18
 	VPERMB       Z17, Z18, Z19
-	MOVQ         664(SP), AX
-	SHRXQ        R15, AX, AX
-	KMOVQ        AX, K3
+	VPMOVB2M     Z18, K3
 	VMOVDQU8.Z   Z12, K3, Z20
 	VPORQ        Z20, Z19, Z19
-	MOVQ         672(SP), AX
-	SHRXQ        R15, AX, AX
-	KMOVQ        AX, K2
+	VPTESTMB     Z30, Z18, K2
 	VMOVDQU8     Z16, K2, Z19
 	VMOVDQU8     Z19, K7, (DI)
 	ADDQ         DX, DI
 	ADDQ         DX, R15
 	VCMPPD       $0x03, Z26, Z26, K1
 	VMOVAPD      Z13, K1, Z26
-	VMOVAPD      Z26, Z30
-	VSHUFF64X2   $0x4e, Z30, Z30, Z31
-	VMINPD       Z31, Z30, Z30
-	VSHUFF64X2   $0xb1, Z30, Z30, Z31
-	VMINPD       Z31, Z30, Z30
-	VPERMILPD    $0x55, Z30, Z31
-	VMINPD       Z31, Z30, Z30
-	VCMPPD       $0x00, Z30, Z26, K1
+	VMOVAPD      Z26, Z28
+	VSHUFF64X2   $0x4e, Z28, Z28, Z31
+	VMINPD       Z31, Z28, Z28
+	VSHUFF64X2   $0xb1, Z28, Z28, Z31
+	VMINPD       Z31, Z28, Z28
+	VPERMILPD    $0x55, Z28, Z31
+	VMINPD       Z31, Z28, Z28
+	VCMPPD       $0x00, Z28, Z26, K1
 	KMOVW        K1, AX
 	TZCNTL       AX, AX
 	MOVB         AL, (R8)
 	INCQ         R8
-	MOVQ         704(SP), BX
+	MOVQ         2560(SP), BX
 	VPBROADCASTB (BX)(AX*1), Z16
 	SHLQ         $0x06, AX
-	MOVQ         696(SP), BX
+	MOVQ         2552(SP), BX
 	VMOVDQU8     (BX)(AX*1), Z17
 	VMOVDQU8.Z   (SP)(R15*1), K7, Z18
 	VPERMB       Z17, Z18, Z19
-	MOVQ         664(SP), AX
-	SHRXQ        R15, AX, AX
-	KMOVQ        AX, K3
+	VPMOVB2M     Z18, K3
 	VMOVDQU8.Z   Z12, K3, Z20
 	VPORQ        Z20, Z19, Z19
-	MOVQ         672(SP), AX
-	SHRXQ        R15, AX, AX
-	KMOVQ        AX, K2
+	VPTESTMB     Z30, Z18, K2
 	VMOVDQU8     Z16, K2, Z19
 	VMOVDQU8     Z19, K7, (DI)
 	ADDQ         DX, DI
 	ADDQ         DX, R15
-	JMP          lutSelect8AVX512_pair
+	JMP          lutSelect8AVX512_group
 
 lutSelect8AVX512_single:
-	CMPQ    R15, R10
-	JAE     lutSelect8AVX512_piecedone
-	MOVQ    R10, R11
-	SUBQ    R15, R11
 	CMPQ    R11, DX
 	CMOVQHI DX, R11
-	BZHIQ   R11, 648(SP), AX
+	SUBQ    R11, 2528(SP)
+	BZHIQ   R11, 2504(SP), AX
 	KMOVQ   AX, K6
 	VXORPD  Z24, Z24, Z24
 	MOVQ    R15, R13
@@ -2333,10 +1955,11 @@ lutSelect8AVX512_single:
 
 lutSelect8AVX512_vsingle:
 	MOVBLZX      (SP)(R13*1), AX
+	ANDL         $0x3f, AX
 	SHLL         $0x05, AX
 	VMULPS       (R12)(AX*1), Y7, Y16
 	VCVTPS2PD    Y16, Z17
-	VSUBPD.BCST  128(SP)(R13*8), Z17, Z17
+	VSUBPD.BCST  320(SP)(R13*8), Z17, Z17
 	VMULPD       Z17, Z17, Z17
 	VADDPD       Z17, Z24, Z24
 	INCQ         R13
@@ -2345,52 +1968,46 @@ lutSelect8AVX512_vsingle:
 	VCMPPD       $0x03, Z24, Z24, K1
 	VMOVAPD      Z13, K1, Z24
 	VMOVAPD      Z24, Z28
-	VSHUFF64X2   $0x4e, Z28, Z28, Z29
-	VMINPD       Z29, Z28, Z28
-	VSHUFF64X2   $0xb1, Z28, Z28, Z29
-	VMINPD       Z29, Z28, Z28
-	VPERMILPD    $0x55, Z28, Z29
-	VMINPD       Z29, Z28, Z28
+	VSHUFF64X2   $0x4e, Z28, Z28, Z31
+	VMINPD       Z31, Z28, Z28
+	VSHUFF64X2   $0xb1, Z28, Z28, Z31
+	VMINPD       Z31, Z28, Z28
+	VPERMILPD    $0x55, Z28, Z31
+	VMINPD       Z31, Z28, Z28
 	VCMPPD       $0x00, Z28, Z24, K1
 	KMOVW        K1, AX
 	TZCNTL       AX, AX
 	MOVB         AL, (R8)
 	INCQ         R8
-	MOVQ         704(SP), BX
+	MOVQ         2560(SP), BX
 	VPBROADCASTB (BX)(AX*1), Z16
 	SHLQ         $0x06, AX
-	MOVQ         696(SP), BX
+	MOVQ         2552(SP), BX
 	VMOVDQU8     (BX)(AX*1), Z17
 	VMOVDQU8.Z   (SP)(R15*1), K6, Z18
 	VPERMB       Z17, Z18, Z19
-	MOVQ         664(SP), AX
-	SHRXQ        R15, AX, AX
-	KMOVQ        AX, K3
+	VPMOVB2M     Z18, K3
 	VMOVDQU8.Z   Z12, K3, Z20
 	VPORQ        Z20, Z19, Z19
-	MOVQ         672(SP), AX
-	SHRXQ        R15, AX, AX
-	KMOVQ        AX, K2
+	VPTESTMB     Z30, Z18, K2
 	VMOVDQU8     Z16, K2, Z19
 	VMOVDQU8     Z19, K6, (DI)
 	ADDQ         R11, DI
 	ADDQ         R11, R15
-	JMP          lutSelect8AVX512_single
+	JMP          lutSelect8AVX512_group
 
-lutSelect8AVX512_piecedone:
-	LEAQ  (SI)(R10*4), SI
-	SUBQ  R10, R9
-	JNZ   lutSelect8AVX512_piece
-	TESTQ CX, CX
-	JNZ   lutSelect8AVX512_block
+lutSelect8AVX512_chunkdone:
+	LEAQ (SI)(R10*4), SI
+	SUBQ R10, CX
+	JNZ  lutSelect8AVX512_chunk
 
 lutSelect8AVX512_done:
 	VZEROUPPER
 	RET
 
-// func lutSelect8Pow2AVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[212]uint32, mags []float64, tcodes []uint8, zero []uint8)
+// func lutSelect8Pow2AVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[216]uint32, mags []float64, tcodes []uint8, zero []uint8)
 // Requires: AVX, AVX512BW, AVX512DQ, AVX512F, AVX512VBMI, AVX512VL, BMI, BMI2, CMOV
-TEXT ·lutSelect8Pow2AVX512(SB), $712-216
+TEXT ·lutSelect8Pow2AVX512(SB), $2584-216
 	MOVQ         codes_base+0(FP), DI
 	MOVQ         meta_base+24(FP), R8
 	MOVQ         x_base+48(FP), SI
@@ -2400,25 +2017,28 @@ TEXT ·lutSelect8Pow2AVX512(SB), $712-216
 	TESTQ        CX, CX
 	JZ           lutSelect8Pow2AVX512_done
 	MOVQ         muls_base+88(FP), AX
-	MOVQ         AX, 680(SP)
+	MOVQ         AX, 2536(SP)
 	MOVQ         scales_base+112(FP), AX
-	MOVQ         AX, 688(SP)
+	MOVQ         AX, 2544(SP)
 	MOVQ         tcodes_base+168(FP), AX
-	MOVQ         AX, 696(SP)
+	MOVQ         AX, 2552(SP)
 	MOVQ         zero_base+192(FP), AX
-	MOVQ         AX, 704(SP)
-	MOVQ         $0x00000040, AX
+	MOVQ         AX, 2560(SP)
+	XORL         AX, AX
+	MOVQ         AX, 2520(SP)
+	MOVQ         AX, 2528(SP)
+	MOVQ         $0x00000100, AX
 	XORL         DX, DX
 	MOVQ         group+72(FP), R9
 	DIVQ         R9
 	IMULQ        R9, AX
-	MOVQ         AX, 640(SP)
+	MOVQ         AX, 2496(SP)
 	MOVQ         R9, DX
 	MOVQ         $0xffffffff, AX
-	MOVQ         AX, 648(SP)
+	MOVQ         AX, 2504(SP)
 	NOTQ         AX
-	ORQ          AX, 648(SP)
-	BZHIQ        DX, 648(SP), AX
+	ORQ          AX, 2504(SP)
+	BZHIQ        DX, 2504(SP), AX
 	KMOVQ        AX, K7
 	MOVQ         tb+136(FP), R9
 	VPBROADCASTD (R9), Z0
@@ -2428,6 +2048,10 @@ TEXT ·lutSelect8Pow2AVX512(SB), $712-216
 	VMOVDQU32    512(R9), Z4
 	VMOVDQU32    640(R9), Z5
 	VMOVDQU32    704(R9), Z6
+	MOVL         848(R9), AX
+	MOVQ         AX, 2512(SP)
+	MOVL         256(R9), AX
+	MOVL         AX, 2568(SP)
 	VPBROADCASTD 836(R9), Z9
 	MOVL         $0x7fffffff, AX
 	VMOVD        AX, X31
@@ -2441,240 +2065,163 @@ TEXT ·lutSelect8Pow2AVX512(SB), $712-216
 	MOVL         $0x00000001, AX
 	VMOVD        AX, X31
 	VPBROADCASTD X31, Z14
+	MOVL         $0x00000040, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z8
+	MOVL         $0x00000080, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z29
+	MOVL         $0x40404040, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z30
 
-lutSelect8Pow2AVX512_block:
-	MOVQ         680(SP), AX
+lutSelect8Pow2AVX512_chunk:
+	MOVQ    2496(SP), R10
+	CMPQ    R10, CX
+	CMOVQHI CX, R10
+	XORL    R11, R11
+
+lutSelect8Pow2AVX512_seg:
+	CMPQ         2520(SP), $0x00
+	JNE          lutSelect8Pow2AVX512_segblock
+	MOVQ         2536(SP), AX
 	VBROADCASTSS (AX), Z15
-	ADDQ         $0x04, 680(SP)
+	ADDQ         $0x04, 2536(SP)
 	VCVTPS2PD    Y15, Z7
-	MOVQ         block+80(FP), R9
-	CMPQ         R9, CX
-	CMOVQHI      CX, R9
-	SUBQ         R9, CX
+	MOVQ         block+80(FP), AX
+	MOVQ         AX, 2520(SP)
 
-lutSelect8Pow2AVX512_piece:
-	MOVQ          640(SP), R10
-	CMPQ          R10, R9
-	CMOVQHI       R9, R10
-	MOVQ          R10, R15
-	MOVQ          $0x00000010, AX
-	CMPQ          R15, AX
-	CMOVQHI       AX, R15
-	MOVL          $0xffffffff, AX
-	BZHIL         R15, AX, AX
-	KMOVW         AX, K1
-	VMOVUPS.Z     (SI), K1, Z16
-	VMULPS        Z15, Z16, Z17
-	VPANDD        Z10, Z17, Z18
-	VCMPPS        $0x07, Z17, Z17, K4
-	VMOVDQA32.Z   Z18, K4, Z18
-	VPCMPD        $0x05, Z0, Z18, K5
-	VMOVDQA32.Z   Z14, K5, Z19
-	VPERMD        Z1, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPERMD        Z2, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPERMD        Z3, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPERMD        Z4, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VMOVDQA32     Z19, Z20
-	VPERMI2D      Z6, Z5, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPMOVDB       Z19, X20
-	VMOVDQU8      X20, (SP)
-	VCMPPS        $0x03, Z17, Z17, K2
-	VPTESTMD      Z11, Z17, K3
-	VPTESTMD      Z9, Z17, K4
-	KANDW         K4, K3, K3
-	KMOVW         K3, 664(SP)
-	KMOVW         K2, 672(SP)
-	VPANDD        Z10, Z16, Z21
-	VCVTPS2PD     Y21, Z22
-	VEXTRACTF64X4 $0x01, Z21, Y23
-	VCVTPS2PD     Y23, Z23
-	VMULPD        Z7, Z22, Z22
-	VMULPD        Z7, Z23, Z23
-	VMOVUPD       Z22, 128(SP)
-	VMOVUPD       Z23, 192(SP)
-	MOVQ          R10, R15
-	SUBQ          $0x10, R15
-	JBE           lutSelect8Pow2AVX512_cellsdone
-	MOVQ          $0x00000010, AX
-	CMPQ          R15, AX
-	CMOVQHI       AX, R15
-	MOVL          $0xffffffff, AX
-	BZHIL         R15, AX, AX
-	KMOVW         AX, K1
-	VMOVUPS.Z     64(SI), K1, Z16
-	VMULPS        Z15, Z16, Z17
-	VPANDD        Z10, Z17, Z18
-	VCMPPS        $0x07, Z17, Z17, K4
-	VMOVDQA32.Z   Z18, K4, Z18
-	VPCMPD        $0x05, Z0, Z18, K5
-	VMOVDQA32.Z   Z14, K5, Z19
-	VPERMD        Z1, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPERMD        Z2, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPERMD        Z3, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPERMD        Z4, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VMOVDQA32     Z19, Z20
-	VPERMI2D      Z6, Z5, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPMOVDB       Z19, X20
-	VMOVDQU8      X20, 16(SP)
-	VCMPPS        $0x03, Z17, Z17, K2
-	VPTESTMD      Z11, Z17, K3
-	VPTESTMD      Z9, Z17, K4
-	KANDW         K4, K3, K3
-	KMOVW         K3, 666(SP)
-	KMOVW         K2, 674(SP)
-	VPANDD        Z10, Z16, Z21
-	VCVTPS2PD     Y21, Z22
-	VEXTRACTF64X4 $0x01, Z21, Y23
-	VCVTPS2PD     Y23, Z23
-	VMULPD        Z7, Z22, Z22
-	VMULPD        Z7, Z23, Z23
-	VMOVUPD       Z22, 256(SP)
-	VMOVUPD       Z23, 320(SP)
-	MOVQ          R10, R15
-	SUBQ          $0x20, R15
-	JBE           lutSelect8Pow2AVX512_cellsdone
-	MOVQ          $0x00000010, AX
-	CMPQ          R15, AX
-	CMOVQHI       AX, R15
-	MOVL          $0xffffffff, AX
-	BZHIL         R15, AX, AX
-	KMOVW         AX, K1
-	VMOVUPS.Z     128(SI), K1, Z16
-	VMULPS        Z15, Z16, Z17
-	VPANDD        Z10, Z17, Z18
-	VCMPPS        $0x07, Z17, Z17, K4
-	VMOVDQA32.Z   Z18, K4, Z18
-	VPCMPD        $0x05, Z0, Z18, K5
-	VMOVDQA32.Z   Z14, K5, Z19
-	VPERMD        Z1, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPERMD        Z2, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPERMD        Z3, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPERMD        Z4, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VMOVDQA32     Z19, Z20
-	VPERMI2D      Z6, Z5, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPMOVDB       Z19, X20
-	VMOVDQU8      X20, 32(SP)
-	VCMPPS        $0x03, Z17, Z17, K2
-	VPTESTMD      Z11, Z17, K3
-	VPTESTMD      Z9, Z17, K4
-	KANDW         K4, K3, K3
-	KMOVW         K3, 668(SP)
-	KMOVW         K2, 676(SP)
-	VPANDD        Z10, Z16, Z21
-	VCVTPS2PD     Y21, Z22
-	VEXTRACTF64X4 $0x01, Z21, Y23
-	VCVTPS2PD     Y23, Z23
-	VMULPD        Z7, Z22, Z22
-	VMULPD        Z7, Z23, Z23
-	VMOVUPD       Z22, 384(SP)
-	VMOVUPD       Z23, 448(SP)
-	MOVQ          R10, R15
-	SUBQ          $0x30, R15
-	JBE           lutSelect8Pow2AVX512_cellsdone
-	MOVQ          $0x00000010, AX
-	CMPQ          R15, AX
-	CMOVQHI       AX, R15
-	MOVL          $0xffffffff, AX
-	BZHIL         R15, AX, AX
-	KMOVW         AX, K1
-	VMOVUPS.Z     192(SI), K1, Z16
-	VMULPS        Z15, Z16, Z17
-	VPANDD        Z10, Z17, Z18
-	VCMPPS        $0x07, Z17, Z17, K4
-	VMOVDQA32.Z   Z18, K4, Z18
-	VPCMPD        $0x05, Z0, Z18, K5
-	VMOVDQA32.Z   Z14, K5, Z19
-	VPERMD        Z1, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPERMD        Z2, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPERMD        Z3, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPERMD        Z4, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VMOVDQA32     Z19, Z20
-	VPERMI2D      Z6, Z5, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPMOVDB       Z19, X20
-	VMOVDQU8      X20, 48(SP)
-	VCMPPS        $0x03, Z17, Z17, K2
-	VPTESTMD      Z11, Z17, K3
-	VPTESTMD      Z9, Z17, K4
-	KANDW         K4, K3, K3
-	KMOVW         K3, 670(SP)
-	KMOVW         K2, 678(SP)
-	VPANDD        Z10, Z16, Z21
-	VCVTPS2PD     Y21, Z22
-	VEXTRACTF64X4 $0x01, Z21, Y23
-	VCVTPS2PD     Y23, Z23
-	VMULPD        Z7, Z22, Z22
-	VMULPD        Z7, Z23, Z23
-	VMOVUPD       Z22, 512(SP)
-	VMOVUPD       Z23, 576(SP)
+lutSelect8Pow2AVX512_segblock:
+	MOVQ    R10, R13
+	SUBQ    R11, R13
+	CMPQ    R13, 2520(SP)
+	CMOVQHI 2520(SP), R13
+	SUBQ    R13, 2520(SP)
+	ADDQ    R11, R13
+	CMPQ    2512(SP), $0x02
+	JE      lutSelect8Pow2AVX512_vec4
 
-lutSelect8Pow2AVX512_cellsdone:
+lutSelect8Pow2AVX512_vec6:
+	MOVQ          R13, R15
+	SUBQ          R11, R15
+	MOVQ          $0x00000010, AX
+	CMPQ          R15, AX
+	CMOVQHI       AX, R15
+	MOVL          $0xffffffff, AX
+	BZHIL         R15, AX, AX
+	KMOVW         AX, K1
+	VMOVUPS.Z     (SI)(R11*4), K1, Z16
+	VMULPS        Z15, Z16, Z17
+	VPANDD        Z10, Z17, Z18
+	VCMPPS        $0x07, Z17, Z17, K4
+	VMOVDQA32.Z   Z18, K4, Z18
+	VPCMPD        $0x05, Z0, Z18, K5
+	VMOVDQA32.Z   Z14, K5, Z19
+	VPERMD        Z1, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z2, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z3, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z4, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VMOVDQA32     Z19, Z20
+	VPERMI2D      Z6, Z5, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VCMPPS        $0x03, Z17, Z17, K2
+	VPTESTMD      Z11, Z17, K3
+	VPTESTMD      Z9, Z17, K4
+	KANDW         K4, K3, K3
+	VPORD         Z29, Z19, K3, Z19
+	VPORD         Z8, Z19, K2, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)(R11*1)
+	VPANDD        Z10, Z16, Z21
+	VCVTPS2PD     Y21, Z22
+	VEXTRACTF64X4 $0x01, Z21, Y23
+	VCVTPS2PD     Y23, Z23
+	VMULPD        Z7, Z22, Z22
+	VMULPD        Z7, Z23, Z23
+	VMOVUPD       Z22, 320(SP)(R11*8)
+	VMOVUPD       Z23, 384(SP)(R11*8)
+	ADDQ          R15, R11
+	CMPQ          R11, R13
+	JB            lutSelect8Pow2AVX512_vec6
+	CMPQ          R11, R10
+	JB            lutSelect8Pow2AVX512_seg
+	JMP           lutSelect8Pow2AVX512_values
+
+lutSelect8Pow2AVX512_vec4:
+	MOVQ          R13, R15
+	SUBQ          R11, R15
+	MOVQ          $0x00000010, AX
+	CMPQ          R15, AX
+	CMOVQHI       AX, R15
+	MOVL          $0xffffffff, AX
+	BZHIL         R15, AX, AX
+	KMOVW         AX, K1
+	VMOVUPS.Z     (SI)(R11*4), K1, Z16
+	VMULPS        Z15, Z16, Z17
+	VPANDD        Z10, Z17, Z18
+	VCMPPS        $0x07, Z17, Z17, K4
+	VMOVDQA32.Z   Z18, K4, Z18
+	VPCMPD.BCST   $0x05, 2568(SP), Z18, K5
+	VMOVDQA32.Z   Z14, K5, Z19
+	VPERMD        Z3, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z4, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VMOVDQA32     Z19, Z20
+	VPERMI2D      Z6, Z5, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VCMPPS        $0x03, Z17, Z17, K2
+	VPTESTMD      Z11, Z17, K3
+	VPTESTMD      Z9, Z17, K4
+	KANDW         K4, K3, K3
+	VPORD         Z29, Z19, K3, Z19
+	VPORD         Z8, Z19, K2, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)(R11*1)
+	VPANDD        Z10, Z16, Z21
+	VCVTPS2PD     Y21, Z22
+	VEXTRACTF64X4 $0x01, Z21, Y23
+	VCVTPS2PD     Y23, Z23
+	VMULPD        Z7, Z22, Z22
+	VMULPD        Z7, Z23, Z23
+	VMOVUPD       Z22, 320(SP)(R11*8)
+	VMOVUPD       Z23, 384(SP)(R11*8)
+	ADDQ          R15, R11
+	CMPQ          R11, R13
+	JB            lutSelect8Pow2AVX512_vec4
+	CMPQ          R11, R10
+	JB            lutSelect8Pow2AVX512_seg
+
+lutSelect8Pow2AVX512_values:
 	XORL R15, R15
 
-lutSelect8Pow2AVX512_pair:
-	MOVQ   R10, AX
-	SUBQ   R15, AX
-	LEAQ   (DX)(DX*1), R11
-	CMPQ   AX, R11
+lutSelect8Pow2AVX512_group:
+	CMPQ   R15, R10
+	JAE    lutSelect8Pow2AVX512_chunkdone
+	MOVQ   R10, R11
+	SUBQ   R15, R11
+	LEAQ   (DX)(DX*1), AX
+	CMPQ   R11, AX
 	JB     lutSelect8Pow2AVX512_single
 	VXORPD Z24, Z24, Z24
 	VXORPD Z26, Z26, Z26
@@ -2684,14 +2231,16 @@ lutSelect8Pow2AVX512_pair:
 
 lutSelect8Pow2AVX512_vpair:
 	MOVBLZX      (SP)(R13*1), AX
+	ANDL         $0x3f, AX
 	SHLL         $0x06, AX
 	MOVBLZX      (SP)(R14*1), BX
+	ANDL         $0x3f, BX
 	SHLL         $0x06, BX
-	VBROADCASTSD 128(SP)(R13*8), Z16
+	VBROADCASTSD 320(SP)(R13*8), Z16
 	VSUBPD       (R12)(AX*1), Z16, Z17
 	VMULPD       Z17, Z17, Z17
 	VADDPD       Z17, Z24, Z24
-	VBROADCASTSD 128(SP)(R14*8), Z19
+	VBROADCASTSD 320(SP)(R14*8), Z19
 	VSUBPD       (R12)(BX*1), Z19, Z20
 	VMULPD       Z20, Z20, Z20
 	VADDPD       Z20, Z26, Z26
@@ -2702,79 +2251,67 @@ lutSelect8Pow2AVX512_vpair:
 	VCMPPD       $0x03, Z24, Z24, K1
 	VMOVAPD      Z13, K1, Z24
 	VMOVAPD      Z24, Z28
-	VSHUFF64X2   $0x4e, Z28, Z28, Z29
-	VMINPD       Z29, Z28, Z28
-	VSHUFF64X2   $0xb1, Z28, Z28, Z29
-	VMINPD       Z29, Z28, Z28
-	VPERMILPD    $0x55, Z28, Z29
-	VMINPD       Z29, Z28, Z28
+	VSHUFF64X2   $0x4e, Z28, Z28, Z31
+	VMINPD       Z31, Z28, Z28
+	VSHUFF64X2   $0xb1, Z28, Z28, Z31
+	VMINPD       Z31, Z28, Z28
+	VPERMILPD    $0x55, Z28, Z31
+	VMINPD       Z31, Z28, Z28
 	VCMPPD       $0x00, Z28, Z24, K1
 	KMOVW        K1, AX
 	TZCNTL       AX, AX
 	MOVB         AL, (R8)
 	INCQ         R8
-	MOVQ         704(SP), BX
+	MOVQ         2560(SP), BX
 	VPBROADCASTB (BX)(AX*1), Z16
 	SHLQ         $0x06, AX
-	MOVQ         696(SP), BX
+	MOVQ         2552(SP), BX
 	VMOVDQU8     (BX)(AX*1), Z17
 	VMOVDQU8.Z   (SP)(R15*1), K7, Z18
 	VPERMB       Z17, Z18, Z19
-	MOVQ         664(SP), AX
-	SHRXQ        R15, AX, AX
-	KMOVQ        AX, K3
+	VPMOVB2M     Z18, K3
 	VMOVDQU8.Z   Z12, K3, Z20
 	VPORQ        Z20, Z19, Z19
-	MOVQ         672(SP), AX
-	SHRXQ        R15, AX, AX
-	KMOVQ        AX, K2
+	VPTESTMB     Z30, Z18, K2
 	VMOVDQU8     Z16, K2, Z19
 	VMOVDQU8     Z19, K7, (DI)
 	ADDQ         DX, DI
 	ADDQ         DX, R15
 	VCMPPD       $0x03, Z26, Z26, K1
 	VMOVAPD      Z13, K1, Z26
-	VMOVAPD      Z26, Z30
-	VSHUFF64X2   $0x4e, Z30, Z30, Z31
-	VMINPD       Z31, Z30, Z30
-	VSHUFF64X2   $0xb1, Z30, Z30, Z31
-	VMINPD       Z31, Z30, Z30
-	VPERMILPD    $0x55, Z30, Z31
-	VMINPD       Z31, Z30, Z30
-	VCMPPD       $0x00, Z30, Z26, K1
+	VMOVAPD      Z26, Z28
+	VSHUFF64X2   $0x4e, Z28, Z28, Z31
+	VMINPD       Z31, Z28, Z28
+	VSHUFF64X2   $0xb1, Z28, Z28, Z31
+	VMINPD       Z31, Z28, Z28
+	VPERMILPD    $0x55, Z28, Z31
+	VMINPD       Z31, Z28, Z28
+	VCMPPD       $0x00, Z28, Z26, K1
 	KMOVW        K1, AX
 	TZCNTL       AX, AX
 	MOVB         AL, (R8)
 	INCQ         R8
-	MOVQ         704(SP), BX
+	MOVQ         2560(SP), BX
 	VPBROADCASTB (BX)(AX*1), Z16
 	SHLQ         $0x06, AX
-	MOVQ         696(SP), BX
+	MOVQ         2552(SP), BX
 	VMOVDQU8     (BX)(AX*1), Z17
 	VMOVDQU8.Z   (SP)(R15*1), K7, Z18
 	VPERMB       Z17, Z18, Z19
-	MOVQ         664(SP), AX
-	SHRXQ        R15, AX, AX
-	KMOVQ        AX, K3
+	VPMOVB2M     Z18, K3
 	VMOVDQU8.Z   Z12, K3, Z20
 	VPORQ        Z20, Z19, Z19
-	MOVQ         672(SP), AX
-	SHRXQ        R15, AX, AX
-	KMOVQ        AX, K2
+	VPTESTMB     Z30, Z18, K2
 	VMOVDQU8     Z16, K2, Z19
 	VMOVDQU8     Z19, K7, (DI)
 	ADDQ         DX, DI
 	ADDQ         DX, R15
-	JMP          lutSelect8Pow2AVX512_pair
+	JMP          lutSelect8Pow2AVX512_group
 
 lutSelect8Pow2AVX512_single:
-	CMPQ    R15, R10
-	JAE     lutSelect8Pow2AVX512_piecedone
-	MOVQ    R10, R11
-	SUBQ    R15, R11
 	CMPQ    R11, DX
 	CMOVQHI DX, R11
-	BZHIQ   R11, 648(SP), AX
+	BZHIQ   R11, 2504(SP), AX
 	KMOVQ   AX, K6
 	VXORPD  Z24, Z24, Z24
 	MOVQ    R15, R13
@@ -2782,8 +2319,9 @@ lutSelect8Pow2AVX512_single:
 
 lutSelect8Pow2AVX512_vsingle:
 	MOVBLZX      (SP)(R13*1), AX
+	ANDL         $0x3f, AX
 	SHLL         $0x06, AX
-	VBROADCASTSD 128(SP)(R13*8), Z16
+	VBROADCASTSD 320(SP)(R13*8), Z16
 	VSUBPD       (R12)(AX*1), Z16, Z17
 	VMULPD       Z17, Z17, Z17
 	VADDPD       Z17, Z24, Z24
@@ -2793,52 +2331,46 @@ lutSelect8Pow2AVX512_vsingle:
 	VCMPPD       $0x03, Z24, Z24, K1
 	VMOVAPD      Z13, K1, Z24
 	VMOVAPD      Z24, Z28
-	VSHUFF64X2   $0x4e, Z28, Z28, Z29
-	VMINPD       Z29, Z28, Z28
-	VSHUFF64X2   $0xb1, Z28, Z28, Z29
-	VMINPD       Z29, Z28, Z28
-	VPERMILPD    $0x55, Z28, Z29
-	VMINPD       Z29, Z28, Z28
+	VSHUFF64X2   $0x4e, Z28, Z28, Z31
+	VMINPD       Z31, Z28, Z28
+	VSHUFF64X2   $0xb1, Z28, Z28, Z31
+	VMINPD       Z31, Z28, Z28
+	VPERMILPD    $0x55, Z28, Z31
+	VMINPD       Z31, Z28, Z28
 	VCMPPD       $0x00, Z28, Z24, K1
 	KMOVW        K1, AX
 	TZCNTL       AX, AX
 	MOVB         AL, (R8)
 	INCQ         R8
-	MOVQ         704(SP), BX
+	MOVQ         2560(SP), BX
 	VPBROADCASTB (BX)(AX*1), Z16
 	SHLQ         $0x06, AX
-	MOVQ         696(SP), BX
+	MOVQ         2552(SP), BX
 	VMOVDQU8     (BX)(AX*1), Z17
 	VMOVDQU8.Z   (SP)(R15*1), K6, Z18
 	VPERMB       Z17, Z18, Z19
-	MOVQ         664(SP), AX
-	SHRXQ        R15, AX, AX
-	KMOVQ        AX, K3
+	VPMOVB2M     Z18, K3
 	VMOVDQU8.Z   Z12, K3, Z20
 	VPORQ        Z20, Z19, Z19
-	MOVQ         672(SP), AX
-	SHRXQ        R15, AX, AX
-	KMOVQ        AX, K2
+	VPTESTMB     Z30, Z18, K2
 	VMOVDQU8     Z16, K2, Z19
 	VMOVDQU8     Z19, K6, (DI)
 	ADDQ         R11, DI
 	ADDQ         R11, R15
-	JMP          lutSelect8Pow2AVX512_single
+	JMP          lutSelect8Pow2AVX512_group
 
-lutSelect8Pow2AVX512_piecedone:
-	LEAQ  (SI)(R10*4), SI
-	SUBQ  R10, R9
-	JNZ   lutSelect8Pow2AVX512_piece
-	TESTQ CX, CX
-	JNZ   lutSelect8Pow2AVX512_block
+lutSelect8Pow2AVX512_chunkdone:
+	LEAQ (SI)(R10*4), SI
+	SUBQ R10, CX
+	JNZ  lutSelect8Pow2AVX512_chunk
 
 lutSelect8Pow2AVX512_done:
 	VZEROUPPER
 	RET
 
-// func lutSelect16AVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[212]uint32, mags []float32, tcodes []uint8, zero []uint8)
+// func lutSelect16AVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[216]uint32, mags []float32, tcodes []uint8, zero []uint8)
 // Requires: AVX, AVX512BW, AVX512DQ, AVX512F, AVX512VBMI, AVX512VL, BMI, BMI2, CMOV
-TEXT ·lutSelect16AVX512(SB), $712-216
+TEXT ·lutSelect16AVX512(SB), $2584-216
 	MOVQ         codes_base+0(FP), DI
 	MOVQ         meta_base+24(FP), R8
 	MOVQ         x_base+48(FP), SI
@@ -2848,25 +2380,28 @@ TEXT ·lutSelect16AVX512(SB), $712-216
 	TESTQ        CX, CX
 	JZ           lutSelect16AVX512_done
 	MOVQ         muls_base+88(FP), AX
-	MOVQ         AX, 680(SP)
+	MOVQ         AX, 2536(SP)
 	MOVQ         scales_base+112(FP), AX
-	MOVQ         AX, 688(SP)
+	MOVQ         AX, 2544(SP)
 	MOVQ         tcodes_base+168(FP), AX
-	MOVQ         AX, 696(SP)
+	MOVQ         AX, 2552(SP)
 	MOVQ         zero_base+192(FP), AX
-	MOVQ         AX, 704(SP)
-	MOVQ         $0x00000040, AX
+	MOVQ         AX, 2560(SP)
+	XORL         AX, AX
+	MOVQ         AX, 2520(SP)
+	MOVQ         AX, 2528(SP)
+	MOVQ         $0x00000100, AX
 	XORL         DX, DX
 	MOVQ         group+72(FP), R9
 	DIVQ         R9
 	IMULQ        R9, AX
-	MOVQ         AX, 640(SP)
+	MOVQ         AX, 2496(SP)
 	MOVQ         R9, DX
 	MOVQ         $0xffffffff, AX
-	MOVQ         AX, 648(SP)
+	MOVQ         AX, 2504(SP)
 	NOTQ         AX
-	ORQ          AX, 648(SP)
-	BZHIQ        DX, 648(SP), AX
+	ORQ          AX, 2504(SP)
+	BZHIQ        DX, 2504(SP), AX
 	KMOVQ        AX, K7
 	MOVQ         tb+136(FP), R9
 	VPBROADCASTD (R9), Z0
@@ -2876,6 +2411,10 @@ TEXT ·lutSelect16AVX512(SB), $712-216
 	VMOVDQU32    512(R9), Z4
 	VMOVDQU32    640(R9), Z5
 	VMOVDQU32    704(R9), Z6
+	MOVL         848(R9), AX
+	MOVQ         AX, 2512(SP)
+	MOVL         256(R9), AX
+	MOVL         AX, 2568(SP)
 	VPBROADCASTD 836(R9), Z9
 	MOVL         $0x7fffffff, AX
 	VMOVD        AX, X31
@@ -2889,235 +2428,171 @@ TEXT ·lutSelect16AVX512(SB), $712-216
 	MOVL         $0x00000001, AX
 	VMOVD        AX, X31
 	VPBROADCASTD X31, Z14
+	MOVL         $0x00000040, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z8
+	MOVL         $0x00000080, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z29
+	MOVL         $0x40404040, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z30
 
-lutSelect16AVX512_block:
-	MOVQ         680(SP), AX
+lutSelect16AVX512_chunk:
+	MOVQ    2496(SP), R10
+	CMPQ    R10, CX
+	CMOVQHI CX, R10
+	XORL    R11, R11
+
+lutSelect16AVX512_seg:
+	CMPQ         2520(SP), $0x00
+	JNE          lutSelect16AVX512_segblock
+	MOVQ         2536(SP), AX
 	VBROADCASTSS (AX), Z15
-	ADDQ         $0x04, 680(SP)
-	MOVQ         688(SP), AX
-	VBROADCASTSS (AX), Z7
-	ADDQ         $0x04, 688(SP)
-	MOVQ         block+80(FP), R9
-	CMPQ         R9, CX
-	CMOVQHI      CX, R9
-	SUBQ         R9, CX
+	ADDQ         $0x04, 2536(SP)
+	MOVQ         block+80(FP), AX
+	MOVQ         AX, 2520(SP)
 
-lutSelect16AVX512_piece:
-	MOVQ          640(SP), R10
-	CMPQ          R10, R9
-	CMOVQHI       R9, R10
-	MOVQ          R10, R15
-	MOVQ          $0x00000010, AX
-	CMPQ          R15, AX
-	CMOVQHI       AX, R15
-	MOVL          $0xffffffff, AX
-	BZHIL         R15, AX, AX
-	KMOVW         AX, K1
-	VMOVUPS.Z     (SI), K1, Z16
-	VMULPS        Z15, Z16, Z17
-	VPANDD        Z10, Z17, Z18
-	VCMPPS        $0x07, Z17, Z17, K4
-	VMOVDQA32.Z   Z18, K4, Z18
-	VPCMPD        $0x05, Z0, Z18, K5
-	VMOVDQA32.Z   Z14, K5, Z19
-	VPERMD        Z1, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPERMD        Z2, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPERMD        Z3, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPERMD        Z4, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VMOVDQA32     Z19, Z20
-	VPERMI2D      Z6, Z5, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPMOVDB       Z19, X20
-	VMOVDQU8      X20, (SP)
-	VCMPPS        $0x03, Z17, Z17, K2
-	VPTESTMD      Z11, Z17, K3
-	VPTESTMD      Z9, Z17, K4
-	KANDW         K4, K3, K3
-	KMOVW         K3, 664(SP)
-	KMOVW         K2, 672(SP)
-	VPANDD        Z10, Z16, Z21
-	VCVTPS2PD     Y21, Z22
-	VEXTRACTF64X4 $0x01, Z21, Y23
-	VCVTPS2PD     Y23, Z23
-	VMOVUPD       Z22, 128(SP)
-	VMOVUPD       Z23, 192(SP)
-	MOVQ          R10, R15
-	SUBQ          $0x10, R15
-	JBE           lutSelect16AVX512_cellsdone
-	MOVQ          $0x00000010, AX
-	CMPQ          R15, AX
-	CMOVQHI       AX, R15
-	MOVL          $0xffffffff, AX
-	BZHIL         R15, AX, AX
-	KMOVW         AX, K1
-	VMOVUPS.Z     64(SI), K1, Z16
-	VMULPS        Z15, Z16, Z17
-	VPANDD        Z10, Z17, Z18
-	VCMPPS        $0x07, Z17, Z17, K4
-	VMOVDQA32.Z   Z18, K4, Z18
-	VPCMPD        $0x05, Z0, Z18, K5
-	VMOVDQA32.Z   Z14, K5, Z19
-	VPERMD        Z1, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPERMD        Z2, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPERMD        Z3, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPERMD        Z4, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VMOVDQA32     Z19, Z20
-	VPERMI2D      Z6, Z5, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPMOVDB       Z19, X20
-	VMOVDQU8      X20, 16(SP)
-	VCMPPS        $0x03, Z17, Z17, K2
-	VPTESTMD      Z11, Z17, K3
-	VPTESTMD      Z9, Z17, K4
-	KANDW         K4, K3, K3
-	KMOVW         K3, 666(SP)
-	KMOVW         K2, 674(SP)
-	VPANDD        Z10, Z16, Z21
-	VCVTPS2PD     Y21, Z22
-	VEXTRACTF64X4 $0x01, Z21, Y23
-	VCVTPS2PD     Y23, Z23
-	VMOVUPD       Z22, 256(SP)
-	VMOVUPD       Z23, 320(SP)
-	MOVQ          R10, R15
-	SUBQ          $0x20, R15
-	JBE           lutSelect16AVX512_cellsdone
-	MOVQ          $0x00000010, AX
-	CMPQ          R15, AX
-	CMOVQHI       AX, R15
-	MOVL          $0xffffffff, AX
-	BZHIL         R15, AX, AX
-	KMOVW         AX, K1
-	VMOVUPS.Z     128(SI), K1, Z16
-	VMULPS        Z15, Z16, Z17
-	VPANDD        Z10, Z17, Z18
-	VCMPPS        $0x07, Z17, Z17, K4
-	VMOVDQA32.Z   Z18, K4, Z18
-	VPCMPD        $0x05, Z0, Z18, K5
-	VMOVDQA32.Z   Z14, K5, Z19
-	VPERMD        Z1, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPERMD        Z2, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPERMD        Z3, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPERMD        Z4, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VMOVDQA32     Z19, Z20
-	VPERMI2D      Z6, Z5, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPMOVDB       Z19, X20
-	VMOVDQU8      X20, 32(SP)
-	VCMPPS        $0x03, Z17, Z17, K2
-	VPTESTMD      Z11, Z17, K3
-	VPTESTMD      Z9, Z17, K4
-	KANDW         K4, K3, K3
-	KMOVW         K3, 668(SP)
-	KMOVW         K2, 676(SP)
-	VPANDD        Z10, Z16, Z21
-	VCVTPS2PD     Y21, Z22
-	VEXTRACTF64X4 $0x01, Z21, Y23
-	VCVTPS2PD     Y23, Z23
-	VMOVUPD       Z22, 384(SP)
-	VMOVUPD       Z23, 448(SP)
-	MOVQ          R10, R15
-	SUBQ          $0x30, R15
-	JBE           lutSelect16AVX512_cellsdone
-	MOVQ          $0x00000010, AX
-	CMPQ          R15, AX
-	CMOVQHI       AX, R15
-	MOVL          $0xffffffff, AX
-	BZHIL         R15, AX, AX
-	KMOVW         AX, K1
-	VMOVUPS.Z     192(SI), K1, Z16
-	VMULPS        Z15, Z16, Z17
-	VPANDD        Z10, Z17, Z18
-	VCMPPS        $0x07, Z17, Z17, K4
-	VMOVDQA32.Z   Z18, K4, Z18
-	VPCMPD        $0x05, Z0, Z18, K5
-	VMOVDQA32.Z   Z14, K5, Z19
-	VPERMD        Z1, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPERMD        Z2, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPERMD        Z3, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPERMD        Z4, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VMOVDQA32     Z19, Z20
-	VPERMI2D      Z6, Z5, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPMOVDB       Z19, X20
-	VMOVDQU8      X20, 48(SP)
-	VCMPPS        $0x03, Z17, Z17, K2
-	VPTESTMD      Z11, Z17, K3
-	VPTESTMD      Z9, Z17, K4
-	KANDW         K4, K3, K3
-	KMOVW         K3, 670(SP)
-	KMOVW         K2, 678(SP)
-	VPANDD        Z10, Z16, Z21
-	VCVTPS2PD     Y21, Z22
-	VEXTRACTF64X4 $0x01, Z21, Y23
-	VCVTPS2PD     Y23, Z23
-	VMOVUPD       Z22, 512(SP)
-	VMOVUPD       Z23, 576(SP)
+lutSelect16AVX512_segblock:
+	MOVQ    R10, R13
+	SUBQ    R11, R13
+	CMPQ    R13, 2520(SP)
+	CMOVQHI 2520(SP), R13
+	SUBQ    R13, 2520(SP)
+	ADDQ    R11, R13
+	CMPQ    2512(SP), $0x02
+	JE      lutSelect16AVX512_vec4
 
-lutSelect16AVX512_cellsdone:
+lutSelect16AVX512_vec6:
+	MOVQ          R13, R15
+	SUBQ          R11, R15
+	MOVQ          $0x00000010, AX
+	CMPQ          R15, AX
+	CMOVQHI       AX, R15
+	MOVL          $0xffffffff, AX
+	BZHIL         R15, AX, AX
+	KMOVW         AX, K1
+	VMOVUPS.Z     (SI)(R11*4), K1, Z16
+	VMULPS        Z15, Z16, Z17
+	VPANDD        Z10, Z17, Z18
+	VCMPPS        $0x07, Z17, Z17, K4
+	VMOVDQA32.Z   Z18, K4, Z18
+	VPCMPD        $0x05, Z0, Z18, K5
+	VMOVDQA32.Z   Z14, K5, Z19
+	VPERMD        Z1, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z2, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z3, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z4, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VMOVDQA32     Z19, Z20
+	VPERMI2D      Z6, Z5, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VCMPPS        $0x03, Z17, Z17, K2
+	VPTESTMD      Z11, Z17, K3
+	VPTESTMD      Z9, Z17, K4
+	KANDW         K4, K3, K3
+	VPORD         Z29, Z19, K3, Z19
+	VPORD         Z8, Z19, K2, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)(R11*1)
+	VPANDD        Z10, Z16, Z21
+	VCVTPS2PD     Y21, Z22
+	VEXTRACTF64X4 $0x01, Z21, Y23
+	VCVTPS2PD     Y23, Z23
+	VMOVUPD       Z22, 320(SP)(R11*8)
+	VMOVUPD       Z23, 384(SP)(R11*8)
+	ADDQ          R15, R11
+	CMPQ          R11, R13
+	JB            lutSelect16AVX512_vec6
+	CMPQ          R11, R10
+	JB            lutSelect16AVX512_seg
+	JMP           lutSelect16AVX512_values
+
+lutSelect16AVX512_vec4:
+	MOVQ          R13, R15
+	SUBQ          R11, R15
+	MOVQ          $0x00000010, AX
+	CMPQ          R15, AX
+	CMOVQHI       AX, R15
+	MOVL          $0xffffffff, AX
+	BZHIL         R15, AX, AX
+	KMOVW         AX, K1
+	VMOVUPS.Z     (SI)(R11*4), K1, Z16
+	VMULPS        Z15, Z16, Z17
+	VPANDD        Z10, Z17, Z18
+	VCMPPS        $0x07, Z17, Z17, K4
+	VMOVDQA32.Z   Z18, K4, Z18
+	VPCMPD.BCST   $0x05, 2568(SP), Z18, K5
+	VMOVDQA32.Z   Z14, K5, Z19
+	VPERMD        Z3, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z4, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VMOVDQA32     Z19, Z20
+	VPERMI2D      Z6, Z5, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VCMPPS        $0x03, Z17, Z17, K2
+	VPTESTMD      Z11, Z17, K3
+	VPTESTMD      Z9, Z17, K4
+	KANDW         K4, K3, K3
+	VPORD         Z29, Z19, K3, Z19
+	VPORD         Z8, Z19, K2, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)(R11*1)
+	VPANDD        Z10, Z16, Z21
+	VCVTPS2PD     Y21, Z22
+	VEXTRACTF64X4 $0x01, Z21, Y23
+	VCVTPS2PD     Y23, Z23
+	VMOVUPD       Z22, 320(SP)(R11*8)
+	VMOVUPD       Z23, 384(SP)(R11*8)
+	ADDQ          R15, R11
+	CMPQ          R11, R13
+	JB            lutSelect16AVX512_vec4
+	CMPQ          R11, R10
+	JB            lutSelect16AVX512_seg
+
+lutSelect16AVX512_values:
 	XORL R15, R15
 
-lutSelect16AVX512_pair:
-	MOVQ   R10, AX
-	SUBQ   R15, AX
-	LEAQ   (DX)(DX*1), R11
-	CMPQ   AX, R11
+lutSelect16AVX512_group:
+	CMPQ         R15, R10
+	JAE          lutSelect16AVX512_chunkdone
+	CMPQ         2528(SP), $0x00
+	JNE          lutSelect16AVX512_scaled
+	MOVQ         2544(SP), AX
+	VBROADCASTSS (AX), Z7
+	ADDQ         $0x04, 2544(SP)
+	MOVQ         block+80(FP), AX
+	MOVQ         AX, 2528(SP)
+
+lutSelect16AVX512_scaled:
+	MOVQ   R10, R11
+	SUBQ   R15, R11
+	LEAQ   (DX)(DX*1), AX
+	CMPQ   R11, AX
 	JB     lutSelect16AVX512_single
+	CMPQ   2528(SP), AX
+	JB     lutSelect16AVX512_single
+	SUBQ   AX, 2528(SP)
 	VXORPD Z24, Z24, Z24
 	VXORPD Z25, Z25, Z25
 	VXORPD Z26, Z26, Z26
@@ -3128,15 +2603,17 @@ lutSelect16AVX512_pair:
 
 lutSelect16AVX512_vpair:
 	MOVBLZX       (SP)(R13*1), AX
+	ANDL          $0x3f, AX
 	SHLL          $0x06, AX
 	MOVBLZX       (SP)(R14*1), BX
+	ANDL          $0x3f, BX
 	SHLL          $0x06, BX
 	VMULPS        (R12)(AX*1), Z7, Z16
 	VCVTPS2PD     Y16, Z17
 	VEXTRACTF64X4 $0x01, Z16, Y18
 	VCVTPS2PD     Y18, Z18
-	VSUBPD.BCST   128(SP)(R13*8), Z17, Z17
-	VSUBPD.BCST   128(SP)(R13*8), Z18, Z18
+	VSUBPD.BCST   320(SP)(R13*8), Z17, Z17
+	VSUBPD.BCST   320(SP)(R13*8), Z18, Z18
 	VMULPD        Z17, Z17, Z17
 	VADDPD        Z17, Z24, Z24
 	VMULPD        Z18, Z18, Z18
@@ -3145,8 +2622,8 @@ lutSelect16AVX512_vpair:
 	VCVTPS2PD     Y19, Z20
 	VEXTRACTF64X4 $0x01, Z19, Y21
 	VCVTPS2PD     Y21, Z21
-	VSUBPD.BCST   128(SP)(R14*8), Z20, Z20
-	VSUBPD.BCST   128(SP)(R14*8), Z21, Z21
+	VSUBPD.BCST   320(SP)(R14*8), Z20, Z20
+	VSUBPD.BCST   320(SP)(R14*8), Z21, Z21
 	VMULPD        Z20, Z20, Z20
 	VADDPD        Z20, Z26, Z26
 	VMULPD        Z21, Z21, Z21
@@ -3160,12 +2637,12 @@ lutSelect16AVX512_vpair:
 	VCMPPD        $0x03, Z25, Z25, K1
 	VMOVAPD       Z13, K1, Z25
 	VMINPD        Z25, Z24, Z28
-	VSHUFF64X2    $0x4e, Z28, Z28, Z29
-	VMINPD        Z29, Z28, Z28
-	VSHUFF64X2    $0xb1, Z28, Z28, Z29
-	VMINPD        Z29, Z28, Z28
-	VPERMILPD     $0x55, Z28, Z29
-	VMINPD        Z29, Z28, Z28
+	VSHUFF64X2    $0x4e, Z28, Z28, Z31
+	VMINPD        Z31, Z28, Z28
+	VSHUFF64X2    $0xb1, Z28, Z28, Z31
+	VMINPD        Z31, Z28, Z28
+	VPERMILPD     $0x55, Z28, Z31
+	VMINPD        Z31, Z28, Z28
 	VCMPPD        $0x00, Z28, Z24, K1
 	VCMPPD        $0x00, Z28, Z25, K2
 	KUNPCKBW      K1, K2, K1
@@ -3173,21 +2650,17 @@ lutSelect16AVX512_vpair:
 	TZCNTL        AX, AX
 	MOVB          AL, (R8)
 	INCQ          R8
-	MOVQ          704(SP), BX
+	MOVQ          2560(SP), BX
 	VPBROADCASTB  (BX)(AX*1), Z16
 	SHLQ          $0x06, AX
-	MOVQ          696(SP), BX
+	MOVQ          2552(SP), BX
 	VMOVDQU8      (BX)(AX*1), Z17
 	VMOVDQU8.Z    (SP)(R15*1), K7, Z18
 	VPERMB        Z17, Z18, Z19
-	MOVQ          664(SP), AX
-	SHRXQ         R15, AX, AX
-	KMOVQ         AX, K3
+	VPMOVB2M      Z18, K3
 	VMOVDQU8.Z    Z12, K3, Z20
 	VPORQ         Z20, Z19, Z19
-	MOVQ          672(SP), AX
-	SHRXQ         R15, AX, AX
-	KMOVQ         AX, K2
+	VPTESTMB      Z30, Z18, K2
 	VMOVDQU8      Z16, K2, Z19
 	VMOVDQU8      Z19, K7, (DI)
 	ADDQ          DX, DI
@@ -3196,49 +2669,42 @@ lutSelect16AVX512_vpair:
 	VMOVAPD       Z13, K1, Z26
 	VCMPPD        $0x03, Z27, Z27, K1
 	VMOVAPD       Z13, K1, Z27
-	VMINPD        Z27, Z26, Z30
-	VSHUFF64X2    $0x4e, Z30, Z30, Z31
-	VMINPD        Z31, Z30, Z30
-	VSHUFF64X2    $0xb1, Z30, Z30, Z31
-	VMINPD        Z31, Z30, Z30
-	VPERMILPD     $0x55, Z30, Z31
-	VMINPD        Z31, Z30, Z30
-	VCMPPD        $0x00, Z30, Z26, K1
-	VCMPPD        $0x00, Z30, Z27, K2
+	VMINPD        Z27, Z26, Z28
+	VSHUFF64X2    $0x4e, Z28, Z28, Z31
+	VMINPD        Z31, Z28, Z28
+	VSHUFF64X2    $0xb1, Z28, Z28, Z31
+	VMINPD        Z31, Z28, Z28
+	VPERMILPD     $0x55, Z28, Z31
+	VMINPD        Z31, Z28, Z28
+	VCMPPD        $0x00, Z28, Z26, K1
+	VCMPPD        $0x00, Z28, Z27, K2
 	KUNPCKBW      K1, K2, K1
 	KMOVW         K1, AX
 	TZCNTL        AX, AX
 	MOVB          AL, (R8)
 	INCQ          R8
-	MOVQ          704(SP), BX
+	MOVQ          2560(SP), BX
 	VPBROADCASTB  (BX)(AX*1), Z16
 	SHLQ          $0x06, AX
-	MOVQ          696(SP), BX
+	MOVQ          2552(SP), BX
 	VMOVDQU8      (BX)(AX*1), Z17
 	VMOVDQU8.Z    (SP)(R15*1), K7, Z18
 	VPERMB        Z17, Z18, Z19
-	MOVQ          664(SP), AX
-	SHRXQ         R15, AX, AX
-	KMOVQ         AX, K3
+	VPMOVB2M      Z18, K3
 	VMOVDQU8.Z    Z12, K3, Z20
 	VPORQ         Z20, Z19, Z19
-	MOVQ          672(SP), AX
-	SHRXQ         R15, AX, AX
-	KMOVQ         AX, K2
+	VPTESTMB      Z30, Z18, K2
 	VMOVDQU8      Z16, K2, Z19
 	VMOVDQU8      Z19, K7, (DI)
 	ADDQ          DX, DI
 	ADDQ          DX, R15
-	JMP           lutSelect16AVX512_pair
+	JMP           lutSelect16AVX512_group
 
 lutSelect16AVX512_single:
-	CMPQ    R15, R10
-	JAE     lutSelect16AVX512_piecedone
-	MOVQ    R10, R11
-	SUBQ    R15, R11
 	CMPQ    R11, DX
 	CMOVQHI DX, R11
-	BZHIQ   R11, 648(SP), AX
+	SUBQ    R11, 2528(SP)
+	BZHIQ   R11, 2504(SP), AX
 	KMOVQ   AX, K6
 	VXORPD  Z24, Z24, Z24
 	VXORPD  Z25, Z25, Z25
@@ -3247,13 +2713,14 @@ lutSelect16AVX512_single:
 
 lutSelect16AVX512_vsingle:
 	MOVBLZX       (SP)(R13*1), AX
+	ANDL          $0x3f, AX
 	SHLL          $0x06, AX
 	VMULPS        (R12)(AX*1), Z7, Z16
 	VCVTPS2PD     Y16, Z17
 	VEXTRACTF64X4 $0x01, Z16, Y18
 	VCVTPS2PD     Y18, Z18
-	VSUBPD.BCST   128(SP)(R13*8), Z17, Z17
-	VSUBPD.BCST   128(SP)(R13*8), Z18, Z18
+	VSUBPD.BCST   320(SP)(R13*8), Z17, Z17
+	VSUBPD.BCST   320(SP)(R13*8), Z18, Z18
 	VMULPD        Z17, Z17, Z17
 	VADDPD        Z17, Z24, Z24
 	VMULPD        Z18, Z18, Z18
@@ -3266,12 +2733,12 @@ lutSelect16AVX512_vsingle:
 	VCMPPD        $0x03, Z25, Z25, K1
 	VMOVAPD       Z13, K1, Z25
 	VMINPD        Z25, Z24, Z28
-	VSHUFF64X2    $0x4e, Z28, Z28, Z29
-	VMINPD        Z29, Z28, Z28
-	VSHUFF64X2    $0xb1, Z28, Z28, Z29
-	VMINPD        Z29, Z28, Z28
-	VPERMILPD     $0x55, Z28, Z29
-	VMINPD        Z29, Z28, Z28
+	VSHUFF64X2    $0x4e, Z28, Z28, Z31
+	VMINPD        Z31, Z28, Z28
+	VSHUFF64X2    $0xb1, Z28, Z28, Z31
+	VMINPD        Z31, Z28, Z28
+	VPERMILPD     $0x55, Z28, Z31
+	VMINPD        Z31, Z28, Z28
 	VCMPPD        $0x00, Z28, Z24, K1
 	VCMPPD        $0x00, Z28, Z25, K2
 	KUNPCKBW      K1, K2, K1
@@ -3279,41 +2746,35 @@ lutSelect16AVX512_vsingle:
 	TZCNTL        AX, AX
 	MOVB          AL, (R8)
 	INCQ          R8
-	MOVQ          704(SP), BX
+	MOVQ          2560(SP), BX
 	VPBROADCASTB  (BX)(AX*1), Z16
 	SHLQ          $0x06, AX
-	MOVQ          696(SP), BX
+	MOVQ          2552(SP), BX
 	VMOVDQU8      (BX)(AX*1), Z17
 	VMOVDQU8.Z    (SP)(R15*1), K6, Z18
 	VPERMB        Z17, Z18, Z19
-	MOVQ          664(SP), AX
-	SHRXQ         R15, AX, AX
-	KMOVQ         AX, K3
+	VPMOVB2M      Z18, K3
 	VMOVDQU8.Z    Z12, K3, Z20
 	VPORQ         Z20, Z19, Z19
-	MOVQ          672(SP), AX
-	SHRXQ         R15, AX, AX
-	KMOVQ         AX, K2
+	VPTESTMB      Z30, Z18, K2
 	VMOVDQU8      Z16, K2, Z19
 	VMOVDQU8      Z19, K6, (DI)
 	ADDQ          R11, DI
 	ADDQ          R11, R15
-	JMP           lutSelect16AVX512_single
+	JMP           lutSelect16AVX512_group
 
-lutSelect16AVX512_piecedone:
-	LEAQ  (SI)(R10*4), SI
-	SUBQ  R10, R9
-	JNZ   lutSelect16AVX512_piece
-	TESTQ CX, CX
-	JNZ   lutSelect16AVX512_block
+lutSelect16AVX512_chunkdone:
+	LEAQ (SI)(R10*4), SI
+	SUBQ R10, CX
+	JNZ  lutSelect16AVX512_chunk
 
 lutSelect16AVX512_done:
 	VZEROUPPER
 	RET
 
-// func lutSelect16Pow2AVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[212]uint32, mags []float64, tcodes []uint8, zero []uint8)
+// func lutSelect16Pow2AVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[216]uint32, mags []float64, tcodes []uint8, zero []uint8)
 // Requires: AVX, AVX512BW, AVX512DQ, AVX512F, AVX512VBMI, AVX512VL, BMI, BMI2, CMOV
-TEXT ·lutSelect16Pow2AVX512(SB), $712-216
+TEXT ·lutSelect16Pow2AVX512(SB), $2584-216
 	MOVQ         codes_base+0(FP), DI
 	MOVQ         meta_base+24(FP), R8
 	MOVQ         x_base+48(FP), SI
@@ -3323,25 +2784,28 @@ TEXT ·lutSelect16Pow2AVX512(SB), $712-216
 	TESTQ        CX, CX
 	JZ           lutSelect16Pow2AVX512_done
 	MOVQ         muls_base+88(FP), AX
-	MOVQ         AX, 680(SP)
+	MOVQ         AX, 2536(SP)
 	MOVQ         scales_base+112(FP), AX
-	MOVQ         AX, 688(SP)
+	MOVQ         AX, 2544(SP)
 	MOVQ         tcodes_base+168(FP), AX
-	MOVQ         AX, 696(SP)
+	MOVQ         AX, 2552(SP)
 	MOVQ         zero_base+192(FP), AX
-	MOVQ         AX, 704(SP)
-	MOVQ         $0x00000040, AX
+	MOVQ         AX, 2560(SP)
+	XORL         AX, AX
+	MOVQ         AX, 2520(SP)
+	MOVQ         AX, 2528(SP)
+	MOVQ         $0x00000100, AX
 	XORL         DX, DX
 	MOVQ         group+72(FP), R9
 	DIVQ         R9
 	IMULQ        R9, AX
-	MOVQ         AX, 640(SP)
+	MOVQ         AX, 2496(SP)
 	MOVQ         R9, DX
 	MOVQ         $0xffffffff, AX
-	MOVQ         AX, 648(SP)
+	MOVQ         AX, 2504(SP)
 	NOTQ         AX
-	ORQ          AX, 648(SP)
-	BZHIQ        DX, 648(SP), AX
+	ORQ          AX, 2504(SP)
+	BZHIQ        DX, 2504(SP), AX
 	KMOVQ        AX, K7
 	MOVQ         tb+136(FP), R9
 	VPBROADCASTD (R9), Z0
@@ -3351,6 +2815,10 @@ TEXT ·lutSelect16Pow2AVX512(SB), $712-216
 	VMOVDQU32    512(R9), Z4
 	VMOVDQU32    640(R9), Z5
 	VMOVDQU32    704(R9), Z6
+	MOVL         848(R9), AX
+	MOVQ         AX, 2512(SP)
+	MOVL         256(R9), AX
+	MOVL         AX, 2568(SP)
 	VPBROADCASTD 836(R9), Z9
 	MOVL         $0x7fffffff, AX
 	VMOVD        AX, X31
@@ -3364,240 +2832,163 @@ TEXT ·lutSelect16Pow2AVX512(SB), $712-216
 	MOVL         $0x00000001, AX
 	VMOVD        AX, X31
 	VPBROADCASTD X31, Z14
+	MOVL         $0x00000040, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z8
+	MOVL         $0x00000080, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z29
+	MOVL         $0x40404040, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z30
 
-lutSelect16Pow2AVX512_block:
-	MOVQ         680(SP), AX
+lutSelect16Pow2AVX512_chunk:
+	MOVQ    2496(SP), R10
+	CMPQ    R10, CX
+	CMOVQHI CX, R10
+	XORL    R11, R11
+
+lutSelect16Pow2AVX512_seg:
+	CMPQ         2520(SP), $0x00
+	JNE          lutSelect16Pow2AVX512_segblock
+	MOVQ         2536(SP), AX
 	VBROADCASTSS (AX), Z15
-	ADDQ         $0x04, 680(SP)
+	ADDQ         $0x04, 2536(SP)
 	VCVTPS2PD    Y15, Z7
-	MOVQ         block+80(FP), R9
-	CMPQ         R9, CX
-	CMOVQHI      CX, R9
-	SUBQ         R9, CX
+	MOVQ         block+80(FP), AX
+	MOVQ         AX, 2520(SP)
 
-lutSelect16Pow2AVX512_piece:
-	MOVQ          640(SP), R10
-	CMPQ          R10, R9
-	CMOVQHI       R9, R10
-	MOVQ          R10, R15
-	MOVQ          $0x00000010, AX
-	CMPQ          R15, AX
-	CMOVQHI       AX, R15
-	MOVL          $0xffffffff, AX
-	BZHIL         R15, AX, AX
-	KMOVW         AX, K1
-	VMOVUPS.Z     (SI), K1, Z16
-	VMULPS        Z15, Z16, Z17
-	VPANDD        Z10, Z17, Z18
-	VCMPPS        $0x07, Z17, Z17, K4
-	VMOVDQA32.Z   Z18, K4, Z18
-	VPCMPD        $0x05, Z0, Z18, K5
-	VMOVDQA32.Z   Z14, K5, Z19
-	VPERMD        Z1, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPERMD        Z2, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPERMD        Z3, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPERMD        Z4, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VMOVDQA32     Z19, Z20
-	VPERMI2D      Z6, Z5, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPMOVDB       Z19, X20
-	VMOVDQU8      X20, (SP)
-	VCMPPS        $0x03, Z17, Z17, K2
-	VPTESTMD      Z11, Z17, K3
-	VPTESTMD      Z9, Z17, K4
-	KANDW         K4, K3, K3
-	KMOVW         K3, 664(SP)
-	KMOVW         K2, 672(SP)
-	VPANDD        Z10, Z16, Z21
-	VCVTPS2PD     Y21, Z22
-	VEXTRACTF64X4 $0x01, Z21, Y23
-	VCVTPS2PD     Y23, Z23
-	VMULPD        Z7, Z22, Z22
-	VMULPD        Z7, Z23, Z23
-	VMOVUPD       Z22, 128(SP)
-	VMOVUPD       Z23, 192(SP)
-	MOVQ          R10, R15
-	SUBQ          $0x10, R15
-	JBE           lutSelect16Pow2AVX512_cellsdone
-	MOVQ          $0x00000010, AX
-	CMPQ          R15, AX
-	CMOVQHI       AX, R15
-	MOVL          $0xffffffff, AX
-	BZHIL         R15, AX, AX
-	KMOVW         AX, K1
-	VMOVUPS.Z     64(SI), K1, Z16
-	VMULPS        Z15, Z16, Z17
-	VPANDD        Z10, Z17, Z18
-	VCMPPS        $0x07, Z17, Z17, K4
-	VMOVDQA32.Z   Z18, K4, Z18
-	VPCMPD        $0x05, Z0, Z18, K5
-	VMOVDQA32.Z   Z14, K5, Z19
-	VPERMD        Z1, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPERMD        Z2, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPERMD        Z3, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPERMD        Z4, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VMOVDQA32     Z19, Z20
-	VPERMI2D      Z6, Z5, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPMOVDB       Z19, X20
-	VMOVDQU8      X20, 16(SP)
-	VCMPPS        $0x03, Z17, Z17, K2
-	VPTESTMD      Z11, Z17, K3
-	VPTESTMD      Z9, Z17, K4
-	KANDW         K4, K3, K3
-	KMOVW         K3, 666(SP)
-	KMOVW         K2, 674(SP)
-	VPANDD        Z10, Z16, Z21
-	VCVTPS2PD     Y21, Z22
-	VEXTRACTF64X4 $0x01, Z21, Y23
-	VCVTPS2PD     Y23, Z23
-	VMULPD        Z7, Z22, Z22
-	VMULPD        Z7, Z23, Z23
-	VMOVUPD       Z22, 256(SP)
-	VMOVUPD       Z23, 320(SP)
-	MOVQ          R10, R15
-	SUBQ          $0x20, R15
-	JBE           lutSelect16Pow2AVX512_cellsdone
-	MOVQ          $0x00000010, AX
-	CMPQ          R15, AX
-	CMOVQHI       AX, R15
-	MOVL          $0xffffffff, AX
-	BZHIL         R15, AX, AX
-	KMOVW         AX, K1
-	VMOVUPS.Z     128(SI), K1, Z16
-	VMULPS        Z15, Z16, Z17
-	VPANDD        Z10, Z17, Z18
-	VCMPPS        $0x07, Z17, Z17, K4
-	VMOVDQA32.Z   Z18, K4, Z18
-	VPCMPD        $0x05, Z0, Z18, K5
-	VMOVDQA32.Z   Z14, K5, Z19
-	VPERMD        Z1, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPERMD        Z2, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPERMD        Z3, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPERMD        Z4, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VMOVDQA32     Z19, Z20
-	VPERMI2D      Z6, Z5, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPMOVDB       Z19, X20
-	VMOVDQU8      X20, 32(SP)
-	VCMPPS        $0x03, Z17, Z17, K2
-	VPTESTMD      Z11, Z17, K3
-	VPTESTMD      Z9, Z17, K4
-	KANDW         K4, K3, K3
-	KMOVW         K3, 668(SP)
-	KMOVW         K2, 676(SP)
-	VPANDD        Z10, Z16, Z21
-	VCVTPS2PD     Y21, Z22
-	VEXTRACTF64X4 $0x01, Z21, Y23
-	VCVTPS2PD     Y23, Z23
-	VMULPD        Z7, Z22, Z22
-	VMULPD        Z7, Z23, Z23
-	VMOVUPD       Z22, 384(SP)
-	VMOVUPD       Z23, 448(SP)
-	MOVQ          R10, R15
-	SUBQ          $0x30, R15
-	JBE           lutSelect16Pow2AVX512_cellsdone
-	MOVQ          $0x00000010, AX
-	CMPQ          R15, AX
-	CMOVQHI       AX, R15
-	MOVL          $0xffffffff, AX
-	BZHIL         R15, AX, AX
-	KMOVW         AX, K1
-	VMOVUPS.Z     192(SI), K1, Z16
-	VMULPS        Z15, Z16, Z17
-	VPANDD        Z10, Z17, Z18
-	VCMPPS        $0x07, Z17, Z17, K4
-	VMOVDQA32.Z   Z18, K4, Z18
-	VPCMPD        $0x05, Z0, Z18, K5
-	VMOVDQA32.Z   Z14, K5, Z19
-	VPERMD        Z1, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPERMD        Z2, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPERMD        Z3, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPERMD        Z4, Z19, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VMOVDQA32     Z19, Z20
-	VPERMI2D      Z6, Z5, Z20
-	VPCMPD        $0x05, Z20, Z18, K5
-	VPADDD        Z19, Z19, Z19
-	VPADDD        Z14, Z19, K5, Z19
-	VPMOVDB       Z19, X20
-	VMOVDQU8      X20, 48(SP)
-	VCMPPS        $0x03, Z17, Z17, K2
-	VPTESTMD      Z11, Z17, K3
-	VPTESTMD      Z9, Z17, K4
-	KANDW         K4, K3, K3
-	KMOVW         K3, 670(SP)
-	KMOVW         K2, 678(SP)
-	VPANDD        Z10, Z16, Z21
-	VCVTPS2PD     Y21, Z22
-	VEXTRACTF64X4 $0x01, Z21, Y23
-	VCVTPS2PD     Y23, Z23
-	VMULPD        Z7, Z22, Z22
-	VMULPD        Z7, Z23, Z23
-	VMOVUPD       Z22, 512(SP)
-	VMOVUPD       Z23, 576(SP)
+lutSelect16Pow2AVX512_segblock:
+	MOVQ    R10, R13
+	SUBQ    R11, R13
+	CMPQ    R13, 2520(SP)
+	CMOVQHI 2520(SP), R13
+	SUBQ    R13, 2520(SP)
+	ADDQ    R11, R13
+	CMPQ    2512(SP), $0x02
+	JE      lutSelect16Pow2AVX512_vec4
 
-lutSelect16Pow2AVX512_cellsdone:
+lutSelect16Pow2AVX512_vec6:
+	MOVQ          R13, R15
+	SUBQ          R11, R15
+	MOVQ          $0x00000010, AX
+	CMPQ          R15, AX
+	CMOVQHI       AX, R15
+	MOVL          $0xffffffff, AX
+	BZHIL         R15, AX, AX
+	KMOVW         AX, K1
+	VMOVUPS.Z     (SI)(R11*4), K1, Z16
+	VMULPS        Z15, Z16, Z17
+	VPANDD        Z10, Z17, Z18
+	VCMPPS        $0x07, Z17, Z17, K4
+	VMOVDQA32.Z   Z18, K4, Z18
+	VPCMPD        $0x05, Z0, Z18, K5
+	VMOVDQA32.Z   Z14, K5, Z19
+	VPERMD        Z1, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z2, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z3, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z4, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VMOVDQA32     Z19, Z20
+	VPERMI2D      Z6, Z5, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VCMPPS        $0x03, Z17, Z17, K2
+	VPTESTMD      Z11, Z17, K3
+	VPTESTMD      Z9, Z17, K4
+	KANDW         K4, K3, K3
+	VPORD         Z29, Z19, K3, Z19
+	VPORD         Z8, Z19, K2, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)(R11*1)
+	VPANDD        Z10, Z16, Z21
+	VCVTPS2PD     Y21, Z22
+	VEXTRACTF64X4 $0x01, Z21, Y23
+	VCVTPS2PD     Y23, Z23
+	VMULPD        Z7, Z22, Z22
+	VMULPD        Z7, Z23, Z23
+	VMOVUPD       Z22, 320(SP)(R11*8)
+	VMOVUPD       Z23, 384(SP)(R11*8)
+	ADDQ          R15, R11
+	CMPQ          R11, R13
+	JB            lutSelect16Pow2AVX512_vec6
+	CMPQ          R11, R10
+	JB            lutSelect16Pow2AVX512_seg
+	JMP           lutSelect16Pow2AVX512_values
+
+lutSelect16Pow2AVX512_vec4:
+	MOVQ          R13, R15
+	SUBQ          R11, R15
+	MOVQ          $0x00000010, AX
+	CMPQ          R15, AX
+	CMOVQHI       AX, R15
+	MOVL          $0xffffffff, AX
+	BZHIL         R15, AX, AX
+	KMOVW         AX, K1
+	VMOVUPS.Z     (SI)(R11*4), K1, Z16
+	VMULPS        Z15, Z16, Z17
+	VPANDD        Z10, Z17, Z18
+	VCMPPS        $0x07, Z17, Z17, K4
+	VMOVDQA32.Z   Z18, K4, Z18
+	VPCMPD.BCST   $0x05, 2568(SP), Z18, K5
+	VMOVDQA32.Z   Z14, K5, Z19
+	VPERMD        Z3, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z4, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VMOVDQA32     Z19, Z20
+	VPERMI2D      Z6, Z5, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VCMPPS        $0x03, Z17, Z17, K2
+	VPTESTMD      Z11, Z17, K3
+	VPTESTMD      Z9, Z17, K4
+	KANDW         K4, K3, K3
+	VPORD         Z29, Z19, K3, Z19
+	VPORD         Z8, Z19, K2, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)(R11*1)
+	VPANDD        Z10, Z16, Z21
+	VCVTPS2PD     Y21, Z22
+	VEXTRACTF64X4 $0x01, Z21, Y23
+	VCVTPS2PD     Y23, Z23
+	VMULPD        Z7, Z22, Z22
+	VMULPD        Z7, Z23, Z23
+	VMOVUPD       Z22, 320(SP)(R11*8)
+	VMOVUPD       Z23, 384(SP)(R11*8)
+	ADDQ          R15, R11
+	CMPQ          R11, R13
+	JB            lutSelect16Pow2AVX512_vec4
+	CMPQ          R11, R10
+	JB            lutSelect16Pow2AVX512_seg
+
+lutSelect16Pow2AVX512_values:
 	XORL R15, R15
 
-lutSelect16Pow2AVX512_pair:
-	MOVQ   R10, AX
-	SUBQ   R15, AX
-	LEAQ   (DX)(DX*1), R11
-	CMPQ   AX, R11
+lutSelect16Pow2AVX512_group:
+	CMPQ   R15, R10
+	JAE    lutSelect16Pow2AVX512_chunkdone
+	MOVQ   R10, R11
+	SUBQ   R15, R11
+	LEAQ   (DX)(DX*1), AX
+	CMPQ   R11, AX
 	JB     lutSelect16Pow2AVX512_single
 	VXORPD Z24, Z24, Z24
 	VXORPD Z25, Z25, Z25
@@ -3609,17 +3000,19 @@ lutSelect16Pow2AVX512_pair:
 
 lutSelect16Pow2AVX512_vpair:
 	MOVBLZX      (SP)(R13*1), AX
+	ANDL         $0x3f, AX
 	SHLL         $0x07, AX
 	MOVBLZX      (SP)(R14*1), BX
+	ANDL         $0x3f, BX
 	SHLL         $0x07, BX
-	VBROADCASTSD 128(SP)(R13*8), Z16
+	VBROADCASTSD 320(SP)(R13*8), Z16
 	VSUBPD       (R12)(AX*1), Z16, Z17
 	VSUBPD       64(R12)(AX*1), Z16, Z18
 	VMULPD       Z17, Z17, Z17
 	VADDPD       Z17, Z24, Z24
 	VMULPD       Z18, Z18, Z18
 	VADDPD       Z18, Z25, Z25
-	VBROADCASTSD 128(SP)(R14*8), Z19
+	VBROADCASTSD 320(SP)(R14*8), Z19
 	VSUBPD       (R12)(BX*1), Z19, Z20
 	VSUBPD       64(R12)(BX*1), Z19, Z21
 	VMULPD       Z20, Z20, Z20
@@ -3635,12 +3028,12 @@ lutSelect16Pow2AVX512_vpair:
 	VCMPPD       $0x03, Z25, Z25, K1
 	VMOVAPD      Z13, K1, Z25
 	VMINPD       Z25, Z24, Z28
-	VSHUFF64X2   $0x4e, Z28, Z28, Z29
-	VMINPD       Z29, Z28, Z28
-	VSHUFF64X2   $0xb1, Z28, Z28, Z29
-	VMINPD       Z29, Z28, Z28
-	VPERMILPD    $0x55, Z28, Z29
-	VMINPD       Z29, Z28, Z28
+	VSHUFF64X2   $0x4e, Z28, Z28, Z31
+	VMINPD       Z31, Z28, Z28
+	VSHUFF64X2   $0xb1, Z28, Z28, Z31
+	VMINPD       Z31, Z28, Z28
+	VPERMILPD    $0x55, Z28, Z31
+	VMINPD       Z31, Z28, Z28
 	VCMPPD       $0x00, Z28, Z24, K1
 	VCMPPD       $0x00, Z28, Z25, K2
 	KUNPCKBW     K1, K2, K1
@@ -3648,21 +3041,17 @@ lutSelect16Pow2AVX512_vpair:
 	TZCNTL       AX, AX
 	MOVB         AL, (R8)
 	INCQ         R8
-	MOVQ         704(SP), BX
+	MOVQ         2560(SP), BX
 	VPBROADCASTB (BX)(AX*1), Z16
 	SHLQ         $0x06, AX
-	MOVQ         696(SP), BX
+	MOVQ         2552(SP), BX
 	VMOVDQU8     (BX)(AX*1), Z17
 	VMOVDQU8.Z   (SP)(R15*1), K7, Z18
 	VPERMB       Z17, Z18, Z19
-	MOVQ         664(SP), AX
-	SHRXQ        R15, AX, AX
-	KMOVQ        AX, K3
+	VPMOVB2M     Z18, K3
 	VMOVDQU8.Z   Z12, K3, Z20
 	VPORQ        Z20, Z19, Z19
-	MOVQ         672(SP), AX
-	SHRXQ        R15, AX, AX
-	KMOVQ        AX, K2
+	VPTESTMB     Z30, Z18, K2
 	VMOVDQU8     Z16, K2, Z19
 	VMOVDQU8     Z19, K7, (DI)
 	ADDQ         DX, DI
@@ -3671,49 +3060,41 @@ lutSelect16Pow2AVX512_vpair:
 	VMOVAPD      Z13, K1, Z26
 	VCMPPD       $0x03, Z27, Z27, K1
 	VMOVAPD      Z13, K1, Z27
-	VMINPD       Z27, Z26, Z30
-	VSHUFF64X2   $0x4e, Z30, Z30, Z31
-	VMINPD       Z31, Z30, Z30
-	VSHUFF64X2   $0xb1, Z30, Z30, Z31
-	VMINPD       Z31, Z30, Z30
-	VPERMILPD    $0x55, Z30, Z31
-	VMINPD       Z31, Z30, Z30
-	VCMPPD       $0x00, Z30, Z26, K1
-	VCMPPD       $0x00, Z30, Z27, K2
+	VMINPD       Z27, Z26, Z28
+	VSHUFF64X2   $0x4e, Z28, Z28, Z31
+	VMINPD       Z31, Z28, Z28
+	VSHUFF64X2   $0xb1, Z28, Z28, Z31
+	VMINPD       Z31, Z28, Z28
+	VPERMILPD    $0x55, Z28, Z31
+	VMINPD       Z31, Z28, Z28
+	VCMPPD       $0x00, Z28, Z26, K1
+	VCMPPD       $0x00, Z28, Z27, K2
 	KUNPCKBW     K1, K2, K1
 	KMOVW        K1, AX
 	TZCNTL       AX, AX
 	MOVB         AL, (R8)
 	INCQ         R8
-	MOVQ         704(SP), BX
+	MOVQ         2560(SP), BX
 	VPBROADCASTB (BX)(AX*1), Z16
 	SHLQ         $0x06, AX
-	MOVQ         696(SP), BX
+	MOVQ         2552(SP), BX
 	VMOVDQU8     (BX)(AX*1), Z17
 	VMOVDQU8.Z   (SP)(R15*1), K7, Z18
 	VPERMB       Z17, Z18, Z19
-	MOVQ         664(SP), AX
-	SHRXQ        R15, AX, AX
-	KMOVQ        AX, K3
+	VPMOVB2M     Z18, K3
 	VMOVDQU8.Z   Z12, K3, Z20
 	VPORQ        Z20, Z19, Z19
-	MOVQ         672(SP), AX
-	SHRXQ        R15, AX, AX
-	KMOVQ        AX, K2
+	VPTESTMB     Z30, Z18, K2
 	VMOVDQU8     Z16, K2, Z19
 	VMOVDQU8     Z19, K7, (DI)
 	ADDQ         DX, DI
 	ADDQ         DX, R15
-	JMP          lutSelect16Pow2AVX512_pair
+	JMP          lutSelect16Pow2AVX512_group
 
 lutSelect16Pow2AVX512_single:
-	CMPQ    R15, R10
-	JAE     lutSelect16Pow2AVX512_piecedone
-	MOVQ    R10, R11
-	SUBQ    R15, R11
 	CMPQ    R11, DX
 	CMOVQHI DX, R11
-	BZHIQ   R11, 648(SP), AX
+	BZHIQ   R11, 2504(SP), AX
 	KMOVQ   AX, K6
 	VXORPD  Z24, Z24, Z24
 	VXORPD  Z25, Z25, Z25
@@ -3722,8 +3103,9 @@ lutSelect16Pow2AVX512_single:
 
 lutSelect16Pow2AVX512_vsingle:
 	MOVBLZX      (SP)(R13*1), AX
+	ANDL         $0x3f, AX
 	SHLL         $0x07, AX
-	VBROADCASTSD 128(SP)(R13*8), Z16
+	VBROADCASTSD 320(SP)(R13*8), Z16
 	VSUBPD       (R12)(AX*1), Z16, Z17
 	VSUBPD       64(R12)(AX*1), Z16, Z18
 	VMULPD       Z17, Z17, Z17
@@ -3738,12 +3120,12 @@ lutSelect16Pow2AVX512_vsingle:
 	VCMPPD       $0x03, Z25, Z25, K1
 	VMOVAPD      Z13, K1, Z25
 	VMINPD       Z25, Z24, Z28
-	VSHUFF64X2   $0x4e, Z28, Z28, Z29
-	VMINPD       Z29, Z28, Z28
-	VSHUFF64X2   $0xb1, Z28, Z28, Z29
-	VMINPD       Z29, Z28, Z28
-	VPERMILPD    $0x55, Z28, Z29
-	VMINPD       Z29, Z28, Z28
+	VSHUFF64X2   $0x4e, Z28, Z28, Z31
+	VMINPD       Z31, Z28, Z28
+	VSHUFF64X2   $0xb1, Z28, Z28, Z31
+	VMINPD       Z31, Z28, Z28
+	VPERMILPD    $0x55, Z28, Z31
+	VMINPD       Z31, Z28, Z28
 	VCMPPD       $0x00, Z28, Z24, K1
 	VCMPPD       $0x00, Z28, Z25, K2
 	KUNPCKBW     K1, K2, K1
@@ -3751,33 +3133,27 @@ lutSelect16Pow2AVX512_vsingle:
 	TZCNTL       AX, AX
 	MOVB         AL, (R8)
 	INCQ         R8
-	MOVQ         704(SP), BX
+	MOVQ         2560(SP), BX
 	VPBROADCASTB (BX)(AX*1), Z16
 	SHLQ         $0x06, AX
-	MOVQ         696(SP), BX
+	MOVQ         2552(SP), BX
 	VMOVDQU8     (BX)(AX*1), Z17
 	VMOVDQU8.Z   (SP)(R15*1), K6, Z18
 	VPERMB       Z17, Z18, Z19
-	MOVQ         664(SP), AX
-	SHRXQ        R15, AX, AX
-	KMOVQ        AX, K3
+	VPMOVB2M     Z18, K3
 	VMOVDQU8.Z   Z12, K3, Z20
 	VPORQ        Z20, Z19, Z19
-	MOVQ         672(SP), AX
-	SHRXQ        R15, AX, AX
-	KMOVQ        AX, K2
+	VPTESTMB     Z30, Z18, K2
 	VMOVDQU8     Z16, K2, Z19
 	VMOVDQU8     Z19, K6, (DI)
 	ADDQ         R11, DI
 	ADDQ         R11, R15
-	JMP          lutSelect16Pow2AVX512_single
+	JMP          lutSelect16Pow2AVX512_group
 
-lutSelect16Pow2AVX512_piecedone:
-	LEAQ  (SI)(R10*4), SI
-	SUBQ  R10, R9
-	JNZ   lutSelect16Pow2AVX512_piece
-	TESTQ CX, CX
-	JNZ   lutSelect16Pow2AVX512_block
+lutSelect16Pow2AVX512_chunkdone:
+	LEAQ (SI)(R10*4), SI
+	SUBQ R10, CX
+	JNZ  lutSelect16Pow2AVX512_chunk
 
 lutSelect16Pow2AVX512_done:
 	VZEROUPPER

@@ -23,6 +23,7 @@ const (
 	negOff   = 209 // the bits besides the sign a value needs to take the sign bit
 	signOff  = 210 // the sign bit in every byte
 	nanOff   = 211 // the NaN code in every byte
+	firstOff = 212 // the first level a six-level search needs
 )
 
 func main() {
@@ -60,6 +61,29 @@ func loadLevels(tb GPPhysical, n int) {
 	if n == 6 {
 		VMOVDQU32(word(tb, levelOff+32*5), Z5)
 		VMOVDQU32(word(tb, levelOff+32*5+16), Z6)
+	}
+}
+
+// searchFrom is search starting at level from, whose node 0 (at root, a
+// word in memory) is then the root: the levels above compare with padding
+// only.
+func searchFrom(from, n int, root Mem, key, j, tmp VecPhysical, k Register) {
+	if from == 0 {
+		VPCMPD(U8(5), levels[0], key, k)
+	} else {
+		VPCMPD_BCST(U8(5), root, key, k)
+	}
+	VMOVDQA32_Z(ones, k, j)
+	for l := from + 1; l < n; l++ {
+		if l <= 4 {
+			VPERMD(levels[l], j, tmp)
+		} else {
+			VMOVDQA32(j, tmp)
+			VPERMI2D(Z6, Z5, tmp)
+		}
+		VPCMPD(U8(5), tmp, key, k)
+		VPADDD(j, j, j)
+		VPADDD(ones, j, k, j)
 	}
 }
 
@@ -101,7 +125,7 @@ func minInto(dst, v Op) {
 // (n = 4: up to 16 entries; 6: up to 64).
 func lutEncode(n int) {
 	name := fmt.Sprintf("lutEncode%dAVX512", n)
-	TEXT(name, NOSPLIT, "func(dst []uint8, src []float32, block int, muls []float32, tb *[212]uint32)")
+	TEXT(name, NOSPLIT, "func(dst []uint8, src []float32, block int, muls []float32, tb *[216]uint32)")
 	Pragma("noescape")
 	Doc(name+" is the AVX-512 kernel of lutEncodeBlocksGo for searches of "+fmt.Sprint(n)+" levels",
 		fmt.Sprintf("(up to %d entries), the loop", 1<<n),
@@ -174,6 +198,10 @@ func lutEncode(n int) {
 	gen.End(false)
 }
 
+// selChunk is the most values the selection kernels search the cells of
+// before accumulating their errors.
+const selChunk = 256
+
 // lutSelect writes lutSelect<nt>AVX512, the selection among nt tables, or
 // with pow2 lutSelect<nt>Pow2AVX512, its variant for blocks whose scales are
 // powers of two that scale every entry exactly.
@@ -184,15 +212,15 @@ func lutSelect(nt int, pow2 bool) {
 		name = fmt.Sprintf("lutSelect%dPow2AVX512", nt)
 		magType = "[]float64"
 	}
-	TEXT(name, 0, "func(codes, meta []uint8, x []float32, group, block int, muls, scales []float32, tb *[212]uint32, mags "+magType+", tcodes, zero []uint8)")
+	TEXT(name, 0, "func(codes, meta []uint8, x []float32, group, block int, muls, scales []float32, tb *[216]uint32, mags "+magType+", tcodes, zero []uint8)")
 	Pragma("noescape")
 	if pow2 {
 		Doc(name+" is lutSelect"+fmt.Sprint(nt)+"AVX512 for blocks whose scale s is a power of two",
 			"that scales every entry magnitude m exactly (m·s neither overflows nor leaves the normal",
-			"range): then float64(m·s) − float64(|v|) = s·(m − float64(|v|)·mul) exactly, the squared",
-			"errors are s² times those of (m − |v|·mul) and their sums too, so the least and the ties",
-			"are the same; mags holds the magnitudes as float64, cell-major, and scales is not read.",
-			"Each value's error costs a subtraction, a product and a sum per table.")
+			"range), and mul = 1/s: then float64(m·s) − float64(|v|) = s·(m − float64(|v|)·mul) exactly,",
+			"the squared errors are s² times those of (m − |v|·mul) and their sums too, so the least and",
+			"the ties are the same. mags holds the magnitudes as float64, cell-major, and scales is not",
+			"read. Each value's error costs a subtraction, a product and a sum per table.")
 	} else {
 		Doc(name+" is the AVX-512 kernel of lutSelectGo for "+fmt.Sprint(nt)+" tables and up to 64 cells, groups",
 			"of up to 64 values: for each group, the loop",
@@ -207,13 +235,13 @@ func lutSelect(nt int, pow2 bool) {
 			"\tmeta[g] = the first k of least acc[k]",
 			"\tcodes = tcodes[64·k + cell] | sign bit, or zero[k] for a NaN",
 			"",
-			"The cells of up to 64 values (whole groups of one block) are searched 16 at a time as",
-			"lutEncode6AVX512 does (a NaN in the cell of 0) and kept on the stack as bytes, with |v| as",
-			"float64 and the sign and NaN lanes as bit masks; then the errors of two groups at a time",
-			"accumulate in float64 lanes, one per table (two chains of sums in flight), the least is",
-			"found by VMINPD (a NaN counting as +Inf: a NaN error arises only where every table's error",
-			"is +Inf or NaN, and the first table wins then as in the loop), and the codes are looked up",
-			"by VPERMB in the chosen table's 64 codes.")
+			fmt.Sprintf("The cells of up to %d values (whole groups, across blocks) are searched 16 at a time as", selChunk),
+			"lutEncode6AVX512 does (from the third level for up to 16 cells; a NaN in the cell of 0) and",
+			"kept on the stack as bytes (the sign in bit 7, NaN in bit 6), with |v| as float64; then the",
+			"errors of two groups at a time accumulate in float64 lanes, one per table (two chains of sums",
+			"in flight), the least is found by VMINPD (a NaN counting as +Inf: a NaN error arises only",
+			"where every table's error is +Inf or NaN, and the first table wins then as in the loop), and",
+			"the codes are looked up by VPERMB in the chosen table's 64 codes.")
 	}
 	Load(Param("codes").Base(), RDI)
 	Load(Param("meta").Base(), R8)
@@ -221,11 +249,11 @@ func lutSelect(nt int, pow2 bool) {
 	Load(Param("x").Len(), RCX)
 	Load(Param("group"), RDX)
 	Load(Param("mags").Base(), R12)
-	cellBuf := AllocLocal(128)   // cell bytes
-	absBuf := AllocLocal(8 * 64) // |v| (or |v|·mul) as float64
-	slot := AllocLocal(8 * 9)    // see below
-	piece, allOnes, gEnd := slot, slot.Offset(8), slot.Offset(16)
-	signBits, nanBits := slot.Offset(24), slot.Offset(32) // lanes of the piece: negative, NaN
+	cellBuf := AllocLocal(selChunk + 64)      // cell bytes and flags
+	absBuf := AllocLocal(8 * (selChunk + 16)) // |v| (or |v|·mul) as float64
+	slot := AllocLocal(8 * 11)
+	chunkCap, allOnes, first, root2 := slot, slot.Offset(8), slot.Offset(16), slot.Offset(72)
+	cellLeft, valLeft := slot.Offset(24), slot.Offset(32) // values left in the block of each pass
 	mulsP, scalesP, tcodesP, zeroP := slot.Offset(40), slot.Offset(48), slot.Offset(56), slot.Offset(64)
 	TESTQ(RCX, RCX)
 	JZ(LabelRef(name + "_done"))
@@ -236,13 +264,16 @@ func lutSelect(nt int, pow2 bool) {
 		Load(Param(p.name).Base(), RAX)
 		MOVQ(RAX, p.at)
 	}
-	// The piece: the most whole groups in 64 values.
-	MOVQ(U32(64), RAX)
+	XORL(EAX, EAX)
+	MOVQ(RAX, cellLeft)
+	MOVQ(RAX, valLeft)
+	// The chunk: the most whole groups in selChunk values.
+	MOVQ(U32(selChunk), RAX)
 	XORL(EDX, EDX)
 	Load(Param("group"), R9)
 	DIVQ(R9)
 	IMULQ(R9, RAX)
-	MOVQ(RAX, piece)
+	MOVQ(RAX, chunkCap)
 	MOVQ(R9, RDX)
 	MOVQ(U32(0xffffffff), RAX)
 	MOVQ(RAX, allOnes)
@@ -252,6 +283,10 @@ func lutSelect(nt int, pow2 bool) {
 	KMOVQ(RAX, K7) // a whole group's bytes
 	Load(Param("tb"), R9)
 	loadLevels(R9, 6)
+	MOVL(word(R9, firstOff), EAX)
+	MOVQ(RAX, first)
+	MOVL(word(R9, levelOff+2*32), EAX) // the root of a search from level 2
+	MOVL(EAX, root2)
 	VPBROADCASTD(word(R9, negOff), Z9)
 	gen.Broadcast32(0x7fffffff, Z10, RAX, X31)
 	gen.Broadcast32(0x80000000, Z11, RAX, X31)
@@ -259,53 +294,62 @@ func lutSelect(nt int, pow2 bool) {
 	MOVQ(U64(0x7ff0000000000000), RAX)
 	VPBROADCASTQ(RAX, Z13)
 	gen.Broadcast32(1, ones, RAX, X31)
+	gen.Broadcast32(0x40, Z8, RAX, X31)
+	gen.Broadcast32(0x80, Z29, RAX, X31)
+	gen.Broadcast32(0x40404040, Z30, RAX, X31)
 	sh := map[int]uint8{2: 3, 4: 4, 8: 5, 16: 6}[nt]
 	if pow2 {
 		sh++
 	}
+	l := func(s string) LabelRef { return LabelRef(name + "_" + s) }
 
-	Label(name + "_block")
+	Label(name + "_chunk")
+	MOVQ(chunkCap, R10)
+	minInto(R10, RCX)
+	// The cells of the chunk: a segment of it in one block at a time, 16
+	// values at a time.
+	XORL(R11L, R11L) // the segment's offset in the chunk
+	Label(name + "_seg")
+	CMPQ(cellLeft, U8(0))
+	JNE(l("segblock"))
 	MOVQ(mulsP, RAX)
 	VBROADCASTSS(Mem{Base: RAX}, Z15)
 	ADDQ(U8(4), mulsP)
 	if pow2 {
 		VCVTPS2PD(Y15, Z7) // mul as float64
-	} else {
-		MOVQ(scalesP, RAX)
-		VBROADCASTSS(Mem{Base: RAX}, Z7)
-		ADDQ(U8(4), scalesP)
 	}
-	Load(Param("block"), R9) // values of this block
-	minInto(R9, RCX)
-	SUBQ(R9, RCX)
-
-	Label(name + "_piece")
-	MOVQ(piece, R10)
-	minInto(R10, R9)
-	// The cells of the piece, 16 at a time.
-	for t := range 4 {
-		MOVQ(R10, R15)
-		if t > 0 {
-			SUBQ(U8(16*t), R15)
-			JBE(LabelRef(name + "_cellsdone"))
-		}
+	Load(Param("block"), RAX)
+	MOVQ(RAX, cellLeft)
+	Label(name + "_segblock")
+	MOVQ(R10, R13)
+	SUBQ(R11, R13)
+	minInto(R13, cellLeft) // the segment's length
+	SUBQ(R13, cellLeft)
+	ADDQ(R11, R13) // its end
+	CMPQ(first, U8(2))
+	JE(l("vec4"))
+	for _, from := range []int{0, 2} {
+		lab := map[int]string{0: "vec6", 2: "vec4"}[from]
+		Label(name + "_" + lab)
+		MOVQ(R13, R15)
+		SUBQ(R11, R15)
 		MOVQ(U32(16), RAX)
 		minInto(R15, RAX)
 		tailMask(R15, K1)
-		VMOVUPS_Z(Mem{Base: RSI, Disp: 64 * t}, K1, Z16)
+		VMOVUPS_Z(Mem{Base: RSI, Index: R11, Scale: 4}, K1, Z16)
 		VMULPS(Z15, Z16, Z17) // y
 		VPANDD(Z10, Z17, Z18)
 		VCMPPS(U8(7), Z17, Z17, K4) // not NaN
 		VMOVDQA32_Z(Z18, K4, Z18)   // a NaN's key is that of 0
-		search(6, Z18, Z19, Z20, K5)
-		VPMOVDB(Z19, X20)
-		VMOVDQU8(X20, cellBuf.Offset(16*t))
+		searchFrom(from, 6, root2, Z18, Z19, Z20, K5)
 		VCMPPS(U8(3), Z17, Z17, K2)
 		VPTESTMD(Z11, Z17, K3)
 		VPTESTMD(Z9, Z17, K4)
 		KANDW(K4, K3, K3)
-		KMOVW(K3, signBits.Offset(2*t))
-		KMOVW(K2, nanBits.Offset(2*t))
+		VPORD(Z29, Z19, K3, Z19) // the sign in bit 7
+		VPORD(Z8, Z19, K2, Z19)  // NaN in bit 6
+		VPMOVDB(Z19, X20)
+		VMOVDQU8(X20, cellBuf.Idx(R11, 1))
 		VPANDD(Z10, Z16, Z21)
 		VCVTPS2PD(Z21.AsY(), Z22)
 		VEXTRACTF64X4(U8(1), Z21, Y23)
@@ -314,20 +358,44 @@ func lutSelect(nt int, pow2 bool) {
 			VMULPD(Z7, Z22, Z22)
 			VMULPD(Z7, Z23, Z23)
 		}
-		VMOVUPD(Z22, absBuf.Offset(128*t))
-		VMOVUPD(Z23, absBuf.Offset(128*t+64))
+		VMOVUPD(Z22, absBuf.Idx(R11, 8))
+		VMOVUPD(Z23, absBuf.Offset(64).Idx(R11, 8))
+		ADDQ(R15, R11)
+		CMPQ(R11, R13)
+		JB(l(lab))
+		CMPQ(R11, R10)
+		JB(l("seg"))
+		JMP(l("values"))
 	}
-	Label(name + "_cellsdone")
-	XORL(R15L, R15L) // the group's offset in the piece
 
+	// The groups of the chunk, two whole ones at a time where they can be.
+	Label(name + "_values")
+	XORL(R15L, R15L) // the group's offset in the chunk
 	accA, accB := selAccs(nt, 24), selAccs(nt, 26)
-	// Two whole groups at a time.
-	Label(name + "_pair")
-	MOVQ(R10, RAX)
-	SUBQ(R15, RAX)
-	LEAQ(Mem{Base: RDX, Index: RDX, Scale: 1}, R11)
-	CMPQ(RAX, R11)
-	JB(LabelRef(name + "_single"))
+	Label(name + "_group")
+	CMPQ(R15, R10)
+	JAE(l("chunkdone"))
+	if !pow2 {
+		// The scale of the group's block.
+		CMPQ(valLeft, U8(0))
+		JNE(l("scaled"))
+		MOVQ(scalesP, RAX)
+		VBROADCASTSS(Mem{Base: RAX}, Z7)
+		ADDQ(U8(4), scalesP)
+		Load(Param("block"), RAX)
+		MOVQ(RAX, valLeft)
+		Label(name + "_scaled")
+	}
+	MOVQ(R10, R11)
+	SUBQ(R15, R11) // values left in the chunk
+	LEAQ(Mem{Base: RDX, Index: RDX, Scale: 1}, RAX)
+	CMPQ(R11, RAX)
+	JB(l("single"))
+	if !pow2 {
+		CMPQ(valLeft, RAX) // both in this block
+		JB(l("single"))
+		SUBQ(RAX, valLeft)
+	}
 	zeroAccs(accA)
 	zeroAccs(accB)
 	MOVQ(R15, R13)
@@ -335,28 +403,29 @@ func lutSelect(nt int, pow2 bool) {
 	MOVQ(R14, R11) // the end of the first group
 	Label(name + "_vpair")
 	MOVBLZX(cellBuf.Idx(R13, 1), EAX)
+	ANDL(U8(63), EAX)
 	SHLL(U8(sh), EAX)
 	MOVBLZX(cellBuf.Idx(R14, 1), EBX)
+	ANDL(U8(63), EBX)
 	SHLL(U8(sh), EBX)
 	selStep(nt, pow2, Mem{Base: R12, Index: RAX, Scale: 1}, absBuf.Idx(R13, 8), accA, Z16, Z17, Z18)
 	selStep(nt, pow2, Mem{Base: R12, Index: RBX, Scale: 1}, absBuf.Idx(R14, 8), accB, Z19, Z20, Z21)
 	INCQ(R13)
 	INCQ(R14)
 	CMPQ(R13, R11)
-	JB(LabelRef(name + "_vpair"))
-	selFinish(nt, accA, Z28, Z29, cellBuf, signBits, nanBits, tcodesP, zeroP, K7, RDX)
+	JB(l("vpair"))
+	selFinish(nt, accA, Z28, Z31, cellBuf, tcodesP, zeroP, K7, RDX)
 	ADDQ(RDX, R15)
-	selFinish(nt, accB, Z30, Z31, cellBuf, signBits, nanBits, tcodesP, zeroP, K7, RDX)
+	selFinish(nt, accB, Z28, Z31, cellBuf, tcodesP, zeroP, K7, RDX)
 	ADDQ(RDX, R15)
-	JMP(LabelRef(name + "_pair"))
+	JMP(l("group"))
 
-	// The rest, a group at a time (the last may be shorter).
+	// One group (the last may be shorter).
 	Label(name + "_single")
-	CMPQ(R15, R10)
-	JAE(LabelRef(name + "_piecedone"))
-	MOVQ(R10, R11)
-	SUBQ(R15, R11)
 	minInto(R11, RDX) // the group's length
+	if !pow2 {
+		SUBQ(R11, valLeft)
+	}
 	BZHIQ(R11, allOnes, RAX)
 	KMOVQ(RAX, K6)
 	zeroAccs(accA)
@@ -364,23 +433,21 @@ func lutSelect(nt int, pow2 bool) {
 	LEAQ(Mem{Base: R15, Index: R11, Scale: 1}, R14)
 	Label(name + "_vsingle")
 	MOVBLZX(cellBuf.Idx(R13, 1), EAX)
+	ANDL(U8(63), EAX)
 	SHLL(U8(sh), EAX)
 	selStep(nt, pow2, Mem{Base: R12, Index: RAX, Scale: 1}, absBuf.Idx(R13, 8), accA, Z16, Z17, Z18)
 	INCQ(R13)
 	CMPQ(R13, R14)
-	JB(LabelRef(name + "_vsingle"))
-	selFinish(nt, accA, Z28, Z29, cellBuf, signBits, nanBits, tcodesP, zeroP, K6, R11)
+	JB(l("vsingle"))
+	selFinish(nt, accA, Z28, Z31, cellBuf, tcodesP, zeroP, K6, R11)
 	ADDQ(R11, R15)
-	JMP(LabelRef(name + "_single"))
+	JMP(l("group"))
 
-	Label(name + "_piecedone")
+	Label(name + "_chunkdone")
 	LEAQ(Mem{Base: RSI, Index: R10, Scale: 4}, RSI)
-	SUBQ(R10, R9)
-	JNZ(LabelRef(name + "_piece"))
-	TESTQ(RCX, RCX)
-	JNZ(LabelRef(name + "_block"))
+	SUBQ(R10, RCX)
+	JNZ(l("chunk"))
 	Label(name + "_done")
-	_ = gEnd
 	gen.End(false)
 }
 
@@ -469,10 +536,10 @@ func selStep(nt int, pow2 bool, row, ax Mem, acc []VecPhysical, r, d0, d1 VecPhy
 }
 
 // selFinish ends a group whose errors are in acc, of glen values (a register)
-// starting at R15 in the piece, whose bytes mask k selects: the first table
+// starting at R15 in the chunk, whose bytes mask k selects: the first table
 // of least error into meta (R8, advanced), and the group's codes through it
 // to DI (advanced by glen). m and t are scratch vectors.
-func selFinish(nt int, acc []VecPhysical, m, t VecPhysical, cellBuf, signBits, nanBits, tcodesP, zeroP Mem, k Register, glen GPPhysical) {
+func selFinish(nt int, acc []VecPhysical, m, t VecPhysical, cellBuf, tcodesP, zeroP Mem, k Register, glen GPPhysical) {
 	inf := Z13
 	switch nt {
 	case 4:
@@ -511,7 +578,8 @@ func selFinish(nt int, acc []VecPhysical, m, t VecPhysical, cellBuf, signBits, n
 	TZCNTL(EAX, EAX)
 	MOVB(AL, Mem{Base: R8})
 	INCQ(R8)
-	// The codes through the chosen table.
+	// The codes through the chosen table: VPERMB reads the cell (bits 5:0),
+	// bit 7 adds the sign bit, bit 6 (NaN) takes the table's NaN code.
 	MOVQ(zeroP, RBX)
 	VPBROADCASTB(Mem{Base: RBX, Index: RAX, Scale: 1}, Z16)
 	SHLQ(U8(6), RAX)
@@ -519,14 +587,10 @@ func selFinish(nt int, acc []VecPhysical, m, t VecPhysical, cellBuf, signBits, n
 	VMOVDQU8(Mem{Base: RBX, Index: RAX, Scale: 1}, Z17)
 	VMOVDQU8_Z(cellBuf.Idx(R15, 1), k, Z18)
 	VPERMB(Z17, Z18, Z19)
-	MOVQ(signBits, RAX)
-	SHRXQ(R15, RAX, RAX)
-	KMOVQ(RAX, K3)
+	VPMOVB2M(Z18, K3)
 	VMOVDQU8_Z(Z12, K3, Z20)
 	VPORQ(Z20, Z19, Z19)
-	MOVQ(nanBits, RAX)
-	SHRXQ(R15, RAX, RAX)
-	KMOVQ(RAX, K2)
+	VPTESTMB(Z30, Z18, K2)
 	VMOVDQU8(Z16, K2, Z19)
 	VMOVDQU8(Z19, k, Mem{Base: RDI})
 	ADDQ(glen, RDI)
