@@ -51,6 +51,22 @@ func lutSelect(s *LUTSelector, codes, meta []uint8, x []float32, group, block in
 			return
 		}
 	}
+	if s.exactScales(scales[:nb]) {
+		switch s.nt {
+		case 2:
+			lutSelect2ExactAVX512(codes, meta, x, group, block, muls, scales, &s.vec6.words, s.mags64, s.codes, s.zero)
+			return
+		case 4:
+			lutSelect4ExactAVX512(codes, meta, x, group, block, muls, scales, &s.vec6.words, s.mags64, s.codes, s.zero)
+			return
+		case 8:
+			lutSelect8ExactAVX512(codes, meta, x, group, block, muls, scales, &s.vec6.words, s.mags64, s.codes, s.zero)
+			return
+		case 16:
+			lutSelect16ExactAVX512(codes, meta, x, group, block, muls, scales, &s.vec6.words, s.mags64, s.codes, s.zero)
+			return
+		}
+	}
 	switch s.nt {
 	case 2:
 		lutSelect2AVX512(codes, meta, x, group, block, muls, scales, &s.vec6.words, s.mags, s.codes, s.zero)

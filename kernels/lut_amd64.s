@@ -906,6 +906,366 @@ lutSelect2Pow2AVX512_done:
 	VZEROUPPER
 	RET
 
+// func lutSelect2ExactAVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[216]uint32, mags []float64, tcodes []uint8, zero []uint8)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VBMI, AVX512VL, BMI, BMI2, CMOV
+TEXT ·lutSelect2ExactAVX512(SB), $2584-216
+	MOVQ         codes_base+0(FP), DI
+	MOVQ         meta_base+24(FP), R8
+	MOVQ         x_base+48(FP), SI
+	MOVQ         x_len+56(FP), CX
+	MOVQ         group+72(FP), DX
+	MOVQ         mags_base+144(FP), R12
+	TESTQ        CX, CX
+	JZ           lutSelect2ExactAVX512_done
+	MOVQ         muls_base+88(FP), AX
+	MOVQ         AX, 2536(SP)
+	MOVQ         scales_base+112(FP), AX
+	MOVQ         AX, 2544(SP)
+	MOVQ         tcodes_base+168(FP), AX
+	MOVQ         AX, 2552(SP)
+	MOVQ         zero_base+192(FP), AX
+	MOVQ         AX, 2560(SP)
+	XORL         AX, AX
+	MOVQ         AX, 2520(SP)
+	MOVQ         AX, 2528(SP)
+	MOVQ         $0x00000100, AX
+	XORL         DX, DX
+	MOVQ         group+72(FP), R9
+	DIVQ         R9
+	IMULQ        R9, AX
+	MOVQ         AX, 2496(SP)
+	MOVQ         R9, DX
+	MOVQ         $0xffffffff, AX
+	MOVQ         AX, 2504(SP)
+	NOTQ         AX
+	ORQ          AX, 2504(SP)
+	BZHIQ        DX, 2504(SP), AX
+	KMOVQ        AX, K7
+	MOVQ         tb+136(FP), R9
+	VPBROADCASTD (R9), Z0
+	VMOVDQU32    128(R9), Z1
+	VMOVDQU32    256(R9), Z2
+	VMOVDQU32    384(R9), Z3
+	VMOVDQU32    512(R9), Z4
+	VMOVDQU32    640(R9), Z5
+	VMOVDQU32    704(R9), Z6
+	MOVL         848(R9), AX
+	MOVQ         AX, 2512(SP)
+	MOVL         256(R9), AX
+	MOVL         AX, 2568(SP)
+	VPBROADCASTD 836(R9), Z9
+	MOVL         $0x7fffffff, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z10
+	MOVL         $0x80000000, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z11
+	VPBROADCASTD 840(R9), Z12
+	MOVQ         $0x7ff0000000000000, AX
+	VPBROADCASTQ AX, Z13
+	MOVL         $0x00000001, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z14
+	MOVL         $0x00000040, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z8
+	MOVL         $0x00000080, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z29
+	MOVL         $0x40404040, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z30
+
+lutSelect2ExactAVX512_chunk:
+	MOVQ    2496(SP), R10
+	CMPQ    R10, CX
+	CMOVQHI CX, R10
+	XORL    R11, R11
+
+lutSelect2ExactAVX512_seg:
+	CMPQ         2520(SP), $0x00
+	JNE          lutSelect2ExactAVX512_segblock
+	MOVQ         2536(SP), AX
+	VBROADCASTSS (AX), Z15
+	ADDQ         $0x04, 2536(SP)
+	MOVQ         block+80(FP), AX
+	MOVQ         AX, 2520(SP)
+
+lutSelect2ExactAVX512_segblock:
+	MOVQ    R10, R13
+	SUBQ    R11, R13
+	CMPQ    R13, 2520(SP)
+	CMOVQHI 2520(SP), R13
+	SUBQ    R13, 2520(SP)
+	ADDQ    R11, R13
+	CMPQ    2512(SP), $0x02
+	JE      lutSelect2ExactAVX512_vec4
+
+lutSelect2ExactAVX512_vec6:
+	MOVQ          R13, R15
+	SUBQ          R11, R15
+	MOVQ          $0x00000010, AX
+	CMPQ          R15, AX
+	CMOVQHI       AX, R15
+	MOVL          $0xffffffff, AX
+	BZHIL         R15, AX, AX
+	KMOVW         AX, K1
+	VMOVUPS.Z     (SI)(R11*4), K1, Z16
+	VMULPS        Z15, Z16, Z17
+	VPANDD        Z10, Z17, Z18
+	VCMPPS        $0x07, Z17, Z17, K4
+	VMOVDQA32.Z   Z18, K4, Z18
+	VPCMPD        $0x05, Z0, Z18, K5
+	VMOVDQA32.Z   Z14, K5, Z19
+	VPERMD        Z1, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z2, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z3, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z4, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VMOVDQA32     Z19, Z20
+	VPERMI2D      Z6, Z5, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VCMPPS        $0x03, Z17, Z17, K2
+	VPTESTMD      Z11, Z17, K3
+	VPTESTMD      Z9, Z17, K4
+	KANDW         K4, K3, K3
+	VPORD         Z29, Z19, K3, Z19
+	VPORD         Z8, Z19, K2, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)(R11*1)
+	VPANDD        Z10, Z16, Z21
+	VCVTPS2PD     Y21, Z22
+	VEXTRACTF64X4 $0x01, Z21, Y23
+	VCVTPS2PD     Y23, Z23
+	VMOVUPD       Z22, 320(SP)(R11*8)
+	VMOVUPD       Z23, 384(SP)(R11*8)
+	ADDQ          R15, R11
+	CMPQ          R11, R13
+	JB            lutSelect2ExactAVX512_vec6
+	CMPQ          R11, R10
+	JB            lutSelect2ExactAVX512_seg
+	JMP           lutSelect2ExactAVX512_values
+
+lutSelect2ExactAVX512_vec4:
+	MOVQ          R13, R15
+	SUBQ          R11, R15
+	MOVQ          $0x00000010, AX
+	CMPQ          R15, AX
+	CMOVQHI       AX, R15
+	MOVL          $0xffffffff, AX
+	BZHIL         R15, AX, AX
+	KMOVW         AX, K1
+	VMOVUPS.Z     (SI)(R11*4), K1, Z16
+	VMULPS        Z15, Z16, Z17
+	VPANDD        Z10, Z17, Z18
+	VCMPPS        $0x07, Z17, Z17, K4
+	VMOVDQA32.Z   Z18, K4, Z18
+	VPCMPD.BCST   $0x05, 2568(SP), Z18, K5
+	VMOVDQA32.Z   Z14, K5, Z19
+	VPERMD        Z3, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z4, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VMOVDQA32     Z19, Z20
+	VPERMI2D      Z6, Z5, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VCMPPS        $0x03, Z17, Z17, K2
+	VPTESTMD      Z11, Z17, K3
+	VPTESTMD      Z9, Z17, K4
+	KANDW         K4, K3, K3
+	VPORD         Z29, Z19, K3, Z19
+	VPORD         Z8, Z19, K2, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)(R11*1)
+	VPANDD        Z10, Z16, Z21
+	VCVTPS2PD     Y21, Z22
+	VEXTRACTF64X4 $0x01, Z21, Y23
+	VCVTPS2PD     Y23, Z23
+	VMOVUPD       Z22, 320(SP)(R11*8)
+	VMOVUPD       Z23, 384(SP)(R11*8)
+	ADDQ          R15, R11
+	CMPQ          R11, R13
+	JB            lutSelect2ExactAVX512_vec4
+	CMPQ          R11, R10
+	JB            lutSelect2ExactAVX512_seg
+
+lutSelect2ExactAVX512_values:
+	XORL R15, R15
+
+lutSelect2ExactAVX512_group:
+	CMPQ         R15, R10
+	JAE          lutSelect2ExactAVX512_chunkdone
+	CMPQ         2528(SP), $0x00
+	JNE          lutSelect2ExactAVX512_scaled
+	MOVQ         2544(SP), AX
+	VBROADCASTSS (AX), Z7
+	VCVTPS2PD    Y7, Z7
+	ADDQ         $0x04, 2544(SP)
+	MOVQ         block+80(FP), AX
+	MOVQ         AX, 2528(SP)
+
+lutSelect2ExactAVX512_scaled:
+	MOVQ   R10, R11
+	SUBQ   R15, R11
+	LEAQ   (DX)(DX*1), AX
+	CMPQ   R11, AX
+	JB     lutSelect2ExactAVX512_single
+	CMPQ   2528(SP), AX
+	JB     lutSelect2ExactAVX512_single
+	SUBQ   AX, 2528(SP)
+	VXORPD X24, X24, X24
+	VXORPD X26, X26, X26
+	MOVQ   R15, R13
+	LEAQ   (R15)(DX*1), R14
+	MOVQ   R14, R11
+
+lutSelect2ExactAVX512_vpair:
+	MOVBLZX      (SP)(R13*1), AX
+	ANDL         $0x3f, AX
+	SHLL         $0x04, AX
+	MOVBLZX      (SP)(R14*1), BX
+	ANDL         $0x3f, BX
+	SHLL         $0x04, BX
+	VMULPD       (R12)(AX*1), X7, X17
+	VSUBPD.BCST  320(SP)(R13*8), X17, X17
+	VMULPD       X17, X17, X17
+	VADDPD       X17, X24, X24
+	VMULPD       (R12)(BX*1), X7, X20
+	VSUBPD.BCST  320(SP)(R14*8), X20, X20
+	VMULPD       X20, X20, X20
+	VADDPD       X20, X26, X26
+	INCQ         R13
+	INCQ         R14
+	CMPQ         R13, R11
+	JB           lutSelect2ExactAVX512_vpair
+	VCMPPD       $0x03, X24, X24, K1
+	VMOVAPD      X13, K1, X24
+	VMOVAPD      X24, X28
+	VPERMILPD    $0x55, X28, X31
+	VMINPD       X31, X28, X28
+	VCMPPD       $0x00, X28, X24, K1
+	KMOVW        K1, AX
+	TZCNTL       AX, AX
+	MOVB         AL, (R8)
+	INCQ         R8
+	MOVQ         2560(SP), BX
+	VPBROADCASTB (BX)(AX*1), Z16
+	SHLQ         $0x06, AX
+	MOVQ         2552(SP), BX
+	VMOVDQU8     (BX)(AX*1), Z17
+	VMOVDQU8.Z   (SP)(R15*1), K7, Z18
+	VPERMB       Z17, Z18, Z19
+	VPMOVB2M     Z18, K3
+	VMOVDQU8.Z   Z12, K3, Z20
+	VPORQ        Z20, Z19, Z19
+	VPTESTMB     Z30, Z18, K2
+	VMOVDQU8     Z16, K2, Z19
+	VMOVDQU8     Z19, K7, (DI)
+	ADDQ         DX, DI
+	ADDQ         DX, R15
+	VCMPPD       $0x03, X26, X26, K1
+	VMOVAPD      X13, K1, X26
+	VMOVAPD      X26, X28
+	VPERMILPD    $0x55, X28, X31
+	VMINPD       X31, X28, X28
+	VCMPPD       $0x00, X28, X26, K1
+	KMOVW        K1, AX
+	TZCNTL       AX, AX
+	MOVB         AL, (R8)
+	INCQ         R8
+	MOVQ         2560(SP), BX
+	VPBROADCASTB (BX)(AX*1), Z16
+	SHLQ         $0x06, AX
+	MOVQ         2552(SP), BX
+	VMOVDQU8     (BX)(AX*1), Z17
+	VMOVDQU8.Z   (SP)(R15*1), K7, Z18
+	VPERMB       Z17, Z18, Z19
+	VPMOVB2M     Z18, K3
+	VMOVDQU8.Z   Z12, K3, Z20
+	VPORQ        Z20, Z19, Z19
+	VPTESTMB     Z30, Z18, K2
+	VMOVDQU8     Z16, K2, Z19
+	VMOVDQU8     Z19, K7, (DI)
+	ADDQ         DX, DI
+	ADDQ         DX, R15
+	JMP          lutSelect2ExactAVX512_group
+
+lutSelect2ExactAVX512_single:
+	CMPQ    R11, DX
+	CMOVQHI DX, R11
+	SUBQ    R11, 2528(SP)
+	BZHIQ   R11, 2504(SP), AX
+	KMOVQ   AX, K6
+	VXORPD  X24, X24, X24
+	MOVQ    R15, R13
+	LEAQ    (R15)(R11*1), R14
+
+lutSelect2ExactAVX512_vsingle:
+	MOVBLZX      (SP)(R13*1), AX
+	ANDL         $0x3f, AX
+	SHLL         $0x04, AX
+	VMULPD       (R12)(AX*1), X7, X17
+	VSUBPD.BCST  320(SP)(R13*8), X17, X17
+	VMULPD       X17, X17, X17
+	VADDPD       X17, X24, X24
+	INCQ         R13
+	CMPQ         R13, R14
+	JB           lutSelect2ExactAVX512_vsingle
+	VCMPPD       $0x03, X24, X24, K1
+	VMOVAPD      X13, K1, X24
+	VMOVAPD      X24, X28
+	VPERMILPD    $0x55, X28, X31
+	VMINPD       X31, X28, X28
+	VCMPPD       $0x00, X28, X24, K1
+	KMOVW        K1, AX
+	TZCNTL       AX, AX
+	MOVB         AL, (R8)
+	INCQ         R8
+	MOVQ         2560(SP), BX
+	VPBROADCASTB (BX)(AX*1), Z16
+	SHLQ         $0x06, AX
+	MOVQ         2552(SP), BX
+	VMOVDQU8     (BX)(AX*1), Z17
+	VMOVDQU8.Z   (SP)(R15*1), K6, Z18
+	VPERMB       Z17, Z18, Z19
+	VPMOVB2M     Z18, K3
+	VMOVDQU8.Z   Z12, K3, Z20
+	VPORQ        Z20, Z19, Z19
+	VPTESTMB     Z30, Z18, K2
+	VMOVDQU8     Z16, K2, Z19
+	VMOVDQU8     Z19, K6, (DI)
+	ADDQ         R11, DI
+	ADDQ         R11, R15
+	JMP          lutSelect2ExactAVX512_group
+
+lutSelect2ExactAVX512_chunkdone:
+	LEAQ (SI)(R10*4), SI
+	SUBQ R10, CX
+	JNZ  lutSelect2ExactAVX512_chunk
+
+lutSelect2ExactAVX512_done:
+	VZEROUPPER
+	RET
+
 // func lutSelect4AVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[216]uint32, mags []float32, tcodes []uint8, zero []uint8)
 // Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VBMI, AVX512VL, BMI, BMI2, CMOV
 TEXT ·lutSelect4AVX512(SB), $2584-216
@@ -1628,6 +1988,372 @@ lutSelect4Pow2AVX512_chunkdone:
 	JNZ  lutSelect4Pow2AVX512_chunk
 
 lutSelect4Pow2AVX512_done:
+	VZEROUPPER
+	RET
+
+// func lutSelect4ExactAVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[216]uint32, mags []float64, tcodes []uint8, zero []uint8)
+// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VBMI, AVX512VL, BMI, BMI2, CMOV
+TEXT ·lutSelect4ExactAVX512(SB), $2584-216
+	MOVQ         codes_base+0(FP), DI
+	MOVQ         meta_base+24(FP), R8
+	MOVQ         x_base+48(FP), SI
+	MOVQ         x_len+56(FP), CX
+	MOVQ         group+72(FP), DX
+	MOVQ         mags_base+144(FP), R12
+	TESTQ        CX, CX
+	JZ           lutSelect4ExactAVX512_done
+	MOVQ         muls_base+88(FP), AX
+	MOVQ         AX, 2536(SP)
+	MOVQ         scales_base+112(FP), AX
+	MOVQ         AX, 2544(SP)
+	MOVQ         tcodes_base+168(FP), AX
+	MOVQ         AX, 2552(SP)
+	MOVQ         zero_base+192(FP), AX
+	MOVQ         AX, 2560(SP)
+	XORL         AX, AX
+	MOVQ         AX, 2520(SP)
+	MOVQ         AX, 2528(SP)
+	MOVQ         $0x00000100, AX
+	XORL         DX, DX
+	MOVQ         group+72(FP), R9
+	DIVQ         R9
+	IMULQ        R9, AX
+	MOVQ         AX, 2496(SP)
+	MOVQ         R9, DX
+	MOVQ         $0xffffffff, AX
+	MOVQ         AX, 2504(SP)
+	NOTQ         AX
+	ORQ          AX, 2504(SP)
+	BZHIQ        DX, 2504(SP), AX
+	KMOVQ        AX, K7
+	MOVQ         tb+136(FP), R9
+	VPBROADCASTD (R9), Z0
+	VMOVDQU32    128(R9), Z1
+	VMOVDQU32    256(R9), Z2
+	VMOVDQU32    384(R9), Z3
+	VMOVDQU32    512(R9), Z4
+	VMOVDQU32    640(R9), Z5
+	VMOVDQU32    704(R9), Z6
+	MOVL         848(R9), AX
+	MOVQ         AX, 2512(SP)
+	MOVL         256(R9), AX
+	MOVL         AX, 2568(SP)
+	VPBROADCASTD 836(R9), Z9
+	MOVL         $0x7fffffff, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z10
+	MOVL         $0x80000000, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z11
+	VPBROADCASTD 840(R9), Z12
+	MOVQ         $0x7ff0000000000000, AX
+	VPBROADCASTQ AX, Z13
+	MOVL         $0x00000001, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z14
+	MOVL         $0x00000040, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z8
+	MOVL         $0x00000080, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z29
+	MOVL         $0x40404040, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z30
+
+lutSelect4ExactAVX512_chunk:
+	MOVQ    2496(SP), R10
+	CMPQ    R10, CX
+	CMOVQHI CX, R10
+	XORL    R11, R11
+
+lutSelect4ExactAVX512_seg:
+	CMPQ         2520(SP), $0x00
+	JNE          lutSelect4ExactAVX512_segblock
+	MOVQ         2536(SP), AX
+	VBROADCASTSS (AX), Z15
+	ADDQ         $0x04, 2536(SP)
+	MOVQ         block+80(FP), AX
+	MOVQ         AX, 2520(SP)
+
+lutSelect4ExactAVX512_segblock:
+	MOVQ    R10, R13
+	SUBQ    R11, R13
+	CMPQ    R13, 2520(SP)
+	CMOVQHI 2520(SP), R13
+	SUBQ    R13, 2520(SP)
+	ADDQ    R11, R13
+	CMPQ    2512(SP), $0x02
+	JE      lutSelect4ExactAVX512_vec4
+
+lutSelect4ExactAVX512_vec6:
+	MOVQ          R13, R15
+	SUBQ          R11, R15
+	MOVQ          $0x00000010, AX
+	CMPQ          R15, AX
+	CMOVQHI       AX, R15
+	MOVL          $0xffffffff, AX
+	BZHIL         R15, AX, AX
+	KMOVW         AX, K1
+	VMOVUPS.Z     (SI)(R11*4), K1, Z16
+	VMULPS        Z15, Z16, Z17
+	VPANDD        Z10, Z17, Z18
+	VCMPPS        $0x07, Z17, Z17, K4
+	VMOVDQA32.Z   Z18, K4, Z18
+	VPCMPD        $0x05, Z0, Z18, K5
+	VMOVDQA32.Z   Z14, K5, Z19
+	VPERMD        Z1, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z2, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z3, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z4, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VMOVDQA32     Z19, Z20
+	VPERMI2D      Z6, Z5, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VCMPPS        $0x03, Z17, Z17, K2
+	VPTESTMD      Z11, Z17, K3
+	VPTESTMD      Z9, Z17, K4
+	KANDW         K4, K3, K3
+	VPORD         Z29, Z19, K3, Z19
+	VPORD         Z8, Z19, K2, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)(R11*1)
+	VPANDD        Z10, Z16, Z21
+	VCVTPS2PD     Y21, Z22
+	VEXTRACTF64X4 $0x01, Z21, Y23
+	VCVTPS2PD     Y23, Z23
+	VMOVUPD       Z22, 320(SP)(R11*8)
+	VMOVUPD       Z23, 384(SP)(R11*8)
+	ADDQ          R15, R11
+	CMPQ          R11, R13
+	JB            lutSelect4ExactAVX512_vec6
+	CMPQ          R11, R10
+	JB            lutSelect4ExactAVX512_seg
+	JMP           lutSelect4ExactAVX512_values
+
+lutSelect4ExactAVX512_vec4:
+	MOVQ          R13, R15
+	SUBQ          R11, R15
+	MOVQ          $0x00000010, AX
+	CMPQ          R15, AX
+	CMOVQHI       AX, R15
+	MOVL          $0xffffffff, AX
+	BZHIL         R15, AX, AX
+	KMOVW         AX, K1
+	VMOVUPS.Z     (SI)(R11*4), K1, Z16
+	VMULPS        Z15, Z16, Z17
+	VPANDD        Z10, Z17, Z18
+	VCMPPS        $0x07, Z17, Z17, K4
+	VMOVDQA32.Z   Z18, K4, Z18
+	VPCMPD.BCST   $0x05, 2568(SP), Z18, K5
+	VMOVDQA32.Z   Z14, K5, Z19
+	VPERMD        Z3, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z4, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VMOVDQA32     Z19, Z20
+	VPERMI2D      Z6, Z5, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VCMPPS        $0x03, Z17, Z17, K2
+	VPTESTMD      Z11, Z17, K3
+	VPTESTMD      Z9, Z17, K4
+	KANDW         K4, K3, K3
+	VPORD         Z29, Z19, K3, Z19
+	VPORD         Z8, Z19, K2, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)(R11*1)
+	VPANDD        Z10, Z16, Z21
+	VCVTPS2PD     Y21, Z22
+	VEXTRACTF64X4 $0x01, Z21, Y23
+	VCVTPS2PD     Y23, Z23
+	VMOVUPD       Z22, 320(SP)(R11*8)
+	VMOVUPD       Z23, 384(SP)(R11*8)
+	ADDQ          R15, R11
+	CMPQ          R11, R13
+	JB            lutSelect4ExactAVX512_vec4
+	CMPQ          R11, R10
+	JB            lutSelect4ExactAVX512_seg
+
+lutSelect4ExactAVX512_values:
+	XORL R15, R15
+
+lutSelect4ExactAVX512_group:
+	CMPQ         R15, R10
+	JAE          lutSelect4ExactAVX512_chunkdone
+	CMPQ         2528(SP), $0x00
+	JNE          lutSelect4ExactAVX512_scaled
+	MOVQ         2544(SP), AX
+	VBROADCASTSS (AX), Z7
+	VCVTPS2PD    Y7, Z7
+	ADDQ         $0x04, 2544(SP)
+	MOVQ         block+80(FP), AX
+	MOVQ         AX, 2528(SP)
+
+lutSelect4ExactAVX512_scaled:
+	MOVQ   R10, R11
+	SUBQ   R15, R11
+	LEAQ   (DX)(DX*1), AX
+	CMPQ   R11, AX
+	JB     lutSelect4ExactAVX512_single
+	CMPQ   2528(SP), AX
+	JB     lutSelect4ExactAVX512_single
+	SUBQ   AX, 2528(SP)
+	VXORPD Y24, Y24, Y24
+	VXORPD Y26, Y26, Y26
+	MOVQ   R15, R13
+	LEAQ   (R15)(DX*1), R14
+	MOVQ   R14, R11
+
+lutSelect4ExactAVX512_vpair:
+	MOVBLZX      (SP)(R13*1), AX
+	ANDL         $0x3f, AX
+	SHLL         $0x05, AX
+	MOVBLZX      (SP)(R14*1), BX
+	ANDL         $0x3f, BX
+	SHLL         $0x05, BX
+	VMULPD       (R12)(AX*1), Y7, Y17
+	VSUBPD.BCST  320(SP)(R13*8), Y17, Y17
+	VMULPD       Y17, Y17, Y17
+	VADDPD       Y17, Y24, Y24
+	VMULPD       (R12)(BX*1), Y7, Y20
+	VSUBPD.BCST  320(SP)(R14*8), Y20, Y20
+	VMULPD       Y20, Y20, Y20
+	VADDPD       Y20, Y26, Y26
+	INCQ         R13
+	INCQ         R14
+	CMPQ         R13, R11
+	JB           lutSelect4ExactAVX512_vpair
+	VCMPPD       $0x03, Y24, Y24, K1
+	VMOVAPD      Y13, K1, Y24
+	VMOVAPD      Y24, Y28
+	VPERMPD      $0x4e, Y28, Y31
+	VMINPD       Y31, Y28, Y28
+	VPERMILPD    $0x55, Y28, Y31
+	VMINPD       Y31, Y28, Y28
+	VCMPPD       $0x00, Y28, Y24, K1
+	KMOVW        K1, AX
+	TZCNTL       AX, AX
+	MOVB         AL, (R8)
+	INCQ         R8
+	MOVQ         2560(SP), BX
+	VPBROADCASTB (BX)(AX*1), Z16
+	SHLQ         $0x06, AX
+	MOVQ         2552(SP), BX
+	VMOVDQU8     (BX)(AX*1), Z17
+	VMOVDQU8.Z   (SP)(R15*1), K7, Z18
+	VPERMB       Z17, Z18, Z19
+	VPMOVB2M     Z18, K3
+	VMOVDQU8.Z   Z12, K3, Z20
+	VPORQ        Z20, Z19, Z19
+	VPTESTMB     Z30, Z18, K2
+	VMOVDQU8     Z16, K2, Z19
+	VMOVDQU8     Z19, K7, (DI)
+	ADDQ         DX, DI
+	ADDQ         DX, R15
+	VCMPPD       $0x03, Y26, Y26, K1
+	VMOVAPD      Y13, K1, Y26
+	VMOVAPD      Y26, Y28
+	VPERMPD      $0x4e, Y28, Y31
+	VMINPD       Y31, Y28, Y28
+	VPERMILPD    $0x55, Y28, Y31
+	VMINPD       Y31, Y28, Y28
+	VCMPPD       $0x00, Y28, Y26, K1
+	KMOVW        K1, AX
+	TZCNTL       AX, AX
+	MOVB         AL, (R8)
+	INCQ         R8
+	MOVQ         2560(SP), BX
+	VPBROADCASTB (BX)(AX*1), Z16
+	SHLQ         $0x06, AX
+	MOVQ         2552(SP), BX
+	VMOVDQU8     (BX)(AX*1), Z17
+	VMOVDQU8.Z   (SP)(R15*1), K7, Z18
+	VPERMB       Z17, Z18, Z19
+	VPMOVB2M     Z18, K3
+	VMOVDQU8.Z   Z12, K3, Z20
+	VPORQ        Z20, Z19, Z19
+	VPTESTMB     Z30, Z18, K2
+	VMOVDQU8     Z16, K2, Z19
+	VMOVDQU8     Z19, K7, (DI)
+	ADDQ         DX, DI
+	ADDQ         DX, R15
+	JMP          lutSelect4ExactAVX512_group
+
+lutSelect4ExactAVX512_single:
+	CMPQ    R11, DX
+	CMOVQHI DX, R11
+	SUBQ    R11, 2528(SP)
+	BZHIQ   R11, 2504(SP), AX
+	KMOVQ   AX, K6
+	VXORPD  Y24, Y24, Y24
+	MOVQ    R15, R13
+	LEAQ    (R15)(R11*1), R14
+
+lutSelect4ExactAVX512_vsingle:
+	MOVBLZX      (SP)(R13*1), AX
+	ANDL         $0x3f, AX
+	SHLL         $0x05, AX
+	VMULPD       (R12)(AX*1), Y7, Y17
+	VSUBPD.BCST  320(SP)(R13*8), Y17, Y17
+	VMULPD       Y17, Y17, Y17
+	VADDPD       Y17, Y24, Y24
+	INCQ         R13
+	CMPQ         R13, R14
+	JB           lutSelect4ExactAVX512_vsingle
+	VCMPPD       $0x03, Y24, Y24, K1
+	VMOVAPD      Y13, K1, Y24
+	VMOVAPD      Y24, Y28
+	VPERMPD      $0x4e, Y28, Y31
+	VMINPD       Y31, Y28, Y28
+	VPERMILPD    $0x55, Y28, Y31
+	VMINPD       Y31, Y28, Y28
+	VCMPPD       $0x00, Y28, Y24, K1
+	KMOVW        K1, AX
+	TZCNTL       AX, AX
+	MOVB         AL, (R8)
+	INCQ         R8
+	MOVQ         2560(SP), BX
+	VPBROADCASTB (BX)(AX*1), Z16
+	SHLQ         $0x06, AX
+	MOVQ         2552(SP), BX
+	VMOVDQU8     (BX)(AX*1), Z17
+	VMOVDQU8.Z   (SP)(R15*1), K6, Z18
+	VPERMB       Z17, Z18, Z19
+	VPMOVB2M     Z18, K3
+	VMOVDQU8.Z   Z12, K3, Z20
+	VPORQ        Z20, Z19, Z19
+	VPTESTMB     Z30, Z18, K2
+	VMOVDQU8     Z16, K2, Z19
+	VMOVDQU8     Z19, K6, (DI)
+	ADDQ         R11, DI
+	ADDQ         R11, R15
+	JMP          lutSelect4ExactAVX512_group
+
+lutSelect4ExactAVX512_chunkdone:
+	LEAQ (SI)(R10*4), SI
+	SUBQ R10, CX
+	JNZ  lutSelect4ExactAVX512_chunk
+
+lutSelect4ExactAVX512_done:
 	VZEROUPPER
 	RET
 
@@ -2365,6 +3091,378 @@ lutSelect8Pow2AVX512_chunkdone:
 	JNZ  lutSelect8Pow2AVX512_chunk
 
 lutSelect8Pow2AVX512_done:
+	VZEROUPPER
+	RET
+
+// func lutSelect8ExactAVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[216]uint32, mags []float64, tcodes []uint8, zero []uint8)
+// Requires: AVX, AVX512BW, AVX512DQ, AVX512F, AVX512VBMI, AVX512VL, BMI, BMI2, CMOV
+TEXT ·lutSelect8ExactAVX512(SB), $2584-216
+	MOVQ         codes_base+0(FP), DI
+	MOVQ         meta_base+24(FP), R8
+	MOVQ         x_base+48(FP), SI
+	MOVQ         x_len+56(FP), CX
+	MOVQ         group+72(FP), DX
+	MOVQ         mags_base+144(FP), R12
+	TESTQ        CX, CX
+	JZ           lutSelect8ExactAVX512_done
+	MOVQ         muls_base+88(FP), AX
+	MOVQ         AX, 2536(SP)
+	MOVQ         scales_base+112(FP), AX
+	MOVQ         AX, 2544(SP)
+	MOVQ         tcodes_base+168(FP), AX
+	MOVQ         AX, 2552(SP)
+	MOVQ         zero_base+192(FP), AX
+	MOVQ         AX, 2560(SP)
+	XORL         AX, AX
+	MOVQ         AX, 2520(SP)
+	MOVQ         AX, 2528(SP)
+	MOVQ         $0x00000100, AX
+	XORL         DX, DX
+	MOVQ         group+72(FP), R9
+	DIVQ         R9
+	IMULQ        R9, AX
+	MOVQ         AX, 2496(SP)
+	MOVQ         R9, DX
+	MOVQ         $0xffffffff, AX
+	MOVQ         AX, 2504(SP)
+	NOTQ         AX
+	ORQ          AX, 2504(SP)
+	BZHIQ        DX, 2504(SP), AX
+	KMOVQ        AX, K7
+	MOVQ         tb+136(FP), R9
+	VPBROADCASTD (R9), Z0
+	VMOVDQU32    128(R9), Z1
+	VMOVDQU32    256(R9), Z2
+	VMOVDQU32    384(R9), Z3
+	VMOVDQU32    512(R9), Z4
+	VMOVDQU32    640(R9), Z5
+	VMOVDQU32    704(R9), Z6
+	MOVL         848(R9), AX
+	MOVQ         AX, 2512(SP)
+	MOVL         256(R9), AX
+	MOVL         AX, 2568(SP)
+	VPBROADCASTD 836(R9), Z9
+	MOVL         $0x7fffffff, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z10
+	MOVL         $0x80000000, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z11
+	VPBROADCASTD 840(R9), Z12
+	MOVQ         $0x7ff0000000000000, AX
+	VPBROADCASTQ AX, Z13
+	MOVL         $0x00000001, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z14
+	MOVL         $0x00000040, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z8
+	MOVL         $0x00000080, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z29
+	MOVL         $0x40404040, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z30
+
+lutSelect8ExactAVX512_chunk:
+	MOVQ    2496(SP), R10
+	CMPQ    R10, CX
+	CMOVQHI CX, R10
+	XORL    R11, R11
+
+lutSelect8ExactAVX512_seg:
+	CMPQ         2520(SP), $0x00
+	JNE          lutSelect8ExactAVX512_segblock
+	MOVQ         2536(SP), AX
+	VBROADCASTSS (AX), Z15
+	ADDQ         $0x04, 2536(SP)
+	MOVQ         block+80(FP), AX
+	MOVQ         AX, 2520(SP)
+
+lutSelect8ExactAVX512_segblock:
+	MOVQ    R10, R13
+	SUBQ    R11, R13
+	CMPQ    R13, 2520(SP)
+	CMOVQHI 2520(SP), R13
+	SUBQ    R13, 2520(SP)
+	ADDQ    R11, R13
+	CMPQ    2512(SP), $0x02
+	JE      lutSelect8ExactAVX512_vec4
+
+lutSelect8ExactAVX512_vec6:
+	MOVQ          R13, R15
+	SUBQ          R11, R15
+	MOVQ          $0x00000010, AX
+	CMPQ          R15, AX
+	CMOVQHI       AX, R15
+	MOVL          $0xffffffff, AX
+	BZHIL         R15, AX, AX
+	KMOVW         AX, K1
+	VMOVUPS.Z     (SI)(R11*4), K1, Z16
+	VMULPS        Z15, Z16, Z17
+	VPANDD        Z10, Z17, Z18
+	VCMPPS        $0x07, Z17, Z17, K4
+	VMOVDQA32.Z   Z18, K4, Z18
+	VPCMPD        $0x05, Z0, Z18, K5
+	VMOVDQA32.Z   Z14, K5, Z19
+	VPERMD        Z1, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z2, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z3, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z4, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VMOVDQA32     Z19, Z20
+	VPERMI2D      Z6, Z5, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VCMPPS        $0x03, Z17, Z17, K2
+	VPTESTMD      Z11, Z17, K3
+	VPTESTMD      Z9, Z17, K4
+	KANDW         K4, K3, K3
+	VPORD         Z29, Z19, K3, Z19
+	VPORD         Z8, Z19, K2, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)(R11*1)
+	VPANDD        Z10, Z16, Z21
+	VCVTPS2PD     Y21, Z22
+	VEXTRACTF64X4 $0x01, Z21, Y23
+	VCVTPS2PD     Y23, Z23
+	VMOVUPD       Z22, 320(SP)(R11*8)
+	VMOVUPD       Z23, 384(SP)(R11*8)
+	ADDQ          R15, R11
+	CMPQ          R11, R13
+	JB            lutSelect8ExactAVX512_vec6
+	CMPQ          R11, R10
+	JB            lutSelect8ExactAVX512_seg
+	JMP           lutSelect8ExactAVX512_values
+
+lutSelect8ExactAVX512_vec4:
+	MOVQ          R13, R15
+	SUBQ          R11, R15
+	MOVQ          $0x00000010, AX
+	CMPQ          R15, AX
+	CMOVQHI       AX, R15
+	MOVL          $0xffffffff, AX
+	BZHIL         R15, AX, AX
+	KMOVW         AX, K1
+	VMOVUPS.Z     (SI)(R11*4), K1, Z16
+	VMULPS        Z15, Z16, Z17
+	VPANDD        Z10, Z17, Z18
+	VCMPPS        $0x07, Z17, Z17, K4
+	VMOVDQA32.Z   Z18, K4, Z18
+	VPCMPD.BCST   $0x05, 2568(SP), Z18, K5
+	VMOVDQA32.Z   Z14, K5, Z19
+	VPERMD        Z3, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z4, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VMOVDQA32     Z19, Z20
+	VPERMI2D      Z6, Z5, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VCMPPS        $0x03, Z17, Z17, K2
+	VPTESTMD      Z11, Z17, K3
+	VPTESTMD      Z9, Z17, K4
+	KANDW         K4, K3, K3
+	VPORD         Z29, Z19, K3, Z19
+	VPORD         Z8, Z19, K2, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)(R11*1)
+	VPANDD        Z10, Z16, Z21
+	VCVTPS2PD     Y21, Z22
+	VEXTRACTF64X4 $0x01, Z21, Y23
+	VCVTPS2PD     Y23, Z23
+	VMOVUPD       Z22, 320(SP)(R11*8)
+	VMOVUPD       Z23, 384(SP)(R11*8)
+	ADDQ          R15, R11
+	CMPQ          R11, R13
+	JB            lutSelect8ExactAVX512_vec4
+	CMPQ          R11, R10
+	JB            lutSelect8ExactAVX512_seg
+
+lutSelect8ExactAVX512_values:
+	XORL R15, R15
+
+lutSelect8ExactAVX512_group:
+	CMPQ         R15, R10
+	JAE          lutSelect8ExactAVX512_chunkdone
+	CMPQ         2528(SP), $0x00
+	JNE          lutSelect8ExactAVX512_scaled
+	MOVQ         2544(SP), AX
+	VBROADCASTSS (AX), Z7
+	VCVTPS2PD    Y7, Z7
+	ADDQ         $0x04, 2544(SP)
+	MOVQ         block+80(FP), AX
+	MOVQ         AX, 2528(SP)
+
+lutSelect8ExactAVX512_scaled:
+	MOVQ   R10, R11
+	SUBQ   R15, R11
+	LEAQ   (DX)(DX*1), AX
+	CMPQ   R11, AX
+	JB     lutSelect8ExactAVX512_single
+	CMPQ   2528(SP), AX
+	JB     lutSelect8ExactAVX512_single
+	SUBQ   AX, 2528(SP)
+	VXORPD Z24, Z24, Z24
+	VXORPD Z26, Z26, Z26
+	MOVQ   R15, R13
+	LEAQ   (R15)(DX*1), R14
+	MOVQ   R14, R11
+
+lutSelect8ExactAVX512_vpair:
+	MOVBLZX      (SP)(R13*1), AX
+	ANDL         $0x3f, AX
+	SHLL         $0x06, AX
+	MOVBLZX      (SP)(R14*1), BX
+	ANDL         $0x3f, BX
+	SHLL         $0x06, BX
+	VMULPD       (R12)(AX*1), Z7, Z17
+	VSUBPD.BCST  320(SP)(R13*8), Z17, Z17
+	VMULPD       Z17, Z17, Z17
+	VADDPD       Z17, Z24, Z24
+	VMULPD       (R12)(BX*1), Z7, Z20
+	VSUBPD.BCST  320(SP)(R14*8), Z20, Z20
+	VMULPD       Z20, Z20, Z20
+	VADDPD       Z20, Z26, Z26
+	INCQ         R13
+	INCQ         R14
+	CMPQ         R13, R11
+	JB           lutSelect8ExactAVX512_vpair
+	VCMPPD       $0x03, Z24, Z24, K1
+	VMOVAPD      Z13, K1, Z24
+	VMOVAPD      Z24, Z28
+	VSHUFF64X2   $0x4e, Z28, Z28, Z31
+	VMINPD       Z31, Z28, Z28
+	VSHUFF64X2   $0xb1, Z28, Z28, Z31
+	VMINPD       Z31, Z28, Z28
+	VPERMILPD    $0x55, Z28, Z31
+	VMINPD       Z31, Z28, Z28
+	VCMPPD       $0x00, Z28, Z24, K1
+	KMOVW        K1, AX
+	TZCNTL       AX, AX
+	MOVB         AL, (R8)
+	INCQ         R8
+	MOVQ         2560(SP), BX
+	VPBROADCASTB (BX)(AX*1), Z16
+	SHLQ         $0x06, AX
+	MOVQ         2552(SP), BX
+	VMOVDQU8     (BX)(AX*1), Z17
+	VMOVDQU8.Z   (SP)(R15*1), K7, Z18
+	VPERMB       Z17, Z18, Z19
+	VPMOVB2M     Z18, K3
+	VMOVDQU8.Z   Z12, K3, Z20
+	VPORQ        Z20, Z19, Z19
+	VPTESTMB     Z30, Z18, K2
+	VMOVDQU8     Z16, K2, Z19
+	VMOVDQU8     Z19, K7, (DI)
+	ADDQ         DX, DI
+	ADDQ         DX, R15
+	VCMPPD       $0x03, Z26, Z26, K1
+	VMOVAPD      Z13, K1, Z26
+	VMOVAPD      Z26, Z28
+	VSHUFF64X2   $0x4e, Z28, Z28, Z31
+	VMINPD       Z31, Z28, Z28
+	VSHUFF64X2   $0xb1, Z28, Z28, Z31
+	VMINPD       Z31, Z28, Z28
+	VPERMILPD    $0x55, Z28, Z31
+	VMINPD       Z31, Z28, Z28
+	VCMPPD       $0x00, Z28, Z26, K1
+	KMOVW        K1, AX
+	TZCNTL       AX, AX
+	MOVB         AL, (R8)
+	INCQ         R8
+	MOVQ         2560(SP), BX
+	VPBROADCASTB (BX)(AX*1), Z16
+	SHLQ         $0x06, AX
+	MOVQ         2552(SP), BX
+	VMOVDQU8     (BX)(AX*1), Z17
+	VMOVDQU8.Z   (SP)(R15*1), K7, Z18
+	VPERMB       Z17, Z18, Z19
+	VPMOVB2M     Z18, K3
+	VMOVDQU8.Z   Z12, K3, Z20
+	VPORQ        Z20, Z19, Z19
+	VPTESTMB     Z30, Z18, K2
+	VMOVDQU8     Z16, K2, Z19
+	VMOVDQU8     Z19, K7, (DI)
+	ADDQ         DX, DI
+	ADDQ         DX, R15
+	JMP          lutSelect8ExactAVX512_group
+
+lutSelect8ExactAVX512_single:
+	CMPQ    R11, DX
+	CMOVQHI DX, R11
+	SUBQ    R11, 2528(SP)
+	BZHIQ   R11, 2504(SP), AX
+	KMOVQ   AX, K6
+	VXORPD  Z24, Z24, Z24
+	MOVQ    R15, R13
+	LEAQ    (R15)(R11*1), R14
+
+lutSelect8ExactAVX512_vsingle:
+	MOVBLZX      (SP)(R13*1), AX
+	ANDL         $0x3f, AX
+	SHLL         $0x06, AX
+	VMULPD       (R12)(AX*1), Z7, Z17
+	VSUBPD.BCST  320(SP)(R13*8), Z17, Z17
+	VMULPD       Z17, Z17, Z17
+	VADDPD       Z17, Z24, Z24
+	INCQ         R13
+	CMPQ         R13, R14
+	JB           lutSelect8ExactAVX512_vsingle
+	VCMPPD       $0x03, Z24, Z24, K1
+	VMOVAPD      Z13, K1, Z24
+	VMOVAPD      Z24, Z28
+	VSHUFF64X2   $0x4e, Z28, Z28, Z31
+	VMINPD       Z31, Z28, Z28
+	VSHUFF64X2   $0xb1, Z28, Z28, Z31
+	VMINPD       Z31, Z28, Z28
+	VPERMILPD    $0x55, Z28, Z31
+	VMINPD       Z31, Z28, Z28
+	VCMPPD       $0x00, Z28, Z24, K1
+	KMOVW        K1, AX
+	TZCNTL       AX, AX
+	MOVB         AL, (R8)
+	INCQ         R8
+	MOVQ         2560(SP), BX
+	VPBROADCASTB (BX)(AX*1), Z16
+	SHLQ         $0x06, AX
+	MOVQ         2552(SP), BX
+	VMOVDQU8     (BX)(AX*1), Z17
+	VMOVDQU8.Z   (SP)(R15*1), K6, Z18
+	VPERMB       Z17, Z18, Z19
+	VPMOVB2M     Z18, K3
+	VMOVDQU8.Z   Z12, K3, Z20
+	VPORQ        Z20, Z19, Z19
+	VPTESTMB     Z30, Z18, K2
+	VMOVDQU8     Z16, K2, Z19
+	VMOVDQU8     Z19, K6, (DI)
+	ADDQ         R11, DI
+	ADDQ         R11, R15
+	JMP          lutSelect8ExactAVX512_group
+
+lutSelect8ExactAVX512_chunkdone:
+	LEAQ (SI)(R10*4), SI
+	SUBQ R10, CX
+	JNZ  lutSelect8ExactAVX512_chunk
+
+lutSelect8ExactAVX512_done:
 	VZEROUPPER
 	RET
 
@@ -3156,6 +4254,405 @@ lutSelect16Pow2AVX512_chunkdone:
 	JNZ  lutSelect16Pow2AVX512_chunk
 
 lutSelect16Pow2AVX512_done:
+	VZEROUPPER
+	RET
+
+// func lutSelect16ExactAVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[216]uint32, mags []float64, tcodes []uint8, zero []uint8)
+// Requires: AVX, AVX512BW, AVX512DQ, AVX512F, AVX512VBMI, AVX512VL, BMI, BMI2, CMOV
+TEXT ·lutSelect16ExactAVX512(SB), $2584-216
+	MOVQ         codes_base+0(FP), DI
+	MOVQ         meta_base+24(FP), R8
+	MOVQ         x_base+48(FP), SI
+	MOVQ         x_len+56(FP), CX
+	MOVQ         group+72(FP), DX
+	MOVQ         mags_base+144(FP), R12
+	TESTQ        CX, CX
+	JZ           lutSelect16ExactAVX512_done
+	MOVQ         muls_base+88(FP), AX
+	MOVQ         AX, 2536(SP)
+	MOVQ         scales_base+112(FP), AX
+	MOVQ         AX, 2544(SP)
+	MOVQ         tcodes_base+168(FP), AX
+	MOVQ         AX, 2552(SP)
+	MOVQ         zero_base+192(FP), AX
+	MOVQ         AX, 2560(SP)
+	XORL         AX, AX
+	MOVQ         AX, 2520(SP)
+	MOVQ         AX, 2528(SP)
+	MOVQ         $0x00000100, AX
+	XORL         DX, DX
+	MOVQ         group+72(FP), R9
+	DIVQ         R9
+	IMULQ        R9, AX
+	MOVQ         AX, 2496(SP)
+	MOVQ         R9, DX
+	MOVQ         $0xffffffff, AX
+	MOVQ         AX, 2504(SP)
+	NOTQ         AX
+	ORQ          AX, 2504(SP)
+	BZHIQ        DX, 2504(SP), AX
+	KMOVQ        AX, K7
+	MOVQ         tb+136(FP), R9
+	VPBROADCASTD (R9), Z0
+	VMOVDQU32    128(R9), Z1
+	VMOVDQU32    256(R9), Z2
+	VMOVDQU32    384(R9), Z3
+	VMOVDQU32    512(R9), Z4
+	VMOVDQU32    640(R9), Z5
+	VMOVDQU32    704(R9), Z6
+	MOVL         848(R9), AX
+	MOVQ         AX, 2512(SP)
+	MOVL         256(R9), AX
+	MOVL         AX, 2568(SP)
+	VPBROADCASTD 836(R9), Z9
+	MOVL         $0x7fffffff, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z10
+	MOVL         $0x80000000, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z11
+	VPBROADCASTD 840(R9), Z12
+	MOVQ         $0x7ff0000000000000, AX
+	VPBROADCASTQ AX, Z13
+	MOVL         $0x00000001, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z14
+	MOVL         $0x00000040, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z8
+	MOVL         $0x00000080, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z29
+	MOVL         $0x40404040, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z30
+
+lutSelect16ExactAVX512_chunk:
+	MOVQ    2496(SP), R10
+	CMPQ    R10, CX
+	CMOVQHI CX, R10
+	XORL    R11, R11
+
+lutSelect16ExactAVX512_seg:
+	CMPQ         2520(SP), $0x00
+	JNE          lutSelect16ExactAVX512_segblock
+	MOVQ         2536(SP), AX
+	VBROADCASTSS (AX), Z15
+	ADDQ         $0x04, 2536(SP)
+	MOVQ         block+80(FP), AX
+	MOVQ         AX, 2520(SP)
+
+lutSelect16ExactAVX512_segblock:
+	MOVQ    R10, R13
+	SUBQ    R11, R13
+	CMPQ    R13, 2520(SP)
+	CMOVQHI 2520(SP), R13
+	SUBQ    R13, 2520(SP)
+	ADDQ    R11, R13
+	CMPQ    2512(SP), $0x02
+	JE      lutSelect16ExactAVX512_vec4
+
+lutSelect16ExactAVX512_vec6:
+	MOVQ          R13, R15
+	SUBQ          R11, R15
+	MOVQ          $0x00000010, AX
+	CMPQ          R15, AX
+	CMOVQHI       AX, R15
+	MOVL          $0xffffffff, AX
+	BZHIL         R15, AX, AX
+	KMOVW         AX, K1
+	VMOVUPS.Z     (SI)(R11*4), K1, Z16
+	VMULPS        Z15, Z16, Z17
+	VPANDD        Z10, Z17, Z18
+	VCMPPS        $0x07, Z17, Z17, K4
+	VMOVDQA32.Z   Z18, K4, Z18
+	VPCMPD        $0x05, Z0, Z18, K5
+	VMOVDQA32.Z   Z14, K5, Z19
+	VPERMD        Z1, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z2, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z3, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z4, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VMOVDQA32     Z19, Z20
+	VPERMI2D      Z6, Z5, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VCMPPS        $0x03, Z17, Z17, K2
+	VPTESTMD      Z11, Z17, K3
+	VPTESTMD      Z9, Z17, K4
+	KANDW         K4, K3, K3
+	VPORD         Z29, Z19, K3, Z19
+	VPORD         Z8, Z19, K2, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)(R11*1)
+	VPANDD        Z10, Z16, Z21
+	VCVTPS2PD     Y21, Z22
+	VEXTRACTF64X4 $0x01, Z21, Y23
+	VCVTPS2PD     Y23, Z23
+	VMOVUPD       Z22, 320(SP)(R11*8)
+	VMOVUPD       Z23, 384(SP)(R11*8)
+	ADDQ          R15, R11
+	CMPQ          R11, R13
+	JB            lutSelect16ExactAVX512_vec6
+	CMPQ          R11, R10
+	JB            lutSelect16ExactAVX512_seg
+	JMP           lutSelect16ExactAVX512_values
+
+lutSelect16ExactAVX512_vec4:
+	MOVQ          R13, R15
+	SUBQ          R11, R15
+	MOVQ          $0x00000010, AX
+	CMPQ          R15, AX
+	CMOVQHI       AX, R15
+	MOVL          $0xffffffff, AX
+	BZHIL         R15, AX, AX
+	KMOVW         AX, K1
+	VMOVUPS.Z     (SI)(R11*4), K1, Z16
+	VMULPS        Z15, Z16, Z17
+	VPANDD        Z10, Z17, Z18
+	VCMPPS        $0x07, Z17, Z17, K4
+	VMOVDQA32.Z   Z18, K4, Z18
+	VPCMPD.BCST   $0x05, 2568(SP), Z18, K5
+	VMOVDQA32.Z   Z14, K5, Z19
+	VPERMD        Z3, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z4, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VMOVDQA32     Z19, Z20
+	VPERMI2D      Z6, Z5, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VCMPPS        $0x03, Z17, Z17, K2
+	VPTESTMD      Z11, Z17, K3
+	VPTESTMD      Z9, Z17, K4
+	KANDW         K4, K3, K3
+	VPORD         Z29, Z19, K3, Z19
+	VPORD         Z8, Z19, K2, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)(R11*1)
+	VPANDD        Z10, Z16, Z21
+	VCVTPS2PD     Y21, Z22
+	VEXTRACTF64X4 $0x01, Z21, Y23
+	VCVTPS2PD     Y23, Z23
+	VMOVUPD       Z22, 320(SP)(R11*8)
+	VMOVUPD       Z23, 384(SP)(R11*8)
+	ADDQ          R15, R11
+	CMPQ          R11, R13
+	JB            lutSelect16ExactAVX512_vec4
+	CMPQ          R11, R10
+	JB            lutSelect16ExactAVX512_seg
+
+lutSelect16ExactAVX512_values:
+	XORL R15, R15
+
+lutSelect16ExactAVX512_group:
+	CMPQ         R15, R10
+	JAE          lutSelect16ExactAVX512_chunkdone
+	CMPQ         2528(SP), $0x00
+	JNE          lutSelect16ExactAVX512_scaled
+	MOVQ         2544(SP), AX
+	VBROADCASTSS (AX), Z7
+	VCVTPS2PD    Y7, Z7
+	ADDQ         $0x04, 2544(SP)
+	MOVQ         block+80(FP), AX
+	MOVQ         AX, 2528(SP)
+
+lutSelect16ExactAVX512_scaled:
+	MOVQ   R10, R11
+	SUBQ   R15, R11
+	LEAQ   (DX)(DX*1), AX
+	CMPQ   R11, AX
+	JB     lutSelect16ExactAVX512_single
+	CMPQ   2528(SP), AX
+	JB     lutSelect16ExactAVX512_single
+	SUBQ   AX, 2528(SP)
+	VXORPD Z24, Z24, Z24
+	VXORPD Z25, Z25, Z25
+	VXORPD Z26, Z26, Z26
+	VXORPD Z27, Z27, Z27
+	MOVQ   R15, R13
+	LEAQ   (R15)(DX*1), R14
+	MOVQ   R14, R11
+
+lutSelect16ExactAVX512_vpair:
+	MOVBLZX      (SP)(R13*1), AX
+	ANDL         $0x3f, AX
+	SHLL         $0x07, AX
+	MOVBLZX      (SP)(R14*1), BX
+	ANDL         $0x3f, BX
+	SHLL         $0x07, BX
+	VMULPD       (R12)(AX*1), Z7, Z17
+	VMULPD       64(R12)(AX*1), Z7, Z18
+	VSUBPD.BCST  320(SP)(R13*8), Z17, Z17
+	VSUBPD.BCST  320(SP)(R13*8), Z18, Z18
+	VMULPD       Z17, Z17, Z17
+	VADDPD       Z17, Z24, Z24
+	VMULPD       Z18, Z18, Z18
+	VADDPD       Z18, Z25, Z25
+	VMULPD       (R12)(BX*1), Z7, Z20
+	VMULPD       64(R12)(BX*1), Z7, Z21
+	VSUBPD.BCST  320(SP)(R14*8), Z20, Z20
+	VSUBPD.BCST  320(SP)(R14*8), Z21, Z21
+	VMULPD       Z20, Z20, Z20
+	VADDPD       Z20, Z26, Z26
+	VMULPD       Z21, Z21, Z21
+	VADDPD       Z21, Z27, Z27
+	INCQ         R13
+	INCQ         R14
+	CMPQ         R13, R11
+	JB           lutSelect16ExactAVX512_vpair
+	VCMPPD       $0x03, Z24, Z24, K1
+	VMOVAPD      Z13, K1, Z24
+	VCMPPD       $0x03, Z25, Z25, K1
+	VMOVAPD      Z13, K1, Z25
+	VMINPD       Z25, Z24, Z28
+	VSHUFF64X2   $0x4e, Z28, Z28, Z31
+	VMINPD       Z31, Z28, Z28
+	VSHUFF64X2   $0xb1, Z28, Z28, Z31
+	VMINPD       Z31, Z28, Z28
+	VPERMILPD    $0x55, Z28, Z31
+	VMINPD       Z31, Z28, Z28
+	VCMPPD       $0x00, Z28, Z24, K1
+	VCMPPD       $0x00, Z28, Z25, K2
+	KUNPCKBW     K1, K2, K1
+	KMOVW        K1, AX
+	TZCNTL       AX, AX
+	MOVB         AL, (R8)
+	INCQ         R8
+	MOVQ         2560(SP), BX
+	VPBROADCASTB (BX)(AX*1), Z16
+	SHLQ         $0x06, AX
+	MOVQ         2552(SP), BX
+	VMOVDQU8     (BX)(AX*1), Z17
+	VMOVDQU8.Z   (SP)(R15*1), K7, Z18
+	VPERMB       Z17, Z18, Z19
+	VPMOVB2M     Z18, K3
+	VMOVDQU8.Z   Z12, K3, Z20
+	VPORQ        Z20, Z19, Z19
+	VPTESTMB     Z30, Z18, K2
+	VMOVDQU8     Z16, K2, Z19
+	VMOVDQU8     Z19, K7, (DI)
+	ADDQ         DX, DI
+	ADDQ         DX, R15
+	VCMPPD       $0x03, Z26, Z26, K1
+	VMOVAPD      Z13, K1, Z26
+	VCMPPD       $0x03, Z27, Z27, K1
+	VMOVAPD      Z13, K1, Z27
+	VMINPD       Z27, Z26, Z28
+	VSHUFF64X2   $0x4e, Z28, Z28, Z31
+	VMINPD       Z31, Z28, Z28
+	VSHUFF64X2   $0xb1, Z28, Z28, Z31
+	VMINPD       Z31, Z28, Z28
+	VPERMILPD    $0x55, Z28, Z31
+	VMINPD       Z31, Z28, Z28
+	VCMPPD       $0x00, Z28, Z26, K1
+	VCMPPD       $0x00, Z28, Z27, K2
+	KUNPCKBW     K1, K2, K1
+	KMOVW        K1, AX
+	TZCNTL       AX, AX
+	MOVB         AL, (R8)
+	INCQ         R8
+	MOVQ         2560(SP), BX
+	VPBROADCASTB (BX)(AX*1), Z16
+	SHLQ         $0x06, AX
+	MOVQ         2552(SP), BX
+	VMOVDQU8     (BX)(AX*1), Z17
+	VMOVDQU8.Z   (SP)(R15*1), K7, Z18
+	VPERMB       Z17, Z18, Z19
+	VPMOVB2M     Z18, K3
+	VMOVDQU8.Z   Z12, K3, Z20
+	VPORQ        Z20, Z19, Z19
+	VPTESTMB     Z30, Z18, K2
+	VMOVDQU8     Z16, K2, Z19
+	VMOVDQU8     Z19, K7, (DI)
+	ADDQ         DX, DI
+	ADDQ         DX, R15
+	JMP          lutSelect16ExactAVX512_group
+
+lutSelect16ExactAVX512_single:
+	CMPQ    R11, DX
+	CMOVQHI DX, R11
+	SUBQ    R11, 2528(SP)
+	BZHIQ   R11, 2504(SP), AX
+	KMOVQ   AX, K6
+	VXORPD  Z24, Z24, Z24
+	VXORPD  Z25, Z25, Z25
+	MOVQ    R15, R13
+	LEAQ    (R15)(R11*1), R14
+
+lutSelect16ExactAVX512_vsingle:
+	MOVBLZX      (SP)(R13*1), AX
+	ANDL         $0x3f, AX
+	SHLL         $0x07, AX
+	VMULPD       (R12)(AX*1), Z7, Z17
+	VMULPD       64(R12)(AX*1), Z7, Z18
+	VSUBPD.BCST  320(SP)(R13*8), Z17, Z17
+	VSUBPD.BCST  320(SP)(R13*8), Z18, Z18
+	VMULPD       Z17, Z17, Z17
+	VADDPD       Z17, Z24, Z24
+	VMULPD       Z18, Z18, Z18
+	VADDPD       Z18, Z25, Z25
+	INCQ         R13
+	CMPQ         R13, R14
+	JB           lutSelect16ExactAVX512_vsingle
+	VCMPPD       $0x03, Z24, Z24, K1
+	VMOVAPD      Z13, K1, Z24
+	VCMPPD       $0x03, Z25, Z25, K1
+	VMOVAPD      Z13, K1, Z25
+	VMINPD       Z25, Z24, Z28
+	VSHUFF64X2   $0x4e, Z28, Z28, Z31
+	VMINPD       Z31, Z28, Z28
+	VSHUFF64X2   $0xb1, Z28, Z28, Z31
+	VMINPD       Z31, Z28, Z28
+	VPERMILPD    $0x55, Z28, Z31
+	VMINPD       Z31, Z28, Z28
+	VCMPPD       $0x00, Z28, Z24, K1
+	VCMPPD       $0x00, Z28, Z25, K2
+	KUNPCKBW     K1, K2, K1
+	KMOVW        K1, AX
+	TZCNTL       AX, AX
+	MOVB         AL, (R8)
+	INCQ         R8
+	MOVQ         2560(SP), BX
+	VPBROADCASTB (BX)(AX*1), Z16
+	SHLQ         $0x06, AX
+	MOVQ         2552(SP), BX
+	VMOVDQU8     (BX)(AX*1), Z17
+	VMOVDQU8.Z   (SP)(R15*1), K6, Z18
+	VPERMB       Z17, Z18, Z19
+	VPMOVB2M     Z18, K3
+	VMOVDQU8.Z   Z12, K3, Z20
+	VPORQ        Z20, Z19, Z19
+	VPTESTMB     Z30, Z18, K2
+	VMOVDQU8     Z16, K2, Z19
+	VMOVDQU8     Z19, K6, (DI)
+	ADDQ         R11, DI
+	ADDQ         R11, R15
+	JMP          lutSelect16ExactAVX512_group
+
+lutSelect16ExactAVX512_chunkdone:
+	LEAQ (SI)(R10*4), SI
+	SUBQ R10, CX
+	JNZ  lutSelect16ExactAVX512_chunk
+
+lutSelect16ExactAVX512_done:
 	VZEROUPPER
 	RET
 

@@ -335,54 +335,61 @@ func TestLUTKernelPanics(t *testing.T) {
 	require.Panics(t, func() { LUTDecodeBlocks(make([]float32, 3), make([]uint8, 4), (*[16]float32)(luts), 4, one) })
 }
 
-// TestLUTSelectPow2 runs the selection with blocks whose scales are powers
-// of two and multipliers their reciprocals, which the AVX-512 tier selects
-// through its power-of-two kernels (checked: pow2Exact holds), against the
-// reference; then with one block that breaks the condition (a scale that
-// is no power of two, a subnormal one, a multiplier that is not the
-// reciprocal).
-func TestLUTSelectPow2(t *testing.T) {
+// TestLUTSelectExactScales runs the selection with blocks whose scales
+// scale every entry exactly, which the AVX-512 tier selects through its
+// power-of-two kernels (scales that are powers of two, multipliers their
+// reciprocals: pow2Exact holds) or its exact-scale kernels (scales of four
+// significant bits, as e5m3 has, over entries of few bits: exactScales
+// holds), against the reference; then with one block that breaks the
+// condition (a scale of many significant bits, a subnormal one, a
+// multiplier that is not the reciprocal).
+func TestLUTSelectExactScales(t *testing.T) {
 	r := rand.New(rand.NewPCG(71, 72))
 	for _, nt := range []int{2, 4, 8, 16} {
 		for _, ncell := range []int{2, 13, 40, 64} {
 			c := newSelCase(r, nt, ncell, 0x08, r.IntN(2) == 0)
 			for i := range c.mags {
-				for j, m := range c.mags[i] {
-					if m > 1e30 {
-						c.mags[i][j] = float32(j) // no overflow at ordinary scales
-					}
+				for j := range c.mags[i] {
+					c.mags[i][j] = float32(r.IntN(64)) / 4 // at most six significant bits
 				}
 			}
 			c.s = NewLUTSelector(c.bounds, c.mags, c.codes, c.zero, c.signBit, c.negZero)
-			for _, group := range []int{1, 3, 4, 8, 16, 32, 64} {
-				block := group * []int{1, 2, 4}[r.IntN(3)]
-				for _, breaker := range []float32{0, 1.5, -1, 0x1p-140} {
-					n := 5*block + r.IntN(block)
-					x := lutInputs(r, c.bounds, n)
-					nb := (n + block - 1) / block
-					muls, scales := make([]float32, nb), make([]float32, nb)
-					for i := range muls {
-						scales[i] = float32(math.Ldexp(1, r.IntN(21)-10))
-						muls[i] = 1 / scales[i]
-					}
-					require.True(t, c.s.pow2Exact(muls, scales))
-					if breaker != 0 {
-						b := r.IntN(nb)
-						scales[b], muls[b] = breaker, 1/breaker
-						if breaker == -1 { // a multiplier that is not the reciprocal
-							scales[b], muls[b] = 4, 0.5
+			for _, pow2 := range []bool{true, false} {
+				for _, group := range []int{1, 3, 4, 8, 16, 32, 64} {
+					block := group * []int{1, 2, 4}[r.IntN(3)]
+					for _, breaker := range []float32{0, 1.0000001, -1, 0x1p-140} {
+						n := 5*block + r.IntN(block)
+						x := lutInputs(r, c.bounds, n)
+						nb := (n + block - 1) / block
+						muls, scales := make([]float32, nb), make([]float32, nb)
+						for i := range muls {
+							scales[i] = float32(math.Ldexp(1, r.IntN(21)-10))
+							if !pow2 {
+								scales[i] *= 1 + float32(r.IntN(8))/8
+							}
+							muls[i] = 1 / scales[i]
 						}
-						require.False(t, c.s.pow2Exact(muls, scales), "scale %v", breaker)
+						require.Equal(t, pow2, c.s.pow2Exact(muls, scales))
+						require.True(t, c.s.exactScales(scales))
+						if breaker != 0 {
+							b := r.IntN(nb)
+							scales[b], muls[b] = breaker, 1/breaker
+							if breaker == -1 { // a multiplier that is not the reciprocal
+								scales[b], muls[b] = 4, 0.5
+							}
+							require.False(t, c.s.pow2Exact(muls, scales), "scale %v", breaker)
+							require.Equal(t, breaker == -1, c.s.exactScales(scales), "scale %v", breaker)
+						}
+						ng := (n + group - 1) / group
+						wantC, wantM := make([]uint8, n), make([]uint8, ng)
+						c.refLUTSelect(wantC, wantM, x, group, block, muls, scales)
+						forEachTier(t, func(t *testing.T) {
+							gotC, gotM := make([]uint8, n), make([]uint8, ng)
+							c.s.Select(gotC, gotM, x, group, block, muls, scales)
+							require.Equal(t, wantM, gotM, "meta: %d tables, %d cells, group %d, block %d, pow2 %v", nt, ncell, group, block, pow2)
+							require.Equal(t, wantC, gotC, "codes: %d tables, %d cells, group %d, block %d, pow2 %v", nt, ncell, group, block, pow2)
+						})
 					}
-					ng := (n + group - 1) / group
-					wantC, wantM := make([]uint8, n), make([]uint8, ng)
-					c.refLUTSelect(wantC, wantM, x, group, block, muls, scales)
-					forEachTier(t, func(t *testing.T) {
-						gotC, gotM := make([]uint8, n), make([]uint8, ng)
-						c.s.Select(gotC, gotM, x, group, block, muls, scales)
-						require.Equal(t, wantM, gotM, "meta: %d tables, %d cells, group %d, block %d", nt, ncell, group, block)
-						require.Equal(t, wantC, gotC, "codes: %d tables, %d cells, group %d, block %d", nt, ncell, group, block)
-					})
 				}
 			}
 		}
@@ -393,6 +400,25 @@ func TestLUTSelectPow2(t *testing.T) {
 	require.False(t, s.pow2Exact([]float32{-0.5}, []float32{-2}), "negative")
 	require.False(t, s.pow2Exact([]float32{0x1p-127}, []float32{0x1p127}), "2·2^127 overflows")
 	require.False(t, s.pow2Exact([]float32{0x1p127}, []float32{0x1p-127}), "a subnormal scale")
+	require.True(t, s.exactScales([]float32{3, 0x1.fffffcp+22}), "1 + 23 bits")
+	require.False(t, s.exactScales([]float32{0x1.fffffep+22}), "1 + 24 bits (counted, though 2 scales exactly)")
+	require.False(t, s.exactScales([]float32{0x1p127}), "2·2^127 overflows")
+	three := NewLUTSelector(nil, [][]float32{{3}}, [][]uint8{{0}}, []uint8{0}, 1, true)
+	require.True(t, three.exactScales([]float32{0x1.fffff8p+0}), "2 + 22 bits")
+	require.False(t, three.exactScales([]float32{0x1.fffffcp+0}), "2 + 23 bits")
+}
+
+// TestSigBits checks the significant bits of hand-picked floats.
+func TestSigBits(t *testing.T) {
+	for _, c := range []struct {
+		x    float32
+		want int
+	}{
+		{0, 0}, {float32(math.Copysign(0, -1)), 0}, {1, 1}, {-1, 1}, {1.5, 2}, {0.75, 2}, {3, 2}, {5, 3},
+		{1.375, 4}, {0x1.fffffep+127, 24}, {0x1p-149, 1}, {0x3p-149, 2}, {0x1.8p-130, 2},
+	} {
+		require.Equal(t, c.want, sigBits(c.x), "%v", c.x)
+	}
 }
 
 // TestNibblesTiers packs and unpacks codes of width 4 under every tier at

@@ -70,6 +70,14 @@ func lutSelect2AVX512(codes []uint8, meta []uint8, x []float32, group int, block
 //go:noescape
 func lutSelect2Pow2AVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[216]uint32, mags []float64, tcodes []uint8, zero []uint8)
 
+// lutSelect2ExactAVX512 is lutSelect2AVX512 for blocks whose scale s scales every entry
+// magnitude m exactly (m·s is a float32 without rounding: the significant bits of m and s
+// fit in 24, the product is normal and finite): then float64(m·s) = float64(m)·float64(s),
+// one float64 product. mags holds the magnitudes as float64, cell-major.
+//
+//go:noescape
+func lutSelect2ExactAVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[216]uint32, mags []float64, tcodes []uint8, zero []uint8)
+
 // lutSelect4AVX512 is the AVX-512 kernel of lutSelectGo for 4 tables and up to 64 cells, groups
 // of up to 64 values: for each group, the loop
 //
@@ -103,6 +111,14 @@ func lutSelect4AVX512(codes []uint8, meta []uint8, x []float32, group int, block
 //
 //go:noescape
 func lutSelect4Pow2AVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[216]uint32, mags []float64, tcodes []uint8, zero []uint8)
+
+// lutSelect4ExactAVX512 is lutSelect4AVX512 for blocks whose scale s scales every entry
+// magnitude m exactly (m·s is a float32 without rounding: the significant bits of m and s
+// fit in 24, the product is normal and finite): then float64(m·s) = float64(m)·float64(s),
+// one float64 product. mags holds the magnitudes as float64, cell-major.
+//
+//go:noescape
+func lutSelect4ExactAVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[216]uint32, mags []float64, tcodes []uint8, zero []uint8)
 
 // lutSelect8AVX512 is the AVX-512 kernel of lutSelectGo for 8 tables and up to 64 cells, groups
 // of up to 64 values: for each group, the loop
@@ -138,6 +154,14 @@ func lutSelect8AVX512(codes []uint8, meta []uint8, x []float32, group int, block
 //go:noescape
 func lutSelect8Pow2AVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[216]uint32, mags []float64, tcodes []uint8, zero []uint8)
 
+// lutSelect8ExactAVX512 is lutSelect8AVX512 for blocks whose scale s scales every entry
+// magnitude m exactly (m·s is a float32 without rounding: the significant bits of m and s
+// fit in 24, the product is normal and finite): then float64(m·s) = float64(m)·float64(s),
+// one float64 product. mags holds the magnitudes as float64, cell-major.
+//
+//go:noescape
+func lutSelect8ExactAVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[216]uint32, mags []float64, tcodes []uint8, zero []uint8)
+
 // lutSelect16AVX512 is the AVX-512 kernel of lutSelectGo for 16 tables and up to 64 cells, groups
 // of up to 64 values: for each group, the loop
 //
@@ -171,6 +195,14 @@ func lutSelect16AVX512(codes []uint8, meta []uint8, x []float32, group int, bloc
 //
 //go:noescape
 func lutSelect16Pow2AVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[216]uint32, mags []float64, tcodes []uint8, zero []uint8)
+
+// lutSelect16ExactAVX512 is lutSelect16AVX512 for blocks whose scale s scales every entry
+// magnitude m exactly (m·s is a float32 without rounding: the significant bits of m and s
+// fit in 24, the product is normal and finite): then float64(m·s) = float64(m)·float64(s),
+// one float64 product. mags holds the magnitudes as float64, cell-major.
+//
+//go:noescape
+func lutSelect16ExactAVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[216]uint32, mags []float64, tcodes []uint8, zero []uint8)
 
 // lutDecodeBlocksAVX512 is the AVX-512 kernel of lutDecodeBlocksGo, the loop
 //

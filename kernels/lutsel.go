@@ -3,6 +3,7 @@ package kernels
 import (
 	"fmt"
 	"math"
+	"math/bits"
 )
 
 // Table selection of codebooks: every group of values is encoded by each of
@@ -38,6 +39,7 @@ type LUTSelector struct {
 	// minMag and maxMag are the least non-zero and the largest magnitude.
 	mags64         []float64
 	minMag, maxMag float32
+	magBits        int // the most significant bits of a magnitude
 }
 
 // lutCellStride is the bytes per table of LUTSelector.codes: the 64 cells
@@ -82,6 +84,7 @@ func NewLUTSelector(bounds []float32, mags [][]float32, codes [][]uint8, zero []
 			}
 			s.mags[c*nt+k] = m
 			s.maxMag = max(s.maxMag, m)
+			s.magBits = max(s.magBits, sigBits(m))
 			if m != 0 && (s.minMag == 0 || m < s.minMag) {
 				s.minMag = m
 			}
@@ -140,6 +143,37 @@ func (s *LUTSelector) pow2Exact(muls, scales []float32) bool {
 		}
 	}
 	return true
+}
+
+// exactScales reports whether every scale s of scales is a positive normal
+// float32 that scales every magnitude m exactly: the significant bits of m
+// and s fit in float32's 24, and m·s is normal and finite. Then
+// float64(m·s) = float64(m)·float64(s), which the kernels of exact scales
+// compute.
+func (s *LUTSelector) exactScales(scales []float32) bool {
+	for _, sc := range scales {
+		b := math.Float32bits(sc)
+		if b>>23 == 0 || b >= 0x7f800000 || sigBits(sc)+s.magBits > 24 ||
+			float64(s.maxMag)*float64(sc) > math.MaxFloat32 ||
+			s.minMag != 0 && float64(s.minMag)*float64(sc) < 0x1p-126 {
+			return false
+		}
+	}
+	return true
+}
+
+// sigBits returns the number of significant bits of |x| (0 for a zero):
+// the bits from its leading one to its last one.
+func sigBits(x float32) int {
+	b := math.Float32bits(x) & 0x7fffffff
+	m := b & 0x7fffff
+	if b>>23 != 0 {
+		m |= 0x800000 // the implicit bit of a normal number
+	}
+	if m == 0 {
+		return 0
+	}
+	return bits.Len32(m) - bits.TrailingZeros32(m)
 }
 
 // cellOf returns the cell of the magnitude key k (the bits of |y|, not a

@@ -102,6 +102,7 @@ type caster struct {
 	blockwise bool             // never castContiguous (tests compare both paths)
 	tmp       []float32        // scratch for the scaled values of one block
 	subAmax   []float32        // scratch for the subtile amaxes of one block
+	cbRef     float32          // a codebook's reference magnitude (its compute format's largest), once known
 }
 
 // Cast quantizes x, a tensor of the given shape in row-major order, to dt and

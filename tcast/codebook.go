@@ -252,11 +252,13 @@ func (c *caster) codebookScaleOf(amax float32, v []float32, t *Tensor, si int) (
 	case amax > 0 && c.opts.PowerOfTwoScales && comp != nil:
 		code = c.sf.Encode(float32(math.Ldexp(1, c.sel.Exponent(amax))))
 	case amax > 0:
-		ref := c.dt.cb.MaxAbs()
-		if comp != nil {
-			ref = comp.MaxFinite()
+		if c.cbRef == 0 {
+			c.cbRef = c.dt.cb.MaxAbs()
+			if comp != nil {
+				c.cbRef = comp.MaxFinite()
+			}
 		}
-		code = c.sf.Encode(amax / ref)
+		code = c.sf.Encode(amax / c.cbRef)
 	}
 	putCode(t.Scale, si, code)
 	s := c.dec.scale(code)

@@ -92,6 +92,7 @@ type decoder struct {
 	tensorMul float32
 	floatZero bool
 	byteScale *[256]float32 // decoded scale bytes, for scale formats of up to 8 bits
+	wideScale []float32     // decoded scale codes, for scale formats of 9 to 12 bits
 }
 
 func newDecoder(dt *DataType, t *Tensor) *decoder {
@@ -107,6 +108,11 @@ func newDecoder(dt *DataType, t *Tensor) *decoder {
 		for c := range d.byteScale {
 			d.byteScale[c] = dt.spec.Scale.Decode(uint32(c))
 		}
+	} else if dt.spec != nil && dt.spec.Scale.Bits() <= 12 {
+		d.wideScale = make([]float32, 1<<dt.spec.Scale.Bits())
+		for c := range d.wideScale {
+			d.wideScale[c] = dt.spec.Scale.Decode(uint32(c))
+		}
 	}
 	return d
 }
@@ -115,6 +121,9 @@ func newDecoder(dt *DataType, t *Tensor) *decoder {
 func (d *decoder) scale(code uint32) float32 {
 	if d.byteScale != nil {
 		return d.byteScale[code&0xff]
+	}
+	if code < uint32(len(d.wideScale)) {
+		return d.wideScale[code]
 	}
 	return d.dt.spec.Scale.Decode(code)
 }

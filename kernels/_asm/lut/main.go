@@ -31,8 +31,9 @@ func main() {
 		lutEncode(4)
 		lutEncode(6)
 		for _, nt := range []int{2, 4, 8, 16} {
-			lutSelect(nt, false)
-			lutSelect(nt, true)
+			lutSelect(nt, selGeneral)
+			lutSelect(nt, selPow2)
+			lutSelect(nt, selExact)
 		}
 		lutDecodeBlocks()
 		lutDecodeGroups()
@@ -202,26 +203,50 @@ func lutEncode(n int) {
 // before accumulating their errors.
 const selChunk = 256
 
+// selVariant is how a selection kernel computes the errors.
+type selVariant int
+
+const (
+	// selGeneral scales the float32 entries and converts them per value.
+	selGeneral selVariant = iota
+	// selPow2 factors out a power-of-two scale.
+	selPow2
+	// selExact multiplies float64 entries by a scale that scales them
+	// exactly.
+	selExact
+)
+
 // lutSelect writes lutSelect<nt>AVX512, the selection among nt tables, or
-// with pow2 lutSelect<nt>Pow2AVX512, its variant for blocks whose scales are
-// powers of two that scale every entry exactly.
-func lutSelect(nt int, pow2 bool) {
+// its variants lutSelect<nt>Pow2AVX512 and lutSelect<nt>ExactAVX512 for
+// blocks whose scales scale every entry exactly.
+func lutSelect(nt int, v selVariant) {
 	name := fmt.Sprintf("lutSelect%dAVX512", nt)
-	magType := "[]float32"
-	if pow2 {
+	magType := "[]float64"
+	switch v {
+	case selGeneral:
+		magType = "[]float32"
+	case selPow2:
 		name = fmt.Sprintf("lutSelect%dPow2AVX512", nt)
-		magType = "[]float64"
+	case selExact:
+		name = fmt.Sprintf("lutSelect%dExactAVX512", nt)
 	}
+	pow2 := v == selPow2
 	TEXT(name, 0, "func(codes, meta []uint8, x []float32, group, block int, muls, scales []float32, tb *[216]uint32, mags "+magType+", tcodes, zero []uint8)")
 	Pragma("noescape")
-	if pow2 {
+	switch v {
+	case selPow2:
 		Doc(name+" is lutSelect"+fmt.Sprint(nt)+"AVX512 for blocks whose scale s is a power of two",
 			"that scales every entry magnitude m exactly (m·s neither overflows nor leaves the normal",
 			"range), and mul = 1/s: then float64(m·s) − float64(|v|) = s·(m − float64(|v|)·mul) exactly,",
 			"the squared errors are s² times those of (m − |v|·mul) and their sums too, so the least and",
 			"the ties are the same. mags holds the magnitudes as float64, cell-major, and scales is not",
 			"read. Each value's error costs a subtraction, a product and a sum per table.")
-	} else {
+	case selExact:
+		Doc(name+" is lutSelect"+fmt.Sprint(nt)+"AVX512 for blocks whose scale s scales every entry",
+			"magnitude m exactly (m·s is a float32 without rounding: the significant bits of m and s",
+			"fit in 24, the product is normal and finite): then float64(m·s) = float64(m)·float64(s),",
+			"one float64 product. mags holds the magnitudes as float64, cell-major.")
+	default:
 		Doc(name+" is the AVX-512 kernel of lutSelectGo for "+fmt.Sprint(nt)+" tables and up to 64 cells, groups",
 			"of up to 64 values: for each group, the loop",
 			"",
@@ -298,8 +323,8 @@ func lutSelect(nt int, pow2 bool) {
 	gen.Broadcast32(0x80, Z29, RAX, X31)
 	gen.Broadcast32(0x40404040, Z30, RAX, X31)
 	sh := map[int]uint8{2: 3, 4: 4, 8: 5, 16: 6}[nt]
-	if pow2 {
-		sh++
+	if v != selGeneral {
+		sh++ // float64 magnitudes
 	}
 	l := func(s string) LabelRef { return LabelRef(name + "_" + s) }
 
@@ -381,6 +406,9 @@ func lutSelect(nt int, pow2 bool) {
 		JNE(l("scaled"))
 		MOVQ(scalesP, RAX)
 		VBROADCASTSS(Mem{Base: RAX}, Z7)
+		if v == selExact {
+			VCVTPS2PD(Y7, Z7) // the scale as float64
+		}
 		ADDQ(U8(4), scalesP)
 		Load(Param("block"), RAX)
 		MOVQ(RAX, valLeft)
@@ -408,8 +436,8 @@ func lutSelect(nt int, pow2 bool) {
 	MOVBLZX(cellBuf.Idx(R14, 1), EBX)
 	ANDL(U8(63), EBX)
 	SHLL(U8(sh), EBX)
-	selStep(nt, pow2, Mem{Base: R12, Index: RAX, Scale: 1}, absBuf.Idx(R13, 8), accA, Z16, Z17, Z18)
-	selStep(nt, pow2, Mem{Base: R12, Index: RBX, Scale: 1}, absBuf.Idx(R14, 8), accB, Z19, Z20, Z21)
+	selStep(nt, v, Mem{Base: R12, Index: RAX, Scale: 1}, absBuf.Idx(R13, 8), accA, Z16, Z17, Z18)
+	selStep(nt, v, Mem{Base: R12, Index: RBX, Scale: 1}, absBuf.Idx(R14, 8), accB, Z19, Z20, Z21)
 	INCQ(R13)
 	INCQ(R14)
 	CMPQ(R13, R11)
@@ -435,7 +463,7 @@ func lutSelect(nt int, pow2 bool) {
 	MOVBLZX(cellBuf.Idx(R13, 1), EAX)
 	ANDL(U8(63), EAX)
 	SHLL(U8(sh), EAX)
-	selStep(nt, pow2, Mem{Base: R12, Index: RAX, Scale: 1}, absBuf.Idx(R13, 8), accA, Z16, Z17, Z18)
+	selStep(nt, v, Mem{Base: R12, Index: RAX, Scale: 1}, absBuf.Idx(R13, 8), accA, Z16, Z17, Z18)
 	INCQ(R13)
 	CMPQ(R13, R14)
 	JB(l("vsingle"))
@@ -474,13 +502,15 @@ func zeroAccs(acc []VecPhysical) {
 }
 
 // selStep adds to acc the squared errors of the value whose absolute value
-// (as float64) is at ax and whose cell's row of magnitudes is at row (float32
-// times the scale in Z7; float64 and the value times mul with pow2), through
-// the scratch vectors r, d0, d1.
-func selStep(nt int, pow2 bool, row, ax Mem, acc []VecPhysical, r, d0, d1 VecPhysical) {
+// (as float64) is at ax and whose cell's row of magnitudes is at row: float32
+// times the scale in Z7 (selGeneral); float64, against the value times mul
+// (selPow2); float64 times the float64 scale in Z7 (selExact). r, d0 and
+// d1 are scratch vectors.
+func selStep(nt int, v selVariant, row, ax Mem, acc []VecPhysical, r, d0, d1 VecPhysical) {
 	y := func(v VecPhysical) VecPhysical { return v.AsY().(VecPhysical) }
 	x := func(v VecPhysical) VecPhysical { return v.AsX().(VecPhysical) }
-	if pow2 {
+	switch v {
+	case selPow2:
 		// d = |v|·mul − m (the negated difference: the same square).
 		switch nt {
 		case 16:
@@ -497,7 +527,24 @@ func selStep(nt int, pow2 bool, row, ax Mem, acc []VecPhysical, r, d0, d1 VecPhy
 			VMOVDDUP(ax, x(r))
 			VSUBPD(row, x(r), x(d0))
 		}
-	} else {
+	case selExact:
+		switch nt {
+		case 16:
+			VMULPD(row, Z7, d0)
+			VMULPD(row.Offset(64), Z7, d1)
+			VSUBPD_BCST(ax, d0, d0)
+			VSUBPD_BCST(ax, d1, d1)
+		case 8:
+			VMULPD(row, Z7, d0)
+			VSUBPD_BCST(ax, d0, d0)
+		case 4:
+			VMULPD(row, Y7, y(d0))
+			VSUBPD_BCST(ax, y(d0), y(d0))
+		case 2:
+			VMULPD(row, X7, x(d0))
+			VSUBPD_BCST(ax, x(d0), x(d0))
+		}
+	default:
 		switch nt {
 		case 16:
 			VMULPS(row, Z7, r)
