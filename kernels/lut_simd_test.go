@@ -450,3 +450,105 @@ func TestNibblesTiers(t *testing.T) {
 		})
 	}
 }
+
+// FuzzLUTKernels compares every tier's lookup-table kernels with the Go
+// references on the fuzzer's bytes: the first bytes choose the sizes (cells,
+// tables, group, block), the rest are read as floats for the bounds, the
+// entries, the multipliers and scales and the values.
+func FuzzLUTKernels(f *testing.F) {
+	f.Add([]byte{5, 2, 3, 1, 0x80}, bytesOf(0.5, 1, 2, 3, 0, 1, 2, 4, 0.25, 2, -1.5, 0.3, 7, 1e30))
+	f.Add([]byte{40, 15, 7, 3, 1}, bytesOf(float32(math.NaN()), float32(math.Inf(1)), 0, -0.5, 1e-40, 3e38))
+	f.Fuzz(func(t *testing.T, sizes, data []byte) {
+		if len(sizes) < 5 {
+			return
+		}
+		ncell := 1 + int(sizes[0])%70
+		nt := 1 + int(sizes[1])%17
+		group := 1 + int(sizes[2])%70
+		block := group * (1 + int(sizes[3])%4)
+		signBit := []uint8{0, 0x08, 0x80}[int(sizes[4])%3]
+		negZero := sizes[4]&4 != 0
+		fl := floatsOf(data)
+		next := func() float32 {
+			if len(fl) == 0 {
+				return 1
+			}
+			v := fl[0]
+			fl = fl[1:]
+			return v
+		}
+		// Ascending finite bounds, then entries, multipliers and scales.
+		var bounds []float32
+		for len(bounds) < ncell-1 {
+			b := float32(math.Abs(float64(next())))
+			if b != b || math.IsInf(float64(b), 0) {
+				b = 1
+			}
+			if len(bounds) > 0 && b <= bounds[len(bounds)-1] {
+				b = math.Nextafter32(bounds[len(bounds)-1], float32(math.Inf(1)))
+				if math.IsInf(float64(b), 0) {
+					break
+				}
+			}
+			bounds = append(bounds, b)
+		}
+		ncell = len(bounds) + 1
+		codeMask := uint8(0xff)
+		if signBit != 0 {
+			codeMask = signBit - 1
+		}
+		mags, codes, zero := make([][]float32, nt), make([][]uint8, nt), make([]uint8, nt)
+		for k := range nt {
+			for c := range ncell {
+				m := float32(math.Abs(float64(next())))
+				if m != m || math.IsInf(float64(m), 0) {
+					m = float32(c)
+				}
+				mags[k] = append(mags[k], m)
+				codes[k] = append(codes[k], uint8(k*7+c)&codeMask)
+			}
+			zero[k] = uint8(k)
+		}
+		x := fl
+		nb := (len(x) + block - 1) / block
+		muls, scales := make([]float32, nb), make([]float32, nb)
+		for i := range muls {
+			muls[i], scales[i] = next(), next()
+		}
+		x = x[:len(x)-min(len(x), 2*nb)]
+		nb = (len(x) + block - 1) / block
+		e := NewLUTEncoder(bounds, codes[0], signBit, negZero, zero[0])
+		s := NewLUTSelector(bounds, mags, codes, zero, signBit, negZero)
+		ng := (len(x) + group - 1) / group
+		wantE := make([]uint8, len(x))
+		lutEncodeBlocksGo(e, wantE, x, block, muls)
+		wantC, wantM := make([]uint8, len(x)), make([]uint8, ng)
+		lutSelectGo(s, wantC, wantM, x, group, block, muls, scales)
+		luts := make([]float32, 16*16)
+		for i := range luts {
+			luts[i] = float32(i) - 100
+		}
+		ntPow := 1 << (nt % 5) // 1 to 16 tables of 16 entries
+		wantD := make([]float32, len(x))
+		lutDecodeGroupsGo(wantD, wantC, wantM, group, block, luts[:16*ntPow], scales)
+		packed := make([]byte, PackedLen(len(x), 4))
+		packBitsGo(packed, wantC, 4)
+		for _, tr := range tiers() {
+			restore := useTier(tr)
+			gotE := make([]uint8, len(x))
+			e.EncodeBlocks(gotE, x, block, muls)
+			gotC, gotM := make([]uint8, len(x)), make([]uint8, ng)
+			s.Select(gotC, gotM, x, group, block, muls, scales[:nb])
+			gotD := make([]float32, len(x))
+			LUTDecodeGroups(gotD, wantC, wantM, group, block, luts[:16*ntPow], scales[:nb])
+			gotP := make([]byte, len(packed))
+			PackBits(gotP, wantC, 4)
+			restore()
+			require.Equal(t, wantE, gotE, "%v encode", tr)
+			require.Equal(t, wantM, gotM, "%v select meta", tr)
+			require.Equal(t, wantC, gotC, "%v select codes", tr)
+			requireSame(t, floatBits(wantD), floatBits(gotD), "%v decode", tr)
+			require.Equal(t, packed, gotP, "%v pack", tr)
+		}
+	})
+}
