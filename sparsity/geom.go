@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/tensorcast-go/tensorcast/internal/shape"
 )
 
 // geom is a tensor's shape split around the axis its groups run along:
@@ -15,8 +17,9 @@ type geom struct {
 	n                    int // elements
 }
 
-// maxElems bounds the element count of a tensor the package takes.
-const maxElems = 1 << 50
+// maxElems bounds the element count of a tensor the package takes: 2^50, or
+// the module's limit where int is narrower (32-bit builds).
+const maxElems = min(1<<50, shape.MaxElements)
 
 // splitAxis checks shape and axis (negative axes count from the end: −1 is the
 // last) and, when p is not the zero Pattern, that p is valid and M divides the
