@@ -22,6 +22,9 @@ type LUTEncoder struct {
 	// 2^steps − 1 entries with a key above every float's.
 	keys []int64
 	k16  *[15]int64 // keys as an array when steps is 4 (16 entries)
+	// k256 holds the keys padded to 256 when steps is above 4, so that a
+	// search indexes it without bounds checks.
+	k256 *[256]int64
 	// codes holds the code of each entry index, padded to 2^steps.
 	codes   []uint8
 	steps   uint
@@ -150,6 +153,12 @@ func NewLUTEncoder(bounds []float32, codes []uint8, signBit uint8, negZero bool,
 	}
 	if steps == 4 {
 		e.k16 = (*[15]int64)(e.keys)
+	} else {
+		e.k256 = new([256]int64)
+		for i := range e.k256 {
+			e.k256[i] = math.MaxInt32 + 1
+		}
+		copy(e.k256[:], e.keys)
 	}
 	e.codes = make([]uint8, 1<<steps)
 	copy(e.codes, codes)

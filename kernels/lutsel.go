@@ -187,9 +187,10 @@ func (s *LUTSelector) cellOf(k int64) int {
 		j += 1 & int((t[j&14]-k-1)>>63)
 		return j
 	}
+	t := e.k256
 	j := 0
 	for st := 1 << e.steps >> 1; st > 0; st >>= 1 {
-		j += st & int((e.keys[j+st-1]-k-1)>>63)
+		j += st & int((t[(j+st-1)&255]-k-1)>>63)
 	}
 	return j
 }
@@ -220,26 +221,45 @@ func lutSelectGo(s *LUTSelector, codes, meta []uint8, x []float32, group, block 
 		hi := min(lo+group, len(x))
 		mul, scale := muls[b], scales[b]
 		xs, cs := x[lo:hi], cells[:hi-lo]
-		clear(acc)
 		for i, v := range xs {
 			y := v * mul
 			k := int64(math.Float32bits(y) & 0x7fffffff)
 			if y != y {
 				k = 0 // a NaN falls in the cell of 0
 			}
-			c := s.cellOf(k)
-			cs[i] = uint8(c)
-			a := float64(math.Float32frombits(math.Float32bits(v) & 0x7fffffff))
-			row := s.mags[c*nt : c*nt+nt : c*nt+nt]
-			for k, m := range row {
-				d := float64(m*scale) - a
-				acc[k] += float64(d * d) // the conversion keeps the product rounded: no fused multiply-add
-			}
+			cs[i] = uint8(s.cellOf(k))
 		}
-		best, bk := acc[0], 0
-		for k, e := range acc[1:] {
-			if e < best {
-				best, bk = e, k+1
+		var bk int
+		if nt == 2 {
+			// Two tables (the MSFP-like codebooks): the sums in registers.
+			var e0, e1 float64
+			for i, v := range xs {
+				a := float64(math.Float32frombits(math.Float32bits(v) & 0x7fffffff))
+				row := (*[2]float32)(s.mags[2*int(cs[i]):])
+				d0 := float64(row[0]*scale) - a
+				d1 := float64(row[1]*scale) - a
+				e0 += float64(d0 * d0)
+				e1 += float64(d1 * d1)
+			}
+			if e1 < e0 {
+				bk = 1
+			}
+		} else {
+			clear(acc)
+			for i, v := range xs {
+				c := int(cs[i])
+				a := float64(math.Float32frombits(math.Float32bits(v) & 0x7fffffff))
+				row := s.mags[c*nt : c*nt+nt : c*nt+nt]
+				for k, m := range row {
+					d := float64(m*scale) - a
+					acc[k] += float64(d * d) // the conversion keeps the product rounded: no fused multiply-add
+				}
+			}
+			best := acc[0]
+			for k, e := range acc[1:] {
+				if e < best {
+					best, bk = e, k+1
+				}
 			}
 		}
 		meta[g] = uint8(bk)
