@@ -191,7 +191,7 @@ lutEncode6AVX512_done:
 	RET
 
 // func lutSelect2AVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[216]uint32, mags []float32, tcodes []uint8, zero []uint8)
-// Requires: AVX, AVX512BW, AVX512F, AVX512VBMI, AVX512VL, BMI, BMI2, CMOV
+// Requires: AVX, AVX512BW, AVX512F, AVX512VBMI, AVX512VL, BMI2, CMOV
 TEXT ·lutSelect2AVX512(SB), $2584-216
 	MOVQ         codes_base+0(FP), DI
 	MOVQ         meta_base+24(FP), R8
@@ -444,14 +444,10 @@ lutSelect2AVX512_vpair:
 	INCQ         R14
 	CMPQ         R13, R11
 	JB           lutSelect2AVX512_vpair
-	VCMPPD       $0x03, X24, X24, K1
-	VMOVAPD      X13, K1, X24
-	VMOVAPD      X24, X28
-	VPERMILPD    $0x55, X28, X31
-	VMINPD       X31, X28, X28
-	VCMPPD       $0x00, X28, X24, K1
-	KMOVW        K1, AX
-	TZCNTL       AX, AX
+	XORL         AX, AX
+	VPERMILPD    $0x01, X24, X31
+	VUCOMISD     X31, X24
+	SETHI        AL
 	MOVB         AL, (R8)
 	INCQ         R8
 	MOVQ         2560(SP), BX
@@ -469,14 +465,10 @@ lutSelect2AVX512_vpair:
 	VMOVDQU8     Z19, K7, (DI)
 	ADDQ         DX, DI
 	ADDQ         DX, R15
-	VCMPPD       $0x03, X26, X26, K1
-	VMOVAPD      X13, K1, X26
-	VMOVAPD      X26, X28
-	VPERMILPD    $0x55, X28, X31
-	VMINPD       X31, X28, X28
-	VCMPPD       $0x00, X28, X26, K1
-	KMOVW        K1, AX
-	TZCNTL       AX, AX
+	XORL         AX, AX
+	VPERMILPD    $0x01, X26, X31
+	VUCOMISD     X31, X26
+	SETHI        AL
 	MOVB         AL, (R8)
 	INCQ         R8
 	MOVQ         2560(SP), BX
@@ -519,14 +511,10 @@ lutSelect2AVX512_vsingle:
 	INCQ         R13
 	CMPQ         R13, R14
 	JB           lutSelect2AVX512_vsingle
-	VCMPPD       $0x03, X24, X24, K1
-	VMOVAPD      X13, K1, X24
-	VMOVAPD      X24, X28
-	VPERMILPD    $0x55, X28, X31
-	VMINPD       X31, X28, X28
-	VCMPPD       $0x00, X28, X24, K1
-	KMOVW        K1, AX
-	TZCNTL       AX, AX
+	XORL         AX, AX
+	VPERMILPD    $0x01, X24, X31
+	VUCOMISD     X31, X24
+	SETHI        AL
 	MOVB         AL, (R8)
 	INCQ         R8
 	MOVQ         2560(SP), BX
@@ -556,7 +544,7 @@ lutSelect2AVX512_done:
 	RET
 
 // func lutSelect2Pow2AVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[216]uint32, mags []float64, tcodes []uint8, zero []uint8)
-// Requires: AVX, AVX512BW, AVX512F, AVX512VBMI, AVX512VL, BMI, BMI2, CMOV
+// Requires: AVX, AVX512BW, AVX512F, AVX512VBMI, AVX512VL, BMI2, CMOV
 TEXT ·lutSelect2Pow2AVX512(SB), $2584-216
 	MOVQ         codes_base+0(FP), DI
 	MOVQ         meta_base+24(FP), R8
@@ -798,14 +786,10 @@ lutSelect2Pow2AVX512_vpair:
 	INCQ         R14
 	CMPQ         R13, R11
 	JB           lutSelect2Pow2AVX512_vpair
-	VCMPPD       $0x03, X24, X24, K1
-	VMOVAPD      X13, K1, X24
-	VMOVAPD      X24, X28
-	VPERMILPD    $0x55, X28, X31
-	VMINPD       X31, X28, X28
-	VCMPPD       $0x00, X28, X24, K1
-	KMOVW        K1, AX
-	TZCNTL       AX, AX
+	XORL         AX, AX
+	VPERMILPD    $0x01, X24, X31
+	VUCOMISD     X31, X24
+	SETHI        AL
 	MOVB         AL, (R8)
 	INCQ         R8
 	MOVQ         2560(SP), BX
@@ -823,14 +807,10 @@ lutSelect2Pow2AVX512_vpair:
 	VMOVDQU8     Z19, K7, (DI)
 	ADDQ         DX, DI
 	ADDQ         DX, R15
-	VCMPPD       $0x03, X26, X26, K1
-	VMOVAPD      X13, K1, X26
-	VMOVAPD      X26, X28
-	VPERMILPD    $0x55, X28, X31
-	VMINPD       X31, X28, X28
-	VCMPPD       $0x00, X28, X26, K1
-	KMOVW        K1, AX
-	TZCNTL       AX, AX
+	XORL         AX, AX
+	VPERMILPD    $0x01, X26, X31
+	VUCOMISD     X31, X26
+	SETHI        AL
 	MOVB         AL, (R8)
 	INCQ         R8
 	MOVQ         2560(SP), BX
@@ -870,14 +850,10 @@ lutSelect2Pow2AVX512_vsingle:
 	INCQ         R13
 	CMPQ         R13, R14
 	JB           lutSelect2Pow2AVX512_vsingle
-	VCMPPD       $0x03, X24, X24, K1
-	VMOVAPD      X13, K1, X24
-	VMOVAPD      X24, X28
-	VPERMILPD    $0x55, X28, X31
-	VMINPD       X31, X28, X28
-	VCMPPD       $0x00, X28, X24, K1
-	KMOVW        K1, AX
-	TZCNTL       AX, AX
+	XORL         AX, AX
+	VPERMILPD    $0x01, X24, X31
+	VUCOMISD     X31, X24
+	SETHI        AL
 	MOVB         AL, (R8)
 	INCQ         R8
 	MOVQ         2560(SP), BX
@@ -907,7 +883,7 @@ lutSelect2Pow2AVX512_done:
 	RET
 
 // func lutSelect2ExactAVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[216]uint32, mags []float64, tcodes []uint8, zero []uint8)
-// Requires: AVX, AVX512BW, AVX512F, AVX512VBMI, AVX512VL, BMI, BMI2, CMOV
+// Requires: AVX, AVX512BW, AVX512F, AVX512VBMI, AVX512VL, BMI2, CMOV
 TEXT ·lutSelect2ExactAVX512(SB), $2584-216
 	MOVQ         codes_base+0(FP), DI
 	MOVQ         meta_base+24(FP), R8
@@ -1157,14 +1133,10 @@ lutSelect2ExactAVX512_vpair:
 	INCQ         R14
 	CMPQ         R13, R11
 	JB           lutSelect2ExactAVX512_vpair
-	VCMPPD       $0x03, X24, X24, K1
-	VMOVAPD      X13, K1, X24
-	VMOVAPD      X24, X28
-	VPERMILPD    $0x55, X28, X31
-	VMINPD       X31, X28, X28
-	VCMPPD       $0x00, X28, X24, K1
-	KMOVW        K1, AX
-	TZCNTL       AX, AX
+	XORL         AX, AX
+	VPERMILPD    $0x01, X24, X31
+	VUCOMISD     X31, X24
+	SETHI        AL
 	MOVB         AL, (R8)
 	INCQ         R8
 	MOVQ         2560(SP), BX
@@ -1182,14 +1154,10 @@ lutSelect2ExactAVX512_vpair:
 	VMOVDQU8     Z19, K7, (DI)
 	ADDQ         DX, DI
 	ADDQ         DX, R15
-	VCMPPD       $0x03, X26, X26, K1
-	VMOVAPD      X13, K1, X26
-	VMOVAPD      X26, X28
-	VPERMILPD    $0x55, X28, X31
-	VMINPD       X31, X28, X28
-	VCMPPD       $0x00, X28, X26, K1
-	KMOVW        K1, AX
-	TZCNTL       AX, AX
+	XORL         AX, AX
+	VPERMILPD    $0x01, X26, X31
+	VUCOMISD     X31, X26
+	SETHI        AL
 	MOVB         AL, (R8)
 	INCQ         R8
 	MOVQ         2560(SP), BX
@@ -1230,14 +1198,10 @@ lutSelect2ExactAVX512_vsingle:
 	INCQ         R13
 	CMPQ         R13, R14
 	JB           lutSelect2ExactAVX512_vsingle
-	VCMPPD       $0x03, X24, X24, K1
-	VMOVAPD      X13, K1, X24
-	VMOVAPD      X24, X28
-	VPERMILPD    $0x55, X28, X31
-	VMINPD       X31, X28, X28
-	VCMPPD       $0x00, X28, X24, K1
-	KMOVW        K1, AX
-	TZCNTL       AX, AX
+	XORL         AX, AX
+	VPERMILPD    $0x01, X24, X31
+	VUCOMISD     X31, X24
+	SETHI        AL
 	MOVB         AL, (R8)
 	INCQ         R8
 	MOVQ         2560(SP), BX

@@ -54,8 +54,9 @@ func lutEncode6AVX512(dst []uint8, src []float32, block int, muls []float32, tb 
 // kept on the stack as bytes (the sign in bit 7, NaN in bit 6), with |v| as float64; then the
 // errors of two groups at a time accumulate in float64 lanes, one per table (two chains of sums
 // in flight), the least is found by VMINPD (a NaN counting as +Inf: a NaN error arises only
-// where every table's error is +Inf or NaN, and the first table wins then as in the loop), and
-// the codes are looked up by VPERMB in the chosen table's 64 codes.
+// where every table's error is +Inf or NaN, and the first table wins then as in the loop; two
+// tables compare by VUCOMISD as the loop does), and the codes are looked up by VPERMB in the
+// chosen table's 64 codes.
 //
 //go:noescape
 func lutSelect2AVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[216]uint32, mags []float32, tcodes []uint8, zero []uint8)
@@ -96,8 +97,9 @@ func lutSelect2ExactAVX512(codes []uint8, meta []uint8, x []float32, group int, 
 // kept on the stack as bytes (the sign in bit 7, NaN in bit 6), with |v| as float64; then the
 // errors of two groups at a time accumulate in float64 lanes, one per table (two chains of sums
 // in flight), the least is found by VMINPD (a NaN counting as +Inf: a NaN error arises only
-// where every table's error is +Inf or NaN, and the first table wins then as in the loop), and
-// the codes are looked up by VPERMB in the chosen table's 64 codes.
+// where every table's error is +Inf or NaN, and the first table wins then as in the loop; two
+// tables compare by VUCOMISD as the loop does), and the codes are looked up by VPERMB in the
+// chosen table's 64 codes.
 //
 //go:noescape
 func lutSelect4AVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[216]uint32, mags []float32, tcodes []uint8, zero []uint8)
@@ -138,8 +140,9 @@ func lutSelect4ExactAVX512(codes []uint8, meta []uint8, x []float32, group int, 
 // kept on the stack as bytes (the sign in bit 7, NaN in bit 6), with |v| as float64; then the
 // errors of two groups at a time accumulate in float64 lanes, one per table (two chains of sums
 // in flight), the least is found by VMINPD (a NaN counting as +Inf: a NaN error arises only
-// where every table's error is +Inf or NaN, and the first table wins then as in the loop), and
-// the codes are looked up by VPERMB in the chosen table's 64 codes.
+// where every table's error is +Inf or NaN, and the first table wins then as in the loop; two
+// tables compare by VUCOMISD as the loop does), and the codes are looked up by VPERMB in the
+// chosen table's 64 codes.
 //
 //go:noescape
 func lutSelect8AVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[216]uint32, mags []float32, tcodes []uint8, zero []uint8)
@@ -180,8 +183,9 @@ func lutSelect8ExactAVX512(codes []uint8, meta []uint8, x []float32, group int, 
 // kept on the stack as bytes (the sign in bit 7, NaN in bit 6), with |v| as float64; then the
 // errors of two groups at a time accumulate in float64 lanes, one per table (two chains of sums
 // in flight), the least is found by VMINPD (a NaN counting as +Inf: a NaN error arises only
-// where every table's error is +Inf or NaN, and the first table wins then as in the loop), and
-// the codes are looked up by VPERMB in the chosen table's 64 codes.
+// where every table's error is +Inf or NaN, and the first table wins then as in the loop; two
+// tables compare by VUCOMISD as the loop does), and the codes are looked up by VPERMB in the
+// chosen table's 64 codes.
 //
 //go:noescape
 func lutSelect16AVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[216]uint32, mags []float32, tcodes []uint8, zero []uint8)

@@ -265,8 +265,9 @@ func lutSelect(nt int, v selVariant) {
 			"kept on the stack as bytes (the sign in bit 7, NaN in bit 6), with |v| as float64; then the",
 			"errors of two groups at a time accumulate in float64 lanes, one per table (two chains of sums",
 			"in flight), the least is found by VMINPD (a NaN counting as +Inf: a NaN error arises only",
-			"where every table's error is +Inf or NaN, and the first table wins then as in the loop), and",
-			"the codes are looked up by VPERMB in the chosen table's 64 codes.")
+			"where every table's error is +Inf or NaN, and the first table wins then as in the loop; two",
+			"tables compare by VUCOMISD as the loop does), and the codes are looked up by VPERMB in the",
+			"chosen table's 64 codes.")
 	}
 	Load(Param("codes").Base(), RDI)
 	Load(Param("meta").Base(), R8)
@@ -582,19 +583,9 @@ func selStep(nt int, v selVariant, row, ax Mem, acc []VecPhysical, r, d0, d1 Vec
 	}
 }
 
-// selFinish ends a group whose errors are in acc, of glen values (a register)
-// starting at R15 in the chunk, whose bytes mask k selects: the first table
-// of least error into meta (R8, advanced), and the group's codes through it
-// to DI (advanced by glen). m and t are scratch vectors.
-func selFinish(nt int, acc []VecPhysical, m, t VecPhysical, cellBuf, tcodesP, zeroP Mem, k Register, glen GPPhysical) {
-	inf := Z13
-	switch nt {
-	case 4:
-		inf, m, t = Y13, m.AsY().(VecPhysical), t.AsY().(VecPhysical)
-	case 2:
-		inf, m, t = X13, m.AsX().(VecPhysical), t.AsX().(VecPhysical)
-	}
-	// The first table of least error, a NaN error counting as +Inf.
+// selArgmin sets EAX to the first table of least error of acc (a NaN error
+// counting as +Inf), through the scratch vectors m and t; inf holds +Inf.
+func selArgmin(nt int, acc []VecPhysical, m, t, inf VecPhysical) {
 	for _, a := range acc {
 		VCMPPD(U8(3), a, a, K1)
 		VMOVAPD(inf, K1, a)
@@ -623,7 +614,33 @@ func selFinish(nt int, acc []VecPhysical, m, t VecPhysical, cellBuf, tcodesP, ze
 	}
 	KMOVW(K1, EAX)
 	TZCNTL(EAX, EAX)
+}
+
+// selFinish ends a group whose errors are in acc, of glen values (a register)
+// starting at R15 in the chunk, whose bytes mask k selects: the first table
+// of least error into meta (R8, advanced), and the group's codes through it
+// to DI (advanced by glen). m and t are scratch vectors.
+func selFinish(nt int, acc []VecPhysical, m, t VecPhysical, cellBuf, tcodesP, zeroP Mem, k Register, glen GPPhysical) {
+	inf := Z13
+	switch nt {
+	case 4:
+		inf, m, t = Y13, m.AsY().(VecPhysical), t.AsY().(VecPhysical)
+	case 2:
+		inf, m, t = X13, m.AsX().(VecPhysical), t.AsX().(VecPhysical)
+	}
+	if nt == 2 {
+		// Table 1 when e1 < e0: VUCOMISD sets "above" for e0 > e1 only
+		// when both are numbers, as the loop's comparison is false for a
+		// NaN.
+		XORL(EAX, EAX)
+		VPERMILPD(U8(1), acc[0], t)
+		VUCOMISD(t, acc[0])
+		SETHI(AL)
+	} else {
+		selArgmin(nt, acc, m, t, inf)
+	}
 	MOVB(AL, Mem{Base: R8})
+
 	INCQ(R8)
 	// The codes through the chosen table: VPERMB reads the cell (bits 5:0),
 	// bit 7 adds the sign bit, bit 6 (NaN) takes the table's NaN code.
