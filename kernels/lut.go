@@ -31,12 +31,13 @@ type LUTEncoder struct {
 	signBit uint8 // 0: plain table; else the sign bit of a sign-magnitude table
 	negZero bool  // −0 takes the sign bit (sign-magnitude tables)
 	nan     uint8 // the code of a NaN input
-	// vec is the search as the vector kernels take it, or nil for more
+	// vec is the search as the vector encoders take it, or nil for more
 	// than lutVecEntries entries.
 	vec *lutSearch
 }
 
-// lutVecEntries is the most entries the vector kernels search.
+// lutVecEntries is the most entries the vector encoders search; the
+// vector selection searches up to MaxLUTEntries cells.
 const lutVecEntries = 64
 
 // lutSearch is a LUTEncoder as the vector kernels take it: the bounds' keys
@@ -45,13 +46,15 @@ const lutVecEntries = 64
 // assembly reads it at the word offsets below.
 type lutSearch struct {
 	words  [lutWords]uint32
-	levels int // 4 (up to 16 entries) or 6 (up to 64)
+	levels int // 4 (up to 16 entries), 6 (up to 64) or 8 (up to 256)
 }
 
 // Word offsets in lutSearch.words (the generator in _asm/lut uses the same).
 const (
-	// lutLevelOff + 32·l + j holds node j of level l: the key the value's
-	// key is compared with when the first l steps have chosen j.
+	// lutLevelOff + 32·l + j holds node j of level l < 6: the key the
+	// value's key is compared with when the first l steps have chosen j.
+	// Levels 6 and 7 of an eight-level search are at lutLevel6Off and
+	// lutLevel7Off.
 	lutLevelOff = 0
 	// lutCodesOff holds the code of each entry index, 64 bytes (16 words).
 	lutCodesOff = 192
@@ -65,26 +68,33 @@ const (
 	// lutSignOff holds the sign bit in every byte, lutNaNOff the NaN code.
 	lutSignOff = 210
 	lutNaNOff  = 211
-	// lutFirstOff holds the first level a six-level search needs: 2 for up
-	// to 16 entries (the first two levels compare with padding only), else 0.
-	lutFirstOff = 212
-	lutWords    = 216
+	// lutFirstOff says how a search of six or more levels runs: 0 from
+	// level 0 over six levels; 2 from level 2 (up to 16 entries: the first
+	// two levels compare with padding only); 8 over eight levels.
+	lutFirstOff  = 212
+	lutLevel6Off = 216
+	lutLevel7Off = 280
+	lutWords     = 408
 )
 
 // lutPadKey pads the keys of the vector search: above every non-NaN key.
 const lutPadKey = math.MaxInt32
 
 // newLUTSearch builds the vector search of len(codes) entries over keys,
-// the keys of their bounds, of 4 levels (up to 16 entries) or 6 (up to 64;
-// always with six set), or returns nil when there are too many entries.
-func newLUTSearch(keys []int64, codes []uint8, signBit uint8, negZero bool, nan uint8, six bool) *lutSearch {
+// the keys of their bounds, of at least minLevels levels: 4 (up to 16
+// entries), 6 (up to 64) or 8 (up to 256). With minLevels 4 (the encoders)
+// it returns nil past 64 entries.
+func newLUTSearch(keys []int64, codes []uint8, signBit uint8, negZero bool, nan uint8, minLevels int) *lutSearch {
 	n := len(codes)
-	if n > lutVecEntries {
+	if n > lutVecEntries && minLevels < 6 || n > MaxLUTEntries {
 		return nil
 	}
-	v := &lutSearch{levels: 4}
-	if n > 16 || six {
-		v.levels = 6
+	v := &lutSearch{levels: minLevels}
+	switch {
+	case n > 64:
+		v.levels = 8
+	case n > 16:
+		v.levels = max(v.levels, 6)
 	}
 	padded := make([]int32, 1<<v.levels-1)
 	for i := range padded {
@@ -95,8 +105,15 @@ func newLUTSearch(keys []int64, codes []uint8, signBit uint8, negZero bool, nan 
 	}
 	for l := range v.levels {
 		step := 1 << (v.levels - 1 - l)
+		at := lutLevelOff + 32*l
+		switch l {
+		case 6:
+			at = lutLevel6Off
+		case 7:
+			at = lutLevel7Off
+		}
 		for j := range 1 << l {
-			v.words[lutLevelOff+32*l+j] = uint32(padded[(2*j+1)*step-1])
+			v.words[at+j] = uint32(padded[(2*j+1)*step-1])
 		}
 	}
 	for i := range 64 {
@@ -112,7 +129,10 @@ func newLUTSearch(keys []int64, codes []uint8, signBit uint8, negZero bool, nan 
 	}
 	v.words[lutSignOff] = uint32(signBit) * 0x01010101
 	v.words[lutNaNOff] = uint32(nan) * 0x01010101
-	if v.levels == 6 && n <= 16 {
+	switch {
+	case v.levels == 8:
+		v.words[lutFirstOff] = 8
+	case v.levels == 6 && n <= 16:
 		v.words[lutFirstOff] = 2
 	}
 	return v
@@ -165,7 +185,7 @@ func NewLUTEncoder(bounds []float32, codes []uint8, signBit uint8, negZero bool,
 	for i := len(codes); i < len(e.codes); i++ {
 		e.codes[i] = codes[len(codes)-1] // never reached: NaN bounds stop the search
 	}
-	e.vec = newLUTSearch(e.keys, codes, signBit, negZero, nanCode, false)
+	e.vec = newLUTSearch(e.keys, codes, signBit, negZero, nanCode, 4)
 	return e
 }
 

@@ -6,8 +6,8 @@ import "golang.org/x/sys/cpu"
 
 // The dispatchers of the lookup-table kernels: the AVX-512 assembly when the
 // CPU has VBMI (VPERMB) and BMI1/BMI2 (TZCNT, BZHI) and the tables fit it (up
-// to 64 entries or cells, 2, 4, 8 or 16 tables, groups up to 64), else the
-// Go reference. The assembly masks the tails itself. The exported callers
+// to 64 entries for an encoder; 2, 4, 8 or 16 tables and groups up to 64 for
+// a selection), else the Go reference. The assembly masks the tails itself. The exported callers
 // have checked the lengths.
 
 // hasLUTAVX512 reports whether the CPU has what the AVX-512 lookup-table

@@ -4,7 +4,7 @@
 
 #include "textflag.h"
 
-// func lutEncode4AVX512(dst []uint8, src []float32, block int, muls []float32, tb *[216]uint32)
+// func lutEncode4AVX512(dst []uint8, src []float32, block int, muls []float32, tb *[408]uint32)
 // Requires: AVX, AVX512BW, AVX512F, AVX512VBMI, AVX512VL, BMI2, CMOV
 TEXT ·lutEncode4AVX512(SB), NOSPLIT, $0-88
 	MOVQ         dst_base+0(FP), DI
@@ -91,7 +91,7 @@ lutEncode4AVX512_done:
 	VZEROUPPER
 	RET
 
-// func lutEncode6AVX512(dst []uint8, src []float32, block int, muls []float32, tb *[216]uint32)
+// func lutEncode6AVX512(dst []uint8, src []float32, block int, muls []float32, tb *[408]uint32)
 // Requires: AVX, AVX512BW, AVX512F, AVX512VBMI, AVX512VL, BMI2, CMOV
 TEXT ·lutEncode6AVX512(SB), NOSPLIT, $0-88
 	MOVQ         dst_base+0(FP), DI
@@ -190,9 +190,9 @@ lutEncode6AVX512_done:
 	VZEROUPPER
 	RET
 
-// func lutSelect2AVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[216]uint32, mags []float32, tcodes []uint8, zero []uint8)
+// func lutSelect2AVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[408]uint32, mags []float32, tcodes []uint8, zero []uint8)
 // Requires: AVX, AVX512BW, AVX512F, AVX512VBMI, AVX512VL, BMI2, CMOV
-TEXT ·lutSelect2AVX512(SB), $2584-216
+TEXT ·lutSelect2AVX512(SB), $2912-216
 	MOVQ         codes_base+0(FP), DI
 	MOVQ         meta_base+24(FP), R8
 	MOVQ         x_base+48(FP), SI
@@ -202,30 +202,31 @@ TEXT ·lutSelect2AVX512(SB), $2584-216
 	TESTQ        CX, CX
 	JZ           lutSelect2AVX512_done
 	MOVQ         muls_base+88(FP), AX
-	MOVQ         AX, 2536(SP)
+	MOVQ         AX, 2856(SP)
 	MOVQ         scales_base+112(FP), AX
-	MOVQ         AX, 2544(SP)
+	MOVQ         AX, 2864(SP)
 	MOVQ         tcodes_base+168(FP), AX
-	MOVQ         AX, 2552(SP)
+	MOVQ         AX, 2872(SP)
 	MOVQ         zero_base+192(FP), AX
-	MOVQ         AX, 2560(SP)
+	MOVQ         AX, 2880(SP)
 	XORL         AX, AX
-	MOVQ         AX, 2520(SP)
-	MOVQ         AX, 2528(SP)
+	MOVQ         AX, 2840(SP)
+	MOVQ         AX, 2848(SP)
 	MOVQ         $0x00000100, AX
 	XORL         DX, DX
 	MOVQ         group+72(FP), R9
 	DIVQ         R9
 	IMULQ        R9, AX
-	MOVQ         AX, 2496(SP)
+	MOVQ         AX, 2816(SP)
 	MOVQ         R9, DX
 	MOVQ         $0xffffffff, AX
-	MOVQ         AX, 2504(SP)
+	MOVQ         AX, 2824(SP)
 	NOTQ         AX
-	ORQ          AX, 2504(SP)
-	BZHIQ        DX, 2504(SP), AX
+	ORQ          AX, 2824(SP)
+	BZHIQ        DX, 2824(SP), AX
 	KMOVQ        AX, K7
 	MOVQ         tb+136(FP), R9
+	MOVQ         R9, 2896(SP)
 	VPBROADCASTD (R9), Z0
 	VMOVDQU32    128(R9), Z1
 	VMOVDQU32    256(R9), Z2
@@ -234,9 +235,9 @@ TEXT ·lutSelect2AVX512(SB), $2584-216
 	VMOVDQU32    640(R9), Z5
 	VMOVDQU32    704(R9), Z6
 	MOVL         848(R9), AX
-	MOVQ         AX, 2512(SP)
+	MOVQ         AX, 2832(SP)
 	MOVL         256(R9), AX
-	MOVL         AX, 2568(SP)
+	MOVL         AX, 2888(SP)
 	VPBROADCASTD 836(R9), Z9
 	MOVL         $0x7fffffff, AX
 	VMOVD        AX, X31
@@ -261,29 +262,32 @@ TEXT ·lutSelect2AVX512(SB), $2584-216
 	VPBROADCASTD X31, Z30
 
 lutSelect2AVX512_chunk:
-	MOVQ    2496(SP), R10
+	MOVQ    2816(SP), R10
 	CMPQ    R10, CX
 	CMOVQHI CX, R10
 	XORL    R11, R11
 
 lutSelect2AVX512_seg:
-	CMPQ         2520(SP), $0x00
+	CMPQ         2840(SP), $0x00
 	JNE          lutSelect2AVX512_segblock
-	MOVQ         2536(SP), AX
+	MOVQ         2856(SP), AX
 	VBROADCASTSS (AX), Z15
-	ADDQ         $0x04, 2536(SP)
+	ADDQ         $0x04, 2856(SP)
 	MOVQ         block+80(FP), AX
-	MOVQ         AX, 2520(SP)
+	MOVQ         AX, 2840(SP)
 
 lutSelect2AVX512_segblock:
 	MOVQ    R10, R13
 	SUBQ    R11, R13
-	CMPQ    R13, 2520(SP)
-	CMOVQHI 2520(SP), R13
-	SUBQ    R13, 2520(SP)
+	CMPQ    R13, 2840(SP)
+	CMOVQHI 2840(SP), R13
+	SUBQ    R13, 2840(SP)
 	ADDQ    R11, R13
-	CMPQ    2512(SP), $0x02
+	MOVQ    2896(SP), BX
+	CMPQ    2832(SP), $0x02
 	JE      lutSelect2AVX512_vec4
+	CMPQ    2832(SP), $0x08
+	JE      lutSelect2AVX512_vec8
 
 lutSelect2AVX512_vec6:
 	MOVQ          R13, R15
@@ -322,20 +326,22 @@ lutSelect2AVX512_vec6:
 	VPCMPD        $0x05, Z20, Z18, K5
 	VPADDD        Z19, Z19, Z19
 	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)(R11*1)
 	VCMPPS        $0x03, Z17, Z17, K2
 	VPTESTMD      Z11, Z17, K3
 	VPTESTMD      Z9, Z17, K4
 	KANDW         K4, K3, K3
-	VPORD         Z29, Z19, K3, Z19
+	VMOVDQA32.Z   Z29, K3, Z19
 	VPORD         Z8, Z19, K2, Z19
 	VPMOVDB       Z19, X20
-	VMOVDQU8      X20, (SP)(R11*1)
+	VMOVDQU8      X20, 320(SP)(R11*1)
 	VPANDD        Z10, Z16, Z21
 	VCVTPS2PD     Y21, Z22
 	VEXTRACTF64X4 $0x01, Z21, Y23
 	VCVTPS2PD     Y23, Z23
-	VMOVUPD       Z22, 320(SP)(R11*8)
-	VMOVUPD       Z23, 384(SP)(R11*8)
+	VMOVUPD       Z22, 640(SP)(R11*8)
+	VMOVUPD       Z23, 704(SP)(R11*8)
 	ADDQ          R15, R11
 	CMPQ          R11, R13
 	JB            lutSelect2AVX512_vec6
@@ -357,7 +363,7 @@ lutSelect2AVX512_vec4:
 	VPANDD        Z10, Z17, Z18
 	VCMPPS        $0x07, Z17, Z17, K4
 	VMOVDQA32.Z   Z18, K4, Z18
-	VPCMPD.BCST   $0x05, 2568(SP), Z18, K5
+	VPCMPD.BCST   $0x05, 2888(SP), Z18, K5
 	VMOVDQA32.Z   Z14, K5, Z19
 	VPERMD        Z3, Z19, Z20
 	VPCMPD        $0x05, Z20, Z18, K5
@@ -372,23 +378,97 @@ lutSelect2AVX512_vec4:
 	VPCMPD        $0x05, Z20, Z18, K5
 	VPADDD        Z19, Z19, Z19
 	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)(R11*1)
 	VCMPPS        $0x03, Z17, Z17, K2
 	VPTESTMD      Z11, Z17, K3
 	VPTESTMD      Z9, Z17, K4
 	KANDW         K4, K3, K3
-	VPORD         Z29, Z19, K3, Z19
+	VMOVDQA32.Z   Z29, K3, Z19
 	VPORD         Z8, Z19, K2, Z19
 	VPMOVDB       Z19, X20
-	VMOVDQU8      X20, (SP)(R11*1)
+	VMOVDQU8      X20, 320(SP)(R11*1)
 	VPANDD        Z10, Z16, Z21
 	VCVTPS2PD     Y21, Z22
 	VEXTRACTF64X4 $0x01, Z21, Y23
 	VCVTPS2PD     Y23, Z23
-	VMOVUPD       Z22, 320(SP)(R11*8)
-	VMOVUPD       Z23, 384(SP)(R11*8)
+	VMOVUPD       Z22, 640(SP)(R11*8)
+	VMOVUPD       Z23, 704(SP)(R11*8)
 	ADDQ          R15, R11
 	CMPQ          R11, R13
 	JB            lutSelect2AVX512_vec4
+	CMPQ          R11, R10
+	JB            lutSelect2AVX512_seg
+	JMP           lutSelect2AVX512_values
+
+lutSelect2AVX512_vec8:
+	MOVQ          R13, R15
+	SUBQ          R11, R15
+	MOVQ          $0x00000010, AX
+	CMPQ          R15, AX
+	CMOVQHI       AX, R15
+	MOVL          $0xffffffff, AX
+	BZHIL         R15, AX, AX
+	KMOVW         AX, K1
+	VMOVUPS.Z     (SI)(R11*4), K1, Z16
+	VMULPS        Z15, Z16, Z17
+	VPANDD        Z10, Z17, Z18
+	VCMPPS        $0x07, Z17, Z17, K4
+	VMOVDQA32.Z   Z18, K4, Z18
+	VPCMPD        $0x05, Z0, Z18, K5
+	VMOVDQA32.Z   Z14, K5, Z19
+	VPERMD        Z1, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z2, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z3, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z4, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VMOVDQA32     Z19, Z20
+	VPERMI2D      Z6, Z5, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	KXNORW        K6, K6, K6
+	VPXORD        Z20, Z20, Z20
+	VPGATHERDD    864(BX)(Z19*4), K6, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	KXNORW        K6, K6, K6
+	VPXORD        Z20, Z20, Z20
+	VPGATHERDD    1120(BX)(Z19*4), K6, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)(R11*1)
+	VCMPPS        $0x03, Z17, Z17, K2
+	VPTESTMD      Z11, Z17, K3
+	VPTESTMD      Z9, Z17, K4
+	KANDW         K4, K3, K3
+	VMOVDQA32.Z   Z29, K3, Z19
+	VPORD         Z8, Z19, K2, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, 320(SP)(R11*1)
+	VPANDD        Z10, Z16, Z21
+	VCVTPS2PD     Y21, Z22
+	VEXTRACTF64X4 $0x01, Z21, Y23
+	VCVTPS2PD     Y23, Z23
+	VMOVUPD       Z22, 640(SP)(R11*8)
+	VMOVUPD       Z23, 704(SP)(R11*8)
+	ADDQ          R15, R11
+	CMPQ          R11, R13
+	JB            lutSelect2AVX512_vec8
 	CMPQ          R11, R10
 	JB            lutSelect2AVX512_seg
 
@@ -398,13 +478,13 @@ lutSelect2AVX512_values:
 lutSelect2AVX512_group:
 	CMPQ         R15, R10
 	JAE          lutSelect2AVX512_chunkdone
-	CMPQ         2528(SP), $0x00
+	CMPQ         2848(SP), $0x00
 	JNE          lutSelect2AVX512_scaled
-	MOVQ         2544(SP), AX
+	MOVQ         2864(SP), AX
 	VBROADCASTSS (AX), Z7
-	ADDQ         $0x04, 2544(SP)
+	ADDQ         $0x04, 2864(SP)
 	MOVQ         block+80(FP), AX
-	MOVQ         AX, 2528(SP)
+	MOVQ         AX, 2848(SP)
 
 lutSelect2AVX512_scaled:
 	MOVQ   R10, R11
@@ -412,9 +492,9 @@ lutSelect2AVX512_scaled:
 	LEAQ   (DX)(DX*1), AX
 	CMPQ   R11, AX
 	JB     lutSelect2AVX512_single
-	CMPQ   2528(SP), AX
+	CMPQ   2848(SP), AX
 	JB     lutSelect2AVX512_single
-	SUBQ   AX, 2528(SP)
+	SUBQ   AX, 2848(SP)
 	VXORPD X24, X24, X24
 	VXORPD X26, X26, X26
 	MOVQ   R15, R13
@@ -423,21 +503,19 @@ lutSelect2AVX512_scaled:
 
 lutSelect2AVX512_vpair:
 	MOVBLZX      (SP)(R13*1), AX
-	ANDL         $0x3f, AX
 	SHLL         $0x03, AX
 	MOVBLZX      (SP)(R14*1), BX
-	ANDL         $0x3f, BX
 	SHLL         $0x03, BX
 	VMOVSD       (R12)(AX*1), X16
 	VMULPS       X7, X16, X16
 	VCVTPS2PD    X16, X17
-	VSUBPD.BCST  320(SP)(R13*8), X17, X17
+	VSUBPD.BCST  640(SP)(R13*8), X17, X17
 	VMULPD       X17, X17, X17
 	VADDPD       X17, X24, X24
 	VMOVSD       (R12)(BX*1), X19
 	VMULPS       X7, X19, X19
 	VCVTPS2PD    X19, X20
-	VSUBPD.BCST  320(SP)(R14*8), X20, X20
+	VSUBPD.BCST  640(SP)(R14*8), X20, X20
 	VMULPD       X20, X20, X20
 	VADDPD       X20, X26, X26
 	INCQ         R13
@@ -450,13 +528,30 @@ lutSelect2AVX512_vpair:
 	SETHI        AL
 	MOVB         AL, (R8)
 	INCQ         R8
-	MOVQ         2560(SP), BX
+	MOVQ         2880(SP), BX
 	VPBROADCASTB (BX)(AX*1), Z16
-	SHLQ         $0x06, AX
-	MOVQ         2552(SP), BX
-	VMOVDQU8     (BX)(AX*1), Z17
+	MOVQ         2872(SP), BX
 	VMOVDQU8.Z   (SP)(R15*1), K7, Z18
+	CMPQ         2832(SP), $0x08
+	JE           lutSelect2AVX512_biga
+	SHLQ         $0x06, AX
+	VMOVDQU8     (BX)(AX*1), Z17
 	VPERMB       Z17, Z18, Z19
+	JMP          lutSelect2AVX512_codeda
+
+lutSelect2AVX512_biga:
+	SHLQ      $0x08, AX
+	VMOVDQU8  (BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z19
+	VPERMI2B  64(BX)(AX*1), Z17, Z19
+	VMOVDQU8  128(BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z20
+	VPERMI2B  192(BX)(AX*1), Z17, Z20
+	VPMOVB2M  Z18, K3
+	VMOVDQU8  Z20, K3, Z19
+
+lutSelect2AVX512_codeda:
+	VMOVDQU8.Z   320(SP)(R15*1), K7, Z18
 	VPMOVB2M     Z18, K3
 	VMOVDQU8.Z   Z12, K3, Z20
 	VPORQ        Z20, Z19, Z19
@@ -471,28 +566,45 @@ lutSelect2AVX512_vpair:
 	SETHI        AL
 	MOVB         AL, (R8)
 	INCQ         R8
-	MOVQ         2560(SP), BX
+	MOVQ         2880(SP), BX
 	VPBROADCASTB (BX)(AX*1), Z16
-	SHLQ         $0x06, AX
-	MOVQ         2552(SP), BX
-	VMOVDQU8     (BX)(AX*1), Z17
+	MOVQ         2872(SP), BX
 	VMOVDQU8.Z   (SP)(R15*1), K7, Z18
+	CMPQ         2832(SP), $0x08
+	JE           lutSelect2AVX512_bigb
+	SHLQ         $0x06, AX
+	VMOVDQU8     (BX)(AX*1), Z17
 	VPERMB       Z17, Z18, Z19
-	VPMOVB2M     Z18, K3
-	VMOVDQU8.Z   Z12, K3, Z20
-	VPORQ        Z20, Z19, Z19
-	VPTESTMB     Z30, Z18, K2
-	VMOVDQU8     Z16, K2, Z19
-	VMOVDQU8     Z19, K7, (DI)
-	ADDQ         DX, DI
-	ADDQ         DX, R15
-	JMP          lutSelect2AVX512_group
+	JMP          lutSelect2AVX512_codedb
+
+lutSelect2AVX512_bigb:
+	SHLQ      $0x08, AX
+	VMOVDQU8  (BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z19
+	VPERMI2B  64(BX)(AX*1), Z17, Z19
+	VMOVDQU8  128(BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z20
+	VPERMI2B  192(BX)(AX*1), Z17, Z20
+	VPMOVB2M  Z18, K3
+	VMOVDQU8  Z20, K3, Z19
+
+lutSelect2AVX512_codedb:
+	VMOVDQU8.Z 320(SP)(R15*1), K7, Z18
+	VPMOVB2M   Z18, K3
+	VMOVDQU8.Z Z12, K3, Z20
+	VPORQ      Z20, Z19, Z19
+	VPTESTMB   Z30, Z18, K2
+	VMOVDQU8   Z16, K2, Z19
+	VMOVDQU8   Z19, K7, (DI)
+	ADDQ       DX, DI
+	ADDQ       DX, R15
+	JMP        lutSelect2AVX512_group
 
 lutSelect2AVX512_single:
 	CMPQ    R11, DX
 	CMOVQHI DX, R11
-	SUBQ    R11, 2528(SP)
-	BZHIQ   R11, 2504(SP), AX
+	SUBQ    R11, 2848(SP)
+	BZHIQ   R11, 2824(SP), AX
 	KMOVQ   AX, K6
 	VXORPD  X24, X24, X24
 	MOVQ    R15, R13
@@ -500,12 +612,11 @@ lutSelect2AVX512_single:
 
 lutSelect2AVX512_vsingle:
 	MOVBLZX      (SP)(R13*1), AX
-	ANDL         $0x3f, AX
 	SHLL         $0x03, AX
 	VMOVSD       (R12)(AX*1), X16
 	VMULPS       X7, X16, X16
 	VCVTPS2PD    X16, X17
-	VSUBPD.BCST  320(SP)(R13*8), X17, X17
+	VSUBPD.BCST  640(SP)(R13*8), X17, X17
 	VMULPD       X17, X17, X17
 	VADDPD       X17, X24, X24
 	INCQ         R13
@@ -517,22 +628,39 @@ lutSelect2AVX512_vsingle:
 	SETHI        AL
 	MOVB         AL, (R8)
 	INCQ         R8
-	MOVQ         2560(SP), BX
+	MOVQ         2880(SP), BX
 	VPBROADCASTB (BX)(AX*1), Z16
-	SHLQ         $0x06, AX
-	MOVQ         2552(SP), BX
-	VMOVDQU8     (BX)(AX*1), Z17
+	MOVQ         2872(SP), BX
 	VMOVDQU8.Z   (SP)(R15*1), K6, Z18
+	CMPQ         2832(SP), $0x08
+	JE           lutSelect2AVX512_bigs
+	SHLQ         $0x06, AX
+	VMOVDQU8     (BX)(AX*1), Z17
 	VPERMB       Z17, Z18, Z19
-	VPMOVB2M     Z18, K3
-	VMOVDQU8.Z   Z12, K3, Z20
-	VPORQ        Z20, Z19, Z19
-	VPTESTMB     Z30, Z18, K2
-	VMOVDQU8     Z16, K2, Z19
-	VMOVDQU8     Z19, K6, (DI)
-	ADDQ         R11, DI
-	ADDQ         R11, R15
-	JMP          lutSelect2AVX512_group
+	JMP          lutSelect2AVX512_codeds
+
+lutSelect2AVX512_bigs:
+	SHLQ      $0x08, AX
+	VMOVDQU8  (BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z19
+	VPERMI2B  64(BX)(AX*1), Z17, Z19
+	VMOVDQU8  128(BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z20
+	VPERMI2B  192(BX)(AX*1), Z17, Z20
+	VPMOVB2M  Z18, K3
+	VMOVDQU8  Z20, K3, Z19
+
+lutSelect2AVX512_codeds:
+	VMOVDQU8.Z 320(SP)(R15*1), K6, Z18
+	VPMOVB2M   Z18, K3
+	VMOVDQU8.Z Z12, K3, Z20
+	VPORQ      Z20, Z19, Z19
+	VPTESTMB   Z30, Z18, K2
+	VMOVDQU8   Z16, K2, Z19
+	VMOVDQU8   Z19, K6, (DI)
+	ADDQ       R11, DI
+	ADDQ       R11, R15
+	JMP        lutSelect2AVX512_group
 
 lutSelect2AVX512_chunkdone:
 	LEAQ (SI)(R10*4), SI
@@ -543,9 +671,9 @@ lutSelect2AVX512_done:
 	VZEROUPPER
 	RET
 
-// func lutSelect2Pow2AVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[216]uint32, mags []float64, tcodes []uint8, zero []uint8)
+// func lutSelect2Pow2AVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[408]uint32, mags []float64, tcodes []uint8, zero []uint8)
 // Requires: AVX, AVX512BW, AVX512F, AVX512VBMI, AVX512VL, BMI2, CMOV
-TEXT ·lutSelect2Pow2AVX512(SB), $2584-216
+TEXT ·lutSelect2Pow2AVX512(SB), $2912-216
 	MOVQ         codes_base+0(FP), DI
 	MOVQ         meta_base+24(FP), R8
 	MOVQ         x_base+48(FP), SI
@@ -555,30 +683,31 @@ TEXT ·lutSelect2Pow2AVX512(SB), $2584-216
 	TESTQ        CX, CX
 	JZ           lutSelect2Pow2AVX512_done
 	MOVQ         muls_base+88(FP), AX
-	MOVQ         AX, 2536(SP)
+	MOVQ         AX, 2856(SP)
 	MOVQ         scales_base+112(FP), AX
-	MOVQ         AX, 2544(SP)
+	MOVQ         AX, 2864(SP)
 	MOVQ         tcodes_base+168(FP), AX
-	MOVQ         AX, 2552(SP)
+	MOVQ         AX, 2872(SP)
 	MOVQ         zero_base+192(FP), AX
-	MOVQ         AX, 2560(SP)
+	MOVQ         AX, 2880(SP)
 	XORL         AX, AX
-	MOVQ         AX, 2520(SP)
-	MOVQ         AX, 2528(SP)
+	MOVQ         AX, 2840(SP)
+	MOVQ         AX, 2848(SP)
 	MOVQ         $0x00000100, AX
 	XORL         DX, DX
 	MOVQ         group+72(FP), R9
 	DIVQ         R9
 	IMULQ        R9, AX
-	MOVQ         AX, 2496(SP)
+	MOVQ         AX, 2816(SP)
 	MOVQ         R9, DX
 	MOVQ         $0xffffffff, AX
-	MOVQ         AX, 2504(SP)
+	MOVQ         AX, 2824(SP)
 	NOTQ         AX
-	ORQ          AX, 2504(SP)
-	BZHIQ        DX, 2504(SP), AX
+	ORQ          AX, 2824(SP)
+	BZHIQ        DX, 2824(SP), AX
 	KMOVQ        AX, K7
 	MOVQ         tb+136(FP), R9
+	MOVQ         R9, 2896(SP)
 	VPBROADCASTD (R9), Z0
 	VMOVDQU32    128(R9), Z1
 	VMOVDQU32    256(R9), Z2
@@ -587,9 +716,9 @@ TEXT ·lutSelect2Pow2AVX512(SB), $2584-216
 	VMOVDQU32    640(R9), Z5
 	VMOVDQU32    704(R9), Z6
 	MOVL         848(R9), AX
-	MOVQ         AX, 2512(SP)
+	MOVQ         AX, 2832(SP)
 	MOVL         256(R9), AX
-	MOVL         AX, 2568(SP)
+	MOVL         AX, 2888(SP)
 	VPBROADCASTD 836(R9), Z9
 	MOVL         $0x7fffffff, AX
 	VMOVD        AX, X31
@@ -614,30 +743,33 @@ TEXT ·lutSelect2Pow2AVX512(SB), $2584-216
 	VPBROADCASTD X31, Z30
 
 lutSelect2Pow2AVX512_chunk:
-	MOVQ    2496(SP), R10
+	MOVQ    2816(SP), R10
 	CMPQ    R10, CX
 	CMOVQHI CX, R10
 	XORL    R11, R11
 
 lutSelect2Pow2AVX512_seg:
-	CMPQ         2520(SP), $0x00
+	CMPQ         2840(SP), $0x00
 	JNE          lutSelect2Pow2AVX512_segblock
-	MOVQ         2536(SP), AX
+	MOVQ         2856(SP), AX
 	VBROADCASTSS (AX), Z15
-	ADDQ         $0x04, 2536(SP)
+	ADDQ         $0x04, 2856(SP)
 	VCVTPS2PD    Y15, Z7
 	MOVQ         block+80(FP), AX
-	MOVQ         AX, 2520(SP)
+	MOVQ         AX, 2840(SP)
 
 lutSelect2Pow2AVX512_segblock:
 	MOVQ    R10, R13
 	SUBQ    R11, R13
-	CMPQ    R13, 2520(SP)
-	CMOVQHI 2520(SP), R13
-	SUBQ    R13, 2520(SP)
+	CMPQ    R13, 2840(SP)
+	CMOVQHI 2840(SP), R13
+	SUBQ    R13, 2840(SP)
 	ADDQ    R11, R13
-	CMPQ    2512(SP), $0x02
+	MOVQ    2896(SP), BX
+	CMPQ    2832(SP), $0x02
 	JE      lutSelect2Pow2AVX512_vec4
+	CMPQ    2832(SP), $0x08
+	JE      lutSelect2Pow2AVX512_vec8
 
 lutSelect2Pow2AVX512_vec6:
 	MOVQ          R13, R15
@@ -676,22 +808,24 @@ lutSelect2Pow2AVX512_vec6:
 	VPCMPD        $0x05, Z20, Z18, K5
 	VPADDD        Z19, Z19, Z19
 	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)(R11*1)
 	VCMPPS        $0x03, Z17, Z17, K2
 	VPTESTMD      Z11, Z17, K3
 	VPTESTMD      Z9, Z17, K4
 	KANDW         K4, K3, K3
-	VPORD         Z29, Z19, K3, Z19
+	VMOVDQA32.Z   Z29, K3, Z19
 	VPORD         Z8, Z19, K2, Z19
 	VPMOVDB       Z19, X20
-	VMOVDQU8      X20, (SP)(R11*1)
+	VMOVDQU8      X20, 320(SP)(R11*1)
 	VPANDD        Z10, Z16, Z21
 	VCVTPS2PD     Y21, Z22
 	VEXTRACTF64X4 $0x01, Z21, Y23
 	VCVTPS2PD     Y23, Z23
 	VMULPD        Z7, Z22, Z22
 	VMULPD        Z7, Z23, Z23
-	VMOVUPD       Z22, 320(SP)(R11*8)
-	VMOVUPD       Z23, 384(SP)(R11*8)
+	VMOVUPD       Z22, 640(SP)(R11*8)
+	VMOVUPD       Z23, 704(SP)(R11*8)
 	ADDQ          R15, R11
 	CMPQ          R11, R13
 	JB            lutSelect2Pow2AVX512_vec6
@@ -713,7 +847,7 @@ lutSelect2Pow2AVX512_vec4:
 	VPANDD        Z10, Z17, Z18
 	VCMPPS        $0x07, Z17, Z17, K4
 	VMOVDQA32.Z   Z18, K4, Z18
-	VPCMPD.BCST   $0x05, 2568(SP), Z18, K5
+	VPCMPD.BCST   $0x05, 2888(SP), Z18, K5
 	VMOVDQA32.Z   Z14, K5, Z19
 	VPERMD        Z3, Z19, Z20
 	VPCMPD        $0x05, Z20, Z18, K5
@@ -728,25 +862,101 @@ lutSelect2Pow2AVX512_vec4:
 	VPCMPD        $0x05, Z20, Z18, K5
 	VPADDD        Z19, Z19, Z19
 	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)(R11*1)
 	VCMPPS        $0x03, Z17, Z17, K2
 	VPTESTMD      Z11, Z17, K3
 	VPTESTMD      Z9, Z17, K4
 	KANDW         K4, K3, K3
-	VPORD         Z29, Z19, K3, Z19
+	VMOVDQA32.Z   Z29, K3, Z19
 	VPORD         Z8, Z19, K2, Z19
 	VPMOVDB       Z19, X20
-	VMOVDQU8      X20, (SP)(R11*1)
+	VMOVDQU8      X20, 320(SP)(R11*1)
 	VPANDD        Z10, Z16, Z21
 	VCVTPS2PD     Y21, Z22
 	VEXTRACTF64X4 $0x01, Z21, Y23
 	VCVTPS2PD     Y23, Z23
 	VMULPD        Z7, Z22, Z22
 	VMULPD        Z7, Z23, Z23
-	VMOVUPD       Z22, 320(SP)(R11*8)
-	VMOVUPD       Z23, 384(SP)(R11*8)
+	VMOVUPD       Z22, 640(SP)(R11*8)
+	VMOVUPD       Z23, 704(SP)(R11*8)
 	ADDQ          R15, R11
 	CMPQ          R11, R13
 	JB            lutSelect2Pow2AVX512_vec4
+	CMPQ          R11, R10
+	JB            lutSelect2Pow2AVX512_seg
+	JMP           lutSelect2Pow2AVX512_values
+
+lutSelect2Pow2AVX512_vec8:
+	MOVQ          R13, R15
+	SUBQ          R11, R15
+	MOVQ          $0x00000010, AX
+	CMPQ          R15, AX
+	CMOVQHI       AX, R15
+	MOVL          $0xffffffff, AX
+	BZHIL         R15, AX, AX
+	KMOVW         AX, K1
+	VMOVUPS.Z     (SI)(R11*4), K1, Z16
+	VMULPS        Z15, Z16, Z17
+	VPANDD        Z10, Z17, Z18
+	VCMPPS        $0x07, Z17, Z17, K4
+	VMOVDQA32.Z   Z18, K4, Z18
+	VPCMPD        $0x05, Z0, Z18, K5
+	VMOVDQA32.Z   Z14, K5, Z19
+	VPERMD        Z1, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z2, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z3, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z4, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VMOVDQA32     Z19, Z20
+	VPERMI2D      Z6, Z5, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	KXNORW        K6, K6, K6
+	VPXORD        Z20, Z20, Z20
+	VPGATHERDD    864(BX)(Z19*4), K6, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	KXNORW        K6, K6, K6
+	VPXORD        Z20, Z20, Z20
+	VPGATHERDD    1120(BX)(Z19*4), K6, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)(R11*1)
+	VCMPPS        $0x03, Z17, Z17, K2
+	VPTESTMD      Z11, Z17, K3
+	VPTESTMD      Z9, Z17, K4
+	KANDW         K4, K3, K3
+	VMOVDQA32.Z   Z29, K3, Z19
+	VPORD         Z8, Z19, K2, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, 320(SP)(R11*1)
+	VPANDD        Z10, Z16, Z21
+	VCVTPS2PD     Y21, Z22
+	VEXTRACTF64X4 $0x01, Z21, Y23
+	VCVTPS2PD     Y23, Z23
+	VMULPD        Z7, Z22, Z22
+	VMULPD        Z7, Z23, Z23
+	VMOVUPD       Z22, 640(SP)(R11*8)
+	VMOVUPD       Z23, 704(SP)(R11*8)
+	ADDQ          R15, R11
+	CMPQ          R11, R13
+	JB            lutSelect2Pow2AVX512_vec8
 	CMPQ          R11, R10
 	JB            lutSelect2Pow2AVX512_seg
 
@@ -769,16 +979,14 @@ lutSelect2Pow2AVX512_group:
 
 lutSelect2Pow2AVX512_vpair:
 	MOVBLZX      (SP)(R13*1), AX
-	ANDL         $0x3f, AX
 	SHLL         $0x04, AX
 	MOVBLZX      (SP)(R14*1), BX
-	ANDL         $0x3f, BX
 	SHLL         $0x04, BX
-	VMOVDDUP     320(SP)(R13*8), X16
+	VMOVDDUP     640(SP)(R13*8), X16
 	VSUBPD       (R12)(AX*1), X16, X17
 	VMULPD       X17, X17, X17
 	VADDPD       X17, X24, X24
-	VMOVDDUP     320(SP)(R14*8), X19
+	VMOVDDUP     640(SP)(R14*8), X19
 	VSUBPD       (R12)(BX*1), X19, X20
 	VMULPD       X20, X20, X20
 	VADDPD       X20, X26, X26
@@ -792,13 +1000,30 @@ lutSelect2Pow2AVX512_vpair:
 	SETHI        AL
 	MOVB         AL, (R8)
 	INCQ         R8
-	MOVQ         2560(SP), BX
+	MOVQ         2880(SP), BX
 	VPBROADCASTB (BX)(AX*1), Z16
-	SHLQ         $0x06, AX
-	MOVQ         2552(SP), BX
-	VMOVDQU8     (BX)(AX*1), Z17
+	MOVQ         2872(SP), BX
 	VMOVDQU8.Z   (SP)(R15*1), K7, Z18
+	CMPQ         2832(SP), $0x08
+	JE           lutSelect2Pow2AVX512_biga
+	SHLQ         $0x06, AX
+	VMOVDQU8     (BX)(AX*1), Z17
 	VPERMB       Z17, Z18, Z19
+	JMP          lutSelect2Pow2AVX512_codeda
+
+lutSelect2Pow2AVX512_biga:
+	SHLQ      $0x08, AX
+	VMOVDQU8  (BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z19
+	VPERMI2B  64(BX)(AX*1), Z17, Z19
+	VMOVDQU8  128(BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z20
+	VPERMI2B  192(BX)(AX*1), Z17, Z20
+	VPMOVB2M  Z18, K3
+	VMOVDQU8  Z20, K3, Z19
+
+lutSelect2Pow2AVX512_codeda:
+	VMOVDQU8.Z   320(SP)(R15*1), K7, Z18
 	VPMOVB2M     Z18, K3
 	VMOVDQU8.Z   Z12, K3, Z20
 	VPORQ        Z20, Z19, Z19
@@ -813,27 +1038,44 @@ lutSelect2Pow2AVX512_vpair:
 	SETHI        AL
 	MOVB         AL, (R8)
 	INCQ         R8
-	MOVQ         2560(SP), BX
+	MOVQ         2880(SP), BX
 	VPBROADCASTB (BX)(AX*1), Z16
-	SHLQ         $0x06, AX
-	MOVQ         2552(SP), BX
-	VMOVDQU8     (BX)(AX*1), Z17
+	MOVQ         2872(SP), BX
 	VMOVDQU8.Z   (SP)(R15*1), K7, Z18
+	CMPQ         2832(SP), $0x08
+	JE           lutSelect2Pow2AVX512_bigb
+	SHLQ         $0x06, AX
+	VMOVDQU8     (BX)(AX*1), Z17
 	VPERMB       Z17, Z18, Z19
-	VPMOVB2M     Z18, K3
-	VMOVDQU8.Z   Z12, K3, Z20
-	VPORQ        Z20, Z19, Z19
-	VPTESTMB     Z30, Z18, K2
-	VMOVDQU8     Z16, K2, Z19
-	VMOVDQU8     Z19, K7, (DI)
-	ADDQ         DX, DI
-	ADDQ         DX, R15
-	JMP          lutSelect2Pow2AVX512_group
+	JMP          lutSelect2Pow2AVX512_codedb
+
+lutSelect2Pow2AVX512_bigb:
+	SHLQ      $0x08, AX
+	VMOVDQU8  (BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z19
+	VPERMI2B  64(BX)(AX*1), Z17, Z19
+	VMOVDQU8  128(BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z20
+	VPERMI2B  192(BX)(AX*1), Z17, Z20
+	VPMOVB2M  Z18, K3
+	VMOVDQU8  Z20, K3, Z19
+
+lutSelect2Pow2AVX512_codedb:
+	VMOVDQU8.Z 320(SP)(R15*1), K7, Z18
+	VPMOVB2M   Z18, K3
+	VMOVDQU8.Z Z12, K3, Z20
+	VPORQ      Z20, Z19, Z19
+	VPTESTMB   Z30, Z18, K2
+	VMOVDQU8   Z16, K2, Z19
+	VMOVDQU8   Z19, K7, (DI)
+	ADDQ       DX, DI
+	ADDQ       DX, R15
+	JMP        lutSelect2Pow2AVX512_group
 
 lutSelect2Pow2AVX512_single:
 	CMPQ    R11, DX
 	CMOVQHI DX, R11
-	BZHIQ   R11, 2504(SP), AX
+	BZHIQ   R11, 2824(SP), AX
 	KMOVQ   AX, K6
 	VXORPD  X24, X24, X24
 	MOVQ    R15, R13
@@ -841,9 +1083,8 @@ lutSelect2Pow2AVX512_single:
 
 lutSelect2Pow2AVX512_vsingle:
 	MOVBLZX      (SP)(R13*1), AX
-	ANDL         $0x3f, AX
 	SHLL         $0x04, AX
-	VMOVDDUP     320(SP)(R13*8), X16
+	VMOVDDUP     640(SP)(R13*8), X16
 	VSUBPD       (R12)(AX*1), X16, X17
 	VMULPD       X17, X17, X17
 	VADDPD       X17, X24, X24
@@ -856,22 +1097,39 @@ lutSelect2Pow2AVX512_vsingle:
 	SETHI        AL
 	MOVB         AL, (R8)
 	INCQ         R8
-	MOVQ         2560(SP), BX
+	MOVQ         2880(SP), BX
 	VPBROADCASTB (BX)(AX*1), Z16
-	SHLQ         $0x06, AX
-	MOVQ         2552(SP), BX
-	VMOVDQU8     (BX)(AX*1), Z17
+	MOVQ         2872(SP), BX
 	VMOVDQU8.Z   (SP)(R15*1), K6, Z18
+	CMPQ         2832(SP), $0x08
+	JE           lutSelect2Pow2AVX512_bigs
+	SHLQ         $0x06, AX
+	VMOVDQU8     (BX)(AX*1), Z17
 	VPERMB       Z17, Z18, Z19
-	VPMOVB2M     Z18, K3
-	VMOVDQU8.Z   Z12, K3, Z20
-	VPORQ        Z20, Z19, Z19
-	VPTESTMB     Z30, Z18, K2
-	VMOVDQU8     Z16, K2, Z19
-	VMOVDQU8     Z19, K6, (DI)
-	ADDQ         R11, DI
-	ADDQ         R11, R15
-	JMP          lutSelect2Pow2AVX512_group
+	JMP          lutSelect2Pow2AVX512_codeds
+
+lutSelect2Pow2AVX512_bigs:
+	SHLQ      $0x08, AX
+	VMOVDQU8  (BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z19
+	VPERMI2B  64(BX)(AX*1), Z17, Z19
+	VMOVDQU8  128(BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z20
+	VPERMI2B  192(BX)(AX*1), Z17, Z20
+	VPMOVB2M  Z18, K3
+	VMOVDQU8  Z20, K3, Z19
+
+lutSelect2Pow2AVX512_codeds:
+	VMOVDQU8.Z 320(SP)(R15*1), K6, Z18
+	VPMOVB2M   Z18, K3
+	VMOVDQU8.Z Z12, K3, Z20
+	VPORQ      Z20, Z19, Z19
+	VPTESTMB   Z30, Z18, K2
+	VMOVDQU8   Z16, K2, Z19
+	VMOVDQU8   Z19, K6, (DI)
+	ADDQ       R11, DI
+	ADDQ       R11, R15
+	JMP        lutSelect2Pow2AVX512_group
 
 lutSelect2Pow2AVX512_chunkdone:
 	LEAQ (SI)(R10*4), SI
@@ -882,9 +1140,9 @@ lutSelect2Pow2AVX512_done:
 	VZEROUPPER
 	RET
 
-// func lutSelect2ExactAVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[216]uint32, mags []float64, tcodes []uint8, zero []uint8)
+// func lutSelect2ExactAVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[408]uint32, mags []float64, tcodes []uint8, zero []uint8)
 // Requires: AVX, AVX512BW, AVX512F, AVX512VBMI, AVX512VL, BMI2, CMOV
-TEXT ·lutSelect2ExactAVX512(SB), $2584-216
+TEXT ·lutSelect2ExactAVX512(SB), $2912-216
 	MOVQ         codes_base+0(FP), DI
 	MOVQ         meta_base+24(FP), R8
 	MOVQ         x_base+48(FP), SI
@@ -894,30 +1152,31 @@ TEXT ·lutSelect2ExactAVX512(SB), $2584-216
 	TESTQ        CX, CX
 	JZ           lutSelect2ExactAVX512_done
 	MOVQ         muls_base+88(FP), AX
-	MOVQ         AX, 2536(SP)
+	MOVQ         AX, 2856(SP)
 	MOVQ         scales_base+112(FP), AX
-	MOVQ         AX, 2544(SP)
+	MOVQ         AX, 2864(SP)
 	MOVQ         tcodes_base+168(FP), AX
-	MOVQ         AX, 2552(SP)
+	MOVQ         AX, 2872(SP)
 	MOVQ         zero_base+192(FP), AX
-	MOVQ         AX, 2560(SP)
+	MOVQ         AX, 2880(SP)
 	XORL         AX, AX
-	MOVQ         AX, 2520(SP)
-	MOVQ         AX, 2528(SP)
+	MOVQ         AX, 2840(SP)
+	MOVQ         AX, 2848(SP)
 	MOVQ         $0x00000100, AX
 	XORL         DX, DX
 	MOVQ         group+72(FP), R9
 	DIVQ         R9
 	IMULQ        R9, AX
-	MOVQ         AX, 2496(SP)
+	MOVQ         AX, 2816(SP)
 	MOVQ         R9, DX
 	MOVQ         $0xffffffff, AX
-	MOVQ         AX, 2504(SP)
+	MOVQ         AX, 2824(SP)
 	NOTQ         AX
-	ORQ          AX, 2504(SP)
-	BZHIQ        DX, 2504(SP), AX
+	ORQ          AX, 2824(SP)
+	BZHIQ        DX, 2824(SP), AX
 	KMOVQ        AX, K7
 	MOVQ         tb+136(FP), R9
+	MOVQ         R9, 2896(SP)
 	VPBROADCASTD (R9), Z0
 	VMOVDQU32    128(R9), Z1
 	VMOVDQU32    256(R9), Z2
@@ -926,9 +1185,9 @@ TEXT ·lutSelect2ExactAVX512(SB), $2584-216
 	VMOVDQU32    640(R9), Z5
 	VMOVDQU32    704(R9), Z6
 	MOVL         848(R9), AX
-	MOVQ         AX, 2512(SP)
+	MOVQ         AX, 2832(SP)
 	MOVL         256(R9), AX
-	MOVL         AX, 2568(SP)
+	MOVL         AX, 2888(SP)
 	VPBROADCASTD 836(R9), Z9
 	MOVL         $0x7fffffff, AX
 	VMOVD        AX, X31
@@ -953,29 +1212,32 @@ TEXT ·lutSelect2ExactAVX512(SB), $2584-216
 	VPBROADCASTD X31, Z30
 
 lutSelect2ExactAVX512_chunk:
-	MOVQ    2496(SP), R10
+	MOVQ    2816(SP), R10
 	CMPQ    R10, CX
 	CMOVQHI CX, R10
 	XORL    R11, R11
 
 lutSelect2ExactAVX512_seg:
-	CMPQ         2520(SP), $0x00
+	CMPQ         2840(SP), $0x00
 	JNE          lutSelect2ExactAVX512_segblock
-	MOVQ         2536(SP), AX
+	MOVQ         2856(SP), AX
 	VBROADCASTSS (AX), Z15
-	ADDQ         $0x04, 2536(SP)
+	ADDQ         $0x04, 2856(SP)
 	MOVQ         block+80(FP), AX
-	MOVQ         AX, 2520(SP)
+	MOVQ         AX, 2840(SP)
 
 lutSelect2ExactAVX512_segblock:
 	MOVQ    R10, R13
 	SUBQ    R11, R13
-	CMPQ    R13, 2520(SP)
-	CMOVQHI 2520(SP), R13
-	SUBQ    R13, 2520(SP)
+	CMPQ    R13, 2840(SP)
+	CMOVQHI 2840(SP), R13
+	SUBQ    R13, 2840(SP)
 	ADDQ    R11, R13
-	CMPQ    2512(SP), $0x02
+	MOVQ    2896(SP), BX
+	CMPQ    2832(SP), $0x02
 	JE      lutSelect2ExactAVX512_vec4
+	CMPQ    2832(SP), $0x08
+	JE      lutSelect2ExactAVX512_vec8
 
 lutSelect2ExactAVX512_vec6:
 	MOVQ          R13, R15
@@ -1014,20 +1276,22 @@ lutSelect2ExactAVX512_vec6:
 	VPCMPD        $0x05, Z20, Z18, K5
 	VPADDD        Z19, Z19, Z19
 	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)(R11*1)
 	VCMPPS        $0x03, Z17, Z17, K2
 	VPTESTMD      Z11, Z17, K3
 	VPTESTMD      Z9, Z17, K4
 	KANDW         K4, K3, K3
-	VPORD         Z29, Z19, K3, Z19
+	VMOVDQA32.Z   Z29, K3, Z19
 	VPORD         Z8, Z19, K2, Z19
 	VPMOVDB       Z19, X20
-	VMOVDQU8      X20, (SP)(R11*1)
+	VMOVDQU8      X20, 320(SP)(R11*1)
 	VPANDD        Z10, Z16, Z21
 	VCVTPS2PD     Y21, Z22
 	VEXTRACTF64X4 $0x01, Z21, Y23
 	VCVTPS2PD     Y23, Z23
-	VMOVUPD       Z22, 320(SP)(R11*8)
-	VMOVUPD       Z23, 384(SP)(R11*8)
+	VMOVUPD       Z22, 640(SP)(R11*8)
+	VMOVUPD       Z23, 704(SP)(R11*8)
 	ADDQ          R15, R11
 	CMPQ          R11, R13
 	JB            lutSelect2ExactAVX512_vec6
@@ -1049,7 +1313,7 @@ lutSelect2ExactAVX512_vec4:
 	VPANDD        Z10, Z17, Z18
 	VCMPPS        $0x07, Z17, Z17, K4
 	VMOVDQA32.Z   Z18, K4, Z18
-	VPCMPD.BCST   $0x05, 2568(SP), Z18, K5
+	VPCMPD.BCST   $0x05, 2888(SP), Z18, K5
 	VMOVDQA32.Z   Z14, K5, Z19
 	VPERMD        Z3, Z19, Z20
 	VPCMPD        $0x05, Z20, Z18, K5
@@ -1064,23 +1328,97 @@ lutSelect2ExactAVX512_vec4:
 	VPCMPD        $0x05, Z20, Z18, K5
 	VPADDD        Z19, Z19, Z19
 	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)(R11*1)
 	VCMPPS        $0x03, Z17, Z17, K2
 	VPTESTMD      Z11, Z17, K3
 	VPTESTMD      Z9, Z17, K4
 	KANDW         K4, K3, K3
-	VPORD         Z29, Z19, K3, Z19
+	VMOVDQA32.Z   Z29, K3, Z19
 	VPORD         Z8, Z19, K2, Z19
 	VPMOVDB       Z19, X20
-	VMOVDQU8      X20, (SP)(R11*1)
+	VMOVDQU8      X20, 320(SP)(R11*1)
 	VPANDD        Z10, Z16, Z21
 	VCVTPS2PD     Y21, Z22
 	VEXTRACTF64X4 $0x01, Z21, Y23
 	VCVTPS2PD     Y23, Z23
-	VMOVUPD       Z22, 320(SP)(R11*8)
-	VMOVUPD       Z23, 384(SP)(R11*8)
+	VMOVUPD       Z22, 640(SP)(R11*8)
+	VMOVUPD       Z23, 704(SP)(R11*8)
 	ADDQ          R15, R11
 	CMPQ          R11, R13
 	JB            lutSelect2ExactAVX512_vec4
+	CMPQ          R11, R10
+	JB            lutSelect2ExactAVX512_seg
+	JMP           lutSelect2ExactAVX512_values
+
+lutSelect2ExactAVX512_vec8:
+	MOVQ          R13, R15
+	SUBQ          R11, R15
+	MOVQ          $0x00000010, AX
+	CMPQ          R15, AX
+	CMOVQHI       AX, R15
+	MOVL          $0xffffffff, AX
+	BZHIL         R15, AX, AX
+	KMOVW         AX, K1
+	VMOVUPS.Z     (SI)(R11*4), K1, Z16
+	VMULPS        Z15, Z16, Z17
+	VPANDD        Z10, Z17, Z18
+	VCMPPS        $0x07, Z17, Z17, K4
+	VMOVDQA32.Z   Z18, K4, Z18
+	VPCMPD        $0x05, Z0, Z18, K5
+	VMOVDQA32.Z   Z14, K5, Z19
+	VPERMD        Z1, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z2, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z3, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z4, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VMOVDQA32     Z19, Z20
+	VPERMI2D      Z6, Z5, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	KXNORW        K6, K6, K6
+	VPXORD        Z20, Z20, Z20
+	VPGATHERDD    864(BX)(Z19*4), K6, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	KXNORW        K6, K6, K6
+	VPXORD        Z20, Z20, Z20
+	VPGATHERDD    1120(BX)(Z19*4), K6, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)(R11*1)
+	VCMPPS        $0x03, Z17, Z17, K2
+	VPTESTMD      Z11, Z17, K3
+	VPTESTMD      Z9, Z17, K4
+	KANDW         K4, K3, K3
+	VMOVDQA32.Z   Z29, K3, Z19
+	VPORD         Z8, Z19, K2, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, 320(SP)(R11*1)
+	VPANDD        Z10, Z16, Z21
+	VCVTPS2PD     Y21, Z22
+	VEXTRACTF64X4 $0x01, Z21, Y23
+	VCVTPS2PD     Y23, Z23
+	VMOVUPD       Z22, 640(SP)(R11*8)
+	VMOVUPD       Z23, 704(SP)(R11*8)
+	ADDQ          R15, R11
+	CMPQ          R11, R13
+	JB            lutSelect2ExactAVX512_vec8
 	CMPQ          R11, R10
 	JB            lutSelect2ExactAVX512_seg
 
@@ -1090,14 +1428,14 @@ lutSelect2ExactAVX512_values:
 lutSelect2ExactAVX512_group:
 	CMPQ         R15, R10
 	JAE          lutSelect2ExactAVX512_chunkdone
-	CMPQ         2528(SP), $0x00
+	CMPQ         2848(SP), $0x00
 	JNE          lutSelect2ExactAVX512_scaled
-	MOVQ         2544(SP), AX
+	MOVQ         2864(SP), AX
 	VBROADCASTSS (AX), Z7
 	VCVTPS2PD    Y7, Z7
-	ADDQ         $0x04, 2544(SP)
+	ADDQ         $0x04, 2864(SP)
 	MOVQ         block+80(FP), AX
-	MOVQ         AX, 2528(SP)
+	MOVQ         AX, 2848(SP)
 
 lutSelect2ExactAVX512_scaled:
 	MOVQ   R10, R11
@@ -1105,9 +1443,9 @@ lutSelect2ExactAVX512_scaled:
 	LEAQ   (DX)(DX*1), AX
 	CMPQ   R11, AX
 	JB     lutSelect2ExactAVX512_single
-	CMPQ   2528(SP), AX
+	CMPQ   2848(SP), AX
 	JB     lutSelect2ExactAVX512_single
-	SUBQ   AX, 2528(SP)
+	SUBQ   AX, 2848(SP)
 	VXORPD X24, X24, X24
 	VXORPD X26, X26, X26
 	MOVQ   R15, R13
@@ -1116,17 +1454,15 @@ lutSelect2ExactAVX512_scaled:
 
 lutSelect2ExactAVX512_vpair:
 	MOVBLZX      (SP)(R13*1), AX
-	ANDL         $0x3f, AX
 	SHLL         $0x04, AX
 	MOVBLZX      (SP)(R14*1), BX
-	ANDL         $0x3f, BX
 	SHLL         $0x04, BX
 	VMULPD       (R12)(AX*1), X7, X17
-	VSUBPD.BCST  320(SP)(R13*8), X17, X17
+	VSUBPD.BCST  640(SP)(R13*8), X17, X17
 	VMULPD       X17, X17, X17
 	VADDPD       X17, X24, X24
 	VMULPD       (R12)(BX*1), X7, X20
-	VSUBPD.BCST  320(SP)(R14*8), X20, X20
+	VSUBPD.BCST  640(SP)(R14*8), X20, X20
 	VMULPD       X20, X20, X20
 	VADDPD       X20, X26, X26
 	INCQ         R13
@@ -1139,13 +1475,30 @@ lutSelect2ExactAVX512_vpair:
 	SETHI        AL
 	MOVB         AL, (R8)
 	INCQ         R8
-	MOVQ         2560(SP), BX
+	MOVQ         2880(SP), BX
 	VPBROADCASTB (BX)(AX*1), Z16
-	SHLQ         $0x06, AX
-	MOVQ         2552(SP), BX
-	VMOVDQU8     (BX)(AX*1), Z17
+	MOVQ         2872(SP), BX
 	VMOVDQU8.Z   (SP)(R15*1), K7, Z18
+	CMPQ         2832(SP), $0x08
+	JE           lutSelect2ExactAVX512_biga
+	SHLQ         $0x06, AX
+	VMOVDQU8     (BX)(AX*1), Z17
 	VPERMB       Z17, Z18, Z19
+	JMP          lutSelect2ExactAVX512_codeda
+
+lutSelect2ExactAVX512_biga:
+	SHLQ      $0x08, AX
+	VMOVDQU8  (BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z19
+	VPERMI2B  64(BX)(AX*1), Z17, Z19
+	VMOVDQU8  128(BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z20
+	VPERMI2B  192(BX)(AX*1), Z17, Z20
+	VPMOVB2M  Z18, K3
+	VMOVDQU8  Z20, K3, Z19
+
+lutSelect2ExactAVX512_codeda:
+	VMOVDQU8.Z   320(SP)(R15*1), K7, Z18
 	VPMOVB2M     Z18, K3
 	VMOVDQU8.Z   Z12, K3, Z20
 	VPORQ        Z20, Z19, Z19
@@ -1160,28 +1513,45 @@ lutSelect2ExactAVX512_vpair:
 	SETHI        AL
 	MOVB         AL, (R8)
 	INCQ         R8
-	MOVQ         2560(SP), BX
+	MOVQ         2880(SP), BX
 	VPBROADCASTB (BX)(AX*1), Z16
-	SHLQ         $0x06, AX
-	MOVQ         2552(SP), BX
-	VMOVDQU8     (BX)(AX*1), Z17
+	MOVQ         2872(SP), BX
 	VMOVDQU8.Z   (SP)(R15*1), K7, Z18
+	CMPQ         2832(SP), $0x08
+	JE           lutSelect2ExactAVX512_bigb
+	SHLQ         $0x06, AX
+	VMOVDQU8     (BX)(AX*1), Z17
 	VPERMB       Z17, Z18, Z19
-	VPMOVB2M     Z18, K3
-	VMOVDQU8.Z   Z12, K3, Z20
-	VPORQ        Z20, Z19, Z19
-	VPTESTMB     Z30, Z18, K2
-	VMOVDQU8     Z16, K2, Z19
-	VMOVDQU8     Z19, K7, (DI)
-	ADDQ         DX, DI
-	ADDQ         DX, R15
-	JMP          lutSelect2ExactAVX512_group
+	JMP          lutSelect2ExactAVX512_codedb
+
+lutSelect2ExactAVX512_bigb:
+	SHLQ      $0x08, AX
+	VMOVDQU8  (BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z19
+	VPERMI2B  64(BX)(AX*1), Z17, Z19
+	VMOVDQU8  128(BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z20
+	VPERMI2B  192(BX)(AX*1), Z17, Z20
+	VPMOVB2M  Z18, K3
+	VMOVDQU8  Z20, K3, Z19
+
+lutSelect2ExactAVX512_codedb:
+	VMOVDQU8.Z 320(SP)(R15*1), K7, Z18
+	VPMOVB2M   Z18, K3
+	VMOVDQU8.Z Z12, K3, Z20
+	VPORQ      Z20, Z19, Z19
+	VPTESTMB   Z30, Z18, K2
+	VMOVDQU8   Z16, K2, Z19
+	VMOVDQU8   Z19, K7, (DI)
+	ADDQ       DX, DI
+	ADDQ       DX, R15
+	JMP        lutSelect2ExactAVX512_group
 
 lutSelect2ExactAVX512_single:
 	CMPQ    R11, DX
 	CMOVQHI DX, R11
-	SUBQ    R11, 2528(SP)
-	BZHIQ   R11, 2504(SP), AX
+	SUBQ    R11, 2848(SP)
+	BZHIQ   R11, 2824(SP), AX
 	KMOVQ   AX, K6
 	VXORPD  X24, X24, X24
 	MOVQ    R15, R13
@@ -1189,10 +1559,9 @@ lutSelect2ExactAVX512_single:
 
 lutSelect2ExactAVX512_vsingle:
 	MOVBLZX      (SP)(R13*1), AX
-	ANDL         $0x3f, AX
 	SHLL         $0x04, AX
 	VMULPD       (R12)(AX*1), X7, X17
-	VSUBPD.BCST  320(SP)(R13*8), X17, X17
+	VSUBPD.BCST  640(SP)(R13*8), X17, X17
 	VMULPD       X17, X17, X17
 	VADDPD       X17, X24, X24
 	INCQ         R13
@@ -1204,22 +1573,39 @@ lutSelect2ExactAVX512_vsingle:
 	SETHI        AL
 	MOVB         AL, (R8)
 	INCQ         R8
-	MOVQ         2560(SP), BX
+	MOVQ         2880(SP), BX
 	VPBROADCASTB (BX)(AX*1), Z16
-	SHLQ         $0x06, AX
-	MOVQ         2552(SP), BX
-	VMOVDQU8     (BX)(AX*1), Z17
+	MOVQ         2872(SP), BX
 	VMOVDQU8.Z   (SP)(R15*1), K6, Z18
+	CMPQ         2832(SP), $0x08
+	JE           lutSelect2ExactAVX512_bigs
+	SHLQ         $0x06, AX
+	VMOVDQU8     (BX)(AX*1), Z17
 	VPERMB       Z17, Z18, Z19
-	VPMOVB2M     Z18, K3
-	VMOVDQU8.Z   Z12, K3, Z20
-	VPORQ        Z20, Z19, Z19
-	VPTESTMB     Z30, Z18, K2
-	VMOVDQU8     Z16, K2, Z19
-	VMOVDQU8     Z19, K6, (DI)
-	ADDQ         R11, DI
-	ADDQ         R11, R15
-	JMP          lutSelect2ExactAVX512_group
+	JMP          lutSelect2ExactAVX512_codeds
+
+lutSelect2ExactAVX512_bigs:
+	SHLQ      $0x08, AX
+	VMOVDQU8  (BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z19
+	VPERMI2B  64(BX)(AX*1), Z17, Z19
+	VMOVDQU8  128(BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z20
+	VPERMI2B  192(BX)(AX*1), Z17, Z20
+	VPMOVB2M  Z18, K3
+	VMOVDQU8  Z20, K3, Z19
+
+lutSelect2ExactAVX512_codeds:
+	VMOVDQU8.Z 320(SP)(R15*1), K6, Z18
+	VPMOVB2M   Z18, K3
+	VMOVDQU8.Z Z12, K3, Z20
+	VPORQ      Z20, Z19, Z19
+	VPTESTMB   Z30, Z18, K2
+	VMOVDQU8   Z16, K2, Z19
+	VMOVDQU8   Z19, K6, (DI)
+	ADDQ       R11, DI
+	ADDQ       R11, R15
+	JMP        lutSelect2ExactAVX512_group
 
 lutSelect2ExactAVX512_chunkdone:
 	LEAQ (SI)(R10*4), SI
@@ -1230,9 +1616,9 @@ lutSelect2ExactAVX512_done:
 	VZEROUPPER
 	RET
 
-// func lutSelect4AVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[216]uint32, mags []float32, tcodes []uint8, zero []uint8)
+// func lutSelect4AVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[408]uint32, mags []float32, tcodes []uint8, zero []uint8)
 // Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VBMI, AVX512VL, BMI, BMI2, CMOV
-TEXT ·lutSelect4AVX512(SB), $2584-216
+TEXT ·lutSelect4AVX512(SB), $2912-216
 	MOVQ         codes_base+0(FP), DI
 	MOVQ         meta_base+24(FP), R8
 	MOVQ         x_base+48(FP), SI
@@ -1242,30 +1628,31 @@ TEXT ·lutSelect4AVX512(SB), $2584-216
 	TESTQ        CX, CX
 	JZ           lutSelect4AVX512_done
 	MOVQ         muls_base+88(FP), AX
-	MOVQ         AX, 2536(SP)
+	MOVQ         AX, 2856(SP)
 	MOVQ         scales_base+112(FP), AX
-	MOVQ         AX, 2544(SP)
+	MOVQ         AX, 2864(SP)
 	MOVQ         tcodes_base+168(FP), AX
-	MOVQ         AX, 2552(SP)
+	MOVQ         AX, 2872(SP)
 	MOVQ         zero_base+192(FP), AX
-	MOVQ         AX, 2560(SP)
+	MOVQ         AX, 2880(SP)
 	XORL         AX, AX
-	MOVQ         AX, 2520(SP)
-	MOVQ         AX, 2528(SP)
+	MOVQ         AX, 2840(SP)
+	MOVQ         AX, 2848(SP)
 	MOVQ         $0x00000100, AX
 	XORL         DX, DX
 	MOVQ         group+72(FP), R9
 	DIVQ         R9
 	IMULQ        R9, AX
-	MOVQ         AX, 2496(SP)
+	MOVQ         AX, 2816(SP)
 	MOVQ         R9, DX
 	MOVQ         $0xffffffff, AX
-	MOVQ         AX, 2504(SP)
+	MOVQ         AX, 2824(SP)
 	NOTQ         AX
-	ORQ          AX, 2504(SP)
-	BZHIQ        DX, 2504(SP), AX
+	ORQ          AX, 2824(SP)
+	BZHIQ        DX, 2824(SP), AX
 	KMOVQ        AX, K7
 	MOVQ         tb+136(FP), R9
+	MOVQ         R9, 2896(SP)
 	VPBROADCASTD (R9), Z0
 	VMOVDQU32    128(R9), Z1
 	VMOVDQU32    256(R9), Z2
@@ -1274,9 +1661,9 @@ TEXT ·lutSelect4AVX512(SB), $2584-216
 	VMOVDQU32    640(R9), Z5
 	VMOVDQU32    704(R9), Z6
 	MOVL         848(R9), AX
-	MOVQ         AX, 2512(SP)
+	MOVQ         AX, 2832(SP)
 	MOVL         256(R9), AX
-	MOVL         AX, 2568(SP)
+	MOVL         AX, 2888(SP)
 	VPBROADCASTD 836(R9), Z9
 	MOVL         $0x7fffffff, AX
 	VMOVD        AX, X31
@@ -1301,29 +1688,32 @@ TEXT ·lutSelect4AVX512(SB), $2584-216
 	VPBROADCASTD X31, Z30
 
 lutSelect4AVX512_chunk:
-	MOVQ    2496(SP), R10
+	MOVQ    2816(SP), R10
 	CMPQ    R10, CX
 	CMOVQHI CX, R10
 	XORL    R11, R11
 
 lutSelect4AVX512_seg:
-	CMPQ         2520(SP), $0x00
+	CMPQ         2840(SP), $0x00
 	JNE          lutSelect4AVX512_segblock
-	MOVQ         2536(SP), AX
+	MOVQ         2856(SP), AX
 	VBROADCASTSS (AX), Z15
-	ADDQ         $0x04, 2536(SP)
+	ADDQ         $0x04, 2856(SP)
 	MOVQ         block+80(FP), AX
-	MOVQ         AX, 2520(SP)
+	MOVQ         AX, 2840(SP)
 
 lutSelect4AVX512_segblock:
 	MOVQ    R10, R13
 	SUBQ    R11, R13
-	CMPQ    R13, 2520(SP)
-	CMOVQHI 2520(SP), R13
-	SUBQ    R13, 2520(SP)
+	CMPQ    R13, 2840(SP)
+	CMOVQHI 2840(SP), R13
+	SUBQ    R13, 2840(SP)
 	ADDQ    R11, R13
-	CMPQ    2512(SP), $0x02
+	MOVQ    2896(SP), BX
+	CMPQ    2832(SP), $0x02
 	JE      lutSelect4AVX512_vec4
+	CMPQ    2832(SP), $0x08
+	JE      lutSelect4AVX512_vec8
 
 lutSelect4AVX512_vec6:
 	MOVQ          R13, R15
@@ -1362,20 +1752,22 @@ lutSelect4AVX512_vec6:
 	VPCMPD        $0x05, Z20, Z18, K5
 	VPADDD        Z19, Z19, Z19
 	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)(R11*1)
 	VCMPPS        $0x03, Z17, Z17, K2
 	VPTESTMD      Z11, Z17, K3
 	VPTESTMD      Z9, Z17, K4
 	KANDW         K4, K3, K3
-	VPORD         Z29, Z19, K3, Z19
+	VMOVDQA32.Z   Z29, K3, Z19
 	VPORD         Z8, Z19, K2, Z19
 	VPMOVDB       Z19, X20
-	VMOVDQU8      X20, (SP)(R11*1)
+	VMOVDQU8      X20, 320(SP)(R11*1)
 	VPANDD        Z10, Z16, Z21
 	VCVTPS2PD     Y21, Z22
 	VEXTRACTF64X4 $0x01, Z21, Y23
 	VCVTPS2PD     Y23, Z23
-	VMOVUPD       Z22, 320(SP)(R11*8)
-	VMOVUPD       Z23, 384(SP)(R11*8)
+	VMOVUPD       Z22, 640(SP)(R11*8)
+	VMOVUPD       Z23, 704(SP)(R11*8)
 	ADDQ          R15, R11
 	CMPQ          R11, R13
 	JB            lutSelect4AVX512_vec6
@@ -1397,7 +1789,7 @@ lutSelect4AVX512_vec4:
 	VPANDD        Z10, Z17, Z18
 	VCMPPS        $0x07, Z17, Z17, K4
 	VMOVDQA32.Z   Z18, K4, Z18
-	VPCMPD.BCST   $0x05, 2568(SP), Z18, K5
+	VPCMPD.BCST   $0x05, 2888(SP), Z18, K5
 	VMOVDQA32.Z   Z14, K5, Z19
 	VPERMD        Z3, Z19, Z20
 	VPCMPD        $0x05, Z20, Z18, K5
@@ -1412,23 +1804,97 @@ lutSelect4AVX512_vec4:
 	VPCMPD        $0x05, Z20, Z18, K5
 	VPADDD        Z19, Z19, Z19
 	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)(R11*1)
 	VCMPPS        $0x03, Z17, Z17, K2
 	VPTESTMD      Z11, Z17, K3
 	VPTESTMD      Z9, Z17, K4
 	KANDW         K4, K3, K3
-	VPORD         Z29, Z19, K3, Z19
+	VMOVDQA32.Z   Z29, K3, Z19
 	VPORD         Z8, Z19, K2, Z19
 	VPMOVDB       Z19, X20
-	VMOVDQU8      X20, (SP)(R11*1)
+	VMOVDQU8      X20, 320(SP)(R11*1)
 	VPANDD        Z10, Z16, Z21
 	VCVTPS2PD     Y21, Z22
 	VEXTRACTF64X4 $0x01, Z21, Y23
 	VCVTPS2PD     Y23, Z23
-	VMOVUPD       Z22, 320(SP)(R11*8)
-	VMOVUPD       Z23, 384(SP)(R11*8)
+	VMOVUPD       Z22, 640(SP)(R11*8)
+	VMOVUPD       Z23, 704(SP)(R11*8)
 	ADDQ          R15, R11
 	CMPQ          R11, R13
 	JB            lutSelect4AVX512_vec4
+	CMPQ          R11, R10
+	JB            lutSelect4AVX512_seg
+	JMP           lutSelect4AVX512_values
+
+lutSelect4AVX512_vec8:
+	MOVQ          R13, R15
+	SUBQ          R11, R15
+	MOVQ          $0x00000010, AX
+	CMPQ          R15, AX
+	CMOVQHI       AX, R15
+	MOVL          $0xffffffff, AX
+	BZHIL         R15, AX, AX
+	KMOVW         AX, K1
+	VMOVUPS.Z     (SI)(R11*4), K1, Z16
+	VMULPS        Z15, Z16, Z17
+	VPANDD        Z10, Z17, Z18
+	VCMPPS        $0x07, Z17, Z17, K4
+	VMOVDQA32.Z   Z18, K4, Z18
+	VPCMPD        $0x05, Z0, Z18, K5
+	VMOVDQA32.Z   Z14, K5, Z19
+	VPERMD        Z1, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z2, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z3, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z4, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VMOVDQA32     Z19, Z20
+	VPERMI2D      Z6, Z5, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	KXNORW        K6, K6, K6
+	VPXORD        Z20, Z20, Z20
+	VPGATHERDD    864(BX)(Z19*4), K6, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	KXNORW        K6, K6, K6
+	VPXORD        Z20, Z20, Z20
+	VPGATHERDD    1120(BX)(Z19*4), K6, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)(R11*1)
+	VCMPPS        $0x03, Z17, Z17, K2
+	VPTESTMD      Z11, Z17, K3
+	VPTESTMD      Z9, Z17, K4
+	KANDW         K4, K3, K3
+	VMOVDQA32.Z   Z29, K3, Z19
+	VPORD         Z8, Z19, K2, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, 320(SP)(R11*1)
+	VPANDD        Z10, Z16, Z21
+	VCVTPS2PD     Y21, Z22
+	VEXTRACTF64X4 $0x01, Z21, Y23
+	VCVTPS2PD     Y23, Z23
+	VMOVUPD       Z22, 640(SP)(R11*8)
+	VMOVUPD       Z23, 704(SP)(R11*8)
+	ADDQ          R15, R11
+	CMPQ          R11, R13
+	JB            lutSelect4AVX512_vec8
 	CMPQ          R11, R10
 	JB            lutSelect4AVX512_seg
 
@@ -1438,13 +1904,13 @@ lutSelect4AVX512_values:
 lutSelect4AVX512_group:
 	CMPQ         R15, R10
 	JAE          lutSelect4AVX512_chunkdone
-	CMPQ         2528(SP), $0x00
+	CMPQ         2848(SP), $0x00
 	JNE          lutSelect4AVX512_scaled
-	MOVQ         2544(SP), AX
+	MOVQ         2864(SP), AX
 	VBROADCASTSS (AX), Z7
-	ADDQ         $0x04, 2544(SP)
+	ADDQ         $0x04, 2864(SP)
 	MOVQ         block+80(FP), AX
-	MOVQ         AX, 2528(SP)
+	MOVQ         AX, 2848(SP)
 
 lutSelect4AVX512_scaled:
 	MOVQ   R10, R11
@@ -1452,9 +1918,9 @@ lutSelect4AVX512_scaled:
 	LEAQ   (DX)(DX*1), AX
 	CMPQ   R11, AX
 	JB     lutSelect4AVX512_single
-	CMPQ   2528(SP), AX
+	CMPQ   2848(SP), AX
 	JB     lutSelect4AVX512_single
-	SUBQ   AX, 2528(SP)
+	SUBQ   AX, 2848(SP)
 	VXORPD Y24, Y24, Y24
 	VXORPD Y26, Y26, Y26
 	MOVQ   R15, R13
@@ -1463,19 +1929,17 @@ lutSelect4AVX512_scaled:
 
 lutSelect4AVX512_vpair:
 	MOVBLZX      (SP)(R13*1), AX
-	ANDL         $0x3f, AX
 	SHLL         $0x04, AX
 	MOVBLZX      (SP)(R14*1), BX
-	ANDL         $0x3f, BX
 	SHLL         $0x04, BX
 	VMULPS       (R12)(AX*1), X7, X16
 	VCVTPS2PD    X16, Y17
-	VSUBPD.BCST  320(SP)(R13*8), Y17, Y17
+	VSUBPD.BCST  640(SP)(R13*8), Y17, Y17
 	VMULPD       Y17, Y17, Y17
 	VADDPD       Y17, Y24, Y24
 	VMULPS       (R12)(BX*1), X7, X19
 	VCVTPS2PD    X19, Y20
-	VSUBPD.BCST  320(SP)(R14*8), Y20, Y20
+	VSUBPD.BCST  640(SP)(R14*8), Y20, Y20
 	VMULPD       Y20, Y20, Y20
 	VADDPD       Y20, Y26, Y26
 	INCQ         R13
@@ -1494,13 +1958,30 @@ lutSelect4AVX512_vpair:
 	TZCNTL       AX, AX
 	MOVB         AL, (R8)
 	INCQ         R8
-	MOVQ         2560(SP), BX
+	MOVQ         2880(SP), BX
 	VPBROADCASTB (BX)(AX*1), Z16
-	SHLQ         $0x06, AX
-	MOVQ         2552(SP), BX
-	VMOVDQU8     (BX)(AX*1), Z17
+	MOVQ         2872(SP), BX
 	VMOVDQU8.Z   (SP)(R15*1), K7, Z18
+	CMPQ         2832(SP), $0x08
+	JE           lutSelect4AVX512_biga
+	SHLQ         $0x06, AX
+	VMOVDQU8     (BX)(AX*1), Z17
 	VPERMB       Z17, Z18, Z19
+	JMP          lutSelect4AVX512_codeda
+
+lutSelect4AVX512_biga:
+	SHLQ      $0x08, AX
+	VMOVDQU8  (BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z19
+	VPERMI2B  64(BX)(AX*1), Z17, Z19
+	VMOVDQU8  128(BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z20
+	VPERMI2B  192(BX)(AX*1), Z17, Z20
+	VPMOVB2M  Z18, K3
+	VMOVDQU8  Z20, K3, Z19
+
+lutSelect4AVX512_codeda:
+	VMOVDQU8.Z   320(SP)(R15*1), K7, Z18
 	VPMOVB2M     Z18, K3
 	VMOVDQU8.Z   Z12, K3, Z20
 	VPORQ        Z20, Z19, Z19
@@ -1521,28 +2002,45 @@ lutSelect4AVX512_vpair:
 	TZCNTL       AX, AX
 	MOVB         AL, (R8)
 	INCQ         R8
-	MOVQ         2560(SP), BX
+	MOVQ         2880(SP), BX
 	VPBROADCASTB (BX)(AX*1), Z16
-	SHLQ         $0x06, AX
-	MOVQ         2552(SP), BX
-	VMOVDQU8     (BX)(AX*1), Z17
+	MOVQ         2872(SP), BX
 	VMOVDQU8.Z   (SP)(R15*1), K7, Z18
+	CMPQ         2832(SP), $0x08
+	JE           lutSelect4AVX512_bigb
+	SHLQ         $0x06, AX
+	VMOVDQU8     (BX)(AX*1), Z17
 	VPERMB       Z17, Z18, Z19
-	VPMOVB2M     Z18, K3
-	VMOVDQU8.Z   Z12, K3, Z20
-	VPORQ        Z20, Z19, Z19
-	VPTESTMB     Z30, Z18, K2
-	VMOVDQU8     Z16, K2, Z19
-	VMOVDQU8     Z19, K7, (DI)
-	ADDQ         DX, DI
-	ADDQ         DX, R15
-	JMP          lutSelect4AVX512_group
+	JMP          lutSelect4AVX512_codedb
+
+lutSelect4AVX512_bigb:
+	SHLQ      $0x08, AX
+	VMOVDQU8  (BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z19
+	VPERMI2B  64(BX)(AX*1), Z17, Z19
+	VMOVDQU8  128(BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z20
+	VPERMI2B  192(BX)(AX*1), Z17, Z20
+	VPMOVB2M  Z18, K3
+	VMOVDQU8  Z20, K3, Z19
+
+lutSelect4AVX512_codedb:
+	VMOVDQU8.Z 320(SP)(R15*1), K7, Z18
+	VPMOVB2M   Z18, K3
+	VMOVDQU8.Z Z12, K3, Z20
+	VPORQ      Z20, Z19, Z19
+	VPTESTMB   Z30, Z18, K2
+	VMOVDQU8   Z16, K2, Z19
+	VMOVDQU8   Z19, K7, (DI)
+	ADDQ       DX, DI
+	ADDQ       DX, R15
+	JMP        lutSelect4AVX512_group
 
 lutSelect4AVX512_single:
 	CMPQ    R11, DX
 	CMOVQHI DX, R11
-	SUBQ    R11, 2528(SP)
-	BZHIQ   R11, 2504(SP), AX
+	SUBQ    R11, 2848(SP)
+	BZHIQ   R11, 2824(SP), AX
 	KMOVQ   AX, K6
 	VXORPD  Y24, Y24, Y24
 	MOVQ    R15, R13
@@ -1550,11 +2048,10 @@ lutSelect4AVX512_single:
 
 lutSelect4AVX512_vsingle:
 	MOVBLZX      (SP)(R13*1), AX
-	ANDL         $0x3f, AX
 	SHLL         $0x04, AX
 	VMULPS       (R12)(AX*1), X7, X16
 	VCVTPS2PD    X16, Y17
-	VSUBPD.BCST  320(SP)(R13*8), Y17, Y17
+	VSUBPD.BCST  640(SP)(R13*8), Y17, Y17
 	VMULPD       Y17, Y17, Y17
 	VADDPD       Y17, Y24, Y24
 	INCQ         R13
@@ -1572,22 +2069,39 @@ lutSelect4AVX512_vsingle:
 	TZCNTL       AX, AX
 	MOVB         AL, (R8)
 	INCQ         R8
-	MOVQ         2560(SP), BX
+	MOVQ         2880(SP), BX
 	VPBROADCASTB (BX)(AX*1), Z16
-	SHLQ         $0x06, AX
-	MOVQ         2552(SP), BX
-	VMOVDQU8     (BX)(AX*1), Z17
+	MOVQ         2872(SP), BX
 	VMOVDQU8.Z   (SP)(R15*1), K6, Z18
+	CMPQ         2832(SP), $0x08
+	JE           lutSelect4AVX512_bigs
+	SHLQ         $0x06, AX
+	VMOVDQU8     (BX)(AX*1), Z17
 	VPERMB       Z17, Z18, Z19
-	VPMOVB2M     Z18, K3
-	VMOVDQU8.Z   Z12, K3, Z20
-	VPORQ        Z20, Z19, Z19
-	VPTESTMB     Z30, Z18, K2
-	VMOVDQU8     Z16, K2, Z19
-	VMOVDQU8     Z19, K6, (DI)
-	ADDQ         R11, DI
-	ADDQ         R11, R15
-	JMP          lutSelect4AVX512_group
+	JMP          lutSelect4AVX512_codeds
+
+lutSelect4AVX512_bigs:
+	SHLQ      $0x08, AX
+	VMOVDQU8  (BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z19
+	VPERMI2B  64(BX)(AX*1), Z17, Z19
+	VMOVDQU8  128(BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z20
+	VPERMI2B  192(BX)(AX*1), Z17, Z20
+	VPMOVB2M  Z18, K3
+	VMOVDQU8  Z20, K3, Z19
+
+lutSelect4AVX512_codeds:
+	VMOVDQU8.Z 320(SP)(R15*1), K6, Z18
+	VPMOVB2M   Z18, K3
+	VMOVDQU8.Z Z12, K3, Z20
+	VPORQ      Z20, Z19, Z19
+	VPTESTMB   Z30, Z18, K2
+	VMOVDQU8   Z16, K2, Z19
+	VMOVDQU8   Z19, K6, (DI)
+	ADDQ       R11, DI
+	ADDQ       R11, R15
+	JMP        lutSelect4AVX512_group
 
 lutSelect4AVX512_chunkdone:
 	LEAQ (SI)(R10*4), SI
@@ -1598,9 +2112,9 @@ lutSelect4AVX512_done:
 	VZEROUPPER
 	RET
 
-// func lutSelect4Pow2AVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[216]uint32, mags []float64, tcodes []uint8, zero []uint8)
+// func lutSelect4Pow2AVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[408]uint32, mags []float64, tcodes []uint8, zero []uint8)
 // Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VBMI, AVX512VL, BMI, BMI2, CMOV
-TEXT ·lutSelect4Pow2AVX512(SB), $2584-216
+TEXT ·lutSelect4Pow2AVX512(SB), $2912-216
 	MOVQ         codes_base+0(FP), DI
 	MOVQ         meta_base+24(FP), R8
 	MOVQ         x_base+48(FP), SI
@@ -1610,30 +2124,31 @@ TEXT ·lutSelect4Pow2AVX512(SB), $2584-216
 	TESTQ        CX, CX
 	JZ           lutSelect4Pow2AVX512_done
 	MOVQ         muls_base+88(FP), AX
-	MOVQ         AX, 2536(SP)
+	MOVQ         AX, 2856(SP)
 	MOVQ         scales_base+112(FP), AX
-	MOVQ         AX, 2544(SP)
+	MOVQ         AX, 2864(SP)
 	MOVQ         tcodes_base+168(FP), AX
-	MOVQ         AX, 2552(SP)
+	MOVQ         AX, 2872(SP)
 	MOVQ         zero_base+192(FP), AX
-	MOVQ         AX, 2560(SP)
+	MOVQ         AX, 2880(SP)
 	XORL         AX, AX
-	MOVQ         AX, 2520(SP)
-	MOVQ         AX, 2528(SP)
+	MOVQ         AX, 2840(SP)
+	MOVQ         AX, 2848(SP)
 	MOVQ         $0x00000100, AX
 	XORL         DX, DX
 	MOVQ         group+72(FP), R9
 	DIVQ         R9
 	IMULQ        R9, AX
-	MOVQ         AX, 2496(SP)
+	MOVQ         AX, 2816(SP)
 	MOVQ         R9, DX
 	MOVQ         $0xffffffff, AX
-	MOVQ         AX, 2504(SP)
+	MOVQ         AX, 2824(SP)
 	NOTQ         AX
-	ORQ          AX, 2504(SP)
-	BZHIQ        DX, 2504(SP), AX
+	ORQ          AX, 2824(SP)
+	BZHIQ        DX, 2824(SP), AX
 	KMOVQ        AX, K7
 	MOVQ         tb+136(FP), R9
+	MOVQ         R9, 2896(SP)
 	VPBROADCASTD (R9), Z0
 	VMOVDQU32    128(R9), Z1
 	VMOVDQU32    256(R9), Z2
@@ -1642,9 +2157,9 @@ TEXT ·lutSelect4Pow2AVX512(SB), $2584-216
 	VMOVDQU32    640(R9), Z5
 	VMOVDQU32    704(R9), Z6
 	MOVL         848(R9), AX
-	MOVQ         AX, 2512(SP)
+	MOVQ         AX, 2832(SP)
 	MOVL         256(R9), AX
-	MOVL         AX, 2568(SP)
+	MOVL         AX, 2888(SP)
 	VPBROADCASTD 836(R9), Z9
 	MOVL         $0x7fffffff, AX
 	VMOVD        AX, X31
@@ -1669,30 +2184,33 @@ TEXT ·lutSelect4Pow2AVX512(SB), $2584-216
 	VPBROADCASTD X31, Z30
 
 lutSelect4Pow2AVX512_chunk:
-	MOVQ    2496(SP), R10
+	MOVQ    2816(SP), R10
 	CMPQ    R10, CX
 	CMOVQHI CX, R10
 	XORL    R11, R11
 
 lutSelect4Pow2AVX512_seg:
-	CMPQ         2520(SP), $0x00
+	CMPQ         2840(SP), $0x00
 	JNE          lutSelect4Pow2AVX512_segblock
-	MOVQ         2536(SP), AX
+	MOVQ         2856(SP), AX
 	VBROADCASTSS (AX), Z15
-	ADDQ         $0x04, 2536(SP)
+	ADDQ         $0x04, 2856(SP)
 	VCVTPS2PD    Y15, Z7
 	MOVQ         block+80(FP), AX
-	MOVQ         AX, 2520(SP)
+	MOVQ         AX, 2840(SP)
 
 lutSelect4Pow2AVX512_segblock:
 	MOVQ    R10, R13
 	SUBQ    R11, R13
-	CMPQ    R13, 2520(SP)
-	CMOVQHI 2520(SP), R13
-	SUBQ    R13, 2520(SP)
+	CMPQ    R13, 2840(SP)
+	CMOVQHI 2840(SP), R13
+	SUBQ    R13, 2840(SP)
 	ADDQ    R11, R13
-	CMPQ    2512(SP), $0x02
+	MOVQ    2896(SP), BX
+	CMPQ    2832(SP), $0x02
 	JE      lutSelect4Pow2AVX512_vec4
+	CMPQ    2832(SP), $0x08
+	JE      lutSelect4Pow2AVX512_vec8
 
 lutSelect4Pow2AVX512_vec6:
 	MOVQ          R13, R15
@@ -1731,22 +2249,24 @@ lutSelect4Pow2AVX512_vec6:
 	VPCMPD        $0x05, Z20, Z18, K5
 	VPADDD        Z19, Z19, Z19
 	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)(R11*1)
 	VCMPPS        $0x03, Z17, Z17, K2
 	VPTESTMD      Z11, Z17, K3
 	VPTESTMD      Z9, Z17, K4
 	KANDW         K4, K3, K3
-	VPORD         Z29, Z19, K3, Z19
+	VMOVDQA32.Z   Z29, K3, Z19
 	VPORD         Z8, Z19, K2, Z19
 	VPMOVDB       Z19, X20
-	VMOVDQU8      X20, (SP)(R11*1)
+	VMOVDQU8      X20, 320(SP)(R11*1)
 	VPANDD        Z10, Z16, Z21
 	VCVTPS2PD     Y21, Z22
 	VEXTRACTF64X4 $0x01, Z21, Y23
 	VCVTPS2PD     Y23, Z23
 	VMULPD        Z7, Z22, Z22
 	VMULPD        Z7, Z23, Z23
-	VMOVUPD       Z22, 320(SP)(R11*8)
-	VMOVUPD       Z23, 384(SP)(R11*8)
+	VMOVUPD       Z22, 640(SP)(R11*8)
+	VMOVUPD       Z23, 704(SP)(R11*8)
 	ADDQ          R15, R11
 	CMPQ          R11, R13
 	JB            lutSelect4Pow2AVX512_vec6
@@ -1768,7 +2288,7 @@ lutSelect4Pow2AVX512_vec4:
 	VPANDD        Z10, Z17, Z18
 	VCMPPS        $0x07, Z17, Z17, K4
 	VMOVDQA32.Z   Z18, K4, Z18
-	VPCMPD.BCST   $0x05, 2568(SP), Z18, K5
+	VPCMPD.BCST   $0x05, 2888(SP), Z18, K5
 	VMOVDQA32.Z   Z14, K5, Z19
 	VPERMD        Z3, Z19, Z20
 	VPCMPD        $0x05, Z20, Z18, K5
@@ -1783,25 +2303,101 @@ lutSelect4Pow2AVX512_vec4:
 	VPCMPD        $0x05, Z20, Z18, K5
 	VPADDD        Z19, Z19, Z19
 	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)(R11*1)
 	VCMPPS        $0x03, Z17, Z17, K2
 	VPTESTMD      Z11, Z17, K3
 	VPTESTMD      Z9, Z17, K4
 	KANDW         K4, K3, K3
-	VPORD         Z29, Z19, K3, Z19
+	VMOVDQA32.Z   Z29, K3, Z19
 	VPORD         Z8, Z19, K2, Z19
 	VPMOVDB       Z19, X20
-	VMOVDQU8      X20, (SP)(R11*1)
+	VMOVDQU8      X20, 320(SP)(R11*1)
 	VPANDD        Z10, Z16, Z21
 	VCVTPS2PD     Y21, Z22
 	VEXTRACTF64X4 $0x01, Z21, Y23
 	VCVTPS2PD     Y23, Z23
 	VMULPD        Z7, Z22, Z22
 	VMULPD        Z7, Z23, Z23
-	VMOVUPD       Z22, 320(SP)(R11*8)
-	VMOVUPD       Z23, 384(SP)(R11*8)
+	VMOVUPD       Z22, 640(SP)(R11*8)
+	VMOVUPD       Z23, 704(SP)(R11*8)
 	ADDQ          R15, R11
 	CMPQ          R11, R13
 	JB            lutSelect4Pow2AVX512_vec4
+	CMPQ          R11, R10
+	JB            lutSelect4Pow2AVX512_seg
+	JMP           lutSelect4Pow2AVX512_values
+
+lutSelect4Pow2AVX512_vec8:
+	MOVQ          R13, R15
+	SUBQ          R11, R15
+	MOVQ          $0x00000010, AX
+	CMPQ          R15, AX
+	CMOVQHI       AX, R15
+	MOVL          $0xffffffff, AX
+	BZHIL         R15, AX, AX
+	KMOVW         AX, K1
+	VMOVUPS.Z     (SI)(R11*4), K1, Z16
+	VMULPS        Z15, Z16, Z17
+	VPANDD        Z10, Z17, Z18
+	VCMPPS        $0x07, Z17, Z17, K4
+	VMOVDQA32.Z   Z18, K4, Z18
+	VPCMPD        $0x05, Z0, Z18, K5
+	VMOVDQA32.Z   Z14, K5, Z19
+	VPERMD        Z1, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z2, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z3, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z4, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VMOVDQA32     Z19, Z20
+	VPERMI2D      Z6, Z5, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	KXNORW        K6, K6, K6
+	VPXORD        Z20, Z20, Z20
+	VPGATHERDD    864(BX)(Z19*4), K6, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	KXNORW        K6, K6, K6
+	VPXORD        Z20, Z20, Z20
+	VPGATHERDD    1120(BX)(Z19*4), K6, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)(R11*1)
+	VCMPPS        $0x03, Z17, Z17, K2
+	VPTESTMD      Z11, Z17, K3
+	VPTESTMD      Z9, Z17, K4
+	KANDW         K4, K3, K3
+	VMOVDQA32.Z   Z29, K3, Z19
+	VPORD         Z8, Z19, K2, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, 320(SP)(R11*1)
+	VPANDD        Z10, Z16, Z21
+	VCVTPS2PD     Y21, Z22
+	VEXTRACTF64X4 $0x01, Z21, Y23
+	VCVTPS2PD     Y23, Z23
+	VMULPD        Z7, Z22, Z22
+	VMULPD        Z7, Z23, Z23
+	VMOVUPD       Z22, 640(SP)(R11*8)
+	VMOVUPD       Z23, 704(SP)(R11*8)
+	ADDQ          R15, R11
+	CMPQ          R11, R13
+	JB            lutSelect4Pow2AVX512_vec8
 	CMPQ          R11, R10
 	JB            lutSelect4Pow2AVX512_seg
 
@@ -1824,16 +2420,14 @@ lutSelect4Pow2AVX512_group:
 
 lutSelect4Pow2AVX512_vpair:
 	MOVBLZX      (SP)(R13*1), AX
-	ANDL         $0x3f, AX
 	SHLL         $0x05, AX
 	MOVBLZX      (SP)(R14*1), BX
-	ANDL         $0x3f, BX
 	SHLL         $0x05, BX
-	VBROADCASTSD 320(SP)(R13*8), Y16
+	VBROADCASTSD 640(SP)(R13*8), Y16
 	VSUBPD       (R12)(AX*1), Y16, Y17
 	VMULPD       Y17, Y17, Y17
 	VADDPD       Y17, Y24, Y24
-	VBROADCASTSD 320(SP)(R14*8), Y19
+	VBROADCASTSD 640(SP)(R14*8), Y19
 	VSUBPD       (R12)(BX*1), Y19, Y20
 	VMULPD       Y20, Y20, Y20
 	VADDPD       Y20, Y26, Y26
@@ -1853,13 +2447,30 @@ lutSelect4Pow2AVX512_vpair:
 	TZCNTL       AX, AX
 	MOVB         AL, (R8)
 	INCQ         R8
-	MOVQ         2560(SP), BX
+	MOVQ         2880(SP), BX
 	VPBROADCASTB (BX)(AX*1), Z16
-	SHLQ         $0x06, AX
-	MOVQ         2552(SP), BX
-	VMOVDQU8     (BX)(AX*1), Z17
+	MOVQ         2872(SP), BX
 	VMOVDQU8.Z   (SP)(R15*1), K7, Z18
+	CMPQ         2832(SP), $0x08
+	JE           lutSelect4Pow2AVX512_biga
+	SHLQ         $0x06, AX
+	VMOVDQU8     (BX)(AX*1), Z17
 	VPERMB       Z17, Z18, Z19
+	JMP          lutSelect4Pow2AVX512_codeda
+
+lutSelect4Pow2AVX512_biga:
+	SHLQ      $0x08, AX
+	VMOVDQU8  (BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z19
+	VPERMI2B  64(BX)(AX*1), Z17, Z19
+	VMOVDQU8  128(BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z20
+	VPERMI2B  192(BX)(AX*1), Z17, Z20
+	VPMOVB2M  Z18, K3
+	VMOVDQU8  Z20, K3, Z19
+
+lutSelect4Pow2AVX512_codeda:
+	VMOVDQU8.Z   320(SP)(R15*1), K7, Z18
 	VPMOVB2M     Z18, K3
 	VMOVDQU8.Z   Z12, K3, Z20
 	VPORQ        Z20, Z19, Z19
@@ -1880,27 +2491,44 @@ lutSelect4Pow2AVX512_vpair:
 	TZCNTL       AX, AX
 	MOVB         AL, (R8)
 	INCQ         R8
-	MOVQ         2560(SP), BX
+	MOVQ         2880(SP), BX
 	VPBROADCASTB (BX)(AX*1), Z16
-	SHLQ         $0x06, AX
-	MOVQ         2552(SP), BX
-	VMOVDQU8     (BX)(AX*1), Z17
+	MOVQ         2872(SP), BX
 	VMOVDQU8.Z   (SP)(R15*1), K7, Z18
+	CMPQ         2832(SP), $0x08
+	JE           lutSelect4Pow2AVX512_bigb
+	SHLQ         $0x06, AX
+	VMOVDQU8     (BX)(AX*1), Z17
 	VPERMB       Z17, Z18, Z19
-	VPMOVB2M     Z18, K3
-	VMOVDQU8.Z   Z12, K3, Z20
-	VPORQ        Z20, Z19, Z19
-	VPTESTMB     Z30, Z18, K2
-	VMOVDQU8     Z16, K2, Z19
-	VMOVDQU8     Z19, K7, (DI)
-	ADDQ         DX, DI
-	ADDQ         DX, R15
-	JMP          lutSelect4Pow2AVX512_group
+	JMP          lutSelect4Pow2AVX512_codedb
+
+lutSelect4Pow2AVX512_bigb:
+	SHLQ      $0x08, AX
+	VMOVDQU8  (BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z19
+	VPERMI2B  64(BX)(AX*1), Z17, Z19
+	VMOVDQU8  128(BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z20
+	VPERMI2B  192(BX)(AX*1), Z17, Z20
+	VPMOVB2M  Z18, K3
+	VMOVDQU8  Z20, K3, Z19
+
+lutSelect4Pow2AVX512_codedb:
+	VMOVDQU8.Z 320(SP)(R15*1), K7, Z18
+	VPMOVB2M   Z18, K3
+	VMOVDQU8.Z Z12, K3, Z20
+	VPORQ      Z20, Z19, Z19
+	VPTESTMB   Z30, Z18, K2
+	VMOVDQU8   Z16, K2, Z19
+	VMOVDQU8   Z19, K7, (DI)
+	ADDQ       DX, DI
+	ADDQ       DX, R15
+	JMP        lutSelect4Pow2AVX512_group
 
 lutSelect4Pow2AVX512_single:
 	CMPQ    R11, DX
 	CMOVQHI DX, R11
-	BZHIQ   R11, 2504(SP), AX
+	BZHIQ   R11, 2824(SP), AX
 	KMOVQ   AX, K6
 	VXORPD  Y24, Y24, Y24
 	MOVQ    R15, R13
@@ -1908,9 +2536,8 @@ lutSelect4Pow2AVX512_single:
 
 lutSelect4Pow2AVX512_vsingle:
 	MOVBLZX      (SP)(R13*1), AX
-	ANDL         $0x3f, AX
 	SHLL         $0x05, AX
-	VBROADCASTSD 320(SP)(R13*8), Y16
+	VBROADCASTSD 640(SP)(R13*8), Y16
 	VSUBPD       (R12)(AX*1), Y16, Y17
 	VMULPD       Y17, Y17, Y17
 	VADDPD       Y17, Y24, Y24
@@ -1929,22 +2556,39 @@ lutSelect4Pow2AVX512_vsingle:
 	TZCNTL       AX, AX
 	MOVB         AL, (R8)
 	INCQ         R8
-	MOVQ         2560(SP), BX
+	MOVQ         2880(SP), BX
 	VPBROADCASTB (BX)(AX*1), Z16
-	SHLQ         $0x06, AX
-	MOVQ         2552(SP), BX
-	VMOVDQU8     (BX)(AX*1), Z17
+	MOVQ         2872(SP), BX
 	VMOVDQU8.Z   (SP)(R15*1), K6, Z18
+	CMPQ         2832(SP), $0x08
+	JE           lutSelect4Pow2AVX512_bigs
+	SHLQ         $0x06, AX
+	VMOVDQU8     (BX)(AX*1), Z17
 	VPERMB       Z17, Z18, Z19
-	VPMOVB2M     Z18, K3
-	VMOVDQU8.Z   Z12, K3, Z20
-	VPORQ        Z20, Z19, Z19
-	VPTESTMB     Z30, Z18, K2
-	VMOVDQU8     Z16, K2, Z19
-	VMOVDQU8     Z19, K6, (DI)
-	ADDQ         R11, DI
-	ADDQ         R11, R15
-	JMP          lutSelect4Pow2AVX512_group
+	JMP          lutSelect4Pow2AVX512_codeds
+
+lutSelect4Pow2AVX512_bigs:
+	SHLQ      $0x08, AX
+	VMOVDQU8  (BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z19
+	VPERMI2B  64(BX)(AX*1), Z17, Z19
+	VMOVDQU8  128(BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z20
+	VPERMI2B  192(BX)(AX*1), Z17, Z20
+	VPMOVB2M  Z18, K3
+	VMOVDQU8  Z20, K3, Z19
+
+lutSelect4Pow2AVX512_codeds:
+	VMOVDQU8.Z 320(SP)(R15*1), K6, Z18
+	VPMOVB2M   Z18, K3
+	VMOVDQU8.Z Z12, K3, Z20
+	VPORQ      Z20, Z19, Z19
+	VPTESTMB   Z30, Z18, K2
+	VMOVDQU8   Z16, K2, Z19
+	VMOVDQU8   Z19, K6, (DI)
+	ADDQ       R11, DI
+	ADDQ       R11, R15
+	JMP        lutSelect4Pow2AVX512_group
 
 lutSelect4Pow2AVX512_chunkdone:
 	LEAQ (SI)(R10*4), SI
@@ -1955,9 +2599,9 @@ lutSelect4Pow2AVX512_done:
 	VZEROUPPER
 	RET
 
-// func lutSelect4ExactAVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[216]uint32, mags []float64, tcodes []uint8, zero []uint8)
+// func lutSelect4ExactAVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[408]uint32, mags []float64, tcodes []uint8, zero []uint8)
 // Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VBMI, AVX512VL, BMI, BMI2, CMOV
-TEXT ·lutSelect4ExactAVX512(SB), $2584-216
+TEXT ·lutSelect4ExactAVX512(SB), $2912-216
 	MOVQ         codes_base+0(FP), DI
 	MOVQ         meta_base+24(FP), R8
 	MOVQ         x_base+48(FP), SI
@@ -1967,30 +2611,31 @@ TEXT ·lutSelect4ExactAVX512(SB), $2584-216
 	TESTQ        CX, CX
 	JZ           lutSelect4ExactAVX512_done
 	MOVQ         muls_base+88(FP), AX
-	MOVQ         AX, 2536(SP)
+	MOVQ         AX, 2856(SP)
 	MOVQ         scales_base+112(FP), AX
-	MOVQ         AX, 2544(SP)
+	MOVQ         AX, 2864(SP)
 	MOVQ         tcodes_base+168(FP), AX
-	MOVQ         AX, 2552(SP)
+	MOVQ         AX, 2872(SP)
 	MOVQ         zero_base+192(FP), AX
-	MOVQ         AX, 2560(SP)
+	MOVQ         AX, 2880(SP)
 	XORL         AX, AX
-	MOVQ         AX, 2520(SP)
-	MOVQ         AX, 2528(SP)
+	MOVQ         AX, 2840(SP)
+	MOVQ         AX, 2848(SP)
 	MOVQ         $0x00000100, AX
 	XORL         DX, DX
 	MOVQ         group+72(FP), R9
 	DIVQ         R9
 	IMULQ        R9, AX
-	MOVQ         AX, 2496(SP)
+	MOVQ         AX, 2816(SP)
 	MOVQ         R9, DX
 	MOVQ         $0xffffffff, AX
-	MOVQ         AX, 2504(SP)
+	MOVQ         AX, 2824(SP)
 	NOTQ         AX
-	ORQ          AX, 2504(SP)
-	BZHIQ        DX, 2504(SP), AX
+	ORQ          AX, 2824(SP)
+	BZHIQ        DX, 2824(SP), AX
 	KMOVQ        AX, K7
 	MOVQ         tb+136(FP), R9
+	MOVQ         R9, 2896(SP)
 	VPBROADCASTD (R9), Z0
 	VMOVDQU32    128(R9), Z1
 	VMOVDQU32    256(R9), Z2
@@ -1999,9 +2644,9 @@ TEXT ·lutSelect4ExactAVX512(SB), $2584-216
 	VMOVDQU32    640(R9), Z5
 	VMOVDQU32    704(R9), Z6
 	MOVL         848(R9), AX
-	MOVQ         AX, 2512(SP)
+	MOVQ         AX, 2832(SP)
 	MOVL         256(R9), AX
-	MOVL         AX, 2568(SP)
+	MOVL         AX, 2888(SP)
 	VPBROADCASTD 836(R9), Z9
 	MOVL         $0x7fffffff, AX
 	VMOVD        AX, X31
@@ -2026,29 +2671,32 @@ TEXT ·lutSelect4ExactAVX512(SB), $2584-216
 	VPBROADCASTD X31, Z30
 
 lutSelect4ExactAVX512_chunk:
-	MOVQ    2496(SP), R10
+	MOVQ    2816(SP), R10
 	CMPQ    R10, CX
 	CMOVQHI CX, R10
 	XORL    R11, R11
 
 lutSelect4ExactAVX512_seg:
-	CMPQ         2520(SP), $0x00
+	CMPQ         2840(SP), $0x00
 	JNE          lutSelect4ExactAVX512_segblock
-	MOVQ         2536(SP), AX
+	MOVQ         2856(SP), AX
 	VBROADCASTSS (AX), Z15
-	ADDQ         $0x04, 2536(SP)
+	ADDQ         $0x04, 2856(SP)
 	MOVQ         block+80(FP), AX
-	MOVQ         AX, 2520(SP)
+	MOVQ         AX, 2840(SP)
 
 lutSelect4ExactAVX512_segblock:
 	MOVQ    R10, R13
 	SUBQ    R11, R13
-	CMPQ    R13, 2520(SP)
-	CMOVQHI 2520(SP), R13
-	SUBQ    R13, 2520(SP)
+	CMPQ    R13, 2840(SP)
+	CMOVQHI 2840(SP), R13
+	SUBQ    R13, 2840(SP)
 	ADDQ    R11, R13
-	CMPQ    2512(SP), $0x02
+	MOVQ    2896(SP), BX
+	CMPQ    2832(SP), $0x02
 	JE      lutSelect4ExactAVX512_vec4
+	CMPQ    2832(SP), $0x08
+	JE      lutSelect4ExactAVX512_vec8
 
 lutSelect4ExactAVX512_vec6:
 	MOVQ          R13, R15
@@ -2087,20 +2735,22 @@ lutSelect4ExactAVX512_vec6:
 	VPCMPD        $0x05, Z20, Z18, K5
 	VPADDD        Z19, Z19, Z19
 	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)(R11*1)
 	VCMPPS        $0x03, Z17, Z17, K2
 	VPTESTMD      Z11, Z17, K3
 	VPTESTMD      Z9, Z17, K4
 	KANDW         K4, K3, K3
-	VPORD         Z29, Z19, K3, Z19
+	VMOVDQA32.Z   Z29, K3, Z19
 	VPORD         Z8, Z19, K2, Z19
 	VPMOVDB       Z19, X20
-	VMOVDQU8      X20, (SP)(R11*1)
+	VMOVDQU8      X20, 320(SP)(R11*1)
 	VPANDD        Z10, Z16, Z21
 	VCVTPS2PD     Y21, Z22
 	VEXTRACTF64X4 $0x01, Z21, Y23
 	VCVTPS2PD     Y23, Z23
-	VMOVUPD       Z22, 320(SP)(R11*8)
-	VMOVUPD       Z23, 384(SP)(R11*8)
+	VMOVUPD       Z22, 640(SP)(R11*8)
+	VMOVUPD       Z23, 704(SP)(R11*8)
 	ADDQ          R15, R11
 	CMPQ          R11, R13
 	JB            lutSelect4ExactAVX512_vec6
@@ -2122,7 +2772,7 @@ lutSelect4ExactAVX512_vec4:
 	VPANDD        Z10, Z17, Z18
 	VCMPPS        $0x07, Z17, Z17, K4
 	VMOVDQA32.Z   Z18, K4, Z18
-	VPCMPD.BCST   $0x05, 2568(SP), Z18, K5
+	VPCMPD.BCST   $0x05, 2888(SP), Z18, K5
 	VMOVDQA32.Z   Z14, K5, Z19
 	VPERMD        Z3, Z19, Z20
 	VPCMPD        $0x05, Z20, Z18, K5
@@ -2137,23 +2787,97 @@ lutSelect4ExactAVX512_vec4:
 	VPCMPD        $0x05, Z20, Z18, K5
 	VPADDD        Z19, Z19, Z19
 	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)(R11*1)
 	VCMPPS        $0x03, Z17, Z17, K2
 	VPTESTMD      Z11, Z17, K3
 	VPTESTMD      Z9, Z17, K4
 	KANDW         K4, K3, K3
-	VPORD         Z29, Z19, K3, Z19
+	VMOVDQA32.Z   Z29, K3, Z19
 	VPORD         Z8, Z19, K2, Z19
 	VPMOVDB       Z19, X20
-	VMOVDQU8      X20, (SP)(R11*1)
+	VMOVDQU8      X20, 320(SP)(R11*1)
 	VPANDD        Z10, Z16, Z21
 	VCVTPS2PD     Y21, Z22
 	VEXTRACTF64X4 $0x01, Z21, Y23
 	VCVTPS2PD     Y23, Z23
-	VMOVUPD       Z22, 320(SP)(R11*8)
-	VMOVUPD       Z23, 384(SP)(R11*8)
+	VMOVUPD       Z22, 640(SP)(R11*8)
+	VMOVUPD       Z23, 704(SP)(R11*8)
 	ADDQ          R15, R11
 	CMPQ          R11, R13
 	JB            lutSelect4ExactAVX512_vec4
+	CMPQ          R11, R10
+	JB            lutSelect4ExactAVX512_seg
+	JMP           lutSelect4ExactAVX512_values
+
+lutSelect4ExactAVX512_vec8:
+	MOVQ          R13, R15
+	SUBQ          R11, R15
+	MOVQ          $0x00000010, AX
+	CMPQ          R15, AX
+	CMOVQHI       AX, R15
+	MOVL          $0xffffffff, AX
+	BZHIL         R15, AX, AX
+	KMOVW         AX, K1
+	VMOVUPS.Z     (SI)(R11*4), K1, Z16
+	VMULPS        Z15, Z16, Z17
+	VPANDD        Z10, Z17, Z18
+	VCMPPS        $0x07, Z17, Z17, K4
+	VMOVDQA32.Z   Z18, K4, Z18
+	VPCMPD        $0x05, Z0, Z18, K5
+	VMOVDQA32.Z   Z14, K5, Z19
+	VPERMD        Z1, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z2, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z3, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z4, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VMOVDQA32     Z19, Z20
+	VPERMI2D      Z6, Z5, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	KXNORW        K6, K6, K6
+	VPXORD        Z20, Z20, Z20
+	VPGATHERDD    864(BX)(Z19*4), K6, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	KXNORW        K6, K6, K6
+	VPXORD        Z20, Z20, Z20
+	VPGATHERDD    1120(BX)(Z19*4), K6, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)(R11*1)
+	VCMPPS        $0x03, Z17, Z17, K2
+	VPTESTMD      Z11, Z17, K3
+	VPTESTMD      Z9, Z17, K4
+	KANDW         K4, K3, K3
+	VMOVDQA32.Z   Z29, K3, Z19
+	VPORD         Z8, Z19, K2, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, 320(SP)(R11*1)
+	VPANDD        Z10, Z16, Z21
+	VCVTPS2PD     Y21, Z22
+	VEXTRACTF64X4 $0x01, Z21, Y23
+	VCVTPS2PD     Y23, Z23
+	VMOVUPD       Z22, 640(SP)(R11*8)
+	VMOVUPD       Z23, 704(SP)(R11*8)
+	ADDQ          R15, R11
+	CMPQ          R11, R13
+	JB            lutSelect4ExactAVX512_vec8
 	CMPQ          R11, R10
 	JB            lutSelect4ExactAVX512_seg
 
@@ -2163,14 +2887,14 @@ lutSelect4ExactAVX512_values:
 lutSelect4ExactAVX512_group:
 	CMPQ         R15, R10
 	JAE          lutSelect4ExactAVX512_chunkdone
-	CMPQ         2528(SP), $0x00
+	CMPQ         2848(SP), $0x00
 	JNE          lutSelect4ExactAVX512_scaled
-	MOVQ         2544(SP), AX
+	MOVQ         2864(SP), AX
 	VBROADCASTSS (AX), Z7
 	VCVTPS2PD    Y7, Z7
-	ADDQ         $0x04, 2544(SP)
+	ADDQ         $0x04, 2864(SP)
 	MOVQ         block+80(FP), AX
-	MOVQ         AX, 2528(SP)
+	MOVQ         AX, 2848(SP)
 
 lutSelect4ExactAVX512_scaled:
 	MOVQ   R10, R11
@@ -2178,9 +2902,9 @@ lutSelect4ExactAVX512_scaled:
 	LEAQ   (DX)(DX*1), AX
 	CMPQ   R11, AX
 	JB     lutSelect4ExactAVX512_single
-	CMPQ   2528(SP), AX
+	CMPQ   2848(SP), AX
 	JB     lutSelect4ExactAVX512_single
-	SUBQ   AX, 2528(SP)
+	SUBQ   AX, 2848(SP)
 	VXORPD Y24, Y24, Y24
 	VXORPD Y26, Y26, Y26
 	MOVQ   R15, R13
@@ -2189,17 +2913,15 @@ lutSelect4ExactAVX512_scaled:
 
 lutSelect4ExactAVX512_vpair:
 	MOVBLZX      (SP)(R13*1), AX
-	ANDL         $0x3f, AX
 	SHLL         $0x05, AX
 	MOVBLZX      (SP)(R14*1), BX
-	ANDL         $0x3f, BX
 	SHLL         $0x05, BX
 	VMULPD       (R12)(AX*1), Y7, Y17
-	VSUBPD.BCST  320(SP)(R13*8), Y17, Y17
+	VSUBPD.BCST  640(SP)(R13*8), Y17, Y17
 	VMULPD       Y17, Y17, Y17
 	VADDPD       Y17, Y24, Y24
 	VMULPD       (R12)(BX*1), Y7, Y20
-	VSUBPD.BCST  320(SP)(R14*8), Y20, Y20
+	VSUBPD.BCST  640(SP)(R14*8), Y20, Y20
 	VMULPD       Y20, Y20, Y20
 	VADDPD       Y20, Y26, Y26
 	INCQ         R13
@@ -2218,13 +2940,30 @@ lutSelect4ExactAVX512_vpair:
 	TZCNTL       AX, AX
 	MOVB         AL, (R8)
 	INCQ         R8
-	MOVQ         2560(SP), BX
+	MOVQ         2880(SP), BX
 	VPBROADCASTB (BX)(AX*1), Z16
-	SHLQ         $0x06, AX
-	MOVQ         2552(SP), BX
-	VMOVDQU8     (BX)(AX*1), Z17
+	MOVQ         2872(SP), BX
 	VMOVDQU8.Z   (SP)(R15*1), K7, Z18
+	CMPQ         2832(SP), $0x08
+	JE           lutSelect4ExactAVX512_biga
+	SHLQ         $0x06, AX
+	VMOVDQU8     (BX)(AX*1), Z17
 	VPERMB       Z17, Z18, Z19
+	JMP          lutSelect4ExactAVX512_codeda
+
+lutSelect4ExactAVX512_biga:
+	SHLQ      $0x08, AX
+	VMOVDQU8  (BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z19
+	VPERMI2B  64(BX)(AX*1), Z17, Z19
+	VMOVDQU8  128(BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z20
+	VPERMI2B  192(BX)(AX*1), Z17, Z20
+	VPMOVB2M  Z18, K3
+	VMOVDQU8  Z20, K3, Z19
+
+lutSelect4ExactAVX512_codeda:
+	VMOVDQU8.Z   320(SP)(R15*1), K7, Z18
 	VPMOVB2M     Z18, K3
 	VMOVDQU8.Z   Z12, K3, Z20
 	VPORQ        Z20, Z19, Z19
@@ -2245,28 +2984,45 @@ lutSelect4ExactAVX512_vpair:
 	TZCNTL       AX, AX
 	MOVB         AL, (R8)
 	INCQ         R8
-	MOVQ         2560(SP), BX
+	MOVQ         2880(SP), BX
 	VPBROADCASTB (BX)(AX*1), Z16
-	SHLQ         $0x06, AX
-	MOVQ         2552(SP), BX
-	VMOVDQU8     (BX)(AX*1), Z17
+	MOVQ         2872(SP), BX
 	VMOVDQU8.Z   (SP)(R15*1), K7, Z18
+	CMPQ         2832(SP), $0x08
+	JE           lutSelect4ExactAVX512_bigb
+	SHLQ         $0x06, AX
+	VMOVDQU8     (BX)(AX*1), Z17
 	VPERMB       Z17, Z18, Z19
-	VPMOVB2M     Z18, K3
-	VMOVDQU8.Z   Z12, K3, Z20
-	VPORQ        Z20, Z19, Z19
-	VPTESTMB     Z30, Z18, K2
-	VMOVDQU8     Z16, K2, Z19
-	VMOVDQU8     Z19, K7, (DI)
-	ADDQ         DX, DI
-	ADDQ         DX, R15
-	JMP          lutSelect4ExactAVX512_group
+	JMP          lutSelect4ExactAVX512_codedb
+
+lutSelect4ExactAVX512_bigb:
+	SHLQ      $0x08, AX
+	VMOVDQU8  (BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z19
+	VPERMI2B  64(BX)(AX*1), Z17, Z19
+	VMOVDQU8  128(BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z20
+	VPERMI2B  192(BX)(AX*1), Z17, Z20
+	VPMOVB2M  Z18, K3
+	VMOVDQU8  Z20, K3, Z19
+
+lutSelect4ExactAVX512_codedb:
+	VMOVDQU8.Z 320(SP)(R15*1), K7, Z18
+	VPMOVB2M   Z18, K3
+	VMOVDQU8.Z Z12, K3, Z20
+	VPORQ      Z20, Z19, Z19
+	VPTESTMB   Z30, Z18, K2
+	VMOVDQU8   Z16, K2, Z19
+	VMOVDQU8   Z19, K7, (DI)
+	ADDQ       DX, DI
+	ADDQ       DX, R15
+	JMP        lutSelect4ExactAVX512_group
 
 lutSelect4ExactAVX512_single:
 	CMPQ    R11, DX
 	CMOVQHI DX, R11
-	SUBQ    R11, 2528(SP)
-	BZHIQ   R11, 2504(SP), AX
+	SUBQ    R11, 2848(SP)
+	BZHIQ   R11, 2824(SP), AX
 	KMOVQ   AX, K6
 	VXORPD  Y24, Y24, Y24
 	MOVQ    R15, R13
@@ -2274,10 +3030,9 @@ lutSelect4ExactAVX512_single:
 
 lutSelect4ExactAVX512_vsingle:
 	MOVBLZX      (SP)(R13*1), AX
-	ANDL         $0x3f, AX
 	SHLL         $0x05, AX
 	VMULPD       (R12)(AX*1), Y7, Y17
-	VSUBPD.BCST  320(SP)(R13*8), Y17, Y17
+	VSUBPD.BCST  640(SP)(R13*8), Y17, Y17
 	VMULPD       Y17, Y17, Y17
 	VADDPD       Y17, Y24, Y24
 	INCQ         R13
@@ -2295,22 +3050,39 @@ lutSelect4ExactAVX512_vsingle:
 	TZCNTL       AX, AX
 	MOVB         AL, (R8)
 	INCQ         R8
-	MOVQ         2560(SP), BX
+	MOVQ         2880(SP), BX
 	VPBROADCASTB (BX)(AX*1), Z16
-	SHLQ         $0x06, AX
-	MOVQ         2552(SP), BX
-	VMOVDQU8     (BX)(AX*1), Z17
+	MOVQ         2872(SP), BX
 	VMOVDQU8.Z   (SP)(R15*1), K6, Z18
+	CMPQ         2832(SP), $0x08
+	JE           lutSelect4ExactAVX512_bigs
+	SHLQ         $0x06, AX
+	VMOVDQU8     (BX)(AX*1), Z17
 	VPERMB       Z17, Z18, Z19
-	VPMOVB2M     Z18, K3
-	VMOVDQU8.Z   Z12, K3, Z20
-	VPORQ        Z20, Z19, Z19
-	VPTESTMB     Z30, Z18, K2
-	VMOVDQU8     Z16, K2, Z19
-	VMOVDQU8     Z19, K6, (DI)
-	ADDQ         R11, DI
-	ADDQ         R11, R15
-	JMP          lutSelect4ExactAVX512_group
+	JMP          lutSelect4ExactAVX512_codeds
+
+lutSelect4ExactAVX512_bigs:
+	SHLQ      $0x08, AX
+	VMOVDQU8  (BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z19
+	VPERMI2B  64(BX)(AX*1), Z17, Z19
+	VMOVDQU8  128(BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z20
+	VPERMI2B  192(BX)(AX*1), Z17, Z20
+	VPMOVB2M  Z18, K3
+	VMOVDQU8  Z20, K3, Z19
+
+lutSelect4ExactAVX512_codeds:
+	VMOVDQU8.Z 320(SP)(R15*1), K6, Z18
+	VPMOVB2M   Z18, K3
+	VMOVDQU8.Z Z12, K3, Z20
+	VPORQ      Z20, Z19, Z19
+	VPTESTMB   Z30, Z18, K2
+	VMOVDQU8   Z16, K2, Z19
+	VMOVDQU8   Z19, K6, (DI)
+	ADDQ       R11, DI
+	ADDQ       R11, R15
+	JMP        lutSelect4ExactAVX512_group
 
 lutSelect4ExactAVX512_chunkdone:
 	LEAQ (SI)(R10*4), SI
@@ -2321,9 +3093,9 @@ lutSelect4ExactAVX512_done:
 	VZEROUPPER
 	RET
 
-// func lutSelect8AVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[216]uint32, mags []float32, tcodes []uint8, zero []uint8)
+// func lutSelect8AVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[408]uint32, mags []float32, tcodes []uint8, zero []uint8)
 // Requires: AVX, AVX512BW, AVX512DQ, AVX512F, AVX512VBMI, AVX512VL, BMI, BMI2, CMOV
-TEXT ·lutSelect8AVX512(SB), $2584-216
+TEXT ·lutSelect8AVX512(SB), $2912-216
 	MOVQ         codes_base+0(FP), DI
 	MOVQ         meta_base+24(FP), R8
 	MOVQ         x_base+48(FP), SI
@@ -2333,30 +3105,31 @@ TEXT ·lutSelect8AVX512(SB), $2584-216
 	TESTQ        CX, CX
 	JZ           lutSelect8AVX512_done
 	MOVQ         muls_base+88(FP), AX
-	MOVQ         AX, 2536(SP)
+	MOVQ         AX, 2856(SP)
 	MOVQ         scales_base+112(FP), AX
-	MOVQ         AX, 2544(SP)
+	MOVQ         AX, 2864(SP)
 	MOVQ         tcodes_base+168(FP), AX
-	MOVQ         AX, 2552(SP)
+	MOVQ         AX, 2872(SP)
 	MOVQ         zero_base+192(FP), AX
-	MOVQ         AX, 2560(SP)
+	MOVQ         AX, 2880(SP)
 	XORL         AX, AX
-	MOVQ         AX, 2520(SP)
-	MOVQ         AX, 2528(SP)
+	MOVQ         AX, 2840(SP)
+	MOVQ         AX, 2848(SP)
 	MOVQ         $0x00000100, AX
 	XORL         DX, DX
 	MOVQ         group+72(FP), R9
 	DIVQ         R9
 	IMULQ        R9, AX
-	MOVQ         AX, 2496(SP)
+	MOVQ         AX, 2816(SP)
 	MOVQ         R9, DX
 	MOVQ         $0xffffffff, AX
-	MOVQ         AX, 2504(SP)
+	MOVQ         AX, 2824(SP)
 	NOTQ         AX
-	ORQ          AX, 2504(SP)
-	BZHIQ        DX, 2504(SP), AX
+	ORQ          AX, 2824(SP)
+	BZHIQ        DX, 2824(SP), AX
 	KMOVQ        AX, K7
 	MOVQ         tb+136(FP), R9
+	MOVQ         R9, 2896(SP)
 	VPBROADCASTD (R9), Z0
 	VMOVDQU32    128(R9), Z1
 	VMOVDQU32    256(R9), Z2
@@ -2365,9 +3138,9 @@ TEXT ·lutSelect8AVX512(SB), $2584-216
 	VMOVDQU32    640(R9), Z5
 	VMOVDQU32    704(R9), Z6
 	MOVL         848(R9), AX
-	MOVQ         AX, 2512(SP)
+	MOVQ         AX, 2832(SP)
 	MOVL         256(R9), AX
-	MOVL         AX, 2568(SP)
+	MOVL         AX, 2888(SP)
 	VPBROADCASTD 836(R9), Z9
 	MOVL         $0x7fffffff, AX
 	VMOVD        AX, X31
@@ -2392,29 +3165,32 @@ TEXT ·lutSelect8AVX512(SB), $2584-216
 	VPBROADCASTD X31, Z30
 
 lutSelect8AVX512_chunk:
-	MOVQ    2496(SP), R10
+	MOVQ    2816(SP), R10
 	CMPQ    R10, CX
 	CMOVQHI CX, R10
 	XORL    R11, R11
 
 lutSelect8AVX512_seg:
-	CMPQ         2520(SP), $0x00
+	CMPQ         2840(SP), $0x00
 	JNE          lutSelect8AVX512_segblock
-	MOVQ         2536(SP), AX
+	MOVQ         2856(SP), AX
 	VBROADCASTSS (AX), Z15
-	ADDQ         $0x04, 2536(SP)
+	ADDQ         $0x04, 2856(SP)
 	MOVQ         block+80(FP), AX
-	MOVQ         AX, 2520(SP)
+	MOVQ         AX, 2840(SP)
 
 lutSelect8AVX512_segblock:
 	MOVQ    R10, R13
 	SUBQ    R11, R13
-	CMPQ    R13, 2520(SP)
-	CMOVQHI 2520(SP), R13
-	SUBQ    R13, 2520(SP)
+	CMPQ    R13, 2840(SP)
+	CMOVQHI 2840(SP), R13
+	SUBQ    R13, 2840(SP)
 	ADDQ    R11, R13
-	CMPQ    2512(SP), $0x02
+	MOVQ    2896(SP), BX
+	CMPQ    2832(SP), $0x02
 	JE      lutSelect8AVX512_vec4
+	CMPQ    2832(SP), $0x08
+	JE      lutSelect8AVX512_vec8
 
 lutSelect8AVX512_vec6:
 	MOVQ          R13, R15
@@ -2453,20 +3229,22 @@ lutSelect8AVX512_vec6:
 	VPCMPD        $0x05, Z20, Z18, K5
 	VPADDD        Z19, Z19, Z19
 	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)(R11*1)
 	VCMPPS        $0x03, Z17, Z17, K2
 	VPTESTMD      Z11, Z17, K3
 	VPTESTMD      Z9, Z17, K4
 	KANDW         K4, K3, K3
-	VPORD         Z29, Z19, K3, Z19
+	VMOVDQA32.Z   Z29, K3, Z19
 	VPORD         Z8, Z19, K2, Z19
 	VPMOVDB       Z19, X20
-	VMOVDQU8      X20, (SP)(R11*1)
+	VMOVDQU8      X20, 320(SP)(R11*1)
 	VPANDD        Z10, Z16, Z21
 	VCVTPS2PD     Y21, Z22
 	VEXTRACTF64X4 $0x01, Z21, Y23
 	VCVTPS2PD     Y23, Z23
-	VMOVUPD       Z22, 320(SP)(R11*8)
-	VMOVUPD       Z23, 384(SP)(R11*8)
+	VMOVUPD       Z22, 640(SP)(R11*8)
+	VMOVUPD       Z23, 704(SP)(R11*8)
 	ADDQ          R15, R11
 	CMPQ          R11, R13
 	JB            lutSelect8AVX512_vec6
@@ -2488,7 +3266,7 @@ lutSelect8AVX512_vec4:
 	VPANDD        Z10, Z17, Z18
 	VCMPPS        $0x07, Z17, Z17, K4
 	VMOVDQA32.Z   Z18, K4, Z18
-	VPCMPD.BCST   $0x05, 2568(SP), Z18, K5
+	VPCMPD.BCST   $0x05, 2888(SP), Z18, K5
 	VMOVDQA32.Z   Z14, K5, Z19
 	VPERMD        Z3, Z19, Z20
 	VPCMPD        $0x05, Z20, Z18, K5
@@ -2503,23 +3281,97 @@ lutSelect8AVX512_vec4:
 	VPCMPD        $0x05, Z20, Z18, K5
 	VPADDD        Z19, Z19, Z19
 	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)(R11*1)
 	VCMPPS        $0x03, Z17, Z17, K2
 	VPTESTMD      Z11, Z17, K3
 	VPTESTMD      Z9, Z17, K4
 	KANDW         K4, K3, K3
-	VPORD         Z29, Z19, K3, Z19
+	VMOVDQA32.Z   Z29, K3, Z19
 	VPORD         Z8, Z19, K2, Z19
 	VPMOVDB       Z19, X20
-	VMOVDQU8      X20, (SP)(R11*1)
+	VMOVDQU8      X20, 320(SP)(R11*1)
 	VPANDD        Z10, Z16, Z21
 	VCVTPS2PD     Y21, Z22
 	VEXTRACTF64X4 $0x01, Z21, Y23
 	VCVTPS2PD     Y23, Z23
-	VMOVUPD       Z22, 320(SP)(R11*8)
-	VMOVUPD       Z23, 384(SP)(R11*8)
+	VMOVUPD       Z22, 640(SP)(R11*8)
+	VMOVUPD       Z23, 704(SP)(R11*8)
 	ADDQ          R15, R11
 	CMPQ          R11, R13
 	JB            lutSelect8AVX512_vec4
+	CMPQ          R11, R10
+	JB            lutSelect8AVX512_seg
+	JMP           lutSelect8AVX512_values
+
+lutSelect8AVX512_vec8:
+	MOVQ          R13, R15
+	SUBQ          R11, R15
+	MOVQ          $0x00000010, AX
+	CMPQ          R15, AX
+	CMOVQHI       AX, R15
+	MOVL          $0xffffffff, AX
+	BZHIL         R15, AX, AX
+	KMOVW         AX, K1
+	VMOVUPS.Z     (SI)(R11*4), K1, Z16
+	VMULPS        Z15, Z16, Z17
+	VPANDD        Z10, Z17, Z18
+	VCMPPS        $0x07, Z17, Z17, K4
+	VMOVDQA32.Z   Z18, K4, Z18
+	VPCMPD        $0x05, Z0, Z18, K5
+	VMOVDQA32.Z   Z14, K5, Z19
+	VPERMD        Z1, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z2, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z3, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z4, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VMOVDQA32     Z19, Z20
+	VPERMI2D      Z6, Z5, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	KXNORW        K6, K6, K6
+	VPXORD        Z20, Z20, Z20
+	VPGATHERDD    864(BX)(Z19*4), K6, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	KXNORW        K6, K6, K6
+	VPXORD        Z20, Z20, Z20
+	VPGATHERDD    1120(BX)(Z19*4), K6, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)(R11*1)
+	VCMPPS        $0x03, Z17, Z17, K2
+	VPTESTMD      Z11, Z17, K3
+	VPTESTMD      Z9, Z17, K4
+	KANDW         K4, K3, K3
+	VMOVDQA32.Z   Z29, K3, Z19
+	VPORD         Z8, Z19, K2, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, 320(SP)(R11*1)
+	VPANDD        Z10, Z16, Z21
+	VCVTPS2PD     Y21, Z22
+	VEXTRACTF64X4 $0x01, Z21, Y23
+	VCVTPS2PD     Y23, Z23
+	VMOVUPD       Z22, 640(SP)(R11*8)
+	VMOVUPD       Z23, 704(SP)(R11*8)
+	ADDQ          R15, R11
+	CMPQ          R11, R13
+	JB            lutSelect8AVX512_vec8
 	CMPQ          R11, R10
 	JB            lutSelect8AVX512_seg
 
@@ -2529,13 +3381,13 @@ lutSelect8AVX512_values:
 lutSelect8AVX512_group:
 	CMPQ         R15, R10
 	JAE          lutSelect8AVX512_chunkdone
-	CMPQ         2528(SP), $0x00
+	CMPQ         2848(SP), $0x00
 	JNE          lutSelect8AVX512_scaled
-	MOVQ         2544(SP), AX
+	MOVQ         2864(SP), AX
 	VBROADCASTSS (AX), Z7
-	ADDQ         $0x04, 2544(SP)
+	ADDQ         $0x04, 2864(SP)
 	MOVQ         block+80(FP), AX
-	MOVQ         AX, 2528(SP)
+	MOVQ         AX, 2848(SP)
 
 lutSelect8AVX512_scaled:
 	MOVQ   R10, R11
@@ -2543,9 +3395,9 @@ lutSelect8AVX512_scaled:
 	LEAQ   (DX)(DX*1), AX
 	CMPQ   R11, AX
 	JB     lutSelect8AVX512_single
-	CMPQ   2528(SP), AX
+	CMPQ   2848(SP), AX
 	JB     lutSelect8AVX512_single
-	SUBQ   AX, 2528(SP)
+	SUBQ   AX, 2848(SP)
 	VXORPD Z24, Z24, Z24
 	VXORPD Z26, Z26, Z26
 	MOVQ   R15, R13
@@ -2554,19 +3406,17 @@ lutSelect8AVX512_scaled:
 
 lutSelect8AVX512_vpair:
 	MOVBLZX      (SP)(R13*1), AX
-	ANDL         $0x3f, AX
 	SHLL         $0x05, AX
 	MOVBLZX      (SP)(R14*1), BX
-	ANDL         $0x3f, BX
 	SHLL         $0x05, BX
 	VMULPS       (R12)(AX*1), Y7, Y16
 	VCVTPS2PD    Y16, Z17
-	VSUBPD.BCST  320(SP)(R13*8), Z17, Z17
+	VSUBPD.BCST  640(SP)(R13*8), Z17, Z17
 	VMULPD       Z17, Z17, Z17
 	VADDPD       Z17, Z24, Z24
 	VMULPS       (R12)(BX*1), Y7, Y19
 	VCVTPS2PD    Y19, Z20
-	VSUBPD.BCST  320(SP)(R14*8), Z20, Z20
+	VSUBPD.BCST  640(SP)(R14*8), Z20, Z20
 	VMULPD       Z20, Z20, Z20
 	VADDPD       Z20, Z26, Z26
 	INCQ         R13
@@ -2587,13 +3437,30 @@ lutSelect8AVX512_vpair:
 	TZCNTL       AX, AX
 	MOVB         AL, (R8)
 	INCQ         R8
-	MOVQ         2560(SP), BX
+	MOVQ         2880(SP), BX
 	VPBROADCASTB (BX)(AX*1), Z16
-	SHLQ         $0x06, AX
-	MOVQ         2552(SP), BX
-	VMOVDQU8     (BX)(AX*1), Z17
+	MOVQ         2872(SP), BX
 	VMOVDQU8.Z   (SP)(R15*1), K7, Z18
+	CMPQ         2832(SP), $0x08
+	JE           lutSelect8AVX512_biga
+	SHLQ         $0x06, AX
+	VMOVDQU8     (BX)(AX*1), Z17
 	VPERMB       Z17, Z18, Z19
+	JMP          lutSelect8AVX512_codeda
+
+lutSelect8AVX512_biga:
+	SHLQ      $0x08, AX
+	VMOVDQU8  (BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z19
+	VPERMI2B  64(BX)(AX*1), Z17, Z19
+	VMOVDQU8  128(BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z20
+	VPERMI2B  192(BX)(AX*1), Z17, Z20
+	VPMOVB2M  Z18, K3
+	VMOVDQU8  Z20, K3, Z19
+
+lutSelect8AVX512_codeda:
+	VMOVDQU8.Z   320(SP)(R15*1), K7, Z18
 	VPMOVB2M     Z18, K3
 	VMOVDQU8.Z   Z12, K3, Z20
 	VPORQ        Z20, Z19, Z19
@@ -2616,28 +3483,45 @@ lutSelect8AVX512_vpair:
 	TZCNTL       AX, AX
 	MOVB         AL, (R8)
 	INCQ         R8
-	MOVQ         2560(SP), BX
+	MOVQ         2880(SP), BX
 	VPBROADCASTB (BX)(AX*1), Z16
-	SHLQ         $0x06, AX
-	MOVQ         2552(SP), BX
-	VMOVDQU8     (BX)(AX*1), Z17
+	MOVQ         2872(SP), BX
 	VMOVDQU8.Z   (SP)(R15*1), K7, Z18
+	CMPQ         2832(SP), $0x08
+	JE           lutSelect8AVX512_bigb
+	SHLQ         $0x06, AX
+	VMOVDQU8     (BX)(AX*1), Z17
 	VPERMB       Z17, Z18, Z19
-	VPMOVB2M     Z18, K3
-	VMOVDQU8.Z   Z12, K3, Z20
-	VPORQ        Z20, Z19, Z19
-	VPTESTMB     Z30, Z18, K2
-	VMOVDQU8     Z16, K2, Z19
-	VMOVDQU8     Z19, K7, (DI)
-	ADDQ         DX, DI
-	ADDQ         DX, R15
-	JMP          lutSelect8AVX512_group
+	JMP          lutSelect8AVX512_codedb
+
+lutSelect8AVX512_bigb:
+	SHLQ      $0x08, AX
+	VMOVDQU8  (BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z19
+	VPERMI2B  64(BX)(AX*1), Z17, Z19
+	VMOVDQU8  128(BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z20
+	VPERMI2B  192(BX)(AX*1), Z17, Z20
+	VPMOVB2M  Z18, K3
+	VMOVDQU8  Z20, K3, Z19
+
+lutSelect8AVX512_codedb:
+	VMOVDQU8.Z 320(SP)(R15*1), K7, Z18
+	VPMOVB2M   Z18, K3
+	VMOVDQU8.Z Z12, K3, Z20
+	VPORQ      Z20, Z19, Z19
+	VPTESTMB   Z30, Z18, K2
+	VMOVDQU8   Z16, K2, Z19
+	VMOVDQU8   Z19, K7, (DI)
+	ADDQ       DX, DI
+	ADDQ       DX, R15
+	JMP        lutSelect8AVX512_group
 
 lutSelect8AVX512_single:
 	CMPQ    R11, DX
 	CMOVQHI DX, R11
-	SUBQ    R11, 2528(SP)
-	BZHIQ   R11, 2504(SP), AX
+	SUBQ    R11, 2848(SP)
+	BZHIQ   R11, 2824(SP), AX
 	KMOVQ   AX, K6
 	VXORPD  Z24, Z24, Z24
 	MOVQ    R15, R13
@@ -2645,11 +3529,10 @@ lutSelect8AVX512_single:
 
 lutSelect8AVX512_vsingle:
 	MOVBLZX      (SP)(R13*1), AX
-	ANDL         $0x3f, AX
 	SHLL         $0x05, AX
 	VMULPS       (R12)(AX*1), Y7, Y16
 	VCVTPS2PD    Y16, Z17
-	VSUBPD.BCST  320(SP)(R13*8), Z17, Z17
+	VSUBPD.BCST  640(SP)(R13*8), Z17, Z17
 	VMULPD       Z17, Z17, Z17
 	VADDPD       Z17, Z24, Z24
 	INCQ         R13
@@ -2669,22 +3552,39 @@ lutSelect8AVX512_vsingle:
 	TZCNTL       AX, AX
 	MOVB         AL, (R8)
 	INCQ         R8
-	MOVQ         2560(SP), BX
+	MOVQ         2880(SP), BX
 	VPBROADCASTB (BX)(AX*1), Z16
-	SHLQ         $0x06, AX
-	MOVQ         2552(SP), BX
-	VMOVDQU8     (BX)(AX*1), Z17
+	MOVQ         2872(SP), BX
 	VMOVDQU8.Z   (SP)(R15*1), K6, Z18
+	CMPQ         2832(SP), $0x08
+	JE           lutSelect8AVX512_bigs
+	SHLQ         $0x06, AX
+	VMOVDQU8     (BX)(AX*1), Z17
 	VPERMB       Z17, Z18, Z19
-	VPMOVB2M     Z18, K3
-	VMOVDQU8.Z   Z12, K3, Z20
-	VPORQ        Z20, Z19, Z19
-	VPTESTMB     Z30, Z18, K2
-	VMOVDQU8     Z16, K2, Z19
-	VMOVDQU8     Z19, K6, (DI)
-	ADDQ         R11, DI
-	ADDQ         R11, R15
-	JMP          lutSelect8AVX512_group
+	JMP          lutSelect8AVX512_codeds
+
+lutSelect8AVX512_bigs:
+	SHLQ      $0x08, AX
+	VMOVDQU8  (BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z19
+	VPERMI2B  64(BX)(AX*1), Z17, Z19
+	VMOVDQU8  128(BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z20
+	VPERMI2B  192(BX)(AX*1), Z17, Z20
+	VPMOVB2M  Z18, K3
+	VMOVDQU8  Z20, K3, Z19
+
+lutSelect8AVX512_codeds:
+	VMOVDQU8.Z 320(SP)(R15*1), K6, Z18
+	VPMOVB2M   Z18, K3
+	VMOVDQU8.Z Z12, K3, Z20
+	VPORQ      Z20, Z19, Z19
+	VPTESTMB   Z30, Z18, K2
+	VMOVDQU8   Z16, K2, Z19
+	VMOVDQU8   Z19, K6, (DI)
+	ADDQ       R11, DI
+	ADDQ       R11, R15
+	JMP        lutSelect8AVX512_group
 
 lutSelect8AVX512_chunkdone:
 	LEAQ (SI)(R10*4), SI
@@ -2695,9 +3595,9 @@ lutSelect8AVX512_done:
 	VZEROUPPER
 	RET
 
-// func lutSelect8Pow2AVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[216]uint32, mags []float64, tcodes []uint8, zero []uint8)
+// func lutSelect8Pow2AVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[408]uint32, mags []float64, tcodes []uint8, zero []uint8)
 // Requires: AVX, AVX512BW, AVX512DQ, AVX512F, AVX512VBMI, AVX512VL, BMI, BMI2, CMOV
-TEXT ·lutSelect8Pow2AVX512(SB), $2584-216
+TEXT ·lutSelect8Pow2AVX512(SB), $2912-216
 	MOVQ         codes_base+0(FP), DI
 	MOVQ         meta_base+24(FP), R8
 	MOVQ         x_base+48(FP), SI
@@ -2707,30 +3607,31 @@ TEXT ·lutSelect8Pow2AVX512(SB), $2584-216
 	TESTQ        CX, CX
 	JZ           lutSelect8Pow2AVX512_done
 	MOVQ         muls_base+88(FP), AX
-	MOVQ         AX, 2536(SP)
+	MOVQ         AX, 2856(SP)
 	MOVQ         scales_base+112(FP), AX
-	MOVQ         AX, 2544(SP)
+	MOVQ         AX, 2864(SP)
 	MOVQ         tcodes_base+168(FP), AX
-	MOVQ         AX, 2552(SP)
+	MOVQ         AX, 2872(SP)
 	MOVQ         zero_base+192(FP), AX
-	MOVQ         AX, 2560(SP)
+	MOVQ         AX, 2880(SP)
 	XORL         AX, AX
-	MOVQ         AX, 2520(SP)
-	MOVQ         AX, 2528(SP)
+	MOVQ         AX, 2840(SP)
+	MOVQ         AX, 2848(SP)
 	MOVQ         $0x00000100, AX
 	XORL         DX, DX
 	MOVQ         group+72(FP), R9
 	DIVQ         R9
 	IMULQ        R9, AX
-	MOVQ         AX, 2496(SP)
+	MOVQ         AX, 2816(SP)
 	MOVQ         R9, DX
 	MOVQ         $0xffffffff, AX
-	MOVQ         AX, 2504(SP)
+	MOVQ         AX, 2824(SP)
 	NOTQ         AX
-	ORQ          AX, 2504(SP)
-	BZHIQ        DX, 2504(SP), AX
+	ORQ          AX, 2824(SP)
+	BZHIQ        DX, 2824(SP), AX
 	KMOVQ        AX, K7
 	MOVQ         tb+136(FP), R9
+	MOVQ         R9, 2896(SP)
 	VPBROADCASTD (R9), Z0
 	VMOVDQU32    128(R9), Z1
 	VMOVDQU32    256(R9), Z2
@@ -2739,9 +3640,9 @@ TEXT ·lutSelect8Pow2AVX512(SB), $2584-216
 	VMOVDQU32    640(R9), Z5
 	VMOVDQU32    704(R9), Z6
 	MOVL         848(R9), AX
-	MOVQ         AX, 2512(SP)
+	MOVQ         AX, 2832(SP)
 	MOVL         256(R9), AX
-	MOVL         AX, 2568(SP)
+	MOVL         AX, 2888(SP)
 	VPBROADCASTD 836(R9), Z9
 	MOVL         $0x7fffffff, AX
 	VMOVD        AX, X31
@@ -2766,30 +3667,33 @@ TEXT ·lutSelect8Pow2AVX512(SB), $2584-216
 	VPBROADCASTD X31, Z30
 
 lutSelect8Pow2AVX512_chunk:
-	MOVQ    2496(SP), R10
+	MOVQ    2816(SP), R10
 	CMPQ    R10, CX
 	CMOVQHI CX, R10
 	XORL    R11, R11
 
 lutSelect8Pow2AVX512_seg:
-	CMPQ         2520(SP), $0x00
+	CMPQ         2840(SP), $0x00
 	JNE          lutSelect8Pow2AVX512_segblock
-	MOVQ         2536(SP), AX
+	MOVQ         2856(SP), AX
 	VBROADCASTSS (AX), Z15
-	ADDQ         $0x04, 2536(SP)
+	ADDQ         $0x04, 2856(SP)
 	VCVTPS2PD    Y15, Z7
 	MOVQ         block+80(FP), AX
-	MOVQ         AX, 2520(SP)
+	MOVQ         AX, 2840(SP)
 
 lutSelect8Pow2AVX512_segblock:
 	MOVQ    R10, R13
 	SUBQ    R11, R13
-	CMPQ    R13, 2520(SP)
-	CMOVQHI 2520(SP), R13
-	SUBQ    R13, 2520(SP)
+	CMPQ    R13, 2840(SP)
+	CMOVQHI 2840(SP), R13
+	SUBQ    R13, 2840(SP)
 	ADDQ    R11, R13
-	CMPQ    2512(SP), $0x02
+	MOVQ    2896(SP), BX
+	CMPQ    2832(SP), $0x02
 	JE      lutSelect8Pow2AVX512_vec4
+	CMPQ    2832(SP), $0x08
+	JE      lutSelect8Pow2AVX512_vec8
 
 lutSelect8Pow2AVX512_vec6:
 	MOVQ          R13, R15
@@ -2828,22 +3732,24 @@ lutSelect8Pow2AVX512_vec6:
 	VPCMPD        $0x05, Z20, Z18, K5
 	VPADDD        Z19, Z19, Z19
 	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)(R11*1)
 	VCMPPS        $0x03, Z17, Z17, K2
 	VPTESTMD      Z11, Z17, K3
 	VPTESTMD      Z9, Z17, K4
 	KANDW         K4, K3, K3
-	VPORD         Z29, Z19, K3, Z19
+	VMOVDQA32.Z   Z29, K3, Z19
 	VPORD         Z8, Z19, K2, Z19
 	VPMOVDB       Z19, X20
-	VMOVDQU8      X20, (SP)(R11*1)
+	VMOVDQU8      X20, 320(SP)(R11*1)
 	VPANDD        Z10, Z16, Z21
 	VCVTPS2PD     Y21, Z22
 	VEXTRACTF64X4 $0x01, Z21, Y23
 	VCVTPS2PD     Y23, Z23
 	VMULPD        Z7, Z22, Z22
 	VMULPD        Z7, Z23, Z23
-	VMOVUPD       Z22, 320(SP)(R11*8)
-	VMOVUPD       Z23, 384(SP)(R11*8)
+	VMOVUPD       Z22, 640(SP)(R11*8)
+	VMOVUPD       Z23, 704(SP)(R11*8)
 	ADDQ          R15, R11
 	CMPQ          R11, R13
 	JB            lutSelect8Pow2AVX512_vec6
@@ -2865,7 +3771,7 @@ lutSelect8Pow2AVX512_vec4:
 	VPANDD        Z10, Z17, Z18
 	VCMPPS        $0x07, Z17, Z17, K4
 	VMOVDQA32.Z   Z18, K4, Z18
-	VPCMPD.BCST   $0x05, 2568(SP), Z18, K5
+	VPCMPD.BCST   $0x05, 2888(SP), Z18, K5
 	VMOVDQA32.Z   Z14, K5, Z19
 	VPERMD        Z3, Z19, Z20
 	VPCMPD        $0x05, Z20, Z18, K5
@@ -2880,25 +3786,101 @@ lutSelect8Pow2AVX512_vec4:
 	VPCMPD        $0x05, Z20, Z18, K5
 	VPADDD        Z19, Z19, Z19
 	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)(R11*1)
 	VCMPPS        $0x03, Z17, Z17, K2
 	VPTESTMD      Z11, Z17, K3
 	VPTESTMD      Z9, Z17, K4
 	KANDW         K4, K3, K3
-	VPORD         Z29, Z19, K3, Z19
+	VMOVDQA32.Z   Z29, K3, Z19
 	VPORD         Z8, Z19, K2, Z19
 	VPMOVDB       Z19, X20
-	VMOVDQU8      X20, (SP)(R11*1)
+	VMOVDQU8      X20, 320(SP)(R11*1)
 	VPANDD        Z10, Z16, Z21
 	VCVTPS2PD     Y21, Z22
 	VEXTRACTF64X4 $0x01, Z21, Y23
 	VCVTPS2PD     Y23, Z23
 	VMULPD        Z7, Z22, Z22
 	VMULPD        Z7, Z23, Z23
-	VMOVUPD       Z22, 320(SP)(R11*8)
-	VMOVUPD       Z23, 384(SP)(R11*8)
+	VMOVUPD       Z22, 640(SP)(R11*8)
+	VMOVUPD       Z23, 704(SP)(R11*8)
 	ADDQ          R15, R11
 	CMPQ          R11, R13
 	JB            lutSelect8Pow2AVX512_vec4
+	CMPQ          R11, R10
+	JB            lutSelect8Pow2AVX512_seg
+	JMP           lutSelect8Pow2AVX512_values
+
+lutSelect8Pow2AVX512_vec8:
+	MOVQ          R13, R15
+	SUBQ          R11, R15
+	MOVQ          $0x00000010, AX
+	CMPQ          R15, AX
+	CMOVQHI       AX, R15
+	MOVL          $0xffffffff, AX
+	BZHIL         R15, AX, AX
+	KMOVW         AX, K1
+	VMOVUPS.Z     (SI)(R11*4), K1, Z16
+	VMULPS        Z15, Z16, Z17
+	VPANDD        Z10, Z17, Z18
+	VCMPPS        $0x07, Z17, Z17, K4
+	VMOVDQA32.Z   Z18, K4, Z18
+	VPCMPD        $0x05, Z0, Z18, K5
+	VMOVDQA32.Z   Z14, K5, Z19
+	VPERMD        Z1, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z2, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z3, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z4, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VMOVDQA32     Z19, Z20
+	VPERMI2D      Z6, Z5, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	KXNORW        K6, K6, K6
+	VPXORD        Z20, Z20, Z20
+	VPGATHERDD    864(BX)(Z19*4), K6, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	KXNORW        K6, K6, K6
+	VPXORD        Z20, Z20, Z20
+	VPGATHERDD    1120(BX)(Z19*4), K6, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)(R11*1)
+	VCMPPS        $0x03, Z17, Z17, K2
+	VPTESTMD      Z11, Z17, K3
+	VPTESTMD      Z9, Z17, K4
+	KANDW         K4, K3, K3
+	VMOVDQA32.Z   Z29, K3, Z19
+	VPORD         Z8, Z19, K2, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, 320(SP)(R11*1)
+	VPANDD        Z10, Z16, Z21
+	VCVTPS2PD     Y21, Z22
+	VEXTRACTF64X4 $0x01, Z21, Y23
+	VCVTPS2PD     Y23, Z23
+	VMULPD        Z7, Z22, Z22
+	VMULPD        Z7, Z23, Z23
+	VMOVUPD       Z22, 640(SP)(R11*8)
+	VMOVUPD       Z23, 704(SP)(R11*8)
+	ADDQ          R15, R11
+	CMPQ          R11, R13
+	JB            lutSelect8Pow2AVX512_vec8
 	CMPQ          R11, R10
 	JB            lutSelect8Pow2AVX512_seg
 
@@ -2921,16 +3903,14 @@ lutSelect8Pow2AVX512_group:
 
 lutSelect8Pow2AVX512_vpair:
 	MOVBLZX      (SP)(R13*1), AX
-	ANDL         $0x3f, AX
 	SHLL         $0x06, AX
 	MOVBLZX      (SP)(R14*1), BX
-	ANDL         $0x3f, BX
 	SHLL         $0x06, BX
-	VBROADCASTSD 320(SP)(R13*8), Z16
+	VBROADCASTSD 640(SP)(R13*8), Z16
 	VSUBPD       (R12)(AX*1), Z16, Z17
 	VMULPD       Z17, Z17, Z17
 	VADDPD       Z17, Z24, Z24
-	VBROADCASTSD 320(SP)(R14*8), Z19
+	VBROADCASTSD 640(SP)(R14*8), Z19
 	VSUBPD       (R12)(BX*1), Z19, Z20
 	VMULPD       Z20, Z20, Z20
 	VADDPD       Z20, Z26, Z26
@@ -2952,13 +3932,30 @@ lutSelect8Pow2AVX512_vpair:
 	TZCNTL       AX, AX
 	MOVB         AL, (R8)
 	INCQ         R8
-	MOVQ         2560(SP), BX
+	MOVQ         2880(SP), BX
 	VPBROADCASTB (BX)(AX*1), Z16
-	SHLQ         $0x06, AX
-	MOVQ         2552(SP), BX
-	VMOVDQU8     (BX)(AX*1), Z17
+	MOVQ         2872(SP), BX
 	VMOVDQU8.Z   (SP)(R15*1), K7, Z18
+	CMPQ         2832(SP), $0x08
+	JE           lutSelect8Pow2AVX512_biga
+	SHLQ         $0x06, AX
+	VMOVDQU8     (BX)(AX*1), Z17
 	VPERMB       Z17, Z18, Z19
+	JMP          lutSelect8Pow2AVX512_codeda
+
+lutSelect8Pow2AVX512_biga:
+	SHLQ      $0x08, AX
+	VMOVDQU8  (BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z19
+	VPERMI2B  64(BX)(AX*1), Z17, Z19
+	VMOVDQU8  128(BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z20
+	VPERMI2B  192(BX)(AX*1), Z17, Z20
+	VPMOVB2M  Z18, K3
+	VMOVDQU8  Z20, K3, Z19
+
+lutSelect8Pow2AVX512_codeda:
+	VMOVDQU8.Z   320(SP)(R15*1), K7, Z18
 	VPMOVB2M     Z18, K3
 	VMOVDQU8.Z   Z12, K3, Z20
 	VPORQ        Z20, Z19, Z19
@@ -2981,27 +3978,44 @@ lutSelect8Pow2AVX512_vpair:
 	TZCNTL       AX, AX
 	MOVB         AL, (R8)
 	INCQ         R8
-	MOVQ         2560(SP), BX
+	MOVQ         2880(SP), BX
 	VPBROADCASTB (BX)(AX*1), Z16
-	SHLQ         $0x06, AX
-	MOVQ         2552(SP), BX
-	VMOVDQU8     (BX)(AX*1), Z17
+	MOVQ         2872(SP), BX
 	VMOVDQU8.Z   (SP)(R15*1), K7, Z18
+	CMPQ         2832(SP), $0x08
+	JE           lutSelect8Pow2AVX512_bigb
+	SHLQ         $0x06, AX
+	VMOVDQU8     (BX)(AX*1), Z17
 	VPERMB       Z17, Z18, Z19
-	VPMOVB2M     Z18, K3
-	VMOVDQU8.Z   Z12, K3, Z20
-	VPORQ        Z20, Z19, Z19
-	VPTESTMB     Z30, Z18, K2
-	VMOVDQU8     Z16, K2, Z19
-	VMOVDQU8     Z19, K7, (DI)
-	ADDQ         DX, DI
-	ADDQ         DX, R15
-	JMP          lutSelect8Pow2AVX512_group
+	JMP          lutSelect8Pow2AVX512_codedb
+
+lutSelect8Pow2AVX512_bigb:
+	SHLQ      $0x08, AX
+	VMOVDQU8  (BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z19
+	VPERMI2B  64(BX)(AX*1), Z17, Z19
+	VMOVDQU8  128(BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z20
+	VPERMI2B  192(BX)(AX*1), Z17, Z20
+	VPMOVB2M  Z18, K3
+	VMOVDQU8  Z20, K3, Z19
+
+lutSelect8Pow2AVX512_codedb:
+	VMOVDQU8.Z 320(SP)(R15*1), K7, Z18
+	VPMOVB2M   Z18, K3
+	VMOVDQU8.Z Z12, K3, Z20
+	VPORQ      Z20, Z19, Z19
+	VPTESTMB   Z30, Z18, K2
+	VMOVDQU8   Z16, K2, Z19
+	VMOVDQU8   Z19, K7, (DI)
+	ADDQ       DX, DI
+	ADDQ       DX, R15
+	JMP        lutSelect8Pow2AVX512_group
 
 lutSelect8Pow2AVX512_single:
 	CMPQ    R11, DX
 	CMOVQHI DX, R11
-	BZHIQ   R11, 2504(SP), AX
+	BZHIQ   R11, 2824(SP), AX
 	KMOVQ   AX, K6
 	VXORPD  Z24, Z24, Z24
 	MOVQ    R15, R13
@@ -3009,9 +4023,8 @@ lutSelect8Pow2AVX512_single:
 
 lutSelect8Pow2AVX512_vsingle:
 	MOVBLZX      (SP)(R13*1), AX
-	ANDL         $0x3f, AX
 	SHLL         $0x06, AX
-	VBROADCASTSD 320(SP)(R13*8), Z16
+	VBROADCASTSD 640(SP)(R13*8), Z16
 	VSUBPD       (R12)(AX*1), Z16, Z17
 	VMULPD       Z17, Z17, Z17
 	VADDPD       Z17, Z24, Z24
@@ -3032,22 +4045,39 @@ lutSelect8Pow2AVX512_vsingle:
 	TZCNTL       AX, AX
 	MOVB         AL, (R8)
 	INCQ         R8
-	MOVQ         2560(SP), BX
+	MOVQ         2880(SP), BX
 	VPBROADCASTB (BX)(AX*1), Z16
-	SHLQ         $0x06, AX
-	MOVQ         2552(SP), BX
-	VMOVDQU8     (BX)(AX*1), Z17
+	MOVQ         2872(SP), BX
 	VMOVDQU8.Z   (SP)(R15*1), K6, Z18
+	CMPQ         2832(SP), $0x08
+	JE           lutSelect8Pow2AVX512_bigs
+	SHLQ         $0x06, AX
+	VMOVDQU8     (BX)(AX*1), Z17
 	VPERMB       Z17, Z18, Z19
-	VPMOVB2M     Z18, K3
-	VMOVDQU8.Z   Z12, K3, Z20
-	VPORQ        Z20, Z19, Z19
-	VPTESTMB     Z30, Z18, K2
-	VMOVDQU8     Z16, K2, Z19
-	VMOVDQU8     Z19, K6, (DI)
-	ADDQ         R11, DI
-	ADDQ         R11, R15
-	JMP          lutSelect8Pow2AVX512_group
+	JMP          lutSelect8Pow2AVX512_codeds
+
+lutSelect8Pow2AVX512_bigs:
+	SHLQ      $0x08, AX
+	VMOVDQU8  (BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z19
+	VPERMI2B  64(BX)(AX*1), Z17, Z19
+	VMOVDQU8  128(BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z20
+	VPERMI2B  192(BX)(AX*1), Z17, Z20
+	VPMOVB2M  Z18, K3
+	VMOVDQU8  Z20, K3, Z19
+
+lutSelect8Pow2AVX512_codeds:
+	VMOVDQU8.Z 320(SP)(R15*1), K6, Z18
+	VPMOVB2M   Z18, K3
+	VMOVDQU8.Z Z12, K3, Z20
+	VPORQ      Z20, Z19, Z19
+	VPTESTMB   Z30, Z18, K2
+	VMOVDQU8   Z16, K2, Z19
+	VMOVDQU8   Z19, K6, (DI)
+	ADDQ       R11, DI
+	ADDQ       R11, R15
+	JMP        lutSelect8Pow2AVX512_group
 
 lutSelect8Pow2AVX512_chunkdone:
 	LEAQ (SI)(R10*4), SI
@@ -3058,9 +4088,9 @@ lutSelect8Pow2AVX512_done:
 	VZEROUPPER
 	RET
 
-// func lutSelect8ExactAVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[216]uint32, mags []float64, tcodes []uint8, zero []uint8)
+// func lutSelect8ExactAVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[408]uint32, mags []float64, tcodes []uint8, zero []uint8)
 // Requires: AVX, AVX512BW, AVX512DQ, AVX512F, AVX512VBMI, AVX512VL, BMI, BMI2, CMOV
-TEXT ·lutSelect8ExactAVX512(SB), $2584-216
+TEXT ·lutSelect8ExactAVX512(SB), $2912-216
 	MOVQ         codes_base+0(FP), DI
 	MOVQ         meta_base+24(FP), R8
 	MOVQ         x_base+48(FP), SI
@@ -3070,30 +4100,31 @@ TEXT ·lutSelect8ExactAVX512(SB), $2584-216
 	TESTQ        CX, CX
 	JZ           lutSelect8ExactAVX512_done
 	MOVQ         muls_base+88(FP), AX
-	MOVQ         AX, 2536(SP)
+	MOVQ         AX, 2856(SP)
 	MOVQ         scales_base+112(FP), AX
-	MOVQ         AX, 2544(SP)
+	MOVQ         AX, 2864(SP)
 	MOVQ         tcodes_base+168(FP), AX
-	MOVQ         AX, 2552(SP)
+	MOVQ         AX, 2872(SP)
 	MOVQ         zero_base+192(FP), AX
-	MOVQ         AX, 2560(SP)
+	MOVQ         AX, 2880(SP)
 	XORL         AX, AX
-	MOVQ         AX, 2520(SP)
-	MOVQ         AX, 2528(SP)
+	MOVQ         AX, 2840(SP)
+	MOVQ         AX, 2848(SP)
 	MOVQ         $0x00000100, AX
 	XORL         DX, DX
 	MOVQ         group+72(FP), R9
 	DIVQ         R9
 	IMULQ        R9, AX
-	MOVQ         AX, 2496(SP)
+	MOVQ         AX, 2816(SP)
 	MOVQ         R9, DX
 	MOVQ         $0xffffffff, AX
-	MOVQ         AX, 2504(SP)
+	MOVQ         AX, 2824(SP)
 	NOTQ         AX
-	ORQ          AX, 2504(SP)
-	BZHIQ        DX, 2504(SP), AX
+	ORQ          AX, 2824(SP)
+	BZHIQ        DX, 2824(SP), AX
 	KMOVQ        AX, K7
 	MOVQ         tb+136(FP), R9
+	MOVQ         R9, 2896(SP)
 	VPBROADCASTD (R9), Z0
 	VMOVDQU32    128(R9), Z1
 	VMOVDQU32    256(R9), Z2
@@ -3102,9 +4133,9 @@ TEXT ·lutSelect8ExactAVX512(SB), $2584-216
 	VMOVDQU32    640(R9), Z5
 	VMOVDQU32    704(R9), Z6
 	MOVL         848(R9), AX
-	MOVQ         AX, 2512(SP)
+	MOVQ         AX, 2832(SP)
 	MOVL         256(R9), AX
-	MOVL         AX, 2568(SP)
+	MOVL         AX, 2888(SP)
 	VPBROADCASTD 836(R9), Z9
 	MOVL         $0x7fffffff, AX
 	VMOVD        AX, X31
@@ -3129,29 +4160,32 @@ TEXT ·lutSelect8ExactAVX512(SB), $2584-216
 	VPBROADCASTD X31, Z30
 
 lutSelect8ExactAVX512_chunk:
-	MOVQ    2496(SP), R10
+	MOVQ    2816(SP), R10
 	CMPQ    R10, CX
 	CMOVQHI CX, R10
 	XORL    R11, R11
 
 lutSelect8ExactAVX512_seg:
-	CMPQ         2520(SP), $0x00
+	CMPQ         2840(SP), $0x00
 	JNE          lutSelect8ExactAVX512_segblock
-	MOVQ         2536(SP), AX
+	MOVQ         2856(SP), AX
 	VBROADCASTSS (AX), Z15
-	ADDQ         $0x04, 2536(SP)
+	ADDQ         $0x04, 2856(SP)
 	MOVQ         block+80(FP), AX
-	MOVQ         AX, 2520(SP)
+	MOVQ         AX, 2840(SP)
 
 lutSelect8ExactAVX512_segblock:
 	MOVQ    R10, R13
 	SUBQ    R11, R13
-	CMPQ    R13, 2520(SP)
-	CMOVQHI 2520(SP), R13
-	SUBQ    R13, 2520(SP)
+	CMPQ    R13, 2840(SP)
+	CMOVQHI 2840(SP), R13
+	SUBQ    R13, 2840(SP)
 	ADDQ    R11, R13
-	CMPQ    2512(SP), $0x02
+	MOVQ    2896(SP), BX
+	CMPQ    2832(SP), $0x02
 	JE      lutSelect8ExactAVX512_vec4
+	CMPQ    2832(SP), $0x08
+	JE      lutSelect8ExactAVX512_vec8
 
 lutSelect8ExactAVX512_vec6:
 	MOVQ          R13, R15
@@ -3190,20 +4224,22 @@ lutSelect8ExactAVX512_vec6:
 	VPCMPD        $0x05, Z20, Z18, K5
 	VPADDD        Z19, Z19, Z19
 	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)(R11*1)
 	VCMPPS        $0x03, Z17, Z17, K2
 	VPTESTMD      Z11, Z17, K3
 	VPTESTMD      Z9, Z17, K4
 	KANDW         K4, K3, K3
-	VPORD         Z29, Z19, K3, Z19
+	VMOVDQA32.Z   Z29, K3, Z19
 	VPORD         Z8, Z19, K2, Z19
 	VPMOVDB       Z19, X20
-	VMOVDQU8      X20, (SP)(R11*1)
+	VMOVDQU8      X20, 320(SP)(R11*1)
 	VPANDD        Z10, Z16, Z21
 	VCVTPS2PD     Y21, Z22
 	VEXTRACTF64X4 $0x01, Z21, Y23
 	VCVTPS2PD     Y23, Z23
-	VMOVUPD       Z22, 320(SP)(R11*8)
-	VMOVUPD       Z23, 384(SP)(R11*8)
+	VMOVUPD       Z22, 640(SP)(R11*8)
+	VMOVUPD       Z23, 704(SP)(R11*8)
 	ADDQ          R15, R11
 	CMPQ          R11, R13
 	JB            lutSelect8ExactAVX512_vec6
@@ -3225,7 +4261,7 @@ lutSelect8ExactAVX512_vec4:
 	VPANDD        Z10, Z17, Z18
 	VCMPPS        $0x07, Z17, Z17, K4
 	VMOVDQA32.Z   Z18, K4, Z18
-	VPCMPD.BCST   $0x05, 2568(SP), Z18, K5
+	VPCMPD.BCST   $0x05, 2888(SP), Z18, K5
 	VMOVDQA32.Z   Z14, K5, Z19
 	VPERMD        Z3, Z19, Z20
 	VPCMPD        $0x05, Z20, Z18, K5
@@ -3240,23 +4276,97 @@ lutSelect8ExactAVX512_vec4:
 	VPCMPD        $0x05, Z20, Z18, K5
 	VPADDD        Z19, Z19, Z19
 	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)(R11*1)
 	VCMPPS        $0x03, Z17, Z17, K2
 	VPTESTMD      Z11, Z17, K3
 	VPTESTMD      Z9, Z17, K4
 	KANDW         K4, K3, K3
-	VPORD         Z29, Z19, K3, Z19
+	VMOVDQA32.Z   Z29, K3, Z19
 	VPORD         Z8, Z19, K2, Z19
 	VPMOVDB       Z19, X20
-	VMOVDQU8      X20, (SP)(R11*1)
+	VMOVDQU8      X20, 320(SP)(R11*1)
 	VPANDD        Z10, Z16, Z21
 	VCVTPS2PD     Y21, Z22
 	VEXTRACTF64X4 $0x01, Z21, Y23
 	VCVTPS2PD     Y23, Z23
-	VMOVUPD       Z22, 320(SP)(R11*8)
-	VMOVUPD       Z23, 384(SP)(R11*8)
+	VMOVUPD       Z22, 640(SP)(R11*8)
+	VMOVUPD       Z23, 704(SP)(R11*8)
 	ADDQ          R15, R11
 	CMPQ          R11, R13
 	JB            lutSelect8ExactAVX512_vec4
+	CMPQ          R11, R10
+	JB            lutSelect8ExactAVX512_seg
+	JMP           lutSelect8ExactAVX512_values
+
+lutSelect8ExactAVX512_vec8:
+	MOVQ          R13, R15
+	SUBQ          R11, R15
+	MOVQ          $0x00000010, AX
+	CMPQ          R15, AX
+	CMOVQHI       AX, R15
+	MOVL          $0xffffffff, AX
+	BZHIL         R15, AX, AX
+	KMOVW         AX, K1
+	VMOVUPS.Z     (SI)(R11*4), K1, Z16
+	VMULPS        Z15, Z16, Z17
+	VPANDD        Z10, Z17, Z18
+	VCMPPS        $0x07, Z17, Z17, K4
+	VMOVDQA32.Z   Z18, K4, Z18
+	VPCMPD        $0x05, Z0, Z18, K5
+	VMOVDQA32.Z   Z14, K5, Z19
+	VPERMD        Z1, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z2, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z3, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z4, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VMOVDQA32     Z19, Z20
+	VPERMI2D      Z6, Z5, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	KXNORW        K6, K6, K6
+	VPXORD        Z20, Z20, Z20
+	VPGATHERDD    864(BX)(Z19*4), K6, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	KXNORW        K6, K6, K6
+	VPXORD        Z20, Z20, Z20
+	VPGATHERDD    1120(BX)(Z19*4), K6, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)(R11*1)
+	VCMPPS        $0x03, Z17, Z17, K2
+	VPTESTMD      Z11, Z17, K3
+	VPTESTMD      Z9, Z17, K4
+	KANDW         K4, K3, K3
+	VMOVDQA32.Z   Z29, K3, Z19
+	VPORD         Z8, Z19, K2, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, 320(SP)(R11*1)
+	VPANDD        Z10, Z16, Z21
+	VCVTPS2PD     Y21, Z22
+	VEXTRACTF64X4 $0x01, Z21, Y23
+	VCVTPS2PD     Y23, Z23
+	VMOVUPD       Z22, 640(SP)(R11*8)
+	VMOVUPD       Z23, 704(SP)(R11*8)
+	ADDQ          R15, R11
+	CMPQ          R11, R13
+	JB            lutSelect8ExactAVX512_vec8
 	CMPQ          R11, R10
 	JB            lutSelect8ExactAVX512_seg
 
@@ -3266,14 +4376,14 @@ lutSelect8ExactAVX512_values:
 lutSelect8ExactAVX512_group:
 	CMPQ         R15, R10
 	JAE          lutSelect8ExactAVX512_chunkdone
-	CMPQ         2528(SP), $0x00
+	CMPQ         2848(SP), $0x00
 	JNE          lutSelect8ExactAVX512_scaled
-	MOVQ         2544(SP), AX
+	MOVQ         2864(SP), AX
 	VBROADCASTSS (AX), Z7
 	VCVTPS2PD    Y7, Z7
-	ADDQ         $0x04, 2544(SP)
+	ADDQ         $0x04, 2864(SP)
 	MOVQ         block+80(FP), AX
-	MOVQ         AX, 2528(SP)
+	MOVQ         AX, 2848(SP)
 
 lutSelect8ExactAVX512_scaled:
 	MOVQ   R10, R11
@@ -3281,9 +4391,9 @@ lutSelect8ExactAVX512_scaled:
 	LEAQ   (DX)(DX*1), AX
 	CMPQ   R11, AX
 	JB     lutSelect8ExactAVX512_single
-	CMPQ   2528(SP), AX
+	CMPQ   2848(SP), AX
 	JB     lutSelect8ExactAVX512_single
-	SUBQ   AX, 2528(SP)
+	SUBQ   AX, 2848(SP)
 	VXORPD Z24, Z24, Z24
 	VXORPD Z26, Z26, Z26
 	MOVQ   R15, R13
@@ -3292,17 +4402,15 @@ lutSelect8ExactAVX512_scaled:
 
 lutSelect8ExactAVX512_vpair:
 	MOVBLZX      (SP)(R13*1), AX
-	ANDL         $0x3f, AX
 	SHLL         $0x06, AX
 	MOVBLZX      (SP)(R14*1), BX
-	ANDL         $0x3f, BX
 	SHLL         $0x06, BX
 	VMULPD       (R12)(AX*1), Z7, Z17
-	VSUBPD.BCST  320(SP)(R13*8), Z17, Z17
+	VSUBPD.BCST  640(SP)(R13*8), Z17, Z17
 	VMULPD       Z17, Z17, Z17
 	VADDPD       Z17, Z24, Z24
 	VMULPD       (R12)(BX*1), Z7, Z20
-	VSUBPD.BCST  320(SP)(R14*8), Z20, Z20
+	VSUBPD.BCST  640(SP)(R14*8), Z20, Z20
 	VMULPD       Z20, Z20, Z20
 	VADDPD       Z20, Z26, Z26
 	INCQ         R13
@@ -3323,13 +4431,30 @@ lutSelect8ExactAVX512_vpair:
 	TZCNTL       AX, AX
 	MOVB         AL, (R8)
 	INCQ         R8
-	MOVQ         2560(SP), BX
+	MOVQ         2880(SP), BX
 	VPBROADCASTB (BX)(AX*1), Z16
-	SHLQ         $0x06, AX
-	MOVQ         2552(SP), BX
-	VMOVDQU8     (BX)(AX*1), Z17
+	MOVQ         2872(SP), BX
 	VMOVDQU8.Z   (SP)(R15*1), K7, Z18
+	CMPQ         2832(SP), $0x08
+	JE           lutSelect8ExactAVX512_biga
+	SHLQ         $0x06, AX
+	VMOVDQU8     (BX)(AX*1), Z17
 	VPERMB       Z17, Z18, Z19
+	JMP          lutSelect8ExactAVX512_codeda
+
+lutSelect8ExactAVX512_biga:
+	SHLQ      $0x08, AX
+	VMOVDQU8  (BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z19
+	VPERMI2B  64(BX)(AX*1), Z17, Z19
+	VMOVDQU8  128(BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z20
+	VPERMI2B  192(BX)(AX*1), Z17, Z20
+	VPMOVB2M  Z18, K3
+	VMOVDQU8  Z20, K3, Z19
+
+lutSelect8ExactAVX512_codeda:
+	VMOVDQU8.Z   320(SP)(R15*1), K7, Z18
 	VPMOVB2M     Z18, K3
 	VMOVDQU8.Z   Z12, K3, Z20
 	VPORQ        Z20, Z19, Z19
@@ -3352,28 +4477,45 @@ lutSelect8ExactAVX512_vpair:
 	TZCNTL       AX, AX
 	MOVB         AL, (R8)
 	INCQ         R8
-	MOVQ         2560(SP), BX
+	MOVQ         2880(SP), BX
 	VPBROADCASTB (BX)(AX*1), Z16
-	SHLQ         $0x06, AX
-	MOVQ         2552(SP), BX
-	VMOVDQU8     (BX)(AX*1), Z17
+	MOVQ         2872(SP), BX
 	VMOVDQU8.Z   (SP)(R15*1), K7, Z18
+	CMPQ         2832(SP), $0x08
+	JE           lutSelect8ExactAVX512_bigb
+	SHLQ         $0x06, AX
+	VMOVDQU8     (BX)(AX*1), Z17
 	VPERMB       Z17, Z18, Z19
-	VPMOVB2M     Z18, K3
-	VMOVDQU8.Z   Z12, K3, Z20
-	VPORQ        Z20, Z19, Z19
-	VPTESTMB     Z30, Z18, K2
-	VMOVDQU8     Z16, K2, Z19
-	VMOVDQU8     Z19, K7, (DI)
-	ADDQ         DX, DI
-	ADDQ         DX, R15
-	JMP          lutSelect8ExactAVX512_group
+	JMP          lutSelect8ExactAVX512_codedb
+
+lutSelect8ExactAVX512_bigb:
+	SHLQ      $0x08, AX
+	VMOVDQU8  (BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z19
+	VPERMI2B  64(BX)(AX*1), Z17, Z19
+	VMOVDQU8  128(BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z20
+	VPERMI2B  192(BX)(AX*1), Z17, Z20
+	VPMOVB2M  Z18, K3
+	VMOVDQU8  Z20, K3, Z19
+
+lutSelect8ExactAVX512_codedb:
+	VMOVDQU8.Z 320(SP)(R15*1), K7, Z18
+	VPMOVB2M   Z18, K3
+	VMOVDQU8.Z Z12, K3, Z20
+	VPORQ      Z20, Z19, Z19
+	VPTESTMB   Z30, Z18, K2
+	VMOVDQU8   Z16, K2, Z19
+	VMOVDQU8   Z19, K7, (DI)
+	ADDQ       DX, DI
+	ADDQ       DX, R15
+	JMP        lutSelect8ExactAVX512_group
 
 lutSelect8ExactAVX512_single:
 	CMPQ    R11, DX
 	CMOVQHI DX, R11
-	SUBQ    R11, 2528(SP)
-	BZHIQ   R11, 2504(SP), AX
+	SUBQ    R11, 2848(SP)
+	BZHIQ   R11, 2824(SP), AX
 	KMOVQ   AX, K6
 	VXORPD  Z24, Z24, Z24
 	MOVQ    R15, R13
@@ -3381,10 +4523,9 @@ lutSelect8ExactAVX512_single:
 
 lutSelect8ExactAVX512_vsingle:
 	MOVBLZX      (SP)(R13*1), AX
-	ANDL         $0x3f, AX
 	SHLL         $0x06, AX
 	VMULPD       (R12)(AX*1), Z7, Z17
-	VSUBPD.BCST  320(SP)(R13*8), Z17, Z17
+	VSUBPD.BCST  640(SP)(R13*8), Z17, Z17
 	VMULPD       Z17, Z17, Z17
 	VADDPD       Z17, Z24, Z24
 	INCQ         R13
@@ -3404,22 +4545,39 @@ lutSelect8ExactAVX512_vsingle:
 	TZCNTL       AX, AX
 	MOVB         AL, (R8)
 	INCQ         R8
-	MOVQ         2560(SP), BX
+	MOVQ         2880(SP), BX
 	VPBROADCASTB (BX)(AX*1), Z16
-	SHLQ         $0x06, AX
-	MOVQ         2552(SP), BX
-	VMOVDQU8     (BX)(AX*1), Z17
+	MOVQ         2872(SP), BX
 	VMOVDQU8.Z   (SP)(R15*1), K6, Z18
+	CMPQ         2832(SP), $0x08
+	JE           lutSelect8ExactAVX512_bigs
+	SHLQ         $0x06, AX
+	VMOVDQU8     (BX)(AX*1), Z17
 	VPERMB       Z17, Z18, Z19
-	VPMOVB2M     Z18, K3
-	VMOVDQU8.Z   Z12, K3, Z20
-	VPORQ        Z20, Z19, Z19
-	VPTESTMB     Z30, Z18, K2
-	VMOVDQU8     Z16, K2, Z19
-	VMOVDQU8     Z19, K6, (DI)
-	ADDQ         R11, DI
-	ADDQ         R11, R15
-	JMP          lutSelect8ExactAVX512_group
+	JMP          lutSelect8ExactAVX512_codeds
+
+lutSelect8ExactAVX512_bigs:
+	SHLQ      $0x08, AX
+	VMOVDQU8  (BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z19
+	VPERMI2B  64(BX)(AX*1), Z17, Z19
+	VMOVDQU8  128(BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z20
+	VPERMI2B  192(BX)(AX*1), Z17, Z20
+	VPMOVB2M  Z18, K3
+	VMOVDQU8  Z20, K3, Z19
+
+lutSelect8ExactAVX512_codeds:
+	VMOVDQU8.Z 320(SP)(R15*1), K6, Z18
+	VPMOVB2M   Z18, K3
+	VMOVDQU8.Z Z12, K3, Z20
+	VPORQ      Z20, Z19, Z19
+	VPTESTMB   Z30, Z18, K2
+	VMOVDQU8   Z16, K2, Z19
+	VMOVDQU8   Z19, K6, (DI)
+	ADDQ       R11, DI
+	ADDQ       R11, R15
+	JMP        lutSelect8ExactAVX512_group
 
 lutSelect8ExactAVX512_chunkdone:
 	LEAQ (SI)(R10*4), SI
@@ -3430,9 +4588,9 @@ lutSelect8ExactAVX512_done:
 	VZEROUPPER
 	RET
 
-// func lutSelect16AVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[216]uint32, mags []float32, tcodes []uint8, zero []uint8)
+// func lutSelect16AVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[408]uint32, mags []float32, tcodes []uint8, zero []uint8)
 // Requires: AVX, AVX512BW, AVX512DQ, AVX512F, AVX512VBMI, AVX512VL, BMI, BMI2, CMOV
-TEXT ·lutSelect16AVX512(SB), $2584-216
+TEXT ·lutSelect16AVX512(SB), $2912-216
 	MOVQ         codes_base+0(FP), DI
 	MOVQ         meta_base+24(FP), R8
 	MOVQ         x_base+48(FP), SI
@@ -3442,30 +4600,31 @@ TEXT ·lutSelect16AVX512(SB), $2584-216
 	TESTQ        CX, CX
 	JZ           lutSelect16AVX512_done
 	MOVQ         muls_base+88(FP), AX
-	MOVQ         AX, 2536(SP)
+	MOVQ         AX, 2856(SP)
 	MOVQ         scales_base+112(FP), AX
-	MOVQ         AX, 2544(SP)
+	MOVQ         AX, 2864(SP)
 	MOVQ         tcodes_base+168(FP), AX
-	MOVQ         AX, 2552(SP)
+	MOVQ         AX, 2872(SP)
 	MOVQ         zero_base+192(FP), AX
-	MOVQ         AX, 2560(SP)
+	MOVQ         AX, 2880(SP)
 	XORL         AX, AX
-	MOVQ         AX, 2520(SP)
-	MOVQ         AX, 2528(SP)
+	MOVQ         AX, 2840(SP)
+	MOVQ         AX, 2848(SP)
 	MOVQ         $0x00000100, AX
 	XORL         DX, DX
 	MOVQ         group+72(FP), R9
 	DIVQ         R9
 	IMULQ        R9, AX
-	MOVQ         AX, 2496(SP)
+	MOVQ         AX, 2816(SP)
 	MOVQ         R9, DX
 	MOVQ         $0xffffffff, AX
-	MOVQ         AX, 2504(SP)
+	MOVQ         AX, 2824(SP)
 	NOTQ         AX
-	ORQ          AX, 2504(SP)
-	BZHIQ        DX, 2504(SP), AX
+	ORQ          AX, 2824(SP)
+	BZHIQ        DX, 2824(SP), AX
 	KMOVQ        AX, K7
 	MOVQ         tb+136(FP), R9
+	MOVQ         R9, 2896(SP)
 	VPBROADCASTD (R9), Z0
 	VMOVDQU32    128(R9), Z1
 	VMOVDQU32    256(R9), Z2
@@ -3474,9 +4633,9 @@ TEXT ·lutSelect16AVX512(SB), $2584-216
 	VMOVDQU32    640(R9), Z5
 	VMOVDQU32    704(R9), Z6
 	MOVL         848(R9), AX
-	MOVQ         AX, 2512(SP)
+	MOVQ         AX, 2832(SP)
 	MOVL         256(R9), AX
-	MOVL         AX, 2568(SP)
+	MOVL         AX, 2888(SP)
 	VPBROADCASTD 836(R9), Z9
 	MOVL         $0x7fffffff, AX
 	VMOVD        AX, X31
@@ -3501,29 +4660,32 @@ TEXT ·lutSelect16AVX512(SB), $2584-216
 	VPBROADCASTD X31, Z30
 
 lutSelect16AVX512_chunk:
-	MOVQ    2496(SP), R10
+	MOVQ    2816(SP), R10
 	CMPQ    R10, CX
 	CMOVQHI CX, R10
 	XORL    R11, R11
 
 lutSelect16AVX512_seg:
-	CMPQ         2520(SP), $0x00
+	CMPQ         2840(SP), $0x00
 	JNE          lutSelect16AVX512_segblock
-	MOVQ         2536(SP), AX
+	MOVQ         2856(SP), AX
 	VBROADCASTSS (AX), Z15
-	ADDQ         $0x04, 2536(SP)
+	ADDQ         $0x04, 2856(SP)
 	MOVQ         block+80(FP), AX
-	MOVQ         AX, 2520(SP)
+	MOVQ         AX, 2840(SP)
 
 lutSelect16AVX512_segblock:
 	MOVQ    R10, R13
 	SUBQ    R11, R13
-	CMPQ    R13, 2520(SP)
-	CMOVQHI 2520(SP), R13
-	SUBQ    R13, 2520(SP)
+	CMPQ    R13, 2840(SP)
+	CMOVQHI 2840(SP), R13
+	SUBQ    R13, 2840(SP)
 	ADDQ    R11, R13
-	CMPQ    2512(SP), $0x02
+	MOVQ    2896(SP), BX
+	CMPQ    2832(SP), $0x02
 	JE      lutSelect16AVX512_vec4
+	CMPQ    2832(SP), $0x08
+	JE      lutSelect16AVX512_vec8
 
 lutSelect16AVX512_vec6:
 	MOVQ          R13, R15
@@ -3562,20 +4724,22 @@ lutSelect16AVX512_vec6:
 	VPCMPD        $0x05, Z20, Z18, K5
 	VPADDD        Z19, Z19, Z19
 	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)(R11*1)
 	VCMPPS        $0x03, Z17, Z17, K2
 	VPTESTMD      Z11, Z17, K3
 	VPTESTMD      Z9, Z17, K4
 	KANDW         K4, K3, K3
-	VPORD         Z29, Z19, K3, Z19
+	VMOVDQA32.Z   Z29, K3, Z19
 	VPORD         Z8, Z19, K2, Z19
 	VPMOVDB       Z19, X20
-	VMOVDQU8      X20, (SP)(R11*1)
+	VMOVDQU8      X20, 320(SP)(R11*1)
 	VPANDD        Z10, Z16, Z21
 	VCVTPS2PD     Y21, Z22
 	VEXTRACTF64X4 $0x01, Z21, Y23
 	VCVTPS2PD     Y23, Z23
-	VMOVUPD       Z22, 320(SP)(R11*8)
-	VMOVUPD       Z23, 384(SP)(R11*8)
+	VMOVUPD       Z22, 640(SP)(R11*8)
+	VMOVUPD       Z23, 704(SP)(R11*8)
 	ADDQ          R15, R11
 	CMPQ          R11, R13
 	JB            lutSelect16AVX512_vec6
@@ -3597,7 +4761,7 @@ lutSelect16AVX512_vec4:
 	VPANDD        Z10, Z17, Z18
 	VCMPPS        $0x07, Z17, Z17, K4
 	VMOVDQA32.Z   Z18, K4, Z18
-	VPCMPD.BCST   $0x05, 2568(SP), Z18, K5
+	VPCMPD.BCST   $0x05, 2888(SP), Z18, K5
 	VMOVDQA32.Z   Z14, K5, Z19
 	VPERMD        Z3, Z19, Z20
 	VPCMPD        $0x05, Z20, Z18, K5
@@ -3612,23 +4776,97 @@ lutSelect16AVX512_vec4:
 	VPCMPD        $0x05, Z20, Z18, K5
 	VPADDD        Z19, Z19, Z19
 	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)(R11*1)
 	VCMPPS        $0x03, Z17, Z17, K2
 	VPTESTMD      Z11, Z17, K3
 	VPTESTMD      Z9, Z17, K4
 	KANDW         K4, K3, K3
-	VPORD         Z29, Z19, K3, Z19
+	VMOVDQA32.Z   Z29, K3, Z19
 	VPORD         Z8, Z19, K2, Z19
 	VPMOVDB       Z19, X20
-	VMOVDQU8      X20, (SP)(R11*1)
+	VMOVDQU8      X20, 320(SP)(R11*1)
 	VPANDD        Z10, Z16, Z21
 	VCVTPS2PD     Y21, Z22
 	VEXTRACTF64X4 $0x01, Z21, Y23
 	VCVTPS2PD     Y23, Z23
-	VMOVUPD       Z22, 320(SP)(R11*8)
-	VMOVUPD       Z23, 384(SP)(R11*8)
+	VMOVUPD       Z22, 640(SP)(R11*8)
+	VMOVUPD       Z23, 704(SP)(R11*8)
 	ADDQ          R15, R11
 	CMPQ          R11, R13
 	JB            lutSelect16AVX512_vec4
+	CMPQ          R11, R10
+	JB            lutSelect16AVX512_seg
+	JMP           lutSelect16AVX512_values
+
+lutSelect16AVX512_vec8:
+	MOVQ          R13, R15
+	SUBQ          R11, R15
+	MOVQ          $0x00000010, AX
+	CMPQ          R15, AX
+	CMOVQHI       AX, R15
+	MOVL          $0xffffffff, AX
+	BZHIL         R15, AX, AX
+	KMOVW         AX, K1
+	VMOVUPS.Z     (SI)(R11*4), K1, Z16
+	VMULPS        Z15, Z16, Z17
+	VPANDD        Z10, Z17, Z18
+	VCMPPS        $0x07, Z17, Z17, K4
+	VMOVDQA32.Z   Z18, K4, Z18
+	VPCMPD        $0x05, Z0, Z18, K5
+	VMOVDQA32.Z   Z14, K5, Z19
+	VPERMD        Z1, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z2, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z3, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z4, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VMOVDQA32     Z19, Z20
+	VPERMI2D      Z6, Z5, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	KXNORW        K6, K6, K6
+	VPXORD        Z20, Z20, Z20
+	VPGATHERDD    864(BX)(Z19*4), K6, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	KXNORW        K6, K6, K6
+	VPXORD        Z20, Z20, Z20
+	VPGATHERDD    1120(BX)(Z19*4), K6, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)(R11*1)
+	VCMPPS        $0x03, Z17, Z17, K2
+	VPTESTMD      Z11, Z17, K3
+	VPTESTMD      Z9, Z17, K4
+	KANDW         K4, K3, K3
+	VMOVDQA32.Z   Z29, K3, Z19
+	VPORD         Z8, Z19, K2, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, 320(SP)(R11*1)
+	VPANDD        Z10, Z16, Z21
+	VCVTPS2PD     Y21, Z22
+	VEXTRACTF64X4 $0x01, Z21, Y23
+	VCVTPS2PD     Y23, Z23
+	VMOVUPD       Z22, 640(SP)(R11*8)
+	VMOVUPD       Z23, 704(SP)(R11*8)
+	ADDQ          R15, R11
+	CMPQ          R11, R13
+	JB            lutSelect16AVX512_vec8
 	CMPQ          R11, R10
 	JB            lutSelect16AVX512_seg
 
@@ -3638,13 +4876,13 @@ lutSelect16AVX512_values:
 lutSelect16AVX512_group:
 	CMPQ         R15, R10
 	JAE          lutSelect16AVX512_chunkdone
-	CMPQ         2528(SP), $0x00
+	CMPQ         2848(SP), $0x00
 	JNE          lutSelect16AVX512_scaled
-	MOVQ         2544(SP), AX
+	MOVQ         2864(SP), AX
 	VBROADCASTSS (AX), Z7
-	ADDQ         $0x04, 2544(SP)
+	ADDQ         $0x04, 2864(SP)
 	MOVQ         block+80(FP), AX
-	MOVQ         AX, 2528(SP)
+	MOVQ         AX, 2848(SP)
 
 lutSelect16AVX512_scaled:
 	MOVQ   R10, R11
@@ -3652,9 +4890,9 @@ lutSelect16AVX512_scaled:
 	LEAQ   (DX)(DX*1), AX
 	CMPQ   R11, AX
 	JB     lutSelect16AVX512_single
-	CMPQ   2528(SP), AX
+	CMPQ   2848(SP), AX
 	JB     lutSelect16AVX512_single
-	SUBQ   AX, 2528(SP)
+	SUBQ   AX, 2848(SP)
 	VXORPD Z24, Z24, Z24
 	VXORPD Z25, Z25, Z25
 	VXORPD Z26, Z26, Z26
@@ -3665,17 +4903,15 @@ lutSelect16AVX512_scaled:
 
 lutSelect16AVX512_vpair:
 	MOVBLZX       (SP)(R13*1), AX
-	ANDL          $0x3f, AX
 	SHLL          $0x06, AX
 	MOVBLZX       (SP)(R14*1), BX
-	ANDL          $0x3f, BX
 	SHLL          $0x06, BX
 	VMULPS        (R12)(AX*1), Z7, Z16
 	VCVTPS2PD     Y16, Z17
 	VEXTRACTF64X4 $0x01, Z16, Y18
 	VCVTPS2PD     Y18, Z18
-	VSUBPD.BCST   320(SP)(R13*8), Z17, Z17
-	VSUBPD.BCST   320(SP)(R13*8), Z18, Z18
+	VSUBPD.BCST   640(SP)(R13*8), Z17, Z17
+	VSUBPD.BCST   640(SP)(R13*8), Z18, Z18
 	VMULPD        Z17, Z17, Z17
 	VADDPD        Z17, Z24, Z24
 	VMULPD        Z18, Z18, Z18
@@ -3684,8 +4920,8 @@ lutSelect16AVX512_vpair:
 	VCVTPS2PD     Y19, Z20
 	VEXTRACTF64X4 $0x01, Z19, Y21
 	VCVTPS2PD     Y21, Z21
-	VSUBPD.BCST   320(SP)(R14*8), Z20, Z20
-	VSUBPD.BCST   320(SP)(R14*8), Z21, Z21
+	VSUBPD.BCST   640(SP)(R14*8), Z20, Z20
+	VSUBPD.BCST   640(SP)(R14*8), Z21, Z21
 	VMULPD        Z20, Z20, Z20
 	VADDPD        Z20, Z26, Z26
 	VMULPD        Z21, Z21, Z21
@@ -3712,61 +4948,95 @@ lutSelect16AVX512_vpair:
 	TZCNTL        AX, AX
 	MOVB          AL, (R8)
 	INCQ          R8
-	MOVQ          2560(SP), BX
+	MOVQ          2880(SP), BX
 	VPBROADCASTB  (BX)(AX*1), Z16
-	SHLQ          $0x06, AX
-	MOVQ          2552(SP), BX
-	VMOVDQU8      (BX)(AX*1), Z17
+	MOVQ          2872(SP), BX
 	VMOVDQU8.Z    (SP)(R15*1), K7, Z18
-	VPERMB        Z17, Z18, Z19
-	VPMOVB2M      Z18, K3
-	VMOVDQU8.Z    Z12, K3, Z20
-	VPORQ         Z20, Z19, Z19
-	VPTESTMB      Z30, Z18, K2
-	VMOVDQU8      Z16, K2, Z19
-	VMOVDQU8      Z19, K7, (DI)
-	ADDQ          DX, DI
-	ADDQ          DX, R15
-	VCMPPD        $0x03, Z26, Z26, K1
-	VMOVAPD       Z13, K1, Z26
-	VCMPPD        $0x03, Z27, Z27, K1
-	VMOVAPD       Z13, K1, Z27
-	VMINPD        Z27, Z26, Z28
-	VSHUFF64X2    $0x4e, Z28, Z28, Z31
-	VMINPD        Z31, Z28, Z28
-	VSHUFF64X2    $0xb1, Z28, Z28, Z31
-	VMINPD        Z31, Z28, Z28
-	VPERMILPD     $0x55, Z28, Z31
-	VMINPD        Z31, Z28, Z28
-	VCMPPD        $0x00, Z28, Z26, K1
-	VCMPPD        $0x00, Z28, Z27, K2
-	KUNPCKBW      K1, K2, K1
-	KMOVW         K1, AX
-	TZCNTL        AX, AX
-	MOVB          AL, (R8)
-	INCQ          R8
-	MOVQ          2560(SP), BX
-	VPBROADCASTB  (BX)(AX*1), Z16
+	CMPQ          2832(SP), $0x08
+	JE            lutSelect16AVX512_biga
 	SHLQ          $0x06, AX
-	MOVQ          2552(SP), BX
 	VMOVDQU8      (BX)(AX*1), Z17
-	VMOVDQU8.Z    (SP)(R15*1), K7, Z18
 	VPERMB        Z17, Z18, Z19
-	VPMOVB2M      Z18, K3
-	VMOVDQU8.Z    Z12, K3, Z20
-	VPORQ         Z20, Z19, Z19
-	VPTESTMB      Z30, Z18, K2
-	VMOVDQU8      Z16, K2, Z19
-	VMOVDQU8      Z19, K7, (DI)
-	ADDQ          DX, DI
-	ADDQ          DX, R15
-	JMP           lutSelect16AVX512_group
+	JMP           lutSelect16AVX512_codeda
+
+lutSelect16AVX512_biga:
+	SHLQ      $0x08, AX
+	VMOVDQU8  (BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z19
+	VPERMI2B  64(BX)(AX*1), Z17, Z19
+	VMOVDQU8  128(BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z20
+	VPERMI2B  192(BX)(AX*1), Z17, Z20
+	VPMOVB2M  Z18, K3
+	VMOVDQU8  Z20, K3, Z19
+
+lutSelect16AVX512_codeda:
+	VMOVDQU8.Z   320(SP)(R15*1), K7, Z18
+	VPMOVB2M     Z18, K3
+	VMOVDQU8.Z   Z12, K3, Z20
+	VPORQ        Z20, Z19, Z19
+	VPTESTMB     Z30, Z18, K2
+	VMOVDQU8     Z16, K2, Z19
+	VMOVDQU8     Z19, K7, (DI)
+	ADDQ         DX, DI
+	ADDQ         DX, R15
+	VCMPPD       $0x03, Z26, Z26, K1
+	VMOVAPD      Z13, K1, Z26
+	VCMPPD       $0x03, Z27, Z27, K1
+	VMOVAPD      Z13, K1, Z27
+	VMINPD       Z27, Z26, Z28
+	VSHUFF64X2   $0x4e, Z28, Z28, Z31
+	VMINPD       Z31, Z28, Z28
+	VSHUFF64X2   $0xb1, Z28, Z28, Z31
+	VMINPD       Z31, Z28, Z28
+	VPERMILPD    $0x55, Z28, Z31
+	VMINPD       Z31, Z28, Z28
+	VCMPPD       $0x00, Z28, Z26, K1
+	VCMPPD       $0x00, Z28, Z27, K2
+	KUNPCKBW     K1, K2, K1
+	KMOVW        K1, AX
+	TZCNTL       AX, AX
+	MOVB         AL, (R8)
+	INCQ         R8
+	MOVQ         2880(SP), BX
+	VPBROADCASTB (BX)(AX*1), Z16
+	MOVQ         2872(SP), BX
+	VMOVDQU8.Z   (SP)(R15*1), K7, Z18
+	CMPQ         2832(SP), $0x08
+	JE           lutSelect16AVX512_bigb
+	SHLQ         $0x06, AX
+	VMOVDQU8     (BX)(AX*1), Z17
+	VPERMB       Z17, Z18, Z19
+	JMP          lutSelect16AVX512_codedb
+
+lutSelect16AVX512_bigb:
+	SHLQ      $0x08, AX
+	VMOVDQU8  (BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z19
+	VPERMI2B  64(BX)(AX*1), Z17, Z19
+	VMOVDQU8  128(BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z20
+	VPERMI2B  192(BX)(AX*1), Z17, Z20
+	VPMOVB2M  Z18, K3
+	VMOVDQU8  Z20, K3, Z19
+
+lutSelect16AVX512_codedb:
+	VMOVDQU8.Z 320(SP)(R15*1), K7, Z18
+	VPMOVB2M   Z18, K3
+	VMOVDQU8.Z Z12, K3, Z20
+	VPORQ      Z20, Z19, Z19
+	VPTESTMB   Z30, Z18, K2
+	VMOVDQU8   Z16, K2, Z19
+	VMOVDQU8   Z19, K7, (DI)
+	ADDQ       DX, DI
+	ADDQ       DX, R15
+	JMP        lutSelect16AVX512_group
 
 lutSelect16AVX512_single:
 	CMPQ    R11, DX
 	CMOVQHI DX, R11
-	SUBQ    R11, 2528(SP)
-	BZHIQ   R11, 2504(SP), AX
+	SUBQ    R11, 2848(SP)
+	BZHIQ   R11, 2824(SP), AX
 	KMOVQ   AX, K6
 	VXORPD  Z24, Z24, Z24
 	VXORPD  Z25, Z25, Z25
@@ -3775,14 +5045,13 @@ lutSelect16AVX512_single:
 
 lutSelect16AVX512_vsingle:
 	MOVBLZX       (SP)(R13*1), AX
-	ANDL          $0x3f, AX
 	SHLL          $0x06, AX
 	VMULPS        (R12)(AX*1), Z7, Z16
 	VCVTPS2PD     Y16, Z17
 	VEXTRACTF64X4 $0x01, Z16, Y18
 	VCVTPS2PD     Y18, Z18
-	VSUBPD.BCST   320(SP)(R13*8), Z17, Z17
-	VSUBPD.BCST   320(SP)(R13*8), Z18, Z18
+	VSUBPD.BCST   640(SP)(R13*8), Z17, Z17
+	VSUBPD.BCST   640(SP)(R13*8), Z18, Z18
 	VMULPD        Z17, Z17, Z17
 	VADDPD        Z17, Z24, Z24
 	VMULPD        Z18, Z18, Z18
@@ -3808,22 +5077,39 @@ lutSelect16AVX512_vsingle:
 	TZCNTL        AX, AX
 	MOVB          AL, (R8)
 	INCQ          R8
-	MOVQ          2560(SP), BX
+	MOVQ          2880(SP), BX
 	VPBROADCASTB  (BX)(AX*1), Z16
-	SHLQ          $0x06, AX
-	MOVQ          2552(SP), BX
-	VMOVDQU8      (BX)(AX*1), Z17
+	MOVQ          2872(SP), BX
 	VMOVDQU8.Z    (SP)(R15*1), K6, Z18
+	CMPQ          2832(SP), $0x08
+	JE            lutSelect16AVX512_bigs
+	SHLQ          $0x06, AX
+	VMOVDQU8      (BX)(AX*1), Z17
 	VPERMB        Z17, Z18, Z19
-	VPMOVB2M      Z18, K3
-	VMOVDQU8.Z    Z12, K3, Z20
-	VPORQ         Z20, Z19, Z19
-	VPTESTMB      Z30, Z18, K2
-	VMOVDQU8      Z16, K2, Z19
-	VMOVDQU8      Z19, K6, (DI)
-	ADDQ          R11, DI
-	ADDQ          R11, R15
-	JMP           lutSelect16AVX512_group
+	JMP           lutSelect16AVX512_codeds
+
+lutSelect16AVX512_bigs:
+	SHLQ      $0x08, AX
+	VMOVDQU8  (BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z19
+	VPERMI2B  64(BX)(AX*1), Z17, Z19
+	VMOVDQU8  128(BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z20
+	VPERMI2B  192(BX)(AX*1), Z17, Z20
+	VPMOVB2M  Z18, K3
+	VMOVDQU8  Z20, K3, Z19
+
+lutSelect16AVX512_codeds:
+	VMOVDQU8.Z 320(SP)(R15*1), K6, Z18
+	VPMOVB2M   Z18, K3
+	VMOVDQU8.Z Z12, K3, Z20
+	VPORQ      Z20, Z19, Z19
+	VPTESTMB   Z30, Z18, K2
+	VMOVDQU8   Z16, K2, Z19
+	VMOVDQU8   Z19, K6, (DI)
+	ADDQ       R11, DI
+	ADDQ       R11, R15
+	JMP        lutSelect16AVX512_group
 
 lutSelect16AVX512_chunkdone:
 	LEAQ (SI)(R10*4), SI
@@ -3834,9 +5120,9 @@ lutSelect16AVX512_done:
 	VZEROUPPER
 	RET
 
-// func lutSelect16Pow2AVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[216]uint32, mags []float64, tcodes []uint8, zero []uint8)
+// func lutSelect16Pow2AVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[408]uint32, mags []float64, tcodes []uint8, zero []uint8)
 // Requires: AVX, AVX512BW, AVX512DQ, AVX512F, AVX512VBMI, AVX512VL, BMI, BMI2, CMOV
-TEXT ·lutSelect16Pow2AVX512(SB), $2584-216
+TEXT ·lutSelect16Pow2AVX512(SB), $2912-216
 	MOVQ         codes_base+0(FP), DI
 	MOVQ         meta_base+24(FP), R8
 	MOVQ         x_base+48(FP), SI
@@ -3846,30 +5132,31 @@ TEXT ·lutSelect16Pow2AVX512(SB), $2584-216
 	TESTQ        CX, CX
 	JZ           lutSelect16Pow2AVX512_done
 	MOVQ         muls_base+88(FP), AX
-	MOVQ         AX, 2536(SP)
+	MOVQ         AX, 2856(SP)
 	MOVQ         scales_base+112(FP), AX
-	MOVQ         AX, 2544(SP)
+	MOVQ         AX, 2864(SP)
 	MOVQ         tcodes_base+168(FP), AX
-	MOVQ         AX, 2552(SP)
+	MOVQ         AX, 2872(SP)
 	MOVQ         zero_base+192(FP), AX
-	MOVQ         AX, 2560(SP)
+	MOVQ         AX, 2880(SP)
 	XORL         AX, AX
-	MOVQ         AX, 2520(SP)
-	MOVQ         AX, 2528(SP)
+	MOVQ         AX, 2840(SP)
+	MOVQ         AX, 2848(SP)
 	MOVQ         $0x00000100, AX
 	XORL         DX, DX
 	MOVQ         group+72(FP), R9
 	DIVQ         R9
 	IMULQ        R9, AX
-	MOVQ         AX, 2496(SP)
+	MOVQ         AX, 2816(SP)
 	MOVQ         R9, DX
 	MOVQ         $0xffffffff, AX
-	MOVQ         AX, 2504(SP)
+	MOVQ         AX, 2824(SP)
 	NOTQ         AX
-	ORQ          AX, 2504(SP)
-	BZHIQ        DX, 2504(SP), AX
+	ORQ          AX, 2824(SP)
+	BZHIQ        DX, 2824(SP), AX
 	KMOVQ        AX, K7
 	MOVQ         tb+136(FP), R9
+	MOVQ         R9, 2896(SP)
 	VPBROADCASTD (R9), Z0
 	VMOVDQU32    128(R9), Z1
 	VMOVDQU32    256(R9), Z2
@@ -3878,9 +5165,9 @@ TEXT ·lutSelect16Pow2AVX512(SB), $2584-216
 	VMOVDQU32    640(R9), Z5
 	VMOVDQU32    704(R9), Z6
 	MOVL         848(R9), AX
-	MOVQ         AX, 2512(SP)
+	MOVQ         AX, 2832(SP)
 	MOVL         256(R9), AX
-	MOVL         AX, 2568(SP)
+	MOVL         AX, 2888(SP)
 	VPBROADCASTD 836(R9), Z9
 	MOVL         $0x7fffffff, AX
 	VMOVD        AX, X31
@@ -3905,30 +5192,33 @@ TEXT ·lutSelect16Pow2AVX512(SB), $2584-216
 	VPBROADCASTD X31, Z30
 
 lutSelect16Pow2AVX512_chunk:
-	MOVQ    2496(SP), R10
+	MOVQ    2816(SP), R10
 	CMPQ    R10, CX
 	CMOVQHI CX, R10
 	XORL    R11, R11
 
 lutSelect16Pow2AVX512_seg:
-	CMPQ         2520(SP), $0x00
+	CMPQ         2840(SP), $0x00
 	JNE          lutSelect16Pow2AVX512_segblock
-	MOVQ         2536(SP), AX
+	MOVQ         2856(SP), AX
 	VBROADCASTSS (AX), Z15
-	ADDQ         $0x04, 2536(SP)
+	ADDQ         $0x04, 2856(SP)
 	VCVTPS2PD    Y15, Z7
 	MOVQ         block+80(FP), AX
-	MOVQ         AX, 2520(SP)
+	MOVQ         AX, 2840(SP)
 
 lutSelect16Pow2AVX512_segblock:
 	MOVQ    R10, R13
 	SUBQ    R11, R13
-	CMPQ    R13, 2520(SP)
-	CMOVQHI 2520(SP), R13
-	SUBQ    R13, 2520(SP)
+	CMPQ    R13, 2840(SP)
+	CMOVQHI 2840(SP), R13
+	SUBQ    R13, 2840(SP)
 	ADDQ    R11, R13
-	CMPQ    2512(SP), $0x02
+	MOVQ    2896(SP), BX
+	CMPQ    2832(SP), $0x02
 	JE      lutSelect16Pow2AVX512_vec4
+	CMPQ    2832(SP), $0x08
+	JE      lutSelect16Pow2AVX512_vec8
 
 lutSelect16Pow2AVX512_vec6:
 	MOVQ          R13, R15
@@ -3967,22 +5257,24 @@ lutSelect16Pow2AVX512_vec6:
 	VPCMPD        $0x05, Z20, Z18, K5
 	VPADDD        Z19, Z19, Z19
 	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)(R11*1)
 	VCMPPS        $0x03, Z17, Z17, K2
 	VPTESTMD      Z11, Z17, K3
 	VPTESTMD      Z9, Z17, K4
 	KANDW         K4, K3, K3
-	VPORD         Z29, Z19, K3, Z19
+	VMOVDQA32.Z   Z29, K3, Z19
 	VPORD         Z8, Z19, K2, Z19
 	VPMOVDB       Z19, X20
-	VMOVDQU8      X20, (SP)(R11*1)
+	VMOVDQU8      X20, 320(SP)(R11*1)
 	VPANDD        Z10, Z16, Z21
 	VCVTPS2PD     Y21, Z22
 	VEXTRACTF64X4 $0x01, Z21, Y23
 	VCVTPS2PD     Y23, Z23
 	VMULPD        Z7, Z22, Z22
 	VMULPD        Z7, Z23, Z23
-	VMOVUPD       Z22, 320(SP)(R11*8)
-	VMOVUPD       Z23, 384(SP)(R11*8)
+	VMOVUPD       Z22, 640(SP)(R11*8)
+	VMOVUPD       Z23, 704(SP)(R11*8)
 	ADDQ          R15, R11
 	CMPQ          R11, R13
 	JB            lutSelect16Pow2AVX512_vec6
@@ -4004,7 +5296,7 @@ lutSelect16Pow2AVX512_vec4:
 	VPANDD        Z10, Z17, Z18
 	VCMPPS        $0x07, Z17, Z17, K4
 	VMOVDQA32.Z   Z18, K4, Z18
-	VPCMPD.BCST   $0x05, 2568(SP), Z18, K5
+	VPCMPD.BCST   $0x05, 2888(SP), Z18, K5
 	VMOVDQA32.Z   Z14, K5, Z19
 	VPERMD        Z3, Z19, Z20
 	VPCMPD        $0x05, Z20, Z18, K5
@@ -4019,25 +5311,101 @@ lutSelect16Pow2AVX512_vec4:
 	VPCMPD        $0x05, Z20, Z18, K5
 	VPADDD        Z19, Z19, Z19
 	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)(R11*1)
 	VCMPPS        $0x03, Z17, Z17, K2
 	VPTESTMD      Z11, Z17, K3
 	VPTESTMD      Z9, Z17, K4
 	KANDW         K4, K3, K3
-	VPORD         Z29, Z19, K3, Z19
+	VMOVDQA32.Z   Z29, K3, Z19
 	VPORD         Z8, Z19, K2, Z19
 	VPMOVDB       Z19, X20
-	VMOVDQU8      X20, (SP)(R11*1)
+	VMOVDQU8      X20, 320(SP)(R11*1)
 	VPANDD        Z10, Z16, Z21
 	VCVTPS2PD     Y21, Z22
 	VEXTRACTF64X4 $0x01, Z21, Y23
 	VCVTPS2PD     Y23, Z23
 	VMULPD        Z7, Z22, Z22
 	VMULPD        Z7, Z23, Z23
-	VMOVUPD       Z22, 320(SP)(R11*8)
-	VMOVUPD       Z23, 384(SP)(R11*8)
+	VMOVUPD       Z22, 640(SP)(R11*8)
+	VMOVUPD       Z23, 704(SP)(R11*8)
 	ADDQ          R15, R11
 	CMPQ          R11, R13
 	JB            lutSelect16Pow2AVX512_vec4
+	CMPQ          R11, R10
+	JB            lutSelect16Pow2AVX512_seg
+	JMP           lutSelect16Pow2AVX512_values
+
+lutSelect16Pow2AVX512_vec8:
+	MOVQ          R13, R15
+	SUBQ          R11, R15
+	MOVQ          $0x00000010, AX
+	CMPQ          R15, AX
+	CMOVQHI       AX, R15
+	MOVL          $0xffffffff, AX
+	BZHIL         R15, AX, AX
+	KMOVW         AX, K1
+	VMOVUPS.Z     (SI)(R11*4), K1, Z16
+	VMULPS        Z15, Z16, Z17
+	VPANDD        Z10, Z17, Z18
+	VCMPPS        $0x07, Z17, Z17, K4
+	VMOVDQA32.Z   Z18, K4, Z18
+	VPCMPD        $0x05, Z0, Z18, K5
+	VMOVDQA32.Z   Z14, K5, Z19
+	VPERMD        Z1, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z2, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z3, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z4, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VMOVDQA32     Z19, Z20
+	VPERMI2D      Z6, Z5, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	KXNORW        K6, K6, K6
+	VPXORD        Z20, Z20, Z20
+	VPGATHERDD    864(BX)(Z19*4), K6, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	KXNORW        K6, K6, K6
+	VPXORD        Z20, Z20, Z20
+	VPGATHERDD    1120(BX)(Z19*4), K6, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)(R11*1)
+	VCMPPS        $0x03, Z17, Z17, K2
+	VPTESTMD      Z11, Z17, K3
+	VPTESTMD      Z9, Z17, K4
+	KANDW         K4, K3, K3
+	VMOVDQA32.Z   Z29, K3, Z19
+	VPORD         Z8, Z19, K2, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, 320(SP)(R11*1)
+	VPANDD        Z10, Z16, Z21
+	VCVTPS2PD     Y21, Z22
+	VEXTRACTF64X4 $0x01, Z21, Y23
+	VCVTPS2PD     Y23, Z23
+	VMULPD        Z7, Z22, Z22
+	VMULPD        Z7, Z23, Z23
+	VMOVUPD       Z22, 640(SP)(R11*8)
+	VMOVUPD       Z23, 704(SP)(R11*8)
+	ADDQ          R15, R11
+	CMPQ          R11, R13
+	JB            lutSelect16Pow2AVX512_vec8
 	CMPQ          R11, R10
 	JB            lutSelect16Pow2AVX512_seg
 
@@ -4062,19 +5430,17 @@ lutSelect16Pow2AVX512_group:
 
 lutSelect16Pow2AVX512_vpair:
 	MOVBLZX      (SP)(R13*1), AX
-	ANDL         $0x3f, AX
 	SHLL         $0x07, AX
 	MOVBLZX      (SP)(R14*1), BX
-	ANDL         $0x3f, BX
 	SHLL         $0x07, BX
-	VBROADCASTSD 320(SP)(R13*8), Z16
+	VBROADCASTSD 640(SP)(R13*8), Z16
 	VSUBPD       (R12)(AX*1), Z16, Z17
 	VSUBPD       64(R12)(AX*1), Z16, Z18
 	VMULPD       Z17, Z17, Z17
 	VADDPD       Z17, Z24, Z24
 	VMULPD       Z18, Z18, Z18
 	VADDPD       Z18, Z25, Z25
-	VBROADCASTSD 320(SP)(R14*8), Z19
+	VBROADCASTSD 640(SP)(R14*8), Z19
 	VSUBPD       (R12)(BX*1), Z19, Z20
 	VSUBPD       64(R12)(BX*1), Z19, Z21
 	VMULPD       Z20, Z20, Z20
@@ -4103,13 +5469,30 @@ lutSelect16Pow2AVX512_vpair:
 	TZCNTL       AX, AX
 	MOVB         AL, (R8)
 	INCQ         R8
-	MOVQ         2560(SP), BX
+	MOVQ         2880(SP), BX
 	VPBROADCASTB (BX)(AX*1), Z16
-	SHLQ         $0x06, AX
-	MOVQ         2552(SP), BX
-	VMOVDQU8     (BX)(AX*1), Z17
+	MOVQ         2872(SP), BX
 	VMOVDQU8.Z   (SP)(R15*1), K7, Z18
+	CMPQ         2832(SP), $0x08
+	JE           lutSelect16Pow2AVX512_biga
+	SHLQ         $0x06, AX
+	VMOVDQU8     (BX)(AX*1), Z17
 	VPERMB       Z17, Z18, Z19
+	JMP          lutSelect16Pow2AVX512_codeda
+
+lutSelect16Pow2AVX512_biga:
+	SHLQ      $0x08, AX
+	VMOVDQU8  (BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z19
+	VPERMI2B  64(BX)(AX*1), Z17, Z19
+	VMOVDQU8  128(BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z20
+	VPERMI2B  192(BX)(AX*1), Z17, Z20
+	VPMOVB2M  Z18, K3
+	VMOVDQU8  Z20, K3, Z19
+
+lutSelect16Pow2AVX512_codeda:
+	VMOVDQU8.Z   320(SP)(R15*1), K7, Z18
 	VPMOVB2M     Z18, K3
 	VMOVDQU8.Z   Z12, K3, Z20
 	VPORQ        Z20, Z19, Z19
@@ -4136,27 +5519,44 @@ lutSelect16Pow2AVX512_vpair:
 	TZCNTL       AX, AX
 	MOVB         AL, (R8)
 	INCQ         R8
-	MOVQ         2560(SP), BX
+	MOVQ         2880(SP), BX
 	VPBROADCASTB (BX)(AX*1), Z16
-	SHLQ         $0x06, AX
-	MOVQ         2552(SP), BX
-	VMOVDQU8     (BX)(AX*1), Z17
+	MOVQ         2872(SP), BX
 	VMOVDQU8.Z   (SP)(R15*1), K7, Z18
+	CMPQ         2832(SP), $0x08
+	JE           lutSelect16Pow2AVX512_bigb
+	SHLQ         $0x06, AX
+	VMOVDQU8     (BX)(AX*1), Z17
 	VPERMB       Z17, Z18, Z19
-	VPMOVB2M     Z18, K3
-	VMOVDQU8.Z   Z12, K3, Z20
-	VPORQ        Z20, Z19, Z19
-	VPTESTMB     Z30, Z18, K2
-	VMOVDQU8     Z16, K2, Z19
-	VMOVDQU8     Z19, K7, (DI)
-	ADDQ         DX, DI
-	ADDQ         DX, R15
-	JMP          lutSelect16Pow2AVX512_group
+	JMP          lutSelect16Pow2AVX512_codedb
+
+lutSelect16Pow2AVX512_bigb:
+	SHLQ      $0x08, AX
+	VMOVDQU8  (BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z19
+	VPERMI2B  64(BX)(AX*1), Z17, Z19
+	VMOVDQU8  128(BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z20
+	VPERMI2B  192(BX)(AX*1), Z17, Z20
+	VPMOVB2M  Z18, K3
+	VMOVDQU8  Z20, K3, Z19
+
+lutSelect16Pow2AVX512_codedb:
+	VMOVDQU8.Z 320(SP)(R15*1), K7, Z18
+	VPMOVB2M   Z18, K3
+	VMOVDQU8.Z Z12, K3, Z20
+	VPORQ      Z20, Z19, Z19
+	VPTESTMB   Z30, Z18, K2
+	VMOVDQU8   Z16, K2, Z19
+	VMOVDQU8   Z19, K7, (DI)
+	ADDQ       DX, DI
+	ADDQ       DX, R15
+	JMP        lutSelect16Pow2AVX512_group
 
 lutSelect16Pow2AVX512_single:
 	CMPQ    R11, DX
 	CMOVQHI DX, R11
-	BZHIQ   R11, 2504(SP), AX
+	BZHIQ   R11, 2824(SP), AX
 	KMOVQ   AX, K6
 	VXORPD  Z24, Z24, Z24
 	VXORPD  Z25, Z25, Z25
@@ -4165,9 +5565,8 @@ lutSelect16Pow2AVX512_single:
 
 lutSelect16Pow2AVX512_vsingle:
 	MOVBLZX      (SP)(R13*1), AX
-	ANDL         $0x3f, AX
 	SHLL         $0x07, AX
-	VBROADCASTSD 320(SP)(R13*8), Z16
+	VBROADCASTSD 640(SP)(R13*8), Z16
 	VSUBPD       (R12)(AX*1), Z16, Z17
 	VSUBPD       64(R12)(AX*1), Z16, Z18
 	VMULPD       Z17, Z17, Z17
@@ -4195,22 +5594,39 @@ lutSelect16Pow2AVX512_vsingle:
 	TZCNTL       AX, AX
 	MOVB         AL, (R8)
 	INCQ         R8
-	MOVQ         2560(SP), BX
+	MOVQ         2880(SP), BX
 	VPBROADCASTB (BX)(AX*1), Z16
-	SHLQ         $0x06, AX
-	MOVQ         2552(SP), BX
-	VMOVDQU8     (BX)(AX*1), Z17
+	MOVQ         2872(SP), BX
 	VMOVDQU8.Z   (SP)(R15*1), K6, Z18
+	CMPQ         2832(SP), $0x08
+	JE           lutSelect16Pow2AVX512_bigs
+	SHLQ         $0x06, AX
+	VMOVDQU8     (BX)(AX*1), Z17
 	VPERMB       Z17, Z18, Z19
-	VPMOVB2M     Z18, K3
-	VMOVDQU8.Z   Z12, K3, Z20
-	VPORQ        Z20, Z19, Z19
-	VPTESTMB     Z30, Z18, K2
-	VMOVDQU8     Z16, K2, Z19
-	VMOVDQU8     Z19, K6, (DI)
-	ADDQ         R11, DI
-	ADDQ         R11, R15
-	JMP          lutSelect16Pow2AVX512_group
+	JMP          lutSelect16Pow2AVX512_codeds
+
+lutSelect16Pow2AVX512_bigs:
+	SHLQ      $0x08, AX
+	VMOVDQU8  (BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z19
+	VPERMI2B  64(BX)(AX*1), Z17, Z19
+	VMOVDQU8  128(BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z20
+	VPERMI2B  192(BX)(AX*1), Z17, Z20
+	VPMOVB2M  Z18, K3
+	VMOVDQU8  Z20, K3, Z19
+
+lutSelect16Pow2AVX512_codeds:
+	VMOVDQU8.Z 320(SP)(R15*1), K6, Z18
+	VPMOVB2M   Z18, K3
+	VMOVDQU8.Z Z12, K3, Z20
+	VPORQ      Z20, Z19, Z19
+	VPTESTMB   Z30, Z18, K2
+	VMOVDQU8   Z16, K2, Z19
+	VMOVDQU8   Z19, K6, (DI)
+	ADDQ       R11, DI
+	ADDQ       R11, R15
+	JMP        lutSelect16Pow2AVX512_group
 
 lutSelect16Pow2AVX512_chunkdone:
 	LEAQ (SI)(R10*4), SI
@@ -4221,9 +5637,9 @@ lutSelect16Pow2AVX512_done:
 	VZEROUPPER
 	RET
 
-// func lutSelect16ExactAVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[216]uint32, mags []float64, tcodes []uint8, zero []uint8)
+// func lutSelect16ExactAVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[408]uint32, mags []float64, tcodes []uint8, zero []uint8)
 // Requires: AVX, AVX512BW, AVX512DQ, AVX512F, AVX512VBMI, AVX512VL, BMI, BMI2, CMOV
-TEXT ·lutSelect16ExactAVX512(SB), $2584-216
+TEXT ·lutSelect16ExactAVX512(SB), $2912-216
 	MOVQ         codes_base+0(FP), DI
 	MOVQ         meta_base+24(FP), R8
 	MOVQ         x_base+48(FP), SI
@@ -4233,30 +5649,31 @@ TEXT ·lutSelect16ExactAVX512(SB), $2584-216
 	TESTQ        CX, CX
 	JZ           lutSelect16ExactAVX512_done
 	MOVQ         muls_base+88(FP), AX
-	MOVQ         AX, 2536(SP)
+	MOVQ         AX, 2856(SP)
 	MOVQ         scales_base+112(FP), AX
-	MOVQ         AX, 2544(SP)
+	MOVQ         AX, 2864(SP)
 	MOVQ         tcodes_base+168(FP), AX
-	MOVQ         AX, 2552(SP)
+	MOVQ         AX, 2872(SP)
 	MOVQ         zero_base+192(FP), AX
-	MOVQ         AX, 2560(SP)
+	MOVQ         AX, 2880(SP)
 	XORL         AX, AX
-	MOVQ         AX, 2520(SP)
-	MOVQ         AX, 2528(SP)
+	MOVQ         AX, 2840(SP)
+	MOVQ         AX, 2848(SP)
 	MOVQ         $0x00000100, AX
 	XORL         DX, DX
 	MOVQ         group+72(FP), R9
 	DIVQ         R9
 	IMULQ        R9, AX
-	MOVQ         AX, 2496(SP)
+	MOVQ         AX, 2816(SP)
 	MOVQ         R9, DX
 	MOVQ         $0xffffffff, AX
-	MOVQ         AX, 2504(SP)
+	MOVQ         AX, 2824(SP)
 	NOTQ         AX
-	ORQ          AX, 2504(SP)
-	BZHIQ        DX, 2504(SP), AX
+	ORQ          AX, 2824(SP)
+	BZHIQ        DX, 2824(SP), AX
 	KMOVQ        AX, K7
 	MOVQ         tb+136(FP), R9
+	MOVQ         R9, 2896(SP)
 	VPBROADCASTD (R9), Z0
 	VMOVDQU32    128(R9), Z1
 	VMOVDQU32    256(R9), Z2
@@ -4265,9 +5682,9 @@ TEXT ·lutSelect16ExactAVX512(SB), $2584-216
 	VMOVDQU32    640(R9), Z5
 	VMOVDQU32    704(R9), Z6
 	MOVL         848(R9), AX
-	MOVQ         AX, 2512(SP)
+	MOVQ         AX, 2832(SP)
 	MOVL         256(R9), AX
-	MOVL         AX, 2568(SP)
+	MOVL         AX, 2888(SP)
 	VPBROADCASTD 836(R9), Z9
 	MOVL         $0x7fffffff, AX
 	VMOVD        AX, X31
@@ -4292,29 +5709,32 @@ TEXT ·lutSelect16ExactAVX512(SB), $2584-216
 	VPBROADCASTD X31, Z30
 
 lutSelect16ExactAVX512_chunk:
-	MOVQ    2496(SP), R10
+	MOVQ    2816(SP), R10
 	CMPQ    R10, CX
 	CMOVQHI CX, R10
 	XORL    R11, R11
 
 lutSelect16ExactAVX512_seg:
-	CMPQ         2520(SP), $0x00
+	CMPQ         2840(SP), $0x00
 	JNE          lutSelect16ExactAVX512_segblock
-	MOVQ         2536(SP), AX
+	MOVQ         2856(SP), AX
 	VBROADCASTSS (AX), Z15
-	ADDQ         $0x04, 2536(SP)
+	ADDQ         $0x04, 2856(SP)
 	MOVQ         block+80(FP), AX
-	MOVQ         AX, 2520(SP)
+	MOVQ         AX, 2840(SP)
 
 lutSelect16ExactAVX512_segblock:
 	MOVQ    R10, R13
 	SUBQ    R11, R13
-	CMPQ    R13, 2520(SP)
-	CMOVQHI 2520(SP), R13
-	SUBQ    R13, 2520(SP)
+	CMPQ    R13, 2840(SP)
+	CMOVQHI 2840(SP), R13
+	SUBQ    R13, 2840(SP)
 	ADDQ    R11, R13
-	CMPQ    2512(SP), $0x02
+	MOVQ    2896(SP), BX
+	CMPQ    2832(SP), $0x02
 	JE      lutSelect16ExactAVX512_vec4
+	CMPQ    2832(SP), $0x08
+	JE      lutSelect16ExactAVX512_vec8
 
 lutSelect16ExactAVX512_vec6:
 	MOVQ          R13, R15
@@ -4353,20 +5773,22 @@ lutSelect16ExactAVX512_vec6:
 	VPCMPD        $0x05, Z20, Z18, K5
 	VPADDD        Z19, Z19, Z19
 	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)(R11*1)
 	VCMPPS        $0x03, Z17, Z17, K2
 	VPTESTMD      Z11, Z17, K3
 	VPTESTMD      Z9, Z17, K4
 	KANDW         K4, K3, K3
-	VPORD         Z29, Z19, K3, Z19
+	VMOVDQA32.Z   Z29, K3, Z19
 	VPORD         Z8, Z19, K2, Z19
 	VPMOVDB       Z19, X20
-	VMOVDQU8      X20, (SP)(R11*1)
+	VMOVDQU8      X20, 320(SP)(R11*1)
 	VPANDD        Z10, Z16, Z21
 	VCVTPS2PD     Y21, Z22
 	VEXTRACTF64X4 $0x01, Z21, Y23
 	VCVTPS2PD     Y23, Z23
-	VMOVUPD       Z22, 320(SP)(R11*8)
-	VMOVUPD       Z23, 384(SP)(R11*8)
+	VMOVUPD       Z22, 640(SP)(R11*8)
+	VMOVUPD       Z23, 704(SP)(R11*8)
 	ADDQ          R15, R11
 	CMPQ          R11, R13
 	JB            lutSelect16ExactAVX512_vec6
@@ -4388,7 +5810,7 @@ lutSelect16ExactAVX512_vec4:
 	VPANDD        Z10, Z17, Z18
 	VCMPPS        $0x07, Z17, Z17, K4
 	VMOVDQA32.Z   Z18, K4, Z18
-	VPCMPD.BCST   $0x05, 2568(SP), Z18, K5
+	VPCMPD.BCST   $0x05, 2888(SP), Z18, K5
 	VMOVDQA32.Z   Z14, K5, Z19
 	VPERMD        Z3, Z19, Z20
 	VPCMPD        $0x05, Z20, Z18, K5
@@ -4403,23 +5825,97 @@ lutSelect16ExactAVX512_vec4:
 	VPCMPD        $0x05, Z20, Z18, K5
 	VPADDD        Z19, Z19, Z19
 	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)(R11*1)
 	VCMPPS        $0x03, Z17, Z17, K2
 	VPTESTMD      Z11, Z17, K3
 	VPTESTMD      Z9, Z17, K4
 	KANDW         K4, K3, K3
-	VPORD         Z29, Z19, K3, Z19
+	VMOVDQA32.Z   Z29, K3, Z19
 	VPORD         Z8, Z19, K2, Z19
 	VPMOVDB       Z19, X20
-	VMOVDQU8      X20, (SP)(R11*1)
+	VMOVDQU8      X20, 320(SP)(R11*1)
 	VPANDD        Z10, Z16, Z21
 	VCVTPS2PD     Y21, Z22
 	VEXTRACTF64X4 $0x01, Z21, Y23
 	VCVTPS2PD     Y23, Z23
-	VMOVUPD       Z22, 320(SP)(R11*8)
-	VMOVUPD       Z23, 384(SP)(R11*8)
+	VMOVUPD       Z22, 640(SP)(R11*8)
+	VMOVUPD       Z23, 704(SP)(R11*8)
 	ADDQ          R15, R11
 	CMPQ          R11, R13
 	JB            lutSelect16ExactAVX512_vec4
+	CMPQ          R11, R10
+	JB            lutSelect16ExactAVX512_seg
+	JMP           lutSelect16ExactAVX512_values
+
+lutSelect16ExactAVX512_vec8:
+	MOVQ          R13, R15
+	SUBQ          R11, R15
+	MOVQ          $0x00000010, AX
+	CMPQ          R15, AX
+	CMOVQHI       AX, R15
+	MOVL          $0xffffffff, AX
+	BZHIL         R15, AX, AX
+	KMOVW         AX, K1
+	VMOVUPS.Z     (SI)(R11*4), K1, Z16
+	VMULPS        Z15, Z16, Z17
+	VPANDD        Z10, Z17, Z18
+	VCMPPS        $0x07, Z17, Z17, K4
+	VMOVDQA32.Z   Z18, K4, Z18
+	VPCMPD        $0x05, Z0, Z18, K5
+	VMOVDQA32.Z   Z14, K5, Z19
+	VPERMD        Z1, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z2, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z3, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z4, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VMOVDQA32     Z19, Z20
+	VPERMI2D      Z6, Z5, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	KXNORW        K6, K6, K6
+	VPXORD        Z20, Z20, Z20
+	VPGATHERDD    864(BX)(Z19*4), K6, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	KXNORW        K6, K6, K6
+	VPXORD        Z20, Z20, Z20
+	VPGATHERDD    1120(BX)(Z19*4), K6, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)(R11*1)
+	VCMPPS        $0x03, Z17, Z17, K2
+	VPTESTMD      Z11, Z17, K3
+	VPTESTMD      Z9, Z17, K4
+	KANDW         K4, K3, K3
+	VMOVDQA32.Z   Z29, K3, Z19
+	VPORD         Z8, Z19, K2, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, 320(SP)(R11*1)
+	VPANDD        Z10, Z16, Z21
+	VCVTPS2PD     Y21, Z22
+	VEXTRACTF64X4 $0x01, Z21, Y23
+	VCVTPS2PD     Y23, Z23
+	VMOVUPD       Z22, 640(SP)(R11*8)
+	VMOVUPD       Z23, 704(SP)(R11*8)
+	ADDQ          R15, R11
+	CMPQ          R11, R13
+	JB            lutSelect16ExactAVX512_vec8
 	CMPQ          R11, R10
 	JB            lutSelect16ExactAVX512_seg
 
@@ -4429,14 +5925,14 @@ lutSelect16ExactAVX512_values:
 lutSelect16ExactAVX512_group:
 	CMPQ         R15, R10
 	JAE          lutSelect16ExactAVX512_chunkdone
-	CMPQ         2528(SP), $0x00
+	CMPQ         2848(SP), $0x00
 	JNE          lutSelect16ExactAVX512_scaled
-	MOVQ         2544(SP), AX
+	MOVQ         2864(SP), AX
 	VBROADCASTSS (AX), Z7
 	VCVTPS2PD    Y7, Z7
-	ADDQ         $0x04, 2544(SP)
+	ADDQ         $0x04, 2864(SP)
 	MOVQ         block+80(FP), AX
-	MOVQ         AX, 2528(SP)
+	MOVQ         AX, 2848(SP)
 
 lutSelect16ExactAVX512_scaled:
 	MOVQ   R10, R11
@@ -4444,9 +5940,9 @@ lutSelect16ExactAVX512_scaled:
 	LEAQ   (DX)(DX*1), AX
 	CMPQ   R11, AX
 	JB     lutSelect16ExactAVX512_single
-	CMPQ   2528(SP), AX
+	CMPQ   2848(SP), AX
 	JB     lutSelect16ExactAVX512_single
-	SUBQ   AX, 2528(SP)
+	SUBQ   AX, 2848(SP)
 	VXORPD Z24, Z24, Z24
 	VXORPD Z25, Z25, Z25
 	VXORPD Z26, Z26, Z26
@@ -4457,23 +5953,21 @@ lutSelect16ExactAVX512_scaled:
 
 lutSelect16ExactAVX512_vpair:
 	MOVBLZX      (SP)(R13*1), AX
-	ANDL         $0x3f, AX
 	SHLL         $0x07, AX
 	MOVBLZX      (SP)(R14*1), BX
-	ANDL         $0x3f, BX
 	SHLL         $0x07, BX
 	VMULPD       (R12)(AX*1), Z7, Z17
 	VMULPD       64(R12)(AX*1), Z7, Z18
-	VSUBPD.BCST  320(SP)(R13*8), Z17, Z17
-	VSUBPD.BCST  320(SP)(R13*8), Z18, Z18
+	VSUBPD.BCST  640(SP)(R13*8), Z17, Z17
+	VSUBPD.BCST  640(SP)(R13*8), Z18, Z18
 	VMULPD       Z17, Z17, Z17
 	VADDPD       Z17, Z24, Z24
 	VMULPD       Z18, Z18, Z18
 	VADDPD       Z18, Z25, Z25
 	VMULPD       (R12)(BX*1), Z7, Z20
 	VMULPD       64(R12)(BX*1), Z7, Z21
-	VSUBPD.BCST  320(SP)(R14*8), Z20, Z20
-	VSUBPD.BCST  320(SP)(R14*8), Z21, Z21
+	VSUBPD.BCST  640(SP)(R14*8), Z20, Z20
+	VSUBPD.BCST  640(SP)(R14*8), Z21, Z21
 	VMULPD       Z20, Z20, Z20
 	VADDPD       Z20, Z26, Z26
 	VMULPD       Z21, Z21, Z21
@@ -4500,13 +5994,30 @@ lutSelect16ExactAVX512_vpair:
 	TZCNTL       AX, AX
 	MOVB         AL, (R8)
 	INCQ         R8
-	MOVQ         2560(SP), BX
+	MOVQ         2880(SP), BX
 	VPBROADCASTB (BX)(AX*1), Z16
-	SHLQ         $0x06, AX
-	MOVQ         2552(SP), BX
-	VMOVDQU8     (BX)(AX*1), Z17
+	MOVQ         2872(SP), BX
 	VMOVDQU8.Z   (SP)(R15*1), K7, Z18
+	CMPQ         2832(SP), $0x08
+	JE           lutSelect16ExactAVX512_biga
+	SHLQ         $0x06, AX
+	VMOVDQU8     (BX)(AX*1), Z17
 	VPERMB       Z17, Z18, Z19
+	JMP          lutSelect16ExactAVX512_codeda
+
+lutSelect16ExactAVX512_biga:
+	SHLQ      $0x08, AX
+	VMOVDQU8  (BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z19
+	VPERMI2B  64(BX)(AX*1), Z17, Z19
+	VMOVDQU8  128(BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z20
+	VPERMI2B  192(BX)(AX*1), Z17, Z20
+	VPMOVB2M  Z18, K3
+	VMOVDQU8  Z20, K3, Z19
+
+lutSelect16ExactAVX512_codeda:
+	VMOVDQU8.Z   320(SP)(R15*1), K7, Z18
 	VPMOVB2M     Z18, K3
 	VMOVDQU8.Z   Z12, K3, Z20
 	VPORQ        Z20, Z19, Z19
@@ -4533,28 +6044,45 @@ lutSelect16ExactAVX512_vpair:
 	TZCNTL       AX, AX
 	MOVB         AL, (R8)
 	INCQ         R8
-	MOVQ         2560(SP), BX
+	MOVQ         2880(SP), BX
 	VPBROADCASTB (BX)(AX*1), Z16
-	SHLQ         $0x06, AX
-	MOVQ         2552(SP), BX
-	VMOVDQU8     (BX)(AX*1), Z17
+	MOVQ         2872(SP), BX
 	VMOVDQU8.Z   (SP)(R15*1), K7, Z18
+	CMPQ         2832(SP), $0x08
+	JE           lutSelect16ExactAVX512_bigb
+	SHLQ         $0x06, AX
+	VMOVDQU8     (BX)(AX*1), Z17
 	VPERMB       Z17, Z18, Z19
-	VPMOVB2M     Z18, K3
-	VMOVDQU8.Z   Z12, K3, Z20
-	VPORQ        Z20, Z19, Z19
-	VPTESTMB     Z30, Z18, K2
-	VMOVDQU8     Z16, K2, Z19
-	VMOVDQU8     Z19, K7, (DI)
-	ADDQ         DX, DI
-	ADDQ         DX, R15
-	JMP          lutSelect16ExactAVX512_group
+	JMP          lutSelect16ExactAVX512_codedb
+
+lutSelect16ExactAVX512_bigb:
+	SHLQ      $0x08, AX
+	VMOVDQU8  (BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z19
+	VPERMI2B  64(BX)(AX*1), Z17, Z19
+	VMOVDQU8  128(BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z20
+	VPERMI2B  192(BX)(AX*1), Z17, Z20
+	VPMOVB2M  Z18, K3
+	VMOVDQU8  Z20, K3, Z19
+
+lutSelect16ExactAVX512_codedb:
+	VMOVDQU8.Z 320(SP)(R15*1), K7, Z18
+	VPMOVB2M   Z18, K3
+	VMOVDQU8.Z Z12, K3, Z20
+	VPORQ      Z20, Z19, Z19
+	VPTESTMB   Z30, Z18, K2
+	VMOVDQU8   Z16, K2, Z19
+	VMOVDQU8   Z19, K7, (DI)
+	ADDQ       DX, DI
+	ADDQ       DX, R15
+	JMP        lutSelect16ExactAVX512_group
 
 lutSelect16ExactAVX512_single:
 	CMPQ    R11, DX
 	CMOVQHI DX, R11
-	SUBQ    R11, 2528(SP)
-	BZHIQ   R11, 2504(SP), AX
+	SUBQ    R11, 2848(SP)
+	BZHIQ   R11, 2824(SP), AX
 	KMOVQ   AX, K6
 	VXORPD  Z24, Z24, Z24
 	VXORPD  Z25, Z25, Z25
@@ -4563,12 +6091,11 @@ lutSelect16ExactAVX512_single:
 
 lutSelect16ExactAVX512_vsingle:
 	MOVBLZX      (SP)(R13*1), AX
-	ANDL         $0x3f, AX
 	SHLL         $0x07, AX
 	VMULPD       (R12)(AX*1), Z7, Z17
 	VMULPD       64(R12)(AX*1), Z7, Z18
-	VSUBPD.BCST  320(SP)(R13*8), Z17, Z17
-	VSUBPD.BCST  320(SP)(R13*8), Z18, Z18
+	VSUBPD.BCST  640(SP)(R13*8), Z17, Z17
+	VSUBPD.BCST  640(SP)(R13*8), Z18, Z18
 	VMULPD       Z17, Z17, Z17
 	VADDPD       Z17, Z24, Z24
 	VMULPD       Z18, Z18, Z18
@@ -4594,22 +6121,39 @@ lutSelect16ExactAVX512_vsingle:
 	TZCNTL       AX, AX
 	MOVB         AL, (R8)
 	INCQ         R8
-	MOVQ         2560(SP), BX
+	MOVQ         2880(SP), BX
 	VPBROADCASTB (BX)(AX*1), Z16
-	SHLQ         $0x06, AX
-	MOVQ         2552(SP), BX
-	VMOVDQU8     (BX)(AX*1), Z17
+	MOVQ         2872(SP), BX
 	VMOVDQU8.Z   (SP)(R15*1), K6, Z18
+	CMPQ         2832(SP), $0x08
+	JE           lutSelect16ExactAVX512_bigs
+	SHLQ         $0x06, AX
+	VMOVDQU8     (BX)(AX*1), Z17
 	VPERMB       Z17, Z18, Z19
-	VPMOVB2M     Z18, K3
-	VMOVDQU8.Z   Z12, K3, Z20
-	VPORQ        Z20, Z19, Z19
-	VPTESTMB     Z30, Z18, K2
-	VMOVDQU8     Z16, K2, Z19
-	VMOVDQU8     Z19, K6, (DI)
-	ADDQ         R11, DI
-	ADDQ         R11, R15
-	JMP          lutSelect16ExactAVX512_group
+	JMP          lutSelect16ExactAVX512_codeds
+
+lutSelect16ExactAVX512_bigs:
+	SHLQ      $0x08, AX
+	VMOVDQU8  (BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z19
+	VPERMI2B  64(BX)(AX*1), Z17, Z19
+	VMOVDQU8  128(BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z20
+	VPERMI2B  192(BX)(AX*1), Z17, Z20
+	VPMOVB2M  Z18, K3
+	VMOVDQU8  Z20, K3, Z19
+
+lutSelect16ExactAVX512_codeds:
+	VMOVDQU8.Z 320(SP)(R15*1), K6, Z18
+	VPMOVB2M   Z18, K3
+	VMOVDQU8.Z Z12, K3, Z20
+	VPORQ      Z20, Z19, Z19
+	VPTESTMB   Z30, Z18, K2
+	VMOVDQU8   Z16, K2, Z19
+	VMOVDQU8   Z19, K6, (DI)
+	ADDQ       R11, DI
+	ADDQ       R11, R15
+	JMP        lutSelect16ExactAVX512_group
 
 lutSelect16ExactAVX512_chunkdone:
 	LEAQ (SI)(R10*4), SI

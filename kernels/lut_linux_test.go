@@ -19,6 +19,7 @@ func TestLUTStaysInBounds(t *testing.T) {
 	enc64 := newLUTCase(r, 50, 0, false)
 	sel := newSelCase(r, 16, 40, 0x08, false)
 	sel2 := newSelCase(r, 2, 13, 0x08, true)
+	sel256 := newSelCase(r, 2, 256, 0x80, true)
 	luts := make([]float32, 16*4)
 	for i := range luts {
 		luts[i] = float32(i)
@@ -55,7 +56,7 @@ func TestLUTStaysInBounds(t *testing.T) {
 					require.Equal(t, want, codes, "encode n %d block %d", n, block)
 				}
 				meta := guardedTail[uint8](t, ng)
-				for _, s := range []selCase{sel, sel2} {
+				for _, s := range []selCase{sel, sel2, sel256} {
 					wantC, wantM := make([]uint8, n), make([]uint8, ng)
 					lutSelectGo(s.s, wantC, wantM, x, group, block, muls, scales)
 					s.s.Select(codes, meta, x, group, block, muls, scales)

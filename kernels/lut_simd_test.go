@@ -225,7 +225,7 @@ func (c selCase) refLUTSelect(codes, meta []uint8, x []float32, group, block int
 func TestLUTSelectTiers(t *testing.T) {
 	r := rand.New(rand.NewPCG(41, 42))
 	for _, nt := range []int{1, 2, 3, 4, 8, 16, 17} {
-		for _, ncell := range []int{1, 2, 13, 16, 17, 40, 64, 65, 200} {
+		for _, ncell := range []int{1, 2, 13, 16, 17, 40, 64, 65, 128, 129, 200, 256} {
 			signBit := []uint8{0, 0x08, 0x80}[r.IntN(3)]
 			c := newSelCase(r, nt, ncell, signBit, r.IntN(2) == 0)
 			for _, group := range []int{1, 2, 3, 4, 8, 16, 24, 32, 64, 65} {
@@ -462,7 +462,7 @@ func FuzzLUTKernels(f *testing.F) {
 		if len(sizes) < 5 {
 			return
 		}
-		ncell := 1 + int(sizes[0])%70
+		ncell := 1 + int(sizes[0])
 		nt := 1 + int(sizes[1])%17
 		group := 1 + int(sizes[2])%70
 		block := group * (1 + int(sizes[3])%4)

@@ -18,7 +18,7 @@ package kernels
 // looked up in the 64 codes (VPERMB), and the sign bit and NaN code are merged by opmasks.
 //
 //go:noescape
-func lutEncode4AVX512(dst []uint8, src []float32, block int, muls []float32, tb *[216]uint32)
+func lutEncode4AVX512(dst []uint8, src []float32, block int, muls []float32, tb *[408]uint32)
 
 // lutEncode6AVX512 is the AVX-512 kernel of lutEncodeBlocksGo for searches of 6 levels
 // (up to 64 entries), the loop
@@ -34,7 +34,7 @@ func lutEncode4AVX512(dst []uint8, src []float32, block int, muls []float32, tb 
 // looked up in the 64 codes (VPERMB), and the sign bit and NaN code are merged by opmasks.
 //
 //go:noescape
-func lutEncode6AVX512(dst []uint8, src []float32, block int, muls []float32, tb *[216]uint32)
+func lutEncode6AVX512(dst []uint8, src []float32, block int, muls []float32, tb *[408]uint32)
 
 // lutSelect2AVX512 is the AVX-512 kernel of lutSelectGo for 2 tables and up to 64 cells, groups
 // of up to 64 values: for each group, the loop
@@ -50,8 +50,9 @@ func lutEncode6AVX512(dst []uint8, src []float32, block int, muls []float32, tb 
 //	codes = tcodes[64·k + cell] | sign bit, or zero[k] for a NaN
 //
 // The cells of up to 256 values (whole groups, across blocks) are searched 16 at a time as
-// lutEncode6AVX512 does (from the third level for up to 16 cells; a NaN in the cell of 0) and
-// kept on the stack as bytes (the sign in bit 7, NaN in bit 6), with |v| as float64; then the
+// lutEncode6AVX512 does (from the third level for up to 16 cells, over eight levels past 64,
+// the last two gathered; a NaN in the cell of 0) and kept on the stack as bytes with their
+// flags (the sign in bit 7, NaN in bit 6) and |v| as float64; then the
 // errors of two groups at a time accumulate in float64 lanes, one per table (two chains of sums
 // in flight), the least is found by VMINPD (a NaN counting as +Inf: a NaN error arises only
 // where every table's error is +Inf or NaN, and the first table wins then as in the loop; two
@@ -59,7 +60,7 @@ func lutEncode6AVX512(dst []uint8, src []float32, block int, muls []float32, tb 
 // chosen table's 64 codes.
 //
 //go:noescape
-func lutSelect2AVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[216]uint32, mags []float32, tcodes []uint8, zero []uint8)
+func lutSelect2AVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[408]uint32, mags []float32, tcodes []uint8, zero []uint8)
 
 // lutSelect2Pow2AVX512 is lutSelect2AVX512 for blocks whose scale s is a power of two
 // that scales every entry magnitude m exactly (m·s neither overflows nor leaves the normal
@@ -69,7 +70,7 @@ func lutSelect2AVX512(codes []uint8, meta []uint8, x []float32, group int, block
 // read. Each value's error costs a subtraction, a product and a sum per table.
 //
 //go:noescape
-func lutSelect2Pow2AVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[216]uint32, mags []float64, tcodes []uint8, zero []uint8)
+func lutSelect2Pow2AVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[408]uint32, mags []float64, tcodes []uint8, zero []uint8)
 
 // lutSelect2ExactAVX512 is lutSelect2AVX512 for blocks whose scale s scales every entry
 // magnitude m exactly (m·s is a float32 without rounding: the significant bits of m and s
@@ -77,7 +78,7 @@ func lutSelect2Pow2AVX512(codes []uint8, meta []uint8, x []float32, group int, b
 // one float64 product. mags holds the magnitudes as float64, cell-major.
 //
 //go:noescape
-func lutSelect2ExactAVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[216]uint32, mags []float64, tcodes []uint8, zero []uint8)
+func lutSelect2ExactAVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[408]uint32, mags []float64, tcodes []uint8, zero []uint8)
 
 // lutSelect4AVX512 is the AVX-512 kernel of lutSelectGo for 4 tables and up to 64 cells, groups
 // of up to 64 values: for each group, the loop
@@ -93,8 +94,9 @@ func lutSelect2ExactAVX512(codes []uint8, meta []uint8, x []float32, group int, 
 //	codes = tcodes[64·k + cell] | sign bit, or zero[k] for a NaN
 //
 // The cells of up to 256 values (whole groups, across blocks) are searched 16 at a time as
-// lutEncode6AVX512 does (from the third level for up to 16 cells; a NaN in the cell of 0) and
-// kept on the stack as bytes (the sign in bit 7, NaN in bit 6), with |v| as float64; then the
+// lutEncode6AVX512 does (from the third level for up to 16 cells, over eight levels past 64,
+// the last two gathered; a NaN in the cell of 0) and kept on the stack as bytes with their
+// flags (the sign in bit 7, NaN in bit 6) and |v| as float64; then the
 // errors of two groups at a time accumulate in float64 lanes, one per table (two chains of sums
 // in flight), the least is found by VMINPD (a NaN counting as +Inf: a NaN error arises only
 // where every table's error is +Inf or NaN, and the first table wins then as in the loop; two
@@ -102,7 +104,7 @@ func lutSelect2ExactAVX512(codes []uint8, meta []uint8, x []float32, group int, 
 // chosen table's 64 codes.
 //
 //go:noescape
-func lutSelect4AVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[216]uint32, mags []float32, tcodes []uint8, zero []uint8)
+func lutSelect4AVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[408]uint32, mags []float32, tcodes []uint8, zero []uint8)
 
 // lutSelect4Pow2AVX512 is lutSelect4AVX512 for blocks whose scale s is a power of two
 // that scales every entry magnitude m exactly (m·s neither overflows nor leaves the normal
@@ -112,7 +114,7 @@ func lutSelect4AVX512(codes []uint8, meta []uint8, x []float32, group int, block
 // read. Each value's error costs a subtraction, a product and a sum per table.
 //
 //go:noescape
-func lutSelect4Pow2AVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[216]uint32, mags []float64, tcodes []uint8, zero []uint8)
+func lutSelect4Pow2AVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[408]uint32, mags []float64, tcodes []uint8, zero []uint8)
 
 // lutSelect4ExactAVX512 is lutSelect4AVX512 for blocks whose scale s scales every entry
 // magnitude m exactly (m·s is a float32 without rounding: the significant bits of m and s
@@ -120,7 +122,7 @@ func lutSelect4Pow2AVX512(codes []uint8, meta []uint8, x []float32, group int, b
 // one float64 product. mags holds the magnitudes as float64, cell-major.
 //
 //go:noescape
-func lutSelect4ExactAVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[216]uint32, mags []float64, tcodes []uint8, zero []uint8)
+func lutSelect4ExactAVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[408]uint32, mags []float64, tcodes []uint8, zero []uint8)
 
 // lutSelect8AVX512 is the AVX-512 kernel of lutSelectGo for 8 tables and up to 64 cells, groups
 // of up to 64 values: for each group, the loop
@@ -136,8 +138,9 @@ func lutSelect4ExactAVX512(codes []uint8, meta []uint8, x []float32, group int, 
 //	codes = tcodes[64·k + cell] | sign bit, or zero[k] for a NaN
 //
 // The cells of up to 256 values (whole groups, across blocks) are searched 16 at a time as
-// lutEncode6AVX512 does (from the third level for up to 16 cells; a NaN in the cell of 0) and
-// kept on the stack as bytes (the sign in bit 7, NaN in bit 6), with |v| as float64; then the
+// lutEncode6AVX512 does (from the third level for up to 16 cells, over eight levels past 64,
+// the last two gathered; a NaN in the cell of 0) and kept on the stack as bytes with their
+// flags (the sign in bit 7, NaN in bit 6) and |v| as float64; then the
 // errors of two groups at a time accumulate in float64 lanes, one per table (two chains of sums
 // in flight), the least is found by VMINPD (a NaN counting as +Inf: a NaN error arises only
 // where every table's error is +Inf or NaN, and the first table wins then as in the loop; two
@@ -145,7 +148,7 @@ func lutSelect4ExactAVX512(codes []uint8, meta []uint8, x []float32, group int, 
 // chosen table's 64 codes.
 //
 //go:noescape
-func lutSelect8AVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[216]uint32, mags []float32, tcodes []uint8, zero []uint8)
+func lutSelect8AVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[408]uint32, mags []float32, tcodes []uint8, zero []uint8)
 
 // lutSelect8Pow2AVX512 is lutSelect8AVX512 for blocks whose scale s is a power of two
 // that scales every entry magnitude m exactly (m·s neither overflows nor leaves the normal
@@ -155,7 +158,7 @@ func lutSelect8AVX512(codes []uint8, meta []uint8, x []float32, group int, block
 // read. Each value's error costs a subtraction, a product and a sum per table.
 //
 //go:noescape
-func lutSelect8Pow2AVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[216]uint32, mags []float64, tcodes []uint8, zero []uint8)
+func lutSelect8Pow2AVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[408]uint32, mags []float64, tcodes []uint8, zero []uint8)
 
 // lutSelect8ExactAVX512 is lutSelect8AVX512 for blocks whose scale s scales every entry
 // magnitude m exactly (m·s is a float32 without rounding: the significant bits of m and s
@@ -163,7 +166,7 @@ func lutSelect8Pow2AVX512(codes []uint8, meta []uint8, x []float32, group int, b
 // one float64 product. mags holds the magnitudes as float64, cell-major.
 //
 //go:noescape
-func lutSelect8ExactAVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[216]uint32, mags []float64, tcodes []uint8, zero []uint8)
+func lutSelect8ExactAVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[408]uint32, mags []float64, tcodes []uint8, zero []uint8)
 
 // lutSelect16AVX512 is the AVX-512 kernel of lutSelectGo for 16 tables and up to 64 cells, groups
 // of up to 64 values: for each group, the loop
@@ -179,8 +182,9 @@ func lutSelect8ExactAVX512(codes []uint8, meta []uint8, x []float32, group int, 
 //	codes = tcodes[64·k + cell] | sign bit, or zero[k] for a NaN
 //
 // The cells of up to 256 values (whole groups, across blocks) are searched 16 at a time as
-// lutEncode6AVX512 does (from the third level for up to 16 cells; a NaN in the cell of 0) and
-// kept on the stack as bytes (the sign in bit 7, NaN in bit 6), with |v| as float64; then the
+// lutEncode6AVX512 does (from the third level for up to 16 cells, over eight levels past 64,
+// the last two gathered; a NaN in the cell of 0) and kept on the stack as bytes with their
+// flags (the sign in bit 7, NaN in bit 6) and |v| as float64; then the
 // errors of two groups at a time accumulate in float64 lanes, one per table (two chains of sums
 // in flight), the least is found by VMINPD (a NaN counting as +Inf: a NaN error arises only
 // where every table's error is +Inf or NaN, and the first table wins then as in the loop; two
@@ -188,7 +192,7 @@ func lutSelect8ExactAVX512(codes []uint8, meta []uint8, x []float32, group int, 
 // chosen table's 64 codes.
 //
 //go:noescape
-func lutSelect16AVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[216]uint32, mags []float32, tcodes []uint8, zero []uint8)
+func lutSelect16AVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[408]uint32, mags []float32, tcodes []uint8, zero []uint8)
 
 // lutSelect16Pow2AVX512 is lutSelect16AVX512 for blocks whose scale s is a power of two
 // that scales every entry magnitude m exactly (m·s neither overflows nor leaves the normal
@@ -198,7 +202,7 @@ func lutSelect16AVX512(codes []uint8, meta []uint8, x []float32, group int, bloc
 // read. Each value's error costs a subtraction, a product and a sum per table.
 //
 //go:noescape
-func lutSelect16Pow2AVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[216]uint32, mags []float64, tcodes []uint8, zero []uint8)
+func lutSelect16Pow2AVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[408]uint32, mags []float64, tcodes []uint8, zero []uint8)
 
 // lutSelect16ExactAVX512 is lutSelect16AVX512 for blocks whose scale s scales every entry
 // magnitude m exactly (m·s is a float32 without rounding: the significant bits of m and s
@@ -206,7 +210,7 @@ func lutSelect16Pow2AVX512(codes []uint8, meta []uint8, x []float32, group int, 
 // one float64 product. mags holds the magnitudes as float64, cell-major.
 //
 //go:noescape
-func lutSelect16ExactAVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[216]uint32, mags []float64, tcodes []uint8, zero []uint8)
+func lutSelect16ExactAVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[408]uint32, mags []float64, tcodes []uint8, zero []uint8)
 
 // lutDecodeBlocksAVX512 is the AVX-512 kernel of lutDecodeBlocksGo, the loop
 //

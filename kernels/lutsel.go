@@ -32,8 +32,8 @@ type LUTSelector struct {
 	zero    []uint8   // per table: the code of a NaN
 	signBit uint8
 	negZero bool
-	// vec6 is the cell search of the vector kernels (six levels, the sign
-	// rule of the tables), or nil past 64 cells.
+	// vec6 is the cell search of the vector kernels (six levels, eight past
+	// 64 cells; the sign rule of the tables).
 	vec6 *lutSearch
 	// mags64 is mags as float64, for the kernels of power-of-two scales;
 	// minMag and maxMag are the least non-zero and the largest magnitude.
@@ -91,7 +91,7 @@ func NewLUTSelector(bounds []float32, mags [][]float32, codes [][]uint8, zero []
 		}
 		copy(s.codes[k*stride:], codes[k])
 	}
-	s.vec6 = newLUTSearch(s.cells.keys, cellCodes, signBit, negZero, 0, true)
+	s.vec6 = newLUTSearch(s.cells.keys, cellCodes, signBit, negZero, 0, 6)
 	s.mags64 = make([]float64, len(s.mags))
 	for i, m := range s.mags {
 		s.mags64[i] = float64(m)

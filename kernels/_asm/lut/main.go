@@ -23,7 +23,9 @@ const (
 	negOff   = 209 // the bits besides the sign a value needs to take the sign bit
 	signOff  = 210 // the sign bit in every byte
 	nanOff   = 211 // the NaN code in every byte
-	firstOff = 212 // the first level a six-level search needs
+	firstOff = 212 // how a search of six or more levels runs: 0, from level 2, or 8 levels
+	level6   = 216 // level 6 of an eight-level search (64 nodes)
+	level7   = 280 // level 7 (128 nodes)
 )
 
 func main() {
@@ -126,7 +128,7 @@ func minInto(dst, v Op) {
 // (n = 4: up to 16 entries; 6: up to 64).
 func lutEncode(n int) {
 	name := fmt.Sprintf("lutEncode%dAVX512", n)
-	TEXT(name, NOSPLIT, "func(dst []uint8, src []float32, block int, muls []float32, tb *[216]uint32)")
+	TEXT(name, NOSPLIT, "func(dst []uint8, src []float32, block int, muls []float32, tb *[408]uint32)")
 	Pragma("noescape")
 	Doc(name+" is the AVX-512 kernel of lutEncodeBlocksGo for searches of "+fmt.Sprint(n)+" levels",
 		fmt.Sprintf("(up to %d entries), the loop", 1<<n),
@@ -231,7 +233,7 @@ func lutSelect(nt int, v selVariant) {
 		name = fmt.Sprintf("lutSelect%dExactAVX512", nt)
 	}
 	pow2 := v == selPow2
-	TEXT(name, 0, "func(codes, meta []uint8, x []float32, group, block int, muls, scales []float32, tb *[216]uint32, mags "+magType+", tcodes, zero []uint8)")
+	TEXT(name, 0, "func(codes, meta []uint8, x []float32, group, block int, muls, scales []float32, tb *[408]uint32, mags "+magType+", tcodes, zero []uint8)")
 	Pragma("noescape")
 	switch v {
 	case selPow2:
@@ -261,8 +263,9 @@ func lutSelect(nt int, v selVariant) {
 			"\tcodes = tcodes[64·k + cell] | sign bit, or zero[k] for a NaN",
 			"",
 			fmt.Sprintf("The cells of up to %d values (whole groups, across blocks) are searched 16 at a time as", selChunk),
-			"lutEncode6AVX512 does (from the third level for up to 16 cells; a NaN in the cell of 0) and",
-			"kept on the stack as bytes (the sign in bit 7, NaN in bit 6), with |v| as float64; then the",
+			"lutEncode6AVX512 does (from the third level for up to 16 cells, over eight levels past 64,",
+			"the last two gathered; a NaN in the cell of 0) and kept on the stack as bytes with their",
+			"flags (the sign in bit 7, NaN in bit 6) and |v| as float64; then the",
 			"errors of two groups at a time accumulate in float64 lanes, one per table (two chains of sums",
 			"in flight), the least is found by VMINPD (a NaN counting as +Inf: a NaN error arises only",
 			"where every table's error is +Inf or NaN, and the first table wins then as in the loop; two",
@@ -275,10 +278,11 @@ func lutSelect(nt int, v selVariant) {
 	Load(Param("x").Len(), RCX)
 	Load(Param("group"), RDX)
 	Load(Param("mags").Base(), R12)
-	cellBuf := AllocLocal(selChunk + 64)      // cell bytes and flags
+	cellBuf := AllocLocal(selChunk + 64)      // cell bytes
+	flagBuf := AllocLocal(selChunk + 64)      // the sign in bit 7, NaN in bit 6
 	absBuf := AllocLocal(8 * (selChunk + 16)) // |v| (or |v|·mul) as float64
-	slot := AllocLocal(8 * 11)
-	chunkCap, allOnes, first, root2 := slot, slot.Offset(8), slot.Offset(16), slot.Offset(72)
+	slot := AllocLocal(8 * 12)
+	chunkCap, allOnes, first, root2, tbP := slot, slot.Offset(8), slot.Offset(16), slot.Offset(72), slot.Offset(80)
 	cellLeft, valLeft := slot.Offset(24), slot.Offset(32) // values left in the block of each pass
 	mulsP, scalesP, tcodesP, zeroP := slot.Offset(40), slot.Offset(48), slot.Offset(56), slot.Offset(64)
 	TESTQ(RCX, RCX)
@@ -308,6 +312,7 @@ func lutSelect(nt int, v selVariant) {
 	BZHIQ(RDX, allOnes, RAX)
 	KMOVQ(RAX, K7) // a whole group's bytes
 	Load(Param("tb"), R9)
+	MOVQ(R9, tbP)
 	loadLevels(R9, 6)
 	MOVL(word(R9, firstOff), EAX)
 	MOVQ(RAX, first)
@@ -352,10 +357,13 @@ func lutSelect(nt int, v selVariant) {
 	minInto(R13, cellLeft) // the segment's length
 	SUBQ(R13, cellLeft)
 	ADDQ(R11, R13) // its end
+	MOVQ(tbP, RBX)
 	CMPQ(first, U8(2))
 	JE(l("vec4"))
-	for _, from := range []int{0, 2} {
-		lab := map[int]string{0: "vec6", 2: "vec4"}[from]
+	CMPQ(first, U8(8))
+	JE(l("vec8"))
+	for _, from := range []int{0, 2, 8} {
+		lab := map[int]string{0: "vec6", 2: "vec4", 8: "vec8"}[from]
 		Label(name + "_" + lab)
 		MOVQ(R13, R15)
 		SUBQ(R11, R15)
@@ -367,15 +375,30 @@ func lutSelect(nt int, v selVariant) {
 		VPANDD(Z10, Z17, Z18)
 		VCMPPS(U8(7), Z17, Z17, K4) // not NaN
 		VMOVDQA32_Z(Z18, K4, Z18)   // a NaN's key is that of 0
-		searchFrom(from, 6, root2, Z18, Z19, Z20, K5)
+		if from == 8 {
+			searchFrom(0, 6, root2, Z18, Z19, Z20, K5)
+			// Levels 6 and 7 gather their nodes.
+			for _, at := range []int{level6, level7} {
+				KXNORW(K6, K6, K6)
+				VPXORD(Z20, Z20, Z20)
+				VPGATHERDD(Mem{Base: RBX, Disp: 4 * at, Index: Z19, Scale: 4}, K6, Z20)
+				VPCMPD(U8(5), Z20, Z18, K5)
+				VPADDD(Z19, Z19, Z19)
+				VPADDD(ones, Z19, K5, Z19)
+			}
+		} else {
+			searchFrom(from, 6, root2, Z18, Z19, Z20, K5)
+		}
+		VPMOVDB(Z19, X20)
+		VMOVDQU8(X20, cellBuf.Idx(R11, 1))
 		VCMPPS(U8(3), Z17, Z17, K2)
 		VPTESTMD(Z11, Z17, K3)
 		VPTESTMD(Z9, Z17, K4)
 		KANDW(K4, K3, K3)
-		VPORD(Z29, Z19, K3, Z19) // the sign in bit 7
-		VPORD(Z8, Z19, K2, Z19)  // NaN in bit 6
+		VMOVDQA32_Z(Z29, K3, Z19) // the sign in bit 7
+		VPORD(Z8, Z19, K2, Z19)   // NaN in bit 6
 		VPMOVDB(Z19, X20)
-		VMOVDQU8(X20, cellBuf.Idx(R11, 1))
+		VMOVDQU8(X20, flagBuf.Idx(R11, 1))
 		VPANDD(Z10, Z16, Z21)
 		VCVTPS2PD(Z21.AsY(), Z22)
 		VEXTRACTF64X4(U8(1), Z21, Y23)
@@ -432,10 +455,8 @@ func lutSelect(nt int, v selVariant) {
 	MOVQ(R14, R11) // the end of the first group
 	Label(name + "_vpair")
 	MOVBLZX(cellBuf.Idx(R13, 1), EAX)
-	ANDL(U8(63), EAX)
 	SHLL(U8(sh), EAX)
 	MOVBLZX(cellBuf.Idx(R14, 1), EBX)
-	ANDL(U8(63), EBX)
 	SHLL(U8(sh), EBX)
 	selStep(nt, v, Mem{Base: R12, Index: RAX, Scale: 1}, absBuf.Idx(R13, 8), accA, Z16, Z17, Z18)
 	selStep(nt, v, Mem{Base: R12, Index: RBX, Scale: 1}, absBuf.Idx(R14, 8), accB, Z19, Z20, Z21)
@@ -443,9 +464,9 @@ func lutSelect(nt int, v selVariant) {
 	INCQ(R14)
 	CMPQ(R13, R11)
 	JB(l("vpair"))
-	selFinish(nt, accA, Z28, Z31, cellBuf, tcodesP, zeroP, K7, RDX)
+	selFinish(name, "a", nt, accA, Z28, Z31, cellBuf, flagBuf, first, tcodesP, zeroP, K7, RDX)
 	ADDQ(RDX, R15)
-	selFinish(nt, accB, Z28, Z31, cellBuf, tcodesP, zeroP, K7, RDX)
+	selFinish(name, "b", nt, accB, Z28, Z31, cellBuf, flagBuf, first, tcodesP, zeroP, K7, RDX)
 	ADDQ(RDX, R15)
 	JMP(l("group"))
 
@@ -462,13 +483,12 @@ func lutSelect(nt int, v selVariant) {
 	LEAQ(Mem{Base: R15, Index: R11, Scale: 1}, R14)
 	Label(name + "_vsingle")
 	MOVBLZX(cellBuf.Idx(R13, 1), EAX)
-	ANDL(U8(63), EAX)
 	SHLL(U8(sh), EAX)
 	selStep(nt, v, Mem{Base: R12, Index: RAX, Scale: 1}, absBuf.Idx(R13, 8), accA, Z16, Z17, Z18)
 	INCQ(R13)
 	CMPQ(R13, R14)
 	JB(l("vsingle"))
-	selFinish(nt, accA, Z28, Z31, cellBuf, tcodesP, zeroP, K6, R11)
+	selFinish(name, "s", nt, accA, Z28, Z31, cellBuf, flagBuf, first, tcodesP, zeroP, K6, R11)
 	ADDQ(R11, R15)
 	JMP(l("group"))
 
@@ -619,8 +639,9 @@ func selArgmin(nt int, acc []VecPhysical, m, t, inf VecPhysical) {
 // selFinish ends a group whose errors are in acc, of glen values (a register)
 // starting at R15 in the chunk, whose bytes mask k selects: the first table
 // of least error into meta (R8, advanced), and the group's codes through it
-// to DI (advanced by glen). m and t are scratch vectors.
-func selFinish(nt int, acc []VecPhysical, m, t VecPhysical, cellBuf, tcodesP, zeroP Mem, k Register, glen GPPhysical) {
+// to DI (advanced by glen). m and t are scratch vectors; the label of the
+// code path past 64 cells is named after the kernel and id.
+func selFinish(name, id string, nt int, acc []VecPhysical, m, t VecPhysical, cellBuf, flagBuf, first, tcodesP, zeroP Mem, k Register, glen GPPhysical) {
 	inf := Z13
 	switch nt {
 	case 4:
@@ -640,17 +661,35 @@ func selFinish(nt int, acc []VecPhysical, m, t VecPhysical, cellBuf, tcodesP, ze
 		selArgmin(nt, acc, m, t, inf)
 	}
 	MOVB(AL, Mem{Base: R8})
-
 	INCQ(R8)
-	// The codes through the chosen table: VPERMB reads the cell (bits 5:0),
-	// bit 7 adds the sign bit, bit 6 (NaN) takes the table's NaN code.
+	// The codes through the chosen table's codes by cell (VPERMB of 64, or
+	// past 64 cells two VPERMI2B of 128 chosen by the cell's bit 7); a
+	// negative value's flag (bit 7) adds the sign bit, a NaN's (bit 6) takes
+	// the table's NaN code.
 	MOVQ(zeroP, RBX)
 	VPBROADCASTB(Mem{Base: RBX, Index: RAX, Scale: 1}, Z16)
-	SHLQ(U8(6), RAX)
 	MOVQ(tcodesP, RBX)
-	VMOVDQU8(Mem{Base: RBX, Index: RAX, Scale: 1}, Z17)
 	VMOVDQU8_Z(cellBuf.Idx(R15, 1), k, Z18)
+	big, done := name+"_big"+id, name+"_coded"+id
+	CMPQ(first, U8(8))
+	JE(LabelRef(big))
+	SHLQ(U8(6), RAX)
+	VMOVDQU8(Mem{Base: RBX, Index: RAX, Scale: 1}, Z17)
 	VPERMB(Z17, Z18, Z19)
+	JMP(LabelRef(done))
+	Label(big)
+	SHLQ(U8(8), RAX)
+	row := Mem{Base: RBX, Index: RAX, Scale: 1}
+	VMOVDQU8(row, Z17)
+	VMOVDQA64(Z18, Z19)
+	VPERMI2B(row.Offset(64), Z17, Z19) // cells below 128 (bit 7 ignored)
+	VMOVDQU8(row.Offset(128), Z17)
+	VMOVDQA64(Z18, Z20)
+	VPERMI2B(row.Offset(192), Z17, Z20) // cells from 128
+	VPMOVB2M(Z18, K3)
+	VMOVDQU8(Z20, K3, Z19)
+	Label(done)
+	VMOVDQU8_Z(flagBuf.Idx(R15, 1), k, Z18)
 	VPMOVB2M(Z18, K3)
 	VMOVDQU8_Z(Z12, K3, Z20)
 	VPORQ(Z20, Z19, Z19)
