@@ -21,7 +21,7 @@ type Codebook struct {
 	maxAbs    float32
 	plan      func() *signedPlan // built on first use; nil result when it does not apply
 	minLen    int                // the fewest entries of a table
-	luts      []float32          // 16 entries per table (NaN past the last), when no table has more
+	luts      []float32          // 2^indexBits entries per table (NaN past the last), for DecodeBlocks
 }
 
 // New returns the codebook of tables, a power of two of them (1 to 256),
@@ -51,15 +51,13 @@ func New(name string, indexBits int, tables []*Table, compute *dtype.Format) (*C
 		c.maxAbs = max(c.maxAbs, t.MaxAbs())
 	}
 	c.minLen = tables[0].Len()
-	small := true
 	for _, t := range tables {
 		c.minLen = min(c.minLen, t.Len())
-		small = small && t.Len() <= 16
 	}
-	if small && n <= 16 {
-		c.luts = make([]float32, 16*n)
+	if entries := 1 << indexBits; n*entries <= 1<<14 {
+		c.luts = make([]float32, entries*n)
 		for k, t := range tables {
-			copy(c.luts[16*k:16*k+16], t.lut[:16])
+			copy(c.luts[entries*k:entries*(k+1)], t.lut[:entries])
 		}
 	}
 	c.plan = sync.OnceValue(c.newSignedPlan)

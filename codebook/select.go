@@ -226,7 +226,7 @@ func (c *Codebook) DecodeBlocks(dst []float32, codes, meta []uint8, group, block
 	}
 	ng := (len(codes) + group - 1) / group
 	if c.luts != nil && validCodes(codes, c.minLen) && validMeta(meta[:ng], len(c.tables)) {
-		kernels.LUTDecodeGroups(dst, codes, meta, group, block, c.luts, scales)
+		kernels.LUTDecodeGroups(dst, codes, meta, group, block, 1<<c.indexBits, c.luts, scales)
 		return nil
 	}
 	for b := range nb {

@@ -382,33 +382,41 @@ func lutDecodeBlocksGo(dst []float32, src []uint8, lut *[16]float32, block int, 
 	}
 }
 
-// LUTDecodeGroups is LUTDecodeBlocks with a table per group: src is a run of
-// groups of group codes, group g decoded through the table of 16 entries at
-// luts[16·t : 16·t+16] with t = meta[g] mod len(luts)/16, and a run of
-// blocks of block codes (a multiple of group), each with its own scale:
-// dst[i] = luts[16·t + src[i]&15]·scales[i/block]. len(luts)/16 must be a
-// power of two (1 to 16), meta must hold a field per group and scales a
-// scale per block. It panics on malformed arguments.
-func LUTDecodeGroups(dst []float32, src, meta []uint8, group, block int, luts, scales []float32) {
-	nt := len(luts) / 16
-	if group < 1 || block < 1 || block%group != 0 || len(luts)%16 != 0 || nt < 1 || nt > 16 || nt&(nt-1) != 0 ||
-		len(dst) < len(src) || len(meta) < (len(src)+group-1)/group || len(scales) < (len(src)+block-1)/block {
-		panic(fmt.Sprintf("kernels: LUTDecodeGroups: %d floats, %d meta fields, %d table entries and %d scales for %d codes in groups of %d, blocks of %d",
-			len(dst), len(meta), len(luts), len(scales), len(src), group, block))
+// LUTDecodeGroups is LUTDecodeBlocks with a table per group: the tables of
+// entries each (a power of two, 1 to 256) lie one after another in luts,
+// src is a run of groups of group codes, group g decoded through table t =
+// meta[g] mod len(luts)/entries, and a run of blocks of block codes (a
+// multiple of group), each with its own scale:
+//
+//	dst[i] = luts[entries·t + int(src[i])&(entries−1)] · scales[i/block]
+//
+// len(luts)/entries must be a power of two (1 to 256), meta must hold a field
+// per group and scales a scale per block. It panics on malformed arguments.
+func LUTDecodeGroups(dst []float32, src, meta []uint8, group, block, entries int, luts, scales []float32) {
+	nt := 0
+	if entries > 0 {
+		nt = len(luts) / entries
 	}
-	lutDecodeGroups(dst[:len(src)], src, meta, group, block, luts, scales)
+	if group < 1 || block < 1 || block%group != 0 || entries < 1 || entries > MaxLUTEntries || entries&(entries-1) != 0 ||
+		len(luts) != nt*entries || nt < 1 || nt > MaxLUTTables || nt&(nt-1) != 0 ||
+		len(dst) < len(src) || len(meta) < (len(src)+group-1)/group || len(scales) < (len(src)+block-1)/block {
+		panic(fmt.Sprintf("kernels: LUTDecodeGroups: %d floats, %d meta fields, %d table entries (%d a table) and %d scales for %d codes in groups of %d, blocks of %d",
+			len(dst), len(meta), len(luts), entries, len(scales), len(src), group, block))
+	}
+	lutDecodeGroups(dst[:len(src)], src, meta, group, block, entries, luts, scales)
 }
 
 // lutDecodeGroupsGo is the reference of LUTDecodeGroups (len(dst) =
 // len(src)).
-func lutDecodeGroupsGo(dst []float32, src, meta []uint8, group, block int, luts, scales []float32) {
-	tm := len(luts)/16 - 1
+func lutDecodeGroupsGo(dst []float32, src, meta []uint8, group, block, entries int, luts, scales []float32) {
+	tm, cm := len(luts)/entries-1, entries-1
 	for g, lo := 0, 0; lo < len(src); g, lo = g+1, lo+group {
 		hi := min(lo+group, len(src))
-		lut := (*[16]float32)(luts[16*(int(meta[g])&tm):])
+		lut := luts[entries*(int(meta[g])&tm):]
+		lut = lut[:entries]
 		s := scales[lo/block]
 		for i, c := range src[lo:hi] {
-			dst[lo+i] = lut[c&15] * s
+			dst[lo+i] = lut[int(c)&cm] * s
 		}
 	}
 }

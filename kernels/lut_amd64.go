@@ -2,7 +2,11 @@
 
 package kernels
 
-import "golang.org/x/sys/cpu"
+import (
+	"math/bits"
+
+	"golang.org/x/sys/cpu"
+)
 
 // The dispatchers of the lookup-table kernels: the AVX-512 assembly when the
 // CPU has VBMI (VPERMB) and BMI1/BMI2 (TZCNT, BZHI) and the tables fit it (up
@@ -89,12 +93,22 @@ func lutDecodeBlocks(dst []float32, src []uint8, lut *[16]float32, block int, sc
 	lutDecodeBlocksAVX512(dst, src, lut, block, scales)
 }
 
-func lutDecodeGroups(dst []float32, src, meta []uint8, group, block int, luts, scales []float32) {
-	if !lutVec() || len(src) == 0 {
-		lutDecodeGroupsGo(dst, src, meta, group, block, luts, scales)
-		return
+func lutDecodeGroups(dst []float32, src, meta []uint8, group, block, entries int, luts, scales []float32) {
+	switch {
+	case !lutVec() || len(src) == 0:
+		lutDecodeGroupsGo(dst, src, meta, group, block, entries, luts, scales)
+	case block%16 == 0 && (group%16 == 0 || 16%group == 0):
+		// Sixteen codes at a time across groups.
+		lanes := -1
+		if group < 16 {
+			lanes = bits.TrailingZeros(uint(group))
+		}
+		lutDecodeLanesAVX512(dst, src, meta, group, block, luts, scales, len(luts)/entries-1, bits.TrailingZeros(uint(entries)), lanes)
+	case entries == 16:
+		lutDecodeGroupsAVX512(dst, src, meta, group, block, luts, scales, len(luts)/16-1)
+	default:
+		lutDecodeGroupsGatherAVX512(dst, src, meta, group, block, luts, scales, len(luts)/entries-1, bits.TrailingZeros(uint(entries)))
 	}
-	lutDecodeGroupsAVX512(dst, src, meta, group, block, luts, scales, len(luts)/16-1)
 }
 
 // packNibbles is PackBits of width 4: whole runs of 64 codes (AVX-512) or

@@ -6265,6 +6265,183 @@ lutDecodeGroupsAVX512_done:
 	VZEROUPPER
 	RET
 
+// func lutDecodeGroupsGatherAVX512(dst []float32, src []uint8, meta []uint8, group int, block int, luts []float32, scales []float32, tmask int, log2 int)
+// Requires: AVX, AVX512BW, AVX512DQ, AVX512F, AVX512VL, BMI2, CMOV
+TEXT ·lutDecodeGroupsGatherAVX512(SB), NOSPLIT, $0-152
+	MOVQ         dst_base+0(FP), DI
+	MOVQ         src_base+24(FP), SI
+	MOVQ         src_len+32(FP), CX
+	MOVQ         meta_base+48(FP), R11
+	MOVQ         scales_base+112(FP), BX
+	MOVQ         luts_base+88(FP), R8
+	MOVQ         tmask+136(FP), R12
+	MOVQ         log2+144(FP), R14
+	TESTQ        CX, CX
+	JZ           lutDecodeGroupsGatherAVX512_done
+	MOVL         $0x00000001, AX
+	SHLXL        R14, AX, AX
+	DECL         AX
+	VPBROADCASTD AX, Z4
+
+lutDecodeGroupsGatherAVX512_block:
+	VBROADCASTSS (BX), Z1
+	ADDQ         $0x04, BX
+	MOVQ         block+80(FP), R9
+	CMPQ         R9, CX
+	CMOVQHI      CX, R9
+	SUBQ         R9, CX
+
+lutDecodeGroupsGatherAVX512_group:
+	MOVBQZX      (R11), AX
+	INCQ         R11
+	ANDQ         R12, AX
+	SHLXQ        R14, AX, AX
+	VPBROADCASTD AX, Z0
+	MOVQ         group+72(FP), R13
+	CMPQ         R13, R9
+	CMOVQHI      R9, R13
+	SUBQ         R13, R9
+
+lutDecodeGroupsGatherAVX512_vec:
+	MOVQ       $0x00000010, R10
+	CMPQ       R10, R13
+	CMOVQHI    R13, R10
+	MOVL       $0xffffffff, AX
+	BZHIL      R10, AX, AX
+	KMOVW      AX, K1
+	VMOVDQU8.Z (SI), K1, X2
+	VPMOVZXBD  X2, Z2
+	VPANDD     Z4, Z2, Z2
+	VPADDD     Z0, Z2, Z2
+	KMOVW      K1, K2
+	VXORPS     Z3, Z3, Z3
+	VGATHERDPS (R8)(Z2*4), K2, Z3
+	VMULPS     Z1, Z3, Z3
+	VMOVUPS    Z3, K1, (DI)
+	ADDQ       R10, SI
+	LEAQ       (DI)(R10*4), DI
+	SUBQ       R10, R13
+	JNZ        lutDecodeGroupsGatherAVX512_vec
+	TESTQ      R9, R9
+	JNZ        lutDecodeGroupsGatherAVX512_group
+	TESTQ      CX, CX
+	JNZ        lutDecodeGroupsGatherAVX512_block
+
+lutDecodeGroupsGatherAVX512_done:
+	VZEROUPPER
+	RET
+
+// func lutDecodeLanesAVX512(dst []float32, src []uint8, meta []uint8, group int, block int, luts []float32, scales []float32, tmask int, log2 int, lanes int)
+// Requires: AVX, AVX512BW, AVX512DQ, AVX512F, AVX512VL, BMI2, CMOV
+TEXT ·lutDecodeLanesAVX512(SB), NOSPLIT, $0-160
+	MOVQ         dst_base+0(FP), DI
+	MOVQ         src_base+24(FP), SI
+	MOVQ         src_len+32(FP), CX
+	MOVQ         meta_base+48(FP), R11
+	MOVQ         scales_base+112(FP), BX
+	MOVQ         luts_base+88(FP), R8
+	MOVQ         tmask+136(FP), AX
+	VPBROADCASTD AX, Z12
+	MOVQ         log2+144(FP), AX
+	VMOVD        AX, X11
+	MOVL         $0x00000001, DX
+	SHLXL        AX, DX, DX
+	DECL         DX
+	VPBROADCASTD DX, Z4
+	MOVQ         lanes+152(FP), R14
+	TESTQ        CX, CX
+	JZ           lutDecodeLanesAVX512_done
+	VMOVDQU32    lutLanesIota<>+0(SB), Z5
+	TESTQ        R14, R14
+	JS           lutDecodeLanesAVX512_wide
+	VMOVQ        R14, X7
+	VPSRLD       X7, Z5, Z5
+
+lutDecodeLanesAVX512_wide:
+	XORL R13, R13
+
+lutDecodeLanesAVX512_block:
+	VBROADCASTSS (BX), Z1
+	ADDQ         $0x04, BX
+	MOVQ         block+80(FP), R9
+	CMPQ         R9, CX
+	CMOVQHI      CX, R9
+	SUBQ         R9, CX
+
+lutDecodeLanesAVX512_vec:
+	MOVQ       $0x00000010, R10
+	CMPQ       R10, R9
+	CMOVQHI    R9, R10
+	MOVL       $0xffffffff, AX
+	BZHIL      R10, AX, AX
+	KMOVW      AX, K1
+	TESTQ      R14, R14
+	JS         lutDecodeLanesAVX512_onemeta
+	MOVL       $0x00000001, AX
+	SHLXQ      R14, AX, AX
+	LEAQ       -1(R10)(AX*1), AX
+	SHRXQ      R14, AX, AX
+	MOVL       $0x0000ffff, DX
+	BZHIL      AX, DX, DX
+	KMOVW      DX, K3
+	VMOVDQU8.Z (R11), K3, X6
+	VPMOVZXBD  X6, Z6
+	VPERMD     Z6, Z5, Z6
+	ADDQ       AX, R11
+	JMP        lutDecodeLanesAVX512_codes
+
+lutDecodeLanesAVX512_onemeta:
+	TESTQ        R13, R13
+	JNZ          lutDecodeLanesAVX512_samegroup
+	MOVBLZX      (R11), AX
+	INCQ         R11
+	VPBROADCASTD AX, Z6
+	MOVQ         group+72(FP), R13
+
+lutDecodeLanesAVX512_samegroup:
+	SUBQ R10, R13
+
+lutDecodeLanesAVX512_codes:
+	VMOVDQU8.Z (SI), K1, X2
+	VPMOVZXBD  X2, Z2
+	VPANDD     Z4, Z2, Z2
+	VPANDD     Z12, Z6, Z7
+	VPSLLD     X11, Z7, Z7
+	VPADDD     Z7, Z2, Z2
+	KMOVW      K1, K2
+	VXORPS     Z3, Z3, Z3
+	VGATHERDPS (R8)(Z2*4), K2, Z3
+	VMULPS     Z1, Z3, Z3
+	VMOVUPS    Z3, K1, (DI)
+	ADDQ       R10, SI
+	LEAQ       (DI)(R10*4), DI
+	SUBQ       R10, R9
+	JNZ        lutDecodeLanesAVX512_vec
+	TESTQ      CX, CX
+	JNZ        lutDecodeLanesAVX512_block
+
+lutDecodeLanesAVX512_done:
+	VZEROUPPER
+	RET
+
+DATA lutLanesIota<>+0(SB)/4, $0x00000000
+DATA lutLanesIota<>+4(SB)/4, $0x00000001
+DATA lutLanesIota<>+8(SB)/4, $0x00000002
+DATA lutLanesIota<>+12(SB)/4, $0x00000003
+DATA lutLanesIota<>+16(SB)/4, $0x00000004
+DATA lutLanesIota<>+20(SB)/4, $0x00000005
+DATA lutLanesIota<>+24(SB)/4, $0x00000006
+DATA lutLanesIota<>+28(SB)/4, $0x00000007
+DATA lutLanesIota<>+32(SB)/4, $0x00000008
+DATA lutLanesIota<>+36(SB)/4, $0x00000009
+DATA lutLanesIota<>+40(SB)/4, $0x0000000a
+DATA lutLanesIota<>+44(SB)/4, $0x0000000b
+DATA lutLanesIota<>+48(SB)/4, $0x0000000c
+DATA lutLanesIota<>+52(SB)/4, $0x0000000d
+DATA lutLanesIota<>+56(SB)/4, $0x0000000e
+DATA lutLanesIota<>+60(SB)/4, $0x0000000f
+GLOBL lutLanesIota<>(SB), RODATA|NOPTR, $64
+
 // func packNibblesAVX512(dst []byte, src []uint8)
 // Requires: AVX, AVX512BW, AVX512F
 TEXT ·packNibblesAVX512(SB), NOSPLIT, $0-48

@@ -14,8 +14,8 @@ func lutDecodeBlocks(dst []float32, src []uint8, lut *[16]float32, block int, sc
 	lutDecodeBlocksGo(dst, src, lut, block, scales)
 }
 
-func lutDecodeGroups(dst []float32, src, meta []uint8, group, block int, luts, scales []float32) {
-	lutDecodeGroupsGo(dst, src, meta, group, block, luts, scales)
+func lutDecodeGroups(dst []float32, src, meta []uint8, group, block, entries int, luts, scales []float32) {
+	lutDecodeGroupsGo(dst, src, meta, group, block, entries, luts, scales)
 }
 
 func packNibbles(dst []byte, src []uint8)   { packBitsGo(dst, src, 4) }

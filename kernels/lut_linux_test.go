@@ -39,7 +39,7 @@ func TestLUTStaysInBounds(t *testing.T) {
 			back := guardedTail[uint8](t, n)
 			UnpackBits(back, packed, 4)
 			require.Equal(t, codes, back, "unpack nibbles %d", n)
-			for _, group := range []int{4, 8, 32} {
+			for _, group := range []int{2, 4, 8, 32, 48} {
 				block := 2 * group
 				nb, ng := (n+block-1)/block, (n+group-1)/group
 				x := guardedCopy(t, lutInputs(r, sel.bounds, n))
@@ -65,9 +65,12 @@ func TestLUTStaysInBounds(t *testing.T) {
 				}
 				dst := guardedTail[float32](t, n)
 				want := make([]float32, n)
-				lutDecodeGroupsGo(want, codes, meta, group, block, luts, scales)
-				LUTDecodeGroups(dst, codes, meta, group, block, luts, scales)
+				lutDecodeGroupsGo(want, codes, meta, group, block, 16, luts, scales)
+				LUTDecodeGroups(dst, codes, meta, group, block, 16, luts, scales)
 				requireSame(t, floatBits(want), floatBits(dst), "decode groups n %d", n)
+				lutDecodeGroupsGo(want, codes, meta, group, block, 32, luts[:32], scales)
+				LUTDecodeGroups(dst, codes, meta, group, block, 32, luts[:32], scales)
+				requireSame(t, floatBits(want), floatBits(dst), "decode groups (gather) n %d", n)
 				lutDecodeBlocksGo(want, codes, (*[16]float32)(luts), block, scales)
 				LUTDecodeBlocks(dst, codes, (*[16]float32)(luts), block, scales)
 				requireSame(t, floatBits(want), floatBits(dst), "decode blocks n %d", n)

@@ -274,40 +274,47 @@ func TestLUTSelectNaNError(t *testing.T) {
 
 func TestLUTDecodeTiers(t *testing.T) {
 	r := rand.New(rand.NewPCG(51, 52))
-	for _, nt := range []int{1, 2, 4, 8, 16} {
-		luts := make([]float32, 16*nt)
-		for i := range luts {
-			luts[i] = math.Float32frombits(edgeBits(r))
-		}
-		for _, group := range []int{1, 3, 4, 8, 16, 17, 32, 64, 100} {
-			block := group * []int{1, 2, 4}[r.IntN(3)]
-			for _, n := range []int{0, 1, 15, 16, 17, group, 3*block + 1, 500} {
-				src := make([]uint8, n+1)[1:]
-				for i := range src {
-					src[i] = uint8(r.IntN(256))
+	for _, entries := range []int{1, 2, 16, 32, 64, 256} {
+		for _, nt := range []int{1, 2, 4, 8, 16, 64} {
+			luts := make([]float32, entries*nt)
+			for i := range luts {
+				luts[i] = math.Float32frombits(edgeBits(r))
+			}
+			for _, gb := range [][2]int{{1, 1}, {1, 16}, {2, 16}, {2, 4}, {3, 6}, {4, 32}, {4, 4}, {8, 16}, {8, 8},
+				{16, 16}, {16, 64}, {17, 34}, {32, 32}, {32, 64}, {48, 48}, {64, 64}, {100, 200}} {
+				group, block := gb[0], gb[1]
+				for _, n := range []int{0, 1, 15, 16, 17, group, 3*block + 1, 500} {
+					src := make([]uint8, n+1)[1:]
+					for i := range src {
+						src[i] = uint8(r.IntN(256))
+					}
+					ng, nb := (n+group-1)/group, (n+block-1)/block
+					meta := make([]uint8, ng)
+					for i := range meta {
+						meta[i] = uint8(r.IntN(256))
+					}
+					scales := make([]float32, nb)
+					for i := range scales {
+						scales[i] = edgeMul(r)
+					}
+					wantG, wantB := make([]uint32, n), make([]uint32, n)
+					for i, c := range src {
+						tb := int(meta[i/group]) % nt
+						wantG[i] = math.Float32bits(luts[entries*tb+int(c)%entries] * scales[i/block])
+						if entries == 16 {
+							wantB[i] = math.Float32bits(luts[int(c%16)] * scales[i/block])
+						}
+					}
+					forEachTier(t, func(t *testing.T) {
+						dst := make([]float32, n+2)[2:]
+						LUTDecodeGroups(dst, src, meta, group, block, entries, luts, scales)
+						requireSame(t, wantG, floatBits(dst), "groups: %d tables of %d, group %d, block %d, n %d", nt, entries, group, block, n)
+						if entries == 16 {
+							LUTDecodeBlocks(dst, src, (*[16]float32)(luts), block, scales)
+							requireSame(t, wantB, floatBits(dst), "blocks: block %d, n %d", block, n)
+						}
+					})
 				}
-				ng, nb := (n+group-1)/group, (n+block-1)/block
-				meta := make([]uint8, ng)
-				for i := range meta {
-					meta[i] = uint8(r.IntN(256))
-				}
-				scales := make([]float32, nb)
-				for i := range scales {
-					scales[i] = edgeMul(r)
-				}
-				wantG, wantB := make([]uint32, n), make([]uint32, n)
-				for i, c := range src {
-					tb := int(meta[i/group]) % nt
-					wantG[i] = math.Float32bits(luts[16*tb+int(c%16)] * scales[i/block])
-					wantB[i] = math.Float32bits(luts[int(c%16)] * scales[i/block])
-				}
-				forEachTier(t, func(t *testing.T) {
-					dst := make([]float32, n+2)[2:]
-					LUTDecodeGroups(dst, src, meta, group, block, luts, scales)
-					requireSame(t, wantG, floatBits(dst), "groups: %d tables, group %d, block %d, n %d", nt, group, block, n)
-					LUTDecodeBlocks(dst, src, (*[16]float32)(luts), block, scales)
-					requireSame(t, wantB, floatBits(dst), "blocks: block %d, n %d", block, n)
-				})
 			}
 		}
 	}
@@ -330,8 +337,10 @@ func TestLUTKernelPanics(t *testing.T) {
 		NewLUTSelector([]float32{1}, [][]float32{{0, float32(math.NaN())}}, [][]uint8{{0, 1}}, []uint8{0}, 2, true)
 	})
 	luts := make([]float32, 48)
-	require.Panics(t, func() { LUTDecodeGroups(make([]float32, 4), make([]uint8, 4), []uint8{0}, 4, 4, luts, one) }) // 3 tables
-	require.Panics(t, func() { LUTDecodeGroups(make([]float32, 4), make([]uint8, 4), nil, 4, 4, luts[:32], one) })
+	require.Panics(t, func() { LUTDecodeGroups(make([]float32, 4), make([]uint8, 4), []uint8{0}, 4, 4, 16, luts, one) }) // 3 tables
+	require.Panics(t, func() { LUTDecodeGroups(make([]float32, 4), make([]uint8, 4), nil, 4, 4, 16, luts[:32], one) })
+	require.Panics(t, func() { LUTDecodeGroups(make([]float32, 4), make([]uint8, 4), []uint8{0}, 4, 4, 12, luts, one) }) // 12 entries
+	require.Panics(t, func() { LUTDecodeGroups(make([]float32, 4), make([]uint8, 4), []uint8{0}, 4, 4, 32, luts, one) })
 	require.Panics(t, func() { LUTDecodeBlocks(make([]float32, 3), make([]uint8, 4), (*[16]float32)(luts), 4, one) })
 }
 
@@ -524,13 +533,14 @@ func FuzzLUTKernels(f *testing.F) {
 		lutEncodeBlocksGo(e, wantE, x, block, muls)
 		wantC, wantM := make([]uint8, len(x)), make([]uint8, ng)
 		lutSelectGo(s, wantC, wantM, x, group, block, muls, scales)
-		luts := make([]float32, 16*16)
+		entries := 1 << (sizes[4] >> 4 % 9) // 1 to 256 entries a table
+		luts := make([]float32, 256*16)
 		for i := range luts {
 			luts[i] = float32(i) - 100
 		}
 		ntPow := 1 << (nt % 5) // 1 to 16 tables of 16 entries
 		wantD := make([]float32, len(x))
-		lutDecodeGroupsGo(wantD, wantC, wantM, group, block, luts[:16*ntPow], scales)
+		lutDecodeGroupsGo(wantD, wantC, wantM, group, block, entries, luts[:entries*ntPow], scales)
 		packed := make([]byte, PackedLen(len(x), 4))
 		packBitsGo(packed, wantC, 4)
 		for _, tr := range tiers() {
@@ -540,7 +550,7 @@ func FuzzLUTKernels(f *testing.F) {
 			gotC, gotM := make([]uint8, len(x)), make([]uint8, ng)
 			s.Select(gotC, gotM, x, group, block, muls, scales[:nb])
 			gotD := make([]float32, len(x))
-			LUTDecodeGroups(gotD, wantC, wantM, group, block, luts[:16*ntPow], scales[:nb])
+			LUTDecodeGroups(gotD, wantC, wantM, group, block, entries, luts[:entries*ntPow], scales[:nb])
 			gotP := make([]byte, len(packed))
 			PackBits(gotP, wantC, 4)
 			restore()

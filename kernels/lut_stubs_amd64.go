@@ -235,6 +235,33 @@ func lutDecodeBlocksAVX512(dst []float32, src []uint8, lut *[16]float32, block i
 //go:noescape
 func lutDecodeGroupsAVX512(dst []float32, src []uint8, meta []uint8, group int, block int, luts []float32, scales []float32, tmask int)
 
+// lutDecodeGroupsGatherAVX512 is the AVX-512 kernel of lutDecodeGroupsGo for tables of 2^log2 entries, the loop
+//
+//	for i, c := range src {
+//		dst[i] = luts[(int(meta[i/group])&tmask)<<log2 + int(c)&(1<<log2-1)] * scales[i/block]
+//	}
+//
+// a group at a time, 16 codes at a time (the last of each group masked): VPMOVZXBD, the table's
+// offset added, VGATHERDPS, VMULPS.
+//
+//go:noescape
+func lutDecodeGroupsGatherAVX512(dst []float32, src []uint8, meta []uint8, group int, block int, luts []float32, scales []float32, tmask int, log2 int)
+
+// lutDecodeLanesAVX512 is the AVX-512 kernel of lutDecodeGroupsGo for blocks of a multiple of 16 codes
+// and groups of a power of two up to 16 codes (lanes = log2 of the group) or of a multiple
+// of 16 (lanes = −1), the loop
+//
+//	for i, c := range src {
+//		dst[i] = luts[(int(meta[i/group])&tmask)<<log2 + int(c)&(1<<log2-1)] * scales[i/block]
+//	}
+//
+// 16 codes at a time, whatever their groups: each lane's meta field (the fields of the 16
+// codes widened to dwords and spread by VPERMD, or one broadcast), its table's offset added
+// to the code, VGATHERDPS, VMULPS.
+//
+//go:noescape
+func lutDecodeLanesAVX512(dst []float32, src []uint8, meta []uint8, group int, block int, luts []float32, scales []float32, tmask int, log2 int, lanes int)
+
 // packNibblesAVX512 is the AVX-512 kernel of packBitsGo for width 4, the loop
 //
 //	for k := range dst {

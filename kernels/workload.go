@@ -143,7 +143,7 @@ func Workloads() []Workload {
 				}
 			}
 			dst := make([]float32, len(src))
-			return func() { LUTDecodeGroups(dst, codes, meta, 8, 32, luts, scales) }
+			return func() { LUTDecodeGroups(dst, codes, meta, 8, 32, 16, luts, scales) }
 		}},
 	}
 }

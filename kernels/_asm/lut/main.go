@@ -39,6 +39,8 @@ func main() {
 		}
 		lutDecodeBlocks()
 		lutDecodeGroups()
+		lutDecodeGroupsGather()
+		lutDecodeLanes()
 		packNibbles("AVX512")
 		packNibbles("AVX2")
 		unpackNibbles("AVX512")
@@ -797,6 +799,176 @@ func lutDecodeGroups() {
 	JNZ(LabelRef(name + "_vec"))
 	TESTQ(R9, R9)
 	JNZ(LabelRef(name + "_group"))
+	TESTQ(RCX, RCX)
+	JNZ(LabelRef(name + "_block"))
+	Label(name + "_done")
+	gen.End(false)
+}
+
+// lutDecodeGroupsGather writes lutDecodeGroupsGatherAVX512.
+func lutDecodeGroupsGather() {
+	name := "lutDecodeGroupsGatherAVX512"
+	TEXT(name, NOSPLIT, "func(dst []float32, src, meta []uint8, group, block int, luts, scales []float32, tmask, log2 int)")
+	Pragma("noescape")
+	Doc(name+" is the AVX-512 kernel of lutDecodeGroupsGo for tables of 2^log2 entries, the loop",
+		"",
+		"\tfor i, c := range src {",
+		"\t\tdst[i] = luts[(int(meta[i/group])&tmask)<<log2 + int(c)&(1<<log2-1)] * scales[i/block]",
+		"\t}",
+		"",
+		"a group at a time, 16 codes at a time (the last of each group masked): VPMOVZXBD, the table's",
+		"offset added, VGATHERDPS, VMULPS.")
+	Load(Param("dst").Base(), RDI)
+	Load(Param("src").Base(), RSI)
+	Load(Param("src").Len(), RCX)
+	Load(Param("meta").Base(), R11)
+	Load(Param("scales").Base(), RBX)
+	Load(Param("luts").Base(), R8)
+	Load(Param("tmask"), R12)
+	Load(Param("log2"), R14)
+	TESTQ(RCX, RCX)
+	JZ(LabelRef(name + "_done"))
+	MOVL(U32(1), EAX)
+	SHLXL(R14L, EAX, EAX)
+	DECL(EAX)
+	VPBROADCASTD(EAX, Z4) // the code mask
+	Label(name + "_block")
+	VBROADCASTSS(Mem{Base: RBX}, Z1)
+	ADDQ(U8(4), RBX)
+	Load(Param("block"), R9)
+	minInto(R9, RCX)
+	SUBQ(R9, RCX)
+	Label(name + "_group")
+	MOVBQZX(Mem{Base: R11}, RAX)
+	INCQ(R11)
+	ANDQ(R12, RAX)
+	SHLXQ(R14, RAX, RAX)
+	VPBROADCASTD(EAX, Z0) // the table's first entry
+	Load(Param("group"), R13)
+	minInto(R13, R9)
+	SUBQ(R13, R9)
+	Label(name + "_vec")
+	MOVQ(U32(16), R10)
+	minInto(R10, R13)
+	tailMask(R10, K1)
+	VMOVDQU8_Z(Mem{Base: RSI}, K1, X2)
+	VPMOVZXBD(X2, Z2)
+	VPANDD(Z4, Z2, Z2)
+	VPADDD(Z0, Z2, Z2)
+	KMOVW(K1, K2)
+	VXORPS(Z3, Z3, Z3)
+	VGATHERDPS(Mem{Base: R8, Index: Z2, Scale: 4}, K2, Z3)
+	VMULPS(Z1, Z3, Z3)
+	VMOVUPS(Z3, K1, Mem{Base: RDI})
+	ADDQ(R10, RSI)
+	LEAQ(Mem{Base: RDI, Index: R10, Scale: 4}, RDI)
+	SUBQ(R10, R13)
+	JNZ(LabelRef(name + "_vec"))
+	TESTQ(R9, R9)
+	JNZ(LabelRef(name + "_group"))
+	TESTQ(RCX, RCX)
+	JNZ(LabelRef(name + "_block"))
+	Label(name + "_done")
+	gen.End(false)
+}
+
+// lutDecodeLanes writes lutDecodeLanesAVX512.
+func lutDecodeLanes() {
+	name := "lutDecodeLanesAVX512"
+	TEXT(name, NOSPLIT, "func(dst []float32, src, meta []uint8, group, block int, luts, scales []float32, tmask, log2 int, lanes int)")
+	Pragma("noescape")
+	Doc(name+" is the AVX-512 kernel of lutDecodeGroupsGo for blocks of a multiple of 16 codes",
+		"and groups of a power of two up to 16 codes (lanes = log2 of the group) or of a multiple",
+		"of 16 (lanes = −1), the loop",
+		"",
+		"\tfor i, c := range src {",
+		"\t\tdst[i] = luts[(int(meta[i/group])&tmask)<<log2 + int(c)&(1<<log2-1)] * scales[i/block]",
+		"\t}",
+		"",
+		"16 codes at a time, whatever their groups: each lane's meta field (the fields of the 16",
+		"codes widened to dwords and spread by VPERMD, or one broadcast), its table's offset added",
+		"to the code, VGATHERDPS, VMULPS.")
+	Load(Param("dst").Base(), RDI)
+	Load(Param("src").Base(), RSI)
+	Load(Param("src").Len(), RCX)
+	Load(Param("meta").Base(), R11)
+	Load(Param("scales").Base(), RBX)
+	Load(Param("luts").Base(), R8)
+	Load(Param("tmask"), RAX)
+	VPBROADCASTD(EAX, Z12)
+	Load(Param("log2"), RAX)
+	VMOVD(EAX, X11) // the shift of a table's offset
+	MOVL(U32(1), EDX)
+	SHLXL(EAX, EDX, EDX)
+	DECL(EDX)
+	VPBROADCASTD(EDX, Z4) // the code mask
+	Load(Param("lanes"), R14)
+	TESTQ(RCX, RCX)
+	JZ(LabelRef(name + "_done"))
+	// The lanes' groups within 16 codes: i >> lanes.
+	iota := make([]uint32, 16)
+	for i := range iota {
+		iota[i] = uint32(i)
+	}
+	VMOVDQU32(gen.Table("lutLanesIota", iota), Z5)
+	TESTQ(R14, R14)
+	JS(LabelRef(name + "_wide"))
+	VMOVQ(R14, X7)
+	VPSRLD(X7, Z5, Z5)
+	Label(name + "_wide")
+	XORL(R13L, R13L) // codes left in the group (wide groups)
+	Label(name + "_block")
+	VBROADCASTSS(Mem{Base: RBX}, Z1)
+	ADDQ(U8(4), RBX)
+	Load(Param("block"), R9)
+	minInto(R9, RCX)
+	SUBQ(R9, RCX)
+	Label(name + "_vec")
+	MOVQ(U32(16), R10)
+	minInto(R10, R9)
+	tailMask(R10, K1)
+	TESTQ(R14, R14)
+	JS(LabelRef(name + "_onemeta"))
+	// Narrow groups: the fields of the ceil(n/group) groups of the n
+	// codes, one per lane by VPERMD.
+	MOVL(U32(1), EAX)
+	SHLXQ(R14, RAX, RAX)
+	LEAQ(Mem{Base: R10, Index: RAX, Scale: 1, Disp: -1}, RAX)
+	SHRXQ(R14, RAX, RAX)
+	MOVL(U32(0xffff), EDX)
+	BZHIL(EAX, EDX, EDX)
+	KMOVW(EDX, K3)
+	VMOVDQU8_Z(Mem{Base: R11}, K3, X6)
+	VPMOVZXBD(X6, Z6)
+	VPERMD(Z6, Z5, Z6)
+	ADDQ(RAX, R11)
+	JMP(LabelRef(name + "_codes"))
+	// Wide groups: a group's field broadcast while its codes last.
+	Label(name + "_onemeta")
+	TESTQ(R13, R13)
+	JNZ(LabelRef(name + "_samegroup"))
+	MOVBLZX(Mem{Base: R11}, EAX)
+	INCQ(R11)
+	VPBROADCASTD(EAX, Z6)
+	Load(Param("group"), R13)
+	Label(name + "_samegroup")
+	SUBQ(R10, R13)
+	Label(name + "_codes")
+	VMOVDQU8_Z(Mem{Base: RSI}, K1, X2)
+	VPMOVZXBD(X2, Z2)
+	VPANDD(Z4, Z2, Z2)
+	VPANDD(Z12, Z6, Z7)
+	VPSLLD(X11, Z7, Z7)
+	VPADDD(Z7, Z2, Z2)
+	KMOVW(K1, K2)
+	VXORPS(Z3, Z3, Z3)
+	VGATHERDPS(Mem{Base: R8, Index: Z2, Scale: 4}, K2, Z3)
+	VMULPS(Z1, Z3, Z3)
+	VMOVUPS(Z3, K1, Mem{Base: RDI})
+	ADDQ(R10, RSI)
+	LEAQ(Mem{Base: RDI, Index: R10, Scale: 4}, RDI)
+	SUBQ(R10, R9)
+	JNZ(LabelRef(name + "_vec"))
 	TESTQ(RCX, RCX)
 	JNZ(LabelRef(name + "_block"))
 	Label(name + "_done")
