@@ -94,20 +94,32 @@ func lutDecodeBlocks(dst []float32, src []uint8, lut *[16]float32, block int, sc
 }
 
 func lutDecodeGroups(dst []float32, src, meta []uint8, group, block, entries int, luts, scales []float32) {
-	switch {
-	case !lutVec() || len(src) == 0:
+	if !lutVec() || len(src) == 0 {
 		lutDecodeGroupsGo(dst, src, meta, group, block, entries, luts, scales)
-	case block%16 == 0 && (group%16 == 0 || 16%group == 0):
-		// Sixteen codes at a time across groups.
-		lanes := -1
+		return
+	}
+	tm, log2 := len(luts)/entries-1, bits.TrailingZeros(uint(entries))
+	lanes := -2 // 16 codes at a time across groups: no
+	if block%16 == 0 && (group%16 == 0 || 16%group == 0) {
+		lanes = -1 // groups of multiples of 16
 		if group < 16 {
 			lanes = bits.TrailingZeros(uint(group))
 		}
-		lutDecodeLanesAVX512(dst, src, meta, group, block, luts, scales, len(luts)/entries-1, bits.TrailingZeros(uint(entries)), lanes)
+	}
+	switch {
+	case lanes >= -1 && len(luts) <= 16:
+		lutDecodeLanes16AVX512(dst, src, meta, group, block, luts, scales, tm, log2, lanes)
+	case lanes >= -1 && len(luts) <= 32:
+		lutDecodeLanes32AVX512(dst, src, meta, group, block, luts, scales, tm, log2, lanes)
+	case lanes >= -1 && len(luts) <= 64:
+		lutDecodeLanes64AVX512(dst, src, meta, group, block, luts, scales, tm, log2, lanes)
 	case entries == 16:
-		lutDecodeGroupsAVX512(dst, src, meta, group, block, luts, scales, len(luts)/16-1)
+		// A table of 16 in a register per group (faster than gathers).
+		lutDecodeGroupsAVX512(dst, src, meta, group, block, luts, scales, tm)
+	case lanes >= -1:
+		lutDecodeLanesGatherAVX512(dst, src, meta, group, block, luts, scales, tm, log2, lanes)
 	default:
-		lutDecodeGroupsGatherAVX512(dst, src, meta, group, block, luts, scales, len(luts)/entries-1, bits.TrailingZeros(uint(entries)))
+		lutDecodeGroupsGatherAVX512(dst, src, meta, group, block, luts, scales, tm, log2)
 	}
 }
 

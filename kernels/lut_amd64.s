@@ -6331,9 +6331,9 @@ lutDecodeGroupsGatherAVX512_done:
 	VZEROUPPER
 	RET
 
-// func lutDecodeLanesAVX512(dst []float32, src []uint8, meta []uint8, group int, block int, luts []float32, scales []float32, tmask int, log2 int, lanes int)
-// Requires: AVX, AVX512BW, AVX512DQ, AVX512F, AVX512VL, BMI2, CMOV
-TEXT ·lutDecodeLanesAVX512(SB), NOSPLIT, $0-160
+// func lutDecodeLanes16AVX512(dst []float32, src []uint8, meta []uint8, group int, block int, luts []float32, scales []float32, tmask int, log2 int, lanes int)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, BMI2, CMOV
+TEXT ·lutDecodeLanes16AVX512(SB), NOSPLIT, $0-160
 	MOVQ         dst_base+0(FP), DI
 	MOVQ         src_base+24(FP), SI
 	MOVQ         src_len+32(FP), CX
@@ -6350,17 +6350,18 @@ TEXT ·lutDecodeLanesAVX512(SB), NOSPLIT, $0-160
 	VPBROADCASTD DX, Z4
 	MOVQ         lanes+152(FP), R14
 	TESTQ        CX, CX
-	JZ           lutDecodeLanesAVX512_done
-	VMOVDQU32    lutLanesIota<>+0(SB), Z5
+	JZ           lutDecodeLanes16AVX512_done
+	VMOVUPS      (R8), Z16
+	VMOVDQU32    lutDecodeLanes16AVX512Iota<>+0(SB), Z5
 	TESTQ        R14, R14
-	JS           lutDecodeLanesAVX512_wide
+	JS           lutDecodeLanes16AVX512_wide
 	VMOVQ        R14, X7
 	VPSRLD       X7, Z5, Z5
 
-lutDecodeLanesAVX512_wide:
+lutDecodeLanes16AVX512_wide:
 	XORL R13, R13
 
-lutDecodeLanesAVX512_block:
+lutDecodeLanes16AVX512_block:
 	VBROADCASTSS (BX), Z1
 	ADDQ         $0x04, BX
 	MOVQ         block+80(FP), R9
@@ -6368,7 +6369,7 @@ lutDecodeLanesAVX512_block:
 	CMOVQHI      CX, R9
 	SUBQ         R9, CX
 
-lutDecodeLanesAVX512_vec:
+lutDecodeLanes16AVX512_vec:
 	MOVQ       $0x00000010, R10
 	CMPQ       R10, R9
 	CMOVQHI    R9, R10
@@ -6376,7 +6377,7 @@ lutDecodeLanesAVX512_vec:
 	BZHIL      R10, AX, AX
 	KMOVW      AX, K1
 	TESTQ      R14, R14
-	JS         lutDecodeLanesAVX512_onemeta
+	JS         lutDecodeLanes16AVX512_onemeta
 	MOVL       $0x00000001, AX
 	SHLXQ      R14, AX, AX
 	LEAQ       -1(R10)(AX*1), AX
@@ -6388,20 +6389,362 @@ lutDecodeLanesAVX512_vec:
 	VPMOVZXBD  X6, Z6
 	VPERMD     Z6, Z5, Z6
 	ADDQ       AX, R11
-	JMP        lutDecodeLanesAVX512_codes
+	JMP        lutDecodeLanes16AVX512_codes
 
-lutDecodeLanesAVX512_onemeta:
+lutDecodeLanes16AVX512_onemeta:
 	TESTQ        R13, R13
-	JNZ          lutDecodeLanesAVX512_samegroup
+	JNZ          lutDecodeLanes16AVX512_samegroup
 	MOVBLZX      (R11), AX
 	INCQ         R11
 	VPBROADCASTD AX, Z6
 	MOVQ         group+72(FP), R13
 
-lutDecodeLanesAVX512_samegroup:
+lutDecodeLanes16AVX512_samegroup:
 	SUBQ R10, R13
 
-lutDecodeLanesAVX512_codes:
+lutDecodeLanes16AVX512_codes:
+	VMOVDQU8.Z (SI), K1, X2
+	VPMOVZXBD  X2, Z2
+	VPANDD     Z4, Z2, Z2
+	VPANDD     Z12, Z6, Z7
+	VPSLLD     X11, Z7, Z7
+	VPADDD     Z7, Z2, Z2
+	VPERMPS    Z16, Z2, Z3
+	VMULPS     Z1, Z3, Z3
+	VMOVUPS    Z3, K1, (DI)
+	ADDQ       R10, SI
+	LEAQ       (DI)(R10*4), DI
+	SUBQ       R10, R9
+	JNZ        lutDecodeLanes16AVX512_vec
+	TESTQ      CX, CX
+	JNZ        lutDecodeLanes16AVX512_block
+
+lutDecodeLanes16AVX512_done:
+	VZEROUPPER
+	RET
+
+DATA lutDecodeLanes16AVX512Iota<>+0(SB)/4, $0x00000000
+DATA lutDecodeLanes16AVX512Iota<>+4(SB)/4, $0x00000001
+DATA lutDecodeLanes16AVX512Iota<>+8(SB)/4, $0x00000002
+DATA lutDecodeLanes16AVX512Iota<>+12(SB)/4, $0x00000003
+DATA lutDecodeLanes16AVX512Iota<>+16(SB)/4, $0x00000004
+DATA lutDecodeLanes16AVX512Iota<>+20(SB)/4, $0x00000005
+DATA lutDecodeLanes16AVX512Iota<>+24(SB)/4, $0x00000006
+DATA lutDecodeLanes16AVX512Iota<>+28(SB)/4, $0x00000007
+DATA lutDecodeLanes16AVX512Iota<>+32(SB)/4, $0x00000008
+DATA lutDecodeLanes16AVX512Iota<>+36(SB)/4, $0x00000009
+DATA lutDecodeLanes16AVX512Iota<>+40(SB)/4, $0x0000000a
+DATA lutDecodeLanes16AVX512Iota<>+44(SB)/4, $0x0000000b
+DATA lutDecodeLanes16AVX512Iota<>+48(SB)/4, $0x0000000c
+DATA lutDecodeLanes16AVX512Iota<>+52(SB)/4, $0x0000000d
+DATA lutDecodeLanes16AVX512Iota<>+56(SB)/4, $0x0000000e
+DATA lutDecodeLanes16AVX512Iota<>+60(SB)/4, $0x0000000f
+GLOBL lutDecodeLanes16AVX512Iota<>(SB), RODATA|NOPTR, $64
+
+// func lutDecodeLanes32AVX512(dst []float32, src []uint8, meta []uint8, group int, block int, luts []float32, scales []float32, tmask int, log2 int, lanes int)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, BMI2, CMOV
+TEXT ·lutDecodeLanes32AVX512(SB), NOSPLIT, $0-160
+	MOVQ         dst_base+0(FP), DI
+	MOVQ         src_base+24(FP), SI
+	MOVQ         src_len+32(FP), CX
+	MOVQ         meta_base+48(FP), R11
+	MOVQ         scales_base+112(FP), BX
+	MOVQ         luts_base+88(FP), R8
+	MOVQ         tmask+136(FP), AX
+	VPBROADCASTD AX, Z12
+	MOVQ         log2+144(FP), AX
+	VMOVD        AX, X11
+	MOVL         $0x00000001, DX
+	SHLXL        AX, DX, DX
+	DECL         DX
+	VPBROADCASTD DX, Z4
+	MOVQ         lanes+152(FP), R14
+	TESTQ        CX, CX
+	JZ           lutDecodeLanes32AVX512_done
+	VMOVUPS      (R8), Z16
+	VMOVUPS      64(R8), Z17
+	VMOVDQU32    lutDecodeLanes32AVX512Iota<>+0(SB), Z5
+	TESTQ        R14, R14
+	JS           lutDecodeLanes32AVX512_wide
+	VMOVQ        R14, X7
+	VPSRLD       X7, Z5, Z5
+
+lutDecodeLanes32AVX512_wide:
+	XORL R13, R13
+
+lutDecodeLanes32AVX512_block:
+	VBROADCASTSS (BX), Z1
+	ADDQ         $0x04, BX
+	MOVQ         block+80(FP), R9
+	CMPQ         R9, CX
+	CMOVQHI      CX, R9
+	SUBQ         R9, CX
+
+lutDecodeLanes32AVX512_vec:
+	MOVQ       $0x00000010, R10
+	CMPQ       R10, R9
+	CMOVQHI    R9, R10
+	MOVL       $0xffffffff, AX
+	BZHIL      R10, AX, AX
+	KMOVW      AX, K1
+	TESTQ      R14, R14
+	JS         lutDecodeLanes32AVX512_onemeta
+	MOVL       $0x00000001, AX
+	SHLXQ      R14, AX, AX
+	LEAQ       -1(R10)(AX*1), AX
+	SHRXQ      R14, AX, AX
+	MOVL       $0x0000ffff, DX
+	BZHIL      AX, DX, DX
+	KMOVW      DX, K3
+	VMOVDQU8.Z (R11), K3, X6
+	VPMOVZXBD  X6, Z6
+	VPERMD     Z6, Z5, Z6
+	ADDQ       AX, R11
+	JMP        lutDecodeLanes32AVX512_codes
+
+lutDecodeLanes32AVX512_onemeta:
+	TESTQ        R13, R13
+	JNZ          lutDecodeLanes32AVX512_samegroup
+	MOVBLZX      (R11), AX
+	INCQ         R11
+	VPBROADCASTD AX, Z6
+	MOVQ         group+72(FP), R13
+
+lutDecodeLanes32AVX512_samegroup:
+	SUBQ R10, R13
+
+lutDecodeLanes32AVX512_codes:
+	VMOVDQU8.Z (SI), K1, X2
+	VPMOVZXBD  X2, Z2
+	VPANDD     Z4, Z2, Z2
+	VPANDD     Z12, Z6, Z7
+	VPSLLD     X11, Z7, Z7
+	VPADDD     Z7, Z2, Z2
+	VMOVDQA32  Z2, Z3
+	VPERMI2PS  Z17, Z16, Z3
+	VMULPS     Z1, Z3, Z3
+	VMOVUPS    Z3, K1, (DI)
+	ADDQ       R10, SI
+	LEAQ       (DI)(R10*4), DI
+	SUBQ       R10, R9
+	JNZ        lutDecodeLanes32AVX512_vec
+	TESTQ      CX, CX
+	JNZ        lutDecodeLanes32AVX512_block
+
+lutDecodeLanes32AVX512_done:
+	VZEROUPPER
+	RET
+
+DATA lutDecodeLanes32AVX512Iota<>+0(SB)/4, $0x00000000
+DATA lutDecodeLanes32AVX512Iota<>+4(SB)/4, $0x00000001
+DATA lutDecodeLanes32AVX512Iota<>+8(SB)/4, $0x00000002
+DATA lutDecodeLanes32AVX512Iota<>+12(SB)/4, $0x00000003
+DATA lutDecodeLanes32AVX512Iota<>+16(SB)/4, $0x00000004
+DATA lutDecodeLanes32AVX512Iota<>+20(SB)/4, $0x00000005
+DATA lutDecodeLanes32AVX512Iota<>+24(SB)/4, $0x00000006
+DATA lutDecodeLanes32AVX512Iota<>+28(SB)/4, $0x00000007
+DATA lutDecodeLanes32AVX512Iota<>+32(SB)/4, $0x00000008
+DATA lutDecodeLanes32AVX512Iota<>+36(SB)/4, $0x00000009
+DATA lutDecodeLanes32AVX512Iota<>+40(SB)/4, $0x0000000a
+DATA lutDecodeLanes32AVX512Iota<>+44(SB)/4, $0x0000000b
+DATA lutDecodeLanes32AVX512Iota<>+48(SB)/4, $0x0000000c
+DATA lutDecodeLanes32AVX512Iota<>+52(SB)/4, $0x0000000d
+DATA lutDecodeLanes32AVX512Iota<>+56(SB)/4, $0x0000000e
+DATA lutDecodeLanes32AVX512Iota<>+60(SB)/4, $0x0000000f
+GLOBL lutDecodeLanes32AVX512Iota<>(SB), RODATA|NOPTR, $64
+
+// func lutDecodeLanes64AVX512(dst []float32, src []uint8, meta []uint8, group int, block int, luts []float32, scales []float32, tmask int, log2 int, lanes int)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VL, BMI2, CMOV
+TEXT ·lutDecodeLanes64AVX512(SB), NOSPLIT, $0-160
+	MOVQ         dst_base+0(FP), DI
+	MOVQ         src_base+24(FP), SI
+	MOVQ         src_len+32(FP), CX
+	MOVQ         meta_base+48(FP), R11
+	MOVQ         scales_base+112(FP), BX
+	MOVQ         luts_base+88(FP), R8
+	MOVQ         tmask+136(FP), AX
+	VPBROADCASTD AX, Z12
+	MOVQ         log2+144(FP), AX
+	VMOVD        AX, X11
+	MOVL         $0x00000001, DX
+	SHLXL        AX, DX, DX
+	DECL         DX
+	VPBROADCASTD DX, Z4
+	MOVQ         lanes+152(FP), R14
+	TESTQ        CX, CX
+	JZ           lutDecodeLanes64AVX512_done
+	VMOVUPS      (R8), Z16
+	VMOVUPS      64(R8), Z17
+	VMOVUPS      128(R8), Z18
+	VMOVUPS      192(R8), Z19
+	VMOVDQU32    lutDecodeLanes64AVX512Iota<>+0(SB), Z5
+	MOVL         $0x00000020, AX
+	VMOVD        AX, X20
+	VPBROADCASTD X20, Z20
+	TESTQ        R14, R14
+	JS           lutDecodeLanes64AVX512_wide
+	VMOVQ        R14, X7
+	VPSRLD       X7, Z5, Z5
+
+lutDecodeLanes64AVX512_wide:
+	XORL R13, R13
+
+lutDecodeLanes64AVX512_block:
+	VBROADCASTSS (BX), Z1
+	ADDQ         $0x04, BX
+	MOVQ         block+80(FP), R9
+	CMPQ         R9, CX
+	CMOVQHI      CX, R9
+	SUBQ         R9, CX
+
+lutDecodeLanes64AVX512_vec:
+	MOVQ       $0x00000010, R10
+	CMPQ       R10, R9
+	CMOVQHI    R9, R10
+	MOVL       $0xffffffff, AX
+	BZHIL      R10, AX, AX
+	KMOVW      AX, K1
+	TESTQ      R14, R14
+	JS         lutDecodeLanes64AVX512_onemeta
+	MOVL       $0x00000001, AX
+	SHLXQ      R14, AX, AX
+	LEAQ       -1(R10)(AX*1), AX
+	SHRXQ      R14, AX, AX
+	MOVL       $0x0000ffff, DX
+	BZHIL      AX, DX, DX
+	KMOVW      DX, K3
+	VMOVDQU8.Z (R11), K3, X6
+	VPMOVZXBD  X6, Z6
+	VPERMD     Z6, Z5, Z6
+	ADDQ       AX, R11
+	JMP        lutDecodeLanes64AVX512_codes
+
+lutDecodeLanes64AVX512_onemeta:
+	TESTQ        R13, R13
+	JNZ          lutDecodeLanes64AVX512_samegroup
+	MOVBLZX      (R11), AX
+	INCQ         R11
+	VPBROADCASTD AX, Z6
+	MOVQ         group+72(FP), R13
+
+lutDecodeLanes64AVX512_samegroup:
+	SUBQ R10, R13
+
+lutDecodeLanes64AVX512_codes:
+	VMOVDQU8.Z (SI), K1, X2
+	VPMOVZXBD  X2, Z2
+	VPANDD     Z4, Z2, Z2
+	VPANDD     Z12, Z6, Z7
+	VPSLLD     X11, Z7, Z7
+	VPADDD     Z7, Z2, Z2
+	VMOVDQA32  Z2, Z3
+	VPERMI2PS  Z17, Z16, Z3
+	VMOVDQA32  Z2, Z7
+	VPERMI2PS  Z19, Z18, Z7
+	VPTESTMD   Z20, Z2, K3
+	VMOVAPS    Z7, K3, Z3
+	VMULPS     Z1, Z3, Z3
+	VMOVUPS    Z3, K1, (DI)
+	ADDQ       R10, SI
+	LEAQ       (DI)(R10*4), DI
+	SUBQ       R10, R9
+	JNZ        lutDecodeLanes64AVX512_vec
+	TESTQ      CX, CX
+	JNZ        lutDecodeLanes64AVX512_block
+
+lutDecodeLanes64AVX512_done:
+	VZEROUPPER
+	RET
+
+DATA lutDecodeLanes64AVX512Iota<>+0(SB)/4, $0x00000000
+DATA lutDecodeLanes64AVX512Iota<>+4(SB)/4, $0x00000001
+DATA lutDecodeLanes64AVX512Iota<>+8(SB)/4, $0x00000002
+DATA lutDecodeLanes64AVX512Iota<>+12(SB)/4, $0x00000003
+DATA lutDecodeLanes64AVX512Iota<>+16(SB)/4, $0x00000004
+DATA lutDecodeLanes64AVX512Iota<>+20(SB)/4, $0x00000005
+DATA lutDecodeLanes64AVX512Iota<>+24(SB)/4, $0x00000006
+DATA lutDecodeLanes64AVX512Iota<>+28(SB)/4, $0x00000007
+DATA lutDecodeLanes64AVX512Iota<>+32(SB)/4, $0x00000008
+DATA lutDecodeLanes64AVX512Iota<>+36(SB)/4, $0x00000009
+DATA lutDecodeLanes64AVX512Iota<>+40(SB)/4, $0x0000000a
+DATA lutDecodeLanes64AVX512Iota<>+44(SB)/4, $0x0000000b
+DATA lutDecodeLanes64AVX512Iota<>+48(SB)/4, $0x0000000c
+DATA lutDecodeLanes64AVX512Iota<>+52(SB)/4, $0x0000000d
+DATA lutDecodeLanes64AVX512Iota<>+56(SB)/4, $0x0000000e
+DATA lutDecodeLanes64AVX512Iota<>+60(SB)/4, $0x0000000f
+GLOBL lutDecodeLanes64AVX512Iota<>(SB), RODATA|NOPTR, $64
+
+// func lutDecodeLanesGatherAVX512(dst []float32, src []uint8, meta []uint8, group int, block int, luts []float32, scales []float32, tmask int, log2 int, lanes int)
+// Requires: AVX, AVX512BW, AVX512DQ, AVX512F, AVX512VL, BMI2, CMOV
+TEXT ·lutDecodeLanesGatherAVX512(SB), NOSPLIT, $0-160
+	MOVQ         dst_base+0(FP), DI
+	MOVQ         src_base+24(FP), SI
+	MOVQ         src_len+32(FP), CX
+	MOVQ         meta_base+48(FP), R11
+	MOVQ         scales_base+112(FP), BX
+	MOVQ         luts_base+88(FP), R8
+	MOVQ         tmask+136(FP), AX
+	VPBROADCASTD AX, Z12
+	MOVQ         log2+144(FP), AX
+	VMOVD        AX, X11
+	MOVL         $0x00000001, DX
+	SHLXL        AX, DX, DX
+	DECL         DX
+	VPBROADCASTD DX, Z4
+	MOVQ         lanes+152(FP), R14
+	TESTQ        CX, CX
+	JZ           lutDecodeLanesGatherAVX512_done
+	VMOVDQU32    lutDecodeLanesGatherAVX512Iota<>+0(SB), Z5
+	TESTQ        R14, R14
+	JS           lutDecodeLanesGatherAVX512_wide
+	VMOVQ        R14, X7
+	VPSRLD       X7, Z5, Z5
+
+lutDecodeLanesGatherAVX512_wide:
+	XORL R13, R13
+
+lutDecodeLanesGatherAVX512_block:
+	VBROADCASTSS (BX), Z1
+	ADDQ         $0x04, BX
+	MOVQ         block+80(FP), R9
+	CMPQ         R9, CX
+	CMOVQHI      CX, R9
+	SUBQ         R9, CX
+
+lutDecodeLanesGatherAVX512_vec:
+	MOVQ       $0x00000010, R10
+	CMPQ       R10, R9
+	CMOVQHI    R9, R10
+	MOVL       $0xffffffff, AX
+	BZHIL      R10, AX, AX
+	KMOVW      AX, K1
+	TESTQ      R14, R14
+	JS         lutDecodeLanesGatherAVX512_onemeta
+	MOVL       $0x00000001, AX
+	SHLXQ      R14, AX, AX
+	LEAQ       -1(R10)(AX*1), AX
+	SHRXQ      R14, AX, AX
+	MOVL       $0x0000ffff, DX
+	BZHIL      AX, DX, DX
+	KMOVW      DX, K3
+	VMOVDQU8.Z (R11), K3, X6
+	VPMOVZXBD  X6, Z6
+	VPERMD     Z6, Z5, Z6
+	ADDQ       AX, R11
+	JMP        lutDecodeLanesGatherAVX512_codes
+
+lutDecodeLanesGatherAVX512_onemeta:
+	TESTQ        R13, R13
+	JNZ          lutDecodeLanesGatherAVX512_samegroup
+	MOVBLZX      (R11), AX
+	INCQ         R11
+	VPBROADCASTD AX, Z6
+	MOVQ         group+72(FP), R13
+
+lutDecodeLanesGatherAVX512_samegroup:
+	SUBQ R10, R13
+
+lutDecodeLanesGatherAVX512_codes:
 	VMOVDQU8.Z (SI), K1, X2
 	VPMOVZXBD  X2, Z2
 	VPANDD     Z4, Z2, Z2
@@ -6416,31 +6759,31 @@ lutDecodeLanesAVX512_codes:
 	ADDQ       R10, SI
 	LEAQ       (DI)(R10*4), DI
 	SUBQ       R10, R9
-	JNZ        lutDecodeLanesAVX512_vec
+	JNZ        lutDecodeLanesGatherAVX512_vec
 	TESTQ      CX, CX
-	JNZ        lutDecodeLanesAVX512_block
+	JNZ        lutDecodeLanesGatherAVX512_block
 
-lutDecodeLanesAVX512_done:
+lutDecodeLanesGatherAVX512_done:
 	VZEROUPPER
 	RET
 
-DATA lutLanesIota<>+0(SB)/4, $0x00000000
-DATA lutLanesIota<>+4(SB)/4, $0x00000001
-DATA lutLanesIota<>+8(SB)/4, $0x00000002
-DATA lutLanesIota<>+12(SB)/4, $0x00000003
-DATA lutLanesIota<>+16(SB)/4, $0x00000004
-DATA lutLanesIota<>+20(SB)/4, $0x00000005
-DATA lutLanesIota<>+24(SB)/4, $0x00000006
-DATA lutLanesIota<>+28(SB)/4, $0x00000007
-DATA lutLanesIota<>+32(SB)/4, $0x00000008
-DATA lutLanesIota<>+36(SB)/4, $0x00000009
-DATA lutLanesIota<>+40(SB)/4, $0x0000000a
-DATA lutLanesIota<>+44(SB)/4, $0x0000000b
-DATA lutLanesIota<>+48(SB)/4, $0x0000000c
-DATA lutLanesIota<>+52(SB)/4, $0x0000000d
-DATA lutLanesIota<>+56(SB)/4, $0x0000000e
-DATA lutLanesIota<>+60(SB)/4, $0x0000000f
-GLOBL lutLanesIota<>(SB), RODATA|NOPTR, $64
+DATA lutDecodeLanesGatherAVX512Iota<>+0(SB)/4, $0x00000000
+DATA lutDecodeLanesGatherAVX512Iota<>+4(SB)/4, $0x00000001
+DATA lutDecodeLanesGatherAVX512Iota<>+8(SB)/4, $0x00000002
+DATA lutDecodeLanesGatherAVX512Iota<>+12(SB)/4, $0x00000003
+DATA lutDecodeLanesGatherAVX512Iota<>+16(SB)/4, $0x00000004
+DATA lutDecodeLanesGatherAVX512Iota<>+20(SB)/4, $0x00000005
+DATA lutDecodeLanesGatherAVX512Iota<>+24(SB)/4, $0x00000006
+DATA lutDecodeLanesGatherAVX512Iota<>+28(SB)/4, $0x00000007
+DATA lutDecodeLanesGatherAVX512Iota<>+32(SB)/4, $0x00000008
+DATA lutDecodeLanesGatherAVX512Iota<>+36(SB)/4, $0x00000009
+DATA lutDecodeLanesGatherAVX512Iota<>+40(SB)/4, $0x0000000a
+DATA lutDecodeLanesGatherAVX512Iota<>+44(SB)/4, $0x0000000b
+DATA lutDecodeLanesGatherAVX512Iota<>+48(SB)/4, $0x0000000c
+DATA lutDecodeLanesGatherAVX512Iota<>+52(SB)/4, $0x0000000d
+DATA lutDecodeLanesGatherAVX512Iota<>+56(SB)/4, $0x0000000e
+DATA lutDecodeLanesGatherAVX512Iota<>+60(SB)/4, $0x0000000f
+GLOBL lutDecodeLanesGatherAVX512Iota<>(SB), RODATA|NOPTR, $64
 
 // func packNibblesAVX512(dst []byte, src []uint8)
 // Requires: AVX, AVX512BW, AVX512F

@@ -247,7 +247,7 @@ func lutDecodeGroupsAVX512(dst []float32, src []uint8, meta []uint8, group int, 
 //go:noescape
 func lutDecodeGroupsGatherAVX512(dst []float32, src []uint8, meta []uint8, group int, block int, luts []float32, scales []float32, tmask int, log2 int)
 
-// lutDecodeLanesAVX512 is the AVX-512 kernel of lutDecodeGroupsGo for blocks of a multiple of 16 codes
+// lutDecodeLanes16AVX512 is the AVX-512 kernel of lutDecodeGroupsGo for blocks of a multiple of 16 codes
 // and groups of a power of two up to 16 codes (lanes = log2 of the group) or of a multiple
 // of 16 (lanes = −1), the loop
 //
@@ -257,10 +257,55 @@ func lutDecodeGroupsGatherAVX512(dst []float32, src []uint8, meta []uint8, group
 //
 // 16 codes at a time, whatever their groups: each lane's meta field (the fields of the 16
 // codes widened to dwords and spread by VPERMD, or one broadcast), its table's offset added
-// to the code, VGATHERDPS, VMULPS.
+// to the code, the entry looked up in the 16 entries of all tables (VPERMPS), VMULPS.
 //
 //go:noescape
-func lutDecodeLanesAVX512(dst []float32, src []uint8, meta []uint8, group int, block int, luts []float32, scales []float32, tmask int, log2 int, lanes int)
+func lutDecodeLanes16AVX512(dst []float32, src []uint8, meta []uint8, group int, block int, luts []float32, scales []float32, tmask int, log2 int, lanes int)
+
+// lutDecodeLanes32AVX512 is the AVX-512 kernel of lutDecodeGroupsGo for blocks of a multiple of 16 codes
+// and groups of a power of two up to 16 codes (lanes = log2 of the group) or of a multiple
+// of 16 (lanes = −1), the loop
+//
+//	for i, c := range src {
+//		dst[i] = luts[(int(meta[i/group])&tmask)<<log2 + int(c)&(1<<log2-1)] * scales[i/block]
+//	}
+//
+// 16 codes at a time, whatever their groups: each lane's meta field (the fields of the 16
+// codes widened to dwords and spread by VPERMD, or one broadcast), its table's offset added
+// to the code, the entry looked up in the 32 entries of all tables (VPERMI2PS), VMULPS.
+//
+//go:noescape
+func lutDecodeLanes32AVX512(dst []float32, src []uint8, meta []uint8, group int, block int, luts []float32, scales []float32, tmask int, log2 int, lanes int)
+
+// lutDecodeLanes64AVX512 is the AVX-512 kernel of lutDecodeGroupsGo for blocks of a multiple of 16 codes
+// and groups of a power of two up to 16 codes (lanes = log2 of the group) or of a multiple
+// of 16 (lanes = −1), the loop
+//
+//	for i, c := range src {
+//		dst[i] = luts[(int(meta[i/group])&tmask)<<log2 + int(c)&(1<<log2-1)] * scales[i/block]
+//	}
+//
+// 16 codes at a time, whatever their groups: each lane's meta field (the fields of the 16
+// codes widened to dwords and spread by VPERMD, or one broadcast), its table's offset added
+// to the code, the entry looked up in the 64 entries of all tables (two VPERMI2PS), VMULPS.
+//
+//go:noescape
+func lutDecodeLanes64AVX512(dst []float32, src []uint8, meta []uint8, group int, block int, luts []float32, scales []float32, tmask int, log2 int, lanes int)
+
+// lutDecodeLanesGatherAVX512 is the AVX-512 kernel of lutDecodeGroupsGo for blocks of a multiple of 16 codes
+// and groups of a power of two up to 16 codes (lanes = log2 of the group) or of a multiple
+// of 16 (lanes = −1), the loop
+//
+//	for i, c := range src {
+//		dst[i] = luts[(int(meta[i/group])&tmask)<<log2 + int(c)&(1<<log2-1)] * scales[i/block]
+//	}
+//
+// 16 codes at a time, whatever their groups: each lane's meta field (the fields of the 16
+// codes widened to dwords and spread by VPERMD, or one broadcast), its table's offset added
+// to the code, the entry gathered (VGATHERDPS), VMULPS.
+//
+//go:noescape
+func lutDecodeLanesGatherAVX512(dst []float32, src []uint8, meta []uint8, group int, block int, luts []float32, scales []float32, tmask int, log2 int, lanes int)
 
 // packNibblesAVX512 is the AVX-512 kernel of packBitsGo for width 4, the loop
 //

@@ -40,7 +40,9 @@ func main() {
 		lutDecodeBlocks()
 		lutDecodeGroups()
 		lutDecodeGroupsGather()
-		lutDecodeLanes()
+		for _, total := range []int{16, 32, 64, 0} {
+			lutDecodeLanes(total)
+		}
 		packNibbles("AVX512")
 		packNibbles("AVX2")
 		unpackNibbles("AVX512")
@@ -872,9 +874,15 @@ func lutDecodeGroupsGather() {
 	gen.End(false)
 }
 
-// lutDecodeLanes writes lutDecodeLanesAVX512.
-func lutDecodeLanes() {
-	name := "lutDecodeLanesAVX512"
+// lutDecodeLanes writes lutDecodeLanes<total>AVX512, whose tables hold
+// total entries in all (16, 32 or 64: looked up by VPERMPS, VPERMI2PS or two
+// of them), or lutDecodeLanesGatherAVX512 (total 0: any number, gathered).
+func lutDecodeLanes(total int) {
+	name := fmt.Sprintf("lutDecodeLanes%dAVX512", total)
+	how := fmt.Sprintf("looked up in the %d entries of all tables (", total) + map[int]string{16: "VPERMPS", 32: "VPERMI2PS", 64: "two VPERMI2PS"}[total] + ")"
+	if total == 0 {
+		name, how = "lutDecodeLanesGatherAVX512", "gathered (VGATHERDPS)"
+	}
 	TEXT(name, NOSPLIT, "func(dst []float32, src, meta []uint8, group, block int, luts, scales []float32, tmask, log2 int, lanes int)")
 	Pragma("noescape")
 	Doc(name+" is the AVX-512 kernel of lutDecodeGroupsGo for blocks of a multiple of 16 codes",
@@ -887,7 +895,7 @@ func lutDecodeLanes() {
 		"",
 		"16 codes at a time, whatever their groups: each lane's meta field (the fields of the 16",
 		"codes widened to dwords and spread by VPERMD, or one broadcast), its table's offset added",
-		"to the code, VGATHERDPS, VMULPS.")
+		"to the code, the entry "+how+", VMULPS.")
 	Load(Param("dst").Base(), RDI)
 	Load(Param("src").Base(), RSI)
 	Load(Param("src").Len(), RCX)
@@ -905,12 +913,18 @@ func lutDecodeLanes() {
 	Load(Param("lanes"), R14)
 	TESTQ(RCX, RCX)
 	JZ(LabelRef(name + "_done"))
+	for i := range total / 16 {
+		VMOVUPS(Mem{Base: R8, Disp: 64 * i}, gen.Z(16+i))
+	}
 	// The lanes' groups within 16 codes: i >> lanes.
 	iota := make([]uint32, 16)
 	for i := range iota {
 		iota[i] = uint32(i)
 	}
-	VMOVDQU32(gen.Table("lutLanesIota", iota), Z5)
+	VMOVDQU32(gen.Table(name+"Iota", iota), Z5)
+	if total == 64 {
+		gen.Broadcast32(32, Z20, RAX, X20)
+	}
 	TESTQ(R14, R14)
 	JS(LabelRef(name + "_wide"))
 	VMOVQ(R14, X7)
@@ -960,9 +974,24 @@ func lutDecodeLanes() {
 	VPANDD(Z12, Z6, Z7)
 	VPSLLD(X11, Z7, Z7)
 	VPADDD(Z7, Z2, Z2)
-	KMOVW(K1, K2)
-	VXORPS(Z3, Z3, Z3)
-	VGATHERDPS(Mem{Base: R8, Index: Z2, Scale: 4}, K2, Z3)
+	switch total {
+	case 16:
+		VPERMPS(Z16, Z2, Z3)
+	case 32:
+		VMOVDQA32(Z2, Z3)
+		VPERMI2PS(Z17, Z16, Z3)
+	case 64:
+		VMOVDQA32(Z2, Z3)
+		VPERMI2PS(Z17, Z16, Z3)
+		VMOVDQA32(Z2, Z7)
+		VPERMI2PS(Z19, Z18, Z7)
+		VPTESTMD(Z20, Z2, K3) // index 32 or more
+		VMOVAPS(Z7, K3, Z3)
+	default:
+		KMOVW(K1, K2)
+		VXORPS(Z3, Z3, Z3)
+		VGATHERDPS(Mem{Base: R8, Index: Z2, Scale: 4}, K2, Z3)
+	}
 	VMULPS(Z1, Z3, Z3)
 	VMOVUPS(Z3, K1, Mem{Base: RDI})
 	ADDQ(R10, RSI)
