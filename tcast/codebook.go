@@ -1,6 +1,7 @@
 package tcast
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 
@@ -309,9 +310,7 @@ func decompressCodebookRows(a *Tensor, lay *layout) ([]float32, bool) {
 		for j := range scales {
 			scales[j] = dec.scaleOf(a, r*perRow+j).mul
 		}
-		for i, c := range a.Data.Bytes[r*rowLen : (r+1)*rowLen] {
-			codes[i] = c & codeMask
-		}
+		maskBytes(codes, a.Data.Bytes[r*rowLen:(r+1)*rowLen], codeMask)
 		if lay.sub != 0 {
 			for i, m := range a.Meta.Bytes[r*metaRow : (r+1)*metaRow] {
 				meta[i] = m & metaMask
@@ -374,4 +373,17 @@ func decompressCodebookBlocks(t *Tensor, a *Tensor, lay *layout) ([]float32, err
 		return nil, derr
 	}
 	return out, nil
+}
+
+// maskBytes sets dst[i] to src[i] & m, eight bytes at a time.
+func maskBytes(dst, src []byte, m byte) {
+	src = src[:len(dst)]
+	mm := uint64(m) * 0x0101010101010101
+	i := 0
+	for ; i+8 <= len(dst); i += 8 {
+		binary.LittleEndian.PutUint64(dst[i:], binary.LittleEndian.Uint64(src[i:])&mm)
+	}
+	for ; i < len(dst); i++ {
+		dst[i] = src[i] & m
+	}
 }

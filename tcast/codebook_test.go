@@ -414,3 +414,20 @@ func TestCodebookRowsEqualBlocks(t *testing.T) {
 		}
 	}
 }
+
+// TestFloat32ScaleDecode: the decoder reads float32 scale codes as their
+// bits, NaNs quieted, as the float32 format decodes them.
+func TestFloat32ScaleDecode(t *testing.T) {
+	dt := MustLookup("nf4")
+	d := newDecoder(dt, &Tensor{})
+	require.True(t, d.f32Scale)
+	f := dt.Spec().Scale
+	r := rand.New(rand.NewPCG(31, 32))
+	codes := []uint32{0, 0x80000000, 1, 0x7f7fffff, 0x7f800000, 0xff800000, 0x7f800001, 0x7fc00000, 0xffffffff, 0x3f800000}
+	for range 10000 {
+		codes = append(codes, r.Uint32())
+	}
+	for _, c := range codes {
+		require.Equal(t, math.Float32bits(f.Decode(c)), math.Float32bits(d.scale(c)), "code %#x", c)
+	}
+}
