@@ -34,7 +34,9 @@ func lutEncodeBlocks(e *LUTEncoder, dst []uint8, src []float32, block int, muls 
 }
 
 func lutSelect(s *LUTSelector, codes, meta []uint8, x []float32, group, block int, muls, scales []float32) {
-	if !lutVec() || s.vec6 == nil || group > 64 || len(x) == 0 {
+	// The kernels of two tables write the codes of 64 values at a time
+	// after their groups: groups of a power of two.
+	if !lutVec() || s.vec6 == nil || group > 64 || len(x) == 0 || s.nt == 2 && group&(group-1) != 0 {
 		lutSelectGo(s, codes, meta, x, group, block, muls, scales)
 		return
 	}

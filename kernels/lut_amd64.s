@@ -191,8 +191,8 @@ lutEncode6AVX512_done:
 	RET
 
 // func lutSelect2AVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[408]uint32, mags []float32, tcodes []uint8, zero []uint8)
-// Requires: AVX, AVX512BW, AVX512F, AVX512VBMI, AVX512VL, BMI2, CMOV
-TEXT ·lutSelect2AVX512(SB), $2912-216
+// Requires: AVX, AVX512BW, AVX512F, AVX512VBMI, AVX512VL, BMI, BMI2, CMOV
+TEXT ·lutSelect2AVX512(SB), $2928-216
 	MOVQ         codes_base+0(FP), DI
 	MOVQ         meta_base+24(FP), R8
 	MOVQ         x_base+48(FP), SI
@@ -260,11 +260,14 @@ TEXT ·lutSelect2AVX512(SB), $2912-216
 	MOVL         $0x40404040, AX
 	VMOVD        AX, X31
 	VPBROADCASTD X31, Z30
+	TZCNTQ       DX, AX
+	MOVQ         AX, 2912(SP)
 
 lutSelect2AVX512_chunk:
 	MOVQ    2816(SP), R10
 	CMPQ    R10, CX
 	CMOVQHI CX, R10
+	MOVQ    R8, 2904(SP)
 	XORL    R11, R11
 
 lutSelect2AVX512_seg:
@@ -502,103 +505,41 @@ lutSelect2AVX512_scaled:
 	MOVQ   R14, R11
 
 lutSelect2AVX512_vpair:
-	MOVBLZX      (SP)(R13*1), AX
-	SHLL         $0x03, AX
-	MOVBLZX      (SP)(R14*1), BX
-	SHLL         $0x03, BX
-	VMOVSD       (R12)(AX*1), X16
-	VMULPS       X7, X16, X16
-	VCVTPS2PD    X16, X17
-	VSUBPD.BCST  640(SP)(R13*8), X17, X17
-	VMULPD       X17, X17, X17
-	VADDPD       X17, X24, X24
-	VMOVSD       (R12)(BX*1), X19
-	VMULPS       X7, X19, X19
-	VCVTPS2PD    X19, X20
-	VSUBPD.BCST  640(SP)(R14*8), X20, X20
-	VMULPD       X20, X20, X20
-	VADDPD       X20, X26, X26
-	INCQ         R13
-	INCQ         R14
-	CMPQ         R13, R11
-	JB           lutSelect2AVX512_vpair
-	XORL         AX, AX
-	VPERMILPD    $0x01, X24, X31
-	VUCOMISD     X31, X24
-	SETHI        AL
-	MOVB         AL, (R8)
-	INCQ         R8
-	MOVQ         2880(SP), BX
-	VPBROADCASTB (BX)(AX*1), Z16
-	MOVQ         2872(SP), BX
-	VMOVDQU8.Z   (SP)(R15*1), K7, Z18
-	CMPQ         2832(SP), $0x08
-	JE           lutSelect2AVX512_biga
-	SHLQ         $0x06, AX
-	VMOVDQU8     (BX)(AX*1), Z17
-	VPERMB       Z17, Z18, Z19
-	JMP          lutSelect2AVX512_codeda
-
-lutSelect2AVX512_biga:
-	SHLQ      $0x08, AX
-	VMOVDQU8  (BX)(AX*1), Z17
-	VMOVDQA64 Z18, Z19
-	VPERMI2B  64(BX)(AX*1), Z17, Z19
-	VMOVDQU8  128(BX)(AX*1), Z17
-	VMOVDQA64 Z18, Z20
-	VPERMI2B  192(BX)(AX*1), Z17, Z20
-	VPMOVB2M  Z18, K3
-	VMOVDQU8  Z20, K3, Z19
-
-lutSelect2AVX512_codeda:
-	VMOVDQU8.Z   320(SP)(R15*1), K7, Z18
-	VPMOVB2M     Z18, K3
-	VMOVDQU8.Z   Z12, K3, Z20
-	VPORQ        Z20, Z19, Z19
-	VPTESTMB     Z30, Z18, K2
-	VMOVDQU8     Z16, K2, Z19
-	VMOVDQU8     Z19, K7, (DI)
-	ADDQ         DX, DI
-	ADDQ         DX, R15
-	XORL         AX, AX
-	VPERMILPD    $0x01, X26, X31
-	VUCOMISD     X31, X26
-	SETHI        AL
-	MOVB         AL, (R8)
-	INCQ         R8
-	MOVQ         2880(SP), BX
-	VPBROADCASTB (BX)(AX*1), Z16
-	MOVQ         2872(SP), BX
-	VMOVDQU8.Z   (SP)(R15*1), K7, Z18
-	CMPQ         2832(SP), $0x08
-	JE           lutSelect2AVX512_bigb
-	SHLQ         $0x06, AX
-	VMOVDQU8     (BX)(AX*1), Z17
-	VPERMB       Z17, Z18, Z19
-	JMP          lutSelect2AVX512_codedb
-
-lutSelect2AVX512_bigb:
-	SHLQ      $0x08, AX
-	VMOVDQU8  (BX)(AX*1), Z17
-	VMOVDQA64 Z18, Z19
-	VPERMI2B  64(BX)(AX*1), Z17, Z19
-	VMOVDQU8  128(BX)(AX*1), Z17
-	VMOVDQA64 Z18, Z20
-	VPERMI2B  192(BX)(AX*1), Z17, Z20
-	VPMOVB2M  Z18, K3
-	VMOVDQU8  Z20, K3, Z19
-
-lutSelect2AVX512_codedb:
-	VMOVDQU8.Z 320(SP)(R15*1), K7, Z18
-	VPMOVB2M   Z18, K3
-	VMOVDQU8.Z Z12, K3, Z20
-	VPORQ      Z20, Z19, Z19
-	VPTESTMB   Z30, Z18, K2
-	VMOVDQU8   Z16, K2, Z19
-	VMOVDQU8   Z19, K7, (DI)
-	ADDQ       DX, DI
-	ADDQ       DX, R15
-	JMP        lutSelect2AVX512_group
+	MOVBLZX     (SP)(R13*1), AX
+	SHLL        $0x03, AX
+	MOVBLZX     (SP)(R14*1), BX
+	SHLL        $0x03, BX
+	VMOVSD      (R12)(AX*1), X16
+	VMULPS      X7, X16, X16
+	VCVTPS2PD   X16, X17
+	VSUBPD.BCST 640(SP)(R13*8), X17, X17
+	VMULPD      X17, X17, X17
+	VADDPD      X17, X24, X24
+	VMOVSD      (R12)(BX*1), X19
+	VMULPS      X7, X19, X19
+	VCVTPS2PD   X19, X20
+	VSUBPD.BCST 640(SP)(R14*8), X20, X20
+	VMULPD      X20, X20, X20
+	VADDPD      X20, X26, X26
+	INCQ        R13
+	INCQ        R14
+	CMPQ        R13, R11
+	JB          lutSelect2AVX512_vpair
+	XORL        AX, AX
+	VPERMILPD   $0x01, X24, X31
+	VUCOMISD    X31, X24
+	SETHI       AL
+	MOVB        AL, (R8)
+	INCQ        R8
+	ADDQ        DX, R15
+	XORL        AX, AX
+	VPERMILPD   $0x01, X26, X31
+	VUCOMISD    X31, X26
+	SETHI       AL
+	MOVB        AL, (R8)
+	INCQ        R8
+	ADDQ        DX, R15
+	JMP         lutSelect2AVX512_group
 
 lutSelect2AVX512_single:
 	CMPQ    R11, DX
@@ -611,58 +552,102 @@ lutSelect2AVX512_single:
 	LEAQ    (R15)(R11*1), R14
 
 lutSelect2AVX512_vsingle:
-	MOVBLZX      (SP)(R13*1), AX
-	SHLL         $0x03, AX
-	VMOVSD       (R12)(AX*1), X16
-	VMULPS       X7, X16, X16
-	VCVTPS2PD    X16, X17
-	VSUBPD.BCST  640(SP)(R13*8), X17, X17
-	VMULPD       X17, X17, X17
-	VADDPD       X17, X24, X24
-	INCQ         R13
-	CMPQ         R13, R14
-	JB           lutSelect2AVX512_vsingle
-	XORL         AX, AX
-	VPERMILPD    $0x01, X24, X31
-	VUCOMISD     X31, X24
-	SETHI        AL
-	MOVB         AL, (R8)
-	INCQ         R8
-	MOVQ         2880(SP), BX
-	VPBROADCASTB (BX)(AX*1), Z16
-	MOVQ         2872(SP), BX
-	VMOVDQU8.Z   (SP)(R15*1), K6, Z18
-	CMPQ         2832(SP), $0x08
-	JE           lutSelect2AVX512_bigs
-	SHLQ         $0x06, AX
-	VMOVDQU8     (BX)(AX*1), Z17
-	VPERMB       Z17, Z18, Z19
-	JMP          lutSelect2AVX512_codeds
-
-lutSelect2AVX512_bigs:
-	SHLQ      $0x08, AX
-	VMOVDQU8  (BX)(AX*1), Z17
-	VMOVDQA64 Z18, Z19
-	VPERMI2B  64(BX)(AX*1), Z17, Z19
-	VMOVDQU8  128(BX)(AX*1), Z17
-	VMOVDQA64 Z18, Z20
-	VPERMI2B  192(BX)(AX*1), Z17, Z20
-	VPMOVB2M  Z18, K3
-	VMOVDQU8  Z20, K3, Z19
-
-lutSelect2AVX512_codeds:
-	VMOVDQU8.Z 320(SP)(R15*1), K6, Z18
-	VPMOVB2M   Z18, K3
-	VMOVDQU8.Z Z12, K3, Z20
-	VPORQ      Z20, Z19, Z19
-	VPTESTMB   Z30, Z18, K2
-	VMOVDQU8   Z16, K2, Z19
-	VMOVDQU8   Z19, K6, (DI)
-	ADDQ       R11, DI
-	ADDQ       R11, R15
-	JMP        lutSelect2AVX512_group
+	MOVBLZX     (SP)(R13*1), AX
+	SHLL        $0x03, AX
+	VMOVSD      (R12)(AX*1), X16
+	VMULPS      X7, X16, X16
+	VCVTPS2PD   X16, X17
+	VSUBPD.BCST 640(SP)(R13*8), X17, X17
+	VMULPD      X17, X17, X17
+	VADDPD      X17, X24, X24
+	INCQ        R13
+	CMPQ        R13, R14
+	JB          lutSelect2AVX512_vsingle
+	XORL        AX, AX
+	VPERMILPD   $0x01, X24, X31
+	VUCOMISD    X31, X24
+	SETHI       AL
+	MOVB        AL, (R8)
+	INCQ        R8
+	ADDQ        R11, R15
+	JMP         lutSelect2AVX512_group
 
 lutSelect2AVX512_chunkdone:
+	XORL         R15, R15
+	MOVQ         2912(SP), R14
+	MOVQ         R14, AX
+	SHLQ         $0x06, AX
+	LEAQ         lutLanePatterns<>+0(SB), BX
+	VMOVDQU8     (BX)(AX*1), Z23
+	MOVQ         2880(SP), BX
+	VPBROADCASTB (BX), Z26
+	VPBROADCASTB 1(BX), Z27
+	MOVQ         2872(SP), BX
+
+lutSelect2AVX512_c2:
+	CMPQ       R15, R10
+	JAE        lutSelect2AVX512_c2done
+	MOVQ       R10, R11
+	SUBQ       R15, R11
+	MOVQ       $0x00000040, AX
+	CMPQ       R11, AX
+	CMOVQHI    AX, R11
+	BZHIQ      R11, 2824(SP), AX
+	KMOVQ      AX, K6
+	MOVL       $0x00000001, AX
+	SHLXQ      R14, AX, AX
+	LEAQ       -1(R11)(AX*1), AX
+	SHRXQ      R14, AX, AX
+	BZHIQ      AX, 2824(SP), AX
+	KMOVQ      AX, K5
+	MOVQ       R15, AX
+	SHRXQ      R14, AX, AX
+	ADDQ       2904(SP), AX
+	VMOVDQU8.Z (AX), K5, Z22
+	VPERMB     Z22, Z23, Z24
+	VPTESTMB   Z24, Z24, K4
+	VMOVDQU8.Z (SP)(R15*1), K6, Z18
+	CMPQ       2832(SP), $0x08
+	JE         lutSelect2AVX512_c2big
+	VPADDB     Z30, Z18, K4, Z18
+	VMOVDQU8   (BX), Z19
+	VPERMI2B   64(BX), Z19, Z18
+	JMP        lutSelect2AVX512_c2flags
+
+lutSelect2AVX512_c2big:
+	VPMOVB2M  Z18, K3
+	VMOVDQU8  (BX), Z16
+	VMOVDQA64 Z18, Z20
+	VPERMI2B  64(BX), Z16, Z20
+	VMOVDQU8  128(BX), Z16
+	VMOVDQA64 Z18, Z17
+	VPERMI2B  192(BX), Z16, Z17
+	VMOVDQU8  Z17, K3, Z20
+	VMOVDQU8  256(BX), Z16
+	VMOVDQA64 Z18, Z21
+	VPERMI2B  320(BX), Z16, Z21
+	VMOVDQU8  384(BX), Z16
+	VMOVDQA64 Z18, Z17
+	VPERMI2B  448(BX), Z16, Z17
+	VMOVDQU8  Z17, K3, Z21
+	VMOVDQA64 Z20, Z18
+	VMOVDQU8  Z21, K4, Z18
+
+lutSelect2AVX512_c2flags:
+	VMOVDQU8.Z 320(SP)(R15*1), K6, Z21
+	VPMOVB2M   Z21, K3
+	VMOVDQU8.Z Z12, K3, Z20
+	VPORQ      Z20, Z18, Z18
+	VPTESTMB   Z30, Z21, K2
+	VMOVDQA64  Z26, Z20
+	VMOVDQU8   Z27, K4, Z20
+	VMOVDQU8   Z20, K2, Z18
+	VMOVDQU8   Z18, K6, (DI)
+	ADDQ       R11, DI
+	ADDQ       $0x40, R15
+	JMP        lutSelect2AVX512_c2
+
+lutSelect2AVX512_c2done:
 	LEAQ (SI)(R10*4), SI
 	SUBQ R10, CX
 	JNZ  lutSelect2AVX512_chunk
@@ -671,9 +656,123 @@ lutSelect2AVX512_done:
 	VZEROUPPER
 	RET
 
+DATA lutLanePatterns<>+0(SB)/4, $0x03020100
+DATA lutLanePatterns<>+4(SB)/4, $0x07060504
+DATA lutLanePatterns<>+8(SB)/4, $0x0b0a0908
+DATA lutLanePatterns<>+12(SB)/4, $0x0f0e0d0c
+DATA lutLanePatterns<>+16(SB)/4, $0x13121110
+DATA lutLanePatterns<>+20(SB)/4, $0x17161514
+DATA lutLanePatterns<>+24(SB)/4, $0x1b1a1918
+DATA lutLanePatterns<>+28(SB)/4, $0x1f1e1d1c
+DATA lutLanePatterns<>+32(SB)/4, $0x23222120
+DATA lutLanePatterns<>+36(SB)/4, $0x27262524
+DATA lutLanePatterns<>+40(SB)/4, $0x2b2a2928
+DATA lutLanePatterns<>+44(SB)/4, $0x2f2e2d2c
+DATA lutLanePatterns<>+48(SB)/4, $0x33323130
+DATA lutLanePatterns<>+52(SB)/4, $0x37363534
+DATA lutLanePatterns<>+56(SB)/4, $0x3b3a3938
+DATA lutLanePatterns<>+60(SB)/4, $0x3f3e3d3c
+DATA lutLanePatterns<>+64(SB)/4, $0x01010000
+DATA lutLanePatterns<>+68(SB)/4, $0x03030202
+DATA lutLanePatterns<>+72(SB)/4, $0x05050404
+DATA lutLanePatterns<>+76(SB)/4, $0x07070606
+DATA lutLanePatterns<>+80(SB)/4, $0x09090808
+DATA lutLanePatterns<>+84(SB)/4, $0x0b0b0a0a
+DATA lutLanePatterns<>+88(SB)/4, $0x0d0d0c0c
+DATA lutLanePatterns<>+92(SB)/4, $0x0f0f0e0e
+DATA lutLanePatterns<>+96(SB)/4, $0x11111010
+DATA lutLanePatterns<>+100(SB)/4, $0x13131212
+DATA lutLanePatterns<>+104(SB)/4, $0x15151414
+DATA lutLanePatterns<>+108(SB)/4, $0x17171616
+DATA lutLanePatterns<>+112(SB)/4, $0x19191818
+DATA lutLanePatterns<>+116(SB)/4, $0x1b1b1a1a
+DATA lutLanePatterns<>+120(SB)/4, $0x1d1d1c1c
+DATA lutLanePatterns<>+124(SB)/4, $0x1f1f1e1e
+DATA lutLanePatterns<>+128(SB)/4, $0x00000000
+DATA lutLanePatterns<>+132(SB)/4, $0x01010101
+DATA lutLanePatterns<>+136(SB)/4, $0x02020202
+DATA lutLanePatterns<>+140(SB)/4, $0x03030303
+DATA lutLanePatterns<>+144(SB)/4, $0x04040404
+DATA lutLanePatterns<>+148(SB)/4, $0x05050505
+DATA lutLanePatterns<>+152(SB)/4, $0x06060606
+DATA lutLanePatterns<>+156(SB)/4, $0x07070707
+DATA lutLanePatterns<>+160(SB)/4, $0x08080808
+DATA lutLanePatterns<>+164(SB)/4, $0x09090909
+DATA lutLanePatterns<>+168(SB)/4, $0x0a0a0a0a
+DATA lutLanePatterns<>+172(SB)/4, $0x0b0b0b0b
+DATA lutLanePatterns<>+176(SB)/4, $0x0c0c0c0c
+DATA lutLanePatterns<>+180(SB)/4, $0x0d0d0d0d
+DATA lutLanePatterns<>+184(SB)/4, $0x0e0e0e0e
+DATA lutLanePatterns<>+188(SB)/4, $0x0f0f0f0f
+DATA lutLanePatterns<>+192(SB)/4, $0x00000000
+DATA lutLanePatterns<>+196(SB)/4, $0x00000000
+DATA lutLanePatterns<>+200(SB)/4, $0x01010101
+DATA lutLanePatterns<>+204(SB)/4, $0x01010101
+DATA lutLanePatterns<>+208(SB)/4, $0x02020202
+DATA lutLanePatterns<>+212(SB)/4, $0x02020202
+DATA lutLanePatterns<>+216(SB)/4, $0x03030303
+DATA lutLanePatterns<>+220(SB)/4, $0x03030303
+DATA lutLanePatterns<>+224(SB)/4, $0x04040404
+DATA lutLanePatterns<>+228(SB)/4, $0x04040404
+DATA lutLanePatterns<>+232(SB)/4, $0x05050505
+DATA lutLanePatterns<>+236(SB)/4, $0x05050505
+DATA lutLanePatterns<>+240(SB)/4, $0x06060606
+DATA lutLanePatterns<>+244(SB)/4, $0x06060606
+DATA lutLanePatterns<>+248(SB)/4, $0x07070707
+DATA lutLanePatterns<>+252(SB)/4, $0x07070707
+DATA lutLanePatterns<>+256(SB)/4, $0x00000000
+DATA lutLanePatterns<>+260(SB)/4, $0x00000000
+DATA lutLanePatterns<>+264(SB)/4, $0x00000000
+DATA lutLanePatterns<>+268(SB)/4, $0x00000000
+DATA lutLanePatterns<>+272(SB)/4, $0x01010101
+DATA lutLanePatterns<>+276(SB)/4, $0x01010101
+DATA lutLanePatterns<>+280(SB)/4, $0x01010101
+DATA lutLanePatterns<>+284(SB)/4, $0x01010101
+DATA lutLanePatterns<>+288(SB)/4, $0x02020202
+DATA lutLanePatterns<>+292(SB)/4, $0x02020202
+DATA lutLanePatterns<>+296(SB)/4, $0x02020202
+DATA lutLanePatterns<>+300(SB)/4, $0x02020202
+DATA lutLanePatterns<>+304(SB)/4, $0x03030303
+DATA lutLanePatterns<>+308(SB)/4, $0x03030303
+DATA lutLanePatterns<>+312(SB)/4, $0x03030303
+DATA lutLanePatterns<>+316(SB)/4, $0x03030303
+DATA lutLanePatterns<>+320(SB)/4, $0x00000000
+DATA lutLanePatterns<>+324(SB)/4, $0x00000000
+DATA lutLanePatterns<>+328(SB)/4, $0x00000000
+DATA lutLanePatterns<>+332(SB)/4, $0x00000000
+DATA lutLanePatterns<>+336(SB)/4, $0x00000000
+DATA lutLanePatterns<>+340(SB)/4, $0x00000000
+DATA lutLanePatterns<>+344(SB)/4, $0x00000000
+DATA lutLanePatterns<>+348(SB)/4, $0x00000000
+DATA lutLanePatterns<>+352(SB)/4, $0x01010101
+DATA lutLanePatterns<>+356(SB)/4, $0x01010101
+DATA lutLanePatterns<>+360(SB)/4, $0x01010101
+DATA lutLanePatterns<>+364(SB)/4, $0x01010101
+DATA lutLanePatterns<>+368(SB)/4, $0x01010101
+DATA lutLanePatterns<>+372(SB)/4, $0x01010101
+DATA lutLanePatterns<>+376(SB)/4, $0x01010101
+DATA lutLanePatterns<>+380(SB)/4, $0x01010101
+DATA lutLanePatterns<>+384(SB)/4, $0x00000000
+DATA lutLanePatterns<>+388(SB)/4, $0x00000000
+DATA lutLanePatterns<>+392(SB)/4, $0x00000000
+DATA lutLanePatterns<>+396(SB)/4, $0x00000000
+DATA lutLanePatterns<>+400(SB)/4, $0x00000000
+DATA lutLanePatterns<>+404(SB)/4, $0x00000000
+DATA lutLanePatterns<>+408(SB)/4, $0x00000000
+DATA lutLanePatterns<>+412(SB)/4, $0x00000000
+DATA lutLanePatterns<>+416(SB)/4, $0x00000000
+DATA lutLanePatterns<>+420(SB)/4, $0x00000000
+DATA lutLanePatterns<>+424(SB)/4, $0x00000000
+DATA lutLanePatterns<>+428(SB)/4, $0x00000000
+DATA lutLanePatterns<>+432(SB)/4, $0x00000000
+DATA lutLanePatterns<>+436(SB)/4, $0x00000000
+DATA lutLanePatterns<>+440(SB)/4, $0x00000000
+DATA lutLanePatterns<>+444(SB)/4, $0x00000000
+GLOBL lutLanePatterns<>(SB), RODATA|NOPTR, $448
+
 // func lutSelect2Pow2AVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[408]uint32, mags []float64, tcodes []uint8, zero []uint8)
-// Requires: AVX, AVX512BW, AVX512F, AVX512VBMI, AVX512VL, BMI2, CMOV
-TEXT ·lutSelect2Pow2AVX512(SB), $2912-216
+// Requires: AVX, AVX512BW, AVX512F, AVX512VBMI, AVX512VL, BMI, BMI2, CMOV
+TEXT ·lutSelect2Pow2AVX512(SB), $2928-216
 	MOVQ         codes_base+0(FP), DI
 	MOVQ         meta_base+24(FP), R8
 	MOVQ         x_base+48(FP), SI
@@ -741,11 +840,14 @@ TEXT ·lutSelect2Pow2AVX512(SB), $2912-216
 	MOVL         $0x40404040, AX
 	VMOVD        AX, X31
 	VPBROADCASTD X31, Z30
+	TZCNTQ       DX, AX
+	MOVQ         AX, 2912(SP)
 
 lutSelect2Pow2AVX512_chunk:
 	MOVQ    2816(SP), R10
 	CMPQ    R10, CX
 	CMOVQHI CX, R10
+	MOVQ    R8, 2904(SP)
 	XORL    R11, R11
 
 lutSelect2Pow2AVX512_seg:
@@ -978,99 +1080,37 @@ lutSelect2Pow2AVX512_group:
 	MOVQ   R14, R11
 
 lutSelect2Pow2AVX512_vpair:
-	MOVBLZX      (SP)(R13*1), AX
-	SHLL         $0x04, AX
-	MOVBLZX      (SP)(R14*1), BX
-	SHLL         $0x04, BX
-	VMOVDDUP     640(SP)(R13*8), X16
-	VSUBPD       (R12)(AX*1), X16, X17
-	VMULPD       X17, X17, X17
-	VADDPD       X17, X24, X24
-	VMOVDDUP     640(SP)(R14*8), X19
-	VSUBPD       (R12)(BX*1), X19, X20
-	VMULPD       X20, X20, X20
-	VADDPD       X20, X26, X26
-	INCQ         R13
-	INCQ         R14
-	CMPQ         R13, R11
-	JB           lutSelect2Pow2AVX512_vpair
-	XORL         AX, AX
-	VPERMILPD    $0x01, X24, X31
-	VUCOMISD     X31, X24
-	SETHI        AL
-	MOVB         AL, (R8)
-	INCQ         R8
-	MOVQ         2880(SP), BX
-	VPBROADCASTB (BX)(AX*1), Z16
-	MOVQ         2872(SP), BX
-	VMOVDQU8.Z   (SP)(R15*1), K7, Z18
-	CMPQ         2832(SP), $0x08
-	JE           lutSelect2Pow2AVX512_biga
-	SHLQ         $0x06, AX
-	VMOVDQU8     (BX)(AX*1), Z17
-	VPERMB       Z17, Z18, Z19
-	JMP          lutSelect2Pow2AVX512_codeda
-
-lutSelect2Pow2AVX512_biga:
-	SHLQ      $0x08, AX
-	VMOVDQU8  (BX)(AX*1), Z17
-	VMOVDQA64 Z18, Z19
-	VPERMI2B  64(BX)(AX*1), Z17, Z19
-	VMOVDQU8  128(BX)(AX*1), Z17
-	VMOVDQA64 Z18, Z20
-	VPERMI2B  192(BX)(AX*1), Z17, Z20
-	VPMOVB2M  Z18, K3
-	VMOVDQU8  Z20, K3, Z19
-
-lutSelect2Pow2AVX512_codeda:
-	VMOVDQU8.Z   320(SP)(R15*1), K7, Z18
-	VPMOVB2M     Z18, K3
-	VMOVDQU8.Z   Z12, K3, Z20
-	VPORQ        Z20, Z19, Z19
-	VPTESTMB     Z30, Z18, K2
-	VMOVDQU8     Z16, K2, Z19
-	VMOVDQU8     Z19, K7, (DI)
-	ADDQ         DX, DI
-	ADDQ         DX, R15
-	XORL         AX, AX
-	VPERMILPD    $0x01, X26, X31
-	VUCOMISD     X31, X26
-	SETHI        AL
-	MOVB         AL, (R8)
-	INCQ         R8
-	MOVQ         2880(SP), BX
-	VPBROADCASTB (BX)(AX*1), Z16
-	MOVQ         2872(SP), BX
-	VMOVDQU8.Z   (SP)(R15*1), K7, Z18
-	CMPQ         2832(SP), $0x08
-	JE           lutSelect2Pow2AVX512_bigb
-	SHLQ         $0x06, AX
-	VMOVDQU8     (BX)(AX*1), Z17
-	VPERMB       Z17, Z18, Z19
-	JMP          lutSelect2Pow2AVX512_codedb
-
-lutSelect2Pow2AVX512_bigb:
-	SHLQ      $0x08, AX
-	VMOVDQU8  (BX)(AX*1), Z17
-	VMOVDQA64 Z18, Z19
-	VPERMI2B  64(BX)(AX*1), Z17, Z19
-	VMOVDQU8  128(BX)(AX*1), Z17
-	VMOVDQA64 Z18, Z20
-	VPERMI2B  192(BX)(AX*1), Z17, Z20
-	VPMOVB2M  Z18, K3
-	VMOVDQU8  Z20, K3, Z19
-
-lutSelect2Pow2AVX512_codedb:
-	VMOVDQU8.Z 320(SP)(R15*1), K7, Z18
-	VPMOVB2M   Z18, K3
-	VMOVDQU8.Z Z12, K3, Z20
-	VPORQ      Z20, Z19, Z19
-	VPTESTMB   Z30, Z18, K2
-	VMOVDQU8   Z16, K2, Z19
-	VMOVDQU8   Z19, K7, (DI)
-	ADDQ       DX, DI
-	ADDQ       DX, R15
-	JMP        lutSelect2Pow2AVX512_group
+	MOVBLZX   (SP)(R13*1), AX
+	SHLL      $0x04, AX
+	MOVBLZX   (SP)(R14*1), BX
+	SHLL      $0x04, BX
+	VMOVDDUP  640(SP)(R13*8), X16
+	VSUBPD    (R12)(AX*1), X16, X17
+	VMULPD    X17, X17, X17
+	VADDPD    X17, X24, X24
+	VMOVDDUP  640(SP)(R14*8), X19
+	VSUBPD    (R12)(BX*1), X19, X20
+	VMULPD    X20, X20, X20
+	VADDPD    X20, X26, X26
+	INCQ      R13
+	INCQ      R14
+	CMPQ      R13, R11
+	JB        lutSelect2Pow2AVX512_vpair
+	XORL      AX, AX
+	VPERMILPD $0x01, X24, X31
+	VUCOMISD  X31, X24
+	SETHI     AL
+	MOVB      AL, (R8)
+	INCQ      R8
+	ADDQ      DX, R15
+	XORL      AX, AX
+	VPERMILPD $0x01, X26, X31
+	VUCOMISD  X31, X26
+	SETHI     AL
+	MOVB      AL, (R8)
+	INCQ      R8
+	ADDQ      DX, R15
+	JMP       lutSelect2Pow2AVX512_group
 
 lutSelect2Pow2AVX512_single:
 	CMPQ    R11, DX
@@ -1082,56 +1122,100 @@ lutSelect2Pow2AVX512_single:
 	LEAQ    (R15)(R11*1), R14
 
 lutSelect2Pow2AVX512_vsingle:
-	MOVBLZX      (SP)(R13*1), AX
-	SHLL         $0x04, AX
-	VMOVDDUP     640(SP)(R13*8), X16
-	VSUBPD       (R12)(AX*1), X16, X17
-	VMULPD       X17, X17, X17
-	VADDPD       X17, X24, X24
-	INCQ         R13
-	CMPQ         R13, R14
-	JB           lutSelect2Pow2AVX512_vsingle
-	XORL         AX, AX
-	VPERMILPD    $0x01, X24, X31
-	VUCOMISD     X31, X24
-	SETHI        AL
-	MOVB         AL, (R8)
-	INCQ         R8
-	MOVQ         2880(SP), BX
-	VPBROADCASTB (BX)(AX*1), Z16
-	MOVQ         2872(SP), BX
-	VMOVDQU8.Z   (SP)(R15*1), K6, Z18
-	CMPQ         2832(SP), $0x08
-	JE           lutSelect2Pow2AVX512_bigs
-	SHLQ         $0x06, AX
-	VMOVDQU8     (BX)(AX*1), Z17
-	VPERMB       Z17, Z18, Z19
-	JMP          lutSelect2Pow2AVX512_codeds
-
-lutSelect2Pow2AVX512_bigs:
-	SHLQ      $0x08, AX
-	VMOVDQU8  (BX)(AX*1), Z17
-	VMOVDQA64 Z18, Z19
-	VPERMI2B  64(BX)(AX*1), Z17, Z19
-	VMOVDQU8  128(BX)(AX*1), Z17
-	VMOVDQA64 Z18, Z20
-	VPERMI2B  192(BX)(AX*1), Z17, Z20
-	VPMOVB2M  Z18, K3
-	VMOVDQU8  Z20, K3, Z19
-
-lutSelect2Pow2AVX512_codeds:
-	VMOVDQU8.Z 320(SP)(R15*1), K6, Z18
-	VPMOVB2M   Z18, K3
-	VMOVDQU8.Z Z12, K3, Z20
-	VPORQ      Z20, Z19, Z19
-	VPTESTMB   Z30, Z18, K2
-	VMOVDQU8   Z16, K2, Z19
-	VMOVDQU8   Z19, K6, (DI)
-	ADDQ       R11, DI
-	ADDQ       R11, R15
-	JMP        lutSelect2Pow2AVX512_group
+	MOVBLZX   (SP)(R13*1), AX
+	SHLL      $0x04, AX
+	VMOVDDUP  640(SP)(R13*8), X16
+	VSUBPD    (R12)(AX*1), X16, X17
+	VMULPD    X17, X17, X17
+	VADDPD    X17, X24, X24
+	INCQ      R13
+	CMPQ      R13, R14
+	JB        lutSelect2Pow2AVX512_vsingle
+	XORL      AX, AX
+	VPERMILPD $0x01, X24, X31
+	VUCOMISD  X31, X24
+	SETHI     AL
+	MOVB      AL, (R8)
+	INCQ      R8
+	ADDQ      R11, R15
+	JMP       lutSelect2Pow2AVX512_group
 
 lutSelect2Pow2AVX512_chunkdone:
+	XORL         R15, R15
+	MOVQ         2912(SP), R14
+	MOVQ         R14, AX
+	SHLQ         $0x06, AX
+	LEAQ         lutLanePatterns<>+0(SB), BX
+	VMOVDQU8     (BX)(AX*1), Z23
+	MOVQ         2880(SP), BX
+	VPBROADCASTB (BX), Z26
+	VPBROADCASTB 1(BX), Z27
+	MOVQ         2872(SP), BX
+
+lutSelect2Pow2AVX512_c2:
+	CMPQ       R15, R10
+	JAE        lutSelect2Pow2AVX512_c2done
+	MOVQ       R10, R11
+	SUBQ       R15, R11
+	MOVQ       $0x00000040, AX
+	CMPQ       R11, AX
+	CMOVQHI    AX, R11
+	BZHIQ      R11, 2824(SP), AX
+	KMOVQ      AX, K6
+	MOVL       $0x00000001, AX
+	SHLXQ      R14, AX, AX
+	LEAQ       -1(R11)(AX*1), AX
+	SHRXQ      R14, AX, AX
+	BZHIQ      AX, 2824(SP), AX
+	KMOVQ      AX, K5
+	MOVQ       R15, AX
+	SHRXQ      R14, AX, AX
+	ADDQ       2904(SP), AX
+	VMOVDQU8.Z (AX), K5, Z22
+	VPERMB     Z22, Z23, Z24
+	VPTESTMB   Z24, Z24, K4
+	VMOVDQU8.Z (SP)(R15*1), K6, Z18
+	CMPQ       2832(SP), $0x08
+	JE         lutSelect2Pow2AVX512_c2big
+	VPADDB     Z30, Z18, K4, Z18
+	VMOVDQU8   (BX), Z19
+	VPERMI2B   64(BX), Z19, Z18
+	JMP        lutSelect2Pow2AVX512_c2flags
+
+lutSelect2Pow2AVX512_c2big:
+	VPMOVB2M  Z18, K3
+	VMOVDQU8  (BX), Z16
+	VMOVDQA64 Z18, Z20
+	VPERMI2B  64(BX), Z16, Z20
+	VMOVDQU8  128(BX), Z16
+	VMOVDQA64 Z18, Z17
+	VPERMI2B  192(BX), Z16, Z17
+	VMOVDQU8  Z17, K3, Z20
+	VMOVDQU8  256(BX), Z16
+	VMOVDQA64 Z18, Z21
+	VPERMI2B  320(BX), Z16, Z21
+	VMOVDQU8  384(BX), Z16
+	VMOVDQA64 Z18, Z17
+	VPERMI2B  448(BX), Z16, Z17
+	VMOVDQU8  Z17, K3, Z21
+	VMOVDQA64 Z20, Z18
+	VMOVDQU8  Z21, K4, Z18
+
+lutSelect2Pow2AVX512_c2flags:
+	VMOVDQU8.Z 320(SP)(R15*1), K6, Z21
+	VPMOVB2M   Z21, K3
+	VMOVDQU8.Z Z12, K3, Z20
+	VPORQ      Z20, Z18, Z18
+	VPTESTMB   Z30, Z21, K2
+	VMOVDQA64  Z26, Z20
+	VMOVDQU8   Z27, K4, Z20
+	VMOVDQU8   Z20, K2, Z18
+	VMOVDQU8   Z18, K6, (DI)
+	ADDQ       R11, DI
+	ADDQ       $0x40, R15
+	JMP        lutSelect2Pow2AVX512_c2
+
+lutSelect2Pow2AVX512_c2done:
 	LEAQ (SI)(R10*4), SI
 	SUBQ R10, CX
 	JNZ  lutSelect2Pow2AVX512_chunk
@@ -1141,8 +1225,8 @@ lutSelect2Pow2AVX512_done:
 	RET
 
 // func lutSelect2ExactAVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[408]uint32, mags []float64, tcodes []uint8, zero []uint8)
-// Requires: AVX, AVX512BW, AVX512F, AVX512VBMI, AVX512VL, BMI2, CMOV
-TEXT ·lutSelect2ExactAVX512(SB), $2912-216
+// Requires: AVX, AVX512BW, AVX512F, AVX512VBMI, AVX512VL, BMI, BMI2, CMOV
+TEXT ·lutSelect2ExactAVX512(SB), $2928-216
 	MOVQ         codes_base+0(FP), DI
 	MOVQ         meta_base+24(FP), R8
 	MOVQ         x_base+48(FP), SI
@@ -1210,11 +1294,14 @@ TEXT ·lutSelect2ExactAVX512(SB), $2912-216
 	MOVL         $0x40404040, AX
 	VMOVD        AX, X31
 	VPBROADCASTD X31, Z30
+	TZCNTQ       DX, AX
+	MOVQ         AX, 2912(SP)
 
 lutSelect2ExactAVX512_chunk:
 	MOVQ    2816(SP), R10
 	CMPQ    R10, CX
 	CMOVQHI CX, R10
+	MOVQ    R8, 2904(SP)
 	XORL    R11, R11
 
 lutSelect2ExactAVX512_seg:
@@ -1453,99 +1540,37 @@ lutSelect2ExactAVX512_scaled:
 	MOVQ   R14, R11
 
 lutSelect2ExactAVX512_vpair:
-	MOVBLZX      (SP)(R13*1), AX
-	SHLL         $0x04, AX
-	MOVBLZX      (SP)(R14*1), BX
-	SHLL         $0x04, BX
-	VMULPD       (R12)(AX*1), X7, X17
-	VSUBPD.BCST  640(SP)(R13*8), X17, X17
-	VMULPD       X17, X17, X17
-	VADDPD       X17, X24, X24
-	VMULPD       (R12)(BX*1), X7, X20
-	VSUBPD.BCST  640(SP)(R14*8), X20, X20
-	VMULPD       X20, X20, X20
-	VADDPD       X20, X26, X26
-	INCQ         R13
-	INCQ         R14
-	CMPQ         R13, R11
-	JB           lutSelect2ExactAVX512_vpair
-	XORL         AX, AX
-	VPERMILPD    $0x01, X24, X31
-	VUCOMISD     X31, X24
-	SETHI        AL
-	MOVB         AL, (R8)
-	INCQ         R8
-	MOVQ         2880(SP), BX
-	VPBROADCASTB (BX)(AX*1), Z16
-	MOVQ         2872(SP), BX
-	VMOVDQU8.Z   (SP)(R15*1), K7, Z18
-	CMPQ         2832(SP), $0x08
-	JE           lutSelect2ExactAVX512_biga
-	SHLQ         $0x06, AX
-	VMOVDQU8     (BX)(AX*1), Z17
-	VPERMB       Z17, Z18, Z19
-	JMP          lutSelect2ExactAVX512_codeda
-
-lutSelect2ExactAVX512_biga:
-	SHLQ      $0x08, AX
-	VMOVDQU8  (BX)(AX*1), Z17
-	VMOVDQA64 Z18, Z19
-	VPERMI2B  64(BX)(AX*1), Z17, Z19
-	VMOVDQU8  128(BX)(AX*1), Z17
-	VMOVDQA64 Z18, Z20
-	VPERMI2B  192(BX)(AX*1), Z17, Z20
-	VPMOVB2M  Z18, K3
-	VMOVDQU8  Z20, K3, Z19
-
-lutSelect2ExactAVX512_codeda:
-	VMOVDQU8.Z   320(SP)(R15*1), K7, Z18
-	VPMOVB2M     Z18, K3
-	VMOVDQU8.Z   Z12, K3, Z20
-	VPORQ        Z20, Z19, Z19
-	VPTESTMB     Z30, Z18, K2
-	VMOVDQU8     Z16, K2, Z19
-	VMOVDQU8     Z19, K7, (DI)
-	ADDQ         DX, DI
-	ADDQ         DX, R15
-	XORL         AX, AX
-	VPERMILPD    $0x01, X26, X31
-	VUCOMISD     X31, X26
-	SETHI        AL
-	MOVB         AL, (R8)
-	INCQ         R8
-	MOVQ         2880(SP), BX
-	VPBROADCASTB (BX)(AX*1), Z16
-	MOVQ         2872(SP), BX
-	VMOVDQU8.Z   (SP)(R15*1), K7, Z18
-	CMPQ         2832(SP), $0x08
-	JE           lutSelect2ExactAVX512_bigb
-	SHLQ         $0x06, AX
-	VMOVDQU8     (BX)(AX*1), Z17
-	VPERMB       Z17, Z18, Z19
-	JMP          lutSelect2ExactAVX512_codedb
-
-lutSelect2ExactAVX512_bigb:
-	SHLQ      $0x08, AX
-	VMOVDQU8  (BX)(AX*1), Z17
-	VMOVDQA64 Z18, Z19
-	VPERMI2B  64(BX)(AX*1), Z17, Z19
-	VMOVDQU8  128(BX)(AX*1), Z17
-	VMOVDQA64 Z18, Z20
-	VPERMI2B  192(BX)(AX*1), Z17, Z20
-	VPMOVB2M  Z18, K3
-	VMOVDQU8  Z20, K3, Z19
-
-lutSelect2ExactAVX512_codedb:
-	VMOVDQU8.Z 320(SP)(R15*1), K7, Z18
-	VPMOVB2M   Z18, K3
-	VMOVDQU8.Z Z12, K3, Z20
-	VPORQ      Z20, Z19, Z19
-	VPTESTMB   Z30, Z18, K2
-	VMOVDQU8   Z16, K2, Z19
-	VMOVDQU8   Z19, K7, (DI)
-	ADDQ       DX, DI
-	ADDQ       DX, R15
-	JMP        lutSelect2ExactAVX512_group
+	MOVBLZX     (SP)(R13*1), AX
+	SHLL        $0x04, AX
+	MOVBLZX     (SP)(R14*1), BX
+	SHLL        $0x04, BX
+	VMULPD      (R12)(AX*1), X7, X17
+	VSUBPD.BCST 640(SP)(R13*8), X17, X17
+	VMULPD      X17, X17, X17
+	VADDPD      X17, X24, X24
+	VMULPD      (R12)(BX*1), X7, X20
+	VSUBPD.BCST 640(SP)(R14*8), X20, X20
+	VMULPD      X20, X20, X20
+	VADDPD      X20, X26, X26
+	INCQ        R13
+	INCQ        R14
+	CMPQ        R13, R11
+	JB          lutSelect2ExactAVX512_vpair
+	XORL        AX, AX
+	VPERMILPD   $0x01, X24, X31
+	VUCOMISD    X31, X24
+	SETHI       AL
+	MOVB        AL, (R8)
+	INCQ        R8
+	ADDQ        DX, R15
+	XORL        AX, AX
+	VPERMILPD   $0x01, X26, X31
+	VUCOMISD    X31, X26
+	SETHI       AL
+	MOVB        AL, (R8)
+	INCQ        R8
+	ADDQ        DX, R15
+	JMP         lutSelect2ExactAVX512_group
 
 lutSelect2ExactAVX512_single:
 	CMPQ    R11, DX
@@ -1558,56 +1583,100 @@ lutSelect2ExactAVX512_single:
 	LEAQ    (R15)(R11*1), R14
 
 lutSelect2ExactAVX512_vsingle:
-	MOVBLZX      (SP)(R13*1), AX
-	SHLL         $0x04, AX
-	VMULPD       (R12)(AX*1), X7, X17
-	VSUBPD.BCST  640(SP)(R13*8), X17, X17
-	VMULPD       X17, X17, X17
-	VADDPD       X17, X24, X24
-	INCQ         R13
-	CMPQ         R13, R14
-	JB           lutSelect2ExactAVX512_vsingle
-	XORL         AX, AX
-	VPERMILPD    $0x01, X24, X31
-	VUCOMISD     X31, X24
-	SETHI        AL
-	MOVB         AL, (R8)
-	INCQ         R8
-	MOVQ         2880(SP), BX
-	VPBROADCASTB (BX)(AX*1), Z16
-	MOVQ         2872(SP), BX
-	VMOVDQU8.Z   (SP)(R15*1), K6, Z18
-	CMPQ         2832(SP), $0x08
-	JE           lutSelect2ExactAVX512_bigs
-	SHLQ         $0x06, AX
-	VMOVDQU8     (BX)(AX*1), Z17
-	VPERMB       Z17, Z18, Z19
-	JMP          lutSelect2ExactAVX512_codeds
-
-lutSelect2ExactAVX512_bigs:
-	SHLQ      $0x08, AX
-	VMOVDQU8  (BX)(AX*1), Z17
-	VMOVDQA64 Z18, Z19
-	VPERMI2B  64(BX)(AX*1), Z17, Z19
-	VMOVDQU8  128(BX)(AX*1), Z17
-	VMOVDQA64 Z18, Z20
-	VPERMI2B  192(BX)(AX*1), Z17, Z20
-	VPMOVB2M  Z18, K3
-	VMOVDQU8  Z20, K3, Z19
-
-lutSelect2ExactAVX512_codeds:
-	VMOVDQU8.Z 320(SP)(R15*1), K6, Z18
-	VPMOVB2M   Z18, K3
-	VMOVDQU8.Z Z12, K3, Z20
-	VPORQ      Z20, Z19, Z19
-	VPTESTMB   Z30, Z18, K2
-	VMOVDQU8   Z16, K2, Z19
-	VMOVDQU8   Z19, K6, (DI)
-	ADDQ       R11, DI
-	ADDQ       R11, R15
-	JMP        lutSelect2ExactAVX512_group
+	MOVBLZX     (SP)(R13*1), AX
+	SHLL        $0x04, AX
+	VMULPD      (R12)(AX*1), X7, X17
+	VSUBPD.BCST 640(SP)(R13*8), X17, X17
+	VMULPD      X17, X17, X17
+	VADDPD      X17, X24, X24
+	INCQ        R13
+	CMPQ        R13, R14
+	JB          lutSelect2ExactAVX512_vsingle
+	XORL        AX, AX
+	VPERMILPD   $0x01, X24, X31
+	VUCOMISD    X31, X24
+	SETHI       AL
+	MOVB        AL, (R8)
+	INCQ        R8
+	ADDQ        R11, R15
+	JMP         lutSelect2ExactAVX512_group
 
 lutSelect2ExactAVX512_chunkdone:
+	XORL         R15, R15
+	MOVQ         2912(SP), R14
+	MOVQ         R14, AX
+	SHLQ         $0x06, AX
+	LEAQ         lutLanePatterns<>+0(SB), BX
+	VMOVDQU8     (BX)(AX*1), Z23
+	MOVQ         2880(SP), BX
+	VPBROADCASTB (BX), Z26
+	VPBROADCASTB 1(BX), Z27
+	MOVQ         2872(SP), BX
+
+lutSelect2ExactAVX512_c2:
+	CMPQ       R15, R10
+	JAE        lutSelect2ExactAVX512_c2done
+	MOVQ       R10, R11
+	SUBQ       R15, R11
+	MOVQ       $0x00000040, AX
+	CMPQ       R11, AX
+	CMOVQHI    AX, R11
+	BZHIQ      R11, 2824(SP), AX
+	KMOVQ      AX, K6
+	MOVL       $0x00000001, AX
+	SHLXQ      R14, AX, AX
+	LEAQ       -1(R11)(AX*1), AX
+	SHRXQ      R14, AX, AX
+	BZHIQ      AX, 2824(SP), AX
+	KMOVQ      AX, K5
+	MOVQ       R15, AX
+	SHRXQ      R14, AX, AX
+	ADDQ       2904(SP), AX
+	VMOVDQU8.Z (AX), K5, Z22
+	VPERMB     Z22, Z23, Z24
+	VPTESTMB   Z24, Z24, K4
+	VMOVDQU8.Z (SP)(R15*1), K6, Z18
+	CMPQ       2832(SP), $0x08
+	JE         lutSelect2ExactAVX512_c2big
+	VPADDB     Z30, Z18, K4, Z18
+	VMOVDQU8   (BX), Z19
+	VPERMI2B   64(BX), Z19, Z18
+	JMP        lutSelect2ExactAVX512_c2flags
+
+lutSelect2ExactAVX512_c2big:
+	VPMOVB2M  Z18, K3
+	VMOVDQU8  (BX), Z16
+	VMOVDQA64 Z18, Z20
+	VPERMI2B  64(BX), Z16, Z20
+	VMOVDQU8  128(BX), Z16
+	VMOVDQA64 Z18, Z17
+	VPERMI2B  192(BX), Z16, Z17
+	VMOVDQU8  Z17, K3, Z20
+	VMOVDQU8  256(BX), Z16
+	VMOVDQA64 Z18, Z21
+	VPERMI2B  320(BX), Z16, Z21
+	VMOVDQU8  384(BX), Z16
+	VMOVDQA64 Z18, Z17
+	VPERMI2B  448(BX), Z16, Z17
+	VMOVDQU8  Z17, K3, Z21
+	VMOVDQA64 Z20, Z18
+	VMOVDQU8  Z21, K4, Z18
+
+lutSelect2ExactAVX512_c2flags:
+	VMOVDQU8.Z 320(SP)(R15*1), K6, Z21
+	VPMOVB2M   Z21, K3
+	VMOVDQU8.Z Z12, K3, Z20
+	VPORQ      Z20, Z18, Z18
+	VPTESTMB   Z30, Z21, K2
+	VMOVDQA64  Z26, Z20
+	VMOVDQU8   Z27, K4, Z20
+	VMOVDQU8   Z20, K2, Z18
+	VMOVDQU8   Z18, K6, (DI)
+	ADDQ       R11, DI
+	ADDQ       $0x40, R15
+	JMP        lutSelect2ExactAVX512_c2
+
+lutSelect2ExactAVX512_c2done:
 	LEAQ (SI)(R10*4), SI
 	SUBQ R10, CX
 	JNZ  lutSelect2ExactAVX512_chunk
@@ -1618,7 +1687,7 @@ lutSelect2ExactAVX512_done:
 
 // func lutSelect4AVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[408]uint32, mags []float32, tcodes []uint8, zero []uint8)
 // Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VBMI, AVX512VL, BMI, BMI2, CMOV
-TEXT ·lutSelect4AVX512(SB), $2912-216
+TEXT ·lutSelect4AVX512(SB), $2928-216
 	MOVQ         codes_base+0(FP), DI
 	MOVQ         meta_base+24(FP), R8
 	MOVQ         x_base+48(FP), SI
@@ -2114,7 +2183,7 @@ lutSelect4AVX512_done:
 
 // func lutSelect4Pow2AVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[408]uint32, mags []float64, tcodes []uint8, zero []uint8)
 // Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VBMI, AVX512VL, BMI, BMI2, CMOV
-TEXT ·lutSelect4Pow2AVX512(SB), $2912-216
+TEXT ·lutSelect4Pow2AVX512(SB), $2928-216
 	MOVQ         codes_base+0(FP), DI
 	MOVQ         meta_base+24(FP), R8
 	MOVQ         x_base+48(FP), SI
@@ -2601,7 +2670,7 @@ lutSelect4Pow2AVX512_done:
 
 // func lutSelect4ExactAVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[408]uint32, mags []float64, tcodes []uint8, zero []uint8)
 // Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VBMI, AVX512VL, BMI, BMI2, CMOV
-TEXT ·lutSelect4ExactAVX512(SB), $2912-216
+TEXT ·lutSelect4ExactAVX512(SB), $2928-216
 	MOVQ         codes_base+0(FP), DI
 	MOVQ         meta_base+24(FP), R8
 	MOVQ         x_base+48(FP), SI
@@ -3095,7 +3164,7 @@ lutSelect4ExactAVX512_done:
 
 // func lutSelect8AVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[408]uint32, mags []float32, tcodes []uint8, zero []uint8)
 // Requires: AVX, AVX512BW, AVX512DQ, AVX512F, AVX512VBMI, AVX512VL, BMI, BMI2, CMOV
-TEXT ·lutSelect8AVX512(SB), $2912-216
+TEXT ·lutSelect8AVX512(SB), $2928-216
 	MOVQ         codes_base+0(FP), DI
 	MOVQ         meta_base+24(FP), R8
 	MOVQ         x_base+48(FP), SI
@@ -3597,7 +3666,7 @@ lutSelect8AVX512_done:
 
 // func lutSelect8Pow2AVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[408]uint32, mags []float64, tcodes []uint8, zero []uint8)
 // Requires: AVX, AVX512BW, AVX512DQ, AVX512F, AVX512VBMI, AVX512VL, BMI, BMI2, CMOV
-TEXT ·lutSelect8Pow2AVX512(SB), $2912-216
+TEXT ·lutSelect8Pow2AVX512(SB), $2928-216
 	MOVQ         codes_base+0(FP), DI
 	MOVQ         meta_base+24(FP), R8
 	MOVQ         x_base+48(FP), SI
@@ -4090,7 +4159,7 @@ lutSelect8Pow2AVX512_done:
 
 // func lutSelect8ExactAVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[408]uint32, mags []float64, tcodes []uint8, zero []uint8)
 // Requires: AVX, AVX512BW, AVX512DQ, AVX512F, AVX512VBMI, AVX512VL, BMI, BMI2, CMOV
-TEXT ·lutSelect8ExactAVX512(SB), $2912-216
+TEXT ·lutSelect8ExactAVX512(SB), $2928-216
 	MOVQ         codes_base+0(FP), DI
 	MOVQ         meta_base+24(FP), R8
 	MOVQ         x_base+48(FP), SI
@@ -4590,7 +4659,7 @@ lutSelect8ExactAVX512_done:
 
 // func lutSelect16AVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[408]uint32, mags []float32, tcodes []uint8, zero []uint8)
 // Requires: AVX, AVX512BW, AVX512DQ, AVX512F, AVX512VBMI, AVX512VL, BMI, BMI2, CMOV
-TEXT ·lutSelect16AVX512(SB), $2912-216
+TEXT ·lutSelect16AVX512(SB), $2928-216
 	MOVQ         codes_base+0(FP), DI
 	MOVQ         meta_base+24(FP), R8
 	MOVQ         x_base+48(FP), SI
@@ -5122,7 +5191,7 @@ lutSelect16AVX512_done:
 
 // func lutSelect16Pow2AVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[408]uint32, mags []float64, tcodes []uint8, zero []uint8)
 // Requires: AVX, AVX512BW, AVX512DQ, AVX512F, AVX512VBMI, AVX512VL, BMI, BMI2, CMOV
-TEXT ·lutSelect16Pow2AVX512(SB), $2912-216
+TEXT ·lutSelect16Pow2AVX512(SB), $2928-216
 	MOVQ         codes_base+0(FP), DI
 	MOVQ         meta_base+24(FP), R8
 	MOVQ         x_base+48(FP), SI
@@ -5639,7 +5708,7 @@ lutSelect16Pow2AVX512_done:
 
 // func lutSelect16ExactAVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[408]uint32, mags []float64, tcodes []uint8, zero []uint8)
 // Requires: AVX, AVX512BW, AVX512DQ, AVX512F, AVX512VBMI, AVX512VL, BMI, BMI2, CMOV
-TEXT ·lutSelect16ExactAVX512(SB), $2912-216
+TEXT ·lutSelect16ExactAVX512(SB), $2928-216
 	MOVQ         codes_base+0(FP), DI
 	MOVQ         meta_base+24(FP), R8
 	MOVQ         x_base+48(FP), SI

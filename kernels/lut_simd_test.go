@@ -235,6 +235,15 @@ func TestLUTSelectTiers(t *testing.T) {
 						continue
 					}
 					x := lutInputs(r, c.bounds, n+1)[1:]
+					if n > group && r.IntN(2) == 0 {
+						g := r.IntN(n / group)
+						clear(x[g*group : g*group+group]) // an all-zero group
+						if r.IntN(2) == 0 {
+							for i := range x[g*group : g*group+group] {
+								x[g*group+i] = float32(math.Copysign(0, -1))
+							}
+						}
+					}
 					nb := (n + block - 1) / block
 					muls, scales := make([]float32, nb), make([]float32, nb)
 					for i := range muls {

@@ -285,8 +285,9 @@ func lutSelect(nt int, v selVariant) {
 	cellBuf := AllocLocal(selChunk + 64)      // cell bytes
 	flagBuf := AllocLocal(selChunk + 64)      // the sign in bit 7, NaN in bit 6
 	absBuf := AllocLocal(8 * (selChunk + 16)) // |v| (or |v|·mul) as float64
-	slot := AllocLocal(8 * 12)
+	slot := AllocLocal(8 * 14)
 	chunkCap, allOnes, first, root2, tbP := slot, slot.Offset(8), slot.Offset(16), slot.Offset(72), slot.Offset(80)
+	metaStart, log2g := slot.Offset(88), slot.Offset(96)  // two tables: the chunk's first meta field, log2 of the group
 	cellLeft, valLeft := slot.Offset(24), slot.Offset(32) // values left in the block of each pass
 	mulsP, scalesP, tcodesP, zeroP := slot.Offset(40), slot.Offset(48), slot.Offset(56), slot.Offset(64)
 	TESTQ(RCX, RCX)
@@ -338,9 +339,16 @@ func lutSelect(nt int, v selVariant) {
 	}
 	l := func(s string) LabelRef { return LabelRef(name + "_" + s) }
 
+	if nt == 2 {
+		TZCNTQ(RDX, RAX)
+		MOVQ(RAX, log2g)
+	}
 	Label(name + "_chunk")
 	MOVQ(chunkCap, R10)
 	minInto(R10, RCX)
+	if nt == 2 {
+		MOVQ(R8, metaStart)
+	}
 	// The cells of the chunk: a segment of it in one block at a time, 16
 	// values at a time.
 	XORL(R11L, R11L) // the segment's offset in the chunk
@@ -497,11 +505,106 @@ func lutSelect(nt int, v selVariant) {
 	JMP(l("group"))
 
 	Label(name + "_chunkdone")
+	if nt == 2 {
+		selCodes2(name, cellBuf, flagBuf, first, metaStart, log2g, tcodesP, zeroP, allOnes)
+	}
 	LEAQ(Mem{Base: RSI, Index: R10, Scale: 4}, RSI)
 	SUBQ(R10, RCX)
 	JNZ(l("chunk"))
 	Label(name + "_done")
 	gen.End(false)
+}
+
+// lanePatterns are VPERMB indexes: pattern l maps byte i to i >> l, the
+// group of value i for groups of 2^l values.
+var lanePatterns Mem
+
+// selCodes2 writes the codes of the R10 values of a chunk between two
+// tables whose groups (of 2^log2g values, R8 past their meta fields,
+// metaStart at the first) are chosen: 64 values at a time, each value's
+// table from the meta fields (VPERMB by the group pattern), its code looked
+// up by cell and table at once (VPERMI2B over both tables' 64 codes, or,
+// past 64 cells, the 256 codes of each table by two VPERMI2B chosen by the
+// cell's bit 7), the sign bit and the chosen table's NaN code merged by the
+// flags. DI advances past the codes.
+func selCodes2(name string, cellBuf, flagBuf, first, metaStart, log2g, tcodesP, zeroP, allOnes Mem) {
+	if lanePatterns.Symbol.Name == "" {
+		var b []byte
+		for l := range 7 {
+			for i := range 64 {
+				b = append(b, byte(i>>l))
+			}
+		}
+		lanePatterns = gen.Bytes("lutLanePatterns", b)
+	}
+	l := func(s string) LabelRef { return LabelRef(name + "_" + s) }
+	XORL(R15L, R15L) // the offset in the chunk
+	MOVQ(log2g, R14)
+	MOVQ(R14, RAX)
+	SHLQ(U8(6), RAX)
+	LEAQ(lanePatterns, RBX)
+	VMOVDQU8(Mem{Base: RBX, Index: RAX, Scale: 1}, Z23)
+	MOVQ(zeroP, RBX)
+	VPBROADCASTB(Mem{Base: RBX}, Z26)
+	VPBROADCASTB(Mem{Base: RBX, Disp: 1}, Z27)
+	MOVQ(tcodesP, RBX)
+	Label(name + "_c2")
+	CMPQ(R15, R10)
+	JAE(l("c2done"))
+	MOVQ(R10, R11)
+	SUBQ(R15, R11)
+	MOVQ(U32(64), RAX)
+	minInto(R11, RAX) // values in this step
+	BZHIQ(R11, allOnes, RAX)
+	KMOVQ(RAX, K6)
+	// The meta fields of the step's groups: ceil(n / group) of them.
+	MOVL(U32(1), EAX)
+	SHLXQ(R14, RAX, RAX)
+	LEAQ(Mem{Base: R11, Index: RAX, Scale: 1, Disp: -1}, RAX)
+	SHRXQ(R14, RAX, RAX)
+	BZHIQ(RAX, allOnes, RAX)
+	KMOVQ(RAX, K5)
+	MOVQ(R15, RAX)
+	SHRXQ(R14, RAX, RAX)
+	ADDQ(metaStart, RAX)
+	VMOVDQU8_Z(Mem{Base: RAX}, K5, Z22)
+	VPERMB(Z22, Z23, Z24) // each value's table
+	VPTESTMB(Z24, Z24, K4)
+	VMOVDQU8_Z(cellBuf.Idx(R15, 1), K6, Z18)
+	CMPQ(first, U8(8))
+	JE(l("c2big"))
+	VPADDB(Z30, Z18, K4, Z18) // table 1's codes follow table 0's 64
+	VMOVDQU8(Mem{Base: RBX}, Z19)
+	VPERMI2B(Mem{Base: RBX, Disp: 64}, Z19, Z18)
+	JMP(l("c2flags"))
+	Label(name + "_c2big")
+	VPMOVB2M(Z18, K3) // cells from 128
+	for k, dst := range []VecPhysical{Z20, Z21} {
+		row := Mem{Base: RBX, Disp: 256 * k}
+		VMOVDQU8(row, Z16)
+		VMOVDQA64(Z18, dst)
+		VPERMI2B(row.Offset(64), Z16, dst)
+		VMOVDQU8(row.Offset(128), Z16)
+		VMOVDQA64(Z18, Z17)
+		VPERMI2B(row.Offset(192), Z16, Z17)
+		VMOVDQU8(Z17, K3, dst)
+	}
+	VMOVDQA64(Z20, Z18)
+	VMOVDQU8(Z21, K4, Z18)
+	Label(name + "_c2flags")
+	VMOVDQU8_Z(flagBuf.Idx(R15, 1), K6, Z21)
+	VPMOVB2M(Z21, K3)
+	VMOVDQU8_Z(Z12, K3, Z20)
+	VPORQ(Z20, Z18, Z18)
+	VPTESTMB(Z30, Z21, K2)
+	VMOVDQA64(Z26, Z20)
+	VMOVDQU8(Z27, K4, Z20) // the chosen table's NaN code
+	VMOVDQU8(Z20, K2, Z18)
+	VMOVDQU8(Z18, K6, Mem{Base: RDI})
+	ADDQ(R11, RDI)
+	ADDQ(U8(64), R15)
+	JMP(l("c2"))
+	Label(name + "_c2done")
 }
 
 // selAccs returns the accumulators of a group's errors for nt tables, from
@@ -666,6 +769,9 @@ func selFinish(name, id string, nt int, acc []VecPhysical, m, t VecPhysical, cel
 	}
 	MOVB(AL, Mem{Base: R8})
 	INCQ(R8)
+	if nt == 2 {
+		return // the codes of the chunk come after its groups (selCodes2)
+	}
 	// The codes through the chosen table's codes by cell (VPERMB of 64, or
 	// past 64 cells two VPERMI2B of 128 chosen by the cell's bit 7); a
 	// negative value's flag (bit 7) adds the sign bit, a NaN's (bit 6) takes
