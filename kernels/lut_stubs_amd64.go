@@ -57,7 +57,7 @@ func lutEncode6AVX512(dst []uint8, src []float32, block int, muls []float32, tb 
 // in flight), the least is found by VMINPD (a NaN counting as +Inf: a NaN error arises only
 // where every table's error is +Inf or NaN, and the first table wins then as in the loop; two
 // tables compare by VUCOMISD as the loop does), and the codes are looked up by VPERMB in the
-// chosen table's 64 codes.
+// chosen table's 64 codes (two tables: after the chunk's groups, 64 at a time, selCodes2).
 //
 //go:noescape
 func lutSelect2AVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[408]uint32, mags []float32, tcodes []uint8, zero []uint8)
@@ -101,7 +101,7 @@ func lutSelect2ExactAVX512(codes []uint8, meta []uint8, x []float32, group int, 
 // in flight), the least is found by VMINPD (a NaN counting as +Inf: a NaN error arises only
 // where every table's error is +Inf or NaN, and the first table wins then as in the loop; two
 // tables compare by VUCOMISD as the loop does), and the codes are looked up by VPERMB in the
-// chosen table's 64 codes.
+// chosen table's 64 codes (two tables: after the chunk's groups, 64 at a time, selCodes2).
 //
 //go:noescape
 func lutSelect4AVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[408]uint32, mags []float32, tcodes []uint8, zero []uint8)
@@ -145,7 +145,7 @@ func lutSelect4ExactAVX512(codes []uint8, meta []uint8, x []float32, group int, 
 // in flight), the least is found by VMINPD (a NaN counting as +Inf: a NaN error arises only
 // where every table's error is +Inf or NaN, and the first table wins then as in the loop; two
 // tables compare by VUCOMISD as the loop does), and the codes are looked up by VPERMB in the
-// chosen table's 64 codes.
+// chosen table's 64 codes (two tables: after the chunk's groups, 64 at a time, selCodes2).
 //
 //go:noescape
 func lutSelect8AVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[408]uint32, mags []float32, tcodes []uint8, zero []uint8)
@@ -189,7 +189,7 @@ func lutSelect8ExactAVX512(codes []uint8, meta []uint8, x []float32, group int, 
 // in flight), the least is found by VMINPD (a NaN counting as +Inf: a NaN error arises only
 // where every table's error is +Inf or NaN, and the first table wins then as in the loop; two
 // tables compare by VUCOMISD as the loop does), and the codes are looked up by VPERMB in the
-// chosen table's 64 codes.
+// chosen table's 64 codes (two tables: after the chunk's groups, 64 at a time, selCodes2).
 //
 //go:noescape
 func lutSelect16AVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[408]uint32, mags []float32, tcodes []uint8, zero []uint8)

@@ -274,7 +274,7 @@ func lutSelect(nt int, v selVariant) {
 			"in flight), the least is found by VMINPD (a NaN counting as +Inf: a NaN error arises only",
 			"where every table's error is +Inf or NaN, and the first table wins then as in the loop; two",
 			"tables compare by VUCOMISD as the loop does), and the codes are looked up by VPERMB in the",
-			"chosen table's 64 codes.")
+			"chosen table's 64 codes (two tables: after the chunk's groups, 64 at a time, selCodes2).")
 	}
 	Load(Param("codes").Base(), RDI)
 	Load(Param("meta").Base(), R8)
