@@ -102,6 +102,7 @@ type caster struct {
 	blockwise bool             // never castContiguous (tests compare both paths)
 	tmp       []float32        // scratch for the scaled values of one block
 	subAmax   []float32        // scratch for the subtile amaxes of one block
+	cbRef     float32          // a codebook's reference magnitude (its compute format's largest), once known
 }
 
 // Cast quantizes x, a tensor of the given shape in row-major order, to dt and
@@ -140,7 +141,7 @@ func castPath(x []float32, shape []int, dt *DataType, opts *Options, useKernels,
 		x = []float32{} // newCaster skips the length check for a template's nil
 	}
 	if dt != nil && dt.cb != nil {
-		return castCodebook(x, shape, dt, o)
+		return castCodebook(x, shape, dt, o, stream)
 	}
 	c, err := newCaster(x, shape, dt, o)
 	if err != nil {

@@ -3,6 +3,7 @@ package tcast
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/tensorcast-go/tensorcast/dtype"
@@ -92,6 +93,8 @@ type decoder struct {
 	tensorMul float32
 	floatZero bool
 	byteScale *[256]float32 // decoded scale bytes, for scale formats of up to 8 bits
+	wideScale []float32     // decoded scale codes, for scale formats of 9 to 12 bits
+	f32Scale  bool          // the scale format is float32: a code is its bits
 }
 
 func newDecoder(dt *DataType, t *Tensor) *decoder {
@@ -107,6 +110,13 @@ func newDecoder(dt *DataType, t *Tensor) *decoder {
 		for c := range d.byteScale {
 			d.byteScale[c] = dt.spec.Scale.Decode(uint32(c))
 		}
+	} else if dt.spec != nil && dt.spec.Scale.Name() == "float32" {
+		d.f32Scale = true
+	} else if dt.spec != nil && dt.spec.Scale.Bits() <= 12 {
+		d.wideScale = make([]float32, 1<<dt.spec.Scale.Bits())
+		for c := range d.wideScale {
+			d.wideScale[c] = dt.spec.Scale.Decode(uint32(c))
+		}
 	}
 	return d
 }
@@ -115,6 +125,15 @@ func newDecoder(dt *DataType, t *Tensor) *decoder {
 func (d *decoder) scale(code uint32) float32 {
 	if d.byteScale != nil {
 		return d.byteScale[code&0xff]
+	}
+	if code < uint32(len(d.wideScale)) {
+		return d.wideScale[code]
+	}
+	if d.f32Scale {
+		if code&0x7fffffff > 0x7f800000 {
+			code |= 0x400000 // a NaN is quieted, as the format decodes it
+		}
+		return math.Float32frombits(code)
 	}
 	return d.dt.spec.Scale.Decode(code)
 }

@@ -36,6 +36,16 @@ func (d *DataType) Note() string { return d.note }
 // integer format of its table indices (uint4 for 16-entry tables).
 func (d *DataType) Elem() *dtype.Format { return d.elem }
 
+// Element returns the name of what an element is: the codebook's name for a
+// codebook datatype (whose codes are Elem indices into its tables), else the
+// element format's.
+func (d *DataType) Element() string {
+	if d.cb != nil {
+		return d.cb.Name()
+	}
+	return d.elem.Name()
+}
+
 // Codebook returns the tables of a codebook datatype, nil for others.
 func (d *DataType) Codebook() *codebook.Codebook { return d.cb }
 
