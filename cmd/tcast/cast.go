@@ -145,8 +145,10 @@ func runCast(args []string, stdout, stderr io.Writer) (err error) {
 		if len(arr.Shape) > 0 {
 			n = arr.Shape[normAxis]
 		}
-		if pruning.Norms, err = npy.ReadVectorFile(*actNorms, n); err != nil {
+		if pruning.Norms, err = npy.ReadVectorFile(*actNorms, n); errors.Is(err, npy.ErrNotVector) {
 			return fmt.Errorf("-act-norms: %w (give one norm per index along the scaled axis)", err)
+		} else if err != nil {
+			return fmt.Errorf("-act-norms: %w", err)
 		}
 	}
 
