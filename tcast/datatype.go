@@ -54,14 +54,10 @@ func (d *DataType) Spec() *scale.Spec { return d.spec }
 
 // Code returns the "<element>[_<scale spec>]" spelling, which [Lookup] accepts.
 func (d *DataType) Code() string {
-	elem := d.elem.Name()
-	if d.cb != nil {
-		elem = d.cb.Name()
-	}
 	if d.spec == nil {
-		return elem
+		return d.Element()
 	}
-	return elem + "_" + d.spec.String()
+	return d.Element() + "_" + d.spec.String()
 }
 
 // New checks that elem and spec make a datatype and names it (name "" gives
