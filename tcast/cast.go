@@ -423,10 +423,7 @@ func castAll[C kernels.Code](c *caster, x []float32, codes []C, t *Tensor, deq [
 		castContiguous(c, x, codes, t, deq)
 		return
 	}
-	maxBlock := c.lay.tile0 * c.lay.tile1
-	if c.lay.blocks <= 1 || maxBlock > c.lay.n {
-		maxBlock = c.lay.n
-	}
+	maxBlock := c.lay.maxBlock()
 	buf := make([]float32, maxBlock)
 	c.tmp = make([]float32, maxBlock)
 	vals := make([]float32, maxBlock)

@@ -141,10 +141,7 @@ func (c *caster) castCodebookRows(x []float32, codes []uint8, deq []float32, t *
 // castCodebookBlocks casts a codebook datatype block by block.
 func (c *caster) castCodebookBlocks(x []float32, codes []uint8, deq []float32, t *Tensor) error {
 	lay, cb := c.lay, c.dt.cb
-	maxBlock := lay.tile0 * lay.tile1
-	if lay.blocks <= 1 || maxBlock > lay.n {
-		maxBlock = lay.n
-	}
+	maxBlock := lay.maxBlock()
 	vbuf := make([]float32, maxBlock)
 	cbuf := make([]uint8, maxBlock)
 	obuf := make([]float32, maxBlock)
@@ -330,10 +327,7 @@ func decompressCodebookBlocks(t *Tensor, a *Tensor, lay *layout) ([]float32, err
 	cb := dt.cb
 	dec := newDecoder(dt, a)
 	out := make([]float32, lay.n)
-	maxBlock := lay.tile0 * lay.tile1
-	if lay.blocks <= 1 || maxBlock > lay.n {
-		maxBlock = lay.n
-	}
+	maxBlock := lay.maxBlock()
 	cbuf := make([]uint8, maxBlock)
 	vbuf := make([]float32, maxBlock)
 	codeMask := uint8(1<<cb.IndexBits() - 1)

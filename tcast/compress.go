@@ -505,10 +505,7 @@ func Decompress16(t *Tensor, to *dtype.Format) ([]uint16, error) {
 // decodeAll dequantizes the codes of an Actual tensor block by block.
 func decodeAll[C kernels.Code](t *Tensor, lay *layout, codes []C, out []float32) {
 	dec := newDecoder(t.DataType, t)
-	maxBlock := lay.tile0 * lay.tile1
-	if lay.blocks <= 1 || maxBlock > lay.n {
-		maxBlock = lay.n
-	}
+	maxBlock := lay.maxBlock()
 	cbuf := make([]C, maxBlock)
 	vbuf := make([]float32, maxBlock)
 	var off []uint8
