@@ -86,17 +86,7 @@ func (c *caster) castCodebookRows(x []float32, codes []uint8, deq []float32, t *
 		lo := r * rowLen
 		v := x[lo : lo+rowLen]
 		if c.keep != nil {
-			// Dropped elements are stored as 0.
-			if lo%8 == 0 {
-				kernels.ZeroMasked(vbuf, v, c.keepBits[lo/8:])
-			} else {
-				for i, k := range c.keep[lo : lo+rowLen] {
-					vbuf[i] = 0
-					if k {
-						vbuf[i] = v[i]
-					}
-				}
-			}
+			c.zeroDropped(vbuf, v, lo) // dropped elements are stored as 0
 			v = vbuf
 		}
 		kernels.AbsMaxBlocks(amax, v, tile)
