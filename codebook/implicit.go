@@ -23,8 +23,8 @@ import (
 //	cb<I><M><clauses>_<compute>[_<label>]   (triton branch)
 //	icb<I><M><clauses>_<compute>            (main branch, "v2")
 //
-// I is the index width (1–8 digits: one digit), M the meta width (one digit,
-// 1–8, 2^M tables), compute a number format (intK read as TensorCast's fixed
+// I is the index width (one digit, 1–8), M the meta width (one digit, 1–8,
+// 2^M tables), compute a number format (intK read as TensorCast's fixed
 // point q1.(K−2)). Names are case-insensitive. A name without clauses is a
 // generic codebook, whose tables only the caller can give (New). Every
 // problem is a *GrammarError wrapping ErrGrammar or ErrOffLine.
