@@ -66,10 +66,10 @@ func (d *DataType) Code() string {
 // The rules: unscaled data must be a float format; exponent formats (eXm0) are
 // scales, never elements; a zero point goes with integer data, and unsigned data
 // needs one; a tensor scale needs a float block scale; subtile exponent offsets
-// need an exponent scale and a 1-D tile; subtiles without offsets (codebook
-// selection) are rejected until that capability exists. N:M sparsity
-// (n<N>m<M> on the last tile) counts kept values in a tile, so N must divide
-// the tile and subtile sizes (docs/SPARSITY.md §6).
+// need an exponent scale and a 1-D tile; subtiles without offsets select a
+// codebook's tables, so they belong to codebook datatypes ([NewCodebook]).
+// N:M sparsity (n<N>m<M> on the last tile) counts kept values in a tile, so
+// N must divide the tile and subtile sizes (docs/SPARSITY.md §6).
 // Signed integer data under an exponent scale is read as fixed point 1.(K−2)
 // (intK → qK-2), as TensorCast and OCP MXINT8 define it: the codes are the same
 // two's-complement integers, and the scale is 2^e for amax ∈ [2^e, 2^(e+1)).
@@ -129,7 +129,7 @@ func newDataType(elem *dtype.Format, spec *scale.Spec) (*DataType, error) {
 	for _, t := range spec.Tiles {
 		switch {
 		case t.Sub != 0 && t.Offset == 0:
-			return bad("subtiles without exponent offsets select codebooks, which are not available yet")
+			return bad("subtiles without exponent offsets select a codebook's tables; make a codebook datatype (NewCodebook)")
 		case t.Offset != 0 && (!spec.IsExponent() || len(spec.Tiles) != 1):
 			return bad("subtile exponent offsets need an exponent scale and a 1-D tile")
 		case t.Offset != 0 && t.Size == 0:
@@ -300,7 +300,7 @@ func newCodebookType(cb *codebook.Codebook, spec *scale.Spec) (*DataType, error)
 	case spec.TensorScale != nil:
 		return bad("codebook datatypes take no second-level tensor scale")
 	case spec.IsSparse():
-		return bad("N:M sparsity (n%dm%d) is parsed but pruning is not available yet", spec.SparseN, spec.SparseM)
+		return bad("codebook datatypes take no N:M sparsity (n%dm%d)", spec.SparseN, spec.SparseM)
 	case spec.Scale.Kind() == dtype.Int:
 		return bad("scale format %s is an integer format; use a float or an exponent (eXm0) format", spec.Scale.Name())
 	case spec.IsExponent() && cb.Compute() == nil:
