@@ -292,7 +292,7 @@ func decompressCodebookRows(a *Tensor, lay *layout) ([]float32, bool) {
 	codes := make([]uint8, rowLen)
 	meta := make([]uint8, metaRow)
 	codeMask := uint8(1<<cb.IndexBits() - 1)
-	metaMask := uint8(1<<max(cb.MetaBits(), 0) - 1)
+	metaMask := uint8(1<<cb.MetaBits() - 1)
 	for r := 0; r*rowLen < lay.n; r++ {
 		for j := range scales {
 			scales[j] = dec.scaleOf(a, r*perRow+j).mul
@@ -321,7 +321,7 @@ func decompressCodebookBlocks(t *Tensor, a *Tensor, lay *layout) ([]float32, err
 	cbuf := make([]uint8, maxBlock)
 	vbuf := make([]float32, maxBlock)
 	codeMask := uint8(1<<cb.IndexBits() - 1)
-	metaMask := uint8(1<<max(cb.MetaBits(), 0) - 1)
+	metaMask := uint8(1<<cb.MetaBits() - 1)
 	var derr error
 	lay.forEach(func(b block) {
 		if derr != nil {
@@ -330,9 +330,7 @@ func decompressCodebookBlocks(t *Tensor, a *Tensor, lay *layout) ([]float32, err
 		n := b.len0 * b.len1
 		cs, vs := cbuf[:n], vbuf[:n]
 		gather(cs, a.Data.Bytes, b)
-		for i := range cs {
-			cs[i] &= codeMask
-		}
+		maskBytes(cs, cs, codeMask)
 		group := n
 		if lay.sub != 0 {
 			group = lay.sub
