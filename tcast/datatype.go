@@ -223,8 +223,8 @@ func (d *DataType) TensorCastBitsPerValue() float64 {
 // WithSparsity returns dt with N:M sparsity p on its last tile: the datatype
 // whose code has n<N>m<M> added to the last tile segment (mxfp4 with 2:4 is
 // e2m1_e8m0_t32n2m4, 32 kept values per scale). dt must be scaled with a
-// tile or channel segment, M must divide the tile and subtile sizes and N
-// the tile size; a datatype that already has another pattern is an error,
+// tile or channel segment, and M and N must both divide the tile and
+// subtile sizes; a datatype that already has another pattern is an error,
 // one with p itself is returned as is. The new datatype is named by its code.
 func WithSparsity(dt *DataType, p sparsity.Pattern) (*DataType, error) {
 	if err := p.Validate(); err != nil {
