@@ -50,10 +50,9 @@ func (c *Codebook) Select(codes, meta []uint8, x []float32, group int, opts *Sel
 // callers that select block after block. It is not safe for concurrent use.
 type Selector struct {
 	c    *Codebook
-	u8   [2][]uint8
-	f32  [2][]float32
-	f64  []float64
-	best []float64
+	try  []uint8   // one table's codes of a group or chunk
+	q    []float32 // their decoded values (Select with a Criterion)
+	best []float64 // each group's lowest error so far (selectSSE)
 }
 
 // NewSelector returns a Selector of c.
@@ -97,9 +96,9 @@ func (s *Selector) Select(codes, meta []uint8, x []float32, group int, opts *Sel
 		s.selectSSE(codes, meta, x, group, mul, scale)
 		return nil
 	}
-	try := grow(s.u8[0], min(group, len(x)))
-	q := grow(s.f32[0], len(try))
-	s.u8[0], s.f32[0] = try, q
+	try := grow(s.try, min(group, len(x)))
+	q := grow(s.q, len(try))
+	s.try, s.q = try, q
 	for g := range ng {
 		lo, hi := g*group, min((g+1)*group, len(x))
 		xs, cs := x[lo:hi], codes[lo:hi]
@@ -134,9 +133,9 @@ func (s *Selector) selectSSE(codes, meta []uint8, x []float32, group int, mul, s
 		return
 	}
 	chunk := max(group, selectChunk/group*group)
-	try := grow(s.u8[0], min(chunk, len(x)))
+	try := grow(s.try, min(chunk, len(x)))
 	best := grow(s.best, (len(try)+group-1)/group)
-	s.u8[0], s.best = try, best
+	s.try, s.best = try, best
 	for lo := 0; lo < len(x); lo += chunk {
 		hi := min(lo+chunk, len(x))
 		xs, tc := x[lo:hi], try[:hi-lo]

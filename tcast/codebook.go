@@ -86,17 +86,7 @@ func (c *caster) castCodebookRows(x []float32, codes []uint8, deq []float32, t *
 		lo := r * rowLen
 		v := x[lo : lo+rowLen]
 		if c.keep != nil {
-			// Dropped elements are stored as 0.
-			if lo%8 == 0 {
-				kernels.ZeroMasked(vbuf, v, c.keepBits[lo/8:])
-			} else {
-				for i, k := range c.keep[lo : lo+rowLen] {
-					vbuf[i] = 0
-					if k {
-						vbuf[i] = v[i]
-					}
-				}
-			}
+			c.zeroDropped(vbuf, v, lo) // dropped elements are stored as 0
 			v = vbuf
 		}
 		kernels.AbsMaxBlocks(amax, v, tile)
@@ -141,10 +131,7 @@ func (c *caster) castCodebookRows(x []float32, codes []uint8, deq []float32, t *
 // castCodebookBlocks casts a codebook datatype block by block.
 func (c *caster) castCodebookBlocks(x []float32, codes []uint8, deq []float32, t *Tensor) error {
 	lay, cb := c.lay, c.dt.cb
-	maxBlock := lay.tile0 * lay.tile1
-	if lay.blocks <= 1 || maxBlock > lay.n {
-		maxBlock = lay.n
-	}
+	maxBlock := lay.maxBlock()
 	vbuf := make([]float32, maxBlock)
 	cbuf := make([]uint8, maxBlock)
 	obuf := make([]float32, maxBlock)
@@ -305,7 +292,7 @@ func decompressCodebookRows(a *Tensor, lay *layout) ([]float32, bool) {
 	codes := make([]uint8, rowLen)
 	meta := make([]uint8, metaRow)
 	codeMask := uint8(1<<cb.IndexBits() - 1)
-	metaMask := uint8(1<<max(cb.MetaBits(), 0) - 1)
+	metaMask := uint8(1<<cb.MetaBits() - 1)
 	for r := 0; r*rowLen < lay.n; r++ {
 		for j := range scales {
 			scales[j] = dec.scaleOf(a, r*perRow+j).mul
@@ -330,14 +317,11 @@ func decompressCodebookBlocks(t *Tensor, a *Tensor, lay *layout) ([]float32, err
 	cb := dt.cb
 	dec := newDecoder(dt, a)
 	out := make([]float32, lay.n)
-	maxBlock := lay.tile0 * lay.tile1
-	if lay.blocks <= 1 || maxBlock > lay.n {
-		maxBlock = lay.n
-	}
+	maxBlock := lay.maxBlock()
 	cbuf := make([]uint8, maxBlock)
 	vbuf := make([]float32, maxBlock)
 	codeMask := uint8(1<<cb.IndexBits() - 1)
-	metaMask := uint8(1<<max(cb.MetaBits(), 0) - 1)
+	metaMask := uint8(1<<cb.MetaBits() - 1)
 	var derr error
 	lay.forEach(func(b block) {
 		if derr != nil {
@@ -346,9 +330,7 @@ func decompressCodebookBlocks(t *Tensor, a *Tensor, lay *layout) ([]float32, err
 		n := b.len0 * b.len1
 		cs, vs := cbuf[:n], vbuf[:n]
 		gather(cs, a.Data.Bytes, b)
-		for i := range cs {
-			cs[i] &= codeMask
-		}
+		maskBytes(cs, cs, codeMask)
 		group := n
 		if lay.sub != 0 {
 			group = lay.sub

@@ -170,10 +170,10 @@ func Compress(t *Tensor) (*Tensor, error) {
 		return nil, fmt.Errorf("tcast: compress %s: a virtual tensor holds no codes; cast with Form Actual", t.DataType.name)
 	}
 	if lay, _ := newLayout(t.Shape, t.Axis, t.DataType.spec); lay.sparse.M != 0 {
-		// Validated: the mask is N:M.
-		out := withParts(t, Compressed, pack)
-		out.Data = pack(keptData(t.Data, t.Mask, lay))
-		return out, nil
+		// Validated: the mask is N:M. Only the kept codes are packed.
+		kept := *t
+		kept.Data = keptData(t.Data, t.Mask, lay)
+		t = &kept
 	}
 	return withParts(t, Compressed, pack), nil
 }
@@ -505,10 +505,7 @@ func Decompress16(t *Tensor, to *dtype.Format) ([]uint16, error) {
 // decodeAll dequantizes the codes of an Actual tensor block by block.
 func decodeAll[C kernels.Code](t *Tensor, lay *layout, codes []C, out []float32) {
 	dec := newDecoder(t.DataType, t)
-	maxBlock := lay.tile0 * lay.tile1
-	if lay.blocks <= 1 || maxBlock > lay.n {
-		maxBlock = lay.n
-	}
+	maxBlock := lay.maxBlock()
 	cbuf := make([]C, maxBlock)
 	vbuf := make([]float32, maxBlock)
 	var off []uint8
