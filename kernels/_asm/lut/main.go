@@ -73,10 +73,10 @@ func loadLevels(tb GPPhysical, n int) {
 
 // searchFrom is search starting at level from, whose node 0 (at root, a
 // word in memory) is then the root: the levels above compare with padding
-// only.
+// only. From level 0 the root is the broadcast level 0 and root is not read.
 func searchFrom(from, n int, root Mem, key, j, tmp VecPhysical, k Register) {
 	if from == 0 {
-		VPCMPD(U8(5), levels[0], key, k)
+		VPCMPD(U8(5), levels[0], key, k) // key ≥ node (not less than)
 	} else {
 		VPCMPD_BCST(U8(5), root, key, k)
 	}
@@ -99,23 +99,11 @@ func searchFrom(from, n int, root Mem, key, j, tmp VecPhysical, k Register) {
 // at level 5, 32 nodes) by the path so far, is compared with key and the
 // path doubled plus the result. tmp is a scratch vector, k an opmask.
 func search(n int, key, j, tmp VecPhysical, k Register) {
-	VPCMPD(U8(5), levels[0], key, k) // key ≥ node (not less than)
-	VMOVDQA32_Z(ones, k, j)
-	for l := 1; l < n; l++ {
-		if l <= 4 {
-			VPERMD(levels[l], j, tmp)
-		} else {
-			VMOVDQA32(j, tmp)
-			VPERMI2D(Z6, Z5, tmp)
-		}
-		VPCMPD(U8(5), tmp, key, k)
-		VPADDD(j, j, j)
-		VPADDD(ones, j, k, j)
-	}
+	searchFrom(0, n, Mem{}, key, j, tmp, k)
 }
 
-// tailMask sets the opmask k to the low min(n, 16) bits, n in count (a
-// 64-bit register holding at most 16 when clamp is false), through AX.
+// tailMask sets the opmask k to the low n bits, n in count (a 64-bit
+// register holding at most 16), through AX.
 func tailMask(count GPPhysical, k Register) {
 	MOVL(U32(0xffffffff), EAX)
 	BZHIL(count.As32(), EAX, EAX)
