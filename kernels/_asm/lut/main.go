@@ -38,8 +38,8 @@ func main() {
 			lutSelect(nt, selExact)
 		}
 		lutDecodeBlocks()
-		lutDecodeGroups()
-		lutDecodeGroupsGather()
+		lutDecodeGroups(false)
+		lutDecodeGroups(true)
 		for _, total := range []int{16, 32, 64, 0} {
 			lutDecodeLanes(total)
 		}
@@ -843,77 +843,33 @@ func lutDecodeBlocks() {
 	gen.End(false)
 }
 
-// lutDecodeGroups writes lutDecodeGroupsAVX512.
-func lutDecodeGroups() {
-	name := "lutDecodeGroupsAVX512"
-	TEXT(name, NOSPLIT, "func(dst []float32, src, meta []uint8, group, block int, luts, scales []float32, tmask int)")
-	Pragma("noescape")
-	Doc(name+" is the AVX-512 kernel of lutDecodeGroupsGo, the loop",
+// lutDecodeGroups writes lutDecodeGroupsAVX512 (tables of 16 entries, each
+// group's in a zmm) or, with gather, lutDecodeGroupsGatherAVX512 (tables of
+// 2^log2 entries, gathered).
+func lutDecodeGroups(gather bool) {
+	name, params := "lutDecodeGroupsAVX512", "tmask int"
+	doc := []string{name + " is the AVX-512 kernel of lutDecodeGroupsGo, the loop",
 		"",
 		"\tfor i, c := range src {",
 		"\t\tdst[i] = luts[16*(int(meta[i/group])&tmask) + int(c&15)] * scales[i/block]",
 		"\t}",
 		"",
 		"a group at a time (its table in a zmm), 16 codes at a time (the last of each group masked):",
-		"VPMOVZXBD, VPERMPS of the table, VMULPS.")
-	Load(Param("dst").Base(), RDI)
-	Load(Param("src").Base(), RSI)
-	Load(Param("src").Len(), RCX)
-	Load(Param("meta").Base(), R11)
-	Load(Param("scales").Base(), RBX)
-	Load(Param("luts").Base(), R8)
-	Load(Param("tmask"), R12)
-	TESTQ(RCX, RCX)
-	JZ(LabelRef(name + "_done"))
-	Label(name + "_block")
-	VBROADCASTSS(Mem{Base: RBX}, Z1)
-	ADDQ(U8(4), RBX)
-	Load(Param("block"), R9)
-	minInto(R9, RCX)
-	SUBQ(R9, RCX)
-	Label(name + "_group")
-	MOVBQZX(Mem{Base: R11}, RAX)
-	INCQ(R11)
-	ANDQ(R12, RAX)
-	SHLQ(U8(6), RAX)
-	VMOVUPS(Mem{Base: R8, Index: RAX, Scale: 1}, Z0)
-	Load(Param("group"), R13)
-	minInto(R13, R9)
-	SUBQ(R13, R9)
-	Label(name + "_vec")
-	MOVQ(U32(16), R10)
-	minInto(R10, R13)
-	tailMask(R10, K1)
-	VMOVDQU8_Z(Mem{Base: RSI}, K1, X2)
-	VPMOVZXBD(X2, Z2)
-	VPERMPS(Z0, Z2, Z3)
-	VMULPS(Z1, Z3, Z3)
-	VMOVUPS(Z3, K1, Mem{Base: RDI})
-	ADDQ(R10, RSI)
-	LEAQ(Mem{Base: RDI, Index: R10, Scale: 4}, RDI)
-	SUBQ(R10, R13)
-	JNZ(LabelRef(name + "_vec"))
-	TESTQ(R9, R9)
-	JNZ(LabelRef(name + "_group"))
-	TESTQ(RCX, RCX)
-	JNZ(LabelRef(name + "_block"))
-	Label(name + "_done")
-	gen.End(false)
-}
-
-// lutDecodeGroupsGather writes lutDecodeGroupsGatherAVX512.
-func lutDecodeGroupsGather() {
-	name := "lutDecodeGroupsGatherAVX512"
-	TEXT(name, NOSPLIT, "func(dst []float32, src, meta []uint8, group, block int, luts, scales []float32, tmask, log2 int)")
+		"VPMOVZXBD, VPERMPS of the table, VMULPS."}
+	if gather {
+		name, params = "lutDecodeGroupsGatherAVX512", "tmask, log2 int"
+		doc = []string{name + " is the AVX-512 kernel of lutDecodeGroupsGo for tables of 2^log2 entries, the loop",
+			"",
+			"\tfor i, c := range src {",
+			"\t\tdst[i] = luts[(int(meta[i/group])&tmask)<<log2 + int(c)&(1<<log2-1)] * scales[i/block]",
+			"\t}",
+			"",
+			"a group at a time, 16 codes at a time (the last of each group masked): VPMOVZXBD, the table's",
+			"offset added, VGATHERDPS, VMULPS."}
+	}
+	TEXT(name, NOSPLIT, "func(dst []float32, src, meta []uint8, group, block int, luts, scales []float32, "+params+")")
 	Pragma("noescape")
-	Doc(name+" is the AVX-512 kernel of lutDecodeGroupsGo for tables of 2^log2 entries, the loop",
-		"",
-		"\tfor i, c := range src {",
-		"\t\tdst[i] = luts[(int(meta[i/group])&tmask)<<log2 + int(c)&(1<<log2-1)] * scales[i/block]",
-		"\t}",
-		"",
-		"a group at a time, 16 codes at a time (the last of each group masked): VPMOVZXBD, the table's",
-		"offset added, VGATHERDPS, VMULPS.")
+	Doc(doc...)
 	Load(Param("dst").Base(), RDI)
 	Load(Param("src").Base(), RSI)
 	Load(Param("src").Len(), RCX)
@@ -921,13 +877,17 @@ func lutDecodeGroupsGather() {
 	Load(Param("scales").Base(), RBX)
 	Load(Param("luts").Base(), R8)
 	Load(Param("tmask"), R12)
-	Load(Param("log2"), R14)
+	if gather {
+		Load(Param("log2"), R14)
+	}
 	TESTQ(RCX, RCX)
 	JZ(LabelRef(name + "_done"))
-	MOVL(U32(1), EAX)
-	SHLXL(R14L, EAX, EAX)
-	DECL(EAX)
-	VPBROADCASTD(EAX, Z4) // the code mask
+	if gather {
+		MOVL(U32(1), EAX)
+		SHLXL(R14L, EAX, EAX)
+		DECL(EAX)
+		VPBROADCASTD(EAX, Z4) // the code mask
+	}
 	Label(name + "_block")
 	VBROADCASTSS(Mem{Base: RBX}, Z1)
 	ADDQ(U8(4), RBX)
@@ -938,8 +898,13 @@ func lutDecodeGroupsGather() {
 	MOVBQZX(Mem{Base: R11}, RAX)
 	INCQ(R11)
 	ANDQ(R12, RAX)
-	SHLXQ(R14, RAX, RAX)
-	VPBROADCASTD(EAX, Z0) // the table's first entry
+	if gather {
+		SHLXQ(R14, RAX, RAX)
+		VPBROADCASTD(EAX, Z0) // the table's first entry
+	} else {
+		SHLQ(U8(6), RAX)
+		VMOVUPS(Mem{Base: R8, Index: RAX, Scale: 1}, Z0)
+	}
 	Load(Param("group"), R13)
 	minInto(R13, R9)
 	SUBQ(R13, R9)
@@ -949,11 +914,15 @@ func lutDecodeGroupsGather() {
 	tailMask(R10, K1)
 	VMOVDQU8_Z(Mem{Base: RSI}, K1, X2)
 	VPMOVZXBD(X2, Z2)
-	VPANDD(Z4, Z2, Z2)
-	VPADDD(Z0, Z2, Z2)
-	KMOVW(K1, K2)
-	VXORPS(Z3, Z3, Z3)
-	VGATHERDPS(Mem{Base: R8, Index: Z2, Scale: 4}, K2, Z3)
+	if gather {
+		VPANDD(Z4, Z2, Z2)
+		VPADDD(Z0, Z2, Z2)
+		KMOVW(K1, K2)
+		VXORPS(Z3, Z3, Z3)
+		VGATHERDPS(Mem{Base: R8, Index: Z2, Scale: 4}, K2, Z3)
+	} else {
+		VPERMPS(Z0, Z2, Z3)
+	}
 	VMULPS(Z1, Z3, Z3)
 	VMOVUPS(Z3, K1, Mem{Base: RDI})
 	ADDQ(R10, RSI)
