@@ -355,35 +355,13 @@ func LUTDecodeScaled(dst []float32, src []uint8, lut *[256]float32, mul float32)
 	}
 }
 
-// LUTDecodeBlocks writes the float32 product lut[src[i]&15]·scales[i/block]
-// to dst[i]: src is a run of blocks of block codes of a table of up to 16
-// entries (the last block may be shorter), each with its own scale. dst
-// must be at least as long as src and scales must hold a scale per block.
-// It panics on a block below 1 or short slices.
-func LUTDecodeBlocks(dst []float32, src []uint8, lut *[16]float32, block int, scales []float32) {
-	if block < 1 || len(dst) < len(src) || len(scales) < (len(src)+block-1)/block {
-		panic(fmt.Sprintf("kernels: LUTDecodeBlocks: %d floats and %d scales for %d codes in blocks of %d", len(dst), len(scales), len(src), block))
-	}
-	lutDecodeBlocks(dst[:len(src)], src, lut, block, scales)
-}
-
-// lutDecodeBlocksGo is the reference of LUTDecodeBlocks (len(dst) =
-// len(src)).
-func lutDecodeBlocksGo(dst []float32, src []uint8, lut *[16]float32, block int, scales []float32) {
-	for b, lo := 0, 0; lo < len(src); b, lo = b+1, lo+block {
-		hi := min(lo+block, len(src))
-		s := scales[b]
-		for i, c := range src[lo:hi] {
-			dst[lo+i] = lut[c&15] * s
-		}
-	}
-}
-
-// LUTDecodeGroups is LUTDecodeBlocks with a table per group: the tables of
+// LUTDecodeGroups writes the float32 product of a table entry and a scale
+// to dst[i], with a table per group and a scale per block: the tables of
 // entries each (a power of two, 1 to 256) lie one after another in luts,
 // src is a run of groups of group codes, group g decoded through table t =
 // meta[g] mod len(luts)/entries, and a run of blocks of block codes (a
-// multiple of group), each with its own scale:
+// multiple of group; the last group and block may be shorter), each with
+// its own scale:
 //
 //	dst[i] = luts[entries·t + int(src[i])&(entries−1)] · scales[i/block]
 //

@@ -37,7 +37,6 @@ func main() {
 			lutSelect(nt, selPow2)
 			lutSelect(nt, selExact)
 		}
-		lutDecodeBlocks()
 		lutDecodeGroups(false)
 		lutDecodeGroups(true)
 		for _, total := range []int{16, 32, 64, 0} {
@@ -795,52 +794,6 @@ func selFinish(name, id string, nt int, acc []VecPhysical, m, t VecPhysical, cel
 	VMOVDQU8(Z16, K2, Z19)
 	VMOVDQU8(Z19, k, Mem{Base: RDI})
 	ADDQ(glen, RDI)
-}
-
-// lutDecodeBlocks writes lutDecodeBlocksAVX512.
-func lutDecodeBlocks() {
-	name := "lutDecodeBlocksAVX512"
-	TEXT(name, NOSPLIT, "func(dst []float32, src []uint8, lut *[16]float32, block int, scales []float32)")
-	Pragma("noescape")
-	Doc(name+" is the AVX-512 kernel of lutDecodeBlocksGo, the loop",
-		"",
-		"\tfor i, c := range src {",
-		"\t\tdst[i] = lut[c&15] * scales[i/block]",
-		"\t}",
-		"",
-		"16 codes at a time (the last of each block masked): VPMOVZXBD, VPERMPS of the table, VMULPS.")
-	Load(Param("dst").Base(), RDI)
-	Load(Param("src").Base(), RSI)
-	Load(Param("src").Len(), RCX)
-	Load(Param("block"), RDX)
-	Load(Param("scales").Base(), RBX)
-	Load(Param("lut"), R8)
-	TESTQ(RCX, RCX)
-	JZ(LabelRef(name + "_done"))
-	VMOVUPS(Mem{Base: R8}, Z0)
-	Label(name + "_block")
-	VBROADCASTSS(Mem{Base: RBX}, Z1)
-	ADDQ(U8(4), RBX)
-	MOVQ(RDX, R9)
-	minInto(R9, RCX)
-	SUBQ(R9, RCX)
-	Label(name + "_vec")
-	MOVQ(U32(16), R10)
-	minInto(R10, R9)
-	tailMask(R10, K1)
-	VMOVDQU8_Z(Mem{Base: RSI}, K1, X2)
-	VPMOVZXBD(X2, Z2)
-	VPERMPS(Z0, Z2, Z3)
-	VMULPS(Z1, Z3, Z3)
-	VMOVUPS(Z3, K1, Mem{Base: RDI})
-	ADDQ(R10, RSI)
-	LEAQ(Mem{Base: RDI, Index: R10, Scale: 4}, RDI)
-	SUBQ(R10, R9)
-	JNZ(LabelRef(name + "_vec"))
-	TESTQ(RCX, RCX)
-	JNZ(LabelRef(name + "_block"))
-	Label(name + "_done")
-	gen.End(false)
 }
 
 // lutDecodeGroups writes lutDecodeGroupsAVX512 (tables of 16 entries, each
