@@ -19,7 +19,8 @@ const MaxLUTEntries = 256
 // with NewLUTEncoder; it is immutable and safe for concurrent use.
 type LUTEncoder struct {
 	// keys are the order keys (lutKey) of the caller's bounds, padded to
-	// 2^steps − 1 entries with a key above every float's.
+	// 2^steps − 1 entries with a key above every float's: the start of
+	// k16 or k256.
 	keys []int64
 	k16  *[15]int64 // keys as an array when steps is 4 (16 entries)
 	// k256 holds the keys padded to 256 when steps is above 4, so that a
@@ -164,22 +165,21 @@ func NewLUTEncoder(bounds []float32, codes []uint8, signBit uint8, negZero bool,
 		steps++
 	}
 	e := &LUTEncoder{steps: steps, signBit: signBit, negZero: negZero, nan: nanCode}
-	e.keys = make([]int64, 1<<steps-1)
-	for i := range e.keys {
-		e.keys[i] = math.MaxInt32 + 1
-		if i < len(bounds) {
-			e.keys[i] = lutKey(bounds[i])
-		}
-	}
+	var keys []int64
 	if steps == 4 {
-		e.k16 = (*[15]int64)(e.keys)
+		e.k16 = new([15]int64)
+		keys = e.k16[:]
 	} else {
 		e.k256 = new([256]int64)
-		for i := range e.k256 {
-			e.k256[i] = math.MaxInt32 + 1
-		}
-		copy(e.k256[:], e.keys)
+		keys = e.k256[:]
 	}
+	for i := range keys {
+		keys[i] = math.MaxInt32 + 1
+		if i < len(bounds) {
+			keys[i] = lutKey(bounds[i])
+		}
+	}
+	e.keys = keys[:1<<steps-1]
 	e.codes = make([]uint8, 1<<steps)
 	copy(e.codes, codes)
 	for i := len(codes); i < len(e.codes); i++ {
@@ -198,23 +198,28 @@ func lutKey(x float32) int64 {
 	return (int64(b&0x7fffffff) ^ neg) - neg
 }
 
-// index returns the number of bounds ≤ x (x is not NaN): a branch-free
+// indexKey returns the number of bounds whose key is ≤ k: a branch-free
 // binary search over the padded bounds' keys.
-func (e *LUTEncoder) index(x float32) int {
-	k := lutKey(x)
+func (e *LUTEncoder) indexKey(k int64) int {
 	if t := e.k16; t != nil {
-		// Unrolled for 16 entries; the masks keep every index below 15.
-		i := 8 & int((t[7]-k-1)>>63)
-		i += 4 & int((t[(i+3)&11]-k-1)>>63)
-		i += 2 & int((t[(i+1)&13]-k-1)>>63)
-		i += 1 & int((t[i&14]-k-1)>>63)
-		return i
+		return search16(t, k)
 	}
+	t := e.k256
 	i := 0
 	for s := 1 << e.steps >> 1; s > 0; s >>= 1 {
 		// (key − k − 1) >> 63 is −1 (all ones) when key ≤ k, else 0.
-		i += s & int((e.keys[i+s-1]-k-1)>>63)
+		i += s & int((t[(i+s-1)&255]-k-1)>>63)
 	}
+	return i
+}
+
+// search16 is the search of indexKey unrolled for 16 entries; the masks
+// keep every index below 15.
+func search16(t *[15]int64, k int64) int {
+	i := 8 & int((t[7]-k-1)>>63)
+	i += 4 & int((t[(i+3)&11]-k-1)>>63)
+	i += 2 & int((t[(i+1)&13]-k-1)>>63)
+	i += 1 & int((t[i&14]-k-1)>>63)
 	return i
 }
 
@@ -224,10 +229,10 @@ func (e *LUTEncoder) Encode(x float32) uint8 {
 		return e.nan
 	}
 	if e.signBit == 0 {
-		return e.codes[e.index(x)]
+		return e.codes[e.indexKey(lutKey(x))]
 	}
 	b := math.Float32bits(x)
-	c := e.codes[e.index(math.Float32frombits(b&0x7fffffff))]
+	c := e.codes[e.indexKey(lutKey(math.Float32frombits(b&0x7fffffff)))]
 	if b>>31 != 0 && (e.negZero || x < 0) {
 		c |= e.signBit
 	}
@@ -267,9 +272,8 @@ func lutEncodeBlocksGo(e *LUTEncoder, dst []uint8, src []float32, block int, mul
 	}
 }
 
-// encodeGo is the reference of EncodeScaled (len(dst) = len(src)): a
-// branch-free binary search over the keys of the bounds, unrolled for 16
-// entries.
+// encodeGo is the reference of EncodeScaled (len(dst) = len(src)): Encode
+// of each product, inline, its search unrolled for 16 entries.
 func (e *LUTEncoder) encodeGo(dst []uint8, src []float32, mul float32) {
 	if e.k16 != nil {
 		lutEncode16(dst, src, mul, e.k16, (*[16]uint8)(e.codes), e.signBit, e.negZero, e.nan)
@@ -287,9 +291,8 @@ func (e *LUTEncoder) encodeGo(dst []uint8, src []float32, mul float32) {
 		if e.signBit != 0 {
 			m &= 0x7fffffff
 		}
-		neg := int64(int32(m) >> 31)
-		k := (int64(m&0x7fffffff) ^ neg) - neg
-		j := 0
+		k := lutKey(math.Float32frombits(m))
+		j := 0 // indexKey(k), inline: a call per value costs a fifth
 		for s := 1 << steps >> 1; s > 0; s >>= 1 {
 			j += s & int((keys[j+s-1]-k-1)>>63)
 		}
@@ -315,13 +318,7 @@ func lutEncode16(dst []uint8, src []float32, mul float32, t *[15]int64, codes *[
 		}
 		b := math.Float32bits(y)
 		m := b & absMask
-		neg := int64(int32(m) >> 31)
-		k := (int64(m&0x7fffffff) ^ neg) - neg
-		j := 8 & int((t[7]-k-1)>>63)
-		j += 4 & int((t[(j+3)&11]-k-1)>>63)
-		j += 2 & int((t[(j+1)&13]-k-1)>>63)
-		j += 1 & int((t[j&14]-k-1)>>63)
-		c := codes[j&15]
+		c := codes[search16(t, lutKey(math.Float32frombits(m)))&15]
 		if signBit != 0 && b>>31 != 0 && (negZero || y < 0) {
 			c |= signBit
 		}
@@ -358,35 +355,13 @@ func LUTDecodeScaled(dst []float32, src []uint8, lut *[256]float32, mul float32)
 	}
 }
 
-// LUTDecodeBlocks writes the float32 product lut[src[i]&15]·scales[i/block]
-// to dst[i]: src is a run of blocks of block codes of a table of up to 16
-// entries (the last block may be shorter), each with its own scale. dst
-// must be at least as long as src and scales must hold a scale per block.
-// It panics on a block below 1 or short slices.
-func LUTDecodeBlocks(dst []float32, src []uint8, lut *[16]float32, block int, scales []float32) {
-	if block < 1 || len(dst) < len(src) || len(scales) < (len(src)+block-1)/block {
-		panic(fmt.Sprintf("kernels: LUTDecodeBlocks: %d floats and %d scales for %d codes in blocks of %d", len(dst), len(scales), len(src), block))
-	}
-	lutDecodeBlocks(dst[:len(src)], src, lut, block, scales)
-}
-
-// lutDecodeBlocksGo is the reference of LUTDecodeBlocks (len(dst) =
-// len(src)).
-func lutDecodeBlocksGo(dst []float32, src []uint8, lut *[16]float32, block int, scales []float32) {
-	for b, lo := 0, 0; lo < len(src); b, lo = b+1, lo+block {
-		hi := min(lo+block, len(src))
-		s := scales[b]
-		for i, c := range src[lo:hi] {
-			dst[lo+i] = lut[c&15] * s
-		}
-	}
-}
-
-// LUTDecodeGroups is LUTDecodeBlocks with a table per group: the tables of
+// LUTDecodeGroups writes the float32 product of a table entry and a scale
+// to dst[i], with a table per group and a scale per block: the tables of
 // entries each (a power of two, 1 to 256) lie one after another in luts,
 // src is a run of groups of group codes, group g decoded through table t =
 // meta[g] mod len(luts)/entries, and a run of blocks of block codes (a
-// multiple of group), each with its own scale:
+// multiple of group; the last group and block may be shorter), each with
+// its own scale:
 //
 //	dst[i] = luts[entries·t + int(src[i])&(entries−1)] · scales[i/block]
 //

@@ -34,65 +34,52 @@ func lutEncodeBlocks(e *LUTEncoder, dst []uint8, src []float32, block int, muls 
 }
 
 func lutSelect(s *LUTSelector, codes, meta []uint8, x []float32, group, block int, muls, scales []float32) {
-	// The kernels of two tables write the codes of 64 values at a time
-	// after their groups: groups of a power of two.
-	if !lutVec() || s.vec6 == nil || group > 64 || len(x) == 0 || s.nt == 2 && group&(group-1) != 0 {
+	// There are kernels for 2, 4, 8 and 16 tables. Those of two tables
+	// write the codes of 64 values at a time after their groups: groups of
+	// a power of two.
+	nt := s.nt
+	if !lutVec() || s.vec6 == nil || nt < 2 || nt > 16 || nt&(nt-1) != 0 || group > 64 || len(x) == 0 ||
+		nt == 2 && group&(group-1) != 0 {
 		lutSelectGo(s, codes, meta, x, group, block, muls, scales)
 		return
 	}
+	tb := &s.vec6.words
 	nb := (len(x) + block - 1) / block
-	if s.pow2Exact(muls[:nb], scales[:nb]) {
-		switch s.nt {
+	switch {
+	case s.pow2Exact(muls[:nb], scales[:nb]):
+		switch nt {
 		case 2:
-			lutSelect2Pow2AVX512(codes, meta, x, group, block, muls, scales, &s.vec6.words, s.mags64, s.codes, s.zero)
-			return
+			lutSelect2Pow2AVX512(codes, meta, x, group, block, muls, scales, tb, s.mags64, s.codes, s.zero)
 		case 4:
-			lutSelect4Pow2AVX512(codes, meta, x, group, block, muls, scales, &s.vec6.words, s.mags64, s.codes, s.zero)
-			return
+			lutSelect4Pow2AVX512(codes, meta, x, group, block, muls, scales, tb, s.mags64, s.codes, s.zero)
 		case 8:
-			lutSelect8Pow2AVX512(codes, meta, x, group, block, muls, scales, &s.vec6.words, s.mags64, s.codes, s.zero)
-			return
-		case 16:
-			lutSelect16Pow2AVX512(codes, meta, x, group, block, muls, scales, &s.vec6.words, s.mags64, s.codes, s.zero)
-			return
+			lutSelect8Pow2AVX512(codes, meta, x, group, block, muls, scales, tb, s.mags64, s.codes, s.zero)
+		default:
+			lutSelect16Pow2AVX512(codes, meta, x, group, block, muls, scales, tb, s.mags64, s.codes, s.zero)
 		}
-	}
-	if s.exactScales(scales[:nb]) {
-		switch s.nt {
+	case s.exactScales(scales[:nb]):
+		switch nt {
 		case 2:
-			lutSelect2ExactAVX512(codes, meta, x, group, block, muls, scales, &s.vec6.words, s.mags64, s.codes, s.zero)
-			return
+			lutSelect2ExactAVX512(codes, meta, x, group, block, muls, scales, tb, s.mags64, s.codes, s.zero)
 		case 4:
-			lutSelect4ExactAVX512(codes, meta, x, group, block, muls, scales, &s.vec6.words, s.mags64, s.codes, s.zero)
-			return
+			lutSelect4ExactAVX512(codes, meta, x, group, block, muls, scales, tb, s.mags64, s.codes, s.zero)
 		case 8:
-			lutSelect8ExactAVX512(codes, meta, x, group, block, muls, scales, &s.vec6.words, s.mags64, s.codes, s.zero)
-			return
-		case 16:
-			lutSelect16ExactAVX512(codes, meta, x, group, block, muls, scales, &s.vec6.words, s.mags64, s.codes, s.zero)
-			return
+			lutSelect8ExactAVX512(codes, meta, x, group, block, muls, scales, tb, s.mags64, s.codes, s.zero)
+		default:
+			lutSelect16ExactAVX512(codes, meta, x, group, block, muls, scales, tb, s.mags64, s.codes, s.zero)
 		}
-	}
-	switch s.nt {
-	case 2:
-		lutSelect2AVX512(codes, meta, x, group, block, muls, scales, &s.vec6.words, s.mags, s.codes, s.zero)
-	case 4:
-		lutSelect4AVX512(codes, meta, x, group, block, muls, scales, &s.vec6.words, s.mags, s.codes, s.zero)
-	case 8:
-		lutSelect8AVX512(codes, meta, x, group, block, muls, scales, &s.vec6.words, s.mags, s.codes, s.zero)
-	case 16:
-		lutSelect16AVX512(codes, meta, x, group, block, muls, scales, &s.vec6.words, s.mags, s.codes, s.zero)
 	default:
-		lutSelectGo(s, codes, meta, x, group, block, muls, scales)
+		switch nt {
+		case 2:
+			lutSelect2AVX512(codes, meta, x, group, block, muls, scales, tb, s.mags, s.codes, s.zero)
+		case 4:
+			lutSelect4AVX512(codes, meta, x, group, block, muls, scales, tb, s.mags, s.codes, s.zero)
+		case 8:
+			lutSelect8AVX512(codes, meta, x, group, block, muls, scales, tb, s.mags, s.codes, s.zero)
+		default:
+			lutSelect16AVX512(codes, meta, x, group, block, muls, scales, tb, s.mags, s.codes, s.zero)
+		}
 	}
-}
-
-func lutDecodeBlocks(dst []float32, src []uint8, lut *[16]float32, block int, scales []float32) {
-	if !lutVec() || len(src) == 0 {
-		lutDecodeBlocksGo(dst, src, lut, block, scales)
-		return
-	}
-	lutDecodeBlocksAVX512(dst, src, lut, block, scales)
 }
 
 func lutDecodeGroups(dst []float32, src, meta []uint8, group, block, entries int, luts, scales []float32) {

@@ -6233,50 +6233,6 @@ lutSelect16ExactAVX512_done:
 	VZEROUPPER
 	RET
 
-// func lutDecodeBlocksAVX512(dst []float32, src []uint8, lut *[16]float32, block int, scales []float32)
-// Requires: AVX, AVX512BW, AVX512F, AVX512VL, BMI2, CMOV
-TEXT ·lutDecodeBlocksAVX512(SB), NOSPLIT, $0-88
-	MOVQ    dst_base+0(FP), DI
-	MOVQ    src_base+24(FP), SI
-	MOVQ    src_len+32(FP), CX
-	MOVQ    block+56(FP), DX
-	MOVQ    scales_base+64(FP), BX
-	MOVQ    lut+48(FP), R8
-	TESTQ   CX, CX
-	JZ      lutDecodeBlocksAVX512_done
-	VMOVUPS (R8), Z0
-
-lutDecodeBlocksAVX512_block:
-	VBROADCASTSS (BX), Z1
-	ADDQ         $0x04, BX
-	MOVQ         DX, R9
-	CMPQ         R9, CX
-	CMOVQHI      CX, R9
-	SUBQ         R9, CX
-
-lutDecodeBlocksAVX512_vec:
-	MOVQ       $0x00000010, R10
-	CMPQ       R10, R9
-	CMOVQHI    R9, R10
-	MOVL       $0xffffffff, AX
-	BZHIL      R10, AX, AX
-	KMOVW      AX, K1
-	VMOVDQU8.Z (SI), K1, X2
-	VPMOVZXBD  X2, Z2
-	VPERMPS    Z0, Z2, Z3
-	VMULPS     Z1, Z3, Z3
-	VMOVUPS    Z3, K1, (DI)
-	ADDQ       R10, SI
-	LEAQ       (DI)(R10*4), DI
-	SUBQ       R10, R9
-	JNZ        lutDecodeBlocksAVX512_vec
-	TESTQ      CX, CX
-	JNZ        lutDecodeBlocksAVX512_block
-
-lutDecodeBlocksAVX512_done:
-	VZEROUPPER
-	RET
-
 // func lutDecodeGroupsAVX512(dst []float32, src []uint8, meta []uint8, group int, block int, luts []float32, scales []float32, tmask int)
 // Requires: AVX, AVX512BW, AVX512F, AVX512VL, BMI2, CMOV
 TEXT ·lutDecodeGroupsAVX512(SB), NOSPLIT, $0-144

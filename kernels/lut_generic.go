@@ -10,10 +10,6 @@ func lutSelect(s *LUTSelector, codes, meta []uint8, x []float32, group, block in
 	lutSelectGo(s, codes, meta, x, group, block, muls, scales)
 }
 
-func lutDecodeBlocks(dst []float32, src []uint8, lut *[16]float32, block int, scales []float32) {
-	lutDecodeBlocksGo(dst, src, lut, block, scales)
-}
-
 func lutDecodeGroups(dst []float32, src, meta []uint8, group, block, entries int, luts, scales []float32) {
 	lutDecodeGroupsGo(dst, src, meta, group, block, entries, luts, scales)
 }

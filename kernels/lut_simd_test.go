@@ -306,22 +306,15 @@ func TestLUTDecodeTiers(t *testing.T) {
 					for i := range scales {
 						scales[i] = edgeMul(r)
 					}
-					wantG, wantB := make([]uint32, n), make([]uint32, n)
+					wantG := make([]uint32, n)
 					for i, c := range src {
 						tb := int(meta[i/group]) % nt
 						wantG[i] = math.Float32bits(luts[entries*tb+int(c)%entries] * scales[i/block])
-						if entries == 16 {
-							wantB[i] = math.Float32bits(luts[int(c%16)] * scales[i/block])
-						}
 					}
 					forEachTier(t, func(t *testing.T) {
 						dst := make([]float32, n+2)[2:]
 						LUTDecodeGroups(dst, src, meta, group, block, entries, luts, scales)
 						requireSame(t, wantG, floatBits(dst), "groups: %d tables of %d, group %d, block %d, n %d", nt, entries, group, block, n)
-						if entries == 16 {
-							LUTDecodeBlocks(dst, src, (*[16]float32)(luts), block, scales)
-							requireSame(t, wantB, floatBits(dst), "blocks: block %d, n %d", block, n)
-						}
 					})
 				}
 			}
@@ -350,7 +343,6 @@ func TestLUTKernelPanics(t *testing.T) {
 	require.Panics(t, func() { LUTDecodeGroups(make([]float32, 4), make([]uint8, 4), nil, 4, 4, 16, luts[:32], one) })
 	require.Panics(t, func() { LUTDecodeGroups(make([]float32, 4), make([]uint8, 4), []uint8{0}, 4, 4, 12, luts, one) }) // 12 entries
 	require.Panics(t, func() { LUTDecodeGroups(make([]float32, 4), make([]uint8, 4), []uint8{0}, 4, 4, 32, luts, one) })
-	require.Panics(t, func() { LUTDecodeBlocks(make([]float32, 3), make([]uint8, 4), (*[16]float32)(luts), 4, one) })
 }
 
 // TestLUTSelectExactScales runs the selection with blocks whose scales

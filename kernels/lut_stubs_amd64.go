@@ -212,17 +212,6 @@ func lutSelect16Pow2AVX512(codes []uint8, meta []uint8, x []float32, group int, 
 //go:noescape
 func lutSelect16ExactAVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[408]uint32, mags []float64, tcodes []uint8, zero []uint8)
 
-// lutDecodeBlocksAVX512 is the AVX-512 kernel of lutDecodeBlocksGo, the loop
-//
-//	for i, c := range src {
-//		dst[i] = lut[c&15] * scales[i/block]
-//	}
-//
-// 16 codes at a time (the last of each block masked): VPMOVZXBD, VPERMPS of the table, VMULPS.
-//
-//go:noescape
-func lutDecodeBlocksAVX512(dst []float32, src []uint8, lut *[16]float32, block int, scales []float32)
-
 // lutDecodeGroupsAVX512 is the AVX-512 kernel of lutDecodeGroupsGo, the loop
 //
 //	for i, c := range src {

@@ -178,22 +178,7 @@ func sigBits(x float32) int {
 
 // cellOf returns the cell of the magnitude key k (the bits of |y|, not a
 // NaN).
-func (s *LUTSelector) cellOf(k int64) int {
-	e := s.cells
-	if t := e.k16; t != nil {
-		j := 8 & int((t[7]-k-1)>>63)
-		j += 4 & int((t[(j+3)&11]-k-1)>>63)
-		j += 2 & int((t[(j+1)&13]-k-1)>>63)
-		j += 1 & int((t[j&14]-k-1)>>63)
-		return j
-	}
-	t := e.k256
-	j := 0
-	for st := 1 << e.steps >> 1; st > 0; st >>= 1 {
-		j += st & int((t[(j+st-1)&255]-k-1)>>63)
-	}
-	return j
-}
+func (s *LUTSelector) cellOf(k int64) int { return s.cells.indexKey(k) }
 
 // lutSelectGo is the reference of Select (len(codes) = len(x)): per group,
 // the cells of its values (in a buffer on the stack for groups up to 64),

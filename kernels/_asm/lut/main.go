@@ -37,9 +37,8 @@ func main() {
 			lutSelect(nt, selPow2)
 			lutSelect(nt, selExact)
 		}
-		lutDecodeBlocks()
-		lutDecodeGroups()
-		lutDecodeGroupsGather()
+		lutDecodeGroups(false)
+		lutDecodeGroups(true)
 		for _, total := range []int{16, 32, 64, 0} {
 			lutDecodeLanes(total)
 		}
@@ -73,10 +72,10 @@ func loadLevels(tb GPPhysical, n int) {
 
 // searchFrom is search starting at level from, whose node 0 (at root, a
 // word in memory) is then the root: the levels above compare with padding
-// only.
+// only. From level 0 the root is the broadcast level 0 and root is not read.
 func searchFrom(from, n int, root Mem, key, j, tmp VecPhysical, k Register) {
 	if from == 0 {
-		VPCMPD(U8(5), levels[0], key, k)
+		VPCMPD(U8(5), levels[0], key, k) // key ≥ node (not less than)
 	} else {
 		VPCMPD_BCST(U8(5), root, key, k)
 	}
@@ -99,23 +98,11 @@ func searchFrom(from, n int, root Mem, key, j, tmp VecPhysical, k Register) {
 // at level 5, 32 nodes) by the path so far, is compared with key and the
 // path doubled plus the result. tmp is a scratch vector, k an opmask.
 func search(n int, key, j, tmp VecPhysical, k Register) {
-	VPCMPD(U8(5), levels[0], key, k) // key ≥ node (not less than)
-	VMOVDQA32_Z(ones, k, j)
-	for l := 1; l < n; l++ {
-		if l <= 4 {
-			VPERMD(levels[l], j, tmp)
-		} else {
-			VMOVDQA32(j, tmp)
-			VPERMI2D(Z6, Z5, tmp)
-		}
-		VPCMPD(U8(5), tmp, key, k)
-		VPADDD(j, j, j)
-		VPADDD(ones, j, k, j)
-	}
+	searchFrom(0, n, Mem{}, key, j, tmp, k)
 }
 
-// tailMask sets the opmask k to the low min(n, 16) bits, n in count (a
-// 64-bit register holding at most 16 when clamp is false), through AX.
+// tailMask sets the opmask k to the low n bits, n in count (a 64-bit
+// register holding at most 16), through AX.
 func tailMask(count GPPhysical, k Register) {
 	MOVL(U32(0xffffffff), EAX)
 	BZHIL(count.As32(), EAX, EAX)
@@ -809,123 +796,33 @@ func selFinish(name, id string, nt int, acc []VecPhysical, m, t VecPhysical, cel
 	ADDQ(glen, RDI)
 }
 
-// lutDecodeBlocks writes lutDecodeBlocksAVX512.
-func lutDecodeBlocks() {
-	name := "lutDecodeBlocksAVX512"
-	TEXT(name, NOSPLIT, "func(dst []float32, src []uint8, lut *[16]float32, block int, scales []float32)")
-	Pragma("noescape")
-	Doc(name+" is the AVX-512 kernel of lutDecodeBlocksGo, the loop",
-		"",
-		"\tfor i, c := range src {",
-		"\t\tdst[i] = lut[c&15] * scales[i/block]",
-		"\t}",
-		"",
-		"16 codes at a time (the last of each block masked): VPMOVZXBD, VPERMPS of the table, VMULPS.")
-	Load(Param("dst").Base(), RDI)
-	Load(Param("src").Base(), RSI)
-	Load(Param("src").Len(), RCX)
-	Load(Param("block"), RDX)
-	Load(Param("scales").Base(), RBX)
-	Load(Param("lut"), R8)
-	TESTQ(RCX, RCX)
-	JZ(LabelRef(name + "_done"))
-	VMOVUPS(Mem{Base: R8}, Z0)
-	Label(name + "_block")
-	VBROADCASTSS(Mem{Base: RBX}, Z1)
-	ADDQ(U8(4), RBX)
-	MOVQ(RDX, R9)
-	minInto(R9, RCX)
-	SUBQ(R9, RCX)
-	Label(name + "_vec")
-	MOVQ(U32(16), R10)
-	minInto(R10, R9)
-	tailMask(R10, K1)
-	VMOVDQU8_Z(Mem{Base: RSI}, K1, X2)
-	VPMOVZXBD(X2, Z2)
-	VPERMPS(Z0, Z2, Z3)
-	VMULPS(Z1, Z3, Z3)
-	VMOVUPS(Z3, K1, Mem{Base: RDI})
-	ADDQ(R10, RSI)
-	LEAQ(Mem{Base: RDI, Index: R10, Scale: 4}, RDI)
-	SUBQ(R10, R9)
-	JNZ(LabelRef(name + "_vec"))
-	TESTQ(RCX, RCX)
-	JNZ(LabelRef(name + "_block"))
-	Label(name + "_done")
-	gen.End(false)
-}
-
-// lutDecodeGroups writes lutDecodeGroupsAVX512.
-func lutDecodeGroups() {
-	name := "lutDecodeGroupsAVX512"
-	TEXT(name, NOSPLIT, "func(dst []float32, src, meta []uint8, group, block int, luts, scales []float32, tmask int)")
-	Pragma("noescape")
-	Doc(name+" is the AVX-512 kernel of lutDecodeGroupsGo, the loop",
+// lutDecodeGroups writes lutDecodeGroupsAVX512 (tables of 16 entries, each
+// group's in a zmm) or, with gather, lutDecodeGroupsGatherAVX512 (tables of
+// 2^log2 entries, gathered).
+func lutDecodeGroups(gather bool) {
+	name, params := "lutDecodeGroupsAVX512", "tmask int"
+	doc := []string{name + " is the AVX-512 kernel of lutDecodeGroupsGo, the loop",
 		"",
 		"\tfor i, c := range src {",
 		"\t\tdst[i] = luts[16*(int(meta[i/group])&tmask) + int(c&15)] * scales[i/block]",
 		"\t}",
 		"",
 		"a group at a time (its table in a zmm), 16 codes at a time (the last of each group masked):",
-		"VPMOVZXBD, VPERMPS of the table, VMULPS.")
-	Load(Param("dst").Base(), RDI)
-	Load(Param("src").Base(), RSI)
-	Load(Param("src").Len(), RCX)
-	Load(Param("meta").Base(), R11)
-	Load(Param("scales").Base(), RBX)
-	Load(Param("luts").Base(), R8)
-	Load(Param("tmask"), R12)
-	TESTQ(RCX, RCX)
-	JZ(LabelRef(name + "_done"))
-	Label(name + "_block")
-	VBROADCASTSS(Mem{Base: RBX}, Z1)
-	ADDQ(U8(4), RBX)
-	Load(Param("block"), R9)
-	minInto(R9, RCX)
-	SUBQ(R9, RCX)
-	Label(name + "_group")
-	MOVBQZX(Mem{Base: R11}, RAX)
-	INCQ(R11)
-	ANDQ(R12, RAX)
-	SHLQ(U8(6), RAX)
-	VMOVUPS(Mem{Base: R8, Index: RAX, Scale: 1}, Z0)
-	Load(Param("group"), R13)
-	minInto(R13, R9)
-	SUBQ(R13, R9)
-	Label(name + "_vec")
-	MOVQ(U32(16), R10)
-	minInto(R10, R13)
-	tailMask(R10, K1)
-	VMOVDQU8_Z(Mem{Base: RSI}, K1, X2)
-	VPMOVZXBD(X2, Z2)
-	VPERMPS(Z0, Z2, Z3)
-	VMULPS(Z1, Z3, Z3)
-	VMOVUPS(Z3, K1, Mem{Base: RDI})
-	ADDQ(R10, RSI)
-	LEAQ(Mem{Base: RDI, Index: R10, Scale: 4}, RDI)
-	SUBQ(R10, R13)
-	JNZ(LabelRef(name + "_vec"))
-	TESTQ(R9, R9)
-	JNZ(LabelRef(name + "_group"))
-	TESTQ(RCX, RCX)
-	JNZ(LabelRef(name + "_block"))
-	Label(name + "_done")
-	gen.End(false)
-}
-
-// lutDecodeGroupsGather writes lutDecodeGroupsGatherAVX512.
-func lutDecodeGroupsGather() {
-	name := "lutDecodeGroupsGatherAVX512"
-	TEXT(name, NOSPLIT, "func(dst []float32, src, meta []uint8, group, block int, luts, scales []float32, tmask, log2 int)")
+		"VPMOVZXBD, VPERMPS of the table, VMULPS."}
+	if gather {
+		name, params = "lutDecodeGroupsGatherAVX512", "tmask, log2 int"
+		doc = []string{name + " is the AVX-512 kernel of lutDecodeGroupsGo for tables of 2^log2 entries, the loop",
+			"",
+			"\tfor i, c := range src {",
+			"\t\tdst[i] = luts[(int(meta[i/group])&tmask)<<log2 + int(c)&(1<<log2-1)] * scales[i/block]",
+			"\t}",
+			"",
+			"a group at a time, 16 codes at a time (the last of each group masked): VPMOVZXBD, the table's",
+			"offset added, VGATHERDPS, VMULPS."}
+	}
+	TEXT(name, NOSPLIT, "func(dst []float32, src, meta []uint8, group, block int, luts, scales []float32, "+params+")")
 	Pragma("noescape")
-	Doc(name+" is the AVX-512 kernel of lutDecodeGroupsGo for tables of 2^log2 entries, the loop",
-		"",
-		"\tfor i, c := range src {",
-		"\t\tdst[i] = luts[(int(meta[i/group])&tmask)<<log2 + int(c)&(1<<log2-1)] * scales[i/block]",
-		"\t}",
-		"",
-		"a group at a time, 16 codes at a time (the last of each group masked): VPMOVZXBD, the table's",
-		"offset added, VGATHERDPS, VMULPS.")
+	Doc(doc...)
 	Load(Param("dst").Base(), RDI)
 	Load(Param("src").Base(), RSI)
 	Load(Param("src").Len(), RCX)
@@ -933,13 +830,17 @@ func lutDecodeGroupsGather() {
 	Load(Param("scales").Base(), RBX)
 	Load(Param("luts").Base(), R8)
 	Load(Param("tmask"), R12)
-	Load(Param("log2"), R14)
+	if gather {
+		Load(Param("log2"), R14)
+	}
 	TESTQ(RCX, RCX)
 	JZ(LabelRef(name + "_done"))
-	MOVL(U32(1), EAX)
-	SHLXL(R14L, EAX, EAX)
-	DECL(EAX)
-	VPBROADCASTD(EAX, Z4) // the code mask
+	if gather {
+		MOVL(U32(1), EAX)
+		SHLXL(R14L, EAX, EAX)
+		DECL(EAX)
+		VPBROADCASTD(EAX, Z4) // the code mask
+	}
 	Label(name + "_block")
 	VBROADCASTSS(Mem{Base: RBX}, Z1)
 	ADDQ(U8(4), RBX)
@@ -950,8 +851,13 @@ func lutDecodeGroupsGather() {
 	MOVBQZX(Mem{Base: R11}, RAX)
 	INCQ(R11)
 	ANDQ(R12, RAX)
-	SHLXQ(R14, RAX, RAX)
-	VPBROADCASTD(EAX, Z0) // the table's first entry
+	if gather {
+		SHLXQ(R14, RAX, RAX)
+		VPBROADCASTD(EAX, Z0) // the table's first entry
+	} else {
+		SHLQ(U8(6), RAX)
+		VMOVUPS(Mem{Base: R8, Index: RAX, Scale: 1}, Z0)
+	}
 	Load(Param("group"), R13)
 	minInto(R13, R9)
 	SUBQ(R13, R9)
@@ -961,11 +867,15 @@ func lutDecodeGroupsGather() {
 	tailMask(R10, K1)
 	VMOVDQU8_Z(Mem{Base: RSI}, K1, X2)
 	VPMOVZXBD(X2, Z2)
-	VPANDD(Z4, Z2, Z2)
-	VPADDD(Z0, Z2, Z2)
-	KMOVW(K1, K2)
-	VXORPS(Z3, Z3, Z3)
-	VGATHERDPS(Mem{Base: R8, Index: Z2, Scale: 4}, K2, Z3)
+	if gather {
+		VPANDD(Z4, Z2, Z2)
+		VPADDD(Z0, Z2, Z2)
+		KMOVW(K1, K2)
+		VXORPS(Z3, Z3, Z3)
+		VGATHERDPS(Mem{Base: R8, Index: Z2, Scale: 4}, K2, Z3)
+	} else {
+		VPERMPS(Z0, Z2, Z3)
+	}
 	VMULPS(Z1, Z3, Z3)
 	VMOVUPS(Z3, K1, Mem{Base: RDI})
 	ADDQ(R10, RSI)

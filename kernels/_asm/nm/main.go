@@ -48,7 +48,7 @@ func selectNM(m int) {
 	Doc(fmt.Sprintf("%s is the AVX-512 kernel of selectNMGo for groups of %d, the loop", name, m),
 		"",
 		fmt.Sprintf("\tfor g := 0; g*%d < len(src); g++ {", m),
-		fmt.Sprintf("\t\tfor i in the group: rank[i] = #{j in the group: key[j] > key[i], or key[j] = key[i] and j < i}"),
+		"\t\tfor i in the group: rank[i] = #{j in the group: key[j] > key[i], or key[j] = key[i] and j < i}",
 		"\t\tbit i of the mask = rank[i] < n",
 		"\t}",
 		"",
