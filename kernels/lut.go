@@ -395,19 +395,3 @@ func lutDecodeGroupsGo(dst []float32, src, meta []uint8, group, block, entries i
 		}
 	}
 }
-
-// LUTDecodePacked4 decodes n 4-bit codes packed two per byte (element 2k in
-// bits 3:0 of src[k], element 2k+1 in bits 7:4) through lut, each times mul,
-// into dst[:n]. src must hold (n+1)/2 bytes.
-func LUTDecodePacked4(dst []float32, src []byte, n int, lut *[16]float32, mul float32) {
-	dst = dst[:n]
-	src = src[:(n+1)/2]
-	for k := 0; k < n/2; k++ {
-		b := src[k]
-		dst[2*k] = lut[b&0x0f] * mul
-		dst[2*k+1] = lut[b>>4] * mul
-	}
-	if n%2 == 1 {
-		dst[n-1] = lut[src[n/2]&0x0f] * mul
-	}
-}
