@@ -590,6 +590,21 @@ func tensorIn(src Source, name string, shape []int, dts ...safetensors.DType) (*
 	return &srcTensor{info, b}, nil
 }
 
+// ints returns the elements of an I64 or I32 tensor (one tensorIn checked
+// to have one of those dtypes) as int64.
+func (t *srcTensor) ints() []int64 {
+	w := t.info.DType.BitSize() / 8
+	out := make([]int64, len(t.data)/w)
+	for i := range out {
+		if w == 8 {
+			out[i] = int64(binary.LittleEndian.Uint64(t.data[8*i:]))
+		} else {
+			out[i] = int64(int32(binary.LittleEndian.Uint32(t.data[4*i:])))
+		}
+	}
+	return out
+}
+
 // lookupCode returns the datatype of a code, preferring the registered
 // names the layouts document, then any registered name, then the code.
 func lookupCode(code string) (*tcast.DataType, error) {
@@ -712,11 +727,8 @@ func (compressedTensors) Decode(name string, src Source) (*tcast.Tensor, bool, e
 		if err != nil {
 			return fail("%w", err)
 		}
-		if ws.info.DType == safetensors.I64 {
-			out, in = int(int64(binary.LittleEndian.Uint64(ws.data))), int(int64(binary.LittleEndian.Uint64(ws.data[8:])))
-		} else {
-			out, in = int(int32(binary.LittleEndian.Uint32(ws.data))), int(int32(binary.LittleEndian.Uint32(ws.data[4:])))
-		}
+		dims := ws.ints()
+		out, in = int(dims[0]), int(dims[1])
 		if out < 0 || in < 0 || len(pinfo.Shape) != 2 || pinfo.Shape[0] != out || in > 8*pinfo.Shape[1] {
 			return fail("weight_shape [%d, %d] does not match weight_packed %v", out, in, pinfo.Shape)
 		}

@@ -1,7 +1,6 @@
 package layout
 
 import (
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -429,14 +428,7 @@ func decodeSparse(name, p string, src Source) (*tcast.Tensor, bool, error) {
 	if !slices.Equal(sh.info.Shape, []int{2}) && !slices.Equal(sh.info.Shape, []int{2, 1}) {
 		return fail("tensor %s.shape has shape %v, want [2] or [2, 1]", p, sh.info.Shape)
 	}
-	var dims [2]int64
-	for i := range dims {
-		if sh.info.DType == safetensors.I64 {
-			dims[i] = int64(binary.LittleEndian.Uint64(sh.data[8*i:]))
-		} else {
-			dims[i] = int64(int32(binary.LittleEndian.Uint32(sh.data[4*i:])))
-		}
-	}
+	dims := sh.ints()
 	bm, err := tensorIn(src, p+".bitmask", nil, safetensors.U8)
 	if err != nil {
 		return fail("%w", err)
@@ -511,14 +503,7 @@ func decodeSparse(name, p string, src Source) (*tcast.Tensor, bool, error) {
 		if err != nil {
 			return fail("%w", err)
 		}
-		offs := make([]int64, out)
-		for r := range offs {
-			if ro.info.DType == safetensors.I64 {
-				offs[r] = int64(binary.LittleEndian.Uint64(ro.data[8*r:]))
-			} else {
-				offs[r] = int64(int32(binary.LittleEndian.Uint32(ro.data[4*r:])))
-			}
-		}
+		offs := ro.ints()
 		if len(cinfo.Shape) != 1 {
 			return fail("tensor %s.compressed has shape %v, want one dimension", p, cinfo.Shape)
 		}
