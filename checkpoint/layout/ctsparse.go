@@ -535,29 +535,13 @@ func decodeSparse(name, p string, src Source) (*tcast.Tensor, bool, error) {
 	return finish(lay, name, t)
 }
 
-// sparseDerive finds the datatype of a pruned weight from its tensors.
+// sparseDerive finds the datatype of a pruned weight from its tensors: the
+// float format of unquantized values (vdt), else as ctDerive finds it.
 func sparseDerive(kind ctKind, vdt safetensors.DType, out, in int, sinfo safetensors.TensorInfo, src Source, p string) (*tcast.DataType, error) {
-	switch kind {
-	case ctNone:
-		return tcast.MustLookup(map[safetensors.DType]string{safetensors.BF16: fmtBF16, safetensors.F16: fmtF16, safetensors.F32: fmtF32}[vdt]), nil
-	case ctFloat:
-		return ctDerive(ctFloat, out, in, safetensors.TensorInfo{}, sinfo, src, p)
+	if kind == ctNone {
+		return tcast.MustLookup(floatFormatName[vdt]), nil
 	}
-	sn, ok := map[safetensors.DType]string{safetensors.F16: fmtF16, safetensors.BF16: fmtBF16, safetensors.F32: fmtF32}[sinfo.DType]
-	if !ok {
-		return nil, fmt.Errorf("weight_scale dtype %v is not a float scale", sinfo.DType)
-	}
-	code := fmtInt8 + "_" + sn
-	switch {
-	case slices.Equal(sinfo.Shape, []int{1}):
-	case slices.Equal(sinfo.Shape, []int{out, 1}):
-		code += "_t0"
-	case len(sinfo.Shape) == 2 && sinfo.Shape[0] == out && sinfo.Shape[1] > 1 && in%sinfo.Shape[1] == 0:
-		code += fmt.Sprintf("_t%d", in/sinfo.Shape[1])
-	default:
-		return nil, fmt.Errorf("weight_scale shape %v is not a tensor, channel or group scale of [%d, %d]", sinfo.Shape, out, in)
-	}
-	return lookupCode(code)
+	return ctDerive(kind, out, in, safetensors.TensorInfo{}, sinfo, src, p)
 }
 
 // sparseParts are the suffixes of a pruned module's tensors, in the order
