@@ -106,21 +106,8 @@ func runCast(args []string, stdout, stderr io.Writer) (err error) {
 			return usagef("-sparsity: %s", strings.TrimPrefix(err.Error(), "tcast: "))
 		}
 	}
-	isSparse := scaled && dt.Spec().IsSparse()
-	switch *criterion {
-	case "magnitude":
-		if *actNorms != "" {
-			return usagef("-act-norms goes with -sparsity-criterion wanda")
-		}
-	case "wanda":
-		if !isSparse {
-			return usagef("-sparsity-criterion wanda: give -sparsity N:M (or an N:M datatype)")
-		}
-		if *actNorms == "" {
-			return usagef("-sparsity-criterion wanda needs -act-norms FILE.npy")
-		}
-	default:
-		return usagef("-sparsity-criterion %q: want magnitude or wanda", *criterion)
+	if err := checkCriterion(*criterion, *actNorms, scaled && dt.Spec().IsSparse(), "FILE.npy"); err != nil {
+		return err
 	}
 	in := pos[0]
 	arr, src, err := readInput(in)
