@@ -92,6 +92,7 @@ func TestConvertSparsity(t *testing.T) {
 	code, _, stderr = tcast("inspect", "-mask", "conv2d/Conv2D_bn_offset", out)
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stderr, "no mask")
+	assert.Contains(t, stderr, "-mask draws the keep mask of an N:M sparse or masked weight", "the error says what -mask takes")
 
 	// One 4×8 weight, norms 10, 1, 1, 0.1 repeated: every group of four
 	// keeps its first and third element whatever their magnitude.
