@@ -95,9 +95,9 @@ func runCast(args []string, stdout, stderr io.Writer) (err error) {
 		return usagef("-keep: %s is not a scaled datatype; a mask needs one", *name)
 	}
 	if *sparse != "" {
-		p, err := sparsity.ParsePattern(*sparse)
+		p, err := parseSparsityFlag(*sparse)
 		if err != nil {
-			return usagef("-sparsity: %s", strings.TrimPrefix(err.Error(), "sparsity: "))
+			return err
 		}
 		if !scaled {
 			return usagef("-sparsity: %s is not a scaled datatype; N:M sparsity needs a tile or channel scale", *name)

@@ -103,9 +103,9 @@ func runConvert(args []string, stdout, stderr io.Writer) error {
 		return usagef("-sparsity-format %s: give -sparsity N:M too (e.g. -sparsity 2:4)", *sparseFormat)
 	}
 	if *sparse != "" {
-		p, err := sparsity.ParsePattern(*sparse)
+		p, err := parseSparsityFlag(*sparse)
 		if err != nil {
-			return usagef("-sparsity: %s; give N:M with 1 ≤ N < M ≤ 16 and M a power of two, such as 2:4", strings.TrimPrefix(err.Error(), "sparsity: "))
+			return err
 		}
 		switch {
 		case isPruner:
@@ -233,6 +233,16 @@ func cliAxis(a int) int {
 		return tc.FirstAxis
 	}
 	return a
+}
+
+// parseSparsityFlag reads the N:M pattern of a -sparsity flag; a bad one is
+// a usage error saying what the flag takes.
+func parseSparsityFlag(s string) (sparsity.Pattern, error) {
+	p, err := sparsity.ParsePattern(s)
+	if err != nil {
+		return p, usagef("-sparsity: %s; give N:M with 1 ≤ N < M ≤ 16 and M a power of two, such as 2:4", strings.TrimPrefix(err.Error(), "sparsity: "))
+	}
+	return p, nil
 }
 
 // checkCriterion checks the -sparsity-criterion and -act-norms flags of cast

@@ -66,6 +66,10 @@ func TestCastSparsity(t *testing.T) {
 		code, _, stderr := tcast(append(append([]string{"cast", w}, args...), "-o", filepath.Join(dir, "bad"))...)
 		assert.Equal(t, 2, code, "%v: %s", args, stderr)
 	}
+	// A bad pattern says what -sparsity takes.
+	code, _, stderr = tcast("cast", w, "-dtype", "mxfp4", "-sparsity", "2:3", "-o", filepath.Join(dir, "bad"))
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "such as 2:4")
 	// Norms of the wrong length name the file.
 	code, _, stderr = tcast("cast", in, "-dtype", "float32_e8m0_t4", "-sparsity", "2:4", "-sparsity-criterion", "wanda", "-act-norms", norms, "-o", filepath.Join(dir, "bad"))
 	assert.Equal(t, 1, code)
