@@ -444,7 +444,7 @@ func decodeSparse(name, p string, src Source) (*tcast.Tensor, bool, error) {
 	if !ok {
 		return fail("tensor %s.compressed is missing", p)
 	}
-	_, _, hasScale := src.Tensor(p + ".weight_scale")
+	sinfo, _, hasScale := src.Tensor(p + ".weight_scale")
 	var kind ctKind
 	switch cinfo.DType {
 	case safetensors.BF16, safetensors.F16, safetensors.F32:
@@ -461,10 +461,6 @@ func decodeSparse(name, p string, src Source) (*tcast.Tensor, bool, error) {
 	}
 	if kind != ctNone && !hasScale {
 		return fail("tensor %s.weight_scale is missing (%v values are quantized)", p, cinfo.DType)
-	}
-	var sinfo safetensors.TensorInfo
-	if hasScale {
-		sinfo, _, _ = src.Tensor(p + ".weight_scale")
 	}
 	dt, err := metaDataTypeOf(src.Metadata(), p)
 	if err != nil {
