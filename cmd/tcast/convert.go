@@ -103,9 +103,9 @@ func runConvert(args []string, stdout, stderr io.Writer) error {
 		return usagef("-sparsity-format %s: give -sparsity N:M too (e.g. -sparsity 2:4)", *sparseFormat)
 	}
 	if *sparse != "" {
-		p, err := sparsity.ParsePattern(*sparse)
+		p, err := parseSparsityFlag(*sparse)
 		if err != nil {
-			return usagef("-sparsity: %s; give N:M with 1 ≤ N < M ≤ 16 and M a power of two, such as 2:4", strings.TrimPrefix(err.Error(), "sparsity: "))
+			return err
 		}
 		switch {
 		case isPruner:
@@ -133,23 +133,15 @@ func runConvert(args []string, stdout, stderr io.Writer) error {
 			return usagef("-dtype %s: %v", *name, err)
 		}
 	}
-	switch *criterion {
-	case "magnitude":
-		if *actNorms != "" {
-			return usagef("-act-norms goes with -sparsity-criterion wanda")
-		}
-	case "wanda":
-		if _, pruned := layout.PruningOf(opts.Layout); !pruned && (opts.DataType == nil || opts.DataType.Spec() == nil || !opts.DataType.Spec().IsSparse()) {
-			return usagef("-sparsity-criterion wanda: give -sparsity N:M (or an N:M datatype)")
-		}
-		if *actNorms == "" {
-			return usagef("-sparsity-criterion wanda needs -act-norms FILE.npz")
-		}
+	_, pruned := layout.PruningOf(opts.Layout)
+	isSparse := pruned || (opts.DataType != nil && opts.DataType.Spec() != nil && opts.DataType.Spec().IsSparse())
+	if err := checkCriterion(*criterion, *actNorms, isSparse, "FILE.npz"); err != nil {
+		return err
+	}
+	if *criterion == "wanda" {
 		if opts.Pruning, err = wandaNorms(*actNorms); err != nil {
 			return err
 		}
-	default:
-		return usagef("-sparsity-criterion %q: want magnitude or wanda", *criterion)
 	}
 	if opts.Mode, err = scale.ParseMode(*mode); err != nil {
 		return usagef("-scale-mode: %v", err)
@@ -241,6 +233,38 @@ func cliAxis(a int) int {
 		return tc.FirstAxis
 	}
 	return a
+}
+
+// parseSparsityFlag reads the N:M pattern of a -sparsity flag; a bad one is
+// a usage error saying what the flag takes.
+func parseSparsityFlag(s string) (sparsity.Pattern, error) {
+	p, err := sparsity.ParsePattern(s)
+	if err != nil {
+		return p, usagef("-sparsity: %s; give N:M with 1 ≤ N < M ≤ 16 and M a power of two, such as 2:4", strings.TrimPrefix(err.Error(), "sparsity: "))
+	}
+	return p, nil
+}
+
+// checkCriterion checks the -sparsity-criterion and -act-norms flags of cast
+// and convert: wanda needs N:M pruning (sparse) and a norms file, named file
+// in the message; magnitude takes no norms.
+func checkCriterion(criterion, actNorms string, sparse bool, file string) error {
+	switch criterion {
+	case "magnitude":
+		if actNorms != "" {
+			return usagef("-act-norms goes with -sparsity-criterion wanda")
+		}
+	case "wanda":
+		if !sparse {
+			return usagef("-sparsity-criterion wanda: give -sparsity N:M (or an N:M datatype)")
+		}
+		if actNorms == "" {
+			return usagef("-sparsity-criterion wanda needs -act-norms %s", file)
+		}
+	default:
+		return usagef("-sparsity-criterion %q: want magnitude or wanda", criterion)
+	}
+	return nil
 }
 
 // wandaNorms reads an .npz of activation-norm vectors, one per weight name,

@@ -103,7 +103,7 @@ func printMask(w io.Writer, path, name string, o sparsity.PictureOptions) error 
 		}
 	}
 	if t.Mask == nil {
-		return fmt.Errorf("%s: weight %s has no mask", path, name)
+		return fmt.Errorf("%s: weight %s has no mask; -mask draws the keep mask of an N:M sparse or masked weight (tcast inspect %s lists each weight's datatype)", path, name, path)
 	}
 	_, err := fmt.Fprintf(w, "%s: %s", name, sparsity.Picture(t.Mask, o))
 	return err
