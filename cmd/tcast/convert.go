@@ -139,7 +139,7 @@ func runConvert(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if *criterion == "wanda" {
-		if opts.Pruning, err = wandaNorms(*actNorms); err != nil {
+		if opts.Pruning, err = wandaNorms(*actNorms, *axis); err != nil {
 			return err
 		}
 	}
@@ -267,17 +267,25 @@ func checkCriterion(criterion, actNorms string, sparse bool, file string) error 
 	return nil
 }
 
-// wandaNorms reads an .npz of activation-norm vectors, one per weight name,
+// wandaNorms reads an .npz of activation-norm vectors, one per weight name
+// and as long as the weight along the scaled axis,
 // and returns the convert option that hands each weight its norms.
-func wandaNorms(path string) (func(string, []int) (sparsity.Options, error), error) {
+func wandaNorms(path string, axis int) (func(string, []int) (sparsity.Options, error), error) {
 	norms, err := npy.ReadVectorsNPZ(path)
 	if err != nil {
 		return nil, err
 	}
-	return func(name string, _ []int) (sparsity.Options, error) {
+	return func(name string, shape []int) (sparsity.Options, error) {
 		v, ok := norms[name]
 		if !ok {
 			return sparsity.Options{}, fmt.Errorf("%s holds no activation norms for %s (keep the tensor with -exclude)", path, name)
+		}
+		a := axis
+		if a < 0 {
+			a += len(shape)
+		}
+		if a >= 0 && a < len(shape) && len(v) != shape[a] {
+			return sparsity.Options{}, fmt.Errorf("%s: %s: %d activation norms for a weight of shape %v, want %d (one per index along axis %d, the scaled axis)", path, name, len(v), shape, shape[a], axis)
 		}
 		return sparsity.Options{Norms: v}, nil
 	}, nil

@@ -129,6 +129,13 @@ func TestConvertSparsity(t *testing.T) {
 		"-sparsity-criterion", "wanda", "-act-norms", npz, "-o", filepath.Join(dir, "conv2"))
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stderr, "m.weight")
+	// Norms of the wrong length name the file, the weight and the length wanted.
+	require.NoError(t, ournpy.WriteNPZ(npz, []ournpy.Named{{Name: "m.weight", Array: &ournpy.Array{
+		Header: ournpy.Header{DType: ournpy.Float32, Shape: []int{4}}, Data: make([]byte, 4*4)}}}))
+	code, _, stderr = tcast("convert", src, "-dtype", "float32_e8m0_t4", "-include", "m.weight", "-sparsity", "2:4",
+		"-sparsity-criterion", "wanda", "-act-norms", npz, "-o", filepath.Join(dir, "conv2"))
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, "norms.npz: m.weight: 4 activation norms for a weight of shape [4 8], want 8")
 	code, _, _ = tcast("convert", src, "-dtype", "bfloat16", "-sparsity", "2:4", "-o", filepath.Join(dir, "conv3"))
 	assert.Equal(t, 2, code)
 }
