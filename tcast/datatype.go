@@ -232,6 +232,8 @@ func WithSparsity(dt *DataType, p sparsity.Pattern) (*DataType, error) {
 	}
 	s := dt.spec
 	switch {
+	case dt.cb != nil:
+		return nil, fmt.Errorf("tcast: %s with %v sparsity: codebook datatypes take no N:M sparsity; prune with a scaled datatype such as mxfp4 or nvfp4", dt.name, p)
 	case s == nil || len(s.Tiles) == 0:
 		return nil, fmt.Errorf("tcast: %s with %v sparsity: the groups need a tile or channel scale (a tile segment in the scale spec)", dt.name, p)
 	case s.IsSparse() && (s.SparseN != p.N || s.SparseM != p.M):

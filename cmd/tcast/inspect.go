@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -98,7 +99,9 @@ func printMask(w io.Writer, path, name string, o sparsity.PictureOptions) error 
 			return err
 		}
 		defer c.Close()
-		if t, err = c.Tensor(name); err != nil {
+		if t, err = c.Tensor(name); errors.Is(err, load.ErrNotFound) {
+			return fmt.Errorf("%w; tcast inspect %s lists its weights", err, path)
+		} else if err != nil {
 			return err
 		}
 	}
