@@ -273,7 +273,7 @@ func checkCriterion(criterion, actNorms string, sparse bool, file string) error 
 func wandaNorms(path string, axis int) (func(string, []int) (sparsity.Options, error), error) {
 	norms, err := npy.ReadVectorsNPZ(path)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("-act-norms: %w (give an .npz holding one 1-D norm vector per weight, named as the weight, as numpy.savez writes it)", err)
 	}
 	return func(name string, shape []int) (sparsity.Options, error) {
 		v, ok := norms[name]
