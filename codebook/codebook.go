@@ -20,6 +20,8 @@ type Codebook struct {
 	compute   *dtype.Format // the number format the entries lie on, or nil
 	maxAbs    float32
 	plan      func() *signedPlan // built on first use; nil result when it does not apply
+	minLen    int                // the fewest entries of a table
+	luts      []float32          // 2^indexBits entries per table (NaN past the last), for DecodeBlocks
 }
 
 // New returns the codebook of tables, a power of two of them (1 to 256),
@@ -47,6 +49,16 @@ func New(name string, indexBits int, tables []*Table, compute *dtype.Format) (*C
 			return nil, fmt.Errorf("codebook %q: %w: table %d (%s) has %d-bit codes, more than %d index bits", name, ErrArg, i, t.Name(), t.Bits(), indexBits)
 		}
 		c.maxAbs = max(c.maxAbs, t.MaxAbs())
+	}
+	c.minLen = tables[0].Len()
+	for _, t := range tables {
+		c.minLen = min(c.minLen, t.Len())
+	}
+	if entries := 1 << indexBits; n*entries <= 1<<14 {
+		c.luts = make([]float32, entries*n)
+		for k, t := range tables {
+			copy(c.luts[entries*k:entries*(k+1)], t.lut[:entries])
+		}
 	}
 	c.plan = sync.OnceValue(c.newSignedPlan)
 	return c, nil

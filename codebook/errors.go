@@ -12,9 +12,10 @@ var (
 	// ErrSize is a table with no entries or more than 256, or a signed
 	// table whose magnitudes are not a power of two in number.
 	ErrSize = errors.New("table size out of range")
-	// ErrNaN is a NaN entry or threshold.
+	// ErrNaN is a NaN entry, or a NaN value in KMeans' data (a NaN
+	// threshold is ErrThreshold).
 	ErrNaN = errors.New("NaN entry")
-	// ErrInf is an infinite entry.
+	// ErrInf is an infinite entry, or an infinite value in KMeans' data.
 	ErrInf = errors.New("infinite entry")
 	// ErrUnsorted is an entry below the one before it (without AnyOrder).
 	ErrUnsorted = errors.New("entries not in ascending order")

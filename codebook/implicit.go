@@ -3,6 +3,7 @@ package codebook
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -22,8 +23,8 @@ import (
 //	cb<I><M><clauses>_<compute>[_<label>]   (triton branch)
 //	icb<I><M><clauses>_<compute>            (main branch, "v2")
 //
-// I is the index width (1–8 digits: one digit), M the meta width (one digit,
-// 1–8, 2^M tables), compute a number format (intK read as TensorCast's fixed
+// I is the index width (one digit, 1–8), M the meta width (one digit, 1–8,
+// 2^M tables), compute a number format (intK read as TensorCast's fixed
 // point q1.(K−2)). Names are case-insensitive. A name without clauses is a
 // generic codebook, whose tables only the caller can give (New). Every
 // problem is a *GrammarError wrapping ErrGrammar or ErrOffLine.
@@ -106,13 +107,20 @@ func (g *gen) computeFormat(c string, at int) error {
 		return g.fail(at, ErrGrammar, "compute format %s must be a signed float or fixed-point format of up to 16 bits", f.Name())
 	}
 	g.compute = f
+	g.line = nonNegative(f)
+	return nil
+}
+
+// nonNegative returns the distinct non-negative finite values of f (of up
+// to 16 bits), ascending: −0 and +0 as one 0.
+func nonNegative(f *dtype.Format) []float32 {
+	var vals []float32
 	for _, p := range f.NumberLine() {
-		v := p.Value + 0 // −0 → +0
-		if v >= 0 && (len(g.line) == 0 || v > g.line[len(g.line)-1]) {
-			g.line = append(g.line, v)
+		if v := p.Value + 0; v >= 0 && (len(vals) == 0 || v > vals[len(vals)-1]) { // −0 → +0
+			vals = append(vals, v)
 		}
 	}
-	return nil
+	return vals
 }
 
 func isDigit(b byte) bool { return b >= '0' && b <= '9' }
@@ -320,19 +328,9 @@ func (g *gen) build() (*Codebook, error) {
 	return New(g.canon, g.index, tables, g.compute)
 }
 
-// lineIndex returns the index of v on the compute line.
-func (g *gen) lineIndex(v float32) (int, bool) {
-	lo, hi := 0, len(g.line)
-	for lo < hi {
-		m := (lo + hi) / 2
-		if g.line[m] < v {
-			lo = m + 1
-		} else {
-			hi = m
-		}
-	}
-	return lo, lo < len(g.line) && g.line[lo] == v
-}
+// lineIndex returns the index of v on the compute line, or where it would
+// be inserted, and whether v is on the line.
+func (g *gen) lineIndex(v float32) (int, bool) { return slices.BinarySearch(g.line, v) }
 
 // top returns the index of the largest line value ≤ max·2^−exp.
 func (g *gen) top(exp int) int {
@@ -357,13 +355,7 @@ func (g *gen) pattern(kind byte, m mapSpec) ([]float32, int, error) {
 		return nil, 0, g.fail(m.at, ErrGrammar, "clause %c needs more than %d index bits", kind, g.index)
 	}
 	f := dtype.MustParse(name)
-	var vals []float32
-	for _, p := range f.NumberLine() {
-		if v := p.Value + 0; v >= 0 && (len(vals) == 0 || v > vals[len(vals)-1]) {
-			vals = append(vals, v)
-		}
-	}
-	return vals, f.Emax(), nil
+	return nonNegative(f), f.Emax(), nil
 }
 
 // magnitudes generates the 2^(I−1) magnitudes of one mapping, 0 first.

@@ -234,18 +234,14 @@ func kmeans(name string, x []float32, k int, o KMeansOptions, w []float32) (*KMe
 // distinctPoints returns the distinct values of x, ascending (−0 as +0),
 // with their summed weights (1 each without weights).
 func distinctPoints(x, w []float32) []point {
-	type xw struct {
-		x float32
-		w float64
-	}
-	all := make([]xw, len(x))
+	all := make([]point, len(x))
 	for i, v := range x {
-		all[i] = xw{v + 0, 1}
+		all[i] = point{v + 0, 1}
 		if w != nil {
 			all[i].w = float64(w[i])
 		}
 	}
-	slices.SortFunc(all, func(a, b xw) int {
+	slices.SortFunc(all, func(a, b point) int {
 		switch {
 		case a.x < b.x:
 			return -1
@@ -260,7 +256,7 @@ func distinctPoints(x, w []float32) []point {
 			pts[n-1].w += a.w
 			continue
 		}
-		pts = append(pts, point{a.x, a.w})
+		pts = append(pts, a)
 	}
 	// Values of zero weight do not pull centroids; keep them only if nothing
 	// else is left.

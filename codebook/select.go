@@ -1,6 +1,7 @@
 package codebook
 
 import (
+	"encoding/binary"
 	"fmt"
 
 	"github.com/tensorcast-go/tensorcast/kernels"
@@ -49,10 +50,9 @@ func (c *Codebook) Select(codes, meta []uint8, x []float32, group int, opts *Sel
 // callers that select block after block. It is not safe for concurrent use.
 type Selector struct {
 	c    *Codebook
-	u8   [2][]uint8
-	f32  [2][]float32
-	f64  []float64
-	best []float64
+	try  []uint8   // one table's codes of a group or chunk
+	q    []float32 // their decoded values (Select with a Criterion)
+	best []float64 // each group's lowest error so far (selectSSE)
 }
 
 // NewSelector returns a Selector of c.
@@ -96,9 +96,9 @@ func (s *Selector) Select(codes, meta []uint8, x []float32, group int, opts *Sel
 		s.selectSSE(codes, meta, x, group, mul, scale)
 		return nil
 	}
-	try := grow(s.u8[0], min(group, len(x)))
-	q := grow(s.f32[0], len(try))
-	s.u8[0], s.f32[0] = try, q
+	try := grow(s.try, min(group, len(x)))
+	q := grow(s.q, len(try))
+	s.try, s.q = try, q
 	for g := range ng {
 		lo, hi := g*group, min((g+1)*group, len(x))
 		xs, cs := x[lo:hi], codes[lo:hi]
@@ -121,19 +121,21 @@ func (s *Selector) Select(codes, meta []uint8, x []float32, group int, opts *Sel
 // selectChunk is how many values selectSSE encodes per table at a time.
 const selectChunk = 4096
 
-// selectSSE is Select by SquaredError: every table encodes a chunk of whole
-// groups in one pass, then each group's squared error is summed from the
-// decoded entries.
+// selectSSE is Select by SquaredError: through the signed plan where it
+// applies; else every table encodes a chunk of whole groups in one pass,
+// then each group's squared error is summed from the decoded entries.
 func (s *Selector) selectSSE(codes, meta []uint8, x []float32, group int, mul, scale float32) {
 	c := s.c
 	if p := c.plan(); p != nil {
-		p.selectSSE(s, codes, meta, x, group, mul, scale)
+		block := (len(x) + group - 1) / group * group
+		muls, scales := [1]float32{mul}, [1]float32{scale}
+		p.sel.Select(codes, meta, x, group, max(block, group), muls[:], scales[:])
 		return
 	}
 	chunk := max(group, selectChunk/group*group)
-	try := grow(s.u8[0], min(chunk, len(x)))
+	try := grow(s.try, min(chunk, len(x)))
 	best := grow(s.best, (len(try)+group-1)/group)
-	s.u8[0], s.best = try, best
+	s.try, s.best = try, best
 	for lo := 0; lo < len(x); lo += chunk {
 		hi := min(lo+chunk, len(x))
 		xs, tc := x[lo:hi], try[:hi-lo]
@@ -158,6 +160,33 @@ func (s *Selector) selectSSE(codes, meta []uint8, x []float32, group int, mul, s
 	}
 }
 
+// SelectBlocks is Select by squared error for a run of blocks of block
+// values (a multiple of group; the last may be shorter), block b with the
+// multiplier muls[b] and the scale scales[b] (SelectOptions' Mul and Scale,
+// used as they are: 0 is 0). muls and scales must hold a number per block.
+// It returns an error wrapping ErrArg for malformed arguments.
+func (s *Selector) SelectBlocks(codes, meta []uint8, x []float32, group, block int, muls, scales []float32) error {
+	c := s.c
+	nb := 0
+	if block > 0 {
+		nb = (len(x) + block - 1) / block
+	}
+	if group < 1 || block < 1 || block%group != 0 || len(codes) < len(x) || len(meta) < (len(x)+group-1)/group ||
+		len(muls) < nb || len(scales) < nb {
+		return fmt.Errorf("codebook %s: select: %w: %d codes, %d meta fields, %d multipliers and %d scales for %d values in groups of %d, blocks of %d",
+			c.name, ErrArg, len(codes), len(meta), len(muls), len(scales), len(x), group, block)
+	}
+	if p := c.plan(); p != nil {
+		p.sel.Select(codes, meta, x, group, block, muls, scales)
+		return nil
+	}
+	for b := range nb {
+		lo, hi := b*block, min((b+1)*block, len(x))
+		s.selectSSE(codes[lo:hi], meta[lo/group:], x[lo:hi], group, muls[b], scales[b])
+	}
+	return nil
+}
+
 // Decode writes the values of codes, in groups of group with table meta[g]
 // for group g, times scale, to dst (which must hold len(codes) values). A
 // meta field naming no table or a code without an entry in its table is an
@@ -180,6 +209,64 @@ func (c *Codebook) Decode(dst []float32, codes, meta []uint8, group int, scale f
 	}
 	return nil
 }
+
+// DecodeBlocks is Decode for a run of blocks of block codes (a multiple of
+// group; the last may be shorter), block b decoded with the scale
+// scales[b], which must hold a scale per block. Errors are those of Decode,
+// and ErrArg for malformed arguments.
+func (c *Codebook) DecodeBlocks(dst []float32, codes, meta []uint8, group, block int, scales []float32) error {
+	nb := 0
+	if block > 0 {
+		nb = (len(codes) + block - 1) / block
+	}
+	if group < 1 || block < 1 || block%group != 0 || len(dst) < len(codes) || len(meta) < (len(codes)+group-1)/group || len(scales) < nb {
+		return fmt.Errorf("codebook %s: decode: %w: %d values, %d meta fields, %d scales, groups of %d, blocks of %d",
+			c.name, ErrArg, len(codes), len(meta), len(scales), group, block)
+	}
+	ng := (len(codes) + group - 1) / group
+	if c.luts != nil && validCodes(codes, c.minLen) && validMeta(meta[:ng], len(c.tables)) {
+		kernels.LUTDecodeGroups(dst, codes, meta, group, block, 1<<c.indexBits, c.luts, scales)
+		return nil
+	}
+	for b := range nb {
+		lo, hi := b*block, min((b+1)*block, len(codes))
+		if err := c.Decode(dst[lo:hi], codes[lo:hi], meta[lo/group:], group, scales[b]); err != nil {
+			return fmt.Errorf("block %d: %w", b, err)
+		}
+	}
+	return nil
+}
+
+// validCodes reports whether every code is below n (at least 1).
+func validCodes(codes []uint8, n int) bool {
+	if n >= maxEntries {
+		return true
+	}
+	i := 0
+	if n <= 128 {
+		// Eight codes at a time: a byte b > m = n−1 (m < 128) carries into
+		// bit 7 of b + 127 − m, or has bit 7 set itself.
+		const ones, highs = 0x0101010101010101, 0x8080808080808080
+		add := uint64(127-(n-1)) * ones
+		var bad uint64
+		for ; i+8 <= len(codes); i += 8 {
+			v := binary.LittleEndian.Uint64(codes[i:])
+			bad |= (v&^highs + add) | v
+		}
+		if bad&highs != 0 {
+			return false
+		}
+	}
+	for _, v := range codes[i:] {
+		if int(v) >= n {
+			return false
+		}
+	}
+	return true
+}
+
+// validMeta reports whether every meta field names one of n tables.
+func validMeta(meta []uint8, n int) bool { return validCodes(meta, n) }
 
 // MetaLen returns the bytes that n meta fields of bits each take packed:
 // ceil(n·bits/8).

@@ -285,3 +285,123 @@ func TestSelectPlan(t *testing.T) {
 	require.NoError(t, err)
 	assert.Nil(t, cb.plan())
 }
+
+// TestSelectBlocks: SelectBlocks, EncodeBlocks and DecodeBlocks equal the
+// one-block calls (Select through the general path, forced by a criterion
+// that is SquaredError; EncodeScaled; Decode) block by block, with scales
+// that are and are not powers of two, scales whose products overflow, and
+// edge values.
+func TestSelectBlocks(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	sse := func(x, q []float32) float64 { return SquaredError(x, q) }
+	a, _ := NewTable("a", []float32{-1, 0, 0.5, 2}, nil)
+	b, _ := NewTable("b", []float32{-2, -0.25, 0, 1}, nil)
+	plain, err := New("plain", 2, []*Table{a, b}, nil)
+	require.NoError(t, err)
+	books := []*Codebook{plain}
+	for _, name := range []string{"icb44fi_e2m3fnuz", "icb44fi_e4m3fn", "cb41fi_e2m2fnuz", "cb42fe0123_e3m2fnuz", "cb81ie_int9", "cb51ie_int7"} {
+		cb, err := Parse(name)
+		require.NoError(t, err)
+		books = append(books, cb)
+	}
+	for _, cb := range books {
+		for trial := range 12 {
+			group := []int{1, 2, 4, 8, 16, 32}[trial%6]
+			block := group * (1 + r.IntN(4))
+			n := r.IntN(5 * block)
+			x := make([]float32, n)
+			for i := range x {
+				x[i] = float32(r.NormFloat64() * 4)
+				switch r.IntN(30) {
+				case 0:
+					x[i] = float32(math.NaN())
+				case 1:
+					x[i] = float32(math.Inf(1 - 2*r.IntN(2)))
+				case 2:
+					x[i] = negZero
+				}
+			}
+			nb, ng := (n+block-1)/block, (n+group-1)/group
+			muls, scales := make([]float32, nb), make([]float32, nb)
+			for i := range muls {
+				scales[i] = float32(math.Ldexp(1, r.IntN(7)-3))
+				switch r.IntN(6) {
+				case 0:
+					scales[i] *= 1.375
+				case 1:
+					scales[i] = 1e-30 // x·mul overflows
+				case 2:
+					scales[i] = 3e38 // entry·scale overflows
+				}
+				muls[i] = 1 / scales[i]
+			}
+			codes, meta := make([]uint8, n), make([]uint8, ng)
+			require.NoError(t, cb.NewSelector().SelectBlocks(codes, meta, x, group, block, muls, scales))
+			got := make([]float32, n)
+			require.NoError(t, cb.DecodeBlocks(got, codes, meta, group, block, scales))
+			for bi := range nb {
+				lo, hi := bi*block, min((bi+1)*block, n)
+				c1, m1 := make([]uint8, hi-lo), make([]uint8, (hi-lo+group-1)/group)
+				opts := &SelectOptions{Mul: muls[bi], Scale: scales[bi], Criterion: sse}
+				require.NoError(t, cb.Select(c1, m1, x[lo:hi], group, opts))
+				require.Equal(t, m1, meta[lo/group:lo/group+len(m1)], "%s trial %d block %d meta", cb.Name(), trial, bi)
+				require.Equal(t, c1, codes[lo:hi], "%s trial %d block %d codes", cb.Name(), trial, bi)
+				want := make([]float32, hi-lo)
+				require.NoError(t, cb.Decode(want, c1, m1, group, scales[bi]))
+				require.Equal(t, bitsOf(want), bitsOf(got[lo:hi]), "%s trial %d block %d decode", cb.Name(), trial, bi)
+			}
+			// One table's encoding with a multiplier per block.
+			tb := cb.Table(trial % cb.Len())
+			enc := make([]uint8, n)
+			require.NoError(t, tb.EncodeBlocks(enc, x, block, muls))
+			for bi := range nb {
+				lo, hi := bi*block, min((bi+1)*block, n)
+				want := make([]uint8, hi-lo)
+				tb.EncodeScaled(want, x[lo:hi], muls[bi])
+				require.Equal(t, want, enc[lo:hi])
+			}
+		}
+	}
+	x := make([]float32, 8)
+	sel := plain.NewSelector()
+	one := []float32{1, 1}
+	require.ErrorIs(t, sel.SelectBlocks(make([]uint8, 8), make([]uint8, 2), x, 4, 6, one, one), ErrArg)
+	require.ErrorIs(t, sel.SelectBlocks(make([]uint8, 8), make([]uint8, 1), x, 4, 4, one, one), ErrArg)
+	require.ErrorIs(t, sel.SelectBlocks(make([]uint8, 8), make([]uint8, 2), x, 0, 4, one, one), ErrArg)
+	require.ErrorIs(t, plain.DecodeBlocks(make([]float32, 8), make([]uint8, 8), make([]uint8, 2), 4, 4, one[:1]), ErrArg)
+	require.ErrorIs(t, plain.DecodeBlocks(make([]float32, 8), make([]uint8, 8), []uint8{0, 2}, 4, 4, one), ErrMeta)
+	require.ErrorIs(t, plain.DecodeBlocks(make([]float32, 8), []uint8{0, 4, 0, 0, 0, 0, 0, 0}, []uint8{0, 1}, 4, 4, one), ErrCode)
+	require.ErrorIs(t, a.EncodeBlocks(make([]uint8, 8), x, 4, one[:1]), ErrArg)
+}
+
+func bitsOf(x []float32) []uint32 {
+	b := make([]uint32, len(x))
+	for i, v := range x {
+		b[i] = math.Float32bits(v)
+	}
+	return b
+}
+
+// TestValidCodes checks the eight-at-a-time range check of DecodeBlocks
+// against a plain loop: every table size, every byte value at every
+// position of a run that has a tail.
+func TestValidCodes(t *testing.T) {
+	for n := 1; n <= 256; n++ {
+		for b := range 256 {
+			for pos := range 19 {
+				codes := make([]uint8, 19)
+				for i := range codes {
+					codes[i] = uint8(i % n)
+				}
+				codes[pos] = uint8(b)
+				want := true
+				for _, c := range codes {
+					want = want && int(c) < n
+				}
+				if got := validCodes(codes, n); got != want {
+					t.Fatalf("n %d: byte %d at %d: got %v", n, b, pos, got)
+				}
+			}
+		}
+	}
+}

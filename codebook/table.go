@@ -345,6 +345,19 @@ func (t *Table) EncodeScaled(dst []uint8, src []float32, mul float32) {
 	t.enc.EncodeScaled(dst, src, mul)
 }
 
+// EncodeBlocks writes the code of the float32 product src[i]·muls[i/block]
+// to dst[i]: src is a run of blocks of block values (the last may be
+// shorter), each with its own multiplier (the reciprocal of its scale). dst
+// must be at least as long as src and muls must hold a multiplier per
+// block, else the error wraps ErrArg.
+func (t *Table) EncodeBlocks(dst []uint8, src []float32, block int, muls []float32) error {
+	if block < 1 || len(dst) < len(src) || len(muls) < (len(src)+block-1)/block {
+		return &TableError{Table: t.name, Index: -1, Err: fmt.Errorf("%w: encode %d values in blocks of %d into %d codes with %d multipliers", ErrArg, len(src), block, len(dst), len(muls))}
+	}
+	t.enc.EncodeBlocks(dst, src, block, muls)
+	return nil
+}
+
 // DecodeSlice writes the entry of codes[i] to dst[i]; dst must be at least as
 // long as codes. A code without an entry is an error wrapping ErrCode.
 func (t *Table) DecodeSlice(dst []float32, codes []uint8) error {

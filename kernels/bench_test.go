@@ -56,6 +56,13 @@ func BenchmarkQuantizeMXINT8(b *testing.B)  { benchWorkload(b, "QuantizeMXINT8")
 func BenchmarkQuantizeQ8_0(b *testing.B)    { benchWorkload(b, "QuantizeQ8_0") }
 func BenchmarkQuantizeInt8G32(b *testing.B) { benchWorkload(b, "QuantizeInt8G32") }
 func BenchmarkSelectNM24(b *testing.B)      { benchWorkload(b, "SelectNM24") }
+func BenchmarkSelectNM48(b *testing.B)      { benchWorkload(b, "SelectNM48") }
+func BenchmarkEncodeNF4(b *testing.B)       { benchWorkload(b, "EncodeNF4") }
+func BenchmarkSelectCodebook2(b *testing.B) { benchWorkload(b, "SelectCodebook2") }
+func BenchmarkSelectCodebook16(b *testing.B) {
+	benchWorkload(b, "SelectCodebook16")
+}
+func BenchmarkDecodeCodebook16(b *testing.B) { benchWorkload(b, "DecodeCodebook16") }
 func BenchmarkQuantizeInt4G128(b *testing.B) {
 	benchWorkload(b, "QuantizeInt4G128")
 }
@@ -83,7 +90,7 @@ func TestWorkloadsHaveBenchmarks(t *testing.T) {
 	assert.Equal(t, []string{"MemRead", "Amax32", "QuantizeMXFP4", "DequantizeMXFP4", "QuantizeMXFP8",
 		"QuantizeNVFP4", "QuantizeMXINT8", "QuantizeQ8_0", "QuantizeQ4_K", "QuantizeQ5_K", "QuantizeQ6_K", "QuantizeQ3_K",
 		"QuantizeQ2_K", "QuantizeIQ4_XS", "QuantizeIQ4_NL", "DequantizeQ4_K", "QuantizeInt8G32", "QuantizeInt4G128", "F32ToF16", "F32ToBF16", "BF16ToF32",
-		"SelectNM24"}, names)
+		"SelectNM24", "SelectNM48", "EncodeNF4", "SelectCodebook2", "SelectCodebook16", "DecodeCodebook16"}, names)
 }
 
 // benchN normally distributed floats (64 MiB) time the generic element

@@ -12,6 +12,8 @@ package kernels
 //go:generate go run -C _asm ./blend -out ../blend_amd64.s -stubs ../blend_stubs_amd64.go -pkg kernels
 //go:generate go run -C _asm ./errsum -out ../errsum_amd64.s -stubs ../errsum_stubs_amd64.go -pkg kernels
 //go:generate go run -C _asm ./kquant -out ../kquant_amd64.s -stubs ../kquant_stubs_amd64.go -pkg kernels
+//go:generate go run -C _asm ./lut -out ../lut_amd64.s -stubs ../lut_stubs_amd64.go -pkg kernels
+//go:generate go run -C _asm ./nm -out ../nm_amd64.s -stubs ../nm_stubs_amd64.go -pkg kernels
 
 import (
 	"os"

@@ -221,10 +221,10 @@ func quantK45(y []byte, x, imp []float32, s *kqScratch, search *affine, cfg *sup
 	binary.LittleEndian.PutUint16(y[2:], uint16(r.hm))
 	putKScales(y[4:16], &ls, &lm)
 	if n == 15 {
-		packNibbles(y[16:144], &s.q)
+		packKNibbles(y[16:144], &s.q)
 		return
 	}
-	packNibbles(y[48:176], &s.q)
+	packKNibbles(y[48:176], &s.q)
 	le := binary.LittleEndian
 	for l := 0; l < 32; l += 8 {
 		var hb uint64
@@ -236,9 +236,9 @@ func quantK45(y []byte, x, imp []float32, s *kqScratch, search *affine, cfg *sup
 	}
 }
 
-// packNibbles writes the low nibbles of 256 codes as Q4_K and Q5_K keep
+// packKNibbles writes the low nibbles of 256 codes as Q4_K and Q5_K keep
 // them: byte 32c+l of y holds codes 64c+l (low) and 64c+32+l (high).
-func packNibbles(y []byte, q *[QKK]uint8) {
+func packKNibbles(y []byte, q *[QKK]uint8) {
 	le := binary.LittleEndian
 	for c := range 4 {
 		for l := 0; l < 32; l += 8 {

@@ -133,17 +133,6 @@ func TestLUTDecode(t *testing.T) {
 	LUTDecodeScaled(dst, src, &lut, 2)
 	assert.Equal(t, []float32{-201, -199, 309, -1, -187}, dst)
 
-	var lut16 [16]float32
-	for i := range lut16 {
-		lut16[i] = float32(i)
-	}
-	for n := range 7 {
-		packed := []byte{0x21, 0x43, 0x65}
-		out := make([]float32, n)
-		LUTDecodePacked4(out, packed, n, &lut16, 0.5)
-		want := []float32{0.5, 1, 1.5, 2, 2.5, 3}[:n]
-		assert.Equal(t, want, out, "n=%d", n)
-	}
 }
 
 func FuzzLUTEncode(f *testing.F) {

@@ -32,9 +32,14 @@ func SelectNM(dst []byte, src []float32, n, m int) {
 	if len(src)%m != 0 {
 		panic(fmt.Sprintf("kernels: SelectNM: %d floats are not whole groups of %d", len(src), m))
 	}
-	dst = dst[:PackedLen(len(src), 1)]
+	selectNM(dst[:PackedLen(len(src), 1)], src, n, m)
+}
+
+// selectNMTail is the Go reference of SelectNM: the unrolled 2:4 selection,
+// or the general one.
+func selectNMTail(dst []byte, src []float32, n, m int) {
 	if n == 2 && m == 4 {
-		select24(dst, src)
+		select24Go(dst, src)
 		return
 	}
 	selectNMGo(dst, src, n, m)
@@ -61,10 +66,6 @@ func rank24(k0, k1, k2, k3 uint32) uint32 {
 	// A rank below 2 is kept: bit 1 of the rank is clear.
 	return (^r0>>1)&1 | (^r1 & 2) | (^r2&2)<<1 | (^r3&2)<<2
 }
-
-// select24 is the 2:4 selection the kernels run: the Go reference, until an
-// assembly tier replaces it.
-func select24(dst []byte, src []float32) { select24Go(dst, src) }
 
 // select24Go is the reference of the 2:4 selection: two groups per byte.
 func select24Go(dst []byte, src []float32) {

@@ -174,8 +174,9 @@ func TestSelectNMPanics(t *testing.T) {
 	assert.Panics(t, func() { FirstBadGroupNM(make([]byte, 1), 6, 2, 4) })
 }
 
-// FuzzSelectNM checks the selection against the sort-based reference on any
-// bytes read as floats, for the pattern the first two bytes choose.
+// FuzzSelectNM checks the selection of every tier against the sort-based
+// reference on any bytes read as floats, for the pattern the first two bytes
+// choose.
 func FuzzSelectNM(f *testing.F) {
 	f.Add(byte(1), byte(1), []byte{0, 0, 128, 63, 0, 0, 0, 64, 0, 0, 128, 191, 0, 0, 192, 127})
 	f.Add(byte(3), byte(2), []byte{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32})
@@ -187,13 +188,62 @@ func FuzzSelectNM(f *testing.F) {
 		for i := range src {
 			src[i] = math.Float32frombits(uint32(data[4*i]) | uint32(data[4*i+1])<<8 | uint32(data[4*i+2])<<16 | uint32(data[4*i+3])<<24)
 		}
-		got := make([]byte, PackedLen(len(src), 1))
-		SelectNM(got, src, n, m)
-		if !slices.Equal(sortSelectNM(src, n, m), unpackBools(got, len(src))) {
-			t.Fatalf("%d:%d: selection differs from the reference for %v", n, m, src)
-		}
-		if g := FirstBadGroupNM(got, len(src), n, m); g != -1 {
-			t.Fatalf("%d:%d: group %d does not keep %d", n, m, g, n)
+		want := sortSelectNM(src, n, m)
+		for _, tr := range tiers() {
+			restore := useTier(tr)
+			got := make([]byte, PackedLen(len(src), 1))
+			SelectNM(got, src, n, m)
+			restore()
+			if !slices.Equal(want, unpackBools(got, len(src))) {
+				t.Fatalf("%v %d:%d: selection differs from the reference for %v", tr, n, m, src)
+			}
+			if g := FirstBadGroupNM(got, len(src), n, m); g != -1 {
+				t.Fatalf("%v %d:%d: group %d does not keep %d", tr, n, m, g, n)
+			}
 		}
 	})
+}
+
+// nmInput returns n floats with many ties: small integers of either sign,
+// zeros of both signs, NaNs with payloads, infinities, subnormals and any
+// bits.
+func nmInput(r *rand.Rand, n int) []float32 {
+	src := make([]float32, n)
+	for i := range src {
+		if r.IntN(3) == 0 {
+			src[i] = float32(r.IntN(5) - 2)
+		} else {
+			src[i] = math.Float32frombits(edgeBits(r))
+		}
+	}
+	return src
+}
+
+// TestSelectNMTiers compares every tier with the sort-based reference for
+// every pattern, at every whole number of groups up to three runs of 32
+// floats and a bit, and long inputs, at odd addresses.
+func TestSelectNMTiers(t *testing.T) {
+	r := rand.New(rand.NewPCG(15, 16))
+	for _, p := range nmPatterns() {
+		n, m := p[0], p[1]
+		var lengths []int
+		for l := 0; l <= 3*32+16; l += m {
+			lengths = append(lengths, l)
+		}
+		lengths = append(lengths, 4096, 4096+m, 100*32+3*m)
+		for _, l := range lengths {
+			src := nmInput(r, l+1)[1:]
+			want := sortSelectNM(src, n, m)
+			forEachTier(t, func(t *testing.T) {
+				got := make([]byte, PackedLen(l, 1)+2)[1:]
+				got[len(got)-1] = 0xAB
+				SelectNM(got[:len(got)-1], src, n, m)
+				require.Equal(t, want, unpackBools(got, l), "%d:%d, %d floats", n, m, l)
+				require.Equal(t, byte(0xAB), got[len(got)-1])
+				if k := l % 8; k != 0 {
+					require.Zero(t, got[len(got)-2]>>k, "padding bits")
+				}
+			})
+		}
+	}
 }

@@ -32,15 +32,33 @@ func PackBits(dst []byte, src []uint8, width uint) {
 		packMask(dst, src) // the bit-mask kernels
 		return
 	}
+	if width == 4 {
+		packNibbles(dst, src) // the nibble kernels
+		return
+	}
+	packBitsGo(dst, src, width)
+}
+
+// packBitsGo is the reference of PackBits for widths 2 to 8 (len(dst) =
+// PackedLen(len(src), width)).
+func packBitsGo(dst []byte, src []uint8, width uint) {
+	if width == 8 {
+		copy(dst, src)
+		return
+	}
 	mask := uint64(1)<<width - 1
-	// Eight codes fill exactly width bytes, so whole groups of eight go through
-	// one 64-bit word; the tail takes the bit-by-bit loop below.
+	// Eight codes fill exactly width bytes: eight bytes are narrowed in one
+	// 64-bit word, pairs of fields merged in three steps (each 16-bit lane
+	// c0 | c1<<w, each 32-bit lane of those, then the word); the tail takes
+	// the bit-by-bit loop below.
+	const lo8, lo16, lo32 = 0x00ff00ff00ff00ff, 0x0000ffff0000ffff, 0x00000000ffffffff
+	keep := mask * 0x0101010101010101
 	j, i := 0, 0
 	for ; i+8 <= len(src) && j+8 <= len(dst); i += 8 {
-		g := src[i : i+8 : i+8]
-		v := uint64(g[0])&mask | (uint64(g[1])&mask)<<width | (uint64(g[2])&mask)<<(2*width) |
-			(uint64(g[3])&mask)<<(3*width) | (uint64(g[4])&mask)<<(4*width) | (uint64(g[5])&mask)<<(5*width) |
-			(uint64(g[6])&mask)<<(6*width) | (uint64(g[7])&mask)<<(7*width)
+		v := binary.LittleEndian.Uint64(src[i:]) & keep
+		v = v&lo8 | (v>>8&lo8)<<width
+		v = v&lo16 | (v>>16&lo16)<<(2*width)
+		v = v&lo32 | v>>32<<(4*width)
 		binary.LittleEndian.PutUint64(dst[j:], v)
 		j += int(width)
 	}
@@ -71,14 +89,38 @@ func UnpackBits(dst []uint8, src []byte, width uint) {
 		unpackMask(dst, src) // the bit-mask kernels
 		return
 	}
+	if width == 4 {
+		unpackNibbles(dst, src) // the nibble kernels
+		return
+	}
+	unpackBitsGo(dst, src, width)
+}
+
+// unpackBitsGo is the reference of UnpackBits for widths 2 to 8 (len(src) =
+// PackedLen(len(dst), width)).
+func unpackBitsGo(dst []uint8, src []byte, width uint) {
+	if width == 8 {
+		copy(dst, src)
+		return
+	}
 	mask := uint64(1)<<width - 1
+	// The inverse of packBitsGo's steps: the word split into 32-bit lanes of
+	// four fields, 16-bit lanes of two, then bytes.
+	lane := func(bits, every uint) uint64 { // the low bits of every lane of every bits
+		var m uint64
+		for k := uint(0); k < 64; k += every {
+			m |= (uint64(1)<<bits - 1) << k
+		}
+		return m
+	}
+	m32, m16, m8 := lane(4*width, 64), lane(2*width, 32), lane(width, 16)
 	j, i := 0, 0
 	for ; i+8 <= len(dst) && j+8 <= len(src); i += 8 {
 		v := binary.LittleEndian.Uint64(src[j:])
-		g := dst[i : i+8 : i+8]
-		for k := range g {
-			g[k] = uint8(v >> (uint(k) * width) & mask)
-		}
+		v = v&m32 | (v>>(4*width)&m32)<<32
+		v = v&m16 | (v>>(2*width)&m16)<<16
+		v = v&m8 | (v>>width&m8)<<8
+		binary.LittleEndian.PutUint64(dst[i:], v)
 		j += int(width)
 	}
 	var acc uint64

@@ -77,3 +77,31 @@ func FuzzPackUnpack(f *testing.F) {
 		}
 	})
 }
+
+// TestPackBitsAgainstBitLoop compares PackBits and UnpackBits of every
+// width with a plain bit-by-bit loop, at every length up to 70 codes.
+func TestPackBitsAgainstBitLoop(t *testing.T) {
+	for width := uint(1); width <= 8; width++ {
+		for n := 0; n <= 70; n++ {
+			codes := make([]uint8, n)
+			for i := range codes {
+				codes[i] = uint8(i*37 + int(width)*11 + n)
+			}
+			want := make([]byte, PackedLen(n, width))
+			for i, c := range codes {
+				for b := uint(0); b < width; b++ {
+					bit := int(uint(i)*width + b)
+					want[bit/8] |= (c >> b & 1) << (bit % 8)
+				}
+			}
+			got := make([]byte, len(want))
+			PackBits(got, codes, width)
+			require.Equal(t, want, got, "pack width %d, %d codes", width, n)
+			back := make([]uint8, n)
+			UnpackBits(back, got, width)
+			for i, c := range codes {
+				require.Equal(t, c&(1<<width-1), back[i], "unpack width %d, %d codes: code %d", width, n, i)
+			}
+		}
+	}
+}

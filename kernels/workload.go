@@ -3,6 +3,7 @@ package kernels
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 )
 
 // The benchmark set: the kernels `go test -bench` times in this package and
@@ -128,7 +129,123 @@ func Workloads() []Workload {
 			src = src[:len(src)/4*4]
 			return func() { SelectNM(dst, src, 2, 4) }
 		}},
+		{"SelectNM48", func(src []float32) func() {
+			dst := make([]byte, PackedLen(len(src)/8*8, 1))
+			src = src[:len(src)/8*8]
+			return func() { SelectNM(dst, src, 4, 8) }
+		}},
+		{"EncodeNF4", func(src []float32) func() {
+			e := benchNF4()
+			muls, _ := benchBlockScales(src, 64, 1)
+			codes := make([]uint8, len(src))
+			return func() { e.EncodeBlocks(codes, src, 64, muls) }
+		}},
+		{"SelectCodebook2", func(src []float32) func() {
+			s := benchCodebook(2)
+			muls, scales := benchBlockScales(src, 32, 6)
+			codes, meta := make([]uint8, len(src)), make([]uint8, (len(src)+3)/4)
+			return func() { s.Select(codes, meta, src, 4, 32, muls, scales) }
+		}},
+		{"SelectCodebook16", func(src []float32) func() {
+			s := benchCodebook(16)
+			muls, scales := benchBlockScales(src, 32, 7.75)
+			codes, meta := make([]uint8, len(src)), make([]uint8, (len(src)+7)/8)
+			return func() { s.Select(codes, meta, src, 8, 32, muls, scales) }
+		}},
+		{"DecodeCodebook16", func(src []float32) func() {
+			s := benchCodebook(16)
+			muls, scales := benchBlockScales(src, 32, 7.75)
+			codes, meta := make([]uint8, len(src)), make([]uint8, (len(src)+7)/8)
+			s.Select(codes, meta, src, 8, 32, muls, scales)
+			luts := make([]float32, 16*16)
+			for k := range 16 {
+				for c := range 8 {
+					m := benchCodebookMag(k, c)
+					luts[16*k+c], luts[16*k+8+c] = m, -m
+				}
+			}
+			dst := make([]float32, len(src))
+			return func() { LUTDecodeGroups(dst, codes, meta, 8, 32, 16, luts, scales) }
+		}},
 	}
+}
+
+// benchNF4 is an encoder of bitsandbytes' NF4 table (its 16 values, bounds
+// at the float32 midpoints), the table of the nf4 datatype.
+func benchNF4() *LUTEncoder {
+	vals := []float32{-1, -0.6961928009986877, -0.5250730514526367, -0.39491748809814453, -0.28444138169288635,
+		-0.18477343022823334, -0.09105003625154495, 0, 0.07958029955625534, 0.16093020141124725, 0.24611230194568634,
+		0.33791524171829224, 0.44070982933044434, 0.5626170039176941, 0.7229568362236023, 1}
+	bounds := make([]float32, 15)
+	codes := make([]uint8, 16)
+	for i := range vals {
+		codes[i] = uint8(i)
+		if i > 0 {
+			bounds[i-1] = (vals[i-1] + vals[i]) / 2
+		}
+	}
+	return NewLUTEncoder(bounds, codes, 0, false, 7)
+}
+
+// benchCodebookMag is magnitude c (0 to 7) of table k of the benchmark
+// codebooks: grid points i/4 (i < 32) at a step of 1 + k%4 from an offset of
+// k/4, as implicit codebooks pick entries of a compute format.
+func benchCodebookMag(k, c int) float32 {
+	if c == 0 {
+		return 0
+	}
+	return float32(k/4+c*(1+k%4)) / 4
+}
+
+// benchCodebook is a selector among nt (up to 16) sign-magnitude tables of
+// eight magnitudes (benchCodebookMag), sign bit 8, as the implicit
+// codebooks have: their bounds (the midpoints) cut the magnitudes into at
+// most 62 cells.
+func benchCodebook(nt int) *LUTSelector {
+	seen := map[float32]bool{}
+	var bounds []float32
+	for k := range nt {
+		for c := 1; c < 8; c++ {
+			b := (benchCodebookMag(k, c-1) + benchCodebookMag(k, c)) / 2
+			if !seen[b] {
+				seen[b] = true
+				bounds = append(bounds, b)
+			}
+		}
+	}
+	slices.Sort(bounds)
+	mags, codes := make([][]float32, nt), make([][]uint8, nt)
+	for k := range nt {
+		for cell := range len(bounds) + 1 {
+			lo := float32(0) // the cell's lowest magnitude encodes like the cell
+			if cell > 0 {
+				lo = bounds[cell-1]
+			}
+			c := 0
+			for c < 7 && lo >= (benchCodebookMag(k, c)+benchCodebookMag(k, c+1))/2 {
+				c++
+			}
+			mags[k] = append(mags[k], benchCodebookMag(k, c))
+			codes[k] = append(codes[k], uint8(c))
+		}
+	}
+	return NewLUTSelector(bounds, mags, codes, make([]uint8, nt), 8, true)
+}
+
+// benchBlockScales returns, for blocks of block values of src, the scale
+// amax/top (1 for an all-zero block) and its reciprocal, the multiplier.
+func benchBlockScales(src []float32, block int, top float32) (muls, scales []float32) {
+	amax := make([]uint32, (len(src)+block-1)/block)
+	AbsMaxBlocks(amax, src, block)
+	muls, scales = make([]float32, len(amax)), make([]float32, len(amax))
+	for i, a := range amax {
+		scales[i] = 1
+		if s := math.Float32frombits(a) / top; s > 0 {
+			scales[i] = s
+		}
+		muls[i] = 1 / scales[i]
+	}
+	return muls, scales
 }
 
 // BenchInput returns n deterministic float32 values shaped like weights:

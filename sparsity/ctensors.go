@@ -136,9 +136,7 @@ func (s *SparseBitmask) Dense() ([]float32, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]float32, m.Len())
-	_, err = m.Expand(out, s.Compressed)
-	return out, err
+	return denseOf(m, s.Compressed)
 }
 
 // Sparse24Bitmask is compressed-tensors' sparse-24-bitmask form of a 2:4
@@ -219,5 +217,13 @@ func (s *Sparse24Bitmask) Dense() ([]float32, error) {
 	if err != nil {
 		return nil, err
 	}
-	return Expand(s.Compressed, s.Shape[:], 1, P24, m)
+	return denseOf(m, s.Compressed)
+}
+
+// denseOf places values, in row-major order, at the kept positions of m (a
+// mask whose count Mask checked against them), +0 elsewhere.
+func denseOf(m *mask.Mask, values []float32) ([]float32, error) {
+	out := make([]float32, m.Len())
+	_, err := m.Expand(out, values)
+	return out, err
 }

@@ -56,13 +56,10 @@ func NM(x []float32, shape []int, axis int, p Pattern, o Options) (*mask.Mask, e
 		if err == nil {
 			err = g.checkLen("mask", "x", x)
 		}
+		if err == nil {
+			err = checkMask("mask", g, o.Mask, p)
+		}
 		if err != nil {
-			return nil, err
-		}
-		if !slices.Equal(o.Mask.Shape(), g.shape) {
-			return nil, &ShapeError{Op: "mask", Shape: g.shape, Reason: fmt.Sprintf("the mask's shape is %v", o.Mask.Shape())}
-		}
-		if err := Check(o.Mask, axis, p); err != nil {
 			return nil, err
 		}
 		return o.Mask.Clone(), nil

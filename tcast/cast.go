@@ -111,6 +111,7 @@ type caster struct {
 	blockwise bool             // never castContiguous (tests compare both paths)
 	tmp       []float32        // scratch for the scaled values of one block
 	subAmax   []float32        // scratch for the subtile amaxes of one block
+	cbRef     float32          // a codebook's reference magnitude (its compute format's largest), once known
 }
 
 // Cast quantizes x, a tensor of the given shape in row-major order, to dt and
@@ -149,7 +150,7 @@ func castPath(x []float32, shape []int, dt *DataType, opts *Options, useKernels,
 		x = []float32{} // newCaster skips the length check for a template's nil
 	}
 	if dt != nil && dt.cb != nil {
-		return castCodebook(x, shape, dt, o)
+		return castCodebook(x, shape, dt, o, stream)
 	}
 	c, err := newCaster(x, shape, dt, o)
 	if err != nil {
@@ -420,6 +421,23 @@ func pruneCodes[C kernels.Code](cs []C, m *mask.Mask, zc uint32) {
 	}
 }
 
+// zeroDropped writes src, the elements from offset at of the tensor, to dst
+// with the dropped ones (keep mask false) as +0; dst may be src. It goes
+// through the mask's bits where at starts a byte of them, else flag by flag.
+func (c *caster) zeroDropped(dst, src []float32, at int) {
+	if at%8 == 0 {
+		kernels.ZeroMasked(dst, src, c.keepBits[at/8:])
+		return
+	}
+	for i, k := range c.keep[at : at+len(src)] {
+		if k {
+			dst[i] = src[i]
+		} else {
+			dst[i] = 0
+		}
+	}
+}
+
 // castAll quantizes every block of x into codes, fills the scale parts of t, and
 // writes the dequantized values to deq when it is not nil.
 func castAll[C kernels.Code](c *caster, x []float32, codes []C, t *Tensor, deq []float32) {
@@ -431,10 +449,7 @@ func castAll[C kernels.Code](c *caster, x []float32, codes []C, t *Tensor, deq [
 		castContiguous(c, x, codes, t, deq)
 		return
 	}
-	maxBlock := c.lay.tile0 * c.lay.tile1
-	if c.lay.blocks <= 1 || maxBlock > c.lay.n {
-		maxBlock = c.lay.n
-	}
+	maxBlock := c.lay.maxBlock()
 	buf := make([]float32, maxBlock)
 	c.tmp = make([]float32, maxBlock)
 	vals := make([]float32, maxBlock)
@@ -576,19 +591,9 @@ func castContiguous[C kernels.Code](c *caster, x []float32, codes []C, t *Tensor
 			at := b.base + lo
 			scaled(tmp[at-start:at-start+len(piece)], piece, sc)
 			if keep != nil && !sc.fill {
-				// Dropped elements are stored as zero, as encodeScaled does:
-				// through the mask's bits where the piece starts on a byte
-				// of them, else flag by flag.
+				// Dropped elements are stored as zero, as encodeScaled does.
 				seg := tmp[at-start : at-start+len(piece)]
-				if at%8 == 0 {
-					kernels.ZeroMasked(seg, seg, c.keepBits[at/8:])
-				} else {
-					for i, k := range keep[lo : lo+len(piece)] {
-						if !k {
-							seg[i] = 0
-						}
-					}
-				}
+				c.zeroDropped(seg, seg, at)
 			}
 			if sc.fill {
 				fills = append(fills, fillRun{at, at + len(piece), sc.fillCode})

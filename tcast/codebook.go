@@ -1,6 +1,7 @@
 package tcast
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 
@@ -14,8 +15,10 @@ import (
 // largest entry); every subtile (or tile) then picks the table that
 // represents it best, and its elements store indices into that table.
 
-// castCodebook is Cast for a codebook datatype.
-func castCodebook(x []float32, shape []int, dt *DataType, o Options) (*Tensor, error) {
+// castCodebook is Cast for a codebook datatype: row by row (castCodebookRows)
+// where the blocks are runs along the last axis and stream is set, else
+// block by block (the tests compare both paths).
+func castCodebook(x []float32, shape []int, dt *DataType, o Options, stream bool) (*Tensor, error) {
 	c, err := newCaster(x, shape, dt, o)
 	if err != nil {
 		return nil, err
@@ -32,10 +35,103 @@ func castCodebook(x []float32, shape []int, dt *DataType, o Options) (*Tensor, e
 	if o.Form == Virtual {
 		deq = make([]float32, lay.n)
 	}
-	maxBlock := lay.tile0 * lay.tile1
-	if lay.blocks <= 1 || maxBlock > lay.n {
-		maxBlock = lay.n
+	if stream && lay.contiguous() && lay.axis == len(lay.shape)-1 && c.spec != nil {
+		err = c.castCodebookRows(x, codes, deq, t)
+	} else {
+		err = c.castCodebookBlocks(x, codes, deq, t)
 	}
+	if err != nil {
+		return nil, fmt.Errorf("tcast: cast to %s: %w", dt.name, err)
+	}
+	t.Data.Bytes = codes
+	switch o.Form {
+	case Virtual:
+		t.Values, t.Data = deq, nil
+	case Compressed:
+		return Compress(t)
+	}
+	return t, nil
+}
+
+// castCodebookRows casts a codebook datatype whose blocks are runs along the
+// last axis a row at a time: the row's block amaxes in one call, every
+// block's scale, then the row's codes and meta in one selection (or
+// encoding, for one table) with a multiplier and a scale per block, and its
+// dequantized values in one decoding. It writes what castCodebookBlocks
+// writes.
+func (c *caster) castCodebookRows(x []float32, codes []uint8, deq []float32, t *Tensor) error {
+	lay, cb := c.lay, c.dt.cb
+	rowLen := lay.shape[lay.axis]
+	if lay.n == 0 || rowLen == 0 {
+		return nil
+	}
+	tile := lay.tile1
+	group := tile
+	if lay.sub != 0 {
+		group = lay.sub
+	}
+	perRow := ceilDiv(rowLen, tile)   // blocks
+	metaRow := ceilDiv(rowLen, group) // meta fields (or groups)
+	amax := make([]uint32, perRow)
+	muls, scales := make([]float32, perRow), make([]float32, perRow)
+	fills := make([]bool, perRow)
+	meta := make([]uint8, metaRow)
+	var vbuf []float32
+	if c.keep != nil {
+		vbuf = make([]float32, rowLen)
+	}
+	sel := cb.NewSelector()
+	zero := cb.Table(0).ZeroCode()
+	for r := 0; r*rowLen < lay.n; r++ {
+		lo := r * rowLen
+		v := x[lo : lo+rowLen]
+		if c.keep != nil {
+			c.zeroDropped(vbuf, v, lo) // dropped elements are stored as 0
+			v = vbuf
+		}
+		kernels.AbsMaxBlocks(amax, v, tile)
+		anyFill := false
+		for j := range perRow {
+			b := v[j*tile : min((j+1)*tile, rowLen)]
+			muls[j], scales[j], fills[j] = c.codebookScaleOf(math.Float32frombits(amax[j]), b, t, r*perRow+j)
+			anyFill = anyFill || fills[j]
+		}
+		cs := codes[lo : lo+rowLen]
+		if cb.Len() == 1 {
+			if err := cb.Table(0).EncodeBlocks(cs, v, tile, muls); err != nil {
+				return err
+			}
+		} else if err := sel.SelectBlocks(cs, meta, v, group, tile, muls, scales); err != nil {
+			return err
+		}
+		if anyFill {
+			for j, f := range fills {
+				if !f {
+					continue
+				}
+				a, b := j*tile, min((j+1)*tile, rowLen)
+				for i := range cs[a:b] {
+					cs[a+i] = zero
+				}
+				clear(meta[a/group : ceilDiv(b, group)])
+			}
+		}
+		if lay.sub != 0 {
+			copy(t.Meta.Bytes[r*metaRow:], meta)
+		}
+		if deq != nil {
+			if err := cb.DecodeBlocks(deq[lo:lo+rowLen], cs, meta, group, tile, scales); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// castCodebookBlocks casts a codebook datatype block by block.
+func (c *caster) castCodebookBlocks(x []float32, codes []uint8, deq []float32, t *Tensor) error {
+	lay, cb := c.lay, c.dt.cb
+	maxBlock := lay.maxBlock()
 	vbuf := make([]float32, maxBlock)
 	cbuf := make([]uint8, maxBlock)
 	obuf := make([]float32, maxBlock)
@@ -100,17 +196,7 @@ func castCodebook(x []float32, shape []int, dt *DataType, o Options) (*Tensor, e
 			scatter(deq, out, b)
 		}
 	})
-	if selErr != nil {
-		return nil, fmt.Errorf("tcast: cast to %s: %w", dt.name, selErr)
-	}
-	t.Data.Bytes = codes
-	switch o.Form {
-	case Virtual:
-		t.Values, t.Data = deq, nil
-	case Compressed:
-		return Compress(t)
-	}
-	return t, nil
+	return selErr
 }
 
 // codebookScale chooses the scale of one block of a codebook datatype whose
@@ -122,10 +208,15 @@ func (c *caster) codebookScale(v []float32, t *Tensor, b block) (mul, scl float3
 	if c.spec == nil {
 		return 1, 1, false
 	}
-	amax := c.amax(v, nil)
+	return c.codebookScaleOf(c.amax(v, nil), v, t, b.scaleIndex)
+}
+
+// codebookScaleOf is codebookScale of the block of scale index si whose
+// values v have the largest magnitude amax.
+func (c *caster) codebookScaleOf(amax float32, v []float32, t *Tensor, si int) (mul, scl float32, fill bool) {
 	nan := func() (float32, float32, bool) {
 		code, _ := c.sf.NaN()
-		putCode(t.Scale, b.scaleIndex, code)
+		putCode(t.Scale, si, code)
 		return 0, c.dec.scale(code), true
 	}
 	if c.spec.IsExponent() {
@@ -133,7 +224,7 @@ func (c *caster) codebookScale(v []float32, t *Tensor, b block) (mul, scl float3
 		if !ok {
 			return nan()
 		}
-		putCode(t.Scale, b.scaleIndex, code)
+		putCode(t.Scale, si, code)
 		s := c.dec.scale(code)
 		return 1 / s, s, false // a power of two: exact
 	}
@@ -149,13 +240,15 @@ func (c *caster) codebookScale(v []float32, t *Tensor, b block) (mul, scl float3
 	case amax > 0 && c.opts.PowerOfTwoScales && comp != nil:
 		code = c.sf.Encode(float32(math.Ldexp(1, c.sel.Exponent(amax))))
 	case amax > 0:
-		ref := c.dt.cb.MaxAbs()
-		if comp != nil {
-			ref = comp.MaxFinite()
+		if c.cbRef == 0 {
+			c.cbRef = c.dt.cb.MaxAbs()
+			if comp != nil {
+				c.cbRef = comp.MaxFinite()
+			}
 		}
-		code = c.sf.Encode(amax / ref)
+		code = c.sf.Encode(amax / c.cbRef)
 	}
-	putCode(t.Scale, b.scaleIndex, code)
+	putCode(t.Scale, si, code)
 	s := c.dec.scale(code)
 	if s == 0 || isNonFinite(s) {
 		return 0, s, true
@@ -167,19 +260,68 @@ func (c *caster) codebookScale(v []float32, t *Tensor, b block) (mul, scl float3
 // tensor of a codebook datatype. Codes and meta fields are read within their
 // widths; a code beyond its table's entries is an error.
 func decompressCodebook(t *Tensor, lay *layout) ([]float32, error) {
-	dt := t.DataType
-	cb := dt.cb
 	a := withParts(t, Actual, unpack)
+	if lay.contiguous() && lay.axis == len(lay.shape)-1 && t.DataType.spec != nil {
+		if out, ok := decompressCodebookRows(a, lay); ok {
+			return out, nil
+		}
+	}
+	return decompressCodebookBlocks(t, a, lay)
+}
+
+// decompressCodebookRows is decompressCodebook a row at a time for blocks
+// along the last axis: the row's scales, then one decoding with a scale per
+// block and a table per meta field. It returns false when a code or meta
+// field is out of range, which the block-by-block path then reports.
+func decompressCodebookRows(a *Tensor, lay *layout) ([]float32, bool) {
+	dt := a.DataType
+	cb := dt.cb
 	dec := newDecoder(dt, a)
 	out := make([]float32, lay.n)
-	maxBlock := lay.tile0 * lay.tile1
-	if lay.blocks <= 1 || maxBlock > lay.n {
-		maxBlock = lay.n
+	rowLen := lay.shape[lay.axis]
+	if lay.n == 0 || rowLen == 0 {
+		return out, true
 	}
+	tile := lay.tile1
+	group := tile
+	if lay.sub != 0 {
+		group = lay.sub
+	}
+	perRow, metaRow := ceilDiv(rowLen, tile), ceilDiv(rowLen, group)
+	scales := make([]float32, perRow)
+	codes := make([]uint8, rowLen)
+	meta := make([]uint8, metaRow)
+	codeMask := uint8(1<<cb.IndexBits() - 1)
+	metaMask := uint8(1<<cb.MetaBits() - 1)
+	for r := 0; r*rowLen < lay.n; r++ {
+		for j := range scales {
+			scales[j] = dec.scaleOf(a, r*perRow+j).mul
+		}
+		maskBytes(codes, a.Data.Bytes[r*rowLen:(r+1)*rowLen], codeMask)
+		if lay.sub != 0 {
+			for i, m := range a.Meta.Bytes[r*metaRow : (r+1)*metaRow] {
+				meta[i] = m & metaMask
+			}
+		}
+		if err := cb.DecodeBlocks(out[r*rowLen:(r+1)*rowLen], codes, meta, group, tile, scales); err != nil {
+			return nil, false
+		}
+	}
+	return out, true
+}
+
+// decompressCodebookBlocks is decompressCodebook block by block (a is t in
+// Actual form).
+func decompressCodebookBlocks(t *Tensor, a *Tensor, lay *layout) ([]float32, error) {
+	dt := t.DataType
+	cb := dt.cb
+	dec := newDecoder(dt, a)
+	out := make([]float32, lay.n)
+	maxBlock := lay.maxBlock()
 	cbuf := make([]uint8, maxBlock)
 	vbuf := make([]float32, maxBlock)
 	codeMask := uint8(1<<cb.IndexBits() - 1)
-	metaMask := uint8(1<<max(cb.MetaBits(), 0) - 1)
+	metaMask := uint8(1<<cb.MetaBits() - 1)
 	var derr error
 	lay.forEach(func(b block) {
 		if derr != nil {
@@ -188,9 +330,7 @@ func decompressCodebook(t *Tensor, lay *layout) ([]float32, error) {
 		n := b.len0 * b.len1
 		cs, vs := cbuf[:n], vbuf[:n]
 		gather(cs, a.Data.Bytes, b)
-		for i := range cs {
-			cs[i] &= codeMask
-		}
+		maskBytes(cs, cs, codeMask)
 		group := n
 		if lay.sub != 0 {
 			group = lay.sub
@@ -215,4 +355,17 @@ func decompressCodebook(t *Tensor, lay *layout) ([]float32, error) {
 		return nil, derr
 	}
 	return out, nil
+}
+
+// maskBytes sets dst[i] to src[i] & m, eight bytes at a time.
+func maskBytes(dst, src []byte, m byte) {
+	src = src[:len(dst)]
+	mm := uint64(m) * 0x0101010101010101
+	i := 0
+	for ; i+8 <= len(dst); i += 8 {
+		binary.LittleEndian.PutUint64(dst[i:], binary.LittleEndian.Uint64(src[i:])&mm)
+	}
+	for ; i < len(dst); i++ {
+		dst[i] = src[i] & m
+	}
 }

@@ -40,6 +40,11 @@ func TestCodebookRegistry(t *testing.T) {
 	assert.Equal(t, "nf4_float32_t64", MustLookup("nf4").Code())
 	assert.Equal(t, "uint4", MustLookup("nf4").Elem().Name())
 	assert.Equal(t, "uint8", MustLookup("mx9cb").Elem().Name())
+	// The element is the codebook; Elem is the format of its indices.
+	assert.Equal(t, "nf4", MustLookup("nf4").Element())
+	assert.Equal(t, "icb44fi_e2m3fnuz", MustLookup("icb44fi2_e32s8").Element())
+	assert.Equal(t, "cb41fi_e2m2fnuz", MustLookup("mxfi4").Element())
+	assert.Equal(t, "float4_e2m1fn", MustLookup("mxfp4").Element())
 	// e2m1 stays the number format in codes.
 	assert.Nil(t, MustLookup("e2m1_e8m0_t32").Codebook())
 }
@@ -344,5 +349,85 @@ func BenchmarkCodebookCast(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestCodebookRowsEqualBlocks compares the row-by-row cast of codebook
+// datatypes (kernels over a row of blocks at once) with the block-by-block
+// path: rows that are no whole number of tiles, all-zero, NaN and Inf
+// blocks, tiny and huge values (scales that round to zero or overflow), a
+// keep mask (dropped elements stored as 0, rows starting off a mask byte),
+// in every form; and Decompress row by row with block by block.
+func TestCodebookRowsEqualBlocks(t *testing.T) {
+	r := rand.New(rand.NewPCG(21, 22))
+	for _, name := range codebookTypes {
+		dt := MustLookup(name)
+		for si, shape := range [][]int{{5, 200}, {3, 77}, {130}, {2, 3, 64}} {
+			n, _ := product(shape)
+			x := make([]float32, n)
+			for i := range x {
+				x[i] = float32(r.NormFloat64() * math.Ldexp(1, r.IntN(13)-6))
+			}
+			clear(x[min(64, n-1):min(128, n)])
+			x[r.IntN(n)] = float32(math.NaN())
+			x[r.IntN(n)] = float32(math.Inf(-1))
+			x[r.IntN(n)] = 3e38
+			x[r.IntN(n)] = 1e-40
+			x[r.IntN(n)] = float32(math.Copysign(0, -1))
+			for _, form := range []Form{Virtual, Actual, Compressed} {
+				opts := DefaultOptions()
+				opts.Form = form
+				opts.Mode = scale.Modes()[si%len(scale.Modes())]
+				if si == 1 || si == 3 {
+					keep := make([]bool, n)
+					for i := range keep {
+						keep[i] = r.IntN(4) != 0
+					}
+					opts.Keep = keepMask(t, shape, keep)
+				}
+				fast, err := castPath(x, shape, dt, &opts, true, true)
+				require.NoError(t, err, name)
+				slow, err := castPath(x, shape, dt, &opts, true, false)
+				require.NoError(t, err, name)
+				if i, ok := sameBits(fast.Values, slow.Values); !ok {
+					t.Fatalf("%s %v: element %d: rows %v, blocks %v", name, shape, i, fast.Values[i], slow.Values[i])
+				}
+				fp, sp := fast.Parts(), slow.Parts()
+				require.Equal(t, len(sp), len(fp), name)
+				for i := range fp {
+					require.Equal(t, sp[i].Name, fp[i].Name)
+					require.Equal(t, sp[i].Bytes, fp[i].Bytes, "%s %v %v %s part", name, shape, form, fp[i].Name)
+				}
+				if form != Virtual {
+					// Decompress (row by row) equals the block-by-block path.
+					got, err := Decompress(fast)
+					require.NoError(t, err, name)
+					lay, err := newLayoutFor(fast.Shape, fast.Axis, dt)
+					require.NoError(t, err)
+					want, err := decompressCodebookBlocks(fast, withParts(fast, Actual, unpack), lay)
+					require.NoError(t, err, name)
+					if i, ok := sameBits(want, got); !ok {
+						t.Fatalf("%s %v: decompressed element %d: rows %v, blocks %v", name, shape, i, got[i], want[i])
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestFloat32ScaleDecode: the decoder reads float32 scale codes as their
+// bits, NaNs quieted, as the float32 format decodes them.
+func TestFloat32ScaleDecode(t *testing.T) {
+	dt := MustLookup("nf4")
+	d := newDecoder(dt, &Tensor{})
+	require.True(t, d.f32Scale)
+	f := dt.Spec().Scale
+	r := rand.New(rand.NewPCG(31, 32))
+	codes := []uint32{0, 0x80000000, 1, 0x7f7fffff, 0x7f800000, 0xff800000, 0x7f800001, 0x7fc00000, 0xffffffff, 0x3f800000}
+	for range 10000 {
+		codes = append(codes, r.Uint32())
+	}
+	for _, c := range codes {
+		require.Equal(t, math.Float32bits(f.Decode(c)), math.Float32bits(d.scale(c)), "code %#x", c)
 	}
 }

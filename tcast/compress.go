@@ -3,6 +3,7 @@ package tcast
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/tensorcast-go/tensorcast/dtype"
@@ -92,6 +93,8 @@ type decoder struct {
 	tensorMul float32
 	floatZero bool
 	byteScale *[256]float32 // decoded scale bytes, for scale formats of up to 8 bits
+	wideScale []float32     // decoded scale codes, for scale formats of 9 to 12 bits
+	f32Scale  bool          // the scale format is float32: a code is its bits
 }
 
 func newDecoder(dt *DataType, t *Tensor) *decoder {
@@ -107,6 +110,13 @@ func newDecoder(dt *DataType, t *Tensor) *decoder {
 		for c := range d.byteScale {
 			d.byteScale[c] = dt.spec.Scale.Decode(uint32(c))
 		}
+	} else if dt.spec != nil && dt.spec.Scale.Name() == "float32" {
+		d.f32Scale = true
+	} else if dt.spec != nil && dt.spec.Scale.Bits() <= 12 {
+		d.wideScale = make([]float32, 1<<dt.spec.Scale.Bits())
+		for c := range d.wideScale {
+			d.wideScale[c] = dt.spec.Scale.Decode(uint32(c))
+		}
 	}
 	return d
 }
@@ -115,6 +125,15 @@ func newDecoder(dt *DataType, t *Tensor) *decoder {
 func (d *decoder) scale(code uint32) float32 {
 	if d.byteScale != nil {
 		return d.byteScale[code&0xff]
+	}
+	if code < uint32(len(d.wideScale)) {
+		return d.wideScale[code]
+	}
+	if d.f32Scale {
+		if code&0x7fffffff > 0x7f800000 {
+			code |= 0x400000 // a NaN is quieted, as the format decodes it
+		}
+		return math.Float32frombits(code)
 	}
 	return d.dt.spec.Scale.Decode(code)
 }
@@ -151,10 +170,10 @@ func Compress(t *Tensor) (*Tensor, error) {
 		return nil, fmt.Errorf("tcast: compress %s: a virtual tensor holds no codes; cast with Form Actual", t.DataType.name)
 	}
 	if lay, _ := newLayout(t.Shape, t.Axis, t.DataType.spec); lay.sparse.M != 0 {
-		// Validated: the mask is N:M.
-		out := withParts(t, Compressed, pack)
-		out.Data = pack(keptData(t.Data, t.Mask, lay))
-		return out, nil
+		// Validated: the mask is N:M. Only the kept codes are packed.
+		kept := *t
+		kept.Data = keptData(t.Data, t.Mask, lay)
+		t = &kept
 	}
 	return withParts(t, Compressed, pack), nil
 }
@@ -486,10 +505,7 @@ func Decompress16(t *Tensor, to *dtype.Format) ([]uint16, error) {
 // decodeAll dequantizes the codes of an Actual tensor block by block.
 func decodeAll[C kernels.Code](t *Tensor, lay *layout, codes []C, out []float32) {
 	dec := newDecoder(t.DataType, t)
-	maxBlock := lay.tile0 * lay.tile1
-	if lay.blocks <= 1 || maxBlock > lay.n {
-		maxBlock = lay.n
-	}
+	maxBlock := lay.maxBlock()
 	cbuf := make([]C, maxBlock)
 	vbuf := make([]float32, maxBlock)
 	var off []uint8

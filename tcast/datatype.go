@@ -36,6 +36,16 @@ func (d *DataType) Note() string { return d.note }
 // integer format of its table indices (uint4 for 16-entry tables).
 func (d *DataType) Elem() *dtype.Format { return d.elem }
 
+// Element returns the name of what an element is: the codebook's name for a
+// codebook datatype (whose codes are Elem indices into its tables), else the
+// element format's.
+func (d *DataType) Element() string {
+	if d.cb != nil {
+		return d.cb.Name()
+	}
+	return d.elem.Name()
+}
+
 // Codebook returns the tables of a codebook datatype, nil for others.
 func (d *DataType) Codebook() *codebook.Codebook { return d.cb }
 
@@ -44,14 +54,10 @@ func (d *DataType) Spec() *scale.Spec { return d.spec }
 
 // Code returns the "<element>[_<scale spec>]" spelling, which [Lookup] accepts.
 func (d *DataType) Code() string {
-	elem := d.elem.Name()
-	if d.cb != nil {
-		elem = d.cb.Name()
-	}
 	if d.spec == nil {
-		return elem
+		return d.Element()
 	}
-	return elem + "_" + d.spec.String()
+	return d.Element() + "_" + d.spec.String()
 }
 
 // New checks that elem and spec make a datatype and names it (name "" gives
@@ -60,10 +66,10 @@ func (d *DataType) Code() string {
 // The rules: unscaled data must be a float format; exponent formats (eXm0) are
 // scales, never elements; a zero point goes with integer data, and unsigned data
 // needs one; a tensor scale needs a float block scale; subtile exponent offsets
-// need an exponent scale and a 1-D tile; subtiles without offsets (codebook
-// selection) are rejected until that capability exists. N:M sparsity
-// (n<N>m<M> on the last tile) counts kept values in a tile, so N must divide
-// the tile and subtile sizes (docs/SPARSITY.md §6).
+// need an exponent scale and a 1-D tile; subtiles without offsets select a
+// codebook's tables, so they belong to codebook datatypes ([NewCodebook]).
+// N:M sparsity (n<N>m<M> on the last tile) counts kept values in a tile, so
+// N must divide the tile and subtile sizes (docs/SPARSITY.md §6).
 // Signed integer data under an exponent scale is read as fixed point 1.(K−2)
 // (intK → qK-2), as TensorCast and OCP MXINT8 define it: the codes are the same
 // two's-complement integers, and the scale is 2^e for amax ∈ [2^e, 2^(e+1)).
@@ -123,7 +129,7 @@ func newDataType(elem *dtype.Format, spec *scale.Spec) (*DataType, error) {
 	for _, t := range spec.Tiles {
 		switch {
 		case t.Sub != 0 && t.Offset == 0:
-			return bad("subtiles without exponent offsets select codebooks, which are not available yet")
+			return bad("subtiles without exponent offsets select a codebook's tables; make a codebook datatype (NewCodebook)")
 		case t.Offset != 0 && (!spec.IsExponent() || len(spec.Tiles) != 1):
 			return bad("subtile exponent offsets need an exponent scale and a 1-D tile")
 		case t.Offset != 0 && t.Size == 0:
@@ -217,8 +223,8 @@ func (d *DataType) TensorCastBitsPerValue() float64 {
 // WithSparsity returns dt with N:M sparsity p on its last tile: the datatype
 // whose code has n<N>m<M> added to the last tile segment (mxfp4 with 2:4 is
 // e2m1_e8m0_t32n2m4, 32 kept values per scale). dt must be scaled with a
-// tile or channel segment, M must divide the tile and subtile sizes and N
-// the tile size; a datatype that already has another pattern is an error,
+// tile or channel segment, and M and N must both divide the tile and
+// subtile sizes; a datatype that already has another pattern is an error,
 // one with p itself is returned as is. The new datatype is named by its code.
 func WithSparsity(dt *DataType, p sparsity.Pattern) (*DataType, error) {
 	if err := p.Validate(); err != nil {
@@ -226,6 +232,8 @@ func WithSparsity(dt *DataType, p sparsity.Pattern) (*DataType, error) {
 	}
 	s := dt.spec
 	switch {
+	case dt.cb != nil:
+		return nil, fmt.Errorf("tcast: %s with %v sparsity: codebook datatypes take no N:M sparsity; prune with a scaled datatype such as mxfp4 or nvfp4", dt.name, p)
 	case s == nil || len(s.Tiles) == 0:
 		return nil, fmt.Errorf("tcast: %s with %v sparsity: the groups need a tile or channel scale (a tile segment in the scale spec)", dt.name, p)
 	case s.IsSparse() && (s.SparseN != p.N || s.SparseM != p.M):
@@ -294,7 +302,7 @@ func newCodebookType(cb *codebook.Codebook, spec *scale.Spec) (*DataType, error)
 	case spec.TensorScale != nil:
 		return bad("codebook datatypes take no second-level tensor scale")
 	case spec.IsSparse():
-		return bad("N:M sparsity (n%dm%d) is parsed but pruning is not available yet", spec.SparseN, spec.SparseM)
+		return bad("codebook datatypes take no N:M sparsity (n%dm%d)", spec.SparseN, spec.SparseM)
 	case spec.Scale.Kind() == dtype.Int:
 		return bad("scale format %s is an integer format; use a float or an exponent (eXm0) format", spec.Scale.Name())
 	case spec.IsExponent() && cb.Compute() == nil:

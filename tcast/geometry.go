@@ -174,6 +174,15 @@ func newLayoutFor(shape []int, axis int, dt *DataType) (*layout, error) {
 	return l, nil
 }
 
+// maxBlock returns the most elements a block holds: a whole tile, or the
+// whole tensor when it is one block or smaller than a tile.
+func (l *layout) maxBlock() int {
+	if m := l.tile0 * l.tile1; l.blocks > 1 && m <= l.n {
+		return m
+	}
+	return l.n
+}
+
 // metaIndex returns where subtile q of block b sits in the meta array.
 func (l *layout) metaIndex(b block, q int) int {
 	i := 0

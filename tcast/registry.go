@@ -358,7 +358,7 @@ func Lookup(name string) (*DataType, error) {
 	if elem, err := dtype.Parse(name); err == nil {
 		return New(elem, nil, "")
 	}
-	if d, err, ok := lookupCodebook(name); ok {
+	if d, ok, err := lookupCodebook(name); ok {
 		return d, err
 	}
 	var firstErr error
@@ -402,7 +402,7 @@ func MustLookup(name string) *DataType {
 // lookupCodebook is Lookup for codes that start with a codebook: a built-in
 // table name or a TensorCast codebook name, alone or followed by
 // "_<scale spec>". ok is false when name is no such code.
-func lookupCodebook(name string) (d *DataType, err error, ok bool) {
+func lookupCodebook(name string) (d *DataType, ok bool, err error) {
 	low := strings.ToLower(name)
 	isCB := strings.HasPrefix(low, "cb") || strings.HasPrefix(low, "icb")
 	var firstErr error
@@ -436,10 +436,10 @@ func lookupCodebook(name string) (d *DataType, err error, ok bool) {
 			}
 		}
 		d, err := NewCodebook(cb, spec, name)
-		return d, err, true
+		return d, true, err
 	}
 	if isCB && firstErr != nil {
-		return nil, &LookupError{Name: name, Reason: firstErr.Error()}, true
+		return nil, true, &LookupError{Name: name, Reason: firstErr.Error()}
 	}
-	return nil, nil, false
+	return nil, false, nil
 }

@@ -286,6 +286,8 @@ func TestWithSparsity(t *testing.T) {
 		{"mxfp4", sparsity.Pattern{N: 3, M: 4}}, // 3 does not divide 32
 		{"mxfp4", sparsity.Pattern{N: 2, M: 3}}, // not a pattern
 		{"nvfp4", sparsity.Pattern{N: 2, M: 32}},
+		{"nf4", sparsity.P24}, // a codebook datatype
+		{"mxfi4", sparsity.P24},
 	} {
 		dt, err := Lookup(c.dt)
 		if err != nil {
@@ -293,5 +295,8 @@ func TestWithSparsity(t *testing.T) {
 		}
 		_, err = WithSparsity(dt, c.p)
 		require.Error(t, err, "%s %v", c.dt, c.p)
+		if dt.Codebook() != nil {
+			assert.Contains(t, err.Error(), "codebook datatypes take no N:M sparsity")
+		}
 	}
 }

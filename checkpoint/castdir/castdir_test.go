@@ -313,3 +313,57 @@ func TestFormatErrorUnwrap(t *testing.T) {
 	assert.Equal(t, filepath.Join("d", "f.npy")+": inner", e.Error())
 	assert.ErrorIs(t, e, inner)
 }
+
+// TestCodebookInfo: the info.json of a codebook datatype describes its
+// codebook as the element (NF4's 16 entries, from bitsandbytes' table:
+// −1 first, 0 at code 7, 1 last; the icb44fi family's 16 tables on
+// e2m3fnuz), its codes as uint4 indices, and reads back; a number format
+// keeps its own description.
+func TestCodebookInfo(t *testing.T) {
+	read := func(dir string) (Info, map[string]any) {
+		js, err := os.ReadFile(filepath.Join(dir, InfoFile))
+		require.NoError(t, err)
+		var in Info
+		require.NoError(t, json.Unmarshal(js, &in))
+		var raw map[string]any
+		require.NoError(t, json.Unmarshal(js, &raw))
+		return in, raw["format"].(map[string]any)
+	}
+	nf4 := writeCast(t, "nf4", []int{2, 64}, nil)
+	in, raw := read(nf4)
+	require.NotNil(t, in.Format.Codebook)
+	assert.Nil(t, in.Format.Number)
+	cb := in.Format.Codebook
+	assert.Equal(t, "nf4", cb.Name)
+	assert.Equal(t, "codebook", cb.Kind)
+	assert.Equal(t, 4, cb.Bits)
+	assert.Equal(t, "uint4", cb.Index)
+	assert.Equal(t, 0, cb.MetaBits)
+	assert.Equal(t, float32(1), cb.MaxAbs)
+	require.Len(t, cb.Tables, 1)
+	require.Len(t, cb.Tables[0], 16)
+	assert.Equal(t, float32(-1), cb.Tables[0][0])
+	assert.Equal(t, float32(0), cb.Tables[0][7])
+	assert.Equal(t, float32(1), cb.Tables[0][15])
+	assert.Equal(t, "codebook", raw["kind"])
+	assert.NotContains(t, raw, "emax", "no number-format fields")
+	d, err := Open(nf4)
+	require.NoError(t, err)
+	assert.Equal(t, "nf4", d.DataType.Name())
+
+	in, _ = read(writeCast(t, "icb44fi2_e32s8", []int{2, 64}, nil))
+	require.NotNil(t, in.Format.Codebook)
+	assert.Equal(t, "icb44fi_e2m3fnuz", in.Format.Codebook.Name)
+	assert.Equal(t, "e2m3fnuz", in.Format.Codebook.Compute)
+	assert.Equal(t, 4, in.Format.Codebook.MetaBits)
+	assert.Len(t, in.Format.Codebook.Tables, 16)
+
+	dir := writeCast(t, "mxfp4", []int{2, 64}, nil)
+	in, raw = read(dir)
+	require.NotNil(t, in.Format.Number)
+	assert.Nil(t, in.Format.Codebook)
+	assert.Equal(t, "float4_e2m1fn", in.Format.Number.Name)
+	assert.Equal(t, "float", raw["kind"])
+	_, err = Open(dir)
+	require.NoError(t, err)
+}

@@ -56,7 +56,10 @@
 //   - format: the element format's definition and constants (name, kind,
 //     bits, exponent_bits, mantissa_bits, bias, special, signed, emax, emin,
 //     max_finite, max_code, min_normal, min_subnormal, midmax, eps, has_inf,
-//     has_negative_zero, nan_codes, nan, note), as dtype.Info has them.
+//     has_negative_zero, nan_codes, nan, note), as dtype.Info has them; for
+//     a codebook datatype its codebook instead (CodebookInfo: name, kind
+//     "codebook", bits and index, the format of the codes, meta_bits,
+//     compute, max_abs, tables).
 //   - datatype: name, code, aliases, note, scaled and bits_per_value of the
 //     datatype. code is what tcast.Lookup accepts; the name is kept when it
 //     means the same datatype. A number format that is no tcast datatype

@@ -1,6 +1,7 @@
 package castdir
 
 import (
+	"encoding/json"
 	"path/filepath"
 
 	"github.com/tensorcast-go/tensorcast/dtype"
@@ -17,8 +18,8 @@ const (
 
 // Info is the content of info.json. The package comment describes each field.
 type Info struct {
-	// Format is the element format.
-	Format     dtype.Info   `json:"format"`
+	// Format is the element format, or a codebook datatype's codebook.
+	Format     FormatInfo   `json:"format"`
 	DataType   DataTypeInfo `json:"datatype"`
 	Input      string       `json:"input"`
 	InputDType string       `json:"input_dtype"`
@@ -39,6 +40,62 @@ type Info struct {
 	Parts []PartInfo `json:"parts"`
 	Stats Stats      `json:"stats"`
 }
+
+// FormatInfo describes what the elements are: a number format (Number), or
+// for a codebook datatype its codebook (Codebook); one of them is set. Its
+// JSON is that of the one set, a codebook's with the kind "codebook".
+type FormatInfo struct {
+	Number   *dtype.Info
+	Codebook *CodebookInfo
+}
+
+// CodebookInfo describes the codebook of a codebook datatype: its elements
+// are indices into tables of entries, one table chosen per subtile (or tile).
+type CodebookInfo struct {
+	Name string `json:"name"` // the codebook's name (nf4, icb44fi_e2m3fnuz, ...)
+	Kind string `json:"kind"` // "codebook"
+	// Bits is the width of an element's code; Index names it as a number
+	// format (uint4).
+	Bits  int    `json:"bits"`
+	Index string `json:"index"`
+	// MetaBits is the width of a table choice (0 with one table).
+	MetaBits int `json:"meta_bits"`
+	// Compute is the number format the entries lie on, when there is one.
+	Compute string `json:"compute,omitempty"`
+	// MaxAbs is the largest entry magnitude.
+	MaxAbs float32 `json:"max_abs"`
+	// Tables holds each table's entries by code.
+	Tables [][]float32 `json:"tables"`
+}
+
+// MarshalJSON writes the description that is set.
+func (f FormatInfo) MarshalJSON() ([]byte, error) {
+	if f.Codebook != nil {
+		return json.Marshal(f.Codebook)
+	}
+	return json.Marshal(f.Number)
+}
+
+// UnmarshalJSON reads a codebook's description (kind "codebook") or a
+// number format's.
+func (f *FormatInfo) UnmarshalJSON(b []byte) error {
+	var kind struct {
+		Kind string `json:"kind"`
+	}
+	if err := json.Unmarshal(b, &kind); err != nil {
+		return err
+	}
+	*f = FormatInfo{}
+	if kind.Kind == codebookKind {
+		f.Codebook = new(CodebookInfo)
+		return json.Unmarshal(b, f.Codebook)
+	}
+	f.Number = new(dtype.Info)
+	return json.Unmarshal(b, f.Number)
+}
+
+// codebookKind is the kind of a codebook's description.
+const codebookKind = "codebook"
 
 // DataTypeInfo describes the datatype of a cast.
 type DataTypeInfo struct {

@@ -10,6 +10,7 @@ import (
 	"slices"
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/npy"
+	"github.com/tensorcast-go/tensorcast/codebook"
 	"github.com/tensorcast-go/tensorcast/dtype"
 	"github.com/tensorcast-go/tensorcast/internal/atomicfile"
 	"github.com/tensorcast-go/tensorcast/kernels"
@@ -110,7 +111,7 @@ func encodeFiles(x []float32, t *tc.Tensor, opts WriteOptions) ([]file, error) {
 	scaled := t.DataType != nil && t.DataType.Spec() != nil
 
 	info := Info{
-		Format:     elem.Info(),
+		Format:     describeFormat(t.DataType, elem),
 		DataType:   describe(t.DataType, elem),
 		Input:      opts.Input,
 		InputDType: opts.InputDType,
@@ -170,6 +171,28 @@ func encodeFiles(x []float32, t *tc.Tensor, opts WriteOptions) ([]file, error) {
 		return nil, err
 	}
 	return append(files, file{InfoFile, append(js, '\n')}), nil
+}
+
+// describeFormat returns the info.json description of the elements: the
+// codebook of a codebook datatype, else the number format elem.
+func describeFormat(dt *tc.DataType, elem *dtype.Format) FormatInfo {
+	cb := (*codebook.Codebook)(nil)
+	if dt != nil {
+		cb = dt.Codebook()
+	}
+	if cb == nil {
+		in := elem.Info()
+		return FormatInfo{Number: &in}
+	}
+	c := &CodebookInfo{Name: cb.Name(), Kind: codebookKind, Bits: cb.IndexBits(), Index: elem.Name(),
+		MetaBits: cb.MetaBits(), MaxAbs: cb.MaxAbs()}
+	if f := cb.Compute(); f != nil {
+		c.Compute = f.Name()
+	}
+	for _, t := range cb.Tables() {
+		c.Tables = append(c.Tables, t.Values())
+	}
+	return FormatInfo{Codebook: c}
 }
 
 // describe returns the info.json description of a datatype, or of the number

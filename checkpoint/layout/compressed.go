@@ -131,6 +131,10 @@ const (
 		"e4m3fn with float tensor, channel or 2-D block scales, nvfp4, mxfp4 or mxfp8e4"
 )
 
+// floatFormatName is the float format name of a float safetensors dtype
+// (the inverse of floatScaleDType).
+var floatFormatName = map[safetensors.DType]string{safetensors.F16: fmtF16, safetensors.BF16: fmtBF16, safetensors.F32: fmtF32}
+
 // floatScaleDType is the safetensors dtype of a float scale format, 0 for
 // formats safetensors has no dtype for.
 func floatScaleDType(f *dtype.Format) safetensors.DType {
@@ -590,6 +594,21 @@ func tensorIn(src Source, name string, shape []int, dts ...safetensors.DType) (*
 	return &srcTensor{info, b}, nil
 }
 
+// ints returns the elements of an I64 or I32 tensor (one tensorIn checked
+// to have one of those dtypes) as int64.
+func (t *srcTensor) ints() []int64 {
+	w := t.info.DType.BitSize() / 8
+	out := make([]int64, len(t.data)/w)
+	for i := range out {
+		if w == 8 {
+			out[i] = int64(binary.LittleEndian.Uint64(t.data[8*i:]))
+		} else {
+			out[i] = int64(int32(binary.LittleEndian.Uint32(t.data[4*i:])))
+		}
+	}
+	return out
+}
+
 // lookupCode returns the datatype of a code, preferring the registered
 // names the layouts document, then any registered name, then the code.
 func lookupCode(code string) (*tcast.DataType, error) {
@@ -712,11 +731,8 @@ func (compressedTensors) Decode(name string, src Source) (*tcast.Tensor, bool, e
 		if err != nil {
 			return fail("%w", err)
 		}
-		if ws.info.DType == safetensors.I64 {
-			out, in = int(int64(binary.LittleEndian.Uint64(ws.data))), int(int64(binary.LittleEndian.Uint64(ws.data[8:])))
-		} else {
-			out, in = int(int32(binary.LittleEndian.Uint32(ws.data))), int(int32(binary.LittleEndian.Uint32(ws.data[4:])))
-		}
+		dims := ws.ints()
+		out, in = int(dims[0]), int(dims[1])
 		if out < 0 || in < 0 || len(pinfo.Shape) != 2 || pinfo.Shape[0] != out || in > 8*pinfo.Shape[1] {
 			return fail("weight_shape [%d, %d] does not match weight_packed %v", out, in, pinfo.Shape)
 		}
@@ -835,9 +851,11 @@ func tensorScaleFromGlobal(g uint32, rec string) (uint32, error) {
 	return math.Float32bits(1 / gf), nil
 }
 
-// ctDerive finds the datatype of a compressed-tensors weight from its tensors.
+// ctDerive finds the datatype of a compressed-tensors weight from its
+// tensors: a float-quantized (ctFloat) or int-quantized (ctInt) weight from
+// its scale's dtype and shape (a block scale for the first, a group scale for
+// the second), a pack-quantized one also from pinfo, the weight_packed.
 func ctDerive(kind ctKind, out, in int, pinfo, sinfo safetensors.TensorInfo, src Source, p string) (*tcast.DataType, error) {
-	scaleName := map[safetensors.DType]string{safetensors.F16: fmtF16, safetensors.BF16: fmtBF16, safetensors.F32: fmtF32}
 	switch kind {
 	case ctNVFP4:
 		return tcast.MustLookup("nvfp4"), nil
@@ -845,21 +863,26 @@ func ctDerive(kind ctKind, out, in int, pinfo, sinfo safetensors.TensorInfo, src
 		return tcast.MustLookup("mxfp4"), nil
 	case ctMXFP8:
 		return tcast.MustLookup("mxfp8e4"), nil
-	case ctFloat:
-		sn, ok := scaleName[sinfo.DType]
+	case ctFloat, ctInt:
+		sn, ok := floatFormatName[sinfo.DType]
 		if !ok {
 			return nil, fmt.Errorf("weight_scale dtype %v is not a float scale", sinfo.DType)
 		}
-		code := fmtE4M3 + "_" + sn
+		code, tiled := fmtE4M3+"_"+sn, "128×128 block"
+		if kind == ctInt {
+			code, tiled = fmtInt8+"_"+sn, "group"
+		}
 		cdiv := func(a int) int { return (a + 127) / 128 }
 		switch {
 		case slices.Equal(sinfo.Shape, []int{1}):
 		case slices.Equal(sinfo.Shape, []int{out, 1}):
 			code += "_t0"
-		case slices.Equal(sinfo.Shape, []int{cdiv(out), cdiv(in)}):
+		case kind == ctFloat && slices.Equal(sinfo.Shape, []int{cdiv(out), cdiv(in)}):
 			code += "_t128_t128"
+		case kind == ctInt && len(sinfo.Shape) == 2 && sinfo.Shape[0] == out && sinfo.Shape[1] > 1 && in%sinfo.Shape[1] == 0:
+			code += fmt.Sprintf("_t%d", in/sinfo.Shape[1])
 		default:
-			return nil, fmt.Errorf("weight_scale shape %v is not a tensor, channel or 128×128 block scale of [%d, %d]", sinfo.Shape, out, in)
+			return nil, fmt.Errorf("weight_scale shape %v is not a tensor, channel or %s scale of [%d, %d]", sinfo.Shape, tiled, out, in)
 		}
 		return lookupCode(code)
 	}
@@ -879,7 +902,7 @@ func ctDerive(kind ctKind, out, in int, pinfo, sinfo safetensors.TensorInfo, src
 	if bits == 0 {
 		return nil, fmt.Errorf("%d words per row of %d values is neither 4- nor 8-bit packing", pinfo.Shape[1], in)
 	}
-	sn, ok := scaleName[sinfo.DType]
+	sn, ok := floatFormatName[sinfo.DType]
 	if !ok {
 		return nil, fmt.Errorf("weight_scale dtype %v is not a float scale", sinfo.DType)
 	}

@@ -1,7 +1,6 @@
 package layout
 
 import (
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -429,14 +428,7 @@ func decodeSparse(name, p string, src Source) (*tcast.Tensor, bool, error) {
 	if !slices.Equal(sh.info.Shape, []int{2}) && !slices.Equal(sh.info.Shape, []int{2, 1}) {
 		return fail("tensor %s.shape has shape %v, want [2] or [2, 1]", p, sh.info.Shape)
 	}
-	var dims [2]int64
-	for i := range dims {
-		if sh.info.DType == safetensors.I64 {
-			dims[i] = int64(binary.LittleEndian.Uint64(sh.data[8*i:]))
-		} else {
-			dims[i] = int64(int32(binary.LittleEndian.Uint32(sh.data[4*i:])))
-		}
-	}
+	dims := sh.ints()
 	bm, err := tensorIn(src, p+".bitmask", nil, safetensors.U8)
 	if err != nil {
 		return fail("%w", err)
@@ -452,7 +444,7 @@ func decodeSparse(name, p string, src Source) (*tcast.Tensor, bool, error) {
 	if !ok {
 		return fail("tensor %s.compressed is missing", p)
 	}
-	_, _, hasScale := src.Tensor(p + ".weight_scale")
+	sinfo, _, hasScale := src.Tensor(p + ".weight_scale")
 	var kind ctKind
 	switch cinfo.DType {
 	case safetensors.BF16, safetensors.F16, safetensors.F32:
@@ -469,10 +461,6 @@ func decodeSparse(name, p string, src Source) (*tcast.Tensor, bool, error) {
 	}
 	if kind != ctNone && !hasScale {
 		return fail("tensor %s.weight_scale is missing (%v values are quantized)", p, cinfo.DType)
-	}
-	var sinfo safetensors.TensorInfo
-	if hasScale {
-		sinfo, _, _ = src.Tensor(p + ".weight_scale")
 	}
 	dt, err := metaDataTypeOf(src.Metadata(), p)
 	if err != nil {
@@ -511,14 +499,7 @@ func decodeSparse(name, p string, src Source) (*tcast.Tensor, bool, error) {
 		if err != nil {
 			return fail("%w", err)
 		}
-		offs := make([]int64, out)
-		for r := range offs {
-			if ro.info.DType == safetensors.I64 {
-				offs[r] = int64(binary.LittleEndian.Uint64(ro.data[8*r:]))
-			} else {
-				offs[r] = int64(int32(binary.LittleEndian.Uint32(ro.data[4*r:])))
-			}
-		}
+		offs := ro.ints()
 		if len(cinfo.Shape) != 1 {
 			return fail("tensor %s.compressed has shape %v, want one dimension", p, cinfo.Shape)
 		}
@@ -550,29 +531,13 @@ func decodeSparse(name, p string, src Source) (*tcast.Tensor, bool, error) {
 	return finish(lay, name, t)
 }
 
-// sparseDerive finds the datatype of a pruned weight from its tensors.
+// sparseDerive finds the datatype of a pruned weight from its tensors: the
+// float format of unquantized values (vdt), else as ctDerive finds it.
 func sparseDerive(kind ctKind, vdt safetensors.DType, out, in int, sinfo safetensors.TensorInfo, src Source, p string) (*tcast.DataType, error) {
-	switch kind {
-	case ctNone:
-		return tcast.MustLookup(map[safetensors.DType]string{safetensors.BF16: fmtBF16, safetensors.F16: fmtF16, safetensors.F32: fmtF32}[vdt]), nil
-	case ctFloat:
-		return ctDerive(ctFloat, out, in, safetensors.TensorInfo{}, sinfo, src, p)
+	if kind == ctNone {
+		return tcast.MustLookup(floatFormatName[vdt]), nil
 	}
-	sn, ok := map[safetensors.DType]string{safetensors.F16: fmtF16, safetensors.BF16: fmtBF16, safetensors.F32: fmtF32}[sinfo.DType]
-	if !ok {
-		return nil, fmt.Errorf("weight_scale dtype %v is not a float scale", sinfo.DType)
-	}
-	code := fmtInt8 + "_" + sn
-	switch {
-	case slices.Equal(sinfo.Shape, []int{1}):
-	case slices.Equal(sinfo.Shape, []int{out, 1}):
-		code += "_t0"
-	case len(sinfo.Shape) == 2 && sinfo.Shape[0] == out && sinfo.Shape[1] > 1 && in%sinfo.Shape[1] == 0:
-		code += fmt.Sprintf("_t%d", in/sinfo.Shape[1])
-	default:
-		return nil, fmt.Errorf("weight_scale shape %v is not a tensor, channel or group scale of [%d, %d]", sinfo.Shape, out, in)
-	}
-	return lookupCode(code)
+	return ctDerive(kind, out, in, safetensors.TensorInfo{}, sinfo, src, p)
 }
 
 // sparseParts are the suffixes of a pruned module's tensors, in the order

@@ -247,6 +247,18 @@ func Inspect(c *Checkpoint, opts InspectOptions) (*Report, error) {
 	for i, t := range rep.Tensors {
 		byName[t.Name] = i
 	}
+	// setDensity gives the stored tensor and the weight whose part it is
+	// their density.
+	setDensity := func(tensor, part string, d float64) {
+		if i, ok := byName[tensor]; ok {
+			rep.Tensors[i].Density = &d
+		}
+		for i := range rep.Converted {
+			if rep.Converted[i].Parts[part] == tensor {
+				rep.Converted[i].Density = &d
+			}
+		}
+	}
 	// Mask densities need only the (small) mask bytes: always computed.
 	for _, m := range masks {
 		b, err := c.storedBytes(m.tensor)
@@ -265,14 +277,7 @@ func Inspect(c *Checkpoint, opts InspectOptions) (*Report, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s: tensor %q: %w", c.file, m.tensor, err)
 		}
-		if i, ok := byName[m.tensor]; ok {
-			rep.Tensors[i].Density = &d
-		}
-		for i := range rep.Converted {
-			if rep.Converted[i].Parts["mask"] == m.tensor {
-				rep.Converted[i].Density = &d
-			}
-		}
+		setDensity(m.tensor, "mask", d)
 	}
 	for _, m := range bitmasks {
 		b, err := c.storedBytes(m.tensor)
@@ -287,14 +292,7 @@ func Inspect(c *Checkpoint, opts InspectOptions) (*Report, error) {
 		if m.elements > 0 {
 			d = float64(set) / float64(m.elements)
 		}
-		if i, ok := byName[m.tensor]; ok {
-			rep.Tensors[i].Density = &d
-		}
-		for i := range rep.Converted {
-			if rep.Converted[i].Parts["bitmask"] == m.tensor {
-				rep.Converted[i].Density = &d
-			}
-		}
+		setDensity(m.tensor, "bitmask", d)
 	}
 	if opts.Stats {
 		if err := c.stats(rep, byName); err != nil {

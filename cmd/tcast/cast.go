@@ -95,9 +95,9 @@ func runCast(args []string, stdout, stderr io.Writer) (err error) {
 		return usagef("-keep: %s is not a scaled datatype; a mask needs one", *name)
 	}
 	if *sparse != "" {
-		p, err := sparsity.ParsePattern(*sparse)
+		p, err := parseSparsityFlag(*sparse)
 		if err != nil {
-			return usagef("-sparsity: %s", strings.TrimPrefix(err.Error(), "sparsity: "))
+			return err
 		}
 		if !scaled {
 			return usagef("-sparsity: %s is not a scaled datatype; N:M sparsity needs a tile or channel scale", *name)
@@ -106,21 +106,8 @@ func runCast(args []string, stdout, stderr io.Writer) (err error) {
 			return usagef("-sparsity: %s", strings.TrimPrefix(err.Error(), "tcast: "))
 		}
 	}
-	isSparse := scaled && dt.Spec().IsSparse()
-	switch *criterion {
-	case "magnitude":
-		if *actNorms != "" {
-			return usagef("-act-norms goes with -sparsity-criterion wanda")
-		}
-	case "wanda":
-		if !isSparse {
-			return usagef("-sparsity-criterion wanda: give -sparsity N:M (or an N:M datatype)")
-		}
-		if *actNorms == "" {
-			return usagef("-sparsity-criterion wanda needs -act-norms FILE.npy")
-		}
-	default:
-		return usagef("-sparsity-criterion %q: want magnitude or wanda", *criterion)
+	if err := checkCriterion(*criterion, *actNorms, scaled && dt.Spec().IsSparse(), "FILE.npy"); err != nil {
+		return err
 	}
 	in := pos[0]
 	arr, src, err := readInput(in)
@@ -145,8 +132,10 @@ func runCast(args []string, stdout, stderr io.Writer) (err error) {
 		if len(arr.Shape) > 0 {
 			n = arr.Shape[normAxis]
 		}
-		if pruning.Norms, err = npy.ReadVectorFile(*actNorms, n); err != nil {
+		if pruning.Norms, err = npy.ReadVectorFile(*actNorms, n); errors.Is(err, npy.ErrNotVector) {
 			return fmt.Errorf("-act-norms: %w (give one norm per index along the scaled axis)", err)
+		} else if err != nil {
+			return fmt.Errorf("-act-norms: %w", err)
 		}
 	}
 

@@ -153,9 +153,9 @@ func runConvert(args []string, stdout, stderr io.Writer) error {
 		return usagef("-sparsity-format %s: give -sparsity N:M too (e.g. -sparsity 2:4)", *sparseFormat)
 	}
 	if *sparse != "" {
-		p, err := sparsity.ParsePattern(*sparse)
+		p, err := parseSparsityFlag(*sparse)
 		if err != nil {
-			return usagef("-sparsity: %s; give N:M with 1 ≤ N < M ≤ 16 and M a power of two, such as 2:4", strings.TrimPrefix(err.Error(), "sparsity: "))
+			return err
 		}
 		switch {
 		case isPruner:
@@ -183,23 +183,15 @@ func runConvert(args []string, stdout, stderr io.Writer) error {
 			return usagef("-dtype %s: %v", *name, err)
 		}
 	}
-	switch *criterion {
-	case "magnitude":
-		if *actNorms != "" {
-			return usagef("-act-norms goes with -sparsity-criterion wanda")
-		}
-	case "wanda":
-		if _, pruned := layout.PruningOf(opts.Layout); !pruned && (opts.DataType == nil || opts.DataType.Spec() == nil || !opts.DataType.Spec().IsSparse()) {
-			return usagef("-sparsity-criterion wanda: give -sparsity N:M (or an N:M datatype)")
-		}
-		if *actNorms == "" {
-			return usagef("-sparsity-criterion wanda needs -act-norms FILE.npz")
-		}
-		if opts.Pruning, err = wandaNorms(*actNorms); err != nil {
+	_, pruned := layout.PruningOf(opts.Layout)
+	isSparse := pruned || (opts.DataType != nil && opts.DataType.Spec() != nil && opts.DataType.Spec().IsSparse())
+	if err := checkCriterion(*criterion, *actNorms, isSparse, "FILE.npz"); err != nil {
+		return err
+	}
+	if *criterion == "wanda" {
+		if opts.Pruning, err = wandaNorms(*actNorms, *axis); err != nil {
 			return err
 		}
-	default:
-		return usagef("-sparsity-criterion %q: want magnitude or wanda", *criterion)
 	}
 	if opts.Mode, err = scale.ParseMode(*mode); err != nil {
 		return usagef("-scale-mode: %v", err)
@@ -302,17 +294,57 @@ func cliAxis(a int) int {
 	return a
 }
 
-// wandaNorms reads an .npz of activation-norm vectors, one per weight name,
+// parseSparsityFlag reads the N:M pattern of a -sparsity flag; a bad one is
+// a usage error saying what the flag takes.
+func parseSparsityFlag(s string) (sparsity.Pattern, error) {
+	p, err := sparsity.ParsePattern(s)
+	if err != nil {
+		return p, usagef("-sparsity: %s; give N:M with 1 ≤ N < M ≤ 16 and M a power of two, such as 2:4", strings.TrimPrefix(err.Error(), "sparsity: "))
+	}
+	return p, nil
+}
+
+// checkCriterion checks the -sparsity-criterion and -act-norms flags of cast
+// and convert: wanda needs N:M pruning (sparse) and a norms file, named file
+// in the message; magnitude takes no norms.
+func checkCriterion(criterion, actNorms string, sparse bool, file string) error {
+	switch criterion {
+	case "magnitude":
+		if actNorms != "" {
+			return usagef("-act-norms goes with -sparsity-criterion wanda")
+		}
+	case "wanda":
+		if !sparse {
+			return usagef("-sparsity-criterion wanda: give -sparsity N:M (or an N:M datatype)")
+		}
+		if actNorms == "" {
+			return usagef("-sparsity-criterion wanda needs -act-norms %s", file)
+		}
+	default:
+		return usagef("-sparsity-criterion %q: want magnitude or wanda", criterion)
+	}
+	return nil
+}
+
+// wandaNorms reads an .npz of activation-norm vectors, one per weight name
+// and as long as the weight along the scaled axis,
 // and returns the convert option that hands each weight its norms.
-func wandaNorms(path string) (func(string, []int) (sparsity.Options, error), error) {
+func wandaNorms(path string, axis int) (func(string, []int) (sparsity.Options, error), error) {
 	norms, err := npy.ReadVectorsNPZ(path)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("-act-norms: %w (give an .npz holding one 1-D norm vector per weight, named as the weight, as numpy.savez writes it)", err)
 	}
-	return func(name string, _ []int) (sparsity.Options, error) {
+	return func(name string, shape []int) (sparsity.Options, error) {
 		v, ok := norms[name]
 		if !ok {
 			return sparsity.Options{}, fmt.Errorf("%s holds no activation norms for %s (keep the tensor with -exclude)", path, name)
+		}
+		a := axis
+		if a < 0 {
+			a += len(shape)
+		}
+		if a >= 0 && a < len(shape) && len(v) != shape[a] {
+			return sparsity.Options{}, fmt.Errorf("%s: %s: %d activation norms for a weight of shape %v, want %d (one per index along axis %d, the scaled axis)", path, name, len(v), shape, shape[a], axis)
 		}
 		return sparsity.Options{Norms: v}, nil
 	}, nil

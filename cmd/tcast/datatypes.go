@@ -17,6 +17,7 @@ type datatypeEntry struct {
 	Aliases      []string `json:"aliases,omitempty"`
 	Code         string   `json:"code"`
 	Element      string   `json:"element"`
+	Index        string   `json:"index,omitempty"` // a codebook datatype's index format
 	Scale        string   `json:"scale,omitempty"`
 	BitsPerValue float64  `json:"bits_per_value"`
 	Note         string   `json:"note,omitempty"`
@@ -44,8 +45,11 @@ func runDatatypes(args []string, stdout, stderr io.Writer) error {
 	}
 	entries := make([]datatypeEntry, len(dts))
 	for i, d := range dts {
-		e := datatypeEntry{Name: d.Name(), Aliases: d.Aliases(), Code: d.Code(), Element: d.Elem().Name(),
+		e := datatypeEntry{Name: d.Name(), Aliases: d.Aliases(), Code: d.Code(), Element: d.Element(),
 			BitsPerValue: d.BitsPerValue(), Note: d.Note()}
+		if d.Codebook() != nil {
+			e.Index = d.Elem().Name()
+		}
 		if s := d.Spec(); s != nil {
 			e.Scale = s.String()
 		}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -98,12 +99,14 @@ func printMask(w io.Writer, path, name string, o sparsity.PictureOptions) error 
 			return err
 		}
 		defer c.Close()
-		if t, err = c.Tensor(name); err != nil {
+		if t, err = c.Tensor(name); errors.Is(err, load.ErrNotFound) {
+			return fmt.Errorf("%w; tcast inspect %s lists its weights", err, path)
+		} else if err != nil {
 			return err
 		}
 	}
 	if t.Mask == nil {
-		return fmt.Errorf("%s: weight %s has no mask", path, name)
+		return fmt.Errorf("%s: weight %s has no mask; -mask draws the keep mask of an N:M sparse or masked weight (tcast inspect %s lists each weight's datatype)", path, name, path)
 	}
 	_, err := fmt.Fprintf(w, "%s: %s", name, sparsity.Picture(t.Mask, o))
 	return err

@@ -473,6 +473,19 @@ func TestDatatypes(t *testing.T) {
 	assert.Equal(t, []any{"mxfp4", "mxfp4e2w"}, got[0]["aliases"])
 	assert.Equal(t, 4.25, got[0]["bits_per_value"])
 	assert.Equal(t, "float4_e2m1fn_float8_e8m0fnu_t32", got[1]["code"])
+	assert.Equal(t, "float4_e2m1fn", got[0]["element"])
+	assert.NotContains(t, got[0], "index")
+	// A codebook datatype's element is its codebook; its codes are uint4
+	// indices into the tables.
+	code, stdout, _ = tcast("datatypes", "-json", "nf4", "icb44fi2_e32s8")
+	require.Equal(t, 0, code)
+	got = nil
+	require.NoError(t, json.Unmarshal([]byte(stdout), &got))
+	require.Len(t, got, 2)
+	assert.Equal(t, "nf4", got[0]["element"])
+	assert.Equal(t, "uint4", got[0]["index"])
+	assert.Equal(t, "icb44fi_e2m3fnuz", got[1]["element"])
+	assert.Equal(t, "uint4", got[1]["index"])
 	code, _, stderr := tcast("datatypes", "nvfp5")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, "closest")

@@ -66,6 +66,10 @@ func TestCastSparsity(t *testing.T) {
 		code, _, stderr := tcast(append(append([]string{"cast", w}, args...), "-o", filepath.Join(dir, "bad"))...)
 		assert.Equal(t, 2, code, "%v: %s", args, stderr)
 	}
+	// A bad pattern says what -sparsity takes.
+	code, _, stderr = tcast("cast", w, "-dtype", "mxfp4", "-sparsity", "2:3", "-o", filepath.Join(dir, "bad"))
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "such as 2:4")
 	// Norms of the wrong length name the file.
 	code, _, stderr = tcast("cast", in, "-dtype", "float32_e8m0_t4", "-sparsity", "2:4", "-sparsity-criterion", "wanda", "-act-norms", norms, "-o", filepath.Join(dir, "bad"))
 	assert.Equal(t, 1, code)
@@ -89,26 +93,18 @@ func TestConvertSparsity(t *testing.T) {
 	code, stdout, stderr = tcast("inspect", "-mask", "conv2d/Conv2D_weights", out)
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, stdout, "conv2d/Conv2D_weights: mask [3 3 3 64]: 864 of 1728 kept")
+	code, _, stderr = tcast("inspect", "-mask", "no/such/weight", out)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, "lists its weights")
 	code, _, stderr = tcast("inspect", "-mask", "conv2d/Conv2D_bn_offset", out)
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stderr, "no mask")
+	assert.Contains(t, stderr, "-mask draws the keep mask of an N:M sparse or masked weight", "the error says what -mask takes")
 
 	// One 4×8 weight, norms 10, 1, 1, 0.1 repeated: every group of four
 	// keeps its first and third element whatever their magnitude.
 	dir := t.TempDir()
-	src := filepath.Join(dir, "w.safetensors")
-	data := make([]byte, 4*32)
-	for i := range 32 {
-		binary.LittleEndian.PutUint32(data[4*i:], math.Float32bits(float32(i%4+1)))
-	}
-	require.NoError(t, safetensors.WriteFile(src, []safetensors.Tensor{{Name: "m.weight", DType: safetensors.F32, Shape: []int{4, 8}, Data: data}}, nil))
-	norms := make([]byte, 4*8)
-	for i, v := range []float32{10, 1, 1, 0.1, 10, 1, 1, 0.1} {
-		binary.LittleEndian.PutUint32(norms[4*i:], math.Float32bits(v))
-	}
-	npz := filepath.Join(dir, "norms.npz")
-	require.NoError(t, ournpy.WriteNPZ(npz, []ournpy.Named{{Name: "m.weight", Array: &ournpy.Array{
-		Header: ournpy.Header{DType: ournpy.Float32, Shape: []int{8}}, Data: norms}}}))
+	src, npz := wandaFixture(t, dir)
 	conv := filepath.Join(dir, "conv")
 	code, _, stderr = tcast("convert", src, "-dtype", "float32_e8m0_t4", "-include", "m.weight", "-sparsity", "2:4",
 		"-sparsity-criterion", "wanda", "-act-norms", npz, "-o", conv)
@@ -131,11 +127,18 @@ func TestConvertSparsity(t *testing.T) {
 
 	// A weight without norms is an error naming it.
 	require.NoError(t, ournpy.WriteNPZ(npz, []ournpy.Named{{Name: "other", Array: &ournpy.Array{
-		Header: ournpy.Header{DType: ournpy.Float32, Shape: []int{8}}, Data: norms}}}))
+		Header: ournpy.Header{DType: ournpy.Float32, Shape: []int{8}}, Data: make([]byte, 4*8)}}}))
 	code, _, stderr = tcast("convert", src, "-dtype", "float32_e8m0_t4", "-include", "m.weight", "-sparsity", "2:4",
 		"-sparsity-criterion", "wanda", "-act-norms", npz, "-o", filepath.Join(dir, "conv2"))
 	assert.Equal(t, 1, code)
 	assert.Contains(t, stderr, "m.weight")
+	// Norms of the wrong length name the file, the weight and the length wanted.
+	require.NoError(t, ournpy.WriteNPZ(npz, []ournpy.Named{{Name: "m.weight", Array: &ournpy.Array{
+		Header: ournpy.Header{DType: ournpy.Float32, Shape: []int{4}}, Data: make([]byte, 4*4)}}}))
+	code, _, stderr = tcast("convert", src, "-dtype", "float32_e8m0_t4", "-include", "m.weight", "-sparsity", "2:4",
+		"-sparsity-criterion", "wanda", "-act-norms", npz, "-o", filepath.Join(dir, "conv2"))
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, "norms.npz: m.weight: 4 activation norms for a weight of shape [4 8], want 8")
 	code, _, _ = tcast("convert", src, "-dtype", "bfloat16", "-sparsity", "2:4", "-o", filepath.Join(dir, "conv3"))
 	assert.Equal(t, 2, code)
 }
@@ -196,19 +199,7 @@ func TestConvertCompressedTensorsSparsity(t *testing.T) {
 
 	// Wanda: norms 10, 1, 1, 0.1 keep the first and third of every four.
 	wdir := t.TempDir()
-	wsrc := filepath.Join(wdir, "w.safetensors")
-	data := make([]byte, 4*32)
-	for i := range 32 {
-		binary.LittleEndian.PutUint32(data[4*i:], math.Float32bits(float32(i%4+1)))
-	}
-	require.NoError(t, safetensors.WriteFile(wsrc, []safetensors.Tensor{{Name: "m.weight", DType: safetensors.F32, Shape: []int{4, 8}, Data: data}}, nil))
-	norms := make([]byte, 4*8)
-	for i, v := range []float32{10, 1, 1, 0.1, 10, 1, 1, 0.1} {
-		binary.LittleEndian.PutUint32(norms[4*i:], math.Float32bits(v))
-	}
-	npz := filepath.Join(wdir, "norms.npz")
-	require.NoError(t, ournpy.WriteNPZ(npz, []ournpy.Named{{Name: "m.weight", Array: &ournpy.Array{
-		Header: ournpy.Header{DType: ournpy.Float32, Shape: []int{8}}, Data: norms}}}))
+	wsrc, npz := wandaFixture(t, wdir)
 	wout := filepath.Join(wdir, "out")
 	code, _, stderr = tcast("convert", wsrc, "-layout", "compressed-tensors", "-sparsity", "2:4", "-sparsity-criterion", "wanda", "-act-norms", npz, "-o", wout)
 	require.Equal(t, 0, code, stderr)
@@ -252,4 +243,26 @@ func TestConvertCompressedTensorsSparsity(t *testing.T) {
 		}
 		assert.NoDirExists(t, filepath.Join(dir, "bad"))
 	}
+}
+
+// wandaFixture writes to dir w.safetensors, one 4×8 F32 weight m.weight whose
+// rows repeat 1, 2, 3, 4, and norms.npz, its activation norms 10, 1, 1, 0.1
+// repeated, by which every group of four keeps its first and third element
+// whatever their magnitude; it returns their paths.
+func wandaFixture(t *testing.T, dir string) (src, npz string) {
+	t.Helper()
+	src = filepath.Join(dir, "w.safetensors")
+	data := make([]byte, 4*32)
+	for i := range 32 {
+		binary.LittleEndian.PutUint32(data[4*i:], math.Float32bits(float32(i%4+1)))
+	}
+	require.NoError(t, safetensors.WriteFile(src, []safetensors.Tensor{{Name: "m.weight", DType: safetensors.F32, Shape: []int{4, 8}, Data: data}}, nil))
+	norms := make([]byte, 4*8)
+	for i, v := range []float32{10, 1, 1, 0.1, 10, 1, 1, 0.1} {
+		binary.LittleEndian.PutUint32(norms[4*i:], math.Float32bits(v))
+	}
+	npz = filepath.Join(dir, "norms.npz")
+	require.NoError(t, ournpy.WriteNPZ(npz, []ournpy.Named{{Name: "m.weight", Array: &ournpy.Array{
+		Header: ournpy.Header{DType: ournpy.Float32, Shape: []int{8}}, Data: norms}}}))
+	return src, npz
 }
