@@ -486,6 +486,15 @@ func TestMixImatrix(t *testing.T) {
 			}
 		}
 		f.Close()
+
+		// Requantizing that file drops its importance-matrix keys: with
+		// -imatrix it gets its own (no duplicate keys), without it none.
+		for _, o := range []Options{{Imatrix: im, Workers: 2}, {Workers: 2}} {
+			again, _, err := convertMix(t, out, "q4_k_m", o)
+			require.NoError(t, err, "requantize with imatrix %v", o.Imatrix != nil)
+			_, ok := ggufKV(t, again, "quantize.imatrix.file")
+			assert.Equal(t, o.Imatrix != nil, ok, "requantize with imatrix %v", o.Imatrix != nil)
+		}
 	}
 
 	// A size that does not match any other tensor is an error naming it.

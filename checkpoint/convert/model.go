@@ -9,6 +9,7 @@ import (
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/gguf"
 	"github.com/tensorcast-go/tensorcast/checkpoint/ggufmodel"
+	"github.com/tensorcast-go/tensorcast/checkpoint/imatrix"
 	"github.com/tensorcast-go/tensorcast/checkpoint/layout"
 	"github.com/tensorcast-go/tensorcast/checkpoint/load"
 	"github.com/tensorcast-go/tensorcast/checkpoint/safetensors"
@@ -16,7 +17,8 @@ import (
 
 // ggufModel decides what the metadata of a GGUF output is. A GGUF input
 // keeps its own (so a llama.cpp model stays one), less the keys that
-// describe the output. A checkpoint whose config.json names an architecture
+// describe the output (ours, the file type, the quantization version and
+// the importance matrix's). A checkpoint whose config.json names an architecture
 // ggufmodel knows becomes the llama.cpp model file, with its tokenizer; any
 // other keeps the generic metadata: general.architecture from config.json's
 // model_type, or "tcast".
@@ -27,7 +29,8 @@ func (p *plan) ggufModel(in *load.Checkpoint, opts *Options) error {
 			p.ggufKV = append(p.ggufKV, gguf.KV{Key: gguf.KeyArchitecture, Value: gguf.String("tcast")})
 		}
 		for _, kv := range g.KV {
-			if strings.HasPrefix(kv.Key, layout.KeyPrefix) || kv.Key == "general.file_type" || kv.Key == gguf.KeyQuantizationVersion {
+			if strings.HasPrefix(kv.Key, layout.KeyPrefix) || strings.HasPrefix(kv.Key, imatrix.KeyQuantizePrefix) ||
+				kv.Key == "general.file_type" || kv.Key == gguf.KeyQuantizationVersion {
 				continue
 			}
 			p.ggufKV = append(p.ggufKV, kv)

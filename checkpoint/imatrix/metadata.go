@@ -7,8 +7,11 @@ import (
 )
 
 // The keys llama-quantize adds to a model quantized with an importance
-// matrix.
+// matrix, all under KeyQuantizePrefix.
 const (
+	// KeyQuantizePrefix begins every key of a model's importance matrix:
+	// a requantized model drops its input's and gets its own.
+	KeyQuantizePrefix = "quantize.imatrix."
 	// KeyQuantizeFile names the importance matrix file.
 	KeyQuantizeFile = "quantize.imatrix.file"
 	// KeyQuantizeDataset names the first calibration dataset.
