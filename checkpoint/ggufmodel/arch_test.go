@@ -187,6 +187,7 @@ func TestDetectErrors(t *testing.T) {
 			"llama.rope.scaling.original_context_length", "", nil},
 		{"linear without factor", "llama", map[string]any{"rope_scaling": map[string]any{"type": "linear"}}, "llama.rope.scaling.factor", "", nil},
 		{"negative layers", "llama", map[string]any{"num_hidden_layers": -2}, "", "num_hidden_layers", nil},
+		{"too many layers", "llama", map[string]any{"num_hidden_layers": 2000000000}, "", "num_hidden_layers", nil},
 		{"fractional heads", "llama", map[string]any{"num_attention_heads": 2.5}, "", "num_attention_heads", nil},
 		{"string eps", "llama", map[string]any{"rms_norm_eps": "1e-5"}, "", "rms_norm_eps", nil},
 		{"heads do not split hidden", "llama", map[string]any{"num_attention_heads": 3, "num_key_value_heads": 3}, "", "hidden_size", nil},

@@ -132,6 +132,10 @@ func (c config) floatField(file, key string, required bool, fields ...string) (f
 	return x, true, nil
 }
 
+// maxLayers bounds a model's layer count, far above any real model's, so
+// that a wrong config.json is refused before a map of its tensors is built.
+const maxLayers = 1 << 16
+
 // readParams reads the hyper-parameters of architecture arch.
 func readParams(c config, modelType, arch string) (*Params, error) {
 	p := &Params{ModelType: modelType, Arch: arch}
@@ -153,6 +157,10 @@ func readParams(c config, modelType, arch string) (*Params, error) {
 		if *f.dst, _, err = c.intField(f.key, true, f.fields...); err != nil {
 			return nil, err
 		}
+	}
+	if p.Layers > maxLayers {
+		return nil, &UnsupportedError{File: ConfigFile, Field: "num_hidden_layers", Value: strconv.Itoa(p.Layers),
+			Reason: fmt.Sprintf("more than %d layers; check config.json", maxLayers)}
 	}
 	var set bool
 	if p.KVHeads, set, err = c.intField(k("attention.head_count_kv"), false, "num_key_value_heads", "n_kv_heads"); err != nil {

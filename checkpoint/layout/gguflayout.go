@@ -477,7 +477,9 @@ func (l ggufLayout) Cast(x []float32, shape []int, dt *tcast.DataType, opts *tca
 	}
 	size, _ := typ.Size(int64(n))
 	blocks := make([]byte, size)
-	imp.quantize(typ, blocks, x, 0)
+	if err := imp.quantize(typ, blocks, x, 0); err != nil {
+		return nil, fmt.Errorf("layout gguf: %s %v: %w", typ, shape, err)
+	}
 	return ggufTensorOf(dt, typ, shape, blocks), nil
 }
 
@@ -525,19 +527,21 @@ func ggufImportance(imp []float32, shape []int, typ gguf.Type) (ggufImp, error) 
 
 // quantize writes x, whole rows starting at row r0 of the weight, as the
 // blocks dst of block type typ, with each row's importance vector.
-func (im ggufImp) quantize(typ gguf.Type, dst []byte, x []float32, r0 int) {
+func (im ggufImp) quantize(typ gguf.Type, dst []byte, x []float32, r0 int) error {
 	if im.v == nil {
-		ggmlQuantize(typ, dst, x, nil)
-		return
+		return ggmlQuantize(typ, dst, x, nil)
 	}
 	rows := len(x) / im.rowLen
 	rowBytes, _ := typ.Size(int64(im.rowLen))
 	for r := 0; r < rows; {
 		v := (r0 + r) / im.rowsPer
 		end := min(rows, (v+1)*im.rowsPer-r0)
-		ggmlQuantize(typ, dst[int64(r)*rowBytes:int64(end)*rowBytes], x[r*im.rowLen:end*im.rowLen], im.v[v*im.rowLen:(v+1)*im.rowLen])
+		if err := ggmlQuantize(typ, dst[int64(r)*rowBytes:int64(end)*rowBytes], x[r*im.rowLen:end*im.rowLen], im.v[v*im.rowLen:(v+1)*im.rowLen]); err != nil {
+			return err
+		}
 		r = end
 	}
+	return nil
 }
 
 // ggmlOptions reports whether o leaves the scales and rounding to ggml's
@@ -552,7 +556,7 @@ func ggmlOptions(o *tcast.Options) bool {
 // Q8_0 and Q4_0 with ggml's reference quantizers, MXFP4 with
 // gguf.QuantizeMXFP4, the others with gguf.Quantize and the importance
 // vector imp of the rows' columns (nil: none).
-func ggmlQuantize(typ gguf.Type, dst []byte, x, imp []float32) {
+func ggmlQuantize(typ gguf.Type, dst []byte, x, imp []float32) error {
 	switch typ {
 	case gguf.TypeQ8_0:
 		gguf.QuantizeQ8_0(dst, x)
@@ -561,10 +565,9 @@ func ggmlQuantize(typ gguf.Type, dst []byte, x, imp []float32) {
 	case gguf.TypeMXFP4:
 		gguf.QuantizeMXFP4(dst, x)
 	default:
-		if err := gguf.Quantize(typ, dst, x, imp); err != nil {
-			panic(err) // the callers pass whole blocks of a type with a quantizer
-		}
+		return gguf.Quantize(typ, dst, x, imp)
 	}
+	return nil
 }
 
 // elements returns the number of elements of dims, and false for a

@@ -351,7 +351,9 @@ func (s *ggufStream) CastRowsTo(out [][]byte, x []float32, r0 int, deq []float32
 		encodePlain(s.typ, out[0], x, deq)
 		return nil
 	}
-	s.imp.quantize(s.typ, out[0], x, r0)
+	if err := s.imp.quantize(s.typ, out[0], x, r0); err != nil {
+		return fmt.Errorf("layout gguf: tensor %s: rows from %d: %w", s.name, r0, err)
+	}
 	if deq != nil {
 		if s.typ == gguf.TypeMXFP4 {
 			gguf.DequantizeMXFP4(deq, out[0])
