@@ -188,6 +188,10 @@ var prePatterns = map[string]string{
 // byteToken matches SentencePiece's byte-fallback pieces.
 var byteToken = regexp.MustCompile(`^<0x[0-9A-Fa-f]{2}>$`)
 
+// maxVocab bounds the token ids a tokenizer may use (far above any real
+// vocabulary), so that a stray id cannot make the token arrays huge.
+const maxVocab = 1 << 24
+
 // ParseTokenizer converts the contents of tokenizer.json and
 // tokenizer_config.json (nil when there is none).
 func ParseTokenizer(tokenizerJSON, configJSON []byte, o TokenizerOptions) (*Tokenizer, error) {
@@ -344,6 +348,10 @@ func ParseTokenizer(tokenizerJSON, configJSON []byte, o TokenizerOptions) (*Toke
 	n := 0
 	for id := range byID {
 		n = max(n, id+1)
+	}
+	if n > maxVocab {
+		return nil, unsupported(TokenizerFile, "model.vocab", strconv.Itoa(n-1),
+			fmt.Sprintf("token ids reach %d, beyond %d; check tokenizer.json", n-1, maxVocab-1))
 	}
 	if o.VocabSize > 0 {
 		if n > o.VocabSize {

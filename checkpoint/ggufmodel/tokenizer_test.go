@@ -248,6 +248,7 @@ func TestTokenizerErrors(t *testing.T) {
 		{"id taken", withModel(`{"type": "BPE", "vocab": {"a": 0, "b": 6}, "merges": []}`), eos, 0, TokenizerFile, "added_tokens[0]", ""},
 		{"empty token", withModel(`{"type": "BPE", "vocab": {"": 0}, "merges": []}`), eos, 0, TokenizerFile, "model.vocab", ""},
 		{"negative id", withModel(`{"type": "BPE", "vocab": {"a": -1}, "merges": []}`), eos, 0, TokenizerFile, "model.vocab", ""},
+		{"huge id", withModel(`{"type": "BPE", "vocab": {"a": 0, "z": 1099511627776}, "merges": []}`), eos, 0, TokenizerFile, "model.vocab", ""},
 		{"padding text taken", withModel(`{"type": "BPE", "vocab": {"[PAD0]": 1}, "merges": []}`), eos, 0, TokenizerFile, "model.vocab", ""},
 		{"merge without space", withModel(`{"type": "BPE", "vocab": {"a": 0}, "merges": ["ab"]}`), eos, 0, TokenizerFile, "model.merges[0]", ""},
 		{"merge with a space", withModel(`{"type": "BPE", "vocab": {"a": 0}, "merges": [["a b", "c"]]}`), eos, 0, TokenizerFile, "model.merges[0]", ""},
