@@ -56,4 +56,8 @@
 // for byte as llama-imatrix saves them (the GGUF golden in testdata was
 // written by ggml's own writer and is reproduced exactly). Imatrix.Stats
 // turns a parsed file back into Stats, to convert between the formats.
+// ReadNPZ reads Stats from a NumPy .npz archive named like the GGUF
+// tensors, the hand-off format of the calibration script
+// cmd/tcast/testdata/llama_imatrix.py that stands in for llama-imatrix
+// (docs/GGUF.md §2.5).
 package imatrix
