@@ -45,7 +45,7 @@ func llamaImatrix(t *testing.T) *imatrix.Imatrix {
 
 // synthMatrices returns the GGUF name and row-major shape of every weight
 // matrix inside the layers of the synth checkpoint at src.
-func synthMatrices(t *testing.T, src string) (map[string][]int, map[string]string) {
+func synthMatrices(t testing.TB, src string) (map[string][]int, map[string]string) {
 	t.Helper()
 	cfg, err := os.ReadFile(filepath.Join(filepath.Dir(src), "config.json"))
 	require.NoError(t, err)
