@@ -54,7 +54,8 @@
 // Write and WriteFile store Stats (per weight: Σx² per column and matrix,
 // the activation counts, optionally Σx) in either format, laid out byte
 // for byte as llama-imatrix saves them (the GGUF golden in testdata was
-// written by ggml's own writer and is reproduced exactly). Imatrix.Stats
+// written by ggml's own writer and is reproduced exactly; llama.cpp's own
+// loader reads what Write writes, see TestLlamaCppLoadsOurs). Imatrix.Stats
 // turns a parsed file back into Stats, to convert between the formats.
 // ReadNPZ reads Stats from a NumPy .npz archive named like the GGUF
 // tensors, the hand-off format of the calibration script
