@@ -36,7 +36,8 @@
 //
 // Writer lays a file out as ggml does: metadata, tensor infos, padding to
 // general.alignment (default 32), and each tensor's data padded to the
-// alignment. It requires general.architecture and adds
+// alignment. It requires general.architecture (except in a file whose
+// general.type is not "model", such as an importance matrix) and adds
 // general.quantization_version = 2 when a tensor is quantized.
 // Writer.WriteFile is atomic: a temporary file in the target directory is
 // synced and renamed over the target. Writer.Create does the same for

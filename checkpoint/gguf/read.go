@@ -28,8 +28,13 @@ const (
 	// (GGML_MAX_DIMS).
 	MaxDims = 4
 
-	// KeyArchitecture names the model architecture; the writer requires it.
+	// KeyArchitecture names the model architecture; the writer requires it
+	// in a model file.
 	KeyArchitecture = "general.architecture"
+	// KeyType names the kind of file: "model" (the default when absent),
+	// "adapter", "imatrix", ...; a file of a type other than "model" may
+	// lack general.architecture.
+	KeyType = "general.type"
 	// KeyAlignment sets the data alignment (a uint32 power of two).
 	KeyAlignment = "general.alignment"
 	// KeyQuantizationVersion is the ggml quantization format version

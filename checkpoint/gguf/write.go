@@ -174,10 +174,10 @@ func (w *Writer) add(name string, typ Type, shape []int, data []byte, declared b
 // padding, and returns it with the alignment.
 func (w *Writer) header() ([]byte, int64, error) {
 	arch, ok := w.find(KeyArchitecture)
-	if !ok {
+	if !ok && !w.notModel() {
 		return nil, 0, fmt.Errorf("gguf: missing required key %s", KeyArchitecture)
 	}
-	if arch.typ != ValueString {
+	if ok && arch.typ != ValueString {
 		return nil, 0, fmt.Errorf("gguf: key %s is a %v, want string", KeyArchitecture, arch.typ)
 	}
 	kv := w.kv
@@ -215,6 +215,15 @@ func (w *Writer) header() ([]byte, int64, error) {
 	return b, align, nil
 }
 
+// notModel reports whether general.type was added as a string other than
+// "model" (an importance matrix is "imatrix"): such a file needs no
+// general.architecture, as ggml writes it.
+func (w *Writer) notModel() bool {
+	v, ok := w.find(KeyType)
+	s, isStr := v.Str()
+	return ok && isStr && s != "model"
+}
+
 // find returns the value of a key added with AddKV.
 func (w *Writer) find(key string) (Value, bool) {
 	for _, p := range w.kv {
@@ -230,7 +239,8 @@ func padded(n, align int64) int64 { return (n + align - 1) / align * align }
 
 // WriteTo writes the GGUF file to out and returns the number of bytes
 // written. It fails without writing anything if general.architecture is
-// missing or not a string. When a tensor is quantized and
+// not a string, or is missing from a model file (one without
+// general.type, or with general.type "model"). When a tensor is quantized and
 // general.quantization_version was not added, it is written (as uint32 2)
 // after the other metadata.
 func (w *Writer) WriteTo(out io.Writer) (int64, error) {

@@ -259,6 +259,16 @@ func TestWriterErrors(t *testing.T) {
 		{"scalar block type", func(w *Writer) error { return w.AddTensor("t", TypeQ4_0, nil, make([]byte, 18)) }, "innermost dimension 1"},
 		{"data size", func(w *Writer) error { return w.AddTensor("t", TypeF16, []int{2, 2}, make([]byte, 7)) }, "7 bytes of data, shape [2 2] of F16 needs 8"},
 		{"missing architecture", func(w *Writer) error { _, err := w.WriteTo(new(bytes.Buffer)); return err }, "missing required key general.architecture"},
+		{"model type without architecture", func(w *Writer) error {
+			require.NoError(t, w.AddKV(KeyType, String("model")))
+			_, err := w.WriteTo(new(bytes.Buffer))
+			return err
+		}, "missing required key general.architecture"},
+		{"type not a string, no architecture", func(w *Writer) error {
+			require.NoError(t, w.AddKV(KeyType, Uint32(1)))
+			_, err := w.WriteTo(new(bytes.Buffer))
+			return err
+		}, "missing required key general.architecture"},
 		{"architecture not a string", func(w *Writer) error {
 			require.NoError(t, w.AddKV(KeyArchitecture, Uint8(1)))
 			_, err := w.WriteTo(new(bytes.Buffer))
@@ -275,6 +285,19 @@ func TestWriterErrors(t *testing.T) {
 		})
 	}
 	assert.Panics(t, func() { ArrayOfArrays([]Value{Uint8(1)}) })
+}
+
+// A file whose general.type is not "model" (an importance matrix) needs no
+// general.architecture, as ggml's own writer does not add one.
+func TestWriterNotModel(t *testing.T) {
+	var w Writer
+	require.NoError(t, w.AddKV(KeyType, String("imatrix")))
+	require.NoError(t, w.AddTensor("x", TypeF32, []int{1}, (&hb{}).f32(2).bytes()))
+	f := readBack(t, &w)
+	assert.Empty(t, f.Architecture())
+	v, ok := f.Get(KeyType)
+	require.True(t, ok)
+	assert.Equal(t, `string("imatrix")`, v.String())
 }
 
 func TestWriterZeroDim(t *testing.T) {

@@ -1,8 +1,8 @@
-// Package imatrix reads importance matrices as llama.cpp's llama-imatrix
-// tool writes them, in its GGUF format and in the older .dat format, and
-// gives each weight tensor's per-column importance: the mean square of
-// the activations that multiplied that column, which the quantizers of
-// this toolkit take to weight their squared error.
+// Package imatrix reads and writes importance matrices as llama.cpp's
+// llama-imatrix tool writes them, in its GGUF format and in the older .dat
+// format, and gives each weight tensor's per-column importance: the mean
+// square of the activations that multiplied that column, which the
+// quantizers of this toolkit take to weight their squared error.
 //
 // # Formats
 //
@@ -48,4 +48,17 @@
 // expert (one for a dense weight). A name the file lacks gives a
 // *LookupError (errors.Is ErrNoEntry) listing the closest names it has; a
 // size that does not match gives a *SizeError.
+//
+// # Writing
+//
+// Write and WriteFile store Stats (per weight: Σx² per column and matrix,
+// the activation counts, optionally Σx) in either format, laid out byte
+// for byte as llama-imatrix saves them (the GGUF golden in testdata was
+// written by ggml's own writer and is reproduced exactly; llama.cpp's own
+// loader reads what Write writes, see TestLlamaCppLoadsOurs). Imatrix.Stats
+// turns a parsed file back into Stats, to convert between the formats.
+// ReadNPZ reads Stats from a NumPy .npz archive named like the GGUF
+// tensors, the hand-off format of the calibration script
+// cmd/tcast/testdata/llama_imatrix.py that stands in for llama-imatrix
+// (docs/GGUF.md §2.5).
 package imatrix

@@ -2,8 +2,10 @@ package imatrix
 
 import (
 	"bytes"
+	"errors"
 	"math"
 	"os"
+	"slices"
 	"testing"
 )
 
@@ -25,6 +27,28 @@ func checkParsed(t *testing.T, m *Imatrix) {
 		vs, err := m.Importance(e.Name, cols, e.Matrices)
 		if err != nil || len(vs) != e.Matrices {
 			t.Fatalf("entry %q: Importance(%d, %d): %d vectors, %v", e.Name, cols, e.Matrices, len(vs), err)
+		}
+	}
+	// What was read writes back (or is refused with a *StatsError: a .dat
+	// name too long for GGUF, a sum that overflows float32) and reads
+	// again with the same entries.
+	for _, f := range []Format{FormatGGUF, FormatDat} {
+		s := m.Stats()
+		s.ChunkSize = max(s.ChunkSize, 1)
+		var buf bytes.Buffer
+		if _, err := Write(&buf, s, f); err != nil {
+			var se *StatsError
+			if !errors.As(err, &se) {
+				t.Fatalf("Write(%v): %v is not a *StatsError", f, err)
+			}
+			continue
+		}
+		back, err := Parse(bytes.NewReader(buf.Bytes()), int64(buf.Len()), "back")
+		if err != nil {
+			t.Fatalf("Write(%v) wrote a file Parse refuses: %v", f, err)
+		}
+		if f == FormatGGUF && !slices.Equal(back.Names(), m.Names()) {
+			t.Fatalf("Write(%v): names %q, want %q", f, back.Names(), m.Names())
 		}
 	}
 }

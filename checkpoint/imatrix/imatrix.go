@@ -1,6 +1,7 @@
 package imatrix
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -71,7 +72,9 @@ type Entry struct {
 }
 
 // Read reads the importance matrix at path, in either format: a file that
-// starts with the GGUF magic is read as GGUF, any other as .dat.
+// starts with the GGUF magic is read as GGUF, any other as .dat. A NumPy
+// .npz archive of statistics laid out as ReadNPZ describes (a zip file) is
+// read too: as the GGUF file Write would make of it.
 func Read(path string) (*Imatrix, error) {
 	fh, err := os.Open(path)
 	if err != nil {
@@ -81,6 +84,18 @@ func Read(path string) (*Imatrix, error) {
 	fi, err := fh.Stat()
 	if err != nil {
 		return nil, &FormatError{Path: path, Offset: -1, Reason: "cannot stat", Err: err}
+	}
+	var magic [4]byte
+	if n, _ := fh.ReadAt(magic[:], 0); n == 4 && string(magic[:]) == "PK\x03\x04" {
+		s, err := ReadNPZ(path)
+		if err != nil {
+			return nil, err
+		}
+		b, err := encode(s, FormatGGUF)
+		if err != nil {
+			return nil, fmt.Errorf("imatrix: %s: %w", path, err)
+		}
+		return Parse(bytes.NewReader(b), int64(len(b)), path)
 	}
 	return Parse(fh, fi.Size(), path)
 }

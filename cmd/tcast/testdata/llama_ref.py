@@ -71,7 +71,14 @@ def rotate_half(x):
     return torch.cat((-x[..., h:], x[..., :h]), dim=-1)
 
 
-def forward(w, cfg, tokens):
+def forward(w, cfg, tokens, observe=None, linear=None):
+    """Logits of every position. observe(name, x), when given, sees the input x ([tokens, cols]) of
+    every matrix product of the layers, under the weight's GGUF name (blk.N.attn_q.weight, ...);
+    linear(x, W), when given, computes x @ W.T (a faster kernel for long inputs)."""
+    if observe is None:
+        observe = lambda name, x: None
+    if linear is None:
+        linear = lambda x, W: x @ W.T
     H = cfg["hidden_size"]
     nh = cfg["num_attention_heads"]
     nkv = cfg.get("num_key_value_heads", nh)
@@ -92,9 +99,11 @@ def forward(w, cfg, tokens):
     for l in range(cfg["num_hidden_layers"]):
         p = f"model.layers.{l}."
         x = rms_norm(h, w[p + "input_layernorm.weight"], eps, gemma)
-        q = (x @ w[p + "self_attn.q_proj.weight"].T).view(T, nh, d)
-        k = (x @ w[p + "self_attn.k_proj.weight"].T).view(T, nkv, d)
-        v = (x @ w[p + "self_attn.v_proj.weight"].T).view(T, nkv, d)
+        for t in ("attn_q", "attn_k", "attn_v"):
+            observe(f"blk.{l}.{t}.weight", x)
+        q = linear(x, w[p + "self_attn.q_proj.weight"]).view(T, nh, d)
+        k = linear(x, w[p + "self_attn.k_proj.weight"]).view(T, nkv, d)
+        v = linear(x, w[p + "self_attn.v_proj.weight"]).view(T, nkv, d)
         q = q * cos + rotate_half(q) * sin
         k = k * cos + rotate_half(k) * sin
         rep = nh // nkv
@@ -103,15 +112,20 @@ def forward(w, cfg, tokens):
         s = torch.einsum("thd,shd->hts", q, k) / (d ** 0.5) + mask
         a = torch.softmax(s, dim=-1)
         o = torch.einsum("hts,shd->thd", a, v).reshape(T, nh * d)
-        h = h + o @ w[p + "self_attn.o_proj.weight"].T
+        observe(f"blk.{l}.attn_output.weight", o)
+        h = h + linear(o, w[p + "self_attn.o_proj.weight"])
         x = rms_norm(h, w[p + "post_attention_layernorm.weight"], eps, gemma)
-        g = x @ w[p + "mlp.gate_proj.weight"].T
-        u = x @ w[p + "mlp.up_proj.weight"].T
+        for t in ("ffn_gate", "ffn_up"):
+            observe(f"blk.{l}.{t}.weight", x)
+        g = linear(x, w[p + "mlp.gate_proj.weight"])
+        u = linear(x, w[p + "mlp.up_proj.weight"])
         act = torch.nn.functional.gelu(g, approximate="tanh") if gemma else torch.nn.functional.silu(g)
-        h = h + (act * u) @ w[p + "mlp.down_proj.weight"].T
+        observe(f"blk.{l}.ffn_down.weight", act * u)
+        h = h + linear(act * u, w[p + "mlp.down_proj.weight"])
     h = rms_norm(h, w["model.norm.weight"], eps, gemma)
+    observe("output.weight", h)
     head = w["model.embed_tokens.weight"] if gemma else w.get("lm_head.weight", w["model.embed_tokens.weight"])
-    return h @ head.T
+    return linear(h, head)
 
 
 def main():

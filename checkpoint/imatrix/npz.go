@@ -1,0 +1,205 @@
+package imatrix
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/tensorcast-go/tensorcast/checkpoint/npy"
+)
+
+// Names of the metadata arrays of an .npz imatrix.
+const (
+	// NPZDatasets holds the dataset names as uint8 UTF-8 text, each name
+	// followed by a newline (an empty array: no datasets).
+	NPZDatasets = KeyDatasets
+	// NPZChunkCount holds the chunk count: one integer (any shape of one
+	// element).
+	NPZChunkCount = KeyChunkCount
+	// NPZChunkSize holds the chunk size: one integer.
+	NPZChunkSize = KeyChunkSize
+)
+
+// ReadNPZ reads importance statistics from a NumPy .npz archive laid out
+// like the GGUF format, array for tensor, as a calibration script can
+// write it with numpy.savez:
+//
+//	imatrix.datasets     uint8 [n]             names, each followed by "\n"
+//	imatrix.chunk_count  integer, 1 element
+//	imatrix.chunk_size   integer, 1 element
+//	W.in_sum2            float32/float64 [matrices, cols] or [cols]
+//	W.counts             integer or float [matrices] (or [matrices, 1])
+//	W.in_sum             optional, like W.in_sum2
+//
+// where W is a GGUF weight name ("blk.0.attn_q.weight"). The three
+// metadata arrays are required; other arrays are an error, so that a
+// misspelt suffix is not silently dropped. Counts must be whole numbers.
+// Errors are *FormatError values naming the archive and the array.
+// The result is checked only as far as reading needs; Write checks the
+// rest.
+func ReadNPZ(path string) (*Stats, error) {
+	arrays, err := npy.ReadNPZ(path)
+	if err != nil {
+		return nil, &FormatError{Path: path, Offset: -1, Reason: "reading the archive", Err: err}
+	}
+	fail := func(entry, format string, args ...any) error {
+		return &FormatError{Path: path, Entry: entry, Offset: -1, Reason: fmt.Sprintf(format, args...)}
+	}
+	s := &Stats{}
+	type group struct{ sum2, counts, sum *npy.Array }
+	groups := map[string]*group{}
+	get := func(name string) *group {
+		g := groups[name]
+		if g == nil {
+			g = &group{}
+			groups[name] = g
+		}
+		return g
+	}
+	seenMeta := map[string]bool{}
+	for _, a := range arrays {
+		name := a.Name
+		switch {
+		case name == NPZDatasets:
+			if a.DType != npy.Uint8 || len(a.Shape) != 1 {
+				return nil, fail("", "array %s is %v %v, want uint8 [n]", name, a.DType, a.Shape)
+			}
+			text := string(a.Data)
+			if text != "" && !strings.HasSuffix(text, "\n") {
+				return nil, fail("", "array %s: the last name does not end with a newline", name)
+			}
+			if text != "" {
+				s.Datasets = strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+			}
+		case name == NPZChunkCount || name == NPZChunkSize:
+			vs, err := npzInts(a.Array)
+			if err != nil || len(vs) != 1 {
+				return nil, fail("", "array %s: want one integer (%d values, %v)", name, len(vs), err)
+			}
+			if name == NPZChunkCount {
+				s.ChunkCount = vs[0]
+			} else {
+				s.ChunkSize = vs[0]
+			}
+		case strings.HasSuffix(name, SuffixSum2):
+			get(strings.TrimSuffix(name, SuffixSum2)).sum2 = a.Array
+		case strings.HasSuffix(name, SuffixCounts):
+			get(strings.TrimSuffix(name, SuffixCounts)).counts = a.Array
+		case strings.HasSuffix(name, SuffixSum):
+			get(strings.TrimSuffix(name, SuffixSum)).sum = a.Array
+		default:
+			return nil, fail("", "array %q is neither metadata (%s, %s, %s) nor W%s, W%s or W%s",
+				name, NPZDatasets, NPZChunkCount, NPZChunkSize, SuffixSum2, SuffixCounts, SuffixSum)
+		}
+		seenMeta[name] = true
+	}
+	for _, k := range []string{NPZDatasets, NPZChunkCount, NPZChunkSize} {
+		if !seenMeta[k] {
+			return nil, fail("", "array %s is missing", k)
+		}
+	}
+	if len(groups) == 0 {
+		return nil, fail("", "no W%s arrays", SuffixSum2)
+	}
+	names := make([]string, 0, len(groups))
+	for n := range groups {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		g := groups[n]
+		switch {
+		case g.sum2 == nil:
+			return nil, fail(n, "array %s is missing", n+SuffixSum2)
+		case g.counts == nil:
+			return nil, fail(n, "array %s is missing", n+SuffixCounts)
+		}
+		st := Stat{Name: n}
+		counts, err := npzInts(g.counts)
+		if err != nil {
+			return nil, fail(n, "array %s: %v", n+SuffixCounts, err)
+		}
+		if len(g.counts.Shape) > 2 || len(g.counts.Shape) == 2 && g.counts.Shape[1] != 1 {
+			return nil, fail(n, "array %s has shape %v, want [matrices]", n+SuffixCounts, g.counts.Shape)
+		}
+		st.Counts = counts
+		if st.Sum2, err = npzSums(g.sum2, len(counts)); err != nil {
+			return nil, fail(n, "array %s: %v", n+SuffixSum2, err)
+		}
+		if g.sum != nil {
+			if st.Sum, err = npzSums(g.sum, len(counts)); err != nil {
+				return nil, fail(n, "array %s: %v", n+SuffixSum, err)
+			}
+		}
+		s.Entries = append(s.Entries, st)
+	}
+	return s, nil
+}
+
+// npzSums returns a float array of shape [matrices, cols] (or [cols] for
+// one matrix) as float32.
+func npzSums(a *npy.Array, matrices int) ([]float32, error) {
+	if a.Fortran && len(a.Shape) > 1 {
+		return nil, fmt.Errorf("stored in Fortran order; save a C-ordered array")
+	}
+	switch {
+	case len(a.Shape) == 1 && matrices == 1:
+	case len(a.Shape) == 2 && a.Shape[0] == matrices:
+	default:
+		return nil, fmt.Errorf("shape %v, want [%d, cols]", a.Shape, matrices)
+	}
+	return a.Float32s()
+}
+
+// npzInts returns the elements of an integer array, or of a float array
+// holding whole numbers, as int64.
+func npzInts(a *npy.Array) ([]int64, error) {
+	n := a.Len()
+	size := a.DType.Size()
+	if len(a.Data) != n*size {
+		return nil, fmt.Errorf("%d bytes of data for %d %v values", len(a.Data), n, a.DType)
+	}
+	le := binary.LittleEndian
+	out := make([]int64, n)
+	for i := range out {
+		b := a.Data[i*size:]
+		var f float64
+		switch a.DType {
+		case npy.Uint8:
+			out[i] = int64(b[0])
+		case npy.Int8:
+			out[i] = int64(int8(b[0]))
+		case npy.Uint16:
+			out[i] = int64(le.Uint16(b))
+		case npy.Int16:
+			out[i] = int64(int16(le.Uint16(b)))
+		case npy.Uint32:
+			out[i] = int64(le.Uint32(b))
+		case npy.Int32:
+			out[i] = int64(int32(le.Uint32(b)))
+		case npy.Int64:
+			out[i] = int64(le.Uint64(b))
+		case npy.Uint64:
+			u := le.Uint64(b)
+			if u > math.MaxInt64 {
+				return nil, fmt.Errorf("value %d does not fit an int64", u)
+			}
+			out[i] = int64(u)
+		case npy.Float32:
+			f = float64(math.Float32frombits(le.Uint32(b)))
+		case npy.Float64:
+			f = math.Float64frombits(le.Uint64(b))
+		default:
+			return nil, fmt.Errorf("%v values, want integers", a.DType)
+		}
+		if a.DType == npy.Float32 || a.DType == npy.Float64 {
+			if f != math.Trunc(f) || math.Abs(f) >= 1<<53 {
+				return nil, fmt.Errorf("value %d is %v, not a whole number", i, f)
+			}
+			out[i] = int64(f)
+		}
+	}
+	return out, nil
+}
