@@ -60,5 +60,5 @@
 // ReadNPZ reads Stats from a NumPy .npz archive named like the GGUF
 // tensors, the hand-off format of the calibration script
 // cmd/tcast/testdata/llama_imatrix.py that stands in for llama-imatrix
-// (docs/GGUF.md §2.5).
+// (docs/GGUF.md §2.6).
 package imatrix
