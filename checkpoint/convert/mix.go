@@ -159,35 +159,26 @@ func (p *plan) importance(d *decision) error {
 		d.result.Importance = ImportanceUnused
 		return nil
 	}
-	cols, experts := d.shape[len(d.shape)-1], 1
-	if len(d.shape) == 3 {
-		experts = d.shape[0]
-	}
-	vs, err := im.Importance(d.info.Name, cols, experts)
-	var se *imatrix.SizeError
-	switch {
-	case errors.Is(err, imatrix.ErrNoEntry):
+	cols, experts := matrices(d.shape)
+	if !im.Has(d.info.Name) {
 		d.result.Importance = ImportanceMissing
 		return nil
+	}
+	v, err := im.Vector(d.info.Name, cols, experts)
+	var se *imatrix.SizeError
+	switch {
 	case errors.As(err, &se) && ggufmix.CategoryOf(d.info.Name) == ggufmix.TokenEmbd:
 		d.result.Importance = ImportanceIgnored
 		return nil
 	case err != nil:
 		return fmt.Errorf("tensor %s: -imatrix %s: %w", d.info.Name, filepath.Base(im.Path), err)
 	}
-	if len(vs) == 1 {
-		d.imp = vs[0]
-	} else {
-		d.imp = make([]float32, 0, cols*experts)
-		for _, v := range vs {
-			d.imp = append(d.imp, v...)
-		}
-	}
+	d.imp = v
 	rows := 1
 	for _, n := range d.shape[:len(d.shape)-1] {
 		rows *= n
 	}
-	d.impRows = rows / len(vs)
+	d.impRows = rows / (len(v) / cols)
 	d.result.Importance = ImportanceUsed
 	return nil
 }
@@ -227,24 +218,28 @@ func (s *wsum) addRows(d *decision, r0 int, x, y []float32) {
 // tensor of the given shape named name in the matrix, or nil when the
 // matrix has no entry of that size for it or got is exact.
 func weightedSQNR(im *imatrix.Imatrix, name string, shape []int, want, got []float32) *float64 {
-	cols, experts := shape[len(shape)-1], 1
-	if len(shape) == 3 {
-		experts = shape[0]
+	cols, experts := matrices(shape)
+	if !im.Has(name) {
+		return nil
 	}
-	vs, err := im.Importance(name, cols, experts)
+	imp, err := im.Vector(name, cols, experts)
 	if err != nil {
 		return nil
 	}
-	imp := vs[0]
-	if len(vs) > 1 {
-		imp = nil
-		for _, v := range vs {
-			imp = append(imp, v...)
-		}
-	}
 	var s wsum
-	s.add(imp, cols, len(want)/cols/len(vs), 0, want, got)
+	s.add(imp, cols, len(want)/len(imp), 0, want, got)
 	return s.sqnr()
+}
+
+// matrices returns the columns of a weight of the given shape and the
+// number of matrices its importance covers: the experts of a 3-D expert
+// weight, else 1.
+func matrices(shape []int) (cols, experts int) {
+	cols, experts = shape[len(shape)-1], 1
+	if len(shape) == 3 {
+		experts = shape[0]
+	}
+	return cols, experts
 }
 
 // sqnr returns the weighted SQNR in dB, nil when there is no error.

@@ -150,15 +150,23 @@ func (m *Imatrix) Entry(name string) (*Entry, error) {
 	return nil, &LookupError{Path: m.Path, Name: name, Closest: names.Closest(name, m.Names(), 3)}
 }
 
-// Importance returns the per-column importance of the named weight, one
-// vector of cols values per expert (experts is 1 for a dense weight, the
-// number of experts of a 3-D expert weight; values < 1 count as 1). The
-// vectors share memory with the Imatrix and must not be modified.
+// Has reports whether the file has an entry for the named tensor (a cheap
+// test; Entry's error for a missing name searches the closest names).
+func (m *Imatrix) Has(name string) bool {
+	_, ok := m.idx[name]
+	return ok
+}
+
+// Vector returns the per-column importance of the named weight as one
+// vector, the cols values of each expert one after another (experts is 1
+// for a dense weight, the number of experts of a 3-D expert weight;
+// values < 1 count as 1): the form the GGUF quantizers take. It shares
+// memory with the Imatrix and must not be modified.
 //
 // A missing entry gives a *LookupError; an entry whose size is not
 // cols × experts, or that records another number of matrices, gives a
 // *SizeError.
-func (m *Imatrix) Importance(name string, cols, experts int) ([][]float32, error) {
+func (m *Imatrix) Vector(name string, cols, experts int) ([]float32, error) {
 	e, err := m.Entry(name)
 	if err != nil {
 		return nil, err
@@ -170,9 +178,18 @@ func (m *Imatrix) Importance(name string, cols, experts int) ([][]float32, error
 		return nil, &SizeError{Path: m.Path, Name: name, Values: len(e.Importance), Matrices: e.Matrices,
 			Cols: cols, Experts: experts}
 	}
-	out := make([][]float32, experts)
+	return e.Importance[:cols*experts : cols*experts], nil
+}
+
+// Importance is Vector cut into one vector of cols values per expert.
+func (m *Imatrix) Importance(name string, cols, experts int) ([][]float32, error) {
+	v, err := m.Vector(name, cols, experts)
+	if err != nil {
+		return nil, err
+	}
+	out := make([][]float32, len(v)/cols)
 	for i := range out {
-		out[i] = e.Importance[i*cols : (i+1)*cols : (i+1)*cols]
+		out[i] = v[i*cols : (i+1)*cols : (i+1)*cols]
 	}
 	return out, nil
 }
