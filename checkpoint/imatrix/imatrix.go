@@ -178,7 +178,7 @@ func (m *Imatrix) Vector(name string, cols, experts int) ([]float32, error) {
 		return nil, &SizeError{Path: m.Path, Name: name, Values: len(e.Importance), Matrices: e.Matrices,
 			Cols: cols, Experts: experts}
 	}
-	return e.Importance[:cols*experts : cols*experts], nil
+	return e.Importance[: cols*experts : cols*experts], nil
 }
 
 // Importance is Vector cut into one vector of cols values per expert.
