@@ -164,3 +164,16 @@ func tableSuper8(x, w []float32, t *table, c *superCfg, r *superRes, tr *superSc
 	}
 	tableSuper8Go(x, w, t, c, r)
 }
+
+func tableBlocks8(x, w []float32, t *table, c *superCfg, r *nlRes, tr *superScratch) {
+	if active >= tierAVX512 && t.refine == 1 && len(t.local) <= 7 && len(t.numer)%2 == 0 {
+		var wp *[QKK]float32
+		if !isUnitWeights(w) {
+			wp = (*[QKK]float32)(w)
+		}
+		kqTableBlocks8AVX512((*[QKK]float32)(x), wp, (*[1920]float32)(tr),
+			(*[88]float32)(unsafe.Pointer(c)), (*[48]float32)(unsafe.Pointer(r)))
+		return
+	}
+	tableBlocks8Go(x, w, t, r)
+}

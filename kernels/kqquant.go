@@ -157,7 +157,7 @@ var (
 	levels128 = append(levelsFrom(-128, 1, 4), levelsFrom(127, -1, 2)...)
 
 	// The super-block searches of the K-quants.
-	superQ3K, superQ6K, superQ2K, superQ2KPlain, superQ4K, superQ5K, superIQ4XS superCfg
+	superQ3K, superQ6K, superQ2K, superQ2KPlain, superQ4K, superQ5K, superIQ4XS, superIQ4NL superCfg
 )
 
 func init() {
@@ -174,6 +174,7 @@ func init() {
 	superQ4K = newAffineSuperCfg(&searchQ4K, 63, levels63)
 	superQ5K = newAffineSuperCfg(&searchQ5K, 63, levels63)
 	superIQ4XS = newTableSuperCfg(searchIQ4XS, -32, 31, levels32)
+	superIQ4NL = newTableSuperCfg(searchIQ4, 0, 0, nil)
 }
 
 // quantBlocks runs quant on every block of bs elements and bb bytes.
@@ -502,7 +503,32 @@ func splitNibbles(y []byte, q []uint8) {
 // QuantizeIQ4NL quantizes src into IQ4_NL blocks of 18 bytes (a float16 d,
 // then 16 bytes of table indices), as QuantizeQ4_K with blocks of 32.
 func QuantizeIQ4NL(dst []byte, src, imp []float32) {
-	quantBlocks("QuantizeIQ4NL", dst, src, imp, GGMLBlock, IQ4NLBlockBytes, quantIQ4NL)
+	const bs, bb = GGMLBlock, IQ4NLBlockBytes
+	nb := checkBlocksOf("QuantizeIQ4NL", len(src), bs, len(dst), bb)
+	checkImp("QuantizeIQ4NL", len(src), bs, imp)
+	var s kqScratch
+	for b := 0; b < nb; {
+		// Eight blocks at once where they lie in one row of imp.
+		if o := b * bs; b+8 <= nb && (imp == nil || o%len(imp)+8*bs <= len(imp)) {
+			quantIQ4NL8(dst[b*bb:(b+8)*bb], src[o:o+8*bs], impAt(imp, o, 8*bs), &s)
+			b += 8
+			continue
+		}
+		quantIQ4NL(dst[b*bb:(b+1)*bb], src[b*bs:(b+1)*bs], impAt(imp, b*bs, bs), &s)
+		b++
+	}
+}
+
+// quantIQ4NL8 quantizes 8 IQ4_NL blocks, as quantIQ4NL does each.
+func quantIQ4NL8(y []byte, x, imp []float32, s *kqScratch) {
+	xs, ws := s.prep(x, imp, 32)
+	var r nlRes
+	tableBlocks8(xs, ws, searchIQ4, &superIQ4NL, &r, &s.tr)
+	tableCodes(x, r.ids[:8], searchIQ4, s.q[:QKK])
+	for j := range 8 {
+		binary.LittleEndian.PutUint16(y[18*j:], uint16(r.hd[j]))
+		splitNibbles(y[18*j+2:18*j+18], s.q[32*j:32*j+32])
+	}
 }
 
 // quantIQ4NL quantizes one IQ4_NL block.

@@ -93,6 +93,13 @@ func superRun(x, w []float32, ref bool, tr *superScratch, res *superRes) map[str
 		tableSuper8(x, w, searchIQ4XS, &superIQ4XS, res, tr)
 	}
 	put("IQ4_XS")
+	var nr nlRes
+	if ref {
+		tableBlocks8Go(x, w, searchIQ4, &nr)
+	} else {
+		tableBlocks8(x, w, searchIQ4, &superIQ4NL, &nr, tr)
+	}
+	out["IQ4_NL d"], out["IQ4_NL ids"], out["IQ4_NL hd"] = floatBits(nr.d[:]), floatBits(nr.ids[:]), nr.hd[:]
 	for _, c := range []struct {
 		name string
 		a    *affine
@@ -189,4 +196,37 @@ func FuzzSuperKernels(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestIQ4NLGroups requires QuantizeIQ4NL, which quantizes eight blocks at
+// once where they lie in one row, to give the blocks of quantizing each
+// block alone, on every tier, with and without importance vectors whose
+// rows hold whole groups of eight or not, and with NaN and infinities.
+func TestIQ4NLGroups(t *testing.T) {
+	rng := rand.New(rand.NewPCG(111, 112))
+	x := gaussian(rng, 30*32, 1)
+	x[7], x[300], x[301], x[900] = float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN())
+	for _, n := range []int{0, 3 * 32, 10 * 32, 30 * 32} {
+		var imp []float32
+		if n > 0 {
+			imp = make([]float32, n)
+			for i := range imp {
+				imp[i] = float32(math.Exp(rng.NormFloat64()))
+			}
+		}
+		for _, tr := range tiers() {
+			restore := useTier(tr)
+			want := make([]byte, 30*IQ4NLBlockBytes)
+			var s kqScratch
+			for b := range 30 {
+				quantIQ4NL(want[b*IQ4NLBlockBytes:(b+1)*IQ4NLBlockBytes], x[32*b:32*b+32], impAt(imp, 32*b, 32), &s)
+			}
+			got := make([]byte, len(want))
+			QuantizeIQ4NL(got, x, imp)
+			restore()
+			if string(got) != string(want) {
+				t.Fatalf("%v, importance rows of %d: eight blocks at once differ from one at a time", tr, n)
+			}
+		}
+	}
 }

@@ -254,3 +254,11 @@ func kqAffineSuper8AVX512(x *[256]float32, w *[256]float32, tr *[1920]float32, c
 //
 //go:noescape
 func kqTableSuper8AVX512(x *[256]float32, w *[256]float32, tr *[1920]float32, cfg *[88]float32, res *[36]float32)
+
+// kqTableBlocks8AVX512 is the AVX-512 kernel of tableBlocks8Go for a table search
+// with one refit round of 7 local factors (in cfg.shift) and an even
+// number of first candidates (cfg as newTableSuperCfg lays it out) and
+// res an nlRes; a nil w weighs every element 1. tr is scratch.
+//
+//go:noescape
+func kqTableBlocks8AVX512(x *[256]float32, w *[256]float32, tr *[1920]float32, cfg *[88]float32, res *[48]float32)

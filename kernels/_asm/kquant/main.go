@@ -39,6 +39,7 @@ func main() {
 		affineSuper(16)
 		affineSuper(8)
 		tableSuper8()
+		tableBlocks8()
 	})
 }
 

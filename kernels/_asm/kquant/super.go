@@ -933,6 +933,23 @@ func tableSuper8() {
 		"without refits with an even number of first candidates (cfg as",
 		"newTableSuperCfg lays it out) and res a superRes; a nil w weighs every",
 		"element 1. tr is scratch.")
+	at := func(base, i int) Mem { return Mem{Base: R9, Disp: base + 64*(i%16) + 32*(i/16)} }
+	tableFits8(name, false, at)
+	VMOVUPS(Z15, Mem{Base: R9, Disp: trSc})
+	VMOVUPS(Z16, Mem{Base: R9, Disp: trAs})
+	gen.Broadcast32(0x7fffffff, Z12, RAX, X0)
+	superScaleLanes(name+"_ss", 8, trSc, trAs, resD, resHD)
+	tablePicks8(name, at)
+	RET()
+}
+
+// tableFits8 fits 8 sub-blocks of 32 elements (transposed into the
+// scratch by pairs of rows, at) to the table of cfg, two candidates per
+// register, as table.fit (with refine, one refit round of 7 local factors,
+// cfg.shift), leaving each sub-block's scale (0 below groupEps or when no
+// candidate scored) in Z15 and its Σwq² in Z16, lanes 0..7.
+func tableFits8(name string, refine bool, at func(base, i int) Mem) {
+	const L = 32
 	Load(Param("tr"), R9)
 	Load(Param("cfg"), R10)
 	Load(Param("res"), R11)
@@ -950,7 +967,6 @@ func tableSuper8() {
 	transposeRows(Mem{Base: RDI}, Mem{Base: R9, Disp: trW}, row)
 	Label(name + "_unit")
 	transposeRows(Mem{Base: RSI}, Mem{Base: R9, Disp: trX}, row)
-	at := func(base, i int) Mem { return Mem{Base: R9, Disp: base + 64*(i%16) + 32*(i/16)} }
 	var (
 		t, a, b, x, u, q, w, wq = Z3, Z4, Z5, Z6, Z7, Z8, Z9, Z10
 		m, absM, amax           = Z11, Z12, Z13
@@ -999,9 +1015,9 @@ func tableSuper8() {
 	VXORPS(bS, bS, bS)
 	VXORPS(bA, bA, bA)
 	VXORPS(bB, bB, bB)
-	cands := func(weights bool, lbl string) {
+	cands := func(weights bool, lbl string, rounds Op, valid bool) {
 		MOVQ(R9, RBX)
-		MOVL(ECX, EDX)
+		MOVL(rounds, EDX)
 		TESTL(EDX, EDX)
 		JZ(LabelRef(lbl + "_done"))
 		Label(lbl + "_loop")
@@ -1028,7 +1044,11 @@ func tableSuper8() {
 		VCMPPS(U8(cmpGTOQ), zero, b, K1)
 		KNOTW(K1, K1)
 		VMOVAPS(negInf, K1, u)
-		VCMPPS(U8(cmpGTOQ), bS, u, K1)
+		if valid {
+			VCMPPS(U8(cmpGTOQ), bS, u, K4, K1)
+		} else {
+			VCMPPS(U8(cmpGTOQ), bS, u, K1)
+		}
 		VMOVAPS(u, K1, bS)
 		VMOVAPS(a, K1, bA)
 		VMOVAPS(b, K1, bB)
@@ -1037,15 +1057,42 @@ func tableSuper8() {
 		JNZ(LabelRef(lbl + "_loop"))
 		Label(lbl + "_done")
 	}
-	twoWays(name+"_cands", func() { cands(true, name+"_cw") }, func() { cands(false, name+"_cu") })
-	// Candidates c + k/2 come after c: the second half's best wins only
-	// with a higher score.
-	VSHUFF32X4(U8(0xee), bS, bS, u)
-	VCMPPS(U8(cmpGTOQ), bS, u, K1)
-	VMOVAPS(u, K1, bS)
-	for _, z := range []VecPhysical{bA, bB} {
-		VSHUFF32X4(U8(0xee), z, z, q)
-		VMOVAPS(q, K1, z)
+	merge := func() {
+		// Candidates of the second halves come after the first halves':
+		// the second half's best wins only with a higher score.
+		VSHUFF32X4(U8(0xee), bS, bS, u)
+		VCMPPS(U8(cmpGTOQ), bS, u, K1)
+		VMOVAPS(u, K1, bS)
+		for _, z := range []VecPhysical{bA, bB} {
+			VSHUFF32X4(U8(0xee), z, z, q)
+			VMOVAPS(q, K1, z)
+		}
+	}
+	twoWays(name+"_cands", func() { cands(true, name+"_cw", ECX, false) }, func() { cands(false, name+"_cu", ECX, false) })
+	merge()
+	if refine {
+		// One refit round where a candidate scored: t = (1/d)·f for the
+		// local factors f (four per half, cfg.shift), from the best so far
+		// in both halves.
+		for _, z := range []VecPhysical{bS, bA, bB} {
+			VSHUFF32X4(U8(0x44), z, z, z)
+		}
+		VCMPPS(U8(cmpGTOQ), zero, bS, K4)
+		VDIVPS(bB, bA, u)                 // d
+		VCMPPS(U8(0x0c), zero, u, K4, K4) // and d ≠ 0 (NEQ_OQ)
+		gen.Broadcast32(0x3f800000, q, RAX, X0)
+		VDIVPS(u, q, u) // 1/d
+		MOVQ(R9, RBX)
+		for r := range 4 {
+			VBROADCASTSS(Mem{Base: R10, Disp: cfgShift + 4*r}, t.AsY())
+			VBROADCASTSS(Mem{Base: R10, Disp: cfgShift + 4*min(r+4, 6)}, q.AsY())
+			VINSERTF64X4(U8(1), q.AsY(), t, t)
+			VMULPS(t, u, t) // id·f
+			VMOVUPS(t, Mem{Base: R9, Disp: trP + 64*r})
+		}
+		MOVL(U32(4), R8L)
+		twoWays(name+"_refit", func() { cands(true, name+"_rw", R8L, true) }, func() { cands(false, name+"_ru", R8L, true) })
+		merge()
 	}
 	// d = a/b of the best, 0 when none scored above 0 or below groupEps.
 	VDIVPS(bB, bA, bA)
@@ -1057,12 +1104,7 @@ func tableSuper8() {
 	VCMPPS(U8(cmpLTOQ), u, amax, K1)
 	VMOVAPS(zero, K1, bA)
 	VMOVAPS(zero, K1, bB)
-	VMOVUPS(bA, Mem{Base: R9, Disp: trSc})
-	VMOVUPS(bB, Mem{Base: R9, Disp: trAs})
 
-	superScaleLanes(name+"_ss", G, trSc, trAs, resD, resHD)
-	tablePicks8(name, at)
-	RET()
 }
 
 // tablePicks8 picks each of the 8 sub-blocks' integer scale under the
@@ -1141,4 +1183,39 @@ func tablePicks8(name string, at func(base, i int) Mem) {
 	invLanes(p, id, one, v)
 	VMOVAPS_Z(id, K3, id)
 	VMOVUPS(id, Mem{Base: R11, Disp: resIDs})
+}
+
+// tableBlocks8 emits kqTableBlocks8AVX512: 8 IQ4_NL blocks of 32, each
+// fitted to the table (with its refit round) and its scale rounded to
+// float16.
+func tableBlocks8() {
+	name := "kqTableBlocks8AVX512"
+	TEXT(name, NOSPLIT, "func(x, w *[256]float32, tr *[1920]float32, cfg *[88]float32, res *[48]float32)")
+	Pragma("noescape")
+	Doc(name+" is the AVX-512 kernel of tableBlocks8Go for a table search",
+		"with one refit round of 7 local factors (in cfg.shift) and an even",
+		"number of first candidates (cfg as newTableSuperCfg lays it out) and",
+		"res an nlRes; a nil w weighs every element 1. tr is scratch.")
+	at := func(base, i int) Mem { return Mem{Base: R9, Disp: base + 64*(i%16) + 32*(i/16)} }
+	tableFits8(name, true, at)
+	// f16Round of each block's scale: NaN → 0, saturate, nearest even.
+	d, t, z := Z15, Z3, Z4
+	MOVL(U32(0xff), EAX)
+	KMOVW(EAX, K3)
+	VCMPPS(U8(cmpORD), d, d, K3, K1)
+	VMOVAPS_Z(d, K1, d)
+	gen.Broadcast32(0x477fe000, t, RAX, X0) // 65504
+	VMINPS(t, d, d)
+	gen.Broadcast32(0xc77fe000, t, RAX, X0) // −65504
+	VMAXPS(t, d, d)
+	VCVTPS2PH(U8(0), d, t.AsY())
+	VPMOVZXWD(t.AsY(), z)
+	VMOVDQU32(z, Mem{Base: R11, Disp: 128})
+	VCVTPH2PS(t.AsY(), d)
+	VMOVUPS(d, Mem{Base: R11})
+	gen.Broadcast32(0x3f800000, z, RAX, X0)
+	invLanes(d, t, z, Z5)
+	VMOVAPS_Z(t, K3, t)
+	VMOVUPS(t, Mem{Base: R11, Disp: 64})
+	RET()
 }
