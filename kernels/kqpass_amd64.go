@@ -5,7 +5,13 @@ package kernels
 import (
 	"math/bits"
 	"unsafe"
+
+	"golang.org/x/sys/cpu"
 )
+
+// superAVX2 reports whether the AVX2 tier may run the super-block kernels,
+// which need FMA too.
+func superAVX2() bool { return active >= tierAVX2 && cpu.X86.HasFMA }
 
 // The dispatchers of the search passes and code kernels: the AVX-512
 // kernels on that tier (a pass computes all 16 lanes; the callers read the
@@ -144,6 +150,19 @@ func affineSuper(x, w []float32, a *affine, sub int, c *superCfg, r *affineRes, 
 		k := kqAffineSuper16AVX512
 		if sub == 32 {
 			k = kqAffineSuper8AVX512
+		}
+		k((*[QKK]float32)(x), wp, (*[1920]float32)(tr),
+			(*[56]float32)(unsafe.Pointer(c)), (*[68]float32)(unsafe.Pointer(r)))
+		return
+	}
+	if superAVX2() && a.refine == 0 && a.minBelow && (sub == 16 || sub == 32) && c.nlev <= 8 {
+		var wp *[QKK]float32
+		if !isUnitWeights(w) {
+			wp = (*[QKK]float32)(w)
+		}
+		k := kqAffineSuper16AVX2
+		if sub == 32 {
+			k = kqAffineSuper8AVX2
 		}
 		k((*[QKK]float32)(x), wp, (*[1920]float32)(tr),
 			(*[56]float32)(unsafe.Pointer(c)), (*[68]float32)(unsafe.Pointer(r)))

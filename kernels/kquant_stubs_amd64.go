@@ -262,3 +262,17 @@ func kqTableSuper8AVX512(x *[256]float32, w *[256]float32, tr *[1920]float32, cf
 //
 //go:noescape
 func kqTableBlocks8AVX512(x *[256]float32, w *[256]float32, tr *[1920]float32, cfg *[88]float32, res *[48]float32)
+
+// kqAffineSuper16AVX2 is the AVX2 kernel of affineSuperGo for 16 sub-blocks of 16,
+// as the AVX-512 kernel (cfg, res, a nil w), with one candidate per register
+// and at most 8 levels.
+//
+//go:noescape
+func kqAffineSuper16AVX2(x *[256]float32, w *[256]float32, tr *[1920]float32, cfg *[56]float32, res *[68]float32)
+
+// kqAffineSuper8AVX2 is the AVX2 kernel of affineSuperGo for 8 sub-blocks of 32,
+// as the AVX-512 kernel (cfg, res, a nil w), with one candidate per register
+// and at most 8 levels.
+//
+//go:noescape
+func kqAffineSuper8AVX2(x *[256]float32, w *[256]float32, tr *[1920]float32, cfg *[56]float32, res *[68]float32)

@@ -40,6 +40,9 @@ func main() {
 		affineSuper(8)
 		tableSuper8()
 		tableBlocks8()
+		consts2.lane = gen.Table("kqLane", []uint32{0, 1, 2, 3, 4, 5, 6, 7})
+		affineSuper2(16)
+		affineSuper2(8)
 	})
 }
 

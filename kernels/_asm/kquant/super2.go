@@ -1,0 +1,563 @@
+package main
+
+import (
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+
+	"github.com/tensorcast-go/tensorcast/kernels/_asm/internal/gen"
+)
+
+// The AVX2 super-block kernels (AVX2, FMA and F16C): the same searches with
+// 8 lanes, one sub-block per lane and one candidate per register; the 16
+// sub-blocks of 16 are two halves of 8, searched one after the other.
+// Masks are vectors (VCMPPS, VBLENDVPS), and with 16 registers the state
+// of a search lives in the scratch between candidates.
+//
+// Scratch layout: element i of the sub-blocks of half h at trX + 512·h +
+// 32·i (8 sub-blocks of 32: element i at trX + 32·i), their weights at trW
+// likewise; the per-sub-block results at trSc, trAs, ... (lane j of half h
+// at + 32·h + 4·j, as the AVX-512 kernels); working vectors from trP.
+
+// tmp2 is working vector k of the AVX2 kernels' scratch.
+func tmp2(k int) Mem { return Mem{Base: R9, Disp: trP + 32*k} }
+
+// transpose8 transposes the 8×8 floats of rows row(0..7) into the 8
+// vectors col(0..7), through Y0..Y15.
+func transpose8(row, col func(k int) Mem) {
+	r := []VecPhysical{Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7}
+	t := []VecPhysical{Y8, Y9, Y10, Y11, Y12, Y13, Y14, Y15}
+	for j := range 8 {
+		VMOVUPS(row(j), r[j])
+	}
+	for p := range 4 {
+		VUNPCKLPS(r[2*p+1], r[2*p], t[2*p])
+		VUNPCKHPS(r[2*p+1], r[2*p], t[2*p+1])
+	}
+	u := r
+	for p := range 2 {
+		VSHUFPS(U8(0x44), t[4*p+2], t[4*p], u[4*p])
+		VSHUFPS(U8(0xee), t[4*p+2], t[4*p], u[4*p+1])
+		VSHUFPS(U8(0x44), t[4*p+3], t[4*p+1], u[4*p+2])
+		VSHUFPS(U8(0xee), t[4*p+3], t[4*p+1], u[4*p+3])
+	}
+	for k := range 4 {
+		VPERM2F128(U8(0x20), u[4+k], u[k], t[k])
+		VPERM2F128(U8(0x31), u[4+k], u[k], t[4+k])
+	}
+	for k := range 8 {
+		VMOVUPS(t[k], col(k))
+	}
+}
+
+// layout2 describes the sub-blocks of an AVX2 kernel: G of them, L
+// elements each, in H halves of 8.
+type layout2 struct{ G, L, H int }
+
+// xe and we address element i of half h and its weight.
+func (l layout2) xe(h, i int) Mem { return Mem{Base: R9, Disp: trX + 512*h + 32*i} }
+func (l layout2) we(h, i int) Mem { return Mem{Base: R9, Disp: trW + 512*h + 32*i} }
+
+// transposeIn transposes the block at base (x or w) into the scratch at
+// off (trX or trW).
+func (l layout2) transposeIn(base GPPhysical, off int) {
+	for h := range l.H {
+		for b := range l.L / 8 {
+			// Rows: sub-blocks 8h..8h+7, elements 8b..8b+7.
+			row := func(j int) Mem { return Mem{Base: base, Disp: 4 * (l.L*(8*h+j) + 8*b)} }
+			col := func(k int) Mem { return Mem{Base: R9, Disp: off + 512*h + 32*(8*b+k)} }
+			transpose8(row, col)
+		}
+	}
+}
+
+// begin2 opens an AVX2 super-block kernel: its frame and the transposed
+// elements (and weights when w is not nil).
+func begin2(name, sig string, l layout2, doc ...string) {
+	TEXT(name, NOSPLIT, sig)
+	Pragma("noescape")
+	Doc(doc...)
+	Load(Param("tr"), R9)
+	Load(Param("cfg"), R10)
+	Load(Param("res"), R11)
+	Load(Param("x"), RSI)
+	Load(Param("w"), RDI)
+	TESTQ(RDI, RDI)
+	JZ(LabelRef(name + "_unit"))
+	l.transposeIn(RDI, trW)
+	Label(name + "_unit")
+	l.transposeIn(RSI, trX)
+}
+
+// bcast2 broadcasts the float32 at m into v.
+func bcast2(m Mem, v VecPhysical) { VBROADCASTSS(m, v) }
+
+// blend2 sets dst to a where mask, else leaves it (VBLENDVPS).
+func blend2(mask VecPhysical, a Op, dst VecPhysical) { VBLENDVPS(mask, a, dst, dst) }
+
+// superScale2 is superScaleLanes with 8 lanes (at most 8 levels): the
+// super-block scale of the G scales at scOff with curvatures at asOff,
+// rounded to float16, stored to res at dOff and hdOff. It uses Y0..Y15.
+func superScale2(name string, G, scOff, asOff, dOff, hdOff int) {
+	var (
+		absM, amx, m, p = Y15, Y14, Y13, Y12
+		id, sl, ll, dd  = Y0, Y1, Y2, Y3
+		s, a, l, e      = Y4, Y5, Y6, Y7
+		lo, hi          = Y8, Y9
+		t               = Y10
+	)
+	gen.Broadcast32(0x7fffffff, absM, RAX, X11)
+	VANDPS(Mem{Base: R9, Disp: scOff}, absM, amx)
+	if G == 16 {
+		VANDPS(Mem{Base: R9, Disp: scOff + 32}, absM, p)
+		VMAXPS(p, amx, amx)
+	}
+	gen.HReduce(amx, p, VMAXPS, true)
+	VBROADCASTSS(amx.AsX(), amx)
+	VXORPS(X9, X9, X9) // d = 0 when every scale is 0
+	VXORPS(p, p, p)
+	VUCOMISS(amx.AsX(), p.AsX())
+	JE(LabelRef(name + "_f16"))
+	// m: the first scale of largest magnitude.
+	VANDPS(Mem{Base: R9, Disp: scOff}, absM, p)
+	VCMPPS(U8(cmpEQOQ), amx, p, p)
+	VMOVMSKPS(p, EAX)
+	if G == 16 {
+		VANDPS(Mem{Base: R9, Disp: scOff + 32}, absM, p)
+		VCMPPS(U8(cmpEQOQ), amx, p, p)
+		VMOVMSKPS(p, ECX)
+		SHLL(U8(8), ECX)
+		ORL(ECX, EAX)
+	}
+	TZCNTL(EAX, EAX)
+	VBROADCASTSS(Mem{Base: R9, Index: RAX, Scale: 4, Disp: scOff}, m)
+	bcast2(Mem{Base: R10, Disp: cfgLo}, lo)
+	bcast2(Mem{Base: R10, Disp: cfgHi}, hi)
+	VMOVUPS(Mem{Base: R10, Disp: cfgLevels}, id)
+	VDIVPS(m, id, id) // t/m
+	VXORPS(sl, sl, sl)
+	VXORPS(ll, ll, ll)
+	for j := range G {
+		bcast2(Mem{Base: R9, Disp: scOff + 4*j}, s)
+		bcast2(Mem{Base: R9, Disp: asOff + 4*j}, a)
+		VMULPS(id, s, l)
+		VMAXPS(lo, l, l)
+		VMINPS(hi, l, l)
+		VROUNDPS(U8(0), l, l)
+		VMULPS(s, a, p) // a·v
+		VMULPS(l, p, p) // ·l
+		VADDPS(p, sl, sl)
+		VMULPS(l, a, p) // a·l
+		VMULPS(l, p, p) // ·l
+		VADDPS(p, ll, ll)
+	}
+	VDIVPS(ll, sl, dd) // D = sl/ll
+	VXORPS(e, e, e)
+	for j := range G {
+		bcast2(Mem{Base: R9, Disp: scOff + 4*j}, s)
+		bcast2(Mem{Base: R9, Disp: asOff + 4*j}, a)
+		VMULPS(id, s, l)
+		VMAXPS(lo, l, l)
+		VMINPS(hi, l, l)
+		VROUNDPS(U8(0), l, l)
+		VMULPS(l, dd, p)
+		VSUBPS(p, s, p) // r = v − D·l
+		VMULPS(p, a, l) // a·r
+		VMULPS(p, l, l) // ·r
+		VADDPS(l, e, e)
+	}
+	// The lanes that count: below nlev, ll > 0 and e < +Inf.
+	bcast2(Mem{Base: R10, Disp: cfgNLev}, t)
+	VPCMPGTD(consts2.lane, t, t) // lane < nlev
+	VXORPS(p, p, p)
+	VCMPPS(U8(cmpGTOQ), p, ll, p)
+	VANDPS(p, t, t)
+	gen.Broadcast32(0x7f800000, p, RAX, X11)
+	VCMPPS(U8(cmpLTOQ), p, e, l)
+	VANDPS(l, t, t) // the valid lanes
+	VBLENDVPS(t, e, p, p)
+	gen.HReduce(p, l, VMINPS, true)
+	VBROADCASTSS(p.AsX(), l) // the least error
+	VMOVSS(Mem{Base: R10, Disp: cfgLevels}, X11)
+	VDIVSS(X11, m.AsX(), X9) // m/levels[0]
+	VMOVMSKPS(t, EAX)
+	TESTL(EAX, EAX)
+	JZ(LabelRef(name + "_f16"))
+	VCMPPS(U8(cmpEQOQ), l, e, p)
+	VANDPS(t, p, p)
+	VMOVMSKPS(p, EAX)
+	TZCNTL(EAX, EAX)
+	VMOVUPS(dd, tmp2(0))
+	VMOVSS(Mem{Base: R9, Index: RAX, Scale: 4, Disp: trP}, X9)
+	Label(name + "_f16")
+	// f16Round: NaN → 0, saturate to ±65504, round to nearest even.
+	VCMPPS(U8(cmpORD), X9, X9, X11)
+	VANDPS(X11, X9, X9)
+	gen.Broadcast32(0x477fe000, Y11, RAX, X12) // 65504
+	VMINSS(X11, X9, X9)
+	gen.Broadcast32(0xc77fe000, Y11, RAX, X12) // −65504
+	VMAXSS(X11, X9, X9)
+	VCVTPS2PH(U8(0), X9, X11)
+	VMOVD(X11, EAX)
+	ANDL(U32(0xffff), EAX)
+	MOVL(EAX, Mem{Base: R11, Disp: hdOff})
+	VCVTPH2PS(X11, X9)
+	VMOVSS(X9, Mem{Base: R11, Disp: dOff})
+}
+
+// Negated VCMPPS predicates (true for a NaN).
+const (
+	cmpNGEUQ = 0x19
+	cmpNGTUQ = 0x1a
+)
+
+// consts2 are the AVX2 kernels' tables.
+var consts2 struct{ lane Mem }
+
+// neighbours2 sets a, b to neighbours(v, lo, hi) (lanes), with one and the
+// magic constant in registers and t as scratch.
+func neighbours2(v, a, b, lo, hi, one, mg, t VecPhysical) {
+	VADDPS(mg, v, a)
+	VSUBPS(mg, a, a) // rnd(v)
+	VCMPPS(U8(cmpGTOQ), v, a, t)
+	VSUBPS(one, a, b)
+	blend2(t, b, a) // a > v: a − 1
+	VADDPS(one, a, b)
+	VMINPS(hi, b, b)
+	VCMPPS(U8(cmpGTOQ), hi, v, t)
+	blend2(t, hi, a)
+	blend2(t, hi, b)
+	VCMPPS(U8(cmpNGEUQ), lo, v, t) // !(v >= lo)
+	blend2(t, lo, a)
+	blend2(t, lo, b)
+}
+
+// inv2 sets d to 1/v, or 0 where v is ±0, with t as scratch.
+func inv2(v, d, one, t VecPhysical) {
+	VDIVPS(v, one, d)
+	VXORPS(t, t, t)
+	VCMPPS(U8(cmpEQOQ), t, v, t)
+	VANDNPS(d, t, d)
+}
+
+// affineSuper2 emits kqAffineSuper{G}AVX2, affineSuper's AVX2 kernel.
+func affineSuper2(G int) {
+	l := layout2{G: G, L: 256 / G, H: G / 8}
+	name := "kqAffineSuper" + itoa(G) + "AVX2"
+	begin2(name, "func(x, w *[256]float32, tr *[1920]float32, cfg *[56]float32, res *[68]float32)", l,
+		name+" is the AVX2 kernel of affineSuperGo for "+itoa(G)+" sub-blocks of "+itoa(l.L)+",",
+		"as the AVX-512 kernel (cfg, res, a nil w), with one candidate per register",
+		"and at most 8 levels.")
+	for h := range l.H {
+		affineFits2(name+"_h"+itoa(h), l, h)
+	}
+	superScale2(name+"_ssd", G, trSc, trAs, ares1D, ares1HD)
+	superScale2(name+"_ssm", G, trMn, trAm, ares1Dm, ares1HM)
+	for h := range l.H {
+		affinePicks2(name+"_p"+itoa(h), l, h)
+	}
+	VZEROUPPER()
+	RET()
+}
+
+// Working vectors of affineFits2 (tmp2 indexes).
+const (
+	f2Lo, f2Span, f2R, f2Sw, f2Sx, f2Sxx, f2BE, f2BD, f2BM, f2BB, f2Inf = 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10
+)
+
+// affineSums2 adds up a = Σwq, b = Σwq² and f = Σwqx (the last two fused)
+// of the codes q = clamp(round(t·(x − o)), 0, n) over the elements of half
+// h, as affineSums; t and o may be memory.
+func affineSums2(name string, l layout2, h int, weights, lowClamp bool, t, o Op, a, b, f, xv, v, q, wv, n, zero VecPhysical) {
+	VXORPS(a, a, a)
+	VXORPS(b, b, b)
+	VXORPS(f, f, f)
+	for i := range l.L {
+		VMOVUPS(l.xe(h, i), xv)
+		VSUBPS(o, xv, v) // v − o
+		VMULPS(t, v, v)  // t·(v − o)
+		if lowClamp {
+			VMAXPS(zero, v, v)
+		}
+		VMINPS(n, v, v)
+		VROUNDPS(U8(0), v, v)
+		qq := v
+		if weights {
+			VMULPS(l.we(h, i), v, q) // wq
+			qq = q
+		}
+		VADDPS(qq, a, a)
+		VFMADD231PS(v, qq, b)  // b += wq·q, fused
+		VFMADD231PS(xv, qq, f) // f += wq·v, fused
+	}
+	_ = wv
+}
+
+// affineErr2 sets e to the error of the codes with sums a, b, f under the
+// scale d and offset m, the sub-blocks' Σw, Σwx, Σwx² in memory (as
+// affineErr), using t1 and t2.
+func affineErr2(sw, sx, sxx Mem, a, b, f, d, m, e, t1, t2 VecPhysical) {
+	VADDPS(d, d, t1) // 2·d
+	VMULPS(f, t1, t2)
+	VMOVUPS(sxx, e)
+	VSUBPS(t2, e, e)
+	VADDPS(m, m, t2) // 2·m
+	VMULPS(sx, t2, t2)
+	VSUBPS(t2, e, e)
+	VMULPS(d, d, t2)
+	VMULPS(b, t2, t2)
+	VADDPS(t2, e, e)
+	VMULPS(m, t1, t2) // 2d·m
+	VMULPS(a, t2, t2)
+	VADDPS(t2, e, e)
+	VMULPS(m, m, t2)
+	VMULPS(sw, t2, t2)
+	VADDPS(t2, e, e)
+}
+
+// affineFits2 fits the 8 sub-blocks of half h (as affine.fitWith with
+// minBelow and no refits) and stores their d, −m, Σwq², Σw, m, Σwx and
+// Σwx² to the scratch.
+func affineFits2(name string, l layout2, h int) {
+	var (
+		t, o, a, b, f, xv, v, q, wv = Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7, Y8
+		n, one, zero                = Y9, Y10, Y11
+		t1, t2                      = Y12, Y13
+		lo, hi                      = Y14, Y15
+	)
+	VXORPS(zero, zero, zero)
+	gen.Broadcast32(0x3f800000, one, RAX, X12)
+	gen.Broadcast32(0x7f800000, t1, RAX, X12)
+	VMOVUPS(t1, tmp2(f2Inf))
+	bcast2(Mem{Base: R10, Disp: cfgPos}, n)
+	// lo, hi (each + 0, lo at most 0), Σw, Σwx, Σ(wx)x.
+	VMOVUPS(l.xe(h, 0), lo)
+	VMOVAPS(lo, hi)
+	for i := 1; i < l.L; i++ {
+		VMINPS(l.xe(h, i), lo, lo)
+		VMAXPS(l.xe(h, i), hi, hi)
+	}
+	VADDPS(zero, lo, lo)
+	VADDPS(zero, hi, hi)
+	VMINPS(zero, lo, lo)
+	VMOVUPS(lo, tmp2(f2Lo))
+	VSUBPS(lo, hi, t1)
+	VMOVUPS(t1, tmp2(f2Span))
+	VDIVPS(t1, one, t1)
+	VMOVUPS(t1, tmp2(f2R))
+	VXORPS(a, a, a)
+	VXORPS(b, b, b)
+	VXORPS(f, f, f)
+	twoWays(name+"_sums", func() {
+		for i := range l.L {
+			VMOVUPS(l.xe(h, i), xv)
+			VMOVUPS(l.we(h, i), wv)
+			VADDPS(wv, a, a)
+			VMULPS(xv, wv, v) // wx
+			VADDPS(v, b, b)
+			VMULPS(xv, v, v) // wx·v
+			VADDPS(v, f, f)
+		}
+	}, func() {
+		for i := range l.L {
+			VMOVUPS(l.xe(h, i), xv)
+			VADDPS(one, a, a)
+			VADDPS(xv, b, b)
+			VMULPS(xv, xv, v)
+			VADDPS(v, f, f)
+		}
+	})
+	VMOVUPS(a, tmp2(f2Sw))
+	VMOVUPS(b, tmp2(f2Sx))
+	VMOVUPS(f, tmp2(f2Sxx))
+	// The candidates.
+	gen.Broadcast32(0x7f800000, t1, RAX, X12)
+	VMOVUPS(t1, tmp2(f2BE))
+	VMOVUPS(zero, tmp2(f2BD))
+	VMOVUPS(zero, tmp2(f2BM))
+	VMOVUPS(zero, tmp2(f2BB))
+	cands := func(weights bool, lbl string) {
+		XORQ(RDX, RDX)
+		MOVL(Mem{Base: R10, Disp: cfgK}, ECX)
+		TESTL(ECX, ECX)
+		JZ(LabelRef(lbl + "_done"))
+		Label(lbl + "_loop")
+		VBROADCASTSS(Mem{Base: R10, Index: RDX, Scale: 4, Disp: cfgNumer}, t)
+		VMULPS(tmp2(f2R), t, t) // t = nd·r
+		VBROADCASTSS(Mem{Base: R10, Index: RDX, Scale: 4, Disp: cfgShift}, o)
+		VMULPS(tmp2(f2Span), o, o)
+		VMOVUPS(tmp2(f2Lo), t1)
+		VSUBPS(o, t1, o) // o = lo − shift·span
+		affineSums2(lbl, l, h, weights, false, t, o, a, b, f, xv, v, q, wv, n, zero)
+		// The least squares (as affineFitGo, minBelow).
+		det, dc, mc, e := xv, v, q, wv
+		VMULPS(tmp2(f2Sw), b, t1)
+		VMULPS(a, a, t2)
+		VSUBPS(t2, t1, det) // sw·b − a·a
+		VMULPS(tmp2(f2Sw), f, t1)
+		VMULPS(tmp2(f2Sx), a, t2)
+		VSUBPS(t2, t1, dc)
+		VDIVPS(det, dc, dc) // (sw·f − sx·a)/det
+		VMULPS(tmp2(f2Sx), b, t1)
+		VMULPS(f, a, t2)
+		VSUBPS(t2, t1, mc)
+		VDIVPS(det, mc, mc) // (b·sx − a·f)/det
+		VCMPPS(U8(cmpGTOQ), zero, mc, t1)
+		VDIVPS(b, f, t2)
+		blend2(t1, t2, dc)
+		blend2(t1, zero, mc)
+		affineErr2(tmp2(f2Sw), tmp2(f2Sx), tmp2(f2Sxx), a, b, f, dc, mc, e, t1, t2)
+		VCMPPS(U8(cmpGTOQ), zero, det, t1)
+		VCMPPS(U8(cmpGTOQ), zero, dc, t2)
+		VANDPS(t2, t1, t1)
+		VMOVUPS(tmp2(f2Inf), t2)
+		VBLENDVPS(t1, e, t2, e) // +Inf unless det > 0 and dc > 0
+		// The first of least error.
+		VCMPPS(U8(cmpLTOQ), tmp2(f2BE), e, t1)
+		for _, c := range []struct {
+			z VecPhysical
+			k int
+		}{{e, f2BE}, {dc, f2BD}, {mc, f2BM}, {b, f2BB}} {
+			VMOVUPS(tmp2(c.k), t2)
+			blend2(t1, c.z, t2)
+			VMOVUPS(t2, tmp2(c.k))
+		}
+		INCQ(RDX)
+		CMPQ(RDX, RCX)
+		JB(LabelRef(lbl + "_loop"))
+		Label(lbl + "_done")
+	}
+	twoWays(name+"_cands", func() { cands(true, name+"_cw") }, func() { cands(false, name+"_cu") })
+	// No candidate: the min-max scale; a constant: d = 0, m = Σwx/Σw (≤ 0).
+	bD, bM, bB := a, b, f
+	VMOVUPS(tmp2(f2BD), bD)
+	VMOVUPS(tmp2(f2BM), bM)
+	VMOVUPS(tmp2(f2BB), bB)
+	VCMPPS(U8(cmpEQOQ), zero, bD, t1)
+	VMOVUPS(tmp2(f2Span), t2)
+	VDIVPS(n, t2, t2)
+	blend2(t1, t2, bD)
+	blend2(t1, tmp2(f2Lo), bM)
+	blend2(t1, zero, bB)
+	VBROADCASTSS(consts.Word(0x26901d7d), t1) // 1e-15
+	VMOVUPS(tmp2(f2Span), v)
+	VCMPPS(U8(cmpNGTUQ), t1, v, t1)
+	VMOVUPS(tmp2(f2Sx), t2)
+	VDIVPS(tmp2(f2Sw), t2, t2)
+	VCMPPS(U8(cmpGTOQ), zero, t2, v)
+	blend2(v, zero, t2) // m > 0: 0
+	blend2(t1, zero, bD)
+	blend2(t1, t2, bM)
+	blend2(t1, zero, bB)
+	off := 32 * h
+	VMOVUPS(bD, Mem{Base: R9, Disp: trSc + off})
+	VMOVUPS(bB, Mem{Base: R9, Disp: trAs + off})
+	VMOVUPS(bM, Mem{Base: R9, Disp: trFM + off})
+	gen.Broadcast32(0x80000000, t1, RAX, X12)
+	VXORPS(t1, bM, t2) // −m
+	VMOVUPS(t2, Mem{Base: R9, Disp: trMn + off})
+	for _, c := range []struct{ from, to int }{{f2Sw, trAm}, {f2Sx, trSx}, {f2Sxx, trSxx}} {
+		VMOVUPS(tmp2(c.from), t1)
+		VMOVUPS(t1, Mem{Base: R9, Disp: c.to + off})
+	}
+}
+
+// affinePicks2 picks the integer scales and mins of the sub-blocks of half
+// h as pickAffine, from the 16 pairs around each fit, and stores l, m,
+// −(Dm·m) and inv(D·l) to res.
+func affinePicks2(name string, l layout2, h int) {
+	off := 32 * h
+	var (
+		zero, one, mg, top, n = Y0, Y1, Y2, Y3, Y4
+		v, l0, l1, m0, m1     = Y5, Y6, Y7, Y8, Y9
+		D, Dm, t1, t2         = Y10, Y11, Y12, Y13
+		x1, x2                = Y14, Y15
+	)
+	VXORPS(zero, zero, zero)
+	gen.Broadcast32(0x3f800000, one, RAX, X12)
+	gen.Broadcast32(magic, mg, RAX, X12)
+	bcast2(Mem{Base: R10, Disp: cfgHi}, top)
+	bcast2(Mem{Base: R10, Disp: cfgPos}, n)
+	bcast2(Mem{Base: R11, Disp: ares1D}, D)
+	bcast2(Mem{Base: R11, Disp: ares1Dm}, Dm)
+	inv2(D, t1, one, t2)
+	VMULPS(Mem{Base: R9, Disp: trSc + off}, t1, v) // f.d·inv(D)
+	neighbours2(v, l0, l1, zero, top, one, mg, t2)
+	inv2(Dm, t1, one, t2)
+	VMULPS(Mem{Base: R9, Disp: trMn + off}, t1, v) // −f.m·inv(Dm)
+	neighbours2(v, m0, m1, zero, top, one, mg, t2)
+	// ls = l0, l1, max(l0−1, 0), min(l1+1, top); ms likewise. Pair 4i+j:
+	// d = D·ls[i], mv = −(Dm·ms[j]), id = inv(d), ls[i], ms[j] at
+	// tmp2(5·(4i+j) + 0..4).
+	VSUBPS(one, l0, x1)
+	VMAXPS(zero, x1, x1)
+	VADDPS(one, l1, x2)
+	VMINPS(top, x2, x2)
+	ls := []VecPhysical{l0, l1, x1, x2}
+	for i, li := range ls {
+		VMULPS(li, D, t1)
+		inv2(t1, t2, one, v)
+		for j := range 4 {
+			c := 4*i + j
+			VMOVUPS(t1, tmp2(5*c))
+			VMOVUPS(t2, tmp2(5*c+2))
+			VMOVUPS(li, tmp2(5*c+3))
+		}
+	}
+	VSUBPS(one, m0, x1)
+	VMAXPS(zero, x1, x1)
+	VADDPS(one, m1, x2)
+	VMINPS(top, x2, x2)
+	gen.Broadcast32(0x80000000, t2, RAX, X12)
+	for j, mj := range []VecPhysical{m0, m1, x1, x2} {
+		VMULPS(mj, Dm, t1)
+		VXORPS(t2, t1, t1) // −(Dm·m)
+		for i := range 4 {
+			c := 4*i + j
+			VMOVUPS(t1, tmp2(5*c+1))
+			VMOVUPS(mj, tmp2(5*c+4))
+		}
+	}
+	// The errors, pair by pair; the first of least error.
+	var (
+		a, b, f, xv, vv, q, wv = Y5, Y6, Y7, Y8, Y9, Y10, Y11
+		bE, bL, bM             = Y12, Y13, Y14
+		d                      = Y15
+	)
+	gen.Broadcast32(0x7f800000, bE, RAX, X2)
+	VMOVUPS(tmp2(3), bL)
+	VMOVUPS(tmp2(4), bM)
+	sw, sx, sxx := Mem{Base: R9, Disp: trAm + off}, Mem{Base: R9, Disp: trSx + off}, Mem{Base: R9, Disp: trSxx + off}
+	errs := func(weights bool, lbl string) {
+		MOVQ(R9, RBX)
+		MOVL(U32(16), ECX)
+		Label(lbl + "_loop")
+		pm, pid := Mem{Base: RBX, Disp: trP + 32}, Mem{Base: RBX, Disp: trP + 64}
+		affineSums2(lbl, l, h, weights, true, pid, pm, a, b, f, xv, vv, q, wv, n, zero)
+		VMOVUPS(Mem{Base: RBX, Disp: trP}, d)
+		VMOVUPS(pm, vv)
+		affineErr2(sw, sx, sxx, a, b, f, d, vv, xv, q, wv)
+		VCMPPS(U8(cmpLTOQ), bE, xv, q)
+		blend2(q, xv, bE)
+		blend2(q, Mem{Base: RBX, Disp: trP + 96}, bL)
+		blend2(q, Mem{Base: RBX, Disp: trP + 128}, bM)
+		ADDQ(U32(160), RBX)
+		DECL(ECX)
+		JNZ(LabelRef(lbl + "_loop"))
+	}
+	VXORPS(zero, zero, zero)
+	bcast2(Mem{Base: R10, Disp: cfgPos}, n)
+	twoWays(name+"_errs", func() { errs(true, name+"_ew") }, func() { errs(false, name+"_eu") })
+	VMOVUPS(bL, Mem{Base: R11, Disp: ares1L + off})
+	VMOVUPS(bM, Mem{Base: R11, Disp: ares1M + off})
+	bcast2(Mem{Base: R11, Disp: ares1Dm}, d)
+	VMULPS(bM, d, a)
+	gen.Broadcast32(0x80000000, b, RAX, X2)
+	VXORPS(b, a, a)
+	VMOVUPS(a, Mem{Base: R11, Disp: ares1Mn + off})
+	bcast2(Mem{Base: R11, Disp: ares1D}, d)
+	VMULPS(bL, d, a)
+	gen.Broadcast32(0x3f800000, f, RAX, X2)
+	inv2(a, b, f, xv)
+	VMOVUPS(b, Mem{Base: R11, Disp: ares1IDs + off})
+}
