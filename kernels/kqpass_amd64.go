@@ -138,6 +138,15 @@ func symSuper16(x, w []float32, s *symmetric, c *superCfg, r *superRes, tr *supe
 			(*[56]float32)(unsafe.Pointer(c)), (*[36]float32)(unsafe.Pointer(r)))
 		return
 	}
+	if superAVX2() && s.refine == 0 && c.nlev <= 8 {
+		var wp *[QKK]float32
+		if !isUnitWeights(w) {
+			wp = (*[QKK]float32)(w)
+		}
+		kqSymSuper16AVX2((*[QKK]float32)(x), wp, (*[1920]float32)(tr),
+			(*[56]float32)(unsafe.Pointer(c)), (*[36]float32)(unsafe.Pointer(r)))
+		return
+	}
 	symSuper16Go(x, w, s, c, r)
 }
 

@@ -276,3 +276,9 @@ func kqAffineSuper16AVX2(x *[256]float32, w *[256]float32, tr *[1920]float32, cf
 //
 //go:noescape
 func kqAffineSuper8AVX2(x *[256]float32, w *[256]float32, tr *[1920]float32, cfg *[56]float32, res *[68]float32)
+
+// kqSymSuper16AVX2 is the AVX2 kernel of symSuper16Go, as the AVX-512 kernel (cfg,
+// res, a nil w), with one candidate per register and at most 8 levels.
+//
+//go:noescape
+func kqSymSuper16AVX2(x *[256]float32, w *[256]float32, tr *[1920]float32, cfg *[56]float32, res *[36]float32)

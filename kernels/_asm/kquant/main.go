@@ -43,6 +43,7 @@ func main() {
 		consts2.lane = gen.Table("kqLane", []uint32{0, 1, 2, 3, 4, 5, 6, 7})
 		affineSuper2(16)
 		affineSuper2(8)
+		symSuper2()
 	})
 }
 

@@ -561,3 +561,173 @@ func affinePicks2(name string, l layout2, h int) {
 	inv2(a, b, f, xv)
 	VMOVUPS(b, Mem{Base: R11, Disp: ares1IDs + off})
 }
+
+// symSuper2 emits kqSymSuper16AVX2, symSuper16's AVX2 kernel.
+func symSuper2() {
+	l := layout2{G: 16, L: 16, H: 2}
+	name := "kqSymSuper16AVX2"
+	begin2(name, "func(x, w *[256]float32, tr *[1920]float32, cfg *[56]float32, res *[36]float32)", l,
+		name+" is the AVX2 kernel of symSuper16Go, as the AVX-512 kernel (cfg,",
+		"res, a nil w), with one candidate per register and at most 8 levels.")
+	for h := range 2 {
+		symFits2(name+"_h"+itoa(h), l, h)
+	}
+	superScale2(name+"_ss", 16, trSc, trAs, resD, resHD)
+	for h := range 2 {
+		symPicks2(name+"_p"+itoa(h), l, h)
+	}
+	VZEROUPPER()
+	RET()
+}
+
+// symFits2 fits the 8 sub-blocks of half h as symmetric.fit (no refits)
+// and stores their d and Σwq² to the scratch.
+func symFits2(name string, l layout2, h int) {
+	var (
+		t, a, b, x, v, q = Y0, Y1, Y2, Y3, Y4, Y5
+		lo, hi, zero, p  = Y6, Y7, Y8, Y9
+		bS, bA, bB       = Y10, Y11, Y12
+		amax, m, absM    = Y13, Y14, Y15
+	)
+	gen.Broadcast32(0x7fffffff, absM, RAX, X0)
+	VXORPS(amax, amax, amax)
+	VMOVUPS(l.xe(h, 0), m)
+	for i := range 16 {
+		VMOVUPS(l.xe(h, i), x)
+		VANDPS(x, absM, v)
+		VCMPPS(U8(cmpGTOQ), amax, v, p)
+		blend2(p, v, amax)
+		blend2(p, x, m)
+	}
+	// t = numer[c]/m of every candidate.
+	MOVL(Mem{Base: R10, Disp: cfgK}, ECX)
+	XORQ(RDX, RDX)
+	MOVQ(R9, RBX)
+	TESTL(ECX, ECX)
+	JZ(LabelRef(name + "_tdone"))
+	Label(name + "_tloop")
+	VBROADCASTSS(Mem{Base: R10, Index: RDX, Scale: 4, Disp: cfgNumer}, t)
+	VDIVPS(m, t, t)
+	VMOVUPS(t, Mem{Base: RBX, Disp: trP})
+	ADDQ(U32(32), RBX)
+	INCQ(RDX)
+	CMPQ(RDX, RCX)
+	JB(LabelRef(name + "_tloop"))
+	Label(name + "_tdone")
+	bcast2(Mem{Base: R10, Disp: cfgNeg}, lo)
+	VXORPS(zero, zero, zero)
+	VSUBPS(lo, zero, lo)
+	bcast2(Mem{Base: R10, Disp: cfgPos}, hi)
+	VXORPS(bS, bS, bS)
+	VXORPS(bA, bA, bA)
+	VXORPS(bB, bB, bB)
+	cands := func(weights bool, lbl string) {
+		MOVQ(R9, RBX)
+		MOVL(ECX, EDX)
+		TESTL(EDX, EDX)
+		JZ(LabelRef(lbl + "_done"))
+		Label(lbl + "_loop")
+		VMOVUPS(Mem{Base: RBX, Disp: trP}, t)
+		VXORPS(a, a, a)
+		VXORPS(b, b, b)
+		for i := range 16 {
+			VMOVUPS(l.xe(h, i), x)
+			VMULPS(x, t, v) // t·v
+			VMAXPS(lo, v, v)
+			VMINPS(hi, v, v)
+			VROUNDPS(U8(0), v, v)
+			qq := v
+			if weights {
+				VMULPS(l.we(h, i), v, q) // wq
+				qq = q
+			}
+			VFMADD231PS(x, qq, a) // a += wq·v, fused
+			VFMADD231PS(v, qq, b) // b += wq·q, fused
+		}
+		// score = a·a/b (−Inf unless b > 0); the first best.
+		VMULPS(a, a, v)
+		VDIVPS(b, v, v)
+		VCMPPS(U8(cmpNGTUQ), zero, b, p)
+		gen.Broadcast32(0xff800000, q, RAX, X5) // q's xmm
+		blend2(p, q, v)
+		VCMPPS(U8(cmpGTOQ), bS, v, p)
+		blend2(p, v, bS)
+		blend2(p, a, bA)
+		blend2(p, b, bB)
+		ADDQ(U32(32), RBX)
+		DECL(EDX)
+		JNZ(LabelRef(lbl + "_loop"))
+		Label(lbl + "_done")
+	}
+	twoWays(name+"_cands", func() { cands(true, name+"_cw") }, func() { cands(false, name+"_cu") })
+	// d = a/b of the best, 0 when none scored above 0 or below groupEps.
+	VDIVPS(bB, bA, bA)
+	VCMPPS(U8(cmpNGTUQ), zero, bS, p)
+	VBROADCASTSS(consts.Word(0x26901d7d), v) // 1e-15
+	VCMPPS(U8(cmpLTOQ), v, amax, v)
+	VORPS(v, p, p)
+	blend2(p, zero, bA)
+	blend2(p, zero, bB)
+	VMOVUPS(bA, Mem{Base: R9, Disp: trSc + 32*h})
+	VMOVUPS(bB, Mem{Base: R9, Disp: trAs + 32*h})
+}
+
+// symPicks2 picks the integer scales of the sub-blocks of half h as
+// pickSym and stores l and inv(d·l) to res.
+func symPicks2(name string, l layout2, h int) {
+	var (
+		slo, shi, one, mg = Y0, Y1, Y2, Y3
+		v, la, lb, t      = Y4, Y5, Y6, Y7
+		d, d0, d1         = Y8, Y9, Y10
+		i0, i1, e0, e1    = Y11, Y12, Y13, Y14
+		x                 = Y15
+	)
+	gen.Broadcast32(0x3f800000, one, RAX, X15)
+	gen.Broadcast32(magic, mg, RAX, X15)
+	bcast2(Mem{Base: R10, Disp: cfgLo}, slo)
+	bcast2(Mem{Base: R10, Disp: cfgHi}, shi)
+	bcast2(Mem{Base: R11, Disp: resD}, d)
+	inv2(d, v, one, t)
+	VMULPS(Mem{Base: R9, Disp: trSc + 32*h}, v, v) // sc·inv(d)
+	neighbours2(v, la, lb, slo, shi, one, mg, t)
+	VMULPS(d, la, d0)
+	VMULPS(d, lb, d1)
+	inv2(d0, i0, one, t)
+	inv2(d1, i1, one, t)
+	// The codes' range, in the scales' registers (free now).
+	lo, hi := slo, shi
+	bcast2(Mem{Base: R10, Disp: cfgNeg}, lo)
+	VXORPS(t, t, t)
+	VSUBPS(lo, t, lo)
+	bcast2(Mem{Base: R10, Disp: cfgPos}, hi)
+	VXORPS(e0, e0, e0)
+	VXORPS(e1, e1, e1)
+	p := mg
+	errs := func(weights bool) {
+		for i := range 16 {
+			VMOVUPS(l.xe(h, i), x)
+			for _, c := range []struct{ id, d, e VecPhysical }{{i0, d0, e0}, {i1, d1, e1}} {
+				VMULPS(c.id, x, t) // v·id
+				VMAXPS(lo, t, t)
+				VMINPS(hi, t, t)
+				VROUNDPS(U8(0), t, t)
+				VMULPS(t, c.d, t) // d·q
+				VSUBPS(t, x, t)   // r
+				if weights {
+					VMULPS(l.we(h, i), t, p) // w·r
+					VMULPS(t, p, p)          // ·r
+				} else {
+					VMULPS(t, t, p)
+				}
+				VADDPS(p, c.e, c.e)
+			}
+		}
+	}
+	twoWays(name+"_errs", func() { errs(true) }, func() { errs(false) })
+	VCMPPS(U8(cmpLTOQ), e0, e1, t)
+	blend2(t, lb, la)
+	VMOVUPS(la, Mem{Base: R11, Disp: resL + 32*h})
+	VMULPS(d, la, v)
+	inv2(v, i0, one, t)
+	VMOVUPS(i0, Mem{Base: R11, Disp: resIDs + 32*h})
+}
