@@ -85,12 +85,20 @@ func affineCodes(x, mi []float32, n float32, codes []uint8) {
 		kqAffineCodesAVX512(x, mi, sh, n, codes[:len(x)])
 		return
 	}
+	if sh, ok := subShift(len(x), len(mi)/2); ok && active >= tierAVX2 {
+		kqAffineCodesAVX2(x, mi, sh, n, codes[:len(x)])
+		return
+	}
 	affineCodesGo(x, mi, n, codes)
 }
 
 func symCodes(x, ids []float32, neg, pos float32, codes []uint8) {
 	if sh, ok := subShift(len(x), len(ids)); ok && active >= tierAVX512 {
 		kqSymCodesAVX512(x, ids, sh, neg, pos, codes[:len(x)])
+		return
+	}
+	if sh, ok := subShift(len(x), len(ids)); ok && active >= tierAVX2 {
+		kqSymCodesAVX2(x, ids, sh, neg, pos, codes[:len(x)])
 		return
 	}
 	symCodesGo(x, ids, neg, pos, codes)

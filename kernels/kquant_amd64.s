@@ -25827,3 +25827,95 @@ kqSymSuper16AVX2_p1_errs_end:
 	VMOVUPS   Y11, 96(R11)
 	VZEROUPPER
 	RET
+
+// func kqAffineCodesAVX2(x []float32, mi []float32, shift uint64, n float32, codes []uint8)
+// Requires: AVX, AVX2, SSE
+TEXT ·kqAffineCodesAVX2(SB), NOSPLIT, $0-88
+	VXORPS       Y1, Y1, Y1
+	MOVSS        n+56(FP), X2
+	VBROADCASTSS X2, Y2
+	MOVQ         mi_base+24(FP), R9
+	MOVQ         x_base+0(FP), SI
+	MOVQ         x_len+8(FP), R10
+	MOVQ         codes_base+64(FP), DI
+	MOVQ         shift+48(FP), CX
+	INCQ         CX
+	SHRQ         $0x03, R10
+	XORQ         DX, DX
+	TESTQ        R10, R10
+	JZ           kqAffineCodesAVX2_done
+
+kqAffineCodesAVX2_loop:
+	VMOVUPS      (SI), Y3
+	VCMPPS       $0x07, Y3, Y3, Y6
+	VANDPS       Y6, Y3, Y3
+	MOVQ         DX, BX
+	SHRQ         CL, BX
+	VBROADCASTSS (R9)(BX*8), Y4
+	VBROADCASTSS 4(R9)(BX*8), Y5
+	VSUBPS       Y4, Y3, Y0
+	VMULPS       Y5, Y0, Y0
+	VMAXPS       Y1, Y0, Y0
+	VMINPS       Y2, Y0, Y0
+	VROUNDPS     $0x00, Y0, Y0
+	VCVTPS2DQ    Y0, Y0
+	VEXTRACTI128 $0x01, Y0, X7
+	VPACKSSDW    X7, X0, X0
+	VPACKUSWB    X0, X0, X0
+	VMOVQ        X0, (DI)
+	ADDQ         $0x20, SI
+	ADDQ         $0x08, DI
+	INCQ         DX
+	DECQ         R10
+	JNZ          kqAffineCodesAVX2_loop
+
+kqAffineCodesAVX2_done:
+	VZEROUPPER
+	RET
+
+// func kqSymCodesAVX2(x []float32, ids []float32, shift uint64, neg float32, pos float32, codes []uint8)
+// Requires: AVX, AVX2, SSE
+TEXT ·kqSymCodesAVX2(SB), NOSPLIT, $0-88
+	MOVSS        neg+56(FP), X8
+	VBROADCASTSS X8, Y8
+	VXORPS       Y1, Y1, Y1
+	VSUBPS       Y8, Y1, Y1
+	MOVSS        pos+60(FP), X2
+	VBROADCASTSS X2, Y2
+	MOVQ         ids_base+24(FP), R9
+	MOVQ         x_base+0(FP), SI
+	MOVQ         x_len+8(FP), R10
+	MOVQ         codes_base+64(FP), DI
+	MOVQ         shift+48(FP), CX
+	INCQ         CX
+	SHRQ         $0x03, R10
+	XORQ         DX, DX
+	TESTQ        R10, R10
+	JZ           kqSymCodesAVX2_done
+
+kqSymCodesAVX2_loop:
+	VMOVUPS      (SI), Y3
+	VCMPPS       $0x07, Y3, Y3, Y6
+	VANDPS       Y6, Y3, Y3
+	MOVQ         DX, BX
+	SHRQ         CL, BX
+	VBROADCASTSS (R9)(BX*4), Y5
+	VMULPS       Y5, Y3, Y0
+	VMAXPS       Y1, Y0, Y0
+	VMINPS       Y2, Y0, Y0
+	VROUNDPS     $0x00, Y0, Y0
+	VADDPS       Y8, Y0, Y0
+	VCVTPS2DQ    Y0, Y0
+	VEXTRACTI128 $0x01, Y0, X7
+	VPACKSSDW    X7, X0, X0
+	VPACKUSWB    X0, X0, X0
+	VMOVQ        X0, (DI)
+	ADDQ         $0x20, SI
+	ADDQ         $0x08, DI
+	INCQ         DX
+	DECQ         R10
+	JNZ          kqSymCodesAVX2_loop
+
+kqSymCodesAVX2_done:
+	VZEROUPPER
+	RET

@@ -282,3 +282,13 @@ func kqAffineSuper8AVX2(x *[256]float32, w *[256]float32, tr *[1920]float32, cfg
 //
 //go:noescape
 func kqSymSuper16AVX2(x *[256]float32, w *[256]float32, tr *[1920]float32, cfg *[56]float32, res *[36]float32)
+
+// kqAffineCodesAVX2 is kqAffineCodesAVX512 with AVX2.
+//
+//go:noescape
+func kqAffineCodesAVX2(x []float32, mi []float32, shift uint64, n float32, codes []uint8)
+
+// kqSymCodesAVX2 is kqSymCodesAVX512 with AVX2.
+//
+//go:noescape
+func kqSymCodesAVX2(x []float32, ids []float32, shift uint64, neg float32, pos float32, codes []uint8)

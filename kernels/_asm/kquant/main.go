@@ -44,6 +44,8 @@ func main() {
 		affineSuper2(16)
 		affineSuper2(8)
 		symSuper2()
+		affineCodes2()
+		symCodes2()
 	})
 }
 

@@ -731,3 +731,88 @@ func symPicks2(name string, l layout2, h int) {
 	inv2(v, i0, one, t)
 	VMOVUPS(i0, Mem{Base: R11, Disp: resIDs + 32*h})
 }
+
+// chunks2 runs body once per 8 elements of x: the elements in Y3 with NaNs
+// as 0, the sub-block index (chunk >> (shift+1)) in BX. x's base is in SI,
+// the codes' in DI, the shift + 1 in CX, the chunks left in R10, the chunk
+// number in DX.
+func chunks2(name string, body func()) {
+	Load(Param("x").Base(), RSI)
+	Load(Param("x").Len(), R10)
+	Load(Param("codes").Base(), RDI)
+	Load(Param("shift"), RCX)
+	INCQ(RCX)
+	SHRQ(Imm(3), R10)
+	XORQ(RDX, RDX)
+	TESTQ(R10, R10)
+	JZ(LabelRef(name + "_done"))
+	Label(name + "_loop")
+	VMOVUPS(Mem{Base: RSI}, Y3)
+	VCMPPS(U8(cmpORD), Y3, Y3, Y6)
+	VANDPS(Y6, Y3, Y3) // NaN → 0
+	MOVQ(RDX, RBX)
+	SHRQ(CL, RBX)
+	body()
+	ADDQ(Imm(32), RSI)
+	ADDQ(Imm(8), RDI)
+	INCQ(RDX)
+	DECQ(R10)
+	JNZ(LabelRef(name + "_loop"))
+	Label(name + "_done")
+	VZEROUPPER()
+	RET()
+}
+
+// storeCodes2 converts the 8 integer-valued floats of v (0..255) to bytes
+// at DI, using Y7.
+func storeCodes2(v VecPhysical) {
+	VCVTPS2DQ(v, v)
+	VEXTRACTI128(U8(1), v, X7)
+	VPACKSSDW(X7, v.AsX(), v.AsX())
+	VPACKUSWB(v.AsX(), v.AsX(), v.AsX())
+	VMOVQ(v.AsX(), Mem{Base: RDI})
+}
+
+func affineCodes2() {
+	name := "kqAffineCodesAVX2"
+	TEXT(name, NOSPLIT, "func(x, mi []float32, shift uint64, n float32, codes []uint8)")
+	Pragma("noescape")
+	Doc(name+" is kqAffineCodesAVX512 with AVX2.")
+	VXORPS(Y1, Y1, Y1)
+	Load(Param("n"), X2)
+	VBROADCASTSS(X2, Y2)
+	Load(Param("mi").Base(), R9)
+	chunks2(name, func() {
+		VBROADCASTSS(Mem{Base: R9, Index: RBX, Scale: 8}, Y4)          // m
+		VBROADCASTSS(Mem{Base: R9, Index: RBX, Scale: 8, Disp: 4}, Y5) // id
+		VSUBPS(Y4, Y3, Y0)
+		VMULPS(Y5, Y0, Y0)
+		VMAXPS(Y1, Y0, Y0)
+		VMINPS(Y2, Y0, Y0)
+		VROUNDPS(U8(0), Y0, Y0)
+		storeCodes2(Y0)
+	})
+}
+
+func symCodes2() {
+	name := "kqSymCodesAVX2"
+	TEXT(name, NOSPLIT, "func(x, ids []float32, shift uint64, neg, pos float32, codes []uint8)")
+	Pragma("noescape")
+	Doc(name+" is kqSymCodesAVX512 with AVX2.")
+	Load(Param("neg"), X8)
+	VBROADCASTSS(X8, Y8)
+	VXORPS(Y1, Y1, Y1)
+	VSUBPS(Y8, Y1, Y1) // −neg
+	Load(Param("pos"), X2)
+	VBROADCASTSS(X2, Y2)
+	Load(Param("ids").Base(), R9)
+	chunks2(name, func() {
+		VBROADCASTSS(Mem{Base: R9, Index: RBX, Scale: 4}, Y5) // id
+		VMULPS(Y5, Y3, Y0)
+		VMAXPS(Y1, Y0, Y0)
+		VMINPS(Y2, Y0, Y0)
+		VROUNDPS(U8(0), Y0, Y0)
+		VADDPS(Y8, Y0, Y0)
+		storeCodes2(Y0)
+	})
+}
