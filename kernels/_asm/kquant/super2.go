@@ -777,7 +777,7 @@ func affineCodes2() {
 	name := "kqAffineCodesAVX2"
 	TEXT(name, NOSPLIT, "func(x, mi []float32, shift uint64, n float32, codes []uint8)")
 	Pragma("noescape")
-	Doc(name+" is kqAffineCodesAVX512 with AVX2.")
+	Doc(name + " is kqAffineCodesAVX512 with AVX2.")
 	VXORPS(Y1, Y1, Y1)
 	Load(Param("n"), X2)
 	VBROADCASTSS(X2, Y2)
@@ -798,7 +798,7 @@ func symCodes2() {
 	name := "kqSymCodesAVX2"
 	TEXT(name, NOSPLIT, "func(x, ids []float32, shift uint64, neg, pos float32, codes []uint8)")
 	Pragma("noescape")
-	Doc(name+" is kqSymCodesAVX512 with AVX2.")
+	Doc(name + " is kqSymCodesAVX512 with AVX2.")
 	Load(Param("neg"), X8)
 	VBROADCASTSS(X8, Y8)
 	VXORPS(Y1, Y1, Y1)
