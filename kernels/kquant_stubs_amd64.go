@@ -283,12 +283,26 @@ func kqAffineSuper8AVX2(x *[256]float32, w *[256]float32, tr *[1920]float32, cfg
 //go:noescape
 func kqSymSuper16AVX2(x *[256]float32, w *[256]float32, tr *[1920]float32, cfg *[56]float32, res *[36]float32)
 
-// kqAffineCodesAVX2 is kqAffineCodesAVX512 with AVX2.
+// kqAffineCodesAVX2 is the AVX2 kernel of affineCodesGo, with len(x) a multiple
+// of 16, len(codes) ≥ len(x) and the sub-block of element i being
+// (i/16) >> shift:
+//
+//	for i, v := range x {
+//		j := i / 16 >> shift
+//		codes[i] = uint8(clampRoundPass((storeX(v)-mi[2*j])*mi[2*j+1], 0, n))
+//	}
 //
 //go:noescape
 func kqAffineCodesAVX2(x []float32, mi []float32, shift uint64, n float32, codes []uint8)
 
-// kqSymCodesAVX2 is kqSymCodesAVX512 with AVX2.
+// kqSymCodesAVX2 is the AVX2 kernel of symCodesGo, with len(x) a multiple of
+// 16, len(codes) ≥ len(x) and the sub-block of element i being
+// (i/16) >> shift:
+//
+//	for i, v := range x {
+//		j := i / 16 >> shift
+//		codes[i] = uint8(clampRoundPass(storeX(v)*ids[j], -neg, pos) + neg)
+//	}
 //
 //go:noescape
 func kqSymCodesAVX2(x []float32, ids []float32, shift uint64, neg float32, pos float32, codes []uint8)

@@ -777,7 +777,14 @@ func affineCodes2() {
 	name := "kqAffineCodesAVX2"
 	TEXT(name, NOSPLIT, "func(x, mi []float32, shift uint64, n float32, codes []uint8)")
 	Pragma("noescape")
-	Doc(name + " is kqAffineCodesAVX512 with AVX2.")
+	Doc(name+" is the AVX2 kernel of affineCodesGo, with len(x) a multiple",
+		"of 16, len(codes) ≥ len(x) and the sub-block of element i being",
+		"(i/16) >> shift:",
+		"",
+		"\tfor i, v := range x {",
+		"\t\tj := i / 16 >> shift",
+		"\t\tcodes[i] = uint8(clampRoundPass((storeX(v)-mi[2*j])*mi[2*j+1], 0, n))",
+		"\t}")
 	VXORPS(Y1, Y1, Y1)
 	Load(Param("n"), X2)
 	VBROADCASTSS(X2, Y2)
@@ -798,7 +805,14 @@ func symCodes2() {
 	name := "kqSymCodesAVX2"
 	TEXT(name, NOSPLIT, "func(x, ids []float32, shift uint64, neg, pos float32, codes []uint8)")
 	Pragma("noescape")
-	Doc(name + " is kqSymCodesAVX512 with AVX2.")
+	Doc(name+" is the AVX2 kernel of symCodesGo, with len(x) a multiple of",
+		"16, len(codes) ≥ len(x) and the sub-block of element i being",
+		"(i/16) >> shift:",
+		"",
+		"\tfor i, v := range x {",
+		"\t\tj := i / 16 >> shift",
+		"\t\tcodes[i] = uint8(clampRoundPass(storeX(v)*ids[j], -neg, pos) + neg)",
+		"\t}")
 	Load(Param("neg"), X8)
 	VBROADCASTSS(X8, Y8)
 	VXORPS(Y1, Y1, Y1)
