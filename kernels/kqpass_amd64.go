@@ -109,6 +109,10 @@ func tableCodes(x, ids []float32, tab *table, codes []uint8) {
 		kqTableCodesAVX512(x, ids, sh, &tab.v, &tab.mid, codes[:len(x)])
 		return
 	}
+	if sh, ok := subShift(len(x), len(ids)); ok && active >= tierAVX2 {
+		kqTableCodesAVX2(x, ids, sh, &tab.v, &tab.mid, codes[:len(x)])
+		return
+	}
 	tableCodesGo(x, ids, tab, codes)
 }
 
@@ -198,6 +202,15 @@ func tableSuper8(x, w []float32, t *table, c *superCfg, r *superRes, tr *superSc
 			(*[88]float32)(unsafe.Pointer(c)), (*[36]float32)(unsafe.Pointer(r)))
 		return
 	}
+	if superAVX2() && t.refine == 0 && c.nlev <= 8 {
+		var wp *[QKK]float32
+		if !isUnitWeights(w) {
+			wp = (*[QKK]float32)(w)
+		}
+		kqTableSuper8AVX2((*[QKK]float32)(x), wp, (*[1920]float32)(tr),
+			(*[88]float32)(unsafe.Pointer(c)), (*[36]float32)(unsafe.Pointer(r)))
+		return
+	}
 	tableSuper8Go(x, w, t, c, r)
 }
 
@@ -208,6 +221,15 @@ func tableBlocks8(x, w []float32, t *table, c *superCfg, r *nlRes, tr *superScra
 			wp = (*[QKK]float32)(w)
 		}
 		kqTableBlocks8AVX512((*[QKK]float32)(x), wp, (*[1920]float32)(tr),
+			(*[88]float32)(unsafe.Pointer(c)), (*[48]float32)(unsafe.Pointer(r)))
+		return
+	}
+	if superAVX2() && t.refine == 1 && len(t.local) == 7 {
+		var wp *[QKK]float32
+		if !isUnitWeights(w) {
+			wp = (*[QKK]float32)(w)
+		}
+		kqTableBlocks8AVX2((*[QKK]float32)(x), wp, (*[1920]float32)(tr),
 			(*[88]float32)(unsafe.Pointer(c)), (*[48]float32)(unsafe.Pointer(r)))
 		return
 	}

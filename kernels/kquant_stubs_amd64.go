@@ -306,3 +306,27 @@ func kqAffineCodesAVX2(x []float32, mi []float32, shift uint64, n float32, codes
 //
 //go:noescape
 func kqSymCodesAVX2(x []float32, ids []float32, shift uint64, neg float32, pos float32, codes []uint8)
+
+// kqTableSuper8AVX2 is the AVX2 kernel of tableSuper8Go, as the AVX-512 kernel (cfg,
+// res, a nil w), with one candidate per register and at most 8 levels.
+//
+//go:noescape
+func kqTableSuper8AVX2(x *[256]float32, w *[256]float32, tr *[1920]float32, cfg *[88]float32, res *[36]float32)
+
+// kqTableBlocks8AVX2 is the AVX2 kernel of tableBlocks8Go, as the AVX-512 kernel (cfg,
+// res, a nil w), with one candidate per register.
+//
+//go:noescape
+func kqTableBlocks8AVX2(x *[256]float32, w *[256]float32, tr *[1920]float32, cfg *[88]float32, res *[48]float32)
+
+// kqTableCodesAVX2 is the AVX2 kernel of tableCodesGo, with len(x) a multiple
+// of 16, len(codes) ≥ len(x), the sub-block of element i being
+// (i/16) >> shift, vals the table's values and mids its 15 midpoints
+// (and a 16th entry):
+//
+//	for i, v := range x {
+//		codes[i] = uint8(tab.index(storeX(v) * ids[i/16>>shift]))
+//	}
+//
+//go:noescape
+func kqTableCodesAVX2(x []float32, ids []float32, shift uint64, vals *[16]float32, mids *[16]float32, codes []uint8)

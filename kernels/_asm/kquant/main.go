@@ -41,11 +41,20 @@ func main() {
 		tableSuper8()
 		tableBlocks8()
 		consts2.lane = gen.Table("kqLane", []uint32{0, 1, 2, 3, 4, 5, 6, 7})
+		for _, c := range []struct {
+			m *Mem
+			v uint32
+		}{{&consts2.int1, 1}, {&consts2.int2, 2}, {&consts2.int3, 3}, {&consts2.int4, 4}, {&consts2.int8, 8}} {
+			*c.m = gen.Table("kqInt"+itoa(int(c.v)), []uint32{c.v, c.v, c.v, c.v, c.v, c.v, c.v, c.v})
+		}
 		affineSuper2(16)
 		affineSuper2(8)
 		symSuper2()
 		affineCodes2()
 		symCodes2()
+		tableSuper2()
+		tableBlocks2()
+		tableCodes2()
 	})
 }
 

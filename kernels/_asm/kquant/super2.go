@@ -212,7 +212,7 @@ const (
 )
 
 // consts2 are the AVX2 kernels' tables.
-var consts2 struct{ lane Mem }
+var consts2 struct{ lane, int1, int2, int3, int4, int8 Mem }
 
 // neighbours2 sets a, b to neighbours(v, lo, hi) (lanes), with one and the
 // magic constant in registers and t as scratch.
@@ -828,5 +828,290 @@ func symCodes2() {
 		VROUNDPS(U8(0), Y0, Y0)
 		VADDPS(Y8, Y0, Y0)
 		storeCodes2(Y0)
+	})
+}
+
+// tableIndex2 sets the int32 lanes of i to the table index of the values u
+// (table.index: a binary search over the 15 midpoints of cfg, a NaN giving
+// 0) and q to the table value, with 8 lanes: the midpoints and values
+// (mids, vals) as two halves of 8 in memory (VPERMPS on each, the half chosen by the first
+// step, which fixes it), mid7 holding the midpoint mid[7] broadcast, and
+// m1, j, p, r as scratch. The steps' constants come from consts2.
+func tableIndex2(u, i, q, mid7, m1, j, p, r VecPhysical, mids, vals Mem) {
+	VCMPPS(U8(cmpGTOQ), mid7, u, m1) // u > mid[7]
+	VANDPS(consts2.int8, m1, i)      // i = 8 or 0
+	lookup := func(idx VecPhysical, tab Mem, dst VecPhysical) {
+		VPERMPS(tab, idx, dst)
+		VPERMPS(tab.Offset(32), idx, r)
+		VBLENDVPS(m1, r, dst, dst)
+	}
+	for _, st := range []struct{ off, add Mem }{{consts2.int3, consts2.int4}, {consts2.int1, consts2.int2}} {
+		VPADDD(st.off, i, j)
+		lookup(j, mids, p)
+		VCMPPS(U8(cmpGTOQ), p, u, p)
+		VANDPS(st.add, p, p)
+		VPADDD(p, i, i)
+	}
+	lookup(i, mids, p)
+	VCMPPS(U8(cmpGTOQ), p, u, p)
+	VANDPS(consts2.int1, p, p)
+	VPADDD(p, i, i)
+	lookup(i, vals, q)
+}
+
+// tableFits2 fits the 8 sub-blocks of 32 as table.fit (with refine, its one
+// refit round of the local factors in cfg.shift) and leaves each one's
+// scale (0 below groupEps or when no candidate scored) in Y12 and its Σwq²
+// in Y13.
+func tableFits2(name string, refine bool) {
+	l := layout2{G: 8, L: 32, H: 1}
+	mids, vals := Mem{Base: R10, Disp: cfgMids}, Mem{Base: R10, Disp: cfgVals}
+	var (
+		x, u, i, q, mid7, m1, j, p, r = Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7, Y8
+		a, b, bS, bA, bB              = Y9, Y10, Y11, Y12, Y13
+		amax, m                       = Y14, Y15
+	)
+	const tAmax, tValid, tT = 31, 30, 0 // working vectors: amax, the refit lanes, t
+	gen.Broadcast32(0x7fffffff, p, RAX, X7)
+	VXORPS(amax, amax, amax)
+	VMOVUPS(l.xe(0, 0), m)
+	for k := range l.L {
+		VMOVUPS(l.xe(0, k), x)
+		VANDPS(x, p, u)
+		VCMPPS(U8(cmpGTOQ), amax, u, r)
+		blend2(r, u, amax)
+		blend2(r, x, m)
+	}
+	VMOVUPS(amax, tmp2(tAmax))
+	// t = numer[c]/m of every candidate.
+	MOVL(Mem{Base: R10, Disp: cfgK}, ECX)
+	XORQ(RDX, RDX)
+	MOVQ(R9, RBX)
+	TESTL(ECX, ECX)
+	JZ(LabelRef(name + "_tdone"))
+	Label(name + "_tloop")
+	VBROADCASTSS(Mem{Base: R10, Index: RDX, Scale: 4, Disp: cfgNumer}, u)
+	VDIVPS(m, u, u)
+	VMOVUPS(u, Mem{Base: RBX, Disp: trP + 32*tT})
+	ADDQ(U32(32), RBX)
+	INCQ(RDX)
+	CMPQ(RDX, RCX)
+	JB(LabelRef(name + "_tloop"))
+	Label(name + "_tdone")
+	VBROADCASTSS(mids.Offset(28), mid7)
+	VXORPS(bS, bS, bS)
+	VXORPS(bA, bA, bA)
+	VXORPS(bB, bB, bB)
+	// rounds measures the candidates t at tmp2(tT..), EDX of them; with
+	// valid, only in the lanes of tmp2(tValid).
+	rounds := func(weights, valid bool, lbl string) {
+		MOVQ(R9, RBX)
+		TESTL(EDX, EDX)
+		JZ(LabelRef(lbl + "_done"))
+		Label(lbl + "_loop")
+		VXORPS(a, a, a)
+		VXORPS(b, b, b)
+		for k := range l.L {
+			VMOVUPS(l.xe(0, k), x)
+			VMULPS(Mem{Base: RBX, Disp: trP + 32*tT}, x, u) // t·v
+			tableIndex2(u, i, q, mid7, m1, j, p, r, mids, vals)
+			qq := q
+			if weights {
+				VMULPS(l.we(0, k), q, j) // wq
+				qq = j
+			}
+			VFMADD231PS(x, qq, a) // a += wq·v, fused
+			VFMADD231PS(q, qq, b) // b += wq·q, fused
+		}
+		// score = a·a/b (−Inf unless b > 0); the first best.
+		VMULPS(a, a, u)
+		VDIVPS(b, u, u)
+		VXORPS(p, p, p)
+		VCMPPS(U8(cmpNGTUQ), p, b, p)
+		gen.Broadcast32(0xff800000, r, RAX, X8)
+		blend2(p, r, u)
+		VCMPPS(U8(cmpGTOQ), bS, u, p)
+		if valid {
+			VANDPS(tmp2(tValid), p, p)
+		}
+		blend2(p, u, bS)
+		blend2(p, a, bA)
+		blend2(p, b, bB)
+		ADDQ(U32(32), RBX)
+		DECL(EDX)
+		JNZ(LabelRef(lbl + "_loop"))
+		Label(lbl + "_done")
+	}
+	MOVL(ECX, EDX)
+	twoWays(name+"_cands", func() { rounds(true, false, name+"_cw") }, func() { rounds(false, false, name+"_cu") })
+	if refine {
+		// One refit round where a candidate scored and d ≠ 0: t = (1/d)·f
+		// for the local factors f of cfg.shift.
+		VDIVPS(bB, bA, u) // d
+		VXORPS(p, p, p)
+		VCMPPS(U8(cmpGTOQ), p, bS, r)
+		VCMPPS(U8(0x0c), p, u, p) // d ≠ 0 (NEQ_OQ)
+		VANDPS(r, p, p)
+		VMOVUPS(p, tmp2(tValid))
+		gen.Broadcast32(0x3f800000, r, RAX, X8)
+		VDIVPS(u, r, u) // 1/d
+		for k := range 7 {
+			VBROADCASTSS(Mem{Base: R10, Disp: cfgShift + 4*k}, r)
+			VMULPS(r, u, r) // id·f
+			VMOVUPS(r, tmp2(tT+k))
+		}
+		MOVL(U32(7), EDX)
+		twoWays(name+"_refit", func() { rounds(true, true, name+"_rw") }, func() { rounds(false, true, name+"_ru") })
+	}
+	// d = a/b of the best, 0 when none scored above 0 or below groupEps.
+	VDIVPS(bB, bA, bA)
+	VXORPS(p, p, p)
+	VCMPPS(U8(cmpNGTUQ), p, bS, r)
+	VBROADCASTSS(consts.Word(0x26901d7d), u) // 1e-15
+	VMOVUPS(tmp2(tAmax), x)
+	VCMPPS(U8(cmpLTOQ), u, x, u)
+	VORPS(u, r, r)
+	blend2(r, p, bA)
+	blend2(r, p, bB)
+}
+
+// tableSuper2 emits kqTableSuper8AVX2, tableSuper8's AVX2 kernel.
+func tableSuper2() {
+	l := layout2{G: 8, L: 32, H: 1}
+	name := "kqTableSuper8AVX2"
+	begin2(name, "func(x, w *[256]float32, tr *[1920]float32, cfg *[88]float32, res *[36]float32)", l,
+		name+" is the AVX2 kernel of tableSuper8Go, as the AVX-512 kernel (cfg,",
+		"res, a nil w), with one candidate per register and at most 8 levels.")
+	tableFits2(name, false)
+	VMOVUPS(Y12, Mem{Base: R9, Disp: trSc})
+	VMOVUPS(Y13, Mem{Base: R9, Disp: trAs})
+	superScale2(name+"_ss", 8, trSc, trAs, resD, resHD)
+	// The picks: the errors of d·l0 and d·l1 (tableErrsGo), the lower wins
+	// l1 only when below.
+	mids, vals := Mem{Base: R10, Disp: cfgMids}, Mem{Base: R10, Disp: cfgVals}
+	var (
+		slo, shi, one, mg = Y0, Y1, Y2, Y3
+		v, la, lb, t      = Y4, Y5, Y6, Y7
+		d                 = Y8
+	)
+	const tLa, tLb, tD0, tD1, tI0, tI1 = 0, 1, 2, 3, 4, 5
+	gen.Broadcast32(0x3f800000, one, RAX, X15)
+	gen.Broadcast32(magic, mg, RAX, X15)
+	bcast2(Mem{Base: R10, Disp: cfgLo}, slo)
+	bcast2(Mem{Base: R10, Disp: cfgHi}, shi)
+	bcast2(Mem{Base: R11, Disp: resD}, d)
+	inv2(d, v, one, t)
+	VMULPS(Mem{Base: R9, Disp: trSc}, v, v) // sc·inv(d)
+	neighbours2(v, la, lb, slo, shi, one, mg, t)
+	VMOVUPS(la, tmp2(tLa))
+	VMOVUPS(lb, tmp2(tLb))
+	for _, c := range []struct {
+		l     VecPhysical
+		dk, i int
+	}{{la, tD0, tI0}, {lb, tD1, tI1}} {
+		VMULPS(d, c.l, v)
+		VMOVUPS(v, tmp2(c.dk))
+		inv2(v, slo, one, t)
+		VMOVUPS(slo, tmp2(c.i))
+	}
+	var (
+		x, u, i, q, mid7, m1, j, p, r = Y0, Y1, Y2, Y3, Y4, Y5, Y6, Y7, Y8
+		e0, e1                        = Y9, Y10
+	)
+	VBROADCASTSS(mids.Offset(28), mid7)
+	VXORPS(e0, e0, e0)
+	VXORPS(e1, e1, e1)
+	errs := func(weights bool) {
+		for k := range l.L {
+			VMOVUPS(l.xe(0, k), x)
+			for _, c := range []struct {
+				e      VecPhysical
+				dk, ik int
+			}{{e0, tD0, tI0}, {e1, tD1, tI1}} {
+				VMULPS(tmp2(c.ik), x, u) // id·v
+				tableIndex2(u, i, q, mid7, m1, j, p, r, mids, vals)
+				VMULPS(tmp2(c.dk), q, q) // d·q
+				VSUBPS(q, x, q)          // r
+				if weights {
+					VMULPS(l.we(0, k), q, p) // w·r
+					VMULPS(q, p, p)          // ·r
+				} else {
+					VMULPS(q, q, p)
+				}
+				VADDPS(p, c.e, c.e)
+			}
+		}
+	}
+	twoWays(name+"_errs", func() { errs(true) }, func() { errs(false) })
+	VCMPPS(U8(cmpLTOQ), e0, e1, p)
+	VMOVUPS(tmp2(tLa), q)
+	blend2(p, tmp2(tLb), q)
+	VMOVUPS(q, Mem{Base: R11, Disp: resL})
+	bcast2(Mem{Base: R11, Disp: resD}, u)
+	VMULPS(u, q, u)
+	gen.Broadcast32(0x3f800000, r, RAX, X8)
+	inv2(u, i, r, p)
+	VMOVUPS(i, Mem{Base: R11, Disp: resIDs})
+	VXORPS(Y0, Y0, Y0)
+	VMOVUPS(Y0, Mem{Base: R11, Disp: resL + 32})
+	VMOVUPS(Y0, Mem{Base: R11, Disp: resIDs + 32})
+	VZEROUPPER()
+	RET()
+}
+
+// tableBlocks2 emits kqTableBlocks8AVX2, tableBlocks8's AVX2 kernel.
+func tableBlocks2() {
+	l := layout2{G: 8, L: 32, H: 1}
+	name := "kqTableBlocks8AVX2"
+	begin2(name, "func(x, w *[256]float32, tr *[1920]float32, cfg *[88]float32, res *[48]float32)", l,
+		name+" is the AVX2 kernel of tableBlocks8Go, as the AVX-512 kernel (cfg,",
+		"res, a nil w), with one candidate per register.")
+	tableFits2(name, true)
+	// f16Round of each block's scale: NaN → 0, saturate, nearest even.
+	d, t, z := Y12, Y0, Y1
+	VCMPPS(U8(cmpORD), d, d, t)
+	VANDPS(t, d, d)
+	gen.Broadcast32(0x477fe000, t, RAX, X2) // 65504
+	VMINPS(t, d, d)
+	gen.Broadcast32(0xc77fe000, t, RAX, X2) // −65504
+	VMAXPS(t, d, d)
+	VCVTPS2PH(U8(0), d, t.AsX())
+	VPMOVZXWD(t.AsX(), z)
+	VMOVDQU(z, Mem{Base: R11, Disp: 128})
+	VCVTPH2PS(t.AsX(), d)
+	VMOVUPS(d, Mem{Base: R11})
+	gen.Broadcast32(0x3f800000, z, RAX, X2)
+	inv2(d, t, z, Y3)
+	VMOVUPS(t, Mem{Base: R11, Disp: 64})
+	VXORPS(Y0, Y0, Y0)
+	for _, off := range []int{32, 96, 160} {
+		VMOVUPS(Y0, Mem{Base: R11, Disp: off})
+	}
+	VZEROUPPER()
+	RET()
+}
+
+func tableCodes2() {
+	name := "kqTableCodesAVX2"
+	TEXT(name, NOSPLIT, "func(x, ids []float32, shift uint64, vals, mids *[16]float32, codes []uint8)")
+	Pragma("noescape")
+	Doc(name+" is the AVX2 kernel of tableCodesGo, with len(x) a multiple",
+		"of 16, len(codes) ≥ len(x), the sub-block of element i being",
+		"(i/16) >> shift, vals the table's values and mids its 15 midpoints",
+		"(and a 16th entry):",
+		"",
+		"\tfor i, v := range x {",
+		"\t\tcodes[i] = uint8(tab.index(storeX(v) * ids[i/16>>shift]))",
+		"\t}")
+	Load(Param("ids").Base(), R9)
+	Load(Param("vals"), R11)
+	Load(Param("mids"), R12)
+	VBROADCASTSS(Mem{Base: R12, Disp: 28}, Y4)
+	chunks2(name, func() {
+		VBROADCASTSS(Mem{Base: R9, Index: RBX, Scale: 4}, Y5) // id
+		VMULPS(Y5, Y3, Y1)
+		tableIndex2(Y1, Y2, Y0, Y4, Y5, Y6, Y7, Y8, Mem{Base: R12}, Mem{Base: R11})
+		VCVTDQ2PS(Y2, Y2)
+		storeCodes2(Y2)
 	})
 }
