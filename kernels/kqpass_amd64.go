@@ -141,7 +141,7 @@ func tableFit0(x, w []float32, k int, numer *lanes, tab *table, d, score, sqq *l
 }
 
 func symSuper16(x, w []float32, s *symmetric, c *superCfg, r *superRes, tr *superScratch) {
-	if active >= tierAVX512 && s.refine == 0 && len(s.numer)%2 == 0 {
+	if active >= tierAVX512 && s.refine == 0 && len(s.numer)%4 == 0 {
 		var wp *[QKK]float32
 		if !isUnitWeights(w) {
 			wp = (*[QKK]float32)(w)
@@ -234,4 +234,12 @@ func tableBlocks8(x, w []float32, t *table, c *superCfg, r *nlRes, tr *superScra
 		return
 	}
 	tableBlocks8Go(x, w, t, r)
+}
+
+func q3kPack(y *[Q3_KBlockBytes]byte, x *[QKK]float32, r *superRes, q *[QKK]uint8) {
+	if active >= tierAVX512 {
+		kqQ3KPackAVX512(y, x, (*[36]float32)(unsafe.Pointer(r)), q)
+		return
+	}
+	q3kPackGo(y, x, r, q)
 }

@@ -61,3 +61,7 @@ func tableSuper8(x, w []float32, t *table, c *superCfg, r *superRes, _ *superScr
 func tableBlocks8(x, w []float32, t *table, _ *superCfg, r *nlRes, _ *superScratch) {
 	tableBlocks8Go(x, w, t, r)
 }
+
+func q3kPack(y *[Q3_KBlockBytes]byte, x *[QKK]float32, r *superRes, q *[QKK]uint8) {
+	q3kPackGo(y, x, r, q)
+}

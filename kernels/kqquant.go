@@ -363,14 +363,21 @@ func quantQ3K(y []byte, x, imp []float32, s *kqScratch) {
 	xs, ws := s.prep(x, imp, 16)
 	r := &s.res
 	symSuper16(xs, ws, &searchQ3K, &superQ3K, r, &s.tr)
-	clear(y[:110])
+	q3kPack((*[Q3_KBlockBytes]byte)(y), (*[QKK]float32)(x), r, &s.q)
+}
+
+// q3kPackGo writes the Q3_K block y of the elements x from their search's
+// result r: the codes of x under r.ids (symCodes), packed (packQ3K) with
+// the 6-bit scales l+32 and the float16 d; q is scratch.
+func q3kPackGo(y *[Q3_KBlockBytes]byte, x *[QKK]float32, r *superRes, q *[QKK]uint8) {
+	clear(y[96:108])
 	for j := range 16 {
 		v := uint8(int(r.l[j]) + 32)
 		y[96+j%8] |= (v & 15) << (4 * (j / 8))
 		y[96+8+j%4] |= (v >> 4) << (2 * (j / 4))
 	}
-	symCodes(x, r.ids[:], 4, 3, s.q[:QKK])
-	packQ3K(y, &s.q)
+	symCodesGo(x[:], r.ids[:], 4, 3, q[:])
+	packQ3K(y[:], q)
 	binary.LittleEndian.PutUint16(y[108:], uint16(r.hd))
 }
 

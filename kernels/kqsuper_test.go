@@ -230,3 +230,40 @@ func TestIQ4NLGroups(t *testing.T) {
 		}
 	}
 }
+
+// TestQ3KPack compares every tier's Q3_K block assembly with the Go
+// reference on random results (integer scales −32..31, inverse scales of
+// every size, 0 among them) and elements with NaN and infinities.
+func TestQ3KPack(t *testing.T) {
+	rng := rand.New(rand.NewPCG(121, 122))
+	for k := range 64 {
+		x, _ := superBlock(rng, k, 0)
+		x[rng.IntN(QKK)] = float32(math.NaN())
+		x[rng.IntN(QKK)] = float32(math.Inf(1))
+		x[rng.IntN(QKK)] = float32(math.Inf(-1))
+		var r superRes
+		for j := range 16 {
+			r.l[j] = float32(rng.IntN(64) - 32)
+			r.ids[j] = float32(rng.NormFloat64() * math.Exp2(float64(rng.IntN(40)-20)))
+			if rng.IntN(8) == 0 {
+				r.ids[j] = 0
+			}
+		}
+		r.hd = uint32(rng.IntN(1 << 16))
+		var want [Q3_KBlockBytes]byte
+		var q [QKK]uint8
+		q3kPackGo(&want, (*[QKK]float32)(x), &r, &q)
+		for _, tr := range tiers() {
+			restore := useTier(tr)
+			var got [Q3_KBlockBytes]byte
+			for i := range got {
+				got[i] = 0xa5 // every byte must be written
+			}
+			q3kPack(&got, (*[QKK]float32)(x), &r, &q)
+			restore()
+			if got != want {
+				t.Fatalf("case %d %v: Q3_K block differs from the Go reference:\n got  %x\n want %x", k, tr, got, want)
+			}
+		}
+	}
+}

@@ -330,3 +330,10 @@ func kqTableBlocks8AVX2(x *[256]float32, w *[256]float32, tr *[1920]float32, cfg
 //
 //go:noescape
 func kqTableCodesAVX2(x []float32, ids []float32, shift uint64, vals *[16]float32, mids *[16]float32, codes []uint8)
+
+// kqQ3KPackAVX512 is the AVX-512 kernel of q3kPackGo: the codes of x (NaN as 0)
+// under the inverse scales of res (a superRes), packed with the 6-bit
+// scales l+32 and the float16 d into the Q3_K block y; q is scratch.
+//
+//go:noescape
+func kqQ3KPackAVX512(y *[110]byte, x *[256]float32, res *[36]float32, q *[256]uint8)

@@ -55,6 +55,7 @@ func main() {
 		tableSuper2()
 		tableBlocks2()
 		tableCodes2()
+		q3kPack()
 	})
 }
 

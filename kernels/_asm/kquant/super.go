@@ -13,6 +13,10 @@ import (
 // sub-block in one vector), so that each lane adds its sub-block's terms in
 // order of the elements, as the Go loops over one sub-block do.
 
+// symRound is the number of candidates symSuper16's kernel measures at
+// once (the search's count must be a multiple).
+const symRound = 4
+
 // Offsets in the superCfg and superRes structs and the scratch buffer.
 const (
 	cfgNumer  = 0
@@ -215,21 +219,25 @@ func symSuper16() {
 	CMPQ(RDX, RCX)
 	JB(LabelRef(name + "_tloop"))
 	Label(name + "_tdone")
-	// Two candidates at a time (k is even); each candidate's sums in
-	// order of the elements, then the two compared in order.
+	// symRound candidates at a time (k is a multiple); each candidate's
+	// sums in order of the elements, then the candidates compared in order.
 	var (
-		ts, as, bs, vs, qs, ps = [2]VecPhysical{Z3, Z4}, [2]VecPhysical{Z5, Z7}, [2]VecPhysical{Z6, Z8},
-			[2]VecPhysical{Z19, Z20}, [2]VecPhysical{Z21, Z22}, [2]VecPhysical{Z23, Z24}
+		ts = [symRound]VecPhysical{Z3, Z4, Z0, Z10}
+		as = [symRound]VecPhysical{Z5, Z7, Z11, Z26}
+		bs = [symRound]VecPhysical{Z6, Z8, Z27, Z28}
+		vs = [symRound]VecPhysical{Z19, Z20, Z29, Z30}
+		qs = [symRound]VecPhysical{Z21, Z22, Z23, Z24}
+		ps = vs
 		x, w = Z13, Z25
 		bA   = bD // the best's Σwqx until d = Σwqx/Σwq² at the end
 	)
 	cands := func(weights bool, lbl string) {
 		MOVQ(R9, RBX)
-		SHRL(U8(1), ECX)
+		SHRL(U8(2), ECX)
 		TESTL(ECX, ECX)
 		JZ(LabelRef(lbl + "_done"))
 		Label(lbl + "_loop")
-		for c := range 2 {
+		for c := range symRound {
 			VMOVUPS(Mem{Base: RBX, Disp: trP + 64*c}, ts[c])
 			VXORPS(as[c], as[c], as[c])
 			VXORPS(bs[c], bs[c], bs[c])
@@ -239,11 +247,11 @@ func symSuper16() {
 			if weights {
 				VMOVUPS(wt(i), w)
 			}
-			for c := range 2 {
+			for c := range symRound {
 				VMULPS(x, ts[c], vs[c]) // t·v
 				clampRndLanes(vs[c], lo, hi)
 			}
-			for c := range 2 {
+			for c := range symRound {
 				qq := vs[c]
 				if weights {
 					VMULPS(w, vs[c], qs[c]) // wq
@@ -253,7 +261,7 @@ func symSuper16() {
 				VFMADD231PS(vs[c], qq, bs[c]) // b += wq·q, fused
 			}
 		}
-		for c := range 2 {
+		for c := range symRound {
 			// score = a·a/b (−Inf unless b > 0); the first best.
 			a, b := as[c], bs[c]
 			VMULPS(a, a, ps[c])
@@ -266,7 +274,7 @@ func symSuper16() {
 			VMOVAPS(a, K1, bA)
 			VMOVAPS(b, K1, bB)
 		}
-		ADDQ(U32(128), RBX)
+		ADDQ(U32(64*symRound), RBX)
 		DECL(ECX)
 		JNZ(LabelRef(lbl + "_loop"))
 		Label(lbl + "_done")
@@ -1217,5 +1225,103 @@ func tableBlocks8() {
 	invLanes(d, t, z, Z5)
 	VMOVAPS_Z(t, K3, t)
 	VMOVUPS(t, Mem{Base: R11, Disp: 64})
+	RET()
+}
+
+// q3kPack emits kqQ3KPackAVX512: a Q3_K block from its search's result.
+func q3kPack() {
+	name := "kqQ3KPackAVX512"
+	TEXT(name, NOSPLIT, "func(y *[110]byte, x *[256]float32, res *[36]float32, q *[256]uint8)")
+	Pragma("noescape")
+	Doc(name+" is the AVX-512 kernel of q3kPackGo: the codes of x (NaN as 0)",
+		"under the inverse scales of res (a superRes), packed with the 6-bit",
+		"scales l+32 and the float16 d into the Q3_K block y; q is scratch.")
+	Load(Param("y"), RDI)
+	Load(Param("x"), RSI)
+	Load(Param("res"), R11)
+	Load(Param("q"), R8)
+	// The codes: clamp(round(x·id), −4, 3) + 4 of each sub-block of 16.
+	lo, hi, four := Z1, Z2, Z3
+	gen.Broadcast32(0xc0800000, lo, RAX, X0) // −4
+	gen.Broadcast32(0x40400000, hi, RAX, X0) // 3
+	gen.Broadcast32(0x40800000, four, RAX, X0)
+	for j := range 16 {
+		VMOVUPS(Mem{Base: RSI, Disp: 64 * j}, Z4)
+		VCMPPS(U8(cmpORD), Z4, Z4, K1)
+		VMOVAPS_Z(Z4, K1, Z4) // NaN → 0
+		VBROADCASTSS(Mem{Base: R11, Disp: resIDs + 4*j}, Z5)
+		VMULPS(Z5, Z4, Z4) // v·id
+		VMAXPS(lo, Z4, Z4)
+		VMINPS(hi, Z4, Z4)
+		VRNDSCALEPS(U8(0), Z4, Z4)
+		VADDPS(four, Z4, Z4)
+		VCVTPS2DQ(Z4, Z4)
+		VPMOVDB(Z4, Mem{Base: R8, Disp: 16 * j})
+	}
+	// Low two bits: byte 32+32h+l holds code 128h+32k+l's in bits 2k..2k+1;
+	// the third bits: bit 4h+k of byte l.
+	m3, m4, hm := Y6, Y7, Y8
+	MOVL(U32(0x03030303), EAX)
+	VMOVD(EAX, X6)
+	VPBROADCASTD(X6, m3)
+	MOVL(U32(0x04040404), EAX)
+	VMOVD(EAX, X7)
+	VPBROADCASTD(X7, m4)
+	VPXOR(hm, hm, hm)
+	for h := range 2 {
+		qs := Y9
+		VPXOR(qs, qs, qs)
+		for k := range 4 {
+			c := Y10
+			VMOVDQU(Mem{Base: R8, Disp: 128*h + 32*k}, c)
+			VPAND(m3, c, Y11)
+			if k > 0 {
+				VPSLLW(U8(2*k), Y11, Y11)
+			}
+			VPOR(Y11, qs, qs)
+			VPAND(m4, c, Y11) // bit 2
+			switch sh := 4*h + k - 2; {
+			case sh < 0:
+				VPSRLW(U8(-sh), Y11, Y11)
+			case sh > 0:
+				VPSLLW(U8(sh), Y11, Y11)
+			}
+			VPOR(Y11, hm, hm)
+		}
+		VMOVDQU(qs, Mem{Base: RDI, Disp: 32 + 32*h})
+	}
+	VMOVDQU(hm, Mem{Base: RDI})
+	// The scales v = l + 32: low nibbles of v[0..7] | v[8..15] in bytes
+	// 96..103, top two bits of v[4g+i] in bits 2g..2g+1 of byte 104+i.
+	VMOVUPS(Mem{Base: R11, Disp: resL}, Z4)
+	VCVTPS2DQ(Z4, Z4)
+	MOVL(U32(32), EAX)
+	VPBROADCASTD(EAX, Z5)
+	VPADDD(Z5, Z4, Z4)
+	VPMOVDB(Z4, X4)
+	MOVL(U32(0x0f0f0f0f), EAX)
+	VMOVD(EAX, X5)
+	VPBROADCASTD(X5, X5)
+	VPSRLDQ(U8(8), X4, X6)
+	VPAND(X5, X4, X7)
+	VPAND(X5, X6, X6)
+	VPSLLW(U8(4), X6, X6)
+	VPOR(X6, X7, X7)
+	VMOVQ(X7, Mem{Base: RDI, Disp: 96})
+	VPSRLW(U8(4), X4, X4)
+	MOVL(U32(0x03030303), EAX)
+	VMOVD(EAX, X5)
+	VPBROADCASTD(X5, X5)
+	VPAND(X5, X4, X4) // v >> 4
+	VMOVD(X4, EAX)
+	for g := 1; g < 4; g++ {
+		VPEXTRD(U8(g), X4, ECX)
+		SHLL(U8(2*g), ECX)
+		ORL(ECX, EAX)
+	}
+	MOVL(EAX, Mem{Base: RDI, Disp: 104})
+	MOVL(Mem{Base: R11, Disp: resHD}, EAX)
+	MOVW(AX, Mem{Base: RDI, Disp: 108})
+	VZEROUPPER()
 	RET()
 }
