@@ -222,12 +222,12 @@ func symSuper16() {
 	// symRound candidates at a time (k is a multiple); each candidate's
 	// sums in order of the elements, then the candidates compared in order.
 	var (
-		ts = [symRound]VecPhysical{Z3, Z4, Z0, Z10}
-		as = [symRound]VecPhysical{Z5, Z7, Z11, Z26}
-		bs = [symRound]VecPhysical{Z6, Z8, Z27, Z28}
-		vs = [symRound]VecPhysical{Z19, Z20, Z29, Z30}
-		qs = [symRound]VecPhysical{Z21, Z22, Z23, Z24}
-		ps = vs
+		ts   = [symRound]VecPhysical{Z3, Z4, Z0, Z10}
+		as   = [symRound]VecPhysical{Z5, Z7, Z11, Z26}
+		bs   = [symRound]VecPhysical{Z6, Z8, Z27, Z28}
+		vs   = [symRound]VecPhysical{Z19, Z20, Z29, Z30}
+		qs   = [symRound]VecPhysical{Z21, Z22, Z23, Z24}
+		ps   = vs
 		x, w = Z13, Z25
 		bA   = bD // the best's Σwqx until d = Σwqx/Σwq² at the end
 	)
