@@ -347,16 +347,19 @@ func superScaleLanes(name string, n, scOff, asOff, dOff, hdOff int) {
 	VDIVPS(m, id, id) // t/m
 	VXORPS(sl, sl, sl)
 	VXORPS(ll, ll, ll)
+	// Each scale's integers at every level, kept for the error pass (Z17
+	// only with 16 scales: the table kernels keep their table in Z17, Z18).
+	ls := []VecPhysical{Z0, Z8, Z9, Z10, Z11, Z19, Z23, Z24, Z25, Z26, Z27, Z28, Z29, Z30, Z31, Z17}
 	for j := range n {
 		VBROADCASTSS(Mem{Base: R9, Disp: scOff + 4*j}, s)
 		VBROADCASTSS(Mem{Base: R9, Disp: asOff + 4*j}, a)
-		VMULPS(id, s, l)
-		clampRndLanes(l, lo, hi)
-		VMULPS(s, a, p) // a·v
-		VMULPS(l, p, p) // ·l
+		VMULPS(id, s, ls[j])
+		clampRndLanes(ls[j], lo, hi)
+		VMULPS(s, a, p)     // a·v
+		VMULPS(ls[j], p, p) // ·l
 		VADDPS(p, sl, sl)
-		VMULPS(l, a, p) // a·l
-		VMULPS(l, p, p) // ·l
+		VMULPS(ls[j], a, p) // a·l
+		VMULPS(ls[j], p, p) // ·l
 		VADDPS(p, ll, ll)
 	}
 	VDIVPS(ll, sl, dd) // D = sl/ll
@@ -364,9 +367,7 @@ func superScaleLanes(name string, n, scOff, asOff, dOff, hdOff int) {
 	for j := range n {
 		VBROADCASTSS(Mem{Base: R9, Disp: scOff + 4*j}, s)
 		VBROADCASTSS(Mem{Base: R9, Disp: asOff + 4*j}, a)
-		VMULPS(id, s, l)
-		clampRndLanes(l, lo, hi)
-		VMULPS(l, dd, p)
+		VMULPS(ls[j], dd, p)
 		VSUBPS(p, s, p) // r = v − D·l
 		VMULPS(p, a, l) // a·r
 		VMULPS(p, l, l) // ·r
