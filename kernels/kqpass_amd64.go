@@ -241,5 +241,5 @@ func q3kPack(y *[Q3_KBlockBytes]byte, x *[QKK]float32, r *superRes, q *[QKK]uint
 		kqQ3KPackAVX512(y, x, (*[36]float32)(unsafe.Pointer(r)), q)
 		return
 	}
-	q3kPackGo(y, x, r, q)
+	q3kPackWith(y, x, r, q, symCodes)
 }

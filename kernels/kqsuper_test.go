@@ -79,7 +79,8 @@ func superRun(x, w []float32, ref bool, tr *superScratch, res *superRes) map[str
 		name string
 		s    *symmetric
 		cfg  *superCfg
-	}{{"Q3_K", &searchQ3K, &superQ3K}, {"Q6_K", &searchQ6K, &superQ6K}, {"Q6_K plain", &searchQ6KPlain, &superQ6KPlain}} {
+	}{{"Q3_K", &searchQ3K, &superQ3K}, {"Q3_K plain", &searchQ3KPlain, &superQ3KPlain},
+		{"Q6_K", &searchQ6K, &superQ6K}, {"Q6_K plain", &searchQ6KPlain, &superQ6KPlain}} {
 		if ref {
 			symSuper16Go(x, w, c.s, c.cfg, res)
 		} else {
