@@ -317,11 +317,8 @@ func twoWays(lbl string, weighted, unit func()) {
 // in Z12.
 func superScaleLanes(name string, n, scOff, asOff, dOff, hdOff int) {
 	var (
-		absM, amx, m   = Z12, Z21, Z22
-		id, sl, ll, dd = Z3, Z4, Z5, Z6
-		s, a, l, p, e  = Z7, Z13, Z14, Z15, Z16
-		lo, hi         = Z1, Z2
-		d              = Z20
+		absM, amx, m = Z12, Z21, Z22
+		p, d         = Z15, Z20
 	)
 	VANDPS(Mem{Base: R9, Disp: scOff}, absM, amx)
 	if n == 8 {
@@ -341,61 +338,73 @@ func superScaleLanes(name string, n, scOff, asOff, dOff, hdOff int) {
 	KMOVW(K1, EAX)
 	TZCNTL(EAX, EAX)
 	VBROADCASTSS(Mem{Base: R9, Index: RAX, Scale: 4, Disp: scOff}, m)
-	VBROADCASTSS(Mem{Base: R10, Disp: cfgLo}, lo)
-	VBROADCASTSS(Mem{Base: R10, Disp: cfgHi}, hi)
-	VMOVUPS(Mem{Base: R10, Disp: cfgLevels}, id)
-	VDIVPS(m, id, id) // t/m
-	VXORPS(sl, sl, sl)
-	VXORPS(ll, ll, ll)
-	// Each scale's integers at every level, kept for the error pass (Z17
-	// only with 16 scales: the table kernels keep their table in Z17, Z18).
-	ls := []VecPhysical{Z0, Z8, Z9, Z10, Z11, Z19, Z23, Z24, Z25, Z26, Z27, Z28, Z29, Z30, Z31, Z17}
-	for j := range n {
-		VBROADCASTSS(Mem{Base: R9, Disp: scOff + 4*j}, s)
-		VBROADCASTSS(Mem{Base: R9, Disp: asOff + 4*j}, a)
-		VMULPS(id, s, ls[j])
-		clampRndLanes(ls[j], lo, hi)
-		VMULPS(s, a, p)     // a·v
-		VMULPS(ls[j], p, p) // ·l
-		VADDPS(p, sl, sl)
-		VMULPS(ls[j], a, p) // a·l
-		VMULPS(ls[j], p, p) // ·l
-		VADDPS(p, ll, ll)
+	// The levels in the lanes of ymm registers (at most 8 of them: half
+	// the cost of zmm ones).
+	{
+		id, sl, ll, dd := Y3, Y4, Y5, Y6        // id, sl, ll, dd's
+		s, a, l, p, e := Y7, Y13, Y14, Y15, Y16 // s, a, l, p, e's
+		lo, hi, m := Y1, Y2, Y22
+		VBROADCASTSS(Mem{Base: R10, Disp: cfgLo}, lo)
+		VBROADCASTSS(Mem{Base: R10, Disp: cfgHi}, hi)
+		VMOVUPS(Mem{Base: R10, Disp: cfgLevels}, id)
+		VDIVPS(m, id, id) // t/m
+		VXORPS(sl, sl, sl)
+		VXORPS(ll, ll, ll)
+		// Each scale's integers at every level, kept for the error pass (Z17
+		// only with 16 scales: the table kernels keep their table in Z17, Z18).
+		ls := []VecPhysical{Y0, Y8, Y9, Y10, Y11, Y19, Y23, Y24, Y25, Y26, Y27, Y28, Y29, Y30, Y31, Y17}
+		for j := range n {
+			VBROADCASTSS(Mem{Base: R9, Disp: scOff + 4*j}, s)
+			VBROADCASTSS(Mem{Base: R9, Disp: asOff + 4*j}, a)
+			VMULPS(id, s, ls[j])
+			clampRndLanes(ls[j], lo, hi)
+			VMULPS(s, a, p)     // a·v
+			VMULPS(ls[j], p, p) // ·l
+			VADDPS(p, sl, sl)
+			VMULPS(ls[j], a, p) // a·l
+			VMULPS(ls[j], p, p) // ·l
+			VADDPS(p, ll, ll)
+		}
+		VDIVPS(ll, sl, dd) // D = sl/ll
+		VXORPS(e, e, e)
+		for j := range n {
+			VBROADCASTSS(Mem{Base: R9, Disp: scOff + 4*j}, s)
+			VBROADCASTSS(Mem{Base: R9, Disp: asOff + 4*j}, a)
+			VMULPS(ls[j], dd, p)
+			VSUBPS(p, s, p) // r = v − D·l
+			VMULPS(p, a, l) // a·r
+			VMULPS(p, l, l) // ·r
+			VADDPS(l, e, e)
+		}
+		// The lanes that count: below nlev, ll > 0 and e < +Inf; the first
+		// of least e, or m/levels[0] when none.
+		MOVL(Mem{Base: R10, Disp: cfgNLev}, ECX)
+		MOVL(U32(1), EAX)
+		SHLL(CL, EAX)
+		DECL(EAX)
+		KMOVW(EAX, K2)
+		VXORPS(p, p, p)
+		VCMPPS(U8(cmpGTOQ), p, ll, K2, K2)
+		gen.Broadcast32(0x7f800000, p, RAX, X15)
+		VCMPPS(U8(cmpLTOQ), p, e, K2, K2)
+		VMOVAPS(e, K2, p) // +Inf elsewhere
+		VMOVAPS(p, l)
+		VPERM2F128(U8(0x01), l, l, s) // swap halves
+		VMINPS(s, l, l)
+		VPERMILPS(U8(0x4e), l, s) // swap 64-bit pairs
+		VMINPS(s, l, l)
+		VPERMILPS(U8(0xb1), l, s) // swap neighbours
+		VMINPS(s, l, l)
+		VMOVSS(Mem{Base: R10, Disp: cfgLevels}, X16)
+		VDIVSS(X16, X22, X20) // m/levels[0]
+		KORTESTW(K2, K2)
+		JZ(LabelRef(name + "_done"))
+		VCMPPS(U8(cmpEQOQ), l, p, K2, K1)
+		KMOVW(K1, EAX)
+		TZCNTL(EAX, EAX)
+		VMOVUPS(dd, Mem{Base: R9, Disp: trP}) // the picks' scratch, free here
+		VMOVSS(Mem{Base: R9, Index: RAX, Scale: 4, Disp: trP}, X20)
 	}
-	VDIVPS(ll, sl, dd) // D = sl/ll
-	VXORPS(e, e, e)
-	for j := range n {
-		VBROADCASTSS(Mem{Base: R9, Disp: scOff + 4*j}, s)
-		VBROADCASTSS(Mem{Base: R9, Disp: asOff + 4*j}, a)
-		VMULPS(ls[j], dd, p)
-		VSUBPS(p, s, p) // r = v − D·l
-		VMULPS(p, a, l) // a·r
-		VMULPS(p, l, l) // ·r
-		VADDPS(l, e, e)
-	}
-	// The lanes that count: below nlev, ll > 0 and e < +Inf; the first of
-	// least e, or m/levels[0] when none.
-	MOVL(Mem{Base: R10, Disp: cfgNLev}, ECX)
-	MOVL(U32(1), EAX)
-	SHLL(CL, EAX)
-	DECL(EAX)
-	KMOVW(EAX, K2)
-	VXORPS(p, p, p)
-	VCMPPS(U8(cmpGTOQ), p, ll, K2, K2)
-	gen.Broadcast32(0x7f800000, p, RAX, X15)
-	VCMPPS(U8(cmpLTOQ), p, e, K2, K2)
-	VMOVAPS(e, K2, p) // +Inf elsewhere
-	VMOVAPS(p, l)
-	hreduce(l, s, func(a, b, c Op) { VMINPS(a, b, c) })
-	VMOVSS(Mem{Base: R10, Disp: cfgLevels}, X16)
-	VDIVSS(X16, X22, X20) // m/levels[0]
-	KORTESTW(K2, K2)
-	JZ(LabelRef(name + "_done"))
-	VCMPPS(U8(cmpEQOQ), l, p, K2, K1)
-	KMOVW(K1, EAX)
-	TZCNTL(EAX, EAX)
-	VMOVUPS(dd, Mem{Base: R9, Disp: trP}) // the picks' scratch, free here
-	VMOVSS(Mem{Base: R9, Index: RAX, Scale: 4, Disp: trP}, X20)
 	Label(name + "_done")
 	// f16Round: NaN → 0, saturate to ±65504, round to nearest even.
 	VCMPPS(U8(cmpORD), X20, X20, K1)
