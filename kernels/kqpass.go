@@ -204,15 +204,16 @@ func symFitGo(x, w []float32, k int, t *lanes, neg, pos float32, d, score, sqq *
 }
 
 // symErrsGo sets e[c], for each candidate c < k with scale d[c] and inverse
-// id[c], to the error Σ w·(x − d·q)² with q = clamp(round(x·id), −neg, pos).
+// id[c], to the error Σ w·(x − d·q)² with q = clamp(round(x·id), −neg, pos),
+// r = x − d·q and each w·r·r added with one rounding each (fma32).
 func symErrsGo(x, w []float32, k int, d, id *lanes, neg, pos float32, e *lanes) {
 	w = w[:len(x)]
 	for c := range k {
 		var s float32
 		for i, v := range x {
 			q := clampRoundPass(v*id[c], -neg, pos)
-			r := v - d[c]*q
-			s += w[i] * r * r
+			r := fma32(-d[c], q, v)
+			s = fma32(w[i]*r, r, s)
 		}
 		e[c] = s
 	}

@@ -117,8 +117,8 @@ func kqSymFit0AVX512(x []float32, w []float32, numer *[16]float32, neg float32, 
 //		var s float32
 //		for i, v := range x {
 //			q := clampRoundPass(v*id[c], -neg, pos)
-//			r := v - d[c]*q
-//			s += w[i] * r * r
+//			r := fma32(-d[c], q, v)
+//			s = fma32(w[i]*r, r, s)
 //		}
 //		e[c] = s
 //	}

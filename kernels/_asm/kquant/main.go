@@ -563,8 +563,8 @@ func symErrs() {
 		"\t\tvar s float32",
 		"\t\tfor i, v := range x {",
 		"\t\t\tq := clampRoundPass(v*id[c], -neg, pos)",
-		"\t\t\tr := v - d[c]*q",
-		"\t\t\ts += w[i] * r * r",
+		"\t\t\tr := fma32(-d[c], q, v)",
+		"\t\t\ts = fma32(w[i]*r, r, s)",
 		"\t\t}",
 		"\t\te[c] = s",
 		"\t}",
@@ -573,15 +573,15 @@ func symErrs() {
 	bounds("neg", true, "pos")
 	lanes("d", Z8)
 	lanes("id", Z9)
+	gen.Broadcast32(0x80000000, Z12, RAX, X7)
+	VXORPS(Z12, Z8, Z8) // −d: a NaN d gives −NaN, as the Go reference's fma32(−d, q, v)
 	VXORPS(Z11, Z11, Z11)
 	elements(name, func() {
 		VMULPS(Z9, zX, zV) // v·id
 		clampRound(zV)
-		VMULPS(zV, Z8, zV) // d·q
-		VSUBPS(zV, zX, zV) // r
-		VMULPS(zV, zW, zT)
-		VMULPS(zV, zT, zT)
-		VADDPS(zT, Z11, Z11)
+		VFMADD213PS(zX, Z8, zV)  // r = (−d)·q + v, fused
+		VMULPS(zV, zW, zT)       // w·r
+		VFMADD231PS(zV, zT, Z11) // + w·r·r, fused
 	})
 	store(Z11, "e")
 	gen.End(false)

@@ -469,6 +469,9 @@ func symPicks16(name string) {
 	VMULPS(d, lb, d1)
 	invLanes(d0, i0, one, p)
 	invLanes(d1, i1, one, p)
+	gen.Broadcast32(0x80000000, Z23, RAX, X0)
+	VXORPS(Z23, d0, d0) // −d (a NaN d gives −NaN, as fma32(−d, q, v))
+	VXORPS(Z23, d1, d1)
 	VBROADCASTSS(Mem{Base: R10, Disp: cfgNeg}, lo)
 	VSUBPS(lo, zero, lo)
 	VBROADCASTSS(Mem{Base: R10, Disp: cfgPos}, hi)
@@ -480,15 +483,13 @@ func symPicks16(name string) {
 			for _, c := range []struct{ id, d, e VecPhysical }{{i0, d0, e0}, {i1, d1, e1}} {
 				VMULPS(c.id, x, p) // v·id
 				clampRndLanes(p, lo, hi)
-				VMULPS(p, c.d, p) // d·q
-				VSUBPS(p, x, p)   // r
+				VFMADD213PS(x, c.d, p) // r = (−d)·q + v, fused
 				if weights {
 					VMULPS(Mem{Base: R9, Disp: trW + 64*i}, p, q) // w·r
-					VMULPS(p, q, q)                               // ·r
+					VFMADD231PS(p, q, c.e)                        // + w·r·r, fused
 				} else {
-					VMULPS(p, p, q)
+					VFMADD231PS(p, p, c.e)
 				}
-				VADDPS(q, c.e, c.e)
 			}
 		}
 	}

@@ -694,6 +694,8 @@ func symPicks2(name string, l layout2, h int) {
 	VMULPS(d, lb, d1)
 	inv2(d0, i0, one, t)
 	inv2(d1, i1, one, t)
+	VXORPS(consts.Vec(0x80000000), d0, d0) // −d (a NaN d gives −NaN, as fma32(−d, q, v))
+	VXORPS(consts.Vec(0x80000000), d1, d1)
 	// The codes' range, in the scales' registers (free now).
 	lo, hi := slo, shi
 	bcast2(Mem{Base: R10, Disp: cfgNeg}, lo)
@@ -711,15 +713,13 @@ func symPicks2(name string, l layout2, h int) {
 				VMAXPS(lo, t, t)
 				VMINPS(hi, t, t)
 				VROUNDPS(U8(0), t, t)
-				VMULPS(t, c.d, t) // d·q
-				VSUBPS(t, x, t)   // r
+				VFMADD213PS(x, c.d, t) // r = (−d)·q + v, fused
 				if weights {
 					VMULPS(l.we(h, i), t, p) // w·r
-					VMULPS(t, p, p)          // ·r
+					VFMADD231PS(t, p, c.e)   // + w·r·r, fused
 				} else {
-					VMULPS(t, t, p)
+					VFMADD231PS(t, t, c.e)
 				}
-				VADDPS(p, c.e, c.e)
 			}
 		}
 	}
