@@ -9,21 +9,29 @@ import "math"
 // rounding only when s lies exactly halfway between two float32 values,
 // where the sign of the first rounding's error decides (fma32Tie).
 func fma32(x, y, z float32) float32 {
-	p := float64(x) * float64(y)
-	s := p + float64(z)
-	b := math.Float64bits(s)
-	// A float32 normal (2^-126 ≤ |s| < 2^128) keeps the top 24 of s's 53
-	// significant bits: s is halfway when the other 29 are 1000…0.
-	if e := b >> 52 & 0x7ff; b&(1<<29-1) != 1<<28 && e >= 1023-126 && e < 1023+128 {
+	if s := float64(x)*float64(y) + float64(z); fma32Easy(s) {
 		return float32(s)
 	}
-	return fma32Tie(p, float64(z), s)
+	return fma32Tie(x, y, z)
 }
 
-// fma32Tie is fma32's rounding of the exact p + z (s its float64 rounding)
-// when s may be halfway between two float32 values, or is not in the range
-// of float32 normals.
-func fma32Tie(p, z, s float64) float32 {
+// fma32Easy reports whether float32(s) rounds the sum s = float64(x·y) +
+// float64(z) as a single rounding of x·y + z would: s is 0, or a float32
+// normal's magnitude (2^-126 ≤ |s| < 2^128, biased exponent 897..1151)
+// not halfway between two float32 values (of s's 53 significant bits the
+// 29 below a float32's are not 1000…0; this also catches the overflow
+// threshold 2^128 − 2^103, beyond which every rounding gives ±Inf). The
+// loops that call fma32 in every step inline this test themselves.
+func fma32Easy(s float64) bool {
+	b := math.Float64bits(s)
+	return b&(1<<29-1) != 1<<28 && (b>>52&0x7ff-897 < 255 || s == 0)
+}
+
+// fma32Tie is fma32 when the float64 sum s may be halfway between two
+// float32 values, or is not in the range of float32 normals.
+func fma32Tie(x, y, zf float32) float32 {
+	p, z := float64(x)*float64(y), float64(zf)
+	s := p + z
 	r := float32(s)
 	if math.IsInf(s, 0) || math.IsNaN(s) {
 		return r

@@ -55,8 +55,16 @@ func affineFitGo(x, w []float32, k int, t, o *lanes, st *affineStats, d, m, e, s
 			q := clampRoundPass(t[c]*(v-o[c]), 0, st.n)
 			wq := w[i] * q
 			a += wq
-			b = fma32(wq, q, b)
-			f = fma32(wq, v, f)
+			if s := float64(wq)*float64(q) + float64(b); fma32Easy(s) { // fma32, inline
+				b = float32(s)
+			} else {
+				b = fma32Tie(wq, q, b)
+			}
+			if s := float64(wq)*float64(v) + float64(f); fma32Easy(s) {
+				f = float32(s)
+			} else {
+				f = fma32Tie(wq, v, f)
+			}
 		}
 		sq[c], sqq[c] = a, b
 		det := st.sw*b - a*a
@@ -107,8 +115,16 @@ func affinePairErrsGo(x, w []float32, k int, d, m, id *lanes, st *affineStats, e
 			q := clampRoundPass(id[c]*(v-m[c]), 0, st.n)
 			wq := w[i] * q
 			a += wq
-			b = fma32(wq, q, b)
-			f = fma32(wq, v, f)
+			if s := float64(wq)*float64(q) + float64(b); fma32Easy(s) { // fma32, inline
+				b = float32(s)
+			} else {
+				b = fma32Tie(wq, q, b)
+			}
+			if s := float64(wq)*float64(v) + float64(f); fma32Easy(s) {
+				f = float32(s)
+			} else {
+				f = fma32Tie(wq, v, f)
+			}
 		}
 		dc, mc := d[c], m[c]
 		e[c] = st.sxx - 2*dc*f - 2*mc*st.sx + dc*dc*b + 2*dc*mc*a + mc*mc*st.sw
@@ -167,8 +183,16 @@ func symFitGo(x, w []float32, k int, t *lanes, neg, pos float32, d, score, sqq *
 		for i, v := range x {
 			q := clampRoundPass(t[c]*v, -neg, pos)
 			wq := w[i] * q
-			a = fma32(wq, v, a)
-			b = fma32(wq, q, b)
+			if s := float64(wq)*float64(v) + float64(a); fma32Easy(s) { // fma32, inline
+				a = float32(s)
+			} else {
+				a = fma32Tie(wq, v, a)
+			}
+			if s := float64(wq)*float64(q) + float64(b); fma32Easy(s) { // fma32, inline
+				b = float32(s)
+			} else {
+				b = fma32Tie(wq, q, b)
+			}
 		}
 		d[c], sqq[c] = a/b, b
 		if b > 0 {
@@ -180,15 +204,16 @@ func symFitGo(x, w []float32, k int, t *lanes, neg, pos float32, d, score, sqq *
 }
 
 // symErrsGo sets e[c], for each candidate c < k with scale d[c] and inverse
-// id[c], to the error Σ w·(x − d·q)² with q = clamp(round(x·id), −neg, pos).
+// id[c], to the error Σ w·(x − d·q)² with q = clamp(round(x·id), −neg, pos),
+// r = x − d·q and each w·r·r added with one rounding each (fma32).
 func symErrsGo(x, w []float32, k int, d, id *lanes, neg, pos float32, e *lanes) {
 	w = w[:len(x)]
 	for c := range k {
 		var s float32
 		for i, v := range x {
 			q := clampRoundPass(v*id[c], -neg, pos)
-			r := v - d[c]*q
-			s += w[i] * r * r
+			r := fma32(-d[c], q, v)
+			s = fma32(w[i]*r, r, s)
 		}
 		e[c] = s
 	}
@@ -251,8 +276,16 @@ func tableFitGo(x, w []float32, k int, t *lanes, tab *table, d, score, sqq *lane
 		for i, v := range x {
 			q := tab.v[tab.index(t[c]*v)]
 			wq := w[i] * q
-			a = fma32(wq, v, a)
-			b = fma32(wq, q, b)
+			if s := float64(wq)*float64(v) + float64(a); fma32Easy(s) { // fma32, inline
+				a = float32(s)
+			} else {
+				a = fma32Tie(wq, v, a)
+			}
+			if s := float64(wq)*float64(q) + float64(b); fma32Easy(s) { // fma32, inline
+				b = float32(s)
+			} else {
+				b = fma32Tie(wq, q, b)
+			}
 		}
 		d[c], sqq[c] = a/b, b
 		if b > 0 {

@@ -5,7 +5,13 @@ package kernels
 import (
 	"math/bits"
 	"unsafe"
+
+	"golang.org/x/sys/cpu"
 )
+
+// superAVX2 reports whether the AVX2 tier may run the super-block kernels,
+// which need FMA too.
+func superAVX2() bool { return active >= tierAVX2 && cpu.X86.HasFMA }
 
 // The dispatchers of the search passes and code kernels: the AVX-512
 // kernels on that tier (a pass computes all 16 lanes; the callers read the
@@ -79,6 +85,10 @@ func affineCodes(x, mi []float32, n float32, codes []uint8) {
 		kqAffineCodesAVX512(x, mi, sh, n, codes[:len(x)])
 		return
 	}
+	if sh, ok := subShift(len(x), len(mi)/2); ok && active >= tierAVX2 {
+		kqAffineCodesAVX2(x, mi, sh, n, codes[:len(x)])
+		return
+	}
 	affineCodesGo(x, mi, n, codes)
 }
 
@@ -87,12 +97,20 @@ func symCodes(x, ids []float32, neg, pos float32, codes []uint8) {
 		kqSymCodesAVX512(x, ids, sh, neg, pos, codes[:len(x)])
 		return
 	}
+	if sh, ok := subShift(len(x), len(ids)); ok && active >= tierAVX2 {
+		kqSymCodesAVX2(x, ids, sh, neg, pos, codes[:len(x)])
+		return
+	}
 	symCodesGo(x, ids, neg, pos, codes)
 }
 
 func tableCodes(x, ids []float32, tab *table, codes []uint8) {
 	if sh, ok := subShift(len(x), len(ids)); ok && active >= tierAVX512 {
 		kqTableCodesAVX512(x, ids, sh, &tab.v, &tab.mid, codes[:len(x)])
+		return
+	}
+	if sh, ok := subShift(len(x), len(ids)); ok && active >= tierAVX2 {
+		kqTableCodesAVX2(x, ids, sh, &tab.v, &tab.mid, codes[:len(x)])
 		return
 	}
 	tableCodesGo(x, ids, tab, codes)
@@ -123,12 +141,21 @@ func tableFit0(x, w []float32, k int, numer *lanes, tab *table, d, score, sqq *l
 }
 
 func symSuper16(x, w []float32, s *symmetric, c *superCfg, r *superRes, tr *superScratch) {
-	if active >= tierAVX512 && s.refine == 0 && len(s.numer)%2 == 0 {
+	if active >= tierAVX512 && s.refine == 0 && len(s.numer)%4 == 0 {
 		var wp *[QKK]float32
 		if !isUnitWeights(w) {
 			wp = (*[QKK]float32)(w)
 		}
 		kqSymSuper16AVX512((*[QKK]float32)(x), wp, (*[1920]float32)(tr),
+			(*[56]float32)(unsafe.Pointer(c)), (*[36]float32)(unsafe.Pointer(r)))
+		return
+	}
+	if superAVX2() && s.refine == 0 && c.nlev <= 8 {
+		var wp *[QKK]float32
+		if !isUnitWeights(w) {
+			wp = (*[QKK]float32)(w)
+		}
+		kqSymSuper16AVX2((*[QKK]float32)(x), wp, (*[1920]float32)(tr),
 			(*[56]float32)(unsafe.Pointer(c)), (*[36]float32)(unsafe.Pointer(r)))
 		return
 	}
@@ -149,6 +176,19 @@ func affineSuper(x, w []float32, a *affine, sub int, c *superCfg, r *affineRes, 
 			(*[56]float32)(unsafe.Pointer(c)), (*[68]float32)(unsafe.Pointer(r)))
 		return
 	}
+	if superAVX2() && a.refine == 0 && a.minBelow && (sub == 16 || sub == 32) && c.nlev <= 8 {
+		var wp *[QKK]float32
+		if !isUnitWeights(w) {
+			wp = (*[QKK]float32)(w)
+		}
+		k := kqAffineSuper16AVX2
+		if sub == 32 {
+			k = kqAffineSuper8AVX2
+		}
+		k((*[QKK]float32)(x), wp, (*[1920]float32)(tr),
+			(*[56]float32)(unsafe.Pointer(c)), (*[68]float32)(unsafe.Pointer(r)))
+		return
+	}
 	affineSuperGo(x, w, a, sub, c, r)
 }
 
@@ -162,5 +202,44 @@ func tableSuper8(x, w []float32, t *table, c *superCfg, r *superRes, tr *superSc
 			(*[88]float32)(unsafe.Pointer(c)), (*[36]float32)(unsafe.Pointer(r)))
 		return
 	}
+	if superAVX2() && t.refine == 0 && c.nlev <= 8 {
+		var wp *[QKK]float32
+		if !isUnitWeights(w) {
+			wp = (*[QKK]float32)(w)
+		}
+		kqTableSuper8AVX2((*[QKK]float32)(x), wp, (*[1920]float32)(tr),
+			(*[88]float32)(unsafe.Pointer(c)), (*[36]float32)(unsafe.Pointer(r)))
+		return
+	}
 	tableSuper8Go(x, w, t, c, r)
+}
+
+func tableBlocks8(x, w []float32, t *table, c *superCfg, r *nlRes, tr *superScratch) {
+	if active >= tierAVX512 && t.refine == 1 && len(t.local) <= 7 && len(t.numer)%2 == 0 {
+		var wp *[QKK]float32
+		if !isUnitWeights(w) {
+			wp = (*[QKK]float32)(w)
+		}
+		kqTableBlocks8AVX512((*[QKK]float32)(x), wp, (*[1920]float32)(tr),
+			(*[88]float32)(unsafe.Pointer(c)), (*[48]float32)(unsafe.Pointer(r)))
+		return
+	}
+	if superAVX2() && t.refine == 1 && len(t.local) == 7 {
+		var wp *[QKK]float32
+		if !isUnitWeights(w) {
+			wp = (*[QKK]float32)(w)
+		}
+		kqTableBlocks8AVX2((*[QKK]float32)(x), wp, (*[1920]float32)(tr),
+			(*[88]float32)(unsafe.Pointer(c)), (*[48]float32)(unsafe.Pointer(r)))
+		return
+	}
+	tableBlocks8Go(x, w, t, r)
+}
+
+func q3kPack(y *[Q3_KBlockBytes]byte, x *[QKK]float32, r *superRes, q *[QKK]uint8) {
+	if active >= tierAVX512 {
+		kqQ3KPackAVX512(y, x, (*[36]float32)(unsafe.Pointer(r)), q)
+		return
+	}
+	q3kPackWith(y, x, r, q, symCodes)
 }

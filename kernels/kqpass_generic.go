@@ -57,3 +57,11 @@ func affineSuper(x, w []float32, a *affine, sub int, c *superCfg, r *affineRes, 
 func tableSuper8(x, w []float32, t *table, c *superCfg, r *superRes, _ *superScratch) {
 	tableSuper8Go(x, w, t, c, r)
 }
+
+func tableBlocks8(x, w []float32, t *table, _ *superCfg, r *nlRes, _ *superScratch) {
+	tableBlocks8Go(x, w, t, r)
+}
+
+func q3kPack(y *[Q3_KBlockBytes]byte, x *[QKK]float32, r *superRes, q *[QKK]uint8) {
+	q3kPackGo(y, x, r, q)
+}

@@ -128,9 +128,10 @@ func affineSuperGo(x, w []float32, a *affine, sub int, c *superCfg, r *affineRes
 func newTableSuperCfg(t *table, lo, hi float32, levels []float32) superCfg {
 	c := superCfg{numer: t.numerL, lo: lo, hi: hi, k: uint32(len(t.numer)), nlev: uint32(len(levels)),
 		vals: t.v, mids: t.mid}
-	if len(levels) > passLanes {
-		panic("kernels: a super-block search of more than 16 levels")
+	if len(levels) > passLanes || len(t.local) > passLanes {
+		panic("kernels: a super-block search of more than 16 levels or local factors")
 	}
+	copy(c.shift[:], t.local)
 	copy(c.levels[:], levels)
 	return c
 }
@@ -151,4 +152,21 @@ func tableSuper8Go(x, w []float32, t *table, c *superCfg, r *superRes) {
 		r.l[j], r.ids[j] = l, inv(d*l)
 	}
 	r.d, r.hd = d, uint32(hd)
+}
+
+// nlRes holds 8 IQ4_NL blocks' scales (float16 values), their inverses and
+// their float16 codes.
+type nlRes struct {
+	d, ids lanes
+	hd     [passLanes]uint32
+}
+
+// tableBlocks8Go fits 8 blocks of 32 (x and w 256 long, w ≥ 0 finite) to
+// t's table, each on its own, and rounds each scale to float16.
+func tableBlocks8Go(x, w []float32, t *table, r *nlRes) {
+	for j := range 8 {
+		f := t.fit(x[32*j:32*j+32], w[32*j:32*j+32])
+		hd, d := f16Round(f.d)
+		r.d[j], r.ids[j], r.hd[j] = d, inv(d), uint32(hd)
+	}
 }

@@ -79,7 +79,8 @@ func superRun(x, w []float32, ref bool, tr *superScratch, res *superRes) map[str
 		name string
 		s    *symmetric
 		cfg  *superCfg
-	}{{"Q3_K", &searchQ3K, &superQ3K}, {"Q6_K", &searchQ6K, &superQ6K}} {
+	}{{"Q3_K", &searchQ3K, &superQ3K}, {"Q3_K plain", &searchQ3KPlain, &superQ3KPlain},
+		{"Q6_K", &searchQ6K, &superQ6K}, {"Q6_K plain", &searchQ6KPlain, &superQ6KPlain}} {
 		if ref {
 			symSuper16Go(x, w, c.s, c.cfg, res)
 		} else {
@@ -93,6 +94,13 @@ func superRun(x, w []float32, ref bool, tr *superScratch, res *superRes) map[str
 		tableSuper8(x, w, searchIQ4XS, &superIQ4XS, res, tr)
 	}
 	put("IQ4_XS")
+	var nr nlRes
+	if ref {
+		tableBlocks8Go(x, w, searchIQ4, &nr)
+	} else {
+		tableBlocks8(x, w, searchIQ4, &superIQ4NL, &nr, tr)
+	}
+	out["IQ4_NL d"], out["IQ4_NL ids"], out["IQ4_NL hd"] = floatBits(nr.d[:]), floatBits(nr.ids[:]), nr.hd[:]
 	for _, c := range []struct {
 		name string
 		a    *affine
@@ -189,4 +197,74 @@ func FuzzSuperKernels(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestIQ4NLGroups requires QuantizeIQ4NL, which quantizes eight blocks at
+// once where they lie in one row, to give the blocks of quantizing each
+// block alone, on every tier, with and without importance vectors whose
+// rows hold whole groups of eight or not, and with NaN and infinities.
+func TestIQ4NLGroups(t *testing.T) {
+	rng := rand.New(rand.NewPCG(111, 112))
+	x := gaussian(rng, 30*32, 1)
+	x[7], x[300], x[301], x[900] = float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN())
+	for _, n := range []int{0, 3 * 32, 10 * 32, 30 * 32} {
+		var imp []float32
+		if n > 0 {
+			imp = make([]float32, n)
+			for i := range imp {
+				imp[i] = float32(math.Exp(rng.NormFloat64()))
+			}
+		}
+		for _, tr := range tiers() {
+			restore := useTier(tr)
+			want := make([]byte, 30*IQ4NLBlockBytes)
+			var s kqScratch
+			for b := range 30 {
+				quantIQ4NL(want[b*IQ4NLBlockBytes:(b+1)*IQ4NLBlockBytes], x[32*b:32*b+32], impAt(imp, 32*b, 32), &s)
+			}
+			got := make([]byte, len(want))
+			QuantizeIQ4NL(got, x, imp)
+			restore()
+			if string(got) != string(want) {
+				t.Fatalf("%v, importance rows of %d: eight blocks at once differ from one at a time", tr, n)
+			}
+		}
+	}
+}
+
+// TestQ3KPack compares every tier's Q3_K block assembly with the Go
+// reference on random results (integer scales −32..31, inverse scales of
+// every size, 0 among them) and elements with NaN and infinities.
+func TestQ3KPack(t *testing.T) {
+	rng := rand.New(rand.NewPCG(121, 122))
+	for k := range 64 {
+		x, _ := superBlock(rng, k, 0)
+		x[rng.IntN(QKK)] = float32(math.NaN())
+		x[rng.IntN(QKK)] = float32(math.Inf(1))
+		x[rng.IntN(QKK)] = float32(math.Inf(-1))
+		var r superRes
+		for j := range 16 {
+			r.l[j] = float32(rng.IntN(64) - 32)
+			r.ids[j] = float32(rng.NormFloat64() * math.Exp2(float64(rng.IntN(40)-20)))
+			if rng.IntN(8) == 0 {
+				r.ids[j] = 0
+			}
+		}
+		r.hd = uint32(rng.IntN(1 << 16))
+		var want [Q3_KBlockBytes]byte
+		var q [QKK]uint8
+		q3kPackGo(&want, (*[QKK]float32)(x), &r, &q)
+		for _, tr := range tiers() {
+			restore := useTier(tr)
+			var got [Q3_KBlockBytes]byte
+			for i := range got {
+				got[i] = 0xa5 // every byte must be written
+			}
+			q3kPack(&got, (*[QKK]float32)(x), &r, &q)
+			restore()
+			if got != want {
+				t.Fatalf("case %d %v: Q3_K block differs from the Go reference:\n got  %x\n want %x", k, tr, got, want)
+			}
+		}
+	}
 }

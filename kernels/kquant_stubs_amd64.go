@@ -117,8 +117,8 @@ func kqSymFit0AVX512(x []float32, w []float32, numer *[16]float32, neg float32, 
 //		var s float32
 //		for i, v := range x {
 //			q := clampRoundPass(v*id[c], -neg, pos)
-//			r := v - d[c]*q
-//			s += w[i] * r * r
+//			r := fma32(-d[c], q, v)
+//			s = fma32(w[i]*r, r, s)
 //		}
 //		e[c] = s
 //	}
@@ -254,3 +254,86 @@ func kqAffineSuper8AVX512(x *[256]float32, w *[256]float32, tr *[1920]float32, c
 //
 //go:noescape
 func kqTableSuper8AVX512(x *[256]float32, w *[256]float32, tr *[1920]float32, cfg *[88]float32, res *[36]float32)
+
+// kqTableBlocks8AVX512 is the AVX-512 kernel of tableBlocks8Go for a table search
+// with one refit round of 7 local factors (in cfg.shift) and an even
+// number of first candidates (cfg as newTableSuperCfg lays it out) and
+// res an nlRes; a nil w weighs every element 1. tr is scratch.
+//
+//go:noescape
+func kqTableBlocks8AVX512(x *[256]float32, w *[256]float32, tr *[1920]float32, cfg *[88]float32, res *[48]float32)
+
+// kqAffineSuper16AVX2 is the AVX2 kernel of affineSuperGo for 16 sub-blocks of 16,
+// as the AVX-512 kernel (cfg, res, a nil w), with one candidate per register
+// and at most 8 levels.
+//
+//go:noescape
+func kqAffineSuper16AVX2(x *[256]float32, w *[256]float32, tr *[1920]float32, cfg *[56]float32, res *[68]float32)
+
+// kqAffineSuper8AVX2 is the AVX2 kernel of affineSuperGo for 8 sub-blocks of 32,
+// as the AVX-512 kernel (cfg, res, a nil w), with one candidate per register
+// and at most 8 levels.
+//
+//go:noescape
+func kqAffineSuper8AVX2(x *[256]float32, w *[256]float32, tr *[1920]float32, cfg *[56]float32, res *[68]float32)
+
+// kqSymSuper16AVX2 is the AVX2 kernel of symSuper16Go, as the AVX-512 kernel (cfg,
+// res, a nil w), with one candidate per register and at most 8 levels.
+//
+//go:noescape
+func kqSymSuper16AVX2(x *[256]float32, w *[256]float32, tr *[1920]float32, cfg *[56]float32, res *[36]float32)
+
+// kqAffineCodesAVX2 is the AVX2 kernel of affineCodesGo, with len(x) a multiple
+// of 16, len(codes) ≥ len(x) and the sub-block of element i being
+// (i/16) >> shift:
+//
+//	for i, v := range x {
+//		j := i / 16 >> shift
+//		codes[i] = uint8(clampRoundPass((storeX(v)-mi[2*j])*mi[2*j+1], 0, n))
+//	}
+//
+//go:noescape
+func kqAffineCodesAVX2(x []float32, mi []float32, shift uint64, n float32, codes []uint8)
+
+// kqSymCodesAVX2 is the AVX2 kernel of symCodesGo, with len(x) a multiple of
+// 16, len(codes) ≥ len(x) and the sub-block of element i being
+// (i/16) >> shift:
+//
+//	for i, v := range x {
+//		j := i / 16 >> shift
+//		codes[i] = uint8(clampRoundPass(storeX(v)*ids[j], -neg, pos) + neg)
+//	}
+//
+//go:noescape
+func kqSymCodesAVX2(x []float32, ids []float32, shift uint64, neg float32, pos float32, codes []uint8)
+
+// kqTableSuper8AVX2 is the AVX2 kernel of tableSuper8Go, as the AVX-512 kernel (cfg,
+// res, a nil w), with one candidate per register and at most 8 levels.
+//
+//go:noescape
+func kqTableSuper8AVX2(x *[256]float32, w *[256]float32, tr *[1920]float32, cfg *[88]float32, res *[36]float32)
+
+// kqTableBlocks8AVX2 is the AVX2 kernel of tableBlocks8Go, as the AVX-512 kernel (cfg,
+// res, a nil w), with one candidate per register.
+//
+//go:noescape
+func kqTableBlocks8AVX2(x *[256]float32, w *[256]float32, tr *[1920]float32, cfg *[88]float32, res *[48]float32)
+
+// kqTableCodesAVX2 is the AVX2 kernel of tableCodesGo, with len(x) a multiple
+// of 16, len(codes) ≥ len(x), the sub-block of element i being
+// (i/16) >> shift, vals the table's values and mids its 15 midpoints
+// (and a 16th entry):
+//
+//	for i, v := range x {
+//		codes[i] = uint8(tab.index(storeX(v) * ids[i/16>>shift]))
+//	}
+//
+//go:noescape
+func kqTableCodesAVX2(x []float32, ids []float32, shift uint64, vals *[16]float32, mids *[16]float32, codes []uint8)
+
+// kqQ3KPackAVX512 is the AVX-512 kernel of q3kPackGo: the codes of x (NaN as 0)
+// under the inverse scales of res (a superRes), packed with the 6-bit
+// scales l+32 and the float16 d into the Q3_K block y; q is scratch.
+//
+//go:noescape
+func kqQ3KPackAVX512(y *[110]byte, x *[256]float32, res *[36]float32, q *[256]uint8)

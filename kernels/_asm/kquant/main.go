@@ -39,6 +39,23 @@ func main() {
 		affineSuper(16)
 		affineSuper(8)
 		tableSuper8()
+		tableBlocks8()
+		consts2.lane = gen.Table("kqLane", []uint32{0, 1, 2, 3, 4, 5, 6, 7})
+		for _, c := range []struct {
+			m *Mem
+			v uint32
+		}{{&consts2.int1, 1}, {&consts2.int2, 2}, {&consts2.int3, 3}, {&consts2.int4, 4}, {&consts2.int8, 8}} {
+			*c.m = gen.Table("kqInt"+itoa(int(c.v)), []uint32{c.v, c.v, c.v, c.v, c.v, c.v, c.v, c.v})
+		}
+		affineSuper2(16)
+		affineSuper2(8)
+		symSuper2()
+		affineCodes2()
+		symCodes2()
+		tableSuper2()
+		tableBlocks2()
+		tableCodes2()
+		q3kPack()
 	})
 }
 
@@ -546,8 +563,8 @@ func symErrs() {
 		"\t\tvar s float32",
 		"\t\tfor i, v := range x {",
 		"\t\t\tq := clampRoundPass(v*id[c], -neg, pos)",
-		"\t\t\tr := v - d[c]*q",
-		"\t\t\ts += w[i] * r * r",
+		"\t\t\tr := fma32(-d[c], q, v)",
+		"\t\t\ts = fma32(w[i]*r, r, s)",
 		"\t\t}",
 		"\t\te[c] = s",
 		"\t}",
@@ -556,15 +573,15 @@ func symErrs() {
 	bounds("neg", true, "pos")
 	lanes("d", Z8)
 	lanes("id", Z9)
+	gen.Broadcast32(0x80000000, Z12, RAX, X7)
+	VXORPS(Z12, Z8, Z8) // −d: a NaN d gives −NaN, as the Go reference's fma32(−d, q, v)
 	VXORPS(Z11, Z11, Z11)
 	elements(name, func() {
 		VMULPS(Z9, zX, zV) // v·id
 		clampRound(zV)
-		VMULPS(zV, Z8, zV) // d·q
-		VSUBPS(zV, zX, zV) // r
-		VMULPS(zV, zW, zT)
-		VMULPS(zV, zT, zT)
-		VADDPS(zT, Z11, Z11)
+		VFMADD213PS(zX, Z8, zV)  // r = (−d)·q + v, fused
+		VMULPS(zV, zW, zT)       // w·r
+		VFMADD231PS(zV, zT, Z11) // + w·r·r, fused
 	})
 	store(Z11, "e")
 	gen.End(false)

@@ -13,6 +13,10 @@ import (
 // sub-block in one vector), so that each lane adds its sub-block's terms in
 // order of the elements, as the Go loops over one sub-block do.
 
+// symRound is the number of candidates symSuper16's kernel measures at
+// once (the search's count must be a multiple).
+const symRound = 4
+
 // Offsets in the superCfg and superRes structs and the scratch buffer.
 const (
 	cfgNumer  = 0
@@ -215,21 +219,25 @@ func symSuper16() {
 	CMPQ(RDX, RCX)
 	JB(LabelRef(name + "_tloop"))
 	Label(name + "_tdone")
-	// Two candidates at a time (k is even); each candidate's sums in
-	// order of the elements, then the two compared in order.
+	// symRound candidates at a time (k is a multiple); each candidate's
+	// sums in order of the elements, then the candidates compared in order.
 	var (
-		ts, as, bs, vs, qs, ps = [2]VecPhysical{Z3, Z4}, [2]VecPhysical{Z5, Z7}, [2]VecPhysical{Z6, Z8},
-			[2]VecPhysical{Z19, Z20}, [2]VecPhysical{Z21, Z22}, [2]VecPhysical{Z23, Z24}
+		ts   = [symRound]VecPhysical{Z3, Z4, Z0, Z10}
+		as   = [symRound]VecPhysical{Z5, Z7, Z11, Z26}
+		bs   = [symRound]VecPhysical{Z6, Z8, Z27, Z28}
+		vs   = [symRound]VecPhysical{Z19, Z20, Z29, Z30}
+		qs   = [symRound]VecPhysical{Z21, Z22, Z23, Z24}
+		ps   = vs
 		x, w = Z13, Z25
 		bA   = bD // the best's Σwqx until d = Σwqx/Σwq² at the end
 	)
 	cands := func(weights bool, lbl string) {
 		MOVQ(R9, RBX)
-		SHRL(U8(1), ECX)
+		SHRL(U8(2), ECX)
 		TESTL(ECX, ECX)
 		JZ(LabelRef(lbl + "_done"))
 		Label(lbl + "_loop")
-		for c := range 2 {
+		for c := range symRound {
 			VMOVUPS(Mem{Base: RBX, Disp: trP + 64*c}, ts[c])
 			VXORPS(as[c], as[c], as[c])
 			VXORPS(bs[c], bs[c], bs[c])
@@ -239,11 +247,11 @@ func symSuper16() {
 			if weights {
 				VMOVUPS(wt(i), w)
 			}
-			for c := range 2 {
+			for c := range symRound {
 				VMULPS(x, ts[c], vs[c]) // t·v
 				clampRndLanes(vs[c], lo, hi)
 			}
-			for c := range 2 {
+			for c := range symRound {
 				qq := vs[c]
 				if weights {
 					VMULPS(w, vs[c], qs[c]) // wq
@@ -253,7 +261,7 @@ func symSuper16() {
 				VFMADD231PS(vs[c], qq, bs[c]) // b += wq·q, fused
 			}
 		}
-		for c := range 2 {
+		for c := range symRound {
 			// score = a·a/b (−Inf unless b > 0); the first best.
 			a, b := as[c], bs[c]
 			VMULPS(a, a, ps[c])
@@ -266,7 +274,7 @@ func symSuper16() {
 			VMOVAPS(a, K1, bA)
 			VMOVAPS(b, K1, bB)
 		}
-		ADDQ(U32(128), RBX)
+		ADDQ(U32(64*symRound), RBX)
 		DECL(ECX)
 		JNZ(LabelRef(lbl + "_loop"))
 		Label(lbl + "_done")
@@ -309,11 +317,8 @@ func twoWays(lbl string, weighted, unit func()) {
 // in Z12.
 func superScaleLanes(name string, n, scOff, asOff, dOff, hdOff int) {
 	var (
-		absM, amx, m   = Z12, Z21, Z22
-		id, sl, ll, dd = Z3, Z4, Z5, Z6
-		s, a, l, p, e  = Z7, Z13, Z14, Z15, Z16
-		lo, hi         = Z1, Z2
-		d              = Z20
+		absM, amx, m = Z12, Z21, Z22
+		p, d         = Z15, Z20
 	)
 	VANDPS(Mem{Base: R9, Disp: scOff}, absM, amx)
 	if n == 8 {
@@ -333,60 +338,73 @@ func superScaleLanes(name string, n, scOff, asOff, dOff, hdOff int) {
 	KMOVW(K1, EAX)
 	TZCNTL(EAX, EAX)
 	VBROADCASTSS(Mem{Base: R9, Index: RAX, Scale: 4, Disp: scOff}, m)
-	VBROADCASTSS(Mem{Base: R10, Disp: cfgLo}, lo)
-	VBROADCASTSS(Mem{Base: R10, Disp: cfgHi}, hi)
-	VMOVUPS(Mem{Base: R10, Disp: cfgLevels}, id)
-	VDIVPS(m, id, id) // t/m
-	VXORPS(sl, sl, sl)
-	VXORPS(ll, ll, ll)
-	for j := range n {
-		VBROADCASTSS(Mem{Base: R9, Disp: scOff + 4*j}, s)
-		VBROADCASTSS(Mem{Base: R9, Disp: asOff + 4*j}, a)
-		VMULPS(id, s, l)
-		clampRndLanes(l, lo, hi)
-		VMULPS(s, a, p) // a·v
-		VMULPS(l, p, p) // ·l
-		VADDPS(p, sl, sl)
-		VMULPS(l, a, p) // a·l
-		VMULPS(l, p, p) // ·l
-		VADDPS(p, ll, ll)
+	// The levels in the lanes of ymm registers (at most 8 of them: half
+	// the cost of zmm ones).
+	{
+		id, sl, ll, dd := Y3, Y4, Y5, Y6        // id, sl, ll, dd's
+		s, a, l, p, e := Y7, Y13, Y14, Y15, Y16 // s, a, l, p, e's
+		lo, hi, m := Y1, Y2, Y22
+		VBROADCASTSS(Mem{Base: R10, Disp: cfgLo}, lo)
+		VBROADCASTSS(Mem{Base: R10, Disp: cfgHi}, hi)
+		VMOVUPS(Mem{Base: R10, Disp: cfgLevels}, id)
+		VDIVPS(m, id, id) // t/m
+		VXORPS(sl, sl, sl)
+		VXORPS(ll, ll, ll)
+		// Each scale's integers at every level, kept for the error pass (Z17
+		// only with 16 scales: the table kernels keep their table in Z17, Z18).
+		ls := []VecPhysical{Y0, Y8, Y9, Y10, Y11, Y19, Y23, Y24, Y25, Y26, Y27, Y28, Y29, Y30, Y31, Y17}
+		for j := range n {
+			VBROADCASTSS(Mem{Base: R9, Disp: scOff + 4*j}, s)
+			VBROADCASTSS(Mem{Base: R9, Disp: asOff + 4*j}, a)
+			VMULPS(id, s, ls[j])
+			clampRndLanes(ls[j], lo, hi)
+			VMULPS(s, a, p)     // a·v
+			VMULPS(ls[j], p, p) // ·l
+			VADDPS(p, sl, sl)
+			VMULPS(ls[j], a, p) // a·l
+			VMULPS(ls[j], p, p) // ·l
+			VADDPS(p, ll, ll)
+		}
+		VDIVPS(ll, sl, dd) // D = sl/ll
+		VXORPS(e, e, e)
+		for j := range n {
+			VBROADCASTSS(Mem{Base: R9, Disp: scOff + 4*j}, s)
+			VBROADCASTSS(Mem{Base: R9, Disp: asOff + 4*j}, a)
+			VMULPS(ls[j], dd, p)
+			VSUBPS(p, s, p) // r = v − D·l
+			VMULPS(p, a, l) // a·r
+			VMULPS(p, l, l) // ·r
+			VADDPS(l, e, e)
+		}
+		// The lanes that count: below nlev, ll > 0 and e < +Inf; the first
+		// of least e, or m/levels[0] when none.
+		MOVL(Mem{Base: R10, Disp: cfgNLev}, ECX)
+		MOVL(U32(1), EAX)
+		SHLL(CL, EAX)
+		DECL(EAX)
+		KMOVW(EAX, K2)
+		VXORPS(p, p, p)
+		VCMPPS(U8(cmpGTOQ), p, ll, K2, K2)
+		gen.Broadcast32(0x7f800000, p, RAX, X15)
+		VCMPPS(U8(cmpLTOQ), p, e, K2, K2)
+		VMOVAPS(e, K2, p) // +Inf elsewhere
+		VMOVAPS(p, l)
+		VPERM2F128(U8(0x01), l, l, s) // swap halves
+		VMINPS(s, l, l)
+		VPERMILPS(U8(0x4e), l, s) // swap 64-bit pairs
+		VMINPS(s, l, l)
+		VPERMILPS(U8(0xb1), l, s) // swap neighbours
+		VMINPS(s, l, l)
+		VMOVSS(Mem{Base: R10, Disp: cfgLevels}, X16)
+		VDIVSS(X16, X22, X20) // m/levels[0]
+		KORTESTW(K2, K2)
+		JZ(LabelRef(name + "_done"))
+		VCMPPS(U8(cmpEQOQ), l, p, K2, K1)
+		KMOVW(K1, EAX)
+		TZCNTL(EAX, EAX)
+		VMOVUPS(dd, Mem{Base: R9, Disp: trP}) // the picks' scratch, free here
+		VMOVSS(Mem{Base: R9, Index: RAX, Scale: 4, Disp: trP}, X20)
 	}
-	VDIVPS(ll, sl, dd) // D = sl/ll
-	VXORPS(e, e, e)
-	for j := range n {
-		VBROADCASTSS(Mem{Base: R9, Disp: scOff + 4*j}, s)
-		VBROADCASTSS(Mem{Base: R9, Disp: asOff + 4*j}, a)
-		VMULPS(id, s, l)
-		clampRndLanes(l, lo, hi)
-		VMULPS(l, dd, p)
-		VSUBPS(p, s, p) // r = v − D·l
-		VMULPS(p, a, l) // a·r
-		VMULPS(p, l, l) // ·r
-		VADDPS(l, e, e)
-	}
-	// The lanes that count: below nlev, ll > 0 and e < +Inf; the first of
-	// least e, or m/levels[0] when none.
-	MOVL(Mem{Base: R10, Disp: cfgNLev}, ECX)
-	MOVL(U32(1), EAX)
-	SHLL(CL, EAX)
-	DECL(EAX)
-	KMOVW(EAX, K2)
-	VXORPS(p, p, p)
-	VCMPPS(U8(cmpGTOQ), p, ll, K2, K2)
-	gen.Broadcast32(0x7f800000, p, RAX, X15)
-	VCMPPS(U8(cmpLTOQ), p, e, K2, K2)
-	VMOVAPS(e, K2, p) // +Inf elsewhere
-	VMOVAPS(p, l)
-	hreduce(l, s, func(a, b, c Op) { VMINPS(a, b, c) })
-	VMOVSS(Mem{Base: R10, Disp: cfgLevels}, X16)
-	VDIVSS(X16, X22, X20) // m/levels[0]
-	KORTESTW(K2, K2)
-	JZ(LabelRef(name + "_done"))
-	VCMPPS(U8(cmpEQOQ), l, p, K2, K1)
-	KMOVW(K1, EAX)
-	TZCNTL(EAX, EAX)
-	VMOVUPS(dd, Mem{Base: R9, Disp: trP}) // the picks' scratch, free here
-	VMOVSS(Mem{Base: R9, Index: RAX, Scale: 4, Disp: trP}, X20)
 	Label(name + "_done")
 	// f16Round: NaN → 0, saturate to ±65504, round to nearest even.
 	VCMPPS(U8(cmpORD), X20, X20, K1)
@@ -451,6 +469,9 @@ func symPicks16(name string) {
 	VMULPS(d, lb, d1)
 	invLanes(d0, i0, one, p)
 	invLanes(d1, i1, one, p)
+	gen.Broadcast32(0x80000000, Z23, RAX, X0)
+	VXORPS(Z23, d0, d0) // −d (a NaN d gives −NaN, as fma32(−d, q, v))
+	VXORPS(Z23, d1, d1)
 	VBROADCASTSS(Mem{Base: R10, Disp: cfgNeg}, lo)
 	VSUBPS(lo, zero, lo)
 	VBROADCASTSS(Mem{Base: R10, Disp: cfgPos}, hi)
@@ -462,15 +483,13 @@ func symPicks16(name string) {
 			for _, c := range []struct{ id, d, e VecPhysical }{{i0, d0, e0}, {i1, d1, e1}} {
 				VMULPS(c.id, x, p) // v·id
 				clampRndLanes(p, lo, hi)
-				VMULPS(p, c.d, p) // d·q
-				VSUBPS(p, x, p)   // r
+				VFMADD213PS(x, c.d, p) // r = (−d)·q + v, fused
 				if weights {
 					VMULPS(Mem{Base: R9, Disp: trW + 64*i}, p, q) // w·r
-					VMULPS(p, q, q)                               // ·r
+					VFMADD231PS(p, q, c.e)                        // + w·r·r, fused
 				} else {
-					VMULPS(p, p, q)
+					VFMADD231PS(p, p, c.e)
 				}
-				VADDPS(q, c.e, c.e)
 			}
 		}
 	}
@@ -933,6 +952,23 @@ func tableSuper8() {
 		"without refits with an even number of first candidates (cfg as",
 		"newTableSuperCfg lays it out) and res a superRes; a nil w weighs every",
 		"element 1. tr is scratch.")
+	at := func(base, i int) Mem { return Mem{Base: R9, Disp: base + 64*(i%16) + 32*(i/16)} }
+	tableFits8(name, false, at)
+	VMOVUPS(Z15, Mem{Base: R9, Disp: trSc})
+	VMOVUPS(Z16, Mem{Base: R9, Disp: trAs})
+	gen.Broadcast32(0x7fffffff, Z12, RAX, X0)
+	superScaleLanes(name+"_ss", 8, trSc, trAs, resD, resHD)
+	tablePicks8(name, at)
+	RET()
+}
+
+// tableFits8 fits 8 sub-blocks of 32 elements (transposed into the
+// scratch by pairs of rows, at) to the table of cfg, two candidates per
+// register, as table.fit (with refine, one refit round of 7 local factors,
+// cfg.shift), leaving each sub-block's scale (0 below groupEps or when no
+// candidate scored) in Z15 and its Σwq² in Z16, lanes 0..7.
+func tableFits8(name string, refine bool, at func(base, i int) Mem) {
+	const L = 32
 	Load(Param("tr"), R9)
 	Load(Param("cfg"), R10)
 	Load(Param("res"), R11)
@@ -950,7 +986,6 @@ func tableSuper8() {
 	transposeRows(Mem{Base: RDI}, Mem{Base: R9, Disp: trW}, row)
 	Label(name + "_unit")
 	transposeRows(Mem{Base: RSI}, Mem{Base: R9, Disp: trX}, row)
-	at := func(base, i int) Mem { return Mem{Base: R9, Disp: base + 64*(i%16) + 32*(i/16)} }
 	var (
 		t, a, b, x, u, q, w, wq = Z3, Z4, Z5, Z6, Z7, Z8, Z9, Z10
 		m, absM, amax           = Z11, Z12, Z13
@@ -999,9 +1034,9 @@ func tableSuper8() {
 	VXORPS(bS, bS, bS)
 	VXORPS(bA, bA, bA)
 	VXORPS(bB, bB, bB)
-	cands := func(weights bool, lbl string) {
+	cands := func(weights bool, lbl string, rounds Op, valid bool) {
 		MOVQ(R9, RBX)
-		MOVL(ECX, EDX)
+		MOVL(rounds, EDX)
 		TESTL(EDX, EDX)
 		JZ(LabelRef(lbl + "_done"))
 		Label(lbl + "_loop")
@@ -1028,7 +1063,11 @@ func tableSuper8() {
 		VCMPPS(U8(cmpGTOQ), zero, b, K1)
 		KNOTW(K1, K1)
 		VMOVAPS(negInf, K1, u)
-		VCMPPS(U8(cmpGTOQ), bS, u, K1)
+		if valid {
+			VCMPPS(U8(cmpGTOQ), bS, u, K4, K1)
+		} else {
+			VCMPPS(U8(cmpGTOQ), bS, u, K1)
+		}
 		VMOVAPS(u, K1, bS)
 		VMOVAPS(a, K1, bA)
 		VMOVAPS(b, K1, bB)
@@ -1037,15 +1076,42 @@ func tableSuper8() {
 		JNZ(LabelRef(lbl + "_loop"))
 		Label(lbl + "_done")
 	}
-	twoWays(name+"_cands", func() { cands(true, name+"_cw") }, func() { cands(false, name+"_cu") })
-	// Candidates c + k/2 come after c: the second half's best wins only
-	// with a higher score.
-	VSHUFF32X4(U8(0xee), bS, bS, u)
-	VCMPPS(U8(cmpGTOQ), bS, u, K1)
-	VMOVAPS(u, K1, bS)
-	for _, z := range []VecPhysical{bA, bB} {
-		VSHUFF32X4(U8(0xee), z, z, q)
-		VMOVAPS(q, K1, z)
+	merge := func() {
+		// Candidates of the second halves come after the first halves':
+		// the second half's best wins only with a higher score.
+		VSHUFF32X4(U8(0xee), bS, bS, u)
+		VCMPPS(U8(cmpGTOQ), bS, u, K1)
+		VMOVAPS(u, K1, bS)
+		for _, z := range []VecPhysical{bA, bB} {
+			VSHUFF32X4(U8(0xee), z, z, q)
+			VMOVAPS(q, K1, z)
+		}
+	}
+	twoWays(name+"_cands", func() { cands(true, name+"_cw", ECX, false) }, func() { cands(false, name+"_cu", ECX, false) })
+	merge()
+	if refine {
+		// One refit round where a candidate scored: t = (1/d)·f for the
+		// local factors f (four per half, cfg.shift), from the best so far
+		// in both halves.
+		for _, z := range []VecPhysical{bS, bA, bB} {
+			VSHUFF32X4(U8(0x44), z, z, z)
+		}
+		VCMPPS(U8(cmpGTOQ), zero, bS, K4)
+		VDIVPS(bB, bA, u)                 // d
+		VCMPPS(U8(0x0c), zero, u, K4, K4) // and d ≠ 0 (NEQ_OQ)
+		gen.Broadcast32(0x3f800000, q, RAX, X0)
+		VDIVPS(u, q, u) // 1/d
+		MOVQ(R9, RBX)
+		for r := range 4 {
+			VBROADCASTSS(Mem{Base: R10, Disp: cfgShift + 4*r}, t.AsY())
+			VBROADCASTSS(Mem{Base: R10, Disp: cfgShift + 4*min(r+4, 6)}, q.AsY())
+			VINSERTF64X4(U8(1), q.AsY(), t, t)
+			VMULPS(t, u, t) // id·f
+			VMOVUPS(t, Mem{Base: R9, Disp: trP + 64*r})
+		}
+		MOVL(U32(4), R8L)
+		twoWays(name+"_refit", func() { cands(true, name+"_rw", R8L, true) }, func() { cands(false, name+"_ru", R8L, true) })
+		merge()
 	}
 	// d = a/b of the best, 0 when none scored above 0 or below groupEps.
 	VDIVPS(bB, bA, bA)
@@ -1057,12 +1123,7 @@ func tableSuper8() {
 	VCMPPS(U8(cmpLTOQ), u, amax, K1)
 	VMOVAPS(zero, K1, bA)
 	VMOVAPS(zero, K1, bB)
-	VMOVUPS(bA, Mem{Base: R9, Disp: trSc})
-	VMOVUPS(bB, Mem{Base: R9, Disp: trAs})
 
-	superScaleLanes(name+"_ss", G, trSc, trAs, resD, resHD)
-	tablePicks8(name, at)
-	RET()
 }
 
 // tablePicks8 picks each of the 8 sub-blocks' integer scale under the
@@ -1141,4 +1202,137 @@ func tablePicks8(name string, at func(base, i int) Mem) {
 	invLanes(p, id, one, v)
 	VMOVAPS_Z(id, K3, id)
 	VMOVUPS(id, Mem{Base: R11, Disp: resIDs})
+}
+
+// tableBlocks8 emits kqTableBlocks8AVX512: 8 IQ4_NL blocks of 32, each
+// fitted to the table (with its refit round) and its scale rounded to
+// float16.
+func tableBlocks8() {
+	name := "kqTableBlocks8AVX512"
+	TEXT(name, NOSPLIT, "func(x, w *[256]float32, tr *[1920]float32, cfg *[88]float32, res *[48]float32)")
+	Pragma("noescape")
+	Doc(name+" is the AVX-512 kernel of tableBlocks8Go for a table search",
+		"with one refit round of 7 local factors (in cfg.shift) and an even",
+		"number of first candidates (cfg as newTableSuperCfg lays it out) and",
+		"res an nlRes; a nil w weighs every element 1. tr is scratch.")
+	at := func(base, i int) Mem { return Mem{Base: R9, Disp: base + 64*(i%16) + 32*(i/16)} }
+	tableFits8(name, true, at)
+	// f16Round of each block's scale: NaN → 0, saturate, nearest even.
+	d, t, z := Z15, Z3, Z4
+	MOVL(U32(0xff), EAX)
+	KMOVW(EAX, K3)
+	VCMPPS(U8(cmpORD), d, d, K3, K1)
+	VMOVAPS_Z(d, K1, d)
+	gen.Broadcast32(0x477fe000, t, RAX, X0) // 65504
+	VMINPS(t, d, d)
+	gen.Broadcast32(0xc77fe000, t, RAX, X0) // −65504
+	VMAXPS(t, d, d)
+	VCVTPS2PH(U8(0), d, t.AsY())
+	VPMOVZXWD(t.AsY(), z)
+	VMOVDQU32(z, Mem{Base: R11, Disp: 128})
+	VCVTPH2PS(t.AsY(), d)
+	VMOVUPS(d, Mem{Base: R11})
+	gen.Broadcast32(0x3f800000, z, RAX, X0)
+	invLanes(d, t, z, Z5)
+	VMOVAPS_Z(t, K3, t)
+	VMOVUPS(t, Mem{Base: R11, Disp: 64})
+	RET()
+}
+
+// q3kPack emits kqQ3KPackAVX512: a Q3_K block from its search's result.
+func q3kPack() {
+	name := "kqQ3KPackAVX512"
+	TEXT(name, NOSPLIT, "func(y *[110]byte, x *[256]float32, res *[36]float32, q *[256]uint8)")
+	Pragma("noescape")
+	Doc(name+" is the AVX-512 kernel of q3kPackGo: the codes of x (NaN as 0)",
+		"under the inverse scales of res (a superRes), packed with the 6-bit",
+		"scales l+32 and the float16 d into the Q3_K block y; q is scratch.")
+	Load(Param("y"), RDI)
+	Load(Param("x"), RSI)
+	Load(Param("res"), R11)
+	Load(Param("q"), R8)
+	// The codes: clamp(round(x·id), −4, 3) + 4 of each sub-block of 16.
+	lo, hi, four := Z1, Z2, Z3
+	gen.Broadcast32(0xc0800000, lo, RAX, X0) // −4
+	gen.Broadcast32(0x40400000, hi, RAX, X0) // 3
+	gen.Broadcast32(0x40800000, four, RAX, X0)
+	for j := range 16 {
+		VMOVUPS(Mem{Base: RSI, Disp: 64 * j}, Z4)
+		VCMPPS(U8(cmpORD), Z4, Z4, K1)
+		VMOVAPS_Z(Z4, K1, Z4) // NaN → 0
+		VBROADCASTSS(Mem{Base: R11, Disp: resIDs + 4*j}, Z5)
+		VMULPS(Z5, Z4, Z4) // v·id
+		VMAXPS(lo, Z4, Z4)
+		VMINPS(hi, Z4, Z4)
+		VRNDSCALEPS(U8(0), Z4, Z4)
+		VADDPS(four, Z4, Z4)
+		VCVTPS2DQ(Z4, Z4)
+		VPMOVDB(Z4, Mem{Base: R8, Disp: 16 * j})
+	}
+	// Low two bits: byte 32+32h+l holds code 128h+32k+l's in bits 2k..2k+1;
+	// the third bits: bit 4h+k of byte l.
+	m3, m4, hm := Y6, Y7, Y8
+	MOVL(U32(0x03030303), EAX)
+	VMOVD(EAX, X6)
+	VPBROADCASTD(X6, m3)
+	MOVL(U32(0x04040404), EAX)
+	VMOVD(EAX, X7)
+	VPBROADCASTD(X7, m4)
+	VPXOR(hm, hm, hm)
+	for h := range 2 {
+		qs := Y9
+		VPXOR(qs, qs, qs)
+		for k := range 4 {
+			c := Y10
+			VMOVDQU(Mem{Base: R8, Disp: 128*h + 32*k}, c)
+			VPAND(m3, c, Y11)
+			if k > 0 {
+				VPSLLW(U8(2*k), Y11, Y11)
+			}
+			VPOR(Y11, qs, qs)
+			VPAND(m4, c, Y11) // bit 2
+			switch sh := 4*h + k - 2; {
+			case sh < 0:
+				VPSRLW(U8(-sh), Y11, Y11)
+			case sh > 0:
+				VPSLLW(U8(sh), Y11, Y11)
+			}
+			VPOR(Y11, hm, hm)
+		}
+		VMOVDQU(qs, Mem{Base: RDI, Disp: 32 + 32*h})
+	}
+	VMOVDQU(hm, Mem{Base: RDI})
+	// The scales v = l + 32: low nibbles of v[0..7] | v[8..15] in bytes
+	// 96..103, top two bits of v[4g+i] in bits 2g..2g+1 of byte 104+i.
+	VMOVUPS(Mem{Base: R11, Disp: resL}, Z4)
+	VCVTPS2DQ(Z4, Z4)
+	MOVL(U32(32), EAX)
+	VPBROADCASTD(EAX, Z5)
+	VPADDD(Z5, Z4, Z4)
+	VPMOVDB(Z4, X4)
+	MOVL(U32(0x0f0f0f0f), EAX)
+	VMOVD(EAX, X5)
+	VPBROADCASTD(X5, X5)
+	VPSRLDQ(U8(8), X4, X6)
+	VPAND(X5, X4, X7)
+	VPAND(X5, X6, X6)
+	VPSLLW(U8(4), X6, X6)
+	VPOR(X6, X7, X7)
+	VMOVQ(X7, Mem{Base: RDI, Disp: 96})
+	VPSRLW(U8(4), X4, X4)
+	MOVL(U32(0x03030303), EAX)
+	VMOVD(EAX, X5)
+	VPBROADCASTD(X5, X5)
+	VPAND(X5, X4, X4) // v >> 4
+	VMOVD(X4, EAX)
+	for g := 1; g < 4; g++ {
+		VPEXTRD(U8(g), X4, ECX)
+		SHLL(U8(2*g), ECX)
+		ORL(ECX, EAX)
+	}
+	MOVL(EAX, Mem{Base: RDI, Disp: 104})
+	MOVL(Mem{Base: R11, Disp: resHD}, EAX)
+	MOVW(AX, Mem{Base: RDI, Disp: 108})
+	VZEROUPPER()
+	RET()
 }
