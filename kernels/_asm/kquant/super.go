@@ -162,38 +162,27 @@ func symSuper16() {
 
 	// Registers of the fits.
 	var (
-		lo, hi       = Z1, Z2
-		amax, m, sxx = Z9, Z10, Z11
-		absM         = Z12
-		t, a         = Z3, Z4
-		v, p         = Z6, Z13
-		bS, bD, bB   = Z14, Z15, Z16
-		zero         = Z17
-		negInf       = Z18
+		lo, hi     = Z1, Z2
+		amax, m    = Z9, Z10
+		absM       = Z12
+		t, a       = Z3, Z4
+		v, p       = Z6, Z13
+		bS, bD, bB = Z14, Z15, Z16
+		zero       = Z17
+		negInf     = Z18
 	)
-	// Statistics: the first element of largest magnitude (m, amax) and
-	// Σ(wx)x of each sub-block.
+	// Statistics: the first element of largest magnitude (m, amax) of each
+	// sub-block.
 	gen.Broadcast32(0x7fffffff, absM, RAX, X0)
 	VXORPS(amax, amax, amax)
 	VMOVUPS(xt(0), m)
-	VXORPS(sxx, sxx, sxx)
-	stats := func(weights bool) {
-		for i := range 16 {
-			VMOVUPS(xt(i), a)
-			VANDPS(a, absM, v)
-			VCMPPS(U8(cmpGTOQ), amax, v, K1)
-			VMOVAPS(v, K1, amax)
-			VMOVAPS(a, K1, m)
-			if weights {
-				VMULPS(wt(i), a, p) // w·v
-				VMULPS(a, p, p)     // ·v
-			} else {
-				VMULPS(a, a, p)
-			}
-			VADDPS(p, sxx, sxx)
-		}
+	for i := range 16 {
+		VMOVUPS(xt(i), a)
+		VANDPS(a, absM, v)
+		VCMPPS(U8(cmpGTOQ), amax, v, K1)
+		VMOVAPS(v, K1, amax)
+		VMOVAPS(a, K1, m)
 	}
-	twoWays(name+"_stats", func() { stats(true) }, func() { stats(false) })
 
 	// The candidates: t = numer[c]/m; the best score's d and Σwq².
 	VBROADCASTSS(Mem{Base: R10, Disp: cfgNeg}, lo)
@@ -1256,6 +1245,9 @@ func q3kPack() {
 	gen.Broadcast32(0xc0800000, lo, RAX, X0) // −4
 	gen.Broadcast32(0x40400000, hi, RAX, X0) // 3
 	gen.Broadcast32(0x40800000, four, RAX, X0)
+	// Codes 32m..32m+31 in Qm = Y8+m, from the registers (a store of 16
+	// bytes read back as 32 would stall the store forwarding).
+	Q := func(m int) VecPhysical { return gen.Y(8 + m) }
 	for j := range 16 {
 		VMOVUPS(Mem{Base: RSI, Disp: 64 * j}, Z4)
 		VCMPPS(U8(cmpORD), Z4, Z4, K1)
@@ -1267,37 +1259,41 @@ func q3kPack() {
 		VRNDSCALEPS(U8(0), Z4, Z4)
 		VADDPS(four, Z4, Z4)
 		VCVTPS2DQ(Z4, Z4)
-		VPMOVDB(Z4, Mem{Base: R8, Disp: 16 * j})
+		if j%2 == 0 {
+			VPMOVDB(Z4, Q(j/2).AsX())
+		} else {
+			VPMOVDB(Z4, X5)
+			VINSERTI128(U8(1), X5, Q(j/2), Q(j/2))
+		}
 	}
 	// Low two bits: byte 32+32h+l holds code 128h+32k+l's in bits 2k..2k+1;
 	// the third bits: bit 4h+k of byte l.
-	m3, m4, hm := Y6, Y7, Y8
+	m3, m4, hm, t := Y0, Y1, Y2, Y4
 	MOVL(U32(0x03030303), EAX)
-	VMOVD(EAX, X6)
-	VPBROADCASTD(X6, m3)
+	VMOVD(EAX, X0)
+	VPBROADCASTD(X0, m3)
 	MOVL(U32(0x04040404), EAX)
-	VMOVD(EAX, X7)
-	VPBROADCASTD(X7, m4)
+	VMOVD(EAX, X1)
+	VPBROADCASTD(X1, m4)
 	VPXOR(hm, hm, hm)
 	for h := range 2 {
-		qs := Y9
+		qs := Y3
 		VPXOR(qs, qs, qs)
 		for k := range 4 {
-			c := Y10
-			VMOVDQU(Mem{Base: R8, Disp: 128*h + 32*k}, c)
-			VPAND(m3, c, Y11)
+			c := Q(4*h + k)
+			VPAND(m3, c, t)
 			if k > 0 {
-				VPSLLW(U8(2*k), Y11, Y11)
+				VPSLLW(U8(2*k), t, t)
 			}
-			VPOR(Y11, qs, qs)
-			VPAND(m4, c, Y11) // bit 2
+			VPOR(t, qs, qs)
+			VPAND(m4, c, t) // bit 2
 			switch sh := 4*h + k - 2; {
 			case sh < 0:
-				VPSRLW(U8(-sh), Y11, Y11)
+				VPSRLW(U8(-sh), t, t)
 			case sh > 0:
-				VPSLLW(U8(sh), Y11, Y11)
+				VPSLLW(U8(sh), t, t)
 			}
-			VPOR(Y11, hm, hm)
+			VPOR(t, hm, hm)
 		}
 		VMOVDQU(qs, Mem{Base: RDI, Disp: 32 + 32*h})
 	}
