@@ -72,19 +72,25 @@ func (g *gen) fail(at int, cause error, format string, args ...any) error {
 	return &GrammarError{Name: g.name, Offset: at, Reason: fmt.Sprintf(format, args...), Err: cause}
 }
 
-// header reads "<I><M>" at s[at:] and returns the offset after it.
-func (g *gen) header(s string, at int) (int, error) {
+// header reads "<I><M><clauses>_" at s[at:] and returns the clauses and
+// their offset; the compute format starts after the '_' that ends them.
+func (g *gen) header(s string, at int) (desc string, descAt int, err error) {
 	if len(s) < at+2 || !isDigit(s[at]) || !isDigit(s[at+1]) {
-		return 0, g.fail(at, ErrGrammar, "want two digits: index bits and meta bits")
+		return "", 0, g.fail(at, ErrGrammar, "want two digits: index bits and meta bits")
 	}
 	g.index, g.meta = int(s[at]-'0'), int(s[at+1]-'0')
 	if g.index < 1 || g.index > 8 {
-		return 0, g.fail(at, ErrGrammar, "index bits %d out of range 1..8", g.index)
+		return "", 0, g.fail(at, ErrGrammar, "index bits %d out of range 1..8", g.index)
 	}
 	if g.meta < 1 || g.meta > 8 {
-		return 0, g.fail(at+1, ErrGrammar, "meta bits %d out of range 1..8", g.meta)
+		return "", 0, g.fail(at+1, ErrGrammar, "meta bits %d out of range 1..8", g.meta)
 	}
-	return at + 2, nil
+	at += 2
+	us := strings.IndexByte(s[at:], '_')
+	if us < 0 {
+		return "", 0, g.fail(len(s), ErrGrammar, "missing '_<compute format>'")
+	}
+	return s[at : at+us], at, nil
 }
 
 // computeFormat parses the compute format name at offset at.
@@ -136,18 +142,13 @@ func digits(s string, at int) string {
 
 // parseTriton parses cb<I><M><clauses>_<compute>[_<label>].
 func (g *gen) parseTriton(s string) error {
-	at, err := g.header(s, 2)
+	desc, at, err := g.header(s, 2)
 	if err != nil {
 		return err
 	}
-	us := strings.IndexByte(s[at:], '_')
-	if us < 0 {
-		return g.fail(len(s), ErrGrammar, "missing '_<compute format>'")
-	}
-	desc := s[at : at+us]
-	rest := s[at+us+1:]
-	cname, label, _ := strings.Cut(rest, "_")
-	if err := g.computeFormat(cname, at+us+1); err != nil {
+	rest := at + len(desc) + 1
+	cname, label, _ := strings.Cut(s[rest:], "_")
+	if err := g.computeFormat(cname, rest); err != nil {
 		return err
 	}
 	g.canon = s
@@ -229,16 +230,11 @@ func tritonName(kind byte, off, interval, exp int, withExp bool) string {
 
 // parseV2 parses icb<I><M><clauses>_<compute>.
 func (g *gen) parseV2(s string) error {
-	at, err := g.header(s, 3)
+	desc, at, err := g.header(s, 3)
 	if err != nil {
 		return err
 	}
-	us := strings.IndexByte(s[at:], '_')
-	if us < 0 {
-		return g.fail(len(s), ErrGrammar, "missing '_<compute format>'")
-	}
-	desc := s[at : at+us]
-	if err := g.computeFormat(s[at+us+1:], at+us+1); err != nil {
+	if err := g.computeFormat(s[at+len(desc)+1:], at+len(desc)+1); err != nil {
 		return err
 	}
 	g.canon = s

@@ -78,11 +78,16 @@ func New(elem *dtype.Format, spec *scale.Spec, name string) (*DataType, error) {
 	if err != nil {
 		return nil, err
 	}
+	return d.withName(name), nil
+}
+
+// withName names a datatype just made: name, or its code for "".
+func (d *DataType) withName(name string) *DataType {
 	d.name = name
 	if name == "" {
 		d.name = d.Code()
 	}
-	return d, nil
+	return d
 }
 
 func newDataType(elem *dtype.Format, spec *scale.Spec) (*DataType, error) {
@@ -264,11 +269,7 @@ func NewCodebook(cb *codebook.Codebook, spec *scale.Spec, name string) (*DataTyp
 	if err != nil {
 		return nil, err
 	}
-	d.name = name
-	if name == "" {
-		d.name = d.Code()
-	}
-	return d, nil
+	return d.withName(name), nil
 }
 
 func newCodebookType(cb *codebook.Codebook, spec *scale.Spec) (*DataType, error) {
