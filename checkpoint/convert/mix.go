@@ -251,6 +251,21 @@ func (s wsum) sqnr() *float64 {
 	return &v
 }
 
+// fileType returns the mix that labels a GGUF output (general.file_type):
+// Options.GGUFMix when it chooses the types, else the mix of
+// Options.DataType's ggml type (ggufmix.ForType), whatever -type-for does
+// to single tensors; false when there is none.
+func (p *plan) fileType() (ggufmix.Mix, bool) {
+	if p.mixed {
+		return p.opts.GGUFMix, true
+	}
+	t, ok := layout.GGUFTypeOf(p.opts.DataType)
+	if !ok {
+		return ggufmix.Mix{}, false
+	}
+	return ggufmix.ForType(t)
+}
+
 // tailKV is the typed metadata a GGUF output gets after the model's (or
 // the input's): general.file_type of a mix, when the model's keys do not
 // carry it, and the importance matrix's quantize.imatrix.* keys.
@@ -259,8 +274,8 @@ func (p *plan) tailKV() []gguf.KV {
 		return nil
 	}
 	var kv []gguf.KV
-	if p.mixed && p.model == nil {
-		kv = append(kv, gguf.KV{Key: "general.file_type", Value: gguf.Uint32(p.opts.GGUFMix.FileType())})
+	if m, ok := p.fileType(); ok && p.mixed && p.model == nil {
+		kv = append(kv, gguf.KV{Key: "general.file_type", Value: gguf.Uint32(m.FileType())})
 	}
 	if p.opts.Imatrix != nil {
 		kv = append(kv, p.opts.Imatrix.Metadata()...)

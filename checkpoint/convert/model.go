@@ -106,16 +106,8 @@ func (p *plan) finishModel() error {
 		return err
 	}
 	ft := -1
-	for _, d := range p.tensors {
-		if d.cast {
-			if t, ok := ggufmodel.FileType(d.specs[0].GGML); ok {
-				ft = t
-			}
-			break
-		}
-	}
-	if p.mixed {
-		ft = int(p.opts.GGUFMix.FileType())
+	if m, ok := p.fileType(); ok {
+		ft = int(m.FileType())
 	}
 	p.ggufKV = p.model.KV(ggufmodel.KVOptions{Name: filepath.Base(p.in.Dir()), FileType: ft})
 	xf := map[string]ggufmodel.Transform{}

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/gguf"
+	"github.com/tensorcast-go/tensorcast/checkpoint/ggufmix"
 	"github.com/tensorcast-go/tensorcast/checkpoint/ggufmodel"
 	"github.com/tensorcast-go/tensorcast/checkpoint/layout"
 	"github.com/tensorcast-go/tensorcast/checkpoint/load"
@@ -404,4 +405,20 @@ func TestModelGGUFPlainTypes(t *testing.T) {
 		}
 		assert.Equal(t, files[0], files[1], "%s: streamed and whole casts write the same file", c.dtype)
 	}
+}
+
+func TestModelGGUFFileTypeOfDataType(t *testing.T) {
+	// general.file_type is the -dtype's (llama.h: MOSTLY_MXFP4_MOE 38),
+	// whatever -type-for gives the first weights (here Q8_0, which is 7).
+	src := tinyLlama(t, t.TempDir(), nil)
+	ovs, err := ggufmix.ParseOverrides([]string{`token_embd|output|blk\.0\.=q8_0`})
+	require.NoError(t, err)
+	out, _, err := convertGGUF(t, src, "mxfp4", Options{TypeFor: ovs})
+	require.NoError(t, err)
+	types := ggufTypes(t, out)
+	assert.Equal(t, gguf.TypeQ8_0, types["token_embd.weight"])
+	assert.Equal(t, gguf.TypeMXFP4, types["blk.1.ffn_up.weight"])
+	ft, ok := ggufKV(t, out, "general.file_type")
+	require.True(t, ok)
+	assert.Equal(t, uint32(38), ft)
 }

@@ -374,6 +374,26 @@ func TestParseOverride(t *testing.T) {
 	assert.Contains(t, err.Error(), "bad regular expression")
 }
 
+func TestForType(t *testing.T) {
+	// llama.h's enum llama_ftype: ALL_F32 0, MOSTLY_F16 1, MOSTLY_Q4_0 2,
+	// MOSTLY_Q8_0 7, MOSTLY_Q2_K 10, MOSTLY_Q3_K_M 12, MOSTLY_Q4_K_M 15,
+	// MOSTLY_Q5_K_M 17, MOSTLY_Q6_K 18, MOSTLY_IQ4_NL 25, MOSTLY_BF16 32,
+	// MOSTLY_MXFP4_MOE 38.
+	for typ, want := range map[gguf.Type]uint32{F32: 0, F16: 1, Q4_0: 2, Q8_0: 7, Q2_K: 10, Q3_K: 12, Q4_K: 15,
+		Q5_K: 17, Q6_K: 18, IQ4NL: 25, BF16: 32, gguf.TypeMXFP4: 38} {
+		m, ok := ForType(typ)
+		require.True(t, ok, typ.String())
+		assert.Equal(t, want, m.FileType(), typ.String())
+		assert.Equal(t, typ, m.Base(), typ.String())
+	}
+	for _, typ := range []gguf.Type{gguf.TypeQ8_K, gguf.TypeI8} {
+		_, ok := ForType(typ)
+		assert.False(t, ok, typ.String())
+	}
+	_, err := Lookup("MXFP4_MOE")
+	assert.Error(t, err, "no rules for MXFP4_MOE: not a mix to ask for")
+}
+
 func TestLookup(t *testing.T) {
 	// llama_ftype values from llama.cpp's include/llama.h.
 	want := map[string]struct {

@@ -453,17 +453,6 @@ func TestLlama3RopeFactors(t *testing.T) {
 	assert.Error(t, err, "the checkpoint cannot hold it: it is computed")
 }
 
-func TestFileType(t *testing.T) {
-	// llama.h's enum llama_ftype.
-	for typ, want := range map[gguf.Type]int{gguf.TypeF32: 0, gguf.TypeF16: 1, gguf.TypeQ4_0: 2, gguf.TypeQ8_0: 7, gguf.TypeBF16: 32, gguf.TypeQ6_K: 18} {
-		got, ok := FileType(typ)
-		assert.True(t, ok)
-		assert.Equal(t, want, got, typ.String())
-	}
-	_, ok := FileType(gguf.TypeI8)
-	assert.False(t, ok)
-}
-
 func TestErrorMessages(t *testing.T) {
 	assert.Equal(t, "ggufmodel: config.json has none of a, b: llama.cpp requires k",
 		(&MissingKeyError{Key: "k", File: "config.json", Fields: []string{"a", "b"}}).Error())

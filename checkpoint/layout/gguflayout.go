@@ -180,6 +180,11 @@ func ggufTypeOf(dt *tcast.DataType) (gguf.Type, bool) {
 	return ggufPlainType(dt)
 }
 
+// GGUFTypeOf returns the ggml type the gguf layout writes datatype dt as
+// (Q4_K for q4_k, F16 for float16, MXFP4 for mxfp4), and false for a
+// datatype it does not take.
+func GGUFTypeOf(dt *tcast.DataType) (gguf.Type, bool) { return ggufTypeOf(dt) }
+
 // ggufBlockType reports whether t is a ggml type the gguf layout reads.
 func ggufBlockType(t gguf.Type) bool {
 	if t == gguf.TypeMXFP4 {
