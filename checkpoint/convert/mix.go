@@ -123,25 +123,20 @@ func (p *plan) decideMix(d *decision, keep func(string) error) (*tcast.DataType,
 }
 
 // overrideType applies the first -type-for rule matching a cast weight of
-// a GGUF output without a mix (one datatype for every weight): the rule's
-// type, which must fit the row length.
+// a GGUF output without a mix (one datatype for every weight), as ggufmix
+// decides and words it: the rule's type, which must fit the row length
+// (there is no mix to fall back by).
 func (p *plan) overrideType(d *decision, dt *tcast.DataType) (*tcast.DataType, error) {
-	for _, o := range p.opts.TypeFor {
-		if !o.Pattern.MatchString(d.info.Name) {
-			continue
-		}
-		if row := d.info.Shape[len(d.info.Shape)-1]; o.Type.Quantized() && row%o.Type.BlockSize() != 0 {
-			return nil, fmt.Errorf("tensor %s: -type-for %s: the row length %d is not a multiple of %v's block of %d",
-				d.info.Name, o.Value, row, o.Type, o.Type.BlockSize())
-		}
-		odt, err := p.ggufDataType(o.Type)
-		if err != nil {
-			return nil, fmt.Errorf("tensor %s: -type-for %s: %w", d.info.Name, o.Value, err)
-		}
-		d.result.Reason = "-type-for " + o.Value
-		return odt, nil
+	c, ok, err := ggufmix.Overridden(p.opts.TypeFor, ggufmix.Tensor{Name: d.info.Name, Shape: d.info.Shape}, false)
+	if err != nil || !ok {
+		return dt, err
 	}
-	return dt, nil
+	odt, err := p.ggufDataType(c.Type)
+	if err != nil {
+		return nil, fmt.Errorf("tensor %s: %s: %w", d.info.Name, c.Reason, err)
+	}
+	d.result.Reason = c.Reason
+	return odt, nil
 }
 
 // importance finds the importance vector of a weight cast to a GGUF type:

@@ -299,10 +299,16 @@ func TestMixOverrides(t *testing.T) {
 	assert.Equal(t, gguf.TypeQ8_0, types["model.layers.2.mlp.down_proj.weight"])
 	assert.Equal(t, gguf.TypeIQ4_NL, types["model.layers.2.mlp.up_proj.weight"])
 	assert.Equal(t, gguf.TypeQ4_K, types["model.layers.2.mlp.gate_proj.weight"])
+	for _, r := range res.Tensors {
+		if r.Name == "model.layers.2.mlp.up_proj.weight" {
+			assert.Equal(t, "-type-for up_proj=iq4_nl: IQ4_NL", r.Reason, "worded as with a mix")
+		}
+	}
 	ovs, err = ggufmix.ParseOverrides([]string{`down_proj=q4_k`})
 	require.NoError(t, err)
 	_, _, err = convertMix(t, src, "q8_0", Options{GGUFGeneric: true, TypeFor: ovs})
-	require.Error(t, err)
+	var te *ggufmix.TensorError
+	require.ErrorAs(t, err, &te)
 	assert.ErrorContains(t, err, "model.layers.0.mlp.down_proj.weight")
 	assert.ErrorContains(t, err, "320")
 }

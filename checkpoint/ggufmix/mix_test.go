@@ -334,6 +334,47 @@ func TestOverrides(t *testing.T) {
 	assert.Equal(t, Q6_K, d.Type)
 }
 
+func TestOverridden(t *testing.T) {
+	ovs, err := ParseOverrides([]string{`ffn_down=q6_k`, `down=q8_0`, `attn_q=bf16`})
+	require.NoError(t, err)
+	for _, c := range []struct {
+		name     string
+		shape    []int
+		fallBack bool
+		matched  bool
+		want     gguf.Type
+		reason   string
+		err      string
+	}{
+		{"blk.0.ffn_down.weight", []int{256, 512}, false, true, Q6_K, "-type-for ffn_down=q6_k: Q6_K", ""},
+		{"mlp.down_proj.weight", []int{256, 512}, false, true, Q8_0, "-type-for down=q8_0: Q8_0", ""},
+		{"blk.0.attn_k.weight", []int{256, 512}, false, false, 0, "", ""},
+		// 96 is no multiple of 256: an error, or Q6_K's fallback Q8_0.
+		{"blk.0.ffn_down.weight", []int{8, 96}, false, true, 0, "",
+			`ggufmix: tensor "blk.0.ffn_down.weight": -type-for ffn_down=q6_k: row length 96 is not a multiple of Q6_K's block of 256`},
+		{"blk.0.ffn_down.weight", []int{8, 96}, true, true, Q8_0,
+			"-type-for ffn_down=q6_k: Q6_K; row length 96 is not a multiple of Q6_K's block of 256: falls back to Q8_0", ""},
+		{"blk.0.attn_q.weight", []int{8, 96}, false, true, BF16, "-type-for attn_q=bf16: BF16", ""},
+		{"blk.0.attn_q.weight", []int{8, 0}, false, true, 0, "", `ggufmix: tensor "blk.0.attn_q.weight": row length 0 in shape [8 0]`},
+	} {
+		d, ok, err := Overridden(ovs, Tensor{c.name, c.shape}, c.fallBack)
+		assert.Equal(t, c.matched, ok, c.name)
+		if c.err != "" {
+			var te *TensorError
+			require.ErrorAs(t, err, &te, c.name)
+			assert.Equal(t, c.err, err.Error())
+			continue
+		}
+		require.NoError(t, err, c.name)
+		assert.Equal(t, c.want, d.Type, c.name)
+		assert.Equal(t, c.reason, d.Reason, c.name)
+		assert.Equal(t, c.shape[1] == 96 && c.want == Q8_0, d.Fallback, c.name)
+	}
+	o, ok := Match(ovs, "blk.3.ffn_down.weight")
+	require.True(t, ok)
+	assert.Equal(t, "ffn_down=q6_k", o.Value, "the first match wins")
+}
+
 func TestParseOverride(t *testing.T) {
 	o, err := ParseOverride(`a=b=Q4_0`)
 	require.NoError(t, err)

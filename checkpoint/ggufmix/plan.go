@@ -242,23 +242,40 @@ func decide(mix Mix, model Model, t Tensor, cat Category, layer int, p position,
 		d.Reason = why + ": kept " + opt.Keep.String()
 		return d, nil
 	}
-	if len(t.Shape) > 0 && t.Shape[len(t.Shape)-1] <= 0 {
-		return Decision{}, &TensorError{Name: t.Name, Reason: fmt.Sprintf("row length %d in shape %v", t.Shape[len(t.Shape)-1], t.Shape)}
+	ne0, err := rowLength(t)
+	if err != nil {
+		return Decision{}, err
 	}
-	ne0 := t.Shape[len(t.Shape)-1]
 	d.Quantize = true
 	d.Type, d.Reason = mix.base, mix.name+" base type"
-	if o, ok := match(opt.Overrides, t.Name); ok {
-		d.Type, d.Override = o.Type, o.Value
-		d.Reason = "-type-for " + o.Value + ": " + o.Type.String()
-	} else if mix.quantized() && !opt.Pure {
+	switch {
+	case override(opt.Overrides, &d):
+	case mix.quantized() && !opt.Pure:
 		d.Type, d.Reason = ruleType(mix, model, cat, p, ne0, tied, opt.Imatrix)
-	} else if opt.Pure {
+	case opt.Pure:
 		d.Reason = mix.name + " base type (pure)"
 	}
+	d.fallBack(ne0)
+	return d, nil
+}
+
+// rowLength returns the row length of t (ggml's ne[0], the last
+// dimension), which must be positive.
+func rowLength(t Tensor) (int, error) {
+	if len(t.Shape) == 0 {
+		return 0, &TensorError{Name: t.Name, Reason: "a scalar has no rows"}
+	}
+	if ne0 := t.Shape[len(t.Shape)-1]; ne0 <= 0 {
+		return 0, &TensorError{Name: t.Name, Reason: fmt.Sprintf("row length %d in shape %v", ne0, t.Shape)}
+	}
+	return t.Shape[len(t.Shape)-1], nil
+}
+
+// fallBack replaces d's type by one that fits rows of ne0 values when its
+// block does not, and says so in d's reason.
+func (d *Decision) fallBack(ne0 int) {
 	if f, why := fallback(d.Type, ne0); why != "" {
 		d.Type, d.Fallback = f, true
 		d.Reason += "; " + why
 	}
-	return d, nil
 }
