@@ -291,9 +291,11 @@ type plan struct {
 	pruned    bool // the layout prunes (prune is set)
 	// model describes the llama.cpp model file the GGUF output is, nil for
 	// generic GGUF and safetensors output; ggufKV is the typed metadata the
-	// GGUF file starts with (the model's, or a GGUF input's).
+	// GGUF file starts with (the model's, a GGUF input's, or the generic
+	// keys, which generic reports); meta then holds only our tcast.* keys.
 	model   *ggufmodel.Model
 	ggufKV  []gguf.KV
+	generic bool
 	dropped []TensorResult // input tensors the model file leaves out
 	// mixed reports that Options.GGUFMix chooses the types (mixApplies).
 	mixed bool
@@ -468,7 +470,7 @@ func newPlan(in *load.Checkpoint, opts *Options) (*plan, error) {
 		p.meta = map[string]string{} // GGUF key/values are not safetensors metadata
 	}
 	if p.lay.Container() == layout.GGUF {
-		if err := p.ggufModel(in, opts); err != nil {
+		if err := p.ggufMetadata(in, opts); err != nil {
 			return nil, err
 		}
 	}
@@ -728,9 +730,7 @@ func Convert(inPath, out string, opts Options) (*Result, error) {
 		return nil, fmt.Errorf("the %s layout writes %s beside the weights, so -o must name a directory, not the file %s",
 			lay.Name(), strings.Join(names, " and "), out)
 	}
-	if lay.Container() == layout.GGUF && p.model == nil {
-		p.meta["general.name"] = strings.TrimSuffix(filepath.Base(dest), ".gguf")
-	}
+	p.nameGeneric(strings.TrimSuffix(filepath.Base(dest), ".gguf"))
 	stage, err := beginOutput(dest, isDir, opts.Force)
 	if err != nil {
 		return nil, err
@@ -740,7 +740,7 @@ func Convert(inPath, out string, opts Options) (*Result, error) {
 	if isDir {
 		weightPath = filepath.Join(stage.Path(), fileName(lay))
 	}
-	sink, err := newSink(lay.Container(), weightPath, p.specs, p.meta, p.ggufKV, p.tailKV(), opts.ShardSize)
+	sink, err := newSink(lay.Container(), weightPath, p.specs, p.meta, append(slices.Clip(p.ggufKV), p.tailKV()...), opts.ShardSize)
 	if err != nil {
 		return nil, err
 	}

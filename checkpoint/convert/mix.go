@@ -270,7 +270,7 @@ func (p *plan) tailKV() []gguf.KV {
 	}
 	var kv []gguf.KV
 	if m, ok := p.fileType(); ok && p.mixed && p.model == nil {
-		kv = append(kv, gguf.KV{Key: "general.file_type", Value: gguf.Uint32(m.FileType())})
+		kv = append(kv, gguf.KV{Key: gguf.KeyFileType, Value: gguf.Uint32(m.FileType())})
 	}
 	if p.opts.Imatrix != nil {
 		kv = append(kv, p.opts.Imatrix.Metadata()...)

@@ -15,22 +15,25 @@ import (
 	"github.com/tensorcast-go/tensorcast/checkpoint/safetensors"
 )
 
-// ggufModel decides what the metadata of a GGUF output is. A GGUF input
-// keeps its own (so a llama.cpp model stays one), less the keys that
-// describe the output (ours, the file type, the quantization version and
-// the importance matrix's). A checkpoint whose config.json names an architecture
-// ggufmodel knows becomes the llama.cpp model file, with its tokenizer; any
-// other keeps the generic metadata: general.architecture from config.json's
-// model_type, or "tcast".
-func (p *plan) ggufModel(in *load.Checkpoint, opts *Options) error {
+// ggufMetadata decides what the typed metadata of a GGUF output starts
+// with (p.ggufKV, its one owner). A GGUF input keeps its own (so a
+// llama.cpp model stays one), less the keys that describe the output
+// (ours, the file type, the quantization version and the importance
+// matrix's), with general.architecture "tcast" when it has none. A
+// checkpoint whose config.json names an architecture ggufmodel knows
+// becomes the llama.cpp model file, with its tokenizer (finishModel writes
+// its keys). Any other gets the generic metadata: general.architecture
+// from config.json's model_type, or "tcast", and general.name, which
+// Convert names after the output (nameGeneric).
+func (p *plan) ggufMetadata(in *load.Checkpoint, opts *Options) error {
 	p.meta = map[string]string{} // safetensors metadata is not carried into GGUF
 	if g := in.GGUF(); g != nil {
 		if g.Architecture() == "" {
-			p.ggufKV = append(p.ggufKV, gguf.KV{Key: gguf.KeyArchitecture, Value: gguf.String("tcast")})
+			p.ggufKV = append(p.ggufKV, gguf.KV{Key: gguf.KeyArchitecture, Value: gguf.String(genericArch)})
 		}
 		for _, kv := range g.KV {
 			if strings.HasPrefix(kv.Key, layout.KeyPrefix) || strings.HasPrefix(kv.Key, imatrix.KeyQuantizePrefix) ||
-				kv.Key == "general.file_type" || kv.Key == gguf.KeyQuantizationVersion {
+				kv.Key == gguf.KeyFileType || kv.Key == gguf.KeyQuantizationVersion {
 				continue
 			}
 			p.ggufKV = append(p.ggufKV, kv)
@@ -52,15 +55,35 @@ func (p *plan) ggufModel(in *load.Checkpoint, opts *Options) error {
 			return nil
 		}
 	}
+	arch := genericArch
 	var cfg struct {
 		ModelType string `json:"model_type"`
 	}
 	if json.Unmarshal(in.Config(), &cfg) == nil && cfg.ModelType != "" && ggufmodel.Architectures()[cfg.ModelType] == "" {
 		// A known architecture written generically is not a file llama.cpp
 		// would take for that model.
-		p.meta["general.architecture"] = cfg.ModelType
+		arch = cfg.ModelType
 	}
+	p.ggufKV = []gguf.KV{{Key: gguf.KeyArchitecture, Value: gguf.String(arch)}, {Key: gguf.KeyName, Value: gguf.String("")}}
+	p.generic = true
 	return nil
+}
+
+// genericArch is general.architecture of a GGUF output that is no model of
+// an architecture llama.cpp knows.
+const genericArch = "tcast"
+
+// nameGeneric gives generic GGUF output (see ggufMetadata) its
+// general.name.
+func (p *plan) nameGeneric(name string) {
+	if !p.generic {
+		return
+	}
+	for i := range p.ggufKV {
+		if p.ggufKV[i].Key == gguf.KeyName {
+			p.ggufKV[i].Value = gguf.String(name)
+		}
+	}
 }
 
 // addExtras declares the tensors a llama.cpp model file holds that the

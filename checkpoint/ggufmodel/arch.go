@@ -305,11 +305,11 @@ func (m *Model) KV(o KVOptions) []gguf.KV {
 	f32 := func(k string, x float64) { add(m.Arch+"."+k, gguf.Float32(float32(x))) }
 	add(gguf.KeyArchitecture, gguf.String(m.Arch))
 	if o.Name != "" {
-		add("general.name", gguf.String(o.Name))
+		add(gguf.KeyName, gguf.String(o.Name))
 	}
 	add(gguf.KeyAlignment, gguf.Uint32(gguf.DefaultAlignment))
 	if o.FileType >= 0 {
-		add("general.file_type", gguf.Uint32(uint32(o.FileType)))
+		add(gguf.KeyFileType, gguf.Uint32(uint32(o.FileType)))
 	}
 	u32("vocab_size", m.Vocab)
 	u32("context_length", m.Context)
