@@ -171,9 +171,12 @@ type TensorResult struct {
 	BytesOut  int64    `json:"bytes_out"`
 	// Lost counts finite source values that came back NaN or infinite.
 	Lost int `json:"nonfinite_outputs,omitempty"`
-	// Note says why a tensor was kept, or that a cast of a quantized source
-	// is exact.
+	// Note says why a tensor was kept or dropped, or that a cast of a
+	// quantized source is exact.
 	Note string `json:"note,omitempty"`
+	// Dropped reports an input tensor a llama.cpp model file leaves out
+	// (Note says why); it has no output.
+	Dropped bool `json:"dropped,omitempty"`
 	// Reason says why a GGUF mix (or a -type-for rule) gave the tensor its
 	// type.
 	Reason string `json:"type_reason,omitempty"`
@@ -296,7 +299,7 @@ type plan struct {
 	model   *ggufmodel.Model
 	ggufKV  []gguf.KV
 	generic bool
-	dropped []TensorResult // input tensors the model file leaves out
+	dropped []dropped // input tensors the model file leaves out
 	// mixed reports that Options.GGUFMix chooses the types (mixApplies).
 	mixed bool
 }
@@ -499,7 +502,7 @@ func newPlan(in *load.Checkpoint, opts *Options) (*plan, error) {
 				return nil, err
 			}
 			if mp.Name == "" {
-				p.dropped = append(p.dropped, TensorResult{Name: info.Name, Shape: info.Shape, Source: info.Type, Note: "dropped: " + mp.Dropped})
+				p.dropped = append(p.dropped, dropped{info: info, why: mp.Dropped})
 				continue
 			}
 			d.info.Name, d.xform, d.f32 = mp.Name, mp.Transform, mp.Float32
@@ -877,7 +880,9 @@ func Convert(inPath, out string, opts Options) (*Result, error) {
 			return nil, err
 		}
 	}
-	res.Tensors = append(res.Tensors, p.dropped...)
+	for _, d := range p.dropped {
+		res.Tensors = append(res.Tensors, d.result())
+	}
 	for name, b := range p.files {
 		if err := writeNew(filepath.Join(stage.Path(), name), b); err != nil {
 			return nil, err

@@ -143,13 +143,24 @@ func (p *plan) finishModel() error {
 		p.meta[layout.KeyTransforms] = jsonString(xf)
 	}
 	if len(p.dropped) > 0 {
-		dropped := map[string]string{}
-		for _, r := range p.dropped {
-			dropped[r.Name] = strings.TrimPrefix(r.Note, "dropped: ")
+		why := map[string]string{}
+		for _, d := range p.dropped {
+			why[d.info.Name] = d.why
 		}
-		p.meta[layout.KeyDropped] = jsonString(dropped)
+		p.meta[layout.KeyDropped] = jsonString(why)
 	}
 	return nil
+}
+
+// dropped is an input tensor the llama.cpp model file leaves out, and why.
+type dropped struct {
+	info load.Info
+	why  string
+}
+
+// result is the report's line of a dropped tensor.
+func (d dropped) result() TensorResult {
+	return TensorResult{Name: d.info.Name, Shape: d.info.Shape, Source: d.info.Type, Note: "dropped: " + d.why, Dropped: true}
 }
 
 // transformed returns the values x of tensor d (from the input, which may

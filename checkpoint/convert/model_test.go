@@ -221,11 +221,17 @@ func TestModelGGUF(t *testing.T) {
 
 		// The report lists the dropped tensors; verify pairs the rest.
 		notes := map[string]string{}
+		var dropped []string
 		for _, r := range res.Tensors {
 			notes[r.Name] = r.Note
+			if r.Dropped {
+				dropped = append(dropped, r.Name)
+			}
 		}
 		assert.Contains(t, notes["lm_head.weight"], "dropped: ")
 		assert.Contains(t, notes["model.layers.0.self_attn.rotary_emb.inv_freq"], "dropped: ")
+		assert.ElementsMatch(t, []string{"lm_head.weight", "model.layers.0.self_attn.rotary_emb.inv_freq",
+			"model.layers.1.self_attn.rotary_emb.inv_freq"}, dropped)
 		vr, err := Verify(src, out)
 		require.NoError(t, err)
 		assert.Len(t, vr, 2+tlLayers*10)

@@ -475,7 +475,7 @@ func ggufSummary(r *convert.Result) string {
 	for _, t := range r.Tensors {
 		typ := t.DataType
 		if typ == "" {
-			if strings.HasPrefix(t.Note, "dropped") {
+			if t.Dropped {
 				continue
 			}
 			typ = "kept"
