@@ -917,7 +917,7 @@ func (p *plan) run(d *decision) ([]layout.Tensor, error) {
 	if !d.cast {
 		v, _, err := p.in.Float32(d.source)
 		if err == nil {
-			v, err = transformed(d, v)
+			v, err = d.xform.Apply(v, d.info.Shape)
 		}
 		if err != nil {
 			return nil, err
@@ -926,7 +926,7 @@ func (p *plan) run(d *decision) ([]layout.Tensor, error) {
 	}
 	x, _, err := p.in.Float32(d.source)
 	if err == nil {
-		x, err = transformed(d, x)
+		x, err = d.xform.Apply(x, d.info.Shape)
 	}
 	if err != nil {
 		return nil, err

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/gguf"
@@ -161,16 +160,4 @@ type dropped struct {
 // result is the report's line of a dropped tensor.
 func (d dropped) result() TensorResult {
 	return TensorResult{Name: d.info.Name, Shape: d.info.Shape, Source: d.info.Type, Note: "dropped: " + d.why, Dropped: true}
-}
-
-// transformed returns the values x of tensor d (from the input, which may
-// map them read-only) with the model file's change applied.
-func transformed(d *decision, x []float32) ([]float32, error) {
-	if d.xform.IsZero() {
-		return x, nil
-	}
-	if d.xform.AddOne {
-		x = slices.Clone(x)
-	}
-	return d.xform.Apply(x, d.info.Shape)
 }

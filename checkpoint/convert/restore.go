@@ -129,7 +129,7 @@ func VerifyWith(orig, conv string, o VerifyOptions) ([]VerifyResult, error) {
 			return nil, err
 		}
 		if t, ok := xf[cname]; ok {
-			if want, err = t.Apply(slices.Clone(want), ti.Shape); err != nil {
+			if want, err = t.Apply(want, ti.Shape); err != nil {
 				return nil, fmt.Errorf("%s: tensor %s: %w", orig, ti.Name, err)
 			}
 		}
