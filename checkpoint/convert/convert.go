@@ -132,6 +132,42 @@ type Options struct {
 	Imatrix *imatrix.Imatrix
 }
 
+// OptionError reports options of Convert that do not go together, named
+// by the tcast convert flag that sets them: the message is the flag, then
+// the reason, which says what to do ("-imatrix applies to GGUF output:
+// add -layout gguf").
+type OptionError struct {
+	// Flag is the flag of the option ("-type-for").
+	Flag string
+	// Reason continues the sentence after the flag.
+	Reason string
+}
+
+func (e *OptionError) Error() string { return e.Flag + " " + e.Reason }
+
+// Check reports options that do not go together and need no input to
+// tell, as an *OptionError: the GGUF options (GGUFMix, GGUFPure, TypeFor,
+// Imatrix) without a GGUF layout. Convert calls it before it reads
+// anything; Imatrix is only tested for nil, so a caller may check before it
+// reads the matrix. Layout nil is the tcast layout.
+func (o *Options) Check() error {
+	if o.Layout != nil && o.Layout.Container() == layout.GGUF {
+		return nil
+	}
+	if !o.GGUFMix.IsZero() {
+		return &OptionError{Flag: "-dtype", Reason: o.GGUFMix.String() + " names a GGUF mix: add -layout gguf"}
+	}
+	for _, f := range []struct {
+		flag string
+		set  bool
+	}{{"-type-for", len(o.TypeFor) > 0}, {"-gguf-pure", o.GGUFPure}, {"-imatrix", o.Imatrix != nil}} {
+		if f.set {
+			return &OptionError{Flag: f.flag, Reason: "applies to GGUF output: add -layout gguf"}
+		}
+	}
+	return nil
+}
+
 // Rewrite returns a Rename function that applies each rule in turn: a
 // regular expression and its replacement, as regexp.ReplaceAllString.
 func Rewrite(rules []RenameRule) func(string) string {
@@ -481,14 +517,8 @@ func newPlan(in *load.Checkpoint, opts *Options) (*plan, error) {
 	if p.mixed && opts.Include != nil {
 		return nil, fmt.Errorf("-include does not apply to the %s mix, whose rules choose the tensors to quantize: name types with -type-for RE=TYPE", opts.GGUFMix)
 	}
-	if (opts.GGUFPure || len(opts.TypeFor) > 0) && p.lay.Container() != layout.GGUF {
-		return nil, fmt.Errorf("-type-for and -gguf-pure choose GGUF types: they need -layout gguf, not %s", p.lay.Name())
-	}
 	if opts.GGUFPure && !p.mixed {
-		return nil, errors.New("-gguf-pure applies to a GGUF mix: this output is generic GGUF, where the datatype already goes to every cast weight")
-	}
-	if opts.Imatrix != nil && p.lay.Container() != layout.GGUF {
-		return nil, fmt.Errorf("-imatrix weights the GGUF quantizers' error: it needs -layout gguf (the %s layout's datatypes choose their scales by rule)", p.lay.Name())
+		return nil, &OptionError{Flag: "-gguf-pure", Reason: "applies to a GGUF mix: this output is generic GGUF, where the datatype already goes to every cast weight; drop -gguf-pure"}
 	}
 	seen := map[string]string{}
 	why := map[string]int{}
@@ -672,6 +702,9 @@ func Convert(inPath, out string, opts Options) (*Result, error) {
 	if opts.Layout == nil {
 		opts.Layout, _ = layout.Get("tcast")
 	}
+	if err := opts.Check(); err != nil {
+		return nil, err
+	}
 	_, pruned := layout.PruningOf(opts.Layout)
 	if opts.DataType == nil && !pruned && opts.GGUFMix.IsZero() {
 		return nil, errors.New("no datatype to cast to")
@@ -687,9 +720,6 @@ func Convert(inPath, out string, opts Options) (*Result, error) {
 	}
 	probe := opts.DataType
 	if !opts.GGUFMix.IsZero() {
-		if lay.Container() != layout.GGUF {
-			return nil, fmt.Errorf("the %s mix is a GGUF mix: it needs -layout gguf, not %s", opts.GGUFMix, lay.Name())
-		}
 		if probe == nil {
 			var err error
 			if probe, err = layout.DataType(lay, strings.ToLower(opts.GGUFMix.Base().String())); err != nil {

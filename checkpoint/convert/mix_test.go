@@ -318,17 +318,33 @@ func TestMixErrors(t *testing.T) {
 	_, _, err := convertMix(t, src, "q4_k_m", Options{Include: regexp.MustCompile("norm")})
 	assert.ErrorContains(t, err, "-include")
 	_, _, err = convertMix(t, src, "q4_k", Options{GGUFGeneric: true, GGUFPure: true})
-	assert.ErrorContains(t, err, "-gguf-pure")
+	var oe *OptionError
+	require.ErrorAs(t, err, &oe)
+	assert.Equal(t, "-gguf-pure", oe.Flag)
 
 	tc, err := layout.Get("tcast")
 	require.NoError(t, err)
 	mix, err := ggufmix.Lookup("q4_k_m")
 	require.NoError(t, err)
-	_, err = Convert(src, filepath.Join(t.TempDir(), "o"), Options{Layout: tc, GGUFMix: mix})
-	assert.ErrorContains(t, err, "-layout gguf")
 	im := &imatrix.Imatrix{Path: "x.dat"}
-	_, err = Convert(src, filepath.Join(t.TempDir(), "o"), Options{Layout: tc, DataType: mustDataType(t, tc, "mxfp4"), Imatrix: im})
-	assert.ErrorContains(t, err, "-imatrix")
+	ovs, err := ggufmix.ParseOverrides([]string{"a=q8_0"})
+	require.NoError(t, err)
+	mx := mustDataType(t, tc, "mxfp4")
+	// Refused before the input is read (it does not exist), with one
+	// wording per flag.
+	for _, c := range []struct {
+		o    Options
+		want string
+	}{
+		{Options{Layout: tc, GGUFMix: mix}, "-dtype Q4_K_M names a GGUF mix: add -layout gguf"},
+		{Options{DataType: mx, Imatrix: im}, "-imatrix applies to GGUF output: add -layout gguf"},
+		{Options{Layout: tc, DataType: mx, TypeFor: ovs}, "-type-for applies to GGUF output: add -layout gguf"},
+		{Options{Layout: tc, DataType: mx, GGUFPure: true}, "-gguf-pure applies to GGUF output: add -layout gguf"},
+	} {
+		_, err = Convert(filepath.Join(t.TempDir(), "none"), filepath.Join(t.TempDir(), "o"), c.o)
+		require.ErrorAs(t, err, &oe, c.want)
+		assert.Equal(t, c.want, err.Error())
+	}
 }
 
 func mustDataType(t *testing.T, l layout.Layout, name string) *tcast.DataType {

@@ -134,15 +134,11 @@ func runConvert(args []string, stdout, stderr io.Writer) error {
 			}
 		}
 	}
-	if opts.Layout.Container() != layout.GGUF {
-		for _, f := range []struct {
-			name string
-			set  bool
-		}{{"-type-for", len(typeFor) > 0}, {"-imatrix", *imPath != ""}, {"-gguf-pure", *pure}} {
-			if f.set {
-				return usagef("%s applies to GGUF output: add -layout gguf", f.name)
-			}
-		}
+	if *imPath != "" {
+		opts.Imatrix = &imatrix.Imatrix{Path: *imPath} // read once the options go together
+	}
+	if err := opts.Check(); err != nil {
+		return usagef("%v", err)
 	}
 	if *imPath != "" {
 		if opts.Imatrix, err = imatrix.Read(*imPath); err != nil {
@@ -243,6 +239,9 @@ func runConvert(args []string, stdout, stderr io.Writer) error {
 	}
 	res, err := convert.Convert(pos[0], *out, opts)
 	if err = pr.stop(err); err != nil {
+		if oe := (*convert.OptionError)(nil); errors.As(err, &oe) {
+			return usagef("%v", err)
+		}
 		return err
 	}
 	if *asJSON {

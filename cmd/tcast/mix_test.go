@@ -123,6 +123,8 @@ func TestConvertMixMessages(t *testing.T) {
 		{[]string{"-layout", "gguf", "-dtype", "q4_k_m", "-imatrix", bad}, 2, []string{"-imatrix", "bad.dat"}},
 		{[]string{"-layout", "gguf", "-dtype", "q4_k_m", "-imatrix", filepath.Join(dir, "none.dat")}, 2, []string{"none.dat"}},
 		{[]string{"-layout", "gguf", "-dtype", "q4_k_m", "-include", "norm"}, 1, []string{"-include", "-type-for"}},
+		{[]string{"-layout", "gguf", "-gguf-generic", "-dtype", "q4_k", "-gguf-pure"}, 2, []string{"-gguf-pure applies to a GGUF mix"}},
+		{[]string{"-dtype", "mxfp4", "-gguf-pure"}, 2, []string{"-gguf-pure applies to GGUF output: add -layout gguf"}},
 	} {
 		args := append([]string{"convert", src, "-o", out}, c.args...)
 		code, _, stderr := tcast(args...)
