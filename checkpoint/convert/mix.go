@@ -150,7 +150,7 @@ func (p *plan) importance(d *decision) error {
 		return nil
 	}
 	typ := d.specs[0].GGML
-	if !layout.GGUFImportance(typ) {
+	if !gguf.Searches(typ) {
 		d.result.Importance = ImportanceUnused
 		return nil
 	}

@@ -204,13 +204,6 @@ func ggufKindByType(t gguf.Type) (ggufKind, bool) {
 	return ggufKind{}, false
 }
 
-// ggufBlock is the length of the blocks of Q8_0, Q4_0 and MXFP4.
-const ggufBlock = 32
-
-// ggufBlockOf returns the block size of a ggml type (1 for the plain
-// floats).
-func ggufBlockOf(typ gguf.Type) int { return typ.BlockSize() }
-
 func (ggufLayout) Name() string { return "gguf" }
 
 func (ggufLayout) Container() Container { return GGUF }
@@ -269,7 +262,7 @@ func (l ggufLayout) Specs(name string, shape []int, dt *tcast.DataType, axis int
 		return nil, nil, err
 	}
 	typ, _ := ggufTypeOf(dt)
-	if err := groupCheck("gguf", name, dt, shape[len(shape)-1], ggufBlockOf(typ)); err != nil {
+	if err := groupCheck("gguf", name, dt, shape[len(shape)-1], typ.BlockSize()); err != nil {
 		return nil, nil, err
 	}
 	if len(name) > gguf.MaxNameLen {
@@ -392,7 +385,7 @@ func ggufTensorOf(dt *tcast.DataType, typ gguf.Type, shape []int, blocks []byte)
 	}
 	sub := gguf.SubBlockSize(typ)
 	if typ == gguf.TypeMXFP4 {
-		sub = ggufBlock
+		sub = typ.BlockSize() // one E8M0 scale per block
 	}
 	nb := n / sub
 	sshape := append(slices.Clone(shape[:r-1]), shape[r-1]/sub)
@@ -488,16 +481,6 @@ func (l ggufLayout) Cast(x []float32, shape []int, dt *tcast.DataType, opts *tca
 	return ggufTensorOf(dt, typ, shape, blocks), nil
 }
 
-// GGUFImportance reports whether the gguf layout's quantizer of type t
-// weights its error by tcast.Options.Importance (Q2_K..Q6_K, Q8_K, Q4_1,
-// Q5_0, Q5_1, IQ4_NL and IQ4_XS, which search for their scales). The
-// others ignore it: Q8_0 and Q4_0 (ggml's reference quantizers), MXFP4
-// and the plain floats.
-func GGUFImportance(t gguf.Type) bool {
-	_, ok := ggufKindByType(t)
-	return ok && t != gguf.TypeQ8_0 && t != gguf.TypeQ4_0
-}
-
 // ggufImp is an importance option checked against a weight: vectors of
 // rowLen values, vector v for rows [v·rowsPer, (v+1)·rowsPer).
 type ggufImp struct {
@@ -509,7 +492,7 @@ type ggufImp struct {
 // ggufImportance checks the importance option imp of a weight of the given
 // shape cast to block type typ. A type that takes no importance ignores it.
 func ggufImportance(imp []float32, shape []int, typ gguf.Type) (ggufImp, error) {
-	if imp == nil || !GGUFImportance(typ) || len(shape) == 0 {
+	if imp == nil || !gguf.Searches(typ) || len(shape) == 0 {
 		return ggufImp{}, nil
 	}
 	rowLen := shape[len(shape)-1]
