@@ -72,28 +72,22 @@ func VerifyWith(orig, conv string, o VerifyOptions) ([]VerifyResult, error) {
 		return nil, err
 	}
 	defer c.Close()
-	// Tensors the conversion renamed are paired by their source names.
-	convName := map[string]string{}
-	if js, ok := c.Metadata()[layout.KeyRenamed]; ok {
-		var renamed map[string]string
-		if err := json.Unmarshal([]byte(js), &renamed); err != nil {
-			return nil, fmt.Errorf("%s: metadata %s: %w", conv, layout.KeyRenamed, err)
-		}
-		for n, o := range renamed {
-			convName[o] = n
-		}
-	}
+	var renamed, dropped map[string]string
 	var xf map[string]ggufmodel.Transform
-	var dropped map[string]string
 	for _, m := range []struct {
 		key string
 		dst any
-	}{{layout.KeyTransforms, &xf}, {layout.KeyDropped, &dropped}} {
+	}{{layout.KeyRenamed, &renamed}, {layout.KeyTransforms, &xf}, {layout.KeyDropped, &dropped}} {
 		if js, ok := c.Metadata()[m.key]; ok {
 			if err := json.Unmarshal([]byte(js), m.dst); err != nil {
 				return nil, fmt.Errorf("%s: metadata %s: %w", conv, m.key, err)
 			}
 		}
+	}
+	// Tensors the conversion renamed are paired by their source names.
+	convName := map[string]string{}
+	for n, o := range renamed {
+		convName[o] = n
 	}
 	var out []VerifyResult
 	for _, ti := range src.Tensors() {
