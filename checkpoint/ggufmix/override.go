@@ -9,16 +9,14 @@ import (
 )
 
 // overrideTypes are the types an override may ask for: the float types and
-// the block types this toolkit writes.
+// the block types the gguf layout writes (but Q8_K, which llama.cpp keeps
+// for its dot products); a test ties the list to the layout's.
 var overrideTypes = []gguf.Type{
 	gguf.TypeF32, gguf.TypeF16, gguf.TypeBF16,
 	gguf.TypeQ4_0, gguf.TypeQ4_1, gguf.TypeQ5_0, gguf.TypeQ5_1, gguf.TypeQ8_0,
 	gguf.TypeQ2_K, gguf.TypeQ3_K, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K,
 	gguf.TypeIQ4_NL, gguf.TypeIQ4_XS, gguf.TypeMXFP4,
 }
-
-// OverrideTypes returns the types an Override may name.
-func OverrideTypes() []gguf.Type { return append([]gguf.Type(nil), overrideTypes...) }
 
 // Override forces a type on the tensors whose name matches a regular
 // expression, like llama-quantize's --tensor-type. Build one with
