@@ -242,6 +242,8 @@ type Result struct {
 	BytesIn  int64          `json:"bytes_in"`
 	BytesOut int64          `json:"bytes_out"`
 	Seconds  float64        `json:"seconds"`
+	// Summary is Summarize's, as Convert returns it.
+	Summary *Summary `json:"summary,omitempty"`
 }
 
 // Cast returns the number of tensors that were cast.
@@ -922,6 +924,8 @@ func Convert(inPath, out string, opts Options) (*Result, error) {
 		return nil, err
 	}
 	res.Seconds = time.Since(start).Seconds()
+	sum := res.Summarize()
+	res.Summary = &sum
 	return res, nil
 }
 

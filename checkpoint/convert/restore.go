@@ -20,6 +20,7 @@ import (
 // VerifyResult compares one tensor of a converted checkpoint with its source.
 type VerifyResult struct {
 	Name      string   `json:"name"`
+	Shape     []int    `json:"shape"`
 	Converted bool     `json:"converted"`
 	DataType  string   `json:"datatype,omitempty"` // the converted tensor's datatype or stored type
 	SQNR      *float64 `json:"sqnr_db"`            // nil: exact, or an all-zero source
@@ -33,6 +34,21 @@ type VerifyResult struct {
 	// name), nil without an importance matrix, for a tensor it has no entry
 	// for, or when the tensor is exact.
 	WeightedSQNR *float64 `json:"weighted_sqnr_db,omitempty"`
+}
+
+// MeanWeightedSQNR returns the mean of the results' WeightedSQNR by
+// elements (MeanSQNR, as convert's Summary), nil when none has one, and
+// the number of tensors that have one.
+func MeanWeightedSQNR(rs []VerifyResult) (*float64, int) {
+	var m MeanSQNR
+	n := 0
+	for _, r := range rs {
+		if r.WeightedSQNR != nil {
+			m.Add(r.WeightedSQNR, elementsOf(r.Shape))
+			n++
+		}
+	}
+	return m.Mean(), n
 }
 
 // VerifyOptions control VerifyWith. The zero value is Verify.
@@ -102,7 +118,7 @@ func VerifyWith(orig, conv string, o VerifyOptions) ([]VerifyResult, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: %s has tensor %s, %s does not", ErrMismatch, orig, ti.Name, conv)
 		}
-		r := VerifyResult{Name: ti.Name, Converted: ci.Quantized(), DataType: ci.Type}
+		r := VerifyResult{Name: ti.Name, Shape: ti.Shape, Converted: ci.Quantized(), DataType: ci.Type}
 		if !ti.Float || !ci.Float {
 			a, err := src.Bytes(ti.Name)
 			if err != nil {

@@ -10,7 +10,6 @@ import (
 	"os"
 	"regexp"
 	"runtime/debug"
-	"sort"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -464,75 +463,36 @@ func printReport(out io.Writer, r *convert.Result) {
 
 // ggufSummary counts the tensors of each type of a GGUF mix, with the
 // bits per value and the mean SQNR of the cast weights (by elements), and
-// the weights that had an importance vector.
+// the weights that had an importance vector (convert.Summary).
 func ggufSummary(r *convert.Result) string {
-	count := map[string]int{}
-	var types []string
-	imp := map[string]int{}
-	var bits, sqnr, wsqnr float64
-	var elems, sqnrN, wsqnrN int64
-	for _, t := range r.Tensors {
-		typ := t.DataType
-		if typ == "" {
-			if t.Dropped {
-				continue
-			}
-			typ = "kept"
-		}
-		if count[typ] == 0 {
-			types = append(types, typ)
-		}
-		count[typ]++
-		if t.Importance != "" {
-			imp[t.Importance]++
-		}
-		if t.DataType != "" {
-			n := int64(1)
-			for _, d := range t.Shape {
-				n *= int64(d)
-			}
-			bits += t.Bits * float64(n)
-			elems += n
-			if t.SQNR != nil {
-				sqnr += *t.SQNR * float64(n)
-				sqnrN += n
-			}
-			if t.WeightedSQNR != nil {
-				wsqnr += *t.WeightedSQNR * float64(n)
-				wsqnrN += n
-			}
-		}
-	}
-	sort.Slice(types, func(i, j int) bool {
-		return count[types[i]] > count[types[j]] || count[types[i]] == count[types[j]] && types[i] < types[j]
-	})
+	s := r.Summarize()
 	var b strings.Builder
 	if r.Mix != "" {
 		fmt.Fprintf(&b, "mix %s:", r.Mix)
 	} else {
 		b.WriteString("types:")
 	}
-	for i, typ := range types {
+	for i, tc := range s.Types {
 		sep := ","
 		if i == 0 {
 			sep = ""
 		}
-		fmt.Fprintf(&b, "%s %d %s", sep, count[typ], typ)
+		fmt.Fprintf(&b, "%s %d %s", sep, tc.Tensors, tc.DataType)
 	}
-	if elems > 0 {
-		fmt.Fprintf(&b, "; cast weights: %.3f bits per value", bits/float64(elems))
+	if s.Bits > 0 {
+		fmt.Fprintf(&b, "; cast weights: %.3f bits per value", s.Bits)
 	}
-	if sqnrN > 0 {
-		fmt.Fprintf(&b, ", SQNR %.2f dB (mean by elements)", sqnr/float64(sqnrN))
+	if s.SQNR != nil {
+		fmt.Fprintf(&b, ", SQNR %.2f dB (mean by elements)", *s.SQNR)
 	}
 	if r.Imatrix != "" {
-		fmt.Fprintf(&b, "\nimportance matrix %s: %d weights used it", r.Imatrix, imp[convert.ImportanceUsed])
-		if wsqnrN > 0 {
-			fmt.Fprintf(&b, " (weighted SQNR %.2f dB, mean by elements)", wsqnr/float64(wsqnrN))
+		fmt.Fprintf(&b, "\nimportance matrix %s: %d weights used it", r.Imatrix, s.Importance[convert.ImportanceUsed])
+		if s.WeightedSQNR != nil {
+			fmt.Fprintf(&b, " (weighted SQNR %.2f dB, mean by elements)", *s.WeightedSQNR)
 		}
 		for _, k := range []string{convert.ImportanceMissing, convert.ImportanceIgnored, convert.ImportanceUnused} {
-			if imp[k] > 0 {
-				fmt.Fprintf(&b, ", %d %s", imp[k], k)
+			if s.Importance[k] > 0 {
+				fmt.Fprintf(&b, ", %d %s", s.Importance[k], k)
 			}
 		}
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -101,6 +102,28 @@ func TestConvertMix(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, stdout, "weighted SQNR dB")
 	assert.Contains(t, stdout, "2 tensors weighted by "+im)
+
+	// The mean is by elements, as convert's summary: Σ wsqnr·n / Σ n over
+	// the tensors with a weighted SQNR (here of different sizes).
+	code, js, stderr := tcast("verify", "-json", "-imatrix", im, src, out)
+	require.Equal(t, 0, code, stderr)
+	var vr []convert.VerifyResult
+	require.NoError(t, json.Unmarshal([]byte(js), &vr))
+	var sum, elems float64
+	sizes := map[int]bool{}
+	for _, r := range vr {
+		if r.WeightedSQNR != nil {
+			n := 1
+			for _, d := range r.Shape {
+				n *= d
+			}
+			sum += *r.WeightedSQNR * float64(n)
+			elems += float64(n)
+			sizes[n] = true
+		}
+	}
+	require.Len(t, sizes, 2, "two tensors of different sizes")
+	assert.Contains(t, stdout, fmt.Sprintf("weighted SQNR %.2f dB (mean by elements)", sum/elems))
 }
 
 func TestConvertMixMessages(t *testing.T) {
