@@ -439,3 +439,10 @@ func maskBytes(dst, src []byte, m byte) {
 		dst[i] = src[i] & m
 	}
 }
+
+// UsesImportance reports whether casts to dt weigh Options.Importance: a
+// codebook datatype of several tables, whose subtiles each take the table
+// of least importance-weighted squared error (when they run along the last
+// axis). Datatypes that take their scales by rule, and codebook datatypes
+// of a single table, have nothing to search and ignore it.
+func (dt *DataType) UsesImportance() bool { return dt != nil && dt.cb != nil && dt.cb.Len() > 1 }

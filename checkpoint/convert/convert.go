@@ -128,7 +128,12 @@ type Options struct {
 	// its importance vector, found by its output name; a weight the matrix
 	// has no entry for is quantized without one, and the report says so
 	// (TensorResult.Importance). The output gets llama-quantize's
-	// quantize.imatrix.* keys.
+	// quantize.imatrix.* keys. Other layouts take it with a datatype that
+	// searches (a codebook datatype of several tables, see ImatrixApplies),
+	// whose subtiles then choose their tables by importance-weighted error
+	// along the weight's rows; a weight's entry is found by the GGUF name
+	// of its source tensor when config.json names an architecture package
+	// ggufmodel knows, else by its own name.
 	Imatrix *imatrix.Imatrix
 }
 
@@ -297,6 +302,9 @@ type plan struct {
 	dropped []TensorResult // input tensors the model file leaves out
 	// mixed reports that Options.GGUFMix chooses the types (mixApplies).
 	mixed bool
+	// impNames maps Hugging Face names to the GGUF names an importance
+	// matrix holds, for output that is not GGUF (nil: names as they are).
+	impNames *ggufmodel.Model
 }
 
 // storedBits is what a cast weight of the given shape costs per value in the
@@ -483,7 +491,10 @@ func newPlan(in *load.Checkpoint, opts *Options) (*plan, error) {
 		return nil, errors.New("-gguf-pure applies to a GGUF mix: this output is generic GGUF, where the datatype already goes to every cast weight")
 	}
 	if opts.Imatrix != nil && p.lay.Container() != layout.GGUF {
-		return nil, fmt.Errorf("-imatrix weights the GGUF quantizers' error: it needs -layout gguf (the %s layout's datatypes choose their scales by rule)", p.lay.Name())
+		if err := ImatrixApplies(p.lay, opts.DataType); err != nil {
+			return nil, err
+		}
+		p.imatrixNames()
 	}
 	seen := map[string]string{}
 	why := map[string]int{}
