@@ -231,6 +231,10 @@ func (s *Selector) SelectBlocksWeighted(codes, meta []uint8, x, w []float32, gro
 	if err := checkWeights(c.name, w, len(x)); err != nil {
 		return err
 	}
+	if p := c.plan(); p != nil {
+		p.sel.SelectWeighted(codes, meta, x, w, group, block, muls, scales)
+		return nil
+	}
 	for b := range nb {
 		lo, hi := b*block, min((b+1)*block, len(x))
 		s.selectWSSE(codes[lo:hi], meta[lo/group:], x[lo:hi], w[lo:hi], group, muls[b], scales[b])
@@ -252,12 +256,24 @@ func checkWeights(name string, w []float32, n int) error {
 }
 
 // selectWSSE is Select by the weighted squared error Σ w·(q − x)², w the
-// weights of x's values: every table encodes a chunk of whole groups, then
-// each group's error is summed in float64 in the order of the values, each
-// product rounded (no fused multiply-add). A group whose weights are all
+// weights of x's values: through the signed plan where it applies
+// (kernels.LUTSelector.SelectWeighted, the same sums), else selectWSSEGo.
+func (s *Selector) selectWSSE(codes, meta []uint8, x, w []float32, group int, mul, scale float32) {
+	if p := s.c.plan(); p != nil {
+		block := (len(x) + group - 1) / group * group
+		muls, scales := [1]float32{mul}, [1]float32{scale}
+		p.sel.SelectWeighted(codes, meta, x, w, group, max(block, group), muls[:], scales[:])
+		return
+	}
+	s.selectWSSEGo(codes, meta, x, w, group, mul, scale)
+}
+
+// selectWSSEGo is selectWSSE for any tables: every table encodes a chunk
+// of whole groups, then each group's error is summed in float64 in the
+// order of the values, each product rounded (no fused multiply-add). A group whose weights are all
 // equal is scored by its plain squared error, exactly as selectSSE sums it,
 // so it gets the table it gets without weights.
-func (s *Selector) selectWSSE(codes, meta []uint8, x, w []float32, group int, mul, scale float32) {
+func (s *Selector) selectWSSEGo(codes, meta []uint8, x, w []float32, group int, mul, scale float32) {
 	c := s.c
 	chunk := max(group, selectChunk/group*group)
 	try := grow(s.try, min(chunk, len(x)))

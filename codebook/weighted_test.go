@@ -189,3 +189,74 @@ func TestSelectWeightedProperty(t *testing.T) {
 		}
 	}
 }
+
+// TestSelectWeightedPlan: for codebooks with a signed plan, the weighted
+// selection through kernels.LUTSelector.SelectWeighted gives the bytes of
+// the general path (every table encodes), block by block, with edge values
+// (NaN, ±Inf, ±0), zero weights, groups of equal weights, and power-of-two
+// and other scales.
+func TestSelectWeightedPlan(t *testing.T) {
+	r := rand.New(rand.NewPCG(23, 24))
+	for _, name := range []string{"icb44fi_e2m3fnuz", "icb42fi_e4m3fn", "cb41fi_e2m2fnuz", "cb42fe0123_e3m2fnuz", "cb81ie_int9"} {
+		cb, err := Parse(name)
+		require.NoError(t, err)
+		require.NotNil(t, cb.plan(), name)
+		for trial := range 24 {
+			n := 1 + r.IntN(300)
+			x, w := make([]float32, n), make([]float32, n)
+			for i := range x {
+				x[i] = float32(r.NormFloat64() * math.Ldexp(1, r.IntN(6)-2))
+				switch r.IntN(40) {
+				case 0:
+					x[i] = float32(math.NaN())
+				case 1:
+					x[i] = float32(math.Inf(1 - 2*r.IntN(2)))
+				case 2:
+					x[i] = negZero
+				case 3:
+					x[i] = 0
+				}
+				w[i] = float32(r.ExpFloat64())
+				if r.IntN(6) == 0 {
+					w[i] = 0
+				}
+			}
+			group := []int{1, 2, 4, 8, 16, 32, 5}[trial%7]
+			if n > 2*group {
+				g := r.IntN(n/group - 1)
+				for i := range w[g*group : (g+1)*group] {
+					w[g*group+i] = 3 // equal weights
+				}
+			}
+			block := group * (1 + r.IntN(4))
+			nb := (n + block - 1) / block
+			muls, scales := make([]float32, nb), make([]float32, nb)
+			for j := range muls {
+				if r.IntN(2) == 0 {
+					scales[j] = float32(math.Ldexp(1, r.IntN(9)-4))
+				} else {
+					scales[j] = float32(0.1 + r.Float64()*3)
+				}
+				muls[j] = 1 / scales[j]
+			}
+			ng := (n + group - 1) / group
+			c1, m1 := make([]uint8, n), make([]uint8, ng)
+			sel := cb.NewSelector()
+			require.NoError(t, sel.SelectBlocksWeighted(c1, m1, x, w, group, block, muls, scales))
+			c2, m2 := make([]uint8, n), make([]uint8, ng)
+			for b := range nb {
+				lo, hi := b*block, min((b+1)*block, n)
+				sel.selectWSSEGo(c2[lo:hi], m2[lo/group:], x[lo:hi], w[lo:hi], group, muls[b], scales[b])
+			}
+			require.Equal(t, m2, m1, "%s trial %d", name, trial)
+			require.Equal(t, c2, c1, "%s trial %d", name, trial)
+			// Select with Weights goes the same way.
+			if nb == 1 {
+				c3, m3 := make([]uint8, n), make([]uint8, ng)
+				require.NoError(t, cb.Select(c3, m3, x, group, &SelectOptions{Weights: w, Mul: muls[0], Scale: scales[0]}))
+				require.Equal(t, m2, m3, "%s trial %d", name, trial)
+				require.Equal(t, c2, c3, "%s trial %d", name, trial)
+			}
+		}
+	}
+}
