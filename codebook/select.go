@@ -36,7 +36,8 @@ type SelectOptions struct {
 	Scale float32
 	// Weights, when not nil, weight the squared error value by value: the
 	// table chosen for a group minimises Σ w_i·(q_i − x_i)² (an importance
-	// per value, such as an importance matrix's per column). It holds one
+	// per value, such as an importance matrix's per column; a value of
+	// weight 0 adds nothing, not even the NaN of 0·∞). It holds one
 	// finite non-negative weight per value of x and cannot be combined with
 	// a Criterion. A group whose weights are all equal (a run down a column
 	// of a weight matrix, whose values share one column importance) is
@@ -270,7 +271,8 @@ func (s *Selector) selectWSSE(codes, meta []uint8, x, w []float32, group int, mu
 
 // selectWSSEGo is selectWSSE for any tables: every table encodes a chunk
 // of whole groups, then each group's error is summed in float64 in the
-// order of the values, each product rounded (no fused multiply-add). A group whose weights are all
+// order of the values, each product rounded (no fused multiply-add), a
+// value of weight 0 adding nothing (not even the NaN of 0·∞). A group whose weights are all
 // equal is scored by its plain squared error, exactly as selectSSE sums it,
 // so it gets the table it gets without weights.
 func (s *Selector) selectWSSEGo(codes, meta []uint8, x, w []float32, group int, mul, scale float32) {
@@ -307,6 +309,9 @@ func (s *Selector) selectWSSEGo(codes, meta []uint8, x, w []float32, group int, 
 					}
 				} else {
 					for i, v := range xs[a:b] {
+						if ws[a+i] == 0 {
+							continue // nothing, not even the NaN of 0·∞
+						}
 						d := float64(lut[tc[a+i]]*scale) - float64(v)
 						e += float64(float64(ws[a+i]) * float64(d*d))
 					}

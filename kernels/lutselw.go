@@ -12,18 +12,21 @@ import (
 //	e_k = Σ_i float64(w_i)·(float64(mag_k(|x_i·mul|)·scale) − float64(|x_i|))²
 //
 // summed in float64 in the order of i, each square and product rounded (no
-// fused multiply-add), except that a group whose weights are all equal is
+// fused multiply-add), a value of weight 0 adding nothing (not even the NaN
+// of 0·∞ where an entry overflows when scaled), except that a group whose weights are all equal is
 // scored by Select's unweighted error, so it gets Select's choice. The
 // table of least error is chosen, the first on ties (a NaN error never wins
 // over an earlier table); codes and meta are written as Select writes them.
-// It runs in Go on every CPU. It panics on malformed arguments.
+// The AVX-512 kernels of Select have weighted variants, under the same
+// conditions, which equal the Go loop bit for bit. It panics on malformed
+// arguments.
 func (s *LUTSelector) SelectWeighted(codes, meta []uint8, x, w []float32, group, block int, muls, scales []float32) {
 	if group < 1 || block < 1 || block%group != 0 || len(codes) < len(x) || len(w) < len(x) || len(meta) < (len(x)+group-1)/group ||
 		len(muls) < (len(x)+block-1)/block || len(scales) < (len(x)+block-1)/block {
 		panic(fmt.Sprintf("kernels: LUTSelector.SelectWeighted: %d codes, %d weights, %d meta fields, %d multipliers and %d scales for %d values in groups of %d, blocks of %d",
 			len(codes), len(w), len(meta), len(muls), len(scales), len(x), group, block))
 	}
-	lutSelectWeightedGo(s, codes[:len(x)], meta, x, w[:len(x)], group, block, muls, scales)
+	lutSelectWeighted(s, codes[:len(x)], meta, x, w[:len(x)], group, block, muls, scales)
 }
 
 // lutSelectWeightedGo is SelectWeighted (len(codes) = len(w) = len(x)): per
@@ -75,6 +78,9 @@ func lutSelectWeightedGo(s *LUTSelector, codes, meta []uint8, x, w []float32, gr
 				continue
 			}
 			wi := float64(ws[i])
+			if wi == 0 {
+				continue // nothing, not even the NaN of 0·∞
+			}
 			for k, m := range row {
 				d := float64(m*scale) - a
 				acc[k] += float64(wi * float64(d*d))
