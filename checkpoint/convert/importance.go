@@ -31,12 +31,12 @@ func ImatrixApplies(lay layout.Layout, dt *tcast.DataType) error {
 	if (lay != nil && lay.Container() == layout.GGUF) || dt.UsesImportance() {
 		return nil
 	}
-	name := "no datatype"
+	why := "pruning without a datatype quantizes nothing"
 	if dt != nil {
-		name = dt.Name()
+		why = dt.Name() + " takes its scales by rule"
 	}
-	return fmt.Errorf("%w: it weights the error of quantizers that search, the GGUF types of -layout gguf (q4_k_m, iq4_xs, ...) and the codebook datatypes of several tables (mxfi4, mxfp4e, icb44fi2_e32s8, ...); %s takes its scales by rule: drop -imatrix, or choose such a datatype or -layout gguf",
-		ErrImatrixUnused, name)
+	return fmt.Errorf("%w: it weights the error of quantizers that search, the GGUF types of -layout gguf (q4_k_m, iq4_xs, ...) and the codebook datatypes of several tables (mxfi4, mxfp4e, icb44fi2_e32s8, ...); %s: drop -imatrix, or choose such a datatype or -layout gguf",
+		ErrImatrixUnused, why)
 }
 
 // imatrixNames prepares the lookup of importance vectors for output that is
