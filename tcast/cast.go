@@ -66,9 +66,10 @@ type Options struct {
 	// last ignores it after checking it: a subtile's values then share one
 	// column, whose weight scales every table's error alike. Datatypes that
 	// take their scales by rule (MX, NVFP4, integer groups, single-table
-	// codebooks such as nf4) ignore it. A codebook cast checks it: a length
-	// that is not a whole number of vectors for the tensor's matrices, or a
-	// negative or non-finite value, is an error.
+	// codebooks such as nf4) ignore it. A cast to a codebook datatype of
+	// several tables checks it: a length that is not a whole number of
+	// vectors for the tensor's matrices, or a negative or non-finite value,
+	// is an error. [DataType.UsesImportance] says which datatypes use it.
 	Importance []float32
 }
 

@@ -140,6 +140,25 @@ func TestTcastImatrix(t *testing.T) {
 	}
 	assert.Equal(t, 3, used)
 
+	// Verify with the matrix finds the same entries and measures the same.
+	vr, err := VerifyWith(src, weightedOut, VerifyOptions{Imatrix: im})
+	require.NoError(t, err)
+	byName := map[string]*float64{}
+	for _, r := range res.Tensors {
+		byName[r.Name] = r.WeightedSQNR
+	}
+	got := 0
+	for _, r := range vr {
+		if _, ok := want[r.Name]; !ok {
+			assert.Nil(t, r.WeightedSQNR, r.Name)
+			continue
+		}
+		got++
+		require.NotNil(t, r.WeightedSQNR, r.Name)
+		assert.InDelta(t, *byName[r.Name], *r.WeightedSQNR, 1e-9, r.Name)
+	}
+	assert.Equal(t, 3, got)
+
 	_, err = Convert(src, filepath.Join(t.TempDir(), "o"), Options{Layout: tc, DataType: mustDataType(t, tc, "mxfp4"), Imatrix: im})
 	assert.True(t, errors.Is(err, ErrImatrixUnused), "%v", err)
 }
