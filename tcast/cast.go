@@ -58,7 +58,7 @@ type Options struct {
 	// or, for a stack of matrices such as a mixture of experts' weight
 	// [experts, rows, columns], one such vector per matrix, matrix after
 	// matrix. Only casts that search use it: the codebook datatypes of
-	// several tables (mxfi4, mxfp4e, icb44fi…, …: each subtile takes the
+	// several tables (mxfi4, mxfp4e, the icb44fi types: each subtile takes the
 	// table of least importance-weighted squared error, see
 	// docs/CODEBOOK.md §6), and the GGUF K-quant, IQ4, Q4_1, Q5_0 and Q5_1
 	// quantizers of the gguf layout, which search for their scales. A
