@@ -124,11 +124,16 @@ type Options struct {
 	// the weights cast, whose rows the type's block must divide.
 	TypeFor []ggufmix.Override
 	// Imatrix, when set, gives each weight cast to a GGUF type whose
-	// quantizer searches (gguf.Searches: the K-quants, IQ4_NL, IQ4_XS,
-	// Q4_1, Q5_0, Q5_1) its importance vector, found by its output name; a
-	// weight the matrix has no entry for is quantized without one, and the
-	// report says so (TensorResult.Importance). The output gets
-	// llama-quantize's quantize.imatrix.* keys.
+	// quantizer searches (gguf.Searches: the K-quants, IQ4_NL, IQ4_XS, Q4_1,
+	// Q5_0, Q5_1) its importance vector, found by its output name; a weight the matrix
+	// has no entry for is quantized without one, and the report says so
+	// (TensorResult.Importance). The output gets llama-quantize's
+	// quantize.imatrix.* keys. Other layouts take it with a datatype that
+	// searches (a codebook datatype of several tables, see ImatrixApplies),
+	// whose subtiles then choose their tables by importance-weighted error
+	// along the weight's rows; a weight's entry is found by the GGUF name
+	// of its source tensor when config.json names an architecture package
+	// ggufmodel knows, else by its own name.
 	Imatrix *imatrix.Imatrix
 }
 
@@ -141,18 +146,29 @@ type OptionError struct {
 	Flag string
 	// Reason continues the sentence after the flag.
 	Reason string
+	// Err is a sentinel the error also matches (ErrImatrixUnused), or nil.
+	Err error
 }
 
 func (e *OptionError) Error() string { return e.Flag + " " + e.Reason }
 
+// Unwrap returns Err.
+func (e *OptionError) Unwrap() error { return e.Err }
+
 // Check reports options that do not go together and need no input to
 // tell, as an *OptionError: the GGUF options (GGUFMix, GGUFPure, TypeFor,
-// Imatrix) without a GGUF layout. Convert calls it before it reads
-// anything; Imatrix is only tested for nil, so a caller may check before it
-// reads the matrix. Layout nil is the tcast layout.
+// Imatrix) without a GGUF layout, except Imatrix with a datatype that
+// searches (ImatrixApplies). Convert calls it before it reads anything;
+// Imatrix is only tested for nil, so a caller may check before it reads the
+// matrix. Layout nil is the tcast layout.
 func (o *Options) Check() error {
 	if o.Layout != nil && o.Layout.Container() == layout.GGUF {
 		return nil
+	}
+	if o.Imatrix != nil {
+		if err := ImatrixApplies(o.Layout, o.DataType); err != nil {
+			return err
+		}
 	}
 	if !o.GGUFMix.IsZero() {
 		return &OptionError{Flag: "-dtype", Reason: o.GGUFMix.String() + " names a GGUF mix: add -layout gguf"}
@@ -160,7 +176,7 @@ func (o *Options) Check() error {
 	for _, f := range []struct {
 		flag string
 		set  bool
-	}{{"-type-for", len(o.TypeFor) > 0}, {"-gguf-pure", o.GGUFPure}, {"-imatrix", o.Imatrix != nil}} {
+	}{{"-type-for", len(o.TypeFor) > 0}, {"-gguf-pure", o.GGUFPure}} {
 		if f.set {
 			return &OptionError{Flag: f.flag, Reason: "applies to GGUF output: add -layout gguf"}
 		}
@@ -340,6 +356,9 @@ type plan struct {
 	dropped []dropped // input tensors the model file leaves out
 	// mixed reports that Options.GGUFMix chooses the types (mixApplies).
 	mixed bool
+	// impNames maps Hugging Face names to the GGUF names an importance
+	// matrix holds, for output that is not GGUF (nil: names as they are).
+	impNames *ggufmodel.Model
 }
 
 // storedBits is what a cast weight of the given shape costs per value in the
@@ -521,6 +540,9 @@ func newPlan(in *load.Checkpoint, opts *Options) (*plan, error) {
 	}
 	if opts.GGUFPure && !p.mixed {
 		return nil, &OptionError{Flag: "-gguf-pure", Reason: "applies to a GGUF mix: this output is generic GGUF, where the datatype already goes to every cast weight; drop -gguf-pure"}
+	}
+	if opts.Imatrix != nil && p.lay.Container() != layout.GGUF {
+		p.imatrixNames()
 	}
 	seen := map[string]string{}
 	why := map[string]int{}

@@ -146,7 +146,10 @@ func (p *plan) overrideType(d *decision, dt *tcast.DataType) (*tcast.DataType, e
 // mismatch is an error naming the tensor.
 func (p *plan) importance(d *decision) error {
 	im := p.opts.Imatrix
-	if im == nil || !d.cast || p.lay.Container() != layout.GGUF {
+	if im != nil && p.lay.Container() != layout.GGUF {
+		return p.tcastImportance(d)
+	}
+	if im == nil || !d.cast {
 		return nil
 	}
 	typ := d.specs[0].GGML

@@ -31,8 +31,9 @@ type VerifyResult struct {
 	Lost int `json:"nonfinite_outputs"`
 	// WeightedSQNR is the SQNR in dB with each element weighted by its
 	// column's importance (VerifyOptions.Imatrix; by the converted tensor's
-	// name), nil without an importance matrix, for a tensor it has no entry
-	// for, or when the tensor is exact.
+	// name, else, for a Hugging Face source of an architecture package
+	// ggufmodel knows, by its GGUF name), nil without an importance matrix,
+	// for a tensor it has no entry for, or when the tensor is exact.
 	WeightedSQNR *float64 `json:"weighted_sqnr_db,omitempty"`
 }
 
@@ -100,6 +101,12 @@ func VerifyWith(orig, conv string, o VerifyOptions) ([]VerifyResult, error) {
 			}
 		}
 	}
+	// Importance entries are GGUF names: a Hugging Face source of a known
+	// architecture is looked up under its tensors' GGUF names too.
+	var impNames *ggufmodel.Model
+	if o.Imatrix != nil {
+		impNames, _ = ggufmodel.Detect(src.Config())
+	}
 	// Tensors the conversion renamed are paired by their source names.
 	convName := map[string]string{}
 	for n, o := range renamed {
@@ -153,7 +160,13 @@ func VerifyWith(orig, conv string, o VerifyOptions) ([]VerifyResult, error) {
 		e := Compare(want, got)
 		r.SQNR, r.MSE, r.MaxAbsErr, r.Lost = e.SQNR, e.MSE, e.MaxAbs, e.Lost
 		if o.Imatrix != nil && r.Converted && len(shape) >= 2 {
-			r.WeightedSQNR = weightedSQNR(o.Imatrix, cname, shape, want, got)
+			iname := cname
+			if impNames != nil && !o.Imatrix.Has(cname) {
+				if mp, err := impNames.Tensor(ti.Name); err == nil && mp.Name != "" {
+					iname = mp.Name
+				}
+			}
+			r.WeightedSQNR = weightedSQNR(o.Imatrix, iname, shape, want, got)
 		}
 		out = append(out, r)
 		src.Release(ti.Name)
