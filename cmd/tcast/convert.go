@@ -56,7 +56,8 @@ const convertUsage = "tcast convert IN -dtype NAME -o OUT [-layout LAYOUT] [-inc
 	"the mix's. A name that is both a type and a mix (q8_0, q6_k, q4_k) is the mix for a llama.cpp model\n" +
 	"file and the type for generic GGUF output. -type-for RE=TYPE overrides types by GGUF name, -gguf-pure\n" +
 	"gives every quantized weight the mix's base type, and -imatrix FILE (llama-imatrix's GGUF or .dat\n" +
-	"output) weights the error of the quantizers that search (K-quants, IQ4_NL, IQ4_XS, Q4_1, Q5_0, Q5_1).\n" +
+	"output, or the .npz of docs/GGUF.md §2.6) weights the error of the quantizers that search (K-quants,\n" +
+	"IQ4_NL, IQ4_XS, Q4_1, Q5_0, Q5_1).\n" +
 	"-imatrix works with any layout for the codebook datatypes of several tables (mxfi4, mxfp4e,\n" +
 	"icb44fi2_e32s8, ...), whose subtiles then choose their tables by importance-weighted error; a\n" +
 	"Hugging Face weight of a known architecture is looked up under its GGUF name (blk.N.attn_q.weight).\n\n" +
@@ -91,7 +92,7 @@ func runConvert(args []string, stdout, stderr io.Writer) error {
 	ggufPre := fs.String("gguf-pre", "", "with -layout gguf, the llama.cpp pre-tokenizer `NAME` (llama-bpe, qwen2, gpt-2, ...) of a byte-level BPE tokenizer.json it does not recognise")
 	var typeFor ggufmix.Overrides
 	fs.Var(&typeFor, "type-for", "with -layout gguf, give tensors whose GGUF name matches `RE=TYPE` that type (repeatable; the first match wins; e.g. ffn_down=q6_k)")
-	imPath := fs.String("imatrix", "", "llama.cpp's importance matrix `FILE` (GGUF or legacy .dat) weighting the error of the quantizers that search (-layout gguf's types, codebook datatypes)")
+	imPath := fs.String("imatrix", "", "llama.cpp's importance matrix `FILE` (GGUF, legacy .dat, or .npz) weighting the error of the quantizers that search (-layout gguf's types, codebook datatypes)")
 	pure := fs.Bool("gguf-pure", false, "with a GGUF mix, give every weight it quantizes the mix's base type (llama-quantize --pure)")
 	prof := addProfileFlags(fs)
 	var renames renameFlag

@@ -17,7 +17,7 @@ func runVerify(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("verify", flag.ContinueOnError)
 	minSQNR := fs.Float64("min-sqnr", 0, "fail if a converted tensor's SQNR is below `DB`")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
-	imPath := fs.String("imatrix", "", "also give each converted tensor's SQNR weighted by llama.cpp's importance matrix `FILE` (GGUF or .dat), by its converted name")
+	imPath := fs.String("imatrix", "", "also give each converted tensor's SQNR weighted by llama.cpp's importance matrix `FILE` (GGUF, .dat or .npz), by its converted name (a Hugging Face name of a known architecture by its GGUF name)")
 	pos, err := parseArgs(fs, verifyUsage, args, stdout)
 	if err != nil {
 		return err
