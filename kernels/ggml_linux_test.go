@@ -32,3 +32,22 @@ func TestGGMLStayInBounds(t *testing.T) {
 		}
 	})
 }
+
+// TestKDeqStayInBounds runs every tier's K-quant, IQ4 and 32-element affine
+// decoders on slices that end at an inaccessible page, for every block count
+// up to 12: a kernel that reads or writes past a block faults.
+func TestKDeqStayInBounds(t *testing.T) {
+	r := rand.New(rand.NewPCG(35, 36))
+	forEachTier(t, func(t *testing.T) {
+		for _, c := range kdeqCases {
+			for nb := 0; nb <= 12; nb++ {
+				src := guardedCopy(t, kdeqBlocks(r, c, nb))
+				want := make([]float32, nb*c.elems)
+				c.ref(want, src)
+				dst := guardedTail[float32](t, nb*c.elems)
+				c.run(dst, src)
+				requireSame(t, floatBits(want), floatBits(dst), "%s, %d blocks", c.name, nb)
+			}
+		}
+	})
+}
