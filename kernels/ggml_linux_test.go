@@ -51,3 +51,19 @@ func TestKDeqStayInBounds(t *testing.T) {
 		}
 	})
 }
+
+// TestWeightedErrorSumsStayInBounds runs every tier's weighted error sums
+// on slices that end at an inaccessible page, for every length up to 40.
+func TestWeightedErrorSumsStayInBounds(t *testing.T) {
+	r := rand.New(rand.NewPCG(37, 38))
+	forEachTier(t, func(t *testing.T) {
+		for n := 0; n <= 40; n++ {
+			w, want, got := weightedInputs(r, n)
+			var s0, n0, s1, n1 [ErrorLanes]float64
+			weightedErrorSumsGo(&s0, &n0, w, want, got)
+			WeightedErrorSums(&s1, &n1, guardedCopy(t, w), guardedCopy(t, want), guardedCopy(t, got))
+			require.Equal(t, f64Bits(s0[:]), f64Bits(s1[:]))
+			require.Equal(t, f64Bits(n0[:]), f64Bits(n1[:]))
+		}
+	})
+}

@@ -116,3 +116,20 @@ func dequantIQ4XS(dst []float32, src []byte) {
 		dequantIQ4XSGo(dst, src)
 	}
 }
+
+// weightedErrorSums runs whole steps of 8 elements through the assembly of
+// the active tier and the rest (lanes continue: the step is the lane count)
+// through the Go reference.
+func weightedErrorSums(sig, noise *[ErrorLanes]float64, w, want, got []float32) {
+	n := len(w) &^ (ErrorLanes - 1)
+	switch {
+	case n == 0:
+	case active >= tierAVX512:
+		weightedErrorSumsAVX512(sig, noise, w[:n], want[:n], got[:n])
+	case active >= tierAVX2:
+		weightedErrorSumsAVX2(sig, noise, w[:n], want[:n], got[:n])
+	default:
+		n = 0
+	}
+	weightedErrorSumsGo(sig, noise, w[n:], want[n:], got[n:])
+}

@@ -3545,3 +3545,104 @@ dequantQ5_1AVX2_block:
 dequantQ5_1AVX2_done:
 	VZEROUPPER
 	RET
+
+// func weightedErrorSumsAVX512(sig *[8]float64, noise *[8]float64, w []float32, want []float32, got []float32)
+// Requires: AVX, AVX512F
+TEXT ·weightedErrorSumsAVX512(SB), NOSPLIT, $0-88
+	MOVQ         sig+0(FP), DI
+	MOVQ         noise+8(FP), SI
+	MOVQ         w_base+16(FP), R8
+	MOVQ         w_len+24(FP), CX
+	MOVQ         want_base+40(FP), R9
+	MOVQ         got_base+64(FP), R10
+	SHRQ         $0x03, CX
+	JZ           weightedErrorSumsAVX512_done
+	VMOVUPD      (DI), Z0
+	VMOVUPD      (SI), Z1
+	VXORPD       X2, X2, X2
+	VBROADCASTSD X2, Z2
+
+weightedErrorSumsAVX512_loop:
+	VCVTPS2PD (R9), Z3
+	VCVTPS2PD (R10), Z4
+	VCVTPS2PD (R8), Z5
+	VSUBPD    Z4, Z3, Z4
+	VSUBPD    Z4, Z4, Z6
+	VCMPPD    $0x00, Z2, Z6, K1
+	VMULPD    Z3, Z5, Z6
+	VMULPD    Z3, Z6, Z6
+	VADDPD    Z6, Z0, K1, Z0
+	VMULPD    Z4, Z5, Z7
+	VMULPD    Z4, Z7, Z7
+	VADDPD    Z7, Z1, K1, Z1
+	ADDQ      $0x20, R8
+	ADDQ      $0x20, R9
+	ADDQ      $0x20, R10
+	DECQ      CX
+	JNZ       weightedErrorSumsAVX512_loop
+	VMOVUPD   Z0, (DI)
+	VMOVUPD   Z1, (SI)
+
+weightedErrorSumsAVX512_done:
+	VZEROUPPER
+	RET
+
+// func weightedErrorSumsAVX2(sig *[8]float64, noise *[8]float64, w []float32, want []float32, got []float32)
+// Requires: AVX
+TEXT ·weightedErrorSumsAVX2(SB), NOSPLIT, $0-88
+	MOVQ    sig+0(FP), DI
+	MOVQ    noise+8(FP), SI
+	MOVQ    w_base+16(FP), R8
+	MOVQ    w_len+24(FP), CX
+	MOVQ    want_base+40(FP), R9
+	MOVQ    got_base+64(FP), R10
+	SHRQ    $0x03, CX
+	JZ      weightedErrorSumsAVX2_done
+	VMOVUPD (DI), Y0
+	VMOVUPD (SI), Y1
+	VMOVUPD 32(DI), Y2
+	VMOVUPD 32(SI), Y3
+	VXORPD  Y15, Y15, Y15
+
+weightedErrorSumsAVX2_loop:
+	VCVTPS2PD (R9), Y4
+	VCVTPS2PD (R10), Y5
+	VCVTPS2PD (R8), Y6
+	VSUBPD    Y5, Y4, Y5
+	VSUBPD    Y5, Y5, Y7
+	VCMPPD    $0x00, Y15, Y7, Y7
+	VMULPD    Y4, Y6, Y8
+	VMULPD    Y4, Y8, Y8
+	VADDPD    Y8, Y0, Y8
+	VBLENDVPD Y7, Y8, Y0, Y0
+	VMULPD    Y5, Y6, Y9
+	VMULPD    Y5, Y9, Y9
+	VADDPD    Y9, Y1, Y9
+	VBLENDVPD Y7, Y9, Y1, Y1
+	VCVTPS2PD 16(R9), Y4
+	VCVTPS2PD 16(R10), Y5
+	VCVTPS2PD 16(R8), Y6
+	VSUBPD    Y5, Y4, Y5
+	VSUBPD    Y5, Y5, Y7
+	VCMPPD    $0x00, Y15, Y7, Y7
+	VMULPD    Y4, Y6, Y8
+	VMULPD    Y4, Y8, Y8
+	VADDPD    Y8, Y2, Y8
+	VBLENDVPD Y7, Y8, Y2, Y2
+	VMULPD    Y5, Y6, Y9
+	VMULPD    Y5, Y9, Y9
+	VADDPD    Y9, Y3, Y9
+	VBLENDVPD Y7, Y9, Y3, Y3
+	ADDQ      $0x20, R8
+	ADDQ      $0x20, R9
+	ADDQ      $0x20, R10
+	DECQ      CX
+	JNZ       weightedErrorSumsAVX2_loop
+	VMOVUPD   Y0, (DI)
+	VMOVUPD   Y1, (SI)
+	VMOVUPD   Y2, 32(DI)
+	VMOVUPD   Y3, 32(SI)
+
+weightedErrorSumsAVX2_done:
+	VZEROUPPER
+	RET

@@ -12,3 +12,7 @@ func dequantQ4_K(dst []float32, src []byte)  { dequantQ4_KGo(dst, src) }
 func dequantQ5_K(dst []float32, src []byte)  { dequantQ5_KGo(dst, src) }
 func dequantQ6_K(dst []float32, src []byte)  { dequantQ6_KGo(dst, src) }
 func dequantIQ4XS(dst []float32, src []byte) { dequantIQ4XSGo(dst, src) }
+
+func weightedErrorSums(sig, noise *[ErrorLanes]float64, w, want, got []float32) {
+	weightedErrorSumsGo(sig, noise, w, want, got)
+}

@@ -395,3 +395,39 @@ func dequantQ5_0AVX2(dst []float32, src []byte)
 //
 //go:noescape
 func dequantQ5_1AVX2(dst []float32, src []byte)
+
+// weightedErrorSumsAVX512 is the AVX-512 kernel of weightedErrorSumsGo's loop
+//
+//	for i, v := range w {
+//		a := float64(want[i])
+//		e := a - float64(got[i])
+//		if e-e != 0 { // NaN or infinite
+//			continue
+//		}
+//		sig[i%8] += float64(v) * a * a
+//		noise[i%8] += float64(v) * e * e
+//	}
+//
+// with len(w) a multiple of 8 and want and got at least as long. The
+// products are rounded one by one and never fused with the sums.
+//
+//go:noescape
+func weightedErrorSumsAVX512(sig *[8]float64, noise *[8]float64, w []float32, want []float32, got []float32)
+
+// weightedErrorSumsAVX2 is the AVX2 kernel of weightedErrorSumsGo's loop
+//
+//	for i, v := range w {
+//		a := float64(want[i])
+//		e := a - float64(got[i])
+//		if e-e != 0 { // NaN or infinite
+//			continue
+//		}
+//		sig[i%8] += float64(v) * a * a
+//		noise[i%8] += float64(v) * e * e
+//	}
+//
+// with len(w) a multiple of 8 and want and got at least as long. The
+// products are rounded one by one and never fused with the sums.
+//
+//go:noescape
+func weightedErrorSumsAVX2(sig *[8]float64, noise *[8]float64, w []float32, want []float32, got []float32)
