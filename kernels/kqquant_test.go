@@ -258,3 +258,43 @@ func FuzzKQuantize(f *testing.F) {
 		}
 	})
 }
+
+// TestUsableWeights checks the importance vectors prep may use as they
+// are: weights in (0, 2^100] only.
+func TestUsableWeights(t *testing.T) {
+	for _, c := range []struct {
+		w    []float32
+		want bool
+	}{
+		{nil, true},
+		{[]float32{1, 2, 1e-45, 0x1p100}, true},
+		{[]float32{1, 0}, false},
+		{[]float32{1, float32(math.Copysign(0, -1))}, false},
+		{[]float32{-1}, false},
+		{[]float32{0x1p101}, false},
+		{[]float32{float32(math.Inf(1))}, false},
+		{[]float32{float32(math.NaN())}, false},
+	} {
+		assert.Equal(t, c.want, usableWeights(c.w), "%v", c.w)
+	}
+}
+
+// TestPrepUsableWeights checks that prep's shortcut for usable weights
+// gives the values and weights of its general path.
+func TestPrepUsableWeights(t *testing.T) {
+	r := rand.New(rand.NewPCG(61, 62))
+	src, imp := make([]float32, QKK), make([]float32, QKK)
+	for i := range src {
+		src[i] = float32(r.NormFloat64())
+		imp[i] = float32(r.ExpFloat64()) + 1e-30
+	}
+	for _, sub := range []int{16, 32, QKK} {
+		fast := &kqScratch{impOK: usableWeights(imp)}
+		require.True(t, fast.impOK)
+		var slow kqScratch
+		xf, wf := fast.prep(src, imp, sub)
+		xs, ws := slow.prep(src, imp, sub)
+		require.Equal(t, xs, xf)
+		require.Equal(t, ws, wf)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"github.com/tensorcast-go/tensorcast/checkpoint/ggufmix"
 	"github.com/tensorcast-go/tensorcast/checkpoint/imatrix"
 	"github.com/tensorcast-go/tensorcast/checkpoint/layout"
+	"github.com/tensorcast-go/tensorcast/kernels"
 	"github.com/tensorcast-go/tensorcast/tcast"
 )
 
@@ -192,18 +193,17 @@ func (s *wsum) add(imp []float32, cols, rowsPer, r0 int, x, y []float32) {
 	for r := 0; r*cols < len(x); r++ {
 		k := (r0 + r) / rowsPer
 		w := imp[k*cols : (k+1)*cols]
-		xr, yr := x[r*cols:(r+1)*cols], y[r*cols:(r+1)*cols]
-		var sig, noise float64
-		for i, v := range w {
-			a, e := float64(xr[i]), float64(xr[i])-float64(yr[i])
-			if math.IsNaN(e) || math.IsInf(e, 0) {
-				continue // counted by the plain sums (Lost)
-			}
-			sig += float64(v) * a * a
-			noise += float64(v) * e * e
+		// Elements whose error is not finite are left out: the plain sums
+		// count them (Lost).
+		var sig, noise [kernels.ErrorLanes]float64
+		kernels.WeightedErrorSums(&sig, &noise, w, x[r*cols:(r+1)*cols], y[r*cols:(r+1)*cols])
+		var rs, rn float64
+		for l := range sig {
+			rs += sig[l]
+			rn += noise[l]
 		}
-		s.signal += sig
-		s.noise += noise
+		s.signal += rs
+		s.noise += rn
 	}
 }
 

@@ -123,6 +123,15 @@ func (t Type) BlockSize() int { return typeTable[t].blockSize }
 // the plain element types), or 0 for an unknown type.
 func (t Type) BlockBytes() int { return typeTable[t].blockBytes }
 
+// BitsPerValue is what an element of type t costs in a tensor, block
+// scales included: 8·BlockBytes/BlockSize (0 for an unknown type).
+func (t Type) BitsPerValue() float64 {
+	if t.BlockSize() == 0 {
+		return 0
+	}
+	return float64(8*t.BlockBytes()) / float64(t.BlockSize())
+}
+
 // Quantized reports whether t stores elements in blocks of more than one
 // element. GGUF files holding such tensors must carry
 // general.quantization_version.
