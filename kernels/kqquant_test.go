@@ -33,6 +33,7 @@ var kqCodecs = []kqCodec{
 	{"Q4_1", GGMLBlock, Q4_1BlockBytes, QuantizeQ4_1, DequantizeQ4_1, 22, true},
 	{"Q5_0", GGMLBlock, Q5_0BlockBytes, QuantizeQ5_0, DequantizeQ5_0, 26, true},
 	{"Q5_1", GGMLBlock, Q5_1BlockBytes, QuantizeQ5_1, DequantizeQ5_1, 28, true},
+	{"Q4_0w", GGMLBlock, Q4_0BlockBytes, QuantizeQ4_0Weighted, DequantizeQ4_0, 20, true},
 }
 
 // sqnr returns 10·log10(Σ w x² / Σ w (y−x)²) with w[i % len(w)] (nil: 1).
@@ -108,7 +109,7 @@ func TestKQuantExact(t *testing.T) {
 	}{
 		"Q2_K": {0, 3, 15.0 / 128}, "Q3_K": {-4, 3, 32.0 / 128}, "Q4_K": {0, 15, 63.0 / 128},
 		"Q5_K": {0, 31, 63.0 / 128}, "Q6_K": {-32, 31, 128.0 / 512}, "Q8_K": {-127, 127, 0.125},
-		"Q4_1": {0, 15, 0.125}, "Q5_0": {-16, 15, 0.125}, "Q5_1": {0, 31, 0.125},
+		"Q4_1": {0, 15, 0.125}, "Q5_0": {-16, 15, 0.125}, "Q5_1": {0, 31, 0.125}, "Q4_0w": {-8, 7, 0.125},
 	}
 	rng := rand.New(rand.NewPCG(11, 12))
 	for _, c := range kqCodecs {

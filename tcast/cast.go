@@ -60,8 +60,9 @@ type Options struct {
 	// matrix. Only casts that search use it: the codebook datatypes of
 	// several tables (mxfi4, mxfp4e, the icb44fi types: each subtile takes the
 	// table of least importance-weighted squared error, see
-	// docs/CODEBOOK.md §6), and the GGUF K-quant, IQ4, Q4_1, Q5_0 and Q5_1
-	// quantizers of the gguf layout, which search for their scales. A
+	// docs/CODEBOOK.md §6), and the GGUF K-quant, IQ4, Q4_0, Q4_1, Q5_0 and
+	// Q5_1 quantizers of the gguf layout, which search for their scales
+	// (gguf.Searches). A
 	// codebook datatype whose subtiles run along another axis than the
 	// last ignores it after checking it: a subtile's values then share one
 	// column, whose weight scales every table's error alike. Datatypes that

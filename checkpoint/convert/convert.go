@@ -124,8 +124,8 @@ type Options struct {
 	// the weights cast, whose rows the type's block must divide.
 	TypeFor []ggufmix.Override
 	// Imatrix, when set, gives each weight cast to a GGUF type whose
-	// quantizer searches (gguf.Searches: the K-quants, IQ4_NL, IQ4_XS, Q4_1,
-	// Q5_0, Q5_1) its importance vector, found by its output name; a weight the matrix
+	// quantizer searches (gguf.Searches: the K-quants, IQ4_NL, IQ4_XS, Q4_0,
+	// Q4_1, Q5_0, Q5_1) its importance vector, found by its output name; a weight the matrix
 	// has no entry for is quantized without one, and the report says so
 	// (TensorResult.Importance). The output gets llama-quantize's
 	// quantize.imatrix.* keys. Other layouts take it with a datatype that

@@ -32,7 +32,7 @@ const (
 	// embedding, which llama-quantize quantizes without it too.
 	ImportanceIgnored = "size mismatch on the token embedding: quantized without"
 	// ImportanceUnused: the tensor's type has no search that takes it
-	// (Q8_0, Q4_0, MXFP4, the plain floats).
+	// (Q8_0, MXFP4, the plain floats).
 	ImportanceUnused = "not used by this type's quantizer"
 )
 

@@ -139,11 +139,11 @@ func (t Type) Quantized() bool { return typeTable[t].blockSize > 1 }
 
 // Searches reports whether Quantize's quantizer of type t searches for its
 // scales, and so weights its error by an importance vector: the K-quants,
-// IQ4_NL, IQ4_XS, Q4_1, Q5_0 and Q5_1. The others (Q8_0, Q4_0, MXFP4 and
-// the plain types) have no search an importance vector could weight.
+// IQ4_NL, IQ4_XS, Q4_1, Q5_0, Q5_1, and Q4_0 when an importance vector is
+// given (without one, Q4_0 is ggml's rule). Q8_0, MXFP4 and the plain types
+// have no search an importance vector could weight.
 func Searches(t Type) bool {
-	_, ok := quantizers[t]
-	return ok
+	return quantizers[t].searches
 }
 
 // Size returns the number of bytes that n elements of type t occupy. ok is

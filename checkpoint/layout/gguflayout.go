@@ -514,17 +514,19 @@ func ggufImportance(imp []float32, shape []int, typ gguf.Type) (ggufImp, error) 
 }
 
 // quantize writes x, whole rows starting at row r0 of the weight, as the
-// blocks dst of block type typ, with each row's importance vector.
+// blocks dst of block type typ with gguf.Quantize (ggml's rule for Q8_0,
+// gguf.QuantizeMXFP4 for MXFP4, the searching quantizers for the others),
+// with each row's importance vector.
 func (im ggufImp) quantize(typ gguf.Type, dst []byte, x []float32, r0 int) error {
 	if im.v == nil {
-		return ggmlQuantize(typ, dst, x, nil)
+		return gguf.Quantize(typ, dst, x, nil)
 	}
 	rows := len(x) / im.rowLen
 	rowBytes, _ := typ.Size(int64(im.rowLen))
 	for r := 0; r < rows; {
 		v := (r0 + r) / im.rowsPer
 		end := min(rows, (v+1)*im.rowsPer-r0)
-		if err := ggmlQuantize(typ, dst[int64(r)*rowBytes:int64(end)*rowBytes], x[r*im.rowLen:end*im.rowLen], im.v[v*im.rowLen:(v+1)*im.rowLen]); err != nil {
+		if err := gguf.Quantize(typ, dst[int64(r)*rowBytes:int64(end)*rowBytes], x[r*im.rowLen:end*im.rowLen], im.v[v*im.rowLen:(v+1)*im.rowLen]); err != nil {
 			return err
 		}
 		r = end
@@ -538,24 +540,6 @@ func (im ggufImp) quantize(typ gguf.Type, dst []byte, x []float32, r0 int) error
 // gives).
 func ggmlOptions(o *tcast.Options) bool {
 	return o.Mode == scale.Floor && o.Rounding == dtype.RoundEven && !o.FullRange && o.Keep == nil
-}
-
-// ggmlQuantize writes x, whole rows, as the blocks dst of block type typ:
-// Q8_0 and Q4_0 with ggml's reference quantizers, MXFP4 with
-// gguf.QuantizeMXFP4, the others with gguf.Quantize and the importance
-// vector imp of the rows' columns (nil: none).
-func ggmlQuantize(typ gguf.Type, dst []byte, x, imp []float32) error {
-	switch typ {
-	case gguf.TypeQ8_0:
-		gguf.QuantizeQ8_0(dst, x)
-	case gguf.TypeQ4_0:
-		gguf.QuantizeQ4_0(dst, x)
-	case gguf.TypeMXFP4:
-		gguf.QuantizeMXFP4(dst, x)
-	default:
-		return gguf.Quantize(typ, dst, x, imp)
-	}
-	return nil
 }
 
 // elements returns the number of elements of dims, and false for a

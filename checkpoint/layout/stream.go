@@ -256,9 +256,9 @@ func (s *tcastStream) Finish(out [][]byte, meta map[string]string) ([]Tensor, fl
 }
 
 // ggufStream writes a weight of the gguf layout block by block, with the
-// quantizers of the layout's Cast (ggmlQuantize): ggml's for Q8_0 and Q4_0,
-// gguf.QuantizeMXFP4 for MXFP4, whose codes are those of tcast's kernels,
-// and gguf.Quantize for the other block types.
+// quantizers of the layout's Cast (gguf.Quantize: ggml's rule for Q8_0, and
+// for Q4_0 without an importance vector; gguf.QuantizeMXFP4 for MXFP4, whose
+// codes are those of tcast's kernels; the searching quantizers otherwise).
 type ggufStream struct {
 	name   string
 	spec   Spec

@@ -57,7 +57,7 @@ const convertUsage = "tcast convert IN -dtype NAME -o OUT [-layout LAYOUT] [-inc
 	"file and the type for generic GGUF output. -type-for RE=TYPE overrides types by GGUF name, -gguf-pure\n" +
 	"gives every quantized weight the mix's base type, and -imatrix FILE (llama-imatrix's GGUF or .dat\n" +
 	"output, or the .npz of docs/GGUF.md §2.6) weights the error of the quantizers that search (K-quants,\n" +
-	"IQ4_NL, IQ4_XS, Q4_1, Q5_0, Q5_1).\n" +
+	"IQ4_NL, IQ4_XS, Q4_0, Q4_1, Q5_0, Q5_1).\n" +
 	"-imatrix works with any layout for the codebook datatypes of several tables (mxfi4, mxfp4e,\n" +
 	"icb44fi2_e32s8, ...), whose subtiles then choose their tables by importance-weighted error; a\n" +
 	"Hugging Face weight of a known architecture is looked up under its GGUF name (blk.N.attn_q.weight).\n\n" +
