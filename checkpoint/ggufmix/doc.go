@@ -5,8 +5,7 @@
 // that a block type does not divide.
 //
 // A Mix is a base block type and the rules llama.cpp attaches to its name.
-// Plan applies it to a whole model's tensor list; Choose to one tensor,
-// placing it by the layer index in its name. Names may be GGUF names
+// Plan applies it to a whole model's tensor list. Names may be GGUF names
 // ("blk.3.attn_v.weight") or Hugging Face ones
 // ("model.layers.3.self_attn.v_proj.weight"); the rules look at the
 // Category and layer of each name, the row length (last dimension of the
