@@ -2,12 +2,8 @@ package convert
 
 import (
 	"errors"
-	"fmt"
-	"path/filepath"
 
-	"github.com/tensorcast-go/tensorcast/checkpoint/ggufmix"
 	"github.com/tensorcast-go/tensorcast/checkpoint/ggufmodel"
-	"github.com/tensorcast-go/tensorcast/checkpoint/imatrix"
 	"github.com/tensorcast-go/tensorcast/checkpoint/layout"
 	"github.com/tensorcast-go/tensorcast/tcast"
 )
@@ -82,27 +78,5 @@ func (p *plan) tcastImportance(d *decision) error {
 		d.result.Importance = ImportanceUnused
 		return nil
 	}
-	name := p.imatrixName(d)
-	if name == "" {
-		d.result.Importance = ImportanceMissing
-		return nil
-	}
-	cols, experts := matrices(d.shape)
-	v, err := im.Vector(name, cols, experts)
-	var se *imatrix.SizeError
-	switch {
-	case errors.As(err, &se) && ggufmix.CategoryOf(name) == ggufmix.TokenEmbd:
-		d.result.Importance = ImportanceIgnored
-		return nil
-	case err != nil:
-		return fmt.Errorf("tensor %s: -imatrix %s: %w", d.info.Name, filepath.Base(im.Path), err)
-	}
-	d.imp = v
-	rows := 1
-	for _, n := range d.shape[:rank-1] {
-		rows *= n
-	}
-	d.impRows = rows / (len(v) / cols)
-	d.result.Importance = ImportanceUsed
-	return nil
+	return p.useImportance(d, p.imatrixName(d))
 }

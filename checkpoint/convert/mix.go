@@ -158,15 +158,25 @@ func (p *plan) importance(d *decision) error {
 		d.result.Importance = ImportanceUnused
 		return nil
 	}
-	cols, experts := matrices(d.shape)
-	if !im.Has(d.info.Name) {
+	return p.useImportance(d, d.info.Name)
+}
+
+// useImportance gives weight d the importance vector the matrix holds
+// under name ("" or an absent name: none, and the report says it is
+// missing): one per matrix (per expert of a 3-D expert weight), matrix
+// after matrix. A size mismatch on the token embedding quantizes without;
+// any other is an error naming the tensor.
+func (p *plan) useImportance(d *decision, name string) error {
+	im := p.opts.Imatrix
+	if name == "" || !im.Has(name) {
 		d.result.Importance = ImportanceMissing
 		return nil
 	}
-	v, err := im.Vector(d.info.Name, cols, experts)
+	cols, experts := matrices(d.shape)
+	v, err := im.Vector(name, cols, experts)
 	var se *imatrix.SizeError
 	switch {
-	case errors.As(err, &se) && ggufmix.CategoryOf(d.info.Name) == ggufmix.TokenEmbd:
+	case errors.As(err, &se) && ggufmix.CategoryOf(name) == ggufmix.TokenEmbd:
 		d.result.Importance = ImportanceIgnored
 		return nil
 	case err != nil:
