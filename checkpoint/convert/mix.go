@@ -282,8 +282,8 @@ func (p *plan) tailKV() []gguf.KV {
 		return nil
 	}
 	var kv []gguf.KV
-	if m, ok := p.fileType(); ok && p.mixed && p.model == nil {
-		kv = append(kv, gguf.KV{Key: gguf.KeyFileType, Value: gguf.Uint32(m.FileType())})
+	if p.mixed && p.model == nil {
+		kv = append(kv, gguf.KV{Key: gguf.KeyFileType, Value: gguf.Uint32(p.opts.GGUFMix.FileType())})
 	}
 	if p.opts.Imatrix != nil {
 		kv = append(kv, p.opts.Imatrix.Metadata()...)
