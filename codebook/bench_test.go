@@ -59,7 +59,7 @@ func BenchmarkSelectWeighted(b *testing.B) {
 	b.Run("general", func(b *testing.B) {
 		b.SetBytes(int64(4 * len(x)))
 		for b.Loop() {
-			sel.selectWSSEGo(codes, meta, x, w, 8, 1, 1)
+			sel.selectSSEGo(codes, meta, x, w, 8, 1, 1)
 		}
 	})
 }

@@ -246,7 +246,7 @@ func TestSelectWeightedPlan(t *testing.T) {
 			c2, m2 := make([]uint8, n), make([]uint8, ng)
 			for b := range nb {
 				lo, hi := b*block, min((b+1)*block, n)
-				sel.selectWSSEGo(c2[lo:hi], m2[lo/group:], x[lo:hi], w[lo:hi], group, muls[b], scales[b])
+				sel.selectSSEGo(c2[lo:hi], m2[lo/group:], x[lo:hi], w[lo:hi], group, muls[b], scales[b])
 			}
 			require.Equal(t, m2, m1, "%s trial %d", name, trial)
 			require.Equal(t, c2, c1, "%s trial %d", name, trial)
