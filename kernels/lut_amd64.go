@@ -33,18 +33,24 @@ func lutEncodeBlocks(e *LUTEncoder, dst []uint8, src []float32, block int, muls 
 	}
 }
 
-func lutSelect(s *LUTSelector, codes, meta []uint8, x []float32, group, block int, muls, scales []float32) {
-	// There are kernels for 2, 4, 8 and 16 tables. Those of two tables
-	// write the codes of 64 values at a time after their groups: groups of
-	// a power of two.
+// selectVec reports whether the AVX-512 selection kernels (Select's and
+// SelectWeighted's) take n values in groups of group. There are kernels for
+// 2, 4, 8 and 16 tables and groups up to 64. Those of two tables write the
+// codes of 64 values at a time after their groups: groups of a power of
+// two.
+func (s *LUTSelector) selectVec(group, n int) bool {
 	nt := s.nt
-	if !lutVec() || s.vec6 == nil || nt < 2 || nt > 16 || nt&(nt-1) != 0 || group > 64 || len(x) == 0 ||
-		nt == 2 && group&(group-1) != 0 {
+	return lutVec() && s.vec6 != nil && nt >= 2 && nt <= 16 && nt&(nt-1) == 0 && group <= 64 && n != 0 &&
+		(nt != 2 || group&(group-1) == 0)
+}
+
+func lutSelect(s *LUTSelector, codes, meta []uint8, x []float32, group, block int, muls, scales []float32) {
+	if !s.selectVec(group, len(x)) {
 		lutSelectGo(s, codes, meta, x, group, block, muls, scales)
 		return
 	}
 	tb := &s.vec6.words
-	nb := (len(x) + block - 1) / block
+	nt, nb := s.nt, (len(x)+block-1)/block
 	switch {
 	case s.pow2Exact(muls[:nb], scales[:nb]):
 		switch nt {

@@ -184,7 +184,7 @@ func (s *LUTSelector) cellOf(k int64) int { return s.cells.indexKey(k) }
 // the cells of its values (in a buffer on the stack for groups up to 64),
 // the tables' errors in one pass, the choice, then the codes.
 func lutSelectGo(s *LUTSelector, codes, meta []uint8, x []float32, group, block int, muls, scales []float32) {
-	nt, stride := s.nt, lutCellStride(s.ncell)
+	nt := s.nt
 	var accBuf [16]float64
 	acc := accBuf[:]
 	if nt > len(acc) {
@@ -196,24 +196,12 @@ func lutSelectGo(s *LUTSelector, codes, meta []uint8, x []float32, group, block 
 	if group > len(cells) {
 		cells = make([]uint8, group)
 	}
-	signBit := s.signBit
-	var anyZero uint32 // 1 when −0 takes the sign bit too
-	if s.negZero {
-		anyZero = 1
-	}
 	g, b, inBlock := 0, 0, 0
 	for lo := 0; lo < len(x); lo += group {
 		hi := min(lo+group, len(x))
 		mul, scale := muls[b], scales[b]
 		xs, cs := x[lo:hi], cells[:hi-lo]
-		for i, v := range xs {
-			y := v * mul
-			k := int64(math.Float32bits(y) & 0x7fffffff)
-			if y != y {
-				k = 0 // a NaN falls in the cell of 0
-			}
-			cs[i] = uint8(s.cellOf(k))
-		}
+		s.groupCells(cs, xs, mul)
 		var bk int
 		if nt == 2 {
 			// Two tables (the MSFP-like codebooks): the sums in registers.
@@ -248,24 +236,49 @@ func lutSelectGo(s *LUTSelector, codes, meta []uint8, x []float32, group, block 
 			}
 		}
 		meta[g] = uint8(bk)
-		tc := s.codes[bk*stride : bk*stride+stride]
-		zero := s.zero[bk]
-		for i, v := range xs {
-			y := math.Float32bits(v * mul)
-			c := tc[cs[i]]
-			// The sign bit: set when y's sign is, and y is not −0 or −0
-			// takes it too.
-			nz := ((y&0x7fffffff)+0x7fffffff)>>31 | anyZero
-			neg := uint8(0) - uint8(y>>31&nz)
-			c |= signBit & neg
-			if y&0x7fffffff > 0x7f800000 { // NaN
-				c = zero
-			}
-			codes[lo+i] = c
-		}
+		s.groupCodes(codes[lo:hi], cs, xs, mul, bk)
 		g++
 		if inBlock += hi - lo; inBlock >= block {
 			b, inBlock = b+1, 0
 		}
+	}
+}
+
+// groupCells writes to cs the cells of the magnitudes of xs·mul, a NaN in
+// the cell of 0 (the Go references of Select and SelectWeighted).
+func (s *LUTSelector) groupCells(cs []uint8, xs []float32, mul float32) {
+	for i, v := range xs {
+		y := v * mul
+		k := int64(math.Float32bits(y) & 0x7fffffff)
+		if y != y {
+			k = 0 // a NaN falls in the cell of 0
+		}
+		cs[i] = uint8(s.cellOf(k))
+	}
+}
+
+// groupCodes writes to codes the codes of xs·mul in table bk, given their
+// cells cs: the cell's code with the sign bit, a NaN the table's code of
+// zero (the Go references of Select and SelectWeighted).
+func (s *LUTSelector) groupCodes(codes, cs []uint8, xs []float32, mul float32, bk int) {
+	stride := lutCellStride(s.ncell)
+	tc := s.codes[bk*stride : bk*stride+stride]
+	zero, signBit := s.zero[bk], s.signBit
+	var anyZero uint32 // 1 when −0 takes the sign bit too
+	if s.negZero {
+		anyZero = 1
+	}
+	for i, v := range xs {
+		y := math.Float32bits(v * mul)
+		c := tc[cs[i]]
+		// The sign bit: set when y's sign is, and y is not −0 or −0
+		// takes it too.
+		nz := ((y&0x7fffffff)+0x7fffffff)>>31 | anyZero
+		neg := uint8(0) - uint8(y>>31&nz)
+		c |= signBit & neg
+		if y&0x7fffffff > 0x7f800000 { // NaN
+			c = zero
+		}
+		codes[i] = c
 	}
 }

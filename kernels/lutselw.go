@@ -33,7 +33,7 @@ func (s *LUTSelector) SelectWeighted(codes, meta []uint8, x, w []float32, group,
 // group, the cells of its values, the tables' (weighted) errors in one
 // pass, the choice, then the codes, as lutSelectGo does.
 func lutSelectWeightedGo(s *LUTSelector, codes, meta []uint8, x, w []float32, group, block int, muls, scales []float32) {
-	nt, stride := s.nt, lutCellStride(s.ncell)
+	nt := s.nt
 	var accBuf [16]float64
 	acc := accBuf[:]
 	if nt > len(acc) {
@@ -45,25 +45,15 @@ func lutSelectWeightedGo(s *LUTSelector, codes, meta []uint8, x, w []float32, gr
 	if group > len(cells) {
 		cells = make([]uint8, group)
 	}
-	signBit := s.signBit
-	var anyZero uint32 // 1 when −0 takes the sign bit too
-	if s.negZero {
-		anyZero = 1
-	}
 	g, b, inBlock := 0, 0, 0
 	for lo := 0; lo < len(x); lo += group {
 		hi := min(lo+group, len(x))
 		mul, scale := muls[b], scales[b]
 		xs, ws, cs := x[lo:hi], w[lo:hi], cells[:hi-lo]
+		s.groupCells(cs, xs, mul)
 		flat := true
-		for i, v := range xs {
-			y := v * mul
-			k := int64(math.Float32bits(y) & 0x7fffffff)
-			if y != y {
-				k = 0 // a NaN falls in the cell of 0
-			}
-			cs[i] = uint8(s.cellOf(k))
-			flat = flat && ws[i] == ws[0]
+		for _, v := range ws {
+			flat = flat && v == ws[0]
 		}
 		clear(acc)
 		for i, v := range xs {
@@ -93,19 +83,7 @@ func lutSelectWeightedGo(s *LUTSelector, codes, meta []uint8, x, w []float32, gr
 			}
 		}
 		meta[g] = uint8(bk)
-		tc := s.codes[bk*stride : bk*stride+stride]
-		zero := s.zero[bk]
-		for i, v := range xs {
-			y := math.Float32bits(v * mul)
-			c := tc[cs[i]]
-			nz := ((y&0x7fffffff)+0x7fffffff)>>31 | anyZero
-			neg := uint8(0) - uint8(y>>31&nz)
-			c |= signBit & neg
-			if y&0x7fffffff > 0x7f800000 { // NaN
-				c = zero
-			}
-			codes[lo+i] = c
-		}
+		s.groupCodes(codes[lo:hi], cs, xs, mul, bk)
 		g++
 		if inBlock += hi - lo; inBlock >= block {
 			b, inBlock = b+1, 0

@@ -8,15 +8,13 @@ package kernels
 // group of equal weights gets the weight 1 (equalWeights), else the Go
 // reference.
 func lutSelectWeighted(s *LUTSelector, codes, meta []uint8, x, w []float32, group, block int, muls, scales []float32) {
-	nt := s.nt
-	if !lutVec() || s.vec6 == nil || nt < 2 || nt > 16 || nt&(nt-1) != 0 || group > 64 || len(x) == 0 ||
-		nt == 2 && group&(group-1) != 0 {
+	if !s.selectVec(group, len(x)) {
 		lutSelectWeightedGo(s, codes, meta, x, w, group, block, muls, scales)
 		return
 	}
 	w = equalWeights(w, group)
 	tb := &s.vec6.words
-	nb := (len(x) + block - 1) / block
+	nt, nb := s.nt, (len(x)+block-1)/block
 	switch {
 	case s.pow2Exact(muls[:nb], scales[:nb]):
 		switch nt {
