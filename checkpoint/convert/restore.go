@@ -30,10 +30,12 @@ type VerifyResult struct {
 	// a failure whatever the SQNR.
 	Lost int `json:"nonfinite_outputs"`
 	// WeightedSQNR is the SQNR in dB with each element weighted by its
-	// column's importance (VerifyOptions.Imatrix; by the converted tensor's
-	// name, else, for a Hugging Face source of an architecture package
-	// ggufmodel knows, by its GGUF name), nil without an importance matrix,
-	// for a tensor it has no entry for, or when the tensor is exact.
+	// column's importance (VerifyOptions.Imatrix), its entry found as
+	// convert finds it: for a Hugging Face source of an architecture
+	// package ggufmodel knows, by its GGUF name, else by the converted
+	// tensor's name, else by the source's; nil without an importance
+	// matrix, for a tensor it has no entry for, or when the tensor is
+	// exact.
 	WeightedSQNR *float64 `json:"weighted_sqnr_db,omitempty"`
 }
 
@@ -160,12 +162,7 @@ func VerifyWith(orig, conv string, o VerifyOptions) ([]VerifyResult, error) {
 		e := Compare(want, got)
 		r.SQNR, r.MSE, r.MaxAbsErr, r.Lost = e.SQNR, e.MSE, e.MaxAbs, e.Lost
 		if o.Imatrix != nil && r.Converted && len(shape) >= 2 {
-			iname := cname
-			if impNames != nil && !o.Imatrix.Has(cname) {
-				if mp, err := impNames.Tensor(ti.Name); err == nil && mp.Name != "" {
-					iname = mp.Name
-				}
-			}
+			iname := imatrixEntry(o.Imatrix, impNames, ti.Name, cname, ti.Name)
 			r.WeightedSQNR = weightedSQNR(o.Imatrix, iname, shape, want, got)
 		}
 		out = append(out, r)
