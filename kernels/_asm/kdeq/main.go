@@ -1,7 +1,7 @@
 // Command kdeq generates the decoders of ggml's K-quant, IQ4 and 32-element
 // affine blocks for package kernels, and the importance-weighted error sums
-// that check them: kdeq_amd64.s and the stub declarations in
-// kdeq_stubs_amd64.go.
+// with which conversions measure what those quantizers minimise:
+// kdeq_amd64.s and the stub declarations in kdeq_stubs_amd64.go.
 //
 //	cd kernels/_asm && go run ./kdeq -out ../kdeq_amd64.s -stubs ../kdeq_stubs_amd64.go -pkg kernels
 //
