@@ -232,9 +232,13 @@ func lutSelect(nt int, v selVariant, weighted bool) {
 		name = fmt.Sprintf("lutSelect%s%dExactAVX512", w, nt)
 	}
 	pow2 := v == selPow2
+	vals := "x"
 	if weighted {
-		TEXT(name, 0, "func(codes, meta []uint8, x, w []float32, group, block int, muls, scales []float32, tb *[408]uint32, mags "+magType+", tcodes, zero []uint8)")
-		Pragma("noescape")
+		vals = "x, w"
+	}
+	TEXT(name, 0, "func(codes, meta []uint8, "+vals+" []float32, group, block int, muls, scales []float32, tb *[408]uint32, mags "+magType+", tcodes, zero []uint8)")
+	Pragma("noescape")
+	if weighted {
 		unweighted := strings.Replace(name, "W", "", 1)
 		Doc(name+" is "+unweighted+" with the squared error of value i multiplied",
 			"by float64(w[i]) before it is summed: the loop of lutSelectWeightedGo,",
@@ -246,10 +250,6 @@ func lutSelect(nt int, v selVariant, weighted bool) {
 			"on the stack as float64 beside |v|. Under a power-of-two scale s the products are s² times",
 			"those of the loop exactly (every float64 product here is normal), so the choice is the same.")
 	} else {
-		TEXT(name, 0, "func(codes, meta []uint8, x []float32, group, block int, muls, scales []float32, tb *[408]uint32, mags "+magType+", tcodes, zero []uint8)")
-		Pragma("noescape")
-	}
-	if !weighted {
 		switch v {
 		case selPow2:
 			Doc(name+" is lutSelect"+fmt.Sprint(nt)+"AVX512 for blocks whose scale s is a power of two",
