@@ -3,7 +3,6 @@ package kernels
 import (
 	"encoding/binary"
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -220,5 +219,4 @@ func BenchmarkKDeq(b *testing.B) {
 			})
 		}
 	}
-	_ = math.Pi
 }
