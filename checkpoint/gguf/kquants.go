@@ -308,7 +308,7 @@ func quantizeQ4_0(dst []byte, src, importance []float32) {
 // lengths that do not fit give an error naming them.
 func Quantize(t Type, dst []byte, src, importance []float32) error {
 	q, ok := quantizers[t]
-	if !ok || q.q == nil {
+	if !ok {
 		return fmt.Errorf("gguf: quantizing to %v: %w", t, errors.ErrUnsupported)
 	}
 	bs := t.BlockSize()
