@@ -32,7 +32,9 @@ const (
 	// embedding, which llama-quantize quantizes without it too.
 	ImportanceIgnored = "size mismatch on the token embedding: quantized without"
 	// ImportanceUnused: the tensor's type has no search that takes it
-	// (Q8_0, MXFP4, the plain floats).
+	// (Q8_0, MXFP4, the plain floats), or, outside GGUF output, its
+	// codebook datatype's subtiles do not run along its rows (an -axis
+	// other than the last, a transposing layout).
 	ImportanceUnused = "not used by this type's quantizer"
 )
 
