@@ -260,6 +260,18 @@ type Result struct {
 	Seconds  float64        `json:"seconds"`
 	// Summary is Summarize's, as Convert returns it.
 	Summary *Summary `json:"summary,omitempty"`
+	// Generic, for generic GGUF output (general.architecture "tcast", the
+	// input's tensor names, no llama.cpp model metadata), says why the
+	// output is not a llama.cpp model file ("-gguf-generic asks for it",
+	// config.json's model_type is not one package ggufmodel knows, ...);
+	// "" for any other output.
+	Generic string `json:"gguf_generic,omitempty"`
+	// Warnings are things the conversion did that the user may not have
+	// meant, each a sentence that says what to do: generic GGUF output
+	// nobody asked for, an importance matrix with entries for no tensor,
+	// a -type-for, -include or -exclude pattern that matches no tensor,
+	// quantized weights cast again. The tcast CLI prints them on stderr.
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Cast returns the number of tensors that were cast.
@@ -356,9 +368,18 @@ type plan struct {
 	dropped []dropped // input tensors the model file leaves out
 	// mixed reports that Options.GGUFMix chooses the types (mixApplies).
 	mixed bool
+	// genericWhy says why the GGUF output is generic (Result.Generic).
+	genericWhy string
+	// warnings are the Result's, as the plan finds them.
+	warnings []string
 	// impNames maps Hugging Face names to the GGUF names an importance
 	// matrix holds, for output that is not GGUF (nil: names as they are).
 	impNames *ggufmodel.Model
+}
+
+// warn adds a warning to the conversion's Result.
+func (p *plan) warn(format string, args ...any) {
+	p.warnings = append(p.warnings, fmt.Sprintf(format, args...))
 }
 
 // storedBits is what a cast weight of the given shape costs per value in the
@@ -803,7 +824,7 @@ func Convert(inPath, out string, opts Options) (*Result, error) {
 	}
 	defer sink.Abort()
 
-	res := &Result{Input: inPath, Output: dest, Layout: lay.Name(), DataType: p.dataTypeName()}
+	res := &Result{Input: inPath, Output: dest, Layout: lay.Name(), DataType: p.dataTypeName(), Generic: p.genericWhy}
 	if p.mixed {
 		res.Mix = opts.GGUFMix.String()
 	}
@@ -946,6 +967,7 @@ func Convert(inPath, out string, opts Options) (*Result, error) {
 		return nil, err
 	}
 	res.Seconds = time.Since(start).Seconds()
+	res.Warnings = p.warnings
 	sum := res.Summarize()
 	res.Summary = &sum
 	return res, nil

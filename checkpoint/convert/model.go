@@ -3,7 +3,9 @@ package convert
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/gguf"
@@ -12,6 +14,7 @@ import (
 	"github.com/tensorcast-go/tensorcast/checkpoint/layout"
 	"github.com/tensorcast-go/tensorcast/checkpoint/load"
 	"github.com/tensorcast-go/tensorcast/checkpoint/safetensors"
+	"github.com/tensorcast-go/tensorcast/internal/names"
 )
 
 // ggufMetadata decides what the typed metadata of a GGUF output starts
@@ -22,8 +25,10 @@ import (
 // checkpoint whose config.json names an architecture ggufmodel knows
 // becomes the llama.cpp model file, with its tokenizer (finishModel writes
 // its keys). Any other gets the generic metadata: general.architecture
-// from config.json's model_type, or "tcast", and general.name, which
-// Convert names after the output (nameGeneric).
+// "tcast", whatever config.json's model_type (the file never claims to be
+// a llama.cpp model), and general.name, which Convert names after the
+// output (nameGeneric); the plan says why it is generic (genericWhy) and,
+// unless -gguf-generic asked for it, warns.
 func (p *plan) ggufMetadata(in *load.Checkpoint, opts *Options) error {
 	p.meta = map[string]string{} // safetensors metadata is not carried into GGUF
 	if g := in.GGUF(); g != nil {
@@ -54,18 +59,39 @@ func (p *plan) ggufMetadata(in *load.Checkpoint, opts *Options) error {
 			return nil
 		}
 	}
-	arch := genericArch
+	p.ggufKV = []gguf.KV{{Key: gguf.KeyArchitecture, Value: gguf.String(genericArch)}, {Key: gguf.KeyName, Value: gguf.String("")}}
+	p.generic = true
+	p.genericWhy = genericWhy(in, opts)
+	if !opts.GGUFGeneric {
+		p.warn("the output is generic GGUF (general.architecture %q, the input's tensor names, no llama.cpp model metadata), which llama.cpp cannot run: %s", genericArch, p.genericWhy)
+	}
+	return nil
+}
+
+// genericWhy says why a checkpoint's GGUF output is generic rather than a
+// llama.cpp model file: -gguf-generic, no config.json, or a model_type
+// package ggufmodel does not know (with the closest one it knows).
+func genericWhy(in *load.Checkpoint, opts *Options) string {
+	if opts.GGUFGeneric {
+		return "-gguf-generic asks for it"
+	}
+	known := slices.Sorted(maps.Keys(ggufmodel.Architectures()))
+	list := strings.Join(known, ", ")
+	cfgPath := filepath.Join(in.Dir(), ggufmodel.ConfigFile)
+	if len(in.Config()) == 0 {
+		return fmt.Sprintf("there is no %s beside the input, whose model_type (one of %s) would make a llama.cpp model file", ggufmodel.ConfigFile, list)
+	}
 	var cfg struct {
 		ModelType string `json:"model_type"`
 	}
-	if json.Unmarshal(in.Config(), &cfg) == nil && cfg.ModelType != "" && ggufmodel.Architectures()[cfg.ModelType] == "" {
-		// A known architecture written generically is not a file llama.cpp
-		// would take for that model.
-		arch = cfg.ModelType
+	if json.Unmarshal(in.Config(), &cfg) != nil || cfg.ModelType == "" {
+		return fmt.Sprintf("%s has no model_type (one of %s would make a llama.cpp model file)", cfgPath, list)
 	}
-	p.ggufKV = []gguf.KV{{Key: gguf.KeyArchitecture, Value: gguf.String(arch)}, {Key: gguf.KeyName, Value: gguf.String("")}}
-	p.generic = true
-	return nil
+	why := fmt.Sprintf("%s's model_type %q is not one of %s", cfgPath, cfg.ModelType, list)
+	if c := names.Closest(cfg.ModelType, known, 1); len(c) > 0 {
+		why += fmt.Sprintf(" (did you mean %q?)", c[0])
+	}
+	return why
 }
 
 // genericArch is general.architecture of a GGUF output that is no model of

@@ -428,3 +428,57 @@ func TestModelGGUFFileTypeOfDataType(t *testing.T) {
 	require.True(t, ok)
 	assert.Equal(t, uint32(38), ft)
 }
+
+// TestModelGGUFGenericWhy: GGUF output of a checkpoint llama.cpp's
+// architectures do not cover is generic, says general.architecture
+// "tcast" whatever config.json's model_type, and the result says why.
+func TestModelGGUFGenericWhy(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		cfg     func(cfg map[string]any)
+		noCfg   bool
+		generic bool
+		why     []string // in Result.Generic
+		warn    bool
+	}{
+		{name: "phi3", cfg: func(c map[string]any) { c["model_type"] = "phi3" }, warn: true,
+			why: []string{`model_type "phi3" is not one of gemma, llama, mistral, qwen2, qwen3`, "config.json"}},
+		{name: "typo", cfg: func(c map[string]any) { c["model_type"] = "llamma" }, warn: true,
+			why: []string{`model_type "llamma" is not one of`, `did you mean "llama"?`}},
+		{name: "no model_type", cfg: func(c map[string]any) { delete(c, "model_type") }, warn: true,
+			why: []string{"config.json has no model_type"}},
+		{name: "no config.json", noCfg: true, warn: true, why: []string{"there is no config.json beside the input"}},
+		{name: "asked", generic: true, why: []string{"-gguf-generic asks for it"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			src := tinyLlama(t, dir, func(_ map[string][]int, cfg map[string]any) {
+				if tc.cfg != nil {
+					tc.cfg(cfg)
+				}
+			})
+			if tc.noCfg {
+				require.NoError(t, os.Remove(filepath.Join(dir, "config.json")))
+			}
+			out, res, err := convertGGUF(t, src, "q8_0", Options{GGUFGeneric: tc.generic})
+			require.NoError(t, err)
+			f, err := gguf.Open(out)
+			require.NoError(t, err)
+			defer f.Close()
+			assert.Equal(t, "tcast", f.Architecture(), "a generic file never claims a llama.cpp architecture")
+			for _, w := range tc.why {
+				assert.Contains(t, res.Generic, w)
+			}
+			if tc.warn {
+				require.Len(t, res.Warnings, 1)
+				assert.Contains(t, res.Warnings[0], "generic GGUF")
+				assert.Contains(t, res.Warnings[0], res.Generic)
+			} else {
+				assert.Empty(t, res.Warnings)
+			}
+			js, err := json.Marshal(res)
+			require.NoError(t, err)
+			assert.Contains(t, string(js), `"gguf_generic":`)
+		})
+	}
+}

@@ -247,6 +247,9 @@ func runConvert(args []string, stdout, stderr io.Writer) error {
 		}
 		return err
 	}
+	for _, w := range res.Warnings {
+		fmt.Fprintf(stderr, "tcast convert: warning: %s\n", w)
+	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
@@ -461,8 +464,12 @@ func printReport(out io.Writer, r *convert.Result) {
 	if r.Mix != "" || r.Imatrix != "" {
 		fmt.Fprintln(w, ggufSummary(r))
 	}
-	fmt.Fprintf(w, "%s → %s (%s layout, %s): %d tensors, %d cast, %d kept; %d bytes in, %d bytes out, ratio %.2f, %.2f s, %.3f GB/s\n",
-		r.Input, r.Output, r.Layout, r.DataType, len(r.Tensors), len(r.Tensors)-kept, kept, r.BytesIn, r.BytesOut, r.Ratio(), r.Seconds, r.GBps())
+	lay := r.Layout + " layout"
+	if r.Generic != "" {
+		lay += ", generic GGUF"
+	}
+	fmt.Fprintf(w, "%s → %s (%s, %s): %d tensors, %d cast, %d kept; %d bytes in, %d bytes out, ratio %.2f, %.2f s, %.3f GB/s\n",
+		r.Input, r.Output, lay, r.DataType, len(r.Tensors), len(r.Tensors)-kept, kept, r.BytesIn, r.BytesOut, r.Ratio(), r.Seconds, r.GBps())
 }
 
 // ggufSummary counts the tensors of each type of a GGUF mix, with the

@@ -1,0 +1,49 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The findings of a new user's trial of convert -layout gguf, as the CLI
+// shows them.
+
+// setModelType rewrites config.json's model_type in dir.
+func setModelType(t *testing.T, dir, modelType string) {
+	t.Helper()
+	path := filepath.Join(dir, "config.json")
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var cfg map[string]any
+	require.NoError(t, json.Unmarshal(b, &cfg))
+	cfg["model_type"] = modelType
+	b, err = json.Marshal(cfg)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path, b, 0o644))
+}
+
+// An unknown model_type writes generic GGUF and says so: on stderr, in the
+// last line, in -json.
+func TestTrialGenericGGUFIsReported(t *testing.T) {
+	dir, model := synthDir(t)
+	setModelType(t, dir, "llamma")
+	code, stdout, stderr := tcast("convert", model, "-layout", "gguf", "-dtype", "q8_0", "-o", filepath.Join(t.TempDir(), "m.gguf"))
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stderr, `warning: the output is generic GGUF (general.architecture "tcast"`)
+	assert.Contains(t, stderr, `model_type "llamma" is not one of gemma, llama, mistral, qwen2, qwen3 (did you mean "llama"?)`)
+	assert.Contains(t, stdout, "(gguf layout, generic GGUF, q8_0)")
+	code, stdout, stderr = tcast("convert", model, "-layout", "gguf", "-dtype", "q8_0", "-json", "-o", filepath.Join(t.TempDir(), "m.gguf"))
+	require.Equal(t, 0, code, stderr)
+	var res struct {
+		Generic  string   `json:"gguf_generic"`
+		Warnings []string `json:"warnings"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &res))
+	assert.Contains(t, res.Generic, `"llamma"`)
+	assert.Len(t, res.Warnings, 1)
+}
