@@ -556,6 +556,9 @@ func newPlan(in *load.Checkpoint, opts *Options) (*plan, error) {
 		}
 	}
 	p.mixed = p.mixApplies()
+	if err := p.checkModelType(); err != nil {
+		return nil, err
+	}
 	if p.mixed && opts.Include != nil {
 		return nil, fmt.Errorf("-include does not apply to the %s mix, whose rules choose the tensors to quantize: name types with -type-for RE=TYPE", opts.GGUFMix)
 	}

@@ -47,18 +47,43 @@ func (p *plan) mixApplies() bool {
 	if o.GGUFMix.IsZero() || p.lay.Container() != layout.GGUF {
 		return false
 	}
-	if o.DataType == nil {
-		return true
+	return o.DataType == nil || p.modelFile()
+}
+
+// modelFile reports whether the GGUF output is a llama.cpp model file: a
+// checkpoint of a known architecture, or a GGUF input with one.
+func (p *plan) modelFile() bool {
+	if p.lay.Container() != layout.GGUF {
+		return false
 	}
 	if p.model != nil {
 		return true
 	}
 	if g := p.in.GGUF(); g != nil {
 		a := g.Architecture()
-		return a != "" && a != "tcast"
+		return a != "" && a != genericArch
 	}
 	return false
 }
+
+// checkModelType refuses Q8_K as the type of a llama.cpp model file's
+// weights: it is ggml's intermediate for dot products (the activations'
+// side), and llama.cpp has no kernels that take it as a weight. Generic
+// GGUF output holds it.
+func (p *plan) checkModelType() error {
+	if p.mixed || !p.modelFile() {
+		return nil
+	}
+	if t, ok := layout.GGUFTypeOf(p.opts.DataType); ok && t == gguf.TypeQ8_K {
+		return &OptionError{Flag: "-dtype", Err: ErrNotForLlamaCpp,
+			Reason: "q8_k is ggml's intermediate for dot products, which llama.cpp cannot compute with as a weight type, and this output is a llama.cpp model file: choose q8_0 (8.5 bits per value), or write a generic GGUF file with -gguf-generic"}
+	}
+	return nil
+}
+
+// ErrNotForLlamaCpp is matched by the error of an option that would make a
+// llama.cpp model file llama.cpp cannot run (-dtype q8_k).
+var ErrNotForLlamaCpp = errors.New("llama.cpp cannot run the file")
 
 // mixModel describes the model for the mix rules: from config.json for a
 // llama.cpp model file, from the GGUF input's keys, or nothing (the rules

@@ -558,3 +558,20 @@ func TestMixStreams(t *testing.T) {
 	}
 	assert.Equal(t, 2+7*mixLayers, cast)
 }
+
+// Q8_K is refused for a llama.cpp model file, whose weights llama.cpp
+// cannot compute with in it, and written for generic GGUF output.
+func TestQ8KOnlyGeneric(t *testing.T) {
+	src := mixLlama(t, t.TempDir())
+	_, _, err := convertGGUF(t, src, "q8_k", Options{})
+	var oe *OptionError
+	require.ErrorAs(t, err, &oe)
+	assert.ErrorIs(t, err, ErrNotForLlamaCpp)
+	assert.Equal(t, "-dtype", oe.Flag)
+	assert.Contains(t, err.Error(), "choose q8_0")
+	assert.Contains(t, err.Error(), "-gguf-generic")
+	out, res, err := convertGGUF(t, src, "q8_k", Options{GGUFGeneric: true})
+	require.NoError(t, err)
+	assert.Equal(t, gguf.TypeQ8_K, ggufTypes(t, out)["model.layers.0.self_attn.q_proj.weight"])
+	assert.Positive(t, res.Cast())
+}

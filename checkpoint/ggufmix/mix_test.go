@@ -392,6 +392,7 @@ func TestParseOverride(t *testing.T) {
 		{"ffn_down=q7_k", `ggufmix: -type-for "ffn_down=q7_k": unknown type "q7_k" (closest: "q2_k", "q3_k", "q4_k")`,
 			[]string{"q2_k", "q3_k", "q4_k"}},
 		{"ffn_down=iq2_xxs", `ggufmix: -type-for "ffn_down=iq2_xxs": unknown type "iq2_xxs"`, nil},
+		{"ffn_down=Q8_K", `ggufmix: -type-for "ffn_down=Q8_K": Q8_K is ggml's intermediate for dot products, not a weight type llama.cpp computes with: use q8_0`, nil},
 	}
 	for _, c := range cases {
 		_, err := ParseOverride(c.in)

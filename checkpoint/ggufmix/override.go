@@ -77,6 +77,9 @@ func parseType(s string) (gguf.Type, *OverrideError) {
 	if s == "" {
 		return 0, &OverrideError{Reason: "missing type after '='"}
 	}
+	if strings.EqualFold(s, gguf.TypeQ8_K.String()) {
+		return 0, &OverrideError{Reason: "Q8_K is ggml's intermediate for dot products, not a weight type llama.cpp computes with: use q8_0 (8.5 bits per value), or -dtype q8_k for generic GGUF output"}
+	}
 	known := make([]string, len(overrideTypes))
 	for i, t := range overrideTypes {
 		if strings.EqualFold(t.String(), s) {
