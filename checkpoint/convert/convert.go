@@ -565,7 +565,7 @@ func newPlan(in *load.Checkpoint, opts *Options) (*plan, error) {
 	if opts.GGUFPure && !p.mixed {
 		return nil, &OptionError{Flag: "-gguf-pure", Reason: "applies to a GGUF mix: this output is generic GGUF, where the datatype already goes to every cast weight; drop -gguf-pure"}
 	}
-	if opts.Imatrix != nil && p.lay.Container() != layout.GGUF {
+	if opts.Imatrix != nil && p.model == nil {
 		p.imatrixNames()
 	}
 	seen := map[string]string{}
@@ -620,6 +620,9 @@ func newPlan(in *load.Checkpoint, opts *Options) (*plan, error) {
 				nothingCast(why), opts.GGUFMix)
 		}
 		return nil, nothingCast(why)
+	}
+	if err := p.checkImatrix(); err != nil {
+		return nil, err
 	}
 	var err error
 	if p.files, err = p.lay.Files(opts.DataType, p.converted, p.kept, in.Config()); err != nil {

@@ -2,7 +2,12 @@ package convert
 
 import (
 	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
 
+	"github.com/tensorcast-go/tensorcast/checkpoint/ggufmix"
 	"github.com/tensorcast-go/tensorcast/checkpoint/ggufmodel"
 	"github.com/tensorcast-go/tensorcast/checkpoint/imatrix"
 	"github.com/tensorcast-go/tensorcast/checkpoint/layout"
@@ -37,9 +42,10 @@ func ImatrixApplies(lay layout.Layout, dt *tcast.DataType) error {
 }
 
 // imatrixNames prepares the lookup of importance vectors for output that is
-// not GGUF: entries are keyed by llama.cpp's GGUF names, so a Hugging Face
-// weight of an architecture package ggufmodel knows (config.json) is looked
-// up under its GGUF name.
+// not a llama.cpp model file (other layouts, generic GGUF): entries are
+// keyed by llama.cpp's GGUF names, so a Hugging Face weight of an
+// architecture package ggufmodel knows (config.json) is looked up under its
+// GGUF name.
 func (p *plan) imatrixNames() {
 	if m, err := ggufmodel.Detect(p.in.Config()); err == nil {
 		p.impNames = m
@@ -87,4 +93,103 @@ func (p *plan) tcastImportance(d *decision) error {
 		return nil
 	}
 	return p.useImportance(d, p.imatrixName(d))
+}
+
+// lookupName returns the name weight d's importance entry would have: the
+// GGUF name of its source tensor when the architecture is known, else its
+// output name.
+func (p *plan) lookupName(d *decision) string {
+	if p.impNames != nil {
+		if mp, err := p.impNames.Tensor(d.source); err == nil && mp.Name != "" {
+			return mp.Name
+		}
+	}
+	return d.info.Name
+}
+
+// ErrImatrixUnmatched is matched by the error of Convert for an importance
+// matrix that has no entry for any of the weights that would use it: a
+// matrix of another model.
+var ErrImatrixUnmatched = errors.New("-imatrix matches no weight")
+
+// checkImatrix checks the plan's use of the importance matrix, once every
+// weight is decided and before anything is written: a matrix no weight
+// would use (ErrImatrixUnused) or whose entries match none of the weights
+// that would use it (ErrImatrixUnmatched) is an *OptionError; entries that
+// match no tensor of the input at all are a warning.
+func (p *plan) checkImatrix() error {
+	im := p.opts.Imatrix
+	if im == nil {
+		return nil
+	}
+	var users, found []*decision
+	var types []string
+	for _, d := range p.tensors {
+		if !d.cast || d.result.Importance == "" {
+			continue
+		}
+		if d.result.Importance == ImportanceUnused {
+			if t := d.dt.Name(); !slices.Contains(types, t) {
+				types = append(types, t)
+			}
+			continue
+		}
+		users = append(users, d)
+		if matched(d.result.Importance) {
+			found = append(found, d)
+		}
+	}
+	file := filepath.Base(im.Path)
+	if len(users) == 0 {
+		return &OptionError{Flag: "-imatrix", Err: ErrImatrixUnused,
+			Reason: fmt.Sprintf("weights the error of quantizers that search, and no weight of this conversion is cast to one (they are cast to %s, which take no importance): drop -imatrix, or choose a type that searches (a mix such as q4_k_m, or q4_k, iq4_xs, ...; outside -layout gguf, a codebook datatype of several tables along the last axis)",
+				strings.Join(types, ", "))}
+	}
+	if len(found) == 0 {
+		var entry string
+		if len(im.Entries) > 0 {
+			entry = im.Entries[0].Name
+		}
+		// A weight inside the layers is the likelier example to compare.
+		example := users[0]
+		for _, d := range users {
+			if ggufmix.LayerOf(d.info.Name) >= 0 {
+				example = d
+				break
+			}
+		}
+		return &OptionError{Flag: "-imatrix", Err: ErrImatrixUnmatched,
+			Reason: fmt.Sprintf("%s has no entry for any of the %d weights that would use it (its entries are named like %q, the weights like %q): is it the matrix of another model? Give the matrix computed for this model, or drop -imatrix",
+				file, len(users), entry, p.lookupName(example))}
+	}
+	known := map[string]bool{}
+	for _, d := range p.tensors {
+		known[d.info.Name], known[d.source], known[p.lookupName(d)] = true, true, true
+	}
+	for _, d := range p.dropped {
+		known[d.info.Name] = true
+	}
+	var stray []string
+	for _, e := range im.Entries {
+		if !known[e.Name] {
+			stray = append(stray, e.Name)
+		}
+	}
+	if len(stray) > 0 {
+		p.warn("-imatrix %s: %d of its %d entries match no tensor of the input (%s): is it the matrix of a larger or another model?",
+			file, len(stray), len(im.Entries), listSome(stray, 3))
+	}
+	return nil
+}
+
+// listSome quotes up to n of names, with "..." when there are more.
+func listSome(names []string, n int) string {
+	q := make([]string, 0, n+1)
+	for _, s := range names[:min(n, len(names))] {
+		q = append(q, fmt.Sprintf("%q", s))
+	}
+	if len(names) > n {
+		q = append(q, "...")
+	}
+	return strings.Join(q, ", ")
 }

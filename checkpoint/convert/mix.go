@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/gguf"
@@ -36,7 +37,26 @@ const (
 	// codebook datatype's subtiles do not run along its rows (an -axis
 	// other than the last, a transposing layout).
 	ImportanceUnused = "not used by this type's quantizer"
+	// ImportanceZeroCount: the entry's activation counts are all 0 (no
+	// calibration token reached the weight), so its values say nothing;
+	// the weight is quantized without it (llama-quantize would weigh every
+	// column 1).
+	ImportanceZeroCount = "zero counts: quantized without"
+	// ImportanceAllZero: the entry's values are all 0 (its activations
+	// were all zero), which would weigh every error 0; the weight is
+	// quantized without it.
+	ImportanceAllZero = "all zero: quantized without"
 )
+
+// matched reports whether a weight's importance status means the matrix
+// had an entry for it.
+func matched(status string) bool {
+	switch status {
+	case ImportanceUsed, ImportanceIgnored, ImportanceZeroCount, ImportanceAllZero:
+		return true
+	}
+	return false
+}
 
 // mixApplies reports whether the GGUF output's types come from
 // Options.GGUFMix: always when DataType is nil, and for a name that is
@@ -185,7 +205,7 @@ func (p *plan) importance(d *decision) error {
 		d.result.Importance = ImportanceUnused
 		return nil
 	}
-	return p.useImportance(d, d.info.Name)
+	return p.useImportance(d, p.imatrixName(d))
 }
 
 // useImportance gives weight d the importance vector the matrix holds
@@ -197,6 +217,10 @@ func (p *plan) useImportance(d *decision, name string) error {
 	im := p.opts.Imatrix
 	if name == "" || !im.Has(name) {
 		d.result.Importance = ImportanceMissing
+		return nil
+	}
+	if why := degenerate(im, name); why != "" {
+		d.result.Importance = why
 		return nil
 	}
 	cols, experts := matrices(d.shape)
@@ -217,6 +241,23 @@ func (p *plan) useImportance(d *decision, name string) error {
 	d.impRows = rows / (len(v) / cols)
 	d.result.Importance = ImportanceUsed
 	return nil
+}
+
+// degenerate returns the status of an entry that records no activations
+// (ImportanceZeroCount: every count 0; ImportanceAllZero: every value 0),
+// whose weight is quantized without it, and "" for any other.
+func degenerate(im *imatrix.Imatrix, name string) string {
+	e, err := im.Entry(name)
+	if err != nil {
+		return ""
+	}
+	if !slices.ContainsFunc(e.Counts, func(c int64) bool { return c != 0 }) {
+		return ImportanceZeroCount
+	}
+	if !slices.ContainsFunc(e.Importance, func(v float32) bool { return v != 0 }) {
+		return ImportanceAllZero
+	}
+	return ""
 }
 
 // wsum is the importance-weighted signal and error energy of a weight's

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/tensorcast-go/tensorcast/checkpoint/ggufmix"
 	"github.com/tensorcast-go/tensorcast/checkpoint/ggufmodel"
 	"github.com/tensorcast-go/tensorcast/checkpoint/imatrix"
 	"github.com/tensorcast-go/tensorcast/checkpoint/layout"
@@ -61,6 +62,10 @@ type VerifyOptions struct {
 	// minimise when convert is given the importance matrix, and a way to
 	// compare conversions with and without it.
 	Imatrix *imatrix.Imatrix
+	// Warn, when set, is given each warning: an importance matrix with no
+	// entry for any converted weight (a matrix of another model), which
+	// leaves every WeightedSQNR nil.
+	Warn func(msg string)
 }
 
 // ErrMismatch is matched by the error of Verify when the two checkpoints do
@@ -115,6 +120,7 @@ func VerifyWith(orig, conv string, o VerifyOptions) ([]VerifyResult, error) {
 		convName[o] = n
 	}
 	var out []VerifyResult
+	weights, found := 0, 0 // converted weights, and those the matrix has
 	for _, ti := range src.Tensors() {
 		if _, ok := dropped[ti.Name]; ok {
 			continue
@@ -162,14 +168,49 @@ func VerifyWith(orig, conv string, o VerifyOptions) ([]VerifyResult, error) {
 		e := Compare(want, got)
 		r.SQNR, r.MSE, r.MaxAbsErr, r.Lost = e.SQNR, e.MSE, e.MaxAbs, e.Lost
 		if o.Imatrix != nil && r.Converted && len(shape) >= 2 {
+			weights++
 			iname := imatrixEntry(o.Imatrix, impNames, ti.Name, cname, ti.Name)
+			if iname != "" {
+				found++
+				if err := checkEntrySize(o.Imatrix, iname, shape); err != nil {
+					return nil, fmt.Errorf("tensor %s: %w", ti.Name, err)
+				}
+			}
 			r.WeightedSQNR = weightedSQNR(o.Imatrix, iname, shape, want, got)
 		}
 		out = append(out, r)
 		src.Release(ti.Name)
 		c.Release(cname)
 	}
+	if o.Imatrix != nil && weights > 0 && found == 0 && o.Warn != nil {
+		var entry string
+		if len(o.Imatrix.Entries) > 0 {
+			entry = o.Imatrix.Entries[0].Name
+		}
+		o.Warn(fmt.Sprintf("-imatrix %s has no entry for any of the %d converted weights (its entries are named like %q): no weighted SQNR; is it the matrix of another model?",
+			filepath.Base(o.Imatrix.Path), weights, entry))
+	}
 	return out, nil
+}
+
+// checkEntrySize reports, as convert does, an importance entry whose size
+// does not match the weight of the given shape (an *imatrix.SizeError
+// naming the entry and both sizes, with what to do), but for the token
+// embedding, which convert quantizes without it then.
+func checkEntrySize(im *imatrix.Imatrix, name string, shape []int) error {
+	if degenerate(im, name) != "" {
+		return nil
+	}
+	cols, experts := matrices(shape)
+	_, err := im.Vector(name, cols, experts)
+	var se *imatrix.SizeError
+	if errors.As(err, &se) && ggufmix.CategoryOf(name) == ggufmix.TokenEmbd {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("-imatrix %s: %w (give the matrix computed for this model)", filepath.Base(im.Path), err)
+	}
+	return nil
 }
 
 // DecompressOptions control Decompress. The zero value writes float32 and

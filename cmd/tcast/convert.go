@@ -501,7 +501,7 @@ func ggufSummary(r *convert.Result) string {
 		if s.WeightedSQNR != nil {
 			fmt.Fprintf(&b, " (weighted SQNR %.2f dB, mean by elements)", *s.WeightedSQNR)
 		}
-		for _, k := range []string{convert.ImportanceMissing, convert.ImportanceIgnored, convert.ImportanceUnused} {
+		for _, k := range []string{convert.ImportanceMissing, convert.ImportanceIgnored, convert.ImportanceZeroCount, convert.ImportanceAllZero, convert.ImportanceUnused} {
 			if s.Importance[k] > 0 {
 				fmt.Fprintf(&b, ", %d %s", s.Importance[k], k)
 			}

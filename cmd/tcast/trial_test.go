@@ -47,3 +47,23 @@ func TestTrialGenericGGUFIsReported(t *testing.T) {
 	assert.Contains(t, res.Generic, `"llamma"`)
 	assert.Len(t, res.Warnings, 1)
 }
+
+// The trial's matrix (testdata/llama_imatrix.npz, computed for the synth
+// Llama of imatrixSynth) against a synth Llama of other widths: convert
+// refuses its sizes, verify now too, and -gguf-generic output of the right
+// model finds its entries by GGUF name.
+func TestTrialImatrixSizes(t *testing.T) {
+	other, _ := synthTo(t, t.TempDir(), "-arch", "llama", "-layers", "2", "-hidden", "256", "-intermediate", "512", "-vocab", "512")
+	out := filepath.Join(t.TempDir(), "m.gguf")
+	code, _, stderr := tcast("convert", other, "-layout", "gguf", "-dtype", "q8_0", "-o", out)
+	require.Equal(t, 0, code, stderr)
+	code, _, stderr = tcast("verify", "-imatrix", "testdata/llama_imatrix.npz", other, out)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, stderr, "tensor model.layers.0.mlp.down_proj.weight: -imatrix llama_imatrix.npz:")
+	assert.Contains(t, stderr, `entry "blk.0.ffn_down.weight" has`)
+
+	src, _ := synthTo(t, t.TempDir(), imatrixSynth...)
+	code, stdout, stderr := tcast("convert", src, "-layout", "gguf", "-dtype", "q4_k", "-gguf-generic", "-imatrix", "testdata/llama_imatrix.npz", "-o", filepath.Join(t.TempDir(), "g.gguf"))
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "llama_imatrix.npz: 14 weights used it")
+}

@@ -25,7 +25,7 @@ func runVerify(args []string, stdout, stderr io.Writer) error {
 	if len(pos) != 2 {
 		return usagef("want ORIG and CONVERTED, got %d arguments", len(pos))
 	}
-	var vo convert.VerifyOptions
+	vo := convert.VerifyOptions{Warn: func(msg string) { fmt.Fprintf(stderr, "tcast verify: warning: %s\n", msg) }}
 	if *imPath != "" {
 		if vo.Imatrix, err = imatrix.Read(*imPath); err != nil {
 			return usagef("-imatrix: %v", err)

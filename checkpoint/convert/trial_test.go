@@ -1,0 +1,169 @@
+package convert
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tensorcast-go/tensorcast/checkpoint/gguf"
+	"github.com/tensorcast-go/tensorcast/checkpoint/imatrix"
+)
+
+// The findings of a new user's trial of convert -layout gguf with an
+// importance matrix.
+
+// trialMatrix writes a .dat importance matrix of the given entries into
+// dir and reads it.
+func trialMatrix(t *testing.T, dir string, entries []datEntry) *imatrix.Imatrix {
+	t.Helper()
+	path := filepath.Join(dir, "imatrix.dat")
+	writeDat(t, path, entries)
+	im, err := imatrix.Read(path)
+	require.NoError(t, err)
+	return im
+}
+
+// importanceOf returns the report's importance status of each tensor.
+func importanceOf(res *Result) map[string]string {
+	out := map[string]string{}
+	for _, r := range res.Tensors {
+		if r.Importance != "" {
+			out[r.Name] = r.Importance
+		}
+	}
+	return out
+}
+
+// Generic GGUF output of a known architecture finds entries by the GGUF
+// names of its Hugging Face weights, as verify does (item 3a).
+func TestImatrixGenericByGGUFName(t *testing.T) {
+	dir := t.TempDir()
+	src := mixLlama(t, dir)
+	im := trialMatrix(t, dir, []datEntry{{"blk.1.attn_q.weight", 1, ramp(mixHidden)}})
+	_, res, err := convertGGUF(t, src, "q4_k", Options{GGUFGeneric: true, Imatrix: im})
+	require.NoError(t, err)
+	st := importanceOf(res)
+	assert.Equal(t, ImportanceUsed, st["model.layers.1.self_attn.q_proj.weight"])
+	assert.Equal(t, ImportanceMissing, st["model.layers.0.self_attn.q_proj.weight"])
+	assert.Empty(t, res.Warnings)
+}
+
+// A matrix of another model fails before anything is written (item 3c);
+// entries for tensors the input does not have are a warning (item 3d).
+func TestImatrixOfAnotherModel(t *testing.T) {
+	dir := t.TempDir()
+	src := mixLlama(t, dir)
+	im := trialMatrix(t, dir, []datEntry{{"layers.0.attention.wq.weight", 1, ramp(mixHidden)}})
+	out, _, err := convertMix(t, src, "q4_k_m", Options{Imatrix: im})
+	var oe *OptionError
+	require.ErrorAs(t, err, &oe)
+	assert.ErrorIs(t, err, ErrImatrixUnmatched)
+	assert.Equal(t, "-imatrix", oe.Flag)
+	for _, want := range []string{"imatrix.dat has no entry for any of the", `"layers.0.attention.wq.weight"`, `"blk.0.ffn_gate.weight"`, "another model"} {
+		assert.Contains(t, err.Error(), want)
+	}
+	assert.NoFileExists(t, out)
+
+	im = trialMatrix(t, dir, []datEntry{
+		{"blk.1.attn_q.weight", 1, ramp(mixHidden)},
+		{"blk.8.attn_q.weight", 1, ramp(mixHidden)},
+		{"blk.9.attn_q.weight", 1, ramp(mixHidden)},
+		{"blk.10.attn_q.weight", 1, ramp(mixHidden)},
+		{"blk.11.attn_q.weight", 1, ramp(mixHidden)},
+	})
+	_, res, err := convertMix(t, src, "q4_k_m", Options{Imatrix: im})
+	require.NoError(t, err)
+	require.Len(t, res.Warnings, 1)
+	assert.Equal(t, `-imatrix imatrix.dat: 4 of its 5 entries match no tensor of the input ("blk.10.attn_q.weight", "blk.11.attn_q.weight", "blk.8.attn_q.weight", ...): is it the matrix of a larger or another model?`,
+		res.Warnings[0])
+}
+
+// verify reports an entry of the wrong size as convert does (item 3b) and
+// warns when the matrix matches no converted weight.
+func TestVerifyImatrixMismatch(t *testing.T) {
+	dir := t.TempDir()
+	src := mixLlama(t, dir)
+	out, _, err := convertMix(t, src, "q4_k_m", Options{})
+	require.NoError(t, err)
+	im := trialMatrix(t, dir, []datEntry{{"blk.1.attn_q.weight", 1, ramp(mixHidden / 2)}})
+	_, err = VerifyWith(src, out, VerifyOptions{Imatrix: im})
+	var se *imatrix.SizeError
+	require.ErrorAs(t, err, &se)
+	assert.Contains(t, err.Error(), "tensor model.layers.1.self_attn.q_proj.weight: -imatrix imatrix.dat:")
+	assert.Contains(t, err.Error(), `"blk.1.attn_q.weight" has 128 values`)
+
+	im = trialMatrix(t, dir, []datEntry{{"layers.0.attention.wq.weight", 1, ramp(mixHidden)}})
+	var warnings []string
+	rs, err := VerifyWith(src, out, VerifyOptions{Imatrix: im, Warn: func(m string) { warnings = append(warnings, m) }})
+	require.NoError(t, err)
+	assert.NotEmpty(t, rs)
+	require.Len(t, warnings, 1)
+	assert.Contains(t, warnings[0], "-imatrix imatrix.dat has no entry for any of the")
+}
+
+// -imatrix with types that take no importance is refused before anything
+// is written (item 4); a mix whose types search takes it.
+func TestImatrixNoWeightUsesIt(t *testing.T) {
+	dir := t.TempDir()
+	src := mixLlama(t, dir)
+	im := trialMatrix(t, dir, []datEntry{{"blk.1.attn_q.weight", 1, ramp(mixHidden)}})
+	for typ, name := range map[string]string{"q8_0": "q8_0", "mxfp4": "mxfp4", "f16": "float16"} {
+		for _, generic := range []bool{false, true} {
+			out, _, err := convertGGUF(t, src, typ, Options{Imatrix: im, GGUFGeneric: generic})
+			var oe *OptionError
+			require.ErrorAs(t, err, &oe, typ)
+			assert.ErrorIs(t, err, ErrImatrixUnused)
+			assert.Contains(t, err.Error(), "drop -imatrix, or choose a type that searches", typ)
+			assert.Contains(t, err.Error(), "cast to "+name, typ)
+			_, statErr := os.Stat(out)
+			assert.True(t, os.IsNotExist(statErr), typ)
+		}
+	}
+	_, _, err := convertMix(t, src, "q4_k_m", Options{Imatrix: im})
+	require.NoError(t, err)
+}
+
+// An entry with counts of 0, or of values all 0, records nothing: its
+// weight is quantized without it, and the report says which (item 7).
+func TestImatrixDegenerateEntries(t *testing.T) {
+	dir := t.TempDir()
+	src := mixLlama(t, dir)
+	im := trialMatrix(t, dir, []datEntry{
+		{"blk.0.attn_q.weight", 0, ramp(mixHidden)},
+		{"blk.1.attn_q.weight", 3, make([]float32, mixHidden)},
+		{"blk.2.attn_q.weight", 1, ramp(mixHidden)},
+	})
+	out, res, err := convertGGUF(t, src, "q4_k", Options{Imatrix: im})
+	require.NoError(t, err)
+	st := importanceOf(res)
+	assert.Equal(t, ImportanceZeroCount, st["blk.0.attn_q.weight"])
+	assert.Equal(t, ImportanceAllZero, st["blk.1.attn_q.weight"])
+	assert.Equal(t, ImportanceUsed, st["blk.2.attn_q.weight"])
+	// Quantized without: the same bytes as a conversion without a matrix.
+	plain, _, err := convertGGUF(t, src, "q4_k", Options{})
+	require.NoError(t, err)
+	a, b := tensorBytes(t, out, "blk.1.attn_q.weight"), tensorBytes(t, plain, "blk.1.attn_q.weight")
+	assert.Equal(t, b, a)
+	assert.Equal(t, tensorBytes(t, plain, "blk.0.attn_q.weight"), tensorBytes(t, out, "blk.0.attn_q.weight"))
+	assert.NotEqual(t, tensorBytes(t, plain, "blk.2.attn_q.weight"), tensorBytes(t, out, "blk.2.attn_q.weight"))
+	for _, r := range res.Tensors {
+		if r.Importance != ImportanceUsed {
+			assert.Nil(t, r.WeightedSQNR, r.Name)
+		}
+	}
+}
+
+// tensorBytes returns the stored bytes of a tensor of a GGUF file.
+func tensorBytes(t *testing.T, path, name string) []byte {
+	t.Helper()
+	f, err := gguf.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	b, err := f.TensorBytes(name)
+	require.NoError(t, err)
+	return slices.Clone(b)
+}
