@@ -32,6 +32,9 @@ import (
 func (p *plan) ggufMetadata(in *load.Checkpoint, opts *Options) error {
 	p.meta = map[string]string{} // safetensors metadata is not carried into GGUF
 	if g := in.GGUF(); g != nil {
+		if a := g.Architecture(); opts.GGUFGeneric && a != "" && a != genericArch {
+			return &OptionError{Flag: "-gguf-generic", Reason: fmt.Sprintf("applies to a Hugging Face checkpoint: the input is a llama.cpp model file (general.architecture %q), whose GGUF names and metadata the output keeps; drop -gguf-generic", a)}
+		}
 		if g.Architecture() == "" {
 			p.ggufKV = append(p.ggufKV, gguf.KV{Key: gguf.KeyArchitecture, Value: gguf.String(genericArch)})
 		}

@@ -167,3 +167,23 @@ func tensorBytes(t *testing.T, path, name string) []byte {
 	require.NoError(t, err)
 	return slices.Clone(b)
 }
+
+// -gguf-generic cannot make a llama.cpp model file generic: it is refused
+// for one (item 6), and a generic GGUF input takes it.
+func TestGGUFGenericOfModelFile(t *testing.T) {
+	src := mixLlama(t, t.TempDir())
+	f16, _, err := convertMix(t, src, "f16", Options{})
+	require.NoError(t, err)
+	out, _, err := convertMix(t, f16, "q4_k_m", Options{GGUFGeneric: true})
+	var oe *OptionError
+	require.ErrorAs(t, err, &oe)
+	assert.Equal(t, "-gguf-generic", oe.Flag)
+	assert.Contains(t, err.Error(), `the input is a llama.cpp model file (general.architecture "llama")`)
+	assert.Contains(t, err.Error(), "drop -gguf-generic")
+	assert.NoFileExists(t, out)
+
+	generic, _, err := convertGGUF(t, src, "f16", Options{GGUFGeneric: true})
+	require.NoError(t, err)
+	_, _, err = convertGGUF(t, generic, "q8_0", Options{GGUFGeneric: true})
+	require.NoError(t, err)
+}
