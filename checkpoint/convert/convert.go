@@ -611,6 +611,7 @@ func newPlan(in *load.Checkpoint, opts *Options) (*plan, error) {
 	if err := p.addExtras(seen); err != nil {
 		return nil, err
 	}
+	p.checkPatterns()
 	if len(renamed) > 0 {
 		p.meta[layout.KeyRenamed] = jsonString(renamed)
 	}

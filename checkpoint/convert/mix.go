@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -357,4 +358,47 @@ func (p *plan) tailKV() []gguf.KV {
 		kv = append(kv, p.opts.Imatrix.Metadata()...)
 	}
 	return kv
+}
+
+// checkPatterns warns of each -type-for, -include and -exclude pattern
+// that matches no tensor of the output: for a llama.cpp model file, that
+// patterns match its GGUF names, with the GGUF name of a tensor whose
+// Hugging Face name it matches; for any output, a name it matches when
+// case is ignored (patterns are case-sensitive, as docs/GGUF.md §1.6 says).
+func (p *plan) checkPatterns() {
+	type pattern struct {
+		flag, value string
+		re          *regexp.Regexp
+	}
+	var ps []pattern
+	for _, o := range p.opts.TypeFor {
+		ps = append(ps, pattern{"-type-for", o.Value, o.Pattern})
+	}
+	for _, f := range []struct {
+		flag string
+		re   *regexp.Regexp
+	}{{"-include", p.opts.Include}, {"-exclude", p.opts.Exclude}} {
+		if f.re != nil {
+			ps = append(ps, pattern{f.flag, f.re.String(), f.re})
+		}
+	}
+	for _, pt := range ps {
+		if pt.re == nil || slices.ContainsFunc(p.tensors, func(d *decision) bool { return pt.re.MatchString(d.info.Name) }) {
+			continue
+		}
+		msg := fmt.Sprintf("%s %q matches no tensor", pt.flag, pt.value)
+		if p.modelFile() {
+			msg += "; patterns match the llama.cpp model file's GGUF names (blk.N.ffn_down.weight, token_embd.weight)"
+			if i := slices.IndexFunc(p.tensors, func(d *decision) bool { return d.source != "" && pt.re.MatchString(d.source) }); i >= 0 {
+				d := p.tensors[i]
+				msg += fmt.Sprintf(": it matches the input's %s, which is %s here", d.source, d.info.Name)
+			}
+		}
+		if ci, err := regexp.Compile("(?i)" + pt.re.String()); err == nil {
+			if i := slices.IndexFunc(p.tensors, func(d *decision) bool { return ci.MatchString(d.info.Name) }); i >= 0 {
+				msg += fmt.Sprintf("; it would match %s if case were ignored: patterns are case-sensitive (write it in lower case, or add (?i))", p.tensors[i].info.Name)
+			}
+		}
+		p.warn("%s", msg)
+	}
 }

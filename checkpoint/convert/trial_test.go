@@ -3,6 +3,7 @@ package convert
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"testing"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/gguf"
+	"github.com/tensorcast-go/tensorcast/checkpoint/ggufmix"
 	"github.com/tensorcast-go/tensorcast/checkpoint/imatrix"
 )
 
@@ -186,4 +188,31 @@ func TestGGUFGenericOfModelFile(t *testing.T) {
 	require.NoError(t, err)
 	_, _, err = convertGGUF(t, generic, "q8_0", Options{GGUFGeneric: true})
 	require.NoError(t, err)
+}
+
+// Patterns that match no tensor are warned of, with the GGUF name of the
+// tensor a Hugging Face name would have matched, and the case rule (item 5).
+func TestPatternsThatMatchNothing(t *testing.T) {
+	src := mixLlama(t, t.TempDir())
+	typeFor := func(vs ...string) []ggufmix.Override {
+		ov, err := ggufmix.ParseOverrides(vs)
+		require.NoError(t, err)
+		return ov
+	}
+	_, res, err := convertMix(t, src, "q4_k_m", Options{TypeFor: typeFor("nomatch=q6_k", "FFN_DOWN=q6_k", "ffn_up=q5_k")})
+	require.NoError(t, err)
+	require.Len(t, res.Warnings, 2)
+	assert.Equal(t, `-type-for "nomatch=q6_k" matches no tensor; patterns match the llama.cpp model file's GGUF names (blk.N.ffn_down.weight, token_embd.weight)`, res.Warnings[0])
+	assert.Contains(t, res.Warnings[1], `-type-for "FFN_DOWN=q6_k" matches no tensor`)
+	assert.Contains(t, res.Warnings[1], "it would match blk.0.ffn_down.weight if case were ignored: patterns are case-sensitive")
+
+	_, res, err = convertGGUF(t, src, "q8_0", Options{Exclude: regexp.MustCompile("down_proj"), Include: regexp.MustCompile(`^output\.weight$`)})
+	require.NoError(t, err)
+	assert.Equal(t, []string{`-exclude "down_proj" matches no tensor; patterns match the llama.cpp model file's GGUF names (blk.N.ffn_down.weight, token_embd.weight): it matches the input's model.layers.0.mlp.down_proj.weight, which is blk.0.ffn_down.weight here`},
+		res.Warnings)
+
+	// Generic output keeps the input's names: no word of GGUF names.
+	_, res, err = convertGGUF(t, src, "q8_0", Options{GGUFGeneric: true, Exclude: regexp.MustCompile("ffn_down")})
+	require.NoError(t, err)
+	assert.Equal(t, []string{`-exclude "ffn_down" matches no tensor`}, res.Warnings)
 }
