@@ -402,6 +402,29 @@ func sourceBits(info *load.Info) float64 {
 	return 32
 }
 
+// requantized starts the note of a weight whose quantized source is cast
+// again.
+const requantized = "requantized from"
+
+// warnRequantized warns when the report holds weights whose quantized
+// source was quantized again (not exactly), naming their source types.
+func (p *plan) warnRequantized(rs []TensorResult) {
+	n := 0
+	var types []string
+	for _, r := range rs {
+		if r.DataType != "" && strings.HasPrefix(r.Note, requantized) {
+			n++
+			if !slices.Contains(types, r.Source) {
+				types = append(types, r.Source)
+			}
+		}
+	}
+	if n > 0 {
+		p.warn("%d weights of the input were already quantized (%s) and were quantized again to %s: the errors add up, and the report's SQNR is measured against the dequantized input, not the original weights; convert the unquantized checkpoint when there is one",
+			n, strings.Join(types, ", "), p.dataTypeName())
+	}
+}
+
 // decide reports whether tensor info is cast and, if not, why. An error is a
 // tensor Include asked for that cannot be cast.
 func (p *plan) decide(d *decision) error {
@@ -474,6 +497,12 @@ func (p *plan) decide(d *decision) error {
 		return keep(err.Error())
 	}
 	d.cast, d.specs, d.meta = true, specs, meta
+	if info.Quantized() {
+		// The keep rule compares with 32 bits, what a kept quantized tensor
+		// costs (dequantized to F32): the weight is quantized again, which
+		// the note says (run replaces it with "exact: ..." when it is).
+		d.result.Note = fmt.Sprintf("%s %s (%.3g bits per value): its error adds to the source's", requantized, info.Type, storedBits(info.Size, info.Shape))
+	}
 	return p.importance(d)
 }
 
@@ -974,6 +1003,7 @@ func Convert(inPath, out string, opts Options) (*Result, error) {
 		return nil, err
 	}
 	res.Seconds = time.Since(start).Seconds()
+	p.warnRequantized(res.Tensors)
 	res.Warnings = p.warnings
 	sum := res.Summarize()
 	res.Summary = &sum

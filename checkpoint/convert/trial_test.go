@@ -13,6 +13,7 @@ import (
 	"github.com/tensorcast-go/tensorcast/checkpoint/gguf"
 	"github.com/tensorcast-go/tensorcast/checkpoint/ggufmix"
 	"github.com/tensorcast-go/tensorcast/checkpoint/imatrix"
+	"github.com/tensorcast-go/tensorcast/checkpoint/layout"
 )
 
 // The findings of a new user's trial of convert -layout gguf with an
@@ -215,4 +216,34 @@ func TestPatternsThatMatchNothing(t *testing.T) {
 	_, res, err = convertGGUF(t, src, "q8_0", Options{GGUFGeneric: true, Exclude: regexp.MustCompile("ffn_down")})
 	require.NoError(t, err)
 	assert.Equal(t, []string{`-exclude "ffn_down" matches no tensor`}, res.Warnings)
+}
+
+// A quantized input cast again is noted per weight and warned of (item 8):
+// the keep rule compares with the 32 bits a kept quantized tensor costs.
+func TestRequantizedIsNoted(t *testing.T) {
+	src := mixLlama(t, t.TempDir())
+	q4, _, err := convertGGUF(t, src, "q4_k", Options{GGUFGeneric: true})
+	require.NoError(t, err)
+	for _, tc := range []struct{ lay, typ, name string }{{"gguf", "q8_0", "q8_0"}, {"tcast", "mxfp8e4", "mxfp8e4"}} {
+		l, err := layout.Get(tc.lay)
+		require.NoError(t, err)
+		o := Options{Layout: l, DataType: mustDataType(t, l, tc.typ)}
+		out := filepath.Join(t.TempDir(), "out")
+		if tc.lay == "gguf" {
+			out += ".gguf"
+		}
+		res, err := Convert(q4, out, o)
+		require.NoError(t, err, tc.lay)
+		n := 0
+		for _, r := range res.Tensors {
+			if r.Source == "q4_k" {
+				// Q4_K: 144 bytes per 256 values, 4.5 bits each.
+				assert.Equal(t, "requantized from q4_k (4.5 bits per value): its error adds to the source's", r.Note, r.Name)
+				n++
+			}
+		}
+		assert.Positive(t, n)
+		require.Len(t, res.Warnings, 1, tc.lay)
+		assert.Contains(t, res.Warnings[0], "weights of the input were already quantized (q4_k) and were quantized again to "+tc.name)
+	}
 }
