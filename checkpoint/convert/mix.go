@@ -232,7 +232,7 @@ func (p *plan) useImportance(d *decision, name string) error {
 		d.result.Importance = ImportanceIgnored
 		return nil
 	case err != nil:
-		return fmt.Errorf("tensor %s: -imatrix %s: %w", d.info.Name, filepath.Base(im.Path), err)
+		return fmt.Errorf("tensor %s: -imatrix %s: %w (give the matrix computed for this model)", d.info.Name, filepath.Base(im.Path), err)
 	}
 	d.imp = v
 	rows := 1
