@@ -1,6 +1,9 @@
 package kernels
 
-import "math"
+import (
+	"math"
+	"unsafe"
+)
 
 // The passes of the scale searches. Each goes over a sub-block x (16, 32 or
 // 256 elements) with weights w (finite, w ≥ 0) once for up to 16 candidate
@@ -48,38 +51,70 @@ type affineStats struct {
 // (in that order), or +Inf unless det > 0 and d > 0; it returns sqq and sq
 // in sqq[c], sq[c].
 func affineFitGo(x, w []float32, k int, t, o *lanes, st *affineStats, d, m, e, sqq, sq *lanes) {
+	for c := 0; c < k; c += 2 {
+		c1 := min(c+1, k-1)
+		a0, b0, f0, a1, b1, f1 := affineSums2Go(x, w, t[c], o[c], t[c1], o[c1], st.n)
+		sq[c], sqq[c], sq[c1], sqq[c1] = a0, b0, a1, b1
+		affineSolve(st, c, b0, a0, f0, d, m, e)
+		affineSolve(st, c1, b1, a1, f1, d, m, e)
+	}
+}
+
+// affineSolve is affineFitGo's least-squares solve of candidate c from its
+// sums b = Σwq², a = Σwq and f = Σwqx.
+func affineSolve(st *affineStats, c int, b, a, f float32, d, m, e *lanes) {
+	det := st.sw*b - a*a
+	dc := (st.sw*f - st.sx*a) / det
+	mc := (b*st.sx - a*f) / det
+	if st.minBelow != 0 && mc > 0 {
+		mc, dc = 0, f/b
+	}
+	d[c], m[c] = dc, mc
+	if det > 0 && dc > 0 {
+		e[c] = st.sxx - 2*dc*f - 2*mc*st.sx + dc*dc*b + 2*dc*mc*a + mc*mc*st.sw
+	} else {
+		e[c] = float32(math.Inf(1))
+	}
+}
+
+// affineSums2Go returns, for two candidates (t0, o0) and (t1, o1), the sums
+// a = Σwq, b = Σwq² and f = Σwqx of the codes q = clamp(round(t·(x−o)), 0,
+// n), each added in order of the elements, b and f with fma32. The two
+// candidates' chains of additions are interleaved so that they overlap.
+func affineSums2Go(x, w []float32, t0, o0, t1, o1, n float32) (a0, b0, f0, a1, b1, f1 float32) {
+	if inUnitWeights(w) {
+		return affineSums2Unit(x, t0, o0, t1, o1, n)
+	}
 	w = w[:len(x)]
-	for c := range k {
-		var a, b, f float32
-		for i, v := range x {
-			q := clampRoundPass(t[c]*(v-o[c]), 0, st.n)
-			wq := w[i] * q
-			a += wq
-			if s := float64(wq)*float64(q) + float64(b); fma32Easy(s) { // fma32, inline
-				b = float32(s)
-			} else {
-				b = fma32Tie(wq, q, b)
-			}
-			if s := float64(wq)*float64(v) + float64(f); fma32Easy(s) {
-				f = float32(s)
-			} else {
-				f = fma32Tie(wq, v, f)
-			}
-		}
-		sq[c], sqq[c] = a, b
-		det := st.sw*b - a*a
-		dc := (st.sw*f - st.sx*a) / det
-		mc := (b*st.sx - a*f) / det
-		if st.minBelow != 0 && mc > 0 {
-			mc, dc = 0, f/b
-		}
-		d[c], m[c] = dc, mc
-		if det > 0 && dc > 0 {
-			e[c] = st.sxx - 2*dc*f - 2*mc*st.sx + dc*dc*b + 2*dc*mc*a + mc*mc*st.sw
+	for i, v := range x {
+		q0 := clampRoundPass(t0*(v-o0), 0, n)
+		q1 := clampRoundPass(t1*(v-o1), 0, n)
+		wq0, wq1 := w[i]*q0, w[i]*q1
+		a0 += wq0
+		a1 += wq1
+		// fma32, inline.
+		if s := float64(wq0)*float64(q0) + float64(b0); fma32Easy(s) {
+			b0 = float32(s)
 		} else {
-			e[c] = float32(math.Inf(1))
+			b0 = fma32Tie(wq0, q0, b0)
+		}
+		if s := float64(wq1)*float64(q1) + float64(b1); fma32Easy(s) {
+			b1 = float32(s)
+		} else {
+			b1 = fma32Tie(wq1, q1, b1)
+		}
+		if s := float64(wq0)*float64(v) + float64(f0); fma32Easy(s) {
+			f0 = float32(s)
+		} else {
+			f0 = fma32Tie(wq0, v, f0)
+		}
+		if s := float64(wq1)*float64(v) + float64(f1); fma32Easy(s) {
+			f1 = float32(s)
+		} else {
+			f1 = fma32Tie(wq1, v, f1)
 		}
 	}
+	return
 }
 
 // affineErrsGo sets e[c], for each candidate c < k with scale d[c], offset
@@ -98,6 +133,44 @@ func affineErrsGo(x, w []float32, k int, d, m, id *lanes, n float32, e *lanes) {
 	}
 }
 
+// affineSums2Unit is affineSums2Go with every weight 1. Then q and q² are
+// integers and their sums stay below 2^24 (n ≤ 63, at most 256 elements),
+// so they are exact in float32: adding q·q with one rounding (fma32) or two
+// gives the same bits, and only f needs the fused sum.
+func affineSums2Unit(x []float32, t0, o0, t1, o1, n float32) (a0, b0, f0, a1, b1, f1 float32) {
+	for i := 0; i < len(x); i++ {
+		// The loop without calls (the compiler keeps the sums in
+		// registers); a step fma32Easy rejects leaves it for fma32.
+		for ; i < len(x); i++ {
+			v := x[i]
+			q0 := clampRoundPass(t0*(v-o0), 0, n)
+			q1 := clampRoundPass(t1*(v-o1), 0, n)
+			s0 := float64(q0)*float64(v) + float64(f0)
+			s1 := float64(q1)*float64(v) + float64(f1)
+			if !fma32Easy(s0) || !fma32Easy(s1) {
+				break
+			}
+			a0 += q0
+			a1 += q1
+			b0 += q0 * q0
+			b1 += q1 * q1
+			f0, f1 = float32(s0), float32(s1)
+		}
+		if i == len(x) {
+			break
+		}
+		v := x[i]
+		q0 := clampRoundPass(t0*(v-o0), 0, n)
+		q1 := clampRoundPass(t1*(v-o1), 0, n)
+		a0 += q0
+		a1 += q1
+		b0 += q0 * q0
+		b1 += q1 * q1
+		f0, f1 = fma32(q0, v, f0), fma32(q1, v, f1)
+	}
+	return
+}
+
 // affinePairErrsGo sets e[c], for each candidate c < k with scale d[c],
 // offset m[c] and inverse scale id[c], to the error of the codes
 // q = clamp(round(id·(x−m)), 0, n) from their sums a = Σwq, b = Σwq² and
@@ -108,27 +181,18 @@ func affineErrsGo(x, w []float32, k int, d, m, id *lanes, n float32, e *lanes) {
 //
 // (in that order; the expansion of Σw·(x − d·q − m)²).
 func affinePairErrsGo(x, w []float32, k int, d, m, id *lanes, st *affineStats, e *lanes) {
-	w = w[:len(x)]
-	for c := range k {
-		var a, b, f float32
-		for i, v := range x {
-			q := clampRoundPass(id[c]*(v-m[c]), 0, st.n)
-			wq := w[i] * q
-			a += wq
-			if s := float64(wq)*float64(q) + float64(b); fma32Easy(s) { // fma32, inline
-				b = float32(s)
-			} else {
-				b = fma32Tie(wq, q, b)
-			}
-			if s := float64(wq)*float64(v) + float64(f); fma32Easy(s) {
-				f = float32(s)
-			} else {
-				f = fma32Tie(wq, v, f)
-			}
-		}
-		dc, mc := d[c], m[c]
-		e[c] = st.sxx - 2*dc*f - 2*mc*st.sx + dc*dc*b + 2*dc*mc*a + mc*mc*st.sw
+	for c := 0; c < k; c += 2 {
+		c1 := min(c+1, k-1)
+		a0, b0, f0, a1, b1, f1 := affineSums2Go(x, w, id[c], m[c], id[c1], m[c1], st.n)
+		e[c] = affineErrOf(st, d[c], m[c], a0, b0, f0)
+		e[c1] = affineErrOf(st, d[c1], m[c1], a1, b1, f1)
 	}
+}
+
+// affineErrOf is affinePairErrsGo's error of scale dc and offset mc from
+// the sums a, b, f of the codes.
+func affineErrOf(st *affineStats, dc, mc, a, b, f float32) float32 {
+	return st.sxx - 2*dc*f - 2*mc*st.sx + dc*dc*b + 2*dc*mc*a + mc*mc*st.sw
 }
 
 // affineFit0Go is the first round of an affine fit: from the least value
@@ -341,4 +405,14 @@ func tableCodesGo(x, ids []float32, tab *table, codes []uint8) {
 	for i, v := range x[:len(codes)] {
 		codes[i] = uint8(tab.index(storeX(v) * ids[i/sub]))
 	}
+}
+
+// inUnitWeights reports whether w lies in unitWeights (a sub-block's part
+// of the weights of a block without importance): every element is 1.
+func inUnitWeights(w []float32) bool {
+	if len(w) == 0 {
+		return false
+	}
+	off := uintptr(unsafe.Pointer(&w[0])) - uintptr(unsafe.Pointer(&unitWeights[0]))
+	return off < unsafe.Sizeof(unitWeights) && int(off/4)+len(w) <= len(unitWeights)
 }
