@@ -172,27 +172,64 @@ func affineSums2Unit(x []float32, t0, o0, t1, o1, n float32) (a0, b0, f0, a1, b1
 }
 
 // affinePairErrsGo sets e[c], for each candidate c < k with scale d[c],
-// offset m[c] and inverse scale id[c], to the error of the codes
-// q = clamp(round(id·(x−m)), 0, n) from their sums a = Σwq, b = Σwq² and
-// f = Σwqx (in order of the elements) and the sub-block's st.sw = Σw,
-// st.sx = Σwx, st.sxx = Σwx²:
-//
-//	e = sxx − 2d·f − 2m·sx + d·d·b + 2d·m·a + m·m·sw
-//
-// (in that order; the expansion of Σw·(x − d·q − m)²).
+// offset m[c] and inverse scale id[c] (inv(d)), to the error Σ w·(x − x̂)²
+// of the codes q = clamp(round(u), 0, n), measured in code steps: with
+// u = fma32(id, x, κ), κ = −(m·id) (x's position in code steps) and
+// r = u − q, s = Σ w·r² in order of the elements (s = fma32(w·r, r, s)),
+// and e = (d·d)·s. A candidate with d = 0 codes every element as 0: its
+// error is (sxx − 2m·sx) + m·m·sw from the sub-block's sums st.
 func affinePairErrsGo(x, w []float32, k int, d, m, id *lanes, st *affineStats, e *lanes) {
 	for c := 0; c < k; c += 2 {
 		c1 := min(c+1, k-1)
-		a0, b0, f0, a1, b1, f1 := affineSums2Go(x, w, id[c], m[c], id[c1], m[c1], st.n)
-		e[c] = affineErrOf(st, d[c], m[c], a0, b0, f0)
-		e[c1] = affineErrOf(st, d[c1], m[c1], a1, b1, f1)
+		s0, s1 := pairErrs2Go(x, w, id[c], -(m[c] * id[c]), id[c1], -(m[c1] * id[c1]), st.n)
+		e[c] = pairErrOf(st, d[c], m[c], s0)
+		e[c1] = pairErrOf(st, d[c1], m[c1], s1)
 	}
 }
 
-// affineErrOf is affinePairErrsGo's error of scale dc and offset mc from
-// the sums a, b, f of the codes.
-func affineErrOf(st *affineStats, dc, mc, a, b, f float32) float32 {
-	return st.sxx - 2*dc*f - 2*mc*st.sx + dc*dc*b + 2*dc*mc*a + mc*mc*st.sw
+// pairErrOf is affinePairErrsGo's error of scale dc and offset mc from the
+// sum s of the squared distances in code steps.
+func pairErrOf(st *affineStats, dc, mc, s float32) float32 {
+	if dc == 0 {
+		return st.sxx - 2*mc*st.sx + mc*mc*st.sw
+	}
+	return dc * dc * s
+}
+
+// pairErrs2Go returns affinePairErrsGo's sums s of two candidates with
+// inverse scales t0, t1 and offsets in code steps k0, k1, interleaved so
+// that their chains of additions overlap; the loop has no calls (the
+// compiler keeps the sums in registers): a step whose float64 sums
+// fma32Easy rejects leaves it for fma32.
+func pairErrs2Go(x, w []float32, t0, k0, t1, k1, n float32) (s0, s1 float32) {
+	w = w[:len(x)]
+	for i := 0; i < len(x); i++ {
+		for ; i < len(x); i++ {
+			v, wi := x[i], w[i]
+			u0 := float64(t0)*float64(v) + float64(k0)
+			u1 := float64(t1)*float64(v) + float64(k1)
+			if !fma32Easy(u0) || !fma32Easy(u1) {
+				break
+			}
+			r0 := float32(u0) - clampRoundPass(float32(u0), 0, n)
+			r1 := float32(u1) - clampRoundPass(float32(u1), 0, n)
+			e0 := float64(wi*r0)*float64(r0) + float64(s0)
+			e1 := float64(wi*r1)*float64(r1) + float64(s1)
+			if !fma32Easy(e0) || !fma32Easy(e1) {
+				break
+			}
+			s0, s1 = float32(e0), float32(e1)
+		}
+		if i == len(x) {
+			break
+		}
+		v, wi := x[i], w[i]
+		u0, u1 := fma32(t0, v, k0), fma32(t1, v, k1)
+		r0 := u0 - clampRoundPass(u0, 0, n)
+		r1 := u1 - clampRoundPass(u1, 0, n)
+		s0, s1 = fma32(wi*r0, r0, s0), fma32(wi*r1, r1, s1)
+	}
+	return
 }
 
 // affineFit0Go is the first round of an affine fit: from the least value

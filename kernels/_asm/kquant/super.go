@@ -840,18 +840,22 @@ func affinePicks(name string, G, L int, elem, welem func(i int, z VecPhysical)) 
 			VMOVUPS(z, par(c, k))
 		}
 	}
-	// The errors, a pair (two with G = 8) per round.
+	// The errors, a pair (two with G = 8) per round, in code steps: u =
+	// id·x + κ (fused, κ = −(m·id)), r = u − clamp(round(u), 0, n),
+	// s = Σ w·r·r (fused), e = (d·d)·s; with d = 0, (sxx − 2m·sx) + m·m·sw.
 	var (
 		xv, q, r, wv, e = Z5, Z6, Z7, Z8, Z9
 		bE, bL, bM      = Z10, Z11, Z12
 		pd, pm, pid     = Z13, Z14, Z15
-		p, a, b, f      = Z16, Z17, Z18, Z19
+		s, kk, p        = Z16, Z17, Z19
 		sw, sx, sxx     = Z20, Z21, Z22
 	)
 	VMOVUPS(Mem{Base: R9, Disp: trAm}, sw)
 	VMOVUPS(Mem{Base: R9, Disp: trSx}, sx)
 	VMOVUPS(Mem{Base: R9, Disp: trSxx}, sxx)
 	t1, t2 = Z23, Z24
+	sign = Z25
+	gen.Broadcast32(0x80000000, sign, RAX, X15)
 	// Until beaten: pair 0 (and pair 8 in the second halves).
 	VMOVUPS(par(0, 3), bL)
 	VMOVUPS(par(0, 4), bM)
@@ -867,8 +871,34 @@ func affinePicks(name string, G, L int, elem, welem func(i int, z VecPhysical)) 
 		VMOVUPS(Mem{Base: RBX, Disp: trP}, pd)
 		VMOVUPS(Mem{Base: RBX, Disp: trP + 64}, pm)
 		VMOVUPS(Mem{Base: RBX, Disp: trP + 128}, pid)
-		affineSums(L, elem, welem, weights, true, pid, pm, a, b, f, xv, q, r, wv, n, zero, one)
-		affineErr(sw, sx, sxx, a, b, f, pd, pm, e, t1, t2)
+		VMULPS(pid, pm, kk)
+		VXORPS(sign, kk, kk) // κ = −(m·id)
+		VXORPS(s, s, s)
+		for i := range L {
+			elem(i, xv)
+			VFMADD213PS(kk, pid, xv) // u = id·x + κ, fused
+			VMAXPS(zero, xv, q)
+			VMINPS(n, q, q)
+			rndLanes(q)
+			VSUBPS(q, xv, r) // r = u − q
+			if weights {
+				welem(i, wv)
+				VMULPS(wv, r, q)     // w·r
+				VFMADD231PS(r, q, s) // s += w·r·r, fused
+			} else {
+				VFMADD231PS(r, r, s)
+			}
+		}
+		VMULPS(pd, pd, t1)
+		VMULPS(s, t1, e) // (d·d)·s
+		VADDPS(pm, pm, t1)
+		VMULPS(sx, t1, t1)
+		VSUBPS(t1, sxx, t2) // sxx − 2m·sx
+		VMULPS(pm, pm, t1)
+		VMULPS(sw, t1, t1)
+		VADDPS(t1, t2, t2) // + m·m·sw
+		VCMPPS(U8(cmpEQOQ), zero, pd, K1)
+		VMOVAPS(t2, K1, e) // d = 0
 		VCMPPS(U8(cmpLTOQ), bE, e, K1)
 		VMOVAPS(e, K1, bE)
 		VMOVUPS(Mem{Base: RBX, Disp: trP + 192}, K1, bL)
