@@ -107,7 +107,7 @@ func superRun(x, w []float32, ref bool, tr *superScratch, res *superRes) map[str
 		sub  int
 		cfg  *superCfg
 	}{{"Q2_K", &searchQ2K, 16, &superQ2K}, {"Q2_K plain", &searchQ2KPlain, 16, &superQ2KPlain},
-		{"Q4_K", &searchQ4K, 32, &superQ4K}, {"Q5_K", &searchQ5K, 32, &superQ5K}} {
+		{"Q4_K", &searchQ4K, 32, &superQ4K}, {"Q4_K plain", &searchQ4KPlain, 32, &superQ4KPlain}, {"Q5_K", &searchQ5K, 32, &superQ5K}} {
 		var ar affineRes
 		if ref {
 			affineSuperGo(x, w, c.a, c.sub, c.cfg, &ar)
