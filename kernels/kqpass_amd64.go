@@ -236,8 +236,12 @@ func tableBlocks8(x, w []float32, t *table, c *superCfg, r *nlRes, tr *superScra
 	tableBlocks8Go(x, w, t, r)
 }
 
-func q3kPack(y *[Q3_KBlockBytes]byte, x *[QKK]float32, r *superRes, q *[QKK]uint8) {
+func q3kPack(y *[Q3_KBlockBytes]byte, x *[QKK]float32, r *superRes, q *[QKK]uint8, finite bool) {
 	if active >= tierAVX512 {
+		if finite {
+			kqQ3KPackFiniteAVX512(y, x, (*[36]float32)(unsafe.Pointer(r)), q)
+			return
+		}
 		kqQ3KPackAVX512(y, x, (*[36]float32)(unsafe.Pointer(r)), q)
 		return
 	}

@@ -62,6 +62,6 @@ func tableBlocks8(x, w []float32, t *table, _ *superCfg, r *nlRes, _ *superScrat
 	tableBlocks8Go(x, w, t, r)
 }
 
-func q3kPack(y *[Q3_KBlockBytes]byte, x *[QKK]float32, r *superRes, q *[QKK]uint8) {
+func q3kPack(y *[Q3_KBlockBytes]byte, x *[QKK]float32, r *superRes, q *[QKK]uint8, finite bool) {
 	q3kPackGo(y, x, r, q)
 }

@@ -375,12 +375,14 @@ func QuantizeQ3_K(dst []byte, src, imp []float32) {
 func quantQ3K(y []byte, x, imp []float32, s *kqScratch) {
 	xs, ws := s.prep(x, imp, 16)
 	r := &s.res
-	if isUnitWeights(ws) {
+	// Unit weights: a block without importance and with finite elements.
+	plain := isUnitWeights(ws)
+	if plain {
 		symSuper16(xs, ws, &searchQ3KPlain, &superQ3KPlain, r, &s.tr)
 	} else {
 		symSuper16(xs, ws, &searchQ3K, &superQ3K, r, &s.tr)
 	}
-	q3kPack((*[Q3_KBlockBytes]byte)(y), (*[QKK]float32)(x), r, &s.q)
+	q3kPack((*[Q3_KBlockBytes]byte)(y), (*[QKK]float32)(x), r, &s.q, plain)
 }
 
 // q3kPackGo writes the Q3_K block y of the elements x from their search's

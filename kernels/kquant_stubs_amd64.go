@@ -337,3 +337,8 @@ func kqTableCodesAVX2(x []float32, ids []float32, shift uint64, vals *[16]float3
 //
 //go:noescape
 func kqQ3KPackAVX512(y *[110]byte, x *[256]float32, res *[36]float32, q *[256]uint8)
+
+// kqQ3KPackFiniteAVX512 is kqQ3KPackAVX512 for x without NaN (q3kPackGo).
+//
+//go:noescape
+func kqQ3KPackFiniteAVX512(y *[110]byte, x *[256]float32, res *[36]float32, q *[256]uint8)

@@ -1259,36 +1259,43 @@ func tableBlocks8() {
 }
 
 // q3kPack emits kqQ3KPackAVX512: a Q3_K block from its search's result.
-func q3kPack() {
+func q3kPack(finite bool) {
 	name := "kqQ3KPackAVX512"
+	doc := []string{name + " is the AVX-512 kernel of q3kPackGo: the codes of x (NaN as 0)",
+		"under the inverse scales of res (a superRes), packed with the 6-bit",
+		"scales l+32 and the float16 d into the Q3_K block y; q is scratch."}
+	if finite {
+		name = "kqQ3KPackFiniteAVX512"
+		doc = []string{name + " is kqQ3KPackAVX512 for x without NaN (q3kPackGo)."}
+	}
 	TEXT(name, NOSPLIT, "func(y *[110]byte, x *[256]float32, res *[36]float32, q *[256]uint8)")
 	Pragma("noescape")
-	Doc(name+" is the AVX-512 kernel of q3kPackGo: the codes of x (NaN as 0)",
-		"under the inverse scales of res (a superRes), packed with the 6-bit",
-		"scales l+32 and the float16 d into the Q3_K block y; q is scratch.")
+	Doc(doc...)
 	Load(Param("y"), RDI)
 	Load(Param("x"), RSI)
 	Load(Param("res"), R11)
 	Load(Param("q"), R8)
-	// The codes: clamp(round(x·id), −4, 3) + 4 of each sub-block of 16.
+	// The codes: clamp(round(x·id), −4, 3) + 4 of each sub-block of 16
+	// (VCVTPS2DQ rounds to nearest even, as rnd).
 	lo, hi, four := Z1, Z2, Z3
 	gen.Broadcast32(0xc0800000, lo, RAX, X0) // −4
 	gen.Broadcast32(0x40400000, hi, RAX, X0) // 3
-	gen.Broadcast32(0x40800000, four, RAX, X0)
+	gen.Broadcast32(4, four, RAX, X0)
 	// Codes 32m..32m+31 in Qm = Y8+m, from the registers (a store of 16
 	// bytes read back as 32 would stall the store forwarding).
 	Q := func(m int) VecPhysical { return gen.Y(8 + m) }
 	for j := range 16 {
 		VMOVUPS(Mem{Base: RSI, Disp: 64 * j}, Z4)
-		VCMPPS(U8(cmpORD), Z4, Z4, K1)
-		VMOVAPS_Z(Z4, K1, Z4) // NaN → 0
+		if !finite {
+			VCMPPS(U8(cmpORD), Z4, Z4, K1)
+			VMOVAPS_Z(Z4, K1, Z4) // NaN → 0
+		}
 		VBROADCASTSS(Mem{Base: R11, Disp: resIDs + 4*j}, Z5)
 		VMULPS(Z5, Z4, Z4) // v·id
 		VMAXPS(lo, Z4, Z4)
 		VMINPS(hi, Z4, Z4)
-		VRNDSCALEPS(U8(0), Z4, Z4)
-		VADDPS(four, Z4, Z4)
 		VCVTPS2DQ(Z4, Z4)
+		VPADDD(four, Z4, Z4)
 		if j%2 == 0 {
 			VPMOVDB(Z4, Q(j/2).AsX())
 		} else {
