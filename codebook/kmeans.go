@@ -37,8 +37,36 @@ type KMeansOptions struct {
 	// or sensitivity per value, as SqueezeLLM weighs by Fisher information);
 	// one finite non-negative weight per value, not all zero.
 	Weights []float32
+	// Importance, when not nil, weighs each value by the importance of its
+	// column, as an importance matrix (llama.cpp's imatrix) gives it: one
+	// finite non-negative value per column. KMeans reads x as rows of
+	// len(Importance) values; KMeansPerChannel takes one value per index
+	// along the last axis of its shape. The value of x[i] then weighs
+	// Importance[i mod columns] (weighted Lloyd: weighted centroids). It
+	// cannot be combined with Weights.
+	Importance []float32
 	// Tie is the tie rule of the tables made (and of the assignments).
 	Tie Tie
+}
+
+// columnWeights expands o.Importance to a weight per value of n values in
+// rows of cols (o.Weights when there is no importance).
+func columnWeights(name string, o KMeansOptions, n, cols int) ([]float32, error) {
+	imp := o.Importance
+	if imp == nil {
+		return o.Weights, nil
+	}
+	if o.Weights != nil {
+		return nil, fmt.Errorf("codebook: k-means %s: %w: both Weights and Importance", name, ErrArg)
+	}
+	if len(imp) == 0 || len(imp) != cols || n%cols != 0 {
+		return nil, fmt.Errorf("codebook: k-means %s: %w: %d importance values for %d values in rows of %d", name, ErrArg, len(imp), n, cols)
+	}
+	w := make([]float32, n)
+	for i := range w {
+		w[i] = imp[i%cols]
+	}
+	return w, nil
 }
 
 // KMeansResult is a learned table and how it was found.
@@ -72,10 +100,14 @@ func KMeans(name string, x []float32, k int, opts *KMeansOptions) (*KMeansResult
 	if opts != nil {
 		o = *opts
 	}
-	if err := checkKMeans(name, x, k, o.Weights); err != nil {
+	w, err := columnWeights(name, o, len(x), len(o.Importance))
+	if err != nil {
 		return nil, err
 	}
-	return kmeans(name, x, k, o, o.Weights)
+	if err := checkKMeans(name, x, k, w); err != nil {
+		return nil, err
+	}
+	return kmeans(name, x, k, o, w)
 }
 
 // KMeansPerChannel learns one table per index along axis of a tensor of
@@ -96,6 +128,10 @@ func KMeansPerChannel(name string, x []float32, shape []int, axis, k int, opts *
 	}
 	if axis < 0 || axis >= len(shape) || n != len(x) {
 		return nil, fmt.Errorf("codebook: k-means %s: %w: axis %d of shape %v for %d values", name, ErrArg, axis, shape, len(x))
+	}
+	var err error
+	if o.Weights, err = columnWeights(name, o, len(x), shape[len(shape)-1]); err != nil {
+		return nil, err
 	}
 	if err := checkKMeans(name, x, k, o.Weights); err != nil {
 		return nil, err

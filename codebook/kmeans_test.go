@@ -153,3 +153,33 @@ func TestKMeansErrors(t *testing.T) {
 	_, err = KMeansPerChannel("a", []float32{1, 2}, []int{2}, 1, 1, nil)
 	assert.ErrorIs(t, err, ErrArg)
 }
+
+// Importance per column weighs the centroids: x = 1, 3 / 5, 9 in rows of
+// two columns of importance 3 and 1. One table: the weighted mean
+// (3·1 + 3 + 3·5 + 9)/8 = 3.75, SSE 3·2.75² + 0.75² + 3·1.25² + 5.25² =
+// 55.5. One table per row: (3·1 + 3)/4 = 1.5 and (3·5 + 9)/4 = 6.
+func TestKMeansImportance(t *testing.T) {
+	x := []float32{1, 3, 5, 9}
+	imp := []float32{3, 1}
+	r, err := KMeans("i", x, 1, &KMeansOptions{Importance: imp})
+	require.NoError(t, err)
+	assert.Equal(t, []float32{3.75}, r.Table.Values())
+	assert.Equal(t, 55.5, r.SSE)
+	rs, err := KMeansPerChannel("p", x, []int{2, 2}, 0, 1, &KMeansOptions{Importance: imp})
+	require.NoError(t, err)
+	require.Len(t, rs, 2)
+	assert.Equal(t, []float32{1.5}, rs[0].Table.Values())
+	assert.Equal(t, []float32{6}, rs[1].Table.Values())
+	for _, o := range []KMeansOptions{
+		{Importance: []float32{1, 1, 1}},                  // not a whole number of rows
+		{Importance: []float32{1, -1}},                    // negative
+		{Importance: []float32{0, 0}},                     // every weight zero
+		{Importance: imp, Weights: []float32{1, 1, 1, 1}}, // both
+		{Importance: []float32{1, float32(math.Inf(1))}},  // infinite
+	} {
+		_, err := KMeans("e", x, 1, &o)
+		assert.ErrorIs(t, err, ErrArg, "%v", o.Importance)
+	}
+	_, err = KMeansPerChannel("e", x, []int{2, 2}, 0, 1, &KMeansOptions{Importance: []float32{1}})
+	assert.ErrorIs(t, err, ErrArg)
+}

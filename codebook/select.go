@@ -3,6 +3,7 @@ package codebook
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 
 	"github.com/tensorcast-go/tensorcast/kernels"
 )
@@ -33,6 +34,16 @@ type SelectOptions struct {
 	// Scale multiplies the entries when decoding (the block scale); 0 means
 	// 1. The criterion sees the decoded values entry × Scale.
 	Scale float32
+	// Weights, when not nil, weight the squared error value by value: the
+	// table chosen for a group minimises Σ w_i·(q_i − x_i)² (an importance
+	// per value, such as an importance matrix's per column; a value of
+	// weight 0 adds nothing, not even the NaN of 0·∞). It holds one
+	// finite non-negative weight per value of x and cannot be combined with
+	// a Criterion. A group whose weights are all equal (a run down a column
+	// of a weight matrix, whose values share one column importance) is
+	// chosen by its plain squared error, as without weights: a common
+	// weight scales every table's error alike.
+	Weights []float32
 }
 
 // Select quantizes x group by group: each run of group consecutive values
@@ -53,6 +64,7 @@ type Selector struct {
 	try  []uint8   // one table's codes of a group or chunk
 	q    []float32 // their decoded values (Select with a Criterion)
 	best []float64 // each group's lowest error so far (selectSSE)
+	flat []bool    // whether each group's weights are all equal (selectWSSE)
 }
 
 // NewSelector returns a Selector of c.
@@ -81,6 +93,14 @@ func (s *Selector) Select(codes, meta []uint8, x []float32, group int, opts *Sel
 		return fmt.Errorf("codebook %s: select: %w: %d codes and %d meta fields for %d values in groups of %d",
 			c.name, ErrArg, len(codes), len(meta), len(x), group)
 	}
+	if o.Weights != nil {
+		if o.Criterion != nil {
+			return fmt.Errorf("codebook %s: select: %w: weights with a criterion (weights apply to the squared error)", c.name, ErrArg)
+		}
+		if err := checkWeights(c.name, o.Weights, len(x)); err != nil {
+			return err
+		}
+	}
 	crit := o.Criterion
 	if crit == nil {
 		crit = SquaredError
@@ -91,6 +111,10 @@ func (s *Selector) Select(codes, meta []uint8, x []float32, group int, opts *Sel
 	}
 	if scale == 0 {
 		scale = 1
+	}
+	if o.Weights != nil {
+		s.selectWSSE(codes, meta, x, o.Weights[:len(x)], group, mul, scale)
+		return nil
 	}
 	if o.Criterion == nil {
 		s.selectSSE(codes, meta, x, group, mul, scale)
@@ -185,6 +209,121 @@ func (s *Selector) SelectBlocks(codes, meta []uint8, x []float32, group, block i
 		s.selectSSE(codes[lo:hi], meta[lo/group:], x[lo:hi], group, muls[b], scales[b])
 	}
 	return nil
+}
+
+// SelectBlocksWeighted is SelectBlocks with the squared error of value i
+// weighted by w[i] (see SelectOptions.Weights): one finite non-negative
+// weight per value of x. A nil w is SelectBlocks, through the same code. It
+// returns an error wrapping ErrArg for malformed arguments or weights.
+func (s *Selector) SelectBlocksWeighted(codes, meta []uint8, x, w []float32, group, block int, muls, scales []float32) error {
+	if w == nil {
+		return s.SelectBlocks(codes, meta, x, group, block, muls, scales)
+	}
+	c := s.c
+	nb := 0
+	if block > 0 {
+		nb = (len(x) + block - 1) / block
+	}
+	if group < 1 || block < 1 || block%group != 0 || len(codes) < len(x) || len(meta) < (len(x)+group-1)/group ||
+		len(muls) < nb || len(scales) < nb {
+		return fmt.Errorf("codebook %s: select: %w: %d codes, %d meta fields, %d multipliers and %d scales for %d values in groups of %d, blocks of %d",
+			c.name, ErrArg, len(codes), len(meta), len(muls), len(scales), len(x), group, block)
+	}
+	if err := checkWeights(c.name, w, len(x)); err != nil {
+		return err
+	}
+	if p := c.plan(); p != nil {
+		p.sel.SelectWeighted(codes, meta, x, w, group, block, muls, scales)
+		return nil
+	}
+	for b := range nb {
+		lo, hi := b*block, min((b+1)*block, len(x))
+		s.selectWSSE(codes[lo:hi], meta[lo/group:], x[lo:hi], w[lo:hi], group, muls[b], scales[b])
+	}
+	return nil
+}
+
+// checkWeights checks that w holds n finite non-negative weights.
+func checkWeights(name string, w []float32, n int) error {
+	if len(w) < n {
+		return fmt.Errorf("codebook %s: select: %w: %d weights for %d values", name, ErrArg, len(w), n)
+	}
+	for i, v := range w[:n] {
+		if !(v >= 0) || math.IsInf(float64(v), 1) {
+			return fmt.Errorf("codebook %s: select: %w: weight %d is %v, not a finite non-negative number", name, ErrArg, i, v)
+		}
+	}
+	return nil
+}
+
+// selectWSSE is Select by the weighted squared error Σ w·(q − x)², w the
+// weights of x's values: through the signed plan where it applies
+// (kernels.LUTSelector.SelectWeighted, the same sums), else selectWSSEGo.
+func (s *Selector) selectWSSE(codes, meta []uint8, x, w []float32, group int, mul, scale float32) {
+	if p := s.c.plan(); p != nil {
+		block := (len(x) + group - 1) / group * group
+		muls, scales := [1]float32{mul}, [1]float32{scale}
+		p.sel.SelectWeighted(codes, meta, x, w, group, max(block, group), muls[:], scales[:])
+		return
+	}
+	s.selectWSSEGo(codes, meta, x, w, group, mul, scale)
+}
+
+// selectWSSEGo is selectWSSE for any tables: every table encodes a chunk
+// of whole groups, then each group's error is summed in float64 in the
+// order of the values, each product rounded (no fused multiply-add), a
+// value of weight 0 adding nothing (not even the NaN of 0·∞). A group whose weights are all
+// equal is scored by its plain squared error, exactly as selectSSE sums it,
+// so it gets the table it gets without weights.
+func (s *Selector) selectWSSEGo(codes, meta []uint8, x, w []float32, group int, mul, scale float32) {
+	c := s.c
+	chunk := max(group, selectChunk/group*group)
+	try := grow(s.try, min(chunk, len(x)))
+	best := grow(s.best, (len(try)+group-1)/group)
+	flat := grow(s.flat, len(best))
+	s.try, s.best, s.flat = try, best, flat
+	for lo := 0; lo < len(x); lo += chunk {
+		hi := min(lo+chunk, len(x))
+		xs, ws, tc := x[lo:hi], w[lo:hi], try[:hi-lo]
+		g0 := lo / group
+		for g := 0; g*group < len(xs); g++ {
+			gw := ws[g*group : min((g+1)*group, len(xs))]
+			flat[g] = true
+			for _, v := range gw[1:] {
+				if v != gw[0] {
+					flat[g] = false
+					break
+				}
+			}
+		}
+		for k, t := range c.tables {
+			t.EncodeScaled(tc, xs, mul)
+			lut := t.lut
+			for g := 0; g*group < len(xs); g++ {
+				a, b := g*group, min((g+1)*group, len(xs))
+				var e float64
+				if flat[g] {
+					for i, v := range xs[a:b] {
+						d := float64(lut[tc[a+i]]*scale) - float64(v)
+						e += float64(d * d)
+					}
+				} else {
+					for i, v := range xs[a:b] {
+						if ws[a+i] == 0 {
+							continue // nothing, not even the NaN of 0·∞
+						}
+						d := float64(lut[tc[a+i]]*scale) - float64(v)
+						e += float64(float64(ws[a+i]) * float64(d*d))
+					}
+				}
+				if k == 0 || e < best[g] {
+					best[g] = e
+					meta[g0+g] = uint8(k)
+					copy(codes[lo+a:lo+b], tc[a:b])
+				}
+			}
+		}
+	}
 }
 
 // Decode writes the values of codes, in groups of group with table meta[g]

@@ -74,9 +74,13 @@ func BenchmarkQuantizeQ2_K(b *testing.B)   { benchWorkload(b, "QuantizeQ2_K") }
 func BenchmarkQuantizeIQ4_XS(b *testing.B) { benchWorkload(b, "QuantizeIQ4_XS") }
 func BenchmarkQuantizeIQ4_NL(b *testing.B) { benchWorkload(b, "QuantizeIQ4_NL") }
 func BenchmarkDequantizeQ4_K(b *testing.B) { benchWorkload(b, "DequantizeQ4_K") }
-func BenchmarkF32ToF16(b *testing.B)       { benchWorkload(b, "F32ToF16") }
-func BenchmarkF32ToBF16(b *testing.B)      { benchWorkload(b, "F32ToBF16") }
-func BenchmarkBF16ToF32(b *testing.B)      { benchWorkload(b, "BF16ToF32") }
+func BenchmarkDequantizeQ5_K(b *testing.B) { benchWorkload(b, "DequantizeQ5_K") }
+func BenchmarkDequantizeQ6_K(b *testing.B) { benchWorkload(b, "DequantizeQ6_K") }
+
+func BenchmarkDequantizeIQ4_XS(b *testing.B) { benchWorkload(b, "DequantizeIQ4_XS") }
+func BenchmarkF32ToF16(b *testing.B)         { benchWorkload(b, "F32ToF16") }
+func BenchmarkF32ToBF16(b *testing.B)        { benchWorkload(b, "F32ToBF16") }
+func BenchmarkBF16ToF32(b *testing.B)        { benchWorkload(b, "BF16ToF32") }
 
 // TestWorkloadsHaveBenchmarks checks that every workload runs on a small input
 // and that the set is the one the benchmarks above name.
@@ -89,7 +93,8 @@ func TestWorkloadsHaveBenchmarks(t *testing.T) {
 	}
 	assert.Equal(t, []string{"MemRead", "Amax32", "QuantizeMXFP4", "DequantizeMXFP4", "QuantizeMXFP8",
 		"QuantizeNVFP4", "QuantizeMXINT8", "QuantizeQ8_0", "QuantizeQ4_K", "QuantizeQ5_K", "QuantizeQ6_K", "QuantizeQ3_K",
-		"QuantizeQ2_K", "QuantizeIQ4_XS", "QuantizeIQ4_NL", "DequantizeQ4_K", "QuantizeInt8G32", "QuantizeInt4G128", "F32ToF16", "F32ToBF16", "BF16ToF32",
+		"QuantizeQ2_K", "QuantizeIQ4_XS", "QuantizeIQ4_NL", "DequantizeQ4_K", "DequantizeQ5_K", "DequantizeQ6_K", "DequantizeIQ4_XS",
+		"QuantizeInt8G32", "QuantizeInt4G128", "F32ToF16", "F32ToBF16", "BF16ToF32",
 		"SelectNM24", "SelectNM48", "EncodeNF4", "SelectCodebook2", "SelectCodebook16", "DecodeCodebook16"}, names)
 }
 

@@ -32,3 +32,38 @@ func TestGGMLStayInBounds(t *testing.T) {
 		}
 	})
 }
+
+// TestKDeqStayInBounds runs every tier's K-quant, IQ4 and 32-element affine
+// decoders on slices that end at an inaccessible page, for every block count
+// up to 12: a kernel that reads or writes past a block faults.
+func TestKDeqStayInBounds(t *testing.T) {
+	r := rand.New(rand.NewPCG(35, 36))
+	forEachTier(t, func(t *testing.T) {
+		for _, c := range kdeqCases {
+			for nb := 0; nb <= 12; nb++ {
+				src := guardedCopy(t, kdeqBlocks(r, c, nb))
+				want := make([]float32, nb*c.elems)
+				c.ref(want, src)
+				dst := guardedTail[float32](t, nb*c.elems)
+				c.run(dst, src)
+				requireSame(t, floatBits(want), floatBits(dst), "%s, %d blocks", c.name, nb)
+			}
+		}
+	})
+}
+
+// TestWeightedErrorSumsStayInBounds runs every tier's weighted error sums
+// on slices that end at an inaccessible page, for every length up to 40.
+func TestWeightedErrorSumsStayInBounds(t *testing.T) {
+	r := rand.New(rand.NewPCG(37, 38))
+	forEachTier(t, func(t *testing.T) {
+		for n := 0; n <= 40; n++ {
+			w, want, got := weightedInputs(r, n)
+			var s0, n0, s1, n1 [ErrorLanes]float64
+			weightedErrorSumsGo(&s0, &n0, w, want, got)
+			WeightedErrorSums(&s1, &n1, guardedCopy(t, w), guardedCopy(t, want), guardedCopy(t, got))
+			require.Equal(t, f64Bits(s0[:]), f64Bits(s1[:]))
+			require.Equal(t, f64Bits(n0[:]), f64Bits(n1[:]))
+		}
+	})
+}

@@ -45,15 +45,34 @@ type kqScratch struct {
 	fl     fitLanes     // the fits' candidates
 	tr     superScratch // the super-block kernels' scratch
 	res    superRes     // a super-block search's result
+	// impOK is set when every weight of the call's importance vector is
+	// positive and at most 2^100, so that prep may use it as it is.
+	impOK bool
+}
+
+// usableWeights reports whether every weight of w lies in (0, 2^100]: then
+// no weight needs replacing and no sub-block's sum can be 0 or overflow.
+func usableWeights(w []float32) bool {
+	ok := true
+	for _, v := range w {
+		// Positive floats up to 2^100 (0x71800000) have bits in
+		// (0, 0x71800000]; zero, negatives and NaNs fall outside.
+		ok = ok && math.Float32bits(v)-1 < 0x71800000
+	}
+	return ok
 }
 
 // prep fills s.xs with src (non-finite values as 0) and s.ws with the
 // weights of its elements, sub-block by sub-block of sub elements, and
 // returns both, len(src) long.
 func (s *kqScratch) prep(src, imp []float32, sub int) (xs, ws []float32) {
-	if imp == nil && absMaxBits(src) < 0x7f800000 {
-		// The usual case: finite elements as they are, weights 1.
-		return src, unitWeights[:len(src)]
+	if (imp == nil || s.impOK) && absMaxBits(src) < 0x7f800000 {
+		// The usual cases: finite elements as they are, weights 1 or the
+		// importance vector's, none of which needs replacing.
+		if imp == nil {
+			return src, unitWeights[:len(src)]
+		}
+		return src, imp
 	}
 	xs, ws = s.xs[:len(src)], s.ws[:len(src)]
 	for i, v := range src {
@@ -196,6 +215,7 @@ func quantBlocks(kernel string, dst []byte, src, imp []float32, bs, bb int,
 	nb := checkBlocksOf(kernel, len(src), bs, len(dst), bb)
 	checkImp(kernel, len(src), bs, imp)
 	var s kqScratch
+	s.impOK = usableWeights(imp)
 	for b := range nb {
 		quant(dst[b*bb:(b+1)*bb], src[b*bs:(b+1)*bs], impAt(imp, b*bs, bs), &s)
 	}
@@ -548,6 +568,7 @@ func QuantizeIQ4NL(dst []byte, src, imp []float32) {
 	nb := checkBlocksOf("QuantizeIQ4NL", len(src), bs, len(dst), bb)
 	checkImp("QuantizeIQ4NL", len(src), bs, imp)
 	var s kqScratch
+	s.impOK = usableWeights(imp)
 	for b := 0; b < nb; {
 		// Eight blocks at once where they lie in one row of imp.
 		if o := b * bs; b+8 <= nb && (imp == nil || o%len(imp)+8*bs <= len(imp)) {

@@ -33,6 +33,7 @@ var kqCodecs = []kqCodec{
 	{"Q4_1", GGMLBlock, Q4_1BlockBytes, QuantizeQ4_1, DequantizeQ4_1, 22, true},
 	{"Q5_0", GGMLBlock, Q5_0BlockBytes, QuantizeQ5_0, DequantizeQ5_0, 26, true},
 	{"Q5_1", GGMLBlock, Q5_1BlockBytes, QuantizeQ5_1, DequantizeQ5_1, 28, true},
+	{"Q4_0w", GGMLBlock, Q4_0BlockBytes, QuantizeQ4_0Weighted, DequantizeQ4_0, 20, true},
 }
 
 // sqnr returns 10·log10(Σ w x² / Σ w (y−x)²) with w[i % len(w)] (nil: 1).
@@ -108,7 +109,7 @@ func TestKQuantExact(t *testing.T) {
 	}{
 		"Q2_K": {0, 3, 15.0 / 128}, "Q3_K": {-4, 3, 32.0 / 128}, "Q4_K": {0, 15, 63.0 / 128},
 		"Q5_K": {0, 31, 63.0 / 128}, "Q6_K": {-32, 31, 128.0 / 512}, "Q8_K": {-127, 127, 0.125},
-		"Q4_1": {0, 15, 0.125}, "Q5_0": {-16, 15, 0.125}, "Q5_1": {0, 31, 0.125},
+		"Q4_1": {0, 15, 0.125}, "Q5_0": {-16, 15, 0.125}, "Q5_1": {0, 31, 0.125}, "Q4_0w": {-8, 7, 0.125},
 	}
 	rng := rand.New(rand.NewPCG(11, 12))
 	for _, c := range kqCodecs {
@@ -257,4 +258,44 @@ func FuzzKQuantize(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestUsableWeights checks the importance vectors prep may use as they
+// are: weights in (0, 2^100] only.
+func TestUsableWeights(t *testing.T) {
+	for _, c := range []struct {
+		w    []float32
+		want bool
+	}{
+		{nil, true},
+		{[]float32{1, 2, 1e-45, 0x1p100}, true},
+		{[]float32{1, 0}, false},
+		{[]float32{1, float32(math.Copysign(0, -1))}, false},
+		{[]float32{-1}, false},
+		{[]float32{0x1p101}, false},
+		{[]float32{float32(math.Inf(1))}, false},
+		{[]float32{float32(math.NaN())}, false},
+	} {
+		assert.Equal(t, c.want, usableWeights(c.w), "%v", c.w)
+	}
+}
+
+// TestPrepUsableWeights checks that prep's shortcut for usable weights
+// gives the values and weights of its general path.
+func TestPrepUsableWeights(t *testing.T) {
+	r := rand.New(rand.NewPCG(61, 62))
+	src, imp := make([]float32, QKK), make([]float32, QKK)
+	for i := range src {
+		src[i] = float32(r.NormFloat64())
+		imp[i] = float32(r.ExpFloat64()) + 1e-30
+	}
+	for _, sub := range []int{16, 32, QKK} {
+		fast := &kqScratch{impOK: usableWeights(imp)}
+		require.True(t, fast.impOK)
+		var slow kqScratch
+		xf, wf := fast.prep(src, imp, sub)
+		xs, ws := slow.prep(src, imp, sub)
+		require.Equal(t, xs, xf)
+		require.Equal(t, ws, wf)
+	}
 }

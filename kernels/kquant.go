@@ -56,7 +56,13 @@ func f16At(b []byte) float32 { return float16To32(binary.LittleEndian.Uint16(b))
 // in its high one): value = float32(q·d) + m.
 func DequantizeQ4_1(dst []float32, src []byte) {
 	nb := checkBlocksOf("DequantizeQ4_1", len(dst), GGMLBlock, len(src), Q4_1BlockBytes)
-	for b := range nb {
+	dequantQ4_1(dst, src[:nb*Q4_1BlockBytes])
+}
+
+// dequantQ4_1Go is the reference of DequantizeQ4_1, with len(src) exactly the
+// blocks' bytes.
+func dequantQ4_1Go(dst []float32, src []byte) {
+	for b := range len(dst) / GGMLBlock {
 		x := (*[Q4_1BlockBytes]byte)(src[b*Q4_1BlockBytes:])
 		y := (*[GGMLBlock]float32)(dst[b*GGMLBlock:])
 		d, m := f16At(x[0:]), f16At(x[2:])
@@ -73,7 +79,13 @@ func DequantizeQ4_1(dst []float32, src []byte) {
 // bytes of low nibbles in Q4_1's order): value = (q−16)·d.
 func DequantizeQ5_0(dst []float32, src []byte) {
 	nb := checkBlocksOf("DequantizeQ5_0", len(dst), GGMLBlock, len(src), Q5_0BlockBytes)
-	for b := range nb {
+	dequantQ5_0(dst, src[:nb*Q5_0BlockBytes])
+}
+
+// dequantQ5_0Go is the reference of DequantizeQ5_0, with len(src) exactly the
+// blocks' bytes.
+func dequantQ5_0Go(dst []float32, src []byte) {
+	for b := range len(dst) / GGMLBlock {
 		x := (*[Q5_0BlockBytes]byte)(src[b*Q5_0BlockBytes:])
 		y := (*[GGMLBlock]float32)(dst[b*GGMLBlock:])
 		d := f16At(x[0:])
@@ -93,7 +105,13 @@ func DequantizeQ5_0(dst []float32, src []byte) {
 // float32(q·d) + m.
 func DequantizeQ5_1(dst []float32, src []byte) {
 	nb := checkBlocksOf("DequantizeQ5_1", len(dst), GGMLBlock, len(src), Q5_1BlockBytes)
-	for b := range nb {
+	dequantQ5_1(dst, src[:nb*Q5_1BlockBytes])
+}
+
+// dequantQ5_1Go is the reference of DequantizeQ5_1, with len(src) exactly the
+// blocks' bytes.
+func dequantQ5_1Go(dst []float32, src []byte) {
+	for b := range len(dst) / GGMLBlock {
 		x := (*[Q5_1BlockBytes]byte)(src[b*Q5_1BlockBytes:])
 		y := (*[GGMLBlock]float32)(dst[b*GGMLBlock:])
 		d, m := f16At(x[0:]), f16At(x[2:])
@@ -112,7 +130,13 @@ func DequantizeQ5_1(dst []float32, src []byte) {
 // 16 bytes of table indices in Q4_1's order): value = d·IQ4NLValues[q].
 func DequantizeIQ4NL(dst []float32, src []byte) {
 	nb := checkBlocksOf("DequantizeIQ4NL", len(dst), GGMLBlock, len(src), IQ4NLBlockBytes)
-	for b := range nb {
+	dequantIQ4NL(dst, src[:nb*IQ4NLBlockBytes])
+}
+
+// dequantIQ4NLGo is the reference of DequantizeIQ4NL, with len(src) exactly the
+// blocks' bytes.
+func dequantIQ4NLGo(dst []float32, src []byte) {
+	for b := range len(dst) / GGMLBlock {
 		x := (*[IQ4NLBlockBytes]byte)(src[b*IQ4NLBlockBytes:])
 		y := (*[GGMLBlock]float32)(dst[b*GGMLBlock:])
 		d := f16At(x[0:])
@@ -147,7 +171,13 @@ func DequantizeQ8_K(dst []float32, src []byte) {
 // float32(d·sc)·q − float32(dmin·m).
 func DequantizeQ2_K(dst []float32, src []byte) {
 	nb := checkBlocksOf("DequantizeQ2_K", len(dst), QKK, len(src), Q2_KBlockBytes)
-	for b := range nb {
+	dequantQ2_K(dst, src[:nb*Q2_KBlockBytes])
+}
+
+// dequantQ2_KGo is the reference of DequantizeQ2_K, with len(src) exactly the
+// blocks' bytes.
+func dequantQ2_KGo(dst []float32, src []byte) {
+	for b := range len(dst) / QKK {
 		x := (*[Q2_KBlockBytes]byte)(src[b*Q2_KBlockBytes:])
 		y := (*[QKK]float32)(dst[b*QKK:])
 		d, dmin := f16At(x[80:]), f16At(x[82:])
@@ -171,7 +201,13 @@ func DequantizeQ2_K(dst []float32, src []byte) {
 // 8+s%4; value = float32(d·(sc−32))·q.
 func DequantizeQ3_K(dst []float32, src []byte) {
 	nb := checkBlocksOf("DequantizeQ3_K", len(dst), QKK, len(src), Q3_KBlockBytes)
-	for b := range nb {
+	dequantQ3_K(dst, src[:nb*Q3_KBlockBytes])
+}
+
+// dequantQ3_KGo is the reference of DequantizeQ3_K, with len(src) exactly the
+// blocks' bytes.
+func dequantQ3_KGo(dst []float32, src []byte) {
+	for b := range len(dst) / QKK {
 		x := (*[Q3_KBlockBytes]byte)(src[b*Q3_KBlockBytes:])
 		y := (*[QKK]float32)(dst[b*QKK:])
 		d := f16At(x[108:])
@@ -212,7 +248,13 @@ func kScaleMin(sc []byte, j int) (s, m uint8) {
 // has value float32(d·sc)·q − float32(dmin·m).
 func DequantizeQ4_K(dst []float32, src []byte) {
 	nb := checkBlocksOf("DequantizeQ4_K", len(dst), QKK, len(src), Q4_KBlockBytes)
-	for b := range nb {
+	dequantQ4_K(dst, src[:nb*Q4_KBlockBytes])
+}
+
+// dequantQ4_KGo is the reference of DequantizeQ4_K, with len(src) exactly the
+// blocks' bytes.
+func dequantQ4_KGo(dst []float32, src []byte) {
+	for b := range len(dst) / QKK {
 		x := (*[Q4_KBlockBytes]byte)(src[b*Q4_KBlockBytes:])
 		y := (*[QKK]float32)(dst[b*QKK:])
 		d, dmin := f16At(x[0:]), f16At(x[2:])
@@ -235,7 +277,13 @@ func DequantizeQ4_K(dst []float32, src []byte) {
 // float32(dmin·m).
 func DequantizeQ5_K(dst []float32, src []byte) {
 	nb := checkBlocksOf("DequantizeQ5_K", len(dst), QKK, len(src), Q5_KBlockBytes)
-	for b := range nb {
+	dequantQ5_K(dst, src[:nb*Q5_KBlockBytes])
+}
+
+// dequantQ5_KGo is the reference of DequantizeQ5_K, with len(src) exactly the
+// blocks' bytes.
+func dequantQ5_KGo(dst []float32, src []byte) {
+	for b := range len(dst) / QKK {
 		x := (*[Q5_KBlockBytes]byte)(src[b*Q5_KBlockBytes:])
 		y := (*[QKK]float32)(dst[b*QKK:])
 		d, dmin := f16At(x[0:]), f16At(x[2:])
@@ -261,7 +309,13 @@ func DequantizeQ5_K(dst []float32, src []byte) {
 // sub-block e/16.
 func DequantizeQ6_K(dst []float32, src []byte) {
 	nb := checkBlocksOf("DequantizeQ6_K", len(dst), QKK, len(src), Q6_KBlockBytes)
-	for b := range nb {
+	dequantQ6_K(dst, src[:nb*Q6_KBlockBytes])
+}
+
+// dequantQ6_KGo is the reference of DequantizeQ6_K, with len(src) exactly the
+// blocks' bytes.
+func dequantQ6_KGo(dst []float32, src []byte) {
+	for b := range len(dst) / QKK {
 		x := (*[Q6_KBlockBytes]byte)(src[b*Q6_KBlockBytes:])
 		y := (*[QKK]float32)(dst[b*QKK:])
 		d := f16At(x[208:])
@@ -282,7 +336,13 @@ func DequantizeQ6_K(dst []float32, src []byte) {
 // in IQ4_NL's order): value = float32(d·(sc−32))·IQ4NLValues[q].
 func DequantizeIQ4XS(dst []float32, src []byte) {
 	nb := checkBlocksOf("DequantizeIQ4XS", len(dst), QKK, len(src), IQ4_XSBlockBytes)
-	for b := range nb {
+	dequantIQ4XS(dst, src[:nb*IQ4_XSBlockBytes])
+}
+
+// dequantIQ4XSGo is the reference of DequantizeIQ4XS, with len(src) exactly the
+// blocks' bytes.
+func dequantIQ4XSGo(dst []float32, src []byte) {
+	for b := range len(dst) / QKK {
 		x := (*[IQ4_XSBlockBytes]byte)(src[b*IQ4_XSBlockBytes:])
 		y := (*[QKK]float32)(dst[b*QKK:])
 		d := f16At(x[0:])

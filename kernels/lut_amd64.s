@@ -6233,6 +6233,6400 @@ lutSelect16ExactAVX512_done:
 	VZEROUPPER
 	RET
 
+// func lutSelectW2AVX512(codes []uint8, meta []uint8, x []float32, w []float32, group int, block int, muls []float32, scales []float32, tb *[408]uint32, mags []float32, tcodes []uint8, zero []uint8)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VBMI, AVX512VL, BMI, BMI2, CMOV
+TEXT ·lutSelectW2AVX512(SB), $5104-240
+	MOVQ         codes_base+0(FP), DI
+	MOVQ         meta_base+24(FP), R8
+	MOVQ         x_base+48(FP), SI
+	MOVQ         x_len+56(FP), CX
+	MOVQ         group+96(FP), DX
+	MOVQ         mags_base+168(FP), R12
+	TESTQ        CX, CX
+	JZ           lutSelectW2AVX512_done
+	MOVQ         muls_base+112(FP), AX
+	MOVQ         AX, 5032(SP)
+	MOVQ         scales_base+136(FP), AX
+	MOVQ         AX, 5040(SP)
+	MOVQ         tcodes_base+192(FP), AX
+	MOVQ         AX, 5048(SP)
+	MOVQ         zero_base+216(FP), AX
+	MOVQ         AX, 5056(SP)
+	MOVQ         w_base+72(FP), AX
+	MOVQ         AX, 5096(SP)
+	XORL         AX, AX
+	MOVQ         AX, 5016(SP)
+	MOVQ         AX, 5024(SP)
+	MOVQ         $0x00000100, AX
+	XORL         DX, DX
+	MOVQ         group+96(FP), R9
+	DIVQ         R9
+	IMULQ        R9, AX
+	MOVQ         AX, 4992(SP)
+	MOVQ         R9, DX
+	MOVQ         $0xffffffff, AX
+	MOVQ         AX, 5000(SP)
+	NOTQ         AX
+	ORQ          AX, 5000(SP)
+	BZHIQ        DX, 5000(SP), AX
+	KMOVQ        AX, K7
+	MOVQ         tb+160(FP), R9
+	MOVQ         R9, 5072(SP)
+	VPBROADCASTD (R9), Z0
+	VMOVDQU32    128(R9), Z1
+	VMOVDQU32    256(R9), Z2
+	VMOVDQU32    384(R9), Z3
+	VMOVDQU32    512(R9), Z4
+	VMOVDQU32    640(R9), Z5
+	VMOVDQU32    704(R9), Z6
+	MOVL         848(R9), AX
+	MOVQ         AX, 5008(SP)
+	MOVL         256(R9), AX
+	MOVL         AX, 5064(SP)
+	VPBROADCASTD 836(R9), Z9
+	MOVL         $0x7fffffff, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z10
+	MOVL         $0x80000000, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z11
+	VPBROADCASTD 840(R9), Z12
+	MOVQ         $0x7ff0000000000000, AX
+	VPBROADCASTQ AX, Z13
+	MOVL         $0x00000001, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z14
+	MOVL         $0x00000040, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z8
+	MOVL         $0x00000080, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z29
+	MOVL         $0x40404040, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z30
+	TZCNTQ       DX, AX
+	MOVQ         AX, 5088(SP)
+
+lutSelectW2AVX512_chunk:
+	MOVQ    4992(SP), R10
+	CMPQ    R10, CX
+	CMOVQHI CX, R10
+	MOVQ    R8, 5080(SP)
+	XORL    R11, R11
+
+lutSelectW2AVX512_seg:
+	CMPQ         5016(SP), $0x00
+	JNE          lutSelectW2AVX512_segblock
+	MOVQ         5032(SP), AX
+	VBROADCASTSS (AX), Z15
+	ADDQ         $0x04, 5032(SP)
+	MOVQ         block+104(FP), AX
+	MOVQ         AX, 5016(SP)
+
+lutSelectW2AVX512_segblock:
+	MOVQ    R10, R13
+	SUBQ    R11, R13
+	CMPQ    R13, 5016(SP)
+	CMOVQHI 5016(SP), R13
+	SUBQ    R13, 5016(SP)
+	ADDQ    R11, R13
+	MOVQ    5072(SP), BX
+	CMPQ    5008(SP), $0x02
+	JE      lutSelectW2AVX512_vec4
+	CMPQ    5008(SP), $0x08
+	JE      lutSelectW2AVX512_vec8
+
+lutSelectW2AVX512_vec6:
+	MOVQ          R13, R15
+	SUBQ          R11, R15
+	MOVQ          $0x00000010, AX
+	CMPQ          R15, AX
+	CMOVQHI       AX, R15
+	MOVL          $0xffffffff, AX
+	BZHIL         R15, AX, AX
+	KMOVW         AX, K1
+	VMOVUPS.Z     (SI)(R11*4), K1, Z16
+	MOVQ          5096(SP), AX
+	VMOVUPS.Z     (AX)(R11*4), K1, Z24
+	VPANDD        Z10, Z24, Z24
+	VCVTPS2PD     Y24, Z25
+	VEXTRACTF64X4 $0x01, Z24, Y26
+	VCVTPS2PD     Y26, Z26
+	VMOVUPD       Z25, 2816(SP)(R11*8)
+	VMOVUPD       Z26, 2880(SP)(R11*8)
+	VMULPS        Z15, Z16, Z17
+	VPANDD        Z10, Z17, Z18
+	VCMPPS        $0x07, Z17, Z17, K4
+	VMOVDQA32.Z   Z18, K4, Z18
+	VPCMPD        $0x05, Z0, Z18, K5
+	VMOVDQA32.Z   Z14, K5, Z19
+	VPERMD        Z1, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z2, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z3, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z4, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VMOVDQA32     Z19, Z20
+	VPERMI2D      Z6, Z5, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)(R11*1)
+	VCMPPS        $0x03, Z17, Z17, K2
+	VPTESTMD      Z11, Z17, K3
+	VPTESTMD      Z9, Z17, K4
+	KANDW         K4, K3, K3
+	VMOVDQA32.Z   Z29, K3, Z19
+	VPORD         Z8, Z19, K2, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, 320(SP)(R11*1)
+	VPANDD        Z10, Z16, Z21
+	VCVTPS2PD     Y21, Z22
+	VEXTRACTF64X4 $0x01, Z21, Y23
+	VCVTPS2PD     Y23, Z23
+	VMOVUPD       Z22, 640(SP)(R11*8)
+	VMOVUPD       Z23, 704(SP)(R11*8)
+	ADDQ          R15, R11
+	CMPQ          R11, R13
+	JB            lutSelectW2AVX512_vec6
+	CMPQ          R11, R10
+	JB            lutSelectW2AVX512_seg
+	JMP           lutSelectW2AVX512_values
+
+lutSelectW2AVX512_vec4:
+	MOVQ          R13, R15
+	SUBQ          R11, R15
+	MOVQ          $0x00000010, AX
+	CMPQ          R15, AX
+	CMOVQHI       AX, R15
+	MOVL          $0xffffffff, AX
+	BZHIL         R15, AX, AX
+	KMOVW         AX, K1
+	VMOVUPS.Z     (SI)(R11*4), K1, Z16
+	MOVQ          5096(SP), AX
+	VMOVUPS.Z     (AX)(R11*4), K1, Z24
+	VPANDD        Z10, Z24, Z24
+	VCVTPS2PD     Y24, Z25
+	VEXTRACTF64X4 $0x01, Z24, Y26
+	VCVTPS2PD     Y26, Z26
+	VMOVUPD       Z25, 2816(SP)(R11*8)
+	VMOVUPD       Z26, 2880(SP)(R11*8)
+	VMULPS        Z15, Z16, Z17
+	VPANDD        Z10, Z17, Z18
+	VCMPPS        $0x07, Z17, Z17, K4
+	VMOVDQA32.Z   Z18, K4, Z18
+	VPCMPD.BCST   $0x05, 5064(SP), Z18, K5
+	VMOVDQA32.Z   Z14, K5, Z19
+	VPERMD        Z3, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z4, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VMOVDQA32     Z19, Z20
+	VPERMI2D      Z6, Z5, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)(R11*1)
+	VCMPPS        $0x03, Z17, Z17, K2
+	VPTESTMD      Z11, Z17, K3
+	VPTESTMD      Z9, Z17, K4
+	KANDW         K4, K3, K3
+	VMOVDQA32.Z   Z29, K3, Z19
+	VPORD         Z8, Z19, K2, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, 320(SP)(R11*1)
+	VPANDD        Z10, Z16, Z21
+	VCVTPS2PD     Y21, Z22
+	VEXTRACTF64X4 $0x01, Z21, Y23
+	VCVTPS2PD     Y23, Z23
+	VMOVUPD       Z22, 640(SP)(R11*8)
+	VMOVUPD       Z23, 704(SP)(R11*8)
+	ADDQ          R15, R11
+	CMPQ          R11, R13
+	JB            lutSelectW2AVX512_vec4
+	CMPQ          R11, R10
+	JB            lutSelectW2AVX512_seg
+	JMP           lutSelectW2AVX512_values
+
+lutSelectW2AVX512_vec8:
+	MOVQ          R13, R15
+	SUBQ          R11, R15
+	MOVQ          $0x00000010, AX
+	CMPQ          R15, AX
+	CMOVQHI       AX, R15
+	MOVL          $0xffffffff, AX
+	BZHIL         R15, AX, AX
+	KMOVW         AX, K1
+	VMOVUPS.Z     (SI)(R11*4), K1, Z16
+	MOVQ          5096(SP), AX
+	VMOVUPS.Z     (AX)(R11*4), K1, Z24
+	VPANDD        Z10, Z24, Z24
+	VCVTPS2PD     Y24, Z25
+	VEXTRACTF64X4 $0x01, Z24, Y26
+	VCVTPS2PD     Y26, Z26
+	VMOVUPD       Z25, 2816(SP)(R11*8)
+	VMOVUPD       Z26, 2880(SP)(R11*8)
+	VMULPS        Z15, Z16, Z17
+	VPANDD        Z10, Z17, Z18
+	VCMPPS        $0x07, Z17, Z17, K4
+	VMOVDQA32.Z   Z18, K4, Z18
+	VPCMPD        $0x05, Z0, Z18, K5
+	VMOVDQA32.Z   Z14, K5, Z19
+	VPERMD        Z1, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z2, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z3, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z4, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VMOVDQA32     Z19, Z20
+	VPERMI2D      Z6, Z5, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	KXNORW        K6, K6, K6
+	VPXORD        Z20, Z20, Z20
+	VPGATHERDD    864(BX)(Z19*4), K6, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	KXNORW        K6, K6, K6
+	VPXORD        Z20, Z20, Z20
+	VPGATHERDD    1120(BX)(Z19*4), K6, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)(R11*1)
+	VCMPPS        $0x03, Z17, Z17, K2
+	VPTESTMD      Z11, Z17, K3
+	VPTESTMD      Z9, Z17, K4
+	KANDW         K4, K3, K3
+	VMOVDQA32.Z   Z29, K3, Z19
+	VPORD         Z8, Z19, K2, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, 320(SP)(R11*1)
+	VPANDD        Z10, Z16, Z21
+	VCVTPS2PD     Y21, Z22
+	VEXTRACTF64X4 $0x01, Z21, Y23
+	VCVTPS2PD     Y23, Z23
+	VMOVUPD       Z22, 640(SP)(R11*8)
+	VMOVUPD       Z23, 704(SP)(R11*8)
+	ADDQ          R15, R11
+	CMPQ          R11, R13
+	JB            lutSelectW2AVX512_vec8
+	CMPQ          R11, R10
+	JB            lutSelectW2AVX512_seg
+
+lutSelectW2AVX512_values:
+	XORL R15, R15
+
+lutSelectW2AVX512_group:
+	CMPQ         R15, R10
+	JAE          lutSelectW2AVX512_chunkdone
+	CMPQ         5024(SP), $0x00
+	JNE          lutSelectW2AVX512_scaled
+	MOVQ         5040(SP), AX
+	VBROADCASTSS (AX), Z7
+	ADDQ         $0x04, 5040(SP)
+	MOVQ         block+104(FP), AX
+	MOVQ         AX, 5024(SP)
+
+lutSelectW2AVX512_scaled:
+	MOVQ   R10, R11
+	SUBQ   R15, R11
+	LEAQ   (DX)(DX*1), AX
+	CMPQ   R11, AX
+	JB     lutSelectW2AVX512_single
+	CMPQ   5024(SP), AX
+	JB     lutSelectW2AVX512_single
+	SUBQ   AX, 5024(SP)
+	VXORPD X24, X24, X24
+	VXORPD X26, X26, X26
+	MOVQ   R15, R13
+	LEAQ   (R15)(DX*1), R14
+	MOVQ   R14, R11
+
+lutSelectW2AVX512_vpair:
+	MOVBLZX     (SP)(R13*1), AX
+	SHLL        $0x03, AX
+	MOVBLZX     (SP)(R14*1), BX
+	SHLL        $0x03, BX
+	VMOVSD      (R12)(AX*1), X16
+	VMULPS      X7, X16, X16
+	VCVTPS2PD   X16, X17
+	VSUBPD.BCST 640(SP)(R13*8), X17, X17
+	VMOVDDUP    2816(SP)(R13*8), X16
+	VPTESTMQ    X16, X16, K5
+	VMULPD      X17, X17, X17
+	VMULPD      X16, X17, X17
+	VADDPD      X17, X24, K5, X24
+	VMOVSD      (R12)(BX*1), X19
+	VMULPS      X7, X19, X19
+	VCVTPS2PD   X19, X20
+	VSUBPD.BCST 640(SP)(R14*8), X20, X20
+	VMOVDDUP    2816(SP)(R14*8), X19
+	VPTESTMQ    X19, X19, K5
+	VMULPD      X20, X20, X20
+	VMULPD      X19, X20, X20
+	VADDPD      X20, X26, K5, X26
+	INCQ        R13
+	INCQ        R14
+	CMPQ        R13, R11
+	JB          lutSelectW2AVX512_vpair
+	XORL        AX, AX
+	VPERMILPD   $0x01, X24, X31
+	VUCOMISD    X31, X24
+	SETHI       AL
+	MOVB        AL, (R8)
+	INCQ        R8
+	ADDQ        DX, R15
+	XORL        AX, AX
+	VPERMILPD   $0x01, X26, X31
+	VUCOMISD    X31, X26
+	SETHI       AL
+	MOVB        AL, (R8)
+	INCQ        R8
+	ADDQ        DX, R15
+	JMP         lutSelectW2AVX512_group
+
+lutSelectW2AVX512_single:
+	CMPQ    R11, DX
+	CMOVQHI DX, R11
+	SUBQ    R11, 5024(SP)
+	BZHIQ   R11, 5000(SP), AX
+	KMOVQ   AX, K6
+	VXORPD  X24, X24, X24
+	MOVQ    R15, R13
+	LEAQ    (R15)(R11*1), R14
+
+lutSelectW2AVX512_vsingle:
+	MOVBLZX     (SP)(R13*1), AX
+	SHLL        $0x03, AX
+	VMOVSD      (R12)(AX*1), X16
+	VMULPS      X7, X16, X16
+	VCVTPS2PD   X16, X17
+	VSUBPD.BCST 640(SP)(R13*8), X17, X17
+	VMOVDDUP    2816(SP)(R13*8), X16
+	VPTESTMQ    X16, X16, K5
+	VMULPD      X17, X17, X17
+	VMULPD      X16, X17, X17
+	VADDPD      X17, X24, K5, X24
+	INCQ        R13
+	CMPQ        R13, R14
+	JB          lutSelectW2AVX512_vsingle
+	XORL        AX, AX
+	VPERMILPD   $0x01, X24, X31
+	VUCOMISD    X31, X24
+	SETHI       AL
+	MOVB        AL, (R8)
+	INCQ        R8
+	ADDQ        R11, R15
+	JMP         lutSelectW2AVX512_group
+
+lutSelectW2AVX512_chunkdone:
+	XORL         R15, R15
+	MOVQ         5088(SP), R14
+	MOVQ         R14, AX
+	SHLQ         $0x06, AX
+	LEAQ         lutLanePatterns<>+0(SB), BX
+	VMOVDQU8     (BX)(AX*1), Z23
+	MOVQ         5056(SP), BX
+	VPBROADCASTB (BX), Z26
+	VPBROADCASTB 1(BX), Z27
+	MOVQ         5048(SP), BX
+
+lutSelectW2AVX512_c2:
+	CMPQ       R15, R10
+	JAE        lutSelectW2AVX512_c2done
+	MOVQ       R10, R11
+	SUBQ       R15, R11
+	MOVQ       $0x00000040, AX
+	CMPQ       R11, AX
+	CMOVQHI    AX, R11
+	BZHIQ      R11, 5000(SP), AX
+	KMOVQ      AX, K6
+	MOVL       $0x00000001, AX
+	SHLXQ      R14, AX, AX
+	LEAQ       -1(R11)(AX*1), AX
+	SHRXQ      R14, AX, AX
+	BZHIQ      AX, 5000(SP), AX
+	KMOVQ      AX, K5
+	MOVQ       R15, AX
+	SHRXQ      R14, AX, AX
+	ADDQ       5080(SP), AX
+	VMOVDQU8.Z (AX), K5, Z22
+	VPERMB     Z22, Z23, Z24
+	VPTESTMB   Z24, Z24, K4
+	VMOVDQU8.Z (SP)(R15*1), K6, Z18
+	CMPQ       5008(SP), $0x08
+	JE         lutSelectW2AVX512_c2big
+	VPADDB     Z30, Z18, K4, Z18
+	VMOVDQU8   (BX), Z19
+	VPERMI2B   64(BX), Z19, Z18
+	JMP        lutSelectW2AVX512_c2flags
+
+lutSelectW2AVX512_c2big:
+	VPMOVB2M  Z18, K3
+	VMOVDQU8  (BX), Z16
+	VMOVDQA64 Z18, Z20
+	VPERMI2B  64(BX), Z16, Z20
+	VMOVDQU8  128(BX), Z16
+	VMOVDQA64 Z18, Z17
+	VPERMI2B  192(BX), Z16, Z17
+	VMOVDQU8  Z17, K3, Z20
+	VMOVDQU8  256(BX), Z16
+	VMOVDQA64 Z18, Z21
+	VPERMI2B  320(BX), Z16, Z21
+	VMOVDQU8  384(BX), Z16
+	VMOVDQA64 Z18, Z17
+	VPERMI2B  448(BX), Z16, Z17
+	VMOVDQU8  Z17, K3, Z21
+	VMOVDQA64 Z20, Z18
+	VMOVDQU8  Z21, K4, Z18
+
+lutSelectW2AVX512_c2flags:
+	VMOVDQU8.Z 320(SP)(R15*1), K6, Z21
+	VPMOVB2M   Z21, K3
+	VMOVDQU8.Z Z12, K3, Z20
+	VPORQ      Z20, Z18, Z18
+	VPTESTMB   Z30, Z21, K2
+	VMOVDQA64  Z26, Z20
+	VMOVDQU8   Z27, K4, Z20
+	VMOVDQU8   Z20, K2, Z18
+	VMOVDQU8   Z18, K6, (DI)
+	ADDQ       R11, DI
+	ADDQ       $0x40, R15
+	JMP        lutSelectW2AVX512_c2
+
+lutSelectW2AVX512_c2done:
+	LEAQ (SI)(R10*4), SI
+	MOVQ 5096(SP), AX
+	LEAQ (AX)(R10*4), AX
+	MOVQ AX, 5096(SP)
+	SUBQ R10, CX
+	JNZ  lutSelectW2AVX512_chunk
+
+lutSelectW2AVX512_done:
+	VZEROUPPER
+	RET
+
+// func lutSelectW2Pow2AVX512(codes []uint8, meta []uint8, x []float32, w []float32, group int, block int, muls []float32, scales []float32, tb *[408]uint32, mags []float64, tcodes []uint8, zero []uint8)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VBMI, AVX512VL, BMI, BMI2, CMOV
+TEXT ·lutSelectW2Pow2AVX512(SB), $5104-240
+	MOVQ         codes_base+0(FP), DI
+	MOVQ         meta_base+24(FP), R8
+	MOVQ         x_base+48(FP), SI
+	MOVQ         x_len+56(FP), CX
+	MOVQ         group+96(FP), DX
+	MOVQ         mags_base+168(FP), R12
+	TESTQ        CX, CX
+	JZ           lutSelectW2Pow2AVX512_done
+	MOVQ         muls_base+112(FP), AX
+	MOVQ         AX, 5032(SP)
+	MOVQ         scales_base+136(FP), AX
+	MOVQ         AX, 5040(SP)
+	MOVQ         tcodes_base+192(FP), AX
+	MOVQ         AX, 5048(SP)
+	MOVQ         zero_base+216(FP), AX
+	MOVQ         AX, 5056(SP)
+	MOVQ         w_base+72(FP), AX
+	MOVQ         AX, 5096(SP)
+	XORL         AX, AX
+	MOVQ         AX, 5016(SP)
+	MOVQ         AX, 5024(SP)
+	MOVQ         $0x00000100, AX
+	XORL         DX, DX
+	MOVQ         group+96(FP), R9
+	DIVQ         R9
+	IMULQ        R9, AX
+	MOVQ         AX, 4992(SP)
+	MOVQ         R9, DX
+	MOVQ         $0xffffffff, AX
+	MOVQ         AX, 5000(SP)
+	NOTQ         AX
+	ORQ          AX, 5000(SP)
+	BZHIQ        DX, 5000(SP), AX
+	KMOVQ        AX, K7
+	MOVQ         tb+160(FP), R9
+	MOVQ         R9, 5072(SP)
+	VPBROADCASTD (R9), Z0
+	VMOVDQU32    128(R9), Z1
+	VMOVDQU32    256(R9), Z2
+	VMOVDQU32    384(R9), Z3
+	VMOVDQU32    512(R9), Z4
+	VMOVDQU32    640(R9), Z5
+	VMOVDQU32    704(R9), Z6
+	MOVL         848(R9), AX
+	MOVQ         AX, 5008(SP)
+	MOVL         256(R9), AX
+	MOVL         AX, 5064(SP)
+	VPBROADCASTD 836(R9), Z9
+	MOVL         $0x7fffffff, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z10
+	MOVL         $0x80000000, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z11
+	VPBROADCASTD 840(R9), Z12
+	MOVQ         $0x7ff0000000000000, AX
+	VPBROADCASTQ AX, Z13
+	MOVL         $0x00000001, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z14
+	MOVL         $0x00000040, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z8
+	MOVL         $0x00000080, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z29
+	MOVL         $0x40404040, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z30
+	TZCNTQ       DX, AX
+	MOVQ         AX, 5088(SP)
+
+lutSelectW2Pow2AVX512_chunk:
+	MOVQ    4992(SP), R10
+	CMPQ    R10, CX
+	CMOVQHI CX, R10
+	MOVQ    R8, 5080(SP)
+	XORL    R11, R11
+
+lutSelectW2Pow2AVX512_seg:
+	CMPQ         5016(SP), $0x00
+	JNE          lutSelectW2Pow2AVX512_segblock
+	MOVQ         5032(SP), AX
+	VBROADCASTSS (AX), Z15
+	ADDQ         $0x04, 5032(SP)
+	VCVTPS2PD    Y15, Z7
+	MOVQ         block+104(FP), AX
+	MOVQ         AX, 5016(SP)
+
+lutSelectW2Pow2AVX512_segblock:
+	MOVQ    R10, R13
+	SUBQ    R11, R13
+	CMPQ    R13, 5016(SP)
+	CMOVQHI 5016(SP), R13
+	SUBQ    R13, 5016(SP)
+	ADDQ    R11, R13
+	MOVQ    5072(SP), BX
+	CMPQ    5008(SP), $0x02
+	JE      lutSelectW2Pow2AVX512_vec4
+	CMPQ    5008(SP), $0x08
+	JE      lutSelectW2Pow2AVX512_vec8
+
+lutSelectW2Pow2AVX512_vec6:
+	MOVQ          R13, R15
+	SUBQ          R11, R15
+	MOVQ          $0x00000010, AX
+	CMPQ          R15, AX
+	CMOVQHI       AX, R15
+	MOVL          $0xffffffff, AX
+	BZHIL         R15, AX, AX
+	KMOVW         AX, K1
+	VMOVUPS.Z     (SI)(R11*4), K1, Z16
+	MOVQ          5096(SP), AX
+	VMOVUPS.Z     (AX)(R11*4), K1, Z24
+	VPANDD        Z10, Z24, Z24
+	VCVTPS2PD     Y24, Z25
+	VEXTRACTF64X4 $0x01, Z24, Y26
+	VCVTPS2PD     Y26, Z26
+	VMOVUPD       Z25, 2816(SP)(R11*8)
+	VMOVUPD       Z26, 2880(SP)(R11*8)
+	VMULPS        Z15, Z16, Z17
+	VPANDD        Z10, Z17, Z18
+	VCMPPS        $0x07, Z17, Z17, K4
+	VMOVDQA32.Z   Z18, K4, Z18
+	VPCMPD        $0x05, Z0, Z18, K5
+	VMOVDQA32.Z   Z14, K5, Z19
+	VPERMD        Z1, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z2, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z3, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z4, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VMOVDQA32     Z19, Z20
+	VPERMI2D      Z6, Z5, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)(R11*1)
+	VCMPPS        $0x03, Z17, Z17, K2
+	VPTESTMD      Z11, Z17, K3
+	VPTESTMD      Z9, Z17, K4
+	KANDW         K4, K3, K3
+	VMOVDQA32.Z   Z29, K3, Z19
+	VPORD         Z8, Z19, K2, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, 320(SP)(R11*1)
+	VPANDD        Z10, Z16, Z21
+	VCVTPS2PD     Y21, Z22
+	VEXTRACTF64X4 $0x01, Z21, Y23
+	VCVTPS2PD     Y23, Z23
+	VMULPD        Z7, Z22, Z22
+	VMULPD        Z7, Z23, Z23
+	VMOVUPD       Z22, 640(SP)(R11*8)
+	VMOVUPD       Z23, 704(SP)(R11*8)
+	ADDQ          R15, R11
+	CMPQ          R11, R13
+	JB            lutSelectW2Pow2AVX512_vec6
+	CMPQ          R11, R10
+	JB            lutSelectW2Pow2AVX512_seg
+	JMP           lutSelectW2Pow2AVX512_values
+
+lutSelectW2Pow2AVX512_vec4:
+	MOVQ          R13, R15
+	SUBQ          R11, R15
+	MOVQ          $0x00000010, AX
+	CMPQ          R15, AX
+	CMOVQHI       AX, R15
+	MOVL          $0xffffffff, AX
+	BZHIL         R15, AX, AX
+	KMOVW         AX, K1
+	VMOVUPS.Z     (SI)(R11*4), K1, Z16
+	MOVQ          5096(SP), AX
+	VMOVUPS.Z     (AX)(R11*4), K1, Z24
+	VPANDD        Z10, Z24, Z24
+	VCVTPS2PD     Y24, Z25
+	VEXTRACTF64X4 $0x01, Z24, Y26
+	VCVTPS2PD     Y26, Z26
+	VMOVUPD       Z25, 2816(SP)(R11*8)
+	VMOVUPD       Z26, 2880(SP)(R11*8)
+	VMULPS        Z15, Z16, Z17
+	VPANDD        Z10, Z17, Z18
+	VCMPPS        $0x07, Z17, Z17, K4
+	VMOVDQA32.Z   Z18, K4, Z18
+	VPCMPD.BCST   $0x05, 5064(SP), Z18, K5
+	VMOVDQA32.Z   Z14, K5, Z19
+	VPERMD        Z3, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z4, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VMOVDQA32     Z19, Z20
+	VPERMI2D      Z6, Z5, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)(R11*1)
+	VCMPPS        $0x03, Z17, Z17, K2
+	VPTESTMD      Z11, Z17, K3
+	VPTESTMD      Z9, Z17, K4
+	KANDW         K4, K3, K3
+	VMOVDQA32.Z   Z29, K3, Z19
+	VPORD         Z8, Z19, K2, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, 320(SP)(R11*1)
+	VPANDD        Z10, Z16, Z21
+	VCVTPS2PD     Y21, Z22
+	VEXTRACTF64X4 $0x01, Z21, Y23
+	VCVTPS2PD     Y23, Z23
+	VMULPD        Z7, Z22, Z22
+	VMULPD        Z7, Z23, Z23
+	VMOVUPD       Z22, 640(SP)(R11*8)
+	VMOVUPD       Z23, 704(SP)(R11*8)
+	ADDQ          R15, R11
+	CMPQ          R11, R13
+	JB            lutSelectW2Pow2AVX512_vec4
+	CMPQ          R11, R10
+	JB            lutSelectW2Pow2AVX512_seg
+	JMP           lutSelectW2Pow2AVX512_values
+
+lutSelectW2Pow2AVX512_vec8:
+	MOVQ          R13, R15
+	SUBQ          R11, R15
+	MOVQ          $0x00000010, AX
+	CMPQ          R15, AX
+	CMOVQHI       AX, R15
+	MOVL          $0xffffffff, AX
+	BZHIL         R15, AX, AX
+	KMOVW         AX, K1
+	VMOVUPS.Z     (SI)(R11*4), K1, Z16
+	MOVQ          5096(SP), AX
+	VMOVUPS.Z     (AX)(R11*4), K1, Z24
+	VPANDD        Z10, Z24, Z24
+	VCVTPS2PD     Y24, Z25
+	VEXTRACTF64X4 $0x01, Z24, Y26
+	VCVTPS2PD     Y26, Z26
+	VMOVUPD       Z25, 2816(SP)(R11*8)
+	VMOVUPD       Z26, 2880(SP)(R11*8)
+	VMULPS        Z15, Z16, Z17
+	VPANDD        Z10, Z17, Z18
+	VCMPPS        $0x07, Z17, Z17, K4
+	VMOVDQA32.Z   Z18, K4, Z18
+	VPCMPD        $0x05, Z0, Z18, K5
+	VMOVDQA32.Z   Z14, K5, Z19
+	VPERMD        Z1, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z2, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z3, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z4, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VMOVDQA32     Z19, Z20
+	VPERMI2D      Z6, Z5, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	KXNORW        K6, K6, K6
+	VPXORD        Z20, Z20, Z20
+	VPGATHERDD    864(BX)(Z19*4), K6, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	KXNORW        K6, K6, K6
+	VPXORD        Z20, Z20, Z20
+	VPGATHERDD    1120(BX)(Z19*4), K6, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)(R11*1)
+	VCMPPS        $0x03, Z17, Z17, K2
+	VPTESTMD      Z11, Z17, K3
+	VPTESTMD      Z9, Z17, K4
+	KANDW         K4, K3, K3
+	VMOVDQA32.Z   Z29, K3, Z19
+	VPORD         Z8, Z19, K2, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, 320(SP)(R11*1)
+	VPANDD        Z10, Z16, Z21
+	VCVTPS2PD     Y21, Z22
+	VEXTRACTF64X4 $0x01, Z21, Y23
+	VCVTPS2PD     Y23, Z23
+	VMULPD        Z7, Z22, Z22
+	VMULPD        Z7, Z23, Z23
+	VMOVUPD       Z22, 640(SP)(R11*8)
+	VMOVUPD       Z23, 704(SP)(R11*8)
+	ADDQ          R15, R11
+	CMPQ          R11, R13
+	JB            lutSelectW2Pow2AVX512_vec8
+	CMPQ          R11, R10
+	JB            lutSelectW2Pow2AVX512_seg
+
+lutSelectW2Pow2AVX512_values:
+	XORL R15, R15
+
+lutSelectW2Pow2AVX512_group:
+	CMPQ   R15, R10
+	JAE    lutSelectW2Pow2AVX512_chunkdone
+	MOVQ   R10, R11
+	SUBQ   R15, R11
+	LEAQ   (DX)(DX*1), AX
+	CMPQ   R11, AX
+	JB     lutSelectW2Pow2AVX512_single
+	VXORPD X24, X24, X24
+	VXORPD X26, X26, X26
+	MOVQ   R15, R13
+	LEAQ   (R15)(DX*1), R14
+	MOVQ   R14, R11
+
+lutSelectW2Pow2AVX512_vpair:
+	MOVBLZX   (SP)(R13*1), AX
+	SHLL      $0x04, AX
+	MOVBLZX   (SP)(R14*1), BX
+	SHLL      $0x04, BX
+	VMOVDDUP  640(SP)(R13*8), X16
+	VSUBPD    (R12)(AX*1), X16, X17
+	VMOVDDUP  2816(SP)(R13*8), X16
+	VPTESTMQ  X16, X16, K5
+	VMULPD    X17, X17, X17
+	VMULPD    X16, X17, X17
+	VADDPD    X17, X24, K5, X24
+	VMOVDDUP  640(SP)(R14*8), X19
+	VSUBPD    (R12)(BX*1), X19, X20
+	VMOVDDUP  2816(SP)(R14*8), X19
+	VPTESTMQ  X19, X19, K5
+	VMULPD    X20, X20, X20
+	VMULPD    X19, X20, X20
+	VADDPD    X20, X26, K5, X26
+	INCQ      R13
+	INCQ      R14
+	CMPQ      R13, R11
+	JB        lutSelectW2Pow2AVX512_vpair
+	XORL      AX, AX
+	VPERMILPD $0x01, X24, X31
+	VUCOMISD  X31, X24
+	SETHI     AL
+	MOVB      AL, (R8)
+	INCQ      R8
+	ADDQ      DX, R15
+	XORL      AX, AX
+	VPERMILPD $0x01, X26, X31
+	VUCOMISD  X31, X26
+	SETHI     AL
+	MOVB      AL, (R8)
+	INCQ      R8
+	ADDQ      DX, R15
+	JMP       lutSelectW2Pow2AVX512_group
+
+lutSelectW2Pow2AVX512_single:
+	CMPQ    R11, DX
+	CMOVQHI DX, R11
+	BZHIQ   R11, 5000(SP), AX
+	KMOVQ   AX, K6
+	VXORPD  X24, X24, X24
+	MOVQ    R15, R13
+	LEAQ    (R15)(R11*1), R14
+
+lutSelectW2Pow2AVX512_vsingle:
+	MOVBLZX   (SP)(R13*1), AX
+	SHLL      $0x04, AX
+	VMOVDDUP  640(SP)(R13*8), X16
+	VSUBPD    (R12)(AX*1), X16, X17
+	VMOVDDUP  2816(SP)(R13*8), X16
+	VPTESTMQ  X16, X16, K5
+	VMULPD    X17, X17, X17
+	VMULPD    X16, X17, X17
+	VADDPD    X17, X24, K5, X24
+	INCQ      R13
+	CMPQ      R13, R14
+	JB        lutSelectW2Pow2AVX512_vsingle
+	XORL      AX, AX
+	VPERMILPD $0x01, X24, X31
+	VUCOMISD  X31, X24
+	SETHI     AL
+	MOVB      AL, (R8)
+	INCQ      R8
+	ADDQ      R11, R15
+	JMP       lutSelectW2Pow2AVX512_group
+
+lutSelectW2Pow2AVX512_chunkdone:
+	XORL         R15, R15
+	MOVQ         5088(SP), R14
+	MOVQ         R14, AX
+	SHLQ         $0x06, AX
+	LEAQ         lutLanePatterns<>+0(SB), BX
+	VMOVDQU8     (BX)(AX*1), Z23
+	MOVQ         5056(SP), BX
+	VPBROADCASTB (BX), Z26
+	VPBROADCASTB 1(BX), Z27
+	MOVQ         5048(SP), BX
+
+lutSelectW2Pow2AVX512_c2:
+	CMPQ       R15, R10
+	JAE        lutSelectW2Pow2AVX512_c2done
+	MOVQ       R10, R11
+	SUBQ       R15, R11
+	MOVQ       $0x00000040, AX
+	CMPQ       R11, AX
+	CMOVQHI    AX, R11
+	BZHIQ      R11, 5000(SP), AX
+	KMOVQ      AX, K6
+	MOVL       $0x00000001, AX
+	SHLXQ      R14, AX, AX
+	LEAQ       -1(R11)(AX*1), AX
+	SHRXQ      R14, AX, AX
+	BZHIQ      AX, 5000(SP), AX
+	KMOVQ      AX, K5
+	MOVQ       R15, AX
+	SHRXQ      R14, AX, AX
+	ADDQ       5080(SP), AX
+	VMOVDQU8.Z (AX), K5, Z22
+	VPERMB     Z22, Z23, Z24
+	VPTESTMB   Z24, Z24, K4
+	VMOVDQU8.Z (SP)(R15*1), K6, Z18
+	CMPQ       5008(SP), $0x08
+	JE         lutSelectW2Pow2AVX512_c2big
+	VPADDB     Z30, Z18, K4, Z18
+	VMOVDQU8   (BX), Z19
+	VPERMI2B   64(BX), Z19, Z18
+	JMP        lutSelectW2Pow2AVX512_c2flags
+
+lutSelectW2Pow2AVX512_c2big:
+	VPMOVB2M  Z18, K3
+	VMOVDQU8  (BX), Z16
+	VMOVDQA64 Z18, Z20
+	VPERMI2B  64(BX), Z16, Z20
+	VMOVDQU8  128(BX), Z16
+	VMOVDQA64 Z18, Z17
+	VPERMI2B  192(BX), Z16, Z17
+	VMOVDQU8  Z17, K3, Z20
+	VMOVDQU8  256(BX), Z16
+	VMOVDQA64 Z18, Z21
+	VPERMI2B  320(BX), Z16, Z21
+	VMOVDQU8  384(BX), Z16
+	VMOVDQA64 Z18, Z17
+	VPERMI2B  448(BX), Z16, Z17
+	VMOVDQU8  Z17, K3, Z21
+	VMOVDQA64 Z20, Z18
+	VMOVDQU8  Z21, K4, Z18
+
+lutSelectW2Pow2AVX512_c2flags:
+	VMOVDQU8.Z 320(SP)(R15*1), K6, Z21
+	VPMOVB2M   Z21, K3
+	VMOVDQU8.Z Z12, K3, Z20
+	VPORQ      Z20, Z18, Z18
+	VPTESTMB   Z30, Z21, K2
+	VMOVDQA64  Z26, Z20
+	VMOVDQU8   Z27, K4, Z20
+	VMOVDQU8   Z20, K2, Z18
+	VMOVDQU8   Z18, K6, (DI)
+	ADDQ       R11, DI
+	ADDQ       $0x40, R15
+	JMP        lutSelectW2Pow2AVX512_c2
+
+lutSelectW2Pow2AVX512_c2done:
+	LEAQ (SI)(R10*4), SI
+	MOVQ 5096(SP), AX
+	LEAQ (AX)(R10*4), AX
+	MOVQ AX, 5096(SP)
+	SUBQ R10, CX
+	JNZ  lutSelectW2Pow2AVX512_chunk
+
+lutSelectW2Pow2AVX512_done:
+	VZEROUPPER
+	RET
+
+// func lutSelectW2ExactAVX512(codes []uint8, meta []uint8, x []float32, w []float32, group int, block int, muls []float32, scales []float32, tb *[408]uint32, mags []float64, tcodes []uint8, zero []uint8)
+// Requires: AVX, AVX512BW, AVX512F, AVX512VBMI, AVX512VL, BMI, BMI2, CMOV
+TEXT ·lutSelectW2ExactAVX512(SB), $5104-240
+	MOVQ         codes_base+0(FP), DI
+	MOVQ         meta_base+24(FP), R8
+	MOVQ         x_base+48(FP), SI
+	MOVQ         x_len+56(FP), CX
+	MOVQ         group+96(FP), DX
+	MOVQ         mags_base+168(FP), R12
+	TESTQ        CX, CX
+	JZ           lutSelectW2ExactAVX512_done
+	MOVQ         muls_base+112(FP), AX
+	MOVQ         AX, 5032(SP)
+	MOVQ         scales_base+136(FP), AX
+	MOVQ         AX, 5040(SP)
+	MOVQ         tcodes_base+192(FP), AX
+	MOVQ         AX, 5048(SP)
+	MOVQ         zero_base+216(FP), AX
+	MOVQ         AX, 5056(SP)
+	MOVQ         w_base+72(FP), AX
+	MOVQ         AX, 5096(SP)
+	XORL         AX, AX
+	MOVQ         AX, 5016(SP)
+	MOVQ         AX, 5024(SP)
+	MOVQ         $0x00000100, AX
+	XORL         DX, DX
+	MOVQ         group+96(FP), R9
+	DIVQ         R9
+	IMULQ        R9, AX
+	MOVQ         AX, 4992(SP)
+	MOVQ         R9, DX
+	MOVQ         $0xffffffff, AX
+	MOVQ         AX, 5000(SP)
+	NOTQ         AX
+	ORQ          AX, 5000(SP)
+	BZHIQ        DX, 5000(SP), AX
+	KMOVQ        AX, K7
+	MOVQ         tb+160(FP), R9
+	MOVQ         R9, 5072(SP)
+	VPBROADCASTD (R9), Z0
+	VMOVDQU32    128(R9), Z1
+	VMOVDQU32    256(R9), Z2
+	VMOVDQU32    384(R9), Z3
+	VMOVDQU32    512(R9), Z4
+	VMOVDQU32    640(R9), Z5
+	VMOVDQU32    704(R9), Z6
+	MOVL         848(R9), AX
+	MOVQ         AX, 5008(SP)
+	MOVL         256(R9), AX
+	MOVL         AX, 5064(SP)
+	VPBROADCASTD 836(R9), Z9
+	MOVL         $0x7fffffff, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z10
+	MOVL         $0x80000000, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z11
+	VPBROADCASTD 840(R9), Z12
+	MOVQ         $0x7ff0000000000000, AX
+	VPBROADCASTQ AX, Z13
+	MOVL         $0x00000001, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z14
+	MOVL         $0x00000040, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z8
+	MOVL         $0x00000080, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z29
+	MOVL         $0x40404040, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z30
+	TZCNTQ       DX, AX
+	MOVQ         AX, 5088(SP)
+
+lutSelectW2ExactAVX512_chunk:
+	MOVQ    4992(SP), R10
+	CMPQ    R10, CX
+	CMOVQHI CX, R10
+	MOVQ    R8, 5080(SP)
+	XORL    R11, R11
+
+lutSelectW2ExactAVX512_seg:
+	CMPQ         5016(SP), $0x00
+	JNE          lutSelectW2ExactAVX512_segblock
+	MOVQ         5032(SP), AX
+	VBROADCASTSS (AX), Z15
+	ADDQ         $0x04, 5032(SP)
+	MOVQ         block+104(FP), AX
+	MOVQ         AX, 5016(SP)
+
+lutSelectW2ExactAVX512_segblock:
+	MOVQ    R10, R13
+	SUBQ    R11, R13
+	CMPQ    R13, 5016(SP)
+	CMOVQHI 5016(SP), R13
+	SUBQ    R13, 5016(SP)
+	ADDQ    R11, R13
+	MOVQ    5072(SP), BX
+	CMPQ    5008(SP), $0x02
+	JE      lutSelectW2ExactAVX512_vec4
+	CMPQ    5008(SP), $0x08
+	JE      lutSelectW2ExactAVX512_vec8
+
+lutSelectW2ExactAVX512_vec6:
+	MOVQ          R13, R15
+	SUBQ          R11, R15
+	MOVQ          $0x00000010, AX
+	CMPQ          R15, AX
+	CMOVQHI       AX, R15
+	MOVL          $0xffffffff, AX
+	BZHIL         R15, AX, AX
+	KMOVW         AX, K1
+	VMOVUPS.Z     (SI)(R11*4), K1, Z16
+	MOVQ          5096(SP), AX
+	VMOVUPS.Z     (AX)(R11*4), K1, Z24
+	VPANDD        Z10, Z24, Z24
+	VCVTPS2PD     Y24, Z25
+	VEXTRACTF64X4 $0x01, Z24, Y26
+	VCVTPS2PD     Y26, Z26
+	VMOVUPD       Z25, 2816(SP)(R11*8)
+	VMOVUPD       Z26, 2880(SP)(R11*8)
+	VMULPS        Z15, Z16, Z17
+	VPANDD        Z10, Z17, Z18
+	VCMPPS        $0x07, Z17, Z17, K4
+	VMOVDQA32.Z   Z18, K4, Z18
+	VPCMPD        $0x05, Z0, Z18, K5
+	VMOVDQA32.Z   Z14, K5, Z19
+	VPERMD        Z1, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z2, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z3, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z4, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VMOVDQA32     Z19, Z20
+	VPERMI2D      Z6, Z5, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)(R11*1)
+	VCMPPS        $0x03, Z17, Z17, K2
+	VPTESTMD      Z11, Z17, K3
+	VPTESTMD      Z9, Z17, K4
+	KANDW         K4, K3, K3
+	VMOVDQA32.Z   Z29, K3, Z19
+	VPORD         Z8, Z19, K2, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, 320(SP)(R11*1)
+	VPANDD        Z10, Z16, Z21
+	VCVTPS2PD     Y21, Z22
+	VEXTRACTF64X4 $0x01, Z21, Y23
+	VCVTPS2PD     Y23, Z23
+	VMOVUPD       Z22, 640(SP)(R11*8)
+	VMOVUPD       Z23, 704(SP)(R11*8)
+	ADDQ          R15, R11
+	CMPQ          R11, R13
+	JB            lutSelectW2ExactAVX512_vec6
+	CMPQ          R11, R10
+	JB            lutSelectW2ExactAVX512_seg
+	JMP           lutSelectW2ExactAVX512_values
+
+lutSelectW2ExactAVX512_vec4:
+	MOVQ          R13, R15
+	SUBQ          R11, R15
+	MOVQ          $0x00000010, AX
+	CMPQ          R15, AX
+	CMOVQHI       AX, R15
+	MOVL          $0xffffffff, AX
+	BZHIL         R15, AX, AX
+	KMOVW         AX, K1
+	VMOVUPS.Z     (SI)(R11*4), K1, Z16
+	MOVQ          5096(SP), AX
+	VMOVUPS.Z     (AX)(R11*4), K1, Z24
+	VPANDD        Z10, Z24, Z24
+	VCVTPS2PD     Y24, Z25
+	VEXTRACTF64X4 $0x01, Z24, Y26
+	VCVTPS2PD     Y26, Z26
+	VMOVUPD       Z25, 2816(SP)(R11*8)
+	VMOVUPD       Z26, 2880(SP)(R11*8)
+	VMULPS        Z15, Z16, Z17
+	VPANDD        Z10, Z17, Z18
+	VCMPPS        $0x07, Z17, Z17, K4
+	VMOVDQA32.Z   Z18, K4, Z18
+	VPCMPD.BCST   $0x05, 5064(SP), Z18, K5
+	VMOVDQA32.Z   Z14, K5, Z19
+	VPERMD        Z3, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z4, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VMOVDQA32     Z19, Z20
+	VPERMI2D      Z6, Z5, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)(R11*1)
+	VCMPPS        $0x03, Z17, Z17, K2
+	VPTESTMD      Z11, Z17, K3
+	VPTESTMD      Z9, Z17, K4
+	KANDW         K4, K3, K3
+	VMOVDQA32.Z   Z29, K3, Z19
+	VPORD         Z8, Z19, K2, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, 320(SP)(R11*1)
+	VPANDD        Z10, Z16, Z21
+	VCVTPS2PD     Y21, Z22
+	VEXTRACTF64X4 $0x01, Z21, Y23
+	VCVTPS2PD     Y23, Z23
+	VMOVUPD       Z22, 640(SP)(R11*8)
+	VMOVUPD       Z23, 704(SP)(R11*8)
+	ADDQ          R15, R11
+	CMPQ          R11, R13
+	JB            lutSelectW2ExactAVX512_vec4
+	CMPQ          R11, R10
+	JB            lutSelectW2ExactAVX512_seg
+	JMP           lutSelectW2ExactAVX512_values
+
+lutSelectW2ExactAVX512_vec8:
+	MOVQ          R13, R15
+	SUBQ          R11, R15
+	MOVQ          $0x00000010, AX
+	CMPQ          R15, AX
+	CMOVQHI       AX, R15
+	MOVL          $0xffffffff, AX
+	BZHIL         R15, AX, AX
+	KMOVW         AX, K1
+	VMOVUPS.Z     (SI)(R11*4), K1, Z16
+	MOVQ          5096(SP), AX
+	VMOVUPS.Z     (AX)(R11*4), K1, Z24
+	VPANDD        Z10, Z24, Z24
+	VCVTPS2PD     Y24, Z25
+	VEXTRACTF64X4 $0x01, Z24, Y26
+	VCVTPS2PD     Y26, Z26
+	VMOVUPD       Z25, 2816(SP)(R11*8)
+	VMOVUPD       Z26, 2880(SP)(R11*8)
+	VMULPS        Z15, Z16, Z17
+	VPANDD        Z10, Z17, Z18
+	VCMPPS        $0x07, Z17, Z17, K4
+	VMOVDQA32.Z   Z18, K4, Z18
+	VPCMPD        $0x05, Z0, Z18, K5
+	VMOVDQA32.Z   Z14, K5, Z19
+	VPERMD        Z1, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z2, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z3, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z4, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VMOVDQA32     Z19, Z20
+	VPERMI2D      Z6, Z5, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	KXNORW        K6, K6, K6
+	VPXORD        Z20, Z20, Z20
+	VPGATHERDD    864(BX)(Z19*4), K6, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	KXNORW        K6, K6, K6
+	VPXORD        Z20, Z20, Z20
+	VPGATHERDD    1120(BX)(Z19*4), K6, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)(R11*1)
+	VCMPPS        $0x03, Z17, Z17, K2
+	VPTESTMD      Z11, Z17, K3
+	VPTESTMD      Z9, Z17, K4
+	KANDW         K4, K3, K3
+	VMOVDQA32.Z   Z29, K3, Z19
+	VPORD         Z8, Z19, K2, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, 320(SP)(R11*1)
+	VPANDD        Z10, Z16, Z21
+	VCVTPS2PD     Y21, Z22
+	VEXTRACTF64X4 $0x01, Z21, Y23
+	VCVTPS2PD     Y23, Z23
+	VMOVUPD       Z22, 640(SP)(R11*8)
+	VMOVUPD       Z23, 704(SP)(R11*8)
+	ADDQ          R15, R11
+	CMPQ          R11, R13
+	JB            lutSelectW2ExactAVX512_vec8
+	CMPQ          R11, R10
+	JB            lutSelectW2ExactAVX512_seg
+
+lutSelectW2ExactAVX512_values:
+	XORL R15, R15
+
+lutSelectW2ExactAVX512_group:
+	CMPQ         R15, R10
+	JAE          lutSelectW2ExactAVX512_chunkdone
+	CMPQ         5024(SP), $0x00
+	JNE          lutSelectW2ExactAVX512_scaled
+	MOVQ         5040(SP), AX
+	VBROADCASTSS (AX), Z7
+	VCVTPS2PD    Y7, Z7
+	ADDQ         $0x04, 5040(SP)
+	MOVQ         block+104(FP), AX
+	MOVQ         AX, 5024(SP)
+
+lutSelectW2ExactAVX512_scaled:
+	MOVQ   R10, R11
+	SUBQ   R15, R11
+	LEAQ   (DX)(DX*1), AX
+	CMPQ   R11, AX
+	JB     lutSelectW2ExactAVX512_single
+	CMPQ   5024(SP), AX
+	JB     lutSelectW2ExactAVX512_single
+	SUBQ   AX, 5024(SP)
+	VXORPD X24, X24, X24
+	VXORPD X26, X26, X26
+	MOVQ   R15, R13
+	LEAQ   (R15)(DX*1), R14
+	MOVQ   R14, R11
+
+lutSelectW2ExactAVX512_vpair:
+	MOVBLZX     (SP)(R13*1), AX
+	SHLL        $0x04, AX
+	MOVBLZX     (SP)(R14*1), BX
+	SHLL        $0x04, BX
+	VMULPD      (R12)(AX*1), X7, X17
+	VSUBPD.BCST 640(SP)(R13*8), X17, X17
+	VMOVDDUP    2816(SP)(R13*8), X16
+	VPTESTMQ    X16, X16, K5
+	VMULPD      X17, X17, X17
+	VMULPD      X16, X17, X17
+	VADDPD      X17, X24, K5, X24
+	VMULPD      (R12)(BX*1), X7, X20
+	VSUBPD.BCST 640(SP)(R14*8), X20, X20
+	VMOVDDUP    2816(SP)(R14*8), X19
+	VPTESTMQ    X19, X19, K5
+	VMULPD      X20, X20, X20
+	VMULPD      X19, X20, X20
+	VADDPD      X20, X26, K5, X26
+	INCQ        R13
+	INCQ        R14
+	CMPQ        R13, R11
+	JB          lutSelectW2ExactAVX512_vpair
+	XORL        AX, AX
+	VPERMILPD   $0x01, X24, X31
+	VUCOMISD    X31, X24
+	SETHI       AL
+	MOVB        AL, (R8)
+	INCQ        R8
+	ADDQ        DX, R15
+	XORL        AX, AX
+	VPERMILPD   $0x01, X26, X31
+	VUCOMISD    X31, X26
+	SETHI       AL
+	MOVB        AL, (R8)
+	INCQ        R8
+	ADDQ        DX, R15
+	JMP         lutSelectW2ExactAVX512_group
+
+lutSelectW2ExactAVX512_single:
+	CMPQ    R11, DX
+	CMOVQHI DX, R11
+	SUBQ    R11, 5024(SP)
+	BZHIQ   R11, 5000(SP), AX
+	KMOVQ   AX, K6
+	VXORPD  X24, X24, X24
+	MOVQ    R15, R13
+	LEAQ    (R15)(R11*1), R14
+
+lutSelectW2ExactAVX512_vsingle:
+	MOVBLZX     (SP)(R13*1), AX
+	SHLL        $0x04, AX
+	VMULPD      (R12)(AX*1), X7, X17
+	VSUBPD.BCST 640(SP)(R13*8), X17, X17
+	VMOVDDUP    2816(SP)(R13*8), X16
+	VPTESTMQ    X16, X16, K5
+	VMULPD      X17, X17, X17
+	VMULPD      X16, X17, X17
+	VADDPD      X17, X24, K5, X24
+	INCQ        R13
+	CMPQ        R13, R14
+	JB          lutSelectW2ExactAVX512_vsingle
+	XORL        AX, AX
+	VPERMILPD   $0x01, X24, X31
+	VUCOMISD    X31, X24
+	SETHI       AL
+	MOVB        AL, (R8)
+	INCQ        R8
+	ADDQ        R11, R15
+	JMP         lutSelectW2ExactAVX512_group
+
+lutSelectW2ExactAVX512_chunkdone:
+	XORL         R15, R15
+	MOVQ         5088(SP), R14
+	MOVQ         R14, AX
+	SHLQ         $0x06, AX
+	LEAQ         lutLanePatterns<>+0(SB), BX
+	VMOVDQU8     (BX)(AX*1), Z23
+	MOVQ         5056(SP), BX
+	VPBROADCASTB (BX), Z26
+	VPBROADCASTB 1(BX), Z27
+	MOVQ         5048(SP), BX
+
+lutSelectW2ExactAVX512_c2:
+	CMPQ       R15, R10
+	JAE        lutSelectW2ExactAVX512_c2done
+	MOVQ       R10, R11
+	SUBQ       R15, R11
+	MOVQ       $0x00000040, AX
+	CMPQ       R11, AX
+	CMOVQHI    AX, R11
+	BZHIQ      R11, 5000(SP), AX
+	KMOVQ      AX, K6
+	MOVL       $0x00000001, AX
+	SHLXQ      R14, AX, AX
+	LEAQ       -1(R11)(AX*1), AX
+	SHRXQ      R14, AX, AX
+	BZHIQ      AX, 5000(SP), AX
+	KMOVQ      AX, K5
+	MOVQ       R15, AX
+	SHRXQ      R14, AX, AX
+	ADDQ       5080(SP), AX
+	VMOVDQU8.Z (AX), K5, Z22
+	VPERMB     Z22, Z23, Z24
+	VPTESTMB   Z24, Z24, K4
+	VMOVDQU8.Z (SP)(R15*1), K6, Z18
+	CMPQ       5008(SP), $0x08
+	JE         lutSelectW2ExactAVX512_c2big
+	VPADDB     Z30, Z18, K4, Z18
+	VMOVDQU8   (BX), Z19
+	VPERMI2B   64(BX), Z19, Z18
+	JMP        lutSelectW2ExactAVX512_c2flags
+
+lutSelectW2ExactAVX512_c2big:
+	VPMOVB2M  Z18, K3
+	VMOVDQU8  (BX), Z16
+	VMOVDQA64 Z18, Z20
+	VPERMI2B  64(BX), Z16, Z20
+	VMOVDQU8  128(BX), Z16
+	VMOVDQA64 Z18, Z17
+	VPERMI2B  192(BX), Z16, Z17
+	VMOVDQU8  Z17, K3, Z20
+	VMOVDQU8  256(BX), Z16
+	VMOVDQA64 Z18, Z21
+	VPERMI2B  320(BX), Z16, Z21
+	VMOVDQU8  384(BX), Z16
+	VMOVDQA64 Z18, Z17
+	VPERMI2B  448(BX), Z16, Z17
+	VMOVDQU8  Z17, K3, Z21
+	VMOVDQA64 Z20, Z18
+	VMOVDQU8  Z21, K4, Z18
+
+lutSelectW2ExactAVX512_c2flags:
+	VMOVDQU8.Z 320(SP)(R15*1), K6, Z21
+	VPMOVB2M   Z21, K3
+	VMOVDQU8.Z Z12, K3, Z20
+	VPORQ      Z20, Z18, Z18
+	VPTESTMB   Z30, Z21, K2
+	VMOVDQA64  Z26, Z20
+	VMOVDQU8   Z27, K4, Z20
+	VMOVDQU8   Z20, K2, Z18
+	VMOVDQU8   Z18, K6, (DI)
+	ADDQ       R11, DI
+	ADDQ       $0x40, R15
+	JMP        lutSelectW2ExactAVX512_c2
+
+lutSelectW2ExactAVX512_c2done:
+	LEAQ (SI)(R10*4), SI
+	MOVQ 5096(SP), AX
+	LEAQ (AX)(R10*4), AX
+	MOVQ AX, 5096(SP)
+	SUBQ R10, CX
+	JNZ  lutSelectW2ExactAVX512_chunk
+
+lutSelectW2ExactAVX512_done:
+	VZEROUPPER
+	RET
+
+// func lutSelectW4AVX512(codes []uint8, meta []uint8, x []float32, w []float32, group int, block int, muls []float32, scales []float32, tb *[408]uint32, mags []float32, tcodes []uint8, zero []uint8)
+// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VBMI, AVX512VL, BMI, BMI2, CMOV
+TEXT ·lutSelectW4AVX512(SB), $5104-240
+	MOVQ         codes_base+0(FP), DI
+	MOVQ         meta_base+24(FP), R8
+	MOVQ         x_base+48(FP), SI
+	MOVQ         x_len+56(FP), CX
+	MOVQ         group+96(FP), DX
+	MOVQ         mags_base+168(FP), R12
+	TESTQ        CX, CX
+	JZ           lutSelectW4AVX512_done
+	MOVQ         muls_base+112(FP), AX
+	MOVQ         AX, 5032(SP)
+	MOVQ         scales_base+136(FP), AX
+	MOVQ         AX, 5040(SP)
+	MOVQ         tcodes_base+192(FP), AX
+	MOVQ         AX, 5048(SP)
+	MOVQ         zero_base+216(FP), AX
+	MOVQ         AX, 5056(SP)
+	MOVQ         w_base+72(FP), AX
+	MOVQ         AX, 5096(SP)
+	XORL         AX, AX
+	MOVQ         AX, 5016(SP)
+	MOVQ         AX, 5024(SP)
+	MOVQ         $0x00000100, AX
+	XORL         DX, DX
+	MOVQ         group+96(FP), R9
+	DIVQ         R9
+	IMULQ        R9, AX
+	MOVQ         AX, 4992(SP)
+	MOVQ         R9, DX
+	MOVQ         $0xffffffff, AX
+	MOVQ         AX, 5000(SP)
+	NOTQ         AX
+	ORQ          AX, 5000(SP)
+	BZHIQ        DX, 5000(SP), AX
+	KMOVQ        AX, K7
+	MOVQ         tb+160(FP), R9
+	MOVQ         R9, 5072(SP)
+	VPBROADCASTD (R9), Z0
+	VMOVDQU32    128(R9), Z1
+	VMOVDQU32    256(R9), Z2
+	VMOVDQU32    384(R9), Z3
+	VMOVDQU32    512(R9), Z4
+	VMOVDQU32    640(R9), Z5
+	VMOVDQU32    704(R9), Z6
+	MOVL         848(R9), AX
+	MOVQ         AX, 5008(SP)
+	MOVL         256(R9), AX
+	MOVL         AX, 5064(SP)
+	VPBROADCASTD 836(R9), Z9
+	MOVL         $0x7fffffff, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z10
+	MOVL         $0x80000000, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z11
+	VPBROADCASTD 840(R9), Z12
+	MOVQ         $0x7ff0000000000000, AX
+	VPBROADCASTQ AX, Z13
+	MOVL         $0x00000001, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z14
+	MOVL         $0x00000040, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z8
+	MOVL         $0x00000080, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z29
+	MOVL         $0x40404040, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z30
+
+lutSelectW4AVX512_chunk:
+	MOVQ    4992(SP), R10
+	CMPQ    R10, CX
+	CMOVQHI CX, R10
+	XORL    R11, R11
+
+lutSelectW4AVX512_seg:
+	CMPQ         5016(SP), $0x00
+	JNE          lutSelectW4AVX512_segblock
+	MOVQ         5032(SP), AX
+	VBROADCASTSS (AX), Z15
+	ADDQ         $0x04, 5032(SP)
+	MOVQ         block+104(FP), AX
+	MOVQ         AX, 5016(SP)
+
+lutSelectW4AVX512_segblock:
+	MOVQ    R10, R13
+	SUBQ    R11, R13
+	CMPQ    R13, 5016(SP)
+	CMOVQHI 5016(SP), R13
+	SUBQ    R13, 5016(SP)
+	ADDQ    R11, R13
+	MOVQ    5072(SP), BX
+	CMPQ    5008(SP), $0x02
+	JE      lutSelectW4AVX512_vec4
+	CMPQ    5008(SP), $0x08
+	JE      lutSelectW4AVX512_vec8
+
+lutSelectW4AVX512_vec6:
+	MOVQ          R13, R15
+	SUBQ          R11, R15
+	MOVQ          $0x00000010, AX
+	CMPQ          R15, AX
+	CMOVQHI       AX, R15
+	MOVL          $0xffffffff, AX
+	BZHIL         R15, AX, AX
+	KMOVW         AX, K1
+	VMOVUPS.Z     (SI)(R11*4), K1, Z16
+	MOVQ          5096(SP), AX
+	VMOVUPS.Z     (AX)(R11*4), K1, Z24
+	VPANDD        Z10, Z24, Z24
+	VCVTPS2PD     Y24, Z25
+	VEXTRACTF64X4 $0x01, Z24, Y26
+	VCVTPS2PD     Y26, Z26
+	VMOVUPD       Z25, 2816(SP)(R11*8)
+	VMOVUPD       Z26, 2880(SP)(R11*8)
+	VMULPS        Z15, Z16, Z17
+	VPANDD        Z10, Z17, Z18
+	VCMPPS        $0x07, Z17, Z17, K4
+	VMOVDQA32.Z   Z18, K4, Z18
+	VPCMPD        $0x05, Z0, Z18, K5
+	VMOVDQA32.Z   Z14, K5, Z19
+	VPERMD        Z1, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z2, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z3, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z4, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VMOVDQA32     Z19, Z20
+	VPERMI2D      Z6, Z5, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)(R11*1)
+	VCMPPS        $0x03, Z17, Z17, K2
+	VPTESTMD      Z11, Z17, K3
+	VPTESTMD      Z9, Z17, K4
+	KANDW         K4, K3, K3
+	VMOVDQA32.Z   Z29, K3, Z19
+	VPORD         Z8, Z19, K2, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, 320(SP)(R11*1)
+	VPANDD        Z10, Z16, Z21
+	VCVTPS2PD     Y21, Z22
+	VEXTRACTF64X4 $0x01, Z21, Y23
+	VCVTPS2PD     Y23, Z23
+	VMOVUPD       Z22, 640(SP)(R11*8)
+	VMOVUPD       Z23, 704(SP)(R11*8)
+	ADDQ          R15, R11
+	CMPQ          R11, R13
+	JB            lutSelectW4AVX512_vec6
+	CMPQ          R11, R10
+	JB            lutSelectW4AVX512_seg
+	JMP           lutSelectW4AVX512_values
+
+lutSelectW4AVX512_vec4:
+	MOVQ          R13, R15
+	SUBQ          R11, R15
+	MOVQ          $0x00000010, AX
+	CMPQ          R15, AX
+	CMOVQHI       AX, R15
+	MOVL          $0xffffffff, AX
+	BZHIL         R15, AX, AX
+	KMOVW         AX, K1
+	VMOVUPS.Z     (SI)(R11*4), K1, Z16
+	MOVQ          5096(SP), AX
+	VMOVUPS.Z     (AX)(R11*4), K1, Z24
+	VPANDD        Z10, Z24, Z24
+	VCVTPS2PD     Y24, Z25
+	VEXTRACTF64X4 $0x01, Z24, Y26
+	VCVTPS2PD     Y26, Z26
+	VMOVUPD       Z25, 2816(SP)(R11*8)
+	VMOVUPD       Z26, 2880(SP)(R11*8)
+	VMULPS        Z15, Z16, Z17
+	VPANDD        Z10, Z17, Z18
+	VCMPPS        $0x07, Z17, Z17, K4
+	VMOVDQA32.Z   Z18, K4, Z18
+	VPCMPD.BCST   $0x05, 5064(SP), Z18, K5
+	VMOVDQA32.Z   Z14, K5, Z19
+	VPERMD        Z3, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z4, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VMOVDQA32     Z19, Z20
+	VPERMI2D      Z6, Z5, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)(R11*1)
+	VCMPPS        $0x03, Z17, Z17, K2
+	VPTESTMD      Z11, Z17, K3
+	VPTESTMD      Z9, Z17, K4
+	KANDW         K4, K3, K3
+	VMOVDQA32.Z   Z29, K3, Z19
+	VPORD         Z8, Z19, K2, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, 320(SP)(R11*1)
+	VPANDD        Z10, Z16, Z21
+	VCVTPS2PD     Y21, Z22
+	VEXTRACTF64X4 $0x01, Z21, Y23
+	VCVTPS2PD     Y23, Z23
+	VMOVUPD       Z22, 640(SP)(R11*8)
+	VMOVUPD       Z23, 704(SP)(R11*8)
+	ADDQ          R15, R11
+	CMPQ          R11, R13
+	JB            lutSelectW4AVX512_vec4
+	CMPQ          R11, R10
+	JB            lutSelectW4AVX512_seg
+	JMP           lutSelectW4AVX512_values
+
+lutSelectW4AVX512_vec8:
+	MOVQ          R13, R15
+	SUBQ          R11, R15
+	MOVQ          $0x00000010, AX
+	CMPQ          R15, AX
+	CMOVQHI       AX, R15
+	MOVL          $0xffffffff, AX
+	BZHIL         R15, AX, AX
+	KMOVW         AX, K1
+	VMOVUPS.Z     (SI)(R11*4), K1, Z16
+	MOVQ          5096(SP), AX
+	VMOVUPS.Z     (AX)(R11*4), K1, Z24
+	VPANDD        Z10, Z24, Z24
+	VCVTPS2PD     Y24, Z25
+	VEXTRACTF64X4 $0x01, Z24, Y26
+	VCVTPS2PD     Y26, Z26
+	VMOVUPD       Z25, 2816(SP)(R11*8)
+	VMOVUPD       Z26, 2880(SP)(R11*8)
+	VMULPS        Z15, Z16, Z17
+	VPANDD        Z10, Z17, Z18
+	VCMPPS        $0x07, Z17, Z17, K4
+	VMOVDQA32.Z   Z18, K4, Z18
+	VPCMPD        $0x05, Z0, Z18, K5
+	VMOVDQA32.Z   Z14, K5, Z19
+	VPERMD        Z1, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z2, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z3, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z4, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VMOVDQA32     Z19, Z20
+	VPERMI2D      Z6, Z5, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	KXNORW        K6, K6, K6
+	VPXORD        Z20, Z20, Z20
+	VPGATHERDD    864(BX)(Z19*4), K6, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	KXNORW        K6, K6, K6
+	VPXORD        Z20, Z20, Z20
+	VPGATHERDD    1120(BX)(Z19*4), K6, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)(R11*1)
+	VCMPPS        $0x03, Z17, Z17, K2
+	VPTESTMD      Z11, Z17, K3
+	VPTESTMD      Z9, Z17, K4
+	KANDW         K4, K3, K3
+	VMOVDQA32.Z   Z29, K3, Z19
+	VPORD         Z8, Z19, K2, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, 320(SP)(R11*1)
+	VPANDD        Z10, Z16, Z21
+	VCVTPS2PD     Y21, Z22
+	VEXTRACTF64X4 $0x01, Z21, Y23
+	VCVTPS2PD     Y23, Z23
+	VMOVUPD       Z22, 640(SP)(R11*8)
+	VMOVUPD       Z23, 704(SP)(R11*8)
+	ADDQ          R15, R11
+	CMPQ          R11, R13
+	JB            lutSelectW4AVX512_vec8
+	CMPQ          R11, R10
+	JB            lutSelectW4AVX512_seg
+
+lutSelectW4AVX512_values:
+	XORL R15, R15
+
+lutSelectW4AVX512_group:
+	CMPQ         R15, R10
+	JAE          lutSelectW4AVX512_chunkdone
+	CMPQ         5024(SP), $0x00
+	JNE          lutSelectW4AVX512_scaled
+	MOVQ         5040(SP), AX
+	VBROADCASTSS (AX), Z7
+	ADDQ         $0x04, 5040(SP)
+	MOVQ         block+104(FP), AX
+	MOVQ         AX, 5024(SP)
+
+lutSelectW4AVX512_scaled:
+	MOVQ   R10, R11
+	SUBQ   R15, R11
+	LEAQ   (DX)(DX*1), AX
+	CMPQ   R11, AX
+	JB     lutSelectW4AVX512_single
+	CMPQ   5024(SP), AX
+	JB     lutSelectW4AVX512_single
+	SUBQ   AX, 5024(SP)
+	VXORPD Y24, Y24, Y24
+	VXORPD Y26, Y26, Y26
+	MOVQ   R15, R13
+	LEAQ   (R15)(DX*1), R14
+	MOVQ   R14, R11
+
+lutSelectW4AVX512_vpair:
+	MOVBLZX      (SP)(R13*1), AX
+	SHLL         $0x04, AX
+	MOVBLZX      (SP)(R14*1), BX
+	SHLL         $0x04, BX
+	VMULPS       (R12)(AX*1), X7, X16
+	VCVTPS2PD    X16, Y17
+	VSUBPD.BCST  640(SP)(R13*8), Y17, Y17
+	VBROADCASTSD 2816(SP)(R13*8), Y16
+	VPTESTMQ     Y16, Y16, K5
+	VMULPD       Y17, Y17, Y17
+	VMULPD       Y16, Y17, Y17
+	VADDPD       Y17, Y24, K5, Y24
+	VMULPS       (R12)(BX*1), X7, X19
+	VCVTPS2PD    X19, Y20
+	VSUBPD.BCST  640(SP)(R14*8), Y20, Y20
+	VBROADCASTSD 2816(SP)(R14*8), Y19
+	VPTESTMQ     Y19, Y19, K5
+	VMULPD       Y20, Y20, Y20
+	VMULPD       Y19, Y20, Y20
+	VADDPD       Y20, Y26, K5, Y26
+	INCQ         R13
+	INCQ         R14
+	CMPQ         R13, R11
+	JB           lutSelectW4AVX512_vpair
+	VCMPPD       $0x03, Y24, Y24, K1
+	VMOVAPD      Y13, K1, Y24
+	VMOVAPD      Y24, Y28
+	VPERMPD      $0x4e, Y28, Y31
+	VMINPD       Y31, Y28, Y28
+	VPERMILPD    $0x55, Y28, Y31
+	VMINPD       Y31, Y28, Y28
+	VCMPPD       $0x00, Y28, Y24, K1
+	KMOVW        K1, AX
+	TZCNTL       AX, AX
+	MOVB         AL, (R8)
+	INCQ         R8
+	MOVQ         5056(SP), BX
+	VPBROADCASTB (BX)(AX*1), Z16
+	MOVQ         5048(SP), BX
+	VMOVDQU8.Z   (SP)(R15*1), K7, Z18
+	CMPQ         5008(SP), $0x08
+	JE           lutSelectW4AVX512_biga
+	SHLQ         $0x06, AX
+	VMOVDQU8     (BX)(AX*1), Z17
+	VPERMB       Z17, Z18, Z19
+	JMP          lutSelectW4AVX512_codeda
+
+lutSelectW4AVX512_biga:
+	SHLQ      $0x08, AX
+	VMOVDQU8  (BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z19
+	VPERMI2B  64(BX)(AX*1), Z17, Z19
+	VMOVDQU8  128(BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z20
+	VPERMI2B  192(BX)(AX*1), Z17, Z20
+	VPMOVB2M  Z18, K3
+	VMOVDQU8  Z20, K3, Z19
+
+lutSelectW4AVX512_codeda:
+	VMOVDQU8.Z   320(SP)(R15*1), K7, Z18
+	VPMOVB2M     Z18, K3
+	VMOVDQU8.Z   Z12, K3, Z20
+	VPORQ        Z20, Z19, Z19
+	VPTESTMB     Z30, Z18, K2
+	VMOVDQU8     Z16, K2, Z19
+	VMOVDQU8     Z19, K7, (DI)
+	ADDQ         DX, DI
+	ADDQ         DX, R15
+	VCMPPD       $0x03, Y26, Y26, K1
+	VMOVAPD      Y13, K1, Y26
+	VMOVAPD      Y26, Y28
+	VPERMPD      $0x4e, Y28, Y31
+	VMINPD       Y31, Y28, Y28
+	VPERMILPD    $0x55, Y28, Y31
+	VMINPD       Y31, Y28, Y28
+	VCMPPD       $0x00, Y28, Y26, K1
+	KMOVW        K1, AX
+	TZCNTL       AX, AX
+	MOVB         AL, (R8)
+	INCQ         R8
+	MOVQ         5056(SP), BX
+	VPBROADCASTB (BX)(AX*1), Z16
+	MOVQ         5048(SP), BX
+	VMOVDQU8.Z   (SP)(R15*1), K7, Z18
+	CMPQ         5008(SP), $0x08
+	JE           lutSelectW4AVX512_bigb
+	SHLQ         $0x06, AX
+	VMOVDQU8     (BX)(AX*1), Z17
+	VPERMB       Z17, Z18, Z19
+	JMP          lutSelectW4AVX512_codedb
+
+lutSelectW4AVX512_bigb:
+	SHLQ      $0x08, AX
+	VMOVDQU8  (BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z19
+	VPERMI2B  64(BX)(AX*1), Z17, Z19
+	VMOVDQU8  128(BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z20
+	VPERMI2B  192(BX)(AX*1), Z17, Z20
+	VPMOVB2M  Z18, K3
+	VMOVDQU8  Z20, K3, Z19
+
+lutSelectW4AVX512_codedb:
+	VMOVDQU8.Z 320(SP)(R15*1), K7, Z18
+	VPMOVB2M   Z18, K3
+	VMOVDQU8.Z Z12, K3, Z20
+	VPORQ      Z20, Z19, Z19
+	VPTESTMB   Z30, Z18, K2
+	VMOVDQU8   Z16, K2, Z19
+	VMOVDQU8   Z19, K7, (DI)
+	ADDQ       DX, DI
+	ADDQ       DX, R15
+	JMP        lutSelectW4AVX512_group
+
+lutSelectW4AVX512_single:
+	CMPQ    R11, DX
+	CMOVQHI DX, R11
+	SUBQ    R11, 5024(SP)
+	BZHIQ   R11, 5000(SP), AX
+	KMOVQ   AX, K6
+	VXORPD  Y24, Y24, Y24
+	MOVQ    R15, R13
+	LEAQ    (R15)(R11*1), R14
+
+lutSelectW4AVX512_vsingle:
+	MOVBLZX      (SP)(R13*1), AX
+	SHLL         $0x04, AX
+	VMULPS       (R12)(AX*1), X7, X16
+	VCVTPS2PD    X16, Y17
+	VSUBPD.BCST  640(SP)(R13*8), Y17, Y17
+	VBROADCASTSD 2816(SP)(R13*8), Y16
+	VPTESTMQ     Y16, Y16, K5
+	VMULPD       Y17, Y17, Y17
+	VMULPD       Y16, Y17, Y17
+	VADDPD       Y17, Y24, K5, Y24
+	INCQ         R13
+	CMPQ         R13, R14
+	JB           lutSelectW4AVX512_vsingle
+	VCMPPD       $0x03, Y24, Y24, K1
+	VMOVAPD      Y13, K1, Y24
+	VMOVAPD      Y24, Y28
+	VPERMPD      $0x4e, Y28, Y31
+	VMINPD       Y31, Y28, Y28
+	VPERMILPD    $0x55, Y28, Y31
+	VMINPD       Y31, Y28, Y28
+	VCMPPD       $0x00, Y28, Y24, K1
+	KMOVW        K1, AX
+	TZCNTL       AX, AX
+	MOVB         AL, (R8)
+	INCQ         R8
+	MOVQ         5056(SP), BX
+	VPBROADCASTB (BX)(AX*1), Z16
+	MOVQ         5048(SP), BX
+	VMOVDQU8.Z   (SP)(R15*1), K6, Z18
+	CMPQ         5008(SP), $0x08
+	JE           lutSelectW4AVX512_bigs
+	SHLQ         $0x06, AX
+	VMOVDQU8     (BX)(AX*1), Z17
+	VPERMB       Z17, Z18, Z19
+	JMP          lutSelectW4AVX512_codeds
+
+lutSelectW4AVX512_bigs:
+	SHLQ      $0x08, AX
+	VMOVDQU8  (BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z19
+	VPERMI2B  64(BX)(AX*1), Z17, Z19
+	VMOVDQU8  128(BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z20
+	VPERMI2B  192(BX)(AX*1), Z17, Z20
+	VPMOVB2M  Z18, K3
+	VMOVDQU8  Z20, K3, Z19
+
+lutSelectW4AVX512_codeds:
+	VMOVDQU8.Z 320(SP)(R15*1), K6, Z18
+	VPMOVB2M   Z18, K3
+	VMOVDQU8.Z Z12, K3, Z20
+	VPORQ      Z20, Z19, Z19
+	VPTESTMB   Z30, Z18, K2
+	VMOVDQU8   Z16, K2, Z19
+	VMOVDQU8   Z19, K6, (DI)
+	ADDQ       R11, DI
+	ADDQ       R11, R15
+	JMP        lutSelectW4AVX512_group
+
+lutSelectW4AVX512_chunkdone:
+	LEAQ (SI)(R10*4), SI
+	MOVQ 5096(SP), AX
+	LEAQ (AX)(R10*4), AX
+	MOVQ AX, 5096(SP)
+	SUBQ R10, CX
+	JNZ  lutSelectW4AVX512_chunk
+
+lutSelectW4AVX512_done:
+	VZEROUPPER
+	RET
+
+// func lutSelectW4Pow2AVX512(codes []uint8, meta []uint8, x []float32, w []float32, group int, block int, muls []float32, scales []float32, tb *[408]uint32, mags []float64, tcodes []uint8, zero []uint8)
+// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VBMI, AVX512VL, BMI, BMI2, CMOV
+TEXT ·lutSelectW4Pow2AVX512(SB), $5104-240
+	MOVQ         codes_base+0(FP), DI
+	MOVQ         meta_base+24(FP), R8
+	MOVQ         x_base+48(FP), SI
+	MOVQ         x_len+56(FP), CX
+	MOVQ         group+96(FP), DX
+	MOVQ         mags_base+168(FP), R12
+	TESTQ        CX, CX
+	JZ           lutSelectW4Pow2AVX512_done
+	MOVQ         muls_base+112(FP), AX
+	MOVQ         AX, 5032(SP)
+	MOVQ         scales_base+136(FP), AX
+	MOVQ         AX, 5040(SP)
+	MOVQ         tcodes_base+192(FP), AX
+	MOVQ         AX, 5048(SP)
+	MOVQ         zero_base+216(FP), AX
+	MOVQ         AX, 5056(SP)
+	MOVQ         w_base+72(FP), AX
+	MOVQ         AX, 5096(SP)
+	XORL         AX, AX
+	MOVQ         AX, 5016(SP)
+	MOVQ         AX, 5024(SP)
+	MOVQ         $0x00000100, AX
+	XORL         DX, DX
+	MOVQ         group+96(FP), R9
+	DIVQ         R9
+	IMULQ        R9, AX
+	MOVQ         AX, 4992(SP)
+	MOVQ         R9, DX
+	MOVQ         $0xffffffff, AX
+	MOVQ         AX, 5000(SP)
+	NOTQ         AX
+	ORQ          AX, 5000(SP)
+	BZHIQ        DX, 5000(SP), AX
+	KMOVQ        AX, K7
+	MOVQ         tb+160(FP), R9
+	MOVQ         R9, 5072(SP)
+	VPBROADCASTD (R9), Z0
+	VMOVDQU32    128(R9), Z1
+	VMOVDQU32    256(R9), Z2
+	VMOVDQU32    384(R9), Z3
+	VMOVDQU32    512(R9), Z4
+	VMOVDQU32    640(R9), Z5
+	VMOVDQU32    704(R9), Z6
+	MOVL         848(R9), AX
+	MOVQ         AX, 5008(SP)
+	MOVL         256(R9), AX
+	MOVL         AX, 5064(SP)
+	VPBROADCASTD 836(R9), Z9
+	MOVL         $0x7fffffff, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z10
+	MOVL         $0x80000000, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z11
+	VPBROADCASTD 840(R9), Z12
+	MOVQ         $0x7ff0000000000000, AX
+	VPBROADCASTQ AX, Z13
+	MOVL         $0x00000001, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z14
+	MOVL         $0x00000040, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z8
+	MOVL         $0x00000080, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z29
+	MOVL         $0x40404040, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z30
+
+lutSelectW4Pow2AVX512_chunk:
+	MOVQ    4992(SP), R10
+	CMPQ    R10, CX
+	CMOVQHI CX, R10
+	XORL    R11, R11
+
+lutSelectW4Pow2AVX512_seg:
+	CMPQ         5016(SP), $0x00
+	JNE          lutSelectW4Pow2AVX512_segblock
+	MOVQ         5032(SP), AX
+	VBROADCASTSS (AX), Z15
+	ADDQ         $0x04, 5032(SP)
+	VCVTPS2PD    Y15, Z7
+	MOVQ         block+104(FP), AX
+	MOVQ         AX, 5016(SP)
+
+lutSelectW4Pow2AVX512_segblock:
+	MOVQ    R10, R13
+	SUBQ    R11, R13
+	CMPQ    R13, 5016(SP)
+	CMOVQHI 5016(SP), R13
+	SUBQ    R13, 5016(SP)
+	ADDQ    R11, R13
+	MOVQ    5072(SP), BX
+	CMPQ    5008(SP), $0x02
+	JE      lutSelectW4Pow2AVX512_vec4
+	CMPQ    5008(SP), $0x08
+	JE      lutSelectW4Pow2AVX512_vec8
+
+lutSelectW4Pow2AVX512_vec6:
+	MOVQ          R13, R15
+	SUBQ          R11, R15
+	MOVQ          $0x00000010, AX
+	CMPQ          R15, AX
+	CMOVQHI       AX, R15
+	MOVL          $0xffffffff, AX
+	BZHIL         R15, AX, AX
+	KMOVW         AX, K1
+	VMOVUPS.Z     (SI)(R11*4), K1, Z16
+	MOVQ          5096(SP), AX
+	VMOVUPS.Z     (AX)(R11*4), K1, Z24
+	VPANDD        Z10, Z24, Z24
+	VCVTPS2PD     Y24, Z25
+	VEXTRACTF64X4 $0x01, Z24, Y26
+	VCVTPS2PD     Y26, Z26
+	VMOVUPD       Z25, 2816(SP)(R11*8)
+	VMOVUPD       Z26, 2880(SP)(R11*8)
+	VMULPS        Z15, Z16, Z17
+	VPANDD        Z10, Z17, Z18
+	VCMPPS        $0x07, Z17, Z17, K4
+	VMOVDQA32.Z   Z18, K4, Z18
+	VPCMPD        $0x05, Z0, Z18, K5
+	VMOVDQA32.Z   Z14, K5, Z19
+	VPERMD        Z1, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z2, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z3, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z4, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VMOVDQA32     Z19, Z20
+	VPERMI2D      Z6, Z5, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)(R11*1)
+	VCMPPS        $0x03, Z17, Z17, K2
+	VPTESTMD      Z11, Z17, K3
+	VPTESTMD      Z9, Z17, K4
+	KANDW         K4, K3, K3
+	VMOVDQA32.Z   Z29, K3, Z19
+	VPORD         Z8, Z19, K2, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, 320(SP)(R11*1)
+	VPANDD        Z10, Z16, Z21
+	VCVTPS2PD     Y21, Z22
+	VEXTRACTF64X4 $0x01, Z21, Y23
+	VCVTPS2PD     Y23, Z23
+	VMULPD        Z7, Z22, Z22
+	VMULPD        Z7, Z23, Z23
+	VMOVUPD       Z22, 640(SP)(R11*8)
+	VMOVUPD       Z23, 704(SP)(R11*8)
+	ADDQ          R15, R11
+	CMPQ          R11, R13
+	JB            lutSelectW4Pow2AVX512_vec6
+	CMPQ          R11, R10
+	JB            lutSelectW4Pow2AVX512_seg
+	JMP           lutSelectW4Pow2AVX512_values
+
+lutSelectW4Pow2AVX512_vec4:
+	MOVQ          R13, R15
+	SUBQ          R11, R15
+	MOVQ          $0x00000010, AX
+	CMPQ          R15, AX
+	CMOVQHI       AX, R15
+	MOVL          $0xffffffff, AX
+	BZHIL         R15, AX, AX
+	KMOVW         AX, K1
+	VMOVUPS.Z     (SI)(R11*4), K1, Z16
+	MOVQ          5096(SP), AX
+	VMOVUPS.Z     (AX)(R11*4), K1, Z24
+	VPANDD        Z10, Z24, Z24
+	VCVTPS2PD     Y24, Z25
+	VEXTRACTF64X4 $0x01, Z24, Y26
+	VCVTPS2PD     Y26, Z26
+	VMOVUPD       Z25, 2816(SP)(R11*8)
+	VMOVUPD       Z26, 2880(SP)(R11*8)
+	VMULPS        Z15, Z16, Z17
+	VPANDD        Z10, Z17, Z18
+	VCMPPS        $0x07, Z17, Z17, K4
+	VMOVDQA32.Z   Z18, K4, Z18
+	VPCMPD.BCST   $0x05, 5064(SP), Z18, K5
+	VMOVDQA32.Z   Z14, K5, Z19
+	VPERMD        Z3, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z4, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VMOVDQA32     Z19, Z20
+	VPERMI2D      Z6, Z5, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)(R11*1)
+	VCMPPS        $0x03, Z17, Z17, K2
+	VPTESTMD      Z11, Z17, K3
+	VPTESTMD      Z9, Z17, K4
+	KANDW         K4, K3, K3
+	VMOVDQA32.Z   Z29, K3, Z19
+	VPORD         Z8, Z19, K2, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, 320(SP)(R11*1)
+	VPANDD        Z10, Z16, Z21
+	VCVTPS2PD     Y21, Z22
+	VEXTRACTF64X4 $0x01, Z21, Y23
+	VCVTPS2PD     Y23, Z23
+	VMULPD        Z7, Z22, Z22
+	VMULPD        Z7, Z23, Z23
+	VMOVUPD       Z22, 640(SP)(R11*8)
+	VMOVUPD       Z23, 704(SP)(R11*8)
+	ADDQ          R15, R11
+	CMPQ          R11, R13
+	JB            lutSelectW4Pow2AVX512_vec4
+	CMPQ          R11, R10
+	JB            lutSelectW4Pow2AVX512_seg
+	JMP           lutSelectW4Pow2AVX512_values
+
+lutSelectW4Pow2AVX512_vec8:
+	MOVQ          R13, R15
+	SUBQ          R11, R15
+	MOVQ          $0x00000010, AX
+	CMPQ          R15, AX
+	CMOVQHI       AX, R15
+	MOVL          $0xffffffff, AX
+	BZHIL         R15, AX, AX
+	KMOVW         AX, K1
+	VMOVUPS.Z     (SI)(R11*4), K1, Z16
+	MOVQ          5096(SP), AX
+	VMOVUPS.Z     (AX)(R11*4), K1, Z24
+	VPANDD        Z10, Z24, Z24
+	VCVTPS2PD     Y24, Z25
+	VEXTRACTF64X4 $0x01, Z24, Y26
+	VCVTPS2PD     Y26, Z26
+	VMOVUPD       Z25, 2816(SP)(R11*8)
+	VMOVUPD       Z26, 2880(SP)(R11*8)
+	VMULPS        Z15, Z16, Z17
+	VPANDD        Z10, Z17, Z18
+	VCMPPS        $0x07, Z17, Z17, K4
+	VMOVDQA32.Z   Z18, K4, Z18
+	VPCMPD        $0x05, Z0, Z18, K5
+	VMOVDQA32.Z   Z14, K5, Z19
+	VPERMD        Z1, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z2, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z3, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z4, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VMOVDQA32     Z19, Z20
+	VPERMI2D      Z6, Z5, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	KXNORW        K6, K6, K6
+	VPXORD        Z20, Z20, Z20
+	VPGATHERDD    864(BX)(Z19*4), K6, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	KXNORW        K6, K6, K6
+	VPXORD        Z20, Z20, Z20
+	VPGATHERDD    1120(BX)(Z19*4), K6, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)(R11*1)
+	VCMPPS        $0x03, Z17, Z17, K2
+	VPTESTMD      Z11, Z17, K3
+	VPTESTMD      Z9, Z17, K4
+	KANDW         K4, K3, K3
+	VMOVDQA32.Z   Z29, K3, Z19
+	VPORD         Z8, Z19, K2, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, 320(SP)(R11*1)
+	VPANDD        Z10, Z16, Z21
+	VCVTPS2PD     Y21, Z22
+	VEXTRACTF64X4 $0x01, Z21, Y23
+	VCVTPS2PD     Y23, Z23
+	VMULPD        Z7, Z22, Z22
+	VMULPD        Z7, Z23, Z23
+	VMOVUPD       Z22, 640(SP)(R11*8)
+	VMOVUPD       Z23, 704(SP)(R11*8)
+	ADDQ          R15, R11
+	CMPQ          R11, R13
+	JB            lutSelectW4Pow2AVX512_vec8
+	CMPQ          R11, R10
+	JB            lutSelectW4Pow2AVX512_seg
+
+lutSelectW4Pow2AVX512_values:
+	XORL R15, R15
+
+lutSelectW4Pow2AVX512_group:
+	CMPQ   R15, R10
+	JAE    lutSelectW4Pow2AVX512_chunkdone
+	MOVQ   R10, R11
+	SUBQ   R15, R11
+	LEAQ   (DX)(DX*1), AX
+	CMPQ   R11, AX
+	JB     lutSelectW4Pow2AVX512_single
+	VXORPD Y24, Y24, Y24
+	VXORPD Y26, Y26, Y26
+	MOVQ   R15, R13
+	LEAQ   (R15)(DX*1), R14
+	MOVQ   R14, R11
+
+lutSelectW4Pow2AVX512_vpair:
+	MOVBLZX      (SP)(R13*1), AX
+	SHLL         $0x05, AX
+	MOVBLZX      (SP)(R14*1), BX
+	SHLL         $0x05, BX
+	VBROADCASTSD 640(SP)(R13*8), Y16
+	VSUBPD       (R12)(AX*1), Y16, Y17
+	VBROADCASTSD 2816(SP)(R13*8), Y16
+	VPTESTMQ     Y16, Y16, K5
+	VMULPD       Y17, Y17, Y17
+	VMULPD       Y16, Y17, Y17
+	VADDPD       Y17, Y24, K5, Y24
+	VBROADCASTSD 640(SP)(R14*8), Y19
+	VSUBPD       (R12)(BX*1), Y19, Y20
+	VBROADCASTSD 2816(SP)(R14*8), Y19
+	VPTESTMQ     Y19, Y19, K5
+	VMULPD       Y20, Y20, Y20
+	VMULPD       Y19, Y20, Y20
+	VADDPD       Y20, Y26, K5, Y26
+	INCQ         R13
+	INCQ         R14
+	CMPQ         R13, R11
+	JB           lutSelectW4Pow2AVX512_vpair
+	VCMPPD       $0x03, Y24, Y24, K1
+	VMOVAPD      Y13, K1, Y24
+	VMOVAPD      Y24, Y28
+	VPERMPD      $0x4e, Y28, Y31
+	VMINPD       Y31, Y28, Y28
+	VPERMILPD    $0x55, Y28, Y31
+	VMINPD       Y31, Y28, Y28
+	VCMPPD       $0x00, Y28, Y24, K1
+	KMOVW        K1, AX
+	TZCNTL       AX, AX
+	MOVB         AL, (R8)
+	INCQ         R8
+	MOVQ         5056(SP), BX
+	VPBROADCASTB (BX)(AX*1), Z16
+	MOVQ         5048(SP), BX
+	VMOVDQU8.Z   (SP)(R15*1), K7, Z18
+	CMPQ         5008(SP), $0x08
+	JE           lutSelectW4Pow2AVX512_biga
+	SHLQ         $0x06, AX
+	VMOVDQU8     (BX)(AX*1), Z17
+	VPERMB       Z17, Z18, Z19
+	JMP          lutSelectW4Pow2AVX512_codeda
+
+lutSelectW4Pow2AVX512_biga:
+	SHLQ      $0x08, AX
+	VMOVDQU8  (BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z19
+	VPERMI2B  64(BX)(AX*1), Z17, Z19
+	VMOVDQU8  128(BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z20
+	VPERMI2B  192(BX)(AX*1), Z17, Z20
+	VPMOVB2M  Z18, K3
+	VMOVDQU8  Z20, K3, Z19
+
+lutSelectW4Pow2AVX512_codeda:
+	VMOVDQU8.Z   320(SP)(R15*1), K7, Z18
+	VPMOVB2M     Z18, K3
+	VMOVDQU8.Z   Z12, K3, Z20
+	VPORQ        Z20, Z19, Z19
+	VPTESTMB     Z30, Z18, K2
+	VMOVDQU8     Z16, K2, Z19
+	VMOVDQU8     Z19, K7, (DI)
+	ADDQ         DX, DI
+	ADDQ         DX, R15
+	VCMPPD       $0x03, Y26, Y26, K1
+	VMOVAPD      Y13, K1, Y26
+	VMOVAPD      Y26, Y28
+	VPERMPD      $0x4e, Y28, Y31
+	VMINPD       Y31, Y28, Y28
+	VPERMILPD    $0x55, Y28, Y31
+	VMINPD       Y31, Y28, Y28
+	VCMPPD       $0x00, Y28, Y26, K1
+	KMOVW        K1, AX
+	TZCNTL       AX, AX
+	MOVB         AL, (R8)
+	INCQ         R8
+	MOVQ         5056(SP), BX
+	VPBROADCASTB (BX)(AX*1), Z16
+	MOVQ         5048(SP), BX
+	VMOVDQU8.Z   (SP)(R15*1), K7, Z18
+	CMPQ         5008(SP), $0x08
+	JE           lutSelectW4Pow2AVX512_bigb
+	SHLQ         $0x06, AX
+	VMOVDQU8     (BX)(AX*1), Z17
+	VPERMB       Z17, Z18, Z19
+	JMP          lutSelectW4Pow2AVX512_codedb
+
+lutSelectW4Pow2AVX512_bigb:
+	SHLQ      $0x08, AX
+	VMOVDQU8  (BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z19
+	VPERMI2B  64(BX)(AX*1), Z17, Z19
+	VMOVDQU8  128(BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z20
+	VPERMI2B  192(BX)(AX*1), Z17, Z20
+	VPMOVB2M  Z18, K3
+	VMOVDQU8  Z20, K3, Z19
+
+lutSelectW4Pow2AVX512_codedb:
+	VMOVDQU8.Z 320(SP)(R15*1), K7, Z18
+	VPMOVB2M   Z18, K3
+	VMOVDQU8.Z Z12, K3, Z20
+	VPORQ      Z20, Z19, Z19
+	VPTESTMB   Z30, Z18, K2
+	VMOVDQU8   Z16, K2, Z19
+	VMOVDQU8   Z19, K7, (DI)
+	ADDQ       DX, DI
+	ADDQ       DX, R15
+	JMP        lutSelectW4Pow2AVX512_group
+
+lutSelectW4Pow2AVX512_single:
+	CMPQ    R11, DX
+	CMOVQHI DX, R11
+	BZHIQ   R11, 5000(SP), AX
+	KMOVQ   AX, K6
+	VXORPD  Y24, Y24, Y24
+	MOVQ    R15, R13
+	LEAQ    (R15)(R11*1), R14
+
+lutSelectW4Pow2AVX512_vsingle:
+	MOVBLZX      (SP)(R13*1), AX
+	SHLL         $0x05, AX
+	VBROADCASTSD 640(SP)(R13*8), Y16
+	VSUBPD       (R12)(AX*1), Y16, Y17
+	VBROADCASTSD 2816(SP)(R13*8), Y16
+	VPTESTMQ     Y16, Y16, K5
+	VMULPD       Y17, Y17, Y17
+	VMULPD       Y16, Y17, Y17
+	VADDPD       Y17, Y24, K5, Y24
+	INCQ         R13
+	CMPQ         R13, R14
+	JB           lutSelectW4Pow2AVX512_vsingle
+	VCMPPD       $0x03, Y24, Y24, K1
+	VMOVAPD      Y13, K1, Y24
+	VMOVAPD      Y24, Y28
+	VPERMPD      $0x4e, Y28, Y31
+	VMINPD       Y31, Y28, Y28
+	VPERMILPD    $0x55, Y28, Y31
+	VMINPD       Y31, Y28, Y28
+	VCMPPD       $0x00, Y28, Y24, K1
+	KMOVW        K1, AX
+	TZCNTL       AX, AX
+	MOVB         AL, (R8)
+	INCQ         R8
+	MOVQ         5056(SP), BX
+	VPBROADCASTB (BX)(AX*1), Z16
+	MOVQ         5048(SP), BX
+	VMOVDQU8.Z   (SP)(R15*1), K6, Z18
+	CMPQ         5008(SP), $0x08
+	JE           lutSelectW4Pow2AVX512_bigs
+	SHLQ         $0x06, AX
+	VMOVDQU8     (BX)(AX*1), Z17
+	VPERMB       Z17, Z18, Z19
+	JMP          lutSelectW4Pow2AVX512_codeds
+
+lutSelectW4Pow2AVX512_bigs:
+	SHLQ      $0x08, AX
+	VMOVDQU8  (BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z19
+	VPERMI2B  64(BX)(AX*1), Z17, Z19
+	VMOVDQU8  128(BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z20
+	VPERMI2B  192(BX)(AX*1), Z17, Z20
+	VPMOVB2M  Z18, K3
+	VMOVDQU8  Z20, K3, Z19
+
+lutSelectW4Pow2AVX512_codeds:
+	VMOVDQU8.Z 320(SP)(R15*1), K6, Z18
+	VPMOVB2M   Z18, K3
+	VMOVDQU8.Z Z12, K3, Z20
+	VPORQ      Z20, Z19, Z19
+	VPTESTMB   Z30, Z18, K2
+	VMOVDQU8   Z16, K2, Z19
+	VMOVDQU8   Z19, K6, (DI)
+	ADDQ       R11, DI
+	ADDQ       R11, R15
+	JMP        lutSelectW4Pow2AVX512_group
+
+lutSelectW4Pow2AVX512_chunkdone:
+	LEAQ (SI)(R10*4), SI
+	MOVQ 5096(SP), AX
+	LEAQ (AX)(R10*4), AX
+	MOVQ AX, 5096(SP)
+	SUBQ R10, CX
+	JNZ  lutSelectW4Pow2AVX512_chunk
+
+lutSelectW4Pow2AVX512_done:
+	VZEROUPPER
+	RET
+
+// func lutSelectW4ExactAVX512(codes []uint8, meta []uint8, x []float32, w []float32, group int, block int, muls []float32, scales []float32, tb *[408]uint32, mags []float64, tcodes []uint8, zero []uint8)
+// Requires: AVX, AVX2, AVX512BW, AVX512F, AVX512VBMI, AVX512VL, BMI, BMI2, CMOV
+TEXT ·lutSelectW4ExactAVX512(SB), $5104-240
+	MOVQ         codes_base+0(FP), DI
+	MOVQ         meta_base+24(FP), R8
+	MOVQ         x_base+48(FP), SI
+	MOVQ         x_len+56(FP), CX
+	MOVQ         group+96(FP), DX
+	MOVQ         mags_base+168(FP), R12
+	TESTQ        CX, CX
+	JZ           lutSelectW4ExactAVX512_done
+	MOVQ         muls_base+112(FP), AX
+	MOVQ         AX, 5032(SP)
+	MOVQ         scales_base+136(FP), AX
+	MOVQ         AX, 5040(SP)
+	MOVQ         tcodes_base+192(FP), AX
+	MOVQ         AX, 5048(SP)
+	MOVQ         zero_base+216(FP), AX
+	MOVQ         AX, 5056(SP)
+	MOVQ         w_base+72(FP), AX
+	MOVQ         AX, 5096(SP)
+	XORL         AX, AX
+	MOVQ         AX, 5016(SP)
+	MOVQ         AX, 5024(SP)
+	MOVQ         $0x00000100, AX
+	XORL         DX, DX
+	MOVQ         group+96(FP), R9
+	DIVQ         R9
+	IMULQ        R9, AX
+	MOVQ         AX, 4992(SP)
+	MOVQ         R9, DX
+	MOVQ         $0xffffffff, AX
+	MOVQ         AX, 5000(SP)
+	NOTQ         AX
+	ORQ          AX, 5000(SP)
+	BZHIQ        DX, 5000(SP), AX
+	KMOVQ        AX, K7
+	MOVQ         tb+160(FP), R9
+	MOVQ         R9, 5072(SP)
+	VPBROADCASTD (R9), Z0
+	VMOVDQU32    128(R9), Z1
+	VMOVDQU32    256(R9), Z2
+	VMOVDQU32    384(R9), Z3
+	VMOVDQU32    512(R9), Z4
+	VMOVDQU32    640(R9), Z5
+	VMOVDQU32    704(R9), Z6
+	MOVL         848(R9), AX
+	MOVQ         AX, 5008(SP)
+	MOVL         256(R9), AX
+	MOVL         AX, 5064(SP)
+	VPBROADCASTD 836(R9), Z9
+	MOVL         $0x7fffffff, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z10
+	MOVL         $0x80000000, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z11
+	VPBROADCASTD 840(R9), Z12
+	MOVQ         $0x7ff0000000000000, AX
+	VPBROADCASTQ AX, Z13
+	MOVL         $0x00000001, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z14
+	MOVL         $0x00000040, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z8
+	MOVL         $0x00000080, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z29
+	MOVL         $0x40404040, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z30
+
+lutSelectW4ExactAVX512_chunk:
+	MOVQ    4992(SP), R10
+	CMPQ    R10, CX
+	CMOVQHI CX, R10
+	XORL    R11, R11
+
+lutSelectW4ExactAVX512_seg:
+	CMPQ         5016(SP), $0x00
+	JNE          lutSelectW4ExactAVX512_segblock
+	MOVQ         5032(SP), AX
+	VBROADCASTSS (AX), Z15
+	ADDQ         $0x04, 5032(SP)
+	MOVQ         block+104(FP), AX
+	MOVQ         AX, 5016(SP)
+
+lutSelectW4ExactAVX512_segblock:
+	MOVQ    R10, R13
+	SUBQ    R11, R13
+	CMPQ    R13, 5016(SP)
+	CMOVQHI 5016(SP), R13
+	SUBQ    R13, 5016(SP)
+	ADDQ    R11, R13
+	MOVQ    5072(SP), BX
+	CMPQ    5008(SP), $0x02
+	JE      lutSelectW4ExactAVX512_vec4
+	CMPQ    5008(SP), $0x08
+	JE      lutSelectW4ExactAVX512_vec8
+
+lutSelectW4ExactAVX512_vec6:
+	MOVQ          R13, R15
+	SUBQ          R11, R15
+	MOVQ          $0x00000010, AX
+	CMPQ          R15, AX
+	CMOVQHI       AX, R15
+	MOVL          $0xffffffff, AX
+	BZHIL         R15, AX, AX
+	KMOVW         AX, K1
+	VMOVUPS.Z     (SI)(R11*4), K1, Z16
+	MOVQ          5096(SP), AX
+	VMOVUPS.Z     (AX)(R11*4), K1, Z24
+	VPANDD        Z10, Z24, Z24
+	VCVTPS2PD     Y24, Z25
+	VEXTRACTF64X4 $0x01, Z24, Y26
+	VCVTPS2PD     Y26, Z26
+	VMOVUPD       Z25, 2816(SP)(R11*8)
+	VMOVUPD       Z26, 2880(SP)(R11*8)
+	VMULPS        Z15, Z16, Z17
+	VPANDD        Z10, Z17, Z18
+	VCMPPS        $0x07, Z17, Z17, K4
+	VMOVDQA32.Z   Z18, K4, Z18
+	VPCMPD        $0x05, Z0, Z18, K5
+	VMOVDQA32.Z   Z14, K5, Z19
+	VPERMD        Z1, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z2, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z3, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z4, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VMOVDQA32     Z19, Z20
+	VPERMI2D      Z6, Z5, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)(R11*1)
+	VCMPPS        $0x03, Z17, Z17, K2
+	VPTESTMD      Z11, Z17, K3
+	VPTESTMD      Z9, Z17, K4
+	KANDW         K4, K3, K3
+	VMOVDQA32.Z   Z29, K3, Z19
+	VPORD         Z8, Z19, K2, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, 320(SP)(R11*1)
+	VPANDD        Z10, Z16, Z21
+	VCVTPS2PD     Y21, Z22
+	VEXTRACTF64X4 $0x01, Z21, Y23
+	VCVTPS2PD     Y23, Z23
+	VMOVUPD       Z22, 640(SP)(R11*8)
+	VMOVUPD       Z23, 704(SP)(R11*8)
+	ADDQ          R15, R11
+	CMPQ          R11, R13
+	JB            lutSelectW4ExactAVX512_vec6
+	CMPQ          R11, R10
+	JB            lutSelectW4ExactAVX512_seg
+	JMP           lutSelectW4ExactAVX512_values
+
+lutSelectW4ExactAVX512_vec4:
+	MOVQ          R13, R15
+	SUBQ          R11, R15
+	MOVQ          $0x00000010, AX
+	CMPQ          R15, AX
+	CMOVQHI       AX, R15
+	MOVL          $0xffffffff, AX
+	BZHIL         R15, AX, AX
+	KMOVW         AX, K1
+	VMOVUPS.Z     (SI)(R11*4), K1, Z16
+	MOVQ          5096(SP), AX
+	VMOVUPS.Z     (AX)(R11*4), K1, Z24
+	VPANDD        Z10, Z24, Z24
+	VCVTPS2PD     Y24, Z25
+	VEXTRACTF64X4 $0x01, Z24, Y26
+	VCVTPS2PD     Y26, Z26
+	VMOVUPD       Z25, 2816(SP)(R11*8)
+	VMOVUPD       Z26, 2880(SP)(R11*8)
+	VMULPS        Z15, Z16, Z17
+	VPANDD        Z10, Z17, Z18
+	VCMPPS        $0x07, Z17, Z17, K4
+	VMOVDQA32.Z   Z18, K4, Z18
+	VPCMPD.BCST   $0x05, 5064(SP), Z18, K5
+	VMOVDQA32.Z   Z14, K5, Z19
+	VPERMD        Z3, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z4, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VMOVDQA32     Z19, Z20
+	VPERMI2D      Z6, Z5, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)(R11*1)
+	VCMPPS        $0x03, Z17, Z17, K2
+	VPTESTMD      Z11, Z17, K3
+	VPTESTMD      Z9, Z17, K4
+	KANDW         K4, K3, K3
+	VMOVDQA32.Z   Z29, K3, Z19
+	VPORD         Z8, Z19, K2, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, 320(SP)(R11*1)
+	VPANDD        Z10, Z16, Z21
+	VCVTPS2PD     Y21, Z22
+	VEXTRACTF64X4 $0x01, Z21, Y23
+	VCVTPS2PD     Y23, Z23
+	VMOVUPD       Z22, 640(SP)(R11*8)
+	VMOVUPD       Z23, 704(SP)(R11*8)
+	ADDQ          R15, R11
+	CMPQ          R11, R13
+	JB            lutSelectW4ExactAVX512_vec4
+	CMPQ          R11, R10
+	JB            lutSelectW4ExactAVX512_seg
+	JMP           lutSelectW4ExactAVX512_values
+
+lutSelectW4ExactAVX512_vec8:
+	MOVQ          R13, R15
+	SUBQ          R11, R15
+	MOVQ          $0x00000010, AX
+	CMPQ          R15, AX
+	CMOVQHI       AX, R15
+	MOVL          $0xffffffff, AX
+	BZHIL         R15, AX, AX
+	KMOVW         AX, K1
+	VMOVUPS.Z     (SI)(R11*4), K1, Z16
+	MOVQ          5096(SP), AX
+	VMOVUPS.Z     (AX)(R11*4), K1, Z24
+	VPANDD        Z10, Z24, Z24
+	VCVTPS2PD     Y24, Z25
+	VEXTRACTF64X4 $0x01, Z24, Y26
+	VCVTPS2PD     Y26, Z26
+	VMOVUPD       Z25, 2816(SP)(R11*8)
+	VMOVUPD       Z26, 2880(SP)(R11*8)
+	VMULPS        Z15, Z16, Z17
+	VPANDD        Z10, Z17, Z18
+	VCMPPS        $0x07, Z17, Z17, K4
+	VMOVDQA32.Z   Z18, K4, Z18
+	VPCMPD        $0x05, Z0, Z18, K5
+	VMOVDQA32.Z   Z14, K5, Z19
+	VPERMD        Z1, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z2, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z3, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z4, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VMOVDQA32     Z19, Z20
+	VPERMI2D      Z6, Z5, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	KXNORW        K6, K6, K6
+	VPXORD        Z20, Z20, Z20
+	VPGATHERDD    864(BX)(Z19*4), K6, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	KXNORW        K6, K6, K6
+	VPXORD        Z20, Z20, Z20
+	VPGATHERDD    1120(BX)(Z19*4), K6, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)(R11*1)
+	VCMPPS        $0x03, Z17, Z17, K2
+	VPTESTMD      Z11, Z17, K3
+	VPTESTMD      Z9, Z17, K4
+	KANDW         K4, K3, K3
+	VMOVDQA32.Z   Z29, K3, Z19
+	VPORD         Z8, Z19, K2, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, 320(SP)(R11*1)
+	VPANDD        Z10, Z16, Z21
+	VCVTPS2PD     Y21, Z22
+	VEXTRACTF64X4 $0x01, Z21, Y23
+	VCVTPS2PD     Y23, Z23
+	VMOVUPD       Z22, 640(SP)(R11*8)
+	VMOVUPD       Z23, 704(SP)(R11*8)
+	ADDQ          R15, R11
+	CMPQ          R11, R13
+	JB            lutSelectW4ExactAVX512_vec8
+	CMPQ          R11, R10
+	JB            lutSelectW4ExactAVX512_seg
+
+lutSelectW4ExactAVX512_values:
+	XORL R15, R15
+
+lutSelectW4ExactAVX512_group:
+	CMPQ         R15, R10
+	JAE          lutSelectW4ExactAVX512_chunkdone
+	CMPQ         5024(SP), $0x00
+	JNE          lutSelectW4ExactAVX512_scaled
+	MOVQ         5040(SP), AX
+	VBROADCASTSS (AX), Z7
+	VCVTPS2PD    Y7, Z7
+	ADDQ         $0x04, 5040(SP)
+	MOVQ         block+104(FP), AX
+	MOVQ         AX, 5024(SP)
+
+lutSelectW4ExactAVX512_scaled:
+	MOVQ   R10, R11
+	SUBQ   R15, R11
+	LEAQ   (DX)(DX*1), AX
+	CMPQ   R11, AX
+	JB     lutSelectW4ExactAVX512_single
+	CMPQ   5024(SP), AX
+	JB     lutSelectW4ExactAVX512_single
+	SUBQ   AX, 5024(SP)
+	VXORPD Y24, Y24, Y24
+	VXORPD Y26, Y26, Y26
+	MOVQ   R15, R13
+	LEAQ   (R15)(DX*1), R14
+	MOVQ   R14, R11
+
+lutSelectW4ExactAVX512_vpair:
+	MOVBLZX      (SP)(R13*1), AX
+	SHLL         $0x05, AX
+	MOVBLZX      (SP)(R14*1), BX
+	SHLL         $0x05, BX
+	VMULPD       (R12)(AX*1), Y7, Y17
+	VSUBPD.BCST  640(SP)(R13*8), Y17, Y17
+	VBROADCASTSD 2816(SP)(R13*8), Y16
+	VPTESTMQ     Y16, Y16, K5
+	VMULPD       Y17, Y17, Y17
+	VMULPD       Y16, Y17, Y17
+	VADDPD       Y17, Y24, K5, Y24
+	VMULPD       (R12)(BX*1), Y7, Y20
+	VSUBPD.BCST  640(SP)(R14*8), Y20, Y20
+	VBROADCASTSD 2816(SP)(R14*8), Y19
+	VPTESTMQ     Y19, Y19, K5
+	VMULPD       Y20, Y20, Y20
+	VMULPD       Y19, Y20, Y20
+	VADDPD       Y20, Y26, K5, Y26
+	INCQ         R13
+	INCQ         R14
+	CMPQ         R13, R11
+	JB           lutSelectW4ExactAVX512_vpair
+	VCMPPD       $0x03, Y24, Y24, K1
+	VMOVAPD      Y13, K1, Y24
+	VMOVAPD      Y24, Y28
+	VPERMPD      $0x4e, Y28, Y31
+	VMINPD       Y31, Y28, Y28
+	VPERMILPD    $0x55, Y28, Y31
+	VMINPD       Y31, Y28, Y28
+	VCMPPD       $0x00, Y28, Y24, K1
+	KMOVW        K1, AX
+	TZCNTL       AX, AX
+	MOVB         AL, (R8)
+	INCQ         R8
+	MOVQ         5056(SP), BX
+	VPBROADCASTB (BX)(AX*1), Z16
+	MOVQ         5048(SP), BX
+	VMOVDQU8.Z   (SP)(R15*1), K7, Z18
+	CMPQ         5008(SP), $0x08
+	JE           lutSelectW4ExactAVX512_biga
+	SHLQ         $0x06, AX
+	VMOVDQU8     (BX)(AX*1), Z17
+	VPERMB       Z17, Z18, Z19
+	JMP          lutSelectW4ExactAVX512_codeda
+
+lutSelectW4ExactAVX512_biga:
+	SHLQ      $0x08, AX
+	VMOVDQU8  (BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z19
+	VPERMI2B  64(BX)(AX*1), Z17, Z19
+	VMOVDQU8  128(BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z20
+	VPERMI2B  192(BX)(AX*1), Z17, Z20
+	VPMOVB2M  Z18, K3
+	VMOVDQU8  Z20, K3, Z19
+
+lutSelectW4ExactAVX512_codeda:
+	VMOVDQU8.Z   320(SP)(R15*1), K7, Z18
+	VPMOVB2M     Z18, K3
+	VMOVDQU8.Z   Z12, K3, Z20
+	VPORQ        Z20, Z19, Z19
+	VPTESTMB     Z30, Z18, K2
+	VMOVDQU8     Z16, K2, Z19
+	VMOVDQU8     Z19, K7, (DI)
+	ADDQ         DX, DI
+	ADDQ         DX, R15
+	VCMPPD       $0x03, Y26, Y26, K1
+	VMOVAPD      Y13, K1, Y26
+	VMOVAPD      Y26, Y28
+	VPERMPD      $0x4e, Y28, Y31
+	VMINPD       Y31, Y28, Y28
+	VPERMILPD    $0x55, Y28, Y31
+	VMINPD       Y31, Y28, Y28
+	VCMPPD       $0x00, Y28, Y26, K1
+	KMOVW        K1, AX
+	TZCNTL       AX, AX
+	MOVB         AL, (R8)
+	INCQ         R8
+	MOVQ         5056(SP), BX
+	VPBROADCASTB (BX)(AX*1), Z16
+	MOVQ         5048(SP), BX
+	VMOVDQU8.Z   (SP)(R15*1), K7, Z18
+	CMPQ         5008(SP), $0x08
+	JE           lutSelectW4ExactAVX512_bigb
+	SHLQ         $0x06, AX
+	VMOVDQU8     (BX)(AX*1), Z17
+	VPERMB       Z17, Z18, Z19
+	JMP          lutSelectW4ExactAVX512_codedb
+
+lutSelectW4ExactAVX512_bigb:
+	SHLQ      $0x08, AX
+	VMOVDQU8  (BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z19
+	VPERMI2B  64(BX)(AX*1), Z17, Z19
+	VMOVDQU8  128(BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z20
+	VPERMI2B  192(BX)(AX*1), Z17, Z20
+	VPMOVB2M  Z18, K3
+	VMOVDQU8  Z20, K3, Z19
+
+lutSelectW4ExactAVX512_codedb:
+	VMOVDQU8.Z 320(SP)(R15*1), K7, Z18
+	VPMOVB2M   Z18, K3
+	VMOVDQU8.Z Z12, K3, Z20
+	VPORQ      Z20, Z19, Z19
+	VPTESTMB   Z30, Z18, K2
+	VMOVDQU8   Z16, K2, Z19
+	VMOVDQU8   Z19, K7, (DI)
+	ADDQ       DX, DI
+	ADDQ       DX, R15
+	JMP        lutSelectW4ExactAVX512_group
+
+lutSelectW4ExactAVX512_single:
+	CMPQ    R11, DX
+	CMOVQHI DX, R11
+	SUBQ    R11, 5024(SP)
+	BZHIQ   R11, 5000(SP), AX
+	KMOVQ   AX, K6
+	VXORPD  Y24, Y24, Y24
+	MOVQ    R15, R13
+	LEAQ    (R15)(R11*1), R14
+
+lutSelectW4ExactAVX512_vsingle:
+	MOVBLZX      (SP)(R13*1), AX
+	SHLL         $0x05, AX
+	VMULPD       (R12)(AX*1), Y7, Y17
+	VSUBPD.BCST  640(SP)(R13*8), Y17, Y17
+	VBROADCASTSD 2816(SP)(R13*8), Y16
+	VPTESTMQ     Y16, Y16, K5
+	VMULPD       Y17, Y17, Y17
+	VMULPD       Y16, Y17, Y17
+	VADDPD       Y17, Y24, K5, Y24
+	INCQ         R13
+	CMPQ         R13, R14
+	JB           lutSelectW4ExactAVX512_vsingle
+	VCMPPD       $0x03, Y24, Y24, K1
+	VMOVAPD      Y13, K1, Y24
+	VMOVAPD      Y24, Y28
+	VPERMPD      $0x4e, Y28, Y31
+	VMINPD       Y31, Y28, Y28
+	VPERMILPD    $0x55, Y28, Y31
+	VMINPD       Y31, Y28, Y28
+	VCMPPD       $0x00, Y28, Y24, K1
+	KMOVW        K1, AX
+	TZCNTL       AX, AX
+	MOVB         AL, (R8)
+	INCQ         R8
+	MOVQ         5056(SP), BX
+	VPBROADCASTB (BX)(AX*1), Z16
+	MOVQ         5048(SP), BX
+	VMOVDQU8.Z   (SP)(R15*1), K6, Z18
+	CMPQ         5008(SP), $0x08
+	JE           lutSelectW4ExactAVX512_bigs
+	SHLQ         $0x06, AX
+	VMOVDQU8     (BX)(AX*1), Z17
+	VPERMB       Z17, Z18, Z19
+	JMP          lutSelectW4ExactAVX512_codeds
+
+lutSelectW4ExactAVX512_bigs:
+	SHLQ      $0x08, AX
+	VMOVDQU8  (BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z19
+	VPERMI2B  64(BX)(AX*1), Z17, Z19
+	VMOVDQU8  128(BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z20
+	VPERMI2B  192(BX)(AX*1), Z17, Z20
+	VPMOVB2M  Z18, K3
+	VMOVDQU8  Z20, K3, Z19
+
+lutSelectW4ExactAVX512_codeds:
+	VMOVDQU8.Z 320(SP)(R15*1), K6, Z18
+	VPMOVB2M   Z18, K3
+	VMOVDQU8.Z Z12, K3, Z20
+	VPORQ      Z20, Z19, Z19
+	VPTESTMB   Z30, Z18, K2
+	VMOVDQU8   Z16, K2, Z19
+	VMOVDQU8   Z19, K6, (DI)
+	ADDQ       R11, DI
+	ADDQ       R11, R15
+	JMP        lutSelectW4ExactAVX512_group
+
+lutSelectW4ExactAVX512_chunkdone:
+	LEAQ (SI)(R10*4), SI
+	MOVQ 5096(SP), AX
+	LEAQ (AX)(R10*4), AX
+	MOVQ AX, 5096(SP)
+	SUBQ R10, CX
+	JNZ  lutSelectW4ExactAVX512_chunk
+
+lutSelectW4ExactAVX512_done:
+	VZEROUPPER
+	RET
+
+// func lutSelectW8AVX512(codes []uint8, meta []uint8, x []float32, w []float32, group int, block int, muls []float32, scales []float32, tb *[408]uint32, mags []float32, tcodes []uint8, zero []uint8)
+// Requires: AVX, AVX512BW, AVX512DQ, AVX512F, AVX512VBMI, AVX512VL, BMI, BMI2, CMOV
+TEXT ·lutSelectW8AVX512(SB), $5104-240
+	MOVQ         codes_base+0(FP), DI
+	MOVQ         meta_base+24(FP), R8
+	MOVQ         x_base+48(FP), SI
+	MOVQ         x_len+56(FP), CX
+	MOVQ         group+96(FP), DX
+	MOVQ         mags_base+168(FP), R12
+	TESTQ        CX, CX
+	JZ           lutSelectW8AVX512_done
+	MOVQ         muls_base+112(FP), AX
+	MOVQ         AX, 5032(SP)
+	MOVQ         scales_base+136(FP), AX
+	MOVQ         AX, 5040(SP)
+	MOVQ         tcodes_base+192(FP), AX
+	MOVQ         AX, 5048(SP)
+	MOVQ         zero_base+216(FP), AX
+	MOVQ         AX, 5056(SP)
+	MOVQ         w_base+72(FP), AX
+	MOVQ         AX, 5096(SP)
+	XORL         AX, AX
+	MOVQ         AX, 5016(SP)
+	MOVQ         AX, 5024(SP)
+	MOVQ         $0x00000100, AX
+	XORL         DX, DX
+	MOVQ         group+96(FP), R9
+	DIVQ         R9
+	IMULQ        R9, AX
+	MOVQ         AX, 4992(SP)
+	MOVQ         R9, DX
+	MOVQ         $0xffffffff, AX
+	MOVQ         AX, 5000(SP)
+	NOTQ         AX
+	ORQ          AX, 5000(SP)
+	BZHIQ        DX, 5000(SP), AX
+	KMOVQ        AX, K7
+	MOVQ         tb+160(FP), R9
+	MOVQ         R9, 5072(SP)
+	VPBROADCASTD (R9), Z0
+	VMOVDQU32    128(R9), Z1
+	VMOVDQU32    256(R9), Z2
+	VMOVDQU32    384(R9), Z3
+	VMOVDQU32    512(R9), Z4
+	VMOVDQU32    640(R9), Z5
+	VMOVDQU32    704(R9), Z6
+	MOVL         848(R9), AX
+	MOVQ         AX, 5008(SP)
+	MOVL         256(R9), AX
+	MOVL         AX, 5064(SP)
+	VPBROADCASTD 836(R9), Z9
+	MOVL         $0x7fffffff, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z10
+	MOVL         $0x80000000, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z11
+	VPBROADCASTD 840(R9), Z12
+	MOVQ         $0x7ff0000000000000, AX
+	VPBROADCASTQ AX, Z13
+	MOVL         $0x00000001, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z14
+	MOVL         $0x00000040, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z8
+	MOVL         $0x00000080, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z29
+	MOVL         $0x40404040, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z30
+
+lutSelectW8AVX512_chunk:
+	MOVQ    4992(SP), R10
+	CMPQ    R10, CX
+	CMOVQHI CX, R10
+	XORL    R11, R11
+
+lutSelectW8AVX512_seg:
+	CMPQ         5016(SP), $0x00
+	JNE          lutSelectW8AVX512_segblock
+	MOVQ         5032(SP), AX
+	VBROADCASTSS (AX), Z15
+	ADDQ         $0x04, 5032(SP)
+	MOVQ         block+104(FP), AX
+	MOVQ         AX, 5016(SP)
+
+lutSelectW8AVX512_segblock:
+	MOVQ    R10, R13
+	SUBQ    R11, R13
+	CMPQ    R13, 5016(SP)
+	CMOVQHI 5016(SP), R13
+	SUBQ    R13, 5016(SP)
+	ADDQ    R11, R13
+	MOVQ    5072(SP), BX
+	CMPQ    5008(SP), $0x02
+	JE      lutSelectW8AVX512_vec4
+	CMPQ    5008(SP), $0x08
+	JE      lutSelectW8AVX512_vec8
+
+lutSelectW8AVX512_vec6:
+	MOVQ          R13, R15
+	SUBQ          R11, R15
+	MOVQ          $0x00000010, AX
+	CMPQ          R15, AX
+	CMOVQHI       AX, R15
+	MOVL          $0xffffffff, AX
+	BZHIL         R15, AX, AX
+	KMOVW         AX, K1
+	VMOVUPS.Z     (SI)(R11*4), K1, Z16
+	MOVQ          5096(SP), AX
+	VMOVUPS.Z     (AX)(R11*4), K1, Z24
+	VPANDD        Z10, Z24, Z24
+	VCVTPS2PD     Y24, Z25
+	VEXTRACTF64X4 $0x01, Z24, Y26
+	VCVTPS2PD     Y26, Z26
+	VMOVUPD       Z25, 2816(SP)(R11*8)
+	VMOVUPD       Z26, 2880(SP)(R11*8)
+	VMULPS        Z15, Z16, Z17
+	VPANDD        Z10, Z17, Z18
+	VCMPPS        $0x07, Z17, Z17, K4
+	VMOVDQA32.Z   Z18, K4, Z18
+	VPCMPD        $0x05, Z0, Z18, K5
+	VMOVDQA32.Z   Z14, K5, Z19
+	VPERMD        Z1, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z2, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z3, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z4, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VMOVDQA32     Z19, Z20
+	VPERMI2D      Z6, Z5, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)(R11*1)
+	VCMPPS        $0x03, Z17, Z17, K2
+	VPTESTMD      Z11, Z17, K3
+	VPTESTMD      Z9, Z17, K4
+	KANDW         K4, K3, K3
+	VMOVDQA32.Z   Z29, K3, Z19
+	VPORD         Z8, Z19, K2, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, 320(SP)(R11*1)
+	VPANDD        Z10, Z16, Z21
+	VCVTPS2PD     Y21, Z22
+	VEXTRACTF64X4 $0x01, Z21, Y23
+	VCVTPS2PD     Y23, Z23
+	VMOVUPD       Z22, 640(SP)(R11*8)
+	VMOVUPD       Z23, 704(SP)(R11*8)
+	ADDQ          R15, R11
+	CMPQ          R11, R13
+	JB            lutSelectW8AVX512_vec6
+	CMPQ          R11, R10
+	JB            lutSelectW8AVX512_seg
+	JMP           lutSelectW8AVX512_values
+
+lutSelectW8AVX512_vec4:
+	MOVQ          R13, R15
+	SUBQ          R11, R15
+	MOVQ          $0x00000010, AX
+	CMPQ          R15, AX
+	CMOVQHI       AX, R15
+	MOVL          $0xffffffff, AX
+	BZHIL         R15, AX, AX
+	KMOVW         AX, K1
+	VMOVUPS.Z     (SI)(R11*4), K1, Z16
+	MOVQ          5096(SP), AX
+	VMOVUPS.Z     (AX)(R11*4), K1, Z24
+	VPANDD        Z10, Z24, Z24
+	VCVTPS2PD     Y24, Z25
+	VEXTRACTF64X4 $0x01, Z24, Y26
+	VCVTPS2PD     Y26, Z26
+	VMOVUPD       Z25, 2816(SP)(R11*8)
+	VMOVUPD       Z26, 2880(SP)(R11*8)
+	VMULPS        Z15, Z16, Z17
+	VPANDD        Z10, Z17, Z18
+	VCMPPS        $0x07, Z17, Z17, K4
+	VMOVDQA32.Z   Z18, K4, Z18
+	VPCMPD.BCST   $0x05, 5064(SP), Z18, K5
+	VMOVDQA32.Z   Z14, K5, Z19
+	VPERMD        Z3, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z4, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VMOVDQA32     Z19, Z20
+	VPERMI2D      Z6, Z5, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)(R11*1)
+	VCMPPS        $0x03, Z17, Z17, K2
+	VPTESTMD      Z11, Z17, K3
+	VPTESTMD      Z9, Z17, K4
+	KANDW         K4, K3, K3
+	VMOVDQA32.Z   Z29, K3, Z19
+	VPORD         Z8, Z19, K2, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, 320(SP)(R11*1)
+	VPANDD        Z10, Z16, Z21
+	VCVTPS2PD     Y21, Z22
+	VEXTRACTF64X4 $0x01, Z21, Y23
+	VCVTPS2PD     Y23, Z23
+	VMOVUPD       Z22, 640(SP)(R11*8)
+	VMOVUPD       Z23, 704(SP)(R11*8)
+	ADDQ          R15, R11
+	CMPQ          R11, R13
+	JB            lutSelectW8AVX512_vec4
+	CMPQ          R11, R10
+	JB            lutSelectW8AVX512_seg
+	JMP           lutSelectW8AVX512_values
+
+lutSelectW8AVX512_vec8:
+	MOVQ          R13, R15
+	SUBQ          R11, R15
+	MOVQ          $0x00000010, AX
+	CMPQ          R15, AX
+	CMOVQHI       AX, R15
+	MOVL          $0xffffffff, AX
+	BZHIL         R15, AX, AX
+	KMOVW         AX, K1
+	VMOVUPS.Z     (SI)(R11*4), K1, Z16
+	MOVQ          5096(SP), AX
+	VMOVUPS.Z     (AX)(R11*4), K1, Z24
+	VPANDD        Z10, Z24, Z24
+	VCVTPS2PD     Y24, Z25
+	VEXTRACTF64X4 $0x01, Z24, Y26
+	VCVTPS2PD     Y26, Z26
+	VMOVUPD       Z25, 2816(SP)(R11*8)
+	VMOVUPD       Z26, 2880(SP)(R11*8)
+	VMULPS        Z15, Z16, Z17
+	VPANDD        Z10, Z17, Z18
+	VCMPPS        $0x07, Z17, Z17, K4
+	VMOVDQA32.Z   Z18, K4, Z18
+	VPCMPD        $0x05, Z0, Z18, K5
+	VMOVDQA32.Z   Z14, K5, Z19
+	VPERMD        Z1, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z2, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z3, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z4, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VMOVDQA32     Z19, Z20
+	VPERMI2D      Z6, Z5, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	KXNORW        K6, K6, K6
+	VPXORD        Z20, Z20, Z20
+	VPGATHERDD    864(BX)(Z19*4), K6, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	KXNORW        K6, K6, K6
+	VPXORD        Z20, Z20, Z20
+	VPGATHERDD    1120(BX)(Z19*4), K6, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)(R11*1)
+	VCMPPS        $0x03, Z17, Z17, K2
+	VPTESTMD      Z11, Z17, K3
+	VPTESTMD      Z9, Z17, K4
+	KANDW         K4, K3, K3
+	VMOVDQA32.Z   Z29, K3, Z19
+	VPORD         Z8, Z19, K2, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, 320(SP)(R11*1)
+	VPANDD        Z10, Z16, Z21
+	VCVTPS2PD     Y21, Z22
+	VEXTRACTF64X4 $0x01, Z21, Y23
+	VCVTPS2PD     Y23, Z23
+	VMOVUPD       Z22, 640(SP)(R11*8)
+	VMOVUPD       Z23, 704(SP)(R11*8)
+	ADDQ          R15, R11
+	CMPQ          R11, R13
+	JB            lutSelectW8AVX512_vec8
+	CMPQ          R11, R10
+	JB            lutSelectW8AVX512_seg
+
+lutSelectW8AVX512_values:
+	XORL R15, R15
+
+lutSelectW8AVX512_group:
+	CMPQ         R15, R10
+	JAE          lutSelectW8AVX512_chunkdone
+	CMPQ         5024(SP), $0x00
+	JNE          lutSelectW8AVX512_scaled
+	MOVQ         5040(SP), AX
+	VBROADCASTSS (AX), Z7
+	ADDQ         $0x04, 5040(SP)
+	MOVQ         block+104(FP), AX
+	MOVQ         AX, 5024(SP)
+
+lutSelectW8AVX512_scaled:
+	MOVQ   R10, R11
+	SUBQ   R15, R11
+	LEAQ   (DX)(DX*1), AX
+	CMPQ   R11, AX
+	JB     lutSelectW8AVX512_single
+	CMPQ   5024(SP), AX
+	JB     lutSelectW8AVX512_single
+	SUBQ   AX, 5024(SP)
+	VXORPD Z24, Z24, Z24
+	VXORPD Z26, Z26, Z26
+	MOVQ   R15, R13
+	LEAQ   (R15)(DX*1), R14
+	MOVQ   R14, R11
+
+lutSelectW8AVX512_vpair:
+	MOVBLZX      (SP)(R13*1), AX
+	SHLL         $0x05, AX
+	MOVBLZX      (SP)(R14*1), BX
+	SHLL         $0x05, BX
+	VMULPS       (R12)(AX*1), Y7, Y16
+	VCVTPS2PD    Y16, Z17
+	VSUBPD.BCST  640(SP)(R13*8), Z17, Z17
+	VBROADCASTSD 2816(SP)(R13*8), Z16
+	VPTESTMQ     Z16, Z16, K5
+	VMULPD       Z17, Z17, Z17
+	VMULPD       Z16, Z17, Z17
+	VADDPD       Z17, Z24, K5, Z24
+	VMULPS       (R12)(BX*1), Y7, Y19
+	VCVTPS2PD    Y19, Z20
+	VSUBPD.BCST  640(SP)(R14*8), Z20, Z20
+	VBROADCASTSD 2816(SP)(R14*8), Z19
+	VPTESTMQ     Z19, Z19, K5
+	VMULPD       Z20, Z20, Z20
+	VMULPD       Z19, Z20, Z20
+	VADDPD       Z20, Z26, K5, Z26
+	INCQ         R13
+	INCQ         R14
+	CMPQ         R13, R11
+	JB           lutSelectW8AVX512_vpair
+	VCMPPD       $0x03, Z24, Z24, K1
+	VMOVAPD      Z13, K1, Z24
+	VMOVAPD      Z24, Z28
+	VSHUFF64X2   $0x4e, Z28, Z28, Z31
+	VMINPD       Z31, Z28, Z28
+	VSHUFF64X2   $0xb1, Z28, Z28, Z31
+	VMINPD       Z31, Z28, Z28
+	VPERMILPD    $0x55, Z28, Z31
+	VMINPD       Z31, Z28, Z28
+	VCMPPD       $0x00, Z28, Z24, K1
+	KMOVW        K1, AX
+	TZCNTL       AX, AX
+	MOVB         AL, (R8)
+	INCQ         R8
+	MOVQ         5056(SP), BX
+	VPBROADCASTB (BX)(AX*1), Z16
+	MOVQ         5048(SP), BX
+	VMOVDQU8.Z   (SP)(R15*1), K7, Z18
+	CMPQ         5008(SP), $0x08
+	JE           lutSelectW8AVX512_biga
+	SHLQ         $0x06, AX
+	VMOVDQU8     (BX)(AX*1), Z17
+	VPERMB       Z17, Z18, Z19
+	JMP          lutSelectW8AVX512_codeda
+
+lutSelectW8AVX512_biga:
+	SHLQ      $0x08, AX
+	VMOVDQU8  (BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z19
+	VPERMI2B  64(BX)(AX*1), Z17, Z19
+	VMOVDQU8  128(BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z20
+	VPERMI2B  192(BX)(AX*1), Z17, Z20
+	VPMOVB2M  Z18, K3
+	VMOVDQU8  Z20, K3, Z19
+
+lutSelectW8AVX512_codeda:
+	VMOVDQU8.Z   320(SP)(R15*1), K7, Z18
+	VPMOVB2M     Z18, K3
+	VMOVDQU8.Z   Z12, K3, Z20
+	VPORQ        Z20, Z19, Z19
+	VPTESTMB     Z30, Z18, K2
+	VMOVDQU8     Z16, K2, Z19
+	VMOVDQU8     Z19, K7, (DI)
+	ADDQ         DX, DI
+	ADDQ         DX, R15
+	VCMPPD       $0x03, Z26, Z26, K1
+	VMOVAPD      Z13, K1, Z26
+	VMOVAPD      Z26, Z28
+	VSHUFF64X2   $0x4e, Z28, Z28, Z31
+	VMINPD       Z31, Z28, Z28
+	VSHUFF64X2   $0xb1, Z28, Z28, Z31
+	VMINPD       Z31, Z28, Z28
+	VPERMILPD    $0x55, Z28, Z31
+	VMINPD       Z31, Z28, Z28
+	VCMPPD       $0x00, Z28, Z26, K1
+	KMOVW        K1, AX
+	TZCNTL       AX, AX
+	MOVB         AL, (R8)
+	INCQ         R8
+	MOVQ         5056(SP), BX
+	VPBROADCASTB (BX)(AX*1), Z16
+	MOVQ         5048(SP), BX
+	VMOVDQU8.Z   (SP)(R15*1), K7, Z18
+	CMPQ         5008(SP), $0x08
+	JE           lutSelectW8AVX512_bigb
+	SHLQ         $0x06, AX
+	VMOVDQU8     (BX)(AX*1), Z17
+	VPERMB       Z17, Z18, Z19
+	JMP          lutSelectW8AVX512_codedb
+
+lutSelectW8AVX512_bigb:
+	SHLQ      $0x08, AX
+	VMOVDQU8  (BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z19
+	VPERMI2B  64(BX)(AX*1), Z17, Z19
+	VMOVDQU8  128(BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z20
+	VPERMI2B  192(BX)(AX*1), Z17, Z20
+	VPMOVB2M  Z18, K3
+	VMOVDQU8  Z20, K3, Z19
+
+lutSelectW8AVX512_codedb:
+	VMOVDQU8.Z 320(SP)(R15*1), K7, Z18
+	VPMOVB2M   Z18, K3
+	VMOVDQU8.Z Z12, K3, Z20
+	VPORQ      Z20, Z19, Z19
+	VPTESTMB   Z30, Z18, K2
+	VMOVDQU8   Z16, K2, Z19
+	VMOVDQU8   Z19, K7, (DI)
+	ADDQ       DX, DI
+	ADDQ       DX, R15
+	JMP        lutSelectW8AVX512_group
+
+lutSelectW8AVX512_single:
+	CMPQ    R11, DX
+	CMOVQHI DX, R11
+	SUBQ    R11, 5024(SP)
+	BZHIQ   R11, 5000(SP), AX
+	KMOVQ   AX, K6
+	VXORPD  Z24, Z24, Z24
+	MOVQ    R15, R13
+	LEAQ    (R15)(R11*1), R14
+
+lutSelectW8AVX512_vsingle:
+	MOVBLZX      (SP)(R13*1), AX
+	SHLL         $0x05, AX
+	VMULPS       (R12)(AX*1), Y7, Y16
+	VCVTPS2PD    Y16, Z17
+	VSUBPD.BCST  640(SP)(R13*8), Z17, Z17
+	VBROADCASTSD 2816(SP)(R13*8), Z16
+	VPTESTMQ     Z16, Z16, K5
+	VMULPD       Z17, Z17, Z17
+	VMULPD       Z16, Z17, Z17
+	VADDPD       Z17, Z24, K5, Z24
+	INCQ         R13
+	CMPQ         R13, R14
+	JB           lutSelectW8AVX512_vsingle
+	VCMPPD       $0x03, Z24, Z24, K1
+	VMOVAPD      Z13, K1, Z24
+	VMOVAPD      Z24, Z28
+	VSHUFF64X2   $0x4e, Z28, Z28, Z31
+	VMINPD       Z31, Z28, Z28
+	VSHUFF64X2   $0xb1, Z28, Z28, Z31
+	VMINPD       Z31, Z28, Z28
+	VPERMILPD    $0x55, Z28, Z31
+	VMINPD       Z31, Z28, Z28
+	VCMPPD       $0x00, Z28, Z24, K1
+	KMOVW        K1, AX
+	TZCNTL       AX, AX
+	MOVB         AL, (R8)
+	INCQ         R8
+	MOVQ         5056(SP), BX
+	VPBROADCASTB (BX)(AX*1), Z16
+	MOVQ         5048(SP), BX
+	VMOVDQU8.Z   (SP)(R15*1), K6, Z18
+	CMPQ         5008(SP), $0x08
+	JE           lutSelectW8AVX512_bigs
+	SHLQ         $0x06, AX
+	VMOVDQU8     (BX)(AX*1), Z17
+	VPERMB       Z17, Z18, Z19
+	JMP          lutSelectW8AVX512_codeds
+
+lutSelectW8AVX512_bigs:
+	SHLQ      $0x08, AX
+	VMOVDQU8  (BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z19
+	VPERMI2B  64(BX)(AX*1), Z17, Z19
+	VMOVDQU8  128(BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z20
+	VPERMI2B  192(BX)(AX*1), Z17, Z20
+	VPMOVB2M  Z18, K3
+	VMOVDQU8  Z20, K3, Z19
+
+lutSelectW8AVX512_codeds:
+	VMOVDQU8.Z 320(SP)(R15*1), K6, Z18
+	VPMOVB2M   Z18, K3
+	VMOVDQU8.Z Z12, K3, Z20
+	VPORQ      Z20, Z19, Z19
+	VPTESTMB   Z30, Z18, K2
+	VMOVDQU8   Z16, K2, Z19
+	VMOVDQU8   Z19, K6, (DI)
+	ADDQ       R11, DI
+	ADDQ       R11, R15
+	JMP        lutSelectW8AVX512_group
+
+lutSelectW8AVX512_chunkdone:
+	LEAQ (SI)(R10*4), SI
+	MOVQ 5096(SP), AX
+	LEAQ (AX)(R10*4), AX
+	MOVQ AX, 5096(SP)
+	SUBQ R10, CX
+	JNZ  lutSelectW8AVX512_chunk
+
+lutSelectW8AVX512_done:
+	VZEROUPPER
+	RET
+
+// func lutSelectW8Pow2AVX512(codes []uint8, meta []uint8, x []float32, w []float32, group int, block int, muls []float32, scales []float32, tb *[408]uint32, mags []float64, tcodes []uint8, zero []uint8)
+// Requires: AVX, AVX512BW, AVX512DQ, AVX512F, AVX512VBMI, AVX512VL, BMI, BMI2, CMOV
+TEXT ·lutSelectW8Pow2AVX512(SB), $5104-240
+	MOVQ         codes_base+0(FP), DI
+	MOVQ         meta_base+24(FP), R8
+	MOVQ         x_base+48(FP), SI
+	MOVQ         x_len+56(FP), CX
+	MOVQ         group+96(FP), DX
+	MOVQ         mags_base+168(FP), R12
+	TESTQ        CX, CX
+	JZ           lutSelectW8Pow2AVX512_done
+	MOVQ         muls_base+112(FP), AX
+	MOVQ         AX, 5032(SP)
+	MOVQ         scales_base+136(FP), AX
+	MOVQ         AX, 5040(SP)
+	MOVQ         tcodes_base+192(FP), AX
+	MOVQ         AX, 5048(SP)
+	MOVQ         zero_base+216(FP), AX
+	MOVQ         AX, 5056(SP)
+	MOVQ         w_base+72(FP), AX
+	MOVQ         AX, 5096(SP)
+	XORL         AX, AX
+	MOVQ         AX, 5016(SP)
+	MOVQ         AX, 5024(SP)
+	MOVQ         $0x00000100, AX
+	XORL         DX, DX
+	MOVQ         group+96(FP), R9
+	DIVQ         R9
+	IMULQ        R9, AX
+	MOVQ         AX, 4992(SP)
+	MOVQ         R9, DX
+	MOVQ         $0xffffffff, AX
+	MOVQ         AX, 5000(SP)
+	NOTQ         AX
+	ORQ          AX, 5000(SP)
+	BZHIQ        DX, 5000(SP), AX
+	KMOVQ        AX, K7
+	MOVQ         tb+160(FP), R9
+	MOVQ         R9, 5072(SP)
+	VPBROADCASTD (R9), Z0
+	VMOVDQU32    128(R9), Z1
+	VMOVDQU32    256(R9), Z2
+	VMOVDQU32    384(R9), Z3
+	VMOVDQU32    512(R9), Z4
+	VMOVDQU32    640(R9), Z5
+	VMOVDQU32    704(R9), Z6
+	MOVL         848(R9), AX
+	MOVQ         AX, 5008(SP)
+	MOVL         256(R9), AX
+	MOVL         AX, 5064(SP)
+	VPBROADCASTD 836(R9), Z9
+	MOVL         $0x7fffffff, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z10
+	MOVL         $0x80000000, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z11
+	VPBROADCASTD 840(R9), Z12
+	MOVQ         $0x7ff0000000000000, AX
+	VPBROADCASTQ AX, Z13
+	MOVL         $0x00000001, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z14
+	MOVL         $0x00000040, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z8
+	MOVL         $0x00000080, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z29
+	MOVL         $0x40404040, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z30
+
+lutSelectW8Pow2AVX512_chunk:
+	MOVQ    4992(SP), R10
+	CMPQ    R10, CX
+	CMOVQHI CX, R10
+	XORL    R11, R11
+
+lutSelectW8Pow2AVX512_seg:
+	CMPQ         5016(SP), $0x00
+	JNE          lutSelectW8Pow2AVX512_segblock
+	MOVQ         5032(SP), AX
+	VBROADCASTSS (AX), Z15
+	ADDQ         $0x04, 5032(SP)
+	VCVTPS2PD    Y15, Z7
+	MOVQ         block+104(FP), AX
+	MOVQ         AX, 5016(SP)
+
+lutSelectW8Pow2AVX512_segblock:
+	MOVQ    R10, R13
+	SUBQ    R11, R13
+	CMPQ    R13, 5016(SP)
+	CMOVQHI 5016(SP), R13
+	SUBQ    R13, 5016(SP)
+	ADDQ    R11, R13
+	MOVQ    5072(SP), BX
+	CMPQ    5008(SP), $0x02
+	JE      lutSelectW8Pow2AVX512_vec4
+	CMPQ    5008(SP), $0x08
+	JE      lutSelectW8Pow2AVX512_vec8
+
+lutSelectW8Pow2AVX512_vec6:
+	MOVQ          R13, R15
+	SUBQ          R11, R15
+	MOVQ          $0x00000010, AX
+	CMPQ          R15, AX
+	CMOVQHI       AX, R15
+	MOVL          $0xffffffff, AX
+	BZHIL         R15, AX, AX
+	KMOVW         AX, K1
+	VMOVUPS.Z     (SI)(R11*4), K1, Z16
+	MOVQ          5096(SP), AX
+	VMOVUPS.Z     (AX)(R11*4), K1, Z24
+	VPANDD        Z10, Z24, Z24
+	VCVTPS2PD     Y24, Z25
+	VEXTRACTF64X4 $0x01, Z24, Y26
+	VCVTPS2PD     Y26, Z26
+	VMOVUPD       Z25, 2816(SP)(R11*8)
+	VMOVUPD       Z26, 2880(SP)(R11*8)
+	VMULPS        Z15, Z16, Z17
+	VPANDD        Z10, Z17, Z18
+	VCMPPS        $0x07, Z17, Z17, K4
+	VMOVDQA32.Z   Z18, K4, Z18
+	VPCMPD        $0x05, Z0, Z18, K5
+	VMOVDQA32.Z   Z14, K5, Z19
+	VPERMD        Z1, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z2, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z3, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z4, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VMOVDQA32     Z19, Z20
+	VPERMI2D      Z6, Z5, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)(R11*1)
+	VCMPPS        $0x03, Z17, Z17, K2
+	VPTESTMD      Z11, Z17, K3
+	VPTESTMD      Z9, Z17, K4
+	KANDW         K4, K3, K3
+	VMOVDQA32.Z   Z29, K3, Z19
+	VPORD         Z8, Z19, K2, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, 320(SP)(R11*1)
+	VPANDD        Z10, Z16, Z21
+	VCVTPS2PD     Y21, Z22
+	VEXTRACTF64X4 $0x01, Z21, Y23
+	VCVTPS2PD     Y23, Z23
+	VMULPD        Z7, Z22, Z22
+	VMULPD        Z7, Z23, Z23
+	VMOVUPD       Z22, 640(SP)(R11*8)
+	VMOVUPD       Z23, 704(SP)(R11*8)
+	ADDQ          R15, R11
+	CMPQ          R11, R13
+	JB            lutSelectW8Pow2AVX512_vec6
+	CMPQ          R11, R10
+	JB            lutSelectW8Pow2AVX512_seg
+	JMP           lutSelectW8Pow2AVX512_values
+
+lutSelectW8Pow2AVX512_vec4:
+	MOVQ          R13, R15
+	SUBQ          R11, R15
+	MOVQ          $0x00000010, AX
+	CMPQ          R15, AX
+	CMOVQHI       AX, R15
+	MOVL          $0xffffffff, AX
+	BZHIL         R15, AX, AX
+	KMOVW         AX, K1
+	VMOVUPS.Z     (SI)(R11*4), K1, Z16
+	MOVQ          5096(SP), AX
+	VMOVUPS.Z     (AX)(R11*4), K1, Z24
+	VPANDD        Z10, Z24, Z24
+	VCVTPS2PD     Y24, Z25
+	VEXTRACTF64X4 $0x01, Z24, Y26
+	VCVTPS2PD     Y26, Z26
+	VMOVUPD       Z25, 2816(SP)(R11*8)
+	VMOVUPD       Z26, 2880(SP)(R11*8)
+	VMULPS        Z15, Z16, Z17
+	VPANDD        Z10, Z17, Z18
+	VCMPPS        $0x07, Z17, Z17, K4
+	VMOVDQA32.Z   Z18, K4, Z18
+	VPCMPD.BCST   $0x05, 5064(SP), Z18, K5
+	VMOVDQA32.Z   Z14, K5, Z19
+	VPERMD        Z3, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z4, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VMOVDQA32     Z19, Z20
+	VPERMI2D      Z6, Z5, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)(R11*1)
+	VCMPPS        $0x03, Z17, Z17, K2
+	VPTESTMD      Z11, Z17, K3
+	VPTESTMD      Z9, Z17, K4
+	KANDW         K4, K3, K3
+	VMOVDQA32.Z   Z29, K3, Z19
+	VPORD         Z8, Z19, K2, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, 320(SP)(R11*1)
+	VPANDD        Z10, Z16, Z21
+	VCVTPS2PD     Y21, Z22
+	VEXTRACTF64X4 $0x01, Z21, Y23
+	VCVTPS2PD     Y23, Z23
+	VMULPD        Z7, Z22, Z22
+	VMULPD        Z7, Z23, Z23
+	VMOVUPD       Z22, 640(SP)(R11*8)
+	VMOVUPD       Z23, 704(SP)(R11*8)
+	ADDQ          R15, R11
+	CMPQ          R11, R13
+	JB            lutSelectW8Pow2AVX512_vec4
+	CMPQ          R11, R10
+	JB            lutSelectW8Pow2AVX512_seg
+	JMP           lutSelectW8Pow2AVX512_values
+
+lutSelectW8Pow2AVX512_vec8:
+	MOVQ          R13, R15
+	SUBQ          R11, R15
+	MOVQ          $0x00000010, AX
+	CMPQ          R15, AX
+	CMOVQHI       AX, R15
+	MOVL          $0xffffffff, AX
+	BZHIL         R15, AX, AX
+	KMOVW         AX, K1
+	VMOVUPS.Z     (SI)(R11*4), K1, Z16
+	MOVQ          5096(SP), AX
+	VMOVUPS.Z     (AX)(R11*4), K1, Z24
+	VPANDD        Z10, Z24, Z24
+	VCVTPS2PD     Y24, Z25
+	VEXTRACTF64X4 $0x01, Z24, Y26
+	VCVTPS2PD     Y26, Z26
+	VMOVUPD       Z25, 2816(SP)(R11*8)
+	VMOVUPD       Z26, 2880(SP)(R11*8)
+	VMULPS        Z15, Z16, Z17
+	VPANDD        Z10, Z17, Z18
+	VCMPPS        $0x07, Z17, Z17, K4
+	VMOVDQA32.Z   Z18, K4, Z18
+	VPCMPD        $0x05, Z0, Z18, K5
+	VMOVDQA32.Z   Z14, K5, Z19
+	VPERMD        Z1, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z2, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z3, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z4, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VMOVDQA32     Z19, Z20
+	VPERMI2D      Z6, Z5, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	KXNORW        K6, K6, K6
+	VPXORD        Z20, Z20, Z20
+	VPGATHERDD    864(BX)(Z19*4), K6, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	KXNORW        K6, K6, K6
+	VPXORD        Z20, Z20, Z20
+	VPGATHERDD    1120(BX)(Z19*4), K6, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)(R11*1)
+	VCMPPS        $0x03, Z17, Z17, K2
+	VPTESTMD      Z11, Z17, K3
+	VPTESTMD      Z9, Z17, K4
+	KANDW         K4, K3, K3
+	VMOVDQA32.Z   Z29, K3, Z19
+	VPORD         Z8, Z19, K2, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, 320(SP)(R11*1)
+	VPANDD        Z10, Z16, Z21
+	VCVTPS2PD     Y21, Z22
+	VEXTRACTF64X4 $0x01, Z21, Y23
+	VCVTPS2PD     Y23, Z23
+	VMULPD        Z7, Z22, Z22
+	VMULPD        Z7, Z23, Z23
+	VMOVUPD       Z22, 640(SP)(R11*8)
+	VMOVUPD       Z23, 704(SP)(R11*8)
+	ADDQ          R15, R11
+	CMPQ          R11, R13
+	JB            lutSelectW8Pow2AVX512_vec8
+	CMPQ          R11, R10
+	JB            lutSelectW8Pow2AVX512_seg
+
+lutSelectW8Pow2AVX512_values:
+	XORL R15, R15
+
+lutSelectW8Pow2AVX512_group:
+	CMPQ   R15, R10
+	JAE    lutSelectW8Pow2AVX512_chunkdone
+	MOVQ   R10, R11
+	SUBQ   R15, R11
+	LEAQ   (DX)(DX*1), AX
+	CMPQ   R11, AX
+	JB     lutSelectW8Pow2AVX512_single
+	VXORPD Z24, Z24, Z24
+	VXORPD Z26, Z26, Z26
+	MOVQ   R15, R13
+	LEAQ   (R15)(DX*1), R14
+	MOVQ   R14, R11
+
+lutSelectW8Pow2AVX512_vpair:
+	MOVBLZX      (SP)(R13*1), AX
+	SHLL         $0x06, AX
+	MOVBLZX      (SP)(R14*1), BX
+	SHLL         $0x06, BX
+	VBROADCASTSD 640(SP)(R13*8), Z16
+	VSUBPD       (R12)(AX*1), Z16, Z17
+	VBROADCASTSD 2816(SP)(R13*8), Z16
+	VPTESTMQ     Z16, Z16, K5
+	VMULPD       Z17, Z17, Z17
+	VMULPD       Z16, Z17, Z17
+	VADDPD       Z17, Z24, K5, Z24
+	VBROADCASTSD 640(SP)(R14*8), Z19
+	VSUBPD       (R12)(BX*1), Z19, Z20
+	VBROADCASTSD 2816(SP)(R14*8), Z19
+	VPTESTMQ     Z19, Z19, K5
+	VMULPD       Z20, Z20, Z20
+	VMULPD       Z19, Z20, Z20
+	VADDPD       Z20, Z26, K5, Z26
+	INCQ         R13
+	INCQ         R14
+	CMPQ         R13, R11
+	JB           lutSelectW8Pow2AVX512_vpair
+	VCMPPD       $0x03, Z24, Z24, K1
+	VMOVAPD      Z13, K1, Z24
+	VMOVAPD      Z24, Z28
+	VSHUFF64X2   $0x4e, Z28, Z28, Z31
+	VMINPD       Z31, Z28, Z28
+	VSHUFF64X2   $0xb1, Z28, Z28, Z31
+	VMINPD       Z31, Z28, Z28
+	VPERMILPD    $0x55, Z28, Z31
+	VMINPD       Z31, Z28, Z28
+	VCMPPD       $0x00, Z28, Z24, K1
+	KMOVW        K1, AX
+	TZCNTL       AX, AX
+	MOVB         AL, (R8)
+	INCQ         R8
+	MOVQ         5056(SP), BX
+	VPBROADCASTB (BX)(AX*1), Z16
+	MOVQ         5048(SP), BX
+	VMOVDQU8.Z   (SP)(R15*1), K7, Z18
+	CMPQ         5008(SP), $0x08
+	JE           lutSelectW8Pow2AVX512_biga
+	SHLQ         $0x06, AX
+	VMOVDQU8     (BX)(AX*1), Z17
+	VPERMB       Z17, Z18, Z19
+	JMP          lutSelectW8Pow2AVX512_codeda
+
+lutSelectW8Pow2AVX512_biga:
+	SHLQ      $0x08, AX
+	VMOVDQU8  (BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z19
+	VPERMI2B  64(BX)(AX*1), Z17, Z19
+	VMOVDQU8  128(BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z20
+	VPERMI2B  192(BX)(AX*1), Z17, Z20
+	VPMOVB2M  Z18, K3
+	VMOVDQU8  Z20, K3, Z19
+
+lutSelectW8Pow2AVX512_codeda:
+	VMOVDQU8.Z   320(SP)(R15*1), K7, Z18
+	VPMOVB2M     Z18, K3
+	VMOVDQU8.Z   Z12, K3, Z20
+	VPORQ        Z20, Z19, Z19
+	VPTESTMB     Z30, Z18, K2
+	VMOVDQU8     Z16, K2, Z19
+	VMOVDQU8     Z19, K7, (DI)
+	ADDQ         DX, DI
+	ADDQ         DX, R15
+	VCMPPD       $0x03, Z26, Z26, K1
+	VMOVAPD      Z13, K1, Z26
+	VMOVAPD      Z26, Z28
+	VSHUFF64X2   $0x4e, Z28, Z28, Z31
+	VMINPD       Z31, Z28, Z28
+	VSHUFF64X2   $0xb1, Z28, Z28, Z31
+	VMINPD       Z31, Z28, Z28
+	VPERMILPD    $0x55, Z28, Z31
+	VMINPD       Z31, Z28, Z28
+	VCMPPD       $0x00, Z28, Z26, K1
+	KMOVW        K1, AX
+	TZCNTL       AX, AX
+	MOVB         AL, (R8)
+	INCQ         R8
+	MOVQ         5056(SP), BX
+	VPBROADCASTB (BX)(AX*1), Z16
+	MOVQ         5048(SP), BX
+	VMOVDQU8.Z   (SP)(R15*1), K7, Z18
+	CMPQ         5008(SP), $0x08
+	JE           lutSelectW8Pow2AVX512_bigb
+	SHLQ         $0x06, AX
+	VMOVDQU8     (BX)(AX*1), Z17
+	VPERMB       Z17, Z18, Z19
+	JMP          lutSelectW8Pow2AVX512_codedb
+
+lutSelectW8Pow2AVX512_bigb:
+	SHLQ      $0x08, AX
+	VMOVDQU8  (BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z19
+	VPERMI2B  64(BX)(AX*1), Z17, Z19
+	VMOVDQU8  128(BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z20
+	VPERMI2B  192(BX)(AX*1), Z17, Z20
+	VPMOVB2M  Z18, K3
+	VMOVDQU8  Z20, K3, Z19
+
+lutSelectW8Pow2AVX512_codedb:
+	VMOVDQU8.Z 320(SP)(R15*1), K7, Z18
+	VPMOVB2M   Z18, K3
+	VMOVDQU8.Z Z12, K3, Z20
+	VPORQ      Z20, Z19, Z19
+	VPTESTMB   Z30, Z18, K2
+	VMOVDQU8   Z16, K2, Z19
+	VMOVDQU8   Z19, K7, (DI)
+	ADDQ       DX, DI
+	ADDQ       DX, R15
+	JMP        lutSelectW8Pow2AVX512_group
+
+lutSelectW8Pow2AVX512_single:
+	CMPQ    R11, DX
+	CMOVQHI DX, R11
+	BZHIQ   R11, 5000(SP), AX
+	KMOVQ   AX, K6
+	VXORPD  Z24, Z24, Z24
+	MOVQ    R15, R13
+	LEAQ    (R15)(R11*1), R14
+
+lutSelectW8Pow2AVX512_vsingle:
+	MOVBLZX      (SP)(R13*1), AX
+	SHLL         $0x06, AX
+	VBROADCASTSD 640(SP)(R13*8), Z16
+	VSUBPD       (R12)(AX*1), Z16, Z17
+	VBROADCASTSD 2816(SP)(R13*8), Z16
+	VPTESTMQ     Z16, Z16, K5
+	VMULPD       Z17, Z17, Z17
+	VMULPD       Z16, Z17, Z17
+	VADDPD       Z17, Z24, K5, Z24
+	INCQ         R13
+	CMPQ         R13, R14
+	JB           lutSelectW8Pow2AVX512_vsingle
+	VCMPPD       $0x03, Z24, Z24, K1
+	VMOVAPD      Z13, K1, Z24
+	VMOVAPD      Z24, Z28
+	VSHUFF64X2   $0x4e, Z28, Z28, Z31
+	VMINPD       Z31, Z28, Z28
+	VSHUFF64X2   $0xb1, Z28, Z28, Z31
+	VMINPD       Z31, Z28, Z28
+	VPERMILPD    $0x55, Z28, Z31
+	VMINPD       Z31, Z28, Z28
+	VCMPPD       $0x00, Z28, Z24, K1
+	KMOVW        K1, AX
+	TZCNTL       AX, AX
+	MOVB         AL, (R8)
+	INCQ         R8
+	MOVQ         5056(SP), BX
+	VPBROADCASTB (BX)(AX*1), Z16
+	MOVQ         5048(SP), BX
+	VMOVDQU8.Z   (SP)(R15*1), K6, Z18
+	CMPQ         5008(SP), $0x08
+	JE           lutSelectW8Pow2AVX512_bigs
+	SHLQ         $0x06, AX
+	VMOVDQU8     (BX)(AX*1), Z17
+	VPERMB       Z17, Z18, Z19
+	JMP          lutSelectW8Pow2AVX512_codeds
+
+lutSelectW8Pow2AVX512_bigs:
+	SHLQ      $0x08, AX
+	VMOVDQU8  (BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z19
+	VPERMI2B  64(BX)(AX*1), Z17, Z19
+	VMOVDQU8  128(BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z20
+	VPERMI2B  192(BX)(AX*1), Z17, Z20
+	VPMOVB2M  Z18, K3
+	VMOVDQU8  Z20, K3, Z19
+
+lutSelectW8Pow2AVX512_codeds:
+	VMOVDQU8.Z 320(SP)(R15*1), K6, Z18
+	VPMOVB2M   Z18, K3
+	VMOVDQU8.Z Z12, K3, Z20
+	VPORQ      Z20, Z19, Z19
+	VPTESTMB   Z30, Z18, K2
+	VMOVDQU8   Z16, K2, Z19
+	VMOVDQU8   Z19, K6, (DI)
+	ADDQ       R11, DI
+	ADDQ       R11, R15
+	JMP        lutSelectW8Pow2AVX512_group
+
+lutSelectW8Pow2AVX512_chunkdone:
+	LEAQ (SI)(R10*4), SI
+	MOVQ 5096(SP), AX
+	LEAQ (AX)(R10*4), AX
+	MOVQ AX, 5096(SP)
+	SUBQ R10, CX
+	JNZ  lutSelectW8Pow2AVX512_chunk
+
+lutSelectW8Pow2AVX512_done:
+	VZEROUPPER
+	RET
+
+// func lutSelectW8ExactAVX512(codes []uint8, meta []uint8, x []float32, w []float32, group int, block int, muls []float32, scales []float32, tb *[408]uint32, mags []float64, tcodes []uint8, zero []uint8)
+// Requires: AVX, AVX512BW, AVX512DQ, AVX512F, AVX512VBMI, AVX512VL, BMI, BMI2, CMOV
+TEXT ·lutSelectW8ExactAVX512(SB), $5104-240
+	MOVQ         codes_base+0(FP), DI
+	MOVQ         meta_base+24(FP), R8
+	MOVQ         x_base+48(FP), SI
+	MOVQ         x_len+56(FP), CX
+	MOVQ         group+96(FP), DX
+	MOVQ         mags_base+168(FP), R12
+	TESTQ        CX, CX
+	JZ           lutSelectW8ExactAVX512_done
+	MOVQ         muls_base+112(FP), AX
+	MOVQ         AX, 5032(SP)
+	MOVQ         scales_base+136(FP), AX
+	MOVQ         AX, 5040(SP)
+	MOVQ         tcodes_base+192(FP), AX
+	MOVQ         AX, 5048(SP)
+	MOVQ         zero_base+216(FP), AX
+	MOVQ         AX, 5056(SP)
+	MOVQ         w_base+72(FP), AX
+	MOVQ         AX, 5096(SP)
+	XORL         AX, AX
+	MOVQ         AX, 5016(SP)
+	MOVQ         AX, 5024(SP)
+	MOVQ         $0x00000100, AX
+	XORL         DX, DX
+	MOVQ         group+96(FP), R9
+	DIVQ         R9
+	IMULQ        R9, AX
+	MOVQ         AX, 4992(SP)
+	MOVQ         R9, DX
+	MOVQ         $0xffffffff, AX
+	MOVQ         AX, 5000(SP)
+	NOTQ         AX
+	ORQ          AX, 5000(SP)
+	BZHIQ        DX, 5000(SP), AX
+	KMOVQ        AX, K7
+	MOVQ         tb+160(FP), R9
+	MOVQ         R9, 5072(SP)
+	VPBROADCASTD (R9), Z0
+	VMOVDQU32    128(R9), Z1
+	VMOVDQU32    256(R9), Z2
+	VMOVDQU32    384(R9), Z3
+	VMOVDQU32    512(R9), Z4
+	VMOVDQU32    640(R9), Z5
+	VMOVDQU32    704(R9), Z6
+	MOVL         848(R9), AX
+	MOVQ         AX, 5008(SP)
+	MOVL         256(R9), AX
+	MOVL         AX, 5064(SP)
+	VPBROADCASTD 836(R9), Z9
+	MOVL         $0x7fffffff, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z10
+	MOVL         $0x80000000, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z11
+	VPBROADCASTD 840(R9), Z12
+	MOVQ         $0x7ff0000000000000, AX
+	VPBROADCASTQ AX, Z13
+	MOVL         $0x00000001, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z14
+	MOVL         $0x00000040, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z8
+	MOVL         $0x00000080, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z29
+	MOVL         $0x40404040, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z30
+
+lutSelectW8ExactAVX512_chunk:
+	MOVQ    4992(SP), R10
+	CMPQ    R10, CX
+	CMOVQHI CX, R10
+	XORL    R11, R11
+
+lutSelectW8ExactAVX512_seg:
+	CMPQ         5016(SP), $0x00
+	JNE          lutSelectW8ExactAVX512_segblock
+	MOVQ         5032(SP), AX
+	VBROADCASTSS (AX), Z15
+	ADDQ         $0x04, 5032(SP)
+	MOVQ         block+104(FP), AX
+	MOVQ         AX, 5016(SP)
+
+lutSelectW8ExactAVX512_segblock:
+	MOVQ    R10, R13
+	SUBQ    R11, R13
+	CMPQ    R13, 5016(SP)
+	CMOVQHI 5016(SP), R13
+	SUBQ    R13, 5016(SP)
+	ADDQ    R11, R13
+	MOVQ    5072(SP), BX
+	CMPQ    5008(SP), $0x02
+	JE      lutSelectW8ExactAVX512_vec4
+	CMPQ    5008(SP), $0x08
+	JE      lutSelectW8ExactAVX512_vec8
+
+lutSelectW8ExactAVX512_vec6:
+	MOVQ          R13, R15
+	SUBQ          R11, R15
+	MOVQ          $0x00000010, AX
+	CMPQ          R15, AX
+	CMOVQHI       AX, R15
+	MOVL          $0xffffffff, AX
+	BZHIL         R15, AX, AX
+	KMOVW         AX, K1
+	VMOVUPS.Z     (SI)(R11*4), K1, Z16
+	MOVQ          5096(SP), AX
+	VMOVUPS.Z     (AX)(R11*4), K1, Z24
+	VPANDD        Z10, Z24, Z24
+	VCVTPS2PD     Y24, Z25
+	VEXTRACTF64X4 $0x01, Z24, Y26
+	VCVTPS2PD     Y26, Z26
+	VMOVUPD       Z25, 2816(SP)(R11*8)
+	VMOVUPD       Z26, 2880(SP)(R11*8)
+	VMULPS        Z15, Z16, Z17
+	VPANDD        Z10, Z17, Z18
+	VCMPPS        $0x07, Z17, Z17, K4
+	VMOVDQA32.Z   Z18, K4, Z18
+	VPCMPD        $0x05, Z0, Z18, K5
+	VMOVDQA32.Z   Z14, K5, Z19
+	VPERMD        Z1, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z2, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z3, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z4, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VMOVDQA32     Z19, Z20
+	VPERMI2D      Z6, Z5, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)(R11*1)
+	VCMPPS        $0x03, Z17, Z17, K2
+	VPTESTMD      Z11, Z17, K3
+	VPTESTMD      Z9, Z17, K4
+	KANDW         K4, K3, K3
+	VMOVDQA32.Z   Z29, K3, Z19
+	VPORD         Z8, Z19, K2, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, 320(SP)(R11*1)
+	VPANDD        Z10, Z16, Z21
+	VCVTPS2PD     Y21, Z22
+	VEXTRACTF64X4 $0x01, Z21, Y23
+	VCVTPS2PD     Y23, Z23
+	VMOVUPD       Z22, 640(SP)(R11*8)
+	VMOVUPD       Z23, 704(SP)(R11*8)
+	ADDQ          R15, R11
+	CMPQ          R11, R13
+	JB            lutSelectW8ExactAVX512_vec6
+	CMPQ          R11, R10
+	JB            lutSelectW8ExactAVX512_seg
+	JMP           lutSelectW8ExactAVX512_values
+
+lutSelectW8ExactAVX512_vec4:
+	MOVQ          R13, R15
+	SUBQ          R11, R15
+	MOVQ          $0x00000010, AX
+	CMPQ          R15, AX
+	CMOVQHI       AX, R15
+	MOVL          $0xffffffff, AX
+	BZHIL         R15, AX, AX
+	KMOVW         AX, K1
+	VMOVUPS.Z     (SI)(R11*4), K1, Z16
+	MOVQ          5096(SP), AX
+	VMOVUPS.Z     (AX)(R11*4), K1, Z24
+	VPANDD        Z10, Z24, Z24
+	VCVTPS2PD     Y24, Z25
+	VEXTRACTF64X4 $0x01, Z24, Y26
+	VCVTPS2PD     Y26, Z26
+	VMOVUPD       Z25, 2816(SP)(R11*8)
+	VMOVUPD       Z26, 2880(SP)(R11*8)
+	VMULPS        Z15, Z16, Z17
+	VPANDD        Z10, Z17, Z18
+	VCMPPS        $0x07, Z17, Z17, K4
+	VMOVDQA32.Z   Z18, K4, Z18
+	VPCMPD.BCST   $0x05, 5064(SP), Z18, K5
+	VMOVDQA32.Z   Z14, K5, Z19
+	VPERMD        Z3, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z4, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VMOVDQA32     Z19, Z20
+	VPERMI2D      Z6, Z5, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)(R11*1)
+	VCMPPS        $0x03, Z17, Z17, K2
+	VPTESTMD      Z11, Z17, K3
+	VPTESTMD      Z9, Z17, K4
+	KANDW         K4, K3, K3
+	VMOVDQA32.Z   Z29, K3, Z19
+	VPORD         Z8, Z19, K2, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, 320(SP)(R11*1)
+	VPANDD        Z10, Z16, Z21
+	VCVTPS2PD     Y21, Z22
+	VEXTRACTF64X4 $0x01, Z21, Y23
+	VCVTPS2PD     Y23, Z23
+	VMOVUPD       Z22, 640(SP)(R11*8)
+	VMOVUPD       Z23, 704(SP)(R11*8)
+	ADDQ          R15, R11
+	CMPQ          R11, R13
+	JB            lutSelectW8ExactAVX512_vec4
+	CMPQ          R11, R10
+	JB            lutSelectW8ExactAVX512_seg
+	JMP           lutSelectW8ExactAVX512_values
+
+lutSelectW8ExactAVX512_vec8:
+	MOVQ          R13, R15
+	SUBQ          R11, R15
+	MOVQ          $0x00000010, AX
+	CMPQ          R15, AX
+	CMOVQHI       AX, R15
+	MOVL          $0xffffffff, AX
+	BZHIL         R15, AX, AX
+	KMOVW         AX, K1
+	VMOVUPS.Z     (SI)(R11*4), K1, Z16
+	MOVQ          5096(SP), AX
+	VMOVUPS.Z     (AX)(R11*4), K1, Z24
+	VPANDD        Z10, Z24, Z24
+	VCVTPS2PD     Y24, Z25
+	VEXTRACTF64X4 $0x01, Z24, Y26
+	VCVTPS2PD     Y26, Z26
+	VMOVUPD       Z25, 2816(SP)(R11*8)
+	VMOVUPD       Z26, 2880(SP)(R11*8)
+	VMULPS        Z15, Z16, Z17
+	VPANDD        Z10, Z17, Z18
+	VCMPPS        $0x07, Z17, Z17, K4
+	VMOVDQA32.Z   Z18, K4, Z18
+	VPCMPD        $0x05, Z0, Z18, K5
+	VMOVDQA32.Z   Z14, K5, Z19
+	VPERMD        Z1, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z2, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z3, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z4, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VMOVDQA32     Z19, Z20
+	VPERMI2D      Z6, Z5, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	KXNORW        K6, K6, K6
+	VPXORD        Z20, Z20, Z20
+	VPGATHERDD    864(BX)(Z19*4), K6, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	KXNORW        K6, K6, K6
+	VPXORD        Z20, Z20, Z20
+	VPGATHERDD    1120(BX)(Z19*4), K6, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)(R11*1)
+	VCMPPS        $0x03, Z17, Z17, K2
+	VPTESTMD      Z11, Z17, K3
+	VPTESTMD      Z9, Z17, K4
+	KANDW         K4, K3, K3
+	VMOVDQA32.Z   Z29, K3, Z19
+	VPORD         Z8, Z19, K2, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, 320(SP)(R11*1)
+	VPANDD        Z10, Z16, Z21
+	VCVTPS2PD     Y21, Z22
+	VEXTRACTF64X4 $0x01, Z21, Y23
+	VCVTPS2PD     Y23, Z23
+	VMOVUPD       Z22, 640(SP)(R11*8)
+	VMOVUPD       Z23, 704(SP)(R11*8)
+	ADDQ          R15, R11
+	CMPQ          R11, R13
+	JB            lutSelectW8ExactAVX512_vec8
+	CMPQ          R11, R10
+	JB            lutSelectW8ExactAVX512_seg
+
+lutSelectW8ExactAVX512_values:
+	XORL R15, R15
+
+lutSelectW8ExactAVX512_group:
+	CMPQ         R15, R10
+	JAE          lutSelectW8ExactAVX512_chunkdone
+	CMPQ         5024(SP), $0x00
+	JNE          lutSelectW8ExactAVX512_scaled
+	MOVQ         5040(SP), AX
+	VBROADCASTSS (AX), Z7
+	VCVTPS2PD    Y7, Z7
+	ADDQ         $0x04, 5040(SP)
+	MOVQ         block+104(FP), AX
+	MOVQ         AX, 5024(SP)
+
+lutSelectW8ExactAVX512_scaled:
+	MOVQ   R10, R11
+	SUBQ   R15, R11
+	LEAQ   (DX)(DX*1), AX
+	CMPQ   R11, AX
+	JB     lutSelectW8ExactAVX512_single
+	CMPQ   5024(SP), AX
+	JB     lutSelectW8ExactAVX512_single
+	SUBQ   AX, 5024(SP)
+	VXORPD Z24, Z24, Z24
+	VXORPD Z26, Z26, Z26
+	MOVQ   R15, R13
+	LEAQ   (R15)(DX*1), R14
+	MOVQ   R14, R11
+
+lutSelectW8ExactAVX512_vpair:
+	MOVBLZX      (SP)(R13*1), AX
+	SHLL         $0x06, AX
+	MOVBLZX      (SP)(R14*1), BX
+	SHLL         $0x06, BX
+	VMULPD       (R12)(AX*1), Z7, Z17
+	VSUBPD.BCST  640(SP)(R13*8), Z17, Z17
+	VBROADCASTSD 2816(SP)(R13*8), Z16
+	VPTESTMQ     Z16, Z16, K5
+	VMULPD       Z17, Z17, Z17
+	VMULPD       Z16, Z17, Z17
+	VADDPD       Z17, Z24, K5, Z24
+	VMULPD       (R12)(BX*1), Z7, Z20
+	VSUBPD.BCST  640(SP)(R14*8), Z20, Z20
+	VBROADCASTSD 2816(SP)(R14*8), Z19
+	VPTESTMQ     Z19, Z19, K5
+	VMULPD       Z20, Z20, Z20
+	VMULPD       Z19, Z20, Z20
+	VADDPD       Z20, Z26, K5, Z26
+	INCQ         R13
+	INCQ         R14
+	CMPQ         R13, R11
+	JB           lutSelectW8ExactAVX512_vpair
+	VCMPPD       $0x03, Z24, Z24, K1
+	VMOVAPD      Z13, K1, Z24
+	VMOVAPD      Z24, Z28
+	VSHUFF64X2   $0x4e, Z28, Z28, Z31
+	VMINPD       Z31, Z28, Z28
+	VSHUFF64X2   $0xb1, Z28, Z28, Z31
+	VMINPD       Z31, Z28, Z28
+	VPERMILPD    $0x55, Z28, Z31
+	VMINPD       Z31, Z28, Z28
+	VCMPPD       $0x00, Z28, Z24, K1
+	KMOVW        K1, AX
+	TZCNTL       AX, AX
+	MOVB         AL, (R8)
+	INCQ         R8
+	MOVQ         5056(SP), BX
+	VPBROADCASTB (BX)(AX*1), Z16
+	MOVQ         5048(SP), BX
+	VMOVDQU8.Z   (SP)(R15*1), K7, Z18
+	CMPQ         5008(SP), $0x08
+	JE           lutSelectW8ExactAVX512_biga
+	SHLQ         $0x06, AX
+	VMOVDQU8     (BX)(AX*1), Z17
+	VPERMB       Z17, Z18, Z19
+	JMP          lutSelectW8ExactAVX512_codeda
+
+lutSelectW8ExactAVX512_biga:
+	SHLQ      $0x08, AX
+	VMOVDQU8  (BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z19
+	VPERMI2B  64(BX)(AX*1), Z17, Z19
+	VMOVDQU8  128(BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z20
+	VPERMI2B  192(BX)(AX*1), Z17, Z20
+	VPMOVB2M  Z18, K3
+	VMOVDQU8  Z20, K3, Z19
+
+lutSelectW8ExactAVX512_codeda:
+	VMOVDQU8.Z   320(SP)(R15*1), K7, Z18
+	VPMOVB2M     Z18, K3
+	VMOVDQU8.Z   Z12, K3, Z20
+	VPORQ        Z20, Z19, Z19
+	VPTESTMB     Z30, Z18, K2
+	VMOVDQU8     Z16, K2, Z19
+	VMOVDQU8     Z19, K7, (DI)
+	ADDQ         DX, DI
+	ADDQ         DX, R15
+	VCMPPD       $0x03, Z26, Z26, K1
+	VMOVAPD      Z13, K1, Z26
+	VMOVAPD      Z26, Z28
+	VSHUFF64X2   $0x4e, Z28, Z28, Z31
+	VMINPD       Z31, Z28, Z28
+	VSHUFF64X2   $0xb1, Z28, Z28, Z31
+	VMINPD       Z31, Z28, Z28
+	VPERMILPD    $0x55, Z28, Z31
+	VMINPD       Z31, Z28, Z28
+	VCMPPD       $0x00, Z28, Z26, K1
+	KMOVW        K1, AX
+	TZCNTL       AX, AX
+	MOVB         AL, (R8)
+	INCQ         R8
+	MOVQ         5056(SP), BX
+	VPBROADCASTB (BX)(AX*1), Z16
+	MOVQ         5048(SP), BX
+	VMOVDQU8.Z   (SP)(R15*1), K7, Z18
+	CMPQ         5008(SP), $0x08
+	JE           lutSelectW8ExactAVX512_bigb
+	SHLQ         $0x06, AX
+	VMOVDQU8     (BX)(AX*1), Z17
+	VPERMB       Z17, Z18, Z19
+	JMP          lutSelectW8ExactAVX512_codedb
+
+lutSelectW8ExactAVX512_bigb:
+	SHLQ      $0x08, AX
+	VMOVDQU8  (BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z19
+	VPERMI2B  64(BX)(AX*1), Z17, Z19
+	VMOVDQU8  128(BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z20
+	VPERMI2B  192(BX)(AX*1), Z17, Z20
+	VPMOVB2M  Z18, K3
+	VMOVDQU8  Z20, K3, Z19
+
+lutSelectW8ExactAVX512_codedb:
+	VMOVDQU8.Z 320(SP)(R15*1), K7, Z18
+	VPMOVB2M   Z18, K3
+	VMOVDQU8.Z Z12, K3, Z20
+	VPORQ      Z20, Z19, Z19
+	VPTESTMB   Z30, Z18, K2
+	VMOVDQU8   Z16, K2, Z19
+	VMOVDQU8   Z19, K7, (DI)
+	ADDQ       DX, DI
+	ADDQ       DX, R15
+	JMP        lutSelectW8ExactAVX512_group
+
+lutSelectW8ExactAVX512_single:
+	CMPQ    R11, DX
+	CMOVQHI DX, R11
+	SUBQ    R11, 5024(SP)
+	BZHIQ   R11, 5000(SP), AX
+	KMOVQ   AX, K6
+	VXORPD  Z24, Z24, Z24
+	MOVQ    R15, R13
+	LEAQ    (R15)(R11*1), R14
+
+lutSelectW8ExactAVX512_vsingle:
+	MOVBLZX      (SP)(R13*1), AX
+	SHLL         $0x06, AX
+	VMULPD       (R12)(AX*1), Z7, Z17
+	VSUBPD.BCST  640(SP)(R13*8), Z17, Z17
+	VBROADCASTSD 2816(SP)(R13*8), Z16
+	VPTESTMQ     Z16, Z16, K5
+	VMULPD       Z17, Z17, Z17
+	VMULPD       Z16, Z17, Z17
+	VADDPD       Z17, Z24, K5, Z24
+	INCQ         R13
+	CMPQ         R13, R14
+	JB           lutSelectW8ExactAVX512_vsingle
+	VCMPPD       $0x03, Z24, Z24, K1
+	VMOVAPD      Z13, K1, Z24
+	VMOVAPD      Z24, Z28
+	VSHUFF64X2   $0x4e, Z28, Z28, Z31
+	VMINPD       Z31, Z28, Z28
+	VSHUFF64X2   $0xb1, Z28, Z28, Z31
+	VMINPD       Z31, Z28, Z28
+	VPERMILPD    $0x55, Z28, Z31
+	VMINPD       Z31, Z28, Z28
+	VCMPPD       $0x00, Z28, Z24, K1
+	KMOVW        K1, AX
+	TZCNTL       AX, AX
+	MOVB         AL, (R8)
+	INCQ         R8
+	MOVQ         5056(SP), BX
+	VPBROADCASTB (BX)(AX*1), Z16
+	MOVQ         5048(SP), BX
+	VMOVDQU8.Z   (SP)(R15*1), K6, Z18
+	CMPQ         5008(SP), $0x08
+	JE           lutSelectW8ExactAVX512_bigs
+	SHLQ         $0x06, AX
+	VMOVDQU8     (BX)(AX*1), Z17
+	VPERMB       Z17, Z18, Z19
+	JMP          lutSelectW8ExactAVX512_codeds
+
+lutSelectW8ExactAVX512_bigs:
+	SHLQ      $0x08, AX
+	VMOVDQU8  (BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z19
+	VPERMI2B  64(BX)(AX*1), Z17, Z19
+	VMOVDQU8  128(BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z20
+	VPERMI2B  192(BX)(AX*1), Z17, Z20
+	VPMOVB2M  Z18, K3
+	VMOVDQU8  Z20, K3, Z19
+
+lutSelectW8ExactAVX512_codeds:
+	VMOVDQU8.Z 320(SP)(R15*1), K6, Z18
+	VPMOVB2M   Z18, K3
+	VMOVDQU8.Z Z12, K3, Z20
+	VPORQ      Z20, Z19, Z19
+	VPTESTMB   Z30, Z18, K2
+	VMOVDQU8   Z16, K2, Z19
+	VMOVDQU8   Z19, K6, (DI)
+	ADDQ       R11, DI
+	ADDQ       R11, R15
+	JMP        lutSelectW8ExactAVX512_group
+
+lutSelectW8ExactAVX512_chunkdone:
+	LEAQ (SI)(R10*4), SI
+	MOVQ 5096(SP), AX
+	LEAQ (AX)(R10*4), AX
+	MOVQ AX, 5096(SP)
+	SUBQ R10, CX
+	JNZ  lutSelectW8ExactAVX512_chunk
+
+lutSelectW8ExactAVX512_done:
+	VZEROUPPER
+	RET
+
+// func lutSelectW16AVX512(codes []uint8, meta []uint8, x []float32, w []float32, group int, block int, muls []float32, scales []float32, tb *[408]uint32, mags []float32, tcodes []uint8, zero []uint8)
+// Requires: AVX, AVX512BW, AVX512DQ, AVX512F, AVX512VBMI, AVX512VL, BMI, BMI2, CMOV
+TEXT ·lutSelectW16AVX512(SB), $5104-240
+	MOVQ         codes_base+0(FP), DI
+	MOVQ         meta_base+24(FP), R8
+	MOVQ         x_base+48(FP), SI
+	MOVQ         x_len+56(FP), CX
+	MOVQ         group+96(FP), DX
+	MOVQ         mags_base+168(FP), R12
+	TESTQ        CX, CX
+	JZ           lutSelectW16AVX512_done
+	MOVQ         muls_base+112(FP), AX
+	MOVQ         AX, 5032(SP)
+	MOVQ         scales_base+136(FP), AX
+	MOVQ         AX, 5040(SP)
+	MOVQ         tcodes_base+192(FP), AX
+	MOVQ         AX, 5048(SP)
+	MOVQ         zero_base+216(FP), AX
+	MOVQ         AX, 5056(SP)
+	MOVQ         w_base+72(FP), AX
+	MOVQ         AX, 5096(SP)
+	XORL         AX, AX
+	MOVQ         AX, 5016(SP)
+	MOVQ         AX, 5024(SP)
+	MOVQ         $0x00000100, AX
+	XORL         DX, DX
+	MOVQ         group+96(FP), R9
+	DIVQ         R9
+	IMULQ        R9, AX
+	MOVQ         AX, 4992(SP)
+	MOVQ         R9, DX
+	MOVQ         $0xffffffff, AX
+	MOVQ         AX, 5000(SP)
+	NOTQ         AX
+	ORQ          AX, 5000(SP)
+	BZHIQ        DX, 5000(SP), AX
+	KMOVQ        AX, K7
+	MOVQ         tb+160(FP), R9
+	MOVQ         R9, 5072(SP)
+	VPBROADCASTD (R9), Z0
+	VMOVDQU32    128(R9), Z1
+	VMOVDQU32    256(R9), Z2
+	VMOVDQU32    384(R9), Z3
+	VMOVDQU32    512(R9), Z4
+	VMOVDQU32    640(R9), Z5
+	VMOVDQU32    704(R9), Z6
+	MOVL         848(R9), AX
+	MOVQ         AX, 5008(SP)
+	MOVL         256(R9), AX
+	MOVL         AX, 5064(SP)
+	VPBROADCASTD 836(R9), Z9
+	MOVL         $0x7fffffff, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z10
+	MOVL         $0x80000000, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z11
+	VPBROADCASTD 840(R9), Z12
+	MOVQ         $0x7ff0000000000000, AX
+	VPBROADCASTQ AX, Z13
+	MOVL         $0x00000001, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z14
+	MOVL         $0x00000040, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z8
+	MOVL         $0x00000080, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z29
+	MOVL         $0x40404040, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z30
+
+lutSelectW16AVX512_chunk:
+	MOVQ    4992(SP), R10
+	CMPQ    R10, CX
+	CMOVQHI CX, R10
+	XORL    R11, R11
+
+lutSelectW16AVX512_seg:
+	CMPQ         5016(SP), $0x00
+	JNE          lutSelectW16AVX512_segblock
+	MOVQ         5032(SP), AX
+	VBROADCASTSS (AX), Z15
+	ADDQ         $0x04, 5032(SP)
+	MOVQ         block+104(FP), AX
+	MOVQ         AX, 5016(SP)
+
+lutSelectW16AVX512_segblock:
+	MOVQ    R10, R13
+	SUBQ    R11, R13
+	CMPQ    R13, 5016(SP)
+	CMOVQHI 5016(SP), R13
+	SUBQ    R13, 5016(SP)
+	ADDQ    R11, R13
+	MOVQ    5072(SP), BX
+	CMPQ    5008(SP), $0x02
+	JE      lutSelectW16AVX512_vec4
+	CMPQ    5008(SP), $0x08
+	JE      lutSelectW16AVX512_vec8
+
+lutSelectW16AVX512_vec6:
+	MOVQ          R13, R15
+	SUBQ          R11, R15
+	MOVQ          $0x00000010, AX
+	CMPQ          R15, AX
+	CMOVQHI       AX, R15
+	MOVL          $0xffffffff, AX
+	BZHIL         R15, AX, AX
+	KMOVW         AX, K1
+	VMOVUPS.Z     (SI)(R11*4), K1, Z16
+	MOVQ          5096(SP), AX
+	VMOVUPS.Z     (AX)(R11*4), K1, Z24
+	VPANDD        Z10, Z24, Z24
+	VCVTPS2PD     Y24, Z25
+	VEXTRACTF64X4 $0x01, Z24, Y26
+	VCVTPS2PD     Y26, Z26
+	VMOVUPD       Z25, 2816(SP)(R11*8)
+	VMOVUPD       Z26, 2880(SP)(R11*8)
+	VMULPS        Z15, Z16, Z17
+	VPANDD        Z10, Z17, Z18
+	VCMPPS        $0x07, Z17, Z17, K4
+	VMOVDQA32.Z   Z18, K4, Z18
+	VPCMPD        $0x05, Z0, Z18, K5
+	VMOVDQA32.Z   Z14, K5, Z19
+	VPERMD        Z1, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z2, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z3, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z4, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VMOVDQA32     Z19, Z20
+	VPERMI2D      Z6, Z5, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)(R11*1)
+	VCMPPS        $0x03, Z17, Z17, K2
+	VPTESTMD      Z11, Z17, K3
+	VPTESTMD      Z9, Z17, K4
+	KANDW         K4, K3, K3
+	VMOVDQA32.Z   Z29, K3, Z19
+	VPORD         Z8, Z19, K2, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, 320(SP)(R11*1)
+	VPANDD        Z10, Z16, Z21
+	VCVTPS2PD     Y21, Z22
+	VEXTRACTF64X4 $0x01, Z21, Y23
+	VCVTPS2PD     Y23, Z23
+	VMOVUPD       Z22, 640(SP)(R11*8)
+	VMOVUPD       Z23, 704(SP)(R11*8)
+	ADDQ          R15, R11
+	CMPQ          R11, R13
+	JB            lutSelectW16AVX512_vec6
+	CMPQ          R11, R10
+	JB            lutSelectW16AVX512_seg
+	JMP           lutSelectW16AVX512_values
+
+lutSelectW16AVX512_vec4:
+	MOVQ          R13, R15
+	SUBQ          R11, R15
+	MOVQ          $0x00000010, AX
+	CMPQ          R15, AX
+	CMOVQHI       AX, R15
+	MOVL          $0xffffffff, AX
+	BZHIL         R15, AX, AX
+	KMOVW         AX, K1
+	VMOVUPS.Z     (SI)(R11*4), K1, Z16
+	MOVQ          5096(SP), AX
+	VMOVUPS.Z     (AX)(R11*4), K1, Z24
+	VPANDD        Z10, Z24, Z24
+	VCVTPS2PD     Y24, Z25
+	VEXTRACTF64X4 $0x01, Z24, Y26
+	VCVTPS2PD     Y26, Z26
+	VMOVUPD       Z25, 2816(SP)(R11*8)
+	VMOVUPD       Z26, 2880(SP)(R11*8)
+	VMULPS        Z15, Z16, Z17
+	VPANDD        Z10, Z17, Z18
+	VCMPPS        $0x07, Z17, Z17, K4
+	VMOVDQA32.Z   Z18, K4, Z18
+	VPCMPD.BCST   $0x05, 5064(SP), Z18, K5
+	VMOVDQA32.Z   Z14, K5, Z19
+	VPERMD        Z3, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z4, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VMOVDQA32     Z19, Z20
+	VPERMI2D      Z6, Z5, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)(R11*1)
+	VCMPPS        $0x03, Z17, Z17, K2
+	VPTESTMD      Z11, Z17, K3
+	VPTESTMD      Z9, Z17, K4
+	KANDW         K4, K3, K3
+	VMOVDQA32.Z   Z29, K3, Z19
+	VPORD         Z8, Z19, K2, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, 320(SP)(R11*1)
+	VPANDD        Z10, Z16, Z21
+	VCVTPS2PD     Y21, Z22
+	VEXTRACTF64X4 $0x01, Z21, Y23
+	VCVTPS2PD     Y23, Z23
+	VMOVUPD       Z22, 640(SP)(R11*8)
+	VMOVUPD       Z23, 704(SP)(R11*8)
+	ADDQ          R15, R11
+	CMPQ          R11, R13
+	JB            lutSelectW16AVX512_vec4
+	CMPQ          R11, R10
+	JB            lutSelectW16AVX512_seg
+	JMP           lutSelectW16AVX512_values
+
+lutSelectW16AVX512_vec8:
+	MOVQ          R13, R15
+	SUBQ          R11, R15
+	MOVQ          $0x00000010, AX
+	CMPQ          R15, AX
+	CMOVQHI       AX, R15
+	MOVL          $0xffffffff, AX
+	BZHIL         R15, AX, AX
+	KMOVW         AX, K1
+	VMOVUPS.Z     (SI)(R11*4), K1, Z16
+	MOVQ          5096(SP), AX
+	VMOVUPS.Z     (AX)(R11*4), K1, Z24
+	VPANDD        Z10, Z24, Z24
+	VCVTPS2PD     Y24, Z25
+	VEXTRACTF64X4 $0x01, Z24, Y26
+	VCVTPS2PD     Y26, Z26
+	VMOVUPD       Z25, 2816(SP)(R11*8)
+	VMOVUPD       Z26, 2880(SP)(R11*8)
+	VMULPS        Z15, Z16, Z17
+	VPANDD        Z10, Z17, Z18
+	VCMPPS        $0x07, Z17, Z17, K4
+	VMOVDQA32.Z   Z18, K4, Z18
+	VPCMPD        $0x05, Z0, Z18, K5
+	VMOVDQA32.Z   Z14, K5, Z19
+	VPERMD        Z1, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z2, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z3, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z4, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VMOVDQA32     Z19, Z20
+	VPERMI2D      Z6, Z5, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	KXNORW        K6, K6, K6
+	VPXORD        Z20, Z20, Z20
+	VPGATHERDD    864(BX)(Z19*4), K6, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	KXNORW        K6, K6, K6
+	VPXORD        Z20, Z20, Z20
+	VPGATHERDD    1120(BX)(Z19*4), K6, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)(R11*1)
+	VCMPPS        $0x03, Z17, Z17, K2
+	VPTESTMD      Z11, Z17, K3
+	VPTESTMD      Z9, Z17, K4
+	KANDW         K4, K3, K3
+	VMOVDQA32.Z   Z29, K3, Z19
+	VPORD         Z8, Z19, K2, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, 320(SP)(R11*1)
+	VPANDD        Z10, Z16, Z21
+	VCVTPS2PD     Y21, Z22
+	VEXTRACTF64X4 $0x01, Z21, Y23
+	VCVTPS2PD     Y23, Z23
+	VMOVUPD       Z22, 640(SP)(R11*8)
+	VMOVUPD       Z23, 704(SP)(R11*8)
+	ADDQ          R15, R11
+	CMPQ          R11, R13
+	JB            lutSelectW16AVX512_vec8
+	CMPQ          R11, R10
+	JB            lutSelectW16AVX512_seg
+
+lutSelectW16AVX512_values:
+	XORL R15, R15
+
+lutSelectW16AVX512_group:
+	CMPQ         R15, R10
+	JAE          lutSelectW16AVX512_chunkdone
+	CMPQ         5024(SP), $0x00
+	JNE          lutSelectW16AVX512_scaled
+	MOVQ         5040(SP), AX
+	VBROADCASTSS (AX), Z7
+	ADDQ         $0x04, 5040(SP)
+	MOVQ         block+104(FP), AX
+	MOVQ         AX, 5024(SP)
+
+lutSelectW16AVX512_scaled:
+	MOVQ   R10, R11
+	SUBQ   R15, R11
+	LEAQ   (DX)(DX*1), AX
+	CMPQ   R11, AX
+	JB     lutSelectW16AVX512_single
+	CMPQ   5024(SP), AX
+	JB     lutSelectW16AVX512_single
+	SUBQ   AX, 5024(SP)
+	VXORPD Z24, Z24, Z24
+	VXORPD Z25, Z25, Z25
+	VXORPD Z26, Z26, Z26
+	VXORPD Z27, Z27, Z27
+	MOVQ   R15, R13
+	LEAQ   (R15)(DX*1), R14
+	MOVQ   R14, R11
+
+lutSelectW16AVX512_vpair:
+	MOVBLZX       (SP)(R13*1), AX
+	SHLL          $0x06, AX
+	MOVBLZX       (SP)(R14*1), BX
+	SHLL          $0x06, BX
+	VMULPS        (R12)(AX*1), Z7, Z16
+	VCVTPS2PD     Y16, Z17
+	VEXTRACTF64X4 $0x01, Z16, Y18
+	VCVTPS2PD     Y18, Z18
+	VSUBPD.BCST   640(SP)(R13*8), Z17, Z17
+	VSUBPD.BCST   640(SP)(R13*8), Z18, Z18
+	VBROADCASTSD  2816(SP)(R13*8), Z16
+	VPTESTMQ      Z16, Z16, K5
+	VMULPD        Z17, Z17, Z17
+	VMULPD        Z16, Z17, Z17
+	VADDPD        Z17, Z24, K5, Z24
+	VMULPD        Z18, Z18, Z18
+	VMULPD        Z16, Z18, Z18
+	VADDPD        Z18, Z25, K5, Z25
+	VMULPS        (R12)(BX*1), Z7, Z19
+	VCVTPS2PD     Y19, Z20
+	VEXTRACTF64X4 $0x01, Z19, Y21
+	VCVTPS2PD     Y21, Z21
+	VSUBPD.BCST   640(SP)(R14*8), Z20, Z20
+	VSUBPD.BCST   640(SP)(R14*8), Z21, Z21
+	VBROADCASTSD  2816(SP)(R14*8), Z19
+	VPTESTMQ      Z19, Z19, K5
+	VMULPD        Z20, Z20, Z20
+	VMULPD        Z19, Z20, Z20
+	VADDPD        Z20, Z26, K5, Z26
+	VMULPD        Z21, Z21, Z21
+	VMULPD        Z19, Z21, Z21
+	VADDPD        Z21, Z27, K5, Z27
+	INCQ          R13
+	INCQ          R14
+	CMPQ          R13, R11
+	JB            lutSelectW16AVX512_vpair
+	VCMPPD        $0x03, Z24, Z24, K1
+	VMOVAPD       Z13, K1, Z24
+	VCMPPD        $0x03, Z25, Z25, K1
+	VMOVAPD       Z13, K1, Z25
+	VMINPD        Z25, Z24, Z28
+	VSHUFF64X2    $0x4e, Z28, Z28, Z31
+	VMINPD        Z31, Z28, Z28
+	VSHUFF64X2    $0xb1, Z28, Z28, Z31
+	VMINPD        Z31, Z28, Z28
+	VPERMILPD     $0x55, Z28, Z31
+	VMINPD        Z31, Z28, Z28
+	VCMPPD        $0x00, Z28, Z24, K1
+	VCMPPD        $0x00, Z28, Z25, K2
+	KUNPCKBW      K1, K2, K1
+	KMOVW         K1, AX
+	TZCNTL        AX, AX
+	MOVB          AL, (R8)
+	INCQ          R8
+	MOVQ          5056(SP), BX
+	VPBROADCASTB  (BX)(AX*1), Z16
+	MOVQ          5048(SP), BX
+	VMOVDQU8.Z    (SP)(R15*1), K7, Z18
+	CMPQ          5008(SP), $0x08
+	JE            lutSelectW16AVX512_biga
+	SHLQ          $0x06, AX
+	VMOVDQU8      (BX)(AX*1), Z17
+	VPERMB        Z17, Z18, Z19
+	JMP           lutSelectW16AVX512_codeda
+
+lutSelectW16AVX512_biga:
+	SHLQ      $0x08, AX
+	VMOVDQU8  (BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z19
+	VPERMI2B  64(BX)(AX*1), Z17, Z19
+	VMOVDQU8  128(BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z20
+	VPERMI2B  192(BX)(AX*1), Z17, Z20
+	VPMOVB2M  Z18, K3
+	VMOVDQU8  Z20, K3, Z19
+
+lutSelectW16AVX512_codeda:
+	VMOVDQU8.Z   320(SP)(R15*1), K7, Z18
+	VPMOVB2M     Z18, K3
+	VMOVDQU8.Z   Z12, K3, Z20
+	VPORQ        Z20, Z19, Z19
+	VPTESTMB     Z30, Z18, K2
+	VMOVDQU8     Z16, K2, Z19
+	VMOVDQU8     Z19, K7, (DI)
+	ADDQ         DX, DI
+	ADDQ         DX, R15
+	VCMPPD       $0x03, Z26, Z26, K1
+	VMOVAPD      Z13, K1, Z26
+	VCMPPD       $0x03, Z27, Z27, K1
+	VMOVAPD      Z13, K1, Z27
+	VMINPD       Z27, Z26, Z28
+	VSHUFF64X2   $0x4e, Z28, Z28, Z31
+	VMINPD       Z31, Z28, Z28
+	VSHUFF64X2   $0xb1, Z28, Z28, Z31
+	VMINPD       Z31, Z28, Z28
+	VPERMILPD    $0x55, Z28, Z31
+	VMINPD       Z31, Z28, Z28
+	VCMPPD       $0x00, Z28, Z26, K1
+	VCMPPD       $0x00, Z28, Z27, K2
+	KUNPCKBW     K1, K2, K1
+	KMOVW        K1, AX
+	TZCNTL       AX, AX
+	MOVB         AL, (R8)
+	INCQ         R8
+	MOVQ         5056(SP), BX
+	VPBROADCASTB (BX)(AX*1), Z16
+	MOVQ         5048(SP), BX
+	VMOVDQU8.Z   (SP)(R15*1), K7, Z18
+	CMPQ         5008(SP), $0x08
+	JE           lutSelectW16AVX512_bigb
+	SHLQ         $0x06, AX
+	VMOVDQU8     (BX)(AX*1), Z17
+	VPERMB       Z17, Z18, Z19
+	JMP          lutSelectW16AVX512_codedb
+
+lutSelectW16AVX512_bigb:
+	SHLQ      $0x08, AX
+	VMOVDQU8  (BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z19
+	VPERMI2B  64(BX)(AX*1), Z17, Z19
+	VMOVDQU8  128(BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z20
+	VPERMI2B  192(BX)(AX*1), Z17, Z20
+	VPMOVB2M  Z18, K3
+	VMOVDQU8  Z20, K3, Z19
+
+lutSelectW16AVX512_codedb:
+	VMOVDQU8.Z 320(SP)(R15*1), K7, Z18
+	VPMOVB2M   Z18, K3
+	VMOVDQU8.Z Z12, K3, Z20
+	VPORQ      Z20, Z19, Z19
+	VPTESTMB   Z30, Z18, K2
+	VMOVDQU8   Z16, K2, Z19
+	VMOVDQU8   Z19, K7, (DI)
+	ADDQ       DX, DI
+	ADDQ       DX, R15
+	JMP        lutSelectW16AVX512_group
+
+lutSelectW16AVX512_single:
+	CMPQ    R11, DX
+	CMOVQHI DX, R11
+	SUBQ    R11, 5024(SP)
+	BZHIQ   R11, 5000(SP), AX
+	KMOVQ   AX, K6
+	VXORPD  Z24, Z24, Z24
+	VXORPD  Z25, Z25, Z25
+	MOVQ    R15, R13
+	LEAQ    (R15)(R11*1), R14
+
+lutSelectW16AVX512_vsingle:
+	MOVBLZX       (SP)(R13*1), AX
+	SHLL          $0x06, AX
+	VMULPS        (R12)(AX*1), Z7, Z16
+	VCVTPS2PD     Y16, Z17
+	VEXTRACTF64X4 $0x01, Z16, Y18
+	VCVTPS2PD     Y18, Z18
+	VSUBPD.BCST   640(SP)(R13*8), Z17, Z17
+	VSUBPD.BCST   640(SP)(R13*8), Z18, Z18
+	VBROADCASTSD  2816(SP)(R13*8), Z16
+	VPTESTMQ      Z16, Z16, K5
+	VMULPD        Z17, Z17, Z17
+	VMULPD        Z16, Z17, Z17
+	VADDPD        Z17, Z24, K5, Z24
+	VMULPD        Z18, Z18, Z18
+	VMULPD        Z16, Z18, Z18
+	VADDPD        Z18, Z25, K5, Z25
+	INCQ          R13
+	CMPQ          R13, R14
+	JB            lutSelectW16AVX512_vsingle
+	VCMPPD        $0x03, Z24, Z24, K1
+	VMOVAPD       Z13, K1, Z24
+	VCMPPD        $0x03, Z25, Z25, K1
+	VMOVAPD       Z13, K1, Z25
+	VMINPD        Z25, Z24, Z28
+	VSHUFF64X2    $0x4e, Z28, Z28, Z31
+	VMINPD        Z31, Z28, Z28
+	VSHUFF64X2    $0xb1, Z28, Z28, Z31
+	VMINPD        Z31, Z28, Z28
+	VPERMILPD     $0x55, Z28, Z31
+	VMINPD        Z31, Z28, Z28
+	VCMPPD        $0x00, Z28, Z24, K1
+	VCMPPD        $0x00, Z28, Z25, K2
+	KUNPCKBW      K1, K2, K1
+	KMOVW         K1, AX
+	TZCNTL        AX, AX
+	MOVB          AL, (R8)
+	INCQ          R8
+	MOVQ          5056(SP), BX
+	VPBROADCASTB  (BX)(AX*1), Z16
+	MOVQ          5048(SP), BX
+	VMOVDQU8.Z    (SP)(R15*1), K6, Z18
+	CMPQ          5008(SP), $0x08
+	JE            lutSelectW16AVX512_bigs
+	SHLQ          $0x06, AX
+	VMOVDQU8      (BX)(AX*1), Z17
+	VPERMB        Z17, Z18, Z19
+	JMP           lutSelectW16AVX512_codeds
+
+lutSelectW16AVX512_bigs:
+	SHLQ      $0x08, AX
+	VMOVDQU8  (BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z19
+	VPERMI2B  64(BX)(AX*1), Z17, Z19
+	VMOVDQU8  128(BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z20
+	VPERMI2B  192(BX)(AX*1), Z17, Z20
+	VPMOVB2M  Z18, K3
+	VMOVDQU8  Z20, K3, Z19
+
+lutSelectW16AVX512_codeds:
+	VMOVDQU8.Z 320(SP)(R15*1), K6, Z18
+	VPMOVB2M   Z18, K3
+	VMOVDQU8.Z Z12, K3, Z20
+	VPORQ      Z20, Z19, Z19
+	VPTESTMB   Z30, Z18, K2
+	VMOVDQU8   Z16, K2, Z19
+	VMOVDQU8   Z19, K6, (DI)
+	ADDQ       R11, DI
+	ADDQ       R11, R15
+	JMP        lutSelectW16AVX512_group
+
+lutSelectW16AVX512_chunkdone:
+	LEAQ (SI)(R10*4), SI
+	MOVQ 5096(SP), AX
+	LEAQ (AX)(R10*4), AX
+	MOVQ AX, 5096(SP)
+	SUBQ R10, CX
+	JNZ  lutSelectW16AVX512_chunk
+
+lutSelectW16AVX512_done:
+	VZEROUPPER
+	RET
+
+// func lutSelectW16Pow2AVX512(codes []uint8, meta []uint8, x []float32, w []float32, group int, block int, muls []float32, scales []float32, tb *[408]uint32, mags []float64, tcodes []uint8, zero []uint8)
+// Requires: AVX, AVX512BW, AVX512DQ, AVX512F, AVX512VBMI, AVX512VL, BMI, BMI2, CMOV
+TEXT ·lutSelectW16Pow2AVX512(SB), $5104-240
+	MOVQ         codes_base+0(FP), DI
+	MOVQ         meta_base+24(FP), R8
+	MOVQ         x_base+48(FP), SI
+	MOVQ         x_len+56(FP), CX
+	MOVQ         group+96(FP), DX
+	MOVQ         mags_base+168(FP), R12
+	TESTQ        CX, CX
+	JZ           lutSelectW16Pow2AVX512_done
+	MOVQ         muls_base+112(FP), AX
+	MOVQ         AX, 5032(SP)
+	MOVQ         scales_base+136(FP), AX
+	MOVQ         AX, 5040(SP)
+	MOVQ         tcodes_base+192(FP), AX
+	MOVQ         AX, 5048(SP)
+	MOVQ         zero_base+216(FP), AX
+	MOVQ         AX, 5056(SP)
+	MOVQ         w_base+72(FP), AX
+	MOVQ         AX, 5096(SP)
+	XORL         AX, AX
+	MOVQ         AX, 5016(SP)
+	MOVQ         AX, 5024(SP)
+	MOVQ         $0x00000100, AX
+	XORL         DX, DX
+	MOVQ         group+96(FP), R9
+	DIVQ         R9
+	IMULQ        R9, AX
+	MOVQ         AX, 4992(SP)
+	MOVQ         R9, DX
+	MOVQ         $0xffffffff, AX
+	MOVQ         AX, 5000(SP)
+	NOTQ         AX
+	ORQ          AX, 5000(SP)
+	BZHIQ        DX, 5000(SP), AX
+	KMOVQ        AX, K7
+	MOVQ         tb+160(FP), R9
+	MOVQ         R9, 5072(SP)
+	VPBROADCASTD (R9), Z0
+	VMOVDQU32    128(R9), Z1
+	VMOVDQU32    256(R9), Z2
+	VMOVDQU32    384(R9), Z3
+	VMOVDQU32    512(R9), Z4
+	VMOVDQU32    640(R9), Z5
+	VMOVDQU32    704(R9), Z6
+	MOVL         848(R9), AX
+	MOVQ         AX, 5008(SP)
+	MOVL         256(R9), AX
+	MOVL         AX, 5064(SP)
+	VPBROADCASTD 836(R9), Z9
+	MOVL         $0x7fffffff, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z10
+	MOVL         $0x80000000, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z11
+	VPBROADCASTD 840(R9), Z12
+	MOVQ         $0x7ff0000000000000, AX
+	VPBROADCASTQ AX, Z13
+	MOVL         $0x00000001, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z14
+	MOVL         $0x00000040, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z8
+	MOVL         $0x00000080, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z29
+	MOVL         $0x40404040, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z30
+
+lutSelectW16Pow2AVX512_chunk:
+	MOVQ    4992(SP), R10
+	CMPQ    R10, CX
+	CMOVQHI CX, R10
+	XORL    R11, R11
+
+lutSelectW16Pow2AVX512_seg:
+	CMPQ         5016(SP), $0x00
+	JNE          lutSelectW16Pow2AVX512_segblock
+	MOVQ         5032(SP), AX
+	VBROADCASTSS (AX), Z15
+	ADDQ         $0x04, 5032(SP)
+	VCVTPS2PD    Y15, Z7
+	MOVQ         block+104(FP), AX
+	MOVQ         AX, 5016(SP)
+
+lutSelectW16Pow2AVX512_segblock:
+	MOVQ    R10, R13
+	SUBQ    R11, R13
+	CMPQ    R13, 5016(SP)
+	CMOVQHI 5016(SP), R13
+	SUBQ    R13, 5016(SP)
+	ADDQ    R11, R13
+	MOVQ    5072(SP), BX
+	CMPQ    5008(SP), $0x02
+	JE      lutSelectW16Pow2AVX512_vec4
+	CMPQ    5008(SP), $0x08
+	JE      lutSelectW16Pow2AVX512_vec8
+
+lutSelectW16Pow2AVX512_vec6:
+	MOVQ          R13, R15
+	SUBQ          R11, R15
+	MOVQ          $0x00000010, AX
+	CMPQ          R15, AX
+	CMOVQHI       AX, R15
+	MOVL          $0xffffffff, AX
+	BZHIL         R15, AX, AX
+	KMOVW         AX, K1
+	VMOVUPS.Z     (SI)(R11*4), K1, Z16
+	MOVQ          5096(SP), AX
+	VMOVUPS.Z     (AX)(R11*4), K1, Z24
+	VPANDD        Z10, Z24, Z24
+	VCVTPS2PD     Y24, Z25
+	VEXTRACTF64X4 $0x01, Z24, Y26
+	VCVTPS2PD     Y26, Z26
+	VMOVUPD       Z25, 2816(SP)(R11*8)
+	VMOVUPD       Z26, 2880(SP)(R11*8)
+	VMULPS        Z15, Z16, Z17
+	VPANDD        Z10, Z17, Z18
+	VCMPPS        $0x07, Z17, Z17, K4
+	VMOVDQA32.Z   Z18, K4, Z18
+	VPCMPD        $0x05, Z0, Z18, K5
+	VMOVDQA32.Z   Z14, K5, Z19
+	VPERMD        Z1, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z2, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z3, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z4, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VMOVDQA32     Z19, Z20
+	VPERMI2D      Z6, Z5, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)(R11*1)
+	VCMPPS        $0x03, Z17, Z17, K2
+	VPTESTMD      Z11, Z17, K3
+	VPTESTMD      Z9, Z17, K4
+	KANDW         K4, K3, K3
+	VMOVDQA32.Z   Z29, K3, Z19
+	VPORD         Z8, Z19, K2, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, 320(SP)(R11*1)
+	VPANDD        Z10, Z16, Z21
+	VCVTPS2PD     Y21, Z22
+	VEXTRACTF64X4 $0x01, Z21, Y23
+	VCVTPS2PD     Y23, Z23
+	VMULPD        Z7, Z22, Z22
+	VMULPD        Z7, Z23, Z23
+	VMOVUPD       Z22, 640(SP)(R11*8)
+	VMOVUPD       Z23, 704(SP)(R11*8)
+	ADDQ          R15, R11
+	CMPQ          R11, R13
+	JB            lutSelectW16Pow2AVX512_vec6
+	CMPQ          R11, R10
+	JB            lutSelectW16Pow2AVX512_seg
+	JMP           lutSelectW16Pow2AVX512_values
+
+lutSelectW16Pow2AVX512_vec4:
+	MOVQ          R13, R15
+	SUBQ          R11, R15
+	MOVQ          $0x00000010, AX
+	CMPQ          R15, AX
+	CMOVQHI       AX, R15
+	MOVL          $0xffffffff, AX
+	BZHIL         R15, AX, AX
+	KMOVW         AX, K1
+	VMOVUPS.Z     (SI)(R11*4), K1, Z16
+	MOVQ          5096(SP), AX
+	VMOVUPS.Z     (AX)(R11*4), K1, Z24
+	VPANDD        Z10, Z24, Z24
+	VCVTPS2PD     Y24, Z25
+	VEXTRACTF64X4 $0x01, Z24, Y26
+	VCVTPS2PD     Y26, Z26
+	VMOVUPD       Z25, 2816(SP)(R11*8)
+	VMOVUPD       Z26, 2880(SP)(R11*8)
+	VMULPS        Z15, Z16, Z17
+	VPANDD        Z10, Z17, Z18
+	VCMPPS        $0x07, Z17, Z17, K4
+	VMOVDQA32.Z   Z18, K4, Z18
+	VPCMPD.BCST   $0x05, 5064(SP), Z18, K5
+	VMOVDQA32.Z   Z14, K5, Z19
+	VPERMD        Z3, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z4, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VMOVDQA32     Z19, Z20
+	VPERMI2D      Z6, Z5, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)(R11*1)
+	VCMPPS        $0x03, Z17, Z17, K2
+	VPTESTMD      Z11, Z17, K3
+	VPTESTMD      Z9, Z17, K4
+	KANDW         K4, K3, K3
+	VMOVDQA32.Z   Z29, K3, Z19
+	VPORD         Z8, Z19, K2, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, 320(SP)(R11*1)
+	VPANDD        Z10, Z16, Z21
+	VCVTPS2PD     Y21, Z22
+	VEXTRACTF64X4 $0x01, Z21, Y23
+	VCVTPS2PD     Y23, Z23
+	VMULPD        Z7, Z22, Z22
+	VMULPD        Z7, Z23, Z23
+	VMOVUPD       Z22, 640(SP)(R11*8)
+	VMOVUPD       Z23, 704(SP)(R11*8)
+	ADDQ          R15, R11
+	CMPQ          R11, R13
+	JB            lutSelectW16Pow2AVX512_vec4
+	CMPQ          R11, R10
+	JB            lutSelectW16Pow2AVX512_seg
+	JMP           lutSelectW16Pow2AVX512_values
+
+lutSelectW16Pow2AVX512_vec8:
+	MOVQ          R13, R15
+	SUBQ          R11, R15
+	MOVQ          $0x00000010, AX
+	CMPQ          R15, AX
+	CMOVQHI       AX, R15
+	MOVL          $0xffffffff, AX
+	BZHIL         R15, AX, AX
+	KMOVW         AX, K1
+	VMOVUPS.Z     (SI)(R11*4), K1, Z16
+	MOVQ          5096(SP), AX
+	VMOVUPS.Z     (AX)(R11*4), K1, Z24
+	VPANDD        Z10, Z24, Z24
+	VCVTPS2PD     Y24, Z25
+	VEXTRACTF64X4 $0x01, Z24, Y26
+	VCVTPS2PD     Y26, Z26
+	VMOVUPD       Z25, 2816(SP)(R11*8)
+	VMOVUPD       Z26, 2880(SP)(R11*8)
+	VMULPS        Z15, Z16, Z17
+	VPANDD        Z10, Z17, Z18
+	VCMPPS        $0x07, Z17, Z17, K4
+	VMOVDQA32.Z   Z18, K4, Z18
+	VPCMPD        $0x05, Z0, Z18, K5
+	VMOVDQA32.Z   Z14, K5, Z19
+	VPERMD        Z1, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z2, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z3, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z4, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VMOVDQA32     Z19, Z20
+	VPERMI2D      Z6, Z5, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	KXNORW        K6, K6, K6
+	VPXORD        Z20, Z20, Z20
+	VPGATHERDD    864(BX)(Z19*4), K6, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	KXNORW        K6, K6, K6
+	VPXORD        Z20, Z20, Z20
+	VPGATHERDD    1120(BX)(Z19*4), K6, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)(R11*1)
+	VCMPPS        $0x03, Z17, Z17, K2
+	VPTESTMD      Z11, Z17, K3
+	VPTESTMD      Z9, Z17, K4
+	KANDW         K4, K3, K3
+	VMOVDQA32.Z   Z29, K3, Z19
+	VPORD         Z8, Z19, K2, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, 320(SP)(R11*1)
+	VPANDD        Z10, Z16, Z21
+	VCVTPS2PD     Y21, Z22
+	VEXTRACTF64X4 $0x01, Z21, Y23
+	VCVTPS2PD     Y23, Z23
+	VMULPD        Z7, Z22, Z22
+	VMULPD        Z7, Z23, Z23
+	VMOVUPD       Z22, 640(SP)(R11*8)
+	VMOVUPD       Z23, 704(SP)(R11*8)
+	ADDQ          R15, R11
+	CMPQ          R11, R13
+	JB            lutSelectW16Pow2AVX512_vec8
+	CMPQ          R11, R10
+	JB            lutSelectW16Pow2AVX512_seg
+
+lutSelectW16Pow2AVX512_values:
+	XORL R15, R15
+
+lutSelectW16Pow2AVX512_group:
+	CMPQ   R15, R10
+	JAE    lutSelectW16Pow2AVX512_chunkdone
+	MOVQ   R10, R11
+	SUBQ   R15, R11
+	LEAQ   (DX)(DX*1), AX
+	CMPQ   R11, AX
+	JB     lutSelectW16Pow2AVX512_single
+	VXORPD Z24, Z24, Z24
+	VXORPD Z25, Z25, Z25
+	VXORPD Z26, Z26, Z26
+	VXORPD Z27, Z27, Z27
+	MOVQ   R15, R13
+	LEAQ   (R15)(DX*1), R14
+	MOVQ   R14, R11
+
+lutSelectW16Pow2AVX512_vpair:
+	MOVBLZX      (SP)(R13*1), AX
+	SHLL         $0x07, AX
+	MOVBLZX      (SP)(R14*1), BX
+	SHLL         $0x07, BX
+	VBROADCASTSD 640(SP)(R13*8), Z16
+	VSUBPD       (R12)(AX*1), Z16, Z17
+	VSUBPD       64(R12)(AX*1), Z16, Z18
+	VBROADCASTSD 2816(SP)(R13*8), Z16
+	VPTESTMQ     Z16, Z16, K5
+	VMULPD       Z17, Z17, Z17
+	VMULPD       Z16, Z17, Z17
+	VADDPD       Z17, Z24, K5, Z24
+	VMULPD       Z18, Z18, Z18
+	VMULPD       Z16, Z18, Z18
+	VADDPD       Z18, Z25, K5, Z25
+	VBROADCASTSD 640(SP)(R14*8), Z19
+	VSUBPD       (R12)(BX*1), Z19, Z20
+	VSUBPD       64(R12)(BX*1), Z19, Z21
+	VBROADCASTSD 2816(SP)(R14*8), Z19
+	VPTESTMQ     Z19, Z19, K5
+	VMULPD       Z20, Z20, Z20
+	VMULPD       Z19, Z20, Z20
+	VADDPD       Z20, Z26, K5, Z26
+	VMULPD       Z21, Z21, Z21
+	VMULPD       Z19, Z21, Z21
+	VADDPD       Z21, Z27, K5, Z27
+	INCQ         R13
+	INCQ         R14
+	CMPQ         R13, R11
+	JB           lutSelectW16Pow2AVX512_vpair
+	VCMPPD       $0x03, Z24, Z24, K1
+	VMOVAPD      Z13, K1, Z24
+	VCMPPD       $0x03, Z25, Z25, K1
+	VMOVAPD      Z13, K1, Z25
+	VMINPD       Z25, Z24, Z28
+	VSHUFF64X2   $0x4e, Z28, Z28, Z31
+	VMINPD       Z31, Z28, Z28
+	VSHUFF64X2   $0xb1, Z28, Z28, Z31
+	VMINPD       Z31, Z28, Z28
+	VPERMILPD    $0x55, Z28, Z31
+	VMINPD       Z31, Z28, Z28
+	VCMPPD       $0x00, Z28, Z24, K1
+	VCMPPD       $0x00, Z28, Z25, K2
+	KUNPCKBW     K1, K2, K1
+	KMOVW        K1, AX
+	TZCNTL       AX, AX
+	MOVB         AL, (R8)
+	INCQ         R8
+	MOVQ         5056(SP), BX
+	VPBROADCASTB (BX)(AX*1), Z16
+	MOVQ         5048(SP), BX
+	VMOVDQU8.Z   (SP)(R15*1), K7, Z18
+	CMPQ         5008(SP), $0x08
+	JE           lutSelectW16Pow2AVX512_biga
+	SHLQ         $0x06, AX
+	VMOVDQU8     (BX)(AX*1), Z17
+	VPERMB       Z17, Z18, Z19
+	JMP          lutSelectW16Pow2AVX512_codeda
+
+lutSelectW16Pow2AVX512_biga:
+	SHLQ      $0x08, AX
+	VMOVDQU8  (BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z19
+	VPERMI2B  64(BX)(AX*1), Z17, Z19
+	VMOVDQU8  128(BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z20
+	VPERMI2B  192(BX)(AX*1), Z17, Z20
+	VPMOVB2M  Z18, K3
+	VMOVDQU8  Z20, K3, Z19
+
+lutSelectW16Pow2AVX512_codeda:
+	VMOVDQU8.Z   320(SP)(R15*1), K7, Z18
+	VPMOVB2M     Z18, K3
+	VMOVDQU8.Z   Z12, K3, Z20
+	VPORQ        Z20, Z19, Z19
+	VPTESTMB     Z30, Z18, K2
+	VMOVDQU8     Z16, K2, Z19
+	VMOVDQU8     Z19, K7, (DI)
+	ADDQ         DX, DI
+	ADDQ         DX, R15
+	VCMPPD       $0x03, Z26, Z26, K1
+	VMOVAPD      Z13, K1, Z26
+	VCMPPD       $0x03, Z27, Z27, K1
+	VMOVAPD      Z13, K1, Z27
+	VMINPD       Z27, Z26, Z28
+	VSHUFF64X2   $0x4e, Z28, Z28, Z31
+	VMINPD       Z31, Z28, Z28
+	VSHUFF64X2   $0xb1, Z28, Z28, Z31
+	VMINPD       Z31, Z28, Z28
+	VPERMILPD    $0x55, Z28, Z31
+	VMINPD       Z31, Z28, Z28
+	VCMPPD       $0x00, Z28, Z26, K1
+	VCMPPD       $0x00, Z28, Z27, K2
+	KUNPCKBW     K1, K2, K1
+	KMOVW        K1, AX
+	TZCNTL       AX, AX
+	MOVB         AL, (R8)
+	INCQ         R8
+	MOVQ         5056(SP), BX
+	VPBROADCASTB (BX)(AX*1), Z16
+	MOVQ         5048(SP), BX
+	VMOVDQU8.Z   (SP)(R15*1), K7, Z18
+	CMPQ         5008(SP), $0x08
+	JE           lutSelectW16Pow2AVX512_bigb
+	SHLQ         $0x06, AX
+	VMOVDQU8     (BX)(AX*1), Z17
+	VPERMB       Z17, Z18, Z19
+	JMP          lutSelectW16Pow2AVX512_codedb
+
+lutSelectW16Pow2AVX512_bigb:
+	SHLQ      $0x08, AX
+	VMOVDQU8  (BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z19
+	VPERMI2B  64(BX)(AX*1), Z17, Z19
+	VMOVDQU8  128(BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z20
+	VPERMI2B  192(BX)(AX*1), Z17, Z20
+	VPMOVB2M  Z18, K3
+	VMOVDQU8  Z20, K3, Z19
+
+lutSelectW16Pow2AVX512_codedb:
+	VMOVDQU8.Z 320(SP)(R15*1), K7, Z18
+	VPMOVB2M   Z18, K3
+	VMOVDQU8.Z Z12, K3, Z20
+	VPORQ      Z20, Z19, Z19
+	VPTESTMB   Z30, Z18, K2
+	VMOVDQU8   Z16, K2, Z19
+	VMOVDQU8   Z19, K7, (DI)
+	ADDQ       DX, DI
+	ADDQ       DX, R15
+	JMP        lutSelectW16Pow2AVX512_group
+
+lutSelectW16Pow2AVX512_single:
+	CMPQ    R11, DX
+	CMOVQHI DX, R11
+	BZHIQ   R11, 5000(SP), AX
+	KMOVQ   AX, K6
+	VXORPD  Z24, Z24, Z24
+	VXORPD  Z25, Z25, Z25
+	MOVQ    R15, R13
+	LEAQ    (R15)(R11*1), R14
+
+lutSelectW16Pow2AVX512_vsingle:
+	MOVBLZX      (SP)(R13*1), AX
+	SHLL         $0x07, AX
+	VBROADCASTSD 640(SP)(R13*8), Z16
+	VSUBPD       (R12)(AX*1), Z16, Z17
+	VSUBPD       64(R12)(AX*1), Z16, Z18
+	VBROADCASTSD 2816(SP)(R13*8), Z16
+	VPTESTMQ     Z16, Z16, K5
+	VMULPD       Z17, Z17, Z17
+	VMULPD       Z16, Z17, Z17
+	VADDPD       Z17, Z24, K5, Z24
+	VMULPD       Z18, Z18, Z18
+	VMULPD       Z16, Z18, Z18
+	VADDPD       Z18, Z25, K5, Z25
+	INCQ         R13
+	CMPQ         R13, R14
+	JB           lutSelectW16Pow2AVX512_vsingle
+	VCMPPD       $0x03, Z24, Z24, K1
+	VMOVAPD      Z13, K1, Z24
+	VCMPPD       $0x03, Z25, Z25, K1
+	VMOVAPD      Z13, K1, Z25
+	VMINPD       Z25, Z24, Z28
+	VSHUFF64X2   $0x4e, Z28, Z28, Z31
+	VMINPD       Z31, Z28, Z28
+	VSHUFF64X2   $0xb1, Z28, Z28, Z31
+	VMINPD       Z31, Z28, Z28
+	VPERMILPD    $0x55, Z28, Z31
+	VMINPD       Z31, Z28, Z28
+	VCMPPD       $0x00, Z28, Z24, K1
+	VCMPPD       $0x00, Z28, Z25, K2
+	KUNPCKBW     K1, K2, K1
+	KMOVW        K1, AX
+	TZCNTL       AX, AX
+	MOVB         AL, (R8)
+	INCQ         R8
+	MOVQ         5056(SP), BX
+	VPBROADCASTB (BX)(AX*1), Z16
+	MOVQ         5048(SP), BX
+	VMOVDQU8.Z   (SP)(R15*1), K6, Z18
+	CMPQ         5008(SP), $0x08
+	JE           lutSelectW16Pow2AVX512_bigs
+	SHLQ         $0x06, AX
+	VMOVDQU8     (BX)(AX*1), Z17
+	VPERMB       Z17, Z18, Z19
+	JMP          lutSelectW16Pow2AVX512_codeds
+
+lutSelectW16Pow2AVX512_bigs:
+	SHLQ      $0x08, AX
+	VMOVDQU8  (BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z19
+	VPERMI2B  64(BX)(AX*1), Z17, Z19
+	VMOVDQU8  128(BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z20
+	VPERMI2B  192(BX)(AX*1), Z17, Z20
+	VPMOVB2M  Z18, K3
+	VMOVDQU8  Z20, K3, Z19
+
+lutSelectW16Pow2AVX512_codeds:
+	VMOVDQU8.Z 320(SP)(R15*1), K6, Z18
+	VPMOVB2M   Z18, K3
+	VMOVDQU8.Z Z12, K3, Z20
+	VPORQ      Z20, Z19, Z19
+	VPTESTMB   Z30, Z18, K2
+	VMOVDQU8   Z16, K2, Z19
+	VMOVDQU8   Z19, K6, (DI)
+	ADDQ       R11, DI
+	ADDQ       R11, R15
+	JMP        lutSelectW16Pow2AVX512_group
+
+lutSelectW16Pow2AVX512_chunkdone:
+	LEAQ (SI)(R10*4), SI
+	MOVQ 5096(SP), AX
+	LEAQ (AX)(R10*4), AX
+	MOVQ AX, 5096(SP)
+	SUBQ R10, CX
+	JNZ  lutSelectW16Pow2AVX512_chunk
+
+lutSelectW16Pow2AVX512_done:
+	VZEROUPPER
+	RET
+
+// func lutSelectW16ExactAVX512(codes []uint8, meta []uint8, x []float32, w []float32, group int, block int, muls []float32, scales []float32, tb *[408]uint32, mags []float64, tcodes []uint8, zero []uint8)
+// Requires: AVX, AVX512BW, AVX512DQ, AVX512F, AVX512VBMI, AVX512VL, BMI, BMI2, CMOV
+TEXT ·lutSelectW16ExactAVX512(SB), $5104-240
+	MOVQ         codes_base+0(FP), DI
+	MOVQ         meta_base+24(FP), R8
+	MOVQ         x_base+48(FP), SI
+	MOVQ         x_len+56(FP), CX
+	MOVQ         group+96(FP), DX
+	MOVQ         mags_base+168(FP), R12
+	TESTQ        CX, CX
+	JZ           lutSelectW16ExactAVX512_done
+	MOVQ         muls_base+112(FP), AX
+	MOVQ         AX, 5032(SP)
+	MOVQ         scales_base+136(FP), AX
+	MOVQ         AX, 5040(SP)
+	MOVQ         tcodes_base+192(FP), AX
+	MOVQ         AX, 5048(SP)
+	MOVQ         zero_base+216(FP), AX
+	MOVQ         AX, 5056(SP)
+	MOVQ         w_base+72(FP), AX
+	MOVQ         AX, 5096(SP)
+	XORL         AX, AX
+	MOVQ         AX, 5016(SP)
+	MOVQ         AX, 5024(SP)
+	MOVQ         $0x00000100, AX
+	XORL         DX, DX
+	MOVQ         group+96(FP), R9
+	DIVQ         R9
+	IMULQ        R9, AX
+	MOVQ         AX, 4992(SP)
+	MOVQ         R9, DX
+	MOVQ         $0xffffffff, AX
+	MOVQ         AX, 5000(SP)
+	NOTQ         AX
+	ORQ          AX, 5000(SP)
+	BZHIQ        DX, 5000(SP), AX
+	KMOVQ        AX, K7
+	MOVQ         tb+160(FP), R9
+	MOVQ         R9, 5072(SP)
+	VPBROADCASTD (R9), Z0
+	VMOVDQU32    128(R9), Z1
+	VMOVDQU32    256(R9), Z2
+	VMOVDQU32    384(R9), Z3
+	VMOVDQU32    512(R9), Z4
+	VMOVDQU32    640(R9), Z5
+	VMOVDQU32    704(R9), Z6
+	MOVL         848(R9), AX
+	MOVQ         AX, 5008(SP)
+	MOVL         256(R9), AX
+	MOVL         AX, 5064(SP)
+	VPBROADCASTD 836(R9), Z9
+	MOVL         $0x7fffffff, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z10
+	MOVL         $0x80000000, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z11
+	VPBROADCASTD 840(R9), Z12
+	MOVQ         $0x7ff0000000000000, AX
+	VPBROADCASTQ AX, Z13
+	MOVL         $0x00000001, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z14
+	MOVL         $0x00000040, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z8
+	MOVL         $0x00000080, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z29
+	MOVL         $0x40404040, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z30
+
+lutSelectW16ExactAVX512_chunk:
+	MOVQ    4992(SP), R10
+	CMPQ    R10, CX
+	CMOVQHI CX, R10
+	XORL    R11, R11
+
+lutSelectW16ExactAVX512_seg:
+	CMPQ         5016(SP), $0x00
+	JNE          lutSelectW16ExactAVX512_segblock
+	MOVQ         5032(SP), AX
+	VBROADCASTSS (AX), Z15
+	ADDQ         $0x04, 5032(SP)
+	MOVQ         block+104(FP), AX
+	MOVQ         AX, 5016(SP)
+
+lutSelectW16ExactAVX512_segblock:
+	MOVQ    R10, R13
+	SUBQ    R11, R13
+	CMPQ    R13, 5016(SP)
+	CMOVQHI 5016(SP), R13
+	SUBQ    R13, 5016(SP)
+	ADDQ    R11, R13
+	MOVQ    5072(SP), BX
+	CMPQ    5008(SP), $0x02
+	JE      lutSelectW16ExactAVX512_vec4
+	CMPQ    5008(SP), $0x08
+	JE      lutSelectW16ExactAVX512_vec8
+
+lutSelectW16ExactAVX512_vec6:
+	MOVQ          R13, R15
+	SUBQ          R11, R15
+	MOVQ          $0x00000010, AX
+	CMPQ          R15, AX
+	CMOVQHI       AX, R15
+	MOVL          $0xffffffff, AX
+	BZHIL         R15, AX, AX
+	KMOVW         AX, K1
+	VMOVUPS.Z     (SI)(R11*4), K1, Z16
+	MOVQ          5096(SP), AX
+	VMOVUPS.Z     (AX)(R11*4), K1, Z24
+	VPANDD        Z10, Z24, Z24
+	VCVTPS2PD     Y24, Z25
+	VEXTRACTF64X4 $0x01, Z24, Y26
+	VCVTPS2PD     Y26, Z26
+	VMOVUPD       Z25, 2816(SP)(R11*8)
+	VMOVUPD       Z26, 2880(SP)(R11*8)
+	VMULPS        Z15, Z16, Z17
+	VPANDD        Z10, Z17, Z18
+	VCMPPS        $0x07, Z17, Z17, K4
+	VMOVDQA32.Z   Z18, K4, Z18
+	VPCMPD        $0x05, Z0, Z18, K5
+	VMOVDQA32.Z   Z14, K5, Z19
+	VPERMD        Z1, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z2, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z3, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z4, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VMOVDQA32     Z19, Z20
+	VPERMI2D      Z6, Z5, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)(R11*1)
+	VCMPPS        $0x03, Z17, Z17, K2
+	VPTESTMD      Z11, Z17, K3
+	VPTESTMD      Z9, Z17, K4
+	KANDW         K4, K3, K3
+	VMOVDQA32.Z   Z29, K3, Z19
+	VPORD         Z8, Z19, K2, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, 320(SP)(R11*1)
+	VPANDD        Z10, Z16, Z21
+	VCVTPS2PD     Y21, Z22
+	VEXTRACTF64X4 $0x01, Z21, Y23
+	VCVTPS2PD     Y23, Z23
+	VMOVUPD       Z22, 640(SP)(R11*8)
+	VMOVUPD       Z23, 704(SP)(R11*8)
+	ADDQ          R15, R11
+	CMPQ          R11, R13
+	JB            lutSelectW16ExactAVX512_vec6
+	CMPQ          R11, R10
+	JB            lutSelectW16ExactAVX512_seg
+	JMP           lutSelectW16ExactAVX512_values
+
+lutSelectW16ExactAVX512_vec4:
+	MOVQ          R13, R15
+	SUBQ          R11, R15
+	MOVQ          $0x00000010, AX
+	CMPQ          R15, AX
+	CMOVQHI       AX, R15
+	MOVL          $0xffffffff, AX
+	BZHIL         R15, AX, AX
+	KMOVW         AX, K1
+	VMOVUPS.Z     (SI)(R11*4), K1, Z16
+	MOVQ          5096(SP), AX
+	VMOVUPS.Z     (AX)(R11*4), K1, Z24
+	VPANDD        Z10, Z24, Z24
+	VCVTPS2PD     Y24, Z25
+	VEXTRACTF64X4 $0x01, Z24, Y26
+	VCVTPS2PD     Y26, Z26
+	VMOVUPD       Z25, 2816(SP)(R11*8)
+	VMOVUPD       Z26, 2880(SP)(R11*8)
+	VMULPS        Z15, Z16, Z17
+	VPANDD        Z10, Z17, Z18
+	VCMPPS        $0x07, Z17, Z17, K4
+	VMOVDQA32.Z   Z18, K4, Z18
+	VPCMPD.BCST   $0x05, 5064(SP), Z18, K5
+	VMOVDQA32.Z   Z14, K5, Z19
+	VPERMD        Z3, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z4, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VMOVDQA32     Z19, Z20
+	VPERMI2D      Z6, Z5, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)(R11*1)
+	VCMPPS        $0x03, Z17, Z17, K2
+	VPTESTMD      Z11, Z17, K3
+	VPTESTMD      Z9, Z17, K4
+	KANDW         K4, K3, K3
+	VMOVDQA32.Z   Z29, K3, Z19
+	VPORD         Z8, Z19, K2, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, 320(SP)(R11*1)
+	VPANDD        Z10, Z16, Z21
+	VCVTPS2PD     Y21, Z22
+	VEXTRACTF64X4 $0x01, Z21, Y23
+	VCVTPS2PD     Y23, Z23
+	VMOVUPD       Z22, 640(SP)(R11*8)
+	VMOVUPD       Z23, 704(SP)(R11*8)
+	ADDQ          R15, R11
+	CMPQ          R11, R13
+	JB            lutSelectW16ExactAVX512_vec4
+	CMPQ          R11, R10
+	JB            lutSelectW16ExactAVX512_seg
+	JMP           lutSelectW16ExactAVX512_values
+
+lutSelectW16ExactAVX512_vec8:
+	MOVQ          R13, R15
+	SUBQ          R11, R15
+	MOVQ          $0x00000010, AX
+	CMPQ          R15, AX
+	CMOVQHI       AX, R15
+	MOVL          $0xffffffff, AX
+	BZHIL         R15, AX, AX
+	KMOVW         AX, K1
+	VMOVUPS.Z     (SI)(R11*4), K1, Z16
+	MOVQ          5096(SP), AX
+	VMOVUPS.Z     (AX)(R11*4), K1, Z24
+	VPANDD        Z10, Z24, Z24
+	VCVTPS2PD     Y24, Z25
+	VEXTRACTF64X4 $0x01, Z24, Y26
+	VCVTPS2PD     Y26, Z26
+	VMOVUPD       Z25, 2816(SP)(R11*8)
+	VMOVUPD       Z26, 2880(SP)(R11*8)
+	VMULPS        Z15, Z16, Z17
+	VPANDD        Z10, Z17, Z18
+	VCMPPS        $0x07, Z17, Z17, K4
+	VMOVDQA32.Z   Z18, K4, Z18
+	VPCMPD        $0x05, Z0, Z18, K5
+	VMOVDQA32.Z   Z14, K5, Z19
+	VPERMD        Z1, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z2, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z3, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPERMD        Z4, Z19, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VMOVDQA32     Z19, Z20
+	VPERMI2D      Z6, Z5, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	KXNORW        K6, K6, K6
+	VPXORD        Z20, Z20, Z20
+	VPGATHERDD    864(BX)(Z19*4), K6, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	KXNORW        K6, K6, K6
+	VPXORD        Z20, Z20, Z20
+	VPGATHERDD    1120(BX)(Z19*4), K6, Z20
+	VPCMPD        $0x05, Z20, Z18, K5
+	VPADDD        Z19, Z19, Z19
+	VPADDD        Z14, Z19, K5, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, (SP)(R11*1)
+	VCMPPS        $0x03, Z17, Z17, K2
+	VPTESTMD      Z11, Z17, K3
+	VPTESTMD      Z9, Z17, K4
+	KANDW         K4, K3, K3
+	VMOVDQA32.Z   Z29, K3, Z19
+	VPORD         Z8, Z19, K2, Z19
+	VPMOVDB       Z19, X20
+	VMOVDQU8      X20, 320(SP)(R11*1)
+	VPANDD        Z10, Z16, Z21
+	VCVTPS2PD     Y21, Z22
+	VEXTRACTF64X4 $0x01, Z21, Y23
+	VCVTPS2PD     Y23, Z23
+	VMOVUPD       Z22, 640(SP)(R11*8)
+	VMOVUPD       Z23, 704(SP)(R11*8)
+	ADDQ          R15, R11
+	CMPQ          R11, R13
+	JB            lutSelectW16ExactAVX512_vec8
+	CMPQ          R11, R10
+	JB            lutSelectW16ExactAVX512_seg
+
+lutSelectW16ExactAVX512_values:
+	XORL R15, R15
+
+lutSelectW16ExactAVX512_group:
+	CMPQ         R15, R10
+	JAE          lutSelectW16ExactAVX512_chunkdone
+	CMPQ         5024(SP), $0x00
+	JNE          lutSelectW16ExactAVX512_scaled
+	MOVQ         5040(SP), AX
+	VBROADCASTSS (AX), Z7
+	VCVTPS2PD    Y7, Z7
+	ADDQ         $0x04, 5040(SP)
+	MOVQ         block+104(FP), AX
+	MOVQ         AX, 5024(SP)
+
+lutSelectW16ExactAVX512_scaled:
+	MOVQ   R10, R11
+	SUBQ   R15, R11
+	LEAQ   (DX)(DX*1), AX
+	CMPQ   R11, AX
+	JB     lutSelectW16ExactAVX512_single
+	CMPQ   5024(SP), AX
+	JB     lutSelectW16ExactAVX512_single
+	SUBQ   AX, 5024(SP)
+	VXORPD Z24, Z24, Z24
+	VXORPD Z25, Z25, Z25
+	VXORPD Z26, Z26, Z26
+	VXORPD Z27, Z27, Z27
+	MOVQ   R15, R13
+	LEAQ   (R15)(DX*1), R14
+	MOVQ   R14, R11
+
+lutSelectW16ExactAVX512_vpair:
+	MOVBLZX      (SP)(R13*1), AX
+	SHLL         $0x07, AX
+	MOVBLZX      (SP)(R14*1), BX
+	SHLL         $0x07, BX
+	VMULPD       (R12)(AX*1), Z7, Z17
+	VMULPD       64(R12)(AX*1), Z7, Z18
+	VSUBPD.BCST  640(SP)(R13*8), Z17, Z17
+	VSUBPD.BCST  640(SP)(R13*8), Z18, Z18
+	VBROADCASTSD 2816(SP)(R13*8), Z16
+	VPTESTMQ     Z16, Z16, K5
+	VMULPD       Z17, Z17, Z17
+	VMULPD       Z16, Z17, Z17
+	VADDPD       Z17, Z24, K5, Z24
+	VMULPD       Z18, Z18, Z18
+	VMULPD       Z16, Z18, Z18
+	VADDPD       Z18, Z25, K5, Z25
+	VMULPD       (R12)(BX*1), Z7, Z20
+	VMULPD       64(R12)(BX*1), Z7, Z21
+	VSUBPD.BCST  640(SP)(R14*8), Z20, Z20
+	VSUBPD.BCST  640(SP)(R14*8), Z21, Z21
+	VBROADCASTSD 2816(SP)(R14*8), Z19
+	VPTESTMQ     Z19, Z19, K5
+	VMULPD       Z20, Z20, Z20
+	VMULPD       Z19, Z20, Z20
+	VADDPD       Z20, Z26, K5, Z26
+	VMULPD       Z21, Z21, Z21
+	VMULPD       Z19, Z21, Z21
+	VADDPD       Z21, Z27, K5, Z27
+	INCQ         R13
+	INCQ         R14
+	CMPQ         R13, R11
+	JB           lutSelectW16ExactAVX512_vpair
+	VCMPPD       $0x03, Z24, Z24, K1
+	VMOVAPD      Z13, K1, Z24
+	VCMPPD       $0x03, Z25, Z25, K1
+	VMOVAPD      Z13, K1, Z25
+	VMINPD       Z25, Z24, Z28
+	VSHUFF64X2   $0x4e, Z28, Z28, Z31
+	VMINPD       Z31, Z28, Z28
+	VSHUFF64X2   $0xb1, Z28, Z28, Z31
+	VMINPD       Z31, Z28, Z28
+	VPERMILPD    $0x55, Z28, Z31
+	VMINPD       Z31, Z28, Z28
+	VCMPPD       $0x00, Z28, Z24, K1
+	VCMPPD       $0x00, Z28, Z25, K2
+	KUNPCKBW     K1, K2, K1
+	KMOVW        K1, AX
+	TZCNTL       AX, AX
+	MOVB         AL, (R8)
+	INCQ         R8
+	MOVQ         5056(SP), BX
+	VPBROADCASTB (BX)(AX*1), Z16
+	MOVQ         5048(SP), BX
+	VMOVDQU8.Z   (SP)(R15*1), K7, Z18
+	CMPQ         5008(SP), $0x08
+	JE           lutSelectW16ExactAVX512_biga
+	SHLQ         $0x06, AX
+	VMOVDQU8     (BX)(AX*1), Z17
+	VPERMB       Z17, Z18, Z19
+	JMP          lutSelectW16ExactAVX512_codeda
+
+lutSelectW16ExactAVX512_biga:
+	SHLQ      $0x08, AX
+	VMOVDQU8  (BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z19
+	VPERMI2B  64(BX)(AX*1), Z17, Z19
+	VMOVDQU8  128(BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z20
+	VPERMI2B  192(BX)(AX*1), Z17, Z20
+	VPMOVB2M  Z18, K3
+	VMOVDQU8  Z20, K3, Z19
+
+lutSelectW16ExactAVX512_codeda:
+	VMOVDQU8.Z   320(SP)(R15*1), K7, Z18
+	VPMOVB2M     Z18, K3
+	VMOVDQU8.Z   Z12, K3, Z20
+	VPORQ        Z20, Z19, Z19
+	VPTESTMB     Z30, Z18, K2
+	VMOVDQU8     Z16, K2, Z19
+	VMOVDQU8     Z19, K7, (DI)
+	ADDQ         DX, DI
+	ADDQ         DX, R15
+	VCMPPD       $0x03, Z26, Z26, K1
+	VMOVAPD      Z13, K1, Z26
+	VCMPPD       $0x03, Z27, Z27, K1
+	VMOVAPD      Z13, K1, Z27
+	VMINPD       Z27, Z26, Z28
+	VSHUFF64X2   $0x4e, Z28, Z28, Z31
+	VMINPD       Z31, Z28, Z28
+	VSHUFF64X2   $0xb1, Z28, Z28, Z31
+	VMINPD       Z31, Z28, Z28
+	VPERMILPD    $0x55, Z28, Z31
+	VMINPD       Z31, Z28, Z28
+	VCMPPD       $0x00, Z28, Z26, K1
+	VCMPPD       $0x00, Z28, Z27, K2
+	KUNPCKBW     K1, K2, K1
+	KMOVW        K1, AX
+	TZCNTL       AX, AX
+	MOVB         AL, (R8)
+	INCQ         R8
+	MOVQ         5056(SP), BX
+	VPBROADCASTB (BX)(AX*1), Z16
+	MOVQ         5048(SP), BX
+	VMOVDQU8.Z   (SP)(R15*1), K7, Z18
+	CMPQ         5008(SP), $0x08
+	JE           lutSelectW16ExactAVX512_bigb
+	SHLQ         $0x06, AX
+	VMOVDQU8     (BX)(AX*1), Z17
+	VPERMB       Z17, Z18, Z19
+	JMP          lutSelectW16ExactAVX512_codedb
+
+lutSelectW16ExactAVX512_bigb:
+	SHLQ      $0x08, AX
+	VMOVDQU8  (BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z19
+	VPERMI2B  64(BX)(AX*1), Z17, Z19
+	VMOVDQU8  128(BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z20
+	VPERMI2B  192(BX)(AX*1), Z17, Z20
+	VPMOVB2M  Z18, K3
+	VMOVDQU8  Z20, K3, Z19
+
+lutSelectW16ExactAVX512_codedb:
+	VMOVDQU8.Z 320(SP)(R15*1), K7, Z18
+	VPMOVB2M   Z18, K3
+	VMOVDQU8.Z Z12, K3, Z20
+	VPORQ      Z20, Z19, Z19
+	VPTESTMB   Z30, Z18, K2
+	VMOVDQU8   Z16, K2, Z19
+	VMOVDQU8   Z19, K7, (DI)
+	ADDQ       DX, DI
+	ADDQ       DX, R15
+	JMP        lutSelectW16ExactAVX512_group
+
+lutSelectW16ExactAVX512_single:
+	CMPQ    R11, DX
+	CMOVQHI DX, R11
+	SUBQ    R11, 5024(SP)
+	BZHIQ   R11, 5000(SP), AX
+	KMOVQ   AX, K6
+	VXORPD  Z24, Z24, Z24
+	VXORPD  Z25, Z25, Z25
+	MOVQ    R15, R13
+	LEAQ    (R15)(R11*1), R14
+
+lutSelectW16ExactAVX512_vsingle:
+	MOVBLZX      (SP)(R13*1), AX
+	SHLL         $0x07, AX
+	VMULPD       (R12)(AX*1), Z7, Z17
+	VMULPD       64(R12)(AX*1), Z7, Z18
+	VSUBPD.BCST  640(SP)(R13*8), Z17, Z17
+	VSUBPD.BCST  640(SP)(R13*8), Z18, Z18
+	VBROADCASTSD 2816(SP)(R13*8), Z16
+	VPTESTMQ     Z16, Z16, K5
+	VMULPD       Z17, Z17, Z17
+	VMULPD       Z16, Z17, Z17
+	VADDPD       Z17, Z24, K5, Z24
+	VMULPD       Z18, Z18, Z18
+	VMULPD       Z16, Z18, Z18
+	VADDPD       Z18, Z25, K5, Z25
+	INCQ         R13
+	CMPQ         R13, R14
+	JB           lutSelectW16ExactAVX512_vsingle
+	VCMPPD       $0x03, Z24, Z24, K1
+	VMOVAPD      Z13, K1, Z24
+	VCMPPD       $0x03, Z25, Z25, K1
+	VMOVAPD      Z13, K1, Z25
+	VMINPD       Z25, Z24, Z28
+	VSHUFF64X2   $0x4e, Z28, Z28, Z31
+	VMINPD       Z31, Z28, Z28
+	VSHUFF64X2   $0xb1, Z28, Z28, Z31
+	VMINPD       Z31, Z28, Z28
+	VPERMILPD    $0x55, Z28, Z31
+	VMINPD       Z31, Z28, Z28
+	VCMPPD       $0x00, Z28, Z24, K1
+	VCMPPD       $0x00, Z28, Z25, K2
+	KUNPCKBW     K1, K2, K1
+	KMOVW        K1, AX
+	TZCNTL       AX, AX
+	MOVB         AL, (R8)
+	INCQ         R8
+	MOVQ         5056(SP), BX
+	VPBROADCASTB (BX)(AX*1), Z16
+	MOVQ         5048(SP), BX
+	VMOVDQU8.Z   (SP)(R15*1), K6, Z18
+	CMPQ         5008(SP), $0x08
+	JE           lutSelectW16ExactAVX512_bigs
+	SHLQ         $0x06, AX
+	VMOVDQU8     (BX)(AX*1), Z17
+	VPERMB       Z17, Z18, Z19
+	JMP          lutSelectW16ExactAVX512_codeds
+
+lutSelectW16ExactAVX512_bigs:
+	SHLQ      $0x08, AX
+	VMOVDQU8  (BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z19
+	VPERMI2B  64(BX)(AX*1), Z17, Z19
+	VMOVDQU8  128(BX)(AX*1), Z17
+	VMOVDQA64 Z18, Z20
+	VPERMI2B  192(BX)(AX*1), Z17, Z20
+	VPMOVB2M  Z18, K3
+	VMOVDQU8  Z20, K3, Z19
+
+lutSelectW16ExactAVX512_codeds:
+	VMOVDQU8.Z 320(SP)(R15*1), K6, Z18
+	VPMOVB2M   Z18, K3
+	VMOVDQU8.Z Z12, K3, Z20
+	VPORQ      Z20, Z19, Z19
+	VPTESTMB   Z30, Z18, K2
+	VMOVDQU8   Z16, K2, Z19
+	VMOVDQU8   Z19, K6, (DI)
+	ADDQ       R11, DI
+	ADDQ       R11, R15
+	JMP        lutSelectW16ExactAVX512_group
+
+lutSelectW16ExactAVX512_chunkdone:
+	LEAQ (SI)(R10*4), SI
+	MOVQ 5096(SP), AX
+	LEAQ (AX)(R10*4), AX
+	MOVQ AX, 5096(SP)
+	SUBQ R10, CX
+	JNZ  lutSelectW16ExactAVX512_chunk
+
+lutSelectW16ExactAVX512_done:
+	VZEROUPPER
+	RET
+
 // func lutDecodeGroupsAVX512(dst []float32, src []uint8, meta []uint8, group int, block int, luts []float32, scales []float32, tmask int)
 // Requires: AVX, AVX512BW, AVX512F, AVX512VL, BMI2, CMOV
 TEXT ·lutDecodeGroupsAVX512(SB), NOSPLIT, $0-144

@@ -212,6 +212,162 @@ func lutSelect16Pow2AVX512(codes []uint8, meta []uint8, x []float32, group int, 
 //go:noescape
 func lutSelect16ExactAVX512(codes []uint8, meta []uint8, x []float32, group int, block int, muls []float32, scales []float32, tb *[408]uint32, mags []float64, tcodes []uint8, zero []uint8)
 
+// lutSelectW2AVX512 is lutSelect2AVX512 with the squared error of value i multiplied
+// by float64(w[i]) before it is summed: the loop of lutSelectWeightedGo,
+//
+//	if w[i] != 0 { acc[k] += float64(float64(w[i]) · float64(d·d)) }
+//
+// for groups whose weights are not all equal (the caller gives a group of equal weights the
+// weight 1, whose products are exact: the unweighted sum). The weights of a chunk are kept
+// on the stack as float64 beside |v|. Under a power-of-two scale s the products are s² times
+// those of the loop exactly (every float64 product here is normal), so the choice is the same.
+//
+//go:noescape
+func lutSelectW2AVX512(codes []uint8, meta []uint8, x []float32, w []float32, group int, block int, muls []float32, scales []float32, tb *[408]uint32, mags []float32, tcodes []uint8, zero []uint8)
+
+// lutSelectW2Pow2AVX512 is lutSelect2Pow2AVX512 with the squared error of value i multiplied
+// by float64(w[i]) before it is summed: the loop of lutSelectWeightedGo,
+//
+//	if w[i] != 0 { acc[k] += float64(float64(w[i]) · float64(d·d)) }
+//
+// for groups whose weights are not all equal (the caller gives a group of equal weights the
+// weight 1, whose products are exact: the unweighted sum). The weights of a chunk are kept
+// on the stack as float64 beside |v|. Under a power-of-two scale s the products are s² times
+// those of the loop exactly (every float64 product here is normal), so the choice is the same.
+//
+//go:noescape
+func lutSelectW2Pow2AVX512(codes []uint8, meta []uint8, x []float32, w []float32, group int, block int, muls []float32, scales []float32, tb *[408]uint32, mags []float64, tcodes []uint8, zero []uint8)
+
+// lutSelectW2ExactAVX512 is lutSelect2ExactAVX512 with the squared error of value i multiplied
+// by float64(w[i]) before it is summed: the loop of lutSelectWeightedGo,
+//
+//	if w[i] != 0 { acc[k] += float64(float64(w[i]) · float64(d·d)) }
+//
+// for groups whose weights are not all equal (the caller gives a group of equal weights the
+// weight 1, whose products are exact: the unweighted sum). The weights of a chunk are kept
+// on the stack as float64 beside |v|. Under a power-of-two scale s the products are s² times
+// those of the loop exactly (every float64 product here is normal), so the choice is the same.
+//
+//go:noescape
+func lutSelectW2ExactAVX512(codes []uint8, meta []uint8, x []float32, w []float32, group int, block int, muls []float32, scales []float32, tb *[408]uint32, mags []float64, tcodes []uint8, zero []uint8)
+
+// lutSelectW4AVX512 is lutSelect4AVX512 with the squared error of value i multiplied
+// by float64(w[i]) before it is summed: the loop of lutSelectWeightedGo,
+//
+//	if w[i] != 0 { acc[k] += float64(float64(w[i]) · float64(d·d)) }
+//
+// for groups whose weights are not all equal (the caller gives a group of equal weights the
+// weight 1, whose products are exact: the unweighted sum). The weights of a chunk are kept
+// on the stack as float64 beside |v|. Under a power-of-two scale s the products are s² times
+// those of the loop exactly (every float64 product here is normal), so the choice is the same.
+//
+//go:noescape
+func lutSelectW4AVX512(codes []uint8, meta []uint8, x []float32, w []float32, group int, block int, muls []float32, scales []float32, tb *[408]uint32, mags []float32, tcodes []uint8, zero []uint8)
+
+// lutSelectW4Pow2AVX512 is lutSelect4Pow2AVX512 with the squared error of value i multiplied
+// by float64(w[i]) before it is summed: the loop of lutSelectWeightedGo,
+//
+//	if w[i] != 0 { acc[k] += float64(float64(w[i]) · float64(d·d)) }
+//
+// for groups whose weights are not all equal (the caller gives a group of equal weights the
+// weight 1, whose products are exact: the unweighted sum). The weights of a chunk are kept
+// on the stack as float64 beside |v|. Under a power-of-two scale s the products are s² times
+// those of the loop exactly (every float64 product here is normal), so the choice is the same.
+//
+//go:noescape
+func lutSelectW4Pow2AVX512(codes []uint8, meta []uint8, x []float32, w []float32, group int, block int, muls []float32, scales []float32, tb *[408]uint32, mags []float64, tcodes []uint8, zero []uint8)
+
+// lutSelectW4ExactAVX512 is lutSelect4ExactAVX512 with the squared error of value i multiplied
+// by float64(w[i]) before it is summed: the loop of lutSelectWeightedGo,
+//
+//	if w[i] != 0 { acc[k] += float64(float64(w[i]) · float64(d·d)) }
+//
+// for groups whose weights are not all equal (the caller gives a group of equal weights the
+// weight 1, whose products are exact: the unweighted sum). The weights of a chunk are kept
+// on the stack as float64 beside |v|. Under a power-of-two scale s the products are s² times
+// those of the loop exactly (every float64 product here is normal), so the choice is the same.
+//
+//go:noescape
+func lutSelectW4ExactAVX512(codes []uint8, meta []uint8, x []float32, w []float32, group int, block int, muls []float32, scales []float32, tb *[408]uint32, mags []float64, tcodes []uint8, zero []uint8)
+
+// lutSelectW8AVX512 is lutSelect8AVX512 with the squared error of value i multiplied
+// by float64(w[i]) before it is summed: the loop of lutSelectWeightedGo,
+//
+//	if w[i] != 0 { acc[k] += float64(float64(w[i]) · float64(d·d)) }
+//
+// for groups whose weights are not all equal (the caller gives a group of equal weights the
+// weight 1, whose products are exact: the unweighted sum). The weights of a chunk are kept
+// on the stack as float64 beside |v|. Under a power-of-two scale s the products are s² times
+// those of the loop exactly (every float64 product here is normal), so the choice is the same.
+//
+//go:noescape
+func lutSelectW8AVX512(codes []uint8, meta []uint8, x []float32, w []float32, group int, block int, muls []float32, scales []float32, tb *[408]uint32, mags []float32, tcodes []uint8, zero []uint8)
+
+// lutSelectW8Pow2AVX512 is lutSelect8Pow2AVX512 with the squared error of value i multiplied
+// by float64(w[i]) before it is summed: the loop of lutSelectWeightedGo,
+//
+//	if w[i] != 0 { acc[k] += float64(float64(w[i]) · float64(d·d)) }
+//
+// for groups whose weights are not all equal (the caller gives a group of equal weights the
+// weight 1, whose products are exact: the unweighted sum). The weights of a chunk are kept
+// on the stack as float64 beside |v|. Under a power-of-two scale s the products are s² times
+// those of the loop exactly (every float64 product here is normal), so the choice is the same.
+//
+//go:noescape
+func lutSelectW8Pow2AVX512(codes []uint8, meta []uint8, x []float32, w []float32, group int, block int, muls []float32, scales []float32, tb *[408]uint32, mags []float64, tcodes []uint8, zero []uint8)
+
+// lutSelectW8ExactAVX512 is lutSelect8ExactAVX512 with the squared error of value i multiplied
+// by float64(w[i]) before it is summed: the loop of lutSelectWeightedGo,
+//
+//	if w[i] != 0 { acc[k] += float64(float64(w[i]) · float64(d·d)) }
+//
+// for groups whose weights are not all equal (the caller gives a group of equal weights the
+// weight 1, whose products are exact: the unweighted sum). The weights of a chunk are kept
+// on the stack as float64 beside |v|. Under a power-of-two scale s the products are s² times
+// those of the loop exactly (every float64 product here is normal), so the choice is the same.
+//
+//go:noescape
+func lutSelectW8ExactAVX512(codes []uint8, meta []uint8, x []float32, w []float32, group int, block int, muls []float32, scales []float32, tb *[408]uint32, mags []float64, tcodes []uint8, zero []uint8)
+
+// lutSelectW16AVX512 is lutSelect16AVX512 with the squared error of value i multiplied
+// by float64(w[i]) before it is summed: the loop of lutSelectWeightedGo,
+//
+//	if w[i] != 0 { acc[k] += float64(float64(w[i]) · float64(d·d)) }
+//
+// for groups whose weights are not all equal (the caller gives a group of equal weights the
+// weight 1, whose products are exact: the unweighted sum). The weights of a chunk are kept
+// on the stack as float64 beside |v|. Under a power-of-two scale s the products are s² times
+// those of the loop exactly (every float64 product here is normal), so the choice is the same.
+//
+//go:noescape
+func lutSelectW16AVX512(codes []uint8, meta []uint8, x []float32, w []float32, group int, block int, muls []float32, scales []float32, tb *[408]uint32, mags []float32, tcodes []uint8, zero []uint8)
+
+// lutSelectW16Pow2AVX512 is lutSelect16Pow2AVX512 with the squared error of value i multiplied
+// by float64(w[i]) before it is summed: the loop of lutSelectWeightedGo,
+//
+//	if w[i] != 0 { acc[k] += float64(float64(w[i]) · float64(d·d)) }
+//
+// for groups whose weights are not all equal (the caller gives a group of equal weights the
+// weight 1, whose products are exact: the unweighted sum). The weights of a chunk are kept
+// on the stack as float64 beside |v|. Under a power-of-two scale s the products are s² times
+// those of the loop exactly (every float64 product here is normal), so the choice is the same.
+//
+//go:noescape
+func lutSelectW16Pow2AVX512(codes []uint8, meta []uint8, x []float32, w []float32, group int, block int, muls []float32, scales []float32, tb *[408]uint32, mags []float64, tcodes []uint8, zero []uint8)
+
+// lutSelectW16ExactAVX512 is lutSelect16ExactAVX512 with the squared error of value i multiplied
+// by float64(w[i]) before it is summed: the loop of lutSelectWeightedGo,
+//
+//	if w[i] != 0 { acc[k] += float64(float64(w[i]) · float64(d·d)) }
+//
+// for groups whose weights are not all equal (the caller gives a group of equal weights the
+// weight 1, whose products are exact: the unweighted sum). The weights of a chunk are kept
+// on the stack as float64 beside |v|. Under a power-of-two scale s the products are s² times
+// those of the loop exactly (every float64 product here is normal), so the choice is the same.
+//
+//go:noescape
+func lutSelectW16ExactAVX512(codes []uint8, meta []uint8, x []float32, w []float32, group int, block int, muls []float32, scales []float32, tb *[408]uint32, mags []float64, tcodes []uint8, zero []uint8)
+
 // lutDecodeGroupsAVX512 is the AVX-512 kernel of lutDecodeGroupsGo, the loop
 //
 //	for i, c := range src {

@@ -58,6 +58,18 @@ func Workloads() []Workload {
 			return func() { q(dst, src[:len(src)/block*block], nil) }
 		}}
 	}
+	// kdequant times a GGUF decoder on the blocks its quantizer made of the
+	// input (whole blocks).
+	kdequant := func(name string, block, blockBytes int, q func(dst []byte, src, imp []float32),
+		d func(dst []float32, src []byte)) Workload {
+		return Workload{name, func(src []float32) func() {
+			src = src[:len(src)/block*block]
+			blocks := make([]byte, len(src)/block*blockBytes)
+			q(blocks, src, nil)
+			dst := make([]float32, len(src))
+			return func() { d(dst, blocks) }
+		}}
+	}
 	// intGroups times QuantizeIntSym as the int8_g32 and int4_g128
 	// datatypes of the tcast package cast.
 	intGroups := func(name string, g IntGroups) Workload {
@@ -101,13 +113,10 @@ func Workloads() []Workload {
 		kquant("QuantizeQ2_K", QKK, Q2_KBlockBytes, QuantizeQ2_K),
 		kquant("QuantizeIQ4_XS", QKK, IQ4_XSBlockBytes, QuantizeIQ4XS),
 		kquant("QuantizeIQ4_NL", GGMLBlock, IQ4NLBlockBytes, QuantizeIQ4NL),
-		{"DequantizeQ4_K", func(src []float32) func() {
-			src = src[:len(src)/QKK*QKK]
-			blocks := make([]byte, len(src)/QKK*Q4_KBlockBytes)
-			QuantizeQ4_K(blocks, src, nil)
-			dst := make([]float32, len(src))
-			return func() { DequantizeQ4_K(dst, blocks) }
-		}},
+		kdequant("DequantizeQ4_K", QKK, Q4_KBlockBytes, QuantizeQ4_K, DequantizeQ4_K),
+		kdequant("DequantizeQ5_K", QKK, Q5_KBlockBytes, QuantizeQ5_K, DequantizeQ5_K),
+		kdequant("DequantizeQ6_K", QKK, Q6_KBlockBytes, QuantizeQ6_K, DequantizeQ6_K),
+		kdequant("DequantizeIQ4_XS", QKK, IQ4_XSBlockBytes, QuantizeIQ4XS, DequantizeIQ4XS),
 		intGroups("QuantizeInt8G32", IntGroups{Bits: 8, Group: 32, Scale: ScaleFloat16}),
 		intGroups("QuantizeInt4G128", IntGroups{Bits: 4, Group: 128, Scale: ScaleFloat16}),
 		{"F32ToF16", func(src []float32) func() {

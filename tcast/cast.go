@@ -57,9 +57,20 @@ type Options struct {
 	// llama.cpp's importance matrix does: one non-negative value per column,
 	// or, for a stack of matrices such as a mixture of experts' weight
 	// [experts, rows, columns], one such vector per matrix, matrix after
-	// matrix. Only casts that search for their scales use it (the GGUF
-	// K-quant and IQ4 quantizers of the gguf layout); tcast's datatypes
-	// take their scales by rule and ignore it.
+	// matrix. Only casts that search use it: the codebook datatypes of
+	// several tables (mxfi4, mxfp4e, the icb44fi types: each subtile takes the
+	// table of least importance-weighted squared error, see
+	// docs/CODEBOOK.md §6), and the GGUF K-quant, IQ4, Q4_0, Q4_1, Q5_0 and
+	// Q5_1 quantizers of the gguf layout, which search for their scales
+	// (gguf.Searches). A
+	// codebook datatype whose subtiles run along another axis than the
+	// last ignores it after checking it: a subtile's values then share one
+	// column, whose weight scales every table's error alike. Datatypes that
+	// take their scales by rule (MX, NVFP4, integer groups, single-table
+	// codebooks such as nf4) ignore it. A cast to a codebook datatype of
+	// several tables checks it: a length that is not a whole number of
+	// vectors for the tensor's matrices, or a negative or non-finite value,
+	// is an error. [DataType.UsesImportance] says which datatypes use it.
 	Importance []float32
 }
 
@@ -112,6 +123,7 @@ type caster struct {
 	tmp       []float32        // scratch for the scaled values of one block
 	subAmax   []float32        // scratch for the subtile amaxes of one block
 	cbRef     float32          // a codebook's reference magnitude (its compute format's largest), once known
+	imp       cbImportance     // opts.Importance as a codebook's selection weighs it
 }
 
 // Cast quantizes x, a tensor of the given shape in row-major order, to dt and

@@ -28,6 +28,9 @@ func castCodebook(x []float32, shape []int, dt *DataType, o Options, stream bool
 		c.sel = scale.NewSelector(comp, o.Mode)
 	}
 	lay := c.lay
+	if c.imp, err = codebookImportance(o.Importance, lay, cb); err != nil {
+		return nil, fmt.Errorf("tcast: cast to %s: %w", dt.name, err)
+	}
 	t := c.newTensor(Actual)
 	c.dec = newDecoder(dt, t)
 	codes := make([]uint8, lay.n)
@@ -101,7 +104,7 @@ func (c *caster) castCodebookRows(x []float32, codes []uint8, deq []float32, t *
 			if err := cb.Table(0).EncodeBlocks(cs, v, tile, muls); err != nil {
 				return err
 			}
-		} else if err := sel.SelectBlocks(cs, meta, v, group, tile, muls, scales); err != nil {
+		} else if err := sel.SelectBlocksWeighted(cs, meta, v, c.imp.row(r), group, tile, muls, scales); err != nil {
 			return err
 		}
 		if anyFill {
@@ -140,6 +143,10 @@ func (c *caster) castCodebookBlocks(x []float32, codes []uint8, deq []float32, t
 		kbuf = make([]bool, maxBlock)
 	}
 	mbuf := make([]uint8, maxBlock) // at most one meta field per element
+	var wbuf []float32
+	if c.imp.v != nil {
+		wbuf = make([]float32, maxBlock)
+	}
 	sel := cb.NewSelector()
 	sopts := &codebook.SelectOptions{}
 	var selErr error
@@ -177,6 +184,10 @@ func (c *caster) castCodebookBlocks(x []float32, codes []uint8, deq []float32, t
 			cb.Table(0).EncodeScaled(cs, v, mul)
 		default:
 			sopts.Mul, sopts.Scale = mul, scl
+			if wbuf != nil {
+				sopts.Weights = wbuf[:n]
+				c.imp.gather(sopts.Weights, b)
+			}
 			if err := sel.Select(cs, metas, v, group, sopts); err != nil && selErr == nil {
 				selErr = err
 			}
@@ -197,6 +208,65 @@ func (c *caster) castCodebookBlocks(x []float32, codes []uint8, deq []float32, t
 		}
 	})
 	return selErr
+}
+
+// cbImportance is Options.Importance checked for a codebook cast: vectors
+// of cols values (one per column), vector k for the rows [k·rowsPer,
+// (k+1)·rowsPer) of the tensor seen as rows of its last axis. The zero
+// value (v nil) weighs nothing.
+type cbImportance struct {
+	v       []float32
+	cols    int
+	rowsPer int
+}
+
+// codebookImportance checks imp for a cast of the given layout to codebook
+// cb and returns what the selection weighs, nothing when no search uses it:
+// a single table (nothing to choose), or subtiles that run along an axis
+// other than the last, whose values share one column and so one weight,
+// which scales every table's error alike and cannot change the choice.
+func codebookImportance(imp []float32, lay *layout, cb *codebook.Codebook) (cbImportance, error) {
+	if imp == nil || cb.Len() == 1 || lay.n == 0 {
+		return cbImportance{}, nil
+	}
+	cols := lay.shape[len(lay.shape)-1]
+	rows := lay.n / cols
+	if len(imp) == 0 || len(imp)%cols != 0 || rows%(len(imp)/cols) != 0 {
+		return cbImportance{}, fmt.Errorf("an importance vector of %d values for shape %v: want %d per column of each matrix (a multiple of %d dividing the %d rows)",
+			len(imp), lay.input, cols, cols, rows)
+	}
+	for i, w := range imp {
+		if !(w >= 0) || math.IsInf(float64(w), 1) {
+			return cbImportance{}, fmt.Errorf("importance value %d is %v, not a finite non-negative number", i, w)
+		}
+	}
+	if lay.axis != len(lay.shape)-1 && lay.tile1 != lay.n {
+		return cbImportance{}, nil // 1-D tiles down a column
+	}
+	return cbImportance{v: imp, cols: cols, rowsPer: rows / (len(imp) / cols)}, nil
+}
+
+// row returns the weights of row r's values, nil without importance.
+func (im cbImportance) row(r int) []float32 {
+	if im.v == nil {
+		return nil
+	}
+	k := r / im.rowsPer
+	return im.v[k*im.cols : (k+1)*im.cols]
+}
+
+// gather writes the weights of block b's values to dst, in gather's order.
+func (im cbImportance) gather(dst []float32, b block) {
+	k := 0
+	for i := 0; i < b.len0; i++ {
+		o := b.base + i*b.stride0
+		for j := 0; j < b.len1; j++ {
+			e := o + j*b.stride1
+			r := e / im.cols
+			dst[k] = im.v[r/im.rowsPer*im.cols+e%im.cols]
+			k++
+		}
+	}
 }
 
 // codebookScale chooses the scale of one block of a codebook datatype whose
@@ -369,3 +439,10 @@ func maskBytes(dst, src []byte, m byte) {
 		dst[i] = src[i] & m
 	}
 }
+
+// UsesImportance reports whether casts to dt weigh Options.Importance: a
+// codebook datatype of several tables, whose subtiles each take the table
+// of least importance-weighted squared error (when they run along the last
+// axis). Datatypes that take their scales by rule, and codebook datatypes
+// of a single table, have nothing to search and ignore it.
+func (dt *DataType) UsesImportance() bool { return dt != nil && dt.cb != nil && dt.cb.Len() > 1 }

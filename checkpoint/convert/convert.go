@@ -124,12 +124,64 @@ type Options struct {
 	// the weights cast, whose rows the type's block must divide.
 	TypeFor []ggufmix.Override
 	// Imatrix, when set, gives each weight cast to a GGUF type whose
-	// quantizer searches (the K-quants, IQ4_NL, IQ4_XS, Q4_1, Q5_0, Q5_1)
-	// its importance vector, found by its output name; a weight the matrix
+	// quantizer searches (gguf.Searches: the K-quants, IQ4_NL, IQ4_XS, Q4_0,
+	// Q4_1, Q5_0, Q5_1) its importance vector, found by its output name; a weight the matrix
 	// has no entry for is quantized without one, and the report says so
 	// (TensorResult.Importance). The output gets llama-quantize's
-	// quantize.imatrix.* keys.
+	// quantize.imatrix.* keys. Other layouts take it with a datatype that
+	// searches (a codebook datatype of several tables, see ImatrixApplies),
+	// whose subtiles then choose their tables by importance-weighted error
+	// along the weight's rows; a weight's entry is found by the GGUF name
+	// of its source tensor when config.json names an architecture package
+	// ggufmodel knows, else by its own name.
 	Imatrix *imatrix.Imatrix
+}
+
+// OptionError reports options of Convert that do not go together, named
+// by the tcast convert flag that sets them: the message is the flag, then
+// the reason, which says what to do ("-imatrix applies to GGUF output:
+// add -layout gguf").
+type OptionError struct {
+	// Flag is the flag of the option ("-type-for").
+	Flag string
+	// Reason continues the sentence after the flag.
+	Reason string
+	// Err is a sentinel the error also matches (ErrImatrixUnused), or nil.
+	Err error
+}
+
+func (e *OptionError) Error() string { return e.Flag + " " + e.Reason }
+
+// Unwrap returns Err.
+func (e *OptionError) Unwrap() error { return e.Err }
+
+// Check reports options that do not go together and need no input to
+// tell, as an *OptionError: the GGUF options (GGUFMix, GGUFPure, TypeFor,
+// Imatrix) without a GGUF layout, except Imatrix with a datatype that
+// searches (ImatrixApplies). Convert calls it before it reads anything;
+// Imatrix is only tested for nil, so a caller may check before it reads the
+// matrix. Layout nil is the tcast layout.
+func (o *Options) Check() error {
+	if o.Layout != nil && o.Layout.Container() == layout.GGUF {
+		return nil
+	}
+	if o.Imatrix != nil {
+		if err := ImatrixApplies(o.Layout, o.DataType); err != nil {
+			return err
+		}
+	}
+	if !o.GGUFMix.IsZero() {
+		return &OptionError{Flag: "-dtype", Reason: o.GGUFMix.String() + " names a GGUF mix: add -layout gguf"}
+	}
+	for _, f := range []struct {
+		flag string
+		set  bool
+	}{{"-type-for", len(o.TypeFor) > 0}, {"-gguf-pure", o.GGUFPure}} {
+		if f.set {
+			return &OptionError{Flag: f.flag, Reason: "applies to GGUF output: add -layout gguf"}
+		}
+	}
+	return nil
 }
 
 // Rewrite returns a Rename function that applies each rule in turn: a
@@ -171,9 +223,12 @@ type TensorResult struct {
 	BytesOut  int64    `json:"bytes_out"`
 	// Lost counts finite source values that came back NaN or infinite.
 	Lost int `json:"nonfinite_outputs,omitempty"`
-	// Note says why a tensor was kept, or that a cast of a quantized source
-	// is exact.
+	// Note says why a tensor was kept or dropped, or that a cast of a
+	// quantized source is exact.
 	Note string `json:"note,omitempty"`
+	// Dropped reports an input tensor a llama.cpp model file leaves out
+	// (Note says why); it has no output.
+	Dropped bool `json:"dropped,omitempty"`
 	// Reason says why a GGUF mix (or a -type-for rule) gave the tensor its
 	// type.
 	Reason string `json:"type_reason,omitempty"`
@@ -203,6 +258,8 @@ type Result struct {
 	BytesIn  int64          `json:"bytes_in"`
 	BytesOut int64          `json:"bytes_out"`
 	Seconds  float64        `json:"seconds"`
+	// Summary is Summarize's, as Convert returns it.
+	Summary *Summary `json:"summary,omitempty"`
 }
 
 // Cast returns the number of tensors that were cast.
@@ -291,12 +348,17 @@ type plan struct {
 	pruned    bool // the layout prunes (prune is set)
 	// model describes the llama.cpp model file the GGUF output is, nil for
 	// generic GGUF and safetensors output; ggufKV is the typed metadata the
-	// GGUF file starts with (the model's, or a GGUF input's).
+	// GGUF file starts with (the model's, a GGUF input's, or the generic
+	// keys, which generic reports); meta then holds only our tcast.* keys.
 	model   *ggufmodel.Model
 	ggufKV  []gguf.KV
-	dropped []TensorResult // input tensors the model file leaves out
+	generic bool
+	dropped []dropped // input tensors the model file leaves out
 	// mixed reports that Options.GGUFMix chooses the types (mixApplies).
 	mixed bool
+	// impNames maps Hugging Face names to the GGUF names an importance
+	// matrix holds, for output that is not GGUF (nil: names as they are).
+	impNames *ggufmodel.Model
 }
 
 // storedBits is what a cast weight of the given shape costs per value in the
@@ -468,7 +530,7 @@ func newPlan(in *load.Checkpoint, opts *Options) (*plan, error) {
 		p.meta = map[string]string{} // GGUF key/values are not safetensors metadata
 	}
 	if p.lay.Container() == layout.GGUF {
-		if err := p.ggufModel(in, opts); err != nil {
+		if err := p.ggufMetadata(in, opts); err != nil {
 			return nil, err
 		}
 	}
@@ -476,14 +538,11 @@ func newPlan(in *load.Checkpoint, opts *Options) (*plan, error) {
 	if p.mixed && opts.Include != nil {
 		return nil, fmt.Errorf("-include does not apply to the %s mix, whose rules choose the tensors to quantize: name types with -type-for RE=TYPE", opts.GGUFMix)
 	}
-	if (opts.GGUFPure || len(opts.TypeFor) > 0) && p.lay.Container() != layout.GGUF {
-		return nil, fmt.Errorf("-type-for and -gguf-pure choose GGUF types: they need -layout gguf, not %s", p.lay.Name())
-	}
 	if opts.GGUFPure && !p.mixed {
-		return nil, errors.New("-gguf-pure applies to a GGUF mix: this output is generic GGUF, where the datatype already goes to every cast weight")
+		return nil, &OptionError{Flag: "-gguf-pure", Reason: "applies to a GGUF mix: this output is generic GGUF, where the datatype already goes to every cast weight; drop -gguf-pure"}
 	}
 	if opts.Imatrix != nil && p.lay.Container() != layout.GGUF {
-		return nil, fmt.Errorf("-imatrix weights the GGUF quantizers' error: it needs -layout gguf (the %s layout's datatypes choose their scales by rule)", p.lay.Name())
+		p.imatrixNames()
 	}
 	seen := map[string]string{}
 	why := map[string]int{}
@@ -497,7 +556,7 @@ func newPlan(in *load.Checkpoint, opts *Options) (*plan, error) {
 				return nil, err
 			}
 			if mp.Name == "" {
-				p.dropped = append(p.dropped, TensorResult{Name: info.Name, Shape: info.Shape, Source: info.Type, Note: "dropped: " + mp.Dropped})
+				p.dropped = append(p.dropped, dropped{info: info, why: mp.Dropped})
 				continue
 			}
 			d.info.Name, d.xform, d.f32 = mp.Name, mp.Transform, mp.Float32
@@ -667,6 +726,9 @@ func Convert(inPath, out string, opts Options) (*Result, error) {
 	if opts.Layout == nil {
 		opts.Layout, _ = layout.Get("tcast")
 	}
+	if err := opts.Check(); err != nil {
+		return nil, err
+	}
 	_, pruned := layout.PruningOf(opts.Layout)
 	if opts.DataType == nil && !pruned && opts.GGUFMix.IsZero() {
 		return nil, errors.New("no datatype to cast to")
@@ -682,9 +744,6 @@ func Convert(inPath, out string, opts Options) (*Result, error) {
 	}
 	probe := opts.DataType
 	if !opts.GGUFMix.IsZero() {
-		if lay.Container() != layout.GGUF {
-			return nil, fmt.Errorf("the %s mix is a GGUF mix: it needs -layout gguf, not %s", opts.GGUFMix, lay.Name())
-		}
 		if probe == nil {
 			var err error
 			if probe, err = layout.DataType(lay, strings.ToLower(opts.GGUFMix.Base().String())); err != nil {
@@ -728,9 +787,7 @@ func Convert(inPath, out string, opts Options) (*Result, error) {
 		return nil, fmt.Errorf("the %s layout writes %s beside the weights, so -o must name a directory, not the file %s",
 			lay.Name(), strings.Join(names, " and "), out)
 	}
-	if lay.Container() == layout.GGUF && p.model == nil {
-		p.meta["general.name"] = strings.TrimSuffix(filepath.Base(dest), ".gguf")
-	}
+	p.nameGeneric(strings.TrimSuffix(filepath.Base(dest), ".gguf"))
 	stage, err := beginOutput(dest, isDir, opts.Force)
 	if err != nil {
 		return nil, err
@@ -740,7 +797,7 @@ func Convert(inPath, out string, opts Options) (*Result, error) {
 	if isDir {
 		weightPath = filepath.Join(stage.Path(), fileName(lay))
 	}
-	sink, err := newSink(lay.Container(), weightPath, p.specs, p.meta, p.ggufKV, p.tailKV(), opts.ShardSize)
+	sink, err := newSink(lay.Container(), weightPath, p.specs, p.meta, append(slices.Clip(p.ggufKV), p.tailKV()...), opts.ShardSize)
 	if err != nil {
 		return nil, err
 	}
@@ -877,7 +934,9 @@ func Convert(inPath, out string, opts Options) (*Result, error) {
 			return nil, err
 		}
 	}
-	res.Tensors = append(res.Tensors, p.dropped...)
+	for _, d := range p.dropped {
+		res.Tensors = append(res.Tensors, d.result())
+	}
 	for name, b := range p.files {
 		if err := writeNew(filepath.Join(stage.Path(), name), b); err != nil {
 			return nil, err
@@ -887,6 +946,8 @@ func Convert(inPath, out string, opts Options) (*Result, error) {
 		return nil, err
 	}
 	res.Seconds = time.Since(start).Seconds()
+	sum := res.Summarize()
+	res.Summary = &sum
 	return res, nil
 }
 
@@ -912,7 +973,7 @@ func (p *plan) run(d *decision) ([]layout.Tensor, error) {
 	if !d.cast {
 		v, _, err := p.in.Float32(d.source)
 		if err == nil {
-			v, err = transformed(d, v)
+			v, err = d.xform.Apply(v, d.info.Shape)
 		}
 		if err != nil {
 			return nil, err
@@ -921,7 +982,7 @@ func (p *plan) run(d *decision) ([]layout.Tensor, error) {
 	}
 	x, _, err := p.in.Float32(d.source)
 	if err == nil {
-		x, err = transformed(d, x)
+		x, err = d.xform.Apply(x, d.info.Shape)
 	}
 	if err != nil {
 		return nil, err

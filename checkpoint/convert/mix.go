@@ -11,6 +11,7 @@ import (
 	"github.com/tensorcast-go/tensorcast/checkpoint/ggufmix"
 	"github.com/tensorcast-go/tensorcast/checkpoint/imatrix"
 	"github.com/tensorcast-go/tensorcast/checkpoint/layout"
+	"github.com/tensorcast-go/tensorcast/kernels"
 	"github.com/tensorcast-go/tensorcast/tcast"
 )
 
@@ -31,7 +32,7 @@ const (
 	// embedding, which llama-quantize quantizes without it too.
 	ImportanceIgnored = "size mismatch on the token embedding: quantized without"
 	// ImportanceUnused: the tensor's type has no search that takes it
-	// (Q8_0, Q4_0, MXFP4, the plain floats).
+	// (Q8_0, MXFP4, the plain floats).
 	ImportanceUnused = "not used by this type's quantizer"
 )
 
@@ -123,25 +124,20 @@ func (p *plan) decideMix(d *decision, keep func(string) error) (*tcast.DataType,
 }
 
 // overrideType applies the first -type-for rule matching a cast weight of
-// a GGUF output without a mix (one datatype for every weight): the rule's
-// type, which must fit the row length.
+// a GGUF output without a mix (one datatype for every weight), as ggufmix
+// decides and words it: the rule's type, which must fit the row length
+// (there is no mix to fall back by).
 func (p *plan) overrideType(d *decision, dt *tcast.DataType) (*tcast.DataType, error) {
-	for _, o := range p.opts.TypeFor {
-		if !o.Pattern.MatchString(d.info.Name) {
-			continue
-		}
-		if row := d.info.Shape[len(d.info.Shape)-1]; o.Type.Quantized() && row%o.Type.BlockSize() != 0 {
-			return nil, fmt.Errorf("tensor %s: -type-for %s: the row length %d is not a multiple of %v's block of %d",
-				d.info.Name, o.Value, row, o.Type, o.Type.BlockSize())
-		}
-		odt, err := p.ggufDataType(o.Type)
-		if err != nil {
-			return nil, fmt.Errorf("tensor %s: -type-for %s: %w", d.info.Name, o.Value, err)
-		}
-		d.result.Reason = "-type-for " + o.Value
-		return odt, nil
+	c, ok, err := ggufmix.Overridden(p.opts.TypeFor, ggufmix.Tensor{Name: d.info.Name, Shape: d.info.Shape}, false)
+	if err != nil || !ok {
+		return dt, err
 	}
-	return dt, nil
+	odt, err := p.ggufDataType(c.Type)
+	if err != nil {
+		return nil, fmt.Errorf("tensor %s: %s: %w", d.info.Name, c.Reason, err)
+	}
+	d.result.Reason = c.Reason
+	return odt, nil
 }
 
 // importance finds the importance vector of a weight cast to a GGUF type:
@@ -151,11 +147,14 @@ func (p *plan) overrideType(d *decision, dt *tcast.DataType) (*tcast.DataType, e
 // mismatch is an error naming the tensor.
 func (p *plan) importance(d *decision) error {
 	im := p.opts.Imatrix
-	if im == nil || !d.cast || p.lay.Container() != layout.GGUF {
+	if im != nil && p.lay.Container() != layout.GGUF {
+		return p.tcastImportance(d)
+	}
+	if im == nil || !d.cast {
 		return nil
 	}
 	typ := d.specs[0].GGML
-	if !layout.GGUFImportance(typ) {
+	if !gguf.Searches(typ) {
 		d.result.Importance = ImportanceUnused
 		return nil
 	}
@@ -194,18 +193,17 @@ func (s *wsum) add(imp []float32, cols, rowsPer, r0 int, x, y []float32) {
 	for r := 0; r*cols < len(x); r++ {
 		k := (r0 + r) / rowsPer
 		w := imp[k*cols : (k+1)*cols]
-		xr, yr := x[r*cols:(r+1)*cols], y[r*cols:(r+1)*cols]
-		var sig, noise float64
-		for i, v := range w {
-			a, e := float64(xr[i]), float64(xr[i])-float64(yr[i])
-			if math.IsNaN(e) || math.IsInf(e, 0) {
-				continue // counted by the plain sums (Lost)
-			}
-			sig += float64(v) * a * a
-			noise += float64(v) * e * e
+		// Elements whose error is not finite are left out: the plain sums
+		// count them (Lost).
+		var sig, noise [kernels.ErrorLanes]float64
+		kernels.WeightedErrorSums(&sig, &noise, w, x[r*cols:(r+1)*cols], y[r*cols:(r+1)*cols])
+		var rs, rn float64
+		for l := range sig {
+			rs += sig[l]
+			rn += noise[l]
 		}
-		s.signal += sig
-		s.noise += noise
+		s.signal += rs
+		s.noise += rn
 	}
 }
 
@@ -251,6 +249,21 @@ func (s wsum) sqnr() *float64 {
 	return &v
 }
 
+// fileType returns the mix that labels a GGUF output (general.file_type):
+// Options.GGUFMix when it chooses the types, else the mix of
+// Options.DataType's ggml type (ggufmix.ForType), whatever -type-for does
+// to single tensors; false when there is none.
+func (p *plan) fileType() (ggufmix.Mix, bool) {
+	if p.mixed {
+		return p.opts.GGUFMix, true
+	}
+	t, ok := layout.GGUFTypeOf(p.opts.DataType)
+	if !ok {
+		return ggufmix.Mix{}, false
+	}
+	return ggufmix.ForType(t)
+}
+
 // tailKV is the typed metadata a GGUF output gets after the model's (or
 // the input's): general.file_type of a mix, when the model's keys do not
 // carry it, and the importance matrix's quantize.imatrix.* keys.
@@ -259,8 +272,8 @@ func (p *plan) tailKV() []gguf.KV {
 		return nil
 	}
 	var kv []gguf.KV
-	if p.mixed && p.model == nil {
-		kv = append(kv, gguf.KV{Key: "general.file_type", Value: gguf.Uint32(p.opts.GGUFMix.FileType())})
+	if m, ok := p.fileType(); ok && p.mixed && p.model == nil {
+		kv = append(kv, gguf.KV{Key: gguf.KeyFileType, Value: gguf.Uint32(m.FileType())})
 	}
 	if p.opts.Imatrix != nil {
 		kv = append(kv, p.opts.Imatrix.Metadata()...)

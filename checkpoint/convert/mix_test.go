@@ -299,10 +299,16 @@ func TestMixOverrides(t *testing.T) {
 	assert.Equal(t, gguf.TypeQ8_0, types["model.layers.2.mlp.down_proj.weight"])
 	assert.Equal(t, gguf.TypeIQ4_NL, types["model.layers.2.mlp.up_proj.weight"])
 	assert.Equal(t, gguf.TypeQ4_K, types["model.layers.2.mlp.gate_proj.weight"])
+	for _, r := range res.Tensors {
+		if r.Name == "model.layers.2.mlp.up_proj.weight" {
+			assert.Equal(t, "-type-for up_proj=iq4_nl: IQ4_NL", r.Reason, "worded as with a mix")
+		}
+	}
 	ovs, err = ggufmix.ParseOverrides([]string{`down_proj=q4_k`})
 	require.NoError(t, err)
 	_, _, err = convertMix(t, src, "q8_0", Options{GGUFGeneric: true, TypeFor: ovs})
-	require.Error(t, err)
+	var te *ggufmix.TensorError
+	require.ErrorAs(t, err, &te)
 	assert.ErrorContains(t, err, "model.layers.0.mlp.down_proj.weight")
 	assert.ErrorContains(t, err, "320")
 }
@@ -312,17 +318,33 @@ func TestMixErrors(t *testing.T) {
 	_, _, err := convertMix(t, src, "q4_k_m", Options{Include: regexp.MustCompile("norm")})
 	assert.ErrorContains(t, err, "-include")
 	_, _, err = convertMix(t, src, "q4_k", Options{GGUFGeneric: true, GGUFPure: true})
-	assert.ErrorContains(t, err, "-gguf-pure")
+	var oe *OptionError
+	require.ErrorAs(t, err, &oe)
+	assert.Equal(t, "-gguf-pure", oe.Flag)
 
 	tc, err := layout.Get("tcast")
 	require.NoError(t, err)
 	mix, err := ggufmix.Lookup("q4_k_m")
 	require.NoError(t, err)
-	_, err = Convert(src, filepath.Join(t.TempDir(), "o"), Options{Layout: tc, GGUFMix: mix})
-	assert.ErrorContains(t, err, "-layout gguf")
 	im := &imatrix.Imatrix{Path: "x.dat"}
-	_, err = Convert(src, filepath.Join(t.TempDir(), "o"), Options{Layout: tc, DataType: mustDataType(t, tc, "mxfp4"), Imatrix: im})
-	assert.ErrorContains(t, err, "-imatrix")
+	ovs, err := ggufmix.ParseOverrides([]string{"a=q8_0"})
+	require.NoError(t, err)
+	mx := mustDataType(t, tc, "mxfp4")
+	// Refused before the input is read (it does not exist), with one
+	// wording per flag.
+	for _, c := range []struct {
+		o    Options
+		want string
+	}{
+		{Options{Layout: tc, GGUFMix: mix}, "-dtype Q4_K_M names a GGUF mix: add -layout gguf"},
+		{Options{DataType: mx, Imatrix: im}, "-imatrix weights the error of quantizers that search, the GGUF types of -layout gguf (q4_k_m, iq4_xs, ...) and the codebook datatypes of several tables (mxfi4, mxfp4e, icb44fi2_e32s8, ...); mxfp4e2 does not search (its scales come by rule, from one table at most): drop -imatrix, or choose such a datatype or -layout gguf"},
+		{Options{Layout: tc, DataType: mx, TypeFor: ovs}, "-type-for applies to GGUF output: add -layout gguf"},
+		{Options{Layout: tc, DataType: mx, GGUFPure: true}, "-gguf-pure applies to GGUF output: add -layout gguf"},
+	} {
+		_, err = Convert(filepath.Join(t.TempDir(), "none"), filepath.Join(t.TempDir(), "o"), c.o)
+		require.ErrorAs(t, err, &oe, c.want)
+		assert.Equal(t, c.want, err.Error())
+	}
 }
 
 func mustDataType(t *testing.T, l layout.Layout, name string) *tcast.DataType {

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/gguf"
@@ -15,22 +14,25 @@ import (
 	"github.com/tensorcast-go/tensorcast/checkpoint/safetensors"
 )
 
-// ggufModel decides what the metadata of a GGUF output is. A GGUF input
-// keeps its own (so a llama.cpp model stays one), less the keys that
-// describe the output (ours, the file type, the quantization version and
-// the importance matrix's). A checkpoint whose config.json names an architecture
-// ggufmodel knows becomes the llama.cpp model file, with its tokenizer; any
-// other keeps the generic metadata: general.architecture from config.json's
-// model_type, or "tcast".
-func (p *plan) ggufModel(in *load.Checkpoint, opts *Options) error {
+// ggufMetadata decides what the typed metadata of a GGUF output starts
+// with (p.ggufKV, its one owner). A GGUF input keeps its own (so a
+// llama.cpp model stays one), less the keys that describe the output
+// (ours, the file type, the quantization version and the importance
+// matrix's), with general.architecture "tcast" when it has none. A
+// checkpoint whose config.json names an architecture ggufmodel knows
+// becomes the llama.cpp model file, with its tokenizer (finishModel writes
+// its keys). Any other gets the generic metadata: general.architecture
+// from config.json's model_type, or "tcast", and general.name, which
+// Convert names after the output (nameGeneric).
+func (p *plan) ggufMetadata(in *load.Checkpoint, opts *Options) error {
 	p.meta = map[string]string{} // safetensors metadata is not carried into GGUF
 	if g := in.GGUF(); g != nil {
 		if g.Architecture() == "" {
-			p.ggufKV = append(p.ggufKV, gguf.KV{Key: gguf.KeyArchitecture, Value: gguf.String("tcast")})
+			p.ggufKV = append(p.ggufKV, gguf.KV{Key: gguf.KeyArchitecture, Value: gguf.String(genericArch)})
 		}
 		for _, kv := range g.KV {
 			if strings.HasPrefix(kv.Key, layout.KeyPrefix) || strings.HasPrefix(kv.Key, imatrix.KeyQuantizePrefix) ||
-				kv.Key == "general.file_type" || kv.Key == gguf.KeyQuantizationVersion {
+				kv.Key == gguf.KeyFileType || kv.Key == gguf.KeyQuantizationVersion {
 				continue
 			}
 			p.ggufKV = append(p.ggufKV, kv)
@@ -52,15 +54,35 @@ func (p *plan) ggufModel(in *load.Checkpoint, opts *Options) error {
 			return nil
 		}
 	}
+	arch := genericArch
 	var cfg struct {
 		ModelType string `json:"model_type"`
 	}
 	if json.Unmarshal(in.Config(), &cfg) == nil && cfg.ModelType != "" && ggufmodel.Architectures()[cfg.ModelType] == "" {
 		// A known architecture written generically is not a file llama.cpp
 		// would take for that model.
-		p.meta["general.architecture"] = cfg.ModelType
+		arch = cfg.ModelType
 	}
+	p.ggufKV = []gguf.KV{{Key: gguf.KeyArchitecture, Value: gguf.String(arch)}, {Key: gguf.KeyName, Value: gguf.String("")}}
+	p.generic = true
 	return nil
+}
+
+// genericArch is general.architecture of a GGUF output that is no model of
+// an architecture llama.cpp knows.
+const genericArch = "tcast"
+
+// nameGeneric gives generic GGUF output (see ggufMetadata) its
+// general.name.
+func (p *plan) nameGeneric(name string) {
+	if !p.generic {
+		return
+	}
+	for i := range p.ggufKV {
+		if p.ggufKV[i].Key == gguf.KeyName {
+			p.ggufKV[i].Value = gguf.String(name)
+		}
+	}
 }
 
 // addExtras declares the tensors a llama.cpp model file holds that the
@@ -106,16 +128,8 @@ func (p *plan) finishModel() error {
 		return err
 	}
 	ft := -1
-	for _, d := range p.tensors {
-		if d.cast {
-			if t, ok := ggufmodel.FileType(d.specs[0].GGML); ok {
-				ft = t
-			}
-			break
-		}
-	}
-	if p.mixed {
-		ft = int(p.opts.GGUFMix.FileType())
+	if m, ok := p.fileType(); ok {
+		ft = int(m.FileType())
 	}
 	p.ggufKV = p.model.KV(ggufmodel.KVOptions{Name: filepath.Base(p.in.Dir()), FileType: ft})
 	xf := map[string]ggufmodel.Transform{}
@@ -128,23 +142,22 @@ func (p *plan) finishModel() error {
 		p.meta[layout.KeyTransforms] = jsonString(xf)
 	}
 	if len(p.dropped) > 0 {
-		dropped := map[string]string{}
-		for _, r := range p.dropped {
-			dropped[r.Name] = strings.TrimPrefix(r.Note, "dropped: ")
+		why := map[string]string{}
+		for _, d := range p.dropped {
+			why[d.info.Name] = d.why
 		}
-		p.meta[layout.KeyDropped] = jsonString(dropped)
+		p.meta[layout.KeyDropped] = jsonString(why)
 	}
 	return nil
 }
 
-// transformed returns the values x of tensor d (from the input, which may
-// map them read-only) with the model file's change applied.
-func transformed(d *decision, x []float32) ([]float32, error) {
-	if d.xform.IsZero() {
-		return x, nil
-	}
-	if d.xform.AddOne {
-		x = slices.Clone(x)
-	}
-	return d.xform.Apply(x, d.info.Shape)
+// dropped is an input tensor the llama.cpp model file leaves out, and why.
+type dropped struct {
+	info load.Info
+	why  string
+}
+
+// result is the report's line of a dropped tensor.
+func (d dropped) result() TensorResult {
+	return TensorResult{Name: d.info.Name, Shape: d.info.Shape, Source: d.info.Type, Note: "dropped: " + d.why, Dropped: true}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/gguf"
+	"github.com/tensorcast-go/tensorcast/checkpoint/ggufmix"
 	"github.com/tensorcast-go/tensorcast/checkpoint/ggufmodel"
 	"github.com/tensorcast-go/tensorcast/checkpoint/layout"
 	"github.com/tensorcast-go/tensorcast/checkpoint/load"
@@ -220,11 +221,17 @@ func TestModelGGUF(t *testing.T) {
 
 		// The report lists the dropped tensors; verify pairs the rest.
 		notes := map[string]string{}
+		var dropped []string
 		for _, r := range res.Tensors {
 			notes[r.Name] = r.Note
+			if r.Dropped {
+				dropped = append(dropped, r.Name)
+			}
 		}
 		assert.Contains(t, notes["lm_head.weight"], "dropped: ")
 		assert.Contains(t, notes["model.layers.0.self_attn.rotary_emb.inv_freq"], "dropped: ")
+		assert.ElementsMatch(t, []string{"lm_head.weight", "model.layers.0.self_attn.rotary_emb.inv_freq",
+			"model.layers.1.self_attn.rotary_emb.inv_freq"}, dropped)
 		vr, err := Verify(src, out)
 		require.NoError(t, err)
 		assert.Len(t, vr, 2+tlLayers*10)
@@ -404,4 +411,20 @@ func TestModelGGUFPlainTypes(t *testing.T) {
 		}
 		assert.Equal(t, files[0], files[1], "%s: streamed and whole casts write the same file", c.dtype)
 	}
+}
+
+func TestModelGGUFFileTypeOfDataType(t *testing.T) {
+	// general.file_type is the -dtype's (llama.h: MOSTLY_MXFP4_MOE 38),
+	// whatever -type-for gives the first weights (here Q8_0, which is 7).
+	src := tinyLlama(t, t.TempDir(), nil)
+	ovs, err := ggufmix.ParseOverrides([]string{`token_embd|output|blk\.0\.=q8_0`})
+	require.NoError(t, err)
+	out, _, err := convertGGUF(t, src, "mxfp4", Options{TypeFor: ovs})
+	require.NoError(t, err)
+	types := ggufTypes(t, out)
+	assert.Equal(t, gguf.TypeQ8_0, types["token_embd.weight"])
+	assert.Equal(t, gguf.TypeMXFP4, types["blk.1.ffn_up.weight"])
+	ft, ok := ggufKV(t, out, "general.file_type")
+	require.True(t, ok)
+	assert.Equal(t, uint32(38), ft)
 }

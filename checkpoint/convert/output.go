@@ -34,9 +34,9 @@ var wrapSink func(sink) sink
 
 // newSink starts writing specs at path: a file, or (shardSize > 0) shards in
 // path's directory.
-func newSink(c layout.Container, path string, specs []layout.Spec, meta map[string]string, kv, tail []gguf.KV, shardSize int64) (sink, error) {
+func newSink(c layout.Container, path string, specs []layout.Spec, meta map[string]string, kv []gguf.KV, shardSize int64) (sink, error) {
 	if c == layout.GGUF {
-		return newGGUFSink(path, specs, meta, kv, tail)
+		return newGGUFSink(path, specs, kv, meta)
 	}
 	ss := make([]safetensors.TensorSpec, len(specs))
 	for i, s := range specs {
@@ -68,33 +68,26 @@ func (ggufSink) PatchMetadata(map[string]string) error {
 	return errors.New("GGUF output declares no metadata to patch")
 }
 
-// newGGUFSink starts a GGUF file: the typed metadata kv (a llama.cpp
-// model's, or a GGUF input's), or else general.architecture and
-// general.name from meta; then the typed metadata tail; then the toolkit's
-// own keys from meta.
-func newGGUFSink(path string, specs []layout.Spec, meta map[string]string, kv, tail []gguf.KV) (sink, error) {
+// newGGUFSink starts a GGUF file: the typed metadata kv, then our own
+// tcast.* keys from meta, in layout.GGUFKeys' order.
+func newGGUFSink(path string, specs []layout.Spec, kv []gguf.KV, meta map[string]string) (sink, error) {
 	var w gguf.Writer
-	var kvs [][2]string
-	if kv == nil {
-		arch := "tcast"
-		if a := meta["general.architecture"]; a != "" {
-			arch = a
-		}
-		kv = []gguf.KV{{Key: "general.architecture", Value: gguf.String(arch)}, {Key: "general.name", Value: gguf.String(meta["general.name"])}}
-	}
-	for _, p := range append(slices.Clip(kv), tail...) {
+	for _, p := range kv {
 		if err := w.AddKV(p.Key, p.Value); err != nil {
 			return nil, err
 		}
 	}
-	for _, k := range []string{layout.KeyDataType, layout.KeyLayout, layout.KeyWeights, layout.KeyTransposed, layout.KeyRenamed, layout.KeyTransforms, layout.KeyDropped} {
-		if v, ok := meta[k]; ok {
-			kvs = append(kvs, [2]string{k, v})
+	keys := layout.GGUFKeys()
+	for k := range meta {
+		if !slices.Contains(keys, k) {
+			return nil, fmt.Errorf("metadata %q has no place in GGUF output (layout.GGUFKeys)", k)
 		}
 	}
-	for _, kv := range kvs {
-		if err := w.AddKV(kv[0], gguf.String(kv[1])); err != nil {
-			return nil, err
+	for _, k := range keys {
+		if v, ok := meta[k]; ok {
+			if err := w.AddKV(k, gguf.String(v)); err != nil {
+				return nil, err
+			}
 		}
 	}
 	for _, s := range specs {

@@ -20,6 +20,7 @@ import (
 // VerifyResult compares one tensor of a converted checkpoint with its source.
 type VerifyResult struct {
 	Name      string   `json:"name"`
+	Shape     []int    `json:"shape"`
 	Converted bool     `json:"converted"`
 	DataType  string   `json:"datatype,omitempty"` // the converted tensor's datatype or stored type
 	SQNR      *float64 `json:"sqnr_db"`            // nil: exact, or an all-zero source
@@ -30,9 +31,25 @@ type VerifyResult struct {
 	Lost int `json:"nonfinite_outputs"`
 	// WeightedSQNR is the SQNR in dB with each element weighted by its
 	// column's importance (VerifyOptions.Imatrix; by the converted tensor's
-	// name), nil without an importance matrix, for a tensor it has no entry
-	// for, or when the tensor is exact.
+	// name, else, for a Hugging Face source of an architecture package
+	// ggufmodel knows, by its GGUF name), nil without an importance matrix,
+	// for a tensor it has no entry for, or when the tensor is exact.
 	WeightedSQNR *float64 `json:"weighted_sqnr_db,omitempty"`
+}
+
+// MeanWeightedSQNR returns the mean of the results' WeightedSQNR by
+// elements (MeanSQNR, as convert's Summary), nil when none has one, and
+// the number of tensors that have one.
+func MeanWeightedSQNR(rs []VerifyResult) (*float64, int) {
+	var m MeanSQNR
+	n := 0
+	for _, r := range rs {
+		if r.WeightedSQNR != nil {
+			m.Add(r.WeightedSQNR, elementsOf(r.Shape))
+			n++
+		}
+	}
+	return m.Mean(), n
 }
 
 // VerifyOptions control VerifyWith. The zero value is Verify.
@@ -72,28 +89,28 @@ func VerifyWith(orig, conv string, o VerifyOptions) ([]VerifyResult, error) {
 		return nil, err
 	}
 	defer c.Close()
-	// Tensors the conversion renamed are paired by their source names.
-	convName := map[string]string{}
-	if js, ok := c.Metadata()[layout.KeyRenamed]; ok {
-		var renamed map[string]string
-		if err := json.Unmarshal([]byte(js), &renamed); err != nil {
-			return nil, fmt.Errorf("%s: metadata %s: %w", conv, layout.KeyRenamed, err)
-		}
-		for n, o := range renamed {
-			convName[o] = n
-		}
-	}
+	var renamed, dropped map[string]string
 	var xf map[string]ggufmodel.Transform
-	var dropped map[string]string
 	for _, m := range []struct {
 		key string
 		dst any
-	}{{layout.KeyTransforms, &xf}, {layout.KeyDropped, &dropped}} {
+	}{{layout.KeyRenamed, &renamed}, {layout.KeyTransforms, &xf}, {layout.KeyDropped, &dropped}} {
 		if js, ok := c.Metadata()[m.key]; ok {
 			if err := json.Unmarshal([]byte(js), m.dst); err != nil {
 				return nil, fmt.Errorf("%s: metadata %s: %w", conv, m.key, err)
 			}
 		}
+	}
+	// Importance entries are GGUF names: a Hugging Face source of a known
+	// architecture is looked up under its tensors' GGUF names too.
+	var impNames *ggufmodel.Model
+	if o.Imatrix != nil {
+		impNames, _ = ggufmodel.Detect(src.Config())
+	}
+	// Tensors the conversion renamed are paired by their source names.
+	convName := map[string]string{}
+	for n, o := range renamed {
+		convName[o] = n
 	}
 	var out []VerifyResult
 	for _, ti := range src.Tensors() {
@@ -108,7 +125,7 @@ func VerifyWith(orig, conv string, o VerifyOptions) ([]VerifyResult, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: %s has tensor %s, %s does not", ErrMismatch, orig, ti.Name, conv)
 		}
-		r := VerifyResult{Name: ti.Name, Converted: ci.Quantized(), DataType: ci.Type}
+		r := VerifyResult{Name: ti.Name, Shape: ti.Shape, Converted: ci.Quantized(), DataType: ci.Type}
 		if !ti.Float || !ci.Float {
 			a, err := src.Bytes(ti.Name)
 			if err != nil {
@@ -129,7 +146,7 @@ func VerifyWith(orig, conv string, o VerifyOptions) ([]VerifyResult, error) {
 			return nil, err
 		}
 		if t, ok := xf[cname]; ok {
-			if want, err = t.Apply(slices.Clone(want), ti.Shape); err != nil {
+			if want, err = t.Apply(want, ti.Shape); err != nil {
 				return nil, fmt.Errorf("%s: tensor %s: %w", orig, ti.Name, err)
 			}
 		}
@@ -143,7 +160,13 @@ func VerifyWith(orig, conv string, o VerifyOptions) ([]VerifyResult, error) {
 		e := Compare(want, got)
 		r.SQNR, r.MSE, r.MaxAbsErr, r.Lost = e.SQNR, e.MSE, e.MaxAbs, e.Lost
 		if o.Imatrix != nil && r.Converted && len(shape) >= 2 {
-			r.WeightedSQNR = weightedSQNR(o.Imatrix, cname, shape, want, got)
+			iname := cname
+			if impNames != nil && !o.Imatrix.Has(cname) {
+				if mp, err := impNames.Tensor(ti.Name); err == nil && mp.Name != "" {
+					iname = mp.Name
+				}
+			}
+			r.WeightedSQNR = weightedSQNR(o.Imatrix, iname, shape, want, got)
 		}
 		out = append(out, r)
 		src.Release(ti.Name)

@@ -723,3 +723,22 @@ func TestDequantizeQ8_0EveryScale(t *testing.T) {
 		}
 	}
 }
+
+func TestBitsPerValue(t *testing.T) {
+	for _, c := range []struct {
+		t    Type
+		want float64
+	}{
+		{TypeF32, 32}, {TypeF16, 16}, {TypeBF16, 16},
+		{TypeQ8_0, 8.5},    // 34 bytes per 32
+		{TypeQ4_0, 4.5},    // 18 per 32
+		{TypeMXFP4, 4.25},  // 17 per 32
+		{TypeQ4_K, 4.5},    // 144 per 256
+		{TypeQ6_K, 6.5625}, // 210 per 256
+		{TypeQ2_K, 2.625},  // 84 per 256
+		{TypeIQ4_XS, 4.25}, // 136 per 256
+		{Type(1 << 20), 0}, // unknown
+	} {
+		assert.Equal(t, c.want, c.t.BitsPerValue(), "%v", c.t)
+	}
+}

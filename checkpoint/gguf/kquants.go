@@ -256,19 +256,47 @@ func checkQuant(fn string, t Type, dst []byte, src []float32) {
 	checkBlocks(fn, len(src), len(dst), t.BlockSize(), t.BlockBytes())
 }
 
-// quantizers maps each type Quantize writes to its quantizer.
-var quantizers = map[Type]func(dst []byte, src, importance []float32){
-	TypeQ2_K:   QuantizeQ2_K,
-	TypeQ3_K:   QuantizeQ3_K,
-	TypeQ4_K:   QuantizeQ4_K,
-	TypeQ5_K:   QuantizeQ5_K,
-	TypeQ6_K:   QuantizeQ6_K,
-	TypeQ8_K:   QuantizeQ8_K,
-	TypeIQ4_XS: QuantizeIQ4XS,
-	TypeIQ4_NL: QuantizeIQ4NL,
-	TypeQ4_1:   QuantizeQ4_1,
-	TypeQ5_0:   QuantizeQ5_0,
-	TypeQ5_1:   QuantizeQ5_1,
+// quantizers maps each type Quantize writes to its quantizer, and whether
+// that quantizer searches (Searches).
+var quantizers = map[Type]struct {
+	q        func(dst []byte, src, importance []float32)
+	searches bool
+}{
+	TypeQ2_K:   {QuantizeQ2_K, true},
+	TypeQ3_K:   {QuantizeQ3_K, true},
+	TypeQ4_K:   {QuantizeQ4_K, true},
+	TypeQ5_K:   {QuantizeQ5_K, true},
+	TypeQ6_K:   {QuantizeQ6_K, true},
+	TypeQ8_K:   {QuantizeQ8_K, true},
+	TypeIQ4_XS: {QuantizeIQ4XS, true},
+	TypeIQ4_NL: {QuantizeIQ4NL, true},
+	TypeQ4_1:   {QuantizeQ4_1, true},
+	TypeQ5_0:   {QuantizeQ5_0, true},
+	TypeQ5_1:   {QuantizeQ5_1, true},
+	TypeQ4_0:   {quantizeQ4_0, true},
+	TypeQ8_0:   {func(dst []byte, src, _ []float32) { QuantizeQ8_0(dst, src) }, false},
+	TypeMXFP4:  {func(dst []byte, src, _ []float32) { QuantizeMXFP4(dst, src) }, false},
+}
+
+// QuantizeQ4_0Weighted quantizes src into Q4_0 blocks (len(src)/32·18
+// bytes), choosing each block's scale by the least-squares search of
+// Q5_0 weighted by importance (nil weighs every element equally). It is
+// the Q4_0 quantizer that takes an importance matrix, as llama-quantize's
+// does; QuantizeQ4_0 is ggml's rule without a search.
+func QuantizeQ4_0Weighted(dst []byte, src, importance []float32) {
+	checkQuant("QuantizeQ4_0Weighted", TypeQ4_0, dst, src)
+	kernels.QuantizeQ4_0Weighted(dst, src, importance)
+}
+
+// quantizeQ4_0 is Quantize's Q4_0: ggml's rule (QuantizeQ4_0) without an
+// importance vector, as ggml_quantize_chunk does, and the weighted search
+// (QuantizeQ4_0Weighted) with one.
+func quantizeQ4_0(dst []byte, src, importance []float32) {
+	if importance == nil {
+		QuantizeQ4_0(dst, src)
+		return
+	}
+	QuantizeQ4_0Weighted(dst, src, importance)
 }
 
 // Quantize quantizes src into blocks of type t in dst, which must be
@@ -280,7 +308,7 @@ var quantizers = map[Type]func(dst []byte, src, importance []float32){
 // lengths that do not fit give an error naming them.
 func Quantize(t Type, dst []byte, src, importance []float32) error {
 	q, ok := quantizers[t]
-	if !ok {
+	if !ok || q.q == nil {
 		return fmt.Errorf("gguf: quantizing to %v: %w", t, errors.ErrUnsupported)
 	}
 	bs := t.BlockSize()
@@ -294,6 +322,6 @@ func Quantize(t Type, dst []byte, src, importance []float32) error {
 		return fmt.Errorf("gguf: quantizing %d elements to %v: an importance vector of %d: want a row length, a multiple of %d dividing the elements",
 			len(src), t, len(importance), bs)
 	}
-	q(dst, src, importance)
+	q.q(dst, src, importance)
 	return nil
 }

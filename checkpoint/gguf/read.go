@@ -35,6 +35,11 @@ const (
 	// "adapter", "imatrix", ...; a file of a type other than "model" may
 	// lack general.architecture.
 	KeyType = "general.type"
+	// KeyName is the model's name.
+	KeyName = "general.name"
+	// KeyFileType is the llama_ftype of a model file: the mix (or the
+	// type) most of its weights were quantized with.
+	KeyFileType = "general.file_type"
 	// KeyAlignment sets the data alignment (a uint32 power of two).
 	KeyAlignment = "general.alignment"
 	// KeyQuantizationVersion is the ggml quantization format version

@@ -123,10 +123,28 @@ func (t Type) BlockSize() int { return typeTable[t].blockSize }
 // the plain element types), or 0 for an unknown type.
 func (t Type) BlockBytes() int { return typeTable[t].blockBytes }
 
+// BitsPerValue is what an element of type t costs in a tensor, block
+// scales included: 8·BlockBytes/BlockSize (0 for an unknown type).
+func (t Type) BitsPerValue() float64 {
+	if t.BlockSize() == 0 {
+		return 0
+	}
+	return float64(8*t.BlockBytes()) / float64(t.BlockSize())
+}
+
 // Quantized reports whether t stores elements in blocks of more than one
 // element. GGUF files holding such tensors must carry
 // general.quantization_version.
 func (t Type) Quantized() bool { return typeTable[t].blockSize > 1 }
+
+// Searches reports whether Quantize's quantizer of type t searches for its
+// scales, and so weights its error by an importance vector: the K-quants,
+// IQ4_NL, IQ4_XS, Q4_1, Q5_0, Q5_1, and Q4_0 when an importance vector is
+// given (without one, Q4_0 is ggml's rule). Q8_0, MXFP4 and the plain types
+// have no search an importance vector could weight.
+func Searches(t Type) bool {
+	return quantizers[t].searches
+}
 
 // Size returns the number of bytes that n elements of type t occupy. ok is
 // false if t is unknown, n is negative or not a multiple of the block

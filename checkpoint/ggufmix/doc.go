@@ -17,8 +17,7 @@
 //
 // In llama-quantize's order, for each tensor:
 //
-//  1. Tensors that are never quantized keep Options.Keep (F32 by
-//     default): those of fewer than 2 dimensions, names not ending in
+//  1. Tensors that are never quantized are kept as F32: those of fewer than 2 dimensions, names not ending in
 //     "weight", norms, expert routers (ffn_gate_inp), positional and a few
 //     small architecture-specific tensors.
 //  2. The first Override whose pattern matches the name sets the type.

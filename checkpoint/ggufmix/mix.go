@@ -48,6 +48,31 @@ var mixes = []Mix{
 // aliases are llama-quantize's short names for the _M mixes.
 var aliases = map[string]Mix{"Q3_K": MixQ3_K_M, "Q4_K": MixQ4_K_M, "Q5_K": MixQ5_K_M}
 
+// mixMXFP4 is llama-quantize's MXFP4_MOE file type, which this package
+// offers no rules for (Lookup does not know it): ForType gives it for a
+// file whose weights are MXFP4, so that general.file_type says so.
+var mixMXFP4 = Mix{"MXFP4_MOE", 38, gguf.TypeMXFP4}
+
+// ForType returns the mix a file whose weights are of type t is labelled
+// with (its general.file_type): the mix of that base type, the _M mix for
+// the K types that have several (Q4_K is Q4_K_M, as llama-quantize's
+// aliases have it), MXFP4_MOE for MXFP4; false for a type without one
+// (Q8_K).
+func ForType(t gguf.Type) (Mix, bool) {
+	if t == mixMXFP4.base {
+		return mixMXFP4, true
+	}
+	if m, ok := aliases[t.String()]; ok {
+		return m, true
+	}
+	for _, m := range mixes {
+		if m.base == t {
+			return m, true
+		}
+	}
+	return Mix{}, false
+}
+
 // Mixes returns every mix, in llama_ftype order.
 func Mixes() []Mix { return append([]Mix(nil), mixes...) }
 

@@ -192,7 +192,7 @@ func TestPlanLlama32(t *testing.T) {
 				counts[d.Type]++
 
 				// One tensor at a time, placed by its layer, gives the same.
-				c, err := Choose(w.mix, model, ts[i], opt)
+				c, err := choose(w.mix, model, ts[i], opt)
 				require.NoError(t, err, tn)
 				assert.Equal(t, d, c, tn)
 			}
@@ -239,13 +239,10 @@ func TestTiedEmbeddings(t *testing.T) {
 	ds, err := Plan(MixQ4_K_M, model, ts, Options{})
 	require.NoError(t, err)
 	assert.Contains(t, ds[0].Reason, "no output.weight")
-	// Choose reads the flag from the model.
-	d, err := Choose(MixQ4_K_M, Model{Layers: 16, TiedEmbeddings: true}, ts[0], Options{})
+	// With output.weight, the embedding is no output head.
+	ds, err = Plan(MixQ4_K_M, model, append(ts, Tensor{"output.weight", []int{32000, 1024}}), Options{})
 	require.NoError(t, err)
-	assert.Equal(t, Q6_K, d.Type)
-	d, err = Choose(MixQ4_K_M, Model{Layers: 16}, ts[0], Options{})
-	require.NoError(t, err)
-	assert.Equal(t, Q4_K, d.Type)
+	assert.Equal(t, Q4_K, ds[0].Type, ds[0].Reason)
 }
 
 func TestFallback(t *testing.T) {
@@ -278,7 +275,7 @@ func TestFallback(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.mix.String()+"/"+c.name+fmt.Sprint(c.shape), func(t *testing.T) {
-			d, err := Choose(c.mix, Model{Layers: 8}, Tensor{c.name, c.shape}, Options{})
+			d, err := choose(c.mix, Model{Layers: 8}, Tensor{c.name, c.shape}, Options{})
 			require.NoError(t, err)
 			assert.Equal(t, c.want, d.Type, d.Reason)
 			assert.Equal(t, c.fall, d.Fallback, d.Reason)
@@ -321,7 +318,7 @@ func TestOverrides(t *testing.T) {
 	// An override's type still falls back when the row does not fit it.
 	o, err := ParseOverride("narrow=q6_k")
 	require.NoError(t, err)
-	d, err := Choose(MixQ4_K_M, Model{Layers: 4}, Tensor{"blk.3.narrow_proj.weight", []int{8, 96}}, Options{Overrides: []Override{o}})
+	d, err := choose(MixQ4_K_M, Model{Layers: 4}, Tensor{"blk.3.narrow_proj.weight", []int{8, 96}}, Options{Overrides: []Override{o}})
 	require.NoError(t, err)
 	assert.Equal(t, Q8_0, d.Type)
 	assert.True(t, d.Fallback)
@@ -329,9 +326,50 @@ func TestOverrides(t *testing.T) {
 	assert.Equal(t, "-type-for narrow=q6_k: Q6_K; row length 96 is not a multiple of Q6_K's block of 256: falls back to Q8_0", d.Reason)
 
 	// Overrides apply to float mixes too.
-	d, err = Choose(MixF16, Model{Layers: 4}, Tensor{"blk.0.ffn_down.weight", []int{256, 256}}, Options{Overrides: ovs})
+	d, err = choose(MixF16, Model{Layers: 4}, Tensor{"blk.0.ffn_down.weight", []int{256, 256}}, Options{Overrides: ovs})
 	require.NoError(t, err)
 	assert.Equal(t, Q6_K, d.Type)
+}
+
+func TestOverridden(t *testing.T) {
+	ovs, err := ParseOverrides([]string{`ffn_down=q6_k`, `down=q8_0`, `attn_q=bf16`})
+	require.NoError(t, err)
+	for _, c := range []struct {
+		name     string
+		shape    []int
+		fallBack bool
+		matched  bool
+		want     gguf.Type
+		reason   string
+		err      string
+	}{
+		{"blk.0.ffn_down.weight", []int{256, 512}, false, true, Q6_K, "-type-for ffn_down=q6_k: Q6_K", ""},
+		{"mlp.down_proj.weight", []int{256, 512}, false, true, Q8_0, "-type-for down=q8_0: Q8_0", ""},
+		{"blk.0.attn_k.weight", []int{256, 512}, false, false, 0, "", ""},
+		// 96 is no multiple of 256: an error, or Q6_K's fallback Q8_0.
+		{"blk.0.ffn_down.weight", []int{8, 96}, false, true, 0, "",
+			`ggufmix: tensor "blk.0.ffn_down.weight": -type-for ffn_down=q6_k: row length 96 is not a multiple of Q6_K's block of 256`},
+		{"blk.0.ffn_down.weight", []int{8, 96}, true, true, Q8_0,
+			"-type-for ffn_down=q6_k: Q6_K; row length 96 is not a multiple of Q6_K's block of 256: falls back to Q8_0", ""},
+		{"blk.0.attn_q.weight", []int{8, 96}, false, true, BF16, "-type-for attn_q=bf16: BF16", ""},
+		{"blk.0.attn_q.weight", []int{8, 0}, false, true, 0, "", `ggufmix: tensor "blk.0.attn_q.weight": row length 0 in shape [8 0]`},
+	} {
+		d, ok, err := Overridden(ovs, Tensor{c.name, c.shape}, c.fallBack)
+		assert.Equal(t, c.matched, ok, c.name)
+		if c.err != "" {
+			var te *TensorError
+			require.ErrorAs(t, err, &te, c.name)
+			assert.Equal(t, c.err, err.Error())
+			continue
+		}
+		require.NoError(t, err, c.name)
+		assert.Equal(t, c.want, d.Type, c.name)
+		assert.Equal(t, c.reason, d.Reason, c.name)
+		assert.Equal(t, c.shape[1] == 96 && c.want == Q8_0, d.Fallback, c.name)
+	}
+	o, ok := Match(ovs, "blk.3.ffn_down.weight")
+	require.True(t, ok)
+	assert.Equal(t, "ffn_down=q6_k", o.Value, "the first match wins")
 }
 
 func TestParseOverride(t *testing.T) {
@@ -374,6 +412,26 @@ func TestParseOverride(t *testing.T) {
 	assert.Contains(t, err.Error(), "bad regular expression")
 }
 
+func TestForType(t *testing.T) {
+	// llama.h's enum llama_ftype: ALL_F32 0, MOSTLY_F16 1, MOSTLY_Q4_0 2,
+	// MOSTLY_Q8_0 7, MOSTLY_Q2_K 10, MOSTLY_Q3_K_M 12, MOSTLY_Q4_K_M 15,
+	// MOSTLY_Q5_K_M 17, MOSTLY_Q6_K 18, MOSTLY_IQ4_NL 25, MOSTLY_BF16 32,
+	// MOSTLY_MXFP4_MOE 38.
+	for typ, want := range map[gguf.Type]uint32{F32: 0, F16: 1, Q4_0: 2, Q8_0: 7, Q2_K: 10, Q3_K: 12, Q4_K: 15,
+		Q5_K: 17, Q6_K: 18, IQ4NL: 25, BF16: 32, gguf.TypeMXFP4: 38} {
+		m, ok := ForType(typ)
+		require.True(t, ok, typ.String())
+		assert.Equal(t, want, m.FileType(), typ.String())
+		assert.Equal(t, typ, m.Base(), typ.String())
+	}
+	for _, typ := range []gguf.Type{gguf.TypeQ8_K, gguf.TypeI8} {
+		_, ok := ForType(typ)
+		assert.False(t, ok, typ.String())
+	}
+	_, err := Lookup("MXFP4_MOE")
+	assert.Error(t, err, "no rules for MXFP4_MOE: not a mix to ask for")
+}
+
 func TestLookup(t *testing.T) {
 	// llama_ftype values from llama.cpp's include/llama.h.
 	want := map[string]struct {
@@ -404,7 +462,7 @@ func TestLookup(t *testing.T) {
 	assert.Contains(t, ue.Closest, "Q4_K_M")
 	assert.Contains(t, err.Error(), `ggufmix: unknown mix "q4km" (closest: `)
 	assert.True(t, Mix{}.IsZero())
-	_, err = Choose(Mix{}, Model{}, Tensor{"a.weight", []int{2, 2}}, Options{})
+	_, err = choose(Mix{}, Model{}, Tensor{"a.weight", []int{2, 2}}, Options{})
 	assert.Error(t, err)
 }
 
@@ -421,11 +479,11 @@ func TestPure(t *testing.T) {
 }
 
 func TestKeepType(t *testing.T) {
-	d, err := Choose(MixQ4_K_M, Model{Layers: 1}, Tensor{"blk.0.attn_norm.weight", []int{64}}, Options{Keep: F16})
+	d, err := choose(MixQ4_K_M, Model{Layers: 1}, Tensor{"blk.0.attn_norm.weight", []int{64}}, Options{})
 	require.NoError(t, err)
-	assert.Equal(t, F16, d.Type)
+	assert.Equal(t, F32, d.Type)
 	assert.False(t, d.Quantize)
-	assert.Equal(t, "1-D tensor: kept F16", d.Reason)
+	assert.Equal(t, "1-D tensor: kept F32", d.Reason)
 	for name, why := range map[string]string{
 		"blk.0.attn_q.bias":              "not a weight",
 		"blk.0.ffn_gate_inp.weight":      "expert router",
@@ -434,7 +492,7 @@ func TestKeepType(t *testing.T) {
 		"blk.0.ssm_conv1d.weight":        "small or positional tensor (ssm_conv1d)",
 		"model.layers.0.mlp.gate.weight": "expert router",
 	} {
-		d, err := Choose(MixQ4_K_M, Model{Layers: 1}, Tensor{name, []int{64, 64}}, Options{})
+		d, err := choose(MixQ4_K_M, Model{Layers: 1}, Tensor{name, []int{64, 64}}, Options{})
 		require.NoError(t, err)
 		assert.Equal(t, F32, d.Type, name)
 		assert.Equal(t, why+": kept F32", d.Reason, name)
@@ -448,12 +506,12 @@ func TestSpecialModels(t *testing.T) {
 	m70 := Model{Arch: "llama", Layers: 80, Heads: 64, KVHeads: 8}
 	v10 := Tensor{"blk.10.attn_v.weight", []int{1024, 8192}}
 	for mix, want := range map[Mix]gguf.Type{MixQ4_K_M: Q5_K, MixQ3_K_S: Q5_K, MixQ4_K_S: Q5_K, MixQ5_K_S: Q5_K, MixQ6_K: Q6_K} {
-		d, err := Choose(mix, m70, v10, Options{})
+		d, err := choose(mix, m70, v10, Options{})
 		require.NoError(t, err)
 		assert.Equal(t, want, d.Type, "%v: %s", mix, d.Reason)
 	}
 	// 65B (as many KV heads as heads) is not 70B.
-	d, err := Choose(MixQ4_K_M, Model{Arch: "llama", Layers: 80, Heads: 64, KVHeads: 64}, v10, Options{})
+	d, err := choose(MixQ4_K_M, Model{Arch: "llama", Layers: 80, Heads: 64, KVHeads: 64}, v10, Options{})
 	require.NoError(t, err)
 	assert.Equal(t, Q4_K, d.Type)
 
@@ -474,7 +532,7 @@ func TestSpecialModels(t *testing.T) {
 		{"blk.7.ffn_down_exps.weight", []int{8, 4096, 14336}, MixQ4_K_M, Q4_K},
 		{"blk.7.ffn_gate_inp.weight", []int{8, 4096}, MixQ4_K_M, F32},
 	} {
-		d, err := Choose(c.mix, moe, Tensor{c.name, c.shape}, Options{})
+		d, err := choose(c.mix, moe, Tensor{c.name, c.shape}, Options{})
 		require.NoError(t, err)
 		assert.Equal(t, c.want, d.Type, "%v %s: %s", c.mix, c.name, d.Reason)
 	}
@@ -498,13 +556,13 @@ func TestSpecialModels(t *testing.T) {
 		{"blk.6.ffn_down.weight", MixQ3_K_M, Q4_K},
 		{"blk.4.ffn_down.weight", MixQ4_K_S, Q4_K},
 	} {
-		d, err := Choose(c.mix, fal, Tensor{c.name, []int{4544, 4608}}, Options{})
+		d, err := choose(c.mix, fal, Tensor{c.name, []int{4544, 4608}}, Options{})
 		require.NoError(t, err)
 		assert.Equal(t, c.want, d.Type, "%v %s: %s", c.mix, c.name, d.Reason)
 	}
 
 	// A fused QKV follows attn_v's rules.
-	d, err = Choose(MixQ4_K_M, Model{Layers: 32}, Tensor{"blk.0.attn_qkv.weight", []int{9216, 3072}}, Options{})
+	d, err = choose(MixQ4_K_M, Model{Layers: 32}, Tensor{"blk.0.attn_qkv.weight", []int{9216, 3072}}, Options{})
 	require.NoError(t, err)
 	assert.Equal(t, Q6_K, d.Type)
 }
@@ -536,7 +594,7 @@ func TestHFNames(t *testing.T) {
 	} {
 		assert.Equal(t, c.cat, CategoryOf(c.name), c.name)
 		assert.Equal(t, c.layer, LayerOf(c.name), c.name)
-		d, err := Choose(MixQ4_K_M, model, Tensor{c.name, c.shape}, Options{})
+		d, err := choose(MixQ4_K_M, model, Tensor{c.name, c.shape}, Options{})
 		require.NoError(t, err, c.name)
 		assert.Equal(t, c.want, d.Type, "%s: %s", c.name, d.Reason)
 	}
@@ -567,21 +625,21 @@ func TestCategoryAndLayer(t *testing.T) {
 func TestTensorErrors(t *testing.T) {
 	v40 := Tensor{"blk.40.attn_v.weight", []int{4096, 4096}}
 	var te *TensorError
-	_, err := Choose(MixQ4_K_M, Model{Layers: 32}, v40, Options{})
+	_, err := choose(MixQ4_K_M, Model{Layers: 32}, v40, Options{})
 	require.ErrorAs(t, err, &te)
 	assert.Equal(t, `ggufmix: tensor "blk.40.attn_v.weight": layer 40 outside the model's 32 layers`, err.Error())
-	_, err = Choose(MixQ4_K_M, Model{}, v40, Options{})
+	_, err = choose(MixQ4_K_M, Model{}, v40, Options{})
 	require.ErrorAs(t, err, &te)
 	assert.Contains(t, te.Reason, "layer count")
-	_, err = Choose(MixQ4_K_M, Model{Layers: 32}, Tensor{"attn_v.weight", []int{8, 256}}, Options{})
+	_, err = choose(MixQ4_K_M, Model{Layers: 32}, Tensor{"attn_v.weight", []int{8, 256}}, Options{})
 	require.ErrorAs(t, err, &te)
 	assert.Contains(t, te.Reason, "no layer index")
 	// Mixes without layer rules for it, pure mode and float mixes need no position.
 	for _, mix := range []Mix{MixQ6_K, MixF16} {
-		_, err = Choose(mix, Model{}, v40, Options{})
+		_, err = choose(mix, Model{}, v40, Options{})
 		assert.NoError(t, err, mix.String())
 	}
-	_, err = Choose(MixQ4_K_M, Model{}, v40, Options{Pure: true})
+	_, err = choose(MixQ4_K_M, Model{}, v40, Options{Pure: true})
 	assert.NoError(t, err)
 
 	_, err = Plan(MixQ4_K_M, Model{Layers: 32}, []Tensor{v40}, Options{})
@@ -589,7 +647,7 @@ func TestTensorErrors(t *testing.T) {
 	_, err = Plan(MixQ4_K_M, Model{Layers: 32, Experts: 8}, []Tensor{{"ffn_down_exps.weight", []int{8, 64, 256}}}, Options{})
 	require.ErrorAs(t, err, &te)
 	assert.Contains(t, te.Reason, "no layer index")
-	_, err = Choose(MixQ4_K_M, Model{Layers: 1}, Tensor{"blk.0.attn_q.weight", []int{4, 0}}, Options{})
+	_, err = choose(MixQ4_K_M, Model{Layers: 1}, Tensor{"blk.0.attn_q.weight", []int{4, 0}}, Options{})
 	require.ErrorAs(t, err, &te)
 	assert.Contains(t, te.Reason, "row length 0")
 

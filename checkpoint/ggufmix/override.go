@@ -9,16 +9,14 @@ import (
 )
 
 // overrideTypes are the types an override may ask for: the float types and
-// the block types this toolkit writes.
+// the block types the gguf layout writes (but Q8_K, which llama.cpp keeps
+// for its dot products); a test ties the list to the layout's.
 var overrideTypes = []gguf.Type{
 	gguf.TypeF32, gguf.TypeF16, gguf.TypeBF16,
 	gguf.TypeQ4_0, gguf.TypeQ4_1, gguf.TypeQ5_0, gguf.TypeQ5_1, gguf.TypeQ8_0,
 	gguf.TypeQ2_K, gguf.TypeQ3_K, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K,
 	gguf.TypeIQ4_NL, gguf.TypeIQ4_XS, gguf.TypeMXFP4,
 }
-
-// OverrideTypes returns the types an Override may name.
-func OverrideTypes() []gguf.Type { return append([]gguf.Type(nil), overrideTypes...) }
 
 // Override forces a type on the tensors whose name matches a regular
 // expression, like llama-quantize's --tensor-type. Build one with
@@ -89,14 +87,48 @@ func parseType(s string) (gguf.Type, *OverrideError) {
 	return 0, &OverrideError{Reason: "unknown type " + quote(s), Closest: names.Closest(s, known, 3)}
 }
 
-// match returns the first override whose pattern matches name.
-func match(overrides []Override, name string) (Override, bool) {
+// Match returns the first of overrides whose pattern matches name (the
+// first -type-for given wins), and false when none does.
+func Match(overrides []Override, name string) (Override, bool) {
 	for _, o := range overrides {
 		if o.Pattern != nil && o.Pattern.MatchString(name) {
 			return o, true
 		}
 	}
 	return Override{}, false
+}
+
+// override gives d the type of the first of overrides matching its name,
+// with the words the report shows, and reports whether one matched.
+func override(overrides []Override, d *Decision) bool {
+	o, ok := Match(overrides, d.Name)
+	if ok {
+		d.Type, d.Override = o.Type, o.Value
+		d.Reason = "-type-for " + o.Value + ": " + o.Type.String()
+	}
+	return ok
+}
+
+// Overridden decides tensor t by the first of overrides matching its name
+// alone, for output without a mix (one type for every other weight): the
+// decision as a mix would make it (type, -type-for value, reason), and
+// false when no override matches. A row length the type's block does not
+// divide falls back as in a mix when fallBack is set, and is otherwise a
+// *TensorError naming the tensor, the value and the row length.
+func Overridden(overrides []Override, t Tensor, fallBack bool) (Decision, bool, error) {
+	d := Decision{Name: t.Name, Category: CategoryOf(t.Name), Layer: LayerOf(t.Name), Quantize: true}
+	if !override(overrides, &d) {
+		return Decision{}, false, nil
+	}
+	ne0, err := rowLength(t)
+	if err != nil {
+		return Decision{}, true, err
+	}
+	if why := misfit(d.Type, ne0); why != "" && !fallBack {
+		return Decision{}, true, &TensorError{Name: t.Name, Reason: "-type-for " + d.Override + ": " + why}
+	}
+	d.fallBack(ne0)
+	return d, true, nil
 }
 
 // Overrides is a list of overrides that works as a repeatable command-line

@@ -23,10 +23,6 @@ type Model struct {
 	// Experts is the number of experts of a mixture-of-experts model (0 or
 	// 1 for a dense model).
 	Experts int
-	// TiedEmbeddings says the model has no output.weight: the token
-	// embedding doubles as the output head and gets its rule. Choose reads
-	// it; Plan works it out from the tensor list instead.
-	TiedEmbeddings bool
 }
 
 // gqa returns the grouped-query factor n_head / n_head_kv.
@@ -60,7 +56,7 @@ type Tensor struct {
 	Shape []int
 }
 
-// Options adjusts Plan and Choose. The zero value applies the mix as
+// Options adjusts Plan. The zero value applies the mix as
 // llama-quantize does without flags.
 type Options struct {
 	// Overrides force types by tensor name (-type-for); the first match
@@ -73,9 +69,6 @@ type Options struct {
 	// Pure gives every quantizable tensor the mix's base type (with the
 	// fallback), as llama-quantize --pure.
 	Pure bool
-	// Keep is the type of the tensors that are never quantized (1-D
-	// tensors, norms, biases, routers, ...); the zero value is F32.
-	Keep gguf.Type
 }
 
 // Decision is the type chosen for one tensor and why.
@@ -89,7 +82,7 @@ type Decision struct {
 	// Type is the chosen type.
 	Type gguf.Type
 	// Quantize is false for tensors that are never quantized (Type is then
-	// Options.Keep).
+	// F32).
 	Quantize bool
 	// Override is the -type-for value that chose the type, or "".
 	Override string
@@ -99,13 +92,11 @@ type Decision struct {
 	Reason string
 }
 
-// Choose decides the type of one tensor. Its place among the layers is
-// its layer index (from the name) out of model.Layers, which is how
-// llama-quantize places the tensors of a model with one of each per
-// layer; use Plan for a whole model, which counts as llama-quantize does.
-// A tensor whose rule depends on its layer but whose name has no layer
-// index inside model.Layers is a *TensorError.
-func Choose(mix Mix, model Model, t Tensor, opt Options) (Decision, error) {
+// choose decides the type of one tensor, placed by its layer index (from
+// the name) out of model.Layers, with no tied embeddings; a tensor whose
+// rule depends on its layer but whose name has no layer index inside
+// model.Layers is a *TensorError. The tests place single tensors with it.
+func choose(mix Mix, model Model, t Tensor, opt Options) (Decision, error) {
 	cat := CategoryOf(t.Name)
 	layer := LayerOf(t.Name)
 	p := position{attnV: layer, nAttnV: model.Layers, ffn: layer, nFFN: model.Layers}
@@ -114,7 +105,7 @@ func Choose(mix Mix, model Model, t Tensor, opt Options) (Decision, error) {
 			return Decision{}, err
 		}
 	}
-	return decide(mix, model, t, cat, layer, p, model.TiedEmbeddings, opt)
+	return decide(mix, model, t, cat, layer, p, false, opt)
 }
 
 // Plan decides the types of all tensors of a model, in the order given.
@@ -123,7 +114,7 @@ func Choose(mix Mix, model Model, t Tensor, opt Options) (Decision, error) {
 // counting in llama.cpp's tensor order (by layer, then by name), and
 // treats the token embedding as the output head when no output.weight is
 // among the tensors. Give it the whole model: positions are ranks, so a
-// partial list shifts them (Choose places single tensors). For a model
+// partial list shifts them. For a model
 // with one attn_v and one ffn_down per layer, a rank is the layer index;
 // for one with attention in some layers only, the attention-V rules see
 // the rank among the attention layers, as in llama-quantize. A layer index
@@ -238,27 +229,44 @@ func decide(mix Mix, model Model, t Tensor, cat Category, layer int, p position,
 		return Decision{}, &TensorError{Name: t.Name, Reason: "no mix given (the zero Mix)"}
 	}
 	if why := keepReason(t.Name, len(t.Shape)); why != "" {
-		d.Type = opt.Keep
-		d.Reason = why + ": kept " + opt.Keep.String()
+		d.Type = gguf.TypeF32
+		d.Reason = why + ": kept F32"
 		return d, nil
 	}
-	if len(t.Shape) > 0 && t.Shape[len(t.Shape)-1] <= 0 {
-		return Decision{}, &TensorError{Name: t.Name, Reason: fmt.Sprintf("row length %d in shape %v", t.Shape[len(t.Shape)-1], t.Shape)}
+	ne0, err := rowLength(t)
+	if err != nil {
+		return Decision{}, err
 	}
-	ne0 := t.Shape[len(t.Shape)-1]
 	d.Quantize = true
 	d.Type, d.Reason = mix.base, mix.name+" base type"
-	if o, ok := match(opt.Overrides, t.Name); ok {
-		d.Type, d.Override = o.Type, o.Value
-		d.Reason = "-type-for " + o.Value + ": " + o.Type.String()
-	} else if mix.quantized() && !opt.Pure {
+	switch {
+	case override(opt.Overrides, &d):
+	case mix.quantized() && !opt.Pure:
 		d.Type, d.Reason = ruleType(mix, model, cat, p, ne0, tied, opt.Imatrix)
-	} else if opt.Pure {
+	case opt.Pure:
 		d.Reason = mix.name + " base type (pure)"
 	}
+	d.fallBack(ne0)
+	return d, nil
+}
+
+// rowLength returns the row length of t (ggml's ne[0], the last
+// dimension), which must be positive.
+func rowLength(t Tensor) (int, error) {
+	if len(t.Shape) == 0 {
+		return 0, &TensorError{Name: t.Name, Reason: "a scalar has no rows"}
+	}
+	if ne0 := t.Shape[len(t.Shape)-1]; ne0 <= 0 {
+		return 0, &TensorError{Name: t.Name, Reason: fmt.Sprintf("row length %d in shape %v", ne0, t.Shape)}
+	}
+	return t.Shape[len(t.Shape)-1], nil
+}
+
+// fallBack replaces d's type by one that fits rows of ne0 values when its
+// block does not, and says so in d's reason.
+func (d *Decision) fallBack(ne0 int) {
 	if f, why := fallback(d.Type, ne0); why != "" {
 		d.Type, d.Fallback = f, true
 		d.Reason += "; " + why
 	}
-	return d, nil
 }

@@ -181,7 +181,7 @@ func ruleType(mix Mix, m Model, cat Category, p position, ne0 int, tied, imatrix
 // back to a 32-element type of similar size, and anything that still does
 // not fit (or a 32-element type that does not) to F16.
 func fallback(t gguf.Type, ne0 int) (gguf.Type, string) {
-	if !t.Quantized() || ne0%t.BlockSize() == 0 {
+	if misfit(t, ne0) == "" {
 		return t, ""
 	}
 	var f gguf.Type
@@ -203,6 +203,14 @@ func fallback(t gguf.Type, ne0 int) (gguf.Type, string) {
 	if ne0%f.BlockSize() != 0 {
 		f = gguf.TypeF16
 	}
-	return f, fmt.Sprintf("row length %d is not a multiple of %v's block of %d: falls back to %v",
-		ne0, t, t.BlockSize(), f)
+	return f, misfit(t, ne0) + ": falls back to " + f.String()
+}
+
+// misfit says why a row of ne0 values does not hold whole blocks of type
+// t, and is "" when it does.
+func misfit(t gguf.Type, ne0 int) string {
+	if !t.Quantized() || ne0%t.BlockSize() == 0 {
+		return ""
+	}
+	return fmt.Sprintf("row length %d is not a multiple of %v's block of %d", ne0, t, t.BlockSize())
 }

@@ -290,8 +290,8 @@ func llama3Factors(p *Params) []float32 {
 type KVOptions struct {
 	// Name is general.name; "" leaves it out.
 	Name string
-	// FileType is general.file_type (see FileType); a negative value leaves
-	// it out.
+	// FileType is general.file_type (llama.h's enum llama_ftype, see
+	// ggufmix.Mix.FileType); a negative value leaves it out.
 	FileType int
 }
 
@@ -305,11 +305,11 @@ func (m *Model) KV(o KVOptions) []gguf.KV {
 	f32 := func(k string, x float64) { add(m.Arch+"."+k, gguf.Float32(float32(x))) }
 	add(gguf.KeyArchitecture, gguf.String(m.Arch))
 	if o.Name != "" {
-		add("general.name", gguf.String(o.Name))
+		add(gguf.KeyName, gguf.String(o.Name))
 	}
 	add(gguf.KeyAlignment, gguf.Uint32(gguf.DefaultAlignment))
 	if o.FileType >= 0 {
-		add("general.file_type", gguf.Uint32(uint32(o.FileType)))
+		add(gguf.KeyFileType, gguf.Uint32(uint32(o.FileType)))
 	}
 	u32("vocab_size", m.Vocab)
 	u32("context_length", m.Context)
@@ -343,19 +343,4 @@ func (m *Model) KV(o KVOptions) []gguf.KV {
 		kv = append(kv, m.Tokenizer.KV()...)
 	}
 	return kv
-}
-
-// FileType returns llama.cpp's general.file_type for a file whose weights
-// are mostly of type t (enum llama_ftype; a K-quant type gives the value
-// llama.cpp guesses for it), and false for a type without one.
-func FileType(t gguf.Type) (int, bool) {
-	ft, ok := fileTypes[t]
-	return ft, ok
-}
-
-var fileTypes = map[gguf.Type]int{
-	gguf.TypeF32: 0, gguf.TypeF16: 1, gguf.TypeQ4_0: 2, gguf.TypeQ4_1: 3, gguf.TypeQ8_0: 7,
-	gguf.TypeQ5_0: 8, gguf.TypeQ5_1: 9, gguf.TypeQ2_K: 10, gguf.TypeQ3_K: 12, gguf.TypeQ4_K: 15,
-	gguf.TypeQ5_K: 17, gguf.TypeQ6_K: 18, gguf.TypeIQ4_NL: 25, gguf.TypeIQ4_XS: 30,
-	gguf.TypeBF16: 32, gguf.TypeMXFP4: 38, gguf.TypeNVFP4: 39,
 }

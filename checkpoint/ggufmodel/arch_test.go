@@ -2,6 +2,7 @@ package ggufmodel
 
 import (
 	"encoding/json"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -384,20 +385,23 @@ func TestTransformPermutation(t *testing.T) {
 	assert.Error(t, err)
 
 	// Rows of 2 values move whole.
+	// Apply never changes its input.
 	x := []float32{0, 0.5, 1, 1.5, 2, 2.5, 3, 3.5}
-	y, err := Transform{PermuteHeads: 1}.Apply(append([]float32(nil), x...), []int{4, 2})
-	require.NoError(t, err)
-	assert.Equal(t, []float32{0, 0.5, 2, 2.5, 1, 1.5, 3, 3.5}, y)
-	back, err := Transform{PermuteHeads: 1}.Invert(y, []int{4, 2})
-	require.NoError(t, err)
-	assert.Equal(t, x, back)
-
-	z, err := Transform{AddOne: true}.Apply([]float32{-1, 0, 0.25}, []int{3})
-	require.NoError(t, err)
-	assert.Equal(t, []float32{0, 1, 1.25}, z)
-	z, err = Transform{AddOne: true}.Invert(z, []int{3})
-	require.NoError(t, err)
-	assert.Equal(t, []float32{-1, 0, 0.25}, z)
+	orig := slices.Clone(x)
+	for _, c := range []struct {
+		t    Transform
+		want []float32
+	}{
+		{Transform{PermuteHeads: 1}, []float32{0, 0.5, 2, 2.5, 1, 1.5, 3, 3.5}},
+		{Transform{PermuteHeads: 1, AddOne: true}, []float32{1, 1.5, 3, 3.5, 2, 2.5, 4, 4.5}},
+		{Transform{AddOne: true}, []float32{1, 1.5, 2, 2.5, 3, 3.5, 4, 4.5}},
+		{Transform{}, x},
+	} {
+		y, err := c.t.Apply(x, []int{4, 2})
+		require.NoError(t, err)
+		assert.Equal(t, c.want, y, "%+v", c.t)
+		assert.Equal(t, orig, x, "%+v changed its input", c.t)
+	}
 
 	_, err = Transform{PermuteHeads: 1}.Apply([]float32{1}, nil)
 	assert.Error(t, err)
@@ -451,17 +455,6 @@ func TestLlama3RopeFactors(t *testing.T) {
 	assert.NoError(t, m.Check(ts))
 	_, err = m.Tensor("rope_freqs.weight")
 	assert.Error(t, err, "the checkpoint cannot hold it: it is computed")
-}
-
-func TestFileType(t *testing.T) {
-	// llama.h's enum llama_ftype.
-	for typ, want := range map[gguf.Type]int{gguf.TypeF32: 0, gguf.TypeF16: 1, gguf.TypeQ4_0: 2, gguf.TypeQ8_0: 7, gguf.TypeBF16: 32, gguf.TypeQ6_K: 18} {
-		got, ok := FileType(typ)
-		assert.True(t, ok)
-		assert.Equal(t, want, got, typ.String())
-	}
-	_, ok := FileType(gguf.TypeI8)
-	assert.False(t, ok)
 }
 
 func TestErrorMessages(t *testing.T) {

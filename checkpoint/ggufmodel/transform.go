@@ -41,58 +41,42 @@ func (t Transform) RowPermutation(rows int) ([]int, error) {
 	return perm, nil
 }
 
-// Apply returns x, a row-major tensor of shape shape, transformed: a new
-// slice when rows move, else x changed in place.
+// Apply returns x, a row-major tensor of shape shape, transformed, and
+// never changes x: the result is a new slice (x itself for the zero
+// Transform), so x may be read-only memory.
 func (t Transform) Apply(x []float32, shape []int) ([]float32, error) {
+	if t.IsZero() {
+		return x, nil
+	}
+	var perm []int
+	n := len(x) // values per row
 	if t.PermuteHeads > 0 {
-		y, err := t.permute(x, shape, false)
-		if err != nil {
+		if len(shape) == 0 {
+			return nil, fmt.Errorf("ggufmodel: cannot permute the rows of a scalar")
+		}
+		rows := shape[0]
+		var err error
+		if perm, err = t.RowPermutation(rows); err != nil {
 			return nil, err
 		}
-		x = y
-	}
-	if t.AddOne {
-		for i := range x {
-			x[i]++
+		if rows == 0 || len(x)%rows != 0 {
+			return nil, fmt.Errorf("ggufmodel: %d values are not %d rows", len(x), rows)
 		}
+		n = len(x) / rows
 	}
-	return x, nil
-}
-
-// Invert undoes Apply: it returns the input values of the transformed x.
-func (t Transform) Invert(x []float32, shape []int) ([]float32, error) {
-	if t.AddOne {
-		for i := range x {
-			x[i]--
-		}
-	}
-	if t.PermuteHeads > 0 {
-		return t.permute(x, shape, true)
-	}
-	return x, nil
-}
-
-// permute moves the rows of x (the outermost axis of shape) by the row
-// permutation, or back.
-func (t Transform) permute(x []float32, shape []int, back bool) ([]float32, error) {
-	if len(shape) == 0 {
-		return nil, fmt.Errorf("ggufmodel: cannot permute the rows of a scalar")
-	}
-	rows := shape[0]
-	perm, err := t.RowPermutation(rows)
-	if err != nil {
-		return nil, err
-	}
-	if rows == 0 || len(x)%rows != 0 {
-		return nil, fmt.Errorf("ggufmodel: %d values are not %d rows", len(x), rows)
-	}
-	n := len(x) / rows
 	y := make([]float32, len(x))
-	for r, src := range perm {
-		if back {
-			copy(y[src*n:(src+1)*n], x[r*n:(r+1)*n])
-		} else {
-			copy(y[r*n:(r+1)*n], x[src*n:(src+1)*n])
+	for r := range len(x) / max(n, 1) {
+		src := r
+		if perm != nil {
+			src = perm[r]
+		}
+		dst, in := y[r*n:(r+1)*n], x[src*n:(src+1)*n]
+		if !t.AddOne {
+			copy(dst, in)
+			continue
+		}
+		for i, v := range in {
+			dst[i] = v + 1
 		}
 	}
 	return y, nil

@@ -84,10 +84,6 @@ func TestGGUFImportance(t *testing.T) {
 	}
 
 	// Types whose quantizer does not search ignore it.
-	assert.False(t, GGUFImportance(gguf.TypeQ8_0))
-	assert.False(t, GGUFImportance(gguf.TypeQ4_0))
-	assert.False(t, GGUFImportance(gguf.TypeF16))
-	assert.True(t, GGUFImportance(gguf.TypeIQ4_XS))
 	a, err := l.Cast(x[:4*cols], []int{4, cols}, ggufDT(t, "q8_0"), &tcast.Options{Importance: imp[:7]})
 	require.NoError(t, err)
 	b, err := l.Cast(x[:4*cols], []int{4, cols}, ggufDT(t, "q8_0"), nil)

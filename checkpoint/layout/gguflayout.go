@@ -180,6 +180,11 @@ func ggufTypeOf(dt *tcast.DataType) (gguf.Type, bool) {
 	return ggufPlainType(dt)
 }
 
+// GGUFTypeOf returns the ggml type the gguf layout writes datatype dt as
+// (Q4_K for q4_k, F16 for float16, MXFP4 for mxfp4), and false for a
+// datatype it does not take.
+func GGUFTypeOf(dt *tcast.DataType) (gguf.Type, bool) { return ggufTypeOf(dt) }
+
 // ggufBlockType reports whether t is a ggml type the gguf layout reads.
 func ggufBlockType(t gguf.Type) bool {
 	if t == gguf.TypeMXFP4 {
@@ -198,13 +203,6 @@ func ggufKindByType(t gguf.Type) (ggufKind, bool) {
 	}
 	return ggufKind{}, false
 }
-
-// ggufBlock is the length of the blocks of Q8_0, Q4_0 and MXFP4.
-const ggufBlock = 32
-
-// ggufBlockOf returns the block size of a ggml type (1 for the plain
-// floats).
-func ggufBlockOf(typ gguf.Type) int { return typ.BlockSize() }
 
 func (ggufLayout) Name() string { return "gguf" }
 
@@ -264,7 +262,7 @@ func (l ggufLayout) Specs(name string, shape []int, dt *tcast.DataType, axis int
 		return nil, nil, err
 	}
 	typ, _ := ggufTypeOf(dt)
-	if err := groupCheck("gguf", name, dt, shape[len(shape)-1], ggufBlockOf(typ)); err != nil {
+	if err := groupCheck("gguf", name, dt, shape[len(shape)-1], typ.BlockSize()); err != nil {
 		return nil, nil, err
 	}
 	if len(name) > gguf.MaxNameLen {
@@ -387,7 +385,7 @@ func ggufTensorOf(dt *tcast.DataType, typ gguf.Type, shape []int, blocks []byte)
 	}
 	sub := gguf.SubBlockSize(typ)
 	if typ == gguf.TypeMXFP4 {
-		sub = ggufBlock
+		sub = typ.BlockSize() // one E8M0 scale per block
 	}
 	nb := n / sub
 	sshape := append(slices.Clone(shape[:r-1]), shape[r-1]/sub)
@@ -483,16 +481,6 @@ func (l ggufLayout) Cast(x []float32, shape []int, dt *tcast.DataType, opts *tca
 	return ggufTensorOf(dt, typ, shape, blocks), nil
 }
 
-// GGUFImportance reports whether the gguf layout's quantizer of type t
-// weights its error by tcast.Options.Importance (Q2_K..Q6_K, Q8_K, Q4_1,
-// Q5_0, Q5_1, IQ4_NL and IQ4_XS, which search for their scales). The
-// others ignore it: Q8_0 and Q4_0 (ggml's reference quantizers), MXFP4
-// and the plain floats.
-func GGUFImportance(t gguf.Type) bool {
-	_, ok := ggufKindByType(t)
-	return ok && t != gguf.TypeQ8_0 && t != gguf.TypeQ4_0
-}
-
 // ggufImp is an importance option checked against a weight: vectors of
 // rowLen values, vector v for rows [v·rowsPer, (v+1)·rowsPer).
 type ggufImp struct {
@@ -504,7 +492,7 @@ type ggufImp struct {
 // ggufImportance checks the importance option imp of a weight of the given
 // shape cast to block type typ. A type that takes no importance ignores it.
 func ggufImportance(imp []float32, shape []int, typ gguf.Type) (ggufImp, error) {
-	if imp == nil || !GGUFImportance(typ) || len(shape) == 0 {
+	if imp == nil || !gguf.Searches(typ) || len(shape) == 0 {
 		return ggufImp{}, nil
 	}
 	rowLen := shape[len(shape)-1]
@@ -526,17 +514,19 @@ func ggufImportance(imp []float32, shape []int, typ gguf.Type) (ggufImp, error) 
 }
 
 // quantize writes x, whole rows starting at row r0 of the weight, as the
-// blocks dst of block type typ, with each row's importance vector.
+// blocks dst of block type typ with gguf.Quantize (ggml's rule for Q8_0,
+// gguf.QuantizeMXFP4 for MXFP4, the searching quantizers for the others),
+// with each row's importance vector.
 func (im ggufImp) quantize(typ gguf.Type, dst []byte, x []float32, r0 int) error {
 	if im.v == nil {
-		return ggmlQuantize(typ, dst, x, nil)
+		return gguf.Quantize(typ, dst, x, nil)
 	}
 	rows := len(x) / im.rowLen
 	rowBytes, _ := typ.Size(int64(im.rowLen))
 	for r := 0; r < rows; {
 		v := (r0 + r) / im.rowsPer
 		end := min(rows, (v+1)*im.rowsPer-r0)
-		if err := ggmlQuantize(typ, dst[int64(r)*rowBytes:int64(end)*rowBytes], x[r*im.rowLen:end*im.rowLen], im.v[v*im.rowLen:(v+1)*im.rowLen]); err != nil {
+		if err := gguf.Quantize(typ, dst[int64(r)*rowBytes:int64(end)*rowBytes], x[r*im.rowLen:end*im.rowLen], im.v[v*im.rowLen:(v+1)*im.rowLen]); err != nil {
 			return err
 		}
 		r = end
@@ -550,24 +540,6 @@ func (im ggufImp) quantize(typ gguf.Type, dst []byte, x []float32, r0 int) error
 // gives).
 func ggmlOptions(o *tcast.Options) bool {
 	return o.Mode == scale.Floor && o.Rounding == dtype.RoundEven && !o.FullRange && o.Keep == nil
-}
-
-// ggmlQuantize writes x, whole rows, as the blocks dst of block type typ:
-// Q8_0 and Q4_0 with ggml's reference quantizers, MXFP4 with
-// gguf.QuantizeMXFP4, the others with gguf.Quantize and the importance
-// vector imp of the rows' columns (nil: none).
-func ggmlQuantize(typ gguf.Type, dst []byte, x, imp []float32) error {
-	switch typ {
-	case gguf.TypeQ8_0:
-		gguf.QuantizeQ8_0(dst, x)
-	case gguf.TypeQ4_0:
-		gguf.QuantizeQ4_0(dst, x)
-	case gguf.TypeMXFP4:
-		gguf.QuantizeMXFP4(dst, x)
-	default:
-		return gguf.Quantize(typ, dst, x, imp)
-	}
-	return nil
 }
 
 // elements returns the number of elements of dims, and false for a

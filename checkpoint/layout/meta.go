@@ -45,6 +45,14 @@ const (
 	KeyCTGlobalScalePrefix = "tcast.ct.global_scale."
 )
 
+// GGUFKeys returns our keys a GGUF output may carry, in the order they
+// are written (after the file's typed general.* and model keys): the
+// datatype, layout, weights and transposed of every conversion, and the
+// renames, transforms and dropped tensors of a llama.cpp model file.
+func GGUFKeys() []string {
+	return []string{KeyDataType, KeyLayout, KeyWeights, KeyTransposed, KeyRenamed, KeyTransforms, KeyDropped}
+}
+
 // Keys of format version 1, read but no longer written.
 const (
 	legacyWeightPrefix      = "tcast:"

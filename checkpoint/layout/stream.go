@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"unsafe"
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/gguf"
 	"github.com/tensorcast-go/tensorcast/dtype"
@@ -255,9 +256,9 @@ func (s *tcastStream) Finish(out [][]byte, meta map[string]string) ([]Tensor, fl
 }
 
 // ggufStream writes a weight of the gguf layout block by block, with the
-// quantizers of the layout's Cast (ggmlQuantize): ggml's for Q8_0 and Q4_0,
-// gguf.QuantizeMXFP4 for MXFP4, whose codes are those of tcast's kernels,
-// and gguf.Quantize for the other block types.
+// quantizers of the layout's Cast (gguf.Quantize: ggml's rule for Q8_0, and
+// for Q4_0 without an importance vector; gguf.QuantizeMXFP4 for MXFP4, whose
+// codes are those of tcast's kernels; the searching quantizers otherwise).
 type ggufStream struct {
 	name   string
 	spec   Spec
@@ -291,14 +292,10 @@ func (l ggufLayout) Stream(name string, shape []int, dt *tcast.DataType, opts *t
 		return nil, false, nil
 	}
 	o.Form = tcast.Actual
-	desc, err := tcast.Describe(shape, dt, tcast.Actual, &o)
-	if err != nil {
+	if _, err := tcast.Describe(shape, dt, tcast.Actual, &o); err != nil {
 		return nil, false, nil
 	}
-	s := &ggufStream{name: name, spec: specs[0], typ: specs[0].GGML, rowLen: shape[r-1], bits: desc.BitsPerValue()}
-	if s.typ != gguf.TypeMXFP4 {
-		s.bits = float64(8*s.typ.BlockBytes()) / float64(s.typ.BlockSize())
-	}
+	s := &ggufStream{name: name, spec: specs[0], typ: specs[0].GGML, rowLen: shape[r-1], bits: specs[0].GGML.BitsPerValue()}
 	s.rows = 1
 	for _, d := range shape[:r-1] {
 		s.rows *= d
@@ -348,18 +345,13 @@ func (s *ggufStream) CastRowsTo(out [][]byte, x []float32, r0 int, deq []float32
 		return err
 	}
 	if !s.typ.Quantized() {
-		encodePlain(s.typ, out[0], x, deq)
-		return nil
+		return encodePlain(s.typ, out[0], x, deq)
 	}
 	if err := s.imp.quantize(s.typ, out[0], x, r0); err != nil {
 		return fmt.Errorf("layout gguf: tensor %s: rows from %d: %w", s.name, r0, err)
 	}
 	if deq != nil {
-		if s.typ == gguf.TypeMXFP4 {
-			gguf.DequantizeMXFP4(deq, out[0])
-		} else if err := gguf.Dequantize(s.typ, deq, out[0]); err != nil {
-			return err
-		}
+		return gguf.Dequantize(s.typ, deq, out[0])
 	}
 	return nil
 }
@@ -377,32 +369,48 @@ func (s *ggufStream) Finish(out [][]byte, meta map[string]string) ([]Tensor, flo
 
 // encodePlain writes x as little-endian F32, F16 or BF16 elements (rounded
 // to nearest even, saturating, as tcast.Cast does) and, unless deq is nil,
-// the values they hold into deq.
-func encodePlain(typ gguf.Type, dst []byte, x, deq []float32) {
+// the values they hold into deq. On a little-endian machine the kernels
+// write straight into dst when it is aligned for their element.
+func encodePlain(typ gguf.Type, dst []byte, x, deq []float32) error {
 	if typ == gguf.TypeF32 {
-		for i, v := range x {
-			binary.LittleEndian.PutUint32(dst[4*i:], math.Float32bits(v))
+		if v, ok := viewOf[float32](dst); ok {
+			copy(v, x)
+		} else {
+			for i, f := range x {
+				binary.LittleEndian.PutUint32(dst[4*i:], math.Float32bits(f))
+			}
 		}
-		if deq != nil {
-			copy(deq, x)
-		}
-		return
-	}
-	h := make([]uint16, len(x))
-	if typ == gguf.TypeF16 {
-		kernels.Float32ToFloat16(h, x, true)
 	} else {
-		kernels.Float32ToBFloat16(h, x, true)
-	}
-	for i, c := range h {
-		binary.LittleEndian.PutUint16(dst[2*i:], c)
+		h, direct := viewOf[uint16](dst)
+		if !direct {
+			h = make([]uint16, len(x))
+		}
+		if typ == gguf.TypeF16 {
+			kernels.Float32ToFloat16(h, x, true)
+		} else {
+			kernels.Float32ToBFloat16(h, x, true)
+		}
+		if !direct {
+			for i, c := range h {
+				binary.LittleEndian.PutUint16(dst[2*i:], c)
+			}
+		}
 	}
 	if deq == nil {
-		return
+		return nil
 	}
-	if typ == gguf.TypeF16 {
-		kernels.Float16ToFloat32(deq, h)
-	} else {
-		kernels.BFloat16ToFloat32(deq, h)
+	return gguf.Dequantize(typ, deq, dst)
+}
+
+// viewOf returns b's bytes as elements of T when this machine is
+// little-endian and b is aligned for T (false otherwise, or when b is
+// empty).
+func viewOf[T uint16 | float32](b []byte) ([]T, bool) {
+	var z T
+	size := int(unsafe.Sizeof(z))
+	p := unsafe.SliceData(b)
+	if !kernels.NativeLittleEndian() || len(b) == 0 || uintptr(unsafe.Pointer(p))%uintptr(size) != 0 {
+		return nil, false
 	}
+	return unsafe.Slice((*T)(unsafe.Pointer(p)), len(b)/size), true
 }

@@ -10,7 +10,6 @@ import (
 	"os"
 	"regexp"
 	"runtime/debug"
-	"sort"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -57,7 +56,11 @@ const convertUsage = "tcast convert IN -dtype NAME -o OUT [-layout LAYOUT] [-inc
 	"the mix's. A name that is both a type and a mix (q8_0, q6_k, q4_k) is the mix for a llama.cpp model\n" +
 	"file and the type for generic GGUF output. -type-for RE=TYPE overrides types by GGUF name, -gguf-pure\n" +
 	"gives every quantized weight the mix's base type, and -imatrix FILE (llama-imatrix's GGUF or .dat\n" +
-	"output) weights the error of the quantizers that search (K-quants, IQ4_NL, IQ4_XS, Q4_1, Q5_0, Q5_1).\n\n" +
+	"output, or the .npz of docs/GGUF.md §2.6) weights the error of the quantizers that search (K-quants,\n" +
+	"IQ4_NL, IQ4_XS, Q4_0, Q4_1, Q5_0, Q5_1).\n" +
+	"-imatrix works with any layout for the codebook datatypes of several tables (mxfi4, mxfp4e,\n" +
+	"icb44fi2_e32s8, ...), whose subtiles then choose their tables by importance-weighted error; a\n" +
+	"Hugging Face weight of a known architecture is looked up under its GGUF name (blk.N.attn_q.weight).\n\n" +
 	"With -sparsity N:M the weights are pruned to N kept of every M along their input axis. The tcast\n" +
 	"layout stores an N:M datatype (the tile counts kept values). compressed-tensors prunes, then casts\n" +
 	"the dense datatype, and stores the mask as -sparsity-format says: sparse-24-bitmask (the default for\n" +
@@ -89,7 +92,7 @@ func runConvert(args []string, stdout, stderr io.Writer) error {
 	ggufPre := fs.String("gguf-pre", "", "with -layout gguf, the llama.cpp pre-tokenizer `NAME` (llama-bpe, qwen2, gpt-2, ...) of a byte-level BPE tokenizer.json it does not recognise")
 	var typeFor ggufmix.Overrides
 	fs.Var(&typeFor, "type-for", "with -layout gguf, give tensors whose GGUF name matches `RE=TYPE` that type (repeatable; the first match wins; e.g. ffn_down=q6_k)")
-	imPath := fs.String("imatrix", "", "with -layout gguf, llama.cpp's importance matrix `FILE` (GGUF or legacy .dat) weighting the quantizers' error")
+	imPath := fs.String("imatrix", "", "llama.cpp's importance matrix `FILE` (GGUF, legacy .dat, or .npz) weighting the error of the quantizers that search (-layout gguf's types, codebook datatypes)")
 	pure := fs.Bool("gguf-pure", false, "with a GGUF mix, give every weight it quantizes the mix's base type (llama-quantize --pure)")
 	prof := addProfileFlags(fs)
 	var renames renameFlag
@@ -134,15 +137,11 @@ func runConvert(args []string, stdout, stderr io.Writer) error {
 			}
 		}
 	}
-	if opts.Layout.Container() != layout.GGUF {
-		for _, f := range []struct {
-			name string
-			set  bool
-		}{{"-type-for", len(typeFor) > 0}, {"-imatrix", *imPath != ""}, {"-gguf-pure", *pure}} {
-			if f.set {
-				return usagef("%s applies to GGUF output: add -layout gguf", f.name)
-			}
-		}
+	if *imPath != "" {
+		opts.Imatrix = &imatrix.Imatrix{Path: *imPath} // read once the options go together
+	}
+	if err := opts.Check(); err != nil {
+		return usagef("%v", err)
 	}
 	if *imPath != "" {
 		if opts.Imatrix, err = imatrix.Read(*imPath); err != nil {
@@ -243,6 +242,9 @@ func runConvert(args []string, stdout, stderr io.Writer) error {
 	}
 	res, err := convert.Convert(pos[0], *out, opts)
 	if err = pr.stop(err); err != nil {
+		if oe := (*convert.OptionError)(nil); errors.As(err, &oe) {
+			return usagef("%v", err)
+		}
 		return err
 	}
 	if *asJSON {
@@ -465,75 +467,36 @@ func printReport(out io.Writer, r *convert.Result) {
 
 // ggufSummary counts the tensors of each type of a GGUF mix, with the
 // bits per value and the mean SQNR of the cast weights (by elements), and
-// the weights that had an importance vector.
+// the weights that had an importance vector (convert.Summary).
 func ggufSummary(r *convert.Result) string {
-	count := map[string]int{}
-	var types []string
-	imp := map[string]int{}
-	var bits, sqnr, wsqnr float64
-	var elems, sqnrN, wsqnrN int64
-	for _, t := range r.Tensors {
-		typ := t.DataType
-		if typ == "" {
-			if strings.HasPrefix(t.Note, "dropped") {
-				continue
-			}
-			typ = "kept"
-		}
-		if count[typ] == 0 {
-			types = append(types, typ)
-		}
-		count[typ]++
-		if t.Importance != "" {
-			imp[t.Importance]++
-		}
-		if t.DataType != "" {
-			n := int64(1)
-			for _, d := range t.Shape {
-				n *= int64(d)
-			}
-			bits += t.Bits * float64(n)
-			elems += n
-			if t.SQNR != nil {
-				sqnr += *t.SQNR * float64(n)
-				sqnrN += n
-			}
-			if t.WeightedSQNR != nil {
-				wsqnr += *t.WeightedSQNR * float64(n)
-				wsqnrN += n
-			}
-		}
-	}
-	sort.Slice(types, func(i, j int) bool {
-		return count[types[i]] > count[types[j]] || count[types[i]] == count[types[j]] && types[i] < types[j]
-	})
+	s := r.Summarize()
 	var b strings.Builder
 	if r.Mix != "" {
 		fmt.Fprintf(&b, "mix %s:", r.Mix)
 	} else {
 		b.WriteString("types:")
 	}
-	for i, typ := range types {
+	for i, tc := range s.Types {
 		sep := ","
 		if i == 0 {
 			sep = ""
 		}
-		fmt.Fprintf(&b, "%s %d %s", sep, count[typ], typ)
+		fmt.Fprintf(&b, "%s %d %s", sep, tc.Tensors, tc.DataType)
 	}
-	if elems > 0 {
-		fmt.Fprintf(&b, "; cast weights: %.3f bits per value", bits/float64(elems))
+	if s.Bits > 0 {
+		fmt.Fprintf(&b, "; cast weights: %.3f bits per value", s.Bits)
 	}
-	if sqnrN > 0 {
-		fmt.Fprintf(&b, ", SQNR %.2f dB (mean by elements)", sqnr/float64(sqnrN))
+	if s.SQNR != nil {
+		fmt.Fprintf(&b, ", SQNR %.2f dB (mean by elements)", *s.SQNR)
 	}
 	if r.Imatrix != "" {
-		fmt.Fprintf(&b, "\nimportance matrix %s: %d weights used it", r.Imatrix, imp[convert.ImportanceUsed])
-		if wsqnrN > 0 {
-			fmt.Fprintf(&b, " (weighted SQNR %.2f dB, mean by elements)", wsqnr/float64(wsqnrN))
+		fmt.Fprintf(&b, "\nimportance matrix %s: %d weights used it", r.Imatrix, s.Importance[convert.ImportanceUsed])
+		if s.WeightedSQNR != nil {
+			fmt.Fprintf(&b, " (weighted SQNR %.2f dB, mean by elements)", *s.WeightedSQNR)
 		}
 		for _, k := range []string{convert.ImportanceMissing, convert.ImportanceIgnored, convert.ImportanceUnused} {
-			if imp[k] > 0 {
-				fmt.Fprintf(&b, ", %d %s", imp[k], k)
+			if s.Importance[k] > 0 {
+				fmt.Fprintf(&b, ", %d %s", s.Importance[k], k)
 			}
 		}
 	}

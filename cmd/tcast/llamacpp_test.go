@@ -410,11 +410,7 @@ func spmTokenizer(t *testing.T, vocab int) ([]byte, [][2]string) {
 	for _, w := range strings.Fields(synthCorpus) {
 		words["▁"+w]++
 	}
-	type word struct {
-		syms  []string
-		count int
-	}
-	var ws []word
+	var ws []bpeWord
 	for _, w := range sortedKeys(words) {
 		var syms []string
 		for _, r := range w {
@@ -425,45 +421,19 @@ func spmTokenizer(t *testing.T, vocab int) ([]byte, [][2]string) {
 			}
 			syms = append(syms, s)
 		}
-		ws = append(ws, word{syms, words[w]})
+		ws = append(ws, bpeWord{syms, words[w]})
 	}
-	var merges [][2]string
-	for next < vocab {
-		pairs := map[[2]string]int{}
-		for _, w := range ws {
-			for i := 0; i+1 < len(w.syms); i++ {
-				pairs[[2]string{w.syms[i], w.syms[i+1]}] += w.count
+	// Each merge's token gets the next id, until the vocabulary is full.
+	merges := learnMerges(ws, func(m [][2]string) bool {
+		if len(m) > 0 {
+			last := m[len(m)-1][0] + m[len(m)-1][1]
+			if _, ok := ids[last]; !ok {
+				ids[last] = next
+				next++
 			}
 		}
-		var best [2]string
-		bestN := 1
-		for p, n := range pairs {
-			if n > bestN || n == bestN && n > 1 && p[0]+" "+p[1] < best[0]+" "+best[1] {
-				best, bestN = p, n
-			}
-		}
-		if bestN < 2 {
-			break
-		}
-		merges = append(merges, best)
-		if _, ok := ids[best[0]+best[1]]; !ok {
-			ids[best[0]+best[1]] = next
-			next++
-		}
-		for i := range ws {
-			s := ws[i].syms
-			out := s[:0]
-			for j := 0; j < len(s); j++ {
-				if j+1 < len(s) && s[j] == best[0] && s[j+1] == best[1] {
-					out = append(out, best[0]+best[1])
-					j++
-				} else {
-					out = append(out, s[j])
-				}
-			}
-			ws[i].syms = out
-		}
-	}
+		return next < vocab
+	})
 	pairs := make([][]string, len(merges))
 	for i, m := range merges {
 		pairs[i] = []string{m[0], m[1]}

@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -101,6 +102,28 @@ func TestConvertMix(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, stdout, "weighted SQNR dB")
 	assert.Contains(t, stdout, "2 tensors weighted by "+im)
+
+	// The mean is by elements, as convert's summary: Σ wsqnr·n / Σ n over
+	// the tensors with a weighted SQNR (here of different sizes).
+	code, js, stderr := tcast("verify", "-json", "-imatrix", im, src, out)
+	require.Equal(t, 0, code, stderr)
+	var vr []convert.VerifyResult
+	require.NoError(t, json.Unmarshal([]byte(js), &vr))
+	var sum, elems float64
+	sizes := map[int]bool{}
+	for _, r := range vr {
+		if r.WeightedSQNR != nil {
+			n := 1
+			for _, d := range r.Shape {
+				n *= d
+			}
+			sum += *r.WeightedSQNR * float64(n)
+			elems += float64(n)
+			sizes[n] = true
+		}
+	}
+	require.Len(t, sizes, 2, "two tensors of different sizes")
+	assert.Contains(t, stdout, fmt.Sprintf("weighted SQNR %.2f dB (mean by elements)", sum/elems))
 }
 
 func TestConvertMixMessages(t *testing.T) {
@@ -119,10 +142,14 @@ func TestConvertMixMessages(t *testing.T) {
 		{[]string{"-layout", "gguf", "-dtype", "q4_k_mm"}, 2, []string{`unknown datatype "q4_k_mm"`, "or a mix: ", "Q4_K_M"}},
 		{[]string{"-dtype", "q4_k_m"}, 2, []string{"GGUF mix", "-layout gguf"}},
 		{[]string{"-dtype", "mxfp4", "-type-for", "ffn_down=q6_k"}, 2, []string{"-type-for applies to GGUF output"}},
-		{[]string{"-dtype", "mxfp4", "-imatrix", bad}, 2, []string{"-imatrix applies to GGUF output"}},
+		{[]string{"-dtype", "mxfp4", "-imatrix", bad}, 2, []string{"-imatrix weights the error of quantizers that search", "mxfp4e2 does not search", "drop -imatrix", "-layout gguf"}},
+		{[]string{"-dtype", "nf4", "-imatrix", bad}, 2, []string{"-imatrix weights", "nf4 does not search"}},
+		{[]string{"-dtype", "mxfi4", "-imatrix", bad}, 2, []string{"-imatrix", "bad.dat"}},
 		{[]string{"-layout", "gguf", "-dtype", "q4_k_m", "-imatrix", bad}, 2, []string{"-imatrix", "bad.dat"}},
 		{[]string{"-layout", "gguf", "-dtype", "q4_k_m", "-imatrix", filepath.Join(dir, "none.dat")}, 2, []string{"none.dat"}},
 		{[]string{"-layout", "gguf", "-dtype", "q4_k_m", "-include", "norm"}, 1, []string{"-include", "-type-for"}},
+		{[]string{"-layout", "gguf", "-gguf-generic", "-dtype", "q4_k", "-gguf-pure"}, 2, []string{"-gguf-pure applies to a GGUF mix"}},
+		{[]string{"-dtype", "mxfp4", "-gguf-pure"}, 2, []string{"-gguf-pure applies to GGUF output: add -layout gguf"}},
 	} {
 		args := append([]string{"convert", src, "-o", out}, c.args...)
 		code, _, stderr := tcast(args...)

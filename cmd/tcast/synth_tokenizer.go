@@ -59,31 +59,19 @@ func byteLevel() [256]string {
 	return m
 }
 
-// synthTokenizer builds the tokenizer: 256 byte tokens (id = byte), merges
-// learned from synthCorpus (as many as fit maxVocab with the special
-// tokens, at least synthMinMerges), then the special tokens.
-func synthTokenizer(maxVocab int) *synthTok {
-	bl := byteLevel()
-	// The corpus as words of byte-level symbols, with their counts.
-	counts := map[string]int{}
-	for _, piece := range synthPreSplit.FindAllString(synthCorpus, -1) {
-		counts[piece]++
-	}
-	type word struct {
-		syms  []string
-		count int
-	}
-	var words []word
-	for _, piece := range sortedKeys(counts) {
-		var syms []string
-		for _, b := range []byte(piece) {
-			syms = append(syms, bl[b])
-		}
-		words = append(words, word{syms, counts[piece]})
-	}
-	want := max(synthMinMerges, maxVocab-256-len(synthSpecials))
+// bpeWord is a word of a corpus as its symbols, with its count.
+type bpeWord struct {
+	syms  []string
+	count int
+}
+
+// learnMerges learns BPE merges from words (whose symbols it merges in
+// place), as BPE trainers do: each step merges, in every word, the
+// adjacent pair that occurs most often (ties to the smaller "a b" text),
+// while more(the merges so far) holds and some pair occurs twice.
+func learnMerges(words []bpeWord, more func(merges [][2]string) bool) [][2]string {
 	var merges [][2]string
-	for len(merges) < want {
+	for more(merges) {
 		pairs := map[[2]string]int{}
 		for _, w := range words {
 			for i := 0; i+1 < len(w.syms); i++ {
@@ -115,6 +103,29 @@ func synthTokenizer(maxVocab int) *synthTok {
 			words[i].syms = out
 		}
 	}
+	return merges
+}
+
+// synthTokenizer builds the tokenizer: 256 byte tokens (id = byte), merges
+// learned from synthCorpus (as many as fit maxVocab with the special
+// tokens, at least synthMinMerges), then the special tokens.
+func synthTokenizer(maxVocab int) *synthTok {
+	bl := byteLevel()
+	// The corpus as words of byte-level symbols, with their counts.
+	counts := map[string]int{}
+	for _, piece := range synthPreSplit.FindAllString(synthCorpus, -1) {
+		counts[piece]++
+	}
+	var words []bpeWord
+	for _, piece := range sortedKeys(counts) {
+		var syms []string
+		for _, b := range []byte(piece) {
+			syms = append(syms, bl[b])
+		}
+		words = append(words, bpeWord{syms, counts[piece]})
+	}
+	want := max(synthMinMerges, maxVocab-256-len(synthSpecials))
+	merges := learnMerges(words, func(m [][2]string) bool { return len(m) < want })
 
 	vocab := map[string]int{}
 	for b := range 256 {

@@ -17,7 +17,7 @@ func runVerify(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("verify", flag.ContinueOnError)
 	minSQNR := fs.Float64("min-sqnr", 0, "fail if a converted tensor's SQNR is below `DB`")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
-	imPath := fs.String("imatrix", "", "also give each converted tensor's SQNR weighted by llama.cpp's importance matrix `FILE` (GGUF or .dat), by its converted name")
+	imPath := fs.String("imatrix", "", "also give each converted tensor's SQNR weighted by llama.cpp's importance matrix `FILE` (GGUF, .dat or .npz), by its converted name (a Hugging Face name of a known architecture by its GGUF name)")
 	pos, err := parseArgs(fs, verifyUsage, args, stdout)
 	if err != nil {
 		return err
@@ -54,8 +54,6 @@ func runVerify(args []string, stdout, stderr io.Writer) error {
 			head += "weighted SQNR dB\t"
 		}
 		fmt.Fprintln(tw, head)
-		var wsum float64
-		var wn int
 		for _, r := range res {
 			sq := "exact"
 			if r.SQNR != nil {
@@ -66,16 +64,14 @@ func runVerify(args []string, stdout, stderr io.Writer) error {
 				w := "-"
 				if r.WeightedSQNR != nil {
 					w = fmt.Sprintf("%.2f", *r.WeightedSQNR)
-					wsum += *r.WeightedSQNR
-					wn++
 				}
 				fmt.Fprintf(tw, "%s\t", w)
 			}
 			fmt.Fprintln(tw)
 		}
 		tw.Flush()
-		if wn > 0 {
-			fmt.Fprintf(stdout, "%d tensors weighted by %s: weighted SQNR %.2f dB (mean over the tensors)\n", wn, *imPath, wsum/float64(wn))
+		if m, n := convert.MeanWeightedSQNR(res); m != nil {
+			fmt.Fprintf(stdout, "%d tensors weighted by %s: weighted SQNR %.2f dB (mean by elements)\n", n, *imPath, *m)
 		}
 		fmt.Fprintf(stdout, "%d tensors checked, %d below %.2f dB or with values lost to NaN/Inf\n", len(res), len(failed), *minSQNR)
 	}

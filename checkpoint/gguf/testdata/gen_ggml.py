@@ -64,6 +64,7 @@ OUT = os.path.join(HERE, "ggml")
 
 # ggml type ids (include/ggml.h) and block geometry.
 TYPES = {
+    "Q4_0": (2, 32, 18),
     "Q4_1": (3, 32, 20),
     "Q5_0": (6, 32, 22),
     "Q5_1": (7, 32, 24),

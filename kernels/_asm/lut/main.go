@@ -6,6 +6,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
@@ -32,10 +33,12 @@ func main() {
 	gen.Main(func() {
 		lutEncode(4)
 		lutEncode(6)
-		for _, nt := range []int{2, 4, 8, 16} {
-			lutSelect(nt, selGeneral)
-			lutSelect(nt, selPow2)
-			lutSelect(nt, selExact)
+		for _, weighted := range []bool{false, true} {
+			for _, nt := range []int{2, 4, 8, 16} {
+				lutSelect(nt, selGeneral, weighted)
+				lutSelect(nt, selPow2, weighted)
+				lutSelect(nt, selExact, weighted)
+			}
 		}
 		lutDecodeGroups(false)
 		lutDecodeGroups(true)
@@ -211,57 +214,79 @@ const (
 
 // lutSelect writes lutSelect<nt>AVX512, the selection among nt tables, or
 // its variants lutSelect<nt>Pow2AVX512 and lutSelect<nt>ExactAVX512 for
-// blocks whose scales scale every entry exactly.
-func lutSelect(nt int, v selVariant) {
-	name := fmt.Sprintf("lutSelect%dAVX512", nt)
+// blocks whose scales scale every entry exactly; weighted, the same with
+// each value's squared error times its weight (lutSelectW<nt>…AVX512).
+func lutSelect(nt int, v selVariant, weighted bool) {
+	w := ""
+	if weighted {
+		w = "W"
+	}
+	name := fmt.Sprintf("lutSelect%s%dAVX512", w, nt)
 	magType := "[]float64"
 	switch v {
 	case selGeneral:
 		magType = "[]float32"
 	case selPow2:
-		name = fmt.Sprintf("lutSelect%dPow2AVX512", nt)
+		name = fmt.Sprintf("lutSelect%s%dPow2AVX512", w, nt)
 	case selExact:
-		name = fmt.Sprintf("lutSelect%dExactAVX512", nt)
+		name = fmt.Sprintf("lutSelect%s%dExactAVX512", w, nt)
 	}
 	pow2 := v == selPow2
-	TEXT(name, 0, "func(codes, meta []uint8, x []float32, group, block int, muls, scales []float32, tb *[408]uint32, mags "+magType+", tcodes, zero []uint8)")
-	Pragma("noescape")
-	switch v {
-	case selPow2:
-		Doc(name+" is lutSelect"+fmt.Sprint(nt)+"AVX512 for blocks whose scale s is a power of two",
-			"that scales every entry magnitude m exactly (m·s neither overflows nor leaves the normal",
-			"range), and mul = 1/s: then float64(m·s) − float64(|v|) = s·(m − float64(|v|)·mul) exactly,",
-			"the squared errors are s² times those of (m − |v|·mul) and their sums too, so the least and",
-			"the ties are the same. mags holds the magnitudes as float64, cell-major, and scales is not",
-			"read. Each value's error costs a subtraction, a product and a sum per table.")
-	case selExact:
-		Doc(name+" is lutSelect"+fmt.Sprint(nt)+"AVX512 for blocks whose scale s scales every entry",
-			"magnitude m exactly (m·s is a float32 without rounding: the significant bits of m and s",
-			"fit in 24, the product is normal and finite): then float64(m·s) = float64(m)·float64(s),",
-			"one float64 product. mags holds the magnitudes as float64, cell-major.")
-	default:
-		Doc(name+" is the AVX-512 kernel of lutSelectGo for "+fmt.Sprint(nt)+" tables and up to 64 cells, groups",
-			"of up to 64 values: for each group, the loop",
+	if weighted {
+		TEXT(name, 0, "func(codes, meta []uint8, x, w []float32, group, block int, muls, scales []float32, tb *[408]uint32, mags "+magType+", tcodes, zero []uint8)")
+		Pragma("noescape")
+		unweighted := strings.Replace(name, "W", "", 1)
+		Doc(name+" is "+unweighted+" with the squared error of value i multiplied",
+			"by float64(w[i]) before it is summed: the loop of lutSelectWeightedGo,",
 			"",
-			"\tfor i, v := range xs { // the group's values",
-			"\t\tc := cell(|v·mul|)",
-			"\t\tfor k := range acc {",
-			"\t\t\td := float64(mags[c·nt+k]·scale) − float64(|v|)",
-			"\t\t\tacc[k] += float64(d·d)",
-			"\t\t}",
-			"\t}",
-			"\tmeta[g] = the first k of least acc[k]",
-			"\tcodes = tcodes[64·k + cell] | sign bit, or zero[k] for a NaN",
+			"\tif w[i] != 0 { acc[k] += float64(float64(w[i]) · float64(d·d)) }",
 			"",
-			fmt.Sprintf("The cells of up to %d values (whole groups, across blocks) are searched 16 at a time as", selChunk),
-			"lutEncode6AVX512 does (from the third level for up to 16 cells, over eight levels past 64,",
-			"the last two gathered; a NaN in the cell of 0) and kept on the stack as bytes with their",
-			"flags (the sign in bit 7, NaN in bit 6) and |v| as float64; then the",
-			"errors of two groups at a time accumulate in float64 lanes, one per table (two chains of sums",
-			"in flight), the least is found by VMINPD (a NaN counting as +Inf: a NaN error arises only",
-			"where every table's error is +Inf or NaN, and the first table wins then as in the loop; two",
-			"tables compare by VUCOMISD as the loop does), and the codes are looked up by VPERMB in the",
-			"chosen table's 64 codes (two tables: after the chunk's groups, 64 at a time, selCodes2).")
+			"for groups whose weights are not all equal (the caller gives a group of equal weights the",
+			"weight 1, whose products are exact: the unweighted sum). The weights of a chunk are kept",
+			"on the stack as float64 beside |v|. Under a power-of-two scale s the products are s² times",
+			"those of the loop exactly (every float64 product here is normal), so the choice is the same.")
+	} else {
+		TEXT(name, 0, "func(codes, meta []uint8, x []float32, group, block int, muls, scales []float32, tb *[408]uint32, mags "+magType+", tcodes, zero []uint8)")
+		Pragma("noescape")
+	}
+	if !weighted {
+		switch v {
+		case selPow2:
+			Doc(name+" is lutSelect"+fmt.Sprint(nt)+"AVX512 for blocks whose scale s is a power of two",
+				"that scales every entry magnitude m exactly (m·s neither overflows nor leaves the normal",
+				"range), and mul = 1/s: then float64(m·s) − float64(|v|) = s·(m − float64(|v|)·mul) exactly,",
+				"the squared errors are s² times those of (m − |v|·mul) and their sums too, so the least and",
+				"the ties are the same. mags holds the magnitudes as float64, cell-major, and scales is not",
+				"read. Each value's error costs a subtraction, a product and a sum per table.")
+		case selExact:
+			Doc(name+" is lutSelect"+fmt.Sprint(nt)+"AVX512 for blocks whose scale s scales every entry",
+				"magnitude m exactly (m·s is a float32 without rounding: the significant bits of m and s",
+				"fit in 24, the product is normal and finite): then float64(m·s) = float64(m)·float64(s),",
+				"one float64 product. mags holds the magnitudes as float64, cell-major.")
+		default:
+			Doc(name+" is the AVX-512 kernel of lutSelectGo for "+fmt.Sprint(nt)+" tables and up to 64 cells, groups",
+				"of up to 64 values: for each group, the loop",
+				"",
+				"\tfor i, v := range xs { // the group's values",
+				"\t\tc := cell(|v·mul|)",
+				"\t\tfor k := range acc {",
+				"\t\t\td := float64(mags[c·nt+k]·scale) − float64(|v|)",
+				"\t\t\tacc[k] += float64(d·d)",
+				"\t\t}",
+				"\t}",
+				"\tmeta[g] = the first k of least acc[k]",
+				"\tcodes = tcodes[64·k + cell] | sign bit, or zero[k] for a NaN",
+				"",
+				fmt.Sprintf("The cells of up to %d values (whole groups, across blocks) are searched 16 at a time as", selChunk),
+				"lutEncode6AVX512 does (from the third level for up to 16 cells, over eight levels past 64,",
+				"the last two gathered; a NaN in the cell of 0) and kept on the stack as bytes with their",
+				"flags (the sign in bit 7, NaN in bit 6) and |v| as float64; then the",
+				"errors of two groups at a time accumulate in float64 lanes, one per table (two chains of sums",
+				"in flight), the least is found by VMINPD (a NaN counting as +Inf: a NaN error arises only",
+				"where every table's error is +Inf or NaN, and the first table wins then as in the loop; two",
+				"tables compare by VUCOMISD as the loop does), and the codes are looked up by VPERMB in the",
+				"chosen table's 64 codes (two tables: after the chunk's groups, 64 at a time, selCodes2).")
+		}
 	}
 	Load(Param("codes").Base(), RDI)
 	Load(Param("meta").Base(), R8)
@@ -272,9 +297,14 @@ func lutSelect(nt int, v selVariant) {
 	cellBuf := AllocLocal(selChunk + 64)      // cell bytes
 	flagBuf := AllocLocal(selChunk + 64)      // the sign in bit 7, NaN in bit 6
 	absBuf := AllocLocal(8 * (selChunk + 16)) // |v| (or |v|·mul) as float64
+	var wBuf Mem
+	if weighted {
+		wBuf = AllocLocal(8 * (selChunk + 16)) // the weights as float64
+	}
 	slot := AllocLocal(8 * 14)
 	chunkCap, allOnes, first, root2, tbP := slot, slot.Offset(8), slot.Offset(16), slot.Offset(72), slot.Offset(80)
 	metaStart, log2g := slot.Offset(88), slot.Offset(96)  // two tables: the chunk's first meta field, log2 of the group
+	wP := slot.Offset(104)                                // the weights of the chunk
 	cellLeft, valLeft := slot.Offset(24), slot.Offset(32) // values left in the block of each pass
 	mulsP, scalesP, tcodesP, zeroP := slot.Offset(40), slot.Offset(48), slot.Offset(56), slot.Offset(64)
 	TESTQ(RCX, RCX)
@@ -285,6 +315,10 @@ func lutSelect(nt int, v selVariant) {
 	}{{"muls", mulsP}, {"scales", scalesP}, {"tcodes", tcodesP}, {"zero", zeroP}} {
 		Load(Param(p.name).Base(), RAX)
 		MOVQ(RAX, p.at)
+	}
+	if weighted {
+		Load(Param("w").Base(), RAX)
+		MOVQ(RAX, wP)
 	}
 	XORL(EAX, EAX)
 	MOVQ(RAX, cellLeft)
@@ -370,6 +404,17 @@ func lutSelect(nt int, v selVariant) {
 		minInto(R15, RAX)
 		tailMask(R15, K1)
 		VMOVUPS_Z(Mem{Base: RSI, Index: R11, Scale: 4}, K1, Z16)
+		if weighted {
+			// The weights as float64 (Z24–Z26 are free until the errors).
+			MOVQ(wP, RAX)
+			VMOVUPS_Z(Mem{Base: RAX, Index: R11, Scale: 4}, K1, Z24)
+			VPANDD(Z10, Z24, Z24) // −0 as +0
+			VCVTPS2PD(Y24, Z25)
+			VEXTRACTF64X4(U8(1), Z24, Y26)
+			VCVTPS2PD(Y26, Z26)
+			VMOVUPD(Z25, wBuf.Idx(R11, 8))
+			VMOVUPD(Z26, wBuf.Offset(64).Idx(R11, 8))
+		}
 		VMULPS(Z15, Z16, Z17) // y
 		VPANDD(Z10, Z17, Z18)
 		VCMPPS(U8(7), Z17, Z17, K4) // not NaN
@@ -457,8 +502,8 @@ func lutSelect(nt int, v selVariant) {
 	SHLL(U8(sh), EAX)
 	MOVBLZX(cellBuf.Idx(R14, 1), EBX)
 	SHLL(U8(sh), EBX)
-	selStep(nt, v, Mem{Base: R12, Index: RAX, Scale: 1}, absBuf.Idx(R13, 8), accA, Z16, Z17, Z18)
-	selStep(nt, v, Mem{Base: R12, Index: RBX, Scale: 1}, absBuf.Idx(R14, 8), accB, Z19, Z20, Z21)
+	selStep(nt, v, Mem{Base: R12, Index: RAX, Scale: 1}, absBuf.Idx(R13, 8), wOf(weighted, wBuf, R13), accA, Z16, Z17, Z18)
+	selStep(nt, v, Mem{Base: R12, Index: RBX, Scale: 1}, absBuf.Idx(R14, 8), wOf(weighted, wBuf, R14), accB, Z19, Z20, Z21)
 	INCQ(R13)
 	INCQ(R14)
 	CMPQ(R13, R11)
@@ -483,7 +528,7 @@ func lutSelect(nt int, v selVariant) {
 	Label(name + "_vsingle")
 	MOVBLZX(cellBuf.Idx(R13, 1), EAX)
 	SHLL(U8(sh), EAX)
-	selStep(nt, v, Mem{Base: R12, Index: RAX, Scale: 1}, absBuf.Idx(R13, 8), accA, Z16, Z17, Z18)
+	selStep(nt, v, Mem{Base: R12, Index: RAX, Scale: 1}, absBuf.Idx(R13, 8), wOf(weighted, wBuf, R13), accA, Z16, Z17, Z18)
 	INCQ(R13)
 	CMPQ(R13, R14)
 	JB(l("vsingle"))
@@ -496,6 +541,11 @@ func lutSelect(nt int, v selVariant) {
 		selCodes2(name, cellBuf, flagBuf, first, metaStart, log2g, tcodesP, zeroP, allOnes)
 	}
 	LEAQ(Mem{Base: RSI, Index: R10, Scale: 4}, RSI)
+	if weighted {
+		MOVQ(wP, RAX)
+		LEAQ(Mem{Base: RAX, Index: R10, Scale: 4}, RAX)
+		MOVQ(RAX, wP)
+	}
 	SUBQ(R10, RCX)
 	JNZ(l("chunk"))
 	Label(name + "_done")
@@ -616,12 +666,23 @@ func zeroAccs(acc []VecPhysical) {
 	}
 }
 
+// wOf returns the address of the weight (as float64) of the value at index
+// i of the chunk in wBuf, or nil when the kernel is not weighted.
+func wOf(weighted bool, wBuf Mem, i GPPhysical) *Mem {
+	if !weighted {
+		return nil
+	}
+	m := wBuf.Idx(i, 8)
+	return &m
+}
+
 // selStep adds to acc the squared errors of the value whose absolute value
 // (as float64) is at ax and whose cell's row of magnitudes is at row: float32
 // times the scale in Z7 (selGeneral); float64, against the value times mul
-// (selPow2); float64 times the float64 scale in Z7 (selExact). r, d0 and
-// d1 are scratch vectors.
-func selStep(nt int, v selVariant, row, ax Mem, acc []VecPhysical, r, d0, d1 VecPhysical) {
+// (selPow2); float64 times the float64 scale in Z7 (selExact). With wx (a
+// weighted kernel), each squared error is multiplied by the float64 weight
+// at wx before it is added. r, d0 and d1 are scratch vectors.
+func selStep(nt int, v selVariant, row, ax Mem, wx *Mem, acc []VecPhysical, r, d0, d1 VecPhysical) {
 	y := func(v VecPhysical) VecPhysical { return v.AsY().(VecPhysical) }
 	x := func(v VecPhysical) VecPhysical { return v.AsX().(VecPhysical) }
 	switch v {
@@ -683,16 +744,37 @@ func selStep(nt int, v selVariant, row, ax Mem, acc []VecPhysical, r, d0, d1 Vec
 			VSUBPD_BCST(ax, x(d0), x(d0))
 		}
 	}
+	if wx != nil {
+		// r is free once the differences are made: the weight in every
+		// lane, and in K5 whether it is not 0 (a zero weight adds nothing,
+		// not even the NaN of 0·∞).
+		switch nt {
+		case 16, 8:
+			VBROADCASTSD(*wx, r)
+			VPTESTMQ(r, r, K5)
+		case 4:
+			VBROADCASTSD(*wx, y(r))
+			VPTESTMQ(y(r), y(r), K5)
+		case 2:
+			VMOVDDUP(*wx, x(r))
+			VPTESTMQ(x(r), x(r), K5)
+		}
+	}
 	ds := []VecPhysical{d0, d1}
 	for i, a := range acc {
-		d := ds[i]
+		d, wr := ds[i], r
 		switch nt {
 		case 4:
-			d = y(d)
+			d, wr = y(d), y(r)
 		case 2:
-			d = x(d)
+			d, wr = x(d), x(r)
 		}
 		VMULPD(d, d, d)
+		if wx != nil {
+			VMULPD(wr, d, d)
+			VADDPD(d, a, K5, a)
+			continue
+		}
 		VADDPD(d, a, a)
 	}
 }

@@ -1,0 +1,40 @@
+package convert
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestSummarize(t *testing.T) {
+	db := func(v float64) *float64 { return &v }
+	r := &Result{Tensors: []TensorResult{
+		// 3 × 100 elements at 4.5 bits, 30 dB; 100 at 8.5 bits, 40 dB.
+		{Name: "a", Shape: []int{3, 100}, DataType: "q4_k", Bits: 4.5, SQNR: db(30), WeightedSQNR: db(31), Importance: ImportanceUsed},
+		{Name: "b", Shape: []int{100}, DataType: "q8_0", Bits: 8.5, SQNR: db(40), Importance: ImportanceUnused},
+		{Name: "c", Shape: []int{2, 50}, DataType: "q4_k", Bits: 4.5, Importance: ImportanceMissing}, // exact: no SQNR
+		{Name: "n", Shape: []int{10}, Note: "kept: norm"},
+		{Name: "d", Shape: []int{10}, Note: "dropped: x", Dropped: true},
+	}}
+	s := r.Summarize()
+	assert.Equal(t, []TypeCount{{"q4_k", 2}, {"kept", 1}, {"q8_0", 1}}, s.Types)
+	// (300·4.5 + 100·8.5 + 100·4.5) / 500 = 2650/500.
+	assert.InDelta(t, 5.3, s.Bits, 1e-12)
+	// (300·30 + 100·40) / 400: by elements, not (30 + 40)/2.
+	require.NotNil(t, s.SQNR)
+	assert.InDelta(t, 32.5, *s.SQNR, 1e-12)
+	require.NotNil(t, s.WeightedSQNR)
+	assert.InDelta(t, 31.0, *s.WeightedSQNR, 1e-12)
+	assert.Equal(t, map[string]int{ImportanceUsed: 1, ImportanceUnused: 1, ImportanceMissing: 1}, s.Importance)
+
+	var m MeanSQNR
+	assert.Nil(t, m.Mean())
+	m.Add(nil, 5)
+	assert.Nil(t, m.Mean(), "exact tensors are left out")
+
+	mw, n := MeanWeightedSQNR([]VerifyResult{{Shape: []int{4, 25}, WeightedSQNR: db(20)}, {Shape: []int{300}, WeightedSQNR: db(24)}, {Shape: []int{7}}})
+	require.NotNil(t, mw)
+	assert.Equal(t, 2, n)
+	assert.InDelta(t, 23.0, *mw, 1e-12) // (100·20 + 300·24) / 400
+}

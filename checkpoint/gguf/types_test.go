@@ -1,0 +1,19 @@
+package gguf
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func TestSearches(t *testing.T) {
+	// The types whose quantizers fit scales (and mins) by least squares.
+	for _, typ := range []Type{TypeQ2_K, TypeQ3_K, TypeQ4_K, TypeQ5_K, TypeQ6_K, TypeQ8_K, TypeIQ4_NL, TypeIQ4_XS,
+		TypeQ4_1, TypeQ5_0, TypeQ5_1, TypeQ4_0} {
+		assert.True(t, Searches(typ), typ.String())
+	}
+	// ggml's reference Q8_0, MXFP4's fixed rule, the plain types.
+	for _, typ := range []Type{TypeQ8_0, TypeMXFP4, TypeF32, TypeF16, TypeBF16} {
+		assert.False(t, Searches(typ), typ.String())
+	}
+}
