@@ -168,12 +168,14 @@ func affineSuper(x, w []float32, a *affine, sub int, c *superCfg, r *affineRes, 
 		if !isUnitWeights(w) {
 			wp = (*[QKK]float32)(w)
 		}
-		k := kqAffineSuper16AVX512
+		// Direct calls: through a func value r would escape (a heap
+		// allocation in every caller).
+		cp, rp := (*[56]float32)(unsafe.Pointer(c)), (*[68]float32)(unsafe.Pointer(r))
 		if sub == 32 {
-			k = kqAffineSuper8AVX512
+			kqAffineSuper8AVX512((*[QKK]float32)(x), wp, (*[1920]float32)(tr), cp, rp)
+		} else {
+			kqAffineSuper16AVX512((*[QKK]float32)(x), wp, (*[1920]float32)(tr), cp, rp)
 		}
-		k((*[QKK]float32)(x), wp, (*[1920]float32)(tr),
-			(*[56]float32)(unsafe.Pointer(c)), (*[68]float32)(unsafe.Pointer(r)))
 		return
 	}
 	if superAVX2() && a.refine == 0 && a.minBelow && (sub == 16 || sub == 32) && c.nlev <= 8 {
@@ -181,12 +183,14 @@ func affineSuper(x, w []float32, a *affine, sub int, c *superCfg, r *affineRes, 
 		if !isUnitWeights(w) {
 			wp = (*[QKK]float32)(w)
 		}
-		k := kqAffineSuper16AVX2
+		// Direct calls: through a func value r would escape (a heap
+		// allocation in every caller).
+		cp, rp := (*[56]float32)(unsafe.Pointer(c)), (*[68]float32)(unsafe.Pointer(r))
 		if sub == 32 {
-			k = kqAffineSuper8AVX2
+			kqAffineSuper8AVX2((*[QKK]float32)(x), wp, (*[1920]float32)(tr), cp, rp)
+		} else {
+			kqAffineSuper16AVX2((*[QKK]float32)(x), wp, (*[1920]float32)(tr), cp, rp)
 		}
-		k((*[QKK]float32)(x), wp, (*[1920]float32)(tr),
-			(*[56]float32)(unsafe.Pointer(c)), (*[68]float32)(unsafe.Pointer(r)))
 		return
 	}
 	affineSuperGo(x, w, a, sub, c, r)
