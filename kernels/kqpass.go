@@ -82,7 +82,7 @@ func affineSolve(st *affineStats, c int, b, a, f float32, d, m, e *lanes) {
 // n), each added in order of the elements, b and f with fma32. The two
 // candidates' chains of additions are interleaved so that they overlap.
 func affineSums2Go(x, w []float32, t0, o0, t1, o1, n float32) (a0, b0, f0, a1, b1, f1 float32) {
-	if inUnitWeights(w) {
+	if inUnitWeights(w) && len(x) <= QKK && n < 256 {
 		return affineSums2Unit(x, t0, o0, t1, o1, n)
 	}
 	w = w[:len(x)]
@@ -134,7 +134,7 @@ func affineErrsGo(x, w []float32, k int, d, m, id *lanes, n float32, e *lanes) {
 }
 
 // affineSums2Unit is affineSums2Go with every weight 1. Then q and q² are
-// integers and their sums stay below 2^24 (n ≤ 63, at most 256 elements),
+// integers and their sums stay below 2^24 (n < 256, at most 256 elements),
 // so they are exact in float32: adding q·q with one rounding (fma32) or two
 // gives the same bits, and only f needs the fused sum.
 func affineSums2Unit(x []float32, t0, o0, t1, o1, n float32) (a0, b0, f0, a1, b1, f1 float32) {
@@ -278,30 +278,74 @@ func affineFit0Go(x, w []float32, k int, nd, shift *lanes, st *affineStats, lohi
 // sets score[c] = sxq²/sqq (the error is Σwx² − score), or −Inf unless
 // sqq > 0; it returns sqq in sqq[c].
 func symFitGo(x, w []float32, k int, t *lanes, neg, pos float32, d, score, sqq *lanes) {
-	w = w[:len(x)]
-	for c := range k {
-		var a, b float32
-		for i, v := range x {
-			q := clampRoundPass(t[c]*v, -neg, pos)
-			wq := w[i] * q
-			if s := float64(wq)*float64(v) + float64(a); fma32Easy(s) { // fma32, inline
-				a = float32(s)
-			} else {
-				a = fma32Tie(wq, v, a)
-			}
-			if s := float64(wq)*float64(q) + float64(b); fma32Easy(s) { // fma32, inline
-				b = float32(s)
-			} else {
-				b = fma32Tie(wq, q, b)
-			}
-		}
-		d[c], sqq[c] = a/b, b
-		if b > 0 {
-			score[c] = a * a / b
+	for c := 0; c < k; c += 2 {
+		c1 := min(c+1, k-1)
+		var a0, b0, a1, b1 float32
+		if inUnitWeights(w) && len(x) <= QKK && neg <= 128 && pos <= 128 {
+			a0, b0, a1, b1 = symSums2Unit(x, t[c], t[c1], neg, pos)
 		} else {
-			score[c] = float32(math.Inf(-1))
+			a0, b0, a1, b1 = symSums2Go(x, w, t[c], t[c1], neg, pos)
 		}
+		symSolve(c, a0, b0, d, score, sqq)
+		symSolve(c1, a1, b1, d, score, sqq)
 	}
+}
+
+// symSolve sets candidate c's d = a/b, score a·a/b (−Inf unless b > 0) and
+// sqq = b from its sums a = Σwqx and b = Σwq².
+func symSolve(c int, a, b float32, d, score, sqq *lanes) {
+	d[c], sqq[c] = a/b, b
+	if b > 0 {
+		score[c] = a * a / b
+	} else {
+		score[c] = float32(math.Inf(-1))
+	}
+}
+
+// symSums2Go returns symFitGo's sums a = Σwqx and b = Σwq² (both fused)
+// of two candidates t0, t1, interleaved.
+func symSums2Go(x, w []float32, t0, t1, neg, pos float32) (a0, b0, a1, b1 float32) {
+	w = w[:len(x)]
+	for i, v := range x {
+		q0 := clampRoundPass(t0*v, -neg, pos)
+		q1 := clampRoundPass(t1*v, -neg, pos)
+		wq0, wq1 := w[i]*q0, w[i]*q1
+		a0, a1 = fma32(wq0, v, a0), fma32(wq1, v, a1)
+		b0, b1 = fma32(wq0, q0, b0), fma32(wq1, q1, b1)
+	}
+	return
+}
+
+// symSums2Unit is symSums2Go with every weight 1: q² and Σq² are integers
+// below 2^24 (|q| ≤ 128, at most 256 elements), exact in float32, so only a
+// needs the fused sum; the loop has no calls (a step fma32Easy rejects
+// leaves it for fma32).
+func symSums2Unit(x []float32, t0, t1, neg, pos float32) (a0, b0, a1, b1 float32) {
+	for i := 0; i < len(x); i++ {
+		for ; i < len(x); i++ {
+			v := x[i]
+			q0 := clampRoundPass(t0*v, -neg, pos)
+			q1 := clampRoundPass(t1*v, -neg, pos)
+			s0 := float64(q0)*float64(v) + float64(a0)
+			s1 := float64(q1)*float64(v) + float64(a1)
+			if !fma32Easy(s0) || !fma32Easy(s1) {
+				break
+			}
+			a0, a1 = float32(s0), float32(s1)
+			b0 += q0 * q0
+			b1 += q1 * q1
+		}
+		if i == len(x) {
+			break
+		}
+		v := x[i]
+		q0 := clampRoundPass(t0*v, -neg, pos)
+		q1 := clampRoundPass(t1*v, -neg, pos)
+		a0, a1 = fma32(q0, v, a0), fma32(q1, v, a1)
+		b0 += q0 * q0
+		b1 += q1 * q1
+	}
+	return
 }
 
 // symErrsGo sets e[c], for each candidate c < k with scale d[c] and inverse
@@ -309,14 +353,39 @@ func symFitGo(x, w []float32, k int, t *lanes, neg, pos float32, d, score, sqq *
 // r = x − d·q and each w·r·r added with one rounding each (fma32).
 func symErrsGo(x, w []float32, k int, d, id *lanes, neg, pos float32, e *lanes) {
 	w = w[:len(x)]
-	for c := range k {
-		var s float32
-		for i, v := range x {
-			q := clampRoundPass(v*id[c], -neg, pos)
-			r := fma32(-d[c], q, v)
-			s = fma32(w[i]*r, r, s)
+	for c := 0; c < k; c += 2 {
+		c1 := min(c+1, k-1)
+		nd0, nd1, id0, id1 := -d[c], -d[c1], id[c], id[c1]
+		var s0, s1 float32
+		// The loop without calls; a step fma32Easy rejects leaves it.
+		for i := 0; i < len(x); i++ {
+			for ; i < len(x); i++ {
+				v, wi := x[i], w[i]
+				q0 := clampRoundPass(v*id0, -neg, pos)
+				q1 := clampRoundPass(v*id1, -neg, pos)
+				u0 := float64(nd0)*float64(q0) + float64(v)
+				u1 := float64(nd1)*float64(q1) + float64(v)
+				if !fma32Easy(u0) || !fma32Easy(u1) {
+					break
+				}
+				r0, r1 := float32(u0), float32(u1)
+				e0 := float64(wi*r0)*float64(r0) + float64(s0)
+				e1 := float64(wi*r1)*float64(r1) + float64(s1)
+				if !fma32Easy(e0) || !fma32Easy(e1) {
+					break
+				}
+				s0, s1 = float32(e0), float32(e1)
+			}
+			if i == len(x) {
+				break
+			}
+			v, wi := x[i], w[i]
+			q0 := clampRoundPass(v*id0, -neg, pos)
+			q1 := clampRoundPass(v*id1, -neg, pos)
+			r0, r1 := fma32(nd0, q0, v), fma32(nd1, q1, v)
+			s0, s1 = fma32(wi*r0, r0, s0), fma32(wi*r1, r1, s1)
 		}
-		e[c] = s
+		e[c], e[c1] = s0, s1
 	}
 }
 
@@ -371,29 +440,48 @@ func tableFit0Go(x, w []float32, k int, numer *lanes, tab *table, d, score, sqq 
 
 // tableFitGo is symFitGo for the table values q = tab.v[tab.index(t·x)].
 func tableFitGo(x, w []float32, k int, t *lanes, tab *table, d, score, sqq *lanes) {
+	unit := inUnitWeights(w) && len(x) <= QKK // table values: |q| ≤ 128
 	w = w[:len(x)]
-	for c := range k {
-		var a, b float32
-		for i, v := range x {
-			q := tab.v[tab.index(t[c]*v)]
-			wq := w[i] * q
-			if s := float64(wq)*float64(v) + float64(a); fma32Easy(s) { // fma32, inline
-				a = float32(s)
-			} else {
-				a = fma32Tie(wq, v, a)
+	for c := 0; c < k; c += 2 {
+		c1 := min(c+1, k-1)
+		t0, t1 := t[c], t[c1]
+		var a0, b0, a1, b1 float32
+		if unit {
+			// Table values are integers (|q| ≤ 128): q² and Σq² are exact
+			// in float32, so only a needs the fused sum. The loop has no
+			// calls; a step fma32Easy rejects leaves it.
+			for i := 0; i < len(x); i++ {
+				for ; i < len(x); i++ {
+					v := x[i]
+					q0, q1 := tab.v[tab.index(t0*v)], tab.v[tab.index(t1*v)]
+					s0 := float64(q0)*float64(v) + float64(a0)
+					s1 := float64(q1)*float64(v) + float64(a1)
+					if !fma32Easy(s0) || !fma32Easy(s1) {
+						break
+					}
+					a0, a1 = float32(s0), float32(s1)
+					b0 += q0 * q0
+					b1 += q1 * q1
+				}
+				if i == len(x) {
+					break
+				}
+				v := x[i]
+				q0, q1 := tab.v[tab.index(t0*v)], tab.v[tab.index(t1*v)]
+				a0, a1 = fma32(q0, v, a0), fma32(q1, v, a1)
+				b0 += q0 * q0
+				b1 += q1 * q1
 			}
-			if s := float64(wq)*float64(q) + float64(b); fma32Easy(s) { // fma32, inline
-				b = float32(s)
-			} else {
-				b = fma32Tie(wq, q, b)
-			}
-		}
-		d[c], sqq[c] = a/b, b
-		if b > 0 {
-			score[c] = a * a / b
 		} else {
-			score[c] = float32(math.Inf(-1))
+			for i, v := range x {
+				q0, q1 := tab.v[tab.index(t0*v)], tab.v[tab.index(t1*v)]
+				wq0, wq1 := w[i]*q0, w[i]*q1
+				a0, a1 = fma32(wq0, v, a0), fma32(wq1, v, a1)
+				b0, b1 = fma32(wq0, q0, b0), fma32(wq1, q1, b1)
+			}
 		}
+		symSolve(c, a0, b0, d, score, sqq)
+		symSolve(c1, a1, b1, d, score, sqq)
 	}
 }
 
