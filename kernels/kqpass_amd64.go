@@ -251,3 +251,14 @@ func q3kPack(y *[Q3_KBlockBytes]byte, x *[QKK]float32, r *superRes, q *[QKK]uint
 	}
 	q3kPackWith(y, x, r, q, symCodes)
 }
+
+// q4kNibbles is q4kNibblesGo; finite tells that x holds no NaN (the
+// AVX-512 kernel then computes the codes and their packing in one call).
+func q4kNibbles(y *[128]byte, x *[QKK]float32, mi *[16]float32, q *[QKK]uint8, finite bool) {
+	if finite && active >= tierAVX512 {
+		kqQ4KNibblesAVX512(y, x, mi)
+		return
+	}
+	affineCodes(x[:], mi[:], 15, q[:])
+	packKNibbles(y[:], q)
+}

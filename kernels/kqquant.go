@@ -254,14 +254,14 @@ func quantK45(y []byte, x, imp []float32, s *kqScratch, search *affine, cfg *sup
 		ls[j], lm[j] = uint8(r.l[j]), uint8(r.m[j])
 		mi[2*j], mi[2*j+1] = r.mn[j], r.ids[j]
 	}
-	affineCodes(x, mi[:], n, s.q[:QKK])
 	binary.LittleEndian.PutUint16(y[0:], uint16(r.hd))
 	binary.LittleEndian.PutUint16(y[2:], uint16(r.hm))
 	putKScales(y[4:16], &ls, &lm)
 	if n == 15 {
-		packKNibbles(y[16:144], &s.q)
+		q4kNibbles((*[128]byte)(y[16:144]), (*[QKK]float32)(x), &mi, &s.q, isUnitWeights(ws))
 		return
 	}
+	affineCodes(x, mi[:], n, s.q[:QKK])
 	packKNibbles(y[48:176], &s.q)
 	le := binary.LittleEndian
 	for l := 0; l < 32; l += 8 {
@@ -272,6 +272,14 @@ func quantK45(y []byte, x, imp []float32, s *kqScratch, search *affine, cfg *sup
 		}
 		le.PutUint64(y[16+l:], hb)
 	}
+}
+
+// q4kNibblesGo writes Q4_K's codes of x under mi (offsets and inverse
+// scales of its 8 sub-blocks of 32, as affineCodes takes them), packed two
+// to a byte (packKNibbles), into y; q is scratch.
+func q4kNibblesGo(y *[128]byte, x *[QKK]float32, mi *[16]float32, q *[QKK]uint8) {
+	affineCodesGo(x[:], mi[:], 15, q[:])
+	packKNibbles(y[:], q)
 }
 
 // packKNibbles writes the low nibbles of 256 codes as Q4_K and Q5_K keep

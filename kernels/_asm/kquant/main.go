@@ -57,6 +57,7 @@ func main() {
 		tableCodes2()
 		q3kPack(false)
 		q3kPack(true)
+		q4kNibbles()
 	})
 }
 

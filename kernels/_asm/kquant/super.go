@@ -1369,3 +1369,49 @@ func q3kPack(finite bool) {
 	VZEROUPPER()
 	RET()
 }
+
+// q4kNibbles emits kqQ4KNibblesAVX512, Q4_K's codes and their packing for
+// a block without NaN: as q4kNibblesGo, each code clamp(round((x−m)·id),
+// 0, 15) of its sub-block of 32 (m, id = mi[2j], mi[2j+1]; VCVTPS2DQ
+// rounds to nearest even after the clamp, as rnd before it), then byte
+// 32c+l of y = code 64c+l | code 64c+32+l << 4.
+func q4kNibbles() {
+	name := "kqQ4KNibblesAVX512"
+	TEXT(name, NOSPLIT, "func(y *[128]byte, x *[256]float32, mi *[16]float32)")
+	Pragma("noescape")
+	Doc(name+" is the AVX-512 kernel of q4kNibblesGo for x without NaN: Q4_K's",
+		"codes of x under the offsets and inverse scales mi of its 8 sub-blocks",
+		"of 32, packed two to a byte as Q4_K keeps them.")
+	Load(Param("y"), RDI)
+	Load(Param("x"), RSI)
+	Load(Param("mi"), R11)
+	zero, top := Z1, Z2
+	VXORPS(zero, zero, zero)
+	gen.Broadcast32(0x41700000, top, RAX, X0) // 15
+	code := func(j, k int, z VecPhysical) {   // elements 32j+16k..+15
+		VMOVUPS(Mem{Base: RSI, Disp: 128*j + 64*k}, z)
+		VSUBPS(Z8, z, z)
+		VMULPS(Z9, z, z) // (x − m)·id
+		VMAXPS(zero, z, z)
+		VMINPS(top, z, z)
+		VCVTPS2DQ(z, z)
+	}
+	for c := range 4 {
+		lo, hi := []VecPhysical{Z3, Z4}, []VecPhysical{Z5, Z6}
+		for h, regs := range [][]VecPhysical{lo, hi} {
+			j := 2*c + h
+			VBROADCASTSS(Mem{Base: R11, Disp: 8 * j}, Z8)
+			VBROADCASTSS(Mem{Base: R11, Disp: 8*j + 4}, Z9)
+			code(j, 0, regs[0])
+			code(j, 1, regs[1])
+		}
+		for k := range 2 {
+			VPSLLD(U8(4), hi[k], hi[k])
+			VPORD(hi[k], lo[k], lo[k])
+			VPMOVDB(lo[k], X7)
+			VMOVDQU(X7, Mem{Base: RDI, Disp: 32*c + 16*k})
+		}
+	}
+	VZEROUPPER()
+	RET()
+}
