@@ -168,12 +168,14 @@ func affineSuper(x, w []float32, a *affine, sub int, c *superCfg, r *affineRes, 
 		if !isUnitWeights(w) {
 			wp = (*[QKK]float32)(w)
 		}
-		k := kqAffineSuper16AVX512
+		// Direct calls: through a func value r would escape (a heap
+		// allocation in every caller).
+		cp, rp := (*[56]float32)(unsafe.Pointer(c)), (*[68]float32)(unsafe.Pointer(r))
 		if sub == 32 {
-			k = kqAffineSuper8AVX512
+			kqAffineSuper8AVX512((*[QKK]float32)(x), wp, (*[1920]float32)(tr), cp, rp)
+		} else {
+			kqAffineSuper16AVX512((*[QKK]float32)(x), wp, (*[1920]float32)(tr), cp, rp)
 		}
-		k((*[QKK]float32)(x), wp, (*[1920]float32)(tr),
-			(*[56]float32)(unsafe.Pointer(c)), (*[68]float32)(unsafe.Pointer(r)))
 		return
 	}
 	if superAVX2() && a.refine == 0 && a.minBelow && (sub == 16 || sub == 32) && c.nlev <= 8 {
@@ -181,12 +183,14 @@ func affineSuper(x, w []float32, a *affine, sub int, c *superCfg, r *affineRes, 
 		if !isUnitWeights(w) {
 			wp = (*[QKK]float32)(w)
 		}
-		k := kqAffineSuper16AVX2
+		// Direct calls: through a func value r would escape (a heap
+		// allocation in every caller).
+		cp, rp := (*[56]float32)(unsafe.Pointer(c)), (*[68]float32)(unsafe.Pointer(r))
 		if sub == 32 {
-			k = kqAffineSuper8AVX2
+			kqAffineSuper8AVX2((*[QKK]float32)(x), wp, (*[1920]float32)(tr), cp, rp)
+		} else {
+			kqAffineSuper16AVX2((*[QKK]float32)(x), wp, (*[1920]float32)(tr), cp, rp)
 		}
-		k((*[QKK]float32)(x), wp, (*[1920]float32)(tr),
-			(*[56]float32)(unsafe.Pointer(c)), (*[68]float32)(unsafe.Pointer(r)))
 		return
 	}
 	affineSuperGo(x, w, a, sub, c, r)
@@ -236,10 +240,25 @@ func tableBlocks8(x, w []float32, t *table, c *superCfg, r *nlRes, tr *superScra
 	tableBlocks8Go(x, w, t, r)
 }
 
-func q3kPack(y *[Q3_KBlockBytes]byte, x *[QKK]float32, r *superRes, q *[QKK]uint8) {
+func q3kPack(y *[Q3_KBlockBytes]byte, x *[QKK]float32, r *superRes, q *[QKK]uint8, finite bool) {
 	if active >= tierAVX512 {
+		if finite {
+			kqQ3KPackFiniteAVX512(y, x, (*[36]float32)(unsafe.Pointer(r)), q)
+			return
+		}
 		kqQ3KPackAVX512(y, x, (*[36]float32)(unsafe.Pointer(r)), q)
 		return
 	}
 	q3kPackWith(y, x, r, q, symCodes)
+}
+
+// q4kNibbles is q4kNibblesGo; finite tells that x holds no NaN (the
+// AVX-512 kernel then computes the codes and their packing in one call).
+func q4kNibbles(y *[128]byte, x *[QKK]float32, mi *[16]float32, q *[QKK]uint8, finite bool) {
+	if finite && active >= tierAVX512 {
+		kqQ4KNibblesAVX512(y, x, mi)
+		return
+	}
+	affineCodes(x[:], mi[:], 15, q[:])
+	packKNibbles(y[:], q)
 }

@@ -309,3 +309,100 @@ func FuzzPassKernels(f *testing.F) {
 		}
 	})
 }
+
+// TestAffineSums2 checks the interleaved sums of two affine candidates
+// (and their unit-weight loop, which adds q and q² unfused) against the
+// plain loop over one candidate: a += wq, b = fma32(wq, q, b),
+// f = fma32(wq, x, f), element by element.
+func TestAffineSums2(t *testing.T) {
+	plain := func(x, w []float32, tc, oc, n float32) (a, b, f float32) {
+		for i, v := range x {
+			q := clampRoundPass(tc*(v-oc), 0, n)
+			wq := w[i] * q
+			a += wq
+			b = fma32(wq, q, b)
+			f = fma32(wq, v, f)
+		}
+		return a, b, f
+	}
+	same := func(got, want float32) bool {
+		return math.Float32bits(got) == math.Float32bits(want) || (got != got && want != want)
+	}
+	ones := make([]float32, QKK)
+	for i := range ones {
+		ones[i] = 1
+	}
+	rng := rand.New(rand.NewPCG(7, 8))
+	for ci, c := range passCases(rng) {
+		for _, n := range []float32{3, 15, 31, 63} {
+			for l := 0; l < passLanes; l += 2 {
+				t0, o0, t1, o1 := c.params[0][l], c.params[1][l], c.params[0][l+1], c.params[1][l+1]
+				off := rng.IntN(QKK - len(c.x) + 1)
+				for wi, w := range [][]float32{c.w, unitWeights[off : off+len(c.x)]} {
+					ref := c.w
+					if wi == 1 {
+						ref = ones
+					}
+					a0, b0, f0, a1, b1, f1 := affineSums2Go(c.x, w, t0, o0, t1, o1, n)
+					ra0, rb0, rf0 := plain(c.x, ref, t0, o0, n)
+					ra1, rb1, rf1 := plain(c.x, ref, t1, o1, n)
+					for k, p := range [][2]float32{{a0, ra0}, {b0, rb0}, {f0, rf0}, {a1, ra1}, {b1, rb1}, {f1, rf1}} {
+						if !same(p[0], p[1]) {
+							t.Fatalf("case %d n=%v lane %d unit=%v sum %d: got %g (%#x), want %g (%#x)",
+								ci, n, l, wi == 1, k, p[0], math.Float32bits(p[0]), p[1], math.Float32bits(p[1]))
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestSymPassesUnitWeights checks the symmetric and table passes with the
+// weights of a block without importance (unitWeights, where they add q²
+// unfused and keep fma32's slow path out of the loop) against the plain
+// loop over one candidate with weights 1: a = fma32(q, x, a),
+// b = fma32(q, q, b), and for the errors r = fma32(−d, q, x),
+// s = fma32(r, r, s).
+func TestSymPassesUnitWeights(t *testing.T) {
+	same := func(got, want float32) bool {
+		return math.Float32bits(got) == math.Float32bits(want) || (got != got && want != want)
+	}
+	tab := searchIQ4
+	rng := rand.New(rand.NewPCG(9, 10))
+	for ci, c := range passCases(rng) {
+		off := rng.IntN(QKK - len(c.x) + 1)
+		w := unitWeights[off : off+len(c.x)]
+		for _, r := range [][2]float32{{4, 3}, {32, 31}, {16, 15}, {127, 127}} {
+			neg, pos := r[0], r[1]
+			var d, score, sqq, e lanes
+			symFitGo(c.x, w, passLanes, &c.params[0], neg, pos, &d, &score, &sqq)
+			symErrsGo(c.x, w, passLanes, &c.params[1], &c.params[2], neg, pos, &e)
+			for l := range passLanes {
+				var a, b, s float32
+				for _, v := range c.x {
+					q := clampRoundPass(c.params[0][l]*v, -neg, pos)
+					a, b = fma32(q, v, a), fma32(q, q, b)
+					q = clampRoundPass(v*c.params[2][l], -neg, pos)
+					rr := fma32(-c.params[1][l], q, v)
+					s = fma32(rr, rr, s)
+				}
+				if !same(sqq[l], b) || !same(d[l], a/b) || !same(e[l], s) {
+					t.Fatalf("case %d codes -%v..%v lane %d: sqq %g d %g e %g, want %g %g %g", ci, neg, pos, l, sqq[l], d[l], e[l], b, a/b, s)
+				}
+			}
+		}
+		var d, score, sqq lanes
+		tableFitGo(c.x, w, passLanes, &c.params[0], tab, &d, &score, &sqq)
+		for l := range passLanes {
+			var a, b float32
+			for _, v := range c.x {
+				q := tab.v[tab.index(c.params[0][l]*v)]
+				a, b = fma32(q, v, a), fma32(q, q, b)
+			}
+			if !same(sqq[l], b) || !same(d[l], a/b) {
+				t.Fatalf("case %d table lane %d: sqq %g d %g, want %g %g", ci, l, sqq[l], d[l], b, a/b)
+			}
+		}
+	}
+}

@@ -107,7 +107,7 @@ func superRun(x, w []float32, ref bool, tr *superScratch, res *superRes) map[str
 		sub  int
 		cfg  *superCfg
 	}{{"Q2_K", &searchQ2K, 16, &superQ2K}, {"Q2_K plain", &searchQ2KPlain, 16, &superQ2KPlain},
-		{"Q4_K", &searchQ4K, 32, &superQ4K}, {"Q5_K", &searchQ5K, 32, &superQ5K}} {
+		{"Q4_K", &searchQ4K, 32, &superQ4K}, {"Q4_K plain", &searchQ4KPlain, 32, &superQ4KPlain}, {"Q5_K", &searchQ5K, 32, &superQ5K}} {
 		var ar affineRes
 		if ref {
 			affineSuperGo(x, w, c.a, c.sub, c.cfg, &ar)
@@ -234,12 +234,16 @@ func TestIQ4NLGroups(t *testing.T) {
 
 // TestQ3KPack compares every tier's Q3_K block assembly with the Go
 // reference on random results (integer scales −32..31, inverse scales of
-// every size, 0 among them) and elements with NaN and infinities.
+// every size, 0 among them) and elements with infinities, and NaN in every
+// other case (the others run the kernels for x without NaN).
 func TestQ3KPack(t *testing.T) {
 	rng := rand.New(rand.NewPCG(121, 122))
 	for k := range 64 {
 		x, _ := superBlock(rng, k, 0)
-		x[rng.IntN(QKK)] = float32(math.NaN())
+		finite := k%2 == 1 // the kernels for x without NaN
+		if !finite {
+			x[rng.IntN(QKK)] = float32(math.NaN())
+		}
 		x[rng.IntN(QKK)] = float32(math.Inf(1))
 		x[rng.IntN(QKK)] = float32(math.Inf(-1))
 		var r superRes
@@ -260,10 +264,54 @@ func TestQ3KPack(t *testing.T) {
 			for i := range got {
 				got[i] = 0xa5 // every byte must be written
 			}
-			q3kPack(&got, (*[QKK]float32)(x), &r, &q)
+			q3kPack(&got, (*[QKK]float32)(x), &r, &q, finite)
 			restore()
 			if got != want {
 				t.Fatalf("case %d %v: Q3_K block differs from the Go reference:\n got  %x\n want %x", k, tr, got, want)
+			}
+		}
+	}
+}
+
+// TestQ4KNibbles compares every tier's Q4_K codes and packing with the Go
+// reference on random offsets and inverse scales (0, negative and huge
+// among them), elements with infinities, and NaN in every other case (the
+// others run the kernel for x without NaN).
+func TestQ4KNibbles(t *testing.T) {
+	rng := rand.New(rand.NewPCG(131, 132))
+	for k := range 64 {
+		x, _ := superBlock(rng, k, 0)
+		finite := k%2 == 1
+		if !finite {
+			x[rng.IntN(QKK)] = float32(math.NaN())
+		}
+		x[rng.IntN(QKK)] = float32(math.Inf(1))
+		x[rng.IntN(QKK)] = float32(math.Inf(-1))
+		var mi [16]float32
+		for j := range 8 {
+			mi[2*j] = float32(rng.NormFloat64() * math.Exp2(float64(rng.IntN(20)-10)))
+			mi[2*j+1] = float32(rng.NormFloat64() * math.Exp2(float64(rng.IntN(40)-20)))
+			switch rng.IntN(8) {
+			case 0:
+				mi[2*j+1] = 0
+			case 1:
+				mi[2*j+1] = float32(rng.IntN(32)) + 0.5 // ties among the codes
+				mi[2*j] = 0
+			}
+		}
+		var want [128]byte
+		var q [QKK]uint8
+		q4kNibblesGo(&want, (*[QKK]float32)(x), &mi, &q)
+		for _, tr := range tiers() {
+			restore := useTier(tr)
+			var got [128]byte
+			for i := range got {
+				got[i] = 0xa5 // every byte must be written
+			}
+			q4kNibbles(&got, (*[QKK]float32)(x), &mi, &q, finite)
+			restore()
+			if got != want {
+				t.Fatalf("case %d %v: Q4_K nibbles differ from the Go reference:\n got  %x\n want %x", k, tr, got, want)
 			}
 		}
 	}

@@ -337,3 +337,15 @@ func kqTableCodesAVX2(x []float32, ids []float32, shift uint64, vals *[16]float3
 //
 //go:noescape
 func kqQ3KPackAVX512(y *[110]byte, x *[256]float32, res *[36]float32, q *[256]uint8)
+
+// kqQ3KPackFiniteAVX512 is kqQ3KPackAVX512 for x without NaN (q3kPackGo).
+//
+//go:noescape
+func kqQ3KPackFiniteAVX512(y *[110]byte, x *[256]float32, res *[36]float32, q *[256]uint8)
+
+// kqQ4KNibblesAVX512 is the AVX-512 kernel of q4kNibblesGo for x without NaN: Q4_K's
+// codes of x under the offsets and inverse scales mi of its 8 sub-blocks
+// of 32, packed two to a byte as Q4_K keeps them.
+//
+//go:noescape
+func kqQ4KNibblesAVX512(y *[128]byte, x *[256]float32, mi *[16]float32)

@@ -55,7 +55,9 @@ func main() {
 		tableSuper2()
 		tableBlocks2()
 		tableCodes2()
-		q3kPack()
+		q3kPack(false)
+		q3kPack(true)
+		q4kNibbles()
 	})
 }
 

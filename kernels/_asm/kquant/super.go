@@ -840,18 +840,22 @@ func affinePicks(name string, G, L int, elem, welem func(i int, z VecPhysical)) 
 			VMOVUPS(z, par(c, k))
 		}
 	}
-	// The errors, a pair (two with G = 8) per round.
+	// The errors, a pair (two with G = 8) per round, in code steps: u =
+	// id·x + κ (fused, κ = −(m·id)), r = u − clamp(round(u), 0, n),
+	// s = Σ w·r·r (fused), e = (d·d)·s; with d = 0, (sxx − 2m·sx) + m·m·sw.
 	var (
 		xv, q, r, wv, e = Z5, Z6, Z7, Z8, Z9
 		bE, bL, bM      = Z10, Z11, Z12
 		pd, pm, pid     = Z13, Z14, Z15
-		p, a, b, f      = Z16, Z17, Z18, Z19
+		s, kk, p        = Z16, Z17, Z19
 		sw, sx, sxx     = Z20, Z21, Z22
 	)
 	VMOVUPS(Mem{Base: R9, Disp: trAm}, sw)
 	VMOVUPS(Mem{Base: R9, Disp: trSx}, sx)
 	VMOVUPS(Mem{Base: R9, Disp: trSxx}, sxx)
 	t1, t2 = Z23, Z24
+	sign = Z25
+	gen.Broadcast32(0x80000000, sign, RAX, X15)
 	// Until beaten: pair 0 (and pair 8 in the second halves).
 	VMOVUPS(par(0, 3), bL)
 	VMOVUPS(par(0, 4), bM)
@@ -867,8 +871,34 @@ func affinePicks(name string, G, L int, elem, welem func(i int, z VecPhysical)) 
 		VMOVUPS(Mem{Base: RBX, Disp: trP}, pd)
 		VMOVUPS(Mem{Base: RBX, Disp: trP + 64}, pm)
 		VMOVUPS(Mem{Base: RBX, Disp: trP + 128}, pid)
-		affineSums(L, elem, welem, weights, true, pid, pm, a, b, f, xv, q, r, wv, n, zero, one)
-		affineErr(sw, sx, sxx, a, b, f, pd, pm, e, t1, t2)
+		VMULPS(pid, pm, kk)
+		VXORPS(sign, kk, kk) // κ = −(m·id)
+		VXORPS(s, s, s)
+		for i := range L {
+			elem(i, xv)
+			VFMADD213PS(kk, pid, xv) // u = id·x + κ, fused
+			VMAXPS(zero, xv, q)
+			VMINPS(n, q, q)
+			rndLanes(q)
+			VSUBPS(q, xv, r) // r = u − q
+			if weights {
+				welem(i, wv)
+				VMULPS(wv, r, q)     // w·r
+				VFMADD231PS(r, q, s) // s += w·r·r, fused
+			} else {
+				VFMADD231PS(r, r, s)
+			}
+		}
+		VMULPS(pd, pd, t1)
+		VMULPS(s, t1, e) // (d·d)·s
+		VADDPS(pm, pm, t1)
+		VMULPS(sx, t1, t1)
+		VSUBPS(t1, sxx, t2) // sxx − 2m·sx
+		VMULPS(pm, pm, t1)
+		VMULPS(sw, t1, t1)
+		VADDPS(t1, t2, t2) // + m·m·sw
+		VCMPPS(U8(cmpEQOQ), zero, pd, K1)
+		VMOVAPS(t2, K1, e) // d = 0
 		VCMPPS(U8(cmpLTOQ), bE, e, K1)
 		VMOVAPS(e, K1, bE)
 		VMOVUPS(Mem{Base: RBX, Disp: trP + 192}, K1, bL)
@@ -1229,36 +1259,43 @@ func tableBlocks8() {
 }
 
 // q3kPack emits kqQ3KPackAVX512: a Q3_K block from its search's result.
-func q3kPack() {
+func q3kPack(finite bool) {
 	name := "kqQ3KPackAVX512"
+	doc := []string{name + " is the AVX-512 kernel of q3kPackGo: the codes of x (NaN as 0)",
+		"under the inverse scales of res (a superRes), packed with the 6-bit",
+		"scales l+32 and the float16 d into the Q3_K block y; q is scratch."}
+	if finite {
+		name = "kqQ3KPackFiniteAVX512"
+		doc = []string{name + " is kqQ3KPackAVX512 for x without NaN (q3kPackGo)."}
+	}
 	TEXT(name, NOSPLIT, "func(y *[110]byte, x *[256]float32, res *[36]float32, q *[256]uint8)")
 	Pragma("noescape")
-	Doc(name+" is the AVX-512 kernel of q3kPackGo: the codes of x (NaN as 0)",
-		"under the inverse scales of res (a superRes), packed with the 6-bit",
-		"scales l+32 and the float16 d into the Q3_K block y; q is scratch.")
+	Doc(doc...)
 	Load(Param("y"), RDI)
 	Load(Param("x"), RSI)
 	Load(Param("res"), R11)
 	Load(Param("q"), R8)
-	// The codes: clamp(round(x·id), −4, 3) + 4 of each sub-block of 16.
+	// The codes: clamp(round(x·id), −4, 3) + 4 of each sub-block of 16
+	// (VCVTPS2DQ rounds to nearest even, as rnd).
 	lo, hi, four := Z1, Z2, Z3
 	gen.Broadcast32(0xc0800000, lo, RAX, X0) // −4
 	gen.Broadcast32(0x40400000, hi, RAX, X0) // 3
-	gen.Broadcast32(0x40800000, four, RAX, X0)
+	gen.Broadcast32(4, four, RAX, X0)
 	// Codes 32m..32m+31 in Qm = Y8+m, from the registers (a store of 16
 	// bytes read back as 32 would stall the store forwarding).
 	Q := func(m int) VecPhysical { return gen.Y(8 + m) }
 	for j := range 16 {
 		VMOVUPS(Mem{Base: RSI, Disp: 64 * j}, Z4)
-		VCMPPS(U8(cmpORD), Z4, Z4, K1)
-		VMOVAPS_Z(Z4, K1, Z4) // NaN → 0
+		if !finite {
+			VCMPPS(U8(cmpORD), Z4, Z4, K1)
+			VMOVAPS_Z(Z4, K1, Z4) // NaN → 0
+		}
 		VBROADCASTSS(Mem{Base: R11, Disp: resIDs + 4*j}, Z5)
 		VMULPS(Z5, Z4, Z4) // v·id
 		VMAXPS(lo, Z4, Z4)
 		VMINPS(hi, Z4, Z4)
-		VRNDSCALEPS(U8(0), Z4, Z4)
-		VADDPS(four, Z4, Z4)
 		VCVTPS2DQ(Z4, Z4)
+		VPADDD(four, Z4, Z4)
 		if j%2 == 0 {
 			VPMOVDB(Z4, Q(j/2).AsX())
 		} else {
@@ -1329,6 +1366,52 @@ func q3kPack() {
 	MOVL(EAX, Mem{Base: RDI, Disp: 104})
 	MOVL(Mem{Base: R11, Disp: resHD}, EAX)
 	MOVW(AX, Mem{Base: RDI, Disp: 108})
+	VZEROUPPER()
+	RET()
+}
+
+// q4kNibbles emits kqQ4KNibblesAVX512, Q4_K's codes and their packing for
+// a block without NaN: as q4kNibblesGo, each code clamp(round((x−m)·id),
+// 0, 15) of its sub-block of 32 (m, id = mi[2j], mi[2j+1]; VCVTPS2DQ
+// rounds to nearest even after the clamp, as rnd before it), then byte
+// 32c+l of y = code 64c+l | code 64c+32+l << 4.
+func q4kNibbles() {
+	name := "kqQ4KNibblesAVX512"
+	TEXT(name, NOSPLIT, "func(y *[128]byte, x *[256]float32, mi *[16]float32)")
+	Pragma("noescape")
+	Doc(name+" is the AVX-512 kernel of q4kNibblesGo for x without NaN: Q4_K's",
+		"codes of x under the offsets and inverse scales mi of its 8 sub-blocks",
+		"of 32, packed two to a byte as Q4_K keeps them.")
+	Load(Param("y"), RDI)
+	Load(Param("x"), RSI)
+	Load(Param("mi"), R11)
+	zero, top := Z1, Z2
+	VXORPS(zero, zero, zero)
+	gen.Broadcast32(0x41700000, top, RAX, X0) // 15
+	code := func(j, k int, z VecPhysical) {   // elements 32j+16k..+15
+		VMOVUPS(Mem{Base: RSI, Disp: 128*j + 64*k}, z)
+		VSUBPS(Z8, z, z)
+		VMULPS(Z9, z, z) // (x − m)·id
+		VMAXPS(zero, z, z)
+		VMINPS(top, z, z)
+		VCVTPS2DQ(z, z)
+	}
+	for c := range 4 {
+		lo, hi := []VecPhysical{Z3, Z4}, []VecPhysical{Z5, Z6}
+		for h, regs := range [][]VecPhysical{lo, hi} {
+			j := 2*c + h
+			VBROADCASTSS(Mem{Base: R11, Disp: 8 * j}, Z8)
+			VBROADCASTSS(Mem{Base: R11, Disp: 8*j + 4}, Z9)
+			code(j, 0, regs[0])
+			code(j, 1, regs[1])
+		}
+		for k := range 2 {
+			VPSLLD(U8(4), hi[k], hi[k])
+			VPORD(hi[k], lo[k], lo[k])
+			VPMOVDB(lo[k], X7)
+			VMOVDQU(X7, Mem{Base: RDI, Disp: 32*c + 16*k})
+		}
+	}
 	VZEROUPPER()
 	RET()
 }

@@ -518,11 +518,13 @@ func affinePicks2(name string, l layout2, h int) {
 			VMOVUPS(mj, tmp2(5*c+4))
 		}
 	}
-	// The errors, pair by pair; the first of least error.
+	// The errors, pair by pair, in code steps (as affinePicks); the first
+	// of least error.
 	var (
 		a, b, f, xv, vv, q, wv = Y5, Y6, Y7, Y8, Y9, Y10, Y11
 		bE, bL, bM             = Y12, Y13, Y14
 		d                      = Y15
+		s, kk, pid, sign       = Y5, Y6, Y7, Y2
 	)
 	gen.Broadcast32(0x7f800000, bE, RAX, X2)
 	VMOVUPS(tmp2(3), bL)
@@ -532,11 +534,38 @@ func affinePicks2(name string, l layout2, h int) {
 		MOVQ(R9, RBX)
 		MOVL(U32(16), ECX)
 		Label(lbl + "_loop")
-		pm, pid := Mem{Base: RBX, Disp: trP + 32}, Mem{Base: RBX, Disp: trP + 64}
-		affineSums2(lbl, l, h, weights, true, pid, pm, a, b, f, xv, vv, q, wv, n, zero)
+		pm := Mem{Base: RBX, Disp: trP + 32}
+		VMOVUPS(Mem{Base: RBX, Disp: trP + 64}, pid)
+		VMULPS(pm, pid, kk)
+		VXORPS(sign, kk, kk) // κ = −(m·id)
+		VXORPS(s, s, s)
+		for i := range l.L {
+			VMOVUPS(l.xe(h, i), xv)
+			VFMADD213PS(kk, pid, xv) // u = id·x + κ, fused
+			VMAXPS(zero, xv, q)
+			VMINPS(n, q, q)
+			VROUNDPS(U8(0), q, q)
+			VSUBPS(q, xv, vv) // r = u − q
+			if weights {
+				VMULPS(l.we(h, i), vv, q) // w·r
+				VFMADD231PS(vv, q, s)     // s += w·r·r, fused
+			} else {
+				VFMADD231PS(vv, vv, s)
+			}
+		}
 		VMOVUPS(Mem{Base: RBX, Disp: trP}, d)
+		VMULPS(d, d, q)
+		VMULPS(s, q, xv) // e = (d·d)·s
 		VMOVUPS(pm, vv)
-		affineErr2(sw, sx, sxx, a, b, f, d, vv, xv, q, wv)
+		VADDPS(vv, vv, q)
+		VMULPS(sx, q, q)
+		VMOVUPS(sxx, wv)
+		VSUBPS(q, wv, wv) // sxx − 2m·sx
+		VMULPS(vv, vv, q)
+		VMULPS(sw, q, q)
+		VADDPS(q, wv, wv) // + m·m·sw
+		VCMPPS(U8(cmpEQOQ), zero, d, q)
+		blend2(q, wv, xv) // d = 0
 		VCMPPS(U8(cmpLTOQ), bE, xv, q)
 		blend2(q, xv, bE)
 		blend2(q, Mem{Base: RBX, Disp: trP + 96}, bL)
@@ -545,6 +574,7 @@ func affinePicks2(name string, l layout2, h int) {
 		DECL(ECX)
 		JNZ(LabelRef(lbl + "_loop"))
 	}
+	gen.Broadcast32(0x80000000, sign, RAX, X9)
 	VXORPS(zero, zero, zero)
 	bcast2(Mem{Base: R10, Disp: cfgPos}, n)
 	twoWays(name+"_errs", func() { errs(true, name+"_ew") }, func() { errs(false, name+"_eu") })
