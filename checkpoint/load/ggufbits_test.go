@@ -3,6 +3,7 @@ package load_test
 import (
 	"math/rand/v2"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -73,4 +74,63 @@ func TestInspectGGUFBitsPerValue(t *testing.T) {
 		require.NotNil(t, info.DataType, c.name)
 		assert.Equal(t, want, info.DataType.BitsPerValue(), "%s: the datatype's bits per value", c.name)
 	}
+}
+
+// TestInspectGGUFMetadata checks that Inspect reports every GGUF key, not
+// only the strings: scalars as their number or bool, arrays as [N]type with
+// their first elements when they fit, each with its GGUF type.
+func TestInspectGGUFMetadata(t *testing.T) {
+	tokens := make([]string, 392)
+	for i := range tokens {
+		tokens[i] = "token-number-" + strconv.Itoa(i)
+	}
+	var w gguf.Writer
+	for _, kv := range []gguf.KV{
+		{Key: gguf.KeyArchitecture, Value: gguf.String("llama")},
+		{Key: "general.file_type", Value: gguf.Uint32(15)},
+		{Key: "llama.block_count", Value: gguf.Uint32(2)},
+		{Key: "llama.attention.layer_norm_rms_epsilon", Value: gguf.Float32(1e-5)},
+		{Key: "llama.rope.freq_base", Value: gguf.Float32(10000)},
+		{Key: "tokenizer.ggml.add_bos_token", Value: gguf.Bool(true)},
+		{Key: "tokenizer.ggml.token_type", Value: gguf.Array([]int32{1, 3, 6})},
+		{Key: "tokenizer.ggml.tokens", Value: gguf.Array(tokens)},
+	} {
+		require.NoError(t, w.AddKV(kv.Key, kv.Value))
+	}
+	require.NoError(t, w.AddTensor("w", gguf.TypeF32, []int{2}, make([]byte, 8)))
+	path := filepath.Join(t.TempDir(), "meta.gguf")
+	require.NoError(t, w.WriteFile(path))
+	ck, err := load.Open(path)
+	require.NoError(t, err)
+	defer ck.Close()
+	rep, err := load.Inspect(ck, load.InspectOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, map[string]string{
+		"general.architecture":                   "llama",
+		"general.file_type":                      "15",
+		"llama.block_count":                      "2",
+		"llama.attention.layer_norm_rms_epsilon": "1e-05",
+		"llama.rope.freq_base":                   "10000",
+		"tokenizer.ggml.add_bos_token":           "true",
+		"tokenizer.ggml.token_type":              "[3]int32{1 3 6}",
+		// 60 characters hold "[392]string{", two quoted tokens of 16
+		// and their separators (47), not a third (64).
+		"tokenizer.ggml.tokens": `[392]string{"token-number-0" "token-number-1" ...}`,
+	}, withoutAlignment(rep.Metadata))
+	assert.Equal(t, map[string]string{
+		"general.architecture":                   "string",
+		"general.file_type":                      "uint32",
+		"llama.block_count":                      "uint32",
+		"llama.attention.layer_norm_rms_epsilon": "float32",
+		"llama.rope.freq_base":                   "float32",
+		"tokenizer.ggml.add_bos_token":           "bool",
+		"tokenizer.ggml.token_type":              "[3]int32",
+		"tokenizer.ggml.tokens":                  "[392]string",
+	}, withoutAlignment(rep.MetadataTypes))
+}
+
+// withoutAlignment drops general.alignment, which a GGUF writer may add.
+func withoutAlignment(m map[string]string) map[string]string {
+	delete(m, "general.alignment")
+	return m
 }

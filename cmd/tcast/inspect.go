@@ -131,19 +131,46 @@ func printInspectTo(w io.Writer, rep *load.Report) error {
 	if len(rep.Shards) > 0 {
 		head += fmt.Sprintf(" (%d shards)", len(rep.Shards))
 	}
-	if len(rep.Metadata) > 0 {
-		var kv []string
-		for _, k := range slices.Sorted(maps.Keys(rep.Metadata)) {
-			v := rep.Metadata[k]
-			if len(v) > 60 {
-				v = v[:57] + "..."
-			}
-			kv = append(kv, k+"="+strconv.Quote(v))
+	keys := slices.Sorted(maps.Keys(rep.Metadata))
+	vals := make([]string, len(keys))
+	inline := "; metadata: "
+	for i, k := range keys {
+		v := rep.Metadata[k]
+		if r := []rune(v); len(r) > 100 {
+			v = string(r[:97]) + "..."
 		}
-		head += "; metadata: " + strings.Join(kv, ", ")
+		if typ, ok := rep.MetadataTypes[k]; !ok || typ == "string" {
+			v = strconv.Quote(v)
+		}
+		vals[i] = v
+		if i > 0 {
+			inline += ", "
+		}
+		inline += k + "=" + v
+	}
+	// A few short key/values go on the first line, more one a line (with
+	// the GGUF type of each scalar).
+	if len(keys) > 0 && len(keys) <= 4 && len(inline) <= 120 {
+		head += inline
+		keys = nil
 	}
 	if _, err := fmt.Fprintln(w, head); err != nil {
 		return err
+	}
+	if len(keys) > 0 {
+		fmt.Fprintln(w, "metadata:")
+		mw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		for i, k := range keys {
+			typ := rep.MetadataTypes[k]
+			if typ != "" && !strings.HasPrefix(typ, "[") {
+				k += " (" + typ + ")"
+			}
+			fmt.Fprintf(mw, "  %s\t%s\n", k, vals[i])
+		}
+		if err := mw.Flush(); err != nil {
+			return err
+		}
+		fmt.Fprintln(w)
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "name\tdtype\tshape\tbytes\tmin\tmax\tmean\tstd\tzeros\tnan\tinf\tnote")

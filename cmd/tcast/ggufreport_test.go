@@ -1,0 +1,30 @@
+package main
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestInspectGGUFLlama inspects a Q4_K_M file of a synth Llama: every
+// metadata key one a line with its type, and the K-quants' bits per value
+// of their blocks (Q4_K 144 bytes per 256 values = 4.5, Q6_K 210 per 256 =
+// 6.5625).
+func TestInspectGGUFLlama(t *testing.T) {
+	dir := t.TempDir()
+	src, _ := synthTo(t, dir, "-arch", "llama", "-layers", "1", "-hidden", "256", "-intermediate", "512", "-vocab", "512")
+	out := filepath.Join(t.TempDir(), "m.gguf")
+	code, _, stderr := tcast("convert", filepath.Dir(src), "-layout", "gguf", "-dtype", "q4_k_m", "-o", out)
+	require.Equal(t, 0, code, stderr)
+	code, stdout, stderr := tcast("inspect", out)
+	require.Equal(t, 0, code, stderr)
+	assert.Regexp(t, `(?m)^metadata:$`, stdout)
+	assert.Regexp(t, `(?m)^  llama\.block_count \(uint32\) +1$`, stdout)
+	assert.Regexp(t, `(?m)^  general\.file_type \(uint32\) +15$`, stdout)
+	assert.Regexp(t, `(?m)^  general\.architecture \(string\) +"llama"$`, stdout)
+	assert.Regexp(t, `(?m)^  tokenizer\.ggml\.tokens +\[\d+\]string\{`, stdout)
+	assert.Regexp(t, `(?m)^blk\.0\.attn_q\.weight +q4_k +\[256 256\] +4\.5 `, stdout)
+	assert.Regexp(t, `(?m)^output\.weight +q6_k +\[512 256\] +6\.562 `, stdout)
+}
