@@ -226,6 +226,12 @@ type TensorResult struct {
 	// Note says why a tensor was kept or dropped, or that a cast of a
 	// quantized source is exact.
 	Note string `json:"note,omitempty"`
+	// Stored is the dtype the output stores a kept tensor as (a
+	// safetensors dtype, or a ggml type in GGUF output): Source, or F32
+	// where the source is dequantized or transformed, or the layout keeps
+	// it as F32 (a GGUF mix's norms and other 1-D tensors). Empty for cast
+	// tensors.
+	Stored string `json:"stored_dtype,omitempty"`
 	// Dropped reports an input tensor a llama.cpp model file leaves out
 	// (Note says why); it has no output.
 	Dropped bool `json:"dropped,omitempty"`
@@ -644,6 +650,10 @@ func (p *plan) add(d *decision, seen map[string]string, why map[string]int) erro
 		d.specs = specs
 		p.kept = append(p.kept, info.Name)
 		d.result.Bits = float64(sp.DType.BitSize())
+		d.result.Stored = sp.DType.String()
+		if p.lay.Container() == layout.GGUF {
+			d.result.Stored = sp.GGML.String()
+		}
 		why[d.result.Note]++
 	}
 	for _, sp := range specs {

@@ -427,7 +427,7 @@ func printReport(out io.Writer, r *convert.Result) {
 	fmt.Fprintln(tw, "tensor\tshape\tdatatype\tbits/value\tSQNR dB\tmax abs err\tnote")
 	kept := 0
 	for _, t := range r.Tensors {
-		dt, sqnr, maxErr := "kept "+t.Source, "-", "-"
+		dt, sqnr, maxErr := keptDType(t), "-", "-"
 		if t.DataType != "" {
 			dt = t.DataType
 			sqnr = "exact"
@@ -463,6 +463,15 @@ func printReport(out io.Writer, r *convert.Result) {
 	}
 	fmt.Fprintf(w, "%s → %s (%s layout, %s): %d tensors, %d cast, %d kept; %d bytes in, %d bytes out, ratio %.2f, %.2f s, %.3f GB/s\n",
 		r.Input, r.Output, r.Layout, r.DataType, len(r.Tensors), len(r.Tensors)-kept, kept, r.BytesIn, r.BytesOut, r.Ratio(), r.Seconds, r.GBps())
+}
+
+// keptDType names what the output stores a kept tensor as: "kept F32", or
+// "BF16→F32" when that is not the source's dtype.
+func keptDType(t convert.TensorResult) string {
+	if t.Stored == "" || t.Stored == t.Source {
+		return "kept " + t.Source
+	}
+	return t.Source + "→" + t.Stored
 }
 
 // ggufSummary counts the tensors of each type of a GGUF mix, with the

@@ -28,3 +28,14 @@ func TestInspectGGUFLlama(t *testing.T) {
 	assert.Regexp(t, `(?m)^blk\.0\.attn_q\.weight +q4_k +\[256 256\] +4\.5 `, stdout)
 	assert.Regexp(t, `(?m)^output\.weight +q6_k +\[512 256\] +6\.562 `, stdout)
 }
+
+// TestConvertReportKeptStored checks that convert's table names what the
+// GGUF file stores for a kept BF16 norm (F32), not the source's dtype alone.
+func TestConvertReportKeptStored(t *testing.T) {
+	dir := t.TempDir()
+	src, _ := synthTo(t, dir, "-arch", "llama", "-layers", "1", "-hidden", "256", "-intermediate", "512", "-vocab", "512")
+	code, stdout, stderr := tcast("convert", filepath.Dir(src), "-layout", "gguf", "-dtype", "q4_k_m", "-o", filepath.Join(t.TempDir(), "m.gguf"))
+	require.Equal(t, 0, code, stderr)
+	assert.Regexp(t, `(?m)^blk\.0\.attn_norm\.weight +\[256\] +BF16→F32 +32\.000 `, stdout)
+	assert.NotContains(t, stdout, "kept BF16")
+}
