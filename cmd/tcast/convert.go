@@ -122,19 +122,11 @@ func runConvert(args []string, stdout, stderr io.Writer) error {
 		return usagef("-dtype is required (or, with -layout compressed-tensors, -sparsity N:M to prune without quantizing)")
 	}
 	if *name != "" {
-		isGGUF := opts.Layout.Container() == layout.GGUF
-		if isGGUF {
-			opts.GGUFMix, _ = ggufmix.Lookup(*name)
-		}
-		if opts.DataType, err = layout.DataType(opts.Layout, *name); err != nil {
-			switch {
-			case !opts.GGUFMix.IsZero():
-				// A mix only (q4_k_m).
-			case isGGUF:
-				return usagef("-dtype: %s; or a mix: %s", strings.TrimPrefix(err.Error(), "tc"+"ast: "), mixNames())
-			default:
-				return usagef("-dtype: %s%s", strings.TrimPrefix(err.Error(), "tc"+"ast: "), dtypeHint(*name, *lay))
+		if opts.DataType, opts.GGUFMix, err = convert.DataTypeOrMix(opts.Layout, *name); err != nil {
+			if opts.Layout.Container() == layout.GGUF {
+				return usagef("-dtype: %s", err)
 			}
+			return usagef("-dtype: %s%s", strings.TrimPrefix(err.Error(), "tc"+"ast: "), dtypeHint(*name, *lay))
 		}
 	}
 	if *imPath != "" {
@@ -254,15 +246,6 @@ func runConvert(args []string, stdout, stderr io.Writer) error {
 	}
 	printReport(stdout, res)
 	return nil
-}
-
-// mixNames lists the GGUF mixes -dtype takes.
-func mixNames() string {
-	var names []string
-	for _, m := range ggufmix.Mixes() {
-		names = append(names, m.String())
-	}
-	return strings.Join(names, ", ")
 }
 
 // renameFlag collects -rename RE=REPL rules.

@@ -39,3 +39,14 @@ func TestConvertReportKeptStored(t *testing.T) {
 	assert.Regexp(t, `(?m)^blk\.0\.attn_norm\.weight +\[256\] +BF16→F32 +32\.000 `, stdout)
 	assert.NotContains(t, stdout, "kept BF16")
 }
+
+// TestConvertMisspelledMix checks that a misspelled mix suggests the mix.
+func TestConvertMisspelledMix(t *testing.T) {
+	dir := t.TempDir()
+	src, _ := synthTo(t, dir, "-arch", "llama", "-layers", "1", "-hidden", "256", "-vocab", "512")
+	for name, want := range map[string]string{"q4km": "(closest: Q4_K_M, q4_k", "Q4_K_X": "(closest: Q4_K_S, Q4_K_M, q4_k)"} {
+		code, _, stderr := tcast("convert", src, "-layout", "gguf", "-dtype", name, "-o", filepath.Join(t.TempDir(), "o.gguf"))
+		assert.Equal(t, 2, code, stderr)
+		assert.Contains(t, stderr, `-dtype: layout gguf: unknown datatype or GGUF mix "`+name+`" `+want, name)
+	}
+}

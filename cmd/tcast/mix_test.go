@@ -139,7 +139,7 @@ func TestConvertMixMessages(t *testing.T) {
 	}{
 		{[]string{"-layout", "gguf", "-dtype", "q4_k_m", "-type-for", "ffn_down=q7_k"}, 2, []string{`-type-for "ffn_down=q7_k"`, "q4_k"}},
 		{[]string{"-layout", "gguf", "-dtype", "q4_k_m", "-type-for", "ffn_down"}, 2, []string{"REGEXP=TYPE"}},
-		{[]string{"-layout", "gguf", "-dtype", "q4_k_mm"}, 2, []string{`unknown datatype "q4_k_mm"`, "or a mix: ", "Q4_K_M"}},
+		{[]string{"-layout", "gguf", "-dtype", "q4_k_mm"}, 2, []string{`unknown datatype or GGUF mix "q4_k_mm" (closest: Q4_K_M`, "the mixes F32, "}},
 		{[]string{"-dtype", "q4_k_m"}, 2, []string{"GGUF mix", "-layout gguf"}},
 		{[]string{"-dtype", "mxfp4", "-type-for", "ffn_down=q6_k"}, 2, []string{"-type-for applies to GGUF output"}},
 		{[]string{"-dtype", "mxfp4", "-imatrix", bad}, 2, []string{"-imatrix weights the error of quantizers that search", "mxfp4e2 does not search", "drop -imatrix", "-layout gguf"}},
