@@ -145,3 +145,40 @@ func (e *SizeError) Error() string {
 	b.WriteString(" experts")
 	return b.String()
 }
+
+// NotImatrixError reports a file that is not an importance matrix at all
+// (text, a model file, an archive of other arrays), as opposed to one that
+// is damaged, which gives a *FormatError. Err holds the *FormatError of
+// reading it as the format its first bytes suggested, for the details.
+type NotImatrixError struct {
+	// Path is the file name given to Read or Parse.
+	Path string
+	// Architecture is the general.architecture of a GGUF model file, ""
+	// for other files.
+	Architecture string
+	// Type is the general.type of a GGUF file that is not an imatrix
+	// ("model", "adapter"), or "".
+	Type string
+	// Err is the error of reading the file as an importance matrix.
+	Err error
+}
+
+// Error returns a message such as `bad.txt is not an importance matrix
+// (llama-imatrix's GGUF or .dat, or the .npz of docs/GGUF.md §2.6)` or
+// `model-f16.gguf is a model file (general.architecture llama), not an
+// importance matrix; compute one from it with llama-imatrix, or as
+// docs/GGUF.md §2.6 describes`.
+func (e *NotImatrixError) Error() string {
+	const what = "an importance matrix (llama-imatrix's GGUF or .dat, or the .npz of docs/GGUF.md §2.6)"
+	switch {
+	case e.Architecture != "":
+		return e.Path + " is a model file (general.architecture " + e.Architecture +
+			"), not an importance matrix; compute one from it with llama-imatrix, or as docs/GGUF.md §2.6 describes"
+	case e.Type != "":
+		return e.Path + " is a GGUF file of general.type " + strconv.Quote(e.Type) + ", not " + what
+	}
+	return e.Path + " is not " + what
+}
+
+// Unwrap returns the error of reading the file as an importance matrix.
+func (e *NotImatrixError) Unwrap() error { return e.Err }

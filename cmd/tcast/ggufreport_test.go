@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -48,5 +49,26 @@ func TestConvertMisspelledMix(t *testing.T) {
 		code, _, stderr := tcast("convert", src, "-layout", "gguf", "-dtype", name, "-o", filepath.Join(t.TempDir(), "o.gguf"))
 		assert.Equal(t, 2, code, stderr)
 		assert.Contains(t, stderr, `-dtype: layout gguf: unknown datatype or GGUF mix "`+name+`" `+want, name)
+	}
+}
+
+// TestConvertNotImatrix checks that -imatrix of a text file or of a model
+// says that it is no importance matrix.
+func TestConvertNotImatrix(t *testing.T) {
+	dir := t.TempDir()
+	src, _ := synthTo(t, dir, "-arch", "llama", "-layers", "1", "-hidden", "256", "-vocab", "512")
+	other := t.TempDir()
+	txt := filepath.Join(other, "bad.txt")
+	require.NoError(t, os.WriteFile(txt, []byte("hello world, this is text\n"), 0o644))
+	model := filepath.Join(other, "model-f16.gguf")
+	code, _, stderr := tcast("convert", filepath.Dir(src), "-layout", "gguf", "-dtype", "f16", "-o", model)
+	require.Equal(t, 0, code, stderr)
+	for in, want := range map[string]string{
+		txt:   "-imatrix: " + txt + " is not an importance matrix (llama-imatrix's GGUF or .dat, or the .npz of docs/GGUF.md §2.6)",
+		model: "-imatrix: " + model + " is a model file (general.architecture llama), not an importance matrix; compute one",
+	} {
+		code, _, stderr := tcast("convert", src, "-layout", "gguf", "-dtype", "q4_k_m", "-imatrix", in, "-o", filepath.Join(other, "o.gguf"))
+		assert.Equal(t, 2, code, stderr)
+		assert.Contains(t, stderr, want)
 	}
 }
