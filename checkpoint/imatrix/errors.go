@@ -31,10 +31,9 @@ type FormatError struct {
 }
 
 // Error returns a message such as
-// `imatrix: imatrix.dat: entry "blk.0.attn_q.weight": offset 40: nval -3 < 1`.
+// `imatrix.dat: entry "blk.0.attn_q.weight": offset 40: nval -3 < 1`.
 func (e *FormatError) Error() string {
 	var b strings.Builder
-	b.WriteString("imatrix: ")
 	if e.Path != "" {
 		b.WriteString(e.Path)
 		b.WriteString(": ")
@@ -77,11 +76,10 @@ type LookupError struct {
 	Closest []string
 }
 
-// Error returns a message such as `imatrix: im.gguf: no importance entry
-// for "blk.0.attn_q.weigth" (closest: "blk.0.attn_q.weight")`.
+// Error returns a message such as `im.gguf: no importance entry for
+// "blk.0.attn_q.weigth" (closest: "blk.0.attn_q.weight")`.
 func (e *LookupError) Error() string {
 	var b strings.Builder
-	b.WriteString("imatrix: ")
 	if e.Path != "" {
 		b.WriteString(e.Path)
 		b.WriteString(": ")
@@ -122,12 +120,11 @@ type SizeError struct {
 	Cols, Experts int
 }
 
-// Error returns a message such as `imatrix: im.gguf: entry
+// Error returns a message such as `im.gguf: entry
 // "blk.0.ffn_down.weight" has 4096 values in 1 matrices, the tensor wants
 // 11008 columns × 1 experts`.
 func (e *SizeError) Error() string {
 	var b strings.Builder
-	b.WriteString("imatrix: ")
 	if e.Path != "" {
 		b.WriteString(e.Path)
 		b.WriteString(": ")

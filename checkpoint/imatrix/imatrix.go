@@ -93,7 +93,7 @@ func Read(path string) (*Imatrix, error) {
 		}
 		b, err := encode(s, FormatGGUF)
 		if err != nil {
-			return nil, fmt.Errorf("imatrix: %s: %w", path, err)
+			return nil, fmt.Errorf("%s: %w", path, err)
 		}
 		return Parse(bytes.NewReader(b), int64(len(b)), path)
 	}

@@ -91,7 +91,7 @@ func runConvert(args []string, stdout, stderr io.Writer) error {
 	ggufGeneric := fs.Bool("gguf-generic", false, "with -layout gguf, keep the input's tensor names and write no llama.cpp model metadata (general.architecture tcast)")
 	ggufPre := fs.String("gguf-pre", "", "with -layout gguf, the llama.cpp pre-tokenizer `NAME` (llama-bpe, qwen2, gpt-2, ...) of a byte-level BPE tokenizer.json it does not recognise")
 	var typeFor ggufmix.Overrides
-	fs.Var(&typeFor, "type-for", "with -layout gguf, give tensors whose GGUF name matches `RE=TYPE` that type (repeatable; the first match wins; e.g. ffn_down=q6_k)")
+	fs.Var(typeForFlag{&typeFor}, "type-for", "with -layout gguf, give tensors whose GGUF name matches `RE=TYPE` that type (repeatable; the first match wins; e.g. ffn_down=q6_k)")
 	imPath := fs.String("imatrix", "", "llama.cpp's importance matrix `FILE` (GGUF, legacy .dat, or .npz) weighting the error of the quantizers that search (-layout gguf's types, codebook datatypes)")
 	pure := fs.Bool("gguf-pure", false, "with a GGUF mix, give every weight it quantizes the mix's base type (llama-quantize --pure)")
 	prof := addProfileFlags(fs)
@@ -102,13 +102,13 @@ func runConvert(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if len(pos) != 1 {
-		return usagef("want one input checkpoint, got %d arguments", len(pos))
+		return usagef("want one input checkpoint, got %s", count(len(pos), "argument"))
 	}
 	if *out == "" {
 		return usagef("-o is required")
 	}
 	opts := convert.Options{Axis: cliAxis(*axis), Workers: *workers, Force: *force, GGUFGeneric: *ggufGeneric, GGUFPre: *ggufPre,
-		GGUFPure: *pure, TypeFor: typeFor}
+		GGUFPure: *pure, TypeFor: typeFor, DataTypeName: *name}
 	if opts.Layout, err = layout.Get(*lay); err != nil {
 		return usagef("-layout: %v", err)
 	}
@@ -246,6 +246,18 @@ func runConvert(args []string, stdout, stderr io.Writer) error {
 	}
 	printReport(stdout, res)
 	return nil
+}
+
+// typeForFlag collects -type-for rules; its errors leave out the value,
+// which the flag package's message gives already.
+type typeForFlag struct{ *ggufmix.Overrides }
+
+func (f typeForFlag) Set(v string) error {
+	err := f.Overrides.Set(v)
+	if oe := (*ggufmix.OverrideError)(nil); errors.As(err, &oe) {
+		return errors.New(oe.Detail())
+	}
+	return err
 }
 
 // renameFlag collects -rename RE=REPL rules.

@@ -19,7 +19,7 @@ import (
 	tc "github.com/tensorcast-go/tensorcast/tcast"
 )
 
-const inspectUsage = "tcast inspect [-json] [-stats=true] CHECKPOINT|CASTDIR\n" +
+const inspectUsage = "tcast inspect [-json] [-stats=false] CHECKPOINT|CASTDIR\n" +
 	"       tcast inspect -mask NAME [-mask-rows N] [-mask-cols N] CHECKPOINT|CASTDIR\n\n" +
 	"CHECKPOINT is a .safetensors file, a model.safetensors.index.json, a .gguf file, or a directory\n" +
 	"holding one, in any layout tcast reads (tcast, compressed-tensors, gpt-oss, modelopt, fp8-block,\n" +
@@ -28,9 +28,9 @@ const inspectUsage = "tcast inspect [-json] [-stats=true] CHECKPOINT|CASTDIR\n" 
 	"the min, max, mean and std of the finite values, the fraction of zeros and the NaN and Inf counts;\n" +
 	"for the stored parts of quantized weights the weight, datatype and part they hold\n" +
 	"(and a mask's density: the fraction of kept elements), with the statistics of each dequantized\n" +
-	"weight; then totals. -stats=false reads the headers only. -mask NAME draws the keep mask of weight\n" +
-	"NAME (an N:M sparse or masked weight) as text: one character per element, or per block of them\n" +
-	"showing the fraction kept"
+	"weight; then totals. Statistics are computed by default; -stats=false reads the headers only.\n" +
+	"-mask NAME draws the keep mask of weight NAME (an N:M sparse or masked weight) as text: one\n" +
+	"character per element, or per block of them showing the fraction kept."
 
 func runInspect(args []string, stdout, stderr io.Writer) error {
 	fset := flag.NewFlagSet("inspect", flag.ContinueOnError)
@@ -44,7 +44,7 @@ func runInspect(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if len(pos) != 1 {
-		return usagef("want one checkpoint (a .safetensors, index or .gguf file, or a directory) or cast directory; got %d arguments", len(pos))
+		return usagef("want one checkpoint (a .safetensors, index or .gguf file, or a directory) or cast directory; got %s", count(len(pos), "argument"))
 	}
 	path := pos[0]
 	if *maskOf != "" {
