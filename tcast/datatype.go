@@ -2,6 +2,7 @@ package tcast
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/tensorcast-go/tensorcast/codebook"
 	"github.com/tensorcast-go/tensorcast/dtype"
@@ -18,6 +19,9 @@ type DataType struct {
 	elem    *dtype.Format
 	spec    *scale.Spec        // nil when unscaled
 	cb      *codebook.Codebook // the tables of a codebook datatype, else nil
+	// bits, when > 0, is the storage cost per element of the packed form
+	// this datatype is a view of (WithBitsPerValue), else 0.
+	bits float64
 }
 
 // Name returns the datatype's name (its first registered name).
@@ -213,7 +217,13 @@ func (d *DataType) bitsPerValue(metaPerTile func(scale.Tile) int) float64 {
 // Tensor and channel scales, and a second-level tensor scale, cost a
 // fixed number of bits per tensor or row, which is left out here;
 // [Tensor.BitsPerValue] gives the exact figure for a tensor.
+//
+// A datatype made by [DataType.WithBitsPerValue] returns the figure it was
+// given: that of the packed form it is a view of.
 func (d *DataType) BitsPerValue() float64 {
+	if d.bits > 0 {
+		return d.bits
+	}
 	return d.bitsPerValue(func(t scale.Tile) int { return t.Offset * (t.Size / t.Sub) })
 }
 
@@ -221,8 +231,30 @@ func (d *DataType) BitsPerValue() float64 {
 // the subtile offset bits once per tile rather than once per subtile
 // (docs/TENSORCAST.md §6, item 8). It differs from BitsPerValue only for datatypes with
 // offsets (mx9, mx6, mx4, e2m1_e32s8o1, ...).
+//
+// A datatype made by [DataType.WithBitsPerValue] returns the figure it was
+// given, as BitsPerValue does.
 func (d *DataType) TensorCastBitsPerValue() float64 {
+	if d.bits > 0 {
+		return d.bits
+	}
 	return d.bitsPerValue(func(t scale.Tile) int { return t.Offset })
+}
+
+// WithBitsPerValue returns a copy of d whose BitsPerValue and
+// TensorCastBitsPerValue are bits: for a datatype that is the unpacked view
+// of a packed block format storing its scales in fewer bits than the view's
+// scale format (ggml's K-quants: the view has a float32 scale per sub-block,
+// the block a 6-bit integer times a float16 super-block scale), so that the
+// datatype reports what the packed form costs. bits must be positive.
+func (d *DataType) WithBitsPerValue(bits float64) *DataType {
+	if !(bits > 0) {
+		panic(fmt.Sprintf("tcast: WithBitsPerValue(%v) for %s: bits must be positive", bits, d.name))
+	}
+	c := *d
+	c.aliases = slices.Clone(d.aliases)
+	c.bits = bits
+	return &c
 }
 
 // WithSparsity returns dt with N:M sparsity p on its last tile: the datatype

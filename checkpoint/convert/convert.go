@@ -123,6 +123,11 @@ type Options struct {
 	// the mix quantizes, before the row-length fallback; without one, to
 	// the weights cast, whose rows the type's block must divide.
 	TypeFor []ggufmix.Override
+	// DataTypeName is the name DataType was asked for (tcast convert's
+	// -dtype), for messages: one that differs from DataType.Name() (mxfp4
+	// for mxfp4e2) is given as the user wrote it, with the datatype's name
+	// after it ("mxfp4 (mxfp4e2)"). Optional.
+	DataTypeName string
 	// Imatrix, when set, gives each weight cast to a GGUF type whose
 	// quantizer searches (gguf.Searches: the K-quants, IQ4_NL, IQ4_XS, Q4_0,
 	// Q4_1, Q5_0, Q5_1) its importance vector, found by its output name; a weight the matrix
@@ -167,6 +172,11 @@ func (o *Options) Check() error {
 	}
 	if o.Imatrix != nil {
 		if err := ImatrixApplies(o.Layout, o.DataType); err != nil {
+			var oe *OptionError
+			if n := o.DataTypeName; n != "" && o.DataType != nil && !strings.EqualFold(n, o.DataType.Name()) && errors.As(err, &oe) {
+				// Name the datatype as the user did.
+				oe.Reason = strings.Replace(oe.Reason, "; "+o.DataType.Name()+" ", "; "+n+" ("+o.DataType.Name()+") ", 1)
+			}
 			return err
 		}
 	}
@@ -226,6 +236,12 @@ type TensorResult struct {
 	// Note says why a tensor was kept or dropped, or that a cast of a
 	// quantized source is exact.
 	Note string `json:"note,omitempty"`
+	// Stored is the dtype the output stores a kept tensor as (a
+	// safetensors dtype, or a ggml type in GGUF output): Source, or F32
+	// where the source is dequantized or transformed, or the layout keeps
+	// it as F32 (a GGUF mix's norms and other 1-D tensors). Empty for cast
+	// tensors.
+	Stored string `json:"stored_dtype,omitempty"`
 	// Dropped reports an input tensor a llama.cpp model file leaves out
 	// (Note says why); it has no output.
 	Dropped bool `json:"dropped,omitempty"`
@@ -701,6 +717,10 @@ func (p *plan) add(d *decision, seen map[string]string, why map[string]int) erro
 		d.specs = specs
 		p.kept = append(p.kept, info.Name)
 		d.result.Bits = float64(sp.DType.BitSize())
+		d.result.Stored = sp.DType.String()
+		if p.lay.Container() == layout.GGUF {
+			d.result.Stored = sp.GGML.String()
+		}
 		why[d.result.Note]++
 	}
 	for _, sp := range specs {
@@ -830,7 +850,10 @@ func Convert(inPath, out string, opts Options) (*Result, error) {
 	defer in.Close()
 	p, err := newPlan(in, &opts)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", inPath, err)
+		if msg := err.Error(); !strings.HasPrefix(msg, inPath+":") && !strings.HasPrefix(msg, filepath.Join(inPath, "")+string(filepath.Separator)) {
+			err = fmt.Errorf("%s: %w", inPath, err) // unless it names a file of the input already
+		}
+		return nil, err
 	}
 	if err := checkOutput(dest, in.Files(), inPath); err != nil {
 		return nil, err

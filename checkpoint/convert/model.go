@@ -50,7 +50,7 @@ func (p *plan) ggufMetadata(in *load.Checkpoint, opts *Options) error {
 	if !opts.GGUFGeneric {
 		m, err := ggufmodel.Detect(in.Config())
 		if err != nil {
-			return fmt.Errorf("%s: %w", filepath.Join(in.Dir(), ggufmodel.ConfigFile), err)
+			return fmt.Errorf("%w (or write a generic GGUF: -gguf-generic)", ggufmodel.InDir(err, in.Dir(), ggufmodel.ConfigFile))
 		}
 		if m != nil {
 			tok, err := ggufmodel.ReadTokenizer(in.Dir(), ggufmodel.TokenizerOptions{VocabSize: m.Vocab, Pre: opts.GGUFPre})

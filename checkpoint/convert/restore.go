@@ -131,7 +131,7 @@ func VerifyWith(orig, conv string, o VerifyOptions) ([]VerifyResult, error) {
 		}
 		ci, err := c.Info(cname)
 		if err != nil {
-			return nil, fmt.Errorf("%w: %s has tensor %s, %s does not", ErrMismatch, orig, ti.Name, conv)
+			return nil, missingTensor(orig, conv, src, c, renamed, ti.Name)
 		}
 		r := VerifyResult{Name: ti.Name, Shape: ti.Shape, Converted: ci.Quantized(), DataType: ci.Type}
 		if !ti.Float || !ci.Float {

@@ -3,6 +3,7 @@ package gguf
 import (
 	"fmt"
 	"strconv"
+	"strings"
 )
 
 // ValueType is the type id of a GGUF metadata value (enum gguf_type).
@@ -300,6 +301,52 @@ func (v Value) String() string {
 		s += " ..."
 	}
 	return s + "}"
+}
+
+// Summary formats the value for a report: a string as it is, a scalar as
+// its number or bool (`32`, `1e-05`, `true`), an array as its length and
+// element type followed by as many of its first elements as fit in about
+// 60 characters (`[3]int32{1 2 3}`, `[392]string{"!" "\"" "#" ...}`, or
+// `[392]string` when not even the first element fits).
+func (v Value) Summary() string {
+	if v.v == nil {
+		return "<invalid>"
+	}
+	if v.typ != ValueArray {
+		if s, ok := v.v.(string); ok {
+			return s
+		}
+		if f, ok := v.Float(); ok {
+			bits := 64
+			if v.typ == ValueFloat32 {
+				bits = 32
+			}
+			return strconv.FormatFloat(f, 'g', -1, bits)
+		}
+		return fmt.Sprint(v.v)
+	}
+	const width = 60
+	n := v.Len()
+	head := fmt.Sprintf("[%d]%v", n, v.elem)
+	var elems []string
+	size := len(head) + 2
+	for i := range n {
+		e := v.elemString(i)
+		if size+len(e)+1 > width {
+			break
+		}
+		elems = append(elems, e)
+		size += len(e) + 1
+	}
+	switch {
+	case n == 0:
+		return head + "{}"
+	case len(elems) == 0:
+		return head
+	case len(elems) < n:
+		elems = append(elems, "...")
+	}
+	return head + "{" + strings.Join(elems, " ") + "}"
 }
 
 // elemString formats element i of an array Value.

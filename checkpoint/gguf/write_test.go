@@ -540,3 +540,35 @@ func TestWriterLocked(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "old", string(got))
 }
+
+// TestValueSummary checks the report form of values: strings bare, scalars
+// as numbers or bools, arrays as [N]type with the first elements that fit in
+// 60 characters.
+func TestValueSummary(t *testing.T) {
+	long := make([]string, 100)
+	for i := range long {
+		long[i] = strings.Repeat("x", 70)
+	}
+	cases := []struct {
+		v    Value
+		want string
+	}{
+		{String("llama"), "llama"},
+		{Uint32(15), "15"},
+		{Int64(-3), "-3"},
+		{Float32(1e-5), "1e-05"},
+		{Float64(0.1), "0.1"},
+		{Bool(true), "true"},
+		{Array([]int32{1, 3, 6}), "[3]int32{1 3 6}"},
+		{Array([]string{}), "[0]string{}"},
+		{Array([]string{"a", "b"}), `[2]string{"a" "b"}`},
+		// "[20]uint8{" is 10 characters and each "0 " 2: 24 of them would
+		// fit, the 20 there are all do.
+		{Array(make([]uint8, 20)), "[20]uint8{0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0}"},
+		{Array(long), "[100]string"},
+		{Value{}, "<invalid>"},
+	}
+	for _, c := range cases {
+		assert.Equal(t, c.want, c.v.Summary(), "%v", c.v)
+	}
+}

@@ -14,9 +14,9 @@ type UnknownMixError struct {
 }
 
 // Error returns a message such as
-// `ggufmix: unknown mix "Q4_KM" (closest: "Q4_K_M", "Q4_K_S")`.
+// `unknown mix "Q4_KM" (closest: "Q4_K_M", "Q4_K_S")`.
 func (e *UnknownMixError) Error() string {
-	return "ggufmix: unknown mix " + quote(e.Name) + closest(e.Closest)
+	return "unknown mix " + quote(e.Name) + closest(e.Closest)
 }
 
 // OverrideError reports a -type-for value that cannot be used.
@@ -33,12 +33,16 @@ type OverrideError struct {
 }
 
 // Error returns a message such as
-// `ggufmix: -type-for "ffn_down=q7_k": unknown type "q7_k" (closest: "q6_k", "q2_k", "q3_k")`.
+// `-type-for "ffn_down=q7_k": unknown type "q7_k" (closest: "q6_k", "q2_k", "q3_k")`.
 func (e *OverrideError) Error() string {
+	return "-type-for " + quote(e.Value) + ": " + e.Detail()
+}
+
+// Detail returns the message without the flag and its value, for a caller
+// that names them already (the flag package's "invalid value ... for flag
+// -type-for: "): `unknown type "q7_k" (closest: "q6_k", "q2_k", "q3_k")`.
+func (e *OverrideError) Detail() string {
 	var b strings.Builder
-	b.WriteString("ggufmix: -type-for ")
-	b.WriteString(quote(e.Value))
-	b.WriteString(": ")
 	b.WriteString(e.Reason)
 	b.WriteString(closest(e.Closest))
 	if e.Err != nil {
@@ -62,9 +66,9 @@ type TensorError struct {
 }
 
 // Error returns a message such as
-// `ggufmix: tensor "blk.40.ffn_down.weight": layer 40 outside the model's 32 layers`.
+// `tensor "blk.40.ffn_down.weight": layer 40 outside the model's 32 layers`.
 func (e *TensorError) Error() string {
-	return "ggufmix: tensor " + quote(e.Name) + ": " + e.Reason
+	return "tensor " + quote(e.Name) + ": " + e.Reason
 }
 
 func quote(s string) string { return strconv.Quote(s) }

@@ -348,11 +348,11 @@ func TestOverridden(t *testing.T) {
 		{"blk.0.attn_k.weight", []int{256, 512}, false, false, 0, "", ""},
 		// 96 is no multiple of 256: an error, or Q6_K's fallback Q8_0.
 		{"blk.0.ffn_down.weight", []int{8, 96}, false, true, 0, "",
-			`ggufmix: tensor "blk.0.ffn_down.weight": -type-for ffn_down=q6_k: row length 96 is not a multiple of Q6_K's block of 256`},
+			`tensor "blk.0.ffn_down.weight": -type-for ffn_down=q6_k: row length 96 is not a multiple of Q6_K's block of 256`},
 		{"blk.0.ffn_down.weight", []int{8, 96}, true, true, Q8_0,
 			"-type-for ffn_down=q6_k: Q6_K; row length 96 is not a multiple of Q6_K's block of 256: falls back to Q8_0", ""},
 		{"blk.0.attn_q.weight", []int{8, 96}, false, true, BF16, "-type-for attn_q=bf16: BF16", ""},
-		{"blk.0.attn_q.weight", []int{8, 0}, false, true, 0, "", `ggufmix: tensor "blk.0.attn_q.weight": row length 0 in shape [8 0]`},
+		{"blk.0.attn_q.weight", []int{8, 0}, false, true, 0, "", `tensor "blk.0.attn_q.weight": row length 0 in shape [8 0]`},
 	} {
 		d, ok, err := Overridden(ovs, Tensor{c.name, c.shape}, c.fallBack)
 		assert.Equal(t, c.matched, ok, c.name)
@@ -386,13 +386,13 @@ func TestParseOverride(t *testing.T) {
 		in, msg string
 		closest []string
 	}{
-		{"ffn_down", `ggufmix: -type-for "ffn_down": want REGEXP=TYPE`, nil},
-		{"=q6_k", `ggufmix: -type-for "=q6_k": empty tensor name pattern`, nil},
-		{"ffn_down=", `ggufmix: -type-for "ffn_down=": missing type after '='`, nil},
-		{"ffn_down=q7_k", `ggufmix: -type-for "ffn_down=q7_k": unknown type "q7_k" (closest: "q2_k", "q3_k", "q4_k")`,
+		{"ffn_down", `-type-for "ffn_down": want REGEXP=TYPE`, nil},
+		{"=q6_k", `-type-for "=q6_k": empty tensor name pattern`, nil},
+		{"ffn_down=", `-type-for "ffn_down=": missing type after '='`, nil},
+		{"ffn_down=q7_k", `-type-for "ffn_down=q7_k": unknown type "q7_k" (closest: "q2_k", "q3_k", "q4_k")`,
 			[]string{"q2_k", "q3_k", "q4_k"}},
-		{"ffn_down=iq2_xxs", `ggufmix: -type-for "ffn_down=iq2_xxs": unknown type "iq2_xxs"`, nil},
-		{"ffn_down=Q8_K", `ggufmix: -type-for "ffn_down=Q8_K": Q8_K is ggml's intermediate for dot products, not a weight type llama.cpp computes with: use q8_0`, nil},
+		{"ffn_down=iq2_xxs", `-type-for "ffn_down=iq2_xxs": unknown type "iq2_xxs"`, nil},
+		{"ffn_down=Q8_K", `-type-for "ffn_down=Q8_K": Q8_K is ggml's intermediate for dot products, not a weight type llama.cpp computes with: use q8_0`, nil},
 	}
 	for _, c := range cases {
 		_, err := ParseOverride(c.in)
@@ -461,7 +461,7 @@ func TestLookup(t *testing.T) {
 	var ue *UnknownMixError
 	require.ErrorAs(t, err, &ue)
 	assert.Contains(t, ue.Closest, "Q4_K_M")
-	assert.Contains(t, err.Error(), `ggufmix: unknown mix "q4km" (closest: `)
+	assert.Contains(t, err.Error(), `unknown mix "q4km" (closest: `)
 	assert.True(t, Mix{}.IsZero())
 	_, err = choose(Mix{}, Model{}, Tensor{"a.weight", []int{2, 2}}, Options{})
 	assert.Error(t, err)
@@ -628,7 +628,7 @@ func TestTensorErrors(t *testing.T) {
 	var te *TensorError
 	_, err := choose(MixQ4_K_M, Model{Layers: 32}, v40, Options{})
 	require.ErrorAs(t, err, &te)
-	assert.Equal(t, `ggufmix: tensor "blk.40.attn_v.weight": layer 40 outside the model's 32 layers`, err.Error())
+	assert.Equal(t, `tensor "blk.40.attn_v.weight": layer 40 outside the model's 32 layers`, err.Error())
 	_, err = choose(MixQ4_K_M, Model{}, v40, Options{})
 	require.ErrorAs(t, err, &te)
 	assert.Contains(t, te.Reason, "layer count")

@@ -458,13 +458,13 @@ func TestLlama3RopeFactors(t *testing.T) {
 }
 
 func TestErrorMessages(t *testing.T) {
-	assert.Equal(t, "ggufmodel: config.json has none of a, b: llama.cpp requires k",
+	assert.Equal(t, "config.json has none of a, b: llama.cpp requires k",
 		(&MissingKeyError{Key: "k", File: "config.json", Fields: []string{"a", "b"}}).Error())
-	assert.Equal(t, "ggufmodel: config.json has no a: llama.cpp requires k",
+	assert.Equal(t, "config.json has no a: llama.cpp requires k",
 		(&MissingKeyError{Key: "k", File: "config.json", Fields: []string{"a"}}).Error())
-	assert.Equal(t, "ggufmodel: d/tokenizer.json is missing: llama.cpp requires tokenizer.ggml.model",
+	assert.Equal(t, "d/tokenizer.json is missing: llama.cpp requires tokenizer.ggml.model",
 		(&MissingKeyError{Key: "tokenizer.ggml.model", File: "d/tokenizer.json"}).Error())
-	assert.Equal(t, `ggufmodel: tokenizer.json: model.type "WordPiece": no`,
+	assert.Equal(t, `tokenizer.json: model.type "WordPiece": no`,
 		(&UnsupportedError{File: "tokenizer.json", Field: "model.type", Value: "WordPiece", Reason: "no"}).Error())
-	assert.Equal(t, `ggufmodel: llama: tensor "x": y`, (&TensorError{Arch: "llama", Tensor: "x", Reason: "y"}).Error())
+	assert.Equal(t, `llama: tensor "x": y`, (&TensorError{Arch: "llama", Tensor: "x", Reason: "y"}).Error())
 }

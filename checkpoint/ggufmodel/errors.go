@@ -1,6 +1,9 @@
 package ggufmodel
 
 import (
+	"errors"
+	"fmt"
+	"path/filepath"
 	"strconv"
 	"strings"
 )
@@ -17,12 +20,11 @@ type MissingKeyError struct {
 	Fields []string
 }
 
-// Error returns a message such as `ggufmodel: config.json has none of
+// Error returns a message such as `config.json has none of
 // max_position_embeddings, n_positions: llama.cpp requires
 // llama.context_length`.
 func (e *MissingKeyError) Error() string {
 	var b strings.Builder
-	b.WriteString("ggufmodel: ")
 	b.WriteString(e.File)
 	switch len(e.Fields) {
 	case 0:
@@ -52,11 +54,10 @@ type UnsupportedError struct {
 	Reason string
 }
 
-// Error returns a message such as `ggufmodel: tokenizer.json: model.type
+// Error returns a message such as `tokenizer.json: model.type
 // "WordPiece": ...`.
 func (e *UnsupportedError) Error() string {
 	var b strings.Builder
-	b.WriteString("ggufmodel: ")
 	b.WriteString(e.File)
 	if e.Field != "" {
 		b.WriteString(": ")
@@ -84,8 +85,34 @@ type TensorError struct {
 	Reason string
 }
 
-// Error returns a message such as `ggufmodel: llama: tensor
+// Error returns a message such as `llama: tensor
 // "model.layers.0.mlp.fc1.weight": not a tensor of the architecture`.
 func (e *TensorError) Error() string {
-	return "ggufmodel: " + e.Arch + ": tensor " + strconv.Quote(e.Tensor) + ": " + e.Reason
+	return e.Arch + ": tensor " + strconv.Quote(e.Tensor) + ": " + e.Reason
+}
+
+// InDir returns err, an error of Detect (about file, config.json) for the
+// checkpoint directory dir, naming the file by its path in dir
+// ("llama/config.json has none of ..."): a *MissingKeyError or
+// *UnsupportedError whose File is a bare file name gets the path as File
+// (in a copy), one that names a path already is returned as it is, another
+// error is wrapped with the path of file.
+func InDir(err error, dir, file string) error {
+	var mk *MissingKeyError
+	var ue *UnsupportedError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &mk) && filepath.Base(mk.File) == mk.File:
+		c := *mk
+		c.File = filepath.Join(dir, mk.File)
+		return &c
+	case errors.As(err, &ue) && filepath.Base(ue.File) == ue.File:
+		c := *ue
+		c.File = filepath.Join(dir, ue.File)
+		return &c
+	case mk != nil || ue != nil:
+		return err // names its file by a path already
+	}
+	return fmt.Errorf("%s: %w", filepath.Join(dir, file), err)
 }

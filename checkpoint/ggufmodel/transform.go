@@ -27,7 +27,7 @@ func (t Transform) RowPermutation(rows int) ([]int, error) {
 		return nil, nil
 	}
 	if rows%(2*h) != 0 {
-		return nil, fmt.Errorf("ggufmodel: %d rows do not split into %d heads of an even size", rows, h)
+		return nil, fmt.Errorf("%d rows do not split into %d heads of an even size", rows, h)
 	}
 	d := rows / h
 	perm := make([]int, rows)
@@ -52,7 +52,7 @@ func (t Transform) Apply(x []float32, shape []int) ([]float32, error) {
 	n := len(x) // values per row
 	if t.PermuteHeads > 0 {
 		if len(shape) == 0 {
-			return nil, fmt.Errorf("ggufmodel: cannot permute the rows of a scalar")
+			return nil, fmt.Errorf("cannot permute the rows of a scalar")
 		}
 		rows := shape[0]
 		var err error
@@ -60,7 +60,7 @@ func (t Transform) Apply(x []float32, shape []int) ([]float32, error) {
 			return nil, err
 		}
 		if rows == 0 || len(x)%rows != 0 {
-			return nil, fmt.Errorf("ggufmodel: %d values are not %d rows", len(x), rows)
+			return nil, fmt.Errorf("%d values are not %d rows", len(x), rows)
 		}
 		n = len(x) / rows
 	}

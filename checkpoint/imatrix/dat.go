@@ -67,6 +67,14 @@ func eofToUnexpected(err error) error {
 	return err
 }
 
+// notDat is the error for a file whose first bytes are not those of a .dat
+// importance matrix (an entry count and a first name length that fit the
+// file): a *NotImatrixError around err, the legacy-format error.
+func notDat(d *datReader, err *FormatError) error {
+	err.Reason = "read as llama-imatrix's legacy .dat: " + err.Reason
+	return &NotImatrixError{Path: d.path, Err: err}
+}
+
 // parseDat decodes the .dat format.
 func parseDat(r io.ReaderAt, size int64, path string) (*Imatrix, error) {
 	d := &datReader{r: bufio.NewReaderSize(io.NewSectionReader(r, 0, size), 64<<10), size: size, path: path}
@@ -75,11 +83,11 @@ func parseDat(r io.ReaderAt, size int64, path string) (*Imatrix, error) {
 		return nil, err
 	}
 	if n < 1 {
-		return nil, d.fail(0, nil, "entry count %d < 1", n)
+		return nil, notDat(d, d.fail(0, nil, "entry count %d < 1", n))
 	}
 	if int64(n) > d.left()/datMinEntry {
-		return nil, d.fail(0, nil, "entry count %d cannot fit in the %d bytes that follow (an entry takes at least %d)",
-			n, d.left(), datMinEntry)
+		return nil, notDat(d, d.fail(0, nil, "entry count %d cannot fit in the %d bytes that follow (an entry takes at least %d)",
+			n, d.left(), datMinEntry))
 	}
 	m := &Imatrix{Format: FormatDat, Entries: make([]Entry, 0, n)}
 	seen := make(map[string]int64, n)
@@ -111,7 +119,11 @@ func (d *datReader) readEntry(i int) (Entry, error) {
 		return Entry{}, err
 	}
 	if nameLen < 1 || nameLen > gguf.MaxNameLen {
-		return Entry{}, d.fail(lenOff, nil, "entry %d: name length %d outside 1..%d", i, nameLen, gguf.MaxNameLen)
+		err := d.fail(lenOff, nil, "entry %d: name length %d outside 1..%d", i, nameLen, gguf.MaxNameLen)
+		if i == 0 {
+			return Entry{}, notDat(d, err)
+		}
+		return Entry{}, err
 	}
 	if int64(nameLen) > d.left() {
 		return Entry{}, d.fail(lenOff, io.ErrUnexpectedEOF, "entry %d: name of %d bytes, %d left", i, nameLen, d.left())

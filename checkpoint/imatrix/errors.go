@@ -31,10 +31,9 @@ type FormatError struct {
 }
 
 // Error returns a message such as
-// `imatrix: imatrix.dat: entry "blk.0.attn_q.weight": offset 40: nval -3 < 1`.
+// `imatrix.dat: entry "blk.0.attn_q.weight": offset 40: nval -3 < 1`.
 func (e *FormatError) Error() string {
 	var b strings.Builder
-	b.WriteString("imatrix: ")
 	if e.Path != "" {
 		b.WriteString(e.Path)
 		b.WriteString(": ")
@@ -77,11 +76,10 @@ type LookupError struct {
 	Closest []string
 }
 
-// Error returns a message such as `imatrix: im.gguf: no importance entry
-// for "blk.0.attn_q.weigth" (closest: "blk.0.attn_q.weight")`.
+// Error returns a message such as `im.gguf: no importance entry for
+// "blk.0.attn_q.weigth" (closest: "blk.0.attn_q.weight")`.
 func (e *LookupError) Error() string {
 	var b strings.Builder
-	b.WriteString("imatrix: ")
 	if e.Path != "" {
 		b.WriteString(e.Path)
 		b.WriteString(": ")
@@ -122,12 +120,11 @@ type SizeError struct {
 	Cols, Experts int
 }
 
-// Error returns a message such as `imatrix: im.gguf: entry
+// Error returns a message such as `im.gguf: entry
 // "blk.0.ffn_down.weight" has 4096 values in 1 matrices, the tensor wants
 // 11008 columns × 1 experts`.
 func (e *SizeError) Error() string {
 	var b strings.Builder
-	b.WriteString("imatrix: ")
 	if e.Path != "" {
 		b.WriteString(e.Path)
 		b.WriteString(": ")
@@ -145,3 +142,40 @@ func (e *SizeError) Error() string {
 	b.WriteString(" experts")
 	return b.String()
 }
+
+// NotImatrixError reports a file that is not an importance matrix at all
+// (text, a model file, an archive of other arrays), as opposed to one that
+// is damaged, which gives a *FormatError. Err holds the *FormatError of
+// reading it as the format its first bytes suggested, for the details.
+type NotImatrixError struct {
+	// Path is the file name given to Read or Parse.
+	Path string
+	// Architecture is the general.architecture of a GGUF model file, ""
+	// for other files.
+	Architecture string
+	// Type is the general.type of a GGUF file that is not an imatrix
+	// ("model", "adapter"), or "".
+	Type string
+	// Err is the error of reading the file as an importance matrix.
+	Err error
+}
+
+// Error returns a message such as `bad.txt is not an importance matrix
+// (llama-imatrix's GGUF or .dat, or the .npz of docs/GGUF.md §2.6)` or
+// `model-f16.gguf is a model file (general.architecture llama), not an
+// importance matrix; compute one from it with llama-imatrix, or as
+// docs/GGUF.md §2.6 describes`.
+func (e *NotImatrixError) Error() string {
+	const what = "an importance matrix (llama-imatrix's GGUF or .dat, or the .npz of docs/GGUF.md §2.6)"
+	switch {
+	case e.Architecture != "":
+		return e.Path + " is a model file (general.architecture " + e.Architecture +
+			"), not an importance matrix; compute one from it with llama-imatrix, or as docs/GGUF.md §2.6 describes"
+	case e.Type != "":
+		return e.Path + " is a GGUF file of general.type " + strconv.Quote(e.Type) + ", not " + what
+	}
+	return e.Path + " is not " + what
+}
+
+// Unwrap returns the error of reading the file as an importance matrix.
+func (e *NotImatrixError) Unwrap() error { return e.Err }

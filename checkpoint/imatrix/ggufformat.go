@@ -51,7 +51,7 @@ func parseGGUF(r io.ReaderAt, size int64, path string) (*Imatrix, error) {
 	}
 	m := &Imatrix{Format: FormatGGUF}
 	if err := ggufMeta(f, m, path); err != nil {
-		return nil, err
+		return nil, notGGUFImatrix(f, path, err)
 	}
 
 	groups := map[string]*ggufGroup{}
@@ -104,6 +104,41 @@ func parseGGUF(r io.ReaderAt, size int64, path string) (*Imatrix, error) {
 		m.Entries = append(m.Entries, e)
 	}
 	return m, nil
+}
+
+// notGGUFImatrix returns err, the error of reading the metadata of GGUF
+// file f as an imatrix's, as a *NotImatrixError when f is not plausibly an
+// importance matrix: a model file (general.architecture, general.type
+// "model"), a file of another general.type, or one with neither imatrix.*
+// keys nor importance tensors.
+func notGGUFImatrix(f *gguf.File, path string, err error) error {
+	str := func(key string) string {
+		if v, ok := f.Get(key); ok {
+			s, _ := v.Str()
+			return s
+		}
+		return ""
+	}
+	typ, arch := str(KeyType), str(gguf.KeyArchitecture)
+	switch {
+	case typ == "imatrix":
+		return err
+	case arch != "" && (typ == "" || typ == "model"):
+		return &NotImatrixError{Path: path, Architecture: arch, Err: err}
+	case typ != "":
+		return &NotImatrixError{Path: path, Type: typ, Err: err}
+	}
+	for _, kv := range f.KV {
+		if strings.HasPrefix(kv.Key, "imatrix.") {
+			return err
+		}
+	}
+	for _, t := range f.Tensors {
+		if strings.HasSuffix(t.Name, SuffixSum2) || strings.HasSuffix(t.Name, SuffixCounts) {
+			return err
+		}
+	}
+	return &NotImatrixError{Path: path, Err: err}
 }
 
 // ggufMeta reads and checks the imatrix metadata keys.

@@ -93,7 +93,7 @@ func Read(path string) (*Imatrix, error) {
 		}
 		b, err := encode(s, FormatGGUF)
 		if err != nil {
-			return nil, fmt.Errorf("imatrix: %s: %w", path, err)
+			return nil, fmt.Errorf("%s: %w", path, err)
 		}
 		return Parse(bytes.NewReader(b), int64(len(b)), path)
 	}
@@ -102,11 +102,16 @@ func Read(path string) (*Imatrix, error) {
 
 // Parse reads an importance matrix of size bytes through r; name is used
 // in errors and as Imatrix.Path. Errors in the input are *FormatError
-// values.
+// values, or a *NotImatrixError (wrapping one) for input that is not
+// plausibly an importance matrix: too short, text or other data whose
+// first bytes are not a .dat's entry count and name length, or a GGUF file
+// that is a model (general.architecture) or has neither imatrix.* keys nor
+// importance tensors.
 func Parse(r io.ReaderAt, size int64, name string) (*Imatrix, error) {
-	if size < 4 {
-		return nil, &FormatError{Path: name, Offset: 0, Reason: fmt.Sprintf("file of %d bytes is too short", size),
-			Err: io.ErrUnexpectedEOF}
+	if size < 8 {
+		// Not even a .dat's entry count and first name length.
+		return nil, &NotImatrixError{Path: name, Err: &FormatError{Path: name, Offset: 0, Reason: fmt.Sprintf("file of %d bytes is too short", size),
+			Err: io.ErrUnexpectedEOF}}
 	}
 	var magic [4]byte
 	if _, err := r.ReadAt(magic[:], 0); err != nil {

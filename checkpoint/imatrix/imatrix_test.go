@@ -273,7 +273,7 @@ func TestLookup(t *testing.T) {
 	require.ErrorAs(t, err, &lerr)
 	assert.Equal(t, "blk.0.attn_q.weigth", lerr.Name)
 	assert.Equal(t, []string{"blk.0.attn_q.weight", "blk.0.attn_k.weight"}, lerr.Closest)
-	assert.Equal(t, `imatrix: im: no importance entry for "blk.0.attn_q.weigth" `+
+	assert.Equal(t, `im: no importance entry for "blk.0.attn_q.weigth" `+
 		`(closest: "blk.0.attn_q.weight", "blk.0.attn_k.weight")`, err.Error())
 
 	_, err = m.Entry("model.layers.0.self_attn.q_proj.weight")

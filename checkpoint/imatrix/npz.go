@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -36,13 +37,21 @@ const (
 // where W is a GGUF weight name ("blk.0.attn_q.weight"). The three
 // metadata arrays are required; other arrays are an error, so that a
 // misspelt suffix is not silently dropped. Counts must be whole numbers.
-// Errors are *FormatError values naming the archive and the array.
+// Errors are *FormatError values naming the archive and the array; an
+// archive without any of these arrays gives a *NotImatrixError.
 // The result is checked only as far as reading needs; Write checks the
 // rest.
 func ReadNPZ(path string) (*Stats, error) {
 	arrays, err := npy.ReadNPZ(path)
 	if err != nil {
 		return nil, &FormatError{Path: path, Offset: -1, Reason: "reading the archive", Err: err}
+	}
+	if !slices.ContainsFunc(arrays, func(a npy.Named) bool {
+		n := a.Name
+		return n == NPZDatasets || n == NPZChunkCount || n == NPZChunkSize || strings.HasSuffix(n, SuffixSum2) || strings.HasSuffix(n, SuffixCounts)
+	}) {
+		return nil, &NotImatrixError{Path: path, Err: &FormatError{Path: path, Offset: -1,
+			Reason: fmt.Sprintf("none of its %d arrays is %s, %s, %s, W%s or W%s", len(arrays), NPZDatasets, NPZChunkCount, NPZChunkSize, SuffixSum2, SuffixCounts)}}
 	}
 	fail := func(entry, format string, args ...any) error {
 		return &FormatError{Path: path, Entry: entry, Offset: -1, Reason: fmt.Sprintf(format, args...)}

@@ -62,13 +62,13 @@ type StatsError struct {
 	Reason string
 }
 
-// Error returns a message such as `imatrix: entry "blk.0.attn_q.weight":
-// 10 sums do not divide into 3 matrices`.
+// Error returns a message such as `entry "blk.0.attn_q.weight": 10 sums
+// do not divide into 3 matrices`.
 func (e *StatsError) Error() string {
 	if e.Entry == "" {
-		return "imatrix: " + e.Reason
+		return e.Reason
 	}
-	return fmt.Sprintf("imatrix: entry %q: %s", e.Entry, e.Reason)
+	return fmt.Sprintf("entry %q: %s", e.Entry, e.Reason)
 }
 
 // Write writes s to w in format f (FormatGGUF or FormatDat) and returns
@@ -103,7 +103,7 @@ func Write(w io.Writer, s *Stats, f Format) (int64, error) {
 	}
 	n, err := w.Write(b)
 	if err != nil {
-		return int64(n), fmt.Errorf("imatrix: write: %w", err)
+		return int64(n), fmt.Errorf("writing the importance matrix: %w", err)
 	}
 	return int64(n), nil
 }
@@ -116,7 +116,7 @@ func WriteFile(path string, s *Stats, f Format) error {
 		return err
 	}
 	if err := atomicfile.WriteFile(path, b); err != nil {
-		return fmt.Errorf("imatrix: %s: %w", path, err)
+		return fmt.Errorf("writing the importance matrix %s: %w", path, err)
 	}
 	return nil
 }
@@ -185,14 +185,22 @@ func checkEntries(es []Stat, maxName int) ([]int, error) {
 				return nil, fail("count %d of matrix %d outside 0..2^53", c, j)
 			}
 		}
+		// column names element j of a matrix-after-matrix array of sums.
+		cols := len(e.Sum2) / len(e.Counts)
+		column := func(j int) string {
+			if len(e.Counts) == 1 {
+				return fmt.Sprintf("column %d", j)
+			}
+			return fmt.Sprintf("column %d of matrix %d", j%cols, j/cols)
+		}
 		for j, v := range e.Sum2 {
 			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) || v < 0 {
-				return nil, fail("sum of squares %d is %v (want finite and ≥ 0)", j, v)
+				return nil, fail("%s's sum of squares is %v (want finite and ≥ 0)", column(j), v)
 			}
 		}
 		for j, v := range e.Sum {
 			if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-				return nil, fail("plain sum %d is %v (want finite)", j, v)
+				return nil, fail("%s's plain sum is %v (want finite)", column(j), v)
 			}
 		}
 	}

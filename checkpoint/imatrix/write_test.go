@@ -222,9 +222,13 @@ func TestWriteErrors(t *testing.T) {
 		{"plain sums length", FormatGGUF, one(func(e *Stat) { e.Sum = e.Sum[:3] }), "output.weight", "3 plain sums, 4 sums of squares"},
 		{"negative count", FormatGGUF, one(func(e *Stat) { e.Counts[0] = -2 }), "output.weight", "count -2 of matrix 0"},
 		{"huge count", FormatGGUF, one(func(e *Stat) { e.Counts[0] = 1 << 53 }), "output.weight", "outside 0..2^53"},
-		{"NaN sum2", FormatGGUF, one(func(e *Stat) { e.Sum2[1] = float32(math.NaN()) }), "output.weight", "sum of squares 1 is NaN"},
-		{"negative sum2", FormatDat, one(func(e *Stat) { e.Sum2[2] = -1 }), "output.weight", "sum of squares 2 is -1"},
-		{"Inf sum", FormatGGUF, one(func(e *Stat) { e.Sum[0] = float32(math.Inf(1)) }), "output.weight", "plain sum 0 is +Inf"},
+		{"NaN sum2", FormatGGUF, one(func(e *Stat) { e.Sum2[1] = float32(math.NaN()) }), "output.weight", "column 1's sum of squares is NaN"},
+		// Entries[2] is blk.0.ffn_down_exps.weight: 3
+		// matrices of 4 columns; its sum 9 is column 1 of matrix 2.
+		{"NaN expert sum2", FormatGGUF, func(s *Stats) { s.Entries[2].Sum2[9] = float32(math.NaN()) }, "blk.0.ffn_down_exps.weight",
+			"column 1 of matrix 2's sum of squares is NaN"},
+		{"negative sum2", FormatDat, one(func(e *Stat) { e.Sum2[2] = -1 }), "output.weight", "column 2's sum of squares is -1"},
+		{"Inf sum", FormatGGUF, one(func(e *Stat) { e.Sum[0] = float32(math.Inf(1)) }), "output.weight", "column 0's plain sum is +Inf"},
 		{"dat without chunk size", FormatDat, func(s *Stats) { s.ChunkSize = 0 }, "", "needs a chunk size > 0"},
 		{"dat without data", FormatDat, func(s *Stats) {
 			for i := range s.Entries {
@@ -249,7 +253,7 @@ func TestWriteErrors(t *testing.T) {
 			require.ErrorAs(t, err, &se)
 			assert.Equal(t, tt.entry, se.Entry)
 			assert.Contains(t, err.Error(), tt.want)
-			assert.True(t, strings.HasPrefix(err.Error(), "imatrix: "), err.Error())
+			assert.False(t, strings.HasPrefix(err.Error(), "imatrix: "), "no package name: %v", err)
 			assert.Zero(t, n)
 			assert.Zero(t, out.Len(), "nothing written on error")
 		})

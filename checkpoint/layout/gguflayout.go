@@ -80,8 +80,10 @@ type ggufKind struct {
 	dt   *tcast.DataType
 }
 
-// ggufKinds lists the ggml block types with a datatype of the layout.
-var ggufKinds = []ggufKind{
+// ggufKinds lists the ggml block types with a datatype of the layout. Each
+// datatype's BitsPerValue is its ggml type's (bytes per block × 8 / block
+// size), not the figure of its view's float32 sub-block scales.
+var ggufKinds = withGGUFBits([]ggufKind{
 	{"q8_0", gguf.TypeQ8_0, newGGUFDataType("int8", "float16_t32", "q8_0")},
 	{"q4_0", gguf.TypeQ4_0, newGGUFDataType("int4", "float16_t32", "q4_0")},
 	{"q4_1", gguf.TypeQ4_1, newGGUFDataType("uint4", "float16_float16_t32", "q4_1")},
@@ -95,6 +97,15 @@ var ggufKinds = []ggufKind{
 	{"q8_k", gguf.TypeQ8_K, newGGUFDataType("int8", "float32_t256", "q8_k")},
 	{"iq4_nl", gguf.TypeIQ4_NL, newGGUFCodebook("float16_t32", "iq4_nl")},
 	{"iq4_xs", gguf.TypeIQ4_XS, newGGUFCodebook("float32_t32", "iq4_xs")},
+})
+
+// withGGUFBits gives each kind's datatype the bits per value of its ggml
+// type.
+func withGGUFBits(kinds []ggufKind) []ggufKind {
+	for i, k := range kinds {
+		kinds[i].dt = k.dt.WithBitsPerValue(k.typ.BitsPerValue())
+	}
+	return kinds
 }
 
 // ggufPlain pairs the plain float datatypes with their GGUF types.

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/tensorcast-go/tensorcast/checkpoint/gguf"
 	"github.com/tensorcast-go/tensorcast/checkpoint/layout"
 )
 
@@ -19,11 +20,17 @@ type Report struct {
 	File   string   `json:"file"`
 	Shards []string `json:"shards,omitempty"`
 	Layout string   `json:"layout"`
-	// Metadata is the __metadata__ without this module's own keys.
-	Metadata  map[string]string `json:"metadata,omitempty"`
-	Tensors   []StoredTensor    `json:"tensors"`
-	Converted []Weight          `json:"converted,omitempty"`
-	Totals    Totals            `json:"totals"`
+	// Metadata is the __metadata__ without this module's own keys; for a
+	// GGUF file, every key/value with its value as gguf.Value.Summary
+	// formats it (strings as they are, scalars as their number or bool,
+	// arrays as [N]type and their first elements).
+	Metadata map[string]string `json:"metadata,omitempty"`
+	// MetadataTypes gives the GGUF value type of each key of Metadata
+	// ("uint32", "string", "[392]string"); nil for safetensors.
+	MetadataTypes map[string]string `json:"metadata_types,omitempty"`
+	Tensors       []StoredTensor    `json:"tensors"`
+	Converted     []Weight          `json:"converted,omitempty"`
+	Totals        Totals            `json:"totals"`
 }
 
 // StoredTensor describes one stored tensor.
@@ -168,8 +175,22 @@ type InspectOptions struct {
 // Inspect builds the report of checkpoint c.
 func Inspect(c *Checkpoint, opts InspectOptions) (*Report, error) {
 	rep := &Report{File: c.File(), Shards: c.Shards(), Layout: c.Layout(), Metadata: layout.WithoutMetaKeys(c.meta)}
+	if c.gf != nil {
+		all, types := map[string]string{}, map[string]string{}
+		for _, kv := range c.gf.KV {
+			all[kv.Key] = kv.Value.Summary()
+			types[kv.Key] = kv.Value.Type().String()
+			if kv.Value.Type() == gguf.ValueArray {
+				types[kv.Key] = fmt.Sprintf("[%d]%v", kv.Value.Len(), kv.Value.Elem())
+			}
+		}
+		rep.Metadata, rep.MetadataTypes = layout.WithoutMetaKeys(all), map[string]string{}
+		for k := range rep.Metadata {
+			rep.MetadataTypes[k] = types[k]
+		}
+	}
 	if len(rep.Metadata) == 0 {
-		rep.Metadata = nil
+		rep.Metadata, rep.MetadataTypes = nil, nil
 	}
 	partOf := map[string]*PartOf{}
 	var masks []maskPart

@@ -91,7 +91,7 @@ func runConvert(args []string, stdout, stderr io.Writer) error {
 	ggufGeneric := fs.Bool("gguf-generic", false, "with -layout gguf, keep the input's tensor names and write no llama.cpp model metadata (general.architecture tcast)")
 	ggufPre := fs.String("gguf-pre", "", "with -layout gguf, the llama.cpp pre-tokenizer `NAME` (llama-bpe, qwen2, gpt-2, ...) of a byte-level BPE tokenizer.json it does not recognise")
 	var typeFor ggufmix.Overrides
-	fs.Var(&typeFor, "type-for", "with -layout gguf, give tensors whose GGUF name matches `RE=TYPE` that type (repeatable; the first match wins; e.g. ffn_down=q6_k)")
+	fs.Var(typeForFlag{&typeFor}, "type-for", "with -layout gguf, give tensors whose GGUF name matches `RE=TYPE` that type (repeatable; the first match wins; e.g. ffn_down=q6_k)")
 	imPath := fs.String("imatrix", "", "llama.cpp's importance matrix `FILE` (GGUF, legacy .dat, or .npz) weighting the error of the quantizers that search (-layout gguf's types, codebook datatypes)")
 	pure := fs.Bool("gguf-pure", false, "with a GGUF mix, give every weight it quantizes the mix's base type (llama-quantize --pure)")
 	prof := addProfileFlags(fs)
@@ -102,13 +102,13 @@ func runConvert(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if len(pos) != 1 {
-		return usagef("want one input checkpoint, got %d arguments", len(pos))
+		return usagef("want one input checkpoint, got %s", count(len(pos), "argument"))
 	}
 	if *out == "" {
 		return usagef("-o is required")
 	}
 	opts := convert.Options{Axis: cliAxis(*axis), Workers: *workers, Force: *force, GGUFGeneric: *ggufGeneric, GGUFPre: *ggufPre,
-		GGUFPure: *pure, TypeFor: typeFor}
+		GGUFPure: *pure, TypeFor: typeFor, DataTypeName: *name}
 	if opts.Layout, err = layout.Get(*lay); err != nil {
 		return usagef("-layout: %v", err)
 	}
@@ -122,19 +122,11 @@ func runConvert(args []string, stdout, stderr io.Writer) error {
 		return usagef("-dtype is required (or, with -layout compressed-tensors, -sparsity N:M to prune without quantizing)")
 	}
 	if *name != "" {
-		isGGUF := opts.Layout.Container() == layout.GGUF
-		if isGGUF {
-			opts.GGUFMix, _ = ggufmix.Lookup(*name)
-		}
-		if opts.DataType, err = layout.DataType(opts.Layout, *name); err != nil {
-			switch {
-			case !opts.GGUFMix.IsZero():
-				// A mix only (q4_k_m).
-			case isGGUF:
-				return usagef("-dtype: %s; or a mix: %s", strings.TrimPrefix(err.Error(), "tc"+"ast: "), mixNames())
-			default:
-				return usagef("-dtype: %s%s", strings.TrimPrefix(err.Error(), "tc"+"ast: "), dtypeHint(*name, *lay))
+		if opts.DataType, opts.GGUFMix, err = convert.DataTypeOrMix(opts.Layout, *name); err != nil {
+			if opts.Layout.Container() == layout.GGUF {
+				return usagef("-dtype: %s", err)
 			}
+			return usagef("-dtype: %s%s", strings.TrimPrefix(err.Error(), "tc"+"ast: "), dtypeHint(*name, *lay))
 		}
 	}
 	if *imPath != "" {
@@ -259,13 +251,16 @@ func runConvert(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// mixNames lists the GGUF mixes -dtype takes.
-func mixNames() string {
-	var names []string
-	for _, m := range ggufmix.Mixes() {
-		names = append(names, m.String())
+// typeForFlag collects -type-for rules; its errors leave out the value,
+// which the flag package's message gives already.
+type typeForFlag struct{ *ggufmix.Overrides }
+
+func (f typeForFlag) Set(v string) error {
+	err := f.Overrides.Set(v)
+	if oe := (*ggufmix.OverrideError)(nil); errors.As(err, &oe) {
+		return errors.New(oe.Detail())
 	}
-	return strings.Join(names, ", ")
+	return err
 }
 
 // renameFlag collects -rename RE=REPL rules.
@@ -430,7 +425,7 @@ func printReport(out io.Writer, r *convert.Result) {
 	fmt.Fprintln(tw, "tensor\tshape\tdatatype\tbits/value\tSQNR dB\tmax abs err\tnote")
 	kept := 0
 	for _, t := range r.Tensors {
-		dt, sqnr, maxErr := "kept "+t.Source, "-", "-"
+		dt, sqnr, maxErr := keptDType(t), "-", "-"
 		if t.DataType != "" {
 			dt = t.DataType
 			sqnr = "exact"
@@ -470,6 +465,15 @@ func printReport(out io.Writer, r *convert.Result) {
 	}
 	fmt.Fprintf(w, "%s → %s (%s, %s): %d tensors, %d cast, %d kept; %d bytes in, %d bytes out, ratio %.2f, %.2f s, %.3f GB/s\n",
 		r.Input, r.Output, lay, r.DataType, len(r.Tensors), len(r.Tensors)-kept, kept, r.BytesIn, r.BytesOut, r.Ratio(), r.Seconds, r.GBps())
+}
+
+// keptDType names what the output stores a kept tensor as: "kept F32", or
+// "BF16→F32" when that is not the source's dtype.
+func keptDType(t convert.TensorResult) string {
+	if t.Stored == "" || t.Stored == t.Source {
+		return "kept " + t.Source
+	}
+	return t.Source + "→" + t.Stored
 }
 
 // ggufSummary counts the tensors of each type of a GGUF mix, with the

@@ -19,7 +19,7 @@ import (
 	tc "github.com/tensorcast-go/tensorcast/tcast"
 )
 
-const inspectUsage = "tcast inspect [-json] [-stats=true] CHECKPOINT|CASTDIR\n" +
+const inspectUsage = "tcast inspect [-json] [-stats=false] CHECKPOINT|CASTDIR\n" +
 	"       tcast inspect -mask NAME [-mask-rows N] [-mask-cols N] CHECKPOINT|CASTDIR\n\n" +
 	"CHECKPOINT is a .safetensors file, a model.safetensors.index.json, a .gguf file, or a directory\n" +
 	"holding one, in any layout tcast reads (tcast, compressed-tensors, gpt-oss, modelopt, fp8-block,\n" +
@@ -28,9 +28,9 @@ const inspectUsage = "tcast inspect [-json] [-stats=true] CHECKPOINT|CASTDIR\n" 
 	"the min, max, mean and std of the finite values, the fraction of zeros and the NaN and Inf counts;\n" +
 	"for the stored parts of quantized weights the weight, datatype and part they hold\n" +
 	"(and a mask's density: the fraction of kept elements), with the statistics of each dequantized\n" +
-	"weight; then totals. -stats=false reads the headers only. -mask NAME draws the keep mask of weight\n" +
-	"NAME (an N:M sparse or masked weight) as text: one character per element, or per block of them\n" +
-	"showing the fraction kept"
+	"weight; then totals. Statistics are computed by default; -stats=false reads the headers only.\n" +
+	"-mask NAME draws the keep mask of weight NAME (an N:M sparse or masked weight) as text: one\n" +
+	"character per element, or per block of them showing the fraction kept."
 
 func runInspect(args []string, stdout, stderr io.Writer) error {
 	fset := flag.NewFlagSet("inspect", flag.ContinueOnError)
@@ -44,7 +44,7 @@ func runInspect(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if len(pos) != 1 {
-		return usagef("want one checkpoint (a .safetensors, index or .gguf file, or a directory) or cast directory; got %d arguments", len(pos))
+		return usagef("want one checkpoint (a .safetensors, index or .gguf file, or a directory) or cast directory; got %s", count(len(pos), "argument"))
 	}
 	path := pos[0]
 	if *maskOf != "" {
@@ -131,19 +131,46 @@ func printInspectTo(w io.Writer, rep *load.Report) error {
 	if len(rep.Shards) > 0 {
 		head += fmt.Sprintf(" (%d shards)", len(rep.Shards))
 	}
-	if len(rep.Metadata) > 0 {
-		var kv []string
-		for _, k := range slices.Sorted(maps.Keys(rep.Metadata)) {
-			v := rep.Metadata[k]
-			if len(v) > 60 {
-				v = v[:57] + "..."
-			}
-			kv = append(kv, k+"="+strconv.Quote(v))
+	keys := slices.Sorted(maps.Keys(rep.Metadata))
+	vals := make([]string, len(keys))
+	inline := "; metadata: "
+	for i, k := range keys {
+		v := rep.Metadata[k]
+		if r := []rune(v); len(r) > 100 {
+			v = string(r[:97]) + "..."
 		}
-		head += "; metadata: " + strings.Join(kv, ", ")
+		if typ, ok := rep.MetadataTypes[k]; !ok || typ == "string" {
+			v = strconv.Quote(v)
+		}
+		vals[i] = v
+		if i > 0 {
+			inline += ", "
+		}
+		inline += k + "=" + v
+	}
+	// A few short key/values go on the first line, more one a line (with
+	// the GGUF type of each scalar).
+	if len(keys) > 0 && len(keys) <= 4 && len(inline) <= 120 {
+		head += inline
+		keys = nil
 	}
 	if _, err := fmt.Fprintln(w, head); err != nil {
 		return err
+	}
+	if len(keys) > 0 {
+		fmt.Fprintln(w, "metadata:")
+		mw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		for i, k := range keys {
+			typ := rep.MetadataTypes[k]
+			if typ != "" && !strings.HasPrefix(typ, "[") {
+				k += " (" + typ + ")"
+			}
+			fmt.Fprintf(mw, "  %s\t%s\n", k, vals[i])
+		}
+		if err := mw.Flush(); err != nil {
+			return err
+		}
+		fmt.Fprintln(w)
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "name\tdtype\tshape\tbytes\tmin\tmax\tmean\tstd\tzeros\tnan\tinf\tnote")

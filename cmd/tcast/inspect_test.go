@@ -455,6 +455,11 @@ func TestInspectGGUF(t *testing.T) {
 		assert.Equal(t, "q8_0", w.DataType, w.Name)
 		assert.NotNil(t, w.Stats, w.Name)
 	}
+	// Every metadata key is shown, numbers too (strings quoted): the few
+	// keys of this generic file on the first line.
+	code, stdout, stderr = tcast("inspect", "-stats=false", g)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, strings.SplitN(stdout, "\n", 2)[0], `general.architecture="tcast", general.name="m", general.quantization_version=2`)
 }
 
 func TestInspectCastDir(t *testing.T) {

@@ -66,6 +66,15 @@ func usagef(format string, args ...any) error {
 	return &usageError{fmt.Sprintf(format, args...)}
 }
 
+// count returns "1 argument", "2 arguments": n and noun, plural unless n
+// is 1.
+func count(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
 func main() {
 	// On SIGINT and SIGTERM, outputs being written are removed before exit.
 	stop := atomicfile.HandleSignals()

@@ -385,7 +385,7 @@ func TestSynthInspectHelp(t *testing.T) {
 		want []string
 	}{
 		{runSynth, []string{"usage: tcast synth -o FILE", "-layers", "-hidden", "-dtype", "-seed", "-vocab", "-force"}},
-		{runInspect, []string{"usage: tcast inspect [-json] [-stats=true] CHECKPOINT", "-json", "-stats"}},
+		{runInspect, []string{"usage: tcast inspect [-json] [-stats=false] CHECKPOINT", "-json", "-stats"}},
 	} {
 		var out bytes.Buffer
 		err := c.run([]string{"-h"}, &out, io.Discard)

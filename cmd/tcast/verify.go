@@ -23,7 +23,7 @@ func runVerify(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if len(pos) != 2 {
-		return usagef("want ORIG and CONVERTED, got %d arguments", len(pos))
+		return usagef("want ORIG and CONVERTED, got %s", count(len(pos), "argument"))
 	}
 	vo := convert.VerifyOptions{Warn: func(msg string) { fmt.Fprintf(stderr, "tcast verify: warning: %s\n", msg) }}
 	if *imPath != "" {
@@ -35,9 +35,16 @@ func runVerify(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// Without -min-sqnr only values lost to NaN or Inf fail.
+	threshold := false
+	fs.Visit(func(f *flag.Flag) { threshold = threshold || f.Name == "min-sqnr" })
+	why := "with values lost to NaN/Inf"
+	if threshold {
+		why = fmt.Sprintf("below -min-sqnr %.2f dB or %s", *minSQNR, why)
+	}
 	var failed []string
 	for _, r := range res {
-		if r.Lost > 0 || r.Converted && r.SQNR != nil && *r.SQNR < *minSQNR {
+		if r.Lost > 0 || threshold && r.Converted && r.SQNR != nil && *r.SQNR < *minSQNR {
 			failed = append(failed, r.Name)
 		}
 	}
@@ -73,10 +80,10 @@ func runVerify(args []string, stdout, stderr io.Writer) error {
 		if m, n := convert.MeanWeightedSQNR(res); m != nil {
 			fmt.Fprintf(stdout, "%d tensors weighted by %s: weighted SQNR %.2f dB (mean by elements)\n", n, *imPath, *m)
 		}
-		fmt.Fprintf(stdout, "%d tensors checked, %d below %.2f dB or with values lost to NaN/Inf\n", len(res), len(failed), *minSQNR)
+		fmt.Fprintf(stdout, "%s checked, %d %s\n", count(len(res), "tensor"), len(failed), why)
 	}
 	if len(failed) > 0 {
-		return fmt.Errorf("%d tensors below -min-sqnr %.2f dB or with values lost to NaN/Inf, first %s", len(failed), *minSQNR, failed[0])
+		return fmt.Errorf("%s %s, first %s", count(len(failed), "tensor"), why, failed[0])
 	}
 	return nil
 }

@@ -70,3 +70,44 @@ func Closest(key string, known []string, n int) []string {
 	}
 	return out
 }
+
+// ClosestSpelling is Closest for names whose separators are often left out
+// or changed ("q4km" for "Q4_K_M"): it compares the names without '_',
+// '-' and '.' (case-insensitively), keeping those within max(2, len/3) edits
+// of the key so compared, nearest first, ties broken by the distance of the
+// names as written.
+func ClosestSpelling(key string, known []string, n int) []string {
+	type cand struct {
+		name    string
+		d, full int
+	}
+	strip := func(s string) string {
+		return strings.Map(func(r rune) rune {
+			if r == '_' || r == '-' || r == '.' {
+				return -1
+			}
+			return r
+		}, strings.ToLower(s))
+	}
+	k := strip(key)
+	limit := max(2, len(k)/3)
+	var cs []cand
+	seen := map[string]bool{}
+	for _, name := range known {
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		if d := EditDistance(k, strip(name)); d <= limit {
+			cs = append(cs, cand{name, d, EditDistance(strings.ToLower(key), strings.ToLower(name))})
+		}
+	}
+	sort.SliceStable(cs, func(i, j int) bool {
+		return cs[i].d < cs[j].d || cs[i].d == cs[j].d && cs[i].full < cs[j].full
+	})
+	out := make([]string, 0, min(n, len(cs)))
+	for _, c := range cs[:min(n, len(cs))] {
+		out = append(out, c.name)
+	}
+	return out
+}
