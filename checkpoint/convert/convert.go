@@ -171,12 +171,7 @@ func (o *Options) Check() error {
 		return nil
 	}
 	if o.Imatrix != nil {
-		if err := ImatrixApplies(o.Layout, o.DataType); err != nil {
-			var oe *OptionError
-			if n := o.DataTypeName; n != "" && o.DataType != nil && !strings.EqualFold(n, o.DataType.Name()) && errors.As(err, &oe) {
-				// Name the datatype as the user did.
-				oe.Reason = strings.Replace(oe.Reason, "; "+o.DataType.Name()+" ", "; "+n+" ("+o.DataType.Name()+") ", 1)
-			}
+		if err := imatrixApplies(o.Layout, o.DataType, o.dataTypeLabel()); err != nil {
 			return err
 		}
 	}
@@ -192,6 +187,19 @@ func (o *Options) Check() error {
 		}
 	}
 	return nil
+}
+
+// dataTypeLabel names DataType for messages as the user asked for it:
+// "mxfp4 (mxfp4e2)" when DataTypeName is another name of it, else its name
+// ("" for none).
+func (o *Options) dataTypeLabel() string {
+	if o.DataType == nil {
+		return ""
+	}
+	if n := o.DataTypeName; n != "" && !strings.EqualFold(n, o.DataType.Name()) {
+		return n + " (" + o.DataType.Name() + ")"
+	}
+	return o.DataType.Name()
 }
 
 // Rewrite returns a Rename function that applies each rule in turn: a

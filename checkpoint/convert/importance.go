@@ -30,12 +30,21 @@ var ErrImatrixUnused = errors.New("-imatrix would not be used")
 // a conversion to layout lay (nil: the tcast layout) with datatype dt: GGUF output always takes one
 // (its searching types), other layouts only with a datatype that searches.
 func ImatrixApplies(lay layout.Layout, dt *tcast.DataType) error {
+	name := ""
+	if dt != nil {
+		name = dt.Name()
+	}
+	return imatrixApplies(lay, dt, name)
+}
+
+// imatrixApplies is ImatrixApplies naming dt as label.
+func imatrixApplies(lay layout.Layout, dt *tcast.DataType, label string) error {
 	if (lay != nil && lay.Container() == layout.GGUF) || dt.UsesImportance() {
 		return nil
 	}
 	why := "pruning without a datatype quantizes nothing"
 	if dt != nil {
-		why = dt.Name() + " does not search (its scales come by rule, from one table at most)"
+		why = label + " does not search (its scales come by rule, from one table at most)"
 	}
 	return &OptionError{Flag: "-imatrix", Err: ErrImatrixUnused,
 		Reason: "weights the error of quantizers that search, the GGUF types of -layout gguf (q4_k_m, iq4_xs, ...) and the codebook datatypes of several tables (mxfi4, mxfp4e, icb44fi2_e32s8, ...); " + why + ": drop -imatrix, or choose such a datatype or -layout gguf"}
