@@ -664,13 +664,20 @@ func QuantizeQ5_0(dst []byte, src, imp []float32) {
 
 // quantQ5_0 quantizes one Q5_0 block.
 func quantQ5_0(y []byte, x, imp []float32, s *kqScratch) {
+	putQ5(y[2:], quantSym32(y, x, imp, s, &searchQ50))
+}
+
+// quantSym32 fits one block of 32 by the symmetric search, writes its
+// float16 scale d to y[:2] and returns its codes q + neg (in s.q), for
+// value = (code − neg)·d: Q5_0's and, with importance, Q4_0's.
+func quantSym32(y []byte, x, imp []float32, s *kqScratch, search *symmetric) []uint8 {
 	xs, ws := s.prep(x, imp, 32)
-	f := searchQ50.fit(xs, ws)
+	f := search.fit(xs, ws)
 	hd, d := f16Round(f.d)
 	binary.LittleEndian.PutUint16(y, hd)
 	ids := [1]float32{inv(d)}
-	symCodes(x, ids[:], 16, 15, s.q[:32])
-	putQ5(y[2:], s.q[:32])
+	symCodes(x, ids[:], search.neg, search.pos, s.q[:32])
+	return s.q[:32]
 }
 
 // fitQ8K returns the scale of a Q8_K super-block: the candidates

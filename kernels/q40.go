@@ -1,7 +1,5 @@
 package kernels
 
-import "encoding/binary"
-
 // searchQ40 is Q4_0's search when an importance vector is given: the
 // symmetric fit of Q5_0 with Q4_0's codes −8..7.
 var searchQ40 = symmetric{neg: 8, pos: 7, deltas: levelsFrom(-1, 0.125, 15), posDelta: []float32{0}, refine: 1, local: []float32{0.97, 0.98, 0.99, 1, 1.01, 1.02, 1.03}}
@@ -21,13 +19,8 @@ func QuantizeQ4_0Weighted(dst []byte, src, imp []float32) {
 
 // quantQ4_0Search quantizes one Q4_0 block by searchQ40.
 func quantQ4_0Search(y []byte, x, imp []float32, s *kqScratch) {
-	xs, ws := s.prep(x, imp, 32)
-	f := searchQ40.fit(xs, ws)
-	hd, d := f16Round(f.d)
-	binary.LittleEndian.PutUint16(y, hd)
-	ids := [1]float32{inv(d)}
-	symCodes(x, ids[:], 8, 7, s.q[:32])
+	q := quantSym32(y, x, imp, s, &searchQ40)
 	for j := range 16 {
-		y[2+j] = s.q[j] | s.q[j+16]<<4
+		y[2+j] = q[j] | q[j+16]<<4
 	}
 }
