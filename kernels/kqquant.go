@@ -299,30 +299,28 @@ func packKNibbles(y []byte, q *[QKK]uint8) {
 // the super-block scales D and Dm: of the integers next to f.d/D and
 // −f.m/Dm, and one further out on each side, the pair with the least error
 // (the first in this order on ties), each pair's error computed from the
-// sums of its codes (affinePairErrsGo).
-func pickAffine(x, w []float32, f fit, D, Dm, top, n float32) (l, m float32) {
+// sums of its codes (affinePairErrsGo). picks are the pairs tried, indices
+// 4i+j of (ls[i], ms[j]) for ls = {l0, l1, l0−1, l1+1} and ms likewise, in
+// order.
+func pickAffine(x, w []float32, f fit, D, Dm, top, n float32, picks []uint8) (l, m float32) {
 	l0, l1 := neighbours(f.d*inv(D), 0, top)
 	m0, m1 := neighbours(-f.m*inv(Dm), 0, top)
 	ls := [4]float32{l0, l1, max(l0-1, 0), min(l1+1, top)}
 	ms := [4]float32{m0, m1, max(m0-1, 0), min(m1+1, top)}
 	var d, mv, id, e lanes
-	for i, a := range ls {
-		da := D * a
-		ida := inv(da)
-		for j, b := range ms {
-			c := 4*i + j
-			d[c], mv[c], id[c] = da, -(Dm * b), ida
-		}
+	for c, p := range picks {
+		a, b := ls[p/4], ms[p%4]
+		d[c], mv[c], id[c] = D*a, -(Dm * b), inv(D*a)
 	}
 	st := affineStats{n: n, sw: f.cw, sx: f.sx, sxx: f.sxx}
-	affinePairErrsGo(x, w, 16, &d, &mv, &id, &st, &e)
+	affinePairErrsGo(x, w, len(picks), &d, &mv, &id, &st, &e)
 	best := 0
-	for c := 1; c < 16; c++ {
+	for c := 1; c < len(picks); c++ {
 		if e[c] < e[best] {
 			best = c
 		}
 	}
-	return ls[best/4], ms[best%4]
+	return ls[picks[best]/4], ms[picks[best]%4]
 }
 
 // pickSym returns the integer scale l in [lo, hi] of a sub-block of codes
