@@ -163,14 +163,14 @@ func symSuper16(x, w []float32, s *symmetric, c *superCfg, r *superRes, tr *supe
 }
 
 func affineSuper(x, w []float32, a *affine, sub int, c *superCfg, r *affineRes, tr *superScratch) {
-	if active >= tierAVX512 && a.refine == 0 && a.minBelow && (sub == 16 || sub == 32 && len(a.cands)%2 == 0) {
+	if active >= tierAVX512 && a.refine == 0 && a.minBelow && (sub == 16 || sub == 32 && len(a.cands)%2 == 0 && len(a.picks)%2 == 0) {
 		var wp *[QKK]float32
 		if !isUnitWeights(w) {
 			wp = (*[QKK]float32)(w)
 		}
 		// Direct calls: through a func value r would escape (a heap
 		// allocation in every caller).
-		cp, rp := (*[56]float32)(unsafe.Pointer(c)), (*[68]float32)(unsafe.Pointer(r))
+		cp, rp := (*[104]float32)(unsafe.Pointer(c)), (*[68]float32)(unsafe.Pointer(r))
 		if sub == 32 {
 			kqAffineSuper8AVX512((*[QKK]float32)(x), wp, (*[1920]float32)(tr), cp, rp)
 		} else {
@@ -185,7 +185,7 @@ func affineSuper(x, w []float32, a *affine, sub int, c *superCfg, r *affineRes, 
 		}
 		// Direct calls: through a func value r would escape (a heap
 		// allocation in every caller).
-		cp, rp := (*[56]float32)(unsafe.Pointer(c)), (*[68]float32)(unsafe.Pointer(r))
+		cp, rp := (*[104]float32)(unsafe.Pointer(c)), (*[68]float32)(unsafe.Pointer(r))
 		if sub == 32 {
 			kqAffineSuper8AVX2((*[QKK]float32)(x), wp, (*[1920]float32)(tr), cp, rp)
 		} else {

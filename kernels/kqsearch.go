@@ -58,6 +58,10 @@ type affine struct {
 	refine   int       // rounds of refits around the best
 	local    []float32 // the refits' inverse scales, as factors of the best's
 	offs     []float32 // the refits' origins, the best's offset plus these steps
+	// picks are the pairs of integer scale and min its super-block search
+	// tries (pickAffine), as indices 4i+j into {l0, l1, l0−1, l1+1} ×
+	// {m0, m1, m0−1, m1+1}, in order; nil tries all 16.
+	picks []uint8
 
 	cands     []affineCand // the first candidates, from deltas and shifts (init)
 	nd, shift lanes        // the same, by lane
@@ -82,6 +86,19 @@ func (a *affine) init() *affine {
 	}
 	for c, cd := range a.cands {
 		a.nd[c], a.shift[c] = cd.nd, cd.shift
+	}
+	if a.picks == nil {
+		for c := range uint8(passLanes) {
+			a.picks = append(a.picks, c)
+		}
+	}
+	if len(a.picks) == 0 || len(a.picks) > passLanes {
+		panic("kernels: an affine search of no or more than 16 pick pairs")
+	}
+	for _, c := range a.picks {
+		if c >= passLanes {
+			panic("kernels: an affine pick pair out of the 4×4 grid")
+		}
 	}
 	return a
 }

@@ -11,15 +11,18 @@ package kernels
 // kernels read: the first candidates' numerators (a symmetric search's
 // t = numer/m), the levels superScale tries, the code range −neg..pos, the
 // integer sub-block scales' range lo..hi, and how many candidates and
-// levels there are.
+// levels there are; an affine search's pick pairs (affine.picks) are
+// pairs[:np].
 type superCfg struct {
 	numer, levels lanes
 	neg, pos      float32
 	lo, hi        float32
 	k, nlev       uint32
-	_             [2]uint32
+	np            uint32
+	_             uint32
 	shift         lanes // an affine search's origins (numer holds its n+δ)
 	vals, mids    lanes // a table search's values and midpoints
+	pairs         [passLanes]uint32
 }
 
 // superRes is a super-block search's result: each sub-block's integer
@@ -82,6 +85,10 @@ func newAffineSuperCfg(a *affine, top float32, levels []float32) superCfg {
 	}
 	copy(c.levels[:], levels)
 	c.numer, c.shift = a.nd, a.shift
+	c.np = uint32(len(a.picks))
+	for i, p := range a.picks {
+		c.pairs[i] = uint32(p)
+	}
 	return c
 }
 
@@ -117,7 +124,7 @@ func affineSuperGo(x, w []float32, a *affine, sub int, c *superCfg, r *affineRes
 	hd, d := f16Round(superScale(sc[:nsub], as[:nsub], 0, c.hi, levels))
 	hm, dm := f16Round(superScale(mn[:nsub], am[:nsub], 0, c.hi, levels))
 	for j := range nsub {
-		l, m := pickAffine(x[sub*j:sub*j+sub], w[sub*j:sub*j+sub], fits[j], d, dm, c.hi, a.n)
+		l, m := pickAffine(x[sub*j:sub*j+sub], w[sub*j:sub*j+sub], fits[j], d, dm, c.hi, a.n, a.picks)
 		r.l[j], r.m[j], r.mn[j], r.ids[j] = l, m, -(dm * m), inv(d*l)
 	}
 	r.d, r.hd, r.dm, r.hm = d, uint32(hd), dm, uint32(hm)

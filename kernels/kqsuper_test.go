@@ -107,7 +107,9 @@ func superRun(x, w []float32, ref bool, tr *superScratch, res *superRes) map[str
 		sub  int
 		cfg  *superCfg
 	}{{"Q2_K", &searchQ2K, 16, &superQ2K}, {"Q2_K plain", &searchQ2KPlain, 16, &superQ2KPlain},
-		{"Q4_K", &searchQ4K, 32, &superQ4K}, {"Q4_K plain", &searchQ4KPlain, 32, &superQ4KPlain}, {"Q5_K", &searchQ5K, 32, &superQ5K}} {
+		{"Q4_K", &searchQ4K, 32, &superQ4K}, {"Q4_K plain", &searchQ4KPlain, 32, &superQ4KPlain}, {"Q5_K", &searchQ5K, 32, &superQ5K},
+		{"picks 16 odd", &searchPicksOdd, 16, &superPicksOdd}, {"picks 32 odd", &searchPicksOdd, 32, &superPicksOdd},
+		{"picks 32 even", &searchPicksEven, 32, &superPicksEven}} {
 		var ar affineRes
 		if ref {
 			affineSuperGo(x, w, c.a, c.sub, c.cfg, &ar)
@@ -121,6 +123,15 @@ func superRun(x, w []float32, ref bool, tr *superScratch, res *superRes) map[str
 	}
 	return out
 }
+
+// Affine searches with pick lists out of the grid's order, repeated pairs
+// and an odd count (which the AVX-512 kernel of 8 sub-blocks leaves to Go).
+var (
+	searchPicksOdd  = affine{n: 15, deltas: levelsFrom(-1, 0.5, 2), shifts: []float32{0.5}, minBelow: true, picks: []uint8{15, 3, 0, 9, 9}}
+	searchPicksEven = affine{n: 15, deltas: levelsFrom(-1, 0.5, 2), shifts: []float32{0.5}, minBelow: true, picks: []uint8{12, 0, 6, 6, 9, 3}}
+	superPicksOdd   = newAffineSuperCfg(searchPicksOdd.init(), 63, levels63)
+	superPicksEven  = newAffineSuperCfg(searchPicksEven.init(), 63, levels63)
+)
 
 // TestSuperKernels compares every tier's super-block searches with the Go
 // references, bit for bit.

@@ -3409,7 +3409,7 @@ kqSymSuper16AVX512_errs_end:
 DATA kqK26901d7d<>+0(SB)/4, $0x26901d7d
 GLOBL kqK26901d7d<>(SB), RODATA|NOPTR, $4
 
-// func kqAffineSuper16AVX512(x *[256]float32, w *[256]float32, tr *[1920]float32, cfg *[56]float32, res *[68]float32)
+// func kqAffineSuper16AVX512(x *[256]float32, w *[256]float32, tr *[1920]float32, cfg *[104]float32, res *[68]float32)
 // Requires: AVX, AVX2, AVX512DQ, AVX512F, AVX512VL, BMI, F16C
 TEXT ·kqAffineSuper16AVX512(SB), NOSPLIT, $0-40
 	MOVQ      tr+16(FP), R9
@@ -5338,20 +5338,29 @@ kqAffineSuper16AVX512_ssm_done:
 	MOVL         $0x80000000, AX
 	VMOVD        AX, X15
 	VPBROADCASTD X15, Z25
-	VMOVUPS      2752(R9), Z11
-	VMOVUPS      2816(R9), Z12
 	MOVL         $0x7f800000, AX
 	VMOVD        AX, X15
 	VPBROADCASTD X15, Z10
+	MOVL         152(R10), R8
+	XORQ         DX, DX
+	MOVL         352(R10)(DX*4), AX
+	LEAQ         (AX)(AX*4), AX
+	SHLQ         $0x06, AX
+	ADDQ         R9, AX
+	VMOVUPS      2752(AX), Z11
+	VMOVUPS      2816(AX), Z12
 	TESTQ        DI, DI
 	JZ           kqAffineSuper16AVX512_errs_u
 	XORQ         DX, DX
-	MOVQ         R9, BX
 
 kqAffineSuper16AVX512_ew_loop:
-	VMOVUPS     2560(BX), Z13
-	VMOVUPS     2624(BX), Z14
-	VMOVUPS     2688(BX), Z15
+	MOVL        352(R10)(DX*4), AX
+	LEAQ        (AX)(AX*4), AX
+	SHLQ        $0x06, AX
+	ADDQ        R9, AX
+	VMOVUPS     2560(AX), Z13
+	VMOVUPS     2624(AX), Z14
+	VMOVUPS     2688(AX), Z15
 	VMULPS      Z15, Z14, Z17
 	VXORPS      Z25, Z17, Z17
 	VXORPS      Z16, Z16, Z16
@@ -5511,22 +5520,26 @@ kqAffineSuper16AVX512_ew_loop:
 	VMOVAPS     Z24, K1, Z9
 	VCMPPS      $0x11, Z10, Z9, K1
 	VMOVAPS     Z9, K1, Z10
-	VMOVUPS     2752(BX), K1, Z11
-	VMOVUPS     2816(BX), K1, Z12
-	ADDQ        $0x00000140, BX
+	VMOVUPS     2752(AX), Z26
+	VMOVAPS     Z26, K1, Z11
+	VMOVUPS     2816(AX), Z27
+	VMOVAPS     Z27, K1, Z12
 	INCQ        DX
-	CMPQ        DX, $0x00000010
+	CMPQ        DX, R8
 	JB          kqAffineSuper16AVX512_ew_loop
 	JMP         kqAffineSuper16AVX512_errs_end
 
 kqAffineSuper16AVX512_errs_u:
 	XORQ DX, DX
-	MOVQ R9, BX
 
 kqAffineSuper16AVX512_eu_loop:
-	VMOVUPS     2560(BX), Z13
-	VMOVUPS     2624(BX), Z14
-	VMOVUPS     2688(BX), Z15
+	MOVL        352(R10)(DX*4), AX
+	LEAQ        (AX)(AX*4), AX
+	SHLQ        $0x06, AX
+	ADDQ        R9, AX
+	VMOVUPS     2560(AX), Z13
+	VMOVUPS     2624(AX), Z14
+	VMOVUPS     2688(AX), Z15
 	VMULPS      Z15, Z14, Z17
 	VXORPS      Z25, Z17, Z17
 	VXORPS      Z16, Z16, Z16
@@ -5654,11 +5667,12 @@ kqAffineSuper16AVX512_eu_loop:
 	VMOVAPS     Z24, K1, Z9
 	VCMPPS      $0x11, Z10, Z9, K1
 	VMOVAPS     Z9, K1, Z10
-	VMOVUPS     2752(BX), K1, Z11
-	VMOVUPS     2816(BX), K1, Z12
-	ADDQ        $0x00000140, BX
+	VMOVUPS     2752(AX), Z26
+	VMOVAPS     Z26, K1, Z11
+	VMOVUPS     2816(AX), Z27
+	VMOVAPS     Z27, K1, Z12
 	INCQ        DX
-	CMPQ        DX, $0x00000010
+	CMPQ        DX, R8
 	JB          kqAffineSuper16AVX512_eu_loop
 
 kqAffineSuper16AVX512_errs_end:
@@ -5680,7 +5694,7 @@ kqAffineSuper16AVX512_errs_end:
 	VMOVUPS      Z6, 192(R11)
 	RET
 
-// func kqAffineSuper8AVX512(x *[256]float32, w *[256]float32, tr *[1920]float32, cfg *[56]float32, res *[68]float32)
+// func kqAffineSuper8AVX512(x *[256]float32, w *[256]float32, tr *[1920]float32, cfg *[104]float32, res *[68]float32)
 // Requires: AVX, AVX2, AVX512DQ, AVX512F, AVX512VL, BMI, F16C
 TEXT ·kqAffineSuper8AVX512(SB), NOSPLIT, $0-40
 	MOVQ      tr+16(FP), R9
@@ -7804,106 +7818,131 @@ kqAffineSuper8AVX512_ssm_done:
 	VMOVAPS      Z12, K1, Z26
 	VMULPS       Z18, Z6, Z30
 	VXORPS       Z14, Z30, Z30
-	VMOVUPS      Z19, 2560(R9)
-	VMOVUPS      Z27, 2624(R9)
-	VMOVUPS      Z23, 2688(R9)
-	VMOVUPS      Z8, 2752(R9)
-	VMOVUPS      Z10, 2816(R9)
-	VMOVUPS      Z19, 2880(R9)
-	VMOVUPS      Z28, 2944(R9)
-	VMOVUPS      Z23, 3008(R9)
-	VMOVUPS      Z8, 3072(R9)
-	VMOVUPS      Z11, 3136(R9)
-	VMOVUPS      Z19, 3200(R9)
-	VMOVUPS      Z29, 3264(R9)
-	VMOVUPS      Z23, 3328(R9)
-	VMOVUPS      Z8, 3392(R9)
-	VMOVUPS      Z17, 3456(R9)
-	VMOVUPS      Z19, 3520(R9)
-	VMOVUPS      Z30, 3584(R9)
-	VMOVUPS      Z23, 3648(R9)
-	VMOVUPS      Z8, 3712(R9)
-	VMOVUPS      Z18, 3776(R9)
-	VMOVUPS      Z20, 3840(R9)
-	VMOVUPS      Z27, 3904(R9)
-	VMOVUPS      Z24, 3968(R9)
-	VMOVUPS      Z9, 4032(R9)
-	VMOVUPS      Z10, 4096(R9)
-	VMOVUPS      Z20, 4160(R9)
-	VMOVUPS      Z28, 4224(R9)
-	VMOVUPS      Z24, 4288(R9)
-	VMOVUPS      Z9, 4352(R9)
-	VMOVUPS      Z11, 4416(R9)
-	VMOVUPS      Z20, 4480(R9)
-	VMOVUPS      Z29, 4544(R9)
-	VMOVUPS      Z24, 4608(R9)
-	VMOVUPS      Z9, 4672(R9)
-	VMOVUPS      Z17, 4736(R9)
-	VMOVUPS      Z20, 4800(R9)
-	VMOVUPS      Z30, 4864(R9)
-	VMOVUPS      Z24, 4928(R9)
-	VMOVUPS      Z9, 4992(R9)
-	VMOVUPS      Z18, 5056(R9)
-	VMOVUPS      Y21, 2592(R9)
-	VMOVUPS      Y27, 2656(R9)
-	VMOVUPS      Y25, 2720(R9)
-	VMOVUPS      Y15, 2784(R9)
-	VMOVUPS      Y10, 2848(R9)
-	VMOVUPS      Y21, 2912(R9)
-	VMOVUPS      Y28, 2976(R9)
-	VMOVUPS      Y25, 3040(R9)
-	VMOVUPS      Y15, 3104(R9)
-	VMOVUPS      Y11, 3168(R9)
-	VMOVUPS      Y21, 3232(R9)
-	VMOVUPS      Y29, 3296(R9)
-	VMOVUPS      Y25, 3360(R9)
-	VMOVUPS      Y15, 3424(R9)
-	VMOVUPS      Y17, 3488(R9)
-	VMOVUPS      Y21, 3552(R9)
-	VMOVUPS      Y30, 3616(R9)
-	VMOVUPS      Y25, 3680(R9)
-	VMOVUPS      Y15, 3744(R9)
-	VMOVUPS      Y18, 3808(R9)
-	VMOVUPS      Y22, 3872(R9)
-	VMOVUPS      Y27, 3936(R9)
-	VMOVUPS      Y26, 4000(R9)
-	VMOVUPS      Y16, 4064(R9)
-	VMOVUPS      Y10, 4128(R9)
-	VMOVUPS      Y22, 4192(R9)
-	VMOVUPS      Y28, 4256(R9)
-	VMOVUPS      Y26, 4320(R9)
-	VMOVUPS      Y16, 4384(R9)
-	VMOVUPS      Y11, 4448(R9)
-	VMOVUPS      Y22, 4512(R9)
-	VMOVUPS      Y29, 4576(R9)
-	VMOVUPS      Y26, 4640(R9)
-	VMOVUPS      Y16, 4704(R9)
-	VMOVUPS      Y17, 4768(R9)
-	VMOVUPS      Y22, 4832(R9)
-	VMOVUPS      Y30, 4896(R9)
-	VMOVUPS      Y26, 4960(R9)
-	VMOVUPS      Y16, 5024(R9)
-	VMOVUPS      Y18, 5088(R9)
+	VMOVUPS      Y19, 2560(R9)
+	VMOVUPS      Y27, 2624(R9)
+	VMOVUPS      Y23, 2688(R9)
+	VMOVUPS      Y8, 2752(R9)
+	VMOVUPS      Y10, 2816(R9)
+	VMOVUPS      Y19, 2880(R9)
+	VMOVUPS      Y28, 2944(R9)
+	VMOVUPS      Y23, 3008(R9)
+	VMOVUPS      Y8, 3072(R9)
+	VMOVUPS      Y11, 3136(R9)
+	VMOVUPS      Y19, 3200(R9)
+	VMOVUPS      Y29, 3264(R9)
+	VMOVUPS      Y23, 3328(R9)
+	VMOVUPS      Y8, 3392(R9)
+	VMOVUPS      Y17, 3456(R9)
+	VMOVUPS      Y19, 3520(R9)
+	VMOVUPS      Y30, 3584(R9)
+	VMOVUPS      Y23, 3648(R9)
+	VMOVUPS      Y8, 3712(R9)
+	VMOVUPS      Y18, 3776(R9)
+	VMOVUPS      Y20, 3840(R9)
+	VMOVUPS      Y27, 3904(R9)
+	VMOVUPS      Y24, 3968(R9)
+	VMOVUPS      Y9, 4032(R9)
+	VMOVUPS      Y10, 4096(R9)
+	VMOVUPS      Y20, 4160(R9)
+	VMOVUPS      Y28, 4224(R9)
+	VMOVUPS      Y24, 4288(R9)
+	VMOVUPS      Y9, 4352(R9)
+	VMOVUPS      Y11, 4416(R9)
+	VMOVUPS      Y20, 4480(R9)
+	VMOVUPS      Y29, 4544(R9)
+	VMOVUPS      Y24, 4608(R9)
+	VMOVUPS      Y9, 4672(R9)
+	VMOVUPS      Y17, 4736(R9)
+	VMOVUPS      Y20, 4800(R9)
+	VMOVUPS      Y30, 4864(R9)
+	VMOVUPS      Y24, 4928(R9)
+	VMOVUPS      Y9, 4992(R9)
+	VMOVUPS      Y18, 5056(R9)
+	VMOVUPS      Y21, 5120(R9)
+	VMOVUPS      Y27, 5184(R9)
+	VMOVUPS      Y25, 5248(R9)
+	VMOVUPS      Y15, 5312(R9)
+	VMOVUPS      Y10, 5376(R9)
+	VMOVUPS      Y21, 5440(R9)
+	VMOVUPS      Y28, 5504(R9)
+	VMOVUPS      Y25, 5568(R9)
+	VMOVUPS      Y15, 5632(R9)
+	VMOVUPS      Y11, 5696(R9)
+	VMOVUPS      Y21, 5760(R9)
+	VMOVUPS      Y29, 5824(R9)
+	VMOVUPS      Y25, 5888(R9)
+	VMOVUPS      Y15, 5952(R9)
+	VMOVUPS      Y17, 6016(R9)
+	VMOVUPS      Y21, 6080(R9)
+	VMOVUPS      Y30, 6144(R9)
+	VMOVUPS      Y25, 6208(R9)
+	VMOVUPS      Y15, 6272(R9)
+	VMOVUPS      Y18, 6336(R9)
+	VMOVUPS      Y22, 6400(R9)
+	VMOVUPS      Y27, 6464(R9)
+	VMOVUPS      Y26, 6528(R9)
+	VMOVUPS      Y16, 6592(R9)
+	VMOVUPS      Y10, 6656(R9)
+	VMOVUPS      Y22, 6720(R9)
+	VMOVUPS      Y28, 6784(R9)
+	VMOVUPS      Y26, 6848(R9)
+	VMOVUPS      Y16, 6912(R9)
+	VMOVUPS      Y11, 6976(R9)
+	VMOVUPS      Y22, 7040(R9)
+	VMOVUPS      Y29, 7104(R9)
+	VMOVUPS      Y26, 7168(R9)
+	VMOVUPS      Y16, 7232(R9)
+	VMOVUPS      Y17, 7296(R9)
+	VMOVUPS      Y22, 7360(R9)
+	VMOVUPS      Y30, 7424(R9)
+	VMOVUPS      Y26, 7488(R9)
+	VMOVUPS      Y16, 7552(R9)
+	VMOVUPS      Y18, 7616(R9)
 	VMOVUPS      2240(R9), Z20
 	VMOVUPS      2368(R9), Z21
 	VMOVUPS      2432(R9), Z22
 	MOVL         $0x80000000, AX
 	VMOVD        AX, X15
 	VPBROADCASTD X15, Z25
-	VMOVUPS      2752(R9), Z11
-	VMOVUPS      2816(R9), Z12
 	MOVL         $0x7f800000, AX
 	VMOVD        AX, X15
 	VPBROADCASTD X15, Z10
+	MOVL         152(R10), R8
+	SHRL         $0x01, R8
+	XORQ         DX, DX
+	MOVL         352(R10)(DX*4), AX
+	LEAQ         (AX)(AX*4), AX
+	SHLQ         $0x06, AX
+	ADDQ         R9, AX
+	LEAQ         (DX)(R8*1), BX
+	MOVL         352(R10)(BX*4), BX
+	LEAQ         (BX)(BX*4), BX
+	SHLQ         $0x06, BX
+	ADDQ         R9, BX
+	VMOVUPS      2752(AX), Y11
+	VINSERTF64X4 $0x01, 2752(BX), Z11, Z11
+	VMOVUPS      2816(AX), Y12
+	VINSERTF64X4 $0x01, 2816(BX), Z12, Z12
 	TESTQ        DI, DI
 	JZ           kqAffineSuper8AVX512_errs_u
 	XORQ         DX, DX
-	MOVQ         R9, BX
 
 kqAffineSuper8AVX512_ew_loop:
-	VMOVUPS         2560(BX), Z13
-	VMOVUPS         2624(BX), Z14
-	VMOVUPS         2688(BX), Z15
+	MOVL            352(R10)(DX*4), AX
+	LEAQ            (AX)(AX*4), AX
+	SHLQ            $0x06, AX
+	ADDQ            R9, AX
+	LEAQ            (DX)(R8*1), BX
+	MOVL            352(R10)(BX*4), BX
+	LEAQ            (BX)(BX*4), BX
+	SHLQ            $0x06, BX
+	ADDQ            R9, BX
+	VMOVUPS         2560(AX), Y13
+	VINSERTF64X4    $0x01, 2560(BX), Z13, Z13
+	VMOVUPS         2624(AX), Y14
+	VINSERTF64X4    $0x01, 2624(BX), Z14, Z14
+	VMOVUPS         2688(AX), Y15
+	VINSERTF64X4    $0x01, 2688(BX), Z15, Z15
 	VMULPS          Z15, Z14, Z17
 	VXORPS          Z25, Z17, Z17
 	VXORPS          Z16, Z16, Z16
@@ -8207,22 +8246,36 @@ kqAffineSuper8AVX512_ew_loop:
 	VMOVAPS         Z24, K1, Z9
 	VCMPPS          $0x11, Z10, Z9, K1
 	VMOVAPS         Z9, K1, Z10
-	VMOVUPS         2752(BX), K1, Z11
-	VMOVUPS         2816(BX), K1, Z12
-	ADDQ            $0x00000140, BX
+	VMOVUPS         2752(AX), Y26
+	VINSERTF64X4    $0x01, 2752(BX), Z26, Z26
+	VMOVAPS         Z26, K1, Z11
+	VMOVUPS         2816(AX), Y27
+	VINSERTF64X4    $0x01, 2816(BX), Z27, Z27
+	VMOVAPS         Z27, K1, Z12
 	INCQ            DX
-	CMPQ            DX, $0x00000008
+	CMPQ            DX, R8
 	JB              kqAffineSuper8AVX512_ew_loop
 	JMP             kqAffineSuper8AVX512_errs_end
 
 kqAffineSuper8AVX512_errs_u:
 	XORQ DX, DX
-	MOVQ R9, BX
 
 kqAffineSuper8AVX512_eu_loop:
-	VMOVUPS         2560(BX), Z13
-	VMOVUPS         2624(BX), Z14
-	VMOVUPS         2688(BX), Z15
+	MOVL            352(R10)(DX*4), AX
+	LEAQ            (AX)(AX*4), AX
+	SHLQ            $0x06, AX
+	ADDQ            R9, AX
+	LEAQ            (DX)(R8*1), BX
+	MOVL            352(R10)(BX*4), BX
+	LEAQ            (BX)(BX*4), BX
+	SHLQ            $0x06, BX
+	ADDQ            R9, BX
+	VMOVUPS         2560(AX), Y13
+	VINSERTF64X4    $0x01, 2560(BX), Z13, Z13
+	VMOVUPS         2624(AX), Y14
+	VINSERTF64X4    $0x01, 2624(BX), Z14, Z14
+	VMOVUPS         2688(AX), Y15
+	VINSERTF64X4    $0x01, 2688(BX), Z15, Z15
 	VMULPS          Z15, Z14, Z17
 	VXORPS          Z25, Z17, Z17
 	VXORPS          Z16, Z16, Z16
@@ -8462,11 +8515,14 @@ kqAffineSuper8AVX512_eu_loop:
 	VMOVAPS         Z24, K1, Z9
 	VCMPPS          $0x11, Z10, Z9, K1
 	VMOVAPS         Z9, K1, Z10
-	VMOVUPS         2752(BX), K1, Z11
-	VMOVUPS         2816(BX), K1, Z12
-	ADDQ            $0x00000140, BX
+	VMOVUPS         2752(AX), Y26
+	VINSERTF64X4    $0x01, 2752(BX), Z26, Z26
+	VMOVAPS         Z26, K1, Z11
+	VMOVUPS         2816(AX), Y27
+	VINSERTF64X4    $0x01, 2816(BX), Z27, Z27
+	VMOVAPS         Z27, K1, Z12
 	INCQ            DX
-	CMPQ            DX, $0x00000008
+	CMPQ            DX, R8
 	JB              kqAffineSuper8AVX512_eu_loop
 
 kqAffineSuper8AVX512_errs_end:
@@ -15851,7 +15907,7 @@ DATA kqInt8<>+24(SB)/4, $0x00000008
 DATA kqInt8<>+28(SB)/4, $0x00000008
 GLOBL kqInt8<>(SB), RODATA|NOPTR, $32
 
-// func kqAffineSuper16AVX2(x *[256]float32, w *[256]float32, tr *[1920]float32, cfg *[56]float32, res *[68]float32)
+// func kqAffineSuper16AVX2(x *[256]float32, w *[256]float32, tr *[1920]float32, cfg *[104]float32, res *[68]float32)
 // Requires: AVX, AVX2, BMI, F16C, FMA3
 TEXT ·kqAffineSuper16AVX2(SB), NOSPLIT, $0-40
 	MOVQ       tr+16(FP), R9
@@ -18672,8 +18728,13 @@ kqAffineSuper16AVX2_ssm_f16:
 	MOVL         $0x7f800000, AX
 	VMOVD        AX, X2
 	VPBROADCASTD X2, Y12
-	VMOVUPS      2656(R9), Y13
-	VMOVUPS      2688(R9), Y14
+	XORQ         DX, DX
+	MOVL         352(R10)(DX*4), BX
+	LEAQ         (BX)(BX*4), BX
+	SHLQ         $0x05, BX
+	ADDQ         R9, BX
+	VMOVUPS      2656(BX), Y13
+	VMOVUPS      2688(BX), Y14
 	MOVL         $0x80000000, AX
 	VMOVD        AX, X9
 	VPBROADCASTD X9, Y2
@@ -18681,10 +18742,14 @@ kqAffineSuper16AVX2_ssm_f16:
 	VBROADCASTSS 132(R10), Y4
 	TESTQ        DI, DI
 	JZ           kqAffineSuper16AVX2_p0_errs_u
-	MOVQ         R9, BX
-	MOVL         $0x00000010, CX
+	XORQ         DX, DX
+	MOVL         152(R10), CX
 
 kqAffineSuper16AVX2_p0_ew_loop:
+	MOVL        352(R10)(DX*4), BX
+	LEAQ        (BX)(BX*4), BX
+	SHLQ        $0x05, BX
+	ADDQ        R9, BX
 	VMOVUPS     2624(BX), Y7
 	VMULPS      2592(BX), Y7, Y6
 	VXORPS      Y2, Y6, Y6
@@ -18834,16 +18899,20 @@ kqAffineSuper16AVX2_p0_ew_loop:
 	VBLENDVPS   Y10, Y8, Y12, Y12
 	VBLENDVPS   Y10, 2656(BX), Y13, Y13
 	VBLENDVPS   Y10, 2688(BX), Y14, Y14
-	ADDQ        $0x000000a0, BX
-	DECL        CX
-	JNZ         kqAffineSuper16AVX2_p0_ew_loop
+	INCQ        DX
+	CMPQ        DX, CX
+	JB          kqAffineSuper16AVX2_p0_ew_loop
 	JMP         kqAffineSuper16AVX2_p0_errs_end
 
 kqAffineSuper16AVX2_p0_errs_u:
-	MOVQ R9, BX
-	MOVL $0x00000010, CX
+	XORQ DX, DX
+	MOVL 152(R10), CX
 
 kqAffineSuper16AVX2_p0_eu_loop:
+	MOVL        352(R10)(DX*4), BX
+	LEAQ        (BX)(BX*4), BX
+	SHLQ        $0x05, BX
+	ADDQ        R9, BX
 	VMOVUPS     2624(BX), Y7
 	VMULPS      2592(BX), Y7, Y6
 	VXORPS      Y2, Y6, Y6
@@ -18977,9 +19046,9 @@ kqAffineSuper16AVX2_p0_eu_loop:
 	VBLENDVPS   Y10, Y8, Y12, Y12
 	VBLENDVPS   Y10, 2656(BX), Y13, Y13
 	VBLENDVPS   Y10, 2688(BX), Y14, Y14
-	ADDQ        $0x000000a0, BX
-	DECL        CX
-	JNZ         kqAffineSuper16AVX2_p0_eu_loop
+	INCQ        DX
+	CMPQ        DX, CX
+	JB          kqAffineSuper16AVX2_p0_eu_loop
 
 kqAffineSuper16AVX2_p0_errs_end:
 	VMOVUPS      Y13, (R11)
@@ -19170,8 +19239,13 @@ kqAffineSuper16AVX2_p0_errs_end:
 	MOVL         $0x7f800000, AX
 	VMOVD        AX, X2
 	VPBROADCASTD X2, Y12
-	VMOVUPS      2656(R9), Y13
-	VMOVUPS      2688(R9), Y14
+	XORQ         DX, DX
+	MOVL         352(R10)(DX*4), BX
+	LEAQ         (BX)(BX*4), BX
+	SHLQ         $0x05, BX
+	ADDQ         R9, BX
+	VMOVUPS      2656(BX), Y13
+	VMOVUPS      2688(BX), Y14
 	MOVL         $0x80000000, AX
 	VMOVD        AX, X9
 	VPBROADCASTD X9, Y2
@@ -19179,10 +19253,14 @@ kqAffineSuper16AVX2_p0_errs_end:
 	VBROADCASTSS 132(R10), Y4
 	TESTQ        DI, DI
 	JZ           kqAffineSuper16AVX2_p1_errs_u
-	MOVQ         R9, BX
-	MOVL         $0x00000010, CX
+	XORQ         DX, DX
+	MOVL         152(R10), CX
 
 kqAffineSuper16AVX2_p1_ew_loop:
+	MOVL        352(R10)(DX*4), BX
+	LEAQ        (BX)(BX*4), BX
+	SHLQ        $0x05, BX
+	ADDQ        R9, BX
 	VMOVUPS     2624(BX), Y7
 	VMULPS      2592(BX), Y7, Y6
 	VXORPS      Y2, Y6, Y6
@@ -19332,16 +19410,20 @@ kqAffineSuper16AVX2_p1_ew_loop:
 	VBLENDVPS   Y10, Y8, Y12, Y12
 	VBLENDVPS   Y10, 2656(BX), Y13, Y13
 	VBLENDVPS   Y10, 2688(BX), Y14, Y14
-	ADDQ        $0x000000a0, BX
-	DECL        CX
-	JNZ         kqAffineSuper16AVX2_p1_ew_loop
+	INCQ        DX
+	CMPQ        DX, CX
+	JB          kqAffineSuper16AVX2_p1_ew_loop
 	JMP         kqAffineSuper16AVX2_p1_errs_end
 
 kqAffineSuper16AVX2_p1_errs_u:
-	MOVQ R9, BX
-	MOVL $0x00000010, CX
+	XORQ DX, DX
+	MOVL 152(R10), CX
 
 kqAffineSuper16AVX2_p1_eu_loop:
+	MOVL        352(R10)(DX*4), BX
+	LEAQ        (BX)(BX*4), BX
+	SHLQ        $0x05, BX
+	ADDQ        R9, BX
 	VMOVUPS     2624(BX), Y7
 	VMULPS      2592(BX), Y7, Y6
 	VXORPS      Y2, Y6, Y6
@@ -19475,9 +19557,9 @@ kqAffineSuper16AVX2_p1_eu_loop:
 	VBLENDVPS   Y10, Y8, Y12, Y12
 	VBLENDVPS   Y10, 2656(BX), Y13, Y13
 	VBLENDVPS   Y10, 2688(BX), Y14, Y14
-	ADDQ        $0x000000a0, BX
-	DECL        CX
-	JNZ         kqAffineSuper16AVX2_p1_eu_loop
+	INCQ        DX
+	CMPQ        DX, CX
+	JB          kqAffineSuper16AVX2_p1_eu_loop
 
 kqAffineSuper16AVX2_p1_errs_end:
 	VMOVUPS      Y13, 32(R11)
@@ -19502,7 +19584,7 @@ kqAffineSuper16AVX2_p1_errs_end:
 	VZEROUPPER
 	RET
 
-// func kqAffineSuper8AVX2(x *[256]float32, w *[256]float32, tr *[1920]float32, cfg *[56]float32, res *[68]float32)
+// func kqAffineSuper8AVX2(x *[256]float32, w *[256]float32, tr *[1920]float32, cfg *[104]float32, res *[68]float32)
 // Requires: AVX, AVX2, BMI, F16C, FMA3
 TEXT ·kqAffineSuper8AVX2(SB), NOSPLIT, $0-40
 	MOVQ       tr+16(FP), R9
@@ -21727,8 +21809,13 @@ kqAffineSuper8AVX2_ssm_f16:
 	MOVL         $0x7f800000, AX
 	VMOVD        AX, X2
 	VPBROADCASTD X2, Y12
-	VMOVUPS      2656(R9), Y13
-	VMOVUPS      2688(R9), Y14
+	XORQ         DX, DX
+	MOVL         352(R10)(DX*4), BX
+	LEAQ         (BX)(BX*4), BX
+	SHLQ         $0x05, BX
+	ADDQ         R9, BX
+	VMOVUPS      2656(BX), Y13
+	VMOVUPS      2688(BX), Y14
 	MOVL         $0x80000000, AX
 	VMOVD        AX, X9
 	VPBROADCASTD X9, Y2
@@ -21736,10 +21823,14 @@ kqAffineSuper8AVX2_ssm_f16:
 	VBROADCASTSS 132(R10), Y4
 	TESTQ        DI, DI
 	JZ           kqAffineSuper8AVX2_p0_errs_u
-	MOVQ         R9, BX
-	MOVL         $0x00000010, CX
+	XORQ         DX, DX
+	MOVL         152(R10), CX
 
 kqAffineSuper8AVX2_p0_ew_loop:
+	MOVL        352(R10)(DX*4), BX
+	LEAQ        (BX)(BX*4), BX
+	SHLQ        $0x05, BX
+	ADDQ        R9, BX
 	VMOVUPS     2624(BX), Y7
 	VMULPS      2592(BX), Y7, Y6
 	VXORPS      Y2, Y6, Y6
@@ -22017,16 +22108,20 @@ kqAffineSuper8AVX2_p0_ew_loop:
 	VBLENDVPS   Y10, Y8, Y12, Y12
 	VBLENDVPS   Y10, 2656(BX), Y13, Y13
 	VBLENDVPS   Y10, 2688(BX), Y14, Y14
-	ADDQ        $0x000000a0, BX
-	DECL        CX
-	JNZ         kqAffineSuper8AVX2_p0_ew_loop
+	INCQ        DX
+	CMPQ        DX, CX
+	JB          kqAffineSuper8AVX2_p0_ew_loop
 	JMP         kqAffineSuper8AVX2_p0_errs_end
 
 kqAffineSuper8AVX2_p0_errs_u:
-	MOVQ R9, BX
-	MOVL $0x00000010, CX
+	XORQ DX, DX
+	MOVL 152(R10), CX
 
 kqAffineSuper8AVX2_p0_eu_loop:
+	MOVL        352(R10)(DX*4), BX
+	LEAQ        (BX)(BX*4), BX
+	SHLQ        $0x05, BX
+	ADDQ        R9, BX
 	VMOVUPS     2624(BX), Y7
 	VMULPS      2592(BX), Y7, Y6
 	VXORPS      Y2, Y6, Y6
@@ -22272,9 +22367,9 @@ kqAffineSuper8AVX2_p0_eu_loop:
 	VBLENDVPS   Y10, Y8, Y12, Y12
 	VBLENDVPS   Y10, 2656(BX), Y13, Y13
 	VBLENDVPS   Y10, 2688(BX), Y14, Y14
-	ADDQ        $0x000000a0, BX
-	DECL        CX
-	JNZ         kqAffineSuper8AVX2_p0_eu_loop
+	INCQ        DX
+	CMPQ        DX, CX
+	JB          kqAffineSuper8AVX2_p0_eu_loop
 
 kqAffineSuper8AVX2_p0_errs_end:
 	VMOVUPS      Y13, (R11)

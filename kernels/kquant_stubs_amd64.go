@@ -232,20 +232,22 @@ func kqSymSuper16AVX512(x *[256]float32, w *[256]float32, tr *[1920]float32, cfg
 // (cfg as newAffineSuperCfg lays it out), and res an affineRes; a nil w
 // weighs every element 1. tr is scratch. Each sub-block is a lane (with
 // 8 sub-blocks, two candidates of each at once): its fit, superScale of
-// the scales and of the mins, then its pick.
+// the scales and of the mins, then its pick among the pairs cfg lists
+// (an even number of them with 8 sub-blocks).
 //
 //go:noescape
-func kqAffineSuper16AVX512(x *[256]float32, w *[256]float32, tr *[1920]float32, cfg *[56]float32, res *[68]float32)
+func kqAffineSuper16AVX512(x *[256]float32, w *[256]float32, tr *[1920]float32, cfg *[104]float32, res *[68]float32)
 
 // kqAffineSuper8AVX512 is the AVX-512 kernel of affineSuperGo for 8 sub-blocks of 32,
 // an affine search with minBelow, without refits and with nd > 0, shift ≥ 0
 // (cfg as newAffineSuperCfg lays it out), and res an affineRes; a nil w
 // weighs every element 1. tr is scratch. Each sub-block is a lane (with
 // 8 sub-blocks, two candidates of each at once): its fit, superScale of
-// the scales and of the mins, then its pick.
+// the scales and of the mins, then its pick among the pairs cfg lists
+// (an even number of them with 8 sub-blocks).
 //
 //go:noescape
-func kqAffineSuper8AVX512(x *[256]float32, w *[256]float32, tr *[1920]float32, cfg *[56]float32, res *[68]float32)
+func kqAffineSuper8AVX512(x *[256]float32, w *[256]float32, tr *[1920]float32, cfg *[104]float32, res *[68]float32)
 
 // kqTableSuper8AVX512 is the AVX-512 kernel of tableSuper8Go for a table search
 // without refits with an even number of first candidates (cfg as
@@ -268,14 +270,14 @@ func kqTableBlocks8AVX512(x *[256]float32, w *[256]float32, tr *[1920]float32, c
 // and at most 8 levels.
 //
 //go:noescape
-func kqAffineSuper16AVX2(x *[256]float32, w *[256]float32, tr *[1920]float32, cfg *[56]float32, res *[68]float32)
+func kqAffineSuper16AVX2(x *[256]float32, w *[256]float32, tr *[1920]float32, cfg *[104]float32, res *[68]float32)
 
 // kqAffineSuper8AVX2 is the AVX2 kernel of affineSuperGo for 8 sub-blocks of 32,
 // as the AVX-512 kernel (cfg, res, a nil w), with one candidate per register
 // and at most 8 levels.
 //
 //go:noescape
-func kqAffineSuper8AVX2(x *[256]float32, w *[256]float32, tr *[1920]float32, cfg *[56]float32, res *[68]float32)
+func kqAffineSuper8AVX2(x *[256]float32, w *[256]float32, tr *[1920]float32, cfg *[104]float32, res *[68]float32)
 
 // kqSymSuper16AVX2 is the AVX2 kernel of symSuper16Go, as the AVX-512 kernel (cfg,
 // res, a nil w), with one candidate per register and at most 8 levels.

@@ -27,7 +27,9 @@ const (
 	cfgHi     = 140
 	cfgK      = 144
 	cfgNLev   = 148
+	cfgNP     = 152
 	cfgShift  = 160
+	cfgPairs  = 352
 
 	resL   = 0
 	resIDs = 64
@@ -497,14 +499,15 @@ func symPicks16(name string) {
 func affineSuper(G int) {
 	L := 256 / G
 	name := "kqAffineSuper" + itoa(G) + "AVX512"
-	TEXT(name, NOSPLIT, "func(x, w *[256]float32, tr *[1920]float32, cfg *[56]float32, res *[68]float32)")
+	TEXT(name, NOSPLIT, "func(x, w *[256]float32, tr *[1920]float32, cfg *[104]float32, res *[68]float32)")
 	Pragma("noescape")
 	Doc(name+" is the AVX-512 kernel of affineSuperGo for "+itoa(G)+" sub-blocks of "+itoa(L)+",",
 		"an affine search with minBelow, without refits and with nd > 0, shift ≥ 0",
 		"(cfg as newAffineSuperCfg lays it out), and res an affineRes; a nil w",
 		"weighs every element 1. tr is scratch. Each sub-block is a lane (with",
 		"8 sub-blocks, two candidates of each at once): its fit, superScale of",
-		"the scales and of the mins, then its pick.")
+		"the scales and of the mins, then its pick among the pairs cfg lists",
+		"(an even number of them with 8 sub-blocks).")
 	Load(Param("tr"), R9)
 	Load(Param("cfg"), R10)
 	Load(Param("res"), R11)
@@ -781,9 +784,11 @@ func neighbourLanes(v, a, b, zero, top, one, mg VecPhysical) {
 }
 
 // affinePicks picks each sub-block's integer scale and min under the
-// super-block scales (res) as pickAffine: of {l0, l1, l0−1, l1+1} ×
-// {m0, m1, m0−1, m1+1} around its fit, the pair of least error (the first
-// in that order on ties); and stores l, m, −(Dm·m) and inv(D·l) to res.
+// super-block scales (res) as pickAffine: of the pairs listed in cfg
+// (indices 4i+j into {l0, l1, l0−1, l1+1} × {m0, m1, m0−1, m1+1} around
+// its fit), the one of least error (the first listed on ties); and stores
+// l, m, −(Dm·m) and inv(D·l) to res. With G = 8 the list's length must be
+// even.
 func affinePicks(name string, G, L int, elem, welem func(i int, z VecPhysical)) {
 	var (
 		zero, one, mg, top, n = Z0, Z1, Z2, Z3, Z4
@@ -826,21 +831,20 @@ func affinePicks(name string, G, L int, elem, welem func(i int, z VecPhysical)) 
 		VMULPS(ms[i], Dm, mv[i])
 		VXORPS(sign, mv[i], mv[i])
 	}
-	par := func(c, k int) Mem { return Mem{Base: R9, Disp: trP + 320*c + 64*k} }
 	for c := range 16 {
 		i, j := c/4, c%4
-		if G == 8 && c >= 8 {
-			// The second halves of round c − 8's vectors.
-			for k, z := range []VecPhysical{dl[i], mv[j], il[i], ls[i], ms[j]} {
-				VMOVUPS(z.AsY(), par(c-8, k).Offset(32))
-			}
-			continue
-		}
 		for k, z := range []VecPhysical{dl[i], mv[j], il[i], ls[i], ms[j]} {
-			VMOVUPS(z, par(c, k))
+			m := Mem{Base: R9, Disp: trP + 320*c + 64*k}
+			if G == 8 {
+				VMOVUPS(z.AsY(), m)
+			} else {
+				VMOVUPS(z, m)
+			}
 		}
 	}
-	// The errors, a pair (two with G = 8) per round, in code steps: u =
+	// The errors of the pairs listed in cfg (pairs[:np]), one per round
+	// (with G = 8, pairs[r] and pairs[r + np/2] in the two halves of round
+	// r), in code steps: u =
 	// id·x + κ (fused, κ = −(m·id)), r = u − clamp(round(u), 0, n),
 	// s = Σ w·r·r (fused), e = (d·d)·s; with d = 0, (sxx − 2m·sx) + m·m·sw.
 	var (
@@ -856,21 +860,46 @@ func affinePicks(name string, G, L int, elem, welem func(i int, z VecPhysical)) 
 	t1, t2 = Z23, Z24
 	sign = Z25
 	gen.Broadcast32(0x80000000, sign, RAX, X15)
-	// Until beaten: pair 0 (and pair 8 in the second halves).
-	VMOVUPS(par(0, 3), bL)
-	VMOVUPS(par(0, 4), bM)
 	gen.Broadcast32(0x7f800000, bE, RAX, X15)
-	rounds := 16
+	// R8: the rounds; round RDX reads its pair's parameters at RAX (the
+	// first halves) and RBX (the second halves with G = 8).
+	MOVL(Mem{Base: R10, Disp: cfgNP}, R8L)
 	if G == 8 {
-		rounds = 8
+		SHRL(U8(1), R8L)
 	}
+	pairAt := func(idx, dst GPPhysical) { // dst = R9 + 320·pairs[idx]
+		MOVL(Mem{Base: R10, Index: idx, Scale: 4, Disp: cfgPairs}, dst.As32())
+		LEAQ(Mem{Base: dst, Index: dst, Scale: 4}, dst)
+		SHLQ(U8(6), dst)
+		ADDQ(R9, dst)
+	}
+	pairs := func() {
+		pairAt(RDX, RAX)
+		if G == 8 {
+			LEAQ(Mem{Base: RDX, Index: R8, Scale: 1}, RBX)
+			pairAt(RBX, RBX)
+		}
+	}
+	param := func(k int, z VecPhysical) { // parameter k of the round's pairs
+		if G == 8 {
+			VMOVUPS(Mem{Base: RAX, Disp: trP + 64*k}, z.AsY())
+			VINSERTF64X4(U8(1), Mem{Base: RBX, Disp: trP + 64*k}, z, z)
+		} else {
+			VMOVUPS(Mem{Base: RAX, Disp: trP + 64*k}, z)
+		}
+	}
+	// Until beaten: the first round's pairs.
+	XORQ(RDX, RDX)
+	pairs()
+	param(3, bL)
+	param(4, bM)
 	errs := func(weights bool, lbl string) {
 		XORQ(RDX, RDX)
-		MOVQ(R9, RBX)
 		Label(lbl + "_loop")
-		VMOVUPS(Mem{Base: RBX, Disp: trP}, pd)
-		VMOVUPS(Mem{Base: RBX, Disp: trP + 64}, pm)
-		VMOVUPS(Mem{Base: RBX, Disp: trP + 128}, pid)
+		pairs()
+		param(0, pd)
+		param(1, pm)
+		param(2, pid)
 		VMULPS(pid, pm, kk)
 		VXORPS(sign, kk, kk) // κ = −(m·id)
 		VXORPS(s, s, s)
@@ -901,15 +930,16 @@ func affinePicks(name string, G, L int, elem, welem func(i int, z VecPhysical)) 
 		VMOVAPS(t2, K1, e) // d = 0
 		VCMPPS(U8(cmpLTOQ), bE, e, K1)
 		VMOVAPS(e, K1, bE)
-		VMOVUPS(Mem{Base: RBX, Disp: trP + 192}, K1, bL)
-		VMOVUPS(Mem{Base: RBX, Disp: trP + 256}, K1, bM)
-		ADDQ(U32(320), RBX)
+		param(3, Z26)
+		VMOVAPS(Z26, K1, bL)
+		param(4, Z27)
+		VMOVAPS(Z27, K1, bM)
 		INCQ(RDX)
-		CMPQ(RDX, U32(rounds))
+		CMPQ(RDX, R8)
 		JB(LabelRef(lbl + "_loop"))
 	}
 	twoWays(name+"_errs", func() { errs(true, name+"_ew") }, func() { errs(false, name+"_eu") })
-	if G == 8 { // pairs 8..15 come after 0..7
+	if G == 8 { // pairs[np/2:] come after pairs[:np/2]
 		VSHUFF32X4(U8(0xee), bE, bE, p)
 		VCMPPS(U8(cmpLTOQ), bE, p, K1)
 		VSHUFF32X4(U8(0xee), bL, bL, Z18)

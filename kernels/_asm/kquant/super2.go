@@ -244,7 +244,7 @@ func inv2(v, d, one, t VecPhysical) {
 func affineSuper2(G int) {
 	l := layout2{G: G, L: 256 / G, H: G / 8}
 	name := "kqAffineSuper" + itoa(G) + "AVX2"
-	begin2(name, "func(x, w *[256]float32, tr *[1920]float32, cfg *[56]float32, res *[68]float32)", l,
+	begin2(name, "func(x, w *[256]float32, tr *[1920]float32, cfg *[104]float32, res *[68]float32)", l,
 		name+" is the AVX2 kernel of affineSuperGo for "+itoa(G)+" sub-blocks of "+itoa(l.L)+",",
 		"as the AVX-512 kernel (cfg, res, a nil w), with one candidate per register",
 		"and at most 8 levels.")
@@ -518,8 +518,9 @@ func affinePicks2(name string, l layout2, h int) {
 			VMOVUPS(mj, tmp2(5*c+4))
 		}
 	}
-	// The errors, pair by pair, in code steps (as affinePicks); the first
-	// of least error.
+	// The errors of the pairs cfg lists (pairs[:np]), pair by pair, in
+	// code steps (as affinePicks); the first listed of least error. RBX
+	// points at pairs[RDX]'s parameters (R9 + 160·pairs[RDX]).
 	var (
 		a, b, f, xv, vv, q, wv = Y5, Y6, Y7, Y8, Y9, Y10, Y11
 		bE, bL, bM             = Y12, Y13, Y14
@@ -527,13 +528,22 @@ func affinePicks2(name string, l layout2, h int) {
 		s, kk, pid, sign       = Y5, Y6, Y7, Y2
 	)
 	gen.Broadcast32(0x7f800000, bE, RAX, X2)
-	VMOVUPS(tmp2(3), bL)
-	VMOVUPS(tmp2(4), bM)
+	pairAt := func() {
+		MOVL(Mem{Base: R10, Index: RDX, Scale: 4, Disp: cfgPairs}, EBX)
+		LEAQ(Mem{Base: RBX, Index: RBX, Scale: 4}, RBX)
+		SHLQ(U8(5), RBX)
+		ADDQ(R9, RBX)
+	}
+	XORQ(RDX, RDX)
+	pairAt()
+	VMOVUPS(Mem{Base: RBX, Disp: trP + 96}, bL)
+	VMOVUPS(Mem{Base: RBX, Disp: trP + 128}, bM)
 	sw, sx, sxx := Mem{Base: R9, Disp: trAm + off}, Mem{Base: R9, Disp: trSx + off}, Mem{Base: R9, Disp: trSxx + off}
 	errs := func(weights bool, lbl string) {
-		MOVQ(R9, RBX)
-		MOVL(U32(16), ECX)
+		XORQ(RDX, RDX)
+		MOVL(Mem{Base: R10, Disp: cfgNP}, ECX)
 		Label(lbl + "_loop")
+		pairAt()
 		pm := Mem{Base: RBX, Disp: trP + 32}
 		VMOVUPS(Mem{Base: RBX, Disp: trP + 64}, pid)
 		VMULPS(pm, pid, kk)
@@ -570,9 +580,9 @@ func affinePicks2(name string, l layout2, h int) {
 		blend2(q, xv, bE)
 		blend2(q, Mem{Base: RBX, Disp: trP + 96}, bL)
 		blend2(q, Mem{Base: RBX, Disp: trP + 128}, bM)
-		ADDQ(U32(160), RBX)
-		DECL(ECX)
-		JNZ(LabelRef(lbl + "_loop"))
+		INCQ(RDX)
+		CMPQ(RDX, RCX)
+		JB(LabelRef(lbl + "_loop"))
 	}
 	gen.Broadcast32(0x80000000, sign, RAX, X9)
 	VXORPS(zero, zero, zero)
