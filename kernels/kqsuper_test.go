@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
 )
 
 // superBlock returns a super-block of 256 finite values of kind k (as
@@ -337,5 +339,24 @@ func TestQ4KNibbles(t *testing.T) {
 				t.Fatalf("case %d %v: Q4_K nibbles differ from the Go reference:\n got  %x\n want %x", k, tr, got, want)
 			}
 		}
+	}
+}
+
+// TestSuperCfgNoLo checks which symmetric searches may skip the lower
+// clamp of their first candidates' codes: those whose numerators all lie
+// within neg + 1/4 of 0 (Q3_K without importance: −4.2 and 3.25).
+func TestSuperCfgNoLo(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		cfg  *superCfg
+		want uint32
+	}{
+		{"Q3_K plain", &superQ3KPlain, 1},
+		{"Q3_K", &superQ3K, 0},            // −4.9
+		{"Q6_K", &superQ6K, 0},            // −33
+		{"Q6_K plain", &superQ6KPlain, 0}, // −32.625
+		{"sym 3", &superSym3, 1},          // −3.5, −4, 3.25
+	} {
+		assert.Equal(t, c.want, c.cfg.noLo, c.name)
 	}
 }

@@ -28,6 +28,7 @@ const (
 	cfgK      = 144
 	cfgNLev   = 148
 	cfgNP     = 152
+	cfgNoLo   = 156
 	cfgShift  = 160
 	cfgPairs  = 352
 
@@ -225,7 +226,7 @@ func symSuper16() {
 	)
 	// round emits R candidates' sums and comparison (RBX at their t, moved
 	// past them).
-	round := func(weights bool, R int) {
+	round := func(weights, lowClamp bool, R int) {
 		for c := range R {
 			VMOVUPS(Mem{Base: RBX, Disp: trP + 64*c}, ts[c])
 			VXORPS(as[c], as[c], as[c])
@@ -238,7 +239,12 @@ func symSuper16() {
 			}
 			for c := range R {
 				VMULPS(x, ts[c], vs[c]) // t·v
-				clampRndLanes(vs[c], lo, hi)
+				if lowClamp {
+					clampRndLanes(vs[c], lo, hi)
+				} else {
+					VMINPS(hi, vs[c], vs[c])
+					rndLanes(vs[c])
+				}
 			}
 			for c := range R {
 				qq := vs[c]
@@ -267,27 +273,38 @@ func symSuper16() {
 	}
 	// Rounds of symRound candidates, then of 2 and 1 for the rest of k, in
 	// the candidates' order.
-	cands := func(weights bool, lbl string) {
+	cands := func(weights, lowClamp bool, lbl string) {
 		MOVQ(R9, RBX)
 		MOVL(ECX, EDX)
 		SHRL(U8(2), ECX)
 		TESTL(ECX, ECX)
 		JZ(LabelRef(lbl + "_done"))
 		Label(lbl + "_loop")
-		round(weights, symRound)
+		round(weights, lowClamp, symRound)
 		DECL(ECX)
 		JNZ(LabelRef(lbl + "_loop"))
 		Label(lbl + "_done")
 		TESTL(U32(2), EDX)
 		JZ(LabelRef(lbl + "_no2"))
-		round(weights, 2)
+		round(weights, lowClamp, 2)
 		Label(lbl + "_no2")
 		TESTL(U32(1), EDX)
 		JZ(LabelRef(lbl + "_no1"))
-		round(weights, 1)
+		round(weights, lowClamp, 1)
 		Label(lbl + "_no1")
 	}
-	twoWays(name+"_cands", func() { cands(true, name+"_cw") }, func() { cands(false, name+"_cu") })
+	// Without weights a search whose candidates never round below −neg
+	// (cfg.noLo) skips the lower clamp; with them (rarely that search)
+	// the clamp stays.
+	twoWays(name+"_cands", func() { cands(true, true, name+"_cw") }, func() {
+		CMPL(Mem{Base: R10, Disp: cfgNoLo}, U8(0))
+		JE(LabelRef(name + "_cul"))
+		cands(false, false, name+"_cu")
+		JMP(LabelRef(name + "_cud"))
+		Label(name + "_cul")
+		cands(false, true, name+"_cul")
+		Label(name + "_cud")
+	})
 	// d = a/b of the best, 0 when no candidate scored above 0.
 	VDIVPS(bB, bA, bD)
 	VCMPPS(U8(cmpGTOQ), zero, bS, K1)
@@ -634,7 +651,7 @@ func affineSuper(G int) {
 			VINSERTF64X4(U8(1), t2.AsY(), z, z)
 		}
 	}
-	cands := func(weights bool, lbl string) {
+	cands := func(weights, lowClamp bool, lbl string) {
 		Label(lbl + "_loop")
 		if G == 8 {
 			LEAQ(Mem{Base: RDX, Index: RCX, Scale: 1}, RBX)
@@ -657,7 +674,18 @@ func affineSuper(G int) {
 	}
 	TESTL(ECX, ECX)
 	JZ(LabelRef(name + "_nocands"))
-	twoWays(name+"_cands", func() { cands(true, name+"_cw") }, func() { cands(false, name+"_cu") })
+	// Without weights a search whose candidates never round below −neg
+	// (cfg.noLo) skips the lower clamp; with them (rarely that search)
+	// the clamp stays.
+	twoWays(name+"_cands", func() { cands(true, true, name+"_cw") }, func() {
+		CMPL(Mem{Base: R10, Disp: cfgNoLo}, U8(0))
+		JE(LabelRef(name + "_cul"))
+		cands(false, false, name+"_cu")
+		JMP(LabelRef(name + "_cud"))
+		Label(name + "_cul")
+		cands(false, true, name+"_cul")
+		Label(name + "_cud")
+	})
 	Label(name + "_nocands")
 	if G == 8 { // the second half's candidates come after the first's
 		VSHUFF32X4(U8(0xee), bE, bE, t1)
