@@ -141,7 +141,7 @@ func tableFit0(x, w []float32, k int, numer *lanes, tab *table, d, score, sqq *l
 }
 
 func symSuper16(x, w []float32, s *symmetric, c *superCfg, r *superRes, tr *superScratch) {
-	if active >= tierAVX512 && s.refine == 0 && len(s.numer)%4 == 0 {
+	if active >= tierAVX512 && s.refine == 0 {
 		var wp *[QKK]float32
 		if !isUnitWeights(w) {
 			wp = (*[QKK]float32)(w)

@@ -19,9 +19,9 @@ type superCfg struct {
 	lo, hi        float32
 	k, nlev       uint32
 	np            uint32
-	_             uint32
-	shift         lanes // an affine search's origins (numer holds its n+δ)
-	vals, mids    lanes // a table search's values and midpoints
+	noLo          uint32 // 1: no first candidate's t·x rounds below −neg
+	shift         lanes  // an affine search's origins (numer holds its n+δ)
+	vals, mids    lanes  // a table search's values and midpoints
 	pairs         [passLanes]uint32
 }
 
@@ -49,6 +49,15 @@ func newSuperCfg(s *symmetric, lo, hi float32, levels []float32) superCfg {
 		panic("kernels: a super-block search of more than 16 levels")
 	}
 	copy(c.levels[:], levels)
+	// |x| ≤ |max| and |numer| ≤ neg + 1/4 keep |t·x| below neg + 1/2
+	// (t·x is numer·x/max within a few ulps), so the lower clamp of the
+	// first candidates' codes never acts and the kernels may skip it.
+	c.noLo = 1
+	for _, n := range s.numer {
+		if !(abs32(n) <= s.neg+0.25) {
+			c.noLo = 0
+		}
+	}
 	return c
 }
 

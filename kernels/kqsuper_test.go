@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
 )
 
 // superBlock returns a super-block of 256 finite values of kind k (as
@@ -80,7 +82,8 @@ func superRun(x, w []float32, ref bool, tr *superScratch, res *superRes) map[str
 		s    *symmetric
 		cfg  *superCfg
 	}{{"Q3_K", &searchQ3K, &superQ3K}, {"Q3_K plain", &searchQ3KPlain, &superQ3KPlain},
-		{"Q6_K", &searchQ6K, &superQ6K}, {"Q6_K plain", &searchQ6KPlain, &superQ6KPlain}} {
+		{"Q6_K", &searchQ6K, &superQ6K}, {"Q6_K plain", &searchQ6KPlain, &superQ6KPlain},
+		{"sym 1", &searchSym1, &superSym1}, {"sym 3", &searchSym3, &superSym3}, {"sym 7", &searchSym7, &superSym7}} {
 		if ref {
 			symSuper16Go(x, w, c.s, c.cfg, res)
 		} else {
@@ -123,6 +126,17 @@ func superRun(x, w []float32, ref bool, tr *superScratch, res *superRes) map[str
 	}
 	return out
 }
+
+// Symmetric searches of 1, 3 and 7 first candidates (the AVX-512 kernel
+// measures 4 at a time, then 2 and 1).
+var (
+	searchSym1 = symmetric{neg: 4, pos: 3, deltas: []float32{0.2}}
+	searchSym3 = symmetric{neg: 4, pos: 3, deltas: levelsFrom(-0.5, 0.5, 2), posDelta: []float32{0.25}}
+	searchSym7 = symmetric{neg: 32, pos: 31, deltas: levelsFrom(-1, 0.25, 5), posDelta: []float32{0, -0.5}}
+	superSym1  = newSuperCfg(searchSym1.init(), -32, 31, levels32)
+	superSym3  = newSuperCfg(searchSym3.init(), -32, 31, levels32)
+	superSym7  = newSuperCfg(searchSym7.init(), -128, 127, levels128)
+)
 
 // Affine searches with pick lists out of the grid's order, repeated pairs
 // and an odd count (which the AVX-512 kernel of 8 sub-blocks leaves to Go).
@@ -325,5 +339,24 @@ func TestQ4KNibbles(t *testing.T) {
 				t.Fatalf("case %d %v: Q4_K nibbles differ from the Go reference:\n got  %x\n want %x", k, tr, got, want)
 			}
 		}
+	}
+}
+
+// TestSuperCfgNoLo checks which symmetric searches may skip the lower
+// clamp of their first candidates' codes: those whose numerators all lie
+// within neg + 1/4 of 0 (Q3_K without importance: −4.2 and 3.25).
+func TestSuperCfgNoLo(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		cfg  *superCfg
+		want uint32
+	}{
+		{"Q3_K plain", &superQ3KPlain, 1},
+		{"Q3_K", &superQ3K, 0},            // −4.9
+		{"Q6_K", &superQ6K, 0},            // −33
+		{"Q6_K plain", &superQ6KPlain, 0}, // −32.625
+		{"sym 3", &superSym3, 1},          // −3.5, −4, 3.25
+	} {
+		assert.Equal(t, c.want, c.cfg.noLo, c.name)
 	}
 }

@@ -14,7 +14,7 @@ import (
 // order of the elements, as the Go loops over one sub-block do.
 
 // symRound is the number of candidates symSuper16's kernel measures at
-// once (the search's count must be a multiple).
+// once (the rest of the search's count goes 2 and 1 at a time).
 const symRound = 4
 
 // Offsets in the superCfg and superRes structs and the scratch buffer.
@@ -28,6 +28,7 @@ const (
 	cfgK      = 144
 	cfgNLev   = 148
 	cfgNP     = 152
+	cfgNoLo   = 156
 	cfgShift  = 160
 	cfgPairs  = 352
 
@@ -210,8 +211,9 @@ func symSuper16() {
 	CMPQ(RDX, RCX)
 	JB(LabelRef(name + "_tloop"))
 	Label(name + "_tdone")
-	// symRound candidates at a time (k is a multiple); each candidate's
-	// sums in order of the elements, then the candidates compared in order.
+	// symRound candidates at a time (then 2 and 1 for the rest); each
+	// candidate's sums in order of the elements, then the candidates
+	// compared in order.
 	var (
 		ts   = [symRound]VecPhysical{Z3, Z4, Z0, Z10}
 		as   = [symRound]VecPhysical{Z5, Z7, Z11, Z26}
@@ -222,13 +224,10 @@ func symSuper16() {
 		x, w = Z13, Z25
 		bA   = bD // the best's Σwqx until d = Σwqx/Σwq² at the end
 	)
-	cands := func(weights bool, lbl string) {
-		MOVQ(R9, RBX)
-		SHRL(U8(2), ECX)
-		TESTL(ECX, ECX)
-		JZ(LabelRef(lbl + "_done"))
-		Label(lbl + "_loop")
-		for c := range symRound {
+	// round emits R candidates' sums and comparison (RBX at their t, moved
+	// past them).
+	round := func(weights, lowClamp bool, R int) {
+		for c := range R {
 			VMOVUPS(Mem{Base: RBX, Disp: trP + 64*c}, ts[c])
 			VXORPS(as[c], as[c], as[c])
 			VXORPS(bs[c], bs[c], bs[c])
@@ -238,11 +237,16 @@ func symSuper16() {
 			if weights {
 				VMOVUPS(wt(i), w)
 			}
-			for c := range symRound {
+			for c := range R {
 				VMULPS(x, ts[c], vs[c]) // t·v
-				clampRndLanes(vs[c], lo, hi)
+				if lowClamp {
+					clampRndLanes(vs[c], lo, hi)
+				} else {
+					VMINPS(hi, vs[c], vs[c])
+					rndLanes(vs[c])
+				}
 			}
-			for c := range symRound {
+			for c := range R {
 				qq := vs[c]
 				if weights {
 					VMULPS(w, vs[c], qs[c]) // wq
@@ -252,7 +256,7 @@ func symSuper16() {
 				VFMADD231PS(vs[c], qq, bs[c]) // b += wq·q, fused
 			}
 		}
-		for c := range symRound {
+		for c := range R {
 			// score = a·a/b (−Inf unless b > 0); the first best.
 			a, b := as[c], bs[c]
 			VMULPS(a, a, ps[c])
@@ -265,12 +269,42 @@ func symSuper16() {
 			VMOVAPS(a, K1, bA)
 			VMOVAPS(b, K1, bB)
 		}
-		ADDQ(U32(64*symRound), RBX)
+		ADDQ(U32(64*R), RBX)
+	}
+	// Rounds of symRound candidates, then of 2 and 1 for the rest of k, in
+	// the candidates' order.
+	cands := func(weights, lowClamp bool, lbl string) {
+		MOVQ(R9, RBX)
+		MOVL(ECX, EDX)
+		SHRL(U8(2), ECX)
+		TESTL(ECX, ECX)
+		JZ(LabelRef(lbl + "_done"))
+		Label(lbl + "_loop")
+		round(weights, lowClamp, symRound)
 		DECL(ECX)
 		JNZ(LabelRef(lbl + "_loop"))
 		Label(lbl + "_done")
+		TESTL(U32(2), EDX)
+		JZ(LabelRef(lbl + "_no2"))
+		round(weights, lowClamp, 2)
+		Label(lbl + "_no2")
+		TESTL(U32(1), EDX)
+		JZ(LabelRef(lbl + "_no1"))
+		round(weights, lowClamp, 1)
+		Label(lbl + "_no1")
 	}
-	twoWays(name+"_cands", func() { cands(true, name+"_cw") }, func() { cands(false, name+"_cu") })
+	// Without weights a search whose candidates never round below −neg
+	// (cfg.noLo) skips the lower clamp; with them (rarely that search)
+	// the clamp stays.
+	twoWays(name+"_cands", func() { cands(true, true, name+"_cw") }, func() {
+		CMPL(Mem{Base: R10, Disp: cfgNoLo}, U8(0))
+		JE(LabelRef(name + "_cul"))
+		cands(false, false, name+"_cu")
+		JMP(LabelRef(name + "_cud"))
+		Label(name + "_cul")
+		cands(false, true, name+"_cul")
+		Label(name + "_cud")
+	})
 	// d = a/b of the best, 0 when no candidate scored above 0.
 	VDIVPS(bB, bA, bD)
 	VCMPPS(U8(cmpGTOQ), zero, bS, K1)
@@ -617,7 +651,7 @@ func affineSuper(G int) {
 			VINSERTF64X4(U8(1), t2.AsY(), z, z)
 		}
 	}
-	cands := func(weights bool, lbl string) {
+	cands := func(weights, lowClamp bool, lbl string) {
 		Label(lbl + "_loop")
 		if G == 8 {
 			LEAQ(Mem{Base: RDX, Index: RCX, Scale: 1}, RBX)
@@ -640,7 +674,18 @@ func affineSuper(G int) {
 	}
 	TESTL(ECX, ECX)
 	JZ(LabelRef(name + "_nocands"))
-	twoWays(name+"_cands", func() { cands(true, name+"_cw") }, func() { cands(false, name+"_cu") })
+	// Without weights a search whose candidates never round below −neg
+	// (cfg.noLo) skips the lower clamp; with them (rarely that search)
+	// the clamp stays.
+	twoWays(name+"_cands", func() { cands(true, true, name+"_cw") }, func() {
+		CMPL(Mem{Base: R10, Disp: cfgNoLo}, U8(0))
+		JE(LabelRef(name + "_cul"))
+		cands(false, false, name+"_cu")
+		JMP(LabelRef(name + "_cud"))
+		Label(name + "_cul")
+		cands(false, true, name+"_cul")
+		Label(name + "_cud")
+	})
 	Label(name + "_nocands")
 	if G == 8 { // the second half's candidates come after the first's
 		VSHUFF32X4(U8(0xee), bE, bE, t1)
