@@ -138,7 +138,11 @@ func (p *plan) checkImatrix() error {
 			continue
 		}
 		if d.result.Importance == ImportanceUnused {
-			if t := d.dt.Name(); !slices.Contains(types, t) {
+			t := d.dt.Name()
+			if p.opts.DataType != nil && t == p.opts.DataType.Name() {
+				t = p.opts.dataTypeLabel() // as the user named it
+			}
+			if !slices.Contains(types, t) {
 				types = append(types, t)
 			}
 			continue

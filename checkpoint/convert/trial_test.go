@@ -126,7 +126,11 @@ func TestImatrixNoWeightUsesIt(t *testing.T) {
 			assert.True(t, os.IsNotExist(statErr), typ)
 		}
 	}
-	_, _, err := convertMix(t, src, "q4_k_m", Options{Imatrix: im})
+	// The datatype is named as the user asked for it.
+	_, _, err := convertGGUF(t, src, "mxfp4", Options{Imatrix: im, DataTypeName: "mxfp4"})
+	require.ErrorIs(t, err, ErrImatrixUnused)
+	assert.Contains(t, err.Error(), "they are cast to mxfp4 (mxfp4e2), which")
+	_, _, err = convertMix(t, src, "q4_k_m", Options{Imatrix: im})
 	require.NoError(t, err)
 }
 
