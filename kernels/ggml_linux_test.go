@@ -61,6 +61,7 @@ func TestWeightedErrorSumsStayInBounds(t *testing.T) {
 			w, want, got := weightedInputs(r, n)
 			var s0, n0, s1, n1 [ErrorLanes]float64
 			weightedErrorSumsGo(&s0, &n0, w, want, got)
+			canonicalNaNs(&s0, &n0)
 			WeightedErrorSums(&s1, &n1, guardedCopy(t, w), guardedCopy(t, want), guardedCopy(t, got))
 			require.Equal(t, f64Bits(s0[:]), f64Bits(s1[:]))
 			require.Equal(t, f64Bits(n0[:]), f64Bits(n1[:]))

@@ -44,6 +44,7 @@ func TestWeightedErrorSumsTiers(t *testing.T) {
 				var s0, n0, s1, n1 [ErrorLanes]float64
 				s0[3], s1[3] = 1.5, 1.5 // sums continue from what the lanes hold
 				weightedErrorSumsGo(&s0, &n0, ws, xs, ys)
+				canonicalNaNs(&s0, &n0)
 				WeightedErrorSums(&s1, &n1, ws, xs, ys)
 				require.Equal(t, f64Bits(s0[:]), f64Bits(s1[:]), "sig, %d elements", n)
 				require.Equal(t, f64Bits(n0[:]), f64Bits(n1[:]), "noise, %d elements", n)
@@ -51,6 +52,7 @@ func TestWeightedErrorSumsTiers(t *testing.T) {
 		}
 		var s0, n0, s1, n1 [ErrorLanes]float64
 		weightedErrorSumsGo(&s0, &n0, w, want, got)
+		canonicalNaNs(&s0, &n0)
 		WeightedErrorSums(&s1, &n1, w, want, got)
 		require.Equal(t, f64Bits(s0[:]), f64Bits(s1[:]))
 		require.Equal(t, f64Bits(n0[:]), f64Bits(n1[:]))
@@ -84,6 +86,7 @@ func FuzzWeightedErrorSums(f *testing.F) {
 		w, want, got := v[:n], v[n:2*n], v[2*n:3*n]
 		var s0, n0 [ErrorLanes]float64
 		weightedErrorSumsGo(&s0, &n0, w, want, got)
+		canonicalNaNs(&s0, &n0)
 		for _, tr := range tiers() {
 			restore := useTier(tr)
 			var s1, n1 [ErrorLanes]float64
