@@ -1,13 +1,18 @@
 package tcast
 
 import (
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
+	"flag"
 	"math"
 	"math/rand/v2"
 	"os"
 	"sort"
 	"testing"
+
+	"github.com/tensorcast-go/tensorcast/mask"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -302,5 +307,114 @@ func TestScaleSearchIrisSQNR(t *testing.T) {
 		t.Logf("%-15s rule %.3f dB  search %.3f dB  gain %+.3f dB (noise %.1f%% less)", name, db(nRule), db(nSearch),
 			db(nSearch)-db(nRule), 100*(1-nSearch/nRule))
 		assert.LessOrEqual(t, nSearch, nRule, name)
+	}
+}
+
+var updateOff = flag.Bool("update-scalesearch-off", false, "rewrite testdata/scalesearch_off.json (run on the commit before the scale search)")
+
+// offDigests returns, per registered datatype, the SHA-256 of the bytes of
+// every part of the Compressed cast and of the virtual values of a fixed
+// input, cast with opts, or the error's text.
+func offDigests(t *testing.T, opts *Options) map[string]string {
+	r := rand.New(rand.NewPCG(14, 3))
+	shape := []int{64, 256}
+	x := make([]float32, 64*256)
+	for i := range x {
+		x[i] = float32(r.NormFloat64() * math.Ldexp(1, r.IntN(12)-6))
+	}
+	x[5], x[300], x[1000] = float32(math.NaN()), float32(math.Inf(1)), 0
+	for i := 512; i < 768; i++ {
+		x[i] = 0
+	}
+	out := map[string]string{}
+	for _, name := range Names() {
+		dt := MustLookup(name)
+		h := sha256.New()
+		o := Options{}
+		if opts != nil {
+			o = *opts
+		}
+		o.Form = Compressed
+		p, err := Cast(x, shape, dt, &o)
+		if err != nil {
+			out[name] = "error: " + err.Error()
+			continue
+		}
+		for _, part := range p.Parts() {
+			h.Write(part.Bytes)
+		}
+		o.Form = Virtual
+		v, err := Cast(x, shape, dt, &o)
+		require.NoError(t, err, name)
+		for _, f := range v.Values {
+			binary.Write(h, binary.LittleEndian, math.Float32bits(f))
+		}
+		out[name] = hex.EncodeToString(h.Sum(nil))
+	}
+	return out
+}
+
+// TestScaleSearchOffUnchanged: with the zero value of ScaleSearch (nil
+// options, and Options{} with it false) every registered datatype casts to
+// the bytes and values it cast to before the scale search existed; the
+// digests in testdata/scalesearch_off.json were written by this test with
+// -update-scalesearch-off on the commit before it (i13-int, 689a9f6).
+func TestScaleSearchOffUnchanged(t *testing.T) {
+	const file = "testdata/scalesearch_off.json"
+	got := offDigests(t, nil)
+	if *updateOff {
+		b, err := json.MarshalIndent(got, "", "  ")
+		require.NoError(t, err)
+		require.NoError(t, os.MkdirAll("testdata", 0o755))
+		require.NoError(t, os.WriteFile(file, append(b, '\n'), 0o644))
+		return
+	}
+	b, err := os.ReadFile(file)
+	require.NoError(t, err)
+	var want map[string]string
+	require.NoError(t, json.Unmarshal(b, &want))
+	assert.Equal(t, want, got)
+	assert.Equal(t, want, offDigests(t, &Options{ScaleSearch: false}))
+}
+
+// TestScaleSearchPaths: a searched cast gives the same tensor streamed
+// (castContiguous) as block by block, with and without a keep mask and
+// importance, and dropped elements stay zero.
+func TestScaleSearchPaths(t *testing.T) {
+	r := rand.New(rand.NewPCG(14, 4))
+	shape := []int{16, 256}
+	x := make([]float32, 16*256)
+	w := make([]float32, 256)
+	keep := make([]bool, len(x))
+	for i := range x {
+		x[i] = float32(r.NormFloat64())
+		keep[i] = r.IntN(4) != 0
+	}
+	for i := range w {
+		w[i] = float32(r.ExpFloat64())
+	}
+	km, err := mask.FromBools(shape, keep)
+	require.NoError(t, err)
+	for _, name := range searchTypes {
+		dt := MustLookup(name)
+		for _, o := range []Options{{ScaleSearch: true}, {ScaleSearch: true, Importance: w}, {ScaleSearch: true, Keep: km}} {
+			o.Form = Actual
+			a, err := castPath(x, shape, dt, &o, true, true)
+			require.NoError(t, err)
+			b, err := castPath(x, shape, dt, &o, true, false)
+			require.NoError(t, err)
+			for i, p := range a.Parts() {
+				assert.Equal(t, p.Bytes, b.Parts()[i].Bytes, "%s %s", name, p.Name)
+			}
+			if o.Keep != nil {
+				v, err := Decompress(a)
+				require.NoError(t, err)
+				for i, k := range keep {
+					if !k {
+						require.Zero(t, v[i], "%s element %d", name, i)
+					}
+				}
+			}
+		}
 	}
 }
