@@ -67,7 +67,8 @@ type Options struct {
 	// last ignores it after checking it: a subtile's values then share one
 	// column, whose weight scales every table's error alike. Datatypes that
 	// take their scales by rule (MX, NVFP4, integer groups, single-table
-	// codebooks such as nf4) ignore it. A cast to a codebook datatype of
+	// codebooks such as nf4) ignore it, unless ScaleSearch is set: their
+	// search then weighs it, after the same checks. A cast to a codebook datatype of
 	// several tables checks it: a length that is not a whole number of
 	// vectors for the tensor's matrices, or a negative or non-finite value,
 	// is an error. [DataType.UsesImportance] says which datatypes use it.
