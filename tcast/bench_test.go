@@ -30,11 +30,15 @@ func BenchmarkMemRead(b *testing.B) {
 	_ = s
 }
 
-func benchCast(b *testing.B, name string, form Form) {
+func benchCast(b *testing.B, name string, form Form) { benchCastOpts(b, name, form, false) }
+
+// benchCastOpts is benchCast, with the scale search when search is set.
+func benchCastOpts(b *testing.B, name string, form Form, search bool) {
 	x := benchInput()
 	dt := MustLookup(name)
 	opts := DefaultOptions()
 	opts.Form = form
+	opts.ScaleSearch = search
 	b.SetBytes(4 * benchN)
 	for b.Loop() {
 		if _, err := Cast(x, []int{benchN / 4096, 4096}, dt, &opts); err != nil {
@@ -49,6 +53,15 @@ func BenchmarkCastMXFP8(b *testing.B)         { benchCast(b, "mxfp8e4", Compress
 func BenchmarkCastInt4G128(b *testing.B)      { benchCast(b, "int4_g128", Compressed) }
 func BenchmarkCastMXFP4Virtual(b *testing.B)  { benchCast(b, "mxfp4", Virtual) }
 func BenchmarkCastFP8E4Block128(b *testing.B) { benchCast(b, "fp8e4_block128", Compressed) }
+
+// The same casts with Options.ScaleSearch (issue 14: at most 3× the plain
+// cast).
+func BenchmarkSearchMXFP4(b *testing.B)    { benchCastOpts(b, "mxfp4", Compressed, true) }
+func BenchmarkSearchNVFP4(b *testing.B)    { benchCastOpts(b, "nvfp4", Compressed, true) }
+func BenchmarkSearchInt4G128(b *testing.B) { benchCastOpts(b, "int4_g128", Compressed, true) }
+func BenchmarkSearchFP8E4Block128(b *testing.B) {
+	benchCastOpts(b, "fp8e4_block128", Compressed, true)
+}
 
 // benchCastKeep casts with a keep mask (3 in 4 elements kept): the
 // streamed path with masked block amaxes, or block by block.

@@ -67,11 +67,26 @@ type Options struct {
 	// last ignores it after checking it: a subtile's values then share one
 	// column, whose weight scales every table's error alike. Datatypes that
 	// take their scales by rule (MX, NVFP4, integer groups, single-table
-	// codebooks such as nf4) ignore it. A cast to a codebook datatype of
+	// codebooks such as nf4) ignore it, unless ScaleSearch is set: their
+	// search then weighs it, after the same checks. A cast to a codebook datatype of
 	// several tables checks it: a length that is not a whole number of
 	// vectors for the tensor's matrices, or a negative or non-finite value,
 	// is an error. [DataType.UsesImportance] says which datatypes use it.
 	Importance []float32
+	// ScaleSearch, when set, lets every block of a datatype whose scales
+	// come by rule try a few candidate scales around the rule's choice and
+	// keep the one whose decoded block has the least squared error,
+	// weighted per column by Importance when given (docs/NUMERICS.md §11):
+	// exponent (E8M0) scales the rule's exponent −1, 0, +1; narrow float
+	// scales (NVFP4's UE4M3) the rule's code, its two neighbouring codes
+	// and, for E2M1 elements, the "4/6" scale (amax onto 4 instead of 6);
+	// wider float scales (integer groups, FP8 with float32 scales) the
+	// amax clipping ratios 1, 0.95, 0.9, 0.85 and 0.8. The rule wins ties.
+	// Only the stored scale codes change: every decoder reads the result
+	// as it reads a plain cast. Blocks holding a NaN or an infinity, or
+	// all zero, keep the rule's scale; datatypes with zero points, subtile
+	// offsets or codebooks ignore it. The zero value, off, casts by rule.
+	ScaleSearch bool
 }
 
 // FirstAxis is the Options.Axis value that names axis 0 (the zero value of
@@ -124,6 +139,8 @@ type caster struct {
 	subAmax   []float32        // scratch for the subtile amaxes of one block
 	cbRef     float32          // a codebook's reference magnitude (its compute format's largest), once known
 	imp       cbImportance     // opts.Importance as a codebook's selection weighs it
+	ssImp     cbImportance     // opts.Importance as the scale search weighs it
+	ss        searchScratch    // the scale search's buffers
 }
 
 // Cast quantizes x, a tensor of the given shape in row-major order, to dt and
@@ -304,6 +321,11 @@ func newCaster(x []float32, shape []int, dt *DataType, o Options) (*caster, erro
 	}
 	if c.keepMask != nil {
 		c.keep, c.keepBits = c.keepMask.Bools(), c.keepMask.Bytes()
+	}
+	if o.ScaleSearch && dt.cb == nil && dt.spec != nil {
+		if c.ssImp, err = searchImportance(o.Importance, lay); err != nil {
+			return nil, fmt.Errorf("tcast: cast to %s: scale search: %w", dt.name, err)
+		}
 	}
 	c.elemMax = c.elem.MaxFinite()
 	c.sel = scale.NewSelector(c.elem, o.Mode)
@@ -773,14 +795,19 @@ func (c *caster) chooseScaleOf(amax float32, v []float32, keep []bool, t *Tensor
 		if !ok {
 			return c.nanScale(t, b)
 		}
+		if c.opts.ScaleSearch && amax > 0 {
+			code = c.searchExponent(code, v, keep, b)
+		}
 		putCode(t.Scale, b.scaleIndex, code)
 		return scaling{mul: 1 / c.dec.byteScale[code]} // a power of two: exact (exponent formats are byte-wide)
 	}
+	search := c.opts.ScaleSearch
 	if isNonFinite(amax) {
 		if c.sf.HasNaN() {
 			return c.nanScale(t, b)
 		}
 		amax = finiteAmax(v, keep)
+		search = false // the rule's scale for a block holding a NaN or an Inf
 	}
 	code := c.sf.Encode(1)
 	switch {
@@ -788,6 +815,9 @@ func (c *caster) chooseScaleOf(amax float32, v []float32, keep []bool, t *Tensor
 		code = c.sf.Encode(float32(math.Ldexp(1, c.sel.Exponent(amax))) / c.tensorMul)
 	case amax > 0:
 		code = c.sf.Encode(amax / (c.elemMax * c.tensorMul))
+	}
+	if search && amax > 0 {
+		code = c.searchFloat(code, amax, v, keep, b)
 	}
 	putCode(t.Scale, b.scaleIndex, code)
 	s := c.dec.scale(code)

@@ -93,7 +93,7 @@ func kernelRows(lay *layout, block int) bool {
 func (c *caster) kernel() kernelKind {
 	k, block := kernelKindOf(c.dt)
 	o := c.opts
-	if k == noKernel || !kernelRows(c.lay, block) || o.Rounding != kernels.RoundEven ||
+	if k == noKernel || o.ScaleSearch || !kernelRows(c.lay, block) || o.Rounding != kernels.RoundEven ||
 		o.FullRange || (k == kernelNVFP4 && o.PowerOfTwoScales) || (k != kernelNVFP4 && o.Mode != scale.Floor) {
 		return noKernel
 	}

@@ -1,0 +1,203 @@
+package tcast
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/tensorcast-go/tensorcast/dtype"
+)
+
+// The data-free scale search (Options.ScaleSearch, docs/NUMERICS.md §11):
+// per block, a few candidate scale codes around the one the rule chose are
+// tried, each block is encoded and decoded as it would be stored, and the
+// code of least (importance-weighted) squared error is kept; the rule's code
+// wins ties. Only the stored scale code changes, so every decoder reads the
+// result unchanged.
+
+// searchRatios are the clipping ratios of a block's amax that the search
+// tries for float scales wider than 8 bits (integer groups, FP8 with float32
+// scales): the scale amax·r / max element for each r, r = 1 being the rule.
+var searchRatios = [...]float32{0.95, 0.9, 0.85, 0.8}
+
+// fourOverSix is the factor of the NVFP4 "4/6" candidate: the scale that maps
+// the block's amax onto the E2M1 value 4 instead of 6 (6/4 = 1.5 times the
+// rule's scale).
+const fourOverSix = 1.5
+
+// searchScratch holds the buffers of one block's search.
+type searchScratch struct {
+	scaled []float32
+	codes  []uint32
+	dec    []float32
+	w      []float32
+	cands  []uint32
+}
+
+// grow returns the buffers resized to n elements.
+func (s *searchScratch) grow(n int) {
+	if cap(s.scaled) < n {
+		s.scaled = make([]float32, n)
+		s.codes = make([]uint32, n)
+		s.dec = make([]float32, n)
+		s.w = make([]float32, n)
+	}
+	s.scaled, s.codes, s.dec, s.w = s.scaled[:n], s.codes[:n], s.dec[:n], s.w[:n]
+}
+
+// searchImportance checks opts.Importance for a scale-searching cast of the
+// given layout: one non-negative finite weight per column of each matrix.
+func searchImportance(imp []float32, lay *layout) (cbImportance, error) {
+	if imp == nil || lay.n == 0 {
+		return cbImportance{}, nil
+	}
+	cols := lay.shape[len(lay.shape)-1]
+	rows := lay.n / cols
+	if len(imp) == 0 || len(imp)%cols != 0 || rows%(len(imp)/cols) != 0 {
+		return cbImportance{}, fmt.Errorf("an importance vector of %d values for shape %v: want %d per column of each matrix (a multiple of %d dividing the %d rows)",
+			len(imp), lay.input, cols, cols, rows)
+	}
+	for i, w := range imp {
+		if !(w >= 0) || math.IsInf(float64(w), 1) {
+			return cbImportance{}, fmt.Errorf("importance value %d is %v, not a finite non-negative number", i, w)
+		}
+	}
+	return cbImportance{v: imp, cols: cols, rowsPer: rows / (len(imp) / cols)}, nil
+}
+
+// searchWeights returns the weights of block b's n values (nil: all 1).
+func (c *caster) searchWeights(b block, n int) []float32 {
+	if c.ssImp.v == nil {
+		return nil
+	}
+	c.ss.grow(n)
+	w := c.ss.w
+	c.ssImp.gather(w, b)
+	return w
+}
+
+// candidateErr returns the squared error, weighted by w (nil: 1) and
+// skipping dropped elements, of block v encoded as v·mul (v/div when div is
+// not 0) and decoded as element × dmul, as the decoder does. A dmul of 0 is a
+// block stored as zeros.
+func (c *caster) candidateErr(v []float32, keep []bool, w []float32, mul, div, dmul float32, b block) float64 {
+	s := &c.ss
+	n := len(v)
+	var sum float64
+	if dmul == 0 {
+		for i, x := range v {
+			if keep != nil && !keep[i] {
+				continue
+			}
+			e := float64(x) * float64(x)
+			if w != nil {
+				e *= float64(w[i])
+			}
+			sum += e
+		}
+		return sum
+	}
+	scaled, codes, dec := s.scaled[:n], s.codes[:n], s.dec[:n]
+	if div != 0 {
+		for i, x := range v {
+			scaled[i] = x / div
+		}
+	} else {
+		for i, x := range v {
+			scaled[i] = x * mul
+		}
+	}
+	dtype.EncodeSlice(c.elem, codes, scaled, c.eoptsFor(b))
+	dtype.DecodeSlice(c.elem, dec, codes)
+	for i, x := range v {
+		if keep != nil && !keep[i] {
+			continue
+		}
+		d := float64(x) - float64(dec[i]*dmul)
+		e := d * d
+		if w != nil {
+			e *= float64(w[i])
+		}
+		sum += e
+	}
+	return sum
+}
+
+// searchExponent returns the power-of-two scale code of least error among
+// the rule's code and its two neighbours (exponent −1, +1) in the scale
+// format's range; the block is finite and not all zero.
+func (c *caster) searchExponent(rule uint32, v []float32, keep []bool, b block) uint32 {
+	c.ss.grow(len(v))
+	w := c.searchWeights(b, len(v))
+	errOf := func(code uint32) float64 {
+		s := c.dec.byteScale[code]
+		return c.candidateErr(v, keep, w, 1/s, 0, s, b)
+	}
+	best, bestErr := rule, errOf(rule)
+	for _, k := range [2]int{int(rule) - 1, int(rule) + 1} {
+		if k < 0 || k > int(c.sf.MaxCode()) {
+			continue
+		}
+		if e := errOf(uint32(k)); e < bestErr {
+			best, bestErr = uint32(k), e
+		}
+	}
+	return best
+}
+
+// floatCandidates returns the candidate codes of a float-scaled block whose
+// finite positive amax gave the rule's code rule, the rule's first.
+func (c *caster) floatCandidates(rule uint32, amax float32) []uint32 {
+	cands := append(c.ss.cands[:0], rule)
+	add := func(code uint32) {
+		s := c.dec.scale(code)
+		if !(s > 0) || isNonFinite(s) {
+			return
+		}
+		for _, k := range cands {
+			if k == code {
+				return
+			}
+		}
+		cands = append(cands, code)
+	}
+	switch {
+	case c.opts.PowerOfTwoScales:
+		e := c.sel.Exponent(amax)
+		for _, k := range [2]int{e - 1, e + 1} {
+			add(c.sf.Encode(float32(math.Ldexp(1, k)) / c.tensorMul))
+		}
+	case c.sf.Bits() <= 8:
+		// A narrow scale (NVFP4's UE4M3): the neighbouring codes, and for
+		// E2M1 elements the 4/6 variant.
+		if rule > 0 {
+			add(rule - 1)
+		}
+		if rule < c.sf.MaxCode() {
+			add(rule + 1)
+		}
+		if c.elem == fmtE2M1 {
+			add(c.sf.Encode(amax / (c.elemMax * c.tensorMul) * fourOverSix))
+		}
+	default:
+		for _, r := range searchRatios {
+			add(c.sf.Encode(amax * r / (c.elemMax * c.tensorMul)))
+		}
+	}
+	c.ss.cands = cands
+	return cands
+}
+
+// searchFloat returns the float scale code of least error among
+// floatCandidates; the block is finite and not all zero.
+func (c *caster) searchFloat(rule uint32, amax float32, v []float32, keep []bool, b block) uint32 {
+	c.ss.grow(len(v))
+	w := c.searchWeights(b, len(v))
+	best, bestErr := rule, math.Inf(1)
+	for _, code := range c.floatCandidates(rule, amax) {
+		d := c.dec.scale(code) * c.tensorMul
+		if e := c.candidateErr(v, keep, w, 0, d, d, b); e < bestErr {
+			best, bestErr = code, e
+		}
+	}
+	return best
+}
