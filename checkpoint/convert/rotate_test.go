@@ -158,7 +158,9 @@ func TestConvertRotateRoundTrip(t *testing.T) {
 	}
 }
 
-func itoa(n int) string { return rotate.Rotation{Kind: rotate.Hadamard, Block: n}.String()[len("hadamard:"):] }
+func itoa(n int) string {
+	return rotate.Rotation{Kind: rotate.Hadamard, Block: n}.String()[len("hadamard:"):]
+}
 
 // TestConvertRotateUnrotatedSQNR: the SQNR the report gives for the cast
 // without rotation is that of the conversion without -rotate.
