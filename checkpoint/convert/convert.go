@@ -47,6 +47,7 @@ import (
 	"github.com/tensorcast-go/tensorcast/checkpoint/load"
 	"github.com/tensorcast-go/tensorcast/checkpoint/safetensors"
 	"github.com/tensorcast-go/tensorcast/internal/ordered"
+	"github.com/tensorcast-go/tensorcast/rotate"
 	"github.com/tensorcast-go/tensorcast/scale"
 	"github.com/tensorcast-go/tensorcast/sparsity"
 	"github.com/tensorcast-go/tensorcast/tcast"
@@ -140,6 +141,18 @@ type Options struct {
 	// of its source tensor when config.json names an architecture package
 	// ggufmodel knows, else by its own name.
 	Imatrix *imatrix.Imatrix
+	// Rotate, when not the zero Rotation, rotates each cast weight's values
+	// along the scaled axis before the cast, in blocks of Rotate.Block (0:
+	// the datatype's block along that axis, or rotate.DefaultBlock for a
+	// datatype scaled per tensor or channel): TensorCast's incoherence
+	// processing. The layout records it (layout.KeyRotated) and package
+	// load undoes it, so that readers of the output (tcast decompress,
+	// verify, load.Checkpoint.Float32) get the weights in their own
+	// orientation. Only layouts that record it (layout.RecordsRotation:
+	// tcast) take it. The report's SQNR is measured against the weights
+	// before rotation, and TensorResult.SQNRUnrotated gives the SQNR of the
+	// same cast without it (one more cast of each weight).
+	Rotate rotate.Rotation
 }
 
 // OptionError reports options of Convert that do not go together, named
@@ -167,6 +180,9 @@ func (e *OptionError) Unwrap() error { return e.Err }
 // Imatrix is only tested for nil, so a caller may check before it reads the
 // matrix. Layout nil is the tcast layout.
 func (o *Options) Check() error {
+	if err := o.checkRotate(); err != nil {
+		return err
+	}
 	if o.Layout != nil && o.Layout.Container() == layout.GGUF {
 		return nil
 	}
@@ -185,6 +201,36 @@ func (o *Options) Check() error {
 		if f.set {
 			return &OptionError{Flag: f.flag, Reason: "applies to GGUF output: add -layout gguf"}
 		}
+	}
+	return nil
+}
+
+// ErrRotateUnrecorded is matched by the error of Convert for -rotate with a
+// layout that cannot record the rotation (layout.RecordsRotation).
+var ErrRotateUnrecorded = errors.New("the layout cannot record a rotation")
+
+// checkRotate refuses Rotate where the output could not say that its
+// weights are rotated, or with options that do not go with it.
+func (o *Options) checkRotate() error {
+	if o.Rotate.IsZero() {
+		return nil
+	}
+	name := "tcast"
+	if o.Layout != nil {
+		name = o.Layout.Name()
+		if !layout.RecordsRotation(o.Layout) {
+			return &OptionError{Flag: "-rotate", Err: ErrRotateUnrecorded,
+				Reason: "rotates the weights before the cast, which only the tcast layout records (so that tcast decompress, verify and load rotate them back); the " + name + " layout's loaders would take the rotated values for the weights: drop -rotate, or write -layout tcast"}
+		}
+	}
+	if o.Imatrix != nil {
+		return &OptionError{Flag: "-rotate", Reason: "does not go with -imatrix: an importance matrix weights the columns of the unrotated weight, which a rotation mixes; drop one of them"}
+	}
+	if o.DataType == nil {
+		return &OptionError{Flag: "-rotate", Reason: "rotates weights before a cast: name the datatype with -dtype"}
+	}
+	if o.Pruning != nil {
+		return &OptionError{Flag: "-rotate", Reason: "does not go with pruning scores (-sparsity-criterion wanda): they score the unrotated weight's columns, which a rotation mixes; drop one of them"}
 	}
 	return nil
 }
@@ -264,6 +310,15 @@ type TensorResult struct {
 	// optimised, when the importance was used (nil otherwise or when the
 	// cast is exact).
 	WeightedSQNR *float64 `json:"weighted_sqnr_db,omitempty"`
+	// Rotation is the rotation applied before the cast (Options.Rotate,
+	// with its block: "hadamard:32"), "" for none. SQNR, MaxAbsErr and Lost
+	// then compare the weight as loaders give it back (rotated back) with
+	// the source.
+	Rotation string `json:"rotation,omitempty"`
+	// SQNRUnrotated is the SQNR in dB of the same cast without the
+	// rotation, for rotated weights (nil otherwise or when that cast is
+	// exact).
+	SQNRUnrotated *float64 `json:"sqnr_unrotated_db,omitempty"`
 }
 
 func (r *TensorResult) setErrors(e Errors) { r.SQNR, r.MaxAbsErr, r.Lost = e.SQNR, e.MaxAbs, e.Lost }
@@ -364,6 +419,10 @@ type decision struct {
 	mix     *ggufmix.Decision
 	imp     []float32
 	impRows int
+	// rot is the rotation of the weight's values before the cast (with its
+	// block), along axis index rotAxis of shape; zero for none.
+	rot     rotate.Rotation
+	rotAxis int
 }
 
 // plan decides every tensor and declares the output.
@@ -399,6 +458,8 @@ type plan struct {
 	// impNames maps Hugging Face names to the GGUF names an importance
 	// matrix holds, for output that is not GGUF (nil: names as they are).
 	impNames *ggufmodel.Model
+	// rotated records the rotated weights (layout.KeyRotated).
+	rotated map[string]layout.RotationInfo
 }
 
 // warn adds a warning to the conversion's Result.
@@ -519,6 +580,9 @@ func (p *plan) decide(d *decision) error {
 	specs, meta, err := p.lay.Specs(info.Name, d.shape, dt, axis)
 	if err != nil {
 		return keep(err.Error())
+	}
+	if err := p.decideRotation(d, axis); err != nil {
+		return err
 	}
 	d.cast, d.specs, d.meta = true, specs, meta
 	if info.Quantized() {
@@ -687,6 +751,9 @@ func newPlan(in *load.Checkpoint, opts *Options) (*plan, error) {
 	p.meta[layout.KeyWeights] = jsonString(p.weights)
 	if len(p.swapped) > 0 {
 		p.meta[layout.KeyTransposed] = jsonString(p.swapped)
+	}
+	if len(p.rotated) > 0 {
+		p.meta[layout.KeyRotated] = jsonString(p.rotated)
 	}
 	if err := p.finishModel(); err != nil {
 		return nil, err
@@ -1079,6 +1146,9 @@ func (p *plan) run(d *decision) ([]layout.Tensor, error) {
 	}
 	if d.swap {
 		x, _ = layout.TransposeLast2(x, d.info.Shape)
+	}
+	if !d.rot.IsZero() {
+		return p.runRotated(d, x)
 	}
 	copts := tcast.Options{Form: tcast.Actual, Axis: p.opts.Axis, Mode: p.opts.Mode, Importance: d.imp}
 	if s := d.dt.Spec(); p.opts.Pruning != nil && s != nil && s.IsSparse() {

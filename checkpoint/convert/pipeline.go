@@ -179,7 +179,7 @@ func floats(b *[]float32, n int) []float32 {
 // streamOf returns the stream of a weight the pipeline casts in chunks, or
 // nil.
 func (p *plan) streamOf(d *decision) *stream {
-	if forceWhole || !d.cast || d.swap || d.info.Quantized() || p.pruned || d.xform.PermuteHeads > 0 && len(d.shape) != 2 {
+	if forceWhole || !d.cast || d.swap || !d.rot.IsZero() || d.info.Quantized() || p.pruned || d.xform.PermuteHeads > 0 && len(d.shape) != 2 {
 		return nil
 	}
 	elem := 0

@@ -21,6 +21,9 @@ type Summary struct {
 	SQNR *float64 `json:"sqnr_db,omitempty"`
 	// WeightedSQNR is the same mean of TensorResult.WeightedSQNR.
 	WeightedSQNR *float64 `json:"weighted_sqnr_db,omitempty"`
+	// SQNRUnrotated is, for a conversion with a rotation, the same mean
+	// of TensorResult.SQNRUnrotated: the SQNR without the rotation.
+	SQNRUnrotated *float64 `json:"sqnr_unrotated_db,omitempty"`
 	// Importance counts the tensors by TensorResult.Importance (with an
 	// importance matrix).
 	Importance map[string]int `json:"importance,omitempty"`
@@ -36,7 +39,7 @@ type TypeCount struct {
 func (r *Result) Summarize() Summary {
 	var s Summary
 	count := map[string]int{}
-	var sq, wsq MeanSQNR
+	var sq, wsq, usq MeanSQNR
 	var bits float64
 	var elements int64
 	for _, t := range r.Tensors {
@@ -60,6 +63,9 @@ func (r *Result) Summarize() Summary {
 			elements += n
 			sq.Add(t.SQNR, n)
 			wsq.Add(t.WeightedSQNR, n)
+			if t.Rotation != "" {
+				usq.Add(t.SQNRUnrotated, n)
+			}
 		}
 	}
 	for typ, n := range count {
@@ -72,7 +78,7 @@ func (r *Result) Summarize() Summary {
 	if elements > 0 {
 		s.Bits = bits / float64(elements)
 	}
-	s.SQNR, s.WeightedSQNR = sq.Mean(), wsq.Mean()
+	s.SQNR, s.WeightedSQNR, s.SQNRUnrotated = sq.Mean(), wsq.Mean(), usq.Mean()
 	return s
 }
 

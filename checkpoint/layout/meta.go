@@ -32,6 +32,11 @@ const (
 	// KeyDropped is a JSON object: each input tensor a llama.cpp model GGUF
 	// leaves out (a tied output head, rotary frequencies) → why.
 	KeyDropped = "tcast.dropped"
+	// KeyRotated is a JSON object: each weight whose values were rotated
+	// before the cast (convert.Options.Rotate) → its RotationInfo. Only the
+	// tcast layout records it (RecordsRotation); package load undoes the
+	// rotation when it dequantizes.
+	KeyRotated = "tcast.rotated"
 	// KeySynth describes a checkpoint tcast synth wrote (its parameters).
 	KeySynth = "tcast.synth"
 	// KeyWeightPrefix + W is the JSON description (WeightInfo) of weight W

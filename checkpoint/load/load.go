@@ -91,6 +91,10 @@ type Info struct {
 	// (gpt-oss experts): Tensor gives it as stored, Float32 as the module
 	// holds it.
 	Transposed bool
+	// Rotation is the rotation of a weight whose values were rotated before
+	// they were cast (tcast convert -rotate; "hadamard:32"), "" for none:
+	// Tensor gives the rotated values as cast, Float32 undoes the rotation.
+	Rotation string
 }
 
 // Quantized reports whether the tensor is stored in a cast form.
@@ -115,6 +119,7 @@ type Checkpoint struct {
 	tensors []Info
 	index   map[string]int
 	broken  map[string]error // weights whose stored tensors do not decode
+	rotated map[string]layout.Rotated
 }
 
 // Open opens the checkpoint at path (see the package comment).
@@ -442,7 +447,10 @@ var plainDataTypes = map[safetensors.DType]string{
 }
 
 // Float32 returns the values of logical tensor name as float32, dequantized
-// exactly, in the module's orientation, and its shape.
+// exactly, in the module's orientation, and its shape. A weight rotated
+// before its cast (Info.Rotation) is rotated back: its values are then the
+// dequantized ones times the rotation, each rounded once to float32 (see
+// rotate.Rotation.Apply).
 func (c *Checkpoint) Float32(name string) ([]float32, []int, error) {
 	info, err := c.Info(name)
 	if err != nil {
@@ -456,6 +464,11 @@ func (c *Checkpoint) Float32(name string) ([]float32, []int, error) {
 		v, err := tcast.Decompress(t)
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s: weight %s: %w", c.path, name, err)
+		}
+		if r, ok := c.rotated[name]; ok {
+			if err := r.Rotation.Apply(v, t.Shape, r.Axis); err != nil {
+				return nil, nil, fmt.Errorf("%s: weight %s: undoing %s %s: %w", c.path, name, layout.KeyRotated, r.Rotation, err)
+			}
 		}
 		if info.Transposed {
 			v, _ = layout.TransposeLast2(v, t.Shape)
@@ -618,6 +631,14 @@ func (c *Checkpoint) detect() error {
 				swapped[n] = true
 			}
 		}
+		rot, err := layout.ReadRotated(c.meta)
+		if err != nil {
+			return fmt.Errorf("%s: %w", c.file, err)
+		}
+		if len(rot) > 0 && !layout.RecordsRotation(l) {
+			return fmt.Errorf("%s: __metadata__ %s: the %s layout records no rotation", c.file, layout.KeyRotated, l.Name())
+		}
+		c.rotated = rot
 	default:
 		c.lay, weights = c.foreign()
 	}
@@ -711,6 +732,9 @@ func (c *Checkpoint) group(weights map[string][]string, swapped map[string]bool)
 			}
 			if info.Transposed {
 				info.Shape = layout.SwapLast2(info.Shape)
+			}
+			if r, ok := c.rotated[name]; ok {
+				info.Rotation = r.Rotation.String()
 			}
 		case c.gf != nil:
 			gt, _ := c.gf.Tensor(st.Name)

@@ -20,6 +20,7 @@ import (
 	"github.com/tensorcast-go/tensorcast/checkpoint/imatrix"
 	"github.com/tensorcast-go/tensorcast/checkpoint/layout"
 	"github.com/tensorcast-go/tensorcast/checkpoint/npy"
+	"github.com/tensorcast-go/tensorcast/rotate"
 	"github.com/tensorcast-go/tensorcast/scale"
 	"github.com/tensorcast-go/tensorcast/sparsity"
 	tc "github.com/tensorcast-go/tensorcast/tcast"
@@ -94,6 +95,7 @@ func runConvert(args []string, stdout, stderr io.Writer) error {
 	fs.Var(typeForFlag{&typeFor}, "type-for", "with -layout gguf, give tensors whose GGUF name matches `RE=TYPE` that type (repeatable; the first match wins; e.g. ffn_down=q6_k)")
 	imPath := fs.String("imatrix", "", "llama.cpp's importance matrix `FILE` (GGUF, legacy .dat, or .npz) weighting the error of the quantizers that search (-layout gguf's types, codebook datatypes)")
 	pure := fs.Bool("gguf-pure", false, "with a GGUF mix, give every weight it quantizes the mix's base type (llama-quantize --pure)")
+	rot := fs.String("rotate", "", "rotate each cast weight along the scaled axis before the cast: `hadamard[:BLOCK]`, a normalised Walsh–Hadamard matrix on blocks of BLOCK values (a power of two; default the datatype's block, or 128); tcast layout only, undone by decompress, verify and load")
 	prof := addProfileFlags(fs)
 	var renames renameFlag
 	fs.Var(&renames, "rename", "rename output tensors: `RE=REPL` replaces matches of RE with REPL (repeatable; e.g. to fit GGUF's 63-byte names)")
@@ -111,6 +113,9 @@ func runConvert(args []string, stdout, stderr io.Writer) error {
 		GGUFPure: *pure, TypeFor: typeFor, DataTypeName: *name}
 	if opts.Layout, err = layout.Get(*lay); err != nil {
 		return usagef("-layout: %v", err)
+	}
+	if opts.Rotate, err = rotate.Parse(*rot); err != nil {
+		return usagef("-rotate: %v", err)
 	}
 	pruner, isPruner := opts.Layout.(layout.Pruner)
 	switch {
@@ -449,6 +454,13 @@ func printReport(out io.Writer, r *convert.Result) {
 			}
 			notes = append(notes, n)
 		}
+		if t.Rotation != "" {
+			n := "rotated " + t.Rotation
+			if t.SQNRUnrotated != nil {
+				n += fmt.Sprintf(" (%.2f dB without)", *t.SQNRUnrotated)
+			}
+			notes = append(notes, n)
+		}
 		if t.Lost > 0 {
 			notes = append(notes, fmt.Sprintf("%d finite values became NaN or Inf", t.Lost))
 		}
@@ -465,6 +477,9 @@ func printReport(out io.Writer, r *convert.Result) {
 	}
 	fmt.Fprintf(w, "%s → %s (%s, %s): %d tensors, %d cast, %d kept; %d bytes in, %d bytes out, ratio %.2f, %.2f s, %.3f GB/s\n",
 		r.Input, r.Output, lay, r.DataType, len(r.Tensors), len(r.Tensors)-kept, kept, r.BytesIn, r.BytesOut, r.Ratio(), r.Seconds, r.GBps())
+	if s := r.Summarize(); s.SQNRUnrotated != nil && s.SQNR != nil {
+		fmt.Fprintf(w, "rotation: SQNR %.2f dB with it, %.2f dB without (mean by elements of the rotated weights)\n", *s.SQNR, *s.SQNRUnrotated)
+	}
 }
 
 // keptDType names what the output stores a kept tensor as: "kept F32", or
