@@ -30,7 +30,8 @@ table{border-collapse:collapse;font-size:13px}
 th,td{padding:3px 8px;border-bottom:1px solid #eee;text-align:right}
 th{background:#f6f6f6}
 td.l,th.l{text-align:left}
-td.name{font-family:ui-monospace,monospace;text-align:left}
+td.name{font-family:ui-monospace,monospace;text-align:left;word-break:break-all}
+td.l{white-space:nowrap}
 td.bad{color:#b00}
 span.key{display:inline-block;width:12px;height:12px;margin-right:6px;vertical-align:-1px}
 svg{display:block;margin:6px 0 14px}
@@ -106,7 +107,7 @@ func dB(p *float64) string {
 
 // summary is the table of recipes.
 func (r *Report) summary(p *page) {
-	p.printf("<h2>Recipes</h2>\n<table>\n<tr><th class=\"l\">recipe</th><th class=\"l\">layout</th><th class=\"l\">checkpoint</th><th>tensors converted</th><th>bits/value</th><th>SQNR dB</th></tr>\n")
+	p.printf("<h2>Recipes</h2>\n<table>\n<tr><th class=\"l\">recipe</th><th class=\"l\">datatype</th><th class=\"l\">layout</th><th class=\"l\">checkpoint</th><th>tensors converted</th><th>bits/value</th><th>SQNR dB</th></tr>\n")
 	for i, rec := range r.Recipes {
 		n := 0
 		for _, t := range rec.Tensors {
@@ -118,8 +119,8 @@ func (r *Report) summary(p *page) {
 		if rec.SQNR != nil {
 			sq = num(*rec.SQNR, 2)
 		}
-		p.printf("<tr><td class=\"l\"><span class=\"key\" style=\"background:%s\"></span>%s</td><td class=\"l\">%s</td><td class=\"name\">%s</td><td>%d of %d</td><td>%s</td><td>%s</td></tr>\n",
-			colour(i), esc(rec.Label), esc(rec.Layout), esc(rec.Path), n, len(rec.Tensors), num(rec.Bits, 3), sq)
+		p.printf("<tr><td class=\"l\"><span class=\"key\" style=\"background:%s\"></span>%s</td><td class=\"l\">%s</td><td class=\"l\">%s</td><td class=\"name\">%s</td><td>%d of %d</td><td>%s</td><td>%s</td></tr>\n",
+			colour(i), esc(rec.Label), esc(rec.DataType), esc(rec.Layout), esc(rec.Path), n, len(rec.Tensors), num(rec.Bits, 3), sq)
 	}
 	p.printf("</table>\n<p class=\"note\">bits/value counts every stored byte of a converted weight (values, scales, masks); SQNR is 10·log10(signal/error power); both are means over the converted tensors weighted by their numbers of elements.</p>\n")
 }
@@ -216,21 +217,32 @@ func niceTicks(lo, hi float64) []float64 {
 		d := math.Max(math.Abs(lo)*0.1, 1)
 		lo, hi = lo-d, hi+d
 	}
+	// step = m·10^e; ticks are k·m·10^e, computed from integers so that
+	// they are the nearest float64 to the decimal (0.15, not
+	// 0.15000000000000002).
 	raw := (hi - lo) / 5
-	mag := math.Pow(10, math.Floor(math.Log10(raw)))
-	step := mag
-	for _, m := range []float64{1, 2, 5, 10} {
-		if m*mag >= raw {
-			step = m * mag
+	e := int(math.Floor(math.Log10(raw)))
+	m := 10
+	for _, c := range []int{1, 2, 5} {
+		if float64(c)*math.Pow(10, float64(e)) >= raw {
+			m = c
 			break
 		}
 	}
+	at := func(k int) float64 {
+		if e < 0 {
+			return float64(k*m) / math.Pow(10, float64(-e))
+		}
+		return float64(k*m) * math.Pow(10, float64(e))
+	}
+	step := at(1)
+	k := int(math.Floor(lo / step))
 	var ticks []float64
-	for v := math.Floor(lo/step) * step; v <= hi+step*1e-9; v += step {
-		ticks = append(ticks, math.Round(v/step)*step)
+	for ; at(k) <= hi; k++ {
+		ticks = append(ticks, at(k))
 	}
 	if ticks[len(ticks)-1] < hi {
-		ticks = append(ticks, ticks[len(ticks)-1]+step)
+		ticks = append(ticks, at(k))
 	}
 	return ticks
 }
@@ -421,6 +433,33 @@ func (r *Report) histograms(p *page) {
 	}
 }
 
+// histRange returns the binades [lo, hi) the histograms draw: those that
+// count any element, widened to at least 12 binades and one on either side
+// where there is room.
+func histRange(hs []*Histogram) (lo, hi int) {
+	lo, hi = histBins, 0
+	for _, h := range hs {
+		for b, c := range h.Counts {
+			if c > 0 {
+				lo, hi = min(lo, b), max(hi, b+1)
+			}
+		}
+	}
+	if lo >= hi {
+		return 0, histBins
+	}
+	lo, hi = max(lo-1, 0), min(hi+1, histBins)
+	for hi-lo < 12 {
+		if lo > 0 {
+			lo--
+		}
+		if hi-lo < 12 && hi < histBins {
+			hi++
+		}
+	}
+	return lo, hi
+}
+
 // histogram draws histograms as step outlines over the same binades.
 func histogram(p *page, id string, hs []*Histogram, recipes []int) {
 	const pw, ph = histW - padL - padR, histH - padT - padB
@@ -438,7 +477,9 @@ func histogram(p *page, id string, hs []*Histogram, recipes []int) {
 	}
 	ticks := niceTicks(0, top)
 	yTop := ticks[len(ticks)-1]
-	xAt := func(e float64) float64 { return padL + pw*(e-histMinExp)/histBins }
+	b0, b1 := histRange(hs)
+	e0, e1 := float64(histMinExp+b0), float64(histMinExp+b1)
+	xAt := func(e float64) float64 { return padL + pw*(e-e0)/(e1-e0) }
 	yAt := func(f float64) float64 { return padT + ph*(1-f/yTop) }
 	p.printf("<svg id=\"%s\" class=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" role=\"img\" aria-label=\"relative error histogram\">\n",
 		id, histW, histH, histW, histH)
@@ -450,9 +491,13 @@ func histogram(p *page, id string, hs []*Histogram, recipes []int) {
 			padL, y, padL+pw, y, padL-6, y, num(100*t, dec))
 	}
 	p.printf("<line class=\"axis\" x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\"/>\n", padL, padT+ph, padL+pw, padT+ph)
-	// Ticks at powers of ten: 10^k sits at binade k·log2(10).
-	for k := -7; k <= 1; k++ {
-		x := num(xAt(float64(k)*math.Log2(10)), 1)
+	// Ticks at the powers of ten in range: 10^k sits at binade k·log2(10).
+	for k := -8; k <= 2; k++ {
+		e := float64(k) * math.Log2(10)
+		if e < e0 || e > e1 {
+			continue
+		}
+		x := num(xAt(e), 1)
 		p.printf("<line class=\"axis\" x1=\"%s\" y1=\"%d\" x2=\"%s\" y2=\"%d\"/><text x=\"%s\" y=\"%d\" text-anchor=\"middle\">1e%d</text>\n",
 			x, padT+ph, x, padT+ph+4, x, padT+ph+16, k)
 	}
@@ -463,12 +508,12 @@ func histogram(p *page, id string, hs []*Histogram, recipes []int) {
 			continue
 		}
 		c := colour(recipes[i])
-		pts := []string{num(xAt(histMinExp), 1) + "," + num(yAt(0), 1)}
-		for b, n := range h.Counts {
-			y := num(yAt(float64(n)/tot), 1)
+		pts := []string{num(xAt(e0), 1) + "," + num(yAt(0), 1)}
+		for b := b0; b < b1; b++ {
+			y := num(yAt(float64(h.Counts[b])/tot), 1)
 			pts = append(pts, num(xAt(float64(histMinExp+b)), 1)+","+y, num(xAt(float64(histMinExp+b+1)), 1)+","+y)
 		}
-		pts = append(pts, num(xAt(histMinExp+histBins), 1)+","+num(yAt(0), 1))
+		pts = append(pts, num(xAt(e1), 1)+","+num(yAt(0), 1))
 		p.printf("<polygon fill=\"%s\" fill-opacity=\"0.15\" stroke=\"%s\" stroke-width=\"1.5\" points=\"%s\"/>\n", c, c, strings.Join(pts, " "))
 	}
 	p.printf("</svg>\n")

@@ -19,6 +19,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/convert"
 	"github.com/tensorcast-go/tensorcast/checkpoint/layout"
@@ -33,7 +34,8 @@ type Options struct {
 	// file name.
 	Title string
 	// Labels name the recipes, one per converted checkpoint in order; a
-	// missing or empty label is the checkpoint's datatype and file name.
+	// missing or empty label is the checkpoint's file name without its
+	// extension.
 	Labels []string
 	// Histograms is the number of tensors whose relative error histogram is
 	// drawn, the worst (lowest SQNR of any recipe) first; 0 means 6, a
@@ -232,7 +234,8 @@ func buildRecipe(orig, conv string) (*Recipe, error) {
 	if err != nil {
 		return nil, err
 	}
-	rec := &Recipe{Label: filepath.Base(conv), Path: conv, Layout: c.Layout()}
+	base := filepath.Base(conv)
+	rec := &Recipe{Label: strings.TrimSuffix(base, filepath.Ext(base)), Path: conv, Layout: c.Layout()}
 	var dts []string
 	var sq convert.MeanSQNR
 	var bits float64
@@ -276,9 +279,6 @@ func buildRecipe(orig, conv string) (*Recipe, error) {
 			rec.DataType += ", "
 		}
 		rec.DataType += d
-	}
-	if rec.DataType != "" {
-		rec.Label = rec.DataType + " (" + rec.Label + ")"
 	}
 	if elements > 0 {
 		rec.Bits = bits / float64(elements)
