@@ -10,8 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-
-	"github.com/tensorcast-go/tensorcast/internal/atomicfile"
 )
 
 // palette colours the recipes, in order (then again).
@@ -40,16 +38,6 @@ svg text{font-size:11px;fill:#333}
 .axis{stroke:#888;stroke-width:1}
 div.masks{display:flex;flex-wrap:wrap;gap:8px 24px}
 `
-
-// WriteFile writes the report's page to path, atomically, replacing an
-// existing file.
-func (r *Report) WriteFile(path string) error {
-	var b strings.Builder
-	if err := r.WriteHTML(&b); err != nil {
-		return err
-	}
-	return atomicfile.WriteFile(path, []byte(b.String()))
-}
 
 // WriteHTML writes the report as one self-contained HTML page.
 func (r *Report) WriteHTML(w io.Writer) error {
