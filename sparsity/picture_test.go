@@ -55,3 +55,17 @@ func splitLines(s string) []string {
 	}
 	return out
 }
+
+func TestDensityMap(t *testing.T) {
+	// Rows .##.##.. and #..#.##. (LSB first): cells of 2×3 with MaxCols 3,
+	// the last column of cells 2 wide. Kept per cell, by hand: columns 0-2
+	// hold .## and #.. (3 of 6), 3-5 .## and #.# (4 of 6), 6-7 .. and #. (1 of 4).
+	m, err := UnpackRows([]byte{0x36, 0x69}, []int{2, 8})
+	require.NoError(t, err)
+	g := DensityMap(m, PictureOptions{MaxRows: 1, MaxCols: 3})
+	assert.Equal(t, DensityGrid{Rows: 2, Cols: 8, BlockRows: 2, BlockCols: 3, Kept: 8, Len: 16,
+		Cells: [][]float64{{0.5, 4.0 / 6, 0.25}}}, g)
+	empty, err := mask.New([]int{0, 4})
+	require.NoError(t, err)
+	assert.Empty(t, DensityMap(empty, PictureOptions{}).Cells)
+}

@@ -66,6 +66,12 @@ type VerifyOptions struct {
 	// entry for any converted weight (a matrix of another model), which
 	// leaves every WeightedSQNR nil.
 	Warn func(msg string)
+	// Observe, when set, is called for each float tensor compared, in the
+	// source's order, with its result and both sets of values: the
+	// source's (after the conversion's transform) and the converted
+	// checkpoint's, dequantized. The slices are valid only during the call.
+	// The HTML report (package report) measures its error histograms so.
+	Observe func(r *VerifyResult, want, got []float32)
 }
 
 // ErrMismatch is matched by the error of Verify when the two checkpoints do
@@ -177,6 +183,9 @@ func VerifyWith(orig, conv string, o VerifyOptions) ([]VerifyResult, error) {
 				}
 			}
 			r.WeightedSQNR = weightedSQNR(o.Imatrix, iname, shape, want, got)
+		}
+		if o.Observe != nil {
+			o.Observe(&r, want, got)
 		}
 		out = append(out, r)
 		src.Release(ti.Name)

@@ -20,6 +20,7 @@ import (
 	"github.com/tensorcast-go/tensorcast/checkpoint/imatrix"
 	"github.com/tensorcast-go/tensorcast/checkpoint/layout"
 	"github.com/tensorcast-go/tensorcast/checkpoint/npy"
+	"github.com/tensorcast-go/tensorcast/checkpoint/report"
 	"github.com/tensorcast-go/tensorcast/rotate"
 	"github.com/tensorcast-go/tensorcast/scale"
 	"github.com/tensorcast-go/tensorcast/sparsity"
@@ -31,7 +32,7 @@ const convertUsage = "tcast convert IN -dtype NAME -o OUT [-layout LAYOUT] [-inc
 	"                    [-sparsity N:M [-sparsity-criterion magnitude|wanda] [-act-norms NORMS.npz]\n" +
 	"                     [-sparsity-format dense|sparse-bitmask|sparse-24-bitmask]]\n" +
 	"                    [-gguf-generic] [-gguf-pre NAME] [-gguf-pure] [-type-for RE=TYPE ...] [-imatrix FILE]\n" +
-	"                    [-cpuprofile FILE] [-memprofile FILE]\n\n" +
+	"                    [-report FILE.html] [-cpuprofile FILE] [-memprofile FILE]\n\n" +
 	"IN is a checkpoint: a .safetensors file, a model.safetensors.index.json, a .gguf file, or a directory\n" +
 	"holding one, plain or quantized in any layout tcast reads (quantized weights are dequantized exactly,\n" +
 	"then cast). OUT is a directory (weights, shards and config files go in it), or a .safetensors file\n" +
@@ -96,6 +97,7 @@ func runConvert(args []string, stdout, stderr io.Writer) error {
 	imPath := fs.String("imatrix", "", "llama.cpp's importance matrix `FILE` (GGUF, legacy .dat, or .npz) weighting the error of the quantizers that search (-layout gguf's types, codebook datatypes)")
 	pure := fs.Bool("gguf-pure", false, "with a GGUF mix, give every weight it quantizes the mix's base type (llama-quantize --pure)")
 	rot := fs.String("rotate", "", "rotate each cast weight along the scaled axis before the cast: `hadamard[:BLOCK]`, a normalised Walsh–Hadamard matrix on blocks of BLOCK values (a power of two; default the datatype's block, or 128); tcast layout only, undone by decompress, verify and load")
+	reportPath := fs.String("report", "", "also write the HTML report of the conversion to `FILE` (as tcast report -o FILE IN OUT)")
 	prof := addProfileFlags(fs)
 	var renames renameFlag
 	fs.Var(&renames, "rename", "rename output tensors: `RE=REPL` replaces matches of RE with REPL (repeatable; e.g. to fit GGUF's 63-byte names)")
@@ -233,6 +235,14 @@ func runConvert(args []string, stdout, stderr io.Writer) error {
 		// measurable cost in speed.
 		debug.SetGCPercent(50)
 	}
+	if *reportPath != "" {
+		if overlaps(*reportPath, *out) {
+			return usagef("-report %s: write the report outside the output %s", *reportPath, *out)
+		}
+		if err := checkReportOutput(*reportPath, *force, pos[0]); err != nil {
+			return err
+		}
+	}
 	pr, err := prof.start(*force, *out, func() []string { return checkpointInputs(pos[0]) })
 	if err != nil {
 		return err
@@ -246,6 +256,11 @@ func runConvert(args []string, stdout, stderr io.Writer) error {
 	}
 	for _, w := range res.Warnings {
 		fmt.Fprintf(stderr, "tcast convert: warning: %s\n", w)
+	}
+	if *reportPath != "" {
+		if err := writeReport(*reportPath, *force, pos[0], []string{res.Output}, report.Options{}); err != nil {
+			return fmt.Errorf("-report %s: %w", *reportPath, err)
+		}
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)

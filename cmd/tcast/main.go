@@ -4,8 +4,9 @@
 //
 //	tcast convert IN -dtype NAME -o OUT [-layout L] [-include RE] [-exclude RE] [-axis N]
 //	              [-scale-mode MODE] [-workers K] [-shard-size SIZE] [-rename RE=REPL] [-force] [-json]
-//	              [-cpuprofile FILE] [-memprofile FILE]
+//	              [-report FILE.html] [-cpuprofile FILE] [-memprofile FILE]
 //	tcast verify [-min-sqnr DB] [-json] ORIG CONVERTED
+//	tcast report -o REPORT.html [-title T] [-label L,...] [-force] ORIG CONVERTED...
 //	tcast inspect [-json] [-stats=false] CHECKPOINT|CASTDIR
 //	tcast synth -o FILE -layers L -hidden H [-dtype bf16|f16|f32] [-seed S] [-vocab V] [-force]
 //	tcast cast -dtype NAME [-axis N] [-scale-mode MODE] [-round even|away|zero|stochastic] [-seed N]
@@ -48,6 +49,7 @@ type command struct {
 var commands = []command{
 	{"convert", "cast the weights of a checkpoint (safetensors, GGUF, any layout) and write them in a loader layout", runConvert},
 	{"verify", "compare a converted checkpoint with its source: SQNR, MSE, max abs error per tensor", runVerify},
+	{"report", "draw converted checkpoints against their source as one HTML page: per-layer SQNR and bits, worst tensors, error histograms, masks", runReport},
 	{"inspect", "list a checkpoint's or cast directory's tensors, quantized weights and value statistics", runInspect},
 	{"synth", "write a deterministic transformer-shaped checkpoint for benchmarks and tests", runSynth},
 	{"cast", "cast an .npy array to a datatype: codes, dequantized values, packed bytes, scales, info.json", runCast},

@@ -1,0 +1,300 @@
+// Package report compares converted checkpoints with their source and
+// draws the comparison as one self-contained HTML page: per layer, the SQNR
+// and bits per value of each recipe (each converted checkpoint); a
+// histogram of the relative error of the worst tensors; the worst tensors
+// first in a table; the keep mask of sparse weights as a density picture.
+// The page holds its CSS and SVG inline, runs no script and loads nothing:
+// it opens offline. It is well-formed XML as well as HTML, and the same
+// checkpoints always give the same bytes.
+//
+// Build measures (reading every tensor of the source and of each converted
+// checkpoint, as convert.Verify does); WriteHTML draws.
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/tensorcast-go/tensorcast/checkpoint/convert"
+	"github.com/tensorcast-go/tensorcast/checkpoint/layout"
+	"github.com/tensorcast-go/tensorcast/checkpoint/load"
+	"github.com/tensorcast-go/tensorcast/sparsity"
+)
+
+// Options control Build and WriteHTML. The zero value draws the defaults
+// given with each field.
+type Options struct {
+	// Title heads the page; "" gives "tcast report: " and the source's
+	// file name.
+	Title string
+	// Labels name the recipes, one per converted checkpoint in order; a
+	// missing or empty label is the checkpoint's file name without its
+	// extension.
+	Labels []string
+	// Histograms is the number of tensors whose relative error histogram is
+	// drawn, the worst (lowest SQNR of any recipe) first; 0 means 6, a
+	// negative number none.
+	Histograms int
+	// Worst is the number of rows of the table of worst tensors; 0 means
+	// 20, a negative number no table.
+	Worst int
+	// Masks is the number of sparse weights whose keep mask is drawn, in
+	// the source's order; 0 means 8, a negative number none.
+	Masks int
+}
+
+func (o *Options) histograms() int { return pick(o.Histograms, 6) }
+func (o *Options) worst() int      { return pick(o.Worst, 20) }
+func (o *Options) masks() int      { return pick(o.Masks, 8) }
+
+// pick returns v, def for 0, and 0 for a negative v.
+func pick(v, def int) int {
+	switch {
+	case v == 0:
+		return def
+	case v < 0:
+		return 0
+	}
+	return v
+}
+
+// Report is what the page shows: a source and the recipes compared with it.
+type Report struct {
+	Title   string   `json:"title"`
+	Source  string   `json:"source"`
+	Recipes []Recipe `json:"recipes"`
+	// Options are those Build was given, for WriteHTML.
+	Options Options `json:"-"`
+}
+
+// Recipe is one converted checkpoint compared with the source.
+type Recipe struct {
+	Label    string   `json:"label"`
+	Path     string   `json:"path"`
+	Layout   string   `json:"layout"`
+	DataType string   `json:"datatype"` // the datatypes of its converted weights, comma-separated
+	Tensors  []Tensor `json:"tensors"`
+	// Bits and SQNR are the means by elements of the converted tensors'
+	// bits per value and SQNR (nil when none has one).
+	Bits float64  `json:"bits_per_value"`
+	SQNR *float64 `json:"sqnr_db,omitempty"`
+}
+
+// Tensor is one tensor of a recipe.
+type Tensor struct {
+	Name  string `json:"name"` // the source's name
+	Shape []int  `json:"shape"`
+	// Layer is the first number among the name's dot-separated parts
+	// (model.layers.3.mlp.up_proj.weight is in layer 3), -1 for none.
+	Layer     int      `json:"layer"`
+	DataType  string   `json:"datatype"` // the converted tensor's datatype or stored type
+	Converted bool     `json:"converted"`
+	Bits      float64  `json:"bits_per_value"` // stored bits per value, every part counted
+	SQNR      *float64 `json:"sqnr_db,omitempty"`
+	MaxAbsErr float64  `json:"max_abs_error"`
+	Lost      int      `json:"nonfinite_outputs,omitempty"`
+	// Errors is the histogram of the relative errors of a converted float
+	// tensor, nil for the others.
+	Errors *Histogram `json:"relative_errors,omitempty"`
+	// Mask is the keep mask's density picture of a sparse weight.
+	Mask *sparsity.DensityGrid `json:"mask,omitempty"`
+}
+
+// Histogram counts a tensor's elements by relative error
+// |converted − source| / |source| in binades: Counts[i] holds the errors in
+// [2^(MinExp+i), 2^(MinExp+i+1)), the first bin also those below, the last
+// also those above.
+type Histogram struct {
+	MinExp int     `json:"min_exp"`
+	Counts []int64 `json:"counts"`
+	// Exact counts the elements equal to their source (±0 equal), Undefined
+	// those whose source is 0 and converted value is not, or that are not
+	// finite on either side.
+	Exact     int64 `json:"exact"`
+	Undefined int64 `json:"undefined"`
+}
+
+// Histogram bins: 2^-24 (float32's relative precision and below) to 2^4.
+const (
+	histMinExp = -24
+	histBins   = 28
+)
+
+// Total returns the number of elements counted.
+func (h *Histogram) Total() int64 {
+	n := h.Exact + h.Undefined
+	for _, c := range h.Counts {
+		n += c
+	}
+	return n
+}
+
+// newHistogram counts the relative errors of got against want.
+func newHistogram(want, got []float32) *Histogram {
+	h := &Histogram{MinExp: histMinExp, Counts: make([]int64, histBins)}
+	for i, w := range want {
+		g := got[i]
+		d := math.Abs(float64(g) - float64(w))
+		switch {
+		case g == w:
+			h.Exact++
+		case w == 0 || math.IsNaN(d) || math.IsInf(d, 0):
+			h.Undefined++
+		default:
+			// r = f·2^e with f in [0.5, 1): r lies in [2^(e-1), 2^e).
+			_, e := math.Frexp(d / math.Abs(float64(w)))
+			h.Counts[min(max(e-1-histMinExp, 0), histBins-1)]++
+		}
+	}
+	return h
+}
+
+// layerRE finds the layer number of a tensor name.
+var layerRE = regexp.MustCompile(`(?:^|\.)(\d+)(?:\.|$)`)
+
+// LayerOf returns the first number among name's dot-separated parts, -1
+// for none: 3 for model.layers.3.mlp.up_proj.weight and blk.3.attn_q.weight.
+func LayerOf(name string) int {
+	m := layerRE.FindStringSubmatch(name)
+	if m == nil {
+		return -1
+	}
+	n, err := strconv.Atoi(m[1])
+	if err != nil {
+		return -1
+	}
+	return n
+}
+
+// Build compares each converted checkpoint with the source orig (both
+// opened with load.Open: any layout, GGUF included) and returns the report.
+// Every tensor is read once from each; tensors are paired as
+// convert.Verify pairs them.
+func Build(orig string, converted []string, o Options) (*Report, error) {
+	if len(converted) == 0 {
+		return nil, fmt.Errorf("report of %s: no converted checkpoint to compare", orig)
+	}
+	r := &Report{Title: o.Title, Source: orig, Options: o}
+	if r.Title == "" {
+		r.Title = "tcast report: " + filepath.Base(orig)
+	}
+	for i, conv := range converted {
+		rec, err := buildRecipe(orig, conv)
+		if err != nil {
+			return nil, err
+		}
+		if i < len(o.Labels) && o.Labels[i] != "" {
+			rec.Label = o.Labels[i]
+		}
+		r.Recipes = append(r.Recipes, *rec)
+	}
+	return r, nil
+}
+
+// buildRecipe compares one converted checkpoint with the source.
+func buildRecipe(orig, conv string) (*Recipe, error) {
+	c, err := load.Open(conv)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	ins, err := load.Inspect(c, load.InspectOptions{})
+	if err != nil {
+		return nil, err
+	}
+	weights := map[string]load.Weight{}
+	for _, w := range ins.Converted {
+		weights[w.Name] = w
+	}
+	// Tensors the conversion renamed are found by their source names.
+	convName := map[string]string{}
+	if js, ok := c.Metadata()[layout.KeyRenamed]; ok {
+		var renamed map[string]string
+		if err := json.Unmarshal([]byte(js), &renamed); err != nil {
+			return nil, fmt.Errorf("%s: metadata %s: %w", conv, layout.KeyRenamed, err)
+		}
+		for n, src := range renamed {
+			convName[src] = n
+		}
+	}
+	hists := map[string]*Histogram{}
+	res, err := convert.VerifyWith(orig, conv, convert.VerifyOptions{
+		Observe: func(r *convert.VerifyResult, want, got []float32) {
+			if r.Converted {
+				hists[r.Name] = newHistogram(want, got)
+			}
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	base := filepath.Base(conv)
+	rec := &Recipe{Label: strings.TrimSuffix(base, filepath.Ext(base)), Path: conv, Layout: c.Layout()}
+	var dts []string
+	var sq convert.MeanSQNR
+	var bits float64
+	var elements int64
+	for _, v := range res {
+		name := v.Name
+		if n, ok := convName[name]; ok {
+			name = n
+		}
+		t := Tensor{Name: v.Name, Shape: v.Shape, Layer: LayerOf(v.Name), DataType: v.DataType, Converted: v.Converted,
+			SQNR: v.SQNR, MaxAbsErr: v.MaxAbsErr, Lost: v.Lost, Errors: hists[v.Name]}
+		n := elementsOf(v.Shape)
+		if info, err := c.Info(name); err == nil && n > 0 {
+			t.Bits = float64(8*info.Size) / float64(n)
+		}
+		if w, ok := weights[name]; ok {
+			t.Bits = w.BitsPerValue
+			if w.Density != nil {
+				tt, err := c.Tensor(name)
+				if err != nil {
+					return nil, err
+				}
+				if tt.Mask != nil {
+					g := sparsity.DensityMap(tt.Mask, sparsity.PictureOptions{MaxRows: 48, MaxCols: 96})
+					t.Mask = &g
+				}
+			}
+		}
+		if t.Converted {
+			if !slices.Contains(dts, t.DataType) {
+				dts = append(dts, t.DataType)
+			}
+			bits += t.Bits * float64(n)
+			elements += n
+			sq.Add(t.SQNR, n)
+		}
+		rec.Tensors = append(rec.Tensors, t)
+	}
+	for i, d := range dts {
+		if i > 0 {
+			rec.DataType += ", "
+		}
+		rec.DataType += d
+	}
+	if elements > 0 {
+		rec.Bits = bits / float64(elements)
+	}
+	rec.SQNR = sq.Mean()
+	return rec, nil
+}
+
+// elementsOf returns the number of elements of a tensor of the given shape.
+func elementsOf(shape []int) int64 {
+	n := int64(1)
+	for _, d := range shape {
+		if d < 0 {
+			return 0
+		}
+		n *= int64(d)
+	}
+	return n
+}

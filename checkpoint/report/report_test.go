@@ -1,0 +1,291 @@
+package report
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/xml"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tensorcast-go/tensorcast/checkpoint/convert"
+	"github.com/tensorcast-go/tensorcast/checkpoint/safetensors"
+	"github.com/tensorcast-go/tensorcast/sparsity"
+	"github.com/tensorcast-go/tensorcast/tcast"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/golden.html")
+
+func TestLayerOf(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		want int
+	}{
+		{"model.layers.3.mlp.up_proj.weight", 3},
+		{"blk.12.attn_q.weight", 12},
+		{"model.layers.10.experts.7.w1", 10},
+		{"0.weight", 0},
+		{"lm_head.weight", -1},
+		{"conv2d/Conv2D_weights", -1},
+		{"model.embed_tokens2.weight", -1},
+	} {
+		assert.Equal(t, c.want, LayerOf(c.name), c.name)
+	}
+}
+
+func TestHistogram(t *testing.T) {
+	want := []float32{1, 1, 1, 0, 2, 1, 1, 0, 1}
+	got := []float32{
+		1,               // exact
+		1.5,             // 1/2: [2^-1, 2^0), bin 23
+		1.25,            // 1/4: [2^-2, 2^-1), bin 22
+		0.1,             // zero source: undefined
+		2 + 1.0/(1<<22), // 2^-23: [2^-23, 2^-22), bin 1
+		float32(math.NaN()),
+		100,  // 99: above 2^4, the last bin
+		0,    // -0 equals 0: exact
+		1e-9, // relative error 1 − 1e-9: [2^-1, 2^0), bin 23
+	}
+	got[7] = float32(math.Copysign(0, -1))
+	h := newHistogram(want, got)
+	c := make([]int64, histBins)
+	c[23], c[22], c[1], c[27] = 2, 1, 1, 1
+	assert.Equal(t, &Histogram{MinExp: -24, Counts: c, Exact: 2, Undefined: 2}, h)
+	assert.Equal(t, int64(len(want)), h.Total())
+}
+
+func TestNiceTicks(t *testing.T) {
+	assert.Equal(t, []float64{10, 12, 14, 16, 18, 20}, niceTicks(10.3, 19.2))
+	assert.Equal(t, []float64{0, 0.05, 0.1, 0.15, 0.2, 0.25}, niceTicks(0, 0.23))
+	// (6 − 4.25)/5 = 0.35: steps of 0.5 from 4 (the multiple below 4.25).
+	assert.Equal(t, []float64{4, 4.5, 5, 5.5, 6}, niceTicks(4.25, 6))
+	// 0.375/5 = 0.075: steps of 0.1 from 4.1.
+	assert.Equal(t, []float64{4.1, 4.2, 4.3, 4.4, 4.5}, niceTicks(4.125, 4.5))
+	// One value: a band of ±1 around it, [3.25, 5.25], in steps of 0.5.
+	assert.Equal(t, []float64{3, 3.5, 4, 4.5, 5, 5.5}, niceTicks(4.25, 4.25))
+}
+
+// fixture writes a small checkpoint of three layers (two F32 weights of
+// 8×128 and a norm each, and an embedding with no layer number) and
+// converts it to mxfp4, int4_g128 and mxfp4 with 2:4 sparsity. It returns
+// the source and the converted paths, relative to dir.
+func fixture(t *testing.T, dir string) (string, []string) {
+	t.Helper()
+	var ts []safetensors.Tensor
+	add := func(name string, shape []int, seed float64) {
+		n := 1
+		for _, d := range shape {
+			n *= d
+		}
+		b := make([]byte, 4*n)
+		for i := range n {
+			// Smooth values with a few large ones per row: the int4
+			// groups lose more than MXFP4's blocks.
+			v := math.Sin(float64(i)*0.731+seed) * (1 + seed/4)
+			if i%61 == 0 {
+				v *= 6
+			}
+			binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(float32(v)))
+		}
+		ts = append(ts, safetensors.Tensor{Name: name, DType: safetensors.F32, Shape: shape, Data: b})
+	}
+	add("model.embed_tokens.weight", []int{16, 128}, 0.5)
+	for l := range 3 {
+		add(fmt.Sprintf("model.layers.%d.mlp.up_proj.weight", l), []int{8, 128}, float64(l))
+		add(fmt.Sprintf("model.layers.%d.mlp.down_proj.weight", l), []int{8, 128}, float64(l)+0.25)
+		add(fmt.Sprintf("model.layers.%d.input_layernorm.weight", l), []int{128}, 1)
+	}
+	src := filepath.Join(dir, "source.safetensors")
+	require.NoError(t, safetensors.WriteFile(src, ts, nil))
+	sparse, err := tcast.WithSparsity(tcast.MustLookup("mxfp4"), sparsity.P24)
+	require.NoError(t, err)
+	var outs []string
+	for _, c := range []struct {
+		out string
+		dt  *tcast.DataType
+	}{{"mxfp4", tcast.MustLookup("mxfp4")}, {"int4_g128", tcast.MustLookup("int4_g128")}, {"mxfp4_24", sparse}} {
+		out := filepath.Join(dir, c.out+".safetensors")
+		_, err := convert.Convert(src, out, convert.Options{DataType: c.dt, Include: regexp.MustCompile(`embed_tokens`), Workers: 1})
+		require.NoError(t, err, c.out)
+		outs = append(outs, out)
+	}
+	return src, outs
+}
+
+// built is the report of the fixture, with paths relative to its
+// directory (the test's working directory).
+func built(t *testing.T, o Options) *Report {
+	t.Helper()
+	t.Chdir(t.TempDir())
+	src, outs := fixture(t, ".")
+	r, err := Build(src, outs, o)
+	require.NoError(t, err)
+	return r
+}
+
+func TestBuild(t *testing.T) {
+	r := built(t, Options{Labels: []string{"", "int4 groups"}})
+	require.Len(t, r.Recipes, 3)
+	assert.Equal(t, "tcast report: source.safetensors", r.Title)
+	assert.Equal(t, "mxfp4", r.Recipes[0].Label)
+	assert.Equal(t, "mxfp4e2", r.Recipes[0].DataType)
+	assert.Equal(t, "int4 groups", r.Recipes[1].Label)
+	// Bits per value from the datatypes' definitions: E2M1 and an E8M0
+	// scale per 32 (4 + 8/32); int4 and a float16 scale per 128
+	// (4 + 16/128); 2:4 keeps half of the E2M1 values, with a bit of mask
+	// per element and an E8M0 per 32 kept (2 + 1 + 8/64).
+	for i, want := range []float64{4.25, 4.125, 3.125} {
+		rec := r.Recipes[i]
+		assert.Equal(t, "tcast", rec.Layout)
+		assert.InDelta(t, want, rec.Bits, 1e-9, rec.Label)
+		require.Len(t, rec.Tensors, 10)
+		for _, tt := range rec.Tensors {
+			assert.Equal(t, !strings.Contains(tt.Name, "norm"), tt.Converted, tt.Name)
+			if tt.Converted {
+				assert.InDelta(t, want, tt.Bits, 1e-9, tt.Name)
+				require.NotNil(t, tt.Errors, tt.Name)
+				assert.Equal(t, elementsOf(tt.Shape), tt.Errors.Total(), tt.Name)
+				require.NotNil(t, tt.SQNR, tt.Name)
+			} else {
+				assert.Nil(t, tt.Errors, tt.Name)
+				assert.Equal(t, 32.0, tt.Bits, tt.Name) // kept F32
+			}
+		}
+	}
+	// The SQNR is verify's.
+	vr, err := convert.Verify(r.Source, r.Recipes[1].Path)
+	require.NoError(t, err)
+	for i, v := range vr {
+		assert.Equal(t, v.SQNR, r.Recipes[1].Tensors[i].SQNR, v.Name)
+	}
+	assert.Equal(t, -1, r.Recipes[0].Tensors[0].Layer)
+	assert.Equal(t, 2, r.Recipes[0].Tensors[9].Layer)
+	// Only the sparse recipe has masks: 2:4 keeps half of every row, in
+	// cells of 1×2 elements (128 columns in at most 96 cells).
+	for _, tt := range r.Recipes[2].Tensors {
+		if !tt.Converted {
+			continue
+		}
+		require.NotNil(t, tt.Mask, tt.Name)
+		assert.Equal(t, elementsOf(tt.Shape)/2, int64(tt.Mask.Kept), tt.Name)
+		assert.Equal(t, [2]int{1, 2}, [2]int{tt.Mask.BlockRows, tt.Mask.BlockCols})
+		for _, row := range tt.Mask.Cells {
+			sum := 0.0
+			for _, f := range row {
+				sum += f
+			}
+			assert.Equal(t, float64(len(row))/2, sum)
+		}
+	}
+	assert.Nil(t, r.Recipes[0].Tensors[1].Mask)
+
+	_, err = Build("source.safetensors", nil, Options{})
+	assert.ErrorContains(t, err, "no converted checkpoint")
+	_, err = Build("source.safetensors", []string{"no-such.safetensors"}, Options{})
+	assert.ErrorIs(t, err, os.ErrNotExist)
+}
+
+// goldenReport is the fixture's report as the golden page draws it.
+func goldenReport(t *testing.T) []byte {
+	r := built(t, Options{Title: "golden", Masks: 1, Histograms: 2, Worst: 8})
+	var b bytes.Buffer
+	require.NoError(t, r.WriteHTML(&b))
+	return b.Bytes()
+}
+
+// TestGolden compares the page with testdata/golden.html (go test
+// -update rewrites it; look at it in a browser before committing). Two
+// builds give the same bytes.
+func TestGolden(t *testing.T) {
+	wd, err := os.Getwd()
+	require.NoError(t, err)
+	golden := filepath.Join(wd, "testdata", "golden.html")
+	page := goldenReport(t)
+	assert.Equal(t, page, goldenReport(t), "the page is deterministic")
+	if *update {
+		require.NoError(t, os.MkdirAll(filepath.Dir(golden), 0o777))
+		require.NoError(t, os.WriteFile(golden, page, 0o666))
+	}
+	want, err := os.ReadFile(golden)
+	require.NoError(t, err)
+	assert.Equal(t, string(want), string(page))
+}
+
+// TestWellFormed parses the page as XML: every element closed, every
+// attribute quoted, no entity XML does not know. It holds the sections and
+// plots, and nothing that loads or runs anything.
+func TestWellFormed(t *testing.T) {
+	page := goldenReport(t)
+	d := xml.NewDecoder(bytes.NewReader(page))
+	d.Strict = true
+	counts := map[string]int{}
+	ids := map[string]bool{}
+	for {
+		tok, err := d.Token()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		require.NoError(t, err)
+		if se, ok := tok.(xml.StartElement); ok {
+			counts[se.Name.Local]++
+			for _, a := range se.Attr {
+				assert.NotContains(t, []string{"src", "href", "onload", "onclick"}, a.Name.Local, "nothing loads or runs")
+				if a.Name.Local == "id" {
+					assert.False(t, ids[a.Value], "id %s once", a.Value)
+					ids[a.Value] = true
+				}
+			}
+		}
+	}
+	assert.Zero(t, counts["script"])
+	assert.Zero(t, counts["link"])
+	assert.Zero(t, counts["img"])
+	assert.Equal(t, 1, counts["html"])
+	// Two per-layer charts, two histograms, one mask.
+	assert.Equal(t, 5, counts["svg"])
+	for _, id := range []string{"sqnr", "bits", "hist0", "hist1", "mask0"} {
+		assert.True(t, ids[id], id)
+	}
+	// Three recipes: a line per chart each (the four layers, embedding
+	// "other" included, are consecutive), 4 points each.
+	assert.Equal(t, 6, counts["polyline"])
+	assert.Equal(t, 24, counts["circle"])
+	assert.Equal(t, 6, counts["polygon"]) // histograms: a recipe each
+	s := string(page)
+	assert.Contains(t, s, "<h2>Worst tensors</h2>")
+	assert.Contains(t, s, "13 more converted tensors not shown") // 3 recipes × 7 weights − 8 rows
+	assert.Contains(t, s, "<h2>Sparsity masks</h2>")
+}
+
+func TestHistRange(t *testing.T) {
+	h := func(bins ...int) *Histogram {
+		c := make([]int64, histBins)
+		for _, b := range bins {
+			c[b]++
+		}
+		return &Histogram{MinExp: histMinExp, Counts: c}
+	}
+	for _, c := range []struct {
+		hs     []*Histogram
+		lo, hi int
+	}{
+		{[]*Histogram{h()}, 0, histBins},              // nothing counted: all
+		{[]*Histogram{h(10, 14), h(20)}, 9, 22},       // 10..20 and one either side: 13 binades
+		{[]*Histogram{h(20)}, 14, 26},                 // 19..22 widened to 12, a binade either side at a time
+		{[]*Histogram{h(0)}, 0, 12},                   // no room on the left
+		{[]*Histogram{h(histBins - 1)}, 16, histBins}, // nor on the right
+	} {
+		lo, hi := histRange(c.hs)
+		assert.Equal(t, [2]int{c.lo, c.hi}, [2]int{lo, hi})
+	}
+}

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"strings"
+
+	"github.com/tensorcast-go/tensorcast/checkpoint/report"
+	"github.com/tensorcast-go/tensorcast/internal/atomicfile"
+)
+
+const reportUsage = "tcast report -o REPORT.html [-title T] [-label L,...] [-histograms N] [-worst N] [-masks N] [-force]\n" +
+	"             ORIG CONVERTED...\n\n" +
+	"Compares each CONVERTED checkpoint (a recipe: any layout tcast reads, GGUF included) with its source\n" +
+	"ORIG, tensor by tensor as tcast verify does, and writes one self-contained HTML page (inline CSS and\n" +
+	"SVG, no script, opens offline): per layer, the SQNR and bits per value of each recipe; the worst\n" +
+	"tensors first; a histogram of the relative error of the worst tensors under every recipe; the keep\n" +
+	"mask of sparse weights as a density picture. tcast convert -report FILE writes the same page for\n" +
+	"the conversion it makes."
+
+func runReport(args []string, stdout, stderr io.Writer) error {
+	fset := flag.NewFlagSet("report", flag.ContinueOnError)
+	out := fset.String("o", "", "write the page to `FILE` (.html)")
+	title := fset.String("title", "", "the page's `TITLE` (default: tcast report: ORIG's file name)")
+	labels := fset.String("label", "", "comma-separated `NAMES` of the recipes, one per CONVERTED (default: their file names)")
+	hists := fset.Int("histograms", 0, "draw the relative error histograms of the `N` worst tensors (0: 6, negative: none)")
+	worst := fset.Int("worst", 0, "list the `N` worst tensors (0: 20, negative: none)")
+	masks := fset.Int("masks", 0, "draw the keep masks of at most `N` sparse weights (0: 8, negative: none)")
+	force := fset.Bool("force", false, "replace an existing FILE")
+	pos, err := parseArgs(fset, reportUsage, args, stdout)
+	if err != nil {
+		return err
+	}
+	if len(pos) < 2 {
+		return usagef("want ORIG and at least one CONVERTED checkpoint, got %s", count(len(pos), "argument"))
+	}
+	if *out == "" {
+		return usagef("-o is required")
+	}
+	o := report.Options{Title: *title, Histograms: *hists, Worst: *worst, Masks: *masks}
+	if *labels != "" {
+		o.Labels = strings.Split(*labels, ",")
+		if len(o.Labels) != len(pos)-1 {
+			return usagef("-label gives %s for %s", count(len(o.Labels), "name"), count(len(pos)-1, "converted checkpoint"))
+		}
+	}
+	if err := checkReportOutput(*out, *force, pos...); err != nil {
+		return err
+	}
+	if err := writeReport(*out, *force, pos[0], pos[1:], o); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "wrote %s: %s compared with %s\n", *out, count(len(pos)-1, "recipe"), pos[0])
+	return nil
+}
+
+// checkReportOutput refuses, before any work, a report path that is or is
+// inside one of the checkpoints (or their files), or that exists without
+// force.
+func checkReportOutput(path string, force bool, checkpoints ...string) error {
+	var inputs []string
+	for _, c := range checkpoints {
+		inputs = append(inputs, checkpointInputs(c)...)
+	}
+	if err := atomicfile.CheckOutput(path, inputs...); err != nil {
+		return err
+	}
+	if _, err := os.Stat(path); err == nil && !force {
+		return fmt.Errorf("report %s: %w (add -force to replace it)", path, fs.ErrExist)
+	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// writeReport builds the report of converted against orig and writes its
+// page to path.
+func writeReport(path string, force bool, orig string, converted []string, o report.Options) error {
+	r, err := report.Build(orig, converted, o)
+	if err != nil {
+		return err
+	}
+	var b bytes.Buffer
+	if err := r.WriteHTML(&b); err != nil {
+		return err
+	}
+	return writeFile(path, b.Bytes(), force, append([]string{orig}, converted...)...)
+}
