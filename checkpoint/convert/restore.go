@@ -20,11 +20,15 @@ import (
 
 // VerifyResult compares one tensor of a converted checkpoint with its source.
 type VerifyResult struct {
-	Name      string   `json:"name"`
-	Shape     []int    `json:"shape"`
-	Converted bool     `json:"converted"`
-	DataType  string   `json:"datatype,omitempty"` // the converted tensor's datatype or stored type
-	SQNR      *float64 `json:"sqnr_db"`            // nil: exact, or an all-zero source
+	Name      string `json:"name"`
+	Shape     []int  `json:"shape"`
+	Converted bool   `json:"converted"`
+	DataType  string `json:"datatype,omitempty"` // the converted tensor's datatype or stored type
+	// Bits is what the tensor costs per value in the converted
+	// checkpoint: every byte stored for it (values, scales, masks), as
+	// convert's report counts a cast weight's bits.
+	Bits      float64  `json:"bits_per_value"`
+	SQNR      *float64 `json:"sqnr_db"` // nil: exact, or an all-zero source
 	MSE       float64  `json:"mse"`
 	MaxAbsErr float64  `json:"max_abs_error"`
 	// Lost counts finite source values that came back NaN or infinite; any is
@@ -139,7 +143,7 @@ func VerifyWith(orig, conv string, o VerifyOptions) ([]VerifyResult, error) {
 		if err != nil {
 			return nil, missingTensor(orig, conv, src, c, renamed, ti.Name)
 		}
-		r := VerifyResult{Name: ti.Name, Shape: ti.Shape, Converted: ci.Quantized(), DataType: ci.Type}
+		r := VerifyResult{Name: ti.Name, Shape: ti.Shape, Converted: ci.Quantized(), DataType: ci.Type, Bits: storedBits(ci.Size, ti.Shape)}
 		if !ti.Float || !ci.Float {
 			a, err := src.Bytes(ti.Name)
 			if err != nil {

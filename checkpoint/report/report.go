@@ -13,6 +13,7 @@ package report
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -186,6 +187,10 @@ func Build(orig string, converted []string, o Options) (*Report, error) {
 	}
 	for i, conv := range converted {
 		rec, err := buildRecipe(orig, conv)
+		if errors.Is(err, convert.ErrMismatch) {
+			return nil, fmt.Errorf("%s is not a conversion of %s: %w (compare only checkpoints converted from %[2]s, "+
+				"or give the checkpoint %[1]s was converted from as the source)", conv, orig, err)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -246,13 +251,9 @@ func buildRecipe(orig, conv string) (*Recipe, error) {
 			name = n
 		}
 		t := Tensor{Name: v.Name, Shape: v.Shape, Layer: LayerOf(v.Name), DataType: v.DataType, Converted: v.Converted,
-			SQNR: v.SQNR, MaxAbsErr: v.MaxAbsErr, Lost: v.Lost, Errors: hists[v.Name]}
+			Bits: v.Bits, SQNR: v.SQNR, MaxAbsErr: v.MaxAbsErr, Lost: v.Lost, Errors: hists[v.Name]}
 		n := elementsOf(v.Shape)
-		if info, err := c.Info(name); err == nil && n > 0 {
-			t.Bits = float64(8*info.Size) / float64(n)
-		}
 		if w, ok := weights[name]; ok {
-			t.Bits = w.BitsPerValue
 			if w.Density != nil {
 				tt, err := c.Tensor(name)
 				if err != nil {

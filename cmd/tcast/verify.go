@@ -5,22 +5,49 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/convert"
 	"github.com/tensorcast-go/tensorcast/checkpoint/imatrix"
+	"github.com/tensorcast-go/tensorcast/checkpoint/report"
 )
 
-const verifyUsage = "tcast verify [-min-sqnr DB] [-imatrix FILE] [-json] ORIG CONVERTED"
+const verifyUsage = "tcast verify [-min-sqnr DB] [-imatrix FILE] [-json] ORIG CONVERTED\n" +
+	"       tcast verify -compare [-label L,...] [-min-sqnr DB] [-json] ORIG CONVERTED...\n\n" +
+	"Reads every tensor of CONVERTED, dequantized, and compares it with the same tensor of its source ORIG\n" +
+	"(any layout tcast reads, GGUF included): per tensor its datatype, bits per value and SQNR. With\n" +
+	"-compare, each CONVERTED is a recipe compared with ORIG, and the recipes are printed side by side: a\n" +
+	"row per tensor with each recipe's datatype, bits per value and SQNR, and a last row with each\n" +
+	"recipe's mean bits per value and SQNR over its converted tensors (by elements). It fails on values\n" +
+	"lost to NaN or Inf, and with -min-sqnr on a converted tensor below DB, under any recipe."
 
 func runVerify(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("verify", flag.ContinueOnError)
 	minSQNR := fs.Float64("min-sqnr", 0, "fail if a converted tensor's SQNR is below `DB`")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	imPath := fs.String("imatrix", "", "also give each converted tensor's SQNR weighted by llama.cpp's importance matrix `FILE` (GGUF, .dat or .npz), by its converted name (a Hugging Face name of a known architecture by its GGUF name)")
+	compare := fs.Bool("compare", false, "compare several CONVERTED checkpoints (recipes) of ORIG side by side")
+	labels := fs.String("label", "", "with -compare, comma-separated `NAMES` of the recipes, one per CONVERTED (default: their file names)")
 	pos, err := parseArgs(fs, verifyUsage, args, stdout)
 	if err != nil {
 		return err
+	}
+	// Without -min-sqnr only values lost to NaN or Inf fail.
+	threshold := false
+	fs.Visit(func(f *flag.Flag) { threshold = threshold || f.Name == "min-sqnr" })
+	why := "with values lost to NaN/Inf"
+	if threshold {
+		why = fmt.Sprintf("below -min-sqnr %.2f dB or %s", *minSQNR, why)
+	}
+	if *compare {
+		if *imPath != "" {
+			return usagef("-imatrix does not go with -compare: verify one recipe at a time with -imatrix")
+		}
+		return runCompare(pos, *labels, *asJSON, threshold, *minSQNR, why, stdout)
+	}
+	if *labels != "" {
+		return usagef("-label names the recipes of -compare: add -compare")
 	}
 	if len(pos) != 2 {
 		return usagef("want ORIG and CONVERTED, got %s", count(len(pos), "argument"))
@@ -34,13 +61,6 @@ func runVerify(args []string, stdout, stderr io.Writer) error {
 	res, err := convert.VerifyWith(pos[0], pos[1], vo)
 	if err != nil {
 		return err
-	}
-	// Without -min-sqnr only values lost to NaN or Inf fail.
-	threshold := false
-	fs.Visit(func(f *flag.Flag) { threshold = threshold || f.Name == "min-sqnr" })
-	why := "with values lost to NaN/Inf"
-	if threshold {
-		why = fmt.Sprintf("below -min-sqnr %.2f dB or %s", *minSQNR, why)
 	}
 	var failed []string
 	for _, r := range res {
@@ -56,7 +76,7 @@ func runVerify(args []string, stdout, stderr io.Writer) error {
 		}
 	} else {
 		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', tabwriter.AlignRight|tabwriter.Debug)
-		head := "tensor\tconverted\tSQNR dB\tMSE\tmax abs err\tlost to NaN/Inf\t"
+		head := "tensor\tconverted\tdatatype\tbits/value\tSQNR dB\tMSE\tmax abs err\tlost to NaN/Inf\t"
 		if vo.Imatrix != nil {
 			head += "weighted SQNR dB\t"
 		}
@@ -66,7 +86,7 @@ func runVerify(args []string, stdout, stderr io.Writer) error {
 			if r.SQNR != nil {
 				sq = fmt.Sprintf("%.2f", *r.SQNR)
 			}
-			fmt.Fprintf(tw, "%s\t%v\t%s\t%.3g\t%.3g\t%d\t", r.Name, r.Converted, sq, r.MSE, r.MaxAbsErr, r.Lost)
+			fmt.Fprintf(tw, "%s\t%v\t%s\t%.3f\t%s\t%.3g\t%.3g\t%d\t", r.Name, r.Converted, r.DataType, r.Bits, sq, r.MSE, r.MaxAbsErr, r.Lost)
 			if vo.Imatrix != nil {
 				w := "-"
 				if r.WeightedSQNR != nil {
@@ -84,6 +104,50 @@ func runVerify(args []string, stdout, stderr io.Writer) error {
 	}
 	if len(failed) > 0 {
 		return fmt.Errorf("%s %s, first %s", count(len(failed), "tensor"), why, failed[0])
+	}
+	return nil
+}
+
+// runCompare is tcast verify -compare: the recipes pos[1:] of the source
+// pos[0] side by side (report.Comparison).
+func runCompare(pos []string, labels string, asJSON, threshold bool, minSQNR float64, why string, stdout io.Writer) error {
+	if len(pos) < 2 {
+		return usagef("-compare wants ORIG and at least one CONVERTED checkpoint, got %s", count(len(pos), "argument"))
+	}
+	var o report.Options
+	if labels != "" {
+		o.Labels = strings.Split(labels, ",")
+		if len(o.Labels) != len(pos)-1 {
+			return usagef("-label gives %s for %s", count(len(o.Labels), "name"), count(len(pos)-1, "converted checkpoint"))
+		}
+	}
+	r, err := report.Build(pos[0], pos[1:], o)
+	if err != nil {
+		return err
+	}
+	c := r.Compare()
+	if asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(c); err != nil {
+			return err
+		}
+	} else if err := c.WriteText(stdout); err != nil {
+		return err
+	}
+	n, first := 0, ""
+	for _, t := range c.Tensors {
+		for i, cell := range t.Recipes {
+			if cell != nil && (cell.Lost > 0 || threshold && cell.Converted && cell.SQNR != nil && *cell.SQNR < minSQNR) {
+				if n == 0 {
+					first = fmt.Sprintf("%s in %s", t.Name, c.Recipes[i].Path)
+				}
+				n++
+			}
+		}
+	}
+	if n > 0 {
+		return fmt.Errorf("%s %s, first %s", count(n, "tensor"), why, first)
 	}
 	return nil
 }
