@@ -1,0 +1,64 @@
+package report
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestCompare(t *testing.T) {
+	db := func(v float64) *float64 { return &v }
+	r := &Report{Source: "src", Recipes: []Recipe{
+		{Label: "a", Path: "a.gguf", DataType: "q8_0", Bits: 8.5, SQNR: db(40), Tensors: []Tensor{
+			{Name: "x", Shape: []int{2}, DataType: "F32", Bits: 32},
+			{Name: "w", Shape: []int{2, 32}, DataType: "q8_0", Converted: true, Bits: 8.5, SQNR: db(40)},
+		}},
+		// b keeps the tensor a left out, between x and w, and loses values
+		// of w.
+		{Label: "b", Path: "b", DataType: "mxfp4", Bits: 4.25, SQNR: db(18), Tensors: []Tensor{
+			{Name: "x", Shape: []int{2}, DataType: "F32", Bits: 32},
+			{Name: "head", Shape: []int{2, 32}, DataType: "mxfp4", Converted: true, Bits: 4.25, SQNR: db(18.5)},
+			{Name: "w", Shape: []int{2, 32}, DataType: "mxfp4", Converted: true, Bits: 4.25, SQNR: db(17.5), Lost: 3},
+			{Name: "z", Shape: []int{1}, DataType: "F32", Bits: 32},
+		}},
+	}}
+	c := r.Compare()
+	require.Len(t, c.Recipes, 2)
+	assert.Equal(t, RecipeSummary{Label: "b", Path: "b", DataType: "mxfp4", Bits: 4.25, SQNR: db(18)}, c.Recipes[1])
+	var names []string
+	for _, tt := range c.Tensors {
+		names = append(names, tt.Name)
+		require.Len(t, tt.Recipes, 2)
+		assert.NotNil(t, tt.Recipes[1], tt.Name)
+	}
+	assert.Equal(t, []string{"x", "head", "w", "z"}, names)
+	assert.Nil(t, c.Tensors[1].Recipes[0])
+	assert.Nil(t, c.Tensors[3].Recipes[0])
+	assert.Equal(t, &Cell{DataType: "q8_0", Converted: true, Bits: 8.5, SQNR: db(40)}, c.Tensors[2].Recipes[0])
+
+	var b bytes.Buffer
+	require.NoError(t, c.WriteText(&b))
+	lines := bytes.Split(bytes.TrimSuffix(b.Bytes(), []byte("\n")), []byte("\n"))
+	require.Len(t, lines, 2+4+1)
+	want := [][]string{
+		{"", "a", "", "", "b", "", ""},
+		{"tensor", "datatype", "bits/value", "SQNR dB", "datatype", "bits/value", "SQNR dB"},
+		{"x", "kept F32", "32.000", "exact", "kept F32", "32.000", "exact"},
+		{"head", "-", "-", "-", "mxfp4", "4.250", "18.50"},
+		{"w", "q8_0", "8.500", "40.00", "mxfp4", "4.250", "lost 3"},
+		{"z", "-", "-", "-", "kept F32", "32.000", "exact"},
+		{"mean by elements, converted tensors", "q8_0", "8.500", "40.00", "mxfp4", "4.250", "18.00"},
+	}
+	for i, line := range lines {
+		cells := bytes.Split(line, []byte("|"))
+		require.Len(t, cells, 8, "%s", line)
+		var got []string
+		for _, c := range cells[:7] {
+			got = append(got, string(bytes.TrimSpace(c)))
+		}
+		assert.Equal(t, want[i], got, "line %d", i)
+		assert.Equal(t, len(lines[0]), len(line), "aligned: %s", line)
+	}
+}
