@@ -8,7 +8,8 @@
 // checkpoints always give the same bytes.
 //
 // Build measures (reading every tensor of the source and of each converted
-// checkpoint, as convert.Verify does); WriteHTML draws.
+// checkpoint, as convert.Verify does); WriteHTML draws; Compare lines the
+// recipes up tensor by tensor as a table (tcast verify -compare).
 package report
 
 import (
