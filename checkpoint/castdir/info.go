@@ -32,6 +32,10 @@ type Info struct {
 	Overflow   string       `json:"overflow"`
 	Seed       *uint64      `json:"seed,omitempty"`
 	FullRange  bool         `json:"full_range,omitempty"`
+	// ScaleSearch says that the block scales were chosen by the scale search
+	// (tcast.Options.ScaleSearch) rather than by the datatype's rule; the
+	// parts decode the same either way.
+	ScaleSearch bool `json:"scale_search,omitempty"`
 	// BitsPerValue is the exact storage cost of this tensor: every part's bits
 	// over the number of elements (tcast.Tensor.BitsPerValue).
 	BitsPerValue float64 `json:"bits_per_value"`

@@ -30,6 +30,9 @@ type WriteOptions struct {
 	// Elem are the element options the tensor was cast with, recorded in
 	// info.json (the seed only for stochastic rounding).
 	Elem dtype.Options
+	// ScaleSearch records in info.json that the tensor was cast with
+	// tcast.Options.ScaleSearch.
+	ScaleSearch bool
 }
 
 var roundingNames = map[dtype.Rounding]string{
@@ -111,19 +114,20 @@ func encodeFiles(x []float32, t *tc.Tensor, opts WriteOptions) ([]file, error) {
 	scaled := t.DataType != nil && t.DataType.Spec() != nil
 
 	info := Info{
-		Format:     describeFormat(t.DataType, elem),
-		DataType:   describe(t.DataType, elem),
-		Input:      opts.Input,
-		InputDType: opts.InputDType,
-		Keep:       opts.Keep,
-		Shape:      slices.Clone(t.Shape),
-		CodesDType: codesDType(act.Data.StorageBytes()).String(),
-		Axis:       t.Axis,
-		ScaleMode:  t.Mode.String(),
-		Rounding:   roundingNames[opts.Elem.Rounding],
-		Overflow:   overflowNames[opts.Elem.Overflow],
-		FullRange:  opts.Elem.FullRange,
-		Form:       tc.Compressed.String(),
+		Format:      describeFormat(t.DataType, elem),
+		DataType:    describe(t.DataType, elem),
+		Input:       opts.Input,
+		InputDType:  opts.InputDType,
+		Keep:        opts.Keep,
+		Shape:       slices.Clone(t.Shape),
+		CodesDType:  codesDType(act.Data.StorageBytes()).String(),
+		Axis:        t.Axis,
+		ScaleMode:   t.Mode.String(),
+		Rounding:    roundingNames[opts.Elem.Rounding],
+		Overflow:    overflowNames[opts.Elem.Overflow],
+		FullRange:   opts.Elem.FullRange,
+		ScaleSearch: opts.ScaleSearch,
+		Form:        tc.Compressed.String(),
 	}
 	if info.Shape == nil {
 		info.Shape = []int{}

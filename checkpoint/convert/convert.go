@@ -153,6 +153,17 @@ type Options struct {
 	// before rotation, and TensorResult.SQNRUnrotated gives the SQNR of the
 	// same cast without it (one more cast of each weight).
 	Rotate rotate.Rotation
+	// ScaleSearch casts every weight with tcast.Options.ScaleSearch: each
+	// block of a datatype whose scales come by rule (MX, NVFP4, integer
+	// groups, FP8; tcast.DataType.SearchesScales) tries a few candidate
+	// scales around the rule's and keeps the one of least squared error,
+	// weighted by the weight's importance vector when Imatrix is given
+	// (docs/NUMERICS.md §11). Only the stored scale values change, so every
+	// loader reads the output as it reads a plain cast; the output's
+	// metadata records it (layout.KeyScaleSearch). Check refuses it with a
+	// datatype it would not change and with GGUF output, whose quantizers
+	// are llama.cpp's.
+	ScaleSearch bool
 }
 
 // OptionError reports options of Convert that do not go together, named
@@ -183,11 +194,14 @@ func (o *Options) Check() error {
 	if err := o.checkRotate(); err != nil {
 		return err
 	}
+	if err := o.checkScaleSearch(); err != nil {
+		return err
+	}
 	if o.Layout != nil && o.Layout.Container() == layout.GGUF {
 		return nil
 	}
 	if o.Imatrix != nil {
-		if err := imatrixApplies(o.Layout, o.DataType, o.dataTypeLabel()); err != nil {
+		if err := imatrixApplies(o.Layout, o.DataType, o.dataTypeLabel(), o.ScaleSearch); err != nil {
 			return err
 		}
 	}
@@ -233,6 +247,31 @@ func (o *Options) checkRotate() error {
 		return &OptionError{Flag: "-rotate", Reason: "does not go with pruning scores (-sparsity-criterion wanda): they score the unrotated weight's columns, which a rotation mixes; drop one of them"}
 	}
 	return nil
+}
+
+// ErrScaleSearchUnused is matched by the error of Convert for ScaleSearch
+// where it would change nothing: a datatype without scales chosen by rule
+// (tcast.DataType.SearchesScales), no datatype, or GGUF output.
+var ErrScaleSearchUnused = errors.New("-scale-search would change nothing")
+
+// checkScaleSearch refuses ScaleSearch where no weight would be cast with
+// a searched scale.
+func (o *Options) checkScaleSearch() error {
+	if !o.ScaleSearch {
+		return nil
+	}
+	var why string
+	switch {
+	case o.Layout != nil && o.Layout.Container() == layout.GGUF:
+		why = "the GGUF types are quantized by llama.cpp's own quantizers (the K-quants and IQ types search already, weighted by -imatrix): drop -scale-search, or write another layout"
+	case o.DataType == nil:
+		why = "searches the scales of a cast: name the datatype with -dtype"
+	case !o.DataType.SearchesScales():
+		why = o.dataTypeLabel() + " has no scale chosen by rule to search (it has no scale, a zero point, subtile offsets or a codebook): drop -scale-search, or choose an MX, NVFP4, symmetric integer-group or FP8 datatype (mxfp4, nvfp4, int4_g128, fp8e4_block128, ...)"
+	default:
+		return nil
+	}
+	return &OptionError{Flag: "-scale-search", Err: ErrScaleSearchUnused, Reason: why}
 }
 
 // dataTypeLabel names DataType for messages as the user asked for it:
@@ -332,11 +371,13 @@ type Result struct {
 	// Mix is the GGUF mix that chose the tensors' types, "" for none.
 	Mix string `json:"gguf_mix,omitempty"`
 	// Imatrix is the importance matrix file given, "" for none.
-	Imatrix  string         `json:"imatrix,omitempty"`
-	Tensors  []TensorResult `json:"tensors"`
-	BytesIn  int64          `json:"bytes_in"`
-	BytesOut int64          `json:"bytes_out"`
-	Seconds  float64        `json:"seconds"`
+	Imatrix string `json:"imatrix,omitempty"`
+	// ScaleSearch says that the scales were searched (Options.ScaleSearch).
+	ScaleSearch bool           `json:"scale_search,omitempty"`
+	Tensors     []TensorResult `json:"tensors"`
+	BytesIn     int64          `json:"bytes_in"`
+	BytesOut    int64          `json:"bytes_out"`
+	Seconds     float64        `json:"seconds"`
 	// Summary is Summarize's, as Convert returns it.
 	Summary *Summary `json:"summary,omitempty"`
 	// Generic, for generic GGUF output (general.architecture "tcast", the
@@ -755,6 +796,9 @@ func newPlan(in *load.Checkpoint, opts *Options) (*plan, error) {
 	if len(p.rotated) > 0 {
 		p.meta[layout.KeyRotated] = jsonString(p.rotated)
 	}
+	if opts.ScaleSearch {
+		p.meta[layout.KeyScaleSearch] = layout.ScaleSearchOn
+	}
 	if err := p.finishModel(); err != nil {
 		return nil, err
 	}
@@ -965,6 +1009,7 @@ func Convert(inPath, out string, opts Options) (*Result, error) {
 	if opts.Imatrix != nil {
 		res.Imatrix = opts.Imatrix.Path
 	}
+	res.ScaleSearch = opts.ScaleSearch
 	for _, d := range p.tensors {
 		res.BytesIn += d.info.Size
 	}
@@ -1150,7 +1195,7 @@ func (p *plan) run(d *decision) ([]layout.Tensor, error) {
 	if !d.rot.IsZero() {
 		return p.runRotated(d, x)
 	}
-	copts := tcast.Options{Form: tcast.Actual, Axis: p.opts.Axis, Mode: p.opts.Mode, Importance: d.imp}
+	copts := tcast.Options{Form: tcast.Actual, Axis: p.opts.Axis, Mode: p.opts.Mode, Importance: d.imp, ScaleSearch: p.opts.ScaleSearch}
 	if s := d.dt.Spec(); p.opts.Pruning != nil && s != nil && s.IsSparse() {
 		if copts.Pruning, err = p.opts.Pruning(d.info.Name, d.shape); err != nil {
 			return nil, err

@@ -16,38 +16,45 @@ import (
 
 // An importance matrix outside GGUF output: the codebook datatypes of
 // several tables search (each subtile takes the table of least
-// importance-weighted squared error), so they take it in any layout; a
-// datatype that takes its scales by rule has nothing to weigh.
+// importance-weighted squared error), so they take it in any layout, and so
+// do the datatypes whose scales the scale search chooses (Options.ScaleSearch:
+// each block's candidate scales are weighed by it); a datatype that takes
+// its scales by rule, without the search, has nothing to weigh.
 
 // ErrImatrixUnused is the error (wrapped, with what to do) of an importance
 // matrix given for output where no quantizer would use it: a layout other
 // than gguf with a datatype that does not search (tcast.DataType's
-// UsesImportance).
+// UsesImportanceWith).
 var ErrImatrixUnused = errors.New("-imatrix would not be used")
 
 // ImatrixApplies reports, as an *OptionError for -imatrix that matches
 // ErrImatrixUnused and says what to do, when an importance matrix would weigh nothing in
-// a conversion to layout lay (nil: the tcast layout) with datatype dt: GGUF output always takes one
-// (its searching types), other layouts only with a datatype that searches.
-func ImatrixApplies(lay layout.Layout, dt *tcast.DataType) error {
+// a conversion to layout lay (nil: the tcast layout) with datatype dt and,
+// when scaleSearch, the scale search (Options.ScaleSearch): GGUF output
+// always takes one (its searching types), other layouts only with a
+// datatype that searches, its tables or, with scaleSearch, its scales.
+func ImatrixApplies(lay layout.Layout, dt *tcast.DataType, scaleSearch bool) error {
 	name := ""
 	if dt != nil {
 		name = dt.Name()
 	}
-	return imatrixApplies(lay, dt, name)
+	return imatrixApplies(lay, dt, name, scaleSearch)
 }
 
 // imatrixApplies is ImatrixApplies naming dt as label.
-func imatrixApplies(lay layout.Layout, dt *tcast.DataType, label string) error {
-	if (lay != nil && lay.Container() == layout.GGUF) || dt.UsesImportance() {
+func imatrixApplies(lay layout.Layout, dt *tcast.DataType, label string, scaleSearch bool) error {
+	if (lay != nil && lay.Container() == layout.GGUF) || dt.UsesImportanceWith(&tcast.Options{ScaleSearch: scaleSearch}) {
 		return nil
 	}
-	why := "pruning without a datatype quantizes nothing"
-	if dt != nil {
-		why = label + " does not search (its scales come by rule, from one table at most)"
+	why, fix := "pruning without a datatype quantizes nothing", "choose such a datatype"
+	switch {
+	case dt != nil && dt.SearchesScales():
+		why, fix = label+" takes its scales by rule", "add -scale-search (which weighs each block's candidate scales by it)"
+	case dt != nil:
+		why = label + " does not search (its scales come by rule, from one table at most, and -scale-search does not apply to it)"
 	}
 	return &OptionError{Flag: "-imatrix", Err: ErrImatrixUnused,
-		Reason: "weights the error of quantizers that search, the GGUF types of -layout gguf (q4_k_m, iq4_xs, ...) and the codebook datatypes of several tables (mxfi4, mxfp4e, icb44fi2_e32s8, ...); " + why + ": drop -imatrix, or choose such a datatype or -layout gguf"}
+		Reason: "weights the error of quantizers that search: the GGUF types of -layout gguf (q4_k_m, iq4_xs, ...), the codebook datatypes of several tables (mxfi4, mxfp4e, icb44fi2_e32s8, ...) and, with -scale-search, the MX, NVFP4, integer-group and FP8 datatypes (mxfp4, nvfp4, int4_g128, fp8e4_block128, ...); " + why + ": drop -imatrix, " + fix + ", or write -layout gguf"}
 }
 
 // imatrixNames prepares the lookup of importance vectors for output that is
@@ -88,16 +95,19 @@ func imatrixEntry(im *imatrix.Imatrix, m *ggufmodel.Model, source string, names 
 }
 
 // tcastImportance is importance for a layout other than gguf: weight d gets
-// its importance vector when its datatype searches and its subtiles run
-// along its rows (the last axis, not transposed by the layout). A missing
-// entry quantizes without, as for GGUF output.
+// its importance vector, not transposed by the layout, when its datatype's
+// scales are searched (Options.ScaleSearch), or when it is a codebook
+// datatype of several tables whose subtiles run along its rows (the last
+// axis). A missing entry quantizes without, as for GGUF output.
 func (p *plan) tcastImportance(d *decision) error {
 	im := p.opts.Imatrix
 	if im == nil || !d.cast {
 		return nil
 	}
 	rank := len(d.shape)
-	if axis, _ := tcast.AxisIndex(p.opts.Axis, rank); !d.dt.UsesImportance() || d.swap || axis != rank-1 {
+	axis, _ := tcast.AxisIndex(p.opts.Axis, rank)
+	uses := (d.dt.UsesImportance() && axis == rank-1) || (p.opts.ScaleSearch && d.dt.SearchesScales())
+	if !uses || d.swap {
 		d.result.Importance = ImportanceUnused
 		return nil
 	}
@@ -155,7 +165,7 @@ func (p *plan) checkImatrix() error {
 	file := filepath.Base(im.Path)
 	if len(users) == 0 {
 		return &OptionError{Flag: "-imatrix", Err: ErrImatrixUnused,
-			Reason: fmt.Sprintf("weights the error of quantizers that search, and no weight of this conversion is cast to one (they are cast to %s, which take no importance): drop -imatrix, or choose a type that searches (a mix such as q4_k_m, or q4_k, iq4_xs, ...; outside -layout gguf, a codebook datatype of several tables along the last axis)",
+			Reason: fmt.Sprintf("weights the error of quantizers that search, and no weight of this conversion is cast to one (they are cast to %s, which take no importance): drop -imatrix, or choose a type that searches (a mix such as q4_k_m, or q4_k, iq4_xs, ...; outside -layout gguf, a codebook datatype of several tables along the last axis, or an MX, NVFP4, integer-group or FP8 datatype with -scale-search)",
 				strings.Join(types, ", "))}
 	}
 	if len(found) == 0 {

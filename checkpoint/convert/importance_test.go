@@ -21,29 +21,42 @@ func TestImatrixApplies(t *testing.T) {
 	gg, err := layout.Get("gguf")
 	require.NoError(t, err)
 	for _, c := range []struct {
-		lay   layout.Layout
-		dtype string
-		ok    bool
+		lay    layout.Layout
+		dtype  string
+		search bool
+		ok     bool
 	}{
-		{tc, "icb44fi2_e32s8", true},
-		{tc, "mxfi4", true},
-		{nil, "mxfp4e", true},
-		{tc, "mxfp4", false},
-		{nil, "nvfp4", false},
-		{tc, "nf4", false}, // one table: nothing to choose
-		{gg, "q8_0", true},
+		{tc, "icb44fi2_e32s8", false, true},
+		{tc, "mxfi4", false, true},
+		{tc, "mxfi4", true, true},
+		{nil, "mxfp4e", false, true},
+		{tc, "mxfp4", false, false},
+		{nil, "nvfp4", false, false},
+		{tc, "nf4", false, false}, // one table: nothing to choose
+		{gg, "q8_0", false, true},
+		// The scale search weighs its candidates by the importance.
+		{tc, "mxfp4", true, true},
+		{nil, "nvfp4", true, true},
+		{tc, "int4_g128", true, true},
+		{tc, "fp8e4_block128", true, true},
+		{tc, "nf4", true, false},        // a codebook: no scale to search
+		{tc, "uint4_g128", true, false}, // a zero point: no search
 	} {
 		l := c.lay
 		if l == nil {
 			l = tc
 		}
-		err := ImatrixApplies(c.lay, mustDataType(t, l, c.dtype))
+		err := ImatrixApplies(c.lay, mustDataType(t, l, c.dtype), c.search)
 		if c.ok {
 			assert.NoError(t, err, c.dtype)
 			continue
 		}
 		require.ErrorIs(t, err, ErrImatrixUnused, c.dtype)
 		assert.ErrorContains(t, err, "drop -imatrix")
+		assert.ErrorContains(t, err, "-scale-search", c.dtype)
+		if !c.search && mustDataType(t, l, c.dtype).SearchesScales() {
+			assert.ErrorContains(t, err, "add -scale-search", c.dtype)
+		}
 	}
 }
 

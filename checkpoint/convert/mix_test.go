@@ -337,7 +337,7 @@ func TestMixErrors(t *testing.T) {
 		want string
 	}{
 		{Options{Layout: tc, GGUFMix: mix}, "-dtype Q4_K_M names a GGUF mix: add -layout gguf"},
-		{Options{DataType: mx, Imatrix: im}, "-imatrix weights the error of quantizers that search, the GGUF types of -layout gguf (q4_k_m, iq4_xs, ...) and the codebook datatypes of several tables (mxfi4, mxfp4e, icb44fi2_e32s8, ...); mxfp4e2 does not search (its scales come by rule, from one table at most): drop -imatrix, or choose such a datatype or -layout gguf"},
+		{Options{DataType: mx, Imatrix: im}, "-imatrix weights the error of quantizers that search: the GGUF types of -layout gguf (q4_k_m, iq4_xs, ...), the codebook datatypes of several tables (mxfi4, mxfp4e, icb44fi2_e32s8, ...) and, with -scale-search, the MX, NVFP4, integer-group and FP8 datatypes (mxfp4, nvfp4, int4_g128, fp8e4_block128, ...); mxfp4e2 takes its scales by rule: drop -imatrix, add -scale-search (which weighs each block's candidate scales by it), or write -layout gguf"},
 		{Options{Layout: tc, DataType: mx, TypeFor: ovs}, "-type-for applies to GGUF output: add -layout gguf"},
 		{Options{Layout: tc, DataType: mx, GGUFPure: true}, "-gguf-pure applies to GGUF output: add -layout gguf"},
 	} {

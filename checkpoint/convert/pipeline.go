@@ -195,7 +195,7 @@ func (p *plan) streamOf(d *decision) *stream {
 	if !ok {
 		return nil
 	}
-	rs, ok, err := s.Stream(d.info.Name, d.shape, d.dt, &tcast.Options{Axis: p.opts.Axis, Mode: p.opts.Mode, Importance: d.imp})
+	rs, ok, err := s.Stream(d.info.Name, d.shape, d.dt, &tcast.Options{Axis: p.opts.Axis, Mode: p.opts.Mode, Importance: d.imp, ScaleSearch: p.opts.ScaleSearch})
 	if err != nil || !ok {
 		return nil // cast whole, which reports any error
 	}

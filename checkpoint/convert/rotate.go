@@ -53,7 +53,7 @@ func (p *plan) runRotated(d *decision, x []float32) ([]layout.Tensor, error) {
 	if err := d.rot.Apply(xr, d.shape, d.rotAxis); err != nil {
 		return nil, err
 	}
-	copts := tcast.Options{Form: tcast.Actual, Axis: p.opts.Axis, Mode: p.opts.Mode}
+	copts := tcast.Options{Form: tcast.Actual, Axis: p.opts.Axis, Mode: p.opts.Mode, ScaleSearch: p.opts.ScaleSearch}
 	t, v, err := p.cast(d.dt, xr, d.shape, &copts)
 	if err != nil {
 		return nil, err

@@ -37,6 +37,11 @@ const (
 	// tcast layout records it (RecordsRotation); package load undoes the
 	// rotation when it dequantizes.
 	KeyRotated = "tcast.rotated"
+	// KeyScaleSearch, with the value ScaleSearchOn, says that the weights'
+	// scales were chosen by the scale search (convert.Options.ScaleSearch,
+	// docs/NUMERICS.md §11) rather than by the datatype's rule. It is
+	// informative only: the stored scales decode as any others.
+	KeyScaleSearch = "tcast.scale_search"
 	// KeySynth describes a checkpoint tcast synth wrote (its parameters).
 	KeySynth = "tcast.synth"
 	// KeyWeightPrefix + W is the JSON description (WeightInfo) of weight W
@@ -49,6 +54,9 @@ const (
 	// compressed-tensors module P ("0x%08x").
 	KeyCTGlobalScalePrefix = "tcast.ct.global_scale."
 )
+
+// ScaleSearchOn is the value of KeyScaleSearch.
+const ScaleSearchOn = "on"
 
 // GGUFKeys returns our keys a GGUF output may carry, in the order they
 // are written (after the file's typed general.* and model keys): the

@@ -18,7 +18,7 @@ import (
 	tc "github.com/tensorcast-go/tensorcast/tcast"
 )
 
-const castUsage = "tcast cast -dtype NAME [-axis N] [-scale-mode MODE] [-round even|away|zero|stochastic] [-seed N] [-overflow sat|ieee] [-full-range] [-keep MASK.npy] [-force]\n" +
+const castUsage = "tcast cast -dtype NAME [-axis N] [-scale-mode MODE] [-round even|away|zero|stochastic] [-seed N] [-overflow sat|ieee] [-full-range] [-keep MASK.npy] [-scale-search] [-force]\n" +
 	"           [-sparsity N:M [-sparsity-criterion magnitude|wanda] [-act-norms NORMS.npy]]\n" +
 	"           [-cpuprofile FILE] [-memprofile FILE] -o DIR IN.npy\n\n" +
 	"NAME is a datatype (tcast datatypes lists them: mxfp4, nvfp4, mxint8, int4_g128, ...), a number\n" +
@@ -47,6 +47,7 @@ func runCast(args []string, stdout, stderr io.Writer) (err error) {
 	sparse := fs.String("sparsity", "", "prune to `N:M` sparsity (e.g. 2:4) along the scaled axis: N kept of every M; the datatype's tile then counts kept values (mxfp4 becomes e2m1_e8m0_t32n2m4)")
 	criterion := fs.String("sparsity-criterion", "magnitude", "how N:M sparsity ranks elements: magnitude, or wanda (|w|·norm, with -act-norms)")
 	actNorms := fs.String("act-norms", "", "1-D float .npy `FILE` of activation norms, one per index along the scaled axis (the input channels), for -sparsity-criterion wanda")
+	search := fs.Bool("scale-search", false, "search each block's scale among a few candidates around the rule's for the least squared error (MX, NVFP4, integer-group and FP8 datatypes; docs/NUMERICS.md §11)")
 	out := fs.String("o", "", "output `DIR` (must not exist unless -force is given)")
 	force := fs.Bool("force", false, "replace an existing output DIR (the whole directory)")
 	prof := addProfileFlags(fs)
@@ -106,6 +107,9 @@ func runCast(args []string, stdout, stderr io.Writer) (err error) {
 			return usagef("-sparsity: %s", strings.TrimPrefix(err.Error(), "tcast: "))
 		}
 	}
+	if *search && (!scaled || !dt.SearchesScales()) {
+		return usagef("-scale-search: %s has no scale chosen by rule to search (no scale, a zero point, subtile offsets or a codebook); drop -scale-search, or choose an MX, NVFP4, symmetric integer-group or FP8 datatype (mxfp4, nvfp4, int4_g128, fp8e4_block128, ...)", *name)
+	}
 	if err := checkCriterion(*criterion, *actNorms, scaled && dt.Spec().IsSparse(), "FILE.npy"); err != nil {
 		return err
 	}
@@ -143,7 +147,7 @@ func runCast(args []string, stdout, stderr io.Writer) (err error) {
 	elem := dtype.Options{Rounding: rmode, Overflow: ov, Seed: *seed, FullRange: *fullRange}
 	if scaled {
 		opts := tc.Options{Form: tc.Actual, Axis: cliAxis(*axis), Mode: smode, Rounding: rmode, Seed: *seed, FullRange: *fullRange, Keep: keep,
-			Pruning: pruning}
+			Pruning: pruning, ScaleSearch: *search}
 		if act, err = tc.Cast(src, arr.Shape, dt, &opts); err != nil {
 			return fmt.Errorf("%s: %w", in, err)
 		}
@@ -155,7 +159,7 @@ func runCast(args []string, stdout, stderr io.Writer) (err error) {
 		}
 		act.Axis, act.Mode = normAxis, smode
 	}
-	wopts := castdir.WriteOptions{Force: *force, Input: in, InputDType: arr.DType.String(), Keep: *keepFile, Elem: elem}
+	wopts := castdir.WriteOptions{Force: *force, Input: in, InputDType: arr.DType.String(), Keep: *keepFile, Elem: elem, ScaleSearch: *search}
 	if err := castdir.Write(*out, src, act, wopts); err != nil {
 		if errors.Is(err, os.ErrExist) {
 			err = fmt.Errorf("%w (use -force to replace it)", err)

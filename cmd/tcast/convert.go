@@ -32,7 +32,7 @@ const convertUsage = "tcast convert IN -dtype NAME -o OUT [-layout LAYOUT] [-inc
 	"                    [-sparsity N:M [-sparsity-criterion magnitude|wanda] [-act-norms NORMS.npz]\n" +
 	"                     [-sparsity-format dense|sparse-bitmask|sparse-24-bitmask]]\n" +
 	"                    [-gguf-generic] [-gguf-pre NAME] [-gguf-pure] [-type-for RE=TYPE ...] [-imatrix FILE]\n" +
-	"                    [-report FILE.html] [-cpuprofile FILE] [-memprofile FILE]\n\n" +
+	"                    [-scale-search] [-rotate hadamard[:BLOCK]] [-report FILE.html] [-cpuprofile FILE] [-memprofile FILE]\n\n" +
 	"IN is a checkpoint: a .safetensors file, a model.safetensors.index.json, a .gguf file, or a directory\n" +
 	"holding one, plain or quantized in any layout tcast reads (quantized weights are dequantized exactly,\n" +
 	"then cast). OUT is a directory (weights, shards and config files go in it), or a .safetensors file\n" +
@@ -63,6 +63,11 @@ const convertUsage = "tcast convert IN -dtype NAME -o OUT [-layout LAYOUT] [-inc
 	"-imatrix works with any layout for the codebook datatypes of several tables (mxfi4, mxfp4e,\n" +
 	"icb44fi2_e32s8, ...), whose subtiles then choose their tables by importance-weighted error; a\n" +
 	"Hugging Face weight of a known architecture is looked up under its GGUF name (blk.N.attn_q.weight).\n\n" +
+	"-scale-search lets every block of an MX, NVFP4, symmetric integer-group or FP8 datatype (mxfp4, nvfp4,\n" +
+	"int4_g128, fp8e4_block128, ...) try a few scales around the rule's (E8M0 ±1, neighbouring UE4M3 codes\n" +
+	"and NVFP4's 4/6 scale, clipping ratios) and keep the one of least squared error, weighted by -imatrix\n" +
+	"when given (docs/NUMERICS.md §11). Only the scale values change: every loader reads the output as a\n" +
+	"plain cast. Not with -layout gguf, whose quantizers are llama.cpp's.\n\n" +
 	"With -sparsity N:M the weights are pruned to N kept of every M along their input axis. The tcast\n" +
 	"layout stores an N:M datatype (the tile counts kept values). compressed-tensors prunes, then casts\n" +
 	"the dense datatype, and stores the mask as -sparsity-format says: sparse-24-bitmask (the default for\n" +
@@ -94,9 +99,10 @@ func runConvert(args []string, stdout, stderr io.Writer) error {
 	ggufPre := fs.String("gguf-pre", "", "with -layout gguf, the llama.cpp pre-tokenizer `NAME` (llama-bpe, qwen2, gpt-2, ...) of a byte-level BPE tokenizer.json it does not recognise")
 	var typeFor ggufmix.Overrides
 	fs.Var(typeForFlag{&typeFor}, "type-for", "with -layout gguf, give tensors whose GGUF name matches `RE=TYPE` that type (repeatable; the first match wins; e.g. ffn_down=q6_k)")
-	imPath := fs.String("imatrix", "", "llama.cpp's importance matrix `FILE` (GGUF, legacy .dat, or .npz) weighting the error of the quantizers that search (-layout gguf's types, codebook datatypes)")
+	imPath := fs.String("imatrix", "", "llama.cpp's importance matrix `FILE` (GGUF, legacy .dat, or .npz) weighting the error of the quantizers that search (-layout gguf's types, codebook datatypes, -scale-search)")
 	pure := fs.Bool("gguf-pure", false, "with a GGUF mix, give every weight it quantizes the mix's base type (llama-quantize --pure)")
 	rot := fs.String("rotate", "", "rotate each cast weight along the scaled axis before the cast: `hadamard[:BLOCK]`, a normalised Walsh–Hadamard matrix on blocks of BLOCK values (a power of two; default the datatype's block, or 128); tcast layout only, undone by decompress, verify and load")
+	scaleSearch := fs.Bool("scale-search", false, "search each block's scale among a few candidates around the rule's for the least (importance-weighted) squared error: MX, NVFP4, integer-group and FP8 datatypes; not -layout gguf")
 	reportPath := fs.String("report", "", "also write the HTML report of the conversion to `FILE` (as tcast report -o FILE IN OUT)")
 	prof := addProfileFlags(fs)
 	var renames renameFlag
@@ -112,7 +118,7 @@ func runConvert(args []string, stdout, stderr io.Writer) error {
 		return usagef("-o is required")
 	}
 	opts := convert.Options{Axis: cliAxis(*axis), Workers: *workers, Force: *force, GGUFGeneric: *ggufGeneric, GGUFPre: *ggufPre,
-		GGUFPure: *pure, TypeFor: typeFor, DataTypeName: *name}
+		GGUFPure: *pure, TypeFor: typeFor, DataTypeName: *name, ScaleSearch: *scaleSearch}
 	if opts.Layout, err = layout.Get(*lay); err != nil {
 		return usagef("-layout: %v", err)
 	}
@@ -490,8 +496,15 @@ func printReport(out io.Writer, r *convert.Result) {
 	if r.Generic != "" {
 		lay += ", generic GGUF"
 	}
+	dt := r.DataType
+	if r.ScaleSearch {
+		dt += ", scale search"
+	}
 	fmt.Fprintf(w, "%s → %s (%s, %s): %d tensors, %d cast, %d kept; %d bytes in, %d bytes out, ratio %.2f, %.2f s, %.3f GB/s\n",
-		r.Input, r.Output, lay, r.DataType, len(r.Tensors), len(r.Tensors)-kept, kept, r.BytesIn, r.BytesOut, r.Ratio(), r.Seconds, r.GBps())
+		r.Input, r.Output, lay, dt, len(r.Tensors), len(r.Tensors)-kept, kept, r.BytesIn, r.BytesOut, r.Ratio(), r.Seconds, r.GBps())
+	if s := r.Summarize(); r.ScaleSearch && s.SQNR != nil {
+		fmt.Fprintf(w, "scale search: SQNR %.2f dB (mean by elements of the cast weights)\n", *s.SQNR)
+	}
 	if s := r.Summarize(); s.SQNRUnrotated != nil && s.SQNR != nil {
 		fmt.Fprintf(w, "rotation: SQNR %.2f dB with it, %.2f dB without (mean by elements of the rotated weights)\n", *s.SQNR, *s.SQNRUnrotated)
 	}

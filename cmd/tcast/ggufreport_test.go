@@ -131,7 +131,7 @@ func TestGGUFMessages(t *testing.T) {
 		{[]string{"convert", noCtx, "-layout", "gguf", "-dtype", "q8_0", "-o", out}, 1,
 			"tcast convert: " + filepath.Join(noCtx, "config.json") + " has none of max_position_embeddings, "},
 		{[]string{"convert", src, "-dtype", "mxfp4", "-imatrix", nan, "-o", filepath.Join(other, "mx")}, 2,
-			"; mxfp4 (mxfp4e2) does not search"},
+			"; mxfp4 (mxfp4e2) takes its scales by rule"},
 		{[]string{"convert", src, src, "-o", out}, 2, "want one input checkpoint, got 2 arguments (see"},
 		{[]string{"verify", src}, 2, "want ORIG and CONVERTED, got 1 argument (see"},
 		{[]string{"inspect", src, src}, 2, "got 2 arguments (see"},
