@@ -140,9 +140,41 @@ func DecodeFloat[C Code](f *FloatCodec, dst []float32, src []C) {
 // EncodeInt encodes src into dst with [IntCodec.Encode].
 func EncodeInt[C Code](c *IntCodec, dst []C, src []float32, mode Rounding, seed uint64) {
 	dst = dst[:len(src)]
+	if mode == RoundEven && c.rneFast() {
+		encodeIntRNE(c, dst, src)
+		return
+	}
 	for i, x := range src {
 		r := RandFor(mode, seed, uint64(i))
 		dst[i] = C(c.Encode(x, mode, r))
+	}
+}
+
+// rneFast reports whether encodeIntRNE applies: codes within ±2^21 and at
+// most 16 fraction bits.
+func (c *IntCodec) rneFast() bool {
+	return c.Min > -1<<21 && c.Max < 1<<21 && c.FracBits <= 16 && c.Bits <= 32
+}
+
+// encodeIntRNE is EncodeInt for RoundEven, rounding with float32 arithmetic:
+// x·2^FracBits is exact (a power of two; an overflow to ±Inf clamps as the
+// value would), clamped to one past the range, then rounded to an integer,
+// ties to even, by adding 1.5·2^23; NaN gives 0, as Encode does.
+func encodeIntRNE[C Code](c *IntCodec, dst []C, src []float32) {
+	const magic = 0x1.8p23
+	sc := float32(math.Ldexp(1, int(c.FracBits)))
+	lo, hi := float32(c.Min), float32(c.Max)
+	mask := uint32(1)<<c.Bits - 1
+	dst = dst[:len(src)]
+	for i, x := range src {
+		y := float32(x * sc)
+		if y != y {
+			y = 0
+		}
+		y = min(max(y, lo-1), hi+1)
+		r := int32(math.Float32bits(float32(y+magic))) - 0x4b400000
+		r = min(max(r, int32(c.Min)), int32(c.Max))
+		dst[i] = C(uint32(r) & mask)
 	}
 }
 

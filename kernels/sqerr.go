@@ -78,6 +78,22 @@ func RoundInt(q, scale, step, lo, hi float32) float32 {
 // SqErrE2M1 is the candidate error of E2M1 elements (MXFP4, NVFP4).
 func SqErrE2M1(b *SqErrBlock) float64 {
 	var sum float64
+	if b.Keep == nil && b.W == nil {
+		dm := b.DMul
+		if d := b.Div; d != 0 {
+			for _, x := range b.V {
+				e := float64(x) - float64(float32(RoundE2M1(x/d)*dm))
+				sum += float64(e * e)
+			}
+			return sum
+		}
+		m := b.Mul
+		for _, x := range b.V {
+			e := float64(x) - float64(float32(RoundE2M1(float32(x*m))*dm))
+			sum += float64(e * e)
+		}
+		return sum
+	}
 	if b.Div != 0 {
 		for i, x := range b.V {
 			if b.Keep != nil && !b.Keep[i] {
@@ -99,6 +115,22 @@ func SqErrE2M1(b *SqErrBlock) float64 {
 // SqErrE4M3FN is the candidate error of E4M3 elements (MXFP8, FP8 blocks).
 func SqErrE4M3FN(b *SqErrBlock) float64 {
 	var sum float64
+	if b.Keep == nil && b.W == nil {
+		dm := b.DMul
+		if d := b.Div; d != 0 {
+			for _, x := range b.V {
+				e := float64(x) - float64(float32(RoundE4M3FN(x/d)*dm))
+				sum += float64(e * e)
+			}
+			return sum
+		}
+		m := b.Mul
+		for _, x := range b.V {
+			e := float64(x) - float64(float32(RoundE4M3FN(float32(x*m))*dm))
+			sum += float64(e * e)
+		}
+		return sum
+	}
 	if b.Div != 0 {
 		for i, x := range b.V {
 			if b.Keep != nil && !b.Keep[i] {
@@ -122,6 +154,22 @@ func SqErrE4M3FN(b *SqErrBlock) float64 {
 func SqErrInt(b *SqErrBlock) float64 {
 	var sum float64
 	s, st, lo, hi := b.IntScale, b.IntStep, b.IntLo, b.IntHi
+	if b.Keep == nil && b.W == nil {
+		dm := b.DMul
+		if d := b.Div; d != 0 {
+			for _, x := range b.V {
+				e := float64(x) - float64(float32(RoundInt(x/d, s, st, lo, hi)*dm))
+				sum += float64(e * e)
+			}
+			return sum
+		}
+		m := b.Mul
+		for _, x := range b.V {
+			e := float64(x) - float64(float32(RoundInt(float32(x*m), s, st, lo, hi)*dm))
+			sum += float64(e * e)
+		}
+		return sum
+	}
 	if b.Div != 0 {
 		for i, x := range b.V {
 			if b.Keep != nil && !b.Keep[i] {

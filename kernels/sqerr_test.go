@@ -160,3 +160,24 @@ func FuzzSqErr(f *testing.F) {
 			math.Float64bits(SqErrInt(&ib)))
 	})
 }
+
+// TestEncodeIntRNE: EncodeInt's float path for RoundEven equals
+// IntCodec.Encode value by value, NaN included.
+func TestEncodeIntRNE(t *testing.T) {
+	vals := append(sqErrValues(rand.New(rand.NewPCG(14, 8))), float32(math.NaN()), -float32(math.NaN()))
+	for _, c := range []IntCodec{
+		{Bits: 4, Signed: true, Min: -7, Max: 7},
+		{Bits: 4, Signed: true, Min: -8, Max: 7},
+		{Bits: 4, Min: 0, Max: 15},
+		{Bits: 8, Signed: true, Min: -127, Max: 127},
+		{Bits: 8, FracBits: 6, Signed: true, Min: -127, Max: 127},
+		{Bits: 16, Signed: true, Min: -32768, Max: 32767},
+	} {
+		require.True(t, c.rneFast())
+		got := make([]uint32, len(vals))
+		EncodeInt(&c, got, vals, RoundEven, 0)
+		for i, x := range vals {
+			require.Equal(t, c.Encode(x, RoundEven, 0), got[i], "%+v %v (%#x)", c, x, math.Float32bits(x))
+		}
+	}
+}
