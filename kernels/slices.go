@@ -28,6 +28,10 @@ func EncodeFloat[C Code](f *FloatCodec, dst []C, src []float32, mode Rounding, s
 	if d, ok := any(dst).([]uint8); ok && mode == RoundEven && encodeFloat8(f, d, src, saturate) {
 		return // e4m3fn, e5m2, e2m3 and e3m2 in assembly
 	}
+	if d, ok := any(dst).([]uint8); ok && mode == RoundEven && saturate && *f == e2m1Codec {
+		encodeE2M1(f, d, src)
+		return
+	}
 	if mode == RoundEven && f.rneFast() {
 		encodeFloatRNE(f, dst, src, saturate)
 		return
@@ -35,6 +39,21 @@ func EncodeFloat[C Code](f *FloatCodec, dst []C, src []float32, mode Rounding, s
 	for i, x := range src {
 		r := RandFor(mode, seed, uint64(i))
 		dst[i] = C(f.Encode(x, mode, saturate, r))
+	}
+}
+
+// encodeE2M1 is EncodeFloat for E2M1, RoundEven, saturating: the key lookup
+// of the MX kernels (e2m1Code) per value; NaN goes through the codec.
+func encodeE2M1(f *FloatCodec, dst []uint8, src []float32) {
+	dst = dst[:len(src)]
+	for i, x := range src {
+		b := math.Float32bits(x)
+		abs := b & 0x7fffffff
+		if abs > 0x7f800000 {
+			dst[i] = uint8(f.Encode(x, RoundEven, true, 0))
+			continue
+		}
+		dst[i] = uint8(e2m1Code(min(int32(abs), e2m1KeyHi), &mx.e2m1Key) | b>>31<<3)
 	}
 }
 

@@ -181,3 +181,14 @@ func TestEncodeIntRNE(t *testing.T) {
 		}
 	}
 }
+
+// TestEncodeE2M1: EncodeFloat's E2M1 path equals FloatCodec.Encode value by
+// value, NaN included.
+func TestEncodeE2M1(t *testing.T) {
+	vals := append(sqErrValues(rand.New(rand.NewPCG(14, 9))), float32(math.NaN()), -float32(math.NaN()))
+	got := make([]uint8, len(vals))
+	EncodeFloat(&e2m1Codec, got, vals, RoundEven, true, 0)
+	for i, x := range vals {
+		require.Equal(t, uint8(e2m1Codec.Encode(x, RoundEven, true, 0)), got[i], "%v (%#x)", x, math.Float32bits(x))
+	}
+}
