@@ -28,6 +28,10 @@ func EncodeFloat[C Code](f *FloatCodec, dst []C, src []float32, mode Rounding, s
 	if d, ok := any(dst).([]uint8); ok && mode == RoundEven && encodeFloat8(f, d, src, saturate) {
 		return // e4m3fn, e5m2, e2m3 and e3m2 in assembly
 	}
+	if d, ok := any(dst).([]uint8); ok && mode == RoundEven && saturate && *f == e2m1Codec {
+		encodeE2M1(f, d, src)
+		return
+	}
 	if mode == RoundEven && f.rneFast() {
 		encodeFloatRNE(f, dst, src, saturate)
 		return
@@ -35,6 +39,21 @@ func EncodeFloat[C Code](f *FloatCodec, dst []C, src []float32, mode Rounding, s
 	for i, x := range src {
 		r := RandFor(mode, seed, uint64(i))
 		dst[i] = C(f.Encode(x, mode, saturate, r))
+	}
+}
+
+// encodeE2M1 is EncodeFloat for E2M1, RoundEven, saturating: the key lookup
+// of the MX kernels (e2m1Code) per value; NaN goes through the codec.
+func encodeE2M1(f *FloatCodec, dst []uint8, src []float32) {
+	dst = dst[:len(src)]
+	for i, x := range src {
+		b := math.Float32bits(x)
+		abs := b & 0x7fffffff
+		if abs > 0x7f800000 {
+			dst[i] = uint8(f.Encode(x, RoundEven, true, 0))
+			continue
+		}
+		dst[i] = uint8(e2m1Code(min(int32(abs), e2m1KeyHi), &mx.e2m1Key) | b>>31<<3)
 	}
 }
 
@@ -140,9 +159,41 @@ func DecodeFloat[C Code](f *FloatCodec, dst []float32, src []C) {
 // EncodeInt encodes src into dst with [IntCodec.Encode].
 func EncodeInt[C Code](c *IntCodec, dst []C, src []float32, mode Rounding, seed uint64) {
 	dst = dst[:len(src)]
+	if mode == RoundEven && c.rneFast() {
+		encodeIntRNE(c, dst, src)
+		return
+	}
 	for i, x := range src {
 		r := RandFor(mode, seed, uint64(i))
 		dst[i] = C(c.Encode(x, mode, r))
+	}
+}
+
+// rneFast reports whether encodeIntRNE applies: codes within ±2^21 and at
+// most 16 fraction bits.
+func (c *IntCodec) rneFast() bool {
+	return c.Min > -1<<21 && c.Max < 1<<21 && c.FracBits <= 16 && c.Bits <= 32
+}
+
+// encodeIntRNE is EncodeInt for RoundEven, rounding with float32 arithmetic:
+// x·2^FracBits is exact (a power of two; an overflow to ±Inf clamps as the
+// value would), clamped to one past the range, then rounded to an integer,
+// ties to even, by adding 1.5·2^23; NaN gives 0, as Encode does.
+func encodeIntRNE[C Code](c *IntCodec, dst []C, src []float32) {
+	const magic = 0x1.8p23
+	sc := float32(math.Ldexp(1, int(c.FracBits)))
+	lo, hi := float32(c.Min), float32(c.Max)
+	mask := uint32(1)<<c.Bits - 1
+	dst = dst[:len(src)]
+	for i, x := range src {
+		y := float32(x * sc)
+		if y != y {
+			y = 0
+		}
+		y = min(max(y, lo-1), hi+1)
+		r := int32(math.Float32bits(float32(y+magic))) - 0x4b400000
+		r = min(max(r, int32(c.Min)), int32(c.Max))
+		dst[i] = C(uint32(r) & mask)
 	}
 }
 

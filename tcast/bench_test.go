@@ -58,6 +58,7 @@ func BenchmarkCastFP8E4Block128(b *testing.B) { benchCast(b, "fp8e4_block128", C
 // cast).
 func BenchmarkSearchMXFP4(b *testing.B)    { benchCastOpts(b, "mxfp4", Compressed, true) }
 func BenchmarkSearchNVFP4(b *testing.B)    { benchCastOpts(b, "nvfp4", Compressed, true) }
+func BenchmarkSearchMXFP8(b *testing.B)    { benchCastOpts(b, "mxfp8e4", Compressed, true) }
 func BenchmarkSearchInt4G128(b *testing.B) { benchCastOpts(b, "int4_g128", Compressed, true) }
 func BenchmarkSearchFP8E4Block128(b *testing.B) {
 	benchCastOpts(b, "fp8e4_block128", Compressed, true)

@@ -130,17 +130,18 @@ type caster struct {
 	tensorMul float32 // decoded tensor scale, 1 without one
 	dec       *decoder
 	sel       scale.Selector
-	rounder   kernels.IntCodec // rounds x/s to an integer for int zero points
-	keepMask  *mask.Mask       // opts.Keep broadcast to lay.shape, or nil
-	keep      []bool           // keepMask's flags, one per element, or nil
-	keepBits  []byte           // keepMask's packed bits, or nil
-	blockwise bool             // never castContiguous (tests compare both paths)
-	tmp       []float32        // scratch for the scaled values of one block
-	subAmax   []float32        // scratch for the subtile amaxes of one block
-	cbRef     float32          // a codebook's reference magnitude (its compute format's largest), once known
-	imp       cbImportance     // opts.Importance as a codebook's selection weighs it
-	ssImp     cbImportance     // opts.Importance as the scale search weighs it
-	ss        searchScratch    // the scale search's buffers
+	rounder   kernels.IntCodec                  // rounds x/s to an integer for int zero points
+	keepMask  *mask.Mask                        // opts.Keep broadcast to lay.shape, or nil
+	keep      []bool                            // keepMask's flags, one per element, or nil
+	keepBits  []byte                            // keepMask's packed bits, or nil
+	blockwise bool                              // never castContiguous (tests compare both paths)
+	tmp       []float32                         // scratch for the scaled values of one block
+	subAmax   []float32                         // scratch for the subtile amaxes of one block
+	cbRef     float32                           // a codebook's reference magnitude (its compute format's largest), once known
+	imp       cbImportance                      // opts.Importance as a codebook's selection weighs it
+	ssImp     cbImportance                      // opts.Importance as the scale search weighs it
+	ss        searchScratch                     // the scale search's buffers
+	ssFast    func(*kernels.SqErrBlock) float64 // the scale search's one-pass candidate error, or nil
 }
 
 // Cast quantizes x, a tensor of the given shape in row-major order, to dt and
@@ -344,6 +345,9 @@ func newCaster(x []float32, shape []int, dt *DataType, o Options) (*caster, erro
 		}
 	}
 	c.rounder = kernels.IntCodec{Bits: 32, Signed: true, Min: -1 << 30, Max: 1 << 30}
+	if o.ScaleSearch && !noSearchFast {
+		c.setSearchFast()
+	}
 	if c.spec != nil {
 		c.sf, c.zf = c.spec.Scale, c.spec.Zero
 	}

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/tensorcast-go/tensorcast/dtype"
+	"github.com/tensorcast-go/tensorcast/kernels"
 )
 
 // The data-free scale search (Options.ScaleSearch, docs/NUMERICS.md §11):
@@ -31,6 +32,28 @@ type searchScratch struct {
 	dec    []float32
 	w      []float32
 	cands  []uint32
+	blk    kernels.SqErrBlock // the fast path's argument (its Int fields set once)
+}
+
+// setSearchFast chooses the one-pass candidate error of the element format
+// (kernels.SqErrE2M1 and its kin) when it computes exactly what
+// candidateErr's general path (encode, decode, sum) computes: round to
+// nearest even with saturation, and E2M1, E4M3 or an integer format of at
+// most 16 bits. It leaves c.ssFast nil otherwise.
+func (c *caster) setSearchFast() {
+	if c.opts.Rounding != kernels.RoundEven || c.eopts.Overflow != dtype.Saturate {
+		return
+	}
+	switch {
+	case c.elem == fmtE2M1 && !c.opts.FullRange:
+		c.ssFast = kernels.SqErrE2M1
+	case c.elem == fmtE4M3FN && !c.opts.FullRange:
+		c.ssFast = kernels.SqErrE4M3FN
+	case c.elem.Kind() == dtype.Int && c.elem.Bits() <= 16:
+		step := c.elem.Decode(1) // 2^−FracBits
+		c.ss.blk = kernels.SqErrBlock{IntScale: 1 / step, IntStep: step, IntLo: float32(c.qmin), IntHi: float32(c.qmax)}
+		c.ssFast = kernels.SqErrInt
+	}
 }
 
 // grow returns the buffers resized to n elements.
@@ -95,6 +118,11 @@ func (c *caster) candidateErr(v []float32, keep []bool, w []float32, mul, div, d
 			sum += e
 		}
 		return sum
+	}
+	if c.ssFast != nil {
+		s.blk = kernels.SqErrBlock{V: v, W: w, Keep: keep, Mul: mul, Div: div, DMul: dmul,
+			IntScale: s.blk.IntScale, IntStep: s.blk.IntStep, IntLo: s.blk.IntLo, IntHi: s.blk.IntHi}
+		return c.ssFast(&s.blk)
 	}
 	scaled, codes, dec := s.scaled[:n], s.codes[:n], s.dec[:n]
 	if div != 0 {
@@ -201,3 +229,8 @@ func (c *caster) searchFloat(rule uint32, amax float32, v []float32, keep []bool
 	}
 	return best
 }
+
+// noSearchFast, set by tests, makes the scale search take candidateErr's
+// general path for every element format (the differential tests compare
+// the two).
+var noSearchFast bool

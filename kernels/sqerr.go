@@ -1,0 +1,199 @@
+package kernels
+
+import "math"
+
+// The candidate errors of a scale search (tcast's Options.ScaleSearch): for
+// one block v and one candidate scale, the squared error of the block encoded
+// at that scale and decoded as a loader decodes it, in one pass and without
+// the general-purpose element encoder. Each function computes, in index
+// order and in float64,
+//
+//	Σ w_i · (x_i − float32(r(q_i)·dmul))²,  q_i = x_i/div (x_i·mul when div is 0),
+//
+// over the kept elements (keep nil: all; w nil: weights 1), r(q) being the
+// element value that q encodes to by round-to-nearest-even with saturation:
+// the decoder's value of the encoder's code, bit for bit. Every operation is
+// rounded where the general path (encode a slice, decode it, sum) rounds it,
+// so the sums, and the candidate a search picks, are the same.
+
+// SqErrBlock is one candidate of a scale search: v/Div (v·Mul when Div is
+// 0) is encoded and each element decodes as element × DMul.
+type SqErrBlock struct {
+	V        []float32
+	W        []float32 // weights, or nil for 1
+	Keep     []bool    // kept elements, or nil for all
+	Mul, Div float32
+	DMul     float32
+	IntScale float32 // integers: 2^FracBits, the code of a value q is RNE(q·IntScale)
+	IntStep  float32 // integers: 2^−FracBits, the value of code 1
+	IntLo    float32 // integers: the smallest code's integer
+	IntHi    float32 // integers: the largest code's integer
+}
+
+// RoundE2M1 returns the E2M1 value that q encodes to (nearest even,
+// saturating at ±6, −0 for negative values that round to zero).
+func RoundE2M1(q float32) float32 {
+	b := math.Float32bits(q)
+	c := e2m1Code(min(int32(b&0x7fffffff), e2m1KeyHi), &mx.e2m1Key) | b>>31<<3
+	return mx.e2m1[c&15]
+}
+
+// RoundE4M3FN returns the E4M3 (e4m3fn) value that the non-NaN q encodes to
+// (nearest even, saturating at ±448, −0 for negative values that round to
+// zero).
+func RoundE4M3FN(q float32) float32 {
+	return mx.e4m3fn[e4m3fnCode(q)]
+}
+
+// e4m3fnCode is the E4M3 code of the non-NaN q, nearest even, saturating:
+// quantizeMXFP8Go's rounding of one value.
+func e4m3fnCode(q float32) uint8 {
+	const (
+		minNorm = 121 << 23 // 2^−6
+		kBits   = 141 << 23 // 2^14
+		rebias  = 120 << 3
+	)
+	y := math.Float32bits(q)
+	abs := min(y&0x7fffffff, 0x7f800000)
+	sub := int32(math.Float32bits(math.Float32frombits(abs)+math.Float32frombits(kBits)) - kBits)
+	mag := int32((abs+(1<<19-1)+(abs>>20)&1)>>20) - rebias
+	isSub := (int32(abs) - minNorm) >> 31
+	mag ^= (mag ^ sub) & isSub
+	mag = min(mag, 0x7e)
+	return uint8(uint32(mag) | y>>31<<7)
+}
+
+// RoundInt returns the value that the non-NaN q encodes to in an integer
+// format whose codes run from lo to hi (integers, |lo|, |hi| < 2^21) and
+// whose code k has the value k·step, step = 1/scale a power of two: q·scale
+// rounded to the nearest integer, ties to even, clamped to [lo, hi], times
+// step.
+func RoundInt(q, scale, step, lo, hi float32) float32 {
+	const magic = 0x1.8p23
+	y := min(max(float32(q*scale), lo-1), hi+1)
+	r := float32(int32(math.Float32bits(float32(y+magic))) - 0x4b400000)
+	return min(max(r, lo), hi) * step
+}
+
+// SqErrE2M1 is the candidate error of E2M1 elements (MXFP4, NVFP4).
+func SqErrE2M1(b *SqErrBlock) float64 {
+	var sum float64
+	if b.Keep == nil && b.W == nil {
+		dm := b.DMul
+		if d := b.Div; d != 0 {
+			for _, x := range b.V {
+				e := float64(x) - float64(float32(RoundE2M1(x/d)*dm))
+				sum += float64(e * e)
+			}
+			return sum
+		}
+		m := b.Mul
+		for _, x := range b.V {
+			e := float64(x) - float64(float32(RoundE2M1(float32(x*m))*dm))
+			sum += float64(e * e)
+		}
+		return sum
+	}
+	if b.Div != 0 {
+		for i, x := range b.V {
+			if b.Keep != nil && !b.Keep[i] {
+				continue
+			}
+			sum += errTerm(b, i, x, float32(RoundE2M1(x/b.Div)*b.DMul))
+		}
+		return sum
+	}
+	for i, x := range b.V {
+		if b.Keep != nil && !b.Keep[i] {
+			continue
+		}
+		sum += errTerm(b, i, x, float32(RoundE2M1(float32(x*b.Mul))*b.DMul))
+	}
+	return sum
+}
+
+// SqErrE4M3FN is the candidate error of E4M3 elements (MXFP8, FP8 blocks).
+func SqErrE4M3FN(b *SqErrBlock) float64 {
+	var sum float64
+	if b.Keep == nil && b.W == nil {
+		dm := b.DMul
+		if d := b.Div; d != 0 {
+			for _, x := range b.V {
+				e := float64(x) - float64(float32(RoundE4M3FN(x/d)*dm))
+				sum += float64(e * e)
+			}
+			return sum
+		}
+		m := b.Mul
+		for _, x := range b.V {
+			e := float64(x) - float64(float32(RoundE4M3FN(float32(x*m))*dm))
+			sum += float64(e * e)
+		}
+		return sum
+	}
+	if b.Div != 0 {
+		for i, x := range b.V {
+			if b.Keep != nil && !b.Keep[i] {
+				continue
+			}
+			sum += errTerm(b, i, x, float32(RoundE4M3FN(x/b.Div)*b.DMul))
+		}
+		return sum
+	}
+	for i, x := range b.V {
+		if b.Keep != nil && !b.Keep[i] {
+			continue
+		}
+		sum += errTerm(b, i, x, float32(RoundE4M3FN(float32(x*b.Mul))*b.DMul))
+	}
+	return sum
+}
+
+// SqErrInt is the candidate error of integer elements (MXINT8, integer
+// groups) described by b's Int fields.
+func SqErrInt(b *SqErrBlock) float64 {
+	var sum float64
+	s, st, lo, hi := b.IntScale, b.IntStep, b.IntLo, b.IntHi
+	if b.Keep == nil && b.W == nil {
+		dm := b.DMul
+		if d := b.Div; d != 0 {
+			for _, x := range b.V {
+				e := float64(x) - float64(float32(RoundInt(x/d, s, st, lo, hi)*dm))
+				sum += float64(e * e)
+			}
+			return sum
+		}
+		m := b.Mul
+		for _, x := range b.V {
+			e := float64(x) - float64(float32(RoundInt(float32(x*m), s, st, lo, hi)*dm))
+			sum += float64(e * e)
+		}
+		return sum
+	}
+	if b.Div != 0 {
+		for i, x := range b.V {
+			if b.Keep != nil && !b.Keep[i] {
+				continue
+			}
+			sum += errTerm(b, i, x, float32(RoundInt(x/b.Div, s, st, lo, hi)*b.DMul))
+		}
+		return sum
+	}
+	for i, x := range b.V {
+		if b.Keep != nil && !b.Keep[i] {
+			continue
+		}
+		sum += errTerm(b, i, x, float32(RoundInt(float32(x*b.Mul), s, st, lo, hi)*b.DMul))
+	}
+	return sum
+}
+
+// errTerm is w_i·(x − dec)² in float64.
+func errTerm(b *SqErrBlock, i int, x, dec float32) float64 {
+	d := float64(x) - float64(dec)
+	e := float64(d * d)
+	if b.W != nil {
+		e = float64(e * float64(b.W[i]))
+	}
+	return e
+}
