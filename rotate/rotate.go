@@ -175,7 +175,14 @@ func (r Rotation) Apply(x []float32, shape []int, axis int) error {
 	if outer*n*inner != len(x) {
 		return fmt.Errorf("rotate: %d values for shape %v", len(x), shape)
 	}
+	if inner == 1 {
+		// The blocks are runs of consecutive values.
+		var s Scratch
+		r.Rows(x, x, &s)
+		return nil
+	}
 	buf := make([]float64, r.Block)
+	sc := norm(r.Block)
 	for o := range outer {
 		base := o * n * inner
 		for in := range inner {
@@ -184,14 +191,65 @@ func (r Rotation) Apply(x []float32, shape []int, axis int) error {
 				for k := range buf {
 					buf[k] = float64(x[start+k*inner])
 				}
-				Transform(buf)
+				fwht(buf)
 				for k, v := range buf {
-					x[start+k*inner] = float32(v)
+					x[start+k*inner] = float32(v * sc)
 				}
 			}
 		}
 	}
 	return nil
+}
+
+// Scratch is the float64 memory of Rows, reused from call to call. The
+// zero value is ready to use; a Scratch serves one goroutine at a time.
+type Scratch struct {
+	buf []float64
+}
+
+// Rows writes to dst the rotation of src, whose consecutive runs of Block
+// values are its blocks: Apply along the last axis of a tensor whose rows
+// hold whole blocks, for any number of whole rows. dst may be src, for a
+// rotation in place; Rows panics unless len(dst) = len(src) is a multiple
+// of the block of a valid Hadamard rotation (see Check). It gives the same
+// values as Apply, and allocates only to grow s.
+func (r Rotation) Rows(dst, src []float32, s *Scratch) {
+	if r.IsZero() {
+		copy(dst, src)
+		return
+	}
+	n := r.Block
+	if r.Kind != Hadamard || !validBlock(n) || len(dst) != len(src) || len(src)%n != 0 {
+		panic(fmt.Sprintf("rotate: Rows of %d values into %d by %s", len(src), len(dst), r))
+	}
+	if cap(s.buf) < n {
+		s.buf = make([]float64, n)
+	}
+	buf := s.buf[:n]
+	sc := norm(n)
+	for b := 0; b < len(src); b += n {
+		load(buf, src[b:b+n])
+		d := dst[b : b+n]
+		for k, v := range buf {
+			d[k] = float32(v * sc)
+		}
+	}
+}
+
+// load widens x to float64 into buf (of the same power-of-two length ≥ 2)
+// and runs fwht on it, its first two stages as it widens.
+func load(buf []float64, x []float32) {
+	if len(buf) == 2 {
+		a, b := float64(x[0]), float64(x[1])
+		buf[0], buf[1] = a+b, a-b
+		return
+	}
+	for i := 0; i+4 <= len(buf) && i+4 <= len(x); i += 4 {
+		a, b, c, d := float64(x[i]), float64(x[i+1]), float64(x[i+2]), float64(x[i+3])
+		ab, amb, cd, cmd := a+b, a-b, c+d, c-d
+		buf[i], buf[i+1], buf[i+2], buf[i+3] = ab+cd, amb+cmd, ab-cd, amb-cmd
+	}
+	stages(buf, 4)
 }
 
 // Transform multiplies x, whose length is a power of two, by the
@@ -203,17 +261,52 @@ func Transform(x []float64) {
 	if n == 0 || n&(n-1) != 0 {
 		panic(fmt.Sprintf("rotate.Transform: length %d is not a power of two", n))
 	}
-	for h := 1; h < n; h *= 2 {
-		for i := 0; i < n; i += 2 * h {
-			a, b := x[i:i+h], x[i+h:i+2*h]
-			for j := range a {
-				a[j], b[j] = a[j]+b[j], a[j]-b[j]
-			}
-		}
-	}
+	fwht(x)
 	s := norm(n)
 	for i := range x {
 		x[i] *= s
+	}
+}
+
+// fwht is the unnormalised fast Walsh–Hadamard transform of x in place
+// (len(x) a power of two): at each stage h = 1, 2, 4, ..., every pair
+// (a, b) = (x[i+j], x[i+j+h]) becomes (a+b, a−b).
+func fwht(x []float64) {
+	n := len(x)
+	if n < 4 {
+		if n == 2 {
+			x[0], x[1] = x[0]+x[1], x[0]-x[1]
+		}
+		return
+	}
+	for i := 0; i+4 <= n; i += 4 {
+		a, b, c, d := x[i], x[i+1], x[i+2], x[i+3]
+		ab, amb, cd, cmd := a+b, a-b, c+d, c-d
+		x[i], x[i+1], x[i+2], x[i+3] = ab+cd, amb+cmd, ab-cd, amb-cmd
+	}
+	stages(x, 4)
+}
+
+// stages runs the stages of fwht from h on: two at a time (h and 2h, the
+// same sums and differences on four values at once), then a last one
+// alone when their number is odd.
+func stages(x []float64, h int) {
+	n := len(x)
+	for ; 4*h <= n; h *= 4 {
+		for i := 0; i < n; i += 4 * h {
+			p, q, r, s := x[i:i+h], x[i+h:i+2*h], x[i+2*h:i+3*h], x[i+3*h:i+4*h]
+			for j := range p {
+				a, b, c, d := p[j], q[j], r[j], s[j]
+				ab, amb, cd, cmd := a+b, a-b, c+d, c-d
+				p[j], q[j], r[j], s[j] = ab+cd, amb+cmd, ab-cd, amb-cmd
+			}
+		}
+	}
+	if 2*h == n {
+		p, q := x[:h], x[h:]
+		for j := range p {
+			p[j], q[j] = p[j]+q[j], p[j]-q[j]
+		}
 	}
 }
 

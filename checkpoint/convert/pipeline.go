@@ -9,6 +9,7 @@ import (
 	"github.com/tensorcast-go/tensorcast/checkpoint/layout"
 	"github.com/tensorcast-go/tensorcast/checkpoint/safetensors"
 	"github.com/tensorcast-go/tensorcast/kernels"
+	"github.com/tensorcast-go/tensorcast/rotate"
 	"github.com/tensorcast-go/tensorcast/tcast"
 )
 
@@ -72,6 +73,14 @@ type stream struct {
 	// value read.
 	perm   []int
 	addOne bool
+	// rot, when not zero, rotates each chunk's rows before the cast (a
+	// rotation along the last axis, whose blocks lie within rows): the
+	// cast's values are rotated back before they are measured against the
+	// source, and rs0 casts the chunk unrotated too, into bytes thrown
+	// away, for the SQNR without rotation (sums0).
+	rot   rotate.Rotation
+	rs0   layout.RowStream
+	sums0 []tcast.ErrorSum
 
 	once sync.Once
 	err  error
@@ -81,11 +90,12 @@ type stream struct {
 	// every block's encoding on it: such a weight is read twice, by amax
 	// items that gather its amax piece by piece, then by the items that
 	// cast it, which wait for amaxReady. Every other weight is read once.
-	amaxParts []tcast.Amax // per amax item
-	amaxLeft  atomic.Int32 // amax items not finished
-	amaxMu    sync.Mutex
-	amaxErr   error
-	amaxReady chan struct{} // closed when the amax is set, or an amax item failed
+	amaxParts  []tcast.Amax // per amax item
+	amaxParts0 []tcast.Amax // per amax item, of rs0's unrotated values
+	amaxLeft   atomic.Int32 // amax items not finished
+	amaxMu     sync.Mutex
+	amaxErr    error
+	amaxReady  chan struct{} // closed when the amax is set, or an amax item failed
 }
 
 // item is one piece of work: chunks [c0, c1) of a streamed weight, pieces
@@ -102,6 +112,10 @@ type item struct {
 // item, and its writes waiting for their turn (see writer).
 type scratch struct {
 	x, deq []float32
+	xr     []float32 // a rotated chunk
+	deq0   []float32 // its unrotated cast's values
+	junk   []byte    // its unrotated cast's bytes
+	fwht   rotate.Scratch
 	rs     tcast.RowScratch
 	freeMu sync.Mutex // a writing goroutine gives buffers back
 	free   [][]byte   // output buffers whose bytes were written
@@ -179,7 +193,7 @@ func floats(b *[]float32, n int) []float32 {
 // streamOf returns the stream of a weight the pipeline casts in chunks, or
 // nil.
 func (p *plan) streamOf(d *decision) *stream {
-	if forceWhole || !d.cast || d.swap || !d.rot.IsZero() || d.info.Quantized() || p.pruned || d.xform.PermuteHeads > 0 && len(d.shape) != 2 {
+	if forceWhole || !d.cast || d.swap || !d.rot.IsZero() && d.rotAxis != len(d.shape)-1 || d.info.Quantized() || p.pruned || d.xform.PermuteHeads > 0 && len(d.shape) != 2 {
 		return nil
 	}
 	elem := 0
@@ -195,7 +209,8 @@ func (p *plan) streamOf(d *decision) *stream {
 	if !ok {
 		return nil
 	}
-	rs, ok, err := s.Stream(d.info.Name, d.shape, d.dt, &tcast.Options{Axis: p.opts.Axis, Mode: p.opts.Mode, Importance: d.imp, ScaleSearch: p.opts.ScaleSearch})
+	sopts := tcast.Options{Axis: p.opts.Axis, Mode: p.opts.Mode, Importance: d.imp, ScaleSearch: p.opts.ScaleSearch}
+	rs, ok, err := s.Stream(d.info.Name, d.shape, d.dt, &sopts)
 	if err != nil || !ok {
 		return nil // cast whole, which reports any error
 	}
@@ -204,6 +219,17 @@ func (p *plan) streamOf(d *decision) *stream {
 		return nil
 	}
 	st := &stream{rs: rs, dtype: d.info.DType, elem: elem, rows: rows, rowLen: rowLen, addOne: d.xform.AddOne}
+	if !d.rot.IsZero() {
+		// The rotation's blocks run along the last axis: rows that hold
+		// whole blocks rotate on their own, as the whole weight would.
+		if rowLen%d.rot.Block != 0 {
+			return nil
+		}
+		st.rot = d.rot
+		if st.rs0, ok, err = s.Stream(d.info.Name, d.shape, d.dt, &sopts); err != nil || !ok || st.rs0.Rows() != rows || st.rs0.RowLen() != rowLen {
+			return nil
+		}
+	}
 	if st.perm, err = d.xform.RowPermutation(rows); err != nil {
 		return nil // cast whole, which reports the error
 	}
@@ -265,6 +291,7 @@ func (p *plan) items() []item {
 				its = append(its, item{d: d, c0: c0, c1: min(c0+per, st.chunks), amax: 1 + len(st.amaxParts)})
 				size = append(size, 0) // reads, writes nothing
 				st.amaxParts = append(st.amaxParts, tcast.Amax{})
+				st.amaxParts0 = append(st.amaxParts0, tcast.Amax{})
 			}
 			st.amaxLeft.Store(int32(len(st.amaxParts)))
 			st.amaxReady = make(chan struct{})
@@ -346,6 +373,9 @@ func (p *plan) ready(d *decision) error {
 	st.once.Do(func() {
 		st.src, st.err = p.stored(d)
 		st.sums = make([]tcast.ErrorSum, st.chunks)
+		if st.rs0 != nil {
+			st.sums0 = make([]tcast.ErrorSum, st.chunks)
+		}
 		if d.imp != nil {
 			st.wsums = make([]wsum, st.chunks)
 		}
@@ -372,6 +402,13 @@ func (p *plan) gatherAmax(it item, sc *scratch) (err error) {
 					a.Merge(part)
 				}
 				st.rs.SetAmax(a)
+				if st.rs0 != nil {
+					var a0 tcast.Amax
+					for _, part := range st.amaxParts0 {
+						a0.Merge(part)
+					}
+					st.rs0.SetAmax(a0)
+				}
 			}
 			close(st.amaxReady)
 		}
@@ -382,9 +419,21 @@ func (p *plan) gatherAmax(it item, sc *scratch) (err error) {
 	a := &st.amaxParts[it.amax-1]
 	for c := it.c0; c < it.c1; c++ {
 		r0, r1 := st.chunkRange(c)
-		a.Add(st.read(sc, r0, r1))
+		x := st.read(sc, r0, r1)
+		if st.rs0 != nil {
+			st.amaxParts0[it.amax-1].Add(x)
+			x = st.rotated(sc, x)
+		}
+		a.Add(x)
 	}
 	return nil
+}
+
+// rotated returns the chunk x rotated, in the worker's scratch.
+func (st *stream) rotated(sc *scratch, x []float32) []float32 {
+	xr := floats(&sc.xr, len(x))
+	st.rot.Rows(xr, x, &sc.fwht)
+	return xr
 }
 
 // chunkRange returns the rows of chunk c.
@@ -484,7 +533,15 @@ func (p *plan) work(it item, sc *scratch) error {
 		for i, b := range bufs {
 			parts[i] = b[at[i]-lo[i] : end[i]-lo[i]]
 		}
-		if err := st.rs.CastRowsTo(parts, x, r0, deq, &sc.rs); err != nil {
+		if st.rs0 != nil {
+			if err := st.castUnrotated(sc, c, x, r0, r1); err != nil {
+				return err
+			}
+			if err := st.rs.CastRowsTo(parts, st.rotated(sc, x), r0, deq, &sc.rs); err != nil {
+				return err
+			}
+			st.rot.Rows(deq, deq, &sc.fwht) // as load gives it back
+		} else if err := st.rs.CastRowsTo(parts, x, r0, deq, &sc.rs); err != nil {
 			return err
 		}
 		st.sums[c].Add(x, deq)
@@ -506,6 +563,32 @@ func (p *plan) work(it item, sc *scratch) error {
 		}
 	}
 	return p.out.put(sc, write{done: func() { sc.recycle(buf) }}, false)
+}
+
+// castUnrotated casts rows [r0, r1) of a rotated weight, chunk c, whose
+// values are x, without the rotation, into bytes thrown away, and measures
+// the cast: the report's SQNR without rotation.
+func (st *stream) castUnrotated(sc *scratch, c int, x []float32, r0, r1 int) error {
+	lo, hi := st.rs0.Written(r0), st.rs0.Written(r1)
+	n := 0
+	for i := range lo {
+		n += hi[i] - lo[i]
+	}
+	if cap(sc.junk) < n {
+		sc.junk = make([]byte, n)
+	}
+	parts := make([][]byte, len(lo))
+	at := 0
+	for i := range lo {
+		parts[i] = sc.junk[at : at+hi[i]-lo[i]]
+		at += hi[i] - lo[i]
+	}
+	deq0 := floats(&sc.deq0, len(x))
+	if err := st.rs0.CastRowsTo(parts, x, r0, deq0, &sc.rs); err != nil {
+		return err
+	}
+	st.sums0[c].Add(x, deq0)
+	return nil
 }
 
 // copyPieces writes pieces [c0, c1) of a kept tensor, copied from the
@@ -572,6 +655,13 @@ func (p *plan) finish(d *decision) error {
 		d.result.BytesOut += sp.Bytes(p.lay.Container())
 	}
 	d.result.setErrors(sum.Errors())
+	if st.sums0 != nil {
+		var sum0 tcast.ErrorSum
+		for _, s := range st.sums0 {
+			sum0.Merge(s)
+		}
+		d.result.SQNRUnrotated = sum0.Errors().SQNR
+	}
 	if st.wsums != nil {
 		var ws wsum
 		for _, s := range st.wsums {
@@ -580,6 +670,6 @@ func (p *plan) finish(d *decision) error {
 		}
 		d.result.WeightedSQNR = ws.sqnr()
 	}
-	st.sums, st.wsums, st.src = nil, nil, nil
+	st.sums, st.sums0, st.wsums, st.src = nil, nil, nil, nil
 	return nil
 }
