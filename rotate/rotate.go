@@ -230,6 +230,7 @@ func (r Rotation) Rows(dst, src []float32, s *Scratch) {
 	for b := 0; b < len(src); b += n {
 		load(buf, src[b:b+n])
 		d := dst[b : b+n]
+		d = d[:len(buf)]
 		for k, v := range buf {
 			d[k] = float32(v * sc)
 		}
@@ -244,10 +245,10 @@ func load(buf []float64, x []float32) {
 		buf[0], buf[1] = a+b, a-b
 		return
 	}
-	for i := 0; i+4 <= len(buf) && i+4 <= len(x); i += 4 {
-		a, b, c, d := float64(x[i]), float64(x[i+1]), float64(x[i+2]), float64(x[i+3])
+	for y, z := buf, x; len(y) >= 4 && len(z) >= 4; y, z = y[4:], z[4:] {
+		a, b, c, d := float64(z[0]), float64(z[1]), float64(z[2]), float64(z[3])
 		ab, amb, cd, cmd := a+b, a-b, c+d, c-d
-		buf[i], buf[i+1], buf[i+2], buf[i+3] = ab+cd, amb+cmd, ab-cd, amb-cmd
+		y[0], y[1], y[2], y[3] = ab+cd, amb+cmd, ab-cd, amb-cmd
 	}
 	stages(buf, 4)
 }
@@ -279,10 +280,10 @@ func fwht(x []float64) {
 		}
 		return
 	}
-	for i := 0; i+4 <= n; i += 4 {
-		a, b, c, d := x[i], x[i+1], x[i+2], x[i+3]
+	for y := x; len(y) >= 4; y = y[4:] {
+		a, b, c, d := y[0], y[1], y[2], y[3]
 		ab, amb, cd, cmd := a+b, a-b, c+d, c-d
-		x[i], x[i+1], x[i+2], x[i+3] = ab+cd, amb+cmd, ab-cd, amb-cmd
+		y[0], y[1], y[2], y[3] = ab+cd, amb+cmd, ab-cd, amb-cmd
 	}
 	stages(x, 4)
 }
@@ -295,6 +296,7 @@ func stages(x []float64, h int) {
 	for ; 4*h <= n; h *= 4 {
 		for i := 0; i < n; i += 4 * h {
 			p, q, r, s := x[i:i+h], x[i+h:i+2*h], x[i+2*h:i+3*h], x[i+3*h:i+4*h]
+			q, r, s = q[:len(p)], r[:len(p)], s[:len(p)]
 			for j := range p {
 				a, b, c, d := p[j], q[j], r[j], s[j]
 				ab, amb, cd, cmd := a+b, a-b, c+d, c-d
@@ -304,6 +306,7 @@ func stages(x []float64, h int) {
 	}
 	if 2*h == n {
 		p, q := x[:h], x[h:]
+		q = q[:len(p)]
 		for j := range p {
 			p[j], q[j] = p[j]+q[j], p[j]-q[j]
 		}
