@@ -22,8 +22,13 @@ import (
 // pass over the data. A large weight is split into work items of whole
 // chunks, so that every worker shares it, and the report's sums are kept
 // per chunk and added in chunk order, so the report is the same whatever
-// the number of workers. Other weights (other layouts and datatypes,
-// quantized or transposed sources) are cast whole, as run does.
+// the number of workers. A weight rotated along its last axis (-rotate with
+// the default axis) streams too: each chunk of whole rows is rotated after
+// it is widened (rows hold whole blocks of the rotation), its cast values
+// are rotated back before they are measured, and the chunk is cast once
+// more unrotated, into bytes thrown away, for the SQNR without rotation.
+// Other weights (other layouts and datatypes, quantized or transposed
+// sources, rotations along another axis) are cast whole, as run does.
 //
 // Every layout fixes each stored tensor's place in the output before any
 // data is written (the safetensors header and the GGUF tensor infos come
