@@ -228,21 +228,24 @@ func (r Rotation) Rows(dst, src []float32, s *Scratch) {
 	buf := s.buf[:n]
 	sc := norm(n)
 	for b := 0; b < len(src); b += n {
-		load(buf, src[b:b+n])
-		d := dst[b : b+n]
-		d = d[:len(buf)]
-		for k, v := range buf {
-			d[k] = float32(v * sc)
-		}
+		load(buf, src[b:b+n], dst[b:b+n], sc)
 	}
 }
 
-// load widens x to float64 into buf (of the same power-of-two length ≥ 2)
-// and runs fwht on it, its first two stages as it widens.
-func load(buf []float64, x []float32) {
+// load widens x to float64 into buf (of the same power-of-two length ≥ 2),
+// runs fwht on it, its first two stages as it widens, and writes each
+// result times sc, rounded to float32, to dst (which may be x) as its last
+// stage gives it.
+func load(buf []float64, x, dst []float32, sc float64) {
 	if len(buf) == 2 {
 		a, b := float64(x[0]), float64(x[1])
-		buf[0], buf[1] = a+b, a-b
+		dst[0], dst[1] = float32((a+b)*sc), float32((a-b)*sc)
+		return
+	}
+	if len(buf) == 4 {
+		a, b, c, d := float64(x[0]), float64(x[1]), float64(x[2]), float64(x[3])
+		ab, amb, cd, cmd := a+b, a-b, c+d, c-d
+		dst[0], dst[1], dst[2], dst[3] = float32((ab+cd)*sc), float32((amb+cmd)*sc), float32((ab-cd)*sc), float32((amb-cmd)*sc)
 		return
 	}
 	for y, z := buf, x; len(y) >= 4 && len(z) >= 4; y, z = y[4:], z[4:] {
@@ -250,7 +253,45 @@ func load(buf []float64, x []float32) {
 		ab, amb, cd, cmd := a+b, a-b, c+d, c-d
 		y[0], y[1], y[2], y[3] = ab+cd, amb+cmd, ab-cd, amb-cmd
 	}
-	stages(buf, 4)
+	h := 4
+	for ; 8*h <= len(buf); h *= 4 {
+		stage4(buf, h)
+	}
+	// One or two stages are left: the last writes dst.
+	if 2*h == len(buf) {
+		p, q := buf[:h], buf[h:]
+		q = q[:len(p)]
+		dp, dq := dst[:len(p)], dst[h:]
+		dq = dq[:len(p)]
+		for j := range p {
+			dp[j], dq[j] = float32((p[j]+q[j])*sc), float32((p[j]-q[j])*sc)
+		}
+		return
+	}
+	p, q, r, s := buf[:h], buf[h:2*h], buf[2*h:3*h], buf[3*h:]
+	q, r, s = q[:len(p)], r[:len(p)], s[:len(p)]
+	dp, dq, dr, ds := dst[:h], dst[h:2*h], dst[2*h:3*h], dst[3*h:]
+	dp, dq, dr, ds = dp[:len(p)], dq[:len(p)], dr[:len(p)], ds[:len(p)]
+	for j := range p {
+		a, b, c, d := p[j], q[j], r[j], s[j]
+		ab, amb, cd, cmd := a+b, a-b, c+d, c-d
+		dp[j], dq[j], dr[j], ds[j] = float32((ab+cd)*sc), float32((amb+cmd)*sc), float32((ab-cd)*sc), float32((amb-cmd)*sc)
+	}
+}
+
+// stage4 runs the stages h and 2h of fwht on x: the same sums and
+// differences on four values at once.
+func stage4(x []float64, h int) {
+	n := len(x)
+	for i := 0; i < n; i += 4 * h {
+		p, q, r, s := x[i:i+h], x[i+h:i+2*h], x[i+2*h:i+3*h], x[i+3*h:i+4*h]
+		q, r, s = q[:len(p)], r[:len(p)], s[:len(p)]
+		for j := range p {
+			a, b, c, d := p[j], q[j], r[j], s[j]
+			ab, amb, cd, cmd := a+b, a-b, c+d, c-d
+			p[j], q[j], r[j], s[j] = ab+cd, amb+cmd, ab-cd, amb-cmd
+		}
+	}
 }
 
 // Transform multiplies x, whose length is a power of two, by the
@@ -294,15 +335,7 @@ func fwht(x []float64) {
 func stages(x []float64, h int) {
 	n := len(x)
 	for ; 4*h <= n; h *= 4 {
-		for i := 0; i < n; i += 4 * h {
-			p, q, r, s := x[i:i+h], x[i+h:i+2*h], x[i+2*h:i+3*h], x[i+3*h:i+4*h]
-			q, r, s = q[:len(p)], r[:len(p)], s[:len(p)]
-			for j := range p {
-				a, b, c, d := p[j], q[j], r[j], s[j]
-				ab, amb, cd, cmd := a+b, a-b, c+d, c-d
-				p[j], q[j], r[j], s[j] = ab+cd, amb+cmd, ab-cd, amb-cmd
-			}
-		}
+		stage4(x, h)
 	}
 	if 2*h == n {
 		p, q := x[:h], x[h:]
