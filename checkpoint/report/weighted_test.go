@@ -64,7 +64,7 @@ func TestWeightedSQNR(t *testing.T) {
 	upNoise := e1*e1 + e2*e2 + e3*e3
 	upW := 10 * math.Log10((36+4*f(1.2)*f(1.2)+9*f(2.4)*f(2.4)+36+4*5.5*5.5)/(4*e1*e1+9*e2*e2+4*e3*e3))
 	upDB := 10 * math.Log10(upSignal/upNoise)
-	downDB := 10 * math.Log10((36 + f(1.2)*f(1.2)) / (e1 * e1))
+	downDB := 10 * math.Log10((36+f(1.2)*f(1.2))/(e1*e1))
 
 	byName := map[string]Tensor{}
 	for _, tt := range rec.Tensors {
