@@ -64,6 +64,16 @@ func TestCompareImatrix(t *testing.T) {
 	assert.Contains(t, string(b), "<th>weighted SQNR dB</th>")
 	assert.Contains(t, string(b), fmt.Sprintf("<td>%s</td>", trimZeros(fmt.Sprintf("%.2f", want))))
 
+	// convert -report with -imatrix draws the weighted SQNR of what it
+	// wrote, and its page says what the recipe did.
+	page = filepath.Join(dir, "c.html")
+	code, _, stderr = tcast("convert", src, "-dtype", "mxfp4", "-scale-search", "-imatrix", im, "-o", filepath.Join(dir, "mxs"), "-report", page)
+	require.Equal(t, 0, code, stderr)
+	b, err = os.ReadFile(page)
+	require.NoError(t, err)
+	assert.Contains(t, string(b), "<th>weighted SQNR dB</th>")
+	assert.Contains(t, string(b), "mxfp4e2; scale search</td>")
+
 	code, _, stderr = tcast("report", "-o", filepath.Join(dir, "x.html"), "-imatrix", filepath.Join(dir, "none.dat"), src, conv)
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, "-imatrix: ")
