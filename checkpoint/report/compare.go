@@ -12,7 +12,10 @@ import (
 // per tensor of the source, in its order, and in each row a cell per
 // recipe. It is what tcast verify -compare prints.
 type Comparison struct {
-	Source  string           `json:"source"`
+	Source string `json:"source"`
+	// Imatrix is the importance matrix file the weighted SQNR was measured
+	// with (Options.Imatrix), "" for none.
+	Imatrix string           `json:"imatrix,omitempty"`
 	Recipes []RecipeSummary  `json:"recipes"`
 	Tensors []ComparedTensor `json:"tensors"`
 }
@@ -26,6 +29,11 @@ type RecipeSummary struct {
 	DataType string   `json:"datatype"`
 	Bits     float64  `json:"bits_per_value"`
 	SQNR     *float64 `json:"sqnr_db,omitempty"`
+	// Recipe says what the recipe did (Recipe.Describe).
+	Recipe       string   `json:"recipe"`
+	ScaleSearch  bool     `json:"scale_search,omitempty"`
+	Rotation     string   `json:"rotation,omitempty"`
+	WeightedSQNR *float64 `json:"weighted_sqnr_db,omitempty"`
 }
 
 // ComparedTensor is one tensor of the source under every recipe.
@@ -45,16 +53,23 @@ type Cell struct {
 	Bits      float64  `json:"bits_per_value"`
 	SQNR      *float64 `json:"sqnr_db,omitempty"` // nil: exact, or an all-zero source
 	Lost      int      `json:"nonfinite_outputs,omitempty"`
+	Rotation  string   `json:"rotation,omitempty"` // the weight's rotation before its cast, "" for none
+	// WeightedSQNR is the importance-weighted SQNR (Options.Imatrix).
+	WeightedSQNR *float64 `json:"weighted_sqnr_db,omitempty"`
 }
 
 // Compare lines up the report's recipes. A tensor some recipes left out
 // keeps its place among the source's tensors.
 func (r *Report) Compare() *Comparison {
 	c := &Comparison{Source: r.Source}
+	if r.Options.Imatrix != nil {
+		c.Imatrix = r.Options.Imatrix.Path
+	}
 	row := map[string]int{} // tensor name → index in c.Tensors
 	for i, rec := range r.Recipes {
 		c.Recipes = append(c.Recipes, RecipeSummary{Label: rec.Label, Path: rec.Path, Layout: rec.Layout,
-			DataType: rec.DataType, Bits: rec.Bits, SQNR: rec.SQNR})
+			DataType: rec.DataType, Bits: rec.Bits, SQNR: rec.SQNR, Recipe: rec.Describe(), ScaleSearch: rec.ScaleSearch,
+			Rotation: rec.Rotation, WeightedSQNR: rec.WeightedSQNR})
 		// Each recipe's tensors are the source's in its order, but for those
 		// it left out: a tensor not seen yet goes after the last one seen.
 		at := 0
@@ -70,45 +85,70 @@ func (r *Report) Compare() *Comparison {
 				row[t.Name] = j
 			}
 			at = j + 1
-			c.Tensors[j].Recipes[i] = &Cell{DataType: t.DataType, Converted: t.Converted, Bits: t.Bits, SQNR: t.SQNR, Lost: t.Lost}
+			c.Tensors[j].Recipes[i] = &Cell{DataType: t.DataType, Converted: t.Converted, Bits: t.Bits, SQNR: t.SQNR, Lost: t.Lost,
+				Rotation: t.Rotation, WeightedSQNR: t.WeightedSQNR}
 		}
 	}
 	return c
 }
 
-// WriteText writes the comparison as a text table: a row per tensor with
-// each recipe's datatype, bits per value and SQNR in dB ("exact" for none,
-// "-" where the recipe left the tensor out; a kept tensor's datatype is
-// "kept" and its stored type, a tensor with values lost to NaN or Inf is
-// marked "lost N"), then a last row with each recipe's datatypes and mean
-// bits per value and SQNR over its converted tensors, by elements.
+// WriteText writes the comparison as a text table: a row of labels, a
+// row saying what each recipe did (its datatypes, "scale search",
+// "rotated hadamard:32"), then a row per tensor with each recipe's
+// datatype, bits per value and SQNR in dB ("exact" for none, "-" where the
+// recipe left the tensor out; a kept tensor's datatype is "kept" and its
+// stored type, a rotated weight's is followed by its rotation, a tensor
+// with values lost to NaN or Inf is marked "lost N"), and with an
+// importance matrix its weighted SQNR ("-" for none); then a last row with
+// each recipe's datatypes and mean bits per value and SQNRs over its
+// converted tensors, by elements.
 func (c *Comparison) WriteText(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight|tabwriter.Debug)
-	var labels, head strings.Builder
+	weighted := c.Imatrix != ""
+	pad := "\t\t\t"
+	if weighted {
+		pad += "\t"
+	}
+	var labels, recipes, head strings.Builder
 	labels.WriteString("\t")
+	recipes.WriteString("recipe\t")
 	head.WriteString("tensor\t")
 	for _, r := range c.Recipes {
-		fmt.Fprintf(&labels, "%s\t\t\t", r.Label)
+		fmt.Fprintf(&labels, "%s%s", r.Label, pad)
+		fmt.Fprintf(&recipes, "%s%s", r.Recipe, pad)
 		head.WriteString("datatype\tbits/value\tSQNR dB\t")
+		if weighted {
+			head.WriteString("weighted dB\t")
+		}
 	}
 	fmt.Fprintln(tw, labels.String())
+	fmt.Fprintln(tw, recipes.String())
 	fmt.Fprintln(tw, head.String())
 	for _, t := range c.Tensors {
 		fmt.Fprintf(tw, "%s\t", t.Name)
 		for _, cell := range t.Recipes {
 			if cell == nil {
 				fmt.Fprint(tw, "-\t-\t-\t")
+				if weighted {
+					fmt.Fprint(tw, "-\t")
+				}
 				continue
 			}
 			dt := cell.DataType
 			if !cell.Converted {
 				dt = "kept " + dt
 			}
+			if cell.Rotation != "" {
+				dt += " " + cell.Rotation
+			}
 			sq := sqnrText(cell.SQNR)
 			if cell.Lost > 0 {
 				sq = fmt.Sprintf("lost %d", cell.Lost)
 			}
 			fmt.Fprintf(tw, "%s\t%.3f\t%s\t", dt, cell.Bits, sq)
+			if weighted {
+				fmt.Fprintf(tw, "%s\t", weightedText(cell.WeightedSQNR))
+			}
 		}
 		fmt.Fprintln(tw)
 	}
@@ -119,9 +159,21 @@ func (c *Comparison) WriteText(w io.Writer) error {
 			dt = "none converted"
 		}
 		fmt.Fprintf(tw, "%s\t%.3f\t%s\t", dt, r.Bits, sqnrText(r.SQNR))
+		if weighted {
+			fmt.Fprintf(tw, "%s\t", weightedText(r.WeightedSQNR))
+		}
 	}
 	fmt.Fprintln(tw)
 	return tw.Flush()
+}
+
+// weightedText is a weighted SQNR as the tables print it, "-" for none
+// (no entry in the importance matrix, or exact).
+func weightedText(db *float64) string {
+	if db == nil {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f", *db)
 }
 
 // sqnrText is an SQNR in dB as the tables print it, "exact" for none.

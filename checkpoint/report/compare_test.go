@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/tensorcast-go/tensorcast/checkpoint/imatrix"
 )
 
 func TestCompare(t *testing.T) {
@@ -17,16 +19,20 @@ func TestCompare(t *testing.T) {
 		}},
 		// b keeps the tensor a left out, between x and w, and loses values
 		// of w.
-		{Label: "b", Path: "b", DataType: "mxfp4", Bits: 4.25, SQNR: db(18), Tensors: []Tensor{
+		{Label: "b", Path: "b", DataType: "mxfp4", Bits: 4.25, SQNR: db(18), ScaleSearch: true, Rotation: "hadamard:32", Tensors: []Tensor{
 			{Name: "x", Shape: []int{2}, DataType: "F32", Bits: 32},
 			{Name: "head", Shape: []int{2, 32}, DataType: "mxfp4", Converted: true, Bits: 4.25, SQNR: db(18.5)},
-			{Name: "w", Shape: []int{2, 32}, DataType: "mxfp4", Converted: true, Bits: 4.25, SQNR: db(17.5), Lost: 3},
+			{Name: "w", Shape: []int{2, 32}, DataType: "mxfp4", Converted: true, Bits: 4.25, SQNR: db(17.5), Lost: 3,
+				Rotation: "hadamard:32"},
 			{Name: "z", Shape: []int{1}, DataType: "F32", Bits: 32},
 		}},
 	}}
 	c := r.Compare()
 	require.Len(t, c.Recipes, 2)
-	assert.Equal(t, RecipeSummary{Label: "b", Path: "b", DataType: "mxfp4", Bits: 4.25, SQNR: db(18)}, c.Recipes[1])
+	assert.Equal(t, RecipeSummary{Label: "b", Path: "b", DataType: "mxfp4", Bits: 4.25, SQNR: db(18),
+		Recipe: "mxfp4; scale search; rotated hadamard:32", ScaleSearch: true, Rotation: "hadamard:32"}, c.Recipes[1])
+	assert.Equal(t, "q8_0", c.Recipes[0].Recipe)
+	assert.Empty(t, c.Imatrix)
 	var names []string
 	for _, tt := range c.Tensors {
 		names = append(names, tt.Name)
@@ -41,13 +47,14 @@ func TestCompare(t *testing.T) {
 	var b bytes.Buffer
 	require.NoError(t, c.WriteText(&b))
 	lines := bytes.Split(bytes.TrimSuffix(b.Bytes(), []byte("\n")), []byte("\n"))
-	require.Len(t, lines, 2+4+1)
+	require.Len(t, lines, 3+4+1)
 	want := [][]string{
 		{"", "a", "", "", "b", "", ""},
+		{"recipe", "q8_0", "", "", "mxfp4; scale search; rotated hadamard:32", "", ""},
 		{"tensor", "datatype", "bits/value", "SQNR dB", "datatype", "bits/value", "SQNR dB"},
 		{"x", "kept F32", "32.000", "exact", "kept F32", "32.000", "exact"},
 		{"head", "-", "-", "-", "mxfp4", "4.250", "18.50"},
-		{"w", "q8_0", "8.500", "40.00", "mxfp4", "4.250", "lost 3"},
+		{"w", "q8_0", "8.500", "40.00", "mxfp4 hadamard:32", "4.250", "lost 3"},
 		{"z", "-", "-", "-", "kept F32", "32.000", "exact"},
 		{"mean by elements, converted tensors", "q8_0", "8.500", "40.00", "mxfp4", "4.250", "18.00"},
 	}
@@ -60,5 +67,44 @@ func TestCompare(t *testing.T) {
 		}
 		assert.Equal(t, want[i], got, "line %d", i)
 		assert.Equal(t, len(lines[0]), len(line), "aligned: %s", line)
+	}
+}
+
+// TestCompareWeighted: with an importance matrix, each recipe has a
+// weighted SQNR column, "-" where a tensor has none.
+func TestCompareWeighted(t *testing.T) {
+	db := func(v float64) *float64 { return &v }
+	r := &Report{Source: "src", Options: Options{Imatrix: &imatrix.Imatrix{Path: "imp.dat"}}, Recipes: []Recipe{
+		{Label: "a", Path: "a", DataType: "int4_g128", Bits: 4.125, SQNR: db(14), WeightedSQNR: db(15), Tensors: []Tensor{
+			{Name: "x", Shape: []int{2}, DataType: "F32", Bits: 32},
+			{Name: "w", Shape: []int{2, 128}, DataType: "int4_g128", Converted: true, Bits: 4.125, SQNR: db(14), WeightedSQNR: db(15)},
+			{Name: "v", Shape: []int{2, 128}, DataType: "int4_g128", Converted: true, Bits: 4.125, SQNR: db(14)},
+		}},
+	}}
+	c := r.Compare()
+	assert.Equal(t, "imp.dat", c.Imatrix)
+	assert.Equal(t, db(15), c.Recipes[0].WeightedSQNR)
+	assert.Equal(t, db(15), c.Tensors[1].Recipes[0].WeightedSQNR)
+	var b bytes.Buffer
+	require.NoError(t, c.WriteText(&b))
+	lines := bytes.Split(bytes.TrimSuffix(b.Bytes(), []byte("\n")), []byte("\n"))
+	want := [][]string{
+		{"", "a", "", "", ""},
+		{"recipe", "int4_g128", "", "", ""},
+		{"tensor", "datatype", "bits/value", "SQNR dB", "weighted dB"},
+		{"x", "kept F32", "32.000", "exact", "-"},
+		{"w", "int4_g128", "4.125", "14.00", "15.00"},
+		{"v", "int4_g128", "4.125", "14.00", "-"},
+		{"mean by elements, converted tensors", "int4_g128", "4.125", "14.00", "15.00"},
+	}
+	require.Len(t, lines, len(want))
+	for i, line := range lines {
+		cells := bytes.Split(line, []byte("|"))
+		require.Len(t, cells, 6, "%s", line)
+		var got []string
+		for _, c := range cells[:5] {
+			got = append(got, string(bytes.TrimSpace(c)))
+		}
+		assert.Equal(t, want[i], got, "line %d", i)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"html"
 	"io"
 	"math"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -95,7 +96,12 @@ func dB(p *float64) string {
 
 // summary is the table of recipes.
 func (r *Report) summary(p *page) {
-	p.printf("<h2>Recipes</h2>\n<table>\n<tr><th class=\"l\">recipe</th><th class=\"l\">datatype</th><th class=\"l\">layout</th><th class=\"l\">checkpoint</th><th>tensors converted</th><th>bits/value</th><th>SQNR dB</th></tr>\n")
+	weighted := ""
+	if r.Options.Imatrix != nil {
+		weighted = "<th>weighted SQNR dB</th>"
+	}
+	p.printf("<h2>Recipes</h2>\n<table>\n<tr><th class=\"l\">recipe</th><th class=\"l\">datatype; scales; rotation</th><th class=\"l\">layout</th><th class=\"l\">checkpoint</th><th>tensors converted</th><th>bits/value</th><th>SQNR dB</th>%s</tr>\n", weighted)
+	rotated, searched := false, false
 	for i, rec := range r.Recipes {
 		n := 0
 		for _, t := range rec.Tensors {
@@ -103,14 +109,33 @@ func (r *Report) summary(p *page) {
 				n++
 			}
 		}
-		sq := "-"
-		if rec.SQNR != nil {
-			sq = num(*rec.SQNR, 2)
+		rotated = rotated || rec.Rotation != ""
+		searched = searched || rec.ScaleSearch
+		p.printf("<tr><td class=\"l\"><span class=\"key\" style=\"background:%s\"></span>%s</td><td class=\"l\">%s</td><td class=\"l\">%s</td><td class=\"name\">%s</td><td>%d of %d</td><td>%s</td><td>%s</td>",
+			colour(i), esc(rec.Label), esc(rec.Describe()), esc(rec.Layout), esc(rec.Path), n, len(rec.Tensors), num(rec.Bits, 3), mean(rec.SQNR))
+		if r.Options.Imatrix != nil {
+			p.printf("<td>%s</td>", mean(rec.WeightedSQNR))
 		}
-		p.printf("<tr><td class=\"l\"><span class=\"key\" style=\"background:%s\"></span>%s</td><td class=\"l\">%s</td><td class=\"l\">%s</td><td class=\"name\">%s</td><td>%d of %d</td><td>%s</td><td>%s</td></tr>\n",
-			colour(i), esc(rec.Label), esc(rec.DataType), esc(rec.Layout), esc(rec.Path), n, len(rec.Tensors), num(rec.Bits, 3), sq)
+		p.printf("</tr>\n")
 	}
 	p.printf("</table>\n<p class=\"note\">bits/value counts every stored byte of a converted weight (values, scales, masks); SQNR is 10·log10(signal/error power); both are means over the converted tensors weighted by their numbers of elements.</p>\n")
+	if searched {
+		p.printf("<p class=\"note\">scale search: the checkpoint records (tcast.scale_search) that each block's scale was searched among the candidates around the datatype's rule, for the lowest squared error; the scales decode as any others.</p>\n")
+	}
+	if r.Options.Imatrix != nil {
+		p.printf("<p class=\"note\">weighted SQNR weighs each element's signal and error by its column's importance in %s; a dash where the matrix has no entry for the tensor.</p>\n", esc(filepath.Base(r.Options.Imatrix.Path)))
+	}
+	if rotated {
+		p.printf("<p class=\"note\">rotated: the weights were multiplied by a normalised Walsh–Hadamard block (hadamard:BLOCK, along their rows) before the cast (tcast.rotated); the SQNR is measured after the rotation is undone. The checkpoint does not record the SQNR without the rotation: compare with a recipe converted without -rotate.</p>\n")
+	}
+}
+
+// mean formats a recipe's mean SQNR, "-" for none.
+func mean(db *float64) string {
+	if db == nil {
+		return "-"
+	}
+	return num(*db, 2)
 }
 
 // layerStats returns the layer labels (numbers, then "other" for the
@@ -178,11 +203,27 @@ func (r *Report) layers(p *page) {
 	lineChart(p, "bits", "bits per value", "layer", labels, bits)
 }
 
+// dashLen is the length of a dash of a line chart's dashed lines.
+const dashLen = 6
+
+// dashes returns the dash attributes of line i of n: the first is solid,
+// line i > 0 draws one dash in every n, in its own slot i−1, so that lines
+// that coincide (the same datatype with and without the scale search has
+// the same bits per value) show each colour in turn, the first's in the
+// last slot.
+func dashes(i, n int) string {
+	if i == 0 {
+		return ""
+	}
+	period := dashLen * n
+	return fmt.Sprintf(" stroke-dasharray=\"%d %d\" stroke-dashoffset=\"%d\"", dashLen, period-dashLen, (period-dashLen*(i-1))%period)
+}
+
 // legend lists the recipes with their colours.
 func (r *Report) legend(p *page) {
 	p.printf("<p class=\"note\">")
 	for i, rec := range r.Recipes {
-		p.printf("<span class=\"key\" style=\"background:%s\"></span>%s&#160;&#160; ", colour(i), esc(rec.Label))
+		p.printf("<span class=\"key\" style=\"background:%s\"></span>%s (%s)&#160;&#160; ", colour(i), esc(rec.Label), esc(rec.Describe()))
 	}
 	p.printf("</p>\n")
 }
@@ -281,11 +322,12 @@ func lineChart(p *page, id, yLabel, xLabel string, cats []string, series [][]flo
 	p.printf("<text x=\"14\" y=\"%d\" text-anchor=\"middle\" transform=\"rotate(-90 14 %d)\">%s</text>\n", padT+plotH/2, padT+plotH/2, esc(yLabel))
 	for si, s := range series {
 		c := colour(si)
+		dash := dashes(si, len(series))
 		// Runs of consecutive points are lines; every point is a dot.
 		var run []string
 		flush := func() {
 			if len(run) > 1 {
-				p.printf("<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" points=\"%s\"/>\n", c, strings.Join(run, " "))
+				p.printf("<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\"%s points=\"%s\"/>\n", c, dash, strings.Join(run, " "))
 			}
 			run = run[:0]
 		}
@@ -353,16 +395,28 @@ func (r *Report) worst(p *page) {
 	if n == 0 || len(rs) == 0 {
 		return
 	}
-	p.printf("<h2>Worst tensors</h2>\n<table>\n<tr><th>#</th><th class=\"l\">tensor</th><th class=\"l\">recipe</th><th class=\"l\">datatype</th><th class=\"l\">shape</th><th>bits/value</th><th>SQNR dB</th><th>max abs err</th><th>lost</th></tr>\n")
+	weighted := ""
+	if r.Options.Imatrix != nil {
+		weighted = "<th>weighted SQNR dB</th>"
+	}
+	p.printf("<h2>Worst tensors</h2>\n<table>\n<tr><th>#</th><th class=\"l\">tensor</th><th class=\"l\">recipe</th><th class=\"l\">datatype</th><th class=\"l\">shape</th><th>bits/value</th><th>SQNR dB</th>%s<th>max abs err</th><th>lost</th></tr>\n", weighted)
 	for i, x := range rs[:min(n, len(rs))] {
 		t := x.t
 		bad := ""
 		if t.Lost > 0 {
 			bad = " class=\"bad\""
 		}
-		p.printf("<tr><td>%d</td><td class=\"name\">%s</td><td class=\"l\"><span class=\"key\" style=\"background:%s\"></span>%s</td><td class=\"l\">%s</td><td class=\"l\">%s</td><td>%s</td><td>%s</td><td>%s</td><td%s>%d</td></tr>\n",
-			i+1, esc(t.Name), colour(x.recipe), esc(r.Recipes[x.recipe].Label), esc(t.DataType), shapeString(t.Shape),
-			num(t.Bits, 3), dB(t.SQNR), strconv.FormatFloat(t.MaxAbsErr, 'g', 4, 64), bad, t.Lost)
+		dt := t.DataType
+		if t.Rotation != "" {
+			dt += ", rotated " + t.Rotation
+		}
+		p.printf("<tr><td>%d</td><td class=\"name\">%s</td><td class=\"l\"><span class=\"key\" style=\"background:%s\"></span>%s</td><td class=\"l\">%s</td><td class=\"l\">%s</td><td>%s</td><td>%s</td>",
+			i+1, esc(t.Name), colour(x.recipe), esc(r.Recipes[x.recipe].Label), esc(dt), shapeString(t.Shape),
+			num(t.Bits, 3), dB(t.SQNR))
+		if r.Options.Imatrix != nil {
+			p.printf("<td>%s</td>", mean(t.WeightedSQNR))
+		}
+		p.printf("<td>%s</td><td%s>%d</td></tr>\n", strconv.FormatFloat(t.MaxAbsErr, 'g', 4, 64), bad, t.Lost)
 	}
 	p.printf("</table>\n")
 	if len(rs) > n {

@@ -24,6 +24,7 @@ import (
 	"strings"
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/convert"
+	"github.com/tensorcast-go/tensorcast/checkpoint/imatrix"
 	"github.com/tensorcast-go/tensorcast/checkpoint/layout"
 	"github.com/tensorcast-go/tensorcast/checkpoint/load"
 	"github.com/tensorcast-go/tensorcast/sparsity"
@@ -49,6 +50,14 @@ type Options struct {
 	// Masks is the number of sparse weights whose keep mask is drawn, in
 	// the source's order; 0 means 8, a negative number none.
 	Masks int
+	// Imatrix, when set, adds each converted tensor's importance-weighted
+	// SQNR (Tensor.WeightedSQNR) and each recipe's mean of it, measured as
+	// convert.VerifyWith measures it (its entries found as convert finds
+	// them).
+	Imatrix *imatrix.Imatrix
+	// Warn, when set, is given Build's warnings: an importance matrix with
+	// no entry for any converted weight of a recipe.
+	Warn func(msg string)
 }
 
 func (o *Options) histograms() int { return pick(o.Histograms, 6) }
@@ -86,6 +95,35 @@ type Recipe struct {
 	// bits per value and SQNR (nil when none has one).
 	Bits float64  `json:"bits_per_value"`
 	SQNR *float64 `json:"sqnr_db,omitempty"`
+	// ScaleSearch says that the checkpoint records its scales as searched
+	// (metadata tcast.scale_search) rather than chosen by the datatypes'
+	// rule.
+	ScaleSearch bool `json:"scale_search,omitempty"`
+	// Rotation lists the rotations its weights went through before the
+	// cast (metadata tcast.rotated: "hadamard:32"), comma-separated, ""
+	// for none.
+	Rotation string `json:"rotation,omitempty"`
+	// WeightedSQNR is the mean by elements of the converted tensors'
+	// WeightedSQNR (Options.Imatrix), nil when none has one.
+	WeightedSQNR *float64 `json:"weighted_sqnr_db,omitempty"`
+}
+
+// Describe says what the recipe did: its datatypes, then "scale search"
+// when its scales were searched and "rotated" and the rotations when its
+// weights were rotated ("mxfp4e2; scale search; rotated hadamard:32");
+// "none converted" for a checkpoint without a converted tensor.
+func (r *Recipe) Describe() string {
+	s := r.DataType
+	if s == "" {
+		s = "none converted"
+	}
+	if r.ScaleSearch {
+		s += "; scale search"
+	}
+	if r.Rotation != "" {
+		s += "; rotated " + r.Rotation
+	}
+	return s
 }
 
 // Tensor is one tensor of a recipe.
@@ -101,6 +139,14 @@ type Tensor struct {
 	SQNR      *float64 `json:"sqnr_db,omitempty"`
 	MaxAbsErr float64  `json:"max_abs_error"`
 	Lost      int      `json:"nonfinite_outputs,omitempty"`
+	// Rotation is the rotation the weight went through before its cast
+	// ("hadamard:32"), "" for none. Its values are compared after the
+	// rotation is undone; the checkpoint does not record the SQNR the
+	// weight would have had without it.
+	Rotation string `json:"rotation,omitempty"`
+	// WeightedSQNR is the importance-weighted SQNR of a converted weight
+	// (Options.Imatrix; convert.VerifyResult.WeightedSQNR).
+	WeightedSQNR *float64 `json:"weighted_sqnr_db,omitempty"`
 	// Errors is the histogram of the relative errors of a converted float
 	// tensor, nil for the others.
 	Errors *Histogram `json:"relative_errors,omitempty"`
@@ -187,7 +233,7 @@ func Build(orig string, converted []string, o Options) (*Report, error) {
 		r.Title = "tcast report: " + filepath.Base(orig)
 	}
 	for i, conv := range converted {
-		rec, err := buildRecipe(orig, conv)
+		rec, err := buildRecipe(orig, conv, o)
 		if errors.Is(err, convert.ErrMismatch) {
 			return nil, fmt.Errorf("%s is not a conversion of %s: %w (compare only checkpoints converted from %[2]s, "+
 				"or give the checkpoint %[1]s was converted from as the source)", conv, orig, err)
@@ -204,7 +250,7 @@ func Build(orig string, converted []string, o Options) (*Report, error) {
 }
 
 // buildRecipe compares one converted checkpoint with the source.
-func buildRecipe(orig, conv string) (*Recipe, error) {
+func buildRecipe(orig, conv string, o Options) (*Recipe, error) {
 	c, err := load.Open(conv)
 	if err != nil {
 		return nil, err
@@ -229,8 +275,14 @@ func buildRecipe(orig, conv string) (*Recipe, error) {
 			convName[src] = n
 		}
 	}
+	rotated, err := layout.ReadRotated(c.Metadata())
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", conv, err)
+	}
 	hists := map[string]*Histogram{}
 	res, err := convert.VerifyWith(orig, conv, convert.VerifyOptions{
+		Imatrix: o.Imatrix,
+		Warn:    o.Warn,
 		Observe: func(r *convert.VerifyResult, want, got []float32) {
 			if r.Converted {
 				hists[r.Name] = newHistogram(want, got)
@@ -241,8 +293,9 @@ func buildRecipe(orig, conv string) (*Recipe, error) {
 		return nil, err
 	}
 	base := filepath.Base(conv)
-	rec := &Recipe{Label: strings.TrimSuffix(base, filepath.Ext(base)), Path: conv, Layout: c.Layout()}
-	var dts []string
+	rec := &Recipe{Label: strings.TrimSuffix(base, filepath.Ext(base)), Path: conv, Layout: c.Layout(),
+		ScaleSearch: c.Metadata()[layout.KeyScaleSearch] == layout.ScaleSearchOn}
+	var dts, rots []string
 	var sq convert.MeanSQNR
 	var bits float64
 	var elements int64
@@ -252,7 +305,13 @@ func buildRecipe(orig, conv string) (*Recipe, error) {
 			name = n
 		}
 		t := Tensor{Name: v.Name, Shape: v.Shape, Layer: LayerOf(v.Name), DataType: v.DataType, Converted: v.Converted,
-			Bits: v.Bits, SQNR: v.SQNR, MaxAbsErr: v.MaxAbsErr, Lost: v.Lost, Errors: hists[v.Name]}
+			Bits: v.Bits, SQNR: v.SQNR, MaxAbsErr: v.MaxAbsErr, Lost: v.Lost, WeightedSQNR: v.WeightedSQNR, Errors: hists[v.Name]}
+		if rot, ok := rotated[name]; ok {
+			t.Rotation = rot.Rotation.String()
+			if !slices.Contains(rots, t.Rotation) {
+				rots = append(rots, t.Rotation)
+			}
+		}
 		n := elementsOf(v.Shape)
 		if w, ok := weights[name]; ok {
 			if w.Density != nil {
@@ -286,6 +345,8 @@ func buildRecipe(orig, conv string) (*Recipe, error) {
 		rec.Bits = bits / float64(elements)
 	}
 	rec.SQNR = sq.Mean()
+	rec.Rotation = strings.Join(rots, ", ")
+	rec.WeightedSQNR, _ = convert.MeanWeightedSQNR(res)
 	return rec, nil
 }
 

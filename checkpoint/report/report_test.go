@@ -20,6 +20,7 @@ import (
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/convert"
 	"github.com/tensorcast-go/tensorcast/checkpoint/safetensors"
+	"github.com/tensorcast-go/tensorcast/rotate"
 	"github.com/tensorcast-go/tensorcast/sparsity"
 	"github.com/tensorcast-go/tensorcast/tcast"
 )
@@ -111,11 +112,17 @@ func fixture(t *testing.T, dir string) (string, []string) {
 	require.NoError(t, err)
 	var outs []string
 	for _, c := range []struct {
-		out string
-		dt  *tcast.DataType
-	}{{"mxfp4", tcast.MustLookup("mxfp4")}, {"int4_g128", tcast.MustLookup("int4_g128")}, {"mxfp4_24", sparse}} {
+		out    string
+		dt     *tcast.DataType
+		search bool
+		rot    string
+	}{{"mxfp4", tcast.MustLookup("mxfp4"), false, ""}, {"int4_g128", tcast.MustLookup("int4_g128"), false, ""},
+		{"mxfp4_24", sparse, false, ""}, {"mxfp4_ss_rot", tcast.MustLookup("mxfp4"), true, "hadamard:32"}} {
 		out := filepath.Join(dir, c.out+".safetensors")
-		_, err := convert.Convert(src, out, convert.Options{DataType: c.dt, Include: regexp.MustCompile(`embed_tokens`), Workers: 1})
+		rot, err := rotate.Parse(c.rot)
+		require.NoError(t, err)
+		_, err = convert.Convert(src, out, convert.Options{DataType: c.dt, Include: regexp.MustCompile(`embed_tokens`), Workers: 1,
+			ScaleSearch: c.search, Rotate: rot})
 		require.NoError(t, err, c.out)
 		outs = append(outs, out)
 	}
@@ -135,7 +142,7 @@ func built(t *testing.T, o Options) *Report {
 
 func TestBuild(t *testing.T) {
 	r := built(t, Options{Labels: []string{"", "int4 groups"}})
-	require.Len(t, r.Recipes, 3)
+	require.Len(t, r.Recipes, 4)
 	assert.Equal(t, "tcast report: source.safetensors", r.Title)
 	assert.Equal(t, "mxfp4", r.Recipes[0].Label)
 	assert.Equal(t, "mxfp4e2", r.Recipes[0].DataType)
@@ -143,8 +150,9 @@ func TestBuild(t *testing.T) {
 	// Bits per value from the datatypes' definitions: E2M1 and an E8M0
 	// scale per 32 (4 + 8/32); int4 and a float16 scale per 128
 	// (4 + 16/128); 2:4 keeps half of the E2M1 values, with a bit of mask
-	// per element and an E8M0 per 32 kept (2 + 1 + 8/64).
-	for i, want := range []float64{4.25, 4.125, 3.125} {
+	// per element and an E8M0 per 32 kept (2 + 1 + 8/64); searched and
+	// rotated MXFP4 stores the same.
+	for i, want := range []float64{4.25, 4.125, 3.125, 4.25} {
 		rec := r.Recipes[i]
 		assert.Equal(t, "tcast", rec.Layout)
 		assert.InDelta(t, want, rec.Bits, 1e-9, rec.Label)
@@ -188,6 +196,26 @@ func TestBuild(t *testing.T) {
 		}
 	}
 	assert.Nil(t, r.Recipes[0].Tensors[1].Mask)
+	// What each recipe did, from its metadata: only the last searched its
+	// scales and rotated its weights, by 32-element Hadamard blocks (MXFP4's
+	// block); norms are not rotated.
+	for i, want := range []string{"mxfp4e2", "int4_g128", "float4_e2m1fn_float8_e8m0fnu_t32n2m4",
+		"mxfp4e2; scale search; rotated hadamard:32"} {
+		assert.Equal(t, want, r.Recipes[i].Describe(), i)
+	}
+	assert.Equal(t, "hadamard:32", r.Recipes[3].Rotation)
+	assert.True(t, r.Recipes[3].ScaleSearch)
+	for _, tt := range r.Recipes[3].Tensors {
+		if tt.Converted {
+			assert.Equal(t, "hadamard:32", tt.Rotation, tt.Name)
+		} else {
+			assert.Empty(t, tt.Rotation, tt.Name)
+		}
+	}
+	for _, tt := range r.Recipes[0].Tensors {
+		assert.Empty(t, tt.Rotation, tt.Name)
+		assert.Nil(t, tt.WeightedSQNR, tt.Name) // no Options.Imatrix
+	}
 
 	_, err = Build("source.safetensors", nil, Options{})
 	assert.ErrorContains(t, err, "no converted checkpoint")
@@ -256,14 +284,18 @@ func TestWellFormed(t *testing.T) {
 	for _, id := range []string{"sqnr", "bits", "hist0", "hist1", "mask0"} {
 		assert.True(t, ids[id], id)
 	}
-	// Three recipes: a line per chart each (the four layers, embedding
+	// Four recipes: a line per chart each (the four layers, embedding
 	// "other" included, are consecutive), 4 points each.
-	assert.Equal(t, 6, counts["polyline"])
-	assert.Equal(t, 24, counts["circle"])
-	assert.Equal(t, 6, counts["polygon"]) // histograms: a recipe each
+	assert.Equal(t, 8, counts["polyline"])
+	assert.Equal(t, 32, counts["circle"])
+	assert.Equal(t, 8, counts["polygon"]) // histograms: a recipe each
 	s := string(page)
 	assert.Contains(t, s, "<h2>Worst tensors</h2>")
-	assert.Contains(t, s, "13 more converted tensors not shown") // 3 recipes × 7 weights − 8 rows
+	assert.Contains(t, s, "20 more converted tensors not shown") // 4 recipes × 7 weights − 8 rows
+	assert.Contains(t, s, "mxfp4_ss_rot (mxfp4e2; scale search; rotated hadamard:32)")
+	assert.Contains(t, s, "scale search: the checkpoint records")
+	assert.Contains(t, s, "rotated: the weights were multiplied")
+	assert.NotContains(t, s, "weighted SQNR") // no Options.Imatrix
 	assert.Contains(t, s, "<h2>Sparsity masks</h2>")
 }
 

@@ -14,22 +14,32 @@ import (
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/convert"
 	"github.com/tensorcast-go/tensorcast/checkpoint/safetensors"
+	"github.com/tensorcast-go/tensorcast/rotate"
 	tc "github.com/tensorcast-go/tensorcast/tcast"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/verify_compare.golden")
 
-// compareRecipes converts the iris fixture to mxfp4 and int4_g128 in dir
-// and returns the two checkpoints and their conversions' summaries.
+// compareRecipes converts the iris fixture to mxfp4, int4_g128 and mxfp4
+// with the scale search and 32-element Hadamard rotation (without the one
+// weight whose rows no power of two ≥ 32 divides) in dir and returns the
+// three checkpoints and their conversions' summaries.
 func compareRecipes(t *testing.T, dir string) ([]string, []convert.Summary) {
 	t.Helper()
 	var outs []string
 	var sums []convert.Summary
-	for _, dt := range []string{"mxfp4", "int4_g128"} {
+	for _, dt := range []string{"mxfp4", "int4_g128", "mxfp4+search+rot"} {
 		out := filepath.Join(dir, "iris."+dt+".safetensors")
+		var o convert.Options
+		if name, ok := strings.CutSuffix(dt, "+search+rot"); ok {
+			dt = name
+			o.ScaleSearch, o.Rotate = true, rotate.Rotation{Kind: rotate.Hadamard, Block: 32}
+			o.Exclude = regexp.MustCompile(`^unknown_344$`)
+		}
 		d, err := tc.Lookup(dt)
 		require.NoError(t, err)
-		res, err := convert.Convert(irisFixture, out, convert.Options{DataType: d})
+		o.DataType = d
+		res, err := convert.Convert(irisFixture, out, o)
 		require.NoError(t, err, dt)
 		outs = append(outs, out)
 		sums = append(sums, res.Summarize())
@@ -55,15 +65,17 @@ func TestVerifyCompare(t *testing.T) {
 	assert.Equal(t, string(want), text)
 
 	lines := strings.Split(strings.TrimSuffix(text, "\n"), "\n")
-	require.Len(t, lines, 2+189+1, "two heads, a row per tensor, the means")
-	assert.Regexp(t, `^ *\| *iris\.mxfp4\| *\| *\| *iris\.int4_g128\|`, lines[0])
-	assert.Regexp(t, `^ *tensor\| *datatype\| *bits/value\| *SQNR dB\| *datatype\|`, lines[1])
+	require.Len(t, lines, 3+189+1, "three heads, a row per tensor, the means")
+	assert.Regexp(t, `^ *\| *iris\.mxfp4\| *\| *\| *iris\.int4_g128\| *\| *\| *iris\.mxfp4\+search\+rot\|`, lines[0])
+	// What each recipe did, from its metadata.
+	assert.Regexp(t, `^ *recipe\| *mxfp4e2\| *\| *\| *int4_g128\| *\| *\| *mxfp4e2; scale search; rotated hadamard:32\|`, lines[1])
+	assert.Regexp(t, `^ *tensor\| *datatype\| *bits/value\| *SQNR dB\| *datatype\|`, lines[2])
 	// A weight int4_g128 keeps (64 values along its axis, less than a
 	// group) and mxfp4 casts: E2M1 and an E8M0 per 32 is 4 + 8/32 bits.
-	assert.Regexp(t, `^ *conv2d/Conv2D_weights\| *mxfp4e2\| *4\.250\| *[0-9.]+\| *kept BF16\| *16\.000\| *exact\|$`, lines[3])
+	assert.Regexp(t, `^ *conv2d/Conv2D_weights\| *mxfp4e2\| *4\.250\| *[0-9.]+\| *kept BF16\| *16\.000\| *exact\| *mxfp4e2 hadamard:32\| *4\.250\| *[0-9.]+\|$`, lines[4])
 	assert.Regexp(t, `^ *mean by elements, converted tensors\| *mxfp4e2\|`, lines[len(lines)-1])
 
-	code, js, stderr := tcast(append([]string{"verify", "-compare", "-json", "-label", "mx,int"}, args[2:]...)...)
+	code, js, stderr := tcast(append([]string{"verify", "-compare", "-json", "-label", "mx,int,mx search rot"}, args[2:]...)...)
 	require.Equal(t, 0, code, stderr)
 	var got struct {
 		Source  string `json:"source"`
@@ -74,6 +86,9 @@ func TestVerifyCompare(t *testing.T) {
 			DataType string   `json:"datatype"`
 			Bits     float64  `json:"bits_per_value"`
 			SQNR     *float64 `json:"sqnr_db"`
+			Recipe   string   `json:"recipe"`
+			Search   bool     `json:"scale_search"`
+			Rotation string   `json:"rotation"`
 		} `json:"recipes"`
 		Tensors []struct {
 			Name    string `json:"name"`
@@ -83,6 +98,7 @@ func TestVerifyCompare(t *testing.T) {
 				Converted bool     `json:"converted"`
 				Bits      float64  `json:"bits_per_value"`
 				SQNR      *float64 `json:"sqnr_db"`
+				Rotation  string   `json:"rotation"`
 			} `json:"recipes"`
 		} `json:"tensors"`
 	}
@@ -90,7 +106,7 @@ func TestVerifyCompare(t *testing.T) {
 	dec.DisallowUnknownFields()
 	require.NoError(t, dec.Decode(&got), js)
 	assert.Equal(t, irisFixture, got.Source)
-	require.Len(t, got.Recipes, 2)
+	require.Len(t, got.Recipes, 3)
 	f, err := safetensors.Open(irisFixture)
 	require.NoError(t, err)
 	defer f.Close()
@@ -99,7 +115,10 @@ func TestVerifyCompare(t *testing.T) {
 		tt := got.Tensors[i]
 		assert.Equal(t, ti.Name, tt.Name, "source order")
 		assert.Equal(t, ti.Shape, tt.Shape, ti.Name)
-		require.Len(t, tt.Recipes, 2, ti.Name)
+		require.Len(t, tt.Recipes, 3, ti.Name)
+		// The third recipe rotated every weight it cast.
+		assert.Equal(t, tt.Recipes[2].Converted, tt.Recipes[2].Rotation == "hadamard:32", ti.Name)
+		assert.Empty(t, tt.Recipes[0].Rotation, ti.Name)
 		for _, c := range tt.Recipes {
 			require.NotNil(t, c, ti.Name)
 			if !c.Converted {
@@ -110,7 +129,9 @@ func TestVerifyCompare(t *testing.T) {
 		}
 	}
 	for i, rec := range got.Recipes {
-		assert.Equal(t, []string{"mx", "int"}[i], rec.Label)
+		assert.Equal(t, []string{"mx", "int", "mx search rot"}[i], rec.Label)
+		assert.Equal(t, i == 2, rec.Search, rec.Label)
+		assert.Equal(t, []string{"", "", "hadamard:32"}[i], rec.Rotation, rec.Label)
 		assert.Equal(t, outs[i], rec.Path)
 		assert.Equal(t, "tcast", rec.Layout)
 		// The means are the conversion's summary.
@@ -127,7 +148,7 @@ func TestVerifyCompare(t *testing.T) {
 		assert.Equal(t, strings.Join(cast, ", "), rec.DataType)
 	}
 	// The text's figures are the JSON's.
-	for i, line := range lines[2 : 2+189] {
+	for i, line := range lines[3 : 3+189] {
 		cells := strings.Split(line, "|")
 		assert.Equal(t, got.Tensors[i].Name, strings.TrimSpace(cells[0]))
 	}
@@ -185,7 +206,7 @@ func TestVerifyCompareRefusals(t *testing.T) {
 		{[]string{irisFixture, outs[0], filepath.Join(dir, "missing.safetensors")}, 1, []string{"missing.safetensors"}},
 		{[]string{irisFixture}, 2, []string{"-compare wants ORIG and at least one CONVERTED"}},
 		{[]string{"-label", "a", irisFixture, outs[0], outs[1]}, 2, []string{"-label gives 1 name for 2 converted checkpoints"}},
-		{[]string{"-imatrix", "x.dat", irisFixture, outs[0]}, 2, []string{"-imatrix does not go with -compare"}},
+		{[]string{"-imatrix", "x.dat", irisFixture, outs[0]}, 2, []string{"-imatrix: x.dat"}},
 		{[]string{"-min-sqnr", "18", irisFixture, outs[0], outs[1]}, 1, []string{"below -min-sqnr 18.00 dB", "in " + outs[0]}},
 	} {
 		code, _, stderr := tcast(append([]string{"verify", "-compare"}, c.args...)...)

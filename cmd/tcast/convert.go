@@ -264,7 +264,7 @@ func runConvert(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "tcast convert: warning: %s\n", w)
 	}
 	if *reportPath != "" {
-		if err := writeReport(*reportPath, *force, pos[0], []string{res.Output}, report.Options{}); err != nil {
+		if err := writeReport(*reportPath, *force, pos[0], []string{res.Output}, report.Options{Imatrix: opts.Imatrix}); err != nil {
 			return fmt.Errorf("-report %s: %w", *reportPath, err)
 		}
 	}

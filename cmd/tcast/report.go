@@ -10,18 +10,21 @@ import (
 	"os"
 	"strings"
 
+	"github.com/tensorcast-go/tensorcast/checkpoint/imatrix"
 	"github.com/tensorcast-go/tensorcast/checkpoint/report"
 	"github.com/tensorcast-go/tensorcast/internal/atomicfile"
 )
 
-const reportUsage = "tcast report -o REPORT.html [-title T] [-label L,...] [-histograms N] [-worst N] [-masks N] [-force]\n" +
+const reportUsage = "tcast report -o REPORT.html [-title T] [-label L,...] [-imatrix FILE] [-histograms N] [-worst N] [-masks N] [-force]\n" +
 	"             ORIG CONVERTED...\n\n" +
 	"Compares each CONVERTED checkpoint (a recipe: any layout tcast reads, GGUF included) with its source\n" +
 	"ORIG, tensor by tensor as tcast verify does, and writes one self-contained HTML page (inline CSS and\n" +
-	"SVG, no script, opens offline): per layer, the SQNR and bits per value of each recipe; the worst\n" +
+	"SVG, no script, opens offline): what each recipe did (datatype, scale search, rotation, as its\n" +
+	"metadata records them); per layer, the SQNR and bits per value of each recipe; the worst\n" +
 	"tensors first; a histogram of the relative error of the worst tensors under every recipe; the keep\n" +
 	"mask of sparse weights as a density picture. tcast convert -report FILE writes the same page for\n" +
-	"the conversion it makes."
+	"the conversion it makes. With -imatrix, each converted tensor's SQNR weighted by the importance\n" +
+	"matrix is shown too, per tensor and per recipe."
 
 func runReport(args []string, stdout, stderr io.Writer) error {
 	fset := flag.NewFlagSet("report", flag.ContinueOnError)
@@ -32,6 +35,7 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	worst := fset.Int("worst", 0, "list the `N` worst tensors (0: 20, negative: none)")
 	masks := fset.Int("masks", 0, "draw the keep masks of at most `N` sparse weights (0: 8, negative: none)")
 	force := fset.Bool("force", false, "replace an existing FILE")
+	imPath := fset.String("imatrix", "", "also show each converted tensor's SQNR weighted by llama.cpp's importance matrix `FILE` (GGUF, .dat or .npz), found as tcast verify -imatrix finds it")
 	pos, err := parseArgs(fset, reportUsage, args, stdout)
 	if err != nil {
 		return err
@@ -42,7 +46,13 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	if *out == "" {
 		return usagef("-o is required")
 	}
-	o := report.Options{Title: *title, Histograms: *hists, Worst: *worst, Masks: *masks}
+	o := report.Options{Title: *title, Histograms: *hists, Worst: *worst, Masks: *masks,
+		Warn: func(msg string) { fmt.Fprintf(stderr, "tcast report: warning: %s\n", msg) }}
+	if *imPath != "" {
+		if o.Imatrix, err = imatrix.Read(*imPath); err != nil {
+			return usagef("-imatrix: %v", err)
+		}
+	}
 	if *labels != "" {
 		o.Labels = strings.Split(*labels, ",")
 		if len(o.Labels) != len(pos)-1 {

@@ -14,10 +14,11 @@ import (
 )
 
 const verifyUsage = "tcast verify [-min-sqnr DB] [-imatrix FILE] [-json] ORIG CONVERTED\n" +
-	"       tcast verify -compare [-label L,...] [-min-sqnr DB] [-json] ORIG CONVERTED...\n\n" +
+	"       tcast verify -compare [-label L,...] [-min-sqnr DB] [-imatrix FILE] [-json] ORIG CONVERTED...\n\n" +
 	"Reads every tensor of CONVERTED, dequantized, and compares it with the same tensor of its source ORIG\n" +
 	"(any layout tcast reads, GGUF included): per tensor its datatype, bits per value and SQNR. With\n" +
-	"-compare, each CONVERTED is a recipe compared with ORIG, and the recipes are printed side by side: a\n" +
+	"-compare, each CONVERTED is a recipe compared with ORIG, and the recipes are printed side by side:\n" +
+	"what each did (datatype, scale search, rotation, from its metadata), a\n" +
 	"row per tensor with each recipe's datatype, bits per value and SQNR, and a last row with each\n" +
 	"recipe's mean bits per value and SQNR over its converted tensors (by elements). It fails on values\n" +
 	"lost to NaN or Inf, and with -min-sqnr on a converted tensor below DB, under any recipe."
@@ -26,7 +27,7 @@ func runVerify(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("verify", flag.ContinueOnError)
 	minSQNR := fs.Float64("min-sqnr", 0, "fail if a converted tensor's SQNR is below `DB`")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
-	imPath := fs.String("imatrix", "", "also give each converted tensor's SQNR weighted by llama.cpp's importance matrix `FILE` (GGUF, .dat or .npz), by its converted name (a Hugging Face name of a known architecture by its GGUF name)")
+	imPath := fs.String("imatrix", "", "also give each converted tensor's SQNR weighted by llama.cpp's importance matrix `FILE` (GGUF, .dat or .npz), by its converted name (a Hugging Face name of a known architecture by its GGUF name); with -compare, under every recipe")
 	compare := fs.Bool("compare", false, "compare several CONVERTED checkpoints (recipes) of ORIG side by side")
 	labels := fs.String("label", "", "with -compare, comma-separated `NAMES` of the recipes, one per CONVERTED (default: their file names)")
 	pos, err := parseArgs(fs, verifyUsage, args, stdout)
@@ -41,10 +42,13 @@ func runVerify(args []string, stdout, stderr io.Writer) error {
 		why = fmt.Sprintf("below -min-sqnr %.2f dB or %s", *minSQNR, why)
 	}
 	if *compare {
+		var im *imatrix.Imatrix
 		if *imPath != "" {
-			return usagef("-imatrix does not go with -compare: verify one recipe at a time with -imatrix")
+			if im, err = imatrix.Read(*imPath); err != nil {
+				return usagef("-imatrix: %v", err)
+			}
 		}
-		return runCompare(pos, *labels, *asJSON, threshold, *minSQNR, why, stdout)
+		return runCompare(pos, *labels, im, *asJSON, threshold, *minSQNR, why, stdout, stderr)
 	}
 	if *labels != "" {
 		return usagef("-label names the recipes of -compare: add -compare")
@@ -110,11 +114,11 @@ func runVerify(args []string, stdout, stderr io.Writer) error {
 
 // runCompare is tcast verify -compare: the recipes pos[1:] of the source
 // pos[0] side by side (report.Comparison).
-func runCompare(pos []string, labels string, asJSON, threshold bool, minSQNR float64, why string, stdout io.Writer) error {
+func runCompare(pos []string, labels string, im *imatrix.Imatrix, asJSON, threshold bool, minSQNR float64, why string, stdout, stderr io.Writer) error {
 	if len(pos) < 2 {
 		return usagef("-compare wants ORIG and at least one CONVERTED checkpoint, got %s", count(len(pos), "argument"))
 	}
-	var o report.Options
+	o := report.Options{Imatrix: im, Warn: func(msg string) { fmt.Fprintf(stderr, "tcast verify: warning: %s\n", msg) }}
 	if labels != "" {
 		o.Labels = strings.Split(labels, ",")
 		if len(o.Labels) != len(pos)-1 {
