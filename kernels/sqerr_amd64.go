@@ -1,0 +1,19 @@
+//go:build amd64 && !purego
+
+package kernels
+
+// sqErrMaxBytes bounds the gather offsets of sqErrE2M1x3AVX512 (32-bit
+// byte offsets of 8 blocks).
+const sqErrMaxBytes = 1 << 31
+
+// sqErrE2M1Blocks runs whole groups of 8 blocks of 3 candidates through the
+// AVX-512 kernel and the rest through the Go reference.
+func sqErrE2M1Blocks(errs []float64, x []float32, blockLen, nb, nc int, mul, dmul []float32) {
+	from := 0
+	if active >= tierAVX512 && nc == 3 && nb >= 8 && 8*blockLen*4 < sqErrMaxBytes {
+		g := nb / 8
+		sqErrE2M1x3AVX512(errs, x, mul, dmul, blockLen, nb, g)
+		from = 8 * g
+	}
+	sqErrE2M1BlocksGo(errs, x, blockLen, nb, nc, from, mul, dmul)
+}

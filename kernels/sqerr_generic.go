@@ -1,0 +1,7 @@
+//go:build !amd64 || purego
+
+package kernels
+
+func sqErrE2M1Blocks(errs []float64, x []float32, blockLen, nb, nc int, mul, dmul []float32) {
+	sqErrE2M1BlocksGo(errs, x, blockLen, nb, nc, 0, mul, dmul)
+}

@@ -1,0 +1,24 @@
+//go:build linux
+
+package kernels
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+// TestSqErrE2M1BlocksStayInBounds runs SqErrE2M1Blocks of every tier with
+// the values, the candidates and the errors each ending at an inaccessible
+// page.
+func TestSqErrE2M1BlocksStayInBounds(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 17))
+	forEachTier(t, func(t *testing.T) {
+		for _, blockLen := range []int{1, 3, 32} {
+			for nb := 1; nb <= 25; nb++ {
+				x, mul, dmul := sqErrBlocksInput(r, "gauss", nb, blockLen, 3)
+				checkSqErrBlocks(t, guardedTail[float64](t, len(mul)), guardedCopy(t, x), blockLen,
+					guardedCopy(t, mul), guardedCopy(t, dmul), "blockLen=%d nb=%d", blockLen, nb)
+			}
+		}
+	})
+}
