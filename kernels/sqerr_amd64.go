@@ -17,3 +17,13 @@ func sqErrE2M1Blocks(errs []float64, x []float32, blockLen, nb, nc int, mul, dmu
 	}
 	sqErrE2M1BlocksGo(errs, x, blockLen, nb, nc, from, mul, dmul)
 }
+
+// encodeE2M1Kernel encodes src into dst through the AVX-512 kernel up to the
+// first 16 values holding a NaN (or the last whole 16) and returns how many
+// it encoded: 0 below the AVX-512 tier.
+func encodeE2M1Kernel(dst []uint8, src []float32) int {
+	if active < tierAVX512 || len(src) < 16 {
+		return 0
+	}
+	return encodeE2M1AVX512(dst[:len(src)], src)
+}

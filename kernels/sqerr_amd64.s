@@ -135,3 +135,70 @@ sqErrE2M1x3AVX512_elem:
 sqErrE2M1x3AVX512_done:
 	VZEROUPPER
 	RET
+
+// func encodeE2M1AVX512(dst []uint8, src []float32) int
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·encodeE2M1AVX512(SB), NOSPLIT, $0-56
+	MOVQ         dst_base+0(FP), DI
+	MOVQ         src_base+24(FP), SI
+	MOVQ         src_len+32(FP), CX
+	SHRQ         $0x04, CX
+	XORQ         AX, AX
+	MOVL         $0x7fffffff, DX
+	VMOVD        DX, X31
+	VPBROADCASTD X31, Z20
+	MOVL         $0x4ac00000, DX
+	VMOVD        DX, X31
+	VPBROADCASTD X31, Z21
+	MOVL         $0x4b400000, DX
+	VMOVD        DX, X31
+	VPBROADCASTD X31, Z22
+	MOVL         $0x4bc00000, DX
+	VMOVD        DX, X31
+	VPBROADCASTD X31, Z23
+	MOVL         $0x40000000, DX
+	VMOVD        DX, X31
+	VPBROADCASTD X31, Z24
+	MOVL         $0x40800000, DX
+	VMOVD        DX, X31
+	VPBROADCASTD X31, Z25
+	MOVL         $0x40c00000, DX
+	VMOVD        DX, X31
+	VPBROADCASTD X31, Z26
+	MOVL         $0x000000fc, DX
+	VMOVD        DX, X31
+	VPBROADCASTD X31, Z27
+	MOVL         $0x00000008, DX
+	VMOVD        DX, X31
+	VPBROADCASTD X31, Z28
+	TESTQ        CX, CX
+	JZ           encodeE2M1AVX512_done
+
+encodeE2M1AVX512_loop:
+	VMOVUPS    (SI)(AX*4), Z0
+	VCMPPS     $0x03, Z0, Z0, K1
+	KORTESTW   K1, K1
+	JNZ        encodeE2M1AVX512_done
+	VANDPS     Z20, Z0, Z1
+	VCMPPS     $0x1d, Z24, Z1, K2
+	VCMPPS     $0x1d, Z25, Z1, K3
+	VBLENDMPS  Z22, Z21, K2, Z2
+	VMOVAPS    Z23, K3, Z2
+	VADDPS     Z2, Z1, Z1
+	VSUBPS     Z2, Z1, Z1
+	VMINPS     Z26, Z1, Z1
+	VADDPS     Z1, Z1, Z3
+	VCVTTPS2DQ Z3, Z3
+	VPSRLD     $0x16, Z1, Z4
+	VPSUBD     Z27, Z4, K2, Z3
+	VPSRLD     $0x1c, Z0, Z5
+	VPTERNLOGD $0xf8, Z28, Z5, Z3
+	VPMOVDB    Z3, (DI)(AX*1)
+	ADDQ       $0x10, AX
+	DECQ       CX
+	JNZ        encodeE2M1AVX512_loop
+
+encodeE2M1AVX512_done:
+	MOVQ AX, ret+48(FP)
+	VZEROUPPER
+	RET

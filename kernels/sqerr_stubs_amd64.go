@@ -27,3 +27,20 @@ package kernels
 //
 //go:noescape
 func sqErrE2M1x3AVX512(errs []float64, x []float32, mul []float32, dmul []float32, blockLen int, nb int, groups int)
+
+// encodeE2M1AVX512 is the AVX-512 kernel of the loop
+//
+//	for i, x := range src[:len(src)&^15] {
+//		if x != x {
+//			return i &^ 15
+//		}
+//		b := math.Float32bits(x)
+//		dst[i] = uint8(e2m1Code(min(int32(b&0x7fffffff), e2m1KeyHi), &mx.e2m1Key) | b>>31<<3)
+//	}
+//	return len(src) &^ 15
+//
+// with len(dst) ≥ len(src): it stops before the first 16 values that hold a
+// NaN and returns how many values it encoded.
+//
+//go:noescape
+func encodeE2M1AVX512(dst []uint8, src []float32) int

@@ -22,3 +22,14 @@ func TestSqErrE2M1BlocksStayInBounds(t *testing.T) {
 		}
 	})
 }
+
+// TestEncodeE2M1StaysInBounds runs the E2M1 slice encoder of every tier with
+// the values and the codes ending at an inaccessible page.
+func TestEncodeE2M1StaysInBounds(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 18))
+	forEachTier(t, func(t *testing.T) {
+		for n := 1; n <= 3*64+3; n++ {
+			checkEncodeE2M1(t, guardedTail[uint8](t, n), guardedCopy(t, e2m1EncodeInput(r, n)), "n=%d", n)
+		}
+	})
+}
