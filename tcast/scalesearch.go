@@ -52,6 +52,8 @@ type searchBatch struct {
 	rules        []uint32
 	mul, dmul    []float32
 	errs         []float64
+	inv          *[256]float32 // 1/byteScale, computed once
+	maxCode      int
 }
 
 // noRule marks a block of a searchBatch that the batch did not search.
@@ -218,7 +220,7 @@ func (c *caster) searchExponentBatch(rule uint32, v []float32, keep []bool, b bl
 	errs := sb.errs
 	best, bestErr := rule, errs[sb.n+i]
 	for k, cand := range [2]int{int(rule) - 1, int(rule) + 1} {
-		if cand < 0 || cand > int(c.sf.MaxCode()) {
+		if cand < 0 || cand > sb.maxCode {
 			continue
 		}
 		if e := errs[2*k*sb.n+i]; e < bestErr {
@@ -241,6 +243,12 @@ func (c *caster) fillSearchBatch(lo, blockLen int) {
 		sb.dmul = make([]float32, 3*searchBatchBlocks)
 		sb.errs = make([]float64, 3*searchBatchBlocks)
 	}
+	if sb.inv == nil {
+		sb.inv, sb.maxCode = new([256]float32), int(c.sf.MaxCode())
+		for k, s := range c.dec.byteScale {
+			sb.inv[k] = 1 / s
+		}
+	}
 	x := sb.x[lo : lo+n*blockLen]
 	kernels.AbsMaxBlocks(sb.amax[:n], x, blockLen)
 	mul, dmul := sb.mul[:3*n], sb.dmul[:3*n]
@@ -251,11 +259,10 @@ func (c *caster) fillSearchBatch(lo, blockLen int) {
 			rule = noRule
 		}
 		sb.rules[i] = rule
-		r := int(min(rule, c.sf.MaxCode()))
+		r := min(int(rule), sb.maxCode)
 		for k := range 3 {
-			code := min(max(r+k-1, 0), int(c.sf.MaxCode()))
-			s := c.dec.byteScale[code]
-			mul[k*n+i], dmul[k*n+i] = 1/s, s
+			code := min(max(r+k-1, 0), sb.maxCode)
+			mul[k*n+i], dmul[k*n+i] = sb.inv[code], c.dec.byteScale[code]
 		}
 	}
 	kernels.SqErrE2M1Blocks(sb.errs[:3*n], x, blockLen, mul, dmul)
