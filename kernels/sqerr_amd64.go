@@ -6,14 +6,22 @@ package kernels
 // byte offsets of 8 blocks).
 const sqErrMaxBytes = 1 << 31
 
-// sqErrE2M1Blocks runs whole groups of 8 blocks of 3 candidates through the
-// AVX-512 kernel and the rest through the Go reference.
+// sqErrE2M1Blocks runs whole groups of 16 blocks of 3 candidates through
+// the AVX-512 kernel, a group of 8 left over through its 8-lane version and
+// the rest through the Go reference.
 func sqErrE2M1Blocks(errs []float64, x []float32, blockLen, nb, nc int, mul, dmul []float32) {
 	from := 0
-	if active >= tierAVX512 && nc == 3 && nb >= 8 && 8*blockLen*4 < sqErrMaxBytes {
-		g := nb / 8
-		sqErrE2M1x3AVX512(errs, x, mul, dmul, blockLen, nb, g)
-		from = 8 * g
+	if active >= tierAVX512 && nc == 3 && nb >= 8 && 16*blockLen*4 < sqErrMaxBytes {
+		if g := nb / 16; g > 0 {
+			sqErrE2M1x3x16AVX512(errs, x, mul, dmul, blockLen, nb, g)
+			from = 16 * g
+		}
+		if nb-from >= 8 {
+			// The 8-lane kernel on blocks from.. (its slices start there;
+			// the candidate stride stays nb).
+			sqErrE2M1x3AVX512(errs[from:], x[from*blockLen:], mul[from:], dmul[from:], blockLen, nb, 1)
+			from += 8
+		}
 	}
 	sqErrE2M1BlocksGo(errs, x, blockLen, nb, nc, from, mul, dmul)
 }

@@ -136,6 +136,174 @@ sqErrE2M1x3AVX512_done:
 	VZEROUPPER
 	RET
 
+DATA sqerrIota16<>+0(SB)/4, $0x00000000
+DATA sqerrIota16<>+4(SB)/4, $0x00000001
+DATA sqerrIota16<>+8(SB)/4, $0x00000002
+DATA sqerrIota16<>+12(SB)/4, $0x00000003
+DATA sqerrIota16<>+16(SB)/4, $0x00000004
+DATA sqerrIota16<>+20(SB)/4, $0x00000005
+DATA sqerrIota16<>+24(SB)/4, $0x00000006
+DATA sqerrIota16<>+28(SB)/4, $0x00000007
+DATA sqerrIota16<>+32(SB)/4, $0x00000008
+DATA sqerrIota16<>+36(SB)/4, $0x00000009
+DATA sqerrIota16<>+40(SB)/4, $0x0000000a
+DATA sqerrIota16<>+44(SB)/4, $0x0000000b
+DATA sqerrIota16<>+48(SB)/4, $0x0000000c
+DATA sqerrIota16<>+52(SB)/4, $0x0000000d
+DATA sqerrIota16<>+56(SB)/4, $0x0000000e
+DATA sqerrIota16<>+60(SB)/4, $0x0000000f
+GLOBL sqerrIota16<>(SB), RODATA|NOPTR, $64
+
+// func sqErrE2M1x3x16AVX512(errs []float64, x []float32, mul []float32, dmul []float32, blockLen int, nb int, groups int)
+// Requires: AVX, AVX512DQ, AVX512F
+TEXT ·sqErrE2M1x3x16AVX512(SB), NOSPLIT, $0-120
+	MOVQ         errs_base+0(FP), DI
+	MOVQ         x_base+24(FP), SI
+	MOVQ         mul_base+48(FP), R8
+	MOVQ         dmul_base+72(FP), R9
+	MOVQ         blockLen+96(FP), R10
+	MOVQ         nb+104(FP), R11
+	MOVQ         groups+112(FP), CX
+	TESTQ        CX, CX
+	JZ           sqErrE2M1x3x16AVX512_done
+	MOVL         $0x7fffffff, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z20
+	MOVL         $0x4ac00000, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z21
+	MOVL         $0x4b400000, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z22
+	MOVL         $0x4bc00000, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z23
+	MOVL         $0x40000000, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z24
+	MOVL         $0x40800000, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z25
+	MOVL         $0x40c00000, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z26
+	MOVQ         R10, AX
+	SHLQ         $0x02, AX
+	VMOVD        AX, X13
+	VPBROADCASTD X13, Z13
+	VPMULLD      sqerrIota16<>+0(SB), Z13, Z12
+	MOVQ         R10, R12
+	SHLQ         $0x06, R12
+	MOVQ         R11, R13
+	SHLQ         $0x02, R13
+	MOVQ         R11, R14
+	SHLQ         $0x03, R14
+
+sqErrE2M1x3x16AVX512_group:
+	VMOVUPS (R8), Z0
+	VMOVUPS (R9), Z3
+	VMOVUPS (R8)(R13*1), Z1
+	VMOVUPS (R9)(R13*1), Z4
+	VMOVUPS (R8)(R13*2), Z2
+	VMOVUPS (R9)(R13*2), Z5
+	VPXORQ  Z6, Z6, Z6
+	VPXORQ  Z7, Z7, Z7
+	VPXORQ  Z8, Z8, Z8
+	VPXORQ  Z9, Z9, Z9
+	VPXORQ  Z10, Z10, Z10
+	VPXORQ  Z11, Z11, Z11
+	MOVQ    SI, BX
+	MOVQ    R10, DX
+
+sqErrE2M1x3x16AVX512_elem:
+	KXNORW        K1, K1, K1
+	VGATHERDPS    (BX)(Z12*1), K1, Z13
+	VCVTPS2PD     Y13, Z14
+	VEXTRACTF64X4 $0x01, Z13, Y15
+	VCVTPS2PD     Y15, Z15
+	VMULPS        Z0, Z13, Z16
+	VANDPS        Z20, Z16, Z17
+	VCMPPS        $0x1d, Z24, Z17, K2
+	VCMPPS        $0x1d, Z25, Z17, K3
+	VBLENDMPS     Z22, Z21, K2, Z18
+	VMOVAPS       Z23, K3, Z18
+	VADDPS        Z18, Z17, Z17
+	VSUBPS        Z18, Z17, Z17
+	VMINPS        Z26, Z17, Z17
+	VPTERNLOGD    $0xd8, Z20, Z17, Z16
+	VMULPS        Z3, Z16, Z16
+	VCVTPS2PD     Y16, Z27
+	VEXTRACTF64X4 $0x01, Z16, Y28
+	VCVTPS2PD     Y28, Z28
+	VSUBPD        Z27, Z14, Z27
+	VSUBPD        Z28, Z15, Z28
+	VMULPD        Z27, Z27, Z27
+	VMULPD        Z28, Z28, Z28
+	VADDPD        Z27, Z6, Z6
+	VADDPD        Z28, Z7, Z7
+	VMULPS        Z1, Z13, Z16
+	VANDPS        Z20, Z16, Z17
+	VCMPPS        $0x1d, Z24, Z17, K2
+	VCMPPS        $0x1d, Z25, Z17, K3
+	VBLENDMPS     Z22, Z21, K2, Z18
+	VMOVAPS       Z23, K3, Z18
+	VADDPS        Z18, Z17, Z17
+	VSUBPS        Z18, Z17, Z17
+	VMINPS        Z26, Z17, Z17
+	VPTERNLOGD    $0xd8, Z20, Z17, Z16
+	VMULPS        Z4, Z16, Z16
+	VCVTPS2PD     Y16, Z27
+	VEXTRACTF64X4 $0x01, Z16, Y28
+	VCVTPS2PD     Y28, Z28
+	VSUBPD        Z27, Z14, Z27
+	VSUBPD        Z28, Z15, Z28
+	VMULPD        Z27, Z27, Z27
+	VMULPD        Z28, Z28, Z28
+	VADDPD        Z27, Z8, Z8
+	VADDPD        Z28, Z9, Z9
+	VMULPS        Z2, Z13, Z16
+	VANDPS        Z20, Z16, Z17
+	VCMPPS        $0x1d, Z24, Z17, K2
+	VCMPPS        $0x1d, Z25, Z17, K3
+	VBLENDMPS     Z22, Z21, K2, Z18
+	VMOVAPS       Z23, K3, Z18
+	VADDPS        Z18, Z17, Z17
+	VSUBPS        Z18, Z17, Z17
+	VMINPS        Z26, Z17, Z17
+	VPTERNLOGD    $0xd8, Z20, Z17, Z16
+	VMULPS        Z5, Z16, Z16
+	VCVTPS2PD     Y16, Z27
+	VEXTRACTF64X4 $0x01, Z16, Y28
+	VCVTPS2PD     Y28, Z28
+	VSUBPD        Z27, Z14, Z27
+	VSUBPD        Z28, Z15, Z28
+	VMULPD        Z27, Z27, Z27
+	VMULPD        Z28, Z28, Z28
+	VADDPD        Z27, Z10, Z10
+	VADDPD        Z28, Z11, Z11
+	ADDQ          $0x04, BX
+	DECQ          DX
+	JNZ           sqErrE2M1x3x16AVX512_elem
+	MOVQ          DI, BX
+	VMOVUPD       Z6, (BX)
+	VMOVUPD       Z7, 64(BX)
+	ADDQ          R14, BX
+	VMOVUPD       Z8, (BX)
+	VMOVUPD       Z9, 64(BX)
+	ADDQ          R14, BX
+	VMOVUPD       Z10, (BX)
+	VMOVUPD       Z11, 64(BX)
+	ADDQ          $0x80, DI
+	ADDQ          $0x40, R8
+	ADDQ          $0x40, R9
+	ADDQ          R12, SI
+	DECQ          CX
+	JNZ           sqErrE2M1x3x16AVX512_group
+
+sqErrE2M1x3x16AVX512_done:
+	VZEROUPPER
+	RET
+
 // func encodeE2M1AVX512(dst []uint8, src []float32) int
 // Requires: AVX, AVX512DQ, AVX512F
 TEXT ·encodeE2M1AVX512(SB), NOSPLIT, $0-56
