@@ -370,3 +370,26 @@ encodeE2M1AVX512_done:
 	MOVQ AX, ret+48(FP)
 	VZEROUPPER
 	RET
+
+// func mulSliceAVX512(dst []float32, src []float32, m float32)
+// Requires: AVX, AVX512F, SSE
+TEXT ·mulSliceAVX512(SB), NOSPLIT, $0-52
+	MOVQ         dst_base+0(FP), DI
+	MOVQ         src_base+24(FP), SI
+	MOVQ         src_len+32(FP), CX
+	SHRQ         $0x04, CX
+	JZ           mulSliceAVX512_done
+	MOVSS        m+48(FP), X1
+	VBROADCASTSS X1, Z1
+	XORQ         AX, AX
+
+mulSliceAVX512_loop:
+	VMULPS  (SI)(AX*4), Z1, Z0
+	VMOVUPS Z0, (DI)(AX*4)
+	ADDQ    $0x10, AX
+	DECQ    CX
+	JNZ     mulSliceAVX512_loop
+
+mulSliceAVX512_done:
+	VZEROUPPER
+	RET

@@ -65,3 +65,14 @@ func sqErrE2M1x3x16AVX512(errs []float64, x []float32, mul []float32, dmul []flo
 //
 //go:noescape
 func encodeE2M1AVX512(dst []uint8, src []float32) int
+
+// mulSliceAVX512 is the AVX-512 kernel of the loop
+//
+//	for i, x := range src[:len(src)&^15] {
+//		dst[i] = x * m
+//	}
+//
+// with len(dst) ≥ len(src)&^15.
+//
+//go:noescape
+func mulSliceAVX512(dst []float32, src []float32, m float32)

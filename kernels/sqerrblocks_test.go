@@ -254,3 +254,27 @@ func FuzzEncodeE2M1(f *testing.F) {
 		checkEncodeE2M1(t, make([]uint8, len(src)), src, "fuzz")
 	})
 }
+
+// TestMulSlice: MulSlice of every tier gives each product as float32
+// multiplication rounds it (edge values, powers of two, every length).
+func TestMulSlice(t *testing.T) {
+	forEachTier(t, func(t *testing.T) {
+		r := rand.New(rand.NewPCG(8, 80))
+		for _, n := range testLengths() {
+			off := r.IntN(4)
+			src := edgeFloats(r, n+off)[off:]
+			dst := make([]float32, n+off)[off:]
+			for _, m := range []float32{0.5, 0x1p-127, 3, float32(r.NormFloat64())} {
+				MulSlice(dst, src, m)
+				for i, x := range src {
+					want := x * m
+					if want != want {
+						require.True(t, dst[i] != dst[i], "n=%d m=%v i=%d", n, m, i)
+						continue
+					}
+					require.Equal(t, math.Float32bits(want), math.Float32bits(dst[i]), "n=%d m=%v i=%d", n, m, i)
+				}
+			}
+		}
+	})
+}

@@ -606,9 +606,7 @@ func castContiguous[C kernels.Code](c *caster, x []float32, codes []C, t *Tensor
 				dst[i] = e / sc.div
 			}
 		default:
-			for i, e := range v {
-				dst[i] = e * sc.mul
-			}
+			kernels.MulSlice(dst, v, sc.mul)
 		}
 	}
 	amaxes := c.maskedBlockAmax(x)

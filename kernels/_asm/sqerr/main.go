@@ -17,6 +17,7 @@ func main() {
 		sqErrE2M1x3AVX512()
 		sqErrE2M1x3x16AVX512()
 		encodeE2M1AVX512()
+		mulSliceAVX512()
 	})
 }
 
@@ -331,6 +332,37 @@ func sqErrE2M1x3x16AVX512() {
 	ADDQ(R12, RSI)
 	DECQ(RCX)
 	JNZ(LabelRef(name + "_group"))
+	Label(name + "_done")
+	VZEROUPPER()
+	RET()
+}
+
+// mulSliceAVX512 multiplies 16 values per step by the broadcast m.
+func mulSliceAVX512() {
+	name := "mulSliceAVX512"
+	TEXT(name, NOSPLIT, "func(dst, src []float32, m float32)")
+	Pragma("noescape")
+	Doc(name+" is the AVX-512 kernel of the loop",
+		"",
+		"\tfor i, x := range src[:len(src)&^15] {",
+		"\t\tdst[i] = x * m",
+		"\t}",
+		"",
+		"with len(dst) ≥ len(src)&^15.")
+	Load(Param("dst").Base(), RDI)
+	Load(Param("src").Base(), RSI)
+	Load(Param("src").Len(), RCX)
+	SHRQ(Imm(4), RCX)
+	JZ(LabelRef(name + "_done"))
+	Load(Param("m"), X1)
+	VBROADCASTSS(X1, Z1)
+	XORQ(RAX, RAX)
+	Label(name + "_loop")
+	VMULPS(Mem{Base: RSI, Index: RAX, Scale: 4}, Z1, Z0)
+	VMOVUPS(Z0, Mem{Base: RDI, Index: RAX, Scale: 4})
+	ADDQ(Imm(16), RAX)
+	DECQ(RCX)
+	JNZ(LabelRef(name + "_loop"))
 	Label(name + "_done")
 	VZEROUPPER()
 	RET()
