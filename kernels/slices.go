@@ -42,9 +42,25 @@ func EncodeFloat[C Code](f *FloatCodec, dst []C, src []float32, mode Rounding, s
 	}
 }
 
-// encodeE2M1 is EncodeFloat for E2M1, RoundEven, saturating: the key lookup
-// of the MX kernels (e2m1Code) per value; NaN goes through the codec.
+// encodeE2M1 is EncodeFloat for E2M1, RoundEven, saturating: the assembly
+// kernel of the active tier (encodeE2M1Kernel) up to the first 16 values
+// holding a NaN, those 16 in Go, and on.
 func encodeE2M1(f *FloatCodec, dst []uint8, src []float32) {
+	dst = dst[:len(src)]
+	for len(src) > 0 {
+		n := encodeE2M1Kernel(dst, src)
+		m := min(n+16, len(src))
+		if n == len(src)&^15 {
+			m = len(src)
+		}
+		encodeE2M1Go(f, dst[n:m], src[n:m])
+		dst, src = dst[m:], src[m:]
+	}
+}
+
+// encodeE2M1Go is encodeE2M1's Go reference: the key lookup of the MX
+// kernels (e2m1Code) per value; NaN goes through the codec.
+func encodeE2M1Go(f *FloatCodec, dst []uint8, src []float32) {
 	dst = dst[:len(src)]
 	for i, x := range src {
 		b := math.Float32bits(x)

@@ -142,6 +142,7 @@ type caster struct {
 	ssImp     cbImportance                      // opts.Importance as the scale search weighs it
 	ss        searchScratch                     // the scale search's buffers
 	ssFast    func(*kernels.SqErrBlock) float64 // the scale search's one-pass candidate error, or nil
+	ssBatch   bool                              // E2M1 exponent searches may run through searchBatch
 }
 
 // Cast quantizes x, a tensor of the given shape in row-major order, to dt and
@@ -605,12 +606,14 @@ func castContiguous[C kernels.Code](c *caster, x []float32, codes []C, t *Tensor
 				dst[i] = e / sc.div
 			}
 		default:
-			for i, e := range v {
-				dst[i] = e * sc.mul
-			}
+			kernels.MulSlice(dst, v, sc.mul)
 		}
 	}
 	amaxes := c.maskedBlockAmax(x)
+	if c.ssBatch && c.keep == nil && c.spec.IsExponent() {
+		c.ss.batch.x, c.ss.batch.n = x, 0
+		defer func() { c.ss.batch.x = nil }()
+	}
 	c.lay.forEach(func(b block) {
 		v := x[b.base : b.base+b.len1]
 		var keep []bool

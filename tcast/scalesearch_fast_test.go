@@ -1,6 +1,7 @@
 package tcast
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -152,5 +153,43 @@ func TestScaleSearchFastScope(t *testing.T) {
 		c, err := newCaster(x, []int{1, 256}, MustLookup(tc.name), tc.o)
 		require.NoError(t, err)
 		require.Equal(t, tc.fast, c.ssFast != nil, "%s %+v", tc.name, tc.o)
+	}
+}
+
+// TestScaleSearchBatch: MXFP4's exponent search through searchBatch (many
+// blocks per kernels.SqErrE2M1Blocks call) stores the same bytes as the
+// one-block fast path and the general path, for rows that are and are not
+// whole blocks, runs longer than a batch, and edge blocks.
+func TestScaleSearchBatch(t *testing.T) {
+	r := rand.New(rand.NewPCG(14, 9))
+	var inputs []searchInput
+	for _, shape := range [][]int{{37, 100}, {3, 1000}, {9, 4096}, {1, 31}, {2, 32 * 8}} {
+		n := shape[0] * shape[1]
+		x := make([]float32, n)
+		for i := range x {
+			x[i] = float32(math.Ldexp(r.NormFloat64(), r.IntN(9)-4))
+		}
+		inputs = append(inputs, searchInput{fmt.Sprint(shape), shape, x})
+	}
+	inputs = append(inputs, searchInput{"edges", []int{48, 256}, searchEdgeInput(r, 48)})
+	dt := MustLookup("mxfp4")
+	for _, in := range inputs {
+		o := Options{ScaleSearch: true, Form: Actual}
+		parts := func() []NamedPart {
+			out, err := castPath(in.x, in.shape, dt, &o, true, true)
+			require.NoError(t, err)
+			return out.Parts()
+		}
+		batch := parts()
+		noSearchBatch = true
+		one := parts()
+		noSearchBatch = false
+		noSearchFast = true
+		gen := parts()
+		noSearchFast = false
+		for i, p := range batch {
+			require.Equal(t, one[i].Bytes, p.Bytes, "%s part %s: batch vs one block", in.name, p.Name)
+			require.Equal(t, gen[i].Bytes, p.Bytes, "%s part %s: batch vs general", in.name, p.Name)
+		}
 	}
 }
