@@ -18,6 +18,20 @@ var nativeLittleEndian = func() bool {
 // so that little-endian float32 bytes can be read in place.
 func NativeLittleEndian() bool { return nativeLittleEndian }
 
+// ViewLE returns the little-endian bytes b as elements of T without
+// copying, when this machine is little-endian and b is aligned for T; false
+// otherwise, or when b is empty. Trailing bytes short of an element are
+// left out.
+func ViewLE[T uint16 | float32](b []byte) ([]T, bool) {
+	var z T
+	size := int(unsafe.Sizeof(z))
+	p := unsafe.SliceData(b)
+	if !nativeLittleEndian || len(b) == 0 || uintptr(unsafe.Pointer(p))%uintptr(size) != 0 {
+		return nil, false
+	}
+	return unsafe.Slice((*T)(unsafe.Pointer(p)), len(b)/size), true
+}
+
 // Float32BytesToFloat32 decodes len(dst) little-endian binary32 values from
 // src, which must hold 4·len(dst) bytes: a copy on a little-endian machine.
 func Float32BytesToFloat32(dst []float32, src []byte) {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
-	"unsafe"
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/layout"
 	"github.com/tensorcast-go/tensorcast/checkpoint/safetensors"
@@ -471,7 +470,7 @@ func (st *stream) read(sc *scratch, r0, r1 int) []float32 {
 	e0, e1 := r0*st.rowLen, r1*st.rowLen
 	b := st.src[e0*st.elem : e1*st.elem]
 	if st.dtype == safetensors.F32 {
-		if v, ok := float32View(b); ok {
+		if v, ok := kernels.ViewLE[float32](b); ok {
 			return v
 		}
 	}
@@ -490,15 +489,6 @@ func (st *stream) widen(x []float32, b []byte) {
 	default:
 		kernels.Float32BytesToFloat32(x, b)
 	}
-}
-
-// float32View returns little-endian float32 bytes as float32 values without
-// copying, when the machine and the bytes' alignment allow it.
-func float32View(b []byte) ([]float32, bool) {
-	if !kernels.NativeLittleEndian() || len(b) == 0 || uintptr(unsafe.Pointer(unsafe.SliceData(b)))%4 != 0 {
-		return nil, false
-	}
-	return unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/4), true
 }
 
 // work casts the chunks of one item into the worker's buffers and writes

@@ -34,7 +34,8 @@ func put(b []byte, off int, p ...byte) { copy(b[off:], p) }
 // put16 writes a little-endian uint16 at offset off of b.
 func put16(b []byte, off int, v uint16) { binary.LittleEndian.PutUint16(b[off:], v) }
 
-// handBlocks returns one hand-built block of every type with a new decoder.
+// handBlocks returns one hand-built block of every K-quant and IQ4 type
+// (the 32-element Q4_1, Q5_0 and Q5_1 are in TestDequantizeOtherTypes).
 func handBlocks() []handBlock {
 	var out []handBlock
 

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"math"
-	"unsafe"
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/gguf"
 	"github.com/tensorcast-go/tensorcast/dtype"
@@ -373,7 +372,7 @@ func (s *ggufStream) Finish(out [][]byte, meta map[string]string) ([]Tensor, flo
 // write straight into dst when it is aligned for their element.
 func encodePlain(typ gguf.Type, dst []byte, x, deq []float32) error {
 	if typ == gguf.TypeF32 {
-		if v, ok := viewOf[float32](dst); ok {
+		if v, ok := kernels.ViewLE[float32](dst); ok {
 			copy(v, x)
 		} else {
 			for i, f := range x {
@@ -381,7 +380,7 @@ func encodePlain(typ gguf.Type, dst []byte, x, deq []float32) error {
 			}
 		}
 	} else {
-		h, direct := viewOf[uint16](dst)
+		h, direct := kernels.ViewLE[uint16](dst)
 		if !direct {
 			h = make([]uint16, len(x))
 		}
@@ -400,17 +399,4 @@ func encodePlain(typ gguf.Type, dst []byte, x, deq []float32) error {
 		return nil
 	}
 	return gguf.Dequantize(typ, deq, dst)
-}
-
-// viewOf returns b's bytes as elements of T when this machine is
-// little-endian and b is aligned for T (false otherwise, or when b is
-// empty).
-func viewOf[T uint16 | float32](b []byte) ([]T, bool) {
-	var z T
-	size := int(unsafe.Sizeof(z))
-	p := unsafe.SliceData(b)
-	if !kernels.NativeLittleEndian() || len(b) == 0 || uintptr(unsafe.Pointer(p))%uintptr(size) != 0 {
-		return nil, false
-	}
-	return unsafe.Slice((*T)(unsafe.Pointer(p)), len(b)/size), true
 }

@@ -523,7 +523,12 @@ func keptDType(t convert.TensorResult) string {
 // bits per value and the mean SQNR of the cast weights (by elements), and
 // the weights that had an importance vector (convert.Summary).
 func ggufSummary(r *convert.Result) string {
-	s := r.Summarize()
+	var s convert.Summary
+	if r.Summary != nil {
+		s = *r.Summary // as Convert computed it
+	} else {
+		s = r.Summarize()
+	}
 	var b strings.Builder
 	if r.Mix != "" {
 		fmt.Fprintf(&b, "mix %s:", r.Mix)
