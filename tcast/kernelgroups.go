@@ -126,7 +126,7 @@ func planGroups(dt *DataType, lay *layout) groupPlan {
 func (c *caster) groupKernel() groupPlan {
 	p := planGroups(c.dt, c.lay)
 	o := c.opts
-	if p.kind == noKernel || (o.ScaleSearch && p.kind != kernelIntAsym) || o.Keep != nil || o.Rounding != kernels.RoundEven ||
+	if p.kind == noKernel || (o.ScaleSearch && p.kind != kernelIntAsym && !c.searchKernel(p.kind)) || o.Keep != nil || o.Rounding != kernels.RoundEven ||
 		(p.kind != kernelIntAsym && o.PowerOfTwoScales) || (p.kind == kernelIntSym && o.FullRange) {
 		return groupPlan{}
 	}

@@ -93,11 +93,24 @@ func kernelRows(lay *layout, block int) bool {
 func (c *caster) kernel() kernelKind {
 	k, block := kernelKindOf(c.dt)
 	o := c.opts
-	if k == noKernel || o.ScaleSearch || !kernelRows(c.lay, block) || o.Rounding != kernels.RoundEven ||
+	if k == noKernel || (o.ScaleSearch && !c.searchKernel(k)) || !kernelRows(c.lay, block) || o.Rounding != kernels.RoundEven ||
 		o.FullRange || (k == kernelNVFP4 && o.PowerOfTwoScales) || (k != kernelNVFP4 && o.Mode != scale.Floor) {
 		return noKernel
 	}
 	return k
+}
+
+// searchKernel reports whether a scale-searching cast of kind k may run
+// through k's fused search kernel (kernels.SearchMXFP4 and its kin): k has
+// one, and the search weighs no importance and keeps every element (those
+// casts take the block-by-block path).
+func (c *caster) searchKernel(k kernelKind) bool {
+	if c.opts.Importance != nil || c.opts.Keep != nil || noSearchFast {
+		return false
+	}
+	switch k {
+	}
+	return false
 }
 
 // packedLen is the number of data bytes the kernels of kind k use for n
