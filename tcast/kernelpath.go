@@ -150,7 +150,11 @@ func (c *caster) castKernel(x []float32, k kernelKind) *Tensor {
 	if k == kernelNVFP4 {
 		c.setTensorScale(x, t.TensorScale)
 	}
-	quantKernel(k, codes, scales, x, c.tensorMul)
+	if c.opts.ScaleSearch {
+		searchKernelQuant(k, codes, scales, x, c.tensorMul)
+	} else {
+		quantKernel(k, codes, scales, x, c.tensorMul)
+	}
 	return c.finishKernelCast(t, len(x), codes, kernelBits(k), func(dst []float32) {
 		dequantKernel(k, dst, codes, scales, c.tensorMul)
 	})
@@ -217,6 +221,13 @@ func quantKernel(k kernelKind, codes, scales []byte, x []float32, tensorMul floa
 		kernels.QuantizeMXFP6E3M2(codes, scales, x)
 	case kernelNVFP4:
 		kernels.QuantizeNVFP4(codes, scales, x, tensorMul)
+	}
+}
+
+// searchKernelQuant is quantKernel with the scale search (Options.ScaleSearch):
+// the fused search kernel of kind k, for which searchKernel holds.
+func searchKernelQuant(k kernelKind, codes, scales []byte, x []float32, tensorMul float32) {
+	switch k {
 	}
 }
 
