@@ -15,7 +15,7 @@ import (
 	tc "github.com/tensorcast-go/tensorcast/tcast"
 )
 
-const benchUsage = "tcast bench [-size dram,l2] [-kernels NAME,...|none] [-workers W] [-rounds R] [-dtype NAME,...] [-n N]\n\n" +
+const benchUsage = "tcast bench [-size dram,l2] [-kernels NAME,...|none] [-workers W] [-rounds R] [-dtype NAME,...] [-scale-search] [-n N]\n\n" +
 	"Times the kernels of `go test -bench . ./kernels` (the same set, sizes and inputs) in one\n" +
 	"process, one core, and prints for each its speed in GB/s of float32 (4 bytes per value,\n" +
 	"read by a quantizer, written by a dequantizer) and its ratio to MemRead, a plain read of the\n" +
@@ -24,7 +24,9 @@ const benchUsage = "tcast bench [-size dram,l2] [-kernels NAME,...|none] [-worke
 	"that many goroutines running each kernel at once, each on its own copy of the input, and prints\n" +
 	"their total speed and its ratio to one worker. With -dtype, a second table times the slice codecs of\n" +
 	"number formats and tcast.Cast (compressed) and tcast.Decompress of scaled datatypes on\n" +
-	"-n values; -kernels none prints that table alone."
+	"-n values; -kernels none prints that table alone. With -scale-search, each scaled datatype whose scales\n" +
+	"the search chooses (mxfp4, nvfp4, int4_g128, fp8e4_block128, ...) gets a second row, \"+ scale search\":\n" +
+	"the same Cast with convert's -scale-search, and its cost as a multiple of the plain Cast's time."
 
 // sink keeps benchmark results alive.
 var sink uint64
@@ -38,6 +40,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	rounds := fs.Int("rounds", 5, "repetitions; the kernel table reports the median, the -dtype table the best")
 	names := fs.String("dtype", "", "comma-separated number formats and scaled datatypes for the second table, "+
 		"e.g. float8_e4m3fn,float4_e2m1fn,bfloat16,mxfp4,nvfp4")
+	search := fs.Bool("scale-search", false, "with -dtype, also time each scaled datatype's Cast with the scale search and print its cost against the plain Cast")
 	n := fs.Int("n", 1<<24, "number of float32 values of the -dtype table (the default is 64 MiB, beyond the caches)")
 	pos, err := parseArgs(fs, benchUsage, args, stdout)
 	if err != nil {
@@ -79,7 +82,10 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	if len(sel) > 0 {
 		fmt.Fprintln(stdout)
 	}
-	return formatTable(stdout, entries, *n, *rounds)
+	if *search && !slices.ContainsFunc(entries, func(e benchEntry) bool { return e.dt != nil && e.dt.SearchesScales() }) {
+		return usagef("-scale-search: none of the -dtype datatypes searches its scales (want e.g. mxfp4, nvfp4, int4_g128, fp8e4_block128)")
+	}
+	return formatTable(stdout, entries, *n, *rounds, *search)
 }
 
 // benchSize is one input size of the kernel table.
@@ -194,8 +200,10 @@ func benchEntries(list string) ([]benchEntry, error) {
 
 // formatTable times the slice codecs of number formats and the Cast and
 // Decompress of scaled datatypes on n values (a [n/4096, 4096] tensor scaled
-// along its rows), against a memory read of the same values.
-func formatTable(stdout io.Writer, entries []benchEntry, n, rounds int) error {
+// along its rows), against a memory read of the same values; with search, a
+// scale-searching Cast of each datatype that searches too, against the
+// plain Cast.
+func formatTable(stdout io.Writer, entries []benchEntry, n, rounds int, search bool) error {
 	rng := rand.New(rand.NewPCG(1, 2))
 	src := make([]float32, n)
 	for i := range src {
@@ -213,15 +221,22 @@ func formatTable(stdout io.Writer, entries []benchEntry, n, rounds int) error {
 	base := gbps(func() { sink += kernels.SumFloat32(src) })
 	deq := make([]float32, len(src))
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintf(tw, "format\tencode GB/s\t× mem-read\tdecode GB/s\t× mem-read\t\n")
+	fmt.Fprintf(tw, "format\tencode GB/s\t× mem-read\tdecode GB/s\t× mem-read\t%s\n", map[bool]string{true: "cost × plain Cast\t"}[search])
 	fmt.Fprintf(tw, "memory read (sum)\t%.2f\t1.00\t\t\t\n", base)
 	for _, e := range entries {
 		if e.dt != nil {
-			enc, dec, err := benchDataType(e.dt, src, gbps)
+			enc, dec, err := benchDataType(e.dt, src, false, gbps)
 			if err != nil {
 				return err
 			}
 			fmt.Fprintf(tw, "%s (Cast, Decompress)\t%.2f\t%.3f\t%.2f\t%.3f\t\n", e.dt.Name(), enc, enc/base, dec, dec/base)
+			if search && e.dt.SearchesScales() {
+				senc, _, err := benchDataType(e.dt, src, true, gbps)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(tw, "%s + scale search (Cast)\t%.2f\t%.3f\t\t\t%.2f\t\n", e.dt.Name(), senc, senc/base, enc/senc)
+			}
 			continue
 		}
 		f := e.f
@@ -250,8 +265,9 @@ func benchFormat[C dtype.Code](f *dtype.Format, src, deq []float32, gbps func(fu
 	return enc, dec
 }
 
-// benchDataType times a compressed Cast and a Decompress of src.
-func benchDataType(dt *tc.DataType, src []float32, gbps func(func()) float64) (enc, dec float64, err error) {
+// benchDataType times a compressed Cast (with the scale search when search
+// is set) and a Decompress of src.
+func benchDataType(dt *tc.DataType, src []float32, search bool, gbps func(func()) float64) (enc, dec float64, err error) {
 	cols := 4096
 	if len(src)%cols != 0 {
 		cols = len(src)
@@ -259,6 +275,7 @@ func benchDataType(dt *tc.DataType, src []float32, gbps func(func()) float64) (e
 	shape := []int{len(src) / cols, cols}
 	opts := tc.DefaultOptions()
 	opts.Form = tc.Compressed
+	opts.ScaleSearch = search
 	t, err := tc.Cast(src, shape, dt, &opts)
 	if err != nil {
 		return 0, 0, err

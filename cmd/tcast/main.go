@@ -15,7 +15,7 @@
 //	tcast decompress -o OUT.safetensors|OUTDIR [-to f32|f16|bf16] [-force] CHECKPOINT
 //	tcast datatypes [-json] [NAME...]
 //	tcast formats [-json] [NAME...]
-//	tcast bench [-size dram,l2] [-kernels NAME,...|none] [-workers W] [-rounds R] [-dtype NAME,...] [-n N]
+//	tcast bench [-size dram,l2] [-kernels NAME,...|none] [-workers W] [-rounds R] [-dtype NAME,...] [-scale-search] [-n N]
 //
 // A CHECKPOINT is a .safetensors file, a sharded index, a .gguf file or a
 // directory holding one, in any layout package load reads. Outputs appear
