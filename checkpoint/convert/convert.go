@@ -263,7 +263,7 @@ func (o *Options) checkScaleSearch() error {
 	var why string
 	switch {
 	case o.Layout != nil && o.Layout.Container() == layout.GGUF:
-		why = "the GGUF types are quantized by llama.cpp's own quantizers (the K-quants and IQ types search already, weighted by -imatrix): drop -scale-search, or write another layout"
+		why = "does not apply to -layout gguf, whose types are quantized by llama.cpp's own quantizers (the K-quants and IQ types search already, weighted by -imatrix): drop -scale-search, or write another layout"
 	case o.DataType == nil:
 		why = "searches the scales of a cast: name the datatype with -dtype"
 	case !o.DataType.SearchesScales():
