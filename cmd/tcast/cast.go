@@ -179,6 +179,9 @@ func runCast(args []string, stdout, stderr io.Writer) (err error) {
 	if info.DataType.Code != what {
 		what += " = " + info.DataType.Code
 	}
+	if info.ScaleSearch {
+		what += ", scale search"
+	}
 	clipped := ""
 	if !scaled {
 		clipped = fmt.Sprintf(", %d clipped", info.Stats.Clipped)

@@ -168,8 +168,9 @@ func TestScaleSearchCastCLI(t *testing.T) {
 			if search {
 				args = append(args, "-scale-search")
 			}
-			code, _, stderr := tcast(args...)
+			code, stdout, stderr := tcast(args...)
 			require.Equal(t, 0, code, stderr)
+			assert.Equal(t, search, strings.Contains(stdout, ", scale search ("), stdout)
 			raw, err := os.ReadFile(filepath.Join(out, "info.json"))
 			require.NoError(t, err)
 			assert.Equal(t, search, strings.Contains(string(raw), `"scale_search": true`), dt)
