@@ -144,7 +144,11 @@ func (c *caster) castGroupKernel(x []float32, p groupPlan) *Tensor {
 	codes := make([]byte, kernels.PackedLen(len(x), uint(bits)))
 	switch p.kind {
 	case kernelIntSym:
-		kernels.QuantizeIntSym(codes, t.Scale.Bytes, x, p.ig)
+		if c.opts.ScaleSearch {
+			kernels.SearchIntSym(codes, t.Scale.Bytes, x, p.ig)
+		} else {
+			kernels.QuantizeIntSym(codes, t.Scale.Bytes, x, p.ig)
+		}
 	case kernelIntAsym:
 		kernels.QuantizeIntAsym(codes, t.Scale.Bytes, t.Zero.Bytes, x, p.ig)
 	case kernelFP8:

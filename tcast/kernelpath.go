@@ -109,6 +109,8 @@ func (c *caster) searchKernel(k kernelKind) bool {
 		return false
 	}
 	switch k {
+	case kernelIntSym:
+		return true
 	}
 	return false
 }

@@ -1,0 +1,189 @@
+package kernels
+
+import "math"
+
+// The scale search of symmetric integer groups (tcast's Options.ScaleSearch
+// on int8 and int4 datatypes with float16 or float32 scales, docs/NUMERICS.md
+// §11): QuantizeIntSym with each finite, non-zero group's scale chosen among
+// five candidates instead of the rule's alone.
+//
+// The candidates of a group whose largest magnitude is amax are the codes of
+// amax·r/qmax for the clipping ratios r = 1 (the rule: amax/qmax), 0.95, 0.9,
+// 0.85 and 0.8, each product and quotient rounded to float32 and the scale
+// encoded as QuantizeIntSym encodes the rule's (nearest even, saturating); a
+// candidate whose scale decodes to 0, or whose code an earlier candidate
+// already has, is left out. Each candidate's error is the squared error of
+// the group encoded with it and decoded as DequantizeIntSym decodes it, summed
+// in float64 in index order as SqErrInt sums it; the candidate of least error
+// wins, the earlier one on a tie (so the rule wins every tie). A group
+// holding a NaN or an infinity, an all-zero group, and a group whose rule
+// scale decodes to 0 keep the rule's scale, as QuantizeIntSym gives them.
+//
+// The assembly tier does not compute those float64 sums for every group: it
+// sums float32 errors in 16 lanes (codes from a product by the reciprocal of
+// the scale instead of the quotient), bounds how far those sums can be from
+// the float64 ones, and computes the float64 sums of the groups whose choice
+// the bound leaves open (see searchIntMargin). The chosen scale, and so
+// every byte, is the same.
+
+// searchIntRatios are the clipping ratios of the candidates after the rule's.
+var searchIntRatios = [...]float32{0.95, 0.9, 0.85, 0.8}
+
+// searchIntCands is the number of candidates of a group (the rule's first).
+const searchIntCands = 1 + len(searchIntRatios)
+
+// SearchIntSym is QuantizeIntSym with the scale search: it quantizes src
+// symmetrically as g describes, each group with the candidate scale of least
+// squared error (the comment above this function's file lists the
+// candidates), into codes and scales of the lengths QuantizeIntSym takes.
+func SearchIntSym(codes, scales []byte, src []float32, g IntGroups) {
+	g.check("SearchIntSym", len(src), len(codes), len(scales), 0, false)
+	searchIntSym(codes, scales, src, g)
+}
+
+// symCandidates returns the candidate scale codes and divisors of a group
+// with largest magnitude amax (finite, not 0) whose rule scale is code, d
+// (d not 0), and how many there are; the rule's is first.
+func symCandidates(f ScaleFormat, amax float32, code uint32, d, qmax float32) (cs [searchIntCands]uint32, ds [searchIntCands]float32, n int) {
+	cs[0], ds[0], n = code, d, 1
+next:
+	for _, r := range searchIntRatios {
+		c, dc := f.encodeScale(amax * r / qmax)
+		if !(dc > 0) {
+			continue
+		}
+		for _, k := range cs[:n] {
+			if k == c {
+				continue next
+			}
+		}
+		cs[n], ds[n] = c, dc
+		n++
+	}
+	return cs, ds, n
+}
+
+// sqErrSym is SqErrInt of group x at divisor d for codes −qmax..qmax.
+func sqErrSym(x []float32, d, qmax float32) float64 {
+	b := SqErrBlock{V: x, Div: d, DMul: d, IntScale: 1, IntStep: 1, IntLo: -qmax, IntHi: qmax}
+	return SqErrInt(&b)
+}
+
+// searchSymGroup returns the scale code and divisor of least error for group
+// x (largest magnitude amax, finite and not 0; rule scale code, d with d not
+// 0), the float64 sums of SqErrInt deciding.
+func searchSymGroup(f ScaleFormat, x []float32, amax float32, code uint32, d, qmax float32) (uint32, float32) {
+	cs, ds, n := symCandidates(f, amax, code, d, qmax)
+	best, bestErr := 0, math.Inf(1)
+	for i := range n {
+		if e := sqErrSym(x, ds[i], qmax); e < bestErr {
+			best, bestErr = i, e
+		}
+	}
+	return cs[best], ds[best]
+}
+
+// searchSymScale is symScale with the search: the scale code and divisor of
+// group x whose largest magnitude has the bits amax.
+func searchSymScale(f ScaleFormat, x []float32, amax uint32, qmax float32) (uint32, float32) {
+	code, d := symScale(f, amax, qmax)
+	if amax == 0 || amax >= 0x7f800000 || d == 0 {
+		return code, d
+	}
+	return searchSymGroup(f, x, math.Float32frombits(amax), code, d, qmax)
+}
+
+// searchIntSymGo is the reference of SearchIntSym.
+func searchIntSymGo(codes, scales []byte, src []float32, g IntGroups) {
+	cols, group, _ := g.geometry("SearchIntSym", len(src))
+	qmax := qmaxSym(g.Bits)
+	forGroups(len(src), cols, group, func(k, lo, hi int) {
+		code, d := searchSymScale(g.Scale, src[lo:hi], absMaxBitsGo(src[lo:hi]), qmax)
+		g.Scale.put(scales, k, code)
+		quantSymGroup(codes, src[lo:hi], lo, d, qmax, g.Bits)
+	})
+}
+
+// sqErrSymLanesGo is the reference of the assembly's float32 candidate
+// errors (sqErrSymAVX512): for each of nb groups of glen elements (glen a
+// multiple of 16) and each of the searchIntCands candidates c (multiplier
+// rdiv[c·stride+j], decode factor dmul[c·stride+j]), errs[c·stride+j] is the sum of
+// e² with e = x − float32(q·dmul), q = x·rdiv rounded to an integer (nearest
+// even) with its magnitude clamped to qmax (±qmax for a NaN): fused multiply-adds into 16
+// lanes (element i into lane i mod 16), then the lanes added in a tree
+// (lane l + lane l+8, then l+4, l+2, l+1).
+func sqErrSymLanesGo(errs, src, rdiv, dmul []float32, glen, stride, nb int, qmax float32) {
+	for j := range nb {
+		x := src[j*glen : (j+1)*glen]
+		for c := range searchIntCands {
+			r, d := rdiv[c*stride+j], dmul[c*stride+j]
+			var acc [16]float32
+			for i, v := range x {
+				q := float32(math.RoundToEven(float64(float32(v * r))))
+				if q == q {
+					q = float32(math.Copysign(float64(min(float32(math.Abs(float64(q))), qmax)), float64(q)))
+				} else {
+					q = float32(math.Copysign(float64(qmax), float64(q))) // VRANGEPS gives qmax
+				}
+				e := v - float32(q*d)
+				acc[i%16] = fma32(e, e, acc[i%16])
+			}
+			for w := 8; w > 0; w /= 2 {
+				for l := range w {
+					acc[l] += acc[l+w]
+				}
+			}
+			errs[c*stride+j] = acc[0]
+		}
+	}
+}
+
+// searchIntMargin is the relative margin by which the assembly's float32
+// error of a group's best candidate must undercut every other candidate's
+// for its choice to stand without the float64 sums, for groups of glen
+// elements and codes up to qmax. It bounds, with a factor 2 to spare, the
+// relative distance of a float32 sum from the float64 sum of the same
+// candidate (both from the exact sum of the terms):
+//
+//   - rounding: each term's difference e and its square carry one rounding
+//     each (2·2^−24), a lane adds glen/16 terms (one rounding each) and the
+//     tree four more; the float64 sum's glen roundings of 2^−53 are far
+//     below;
+//   - codes: x·rdiv and the quotient x/dmul differ by at most 2^−23 of
+//     x/dmul, so they round to different integers only within 2^−22·qmax of
+//     a half-integer h with |h| < qmax; there both codes' errors are about
+//     dmul/2 and their squares differ by less than 10·2^−22·qmax of
+//     either;
+//
+// all terms being non-negative, the relative bounds of the terms bound the
+// sums. A best sum outside [2^−100, 2^100] (underflowing terms, all-zero
+// errors, overflow) is never trusted.
+func searchIntMargin(glen int, qmax float32) float64 {
+	terms := float64(glen/16+4+2) * 0x1p-24
+	codes := 10 * float64(qmax) * 0x1p-22
+	return 2 * (terms + codes + float64(glen)*0x1p-52)
+}
+
+// pickIntCand returns the index of the candidate of least float32 error errs[c]
+// (c < n; the earlier on a tie) and whether every other candidate's error
+// exceeds it by the relative margin m on both sides, so that the float64
+// sums pick the same one.
+func pickIntCand(errs *[searchIntCands]float32, n int, m float64) (int, bool) {
+	best := 0
+	for c := 1; c < n; c++ {
+		if errs[c] < errs[best] {
+			best = c
+		}
+	}
+	b := float64(errs[best])
+	if !(b >= 0x1p-100 && b <= 0x1p100) {
+		return best, false
+	}
+	hi := b * (1 + m)
+	for c := range n {
+		if c != best && !(hi < float64(errs[c])*(1-m)) {
+			return best, false
+		}
+	}
+	return best, true
+}

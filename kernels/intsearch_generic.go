@@ -1,0 +1,8 @@
+//go:build !amd64 || purego
+
+package kernels
+
+func searchIntSym(codes, scales []byte, src []float32, g IntGroups) {
+	searchIntSymGo(codes, scales, src, g)
+	clearLastNibble(codes, len(src), g.Bits)
+}
