@@ -164,26 +164,97 @@ func searchIntMargin(glen int, qmax float32) float64 {
 	return 2 * (terms + codes + float64(glen)*0x1p-52)
 }
 
-// pickIntCand returns the index of the candidate of least float32 error errs[c]
-// (c < n; the earlier on a tie) and whether every other candidate's error
-// exceeds it by the relative margin m on both sides, so that the float64
-// sums pick the same one.
-func pickIntCand(errs *[searchIntCands]float32, n int, m float64) (int, bool) {
-	best := 0
-	for c := 1; c < n; c++ {
-		if errs[c] < errs[best] {
-			best = c
+// noPick is pickSymGo's answer for a group whose choice the float32
+// errors leave open.
+const noPick = ^uint32(0)
+
+// pickSymGo is the reference of pickSymAVX512: for each group j, the index
+// of the candidate of least float32 error errs[c·stride+j] (candidates
+// whose rdiv is 0 left out; the earlier on a tie), if its error lies in
+// [2^−100, 2^100] and, multiplied by hi, is below every other candidate's
+// times lo (float32 products); noPick if not; 0 for a group whose rule
+// candidate is left out (a group not searched).
+func pickSymGo(pick []uint32, errs, rdiv []float32, stride int, lo, hi float32) {
+	inf := float32(math.Inf(1))
+	for j := range pick {
+		if rdiv[j] == 0 {
+			pick[j] = 0
+			continue
+		}
+		var e [searchIntCands]float32
+		for c := range e {
+			e[c] = errs[c*stride+j]
+			if rdiv[c*stride+j] == 0 {
+				e[c] = inf
+			}
+		}
+		b := 0
+		for c := 1; c < len(e); c++ {
+			if e[c] < e[b] {
+				b = c
+			}
+		}
+		ok := e[b] >= 0x1p-100 && e[b] <= 0x1p100
+		h := float32(e[b] * hi)
+		for c := range e {
+			if c != b && !(h < float32(e[c]*lo)) {
+				ok = false
+			}
+		}
+		pick[j] = uint32(b)
+		if !ok {
+			pick[j] = noPick
 		}
 	}
-	b := float64(errs[best])
-	if !(b >= 0x1p-100 && b <= 0x1p100) {
-		return best, false
+}
+
+// marginFactors returns 1 − m rounded down and 1 + m rounded up to float32,
+// for pickSymGo's lo and hi.
+func marginFactors(m float64) (lo, hi float32) {
+	lo, hi = float32(1-m), float32(1+m)
+	if float64(lo) > 1-m {
+		lo = math.Nextafter32(lo, 0)
 	}
-	hi := b * (1 + m)
-	for c := range n {
-		if c != best && !(hi < float64(errs[c])*(1-m)) {
-			return best, false
+	if float64(hi) < 1+m {
+		hi = math.Nextafter32(hi, 2)
+	}
+	return lo, hi
+}
+
+// symCandsGo is the reference of symCandsF16AVX512 and symCandsF32AVX512:
+// for each group j with largest magnitude bits a, candidate c's scale code
+// and divisor (codes[c·stride+j], cand[c·stride+j]) and, where the
+// candidate takes part in the search, its multiplier 1/d and decode factor
+// d (rdiv, dmul; 0 and 0 where it does not). A candidate takes part when the
+// group is searched (a finite and not 0), its amax·r is not 0, its divisor
+// is above 0 and its code is not the previous candidate's (the codes do not
+// increase from one candidate to the next, so an equal code is a repeat of
+// an earlier candidate). With float32 scales a candidate whose d or 1/d is
+// below 2^−126 gets the decode factor NaN. codes and cand are unspecified
+// where rdiv is 0.
+func symCandsGo(codes []uint32, cand, rdiv, dmul []float32, amax []uint32, stride int, qmax float32, f ScaleFormat) {
+	for j, a := range amax {
+		search := a != 0 && a < 0x7f800000
+		var prev uint32
+		for c := range searchIntCands {
+			o := c*stride + j
+			v := math.Float32frombits(a)
+			if c > 0 {
+				v *= searchIntRatios[c-1]
+			}
+			code, d := f.encodeScale(min(v/qmax, 65504))
+			if f == ScaleFloat32 {
+				code, d = math.Float32bits(v/qmax), v/qmax
+			}
+			ok := search && v != 0 && d > 0 && (c == 0 || code != prev)
+			prev = code
+			codes[o], cand[o], rdiv[o], dmul[o] = code, d, 0, 0
+			if ok {
+				rdiv[o], dmul[o] = 1/d, d
+				if f == ScaleFloat32 && (d < 0x1p-126 || rdiv[o] < 0x1p-126) {
+					dmul[o] = float32(math.NaN())
+				}
+			}
 		}
 	}
-	return best, true
 }

@@ -26,3 +26,62 @@ package kernels
 //
 //go:noescape
 func sqErrSymAVX512(errs []float32, src []float32, rdiv []float32, dmul []float32, glen int, stride int, nb int, qmax float32)
+
+// symCandsF16AVX512 is the AVX-512 kernel of symCandsGo's loop for the F16 scale format
+//
+//	for j, a := range amax {
+//		search := a != 0 && a < 0x7f800000
+//		for c := range 5 {
+//			v := math.Float32frombits(a) (times searchIntRatios[c−1] for c > 0)
+//			s := v / qmax
+//			code, d := float32ToFloat16(min(s, 65504), true), d its value
+//			valid := search && v != 0 && d > 0 && (c == 0 || code != the code of c−1)
+//			codes[c*stride+j], cand[c*stride+j] = code, d
+//			rdiv[c*stride+j], dmul[c*stride+j] = 1/d, d if valid, else 0, 0
+//		}
+//	}
+//
+// over the first len(amax)/16·16 groups, stride ≥ len(amax). For the F32
+// format a valid candidate whose d or 1/d is below 2^−126 gets the decode
+// factor NaN (its error is then NaN, which sends the group to the float64
+// sums). codes and cand are unspecified where rdiv is 0.
+//
+//go:noescape
+func symCandsF16AVX512(codes []uint32, cand []float32, rdiv []float32, dmul []float32, amax []uint32, stride int, qmax float32)
+
+// symCandsF32AVX512 is the AVX-512 kernel of symCandsGo's loop for the F32 scale format
+//
+//	for j, a := range amax {
+//		search := a != 0 && a < 0x7f800000
+//		for c := range 5 {
+//			v := math.Float32frombits(a) (times searchIntRatios[c−1] for c > 0)
+//			s := v / qmax
+//			code, d := math.Float32bits(s), d = s
+//			valid := search && v != 0 && d > 0 && (c == 0 || code != the code of c−1)
+//			codes[c*stride+j], cand[c*stride+j] = code, d
+//			rdiv[c*stride+j], dmul[c*stride+j] = 1/d, d if valid, else 0, 0
+//		}
+//	}
+//
+// over the first len(amax)/16·16 groups, stride ≥ len(amax). For the F32
+// format a valid candidate whose d or 1/d is below 2^−126 gets the decode
+// factor NaN (its error is then NaN, which sends the group to the float64
+// sums). codes and cand are unspecified where rdiv is 0.
+//
+//go:noescape
+func symCandsF32AVX512(codes []uint32, cand []float32, rdiv []float32, dmul []float32, amax []uint32, stride int, qmax float32)
+
+// pickSymAVX512 is the AVX-512 kernel of pickSymGo's loop
+//
+//	for j := range pick {
+//		e[c] := errs[c*stride+j], or +Inf where rdiv[c*stride+j] is 0
+//		best, b := the least e[c], the first on a tie
+//		ok := 2^−100 ≤ best ≤ 2^100 && best·hi < e[c]·lo for every c ≠ b
+//		pick[j] = b if ok, noPick if not, 0 where rdiv[j] is 0
+//	}
+//
+// over the first len(pick)/16·16 groups, stride ≥ len(pick); the products
+// are float32.
+//
+//go:noescape
+func pickSymAVX512(pick []uint32, errs []float32, rdiv []float32, stride int, lo float32, hi float32)

@@ -177,30 +177,43 @@ func TestSearchIntSymChanges(t *testing.T) {
 	})
 }
 
-// TestSearchIntMargin checks pickIntCand's decisions: a clear winner
-// stands, a near tie and sums outside the trusted range are left to the
-// float64 sums.
-func TestSearchIntMargin(t *testing.T) {
+// TestPickSym checks pickSymGo's decisions: a clear winner stands, a near
+// tie and errors outside the trusted range are left to the float64 sums,
+// candidates left out never win, and a group not searched keeps the rule.
+func TestPickSym(t *testing.T) {
 	m := searchIntMargin(128, 7)
 	assert.Less(t, m, 1e-4)
+	lo, hi := marginFactors(m)
+	assert.Less(t, float64(lo), 1-m)
+	assert.Greater(t, float64(hi), 1+m)
+	inf := float32(math.Inf(1))
 	for _, tc := range []struct {
 		errs [searchIntCands]float32
-		n    int
-		best int
-		ok   bool
+		out  [searchIntCands]bool // candidates left out
+		want uint32
 	}{
-		{[5]float32{2, 1, 3, 4, 5}, 5, 1, true},
-		{[5]float32{1, 1, 3, 4, 5}, 5, 0, false},
-		{[5]float32{1, 1 + 1e-6, 3, 4, 5}, 5, 0, false},
-		{[5]float32{1, 1.01, 3, 4, 5}, 5, 0, true},
-		{[5]float32{0, 1, 3, 4, 5}, 5, 0, false},
-		{[5]float32{1e-35, 1, 3, 4, 5}, 5, 0, false},
-		{[5]float32{1e35, 2e35, 3e35, 4e35, 5e35}, 5, 0, false},
-		{[5]float32{3, 2, float32(math.Inf(1)), 4, 5}, 2, 1, true},
-		{[5]float32{3, 2, 1, 4, 5}, 2, 1, true},
+		{[5]float32{2, 1, 3, 4, 5}, [5]bool{}, 1},
+		{[5]float32{1, 1, 3, 4, 5}, [5]bool{}, noPick},
+		{[5]float32{1, 1 + 1e-6, 3, 4, 5}, [5]bool{}, noPick},
+		{[5]float32{1, 1.01, 3, 4, 5}, [5]bool{}, 0},
+		{[5]float32{0, 1, 3, 4, 5}, [5]bool{}, noPick},
+		{[5]float32{1e-35, 1, 3, 4, 5}, [5]bool{}, noPick},
+		{[5]float32{1e35, 2e35, 3e35, 4e35, 5e35}, [5]bool{}, noPick},
+		{[5]float32{3, 2, inf, 4, 5}, [5]bool{}, 1},
+		{[5]float32{3, 2, 1, 4, 5}, [5]bool{2: true, 3: true, 4: true}, 1},
+		{[5]float32{3, 2, 2, 4, 5}, [5]bool{1: true}, 2},
+		{[5]float32{float32(math.NaN()), 2, 3, 4, 5}, [5]bool{}, noPick},
+		{[5]float32{1, 2, 3, 4, 5}, [5]bool{0: true, 1: true, 2: true, 3: true, 4: true}, 0},
 	} {
-		best, ok := pickIntCand(&tc.errs, tc.n, m)
-		assert.Equal(t, tc.best, best, "%v", tc.errs)
-		assert.Equal(t, tc.ok, ok, "%v", tc.errs)
+		errs, rdiv := make([]float32, 5), make([]float32, 5)
+		for c := range 5 {
+			errs[c], rdiv[c] = tc.errs[c], 1
+			if tc.out[c] {
+				rdiv[c] = 0
+			}
+		}
+		pick := make([]uint32, 1)
+		pickSymGo(pick, errs, rdiv, 1, lo, hi)
+		assert.Equal(t, tc.want, pick[0], "%v left out %v", tc.errs, tc.out)
 	}
 }
