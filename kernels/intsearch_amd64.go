@@ -7,7 +7,8 @@ import "math"
 // The scale search of symmetric integer groups on amd64 (AVX-512): a chunk
 // of whole groups at a time (groups of a multiple of 16 elements), the
 // amaxes by absMaxBlocks, the five candidates by symCands{F16,F32}AVX512,
-// their float32 errors by sqErrSymAVX512, the choice by pickSymAVX512 (the
+// their float32 errors by sqErrSym{F16,}AVX512 (which prefetch the next
+// chunk), the choice by pickSymAVX512 (the
 // float64 sums of SqErrInt where its margin leaves the choice open), then
 // the codes by the quantizer of QuantizeIntSym. Other groups go through the
 // Go reference, as does everything below the AVX-512 tier.
@@ -93,7 +94,11 @@ func (s *intSearchScratch) chunk(codes, scales []byte, x []float32, glen, nb int
 	if m < nb {
 		symCandsGo(s.codes[m:], s.cand[m:], s.rdiv[m:], s.dmul[m:], amax[m:], cg, qmax, f)
 	}
-	sqErrSymAVX512(s.errs[:], x, s.rdiv[:], s.dmul[:], glen, cg, nb, qmax)
+	if f == ScaleFloat16 {
+		sqErrSymF16AVX512(s.errs[:], x, s.rdiv[:], s.dmul[:], glen, cg, nb, qmax, 4*len(x))
+	} else {
+		sqErrSymAVX512(s.errs[:], x, s.rdiv[:], s.dmul[:], glen, cg, nb, qmax, 4*len(x))
+	}
 	pickSymAVX512(s.pick[:m], s.errs[:], s.rdiv[:], cg, lo, hi)
 	if m < nb {
 		pickSymGo(s.pick[m:nb], s.errs[m:], s.rdiv[m:], cg, lo, hi)

@@ -4,9 +4,9 @@
 
 #include "textflag.h"
 
-// func sqErrSymAVX512(errs []float32, src []float32, rdiv []float32, dmul []float32, glen int, stride int, nb int, qmax float32)
-// Requires: AVX, AVX512DQ, AVX512F
-TEXT ·sqErrSymAVX512(SB), NOSPLIT, $0-124
+// func sqErrSymAVX512(errs []float32, src []float32, rdiv []float32, dmul []float32, glen int, stride int, nb int, qmax float32, ahead int)
+// Requires: AVX, AVX512DQ, AVX512F, MMX+
+TEXT ·sqErrSymAVX512(SB), NOSPLIT, $0-136
 	MOVQ         errs_base+0(FP), DI
 	MOVQ         src_base+24(FP), SI
 	MOVQ         rdiv_base+48(FP), R8
@@ -14,6 +14,7 @@ TEXT ·sqErrSymAVX512(SB), NOSPLIT, $0-124
 	MOVQ         glen+96(FP), R10
 	MOVQ         stride+104(FP), R12
 	MOVQ         nb+112(FP), R11
+	MOVQ         ahead+128(FP), R14
 	TESTQ        R11, R11
 	JZ           sqErrSymAVX512_done
 	VBROADCASTSS qmax+120(FP), Z16
@@ -41,6 +42,7 @@ sqErrSymAVX512_group:
 
 sqErrSymAVX512_step:
 	VMOVUPS       (SI), Z15
+	PREFETCHT1    (SI)(R14*1)
 	VMULPS        Z0, Z15, Z17
 	VRNDSCALEPS   $0x00, Z17, Z17
 	VRANGEPS      $0x02, Z16, Z17, Z17
@@ -126,6 +128,128 @@ sqErrSymAVX512_step:
 	JNZ           sqErrSymAVX512_group
 
 sqErrSymAVX512_done:
+	VZEROUPPER
+	RET
+
+// func sqErrSymF16AVX512(errs []float32, src []float32, rdiv []float32, dmul []float32, glen int, stride int, nb int, qmax float32, ahead int)
+// Requires: AVX, AVX512DQ, AVX512F, MMX+
+TEXT ·sqErrSymF16AVX512(SB), NOSPLIT, $0-136
+	MOVQ         errs_base+0(FP), DI
+	MOVQ         src_base+24(FP), SI
+	MOVQ         rdiv_base+48(FP), R8
+	MOVQ         dmul_base+72(FP), R9
+	MOVQ         glen+96(FP), R10
+	MOVQ         stride+104(FP), R12
+	MOVQ         nb+112(FP), R11
+	MOVQ         ahead+128(FP), R14
+	TESTQ        R11, R11
+	JZ           sqErrSymF16AVX512_done
+	VBROADCASTSS qmax+120(FP), Z16
+	SHLQ         $0x02, R12
+	LEAQ         (R12)(R12*2), R13
+	SHRQ         $0x04, R10
+
+sqErrSymF16AVX512_group:
+	VBROADCASTSS (R8), Z0
+	VBROADCASTSS (R9), Z5
+	VPXORD       Z10, Z10, Z10
+	VBROADCASTSS (R8)(R12*1), Z1
+	VBROADCASTSS (R9)(R12*1), Z6
+	VPXORD       Z11, Z11, Z11
+	VBROADCASTSS (R8)(R12*2), Z2
+	VBROADCASTSS (R9)(R12*2), Z7
+	VPXORD       Z12, Z12, Z12
+	VBROADCASTSS (R8)(R13*1), Z3
+	VBROADCASTSS (R9)(R13*1), Z8
+	VPXORD       Z13, Z13, Z13
+	VBROADCASTSS (R8)(R12*4), Z4
+	VBROADCASTSS (R9)(R12*4), Z9
+	VPXORD       Z14, Z14, Z14
+	MOVQ         R10, DX
+
+sqErrSymF16AVX512_step:
+	VMOVUPS       (SI), Z15
+	PREFETCHT1    (SI)(R14*1)
+	VMULPS        Z0, Z15, Z17
+	VRNDSCALEPS   $0x00, Z17, Z17
+	VRANGEPS      $0x02, Z16, Z17, Z17
+	VFNMADD213PS  Z15, Z5, Z17
+	VFMADD231PS   Z17, Z17, Z10
+	VMULPS        Z1, Z15, Z18
+	VRNDSCALEPS   $0x00, Z18, Z18
+	VRANGEPS      $0x02, Z16, Z18, Z18
+	VFNMADD213PS  Z15, Z6, Z18
+	VFMADD231PS   Z18, Z18, Z11
+	VMULPS        Z2, Z15, Z19
+	VRNDSCALEPS   $0x00, Z19, Z19
+	VRANGEPS      $0x02, Z16, Z19, Z19
+	VFNMADD213PS  Z15, Z7, Z19
+	VFMADD231PS   Z19, Z19, Z12
+	VMULPS        Z3, Z15, Z20
+	VRNDSCALEPS   $0x00, Z20, Z20
+	VRANGEPS      $0x02, Z16, Z20, Z20
+	VFNMADD213PS  Z15, Z8, Z20
+	VFMADD231PS   Z20, Z20, Z13
+	VMULPS        Z4, Z15, Z21
+	VRNDSCALEPS   $0x00, Z21, Z21
+	VRANGEPS      $0x02, Z16, Z21, Z21
+	VFNMADD213PS  Z15, Z9, Z21
+	VFMADD231PS   Z21, Z21, Z14
+	ADDQ          $0x40, SI
+	DECQ          DX
+	JNZ           sqErrSymF16AVX512_step
+	VEXTRACTF64X4 $0x01, Z10, Y15
+	VADDPS        Y15, Y10, Y10
+	VEXTRACTF128  $0x01, Y10, X15
+	VADDPS        X15, X10, X10
+	VMOVHLPS      X10, X10, X15
+	VADDPS        X15, X10, X10
+	VMOVSHDUP     X10, X15
+	VADDSS        X15, X10, X10
+	VMOVSS        X10, (DI)
+	VEXTRACTF64X4 $0x01, Z11, Y15
+	VADDPS        Y15, Y11, Y11
+	VEXTRACTF128  $0x01, Y11, X15
+	VADDPS        X15, X11, X11
+	VMOVHLPS      X11, X11, X15
+	VADDPS        X15, X11, X11
+	VMOVSHDUP     X11, X15
+	VADDSS        X15, X11, X11
+	VMOVSS        X11, (DI)(R12*1)
+	VEXTRACTF64X4 $0x01, Z12, Y15
+	VADDPS        Y15, Y12, Y12
+	VEXTRACTF128  $0x01, Y12, X15
+	VADDPS        X15, X12, X12
+	VMOVHLPS      X12, X12, X15
+	VADDPS        X15, X12, X12
+	VMOVSHDUP     X12, X15
+	VADDSS        X15, X12, X12
+	VMOVSS        X12, (DI)(R12*2)
+	VEXTRACTF64X4 $0x01, Z13, Y15
+	VADDPS        Y15, Y13, Y13
+	VEXTRACTF128  $0x01, Y13, X15
+	VADDPS        X15, X13, X13
+	VMOVHLPS      X13, X13, X15
+	VADDPS        X15, X13, X13
+	VMOVSHDUP     X13, X15
+	VADDSS        X15, X13, X13
+	VMOVSS        X13, (DI)(R13*1)
+	VEXTRACTF64X4 $0x01, Z14, Y15
+	VADDPS        Y15, Y14, Y14
+	VEXTRACTF128  $0x01, Y14, X15
+	VADDPS        X15, X14, X14
+	VMOVHLPS      X14, X14, X15
+	VADDPS        X15, X14, X14
+	VMOVSHDUP     X14, X15
+	VADDSS        X15, X14, X14
+	VMOVSS        X14, (DI)(R12*4)
+	ADDQ          $0x04, R8
+	ADDQ          $0x04, R9
+	ADDQ          $0x04, DI
+	DECQ          R11
+	JNZ           sqErrSymF16AVX512_group
+
+sqErrSymF16AVX512_done:
 	VZEROUPPER
 	RET
 

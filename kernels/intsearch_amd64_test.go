@@ -10,7 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestSqErrSymAVX512 compares the assembly's float32 candidate errors with
+// TestSqErrSymAVX512 compares the assembly's float32 candidate errors (both
+// variants) with
 // their Go reference bit for bit (NaN with NaN), candidates laid out with
 // a stride larger than the groups.
 func TestSqErrSymAVX512(t *testing.T) {
@@ -39,9 +40,25 @@ func TestSqErrSymAVX512(t *testing.T) {
 				rdiv[i] = 0
 			}
 		}
+		f16 := iter%4 >= 2
+		if f16 { // float16 divisors, for sqErrSymF16AVX512
+			for i, d := range dmul {
+				if d == d {
+					d = float16To32(float32ToFloat16(d, true))
+				}
+				rdiv[i], dmul[i] = 1/d, d
+				if d == 0 {
+					rdiv[i] = 0
+				}
+			}
+		}
 		want, got := make([]float32, 5*stride), make([]float32, 5*stride)
 		sqErrSymLanesGo(want, src, rdiv, dmul, glen, stride, nb, qmax)
-		sqErrSymAVX512(got, src, rdiv, dmul, glen, stride, nb, qmax)
+		if f16 {
+			sqErrSymF16AVX512(got, src, rdiv, dmul, glen, stride, nb, qmax, r.IntN(1<<20))
+		} else {
+			sqErrSymAVX512(got, src, rdiv, dmul, glen, stride, nb, qmax, r.IntN(1<<20))
+		}
 		for i := range want {
 			if !(math.IsNaN(float64(want[i])) && math.IsNaN(float64(got[i]))) {
 				require.Equal(t, math.Float32bits(want[i]), math.Float32bits(got[i]), "iter %d entry %d: %v, want %v", iter, i, got[i], want[i])

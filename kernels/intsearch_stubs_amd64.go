@@ -20,12 +20,37 @@ package kernels
 //	}
 //
 // for glen a non-zero multiple of 16, len(src) ≥ nb·glen, nb ≤ stride and
+// (sqErrSymF16AVX512) every non-zero d a float16 value, ahead ≥ 0 and
 // len(rdiv), len(dmul), len(errs) ≥ 4·stride+nb. Rounding by VRNDSCALEPS (nearest even),
 // the clamp by VRANGEPS (the smaller magnitude, the first source's sign),
 // the square and sum by VFMADD231PS.
 //
 //go:noescape
-func sqErrSymAVX512(errs []float32, src []float32, rdiv []float32, dmul []float32, glen int, stride int, nb int, qmax float32)
+func sqErrSymAVX512(errs []float32, src []float32, rdiv []float32, dmul []float32, glen int, stride int, nb int, qmax float32, ahead int)
+
+// sqErrSymF16AVX512 is the AVX-512 kernel of sqErrSymLanesGo's loop
+//
+//	for j := range nb {
+//		for c := range 5 {
+//			r, d := rdiv[c*stride+j], dmul[c*stride+j]
+//			var acc [16]float32
+//			for i, v := range src[j*glen : (j+1)*glen] {
+//				q := RNE(float32(v * r)) with |q| clamped to qmax, q's sign kept
+//				e := v - float32(q*d)
+//				acc[i%16] = fma32(e, e, acc[i%16])
+//			}
+//			errs[c*stride+j] = the lanes added l+8, l+4, l+2, l+1
+//		}
+//	}
+//
+// for glen a non-zero multiple of 16, len(src) ≥ nb·glen, nb ≤ stride and
+// (sqErrSymF16AVX512) every non-zero d a float16 value, ahead ≥ 0 and
+// len(rdiv), len(dmul), len(errs) ≥ 4·stride+nb. Rounding by VRNDSCALEPS (nearest even),
+// the clamp by VRANGEPS (the smaller magnitude, the first source's sign),
+// the square and sum by VFMADD231PS.
+//
+//go:noescape
+func sqErrSymF16AVX512(errs []float32, src []float32, rdiv []float32, dmul []float32, glen int, stride int, nb int, qmax float32, ahead int)
 
 // symCandsF16AVX512 is the AVX-512 kernel of symCandsGo's loop for the F16 scale format
 //

@@ -217,3 +217,27 @@ func TestPickSym(t *testing.T) {
 		assert.Equal(t, tc.want, pick[0], "%v left out %v", tc.errs, tc.out)
 	}
 }
+
+// BenchmarkSearchIntSym compares SearchIntSym with QuantizeIntSym on 1 Mi
+// normal values in int4 groups of 128 (float16 scales).
+func BenchmarkSearchIntSym(b *testing.B) {
+	r := rand.New(rand.NewPCG(1, 2))
+	x := make([]float32, 1<<20)
+	for i := range x {
+		x[i] = float32(r.NormFloat64())
+	}
+	g := IntGroups{Bits: 4, Group: 128, Scale: ScaleFloat16}
+	codes, scales := make([]byte, len(x)/2), make([]byte, 2*len(x)/128)
+	b.Run("quantize", func(b *testing.B) {
+		b.SetBytes(4 << 20)
+		for b.Loop() {
+			QuantizeIntSym(codes, scales, x, g)
+		}
+	})
+	b.Run("search", func(b *testing.B) {
+		b.SetBytes(4 << 20)
+		for b.Loop() {
+			SearchIntSym(codes, scales, x, g)
+		}
+	})
+}

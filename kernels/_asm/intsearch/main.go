@@ -18,7 +18,8 @@ import (
 
 func main() {
 	gen.Main(func() {
-		sqErrSymAVX512()
+		sqErrSymAVX512(false)
+		sqErrSymAVX512(true)
 		symCandsAVX512(true)
 		symCandsAVX512(false)
 		pickSymAVX512()
@@ -33,9 +34,18 @@ const cands = 5
 // float32 sums in Z10–Z14, 16 elements per step in Z15, the clamp qmax in
 // Z16; the five candidates' terms in Z17–Z21. After the group each sum is
 // reduced to one float32 (upper half onto lower: lanes l+8, l+4, l+2, l+1).
-func sqErrSymAVX512() {
+//
+// The F16 variant (sqErrSymF16AVX512) computes x − q·d in one VFNMADD213PS:
+// with a float16 d (11 significant bits) and |q| ≤ 127 the product q·d is
+// exact in float32, so the fused and the separate operations round alike.
+// Both prefetch the line ahead bytes past each 64 they read (the next
+// chunk, for the pass that finds its amaxes).
+func sqErrSymAVX512(f16 bool) {
 	name := "sqErrSymAVX512"
-	TEXT(name, NOSPLIT, "func(errs []float32, src []float32, rdiv []float32, dmul []float32, glen int, stride int, nb int, qmax float32)")
+	if f16 {
+		name = "sqErrSymF16AVX512"
+	}
+	TEXT(name, NOSPLIT, "func(errs []float32, src []float32, rdiv []float32, dmul []float32, glen int, stride int, nb int, qmax float32, ahead int)")
 	Pragma("noescape")
 	Doc(name+" is the AVX-512 kernel of sqErrSymLanesGo's loop",
 		"",
@@ -53,6 +63,7 @@ func sqErrSymAVX512() {
 		"\t}",
 		"",
 		"for glen a non-zero multiple of 16, len(src) ≥ nb·glen, nb ≤ stride and",
+		"(sqErrSymF16AVX512) every non-zero d a float16 value, ahead ≥ 0 and",
 		"len(rdiv), len(dmul), len(errs) ≥ 4·stride+nb. Rounding by VRNDSCALEPS (nearest even),",
 		"the clamp by VRANGEPS (the smaller magnitude, the first source's sign),",
 		"the square and sum by VFMADD231PS.")
@@ -63,6 +74,7 @@ func sqErrSymAVX512() {
 	Load(Param("glen"), R10)
 	Load(Param("stride"), R12)
 	Load(Param("nb"), R11)
+	Load(Param("ahead"), R14)
 	TESTQ(R11, R11)
 	JZ(LabelRef(name + "_done"))
 	VBROADCASTSS(NewParamAddr("qmax", 120), Z16)
@@ -81,13 +93,18 @@ func sqErrSymAVX512() {
 	MOVQ(R10, RDX)
 	Label(name + "_step")
 	VMOVUPS(Mem{Base: RSI}, Z15)
+	PREFETCHT1(Mem{Base: RSI, Index: R14, Scale: 1})
 	for c := range cands {
 		t := gen.Z(17 + c)
 		VMULPS(gen.Z(c), Z15, t)
 		VRNDSCALEPS(U8(0), t, t)
 		VRANGEPS(U8(0x02), Z16, t, t) // min(|q|, qmax), q's sign
-		VMULPS(gen.Z(5+c), t, t)
-		VSUBPS(t, Z15, t)
+		if f16 {
+			VFNMADD213PS(Z15, gen.Z(5+c), t) // x − d·q
+		} else {
+			VMULPS(gen.Z(5+c), t, t)
+			VSUBPS(t, Z15, t)
+		}
 		VFMADD231PS(t, t, gen.Z(10+c))
 	}
 	ADDQ(Imm(64), RSI)
