@@ -150,17 +150,18 @@ func sqErrSymLanesGo(errs, src, rdiv, dmul []float32, glen, stride, nb int, qmax
 //     tree four more; the float64 sum's glen roundings of 2^−53 are far
 //     below;
 //   - codes: x·rdiv and the quotient x/dmul differ by at most 2^−23 of
-//     x/dmul, so they round to different integers only within 2^−22·qmax of
-//     a half-integer h with |h| < qmax; there both codes' errors are about
-//     dmul/2 and their squares differ by less than 10·2^−22·qmax of
-//     either;
+//     x/dmul, so they round to different integers only within 2^−23·qmax of
+//     a half-integer h with |h| < qmax; there both codes' errors are
+//     dmul·(1/2 ± δ) with |δ| ≤ 2^−23·qmax, whose squares differ by 2δ·dmul²,
+//     less than 8δ ≤ 4·2^−22·qmax of either, and the rounding of q·dmul
+//     (none for float16 divisors) adds at most 2·2^−22·qmax;
 //
 // all terms being non-negative, the relative bounds of the terms bound the
 // sums. A best sum outside [2^−100, 2^100] (underflowing terms, all-zero
 // errors, overflow) is never trusted.
 func searchIntMargin(glen int, qmax float32) float64 {
 	terms := float64(glen/16+4+2) * 0x1p-24
-	codes := 10 * float64(qmax) * 0x1p-22
+	codes := 6 * float64(qmax) * 0x1p-22
 	return 2 * (terms + codes + float64(glen)*0x1p-52)
 }
 

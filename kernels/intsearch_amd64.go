@@ -112,7 +112,7 @@ func (s *intSearchScratch) chunk(codes, scales []byte, x []float32, glen, nb int
 			continue
 		}
 		if p == noPick {
-			p = s.exactPick(x[j*glen:(j+1)*glen], j, qmax)
+			p = s.exactPick(x[j*glen:(j+1)*glen], j, qmax, lo, hi)
 		}
 		o := int(p)*cg + j
 		f.put(scales, j, s.codes[o])
@@ -126,13 +126,22 @@ func (s *intSearchScratch) chunk(codes, scales []byte, x []float32, glen, nb int
 }
 
 // exactPick returns the candidate of group j (elements x) of least float64
-// error, the earlier on a tie, among those taking part.
-func (s *intSearchScratch) exactPick(x []float32, j int, qmax float32) uint32 {
+// error, the earlier on a tie, among those taking part. Only the candidates
+// whose float32 error is within the margin of the least one are summed in
+// float64: the others' float64 errors exceed that one's.
+func (s *intSearchScratch) exactPick(x []float32, j int, qmax, lo, hi float32) uint32 {
+	least := float32(math.Inf(1))
+	for c := range searchIntCands {
+		if o := c*chunkGroups + j; s.rdiv[o] != 0 && s.errs[o] < least {
+			least = s.errs[o]
+		}
+	}
+	h := float32(least * hi)
 	best, bestErr := uint32(0), math.Inf(1)
 	for c := range searchIntCands {
 		o := c*chunkGroups + j
-		if s.rdiv[o] == 0 {
-			continue
+		if s.rdiv[o] == 0 || float32(s.errs[o]*lo) > h && least >= 0x1p-100 && least <= 0x1p100 {
+			continue // left out, or clearly worse than the least
 		}
 		if e := sqErrSym(x, s.cand[o], qmax); e < bestErr {
 			best, bestErr = uint32(c), e
