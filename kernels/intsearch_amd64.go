@@ -27,6 +27,7 @@ type intSearchScratch struct {
 	dmul  [searchIntCands * chunkGroups]float32
 	errs  [searchIntCands * chunkGroups]float32
 	codes [searchIntCands * chunkGroups]uint32
+	lanes [16 * 16 * searchIntCands]float32 // the error kernels' scratch
 }
 
 func searchIntSym(codes, scales []byte, src []float32, g IntGroups) {
@@ -95,9 +96,9 @@ func (s *intSearchScratch) chunk(codes, scales []byte, x []float32, glen, nb int
 		symCandsGo(s.codes[m:], s.cand[m:], s.rdiv[m:], s.dmul[m:], amax[m:], cg, qmax, f)
 	}
 	if f == ScaleFloat16 {
-		sqErrSymF16AVX512(s.errs[:], x, s.rdiv[:], s.dmul[:], glen, cg, nb, qmax, 4*len(x))
+		sqErrSymF16AVX512(s.errs[:], x, s.rdiv[:], s.dmul[:], s.lanes[:], glen, cg, nb, qmax, 4*len(x))
 	} else {
-		sqErrSymAVX512(s.errs[:], x, s.rdiv[:], s.dmul[:], glen, cg, nb, qmax, 4*len(x))
+		sqErrSymAVX512(s.errs[:], x, s.rdiv[:], s.dmul[:], s.lanes[:], glen, cg, nb, qmax, 4*len(x))
 	}
 	pickSymAVX512(s.pick[:m], s.errs[:], s.rdiv[:], cg, lo, hi)
 	if m < nb {

@@ -22,7 +22,7 @@ func TestSqErrSymAVX512(t *testing.T) {
 	r := rand.New(rand.NewPCG(95, 96))
 	for iter := range 200 {
 		glen := 16 * (1 + r.IntN(12))
-		nb := r.IntN(9)
+		nb := r.IntN(40)
 		stride := nb + r.IntN(3)
 		qmax := []float32{7, 127}[iter%2]
 		src := searchInput(r, nb*glen)
@@ -53,11 +53,12 @@ func TestSqErrSymAVX512(t *testing.T) {
 			}
 		}
 		want, got := make([]float32, 5*stride), make([]float32, 5*stride)
+		lanes := make([]float32, 1280)
 		sqErrSymLanesGo(want, src, rdiv, dmul, glen, stride, nb, qmax)
 		if f16 {
-			sqErrSymF16AVX512(got, src, rdiv, dmul, glen, stride, nb, qmax, r.IntN(1<<20))
+			sqErrSymF16AVX512(got, src, rdiv, dmul, lanes, glen, stride, nb, qmax, r.IntN(1<<20))
 		} else {
-			sqErrSymAVX512(got, src, rdiv, dmul, glen, stride, nb, qmax, r.IntN(1<<20))
+			sqErrSymAVX512(got, src, rdiv, dmul, lanes, glen, stride, nb, qmax, r.IntN(1<<20))
 		}
 		for i := range want {
 			if !(math.IsNaN(float64(want[i])) && math.IsNaN(float64(got[i]))) {

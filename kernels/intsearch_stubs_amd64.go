@@ -19,14 +19,16 @@ package kernels
 //		}
 //	}
 //
-// for glen a non-zero multiple of 16, len(src) ≥ nb·glen, nb ≤ stride and
-// (sqErrSymF16AVX512) every non-zero d a float16 value, ahead ≥ 0 and
-// len(rdiv), len(dmul), len(errs) ≥ 4·stride+nb. Rounding by VRNDSCALEPS (nearest even),
-// the clamp by VRANGEPS (the smaller magnitude, the first source's sign),
-// the square and sum by VFMADD231PS.
+// for glen a non-zero multiple of 16, len(src) ≥ nb·glen, nb ≤ stride,
+// (sqErrSymF16AVX512) every non-zero d a float16 value, ahead ≥ 0,
+// len(rdiv), len(dmul), len(errs) ≥ 4·stride+nb and len(lanes) ≥ 1280 (its
+// contents are scratch). Rounding by VRNDSCALEPS (nearest even), the clamp
+// by VRANGEPS (the smaller magnitude, the first source's sign), the square
+// and sum by VFMADD231PS; the lanes of 16 groups are added up together
+// (VSHUFF32X4, VSHUFPS), each group's in the loop's order.
 //
 //go:noescape
-func sqErrSymAVX512(errs []float32, src []float32, rdiv []float32, dmul []float32, glen int, stride int, nb int, qmax float32, ahead int)
+func sqErrSymAVX512(errs []float32, src []float32, rdiv []float32, dmul []float32, lanes []float32, glen int, stride int, nb int, qmax float32, ahead int)
 
 // sqErrSymF16AVX512 is the AVX-512 kernel of sqErrSymLanesGo's loop
 //
@@ -43,14 +45,16 @@ func sqErrSymAVX512(errs []float32, src []float32, rdiv []float32, dmul []float3
 //		}
 //	}
 //
-// for glen a non-zero multiple of 16, len(src) ≥ nb·glen, nb ≤ stride and
-// (sqErrSymF16AVX512) every non-zero d a float16 value, ahead ≥ 0 and
-// len(rdiv), len(dmul), len(errs) ≥ 4·stride+nb. Rounding by VRNDSCALEPS (nearest even),
-// the clamp by VRANGEPS (the smaller magnitude, the first source's sign),
-// the square and sum by VFMADD231PS.
+// for glen a non-zero multiple of 16, len(src) ≥ nb·glen, nb ≤ stride,
+// (sqErrSymF16AVX512) every non-zero d a float16 value, ahead ≥ 0,
+// len(rdiv), len(dmul), len(errs) ≥ 4·stride+nb and len(lanes) ≥ 1280 (its
+// contents are scratch). Rounding by VRNDSCALEPS (nearest even), the clamp
+// by VRANGEPS (the smaller magnitude, the first source's sign), the square
+// and sum by VFMADD231PS; the lanes of 16 groups are added up together
+// (VSHUFF32X4, VSHUFPS), each group's in the loop's order.
 //
 //go:noescape
-func sqErrSymF16AVX512(errs []float32, src []float32, rdiv []float32, dmul []float32, glen int, stride int, nb int, qmax float32, ahead int)
+func sqErrSymF16AVX512(errs []float32, src []float32, rdiv []float32, dmul []float32, lanes []float32, glen int, stride int, nb int, qmax float32, ahead int)
 
 // symCandsF16AVX512 is the AVX-512 kernel of symCandsGo's loop for the F16 scale format
 //

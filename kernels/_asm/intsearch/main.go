@@ -18,6 +18,8 @@ import (
 
 func main() {
 	gen.Main(func() {
+		perm := lanePerm()
+		permLanes = gen.Table("intsearchPermLanes", perm[:])
 		sqErrSymAVX512(false)
 		sqErrSymAVX512(true)
 		symCandsAVX512(true)
@@ -32,8 +34,10 @@ const cands = 5
 // sqErrSymAVX512 runs one group at a time: the five candidates'
 // multipliers in Z0–Z4 and decode factors in Z5–Z9 (broadcast), their
 // float32 sums in Z10–Z14, 16 elements per step in Z15, the clamp qmax in
-// Z16; the five candidates' terms in Z17–Z21. After the group each sum is
-// reduced to one float32 (upper half onto lower: lanes l+8, l+4, l+2, l+1).
+// Z16; the five candidates' terms in Z17–Z21. Each group's five lane sums
+// go to the scratch lanes (candidate c of the batch's group g at
+// (16c+g)·16), and after up to 16 groups reduceLanes adds them up for the
+// whole batch at once.
 //
 // The F16 variant (sqErrSymF16AVX512) computes x − q·d in one VFNMADD213PS:
 // with a float16 d (11 significant bits) and |q| ≤ 127 the product q·d is
@@ -45,7 +49,7 @@ func sqErrSymAVX512(f16 bool) {
 	if f16 {
 		name = "sqErrSymF16AVX512"
 	}
-	TEXT(name, NOSPLIT, "func(errs []float32, src []float32, rdiv []float32, dmul []float32, glen int, stride int, nb int, qmax float32, ahead int)")
+	TEXT(name, NOSPLIT, "func(errs []float32, src []float32, rdiv []float32, dmul []float32, lanes []float32, glen int, stride int, nb int, qmax float32, ahead int)")
 	Pragma("noescape")
 	Doc(name+" is the AVX-512 kernel of sqErrSymLanesGo's loop",
 		"",
@@ -62,11 +66,13 @@ func sqErrSymAVX512(f16 bool) {
 		"\t\t}",
 		"\t}",
 		"",
-		"for glen a non-zero multiple of 16, len(src) ≥ nb·glen, nb ≤ stride and",
-		"(sqErrSymF16AVX512) every non-zero d a float16 value, ahead ≥ 0 and",
-		"len(rdiv), len(dmul), len(errs) ≥ 4·stride+nb. Rounding by VRNDSCALEPS (nearest even),",
-		"the clamp by VRANGEPS (the smaller magnitude, the first source's sign),",
-		"the square and sum by VFMADD231PS.")
+		"for glen a non-zero multiple of 16, len(src) ≥ nb·glen, nb ≤ stride,",
+		"(sqErrSymF16AVX512) every non-zero d a float16 value, ahead ≥ 0,",
+		"len(rdiv), len(dmul), len(errs) ≥ 4·stride+nb and len(lanes) ≥ 1280 (its",
+		"contents are scratch). Rounding by VRNDSCALEPS (nearest even), the clamp",
+		"by VRANGEPS (the smaller magnitude, the first source's sign), the square",
+		"and sum by VFMADD231PS; the lanes of 16 groups are added up together",
+		"(VSHUFF32X4, VSHUFPS), each group's in the loop's order.")
 	Load(Param("errs").Base(), RDI)
 	Load(Param("src").Base(), RSI)
 	Load(Param("rdiv").Base(), R8)
@@ -77,13 +83,21 @@ func sqErrSymAVX512(f16 bool) {
 	Load(Param("ahead"), R14)
 	TESTQ(R11, R11)
 	JZ(LabelRef(name + "_done"))
-	VBROADCASTSS(NewParamAddr("qmax", 120), Z16)
 	// R12: stride·4, the candidates' stride in bytes; R13: 3·stride·4; R10:
 	// steps per group.
 	SHLQ(Imm(2), R12)
 	LEAQ(Mem{Base: R12, Index: R12, Scale: 2}, R13)
 	SHRQ(Imm(4), R10)
 
+	// A batch: BX = min(16, groups left) groups, CX counting them, AX the
+	// lanes of the batch's next group.
+	Label(name + "_batch")
+	MOVQ(U32(16), RBX)
+	CMPQ(R11, RBX)
+	CMOVQLT(R11, RBX)
+	MOVQ(RBX, RCX)
+	Load(Param("lanes").Base(), RAX)
+	VBROADCASTSS(NewParamAddr("qmax", 144), Z16)
 	Label(name + "_group")
 	for c := range cands {
 		VBROADCASTSS(at(R8, c), gen.Z(c))
@@ -111,26 +125,144 @@ func sqErrSymAVX512(f16 bool) {
 	DECQ(RDX)
 	JNZ(LabelRef(name + "_step"))
 	for c := range cands {
-		a := gen.Z(10 + c)
-		ya, xa := gen.Y(10+c), a.AsX()
-		VEXTRACTF64X4(U8(1), a, Y15)
-		VADDPS(Y15, ya, ya)
-		VEXTRACTF128(U8(1), ya, X15)
-		VADDPS(X15, xa, xa)
-		VMOVHLPS(xa, xa, X15)
-		VADDPS(X15, xa, xa)
-		VMOVSHDUP(xa, X15)
-		VADDSS(X15, xa, xa)
-		VMOVSS(xa, at(RDI, c))
+		VMOVUPS(gen.Z(10+c), Mem{Base: RAX, Disp: c * 1024})
 	}
+	ADDQ(Imm(64), RAX)
 	ADDQ(Imm(4), R8)
 	ADDQ(Imm(4), R9)
-	ADDQ(Imm(4), RDI)
-	DECQ(R11)
+	DECQ(RCX)
 	JNZ(LabelRef(name + "_group"))
+
+	// The batch's sums: K1 masks its groups.
+	MOVQ(RBX, RCX)
+	MOVL(U32(1), EAX)
+	SHLL(CL, EAX)
+	DECL(EAX)
+	KMOVW(EAX, K1)
+	Load(Param("lanes").Base(), RAX)
+	VMOVDQU32(permLanes, Z31)
+	for c := range cands {
+		reduceLanes(Mem{Base: RAX, Disp: c * 1024}, Z31)
+		VMOVUPS(Z7, K1, at(RDI, c))
+	}
+	ADDQ(Imm(64), RDI)
+	SUBQ(RBX, R11)
+	JNZ(LabelRef(name + "_batch"))
 	Label(name + "_done")
 	VZEROUPPER()
 	RET()
+}
+
+// permLanes is the VPERMPS index that puts reduceLanes' sums in group order.
+var permLanes Mem
+
+// reduceLanes adds up the 16 lanes of each of 16 vectors at lanes (vector g
+// at lanes + 64g) into Z7, lane g the sum of vector g, in the order of the
+// one-vector tree (lane l + lane l+8, then l+4, l+2, l+1, each time the
+// lower lane first): the upper and lower halves of two vectors at a time
+// (VSHUFF32X4), then of the quarters and of pairs of lanes (VSHUFPS). perm
+// holds permLanes. It uses Z0–Z7 and Z16–Z25.
+func reduceLanes(lanes Mem, perm VecPhysical) {
+	for g := range 16 {
+		m := lanes
+		m.Disp += 64 * g
+		VMOVUPS(m, gen.Z(g))
+	}
+	// lanes l and l+8: vectors 2i and 2i+1 into Z16+i.
+	for i := range 8 {
+		a, b := gen.Z(2*i), gen.Z(2*i+1)
+		VSHUFF32X4(U8(0x44), b, a, Z24) // a's lanes 0–7, b's 0–7
+		VSHUFF32X4(U8(0xee), b, a, Z25) // a's lanes 8–15, b's 8–15
+		VADDPS(Z25, Z24, gen.Z(16+i))
+	}
+	// lanes l and l+4: Z16+2k and Z16+2k+1 into Zk.
+	for k := range 4 {
+		a, b := gen.Z(16+2*k), gen.Z(17+2*k)
+		VSHUFF32X4(U8(0x88), b, a, Z24)
+		VSHUFF32X4(U8(0xdd), b, a, Z25)
+		VADDPS(Z25, Z24, gen.Z(k))
+	}
+	// lanes l and l+2: Z2m and Z2m+1 into Z4+m.
+	for m := range 2 {
+		a, b := gen.Z(2*m), gen.Z(2*m+1)
+		VSHUFPS(U8(0x44), b, a, Z24)
+		VSHUFPS(U8(0xee), b, a, Z25)
+		VADDPS(Z25, Z24, gen.Z(4+m))
+	}
+	// lanes l and l+1: Z4 and Z5 into Z6, then in group order.
+	VSHUFPS(U8(0x88), Z5, Z4, Z24)
+	VSHUFPS(U8(0xdd), Z5, Z4, Z25)
+	VADDPS(Z25, Z24, Z6)
+	VPERMPS(Z6, perm, Z7)
+}
+
+// lanePerm simulates reduceLanes on the groups' numbers and returns, for
+// each group g, the lane of Z6 that holds its sum.
+func lanePerm() [16]uint32 {
+	var v [16][16]int
+	for g := range 16 {
+		for l := range 16 {
+			v[g][l] = g
+		}
+	}
+	shuf4 := func(imm int, a, b [16]int) (r [16]int) { // VSHUFF32X4
+		for k := range 4 {
+			src := a
+			if k >= 2 {
+				src = b
+			}
+			sel := imm >> (2 * k) & 3
+			copy(r[4*k:4*k+4], src[4*sel:4*sel+4])
+		}
+		return r
+	}
+	shufps := func(imm int, a, b [16]int) (r [16]int) { // VSHUFPS
+		for k := range 4 {
+			for e := range 4 {
+				src := a
+				if e >= 2 {
+					src = b
+				}
+				r[4*k+e] = src[4*k+(imm>>(2*e)&3)]
+			}
+		}
+		return r
+	}
+	var w [8][16]int
+	for i := range 8 {
+		w[i] = shuf4(0x44, v[2*i], v[2*i+1])
+		if shuf4(0xee, v[2*i], v[2*i+1]) != w[i] {
+			panic("lanePerm: level 1 pairs lanes of different groups")
+		}
+	}
+	var u [4][16]int
+	for k := range 4 {
+		u[k] = shuf4(0x88, w[2*k], w[2*k+1])
+		if shuf4(0xdd, w[2*k], w[2*k+1]) != u[k] {
+			panic("lanePerm: level 2 pairs lanes of different groups")
+		}
+	}
+	var q [2][16]int
+	for m := range 2 {
+		q[m] = shufps(0x44, u[2*m], u[2*m+1])
+		if shufps(0xee, u[2*m], u[2*m+1]) != q[m] {
+			panic("lanePerm: level 3 pairs lanes of different groups")
+		}
+	}
+	z := shufps(0x88, q[0], q[1])
+	if shufps(0xdd, q[0], q[1]) != z {
+		panic("lanePerm: level 4 pairs lanes of different groups")
+	}
+	var perm [16]uint32
+	seen := 0
+	for l, g := range z {
+		perm[g] = uint32(l)
+		seen |= 1 << g
+	}
+	if seen != 0xffff {
+		panic("lanePerm: a group has no lane")
+	}
+	return perm
 }
 
 // at returns candidate c's entry at base, the candidates R12 bytes apart
