@@ -165,21 +165,26 @@ func searchIntMargin(glen int, qmax float32) float64 {
 	return 2 * (terms + codes + float64(glen)*0x1p-52)
 }
 
-// noPick is pickSymGo's answer for a group whose choice the float32
-// errors leave open.
-const noPick = ^uint32(0)
+// noPick and noSearch are pickSymGo's answers for a group whose choice the
+// float32 errors leave open and for a group not searched.
+const (
+	noPick   = ^uint32(0)
+	noSearch = ^uint32(1)
+)
 
-// pickSymGo is the reference of pickSymAVX512: for each group j, the index
-// of the candidate of least float32 error errs[c·stride+j] (candidates
-// whose rdiv is 0 left out; the earlier on a tie), if its error lies in
-// [2^−100, 2^100] and, multiplied by hi, is below every other candidate's
-// times lo (float32 products); noPick if not; 0 for a group whose rule
+// pickSymGo is the reference of pickSymF16AVX512 and pickSymF32AVX512: for
+// each group j, the index b of the candidate of least float32 error
+// errs[c·stride+j] (candidates whose rdiv is 0 left out; the earlier on a
+// tie) if its error lies in [2^−100, 2^100] and, multiplied by hi, is below
+// every other candidate's times lo (float32 products), and then the
+// candidate's scale code codes[b·stride+j] as scale j and its divisor
+// cand[b·stride+j] as div[j]; noPick if not; noSearch for a group whose rule
 // candidate is left out (a group not searched).
-func pickSymGo(pick []uint32, errs, rdiv []float32, stride int, lo, hi float32) {
+func pickSymGo(pick []uint32, scales []byte, div, errs, rdiv, cand []float32, codes []uint32, stride int, lo, hi float32, f ScaleFormat) {
 	inf := float32(math.Inf(1))
 	for j := range pick {
 		if rdiv[j] == 0 {
-			pick[j] = 0
+			pick[j] = noSearch
 			continue
 		}
 		var e [searchIntCands]float32
@@ -202,9 +207,11 @@ func pickSymGo(pick []uint32, errs, rdiv []float32, stride int, lo, hi float32) 
 				ok = false
 			}
 		}
-		pick[j] = uint32(b)
-		if !ok {
-			pick[j] = noPick
+		pick[j] = noPick
+		if ok {
+			pick[j] = uint32(b)
+			f.put(scales, j, codes[b*stride+j])
+			div[j] = cand[b*stride+j]
 		}
 	}
 }

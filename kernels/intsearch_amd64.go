@@ -8,8 +8,9 @@ import "math"
 // of whole groups at a time (groups of a multiple of 16 elements), the
 // amaxes by absMaxBlocks, the five candidates by symCands{F16,F32}AVX512,
 // their float32 errors by sqErrSym{F16,}AVX512 (which prefetch the next
-// chunk), the choice by pickSymAVX512 (the
-// float64 sums of SqErrInt where its margin leaves the choice open), then
+// chunk), the choice by pickSym{F16,F32}AVX512, which also stores the chosen
+// scales (the float64 sums of SqErrInt where its margin leaves the choice
+// open), then
 // the codes by the quantizer of QuantizeIntSym. Other groups go through the
 // Go reference, as does everything below the AVX-512 tier.
 
@@ -100,24 +101,26 @@ func (s *intSearchScratch) chunk(codes, scales []byte, x []float32, glen, nb int
 	} else {
 		sqErrSymAVX512(s.errs[:], x, s.rdiv[:], s.dmul[:], s.lanes[:], glen, cg, nb, qmax, 4*len(x))
 	}
-	pickSymAVX512(s.pick[:m], s.errs[:], s.rdiv[:], cg, lo, hi)
+	if f == ScaleFloat16 {
+		pickSymF16AVX512(s.pick[:m], scales, s.div[:], s.errs[:], s.rdiv[:], s.cand[:], s.codes[:], cg, lo, hi)
+	} else {
+		pickSymF32AVX512(s.pick[:m], scales, s.div[:], s.errs[:], s.rdiv[:], s.cand[:], s.codes[:], cg, lo, hi)
+	}
 	if m < nb {
-		pickSymGo(s.pick[m:nb], s.errs[m:], s.rdiv[m:], cg, lo, hi)
+		pickSymGo(s.pick[m:nb], scales[m*f.Bytes():], s.div[m:], s.errs[m:], s.rdiv[m:], s.cand[m:], s.codes[m:], cg, lo, hi, f)
 	}
 	for j, p := range s.pick[:nb] {
-		if s.rdiv[j] == 0 {
-			// Not searched: the rule's scale.
+		switch p {
+		case noSearch:
+			// The rule's scale.
 			code, d := symScale(f, amax[j], qmax)
 			f.put(scales, j, code)
 			s.div[j] = d
-			continue
+		case noPick:
+			o := int(s.exactPick(x[j*glen:(j+1)*glen], j, qmax, lo, hi))*cg + j
+			f.put(scales, j, s.codes[o])
+			s.div[j] = s.cand[o]
 		}
-		if p == noPick {
-			p = s.exactPick(x[j*glen:(j+1)*glen], j, qmax, lo, hi)
-		}
-		o := int(p)*cg + j
-		f.put(scales, j, s.codes[o])
-		s.div[j] = s.cand[o]
 	}
 	if g.Bits == 8 {
 		quantSym8AVX512(codes, x, s.div[:nb], glen, qmax)

@@ -1145,19 +1145,23 @@ symCandsF32AVX512_done:
 	VZEROUPPER
 	RET
 
-// func pickSymAVX512(pick []uint32, errs []float32, rdiv []float32, stride int, lo float32, hi float32)
+// func pickSymF16AVX512(pick []uint32, scales []byte, div []float32, errs []float32, rdiv []float32, cand []float32, codes []uint32, stride int, lo float32, hi float32)
 // Requires: AVX, AVX512F
-TEXT ·pickSymAVX512(SB), NOSPLIT, $0-88
+TEXT ·pickSymF16AVX512(SB), NOSPLIT, $0-184
 	MOVQ         pick_base+0(FP), DI
 	MOVQ         pick_len+8(FP), CX
-	MOVQ         errs_base+24(FP), SI
-	MOVQ         rdiv_base+48(FP), R8
-	MOVQ         stride+72(FP), R12
+	MOVQ         scales_base+24(FP), R11
+	MOVQ         div_base+48(FP), R14
+	MOVQ         errs_base+72(FP), SI
+	MOVQ         rdiv_base+96(FP), R8
+	MOVQ         cand_base+120(FP), R9
+	MOVQ         codes_base+144(FP), R10
+	MOVQ         stride+168(FP), R12
 	SHRQ         $0x04, CX
 	SHLQ         $0x02, R12
 	LEAQ         (R12)(R12*2), R13
-	VBROADCASTSS lo+80(FP), Z20
-	VBROADCASTSS hi+84(FP), Z19
+	VBROADCASTSS lo+176(FP), Z20
+	VBROADCASTSS hi+180(FP), Z19
 	MOVL         $0x7f800000, AX
 	VMOVD        AX, X18
 	VPBROADCASTD X18, Z31
@@ -1168,6 +1172,9 @@ TEXT ·pickSymAVX512(SB), NOSPLIT, $0-88
 	VMOVD        AX, X18
 	VPBROADCASTD X18, Z29
 	VPTERNLOGD   $0xff, Z28, Z28, Z28
+	MOVL         $0xfffffffe, AX
+	VMOVD        AX, X18
+	VPBROADCASTD X18, Z27
 	VPXORD       Z21, Z21, Z21
 	MOVL         $0x00000001, AX
 	VMOVD        AX, X18
@@ -1182,9 +1189,9 @@ TEXT ·pickSymAVX512(SB), NOSPLIT, $0-88
 	VMOVD        AX, X18
 	VPBROADCASTD X18, Z14
 	TESTQ        CX, CX
-	JZ           pickSymAVX512_done
+	JZ           pickSymF16AVX512_done
 
-pickSymAVX512_loop:
+pickSymF16AVX512_loop:
 	VMOVUPS   (SI), Z0
 	VCMPPS    $0x0c, (R8), Z21, K1
 	KMOVW     K1, K7
@@ -1243,17 +1250,179 @@ pickSymAVX512_loop:
 	VPCMPEQD  Z14, Z6, K4
 	KORW      K3, K4, K3
 	KANDW     K3, K2, K2
+	KANDW     K7, K2, K2
 	VMOVDQA32 Z28, Z9
 	VMOVDQA32 Z6, K2, Z9
 	KNOTW     K7, K7
-	VMOVDQA32 Z21, K7, Z9
+	VMOVDQA32 Z27, K7, Z9
 	VMOVDQU32 Z9, (DI)
+	VMOVDQU32 (R10), Z0
+	VMOVUPS   (R9), Z1
+	VPCMPEQD  Z11, Z6, K3
+	VMOVDQU32 (R10)(R12*1), K3, Z0
+	VMOVUPS   (R9)(R12*1), K3, Z1
+	VPCMPEQD  Z12, Z6, K3
+	VMOVDQU32 (R10)(R12*2), K3, Z0
+	VMOVUPS   (R9)(R12*2), K3, Z1
+	VPCMPEQD  Z13, Z6, K3
+	VMOVDQU32 (R10)(R13*1), K3, Z0
+	VMOVUPS   (R9)(R13*1), K3, Z1
+	VPCMPEQD  Z14, Z6, K3
+	VMOVDQU32 (R10)(R12*4), K3, Z0
+	VMOVUPS   (R9)(R12*4), K3, Z1
+	VMOVUPS   Z1, K2, (R14)
+	VPMOVDW   Z0, K2, (R11)
+	ADDQ      $0x20, R11
 	ADDQ      $0x40, DI
 	ADDQ      $0x40, SI
 	ADDQ      $0x40, R8
+	ADDQ      $0x40, R9
+	ADDQ      $0x40, R10
+	ADDQ      $0x40, R14
 	DECQ      CX
-	JNZ       pickSymAVX512_loop
+	JNZ       pickSymF16AVX512_loop
 
-pickSymAVX512_done:
+pickSymF16AVX512_done:
+	VZEROUPPER
+	RET
+
+// func pickSymF32AVX512(pick []uint32, scales []byte, div []float32, errs []float32, rdiv []float32, cand []float32, codes []uint32, stride int, lo float32, hi float32)
+// Requires: AVX, AVX512F
+TEXT ·pickSymF32AVX512(SB), NOSPLIT, $0-184
+	MOVQ         pick_base+0(FP), DI
+	MOVQ         pick_len+8(FP), CX
+	MOVQ         scales_base+24(FP), R11
+	MOVQ         div_base+48(FP), R14
+	MOVQ         errs_base+72(FP), SI
+	MOVQ         rdiv_base+96(FP), R8
+	MOVQ         cand_base+120(FP), R9
+	MOVQ         codes_base+144(FP), R10
+	MOVQ         stride+168(FP), R12
+	SHRQ         $0x04, CX
+	SHLQ         $0x02, R12
+	LEAQ         (R12)(R12*2), R13
+	VBROADCASTSS lo+176(FP), Z20
+	VBROADCASTSS hi+180(FP), Z19
+	MOVL         $0x7f800000, AX
+	VMOVD        AX, X18
+	VPBROADCASTD X18, Z31
+	MOVL         $0x0d800000, AX
+	VMOVD        AX, X18
+	VPBROADCASTD X18, Z30
+	MOVL         $0x71800000, AX
+	VMOVD        AX, X18
+	VPBROADCASTD X18, Z29
+	VPTERNLOGD   $0xff, Z28, Z28, Z28
+	MOVL         $0xfffffffe, AX
+	VMOVD        AX, X18
+	VPBROADCASTD X18, Z27
+	VPXORD       Z21, Z21, Z21
+	MOVL         $0x00000001, AX
+	VMOVD        AX, X18
+	VPBROADCASTD X18, Z11
+	MOVL         $0x00000002, AX
+	VMOVD        AX, X18
+	VPBROADCASTD X18, Z12
+	MOVL         $0x00000003, AX
+	VMOVD        AX, X18
+	VPBROADCASTD X18, Z13
+	MOVL         $0x00000004, AX
+	VMOVD        AX, X18
+	VPBROADCASTD X18, Z14
+	TESTQ        CX, CX
+	JZ           pickSymF32AVX512_done
+
+pickSymF32AVX512_loop:
+	VMOVUPS   (SI), Z0
+	VCMPPS    $0x0c, (R8), Z21, K1
+	KMOVW     K1, K7
+	VBLENDMPS Z0, Z31, K1, Z0
+	VMOVUPS   (SI)(R12*1), Z1
+	VCMPPS    $0x0c, (R8)(R12*1), Z21, K1
+	VBLENDMPS Z1, Z31, K1, Z1
+	VMOVUPS   (SI)(R12*2), Z2
+	VCMPPS    $0x0c, (R8)(R12*2), Z21, K1
+	VBLENDMPS Z2, Z31, K1, Z2
+	VMOVUPS   (SI)(R13*1), Z3
+	VCMPPS    $0x0c, (R8)(R13*1), Z21, K1
+	VBLENDMPS Z3, Z31, K1, Z3
+	VMOVUPS   (SI)(R12*4), Z4
+	VCMPPS    $0x0c, (R8)(R12*4), Z21, K1
+	VBLENDMPS Z4, Z31, K1, Z4
+	VMOVAPS   Z0, Z5
+	VPXORD    Z6, Z6, Z6
+	VCMPPS    $0x11, Z5, Z1, K1
+	VMOVAPS   Z1, K1, Z5
+	VMOVDQA32 Z11, K1, Z6
+	VCMPPS    $0x11, Z5, Z2, K1
+	VMOVAPS   Z2, K1, Z5
+	VMOVDQA32 Z12, K1, Z6
+	VCMPPS    $0x11, Z5, Z3, K1
+	VMOVAPS   Z3, K1, Z5
+	VMOVDQA32 Z13, K1, Z6
+	VCMPPS    $0x11, Z5, Z4, K1
+	VMOVAPS   Z4, K1, Z5
+	VMOVDQA32 Z14, K1, Z6
+	VCMPPS    $0x1d, Z30, Z5, K2
+	VCMPPS    $0x12, Z29, Z5, K2, K2
+	VMULPS    Z19, Z5, Z7
+	VMULPS    Z20, Z0, Z8
+	VCMPPS    $0x11, Z8, Z7, K3
+	VPCMPEQD  Z21, Z6, K4
+	KORW      K3, K4, K3
+	KANDW     K3, K2, K2
+	VMULPS    Z20, Z1, Z8
+	VCMPPS    $0x11, Z8, Z7, K3
+	VPCMPEQD  Z11, Z6, K4
+	KORW      K3, K4, K3
+	KANDW     K3, K2, K2
+	VMULPS    Z20, Z2, Z8
+	VCMPPS    $0x11, Z8, Z7, K3
+	VPCMPEQD  Z12, Z6, K4
+	KORW      K3, K4, K3
+	KANDW     K3, K2, K2
+	VMULPS    Z20, Z3, Z8
+	VCMPPS    $0x11, Z8, Z7, K3
+	VPCMPEQD  Z13, Z6, K4
+	KORW      K3, K4, K3
+	KANDW     K3, K2, K2
+	VMULPS    Z20, Z4, Z8
+	VCMPPS    $0x11, Z8, Z7, K3
+	VPCMPEQD  Z14, Z6, K4
+	KORW      K3, K4, K3
+	KANDW     K3, K2, K2
+	KANDW     K7, K2, K2
+	VMOVDQA32 Z28, Z9
+	VMOVDQA32 Z6, K2, Z9
+	KNOTW     K7, K7
+	VMOVDQA32 Z27, K7, Z9
+	VMOVDQU32 Z9, (DI)
+	VMOVDQU32 (R10), Z0
+	VMOVUPS   (R9), Z1
+	VPCMPEQD  Z11, Z6, K3
+	VMOVDQU32 (R10)(R12*1), K3, Z0
+	VMOVUPS   (R9)(R12*1), K3, Z1
+	VPCMPEQD  Z12, Z6, K3
+	VMOVDQU32 (R10)(R12*2), K3, Z0
+	VMOVUPS   (R9)(R12*2), K3, Z1
+	VPCMPEQD  Z13, Z6, K3
+	VMOVDQU32 (R10)(R13*1), K3, Z0
+	VMOVUPS   (R9)(R13*1), K3, Z1
+	VPCMPEQD  Z14, Z6, K3
+	VMOVDQU32 (R10)(R12*4), K3, Z0
+	VMOVUPS   (R9)(R12*4), K3, Z1
+	VMOVUPS   Z1, K2, (R14)
+	VMOVDQU32 Z0, K2, (R11)
+	ADDQ      $0x40, R11
+	ADDQ      $0x40, DI
+	ADDQ      $0x40, SI
+	ADDQ      $0x40, R8
+	ADDQ      $0x40, R9
+	ADDQ      $0x40, R10
+	ADDQ      $0x40, R14
+	DECQ      CX
+	JNZ       pickSymF32AVX512_loop
+
+pickSymF32AVX512_done:
 	VZEROUPPER
 	RET

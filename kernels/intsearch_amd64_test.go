@@ -119,8 +119,8 @@ func TestSymCandsAVX512(t *testing.T) {
 	}
 }
 
-// TestPickSymAVX512 compares the choice kernel with pickSymGo on errors
-// with near ties, equal values, NaN, zero and huge errors and candidates
+// TestPickSymAVX512 compares the choice kernels (picks, scale codes and
+// divisors stored) with pickSymGo on errors with near ties, equal values, NaN, zero and huge errors and candidates
 // left out.
 func TestPickSymAVX512(t *testing.T) {
 	if hwTier < tierAVX512 {
@@ -151,9 +151,22 @@ func TestPickSymAVX512(t *testing.T) {
 				errs[i] = 1 + float32(r.IntN(1000))/100
 			}
 		}
+		codes, cand := make([]uint32, 5*stride), make([]float32, 5*stride)
+		for i := range codes {
+			codes[i], cand[i] = r.Uint32(), float32(r.NormFloat64())
+		}
+		f := ScaleFormat(iter / 2 % 2)
 		want, got := make([]uint32, n), make([]uint32, n)
-		pickSymGo(want, errs, rdiv, stride, lo, hi)
-		pickSymAVX512(got, errs, rdiv, stride, lo, hi)
+		ws, gs := make([]byte, n*f.Bytes()+4), make([]byte, n*f.Bytes()+4)
+		wd, gd := make([]float32, n+1), make([]float32, n+1)
+		pickSymGo(want, ws, wd, errs, rdiv, cand, codes, stride, lo, hi, f)
+		if f == ScaleFloat16 {
+			pickSymF16AVX512(got, gs, gd, errs, rdiv, cand, codes, stride, lo, hi)
+		} else {
+			pickSymF32AVX512(got, gs, gd, errs, rdiv, cand, codes, stride, lo, hi)
+		}
 		require.Equal(t, want, got, "iter %d", iter)
+		require.Equal(t, ws, gs, "iter %d scales", iter)
+		require.Equal(t, wd, gd, "iter %d divisors", iter)
 	}
 }

@@ -100,17 +100,34 @@ func symCandsF16AVX512(codes []uint32, cand []float32, rdiv []float32, dmul []fl
 //go:noescape
 func symCandsF32AVX512(codes []uint32, cand []float32, rdiv []float32, dmul []float32, amax []uint32, stride int, qmax float32)
 
-// pickSymAVX512 is the AVX-512 kernel of pickSymGo's loop
+// pickSymF16AVX512 is the AVX-512 kernel of pickSymGo's loop for the F16 scale format
 //
 //	for j := range pick {
 //		e[c] := errs[c*stride+j], or +Inf where rdiv[c*stride+j] is 0
 //		best, b := the least e[c], the first on a tie
 //		ok := 2^−100 ≤ best ≤ 2^100 && best·hi < e[c]·lo for every c ≠ b
-//		pick[j] = b if ok, noPick if not, 0 where rdiv[j] is 0
+//		pick[j] = b if ok, noPick if not, noSearch where rdiv[j] is 0
+//		if ok: scales gets the code's low 2 bytes of codes[b*stride+j] at j, div[j] = cand[b*stride+j]
 //	}
 //
 // over the first len(pick)/16·16 groups, stride ≥ len(pick); the products
 // are float32.
 //
 //go:noescape
-func pickSymAVX512(pick []uint32, errs []float32, rdiv []float32, stride int, lo float32, hi float32)
+func pickSymF16AVX512(pick []uint32, scales []byte, div []float32, errs []float32, rdiv []float32, cand []float32, codes []uint32, stride int, lo float32, hi float32)
+
+// pickSymF32AVX512 is the AVX-512 kernel of pickSymGo's loop for the F32 scale format
+//
+//	for j := range pick {
+//		e[c] := errs[c*stride+j], or +Inf where rdiv[c*stride+j] is 0
+//		best, b := the least e[c], the first on a tie
+//		ok := 2^−100 ≤ best ≤ 2^100 && best·hi < e[c]·lo for every c ≠ b
+//		pick[j] = b if ok, noPick if not, noSearch where rdiv[j] is 0
+//		if ok: scales gets the code's 4 bytes of codes[b*stride+j] at j, div[j] = cand[b*stride+j]
+//	}
+//
+// over the first len(pick)/16·16 groups, stride ≥ len(pick); the products
+// are float32.
+//
+//go:noescape
+func pickSymF32AVX512(pick []uint32, scales []byte, div []float32, errs []float32, rdiv []float32, cand []float32, codes []uint32, stride int, lo float32, hi float32)

@@ -179,7 +179,8 @@ func TestSearchIntSymChanges(t *testing.T) {
 
 // TestPickSym checks pickSymGo's decisions: a clear winner stands, a near
 // tie and errors outside the trusted range are left to the float64 sums,
-// candidates left out never win, and a group not searched keeps the rule.
+// candidates left out never win, a group not searched is marked so, and
+// only a choice that stands stores its scale code and divisor.
 func TestPickSym(t *testing.T) {
 	m := searchIntMargin(128, 7)
 	assert.Less(t, m, 1e-4)
@@ -203,7 +204,7 @@ func TestPickSym(t *testing.T) {
 		{[5]float32{3, 2, 1, 4, 5}, [5]bool{2: true, 3: true, 4: true}, 1},
 		{[5]float32{3, 2, 2, 4, 5}, [5]bool{1: true}, 2},
 		{[5]float32{float32(math.NaN()), 2, 3, 4, 5}, [5]bool{}, noPick},
-		{[5]float32{1, 2, 3, 4, 5}, [5]bool{0: true, 1: true, 2: true, 3: true, 4: true}, 0},
+		{[5]float32{1, 2, 3, 4, 5}, [5]bool{0: true, 1: true, 2: true, 3: true, 4: true}, noSearch},
 	} {
 		errs, rdiv := make([]float32, 5), make([]float32, 5)
 		for c := range 5 {
@@ -212,9 +213,17 @@ func TestPickSym(t *testing.T) {
 				rdiv[c] = 0
 			}
 		}
-		pick := make([]uint32, 1)
-		pickSymGo(pick, errs, rdiv, 1, lo, hi)
+		pick, scales, div := make([]uint32, 1), make([]byte, 2), make([]float32, 1)
+		codes, cand := []uint32{10, 11, 12, 13, 14}, []float32{1, 2, 3, 4, 5}
+		pickSymGo(pick, scales, div, errs, rdiv, cand, codes, 1, lo, hi, ScaleFloat16)
 		assert.Equal(t, tc.want, pick[0], "%v left out %v", tc.errs, tc.out)
+		if tc.want < 5 {
+			assert.Equal(t, []byte{byte(10 + tc.want), 0}, scales)
+			assert.Equal(t, float32(1+tc.want), div[0])
+		} else {
+			assert.Equal(t, []byte{0, 0}, scales)
+			assert.Equal(t, float32(0), div[0])
+		}
 	}
 }
 

@@ -24,7 +24,8 @@ func main() {
 		sqErrSymAVX512(true)
 		symCandsAVX512(true)
 		symCandsAVX512(false)
-		pickSymAVX512()
+		pickSymAVX512(true)
+		pickSymAVX512(false)
 	})
 }
 
@@ -396,38 +397,49 @@ func symCandsAVX512(f16 bool) {
 	RET()
 }
 
-// pickSymAVX512 emits the choice among the candidates of 16 groups per
-// step: the errors (+Inf where rdiv is 0) in Z0–Z4, the best in Z5 and its
-// index in Z6, the indexes 1–4 in Z11–Z14.
-func pickSymAVX512() {
-	name := "pickSymAVX512"
-	TEXT(name, NOSPLIT, "func(pick []uint32, errs []float32, rdiv []float32, stride int, lo float32, hi float32)")
+// pickSymAVX512 emits pickSym{F16,F32}AVX512, the choice among the
+// candidates of 16 groups per step: the errors (+Inf where rdiv is 0) in
+// Z0–Z4, the best in Z5 and its index in Z6, the indexes 1–4 in Z11–Z14;
+// the groups whose choice stands in K2, whose rule takes part in K7.
+func pickSymAVX512(f16 bool) {
+	kind, put := "F32", "the code's 4 bytes"
+	if f16 {
+		kind, put = "F16", "the code's low 2 bytes"
+	}
+	name := "pickSym" + kind + "AVX512"
+	TEXT(name, NOSPLIT, "func(pick []uint32, scales []byte, div []float32, errs []float32, rdiv []float32, cand []float32, codes []uint32, stride int, lo float32, hi float32)")
 	Pragma("noescape")
-	Doc(name+" is the AVX-512 kernel of pickSymGo's loop",
+	Doc(name+" is the AVX-512 kernel of pickSymGo's loop for the "+kind+" scale format",
 		"",
 		"\tfor j := range pick {",
 		"\t\te[c] := errs[c*stride+j], or +Inf where rdiv[c*stride+j] is 0",
 		"\t\tbest, b := the least e[c], the first on a tie",
 		"\t\tok := 2^−100 ≤ best ≤ 2^100 && best·hi < e[c]·lo for every c ≠ b",
-		"\t\tpick[j] = b if ok, noPick if not, 0 where rdiv[j] is 0",
+		"\t\tpick[j] = b if ok, noPick if not, noSearch where rdiv[j] is 0",
+		"\t\tif ok: scales gets "+put+" of codes[b*stride+j] at j, div[j] = cand[b*stride+j]",
 		"\t}",
 		"",
 		"over the first len(pick)/16·16 groups, stride ≥ len(pick); the products",
 		"are float32.")
 	Load(Param("pick").Base(), RDI)
 	Load(Param("pick").Len(), RCX)
+	Load(Param("scales").Base(), R11)
+	Load(Param("div").Base(), R14)
 	Load(Param("errs").Base(), RSI)
 	Load(Param("rdiv").Base(), R8)
+	Load(Param("cand").Base(), R9)
+	Load(Param("codes").Base(), R10)
 	Load(Param("stride"), R12)
 	SHRQ(U8(4), RCX)
 	SHLQ(U8(2), R12)
 	LEAQ(Mem{Base: R12, Index: R12, Scale: 2}, R13)
-	VBROADCASTSS(NewParamAddr("lo", 80), Z20)
-	VBROADCASTSS(NewParamAddr("hi", 84), Z19)
+	VBROADCASTSS(NewParamAddr("lo", 176), Z20)
+	VBROADCASTSS(NewParamAddr("hi", 180), Z19)
 	bcast(0x7f800000, Z31)
 	bcast(0x0d800000, Z30) // 2^−100
 	bcast(0x71800000, Z29) // 2^100
 	VPTERNLOGD(U8(0xff), Z28, Z28, Z28)
+	bcast(0xfffffffe, Z27) // noSearch
 	VPXORD(Z21, Z21, Z21)
 	for c := 1; c < 5; c++ {
 		bcast(uint32(c), gen.Z(10+c))
@@ -465,14 +477,31 @@ func pickSymAVX512() {
 		KORW(K3, K4, K3)
 		KANDW(K3, K2, K2)
 	}
+	KANDW(K7, K2, K2) // a group not searched keeps the rule
 	VMOVDQA32(Z28, Z9)
 	VMOVDQA32(Z6, K2, Z9)
 	KNOTW(K7, K7)
-	VMOVDQA32(Z21, K7, Z9)
+	VMOVDQA32(Z27, K7, Z9)
 	VMOVDQU32(Z9, Mem{Base: RDI})
-	ADDQ(U8(64), RDI)
-	ADDQ(U8(64), RSI)
-	ADDQ(U8(64), R8)
+	// The chosen candidates' codes (Z0) and divisors (Z1).
+	VMOVDQU32(at(R10, 0), Z0)
+	VMOVUPS(at(R9, 0), Z1)
+	for c := 1; c < 5; c++ {
+		VPCMPEQD(gen.Z(10+c), Z6, K3)
+		VMOVDQU32(at(R10, c), K3, Z0)
+		VMOVUPS(at(R9, c), K3, Z1)
+	}
+	VMOVUPS(Z1, K2, Mem{Base: R14})
+	if f16 {
+		VPMOVDW(Z0, K2, Mem{Base: R11})
+		ADDQ(U8(32), R11)
+	} else {
+		VMOVDQU32(Z0, K2, Mem{Base: R11})
+		ADDQ(U8(64), R11)
+	}
+	for _, r := range []Register{RDI, RSI, R8, R9, R10, R14} {
+		ADDQ(U8(64), r)
+	}
 	DECQ(RCX)
 	JNZ(LabelRef(name + "_loop"))
 	Label(name + "_done")
