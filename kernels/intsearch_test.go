@@ -250,3 +250,32 @@ func BenchmarkSearchIntSym(b *testing.B) {
 		}
 	})
 }
+
+// TestSearchIntSymTiny compares every tier with the Go reference on groups
+// of subnormal and near-subnormal values with float32 scales, whose
+// divisors fall below float32's normal range (the assembly then takes the
+// float64 sums), and with float16 scales, whose divisors are subnormal or
+// underflow.
+func TestSearchIntSymTiny(t *testing.T) {
+	r := rand.New(rand.NewPCG(101, 102))
+	const n = 128 * 40
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = float32(r.NormFloat64() * math.Ldexp(1, -150+(i/128)*3))
+	}
+	for _, f := range []ScaleFormat{ScaleFloat32, ScaleFloat16} {
+		for _, bits := range []int{4, 8} {
+			g := IntGroups{Bits: bits, Group: 128, Scale: f}
+			wc, ws := make([]byte, g.codeBytes(n)), make([]byte, n/128*f.Bytes())
+			searchIntSymGo(wc, ws, x, g)
+			for _, tr := range tiers() {
+				restore := useTier(tr)
+				c, s := make([]byte, len(wc)), make([]byte, len(ws))
+				SearchIntSym(c, s, x, g)
+				restore()
+				require.Equal(t, ws, s, "%v %+v scales", tr, g)
+				require.Equal(t, wc, c, "%v %+v codes", tr, g)
+			}
+		}
+	}
+}
