@@ -8,11 +8,11 @@ import "math"
 // of whole groups at a time (groups of a multiple of 16 elements), the
 // amaxes by absMaxBlocks, the five candidates by symCands{F16,F32}AVX512,
 // their float32 errors by sqErrSym{F16,}AVX512 (which prefetch the next
-// chunk), the choice by pickSym{F16,F32}AVX512, which also stores the chosen
-// scales (the float64 sums of SqErrInt where its margin leaves the choice
-// open), then
-// the codes by the quantizer of QuantizeIntSym. Other groups go through the
-// Go reference, as does everything below the AVX-512 tier.
+// chunk), the choice by pickSym{F16,F32}AVX512, which also stores the
+// chosen scales (the float64 sums of SqErrInt decide where its margin
+// leaves the choice open), then the codes by the quantizer of
+// QuantizeIntSym. Other groups go through the Go reference, as does
+// everything below the AVX-512 tier.
 
 // searchChunk is about how many elements a chunk of the search holds.
 const searchChunk = 8192

@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -228,27 +229,29 @@ func TestPickSym(t *testing.T) {
 }
 
 // BenchmarkSearchIntSym compares SearchIntSym with QuantizeIntSym on 1 Mi
-// normal values in int4 groups of 128 (float16 scales).
+// normal values in int4 and int8 groups of 128 and 32 (float16 scales).
 func BenchmarkSearchIntSym(b *testing.B) {
 	r := rand.New(rand.NewPCG(1, 2))
 	x := make([]float32, 1<<20)
 	for i := range x {
 		x[i] = float32(r.NormFloat64())
 	}
-	g := IntGroups{Bits: 4, Group: 128, Scale: ScaleFloat16}
-	codes, scales := make([]byte, len(x)/2), make([]byte, 2*len(x)/128)
-	b.Run("quantize", func(b *testing.B) {
-		b.SetBytes(4 << 20)
-		for b.Loop() {
-			QuantizeIntSym(codes, scales, x, g)
-		}
-	})
-	b.Run("search", func(b *testing.B) {
-		b.SetBytes(4 << 20)
-		for b.Loop() {
-			SearchIntSym(codes, scales, x, g)
-		}
-	})
+	for _, g := range []IntGroups{{Bits: 4, Group: 128}, {Bits: 4, Group: 32}, {Bits: 8, Group: 32}} {
+		codes, scales := make([]byte, g.codeBytes(len(x))), make([]byte, 2*len(x)/g.Group)
+		name := fmt.Sprintf("int%d_g%d", g.Bits, g.Group)
+		b.Run(name+"/quantize", func(b *testing.B) {
+			b.SetBytes(4 << 20)
+			for b.Loop() {
+				QuantizeIntSym(codes, scales, x, g)
+			}
+		})
+		b.Run(name+"/search", func(b *testing.B) {
+			b.SetBytes(4 << 20)
+			for b.Loop() {
+				SearchIntSym(codes, scales, x, g)
+			}
+		})
+	}
 }
 
 // TestSearchIntSymTiny compares every tier with the Go reference on groups
