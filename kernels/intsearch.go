@@ -34,8 +34,9 @@ const searchIntCands = 1 + len(searchIntRatios)
 
 // SearchIntSym is QuantizeIntSym with the scale search: it quantizes src
 // symmetrically as g describes, each group with the candidate scale of least
-// squared error (the comment above this function's file lists the
-// candidates), into codes and scales of the lengths QuantizeIntSym takes.
+// squared error (the candidates and the error are those of the comment at
+// the top of this file and of docs/NUMERICS.md §11), into codes and scales
+// of the lengths QuantizeIntSym takes.
 func SearchIntSym(codes, scales []byte, src []float32, g IntGroups) {
 	g.check("SearchIntSym", len(src), len(codes), len(scales), 0, false)
 	searchIntSym(codes, scales, src, g)
@@ -145,10 +146,9 @@ func sqErrSymLanesGo(errs, src, rdiv, dmul []float32, glen, stride, nb int, qmax
 // relative distance of a float32 sum from the float64 sum of the same
 // candidate (both from the exact sum of the terms):
 //
-//   - rounding: each term's difference e and its square carry one rounding
-//     each (2·2^−24), a lane adds glen/16 terms (one rounding each) and the
-//     tree four more; the float64 sum's glen roundings of 2^−53 are far
-//     below;
+//   - rounding: each term's difference e rounds once (2·2^−24 in e²), a
+//     lane's fused multiply-adds round glen/16 times and the tree four
+//     more; the float64 sum's glen roundings of 2^−53 are far below;
 //   - codes: x·rdiv and the quotient x/dmul differ by at most 2^−23 of
 //     x/dmul, so they round to different integers only within 2^−23·qmax of
 //     a half-integer h with |h| < qmax; there both codes' errors are
