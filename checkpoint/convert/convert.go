@@ -1352,5 +1352,13 @@ func float32Bytes(v []float32) []byte {
 // Errors compares dequantized values with their source (tcast.Errors).
 type Errors = tcast.Errors
 
-// Compare measures got against want (tcast.Compare).
-func Compare(want, got []float32) Errors { return tcast.Compare(want, got) }
+// Compare measures got against want as Convert and Verify measure each
+// tensor: tcast.Compare's figures, with the sums kept in eight partial sums
+// by tcast.ErrorSum's kernel, as the streamed casts measure their chunks, so
+// a weight gets the same figures cast whole or streamed (they may differ
+// from tcast.Compare's in the last bits).
+func Compare(want, got []float32) Errors {
+	var s tcast.ErrorSum
+	s.Add(want, got)
+	return s.Errors()
+}
