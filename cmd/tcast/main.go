@@ -64,7 +64,7 @@ var commands = []command{
 	{"decompress", "rebuild a cast directory's values as .npy, or any checkpoint as plain safetensors", runDecompress},
 	{"datatypes", "list the registered datatypes (mxfp4, nvfp4, int4_g128, ...)", runDatatypes},
 	{"formats", "list the named number formats and their constants", runFormats},
-	{"bench", "time the quantize, dequantize, amax and float16/bfloat16 kernels against a memory read of the same size", runBench},
+	{"bench", "time the kernels, and with -dtype the casts of datatypes (-scale-search: with the scale search), against a memory read of the same size", runBench},
 }
 
 // usageError is an error in the command line; tcast exits with status 2 for it.
