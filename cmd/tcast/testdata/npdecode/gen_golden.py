@@ -58,8 +58,12 @@ The archive holds, per case and cast weight W (NAME = "CASE/W"):
   NAME/sqnr        float64 [rule, search]: 10 log10(sum x^2 / sum (x - y)^2) of
                    the decodes of the rule's and the searched file against the
                    source x (BF16 read as float32), in float64
-  NAME/scalediff   int64 [2]: the entries of the weight's block-scale tensor that
-                   differ between the rule's and the searched file, and their number
+  NAME/scalediff   int64 [2]: [entries of the weight's block-scale tensor that
+                   differ between the rule's and the searched file, all its entries]
+
+The loaders then convert the float32 values to their compute dtype
+(compressed-tensors' NVFP4 decompressor to bfloat16, ModelOpt to the model's
+dtype); the archive holds the float32 values before that conversion.
 """
 
 import argparse
