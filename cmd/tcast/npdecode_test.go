@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
 	"encoding/json"
 	"flag"
 	"math"
@@ -62,9 +64,11 @@ func ctScaleName(w string) string { return strings.TrimSuffix(w, ".weight") + ".
 // loaders' own arithmetic: bit for bit, except compressed-tensors NVFP4
 // (below). The archive also holds, from NumPy's decodes, each weight's SQNR
 // against the source for the rule's file and the searched file (the search
-// is never worse) and how many block scales differ between them, which must
-// be what the files' bytes say and not zero for every layout (else the test
-// would compare the rule's file twice).
+// is never worse; ours must agree), the SHA-256 of its decode of the rule's
+// file (ours must have it, but for compressed-tensors NVFP4), and how many
+// block scales differ between the two files, which must be what the files'
+// bytes say and not zero for any layout (else the test would compare the
+// rule's file twice).
 //
 // compressed-tensors NVFP4 is the one layout whose loader rounds otherwise:
 // compressed-tensors' dequantize computes the block multiplier as
@@ -158,14 +162,14 @@ func TestScaleSearchNumPyDecode(t *testing.T) {
 			differ := 0
 			for _, w := range cv.weights {
 				key := c.name + "/" + w
-				np, ok := golden[key]
+				ref, ok := golden[key]
 				require.True(t, ok, "golden.npz has no %s: regenerate it", key)
 				seen++
-				want, err := np.Float32s()
+				want, err := ref.Float32s()
 				require.NoError(t, err)
 				got, shape, err := search.Float32(w)
 				require.NoError(t, err)
-				require.Equal(t, np.Shape, shape, key)
+				require.Equal(t, ref.Shape, shape, key)
 				if c.name == "ct_nvfp4" {
 					packed, err := rawSearch.Bytes(strings.TrimSuffix(w, ".weight") + ".weight_packed")
 					require.NoError(t, err)
@@ -174,8 +178,8 @@ func TestScaleSearchNumPyDecode(t *testing.T) {
 					npdecodeSame(t, want, got, key)
 				}
 
-				// NumPy's SQNR of both files; ours of the rule's file must agree
-				// (a check of NumPy's decode of the rule's file, in aggregate).
+				// NumPy's SQNR of both files; ours must agree, and our decode of the
+				// rule's file must have the SHA-256 of NumPy's.
 				sq := golden[key+"/sqnr"]
 				require.NotNil(t, sq, key)
 				require.Equal(t, npy.Float64, sq.DType, key)
@@ -190,6 +194,12 @@ func TestScaleSearchNumPyDecode(t *testing.T) {
 				yr, _, err := rule.Float32(w)
 				require.NoError(t, err)
 				assert.InDelta(t, sqnr[0], npdecodeSQNR(xs, yr), 1e-6, "%s: rule's SQNR, ours and NumPy's", key)
+				if c.name != "ct_nvfp4" { // rounded otherwise, as the searched file
+					h := golden[key+"/rulesha256"]
+					require.NotNil(t, h, key)
+					sum := sha256.Sum256(npdecodeLE(yr))
+					assert.Equal(t, h.Data, sum[:], "%s: our decode of the rule's file is not NumPy's", key)
+				}
 				assert.InDelta(t, sqnr[1], npdecodeSQNR(xs, got), 1e-6, "%s: searched SQNR, ours and NumPy's", key)
 
 				// The block scales that differ between the files, counted from
@@ -213,7 +223,7 @@ func TestScaleSearchNumPyDecode(t *testing.T) {
 			assert.Equal(t, len(cv.weights), n, "%s: golden.npz decodes other weights than the converter cast: regenerate it", c.name)
 		})
 	}
-	assert.Equal(t, 3*seen, len(golden), "golden.npz holds cases this test does not convert: regenerate it")
+	assert.Equal(t, 4*seen, len(golden), "golden.npz holds cases this test does not convert: regenerate it")
 }
 
 // npdecodeSame fails unless want and got hold the same float32 bits (any
@@ -314,10 +324,13 @@ func npdecodeSQNR(x, y []float32) float64 {
 	return 10 * math.Log10(sig/noise)
 }
 
-func le64(b []byte) uint64 {
-	var v uint64
-	for i := 7; i >= 0; i-- {
-		v = v<<8 | uint64(b[i])
+// npdecodeLE is v as little-endian float32 bytes.
+func npdecodeLE(v []float32) []byte {
+	b := make([]byte, 0, 4*len(v))
+	for _, x := range v {
+		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(x))
 	}
-	return v
+	return b
 }
+
+func le64(b []byte) uint64 { return binary.LittleEndian.Uint64(b) }

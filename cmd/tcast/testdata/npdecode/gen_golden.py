@@ -60,6 +60,8 @@ The archive holds, per case and cast weight W (NAME = "CASE/W"):
                    source x (BF16 read as float32), in float64
   NAME/scalediff   int64 [2]: [entries of the weight's block-scale tensor that
                    differ between the rule's and the searched file, all its entries]
+  NAME/rulesha256  uint8 [32]: SHA-256 of the decode of the rule's file, its
+                   float32 values little-endian in row-major order
 
 The loaders then convert the float32 values to their compute dtype
 (compressed-tensors' NVFP4 decompressor to bfloat16, ModelOpt to the model's
@@ -67,6 +69,7 @@ dtype); the archive holds the float32 values before that conversion.
 """
 
 import argparse
+import hashlib
 import json
 import os
 import re
@@ -342,6 +345,8 @@ def main():
             out[f"{case}/{w}"] = ys
             out[f"{case}/{w}/sqnr"] = np.array([sqnr(x, yr), sqnr(x, ys)])
             out[f"{case}/{w}/scalediff"] = np.array([diff, sr.size], dtype=np.int64)
+            digest = hashlib.sha256(yr.astype("<f4").tobytes()).digest()
+            out[f"{case}/{w}/rulesha256"] = np.frombuffer(digest, dtype=np.uint8)
             print(f"{case:18s} {w:40s} rule {sqnr(x, yr):7.3f} dB  search {sqnr(x, ys):7.3f} dB  "
                   f"{diff}/{sr.size} scales differ")
     np.savez_compressed(a.o, **out)
