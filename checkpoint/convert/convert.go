@@ -151,7 +151,8 @@ type Options struct {
 	// orientation. Only layouts that record it (layout.RecordsRotation:
 	// tcast) take it. The report's SQNR is measured against the weights
 	// before rotation, and TensorResult.SQNRUnrotated gives the SQNR of the
-	// same cast without it (one more cast of each weight).
+	// same cast without it (one more cast of each weight), which the layout
+	// records too (layout.RotationInfo.SQNRUnrotated) for tcast report.
 	Rotate rotate.Rotation
 	// ScaleSearch casts every weight with tcast.Options.ScaleSearch: each
 	// block of a datatype whose scales come by rule (MX, NVFP4, integer
@@ -794,7 +795,8 @@ func newPlan(in *load.Checkpoint, opts *Options) (*plan, error) {
 		p.meta[layout.KeyTransposed] = jsonString(p.swapped)
 	}
 	if len(p.rotated) > 0 {
-		p.meta[layout.KeyRotated] = jsonString(p.rotated)
+		// The SQNRs without rotation are patched in once known.
+		p.meta[layout.KeyRotated] = layout.DeclareRotated(p.rotated)
 	}
 	if opts.ScaleSearch {
 		p.meta[layout.KeyScaleSearch] = layout.ScaleSearchOn
@@ -1113,6 +1115,11 @@ func Convert(inPath, out string, opts Options) (*Result, error) {
 	// The writes still queued (the workers are done).
 	if err := p.out.finish(scs); err != nil {
 		return nil, errors.Unwrap(err)
+	}
+	if len(p.rotated) > 0 {
+		if err := p.recordUnrotated(res, patch); err != nil {
+			return nil, err
+		}
 	}
 	if len(patch) > 0 {
 		if err := sink.PatchMetadata(patch); err != nil {

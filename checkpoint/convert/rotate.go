@@ -78,3 +78,21 @@ func (p *plan) runRotated(d *decision, x []float32) ([]layout.Tensor, error) {
 	d.result.SQNRUnrotated = Compare(x, v0).SQNR
 	return out, nil
 }
+
+// recordUnrotated adds to patch the final value of the rotation record
+// (layout.KeyRotated): the rotated weights' SQNRs without rotation, from
+// their results, in the room the declared value left for them.
+func (p *plan) recordUnrotated(res *Result, patch map[string]string) error {
+	for _, t := range res.Tensors {
+		if info, ok := p.rotated[t.Name]; ok && t.Rotation != "" {
+			info.SQNRUnrotated = t.SQNRUnrotated
+			p.rotated[t.Name] = info
+		}
+	}
+	v, err := fit(layout.EncodeRotated(p.rotated), p.meta[layout.KeyRotated])
+	if err != nil {
+		return fmt.Errorf("metadata %s: %w", layout.KeyRotated, err)
+	}
+	patch[layout.KeyRotated] = v
+	return nil
+}
