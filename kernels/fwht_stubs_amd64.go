@@ -6,26 +6,26 @@ package kernels
 
 // fwht2AVX512 is the AVX-512 kernel of the loop
 //
-//	for b := 0; b+8 <= len(src); b += 2 {
+//	for b := 0; b < len(src)&^7; b += 2 {
 //		fwhtBlockGo(buf, src[b:b+2], dst[b:b+2], sc)
 //	}
 //
-// with len(dst) ≥ len(src) and buf of 2 values: the normalised
+// with len(dst) ≥ len(src) (buf is scratch of 2 values): the normalised
 // Walsh–Hadamard transform of each block of 2 values, sc = FWHTScale(2).
-// dst may be src. The values past the last whole step are left alone.
+// dst may be src. The values past the last multiple of 8 are left alone.
 //
 //go:noescape
 func fwht2AVX512(dst []float32, src []float32, sc float64)
 
 // fwht4AVX512 is the AVX-512 kernel of the loop
 //
-//	for b := 0; b+8 <= len(src); b += 4 {
+//	for b := 0; b < len(src)&^7; b += 4 {
 //		fwhtBlockGo(buf, src[b:b+4], dst[b:b+4], sc)
 //	}
 //
-// with len(dst) ≥ len(src) and buf of 4 values: the normalised
+// with len(dst) ≥ len(src) (buf is scratch of 4 values): the normalised
 // Walsh–Hadamard transform of each block of 4 values, sc = FWHTScale(4).
-// dst may be src. The values past the last whole step are left alone.
+// dst may be src. The values past the last multiple of 8 are left alone.
 //
 //go:noescape
 func fwht4AVX512(dst []float32, src []float32, sc float64)
@@ -36,9 +36,9 @@ func fwht4AVX512(dst []float32, src []float32, sc float64)
 //		fwhtBlockGo(buf, src[b:b+8], dst[b:b+8], sc)
 //	}
 //
-// with len(dst) ≥ len(src) and buf of 8 values: the normalised
+// with len(dst) ≥ len(src) (buf is scratch of 8 values): the normalised
 // Walsh–Hadamard transform of each block of 8 values, sc = FWHTScale(8).
-// dst may be src. The values past the last whole step are left alone.
+// dst may be src. The values past the last whole block are left alone.
 //
 //go:noescape
 func fwht8AVX512(dst []float32, src []float32, sc float64)
@@ -49,9 +49,9 @@ func fwht8AVX512(dst []float32, src []float32, sc float64)
 //		fwhtBlockGo(buf, src[b:b+16], dst[b:b+16], sc)
 //	}
 //
-// with len(dst) ≥ len(src) and buf of 16 values: the normalised
+// with len(dst) ≥ len(src) (buf is scratch of 16 values): the normalised
 // Walsh–Hadamard transform of each block of 16 values, sc = FWHTScale(16).
-// dst may be src. The values past the last whole step are left alone.
+// dst may be src. The values past the last whole block are left alone.
 //
 //go:noescape
 func fwht16AVX512(dst []float32, src []float32, sc float64)
@@ -62,9 +62,9 @@ func fwht16AVX512(dst []float32, src []float32, sc float64)
 //		fwhtBlockGo(buf, src[b:b+32], dst[b:b+32], sc)
 //	}
 //
-// with len(dst) ≥ len(src) and buf of 32 values: the normalised
+// with len(dst) ≥ len(src) (buf is scratch of 32 values): the normalised
 // Walsh–Hadamard transform of each block of 32 values, sc = FWHTScale(32).
-// dst may be src. The values past the last whole step are left alone.
+// dst may be src. The values past the last whole block are left alone.
 //
 //go:noescape
 func fwht32AVX512(dst []float32, src []float32, sc float64)
@@ -75,9 +75,9 @@ func fwht32AVX512(dst []float32, src []float32, sc float64)
 //		fwhtBlockGo(buf, src[b:b+64], dst[b:b+64], sc)
 //	}
 //
-// with len(dst) ≥ len(src) and buf of 64 values: the normalised
+// with len(dst) ≥ len(src) (buf is scratch of 64 values): the normalised
 // Walsh–Hadamard transform of each block of 64 values, sc = FWHTScale(64).
-// dst may be src. The values past the last whole step are left alone.
+// dst may be src. The values past the last whole block are left alone.
 //
 //go:noescape
 func fwht64AVX512(dst []float32, src []float32, sc float64)
@@ -88,9 +88,9 @@ func fwht64AVX512(dst []float32, src []float32, sc float64)
 //		fwhtBlockGo(buf, src[b:b+128], dst[b:b+128], sc)
 //	}
 //
-// with len(dst) ≥ len(src) and buf of 128 values: the normalised
+// with len(dst) ≥ len(src) (buf is scratch of 128 values): the normalised
 // Walsh–Hadamard transform of each block of 128 values, sc = FWHTScale(128).
-// dst may be src. The values past the last whole step are left alone.
+// dst may be src. The values past the last whole block are left alone.
 //
 //go:noescape
 func fwht128AVX512(dst []float32, src []float32, sc float64)

@@ -153,10 +153,10 @@ func across(v []VecPhysical, a *alloc, d int, last bool) {
 	}
 }
 
-// stages runs every stage below block on the values of v (8 consecutive
-// values to a register, blocks of block values, or of 8 registers when
-// block is 128 or more); with last, the stage block/2 multiplies by the
-// scale.
+// stages runs every stage h < block on the values of v (8 consecutive
+// values to a register, in blocks of block values, or of all of v when the
+// block is longer); with last, the stage block/2 is the transform's last
+// and multiplies by the scale.
 func stages(v []VecPhysical, a *alloc, block int, last bool) {
 	inRegister(v, a, block, last)
 	for h := 8; h < block && h/8 < len(v); h *= 2 {
@@ -188,15 +188,21 @@ func rows(block int) {
 	TEXT(name, NOSPLIT, "func(dst, src []float32, sc float64)")
 	Pragma("noescape")
 	step := max(block, 8)
+	loop := fmt.Sprintf("\tfor b := 0; b+%d <= len(src); b += %d {", block, block)
+	rest := "The values past the last whole block are left alone."
+	if block < 8 {
+		loop = fmt.Sprintf("\tfor b := 0; b < len(src)&^7; b += %d {", block)
+		rest = "The values past the last multiple of 8 are left alone."
+	}
 	Doc(name+" is the AVX-512 kernel of the loop",
 		"",
-		fmt.Sprintf("\tfor b := 0; b+%d <= len(src); b += %d {", step, block),
+		loop,
 		fmt.Sprintf("\t\tfwhtBlockGo(buf, src[b:b+%d], dst[b:b+%d], sc)", block, block),
 		"\t}",
 		"",
-		fmt.Sprintf("with len(dst) ≥ len(src) and buf of %d values: the normalised", block),
+		fmt.Sprintf("with len(dst) ≥ len(src) (buf is scratch of %d values): the normalised", block),
 		fmt.Sprintf("Walsh–Hadamard transform of each block of %d values, sc = FWHTScale(%d).", block, block),
-		"dst may be src. The values past the last whole step are left alone.")
+		"dst may be src. "+rest)
 	Load(Param("dst").Base(), RDI)
 	Load(Param("src").Base(), RSI)
 	Load(Param("src").Len(), RCX)
