@@ -73,6 +73,20 @@ func TestTransformBitExact(t *testing.T) {
 		applied := append([]float32(nil), src...)
 		require.NoError(t, r.Apply(applied, []int{3, n}, 1))
 		assert.Equal(t, want, applied, "Apply n=%d", n)
+		// The three blocks as the columns of an [n, 3] tensor, rotated along
+		// axis 0: the same bits, column by column.
+		cols := make([]float32, len(src))
+		for b := range 3 {
+			for k := range n {
+				cols[k*3+b] = src[b*n+k]
+			}
+		}
+		require.NoError(t, r.Apply(cols, []int{n, 3}, 0))
+		for b := range 3 {
+			for k := range n {
+				require.Equal(t, math.Float32bits(want[b*n+k]), math.Float32bits(cols[k*3+b]), "Apply along axis 0, n=%d", n)
+			}
+		}
 	}
 }
 
