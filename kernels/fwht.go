@@ -100,6 +100,37 @@ func fwhtBlockGo(buf []float64, x, dst []float32, sc float64) {
 	}
 }
 
+// FWHT is the unnormalised fast Walsh–Hadamard transform of x in place,
+// len(x) a power of two (other lengths are left as they are): at each stage
+// h = 1, 2, 4, ..., every pair (a, b) = (x[i+j], x[i+j+h]) becomes
+// (a+b, a−b), in float64 and in the order FWHTRows computes them.
+func FWHT(x []float64) {
+	n := len(x)
+	if n < 2 || n&(n-1) != 0 {
+		return
+	}
+	if n == 2 {
+		x[0], x[1] = x[0]+x[1], x[0]-x[1]
+		return
+	}
+	for y := x; len(y) >= 4; y = y[4:] {
+		a, b, c, d := y[0], y[1], y[2], y[3]
+		ab, amb, cd, cmd := a+b, a-b, c+d, c-d
+		y[0], y[1], y[2], y[3] = ab+cd, amb+cmd, ab-cd, amb-cmd
+	}
+	h := 4
+	for ; 4*h <= n; h *= 4 {
+		fwhtStage4(x, h)
+	}
+	if 2*h == n {
+		p, q := x[:h], x[h:]
+		q = q[:len(p)]
+		for j := range p {
+			p[j], q[j] = p[j]+q[j], p[j]-q[j]
+		}
+	}
+}
+
 // fwhtStage4 runs the stages h and 2h of the transform on x: the same sums
 // and differences on four values at once.
 func fwhtStage4(x []float64, h int) {

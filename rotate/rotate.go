@@ -232,21 +232,6 @@ func (r Rotation) Rows(dst, src []float32, s *Scratch) {
 	kernels.FWHTRows(dst, src, n, s.buf[:n])
 }
 
-// stage4 runs the stages h and 2h of fwht on x: the same sums and
-// differences on four values at once.
-func stage4(x []float64, h int) {
-	n := len(x)
-	for i := 0; i < n; i += 4 * h {
-		p, q, r, s := x[i:i+h], x[i+h:i+2*h], x[i+2*h:i+3*h], x[i+3*h:i+4*h]
-		q, r, s = q[:len(p)], r[:len(p)], s[:len(p)]
-		for j := range p {
-			a, b, c, d := p[j], q[j], r[j], s[j]
-			ab, amb, cd, cmd := a+b, a-b, c+d, c-d
-			p[j], q[j], r[j], s[j] = ab+cd, amb+cmd, ab-cd, amb-cmd
-		}
-	}
-}
-
 // Transform multiplies x, whose length is a power of two, by the
 // normalised Hadamard matrix of that order, in place: the fast
 // Walsh–Hadamard transform (log₂ n stages of sums and differences), then
@@ -256,45 +241,9 @@ func Transform(x []float64) {
 	if n == 0 || n&(n-1) != 0 {
 		panic(fmt.Sprintf("rotate.Transform: length %d is not a power of two", n))
 	}
-	fwht(x)
+	kernels.FWHT(x)
 	s := kernels.FWHTScale(n)
 	for i := range x {
 		x[i] *= s
-	}
-}
-
-// fwht is the unnormalised fast Walsh–Hadamard transform of x in place
-// (len(x) a power of two): at each stage h = 1, 2, 4, ..., every pair
-// (a, b) = (x[i+j], x[i+j+h]) becomes (a+b, a−b).
-func fwht(x []float64) {
-	n := len(x)
-	if n < 4 {
-		if n == 2 {
-			x[0], x[1] = x[0]+x[1], x[0]-x[1]
-		}
-		return
-	}
-	for y := x; len(y) >= 4; y = y[4:] {
-		a, b, c, d := y[0], y[1], y[2], y[3]
-		ab, amb, cd, cmd := a+b, a-b, c+d, c-d
-		y[0], y[1], y[2], y[3] = ab+cd, amb+cmd, ab-cd, amb-cmd
-	}
-	stages(x, 4)
-}
-
-// stages runs the stages of fwht from h on: two at a time (h and 2h, the
-// same sums and differences on four values at once), then a last one
-// alone when their number is odd.
-func stages(x []float64, h int) {
-	n := len(x)
-	for ; 4*h <= n; h *= 4 {
-		stage4(x, h)
-	}
-	if 2*h == n {
-		p, q := x[:h], x[h:]
-		q = q[:len(p)]
-		for j := range p {
-			p[j], q[j] = p[j]+q[j], p[j]-q[j]
-		}
 	}
 }
