@@ -148,8 +148,12 @@ func (c *caster) castGroupKernel(x []float32, p groupPlan) *Tensor {
 	case kernelIntAsym:
 		kernels.QuantizeIntAsym(codes, t.Scale.Bytes, t.Zero.Bytes, x, p.ig)
 	case kernelFP8:
+		quant := kernels.QuantizeE4M3
+		if c.opts.ScaleSearch {
+			quant = kernels.SearchE4M3
+		}
 		p.forMatrices(len(x), func(lo, hi, s0, s1 int) {
-			kernels.QuantizeE4M3(codes[lo:hi], t.Scale.Bytes[s0:s1], x[lo:hi], p.ft)
+			quant(codes[lo:hi], t.Scale.Bytes[s0:s1], x[lo:hi], p.ft)
 		})
 	}
 	return c.finishKernelCast(t, len(x), codes, bits, func(dst []float32) {

@@ -109,6 +109,8 @@ func (c *caster) searchKernel(k kernelKind) bool {
 		return false
 	}
 	switch k {
+	case kernelMXFP8, kernelFP8:
+		return true
 	}
 	return false
 }
@@ -228,6 +230,8 @@ func quantKernel(k kernelKind, codes, scales []byte, x []float32, tensorMul floa
 // the fused search kernel of kind k, for which searchKernel holds.
 func searchKernelQuant(k kernelKind, codes, scales []byte, x []float32, tensorMul float32) {
 	switch k {
+	case kernelMXFP8:
+		kernels.SearchMXFP8(codes, scales, x)
 	}
 }
 
