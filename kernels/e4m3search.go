@@ -13,10 +13,11 @@ import (
 // The error of a candidate is summed in sixteen float64 lanes: the term of
 // the block's element i (row-major within a 2-D tile) is added to lane
 // i mod 16, the lanes in index order, and the lanes are then reduced by a
-// fixed tree (sumLanes16). Each term is computed as the general path
-// computes it: float64(x) − float64(x̂) (exact), squared in float64 (not
-// fused with the addition). The order is one a vector unit follows as well
-// as a scalar loop.
+// fixed tree (sumLanes16). A term is float64(x − x̂)², the difference a
+// float32 subtraction (exact wherever x̂ is 0 or within a factor of two of
+// x, which is everywhere but at float32 underflow) and its square exact in
+// float64 (24 significant bits squared), so only the additions round, in
+// an order a vector unit follows as well as a scalar loop.
 
 // sqErrLanes is the number of lanes the E4M3 candidate errors sum in.
 const sqErrLanes = 16
@@ -44,7 +45,7 @@ func SqErrE4M3FNDecoded(v, dec []float32, dmul float32, keep []bool, w []float32
 		if keep != nil && !keep[i] {
 			continue
 		}
-		d := float64(x) - float64(float32(dec[i]*dmul))
+		d := float64(x - float32(dec[i]*dmul))
 		e := float64(d * d)
 		if w != nil {
 			e = float64(e * float64(w[i]))
@@ -58,7 +59,7 @@ func SqErrE4M3FNDecoded(v, dec []float32, dmul float32, keep []bool, w []float32
 // element × div to the lanes of acc, element i to lane (k0+i) mod 16.
 func sqErrE4M3Acc(acc *[sqErrLanes]float64, x []float32, k0 int, div float32) {
 	for i, v := range x {
-		e := float64(v) - float64(float32(RoundE4M3FN(v/div)*div))
+		e := float64(v - float32(RoundE4M3FN(v/div)*div))
 		acc[(k0+i)%sqErrLanes] += float64(e * e)
 	}
 }
@@ -106,7 +107,7 @@ func searchMXFP8Block(v *[MXBlock]float32, rule uint8) uint8 {
 		m, dm := mx.recip[code], mx.e8m0[code]
 		var acc [sqErrLanes]float64
 		for i, x := range v {
-			e := float64(x) - float64(float32(RoundE4M3FN(float32(x*m))*dm))
+			e := float64(x - float32(RoundE4M3FN(float32(x*m))*dm))
 			acc[i%sqErrLanes] += float64(e * e)
 		}
 		return sumLanes16(&acc)

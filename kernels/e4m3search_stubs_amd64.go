@@ -10,12 +10,12 @@ package kernels
 //
 // for len(src) a multiple of 32, len(codes) ≥ len(src), len(scales) ≥ len(src)/32,
 // recip = &mx.recip and e8m0 = &mx.e8m0. A block's amax is the unsigned maximum of
-// its magnitudes' bits; each candidate's block is rounded to E4M3 values as
-// RoundE4M3FN rounds them (the bits rounded to three mantissa bits, below 2^−6
-// (|q| + 2^14) − 2^14, the minimum with 448), decoded by the float32 product
-// with the scale, and its error summed in sixteen
-// float64 lanes (elements j and j+16 in lane j) reduced by sumLanes16's tree; the
-// products are not fused, as in the loop.
+// its magnitudes' bits; a candidate's elements are rounded in magnitude (the
+// error of x − x̂ is that of |x| − |x̂|), decoded by the float32 product with
+// the scale, and the squares of the float32 differences summed in sixteen float64
+// lanes (elements j and j+16 in lane j) reduced by sumLanes16's tree. It tries the
+// codes k and k+1 only: k−1 never has the smaller error (see the generator), and
+// chooses k+1 when its error is strictly smaller, without a branch.
 //
 //go:noescape
 func searchMXFP8AVX512(codes []byte, scales []uint8, src []float32, recip *[256]float32, e8m0 *[256]float32)
@@ -24,14 +24,12 @@ func searchMXFP8AVX512(codes []byte, scales []uint8, src []float32, recip *[256]
 //
 //	for c, d := range div {
 //		for i, v := range x[:len(x)&^15] {
-//			e := float64(v) - float64(float32(RoundE4M3FN(v/d)*d))
+//			e := float64(v - float32(RoundE4M3FN(v/d)*d))
 //			acc[16*c+i%16] += float64(e * e)
 //		}
 //	}
 //
-// with every divisor positive and finite and len(x) < 2^35; the rounding is
-// searchMXFP8AVX512's.
-// The products are not fused, as in the loop.
+// with every divisor positive and finite; the rounding is searchMXFP8AVX512's.
 //
 //go:noescape
 func sqErrE4M3DivAVX512(acc *[80]float64, x []float32, div *[5]float32)

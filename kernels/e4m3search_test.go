@@ -22,9 +22,9 @@ func e4m3Round(q float32) float32 {
 	return e4m3fnCodec.Decode(e4m3fnCodec.Encode(q, RoundEven, true, 0))
 }
 
-// sqErrRefLanes is sqErrRef summed in lanes: term i into lane i mod lanes,
-// then the lanes halved pairwise (lane j plus lane j + lanes/2) until one is
-// left.
+// sqErrRefLanes is sqErrRef with E4M3's arithmetic: the difference a
+// float32 subtraction, term i summed into lane i mod lanes, then the lanes
+// halved pairwise (lane j plus lane j + lanes/2) until one is left.
 func sqErrRefLanes(b *SqErrBlock, round func(float32) float32, lanes int) float64 {
 	acc := make([]float64, lanes)
 	for i, x := range b.V {
@@ -35,7 +35,7 @@ func sqErrRefLanes(b *SqErrBlock, round func(float32) float32, lanes int) float6
 		if b.Div != 0 {
 			q = x / b.Div
 		}
-		d := float64(x) - float64(round(q)*b.DMul)
+		d := float64(x - float32(round(q)*b.DMul))
 		e := d * d
 		if b.W != nil {
 			e *= float64(b.W[i])

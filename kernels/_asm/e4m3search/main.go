@@ -22,57 +22,77 @@ func main() {
 
 const (
 	absBits  = 0x7fffffff
-	round19  = 1<<19 - 1 // added with the kept LSB: rounds to 3 mantissa bits, ties to even
-	keepHigh = 0xfff00000
-	k14      = 141 << 23 // 2^14: |q| + 2^14 rounds |q| < 2^−6 to a multiple of 2^−9
+	expMask  = 0x7f800000
+	c20      = 20 << 23  // added to a binade's exponent bits: 2^(e+20), whose ulp is 2^(e−3)
+	k14      = 141 << 23 // 2^14
 	minNorm  = 121 << 23 // 2^−6, E4M3's smallest normal
 	f448     = 0x43e00000
 	rebias   = 120 << 3
-	maxMag   = 0x7e
+	signByte = 0x80
 )
 
 // Constant registers of both kernels.
-var (
-	cAbs, cRound, cOne, cHigh, cK14, cMinNorm, c448 = Z24, Z25, Z26, Z27, Z28, Z29, Z30
-)
+var cAbs, cExp, c20v, cMinNorm, c448 = Z25, Z26, Z27, Z28, Z29
 
 func constants() {
-	for i, c := range []uint32{absBits, round19, 1, keepHigh, k14, minNorm, f448} {
-		gen.Broadcast32(c, gen.Z(24+i), RAX, X31)
+	for i, c := range []uint32{absBits, expMask, c20, minNorm, f448} {
+		gen.Broadcast32(c, gen.Z(25+i), RAX, X31)
 	}
 }
 
-// roundE4M3 replaces q (a zmm of float32) by the E4M3 value it rounds to
-// (nearest even, saturating at ±448, the sign kept), the float32 of
-// RoundE4M3FN: normal magnitudes by integer rounding of the bits to three
-// mantissa bits, magnitudes below 2^−6 by (|q| + 2^14) − 2^14, then the
-// minimum with 448. a, n, s are scratch.
-func roundE4M3(q, a, n, s VecPhysical) {
-	VPANDD(cAbs, q, a)
-	VPSRLD(U8(20), a, n)
-	VPANDD(cOne, n, n)
-	VPADDD(a, n, n)
-	VPADDD(cRound, n, n)
-	VPANDD(cHigh, n, n) // the normal value
-	VADDPS(cK14, a, s)
-	VSUBPS(cK14, s, s)              // the subnormal value
-	VPCMPUD(U8(1), cMinNorm, a, K1) // |q| < 2^−6
-	VMOVAPS(s, K1, n)
-	VMINPS(c448, n, n)
-	VPTERNLOGD(U8(0xd8), cAbs, n, q) // q's sign, n's magnitude
+// roundMag sets u to the E4M3 magnitude that the non-negative q rounds to
+// (nearest even, saturating at 448), the magnitude of RoundE4M3FN(q): with
+// e the exponent of max(q, 2^−6), c = 2^(e+20) has the ulp 2^(e−3), E4M3's
+// step in that binade (2^−9 below 2^−6), so (q + c) − c is q rounded to a
+// multiple of it, ties to even (a carry lands on the next binade's first
+// value); then the minimum with 448. t is scratch.
+func roundMag(q, u, t VecPhysical) {
+	VPMAXUD(cMinNorm, q, t)
+	VPANDD(cExp, t, t)
+	VPADDD(c20v, t, t)
+	VADDPS(t, q, u)
+	VSUBPS(t, u, u)
+	VMINPS(c448, u, u)
 }
 
-// terms sets t to the squared differences, in eight float64 lanes,
-// x64 − float64(dec), dec a ymm of float32.
-func terms(dec VecPhysical, x64, t VecPhysical) {
-	VCVTPS2PD(dec, t)
-	VSUBPD(t, x64, t)
-	VMULPD(t, t, t)
+// accTerms adds to the float64 lanes lo (elements 0–7 of the 16) and hi
+// (8–15) the squares of d, 16 float32 differences; t is scratch. The
+// squares of float32 values are exact in float64, so the fused
+// multiply-adds round as the loop's product and sum do.
+func accTerms(d, lo, hi, t VecPhysical) {
+	VCVTPS2PD(d.AsY(), t)
+	VFMADD231PD(t, t, lo)
+	VEXTRACTF64X4(U8(1), d, d.AsY())
+	VCVTPS2PD(d.AsY(), t)
+	VFMADD231PD(t, t, hi)
 }
 
-// searchMXFP8AVX512 searches and encodes one block of 32 per step, the
-// block in Z0–Z1 and as float64 in Z2–Z5; each candidate's error in the
-// lanes of Z12–Z15, reduced into X16 (rule), X17 (rule+1), X18 (rule−1).
+// reduceLanes reduces the sixteen lanes lo (0–7), hi (8–15) by
+// sumLanes16's tree into the low double of out; lo and hi are clobbered.
+func reduceLanes(lo, hi VecPhysical, out VecPhysical) {
+	VADDPD(hi, lo, lo) // b_j = a_j + a_{j+8}
+	VEXTRACTF64X4(U8(1), lo, hi.AsY())
+	VADDPD(hi.AsY(), lo.AsY(), lo.AsY()) // c_j = b_j + b_{j+4}
+	VEXTRACTF128(U8(1), lo.AsY(), hi.AsX())
+	VADDPD(hi.AsX(), lo.AsX(), lo.AsX()) // d_j = c_j + c_{j+2}
+	VPERMILPD(U8(1), lo.AsX(), hi.AsX())
+	VADDSD(hi.AsX(), lo.AsX(), out.AsX()) // d_0 + d_1
+}
+
+// searchMXFP8AVX512 searches and encodes one block of 32 per step: x in
+// Z0–Z1, |x| in Z2–Z3, the rounded magnitudes of the rule's candidate in
+// Z4–Z5 and of rule+1's in Z6–Z7, their lane sums in Z8–Z11, the errors
+// in X12 and X13.
+//
+// It does not try the code k − 1 that searchMXFP8Go tries, because that
+// candidate never has the smaller error: for k ≥ 1 the rule maps the amax
+// to q = amax·2^(127−k) in [256, 512), and at k − 1 every element's value
+// in the E4M3 domain doubles. Elements that stay at most 448 and are not
+// below 2^−6 decode exactly as at k (the same relative grid); those that
+// saturate decode no closer than at k; those below 2^−6 gain at most 2^−10
+// each (in the E4M3 domain of k); and the amax element's error grows from
+// at most max(16, q − 448) to q − 224, its square by at least 768, far more
+// than 31 elements' gains of at most 2^−20 and any rounding of the sums.
 func searchMXFP8AVX512() {
 	name := "searchMXFP8AVX512"
 	TEXT(name, NOSPLIT, "func(codes []byte, scales []uint8, src []float32, recip, e8m0 *[256]float32)")
@@ -83,12 +103,12 @@ func searchMXFP8AVX512() {
 		"",
 		"for len(src) a multiple of 32, len(codes) ≥ len(src), len(scales) ≥ len(src)/32,",
 		"recip = &mx.recip and e8m0 = &mx.e8m0. A block's amax is the unsigned maximum of",
-		"its magnitudes' bits; each candidate's block is rounded to E4M3 values as",
-		"RoundE4M3FN rounds them (the bits rounded to three mantissa bits, below 2^−6",
-		"(|q| + 2^14) − 2^14, the minimum with 448), decoded by the float32 product",
-		"with the scale, and its error summed in sixteen",
-		"float64 lanes (elements j and j+16 in lane j) reduced by sumLanes16's tree; the",
-		"products are not fused, as in the loop.")
+		"its magnitudes' bits; a candidate's elements are rounded in magnitude (the",
+		"error of x − x̂ is that of |x| − |x̂|), decoded by the float32 product with",
+		"the scale, and the squares of the float32 differences summed in sixteen float64",
+		"lanes (elements j and j+16 in lane j) reduced by sumLanes16's tree. It tries the",
+		"codes k and k+1 only: k−1 never has the smaller error (see the generator), and",
+		"chooses k+1 when its error is strictly smaller, without a branch.")
 	Load(Param("codes").Base(), RDI)
 	Load(Param("scales").Base(), RSI)
 	Load(Param("src").Base(), RDX)
@@ -100,31 +120,30 @@ func searchMXFP8AVX512() {
 	constants()
 	gen.Broadcast32(0x7f7f7f7f, Y20, RAX, X31)
 	gen.Broadcast32(rebias, Z21, RAX, X31)
-	gen.Broadcast32(maxMag, Z22, RAX, X31)
-	gen.Broadcast32(0x80, Z23, RAX, X31)
+	gen.Broadcast32(k14, Z22, RAX, X31)
+	gen.Broadcast32(signByte, Z23, RAX, X31)
 
-	// errOf computes the error of the scale code in the register code
-	// into out.
-	errOf := func(code GPPhysical, out VecPhysical) {
-		VBROADCASTSS(Mem{Base: R8, Index: code, Scale: 4}, Z6)
-		VBROADCASTSS(Mem{Base: R9, Index: code, Scale: 4}, Z7)
-		for h := range 2 {
-			VMULPS(Z6, gen.Z(h), Z8)
-			roundE4M3(Z8, Z9, Z10, Z11)
-			VMULPS(Z7, Z8, Z8)
-			terms(Y8, gen.Z(2+2*h), gen.Z(12+2*h))
-			VEXTRACTF64X4(U8(1), Z8, Y8)
-			terms(Y8, gen.Z(3+2*h), gen.Z(13+2*h))
+	// rounded sets u (two registers) to the rounded magnitudes of |x|
+	// times the multiplier of the code in the register code.
+	rounded := func(code GPPhysical, u0, u1 VecPhysical) {
+		VBROADCASTSS(Mem{Base: R8, Index: code, Scale: 4}, Z14)
+		VMULPS(Z14, Z2, Z15)
+		roundMag(Z15, u0, Z16)
+		VMULPS(Z14, Z3, Z15)
+		roundMag(Z15, u1, Z16)
+	}
+	// errOf sets out to the error of the rounded magnitudes u under the
+	// code in the register code.
+	errOf := func(code GPPhysical, u0, u1, lo, hi, out VecPhysical) {
+		VBROADCASTSS(Mem{Base: R9, Index: code, Scale: 4}, Z14)
+		VPXORQ(lo, lo, lo)
+		VPXORQ(hi, hi, hi)
+		for h, u := range []VecPhysical{u0, u1} {
+			VMULPS(Z14, u, Z15)
+			VSUBPS(Z15, gen.Z(2+h), Z15)
+			accTerms(Z15, lo, hi, Z16)
 		}
-		VADDPD(Z14, Z12, Z12) // lanes 0–7: elements j, j+16
-		VADDPD(Z15, Z13, Z13) // lanes 8–15: elements j+8, j+24
-		VADDPD(Z13, Z12, Z12) // b_j = a_j + a_{j+8}
-		VEXTRACTF64X4(U8(1), Z12, Y13)
-		VADDPD(Y13, Y12, Y12) // c_j = b_j + b_{j+4}
-		VEXTRACTF128(U8(1), Y12, X13)
-		VADDPD(X13, X12, X12) // d_j = c_j + c_{j+2}
-		VPERMILPD(U8(1), X12, X13)
-		VADDSD(X13, X12, out) // d_0 + d_1
+		reduceLanes(lo, hi, out)
 	}
 
 	Label(name + "_block")
@@ -132,16 +151,16 @@ func searchMXFP8AVX512() {
 	VMOVUPS(Mem{Base: RDX, Disp: 64}, Z1)
 	VPANDD(cAbs, Z0, Z2)
 	VPANDD(cAbs, Z1, Z3)
-	VPMAXUD(Z3, Z2, Z2)
-	VEXTRACTI64X4(U8(1), Z2, Y3)
-	VPMAXUD(Y3, Y2, Y2)
-	VEXTRACTI128(U8(1), Y2, X3)
-	VPMAXUD(X3, X2, X2)
-	VPSHUFD(U8(0x4e), X2, X3)
-	VPMAXUD(X3, X2, X2)
-	VPSHUFD(U8(0xb1), X2, X3)
-	VPMAXUD(X3, X2, X2)
-	VMOVD(X2, EAX) // amax bits
+	VPMAXUD(Z3, Z2, Z8)
+	VEXTRACTI64X4(U8(1), Z8, Y9)
+	VPMAXUD(Y9, Y8, Y8)
+	VEXTRACTI128(U8(1), Y8, X9)
+	VPMAXUD(X9, X8, X8)
+	VPSHUFD(U8(0x4e), X8, X9)
+	VPMAXUD(X9, X8, X8)
+	VPSHUFD(U8(0xb1), X8, X9)
+	VPMAXUD(X9, X8, X8)
+	VMOVD(X8, EAX) // amax bits
 	CMPL(EAX, U32(0x7f800000))
 	JAE(LabelRef(name + "_nan"))
 	// BX: the rule's code max(exponent − 8, 0).
@@ -151,56 +170,38 @@ func searchMXFP8AVX512() {
 	XORL(R10L, R10L)
 	CMPL(EBX, Imm(0))
 	CMOVLLT(R10L, EBX)
+	rounded(RBX, Z4, Z5)
 	TESTL(EAX, EAX)
 	JZ(LabelRef(name + "_encode"))
 
-	// The search: the block as float64, the rule's error, then k−1 (k > 0)
-	// and k+1, each replacing the best only when strictly smaller.
-	VCVTPS2PD(Y0, Z2)
-	VEXTRACTF64X4(U8(1), Z0, Y3)
-	VCVTPS2PD(Y3, Z3)
-	VCVTPS2PD(Y1, Z4)
-	VEXTRACTF64X4(U8(1), Z1, Y5)
-	VCVTPS2PD(Y5, Z5)
-	errOf(RBX, X16)
-	MOVL(EBX, R11L) // the best code
-	TESTL(EBX, EBX)
-	JZ(LabelRef(name + "_up"))
-	LEAL(Mem{Base: RBX, Disp: -1}, R10L)
-	errOf(R10, X18)
-	VUCOMISD(X16, X18)
-	JAE(LabelRef(name + "_up"))
-	MOVL(R10L, R11L)
-	VMOVAPD(X18, X16)
-	Label(name + "_up")
+	// The search: k+1 replaces k when its error is strictly smaller.
 	LEAL(Mem{Base: RBX, Disp: 1}, R10L)
-	errOf(R10, X17)
-	VUCOMISD(X16, X17)
-	JAE(LabelRef(name + "_chosen"))
-	MOVL(R10L, R11L)
-	Label(name + "_chosen")
-	MOVL(R11L, EBX)
+	rounded(R10, Z6, Z7)
+	errOf(RBX, Z4, Z5, Z8, Z9, X12)
+	errOf(R10, Z6, Z7, Z10, Z11, X13)
+	VCMPSD(U8(1), X12, X13, K2) // err(k+1) < err(k)
+	KMOVW(K2, R10L)
+	ANDL(U8(1), R10L)
+	ADDL(R10L, EBX)
+	NEGL(R10L)
+	KMOVW(R10L, K2)
+	VMOVAPS(Z6, K2, Z4)
+	VMOVAPS(Z7, K2, Z5)
 
-	// Encode with the chosen code: quantizeMXFP8Go's rounding of x·mul.
+	// Encode the chosen magnitudes: the bits of a normal value shifted to
+	// E4M3's exponent and mantissa and rebiased, a subnormal one's steps of
+	// 2^−9 as the bits of u + 2^14 less those of 2^14; x's sign.
 	Label(name + "_encode")
-	VBROADCASTSS(Mem{Base: R8, Index: RBX, Scale: 4}, Z6)
 	for h := range 2 {
-		VMULPS(Z6, gen.Z(h), Z8)
-		VPANDD(cAbs, Z8, Z9)
-		VPSRLD(U8(20), Z9, Z10)
-		VPANDD(cOne, Z10, Z10)
-		VPADDD(Z9, Z10, Z10)
-		VPADDD(cRound, Z10, Z10)
-		VPSRLD(U8(20), Z10, Z10)
-		VPSUBD(Z21, Z10, Z10) // the normal code
-		VADDPS(cK14, Z9, Z11)
-		VPSUBD(cK14, Z11, Z11) // the subnormal code
-		VPCMPUD(U8(1), cMinNorm, Z9, K1)
-		VMOVDQA32(Z11, K1, Z10)
-		VPMINSD(Z22, Z10, Z10)
-		VPSRLD(U8(24), Z8, Z11)
-		VPTERNLOGD(U8(0xf8), Z23, Z11, Z10) // code | sign>>24 & 0x80
-		VPMOVDB(Z10, Mem{Base: RDI, Disp: 16 * h})
+		u := gen.Z(4 + h)
+		VPSRLD(U8(20), u, Z15)
+		VPSUBD(Z21, Z15, Z15)
+		VPCMPUD(U8(1), cMinNorm, u, K1) // u < 2^−6
+		VADDPS(Z22, u, K1, Z15)
+		VPSUBD(Z22, Z15, K1, Z15)
+		VPSRLD(U8(24), gen.Z(h), Z16)
+		VPTERNLOGD(U8(0xf8), Z23, Z16, Z15) // code | sign>>24 & 0x80
+		VPMOVDB(Z15, Mem{Base: RDI, Disp: 16 * h})
 	}
 	MOVB(BL, Mem{Base: RSI})
 	JMP(LabelRef(name + "_next"))
@@ -221,8 +222,10 @@ func searchMXFP8AVX512() {
 }
 
 // sqErrE4M3DivAVX512 accumulates five candidates' error terms over x, 16
-// elements a step: the candidates' divisors in Z16–Z20, their lane sums in
-// Z6–Z15 (lanes 0–7 and 8–15 of candidate c in Z(6+2c), Z(7+2c)).
+// elements a step: |x| in Z0, the candidates' divisors in Z16–Z20, their
+// lane sums in Z6–Z15 (lanes 0–7 and 8–15 of candidate c in Z(6+2c),
+// Z(7+2c)). The quotients are rounded in magnitude (|x|/d is the magnitude
+// of x/d, and the error of x − x̂ that of |x| − |x̂|).
 func sqErrE4M3DivAVX512() {
 	name := "sqErrE4M3DivAVX512"
 	TEXT(name, NOSPLIT, "func(acc *[80]float64, x []float32, div *[5]float32)")
@@ -231,14 +234,12 @@ func sqErrE4M3DivAVX512() {
 		"",
 		"\tfor c, d := range div {",
 		"\t\tfor i, v := range x[:len(x)&^15] {",
-		"\t\t\te := float64(v) - float64(float32(RoundE4M3FN(v/d)*d))",
+		"\t\t\te := float64(v - float32(RoundE4M3FN(v/d)*d))",
 		"\t\t\tacc[16*c+i%16] += float64(e * e)",
 		"\t\t}",
 		"\t}",
 		"",
-		"with every divisor positive and finite and len(x) < 2^35; the rounding is",
-		"searchMXFP8AVX512's.",
-		"The products are not fused, as in the loop.")
+		"with every divisor positive and finite; the rounding is searchMXFP8AVX512's.")
 	Load(Param("acc"), RDI)
 	Load(Param("x").Base(), RSI)
 	Load(Param("x").Len(), RCX)
@@ -252,20 +253,14 @@ func sqErrE4M3DivAVX512() {
 		VMOVUPD(Mem{Base: RDI, Disp: 128*c + 64}, gen.Z(7+2*c))
 	}
 	Label(name + "_loop")
-	VMOVUPS(Mem{Base: RSI}, Z0)
-	VCVTPS2PD(Y0, Z1)
-	VEXTRACTF64X4(U8(1), Z0, Y2)
-	VCVTPS2PD(Y2, Z2)
+	VPANDD(Mem{Base: RSI}, cAbs, Z0)
 	for c := range 5 {
 		d := gen.Z(16 + c)
-		VDIVPS(d, Z0, Z3)
-		roundE4M3(Z3, Z4, Z5, Z21)
-		VMULPS(d, Z3, Z3)
-		terms(Y3, Z1, Z22)
-		VADDPD(Z22, gen.Z(6+2*c), gen.Z(6+2*c))
-		VEXTRACTF64X4(U8(1), Z3, Y3)
-		terms(Y3, Z2, Z23)
-		VADDPD(Z23, gen.Z(7+2*c), gen.Z(7+2*c))
+		VDIVPS(d, Z0, Z1)
+		roundMag(Z1, Z2, Z3)
+		VMULPS(d, Z2, Z2)
+		VSUBPS(Z2, Z0, Z2)
+		accTerms(Z2, gen.Z(6+2*c), gen.Z(7+2*c), Z3)
 	}
 	ADDQ(Imm(64), RSI)
 	DECQ(RCX)
