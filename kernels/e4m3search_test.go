@@ -329,3 +329,36 @@ func TestSearchE4M3(t *testing.T) {
 		}
 	})
 }
+
+// benchE4M3Input is 4 Mi Gaussian values, the tcast benchmarks' size.
+func benchE4M3Input() []float32 {
+	r := rand.New(rand.NewPCG(1, 2))
+	x := make([]float32, 4<<20)
+	for i := range x {
+		x[i] = float32(r.NormFloat64())
+	}
+	return x
+}
+
+// The fused searches next to the plain quantizers they extend.
+func BenchmarkE4M3Search(b *testing.B) {
+	x := benchE4M3Input()
+	codes, scales := make([]byte, len(x)), make([]byte, 4*len(x)/MXBlock)
+	tl := FP8Tiles{Cols: 4096, TileRows: 128, TileCols: 128}
+	for _, bc := range []struct {
+		name string
+		fn   func()
+	}{
+		{"QuantizeMXFP8", func() { QuantizeMXFP8(codes, scales, x) }},
+		{"SearchMXFP8", func() { SearchMXFP8(codes, scales, x) }},
+		{"QuantizeE4M3Block128", func() { QuantizeE4M3(codes, scales, x, tl) }},
+		{"SearchE4M3Block128", func() { SearchE4M3(codes, scales, x, tl) }},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.SetBytes(int64(4 * len(x)))
+			for b.Loop() {
+				bc.fn()
+			}
+		})
+	}
+}
