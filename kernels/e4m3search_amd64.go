@@ -52,15 +52,19 @@ func searchE4M3Tiles(codes, scales []byte, src []float32, t FP8Tiles) {
 				clear(acc[:])
 				lo := c0 + j*tc
 				hi := min(lo+tc, c1)
-				for r := r0; r < r1; r++ {
-					seg := src[r*cols+lo : r*cols+hi]
-					k := (r - r0) * (hi - lo)
-					m := 0
-					if k%sqErrLanes == 0 {
-						m = len(seg) &^ 15
-						sqErrE4M3DivAVX512(&acc, seg[:m], &cand)
-					}
-					if m < len(seg) {
+				if w := hi - lo; w%sqErrLanes == 0 {
+					// Every row's elements start at lane 0: the whole
+					// tile in one call.
+					sqErrE4M3DivAVX512(&acc, src[r0*cols+lo:(r1-1)*cols+hi], &cand, w, r1-r0, cols)
+				} else {
+					for r := r0; r < r1; r++ {
+						seg := src[r*cols+lo : r*cols+hi]
+						k := (r - r0) * (hi - lo)
+						m := 0
+						if k%sqErrLanes == 0 {
+							m = len(seg) &^ 15
+							sqErrE4M3DivAVX512(&acc, seg[:m], &cand, m, 1, 0)
+						}
 						for c := range n {
 							sqErrE4M3Acc((*[sqErrLanes]float64)(acc[c*sqErrLanes:]), seg[m:], k+m, cand[c])
 						}

@@ -42,6 +42,18 @@ TEXT ·searchMXFP8AVX512(SB), NOSPLIT, $0-88
 	MOVL         $0x00000080, AX
 	VMOVD        AX, X31
 	VPBROADCASTD X31, Z23
+	MOVL         $0x000000fe, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z17
+	MOVL         $0x00000008, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z18
+	MOVL         $0x00800000, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z19
+	MOVL         $0x00400000, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z24
 
 searchMXFP8AVX512_block:
 	VMOVUPS       (DX), Z0
@@ -49,14 +61,14 @@ searchMXFP8AVX512_block:
 	VPANDD        Z25, Z0, Z2
 	VPANDD        Z25, Z1, Z3
 	VPMAXUD       Z3, Z2, Z8
-	VEXTRACTI64X4 $0x01, Z8, Y9
-	VPMAXUD       Y9, Y8, Y8
-	VEXTRACTI128  $0x01, Y8, X9
-	VPMAXUD       X9, X8, X8
-	VPSHUFD       $0x4e, X8, X9
-	VPMAXUD       X9, X8, X8
-	VPSHUFD       $0xb1, X8, X9
-	VPMAXUD       X9, X8, X8
+	VSHUFI64X2    $0x4e, Z8, Z8, Z9
+	VPMAXUD       Z9, Z8, Z8
+	VSHUFI64X2    $0xb1, Z8, Z8, Z9
+	VPMAXUD       Z9, Z8, Z8
+	VPSHUFD       $0x4e, Z8, Z9
+	VPMAXUD       Z9, Z8, Z8
+	VPSHUFD       $0xb1, Z8, Z9
+	VPMAXUD       Z9, Z8, Z8
 	VMOVD         X8, AX
 	CMPL          AX, $0x7f800000
 	JAE           searchMXFP8AVX512_nan
@@ -66,88 +78,87 @@ searchMXFP8AVX512_block:
 	XORL          R10, R10
 	CMPL          BX, $0x00
 	CMOVLLT       R10, BX
-	VBROADCASTSS  (R8)(BX*4), Z14
-	VMULPS        Z14, Z2, Z15
+	VPSRLD        $0x17, Z8, Z9
+	VPMAXUD       Z18, Z9, Z9
+	VPSUBD        Z18, Z9, Z9
+	VPSUBD        Z9, Z17, Z6
+	VPSLLD        $0x17, Z6, Z6
+	VPSUBD        Z19, Z6, Z7
+	VPSLLD        $0x17, Z9, Z9
+	VPMAXUD       Z24, Z9, Z12
+	VPADDD        Z19, Z9, Z13
+	VMULPS        Z6, Z2, Z15
 	VPMAXUD       Z28, Z15, Z16
 	VPANDD        Z26, Z16, Z16
 	VPADDD        Z27, Z16, Z16
 	VADDPS        Z16, Z15, Z4
 	VSUBPS        Z16, Z4, Z4
 	VMINPS        Z29, Z4, Z4
-	VMULPS        Z14, Z3, Z15
+	VMULPS        Z6, Z3, Z15
 	VPMAXUD       Z28, Z15, Z16
 	VPANDD        Z26, Z16, Z16
 	VPADDD        Z27, Z16, Z16
 	VADDPS        Z16, Z15, Z5
 	VSUBPS        Z16, Z5, Z5
 	VMINPS        Z29, Z5, Z5
-	TESTL         AX, AX
-	JZ            searchMXFP8AVX512_encode
-	LEAL          1(BX), R10
-	VBROADCASTSS  (R8)(R10*4), Z14
-	VMULPS        Z14, Z2, Z15
+	VMULPS        Z7, Z2, Z15
 	VPMAXUD       Z28, Z15, Z16
 	VPANDD        Z26, Z16, Z16
 	VPADDD        Z27, Z16, Z16
 	VADDPS        Z16, Z15, Z6
 	VSUBPS        Z16, Z6, Z6
 	VMINPS        Z29, Z6, Z6
-	VMULPS        Z14, Z3, Z15
+	VMULPS        Z7, Z3, Z15
 	VPMAXUD       Z28, Z15, Z16
 	VPANDD        Z26, Z16, Z16
 	VPADDD        Z27, Z16, Z16
 	VADDPS        Z16, Z15, Z7
 	VSUBPS        Z16, Z7, Z7
 	VMINPS        Z29, Z7, Z7
-	VBROADCASTSS  (R9)(BX*4), Z14
 	VPXORQ        Z8, Z8, Z8
 	VPXORQ        Z9, Z9, Z9
-	VMULPS        Z14, Z4, Z15
+	VMULPS        Z12, Z4, Z15
 	VSUBPS        Z15, Z2, Z15
 	VCVTPS2PD     Y15, Z16
 	VFMADD231PD   Z16, Z16, Z8
 	VEXTRACTF64X4 $0x01, Z15, Y15
 	VCVTPS2PD     Y15, Z16
 	VFMADD231PD   Z16, Z16, Z9
-	VMULPS        Z14, Z5, Z15
+	VMULPS        Z12, Z5, Z15
 	VSUBPS        Z15, Z3, Z15
 	VCVTPS2PD     Y15, Z16
 	VFMADD231PD   Z16, Z16, Z8
 	VEXTRACTF64X4 $0x01, Z15, Y15
 	VCVTPS2PD     Y15, Z16
 	VFMADD231PD   Z16, Z16, Z9
-	VADDPD        Z9, Z8, Z8
-	VEXTRACTF64X4 $0x01, Z8, Y9
-	VADDPD        Y9, Y8, Y8
-	VEXTRACTF128  $0x01, Y8, X9
-	VADDPD        X9, X8, X8
-	VPERMILPD     $0x01, X8, X9
-	VADDSD        X9, X8, X12
-	VBROADCASTSS  (R9)(R10*4), Z14
 	VPXORQ        Z10, Z10, Z10
 	VPXORQ        Z11, Z11, Z11
-	VMULPS        Z14, Z6, Z15
+	VMULPS        Z13, Z6, Z15
 	VSUBPS        Z15, Z2, Z15
 	VCVTPS2PD     Y15, Z16
 	VFMADD231PD   Z16, Z16, Z10
 	VEXTRACTF64X4 $0x01, Z15, Y15
 	VCVTPS2PD     Y15, Z16
 	VFMADD231PD   Z16, Z16, Z11
-	VMULPS        Z14, Z7, Z15
+	VMULPS        Z13, Z7, Z15
 	VSUBPS        Z15, Z3, Z15
 	VCVTPS2PD     Y15, Z16
 	VFMADD231PD   Z16, Z16, Z10
 	VEXTRACTF64X4 $0x01, Z15, Y15
 	VCVTPS2PD     Y15, Z16
 	VFMADD231PD   Z16, Z16, Z11
+	VADDPD        Z9, Z8, Z8
 	VADDPD        Z11, Z10, Z10
-	VEXTRACTF64X4 $0x01, Z10, Y11
-	VADDPD        Y11, Y10, Y10
-	VEXTRACTF128  $0x01, Y10, X11
-	VADDPD        X11, X10, X10
-	VPERMILPD     $0x01, X10, X11
-	VADDSD        X11, X10, X13
-	VCMPSD        $0x01, X12, X13, K2
+	VSHUFF64X2    $0x44, Z10, Z8, Z9
+	VSHUFF64X2    $0xee, Z10, Z8, Z11
+	VADDPD        Z11, Z9, Z9
+	VSHUFF64X2    $0x88, Z9, Z9, Z8
+	VSHUFF64X2    $0xdd, Z9, Z9, Z11
+	VADDPD        Z11, Z8, Z8
+	VPERMILPD     $0x55, Z8, Z9
+	VADDPD        Z9, Z8, Z8
+	VEXTRACTF32X4 $0x01, Z8, X9
+	VCMPSD        $0x01, X8, X9, K2
 	KMOVW         K2, R10
 	ANDL          $0x01, R10
 	ADDL          R10, BX
@@ -155,26 +166,24 @@ searchMXFP8AVX512_block:
 	KMOVW         R10, K2
 	VMOVAPS       Z6, K2, Z4
 	VMOVAPS       Z7, K2, Z5
-
-searchMXFP8AVX512_encode:
-	VPSRLD     $0x14, Z4, Z15
-	VPSUBD     Z21, Z15, Z15
-	VPCMPUD    $0x01, Z28, Z4, K1
-	VADDPS     Z22, Z4, K1, Z15
-	VPSUBD     Z22, Z15, K1, Z15
-	VPSRLD     $0x18, Z0, Z16
-	VPTERNLOGD $0xf8, Z23, Z16, Z15
-	VPMOVDB    Z15, (DI)
-	VPSRLD     $0x14, Z5, Z15
-	VPSUBD     Z21, Z15, Z15
-	VPCMPUD    $0x01, Z28, Z5, K1
-	VADDPS     Z22, Z5, K1, Z15
-	VPSUBD     Z22, Z15, K1, Z15
-	VPSRLD     $0x18, Z1, Z16
-	VPTERNLOGD $0xf8, Z23, Z16, Z15
-	VPMOVDB    Z15, 16(DI)
-	MOVB       BL, (SI)
-	JMP        searchMXFP8AVX512_next
+	VPSRLD        $0x14, Z4, Z15
+	VPSUBD        Z21, Z15, Z15
+	VPCMPUD       $0x01, Z28, Z4, K1
+	VADDPS        Z22, Z4, K1, Z15
+	VPSUBD        Z22, Z15, K1, Z15
+	VPSRLD        $0x18, Z0, Z16
+	VPTERNLOGD    $0xf8, Z23, Z16, Z15
+	VPMOVDB       Z15, (DI)
+	VPSRLD        $0x14, Z5, Z15
+	VPSUBD        Z21, Z15, Z15
+	VPCMPUD       $0x01, Z28, Z5, K1
+	VADDPS        Z22, Z5, K1, Z15
+	VPSUBD        Z22, Z15, K1, Z15
+	VPSRLD        $0x18, Z1, Z16
+	VPTERNLOGD    $0xf8, Z23, Z16, Z15
+	VPMOVDB       Z15, 16(DI)
+	MOVB          BL, (SI)
+	JMP           searchMXFP8AVX512_next
 
 searchMXFP8AVX512_nan:
 	VMOVDQU32 Y20, (DI)
@@ -191,15 +200,20 @@ searchMXFP8AVX512_done:
 	VZEROUPPER
 	RET
 
-// func sqErrE4M3DivAVX512(acc *[80]float64, x []float32, div *[5]float32)
+// func sqErrE4M3DivAVX512(acc *[80]float64, x []float32, div *[5]float32, width int, rows int, stride int)
 // Requires: AVX, AVX512F
-TEXT ·sqErrE4M3DivAVX512(SB), NOSPLIT, $0-40
+TEXT ·sqErrE4M3DivAVX512(SB), NOSPLIT, $0-64
 	MOVQ         acc+0(FP), DI
 	MOVQ         x_base+8(FP), SI
-	MOVQ         x_len+16(FP), CX
 	MOVQ         div+32(FP), DX
-	SHRQ         $0x04, CX
+	MOVQ         width+40(FP), R8
+	MOVQ         rows+48(FP), R9
+	MOVQ         stride+56(FP), R10
+	SHRQ         $0x04, R8
 	JZ           sqErrE4M3DivAVX512_done
+	TESTQ        R9, R9
+	JZ           sqErrE4M3DivAVX512_done
+	SHLQ         $0x02, R10
 	MOVL         $0x7fffffff, AX
 	VMOVD        AX, X31
 	VPBROADCASTD X31, Z25
@@ -231,8 +245,12 @@ TEXT ·sqErrE4M3DivAVX512(SB), NOSPLIT, $0-40
 	VMOVUPD      512(DI), Z14
 	VMOVUPD      576(DI), Z15
 
+sqErrE4M3DivAVX512_row:
+	MOVQ SI, BX
+	MOVQ R8, CX
+
 sqErrE4M3DivAVX512_loop:
-	VPANDD        (SI), Z25, Z0
+	VPANDD        (BX), Z25, Z0
 	VDIVPS        Z16, Z0, Z1
 	VPMAXUD       Z28, Z1, Z3
 	VPANDD        Z26, Z3, Z3
@@ -303,9 +321,12 @@ sqErrE4M3DivAVX512_loop:
 	VEXTRACTF64X4 $0x01, Z2, Y2
 	VCVTPS2PD     Y2, Z3
 	VFMADD231PD   Z3, Z3, Z15
-	ADDQ          $0x40, SI
+	ADDQ          $0x40, BX
 	DECQ          CX
 	JNZ           sqErrE4M3DivAVX512_loop
+	ADDQ          R10, SI
+	DECQ          R9
+	JNZ           sqErrE4M3DivAVX512_row
 	VMOVUPD       Z6, (DI)
 	VMOVUPD       Z7, 64(DI)
 	VMOVUPD       Z8, 128(DI)

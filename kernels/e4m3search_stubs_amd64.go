@@ -23,13 +23,16 @@ func searchMXFP8AVX512(codes []byte, scales []uint8, src []float32, recip *[256]
 // sqErrE4M3DivAVX512 is the AVX-512 kernel of the loop
 //
 //	for c, d := range div {
-//		for i, v := range x[:len(x)&^15] {
-//			e := float64(v - float32(RoundE4M3FN(v/d)*d))
-//			acc[16*c+i%16] += float64(e * e)
+//		for r := range rows {
+//			for i, v := range x[r*stride : r*stride+width] {
+//				e := float64(v - float32(RoundE4M3FN(v/d)*d))
+//				acc[16*c+i%16] += float64(e * e)
+//			}
 //		}
 //	}
 //
-// with every divisor positive and finite; the rounding is searchMXFP8AVX512's.
+// for width a multiple of 16 and every divisor positive and finite; the
+// rounding is searchMXFP8AVX512's.
 //
 //go:noescape
-func sqErrE4M3DivAVX512(acc *[80]float64, x []float32, div *[5]float32)
+func sqErrE4M3DivAVX512(acc *[80]float64, x []float32, div *[5]float32, width int, rows int, stride int)

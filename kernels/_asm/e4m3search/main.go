@@ -81,8 +81,7 @@ func reduceLanes(lo, hi VecPhysical, out VecPhysical) {
 
 // searchMXFP8AVX512 searches and encodes one block of 32 per step: x in
 // Z0–Z1, |x| in Z2–Z3, the rounded magnitudes of the rule's candidate in
-// Z4–Z5 and of rule+1's in Z6–Z7, their lane sums in Z8–Z11, the errors
-// in X12 and X13.
+// Z4–Z5 and of rule+1's in Z6–Z7, their lane sums in Z8–Z11.
 //
 // It does not try the code k − 1 that searchMXFP8Go tries, because that
 // candidate never has the smaller error: for k ≥ 1 the rule maps the amax
@@ -122,28 +121,31 @@ func searchMXFP8AVX512() {
 	gen.Broadcast32(rebias, Z21, RAX, X31)
 	gen.Broadcast32(k14, Z22, RAX, X31)
 	gen.Broadcast32(signByte, Z23, RAX, X31)
+	gen.Broadcast32(254, Z17, RAX, X31)
+	gen.Broadcast32(8, Z18, RAX, X31)
+	gen.Broadcast32(1<<23, Z19, RAX, X31)
+	gen.Broadcast32(0x400000, Z24, RAX, X31) // 2^−127, E8M0 code 0
 
 	// rounded sets u (two registers) to the rounded magnitudes of |x|
-	// times the multiplier of the code in the register code.
-	rounded := func(code GPPhysical, u0, u1 VecPhysical) {
-		VBROADCASTSS(Mem{Base: R8, Index: code, Scale: 4}, Z14)
-		VMULPS(Z14, Z2, Z15)
+	// times the multiplier mul (a vector).
+	rounded := func(mul, u0, u1 VecPhysical) {
+		VMULPS(mul, Z2, Z15)
 		roundMag(Z15, u0, Z16)
-		VMULPS(Z14, Z3, Z15)
+		VMULPS(mul, Z3, Z15)
 		roundMag(Z15, u1, Z16)
 	}
-	// errOf sets out to the error of the rounded magnitudes u under the
-	// code in the register code.
-	errOf := func(code GPPhysical, u0, u1, lo, hi, out VecPhysical) {
-		VBROADCASTSS(Mem{Base: R9, Index: code, Scale: 4}, Z14)
+	// errLanes sets lo and hi to the error lanes of the rounded magnitudes
+	// u decoded with the factor dm (a vector). The product is rounded
+	// before the subtraction, as in the loop: near the top of float32 it
+	// overflows to +Inf (an infinite error, a candidate never chosen).
+	errLanes := func(dm, u0, u1, lo, hi VecPhysical) {
 		VPXORQ(lo, lo, lo)
 		VPXORQ(hi, hi, hi)
 		for h, u := range []VecPhysical{u0, u1} {
-			VMULPS(Z14, u, Z15)
+			VMULPS(dm, u, Z15)
 			VSUBPS(Z15, gen.Z(2+h), Z15)
 			accTerms(Z15, lo, hi, Z16)
 		}
-		reduceLanes(lo, hi, out)
 	}
 
 	Label(name + "_block")
@@ -151,35 +153,58 @@ func searchMXFP8AVX512() {
 	VMOVUPS(Mem{Base: RDX, Disp: 64}, Z1)
 	VPANDD(cAbs, Z0, Z2)
 	VPANDD(cAbs, Z1, Z3)
+	// Z8: the block's amax bits in every lane.
 	VPMAXUD(Z3, Z2, Z8)
-	VEXTRACTI64X4(U8(1), Z8, Y9)
-	VPMAXUD(Y9, Y8, Y8)
-	VEXTRACTI128(U8(1), Y8, X9)
-	VPMAXUD(X9, X8, X8)
-	VPSHUFD(U8(0x4e), X8, X9)
-	VPMAXUD(X9, X8, X8)
-	VPSHUFD(U8(0xb1), X8, X9)
-	VPMAXUD(X9, X8, X8)
-	VMOVD(X8, EAX) // amax bits
+	VSHUFI64X2(U8(0x4e), Z8, Z8, Z9)
+	VPMAXUD(Z9, Z8, Z8)
+	VSHUFI64X2(U8(0xb1), Z8, Z8, Z9)
+	VPMAXUD(Z9, Z8, Z8)
+	VPSHUFD(U8(0x4e), Z8, Z9)
+	VPMAXUD(Z9, Z8, Z8)
+	VPSHUFD(U8(0xb1), Z8, Z9)
+	VPMAXUD(Z9, Z8, Z8)
+	VMOVD(X8, EAX)
 	CMPL(EAX, U32(0x7f800000))
 	JAE(LabelRef(name + "_nan"))
-	// BX: the rule's code max(exponent − 8, 0).
+	// BX: the rule's code k = max(exponent − 8, 0), for the scale byte;
+	// the same in the vector: the multipliers 2^(127−k) (Z6) and
+	// 2^(126−k) (Z7), the decode factors 2^(k−127) (Z12, 2^−127 for
+	// k = 0) and 2^(k−126) (Z13). An all-zero block's candidates both
+	// have the error 0, so it keeps k = 0.
 	MOVL(EAX, EBX)
 	SHRL(U8(23), EBX)
 	SUBL(U8(8), EBX)
 	XORL(R10L, R10L)
 	CMPL(EBX, Imm(0))
 	CMOVLLT(R10L, EBX)
-	rounded(RBX, Z4, Z5)
-	TESTL(EAX, EAX)
-	JZ(LabelRef(name + "_encode"))
-
-	// The search: k+1 replaces k when its error is strictly smaller.
-	LEAL(Mem{Base: RBX, Disp: 1}, R10L)
-	rounded(R10, Z6, Z7)
-	errOf(RBX, Z4, Z5, Z8, Z9, X12)
-	errOf(R10, Z6, Z7, Z10, Z11, X13)
-	VCMPSD(U8(1), X12, X13, K2) // err(k+1) < err(k)
+	VPSRLD(U8(23), Z8, Z9)
+	VPMAXUD(Z18, Z9, Z9)
+	VPSUBD(Z18, Z9, Z9) // k
+	VPSUBD(Z9, Z17, Z6)
+	VPSLLD(U8(23), Z6, Z6) // 2^(127−k)
+	VPSUBD(Z19, Z6, Z7)    // 2^(126−k)
+	VPSLLD(U8(23), Z9, Z9)
+	VPMAXUD(Z24, Z9, Z12) // 2^(k−127)
+	VPADDD(Z19, Z9, Z13)  // 2^(k−126)
+	rounded(Z6, Z4, Z5)
+	rounded(Z7, Z6, Z7)
+	errLanes(Z12, Z4, Z5, Z8, Z9)
+	errLanes(Z13, Z6, Z7, Z10, Z11)
+	// Both reductions at once: b = lo + hi of each; then c, d and the
+	// last sum of sumLanes16's tree on [b_k | b_k+1] by 128-bit shuffles:
+	// k's error in lane 0 of Z8, k+1's in lane 2.
+	VADDPD(Z9, Z8, Z8)
+	VADDPD(Z11, Z10, Z10)
+	VSHUFF64X2(U8(0x44), Z10, Z8, Z9)  // b_0..3 of k, of k+1
+	VSHUFF64X2(U8(0xee), Z10, Z8, Z11) // b_4..7
+	VADDPD(Z11, Z9, Z9)                // c_0..3 of k, of k+1
+	VSHUFF64X2(U8(0x88), Z9, Z9, Z8)   // c_0,1 of k, of k+1 (twice)
+	VSHUFF64X2(U8(0xdd), Z9, Z9, Z11)  // c_2,3
+	VADDPD(Z11, Z8, Z8)                // d_0,1 of k, of k+1
+	VPERMILPD(U8(0x55), Z8, Z9)
+	VADDPD(Z9, Z8, Z8) // d_0 + d_1 (commuted in odd lanes)
+	VEXTRACTF32X4(U8(1), Z8, X9)
+	VCMPSD(U8(1), X8, X9, K2) // err(k+1) < err(k)
 	KMOVW(K2, R10L)
 	ANDL(U8(1), R10L)
 	ADDL(R10L, EBX)
@@ -221,39 +246,51 @@ func searchMXFP8AVX512() {
 	RET()
 }
 
-// sqErrE4M3DivAVX512 accumulates five candidates' error terms over x, 16
-// elements a step: |x| in Z0, the candidates' divisors in Z16–Z20, their
-// lane sums in Z6–Z15 (lanes 0–7 and 8–15 of candidate c in Z(6+2c),
-// Z(7+2c)). The quotients are rounded in magnitude (|x|/d is the magnitude
-// of x/d, and the error of x − x̂ that of |x| − |x̂|).
+// sqErrE4M3DivAVX512 accumulates five candidates' error terms over a tile
+// of rows runs of width elements (width a multiple of 16), 16 elements a
+// step: |x| in Z0, the candidates' divisors in Z16–Z20, their lane sums in
+// Z6–Z15 (lanes 0–7 and 8–15 of candidate c in Z(6+2c), Z(7+2c)). The
+// quotients are rounded in magnitude (|x|/d is the magnitude of x/d, and
+// the error of x − x̂ that of |x| − |x̂|).
 func sqErrE4M3DivAVX512() {
 	name := "sqErrE4M3DivAVX512"
-	TEXT(name, NOSPLIT, "func(acc *[80]float64, x []float32, div *[5]float32)")
+	TEXT(name, NOSPLIT, "func(acc *[80]float64, x []float32, div *[5]float32, width, rows, stride int)")
 	Pragma("noescape")
 	Doc(name+" is the AVX-512 kernel of the loop",
 		"",
-		"\tfor c, d := range div {",
-		"\t\tfor i, v := range x[:len(x)&^15] {",
-		"\t\t\te := float64(v - float32(RoundE4M3FN(v/d)*d))",
-		"\t\t\tacc[16*c+i%16] += float64(e * e)",
-		"\t\t}",
-		"\t}",
+		"	for c, d := range div {",
+		"		for r := range rows {",
+		"			for i, v := range x[r*stride : r*stride+width] {",
+		"				e := float64(v - float32(RoundE4M3FN(v/d)*d))",
+		"				acc[16*c+i%16] += float64(e * e)",
+		"			}",
+		"		}",
+		"	}",
 		"",
-		"with every divisor positive and finite; the rounding is searchMXFP8AVX512's.")
+		"for width a multiple of 16 and every divisor positive and finite; the",
+		"rounding is searchMXFP8AVX512's.")
 	Load(Param("acc"), RDI)
 	Load(Param("x").Base(), RSI)
-	Load(Param("x").Len(), RCX)
 	Load(Param("div"), RDX)
-	SHRQ(Imm(4), RCX)
+	Load(Param("width"), R8)
+	Load(Param("rows"), R9)
+	Load(Param("stride"), R10)
+	SHRQ(Imm(4), R8)
 	JZ(LabelRef(name + "_done"))
+	TESTQ(R9, R9)
+	JZ(LabelRef(name + "_done"))
+	SHLQ(Imm(2), R10) // the row stride in bytes
 	constants()
 	for c := range 5 {
 		VBROADCASTSS(Mem{Base: RDX, Disp: 4 * c}, gen.Z(16+c))
 		VMOVUPD(Mem{Base: RDI, Disp: 128 * c}, gen.Z(6+2*c))
 		VMOVUPD(Mem{Base: RDI, Disp: 128*c + 64}, gen.Z(7+2*c))
 	}
+	Label(name + "_row")
+	MOVQ(RSI, RBX)
+	MOVQ(R8, RCX)
 	Label(name + "_loop")
-	VPANDD(Mem{Base: RSI}, cAbs, Z0)
+	VPANDD(Mem{Base: RBX}, cAbs, Z0)
 	for c := range 5 {
 		d := gen.Z(16 + c)
 		VDIVPS(d, Z0, Z1)
@@ -262,9 +299,12 @@ func sqErrE4M3DivAVX512() {
 		VSUBPS(Z2, Z0, Z2)
 		accTerms(Z2, gen.Z(6+2*c), gen.Z(7+2*c), Z3)
 	}
-	ADDQ(Imm(64), RSI)
+	ADDQ(Imm(64), RBX)
 	DECQ(RCX)
 	JNZ(LabelRef(name + "_loop"))
+	ADDQ(R10, RSI)
+	DECQ(R9)
+	JNZ(LabelRef(name + "_row"))
 	for c := range 5 {
 		VMOVUPD(gen.Z(6+2*c), Mem{Base: RDI, Disp: 128 * c})
 		VMOVUPD(gen.Z(7+2*c), Mem{Base: RDI, Disp: 128*c + 64})
