@@ -14,8 +14,10 @@ import (
 // with float32 scales: per tensor, per channel or group along the last axis,
 // or per 2-D tile of the last two axes. Both apply under the default options
 // (round to nearest even, no keep mask, symmetric integers, float scales
-// that are not forced to powers of two). The results are the same bits
-// either way; the tests compare the two paths.
+// that are not forced to powers of two). A scale-searching E4M3 cast without
+// importance runs through kernels.SearchE4M3, the search fused with the
+// quantizer. The results are the same bits either way; the tests compare
+// the two paths.
 
 var (
 	fmtInt8    = dtype.MustParse("int8")
