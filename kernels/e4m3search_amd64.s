@@ -5,7 +5,7 @@
 #include "textflag.h"
 
 // func searchMXFP8AVX512(codes []byte, scales []uint8, src []float32, recip *[256]float32, e8m0 *[256]float32)
-// Requires: AVX, AVX2, AVX512F, AVX512VL, CMOV
+// Requires: AVX, AVX512F, CMOV
 TEXT ·searchMXFP8AVX512(SB), NOSPLIT, $0-88
 	MOVQ         codes_base+0(FP), DI
 	MOVQ         scales_base+24(FP), SI
@@ -30,9 +30,15 @@ TEXT ·searchMXFP8AVX512(SB), NOSPLIT, $0-88
 	MOVL         $0x43e00000, AX
 	VMOVD        AX, X31
 	VPBROADCASTD X31, Z29
-	MOVL         $0x7f7f7f7f, AX
+	MOVL         $0x43e80000, AX
 	VMOVD        AX, X31
-	VPBROADCASTD X31, Y20
+	VPBROADCASTD X31, Z20
+	MOVL         $0x3a800000, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z30
+	MOVL         $0x3d000000, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z31
 	MOVL         $0x000003c0, AX
 	VMOVD        AX, X31
 	VPBROADCASTD X31, Z21
@@ -88,6 +94,10 @@ searchMXFP8AVX512_block:
 	VPMAXUD       Z24, Z9, Z12
 	VPADDD        Z19, Z9, Z13
 	VMULPS        Z6, Z2, Z15
+	VPCMPUD       $0x05, Z30, Z15, K3
+	VPCMPUD       $0x01, Z31, Z15, K3, K3
+	VPCMPUD       $0x05, Z20, Z15, K5
+	KORW          K5, K3, K3
 	VPMAXUD       Z28, Z15, Z16
 	VPANDD        Z26, Z16, Z16
 	VPADDD        Z27, Z16, Z16
@@ -95,12 +105,18 @@ searchMXFP8AVX512_block:
 	VSUBPS        Z16, Z4, Z4
 	VMINPS        Z29, Z4, Z4
 	VMULPS        Z6, Z3, Z15
+	VPCMPUD       $0x05, Z30, Z15, K4
+	VPCMPUD       $0x01, Z31, Z15, K4, K4
+	VPCMPUD       $0x05, Z20, Z15, K5
+	KORW          K5, K4, K4
 	VPMAXUD       Z28, Z15, Z16
 	VPANDD        Z26, Z16, Z16
 	VPADDD        Z27, Z16, Z16
 	VADDPS        Z16, Z15, Z5
 	VSUBPS        Z16, Z5, Z5
 	VMINPS        Z29, Z5, Z5
+	KORTESTW      K4, K3
+	JZ            searchMXFP8AVX512_encode
 	VMULPS        Z7, Z2, Z15
 	VPMAXUD       Z28, Z15, Z16
 	VPANDD        Z26, Z16, Z16
@@ -166,28 +182,31 @@ searchMXFP8AVX512_block:
 	KMOVW         R10, K2
 	VMOVAPS       Z6, K2, Z4
 	VMOVAPS       Z7, K2, Z5
-	VPSRLD        $0x14, Z4, Z15
-	VPSUBD        Z21, Z15, Z15
-	VPCMPUD       $0x01, Z28, Z4, K1
-	VADDPS        Z22, Z4, K1, Z15
-	VPSUBD        Z22, Z15, K1, Z15
-	VPSRLD        $0x18, Z0, Z16
-	VPTERNLOGD    $0xf8, Z23, Z16, Z15
-	VPMOVDB       Z15, (DI)
-	VPSRLD        $0x14, Z5, Z15
-	VPSUBD        Z21, Z15, Z15
-	VPCMPUD       $0x01, Z28, Z5, K1
-	VADDPS        Z22, Z5, K1, Z15
-	VPSUBD        Z22, Z15, K1, Z15
-	VPSRLD        $0x18, Z1, Z16
-	VPTERNLOGD    $0xf8, Z23, Z16, Z15
-	VPMOVDB       Z15, 16(DI)
-	MOVB          BL, (SI)
-	JMP           searchMXFP8AVX512_next
+
+searchMXFP8AVX512_encode:
+	VPSRLD     $0x14, Z4, Z15
+	VPSUBD     Z21, Z15, Z15
+	VPCMPUD    $0x01, Z28, Z4, K1
+	VADDPS     Z22, Z4, K1, Z15
+	VPSUBD     Z22, Z15, K1, Z15
+	VPSRLD     $0x18, Z0, Z16
+	VPTERNLOGD $0xf8, Z23, Z16, Z15
+	VPMOVDB    Z15, (DI)
+	VPSRLD     $0x14, Z5, Z15
+	VPSUBD     Z21, Z15, Z15
+	VPCMPUD    $0x01, Z28, Z5, K1
+	VADDPS     Z22, Z5, K1, Z15
+	VPSUBD     Z22, Z15, K1, Z15
+	VPSRLD     $0x18, Z1, Z16
+	VPTERNLOGD $0xf8, Z23, Z16, Z15
+	VPMOVDB    Z15, 16(DI)
+	MOVB       BL, (SI)
+	JMP        searchMXFP8AVX512_next
 
 searchMXFP8AVX512_nan:
-	VMOVDQU32 Y20, (DI)
-	MOVB      $0xff, (SI)
+	VPMOVSDB Z25, (DI)
+	VPMOVSDB Z25, 16(DI)
+	MOVB     $0xff, (SI)
 
 searchMXFP8AVX512_next:
 	ADDQ $0x80, DX

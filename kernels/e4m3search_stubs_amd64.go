@@ -14,8 +14,9 @@ package kernels
 // error of x − x̂ is that of |x| − |x̂|), decoded by the float32 product with
 // the scale, and the squares of the float32 differences summed in sixteen float64
 // lanes (elements j and j+16 in lane j) reduced by sumLanes16's tree. It tries the
-// codes k and k+1 only: k−1 never has the smaller error (see the generator), and
-// chooses k+1 when its error is strictly smaller, without a branch.
+// codes k and k+1 only: k−1 never has the smaller error (see the generator); it
+// computes the errors only for blocks where k+1 can decode an element otherwise
+// than k (else they tie), and chooses k+1 when its error is strictly smaller.
 //
 //go:noescape
 func searchMXFP8AVX512(codes []byte, scales []uint8, src []float32, recip *[256]float32, e8m0 *[256]float32)

@@ -362,3 +362,67 @@ func BenchmarkE4M3Search(b *testing.B) {
 		})
 	}
 }
+
+// TestSearchMXFP8Boundaries: blocks whose elements sit at, and one float
+// either side of, the values where the codes k and k+1 start or stop
+// decoding an element alike (q = 2^−10, 2^−5, 432, 448, 464 at the rule's
+// multiplier) and where E4M3 rounds to the top values, with the amax at
+// the start, the middle and the end of its binade and at tiny and huge
+// scales, against the codec reference on every tier.
+func TestSearchMXFP8Boundaries(t *testing.T) {
+	r := rand.New(rand.NewPCG(14, 46))
+	qs := []float32{1.0 / 1024, 1.0 / 32, 432, 448, 464, 480, 496, 0.5 / 1024, 1.5 / 1024, 3.0 / 64}
+	var x []float32
+	for range 400 {
+		e := r.IntN(250) - 130
+		p := float32(math.Ldexp(1, e))
+		amaxQ := []float32{256, 300, 447, 463, 465, 511.9}[r.IntN(6)]
+		blk := make([]float32, MXBlock)
+		blk[r.IntN(MXBlock)] = amaxQ * p
+		for j := range blk {
+			if blk[j] != 0 {
+				continue
+			}
+			v := qs[r.IntN(len(qs))]
+			if v >= amaxQ {
+				v = amaxQ
+			}
+			v *= p
+			switch r.IntN(3) {
+			case 0:
+				v = math.Nextafter32(v, 0)
+			case 1:
+				v = math.Nextafter32(v, float32(math.Inf(1)))
+			}
+			if r.IntN(2) == 0 {
+				v = -v
+			}
+			if r.IntN(4) == 0 {
+				v = float32(r.NormFloat64()) * p
+			}
+			blk[j] = v
+		}
+		x = append(x, blk...)
+	}
+	nb := len(x) / MXBlock
+	wc, ws := make([]byte, len(x)), make([]byte, nb)
+	searchMXFP8Ref(wc, ws, x)
+	searched := 0
+	for b := range nb {
+		var amax float64
+		for _, v := range x[b*MXBlock : (b+1)*MXBlock] {
+			amax = max(amax, math.Abs(float64(v)))
+		}
+		if _, e := math.Frexp(amax); int(ws[b]) != max(e-1-8+127, 0) {
+			searched++
+		}
+	}
+	require.Greater(t, searched, nb/20, "blocks whose search left the rule")
+	require.Less(t, searched, nb, "blocks whose search left the rule")
+	forEachTier(t, func(t *testing.T) {
+		c, s := make([]byte, len(x)), make([]byte, nb)
+		SearchMXFP8(c, s, x)
+		requireBytes(t, ws, s, "scales")
+		requireBytes(t, wc, c, "codes")
+	})
+}

@@ -83,6 +83,16 @@ func reduceLanes(lo, hi VecPhysical, out VecPhysical) {
 // Z0–Z1, |x| in Z2–Z3, the rounded magnitudes of the rule's candidate in
 // Z4–Z5 and of rule+1's in Z6–Z7, their lane sums in Z8–Z11.
 //
+// Most blocks need no error sums at all: k+1 decodes an element exactly as
+// k does unless its value q = |x|·2^(127−k) at k lies in [2^−10, 2^−5)
+// (below 2^−5, q/2 is an E4M3 subnormal at k+1, on a coarser grid than q's
+// at k; at most 2^−10 both round to 0) or is at least 464 (q rounds to 448
+// but q/2 to more than 224). Elsewhere q and q/2 are normal, q/2 at most
+// 232, so E4M3(q/2) = E4M3(q)/2 and both decode to the same float32 (the
+// products with powers of two are exact). With no such element the two
+// candidates' terms, hence their sums, are equal, the rule's code wins the
+// tie, and the kernel encodes the block without computing them.
+//
 // It does not try the code k − 1 that searchMXFP8Go tries, because that
 // candidate never has the smaller error: for k ≥ 1 the rule maps the amax
 // to q = amax·2^(127−k) in [256, 512), and at k − 1 every element's value
@@ -106,8 +116,9 @@ func searchMXFP8AVX512() {
 		"error of x − x̂ is that of |x| − |x̂|), decoded by the float32 product with",
 		"the scale, and the squares of the float32 differences summed in sixteen float64",
 		"lanes (elements j and j+16 in lane j) reduced by sumLanes16's tree. It tries the",
-		"codes k and k+1 only: k−1 never has the smaller error (see the generator), and",
-		"chooses k+1 when its error is strictly smaller, without a branch.")
+		"codes k and k+1 only: k−1 never has the smaller error (see the generator); it",
+		"computes the errors only for blocks where k+1 can decode an element otherwise",
+		"than k (else they tie), and chooses k+1 when its error is strictly smaller.")
 	Load(Param("codes").Base(), RDI)
 	Load(Param("scales").Base(), RSI)
 	Load(Param("src").Base(), RDX)
@@ -117,7 +128,9 @@ func searchMXFP8AVX512() {
 	SHRQ(Imm(5), RCX)
 	JZ(LabelRef(name + "_done"))
 	constants()
-	gen.Broadcast32(0x7f7f7f7f, Y20, RAX, X31)
+	gen.Broadcast32(0x43e80000, Z20, RAX, X31) // 464
+	gen.Broadcast32(117<<23, Z30, RAX, X31)    // 2^−10
+	gen.Broadcast32(122<<23, Z31, RAX, X31)    // 2^−5
 	gen.Broadcast32(rebias, Z21, RAX, X31)
 	gen.Broadcast32(k14, Z22, RAX, X31)
 	gen.Broadcast32(signByte, Z23, RAX, X31)
@@ -186,7 +199,24 @@ func searchMXFP8AVX512() {
 	VPSLLD(U8(23), Z9, Z9)
 	VPMAXUD(Z24, Z9, Z12) // 2^(k−127)
 	VPADDD(Z19, Z9, Z13)  // 2^(k−126)
-	rounded(Z6, Z4, Z5)
+	// k's rounded magnitudes, and K3: the elements whose value at k+1
+	// may decode otherwise, q = |x|·2^(127−k) in [2^−10, 2^−5) or at
+	// least 464 (see the generator). With none, k+1's terms equal k's,
+	// the errors tie and k stays.
+	for h := range 2 {
+		k, t := K3, K5
+		if h == 1 {
+			k = K4
+		}
+		VMULPS(Z6, gen.Z(2+h), Z15)
+		VPCMPUD(U8(5), Z30, Z15, k)    // q ≥ 2^−10
+		VPCMPUD(U8(1), Z31, Z15, k, k) // and q < 2^−5
+		VPCMPUD(U8(5), Z20, Z15, t)    // q ≥ 464
+		KORW(t, k, k)
+		roundMag(Z15, gen.Z(4+h), Z16)
+	}
+	KORTESTW(K4, K3)
+	JZ(LabelRef(name + "_encode"))
 	rounded(Z7, Z6, Z7)
 	errLanes(Z12, Z4, Z5, Z8, Z9)
 	errLanes(Z13, Z6, Z7, Z10, Z11)
@@ -232,7 +262,8 @@ func searchMXFP8AVX512() {
 	JMP(LabelRef(name + "_next"))
 
 	Label(name + "_nan")
-	VMOVDQU32(Y20, Mem{Base: RDI})
+	VPMOVSDB(cAbs, Mem{Base: RDI}) // 0x7FFFFFFF saturates to 0x7F
+	VPMOVSDB(cAbs, Mem{Base: RDI, Disp: 16})
 	MOVB(U8(0xff), Mem{Base: RSI})
 
 	Label(name + "_next")
