@@ -16,6 +16,8 @@ package kernels
 //go:generate go run -C _asm ./nm -out ../nm_amd64.s -stubs ../nm_stubs_amd64.go -pkg kernels
 //go:generate go run -C _asm ./kdeq -out ../kdeq_amd64.s -stubs ../kdeq_stubs_amd64.go -pkg kernels
 //go:generate go run -C _asm ./sqerr -out ../sqerr_amd64.s -stubs ../sqerr_stubs_amd64.go -pkg kernels
+//go:generate go run -C _asm ./fwht -out ../fwht_amd64.s -stubs ../fwht_stubs_amd64.go -pkg kernels
+//go:generate go run -C _asm ./e4m3search -out ../e4m3search_amd64.s -stubs ../e4m3search_stubs_amd64.go -pkg kernels
 //go:generate go run -C _asm ./intsearch -out ../intsearch_amd64.s -stubs ../intsearch_stubs_amd64.go -pkg kernels
 
 import (

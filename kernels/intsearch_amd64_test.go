@@ -25,7 +25,7 @@ func TestSqErrSymAVX512(t *testing.T) {
 		nb := r.IntN(40)
 		stride := nb + r.IntN(3)
 		qmax := []float32{7, 127}[iter%2]
-		src := searchInput(r, nb*glen)
+		src := intSearchInput(r, nb*glen)
 		rdiv, dmul := make([]float32, 5*stride), make([]float32, 5*stride)
 		for i := range rdiv {
 			d := float32(math.Ldexp(1+r.Float64(), r.IntN(40)-30))

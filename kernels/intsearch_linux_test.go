@@ -21,7 +21,7 @@ func TestSearchIntSymStaysInBounds(t *testing.T) {
 					for _, f := range []ScaleFormat{ScaleFloat16, ScaleFloat32} {
 						g := IntGroups{Bits: bits, Group: group, Scale: f}
 						_, _, groups := g.geometry("test", n)
-						src := guardedCopy(t, searchInput(r, n))
+						src := guardedCopy(t, intSearchInput(r, n))
 						codes := guardedTail[byte](t, g.codeBytes(n))
 						scales := guardedTail[byte](t, groups*f.Bytes())
 						wc, ws := make([]byte, len(codes)), make([]byte, len(scales))

@@ -88,10 +88,10 @@ func TestSearchIntSymEdges(t *testing.T) {
 	})
 }
 
-// searchInput returns n values for the search tests: groupInput's mix of
+// intSearchInput returns n values for the search tests: groupInput's mix of
 // edges and runs, with stretches of normal values (the groups the search
 // changes) and of values near a scale format's ends.
-func searchInput(r *rand.Rand, n int) []float32 {
+func intSearchInput(r *rand.Rand, n int) []float32 {
 	x := groupInput(r, n)
 	for i := 0; i < n; {
 		m := min(n-i, 1+r.IntN(300))
@@ -123,7 +123,7 @@ func TestSearchIntSymTiers(t *testing.T) {
 		}
 		n := rows * cols
 		off := r.IntN(4)
-		src := searchInput(r, n+off)[off:]
+		src := intSearchInput(r, n+off)[off:]
 		_, _, groups := g.geometry("test", n)
 		wc, ws := make([]byte, g.codeBytes(n)), make([]byte, groups*g.Scale.Bytes())
 		searchIntSymGo(wc, ws, src, g)

@@ -5,8 +5,9 @@ import "math"
 // The candidate errors of a scale search (tcast's Options.ScaleSearch): for
 // one block v and one candidate scale, the squared error of the block encoded
 // at that scale and decoded as a loader decodes it, in one pass and without
-// the general-purpose element encoder. Each function computes, in index
-// order and in float64,
+// the general-purpose element encoder. Each function computes, in float64
+// (in index order; E4M3 in sixteen lanes from float32 differences, see
+// SqErrE4M3FN),
 //
 //	Σ w_i · (x_i − float32(r(q_i)·dmul))²,  q_i = x_i/div (x_i·mul when div is 0),
 //
@@ -113,40 +114,44 @@ func SqErrE2M1(b *SqErrBlock) float64 {
 }
 
 // SqErrE4M3FN is the candidate error of E4M3 elements (MXFP8, FP8 blocks).
+// Unlike the other formats' sums, a term is float64(x − x̂)² with x − x̂ a
+// float32 subtraction, and the terms are summed in sixteen float64 lanes,
+// element i into lane i mod 16 and the lanes reduced by a fixed tree (see
+// SearchMXFP8), which the fused search kernels follow.
 func SqErrE4M3FN(b *SqErrBlock) float64 {
-	var sum float64
+	var acc [sqErrLanes]float64
 	if b.Keep == nil && b.W == nil {
 		dm := b.DMul
 		if d := b.Div; d != 0 {
-			for _, x := range b.V {
-				e := float64(x) - float64(float32(RoundE4M3FN(x/d)*dm))
-				sum += float64(e * e)
+			for i, x := range b.V {
+				e := float64(x - float32(RoundE4M3FN(x/d)*dm))
+				acc[i%sqErrLanes] += float64(e * e)
 			}
-			return sum
+			return sumLanes16(&acc)
 		}
 		m := b.Mul
-		for _, x := range b.V {
-			e := float64(x) - float64(float32(RoundE4M3FN(float32(x*m))*dm))
-			sum += float64(e * e)
-		}
-		return sum
-	}
-	if b.Div != 0 {
 		for i, x := range b.V {
-			if b.Keep != nil && !b.Keep[i] {
-				continue
-			}
-			sum += errTerm(b, i, x, float32(RoundE4M3FN(x/b.Div)*b.DMul))
+			e := float64(x - float32(RoundE4M3FN(float32(x*m))*dm))
+			acc[i%sqErrLanes] += float64(e * e)
 		}
-		return sum
+		return sumLanes16(&acc)
 	}
 	for i, x := range b.V {
 		if b.Keep != nil && !b.Keep[i] {
 			continue
 		}
-		sum += errTerm(b, i, x, float32(RoundE4M3FN(float32(x*b.Mul))*b.DMul))
+		q := x / b.Div
+		if b.Div == 0 {
+			q = float32(x * b.Mul)
+		}
+		e := float64(x - float32(RoundE4M3FN(q)*b.DMul))
+		e = float64(e * e)
+		if b.W != nil {
+			e = float64(e * float64(b.W[i]))
+		}
+		acc[i%sqErrLanes] += e
 	}
-	return sum
+	return sumLanes16(&acc)
 }
 
 // SqErrInt is the candidate error of integer elements (MXINT8, integer

@@ -73,6 +73,20 @@ func TestTransformBitExact(t *testing.T) {
 		applied := append([]float32(nil), src...)
 		require.NoError(t, r.Apply(applied, []int{3, n}, 1))
 		assert.Equal(t, want, applied, "Apply n=%d", n)
+		// The three blocks as the columns of an [n, 3] tensor, rotated along
+		// axis 0: the same bits, column by column.
+		cols := make([]float32, len(src))
+		for b := range 3 {
+			for k := range n {
+				cols[k*3+b] = src[b*n+k]
+			}
+		}
+		require.NoError(t, r.Apply(cols, []int{n, 3}, 0))
+		for b := range 3 {
+			for k := range n {
+				require.Equal(t, math.Float32bits(want[b*n+k]), math.Float32bits(cols[k*3+b]), "Apply along axis 0, n=%d", n)
+			}
+		}
 	}
 }
 
@@ -89,8 +103,11 @@ func TestRowsRefuses(t *testing.T) {
 	assert.Equal(t, []float32{1, 2}, dst)
 }
 
+// BenchmarkRows measures Rows in place on 64 Ki values (a cache-sized chunk
+// of a conversion) on the kernels' tier; TCAST_KERNELS=generic runs the Go
+// reference for comparison.
 func BenchmarkRows(b *testing.B) {
-	for _, n := range []int{32, 128, 1024} {
+	for _, n := range []int{16, 32, 128, 1024} {
 		b.Run("B"+itoa(n), func(b *testing.B) {
 			x := randomValues(rand.New(rand.NewPCG(3, 4)), 64<<10)
 			r := Rotation{Kind: Hadamard, Block: n}

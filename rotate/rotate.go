@@ -15,10 +15,10 @@ package rotate
 import (
 	"errors"
 	"fmt"
-	"math"
-	"math/bits"
 	"strconv"
 	"strings"
+
+	"github.com/tensorcast-go/tensorcast/kernels"
 )
 
 // Kind names a rotation.
@@ -181,19 +181,21 @@ func (r Rotation) Apply(x []float32, shape []int, axis int) error {
 		r.Rows(x, x, &s)
 		return nil
 	}
-	buf := make([]float64, r.Block)
-	sc := norm(r.Block)
+	// Each block is gathered into a row of its own, rotated by Rows and
+	// scattered back.
+	row := make([]float32, r.Block)
+	var s Scratch
 	for o := range outer {
 		base := o * n * inner
 		for in := range inner {
 			for b := 0; b < n; b += r.Block {
 				start := base + b*inner + in
-				for k := range buf {
-					buf[k] = float64(x[start+k*inner])
+				for k := range row {
+					row[k] = x[start+k*inner]
 				}
-				fwht(buf)
-				for k, v := range buf {
-					x[start+k*inner] = float32(v * sc)
+				r.Rows(row, row, &s)
+				for k, v := range row {
+					x[start+k*inner] = v
 				}
 			}
 		}
@@ -212,7 +214,9 @@ type Scratch struct {
 // hold whole blocks, for any number of whole rows. dst may be src, for a
 // rotation in place; Rows panics unless len(dst) = len(src) is a multiple
 // of the block of a valid Hadamard rotation (see Check). It gives the same
-// values as Apply, and allocates only to grow s.
+// values as Apply, and allocates only to grow s. The transform is
+// kernels.FWHTRows (AVX-512 assembly where the CPU has it, the same bits as
+// its Go reference).
 func (r Rotation) Rows(dst, src []float32, s *Scratch) {
 	if r.IsZero() {
 		copy(dst, src)
@@ -225,73 +229,7 @@ func (r Rotation) Rows(dst, src []float32, s *Scratch) {
 	if cap(s.buf) < n {
 		s.buf = make([]float64, n)
 	}
-	buf := s.buf[:n]
-	sc := norm(n)
-	for b := 0; b < len(src); b += n {
-		load(buf, src[b:b+n], dst[b:b+n], sc)
-	}
-}
-
-// load widens x to float64 into buf (of the same power-of-two length ≥ 2),
-// runs fwht on it, its first two stages as it widens, and writes each
-// result times sc, rounded to float32, to dst (which may be x) as its last
-// stage gives it.
-func load(buf []float64, x, dst []float32, sc float64) {
-	if len(buf) == 2 {
-		a, b := float64(x[0]), float64(x[1])
-		dst[0], dst[1] = float32((a+b)*sc), float32((a-b)*sc)
-		return
-	}
-	if len(buf) == 4 {
-		a, b, c, d := float64(x[0]), float64(x[1]), float64(x[2]), float64(x[3])
-		ab, amb, cd, cmd := a+b, a-b, c+d, c-d
-		dst[0], dst[1], dst[2], dst[3] = float32((ab+cd)*sc), float32((amb+cmd)*sc), float32((ab-cd)*sc), float32((amb-cmd)*sc)
-		return
-	}
-	for y, z := buf, x; len(y) >= 4 && len(z) >= 4; y, z = y[4:], z[4:] {
-		a, b, c, d := float64(z[0]), float64(z[1]), float64(z[2]), float64(z[3])
-		ab, amb, cd, cmd := a+b, a-b, c+d, c-d
-		y[0], y[1], y[2], y[3] = ab+cd, amb+cmd, ab-cd, amb-cmd
-	}
-	h := 4
-	for ; 8*h <= len(buf); h *= 4 {
-		stage4(buf, h)
-	}
-	// One or two stages are left: the last writes dst.
-	if 2*h == len(buf) {
-		p, q := buf[:h], buf[h:]
-		q = q[:len(p)]
-		dp, dq := dst[:len(p)], dst[h:]
-		dq = dq[:len(p)]
-		for j := range p {
-			dp[j], dq[j] = float32((p[j]+q[j])*sc), float32((p[j]-q[j])*sc)
-		}
-		return
-	}
-	p, q, r, s := buf[:h], buf[h:2*h], buf[2*h:3*h], buf[3*h:]
-	q, r, s = q[:len(p)], r[:len(p)], s[:len(p)]
-	dp, dq, dr, ds := dst[:h], dst[h:2*h], dst[2*h:3*h], dst[3*h:]
-	dp, dq, dr, ds = dp[:len(p)], dq[:len(p)], dr[:len(p)], ds[:len(p)]
-	for j := range p {
-		a, b, c, d := p[j], q[j], r[j], s[j]
-		ab, amb, cd, cmd := a+b, a-b, c+d, c-d
-		dp[j], dq[j], dr[j], ds[j] = float32((ab+cd)*sc), float32((amb+cmd)*sc), float32((ab-cd)*sc), float32((amb-cmd)*sc)
-	}
-}
-
-// stage4 runs the stages h and 2h of fwht on x: the same sums and
-// differences on four values at once.
-func stage4(x []float64, h int) {
-	n := len(x)
-	for i := 0; i < n; i += 4 * h {
-		p, q, r, s := x[i:i+h], x[i+h:i+2*h], x[i+2*h:i+3*h], x[i+3*h:i+4*h]
-		q, r, s = q[:len(p)], r[:len(p)], s[:len(p)]
-		for j := range p {
-			a, b, c, d := p[j], q[j], r[j], s[j]
-			ab, amb, cd, cmd := a+b, a-b, c+d, c-d
-			p[j], q[j], r[j], s[j] = ab+cd, amb+cmd, ab-cd, amb-cmd
-		}
-	}
+	kernels.FWHTRows(dst, src, n, s.buf[:n])
 }
 
 // Transform multiplies x, whose length is a power of two, by the
@@ -303,55 +241,9 @@ func Transform(x []float64) {
 	if n == 0 || n&(n-1) != 0 {
 		panic(fmt.Sprintf("rotate.Transform: length %d is not a power of two", n))
 	}
-	fwht(x)
-	s := norm(n)
+	kernels.FWHT(x)
+	s := kernels.FWHTScale(n)
 	for i := range x {
 		x[i] *= s
 	}
-}
-
-// fwht is the unnormalised fast Walsh–Hadamard transform of x in place
-// (len(x) a power of two): at each stage h = 1, 2, 4, ..., every pair
-// (a, b) = (x[i+j], x[i+j+h]) becomes (a+b, a−b).
-func fwht(x []float64) {
-	n := len(x)
-	if n < 4 {
-		if n == 2 {
-			x[0], x[1] = x[0]+x[1], x[0]-x[1]
-		}
-		return
-	}
-	for y := x; len(y) >= 4; y = y[4:] {
-		a, b, c, d := y[0], y[1], y[2], y[3]
-		ab, amb, cd, cmd := a+b, a-b, c+d, c-d
-		y[0], y[1], y[2], y[3] = ab+cd, amb+cmd, ab-cd, amb-cmd
-	}
-	stages(x, 4)
-}
-
-// stages runs the stages of fwht from h on: two at a time (h and 2h, the
-// same sums and differences on four values at once), then a last one
-// alone when their number is odd.
-func stages(x []float64, h int) {
-	n := len(x)
-	for ; 4*h <= n; h *= 4 {
-		stage4(x, h)
-	}
-	if 2*h == n {
-		p, q := x[:h], x[h:]
-		q = q[:len(p)]
-		for j := range p {
-			p[j], q[j] = p[j]+q[j], p[j]-q[j]
-		}
-	}
-}
-
-// norm returns 1/√n for a power of two n: exact when n is a power of four.
-func norm(n int) float64 {
-	k := bits.TrailingZeros(uint(n))
-	s := math.Ldexp(1, -k/2)
-	if k%2 == 1 {
-		s *= math.Sqrt2 / 2
-	}
-	return s
 }

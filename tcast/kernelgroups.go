@@ -14,8 +14,11 @@ import (
 // with float32 scales: per tensor, per channel or group along the last axis,
 // or per 2-D tile of the last two axes. Both apply under the default options
 // (round to nearest even, no keep mask, symmetric integers, float scales
-// that are not forced to powers of two). The results are the same bits
-// either way; the tests compare the two paths.
+// that are not forced to powers of two). A scale-searching E4M3 cast without
+// importance runs through kernels.SearchE4M3, the search fused with the
+// quantizer, and a symmetric integer one through kernels.SearchIntSym. The
+// results are the same bits either way; the tests compare
+// the two paths.
 
 var (
 	fmtInt8    = dtype.MustParse("int8")
@@ -152,8 +155,12 @@ func (c *caster) castGroupKernel(x []float32, p groupPlan) *Tensor {
 	case kernelIntAsym:
 		kernels.QuantizeIntAsym(codes, t.Scale.Bytes, t.Zero.Bytes, x, p.ig)
 	case kernelFP8:
+		quant := kernels.QuantizeE4M3
+		if c.opts.ScaleSearch {
+			quant = kernels.SearchE4M3
+		}
 		p.forMatrices(len(x), func(lo, hi, s0, s1 int) {
-			kernels.QuantizeE4M3(codes[lo:hi], t.Scale.Bytes[s0:s1], x[lo:hi], p.ft)
+			quant(codes[lo:hi], t.Scale.Bytes[s0:s1], x[lo:hi], p.ft)
 		})
 	}
 	return c.finishKernelCast(t, len(x), codes, bits, func(dst []float32) {

@@ -15,7 +15,10 @@ import (
 // every row is a whole number of blocks, and the options are the defaults
 // those kernels implement (floor scales, round to nearest even, symmetric
 // integers, float scales that are not forced to powers of two), with or
-// without a keep mask. The results are the same bits either way; the tests
+// without a keep mask. A scale-searching cast (Options.ScaleSearch) of a
+// kind that has a fused search kernel (searchKernel: MXFP8 through
+// kernels.SearchMXFP8) takes it when it weighs no importance and keeps
+// every element. The results are the same bits either way; the tests
 // compare the two paths.
 
 // kernelKind names the datatypes the kernels handle.
@@ -109,7 +112,7 @@ func (c *caster) searchKernel(k kernelKind) bool {
 		return false
 	}
 	switch k {
-	case kernelIntSym:
+	case kernelMXFP8, kernelFP8, kernelIntSym:
 		return true
 	}
 	return false
@@ -230,6 +233,8 @@ func quantKernel(k kernelKind, codes, scales []byte, x []float32, tensorMul floa
 // the fused search kernel of kind k, for which searchKernel holds.
 func searchKernelQuant(k kernelKind, codes, scales []byte, x []float32, tensorMul float32) {
 	switch k {
+	case kernelMXFP8:
+		kernels.SearchMXFP8(codes, scales, x)
 	}
 }
 

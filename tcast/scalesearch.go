@@ -161,6 +161,11 @@ func (c *caster) candidateErr(v []float32, keep []bool, w []float32, mul, div, d
 	}
 	dtype.EncodeSlice(c.elem, codes, scaled, c.eoptsFor(b))
 	dtype.DecodeSlice(c.elem, dec, codes)
+	if c.elem == fmtE4M3FN {
+		// E4M3 errors sum in lanes, as the one-pass and fused kernels sum
+		// them (docs/NUMERICS.md §11).
+		return kernels.SqErrE4M3FNDecoded(v, dec, dmul, keep, w)
+	}
 	for i, x := range v {
 		if keep != nil && !keep[i] {
 			continue

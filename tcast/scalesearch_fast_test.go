@@ -193,3 +193,61 @@ func TestScaleSearchBatch(t *testing.T) {
 		}
 	}
 }
+
+// TestScaleSearchKernelE4M3: the fused E4M3 search kernels
+// (kernels.SearchMXFP8, SearchE4M3) run for searching casts of MXFP8 and of
+// e4m3fn with float32 scales and store the general path's bytes, on odd
+// shapes, rows of one block, rows with NaN, Inf and all-zero blocks, and
+// the fixture tensors.
+func TestScaleSearchKernelE4M3(t *testing.T) {
+	r := rand.New(rand.NewPCG(14, 44))
+	var inputs []searchInput
+	for _, shape := range [][]int{{1, 32}, {3, 96}, {130, 300}, {5, 64}, {2, 3, 256}, {129, 128}} {
+		n := 1
+		for _, d := range shape {
+			n *= d
+		}
+		x := make([]float32, n)
+		for i := range x {
+			x[i] = float32(math.Ldexp(r.NormFloat64(), r.IntN(9)-4))
+		}
+		inputs = append(inputs, searchInput{fmt.Sprint(shape), shape, x})
+	}
+	edge := searchEdgeInput(r, 48)
+	edge[5] = float32(math.NaN())
+	edge[256+40] = float32(math.Inf(-1))
+	clear(edge[512 : 512+256])
+	inputs = append(inputs, searchInput{"edges", []int{48, 256}, edge})
+	for _, in := range searchInputs(t) {
+		if len(in.x) <= 1<<16 {
+			inputs = append(inputs, in)
+		}
+	}
+	tested := 0
+	for _, name := range []string{"mxfp8e4", "fp8e4_block128", "fp8e4_channel"} {
+		dt := MustLookup(name)
+		for _, in := range inputs {
+			o := Options{ScaleSearch: true, Form: Actual}
+			c, err := newCaster(in.x, in.shape, dt, o)
+			if err != nil {
+				continue // a shape the datatype does not take
+			}
+			if name == "mxfp8e4" && in.shape[len(in.shape)-1]%32 == 0 {
+				require.Equal(t, kernelMXFP8, c.kernel(), "%s %s", name, in.name)
+			} else if name != "mxfp8e4" {
+				require.Equal(t, kernelFP8, c.groupKernel().kind, "%s %s", name, in.name)
+			}
+			fast, err := castPath(in.x, in.shape, dt, &o, true, true)
+			require.NoError(t, err)
+			noSearchFast = true
+			gen, err := castPath(in.x, in.shape, dt, &o, true, true)
+			noSearchFast = false
+			require.NoError(t, err)
+			for i, p := range fast.Parts() {
+				require.Equal(t, gen.Parts()[i].Bytes, p.Bytes, "%s %s part %s", name, in.name, p.Name)
+			}
+			tested++
+		}
+	}
+	require.Greater(t, tested, 2*len(inputs))
+}

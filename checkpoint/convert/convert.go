@@ -151,7 +151,8 @@ type Options struct {
 	// orientation. Only layouts that record it (layout.RecordsRotation:
 	// tcast) take it. The report's SQNR is measured against the weights
 	// before rotation, and TensorResult.SQNRUnrotated gives the SQNR of the
-	// same cast without it (one more cast of each weight).
+	// same cast without it (one more cast of each weight), which the layout
+	// records too (layout.RotationInfo.SQNRUnrotated) for tcast report.
 	Rotate rotate.Rotation
 	// ScaleSearch casts every weight with tcast.Options.ScaleSearch: each
 	// block of a datatype whose scales come by rule (MX, NVFP4, integer
@@ -794,7 +795,8 @@ func newPlan(in *load.Checkpoint, opts *Options) (*plan, error) {
 		p.meta[layout.KeyTransposed] = jsonString(p.swapped)
 	}
 	if len(p.rotated) > 0 {
-		p.meta[layout.KeyRotated] = jsonString(p.rotated)
+		// The SQNRs without rotation are patched in once known.
+		p.meta[layout.KeyRotated] = layout.DeclareRotated(p.rotated)
 	}
 	if opts.ScaleSearch {
 		p.meta[layout.KeyScaleSearch] = layout.ScaleSearchOn
@@ -1114,6 +1116,11 @@ func Convert(inPath, out string, opts Options) (*Result, error) {
 	if err := p.out.finish(scs); err != nil {
 		return nil, errors.Unwrap(err)
 	}
+	if len(p.rotated) > 0 {
+		if err := p.recordUnrotated(res, patch); err != nil {
+			return nil, err
+		}
+	}
 	if len(patch) > 0 {
 		if err := sink.PatchMetadata(patch); err != nil {
 			return nil, err
@@ -1352,5 +1359,13 @@ func float32Bytes(v []float32) []byte {
 // Errors compares dequantized values with their source (tcast.Errors).
 type Errors = tcast.Errors
 
-// Compare measures got against want (tcast.Compare).
-func Compare(want, got []float32) Errors { return tcast.Compare(want, got) }
+// Compare measures got against want as Convert and Verify measure each
+// tensor: tcast.Compare's figures, with the sums kept in eight partial sums
+// by tcast.ErrorSum's kernel, as the streamed casts measure their chunks, so
+// a weight gets the same figures cast whole or streamed (they may differ
+// from tcast.Compare's in the last bits).
+func Compare(want, got []float32) Errors {
+	var s tcast.ErrorSum
+	s.Add(want, got)
+	return s.Errors()
+}

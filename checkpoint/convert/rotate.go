@@ -44,16 +44,6 @@ func (p *plan) decideRotation(d *decision, axis int) error {
 	return nil
 }
 
-// measure is Compare through tcast.ErrorSum's kernel (eight partial sums),
-// as the streamed rotations measure their chunks: a whole rotated weight is
-// measured twice, and Compare's element-by-element sums were most of its
-// time.
-func measure(want, got []float32) Errors {
-	var s tcast.ErrorSum
-	s.Add(want, got)
-	return s.Errors()
-}
-
 // runRotated casts weight d, whose values as the output's readers give them
 // are x (in the cast orientation), rotated; its report compares x with the
 // cast rotated back, as package load reads it, and gives the SQNR of the
@@ -71,7 +61,7 @@ func (p *plan) runRotated(d *decision, x []float32) ([]layout.Tensor, error) {
 	if err := d.rot.Apply(v, d.shape, d.rotAxis); err != nil { // as load gives it back
 		return nil, err
 	}
-	e := measure(x, v)
+	e := Compare(x, v)
 	_, v0, err := p.cast(d.dt, x, d.shape, &copts)
 	if err != nil {
 		return nil, err
@@ -85,6 +75,24 @@ func (p *plan) runRotated(d *decision, x []float32) ([]layout.Tensor, error) {
 		return nil, err
 	}
 	d.result.setErrors(e)
-	d.result.SQNRUnrotated = measure(x, v0).SQNR
+	d.result.SQNRUnrotated = Compare(x, v0).SQNR
 	return out, nil
+}
+
+// recordUnrotated adds to patch the final value of the rotation record
+// (layout.KeyRotated): the rotated weights' SQNRs without rotation, from
+// their results, in the room the declared value left for them.
+func (p *plan) recordUnrotated(res *Result, patch map[string]string) error {
+	for _, t := range res.Tensors {
+		if info, ok := p.rotated[t.Name]; ok && t.Rotation != "" {
+			info.SQNRUnrotated = t.SQNRUnrotated
+			p.rotated[t.Name] = info
+		}
+	}
+	v, err := fit(layout.EncodeRotated(p.rotated), p.meta[layout.KeyRotated])
+	if err != nil {
+		return fmt.Errorf("metadata %s: %w", layout.KeyRotated, err)
+	}
+	patch[layout.KeyRotated] = v
+	return nil
 }

@@ -1,9 +1,11 @@
 package convert
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"math"
+	"os"
 	"path/filepath"
 	"regexp"
 	"testing"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/layout"
 	"github.com/tensorcast-go/tensorcast/checkpoint/load"
+	"github.com/tensorcast-go/tensorcast/checkpoint/safetensors"
 	"github.com/tensorcast-go/tensorcast/rotate"
 	"github.com/tensorcast-go/tensorcast/sparsity"
 	"github.com/tensorcast-go/tensorcast/tcast"
@@ -91,7 +94,8 @@ func TestConvertRotateRoundTrip(t *testing.T) {
 				n++
 				want := "hadamard:" + itoa(c.block)
 				assert.Equal(t, want, r.Rotation, r.Name)
-				assert.Equal(t, layout.RotationInfo{Rotation: want, Axis: len(r.Shape) - 1}, recorded[r.Name], r.Name)
+				require.NotNil(t, r.SQNRUnrotated, r.Name)
+				assert.Equal(t, layout.RotationInfo{Rotation: want, Axis: len(r.Shape) - 1, SQNRUnrotated: r.SQNRUnrotated}, recorded[r.Name], r.Name)
 				info, err := conv.Info(r.Name)
 				require.NoError(t, err)
 				assert.Equal(t, want, info.Rotation)
@@ -181,6 +185,85 @@ func TestConvertRotateUnrotatedSQNR(t *testing.T) {
 		assert.InDelta(t, *plain.Tensors[i].SQNR, *r.SQNRUnrotated, 1e-9, r.Name)
 	}
 	assert.InDelta(t, *plain.Summary.SQNR, *rot.Summary.SQNRUnrotated, 1e-9)
+
+	// The output records them (for tcast report), as the report gives them.
+	c, err := load.Open(rot.Output)
+	require.NoError(t, err)
+	defer c.Close()
+	recorded, err := layout.ReadRotated(c.Metadata())
+	require.NoError(t, err)
+	n := 0
+	for _, r := range rot.Tensors {
+		if r.Rotation == "" {
+			assert.NotContains(t, recorded, r.Name)
+			continue
+		}
+		n++
+		rec := recorded[r.Name]
+		assert.True(t, rec.HasUnrotated, r.Name)
+		assert.Equal(t, r.SQNRUnrotated, rec.SQNRUnrotated, r.Name)
+	}
+	assert.Len(t, recorded, n)
+}
+
+// TestConvertRotateRecordsUnrotatedByHand converts rows of 32 fives to
+// MXFP4 with hadamard:32, in two shards. Without rotation each block's
+// E8M0 scale is 2^(⌊log2 5⌋ − 2) = 1 and 5, halfway between E2M1's 4 and 6,
+// rounds to even, 4: the SQNR is 10·log10(5²/1²). Rotated, a row is
+// (5√32, 0, …, 0): its scale is 2^(⌊log2 28.28⌋ − 2) = 4, 28.28/4 = 7.07
+// saturates to 6, so 24 is stored, and (the matrix being orthonormal) the
+// row's squared error is (5√32 − 24)², its signal 32·5². A weight of zeros
+// has no SQNR either way: its record holds null. Every shard records the
+// same.
+func TestConvertRotateRecordsUnrotatedByHand(t *testing.T) {
+	dir := t.TempDir()
+	five := make([]byte, 4*2*32)
+	for i := 0; i < len(five); i += 4 {
+		binary.LittleEndian.PutUint32(five[i:], math.Float32bits(5))
+	}
+	src := filepath.Join(dir, "src.safetensors")
+	require.NoError(t, safetensors.WriteFile(src, []safetensors.Tensor{
+		{Name: "a.weight", DType: safetensors.F32, Shape: []int{2, 32}, Data: five},
+		{Name: "z.weight", DType: safetensors.F32, Shape: []int{2, 32}, Data: make([]byte, 4*2*32)},
+	}, nil))
+	o := opts(t, "mxfp4", "tcast")
+	o.Rotate = rotate.Rotation{Kind: rotate.Hadamard}
+	o.ShardSize = 40 // 34 bytes of MXFP4 per weight: a shard each
+	out := filepath.Join(dir, "out")
+	require.NoError(t, os.Mkdir(out, 0o777))
+	res, err := Convert(src, out, o)
+	require.NoError(t, err)
+
+	without := 10 * math.Log10(25)
+	with := 10 * math.Log10(32*25/math.Pow(5*math.Sqrt(32)-24, 2)) // 16.39 dB
+	require.Len(t, res.Tensors, 2)
+	a, z := res.Tensors[0], res.Tensors[1]
+	require.Equal(t, "a.weight", a.Name)
+	assert.Equal(t, "hadamard:32", a.Rotation)
+	require.NotNil(t, a.SQNR)
+	require.NotNil(t, a.SQNRUnrotated)
+	assert.InDelta(t, with, *a.SQNR, 1e-4) // float32 roundings of the transforms
+	assert.InDelta(t, without, *a.SQNRUnrotated, 1e-12)
+	assert.Equal(t, "hadamard:32", z.Rotation)
+	assert.Nil(t, z.SQNR)
+	assert.Nil(t, z.SQNRUnrotated)
+
+	shards, err := filepath.Glob(filepath.Join(out, "*.safetensors"))
+	require.NoError(t, err)
+	require.Len(t, shards, 2)
+	for _, sh := range shards {
+		f, err := safetensors.Open(sh)
+		require.NoError(t, err)
+		recorded, err := layout.ReadRotated(f.Metadata())
+		require.NoError(t, f.Close())
+		require.NoError(t, err, sh)
+		require.Len(t, recorded, 2, sh)
+		ra, rz := recorded["a.weight"], recorded["z.weight"]
+		assert.Equal(t, layout.Rotated{Rotation: rotate.Rotation{Kind: rotate.Hadamard, Block: 32}, Axis: 1,
+			SQNRUnrotated: a.SQNRUnrotated, HasUnrotated: true}, ra, sh)
+		assert.InDelta(t, without, *ra.SQNRUnrotated, 1e-12, sh)
+		assert.Equal(t, layout.Rotated{Rotation: rotate.Rotation{Kind: rotate.Hadamard, Block: 32}, Axis: 1, HasUnrotated: true}, rz, sh)
+	}
 }
 
 // TestConvertRotateRefused: layouts whose loaders cannot undo a rotation,

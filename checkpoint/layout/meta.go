@@ -33,9 +33,11 @@ const (
 	// leaves out (a tied output head, rotary frequencies) → why.
 	KeyDropped = "tcast.dropped"
 	// KeyRotated is a JSON object: each weight whose values were rotated
-	// before the cast (convert.Options.Rotate) → its RotationInfo. Only the
+	// before the cast (convert.Options.Rotate) → its RotationInfo (the
+	// rotation, its axis, and the SQNR the cast gives without it). Only the
 	// tcast layout records it (RecordsRotation); package load undoes the
-	// rotation when it dequantizes.
+	// rotation when it dequantizes. EncodeRotated, DeclareRotated and
+	// ReadRotated write and read it.
 	KeyRotated = "tcast.rotated"
 	// KeyScaleSearch, with the value ScaleSearchOn, says that the weights'
 	// scales were chosen by the scale search (convert.Options.ScaleSearch,

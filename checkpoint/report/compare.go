@@ -34,6 +34,10 @@ type RecipeSummary struct {
 	ScaleSearch  bool     `json:"scale_search,omitempty"`
 	Rotation     string   `json:"rotation,omitempty"`
 	WeightedSQNR *float64 `json:"weighted_sqnr_db,omitempty"`
+	// SQNRUnrotated and HasUnrotated are Recipe's: the mean SQNR without
+	// the rotation, for a recipe that rotated weights.
+	SQNRUnrotated *float64 `json:"sqnr_unrotated_db,omitempty"`
+	HasUnrotated  bool     `json:"has_sqnr_unrotated,omitempty"`
 }
 
 // ComparedTensor is one tensor of the source under every recipe.
@@ -56,6 +60,10 @@ type Cell struct {
 	Rotation  string   `json:"rotation,omitempty"` // the weight's rotation before its cast, "" for none
 	// WeightedSQNR is the importance-weighted SQNR (Options.Imatrix).
 	WeightedSQNR *float64 `json:"weighted_sqnr_db,omitempty"`
+	// SQNRUnrotated and HasUnrotated are Tensor's: a rotated weight's SQNR
+	// without the rotation, as its checkpoint records it.
+	SQNRUnrotated *float64 `json:"sqnr_unrotated_db,omitempty"`
+	HasUnrotated  bool     `json:"has_sqnr_unrotated,omitempty"`
 }
 
 // Compare lines up the report's recipes. A tensor some recipes left out
@@ -69,7 +77,7 @@ func (r *Report) Compare() *Comparison {
 	for i, rec := range r.Recipes {
 		c.Recipes = append(c.Recipes, RecipeSummary{Label: rec.Label, Path: rec.Path, Layout: rec.Layout,
 			DataType: rec.DataType, Bits: rec.Bits, SQNR: rec.SQNR, Recipe: rec.Describe(), ScaleSearch: rec.ScaleSearch,
-			Rotation: rec.Rotation, WeightedSQNR: rec.WeightedSQNR})
+			Rotation: rec.Rotation, WeightedSQNR: rec.WeightedSQNR, SQNRUnrotated: rec.SQNRUnrotated, HasUnrotated: rec.HasUnrotated})
 		// Each recipe's tensors are the source's in its order, but for those
 		// it left out: a tensor not seen yet goes after the last one seen.
 		at := 0
@@ -86,7 +94,7 @@ func (r *Report) Compare() *Comparison {
 			}
 			at = j + 1
 			c.Tensors[j].Recipes[i] = &Cell{DataType: t.DataType, Converted: t.Converted, Bits: t.Bits, SQNR: t.SQNR, Lost: t.Lost,
-				Rotation: t.Rotation, WeightedSQNR: t.WeightedSQNR}
+				Rotation: t.Rotation, WeightedSQNR: t.WeightedSQNR, SQNRUnrotated: t.SQNRUnrotated, HasUnrotated: t.HasUnrotated}
 		}
 	}
 	return c
@@ -98,37 +106,45 @@ func (r *Report) Compare() *Comparison {
 // datatype, bits per value and SQNR in dB ("exact" for none, "-" where the
 // recipe left the tensor out; a kept tensor's datatype is "kept" and its
 // stored type, a rotated weight's is followed by its rotation, a tensor
-// with values lost to NaN or Inf is marked "lost N"), and with an
-// importance matrix its weighted SQNR ("-" for none); then a last row with
-// each recipe's datatypes and mean bits per value and SQNRs over its
-// converted tensors, by elements.
+// with values lost to NaN or Inf is marked "lost N"), for a recipe that
+// rotated weights the SQNR a rotated weight's cast gives without the
+// rotation ("-" for a weight not rotated, "?" where the checkpoint does
+// not record it), and with an importance matrix its weighted SQNR ("-" for
+// none); then a last row with each recipe's datatypes and mean bits per
+// value and SQNRs over its converted tensors, by elements.
 func (c *Comparison) WriteText(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight|tabwriter.Debug)
 	weighted := c.Imatrix != ""
-	pad := "\t\t\t"
-	if weighted {
-		pad += "\t"
-	}
 	var labels, recipes, head strings.Builder
 	labels.WriteString("\t")
 	recipes.WriteString("recipe\t")
 	head.WriteString("tensor\t")
 	for _, r := range c.Recipes {
-		fmt.Fprintf(&labels, "%s%s", r.Label, pad)
-		fmt.Fprintf(&recipes, "%s%s", r.Recipe, pad)
+		pad := "\t\t\t"
 		head.WriteString("datatype\tbits/value\tSQNR dB\t")
+		if r.Rotation != "" {
+			pad += "\t"
+			head.WriteString("unrotated dB\t")
+		}
 		if weighted {
+			pad += "\t"
 			head.WriteString("weighted dB\t")
 		}
+		fmt.Fprintf(&labels, "%s%s", r.Label, pad)
+		fmt.Fprintf(&recipes, "%s%s", r.Recipe, pad)
 	}
 	fmt.Fprintln(tw, labels.String())
 	fmt.Fprintln(tw, recipes.String())
 	fmt.Fprintln(tw, head.String())
 	for _, t := range c.Tensors {
 		fmt.Fprintf(tw, "%s\t", t.Name)
-		for _, cell := range t.Recipes {
+		for i, cell := range t.Recipes {
+			rotated := c.Recipes[i].Rotation != ""
 			if cell == nil {
 				fmt.Fprint(tw, "-\t-\t-\t")
+				if rotated {
+					fmt.Fprint(tw, "-\t")
+				}
 				if weighted {
 					fmt.Fprint(tw, "-\t")
 				}
@@ -146,6 +162,9 @@ func (c *Comparison) WriteText(w io.Writer) error {
 				sq = fmt.Sprintf("lost %d", cell.Lost)
 			}
 			fmt.Fprintf(tw, "%s\t%.3f\t%s\t", dt, cell.Bits, sq)
+			if rotated {
+				fmt.Fprintf(tw, "%s\t", unrotatedText(cell.Rotation != "", cell.HasUnrotated, cell.SQNRUnrotated))
+			}
 			if weighted {
 				fmt.Fprintf(tw, "%s\t", weightedText(cell.WeightedSQNR))
 			}
@@ -159,12 +178,28 @@ func (c *Comparison) WriteText(w io.Writer) error {
 			dt = "none converted"
 		}
 		fmt.Fprintf(tw, "%s\t%.3f\t%s\t", dt, r.Bits, sqnrText(r.SQNR))
+		if r.Rotation != "" {
+			fmt.Fprintf(tw, "%s\t", unrotatedText(true, r.HasUnrotated, r.SQNRUnrotated))
+		}
 		if weighted {
 			fmt.Fprintf(tw, "%s\t", weightedText(r.WeightedSQNR))
 		}
 	}
 	fmt.Fprintln(tw)
 	return tw.Flush()
+}
+
+// unrotatedText is an SQNR without rotation as the text table prints it:
+// "-" for a tensor not rotated, "?" when the checkpoint does not record
+// it, "exact" for none.
+func unrotatedText(rotated, recorded bool, db *float64) string {
+	switch {
+	case !rotated:
+		return "-"
+	case !recorded:
+		return "?"
+	}
+	return sqnrText(db)
 }
 
 // weightedText is a weighted SQNR as the tables print it, "-" for none

@@ -33,6 +33,7 @@ td.name{font-family:ui-monospace,monospace;text-align:left;word-break:break-all}
 td.l{white-space:nowrap}
 td.bad{color:#b00}
 span.key{display:inline-block;width:12px;height:12px;margin-right:6px;vertical-align:-1px}
+span.dash{display:inline-block;width:18px;height:0;border-top:2px dashed;margin-right:6px;vertical-align:3px}
 svg{display:block;margin:6px 0 14px}
 svg text{font-size:11px;fill:#333}
 .grid{stroke:#e4e4e4;stroke-width:1}
@@ -51,6 +52,7 @@ func (r *Report) WriteHTML(w io.Writer) error {
 	r.summary(p)
 	r.layers(p)
 	r.worst(p)
+	r.rotations(p)
 	r.histograms(p)
 	r.masks(p)
 	p.printf("</body>\n</html>\n")
@@ -96,12 +98,16 @@ func dB(p *float64) string {
 
 // summary is the table of recipes.
 func (r *Report) summary(p *page) {
-	weighted := ""
-	if r.Options.Imatrix != nil {
-		weighted = "<th>weighted SQNR dB</th>"
+	extra := ""
+	rotated := r.rotated()
+	if rotated {
+		extra = "<th>SQNR dB without rotation</th><th>rotation gain dB</th>"
 	}
-	p.printf("<h2>Recipes</h2>\n<table>\n<tr><th class=\"l\">recipe</th><th class=\"l\">datatype; scales; rotation</th><th class=\"l\">layout</th><th class=\"l\">checkpoint</th><th>tensors converted</th><th>bits/value</th><th>SQNR dB</th>%s</tr>\n", weighted)
-	rotated, searched := false, false
+	if r.Options.Imatrix != nil {
+		extra += "<th>weighted SQNR dB</th>"
+	}
+	p.printf("<h2>Recipes</h2>\n<table>\n<tr><th class=\"l\">recipe</th><th class=\"l\">datatype; scales; rotation</th><th class=\"l\">layout</th><th class=\"l\">checkpoint</th><th>tensors converted</th><th>bits/value</th><th>SQNR dB</th>%s</tr>\n", extra)
+	searched, unrecorded := false, false
 	for i, rec := range r.Recipes {
 		n := 0
 		for _, t := range rec.Tensors {
@@ -109,10 +115,20 @@ func (r *Report) summary(p *page) {
 				n++
 			}
 		}
-		rotated = rotated || rec.Rotation != ""
 		searched = searched || rec.ScaleSearch
 		p.printf("<tr><td class=\"l\"><span class=\"key\" style=\"background:%s\"></span>%s</td><td class=\"l\">%s</td><td class=\"l\">%s</td><td class=\"name\">%s</td><td>%d of %d</td><td>%s</td><td>%s</td>",
 			colour(i), esc(rec.Label), esc(rec.Describe()), esc(rec.Layout), esc(rec.Path), n, len(rec.Tensors), num(rec.Bits, 3), mean(rec.SQNR))
+		if rotated {
+			switch {
+			case rec.Rotation == "":
+				p.printf("<td>-</td><td>-</td>")
+			case !rec.HasUnrotated:
+				unrecorded = true
+				p.printf("<td>not recorded</td><td>-</td>")
+			default:
+				p.printf("<td>%s</td><td>%s</td>", mean(rec.SQNRUnrotated), gainOf(rec.SQNR, rec.SQNRUnrotated))
+			}
+		}
 		if r.Options.Imatrix != nil {
 			p.printf("<td>%s</td>", mean(rec.WeightedSQNR))
 		}
@@ -126,8 +142,34 @@ func (r *Report) summary(p *page) {
 		p.printf("<p class=\"note\">weighted SQNR weighs each element's signal and error by its column's importance in %s; a dash where the matrix has no entry for the tensor.</p>\n", esc(filepath.Base(r.Options.Imatrix.Path)))
 	}
 	if rotated {
-		p.printf("<p class=\"note\">rotated: the weights were multiplied by a normalised Walsh–Hadamard block (hadamard:BLOCK, along their rows) before the cast (tcast.rotated); the SQNR is measured after the rotation is undone. The checkpoint does not record the SQNR without the rotation: compare with a recipe converted without -rotate.</p>\n")
+		p.printf("<p class=\"note\">rotated: the weights were multiplied by a normalised Walsh–Hadamard block (hadamard:BLOCK, along their rows) before the cast (tcast.rotated); the SQNR is measured after the rotation is undone. SQNR without rotation is what the same cast gives the rotated weights unrotated, as the conversion measured and recorded it (the other converted tensors count with their SQNR), and the gain is the difference.")
+		if unrecorded {
+			p.printf(" A checkpoint converted before tcast recorded it shows “not recorded”: compare with a recipe converted without -rotate.")
+		}
+		p.printf("</p>\n")
 	}
+}
+
+// rotated reports whether any recipe rotated weights.
+func (r *Report) rotated() bool {
+	return slices.ContainsFunc(r.Recipes, func(rec Recipe) bool { return rec.Rotation != "" })
+}
+
+// gainOf formats with − without, signed, "-" when either is missing.
+func gainOf(with, without *float64) string {
+	if with == nil || without == nil {
+		return "-"
+	}
+	return signed(*with - *without)
+}
+
+// signed formats a difference in dB with its sign.
+func signed(v float64) string {
+	s := num(v, 2)
+	if s != "0" && !strings.HasPrefix(s, "-") {
+		s = "+" + s
+	}
+	return s
 }
 
 // mean formats a recipe's mean SQNR, "-" for none.
@@ -140,8 +182,10 @@ func mean(db *float64) string {
 
 // layerStats returns the layer labels (numbers, then "other" for the
 // tensors in none) and, per recipe, the mean SQNR and bits per value of its
-// converted tensors in each (NaN where it has none).
-func (r *Report) layerStats() (labels []string, sqnr, bits [][]float64) {
+// converted tensors in each (NaN where it has none), and the mean SQNR
+// they give without rotation (Tensor.Unrotated; nil for a recipe that
+// rotated nothing or does not record it).
+func (r *Report) layerStats() (labels []string, sqnr, bits, unrot [][]float64) {
 	var layers []int
 	for _, rec := range r.Recipes {
 		for _, t := range rec.Tensors {
@@ -165,9 +209,9 @@ func (r *Report) layerStats() (labels []string, sqnr, bits [][]float64) {
 		}
 	}
 	for _, rec := range r.Recipes {
-		sq, bt := make([]float64, len(layers)), make([]float64, len(layers))
+		sq, bt, un := make([]float64, len(layers)), make([]float64, len(layers)), make([]float64, len(layers))
 		for i, l := range layers {
-			var s, sn, b, bn float64
+			var s, sn, b, bn, u, unn float64
 			for _, t := range rec.Tensors {
 				if !t.Converted || t.Layer != l {
 					continue
@@ -177,30 +221,68 @@ func (r *Report) layerStats() (labels []string, sqnr, bits [][]float64) {
 				if t.SQNR != nil {
 					s, sn = s+*t.SQNR*n, sn+n
 				}
+				if v, _ := t.Unrotated(); v != nil {
+					u, unn = u+*v*n, unn+n
+				}
 			}
-			sq[i], bt[i] = math.NaN(), math.NaN()
+			sq[i], bt[i], un[i] = math.NaN(), math.NaN(), math.NaN()
 			if sn > 0 {
 				sq[i] = s / sn
 			}
 			if bn > 0 {
 				bt[i] = b / bn
 			}
+			if unn > 0 {
+				un[i] = u / unn
+			}
 		}
-		sqnr, bits = append(sqnr, sq), append(bits, bt)
+		if !rec.HasUnrotated {
+			un = nil
+		}
+		sqnr, bits, unrot = append(sqnr, sq), append(bits, bt), append(unrot, un)
 	}
-	return labels, sqnr, bits
+	return labels, sqnr, bits, unrot
 }
 
 // layers draws the per-layer charts.
 func (r *Report) layers(p *page) {
-	labels, sqnr, bits := r.layerStats()
+	labels, sqnr, bits, unrot := r.layerStats()
 	if len(labels) == 0 {
 		return
 	}
-	p.printf("<h2>Per layer</h2>\n<p class=\"note\">Mean over each layer's converted tensors (layer: the first number in a tensor's name), one line per recipe.</p>\n")
-	r.legend(p)
-	lineChart(p, "sqnr", "SQNR (dB)", "layer", labels, sqnr)
-	lineChart(p, "bits", "bits per value", "layer", labels, bits)
+	withUnrot := slices.ContainsFunc(unrot, func(u []float64) bool { return u != nil })
+	p.printf("<h2>Per layer</h2>\n<p class=\"note\">Mean over each layer's converted tensors (layer: the first number in a tensor's name), one line per recipe.")
+	if withUnrot {
+		p.printf(" A short-dashed line with open dots gives the SQNR of a rotated recipe without the rotation.")
+	}
+	p.printf("</p>\n")
+	r.legend(p, unrot)
+	var sl, bl []line
+	for i := range r.Recipes {
+		dash := dashes(i, len(r.Recipes))
+		sl = append(sl, line{v: sqnr[i], colour: colour(i), dash: dash})
+		bl = append(bl, line{v: bits[i], colour: colour(i), dash: dash})
+	}
+	for i, u := range unrot {
+		if u != nil {
+			sl = append(sl, line{v: u, colour: colour(i), dash: unrotDash, thin: true, hollow: true, what: "without rotation"})
+		}
+	}
+	lineChart(p, "sqnr", "SQNR (dB)", "layer", labels, sl)
+	lineChart(p, "bits", "bits per value", "layer", labels, bl)
+}
+
+// unrotDash is the dash pattern of a recipe's line without rotation.
+const unrotDash = " stroke-dasharray=\"3 3\""
+
+// line is a series of a line chart.
+type line struct {
+	v      []float64 // NaN: no point
+	colour string
+	dash   string // stroke-dasharray attributes, "" for solid
+	thin   bool   // 1.5 wide, not 2
+	hollow bool   // dots with a white fill
+	what   string // said after the value in a dot's title
 }
 
 // dashLen is the length of a dash of a line chart's dashed lines.
@@ -219,11 +301,17 @@ func dashes(i, n int) string {
 	return fmt.Sprintf(" stroke-dasharray=\"%d %d\" stroke-dashoffset=\"%d\"", dashLen, period-dashLen, (period-dashLen*(i-1))%period)
 }
 
-// legend lists the recipes with their colours.
-func (r *Report) legend(p *page) {
+// legend lists the recipes with their colours, and the lines without
+// rotation of those whose unrot is not nil.
+func (r *Report) legend(p *page, unrot [][]float64) {
 	p.printf("<p class=\"note\">")
 	for i, rec := range r.Recipes {
 		p.printf("<span class=\"key\" style=\"background:%s\"></span>%s (%s)&#160;&#160; ", colour(i), esc(rec.Label), esc(rec.Describe()))
+	}
+	for i, u := range unrot {
+		if u != nil {
+			p.printf("<span class=\"dash\" style=\"border-color:%s\"></span>%s without rotation&#160;&#160; ", colour(i), esc(r.Recipes[i].Label))
+		}
 	}
 	p.printf("</p>\n")
 }
@@ -281,11 +369,11 @@ func decimals(step float64) int {
 	return max(0, int(-math.Floor(math.Log10(step)+1e-9)))
 }
 
-// lineChart draws one line per series (NaN: no point) over categories.
-func lineChart(p *page, id, yLabel, xLabel string, cats []string, series [][]float64) {
+// lineChart draws one line per series over categories.
+func lineChart(p *page, id, yLabel, xLabel string, cats []string, series []line) {
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, s := range series {
-		for _, v := range s {
+		for _, v := range s.v {
 			if !math.IsNaN(v) {
 				lo, hi = math.Min(lo, v), math.Max(hi, v)
 			}
@@ -320,18 +408,27 @@ func lineChart(p *page, id, yLabel, xLabel string, cats []string, series [][]flo
 	}
 	p.printf("<text x=\"%d\" y=\"%d\" text-anchor=\"middle\">%s</text>\n", padL+plotW/2, chartH-6, esc(xLabel))
 	p.printf("<text x=\"14\" y=\"%d\" text-anchor=\"middle\" transform=\"rotate(-90 14 %d)\">%s</text>\n", padT+plotH/2, padT+plotH/2, esc(yLabel))
-	for si, s := range series {
-		c := colour(si)
-		dash := dashes(si, len(series))
+	for _, s := range series {
+		c := s.colour
+		width, dot, what := "2", "fill=\""+c+"\"", ""
+		if s.thin {
+			width = "1.5"
+		}
+		if s.hollow {
+			dot = "fill=\"" + bgColour + "\" stroke=\"" + c + "\" stroke-width=\"1.5\""
+		}
+		if s.what != "" {
+			what = " " + esc(s.what)
+		}
 		// Runs of consecutive points are lines; every point is a dot.
 		var run []string
 		flush := func() {
 			if len(run) > 1 {
-				p.printf("<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\"%s points=\"%s\"/>\n", c, dash, strings.Join(run, " "))
+				p.printf("<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"%s\"%s points=\"%s\"/>\n", c, width, s.dash, strings.Join(run, " "))
 			}
 			run = run[:0]
 		}
-		for i, v := range s {
+		for i, v := range s.v {
 			if math.IsNaN(v) {
 				flush()
 				continue
@@ -339,10 +436,10 @@ func lineChart(p *page, id, yLabel, xLabel string, cats []string, series [][]flo
 			run = append(run, num(xAt(i), 1)+","+num(yAt(v), 1))
 		}
 		flush()
-		for i, v := range s {
+		for i, v := range s.v {
 			if !math.IsNaN(v) {
-				p.printf("<circle cx=\"%s\" cy=\"%s\" r=\"3.5\" fill=\"%s\"><title>%s %s: %s</title></circle>\n",
-					num(xAt(i), 1), num(yAt(v), 1), c, esc(xLabel), esc(cats[i]), num(v, 3))
+				p.printf("<circle cx=\"%s\" cy=\"%s\" r=\"3.5\" %s><title>%s %s: %s%s</title></circle>\n",
+					num(xAt(i), 1), num(yAt(v), 1), dot, esc(xLabel), esc(cats[i]), num(v, 3), what)
 			}
 		}
 	}
@@ -395,11 +492,15 @@ func (r *Report) worst(p *page) {
 	if n == 0 || len(rs) == 0 {
 		return
 	}
-	weighted := ""
-	if r.Options.Imatrix != nil {
-		weighted = "<th>weighted SQNR dB</th>"
+	extra := ""
+	rotated := r.rotated()
+	if rotated {
+		extra = "<th>without rotation (gain)</th>"
 	}
-	p.printf("<h2>Worst tensors</h2>\n<table>\n<tr><th>#</th><th class=\"l\">tensor</th><th class=\"l\">recipe</th><th class=\"l\">datatype</th><th class=\"l\">shape</th><th>bits/value</th><th>SQNR dB</th>%s<th>max abs err</th><th>lost</th></tr>\n", weighted)
+	if r.Options.Imatrix != nil {
+		extra += "<th>weighted SQNR dB</th>"
+	}
+	p.printf("<h2>Worst tensors</h2>\n<table>\n<tr><th>#</th><th class=\"l\">tensor</th><th class=\"l\">recipe</th><th class=\"l\">datatype</th><th class=\"l\">shape</th><th>bits/value</th><th>SQNR dB</th>%s<th>max abs err</th><th>lost</th></tr>\n", extra)
 	for i, x := range rs[:min(n, len(rs))] {
 		t := x.t
 		bad := ""
@@ -413,6 +514,20 @@ func (r *Report) worst(p *page) {
 		p.printf("<tr><td>%d</td><td class=\"name\">%s</td><td class=\"l\"><span class=\"key\" style=\"background:%s\"></span>%s</td><td class=\"l\">%s</td><td class=\"l\">%s</td><td>%s</td><td>%s</td>",
 			i+1, esc(t.Name), colour(x.recipe), esc(r.Recipes[x.recipe].Label), esc(dt), shapeString(t.Shape),
 			num(t.Bits, 3), dB(t.SQNR))
+		if rotated {
+			switch {
+			case t.Rotation == "":
+				p.printf("<td>-</td>")
+			case !t.HasUnrotated:
+				p.printf("<td>not recorded</td>")
+			default:
+				g := ""
+				if v, ok := t.Gain(); ok {
+					g = " (" + signed(v) + ")"
+				}
+				p.printf("<td>%s%s</td>", dB(t.SQNRUnrotated), g)
+			}
+		}
 		if r.Options.Imatrix != nil {
 			p.printf("<td>%s</td>", mean(t.WeightedSQNR))
 		}
@@ -421,6 +536,45 @@ func (r *Report) worst(p *page) {
 	p.printf("</table>\n")
 	if len(rs) > n {
 		p.printf("<p class=\"note\">%d more converted tensors not shown.</p>\n", len(rs)-n)
+	}
+}
+
+// rotations draws, for each recipe that rotated weights, a row per rotated
+// tensor in the source's order with its SQNR without and with the
+// rotation.
+func (r *Report) rotations(p *page) {
+	n := r.Options.rotations()
+	if n == 0 || !r.rotated() {
+		return
+	}
+	p.printf("<h2>Rotation</h2>\n<p class=\"note\">Each rotated tensor's SQNR without the rotation (the same cast of the weight unrotated, as the conversion measured and recorded it) and with it (measured here, after the rotation is undone); the gain is the difference.</p>\n")
+	p.printf("<table>\n<tr><th class=\"l\">tensor</th><th class=\"l\">recipe</th><th class=\"l\">datatype</th><th class=\"l\">rotation</th><th class=\"l\">shape</th><th>SQNR dB without rotation</th><th>SQNR dB with rotation</th><th>gain dB</th></tr>\n")
+	shown, more := 0, 0
+	for i, rec := range r.Recipes {
+		for j := range rec.Tensors {
+			t := &rec.Tensors[j]
+			if t.Rotation == "" {
+				continue
+			}
+			if shown == n {
+				more++
+				continue
+			}
+			shown++
+			without, g := "not recorded", "-"
+			if t.HasUnrotated {
+				without = dB(t.SQNRUnrotated)
+				if v, ok := t.Gain(); ok {
+					g = signed(v)
+				}
+			}
+			p.printf("<tr><td class=\"name\">%s</td><td class=\"l\"><span class=\"key\" style=\"background:%s\"></span>%s</td><td class=\"l\">%s</td><td class=\"l\">%s</td><td class=\"l\">%s</td><td>%s</td><td>%s</td><td>%s</td></tr>\n",
+				esc(t.Name), colour(i), esc(rec.Label), esc(t.DataType), esc(t.Rotation), shapeString(t.Shape), without, dB(t.SQNR), g)
+		}
+	}
+	p.printf("</table>\n")
+	if more > 0 {
+		p.printf("<p class=\"note\">%d more rotated tensors not shown.</p>\n", more)
 	}
 }
 
@@ -449,7 +603,7 @@ func (r *Report) histograms(p *page) {
 		return
 	}
 	p.printf("<h2>Relative error</h2>\n<p class=\"note\">Fraction of each tensor's elements by relative error |converted − source| / |source|, in binades (powers of 2); exact elements and those of a zero source are counted apart. The worst tensors first.</p>\n")
-	r.legend(p)
+	r.legend(p, nil)
 	for k, name := range names {
 		var hs []*Histogram
 		var idx []int

@@ -50,6 +50,10 @@ type Options struct {
 	// Masks is the number of sparse weights whose keep mask is drawn, in
 	// the source's order; 0 means 8, a negative number none.
 	Masks int
+	// Rotations is the number of rows of the table of rotated tensors
+	// (each with its SQNR without and with the rotation), recipe by recipe
+	// in the source's order; 0 means 500, a negative number no table.
+	Rotations int
 	// Imatrix, when set, adds each converted tensor's importance-weighted
 	// SQNR (Tensor.WeightedSQNR) and each recipe's mean of it, measured as
 	// convert.VerifyWith measures it (its entries found as convert finds
@@ -63,6 +67,7 @@ type Options struct {
 func (o *Options) histograms() int { return pick(o.Histograms, 6) }
 func (o *Options) worst() int      { return pick(o.Worst, 20) }
 func (o *Options) masks() int      { return pick(o.Masks, 8) }
+func (o *Options) rotations() int  { return pick(o.Rotations, 500) }
 
 // pick returns v, def for 0, and 0 for a negative v.
 func pick(v, def int) int {
@@ -106,6 +111,14 @@ type Recipe struct {
 	// WeightedSQNR is the mean by elements of the converted tensors'
 	// WeightedSQNR (Options.Imatrix), nil when none has one.
 	WeightedSQNR *float64 `json:"weighted_sqnr_db,omitempty"`
+	// SQNRUnrotated is, for a recipe that rotated weights, the mean SQNR
+	// the same converted tensors give without the rotation: SQNR's mean,
+	// with each rotated tensor's SQNRUnrotated in place of its SQNR, so
+	// that SQNR − SQNRUnrotated is what the rotation gained. HasUnrotated
+	// says that every rotated tensor's record gives it (checkpoints written
+	// before it was recorded do not).
+	SQNRUnrotated *float64 `json:"sqnr_unrotated_db,omitempty"`
+	HasUnrotated  bool     `json:"has_sqnr_unrotated,omitempty"`
 }
 
 // Describe says what the recipe did: its datatypes, then "scale search"
@@ -141,9 +154,15 @@ type Tensor struct {
 	Lost      int      `json:"nonfinite_outputs,omitempty"`
 	// Rotation is the rotation the weight went through before its cast
 	// ("hadamard:32"), "" for none. Its values are compared after the
-	// rotation is undone; the checkpoint does not record the SQNR the
-	// weight would have had without it.
+	// rotation is undone.
 	Rotation string `json:"rotation,omitempty"`
+	// SQNRUnrotated is, for a rotated weight, the SQNR in dB the same cast
+	// gives it without the rotation, as the conversion measured it and
+	// recorded it (layout.RotationInfo.SQNRUnrotated); nil when that cast is
+	// exact, or when the record does not say (HasUnrotated false: a
+	// checkpoint written before it was recorded).
+	SQNRUnrotated *float64 `json:"sqnr_unrotated_db,omitempty"`
+	HasUnrotated  bool     `json:"has_sqnr_unrotated,omitempty"`
 	// WeightedSQNR is the importance-weighted SQNR of a converted weight
 	// (Options.Imatrix; convert.VerifyResult.WeightedSQNR).
 	WeightedSQNR *float64 `json:"weighted_sqnr_db,omitempty"`
@@ -296,7 +315,9 @@ func buildRecipe(orig, conv string, o Options) (*Recipe, error) {
 	rec := &Recipe{Label: strings.TrimSuffix(base, filepath.Ext(base)), Path: conv, Layout: c.Layout(),
 		ScaleSearch: c.Metadata()[layout.KeyScaleSearch] == layout.ScaleSearchOn}
 	var dts, rots []string
-	var sq convert.MeanSQNR
+	var sq, usq convert.MeanSQNR
+	unrotated := 0   // rotated tensors
+	recorded := true // every rotated tensor's record gives its SQNR without rotation
 	var bits float64
 	var elements int64
 	for _, v := range res {
@@ -308,6 +329,7 @@ func buildRecipe(orig, conv string, o Options) (*Recipe, error) {
 			Bits: v.Bits, SQNR: v.SQNR, MaxAbsErr: v.MaxAbsErr, Lost: v.Lost, WeightedSQNR: v.WeightedSQNR, Errors: hists[v.Name]}
 		if rot, ok := rotated[name]; ok {
 			t.Rotation = rot.Rotation.String()
+			t.SQNRUnrotated, t.HasUnrotated = rot.SQNRUnrotated, rot.HasUnrotated
 			if !slices.Contains(rots, t.Rotation) {
 				rots = append(rots, t.Rotation)
 			}
@@ -332,6 +354,14 @@ func buildRecipe(orig, conv string, o Options) (*Recipe, error) {
 			bits += t.Bits * float64(n)
 			elements += n
 			sq.Add(t.SQNR, n)
+			if u, ok := t.Unrotated(); ok {
+				usq.Add(u, n)
+			} else {
+				recorded = false
+			}
+			if t.Rotation != "" {
+				unrotated++
+			}
 		}
 		rec.Tensors = append(rec.Tensors, t)
 	}
@@ -345,9 +375,32 @@ func buildRecipe(orig, conv string, o Options) (*Recipe, error) {
 		rec.Bits = bits / float64(elements)
 	}
 	rec.SQNR = sq.Mean()
+	if unrotated > 0 && recorded {
+		rec.SQNRUnrotated, rec.HasUnrotated = usq.Mean(), true
+	}
 	rec.Rotation = strings.Join(rots, ", ")
 	rec.WeightedSQNR, _ = convert.MeanWeightedSQNR(res)
 	return rec, nil
+}
+
+// Unrotated returns the SQNR in dB the tensor's cast gives without
+// rotation: SQNRUnrotated for a rotated tensor, SQNR for another; ok is
+// false for a rotated tensor whose record does not say.
+func (t *Tensor) Unrotated() (db *float64, ok bool) {
+	if t.Rotation == "" {
+		return t.SQNR, true
+	}
+	return t.SQNRUnrotated, t.HasUnrotated
+}
+
+// Gain returns by how many dB the rotation raised the tensor's SQNR
+// (SQNR − SQNRUnrotated); ok is false for a tensor not rotated, or either
+// SQNR missing (exact, or not recorded).
+func (t *Tensor) Gain() (db float64, ok bool) {
+	if t.Rotation == "" || t.SQNR == nil || t.SQNRUnrotated == nil {
+		return 0, false
+	}
+	return *t.SQNR - *t.SQNRUnrotated, true
 }
 
 // elementsOf returns the number of elements of a tensor of the given shape.

@@ -79,8 +79,9 @@ func TestNiceTicks(t *testing.T) {
 // fixture writes a small checkpoint of three layers (two F32 weights of
 // 8×128 and a norm each, and an embedding with no layer number) and
 // converts it to mxfp4, int4_g128 and mxfp4 with 2:4 sparsity. It returns
-// the source and the converted paths, relative to dir.
-func fixture(t *testing.T, dir string) (string, []string) {
+// the source and the converted paths, relative to dir, and the
+// conversions' results.
+func fixture(t *testing.T, dir string) (string, []string, []*convert.Result) {
 	t.Helper()
 	var ts []safetensors.Tensor
 	add := func(name string, shape []int, seed float64) {
@@ -111,6 +112,7 @@ func fixture(t *testing.T, dir string) (string, []string) {
 	sparse, err := tcast.WithSparsity(tcast.MustLookup("mxfp4"), sparsity.P24)
 	require.NoError(t, err)
 	var outs []string
+	var results []*convert.Result
 	for _, c := range []struct {
 		out    string
 		dt     *tcast.DataType
@@ -121,27 +123,28 @@ func fixture(t *testing.T, dir string) (string, []string) {
 		out := filepath.Join(dir, c.out+".safetensors")
 		rot, err := rotate.Parse(c.rot)
 		require.NoError(t, err)
-		_, err = convert.Convert(src, out, convert.Options{DataType: c.dt, Include: regexp.MustCompile(`embed_tokens`), Workers: 1,
+		res, err := convert.Convert(src, out, convert.Options{DataType: c.dt, Include: regexp.MustCompile(`embed_tokens`), Workers: 1,
 			ScaleSearch: c.search, Rotate: rot})
 		require.NoError(t, err, c.out)
 		outs = append(outs, out)
+		results = append(results, res)
 	}
-	return src, outs
+	return src, outs, results
 }
 
 // built is the report of the fixture, with paths relative to its
-// directory (the test's working directory).
-func built(t *testing.T, o Options) *Report {
+// directory (the test's working directory), and the conversions' results.
+func built(t *testing.T, o Options) (*Report, []*convert.Result) {
 	t.Helper()
 	t.Chdir(t.TempDir())
-	src, outs := fixture(t, ".")
+	src, outs, results := fixture(t, ".")
 	r, err := Build(src, outs, o)
 	require.NoError(t, err)
-	return r
+	return r, results
 }
 
 func TestBuild(t *testing.T) {
-	r := built(t, Options{Labels: []string{"", "int4 groups"}})
+	r, results := built(t, Options{Labels: []string{"", "int4 groups"}})
 	require.Len(t, r.Recipes, 4)
 	assert.Equal(t, "tcast report: source.safetensors", r.Title)
 	assert.Equal(t, "mxfp4", r.Recipes[0].Label)
@@ -205,15 +208,42 @@ func TestBuild(t *testing.T) {
 	}
 	assert.Equal(t, "hadamard:32", r.Recipes[3].Rotation)
 	assert.True(t, r.Recipes[3].ScaleSearch)
-	for _, tt := range r.Recipes[3].Tensors {
-		if tt.Converted {
-			assert.Equal(t, "hadamard:32", tt.Rotation, tt.Name)
-		} else {
+	// Each rotated weight's SQNR without rotation is the one its
+	// conversion measured (the file records it); with rotation, verify's
+	// measure is the conversion's too. The recipe's mean without rotation
+	// is over the same tensors as its SQNR.
+	res := results[3]
+	require.Len(t, res.Tensors, len(r.Recipes[3].Tensors))
+	for i, tt := range r.Recipes[3].Tensors {
+		if !tt.Converted {
 			assert.Empty(t, tt.Rotation, tt.Name)
+			assert.False(t, tt.HasUnrotated, tt.Name)
+			continue
 		}
+		require.Equal(t, res.Tensors[i].Name, tt.Name)
+		assert.Equal(t, "hadamard:32", tt.Rotation, tt.Name)
+		assert.True(t, tt.HasUnrotated, tt.Name)
+		require.NotNil(t, tt.SQNRUnrotated, tt.Name)
+		assert.Equal(t, *res.Tensors[i].SQNRUnrotated, *tt.SQNRUnrotated, tt.Name)
+		assert.InDelta(t, *res.Tensors[i].SQNR, *tt.SQNR, 1e-9, tt.Name)
+		g, ok := tt.Gain()
+		assert.True(t, ok)
+		assert.Equal(t, *tt.SQNR-*tt.SQNRUnrotated, g)
+	}
+	assert.True(t, r.Recipes[3].HasUnrotated)
+	require.NotNil(t, r.Recipes[3].SQNRUnrotated)
+	s := res.Summarize() // every converted weight is rotated: the same means
+	assert.InDelta(t, *s.SQNRUnrotated, *r.Recipes[3].SQNRUnrotated, 1e-9)
+	assert.InDelta(t, *s.SQNR, *r.Recipes[3].SQNR, 1e-9)
+	for i := range 3 {
+		assert.False(t, r.Recipes[i].HasUnrotated, i)
+		assert.Nil(t, r.Recipes[i].SQNRUnrotated, i)
 	}
 	for _, tt := range r.Recipes[0].Tensors {
 		assert.Empty(t, tt.Rotation, tt.Name)
+		assert.False(t, tt.HasUnrotated, tt.Name)
+		_, ok := tt.Gain()
+		assert.False(t, ok, tt.Name)
 		assert.Nil(t, tt.WeightedSQNR, tt.Name) // no Options.Imatrix
 	}
 
@@ -225,7 +255,7 @@ func TestBuild(t *testing.T) {
 
 // goldenReport is the fixture's report as the golden page draws it.
 func goldenReport(t *testing.T) []byte {
-	r := built(t, Options{Title: "golden", Masks: 1, Histograms: 2, Worst: 8})
+	r, _ := built(t, Options{Title: "golden", Masks: 1, Histograms: 2, Worst: 8})
 	var b bytes.Buffer
 	require.NoError(t, r.WriteHTML(&b))
 	return b.Bytes()
@@ -285,9 +315,10 @@ func TestWellFormed(t *testing.T) {
 		assert.True(t, ids[id], id)
 	}
 	// Four recipes: a line per chart each (the four layers, embedding
-	// "other" included, are consecutive), 4 points each.
-	assert.Equal(t, 8, counts["polyline"])
-	assert.Equal(t, 32, counts["circle"])
+	// "other" included, are consecutive), 4 points each, and the rotated
+	// recipe's line without rotation in the SQNR chart.
+	assert.Equal(t, 9, counts["polyline"])
+	assert.Equal(t, 36, counts["circle"])
 	assert.Equal(t, 8, counts["polygon"]) // histograms: a recipe each
 	s := string(page)
 	assert.Contains(t, s, "<h2>Worst tensors</h2>")
@@ -295,6 +326,11 @@ func TestWellFormed(t *testing.T) {
 	assert.Contains(t, s, "mxfp4_ss_rot (mxfp4e2; scale search; rotated hadamard:32)")
 	assert.Contains(t, s, "scale search: the checkpoint records")
 	assert.Contains(t, s, "rotated: the weights were multiplied")
+	assert.Contains(t, s, "<th>SQNR dB without rotation</th><th>rotation gain dB</th>") // recipes
+	assert.Contains(t, s, "<th>SQNR dB</th><th>without rotation (gain)</th>")           // worst tensors
+	assert.Contains(t, s, "mxfp4_ss_rot without rotation")
+	assert.Contains(t, s, "<h2>Rotation</h2>")
+	assert.NotContains(t, s, "not recorded")
 	assert.NotContains(t, s, "weighted SQNR") // no Options.Imatrix
 	assert.Contains(t, s, "<h2>Sparsity masks</h2>")
 }

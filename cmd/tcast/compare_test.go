@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -72,7 +73,11 @@ func TestVerifyCompare(t *testing.T) {
 	assert.Regexp(t, `^ *tensor\| *datatype\| *bits/value\| *SQNR dB\| *datatype\|`, lines[2])
 	// A weight int4_g128 keeps (64 values along its axis, less than a
 	// group) and mxfp4 casts: E2M1 and an E8M0 per 32 is 4 + 8/32 bits.
-	assert.Regexp(t, `^ *conv2d/Conv2D_weights\| *mxfp4e2\| *4\.250\| *[0-9.]+\| *kept BF16\| *16\.000\| *exact\| *mxfp4e2 hadamard:32\| *4\.250\| *[0-9.]+\|$`, lines[4])
+	// The rotated recipe has a column of SQNR without rotation, which its
+	// checkpoint records.
+	assert.Regexp(t, `^ *tensor\|.*\| *datatype\| *bits/value\| *SQNR dB\| *unrotated dB\|$`, lines[2])
+	assert.Regexp(t, `^ *conv2d/Conv2D_weights\| *mxfp4e2\| *4\.250\| *[0-9.]+\| *kept BF16\| *16\.000\| *exact\| *mxfp4e2 hadamard:32\| *4\.250\| *[0-9.]+\| *[0-9.]+\|$`, lines[4])
+	assert.Regexp(t, `^ *conv2d/Conv2D_bn_offset\|.*\| *kept BF16\| *16\.000\| *exact\| *-\|$`, lines[3])
 	assert.Regexp(t, `^ *mean by elements, converted tensors\| *mxfp4e2\|`, lines[len(lines)-1])
 
 	code, js, stderr := tcast(append([]string{"verify", "-compare", "-json", "-label", "mx,int,mx search rot"}, args[2:]...)...)
@@ -89,6 +94,8 @@ func TestVerifyCompare(t *testing.T) {
 			Recipe   string   `json:"recipe"`
 			Search   bool     `json:"scale_search"`
 			Rotation string   `json:"rotation"`
+			Unrot    *float64 `json:"sqnr_unrotated_db"`
+			HasUnrot bool     `json:"has_sqnr_unrotated"`
 		} `json:"recipes"`
 		Tensors []struct {
 			Name    string `json:"name"`
@@ -99,6 +106,8 @@ func TestVerifyCompare(t *testing.T) {
 				Bits      float64  `json:"bits_per_value"`
 				SQNR      *float64 `json:"sqnr_db"`
 				Rotation  string   `json:"rotation"`
+				Unrot     *float64 `json:"sqnr_unrotated_db"`
+				HasUnrot  bool     `json:"has_sqnr_unrotated"`
 			} `json:"recipes"`
 		} `json:"tensors"`
 	}
@@ -118,7 +127,10 @@ func TestVerifyCompare(t *testing.T) {
 		require.Len(t, tt.Recipes, 3, ti.Name)
 		// The third recipe rotated every weight it cast.
 		assert.Equal(t, tt.Recipes[2].Converted, tt.Recipes[2].Rotation == "hadamard:32", ti.Name)
+		assert.Equal(t, tt.Recipes[2].Converted, tt.Recipes[2].HasUnrot, ti.Name)
+		assert.Equal(t, tt.Recipes[2].Converted, tt.Recipes[2].Unrot != nil, ti.Name)
 		assert.Empty(t, tt.Recipes[0].Rotation, ti.Name)
+		assert.False(t, tt.Recipes[0].HasUnrot, ti.Name)
 		for _, c := range tt.Recipes {
 			require.NotNil(t, c, ti.Name)
 			if !c.Converted {
@@ -139,6 +151,16 @@ func TestVerifyCompare(t *testing.T) {
 		require.NotNil(t, rec.SQNR)
 		require.NotNil(t, sums[i].SQNR)
 		assert.InDelta(t, *sums[i].SQNR, *rec.SQNR, 1e-9, rec.Label)
+		// Without rotation too: the rotated recipe rotated every weight it
+		// cast, so the report's mean is over the summary's tensors.
+		assert.Equal(t, i == 2, rec.HasUnrot, rec.Label)
+		if i == 2 {
+			require.NotNil(t, rec.Unrot)
+			require.NotNil(t, sums[i].SQNRUnrotated)
+			assert.InDelta(t, *sums[i].SQNRUnrotated, *rec.Unrot, 1e-9, rec.Label)
+		} else {
+			assert.Nil(t, rec.Unrot, rec.Label)
+		}
 		var cast []string
 		for _, tc := range sums[i].Types {
 			if tc.DataType != "kept" {
@@ -151,6 +173,11 @@ func TestVerifyCompare(t *testing.T) {
 	for i, line := range lines[3 : 3+189] {
 		cells := strings.Split(line, "|")
 		assert.Equal(t, got.Tensors[i].Name, strings.TrimSpace(cells[0]))
+		want := "-"
+		if u := got.Tensors[i].Recipes[2].Unrot; u != nil {
+			want = fmt.Sprintf("%.2f", *u)
+		}
+		assert.Equal(t, want, strings.TrimSpace(cells[10]), got.Tensors[i].Name)
 	}
 }
 

@@ -2,15 +2,23 @@
 //
 // Usage:
 //
-//	tcast convert IN -dtype NAME -o OUT [-layout L] [-include RE] [-exclude RE] [-axis N]
+//	tcast convert IN -dtype NAME -o OUT [-layout LAYOUT] [-include RE] [-exclude RE] [-axis N]
 //	              [-scale-mode MODE] [-workers K] [-shard-size SIZE] [-rename RE=REPL] [-force] [-json]
-//	              [-report FILE.html] [-cpuprofile FILE] [-memprofile FILE]
-//	tcast verify [-min-sqnr DB] [-json] ORIG CONVERTED
-//	tcast report -o REPORT.html [-title T] [-label L,...] [-force] ORIG CONVERTED...
+//	              [-sparsity N:M [-sparsity-criterion magnitude|wanda] [-act-norms NORMS.npz]
+//	               [-sparsity-format dense|sparse-bitmask|sparse-24-bitmask]]
+//	              [-gguf-generic] [-gguf-pre NAME] [-gguf-pure] [-type-for RE=TYPE ...] [-imatrix FILE]
+//	              [-scale-search] [-rotate hadamard[:BLOCK]] [-report FILE.html]
+//	tcast verify [-min-sqnr DB] [-imatrix FILE] [-json] ORIG CONVERTED
+//	tcast verify -compare [-label L,...] [-min-sqnr DB] [-imatrix FILE] [-json] ORIG CONVERTED...
+//	tcast report -o REPORT.html [-title T] [-label L,...] [-imatrix FILE] [-histograms N] [-worst N] [-masks N]
+//	             [-force] ORIG CONVERTED...
 //	tcast inspect [-json] [-stats=false] CHECKPOINT|CASTDIR
-//	tcast synth -o FILE -layers L -hidden H [-dtype bf16|f16|f32] [-seed S] [-vocab V] [-force]
+//	tcast inspect -mask NAME [-mask-rows N] [-mask-cols N] CHECKPOINT|CASTDIR
+//	tcast synth -o FILE -layers L -hidden H [-intermediate I] [-dtype bf16|f16|f32] [-seed S] [-vocab V]
+//	            [-arch llama] [-force]
 //	tcast cast -dtype NAME [-axis N] [-scale-mode MODE] [-round even|away|zero|stochastic] [-seed N]
-//	           [-overflow sat|ieee] [-full-range] [-keep MASK.npy] [-force] -o DIR IN.npy
+//	           [-overflow sat|ieee] [-full-range] [-keep MASK.npy] [-scale-search] [-force]
+//	           [-sparsity N:M [-sparsity-criterion magnitude|wanda] [-act-norms NORMS.npy]] -o DIR IN.npy
 //	tcast decompress -o OUT.npy [-to f32|f16|bf16] [-force] CASTDIR
 //	tcast decompress -o OUT.safetensors|OUTDIR [-to f32|f16|bf16] [-force] CHECKPOINT
 //	tcast datatypes [-json] [NAME...]
@@ -56,7 +64,7 @@ var commands = []command{
 	{"decompress", "rebuild a cast directory's values as .npy, or any checkpoint as plain safetensors", runDecompress},
 	{"datatypes", "list the registered datatypes (mxfp4, nvfp4, int4_g128, ...)", runDatatypes},
 	{"formats", "list the named number formats and their constants", runFormats},
-	{"bench", "time the quantize, dequantize, amax and float16/bfloat16 kernels against a memory read of the same size", runBench},
+	{"bench", "time the kernels, and with -dtype the casts of datatypes (-scale-search: with the scale search), against a memory read of the same size", runBench},
 }
 
 // usageError is an error in the command line; tcast exits with status 2 for it.

@@ -21,7 +21,8 @@ const reportUsage = "tcast report -o REPORT.html [-title T] [-label L,...] [-ima
 	"ORIG, tensor by tensor as tcast verify does, and writes one self-contained HTML page (inline CSS and\n" +
 	"SVG, no script, opens offline): what each recipe did (datatype, scale search, rotation, as its\n" +
 	"metadata records them); per layer, the SQNR and bits per value of each recipe; the worst\n" +
-	"tensors first; a histogram of the relative error of the worst tensors under every recipe; the keep\n" +
+	"tensors first; for a recipe with -rotate, each rotated tensor's SQNR without and with the rotation\n" +
+	"(the one without as convert recorded it); a histogram of the relative error of the worst tensors under every recipe; the keep\n" +
 	"mask of sparse weights as a density picture. tcast convert -report FILE writes the same page for\n" +
 	"the conversion it makes. With -imatrix, each converted tensor's SQNR weighted by the importance\n" +
 	"matrix is shown too, per tensor and per recipe."

@@ -19,7 +19,8 @@ const verifyUsage = "tcast verify [-min-sqnr DB] [-imatrix FILE] [-json] ORIG CO
 	"(any layout tcast reads, GGUF included): per tensor its datatype, bits per value and SQNR. With\n" +
 	"-compare, each CONVERTED is a recipe compared with ORIG, and the recipes are printed side by side:\n" +
 	"what each did (datatype, scale search, rotation, from its metadata), a\n" +
-	"row per tensor with each recipe's datatype, bits per value and SQNR, and a last row with each\n" +
+	"row per tensor with each recipe's datatype, bits per value and SQNR (and for a recipe with\n" +
+	"-rotate, the SQNR without the rotation its checkpoint records), and a last row with each\n" +
 	"recipe's mean bits per value and SQNR over its converted tensors (by elements). It fails on values\n" +
 	"lost to NaN or Inf, and with -min-sqnr on a converted tensor below DB, under any recipe."
 
