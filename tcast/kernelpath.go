@@ -109,6 +109,8 @@ func (c *caster) searchKernel(k kernelKind) bool {
 		return false
 	}
 	switch k {
+	case kernelMXFP4, kernelNVFP4:
+		return true
 	}
 	return false
 }
@@ -228,6 +230,10 @@ func quantKernel(k kernelKind, codes, scales []byte, x []float32, tensorMul floa
 // the fused search kernel of kind k, for which searchKernel holds.
 func searchKernelQuant(k kernelKind, codes, scales []byte, x []float32, tensorMul float32) {
 	switch k {
+	case kernelMXFP4:
+		kernels.SearchMXFP4(codes, scales, x)
+	case kernelNVFP4:
+		kernels.SearchNVFP4(codes, scales, x, tensorMul)
 	}
 }
 
