@@ -16,6 +16,7 @@ package kernels
 //go:generate go run -C _asm ./nm -out ../nm_amd64.s -stubs ../nm_stubs_amd64.go -pkg kernels
 //go:generate go run -C _asm ./kdeq -out ../kdeq_amd64.s -stubs ../kdeq_stubs_amd64.go -pkg kernels
 //go:generate go run -C _asm ./sqerr -out ../sqerr_amd64.s -stubs ../sqerr_stubs_amd64.go -pkg kernels
+//go:generate go run -C _asm ./search4 -out ../search4_amd64.s -stubs ../search4_stubs_amd64.go -pkg kernels
 
 import (
 	"os"

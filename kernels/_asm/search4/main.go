@@ -1,0 +1,396 @@
+// Command search4 generates the fused scale-search kernels of the E2M1
+// datatypes (MXFP4, NVFP4) of package kernels: search4_amd64.s and the stub
+// declarations in search4_stubs_amd64.go.
+//
+//	cd kernels/_asm && go run ./search4 -out ../search4_amd64.s -stubs ../search4_stubs_amd64.go -pkg kernels
+//
+// Each kernel takes 16 blocks per step: their maxima by the transpose tree,
+// the rule's scale codes and the candidates' in a vector (a block per lane),
+// the candidates' squared errors with a block per float64 lane (element j of
+// the 16 blocks gathered by VGATHERDPS, each lane summing its block in index
+// order, so that every sum equals SqErrE2M1's bit for bit), the choice (a
+// strictly smaller error replaces the best, candidates in the reference's
+// order), then each block encoded with its chosen scale and packed.
+package main
+
+import (
+	"math"
+
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+
+	"github.com/tensorcast-go/tensorcast/kernels/_asm/internal/gen"
+)
+
+var cs = gen.Consts{Prefix: "srch"}
+
+var (
+	treeIdx [4][2]Mem
+	iota16  Mem
+)
+
+func main() {
+	gen.Main(func() {
+		treeIdx = gen.TreeIndexes("srchTree")
+		iota16 = gen.Table("srchIota", []uint32{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15})
+		searchMXFP4AVX512()
+		searchNVFP4AVX512()
+	})
+}
+
+// The magic numbers 1.5·2^23·s that round |q| to a multiple of s by
+// (|q| + m) − m, s being the E2M1 step of |q|'s range: 0.5 below 2, 1 below 4,
+// 2 above.
+const (
+	magicHalf = (149 << 23) | 0x400000 // 1.5·2^22
+	magicOne  = (150 << 23) | 0x400000 // 1.5·2^23
+	magicTwo  = (151 << 23) | 0x400000 // 1.5·2^24
+	two       = 128 << 23
+	four      = 129 << 23
+	six       = (129 << 23) | 0x400000
+	absBits   = 0x7fffffff
+)
+
+func bcast(c uint32, v VecPhysical) { VPBROADCASTD(cs.Vec(c), v) }
+
+// loadRoundConsts puts the rounding constants in Z20–Z26: the abs mask, the
+// three magics, 2, 4 and 6.
+func loadRoundConsts() {
+	for i, c := range []uint32{absBits, magicHalf, magicOne, magicTwo, two, four, six} {
+		bcast(c, gen.Z(20+i))
+	}
+}
+
+// roundE2M1 leaves in a the E2M1 magnitude that |q| rounds to (nearest
+// even, saturating at 6, 6 for a NaN) and in K2 the lanes where |q| ≥ 2;
+// t is scratch, K3 too.
+func roundE2M1(q, a, t VecPhysical) {
+	VANDPS(Z20, q, a)
+	VCMPPS(U8(0x1d), Z24, a, K2) // |q| ≥ 2
+	VCMPPS(U8(0x1d), Z25, a, K3) // |q| ≥ 4
+	VBLENDMPS(Z22, Z21, K2, t)
+	VMOVAPS(Z23, K3, t)
+	VADDPS(t, a, a)
+	VSUBPS(t, a, a)
+	VMINPS(Z26, a, a) // min(r, 6); 6 where r is NaN
+}
+
+// errTerms adds to the float64 sums lo and hi (blocks 0–7, 8–15) the
+// squared errors (x − float32(r·d))², x in float64 in Z14 and Z15, of the
+// values q (overwritten) rounded to E2M1 with q's sign and decoded with the
+// factors d. Z17, Z18, u and w are scratch.
+func errTerms(q, d, lo, hi, u, w VecPhysical) {
+	roundE2M1(q, Z17, Z18)
+	VPTERNLOGD(U8(0xd8), Z20, Z17, q) // q's sign, r's magnitude
+	VMULPS(d, q, q)
+	VCVTPS2PD(q.AsY(), u)
+	VEXTRACTF64X4(U8(1), q, w.AsY())
+	VCVTPS2PD(w.AsY(), w)
+	VSUBPD(u, Z14, u)
+	VSUBPD(w, Z15, w)
+	VMULPD(u, u, u)
+	VMULPD(w, w, w)
+	VADDPD(u, lo, lo)
+	VADDPD(w, hi, hi)
+}
+
+// gatherX loads element j of the 16 blocks (the lane offsets in Z12, RBX at
+// element j of block 0) into Z13 and its float64 values into Z14 and Z15.
+func gatherX() {
+	KXNORW(K1, K1, K1)
+	VGATHERDPS(Mem{Base: RBX, Index: Z12, Scale: 1}, K1, Z13)
+	VCVTPS2PD(Y13, Z14)
+	VEXTRACTF64X4(U8(1), Z13, Y15)
+	VCVTPS2PD(Y15, Z15)
+}
+
+// better sets K2 to the lanes whose candidate sums (clo, chi) are strictly
+// below the best (blo, bhi), within the lanes of valid (if not nil), and
+// moves those sums into the best; K3 is scratch.
+func better(clo, chi, blo, bhi VecPhysical, valid Op) {
+	VCMPPD(U8(0x11), blo, clo, K2) // c < best, false for NaN
+	VCMPPD(U8(0x11), bhi, chi, K3)
+	KUNPCKBW(K2, K3, K2)
+	if valid != nil {
+		KANDW(valid, K2, K2)
+	}
+	VMOVAPD(clo, K2, blo)
+	KSHIFTRW(U8(8), K2, K3)
+	VMOVAPD(chi, K3, bhi)
+}
+
+// encodePack leaves in the 8 bytes at m the packed E2M1 codes of the 16
+// scaled values q (overwritten): the magnitude code 2r below 2, else the
+// float32 bits of r shifted right by 22, less 252 (2 → 4, 3 → 5, 4 → 6,
+// 6 → 7), the sign as bit 3, element 2k in the low nibble of byte k. Z27
+// holds 252 and Z28 holds 8 in every lane; a, t, c and s are scratch.
+func encodePack(q, a, t, c, s VecPhysical, m Mem) {
+	roundE2M1(q, a, t)
+	VADDPS(a, a, c)
+	VCVTTPS2DQ(c, c) // 2r
+	VPSRLD(U8(22), a, t)
+	VPSUBD(Z27, t, K2, c) // bits(r)>>22 − 252 where |q| ≥ 2
+	VPSRLD(U8(28), q, s)
+	VPTERNLOGD(U8(0xf8), Z28, s, c) // code | sign>>28 & 8
+	VPSRLQ(U8(28), c, s)
+	VPORD(s, c, c) // byte 8k: code 2k | code 2k+1 << 4
+	VPMOVQB(c, m)
+}
+
+// zeroBlocks clears the blockBytes code bytes (8 or 16) of the blocks whose
+// bits are set in R11 (DI at the step's first block); it uses AX and BX.
+func zeroBlocks(name string, blockBytes int) {
+	l := func(s string) string { return name + "_" + s }
+	TESTL(R11L, R11L)
+	JZ(LabelRef(l("zeroDone")))
+	Label(l("zero"))
+	BSFL(R11L, EAX)
+	if blockBytes == 16 {
+		SHLQ(Imm(4), RAX)
+		MOVQ(U32(0), Mem{Base: RDI, Index: RAX, Scale: 1, Disp: 8})
+	} else {
+		SHLQ(Imm(3), RAX)
+	}
+	MOVQ(U32(0), Mem{Base: RDI, Index: RAX, Scale: 1})
+	LEAL(Mem{Base: R11, Disp: -1}, EBX)
+	ANDL(EBX, R11L)
+	JNZ(LabelRef(l("zero")))
+	Label(l("zeroDone"))
+}
+
+// searchMXFP4AVX512: per step of 16 blocks of 32, the candidates' float32
+// multipliers and decode factors are in Z0–Z5 (rule, rule−1, rule+1), their
+// float64 sums in Z6–Z11, the rule's codes in Z29 and the blocks holding a
+// NaN or an infinity in K4.
+func searchMXFP4AVX512() {
+	name := "searchMXFP4AVX512"
+	l := func(s string) string { return name + "_" + s }
+	TEXT(name, NOSPLIT, "func(codes, scales []byte, src []float32)")
+	Pragma("noescape")
+	Doc(name+" is searchMXFP4Go(codes, scales, src) for len(src) a multiple of",
+		"16·32 (len(codes) ≥ len(src)/2, len(scales) ≥ len(src)/32): 16 blocks per",
+		"step, the candidates' errors with a block per float64 lane, each lane",
+		"summing its block in index order as SqErrE2M1 does; E2M1 rounding adds",
+		"and subtracts 1.5·2^23·s (s the E2M1 step of |q|'s range), the products",
+		"are not fused.")
+	local := AllocLocal(64)
+	Load(Param("codes").Base(), RDI)
+	Load(Param("scales").Base(), RDX)
+	Load(Param("src").Base(), RSI)
+	Load(Param("src").Len(), RCX)
+	SHRQ(Imm(9), RCX)
+	JZ(LabelRef(l("done")))
+	Label(l("loop"))
+	bcast(absBits, Z31)
+	gen.LoadTree(treeIdx)
+	gen.AbsMaxTree512(RSI, 32, Z31)
+	// The rule's codes (floor(log2 amax) − 2 + 127, at least 0) in Z29,
+	// K4 the blocks holding NaN or Inf.
+	VPCMPUD_BCST(U8(5), cs.Vec(0x7f800000), Z0, K4) // amax ≥ Inf
+	VPSRLD(U8(23), Z0, Z29)
+	VPSUBD_BCST(cs.Vec(2), Z29, Z29)
+	VPMAXSD_BCST(cs.Vec(0), Z29, Z29)
+	// Candidate c's code k: multiplier 2^(127−k) = (254−k)<<23 (k ≤ 253),
+	// decode factor 2^(k−127) = k<<23, 0x00400000 for k = 0.
+	for c, delta := range []int32{0, -1, 1} {
+		k := Z30
+		VPADDD_BCST(cs.Vec(uint32(delta)), Z29, k)
+		bcast(254, gen.Z(c))
+		VPSUBD(k, gen.Z(c), gen.Z(c))
+		VPSLLD(U8(23), gen.Z(c), gen.Z(c))
+		VPSLLD(U8(23), k, gen.Z(3+c))
+		VPMAXUD_BCST(cs.Vec(0x00400000), gen.Z(3+c), gen.Z(3+c))
+	}
+	loadRoundConsts()
+	VPSLLD(U8(7), iota16, Z12) // lane offsets: 128 bytes a block
+	for i := 6; i < 12; i++ {
+		VPXORQ(gen.Z(i), gen.Z(i), gen.Z(i))
+	}
+	MOVQ(RSI, RBX)
+	MOVL(U32(32), R8L)
+	Label(l("elem"))
+	gatherX()
+	for c := range 3 {
+		VMULPS(gen.Z(c), Z13, Z16) // q
+		errTerms(Z16, gen.Z(3+c), gen.Z(6+2*c), gen.Z(7+2*c), Z27, Z28)
+	}
+	ADDQ(Imm(4), RBX)
+	DECL(R8L)
+	JNZ(LabelRef(l("elem")))
+
+	// The choice: rule−1 (where the rule's code is above 0), then rule+1.
+	VMOVDQA32(Z29, Z30) // the best codes
+	VPTESTMD(Z29, Z29, K5)
+	better(Z8, Z9, Z6, Z7, K5)
+	VPSUBD_BCST(cs.Vec(1), Z29, Z31)
+	VMOVDQA32(Z31, K2, Z30)
+	better(Z10, Z11, Z6, Z7, nil)
+	VPADDD_BCST(cs.Vec(1), Z29, Z31)
+	VMOVDQA32(Z31, K2, Z30)
+	VPBROADCASTD(cs.Vec(0xff), K4, Z30) // NaN blocks
+	VPMOVDB(Z30, X31)
+	VMOVDQU32(X31, Mem{Base: RDX})
+	bcast(254, Z31)
+	VPSUBD(Z30, Z31, Z31)
+	VPSLLD(U8(23), Z31, Z31) // the chosen multipliers 2^(127−k)
+	VMOVDQU32(Z31, local)
+	KMOVW(K4, R11L)
+
+	// Encode and pack, block by block.
+	bcast(252, Z27)
+	bcast(8, Z28)
+	for b := range 16 {
+		VBROADCASTSS(local.Offset(4*b), Z0)
+		for h := range 2 {
+			q, a, t, c, s := gen.Z(1+5*h), gen.Z(2+5*h), gen.Z(3+5*h), gen.Z(4+5*h), gen.Z(5+5*h)
+			VMULPS(Mem{Base: RSI, Disp: 128*b + 64*h}, Z0, q)
+			encodePack(q, a, t, c, s, Mem{Base: RDI, Disp: 16*b + 8*h})
+		}
+	}
+	zeroBlocks(name, 16)
+	ADDQ(U32(2048), RSI)
+	ADDQ(U32(256), RDI)
+	ADDQ(Imm(16), RDX)
+	DECQ(RCX)
+	JNZ(LabelRef(l("loop")))
+	Label(l("done"))
+	VZEROUPPER()
+	RET()
+}
+
+// ue4m3Code leaves in out the UE4M3 codes of the non-negative values q
+// (nearest even, saturating at 0x7E; a NaN counts as infinity), as
+// e4m3fnCode rounds them; a and t are scratch, K2 too.
+func ue4m3Code(q, out, a, t VecPhysical) {
+	VPMINUD_BCST(cs.Vec(0x7f800000), q, a) // |q|, at most Inf
+	VADDPS_BCST(cs.Vec(math.Float32bits(0x1p14)), a, out)
+	VPSUBD_BCST(cs.Vec(141<<23), out, out) // subnormal results: by the addition of 2^14
+	VPSRLD(U8(20), a, t)
+	VPANDD_BCST(cs.Vec(1), t, t)
+	VPADDD(a, t, t)
+	VPADDD_BCST(cs.Vec(1<<19-1), t, t)
+	VPSRLD(U8(20), t, t)
+	VPSUBD_BCST(cs.Vec(120<<3), t, t)           // normal results: integer rounding of the bits
+	VPCMPUD_BCST(U8(5), cs.Vec(121<<23), a, K2) // |q| ≥ 2^−6
+	VMOVDQA32(t, K2, out)
+	VPMINSD_BCST(cs.Vec(0x7e), out, out)
+}
+
+// searchNVFP4AVX512: per step of 16 blocks of 16, the candidates' divisors
+// (rule, rule−1, rule+1, 4/6) are in Z0–Z3, their float64 sums in Z4–Z11,
+// the rule's codes in Z28 and the 4/6 codes in Z29; Z30 holds the tensor
+// scale and Z31 the rule's denominator; K4 marks the blocks holding a NaN or
+// an infinity, K5 the all-zero blocks.
+func searchNVFP4AVX512() {
+	name := "searchNVFP4AVX512"
+	l := func(s string) string { return name + "_" + s }
+	TEXT(name, NOSPLIT, "func(codes, scales []byte, src []float32, tensorScale, denom float32, ue4m3 *[256]float32)")
+	Pragma("noescape")
+	Doc(name+" is searchNVFP4Go(codes, scales, src, tensorScale) for len(src) a",
+		"multiple of 16·16 (len(codes) ≥ len(src)/2, len(scales) ≥ len(src)/16), a",
+		"tensor scale that is +0 or positive and finite, denom = float32(6·tensorScale)",
+		"and ue4m3 the UE4M3 values: 16 blocks per step, the candidates' errors",
+		"with a block per float64 lane, each lane summing its block in index order",
+		"as SqErrE2M1 does; E2M1 rounding adds and subtracts 1.5·2^23·s (s the E2M1",
+		"step of |q|'s range), the products are not fused.")
+	local := AllocLocal(64)
+	Load(Param("codes").Base(), RDI)
+	Load(Param("scales").Base(), RDX)
+	Load(Param("src").Base(), RSI)
+	Load(Param("src").Len(), RCX)
+	Load(Param("ue4m3"), R9)
+	SHRQ(Imm(8), RCX)
+	JZ(LabelRef(l("done")))
+	Load(Param("tensorScale"), X0)
+	VBROADCASTSS(X0, Z30)
+	Load(Param("denom"), X1)
+	VBROADCASTSS(X1, Z31)
+	Label(l("loop"))
+	bcast(absBits, Z27)
+	gen.LoadTree(treeIdx)
+	gen.AbsMaxTree512(RSI, 16, Z27)
+	VPCMPUD_BCST(U8(5), cs.Vec(0x7f800000), Z0, K4) // amax ≥ Inf
+	VPTESTNMD(Z0, Z0, K5)                           // amax = 0
+	VDIVPS(Z31, Z0, Z16)                            // v = amax / float32(6·s_t)
+	ue4m3Code(Z16, Z28, Z17, Z18)
+	VMULPS_BCST(cs.Vec(math.Float32bits(1.5)), Z16, Z16)
+	ue4m3Code(Z16, Z29, Z17, Z18)
+	// The divisors float32(s_k·s_t) of the codes k: rule, rule−1 (0 for a
+	// rule of 0: the lane is not a candidate), rule+1, 4/6.
+	VPSUBD_BCST(cs.Vec(1), Z28, Z17)
+	VPMAXSD_BCST(cs.Vec(0), Z17, Z17)
+	VPADDD_BCST(cs.Vec(1), Z28, Z18)
+	for c, k := range []VecPhysical{Z28, Z17, Z18, Z29} {
+		KXNORW(K1, K1, K1)
+		VGATHERDPS(Mem{Base: R9, Index: k, Scale: 4}, K1, gen.Z(c))
+		VMULPS(Z30, gen.Z(c), gen.Z(c))
+	}
+	loadRoundConsts()
+	VPSLLD(U8(6), iota16, Z12) // lane offsets: 64 bytes a block
+	for i := 4; i < 12; i++ {
+		VPXORQ(gen.Z(i), gen.Z(i), gen.Z(i))
+	}
+	MOVQ(RSI, RBX)
+	MOVL(U32(16), R8L)
+	Label(l("elem"))
+	gatherX()
+	for c := range 4 {
+		VDIVPS(gen.Z(c), Z13, Z16) // q = x/d
+		errTerms(Z16, gen.Z(c), gen.Z(4+2*c), gen.Z(5+2*c), Z19, Z27)
+	}
+	ADDQ(Imm(4), RBX)
+	DECL(R8L)
+	JNZ(LabelRef(l("elem")))
+
+	// The choice, best codes in Z19 and divisors in Z27: rule−1 where the
+	// rule's code is above 1, rule+1 where it is below 0x7E, the 4/6 code
+	// where it is above rule+1.
+	VMOVDQA32(Z28, Z19)
+	VMOVAPS(Z0, Z27)
+	VPCMPUD_BCST(U8(6), cs.Vec(1), Z28, K6) // rule > 1
+	better(Z6, Z7, Z4, Z5, K6)
+	VPSUBD_BCST(cs.Vec(1), Z28, Z16)
+	VMOVDQA32(Z16, K2, Z19)
+	VMOVAPS(Z1, K2, Z27)
+	VPCMPUD_BCST(U8(1), cs.Vec(0x7e), Z28, K6) // rule < 0x7E
+	better(Z8, Z9, Z4, Z5, K6)
+	VPADDD_BCST(cs.Vec(1), Z28, Z16)
+	VMOVDQA32(Z16, K2, Z19)
+	VMOVAPS(Z2, K2, Z27)
+	VPCMPUD(U8(6), Z16, Z29, K6) // 4/6 code > rule+1
+	better(Z10, Z11, Z4, Z5, K6)
+	VMOVDQA32(Z29, K2, Z19)
+	VMOVAPS(Z3, K2, Z27)
+	VPBROADCASTD(cs.Vec(0x38), K5, Z19) // all-zero blocks: 1.0
+	VMOVAPS(Z30, K5, Z27)
+	VPBROADCASTD(cs.Vec(0x7f), K4, Z19) // NaN blocks
+	VPMOVDB(Z19, X16)
+	VMOVDQU32(X16, Mem{Base: RDX})
+	VMOVDQU32(Z27, local)
+	// Blocks stored as zeros: NaN blocks and divisors of 0.
+	VCMPPS_BCST(U8(0), cs.Vec(0), Z27, K6)
+	KORW(K4, K6, K6)
+	KMOVW(K6, R11L)
+
+	// Encode and pack, block by block.
+	bcast(252, Z27)
+	bcast(8, Z28)
+	for b := range 16 {
+		h := b % 2
+		d, q, a, t, c, s := gen.Z(6*h), gen.Z(1+6*h), gen.Z(2+6*h), gen.Z(3+6*h), gen.Z(4+6*h), gen.Z(5+6*h)
+		VBROADCASTSS(local.Offset(4*b), d)
+		VMOVUPS(Mem{Base: RSI, Disp: 64 * b}, q)
+		VDIVPS(d, q, q)
+		encodePack(q, a, t, c, s, Mem{Base: RDI, Disp: 8 * b})
+	}
+	zeroBlocks(name, 8)
+	ADDQ(U32(1024), RSI)
+	ADDQ(U32(128), RDI)
+	ADDQ(Imm(16), RDX)
+	DECQ(RCX)
+	JNZ(LabelRef(l("loop")))
+	Label(l("done"))
+	VZEROUPPER()
+	RET()
+}
