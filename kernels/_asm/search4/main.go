@@ -25,15 +25,11 @@ import (
 
 var cs = gen.Consts{Prefix: "srch"}
 
-var (
-	treeIdx [4][2]Mem
-	iota16  Mem
-)
+var treeIdx [4][2]Mem
 
 func main() {
 	gen.Main(func() {
 		treeIdx = gen.TreeIndexes("srchTree")
-		iota16 = gen.Table("srchIota", []uint32{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15})
 		searchMXFP4AVX512()
 		searchNVFP4AVX512()
 	})
@@ -95,11 +91,54 @@ func errTerms(q, d, lo, hi, u, w VecPhysical) {
 	VADDPD(w, hi, hi)
 }
 
-// gatherX loads element j of the 16 blocks (the lane offsets in Z12, RBX at
-// element j of block 0) into Z13 and its float64 values into Z14 and Z15.
-func gatherX() {
-	KXNORW(K1, K1, K1)
-	VGATHERDPS(Mem{Base: RBX, Index: Z12, Scale: 1}, K1, Z13)
+// transpose16 writes the 16×16 float32 matrix whose row b is the 64 bytes at
+// row(b) transposed to the 16 vectors at col(j): col(j) gets element j of
+// every row. It unpacks pairs of rows (VUNPCK[LH]PS), pairs of pairs
+// (VUNPCK[LH]PD) and then 128-bit lanes (VSHUFF32X4) and uses Z0–Z31.
+func transpose16(row, col func(i int) Mem) {
+	for i := range 8 {
+		VMOVUPS(row(2*i), gen.Z(i))
+	}
+	// t[2i], t[2i+1]: rows 2i, 2i+1 interleaved (elements 0,1 and 2,3 of
+	// each 128-bit lane).
+	for i := range 8 {
+		VUNPCKLPS(row(2*i+1), gen.Z(i), gen.Z(16+2*i))
+		VUNPCKHPS(row(2*i+1), gen.Z(i), gen.Z(17+2*i))
+	}
+	// u[4i+c]: rows 4i..4i+3, column 4L+c in lane L.
+	for i := range 4 {
+		t := func(k int) VecPhysical { return gen.Z(16 + 4*i + k) }
+		VUNPCKLPD(t(2), t(0), gen.Z(4*i))
+		VUNPCKHPD(t(2), t(0), gen.Z(4*i+1))
+		VUNPCKLPD(t(3), t(1), gen.Z(4*i+2))
+		VUNPCKHPD(t(3), t(1), gen.Z(4*i+3))
+	}
+	// v: rows 8g..8g+7 in lanes (4 rows each), columns c, 8+c (0x88) and
+	// 4+c, 12+c (0xDD).
+	for g := range 2 {
+		for c := range 4 {
+			a, b := gen.Z(8*g+c), gen.Z(8*g+4+c)
+			VSHUFF32X4(U8(0x88), b, a, gen.Z(16+8*g+c))
+			VSHUFF32X4(U8(0xdd), b, a, gen.Z(16+8*g+4+c))
+		}
+	}
+	// Whole columns: c, 8+c from the first v of each half, 4+c, 12+c from
+	// the second.
+	for c := range 4 {
+		for k, off := range []int{0, 4} {
+			a, b := gen.Z(16+off+c), gen.Z(24+off+c)
+			VSHUFF32X4(U8(0x88), b, a, gen.Z(2*c+8*k))
+			VSHUFF32X4(U8(0xdd), b, a, gen.Z(2*c+8*k+1))
+			VMOVUPS(gen.Z(2*c+8*k), col(c+4*k))
+			VMOVUPS(gen.Z(2*c+8*k+1), col(c+4*k+8))
+		}
+	}
+}
+
+// loadX loads element j of the 16 blocks (transposed, at RBX) into Z13 and
+// its float64 values into Z14 and Z15.
+func loadX() {
+	VMOVUPS(Mem{Base: RBX}, Z13)
 	VCVTPS2PD(Y13, Z14)
 	VEXTRACTF64X4(U8(1), Z13, Y15)
 	VCVTPS2PD(Y15, Z15)
@@ -166,7 +205,7 @@ func zeroBlocks(name string, blockBytes int) {
 func searchMXFP4AVX512() {
 	name := "searchMXFP4AVX512"
 	l := func(s string) string { return name + "_" + s }
-	TEXT(name, NOSPLIT, "func(codes, scales []byte, src []float32)")
+	TEXT(name, 0, "func(codes, scales []byte, src []float32)")
 	Pragma("noescape")
 	Doc(name+" is searchMXFP4Go(codes, scales, src) for len(src) a multiple of",
 		"16·32 (len(codes) ≥ len(src)/2, len(scales) ≥ len(src)/32): 16 blocks per",
@@ -174,7 +213,7 @@ func searchMXFP4AVX512() {
 		"summing its block in index order as SqErrE2M1 does; E2M1 rounding adds",
 		"and subtracts 1.5·2^23·s (s the E2M1 step of |q|'s range), the products",
 		"are not fused.")
-	local := AllocLocal(64)
+	local := AllocLocal(64 + 32*64) // the chosen multipliers, the blocks transposed
 	Load(Param("codes").Base(), RDI)
 	Load(Param("scales").Base(), RDX)
 	Load(Param("src").Base(), RSI)
@@ -182,6 +221,10 @@ func searchMXFP4AVX512() {
 	SHRQ(Imm(9), RCX)
 	JZ(LabelRef(l("done")))
 	Label(l("loop"))
+	for h := range 2 {
+		transpose16(func(b int) Mem { return Mem{Base: RSI, Disp: 128*b + 64*h} },
+			func(j int) Mem { return local.Offset(64 + 64*(16*h+j)) })
+	}
 	bcast(absBits, Z31)
 	gen.LoadTree(treeIdx)
 	gen.AbsMaxTree512(RSI, 32, Z31)
@@ -203,19 +246,18 @@ func searchMXFP4AVX512() {
 		VPMAXUD_BCST(cs.Vec(0x00400000), gen.Z(3+c), gen.Z(3+c))
 	}
 	loadRoundConsts()
-	VPSLLD(U8(7), iota16, Z12) // lane offsets: 128 bytes a block
 	for i := 6; i < 12; i++ {
 		VPXORQ(gen.Z(i), gen.Z(i), gen.Z(i))
 	}
-	MOVQ(RSI, RBX)
+	LEAQ(local.Offset(64), RBX)
 	MOVL(U32(32), R8L)
 	Label(l("elem"))
-	gatherX()
+	loadX()
 	for c := range 3 {
 		VMULPS(gen.Z(c), Z13, Z16) // q
 		errTerms(Z16, gen.Z(3+c), gen.Z(6+2*c), gen.Z(7+2*c), Z27, Z28)
 	}
-	ADDQ(Imm(4), RBX)
+	ADDQ(Imm(64), RBX)
 	DECL(R8L)
 	JNZ(LabelRef(l("elem")))
 
@@ -285,7 +327,7 @@ func ue4m3Code(q, out, a, t VecPhysical) {
 func searchNVFP4AVX512() {
 	name := "searchNVFP4AVX512"
 	l := func(s string) string { return name + "_" + s }
-	TEXT(name, NOSPLIT, "func(codes, scales []byte, src []float32, tensorScale, denom float32, ue4m3 *[256]float32)")
+	TEXT(name, 0, "func(codes, scales []byte, src []float32, tensorScale, denom float32, ue4m3 *[256]float32)")
 	Pragma("noescape")
 	Doc(name+" is searchNVFP4Go(codes, scales, src, tensorScale) for len(src) a",
 		"multiple of 16·16 (len(codes) ≥ len(src)/2, len(scales) ≥ len(src)/16), a",
@@ -294,7 +336,7 @@ func searchNVFP4AVX512() {
 		"with a block per float64 lane, each lane summing its block in index order",
 		"as SqErrE2M1 does; E2M1 rounding adds and subtracts 1.5·2^23·s (s the E2M1",
 		"step of |q|'s range), the products are not fused.")
-	local := AllocLocal(64)
+	local := AllocLocal(64 + 16*64) // the chosen divisors, the blocks transposed
 	Load(Param("codes").Base(), RDI)
 	Load(Param("scales").Base(), RDX)
 	Load(Param("src").Base(), RSI)
@@ -302,11 +344,13 @@ func searchNVFP4AVX512() {
 	Load(Param("ue4m3"), R9)
 	SHRQ(Imm(8), RCX)
 	JZ(LabelRef(l("done")))
+	Label(l("loop"))
+	transpose16(func(b int) Mem { return Mem{Base: RSI, Disp: 64 * b} },
+		func(j int) Mem { return local.Offset(64 + 64*j) })
 	Load(Param("tensorScale"), X0)
 	VBROADCASTSS(X0, Z30)
 	Load(Param("denom"), X1)
 	VBROADCASTSS(X1, Z31)
-	Label(l("loop"))
 	bcast(absBits, Z27)
 	gen.LoadTree(treeIdx)
 	gen.AbsMaxTree512(RSI, 16, Z27)
@@ -327,19 +371,18 @@ func searchNVFP4AVX512() {
 		VMULPS(Z30, gen.Z(c), gen.Z(c))
 	}
 	loadRoundConsts()
-	VPSLLD(U8(6), iota16, Z12) // lane offsets: 64 bytes a block
 	for i := 4; i < 12; i++ {
 		VPXORQ(gen.Z(i), gen.Z(i), gen.Z(i))
 	}
-	MOVQ(RSI, RBX)
+	LEAQ(local.Offset(64), RBX)
 	MOVL(U32(16), R8L)
 	Label(l("elem"))
-	gatherX()
+	loadX()
 	for c := range 4 {
 		VDIVPS(gen.Z(c), Z13, Z16) // q = x/d
 		errTerms(Z16, gen.Z(c), gen.Z(4+2*c), gen.Z(5+2*c), Z19, Z27)
 	}
-	ADDQ(Imm(4), RBX)
+	ADDQ(Imm(64), RBX)
 	DECL(R8L)
 	JNZ(LabelRef(l("elem")))
 
