@@ -148,6 +148,42 @@ DATA srchTree1_1<>+56(SB)/4, $0x0000001d
 DATA srchTree1_1<>+60(SB)/4, $0x0000001f
 GLOBL srchTree1_1<>(SB), RODATA|NOPTR, $64
 
+DATA srchMagic<>+0(SB)/4, $0x4ac00000
+DATA srchMagic<>+4(SB)/4, $0x4ac00000
+DATA srchMagic<>+8(SB)/4, $0x4b400000
+DATA srchMagic<>+12(SB)/4, $0x4b400000
+DATA srchMagic<>+16(SB)/4, $0x4bc00000
+DATA srchMagic<>+20(SB)/4, $0x4bc00000
+DATA srchMagic<>+24(SB)/4, $0x4bc00000
+DATA srchMagic<>+28(SB)/4, $0x4bc00000
+DATA srchMagic<>+32(SB)/4, $0x4bc00000
+DATA srchMagic<>+36(SB)/4, $0x4bc00000
+DATA srchMagic<>+40(SB)/4, $0x4bc00000
+DATA srchMagic<>+44(SB)/4, $0x4bc00000
+DATA srchMagic<>+48(SB)/4, $0x4bc00000
+DATA srchMagic<>+52(SB)/4, $0x4bc00000
+DATA srchMagic<>+56(SB)/4, $0x4bc00000
+DATA srchMagic<>+60(SB)/4, $0x4bc00000
+GLOBL srchMagic<>(SB), RODATA|NOPTR, $64
+
+DATA srchCodeSub<>+0(SB)/4, $0x4ac00000
+DATA srchCodeSub<>+4(SB)/4, $0x4ac00000
+DATA srchCodeSub<>+8(SB)/4, $0x4b3ffffe
+DATA srchCodeSub<>+12(SB)/4, $0x4b3ffffe
+DATA srchCodeSub<>+16(SB)/4, $0x4bbffffc
+DATA srchCodeSub<>+20(SB)/4, $0x4bbffffc
+DATA srchCodeSub<>+24(SB)/4, $0x4bbffffc
+DATA srchCodeSub<>+28(SB)/4, $0x4bbffffc
+DATA srchCodeSub<>+32(SB)/4, $0x4bbffffc
+DATA srchCodeSub<>+36(SB)/4, $0x4bbffffc
+DATA srchCodeSub<>+40(SB)/4, $0x4bbffffc
+DATA srchCodeSub<>+44(SB)/4, $0x4bbffffc
+DATA srchCodeSub<>+48(SB)/4, $0x4bbffffc
+DATA srchCodeSub<>+52(SB)/4, $0x4bbffffc
+DATA srchCodeSub<>+56(SB)/4, $0x4bbffffc
+DATA srchCodeSub<>+60(SB)/4, $0x4bbffffc
+GLOBL srchCodeSub<>(SB), RODATA|NOPTR, $64
+
 // func searchMXFP4AVX512(codes []byte, scales []byte, src []float32)
 // Requires: AVX, AVX512DQ, AVX512F, AVX512VL
 TEXT ·searchMXFP4AVX512(SB), $2112-72
@@ -475,11 +511,10 @@ searchMXFP4AVX512_loop:
 	VPSLLD       $0x17, Z30, Z5
 	VPMAXUD.BCST srchV00400000<>+0(SB), Z5, Z5
 	VPBROADCASTD srchV7fffffff<>+0(SB), Z20
-	VPBROADCASTD srchV4ac00000<>+0(SB), Z21
-	VPBROADCASTD srchV4b400000<>+0(SB), Z22
-	VPBROADCASTD srchV4bc00000<>+0(SB), Z23
-	VPBROADCASTD srchV40000000<>+0(SB), Z24
-	VPBROADCASTD srchV40800000<>+0(SB), Z25
+	VMOVDQU32    srchMagic<>+0(SB), Z21
+	VPBROADCASTD srchV41000000<>+0(SB), Z22
+	VMOVDQU32    srchCodeSub<>+0(SB), Z23
+	VPBROADCASTD srchV00000007<>+0(SB), Z24
 	VPBROADCASTD srchV40c00000<>+0(SB), Z26
 	VPXORQ       Z6, Z6, Z6
 	VPXORQ       Z7, Z7, Z7
@@ -496,11 +531,9 @@ searchMXFP4AVX512_elem:
 	VEXTRACTF64X4 $0x01, Z13, Y15
 	VCVTPS2PD     Y15, Z15
 	VMULPS        Z0, Z13, Z16
-	VANDPS        Z20, Z16, Z17
-	VCMPPS        $0x1d, Z24, Z17, K2
-	VCMPPS        $0x1d, Z25, Z17, K3
-	VBLENDMPS     Z22, Z21, K2, Z18
-	VMOVAPS       Z23, K3, Z18
+	VRANGEPS      $0x0a, Z22, Z16, Z17
+	VCVTTPS2DQ    Z17, Z18
+	VPERMD        Z21, Z18, Z18
 	VADDPS        Z18, Z17, Z17
 	VSUBPS        Z18, Z17, Z17
 	VMINPS        Z26, Z17, Z17
@@ -516,11 +549,9 @@ searchMXFP4AVX512_elem:
 	VADDPD        Z27, Z6, Z6
 	VADDPD        Z28, Z7, Z7
 	VMULPS        Z1, Z13, Z16
-	VANDPS        Z20, Z16, Z17
-	VCMPPS        $0x1d, Z24, Z17, K2
-	VCMPPS        $0x1d, Z25, Z17, K3
-	VBLENDMPS     Z22, Z21, K2, Z18
-	VMOVAPS       Z23, K3, Z18
+	VRANGEPS      $0x0a, Z22, Z16, Z17
+	VCVTTPS2DQ    Z17, Z18
+	VPERMD        Z21, Z18, Z18
 	VADDPS        Z18, Z17, Z17
 	VSUBPS        Z18, Z17, Z17
 	VMINPS        Z26, Z17, Z17
@@ -536,11 +567,9 @@ searchMXFP4AVX512_elem:
 	VADDPD        Z27, Z8, Z8
 	VADDPD        Z28, Z9, Z9
 	VMULPS        Z2, Z13, Z16
-	VANDPS        Z20, Z16, Z17
-	VCMPPS        $0x1d, Z24, Z17, K2
-	VCMPPS        $0x1d, Z25, Z17, K3
-	VBLENDMPS     Z22, Z21, K2, Z18
-	VMOVAPS       Z23, K3, Z18
+	VRANGEPS      $0x0a, Z22, Z16, Z17
+	VCVTTPS2DQ    Z17, Z18
+	VPERMD        Z21, Z18, Z18
 	VADDPS        Z18, Z17, Z17
 	VSUBPS        Z18, Z17, Z17
 	VMINPS        Z26, Z17, Z17
@@ -585,40 +614,29 @@ searchMXFP4AVX512_elem:
 	VPSLLD        $0x17, Z31, Z31
 	VMOVDQU32     Z31, (SP)
 	KMOVW         K4, R11
-	VPBROADCASTD  srchV000000fc<>+0(SB), Z27
 	VPBROADCASTD  srchV00000008<>+0(SB), Z28
 	VBROADCASTSS  (SP), Z0
 	VMULPS        (SI), Z0, Z1
-	VANDPS        Z20, Z1, Z2
-	VCMPPS        $0x1d, Z24, Z2, K2
-	VCMPPS        $0x1d, Z25, Z2, K3
-	VBLENDMPS     Z22, Z21, K2, Z3
-	VMOVAPS       Z23, K3, Z3
+	VRANGEPS      $0x0a, Z22, Z1, Z2
+	VCVTTPS2DQ    Z2, Z5
+	VPERMD        Z21, Z5, Z3
 	VADDPS        Z3, Z2, Z2
-	VSUBPS        Z3, Z2, Z2
-	VMINPS        Z26, Z2, Z2
-	VADDPS        Z2, Z2, Z4
-	VCVTTPS2DQ    Z4, Z4
-	VPSRLD        $0x16, Z2, Z3
-	VPSUBD        Z27, Z3, K2, Z4
+	VPERMD        Z23, Z5, Z3
+	VPSUBD        Z3, Z2, Z4
+	VPMINUD       Z24, Z4, Z4
 	VPSRLD        $0x1c, Z1, Z5
 	VPTERNLOGD    $0xf8, Z28, Z5, Z4
 	VPSRLQ        $0x1c, Z4, Z5
 	VPORD         Z5, Z4, Z4
 	VPMOVQB       Z4, (DI)
 	VMULPS        64(SI), Z0, Z6
-	VANDPS        Z20, Z6, Z7
-	VCMPPS        $0x1d, Z24, Z7, K2
-	VCMPPS        $0x1d, Z25, Z7, K3
-	VBLENDMPS     Z22, Z21, K2, Z8
-	VMOVAPS       Z23, K3, Z8
+	VRANGEPS      $0x0a, Z22, Z6, Z7
+	VCVTTPS2DQ    Z7, Z10
+	VPERMD        Z21, Z10, Z8
 	VADDPS        Z8, Z7, Z7
-	VSUBPS        Z8, Z7, Z7
-	VMINPS        Z26, Z7, Z7
-	VADDPS        Z7, Z7, Z9
-	VCVTTPS2DQ    Z9, Z9
-	VPSRLD        $0x16, Z7, Z8
-	VPSUBD        Z27, Z8, K2, Z9
+	VPERMD        Z23, Z10, Z8
+	VPSUBD        Z8, Z7, Z9
+	VPMINUD       Z24, Z9, Z9
 	VPSRLD        $0x1c, Z6, Z10
 	VPTERNLOGD    $0xf8, Z28, Z10, Z9
 	VPSRLQ        $0x1c, Z9, Z10
@@ -626,36 +644,26 @@ searchMXFP4AVX512_elem:
 	VPMOVQB       Z9, 8(DI)
 	VBROADCASTSS  4(SP), Z0
 	VMULPS        128(SI), Z0, Z1
-	VANDPS        Z20, Z1, Z2
-	VCMPPS        $0x1d, Z24, Z2, K2
-	VCMPPS        $0x1d, Z25, Z2, K3
-	VBLENDMPS     Z22, Z21, K2, Z3
-	VMOVAPS       Z23, K3, Z3
+	VRANGEPS      $0x0a, Z22, Z1, Z2
+	VCVTTPS2DQ    Z2, Z5
+	VPERMD        Z21, Z5, Z3
 	VADDPS        Z3, Z2, Z2
-	VSUBPS        Z3, Z2, Z2
-	VMINPS        Z26, Z2, Z2
-	VADDPS        Z2, Z2, Z4
-	VCVTTPS2DQ    Z4, Z4
-	VPSRLD        $0x16, Z2, Z3
-	VPSUBD        Z27, Z3, K2, Z4
+	VPERMD        Z23, Z5, Z3
+	VPSUBD        Z3, Z2, Z4
+	VPMINUD       Z24, Z4, Z4
 	VPSRLD        $0x1c, Z1, Z5
 	VPTERNLOGD    $0xf8, Z28, Z5, Z4
 	VPSRLQ        $0x1c, Z4, Z5
 	VPORD         Z5, Z4, Z4
 	VPMOVQB       Z4, 16(DI)
 	VMULPS        192(SI), Z0, Z6
-	VANDPS        Z20, Z6, Z7
-	VCMPPS        $0x1d, Z24, Z7, K2
-	VCMPPS        $0x1d, Z25, Z7, K3
-	VBLENDMPS     Z22, Z21, K2, Z8
-	VMOVAPS       Z23, K3, Z8
+	VRANGEPS      $0x0a, Z22, Z6, Z7
+	VCVTTPS2DQ    Z7, Z10
+	VPERMD        Z21, Z10, Z8
 	VADDPS        Z8, Z7, Z7
-	VSUBPS        Z8, Z7, Z7
-	VMINPS        Z26, Z7, Z7
-	VADDPS        Z7, Z7, Z9
-	VCVTTPS2DQ    Z9, Z9
-	VPSRLD        $0x16, Z7, Z8
-	VPSUBD        Z27, Z8, K2, Z9
+	VPERMD        Z23, Z10, Z8
+	VPSUBD        Z8, Z7, Z9
+	VPMINUD       Z24, Z9, Z9
 	VPSRLD        $0x1c, Z6, Z10
 	VPTERNLOGD    $0xf8, Z28, Z10, Z9
 	VPSRLQ        $0x1c, Z9, Z10
@@ -663,36 +671,26 @@ searchMXFP4AVX512_elem:
 	VPMOVQB       Z9, 24(DI)
 	VBROADCASTSS  8(SP), Z0
 	VMULPS        256(SI), Z0, Z1
-	VANDPS        Z20, Z1, Z2
-	VCMPPS        $0x1d, Z24, Z2, K2
-	VCMPPS        $0x1d, Z25, Z2, K3
-	VBLENDMPS     Z22, Z21, K2, Z3
-	VMOVAPS       Z23, K3, Z3
+	VRANGEPS      $0x0a, Z22, Z1, Z2
+	VCVTTPS2DQ    Z2, Z5
+	VPERMD        Z21, Z5, Z3
 	VADDPS        Z3, Z2, Z2
-	VSUBPS        Z3, Z2, Z2
-	VMINPS        Z26, Z2, Z2
-	VADDPS        Z2, Z2, Z4
-	VCVTTPS2DQ    Z4, Z4
-	VPSRLD        $0x16, Z2, Z3
-	VPSUBD        Z27, Z3, K2, Z4
+	VPERMD        Z23, Z5, Z3
+	VPSUBD        Z3, Z2, Z4
+	VPMINUD       Z24, Z4, Z4
 	VPSRLD        $0x1c, Z1, Z5
 	VPTERNLOGD    $0xf8, Z28, Z5, Z4
 	VPSRLQ        $0x1c, Z4, Z5
 	VPORD         Z5, Z4, Z4
 	VPMOVQB       Z4, 32(DI)
 	VMULPS        320(SI), Z0, Z6
-	VANDPS        Z20, Z6, Z7
-	VCMPPS        $0x1d, Z24, Z7, K2
-	VCMPPS        $0x1d, Z25, Z7, K3
-	VBLENDMPS     Z22, Z21, K2, Z8
-	VMOVAPS       Z23, K3, Z8
+	VRANGEPS      $0x0a, Z22, Z6, Z7
+	VCVTTPS2DQ    Z7, Z10
+	VPERMD        Z21, Z10, Z8
 	VADDPS        Z8, Z7, Z7
-	VSUBPS        Z8, Z7, Z7
-	VMINPS        Z26, Z7, Z7
-	VADDPS        Z7, Z7, Z9
-	VCVTTPS2DQ    Z9, Z9
-	VPSRLD        $0x16, Z7, Z8
-	VPSUBD        Z27, Z8, K2, Z9
+	VPERMD        Z23, Z10, Z8
+	VPSUBD        Z8, Z7, Z9
+	VPMINUD       Z24, Z9, Z9
 	VPSRLD        $0x1c, Z6, Z10
 	VPTERNLOGD    $0xf8, Z28, Z10, Z9
 	VPSRLQ        $0x1c, Z9, Z10
@@ -700,36 +698,26 @@ searchMXFP4AVX512_elem:
 	VPMOVQB       Z9, 40(DI)
 	VBROADCASTSS  12(SP), Z0
 	VMULPS        384(SI), Z0, Z1
-	VANDPS        Z20, Z1, Z2
-	VCMPPS        $0x1d, Z24, Z2, K2
-	VCMPPS        $0x1d, Z25, Z2, K3
-	VBLENDMPS     Z22, Z21, K2, Z3
-	VMOVAPS       Z23, K3, Z3
+	VRANGEPS      $0x0a, Z22, Z1, Z2
+	VCVTTPS2DQ    Z2, Z5
+	VPERMD        Z21, Z5, Z3
 	VADDPS        Z3, Z2, Z2
-	VSUBPS        Z3, Z2, Z2
-	VMINPS        Z26, Z2, Z2
-	VADDPS        Z2, Z2, Z4
-	VCVTTPS2DQ    Z4, Z4
-	VPSRLD        $0x16, Z2, Z3
-	VPSUBD        Z27, Z3, K2, Z4
+	VPERMD        Z23, Z5, Z3
+	VPSUBD        Z3, Z2, Z4
+	VPMINUD       Z24, Z4, Z4
 	VPSRLD        $0x1c, Z1, Z5
 	VPTERNLOGD    $0xf8, Z28, Z5, Z4
 	VPSRLQ        $0x1c, Z4, Z5
 	VPORD         Z5, Z4, Z4
 	VPMOVQB       Z4, 48(DI)
 	VMULPS        448(SI), Z0, Z6
-	VANDPS        Z20, Z6, Z7
-	VCMPPS        $0x1d, Z24, Z7, K2
-	VCMPPS        $0x1d, Z25, Z7, K3
-	VBLENDMPS     Z22, Z21, K2, Z8
-	VMOVAPS       Z23, K3, Z8
+	VRANGEPS      $0x0a, Z22, Z6, Z7
+	VCVTTPS2DQ    Z7, Z10
+	VPERMD        Z21, Z10, Z8
 	VADDPS        Z8, Z7, Z7
-	VSUBPS        Z8, Z7, Z7
-	VMINPS        Z26, Z7, Z7
-	VADDPS        Z7, Z7, Z9
-	VCVTTPS2DQ    Z9, Z9
-	VPSRLD        $0x16, Z7, Z8
-	VPSUBD        Z27, Z8, K2, Z9
+	VPERMD        Z23, Z10, Z8
+	VPSUBD        Z8, Z7, Z9
+	VPMINUD       Z24, Z9, Z9
 	VPSRLD        $0x1c, Z6, Z10
 	VPTERNLOGD    $0xf8, Z28, Z10, Z9
 	VPSRLQ        $0x1c, Z9, Z10
@@ -737,36 +725,26 @@ searchMXFP4AVX512_elem:
 	VPMOVQB       Z9, 56(DI)
 	VBROADCASTSS  16(SP), Z0
 	VMULPS        512(SI), Z0, Z1
-	VANDPS        Z20, Z1, Z2
-	VCMPPS        $0x1d, Z24, Z2, K2
-	VCMPPS        $0x1d, Z25, Z2, K3
-	VBLENDMPS     Z22, Z21, K2, Z3
-	VMOVAPS       Z23, K3, Z3
+	VRANGEPS      $0x0a, Z22, Z1, Z2
+	VCVTTPS2DQ    Z2, Z5
+	VPERMD        Z21, Z5, Z3
 	VADDPS        Z3, Z2, Z2
-	VSUBPS        Z3, Z2, Z2
-	VMINPS        Z26, Z2, Z2
-	VADDPS        Z2, Z2, Z4
-	VCVTTPS2DQ    Z4, Z4
-	VPSRLD        $0x16, Z2, Z3
-	VPSUBD        Z27, Z3, K2, Z4
+	VPERMD        Z23, Z5, Z3
+	VPSUBD        Z3, Z2, Z4
+	VPMINUD       Z24, Z4, Z4
 	VPSRLD        $0x1c, Z1, Z5
 	VPTERNLOGD    $0xf8, Z28, Z5, Z4
 	VPSRLQ        $0x1c, Z4, Z5
 	VPORD         Z5, Z4, Z4
 	VPMOVQB       Z4, 64(DI)
 	VMULPS        576(SI), Z0, Z6
-	VANDPS        Z20, Z6, Z7
-	VCMPPS        $0x1d, Z24, Z7, K2
-	VCMPPS        $0x1d, Z25, Z7, K3
-	VBLENDMPS     Z22, Z21, K2, Z8
-	VMOVAPS       Z23, K3, Z8
+	VRANGEPS      $0x0a, Z22, Z6, Z7
+	VCVTTPS2DQ    Z7, Z10
+	VPERMD        Z21, Z10, Z8
 	VADDPS        Z8, Z7, Z7
-	VSUBPS        Z8, Z7, Z7
-	VMINPS        Z26, Z7, Z7
-	VADDPS        Z7, Z7, Z9
-	VCVTTPS2DQ    Z9, Z9
-	VPSRLD        $0x16, Z7, Z8
-	VPSUBD        Z27, Z8, K2, Z9
+	VPERMD        Z23, Z10, Z8
+	VPSUBD        Z8, Z7, Z9
+	VPMINUD       Z24, Z9, Z9
 	VPSRLD        $0x1c, Z6, Z10
 	VPTERNLOGD    $0xf8, Z28, Z10, Z9
 	VPSRLQ        $0x1c, Z9, Z10
@@ -774,36 +752,26 @@ searchMXFP4AVX512_elem:
 	VPMOVQB       Z9, 72(DI)
 	VBROADCASTSS  20(SP), Z0
 	VMULPS        640(SI), Z0, Z1
-	VANDPS        Z20, Z1, Z2
-	VCMPPS        $0x1d, Z24, Z2, K2
-	VCMPPS        $0x1d, Z25, Z2, K3
-	VBLENDMPS     Z22, Z21, K2, Z3
-	VMOVAPS       Z23, K3, Z3
+	VRANGEPS      $0x0a, Z22, Z1, Z2
+	VCVTTPS2DQ    Z2, Z5
+	VPERMD        Z21, Z5, Z3
 	VADDPS        Z3, Z2, Z2
-	VSUBPS        Z3, Z2, Z2
-	VMINPS        Z26, Z2, Z2
-	VADDPS        Z2, Z2, Z4
-	VCVTTPS2DQ    Z4, Z4
-	VPSRLD        $0x16, Z2, Z3
-	VPSUBD        Z27, Z3, K2, Z4
+	VPERMD        Z23, Z5, Z3
+	VPSUBD        Z3, Z2, Z4
+	VPMINUD       Z24, Z4, Z4
 	VPSRLD        $0x1c, Z1, Z5
 	VPTERNLOGD    $0xf8, Z28, Z5, Z4
 	VPSRLQ        $0x1c, Z4, Z5
 	VPORD         Z5, Z4, Z4
 	VPMOVQB       Z4, 80(DI)
 	VMULPS        704(SI), Z0, Z6
-	VANDPS        Z20, Z6, Z7
-	VCMPPS        $0x1d, Z24, Z7, K2
-	VCMPPS        $0x1d, Z25, Z7, K3
-	VBLENDMPS     Z22, Z21, K2, Z8
-	VMOVAPS       Z23, K3, Z8
+	VRANGEPS      $0x0a, Z22, Z6, Z7
+	VCVTTPS2DQ    Z7, Z10
+	VPERMD        Z21, Z10, Z8
 	VADDPS        Z8, Z7, Z7
-	VSUBPS        Z8, Z7, Z7
-	VMINPS        Z26, Z7, Z7
-	VADDPS        Z7, Z7, Z9
-	VCVTTPS2DQ    Z9, Z9
-	VPSRLD        $0x16, Z7, Z8
-	VPSUBD        Z27, Z8, K2, Z9
+	VPERMD        Z23, Z10, Z8
+	VPSUBD        Z8, Z7, Z9
+	VPMINUD       Z24, Z9, Z9
 	VPSRLD        $0x1c, Z6, Z10
 	VPTERNLOGD    $0xf8, Z28, Z10, Z9
 	VPSRLQ        $0x1c, Z9, Z10
@@ -811,36 +779,26 @@ searchMXFP4AVX512_elem:
 	VPMOVQB       Z9, 88(DI)
 	VBROADCASTSS  24(SP), Z0
 	VMULPS        768(SI), Z0, Z1
-	VANDPS        Z20, Z1, Z2
-	VCMPPS        $0x1d, Z24, Z2, K2
-	VCMPPS        $0x1d, Z25, Z2, K3
-	VBLENDMPS     Z22, Z21, K2, Z3
-	VMOVAPS       Z23, K3, Z3
+	VRANGEPS      $0x0a, Z22, Z1, Z2
+	VCVTTPS2DQ    Z2, Z5
+	VPERMD        Z21, Z5, Z3
 	VADDPS        Z3, Z2, Z2
-	VSUBPS        Z3, Z2, Z2
-	VMINPS        Z26, Z2, Z2
-	VADDPS        Z2, Z2, Z4
-	VCVTTPS2DQ    Z4, Z4
-	VPSRLD        $0x16, Z2, Z3
-	VPSUBD        Z27, Z3, K2, Z4
+	VPERMD        Z23, Z5, Z3
+	VPSUBD        Z3, Z2, Z4
+	VPMINUD       Z24, Z4, Z4
 	VPSRLD        $0x1c, Z1, Z5
 	VPTERNLOGD    $0xf8, Z28, Z5, Z4
 	VPSRLQ        $0x1c, Z4, Z5
 	VPORD         Z5, Z4, Z4
 	VPMOVQB       Z4, 96(DI)
 	VMULPS        832(SI), Z0, Z6
-	VANDPS        Z20, Z6, Z7
-	VCMPPS        $0x1d, Z24, Z7, K2
-	VCMPPS        $0x1d, Z25, Z7, K3
-	VBLENDMPS     Z22, Z21, K2, Z8
-	VMOVAPS       Z23, K3, Z8
+	VRANGEPS      $0x0a, Z22, Z6, Z7
+	VCVTTPS2DQ    Z7, Z10
+	VPERMD        Z21, Z10, Z8
 	VADDPS        Z8, Z7, Z7
-	VSUBPS        Z8, Z7, Z7
-	VMINPS        Z26, Z7, Z7
-	VADDPS        Z7, Z7, Z9
-	VCVTTPS2DQ    Z9, Z9
-	VPSRLD        $0x16, Z7, Z8
-	VPSUBD        Z27, Z8, K2, Z9
+	VPERMD        Z23, Z10, Z8
+	VPSUBD        Z8, Z7, Z9
+	VPMINUD       Z24, Z9, Z9
 	VPSRLD        $0x1c, Z6, Z10
 	VPTERNLOGD    $0xf8, Z28, Z10, Z9
 	VPSRLQ        $0x1c, Z9, Z10
@@ -848,36 +806,26 @@ searchMXFP4AVX512_elem:
 	VPMOVQB       Z9, 104(DI)
 	VBROADCASTSS  28(SP), Z0
 	VMULPS        896(SI), Z0, Z1
-	VANDPS        Z20, Z1, Z2
-	VCMPPS        $0x1d, Z24, Z2, K2
-	VCMPPS        $0x1d, Z25, Z2, K3
-	VBLENDMPS     Z22, Z21, K2, Z3
-	VMOVAPS       Z23, K3, Z3
+	VRANGEPS      $0x0a, Z22, Z1, Z2
+	VCVTTPS2DQ    Z2, Z5
+	VPERMD        Z21, Z5, Z3
 	VADDPS        Z3, Z2, Z2
-	VSUBPS        Z3, Z2, Z2
-	VMINPS        Z26, Z2, Z2
-	VADDPS        Z2, Z2, Z4
-	VCVTTPS2DQ    Z4, Z4
-	VPSRLD        $0x16, Z2, Z3
-	VPSUBD        Z27, Z3, K2, Z4
+	VPERMD        Z23, Z5, Z3
+	VPSUBD        Z3, Z2, Z4
+	VPMINUD       Z24, Z4, Z4
 	VPSRLD        $0x1c, Z1, Z5
 	VPTERNLOGD    $0xf8, Z28, Z5, Z4
 	VPSRLQ        $0x1c, Z4, Z5
 	VPORD         Z5, Z4, Z4
 	VPMOVQB       Z4, 112(DI)
 	VMULPS        960(SI), Z0, Z6
-	VANDPS        Z20, Z6, Z7
-	VCMPPS        $0x1d, Z24, Z7, K2
-	VCMPPS        $0x1d, Z25, Z7, K3
-	VBLENDMPS     Z22, Z21, K2, Z8
-	VMOVAPS       Z23, K3, Z8
+	VRANGEPS      $0x0a, Z22, Z6, Z7
+	VCVTTPS2DQ    Z7, Z10
+	VPERMD        Z21, Z10, Z8
 	VADDPS        Z8, Z7, Z7
-	VSUBPS        Z8, Z7, Z7
-	VMINPS        Z26, Z7, Z7
-	VADDPS        Z7, Z7, Z9
-	VCVTTPS2DQ    Z9, Z9
-	VPSRLD        $0x16, Z7, Z8
-	VPSUBD        Z27, Z8, K2, Z9
+	VPERMD        Z23, Z10, Z8
+	VPSUBD        Z8, Z7, Z9
+	VPMINUD       Z24, Z9, Z9
 	VPSRLD        $0x1c, Z6, Z10
 	VPTERNLOGD    $0xf8, Z28, Z10, Z9
 	VPSRLQ        $0x1c, Z9, Z10
@@ -885,36 +833,26 @@ searchMXFP4AVX512_elem:
 	VPMOVQB       Z9, 120(DI)
 	VBROADCASTSS  32(SP), Z0
 	VMULPS        1024(SI), Z0, Z1
-	VANDPS        Z20, Z1, Z2
-	VCMPPS        $0x1d, Z24, Z2, K2
-	VCMPPS        $0x1d, Z25, Z2, K3
-	VBLENDMPS     Z22, Z21, K2, Z3
-	VMOVAPS       Z23, K3, Z3
+	VRANGEPS      $0x0a, Z22, Z1, Z2
+	VCVTTPS2DQ    Z2, Z5
+	VPERMD        Z21, Z5, Z3
 	VADDPS        Z3, Z2, Z2
-	VSUBPS        Z3, Z2, Z2
-	VMINPS        Z26, Z2, Z2
-	VADDPS        Z2, Z2, Z4
-	VCVTTPS2DQ    Z4, Z4
-	VPSRLD        $0x16, Z2, Z3
-	VPSUBD        Z27, Z3, K2, Z4
+	VPERMD        Z23, Z5, Z3
+	VPSUBD        Z3, Z2, Z4
+	VPMINUD       Z24, Z4, Z4
 	VPSRLD        $0x1c, Z1, Z5
 	VPTERNLOGD    $0xf8, Z28, Z5, Z4
 	VPSRLQ        $0x1c, Z4, Z5
 	VPORD         Z5, Z4, Z4
 	VPMOVQB       Z4, 128(DI)
 	VMULPS        1088(SI), Z0, Z6
-	VANDPS        Z20, Z6, Z7
-	VCMPPS        $0x1d, Z24, Z7, K2
-	VCMPPS        $0x1d, Z25, Z7, K3
-	VBLENDMPS     Z22, Z21, K2, Z8
-	VMOVAPS       Z23, K3, Z8
+	VRANGEPS      $0x0a, Z22, Z6, Z7
+	VCVTTPS2DQ    Z7, Z10
+	VPERMD        Z21, Z10, Z8
 	VADDPS        Z8, Z7, Z7
-	VSUBPS        Z8, Z7, Z7
-	VMINPS        Z26, Z7, Z7
-	VADDPS        Z7, Z7, Z9
-	VCVTTPS2DQ    Z9, Z9
-	VPSRLD        $0x16, Z7, Z8
-	VPSUBD        Z27, Z8, K2, Z9
+	VPERMD        Z23, Z10, Z8
+	VPSUBD        Z8, Z7, Z9
+	VPMINUD       Z24, Z9, Z9
 	VPSRLD        $0x1c, Z6, Z10
 	VPTERNLOGD    $0xf8, Z28, Z10, Z9
 	VPSRLQ        $0x1c, Z9, Z10
@@ -922,36 +860,26 @@ searchMXFP4AVX512_elem:
 	VPMOVQB       Z9, 136(DI)
 	VBROADCASTSS  36(SP), Z0
 	VMULPS        1152(SI), Z0, Z1
-	VANDPS        Z20, Z1, Z2
-	VCMPPS        $0x1d, Z24, Z2, K2
-	VCMPPS        $0x1d, Z25, Z2, K3
-	VBLENDMPS     Z22, Z21, K2, Z3
-	VMOVAPS       Z23, K3, Z3
+	VRANGEPS      $0x0a, Z22, Z1, Z2
+	VCVTTPS2DQ    Z2, Z5
+	VPERMD        Z21, Z5, Z3
 	VADDPS        Z3, Z2, Z2
-	VSUBPS        Z3, Z2, Z2
-	VMINPS        Z26, Z2, Z2
-	VADDPS        Z2, Z2, Z4
-	VCVTTPS2DQ    Z4, Z4
-	VPSRLD        $0x16, Z2, Z3
-	VPSUBD        Z27, Z3, K2, Z4
+	VPERMD        Z23, Z5, Z3
+	VPSUBD        Z3, Z2, Z4
+	VPMINUD       Z24, Z4, Z4
 	VPSRLD        $0x1c, Z1, Z5
 	VPTERNLOGD    $0xf8, Z28, Z5, Z4
 	VPSRLQ        $0x1c, Z4, Z5
 	VPORD         Z5, Z4, Z4
 	VPMOVQB       Z4, 144(DI)
 	VMULPS        1216(SI), Z0, Z6
-	VANDPS        Z20, Z6, Z7
-	VCMPPS        $0x1d, Z24, Z7, K2
-	VCMPPS        $0x1d, Z25, Z7, K3
-	VBLENDMPS     Z22, Z21, K2, Z8
-	VMOVAPS       Z23, K3, Z8
+	VRANGEPS      $0x0a, Z22, Z6, Z7
+	VCVTTPS2DQ    Z7, Z10
+	VPERMD        Z21, Z10, Z8
 	VADDPS        Z8, Z7, Z7
-	VSUBPS        Z8, Z7, Z7
-	VMINPS        Z26, Z7, Z7
-	VADDPS        Z7, Z7, Z9
-	VCVTTPS2DQ    Z9, Z9
-	VPSRLD        $0x16, Z7, Z8
-	VPSUBD        Z27, Z8, K2, Z9
+	VPERMD        Z23, Z10, Z8
+	VPSUBD        Z8, Z7, Z9
+	VPMINUD       Z24, Z9, Z9
 	VPSRLD        $0x1c, Z6, Z10
 	VPTERNLOGD    $0xf8, Z28, Z10, Z9
 	VPSRLQ        $0x1c, Z9, Z10
@@ -959,36 +887,26 @@ searchMXFP4AVX512_elem:
 	VPMOVQB       Z9, 152(DI)
 	VBROADCASTSS  40(SP), Z0
 	VMULPS        1280(SI), Z0, Z1
-	VANDPS        Z20, Z1, Z2
-	VCMPPS        $0x1d, Z24, Z2, K2
-	VCMPPS        $0x1d, Z25, Z2, K3
-	VBLENDMPS     Z22, Z21, K2, Z3
-	VMOVAPS       Z23, K3, Z3
+	VRANGEPS      $0x0a, Z22, Z1, Z2
+	VCVTTPS2DQ    Z2, Z5
+	VPERMD        Z21, Z5, Z3
 	VADDPS        Z3, Z2, Z2
-	VSUBPS        Z3, Z2, Z2
-	VMINPS        Z26, Z2, Z2
-	VADDPS        Z2, Z2, Z4
-	VCVTTPS2DQ    Z4, Z4
-	VPSRLD        $0x16, Z2, Z3
-	VPSUBD        Z27, Z3, K2, Z4
+	VPERMD        Z23, Z5, Z3
+	VPSUBD        Z3, Z2, Z4
+	VPMINUD       Z24, Z4, Z4
 	VPSRLD        $0x1c, Z1, Z5
 	VPTERNLOGD    $0xf8, Z28, Z5, Z4
 	VPSRLQ        $0x1c, Z4, Z5
 	VPORD         Z5, Z4, Z4
 	VPMOVQB       Z4, 160(DI)
 	VMULPS        1344(SI), Z0, Z6
-	VANDPS        Z20, Z6, Z7
-	VCMPPS        $0x1d, Z24, Z7, K2
-	VCMPPS        $0x1d, Z25, Z7, K3
-	VBLENDMPS     Z22, Z21, K2, Z8
-	VMOVAPS       Z23, K3, Z8
+	VRANGEPS      $0x0a, Z22, Z6, Z7
+	VCVTTPS2DQ    Z7, Z10
+	VPERMD        Z21, Z10, Z8
 	VADDPS        Z8, Z7, Z7
-	VSUBPS        Z8, Z7, Z7
-	VMINPS        Z26, Z7, Z7
-	VADDPS        Z7, Z7, Z9
-	VCVTTPS2DQ    Z9, Z9
-	VPSRLD        $0x16, Z7, Z8
-	VPSUBD        Z27, Z8, K2, Z9
+	VPERMD        Z23, Z10, Z8
+	VPSUBD        Z8, Z7, Z9
+	VPMINUD       Z24, Z9, Z9
 	VPSRLD        $0x1c, Z6, Z10
 	VPTERNLOGD    $0xf8, Z28, Z10, Z9
 	VPSRLQ        $0x1c, Z9, Z10
@@ -996,36 +914,26 @@ searchMXFP4AVX512_elem:
 	VPMOVQB       Z9, 168(DI)
 	VBROADCASTSS  44(SP), Z0
 	VMULPS        1408(SI), Z0, Z1
-	VANDPS        Z20, Z1, Z2
-	VCMPPS        $0x1d, Z24, Z2, K2
-	VCMPPS        $0x1d, Z25, Z2, K3
-	VBLENDMPS     Z22, Z21, K2, Z3
-	VMOVAPS       Z23, K3, Z3
+	VRANGEPS      $0x0a, Z22, Z1, Z2
+	VCVTTPS2DQ    Z2, Z5
+	VPERMD        Z21, Z5, Z3
 	VADDPS        Z3, Z2, Z2
-	VSUBPS        Z3, Z2, Z2
-	VMINPS        Z26, Z2, Z2
-	VADDPS        Z2, Z2, Z4
-	VCVTTPS2DQ    Z4, Z4
-	VPSRLD        $0x16, Z2, Z3
-	VPSUBD        Z27, Z3, K2, Z4
+	VPERMD        Z23, Z5, Z3
+	VPSUBD        Z3, Z2, Z4
+	VPMINUD       Z24, Z4, Z4
 	VPSRLD        $0x1c, Z1, Z5
 	VPTERNLOGD    $0xf8, Z28, Z5, Z4
 	VPSRLQ        $0x1c, Z4, Z5
 	VPORD         Z5, Z4, Z4
 	VPMOVQB       Z4, 176(DI)
 	VMULPS        1472(SI), Z0, Z6
-	VANDPS        Z20, Z6, Z7
-	VCMPPS        $0x1d, Z24, Z7, K2
-	VCMPPS        $0x1d, Z25, Z7, K3
-	VBLENDMPS     Z22, Z21, K2, Z8
-	VMOVAPS       Z23, K3, Z8
+	VRANGEPS      $0x0a, Z22, Z6, Z7
+	VCVTTPS2DQ    Z7, Z10
+	VPERMD        Z21, Z10, Z8
 	VADDPS        Z8, Z7, Z7
-	VSUBPS        Z8, Z7, Z7
-	VMINPS        Z26, Z7, Z7
-	VADDPS        Z7, Z7, Z9
-	VCVTTPS2DQ    Z9, Z9
-	VPSRLD        $0x16, Z7, Z8
-	VPSUBD        Z27, Z8, K2, Z9
+	VPERMD        Z23, Z10, Z8
+	VPSUBD        Z8, Z7, Z9
+	VPMINUD       Z24, Z9, Z9
 	VPSRLD        $0x1c, Z6, Z10
 	VPTERNLOGD    $0xf8, Z28, Z10, Z9
 	VPSRLQ        $0x1c, Z9, Z10
@@ -1033,36 +941,26 @@ searchMXFP4AVX512_elem:
 	VPMOVQB       Z9, 184(DI)
 	VBROADCASTSS  48(SP), Z0
 	VMULPS        1536(SI), Z0, Z1
-	VANDPS        Z20, Z1, Z2
-	VCMPPS        $0x1d, Z24, Z2, K2
-	VCMPPS        $0x1d, Z25, Z2, K3
-	VBLENDMPS     Z22, Z21, K2, Z3
-	VMOVAPS       Z23, K3, Z3
+	VRANGEPS      $0x0a, Z22, Z1, Z2
+	VCVTTPS2DQ    Z2, Z5
+	VPERMD        Z21, Z5, Z3
 	VADDPS        Z3, Z2, Z2
-	VSUBPS        Z3, Z2, Z2
-	VMINPS        Z26, Z2, Z2
-	VADDPS        Z2, Z2, Z4
-	VCVTTPS2DQ    Z4, Z4
-	VPSRLD        $0x16, Z2, Z3
-	VPSUBD        Z27, Z3, K2, Z4
+	VPERMD        Z23, Z5, Z3
+	VPSUBD        Z3, Z2, Z4
+	VPMINUD       Z24, Z4, Z4
 	VPSRLD        $0x1c, Z1, Z5
 	VPTERNLOGD    $0xf8, Z28, Z5, Z4
 	VPSRLQ        $0x1c, Z4, Z5
 	VPORD         Z5, Z4, Z4
 	VPMOVQB       Z4, 192(DI)
 	VMULPS        1600(SI), Z0, Z6
-	VANDPS        Z20, Z6, Z7
-	VCMPPS        $0x1d, Z24, Z7, K2
-	VCMPPS        $0x1d, Z25, Z7, K3
-	VBLENDMPS     Z22, Z21, K2, Z8
-	VMOVAPS       Z23, K3, Z8
+	VRANGEPS      $0x0a, Z22, Z6, Z7
+	VCVTTPS2DQ    Z7, Z10
+	VPERMD        Z21, Z10, Z8
 	VADDPS        Z8, Z7, Z7
-	VSUBPS        Z8, Z7, Z7
-	VMINPS        Z26, Z7, Z7
-	VADDPS        Z7, Z7, Z9
-	VCVTTPS2DQ    Z9, Z9
-	VPSRLD        $0x16, Z7, Z8
-	VPSUBD        Z27, Z8, K2, Z9
+	VPERMD        Z23, Z10, Z8
+	VPSUBD        Z8, Z7, Z9
+	VPMINUD       Z24, Z9, Z9
 	VPSRLD        $0x1c, Z6, Z10
 	VPTERNLOGD    $0xf8, Z28, Z10, Z9
 	VPSRLQ        $0x1c, Z9, Z10
@@ -1070,36 +968,26 @@ searchMXFP4AVX512_elem:
 	VPMOVQB       Z9, 200(DI)
 	VBROADCASTSS  52(SP), Z0
 	VMULPS        1664(SI), Z0, Z1
-	VANDPS        Z20, Z1, Z2
-	VCMPPS        $0x1d, Z24, Z2, K2
-	VCMPPS        $0x1d, Z25, Z2, K3
-	VBLENDMPS     Z22, Z21, K2, Z3
-	VMOVAPS       Z23, K3, Z3
+	VRANGEPS      $0x0a, Z22, Z1, Z2
+	VCVTTPS2DQ    Z2, Z5
+	VPERMD        Z21, Z5, Z3
 	VADDPS        Z3, Z2, Z2
-	VSUBPS        Z3, Z2, Z2
-	VMINPS        Z26, Z2, Z2
-	VADDPS        Z2, Z2, Z4
-	VCVTTPS2DQ    Z4, Z4
-	VPSRLD        $0x16, Z2, Z3
-	VPSUBD        Z27, Z3, K2, Z4
+	VPERMD        Z23, Z5, Z3
+	VPSUBD        Z3, Z2, Z4
+	VPMINUD       Z24, Z4, Z4
 	VPSRLD        $0x1c, Z1, Z5
 	VPTERNLOGD    $0xf8, Z28, Z5, Z4
 	VPSRLQ        $0x1c, Z4, Z5
 	VPORD         Z5, Z4, Z4
 	VPMOVQB       Z4, 208(DI)
 	VMULPS        1728(SI), Z0, Z6
-	VANDPS        Z20, Z6, Z7
-	VCMPPS        $0x1d, Z24, Z7, K2
-	VCMPPS        $0x1d, Z25, Z7, K3
-	VBLENDMPS     Z22, Z21, K2, Z8
-	VMOVAPS       Z23, K3, Z8
+	VRANGEPS      $0x0a, Z22, Z6, Z7
+	VCVTTPS2DQ    Z7, Z10
+	VPERMD        Z21, Z10, Z8
 	VADDPS        Z8, Z7, Z7
-	VSUBPS        Z8, Z7, Z7
-	VMINPS        Z26, Z7, Z7
-	VADDPS        Z7, Z7, Z9
-	VCVTTPS2DQ    Z9, Z9
-	VPSRLD        $0x16, Z7, Z8
-	VPSUBD        Z27, Z8, K2, Z9
+	VPERMD        Z23, Z10, Z8
+	VPSUBD        Z8, Z7, Z9
+	VPMINUD       Z24, Z9, Z9
 	VPSRLD        $0x1c, Z6, Z10
 	VPTERNLOGD    $0xf8, Z28, Z10, Z9
 	VPSRLQ        $0x1c, Z9, Z10
@@ -1107,36 +995,26 @@ searchMXFP4AVX512_elem:
 	VPMOVQB       Z9, 216(DI)
 	VBROADCASTSS  56(SP), Z0
 	VMULPS        1792(SI), Z0, Z1
-	VANDPS        Z20, Z1, Z2
-	VCMPPS        $0x1d, Z24, Z2, K2
-	VCMPPS        $0x1d, Z25, Z2, K3
-	VBLENDMPS     Z22, Z21, K2, Z3
-	VMOVAPS       Z23, K3, Z3
+	VRANGEPS      $0x0a, Z22, Z1, Z2
+	VCVTTPS2DQ    Z2, Z5
+	VPERMD        Z21, Z5, Z3
 	VADDPS        Z3, Z2, Z2
-	VSUBPS        Z3, Z2, Z2
-	VMINPS        Z26, Z2, Z2
-	VADDPS        Z2, Z2, Z4
-	VCVTTPS2DQ    Z4, Z4
-	VPSRLD        $0x16, Z2, Z3
-	VPSUBD        Z27, Z3, K2, Z4
+	VPERMD        Z23, Z5, Z3
+	VPSUBD        Z3, Z2, Z4
+	VPMINUD       Z24, Z4, Z4
 	VPSRLD        $0x1c, Z1, Z5
 	VPTERNLOGD    $0xf8, Z28, Z5, Z4
 	VPSRLQ        $0x1c, Z4, Z5
 	VPORD         Z5, Z4, Z4
 	VPMOVQB       Z4, 224(DI)
 	VMULPS        1856(SI), Z0, Z6
-	VANDPS        Z20, Z6, Z7
-	VCMPPS        $0x1d, Z24, Z7, K2
-	VCMPPS        $0x1d, Z25, Z7, K3
-	VBLENDMPS     Z22, Z21, K2, Z8
-	VMOVAPS       Z23, K3, Z8
+	VRANGEPS      $0x0a, Z22, Z6, Z7
+	VCVTTPS2DQ    Z7, Z10
+	VPERMD        Z21, Z10, Z8
 	VADDPS        Z8, Z7, Z7
-	VSUBPS        Z8, Z7, Z7
-	VMINPS        Z26, Z7, Z7
-	VADDPS        Z7, Z7, Z9
-	VCVTTPS2DQ    Z9, Z9
-	VPSRLD        $0x16, Z7, Z8
-	VPSUBD        Z27, Z8, K2, Z9
+	VPERMD        Z23, Z10, Z8
+	VPSUBD        Z8, Z7, Z9
+	VPMINUD       Z24, Z9, Z9
 	VPSRLD        $0x1c, Z6, Z10
 	VPTERNLOGD    $0xf8, Z28, Z10, Z9
 	VPSRLQ        $0x1c, Z9, Z10
@@ -1144,36 +1022,26 @@ searchMXFP4AVX512_elem:
 	VPMOVQB       Z9, 232(DI)
 	VBROADCASTSS  60(SP), Z0
 	VMULPS        1920(SI), Z0, Z1
-	VANDPS        Z20, Z1, Z2
-	VCMPPS        $0x1d, Z24, Z2, K2
-	VCMPPS        $0x1d, Z25, Z2, K3
-	VBLENDMPS     Z22, Z21, K2, Z3
-	VMOVAPS       Z23, K3, Z3
+	VRANGEPS      $0x0a, Z22, Z1, Z2
+	VCVTTPS2DQ    Z2, Z5
+	VPERMD        Z21, Z5, Z3
 	VADDPS        Z3, Z2, Z2
-	VSUBPS        Z3, Z2, Z2
-	VMINPS        Z26, Z2, Z2
-	VADDPS        Z2, Z2, Z4
-	VCVTTPS2DQ    Z4, Z4
-	VPSRLD        $0x16, Z2, Z3
-	VPSUBD        Z27, Z3, K2, Z4
+	VPERMD        Z23, Z5, Z3
+	VPSUBD        Z3, Z2, Z4
+	VPMINUD       Z24, Z4, Z4
 	VPSRLD        $0x1c, Z1, Z5
 	VPTERNLOGD    $0xf8, Z28, Z5, Z4
 	VPSRLQ        $0x1c, Z4, Z5
 	VPORD         Z5, Z4, Z4
 	VPMOVQB       Z4, 240(DI)
 	VMULPS        1984(SI), Z0, Z6
-	VANDPS        Z20, Z6, Z7
-	VCMPPS        $0x1d, Z24, Z7, K2
-	VCMPPS        $0x1d, Z25, Z7, K3
-	VBLENDMPS     Z22, Z21, K2, Z8
-	VMOVAPS       Z23, K3, Z8
+	VRANGEPS      $0x0a, Z22, Z6, Z7
+	VCVTTPS2DQ    Z7, Z10
+	VPERMD        Z21, Z10, Z8
 	VADDPS        Z8, Z7, Z7
-	VSUBPS        Z8, Z7, Z7
-	VMINPS        Z26, Z7, Z7
-	VADDPS        Z7, Z7, Z9
-	VCVTTPS2DQ    Z9, Z9
-	VPSRLD        $0x16, Z7, Z8
-	VPSUBD        Z27, Z8, K2, Z9
+	VPERMD        Z23, Z10, Z8
+	VPSUBD        Z8, Z7, Z9
+	VPMINUD       Z24, Z9, Z9
 	VPSRLD        $0x1c, Z6, Z10
 	VPTERNLOGD    $0xf8, Z28, Z10, Z9
 	VPSRLQ        $0x1c, Z9, Z10
@@ -1282,55 +1150,25 @@ DATA srchV00000001<>+24(SB)/4, $0x00000001
 DATA srchV00000001<>+28(SB)/4, $0x00000001
 GLOBL srchV00000001<>(SB), RODATA|NOPTR, $32
 
-DATA srchV4ac00000<>+0(SB)/4, $0x4ac00000
-DATA srchV4ac00000<>+4(SB)/4, $0x4ac00000
-DATA srchV4ac00000<>+8(SB)/4, $0x4ac00000
-DATA srchV4ac00000<>+12(SB)/4, $0x4ac00000
-DATA srchV4ac00000<>+16(SB)/4, $0x4ac00000
-DATA srchV4ac00000<>+20(SB)/4, $0x4ac00000
-DATA srchV4ac00000<>+24(SB)/4, $0x4ac00000
-DATA srchV4ac00000<>+28(SB)/4, $0x4ac00000
-GLOBL srchV4ac00000<>(SB), RODATA|NOPTR, $32
+DATA srchV41000000<>+0(SB)/4, $0x41000000
+DATA srchV41000000<>+4(SB)/4, $0x41000000
+DATA srchV41000000<>+8(SB)/4, $0x41000000
+DATA srchV41000000<>+12(SB)/4, $0x41000000
+DATA srchV41000000<>+16(SB)/4, $0x41000000
+DATA srchV41000000<>+20(SB)/4, $0x41000000
+DATA srchV41000000<>+24(SB)/4, $0x41000000
+DATA srchV41000000<>+28(SB)/4, $0x41000000
+GLOBL srchV41000000<>(SB), RODATA|NOPTR, $32
 
-DATA srchV4b400000<>+0(SB)/4, $0x4b400000
-DATA srchV4b400000<>+4(SB)/4, $0x4b400000
-DATA srchV4b400000<>+8(SB)/4, $0x4b400000
-DATA srchV4b400000<>+12(SB)/4, $0x4b400000
-DATA srchV4b400000<>+16(SB)/4, $0x4b400000
-DATA srchV4b400000<>+20(SB)/4, $0x4b400000
-DATA srchV4b400000<>+24(SB)/4, $0x4b400000
-DATA srchV4b400000<>+28(SB)/4, $0x4b400000
-GLOBL srchV4b400000<>(SB), RODATA|NOPTR, $32
-
-DATA srchV4bc00000<>+0(SB)/4, $0x4bc00000
-DATA srchV4bc00000<>+4(SB)/4, $0x4bc00000
-DATA srchV4bc00000<>+8(SB)/4, $0x4bc00000
-DATA srchV4bc00000<>+12(SB)/4, $0x4bc00000
-DATA srchV4bc00000<>+16(SB)/4, $0x4bc00000
-DATA srchV4bc00000<>+20(SB)/4, $0x4bc00000
-DATA srchV4bc00000<>+24(SB)/4, $0x4bc00000
-DATA srchV4bc00000<>+28(SB)/4, $0x4bc00000
-GLOBL srchV4bc00000<>(SB), RODATA|NOPTR, $32
-
-DATA srchV40000000<>+0(SB)/4, $0x40000000
-DATA srchV40000000<>+4(SB)/4, $0x40000000
-DATA srchV40000000<>+8(SB)/4, $0x40000000
-DATA srchV40000000<>+12(SB)/4, $0x40000000
-DATA srchV40000000<>+16(SB)/4, $0x40000000
-DATA srchV40000000<>+20(SB)/4, $0x40000000
-DATA srchV40000000<>+24(SB)/4, $0x40000000
-DATA srchV40000000<>+28(SB)/4, $0x40000000
-GLOBL srchV40000000<>(SB), RODATA|NOPTR, $32
-
-DATA srchV40800000<>+0(SB)/4, $0x40800000
-DATA srchV40800000<>+4(SB)/4, $0x40800000
-DATA srchV40800000<>+8(SB)/4, $0x40800000
-DATA srchV40800000<>+12(SB)/4, $0x40800000
-DATA srchV40800000<>+16(SB)/4, $0x40800000
-DATA srchV40800000<>+20(SB)/4, $0x40800000
-DATA srchV40800000<>+24(SB)/4, $0x40800000
-DATA srchV40800000<>+28(SB)/4, $0x40800000
-GLOBL srchV40800000<>(SB), RODATA|NOPTR, $32
+DATA srchV00000007<>+0(SB)/4, $0x00000007
+DATA srchV00000007<>+4(SB)/4, $0x00000007
+DATA srchV00000007<>+8(SB)/4, $0x00000007
+DATA srchV00000007<>+12(SB)/4, $0x00000007
+DATA srchV00000007<>+16(SB)/4, $0x00000007
+DATA srchV00000007<>+20(SB)/4, $0x00000007
+DATA srchV00000007<>+24(SB)/4, $0x00000007
+DATA srchV00000007<>+28(SB)/4, $0x00000007
+GLOBL srchV00000007<>(SB), RODATA|NOPTR, $32
 
 DATA srchV40c00000<>+0(SB)/4, $0x40c00000
 DATA srchV40c00000<>+4(SB)/4, $0x40c00000
@@ -1352,16 +1190,6 @@ DATA srchV000000ff<>+24(SB)/4, $0x000000ff
 DATA srchV000000ff<>+28(SB)/4, $0x000000ff
 GLOBL srchV000000ff<>(SB), RODATA|NOPTR, $32
 
-DATA srchV000000fc<>+0(SB)/4, $0x000000fc
-DATA srchV000000fc<>+4(SB)/4, $0x000000fc
-DATA srchV000000fc<>+8(SB)/4, $0x000000fc
-DATA srchV000000fc<>+12(SB)/4, $0x000000fc
-DATA srchV000000fc<>+16(SB)/4, $0x000000fc
-DATA srchV000000fc<>+20(SB)/4, $0x000000fc
-DATA srchV000000fc<>+24(SB)/4, $0x000000fc
-DATA srchV000000fc<>+28(SB)/4, $0x000000fc
-GLOBL srchV000000fc<>(SB), RODATA|NOPTR, $32
-
 DATA srchV00000008<>+0(SB)/4, $0x00000008
 DATA srchV00000008<>+4(SB)/4, $0x00000008
 DATA srchV00000008<>+8(SB)/4, $0x00000008
@@ -1372,14 +1200,13 @@ DATA srchV00000008<>+24(SB)/4, $0x00000008
 DATA srchV00000008<>+28(SB)/4, $0x00000008
 GLOBL srchV00000008<>(SB), RODATA|NOPTR, $32
 
-// func searchNVFP4AVX512(codes []byte, scales []byte, src []float32, tensorScale float32, denom float32, ue4m3 *[256]float32)
+// func searchNVFP4AVX512(codes []byte, scales []byte, src []float32, tensorScale float32, denom float32)
 // Requires: AVX, AVX512DQ, AVX512F, AVX512VL, SSE
-TEXT ·searchNVFP4AVX512(SB), $1088-88
+TEXT ·searchNVFP4AVX512(SB), $1088-80
 	MOVQ codes_base+0(FP), DI
 	MOVQ scales_base+24(FP), DX
 	MOVQ src_base+48(FP), SI
 	MOVQ src_len+56(FP), CX
-	MOVQ ue4m3+80(FP), R9
 	SHRQ $0x08, CX
 	JZ   searchNVFP4AVX512_done
 
@@ -1592,24 +1419,35 @@ searchNVFP4AVX512_loop:
 	VPSUBD.BCST  srchV00000001<>+0(SB), Z28, Z17
 	VPMAXSD.BCST srchV00000000<>+0(SB), Z17, Z17
 	VPADDD.BCST  srchV00000001<>+0(SB), Z28, Z18
-	KXNORW       K1, K1, K1
-	VGATHERDPS   (R9)(Z28*4), K1, Z0
+	VPSLLD       $0x14, Z28, Z0
+	VPADDD.BCST  srchV3c000000<>+0(SB), Z0, Z0
+	VPCMPUD.BCST $0x01, srchV00000008<>+0(SB), Z28, K2
+	VCVTDQ2PS    Z28, Z19
+	VMULPS.BCST  srchV3b000000<>+0(SB), Z19, K2, Z0
 	VMULPS       Z30, Z0, Z0
-	KXNORW       K1, K1, K1
-	VGATHERDPS   (R9)(Z17*4), K1, Z1
+	VPSLLD       $0x14, Z17, Z1
+	VPADDD.BCST  srchV3c000000<>+0(SB), Z1, Z1
+	VPCMPUD.BCST $0x01, srchV00000008<>+0(SB), Z17, K2
+	VCVTDQ2PS    Z17, Z19
+	VMULPS.BCST  srchV3b000000<>+0(SB), Z19, K2, Z1
 	VMULPS       Z30, Z1, Z1
-	KXNORW       K1, K1, K1
-	VGATHERDPS   (R9)(Z18*4), K1, Z2
+	VPSLLD       $0x14, Z18, Z2
+	VPADDD.BCST  srchV3c000000<>+0(SB), Z2, Z2
+	VPCMPUD.BCST $0x01, srchV00000008<>+0(SB), Z18, K2
+	VCVTDQ2PS    Z18, Z19
+	VMULPS.BCST  srchV3b000000<>+0(SB), Z19, K2, Z2
 	VMULPS       Z30, Z2, Z2
-	KXNORW       K1, K1, K1
-	VGATHERDPS   (R9)(Z29*4), K1, Z3
+	VPSLLD       $0x14, Z29, Z3
+	VPADDD.BCST  srchV3c000000<>+0(SB), Z3, Z3
+	VPCMPUD.BCST $0x01, srchV00000008<>+0(SB), Z29, K2
+	VCVTDQ2PS    Z29, Z19
+	VMULPS.BCST  srchV3b000000<>+0(SB), Z19, K2, Z3
 	VMULPS       Z30, Z3, Z3
 	VPBROADCASTD srchV7fffffff<>+0(SB), Z20
-	VPBROADCASTD srchV4ac00000<>+0(SB), Z21
-	VPBROADCASTD srchV4b400000<>+0(SB), Z22
-	VPBROADCASTD srchV4bc00000<>+0(SB), Z23
-	VPBROADCASTD srchV40000000<>+0(SB), Z24
-	VPBROADCASTD srchV40800000<>+0(SB), Z25
+	VMOVDQU32    srchMagic<>+0(SB), Z21
+	VPBROADCASTD srchV41000000<>+0(SB), Z22
+	VMOVDQU32    srchCodeSub<>+0(SB), Z23
+	VPBROADCASTD srchV00000007<>+0(SB), Z24
 	VPBROADCASTD srchV40c00000<>+0(SB), Z26
 	VPXORQ       Z4, Z4, Z4
 	VPXORQ       Z5, Z5, Z5
@@ -1628,11 +1466,9 @@ searchNVFP4AVX512_elem:
 	VEXTRACTF64X4 $0x01, Z13, Y15
 	VCVTPS2PD     Y15, Z15
 	VDIVPS        Z0, Z13, Z16
-	VANDPS        Z20, Z16, Z17
-	VCMPPS        $0x1d, Z24, Z17, K2
-	VCMPPS        $0x1d, Z25, Z17, K3
-	VBLENDMPS     Z22, Z21, K2, Z18
-	VMOVAPS       Z23, K3, Z18
+	VRANGEPS      $0x0a, Z22, Z16, Z17
+	VCVTTPS2DQ    Z17, Z18
+	VPERMD        Z21, Z18, Z18
 	VADDPS        Z18, Z17, Z17
 	VSUBPS        Z18, Z17, Z17
 	VMINPS        Z26, Z17, Z17
@@ -1648,11 +1484,9 @@ searchNVFP4AVX512_elem:
 	VADDPD        Z19, Z4, Z4
 	VADDPD        Z27, Z5, Z5
 	VDIVPS        Z1, Z13, Z16
-	VANDPS        Z20, Z16, Z17
-	VCMPPS        $0x1d, Z24, Z17, K2
-	VCMPPS        $0x1d, Z25, Z17, K3
-	VBLENDMPS     Z22, Z21, K2, Z18
-	VMOVAPS       Z23, K3, Z18
+	VRANGEPS      $0x0a, Z22, Z16, Z17
+	VCVTTPS2DQ    Z17, Z18
+	VPERMD        Z21, Z18, Z18
 	VADDPS        Z18, Z17, Z17
 	VSUBPS        Z18, Z17, Z17
 	VMINPS        Z26, Z17, Z17
@@ -1668,11 +1502,9 @@ searchNVFP4AVX512_elem:
 	VADDPD        Z19, Z6, Z6
 	VADDPD        Z27, Z7, Z7
 	VDIVPS        Z2, Z13, Z16
-	VANDPS        Z20, Z16, Z17
-	VCMPPS        $0x1d, Z24, Z17, K2
-	VCMPPS        $0x1d, Z25, Z17, K3
-	VBLENDMPS     Z22, Z21, K2, Z18
-	VMOVAPS       Z23, K3, Z18
+	VRANGEPS      $0x0a, Z22, Z16, Z17
+	VCVTTPS2DQ    Z17, Z18
+	VPERMD        Z21, Z18, Z18
 	VADDPS        Z18, Z17, Z17
 	VSUBPS        Z18, Z17, Z17
 	VMINPS        Z26, Z17, Z17
@@ -1688,11 +1520,9 @@ searchNVFP4AVX512_elem:
 	VADDPD        Z19, Z8, Z8
 	VADDPD        Z27, Z9, Z9
 	VDIVPS        Z3, Z13, Z16
-	VANDPS        Z20, Z16, Z17
-	VCMPPS        $0x1d, Z24, Z17, K2
-	VCMPPS        $0x1d, Z25, Z17, K3
-	VBLENDMPS     Z22, Z21, K2, Z18
-	VMOVAPS       Z23, K3, Z18
+	VRANGEPS      $0x0a, Z22, Z16, Z17
+	VCVTTPS2DQ    Z17, Z18
+	VPERMD        Z21, Z18, Z18
 	VADDPS        Z18, Z17, Z17
 	VSUBPS        Z18, Z17, Z17
 	VMINPS        Z26, Z17, Z17
@@ -1753,23 +1583,17 @@ searchNVFP4AVX512_elem:
 	VCMPPS.BCST   $0x00, srchV00000000<>+0(SB), Z27, K6
 	KORW          K4, K6, K6
 	KMOVW         K6, R11
-	VPBROADCASTD  srchV000000fc<>+0(SB), Z27
 	VPBROADCASTD  srchV00000008<>+0(SB), Z28
 	VBROADCASTSS  (SP), Z0
 	VMOVUPS       (SI), Z1
 	VDIVPS        Z0, Z1, Z1
-	VANDPS        Z20, Z1, Z2
-	VCMPPS        $0x1d, Z24, Z2, K2
-	VCMPPS        $0x1d, Z25, Z2, K3
-	VBLENDMPS     Z22, Z21, K2, Z3
-	VMOVAPS       Z23, K3, Z3
+	VRANGEPS      $0x0a, Z22, Z1, Z2
+	VCVTTPS2DQ    Z2, Z5
+	VPERMD        Z21, Z5, Z3
 	VADDPS        Z3, Z2, Z2
-	VSUBPS        Z3, Z2, Z2
-	VMINPS        Z26, Z2, Z2
-	VADDPS        Z2, Z2, Z4
-	VCVTTPS2DQ    Z4, Z4
-	VPSRLD        $0x16, Z2, Z3
-	VPSUBD        Z27, Z3, K2, Z4
+	VPERMD        Z23, Z5, Z3
+	VPSUBD        Z3, Z2, Z4
+	VPMINUD       Z24, Z4, Z4
 	VPSRLD        $0x1c, Z1, Z5
 	VPTERNLOGD    $0xf8, Z28, Z5, Z4
 	VPSRLQ        $0x1c, Z4, Z5
@@ -1778,18 +1602,13 @@ searchNVFP4AVX512_elem:
 	VBROADCASTSS  4(SP), Z6
 	VMOVUPS       64(SI), Z7
 	VDIVPS        Z6, Z7, Z7
-	VANDPS        Z20, Z7, Z8
-	VCMPPS        $0x1d, Z24, Z8, K2
-	VCMPPS        $0x1d, Z25, Z8, K3
-	VBLENDMPS     Z22, Z21, K2, Z9
-	VMOVAPS       Z23, K3, Z9
+	VRANGEPS      $0x0a, Z22, Z7, Z8
+	VCVTTPS2DQ    Z8, Z11
+	VPERMD        Z21, Z11, Z9
 	VADDPS        Z9, Z8, Z8
-	VSUBPS        Z9, Z8, Z8
-	VMINPS        Z26, Z8, Z8
-	VADDPS        Z8, Z8, Z10
-	VCVTTPS2DQ    Z10, Z10
-	VPSRLD        $0x16, Z8, Z9
-	VPSUBD        Z27, Z9, K2, Z10
+	VPERMD        Z23, Z11, Z9
+	VPSUBD        Z9, Z8, Z10
+	VPMINUD       Z24, Z10, Z10
 	VPSRLD        $0x1c, Z7, Z11
 	VPTERNLOGD    $0xf8, Z28, Z11, Z10
 	VPSRLQ        $0x1c, Z10, Z11
@@ -1798,18 +1617,13 @@ searchNVFP4AVX512_elem:
 	VBROADCASTSS  8(SP), Z0
 	VMOVUPS       128(SI), Z1
 	VDIVPS        Z0, Z1, Z1
-	VANDPS        Z20, Z1, Z2
-	VCMPPS        $0x1d, Z24, Z2, K2
-	VCMPPS        $0x1d, Z25, Z2, K3
-	VBLENDMPS     Z22, Z21, K2, Z3
-	VMOVAPS       Z23, K3, Z3
+	VRANGEPS      $0x0a, Z22, Z1, Z2
+	VCVTTPS2DQ    Z2, Z5
+	VPERMD        Z21, Z5, Z3
 	VADDPS        Z3, Z2, Z2
-	VSUBPS        Z3, Z2, Z2
-	VMINPS        Z26, Z2, Z2
-	VADDPS        Z2, Z2, Z4
-	VCVTTPS2DQ    Z4, Z4
-	VPSRLD        $0x16, Z2, Z3
-	VPSUBD        Z27, Z3, K2, Z4
+	VPERMD        Z23, Z5, Z3
+	VPSUBD        Z3, Z2, Z4
+	VPMINUD       Z24, Z4, Z4
 	VPSRLD        $0x1c, Z1, Z5
 	VPTERNLOGD    $0xf8, Z28, Z5, Z4
 	VPSRLQ        $0x1c, Z4, Z5
@@ -1818,18 +1632,13 @@ searchNVFP4AVX512_elem:
 	VBROADCASTSS  12(SP), Z6
 	VMOVUPS       192(SI), Z7
 	VDIVPS        Z6, Z7, Z7
-	VANDPS        Z20, Z7, Z8
-	VCMPPS        $0x1d, Z24, Z8, K2
-	VCMPPS        $0x1d, Z25, Z8, K3
-	VBLENDMPS     Z22, Z21, K2, Z9
-	VMOVAPS       Z23, K3, Z9
+	VRANGEPS      $0x0a, Z22, Z7, Z8
+	VCVTTPS2DQ    Z8, Z11
+	VPERMD        Z21, Z11, Z9
 	VADDPS        Z9, Z8, Z8
-	VSUBPS        Z9, Z8, Z8
-	VMINPS        Z26, Z8, Z8
-	VADDPS        Z8, Z8, Z10
-	VCVTTPS2DQ    Z10, Z10
-	VPSRLD        $0x16, Z8, Z9
-	VPSUBD        Z27, Z9, K2, Z10
+	VPERMD        Z23, Z11, Z9
+	VPSUBD        Z9, Z8, Z10
+	VPMINUD       Z24, Z10, Z10
 	VPSRLD        $0x1c, Z7, Z11
 	VPTERNLOGD    $0xf8, Z28, Z11, Z10
 	VPSRLQ        $0x1c, Z10, Z11
@@ -1838,18 +1647,13 @@ searchNVFP4AVX512_elem:
 	VBROADCASTSS  16(SP), Z0
 	VMOVUPS       256(SI), Z1
 	VDIVPS        Z0, Z1, Z1
-	VANDPS        Z20, Z1, Z2
-	VCMPPS        $0x1d, Z24, Z2, K2
-	VCMPPS        $0x1d, Z25, Z2, K3
-	VBLENDMPS     Z22, Z21, K2, Z3
-	VMOVAPS       Z23, K3, Z3
+	VRANGEPS      $0x0a, Z22, Z1, Z2
+	VCVTTPS2DQ    Z2, Z5
+	VPERMD        Z21, Z5, Z3
 	VADDPS        Z3, Z2, Z2
-	VSUBPS        Z3, Z2, Z2
-	VMINPS        Z26, Z2, Z2
-	VADDPS        Z2, Z2, Z4
-	VCVTTPS2DQ    Z4, Z4
-	VPSRLD        $0x16, Z2, Z3
-	VPSUBD        Z27, Z3, K2, Z4
+	VPERMD        Z23, Z5, Z3
+	VPSUBD        Z3, Z2, Z4
+	VPMINUD       Z24, Z4, Z4
 	VPSRLD        $0x1c, Z1, Z5
 	VPTERNLOGD    $0xf8, Z28, Z5, Z4
 	VPSRLQ        $0x1c, Z4, Z5
@@ -1858,18 +1662,13 @@ searchNVFP4AVX512_elem:
 	VBROADCASTSS  20(SP), Z6
 	VMOVUPS       320(SI), Z7
 	VDIVPS        Z6, Z7, Z7
-	VANDPS        Z20, Z7, Z8
-	VCMPPS        $0x1d, Z24, Z8, K2
-	VCMPPS        $0x1d, Z25, Z8, K3
-	VBLENDMPS     Z22, Z21, K2, Z9
-	VMOVAPS       Z23, K3, Z9
+	VRANGEPS      $0x0a, Z22, Z7, Z8
+	VCVTTPS2DQ    Z8, Z11
+	VPERMD        Z21, Z11, Z9
 	VADDPS        Z9, Z8, Z8
-	VSUBPS        Z9, Z8, Z8
-	VMINPS        Z26, Z8, Z8
-	VADDPS        Z8, Z8, Z10
-	VCVTTPS2DQ    Z10, Z10
-	VPSRLD        $0x16, Z8, Z9
-	VPSUBD        Z27, Z9, K2, Z10
+	VPERMD        Z23, Z11, Z9
+	VPSUBD        Z9, Z8, Z10
+	VPMINUD       Z24, Z10, Z10
 	VPSRLD        $0x1c, Z7, Z11
 	VPTERNLOGD    $0xf8, Z28, Z11, Z10
 	VPSRLQ        $0x1c, Z10, Z11
@@ -1878,18 +1677,13 @@ searchNVFP4AVX512_elem:
 	VBROADCASTSS  24(SP), Z0
 	VMOVUPS       384(SI), Z1
 	VDIVPS        Z0, Z1, Z1
-	VANDPS        Z20, Z1, Z2
-	VCMPPS        $0x1d, Z24, Z2, K2
-	VCMPPS        $0x1d, Z25, Z2, K3
-	VBLENDMPS     Z22, Z21, K2, Z3
-	VMOVAPS       Z23, K3, Z3
+	VRANGEPS      $0x0a, Z22, Z1, Z2
+	VCVTTPS2DQ    Z2, Z5
+	VPERMD        Z21, Z5, Z3
 	VADDPS        Z3, Z2, Z2
-	VSUBPS        Z3, Z2, Z2
-	VMINPS        Z26, Z2, Z2
-	VADDPS        Z2, Z2, Z4
-	VCVTTPS2DQ    Z4, Z4
-	VPSRLD        $0x16, Z2, Z3
-	VPSUBD        Z27, Z3, K2, Z4
+	VPERMD        Z23, Z5, Z3
+	VPSUBD        Z3, Z2, Z4
+	VPMINUD       Z24, Z4, Z4
 	VPSRLD        $0x1c, Z1, Z5
 	VPTERNLOGD    $0xf8, Z28, Z5, Z4
 	VPSRLQ        $0x1c, Z4, Z5
@@ -1898,18 +1692,13 @@ searchNVFP4AVX512_elem:
 	VBROADCASTSS  28(SP), Z6
 	VMOVUPS       448(SI), Z7
 	VDIVPS        Z6, Z7, Z7
-	VANDPS        Z20, Z7, Z8
-	VCMPPS        $0x1d, Z24, Z8, K2
-	VCMPPS        $0x1d, Z25, Z8, K3
-	VBLENDMPS     Z22, Z21, K2, Z9
-	VMOVAPS       Z23, K3, Z9
+	VRANGEPS      $0x0a, Z22, Z7, Z8
+	VCVTTPS2DQ    Z8, Z11
+	VPERMD        Z21, Z11, Z9
 	VADDPS        Z9, Z8, Z8
-	VSUBPS        Z9, Z8, Z8
-	VMINPS        Z26, Z8, Z8
-	VADDPS        Z8, Z8, Z10
-	VCVTTPS2DQ    Z10, Z10
-	VPSRLD        $0x16, Z8, Z9
-	VPSUBD        Z27, Z9, K2, Z10
+	VPERMD        Z23, Z11, Z9
+	VPSUBD        Z9, Z8, Z10
+	VPMINUD       Z24, Z10, Z10
 	VPSRLD        $0x1c, Z7, Z11
 	VPTERNLOGD    $0xf8, Z28, Z11, Z10
 	VPSRLQ        $0x1c, Z10, Z11
@@ -1918,18 +1707,13 @@ searchNVFP4AVX512_elem:
 	VBROADCASTSS  32(SP), Z0
 	VMOVUPS       512(SI), Z1
 	VDIVPS        Z0, Z1, Z1
-	VANDPS        Z20, Z1, Z2
-	VCMPPS        $0x1d, Z24, Z2, K2
-	VCMPPS        $0x1d, Z25, Z2, K3
-	VBLENDMPS     Z22, Z21, K2, Z3
-	VMOVAPS       Z23, K3, Z3
+	VRANGEPS      $0x0a, Z22, Z1, Z2
+	VCVTTPS2DQ    Z2, Z5
+	VPERMD        Z21, Z5, Z3
 	VADDPS        Z3, Z2, Z2
-	VSUBPS        Z3, Z2, Z2
-	VMINPS        Z26, Z2, Z2
-	VADDPS        Z2, Z2, Z4
-	VCVTTPS2DQ    Z4, Z4
-	VPSRLD        $0x16, Z2, Z3
-	VPSUBD        Z27, Z3, K2, Z4
+	VPERMD        Z23, Z5, Z3
+	VPSUBD        Z3, Z2, Z4
+	VPMINUD       Z24, Z4, Z4
 	VPSRLD        $0x1c, Z1, Z5
 	VPTERNLOGD    $0xf8, Z28, Z5, Z4
 	VPSRLQ        $0x1c, Z4, Z5
@@ -1938,18 +1722,13 @@ searchNVFP4AVX512_elem:
 	VBROADCASTSS  36(SP), Z6
 	VMOVUPS       576(SI), Z7
 	VDIVPS        Z6, Z7, Z7
-	VANDPS        Z20, Z7, Z8
-	VCMPPS        $0x1d, Z24, Z8, K2
-	VCMPPS        $0x1d, Z25, Z8, K3
-	VBLENDMPS     Z22, Z21, K2, Z9
-	VMOVAPS       Z23, K3, Z9
+	VRANGEPS      $0x0a, Z22, Z7, Z8
+	VCVTTPS2DQ    Z8, Z11
+	VPERMD        Z21, Z11, Z9
 	VADDPS        Z9, Z8, Z8
-	VSUBPS        Z9, Z8, Z8
-	VMINPS        Z26, Z8, Z8
-	VADDPS        Z8, Z8, Z10
-	VCVTTPS2DQ    Z10, Z10
-	VPSRLD        $0x16, Z8, Z9
-	VPSUBD        Z27, Z9, K2, Z10
+	VPERMD        Z23, Z11, Z9
+	VPSUBD        Z9, Z8, Z10
+	VPMINUD       Z24, Z10, Z10
 	VPSRLD        $0x1c, Z7, Z11
 	VPTERNLOGD    $0xf8, Z28, Z11, Z10
 	VPSRLQ        $0x1c, Z10, Z11
@@ -1958,18 +1737,13 @@ searchNVFP4AVX512_elem:
 	VBROADCASTSS  40(SP), Z0
 	VMOVUPS       640(SI), Z1
 	VDIVPS        Z0, Z1, Z1
-	VANDPS        Z20, Z1, Z2
-	VCMPPS        $0x1d, Z24, Z2, K2
-	VCMPPS        $0x1d, Z25, Z2, K3
-	VBLENDMPS     Z22, Z21, K2, Z3
-	VMOVAPS       Z23, K3, Z3
+	VRANGEPS      $0x0a, Z22, Z1, Z2
+	VCVTTPS2DQ    Z2, Z5
+	VPERMD        Z21, Z5, Z3
 	VADDPS        Z3, Z2, Z2
-	VSUBPS        Z3, Z2, Z2
-	VMINPS        Z26, Z2, Z2
-	VADDPS        Z2, Z2, Z4
-	VCVTTPS2DQ    Z4, Z4
-	VPSRLD        $0x16, Z2, Z3
-	VPSUBD        Z27, Z3, K2, Z4
+	VPERMD        Z23, Z5, Z3
+	VPSUBD        Z3, Z2, Z4
+	VPMINUD       Z24, Z4, Z4
 	VPSRLD        $0x1c, Z1, Z5
 	VPTERNLOGD    $0xf8, Z28, Z5, Z4
 	VPSRLQ        $0x1c, Z4, Z5
@@ -1978,18 +1752,13 @@ searchNVFP4AVX512_elem:
 	VBROADCASTSS  44(SP), Z6
 	VMOVUPS       704(SI), Z7
 	VDIVPS        Z6, Z7, Z7
-	VANDPS        Z20, Z7, Z8
-	VCMPPS        $0x1d, Z24, Z8, K2
-	VCMPPS        $0x1d, Z25, Z8, K3
-	VBLENDMPS     Z22, Z21, K2, Z9
-	VMOVAPS       Z23, K3, Z9
+	VRANGEPS      $0x0a, Z22, Z7, Z8
+	VCVTTPS2DQ    Z8, Z11
+	VPERMD        Z21, Z11, Z9
 	VADDPS        Z9, Z8, Z8
-	VSUBPS        Z9, Z8, Z8
-	VMINPS        Z26, Z8, Z8
-	VADDPS        Z8, Z8, Z10
-	VCVTTPS2DQ    Z10, Z10
-	VPSRLD        $0x16, Z8, Z9
-	VPSUBD        Z27, Z9, K2, Z10
+	VPERMD        Z23, Z11, Z9
+	VPSUBD        Z9, Z8, Z10
+	VPMINUD       Z24, Z10, Z10
 	VPSRLD        $0x1c, Z7, Z11
 	VPTERNLOGD    $0xf8, Z28, Z11, Z10
 	VPSRLQ        $0x1c, Z10, Z11
@@ -1998,18 +1767,13 @@ searchNVFP4AVX512_elem:
 	VBROADCASTSS  48(SP), Z0
 	VMOVUPS       768(SI), Z1
 	VDIVPS        Z0, Z1, Z1
-	VANDPS        Z20, Z1, Z2
-	VCMPPS        $0x1d, Z24, Z2, K2
-	VCMPPS        $0x1d, Z25, Z2, K3
-	VBLENDMPS     Z22, Z21, K2, Z3
-	VMOVAPS       Z23, K3, Z3
+	VRANGEPS      $0x0a, Z22, Z1, Z2
+	VCVTTPS2DQ    Z2, Z5
+	VPERMD        Z21, Z5, Z3
 	VADDPS        Z3, Z2, Z2
-	VSUBPS        Z3, Z2, Z2
-	VMINPS        Z26, Z2, Z2
-	VADDPS        Z2, Z2, Z4
-	VCVTTPS2DQ    Z4, Z4
-	VPSRLD        $0x16, Z2, Z3
-	VPSUBD        Z27, Z3, K2, Z4
+	VPERMD        Z23, Z5, Z3
+	VPSUBD        Z3, Z2, Z4
+	VPMINUD       Z24, Z4, Z4
 	VPSRLD        $0x1c, Z1, Z5
 	VPTERNLOGD    $0xf8, Z28, Z5, Z4
 	VPSRLQ        $0x1c, Z4, Z5
@@ -2018,18 +1782,13 @@ searchNVFP4AVX512_elem:
 	VBROADCASTSS  52(SP), Z6
 	VMOVUPS       832(SI), Z7
 	VDIVPS        Z6, Z7, Z7
-	VANDPS        Z20, Z7, Z8
-	VCMPPS        $0x1d, Z24, Z8, K2
-	VCMPPS        $0x1d, Z25, Z8, K3
-	VBLENDMPS     Z22, Z21, K2, Z9
-	VMOVAPS       Z23, K3, Z9
+	VRANGEPS      $0x0a, Z22, Z7, Z8
+	VCVTTPS2DQ    Z8, Z11
+	VPERMD        Z21, Z11, Z9
 	VADDPS        Z9, Z8, Z8
-	VSUBPS        Z9, Z8, Z8
-	VMINPS        Z26, Z8, Z8
-	VADDPS        Z8, Z8, Z10
-	VCVTTPS2DQ    Z10, Z10
-	VPSRLD        $0x16, Z8, Z9
-	VPSUBD        Z27, Z9, K2, Z10
+	VPERMD        Z23, Z11, Z9
+	VPSUBD        Z9, Z8, Z10
+	VPMINUD       Z24, Z10, Z10
 	VPSRLD        $0x1c, Z7, Z11
 	VPTERNLOGD    $0xf8, Z28, Z11, Z10
 	VPSRLQ        $0x1c, Z10, Z11
@@ -2038,18 +1797,13 @@ searchNVFP4AVX512_elem:
 	VBROADCASTSS  56(SP), Z0
 	VMOVUPS       896(SI), Z1
 	VDIVPS        Z0, Z1, Z1
-	VANDPS        Z20, Z1, Z2
-	VCMPPS        $0x1d, Z24, Z2, K2
-	VCMPPS        $0x1d, Z25, Z2, K3
-	VBLENDMPS     Z22, Z21, K2, Z3
-	VMOVAPS       Z23, K3, Z3
+	VRANGEPS      $0x0a, Z22, Z1, Z2
+	VCVTTPS2DQ    Z2, Z5
+	VPERMD        Z21, Z5, Z3
 	VADDPS        Z3, Z2, Z2
-	VSUBPS        Z3, Z2, Z2
-	VMINPS        Z26, Z2, Z2
-	VADDPS        Z2, Z2, Z4
-	VCVTTPS2DQ    Z4, Z4
-	VPSRLD        $0x16, Z2, Z3
-	VPSUBD        Z27, Z3, K2, Z4
+	VPERMD        Z23, Z5, Z3
+	VPSUBD        Z3, Z2, Z4
+	VPMINUD       Z24, Z4, Z4
 	VPSRLD        $0x1c, Z1, Z5
 	VPTERNLOGD    $0xf8, Z28, Z5, Z4
 	VPSRLQ        $0x1c, Z4, Z5
@@ -2058,18 +1812,13 @@ searchNVFP4AVX512_elem:
 	VBROADCASTSS  60(SP), Z6
 	VMOVUPS       960(SI), Z7
 	VDIVPS        Z6, Z7, Z7
-	VANDPS        Z20, Z7, Z8
-	VCMPPS        $0x1d, Z24, Z8, K2
-	VCMPPS        $0x1d, Z25, Z8, K3
-	VBLENDMPS     Z22, Z21, K2, Z9
-	VMOVAPS       Z23, K3, Z9
+	VRANGEPS      $0x0a, Z22, Z7, Z8
+	VCVTTPS2DQ    Z8, Z11
+	VPERMD        Z21, Z11, Z9
 	VADDPS        Z9, Z8, Z8
-	VSUBPS        Z9, Z8, Z8
-	VMINPS        Z26, Z8, Z8
-	VADDPS        Z8, Z8, Z10
-	VCVTTPS2DQ    Z10, Z10
-	VPSRLD        $0x16, Z8, Z9
-	VPSUBD        Z27, Z9, K2, Z10
+	VPERMD        Z23, Z11, Z9
+	VPSUBD        Z9, Z8, Z10
+	VPMINUD       Z24, Z10, Z10
 	VPSRLD        $0x1c, Z7, Z11
 	VPTERNLOGD    $0xf8, Z28, Z11, Z10
 	VPSRLQ        $0x1c, Z10, Z11
@@ -2156,6 +1905,26 @@ DATA srchV3fc00000<>+20(SB)/4, $0x3fc00000
 DATA srchV3fc00000<>+24(SB)/4, $0x3fc00000
 DATA srchV3fc00000<>+28(SB)/4, $0x3fc00000
 GLOBL srchV3fc00000<>(SB), RODATA|NOPTR, $32
+
+DATA srchV3c000000<>+0(SB)/4, $0x3c000000
+DATA srchV3c000000<>+4(SB)/4, $0x3c000000
+DATA srchV3c000000<>+8(SB)/4, $0x3c000000
+DATA srchV3c000000<>+12(SB)/4, $0x3c000000
+DATA srchV3c000000<>+16(SB)/4, $0x3c000000
+DATA srchV3c000000<>+20(SB)/4, $0x3c000000
+DATA srchV3c000000<>+24(SB)/4, $0x3c000000
+DATA srchV3c000000<>+28(SB)/4, $0x3c000000
+GLOBL srchV3c000000<>(SB), RODATA|NOPTR, $32
+
+DATA srchV3b000000<>+0(SB)/4, $0x3b000000
+DATA srchV3b000000<>+4(SB)/4, $0x3b000000
+DATA srchV3b000000<>+8(SB)/4, $0x3b000000
+DATA srchV3b000000<>+12(SB)/4, $0x3b000000
+DATA srchV3b000000<>+16(SB)/4, $0x3b000000
+DATA srchV3b000000<>+20(SB)/4, $0x3b000000
+DATA srchV3b000000<>+24(SB)/4, $0x3b000000
+DATA srchV3b000000<>+28(SB)/4, $0x3b000000
+GLOBL srchV3b000000<>(SB), RODATA|NOPTR, $32
 
 DATA srchV00000038<>+0(SB)/4, $0x00000038
 DATA srchV00000038<>+4(SB)/4, $0x00000038

@@ -16,11 +16,11 @@ func searchMXFP4AVX512(codes []byte, scales []byte, src []float32)
 
 // searchNVFP4AVX512 is searchNVFP4Go(codes, scales, src, tensorScale) for len(src) a
 // multiple of 16·16 (len(codes) ≥ len(src)/2, len(scales) ≥ len(src)/16), a
-// tensor scale that is +0 or positive and finite, denom = float32(6·tensorScale)
-// and ue4m3 the UE4M3 values: 16 blocks per step, the candidates' errors
+// tensor scale that is +0 or positive and finite and denom = float32(6·tensorScale):
+// 16 blocks per step, the candidates' errors
 // with a block per float64 lane, each lane summing its block in index order
 // as SqErrE2M1 does; E2M1 rounding adds and subtracts 1.5·2^23·s (s the E2M1
 // step of |q|'s range), the products are not fused.
 //
 //go:noescape
-func searchNVFP4AVX512(codes []byte, scales []byte, src []float32, tensorScale float32, denom float32, ue4m3 *[256]float32)
+func searchNVFP4AVX512(codes []byte, scales []byte, src []float32, tensorScale float32, denom float32)

@@ -25,11 +25,34 @@ import (
 
 var cs = gen.Consts{Prefix: "srch"}
 
-var treeIdx [4][2]Mem
+var (
+	treeIdx [4][2]Mem
+	// magicTab[trunc(a)] is the magic addend 1.5·2^23·s of the magnitude
+	// a ≤ 8: s = 0.5 below 2, 1 below 4, 2 from 4 on.
+	magicTab Mem
+	// codeSub[trunc(a)] is the bits of magicTab's entry less the E2M1 code
+	// of the range's bottom step count: 0 below 2 (n steps of 0.5 are code
+	// n), 2 below 4 (n steps of 1 are code n+2), 4 from 4 on (n steps of 2
+	// are code n+4, saturated to 7 after).
+	codeSub Mem
+)
 
 func main() {
 	gen.Main(func() {
 		treeIdx = gen.TreeIndexes("srchTree")
+		var m, c []uint32
+		for i := range 16 {
+			mg, off := uint32(magicTwo), uint32(4)
+			switch {
+			case i < 2:
+				mg, off = magicHalf, 0
+			case i < 4:
+				mg, off = magicOne, 2
+			}
+			m, c = append(m, mg), append(c, mg-off)
+		}
+		magicTab = gen.Table("srchMagic", m)
+		codeSub = gen.Table("srchCodeSub", c)
 		searchMXFP4AVX512()
 		searchNVFP4AVX512()
 	})
@@ -42,31 +65,32 @@ const (
 	magicHalf = (149 << 23) | 0x400000 // 1.5·2^22
 	magicOne  = (150 << 23) | 0x400000 // 1.5·2^23
 	magicTwo  = (151 << 23) | 0x400000 // 1.5·2^24
-	two       = 128 << 23
-	four      = 129 << 23
 	six       = (129 << 23) | 0x400000
+	eight     = 130 << 23
 	absBits   = 0x7fffffff
 )
 
 func bcast(c uint32, v VecPhysical) { VPBROADCASTD(cs.Vec(c), v) }
 
-// loadRoundConsts puts the rounding constants in Z20–Z26: the abs mask, the
-// three magics, 2, 4 and 6.
+// loadRoundConsts puts the rounding constants in Z20–Z26: the abs mask,
+// magicTab, 8, codeSub, 7, (unused), 6.
 func loadRoundConsts() {
-	for i, c := range []uint32{absBits, magicHalf, magicOne, magicTwo, two, four, six} {
-		bcast(c, gen.Z(20+i))
-	}
+	bcast(absBits, Z20)
+	VMOVDQU32(magicTab, Z21)
+	bcast(eight, Z22)
+	VMOVDQU32(codeSub, Z23)
+	bcast(7, Z24)
+	bcast(six, Z26)
 }
 
 // roundE2M1 leaves in a the E2M1 magnitude that |q| rounds to (nearest
-// even, saturating at 6, 6 for a NaN) and in K2 the lanes where |q| ≥ 2;
-// t is scratch, K3 too.
+// even, saturating at 6, 6 for a NaN): a = min(|q|, 8) (VRANGEPS), plus and
+// minus the magic of its range (magicTab by trunc(a)), at most 6. t is
+// scratch.
 func roundE2M1(q, a, t VecPhysical) {
-	VANDPS(Z20, q, a)
-	VCMPPS(U8(0x1d), Z24, a, K2) // |q| ≥ 2
-	VCMPPS(U8(0x1d), Z25, a, K3) // |q| ≥ 4
-	VBLENDMPS(Z22, Z21, K2, t)
-	VMOVAPS(Z23, K3, t)
+	VRANGEPS(U8(0x0a), Z22, q, a) // min(|q|, 8), sign cleared
+	VCVTTPS2DQ(a, t)
+	VPERMD(Z21, t, t)
 	VADDPS(t, a, a)
 	VSUBPS(t, a, a)
 	VMINPS(Z26, a, a) // min(r, 6); 6 where r is NaN
@@ -160,16 +184,19 @@ func better(clo, chi, blo, bhi VecPhysical, valid Op) {
 }
 
 // encodePack leaves in the 8 bytes at m the packed E2M1 codes of the 16
-// scaled values q (overwritten): the magnitude code 2r below 2, else the
-// float32 bits of r shifted right by 22, less 252 (2 → 4, 3 → 5, 4 → 6,
-// 6 → 7), the sign as bit 3, element 2k in the low nibble of byte k. Z27
-// holds 252 and Z28 holds 8 in every lane; a, t, c and s are scratch.
+// scaled values q (not NaN): a = min(|q|, 8) plus the magic of its range
+// holds the number n of steps in its low bits, the magnitude code is n
+// plus the code of the range's bottom (codeSub), at most 7, the sign is
+// bit 3, element 2k in the low nibble of byte k. Z28 holds 8 in every lane;
+// a, t, c and s are scratch.
 func encodePack(q, a, t, c, s VecPhysical, m Mem) {
-	roundE2M1(q, a, t)
-	VADDPS(a, a, c)
-	VCVTTPS2DQ(c, c) // 2r
-	VPSRLD(U8(22), a, t)
-	VPSUBD(Z27, t, K2, c) // bits(r)>>22 − 252 where |q| ≥ 2
+	VRANGEPS(U8(0x0a), Z22, q, a) // min(|q|, 8), sign cleared
+	VCVTTPS2DQ(a, s)
+	VPERMD(Z21, s, t)
+	VADDPS(t, a, a)
+	VPERMD(Z23, s, t)
+	VPSUBD(t, a, c)
+	VPMINUD(Z24, c, c)
 	VPSRLD(U8(28), q, s)
 	VPTERNLOGD(U8(0xf8), Z28, s, c) // code | sign>>28 & 8
 	VPSRLQ(U8(28), c, s)
@@ -280,7 +307,6 @@ func searchMXFP4AVX512() {
 	KMOVW(K4, R11L)
 
 	// Encode and pack, block by block.
-	bcast(252, Z27)
 	bcast(8, Z28)
 	for b := range 16 {
 		VBROADCASTSS(local.Offset(4*b), Z0)
@@ -319,6 +345,17 @@ func ue4m3Code(q, out, a, t VecPhysical) {
 	VPMINSD_BCST(cs.Vec(0x7e), out, out)
 }
 
+// ue4m3Value leaves in v the UE4M3 values of the codes k (0..0x7F, 0x7F
+// read as 480): (k<<20) + (120<<23) as float32 bits for k ≥ 8, k·2^−9
+// below; t is scratch, K2 too.
+func ue4m3Value(k, v, t VecPhysical) {
+	VPSLLD(U8(20), k, v)
+	VPADDD_BCST(cs.Vec(120<<23), v, v)
+	VPCMPUD_BCST(U8(1), cs.Vec(8), k, K2) // k < 8
+	VCVTDQ2PS(k, t)
+	VMULPS_BCST(cs.Vec(math.Float32bits(0x1p-9)), t, K2, v)
+}
+
 // searchNVFP4AVX512: per step of 16 blocks of 16, the candidates' divisors
 // (rule, rule−1, rule+1, 4/6) are in Z0–Z3, their float64 sums in Z4–Z11,
 // the rule's codes in Z28 and the 4/6 codes in Z29; Z30 holds the tensor
@@ -327,12 +364,12 @@ func ue4m3Code(q, out, a, t VecPhysical) {
 func searchNVFP4AVX512() {
 	name := "searchNVFP4AVX512"
 	l := func(s string) string { return name + "_" + s }
-	TEXT(name, 0, "func(codes, scales []byte, src []float32, tensorScale, denom float32, ue4m3 *[256]float32)")
+	TEXT(name, 0, "func(codes, scales []byte, src []float32, tensorScale, denom float32)")
 	Pragma("noescape")
 	Doc(name+" is searchNVFP4Go(codes, scales, src, tensorScale) for len(src) a",
 		"multiple of 16·16 (len(codes) ≥ len(src)/2, len(scales) ≥ len(src)/16), a",
-		"tensor scale that is +0 or positive and finite, denom = float32(6·tensorScale)",
-		"and ue4m3 the UE4M3 values: 16 blocks per step, the candidates' errors",
+		"tensor scale that is +0 or positive and finite and denom = float32(6·tensorScale):",
+		"16 blocks per step, the candidates' errors",
 		"with a block per float64 lane, each lane summing its block in index order",
 		"as SqErrE2M1 does; E2M1 rounding adds and subtracts 1.5·2^23·s (s the E2M1",
 		"step of |q|'s range), the products are not fused.")
@@ -341,7 +378,6 @@ func searchNVFP4AVX512() {
 	Load(Param("scales").Base(), RDX)
 	Load(Param("src").Base(), RSI)
 	Load(Param("src").Len(), RCX)
-	Load(Param("ue4m3"), R9)
 	SHRQ(Imm(8), RCX)
 	JZ(LabelRef(l("done")))
 	Label(l("loop"))
@@ -366,8 +402,7 @@ func searchNVFP4AVX512() {
 	VPMAXSD_BCST(cs.Vec(0), Z17, Z17)
 	VPADDD_BCST(cs.Vec(1), Z28, Z18)
 	for c, k := range []VecPhysical{Z28, Z17, Z18, Z29} {
-		KXNORW(K1, K1, K1)
-		VGATHERDPS(Mem{Base: R9, Index: k, Scale: 4}, K1, gen.Z(c))
+		ue4m3Value(k, gen.Z(c), Z19)
 		VMULPS(Z30, gen.Z(c), gen.Z(c))
 	}
 	loadRoundConsts()
@@ -417,7 +452,6 @@ func searchNVFP4AVX512() {
 	KMOVW(K6, R11L)
 
 	// Encode and pack, block by block.
-	bcast(252, Z27)
 	bcast(8, Z28)
 	for b := range 16 {
 		h := b % 2
