@@ -4,11 +4,12 @@
 //
 //	cd kernels/_asm && go run ./search4 -out ../search4_amd64.s -stubs ../search4_stubs_amd64.go -pkg kernels
 //
-// Each kernel takes 16 blocks per step: their maxima by the transpose tree,
-// the rule's scale codes and the candidates' in a vector (a block per lane),
-// the candidates' squared errors with a block per float64 lane (element j of
-// the 16 blocks gathered by VGATHERDPS, each lane summing its block in index
-// order, so that every sum equals SqErrE2M1's bit for bit), the choice (a
+// Each kernel takes 16 blocks per step: the blocks transposed through the
+// stack (element j of the 16 blocks in one vector), their maxima, the rule's
+// scale codes and the candidates' in a vector (a block per lane), the
+// candidates' squared errors with a block per float64 lane (each lane summing
+// its block in index order, so that every sum equals SqErrE2M1's bit for
+// bit), the choice (a
 // strictly smaller error replaces the best, candidates in the reference's
 // order), then each block encoded with its chosen scale and packed.
 package main
@@ -26,7 +27,6 @@ import (
 var cs = gen.Consts{Prefix: "srch"}
 
 var (
-	treeIdx [4][2]Mem
 	// magicTab[trunc(a)] is the magic addend 1.5·2^23·s of the magnitude
 	// a ≤ 8: s = 0.5 below 2, 1 below 4, 2 from 4 on.
 	magicTab Mem
@@ -39,7 +39,6 @@ var (
 
 func main() {
 	gen.Main(func() {
-		treeIdx = gen.TreeIndexes("srchTree")
 		var m, c []uint32
 		for i := range 16 {
 			mg, off := uint32(magicTwo), uint32(4)
@@ -163,9 +162,22 @@ func transpose16(row, col func(i int) Mem) {
 // its float64 values into Z14 and Z15.
 func loadX() {
 	VMOVUPS(Mem{Base: RBX}, Z13)
-	VCVTPS2PD(Y13, Z14)
-	VEXTRACTF64X4(U8(1), Z13, Y15)
-	VCVTPS2PD(Y15, Z15)
+	VCVTPS2PD(Mem{Base: RBX}, Z14)
+	VCVTPS2PD(Mem{Base: RBX, Disp: 32}, Z15)
+}
+
+// columnMax leaves in Z0 the largest |x| (as bits, so that NaNs and
+// infinities count as the largest) of each of the 16 blocks whose n
+// transposed columns are at col(j); Z1 and Z2 are scratch, abs holds the
+// abs mask.
+func columnMax(n int, col func(j int) Mem, abs VecPhysical) {
+	VPANDD(col(0), abs, Z0)
+	VPANDD(col(1), abs, Z1)
+	for j := 2; j < n; j++ {
+		VPANDD(col(j), abs, Z2)
+		VPMAXUD(Z2, gen.Z(j%2), gen.Z(j%2))
+	}
+	VPMAXUD(Z1, Z0, Z0)
 }
 
 // better sets K2 to the lanes whose candidate sums (clo, chi) are strictly
@@ -253,8 +265,7 @@ func searchMXFP4AVX512() {
 			func(j int) Mem { return local.Offset(64 + 64*(16*h+j)) })
 	}
 	bcast(absBits, Z31)
-	gen.LoadTree(treeIdx)
-	gen.AbsMaxTree512(RSI, 32, Z31)
+	columnMax(32, func(j int) Mem { return local.Offset(64 + 64*j) }, Z31)
 	// The rule's codes (floor(log2 amax) − 2 + 127, at least 0) in Z29,
 	// K4 the blocks holding NaN or Inf.
 	VPCMPUD_BCST(U8(5), cs.Vec(0x7f800000), Z0, K4) // amax ≥ Inf
@@ -388,8 +399,7 @@ func searchNVFP4AVX512() {
 	Load(Param("denom"), X1)
 	VBROADCASTSS(X1, Z31)
 	bcast(absBits, Z27)
-	gen.LoadTree(treeIdx)
-	gen.AbsMaxTree512(RSI, 16, Z27)
+	columnMax(16, func(j int) Mem { return local.Offset(64 + 64*j) }, Z27)
 	VPCMPUD_BCST(U8(5), cs.Vec(0x7f800000), Z0, K4) // amax ≥ Inf
 	VPTESTNMD(Z0, Z0, K5)                           // amax = 0
 	VDIVPS(Z31, Z0, Z16)                            // v = amax / float32(6·s_t)
