@@ -40,13 +40,14 @@ DATA srchCodeSub<>+56(SB)/4, $0x4bbffffc
 DATA srchCodeSub<>+60(SB)/4, $0x4bbffffc
 GLOBL srchCodeSub<>(SB), RODATA|NOPTR, $64
 
-// func searchMXFP4AVX512(codes []byte, scales []byte, src []float32)
+// func searchMXFP4AVX512(codes []byte, scales []byte, src []float32, redo []uint16)
 // Requires: AVX, AVX512DQ, AVX512F, AVX512VL
-TEXT ·searchMXFP4AVX512(SB), $2112-72
+TEXT ·searchMXFP4AVX512(SB), $2112-96
 	MOVQ codes_base+0(FP), DI
 	MOVQ scales_base+24(FP), DX
 	MOVQ src_base+48(FP), SI
 	MOVQ src_len+56(FP), CX
+	MOVQ redo_base+72(FP), R10
 	SHRQ $0x09, CX
 	JZ   searchMXFP4AVX512_done
 
@@ -292,6 +293,7 @@ searchMXFP4AVX512_loop:
 	VPMAXUD      Z2, Z1, Z1
 	VPMAXUD      Z1, Z0, Z0
 	VPCMPUD.BCST $0x05, srchV7f800000<>+0(SB), Z0, K4
+	VPTESTNMD    Z0, Z0, K6
 	VPSRLD       $0x17, Z0, Z29
 	VPSUBD.BCST  srchV00000002<>+0(SB), Z29, Z29
 	VPMAXSD.BCST srchV00000000<>+0(SB), Z29, Z29
@@ -322,535 +324,538 @@ searchMXFP4AVX512_loop:
 	VPXORQ       Z6, Z6, Z6
 	VPXORQ       Z7, Z7, Z7
 	VPXORQ       Z8, Z8, Z8
-	VPXORQ       Z9, Z9, Z9
-	VPXORQ       Z10, Z10, Z10
-	VPXORQ       Z11, Z11, Z11
 	LEAQ         64(SP), BX
 	MOVL         $0x00000020, R8
 
 searchMXFP4AVX512_elem:
-	VMOVUPS       (BX), Z13
-	VCVTPS2PD     (BX), Z14
-	VCVTPS2PD     32(BX), Z15
-	VMULPS        Z0, Z13, Z16
-	VRANGEPS      $0x0a, Z22, Z16, Z17
-	VCVTTPS2DQ    Z17, Z18
-	VPERMD        Z21, Z18, Z18
-	VADDPS        Z18, Z17, Z17
-	VSUBPS        Z18, Z17, Z17
-	VMINPS        Z26, Z17, Z17
-	VPTERNLOGD    $0xd8, Z20, Z17, Z16
-	VMULPS        Z3, Z16, Z16
-	VCVTPS2PD     Y16, Z27
-	VEXTRACTF64X4 $0x01, Z16, Y28
-	VCVTPS2PD     Y28, Z28
-	VSUBPD        Z27, Z14, Z27
-	VSUBPD        Z28, Z15, Z28
-	VMULPD        Z27, Z27, Z27
-	VMULPD        Z28, Z28, Z28
-	VADDPD        Z27, Z6, Z6
-	VADDPD        Z28, Z7, Z7
-	VMULPS        Z1, Z13, Z16
-	VRANGEPS      $0x0a, Z22, Z16, Z17
-	VCVTTPS2DQ    Z17, Z18
-	VPERMD        Z21, Z18, Z18
-	VADDPS        Z18, Z17, Z17
-	VSUBPS        Z18, Z17, Z17
-	VMINPS        Z26, Z17, Z17
-	VPTERNLOGD    $0xd8, Z20, Z17, Z16
-	VMULPS        Z4, Z16, Z16
-	VCVTPS2PD     Y16, Z27
-	VEXTRACTF64X4 $0x01, Z16, Y28
-	VCVTPS2PD     Y28, Z28
-	VSUBPD        Z27, Z14, Z27
-	VSUBPD        Z28, Z15, Z28
-	VMULPD        Z27, Z27, Z27
-	VMULPD        Z28, Z28, Z28
-	VADDPD        Z27, Z8, Z8
-	VADDPD        Z28, Z9, Z9
-	VMULPS        Z2, Z13, Z16
-	VRANGEPS      $0x0a, Z22, Z16, Z17
-	VCVTTPS2DQ    Z17, Z18
-	VPERMD        Z21, Z18, Z18
-	VADDPS        Z18, Z17, Z17
-	VSUBPS        Z18, Z17, Z17
-	VMINPS        Z26, Z17, Z17
-	VPTERNLOGD    $0xd8, Z20, Z17, Z16
-	VMULPS        Z5, Z16, Z16
-	VCVTPS2PD     Y16, Z27
-	VEXTRACTF64X4 $0x01, Z16, Y28
-	VCVTPS2PD     Y28, Z28
-	VSUBPD        Z27, Z14, Z27
-	VSUBPD        Z28, Z15, Z28
-	VMULPD        Z27, Z27, Z27
-	VMULPD        Z28, Z28, Z28
-	VADDPD        Z27, Z10, Z10
-	VADDPD        Z28, Z11, Z11
-	ADDQ          $0x40, BX
-	DECL          R8
-	JNZ           searchMXFP4AVX512_elem
-	VMOVDQA32     Z29, Z30
-	VPTESTMD      Z29, Z29, K5
-	VCMPPD        $0x11, Z6, Z8, K2
-	VCMPPD        $0x11, Z7, Z9, K3
-	KUNPCKBW      K2, K3, K2
-	KANDW         K5, K2, K2
-	VMOVAPD       Z8, K2, Z6
-	KSHIFTRW      $0x08, K2, K3
-	VMOVAPD       Z9, K3, Z7
-	VPSUBD.BCST   srchV00000001<>+0(SB), Z29, Z31
-	VMOVDQA32     Z31, K2, Z30
-	VCMPPD        $0x11, Z6, Z10, K2
-	VCMPPD        $0x11, Z7, Z11, K3
-	KUNPCKBW      K2, K3, K2
-	VMOVAPD       Z10, K2, Z6
-	KSHIFTRW      $0x08, K2, K3
-	VMOVAPD       Z11, K3, Z7
-	VPADDD.BCST   srchV00000001<>+0(SB), Z29, Z31
-	VMOVDQA32     Z31, K2, Z30
-	VPBROADCASTD  srchV000000ff<>+0(SB), K4, Z30
-	VPMOVDB       Z30, X31
-	VMOVDQU32     X31, (DX)
-	VPBROADCASTD  srchV000000fe<>+0(SB), Z31
-	VPSUBD        Z30, Z31, Z31
-	VPSLLD        $0x17, Z31, Z31
-	VMOVDQU32     Z31, (SP)
-	KMOVW         K4, R11
-	VPBROADCASTD  srchV00000008<>+0(SB), Z28
-	VBROADCASTSS  (SP), Z0
-	VMULPS        (SI), Z0, Z1
-	VRANGEPS      $0x0a, Z22, Z1, Z2
-	VCVTTPS2DQ    Z2, Z5
-	VPERMD        Z21, Z5, Z3
-	VADDPS        Z3, Z2, Z2
-	VPERMD        Z23, Z5, Z3
-	VPSUBD        Z3, Z2, Z4
-	VPMINUD       Z24, Z4, Z4
-	VPSRLD        $0x1c, Z1, Z5
-	VPTERNLOGD    $0xf8, Z28, Z5, Z4
-	VPSRLQ        $0x1c, Z4, Z5
-	VPORD         Z5, Z4, Z4
-	VPMOVQB       Z4, (DI)
-	VMULPS        64(SI), Z0, Z6
-	VRANGEPS      $0x0a, Z22, Z6, Z7
-	VCVTTPS2DQ    Z7, Z10
-	VPERMD        Z21, Z10, Z8
-	VADDPS        Z8, Z7, Z7
-	VPERMD        Z23, Z10, Z8
-	VPSUBD        Z8, Z7, Z9
-	VPMINUD       Z24, Z9, Z9
-	VPSRLD        $0x1c, Z6, Z10
-	VPTERNLOGD    $0xf8, Z28, Z10, Z9
-	VPSRLQ        $0x1c, Z9, Z10
-	VPORD         Z10, Z9, Z9
-	VPMOVQB       Z9, 8(DI)
-	VBROADCASTSS  4(SP), Z0
-	VMULPS        128(SI), Z0, Z1
-	VRANGEPS      $0x0a, Z22, Z1, Z2
-	VCVTTPS2DQ    Z2, Z5
-	VPERMD        Z21, Z5, Z3
-	VADDPS        Z3, Z2, Z2
-	VPERMD        Z23, Z5, Z3
-	VPSUBD        Z3, Z2, Z4
-	VPMINUD       Z24, Z4, Z4
-	VPSRLD        $0x1c, Z1, Z5
-	VPTERNLOGD    $0xf8, Z28, Z5, Z4
-	VPSRLQ        $0x1c, Z4, Z5
-	VPORD         Z5, Z4, Z4
-	VPMOVQB       Z4, 16(DI)
-	VMULPS        192(SI), Z0, Z6
-	VRANGEPS      $0x0a, Z22, Z6, Z7
-	VCVTTPS2DQ    Z7, Z10
-	VPERMD        Z21, Z10, Z8
-	VADDPS        Z8, Z7, Z7
-	VPERMD        Z23, Z10, Z8
-	VPSUBD        Z8, Z7, Z9
-	VPMINUD       Z24, Z9, Z9
-	VPSRLD        $0x1c, Z6, Z10
-	VPTERNLOGD    $0xf8, Z28, Z10, Z9
-	VPSRLQ        $0x1c, Z9, Z10
-	VPORD         Z10, Z9, Z9
-	VPMOVQB       Z9, 24(DI)
-	VBROADCASTSS  8(SP), Z0
-	VMULPS        256(SI), Z0, Z1
-	VRANGEPS      $0x0a, Z22, Z1, Z2
-	VCVTTPS2DQ    Z2, Z5
-	VPERMD        Z21, Z5, Z3
-	VADDPS        Z3, Z2, Z2
-	VPERMD        Z23, Z5, Z3
-	VPSUBD        Z3, Z2, Z4
-	VPMINUD       Z24, Z4, Z4
-	VPSRLD        $0x1c, Z1, Z5
-	VPTERNLOGD    $0xf8, Z28, Z5, Z4
-	VPSRLQ        $0x1c, Z4, Z5
-	VPORD         Z5, Z4, Z4
-	VPMOVQB       Z4, 32(DI)
-	VMULPS        320(SI), Z0, Z6
-	VRANGEPS      $0x0a, Z22, Z6, Z7
-	VCVTTPS2DQ    Z7, Z10
-	VPERMD        Z21, Z10, Z8
-	VADDPS        Z8, Z7, Z7
-	VPERMD        Z23, Z10, Z8
-	VPSUBD        Z8, Z7, Z9
-	VPMINUD       Z24, Z9, Z9
-	VPSRLD        $0x1c, Z6, Z10
-	VPTERNLOGD    $0xf8, Z28, Z10, Z9
-	VPSRLQ        $0x1c, Z9, Z10
-	VPORD         Z10, Z9, Z9
-	VPMOVQB       Z9, 40(DI)
-	VBROADCASTSS  12(SP), Z0
-	VMULPS        384(SI), Z0, Z1
-	VRANGEPS      $0x0a, Z22, Z1, Z2
-	VCVTTPS2DQ    Z2, Z5
-	VPERMD        Z21, Z5, Z3
-	VADDPS        Z3, Z2, Z2
-	VPERMD        Z23, Z5, Z3
-	VPSUBD        Z3, Z2, Z4
-	VPMINUD       Z24, Z4, Z4
-	VPSRLD        $0x1c, Z1, Z5
-	VPTERNLOGD    $0xf8, Z28, Z5, Z4
-	VPSRLQ        $0x1c, Z4, Z5
-	VPORD         Z5, Z4, Z4
-	VPMOVQB       Z4, 48(DI)
-	VMULPS        448(SI), Z0, Z6
-	VRANGEPS      $0x0a, Z22, Z6, Z7
-	VCVTTPS2DQ    Z7, Z10
-	VPERMD        Z21, Z10, Z8
-	VADDPS        Z8, Z7, Z7
-	VPERMD        Z23, Z10, Z8
-	VPSUBD        Z8, Z7, Z9
-	VPMINUD       Z24, Z9, Z9
-	VPSRLD        $0x1c, Z6, Z10
-	VPTERNLOGD    $0xf8, Z28, Z10, Z9
-	VPSRLQ        $0x1c, Z9, Z10
-	VPORD         Z10, Z9, Z9
-	VPMOVQB       Z9, 56(DI)
-	VBROADCASTSS  16(SP), Z0
-	VMULPS        512(SI), Z0, Z1
-	VRANGEPS      $0x0a, Z22, Z1, Z2
-	VCVTTPS2DQ    Z2, Z5
-	VPERMD        Z21, Z5, Z3
-	VADDPS        Z3, Z2, Z2
-	VPERMD        Z23, Z5, Z3
-	VPSUBD        Z3, Z2, Z4
-	VPMINUD       Z24, Z4, Z4
-	VPSRLD        $0x1c, Z1, Z5
-	VPTERNLOGD    $0xf8, Z28, Z5, Z4
-	VPSRLQ        $0x1c, Z4, Z5
-	VPORD         Z5, Z4, Z4
-	VPMOVQB       Z4, 64(DI)
-	VMULPS        576(SI), Z0, Z6
-	VRANGEPS      $0x0a, Z22, Z6, Z7
-	VCVTTPS2DQ    Z7, Z10
-	VPERMD        Z21, Z10, Z8
-	VADDPS        Z8, Z7, Z7
-	VPERMD        Z23, Z10, Z8
-	VPSUBD        Z8, Z7, Z9
-	VPMINUD       Z24, Z9, Z9
-	VPSRLD        $0x1c, Z6, Z10
-	VPTERNLOGD    $0xf8, Z28, Z10, Z9
-	VPSRLQ        $0x1c, Z9, Z10
-	VPORD         Z10, Z9, Z9
-	VPMOVQB       Z9, 72(DI)
-	VBROADCASTSS  20(SP), Z0
-	VMULPS        640(SI), Z0, Z1
-	VRANGEPS      $0x0a, Z22, Z1, Z2
-	VCVTTPS2DQ    Z2, Z5
-	VPERMD        Z21, Z5, Z3
-	VADDPS        Z3, Z2, Z2
-	VPERMD        Z23, Z5, Z3
-	VPSUBD        Z3, Z2, Z4
-	VPMINUD       Z24, Z4, Z4
-	VPSRLD        $0x1c, Z1, Z5
-	VPTERNLOGD    $0xf8, Z28, Z5, Z4
-	VPSRLQ        $0x1c, Z4, Z5
-	VPORD         Z5, Z4, Z4
-	VPMOVQB       Z4, 80(DI)
-	VMULPS        704(SI), Z0, Z6
-	VRANGEPS      $0x0a, Z22, Z6, Z7
-	VCVTTPS2DQ    Z7, Z10
-	VPERMD        Z21, Z10, Z8
-	VADDPS        Z8, Z7, Z7
-	VPERMD        Z23, Z10, Z8
-	VPSUBD        Z8, Z7, Z9
-	VPMINUD       Z24, Z9, Z9
-	VPSRLD        $0x1c, Z6, Z10
-	VPTERNLOGD    $0xf8, Z28, Z10, Z9
-	VPSRLQ        $0x1c, Z9, Z10
-	VPORD         Z10, Z9, Z9
-	VPMOVQB       Z9, 88(DI)
-	VBROADCASTSS  24(SP), Z0
-	VMULPS        768(SI), Z0, Z1
-	VRANGEPS      $0x0a, Z22, Z1, Z2
-	VCVTTPS2DQ    Z2, Z5
-	VPERMD        Z21, Z5, Z3
-	VADDPS        Z3, Z2, Z2
-	VPERMD        Z23, Z5, Z3
-	VPSUBD        Z3, Z2, Z4
-	VPMINUD       Z24, Z4, Z4
-	VPSRLD        $0x1c, Z1, Z5
-	VPTERNLOGD    $0xf8, Z28, Z5, Z4
-	VPSRLQ        $0x1c, Z4, Z5
-	VPORD         Z5, Z4, Z4
-	VPMOVQB       Z4, 96(DI)
-	VMULPS        832(SI), Z0, Z6
-	VRANGEPS      $0x0a, Z22, Z6, Z7
-	VCVTTPS2DQ    Z7, Z10
-	VPERMD        Z21, Z10, Z8
-	VADDPS        Z8, Z7, Z7
-	VPERMD        Z23, Z10, Z8
-	VPSUBD        Z8, Z7, Z9
-	VPMINUD       Z24, Z9, Z9
-	VPSRLD        $0x1c, Z6, Z10
-	VPTERNLOGD    $0xf8, Z28, Z10, Z9
-	VPSRLQ        $0x1c, Z9, Z10
-	VPORD         Z10, Z9, Z9
-	VPMOVQB       Z9, 104(DI)
-	VBROADCASTSS  28(SP), Z0
-	VMULPS        896(SI), Z0, Z1
-	VRANGEPS      $0x0a, Z22, Z1, Z2
-	VCVTTPS2DQ    Z2, Z5
-	VPERMD        Z21, Z5, Z3
-	VADDPS        Z3, Z2, Z2
-	VPERMD        Z23, Z5, Z3
-	VPSUBD        Z3, Z2, Z4
-	VPMINUD       Z24, Z4, Z4
-	VPSRLD        $0x1c, Z1, Z5
-	VPTERNLOGD    $0xf8, Z28, Z5, Z4
-	VPSRLQ        $0x1c, Z4, Z5
-	VPORD         Z5, Z4, Z4
-	VPMOVQB       Z4, 112(DI)
-	VMULPS        960(SI), Z0, Z6
-	VRANGEPS      $0x0a, Z22, Z6, Z7
-	VCVTTPS2DQ    Z7, Z10
-	VPERMD        Z21, Z10, Z8
-	VADDPS        Z8, Z7, Z7
-	VPERMD        Z23, Z10, Z8
-	VPSUBD        Z8, Z7, Z9
-	VPMINUD       Z24, Z9, Z9
-	VPSRLD        $0x1c, Z6, Z10
-	VPTERNLOGD    $0xf8, Z28, Z10, Z9
-	VPSRLQ        $0x1c, Z9, Z10
-	VPORD         Z10, Z9, Z9
-	VPMOVQB       Z9, 120(DI)
-	VBROADCASTSS  32(SP), Z0
-	VMULPS        1024(SI), Z0, Z1
-	VRANGEPS      $0x0a, Z22, Z1, Z2
-	VCVTTPS2DQ    Z2, Z5
-	VPERMD        Z21, Z5, Z3
-	VADDPS        Z3, Z2, Z2
-	VPERMD        Z23, Z5, Z3
-	VPSUBD        Z3, Z2, Z4
-	VPMINUD       Z24, Z4, Z4
-	VPSRLD        $0x1c, Z1, Z5
-	VPTERNLOGD    $0xf8, Z28, Z5, Z4
-	VPSRLQ        $0x1c, Z4, Z5
-	VPORD         Z5, Z4, Z4
-	VPMOVQB       Z4, 128(DI)
-	VMULPS        1088(SI), Z0, Z6
-	VRANGEPS      $0x0a, Z22, Z6, Z7
-	VCVTTPS2DQ    Z7, Z10
-	VPERMD        Z21, Z10, Z8
-	VADDPS        Z8, Z7, Z7
-	VPERMD        Z23, Z10, Z8
-	VPSUBD        Z8, Z7, Z9
-	VPMINUD       Z24, Z9, Z9
-	VPSRLD        $0x1c, Z6, Z10
-	VPTERNLOGD    $0xf8, Z28, Z10, Z9
-	VPSRLQ        $0x1c, Z9, Z10
-	VPORD         Z10, Z9, Z9
-	VPMOVQB       Z9, 136(DI)
-	VBROADCASTSS  36(SP), Z0
-	VMULPS        1152(SI), Z0, Z1
-	VRANGEPS      $0x0a, Z22, Z1, Z2
-	VCVTTPS2DQ    Z2, Z5
-	VPERMD        Z21, Z5, Z3
-	VADDPS        Z3, Z2, Z2
-	VPERMD        Z23, Z5, Z3
-	VPSUBD        Z3, Z2, Z4
-	VPMINUD       Z24, Z4, Z4
-	VPSRLD        $0x1c, Z1, Z5
-	VPTERNLOGD    $0xf8, Z28, Z5, Z4
-	VPSRLQ        $0x1c, Z4, Z5
-	VPORD         Z5, Z4, Z4
-	VPMOVQB       Z4, 144(DI)
-	VMULPS        1216(SI), Z0, Z6
-	VRANGEPS      $0x0a, Z22, Z6, Z7
-	VCVTTPS2DQ    Z7, Z10
-	VPERMD        Z21, Z10, Z8
-	VADDPS        Z8, Z7, Z7
-	VPERMD        Z23, Z10, Z8
-	VPSUBD        Z8, Z7, Z9
-	VPMINUD       Z24, Z9, Z9
-	VPSRLD        $0x1c, Z6, Z10
-	VPTERNLOGD    $0xf8, Z28, Z10, Z9
-	VPSRLQ        $0x1c, Z9, Z10
-	VPORD         Z10, Z9, Z9
-	VPMOVQB       Z9, 152(DI)
-	VBROADCASTSS  40(SP), Z0
-	VMULPS        1280(SI), Z0, Z1
-	VRANGEPS      $0x0a, Z22, Z1, Z2
-	VCVTTPS2DQ    Z2, Z5
-	VPERMD        Z21, Z5, Z3
-	VADDPS        Z3, Z2, Z2
-	VPERMD        Z23, Z5, Z3
-	VPSUBD        Z3, Z2, Z4
-	VPMINUD       Z24, Z4, Z4
-	VPSRLD        $0x1c, Z1, Z5
-	VPTERNLOGD    $0xf8, Z28, Z5, Z4
-	VPSRLQ        $0x1c, Z4, Z5
-	VPORD         Z5, Z4, Z4
-	VPMOVQB       Z4, 160(DI)
-	VMULPS        1344(SI), Z0, Z6
-	VRANGEPS      $0x0a, Z22, Z6, Z7
-	VCVTTPS2DQ    Z7, Z10
-	VPERMD        Z21, Z10, Z8
-	VADDPS        Z8, Z7, Z7
-	VPERMD        Z23, Z10, Z8
-	VPSUBD        Z8, Z7, Z9
-	VPMINUD       Z24, Z9, Z9
-	VPSRLD        $0x1c, Z6, Z10
-	VPTERNLOGD    $0xf8, Z28, Z10, Z9
-	VPSRLQ        $0x1c, Z9, Z10
-	VPORD         Z10, Z9, Z9
-	VPMOVQB       Z9, 168(DI)
-	VBROADCASTSS  44(SP), Z0
-	VMULPS        1408(SI), Z0, Z1
-	VRANGEPS      $0x0a, Z22, Z1, Z2
-	VCVTTPS2DQ    Z2, Z5
-	VPERMD        Z21, Z5, Z3
-	VADDPS        Z3, Z2, Z2
-	VPERMD        Z23, Z5, Z3
-	VPSUBD        Z3, Z2, Z4
-	VPMINUD       Z24, Z4, Z4
-	VPSRLD        $0x1c, Z1, Z5
-	VPTERNLOGD    $0xf8, Z28, Z5, Z4
-	VPSRLQ        $0x1c, Z4, Z5
-	VPORD         Z5, Z4, Z4
-	VPMOVQB       Z4, 176(DI)
-	VMULPS        1472(SI), Z0, Z6
-	VRANGEPS      $0x0a, Z22, Z6, Z7
-	VCVTTPS2DQ    Z7, Z10
-	VPERMD        Z21, Z10, Z8
-	VADDPS        Z8, Z7, Z7
-	VPERMD        Z23, Z10, Z8
-	VPSUBD        Z8, Z7, Z9
-	VPMINUD       Z24, Z9, Z9
-	VPSRLD        $0x1c, Z6, Z10
-	VPTERNLOGD    $0xf8, Z28, Z10, Z9
-	VPSRLQ        $0x1c, Z9, Z10
-	VPORD         Z10, Z9, Z9
-	VPMOVQB       Z9, 184(DI)
-	VBROADCASTSS  48(SP), Z0
-	VMULPS        1536(SI), Z0, Z1
-	VRANGEPS      $0x0a, Z22, Z1, Z2
-	VCVTTPS2DQ    Z2, Z5
-	VPERMD        Z21, Z5, Z3
-	VADDPS        Z3, Z2, Z2
-	VPERMD        Z23, Z5, Z3
-	VPSUBD        Z3, Z2, Z4
-	VPMINUD       Z24, Z4, Z4
-	VPSRLD        $0x1c, Z1, Z5
-	VPTERNLOGD    $0xf8, Z28, Z5, Z4
-	VPSRLQ        $0x1c, Z4, Z5
-	VPORD         Z5, Z4, Z4
-	VPMOVQB       Z4, 192(DI)
-	VMULPS        1600(SI), Z0, Z6
-	VRANGEPS      $0x0a, Z22, Z6, Z7
-	VCVTTPS2DQ    Z7, Z10
-	VPERMD        Z21, Z10, Z8
-	VADDPS        Z8, Z7, Z7
-	VPERMD        Z23, Z10, Z8
-	VPSUBD        Z8, Z7, Z9
-	VPMINUD       Z24, Z9, Z9
-	VPSRLD        $0x1c, Z6, Z10
-	VPTERNLOGD    $0xf8, Z28, Z10, Z9
-	VPSRLQ        $0x1c, Z9, Z10
-	VPORD         Z10, Z9, Z9
-	VPMOVQB       Z9, 200(DI)
-	VBROADCASTSS  52(SP), Z0
-	VMULPS        1664(SI), Z0, Z1
-	VRANGEPS      $0x0a, Z22, Z1, Z2
-	VCVTTPS2DQ    Z2, Z5
-	VPERMD        Z21, Z5, Z3
-	VADDPS        Z3, Z2, Z2
-	VPERMD        Z23, Z5, Z3
-	VPSUBD        Z3, Z2, Z4
-	VPMINUD       Z24, Z4, Z4
-	VPSRLD        $0x1c, Z1, Z5
-	VPTERNLOGD    $0xf8, Z28, Z5, Z4
-	VPSRLQ        $0x1c, Z4, Z5
-	VPORD         Z5, Z4, Z4
-	VPMOVQB       Z4, 208(DI)
-	VMULPS        1728(SI), Z0, Z6
-	VRANGEPS      $0x0a, Z22, Z6, Z7
-	VCVTTPS2DQ    Z7, Z10
-	VPERMD        Z21, Z10, Z8
-	VADDPS        Z8, Z7, Z7
-	VPERMD        Z23, Z10, Z8
-	VPSUBD        Z8, Z7, Z9
-	VPMINUD       Z24, Z9, Z9
-	VPSRLD        $0x1c, Z6, Z10
-	VPTERNLOGD    $0xf8, Z28, Z10, Z9
-	VPSRLQ        $0x1c, Z9, Z10
-	VPORD         Z10, Z9, Z9
-	VPMOVQB       Z9, 216(DI)
-	VBROADCASTSS  56(SP), Z0
-	VMULPS        1792(SI), Z0, Z1
-	VRANGEPS      $0x0a, Z22, Z1, Z2
-	VCVTTPS2DQ    Z2, Z5
-	VPERMD        Z21, Z5, Z3
-	VADDPS        Z3, Z2, Z2
-	VPERMD        Z23, Z5, Z3
-	VPSUBD        Z3, Z2, Z4
-	VPMINUD       Z24, Z4, Z4
-	VPSRLD        $0x1c, Z1, Z5
-	VPTERNLOGD    $0xf8, Z28, Z5, Z4
-	VPSRLQ        $0x1c, Z4, Z5
-	VPORD         Z5, Z4, Z4
-	VPMOVQB       Z4, 224(DI)
-	VMULPS        1856(SI), Z0, Z6
-	VRANGEPS      $0x0a, Z22, Z6, Z7
-	VCVTTPS2DQ    Z7, Z10
-	VPERMD        Z21, Z10, Z8
-	VADDPS        Z8, Z7, Z7
-	VPERMD        Z23, Z10, Z8
-	VPSUBD        Z8, Z7, Z9
-	VPMINUD       Z24, Z9, Z9
-	VPSRLD        $0x1c, Z6, Z10
-	VPTERNLOGD    $0xf8, Z28, Z10, Z9
-	VPSRLQ        $0x1c, Z9, Z10
-	VPORD         Z10, Z9, Z9
-	VPMOVQB       Z9, 232(DI)
-	VBROADCASTSS  60(SP), Z0
-	VMULPS        1920(SI), Z0, Z1
-	VRANGEPS      $0x0a, Z22, Z1, Z2
-	VCVTTPS2DQ    Z2, Z5
-	VPERMD        Z21, Z5, Z3
-	VADDPS        Z3, Z2, Z2
-	VPERMD        Z23, Z5, Z3
-	VPSUBD        Z3, Z2, Z4
-	VPMINUD       Z24, Z4, Z4
-	VPSRLD        $0x1c, Z1, Z5
-	VPTERNLOGD    $0xf8, Z28, Z5, Z4
-	VPSRLQ        $0x1c, Z4, Z5
-	VPORD         Z5, Z4, Z4
-	VPMOVQB       Z4, 240(DI)
-	VMULPS        1984(SI), Z0, Z6
-	VRANGEPS      $0x0a, Z22, Z6, Z7
-	VCVTTPS2DQ    Z7, Z10
-	VPERMD        Z21, Z10, Z8
-	VADDPS        Z8, Z7, Z7
-	VPERMD        Z23, Z10, Z8
-	VPSUBD        Z8, Z7, Z9
-	VPMINUD       Z24, Z9, Z9
-	VPSRLD        $0x1c, Z6, Z10
-	VPTERNLOGD    $0xf8, Z28, Z10, Z9
-	VPSRLQ        $0x1c, Z9, Z10
-	VPORD         Z10, Z9, Z9
-	VPMOVQB       Z9, 248(DI)
-	TESTL         R11, R11
-	JZ            searchMXFP4AVX512_zeroDone
+	VANDPS       (BX), Z20, Z13
+	VMULPS       Z0, Z13, Z16
+	VRANGEPS     $0x0a, Z22, Z16, Z17
+	VCVTTPS2DQ   Z17, Z18
+	VPERMD       Z21, Z18, Z18
+	VADDPS       Z18, Z17, Z17
+	VSUBPS       Z18, Z17, Z17
+	VMINPS       Z26, Z17, Z17
+	VMULPS       Z3, Z17, Z17
+	VSUBPS       Z17, Z13, Z17
+	VMULPS       Z17, Z17, Z17
+	VADDPS       Z17, Z6, Z6
+	VMULPS       Z1, Z13, Z16
+	VRANGEPS     $0x0a, Z22, Z16, Z17
+	VCVTTPS2DQ   Z17, Z18
+	VPERMD       Z21, Z18, Z18
+	VADDPS       Z18, Z17, Z17
+	VSUBPS       Z18, Z17, Z17
+	VMINPS       Z26, Z17, Z17
+	VMULPS       Z4, Z17, Z17
+	VSUBPS       Z17, Z13, Z17
+	VMULPS       Z17, Z17, Z17
+	VADDPS       Z17, Z7, Z7
+	VMULPS       Z2, Z13, Z16
+	VRANGEPS     $0x0a, Z22, Z16, Z17
+	VCVTTPS2DQ   Z17, Z18
+	VPERMD       Z21, Z18, Z18
+	VADDPS       Z18, Z17, Z17
+	VSUBPS       Z18, Z17, Z17
+	VMINPS       Z26, Z17, Z17
+	VMULPS       Z5, Z17, Z17
+	VSUBPS       Z17, Z13, Z17
+	VMULPS       Z17, Z17, Z17
+	VADDPS       Z17, Z8, Z8
+	ADDQ         $0x40, BX
+	DECL         R8
+	JNZ          searchMXFP4AVX512_elem
+	KXORW        K7, K7, K7
+	VMOVDQA32    Z29, Z30
+	VPTESTMD     Z29, Z29, K5
+	VCMPPS.BCST  $0x11, srchV7f800000<>+0(SB), Z7, K1
+	VCMPPS.BCST  $0x11, srchV7f800000<>+0(SB), Z6, K3
+	KANDW        K1, K3, K1
+	VMULPS.BCST  srchV3f800080<>+0(SB), Z7, Z14
+	VADDPS.BCST  srchV00000200<>+0(SB), Z14, Z14
+	VMULPS.BCST  srchV3f7fff00<>+0(SB), Z6, Z15
+	VSUBPS.BCST  srchV00000200<>+0(SB), Z15, Z15
+	VCMPPS       $0x11, Z15, Z14, K1, K2
+	VMULPS.BCST  srchV3f7fff00<>+0(SB), Z7, Z14
+	VSUBPS.BCST  srchV00000200<>+0(SB), Z14, Z14
+	VMULPS.BCST  srchV3f800080<>+0(SB), Z6, Z15
+	VADDPS.BCST  srchV00000200<>+0(SB), Z15, Z15
+	VCMPPS       $0x1e, Z15, Z14, K1, K3
+	KANDW        K5, K2, K2
+	KORW         K2, K3, K3
+	KNOTW        K3, K3
+	KANDW        K5, K3, K3
+	KORW         K3, K7, K7
+	VMOVAPS      Z7, K2, Z6
+	VPSUBD.BCST  srchV00000001<>+0(SB), Z29, Z31
+	VMOVDQA32    Z31, K2, Z30
+	VCMPPS.BCST  $0x11, srchV7f800000<>+0(SB), Z8, K1
+	VCMPPS.BCST  $0x11, srchV7f800000<>+0(SB), Z6, K3
+	KANDW        K1, K3, K1
+	VMULPS.BCST  srchV3f800080<>+0(SB), Z8, Z14
+	VADDPS.BCST  srchV00000200<>+0(SB), Z14, Z14
+	VMULPS.BCST  srchV3f7fff00<>+0(SB), Z6, Z15
+	VSUBPS.BCST  srchV00000200<>+0(SB), Z15, Z15
+	VCMPPS       $0x11, Z15, Z14, K1, K2
+	VMULPS.BCST  srchV3f7fff00<>+0(SB), Z8, Z14
+	VSUBPS.BCST  srchV00000200<>+0(SB), Z14, Z14
+	VMULPS.BCST  srchV3f800080<>+0(SB), Z6, Z15
+	VADDPS.BCST  srchV00000200<>+0(SB), Z15, Z15
+	VCMPPS       $0x1e, Z15, Z14, K1, K3
+	KORW         K2, K3, K3
+	KNOTW        K3, K3
+	KORW         K3, K7, K7
+	VMOVAPS      Z8, K2, Z6
+	VPADDD.BCST  srchV00000001<>+0(SB), Z29, Z31
+	VMOVDQA32    Z31, K2, Z30
+	KORW         K4, K6, K1
+	KANDNW       K7, K1, K7
+	KMOVW        K7, AX
+	MOVW         AX, (R10)
+	ADDQ         $0x02, R10
+	VPBROADCASTD srchV000000ff<>+0(SB), K4, Z30
+	VPMOVDB      Z30, X31
+	VMOVDQU32    X31, (DX)
+	VPBROADCASTD srchV000000fe<>+0(SB), Z31
+	VPSUBD       Z30, Z31, Z31
+	VPSLLD       $0x17, Z31, Z31
+	VMOVDQU32    Z31, (SP)
+	KMOVW        K4, R11
+	VPBROADCASTD srchV00000008<>+0(SB), Z28
+	VBROADCASTSS (SP), Z0
+	VMULPS       (SI), Z0, Z1
+	VRANGEPS     $0x0a, Z22, Z1, Z2
+	VCVTTPS2DQ   Z2, Z5
+	VPERMD       Z21, Z5, Z3
+	VADDPS       Z3, Z2, Z2
+	VPERMD       Z23, Z5, Z3
+	VPSUBD       Z3, Z2, Z4
+	VPMINUD      Z24, Z4, Z4
+	VPSRLD       $0x1c, Z1, Z5
+	VPTERNLOGD   $0xf8, Z28, Z5, Z4
+	VPSRLQ       $0x1c, Z4, Z5
+	VPORD        Z5, Z4, Z4
+	VPMOVQB      Z4, (DI)
+	VMULPS       64(SI), Z0, Z6
+	VRANGEPS     $0x0a, Z22, Z6, Z7
+	VCVTTPS2DQ   Z7, Z10
+	VPERMD       Z21, Z10, Z8
+	VADDPS       Z8, Z7, Z7
+	VPERMD       Z23, Z10, Z8
+	VPSUBD       Z8, Z7, Z9
+	VPMINUD      Z24, Z9, Z9
+	VPSRLD       $0x1c, Z6, Z10
+	VPTERNLOGD   $0xf8, Z28, Z10, Z9
+	VPSRLQ       $0x1c, Z9, Z10
+	VPORD        Z10, Z9, Z9
+	VPMOVQB      Z9, 8(DI)
+	VBROADCASTSS 4(SP), Z0
+	VMULPS       128(SI), Z0, Z1
+	VRANGEPS     $0x0a, Z22, Z1, Z2
+	VCVTTPS2DQ   Z2, Z5
+	VPERMD       Z21, Z5, Z3
+	VADDPS       Z3, Z2, Z2
+	VPERMD       Z23, Z5, Z3
+	VPSUBD       Z3, Z2, Z4
+	VPMINUD      Z24, Z4, Z4
+	VPSRLD       $0x1c, Z1, Z5
+	VPTERNLOGD   $0xf8, Z28, Z5, Z4
+	VPSRLQ       $0x1c, Z4, Z5
+	VPORD        Z5, Z4, Z4
+	VPMOVQB      Z4, 16(DI)
+	VMULPS       192(SI), Z0, Z6
+	VRANGEPS     $0x0a, Z22, Z6, Z7
+	VCVTTPS2DQ   Z7, Z10
+	VPERMD       Z21, Z10, Z8
+	VADDPS       Z8, Z7, Z7
+	VPERMD       Z23, Z10, Z8
+	VPSUBD       Z8, Z7, Z9
+	VPMINUD      Z24, Z9, Z9
+	VPSRLD       $0x1c, Z6, Z10
+	VPTERNLOGD   $0xf8, Z28, Z10, Z9
+	VPSRLQ       $0x1c, Z9, Z10
+	VPORD        Z10, Z9, Z9
+	VPMOVQB      Z9, 24(DI)
+	VBROADCASTSS 8(SP), Z0
+	VMULPS       256(SI), Z0, Z1
+	VRANGEPS     $0x0a, Z22, Z1, Z2
+	VCVTTPS2DQ   Z2, Z5
+	VPERMD       Z21, Z5, Z3
+	VADDPS       Z3, Z2, Z2
+	VPERMD       Z23, Z5, Z3
+	VPSUBD       Z3, Z2, Z4
+	VPMINUD      Z24, Z4, Z4
+	VPSRLD       $0x1c, Z1, Z5
+	VPTERNLOGD   $0xf8, Z28, Z5, Z4
+	VPSRLQ       $0x1c, Z4, Z5
+	VPORD        Z5, Z4, Z4
+	VPMOVQB      Z4, 32(DI)
+	VMULPS       320(SI), Z0, Z6
+	VRANGEPS     $0x0a, Z22, Z6, Z7
+	VCVTTPS2DQ   Z7, Z10
+	VPERMD       Z21, Z10, Z8
+	VADDPS       Z8, Z7, Z7
+	VPERMD       Z23, Z10, Z8
+	VPSUBD       Z8, Z7, Z9
+	VPMINUD      Z24, Z9, Z9
+	VPSRLD       $0x1c, Z6, Z10
+	VPTERNLOGD   $0xf8, Z28, Z10, Z9
+	VPSRLQ       $0x1c, Z9, Z10
+	VPORD        Z10, Z9, Z9
+	VPMOVQB      Z9, 40(DI)
+	VBROADCASTSS 12(SP), Z0
+	VMULPS       384(SI), Z0, Z1
+	VRANGEPS     $0x0a, Z22, Z1, Z2
+	VCVTTPS2DQ   Z2, Z5
+	VPERMD       Z21, Z5, Z3
+	VADDPS       Z3, Z2, Z2
+	VPERMD       Z23, Z5, Z3
+	VPSUBD       Z3, Z2, Z4
+	VPMINUD      Z24, Z4, Z4
+	VPSRLD       $0x1c, Z1, Z5
+	VPTERNLOGD   $0xf8, Z28, Z5, Z4
+	VPSRLQ       $0x1c, Z4, Z5
+	VPORD        Z5, Z4, Z4
+	VPMOVQB      Z4, 48(DI)
+	VMULPS       448(SI), Z0, Z6
+	VRANGEPS     $0x0a, Z22, Z6, Z7
+	VCVTTPS2DQ   Z7, Z10
+	VPERMD       Z21, Z10, Z8
+	VADDPS       Z8, Z7, Z7
+	VPERMD       Z23, Z10, Z8
+	VPSUBD       Z8, Z7, Z9
+	VPMINUD      Z24, Z9, Z9
+	VPSRLD       $0x1c, Z6, Z10
+	VPTERNLOGD   $0xf8, Z28, Z10, Z9
+	VPSRLQ       $0x1c, Z9, Z10
+	VPORD        Z10, Z9, Z9
+	VPMOVQB      Z9, 56(DI)
+	VBROADCASTSS 16(SP), Z0
+	VMULPS       512(SI), Z0, Z1
+	VRANGEPS     $0x0a, Z22, Z1, Z2
+	VCVTTPS2DQ   Z2, Z5
+	VPERMD       Z21, Z5, Z3
+	VADDPS       Z3, Z2, Z2
+	VPERMD       Z23, Z5, Z3
+	VPSUBD       Z3, Z2, Z4
+	VPMINUD      Z24, Z4, Z4
+	VPSRLD       $0x1c, Z1, Z5
+	VPTERNLOGD   $0xf8, Z28, Z5, Z4
+	VPSRLQ       $0x1c, Z4, Z5
+	VPORD        Z5, Z4, Z4
+	VPMOVQB      Z4, 64(DI)
+	VMULPS       576(SI), Z0, Z6
+	VRANGEPS     $0x0a, Z22, Z6, Z7
+	VCVTTPS2DQ   Z7, Z10
+	VPERMD       Z21, Z10, Z8
+	VADDPS       Z8, Z7, Z7
+	VPERMD       Z23, Z10, Z8
+	VPSUBD       Z8, Z7, Z9
+	VPMINUD      Z24, Z9, Z9
+	VPSRLD       $0x1c, Z6, Z10
+	VPTERNLOGD   $0xf8, Z28, Z10, Z9
+	VPSRLQ       $0x1c, Z9, Z10
+	VPORD        Z10, Z9, Z9
+	VPMOVQB      Z9, 72(DI)
+	VBROADCASTSS 20(SP), Z0
+	VMULPS       640(SI), Z0, Z1
+	VRANGEPS     $0x0a, Z22, Z1, Z2
+	VCVTTPS2DQ   Z2, Z5
+	VPERMD       Z21, Z5, Z3
+	VADDPS       Z3, Z2, Z2
+	VPERMD       Z23, Z5, Z3
+	VPSUBD       Z3, Z2, Z4
+	VPMINUD      Z24, Z4, Z4
+	VPSRLD       $0x1c, Z1, Z5
+	VPTERNLOGD   $0xf8, Z28, Z5, Z4
+	VPSRLQ       $0x1c, Z4, Z5
+	VPORD        Z5, Z4, Z4
+	VPMOVQB      Z4, 80(DI)
+	VMULPS       704(SI), Z0, Z6
+	VRANGEPS     $0x0a, Z22, Z6, Z7
+	VCVTTPS2DQ   Z7, Z10
+	VPERMD       Z21, Z10, Z8
+	VADDPS       Z8, Z7, Z7
+	VPERMD       Z23, Z10, Z8
+	VPSUBD       Z8, Z7, Z9
+	VPMINUD      Z24, Z9, Z9
+	VPSRLD       $0x1c, Z6, Z10
+	VPTERNLOGD   $0xf8, Z28, Z10, Z9
+	VPSRLQ       $0x1c, Z9, Z10
+	VPORD        Z10, Z9, Z9
+	VPMOVQB      Z9, 88(DI)
+	VBROADCASTSS 24(SP), Z0
+	VMULPS       768(SI), Z0, Z1
+	VRANGEPS     $0x0a, Z22, Z1, Z2
+	VCVTTPS2DQ   Z2, Z5
+	VPERMD       Z21, Z5, Z3
+	VADDPS       Z3, Z2, Z2
+	VPERMD       Z23, Z5, Z3
+	VPSUBD       Z3, Z2, Z4
+	VPMINUD      Z24, Z4, Z4
+	VPSRLD       $0x1c, Z1, Z5
+	VPTERNLOGD   $0xf8, Z28, Z5, Z4
+	VPSRLQ       $0x1c, Z4, Z5
+	VPORD        Z5, Z4, Z4
+	VPMOVQB      Z4, 96(DI)
+	VMULPS       832(SI), Z0, Z6
+	VRANGEPS     $0x0a, Z22, Z6, Z7
+	VCVTTPS2DQ   Z7, Z10
+	VPERMD       Z21, Z10, Z8
+	VADDPS       Z8, Z7, Z7
+	VPERMD       Z23, Z10, Z8
+	VPSUBD       Z8, Z7, Z9
+	VPMINUD      Z24, Z9, Z9
+	VPSRLD       $0x1c, Z6, Z10
+	VPTERNLOGD   $0xf8, Z28, Z10, Z9
+	VPSRLQ       $0x1c, Z9, Z10
+	VPORD        Z10, Z9, Z9
+	VPMOVQB      Z9, 104(DI)
+	VBROADCASTSS 28(SP), Z0
+	VMULPS       896(SI), Z0, Z1
+	VRANGEPS     $0x0a, Z22, Z1, Z2
+	VCVTTPS2DQ   Z2, Z5
+	VPERMD       Z21, Z5, Z3
+	VADDPS       Z3, Z2, Z2
+	VPERMD       Z23, Z5, Z3
+	VPSUBD       Z3, Z2, Z4
+	VPMINUD      Z24, Z4, Z4
+	VPSRLD       $0x1c, Z1, Z5
+	VPTERNLOGD   $0xf8, Z28, Z5, Z4
+	VPSRLQ       $0x1c, Z4, Z5
+	VPORD        Z5, Z4, Z4
+	VPMOVQB      Z4, 112(DI)
+	VMULPS       960(SI), Z0, Z6
+	VRANGEPS     $0x0a, Z22, Z6, Z7
+	VCVTTPS2DQ   Z7, Z10
+	VPERMD       Z21, Z10, Z8
+	VADDPS       Z8, Z7, Z7
+	VPERMD       Z23, Z10, Z8
+	VPSUBD       Z8, Z7, Z9
+	VPMINUD      Z24, Z9, Z9
+	VPSRLD       $0x1c, Z6, Z10
+	VPTERNLOGD   $0xf8, Z28, Z10, Z9
+	VPSRLQ       $0x1c, Z9, Z10
+	VPORD        Z10, Z9, Z9
+	VPMOVQB      Z9, 120(DI)
+	VBROADCASTSS 32(SP), Z0
+	VMULPS       1024(SI), Z0, Z1
+	VRANGEPS     $0x0a, Z22, Z1, Z2
+	VCVTTPS2DQ   Z2, Z5
+	VPERMD       Z21, Z5, Z3
+	VADDPS       Z3, Z2, Z2
+	VPERMD       Z23, Z5, Z3
+	VPSUBD       Z3, Z2, Z4
+	VPMINUD      Z24, Z4, Z4
+	VPSRLD       $0x1c, Z1, Z5
+	VPTERNLOGD   $0xf8, Z28, Z5, Z4
+	VPSRLQ       $0x1c, Z4, Z5
+	VPORD        Z5, Z4, Z4
+	VPMOVQB      Z4, 128(DI)
+	VMULPS       1088(SI), Z0, Z6
+	VRANGEPS     $0x0a, Z22, Z6, Z7
+	VCVTTPS2DQ   Z7, Z10
+	VPERMD       Z21, Z10, Z8
+	VADDPS       Z8, Z7, Z7
+	VPERMD       Z23, Z10, Z8
+	VPSUBD       Z8, Z7, Z9
+	VPMINUD      Z24, Z9, Z9
+	VPSRLD       $0x1c, Z6, Z10
+	VPTERNLOGD   $0xf8, Z28, Z10, Z9
+	VPSRLQ       $0x1c, Z9, Z10
+	VPORD        Z10, Z9, Z9
+	VPMOVQB      Z9, 136(DI)
+	VBROADCASTSS 36(SP), Z0
+	VMULPS       1152(SI), Z0, Z1
+	VRANGEPS     $0x0a, Z22, Z1, Z2
+	VCVTTPS2DQ   Z2, Z5
+	VPERMD       Z21, Z5, Z3
+	VADDPS       Z3, Z2, Z2
+	VPERMD       Z23, Z5, Z3
+	VPSUBD       Z3, Z2, Z4
+	VPMINUD      Z24, Z4, Z4
+	VPSRLD       $0x1c, Z1, Z5
+	VPTERNLOGD   $0xf8, Z28, Z5, Z4
+	VPSRLQ       $0x1c, Z4, Z5
+	VPORD        Z5, Z4, Z4
+	VPMOVQB      Z4, 144(DI)
+	VMULPS       1216(SI), Z0, Z6
+	VRANGEPS     $0x0a, Z22, Z6, Z7
+	VCVTTPS2DQ   Z7, Z10
+	VPERMD       Z21, Z10, Z8
+	VADDPS       Z8, Z7, Z7
+	VPERMD       Z23, Z10, Z8
+	VPSUBD       Z8, Z7, Z9
+	VPMINUD      Z24, Z9, Z9
+	VPSRLD       $0x1c, Z6, Z10
+	VPTERNLOGD   $0xf8, Z28, Z10, Z9
+	VPSRLQ       $0x1c, Z9, Z10
+	VPORD        Z10, Z9, Z9
+	VPMOVQB      Z9, 152(DI)
+	VBROADCASTSS 40(SP), Z0
+	VMULPS       1280(SI), Z0, Z1
+	VRANGEPS     $0x0a, Z22, Z1, Z2
+	VCVTTPS2DQ   Z2, Z5
+	VPERMD       Z21, Z5, Z3
+	VADDPS       Z3, Z2, Z2
+	VPERMD       Z23, Z5, Z3
+	VPSUBD       Z3, Z2, Z4
+	VPMINUD      Z24, Z4, Z4
+	VPSRLD       $0x1c, Z1, Z5
+	VPTERNLOGD   $0xf8, Z28, Z5, Z4
+	VPSRLQ       $0x1c, Z4, Z5
+	VPORD        Z5, Z4, Z4
+	VPMOVQB      Z4, 160(DI)
+	VMULPS       1344(SI), Z0, Z6
+	VRANGEPS     $0x0a, Z22, Z6, Z7
+	VCVTTPS2DQ   Z7, Z10
+	VPERMD       Z21, Z10, Z8
+	VADDPS       Z8, Z7, Z7
+	VPERMD       Z23, Z10, Z8
+	VPSUBD       Z8, Z7, Z9
+	VPMINUD      Z24, Z9, Z9
+	VPSRLD       $0x1c, Z6, Z10
+	VPTERNLOGD   $0xf8, Z28, Z10, Z9
+	VPSRLQ       $0x1c, Z9, Z10
+	VPORD        Z10, Z9, Z9
+	VPMOVQB      Z9, 168(DI)
+	VBROADCASTSS 44(SP), Z0
+	VMULPS       1408(SI), Z0, Z1
+	VRANGEPS     $0x0a, Z22, Z1, Z2
+	VCVTTPS2DQ   Z2, Z5
+	VPERMD       Z21, Z5, Z3
+	VADDPS       Z3, Z2, Z2
+	VPERMD       Z23, Z5, Z3
+	VPSUBD       Z3, Z2, Z4
+	VPMINUD      Z24, Z4, Z4
+	VPSRLD       $0x1c, Z1, Z5
+	VPTERNLOGD   $0xf8, Z28, Z5, Z4
+	VPSRLQ       $0x1c, Z4, Z5
+	VPORD        Z5, Z4, Z4
+	VPMOVQB      Z4, 176(DI)
+	VMULPS       1472(SI), Z0, Z6
+	VRANGEPS     $0x0a, Z22, Z6, Z7
+	VCVTTPS2DQ   Z7, Z10
+	VPERMD       Z21, Z10, Z8
+	VADDPS       Z8, Z7, Z7
+	VPERMD       Z23, Z10, Z8
+	VPSUBD       Z8, Z7, Z9
+	VPMINUD      Z24, Z9, Z9
+	VPSRLD       $0x1c, Z6, Z10
+	VPTERNLOGD   $0xf8, Z28, Z10, Z9
+	VPSRLQ       $0x1c, Z9, Z10
+	VPORD        Z10, Z9, Z9
+	VPMOVQB      Z9, 184(DI)
+	VBROADCASTSS 48(SP), Z0
+	VMULPS       1536(SI), Z0, Z1
+	VRANGEPS     $0x0a, Z22, Z1, Z2
+	VCVTTPS2DQ   Z2, Z5
+	VPERMD       Z21, Z5, Z3
+	VADDPS       Z3, Z2, Z2
+	VPERMD       Z23, Z5, Z3
+	VPSUBD       Z3, Z2, Z4
+	VPMINUD      Z24, Z4, Z4
+	VPSRLD       $0x1c, Z1, Z5
+	VPTERNLOGD   $0xf8, Z28, Z5, Z4
+	VPSRLQ       $0x1c, Z4, Z5
+	VPORD        Z5, Z4, Z4
+	VPMOVQB      Z4, 192(DI)
+	VMULPS       1600(SI), Z0, Z6
+	VRANGEPS     $0x0a, Z22, Z6, Z7
+	VCVTTPS2DQ   Z7, Z10
+	VPERMD       Z21, Z10, Z8
+	VADDPS       Z8, Z7, Z7
+	VPERMD       Z23, Z10, Z8
+	VPSUBD       Z8, Z7, Z9
+	VPMINUD      Z24, Z9, Z9
+	VPSRLD       $0x1c, Z6, Z10
+	VPTERNLOGD   $0xf8, Z28, Z10, Z9
+	VPSRLQ       $0x1c, Z9, Z10
+	VPORD        Z10, Z9, Z9
+	VPMOVQB      Z9, 200(DI)
+	VBROADCASTSS 52(SP), Z0
+	VMULPS       1664(SI), Z0, Z1
+	VRANGEPS     $0x0a, Z22, Z1, Z2
+	VCVTTPS2DQ   Z2, Z5
+	VPERMD       Z21, Z5, Z3
+	VADDPS       Z3, Z2, Z2
+	VPERMD       Z23, Z5, Z3
+	VPSUBD       Z3, Z2, Z4
+	VPMINUD      Z24, Z4, Z4
+	VPSRLD       $0x1c, Z1, Z5
+	VPTERNLOGD   $0xf8, Z28, Z5, Z4
+	VPSRLQ       $0x1c, Z4, Z5
+	VPORD        Z5, Z4, Z4
+	VPMOVQB      Z4, 208(DI)
+	VMULPS       1728(SI), Z0, Z6
+	VRANGEPS     $0x0a, Z22, Z6, Z7
+	VCVTTPS2DQ   Z7, Z10
+	VPERMD       Z21, Z10, Z8
+	VADDPS       Z8, Z7, Z7
+	VPERMD       Z23, Z10, Z8
+	VPSUBD       Z8, Z7, Z9
+	VPMINUD      Z24, Z9, Z9
+	VPSRLD       $0x1c, Z6, Z10
+	VPTERNLOGD   $0xf8, Z28, Z10, Z9
+	VPSRLQ       $0x1c, Z9, Z10
+	VPORD        Z10, Z9, Z9
+	VPMOVQB      Z9, 216(DI)
+	VBROADCASTSS 56(SP), Z0
+	VMULPS       1792(SI), Z0, Z1
+	VRANGEPS     $0x0a, Z22, Z1, Z2
+	VCVTTPS2DQ   Z2, Z5
+	VPERMD       Z21, Z5, Z3
+	VADDPS       Z3, Z2, Z2
+	VPERMD       Z23, Z5, Z3
+	VPSUBD       Z3, Z2, Z4
+	VPMINUD      Z24, Z4, Z4
+	VPSRLD       $0x1c, Z1, Z5
+	VPTERNLOGD   $0xf8, Z28, Z5, Z4
+	VPSRLQ       $0x1c, Z4, Z5
+	VPORD        Z5, Z4, Z4
+	VPMOVQB      Z4, 224(DI)
+	VMULPS       1856(SI), Z0, Z6
+	VRANGEPS     $0x0a, Z22, Z6, Z7
+	VCVTTPS2DQ   Z7, Z10
+	VPERMD       Z21, Z10, Z8
+	VADDPS       Z8, Z7, Z7
+	VPERMD       Z23, Z10, Z8
+	VPSUBD       Z8, Z7, Z9
+	VPMINUD      Z24, Z9, Z9
+	VPSRLD       $0x1c, Z6, Z10
+	VPTERNLOGD   $0xf8, Z28, Z10, Z9
+	VPSRLQ       $0x1c, Z9, Z10
+	VPORD        Z10, Z9, Z9
+	VPMOVQB      Z9, 232(DI)
+	VBROADCASTSS 60(SP), Z0
+	VMULPS       1920(SI), Z0, Z1
+	VRANGEPS     $0x0a, Z22, Z1, Z2
+	VCVTTPS2DQ   Z2, Z5
+	VPERMD       Z21, Z5, Z3
+	VADDPS       Z3, Z2, Z2
+	VPERMD       Z23, Z5, Z3
+	VPSUBD       Z3, Z2, Z4
+	VPMINUD      Z24, Z4, Z4
+	VPSRLD       $0x1c, Z1, Z5
+	VPTERNLOGD   $0xf8, Z28, Z5, Z4
+	VPSRLQ       $0x1c, Z4, Z5
+	VPORD        Z5, Z4, Z4
+	VPMOVQB      Z4, 240(DI)
+	VMULPS       1984(SI), Z0, Z6
+	VRANGEPS     $0x0a, Z22, Z6, Z7
+	VCVTTPS2DQ   Z7, Z10
+	VPERMD       Z21, Z10, Z8
+	VADDPS       Z8, Z7, Z7
+	VPERMD       Z23, Z10, Z8
+	VPSUBD       Z8, Z7, Z9
+	VPMINUD      Z24, Z9, Z9
+	VPSRLD       $0x1c, Z6, Z10
+	VPTERNLOGD   $0xf8, Z28, Z10, Z9
+	VPSRLQ       $0x1c, Z9, Z10
+	VPORD        Z10, Z9, Z9
+	VPMOVQB      Z9, 248(DI)
+	TESTL        R11, R11
+	JZ           searchMXFP4AVX512_zeroDone
 
 searchMXFP4AVX512_zero:
 	BSFL R11, AX
@@ -982,6 +987,36 @@ DATA srchV40c00000<>+24(SB)/4, $0x40c00000
 DATA srchV40c00000<>+28(SB)/4, $0x40c00000
 GLOBL srchV40c00000<>(SB), RODATA|NOPTR, $32
 
+DATA srchV3f800080<>+0(SB)/4, $0x3f800080
+DATA srchV3f800080<>+4(SB)/4, $0x3f800080
+DATA srchV3f800080<>+8(SB)/4, $0x3f800080
+DATA srchV3f800080<>+12(SB)/4, $0x3f800080
+DATA srchV3f800080<>+16(SB)/4, $0x3f800080
+DATA srchV3f800080<>+20(SB)/4, $0x3f800080
+DATA srchV3f800080<>+24(SB)/4, $0x3f800080
+DATA srchV3f800080<>+28(SB)/4, $0x3f800080
+GLOBL srchV3f800080<>(SB), RODATA|NOPTR, $32
+
+DATA srchV00000200<>+0(SB)/4, $0x00000200
+DATA srchV00000200<>+4(SB)/4, $0x00000200
+DATA srchV00000200<>+8(SB)/4, $0x00000200
+DATA srchV00000200<>+12(SB)/4, $0x00000200
+DATA srchV00000200<>+16(SB)/4, $0x00000200
+DATA srchV00000200<>+20(SB)/4, $0x00000200
+DATA srchV00000200<>+24(SB)/4, $0x00000200
+DATA srchV00000200<>+28(SB)/4, $0x00000200
+GLOBL srchV00000200<>(SB), RODATA|NOPTR, $32
+
+DATA srchV3f7fff00<>+0(SB)/4, $0x3f7fff00
+DATA srchV3f7fff00<>+4(SB)/4, $0x3f7fff00
+DATA srchV3f7fff00<>+8(SB)/4, $0x3f7fff00
+DATA srchV3f7fff00<>+12(SB)/4, $0x3f7fff00
+DATA srchV3f7fff00<>+16(SB)/4, $0x3f7fff00
+DATA srchV3f7fff00<>+20(SB)/4, $0x3f7fff00
+DATA srchV3f7fff00<>+24(SB)/4, $0x3f7fff00
+DATA srchV3f7fff00<>+28(SB)/4, $0x3f7fff00
+GLOBL srchV3f7fff00<>(SB), RODATA|NOPTR, $32
+
 DATA srchV000000ff<>+0(SB)/4, $0x000000ff
 DATA srchV000000ff<>+4(SB)/4, $0x000000ff
 DATA srchV000000ff<>+8(SB)/4, $0x000000ff
@@ -1002,13 +1037,14 @@ DATA srchV00000008<>+24(SB)/4, $0x00000008
 DATA srchV00000008<>+28(SB)/4, $0x00000008
 GLOBL srchV00000008<>(SB), RODATA|NOPTR, $32
 
-// func searchNVFP4AVX512(codes []byte, scales []byte, src []float32, tensorScale float32, denom float32)
+// func searchNVFP4AVX512(codes []byte, scales []byte, src []float32, tensorScale float32, denom float32, redo []uint16)
 // Requires: AVX, AVX512DQ, AVX512F, AVX512VL, SSE
-TEXT ·searchNVFP4AVX512(SB), $1088-80
+TEXT ·searchNVFP4AVX512(SB), $1088-104
 	MOVQ codes_base+0(FP), DI
 	MOVQ scales_base+24(FP), DX
 	MOVQ src_base+48(FP), SI
 	MOVQ src_len+56(FP), CX
+	MOVQ redo_base+80(FP), R10
 	SHRQ $0x08, CX
 	JZ   searchNVFP4AVX512_done
 
@@ -1202,378 +1238,386 @@ searchNVFP4AVX512_loop:
 	VPXORQ       Z5, Z5, Z5
 	VPXORQ       Z6, Z6, Z6
 	VPXORQ       Z7, Z7, Z7
-	VPXORQ       Z8, Z8, Z8
-	VPXORQ       Z9, Z9, Z9
-	VPXORQ       Z10, Z10, Z10
-	VPXORQ       Z11, Z11, Z11
 	LEAQ         64(SP), BX
 	MOVL         $0x00000010, R8
 
 searchNVFP4AVX512_elem:
-	VMOVUPS       (BX), Z13
-	VCVTPS2PD     (BX), Z14
-	VCVTPS2PD     32(BX), Z15
-	VDIVPS        Z0, Z13, Z16
-	VRANGEPS      $0x0a, Z22, Z16, Z17
-	VCVTTPS2DQ    Z17, Z18
-	VPERMD        Z21, Z18, Z18
-	VADDPS        Z18, Z17, Z17
-	VSUBPS        Z18, Z17, Z17
-	VMINPS        Z26, Z17, Z17
-	VPTERNLOGD    $0xd8, Z20, Z17, Z16
-	VMULPS        Z0, Z16, Z16
-	VCVTPS2PD     Y16, Z19
-	VEXTRACTF64X4 $0x01, Z16, Y27
-	VCVTPS2PD     Y27, Z27
-	VSUBPD        Z19, Z14, Z19
-	VSUBPD        Z27, Z15, Z27
-	VMULPD        Z19, Z19, Z19
-	VMULPD        Z27, Z27, Z27
-	VADDPD        Z19, Z4, Z4
-	VADDPD        Z27, Z5, Z5
-	VDIVPS        Z1, Z13, Z16
-	VRANGEPS      $0x0a, Z22, Z16, Z17
-	VCVTTPS2DQ    Z17, Z18
-	VPERMD        Z21, Z18, Z18
-	VADDPS        Z18, Z17, Z17
-	VSUBPS        Z18, Z17, Z17
-	VMINPS        Z26, Z17, Z17
-	VPTERNLOGD    $0xd8, Z20, Z17, Z16
-	VMULPS        Z1, Z16, Z16
-	VCVTPS2PD     Y16, Z19
-	VEXTRACTF64X4 $0x01, Z16, Y27
-	VCVTPS2PD     Y27, Z27
-	VSUBPD        Z19, Z14, Z19
-	VSUBPD        Z27, Z15, Z27
-	VMULPD        Z19, Z19, Z19
-	VMULPD        Z27, Z27, Z27
-	VADDPD        Z19, Z6, Z6
-	VADDPD        Z27, Z7, Z7
-	VDIVPS        Z2, Z13, Z16
-	VRANGEPS      $0x0a, Z22, Z16, Z17
-	VCVTTPS2DQ    Z17, Z18
-	VPERMD        Z21, Z18, Z18
-	VADDPS        Z18, Z17, Z17
-	VSUBPS        Z18, Z17, Z17
-	VMINPS        Z26, Z17, Z17
-	VPTERNLOGD    $0xd8, Z20, Z17, Z16
-	VMULPS        Z2, Z16, Z16
-	VCVTPS2PD     Y16, Z19
-	VEXTRACTF64X4 $0x01, Z16, Y27
-	VCVTPS2PD     Y27, Z27
-	VSUBPD        Z19, Z14, Z19
-	VSUBPD        Z27, Z15, Z27
-	VMULPD        Z19, Z19, Z19
-	VMULPD        Z27, Z27, Z27
-	VADDPD        Z19, Z8, Z8
-	VADDPD        Z27, Z9, Z9
-	VDIVPS        Z3, Z13, Z16
-	VRANGEPS      $0x0a, Z22, Z16, Z17
-	VCVTTPS2DQ    Z17, Z18
-	VPERMD        Z21, Z18, Z18
-	VADDPS        Z18, Z17, Z17
-	VSUBPS        Z18, Z17, Z17
-	VMINPS        Z26, Z17, Z17
-	VPTERNLOGD    $0xd8, Z20, Z17, Z16
-	VMULPS        Z3, Z16, Z16
-	VCVTPS2PD     Y16, Z19
-	VEXTRACTF64X4 $0x01, Z16, Y27
-	VCVTPS2PD     Y27, Z27
-	VSUBPD        Z19, Z14, Z19
-	VSUBPD        Z27, Z15, Z27
-	VMULPD        Z19, Z19, Z19
-	VMULPD        Z27, Z27, Z27
-	VADDPD        Z19, Z10, Z10
-	VADDPD        Z27, Z11, Z11
-	ADDQ          $0x40, BX
-	DECL          R8
-	JNZ           searchNVFP4AVX512_elem
-	VMOVDQA32     Z28, Z19
-	VMOVAPS       Z0, Z27
-	VPCMPUD.BCST  $0x06, srchV00000001<>+0(SB), Z28, K6
-	VCMPPD        $0x11, Z4, Z6, K2
-	VCMPPD        $0x11, Z5, Z7, K3
-	KUNPCKBW      K2, K3, K2
-	KANDW         K6, K2, K2
-	VMOVAPD       Z6, K2, Z4
-	KSHIFTRW      $0x08, K2, K3
-	VMOVAPD       Z7, K3, Z5
-	VPSUBD.BCST   srchV00000001<>+0(SB), Z28, Z16
-	VMOVDQA32     Z16, K2, Z19
-	VMOVAPS       Z1, K2, Z27
-	VPCMPUD.BCST  $0x01, srchV0000007e<>+0(SB), Z28, K6
-	VCMPPD        $0x11, Z4, Z8, K2
-	VCMPPD        $0x11, Z5, Z9, K3
-	KUNPCKBW      K2, K3, K2
-	KANDW         K6, K2, K2
-	VMOVAPD       Z8, K2, Z4
-	KSHIFTRW      $0x08, K2, K3
-	VMOVAPD       Z9, K3, Z5
-	VPADDD.BCST   srchV00000001<>+0(SB), Z28, Z16
-	VMOVDQA32     Z16, K2, Z19
-	VMOVAPS       Z2, K2, Z27
-	VPCMPUD       $0x06, Z16, Z29, K6
-	VCMPPD        $0x11, Z4, Z10, K2
-	VCMPPD        $0x11, Z5, Z11, K3
-	KUNPCKBW      K2, K3, K2
-	KANDW         K6, K2, K2
-	VMOVAPD       Z10, K2, Z4
-	KSHIFTRW      $0x08, K2, K3
-	VMOVAPD       Z11, K3, Z5
-	VMOVDQA32     Z29, K2, Z19
-	VMOVAPS       Z3, K2, Z27
-	VPBROADCASTD  srchV00000038<>+0(SB), K5, Z19
-	VMOVAPS       Z30, K5, Z27
-	VPBROADCASTD  srchV0000007f<>+0(SB), K4, Z19
-	VPMOVDB       Z19, X16
-	VMOVDQU32     X16, (DX)
-	VMOVDQU32     Z27, (SP)
-	VCMPPS.BCST   $0x00, srchV00000000<>+0(SB), Z27, K6
-	KORW          K4, K6, K6
-	KMOVW         K6, R11
-	VPBROADCASTD  srchV00000008<>+0(SB), Z28
-	VBROADCASTSS  (SP), Z0
-	VMOVUPS       (SI), Z1
-	VDIVPS        Z0, Z1, Z1
-	VRANGEPS      $0x0a, Z22, Z1, Z2
-	VCVTTPS2DQ    Z2, Z5
-	VPERMD        Z21, Z5, Z3
-	VADDPS        Z3, Z2, Z2
-	VPERMD        Z23, Z5, Z3
-	VPSUBD        Z3, Z2, Z4
-	VPMINUD       Z24, Z4, Z4
-	VPSRLD        $0x1c, Z1, Z5
-	VPTERNLOGD    $0xf8, Z28, Z5, Z4
-	VPSRLQ        $0x1c, Z4, Z5
-	VPORD         Z5, Z4, Z4
-	VPMOVQB       Z4, (DI)
-	VBROADCASTSS  4(SP), Z6
-	VMOVUPS       64(SI), Z7
-	VDIVPS        Z6, Z7, Z7
-	VRANGEPS      $0x0a, Z22, Z7, Z8
-	VCVTTPS2DQ    Z8, Z11
-	VPERMD        Z21, Z11, Z9
-	VADDPS        Z9, Z8, Z8
-	VPERMD        Z23, Z11, Z9
-	VPSUBD        Z9, Z8, Z10
-	VPMINUD       Z24, Z10, Z10
-	VPSRLD        $0x1c, Z7, Z11
-	VPTERNLOGD    $0xf8, Z28, Z11, Z10
-	VPSRLQ        $0x1c, Z10, Z11
-	VPORD         Z11, Z10, Z10
-	VPMOVQB       Z10, 8(DI)
-	VBROADCASTSS  8(SP), Z0
-	VMOVUPS       128(SI), Z1
-	VDIVPS        Z0, Z1, Z1
-	VRANGEPS      $0x0a, Z22, Z1, Z2
-	VCVTTPS2DQ    Z2, Z5
-	VPERMD        Z21, Z5, Z3
-	VADDPS        Z3, Z2, Z2
-	VPERMD        Z23, Z5, Z3
-	VPSUBD        Z3, Z2, Z4
-	VPMINUD       Z24, Z4, Z4
-	VPSRLD        $0x1c, Z1, Z5
-	VPTERNLOGD    $0xf8, Z28, Z5, Z4
-	VPSRLQ        $0x1c, Z4, Z5
-	VPORD         Z5, Z4, Z4
-	VPMOVQB       Z4, 16(DI)
-	VBROADCASTSS  12(SP), Z6
-	VMOVUPS       192(SI), Z7
-	VDIVPS        Z6, Z7, Z7
-	VRANGEPS      $0x0a, Z22, Z7, Z8
-	VCVTTPS2DQ    Z8, Z11
-	VPERMD        Z21, Z11, Z9
-	VADDPS        Z9, Z8, Z8
-	VPERMD        Z23, Z11, Z9
-	VPSUBD        Z9, Z8, Z10
-	VPMINUD       Z24, Z10, Z10
-	VPSRLD        $0x1c, Z7, Z11
-	VPTERNLOGD    $0xf8, Z28, Z11, Z10
-	VPSRLQ        $0x1c, Z10, Z11
-	VPORD         Z11, Z10, Z10
-	VPMOVQB       Z10, 24(DI)
-	VBROADCASTSS  16(SP), Z0
-	VMOVUPS       256(SI), Z1
-	VDIVPS        Z0, Z1, Z1
-	VRANGEPS      $0x0a, Z22, Z1, Z2
-	VCVTTPS2DQ    Z2, Z5
-	VPERMD        Z21, Z5, Z3
-	VADDPS        Z3, Z2, Z2
-	VPERMD        Z23, Z5, Z3
-	VPSUBD        Z3, Z2, Z4
-	VPMINUD       Z24, Z4, Z4
-	VPSRLD        $0x1c, Z1, Z5
-	VPTERNLOGD    $0xf8, Z28, Z5, Z4
-	VPSRLQ        $0x1c, Z4, Z5
-	VPORD         Z5, Z4, Z4
-	VPMOVQB       Z4, 32(DI)
-	VBROADCASTSS  20(SP), Z6
-	VMOVUPS       320(SI), Z7
-	VDIVPS        Z6, Z7, Z7
-	VRANGEPS      $0x0a, Z22, Z7, Z8
-	VCVTTPS2DQ    Z8, Z11
-	VPERMD        Z21, Z11, Z9
-	VADDPS        Z9, Z8, Z8
-	VPERMD        Z23, Z11, Z9
-	VPSUBD        Z9, Z8, Z10
-	VPMINUD       Z24, Z10, Z10
-	VPSRLD        $0x1c, Z7, Z11
-	VPTERNLOGD    $0xf8, Z28, Z11, Z10
-	VPSRLQ        $0x1c, Z10, Z11
-	VPORD         Z11, Z10, Z10
-	VPMOVQB       Z10, 40(DI)
-	VBROADCASTSS  24(SP), Z0
-	VMOVUPS       384(SI), Z1
-	VDIVPS        Z0, Z1, Z1
-	VRANGEPS      $0x0a, Z22, Z1, Z2
-	VCVTTPS2DQ    Z2, Z5
-	VPERMD        Z21, Z5, Z3
-	VADDPS        Z3, Z2, Z2
-	VPERMD        Z23, Z5, Z3
-	VPSUBD        Z3, Z2, Z4
-	VPMINUD       Z24, Z4, Z4
-	VPSRLD        $0x1c, Z1, Z5
-	VPTERNLOGD    $0xf8, Z28, Z5, Z4
-	VPSRLQ        $0x1c, Z4, Z5
-	VPORD         Z5, Z4, Z4
-	VPMOVQB       Z4, 48(DI)
-	VBROADCASTSS  28(SP), Z6
-	VMOVUPS       448(SI), Z7
-	VDIVPS        Z6, Z7, Z7
-	VRANGEPS      $0x0a, Z22, Z7, Z8
-	VCVTTPS2DQ    Z8, Z11
-	VPERMD        Z21, Z11, Z9
-	VADDPS        Z9, Z8, Z8
-	VPERMD        Z23, Z11, Z9
-	VPSUBD        Z9, Z8, Z10
-	VPMINUD       Z24, Z10, Z10
-	VPSRLD        $0x1c, Z7, Z11
-	VPTERNLOGD    $0xf8, Z28, Z11, Z10
-	VPSRLQ        $0x1c, Z10, Z11
-	VPORD         Z11, Z10, Z10
-	VPMOVQB       Z10, 56(DI)
-	VBROADCASTSS  32(SP), Z0
-	VMOVUPS       512(SI), Z1
-	VDIVPS        Z0, Z1, Z1
-	VRANGEPS      $0x0a, Z22, Z1, Z2
-	VCVTTPS2DQ    Z2, Z5
-	VPERMD        Z21, Z5, Z3
-	VADDPS        Z3, Z2, Z2
-	VPERMD        Z23, Z5, Z3
-	VPSUBD        Z3, Z2, Z4
-	VPMINUD       Z24, Z4, Z4
-	VPSRLD        $0x1c, Z1, Z5
-	VPTERNLOGD    $0xf8, Z28, Z5, Z4
-	VPSRLQ        $0x1c, Z4, Z5
-	VPORD         Z5, Z4, Z4
-	VPMOVQB       Z4, 64(DI)
-	VBROADCASTSS  36(SP), Z6
-	VMOVUPS       576(SI), Z7
-	VDIVPS        Z6, Z7, Z7
-	VRANGEPS      $0x0a, Z22, Z7, Z8
-	VCVTTPS2DQ    Z8, Z11
-	VPERMD        Z21, Z11, Z9
-	VADDPS        Z9, Z8, Z8
-	VPERMD        Z23, Z11, Z9
-	VPSUBD        Z9, Z8, Z10
-	VPMINUD       Z24, Z10, Z10
-	VPSRLD        $0x1c, Z7, Z11
-	VPTERNLOGD    $0xf8, Z28, Z11, Z10
-	VPSRLQ        $0x1c, Z10, Z11
-	VPORD         Z11, Z10, Z10
-	VPMOVQB       Z10, 72(DI)
-	VBROADCASTSS  40(SP), Z0
-	VMOVUPS       640(SI), Z1
-	VDIVPS        Z0, Z1, Z1
-	VRANGEPS      $0x0a, Z22, Z1, Z2
-	VCVTTPS2DQ    Z2, Z5
-	VPERMD        Z21, Z5, Z3
-	VADDPS        Z3, Z2, Z2
-	VPERMD        Z23, Z5, Z3
-	VPSUBD        Z3, Z2, Z4
-	VPMINUD       Z24, Z4, Z4
-	VPSRLD        $0x1c, Z1, Z5
-	VPTERNLOGD    $0xf8, Z28, Z5, Z4
-	VPSRLQ        $0x1c, Z4, Z5
-	VPORD         Z5, Z4, Z4
-	VPMOVQB       Z4, 80(DI)
-	VBROADCASTSS  44(SP), Z6
-	VMOVUPS       704(SI), Z7
-	VDIVPS        Z6, Z7, Z7
-	VRANGEPS      $0x0a, Z22, Z7, Z8
-	VCVTTPS2DQ    Z8, Z11
-	VPERMD        Z21, Z11, Z9
-	VADDPS        Z9, Z8, Z8
-	VPERMD        Z23, Z11, Z9
-	VPSUBD        Z9, Z8, Z10
-	VPMINUD       Z24, Z10, Z10
-	VPSRLD        $0x1c, Z7, Z11
-	VPTERNLOGD    $0xf8, Z28, Z11, Z10
-	VPSRLQ        $0x1c, Z10, Z11
-	VPORD         Z11, Z10, Z10
-	VPMOVQB       Z10, 88(DI)
-	VBROADCASTSS  48(SP), Z0
-	VMOVUPS       768(SI), Z1
-	VDIVPS        Z0, Z1, Z1
-	VRANGEPS      $0x0a, Z22, Z1, Z2
-	VCVTTPS2DQ    Z2, Z5
-	VPERMD        Z21, Z5, Z3
-	VADDPS        Z3, Z2, Z2
-	VPERMD        Z23, Z5, Z3
-	VPSUBD        Z3, Z2, Z4
-	VPMINUD       Z24, Z4, Z4
-	VPSRLD        $0x1c, Z1, Z5
-	VPTERNLOGD    $0xf8, Z28, Z5, Z4
-	VPSRLQ        $0x1c, Z4, Z5
-	VPORD         Z5, Z4, Z4
-	VPMOVQB       Z4, 96(DI)
-	VBROADCASTSS  52(SP), Z6
-	VMOVUPS       832(SI), Z7
-	VDIVPS        Z6, Z7, Z7
-	VRANGEPS      $0x0a, Z22, Z7, Z8
-	VCVTTPS2DQ    Z8, Z11
-	VPERMD        Z21, Z11, Z9
-	VADDPS        Z9, Z8, Z8
-	VPERMD        Z23, Z11, Z9
-	VPSUBD        Z9, Z8, Z10
-	VPMINUD       Z24, Z10, Z10
-	VPSRLD        $0x1c, Z7, Z11
-	VPTERNLOGD    $0xf8, Z28, Z11, Z10
-	VPSRLQ        $0x1c, Z10, Z11
-	VPORD         Z11, Z10, Z10
-	VPMOVQB       Z10, 104(DI)
-	VBROADCASTSS  56(SP), Z0
-	VMOVUPS       896(SI), Z1
-	VDIVPS        Z0, Z1, Z1
-	VRANGEPS      $0x0a, Z22, Z1, Z2
-	VCVTTPS2DQ    Z2, Z5
-	VPERMD        Z21, Z5, Z3
-	VADDPS        Z3, Z2, Z2
-	VPERMD        Z23, Z5, Z3
-	VPSUBD        Z3, Z2, Z4
-	VPMINUD       Z24, Z4, Z4
-	VPSRLD        $0x1c, Z1, Z5
-	VPTERNLOGD    $0xf8, Z28, Z5, Z4
-	VPSRLQ        $0x1c, Z4, Z5
-	VPORD         Z5, Z4, Z4
-	VPMOVQB       Z4, 112(DI)
-	VBROADCASTSS  60(SP), Z6
-	VMOVUPS       960(SI), Z7
-	VDIVPS        Z6, Z7, Z7
-	VRANGEPS      $0x0a, Z22, Z7, Z8
-	VCVTTPS2DQ    Z8, Z11
-	VPERMD        Z21, Z11, Z9
-	VADDPS        Z9, Z8, Z8
-	VPERMD        Z23, Z11, Z9
-	VPSUBD        Z9, Z8, Z10
-	VPMINUD       Z24, Z10, Z10
-	VPSRLD        $0x1c, Z7, Z11
-	VPTERNLOGD    $0xf8, Z28, Z11, Z10
-	VPSRLQ        $0x1c, Z10, Z11
-	VPORD         Z11, Z10, Z10
-	VPMOVQB       Z10, 120(DI)
-	TESTL         R11, R11
-	JZ            searchNVFP4AVX512_zeroDone
+	VANDPS       (BX), Z20, Z13
+	VDIVPS       Z0, Z13, Z16
+	VRANGEPS     $0x0a, Z22, Z16, Z17
+	VCVTTPS2DQ   Z17, Z18
+	VPERMD       Z21, Z18, Z18
+	VADDPS       Z18, Z17, Z17
+	VSUBPS       Z18, Z17, Z17
+	VMINPS       Z26, Z17, Z17
+	VMULPS       Z0, Z17, Z17
+	VSUBPS       Z17, Z13, Z17
+	VMULPS       Z17, Z17, Z17
+	VADDPS       Z17, Z4, Z4
+	VDIVPS       Z1, Z13, Z16
+	VRANGEPS     $0x0a, Z22, Z16, Z17
+	VCVTTPS2DQ   Z17, Z18
+	VPERMD       Z21, Z18, Z18
+	VADDPS       Z18, Z17, Z17
+	VSUBPS       Z18, Z17, Z17
+	VMINPS       Z26, Z17, Z17
+	VMULPS       Z1, Z17, Z17
+	VSUBPS       Z17, Z13, Z17
+	VMULPS       Z17, Z17, Z17
+	VADDPS       Z17, Z5, Z5
+	VDIVPS       Z2, Z13, Z16
+	VRANGEPS     $0x0a, Z22, Z16, Z17
+	VCVTTPS2DQ   Z17, Z18
+	VPERMD       Z21, Z18, Z18
+	VADDPS       Z18, Z17, Z17
+	VSUBPS       Z18, Z17, Z17
+	VMINPS       Z26, Z17, Z17
+	VMULPS       Z2, Z17, Z17
+	VSUBPS       Z17, Z13, Z17
+	VMULPS       Z17, Z17, Z17
+	VADDPS       Z17, Z6, Z6
+	VDIVPS       Z3, Z13, Z16
+	VRANGEPS     $0x0a, Z22, Z16, Z17
+	VCVTTPS2DQ   Z17, Z18
+	VPERMD       Z21, Z18, Z18
+	VADDPS       Z18, Z17, Z17
+	VSUBPS       Z18, Z17, Z17
+	VMINPS       Z26, Z17, Z17
+	VMULPS       Z3, Z17, Z17
+	VSUBPS       Z17, Z13, Z17
+	VMULPS       Z17, Z17, Z17
+	VADDPS       Z17, Z7, Z7
+	ADDQ         $0x40, BX
+	DECL         R8
+	JNZ          searchNVFP4AVX512_elem
+	KXORW        K7, K7, K7
+	VMOVDQA32    Z28, Z19
+	VMOVAPS      Z0, Z27
+	VPCMPUD.BCST $0x06, srchV00000001<>+0(SB), Z28, K6
+	VCMPPS.BCST  $0x11, srchV7f800000<>+0(SB), Z5, K1
+	VCMPPS.BCST  $0x11, srchV7f800000<>+0(SB), Z4, K3
+	KANDW        K1, K3, K1
+	VMULPS.BCST  srchV3f800080<>+0(SB), Z5, Z14
+	VADDPS.BCST  srchV00000200<>+0(SB), Z14, Z14
+	VMULPS.BCST  srchV3f7fff00<>+0(SB), Z4, Z15
+	VSUBPS.BCST  srchV00000200<>+0(SB), Z15, Z15
+	VCMPPS       $0x11, Z15, Z14, K1, K2
+	VMULPS.BCST  srchV3f7fff00<>+0(SB), Z5, Z14
+	VSUBPS.BCST  srchV00000200<>+0(SB), Z14, Z14
+	VMULPS.BCST  srchV3f800080<>+0(SB), Z4, Z15
+	VADDPS.BCST  srchV00000200<>+0(SB), Z15, Z15
+	VCMPPS       $0x1e, Z15, Z14, K1, K3
+	KANDW        K6, K2, K2
+	KORW         K2, K3, K3
+	KNOTW        K3, K3
+	KANDW        K6, K3, K3
+	KORW         K3, K7, K7
+	VMOVAPS      Z5, K2, Z4
+	VPSUBD.BCST  srchV00000001<>+0(SB), Z28, Z16
+	VMOVDQA32    Z16, K2, Z19
+	VMOVAPS      Z1, K2, Z27
+	VPCMPUD.BCST $0x01, srchV0000007e<>+0(SB), Z28, K6
+	VCMPPS.BCST  $0x11, srchV7f800000<>+0(SB), Z6, K1
+	VCMPPS.BCST  $0x11, srchV7f800000<>+0(SB), Z4, K3
+	KANDW        K1, K3, K1
+	VMULPS.BCST  srchV3f800080<>+0(SB), Z6, Z14
+	VADDPS.BCST  srchV00000200<>+0(SB), Z14, Z14
+	VMULPS.BCST  srchV3f7fff00<>+0(SB), Z4, Z15
+	VSUBPS.BCST  srchV00000200<>+0(SB), Z15, Z15
+	VCMPPS       $0x11, Z15, Z14, K1, K2
+	VMULPS.BCST  srchV3f7fff00<>+0(SB), Z6, Z14
+	VSUBPS.BCST  srchV00000200<>+0(SB), Z14, Z14
+	VMULPS.BCST  srchV3f800080<>+0(SB), Z4, Z15
+	VADDPS.BCST  srchV00000200<>+0(SB), Z15, Z15
+	VCMPPS       $0x1e, Z15, Z14, K1, K3
+	KANDW        K6, K2, K2
+	KORW         K2, K3, K3
+	KNOTW        K3, K3
+	KANDW        K6, K3, K3
+	KORW         K3, K7, K7
+	VMOVAPS      Z6, K2, Z4
+	VPADDD.BCST  srchV00000001<>+0(SB), Z28, Z16
+	VMOVDQA32    Z16, K2, Z19
+	VMOVAPS      Z2, K2, Z27
+	VPCMPUD      $0x06, Z16, Z29, K6
+	VCMPPS.BCST  $0x11, srchV7f800000<>+0(SB), Z7, K1
+	VCMPPS.BCST  $0x11, srchV7f800000<>+0(SB), Z4, K3
+	KANDW        K1, K3, K1
+	VMULPS.BCST  srchV3f800080<>+0(SB), Z7, Z14
+	VADDPS.BCST  srchV00000200<>+0(SB), Z14, Z14
+	VMULPS.BCST  srchV3f7fff00<>+0(SB), Z4, Z15
+	VSUBPS.BCST  srchV00000200<>+0(SB), Z15, Z15
+	VCMPPS       $0x11, Z15, Z14, K1, K2
+	VMULPS.BCST  srchV3f7fff00<>+0(SB), Z7, Z14
+	VSUBPS.BCST  srchV00000200<>+0(SB), Z14, Z14
+	VMULPS.BCST  srchV3f800080<>+0(SB), Z4, Z15
+	VADDPS.BCST  srchV00000200<>+0(SB), Z15, Z15
+	VCMPPS       $0x1e, Z15, Z14, K1, K3
+	KANDW        K6, K2, K2
+	KORW         K2, K3, K3
+	KNOTW        K3, K3
+	KANDW        K6, K3, K3
+	KORW         K3, K7, K7
+	VMOVAPS      Z7, K2, Z4
+	VMOVDQA32    Z29, K2, Z19
+	VMOVAPS      Z3, K2, Z27
+	KORW         K4, K5, K1
+	KANDNW       K7, K1, K7
+	KMOVW        K7, AX
+	MOVW         AX, (R10)
+	ADDQ         $0x02, R10
+	VPBROADCASTD srchV00000038<>+0(SB), K5, Z19
+	VMOVAPS      Z30, K5, Z27
+	VPBROADCASTD srchV0000007f<>+0(SB), K4, Z19
+	VPMOVDB      Z19, X16
+	VMOVDQU32    X16, (DX)
+	VMOVDQU32    Z27, (SP)
+	VCMPPS.BCST  $0x00, srchV00000000<>+0(SB), Z27, K6
+	KORW         K4, K6, K6
+	KMOVW        K6, R11
+	VPBROADCASTD srchV00000008<>+0(SB), Z28
+	VBROADCASTSS (SP), Z0
+	VMOVUPS      (SI), Z1
+	VDIVPS       Z0, Z1, Z1
+	VRANGEPS     $0x0a, Z22, Z1, Z2
+	VCVTTPS2DQ   Z2, Z5
+	VPERMD       Z21, Z5, Z3
+	VADDPS       Z3, Z2, Z2
+	VPERMD       Z23, Z5, Z3
+	VPSUBD       Z3, Z2, Z4
+	VPMINUD      Z24, Z4, Z4
+	VPSRLD       $0x1c, Z1, Z5
+	VPTERNLOGD   $0xf8, Z28, Z5, Z4
+	VPSRLQ       $0x1c, Z4, Z5
+	VPORD        Z5, Z4, Z4
+	VPMOVQB      Z4, (DI)
+	VBROADCASTSS 4(SP), Z6
+	VMOVUPS      64(SI), Z7
+	VDIVPS       Z6, Z7, Z7
+	VRANGEPS     $0x0a, Z22, Z7, Z8
+	VCVTTPS2DQ   Z8, Z11
+	VPERMD       Z21, Z11, Z9
+	VADDPS       Z9, Z8, Z8
+	VPERMD       Z23, Z11, Z9
+	VPSUBD       Z9, Z8, Z10
+	VPMINUD      Z24, Z10, Z10
+	VPSRLD       $0x1c, Z7, Z11
+	VPTERNLOGD   $0xf8, Z28, Z11, Z10
+	VPSRLQ       $0x1c, Z10, Z11
+	VPORD        Z11, Z10, Z10
+	VPMOVQB      Z10, 8(DI)
+	VBROADCASTSS 8(SP), Z0
+	VMOVUPS      128(SI), Z1
+	VDIVPS       Z0, Z1, Z1
+	VRANGEPS     $0x0a, Z22, Z1, Z2
+	VCVTTPS2DQ   Z2, Z5
+	VPERMD       Z21, Z5, Z3
+	VADDPS       Z3, Z2, Z2
+	VPERMD       Z23, Z5, Z3
+	VPSUBD       Z3, Z2, Z4
+	VPMINUD      Z24, Z4, Z4
+	VPSRLD       $0x1c, Z1, Z5
+	VPTERNLOGD   $0xf8, Z28, Z5, Z4
+	VPSRLQ       $0x1c, Z4, Z5
+	VPORD        Z5, Z4, Z4
+	VPMOVQB      Z4, 16(DI)
+	VBROADCASTSS 12(SP), Z6
+	VMOVUPS      192(SI), Z7
+	VDIVPS       Z6, Z7, Z7
+	VRANGEPS     $0x0a, Z22, Z7, Z8
+	VCVTTPS2DQ   Z8, Z11
+	VPERMD       Z21, Z11, Z9
+	VADDPS       Z9, Z8, Z8
+	VPERMD       Z23, Z11, Z9
+	VPSUBD       Z9, Z8, Z10
+	VPMINUD      Z24, Z10, Z10
+	VPSRLD       $0x1c, Z7, Z11
+	VPTERNLOGD   $0xf8, Z28, Z11, Z10
+	VPSRLQ       $0x1c, Z10, Z11
+	VPORD        Z11, Z10, Z10
+	VPMOVQB      Z10, 24(DI)
+	VBROADCASTSS 16(SP), Z0
+	VMOVUPS      256(SI), Z1
+	VDIVPS       Z0, Z1, Z1
+	VRANGEPS     $0x0a, Z22, Z1, Z2
+	VCVTTPS2DQ   Z2, Z5
+	VPERMD       Z21, Z5, Z3
+	VADDPS       Z3, Z2, Z2
+	VPERMD       Z23, Z5, Z3
+	VPSUBD       Z3, Z2, Z4
+	VPMINUD      Z24, Z4, Z4
+	VPSRLD       $0x1c, Z1, Z5
+	VPTERNLOGD   $0xf8, Z28, Z5, Z4
+	VPSRLQ       $0x1c, Z4, Z5
+	VPORD        Z5, Z4, Z4
+	VPMOVQB      Z4, 32(DI)
+	VBROADCASTSS 20(SP), Z6
+	VMOVUPS      320(SI), Z7
+	VDIVPS       Z6, Z7, Z7
+	VRANGEPS     $0x0a, Z22, Z7, Z8
+	VCVTTPS2DQ   Z8, Z11
+	VPERMD       Z21, Z11, Z9
+	VADDPS       Z9, Z8, Z8
+	VPERMD       Z23, Z11, Z9
+	VPSUBD       Z9, Z8, Z10
+	VPMINUD      Z24, Z10, Z10
+	VPSRLD       $0x1c, Z7, Z11
+	VPTERNLOGD   $0xf8, Z28, Z11, Z10
+	VPSRLQ       $0x1c, Z10, Z11
+	VPORD        Z11, Z10, Z10
+	VPMOVQB      Z10, 40(DI)
+	VBROADCASTSS 24(SP), Z0
+	VMOVUPS      384(SI), Z1
+	VDIVPS       Z0, Z1, Z1
+	VRANGEPS     $0x0a, Z22, Z1, Z2
+	VCVTTPS2DQ   Z2, Z5
+	VPERMD       Z21, Z5, Z3
+	VADDPS       Z3, Z2, Z2
+	VPERMD       Z23, Z5, Z3
+	VPSUBD       Z3, Z2, Z4
+	VPMINUD      Z24, Z4, Z4
+	VPSRLD       $0x1c, Z1, Z5
+	VPTERNLOGD   $0xf8, Z28, Z5, Z4
+	VPSRLQ       $0x1c, Z4, Z5
+	VPORD        Z5, Z4, Z4
+	VPMOVQB      Z4, 48(DI)
+	VBROADCASTSS 28(SP), Z6
+	VMOVUPS      448(SI), Z7
+	VDIVPS       Z6, Z7, Z7
+	VRANGEPS     $0x0a, Z22, Z7, Z8
+	VCVTTPS2DQ   Z8, Z11
+	VPERMD       Z21, Z11, Z9
+	VADDPS       Z9, Z8, Z8
+	VPERMD       Z23, Z11, Z9
+	VPSUBD       Z9, Z8, Z10
+	VPMINUD      Z24, Z10, Z10
+	VPSRLD       $0x1c, Z7, Z11
+	VPTERNLOGD   $0xf8, Z28, Z11, Z10
+	VPSRLQ       $0x1c, Z10, Z11
+	VPORD        Z11, Z10, Z10
+	VPMOVQB      Z10, 56(DI)
+	VBROADCASTSS 32(SP), Z0
+	VMOVUPS      512(SI), Z1
+	VDIVPS       Z0, Z1, Z1
+	VRANGEPS     $0x0a, Z22, Z1, Z2
+	VCVTTPS2DQ   Z2, Z5
+	VPERMD       Z21, Z5, Z3
+	VADDPS       Z3, Z2, Z2
+	VPERMD       Z23, Z5, Z3
+	VPSUBD       Z3, Z2, Z4
+	VPMINUD      Z24, Z4, Z4
+	VPSRLD       $0x1c, Z1, Z5
+	VPTERNLOGD   $0xf8, Z28, Z5, Z4
+	VPSRLQ       $0x1c, Z4, Z5
+	VPORD        Z5, Z4, Z4
+	VPMOVQB      Z4, 64(DI)
+	VBROADCASTSS 36(SP), Z6
+	VMOVUPS      576(SI), Z7
+	VDIVPS       Z6, Z7, Z7
+	VRANGEPS     $0x0a, Z22, Z7, Z8
+	VCVTTPS2DQ   Z8, Z11
+	VPERMD       Z21, Z11, Z9
+	VADDPS       Z9, Z8, Z8
+	VPERMD       Z23, Z11, Z9
+	VPSUBD       Z9, Z8, Z10
+	VPMINUD      Z24, Z10, Z10
+	VPSRLD       $0x1c, Z7, Z11
+	VPTERNLOGD   $0xf8, Z28, Z11, Z10
+	VPSRLQ       $0x1c, Z10, Z11
+	VPORD        Z11, Z10, Z10
+	VPMOVQB      Z10, 72(DI)
+	VBROADCASTSS 40(SP), Z0
+	VMOVUPS      640(SI), Z1
+	VDIVPS       Z0, Z1, Z1
+	VRANGEPS     $0x0a, Z22, Z1, Z2
+	VCVTTPS2DQ   Z2, Z5
+	VPERMD       Z21, Z5, Z3
+	VADDPS       Z3, Z2, Z2
+	VPERMD       Z23, Z5, Z3
+	VPSUBD       Z3, Z2, Z4
+	VPMINUD      Z24, Z4, Z4
+	VPSRLD       $0x1c, Z1, Z5
+	VPTERNLOGD   $0xf8, Z28, Z5, Z4
+	VPSRLQ       $0x1c, Z4, Z5
+	VPORD        Z5, Z4, Z4
+	VPMOVQB      Z4, 80(DI)
+	VBROADCASTSS 44(SP), Z6
+	VMOVUPS      704(SI), Z7
+	VDIVPS       Z6, Z7, Z7
+	VRANGEPS     $0x0a, Z22, Z7, Z8
+	VCVTTPS2DQ   Z8, Z11
+	VPERMD       Z21, Z11, Z9
+	VADDPS       Z9, Z8, Z8
+	VPERMD       Z23, Z11, Z9
+	VPSUBD       Z9, Z8, Z10
+	VPMINUD      Z24, Z10, Z10
+	VPSRLD       $0x1c, Z7, Z11
+	VPTERNLOGD   $0xf8, Z28, Z11, Z10
+	VPSRLQ       $0x1c, Z10, Z11
+	VPORD        Z11, Z10, Z10
+	VPMOVQB      Z10, 88(DI)
+	VBROADCASTSS 48(SP), Z0
+	VMOVUPS      768(SI), Z1
+	VDIVPS       Z0, Z1, Z1
+	VRANGEPS     $0x0a, Z22, Z1, Z2
+	VCVTTPS2DQ   Z2, Z5
+	VPERMD       Z21, Z5, Z3
+	VADDPS       Z3, Z2, Z2
+	VPERMD       Z23, Z5, Z3
+	VPSUBD       Z3, Z2, Z4
+	VPMINUD      Z24, Z4, Z4
+	VPSRLD       $0x1c, Z1, Z5
+	VPTERNLOGD   $0xf8, Z28, Z5, Z4
+	VPSRLQ       $0x1c, Z4, Z5
+	VPORD        Z5, Z4, Z4
+	VPMOVQB      Z4, 96(DI)
+	VBROADCASTSS 52(SP), Z6
+	VMOVUPS      832(SI), Z7
+	VDIVPS       Z6, Z7, Z7
+	VRANGEPS     $0x0a, Z22, Z7, Z8
+	VCVTTPS2DQ   Z8, Z11
+	VPERMD       Z21, Z11, Z9
+	VADDPS       Z9, Z8, Z8
+	VPERMD       Z23, Z11, Z9
+	VPSUBD       Z9, Z8, Z10
+	VPMINUD      Z24, Z10, Z10
+	VPSRLD       $0x1c, Z7, Z11
+	VPTERNLOGD   $0xf8, Z28, Z11, Z10
+	VPSRLQ       $0x1c, Z10, Z11
+	VPORD        Z11, Z10, Z10
+	VPMOVQB      Z10, 104(DI)
+	VBROADCASTSS 56(SP), Z0
+	VMOVUPS      896(SI), Z1
+	VDIVPS       Z0, Z1, Z1
+	VRANGEPS     $0x0a, Z22, Z1, Z2
+	VCVTTPS2DQ   Z2, Z5
+	VPERMD       Z21, Z5, Z3
+	VADDPS       Z3, Z2, Z2
+	VPERMD       Z23, Z5, Z3
+	VPSUBD       Z3, Z2, Z4
+	VPMINUD      Z24, Z4, Z4
+	VPSRLD       $0x1c, Z1, Z5
+	VPTERNLOGD   $0xf8, Z28, Z5, Z4
+	VPSRLQ       $0x1c, Z4, Z5
+	VPORD        Z5, Z4, Z4
+	VPMOVQB      Z4, 112(DI)
+	VBROADCASTSS 60(SP), Z6
+	VMOVUPS      960(SI), Z7
+	VDIVPS       Z6, Z7, Z7
+	VRANGEPS     $0x0a, Z22, Z7, Z8
+	VCVTTPS2DQ   Z8, Z11
+	VPERMD       Z21, Z11, Z9
+	VADDPS       Z9, Z8, Z8
+	VPERMD       Z23, Z11, Z9
+	VPSUBD       Z9, Z8, Z10
+	VPMINUD      Z24, Z10, Z10
+	VPSRLD       $0x1c, Z7, Z11
+	VPTERNLOGD   $0xf8, Z28, Z11, Z10
+	VPSRLQ       $0x1c, Z10, Z11
+	VPORD        Z11, Z10, Z10
+	VPMOVQB      Z10, 120(DI)
+	TESTL        R11, R11
+	JZ           searchNVFP4AVX512_zeroDone
 
 searchNVFP4AVX512_zero:
 	BSFL R11, AX

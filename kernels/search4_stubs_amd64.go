@@ -12,7 +12,7 @@ package kernels
 // are not fused.
 //
 //go:noescape
-func searchMXFP4AVX512(codes []byte, scales []byte, src []float32)
+func searchMXFP4AVX512(codes []byte, scales []byte, src []float32, redo []uint16)
 
 // searchNVFP4AVX512 is searchNVFP4Go(codes, scales, src, tensorScale) for len(src) a
 // multiple of 16·16 (len(codes) ≥ len(src)/2, len(scales) ≥ len(src)/16), a
@@ -23,4 +23,4 @@ func searchMXFP4AVX512(codes []byte, scales []byte, src []float32)
 // step of |q|'s range), the products are not fused.
 //
 //go:noescape
-func searchNVFP4AVX512(codes []byte, scales []byte, src []float32, tensorScale float32, denom float32)
+func searchNVFP4AVX512(codes []byte, scales []byte, src []float32, tensorScale float32, denom float32, redo []uint16)

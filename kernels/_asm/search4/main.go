@@ -95,24 +95,31 @@ func roundE2M1(q, a, t VecPhysical) {
 	VMINPS(Z26, a, a) // min(r, 6); 6 where r is NaN
 }
 
-// errTerms adds to the float64 sums lo and hi (blocks 0–7, 8–15) the
-// squared errors (x − float32(r·d))², x in float64 in Z14 and Z15, of the
-// values q (overwritten) rounded to E2M1 with q's sign and decoded with the
-// factors d. Z17, Z18, u and w are scratch.
-func errTerms(q, d, lo, hi, u, w VecPhysical) {
+// errTerm adds to acc the float32 estimate of a candidate's error term,
+// (|x| − float32(r·d))², |x| in Z13, r the E2M1 magnitude that q (|x|·m or
+// |x|/d, overwritten) rounds to; Z17 and Z18 are scratch. With q's sign
+// restored, x − float32(r·d) is this difference with x's sign, so the
+// estimate is SqErrE2M1's term rounded to float32 (see decide).
+func errTerm(q, d, acc VecPhysical) {
 	roundE2M1(q, Z17, Z18)
-	VPTERNLOGD(U8(0xd8), Z20, Z17, q) // q's sign, r's magnitude
-	VMULPS(d, q, q)
-	VCVTPS2PD(q.AsY(), u)
-	VEXTRACTF64X4(U8(1), q, w.AsY())
-	VCVTPS2PD(w.AsY(), w)
-	VSUBPD(u, Z14, u)
-	VSUBPD(w, Z15, w)
-	VMULPD(u, u, u)
-	VMULPD(w, w, w)
-	VADDPD(u, lo, lo)
-	VADDPD(w, hi, hi)
+	VMULPS(d, Z17, Z17)
+	VSUBPS(Z17, Z13, Z17)
+	VMULPS(Z17, Z17, Z17)
+	VADDPS(Z17, acc, acc)
 }
+
+// The bounds of the float32 estimates: a block's estimate A (n ≤ 32 terms,
+// each the float32 square of the float32 rounding of the exact difference,
+// summed in float32) and SqErrE2M1's float64 sum E of the same terms both
+// lie within (n+3)·2^−24 of the exact sum, relatively, when no term
+// overflows float32, plus 2^−149 a term where one underflows; so E lies in
+// [A·(1−2^−16) − 2^−140, A·(1+2^−16) + 2^−140], with a wide margin.
+const (
+	boundHi = 0x3f800080 // 1 + 2^−16
+	boundLo = 0x3f7fff00 // 1 − 2^−16
+	slack   = 0x00000200 // 2^−140
+	infBits = 0x7f800000
+)
 
 // transpose16 writes the 16×16 float32 matrix whose row b is the 64 bytes at
 // row(b) transposed to the 16 vectors at col(j): col(j) gets element j of
@@ -158,12 +165,10 @@ func transpose16(row, col func(i int) Mem) {
 	}
 }
 
-// loadX loads element j of the 16 blocks (transposed, at RBX) into Z13 and
-// its float64 values into Z14 and Z15.
+// loadX loads |x| of element j of the 16 blocks (transposed, at RBX) into
+// Z13; Z20 holds the abs mask.
 func loadX() {
-	VMOVUPS(Mem{Base: RBX}, Z13)
-	VCVTPS2PD(Mem{Base: RBX}, Z14)
-	VCVTPS2PD(Mem{Base: RBX, Disp: 32}, Z15)
+	VANDPS(Mem{Base: RBX}, Z20, Z13)
 }
 
 // columnMax leaves in Z0 the largest |x| (as bits, so that NaNs and
@@ -180,19 +185,37 @@ func columnMax(n int, col func(j int) Mem, abs VecPhysical) {
 	VPMAXUD(Z1, Z0, Z0)
 }
 
-// better sets K2 to the lanes whose candidate sums (clo, chi) are strictly
-// below the best (blo, bhi), within the lanes of valid (if not nil), and
-// moves those sums into the best; K3 is scratch.
-func better(clo, chi, blo, bhi VecPhysical, valid Op) {
-	VCMPPD(U8(0x11), blo, clo, K2) // c < best, false for NaN
-	VCMPPD(U8(0x11), bhi, chi, K3)
-	KUNPCKBW(K2, K3, K2)
+// decide compares the candidate's estimates a with the best's b (replaced
+// where the candidate wins): K2 gets the lanes (within valid, if not nil)
+// where the candidate's exact error is certainly below the best's, the
+// lanes where it is certainly not below it are left alone, and the rest
+// (within valid), the lanes whose order the estimates cannot tell, are
+// added to K7; a lane with an infinite estimate is never certain. Z14–Z16
+// are scratch, K1 and K3 too.
+func decide(a, b VecPhysical, valid Op) {
+	VCMPPS_BCST(U8(0x11), cs.Vec(infBits), a, K1) // a finite
+	VCMPPS_BCST(U8(0x11), cs.Vec(infBits), b, K3)
+	KANDW(K1, K3, K1)
+	VMULPS_BCST(cs.Vec(boundHi), a, Z14)
+	VADDPS_BCST(cs.Vec(slack), Z14, Z14) // a's upper bound
+	VMULPS_BCST(cs.Vec(boundLo), b, Z15)
+	VSUBPS_BCST(cs.Vec(slack), Z15, Z15) // b's lower bound
+	VCMPPS(U8(0x11), Z15, Z14, K1, K2)   // certainly below
+	VMULPS_BCST(cs.Vec(boundLo), a, Z14)
+	VSUBPS_BCST(cs.Vec(slack), Z14, Z14) // a's lower bound
+	VMULPS_BCST(cs.Vec(boundHi), b, Z15)
+	VADDPS_BCST(cs.Vec(slack), Z15, Z15) // b's upper bound
+	VCMPPS(U8(0x1e), Z15, Z14, K1, K3)   // certainly not below
 	if valid != nil {
 		KANDW(valid, K2, K2)
 	}
-	VMOVAPD(clo, K2, blo)
-	KSHIFTRW(U8(8), K2, K3)
-	VMOVAPD(chi, K3, bhi)
+	KORW(K2, K3, K3)
+	KNOTW(K3, K3)
+	if valid != nil {
+		KANDW(valid, K3, K3)
+	}
+	KORW(K3, K7, K7)
+	VMOVAPS(a, K2, b)
 }
 
 // encodePack leaves in the 8 bytes at m the packed E2M1 codes of the 16
@@ -214,6 +237,17 @@ func encodePack(q, a, t, c, s VecPhysical, m Mem) {
 	VPSRLQ(U8(28), c, s)
 	VPORD(s, c, c) // byte 8k: code 2k | code 2k+1 << 4
 	VPMOVQB(c, m)
+}
+
+// storeRedo stores to the next uint16 of redo (R10) the blocks whose choice
+// the estimates could not make (K7), all-zero blocks (zero) and NaN blocks
+// (K4) excepted, and advances R10; K1 is scratch.
+func storeRedo(zero Op) {
+	KORW(K4, zero, K1)
+	KANDNW(K7, K1, K7)
+	KMOVW(K7, EAX)
+	MOVW(AX, Mem{Base: R10})
+	ADDQ(Imm(2), R10)
 }
 
 // zeroBlocks clears the blockBytes code bytes (8 or 16) of the blocks whose
@@ -244,7 +278,7 @@ func zeroBlocks(name string, blockBytes int) {
 func searchMXFP4AVX512() {
 	name := "searchMXFP4AVX512"
 	l := func(s string) string { return name + "_" + s }
-	TEXT(name, 0, "func(codes, scales []byte, src []float32)")
+	TEXT(name, 0, "func(codes, scales []byte, src []float32, redo []uint16)")
 	Pragma("noescape")
 	Doc(name+" is searchMXFP4Go(codes, scales, src) for len(src) a multiple of",
 		"16·32 (len(codes) ≥ len(src)/2, len(scales) ≥ len(src)/32): 16 blocks per",
@@ -257,6 +291,7 @@ func searchMXFP4AVX512() {
 	Load(Param("scales").Base(), RDX)
 	Load(Param("src").Base(), RSI)
 	Load(Param("src").Len(), RCX)
+	Load(Param("redo").Base(), R10)
 	SHRQ(Imm(9), RCX)
 	JZ(LabelRef(l("done")))
 	Label(l("loop"))
@@ -267,8 +302,9 @@ func searchMXFP4AVX512() {
 	bcast(absBits, Z31)
 	columnMax(32, func(j int) Mem { return local.Offset(64 + 64*j) }, Z31)
 	// The rule's codes (floor(log2 amax) − 2 + 127, at least 0) in Z29,
-	// K4 the blocks holding NaN or Inf.
+	// K4 the blocks holding NaN or Inf, K6 the all-zero blocks.
 	VPCMPUD_BCST(U8(5), cs.Vec(0x7f800000), Z0, K4) // amax ≥ Inf
+	VPTESTNMD(Z0, Z0, K6)
 	VPSRLD(U8(23), Z0, Z29)
 	VPSUBD_BCST(cs.Vec(2), Z29, Z29)
 	VPMAXSD_BCST(cs.Vec(0), Z29, Z29)
@@ -284,7 +320,7 @@ func searchMXFP4AVX512() {
 		VPMAXUD_BCST(cs.Vec(0x00400000), gen.Z(3+c), gen.Z(3+c))
 	}
 	loadRoundConsts()
-	for i := 6; i < 12; i++ {
+	for i := 6; i < 9; i++ {
 		VPXORQ(gen.Z(i), gen.Z(i), gen.Z(i))
 	}
 	LEAQ(local.Offset(64), RBX)
@@ -292,22 +328,25 @@ func searchMXFP4AVX512() {
 	Label(l("elem"))
 	loadX()
 	for c := range 3 {
-		VMULPS(gen.Z(c), Z13, Z16) // q
-		errTerms(Z16, gen.Z(3+c), gen.Z(6+2*c), gen.Z(7+2*c), Z27, Z28)
+		VMULPS(gen.Z(c), Z13, Z16) // |q|
+		errTerm(Z16, gen.Z(3+c), gen.Z(6+c))
 	}
 	ADDQ(Imm(64), RBX)
 	DECL(R8L)
 	JNZ(LabelRef(l("elem")))
 
-	// The choice: rule−1 (where the rule's code is above 0), then rule+1.
+	// The choice: rule−1 (where the rule's code is above 0), then rule+1;
+	// K7 collects the blocks whose choice the estimates cannot make.
+	KXORW(K7, K7, K7)
 	VMOVDQA32(Z29, Z30) // the best codes
 	VPTESTMD(Z29, Z29, K5)
-	better(Z8, Z9, Z6, Z7, K5)
+	decide(Z7, Z6, K5)
 	VPSUBD_BCST(cs.Vec(1), Z29, Z31)
 	VMOVDQA32(Z31, K2, Z30)
-	better(Z10, Z11, Z6, Z7, nil)
+	decide(Z8, Z6, nil)
 	VPADDD_BCST(cs.Vec(1), Z29, Z31)
 	VMOVDQA32(Z31, K2, Z30)
+	storeRedo(K6)
 	VPBROADCASTD(cs.Vec(0xff), K4, Z30) // NaN blocks
 	VPMOVDB(Z30, X31)
 	VMOVDQU32(X31, Mem{Base: RDX})
@@ -375,7 +414,7 @@ func ue4m3Value(k, v, t VecPhysical) {
 func searchNVFP4AVX512() {
 	name := "searchNVFP4AVX512"
 	l := func(s string) string { return name + "_" + s }
-	TEXT(name, 0, "func(codes, scales []byte, src []float32, tensorScale, denom float32)")
+	TEXT(name, 0, "func(codes, scales []byte, src []float32, tensorScale, denom float32, redo []uint16)")
 	Pragma("noescape")
 	Doc(name+" is searchNVFP4Go(codes, scales, src, tensorScale) for len(src) a",
 		"multiple of 16·16 (len(codes) ≥ len(src)/2, len(scales) ≥ len(src)/16), a",
@@ -389,6 +428,7 @@ func searchNVFP4AVX512() {
 	Load(Param("scales").Base(), RDX)
 	Load(Param("src").Base(), RSI)
 	Load(Param("src").Len(), RCX)
+	Load(Param("redo").Base(), R10)
 	SHRQ(Imm(8), RCX)
 	JZ(LabelRef(l("done")))
 	Label(l("loop"))
@@ -416,7 +456,7 @@ func searchNVFP4AVX512() {
 		VMULPS(Z30, gen.Z(c), gen.Z(c))
 	}
 	loadRoundConsts()
-	for i := 4; i < 12; i++ {
+	for i := 4; i < 8; i++ {
 		VPXORQ(gen.Z(i), gen.Z(i), gen.Z(i))
 	}
 	LEAQ(local.Offset(64), RBX)
@@ -424,8 +464,8 @@ func searchNVFP4AVX512() {
 	Label(l("elem"))
 	loadX()
 	for c := range 4 {
-		VDIVPS(gen.Z(c), Z13, Z16) // q = x/d
-		errTerms(Z16, gen.Z(c), gen.Z(4+2*c), gen.Z(5+2*c), Z19, Z27)
+		VDIVPS(gen.Z(c), Z13, Z16) // |q| = |x|/d
+		errTerm(Z16, gen.Z(c), gen.Z(4+c))
 	}
 	ADDQ(Imm(64), RBX)
 	DECL(R8L)
@@ -434,22 +474,24 @@ func searchNVFP4AVX512() {
 	// The choice, best codes in Z19 and divisors in Z27: rule−1 where the
 	// rule's code is above 1, rule+1 where it is below 0x7E, the 4/6 code
 	// where it is above rule+1.
+	KXORW(K7, K7, K7)
 	VMOVDQA32(Z28, Z19)
 	VMOVAPS(Z0, Z27)
 	VPCMPUD_BCST(U8(6), cs.Vec(1), Z28, K6) // rule > 1
-	better(Z6, Z7, Z4, Z5, K6)
+	decide(Z5, Z4, K6)
 	VPSUBD_BCST(cs.Vec(1), Z28, Z16)
 	VMOVDQA32(Z16, K2, Z19)
 	VMOVAPS(Z1, K2, Z27)
 	VPCMPUD_BCST(U8(1), cs.Vec(0x7e), Z28, K6) // rule < 0x7E
-	better(Z8, Z9, Z4, Z5, K6)
+	decide(Z6, Z4, K6)
 	VPADDD_BCST(cs.Vec(1), Z28, Z16)
 	VMOVDQA32(Z16, K2, Z19)
 	VMOVAPS(Z2, K2, Z27)
 	VPCMPUD(U8(6), Z16, Z29, K6) // 4/6 code > rule+1
-	better(Z10, Z11, Z4, Z5, K6)
+	decide(Z7, Z4, K6)
 	VMOVDQA32(Z29, K2, Z19)
 	VMOVAPS(Z3, K2, Z27)
+	storeRedo(K5)
 	VPBROADCASTD(cs.Vec(0x38), K5, Z19) // all-zero blocks: 1.0
 	VMOVAPS(Z30, K5, Z27)
 	VPBROADCASTD(cs.Vec(0x7f), K4, Z19) // NaN blocks
