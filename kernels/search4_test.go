@@ -312,3 +312,86 @@ func FuzzSearchE2M1(f *testing.F) {
 		})
 	})
 }
+
+// nearTieBlocks returns up to n blocks (whole groups of 16) of the given
+// size in which two candidates' errors are equal to a few ulps: a gaussian
+// block (element 0 its largest, so the rule stays, and just below 4, so the
+// next larger scale is close to the rule's) whose element i is moved, by a scan and then bisection
+// over float32 values, to where the reference's choice (choose) changes,
+// written with element i at the last value of one choice, the first of the
+// other and their outer neighbours. It returns how many of those
+// quadruples change their choice inside (each should).
+func nearTieBlocks(r *rand.Rand, n, block int, choose func(v []float32) byte) ([]float32, int) {
+	var out []float32
+	flips := 0
+	for try := 0; len(out) < n*block && try < 50*n; try++ {
+		v := make([]float32, block)
+		v[0] = 3.3 + 0.69*float32(r.Float64()) // saturates at the rule's scale
+		for k := 1; k < block; k++ {
+			v[k] = float32(max(-2.4, min(2.4, 0.7*r.NormFloat64())))
+		}
+		i := 1 + r.IntN(block-1)
+		at := func(t float32) byte { v[i] = t; return choose(v) }
+		const steps = 400
+		prevT := float32(-2.4)
+		prev := at(prevT)
+		for s := 1; s <= steps; s++ {
+			t := -2.4 + 4.8*float32(s)/steps
+			c := at(t)
+			if c == prev {
+				prevT = t
+				continue
+			}
+			a, b := prevT, t // at(a) = prev, at(b) = c
+			for math.Nextafter32(a, b) != b {
+				m := float32((float64(a) + float64(b)) / 2)
+				if m == a || m == b {
+					break
+				}
+				if at(m) == prev {
+					a = m
+				} else {
+					b = m
+				}
+			}
+			ts := []float32{math.Nextafter32(a, 2*a-b), a, b, math.Nextafter32(b, 2*b-a)}
+			if at(ts[0]) != at(ts[3]) {
+				flips++
+			}
+			for _, t := range ts {
+				v[i] = t
+				out = append(out, v...)
+			}
+			break
+		}
+	}
+	return out[:len(out)/(16*block)*16*block], flips
+}
+
+// TestSearchE2M1NearTies: blocks where two candidates' errors are equal to
+// a few ulps, where estimates in a lower precision cannot order them, give
+// the Go reference's bytes on every tier.
+func TestSearchE2M1NearTies(t *testing.T) {
+	r := rand.New(rand.NewPCG(14, 44))
+	mxc, mxs := make([]byte, MXBlock/2), make([]byte, 1)
+	x, flips := nearTieBlocks(r, 16*8, MXBlock, func(v []float32) byte {
+		searchMXFP4Go(mxc, mxs, v)
+		return mxs[0]
+	})
+	require.GreaterOrEqual(t, flips, 16*8/4/2, "mxfp4: too few blocks change their choice")
+	const st = 0.5
+	nvc, nvs := make([]byte, NVFP4Block/2), make([]byte, 1)
+	y, nflips := nearTieBlocks(r, 16*8, NVFP4Block, func(v []float32) byte {
+		searchNVFP4Go(nvc, nvs, v, st)
+		return nvs[0]
+	})
+	require.GreaterOrEqual(t, nflips, 16*8/4/2, "nvfp4: too few blocks change their choice")
+	forEachTier(t, func(t *testing.T) {
+		want, wantS := make([]byte, len(x)/2), make([]byte, len(x)/MXBlock)
+		searchMXFP4Go(want, wantS, x)
+		checkSearchMXFP4(t, make([]byte, len(x)/2), make([]byte, len(x)/MXBlock), x, want, wantS, "mxfp4 near ties")
+		want, wantS = make([]byte, len(y)/2), make([]byte, len(y)/NVFP4Block)
+		searchNVFP4Go(want, wantS, y, st)
+		checkSearchNVFP4(t, make([]byte, len(y)/2), make([]byte, len(y)/NVFP4Block), y, st, want, wantS, "nvfp4 near ties")
+	})
+}
