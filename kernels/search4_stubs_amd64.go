@@ -5,22 +5,25 @@
 package kernels
 
 // searchMXFP4AVX512 is searchMXFP4Go(codes, scales, src) for len(src) a multiple of
-// 16·32 (len(codes) ≥ len(src)/2, len(scales) ≥ len(src)/32): 16 blocks per
-// step, the candidates' errors with a block per float64 lane, each lane
-// summing its block in index order as SqErrE2M1 does; E2M1 rounding adds
-// and subtracts 1.5·2^23·s (s the E2M1 step of |q|'s range), the products
-// are not fused.
+// 16·32 (len(codes) ≥ len(src)/2, len(scales) ≥ len(src)/32, len(redo) ≥
+// len(src)/512) except for the blocks it marks in redo (bit i of redo[g]:
+// block 16g+i), whose bytes the caller recomputes with searchMXFP4Go: 16
+// blocks per step, each candidate's error estimated in float32 with a block
+// per lane, the choice made where the estimates' bounds order the
+// candidates (decide) and the block marked where they do not.
 //
 //go:noescape
 func searchMXFP4AVX512(codes []byte, scales []byte, src []float32, redo []uint16)
 
 // searchNVFP4AVX512 is searchNVFP4Go(codes, scales, src, tensorScale) for len(src) a
-// multiple of 16·16 (len(codes) ≥ len(src)/2, len(scales) ≥ len(src)/16), a
-// tensor scale that is +0 or positive and finite and denom = float32(6·tensorScale):
-// 16 blocks per step, the candidates' errors
-// with a block per float64 lane, each lane summing its block in index order
-// as SqErrE2M1 does; E2M1 rounding adds and subtracts 1.5·2^23·s (s the E2M1
-// step of |q|'s range), the products are not fused.
+// multiple of 16·16 (len(codes) ≥ len(src)/2, len(scales) ≥ len(src)/16,
+// len(redo) ≥ len(src)/256), a tensor scale that is +0 or positive and
+// finite and denom = float32(6·tensorScale), except for the blocks it marks
+// in redo (as searchMXFP4AVX512), whose bytes the caller recomputes with
+// searchNVFP4Go: 16 blocks per step, each candidate's error estimated in
+// float32 with a block per lane, the choice made where the estimates'
+// bounds order the candidates (decide) and the block marked where they do
+// not.
 //
 //go:noescape
 func searchNVFP4AVX512(codes []byte, scales []byte, src []float32, tensorScale float32, denom float32, redo []uint16)

@@ -6,12 +6,13 @@
 //
 // Each kernel takes 16 blocks per step: the blocks transposed through the
 // stack (element j of the 16 blocks in one vector), their maxima, the rule's
-// scale codes and the candidates' in a vector (a block per lane), the
-// candidates' squared errors with a block per float64 lane (each lane summing
-// its block in index order, so that every sum equals SqErrE2M1's bit for
-// bit), the choice (a
-// strictly smaller error replaces the best, candidates in the reference's
-// order), then each block encoded with its chosen scale and packed.
+// scale codes and the candidates' in a vector (a block per lane), float32
+// estimates of the candidates' squared errors with a block per lane, the
+// choice where the estimates' error bounds settle it (SqErrE2M1's float64
+// sums then order the candidates as the estimates do; a strictly smaller
+// error replaces the best, candidates in the reference's order), the blocks
+// where they do not marked for the Go reference, then each block encoded
+// with its chosen scale and packed.
 package main
 
 import (
@@ -73,6 +74,10 @@ func bcast(c uint32, v VecPhysical) { VPBROADCASTD(cs.Vec(c), v) }
 
 // loadRoundConsts puts the rounding constants in Z20–Z26: the abs mask,
 // magicTab, 8, codeSub, 7, (unused), 6.
+//
+// E2M1 rounding of a magnitude a ≤ 8 (errTerm, encodePack): a plus and
+// minus the magic of its range (magicTab by trunc(a)) is a rounded to the
+// range's step, nearest even.
 func loadRoundConsts() {
 	bcast(absBits, Z20)
 	VMOVDQU32(magicTab, Z21)
@@ -82,35 +87,27 @@ func loadRoundConsts() {
 	bcast(six, Z26)
 }
 
-// roundE2M1 leaves in a the E2M1 magnitude that |q| rounds to (nearest
-// even, saturating at 6, 6 for a NaN): a = min(|q|, 8) (VRANGEPS), plus and
-// minus the magic of its range (magicTab by trunc(a)), at most 6. t is
-// scratch.
-func roundE2M1(q, a, t VecPhysical) {
-	VRANGEPS(U8(0x0a), Z22, q, a) // min(|q|, 8), sign cleared
-	VCVTTPS2DQ(a, t)
-	VPERMD(Z21, t, t)
-	VADDPS(t, a, a)
-	VSUBPS(t, a, a)
-	VMINPS(Z26, a, a) // min(r, 6); 6 where r is NaN
-}
-
 // errTerm adds to acc the float32 estimate of a candidate's error term,
 // (|x| − float32(r·d))², |x| in Z13, r the E2M1 magnitude that q (|x|·m or
-// |x|/d, overwritten) rounds to; Z17 and Z18 are scratch. With q's sign
-// restored, x − float32(r·d) is this difference with x's sign, so the
-// estimate is SqErrE2M1's term rounded to float32 (see decide).
+// |x|/d) rounds to; Z17 and Z18 are scratch. With q's sign restored,
+// x − float32(r·d) is this difference with x's sign, so the estimate is
+// SqErrE2M1's term rounded to float32 (see decide).
 func errTerm(q, d, acc VecPhysical) {
-	roundE2M1(q, Z17, Z18)
+	// r = round(min(|q|, 6)): no saturation step; a NaN q (|x| = 0 over a
+	// divisor of 0) gives a NaN estimate, which decide never trusts.
+	VRANGEPS(U8(0x0a), Z26, q, Z17)
+	VCVTTPS2DQ(Z17, Z18)
+	VPERMD(Z21, Z18, Z18)
+	VADDPS(Z18, Z17, Z17)
+	VSUBPS(Z18, Z17, Z17)
 	VMULPS(d, Z17, Z17)
 	VSUBPS(Z17, Z13, Z17)
-	VMULPS(Z17, Z17, Z17)
-	VADDPS(Z17, acc, acc)
+	VFMADD231PS(Z17, Z17, acc) // acc + e², one rounding
 }
 
 // The bounds of the float32 estimates: a block's estimate A (n ≤ 32 terms,
-// each the float32 square of the float32 rounding of the exact difference,
-// summed in float32) and SqErrE2M1's float64 sum E of the same terms both
+// each the square of the float32 rounding of the exact difference, added by
+// a fused multiply-add) and SqErrE2M1's float64 sum E of the same terms both
 // lie within (n+3)·2^−24 of the exact sum, relatively, when no term
 // overflows float32, plus 2^−149 a term where one underflows; so E lies in
 // [A·(1−2^−16) − 2^−140, A·(1+2^−16) + 2^−140], with a wide margin.
@@ -281,11 +278,12 @@ func searchMXFP4AVX512() {
 	TEXT(name, 0, "func(codes, scales []byte, src []float32, redo []uint16)")
 	Pragma("noescape")
 	Doc(name+" is searchMXFP4Go(codes, scales, src) for len(src) a multiple of",
-		"16·32 (len(codes) ≥ len(src)/2, len(scales) ≥ len(src)/32): 16 blocks per",
-		"step, the candidates' errors with a block per float64 lane, each lane",
-		"summing its block in index order as SqErrE2M1 does; E2M1 rounding adds",
-		"and subtracts 1.5·2^23·s (s the E2M1 step of |q|'s range), the products",
-		"are not fused.")
+		"16·32 (len(codes) ≥ len(src)/2, len(scales) ≥ len(src)/32, len(redo) ≥",
+		"len(src)/512) except for the blocks it marks in redo (bit i of redo[g]:",
+		"block 16g+i), whose bytes the caller recomputes with searchMXFP4Go: 16",
+		"blocks per step, each candidate's error estimated in float32 with a block",
+		"per lane, the choice made where the estimates' bounds order the",
+		"candidates (decide) and the block marked where they do not.")
 	local := AllocLocal(64 + 32*64) // the chosen multipliers, the blocks transposed
 	Load(Param("codes").Base(), RDI)
 	Load(Param("scales").Base(), RDX)
@@ -417,12 +415,14 @@ func searchNVFP4AVX512() {
 	TEXT(name, 0, "func(codes, scales []byte, src []float32, tensorScale, denom float32, redo []uint16)")
 	Pragma("noescape")
 	Doc(name+" is searchNVFP4Go(codes, scales, src, tensorScale) for len(src) a",
-		"multiple of 16·16 (len(codes) ≥ len(src)/2, len(scales) ≥ len(src)/16), a",
-		"tensor scale that is +0 or positive and finite and denom = float32(6·tensorScale):",
-		"16 blocks per step, the candidates' errors",
-		"with a block per float64 lane, each lane summing its block in index order",
-		"as SqErrE2M1 does; E2M1 rounding adds and subtracts 1.5·2^23·s (s the E2M1",
-		"step of |q|'s range), the products are not fused.")
+		"multiple of 16·16 (len(codes) ≥ len(src)/2, len(scales) ≥ len(src)/16,",
+		"len(redo) ≥ len(src)/256), a tensor scale that is +0 or positive and",
+		"finite and denom = float32(6·tensorScale), except for the blocks it marks",
+		"in redo (as searchMXFP4AVX512), whose bytes the caller recomputes with",
+		"searchNVFP4Go: 16 blocks per step, each candidate's error estimated in",
+		"float32 with a block per lane, the choice made where the estimates'",
+		"bounds order the candidates (decide) and the block marked where they do",
+		"not.")
 	local := AllocLocal(64 + 16*64) // the chosen divisors, the blocks transposed
 	Load(Param("codes").Base(), RDI)
 	Load(Param("scales").Base(), RDX)
