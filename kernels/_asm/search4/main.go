@@ -109,11 +109,15 @@ func errTerm(q, d, acc VecPhysical) {
 // each the square of the float32 rounding of the exact difference, added by
 // a fused multiply-add) and SqErrE2M1's float64 sum E of the same terms both
 // lie within (n+3)·2^−24 of the exact sum, relatively, when no term
-// overflows float32, plus 2^−149 a term where one underflows; so E lies in
-// [A·(1−2^−16) − 2^−140, A·(1+2^−16) + 2^−140], with a wide margin.
+// overflows float32, plus 2^−149 a term where one underflows. NVFP4's
+// estimates take the quotient |x|·float32(1/d), within 2 ulps of x/d: it
+// may round to the other E2M1 value only within 2 ulps of a rounding
+// boundary b (between r1 and r2), where the two terms differ by at most
+// 16·2^−23·b/(r2−r1) ≤ 56·2^−23 of their size. So E lies in
+// [A·(1−2^−14) − 2^−140, A·(1+2^−14) + 2^−140], with a wide margin.
 const (
-	boundHi = 0x3f800080 // 1 + 2^−16
-	boundLo = 0x3f7fff00 // 1 − 2^−16
+	boundHi = 0x3f800200 // 1 + 2^−14
+	boundLo = 0x3f7ffc00 // 1 − 2^−14
 	slack   = 0x00000200 // 2^−140
 	infBits = 0x7f800000
 )
@@ -451,9 +455,12 @@ func searchNVFP4AVX512() {
 	VPSUBD_BCST(cs.Vec(1), Z28, Z17)
 	VPMAXSD_BCST(cs.Vec(0), Z17, Z17)
 	VPADDD_BCST(cs.Vec(1), Z28, Z18)
+	// The reciprocals 1/d in Z8–Z11, for the estimates' quotients.
 	for c, k := range []VecPhysical{Z28, Z17, Z18, Z29} {
 		ue4m3Value(k, gen.Z(c), Z19)
 		VMULPS(Z30, gen.Z(c), gen.Z(c))
+		VBROADCASTSS(cs.Word(math.Float32bits(1)), gen.Z(8+c))
+		VDIVPS(gen.Z(c), gen.Z(8+c), gen.Z(8+c))
 	}
 	loadRoundConsts()
 	for i := 4; i < 8; i++ {
@@ -464,12 +471,20 @@ func searchNVFP4AVX512() {
 	Label(l("elem"))
 	loadX()
 	for c := range 4 {
-		VDIVPS(gen.Z(c), Z13, Z16) // |q| = |x|/d
+		VMULPS(gen.Z(8+c), Z13, Z16) // |q| ≈ |x|/d
 		errTerm(Z16, gen.Z(c), gen.Z(4+c))
 	}
 	ADDQ(Imm(64), RBX)
 	DECL(R8L)
 	JNZ(LabelRef(l("elem")))
+	// Divisors outside [2^−125, 2^125] (reciprocals that are not normal
+	// floats, or infinite): no estimate (NaN).
+	for c := range 4 {
+		VANDPS(Z20, gen.Z(c), Z16)
+		VPSUBD_BCST(cs.Vec(2<<23), Z16, Z16)
+		VPCMPUD_BCST(U8(6), cs.Vec(250<<23), Z16, K1) // |d| − 2^−125 (as bits) above 2^125 − 2^−125
+		VBROADCASTSS(cs.Word(0x7fc00000), K1, gen.Z(4+c))
+	}
 
 	// The choice, best codes in Z19 and divisors in Z27: rule−1 where the
 	// rule's code is above 1, rule+1 where it is below 0x7E, the 4/6 code
