@@ -387,11 +387,15 @@ func TestSearchE2M1NearTies(t *testing.T) {
 	})
 	require.GreaterOrEqual(t, nflips, 16*8/4/2, "nvfp4: too few blocks change their choice")
 	forEachTier(t, func(t *testing.T) {
-		want, wantS := make([]byte, len(x)/2), make([]byte, len(x)/MXBlock)
-		searchMXFP4Go(want, wantS, x)
-		checkSearchMXFP4(t, make([]byte, len(x)/2), make([]byte, len(x)/MXBlock), x, want, wantS, "mxfp4 near ties")
-		want, wantS = make([]byte, len(y)/2), make([]byte, len(y)/NVFP4Block)
-		searchNVFP4Go(want, wantS, y, st)
-		checkSearchNVFP4(t, make([]byte, len(y)/2), make([]byte, len(y)/NVFP4Block), y, st, want, wantS, "nvfp4 near ties")
+		t.Run("mxfp4", func(t *testing.T) {
+			want, wantS := make([]byte, len(x)/2), make([]byte, len(x)/MXBlock)
+			searchMXFP4Go(want, wantS, x)
+			checkSearchMXFP4(t, make([]byte, len(x)/2), make([]byte, len(x)/MXBlock), x, want, wantS, "near ties")
+		})
+		t.Run("nvfp4", func(t *testing.T) {
+			want, wantS := make([]byte, len(y)/2), make([]byte, len(y)/NVFP4Block)
+			searchNVFP4Go(want, wantS, y, st)
+			checkSearchNVFP4(t, make([]byte, len(y)/2), make([]byte, len(y)/NVFP4Block), y, st, want, wantS, "near ties")
+		})
 	})
 }
