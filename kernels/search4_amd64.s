@@ -6,39 +6,55 @@
 
 DATA srchMagic<>+0(SB)/4, $0x4ac00000
 DATA srchMagic<>+4(SB)/4, $0x4ac00000
-DATA srchMagic<>+8(SB)/4, $0x4b400000
-DATA srchMagic<>+12(SB)/4, $0x4b400000
-DATA srchMagic<>+16(SB)/4, $0x4bc00000
-DATA srchMagic<>+20(SB)/4, $0x4bc00000
-DATA srchMagic<>+24(SB)/4, $0x4bc00000
-DATA srchMagic<>+28(SB)/4, $0x4bc00000
-DATA srchMagic<>+32(SB)/4, $0x4bc00000
-DATA srchMagic<>+36(SB)/4, $0x4bc00000
-DATA srchMagic<>+40(SB)/4, $0x4bc00000
-DATA srchMagic<>+44(SB)/4, $0x4bc00000
-DATA srchMagic<>+48(SB)/4, $0x4bc00000
-DATA srchMagic<>+52(SB)/4, $0x4bc00000
-DATA srchMagic<>+56(SB)/4, $0x4bc00000
-DATA srchMagic<>+60(SB)/4, $0x4bc00000
+DATA srchMagic<>+8(SB)/4, $0x4b400008
+DATA srchMagic<>+12(SB)/4, $0x4b400008
+DATA srchMagic<>+16(SB)/4, $0x4bc00010
+DATA srchMagic<>+20(SB)/4, $0x4bc00010
+DATA srchMagic<>+24(SB)/4, $0x4bc00010
+DATA srchMagic<>+28(SB)/4, $0x4bc00010
+DATA srchMagic<>+32(SB)/4, $0x4bc00010
+DATA srchMagic<>+36(SB)/4, $0x4bc00010
+DATA srchMagic<>+40(SB)/4, $0x4bc00010
+DATA srchMagic<>+44(SB)/4, $0x4bc00010
+DATA srchMagic<>+48(SB)/4, $0x4bc00010
+DATA srchMagic<>+52(SB)/4, $0x4bc00010
+DATA srchMagic<>+56(SB)/4, $0x4bc00010
+DATA srchMagic<>+60(SB)/4, $0x4bc00010
 GLOBL srchMagic<>(SB), RODATA|NOPTR, $64
 
-DATA srchCodeSub<>+0(SB)/4, $0x4ac00000
-DATA srchCodeSub<>+4(SB)/4, $0x4ac00000
-DATA srchCodeSub<>+8(SB)/4, $0x4b3ffffe
-DATA srchCodeSub<>+12(SB)/4, $0x4b3ffffe
-DATA srchCodeSub<>+16(SB)/4, $0x4bbffffc
-DATA srchCodeSub<>+20(SB)/4, $0x4bbffffc
-DATA srchCodeSub<>+24(SB)/4, $0x4bbffffc
-DATA srchCodeSub<>+28(SB)/4, $0x4bbffffc
-DATA srchCodeSub<>+32(SB)/4, $0x4bbffffc
-DATA srchCodeSub<>+36(SB)/4, $0x4bbffffc
-DATA srchCodeSub<>+40(SB)/4, $0x4bbffffc
-DATA srchCodeSub<>+44(SB)/4, $0x4bbffffc
-DATA srchCodeSub<>+48(SB)/4, $0x4bbffffc
-DATA srchCodeSub<>+52(SB)/4, $0x4bbffffc
-DATA srchCodeSub<>+56(SB)/4, $0x4bbffffc
-DATA srchCodeSub<>+60(SB)/4, $0x4bbffffc
-GLOBL srchCodeSub<>(SB), RODATA|NOPTR, $64
+DATA srchCode<>+0(SB)/4, $0x00000000
+DATA srchCode<>+4(SB)/4, $0x00000001
+DATA srchCode<>+8(SB)/4, $0x00000002
+DATA srchCode<>+12(SB)/4, $0x00000003
+DATA srchCode<>+16(SB)/4, $0x00000004
+DATA srchCode<>+20(SB)/4, $0x00000000
+DATA srchCode<>+24(SB)/4, $0x00000000
+DATA srchCode<>+28(SB)/4, $0x00000000
+DATA srchCode<>+32(SB)/4, $0x00000000
+DATA srchCode<>+36(SB)/4, $0x00000000
+DATA srchCode<>+40(SB)/4, $0x00000004
+DATA srchCode<>+44(SB)/4, $0x00000005
+DATA srchCode<>+48(SB)/4, $0x00000006
+DATA srchCode<>+52(SB)/4, $0x00000000
+DATA srchCode<>+56(SB)/4, $0x00000000
+DATA srchCode<>+60(SB)/4, $0x00000000
+DATA srchCode<>+64(SB)/4, $0x00000000
+DATA srchCode<>+68(SB)/4, $0x00000000
+DATA srchCode<>+72(SB)/4, $0x00000006
+DATA srchCode<>+76(SB)/4, $0x00000007
+DATA srchCode<>+80(SB)/4, $0x00000007
+DATA srchCode<>+84(SB)/4, $0x00000000
+DATA srchCode<>+88(SB)/4, $0x00000000
+DATA srchCode<>+92(SB)/4, $0x00000000
+DATA srchCode<>+96(SB)/4, $0x00000000
+DATA srchCode<>+100(SB)/4, $0x00000000
+DATA srchCode<>+104(SB)/4, $0x00000000
+DATA srchCode<>+108(SB)/4, $0x00000000
+DATA srchCode<>+112(SB)/4, $0x00000000
+DATA srchCode<>+116(SB)/4, $0x00000000
+DATA srchCode<>+120(SB)/4, $0x00000000
+DATA srchCode<>+124(SB)/4, $0x00000000
+GLOBL srchCode<>(SB), RODATA|NOPTR, $128
 
 // func searchMXFP4AVX512(codes []byte, scales []byte, src []float32, redo []uint16)
 // Requires: AVX, AVX512DQ, AVX512F, AVX512VL
@@ -317,9 +333,8 @@ searchMXFP4AVX512_loop:
 	VPMAXUD.BCST srchV00400000<>+0(SB), Z5, Z5
 	VPBROADCASTD srchV7fffffff<>+0(SB), Z20
 	VMOVDQU32    srchMagic<>+0(SB), Z21
-	VPBROADCASTD srchV41000000<>+0(SB), Z22
-	VMOVDQU32    srchCodeSub<>+0(SB), Z23
-	VPBROADCASTD srchV00000007<>+0(SB), Z24
+	VMOVDQU32    srchCode<>+0(SB), Z23
+	VMOVDQU32    srchCode<>+64(SB), Z24
 	VPBROADCASTD srchV40c00000<>+0(SB), Z26
 	VPXORQ       Z6, Z6, Z6
 	VPXORQ       Z7, Z7, Z7
@@ -418,26 +433,22 @@ searchMXFP4AVX512_elem:
 	VPBROADCASTD srchV00000008<>+0(SB), Z28
 	VBROADCASTSS (SP), Z0
 	VMULPS       (SI), Z0, Z1
-	VRANGEPS     $0x0a, Z22, Z1, Z2
+	VRANGEPS     $0x0a, Z26, Z1, Z2
 	VCVTTPS2DQ   Z2, Z5
 	VPERMD       Z21, Z5, Z3
-	VADDPS       Z3, Z2, Z2
-	VPERMD       Z23, Z5, Z3
-	VPSUBD       Z3, Z2, Z4
-	VPMINUD      Z24, Z4, Z4
+	VADDPS       Z3, Z2, Z4
+	VPERMI2D     Z24, Z23, Z4
 	VPSRLD       $0x1c, Z1, Z5
 	VPTERNLOGD   $0xf8, Z28, Z5, Z4
 	VPSRLQ       $0x1c, Z4, Z5
 	VPORD        Z5, Z4, Z4
 	VPMOVQB      Z4, (DI)
 	VMULPS       64(SI), Z0, Z6
-	VRANGEPS     $0x0a, Z22, Z6, Z7
+	VRANGEPS     $0x0a, Z26, Z6, Z7
 	VCVTTPS2DQ   Z7, Z10
 	VPERMD       Z21, Z10, Z8
-	VADDPS       Z8, Z7, Z7
-	VPERMD       Z23, Z10, Z8
-	VPSUBD       Z8, Z7, Z9
-	VPMINUD      Z24, Z9, Z9
+	VADDPS       Z8, Z7, Z9
+	VPERMI2D     Z24, Z23, Z9
 	VPSRLD       $0x1c, Z6, Z10
 	VPTERNLOGD   $0xf8, Z28, Z10, Z9
 	VPSRLQ       $0x1c, Z9, Z10
@@ -445,26 +456,22 @@ searchMXFP4AVX512_elem:
 	VPMOVQB      Z9, 8(DI)
 	VBROADCASTSS 4(SP), Z0
 	VMULPS       128(SI), Z0, Z1
-	VRANGEPS     $0x0a, Z22, Z1, Z2
+	VRANGEPS     $0x0a, Z26, Z1, Z2
 	VCVTTPS2DQ   Z2, Z5
 	VPERMD       Z21, Z5, Z3
-	VADDPS       Z3, Z2, Z2
-	VPERMD       Z23, Z5, Z3
-	VPSUBD       Z3, Z2, Z4
-	VPMINUD      Z24, Z4, Z4
+	VADDPS       Z3, Z2, Z4
+	VPERMI2D     Z24, Z23, Z4
 	VPSRLD       $0x1c, Z1, Z5
 	VPTERNLOGD   $0xf8, Z28, Z5, Z4
 	VPSRLQ       $0x1c, Z4, Z5
 	VPORD        Z5, Z4, Z4
 	VPMOVQB      Z4, 16(DI)
 	VMULPS       192(SI), Z0, Z6
-	VRANGEPS     $0x0a, Z22, Z6, Z7
+	VRANGEPS     $0x0a, Z26, Z6, Z7
 	VCVTTPS2DQ   Z7, Z10
 	VPERMD       Z21, Z10, Z8
-	VADDPS       Z8, Z7, Z7
-	VPERMD       Z23, Z10, Z8
-	VPSUBD       Z8, Z7, Z9
-	VPMINUD      Z24, Z9, Z9
+	VADDPS       Z8, Z7, Z9
+	VPERMI2D     Z24, Z23, Z9
 	VPSRLD       $0x1c, Z6, Z10
 	VPTERNLOGD   $0xf8, Z28, Z10, Z9
 	VPSRLQ       $0x1c, Z9, Z10
@@ -472,26 +479,22 @@ searchMXFP4AVX512_elem:
 	VPMOVQB      Z9, 24(DI)
 	VBROADCASTSS 8(SP), Z0
 	VMULPS       256(SI), Z0, Z1
-	VRANGEPS     $0x0a, Z22, Z1, Z2
+	VRANGEPS     $0x0a, Z26, Z1, Z2
 	VCVTTPS2DQ   Z2, Z5
 	VPERMD       Z21, Z5, Z3
-	VADDPS       Z3, Z2, Z2
-	VPERMD       Z23, Z5, Z3
-	VPSUBD       Z3, Z2, Z4
-	VPMINUD      Z24, Z4, Z4
+	VADDPS       Z3, Z2, Z4
+	VPERMI2D     Z24, Z23, Z4
 	VPSRLD       $0x1c, Z1, Z5
 	VPTERNLOGD   $0xf8, Z28, Z5, Z4
 	VPSRLQ       $0x1c, Z4, Z5
 	VPORD        Z5, Z4, Z4
 	VPMOVQB      Z4, 32(DI)
 	VMULPS       320(SI), Z0, Z6
-	VRANGEPS     $0x0a, Z22, Z6, Z7
+	VRANGEPS     $0x0a, Z26, Z6, Z7
 	VCVTTPS2DQ   Z7, Z10
 	VPERMD       Z21, Z10, Z8
-	VADDPS       Z8, Z7, Z7
-	VPERMD       Z23, Z10, Z8
-	VPSUBD       Z8, Z7, Z9
-	VPMINUD      Z24, Z9, Z9
+	VADDPS       Z8, Z7, Z9
+	VPERMI2D     Z24, Z23, Z9
 	VPSRLD       $0x1c, Z6, Z10
 	VPTERNLOGD   $0xf8, Z28, Z10, Z9
 	VPSRLQ       $0x1c, Z9, Z10
@@ -499,26 +502,22 @@ searchMXFP4AVX512_elem:
 	VPMOVQB      Z9, 40(DI)
 	VBROADCASTSS 12(SP), Z0
 	VMULPS       384(SI), Z0, Z1
-	VRANGEPS     $0x0a, Z22, Z1, Z2
+	VRANGEPS     $0x0a, Z26, Z1, Z2
 	VCVTTPS2DQ   Z2, Z5
 	VPERMD       Z21, Z5, Z3
-	VADDPS       Z3, Z2, Z2
-	VPERMD       Z23, Z5, Z3
-	VPSUBD       Z3, Z2, Z4
-	VPMINUD      Z24, Z4, Z4
+	VADDPS       Z3, Z2, Z4
+	VPERMI2D     Z24, Z23, Z4
 	VPSRLD       $0x1c, Z1, Z5
 	VPTERNLOGD   $0xf8, Z28, Z5, Z4
 	VPSRLQ       $0x1c, Z4, Z5
 	VPORD        Z5, Z4, Z4
 	VPMOVQB      Z4, 48(DI)
 	VMULPS       448(SI), Z0, Z6
-	VRANGEPS     $0x0a, Z22, Z6, Z7
+	VRANGEPS     $0x0a, Z26, Z6, Z7
 	VCVTTPS2DQ   Z7, Z10
 	VPERMD       Z21, Z10, Z8
-	VADDPS       Z8, Z7, Z7
-	VPERMD       Z23, Z10, Z8
-	VPSUBD       Z8, Z7, Z9
-	VPMINUD      Z24, Z9, Z9
+	VADDPS       Z8, Z7, Z9
+	VPERMI2D     Z24, Z23, Z9
 	VPSRLD       $0x1c, Z6, Z10
 	VPTERNLOGD   $0xf8, Z28, Z10, Z9
 	VPSRLQ       $0x1c, Z9, Z10
@@ -526,26 +525,22 @@ searchMXFP4AVX512_elem:
 	VPMOVQB      Z9, 56(DI)
 	VBROADCASTSS 16(SP), Z0
 	VMULPS       512(SI), Z0, Z1
-	VRANGEPS     $0x0a, Z22, Z1, Z2
+	VRANGEPS     $0x0a, Z26, Z1, Z2
 	VCVTTPS2DQ   Z2, Z5
 	VPERMD       Z21, Z5, Z3
-	VADDPS       Z3, Z2, Z2
-	VPERMD       Z23, Z5, Z3
-	VPSUBD       Z3, Z2, Z4
-	VPMINUD      Z24, Z4, Z4
+	VADDPS       Z3, Z2, Z4
+	VPERMI2D     Z24, Z23, Z4
 	VPSRLD       $0x1c, Z1, Z5
 	VPTERNLOGD   $0xf8, Z28, Z5, Z4
 	VPSRLQ       $0x1c, Z4, Z5
 	VPORD        Z5, Z4, Z4
 	VPMOVQB      Z4, 64(DI)
 	VMULPS       576(SI), Z0, Z6
-	VRANGEPS     $0x0a, Z22, Z6, Z7
+	VRANGEPS     $0x0a, Z26, Z6, Z7
 	VCVTTPS2DQ   Z7, Z10
 	VPERMD       Z21, Z10, Z8
-	VADDPS       Z8, Z7, Z7
-	VPERMD       Z23, Z10, Z8
-	VPSUBD       Z8, Z7, Z9
-	VPMINUD      Z24, Z9, Z9
+	VADDPS       Z8, Z7, Z9
+	VPERMI2D     Z24, Z23, Z9
 	VPSRLD       $0x1c, Z6, Z10
 	VPTERNLOGD   $0xf8, Z28, Z10, Z9
 	VPSRLQ       $0x1c, Z9, Z10
@@ -553,26 +548,22 @@ searchMXFP4AVX512_elem:
 	VPMOVQB      Z9, 72(DI)
 	VBROADCASTSS 20(SP), Z0
 	VMULPS       640(SI), Z0, Z1
-	VRANGEPS     $0x0a, Z22, Z1, Z2
+	VRANGEPS     $0x0a, Z26, Z1, Z2
 	VCVTTPS2DQ   Z2, Z5
 	VPERMD       Z21, Z5, Z3
-	VADDPS       Z3, Z2, Z2
-	VPERMD       Z23, Z5, Z3
-	VPSUBD       Z3, Z2, Z4
-	VPMINUD      Z24, Z4, Z4
+	VADDPS       Z3, Z2, Z4
+	VPERMI2D     Z24, Z23, Z4
 	VPSRLD       $0x1c, Z1, Z5
 	VPTERNLOGD   $0xf8, Z28, Z5, Z4
 	VPSRLQ       $0x1c, Z4, Z5
 	VPORD        Z5, Z4, Z4
 	VPMOVQB      Z4, 80(DI)
 	VMULPS       704(SI), Z0, Z6
-	VRANGEPS     $0x0a, Z22, Z6, Z7
+	VRANGEPS     $0x0a, Z26, Z6, Z7
 	VCVTTPS2DQ   Z7, Z10
 	VPERMD       Z21, Z10, Z8
-	VADDPS       Z8, Z7, Z7
-	VPERMD       Z23, Z10, Z8
-	VPSUBD       Z8, Z7, Z9
-	VPMINUD      Z24, Z9, Z9
+	VADDPS       Z8, Z7, Z9
+	VPERMI2D     Z24, Z23, Z9
 	VPSRLD       $0x1c, Z6, Z10
 	VPTERNLOGD   $0xf8, Z28, Z10, Z9
 	VPSRLQ       $0x1c, Z9, Z10
@@ -580,26 +571,22 @@ searchMXFP4AVX512_elem:
 	VPMOVQB      Z9, 88(DI)
 	VBROADCASTSS 24(SP), Z0
 	VMULPS       768(SI), Z0, Z1
-	VRANGEPS     $0x0a, Z22, Z1, Z2
+	VRANGEPS     $0x0a, Z26, Z1, Z2
 	VCVTTPS2DQ   Z2, Z5
 	VPERMD       Z21, Z5, Z3
-	VADDPS       Z3, Z2, Z2
-	VPERMD       Z23, Z5, Z3
-	VPSUBD       Z3, Z2, Z4
-	VPMINUD      Z24, Z4, Z4
+	VADDPS       Z3, Z2, Z4
+	VPERMI2D     Z24, Z23, Z4
 	VPSRLD       $0x1c, Z1, Z5
 	VPTERNLOGD   $0xf8, Z28, Z5, Z4
 	VPSRLQ       $0x1c, Z4, Z5
 	VPORD        Z5, Z4, Z4
 	VPMOVQB      Z4, 96(DI)
 	VMULPS       832(SI), Z0, Z6
-	VRANGEPS     $0x0a, Z22, Z6, Z7
+	VRANGEPS     $0x0a, Z26, Z6, Z7
 	VCVTTPS2DQ   Z7, Z10
 	VPERMD       Z21, Z10, Z8
-	VADDPS       Z8, Z7, Z7
-	VPERMD       Z23, Z10, Z8
-	VPSUBD       Z8, Z7, Z9
-	VPMINUD      Z24, Z9, Z9
+	VADDPS       Z8, Z7, Z9
+	VPERMI2D     Z24, Z23, Z9
 	VPSRLD       $0x1c, Z6, Z10
 	VPTERNLOGD   $0xf8, Z28, Z10, Z9
 	VPSRLQ       $0x1c, Z9, Z10
@@ -607,26 +594,22 @@ searchMXFP4AVX512_elem:
 	VPMOVQB      Z9, 104(DI)
 	VBROADCASTSS 28(SP), Z0
 	VMULPS       896(SI), Z0, Z1
-	VRANGEPS     $0x0a, Z22, Z1, Z2
+	VRANGEPS     $0x0a, Z26, Z1, Z2
 	VCVTTPS2DQ   Z2, Z5
 	VPERMD       Z21, Z5, Z3
-	VADDPS       Z3, Z2, Z2
-	VPERMD       Z23, Z5, Z3
-	VPSUBD       Z3, Z2, Z4
-	VPMINUD      Z24, Z4, Z4
+	VADDPS       Z3, Z2, Z4
+	VPERMI2D     Z24, Z23, Z4
 	VPSRLD       $0x1c, Z1, Z5
 	VPTERNLOGD   $0xf8, Z28, Z5, Z4
 	VPSRLQ       $0x1c, Z4, Z5
 	VPORD        Z5, Z4, Z4
 	VPMOVQB      Z4, 112(DI)
 	VMULPS       960(SI), Z0, Z6
-	VRANGEPS     $0x0a, Z22, Z6, Z7
+	VRANGEPS     $0x0a, Z26, Z6, Z7
 	VCVTTPS2DQ   Z7, Z10
 	VPERMD       Z21, Z10, Z8
-	VADDPS       Z8, Z7, Z7
-	VPERMD       Z23, Z10, Z8
-	VPSUBD       Z8, Z7, Z9
-	VPMINUD      Z24, Z9, Z9
+	VADDPS       Z8, Z7, Z9
+	VPERMI2D     Z24, Z23, Z9
 	VPSRLD       $0x1c, Z6, Z10
 	VPTERNLOGD   $0xf8, Z28, Z10, Z9
 	VPSRLQ       $0x1c, Z9, Z10
@@ -634,26 +617,22 @@ searchMXFP4AVX512_elem:
 	VPMOVQB      Z9, 120(DI)
 	VBROADCASTSS 32(SP), Z0
 	VMULPS       1024(SI), Z0, Z1
-	VRANGEPS     $0x0a, Z22, Z1, Z2
+	VRANGEPS     $0x0a, Z26, Z1, Z2
 	VCVTTPS2DQ   Z2, Z5
 	VPERMD       Z21, Z5, Z3
-	VADDPS       Z3, Z2, Z2
-	VPERMD       Z23, Z5, Z3
-	VPSUBD       Z3, Z2, Z4
-	VPMINUD      Z24, Z4, Z4
+	VADDPS       Z3, Z2, Z4
+	VPERMI2D     Z24, Z23, Z4
 	VPSRLD       $0x1c, Z1, Z5
 	VPTERNLOGD   $0xf8, Z28, Z5, Z4
 	VPSRLQ       $0x1c, Z4, Z5
 	VPORD        Z5, Z4, Z4
 	VPMOVQB      Z4, 128(DI)
 	VMULPS       1088(SI), Z0, Z6
-	VRANGEPS     $0x0a, Z22, Z6, Z7
+	VRANGEPS     $0x0a, Z26, Z6, Z7
 	VCVTTPS2DQ   Z7, Z10
 	VPERMD       Z21, Z10, Z8
-	VADDPS       Z8, Z7, Z7
-	VPERMD       Z23, Z10, Z8
-	VPSUBD       Z8, Z7, Z9
-	VPMINUD      Z24, Z9, Z9
+	VADDPS       Z8, Z7, Z9
+	VPERMI2D     Z24, Z23, Z9
 	VPSRLD       $0x1c, Z6, Z10
 	VPTERNLOGD   $0xf8, Z28, Z10, Z9
 	VPSRLQ       $0x1c, Z9, Z10
@@ -661,26 +640,22 @@ searchMXFP4AVX512_elem:
 	VPMOVQB      Z9, 136(DI)
 	VBROADCASTSS 36(SP), Z0
 	VMULPS       1152(SI), Z0, Z1
-	VRANGEPS     $0x0a, Z22, Z1, Z2
+	VRANGEPS     $0x0a, Z26, Z1, Z2
 	VCVTTPS2DQ   Z2, Z5
 	VPERMD       Z21, Z5, Z3
-	VADDPS       Z3, Z2, Z2
-	VPERMD       Z23, Z5, Z3
-	VPSUBD       Z3, Z2, Z4
-	VPMINUD      Z24, Z4, Z4
+	VADDPS       Z3, Z2, Z4
+	VPERMI2D     Z24, Z23, Z4
 	VPSRLD       $0x1c, Z1, Z5
 	VPTERNLOGD   $0xf8, Z28, Z5, Z4
 	VPSRLQ       $0x1c, Z4, Z5
 	VPORD        Z5, Z4, Z4
 	VPMOVQB      Z4, 144(DI)
 	VMULPS       1216(SI), Z0, Z6
-	VRANGEPS     $0x0a, Z22, Z6, Z7
+	VRANGEPS     $0x0a, Z26, Z6, Z7
 	VCVTTPS2DQ   Z7, Z10
 	VPERMD       Z21, Z10, Z8
-	VADDPS       Z8, Z7, Z7
-	VPERMD       Z23, Z10, Z8
-	VPSUBD       Z8, Z7, Z9
-	VPMINUD      Z24, Z9, Z9
+	VADDPS       Z8, Z7, Z9
+	VPERMI2D     Z24, Z23, Z9
 	VPSRLD       $0x1c, Z6, Z10
 	VPTERNLOGD   $0xf8, Z28, Z10, Z9
 	VPSRLQ       $0x1c, Z9, Z10
@@ -688,26 +663,22 @@ searchMXFP4AVX512_elem:
 	VPMOVQB      Z9, 152(DI)
 	VBROADCASTSS 40(SP), Z0
 	VMULPS       1280(SI), Z0, Z1
-	VRANGEPS     $0x0a, Z22, Z1, Z2
+	VRANGEPS     $0x0a, Z26, Z1, Z2
 	VCVTTPS2DQ   Z2, Z5
 	VPERMD       Z21, Z5, Z3
-	VADDPS       Z3, Z2, Z2
-	VPERMD       Z23, Z5, Z3
-	VPSUBD       Z3, Z2, Z4
-	VPMINUD      Z24, Z4, Z4
+	VADDPS       Z3, Z2, Z4
+	VPERMI2D     Z24, Z23, Z4
 	VPSRLD       $0x1c, Z1, Z5
 	VPTERNLOGD   $0xf8, Z28, Z5, Z4
 	VPSRLQ       $0x1c, Z4, Z5
 	VPORD        Z5, Z4, Z4
 	VPMOVQB      Z4, 160(DI)
 	VMULPS       1344(SI), Z0, Z6
-	VRANGEPS     $0x0a, Z22, Z6, Z7
+	VRANGEPS     $0x0a, Z26, Z6, Z7
 	VCVTTPS2DQ   Z7, Z10
 	VPERMD       Z21, Z10, Z8
-	VADDPS       Z8, Z7, Z7
-	VPERMD       Z23, Z10, Z8
-	VPSUBD       Z8, Z7, Z9
-	VPMINUD      Z24, Z9, Z9
+	VADDPS       Z8, Z7, Z9
+	VPERMI2D     Z24, Z23, Z9
 	VPSRLD       $0x1c, Z6, Z10
 	VPTERNLOGD   $0xf8, Z28, Z10, Z9
 	VPSRLQ       $0x1c, Z9, Z10
@@ -715,26 +686,22 @@ searchMXFP4AVX512_elem:
 	VPMOVQB      Z9, 168(DI)
 	VBROADCASTSS 44(SP), Z0
 	VMULPS       1408(SI), Z0, Z1
-	VRANGEPS     $0x0a, Z22, Z1, Z2
+	VRANGEPS     $0x0a, Z26, Z1, Z2
 	VCVTTPS2DQ   Z2, Z5
 	VPERMD       Z21, Z5, Z3
-	VADDPS       Z3, Z2, Z2
-	VPERMD       Z23, Z5, Z3
-	VPSUBD       Z3, Z2, Z4
-	VPMINUD      Z24, Z4, Z4
+	VADDPS       Z3, Z2, Z4
+	VPERMI2D     Z24, Z23, Z4
 	VPSRLD       $0x1c, Z1, Z5
 	VPTERNLOGD   $0xf8, Z28, Z5, Z4
 	VPSRLQ       $0x1c, Z4, Z5
 	VPORD        Z5, Z4, Z4
 	VPMOVQB      Z4, 176(DI)
 	VMULPS       1472(SI), Z0, Z6
-	VRANGEPS     $0x0a, Z22, Z6, Z7
+	VRANGEPS     $0x0a, Z26, Z6, Z7
 	VCVTTPS2DQ   Z7, Z10
 	VPERMD       Z21, Z10, Z8
-	VADDPS       Z8, Z7, Z7
-	VPERMD       Z23, Z10, Z8
-	VPSUBD       Z8, Z7, Z9
-	VPMINUD      Z24, Z9, Z9
+	VADDPS       Z8, Z7, Z9
+	VPERMI2D     Z24, Z23, Z9
 	VPSRLD       $0x1c, Z6, Z10
 	VPTERNLOGD   $0xf8, Z28, Z10, Z9
 	VPSRLQ       $0x1c, Z9, Z10
@@ -742,26 +709,22 @@ searchMXFP4AVX512_elem:
 	VPMOVQB      Z9, 184(DI)
 	VBROADCASTSS 48(SP), Z0
 	VMULPS       1536(SI), Z0, Z1
-	VRANGEPS     $0x0a, Z22, Z1, Z2
+	VRANGEPS     $0x0a, Z26, Z1, Z2
 	VCVTTPS2DQ   Z2, Z5
 	VPERMD       Z21, Z5, Z3
-	VADDPS       Z3, Z2, Z2
-	VPERMD       Z23, Z5, Z3
-	VPSUBD       Z3, Z2, Z4
-	VPMINUD      Z24, Z4, Z4
+	VADDPS       Z3, Z2, Z4
+	VPERMI2D     Z24, Z23, Z4
 	VPSRLD       $0x1c, Z1, Z5
 	VPTERNLOGD   $0xf8, Z28, Z5, Z4
 	VPSRLQ       $0x1c, Z4, Z5
 	VPORD        Z5, Z4, Z4
 	VPMOVQB      Z4, 192(DI)
 	VMULPS       1600(SI), Z0, Z6
-	VRANGEPS     $0x0a, Z22, Z6, Z7
+	VRANGEPS     $0x0a, Z26, Z6, Z7
 	VCVTTPS2DQ   Z7, Z10
 	VPERMD       Z21, Z10, Z8
-	VADDPS       Z8, Z7, Z7
-	VPERMD       Z23, Z10, Z8
-	VPSUBD       Z8, Z7, Z9
-	VPMINUD      Z24, Z9, Z9
+	VADDPS       Z8, Z7, Z9
+	VPERMI2D     Z24, Z23, Z9
 	VPSRLD       $0x1c, Z6, Z10
 	VPTERNLOGD   $0xf8, Z28, Z10, Z9
 	VPSRLQ       $0x1c, Z9, Z10
@@ -769,26 +732,22 @@ searchMXFP4AVX512_elem:
 	VPMOVQB      Z9, 200(DI)
 	VBROADCASTSS 52(SP), Z0
 	VMULPS       1664(SI), Z0, Z1
-	VRANGEPS     $0x0a, Z22, Z1, Z2
+	VRANGEPS     $0x0a, Z26, Z1, Z2
 	VCVTTPS2DQ   Z2, Z5
 	VPERMD       Z21, Z5, Z3
-	VADDPS       Z3, Z2, Z2
-	VPERMD       Z23, Z5, Z3
-	VPSUBD       Z3, Z2, Z4
-	VPMINUD      Z24, Z4, Z4
+	VADDPS       Z3, Z2, Z4
+	VPERMI2D     Z24, Z23, Z4
 	VPSRLD       $0x1c, Z1, Z5
 	VPTERNLOGD   $0xf8, Z28, Z5, Z4
 	VPSRLQ       $0x1c, Z4, Z5
 	VPORD        Z5, Z4, Z4
 	VPMOVQB      Z4, 208(DI)
 	VMULPS       1728(SI), Z0, Z6
-	VRANGEPS     $0x0a, Z22, Z6, Z7
+	VRANGEPS     $0x0a, Z26, Z6, Z7
 	VCVTTPS2DQ   Z7, Z10
 	VPERMD       Z21, Z10, Z8
-	VADDPS       Z8, Z7, Z7
-	VPERMD       Z23, Z10, Z8
-	VPSUBD       Z8, Z7, Z9
-	VPMINUD      Z24, Z9, Z9
+	VADDPS       Z8, Z7, Z9
+	VPERMI2D     Z24, Z23, Z9
 	VPSRLD       $0x1c, Z6, Z10
 	VPTERNLOGD   $0xf8, Z28, Z10, Z9
 	VPSRLQ       $0x1c, Z9, Z10
@@ -796,26 +755,22 @@ searchMXFP4AVX512_elem:
 	VPMOVQB      Z9, 216(DI)
 	VBROADCASTSS 56(SP), Z0
 	VMULPS       1792(SI), Z0, Z1
-	VRANGEPS     $0x0a, Z22, Z1, Z2
+	VRANGEPS     $0x0a, Z26, Z1, Z2
 	VCVTTPS2DQ   Z2, Z5
 	VPERMD       Z21, Z5, Z3
-	VADDPS       Z3, Z2, Z2
-	VPERMD       Z23, Z5, Z3
-	VPSUBD       Z3, Z2, Z4
-	VPMINUD      Z24, Z4, Z4
+	VADDPS       Z3, Z2, Z4
+	VPERMI2D     Z24, Z23, Z4
 	VPSRLD       $0x1c, Z1, Z5
 	VPTERNLOGD   $0xf8, Z28, Z5, Z4
 	VPSRLQ       $0x1c, Z4, Z5
 	VPORD        Z5, Z4, Z4
 	VPMOVQB      Z4, 224(DI)
 	VMULPS       1856(SI), Z0, Z6
-	VRANGEPS     $0x0a, Z22, Z6, Z7
+	VRANGEPS     $0x0a, Z26, Z6, Z7
 	VCVTTPS2DQ   Z7, Z10
 	VPERMD       Z21, Z10, Z8
-	VADDPS       Z8, Z7, Z7
-	VPERMD       Z23, Z10, Z8
-	VPSUBD       Z8, Z7, Z9
-	VPMINUD      Z24, Z9, Z9
+	VADDPS       Z8, Z7, Z9
+	VPERMI2D     Z24, Z23, Z9
 	VPSRLD       $0x1c, Z6, Z10
 	VPTERNLOGD   $0xf8, Z28, Z10, Z9
 	VPSRLQ       $0x1c, Z9, Z10
@@ -823,26 +778,22 @@ searchMXFP4AVX512_elem:
 	VPMOVQB      Z9, 232(DI)
 	VBROADCASTSS 60(SP), Z0
 	VMULPS       1920(SI), Z0, Z1
-	VRANGEPS     $0x0a, Z22, Z1, Z2
+	VRANGEPS     $0x0a, Z26, Z1, Z2
 	VCVTTPS2DQ   Z2, Z5
 	VPERMD       Z21, Z5, Z3
-	VADDPS       Z3, Z2, Z2
-	VPERMD       Z23, Z5, Z3
-	VPSUBD       Z3, Z2, Z4
-	VPMINUD      Z24, Z4, Z4
+	VADDPS       Z3, Z2, Z4
+	VPERMI2D     Z24, Z23, Z4
 	VPSRLD       $0x1c, Z1, Z5
 	VPTERNLOGD   $0xf8, Z28, Z5, Z4
 	VPSRLQ       $0x1c, Z4, Z5
 	VPORD        Z5, Z4, Z4
 	VPMOVQB      Z4, 240(DI)
 	VMULPS       1984(SI), Z0, Z6
-	VRANGEPS     $0x0a, Z22, Z6, Z7
+	VRANGEPS     $0x0a, Z26, Z6, Z7
 	VCVTTPS2DQ   Z7, Z10
 	VPERMD       Z21, Z10, Z8
-	VADDPS       Z8, Z7, Z7
-	VPERMD       Z23, Z10, Z8
-	VPSUBD       Z8, Z7, Z9
-	VPMINUD      Z24, Z9, Z9
+	VADDPS       Z8, Z7, Z9
+	VPERMI2D     Z24, Z23, Z9
 	VPSRLD       $0x1c, Z6, Z10
 	VPTERNLOGD   $0xf8, Z28, Z10, Z9
 	VPSRLQ       $0x1c, Z9, Z10
@@ -950,26 +901,6 @@ DATA srchV00000001<>+20(SB)/4, $0x00000001
 DATA srchV00000001<>+24(SB)/4, $0x00000001
 DATA srchV00000001<>+28(SB)/4, $0x00000001
 GLOBL srchV00000001<>(SB), RODATA|NOPTR, $32
-
-DATA srchV41000000<>+0(SB)/4, $0x41000000
-DATA srchV41000000<>+4(SB)/4, $0x41000000
-DATA srchV41000000<>+8(SB)/4, $0x41000000
-DATA srchV41000000<>+12(SB)/4, $0x41000000
-DATA srchV41000000<>+16(SB)/4, $0x41000000
-DATA srchV41000000<>+20(SB)/4, $0x41000000
-DATA srchV41000000<>+24(SB)/4, $0x41000000
-DATA srchV41000000<>+28(SB)/4, $0x41000000
-GLOBL srchV41000000<>(SB), RODATA|NOPTR, $32
-
-DATA srchV00000007<>+0(SB)/4, $0x00000007
-DATA srchV00000007<>+4(SB)/4, $0x00000007
-DATA srchV00000007<>+8(SB)/4, $0x00000007
-DATA srchV00000007<>+12(SB)/4, $0x00000007
-DATA srchV00000007<>+16(SB)/4, $0x00000007
-DATA srchV00000007<>+20(SB)/4, $0x00000007
-DATA srchV00000007<>+24(SB)/4, $0x00000007
-DATA srchV00000007<>+28(SB)/4, $0x00000007
-GLOBL srchV00000007<>(SB), RODATA|NOPTR, $32
 
 DATA srchV40c00000<>+0(SB)/4, $0x40c00000
 DATA srchV40c00000<>+4(SB)/4, $0x40c00000
@@ -1232,9 +1163,8 @@ searchNVFP4AVX512_loop:
 	VDIVPS       Z3, Z11, Z11
 	VPBROADCASTD srchV7fffffff<>+0(SB), Z20
 	VMOVDQU32    srchMagic<>+0(SB), Z21
-	VPBROADCASTD srchV41000000<>+0(SB), Z22
-	VMOVDQU32    srchCodeSub<>+0(SB), Z23
-	VPBROADCASTD srchV00000007<>+0(SB), Z24
+	VMOVDQU32    srchCode<>+0(SB), Z23
+	VMOVDQU32    srchCode<>+64(SB), Z24
 	VPBROADCASTD srchV40c00000<>+0(SB), Z26
 	VPXORQ       Z4, Z4, Z4
 	VPXORQ       Z5, Z5, Z5
@@ -1389,13 +1319,11 @@ searchNVFP4AVX512_elem:
 	VBROADCASTSS (SP), Z0
 	VMOVUPS      (SI), Z1
 	VDIVPS       Z0, Z1, Z1
-	VRANGEPS     $0x0a, Z22, Z1, Z2
+	VRANGEPS     $0x0a, Z26, Z1, Z2
 	VCVTTPS2DQ   Z2, Z5
 	VPERMD       Z21, Z5, Z3
-	VADDPS       Z3, Z2, Z2
-	VPERMD       Z23, Z5, Z3
-	VPSUBD       Z3, Z2, Z4
-	VPMINUD      Z24, Z4, Z4
+	VADDPS       Z3, Z2, Z4
+	VPERMI2D     Z24, Z23, Z4
 	VPSRLD       $0x1c, Z1, Z5
 	VPTERNLOGD   $0xf8, Z28, Z5, Z4
 	VPSRLQ       $0x1c, Z4, Z5
@@ -1404,13 +1332,11 @@ searchNVFP4AVX512_elem:
 	VBROADCASTSS 4(SP), Z6
 	VMOVUPS      64(SI), Z7
 	VDIVPS       Z6, Z7, Z7
-	VRANGEPS     $0x0a, Z22, Z7, Z8
+	VRANGEPS     $0x0a, Z26, Z7, Z8
 	VCVTTPS2DQ   Z8, Z11
 	VPERMD       Z21, Z11, Z9
-	VADDPS       Z9, Z8, Z8
-	VPERMD       Z23, Z11, Z9
-	VPSUBD       Z9, Z8, Z10
-	VPMINUD      Z24, Z10, Z10
+	VADDPS       Z9, Z8, Z10
+	VPERMI2D     Z24, Z23, Z10
 	VPSRLD       $0x1c, Z7, Z11
 	VPTERNLOGD   $0xf8, Z28, Z11, Z10
 	VPSRLQ       $0x1c, Z10, Z11
@@ -1419,13 +1345,11 @@ searchNVFP4AVX512_elem:
 	VBROADCASTSS 8(SP), Z0
 	VMOVUPS      128(SI), Z1
 	VDIVPS       Z0, Z1, Z1
-	VRANGEPS     $0x0a, Z22, Z1, Z2
+	VRANGEPS     $0x0a, Z26, Z1, Z2
 	VCVTTPS2DQ   Z2, Z5
 	VPERMD       Z21, Z5, Z3
-	VADDPS       Z3, Z2, Z2
-	VPERMD       Z23, Z5, Z3
-	VPSUBD       Z3, Z2, Z4
-	VPMINUD      Z24, Z4, Z4
+	VADDPS       Z3, Z2, Z4
+	VPERMI2D     Z24, Z23, Z4
 	VPSRLD       $0x1c, Z1, Z5
 	VPTERNLOGD   $0xf8, Z28, Z5, Z4
 	VPSRLQ       $0x1c, Z4, Z5
@@ -1434,13 +1358,11 @@ searchNVFP4AVX512_elem:
 	VBROADCASTSS 12(SP), Z6
 	VMOVUPS      192(SI), Z7
 	VDIVPS       Z6, Z7, Z7
-	VRANGEPS     $0x0a, Z22, Z7, Z8
+	VRANGEPS     $0x0a, Z26, Z7, Z8
 	VCVTTPS2DQ   Z8, Z11
 	VPERMD       Z21, Z11, Z9
-	VADDPS       Z9, Z8, Z8
-	VPERMD       Z23, Z11, Z9
-	VPSUBD       Z9, Z8, Z10
-	VPMINUD      Z24, Z10, Z10
+	VADDPS       Z9, Z8, Z10
+	VPERMI2D     Z24, Z23, Z10
 	VPSRLD       $0x1c, Z7, Z11
 	VPTERNLOGD   $0xf8, Z28, Z11, Z10
 	VPSRLQ       $0x1c, Z10, Z11
@@ -1449,13 +1371,11 @@ searchNVFP4AVX512_elem:
 	VBROADCASTSS 16(SP), Z0
 	VMOVUPS      256(SI), Z1
 	VDIVPS       Z0, Z1, Z1
-	VRANGEPS     $0x0a, Z22, Z1, Z2
+	VRANGEPS     $0x0a, Z26, Z1, Z2
 	VCVTTPS2DQ   Z2, Z5
 	VPERMD       Z21, Z5, Z3
-	VADDPS       Z3, Z2, Z2
-	VPERMD       Z23, Z5, Z3
-	VPSUBD       Z3, Z2, Z4
-	VPMINUD      Z24, Z4, Z4
+	VADDPS       Z3, Z2, Z4
+	VPERMI2D     Z24, Z23, Z4
 	VPSRLD       $0x1c, Z1, Z5
 	VPTERNLOGD   $0xf8, Z28, Z5, Z4
 	VPSRLQ       $0x1c, Z4, Z5
@@ -1464,13 +1384,11 @@ searchNVFP4AVX512_elem:
 	VBROADCASTSS 20(SP), Z6
 	VMOVUPS      320(SI), Z7
 	VDIVPS       Z6, Z7, Z7
-	VRANGEPS     $0x0a, Z22, Z7, Z8
+	VRANGEPS     $0x0a, Z26, Z7, Z8
 	VCVTTPS2DQ   Z8, Z11
 	VPERMD       Z21, Z11, Z9
-	VADDPS       Z9, Z8, Z8
-	VPERMD       Z23, Z11, Z9
-	VPSUBD       Z9, Z8, Z10
-	VPMINUD      Z24, Z10, Z10
+	VADDPS       Z9, Z8, Z10
+	VPERMI2D     Z24, Z23, Z10
 	VPSRLD       $0x1c, Z7, Z11
 	VPTERNLOGD   $0xf8, Z28, Z11, Z10
 	VPSRLQ       $0x1c, Z10, Z11
@@ -1479,13 +1397,11 @@ searchNVFP4AVX512_elem:
 	VBROADCASTSS 24(SP), Z0
 	VMOVUPS      384(SI), Z1
 	VDIVPS       Z0, Z1, Z1
-	VRANGEPS     $0x0a, Z22, Z1, Z2
+	VRANGEPS     $0x0a, Z26, Z1, Z2
 	VCVTTPS2DQ   Z2, Z5
 	VPERMD       Z21, Z5, Z3
-	VADDPS       Z3, Z2, Z2
-	VPERMD       Z23, Z5, Z3
-	VPSUBD       Z3, Z2, Z4
-	VPMINUD      Z24, Z4, Z4
+	VADDPS       Z3, Z2, Z4
+	VPERMI2D     Z24, Z23, Z4
 	VPSRLD       $0x1c, Z1, Z5
 	VPTERNLOGD   $0xf8, Z28, Z5, Z4
 	VPSRLQ       $0x1c, Z4, Z5
@@ -1494,13 +1410,11 @@ searchNVFP4AVX512_elem:
 	VBROADCASTSS 28(SP), Z6
 	VMOVUPS      448(SI), Z7
 	VDIVPS       Z6, Z7, Z7
-	VRANGEPS     $0x0a, Z22, Z7, Z8
+	VRANGEPS     $0x0a, Z26, Z7, Z8
 	VCVTTPS2DQ   Z8, Z11
 	VPERMD       Z21, Z11, Z9
-	VADDPS       Z9, Z8, Z8
-	VPERMD       Z23, Z11, Z9
-	VPSUBD       Z9, Z8, Z10
-	VPMINUD      Z24, Z10, Z10
+	VADDPS       Z9, Z8, Z10
+	VPERMI2D     Z24, Z23, Z10
 	VPSRLD       $0x1c, Z7, Z11
 	VPTERNLOGD   $0xf8, Z28, Z11, Z10
 	VPSRLQ       $0x1c, Z10, Z11
@@ -1509,13 +1423,11 @@ searchNVFP4AVX512_elem:
 	VBROADCASTSS 32(SP), Z0
 	VMOVUPS      512(SI), Z1
 	VDIVPS       Z0, Z1, Z1
-	VRANGEPS     $0x0a, Z22, Z1, Z2
+	VRANGEPS     $0x0a, Z26, Z1, Z2
 	VCVTTPS2DQ   Z2, Z5
 	VPERMD       Z21, Z5, Z3
-	VADDPS       Z3, Z2, Z2
-	VPERMD       Z23, Z5, Z3
-	VPSUBD       Z3, Z2, Z4
-	VPMINUD      Z24, Z4, Z4
+	VADDPS       Z3, Z2, Z4
+	VPERMI2D     Z24, Z23, Z4
 	VPSRLD       $0x1c, Z1, Z5
 	VPTERNLOGD   $0xf8, Z28, Z5, Z4
 	VPSRLQ       $0x1c, Z4, Z5
@@ -1524,13 +1436,11 @@ searchNVFP4AVX512_elem:
 	VBROADCASTSS 36(SP), Z6
 	VMOVUPS      576(SI), Z7
 	VDIVPS       Z6, Z7, Z7
-	VRANGEPS     $0x0a, Z22, Z7, Z8
+	VRANGEPS     $0x0a, Z26, Z7, Z8
 	VCVTTPS2DQ   Z8, Z11
 	VPERMD       Z21, Z11, Z9
-	VADDPS       Z9, Z8, Z8
-	VPERMD       Z23, Z11, Z9
-	VPSUBD       Z9, Z8, Z10
-	VPMINUD      Z24, Z10, Z10
+	VADDPS       Z9, Z8, Z10
+	VPERMI2D     Z24, Z23, Z10
 	VPSRLD       $0x1c, Z7, Z11
 	VPTERNLOGD   $0xf8, Z28, Z11, Z10
 	VPSRLQ       $0x1c, Z10, Z11
@@ -1539,13 +1449,11 @@ searchNVFP4AVX512_elem:
 	VBROADCASTSS 40(SP), Z0
 	VMOVUPS      640(SI), Z1
 	VDIVPS       Z0, Z1, Z1
-	VRANGEPS     $0x0a, Z22, Z1, Z2
+	VRANGEPS     $0x0a, Z26, Z1, Z2
 	VCVTTPS2DQ   Z2, Z5
 	VPERMD       Z21, Z5, Z3
-	VADDPS       Z3, Z2, Z2
-	VPERMD       Z23, Z5, Z3
-	VPSUBD       Z3, Z2, Z4
-	VPMINUD      Z24, Z4, Z4
+	VADDPS       Z3, Z2, Z4
+	VPERMI2D     Z24, Z23, Z4
 	VPSRLD       $0x1c, Z1, Z5
 	VPTERNLOGD   $0xf8, Z28, Z5, Z4
 	VPSRLQ       $0x1c, Z4, Z5
@@ -1554,13 +1462,11 @@ searchNVFP4AVX512_elem:
 	VBROADCASTSS 44(SP), Z6
 	VMOVUPS      704(SI), Z7
 	VDIVPS       Z6, Z7, Z7
-	VRANGEPS     $0x0a, Z22, Z7, Z8
+	VRANGEPS     $0x0a, Z26, Z7, Z8
 	VCVTTPS2DQ   Z8, Z11
 	VPERMD       Z21, Z11, Z9
-	VADDPS       Z9, Z8, Z8
-	VPERMD       Z23, Z11, Z9
-	VPSUBD       Z9, Z8, Z10
-	VPMINUD      Z24, Z10, Z10
+	VADDPS       Z9, Z8, Z10
+	VPERMI2D     Z24, Z23, Z10
 	VPSRLD       $0x1c, Z7, Z11
 	VPTERNLOGD   $0xf8, Z28, Z11, Z10
 	VPSRLQ       $0x1c, Z10, Z11
@@ -1569,13 +1475,11 @@ searchNVFP4AVX512_elem:
 	VBROADCASTSS 48(SP), Z0
 	VMOVUPS      768(SI), Z1
 	VDIVPS       Z0, Z1, Z1
-	VRANGEPS     $0x0a, Z22, Z1, Z2
+	VRANGEPS     $0x0a, Z26, Z1, Z2
 	VCVTTPS2DQ   Z2, Z5
 	VPERMD       Z21, Z5, Z3
-	VADDPS       Z3, Z2, Z2
-	VPERMD       Z23, Z5, Z3
-	VPSUBD       Z3, Z2, Z4
-	VPMINUD      Z24, Z4, Z4
+	VADDPS       Z3, Z2, Z4
+	VPERMI2D     Z24, Z23, Z4
 	VPSRLD       $0x1c, Z1, Z5
 	VPTERNLOGD   $0xf8, Z28, Z5, Z4
 	VPSRLQ       $0x1c, Z4, Z5
@@ -1584,13 +1488,11 @@ searchNVFP4AVX512_elem:
 	VBROADCASTSS 52(SP), Z6
 	VMOVUPS      832(SI), Z7
 	VDIVPS       Z6, Z7, Z7
-	VRANGEPS     $0x0a, Z22, Z7, Z8
+	VRANGEPS     $0x0a, Z26, Z7, Z8
 	VCVTTPS2DQ   Z8, Z11
 	VPERMD       Z21, Z11, Z9
-	VADDPS       Z9, Z8, Z8
-	VPERMD       Z23, Z11, Z9
-	VPSUBD       Z9, Z8, Z10
-	VPMINUD      Z24, Z10, Z10
+	VADDPS       Z9, Z8, Z10
+	VPERMI2D     Z24, Z23, Z10
 	VPSRLD       $0x1c, Z7, Z11
 	VPTERNLOGD   $0xf8, Z28, Z11, Z10
 	VPSRLQ       $0x1c, Z10, Z11
@@ -1599,13 +1501,11 @@ searchNVFP4AVX512_elem:
 	VBROADCASTSS 56(SP), Z0
 	VMOVUPS      896(SI), Z1
 	VDIVPS       Z0, Z1, Z1
-	VRANGEPS     $0x0a, Z22, Z1, Z2
+	VRANGEPS     $0x0a, Z26, Z1, Z2
 	VCVTTPS2DQ   Z2, Z5
 	VPERMD       Z21, Z5, Z3
-	VADDPS       Z3, Z2, Z2
-	VPERMD       Z23, Z5, Z3
-	VPSUBD       Z3, Z2, Z4
-	VPMINUD      Z24, Z4, Z4
+	VADDPS       Z3, Z2, Z4
+	VPERMI2D     Z24, Z23, Z4
 	VPSRLD       $0x1c, Z1, Z5
 	VPTERNLOGD   $0xf8, Z28, Z5, Z4
 	VPSRLQ       $0x1c, Z4, Z5
@@ -1614,13 +1514,11 @@ searchNVFP4AVX512_elem:
 	VBROADCASTSS 60(SP), Z6
 	VMOVUPS      960(SI), Z7
 	VDIVPS       Z6, Z7, Z7
-	VRANGEPS     $0x0a, Z22, Z7, Z8
+	VRANGEPS     $0x0a, Z26, Z7, Z8
 	VCVTTPS2DQ   Z8, Z11
 	VPERMD       Z21, Z11, Z9
-	VADDPS       Z9, Z8, Z8
-	VPERMD       Z23, Z11, Z9
-	VPSUBD       Z9, Z8, Z10
-	VPMINUD      Z24, Z10, Z10
+	VADDPS       Z9, Z8, Z10
+	VPERMI2D     Z24, Z23, Z10
 	VPSRLD       $0x1c, Z7, Z11
 	VPTERNLOGD   $0xf8, Z28, Z11, Z10
 	VPSRLQ       $0x1c, Z10, Z11

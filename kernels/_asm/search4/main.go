@@ -29,30 +29,38 @@ var cs = gen.Consts{Prefix: "srch"}
 
 var (
 	// magicTab[trunc(a)] is the magic addend 1.5·2^23·s of the magnitude
-	// a ≤ 8: s = 0.5 below 2, 1 below 4, 2 from 4 on.
+	// a ≤ 6 (s = 0.5 below 2, 1 below 4, 2 from 4 on), plus 8 ulps in
+	// [2, 4) and 16 ulps from 4 on: a + m − m is a rounded to a multiple of
+	// s all the same, and the low 5 bits of a + m are the step count n,
+	// 8+n or 16+n.
 	magicTab Mem
-	// codeSub[trunc(a)] is the bits of magicTab's entry less the E2M1 code
-	// of the range's bottom step count: 0 below 2 (n steps of 0.5 are code
-	// n), 2 below 4 (n steps of 1 are code n+2), 4 from 4 on (n steps of 2
-	// are code n+4, saturated to 7 after).
-	codeSub Mem
+	// codeTab[low 5 bits of a + m] is the E2M1 magnitude code.
+	codeTab Mem
 )
 
 func main() {
 	gen.Main(func() {
-		var m, c []uint32
+		var m []uint32
 		for i := range 16 {
-			mg, off := uint32(magicTwo), uint32(4)
 			switch {
 			case i < 2:
-				mg, off = magicHalf, 0
+				m = append(m, magicHalf) // steps n of 0.5: n in the low bits
 			case i < 4:
-				mg, off = magicOne, 2
+				m = append(m, magicOne+8) // steps n of 1: 8+n
+			default:
+				m = append(m, magicTwo+16) // steps n of 2: 16+n (ulps of 2)
 			}
-			m, c = append(m, mg), append(c, mg-off)
 		}
 		magicTab = gen.Table("srchMagic", m)
-		codeSub = gen.Table("srchCodeSub", c)
+		c := make([]uint32, 32)
+		for n := range 5 {
+			c[n] = uint32(n) // 0, 0.5, 1, 1.5, 2
+		}
+		for n := 2; n <= 4; n++ {
+			c[8+n] = uint32(n + 2)        // 2, 3, 4
+			c[16+n] = uint32(min(n+4, 7)) // 4, 6 (8 is never reached: a ≤ 6)
+		}
+		codeTab = gen.Table("srchCode", c)
 		searchMXFP4AVX512()
 		searchNVFP4AVX512()
 	})
@@ -66,24 +74,22 @@ const (
 	magicOne  = (150 << 23) | 0x400000 // 1.5·2^23
 	magicTwo  = (151 << 23) | 0x400000 // 1.5·2^24
 	six       = (129 << 23) | 0x400000
-	eight     = 130 << 23
 	absBits   = 0x7fffffff
 )
 
 func bcast(c uint32, v VecPhysical) { VPBROADCASTD(cs.Vec(c), v) }
 
-// loadRoundConsts puts the rounding constants in Z20–Z26: the abs mask,
-// magicTab, 8, codeSub, 7, (unused), 6.
+// loadRoundConsts puts the rounding constants in Z20, Z21, Z23, Z24 and
+// Z26: the abs mask, magicTab, codeTab (two vectors) and 6.
 //
-// E2M1 rounding of a magnitude a ≤ 8 (errTerm, encodePack): a plus and
+// E2M1 rounding of a magnitude a ≤ 6 (errTerm, encodePack): a plus and
 // minus the magic of its range (magicTab by trunc(a)) is a rounded to the
 // range's step, nearest even.
 func loadRoundConsts() {
 	bcast(absBits, Z20)
 	VMOVDQU32(magicTab, Z21)
-	bcast(eight, Z22)
-	VMOVDQU32(codeSub, Z23)
-	bcast(7, Z24)
+	VMOVDQU32(codeTab, Z23)
+	VMOVDQU32(codeTab.Offset(64), Z24)
 	bcast(six, Z26)
 }
 
@@ -220,19 +226,16 @@ func decide(a, b VecPhysical, valid Op) {
 }
 
 // encodePack leaves in the 8 bytes at m the packed E2M1 codes of the 16
-// scaled values q (not NaN): a = min(|q|, 8) plus the magic of its range
-// holds the number n of steps in its low bits, the magnitude code is n
-// plus the code of the range's bottom (codeSub), at most 7, the sign is
-// bit 3, element 2k in the low nibble of byte k. Z28 holds 8 in every lane;
-// a, t, c and s are scratch.
+// scaled values q (not NaN): a = min(|q|, 6) plus the magic of its range
+// holds the step count in its low 5 bits, which index codeTab for the
+// magnitude code; the sign is bit 3, element 2k in the low nibble of byte
+// k. Z28 holds 8 in every lane; a, t, c and s are scratch.
 func encodePack(q, a, t, c, s VecPhysical, m Mem) {
-	VRANGEPS(U8(0x0a), Z22, q, a) // min(|q|, 8), sign cleared
+	VRANGEPS(U8(0x0a), Z26, q, a) // min(|q|, 6), sign cleared
 	VCVTTPS2DQ(a, s)
 	VPERMD(Z21, s, t)
-	VADDPS(t, a, a)
-	VPERMD(Z23, s, t)
-	VPSUBD(t, a, c)
-	VPMINUD(Z24, c, c)
+	VADDPS(t, a, c)
+	VPERMI2D(Z24, Z23, c) // codeTab[low 5 bits]
 	VPSRLD(U8(28), q, s)
 	VPTERNLOGD(U8(0xf8), Z28, s, c) // code | sign>>28 & 8
 	VPSRLQ(U8(28), c, s)
