@@ -33,3 +33,18 @@ func BenchmarkDequantizeNVFP4(b *testing.B) {
 		return func() { DequantizeNVFP4(dst, codes, scales, st) }
 	})
 }
+
+func BenchmarkSearchMXFP4(b *testing.B) {
+	benchSizes(b, func(src []float32) func() {
+		codes, scales := make([]byte, len(src)/2), make([]byte, len(src)/MXBlock)
+		return func() { SearchMXFP4(codes, scales, src) }
+	})
+}
+
+func BenchmarkSearchNVFP4(b *testing.B) {
+	benchSizes(b, func(src []float32) func() {
+		codes, scales := make([]byte, len(src)/2), make([]byte, len(src)/NVFP4Block)
+		st := math.Float32frombits(AbsMaxBits(src)) / 2688
+		return func() { SearchNVFP4(codes, scales, src, st) }
+	})
+}

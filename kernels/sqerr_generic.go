@@ -2,10 +2,6 @@
 
 package kernels
 
-func sqErrE2M1Blocks(errs []float64, x []float32, blockLen, nb, nc int, mul, dmul []float32) {
-	sqErrE2M1BlocksGo(errs, x, blockLen, nb, nc, 0, mul, dmul)
-}
-
 func encodeE2M1Kernel(dst []uint8, src []float32) int { return 0 }
 
 // MulSlice sets dst[i] = src[i]·m for every i of src (len(dst) ≥

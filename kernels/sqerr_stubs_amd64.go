@@ -4,51 +4,6 @@
 
 package kernels
 
-// sqErrE2M1x3AVX512 is the AVX-512 kernel of the loop
-//
-//	for b := range groups * 8 {
-//		for c := range 3 {
-//			m, dm := mul[c*nb+b], dmul[c*nb+b]
-//			var sum float64
-//			for _, v := range x[b*blockLen : (b+1)*blockLen] {
-//				e := float64(v) - float64(float32(RoundE2M1(float32(v*m))*dm))
-//				sum += float64(e * e)
-//			}
-//			errs[c*nb+b] = sum
-//		}
-//	}
-//
-// with blockLen ≥ 1, groups·8 ≤ nb, len(x) ≥ nb·blockLen < 2^29 and
-// len(mul), len(dmul), len(errs) ≥ 3·nb. Lane k of a vector is block
-// 8g+k; E2M1 rounding adds and subtracts 1.5·2^23·s (s the E2M1 step of
-// |q|'s range, so the float32 addition rounds to a multiple of s, ties to
-// the even code), clamps to 6 (NaN included) and puts q's sign back. The
-// products are not fused, as in the loop.
-//
-//go:noescape
-func sqErrE2M1x3AVX512(errs []float64, x []float32, mul []float32, dmul []float32, blockLen int, nb int, groups int)
-
-// sqErrE2M1x3x16AVX512 is the AVX-512 kernel of the loop
-//
-//	for b := range groups * 16 {
-//		for c := range 3 {
-//			m, dm := mul[c*nb+b], dmul[c*nb+b]
-//			var sum float64
-//			for _, v := range x[b*blockLen : (b+1)*blockLen] {
-//				e := float64(v) - float64(float32(RoundE2M1(float32(v*m))*dm))
-//				sum += float64(e * e)
-//			}
-//			errs[c*nb+b] = sum
-//		}
-//	}
-//
-// with blockLen ≥ 1, groups·16 ≤ nb, len(x) ≥ nb·blockLen, 16·blockLen < 2^29
-// and len(mul), len(dmul), len(errs) ≥ 3·nb; the rounding is
-// sqErrE2M1x3AVX512's. The products are not fused, as in the loop.
-//
-//go:noescape
-func sqErrE2M1x3x16AVX512(errs []float64, x []float32, mul []float32, dmul []float32, blockLen int, nb int, groups int)
-
 // encodeE2M1AVX512 is the AVX-512 kernel of the loop
 //
 //	for i, x := range src[:len(src)&^15] {

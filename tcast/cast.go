@@ -142,7 +142,6 @@ type caster struct {
 	ssImp     cbImportance                      // opts.Importance as the scale search weighs it
 	ss        searchScratch                     // the scale search's buffers
 	ssFast    func(*kernels.SqErrBlock) float64 // the scale search's one-pass candidate error, or nil
-	ssBatch   bool                              // E2M1 exponent searches may run through searchBatch
 }
 
 // Cast quantizes x, a tensor of the given shape in row-major order, to dt and
@@ -610,10 +609,6 @@ func castContiguous[C kernels.Code](c *caster, x []float32, codes []C, t *Tensor
 		}
 	}
 	amaxes := c.maskedBlockAmax(x)
-	if c.ssBatch && c.keep == nil && c.spec.IsExponent() {
-		c.ss.batch.x, c.ss.batch.n = x, 0
-		defer func() { c.ss.batch.x = nil }()
-	}
 	c.lay.forEach(func(b block) {
 		v := x[b.base : b.base+b.len1]
 		var keep []bool

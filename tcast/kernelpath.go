@@ -112,7 +112,7 @@ func (c *caster) searchKernel(k kernelKind) bool {
 		return false
 	}
 	switch k {
-	case kernelMXFP8, kernelFP8, kernelIntSym:
+	case kernelMXFP4, kernelNVFP4, kernelMXFP8, kernelFP8, kernelIntSym:
 		return true
 	}
 	return false
@@ -235,6 +235,10 @@ func searchKernelQuant(k kernelKind, codes, scales []byte, x []float32, tensorMu
 	switch k {
 	case kernelMXFP8:
 		kernels.SearchMXFP8(codes, scales, x)
+	case kernelMXFP4:
+		kernels.SearchMXFP4(codes, scales, x)
+	case kernelNVFP4:
+		kernels.SearchNVFP4(codes, scales, x, tensorMul)
 	}
 }
 

@@ -102,7 +102,9 @@ func TestRowCasterEqualsCast(t *testing.T) {
 		{"mxfp8e4", Options{}, true},
 		{"mxint8", Options{}, true},
 		{"nvfp4", Options{}, true},
-		{"nvfp4", Options{Mode: scale.Ceil}, true}, // NVFP4's float scales ignore the mode
+		{"nvfp4", Options{Mode: scale.Ceil}, true},  // NVFP4's float scales ignore the mode
+		{"mxfp4", Options{ScaleSearch: true}, true}, // the fused search kernels
+		{"nvfp4", Options{ScaleSearch: true}, true},
 		{"mxfp4", Options{Mode: scale.Ceil}, false},
 		{"mxfp4", Options{Rounding: dtype.RoundStochastic, Seed: 7}, false},
 		{"mxfp4", Options{Axis: FirstAxis}, true}, // a kernel only when the first axis is the last

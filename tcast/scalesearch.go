@@ -33,31 +33,7 @@ type searchScratch struct {
 	w      []float32
 	cands  []uint32
 	blk    kernels.SqErrBlock // the fast path's argument (its Int fields set once)
-	batch  searchBatch        // E2M1 exponent searches of a run of blocks at once
 }
-
-// searchBatchBlocks is how many blocks searchBatch computes at once.
-const searchBatchBlocks = 256
-
-// searchBatch holds the candidate errors of a run of equal blocks of x
-// computed by kernels.SqErrE2M1Blocks (the exponent search of MXFP4): block i
-// is x[lo+i·blockLen:][:blockLen], searched around the code rules[i]
-// (noRule: not searched here) with the candidates rule−1, rule, rule+1 in
-// errs[c·n+i].
-type searchBatch struct {
-	x            []float32 // the contiguous cast's input (nil: no batching)
-	lo, blockLen int
-	n            int
-	amax         []uint32
-	rules        []uint32
-	mul, dmul    []float32
-	errs         []float64
-	inv          *[256]float32 // 1/byteScale, computed once
-	maxCode      int
-}
-
-// noRule marks a block of a searchBatch that the batch did not search.
-const noRule = ^uint32(0)
 
 // setSearchFast chooses the one-pass candidate error of the element format
 // (kernels.SqErrE2M1 and its kin) when it computes exactly what
@@ -71,7 +47,6 @@ func (c *caster) setSearchFast() {
 	switch {
 	case c.elem == fmtE2M1 && !c.opts.FullRange:
 		c.ssFast = kernels.SqErrE2M1
-		c.ssBatch = !noSearchBatch
 	case c.elem == fmtE4M3FN && !c.opts.FullRange:
 		c.ssFast = kernels.SqErrE4M3FN
 	case c.elem.Kind() == dtype.Int && c.elem.Bits() <= 16:
@@ -184,9 +159,6 @@ func (c *caster) candidateErr(v []float32, keep []bool, w []float32, mul, div, d
 // the rule's code and its two neighbours (exponent −1, +1) in the scale
 // format's range; the block is finite and not all zero.
 func (c *caster) searchExponent(rule uint32, v []float32, keep []bool, b block) uint32 {
-	if code, ok := c.searchExponentBatch(rule, v, keep, b); ok {
-		return code
-	}
 	c.ss.grow(len(v))
 	w := c.searchWeights(b, len(v))
 	errOf := func(code uint32) float64 {
@@ -203,74 +175,6 @@ func (c *caster) searchExponent(rule uint32, v []float32, keep []bool, b block) 
 		}
 	}
 	return best
-}
-
-// searchExponentBatch is searchExponent through a searchBatch when the
-// block is a plain E2M1 block of the contiguous cast's input (no keep flags,
-// no importance): it returns ok=false when it does not apply.
-func (c *caster) searchExponentBatch(rule uint32, v []float32, keep []bool, b block) (uint32, bool) {
-	sb := &c.ss.batch
-	if sb.x == nil || keep != nil || c.ssImp.v != nil || len(v) == 0 || b.len0 != 1 {
-		return 0, false
-	}
-	L := len(v)
-	i := (b.base - sb.lo) / L
-	if sb.blockLen != L || b.base < sb.lo || (b.base-sb.lo)%L != 0 || i >= sb.n {
-		c.fillSearchBatch(b.base, L)
-		i = 0
-	}
-	if sb.rules[i] != rule {
-		return 0, false
-	}
-	errs := sb.errs
-	best, bestErr := rule, errs[sb.n+i]
-	for k, cand := range [2]int{int(rule) - 1, int(rule) + 1} {
-		if cand < 0 || cand > sb.maxCode {
-			continue
-		}
-		if e := errs[2*k*sb.n+i]; e < bestErr {
-			best, bestErr = uint32(cand), e
-		}
-	}
-	return best, true
-}
-
-// fillSearchBatch computes the candidate errors of the blocks of blockLen
-// elements from x[lo] on, up to searchBatchBlocks of them.
-func (c *caster) fillSearchBatch(lo, blockLen int) {
-	sb := &c.ss.batch
-	n := min((len(sb.x)-lo)/blockLen, searchBatchBlocks)
-	sb.lo, sb.blockLen, sb.n = lo, blockLen, n
-	if cap(sb.rules) < n {
-		sb.amax = make([]uint32, searchBatchBlocks)
-		sb.rules = make([]uint32, searchBatchBlocks)
-		sb.mul = make([]float32, 3*searchBatchBlocks)
-		sb.dmul = make([]float32, 3*searchBatchBlocks)
-		sb.errs = make([]float64, 3*searchBatchBlocks)
-	}
-	if sb.inv == nil {
-		sb.inv, sb.maxCode = new([256]float32), int(c.sf.MaxCode())
-		for k, s := range c.dec.byteScale {
-			sb.inv[k] = 1 / s
-		}
-	}
-	x := sb.x[lo : lo+n*blockLen]
-	kernels.AbsMaxBlocks(sb.amax[:n], x, blockLen)
-	mul, dmul := sb.mul[:3*n], sb.dmul[:3*n]
-	for i := range n {
-		amax := math.Float32frombits(sb.amax[i])
-		rule, ok := c.exponentCode(amax)
-		if !ok || amax == 0 {
-			rule = noRule
-		}
-		sb.rules[i] = rule
-		r := min(int(rule), sb.maxCode)
-		for k := range 3 {
-			code := min(max(r+k-1, 0), sb.maxCode)
-			mul[k*n+i], dmul[k*n+i] = sb.inv[code], c.dec.byteScale[code]
-		}
-	}
-	kernels.SqErrE2M1Blocks(sb.errs[:3*n], x, blockLen, mul, dmul)
 }
 
 // floatCandidates returns the candidate codes of a float-scaled block whose
@@ -335,7 +239,3 @@ func (c *caster) searchFloat(rule uint32, amax float32, v []float32, keep []bool
 // general path for every element format (the differential tests compare
 // the two).
 var noSearchFast bool
-
-// noSearchBatch, set by tests, turns searchBatch off (the one-block fast
-// path runs instead).
-var noSearchBatch bool

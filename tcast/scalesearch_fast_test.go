@@ -156,40 +156,70 @@ func TestScaleSearchFastScope(t *testing.T) {
 	}
 }
 
-// TestScaleSearchBatch: MXFP4's exponent search through searchBatch (many
-// blocks per kernels.SqErrE2M1Blocks call) stores the same bytes as the
-// one-block fast path and the general path, for rows that are and are not
-// whole blocks, runs longer than a batch, and edge blocks.
-func TestScaleSearchBatch(t *testing.T) {
-	r := rand.New(rand.NewPCG(14, 9))
+// TestScaleSearchKernelE2M1: scale-searching casts of mxfp4 and nvfp4 run
+// through the fused kernels (kernels.SearchMXFP4, SearchNVFP4) where rows are
+// whole blocks, and give the general path's bytes: rows of one block, wide
+// rows, blocks holding a NaN or an infinity, all-zero blocks, subnormal and
+// huge blocks.
+func TestScaleSearchKernelE2M1(t *testing.T) {
+	r := rand.New(rand.NewPCG(14, 77))
 	var inputs []searchInput
-	for _, shape := range [][]int{{37, 100}, {3, 1000}, {9, 4096}, {1, 31}, {2, 32 * 8}} {
-		n := shape[0] * shape[1]
+	for _, shape := range [][]int{{5, 16}, {7, 32}, {3, 4096}, {2, 3, 64}, {48, 256}, {37, 100}, {1, 31}, {3, 1000}} {
+		n := shape[0] * shape[len(shape)-1]
+		if len(shape) == 3 {
+			n *= shape[1]
+		}
 		x := make([]float32, n)
 		for i := range x {
 			x[i] = float32(math.Ldexp(r.NormFloat64(), r.IntN(9)-4))
 		}
+		for i := 0; i+16 <= n; i += 16 {
+			switch r.IntN(12) {
+			case 0:
+				clear(x[i : i+16])
+			case 1:
+				x[i+r.IntN(16)] = float32(math.NaN())
+			case 2:
+				x[i+r.IntN(16)] = float32(math.Inf(2*r.IntN(2) - 1))
+			case 3:
+				for j := range 16 {
+					x[i+j] = float32(math.Ldexp(r.NormFloat64(), -135))
+				}
+			case 4:
+				for j := range 16 {
+					x[i+j] = float32(math.Ldexp(r.NormFloat64(), 125))
+				}
+			}
+		}
 		inputs = append(inputs, searchInput{fmt.Sprint(shape), shape, x})
 	}
 	inputs = append(inputs, searchInput{"edges", []int{48, 256}, searchEdgeInput(r, 48)})
-	dt := MustLookup("mxfp4")
-	for _, in := range inputs {
-		o := Options{ScaleSearch: true, Form: Actual}
-		parts := func() []NamedPart {
-			out, err := castPath(in.x, in.shape, dt, &o, true, true)
-			require.NoError(t, err)
-			return out.Parts()
-		}
-		batch := parts()
-		noSearchBatch = true
-		one := parts()
-		noSearchBatch = false
-		noSearchFast = true
-		gen := parts()
-		noSearchFast = false
-		for i, p := range batch {
-			require.Equal(t, one[i].Bytes, p.Bytes, "%s part %s: batch vs one block", in.name, p.Name)
-			require.Equal(t, gen[i].Bytes, p.Bytes, "%s part %s: batch vs general", in.name, p.Name)
+	for _, name := range []string{"mxfp4", "nvfp4"} {
+		dt := MustLookup(name)
+		for _, in := range inputs {
+			for _, form := range []Form{Actual, Compressed, Virtual} {
+				o := Options{ScaleSearch: true, Form: form}
+				c, err := newCaster(in.x, in.shape, dt, o)
+				require.NoError(t, err)
+				if _, block := kernelKindOf(dt); form == Actual && in.shape[len(in.shape)-1]%block == 0 {
+					require.NotEqual(t, noKernel, c.kernel(), "%s %s: no search kernel", name, in.name)
+				}
+				kern, err := castPath(in.x, in.shape, dt, &o, true, true)
+				require.NoError(t, err)
+				noSearchFast = true
+				gen, err := castPath(in.x, in.shape, dt, &o, true, true)
+				noSearchFast = false
+				require.NoError(t, err)
+				for i, p := range kern.Parts() {
+					require.Equal(t, gen.Parts()[i].Bytes, p.Bytes, "%s %s form %v part %s", name, in.name, form, p.Name)
+				}
+				if form == Virtual {
+					require.Equal(t, len(gen.Values), len(kern.Values))
+					for i, v := range gen.Values {
+						require.Equal(t, math.Float32bits(v), math.Float32bits(kern.Values[i]), "%s %s value %d", name, in.name, i)
+					}
+				}
+			}
 		}
 	}
 }

@@ -1,0 +1,70 @@
+//go:build amd64 && !purego
+
+package kernels
+
+import (
+	"math/bits"
+
+	"golang.org/x/sys/cpu"
+)
+
+// The dispatchers of the fused E2M1 scale-search kernels: the AVX-512 kernel
+// over whole groups of 16 blocks, then the Go reference for the blocks whose
+// choice the kernel's float32 estimates left open and for the rest (and for
+// everything below the AVX-512 tier, or without AVX-512 DQ, whose VRANGEPS
+// the kernels use). The exported callers have checked the lengths.
+
+// searchGroup is the number of blocks the AVX-512 search kernels take per
+// step; searchChunk the number of steps per call.
+const (
+	searchGroup = 16
+	searchChunk = 256
+)
+
+// hasSearchAVX512 reports whether the CPU has what the search kernels use
+// beyond the AVX-512 tier.
+var hasSearchAVX512 = cpu.X86.HasAVX512DQ
+
+func searchMXFP4(codes, scales []byte, src []float32) {
+	n := 0
+	if active >= tierAVX512 && hasSearchAVX512 {
+		n = len(src) &^ (searchGroup*MXBlock - 1)
+	}
+	var redo [searchChunk]uint16
+	for lo := 0; lo < n; lo += searchChunk * searchGroup * MXBlock {
+		hi := min(n, lo+searchChunk*searchGroup*MXBlock)
+		c, s, x := codes[lo/2:hi/2], scales[lo/MXBlock:hi/MXBlock], src[lo:hi]
+		searchMXFP4AVX512(c, s, x, redo[:])
+		forRedo(redo[:len(x)/(searchGroup*MXBlock)], func(b int) {
+			searchMXFP4Go(c[b*MXBlock/2:(b+1)*MXBlock/2], s[b:b+1], x[b*MXBlock:(b+1)*MXBlock])
+		})
+	}
+	searchMXFP4Go(codes[n/2:], scales[n/MXBlock:], src[n:])
+}
+
+func searchNVFP4(codes, scales []byte, src []float32, tensorScale float32) {
+	n := 0
+	if active >= tierAVX512 && hasSearchAVX512 && nvfp4AsmScale(tensorScale) {
+		n = len(src) &^ (searchGroup*NVFP4Block - 1)
+	}
+	var redo [searchChunk]uint16
+	for lo := 0; lo < n; lo += searchChunk * searchGroup * NVFP4Block {
+		hi := min(n, lo+searchChunk*searchGroup*NVFP4Block)
+		c, s, x := codes[lo/2:hi/2], scales[lo/NVFP4Block:hi/NVFP4Block], src[lo:hi]
+		searchNVFP4AVX512(c, s, x, tensorScale, 6*tensorScale, redo[:])
+		forRedo(redo[:len(x)/(searchGroup*NVFP4Block)], func(b int) {
+			searchNVFP4Go(c[b*NVFP4Block/2:(b+1)*NVFP4Block/2], s[b:b+1], x[b*NVFP4Block:(b+1)*NVFP4Block], tensorScale)
+		})
+	}
+	searchNVFP4Go(codes[n/2:], scales[n/NVFP4Block:], src[n:], tensorScale)
+}
+
+// forRedo calls f with the index of every block whose bit is set in redo
+// (bit i of redo[g] is block 16g+i).
+func forRedo(redo []uint16, f func(b int)) {
+	for g, m := range redo {
+		for ; m != 0; m &= m - 1 {
+			f(searchGroup*g + bits.TrailingZeros16(m))
+		}
+	}
+}

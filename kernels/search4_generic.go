@@ -1,0 +1,9 @@
+//go:build !amd64 || purego
+
+package kernels
+
+func searchMXFP4(codes, scales []byte, src []float32) { searchMXFP4Go(codes, scales, src) }
+
+func searchNVFP4(codes, scales []byte, src []float32, tensorScale float32) {
+	searchNVFP4Go(codes, scales, src, tensorScale)
+}
