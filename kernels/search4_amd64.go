@@ -14,11 +14,11 @@ import (
 // everything below the AVX-512 tier, or without AVX-512 DQ, whose VRANGEPS
 // the kernels use). The exported callers have checked the lengths.
 
-// searchGroup is the number of blocks the AVX-512 search kernels take per
-// step; searchChunk the number of steps per call.
+// e2m1SearchGroup is the number of blocks the AVX-512 E2M1 search kernels take per
+// step; e2m1SearchChunk the number of steps per call.
 const (
-	searchGroup = 16
-	searchChunk = 256
+	e2m1SearchGroup = 16
+	e2m1SearchChunk = 256
 )
 
 // hasSearchAVX512 reports whether the CPU has what the search kernels use
@@ -28,14 +28,14 @@ var hasSearchAVX512 = cpu.X86.HasAVX512DQ
 func searchMXFP4(codes, scales []byte, src []float32) {
 	n := 0
 	if active >= tierAVX512 && hasSearchAVX512 {
-		n = len(src) &^ (searchGroup*MXBlock - 1)
+		n = len(src) &^ (e2m1SearchGroup*MXBlock - 1)
 	}
-	var redo [searchChunk]uint16
-	for lo := 0; lo < n; lo += searchChunk * searchGroup * MXBlock {
-		hi := min(n, lo+searchChunk*searchGroup*MXBlock)
+	var redo [e2m1SearchChunk]uint16
+	for lo := 0; lo < n; lo += e2m1SearchChunk * e2m1SearchGroup * MXBlock {
+		hi := min(n, lo+e2m1SearchChunk*e2m1SearchGroup*MXBlock)
 		c, s, x := codes[lo/2:hi/2], scales[lo/MXBlock:hi/MXBlock], src[lo:hi]
 		searchMXFP4AVX512(c, s, x, redo[:])
-		forRedo(redo[:len(x)/(searchGroup*MXBlock)], func(b int) {
+		forRedo(redo[:len(x)/(e2m1SearchGroup*MXBlock)], func(b int) {
 			searchMXFP4Go(c[b*MXBlock/2:(b+1)*MXBlock/2], s[b:b+1], x[b*MXBlock:(b+1)*MXBlock])
 		})
 	}
@@ -45,14 +45,14 @@ func searchMXFP4(codes, scales []byte, src []float32) {
 func searchNVFP4(codes, scales []byte, src []float32, tensorScale float32) {
 	n := 0
 	if active >= tierAVX512 && hasSearchAVX512 && nvfp4AsmScale(tensorScale) {
-		n = len(src) &^ (searchGroup*NVFP4Block - 1)
+		n = len(src) &^ (e2m1SearchGroup*NVFP4Block - 1)
 	}
-	var redo [searchChunk]uint16
-	for lo := 0; lo < n; lo += searchChunk * searchGroup * NVFP4Block {
-		hi := min(n, lo+searchChunk*searchGroup*NVFP4Block)
+	var redo [e2m1SearchChunk]uint16
+	for lo := 0; lo < n; lo += e2m1SearchChunk * e2m1SearchGroup * NVFP4Block {
+		hi := min(n, lo+e2m1SearchChunk*e2m1SearchGroup*NVFP4Block)
 		c, s, x := codes[lo/2:hi/2], scales[lo/NVFP4Block:hi/NVFP4Block], src[lo:hi]
 		searchNVFP4AVX512(c, s, x, tensorScale, 6*tensorScale, redo[:])
-		forRedo(redo[:len(x)/(searchGroup*NVFP4Block)], func(b int) {
+		forRedo(redo[:len(x)/(e2m1SearchGroup*NVFP4Block)], func(b int) {
 			searchNVFP4Go(c[b*NVFP4Block/2:(b+1)*NVFP4Block/2], s[b:b+1], x[b*NVFP4Block:(b+1)*NVFP4Block], tensorScale)
 		})
 	}
@@ -64,7 +64,7 @@ func searchNVFP4(codes, scales []byte, src []float32, tensorScale float32) {
 func forRedo(redo []uint16, f func(b int)) {
 	for g, m := range redo {
 		for ; m != 0; m &= m - 1 {
-			f(searchGroup*g + bits.TrailingZeros16(m))
+			f(e2m1SearchGroup*g + bits.TrailingZeros16(m))
 		}
 	}
 }
