@@ -226,7 +226,25 @@ type cbImportance struct {
 // other than the last, whose values share one column and so one weight,
 // which scales every table's error alike and cannot change the choice.
 func codebookImportance(imp []float32, lay *layout, cb *codebook.Codebook) (cbImportance, error) {
-	if imp == nil || cb.Len() == 1 || lay.n == 0 {
+	if cb.Len() == 1 {
+		return cbImportance{}, nil
+	}
+	im, err := checkImportance(imp, lay)
+	if err != nil || im.v == nil {
+		return im, err
+	}
+	if lay.axis != len(lay.shape)-1 && lay.tile1 != lay.n {
+		return cbImportance{}, nil // 1-D tiles down a column
+	}
+	return im, nil
+}
+
+// checkImportance checks imp for a cast of the given layout: one
+// non-negative finite weight per column of each matrix, the vectors
+// dividing the rows evenly. It returns the zero cbImportance for a nil imp
+// or an empty tensor.
+func checkImportance(imp []float32, lay *layout) (cbImportance, error) {
+	if imp == nil || lay.n == 0 {
 		return cbImportance{}, nil
 	}
 	cols := lay.shape[len(lay.shape)-1]
@@ -239,9 +257,6 @@ func codebookImportance(imp []float32, lay *layout, cb *codebook.Codebook) (cbIm
 		if !(w >= 0) || math.IsInf(float64(w), 1) {
 			return cbImportance{}, fmt.Errorf("importance value %d is %v, not a finite non-negative number", i, w)
 		}
-	}
-	if lay.axis != len(lay.shape)-1 && lay.tile1 != lay.n {
-		return cbImportance{}, nil // 1-D tiles down a column
 	}
 	return cbImportance{v: imp, cols: cols, rowsPer: rows / (len(imp) / cols)}, nil
 }

@@ -1,7 +1,6 @@
 package tcast
 
 import (
-	"fmt"
 	"math"
 
 	"github.com/tensorcast-go/tensorcast/dtype"
@@ -65,26 +64,6 @@ func (s *searchScratch) grow(n int) {
 		s.w = make([]float32, n)
 	}
 	s.scaled, s.codes, s.dec, s.w = s.scaled[:n], s.codes[:n], s.dec[:n], s.w[:n]
-}
-
-// searchImportance checks opts.Importance for a scale-searching cast of the
-// given layout: one non-negative finite weight per column of each matrix.
-func searchImportance(imp []float32, lay *layout) (cbImportance, error) {
-	if imp == nil || lay.n == 0 {
-		return cbImportance{}, nil
-	}
-	cols := lay.shape[len(lay.shape)-1]
-	rows := lay.n / cols
-	if len(imp) == 0 || len(imp)%cols != 0 || rows%(len(imp)/cols) != 0 {
-		return cbImportance{}, fmt.Errorf("an importance vector of %d values for shape %v: want %d per column of each matrix (a multiple of %d dividing the %d rows)",
-			len(imp), lay.input, cols, cols, rows)
-	}
-	for i, w := range imp {
-		if !(w >= 0) || math.IsInf(float64(w), 1) {
-			return cbImportance{}, fmt.Errorf("importance value %d is %v, not a finite non-negative number", i, w)
-		}
-	}
-	return cbImportance{v: imp, cols: cols, rowsPer: rows / (len(imp) / cols)}, nil
 }
 
 // searchWeights returns the weights of block b's n values (nil: all 1).
