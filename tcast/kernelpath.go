@@ -155,11 +155,7 @@ func (c *caster) castKernel(x []float32, k kernelKind) *Tensor {
 	if k == kernelNVFP4 {
 		c.setTensorScale(x, t.TensorScale)
 	}
-	if c.opts.ScaleSearch {
-		searchKernelQuant(k, codes, scales, x, c.tensorMul)
-	} else {
-		quantKernel(k, codes, scales, x, c.tensorMul)
-	}
+	c.quantKernel(k, codes, scales, x)
 	return c.finishKernelCast(t, len(x), codes, kernelBits(k), func(dst []float32) {
 		dequantKernel(k, dst, codes, scales, c.tensorMul)
 	})
@@ -226,6 +222,16 @@ func quantKernel(k kernelKind, codes, scales []byte, x []float32, tensorMul floa
 		kernels.QuantizeMXFP6E3M2(codes, scales, x)
 	case kernelNVFP4:
 		kernels.QuantizeNVFP4(codes, scales, x, tensorMul)
+	}
+}
+
+// quantKernel is quantKernel of kind k with c's tensor scale, through the
+// fused search kernel (searchKernelQuant) when c searches scales.
+func (c *caster) quantKernel(k kernelKind, codes, scales []byte, x []float32) {
+	if c.opts.ScaleSearch {
+		searchKernelQuant(k, codes, scales, x, c.tensorMul)
+	} else {
+		quantKernel(k, codes, scales, x, c.tensorMul)
 	}
 }
 

@@ -208,11 +208,7 @@ func (r *RowCaster) CastRowsPacked(data, scale []byte, x, deq []float32) error {
 // blocks into codes and scales, then, unless deq is nil, the values they
 // decode to into deq.
 func (r *RowCaster) castPacked(codes, scales []byte, x, deq []float32) {
-	if r.c.opts.ScaleSearch {
-		searchKernelQuant(r.kind, codes, scales, x, r.c.tensorMul)
-	} else {
-		quantKernel(r.kind, codes, scales, x, r.c.tensorMul)
-	}
+	r.c.quantKernel(r.kind, codes, scales, x)
 	if deq != nil {
 		dequantKernel(r.kind, deq, codes, scales, r.c.tensorMul)
 	}
