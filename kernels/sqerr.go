@@ -43,26 +43,12 @@ func RoundE2M1(q float32) float32 {
 // (nearest even, saturating at ±448, −0 for negative values that round to
 // zero).
 func RoundE4M3FN(q float32) float32 {
-	return mx.e4m3fn[e4m3fnCode(q)]
+	return mx.e4m3fn[e4m3RNE(q)]
 }
 
 // e4m3fnCode is the E4M3 code of the non-NaN q, nearest even, saturating:
-// quantizeMXFP8Go's rounding of one value.
-func e4m3fnCode(q float32) uint8 {
-	const (
-		minNorm = 121 << 23 // 2^−6
-		kBits   = 141 << 23 // 2^14
-		rebias  = 120 << 3
-	)
-	y := math.Float32bits(q)
-	abs := min(y&0x7fffffff, 0x7f800000)
-	sub := int32(math.Float32bits(math.Float32frombits(abs)+math.Float32frombits(kBits)) - kBits)
-	mag := int32((abs+(1<<19-1)+(abs>>20)&1)>>20) - rebias
-	isSub := (int32(abs) - minNorm) >> 31
-	mag ^= (mag ^ sub) & isSub
-	mag = min(mag, 0x7e)
-	return uint8(uint32(mag) | y>>31<<7)
-}
+// quantizeMXFP8Go's rounding of one value (e4m3RNE).
+func e4m3fnCode(q float32) uint8 { return e4m3RNE(q) }
 
 // RoundInt returns the value that the non-NaN q encodes to in an integer
 // format whose codes run from lo to hi (integers, |lo|, |hi| < 2^21) and
