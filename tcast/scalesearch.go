@@ -99,8 +99,8 @@ func (c *caster) candidateErr(v []float32, keep []bool, w []float32, mul, div, d
 		return sum
 	}
 	if c.ssFast != nil {
-		s.blk = kernels.SqErrBlock{V: v, W: w, Keep: keep, Mul: mul, Div: div, DMul: dmul,
-			IntScale: s.blk.IntScale, IntStep: s.blk.IntStep, IntLo: s.blk.IntLo, IntHi: s.blk.IntHi}
+		s.blk.V, s.blk.W, s.blk.Keep = v, w, keep
+		s.blk.Mul, s.blk.Div, s.blk.DMul = mul, div, dmul
 		return c.ssFast(&s.blk)
 	}
 	scaled, codes, dec := s.scaled[:n], s.codes[:n], s.dec[:n]
