@@ -25,7 +25,7 @@ package kernels
 // contents are scratch). Rounding by VRNDSCALEPS (nearest even), the clamp
 // by VRANGEPS (the smaller magnitude, the first source's sign), the square
 // and sum by VFMADD231PS; the lanes of 16 groups are added up together
-// (VSHUFF32X4, VSHUFPS), each group's in the loop's order.
+// (a VPERMT2D transpose tree), each group's in the loop's order.
 //
 //go:noescape
 func sqErrSymAVX512(errs []float32, src []float32, rdiv []float32, dmul []float32, lanes []float32, glen int, stride int, nb int, qmax float32, ahead int)
@@ -51,7 +51,7 @@ func sqErrSymAVX512(errs []float32, src []float32, rdiv []float32, dmul []float3
 // contents are scratch). Rounding by VRNDSCALEPS (nearest even), the clamp
 // by VRANGEPS (the smaller magnitude, the first source's sign), the square
 // and sum by VFMADD231PS; the lanes of 16 groups are added up together
-// (VSHUFF32X4, VSHUFPS), each group's in the loop's order.
+// (a VPERMT2D transpose tree), each group's in the loop's order.
 //
 //go:noescape
 func sqErrSymF16AVX512(errs []float32, src []float32, rdiv []float32, dmul []float32, lanes []float32, glen int, stride int, nb int, qmax float32, ahead int)

@@ -18,8 +18,7 @@ import (
 
 func main() {
 	gen.Main(func() {
-		perm := lanePerm()
-		permLanes = gen.Table("intsearchPermLanes", perm[:])
+		treeIdx = gen.TreeIndexes("intsearchTree")
 		sqErrSymAVX512(false)
 		sqErrSymAVX512(true)
 		symCandsAVX512(true)
@@ -37,7 +36,7 @@ const cands = 5
 // float32 sums in Z10–Z14, 16 elements per step in Z15, the clamp qmax in
 // Z16; the five candidates' terms in Z17–Z21. Each group's five lane sums
 // go to the scratch lanes (candidate c of the batch's group g at
-// (16c+g)·16), and after up to 16 groups reduceLanes adds them up for the
+// (16c+g)·16), and after up to 16 groups gen.Tree16 adds them up for the
 // whole batch at once.
 //
 // The F16 variant (sqErrSymF16AVX512) computes x − q·d in one VFNMADD213PS:
@@ -73,7 +72,7 @@ func sqErrSymAVX512(f16 bool) {
 		"contents are scratch). Rounding by VRNDSCALEPS (nearest even), the clamp",
 		"by VRANGEPS (the smaller magnitude, the first source's sign), the square",
 		"and sum by VFMADD231PS; the lanes of 16 groups are added up together",
-		"(VSHUFF32X4, VSHUFPS), each group's in the loop's order.")
+		"(a VPERMT2D transpose tree), each group's in the loop's order.")
 	Load(Param("errs").Base(), RDI)
 	Load(Param("src").Base(), RSI)
 	Load(Param("rdiv").Base(), R8)
@@ -141,10 +140,14 @@ func sqErrSymAVX512(f16 bool) {
 	DECL(EAX)
 	KMOVW(EAX, K1)
 	Load(Param("lanes").Base(), RAX)
-	VMOVDQU32(permLanes, Z31)
+	gen.LoadTree(treeIdx)
 	for c := range cands {
-		reduceLanes(Mem{Base: RAX, Disp: c * 1024}, Z31)
-		VMOVUPS(Z7, K1, at(RDI, c))
+		// Lane g of Z0: group g's lanes added l+8, l+4, l+2, l+1.
+		for g := range 16 {
+			VMOVUPS(Mem{Base: RAX, Disp: c*1024 + 64*g}, gen.Z(g))
+		}
+		gen.Tree16(VADDPS)
+		VMOVUPS(Z0, K1, at(RDI, c))
 	}
 	ADDQ(Imm(64), RDI)
 	SUBQ(RBX, R11)
@@ -154,117 +157,8 @@ func sqErrSymAVX512(f16 bool) {
 	RET()
 }
 
-// permLanes is the VPERMPS index that puts reduceLanes' sums in group order.
-var permLanes Mem
-
-// reduceLanes adds up the 16 lanes of each of 16 vectors at lanes (vector g
-// at lanes + 64g) into Z7, lane g the sum of vector g, in the order of the
-// one-vector tree (lane l + lane l+8, then l+4, l+2, l+1, each time the
-// lower lane first): the upper and lower halves of two vectors at a time
-// (VSHUFF32X4), then of the quarters and of pairs of lanes (VSHUFPS). perm
-// holds permLanes. It uses Z0–Z7 and Z16–Z25.
-func reduceLanes(lanes Mem, perm VecPhysical) {
-	for g := range 16 {
-		m := lanes
-		m.Disp += 64 * g
-		VMOVUPS(m, gen.Z(g))
-	}
-	// lanes l and l+8: vectors 2i and 2i+1 into Z16+i.
-	for i := range 8 {
-		a, b := gen.Z(2*i), gen.Z(2*i+1)
-		VSHUFF32X4(U8(0x44), b, a, Z24) // a's lanes 0–7, b's 0–7
-		VSHUFF32X4(U8(0xee), b, a, Z25) // a's lanes 8–15, b's 8–15
-		VADDPS(Z25, Z24, gen.Z(16+i))
-	}
-	// lanes l and l+4: Z16+2k and Z16+2k+1 into Zk.
-	for k := range 4 {
-		a, b := gen.Z(16+2*k), gen.Z(17+2*k)
-		VSHUFF32X4(U8(0x88), b, a, Z24)
-		VSHUFF32X4(U8(0xdd), b, a, Z25)
-		VADDPS(Z25, Z24, gen.Z(k))
-	}
-	// lanes l and l+2: Z2m and Z2m+1 into Z4+m.
-	for m := range 2 {
-		a, b := gen.Z(2*m), gen.Z(2*m+1)
-		VSHUFPS(U8(0x44), b, a, Z24)
-		VSHUFPS(U8(0xee), b, a, Z25)
-		VADDPS(Z25, Z24, gen.Z(4+m))
-	}
-	// lanes l and l+1: Z4 and Z5 into Z6, then in group order.
-	VSHUFPS(U8(0x88), Z5, Z4, Z24)
-	VSHUFPS(U8(0xdd), Z5, Z4, Z25)
-	VADDPS(Z25, Z24, Z6)
-	VPERMPS(Z6, perm, Z7)
-}
-
-// lanePerm simulates reduceLanes on the groups' numbers and returns, for
-// each group g, the lane of Z6 that holds its sum.
-func lanePerm() [16]uint32 {
-	var v [16][16]int
-	for g := range 16 {
-		for l := range 16 {
-			v[g][l] = g
-		}
-	}
-	shuf4 := func(imm int, a, b [16]int) (r [16]int) { // VSHUFF32X4
-		for k := range 4 {
-			src := a
-			if k >= 2 {
-				src = b
-			}
-			sel := imm >> (2 * k) & 3
-			copy(r[4*k:4*k+4], src[4*sel:4*sel+4])
-		}
-		return r
-	}
-	shufps := func(imm int, a, b [16]int) (r [16]int) { // VSHUFPS
-		for k := range 4 {
-			for e := range 4 {
-				src := a
-				if e >= 2 {
-					src = b
-				}
-				r[4*k+e] = src[4*k+(imm>>(2*e)&3)]
-			}
-		}
-		return r
-	}
-	var w [8][16]int
-	for i := range 8 {
-		w[i] = shuf4(0x44, v[2*i], v[2*i+1])
-		if shuf4(0xee, v[2*i], v[2*i+1]) != w[i] {
-			panic("lanePerm: level 1 pairs lanes of different groups")
-		}
-	}
-	var u [4][16]int
-	for k := range 4 {
-		u[k] = shuf4(0x88, w[2*k], w[2*k+1])
-		if shuf4(0xdd, w[2*k], w[2*k+1]) != u[k] {
-			panic("lanePerm: level 2 pairs lanes of different groups")
-		}
-	}
-	var q [2][16]int
-	for m := range 2 {
-		q[m] = shufps(0x44, u[2*m], u[2*m+1])
-		if shufps(0xee, u[2*m], u[2*m+1]) != q[m] {
-			panic("lanePerm: level 3 pairs lanes of different groups")
-		}
-	}
-	z := shufps(0x88, q[0], q[1])
-	if shufps(0xdd, q[0], q[1]) != z {
-		panic("lanePerm: level 4 pairs lanes of different groups")
-	}
-	var perm [16]uint32
-	seen := 0
-	for l, g := range z {
-		perm[g] = uint32(l)
-		seen |= 1 << g
-	}
-	if seen != 0xffff {
-		panic("lanePerm: a group has no lane")
-	}
-	return perm
-}
+// treeIdx holds the index tables of gen.Tree16.
+var treeIdx [4][2]Mem
 
 // at returns candidate c's entry at base, the candidates R12 bytes apart
 // (R13 = 3·R12).
