@@ -99,10 +99,17 @@ func searchIntSymGo(codes, scales []byte, src []float32, g IntGroups) {
 	cols, group, _ := g.geometry("SearchIntSym", len(src))
 	qmax := qmaxSym(g.Bits)
 	forGroups(len(src), cols, group, func(k, lo, hi int) {
-		code, d := searchSymScale(g.Scale, src[lo:hi], absMaxBitsGo(src[lo:hi]), qmax)
-		g.Scale.put(scales, k, code)
-		quantSymGroup(codes, src[lo:hi], lo, d, qmax, g.Bits)
+		searchSymGroupGo(codes, scales, src, k, lo, hi, qmax, g)
 	})
+}
+
+// searchSymGroupGo searches the scale of group k, the elements lo..hi of
+// src, stores it and quantizes the group with it, in Go.
+func searchSymGroupGo(codes, scales []byte, src []float32, k, lo, hi int, qmax float32, g IntGroups) {
+	x := src[lo:hi]
+	code, d := searchSymScale(g.Scale, x, absMaxBitsGo(x), qmax)
+	g.Scale.put(scales, k, code)
+	quantSymGroup(codes, x, lo, d, qmax, g.Bits)
 }
 
 // sqErrSymLanesGo is the reference of the assembly's float32 candidate

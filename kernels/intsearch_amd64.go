@@ -50,10 +50,7 @@ func searchIntSym(codes, scales []byte, src []float32, g IntGroups) {
 			s.chunk(codes[g.codeBytes(a):], scales[k0*g.Scale.Bytes():], src[a:a+full*group], group, full, qmax, lo, hi, g)
 		}
 		for a, k := a+full*group, k0+full; a < b; a, k = a+group, k+1 {
-			e := min(a+group, b)
-			code, d := searchSymScale(g.Scale, src[a:e], absMaxBitsGo(src[a:e]), qmax)
-			g.Scale.put(scales, k, code)
-			quantSymGroup(codes, src[a:e], a, d, qmax, g.Bits)
+			searchSymGroupGo(codes, scales, src, k, a, min(a+group, b), qmax, g)
 		}
 	})
 	clearLastNibble(codes, len(src), g.Bits)
