@@ -122,13 +122,8 @@ func TestScaleSearchFastEqualsGeneral(t *testing.T) {
 				require.NotNil(t, c.ssFast, "%s: no fast path", name)
 				fast, err := castPath(in.x, in.shape, dt, &o, true, true)
 				require.NoError(t, err)
-				noSearchFast = true
-				gen, err := castPath(in.x, in.shape, dt, &o, true, true)
-				noSearchFast = false
-				require.NoError(t, err)
-				for i, p := range fast.Parts() {
-					require.Equal(t, gen.Parts()[i].Bytes, p.Bytes, "%s %s options %d part %s", name, in.name, k, p.Name)
-				}
+				gen := castGeneral(t, in.x, in.shape, dt, &o)
+				requireSameParts(t, gen, fast, fmt.Sprintf("%s %s options %d", name, in.name, k))
 			}
 		}
 	}
@@ -206,13 +201,8 @@ func TestScaleSearchKernelE2M1(t *testing.T) {
 				}
 				kern, err := castPath(in.x, in.shape, dt, &o, true, true)
 				require.NoError(t, err)
-				noSearchFast = true
-				gen, err := castPath(in.x, in.shape, dt, &o, true, true)
-				noSearchFast = false
-				require.NoError(t, err)
-				for i, p := range kern.Parts() {
-					require.Equal(t, gen.Parts()[i].Bytes, p.Bytes, "%s %s form %v part %s", name, in.name, form, p.Name)
-				}
+				gen := castGeneral(t, in.x, in.shape, dt, &o)
+				requireSameParts(t, gen, kern, fmt.Sprintf("%s %s form %v", name, in.name, form))
 				if form == Virtual {
 					require.Equal(t, len(gen.Values), len(kern.Values))
 					for i, v := range gen.Values {
@@ -269,15 +259,31 @@ func TestScaleSearchKernelE4M3(t *testing.T) {
 			}
 			fast, err := castPath(in.x, in.shape, dt, &o, true, true)
 			require.NoError(t, err)
-			noSearchFast = true
-			gen, err := castPath(in.x, in.shape, dt, &o, true, true)
-			noSearchFast = false
-			require.NoError(t, err)
-			for i, p := range fast.Parts() {
-				require.Equal(t, gen.Parts()[i].Bytes, p.Bytes, "%s %s part %s", name, in.name, p.Name)
-			}
+			gen := castGeneral(t, in.x, in.shape, dt, &o)
+			requireSameParts(t, gen, fast, name+" "+in.name)
 			tested++
 		}
 	}
 	require.Greater(t, tested, 2*len(inputs))
+}
+
+// castGeneral is castPath(x, shape, dt, o, true, true) with the scale
+// search taking candidateErr's general path (encode, decode, sum) for every
+// element format (noSearchFast).
+func castGeneral(t *testing.T, x []float32, shape []int, dt *DataType, o *Options) *Tensor {
+	t.Helper()
+	noSearchFast = true
+	defer func() { noSearchFast = false }()
+	gen, err := castPath(x, shape, dt, o, true, true)
+	require.NoError(t, err)
+	return gen
+}
+
+// requireSameParts requires got's parts to hold want's bytes; msg names the
+// case.
+func requireSameParts(t *testing.T, want, got *Tensor, msg string) {
+	t.Helper()
+	for i, p := range got.Parts() {
+		require.Equal(t, want.Parts()[i].Bytes, p.Bytes, "%s part %s", msg, p.Name)
+	}
 }
