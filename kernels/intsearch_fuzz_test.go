@@ -25,25 +25,6 @@ func FuzzSearchIntSym(f *testing.F) {
 		if rows := int(shape>>11) + 1; n%rows == 0 {
 			g.Cols = n / rows
 		}
-		_, _, groups := g.geometry("fuzz", n)
-		wc, ws := make([]byte, g.codeBytes(n)), make([]byte, groups*g.Scale.Bytes())
-		searchIntSymGo(wc, ws, src, g)
-		clearLastNibble(wc, n, g.Bits)
-		for _, tr := range tiers() {
-			restore := useTier(tr)
-			c, s := make([]byte, len(wc)), make([]byte, len(ws))
-			SearchIntSym(c, s, src, g)
-			restore()
-			for i := range ws {
-				if ws[i] != s[i] {
-					t.Fatalf("%v %+v scale byte %d: %#x, want %#x", tr, g, i, s[i], ws[i])
-				}
-			}
-			for i := range wc {
-				if wc[i] != c[i] {
-					t.Fatalf("%v %+v code byte %d: %#x, want %#x", tr, g, i, c[i], wc[i])
-				}
-			}
-		}
+		requireSearchIntSymTiers(t, src, g)
 	})
 }

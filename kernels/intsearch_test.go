@@ -123,19 +123,26 @@ func TestSearchIntSymTiers(t *testing.T) {
 		}
 		n := rows * cols
 		off := r.IntN(4)
-		src := intSearchInput(r, n+off)[off:]
-		_, _, groups := g.geometry("test", n)
-		wc, ws := make([]byte, g.codeBytes(n)), make([]byte, groups*g.Scale.Bytes())
-		searchIntSymGo(wc, ws, src, g)
-		clearLastNibble(wc, n, g.Bits)
-		for _, tr := range tiers() {
-			restore := useTier(tr)
-			c, s := make([]byte, len(wc)), make([]byte, len(ws))
-			SearchIntSym(c, s, src, g)
-			restore()
-			require.Equal(t, ws, s, "%v %+v n %d: scales", tr, g, n)
-			require.Equal(t, wc, c, "%v %+v n %d: codes", tr, g, n)
-		}
+		requireSearchIntSymTiers(t, intSearchInput(r, n+off)[off:], g)
+	}
+}
+
+// requireSearchIntSymTiers requires every tier's SearchIntSym to give the
+// scales and codes of the Go reference for src and g.
+func requireSearchIntSymTiers(t *testing.T, src []float32, g IntGroups) {
+	t.Helper()
+	n := len(src)
+	_, _, groups := g.geometry("test", n)
+	wc, ws := make([]byte, g.codeBytes(n)), make([]byte, groups*g.Scale.Bytes())
+	searchIntSymGo(wc, ws, src, g)
+	clearLastNibble(wc, n, g.Bits)
+	for _, tr := range tiers() {
+		restore := useTier(tr)
+		c, s := make([]byte, len(wc)), make([]byte, len(ws))
+		SearchIntSym(c, s, src, g)
+		restore()
+		require.Equal(t, ws, s, "%v %+v n %d: scales", tr, g, n)
+		require.Equal(t, wc, c, "%v %+v n %d: codes", tr, g, n)
 	}
 }
 
