@@ -95,12 +95,9 @@ func (s *intSearchScratch) chunk(codes, scales []byte, x []float32, glen, nb int
 	}
 	if f == ScaleFloat16 {
 		sqErrSymF16AVX512(s.errs[:], x, s.rdiv[:], s.dmul[:], s.lanes[:], glen, cg, nb, qmax, 4*len(x))
-	} else {
-		sqErrSymAVX512(s.errs[:], x, s.rdiv[:], s.dmul[:], s.lanes[:], glen, cg, nb, qmax, 4*len(x))
-	}
-	if f == ScaleFloat16 {
 		pickSymF16AVX512(s.pick[:m], scales, s.div[:], s.errs[:], s.rdiv[:], s.cand[:], s.codes[:], cg, lo, hi)
 	} else {
+		sqErrSymAVX512(s.errs[:], x, s.rdiv[:], s.dmul[:], s.lanes[:], glen, cg, nb, qmax, 4*len(x))
 		pickSymF32AVX512(s.pick[:m], scales, s.div[:], s.errs[:], s.rdiv[:], s.cand[:], s.codes[:], cg, lo, hi)
 	}
 	if m < nb {
