@@ -194,9 +194,8 @@ func (c *IntCodec) rneFast() bool {
 // encodeIntRNE is EncodeInt for RoundEven, rounding with float32 arithmetic:
 // x·2^FracBits is exact (a power of two; an overflow to ±Inf clamps as the
 // value would), clamped to one past the range, then rounded to an integer,
-// ties to even, by adding 1.5·2^23; NaN gives 0, as Encode does.
+// ties to even (roundEven32); NaN gives 0, as Encode does.
 func encodeIntRNE[C Code](c *IntCodec, dst []C, src []float32) {
-	const magic = 0x1.8p23
 	sc := float32(math.Ldexp(1, int(c.FracBits)))
 	lo, hi := float32(c.Min), float32(c.Max)
 	mask := uint32(1)<<c.Bits - 1
@@ -207,8 +206,7 @@ func encodeIntRNE[C Code](c *IntCodec, dst []C, src []float32) {
 			y = 0
 		}
 		y = min(max(y, lo-1), hi+1)
-		r := int32(math.Float32bits(float32(y+magic))) - 0x4b400000
-		r = min(max(r, int32(c.Min)), int32(c.Max))
+		r := min(max(roundEven32(y), int32(c.Min)), int32(c.Max))
 		dst[i] = C(uint32(r) & mask)
 	}
 }

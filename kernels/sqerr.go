@@ -56,10 +56,8 @@ func e4m3fnCode(q float32) uint8 { return e4m3RNE(q) }
 // rounded to the nearest integer, ties to even, clamped to [lo, hi], times
 // step.
 func RoundInt(q, scale, step, lo, hi float32) float32 {
-	const magic = 0x1.8p23
 	y := min(max(float32(q*scale), lo-1), hi+1)
-	r := float32(int32(math.Float32bits(float32(y+magic))) - 0x4b400000)
-	return min(max(r, lo), hi) * step
+	return min(max(float32(roundEven32(y)), lo), hi) * step
 }
 
 // SqErrE2M1 is the candidate error of E2M1 elements (MXFP4, NVFP4).
