@@ -16,10 +16,10 @@ import (
 // those kernels implement (floor scales, round to nearest even, symmetric
 // integers, float scales that are not forced to powers of two), with or
 // without a keep mask. A scale-searching cast (Options.ScaleSearch) of a
-// kind that has a fused search kernel (searchKernel: MXFP8 through
-// kernels.SearchMXFP8) takes it when it weighs no importance and keeps
-// every element. The results are the same bits either way; the tests
-// compare the two paths.
+// kind that has a fused search kernel (searchKernel: MXFP4, NVFP4 and MXFP8
+// through kernels.SearchMXFP4, SearchNVFP4 and SearchMXFP8) takes it when it
+// weighs no importance and keeps every element. The results are the same
+// bits either way; the tests compare the two paths.
 
 // kernelKind names the datatypes the kernels handle.
 type kernelKind uint8
