@@ -323,7 +323,7 @@ func newCaster(x []float32, shape []int, dt *DataType, o Options) (*caster, erro
 	if c.keepMask != nil {
 		c.keep, c.keepBits = c.keepMask.Bools(), c.keepMask.Bytes()
 	}
-	if o.ScaleSearch && dt.cb == nil && dt.spec != nil {
+	if o.ScaleSearch && dt.SearchesScales() {
 		if c.ssImp, err = checkImportance(o.Importance, lay); err != nil {
 			return nil, fmt.Errorf("tcast: cast to %s: scale search: %w", dt.name, err)
 		}

@@ -275,6 +275,10 @@ func TestScaleSearchImportanceErrors(t *testing.T) {
 	}
 	_, err := Cast(x, []int{2, 32}, MustLookup("mxfp4"), &Options{ScaleSearch: true, Importance: make([]float32, 32)})
 	assert.NoError(t, err)
+	// A datatype the search leaves alone (zero points) ignores the
+	// importance it would not weigh, as it ignores the option.
+	_, err = Cast(x, []int{2, 32}, MustLookup("uint4_g32"), &Options{ScaleSearch: true, Importance: []float32{1, 2, 3}})
+	assert.NoError(t, err)
 }
 
 // TestScaleSearchIrisSQNR logs the SQNR of the rule and of the search on
