@@ -25,12 +25,14 @@ const (
 // groupRuns calls fn for each chunk of the groups of n elements in rows of
 // cols: the element range lo..hi, its first group's number, and the length
 // of its groups (all but possibly the last, which ends a row, have the
-// length group).
-func groupRuns(n, cols, group int, fn func(lo, hi, k0 int)) {
+// length group). A chunk holds about elems elements (chunkElems for the
+// quantizers, searchChunk for the scale search), at most chunkGroups
+// groups and at least one.
+func groupRuns(n, cols, group, elems int, fn func(lo, hi, k0 int)) {
 	if n == 0 {
 		return
 	}
-	per := max(1, min(chunkGroups, chunkElems/group))
+	per := max(1, min(chunkGroups, elems/group))
 	k := 0
 	seg := cols
 	if cols%group == 0 {
@@ -81,7 +83,7 @@ func quantIntSym(codes, scales []byte, src []float32, g IntGroups) {
 	qmax := qmaxSym(g.Bits)
 	var amax [chunkGroups]uint32
 	var div [chunkGroups]float32
-	groupRuns(len(src), cols, group, func(lo, hi, k0 int) {
+	groupRuns(len(src), cols, group, chunkElems, func(lo, hi, k0 int) {
 		nb := (hi - lo + group - 1) / group
 		absMaxBlocks(amax[:nb], src[lo:hi], group)
 		for j := symScales(scales[k0*g.Scale.Bytes():], div[:nb], amax[:nb], qmax, g.Scale); j < nb; j++ {
@@ -116,7 +118,7 @@ func dequantIntSym(dst []float32, codes, scales []byte, g IntGroups) {
 	}
 	cols, group, _ := g.geometry("DequantizeIntSym", len(dst))
 	var mul [chunkGroups]float32
-	groupRuns(len(dst), cols, group, func(lo, hi, k0 int) {
+	groupRuns(len(dst), cols, group, chunkElems, func(lo, hi, k0 int) {
 		nb := (hi - lo + group - 1) / group
 		for j := range nb {
 			mul[j] = g.Scale.decodeScale(g.Scale.get(scales, k0+j))
@@ -155,7 +157,7 @@ func quantIntAsym(codes, scales, zeros []byte, src []float32, g IntGroups) {
 	var amax [chunkGroups]uint32
 	var div [chunkGroups]float32
 	var zp [chunkGroups]int32
-	groupRuns(len(src), cols, group, func(a, b, k0 int) {
+	groupRuns(len(src), cols, group, chunkElems, func(a, b, k0 int) {
 		nb := (b - a + group - 1) / group
 		rangeBlocks(lo[:nb], hi[:nb], amax[:nb], src[a:b], group)
 		for j := range nb {
@@ -191,7 +193,7 @@ func dequantIntAsym(dst []float32, codes, scales, zeros []byte, g IntGroups) {
 	}
 	cols, group, _ := g.geometry("DequantizeIntAsym", len(dst))
 	var mul, zero [chunkGroups]float32
-	groupRuns(len(dst), cols, group, func(lo, hi, k0 int) {
+	groupRuns(len(dst), cols, group, chunkElems, func(lo, hi, k0 int) {
 		nb := (hi - lo + group - 1) / group
 		for j := range nb {
 			mul[j] = g.Scale.decodeScale(g.Scale.get(scales, k0+j))

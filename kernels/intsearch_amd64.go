@@ -41,7 +41,7 @@ func searchIntSym(codes, scales []byte, src []float32, g IntGroups) {
 	qmax := qmaxSym(g.Bits)
 	s := new(intSearchScratch)
 	lo, hi := marginFactors(searchIntMargin(group, qmax))
-	searchRuns(len(src), cols, group, func(a, b, k0 int) {
+	groupRuns(len(src), cols, group, searchChunk, func(a, b, k0 int) {
 		full := 0
 		if group%16 == 0 && (g.Bits == 8 || a%2 == 0) {
 			full = (b - a) / group
@@ -54,27 +54,6 @@ func searchIntSym(codes, scales []byte, src []float32, g IntGroups) {
 		}
 	})
 	clearLastNibble(codes, len(src), g.Bits)
-}
-
-// searchRuns is groupRuns with chunks of about searchChunk elements.
-func searchRuns(n, cols, group int, fn func(lo, hi, k0 int)) {
-	if n == 0 {
-		return
-	}
-	per := max(1, min(chunkGroups, searchChunk/group))
-	k := 0
-	seg := cols
-	if cols%group == 0 {
-		seg = n
-	}
-	for s := 0; s < n; s += seg {
-		end := s + seg
-		for lo := s; lo < end; lo += per * group {
-			hi := min(lo+per*group, end)
-			fn(lo, hi, k)
-			k += (hi - lo + group - 1) / group
-		}
-	}
 }
 
 // chunk searches and quantizes nb whole groups of glen elements (a multiple
