@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/imatrix"
@@ -71,8 +72,8 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 }
 
 // checkReportOutput refuses, before any work, a report path that is or is
-// inside one of the checkpoints (or their files), or that exists without
-// force.
+// inside one of the checkpoints (or their files), that is a directory, or
+// that exists without force.
 func checkReportOutput(path string, force bool, checkpoints ...string) error {
 	var inputs []string
 	for _, c := range checkpoints {
@@ -81,7 +82,9 @@ func checkReportOutput(path string, force bool, checkpoints ...string) error {
 	if err := atomicfile.CheckOutput(path, inputs...); err != nil {
 		return err
 	}
-	if _, err := os.Stat(path); err == nil && !force {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return fmt.Errorf("report %s: is a directory, and the report is one HTML file: name the file, e.g. %s", path, filepath.Join(path, "report.html"))
+	} else if err == nil && !force {
 		return fmt.Errorf("report %s: %w (add -force to replace it)", path, fs.ErrExist)
 	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
