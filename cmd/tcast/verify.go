@@ -54,6 +54,9 @@ func runVerify(args []string, stdout, stderr io.Writer) error {
 	if *labels != "" {
 		return usagef("-label names the recipes of -compare: add -compare")
 	}
+	if len(pos) > 2 {
+		return usagef("want ORIG and CONVERTED, got %s: add -compare to compare several CONVERTED with ORIG side by side", count(len(pos), "argument"))
+	}
 	if len(pos) != 2 {
 		return usagef("want ORIG and CONVERTED, got %s", count(len(pos), "argument"))
 	}
