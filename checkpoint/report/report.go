@@ -365,12 +365,7 @@ func buildRecipe(orig, conv string, o Options) (*Recipe, error) {
 		}
 		rec.Tensors = append(rec.Tensors, t)
 	}
-	for i, d := range dts {
-		if i > 0 {
-			rec.DataType += ", "
-		}
-		rec.DataType += d
-	}
+	rec.DataType = strings.Join(dts, ", ")
 	if elements > 0 {
 		rec.Bits = bits / float64(elements)
 	}
