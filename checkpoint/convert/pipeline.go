@@ -119,6 +119,7 @@ type scratch struct {
 	xr     []float32 // a rotated chunk
 	deq0   []float32 // its unrotated cast's values
 	junk   []byte    // its unrotated cast's bytes
+	junkTo [][]byte  // junk split by stored tensor
 	fwht   rotate.Scratch
 	rs     tcast.RowScratch
 	freeMu sync.Mutex // a writing goroutine gives buffers back
@@ -572,12 +573,13 @@ func (st *stream) castUnrotated(sc *scratch, c int, x []float32, r0, r1 int) err
 	if cap(sc.junk) < n {
 		sc.junk = make([]byte, n)
 	}
-	parts := make([][]byte, len(lo))
+	parts := sc.junkTo[:0]
 	at := 0
 	for i := range lo {
-		parts[i] = sc.junk[at : at+hi[i]-lo[i]]
+		parts = append(parts, sc.junk[at:at+hi[i]-lo[i]])
 		at += hi[i] - lo[i]
 	}
+	sc.junkTo = parts
 	deq0 := floats(&sc.deq0, len(x))
 	if err := st.rs0.CastRowsTo(parts, x, r0, deq0, &sc.rs); err != nil {
 		return err
