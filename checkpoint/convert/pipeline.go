@@ -95,7 +95,7 @@ type stream struct {
 	// items that gather its amax piece by piece, then by the items that
 	// cast it, which wait for amaxReady. Every other weight is read once.
 	amaxParts  []tcast.Amax // per amax item
-	amaxParts0 []tcast.Amax // per amax item, of rs0's unrotated values
+	amaxParts0 []tcast.Amax // per amax item, of rs0's unrotated values (with rs0 only)
 	amaxLeft   atomic.Int32 // amax items not finished
 	amaxMu     sync.Mutex
 	amaxErr    error
@@ -296,7 +296,9 @@ func (p *plan) items() []item {
 				its = append(its, item{d: d, c0: c0, c1: min(c0+per, st.chunks), amax: 1 + len(st.amaxParts)})
 				size = append(size, 0) // reads, writes nothing
 				st.amaxParts = append(st.amaxParts, tcast.Amax{})
-				st.amaxParts0 = append(st.amaxParts0, tcast.Amax{})
+				if st.rs0 != nil {
+					st.amaxParts0 = append(st.amaxParts0, tcast.Amax{})
+				}
 			}
 			st.amaxLeft.Store(int32(len(st.amaxParts)))
 			st.amaxReady = make(chan struct{})
