@@ -55,11 +55,8 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 			return usagef("-imatrix: %v", err)
 		}
 	}
-	if *labels != "" {
-		o.Labels = strings.Split(*labels, ",")
-		if len(o.Labels) != len(pos)-1 {
-			return usagef("-label gives %s for %s", count(len(o.Labels), "name"), count(len(pos)-1, "converted checkpoint"))
-		}
+	if o.Labels, err = recipeLabels(*labels, len(pos)-1); err != nil {
+		return err
 	}
 	if err := checkReportOutput(*out, *force, pos...); err != nil {
 		return err
@@ -69,6 +66,19 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "wrote %s: %s compared with %s\n", *out, count(len(pos)-1, "recipe"), pos[0])
 	return nil
+}
+
+// recipeLabels splits -label's comma-separated names, one per converted
+// checkpoint (nil for none given).
+func recipeLabels(labels string, converted int) ([]string, error) {
+	if labels == "" {
+		return nil, nil
+	}
+	names := strings.Split(labels, ",")
+	if len(names) != converted {
+		return nil, usagef("-label gives %s for %s", count(len(names), "name"), count(converted, "converted checkpoint"))
+	}
+	return names, nil
 }
 
 // checkReportOutput refuses, before any work, a report path that is or is
