@@ -95,7 +95,7 @@ type stream struct {
 	// items that gather its amax piece by piece, then by the items that
 	// cast it, which wait for amaxReady. Every other weight is read once.
 	amaxParts  []tcast.Amax // per amax item
-	amaxParts0 []tcast.Amax // per amax item, of rs0's unrotated values
+	amaxParts0 []tcast.Amax // per amax item, of rs0's unrotated values (with rs0 only)
 	amaxLeft   atomic.Int32 // amax items not finished
 	amaxMu     sync.Mutex
 	amaxErr    error
@@ -119,6 +119,7 @@ type scratch struct {
 	xr     []float32 // a rotated chunk
 	deq0   []float32 // its unrotated cast's values
 	junk   []byte    // its unrotated cast's bytes
+	junkTo [][]byte  // junk split by stored tensor
 	fwht   rotate.Scratch
 	rs     tcast.RowScratch
 	freeMu sync.Mutex // a writing goroutine gives buffers back
@@ -295,7 +296,9 @@ func (p *plan) items() []item {
 				its = append(its, item{d: d, c0: c0, c1: min(c0+per, st.chunks), amax: 1 + len(st.amaxParts)})
 				size = append(size, 0) // reads, writes nothing
 				st.amaxParts = append(st.amaxParts, tcast.Amax{})
-				st.amaxParts0 = append(st.amaxParts0, tcast.Amax{})
+				if st.rs0 != nil {
+					st.amaxParts0 = append(st.amaxParts0, tcast.Amax{})
+				}
 			}
 			st.amaxLeft.Store(int32(len(st.amaxParts)))
 			st.amaxReady = make(chan struct{})
@@ -572,12 +575,13 @@ func (st *stream) castUnrotated(sc *scratch, c int, x []float32, r0, r1 int) err
 	if cap(sc.junk) < n {
 		sc.junk = make([]byte, n)
 	}
-	parts := make([][]byte, len(lo))
+	parts := sc.junkTo[:0]
 	at := 0
 	for i := range lo {
-		parts[i] = sc.junk[at : at+hi[i]-lo[i]]
+		parts = append(parts, sc.junk[at:at+hi[i]-lo[i]])
 		at += hi[i] - lo[i]
 	}
+	sc.junkTo = parts
 	deq0 := floats(&sc.deq0, len(x))
 	if err := st.rs0.CastRowsTo(parts, x, r0, deq0, &sc.rs); err != nil {
 		return err

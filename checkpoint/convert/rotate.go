@@ -3,6 +3,7 @@ package convert
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/layout"
@@ -27,9 +28,10 @@ func (p *plan) decideRotation(d *decision, axis int) error {
 			return &OptionError{Flag: "-rotate", Reason: fmt.Sprintf("tensor %s: %v", d.info.Name, err), Err: err}
 		}
 		fit := le.Length & -le.Length // the largest power of two dividing it
-		hint := fmt.Sprintf("no block of 2 or more divides %d: keep the tensor with -exclude", le.Length)
+		exclude := fmt.Sprintf("-exclude '^%s$' (joined with | to a pattern of your own)", regexp.QuoteMeta(d.info.Name))
+		hint := fmt.Sprintf("no block of 2 or more divides %d: keep the tensor with %s", le.Length, exclude)
 		if fit >= 2 {
-			hint = fmt.Sprintf("name a block that divides %d (hadamard:%d), or keep the tensor with -exclude", le.Length, min(fit, rot.Block))
+			hint = fmt.Sprintf("name a block that divides %d (hadamard:%d), or keep the tensor with %s", le.Length, min(fit, rot.Block), exclude)
 		}
 		return &OptionError{Flag: "-rotate", Err: err,
 			Reason: fmt.Sprintf("%s: tensor %s %v: axis %d holds %d values, not a multiple of the block of %d: %s",

@@ -27,6 +27,7 @@ import (
 	"github.com/tensorcast-go/tensorcast/checkpoint/imatrix"
 	"github.com/tensorcast-go/tensorcast/checkpoint/layout"
 	"github.com/tensorcast-go/tensorcast/checkpoint/load"
+	"github.com/tensorcast-go/tensorcast/internal/shape"
 	"github.com/tensorcast-go/tensorcast/sparsity"
 )
 
@@ -365,12 +366,7 @@ func buildRecipe(orig, conv string, o Options) (*Recipe, error) {
 		}
 		rec.Tensors = append(rec.Tensors, t)
 	}
-	for i, d := range dts {
-		if i > 0 {
-			rec.DataType += ", "
-		}
-		rec.DataType += d
-	}
+	rec.DataType = strings.Join(dts, ", ")
 	if elements > 0 {
 		rec.Bits = bits / float64(elements)
 	}
@@ -403,14 +399,12 @@ func (t *Tensor) Gain() (db float64, ok bool) {
 	return *t.SQNR - *t.SQNRUnrotated, true
 }
 
-// elementsOf returns the number of elements of a tensor of the given shape.
-func elementsOf(shape []int) int64 {
-	n := int64(1)
-	for _, d := range shape {
-		if d < 0 {
-			return 0
-		}
-		n *= int64(d)
+// elementsOf returns the number of elements of a tensor of the given
+// shape (0 for a bad shape).
+func elementsOf(dims []int) int64 {
+	n, _, ok := shape.Elements(dims)
+	if !ok {
+		return 0
 	}
-	return n
+	return int64(n)
 }

@@ -71,6 +71,12 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	switch {
+	case *search && len(entries) == 0:
+		return usagef("-scale-search times the casts of the -dtype table: add -dtype with datatypes that search their scales (e.g. -dtype mxfp4,nvfp4,int4_g128,fp8e4_block128)")
+	case *search && !slices.ContainsFunc(entries, func(e benchEntry) bool { return e.dt != nil && e.dt.SearchesScales() }):
+		return usagef("-scale-search: none of the -dtype datatypes searches its scales (want e.g. mxfp4, nvfp4, int4_g128, fp8e4_block128)")
+	}
 	if len(sel) > 0 {
 		if err := kernelTable(stdout, sel, sizeList, *workers, *rounds); err != nil {
 			return err
@@ -81,9 +87,6 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	}
 	if len(sel) > 0 {
 		fmt.Fprintln(stdout)
-	}
-	if *search && !slices.ContainsFunc(entries, func(e benchEntry) bool { return e.dt != nil && e.dt.SearchesScales() }) {
-		return usagef("-scale-search: none of the -dtype datatypes searches its scales (want e.g. mxfp4, nvfp4, int4_g128, fp8e4_block128)")
 	}
 	return formatTable(stdout, entries, *n, *rounds, *search)
 }

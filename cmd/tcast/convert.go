@@ -242,11 +242,11 @@ func runConvert(args []string, stdout, stderr io.Writer) error {
 		debug.SetGCPercent(50)
 	}
 	if *reportPath != "" {
-		if overlaps(*reportPath, *out) {
-			return usagef("-report %s: write the report outside the output %s", *reportPath, *out)
-		}
 		if err := checkReportOutput(*reportPath, *force, pos[0]); err != nil {
 			return err
+		}
+		if overlaps(*reportPath, *out) {
+			return usagef("-report %s: write the report outside the output %s", *reportPath, *out)
 		}
 	}
 	pr, err := prof.start(*force, *out, func() []string { return checkpointInputs(pos[0]) })

@@ -81,6 +81,7 @@ func TestConvertBadInput(t *testing.T) {
 		{[]string{"convert", trunc, "-dtype", "mxfp4", "-o", dir + "/b"}, 1, "trunc.safetensors"},
 		{[]string{"convert", dir + "/missing.safetensors", "-dtype", "mxfp4", "-o", dir + "/c"}, 1, "missing.safetensors"},
 		{[]string{"verify", irisFixture}, 2, "want ORIG and CONVERTED"},
+		{[]string{"verify", irisFixture, irisFixture, irisFixture}, 2, "want ORIG and CONVERTED, got 3 arguments: add -compare"},
 		{[]string{"verify", irisFixture, trunc}, 1, "trunc.safetensors"},
 	}
 	for _, tc := range tests {

@@ -251,6 +251,11 @@ func TestFormatsAndUsage(t *testing.T) {
 	code, _, stderr := tcast("bench", "-n", "8192", "-dtype", "e4m3fn,bfloat16", "-scale-search", "-kernels", "none")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, "-scale-search: none of the -dtype datatypes searches its scales")
+	// Refused before any timing: the kernel table is not run first.
+	code, stdout, stderr = tcast("bench", "-kernels", "MemRead", "-size", "l2", "-rounds", "1", "-scale-search")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "-scale-search times the casts of the -dtype table: add -dtype")
+	assert.Empty(t, stdout)
 	code, _, _ = tcast("bench", "-dtype", "mxfp3")
 	assert.Equal(t, 2, code)
 	code, _, _ = tcast("bench", "-kernels", "QuantizeMXFP3")

@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/imatrix"
@@ -54,11 +55,8 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 			return usagef("-imatrix: %v", err)
 		}
 	}
-	if *labels != "" {
-		o.Labels = strings.Split(*labels, ",")
-		if len(o.Labels) != len(pos)-1 {
-			return usagef("-label gives %s for %s", count(len(o.Labels), "name"), count(len(pos)-1, "converted checkpoint"))
-		}
+	if o.Labels, err = recipeLabels(*labels, len(pos)-1); err != nil {
+		return err
 	}
 	if err := checkReportOutput(*out, *force, pos...); err != nil {
 		return err
@@ -70,9 +68,22 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
+// recipeLabels splits -label's comma-separated names, one per converted
+// checkpoint (nil for none given).
+func recipeLabels(labels string, converted int) ([]string, error) {
+	if labels == "" {
+		return nil, nil
+	}
+	names := strings.Split(labels, ",")
+	if len(names) != converted {
+		return nil, usagef("-label gives %s for %s", count(len(names), "name"), count(converted, "converted checkpoint"))
+	}
+	return names, nil
+}
+
 // checkReportOutput refuses, before any work, a report path that is or is
-// inside one of the checkpoints (or their files), or that exists without
-// force.
+// inside one of the checkpoints (or their files), that is a directory, or
+// that exists without force.
 func checkReportOutput(path string, force bool, checkpoints ...string) error {
 	var inputs []string
 	for _, c := range checkpoints {
@@ -81,7 +92,9 @@ func checkReportOutput(path string, force bool, checkpoints ...string) error {
 	if err := atomicfile.CheckOutput(path, inputs...); err != nil {
 		return err
 	}
-	if _, err := os.Stat(path); err == nil && !force {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return fmt.Errorf("report %s: is a directory, and the report is one HTML file: name the file, e.g. %s", path, filepath.Join(path, "report.html"))
+	} else if err == nil && !force {
 		return fmt.Errorf("report %s: %w (add -force to replace it)", path, fs.ErrExist)
 	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err

@@ -39,6 +39,8 @@ func TestReport(t *testing.T) {
 	assert.Contains(t, s, `<svg id="hist0"`)
 	assert.NotContains(t, s, "<script")
 
+	pages := filepath.Join(dir, "pages")
+	require.NoError(t, os.Mkdir(pages, 0o755))
 	for _, c := range []struct {
 		args []string
 		code int
@@ -51,6 +53,8 @@ func TestReport(t *testing.T) {
 		{[]string{"report", "-o", filepath.Join(a, "r.html"), irisFixture, a}, 1, "inside the input directory"},
 		{[]string{"convert", irisFixture, "-dtype", "mxfp4", "-o", filepath.Join(dir, "c"), "-report", filepath.Join(dir, "c", "r.html")}, 2, "outside the output"},
 		{[]string{"convert", irisFixture, "-dtype", "mxfp4", "-o", filepath.Join(dir, "c"), "-report", one}, 1, "add -force"},
+		{[]string{"report", "-force", "-o", pages, irisFixture, a}, 1, "is a directory, and the report is one HTML file: name the file, e.g. " + filepath.Join(pages, "report.html")},
+		{[]string{"convert", irisFixture, "-dtype", "mxfp4", "-o", filepath.Join(dir, "c"), "-force", "-report", dir}, 1, "is a directory, and the report is one HTML file"},
 	} {
 		code, _, stderr := tcast(c.args...)
 		assert.Equal(t, c.code, code, "%v: %s", c.args, stderr)

@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"strings"
 	"text/tabwriter"
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/convert"
@@ -53,6 +52,9 @@ func runVerify(args []string, stdout, stderr io.Writer) error {
 	}
 	if *labels != "" {
 		return usagef("-label names the recipes of -compare: add -compare")
+	}
+	if len(pos) > 2 {
+		return usagef("want ORIG and CONVERTED, got %s: add -compare to compare several CONVERTED with ORIG side by side", count(len(pos), "argument"))
 	}
 	if len(pos) != 2 {
 		return usagef("want ORIG and CONVERTED, got %s", count(len(pos), "argument"))
@@ -120,11 +122,9 @@ func runCompare(pos []string, labels string, im *imatrix.Imatrix, asJSON, thresh
 		return usagef("-compare wants ORIG and at least one CONVERTED checkpoint, got %s", count(len(pos), "argument"))
 	}
 	o := report.Options{Imatrix: im, Warn: func(msg string) { fmt.Fprintf(stderr, "tcast verify: warning: %s\n", msg) }}
-	if labels != "" {
-		o.Labels = strings.Split(labels, ",")
-		if len(o.Labels) != len(pos)-1 {
-			return usagef("-label gives %s for %s", count(len(o.Labels), "name"), count(len(pos)-1, "converted checkpoint"))
-		}
+	var err error
+	if o.Labels, err = recipeLabels(labels, len(pos)-1); err != nil {
+		return err
 	}
 	r, err := report.Build(pos[0], pos[1:], o)
 	if err != nil {
