@@ -83,9 +83,12 @@ type e4m3TileSearch struct {
 // and columns lo..hi−1 of src (rows of cols elements) whose largest
 // magnitude amax is finite and gives a rule divisor that is not 0, and
 // whether the float64 sums decided: the fast pass's sums when marginLeast
-// lets them, else the float64 sums.
+// lets them, else the float64 sums (none for a lone candidate).
 func (s *e4m3TileSearch) choose(src []float32, cols, r0, r1, lo, hi int, amax float32) (float32, bool) {
 	n := e4m3Candidates(&s.cand, amax)
+	if n == 1 {
+		return s.cand[0], false // the rule's, with nothing to compare
+	}
 	for c := n; c < maxE4M3Cands; c++ {
 		s.cand[c] = s.cand[0]
 	}
