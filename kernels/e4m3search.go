@@ -270,6 +270,24 @@ func searchE4M3Margin(n int) float64 {
 	return 2 * eps
 }
 
+// e4m3SatBound returns a magnitude up to which no element's product with
+// any reciprocal of the divisors div exceeds 464, so that its E4M3 rounding
+// stays at most 448 without the clamp: 464·min(div)·(1 − 2^−18) in float32
+// (at most 464·d·(1 − 2^−19) for every divisor d, and the product with
+// float32(1/d) at most 464·(1 − 2^−19)·(1 + 2^−24) < 464), or 0 when that
+// overflows.
+func e4m3SatBound(div *[maxE4M3Cands]float32) float32 {
+	d := div[0]
+	for _, v := range div[1:] {
+		d = min(d, v)
+	}
+	t := float32(float32(464*d) * (1 - 0x1p-18))
+	if t > math.MaxFloat32 {
+		return 0
+	}
+	return t
+}
+
 // sqErrE4M3RcpGo is the reference of sqErrE4M3RcpAVX512: for each of the
 // maxE4M3Cands candidates c (reciprocal rcp[c], divisor div[c]) it adds to
 // acc[16c : 16c+16] the fast pass's terms of the rows runs of width elements

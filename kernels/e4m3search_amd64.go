@@ -76,6 +76,7 @@ type e4m3TileSearch struct {
 	acc       [maxE4M3Cands * sqErrLanes]float64
 	fast      [maxE4M3Cands]float32
 	errs      [maxE4M3Cands]float64
+	sat       float32 // e4m3SatBound(&cand)
 	lo, hi    float32
 }
 
@@ -101,6 +102,7 @@ func (s *e4m3TileSearch) choose(src []float32, cols, r0, r1, lo, hi int, amax fl
 		for c := n; c < maxE4M3Cands; c++ {
 			s.rcp[c] = s.rcp[0]
 		}
+		s.sat = e4m3SatBound(&s.cand)
 		clear(s.acc[:])
 		s.lanes(src, cols, r0, r1, lo, hi, n, true)
 		for c := range n {
@@ -125,7 +127,7 @@ func (s *e4m3TileSearch) choose(src []float32, cols, r0, r1, lo, hi int, amax fl
 func (s *e4m3TileSearch) lanes(src []float32, cols, r0, r1, lo, hi, n int, fast bool) {
 	run := func(x []float32, width, rows, stride int) {
 		if fast {
-			sqErrE4M3RcpAVX512(&s.acc, x, &s.rcp, &s.cand, width, rows, stride)
+			sqErrE4M3RcpAVX512(&s.acc, x, &s.rcp, &s.cand, s.sat, width, rows, stride)
 		} else {
 			sqErrE4M3DivAVX512(&s.acc, x, &s.cand, width, rows, stride)
 		}

@@ -361,21 +361,23 @@ sqErrE4M3DivAVX512_done:
 	VZEROUPPER
 	RET
 
-// func sqErrE4M3RcpAVX512(acc *[80]float64, x []float32, rcp *[5]float32, div *[5]float32, width int, rows int, stride int)
-// Requires: AVX, AVX512DQ, AVX512F
-TEXT ·sqErrE4M3RcpAVX512(SB), NOSPLIT, $0-72
+// func sqErrE4M3RcpAVX512(acc *[80]float64, x []float32, rcp *[5]float32, div *[5]float32, sat float32, width int, rows int, stride int)
+// Requires: AVX, AVX512DQ, AVX512F, SSE
+TEXT ·sqErrE4M3RcpAVX512(SB), NOSPLIT, $0-80
 	MOVQ         acc+0(FP), DI
 	MOVQ         x_base+8(FP), SI
 	MOVQ         rcp+32(FP), AX
 	MOVQ         div+40(FP), DX
-	MOVQ         width+48(FP), R8
-	MOVQ         rows+56(FP), R9
-	MOVQ         stride+64(FP), R10
+	MOVQ         width+56(FP), R8
+	MOVQ         rows+64(FP), R9
+	MOVQ         stride+72(FP), R10
 	SHRQ         $0x04, R8
 	JZ           sqErrE4M3RcpAVX512_done
 	TESTQ        R9, R9
 	JZ           sqErrE4M3RcpAVX512_done
 	SHLQ         $0x02, R10
+	MOVSS        sat+48(FP), X1
+	VBROADCASTSS X1, Z21
 	VBROADCASTSS (AX), Z11
 	VBROADCASTSS (DX), Z16
 	VPXORD       Z6, Z6, Z6
@@ -413,57 +415,110 @@ sqErrE4M3RcpAVX512_row:
 	MOVQ R8, CX
 
 sqErrE4M3RcpAVX512_loop:
-	VPANDD        (BX), Z25, Z0
-	VMULPS        Z11, Z0, Z1
-	VPMAXUD       Z28, Z1, Z3
-	VPANDD        Z26, Z3, Z3
-	VPADDD        Z27, Z3, Z3
-	VADDPS        Z3, Z1, Z2
-	VSUBPS        Z3, Z2, Z2
-	VMINPS        Z29, Z2, Z2
-	VMULPS        Z16, Z2, Z2
-	VSUBPS        Z2, Z0, Z2
-	VFMADD231PS   Z2, Z2, Z6
-	VMULPS        Z12, Z0, Z1
-	VPMAXUD       Z28, Z1, Z3
-	VPANDD        Z26, Z3, Z3
-	VPADDD        Z27, Z3, Z3
-	VADDPS        Z3, Z1, Z2
-	VSUBPS        Z3, Z2, Z2
-	VMINPS        Z29, Z2, Z2
-	VMULPS        Z17, Z2, Z2
-	VSUBPS        Z2, Z0, Z2
-	VFMADD231PS   Z2, Z2, Z7
-	VMULPS        Z13, Z0, Z1
-	VPMAXUD       Z28, Z1, Z3
-	VPANDD        Z26, Z3, Z3
-	VPADDD        Z27, Z3, Z3
-	VADDPS        Z3, Z1, Z2
-	VSUBPS        Z3, Z2, Z2
-	VMINPS        Z29, Z2, Z2
-	VMULPS        Z18, Z2, Z2
-	VSUBPS        Z2, Z0, Z2
-	VFMADD231PS   Z2, Z2, Z8
-	VMULPS        Z14, Z0, Z1
-	VPMAXUD       Z28, Z1, Z3
-	VPANDD        Z26, Z3, Z3
-	VPADDD        Z27, Z3, Z3
-	VADDPS        Z3, Z1, Z2
-	VSUBPS        Z3, Z2, Z2
-	VMINPS        Z29, Z2, Z2
-	VMULPS        Z19, Z2, Z2
-	VSUBPS        Z2, Z0, Z2
-	VFMADD231PS   Z2, Z2, Z9
-	VMULPS        Z15, Z0, Z1
-	VPMAXUD       Z28, Z1, Z3
-	VPANDD        Z26, Z3, Z3
-	VPADDD        Z27, Z3, Z3
-	VADDPS        Z3, Z1, Z2
-	VSUBPS        Z3, Z2, Z2
-	VMINPS        Z29, Z2, Z2
-	VMULPS        Z20, Z2, Z2
-	VSUBPS        Z2, Z0, Z2
-	VFMADD231PS   Z2, Z2, Z10
+	VPANDD      (BX), Z25, Z0
+	VPCMPUD     $0x06, Z21, Z0, K1
+	KORTESTW    K1, K1
+	JNZ         sqErrE4M3RcpAVX512_sat
+	VMULPS      Z11, Z0, Z1
+	VPMAXUD     Z28, Z1, Z3
+	VPANDD      Z26, Z3, Z3
+	VPADDD      Z27, Z3, Z3
+	VADDPS      Z3, Z1, Z2
+	VSUBPS      Z3, Z2, Z2
+	VMULPS      Z16, Z2, Z2
+	VSUBPS      Z2, Z0, Z2
+	VFMADD231PS Z2, Z2, Z6
+	VMULPS      Z12, Z0, Z1
+	VPMAXUD     Z28, Z1, Z3
+	VPANDD      Z26, Z3, Z3
+	VPADDD      Z27, Z3, Z3
+	VADDPS      Z3, Z1, Z2
+	VSUBPS      Z3, Z2, Z2
+	VMULPS      Z17, Z2, Z2
+	VSUBPS      Z2, Z0, Z2
+	VFMADD231PS Z2, Z2, Z7
+	VMULPS      Z13, Z0, Z1
+	VPMAXUD     Z28, Z1, Z3
+	VPANDD      Z26, Z3, Z3
+	VPADDD      Z27, Z3, Z3
+	VADDPS      Z3, Z1, Z2
+	VSUBPS      Z3, Z2, Z2
+	VMULPS      Z18, Z2, Z2
+	VSUBPS      Z2, Z0, Z2
+	VFMADD231PS Z2, Z2, Z8
+	VMULPS      Z14, Z0, Z1
+	VPMAXUD     Z28, Z1, Z3
+	VPANDD      Z26, Z3, Z3
+	VPADDD      Z27, Z3, Z3
+	VADDPS      Z3, Z1, Z2
+	VSUBPS      Z3, Z2, Z2
+	VMULPS      Z19, Z2, Z2
+	VSUBPS      Z2, Z0, Z2
+	VFMADD231PS Z2, Z2, Z9
+	VMULPS      Z15, Z0, Z1
+	VPMAXUD     Z28, Z1, Z3
+	VPANDD      Z26, Z3, Z3
+	VPADDD      Z27, Z3, Z3
+	VADDPS      Z3, Z1, Z2
+	VSUBPS      Z3, Z2, Z2
+	VMULPS      Z20, Z2, Z2
+	VSUBPS      Z2, Z0, Z2
+	VFMADD231PS Z2, Z2, Z10
+	JMP         sqErrE4M3RcpAVX512_step
+
+sqErrE4M3RcpAVX512_sat:
+	VMULPS      Z11, Z0, Z1
+	VPMAXUD     Z28, Z1, Z3
+	VPANDD      Z26, Z3, Z3
+	VPADDD      Z27, Z3, Z3
+	VADDPS      Z3, Z1, Z2
+	VSUBPS      Z3, Z2, Z2
+	VMINPS      Z29, Z2, Z2
+	VMULPS      Z16, Z2, Z2
+	VSUBPS      Z2, Z0, Z2
+	VFMADD231PS Z2, Z2, Z6
+	VMULPS      Z12, Z0, Z1
+	VPMAXUD     Z28, Z1, Z3
+	VPANDD      Z26, Z3, Z3
+	VPADDD      Z27, Z3, Z3
+	VADDPS      Z3, Z1, Z2
+	VSUBPS      Z3, Z2, Z2
+	VMINPS      Z29, Z2, Z2
+	VMULPS      Z17, Z2, Z2
+	VSUBPS      Z2, Z0, Z2
+	VFMADD231PS Z2, Z2, Z7
+	VMULPS      Z13, Z0, Z1
+	VPMAXUD     Z28, Z1, Z3
+	VPANDD      Z26, Z3, Z3
+	VPADDD      Z27, Z3, Z3
+	VADDPS      Z3, Z1, Z2
+	VSUBPS      Z3, Z2, Z2
+	VMINPS      Z29, Z2, Z2
+	VMULPS      Z18, Z2, Z2
+	VSUBPS      Z2, Z0, Z2
+	VFMADD231PS Z2, Z2, Z8
+	VMULPS      Z14, Z0, Z1
+	VPMAXUD     Z28, Z1, Z3
+	VPANDD      Z26, Z3, Z3
+	VPADDD      Z27, Z3, Z3
+	VADDPS      Z3, Z1, Z2
+	VSUBPS      Z3, Z2, Z2
+	VMINPS      Z29, Z2, Z2
+	VMULPS      Z19, Z2, Z2
+	VSUBPS      Z2, Z0, Z2
+	VFMADD231PS Z2, Z2, Z9
+	VMULPS      Z15, Z0, Z1
+	VPMAXUD     Z28, Z1, Z3
+	VPANDD      Z26, Z3, Z3
+	VPADDD      Z27, Z3, Z3
+	VADDPS      Z3, Z1, Z2
+	VSUBPS      Z3, Z2, Z2
+	VMINPS      Z29, Z2, Z2
+	VMULPS      Z20, Z2, Z2
+	VSUBPS      Z2, Z0, Z2
+	VFMADD231PS Z2, Z2, Z10
+
+sqErrE4M3RcpAVX512_step:
 	DECQ          R11
 	JNZ           sqErrE4M3RcpAVX512_next
 	VCVTPS2PD     Y6, Z1

@@ -55,6 +55,7 @@ func TestSqErrE4M3RcpAVX512(t *testing.T) {
 		return
 	}
 	r := rand.New(rand.NewPCG(14, 60))
+	var steps [2]int // steps of 16 values without and with a magnitude above the clamp's bound
 	for iter := range 300 {
 		width := 16 * r.IntN(12)
 		rows := r.IntN(20)
@@ -68,17 +69,49 @@ func TestSqErrE4M3RcpAVX512(t *testing.T) {
 			rcp[c] = 1 / div[c]
 		}
 		x := fastInput(r, max(0, (rows-1)*stride+width)+1, div[r.IntN(len(div))])[1:]
+		if iter%2 == 0 {
+			// A tile's candidates, most steps below the clamp's bound.
+			d := div[0]
+			for c, f := range []float32{1, 0.95, 0.9, 0.85, 0.8} {
+				div[c] = d * f
+				rcp[c] = 1 / div[c]
+			}
+			x = fastInput(r, len(x)+1, d)[1:]
+			for i, v := range x {
+				if math.Abs(float64(v)) > 448*float64(d) {
+					x[i] = d * float32(r.NormFloat64()*120)
+				}
+			}
+		}
+		sat := e4m3SatBound(&div)
+		for i := 0; i+16 <= len(x); i += 16 {
+			above := false
+			for _, v := range x[i : i+16] {
+				above = above || float32(math.Abs(float64(v))) > sat
+			}
+			steps[b2i(above)]++
+		}
 		var want, got [maxE4M3Cands * sqErrLanes]float64
 		for i := range want {
 			want[i] = r.ExpFloat64()
 			got[i] = want[i]
 		}
 		sqErrE4M3RcpGo(&want, x, &rcp, &div, width, rows, stride)
-		sqErrE4M3RcpAVX512(&got, x, &rcp, &div, width, rows, stride)
+		sqErrE4M3RcpAVX512(&got, x, &rcp, &div, sat, width, rows, stride)
 		for i := range want {
 			require.Equal(t, math.Float64bits(want[i]), math.Float64bits(got[i]), "iter %d lane %d: %v, %v", iter, i, want[i], got[i])
 		}
 	}
+	require.Positive(t, steps[0], "steps without the clamp")
+	require.Positive(t, steps[1], "steps with the clamp")
+	t.Logf("steps without the clamp %d, with it %d", steps[0], steps[1])
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // TestE4M3FastBound checks the bound searchE4M3Margin rests on: the fast
@@ -275,4 +308,24 @@ func TestSearchE4M3ForceExact(t *testing.T) {
 			requireBytes(t, wc, c, "%s codes", msg)
 		}
 	})
+}
+
+// TestE4M3SatBound: no magnitude up to e4m3SatBound's times any candidate's
+// reciprocal exceeds 464, where E4M3 rounding without the clamp would leave
+// 448; the bound is 0 where 464·min(div) overflows.
+func TestE4M3SatBound(t *testing.T) {
+	r := rand.New(rand.NewPCG(14, 64))
+	for range 100000 {
+		var div [maxE4M3Cands]float32
+		d := float32(math.Ldexp(1+r.Float64(), r.IntN(250)-126))
+		for c, f := range []float32{1, 0.95, 0.9, 0.85, 0.8} {
+			div[c] = d * f
+		}
+		sat := e4m3SatBound(&div)
+		for _, v := range div {
+			q := float32(sat * (1 / v))
+			require.LessOrEqual(t, q, float32(464), "d %v", v)
+		}
+	}
+	require.Zero(t, e4m3SatBound(&[maxE4M3Cands]float32{math.MaxFloat32, math.MaxFloat32, math.MaxFloat32, math.MaxFloat32, math.MaxFloat32}))
 }

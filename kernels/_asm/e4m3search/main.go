@@ -48,12 +48,18 @@ func constants() {
 // multiple of it, ties to even (a carry lands on the next binade's first
 // value); then the minimum with 448. t is scratch.
 func roundMag(q, u, t VecPhysical) {
+	roundFree(q, u, t)
+	VMINPS(c448, u, u)
+}
+
+// roundFree is roundMag without the minimum with 448: the same magnitudes
+// for q ≤ 464 (which rounds to 448, the even neighbour).
+func roundFree(q, u, t VecPhysical) {
 	VPMAXUD(cMinNorm, q, t)
 	VPANDD(cExp, t, t)
 	VPADDD(c20v, t, t)
 	VADDPS(t, q, u)
 	VSUBPS(t, u, u)
-	VMINPS(c448, u, u)
 }
 
 // accTerms adds to the float64 lanes lo (elements 0–7 of the 16) and hi
@@ -356,19 +362,24 @@ const rcpFlush = 64
 // of 16), 16 elements a step, the quotients taken as products with the
 // reciprocals, the terms squared and added by fused multiply-adds into
 // float32 lanes, which are added to the float64 lanes of acc every rcpFlush
-// steps and at the end. |x| in Z0, scratch Z1–Z3, the float32 lanes in
-// Z6–Z10, the reciprocals in Z11–Z15, the divisors in Z16–Z20, the step
-// count to the next flush in R11.
+// steps and at the end. Steps whose magnitudes are all at most sat (whose
+// products with the reciprocals stay at most 464, e4m3SatBound) round
+// without the minimum with 448, which would not change them. |x| in Z0,
+// scratch Z1–Z3, the float32 lanes in Z6–Z10, the reciprocals in Z11–Z15,
+// the divisors in Z16–Z20, sat in Z21, the step count to the next flush in
+// R11.
 func sqErrE4M3RcpAVX512() {
 	name := "sqErrE4M3RcpAVX512"
-	TEXT(name, NOSPLIT, "func(acc *[80]float64, x []float32, rcp, div *[5]float32, width, rows, stride int)")
+	TEXT(name, NOSPLIT, "func(acc *[80]float64, x []float32, rcp, div *[5]float32, sat float32, width, rows, stride int)")
 	Pragma("noescape")
 	Doc(name+" is the AVX-512 kernel of sqErrE4M3RcpGo",
 		"",
 		"\tsqErrE4M3RcpGo(acc, x, rcp, div, width, rows, stride)",
 		"",
-		"for width a multiple of 16 and every divisor and reciprocal positive and",
-		"finite: each candidate c's terms (|x| − float32(E4M3(|x|·rcp[c])·div[c]))²",
+		"for width a multiple of 16, every divisor and reciprocal positive and",
+		"finite, and sat = e4m3SatBound(div) (16 elements none of whose magnitudes",
+		"exceeds sat are rounded without the clamp at 448, which none of them",
+		"reaches): each candidate c's terms (|x| − float32(E4M3(|x|·rcp[c])·div[c]))²",
 		"fused-multiply-added into 16 float32 lanes (element i of the run into lane",
 		"i mod 16), the float32 lanes added to acc[16c:16c+16] and cleared every",
 		"64 steps of 16 elements and at the end; the rounding is",
@@ -385,6 +396,8 @@ func sqErrE4M3RcpAVX512() {
 	TESTQ(R9, R9)
 	JZ(LabelRef(name + "_done"))
 	SHLQ(Imm(2), R10) // the row stride in bytes
+	Load(Param("sat"), X1)
+	VBROADCASTSS(X1, Z21)
 	for c := range 5 {
 		VBROADCASTSS(Mem{Base: RAX, Disp: 4 * c}, gen.Z(11+c))
 		VBROADCASTSS(Mem{Base: RDX, Disp: 4 * c}, gen.Z(16+c))
@@ -411,13 +424,28 @@ func sqErrE4M3RcpAVX512() {
 	MOVQ(R8, RCX)
 	Label(name + "_loop")
 	VPANDD(Mem{Base: RBX}, cAbs, Z0)
-	for c := range 5 {
-		VMULPS(gen.Z(11+c), Z0, Z1)
-		roundMag(Z1, Z2, Z3)
-		VMULPS(gen.Z(16+c), Z2, Z2)
-		VSUBPS(Z2, Z0, Z2)
-		VFMADD231PS(Z2, Z2, gen.Z(6+c))
+	// Vectors without a magnitude above sat skip the clamp at 448.
+	VPCMPUD(U8(6), Z21, Z0, K1) // |x| > sat
+	KORTESTW(K1, K1)
+	JNZ(LabelRef(name + "_sat"))
+	terms := func(clamp bool) {
+		for c := range 5 {
+			VMULPS(gen.Z(11+c), Z0, Z1)
+			if clamp {
+				roundMag(Z1, Z2, Z3)
+			} else {
+				roundFree(Z1, Z2, Z3)
+			}
+			VMULPS(gen.Z(16+c), Z2, Z2)
+			VSUBPS(Z2, Z0, Z2)
+			VFMADD231PS(Z2, Z2, gen.Z(6+c))
+		}
 	}
+	terms(false)
+	JMP(LabelRef(name + "_step"))
+	Label(name + "_sat")
+	terms(true)
+	Label(name + "_step")
 	DECQ(R11)
 	JNZ(LabelRef(name + "_next"))
 	flush()
