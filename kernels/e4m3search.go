@@ -211,3 +211,118 @@ func searchE4M3Go(codes, scales []byte, src []float32, t FP8Tiles) {
 		}
 	})
 }
+
+// The fast pass of SearchE4M3 (the AVX-512 tier; the Go reference and the
+// other tiers sum in float64 alone): each candidate divisor d's terms are
+// (|x| − float32(E4M3(float32(|x|·ρ))·d))² with ρ = float32(1/d), the
+// product with the reciprocal standing for the quotient x/d, summed by
+// fused multiply-adds in sixteen float32 lanes (element i of the tile in
+// lane i mod 16) that are added to float64 lanes every e4m3RcpFlush steps of
+// 16 elements; the float64 lanes are reduced by sumLanes16's tree and the
+// result rounded to float32. marginLeast then takes the least of those sums
+// if it undercuts every other candidate's by searchE4M3Margin, and the tile's
+// float64 sums decide otherwise. The divisors must lie in [2^−116, 2^125]
+// (e4m3RcpRange), so that ρ and every product the bound below meets are
+// normal floats; tiles with a candidate outside take the float64 sums.
+
+// e4m3RcpFlush is how many steps of 16 elements the fast pass sums in
+// float32 lanes before adding them to its float64 lanes.
+const e4m3RcpFlush = 64
+
+// e4m3RcpRange reports whether the divisor d may take part in the fast
+// pass: 2^−116 ≤ d ≤ 2^125.
+func e4m3RcpRange(d float32) bool {
+	return d >= 0x1p-116 && d <= 0x1p125
+}
+
+// searchE4M3Margin is the relative margin m = 2ε of marginLeast for the
+// fast pass over tiles of at most n elements (see searchmargin.go), ε the
+// sum of
+//
+//   - 2^−15 for the codes: float32(|x|·ρ) and the quotient
+//     q = float32(|x|/d) both lie within 2^−23·v of v = |x|/d, so their
+//     E4M3 roundings differ only when a midpoint h between consecutive
+//     E4M3 magnitudes A < B (step g = B − A) lies within 2^−23·v of v;
+//     h ≤ 15.5·g (432 between 416 and 448 at the top, no midpoint above,
+//     where both saturate to 448), so |v − h| ≤ 2^−19·g and the exact errors
+//     |x| − A·d and B·d − |x| both lie within g·d·(1/2 ± 2^−19), a ratio
+//     within 1 ± 2^−17 (1 ± 2^−16 squared); the rounding of the product
+//     A·d or B·d (at most 2^−24·16.5·g·d, a normal float32 for d ≥ 2^−116)
+//     and of the difference move each error by at most 35·2^−24 of itself,
+//     2^−17.9 more in the ratio; so a term whose code differs lies within
+//     1 ± 2^−15 of the defining term (the squared ratio lies within
+//     1 ± (2^−16 + 2^−16.9)); the other terms are equal;
+//   - 64·2^−24·(1 + 2^−10) for the float32 lanes: between two additions to
+//     the float64 lanes a lane adds at most 64 terms, each addition
+//     rounding by at most 2^−24 of a partial sum no larger than the lane's
+//     sum, as long as that is normal; below, a rounding is at most 2^−150,
+//     n·2^−150 in all, at most n·2^−50 of a least sum of at least 2^−100;
+//   - 2^−21 for rounding the sum to float32 (2^−24) and marginLeast's two
+//     float32 products (a relative 2^−23 between them, which m absorbs
+//     when ε holds 2^−22 for it);
+//   - (n + 64)·2^−52 for the float64 additions, the defining sums' (n/16
+//     per lane and the tree's 4) and the fast pass's;
+//
+// all the terms being non-negative, the bounds of the terms bound the sums.
+// For tiles of 128 × 128 elements m ≈ 6.9·10^−5.
+func searchE4M3Margin(n int) float64 {
+	eps := 0x1p-15 + e4m3RcpFlush*0x1p-24*(1+0x1p-10) + 0x1p-21 + float64(n)*0x1p-50 + float64(n+64)*0x1p-52
+	return 2 * eps
+}
+
+// e4m3SatBound returns a magnitude up to which no element's product with
+// any reciprocal of the divisors div exceeds 464, so that its E4M3 rounding
+// stays at most 448 without the clamp: 464·min(div)·(1 − 2^−18) in float32
+// (at most 464·d·(1 − 2^−19) for every divisor d, and the product with
+// float32(1/d) at most 464·(1 − 2^−19)·(1 + 2^−24) < 464), or 0 when that
+// overflows.
+func e4m3SatBound(div *[maxE4M3Cands]float32) float32 {
+	d := div[0]
+	for _, v := range div[1:] {
+		d = min(d, v)
+	}
+	t := float32(float32(464*d) * (1 - 0x1p-18))
+	if t > math.MaxFloat32 {
+		return 0
+	}
+	return t
+}
+
+// sqErrE4M3RcpGo is the reference of sqErrE4M3RcpAVX512: for each of the
+// maxE4M3Cands candidates c (reciprocal rcp[c], divisor div[c]) it adds to
+// acc[16c : 16c+16] the fast pass's terms of the rows runs of width elements
+// (a multiple of 16) starting every stride elements of x, element i of the
+// runs (counted from 0 over all rows) in float32 lane i mod 16, the float32
+// lanes added to acc and cleared after every e4m3RcpFlush steps of 16
+// elements and at the end.
+func sqErrE4M3RcpGo(acc *[maxE4M3Cands * sqErrLanes]float64, x []float32, rcp, div *[maxE4M3Cands]float32, width, rows, stride int) {
+	for c := range maxE4M3Cands {
+		var lane [sqErrLanes]float32
+		flush := func() {
+			for l, s := range lane {
+				acc[c*sqErrLanes+l] += float64(s)
+			}
+			clear(lane[:])
+		}
+		steps := 0
+		for r := range rows {
+			run := x[r*stride : r*stride+width]
+			for i := 0; i+sqErrLanes <= len(run); i += sqErrLanes {
+				for l, v := range run[i : i+sqErrLanes] {
+					a := math.Float32frombits(math.Float32bits(v) &^ (1 << 31))
+					e := a - float32(RoundE4M3FN(float32(a*rcp[c]))*div[c])
+					lane[l] = fma32(e, e, lane[l])
+				}
+				if steps++; steps == e4m3RcpFlush {
+					flush()
+					steps = 0
+				}
+			}
+		}
+		flush()
+	}
+}
+
+// e4m3ForceExact, set by tests, makes the fast tier's tile search take the
+// float64 sums for every tile.
+var e4m3ForceExact bool

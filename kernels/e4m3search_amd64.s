@@ -360,3 +360,257 @@ sqErrE4M3DivAVX512_loop:
 sqErrE4M3DivAVX512_done:
 	VZEROUPPER
 	RET
+
+// func sqErrE4M3RcpAVX512(acc *[80]float64, x []float32, rcp *[5]float32, div *[5]float32, sat float32, width int, rows int, stride int)
+// Requires: AVX, AVX512DQ, AVX512F, SSE
+TEXT ·sqErrE4M3RcpAVX512(SB), NOSPLIT, $0-80
+	MOVQ         acc+0(FP), DI
+	MOVQ         x_base+8(FP), SI
+	MOVQ         rcp+32(FP), AX
+	MOVQ         div+40(FP), DX
+	MOVQ         width+56(FP), R8
+	MOVQ         rows+64(FP), R9
+	MOVQ         stride+72(FP), R10
+	SHRQ         $0x04, R8
+	JZ           sqErrE4M3RcpAVX512_done
+	TESTQ        R9, R9
+	JZ           sqErrE4M3RcpAVX512_done
+	SHLQ         $0x02, R10
+	MOVSS        sat+48(FP), X1
+	VBROADCASTSS X1, Z21
+	VBROADCASTSS (AX), Z11
+	VBROADCASTSS (DX), Z16
+	VPXORD       Z6, Z6, Z6
+	VBROADCASTSS 4(AX), Z12
+	VBROADCASTSS 4(DX), Z17
+	VPXORD       Z7, Z7, Z7
+	VBROADCASTSS 8(AX), Z13
+	VBROADCASTSS 8(DX), Z18
+	VPXORD       Z8, Z8, Z8
+	VBROADCASTSS 12(AX), Z14
+	VBROADCASTSS 12(DX), Z19
+	VPXORD       Z9, Z9, Z9
+	VBROADCASTSS 16(AX), Z15
+	VBROADCASTSS 16(DX), Z20
+	VPXORD       Z10, Z10, Z10
+	MOVL         $0x7fffffff, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z25
+	MOVL         $0x7f800000, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z26
+	MOVL         $0x0a000000, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z27
+	MOVL         $0x3c800000, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z28
+	MOVL         $0x43e00000, AX
+	VMOVD        AX, X31
+	VPBROADCASTD X31, Z29
+	MOVQ         $0x00000040, R11
+
+sqErrE4M3RcpAVX512_row:
+	MOVQ SI, BX
+	MOVQ R8, CX
+
+sqErrE4M3RcpAVX512_loop:
+	VPANDD      (BX), Z25, Z0
+	VPCMPUD     $0x06, Z21, Z0, K1
+	KORTESTW    K1, K1
+	JNZ         sqErrE4M3RcpAVX512_sat
+	VMULPS      Z11, Z0, Z1
+	VPMAXUD     Z28, Z1, Z3
+	VPANDD      Z26, Z3, Z3
+	VPADDD      Z27, Z3, Z3
+	VADDPS      Z3, Z1, Z2
+	VSUBPS      Z3, Z2, Z2
+	VMULPS      Z16, Z2, Z2
+	VSUBPS      Z2, Z0, Z2
+	VFMADD231PS Z2, Z2, Z6
+	VMULPS      Z12, Z0, Z1
+	VPMAXUD     Z28, Z1, Z3
+	VPANDD      Z26, Z3, Z3
+	VPADDD      Z27, Z3, Z3
+	VADDPS      Z3, Z1, Z2
+	VSUBPS      Z3, Z2, Z2
+	VMULPS      Z17, Z2, Z2
+	VSUBPS      Z2, Z0, Z2
+	VFMADD231PS Z2, Z2, Z7
+	VMULPS      Z13, Z0, Z1
+	VPMAXUD     Z28, Z1, Z3
+	VPANDD      Z26, Z3, Z3
+	VPADDD      Z27, Z3, Z3
+	VADDPS      Z3, Z1, Z2
+	VSUBPS      Z3, Z2, Z2
+	VMULPS      Z18, Z2, Z2
+	VSUBPS      Z2, Z0, Z2
+	VFMADD231PS Z2, Z2, Z8
+	VMULPS      Z14, Z0, Z1
+	VPMAXUD     Z28, Z1, Z3
+	VPANDD      Z26, Z3, Z3
+	VPADDD      Z27, Z3, Z3
+	VADDPS      Z3, Z1, Z2
+	VSUBPS      Z3, Z2, Z2
+	VMULPS      Z19, Z2, Z2
+	VSUBPS      Z2, Z0, Z2
+	VFMADD231PS Z2, Z2, Z9
+	VMULPS      Z15, Z0, Z1
+	VPMAXUD     Z28, Z1, Z3
+	VPANDD      Z26, Z3, Z3
+	VPADDD      Z27, Z3, Z3
+	VADDPS      Z3, Z1, Z2
+	VSUBPS      Z3, Z2, Z2
+	VMULPS      Z20, Z2, Z2
+	VSUBPS      Z2, Z0, Z2
+	VFMADD231PS Z2, Z2, Z10
+	JMP         sqErrE4M3RcpAVX512_step
+
+sqErrE4M3RcpAVX512_sat:
+	VMULPS      Z11, Z0, Z1
+	VPMAXUD     Z28, Z1, Z3
+	VPANDD      Z26, Z3, Z3
+	VPADDD      Z27, Z3, Z3
+	VADDPS      Z3, Z1, Z2
+	VSUBPS      Z3, Z2, Z2
+	VMINPS      Z29, Z2, Z2
+	VMULPS      Z16, Z2, Z2
+	VSUBPS      Z2, Z0, Z2
+	VFMADD231PS Z2, Z2, Z6
+	VMULPS      Z12, Z0, Z1
+	VPMAXUD     Z28, Z1, Z3
+	VPANDD      Z26, Z3, Z3
+	VPADDD      Z27, Z3, Z3
+	VADDPS      Z3, Z1, Z2
+	VSUBPS      Z3, Z2, Z2
+	VMINPS      Z29, Z2, Z2
+	VMULPS      Z17, Z2, Z2
+	VSUBPS      Z2, Z0, Z2
+	VFMADD231PS Z2, Z2, Z7
+	VMULPS      Z13, Z0, Z1
+	VPMAXUD     Z28, Z1, Z3
+	VPANDD      Z26, Z3, Z3
+	VPADDD      Z27, Z3, Z3
+	VADDPS      Z3, Z1, Z2
+	VSUBPS      Z3, Z2, Z2
+	VMINPS      Z29, Z2, Z2
+	VMULPS      Z18, Z2, Z2
+	VSUBPS      Z2, Z0, Z2
+	VFMADD231PS Z2, Z2, Z8
+	VMULPS      Z14, Z0, Z1
+	VPMAXUD     Z28, Z1, Z3
+	VPANDD      Z26, Z3, Z3
+	VPADDD      Z27, Z3, Z3
+	VADDPS      Z3, Z1, Z2
+	VSUBPS      Z3, Z2, Z2
+	VMINPS      Z29, Z2, Z2
+	VMULPS      Z19, Z2, Z2
+	VSUBPS      Z2, Z0, Z2
+	VFMADD231PS Z2, Z2, Z9
+	VMULPS      Z15, Z0, Z1
+	VPMAXUD     Z28, Z1, Z3
+	VPANDD      Z26, Z3, Z3
+	VPADDD      Z27, Z3, Z3
+	VADDPS      Z3, Z1, Z2
+	VSUBPS      Z3, Z2, Z2
+	VMINPS      Z29, Z2, Z2
+	VMULPS      Z20, Z2, Z2
+	VSUBPS      Z2, Z0, Z2
+	VFMADD231PS Z2, Z2, Z10
+
+sqErrE4M3RcpAVX512_step:
+	DECQ          R11
+	JNZ           sqErrE4M3RcpAVX512_next
+	VCVTPS2PD     Y6, Z1
+	VADDPD        (DI), Z1, Z1
+	VMOVUPD       Z1, (DI)
+	VEXTRACTF32X8 $0x01, Z6, Y2
+	VCVTPS2PD     Y2, Z2
+	VADDPD        64(DI), Z2, Z2
+	VMOVUPD       Z2, 64(DI)
+	VPXORD        Z6, Z6, Z6
+	VCVTPS2PD     Y7, Z1
+	VADDPD        128(DI), Z1, Z1
+	VMOVUPD       Z1, 128(DI)
+	VEXTRACTF32X8 $0x01, Z7, Y2
+	VCVTPS2PD     Y2, Z2
+	VADDPD        192(DI), Z2, Z2
+	VMOVUPD       Z2, 192(DI)
+	VPXORD        Z7, Z7, Z7
+	VCVTPS2PD     Y8, Z1
+	VADDPD        256(DI), Z1, Z1
+	VMOVUPD       Z1, 256(DI)
+	VEXTRACTF32X8 $0x01, Z8, Y2
+	VCVTPS2PD     Y2, Z2
+	VADDPD        320(DI), Z2, Z2
+	VMOVUPD       Z2, 320(DI)
+	VPXORD        Z8, Z8, Z8
+	VCVTPS2PD     Y9, Z1
+	VADDPD        384(DI), Z1, Z1
+	VMOVUPD       Z1, 384(DI)
+	VEXTRACTF32X8 $0x01, Z9, Y2
+	VCVTPS2PD     Y2, Z2
+	VADDPD        448(DI), Z2, Z2
+	VMOVUPD       Z2, 448(DI)
+	VPXORD        Z9, Z9, Z9
+	VCVTPS2PD     Y10, Z1
+	VADDPD        512(DI), Z1, Z1
+	VMOVUPD       Z1, 512(DI)
+	VEXTRACTF32X8 $0x01, Z10, Y2
+	VCVTPS2PD     Y2, Z2
+	VADDPD        576(DI), Z2, Z2
+	VMOVUPD       Z2, 576(DI)
+	VPXORD        Z10, Z10, Z10
+	MOVQ          $0x00000040, R11
+
+sqErrE4M3RcpAVX512_next:
+	ADDQ          $0x40, BX
+	DECQ          CX
+	JNZ           sqErrE4M3RcpAVX512_loop
+	ADDQ          R10, SI
+	DECQ          R9
+	JNZ           sqErrE4M3RcpAVX512_row
+	VCVTPS2PD     Y6, Z1
+	VADDPD        (DI), Z1, Z1
+	VMOVUPD       Z1, (DI)
+	VEXTRACTF32X8 $0x01, Z6, Y2
+	VCVTPS2PD     Y2, Z2
+	VADDPD        64(DI), Z2, Z2
+	VMOVUPD       Z2, 64(DI)
+	VPXORD        Z6, Z6, Z6
+	VCVTPS2PD     Y7, Z1
+	VADDPD        128(DI), Z1, Z1
+	VMOVUPD       Z1, 128(DI)
+	VEXTRACTF32X8 $0x01, Z7, Y2
+	VCVTPS2PD     Y2, Z2
+	VADDPD        192(DI), Z2, Z2
+	VMOVUPD       Z2, 192(DI)
+	VPXORD        Z7, Z7, Z7
+	VCVTPS2PD     Y8, Z1
+	VADDPD        256(DI), Z1, Z1
+	VMOVUPD       Z1, 256(DI)
+	VEXTRACTF32X8 $0x01, Z8, Y2
+	VCVTPS2PD     Y2, Z2
+	VADDPD        320(DI), Z2, Z2
+	VMOVUPD       Z2, 320(DI)
+	VPXORD        Z8, Z8, Z8
+	VCVTPS2PD     Y9, Z1
+	VADDPD        384(DI), Z1, Z1
+	VMOVUPD       Z1, 384(DI)
+	VEXTRACTF32X8 $0x01, Z9, Y2
+	VCVTPS2PD     Y2, Z2
+	VADDPD        448(DI), Z2, Z2
+	VMOVUPD       Z2, 448(DI)
+	VPXORD        Z9, Z9, Z9
+	VCVTPS2PD     Y10, Z1
+	VADDPD        512(DI), Z1, Z1
+	VMOVUPD       Z1, 512(DI)
+	VEXTRACTF32X8 $0x01, Z10, Y2
+	VCVTPS2PD     Y2, Z2
+	VADDPD        576(DI), Z2, Z2
+	VMOVUPD       Z2, 576(DI)
+	VPXORD        Z10, Z10, Z10
+
+sqErrE4M3RcpAVX512_done:
+	VZEROUPPER
+	RET

@@ -37,3 +37,19 @@ func searchMXFP8AVX512(codes []byte, scales []uint8, src []float32, recip *[256]
 //
 //go:noescape
 func sqErrE4M3DivAVX512(acc *[80]float64, x []float32, div *[5]float32, width int, rows int, stride int)
+
+// sqErrE4M3RcpAVX512 is the AVX-512 kernel of sqErrE4M3RcpGo
+//
+//	sqErrE4M3RcpGo(acc, x, rcp, div, width, rows, stride)
+//
+// for width a multiple of 16, every divisor and reciprocal positive and
+// finite, and sat = e4m3SatBound(div) (16 elements none of whose magnitudes
+// exceeds sat are rounded without the clamp at 448, which none of them
+// reaches): each candidate c's terms (|x| − float32(E4M3(|x|·rcp[c])·div[c]))²
+// fused-multiply-added into 16 float32 lanes (element i of the run into lane
+// i mod 16), the float32 lanes added to acc[16c:16c+16] and cleared every
+// 64 steps of 16 elements and at the end; the rounding is
+// searchMXFP8AVX512's.
+//
+//go:noescape
+func sqErrE4M3RcpAVX512(acc *[80]float64, x []float32, rcp *[5]float32, div *[5]float32, sat float32, width int, rows int, stride int)

@@ -96,6 +96,31 @@ func searchMXFP8Ref(codes []byte, scales []uint8, src []float32) {
 	}
 }
 
+// refTileErrs returns the candidate divisors of a tile of values v whose
+// largest magnitude amax is finite and gives a rule divisor amax/448 that is
+// not 0, and their errors from the codec (sqErrRefLanes).
+func refTileErrs(v []float32, amax float32) ([]float32, []float64) {
+	cands := []float32{amax / 448}
+next:
+	for _, r := range []float32{0.95, 0.9, 0.85, 0.8} {
+		s := float32(amax*r) / 448
+		if s == 0 || math.IsInf(float64(s), 0) {
+			continue
+		}
+		for _, p := range cands {
+			if p == s {
+				continue next
+			}
+		}
+		cands = append(cands, s)
+	}
+	errs := make([]float64, len(cands))
+	for c, s := range cands {
+		errs[c] = sqErrRefLanes(&SqErrBlock{V: v, Div: s, DMul: s}, e4m3Round, 16)
+	}
+	return cands, errs
+}
+
 // searchE4M3Ref is SearchE4M3 from the codec, the tiles walked directly.
 func searchE4M3Ref(codes, scales []byte, src []float32, tl FP8Tiles) {
 	n := len(src)
@@ -138,27 +163,14 @@ func searchE4M3Ref(codes, scales []byte, src []float32, tl FP8Tiles) {
 				d = amax / 448
 			}
 			if finite && d != 0 && amax > 0 {
-				cands := []float32{d}
-			next:
-				for _, r := range []float32{0.95, 0.9, 0.85, 0.8} {
-					s := float32(amax*r) / 448
-					if s == 0 || math.IsInf(float64(s), 0) {
-						continue
-					}
-					for _, p := range cands {
-						if p == s {
-							continue next
-						}
-					}
-					cands = append(cands, s)
-				}
-				best, bestErr := d, math.Inf(1)
-				for _, s := range cands {
-					if e := sqErrRefLanes(&SqErrBlock{V: v, Div: s, DMul: s}, e4m3Round, 16); e < bestErr {
-						best, bestErr = s, e
+				cands, errs := refTileErrs(v, amax)
+				best := 0
+				for c, e := range errs {
+					if e < errs[best] {
+						best = c
 					}
 				}
-				d = best
+				d = cands[best]
 			}
 			bits := math.Float32bits(d)
 			if d != d {

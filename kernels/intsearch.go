@@ -201,19 +201,7 @@ func pickSymGo(pick []uint32, scales []byte, div, errs, rdiv, cand []float32, co
 				e[c] = inf
 			}
 		}
-		b := 0
-		for c := 1; c < len(e); c++ {
-			if e[c] < e[b] {
-				b = c
-			}
-		}
-		ok := e[b] >= 0x1p-100 && e[b] <= 0x1p100
-		h := float32(e[b] * hi)
-		for c := range e {
-			if c != b && !(h < float32(e[c]*lo)) {
-				ok = false
-			}
-		}
+		b, ok := marginLeast(e[:], lo, hi)
 		pick[j] = noPick
 		if ok {
 			pick[j] = uint32(b)
@@ -221,19 +209,6 @@ func pickSymGo(pick []uint32, scales []byte, div, errs, rdiv, cand []float32, co
 			div[j] = cand[b*stride+j]
 		}
 	}
-}
-
-// marginFactors returns 1 − m rounded down and 1 + m rounded up to float32,
-// for pickSymGo's lo and hi.
-func marginFactors(m float64) (lo, hi float32) {
-	lo, hi = float32(1-m), float32(1+m)
-	if float64(lo) > 1-m {
-		lo = math.Nextafter32(lo, 0)
-	}
-	if float64(hi) < 1+m {
-		hi = math.Nextafter32(hi, 2)
-	}
-	return lo, hi
 }
 
 // symCandsGo is the reference of symCandsF16AVX512 and symCandsF32AVX512:

@@ -117,7 +117,7 @@ func (s *intSearchScratch) exactPick(x []float32, j int, qmax, lo, hi float32) u
 	best, bestErr := uint32(0), math.Inf(1)
 	for c := range searchIntCands {
 		o := c*chunkGroups + j
-		if s.rdiv[o] == 0 || float32(s.errs[o]*lo) > h && least >= 0x1p-100 && least <= 0x1p100 {
+		if s.rdiv[o] == 0 || float32(s.errs[o]*lo) > h && least >= marginTiny && least <= marginHuge {
 			continue // left out, or clearly worse than the least
 		}
 		if e := sqErrSym(x, s.cand[o], qmax); e < bestErr {

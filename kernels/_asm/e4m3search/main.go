@@ -17,6 +17,7 @@ func main() {
 	gen.Main(func() {
 		searchMXFP8AVX512()
 		sqErrE4M3DivAVX512()
+		sqErrE4M3RcpAVX512()
 	})
 }
 
@@ -47,12 +48,18 @@ func constants() {
 // multiple of it, ties to even (a carry lands on the next binade's first
 // value); then the minimum with 448. t is scratch.
 func roundMag(q, u, t VecPhysical) {
+	roundFree(q, u, t)
+	VMINPS(c448, u, u)
+}
+
+// roundFree is roundMag without the minimum with 448: the same magnitudes
+// for q ≤ 464 (which rounds to 448, the even neighbour).
+func roundFree(q, u, t VecPhysical) {
 	VPMAXUD(cMinNorm, q, t)
 	VPANDD(cExp, t, t)
 	VPADDD(c20v, t, t)
 	VADDPS(t, q, u)
 	VSUBPS(t, u, u)
-	VMINPS(c448, u, u)
 }
 
 // accTerms adds to the float64 lanes lo (elements 0–7 of the 16) and hi
@@ -340,6 +347,117 @@ func sqErrE4M3DivAVX512() {
 		VMOVUPD(gen.Z(6+2*c), Mem{Base: RDI, Disp: 128 * c})
 		VMOVUPD(gen.Z(7+2*c), Mem{Base: RDI, Disp: 128*c + 64})
 	}
+	Label(name + "_done")
+	VZEROUPPER()
+	RET()
+}
+
+// rcpFlush is how many 16-element steps sqErrE4M3RcpAVX512 sums in float32
+// lanes before adding them to the float64 lanes (the Go side's
+// e4m3RcpFlush).
+const rcpFlush = 64
+
+// sqErrE4M3RcpAVX512 is the fast pass of the tile search: five candidates'
+// error terms over a tile of rows runs of width elements (width a multiple
+// of 16), 16 elements a step, the quotients taken as products with the
+// reciprocals, the terms squared and added by fused multiply-adds into
+// float32 lanes, which are added to the float64 lanes of acc every rcpFlush
+// steps and at the end. Steps whose magnitudes are all at most sat (whose
+// products with the reciprocals stay at most 464, e4m3SatBound) round
+// without the minimum with 448, which would not change them. |x| in Z0,
+// scratch Z1–Z3, the float32 lanes in Z6–Z10, the reciprocals in Z11–Z15,
+// the divisors in Z16–Z20, sat in Z21, the step count to the next flush in
+// R11.
+func sqErrE4M3RcpAVX512() {
+	name := "sqErrE4M3RcpAVX512"
+	TEXT(name, NOSPLIT, "func(acc *[80]float64, x []float32, rcp, div *[5]float32, sat float32, width, rows, stride int)")
+	Pragma("noescape")
+	Doc(name+" is the AVX-512 kernel of sqErrE4M3RcpGo",
+		"",
+		"\tsqErrE4M3RcpGo(acc, x, rcp, div, width, rows, stride)",
+		"",
+		"for width a multiple of 16, every divisor and reciprocal positive and",
+		"finite, and sat = e4m3SatBound(div) (16 elements none of whose magnitudes",
+		"exceeds sat are rounded without the clamp at 448, which none of them",
+		"reaches): each candidate c's terms (|x| − float32(E4M3(|x|·rcp[c])·div[c]))²",
+		"fused-multiply-added into 16 float32 lanes (element i of the run into lane",
+		"i mod 16), the float32 lanes added to acc[16c:16c+16] and cleared every",
+		"64 steps of 16 elements and at the end; the rounding is",
+		"searchMXFP8AVX512's.")
+	Load(Param("acc"), RDI)
+	Load(Param("x").Base(), RSI)
+	Load(Param("rcp"), RAX)
+	Load(Param("div"), RDX)
+	Load(Param("width"), R8)
+	Load(Param("rows"), R9)
+	Load(Param("stride"), R10)
+	SHRQ(Imm(4), R8)
+	JZ(LabelRef(name + "_done"))
+	TESTQ(R9, R9)
+	JZ(LabelRef(name + "_done"))
+	SHLQ(Imm(2), R10) // the row stride in bytes
+	Load(Param("sat"), X1)
+	VBROADCASTSS(X1, Z21)
+	for c := range 5 {
+		VBROADCASTSS(Mem{Base: RAX, Disp: 4 * c}, gen.Z(11+c))
+		VBROADCASTSS(Mem{Base: RDX, Disp: 4 * c}, gen.Z(16+c))
+		VPXORD(gen.Z(6+c), gen.Z(6+c), gen.Z(6+c))
+	}
+	constants()
+	MOVQ(U32(rcpFlush), R11)
+	// flush adds the float32 lanes to acc's float64 lanes and clears them.
+	flush := func() {
+		for c := range 5 {
+			a := gen.Z(6 + c)
+			VCVTPS2PD(a.AsY(), Z1)
+			VADDPD(Mem{Base: RDI, Disp: 128 * c}, Z1, Z1)
+			VMOVUPD(Z1, Mem{Base: RDI, Disp: 128 * c})
+			VEXTRACTF32X8(U8(1), a, Y2)
+			VCVTPS2PD(Y2, Z2)
+			VADDPD(Mem{Base: RDI, Disp: 128*c + 64}, Z2, Z2)
+			VMOVUPD(Z2, Mem{Base: RDI, Disp: 128*c + 64})
+			VPXORD(a, a, a)
+		}
+	}
+	Label(name + "_row")
+	MOVQ(RSI, RBX)
+	MOVQ(R8, RCX)
+	Label(name + "_loop")
+	VPANDD(Mem{Base: RBX}, cAbs, Z0)
+	// Vectors without a magnitude above sat skip the clamp at 448.
+	VPCMPUD(U8(6), Z21, Z0, K1) // |x| > sat
+	KORTESTW(K1, K1)
+	JNZ(LabelRef(name + "_sat"))
+	terms := func(clamp bool) {
+		for c := range 5 {
+			VMULPS(gen.Z(11+c), Z0, Z1)
+			if clamp {
+				roundMag(Z1, Z2, Z3)
+			} else {
+				roundFree(Z1, Z2, Z3)
+			}
+			VMULPS(gen.Z(16+c), Z2, Z2)
+			VSUBPS(Z2, Z0, Z2)
+			VFMADD231PS(Z2, Z2, gen.Z(6+c))
+		}
+	}
+	terms(false)
+	JMP(LabelRef(name + "_step"))
+	Label(name + "_sat")
+	terms(true)
+	Label(name + "_step")
+	DECQ(R11)
+	JNZ(LabelRef(name + "_next"))
+	flush()
+	MOVQ(U32(rcpFlush), R11)
+	Label(name + "_next")
+	ADDQ(Imm(64), RBX)
+	DECQ(RCX)
+	JNZ(LabelRef(name + "_loop"))
+	ADDQ(R10, RSI)
+	DECQ(R9)
+	JNZ(LabelRef(name + "_row"))
+	flush()
 	Label(name + "_done")
 	VZEROUPPER()
 	RET()
