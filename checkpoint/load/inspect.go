@@ -28,9 +28,13 @@ type Report struct {
 	// MetadataTypes gives the GGUF value type of each key of Metadata
 	// ("uint32", "string", "[392]string"); nil for safetensors.
 	MetadataTypes map[string]string `json:"metadata_types,omitempty"`
-	Tensors       []StoredTensor    `json:"tensors"`
-	Converted     []Weight          `json:"converted,omitempty"`
-	Totals        Totals            `json:"totals"`
+	// ScaleSearch says that the converted weights' block scales were
+	// chosen by the scale search (tcast.Options.ScaleSearch; the
+	// tcast.scale_search key) rather than by their datatypes' rule.
+	ScaleSearch bool           `json:"scale_search,omitempty"`
+	Tensors     []StoredTensor `json:"tensors"`
+	Converted   []Weight       `json:"converted,omitempty"`
+	Totals      Totals         `json:"totals"`
 }
 
 // StoredTensor describes one stored tensor.
@@ -63,6 +67,9 @@ type Weight struct {
 	ScaleMode    string            `json:"scale_mode"`
 	BitsPerValue float64           `json:"bits_per_value"`
 	Parts        map[string]string `json:"parts"` // part → stored tensor
+	// Rotation is the rotation the weight's values had before the cast
+	// ("hadamard:32"; Info.Rotation), which reading them undoes; "" for none.
+	Rotation string `json:"rotation,omitempty"`
 	// Stats are those of the dequantized weight.
 	Stats   *Stats   `json:"dequantized,omitempty"`
 	Density *float64 `json:"mask_density,omitempty"`
@@ -174,7 +181,8 @@ type InspectOptions struct {
 
 // Inspect builds the report of checkpoint c.
 func Inspect(c *Checkpoint, opts InspectOptions) (*Report, error) {
-	rep := &Report{File: c.File(), Shards: c.Shards(), Layout: c.Layout(), Metadata: layout.WithoutMetaKeys(c.meta)}
+	rep := &Report{File: c.File(), Shards: c.Shards(), Layout: c.Layout(), Metadata: layout.WithoutMetaKeys(c.meta),
+		ScaleSearch: c.meta[layout.KeyScaleSearch] == layout.ScaleSearchOn}
 	if c.gf != nil {
 		all, types := map[string]string{}, map[string]string{}
 		for _, kv := range c.gf.KV {
@@ -200,7 +208,7 @@ func Inspect(c *Checkpoint, opts InspectOptions) (*Report, error) {
 			continue
 		}
 		w := Weight{Name: info.Name, DataType: info.DataType.Name(), Code: info.DataType.Code(), Shape: slices.Clone(info.Shape),
-			BitsPerValue: info.DataType.BitsPerValue(), Parts: map[string]string{}}
+			BitsPerValue: info.DataType.BitsPerValue(), Parts: map[string]string{}, Rotation: info.Rotation}
 		parts := map[string]string{} // stored tensor → part
 		if wi, ok, err := layout.ReadWeightInfo(c.meta, info.Name); ok && err == nil {
 			w.Axis, w.ScaleMode, w.BitsPerValue = wi.Axis, wi.ScaleMode, wi.Bits

@@ -157,6 +157,9 @@ func printInspectTo(w io.Writer, rep *load.Report) error {
 	if _, err := fmt.Fprintln(w, head); err != nil {
 		return err
 	}
+	if rep.ScaleSearch {
+		fmt.Fprintln(w, "scale search: each block's scale was chosen among candidates around its datatype's rule (convert -scale-search)")
+	}
 	if len(keys) > 0 {
 		fmt.Fprintln(w, "metadata:")
 		mw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
@@ -196,6 +199,9 @@ func printInspectTo(w io.Writer, rep *load.Report) error {
 		fmt.Fprintln(tw, "name\tdatatype\tshape\tbits/value\tmin\tmax\tmean\tstd\tzeros\tnan\tinf\tnote")
 		for _, c := range rep.Converted {
 			note := "code " + c.Code
+			if c.Rotation != "" {
+				note += "; rotated " + c.Rotation + " (undone when read)"
+			}
 			if c.Density != nil {
 				note += fmt.Sprintf("; mask density %.4f", *c.Density)
 			}

@@ -25,6 +25,23 @@ func TestConvertRotate(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, stdout, "189 tensors checked, 0 below -min-sqnr 10.00 dB")
 
+	// inspect says which weights were rotated, and that a plain cast's
+	// scales came by rule (no scale search line).
+	code, stdout, stderr = tcast("inspect", "-stats=false", out)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "; rotated hadamard:128 (undone when read)")
+	assert.NotContains(t, stdout, "scale search:")
+	searched := filepath.Join(t.TempDir(), "searched")
+	code, _, stderr = tcast("convert", irisFixture, "-dtype", "mxfp4", "-scale-search", "-o", searched)
+	require.Equal(t, 0, code, stderr)
+	code, stdout, stderr = tcast("inspect", "-stats=false", "-json", searched)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, `"scale_search": true`)
+	assert.NotContains(t, stdout, `"rotation"`)
+	code, stdout, stderr = tcast("inspect", "-stats=false", searched)
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "\nscale search: each block's scale was chosen among candidates")
+
 	plain := filepath.Join(t.TempDir(), "plain.safetensors")
 	code, _, stderr = tcast("decompress", "-o", plain, out)
 	require.Equal(t, 0, code, stderr)
