@@ -29,7 +29,7 @@ table{border-collapse:collapse;font-size:13px}
 th,td{padding:3px 8px;border-bottom:1px solid #eee;text-align:right}
 th{background:#f6f6f6}
 td.l,th.l{text-align:left}
-td.name{font-family:ui-monospace,monospace;text-align:left;word-break:break-all}
+td.name{font-family:ui-monospace,monospace;text-align:left;overflow-wrap:break-word}
 td.l{white-space:nowrap}
 td.bad{color:#b00}
 span.key{display:inline-block;width:12px;height:12px;margin-right:6px;vertical-align:-1px}
@@ -76,6 +76,15 @@ func (p *page) printf(format string, args ...any) {
 
 func esc(s string) string { return html.EscapeString(s) }
 
+// nameCell escapes a tensor name or a path for a name cell, with a line
+// break allowed after each dot and slash, so that a long name wraps between
+// its parts rather than inside them.
+func nameCell(s string) string {
+	return nameBreaks.Replace(esc(s))
+}
+
+var nameBreaks = strings.NewReplacer(".", ".<wbr/>", "/", "/<wbr/>")
+
 // num formats a coordinate or value with at most d decimals, no trailing
 // zeros.
 func num(v float64, d int) string {
@@ -117,7 +126,7 @@ func (r *Report) summary(p *page) {
 		}
 		searched = searched || rec.ScaleSearch
 		p.printf("<tr><td class=\"l\"><span class=\"key\" style=\"background:%s\"></span>%s</td><td class=\"l\">%s</td><td class=\"l\">%s</td><td class=\"name\">%s</td><td>%d of %d</td><td>%s</td><td>%s</td>",
-			colour(i), esc(rec.Label), esc(rec.Describe()), esc(rec.Layout), esc(rec.Path), n, len(rec.Tensors), num(rec.Bits, 3), mean(rec.SQNR))
+			colour(i), esc(rec.Label), esc(rec.Describe()), esc(rec.Layout), nameCell(rec.Path), n, len(rec.Tensors), num(rec.Bits, 3), mean(rec.SQNR))
 		if rotated {
 			switch {
 			case rec.Rotation == "":
@@ -512,7 +521,7 @@ func (r *Report) worst(p *page) {
 			dt += ", rotated " + t.Rotation
 		}
 		p.printf("<tr><td>%d</td><td class=\"name\">%s</td><td class=\"l\"><span class=\"key\" style=\"background:%s\"></span>%s</td><td class=\"l\">%s</td><td class=\"l\">%s</td><td>%s</td><td>%s</td>",
-			i+1, esc(t.Name), colour(x.recipe), esc(r.Recipes[x.recipe].Label), esc(dt), shapeString(t.Shape),
+			i+1, nameCell(t.Name), colour(x.recipe), esc(r.Recipes[x.recipe].Label), esc(dt), shapeString(t.Shape),
 			num(t.Bits, 3), dB(t.SQNR))
 		if rotated {
 			switch {
@@ -569,7 +578,7 @@ func (r *Report) rotations(p *page) {
 				}
 			}
 			p.printf("<tr><td class=\"name\">%s</td><td class=\"l\"><span class=\"key\" style=\"background:%s\"></span>%s</td><td class=\"l\">%s</td><td class=\"l\">%s</td><td class=\"l\">%s</td><td>%s</td><td>%s</td><td>%s</td></tr>\n",
-				esc(t.Name), colour(i), esc(rec.Label), esc(t.DataType), esc(t.Rotation), shapeString(t.Shape), without, dB(t.SQNR), g)
+				nameCell(t.Name), colour(i), esc(rec.Label), esc(t.DataType), esc(t.Rotation), shapeString(t.Shape), without, dB(t.SQNR), g)
 		}
 	}
 	p.printf("</table>\n")

@@ -357,3 +357,10 @@ func TestHistRange(t *testing.T) {
 		assert.Equal(t, [2]int{c.lo, c.hi}, [2]int{lo, hi})
 	}
 }
+
+// TestNameCell: a name cell may break after each dot and slash, and its
+// text stays escaped.
+func TestNameCell(t *testing.T) {
+	assert.Equal(t, "model.<wbr/>layers.<wbr/>0/<wbr/>w&lt;1&gt;", nameCell("model.layers.0/w<1>"))
+	assert.Equal(t, "", nameCell(""))
+}
