@@ -36,6 +36,9 @@ var (
 	magicTab Mem
 	// codeTab[low 5 bits of a + m] is the E2M1 magnitude code.
 	codeTab Mem
+	// valueTab[n] is the E2M1 value of a magnitude a in (n/4, (n+1)/4)
+	// (n ≤ 30; a = 0 as n = 31): errTerm's rounding.
+	valueTab Mem
 )
 
 func main() {
@@ -61,9 +64,26 @@ func main() {
 			c[16+n] = uint32(min(n+4, 7)) // 4, 6 (8 is never reached: a ≤ 6)
 		}
 		codeTab = gen.Table("srchCode", c)
+		v := make([]uint32, 32)
+		for n := range 31 {
+			v[n] = math.Float32bits(e2m1Value(float64(n)/4 + 0.125))
+		}
+		valueTab = gen.Table("srchValue", v)
 		searchMXFP4AVX512()
 		searchNVFP4AVX512()
 	})
+}
+
+// e2m1Value is the E2M1 value nearest a ≥ 0 (a not on a rounding boundary),
+// 6 above 6.
+func e2m1Value(a float64) float32 {
+	best := float32(0)
+	for _, r := range []float32{0.5, 1, 1.5, 2, 3, 4, 6} {
+		if math.Abs(a-float64(r)) < math.Abs(a-float64(best)) {
+			best = r
+		}
+	}
+	return best
 }
 
 // The magic numbers 1.5·2^23·s that round |q| to a multiple of s by
@@ -80,32 +100,56 @@ const (
 func bcast(c uint32, v VecPhysical) { VPBROADCASTD(cs.Vec(c), v) }
 
 // loadRoundConsts puts the rounding constants in Z20, Z21, Z23, Z24 and
-// Z26: the abs mask, magicTab, codeTab (two vectors) and 6.
+// Z26: the abs mask, magicTab, codeTab (two vectors) and 6; and errTerm's
+// in Z12, Z19, Z22 and Z25: the index addend, the index clamp and
+// valueTab (two vectors).
 //
-// E2M1 rounding of a magnitude a ≤ 6 (errTerm, encodePack): a plus and
-// minus the magic of its range (magicTab by trunc(a)) is a rounded to the
-// range's step, nearest even.
+// E2M1 rounding of a magnitude a ≤ 6 (encodePack): a plus and minus the
+// magic of its range (magicTab by trunc(a)) is a rounded to the range's
+// step, nearest even.
 func loadRoundConsts() {
 	bcast(absBits, Z20)
 	VMOVDQU32(magicTab, Z21)
 	VMOVDQU32(codeTab, Z23)
 	VMOVDQU32(codeTab.Offset(64), Z24)
 	bcast(six, Z26)
+	bcast(quarterAddend, Z12)
+	bcast(quarterClamp, Z19)
+	VMOVUPS(valueTab, Z22)
+	VMOVUPS(valueTab.Offset(64), Z25)
 }
 
+// The estimates' E2M1 rounding of a = |x|·m (m the multiplier or the
+// reciprocal of the divisor) looks the value up in valueTab by the
+// quarter index n = RN(4a − 1/2), ties to even: the fused multiply-add
+// |x|·m + (2^21 − 1/8), rounded once to float32, is 2^21 + n/4 for
+// a ≥ 1/8 (the binade's step is 1/4) and 2^21 − 1/8 or 2^21 below (low 5
+// bits 31 or 0), so n is its low 5 bits; above 7.5 (n ≥ 31, an infinity,
+// a NaN) the bits are clamped to n = 30. n is floor(4a) except where 4a is
+// an integer, and every E2M1 rounding boundary (0.25, 0.75, 1.25, 1.75,
+// 2.5, 3.5, 5) is a multiple of 1/4: valueTab[n] is a's E2M1 value except
+// at a boundary, where it may be the other neighbour, at the same distance
+// from a.
+const (
+	quarterAddend = 0x49ffffff // 2^21 − 1/8
+	quarterClamp  = 0x4a00001e // 2^21 + 30/4
+)
+
 // errTerm adds to acc the float32 estimate of a candidate's error term,
-// (|x| − float32(r·d))², |x| in Z13, r the E2M1 magnitude that q (|x|·m or
-// |x|/d) rounds to; Z17 and Z18 are scratch. With q's sign restored,
-// x − float32(r·d) is this difference with x's sign, so the estimate is
-// SqErrE2M1's term rounded to float32 (see decide).
-func errTerm(q, d, acc VecPhysical) {
-	// r = round(min(|q|, 6)): no saturation step; a NaN q (|x| = 0 over a
-	// divisor of 0) gives a NaN estimate, which decide never trusts.
-	VRANGEPS(U8(0x0a), Z26, q, Z17)
-	VCVTTPS2DQ(Z17, Z18)
-	VPERMD(Z21, Z18, Z18)
-	VADDPS(Z18, Z17, Z17)
-	VSUBPS(Z18, Z17, Z17)
+// (|x| − float32(r·d))², |x| in Z13, r the E2M1 magnitude of |x|·m (see
+// valueTab), m and d the candidate's multiplier (or reciprocal) and
+// divisor; Z17 is scratch. With q's sign restored, x − float32(r·d) is
+// this difference with x's sign, so the estimate is SqErrE2M1's term
+// rounded to float32 (see decide).
+func errTerm(m, d, acc VecPhysical) {
+	// A NaN or infinite a (an infinite reciprocal) gives r = 6; the
+	// estimates of divisors outside [2^−125, 2^125] are replaced by NaN
+	// after the loop, and a lane whose multiplier is infinite (MXFP4's
+	// rule − 1 of code 0) is not a candidate.
+	VMOVAPS(Z12, Z17)
+	VFMADD231PS(m, Z13, Z17) // |x|·m + 2^21 − 1/8
+	VPMINUD(Z19, Z17, Z17)
+	VPERMI2PS(Z25, Z22, Z17) // valueTab[n]
 	VMULPS(d, Z17, Z17)
 	VSUBPS(Z17, Z13, Z17)
 	VFMADD231PS(Z17, Z17, acc) // acc + e², one rounding
@@ -333,8 +377,7 @@ func searchMXFP4AVX512() {
 	Label(l("elem"))
 	loadX()
 	for c := range 3 {
-		VMULPS(gen.Z(c), Z13, Z16) // |q|
-		errTerm(Z16, gen.Z(3+c), gen.Z(6+c))
+		errTerm(gen.Z(c), gen.Z(3+c), gen.Z(6+c))
 	}
 	ADDQ(Imm(64), RBX)
 	DECL(R8L)
@@ -474,8 +517,7 @@ func searchNVFP4AVX512() {
 	Label(l("elem"))
 	loadX()
 	for c := range 4 {
-		VMULPS(gen.Z(8+c), Z13, Z16) // |q| ≈ |x|/d
-		errTerm(Z16, gen.Z(c), gen.Z(4+c))
+		errTerm(gen.Z(8+c), gen.Z(c), gen.Z(4+c)) // |x|·float32(1/d) ≈ |x|/d
 	}
 	ADDQ(Imm(64), RBX)
 	DECL(R8L)
