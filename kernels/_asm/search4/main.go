@@ -140,15 +140,18 @@ const (
 // valueTab), m and d the candidate's multiplier (or reciprocal) and
 // divisor; Z17 is scratch. With q's sign restored, x − float32(r·d) is
 // this difference with x's sign, so the estimate is SqErrE2M1's term
-// rounded to float32 (see decide).
-func errTerm(m, d, acc VecPhysical) {
+// rounded to float32 (see decide). Without clamp, the caller drops the
+// estimates of the blocks where amax·m > 7.5, whose indices may wrap.
+func errTerm(m, d, acc VecPhysical, clamp bool) {
 	// A NaN or infinite a (an infinite reciprocal) gives r = 6; the
 	// estimates of divisors outside [2^−125, 2^125] are replaced by NaN
 	// after the loop, and a lane whose multiplier is infinite (MXFP4's
 	// rule − 1 of code 0) is not a candidate.
 	VMOVAPS(Z12, Z17)
 	VFMADD231PS(m, Z13, Z17) // |x|·m + 2^21 − 1/8
-	VPMINUD(Z19, Z17, Z17)
+	if clamp {
+		VPMINUD(Z19, Z17, Z17)
+	}
 	VPERMI2PS(Z25, Z22, Z17) // valueTab[n]
 	VMULPS(d, Z17, Z17)
 	VSUBPS(Z17, Z13, Z17)
@@ -377,7 +380,7 @@ func searchMXFP4AVX512() {
 	Label(l("elem"))
 	loadX()
 	for c := range 3 {
-		errTerm(gen.Z(c), gen.Z(3+c), gen.Z(6+c))
+		errTerm(gen.Z(c), gen.Z(3+c), gen.Z(6+c), true) // rule−1: a up to 16
 	}
 	ADDQ(Imm(64), RBX)
 	DECL(R8L)
@@ -490,6 +493,7 @@ func searchNVFP4AVX512() {
 	VBROADCASTSS(X1, Z31)
 	bcast(absBits, Z27)
 	columnMax(16, func(j int) Mem { return local.Offset(64 + 64*j) }, Z27)
+	VMOVAPS(Z0, Z27)                                // amax, for the index range after the loop
 	VPCMPUD_BCST(U8(5), cs.Vec(0x7f800000), Z0, K4) // amax ≥ Inf
 	VPTESTNMD(Z0, Z0, K5)                           // amax = 0
 	VDIVPS(Z31, Z0, Z16)                            // v = amax / float32(6·s_t)
@@ -517,17 +521,22 @@ func searchNVFP4AVX512() {
 	Label(l("elem"))
 	loadX()
 	for c := range 4 {
-		errTerm(gen.Z(8+c), gen.Z(c), gen.Z(4+c)) // |x|·float32(1/d) ≈ |x|/d
+		errTerm(gen.Z(8+c), gen.Z(c), gen.Z(4+c), false) // |x|·float32(1/d) ≈ |x|/d
 	}
 	ADDQ(Imm(64), RBX)
 	DECL(R8L)
 	JNZ(LabelRef(l("elem")))
 	// Divisors outside [2^−125, 2^125] (reciprocals that are not normal
-	// floats, or infinite): no estimate (NaN).
+	// floats, or infinite), and blocks whose largest quotient amax·(1/d) is
+	// not at most 7.5 (a subnormal or saturated scale: errTerm's indices
+	// may have wrapped): no estimate (NaN).
 	for c := range 4 {
 		VANDPS(Z20, gen.Z(c), Z16)
 		VPSUBD_BCST(cs.Vec(2<<23), Z16, Z16)
 		VPCMPUD_BCST(U8(6), cs.Vec(250<<23), Z16, K1) // |d| − 2^−125 (as bits) above 2^125 − 2^−125
+		VMULPS(gen.Z(8+c), Z27, Z16)
+		VCMPPS_BCST(U8(0x16), cs.Vec(math.Float32bits(7.5)), Z16, K2) // not amax·(1/d) ≤ 7.5
+		KORW(K2, K1, K1)
 		VBROADCASTSS(cs.Word(0x7fc00000), K1, gen.Z(4+c))
 	}
 
