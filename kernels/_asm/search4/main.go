@@ -379,8 +379,11 @@ func searchMXFP4AVX512() {
 	MOVL(U32(32), R8L)
 	Label(l("elem"))
 	loadX()
+	// amax·m is in [4, 8) for the rule (below 4 where the rule's code is
+	// 0), in [8, 16) for rule−1 and in [2, 4) for rule+1: only the last
+	// needs no clamp.
 	for c := range 3 {
-		errTerm(gen.Z(c), gen.Z(3+c), gen.Z(6+c), true) // rule−1: a up to 16
+		errTerm(gen.Z(c), gen.Z(3+c), gen.Z(6+c), c < 2)
 	}
 	ADDQ(Imm(64), RBX)
 	DECL(R8L)
