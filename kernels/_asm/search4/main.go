@@ -158,6 +158,23 @@ func errTerm(m, d, acc VecPhysical, clamp bool) {
 	VFMADD231PS(Z17, Z17, acc) // acc + e², one rounding
 }
 
+// errTermScaled adds to acc the float32 estimate of a candidate's error
+// term divided by d² for a power-of-two divisor d = 1/m (MXFP4):
+// (|x|·m − r)², the difference rounded once from the exact |x|·m − r =
+// (|x| − r·d)/d, r as in errTerm; Z17 is scratch. Scaled by d², the
+// estimate is errTerm's wherever no value is subnormal, and it never
+// overflows.
+func errTermScaled(m, acc VecPhysical, clamp bool) {
+	VMOVAPS(Z12, Z17)
+	VFMADD231PS(m, Z13, Z17) // |x|·m + 2^21 − 1/8
+	if clamp {
+		VPMINUD(Z19, Z17, Z17)
+	}
+	VPERMI2PS(Z25, Z22, Z17)   // r = valueTab[n]
+	VFMSUB231PS(m, Z13, Z17)   // |x|·m − r
+	VFMADD231PS(Z17, Z17, acc) // acc + e², one rounding
+}
+
 // The bounds of the float32 estimates: a block's estimate A (n ≤ 32 terms,
 // each the square of the float32 rounding of the exact difference, added by
 // a fused multiply-add) and SqErrE2M1's float64 sum E of the same terms both
@@ -323,9 +340,9 @@ func zeroBlocks(name string, blockBytes int) {
 }
 
 // searchMXFP4AVX512: per step of 16 blocks of 32, the candidates' float32
-// multipliers and decode factors are in Z0–Z5 (rule, rule−1, rule+1), their
-// float64 sums in Z6–Z11, the rule's codes in Z29 and the blocks holding a
-// NaN or an infinity in K4.
+// multipliers are in Z0–Z2 (rule, rule−1, rule+1), their estimates (over
+// d², errTermScaled) in Z6–Z8, the rule's codes in Z29 and the blocks
+// holding a NaN or an infinity in K4.
 func searchMXFP4AVX512() {
 	name := "searchMXFP4AVX512"
 	l := func(s string) string { return name + "_" + s }
@@ -360,16 +377,14 @@ func searchMXFP4AVX512() {
 	VPSRLD(U8(23), Z0, Z29)
 	VPSUBD_BCST(cs.Vec(2), Z29, Z29)
 	VPMAXSD_BCST(cs.Vec(0), Z29, Z29)
-	// Candidate c's code k: multiplier 2^(127−k) = (254−k)<<23 (k ≤ 253),
-	// decode factor 2^(k−127) = k<<23, 0x00400000 for k = 0.
+	// Candidate c's code k: multiplier 2^(127−k) = (254−k)<<23 (k ≤ 253;
+	// 2^127 for k = 0, whose decode factor is 2^−127).
 	for c, delta := range []int32{0, -1, 1} {
 		k := Z30
 		VPADDD_BCST(cs.Vec(uint32(delta)), Z29, k)
 		bcast(254, gen.Z(c))
 		VPSUBD(k, gen.Z(c), gen.Z(c))
 		VPSLLD(U8(23), gen.Z(c), gen.Z(c))
-		VPSLLD(U8(23), k, gen.Z(3+c))
-		VPMAXUD_BCST(cs.Vec(0x00400000), gen.Z(3+c), gen.Z(3+c))
 	}
 	loadRoundConsts()
 	for i := 6; i < 9; i++ {
@@ -383,11 +398,20 @@ func searchMXFP4AVX512() {
 	// 0), in [8, 16) for rule−1 and in [2, 4) for rule+1: only the last
 	// needs no clamp.
 	for c := range 3 {
-		errTerm(gen.Z(c), gen.Z(3+c), gen.Z(6+c), c < 2)
+		errTermScaled(gen.Z(c), gen.Z(6+c), c < 2)
 	}
 	ADDQ(Imm(64), RBX)
 	DECL(R8L)
 	JNZ(LabelRef(l("elem")))
+
+	// The estimates in units of rule+1's d² (the candidates' divisors are
+	// d/2, d, 2d: exact factors 1/16 and 1/4; a result below 2^−126 rounds
+	// by less than the bounds' 2^−140). Rule+1's code 253 (d = 2^126) may
+	// decode to infinity, which SqErrE2M1 sums: no estimate (NaN).
+	VMULPS_BCST(cs.Vec(math.Float32bits(0.25)), Z6, Z6)
+	VMULPS_BCST(cs.Vec(math.Float32bits(0.0625)), Z7, Z7)
+	VPCMPUD_BCST(U8(5), cs.Vec(252), Z29, K1) // rule ≥ 252
+	VBROADCASTSS(cs.Word(0x7fc00000), K1, Z8)
 
 	// The choice: rule−1 (where the rule's code is above 0), then rule+1;
 	// K7 collects the blocks whose choice the estimates cannot make.
