@@ -36,6 +36,9 @@ var (
 	magicTab Mem
 	// codeTab[low 5 bits of a + m] is the E2M1 magnitude code.
 	codeTab Mem
+	// valueTab[n] is the E2M1 value of a magnitude a in (n/4, (n+1)/4)
+	// (n ≤ 30; a = 0 as n = 31): errTerm's rounding.
+	valueTab Mem
 )
 
 func main() {
@@ -61,9 +64,26 @@ func main() {
 			c[16+n] = uint32(min(n+4, 7)) // 4, 6 (8 is never reached: a ≤ 6)
 		}
 		codeTab = gen.Table("srchCode", c)
+		v := make([]uint32, 32)
+		for n := range 31 {
+			v[n] = math.Float32bits(e2m1Value(float64(n)/4 + 0.125))
+		}
+		valueTab = gen.Table("srchValue", v)
 		searchMXFP4AVX512()
 		searchNVFP4AVX512()
 	})
+}
+
+// e2m1Value is the E2M1 value nearest a ≥ 0 (a not on a rounding boundary),
+// 6 above 6.
+func e2m1Value(a float64) float32 {
+	best := float32(0)
+	for _, r := range []float32{0.5, 1, 1.5, 2, 3, 4, 6} {
+		if math.Abs(a-float64(r)) < math.Abs(a-float64(best)) {
+			best = r
+		}
+	}
+	return best
 }
 
 // The magic numbers 1.5·2^23·s that round |q| to a multiple of s by
@@ -80,34 +100,78 @@ const (
 func bcast(c uint32, v VecPhysical) { VPBROADCASTD(cs.Vec(c), v) }
 
 // loadRoundConsts puts the rounding constants in Z20, Z21, Z23, Z24 and
-// Z26: the abs mask, magicTab, codeTab (two vectors) and 6.
+// Z26: the abs mask, magicTab, codeTab (two vectors) and 6; and errTerm's
+// in Z12, Z19, Z22 and Z25: the index addend, the index clamp and
+// valueTab (two vectors).
 //
-// E2M1 rounding of a magnitude a ≤ 6 (errTerm, encodePack): a plus and
-// minus the magic of its range (magicTab by trunc(a)) is a rounded to the
-// range's step, nearest even.
+// E2M1 rounding of a magnitude a ≤ 6 (encodePack): a plus and minus the
+// magic of its range (magicTab by trunc(a)) is a rounded to the range's
+// step, nearest even.
 func loadRoundConsts() {
 	bcast(absBits, Z20)
 	VMOVDQU32(magicTab, Z21)
 	VMOVDQU32(codeTab, Z23)
 	VMOVDQU32(codeTab.Offset(64), Z24)
 	bcast(six, Z26)
+	bcast(quarterAddend, Z12)
+	bcast(quarterClamp, Z19)
+	VMOVUPS(valueTab, Z22)
+	VMOVUPS(valueTab.Offset(64), Z25)
 }
 
+// The estimates' E2M1 rounding of a = |x|·m (m the multiplier or the
+// reciprocal of the divisor) looks the value up in valueTab by the
+// quarter index n = RN(4a − 1/2), ties to even: the fused multiply-add
+// |x|·m + (2^21 − 1/8), rounded once to float32, is 2^21 + n/4 for
+// a ≥ 1/8 (the binade's step is 1/4) and 2^21 − 1/8 or 2^21 below (low 5
+// bits 31 or 0), so n is its low 5 bits; above 7.5 (n ≥ 31, an infinity,
+// a NaN) the bits are clamped to n = 30. n is floor(4a) except where 4a is
+// an integer, and every E2M1 rounding boundary (0.25, 0.75, 1.25, 1.75,
+// 2.5, 3.5, 5) is a multiple of 1/4: valueTab[n] is a's E2M1 value except
+// at a boundary, where it may be the other neighbour, at the same distance
+// from a.
+const (
+	quarterAddend = 0x49ffffff // 2^21 − 1/8
+	quarterClamp  = 0x4a00001e // 2^21 + 30/4
+)
+
 // errTerm adds to acc the float32 estimate of a candidate's error term,
-// (|x| − float32(r·d))², |x| in Z13, r the E2M1 magnitude that q (|x|·m or
-// |x|/d) rounds to; Z17 and Z18 are scratch. With q's sign restored,
-// x − float32(r·d) is this difference with x's sign, so the estimate is
-// SqErrE2M1's term rounded to float32 (see decide).
-func errTerm(q, d, acc VecPhysical) {
-	// r = round(min(|q|, 6)): no saturation step; a NaN q (|x| = 0 over a
-	// divisor of 0) gives a NaN estimate, which decide never trusts.
-	VRANGEPS(U8(0x0a), Z26, q, Z17)
-	VCVTTPS2DQ(Z17, Z18)
-	VPERMD(Z21, Z18, Z18)
-	VADDPS(Z18, Z17, Z17)
-	VSUBPS(Z18, Z17, Z17)
+// (|x| − float32(r·d))², |x| in Z13, r the E2M1 magnitude of |x|·m (see
+// valueTab), m and d the candidate's multiplier (or reciprocal) and
+// divisor; Z17 is scratch. With q's sign restored, x − float32(r·d) is
+// this difference with x's sign, so the estimate is SqErrE2M1's term
+// rounded to float32 (see decide). Without clamp, the caller drops the
+// estimates of the blocks where amax·m > 7.5, whose indices may wrap.
+func errTerm(m, d, acc VecPhysical, clamp bool) {
+	// A NaN or infinite a (an infinite reciprocal) gives r = 6; the
+	// estimates of divisors outside [2^−125, 2^125] are replaced by NaN
+	// after the loop, and a lane whose multiplier is infinite (MXFP4's
+	// rule − 1 of code 0) is not a candidate.
+	VMOVAPS(Z12, Z17)
+	VFMADD231PS(m, Z13, Z17) // |x|·m + 2^21 − 1/8
+	if clamp {
+		VPMINUD(Z19, Z17, Z17)
+	}
+	VPERMI2PS(Z25, Z22, Z17) // valueTab[n]
 	VMULPS(d, Z17, Z17)
 	VSUBPS(Z17, Z13, Z17)
+	VFMADD231PS(Z17, Z17, acc) // acc + e², one rounding
+}
+
+// errTermScaled adds to acc the float32 estimate of a candidate's error
+// term divided by d² for a power-of-two divisor d = 1/m (MXFP4):
+// (|x|·m − r)², the difference rounded once from the exact |x|·m − r =
+// (|x| − r·d)/d, r as in errTerm; Z17 is scratch. Scaled by d², the
+// estimate is errTerm's wherever no value is subnormal, and it never
+// overflows.
+func errTermScaled(m, acc VecPhysical, clamp bool) {
+	VMOVAPS(Z12, Z17)
+	VFMADD231PS(m, Z13, Z17) // |x|·m + 2^21 − 1/8
+	if clamp {
+		VPMINUD(Z19, Z17, Z17)
+	}
+	VPERMI2PS(Z25, Z22, Z17)   // r = valueTab[n]
+	VFMSUB231PS(m, Z13, Z17)   // |x|·m − r
 	VFMADD231PS(Z17, Z17, acc) // acc + e², one rounding
 }
 
@@ -276,9 +340,9 @@ func zeroBlocks(name string, blockBytes int) {
 }
 
 // searchMXFP4AVX512: per step of 16 blocks of 32, the candidates' float32
-// multipliers and decode factors are in Z0–Z5 (rule, rule−1, rule+1), their
-// float64 sums in Z6–Z11, the rule's codes in Z29 and the blocks holding a
-// NaN or an infinity in K4.
+// multipliers are in Z0–Z2 (rule, rule−1, rule+1), their estimates (over
+// d², errTermScaled) in Z6–Z8, the rule's codes in Z29 and the blocks
+// holding a NaN or an infinity in K4.
 func searchMXFP4AVX512() {
 	name := "searchMXFP4AVX512"
 	l := func(s string) string { return name + "_" + s }
@@ -313,16 +377,14 @@ func searchMXFP4AVX512() {
 	VPSRLD(U8(23), Z0, Z29)
 	VPSUBD_BCST(cs.Vec(2), Z29, Z29)
 	VPMAXSD_BCST(cs.Vec(0), Z29, Z29)
-	// Candidate c's code k: multiplier 2^(127−k) = (254−k)<<23 (k ≤ 253),
-	// decode factor 2^(k−127) = k<<23, 0x00400000 for k = 0.
+	// Candidate c's code k: multiplier 2^(127−k) = (254−k)<<23 (k ≤ 253;
+	// 2^127 for k = 0, whose decode factor is 2^−127).
 	for c, delta := range []int32{0, -1, 1} {
 		k := Z30
 		VPADDD_BCST(cs.Vec(uint32(delta)), Z29, k)
 		bcast(254, gen.Z(c))
 		VPSUBD(k, gen.Z(c), gen.Z(c))
 		VPSLLD(U8(23), gen.Z(c), gen.Z(c))
-		VPSLLD(U8(23), k, gen.Z(3+c))
-		VPMAXUD_BCST(cs.Vec(0x00400000), gen.Z(3+c), gen.Z(3+c))
 	}
 	loadRoundConsts()
 	for i := 6; i < 9; i++ {
@@ -332,13 +394,24 @@ func searchMXFP4AVX512() {
 	MOVL(U32(32), R8L)
 	Label(l("elem"))
 	loadX()
+	// amax·m is in [4, 8) for the rule (below 4 where the rule's code is
+	// 0), in [8, 16) for rule−1 and in [2, 4) for rule+1: only the last
+	// needs no clamp.
 	for c := range 3 {
-		VMULPS(gen.Z(c), Z13, Z16) // |q|
-		errTerm(Z16, gen.Z(3+c), gen.Z(6+c))
+		errTermScaled(gen.Z(c), gen.Z(6+c), c < 2)
 	}
 	ADDQ(Imm(64), RBX)
 	DECL(R8L)
 	JNZ(LabelRef(l("elem")))
+
+	// The estimates in units of rule+1's d² (the candidates' divisors are
+	// d/2, d, 2d: exact factors 1/16 and 1/4; a result below 2^−126 rounds
+	// by less than the bounds' 2^−140). Rule+1's code 253 (d = 2^126) may
+	// decode to infinity, which SqErrE2M1 sums: no estimate (NaN).
+	VMULPS_BCST(cs.Vec(math.Float32bits(0.25)), Z6, Z6)
+	VMULPS_BCST(cs.Vec(math.Float32bits(0.0625)), Z7, Z7)
+	VPCMPUD_BCST(U8(5), cs.Vec(252), Z29, K1) // rule ≥ 252
+	VBROADCASTSS(cs.Word(0x7fc00000), K1, Z8)
 
 	// The choice: rule−1 (where the rule's code is above 0), then rule+1;
 	// K7 collects the blocks whose choice the estimates cannot make.
@@ -447,6 +520,7 @@ func searchNVFP4AVX512() {
 	VBROADCASTSS(X1, Z31)
 	bcast(absBits, Z27)
 	columnMax(16, func(j int) Mem { return local.Offset(64 + 64*j) }, Z27)
+	VMOVAPS(Z0, Z27)                                // amax, for the index range after the loop
 	VPCMPUD_BCST(U8(5), cs.Vec(0x7f800000), Z0, K4) // amax ≥ Inf
 	VPTESTNMD(Z0, Z0, K5)                           // amax = 0
 	VDIVPS(Z31, Z0, Z16)                            // v = amax / float32(6·s_t)
@@ -474,18 +548,22 @@ func searchNVFP4AVX512() {
 	Label(l("elem"))
 	loadX()
 	for c := range 4 {
-		VMULPS(gen.Z(8+c), Z13, Z16) // |q| ≈ |x|/d
-		errTerm(Z16, gen.Z(c), gen.Z(4+c))
+		errTerm(gen.Z(8+c), gen.Z(c), gen.Z(4+c), false) // |x|·float32(1/d) ≈ |x|/d
 	}
 	ADDQ(Imm(64), RBX)
 	DECL(R8L)
 	JNZ(LabelRef(l("elem")))
 	// Divisors outside [2^−125, 2^125] (reciprocals that are not normal
-	// floats, or infinite): no estimate (NaN).
+	// floats, or infinite), and blocks whose largest quotient amax·(1/d) is
+	// not at most 7.5 (a subnormal or saturated scale: errTerm's indices
+	// may have wrapped): no estimate (NaN).
 	for c := range 4 {
 		VANDPS(Z20, gen.Z(c), Z16)
 		VPSUBD_BCST(cs.Vec(2<<23), Z16, Z16)
 		VPCMPUD_BCST(U8(6), cs.Vec(250<<23), Z16, K1) // |d| − 2^−125 (as bits) above 2^125 − 2^−125
+		VMULPS(gen.Z(8+c), Z27, Z16)
+		VCMPPS_BCST(U8(0x16), cs.Vec(math.Float32bits(7.5)), Z16, K2) // not amax·(1/d) ≤ 7.5
+		KORW(K2, K1, K1)
 		VBROADCASTSS(cs.Word(0x7fc00000), K1, gen.Z(4+c))
 	}
 
