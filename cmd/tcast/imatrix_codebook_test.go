@@ -1,10 +1,7 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
-	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 
@@ -23,31 +20,12 @@ import (
 // the decoded tensors, is at least that without the matrix (the scales are
 // the same, and every subtile's table has the least weighted error).
 func TestImatrixCodebookConvert(t *testing.T) {
-	m := llamaImatrix(t)
-	dir := t.TempDir()
-	src, _ := synthTo(t, dir, imatrixSynth...)
-	shapes, hf := synthMatrices(t, src)
-	in, err := load.Open(src)
-	require.NoError(t, err)
-	defer in.Close()
-	names := make([]string, 0, len(shapes))
-	for n := range shapes {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+	ic := newImatrixCase(t)
+	m, in, names, shapes, hf := ic.m, ic.in, ic.names, ic.shapes, ic.hf
 	var table strings.Builder
 	for _, dt := range []string{"icb44fi2_e32s8", "mxfi4"} {
 		conv := func(extra ...string) (*load.Checkpoint, *convert.Result) {
-			out := filepath.Join(dir, dt+fmt.Sprint(len(extra)))
-			args := append([]string{"convert", src, "-layout", "tcast", "-dtype", dt, "-o", out, "-json", "-workers", "1"}, extra...)
-			code, stdout, stderr := tcast(args...)
-			require.Equal(t, 0, code, stderr)
-			var res convert.Result
-			require.NoError(t, json.Unmarshal([]byte(stdout), &res))
-			c, err := load.Open(out)
-			require.NoError(t, err)
-			t.Cleanup(func() { c.Close() })
-			return c, &res
+			return ic.convert(t, dt+fmt.Sprint(len(extra)), dt, extra...)
 		}
 		plain, _ := conv()
 		weighted, res := conv("-imatrix", m.Path)

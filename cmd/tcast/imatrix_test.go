@@ -1,8 +1,10 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -10,8 +12,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tensorcast-go/tensorcast/checkpoint/convert"
 	"github.com/tensorcast-go/tensorcast/checkpoint/ggufmodel"
 	"github.com/tensorcast-go/tensorcast/checkpoint/imatrix"
+	"github.com/tensorcast-go/tensorcast/checkpoint/load"
 	"github.com/tensorcast-go/tensorcast/checkpoint/safetensors"
 )
 
@@ -64,6 +68,53 @@ func synthMatrices(t testing.TB, src string) (map[string][]int, map[string]strin
 		}
 	}
 	return shapes, hf
+}
+
+// imatrixCase is the synth llama of imatrixSynth and its importance matrix,
+// opened for the tests that convert it with and without -imatrix.
+type imatrixCase struct {
+	m      *imatrix.Imatrix
+	dir    string
+	src    string
+	in     *load.Checkpoint
+	names  []string          // the GGUF names of the layers' matrices, sorted
+	shapes map[string][]int  // by GGUF name
+	hf     map[string]string // the Hugging Face name of each
+}
+
+// newImatrixCase writes the synth llama into a temporary directory and
+// opens it.
+func newImatrixCase(t *testing.T) *imatrixCase {
+	t.Helper()
+	c := &imatrixCase{m: llamaImatrix(t), dir: t.TempDir()}
+	c.src, _ = synthTo(t, c.dir, imatrixSynth...)
+	c.shapes, c.hf = synthMatrices(t, c.src)
+	var err error
+	c.in, err = load.Open(c.src)
+	require.NoError(t, err)
+	t.Cleanup(func() { c.in.Close() })
+	for n := range c.shapes {
+		c.names = append(c.names, n)
+	}
+	sort.Strings(c.names)
+	return c
+}
+
+// convert converts the synth to dt in the tcast layout (one worker, JSON
+// report) into the case's directory under name, with the extra flags, and
+// opens the output.
+func (c *imatrixCase) convert(t *testing.T, name, dt string, extra ...string) (*load.Checkpoint, *convert.Result) {
+	t.Helper()
+	out := filepath.Join(c.dir, name)
+	args := append([]string{"convert", c.src, "-layout", "tcast", "-dtype", dt, "-o", out, "-json", "-workers", "1"}, extra...)
+	code, stdout, stderr := tcast(args...)
+	require.Equal(t, 0, code, stderr)
+	var res convert.Result
+	require.NoError(t, json.Unmarshal([]byte(stdout), &res))
+	conv, err := load.Open(out)
+	require.NoError(t, err)
+	t.Cleanup(func() { conv.Close() })
+	return conv, &res
 }
 
 // The importance matrix has an entry for every matrix of the layers (and

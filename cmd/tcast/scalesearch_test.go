@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 
@@ -29,31 +28,12 @@ import (
 // the weighted search keeps, per block, the one of least weighted error)
 // and at least the rule's.
 func TestImatrixScaleSearchConvert(t *testing.T) {
-	m := llamaImatrix(t)
-	dir := t.TempDir()
-	src, _ := synthTo(t, dir, imatrixSynth...)
-	shapes, hf := synthMatrices(t, src)
-	in, err := load.Open(src)
-	require.NoError(t, err)
-	defer in.Close()
-	names := make([]string, 0, len(shapes))
-	for n := range shapes {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+	ic := newImatrixCase(t)
+	m, dir, src, in, names, shapes, hf := ic.m, ic.dir, ic.src, ic.in, ic.names, ic.shapes, ic.hf
 	var table strings.Builder
 	for _, dt := range []string{"mxfp4", "nvfp4", "int4_g128", "fp8e4_block128"} {
 		conv := func(extra ...string) (*load.Checkpoint, *convert.Result) {
-			out := filepath.Join(dir, fmt.Sprintf("%s-%d", dt, len(extra)))
-			args := append([]string{"convert", src, "-layout", "tcast", "-dtype", dt, "-o", out, "-json", "-workers", "1"}, extra...)
-			code, stdout, stderr := tcast(args...)
-			require.Equal(t, 0, code, stderr)
-			var res convert.Result
-			require.NoError(t, json.Unmarshal([]byte(stdout), &res))
-			c, err := load.Open(out)
-			require.NoError(t, err)
-			t.Cleanup(func() { c.Close() })
-			return c, &res
+			return ic.convert(t, fmt.Sprintf("%s-%d", dt, len(extra)), dt, extra...)
 		}
 		// Without -scale-search the matrix weighs nothing: refused, naming the way to use it.
 		code, _, stderr := tcast("convert", src, "-layout", "tcast", "-dtype", dt, "-o", filepath.Join(dir, "refused"), "-imatrix", m.Path)
