@@ -192,9 +192,20 @@ const (
 	infBits = 0x7f800000
 )
 
-// transpose16 writes the 16×16 float32 matrix whose row b is the 64 bytes at
-// row(b) transposed to the 16 vectors at col(j): col(j) gets element j of
-// every row. It unpacks pairs of rows (VUNPCK[LH]PS), pairs of pairs
+// prefetchAhead is how far ahead of the step's blocks (at RSI) the kernels
+// prefetch: the hardware prefetchers alone do not keep the input streaming.
+const prefetchAhead = 8 << 10
+
+// prefetch asks for the n bytes (whole cache lines) prefetchAhead beyond RSI.
+func prefetch(n int) {
+	for off := 0; off < n; off += 64 {
+		PREFETCHT0(Mem{Base: RSI, Disp: prefetchAhead + off})
+	}
+}
+
+// transpose16 writes the magnitudes of the 16×16 float32 matrix whose row b
+// is the 64 bytes at row(b) transposed to the 16 vectors at col(j): col(j)
+// gets |element j| of every row (the sign bit cleared). It unpacks pairs of rows (VUNPCK[LH]PS), pairs of pairs
 // (VUNPCK[LH]PD) and then 128-bit lanes (VSHUFF32X4) and uses Z0–Z31.
 func transpose16(row, col func(i int) Mem) {
 	for i := range 8 {
@@ -230,28 +241,28 @@ func transpose16(row, col func(i int) Mem) {
 			a, b := gen.Z(16+off+c), gen.Z(24+off+c)
 			VSHUFF32X4(U8(0x88), b, a, gen.Z(2*c+8*k))
 			VSHUFF32X4(U8(0xdd), b, a, gen.Z(2*c+8*k+1))
+			VPANDD_BCST(cs.Vec(absBits), gen.Z(2*c+8*k), gen.Z(2*c+8*k))
+			VPANDD_BCST(cs.Vec(absBits), gen.Z(2*c+8*k+1), gen.Z(2*c+8*k+1))
 			VMOVUPS(gen.Z(2*c+8*k), col(c+4*k))
 			VMOVUPS(gen.Z(2*c+8*k+1), col(c+4*k+8))
 		}
 	}
 }
 
-// loadX loads |x| of element j of the 16 blocks (transposed, at RBX) into
-// Z13; Z20 holds the abs mask.
+// loadX loads |x| of element j of the 16 blocks (transposed by
+// transpose16, at RBX) into Z13.
 func loadX() {
-	VANDPS(Mem{Base: RBX}, Z20, Z13)
+	VMOVUPS(Mem{Base: RBX}, Z13)
 }
 
 // columnMax leaves in Z0 the largest |x| (as bits, so that NaNs and
 // infinities count as the largest) of each of the 16 blocks whose n
-// transposed columns are at col(j); Z1 and Z2 are scratch, abs holds the
-// abs mask.
-func columnMax(n int, col func(j int) Mem, abs VecPhysical) {
-	VPANDD(col(0), abs, Z0)
-	VPANDD(col(1), abs, Z1)
+// transposed magnitude columns are at col(j); Z1 is scratch.
+func columnMax(n int, col func(j int) Mem) {
+	VMOVDQU32(col(0), Z0)
+	VMOVDQU32(col(1), Z1)
 	for j := 2; j < n; j++ {
-		VPANDD(col(j), abs, Z2)
-		VPMAXUD(Z2, gen.Z(j%2), gen.Z(j%2))
+		VPMAXUD(col(j), gen.Z(j%2), gen.Z(j%2))
 	}
 	VPMAXUD(Z1, Z0, Z0)
 }
@@ -364,12 +375,12 @@ func searchMXFP4AVX512() {
 	SHRQ(Imm(9), RCX)
 	JZ(LabelRef(l("done")))
 	Label(l("loop"))
+	prefetch(2048)
 	for h := range 2 {
 		transpose16(func(b int) Mem { return Mem{Base: RSI, Disp: 128*b + 64*h} },
 			func(j int) Mem { return local.Offset(64 + 64*(16*h+j)) })
 	}
-	bcast(absBits, Z31)
-	columnMax(32, func(j int) Mem { return local.Offset(64 + 64*j) }, Z31)
+	columnMax(32, func(j int) Mem { return local.Offset(64 + 64*j) })
 	// The rule's codes (floor(log2 amax) − 2 + 127, at least 0) in Z29,
 	// K4 the blocks holding NaN or Inf, K6 the all-zero blocks.
 	VPCMPUD_BCST(U8(5), cs.Vec(0x7f800000), Z0, K4) // amax ≥ Inf
@@ -512,14 +523,14 @@ func searchNVFP4AVX512() {
 	SHRQ(Imm(8), RCX)
 	JZ(LabelRef(l("done")))
 	Label(l("loop"))
+	prefetch(1024)
 	transpose16(func(b int) Mem { return Mem{Base: RSI, Disp: 64 * b} },
 		func(j int) Mem { return local.Offset(64 + 64*j) })
 	Load(Param("tensorScale"), X0)
 	VBROADCASTSS(X0, Z30)
 	Load(Param("denom"), X1)
 	VBROADCASTSS(X1, Z31)
-	bcast(absBits, Z27)
-	columnMax(16, func(j int) Mem { return local.Offset(64 + 64*j) }, Z27)
+	columnMax(16, func(j int) Mem { return local.Offset(64 + 64*j) })
 	VMOVAPS(Z0, Z27)                                // amax, for the index range after the loop
 	VPCMPUD_BCST(U8(5), cs.Vec(0x7f800000), Z0, K4) // amax ≥ Inf
 	VPTESTNMD(Z0, Z0, K5)                           // amax = 0
