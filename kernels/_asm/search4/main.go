@@ -12,7 +12,8 @@
 // sums then order the candidates as the estimates do; a strictly smaller
 // error replaces the best, candidates in the reference's order), the blocks
 // where they do not marked for the Go reference, then each block encoded
-// with its chosen scale and packed.
+// with its chosen scale and packed (NVFP4: within the next step's estimate
+// loop, whose float32 multiply-adds leave the other units idle).
 package main
 
 import (
@@ -304,15 +305,20 @@ func decide(a, b VecPhysical, valid Op) {
 // scaled values q (not NaN): a = min(|q|, 6) plus the magic of its range
 // holds the step count in its low 5 bits, which index codeTab for the
 // magnitude code; the sign is bit 3, element 2k in the low nibble of byte
-// k. Z28 holds 8 in every lane; a, t, c and s are scratch.
-func encodePack(q, a, t, c, s VecPhysical, m Mem) {
+// k. eight holds 8 in every lane (nil: a broadcast from memory); a, t, c
+// and s are scratch.
+func encodePack(q, a, t, c, s VecPhysical, eight Op, m Mem) {
 	VRANGEPS(U8(0x0a), Z26, q, a) // min(|q|, 6), sign cleared
 	VCVTTPS2DQ(a, s)
 	VPERMD(Z21, s, t)
 	VADDPS(t, a, c)
 	VPERMI2D(Z24, Z23, c) // codeTab[low 5 bits]
 	VPSRLD(U8(28), q, s)
-	VPTERNLOGD(U8(0xf8), Z28, s, c) // code | sign>>28 & 8
+	if eight == nil {
+		VPTERNLOGD_BCST(U8(0xf8), cs.Vec(8), s, c) // code | sign>>28 & 8
+	} else {
+		VPTERNLOGD(U8(0xf8), eight, s, c)
+	}
 	VPSRLQ(U8(28), c, s)
 	VPORD(s, c, c) // byte 8k: code 2k | code 2k+1 << 4
 	VPMOVQB(c, m)
@@ -330,8 +336,9 @@ func storeRedo(zero Op) {
 }
 
 // zeroBlocks clears the blockBytes code bytes (8 or 16) of the blocks whose
-// bits are set in R11 (DI at the step's first block); it uses AX and BX.
-func zeroBlocks(name string, blockBytes int) {
+// bits are set in R11 (DI + disp at the step's first block); it uses AX and
+// BX.
+func zeroBlocks(name string, blockBytes, disp int) {
 	l := func(s string) string { return name + "_" + s }
 	TESTL(R11L, R11L)
 	JZ(LabelRef(l("zeroDone")))
@@ -339,11 +346,11 @@ func zeroBlocks(name string, blockBytes int) {
 	BSFL(R11L, EAX)
 	if blockBytes == 16 {
 		SHLQ(Imm(4), RAX)
-		MOVQ(U32(0), Mem{Base: RDI, Index: RAX, Scale: 1, Disp: 8})
+		MOVQ(U32(0), Mem{Base: RDI, Index: RAX, Scale: 1, Disp: disp + 8})
 	} else {
 		SHLQ(Imm(3), RAX)
 	}
-	MOVQ(U32(0), Mem{Base: RDI, Index: RAX, Scale: 1})
+	MOVQ(U32(0), Mem{Base: RDI, Index: RAX, Scale: 1, Disp: disp})
 	LEAL(Mem{Base: R11, Disp: -1}, EBX)
 	ANDL(EBX, R11L)
 	JNZ(LabelRef(l("zero")))
@@ -452,10 +459,10 @@ func searchMXFP4AVX512() {
 		for h := range 2 {
 			q, a, t, c, s := gen.Z(1+5*h), gen.Z(2+5*h), gen.Z(3+5*h), gen.Z(4+5*h), gen.Z(5+5*h)
 			VMULPS(Mem{Base: RSI, Disp: 128*b + 64*h}, Z0, q)
-			encodePack(q, a, t, c, s, Mem{Base: RDI, Disp: 16*b + 8*h})
+			encodePack(q, a, t, c, s, Z28, Mem{Base: RDI, Disp: 16*b + 8*h})
 		}
 	}
-	zeroBlocks(name, 16)
+	zeroBlocks(name, 16, 0)
 	ADDQ(U32(2048), RSI)
 	ADDQ(U32(256), RDI)
 	ADDQ(Imm(16), RDX)
@@ -496,10 +503,12 @@ func ue4m3Value(k, v, t VecPhysical) {
 }
 
 // searchNVFP4AVX512: per step of 16 blocks of 16, the candidates' divisors
-// (rule, rule−1, rule+1, 4/6) are in Z0–Z3, their float64 sums in Z4–Z11,
-// the rule's codes in Z28 and the 4/6 codes in Z29; Z30 holds the tensor
-// scale and Z31 the rule's denominator; K4 marks the blocks holding a NaN or
-// an infinity, K5 the all-zero blocks.
+// (rule, rule−1, rule+1, 4/6) are in Z0–Z3, their float32 estimates in
+// Z4–Z7 and reciprocals in Z8–Z11, the rule's codes in Z28 and the 4/6
+// codes in Z29; Z30 holds the tensor scale and Z31 the rule's denominator;
+// K4 marks the blocks holding a NaN or an infinity, K5 the all-zero blocks. A step's blocks are encoded during
+// the next step's estimate loop (nvfp4Step), the last step's after the
+// loop.
 func searchNVFP4AVX512() {
 	name := "searchNVFP4AVX512"
 	l := func(s string) string { return name + "_" + s }
@@ -522,7 +531,44 @@ func searchNVFP4AVX512() {
 	Load(Param("redo").Base(), R10)
 	SHRQ(Imm(8), RCX)
 	JZ(LabelRef(l("done")))
+	// The first step encodes nothing, the others the previous step's
+	// blocks (at RSI − 1024, RDI − 128, their divisors at local) within
+	// their estimate loops; the last step's blocks are encoded after the
+	// loop.
+	nvfp4Step(name, local, false)
+	DECQ(RCX)
+	JZ(LabelRef(l("last")))
 	Label(l("loop"))
+	nvfp4Step(name, local, true)
+	DECQ(RCX)
+	JNZ(LabelRef(l("loop")))
+	Label(l("last"))
+	for b := range 16 {
+		nvfp4Encode(local, b)
+	}
+	zeroBlocks(name+"_last", 8, -128)
+	Label(l("done"))
+	VZEROUPPER()
+	RET()
+}
+
+// nvfp4Encode encodes and packs block b of the previous step of
+// searchNVFP4AVX512 (at RSI − 1024, its codes at RDI − 128) with its divisor
+// (local + 4b); Z14–Z16, Z18 and Z31 are scratch.
+func nvfp4Encode(local Mem, b int) {
+	q := Z14
+	VMOVUPS(Mem{Base: RSI, Disp: -1024 + 64*b}, q)
+	VDIVPS_BCST(local.Offset(4*b), q, q)
+	encodePack(q, Z15, Z16, Z18, Z31, nil, Mem{Base: RDI, Disp: -128 + 8*b})
+}
+
+// nvfp4Step emits one step of searchNVFP4AVX512 (see there) and advances
+// RSI, RDI and RDX; with prev, the previous step's blocks are encoded
+// within the estimate loop and their zeroed blocks cleared after it.
+func nvfp4Step(name string, local Mem, prev bool) {
+	if prev {
+		name += "_prev"
+	}
 	prefetch(1024)
 	transpose16(func(b int) Mem { return Mem{Base: RSI, Disp: 64 * b} },
 		func(j int) Mem { return local.Offset(64 + 64*j) })
@@ -554,16 +600,21 @@ func searchNVFP4AVX512() {
 	for i := 4; i < 8; i++ {
 		VPXORQ(gen.Z(i), gen.Z(i), gen.Z(i))
 	}
-	LEAQ(local.Offset(64), RBX)
-	MOVL(U32(16), R8L)
-	Label(l("elem"))
-	loadX()
-	for c := range 4 {
-		errTerm(gen.Z(8+c), gen.Z(c), gen.Z(4+c), false) // |x|·float32(1/d) ≈ |x|/d
+	// The loop unrolled: element j of the 16 blocks, block j of the
+	// previous step encoded (its divisor read before this step stores its
+	// own).
+	for j := range 16 {
+		VMOVUPS(local.Offset(64+64*j), Z13) // |x|
+		for c := range 4 {
+			errTerm(gen.Z(8+c), gen.Z(c), gen.Z(4+c), false) // |x|·float32(1/d) ≈ |x|/d
+		}
+		if prev {
+			nvfp4Encode(local, j)
+		}
 	}
-	ADDQ(Imm(64), RBX)
-	DECL(R8L)
-	JNZ(LabelRef(l("elem")))
+	if prev {
+		zeroBlocks(name, 8, -128)
+	}
 	// Divisors outside [2^−125, 2^125] (reciprocals that are not normal
 	// floats, or infinite), and blocks whose largest quotient amax·(1/d) is
 	// not at most 7.5 (a subnormal or saturated scale: errTerm's indices
@@ -610,23 +661,7 @@ func searchNVFP4AVX512() {
 	KORW(K4, K6, K6)
 	KMOVW(K6, R11L)
 
-	// Encode and pack, block by block.
-	bcast(8, Z28)
-	for b := range 16 {
-		h := b % 2
-		d, q, a, t, c, s := gen.Z(6*h), gen.Z(1+6*h), gen.Z(2+6*h), gen.Z(3+6*h), gen.Z(4+6*h), gen.Z(5+6*h)
-		VBROADCASTSS(local.Offset(4*b), d)
-		VMOVUPS(Mem{Base: RSI, Disp: 64 * b}, q)
-		VDIVPS(d, q, q)
-		encodePack(q, a, t, c, s, Mem{Base: RDI, Disp: 8 * b})
-	}
-	zeroBlocks(name, 8)
 	ADDQ(U32(1024), RSI)
 	ADDQ(U32(128), RDI)
 	ADDQ(Imm(16), RDX)
-	DECQ(RCX)
-	JNZ(LabelRef(l("loop")))
-	Label(l("done"))
-	VZEROUPPER()
-	RET()
 }
