@@ -12,8 +12,8 @@
 // sums then order the candidates as the estimates do; a strictly smaller
 // error replaces the best, candidates in the reference's order), the blocks
 // where they do not marked for the Go reference, then each block encoded
-// with its chosen scale and packed (NVFP4: within the next step's estimate
-// loop, whose float32 multiply-adds leave the other units idle).
+// with its chosen scale and packed within the next step's estimate loop
+// (whose float32 multiply-adds leave the other units idle).
 package main
 
 import (
@@ -360,7 +360,9 @@ func zeroBlocks(name string, blockBytes, disp int) {
 // searchMXFP4AVX512: per step of 16 blocks of 32, the candidates' float32
 // multipliers are in Z0–Z2 (rule, rule−1, rule+1), their estimates (over
 // d², errTermScaled) in Z6–Z8, the rule's codes in Z29 and the blocks
-// holding a NaN or an infinity in K4.
+// holding a NaN or an infinity in K4. A step's blocks are encoded during
+// the next step's estimate loop (mxfp4Step), the last step's after the
+// loop.
 func searchMXFP4AVX512() {
 	name := "searchMXFP4AVX512"
 	l := func(s string) string { return name + "_" + s }
@@ -381,7 +383,45 @@ func searchMXFP4AVX512() {
 	Load(Param("redo").Base(), R10)
 	SHRQ(Imm(9), RCX)
 	JZ(LabelRef(l("done")))
+	// The first step encodes nothing, the others the previous step's
+	// blocks (at RSI − 2048, RDI − 256, their multipliers at local) within
+	// their estimate loops; the last step's blocks are encoded after the
+	// loop.
+	mxfp4Step(name, local, false)
+	DECQ(RCX)
+	JZ(LabelRef(l("last")))
 	Label(l("loop"))
+	mxfp4Step(name, local, true)
+	DECQ(RCX)
+	JNZ(LabelRef(l("loop")))
+	Label(l("last"))
+	for b := range 32 {
+		mxfp4Encode(local, b)
+	}
+	zeroBlocks(name+"_last", 16, -256)
+	Label(l("done"))
+	VZEROUPPER()
+	RET()
+}
+
+// mxfp4Encode encodes and packs half h = i%2 of block b = i/2 of the
+// previous step of searchMXFP4AVX512 (at RSI − 2048, its codes at
+// RDI − 256) with its multiplier (local + 4b); Z3–Z5 and Z9–Z11 are scratch.
+func mxfp4Encode(local Mem, i int) {
+	b, h := i/2, i%2
+	q := Z4
+	VBROADCASTSS(local.Offset(4*b), Z3)
+	VMULPS(Mem{Base: RSI, Disp: -2048 + 128*b + 64*h}, Z3, q)
+	encodePack(q, Z5, Z9, Z10, Z11, nil, Mem{Base: RDI, Disp: -256 + 16*b + 8*h})
+}
+
+// mxfp4Step emits one step of searchMXFP4AVX512 (see there) and advances
+// RSI, RDI and RDX; with prev, the previous step's blocks are encoded
+// within the estimate loop and their zeroed blocks cleared after it.
+func mxfp4Step(name string, local Mem, prev bool) {
+	if prev {
+		name += "_prev"
+	}
 	prefetch(2048)
 	for h := range 2 {
 		transpose16(func(b int) Mem { return Mem{Base: RSI, Disp: 128*b + 64*h} },
@@ -408,19 +448,23 @@ func searchMXFP4AVX512() {
 	for i := 6; i < 9; i++ {
 		VPXORQ(gen.Z(i), gen.Z(i), gen.Z(i))
 	}
-	LEAQ(local.Offset(64), RBX)
-	MOVL(U32(32), R8L)
-	Label(l("elem"))
-	loadX()
-	// amax·m is in [4, 8) for the rule (below 4 where the rule's code is
-	// 0), in [8, 16) for rule−1 and in [2, 4) for rule+1: only the last
-	// needs no clamp.
-	for c := range 3 {
-		errTermScaled(gen.Z(c), gen.Z(6+c), c < 2)
+	// The loop unrolled: element j of the 16 blocks, half j%2 of block
+	// j/2 of the previous step encoded (its multiplier read before this
+	// step stores its own). amax·m is in [4, 8) for the rule (below 4
+	// where the rule's code is 0), in [8, 16) for rule−1 and in [2, 4) for
+	// rule+1: only the last needs no clamp.
+	for j := range 32 {
+		VMOVUPS(local.Offset(64+64*j), Z13) // |x|
+		for c := range 3 {
+			errTermScaled(gen.Z(c), gen.Z(6+c), c < 2)
+		}
+		if prev {
+			mxfp4Encode(local, j)
+		}
 	}
-	ADDQ(Imm(64), RBX)
-	DECL(R8L)
-	JNZ(LabelRef(l("elem")))
+	if prev {
+		zeroBlocks(name, 16, -256)
+	}
 
 	// The estimates in units of rule+1's d² (the candidates' divisors are
 	// d/2, d, 2d: exact factors 1/16 and 1/4; a result below 2^−126 rounds
@@ -452,25 +496,9 @@ func searchMXFP4AVX512() {
 	VMOVDQU32(Z31, local)
 	KMOVW(K4, R11L)
 
-	// Encode and pack, block by block.
-	bcast(8, Z28)
-	for b := range 16 {
-		VBROADCASTSS(local.Offset(4*b), Z0)
-		for h := range 2 {
-			q, a, t, c, s := gen.Z(1+5*h), gen.Z(2+5*h), gen.Z(3+5*h), gen.Z(4+5*h), gen.Z(5+5*h)
-			VMULPS(Mem{Base: RSI, Disp: 128*b + 64*h}, Z0, q)
-			encodePack(q, a, t, c, s, Z28, Mem{Base: RDI, Disp: 16*b + 8*h})
-		}
-	}
-	zeroBlocks(name, 16, 0)
 	ADDQ(U32(2048), RSI)
 	ADDQ(U32(256), RDI)
 	ADDQ(Imm(16), RDX)
-	DECQ(RCX)
-	JNZ(LabelRef(l("loop")))
-	Label(l("done"))
-	VZEROUPPER()
-	RET()
 }
 
 // ue4m3Code leaves in out the UE4M3 codes of the non-negative values q
