@@ -12,7 +12,8 @@
 // sums then order the candidates as the estimates do; a strictly smaller
 // error replaces the best, candidates in the reference's order), the blocks
 // where they do not marked for the Go reference, then each block encoded
-// with its chosen scale and packed.
+// with its chosen scale and packed within the next step's estimate loop
+// (whose float32 multiply-adds leave the other units idle).
 package main
 
 import (
@@ -192,9 +193,20 @@ const (
 	infBits = 0x7f800000
 )
 
-// transpose16 writes the 16×16 float32 matrix whose row b is the 64 bytes at
-// row(b) transposed to the 16 vectors at col(j): col(j) gets element j of
-// every row. It unpacks pairs of rows (VUNPCK[LH]PS), pairs of pairs
+// prefetchAhead is how far ahead of the step's blocks (at RSI) the kernels
+// prefetch: the hardware prefetchers alone do not keep the input streaming.
+const prefetchAhead = 8 << 10
+
+// prefetch asks for the n bytes (whole cache lines) prefetchAhead beyond RSI.
+func prefetch(n int) {
+	for off := 0; off < n; off += 64 {
+		PREFETCHT0(Mem{Base: RSI, Disp: prefetchAhead + off})
+	}
+}
+
+// transpose16 writes the magnitudes of the 16×16 float32 matrix whose row b
+// is the 64 bytes at row(b) transposed to the 16 vectors at col(j): col(j)
+// gets |element j| of every row (the sign bit cleared). It unpacks pairs of rows (VUNPCK[LH]PS), pairs of pairs
 // (VUNPCK[LH]PD) and then 128-bit lanes (VSHUFF32X4) and uses Z0–Z31.
 func transpose16(row, col func(i int) Mem) {
 	for i := range 8 {
@@ -230,28 +242,28 @@ func transpose16(row, col func(i int) Mem) {
 			a, b := gen.Z(16+off+c), gen.Z(24+off+c)
 			VSHUFF32X4(U8(0x88), b, a, gen.Z(2*c+8*k))
 			VSHUFF32X4(U8(0xdd), b, a, gen.Z(2*c+8*k+1))
+			VPANDD_BCST(cs.Vec(absBits), gen.Z(2*c+8*k), gen.Z(2*c+8*k))
+			VPANDD_BCST(cs.Vec(absBits), gen.Z(2*c+8*k+1), gen.Z(2*c+8*k+1))
 			VMOVUPS(gen.Z(2*c+8*k), col(c+4*k))
 			VMOVUPS(gen.Z(2*c+8*k+1), col(c+4*k+8))
 		}
 	}
 }
 
-// loadX loads |x| of element j of the 16 blocks (transposed, at RBX) into
-// Z13; Z20 holds the abs mask.
+// loadX loads |x| of element j of the 16 blocks (transposed by
+// transpose16, at RBX) into Z13.
 func loadX() {
-	VANDPS(Mem{Base: RBX}, Z20, Z13)
+	VMOVUPS(Mem{Base: RBX}, Z13)
 }
 
 // columnMax leaves in Z0 the largest |x| (as bits, so that NaNs and
 // infinities count as the largest) of each of the 16 blocks whose n
-// transposed columns are at col(j); Z1 and Z2 are scratch, abs holds the
-// abs mask.
-func columnMax(n int, col func(j int) Mem, abs VecPhysical) {
-	VPANDD(col(0), abs, Z0)
-	VPANDD(col(1), abs, Z1)
+// transposed magnitude columns are at col(j); Z1 is scratch.
+func columnMax(n int, col func(j int) Mem) {
+	VMOVDQU32(col(0), Z0)
+	VMOVDQU32(col(1), Z1)
 	for j := 2; j < n; j++ {
-		VPANDD(col(j), abs, Z2)
-		VPMAXUD(Z2, gen.Z(j%2), gen.Z(j%2))
+		VPMAXUD(col(j), gen.Z(j%2), gen.Z(j%2))
 	}
 	VPMAXUD(Z1, Z0, Z0)
 }
@@ -293,15 +305,20 @@ func decide(a, b VecPhysical, valid Op) {
 // scaled values q (not NaN): a = min(|q|, 6) plus the magic of its range
 // holds the step count in its low 5 bits, which index codeTab for the
 // magnitude code; the sign is bit 3, element 2k in the low nibble of byte
-// k. Z28 holds 8 in every lane; a, t, c and s are scratch.
-func encodePack(q, a, t, c, s VecPhysical, m Mem) {
+// k. eight holds 8 in every lane (nil: a broadcast from memory); a, t, c
+// and s are scratch.
+func encodePack(q, a, t, c, s VecPhysical, eight Op, m Mem) {
 	VRANGEPS(U8(0x0a), Z26, q, a) // min(|q|, 6), sign cleared
 	VCVTTPS2DQ(a, s)
 	VPERMD(Z21, s, t)
 	VADDPS(t, a, c)
 	VPERMI2D(Z24, Z23, c) // codeTab[low 5 bits]
 	VPSRLD(U8(28), q, s)
-	VPTERNLOGD(U8(0xf8), Z28, s, c) // code | sign>>28 & 8
+	if eight == nil {
+		VPTERNLOGD_BCST(U8(0xf8), cs.Vec(8), s, c) // code | sign>>28 & 8
+	} else {
+		VPTERNLOGD(U8(0xf8), eight, s, c)
+	}
 	VPSRLQ(U8(28), c, s)
 	VPORD(s, c, c) // byte 8k: code 2k | code 2k+1 << 4
 	VPMOVQB(c, m)
@@ -319,8 +336,9 @@ func storeRedo(zero Op) {
 }
 
 // zeroBlocks clears the blockBytes code bytes (8 or 16) of the blocks whose
-// bits are set in R11 (DI at the step's first block); it uses AX and BX.
-func zeroBlocks(name string, blockBytes int) {
+// bits are set in R11 (DI + disp at the step's first block); it uses AX and
+// BX.
+func zeroBlocks(name string, blockBytes, disp int) {
 	l := func(s string) string { return name + "_" + s }
 	TESTL(R11L, R11L)
 	JZ(LabelRef(l("zeroDone")))
@@ -328,11 +346,11 @@ func zeroBlocks(name string, blockBytes int) {
 	BSFL(R11L, EAX)
 	if blockBytes == 16 {
 		SHLQ(Imm(4), RAX)
-		MOVQ(U32(0), Mem{Base: RDI, Index: RAX, Scale: 1, Disp: 8})
+		MOVQ(U32(0), Mem{Base: RDI, Index: RAX, Scale: 1, Disp: disp + 8})
 	} else {
 		SHLQ(Imm(3), RAX)
 	}
-	MOVQ(U32(0), Mem{Base: RDI, Index: RAX, Scale: 1})
+	MOVQ(U32(0), Mem{Base: RDI, Index: RAX, Scale: 1, Disp: disp})
 	LEAL(Mem{Base: R11, Disp: -1}, EBX)
 	ANDL(EBX, R11L)
 	JNZ(LabelRef(l("zero")))
@@ -342,7 +360,9 @@ func zeroBlocks(name string, blockBytes int) {
 // searchMXFP4AVX512: per step of 16 blocks of 32, the candidates' float32
 // multipliers are in Z0–Z2 (rule, rule−1, rule+1), their estimates (over
 // d², errTermScaled) in Z6–Z8, the rule's codes in Z29 and the blocks
-// holding a NaN or an infinity in K4.
+// holding a NaN or an infinity in K4. A step's blocks are encoded during
+// the next step's estimate loop (mxfp4Step), the last step's after the
+// loop.
 func searchMXFP4AVX512() {
 	name := "searchMXFP4AVX512"
 	l := func(s string) string { return name + "_" + s }
@@ -363,13 +383,51 @@ func searchMXFP4AVX512() {
 	Load(Param("redo").Base(), R10)
 	SHRQ(Imm(9), RCX)
 	JZ(LabelRef(l("done")))
+	// The first step encodes nothing, the others the previous step's
+	// blocks (at RSI − 2048, RDI − 256, their multipliers at local) within
+	// their estimate loops; the last step's blocks are encoded after the
+	// loop.
+	mxfp4Step(name, local, false)
+	DECQ(RCX)
+	JZ(LabelRef(l("last")))
 	Label(l("loop"))
+	mxfp4Step(name, local, true)
+	DECQ(RCX)
+	JNZ(LabelRef(l("loop")))
+	Label(l("last"))
+	for b := range 32 {
+		mxfp4Encode(local, b)
+	}
+	zeroBlocks(name+"_last", 16, -256)
+	Label(l("done"))
+	VZEROUPPER()
+	RET()
+}
+
+// mxfp4Encode encodes and packs half h = i%2 of block b = i/2 of the
+// previous step of searchMXFP4AVX512 (at RSI − 2048, its codes at
+// RDI − 256) with its multiplier (local + 4b); Z3–Z5 and Z9–Z11 are scratch.
+func mxfp4Encode(local Mem, i int) {
+	b, h := i/2, i%2
+	q := Z4
+	VBROADCASTSS(local.Offset(4*b), Z3)
+	VMULPS(Mem{Base: RSI, Disp: -2048 + 128*b + 64*h}, Z3, q)
+	encodePack(q, Z5, Z9, Z10, Z11, nil, Mem{Base: RDI, Disp: -256 + 16*b + 8*h})
+}
+
+// mxfp4Step emits one step of searchMXFP4AVX512 (see there) and advances
+// RSI, RDI and RDX; with prev, the previous step's blocks are encoded
+// within the estimate loop and their zeroed blocks cleared after it.
+func mxfp4Step(name string, local Mem, prev bool) {
+	if prev {
+		name += "_prev"
+	}
+	prefetch(2048)
 	for h := range 2 {
 		transpose16(func(b int) Mem { return Mem{Base: RSI, Disp: 128*b + 64*h} },
 			func(j int) Mem { return local.Offset(64 + 64*(16*h+j)) })
 	}
-	bcast(absBits, Z31)
-	columnMax(32, func(j int) Mem { return local.Offset(64 + 64*j) }, Z31)
+	columnMax(32, func(j int) Mem { return local.Offset(64 + 64*j) })
 	// The rule's codes (floor(log2 amax) − 2 + 127, at least 0) in Z29,
 	// K4 the blocks holding NaN or Inf, K6 the all-zero blocks.
 	VPCMPUD_BCST(U8(5), cs.Vec(0x7f800000), Z0, K4) // amax ≥ Inf
@@ -390,19 +448,23 @@ func searchMXFP4AVX512() {
 	for i := 6; i < 9; i++ {
 		VPXORQ(gen.Z(i), gen.Z(i), gen.Z(i))
 	}
-	LEAQ(local.Offset(64), RBX)
-	MOVL(U32(32), R8L)
-	Label(l("elem"))
-	loadX()
-	// amax·m is in [4, 8) for the rule (below 4 where the rule's code is
-	// 0), in [8, 16) for rule−1 and in [2, 4) for rule+1: only the last
-	// needs no clamp.
-	for c := range 3 {
-		errTermScaled(gen.Z(c), gen.Z(6+c), c < 2)
+	// The loop unrolled: element j of the 16 blocks, half j%2 of block
+	// j/2 of the previous step encoded (its multiplier read before this
+	// step stores its own). amax·m is in [4, 8) for the rule (below 4
+	// where the rule's code is 0), in [8, 16) for rule−1 and in [2, 4) for
+	// rule+1: only the last needs no clamp.
+	for j := range 32 {
+		VMOVUPS(local.Offset(64+64*j), Z13) // |x|
+		for c := range 3 {
+			errTermScaled(gen.Z(c), gen.Z(6+c), c < 2)
+		}
+		if prev {
+			mxfp4Encode(local, j)
+		}
 	}
-	ADDQ(Imm(64), RBX)
-	DECL(R8L)
-	JNZ(LabelRef(l("elem")))
+	if prev {
+		zeroBlocks(name, 16, -256)
+	}
 
 	// The estimates in units of rule+1's d² (the candidates' divisors are
 	// d/2, d, 2d: exact factors 1/16 and 1/4; a result below 2^−126 rounds
@@ -434,25 +496,9 @@ func searchMXFP4AVX512() {
 	VMOVDQU32(Z31, local)
 	KMOVW(K4, R11L)
 
-	// Encode and pack, block by block.
-	bcast(8, Z28)
-	for b := range 16 {
-		VBROADCASTSS(local.Offset(4*b), Z0)
-		for h := range 2 {
-			q, a, t, c, s := gen.Z(1+5*h), gen.Z(2+5*h), gen.Z(3+5*h), gen.Z(4+5*h), gen.Z(5+5*h)
-			VMULPS(Mem{Base: RSI, Disp: 128*b + 64*h}, Z0, q)
-			encodePack(q, a, t, c, s, Mem{Base: RDI, Disp: 16*b + 8*h})
-		}
-	}
-	zeroBlocks(name, 16)
 	ADDQ(U32(2048), RSI)
 	ADDQ(U32(256), RDI)
 	ADDQ(Imm(16), RDX)
-	DECQ(RCX)
-	JNZ(LabelRef(l("loop")))
-	Label(l("done"))
-	VZEROUPPER()
-	RET()
 }
 
 // ue4m3Code leaves in out the UE4M3 codes of the non-negative values q
@@ -485,10 +531,12 @@ func ue4m3Value(k, v, t VecPhysical) {
 }
 
 // searchNVFP4AVX512: per step of 16 blocks of 16, the candidates' divisors
-// (rule, rule−1, rule+1, 4/6) are in Z0–Z3, their float64 sums in Z4–Z11,
-// the rule's codes in Z28 and the 4/6 codes in Z29; Z30 holds the tensor
-// scale and Z31 the rule's denominator; K4 marks the blocks holding a NaN or
-// an infinity, K5 the all-zero blocks.
+// (rule, rule−1, rule+1, 4/6) are in Z0–Z3, their float32 estimates in
+// Z4–Z7 and reciprocals in Z8–Z11, the rule's codes in Z28 and the 4/6
+// codes in Z29; Z30 holds the tensor scale and Z31 the rule's denominator;
+// K4 marks the blocks holding a NaN or an infinity, K5 the all-zero blocks. A step's blocks are encoded during
+// the next step's estimate loop (nvfp4Step), the last step's after the
+// loop.
 func searchNVFP4AVX512() {
 	name := "searchNVFP4AVX512"
 	l := func(s string) string { return name + "_" + s }
@@ -511,15 +559,52 @@ func searchNVFP4AVX512() {
 	Load(Param("redo").Base(), R10)
 	SHRQ(Imm(8), RCX)
 	JZ(LabelRef(l("done")))
+	// The first step encodes nothing, the others the previous step's
+	// blocks (at RSI − 1024, RDI − 128, their divisors at local) within
+	// their estimate loops; the last step's blocks are encoded after the
+	// loop.
+	nvfp4Step(name, local, false)
+	DECQ(RCX)
+	JZ(LabelRef(l("last")))
 	Label(l("loop"))
+	nvfp4Step(name, local, true)
+	DECQ(RCX)
+	JNZ(LabelRef(l("loop")))
+	Label(l("last"))
+	for b := range 16 {
+		nvfp4Encode(local, b)
+	}
+	zeroBlocks(name+"_last", 8, -128)
+	Label(l("done"))
+	VZEROUPPER()
+	RET()
+}
+
+// nvfp4Encode encodes and packs block b of the previous step of
+// searchNVFP4AVX512 (at RSI − 1024, its codes at RDI − 128) with its divisor
+// (local + 4b); Z14–Z16, Z18 and Z31 are scratch.
+func nvfp4Encode(local Mem, b int) {
+	q := Z14
+	VMOVUPS(Mem{Base: RSI, Disp: -1024 + 64*b}, q)
+	VDIVPS_BCST(local.Offset(4*b), q, q)
+	encodePack(q, Z15, Z16, Z18, Z31, nil, Mem{Base: RDI, Disp: -128 + 8*b})
+}
+
+// nvfp4Step emits one step of searchNVFP4AVX512 (see there) and advances
+// RSI, RDI and RDX; with prev, the previous step's blocks are encoded
+// within the estimate loop and their zeroed blocks cleared after it.
+func nvfp4Step(name string, local Mem, prev bool) {
+	if prev {
+		name += "_prev"
+	}
+	prefetch(1024)
 	transpose16(func(b int) Mem { return Mem{Base: RSI, Disp: 64 * b} },
 		func(j int) Mem { return local.Offset(64 + 64*j) })
 	Load(Param("tensorScale"), X0)
 	VBROADCASTSS(X0, Z30)
 	Load(Param("denom"), X1)
 	VBROADCASTSS(X1, Z31)
-	bcast(absBits, Z27)
-	columnMax(16, func(j int) Mem { return local.Offset(64 + 64*j) }, Z27)
+	columnMax(16, func(j int) Mem { return local.Offset(64 + 64*j) })
 	VMOVAPS(Z0, Z27)                                // amax, for the index range after the loop
 	VPCMPUD_BCST(U8(5), cs.Vec(0x7f800000), Z0, K4) // amax ≥ Inf
 	VPTESTNMD(Z0, Z0, K5)                           // amax = 0
@@ -543,16 +628,21 @@ func searchNVFP4AVX512() {
 	for i := 4; i < 8; i++ {
 		VPXORQ(gen.Z(i), gen.Z(i), gen.Z(i))
 	}
-	LEAQ(local.Offset(64), RBX)
-	MOVL(U32(16), R8L)
-	Label(l("elem"))
-	loadX()
-	for c := range 4 {
-		errTerm(gen.Z(8+c), gen.Z(c), gen.Z(4+c), false) // |x|·float32(1/d) ≈ |x|/d
+	// The loop unrolled: element j of the 16 blocks, block j of the
+	// previous step encoded (its divisor read before this step stores its
+	// own).
+	for j := range 16 {
+		VMOVUPS(local.Offset(64+64*j), Z13) // |x|
+		for c := range 4 {
+			errTerm(gen.Z(8+c), gen.Z(c), gen.Z(4+c), false) // |x|·float32(1/d) ≈ |x|/d
+		}
+		if prev {
+			nvfp4Encode(local, j)
+		}
 	}
-	ADDQ(Imm(64), RBX)
-	DECL(R8L)
-	JNZ(LabelRef(l("elem")))
+	if prev {
+		zeroBlocks(name, 8, -128)
+	}
 	// Divisors outside [2^−125, 2^125] (reciprocals that are not normal
 	// floats, or infinite), and blocks whose largest quotient amax·(1/d) is
 	// not at most 7.5 (a subnormal or saturated scale: errTerm's indices
@@ -599,23 +689,7 @@ func searchNVFP4AVX512() {
 	KORW(K4, K6, K6)
 	KMOVW(K6, R11L)
 
-	// Encode and pack, block by block.
-	bcast(8, Z28)
-	for b := range 16 {
-		h := b % 2
-		d, q, a, t, c, s := gen.Z(6*h), gen.Z(1+6*h), gen.Z(2+6*h), gen.Z(3+6*h), gen.Z(4+6*h), gen.Z(5+6*h)
-		VBROADCASTSS(local.Offset(4*b), d)
-		VMOVUPS(Mem{Base: RSI, Disp: 64 * b}, q)
-		VDIVPS(d, q, q)
-		encodePack(q, a, t, c, s, Mem{Base: RDI, Disp: 8 * b})
-	}
-	zeroBlocks(name, 8)
 	ADDQ(U32(1024), RSI)
 	ADDQ(U32(128), RDI)
 	ADDQ(Imm(16), RDX)
-	DECQ(RCX)
-	JNZ(LabelRef(l("loop")))
-	Label(l("done"))
-	VZEROUPPER()
-	RET()
 }
