@@ -406,7 +406,9 @@ func (c *Checkpoint) notFound(name string) error {
 }
 
 // Tensor returns quantized weight name as a cast tensor (in the orientation it
-// is stored in; see Info.Transposed), and plain float tensors as a tensor of
+// is stored in; see Info.Transposed; a weight rotated before its cast,
+// Info.Rotation, as the cast of the rotated values, which Float32 rotates
+// back), and plain float tensors as a tensor of
 // their own unscaled datatype (float32, float16, bfloat16) whose data part is
 // a view of the file's bytes. Other tensors give an error matching
 // ErrNotQuantized.
