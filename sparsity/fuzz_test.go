@@ -3,6 +3,7 @@ package sparsity
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"math"
 	"slices"
 	"testing"
@@ -139,6 +140,33 @@ func FuzzSparse24Bitmask(f *testing.F) {
 		back, err := NewSparse24Bitmask(d, s.Shape[:], m)
 		if err != nil || !bytes.Equal(back.Bitmask, s.Bitmask) || !slices.Equal(bitsOf(back.Compressed), bitsOf(s.Compressed)) {
 			t.Fatalf("decoded %+v re-encodes as %+v (%v)", s, back, err)
+		}
+	})
+}
+
+// FuzzParsePattern: ParsePattern never panics, refuses with a
+// *PatternError, and what it accepts is a valid pattern that prints back
+// (String) to itself.
+func FuzzParsePattern(f *testing.F) {
+	for _, s := range []string{"2:4", "n2m4", "4:8", "1:2", "3:4", "0:4", "4:4", "2:3", "2:32", " N2M4 ", "2:", ":4", "n2", "99:99",
+		"2:04", "-1:2", "9223372036854775807:2", "n1m16"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		p, err := ParsePattern(s)
+		if err != nil {
+			var pe *PatternError
+			if !errors.As(err, &pe) {
+				t.Fatalf("%q: %v is not a *PatternError", s, err)
+			}
+			return
+		}
+		if err := p.Validate(); err != nil {
+			t.Fatalf("%q parses to the invalid %v: %v", s, p, err)
+		}
+		back, err := ParsePattern(p.String())
+		if err != nil || back != p {
+			t.Fatalf("%q: %v prints as %q, which parses to %v, %v", s, p, p.String(), back, err)
 		}
 	})
 }
