@@ -8,9 +8,10 @@ import (
 	"io"
 	"math"
 	"math/bits"
-	"os"
 	"slices"
 	"strconv"
+
+	"github.com/tensorcast-go/tensorcast/internal/inputfile"
 )
 
 const (
@@ -122,13 +123,8 @@ type File struct {
 // TensorBytes and Float32s until Close. Errors in the file are
 // *FormatError values with Path set to path.
 func Open(path string) (*File, error) {
-	fh, err := os.Open(path)
+	fh, fi, err := inputfile.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("gguf: %w", err)
-	}
-	fi, err := fh.Stat()
-	if err != nil {
-		fh.Close()
 		return nil, fmt.Errorf("gguf: %w", err)
 	}
 	f, err := Read(fh, fi.Size(), path)

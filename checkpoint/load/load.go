@@ -32,6 +32,7 @@ import (
 	"github.com/tensorcast-go/tensorcast/checkpoint/gguf"
 	"github.com/tensorcast-go/tensorcast/checkpoint/layout"
 	"github.com/tensorcast-go/tensorcast/checkpoint/safetensors"
+	"github.com/tensorcast-go/tensorcast/internal/inputfile"
 	"github.com/tensorcast-go/tensorcast/internal/names"
 	"github.com/tensorcast-go/tensorcast/tcast"
 )
@@ -176,7 +177,7 @@ func resolve(path string) (file, dir string, err error) {
 	}
 	if !st.IsDir() {
 		if !st.Mode().IsRegular() {
-			return "", "", fmt.Errorf("%s: not a regular file", path)
+			return "", "", &inputfile.NotRegularError{Path: path, Mode: st.Mode()}
 		}
 		return path, filepath.Dir(path), nil
 	}
@@ -211,7 +212,7 @@ func sniff(path string) (string, error) {
 	if strings.HasSuffix(path, ".json") {
 		return "index", nil
 	}
-	f, err := os.Open(path)
+	f, _, err := inputfile.Open(path)
 	if err != nil {
 		return "", err
 	}

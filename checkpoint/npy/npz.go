@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/tensorcast-go/tensorcast/internal/atomicfile"
+	"github.com/tensorcast-go/tensorcast/internal/inputfile"
 )
 
 // Named is one array of an .npz archive.
@@ -26,11 +27,15 @@ const maxNPZMember = 1 << 34
 // deflated, as numpy.savez and savez_compressed write), in archive order.
 // Member names lose their ".npy" suffix. Errors name the archive and the member.
 func ReadNPZ(path string) ([]Named, error) {
-	zr, err := zip.OpenReader(path)
+	fh, fi, err := inputfile.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("npy: %w", err)
+	}
+	defer fh.Close()
+	zr, err := zip.NewReader(fh, fi.Size())
 	if err != nil {
 		return nil, &FormatError{Path: path, Reason: "not a zip archive", Err: err}
 	}
-	defer zr.Close()
 	var out []Named
 	seen := map[string]bool{}
 	for _, f := range zr.File {

@@ -4,13 +4,15 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/tensorcast-go/tensorcast/internal/atomicfile"
 	"io"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
+
+	"github.com/tensorcast-go/tensorcast/internal/atomicfile"
+	"github.com/tensorcast-go/tensorcast/internal/inputfile"
 )
 
 // IndexFileName is the name of the index of a sharded checkpoint.
@@ -108,7 +110,7 @@ func invert(m map[string]string) map[string]struct{} {
 // readIndex reads and checks the index file at path, returning its weight
 // map and metadata.total_size (-1 if absent).
 func readIndex(path string) (map[string]string, int64, error) {
-	f, err := os.Open(path)
+	f, _, err := inputfile.Open(path)
 	if err != nil {
 		return nil, 0, fmt.Errorf("safetensors: %w", err)
 	}
