@@ -610,6 +610,11 @@ func (s source) GGUFTensor(name string) (gguf.TensorInfo, []byte, bool) {
 func (c *Checkpoint) detect() error {
 	var weights map[string][]string
 	var swapped map[string]bool
+	if c.gf == nil {
+		if err := layout.CheckFormatVersion(c.meta); err != nil {
+			return fmt.Errorf("%s: %w", c.file, err)
+		}
+	}
 	switch {
 	case c.gf != nil:
 		if l, err := layout.Get("gguf"); err == nil {
