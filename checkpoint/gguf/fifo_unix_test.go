@@ -41,3 +41,12 @@ func TestOpenFIFO(t *testing.T) {
 	require.ErrorIs(t, err, inputfile.ErrNotRegular)
 	require.ErrorContains(t, err, "in.gguf")
 }
+
+// A device is refused as what it is, not reported as a truncated file.
+func TestOpenDevice(t *testing.T) {
+	_, err := Open("/dev/urandom")
+	require.ErrorIs(t, err, ErrNotRegular)
+	require.ErrorContains(t, err, "/dev/urandom is a character device, not a regular file")
+	require.NotContains(t, err.Error(), "left in the file")
+	require.NotContains(t, err.Error(), "too short")
+}

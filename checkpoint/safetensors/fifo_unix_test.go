@@ -51,3 +51,12 @@ func TestOpenFIFO(t *testing.T) {
 	err = openFIFO(t, dir, "x.index.json", func(p string) error { _, err := OpenIndex(p); return err })
 	require.ErrorIs(t, err, inputfile.ErrNotRegular)
 }
+
+// A device is refused as what it is, not reported as a truncated file.
+func TestOpenDevice(t *testing.T) {
+	_, err := Open("/dev/urandom")
+	require.ErrorIs(t, err, ErrNotRegular)
+	require.ErrorContains(t, err, "/dev/urandom is a character device, not a regular file")
+	require.NotContains(t, err.Error(), "left in the file")
+	require.NotContains(t, err.Error(), "too short")
+}

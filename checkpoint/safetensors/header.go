@@ -214,20 +214,23 @@ func validate(metadata map[string]string, raw []rawTensor, n int, fileSize int64
 		fail := func(format string, args ...any) error {
 			return &FormatError{Tensor: t.name, Offset: dataStart + int64(start), Reason: fmt.Sprintf(format, args...)}
 		}
+		// The checks of one tensor's own offsets come first, so a reversed
+		// or out-of-file pair is reported as such, not as a hole or overlap
+		// it causes among the sorted tensors.
 		switch {
+		case t.end < t.begin:
+			return nil, fail("data_offsets [%d, %d] end before they begin (the pair is [begin, end) in the data buffer)", t.begin, t.end)
+		case t.end > bufLen:
+			e := fail("data_offsets [%d, %d] extend past the end of the file (the data buffer is %d bytes)",
+				t.begin, t.end, bufLen).(*FormatError)
+			e.Err = io.ErrUnexpectedEOF
+			return nil, e
 		case t.begin > start:
 			return nil, fail("data_offsets [%d, %d] leave a hole of %d bytes after offset %d of the data buffer",
 				t.begin, t.end, t.begin-start, start)
 		case t.begin < start:
 			return nil, fail("data_offsets [%d, %d] overlap tensor %s, which ends at offset %d of the data buffer",
 				t.begin, t.end, strconv.Quote(clip(prev)), start)
-		case t.end < t.begin:
-			return nil, fail("data_offsets [%d, %d] end before they begin", t.begin, t.end)
-		case t.end > bufLen:
-			e := fail("data_offsets [%d, %d] extend past the end of the file (the data buffer is %d bytes)",
-				t.begin, t.end, bufLen).(*FormatError)
-			e.Err = io.ErrUnexpectedEOF
-			return nil, e
 		}
 		_, nbytes, err := byteSize(t.dtype, t.shape)
 		if err != nil {
