@@ -10,6 +10,7 @@ import (
 	"math/bits"
 	"slices"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/tensorcast-go/tensorcast/internal/inputfile"
 )
@@ -567,6 +568,9 @@ func (d *decoder) tensorInfo(f *File) (int64, error) {
 		return 0, err
 	}
 	d.tensor = name
+	if !utf8.ValidString(name) {
+		return 0, d.fail(nameOff, nil, "tensor name is not valid UTF-8 (GGUF strings are UTF-8); the file is damaged or was not written by a GGUF writer")
+	}
 	if _, dup := f.tIdx[name]; dup {
 		return 0, d.fail(nameOff, nil, "duplicate tensor name")
 	}
