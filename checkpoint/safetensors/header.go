@@ -20,6 +20,18 @@ const (
 	// produced on write, in bytes. It is the limit of the reference reader.
 	MaxHeaderSize = 100_000_000
 
+	// MaxTensors is the largest number of tensors one file's header may
+	// declare, and the largest number of __metadata__ keys; an index's
+	// weight_map may name at most as many tensors. A header past it is
+	// refused while it is parsed, so the work spent on a header is bounded
+	// whatever it declares. The largest published checkpoints hold about
+	// 150,000 tensors in all their shards together.
+	MaxTensors = 1 << 18
+
+	// MaxRank is the largest number of dimensions of a tensor's shape (the
+	// limit of PyTorch and NumPy).
+	MaxRank = 64
+
 	// prefixSize is the size of the little-endian u64 header length that
 	// starts every file.
 	prefixSize = 8
@@ -178,6 +190,10 @@ func parseHeader(hdr []byte, fileSize int64) (*header, error) {
 				return nil, err
 			}
 			continue
+		}
+		if len(raw) == MaxTensors {
+			return nil, &FormatError{Offset: off, Reason: fmt.Sprintf(
+				"header declares more than %d tensors, the limit (MaxTensors): the file is damaged or hostile; split a real checkpoint of that many tensors into shards", MaxTensors)}
 		}
 		t, err := p.tensor(key)
 		if err != nil {
@@ -338,6 +354,10 @@ func (p *headerParser) metadata() (map[string]string, error) {
 		if _, dup := m[k]; dup {
 			return nil, &FormatError{Offset: off, Reason: fmt.Sprintf("duplicate key %s in __metadata__", strconv.Quote(clip(k)))}
 		}
+		if len(m) == MaxTensors {
+			return nil, &FormatError{Offset: off, Reason: fmt.Sprintf(
+				"__metadata__ has more than %d keys, the limit (MaxTensors): the file is damaged or hostile", MaxTensors)}
+		}
 		off = p.offset()
 		tok, err := p.token()
 		if err != nil {
@@ -455,6 +475,14 @@ func (p *headerParser) uints(name, field string, want int) ([]uint64, error) {
 	vals := []uint64{}
 	for p.dec.More() {
 		off := p.offset()
+		switch {
+		case want >= 0 && len(vals) == want:
+			return nil, &FormatError{Tensor: name, Offset: off,
+				Reason: fmt.Sprintf("%s has more than %d elements, want %d", field, want, want)}
+		case want < 0 && len(vals) == MaxRank:
+			return nil, &FormatError{Tensor: name, Offset: off,
+				Reason: fmt.Sprintf("%s has more than %d dimensions, the limit (MaxRank)", field, MaxRank)}
+		}
 		tok, err := p.dec.Token()
 		if err != nil {
 			return nil, p.wrap(name, err)

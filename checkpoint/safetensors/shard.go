@@ -257,6 +257,9 @@ func parseIndex(b []byte) (map[string]string, int64, error) {
 		case "weight_map":
 			weightMap = make(map[string]string)
 			return p.object("weight_map", func(name string) error {
+				if len(weightMap) == MaxTensors {
+					return p.fail("weight_map names more than %d tensors, the limit (MaxTensors): the index is damaged or hostile", MaxTensors)
+				}
 				tok, err := p.token()
 				if err != nil {
 					return err
