@@ -1,6 +1,8 @@
 package castdir
 
 import (
+	"github.com/tensorcast-go/tensorcast/internal/inputfile"
+
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -50,7 +52,7 @@ var partNames = []string{"data", "scale", "zero", "tensor_scale", "meta", "mask"
 // the operating system's *fs.PathError (errors.Is(err, fs.ErrNotExist));
 // content that is not a valid description is a *FormatError.
 func Open(dir string) (*Dir, error) {
-	raw, err := os.ReadFile(filepath.Join(dir, InfoFile))
+	raw, err := inputfile.ReadFile(filepath.Join(dir, InfoFile))
 	if err != nil {
 		return nil, err
 	}

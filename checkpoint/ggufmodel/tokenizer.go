@@ -1,12 +1,13 @@
 package ggufmodel
 
 import (
+	"github.com/tensorcast-go/tensorcast/internal/inputfile"
+
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -117,14 +118,14 @@ type TokenizerOptions struct {
 // tokenizer_config.json from dir and converts them. A missing
 // tokenizer.json is a *MissingKeyError for tokenizer.ggml.model.
 func ReadTokenizer(dir string, o TokenizerOptions) (*Tokenizer, error) {
-	tj, err := os.ReadFile(filepath.Join(dir, TokenizerFile))
+	tj, err := inputfile.ReadFile(filepath.Join(dir, TokenizerFile))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, &MissingKeyError{Key: "tokenizer.ggml.model", File: filepath.Join(dir, TokenizerFile)}
 	}
 	if err != nil {
 		return nil, err
 	}
-	cj, err := os.ReadFile(filepath.Join(dir, TokenizerConfigFile))
+	cj, err := inputfile.ReadFile(filepath.Join(dir, TokenizerConfigFile))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}

@@ -44,3 +44,21 @@ func TestOpenFIFO(t *testing.T) {
 		require.ErrorContains(t, err, name)
 	}
 }
+
+// A named pipe in place of config.json beside the checkpoint is refused
+// instead of blocking.
+func TestOpenFIFOConfig(t *testing.T) {
+	dir := t.TempDir()
+	b, err := os.ReadFile("testdata/tcast/model.safetensors")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "model.safetensors"), b, 0o644))
+	err = openFIFO(t, dir, "config.json", func(string) error {
+		c, err := Open(filepath.Join(dir, "model.safetensors"))
+		if err == nil {
+			c.Close()
+		}
+		return err
+	})
+	require.ErrorIs(t, err, inputfile.ErrNotRegular)
+	require.ErrorContains(t, err, "config.json")
+}

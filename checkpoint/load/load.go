@@ -151,9 +151,14 @@ func Open(path string) (*Checkpoint, error) {
 	}
 	if c.gf == nil {
 		cfg := filepath.Join(dir, "config.json")
-		if b, err := os.ReadFile(cfg); err == nil {
+		b, err := inputfile.ReadFile(cfg)
+		switch {
+		case err == nil:
 			c.config = b
 			c.files = append(c.files, cfg)
+		case errors.Is(err, inputfile.ErrNotRegular):
+			c.Close()
+			return nil, err
 		}
 		if hq := filepath.Join(dir, "hf_quant_config.json"); exists(hq) {
 			c.files = append(c.files, hq)

@@ -13,6 +13,7 @@ package inputfile
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 )
@@ -95,4 +96,28 @@ func Open(path string) (*os.File, fs.FileInfo, error) {
 		return nil, nil, &NotRegularError{Path: path, Mode: fi.Mode()}
 	}
 	return f, fi, nil
+}
+
+// ReadFile reads the whole regular file at path, as os.ReadFile does, after
+// refusing a path that is not a regular file (see Open).
+func ReadFile(path string) ([]byte, error) {
+	f, fi, err := Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b := make([]byte, 0, fi.Size()+1)
+	for {
+		n, err := f.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+	}
 }

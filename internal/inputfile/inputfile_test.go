@@ -35,3 +35,20 @@ func TestOpen(t *testing.T) {
 	assert.ErrorIs(t, err, os.ErrNotExist)
 	assert.False(t, errors.Is(err, ErrNotRegular))
 }
+
+func TestReadFile(t *testing.T) {
+	dir := t.TempDir()
+	for _, n := range []int{0, 1, 4096, 100000} {
+		p := filepath.Join(dir, "f")
+		want := make([]byte, n)
+		for i := range want {
+			want[i] = byte(i * 7)
+		}
+		require.NoError(t, os.WriteFile(p, want, 0o644))
+		got, err := ReadFile(p)
+		require.NoError(t, err)
+		assert.Equal(t, want, got)
+	}
+	_, err := ReadFile(dir)
+	assert.ErrorIs(t, err, ErrNotRegular)
+}

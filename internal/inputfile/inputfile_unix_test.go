@@ -26,3 +26,10 @@ func TestOpenDevice(t *testing.T) {
 	require.ErrorIs(t, err, ErrNotRegular)
 	assert.Contains(t, err.Error(), "a character device")
 }
+
+func TestReadFileFIFO(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "config.json")
+	require.NoError(t, syscall.Mkfifo(p, 0o600))
+	_, err := ReadFile(p)
+	require.ErrorIs(t, err, ErrNotRegular)
+}
