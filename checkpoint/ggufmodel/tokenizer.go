@@ -1,8 +1,6 @@
 package ggufmodel
 
 import (
-	"github.com/tensorcast-go/tensorcast/internal/inputfile"
-
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -14,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/gguf"
+	"github.com/tensorcast-go/tensorcast/internal/inputfile"
 )
 
 // The tokenizer files beside a Hugging Face checkpoint.
