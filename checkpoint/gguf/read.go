@@ -29,6 +29,11 @@ const (
 	// MaxDims is the largest number of dimensions of a tensor
 	// (GGML_MAX_DIMS).
 	MaxDims = 4
+	// MaxTensors is the largest tensor_count, and the largest kv_count, a
+	// file may declare: past it the file is refused before its tensor
+	// infos are read, so the work spent on a header is bounded whatever it
+	// declares (the largest published models have a few thousand tensors).
+	MaxTensors = 1 << 18
 
 	// KeyArchitecture names the model architecture; the writer requires it
 	// in a model file.
@@ -328,6 +333,15 @@ func (d *decoder) file() (*File, error) {
 	if nTensors > rest/minTensorInfo || nKV > rest/minKV || nTensors*minTensorInfo+nKV*minKV > rest {
 		return nil, d.fail(8, nil, "tensor_count %d and kv_count %d cannot fit in the %d bytes after the header",
 			nTensors, nKV, rest)
+	}
+	for _, c := range []struct {
+		what string
+		n    uint64
+	}{{"tensor_count", nTensors}, {"kv_count", nKV}} {
+		if c.n > MaxTensors {
+			return nil, d.fail(8, nil, "%s %d is more than %d, the limit (MaxTensors): the file is damaged or hostile",
+				c.what, c.n, MaxTensors)
+		}
 	}
 
 	f := &File{
