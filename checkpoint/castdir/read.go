@@ -14,6 +14,7 @@ import (
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/npy"
 	"github.com/tensorcast-go/tensorcast/dtype"
+	"github.com/tensorcast-go/tensorcast/internal/inputfile"
 	"github.com/tensorcast-go/tensorcast/internal/shape"
 	"github.com/tensorcast-go/tensorcast/kernels"
 	"github.com/tensorcast-go/tensorcast/scale"
@@ -50,7 +51,7 @@ var partNames = []string{"data", "scale", "zero", "tensor_scale", "meta", "mask"
 // the operating system's *fs.PathError (errors.Is(err, fs.ErrNotExist));
 // content that is not a valid description is a *FormatError.
 func Open(dir string) (*Dir, error) {
-	raw, err := os.ReadFile(filepath.Join(dir, InfoFile))
+	raw, err := inputfile.ReadFile(filepath.Join(dir, InfoFile))
 	if err != nil {
 		return nil, err
 	}

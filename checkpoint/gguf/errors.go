@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+
+	"github.com/tensorcast-go/tensorcast/internal/inputfile"
 )
 
 // ErrNoTensor is returned (wrapped) by File.TensorBytes and File.Float32s
@@ -65,3 +67,8 @@ func (e *FormatError) Error() string {
 
 // Unwrap returns the underlying cause, if any.
 func (e *FormatError) Unwrap() error { return e.Err }
+
+// ErrNotRegular is matched (errors.Is) by the error of opening an input
+// path that is not a regular file (a named pipe, a device, a directory):
+// such a path is refused before it is opened, so a pipe cannot block.
+var ErrNotRegular = inputfile.ErrNotRegular

@@ -8,9 +8,11 @@ import (
 	"io"
 	"math"
 	"math/bits"
-	"os"
 	"slices"
 	"strconv"
+	"unicode/utf8"
+
+	"github.com/tensorcast-go/tensorcast/internal/inputfile"
 )
 
 const (
@@ -27,6 +29,11 @@ const (
 	// MaxDims is the largest number of dimensions of a tensor
 	// (GGML_MAX_DIMS).
 	MaxDims = 4
+	// MaxTensors is the largest tensor_count, and the largest kv_count, a
+	// file may declare: past it the file is refused before its tensor
+	// infos are read, so the work spent on a header is bounded whatever it
+	// declares (the largest published models have a few thousand tensors).
+	MaxTensors = 1 << 18
 
 	// KeyArchitecture names the model architecture; the writer requires it
 	// in a model file.
@@ -122,13 +129,8 @@ type File struct {
 // TensorBytes and Float32s until Close. Errors in the file are
 // *FormatError values with Path set to path.
 func Open(path string) (*File, error) {
-	fh, err := os.Open(path)
+	fh, fi, err := inputfile.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("gguf: %w", err)
-	}
-	fi, err := fh.Stat()
-	if err != nil {
-		fh.Close()
 		return nil, fmt.Errorf("gguf: %w", err)
 	}
 	f, err := Read(fh, fi.Size(), path)
@@ -331,6 +333,15 @@ func (d *decoder) file() (*File, error) {
 	if nTensors > rest/minTensorInfo || nKV > rest/minKV || nTensors*minTensorInfo+nKV*minKV > rest {
 		return nil, d.fail(8, nil, "tensor_count %d and kv_count %d cannot fit in the %d bytes after the header",
 			nTensors, nKV, rest)
+	}
+	for _, c := range []struct {
+		what string
+		n    uint64
+	}{{"tensor_count", nTensors}, {"kv_count", nKV}} {
+		if c.n > MaxTensors {
+			return nil, d.fail(8, nil, "%s %d is more than %d, the limit (MaxTensors): the file is damaged or hostile",
+				c.what, c.n, MaxTensors)
+		}
 	}
 
 	f := &File{
@@ -571,6 +582,9 @@ func (d *decoder) tensorInfo(f *File) (int64, error) {
 		return 0, err
 	}
 	d.tensor = name
+	if !utf8.ValidString(name) {
+		return 0, d.fail(nameOff, nil, "tensor name is not valid UTF-8 (GGUF strings are UTF-8); the file is damaged or was not written by a GGUF writer")
+	}
 	if _, dup := f.tIdx[name]; dup {
 		return 0, d.fail(nameOff, nil, "duplicate tensor name")
 	}

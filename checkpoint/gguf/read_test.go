@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -319,6 +320,10 @@ func badCases() []badCase {
 			reason: "big-endian", offset: 4},
 		{name: "truncated counts", in: (&hb{}).raw('G', 'G', 'U', 'F').u32(3).u64(0).bytes(),
 			reason: "kv_count needs 8 bytes", offset: 16},
+		{name: "tensor count above the limit", in: (&hb{}).header(3, MaxTensors+1, 0).raw(make([]byte, (MaxTensors+1)*minTensorInfo)...).bytes(),
+			reason: "tensor_count 262145 is more than 262144, the limit", offset: 8},
+		{name: "kv count above the limit", in: (&hb{}).header(3, 0, MaxTensors+1).raw(make([]byte, (MaxTensors+1)*minKV)...).bytes(),
+			reason: "kv_count 262145 is more than 262144", offset: 8},
 		{name: "tensor count beyond file", in: (&hb{}).header(3, 1<<40, 0).bytes(),
 			reason: "tensor_count 1099511627776 and kv_count 0 cannot fit", offset: 8},
 		{name: "kv count beyond file", in: (&hb{}).header(3, 0, math.MaxUint64).raw(make([]byte, 100)...).bytes(),
@@ -350,6 +355,10 @@ func badCases() []badCase {
 			key: "general.alignment", reason: "alignment 0 is not a power of two", offset: 53},
 		{name: "name of 64 bytes", in: withData(prefix(1).tinfo(long, []uint64{1}, 0, 0), 4),
 			reason: "tensor name of 64 bytes is longer than 63 bytes", offset: kvEnd},
+		{name: "name not UTF-8", in: withData(prefix(1).tinfo("w\xff", []uint64{1}, 0, 0), 32),
+			tensor: "w\xff", reason: "tensor name is not valid UTF-8", offset: kvEnd},
+		{name: "name with a truncated rune", in: withData(prefix(1).tinfo("blk.\xe2\x82", []uint64{1}, 0, 0), 32),
+			tensor: "blk.\xe2\x82", reason: "tensor name is not valid UTF-8", offset: kvEnd},
 		{name: "n_dims 5", in: withData(prefix(1).tinfo("t5", []uint64{1, 1, 1, 1, 1}, 0, 0), 4),
 			tensor: "t5", reason: "n_dims 5 > 4", offset: kvEnd + 10},
 		{name: "dims overflow", in: withData(prefix(1).tinfo("big", []uint64{1 << 32, 1 << 32}, 0, 0), 4),
@@ -404,7 +413,7 @@ func TestReadBadInput(t *testing.T) {
 			msg := err.Error()
 			assert.True(t, strings.HasPrefix(msg, "gguf: bad.gguf: "), msg)
 			if tt.tensor != "" {
-				assert.Contains(t, msg, `tensor "`+tt.tensor+`"`)
+				assert.Contains(t, msg, "tensor "+strconv.Quote(tt.tensor))
 			}
 		})
 	}

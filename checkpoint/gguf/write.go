@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"slices"
+	"unicode/utf8"
 
 	"github.com/tensorcast-go/tensorcast/internal/atomicfile"
 )
@@ -126,6 +127,9 @@ func (w *Writer) DeclareTensor(name string, typ Type, shape []int) error {
 func (w *Writer) add(name string, typ Type, shape []int, data []byte, declared bool) error {
 	if name == "" || len(name) > MaxNameLen {
 		return fmt.Errorf("gguf: tensor name %q of %d bytes: want 1 to %d bytes", name, len(name), MaxNameLen)
+	}
+	if !utf8.ValidString(name) {
+		return fmt.Errorf("gguf: tensor name %q is not valid UTF-8: GGUF names are UTF-8 text", name)
 	}
 	if w.names[name] {
 		return fmt.Errorf("gguf: duplicate tensor %q", name)

@@ -572,3 +572,13 @@ func TestValueSummary(t *testing.T) {
 		assert.Equal(t, c.want, c.v.Summary(), "%v", c.v)
 	}
 }
+
+// TestWriterRefusesNonUTF8Name: GGUF strings are UTF-8; a tensor name that
+// is not is refused rather than written.
+func TestWriterRefusesNonUTF8Name(t *testing.T) {
+	var w Writer
+	err := w.AddTensor("w\xff", TypeF32, []int{1}, make([]byte, 4))
+	require.Error(t, err)
+	require.ErrorContains(t, err, "not valid UTF-8")
+	require.ErrorContains(t, err, `"w\xff"`)
+}

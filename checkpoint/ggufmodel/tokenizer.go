@@ -6,13 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/gguf"
+	"github.com/tensorcast-go/tensorcast/internal/inputfile"
 )
 
 // The tokenizer files beside a Hugging Face checkpoint.
@@ -117,14 +117,14 @@ type TokenizerOptions struct {
 // tokenizer_config.json from dir and converts them. A missing
 // tokenizer.json is a *MissingKeyError for tokenizer.ggml.model.
 func ReadTokenizer(dir string, o TokenizerOptions) (*Tokenizer, error) {
-	tj, err := os.ReadFile(filepath.Join(dir, TokenizerFile))
+	tj, err := inputfile.ReadFile(filepath.Join(dir, TokenizerFile))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, &MissingKeyError{Key: "tokenizer.ggml.model", File: filepath.Join(dir, TokenizerFile)}
 	}
 	if err != nil {
 		return nil, err
 	}
-	cj, err := os.ReadFile(filepath.Join(dir, TokenizerConfigFile))
+	cj, err := inputfile.ReadFile(filepath.Join(dir, TokenizerConfigFile))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}

@@ -4,10 +4,10 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/gguf"
+	"github.com/tensorcast-go/tensorcast/internal/inputfile"
 	"github.com/tensorcast-go/tensorcast/internal/names"
 )
 
@@ -76,15 +76,11 @@ type Entry struct {
 // .npz archive of statistics laid out as ReadNPZ describes (a zip file) is
 // read too: as the GGUF file Write would make of it.
 func Read(path string) (*Imatrix, error) {
-	fh, err := os.Open(path)
+	fh, fi, err := inputfile.Open(path)
 	if err != nil {
 		return nil, &FormatError{Path: path, Offset: -1, Reason: "cannot open", Err: err}
 	}
 	defer fh.Close()
-	fi, err := fh.Stat()
-	if err != nil {
-		return nil, &FormatError{Path: path, Offset: -1, Reason: "cannot stat", Err: err}
-	}
 	var magic [4]byte
 	if n, _ := fh.ReadAt(magic[:], 0); n == 4 && string(magic[:]) == "PK\x03\x04" {
 		s, err := ReadNPZ(path)

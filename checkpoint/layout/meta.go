@@ -1,6 +1,11 @@
 package layout
 
-import "strings"
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+)
 
 // The __metadata__ keys this module writes. Every one starts with KeyPrefix,
 // and IsMetaKey is the one test of whether a key is ours: converting a
@@ -103,4 +108,48 @@ func metaValue(meta map[string]string, key, legacy string) (string, bool) {
 	}
 	v, ok := meta[legacy]
 	return v, ok
+}
+
+// knownVersions are the values of KeyFormat this build reads.
+var knownVersions = []string{"1", FormatVersion}
+
+// ErrFormatVersion is matched (errors.Is) by the error of CheckFormatVersion.
+var ErrFormatVersion = errors.New("unknown tcast format version")
+
+// VersionError reports a checkpoint whose KeyFormat names a version of the
+// tcast layout this build does not know, such as one written by a later
+// release: its metadata cannot be trusted to mean what this build reads.
+type VersionError struct {
+	// Version is the value of __metadata__[KeyFormat].
+	Version string
+}
+
+// Error returns a message such as
+// `__metadata__ "tcast.format" is "3": this build reads versions 1 and 2; use a newer tcast`.
+func (e *VersionError) Error() string {
+	v := e.Version
+	if len(v) > 40 {
+		v = v[:40] + "..."
+	}
+	return fmt.Sprintf("__metadata__ %s is %s: this build reads versions %s and %s of the tcast layout; read the file with the newer tcast that wrote it",
+		strconv.Quote(KeyFormat), strconv.Quote(v), knownVersions[0], knownVersions[1])
+}
+
+// Is reports whether target is ErrFormatVersion.
+func (e *VersionError) Is(target error) bool { return target == ErrFormatVersion }
+
+// CheckFormatVersion returns a *VersionError if meta has a KeyFormat whose
+// value is not a version this build reads (1 or FormatVersion), and nil
+// otherwise (a file without the key is not ours, or predates it).
+func CheckFormatVersion(meta map[string]string) error {
+	v, ok := meta[KeyFormat]
+	if !ok {
+		return nil
+	}
+	for _, k := range knownVersions {
+		if v == k {
+			return nil
+		}
+	}
+	return &VersionError{Version: v}
 }

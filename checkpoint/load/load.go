@@ -32,6 +32,7 @@ import (
 	"github.com/tensorcast-go/tensorcast/checkpoint/gguf"
 	"github.com/tensorcast-go/tensorcast/checkpoint/layout"
 	"github.com/tensorcast-go/tensorcast/checkpoint/safetensors"
+	"github.com/tensorcast-go/tensorcast/internal/inputfile"
 	"github.com/tensorcast-go/tensorcast/internal/names"
 	"github.com/tensorcast-go/tensorcast/tcast"
 )
@@ -150,9 +151,14 @@ func Open(path string) (*Checkpoint, error) {
 	}
 	if c.gf == nil {
 		cfg := filepath.Join(dir, "config.json")
-		if b, err := os.ReadFile(cfg); err == nil {
+		b, err := inputfile.ReadFile(cfg)
+		switch {
+		case err == nil:
 			c.config = b
 			c.files = append(c.files, cfg)
+		case errors.Is(err, inputfile.ErrNotRegular):
+			c.Close()
+			return nil, err
 		}
 		if hq := filepath.Join(dir, "hf_quant_config.json"); exists(hq) {
 			c.files = append(c.files, hq)
@@ -176,7 +182,7 @@ func resolve(path string) (file, dir string, err error) {
 	}
 	if !st.IsDir() {
 		if !st.Mode().IsRegular() {
-			return "", "", fmt.Errorf("%s: not a regular file", path)
+			return "", "", &inputfile.NotRegularError{Path: path, Mode: st.Mode()}
 		}
 		return path, filepath.Dir(path), nil
 	}
@@ -211,7 +217,7 @@ func sniff(path string) (string, error) {
 	if strings.HasSuffix(path, ".json") {
 		return "index", nil
 	}
-	f, err := os.Open(path)
+	f, _, err := inputfile.Open(path)
 	if err != nil {
 		return "", err
 	}
@@ -609,6 +615,11 @@ func (s source) GGUFTensor(name string) (gguf.TensorInfo, []byte, bool) {
 func (c *Checkpoint) detect() error {
 	var weights map[string][]string
 	var swapped map[string]bool
+	if c.gf == nil {
+		if err := layout.CheckFormatVersion(c.meta); err != nil {
+			return fmt.Errorf("%s: %w", c.file, err)
+		}
+	}
 	switch {
 	case c.gf != nil:
 		if l, err := layout.Get("gguf"); err == nil {

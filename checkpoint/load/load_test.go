@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"flag"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -335,4 +336,41 @@ func TestErrorsUnwrap(t *testing.T) {
 	assert.Equal(t, weight, fe.Weight)
 	assert.NotNil(t, errors.Unwrap(fe), "the cause is wrapped, not flattened")
 	assert.Contains(t, err.Error(), "negative")
+}
+
+// TestFormatVersion: a file written by a later tcast (an unknown
+// tcast.format) is refused with a *layout.VersionError naming the file and
+// the version, not decoded by the rules of the versions this build knows.
+func TestFormatVersion(t *testing.T) {
+	f, err := safetensors.Open("testdata/tcast/model.safetensors")
+	require.NoError(t, err)
+	var ts []safetensors.Tensor
+	for _, ti := range f.Tensors() {
+		b, err := f.Bytes(ti.Name)
+		require.NoError(t, err)
+		ts = append(ts, safetensors.Tensor{Name: ti.Name, DType: ti.DType, Shape: ti.Shape, Data: append([]byte(nil), b...)})
+	}
+	meta := f.Metadata()
+	f.Close()
+	for _, tc := range []struct {
+		version string
+		ok      bool
+	}{{"2", true}, {"3", false}, {"2.0", false}, {"", false}, {"99999999999999999999", false}} {
+		m := maps.Clone(meta)
+		m[layout.KeyFormat] = tc.version
+		path := filepath.Join(t.TempDir(), "m.safetensors")
+		require.NoError(t, safetensors.WriteFile(path, ts, m))
+		c, err := load.Open(path)
+		if tc.ok {
+			require.NoError(t, err, tc.version)
+			c.Close()
+			continue
+		}
+		require.ErrorIs(t, err, layout.ErrFormatVersion, tc.version)
+		var ve *layout.VersionError
+		require.ErrorAs(t, err, &ve)
+		assert.Equal(t, tc.version, ve.Version)
+		assert.Contains(t, err.Error(), path)
+		assert.Contains(t, err.Error(), layout.KeyFormat)
+	}
 }

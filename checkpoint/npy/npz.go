@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/tensorcast-go/tensorcast/internal/atomicfile"
+	"github.com/tensorcast-go/tensorcast/internal/inputfile"
 )
 
 // Named is one array of an .npz archive.
@@ -22,15 +23,41 @@ type Named struct {
 // accepts: a member claiming more than this is an error, not an allocation.
 const maxNPZMember = 1 << 34
 
+// maxDeflateRatio is the most deflate can expand its input: a 258-byte
+// match costs at least 2 bits, so 1032 output bytes per input byte.
+const maxDeflateRatio = 1032
+
+// sizeLie says why the sizes a member's zip header declares cannot be true
+// in an archive of archiveSize bytes, or returns "" when they can.
+func sizeLie(f *zip.File, archiveSize int64) string {
+	c, u := f.CompressedSize64, f.UncompressedSize64
+	switch {
+	case c > uint64(archiveSize):
+		return fmt.Sprintf("claims %d compressed bytes in an archive of %d bytes", c, archiveSize)
+	case f.Method == zip.Store && c != u:
+		return fmt.Sprintf("is stored uncompressed but claims %d bytes in %d stored bytes", u, c)
+	case f.Method == zip.Deflate && u > c*maxDeflateRatio+1024:
+		return fmt.Sprintf("claims %d bytes uncompressed from %d compressed bytes, more than deflate can expand (%d times)", u, c, maxDeflateRatio)
+	}
+	return ""
+}
+
 // ReadNPZ reads every array of an .npz archive (a zip of .npy files, stored or
 // deflated, as numpy.savez and savez_compressed write), in archive order.
 // Member names lose their ".npy" suffix. Errors name the archive and the member.
+// A member's declared sizes are checked against the archive's size and what
+// its compression can expand to, and memory is allocated as bytes are read,
+// so a small archive cannot claim gigabytes.
 func ReadNPZ(path string) ([]Named, error) {
-	zr, err := zip.OpenReader(path)
+	fh, fi, err := inputfile.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("npy: %w", err)
+	}
+	defer fh.Close()
+	zr, err := zip.NewReader(fh, fi.Size())
 	if err != nil {
 		return nil, &FormatError{Path: path, Reason: "not a zip archive", Err: err}
 	}
-	defer zr.Close()
 	var out []Named
 	seen := map[string]bool{}
 	for _, f := range zr.File {
@@ -40,13 +67,20 @@ func ReadNPZ(path string) ([]Named, error) {
 		}
 		seen[name] = true
 		if f.UncompressedSize64 > maxNPZMember {
-			return nil, &FormatError{Path: path, Reason: fmt.Sprintf("member %q claims %d bytes", f.Name, f.UncompressedSize64)}
+			return nil, &FormatError{Path: path, Reason: fmt.Sprintf("member %q claims %d bytes, more than the %d this reader accepts",
+				f.Name, f.UncompressedSize64, uint64(maxNPZMember))}
+		}
+		if reason := sizeLie(f, fi.Size()); reason != "" {
+			return nil, &FormatError{Path: path, Reason: fmt.Sprintf("member %q %s: the archive is damaged; recreate it with numpy.savez", f.Name, reason)}
 		}
 		rc, err := f.Open()
 		if err != nil {
 			return nil, &FormatError{Path: path, Reason: fmt.Sprintf("member %q", f.Name), Err: err}
 		}
-		a, err := decode(io.LimitReader(rc, int64(f.UncompressedSize64)), int64(f.UncompressedSize64))
+		// The declared size is not trusted for the allocation: the payload
+		// buffer grows as bytes arrive (decode with an unknown size), and the
+		// zip reader checks the size and CRC at the member's end.
+		a, err := decode(io.LimitReader(rc, int64(f.UncompressedSize64)), -1)
 		rc.Close()
 		if err != nil {
 			return nil, fmt.Errorf("npy: %s: member %q: %w", path, f.Name, err)

@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 
+	"github.com/tensorcast-go/tensorcast/internal/inputfile"
 	"github.com/tensorcast-go/tensorcast/kernels"
 )
 
@@ -36,22 +36,18 @@ func Read(r io.Reader) (*Array, error) {
 	return decode(r, -1)
 }
 
-// ReadFile decodes the .npy file at path. For regular files the payload
+// ReadFile decodes the .npy file at path, which must be a regular file
+// (anything else is refused with an error matching ErrNotRegular). The payload
 // size claimed by the header is checked against the file size before any
 // payload buffer is allocated. Decoding errors are *FormatError values with
 // Path set.
 func ReadFile(path string) (*Array, error) {
-	f, err := os.Open(path)
+	f, fi, err := inputfile.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("npy: %w", err)
 	}
 	defer f.Close()
-
-	size := int64(-1)
-	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
-		size = fi.Size()
-	}
-	a, err := decode(f, size)
+	a, err := decode(f, fi.Size())
 	if err != nil {
 		var fe *FormatError
 		if errors.As(err, &fe) {

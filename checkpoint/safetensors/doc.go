@@ -22,6 +22,14 @@
 // One deliberate difference: a dimension above math.MaxInt is rejected even
 // in a tensor that is empty because of another zero dimension.
 //
+// Limits beyond the reference's, so that the work spent on a header is
+// bounded whatever it declares: a header declares at most MaxTensors
+// (262,144) tensors and as many __metadata__ keys, a shape has at most
+// MaxRank (64) dimensions, data_offsets exactly two, and an index's
+// weight_map names at most MaxTensors tensors. Each is checked while the
+// JSON is walked, so a 100 MB header of empty tensors is refused after the
+// first MaxTensors entries. See docs/FORMAT.md.
+//
 // Open memory-maps a file read-only (on Linux and macOS) so Bytes returns
 // zero-copy views; OpenReader reads any io.ReaderAt and copies. Writers
 // follow the reference writer's layout exactly: tensors sorted by

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+
+	"github.com/tensorcast-go/tensorcast/internal/inputfile"
 )
 
 // ErrNotFound is wrapped by the error returned when a tensor name is not in
@@ -98,3 +100,8 @@ func formatShape[T int | uint64](shape []T) string {
 	b.WriteByte(']')
 	return b.String()
 }
+
+// ErrNotRegular is matched (errors.Is) by the error of opening an input
+// path that is not a regular file (a named pipe, a device, a directory):
+// such a path is refused before it is opened, so a pipe cannot block.
+var ErrNotRegular = inputfile.ErrNotRegular

@@ -20,6 +20,18 @@ const (
 	// produced on write, in bytes. It is the limit of the reference reader.
 	MaxHeaderSize = 100_000_000
 
+	// MaxTensors is the largest number of tensors one file's header may
+	// declare, and the largest number of __metadata__ keys; an index's
+	// weight_map may name at most as many tensors. A header past it is
+	// refused while it is parsed, so the work spent on a header is bounded
+	// whatever it declares. The largest published checkpoints hold about
+	// 150,000 tensors in all their shards together.
+	MaxTensors = 1 << 18
+
+	// MaxRank is the largest number of dimensions of a tensor's shape (the
+	// limit of PyTorch and NumPy).
+	MaxRank = 64
+
 	// prefixSize is the size of the little-endian u64 header length that
 	// starts every file.
 	prefixSize = 8
@@ -179,6 +191,10 @@ func parseHeader(hdr []byte, fileSize int64) (*header, error) {
 			}
 			continue
 		}
+		if len(raw) == MaxTensors {
+			return nil, &FormatError{Offset: off, Reason: fmt.Sprintf(
+				"header declares more than %d tensors, the limit (MaxTensors): the file is damaged or hostile; split a real checkpoint of that many tensors into shards", MaxTensors)}
+		}
 		t, err := p.tensor(key)
 		if err != nil {
 			return nil, err
@@ -214,20 +230,23 @@ func validate(metadata map[string]string, raw []rawTensor, n int, fileSize int64
 		fail := func(format string, args ...any) error {
 			return &FormatError{Tensor: t.name, Offset: dataStart + int64(start), Reason: fmt.Sprintf(format, args...)}
 		}
+		// The checks of one tensor's own offsets come first, so a reversed
+		// or out-of-file pair is reported as such, not as a hole or overlap
+		// it causes among the sorted tensors.
 		switch {
+		case t.end < t.begin:
+			return nil, fail("data_offsets [%d, %d] end before they begin (the pair is [begin, end) in the data buffer)", t.begin, t.end)
+		case t.end > bufLen:
+			e := fail("data_offsets [%d, %d] extend past the end of the file (the data buffer is %d bytes)",
+				t.begin, t.end, bufLen).(*FormatError)
+			e.Err = io.ErrUnexpectedEOF
+			return nil, e
 		case t.begin > start:
 			return nil, fail("data_offsets [%d, %d] leave a hole of %d bytes after offset %d of the data buffer",
 				t.begin, t.end, t.begin-start, start)
 		case t.begin < start:
 			return nil, fail("data_offsets [%d, %d] overlap tensor %s, which ends at offset %d of the data buffer",
 				t.begin, t.end, strconv.Quote(clip(prev)), start)
-		case t.end < t.begin:
-			return nil, fail("data_offsets [%d, %d] end before they begin", t.begin, t.end)
-		case t.end > bufLen:
-			e := fail("data_offsets [%d, %d] extend past the end of the file (the data buffer is %d bytes)",
-				t.begin, t.end, bufLen).(*FormatError)
-			e.Err = io.ErrUnexpectedEOF
-			return nil, e
 		}
 		_, nbytes, err := byteSize(t.dtype, t.shape)
 		if err != nil {
@@ -334,6 +353,10 @@ func (p *headerParser) metadata() (map[string]string, error) {
 		}
 		if _, dup := m[k]; dup {
 			return nil, &FormatError{Offset: off, Reason: fmt.Sprintf("duplicate key %s in __metadata__", strconv.Quote(clip(k)))}
+		}
+		if len(m) == MaxTensors {
+			return nil, &FormatError{Offset: off, Reason: fmt.Sprintf(
+				"__metadata__ has more than %d keys, the limit (MaxTensors): the file is damaged or hostile", MaxTensors)}
 		}
 		off = p.offset()
 		tok, err := p.token()
@@ -452,6 +475,14 @@ func (p *headerParser) uints(name, field string, want int) ([]uint64, error) {
 	vals := []uint64{}
 	for p.dec.More() {
 		off := p.offset()
+		switch {
+		case want >= 0 && len(vals) == want:
+			return nil, &FormatError{Tensor: name, Offset: off,
+				Reason: fmt.Sprintf("%s has more than %d elements, want %d", field, want, want)}
+		case want < 0 && len(vals) == MaxRank:
+			return nil, &FormatError{Tensor: name, Offset: off,
+				Reason: fmt.Sprintf("%s has more than %d dimensions, the limit (MaxRank)", field, MaxRank)}
+		}
 		tok, err := p.dec.Token()
 		if err != nil {
 			return nil, p.wrap(name, err)

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/tensorcast-go/tensorcast/dtype"
+	"github.com/tensorcast-go/tensorcast/internal/inputfile"
 	"github.com/tensorcast-go/tensorcast/kernels"
 )
 
@@ -46,13 +47,8 @@ var mmapHook = mmapFile
 // a truncated file crashes the program. Format errors are *FormatError
 // values with Path set.
 func Open(path string) (*File, error) {
-	f, err := os.Open(path)
+	f, fi, err := inputfile.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("safetensors: %w", err)
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
 		return nil, fmt.Errorf("safetensors: %w", err)
 	}
 	size := fi.Size()

@@ -4,13 +4,15 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/tensorcast-go/tensorcast/internal/atomicfile"
 	"io"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
+
+	"github.com/tensorcast-go/tensorcast/internal/atomicfile"
+	"github.com/tensorcast-go/tensorcast/internal/inputfile"
 )
 
 // IndexFileName is the name of the index of a sharded checkpoint.
@@ -36,7 +38,7 @@ type Sharded struct {
 // model.safetensors.index.json) is at path. The index is a JSON object
 // {"metadata": {"total_size": N, ...}, "weight_map": {tensor: file, ...}};
 // shard files are resolved relative to the index's directory and must lie
-// inside it. Every shard is opened with Open.
+// inside it, also once symbolic links are resolved. Every shard is opened with Open.
 //
 // It is an error if a key repeats in the index, if a shard file is missing
 // or invalid, if a tensor of the weight map is absent from its shard, or if
@@ -57,7 +59,12 @@ func OpenIndex(path string) (*Sharded, error) {
 	s.shards = slices.Sorted(maps.Keys(invert(weightMap)))
 	dir := filepath.Dir(path)
 	for _, shard := range s.shards {
-		f, err := Open(filepath.Join(dir, filepath.FromSlash(shard)))
+		sp := filepath.Join(dir, filepath.FromSlash(shard))
+		if err := checkInside(path, dir, sp); err != nil {
+			s.Close()
+			return nil, err
+		}
+		f, err := Open(sp)
 		if err != nil {
 			s.Close()
 			return nil, fmt.Errorf("safetensors: %s: shard %s: %w", path, strconv.Quote(shard), err)
@@ -96,6 +103,34 @@ func OpenIndex(path string) (*Sharded, error) {
 	return s, nil
 }
 
+// checkInside refuses shard file sp of the index at path when, its symbolic
+// links resolved, it lies outside the index's directory dir (resolved too):
+// a link must not take the reader to a file the index could not name.
+// A shard that does not exist is left to Open to report.
+func checkInside(path, dir, sp string) error {
+	real, err := filepath.EvalSymlinks(sp)
+	if err != nil {
+		return nil
+	}
+	realDir, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return nil
+	}
+	if realAbs, err := filepath.Abs(real); err == nil {
+		real = realAbs
+	}
+	if dirAbs, err := filepath.Abs(realDir); err == nil {
+		realDir = dirAbs
+	}
+	rel, err := filepath.Rel(realDir, real)
+	if err == nil && filepath.IsLocal(rel) {
+		return nil
+	}
+	return &FormatError{Path: sp, Offset: -1,
+		Reason: fmt.Sprintf("shard named by %s is a symbolic link to %s, outside the index directory %s; copy the file into that directory instead of linking it",
+			path, strconv.Quote(clip(real)), realDir)}
+}
+
 // invert returns the set of values of m.
 func invert(m map[string]string) map[string]struct{} {
 	out := make(map[string]struct{})
@@ -108,7 +143,7 @@ func invert(m map[string]string) map[string]struct{} {
 // readIndex reads and checks the index file at path, returning its weight
 // map and metadata.total_size (-1 if absent).
 func readIndex(path string) (map[string]string, int64, error) {
-	f, err := os.Open(path)
+	f, _, err := inputfile.Open(path)
 	if err != nil {
 		return nil, 0, fmt.Errorf("safetensors: %w", err)
 	}
@@ -222,6 +257,9 @@ func parseIndex(b []byte) (map[string]string, int64, error) {
 		case "weight_map":
 			weightMap = make(map[string]string)
 			return p.object("weight_map", func(name string) error {
+				if len(weightMap) == MaxTensors {
+					return p.fail("weight_map names more than %d tensors, the limit (MaxTensors): the index is damaged or hostile", MaxTensors)
+				}
 				tok, err := p.token()
 				if err != nil {
 					return err

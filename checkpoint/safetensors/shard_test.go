@@ -215,3 +215,68 @@ func TestShardedWriteAt(t *testing.T) {
 		assert.True(t, bytes.Equal(a, b), n)
 	}
 }
+
+// TestOpenIndexSymlink: a shard that is (or lies under) a symbolic link to a
+// file outside the index's directory is refused, as "../" names are; links
+// that stay inside it are followed.
+func TestOpenIndexSymlink(t *testing.T) {
+	shardA := build(`{"x":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}}`, []byte{1})
+	for _, tt := range []struct {
+		name   string
+		shard  string                       // the shard as the index names it
+		link   func(root, ck string) string // makes the links; returns the index path to open
+		reason string                       // "" when the index opens
+	}{
+		{"link to a file outside", "a.safetensors", func(root, ck string) string {
+			must(t, os.Symlink(filepath.Join("..", "outside", "a.safetensors"), filepath.Join(ck, "a.safetensors")))
+			return filepath.Join(ck, IndexFileName)
+		}, "outside the index directory"},
+		{"absolute link outside", "a.safetensors", func(root, ck string) string {
+			must(t, os.Symlink(filepath.Join(root, "outside", "a.safetensors"), filepath.Join(ck, "a.safetensors")))
+			return filepath.Join(ck, IndexFileName)
+		}, "outside the index directory"},
+		{"linked directory outside", "sub/a.safetensors", func(root, ck string) string {
+			must(t, os.Symlink(filepath.Join(root, "outside"), filepath.Join(ck, "sub")))
+			return filepath.Join(ck, IndexFileName)
+		}, "outside the index directory"},
+		{"link inside", "b.safetensors", func(root, ck string) string {
+			must(t, os.WriteFile(filepath.Join(ck, "real.safetensors"), shardA, 0o644))
+			must(t, os.Symlink("real.safetensors", filepath.Join(ck, "b.safetensors")))
+			return filepath.Join(ck, IndexFileName)
+		}, ""},
+		{"index directory reached through a link", "b.safetensors", func(root, ck string) string {
+			must(t, os.WriteFile(filepath.Join(ck, "real.safetensors"), shardA, 0o644))
+			must(t, os.Symlink("real.safetensors", filepath.Join(ck, "b.safetensors")))
+			must(t, os.Symlink(ck, filepath.Join(root, "alias")))
+			return filepath.Join(root, "alias", IndexFileName)
+		}, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			root := t.TempDir()
+			ck := filepath.Join(root, "ck")
+			must(t, os.MkdirAll(filepath.Join(root, "outside"), 0o755))
+			must(t, os.Mkdir(ck, 0o755))
+			must(t, os.WriteFile(filepath.Join(root, "outside", "a.safetensors"), shardA, 0o644))
+			must(t, os.WriteFile(filepath.Join(ck, IndexFileName), []byte(`{"weight_map":{"x":"`+tt.shard+`"}}`), 0o644))
+			ip := tt.link(root, ck)
+			s, err := OpenIndex(ip)
+			if tt.reason == "" {
+				require.NoError(t, err)
+				require.NoError(t, s.Close())
+				return
+			}
+			require.Error(t, err)
+			assert.Nil(t, s)
+			var fe *FormatError
+			require.ErrorAs(t, err, &fe)
+			assert.ErrorContains(t, err, tt.reason)
+			assert.ErrorContains(t, err, filepath.FromSlash(tt.shard))
+			assert.ErrorContains(t, err, ip)
+		})
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	require.NoError(t, err)
+}
