@@ -490,6 +490,9 @@ func printReport(out io.Writer, r *convert.Result) {
 			}
 			notes = append(notes, n)
 		}
+		if t.SourceNaN+t.SourcePosInf+t.SourceNegInf > 0 {
+			notes = append(notes, fmt.Sprintf("source holds %d NaN, %d +Inf, %d -Inf", t.SourceNaN, t.SourcePosInf, t.SourceNegInf))
+		}
 		if t.Lost > 0 {
 			notes = append(notes, fmt.Sprintf("%d finite values became NaN or Inf", t.Lost))
 		}

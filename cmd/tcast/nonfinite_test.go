@@ -69,8 +69,9 @@ func TestConvertRefusesNonFiniteCLI(t *testing.T) {
 			require.NoError(t, err)
 			assert.Empty(t, left, "no output, no temporary file")
 
-			code, _, stderr = tcast(append(args, "-allow-nonfinite")...)
+			code, stdout, stderr := tcast(append(args, "-allow-nonfinite")...)
 			require.Equal(t, 0, code, stderr)
+			assert.Contains(t, stdout, "source holds 2 NaN, 1 +Inf, 0 -Inf", "the report's note")
 			assert.Contains(t, stderr, "tcast convert: warning: 1 weight was cast with NaN or Inf values in the source")
 			assert.Contains(t, stderr, name+" (2 NaN, 1 +Inf, 0 -Inf)")
 			ck, err := load.Open(out)
