@@ -192,14 +192,19 @@ type NonFiniteTensor struct {
 type NonFiniteError struct {
 	// Input is the checkpoint converted.
 	Input string
-	// Tensors are the weights, each with its counts.
+	// Tensors are the weights, each with its counts: all of them, except
+	// when a layout could not store the cast of one (a pruned weight's NaN
+	// block), which is then refused alone, as soon as it is cast.
 	Tensors []NonFiniteTensor
 }
 
 func (e *NonFiniteError) Error() string {
 	var b strings.Builder
 	n := len(e.Tensors)
-	fmt.Fprintf(&b, "%s: %d %s to cast %s NaN or Inf values, which make every block holding one NaN in most datatypes:", e.Input, n, plural(n, "weight", "weights"), plural(n, "holds", "hold"))
+	if e.Input != "" {
+		b.WriteString(e.Input + ": ")
+	}
+	fmt.Fprintf(&b, "%d %s to cast %s NaN or Inf values, which make every block holding one NaN in most datatypes:", n, plural(n, "weight", "weights"), plural(n, "holds", "hold"))
 	for _, t := range e.Tensors {
 		fmt.Fprintf(&b, "\n  %s: %d NaN, %d +Inf, %d -Inf", t.Name, t.NaN, t.PosInf, t.NegInf)
 	}
@@ -1181,6 +1186,10 @@ func Convert(inPath, out string, opts Options) (*Result, error) {
 		}
 		return nil
 	})
+	if nf := (*NonFiniteError)(nil); errors.As(err, &nf) && nf.Input == "" {
+		nf.Input = inPath // a weight refused before it was written (plan.run)
+		return nil, nf
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -1339,6 +1348,11 @@ func (p *plan) run(d *decision) ([]layout.Tensor, error) {
 	d.meta = map[string]string{}
 	out, err := p.lay.Encode(name, t, d.meta)
 	if err != nil {
+		if e.NonFinite() > 0 && !p.opts.AllowNonFinite {
+			// The weight is refused anyway: say so, rather than how the
+			// layout fails on its NaN blocks (Convert names the input).
+			return nil, &NonFiniteError{Tensors: []NonFiniteTensor{{Name: name, NaN: e.NaN, PosInf: e.PosInf, NegInf: e.NegInf}}}
+		}
 		return nil, err
 	}
 	if err := p.checkEncoded(d, out); err != nil {

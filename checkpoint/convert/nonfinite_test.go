@@ -16,6 +16,7 @@ import (
 	"github.com/tensorcast-go/tensorcast/checkpoint/load"
 	"github.com/tensorcast-go/tensorcast/checkpoint/safetensors"
 	"github.com/tensorcast-go/tensorcast/rotate"
+	"github.com/tensorcast-go/tensorcast/sparsity"
 	"github.com/tensorcast-go/tensorcast/tcast"
 )
 
@@ -70,6 +71,13 @@ func TestConvertRefusesNonFinite(t *testing.T) {
 		layout, dt string
 		whole      bool
 		rotate     string
+		sparse     bool // an N:M datatype (tcast) or pruning (compressed-tensors; no dt: kept BF16)
+		// unstorable: the layout cannot store the cast (the NaN scale's
+		// block fills pruned elements with the NaN code, which
+		// compressed-tensors' pruned layout refuses): refused by default
+		// all the same, an error with AllowNonFinite. A bug to fix in the
+		// cast of masked NaN blocks, not in this policy.
+		unstorable bool
 	}{
 		{layout: "tcast", dt: "mxfp4"},
 		{layout: "tcast", dt: "mxfp4", whole: true},
@@ -78,6 +86,10 @@ func TestConvertRefusesNonFinite(t *testing.T) {
 		{layout: "tcast", dt: "int4_g128", whole: true},
 		{layout: "tcast", dt: "mxfp4", rotate: "hadamard:32"},
 		{layout: "tcast", dt: "mxfp4", rotate: "hadamard:32", whole: true},
+		{layout: "tcast", dt: "mxfp4", sparse: true},
+		{layout: "compressed-tensors", sparse: true},
+		{layout: "compressed-tensors", dt: "fp8e4_block128", sparse: true, unstorable: true},
+		{layout: "compressed-tensors", dt: "fp8e4_tensor", sparse: true, unstorable: true},
 		{layout: "compressed-tensors", dt: "int4_g128"},
 		{layout: "compressed-tensors", dt: "fp8e4_tensor"},
 		{layout: "compressed-tensors", dt: "mxfp8e4"},
@@ -99,11 +111,24 @@ func TestConvertRefusesNonFinite(t *testing.T) {
 		if c.rotate != "" {
 			name += "/rotated"
 		}
+		if c.sparse {
+			name += "/2:4"
+		}
 		t.Run(name, func(t *testing.T) {
 			l, err := layout.Get(c.layout)
 			require.NoError(t, err)
-			dt, err := layout.DataType(l, c.dt)
-			require.NoError(t, err)
+			var dt *tcast.DataType
+			if c.dt != "" {
+				dt, err = layout.DataType(l, c.dt)
+				require.NoError(t, err)
+			}
+			if c.sparse && c.layout == "tcast" {
+				dt, err = tcast.WithSparsity(dt, sparsity.Pattern{N: 2, M: 4})
+				require.NoError(t, err)
+			} else if c.sparse {
+				l, err = l.(layout.Pruner).WithPruning(layout.Pruning{Pattern: sparsity.Pattern{N: 2, M: 4}})
+				require.NoError(t, err)
+			}
 			o := Options{DataType: dt, Layout: l, Workers: 2, GGUFGeneric: true}
 			if c.rotate != "" {
 				o.Rotate, err = rotate.Parse(c.rotate)
@@ -137,6 +162,12 @@ func TestConvertRefusesNonFinite(t *testing.T) {
 
 			o.AllowNonFinite = true
 			res, err := Convert(src, out, o)
+			if c.unstorable {
+				require.Error(t, err)
+				assert.NotErrorIs(t, err, ErrNonFinite)
+				assert.Contains(t, err.Error(), "is pruned by the mask but holds code 7f")
+				return
+			}
 			require.NoError(t, err)
 			require.Len(t, res.Warnings, 1)
 			assert.Contains(t, res.Warnings[0], poisoned+" (3 NaN, 1 +Inf, 1 -Inf)")
@@ -161,13 +192,13 @@ func TestConvertRefusesNonFinite(t *testing.T) {
 					nans++
 				}
 			}
-			if c.dt != "q4_k" { // a K-quant block has no NaN: llama.cpp's quantizer makes finite codes of it
+			if c.dt != "q4_k" && !c.sparse { // a K-quant block has no NaN: llama.cpp's quantizer makes finite codes of it
 				assert.GreaterOrEqual(t, nans, 5, "each NaN or Inf makes at least its own value NaN")
 			}
 			if c.dt == "fp8e4_tensor" {
 				assert.Equal(t, len(got), nans, "one scale for the tensor: every value is NaN")
 			}
-			if c.rotate == "" && c.layout != "gguf" {
+			if c.rotate == "" && c.layout != "gguf" && !c.sparse {
 				v, err := tcast.Cast(x, shape, dt, &tcast.Options{Axis: o.Axis, Mode: o.Mode})
 				require.NoError(t, err)
 				sameBits(t, v.Values, got, poisoned)
