@@ -192,9 +192,7 @@ type NonFiniteTensor struct {
 type NonFiniteError struct {
 	// Input is the checkpoint converted.
 	Input string
-	// Tensors are the weights, each with its counts: all of them, except
-	// when a layout could not store the cast of one (a pruned weight's NaN
-	// block), which is then refused alone, as soon as it is cast.
+	// Tensors are the weights, each with its counts.
 	Tensors []NonFiniteTensor
 }
 
@@ -1186,10 +1184,6 @@ func Convert(inPath, out string, opts Options) (*Result, error) {
 		}
 		return nil
 	})
-	if nf := (*NonFiniteError)(nil); errors.As(err, &nf) && nf.Input == "" {
-		nf.Input = inPath // a weight refused before it was written (plan.run)
-		return nil, nf
-	}
 	if err != nil {
 		return nil, err
 	}
@@ -1348,11 +1342,6 @@ func (p *plan) run(d *decision) ([]layout.Tensor, error) {
 	d.meta = map[string]string{}
 	out, err := p.lay.Encode(name, t, d.meta)
 	if err != nil {
-		if e.NonFinite() > 0 && !p.opts.AllowNonFinite {
-			// The weight is refused anyway: say so, rather than how the
-			// layout fails on its NaN blocks (Convert names the input).
-			return nil, &NonFiniteError{Tensors: []NonFiniteTensor{{Name: name, NaN: e.NaN, PosInf: e.PosInf, NegInf: e.NegInf}}}
-		}
 		return nil, err
 	}
 	if err := p.checkEncoded(d, out); err != nil {

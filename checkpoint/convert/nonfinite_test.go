@@ -72,12 +72,6 @@ func TestConvertRefusesNonFinite(t *testing.T) {
 		whole      bool
 		rotate     string
 		sparse     bool // an N:M datatype (tcast) or pruning (compressed-tensors; no dt: kept BF16)
-		// unstorable: the layout cannot store the cast (the NaN scale's
-		// block fills pruned elements with the NaN code, which
-		// compressed-tensors' pruned layout refuses): refused by default
-		// all the same, an error with AllowNonFinite. A bug to fix in the
-		// cast of masked NaN blocks, not in this policy.
-		unstorable bool
 	}{
 		{layout: "tcast", dt: "mxfp4"},
 		{layout: "tcast", dt: "mxfp4", whole: true},
@@ -88,8 +82,8 @@ func TestConvertRefusesNonFinite(t *testing.T) {
 		{layout: "tcast", dt: "mxfp4", rotate: "hadamard:32", whole: true},
 		{layout: "tcast", dt: "mxfp4", sparse: true},
 		{layout: "compressed-tensors", sparse: true},
-		{layout: "compressed-tensors", dt: "fp8e4_block128", sparse: true, unstorable: true},
-		{layout: "compressed-tensors", dt: "fp8e4_tensor", sparse: true, unstorable: true},
+		{layout: "compressed-tensors", dt: "fp8e4_block128", sparse: true},
+		{layout: "compressed-tensors", dt: "fp8e4_tensor", sparse: true},
 		{layout: "compressed-tensors", dt: "int4_g128"},
 		{layout: "compressed-tensors", dt: "fp8e4_tensor"},
 		{layout: "compressed-tensors", dt: "mxfp8e4"},
@@ -162,12 +156,6 @@ func TestConvertRefusesNonFinite(t *testing.T) {
 
 			o.AllowNonFinite = true
 			res, err := Convert(src, out, o)
-			if c.unstorable {
-				require.Error(t, err)
-				assert.NotErrorIs(t, err, ErrNonFinite)
-				assert.Contains(t, err.Error(), "is pruned by the mask but holds code 7f")
-				return
-			}
 			require.NoError(t, err)
 			require.Len(t, res.Warnings, 1)
 			assert.Contains(t, res.Warnings[0], poisoned+" (3 NaN, 1 +Inf, 1 -Inf)")
