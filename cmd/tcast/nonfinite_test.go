@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/binary"
+	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
@@ -99,7 +100,31 @@ func TestConvertRefusesNonFiniteCLI(t *testing.T) {
 			assert.NotContains(t, stderr, "NaN")
 		})
 	}
-	code, stdout, _ := tcast("help", "convert")
+	// The JSON report gives the counts of the weight cast.
+	out := filepath.Join(t.TempDir(), "o.safetensors")
+	code, stdout, stderr := tcast("convert", src, "-dtype", "mxfp4", "-o", out, "-allow-nonfinite", "-json")
+	require.Equal(t, 0, code, stderr)
+	var rep struct {
+		Tensors []struct {
+			Name         string
+			SourceNaN    int `json:"source_nan"`
+			SourcePosInf int `json:"source_pos_inf"`
+			SourceNegInf int `json:"source_neg_inf"`
+		}
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &rep))
+	found := false
+	for _, r := range rep.Tensors {
+		if r.Name == name {
+			found = true
+			assert.Equal(t, [3]int{2, 1, 0}, [3]int{r.SourceNaN, r.SourcePosInf, r.SourceNegInf})
+		} else {
+			assert.Zero(t, r.SourceNaN+r.SourcePosInf+r.SourceNegInf, r.Name)
+		}
+	}
+	assert.True(t, found)
+
+	code, stdout, _ = tcast("help", "convert")
 	assert.Equal(t, 0, code)
 	assert.Contains(t, stdout, "-allow-nonfinite")
 	assert.Contains(t, stdout, "is refused")
