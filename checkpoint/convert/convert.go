@@ -179,8 +179,10 @@ type Options struct {
 // errors.As gives the *NonFiniteError that names them.
 var ErrNonFinite = errors.New("weights to cast hold NaN or Inf values")
 
-// NonFiniteTensor is one weight of a NonFiniteError: its name in the input
-// and the counts of its NaN, +Inf and −Inf values.
+// NonFiniteTensor is one weight of a NonFiniteError: its name as the report
+// and Options.Exclude know it (the output name: the input's, unless renamed
+// by Options.Rename or for a llama.cpp model file) and the counts of its
+// NaN, +Inf and −Inf values.
 type NonFiniteTensor struct {
 	Name                string
 	NaN, PosInf, NegInf int
@@ -190,7 +192,8 @@ type NonFiniteTensor struct {
 // values, in input order. It matches ErrNonFinite, and its message says
 // what to do: -allow-nonfinite (Options.AllowNonFinite) or -exclude.
 type NonFiniteError struct {
-	// Input is the checkpoint converted.
+	// Input is the checkpoint converted (the message starts with it unless
+	// it is empty).
 	Input string
 	// Tensors are the weights, each with its counts.
 	Tensors []NonFiniteTensor
