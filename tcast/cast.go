@@ -592,6 +592,9 @@ func castContiguous[C kernels.Code](c *caster, x []float32, codes []C, t *Tensor
 		dtype.EncodeSlice(c.elem, codes[start:end], tmp[:end-start], c.eopts)
 		for _, f := range fills {
 			fill(codes[f.lo:f.hi], f.code)
+			if c.keep != nil {
+				zeroDroppedCodes(c, codes[f.lo:f.hi], c.keep[f.lo:f.hi])
+			}
 		}
 		fills = fills[:0]
 		start = end
@@ -769,6 +772,7 @@ func quantizeBlock[C kernels.Code](c *caster, v []float32, keep []bool, cs []C, 
 		sc := c.chooseScale(v, keep, t, b)
 		if sc.fill {
 			fill(cs, sc.fillCode)
+			zeroDroppedCodes(c, cs, keep)
 			return
 		}
 		encodeScaled(c, v, keep, cs, sc.mul, sc.div, b)
@@ -887,10 +891,27 @@ func encodeScaled[C kernels.Code](c *caster, v []float32, keep []bool, cs []C, m
 }
 
 // nanBlock stores the NaN policy's block: the scale's NaN code, the element NaN
-// code (or 0 where the element format has none) everywhere, offsets 0.
-func nanBlock[C kernels.Code](c *caster, cs []C, off []uint8, t *Tensor, b block) {
+// code (or 0 where the element format has none) everywhere but at dropped
+// elements (keep false), which are stored as zero, offsets 0.
+func nanBlock[C kernels.Code](c *caster, cs []C, keep []bool, off []uint8, t *Tensor, b block) {
 	fill(cs, c.nanScale(t, b).fillCode)
+	zeroDroppedCodes(c, cs, keep)
 	clear(off)
+}
+
+// zeroDroppedCodes stores the dropped elements of a filled block (keep false)
+// as the element's zero code, as encodeScaled stores them in any other block.
+// keep nil drops nothing.
+func zeroDroppedCodes[C kernels.Code](c *caster, cs []C, keep []bool) {
+	if keep == nil {
+		return
+	}
+	zc := C(c.elem.Encode(0))
+	for i, k := range keep {
+		if !k {
+			cs[i] = zc
+		}
+	}
 }
 
 // exponentBlock is the OCP MX rule with subtile offsets: a power-of-two scale
@@ -912,7 +933,7 @@ func exponentBlock[C kernels.Code](c *caster, v []float32, keep []bool, cs []C, 
 	}
 	code, ok := c.exponentCode(amax)
 	if !ok {
-		nanBlock(c, cs, off, t, b)
+		nanBlock(c, cs, keep, off, t, b)
 		return
 	}
 	putCode(t.Scale, b.scaleIndex, code)
@@ -953,7 +974,7 @@ func zeroPointBlock[C kernels.Code](c *caster, v []float32, keep []bool, cs []C,
 	lo, hi, nonFinite := kernels.MinMax(v, keep)
 	if nonFinite && c.sf.HasNaN() {
 		putCode(t.Zero, b.scaleIndex, 0)
-		nanBlock(c, cs, nil, t, b)
+		nanBlock(c, cs, keep, nil, t, b)
 		return
 	}
 	lo, hi = min(lo, 0), max(hi, 0)

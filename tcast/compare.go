@@ -10,7 +10,16 @@ type Errors struct {
 	MaxAbs, MSE float64
 	// Lost counts finite source values that came back NaN or infinite.
 	Lost int
+	// NaN, PosInf and NegInf count the source values that are NaN, +Inf
+	// and −Inf, left out of the measures above. They come with the pass
+	// that measures the error (a piece holding one takes the element by
+	// element path), so a converter learns of them without reading its
+	// source again.
+	NaN, PosInf, NegInf int
 }
+
+// NonFinite returns NaN + PosInf + NegInf.
+func (e Errors) NonFinite() int { return e.NaN + e.PosInf + e.NegInf }
 
 // Compare measures got against want (len(got) ≥ len(want)), element by
 // element in order.

@@ -19,8 +19,9 @@ import (
 // pieces in the same order gives the same bits, however the pieces were
 // spread over goroutines.
 type ErrorSum struct {
-	sig, noise, maxAbs float64
-	n, lost            int
+	sig, noise, maxAbs  float64
+	n, lost             int
+	nan, posInf, negInf int // of the source
 }
 
 // Add measures got against want, element by element (len(got) ≥ len(want)).
@@ -50,6 +51,16 @@ func (s *ErrorSum) addSlow(want, got []float32) {
 		if wf && !gf {
 			s.lost++
 		}
+		if !wf {
+			switch {
+			case w != w:
+				s.nan++
+			case w > 0:
+				s.posInf++
+			default:
+				s.negInf++
+			}
+		}
 		if !wf || !gf {
 			continue
 		}
@@ -70,11 +81,14 @@ func (s *ErrorSum) Merge(o ErrorSum) {
 	s.maxAbs = max(s.maxAbs, o.maxAbs)
 	s.n += o.n
 	s.lost += o.lost
+	s.nan += o.nan
+	s.posInf += o.posInf
+	s.negInf += o.negInf
 }
 
 // Errors returns the measures, as Compare defines them.
 func (s *ErrorSum) Errors() Errors {
-	e := Errors{MaxAbs: s.maxAbs, Lost: s.lost}
+	e := Errors{MaxAbs: s.maxAbs, Lost: s.lost, NaN: s.nan, PosInf: s.posInf, NegInf: s.negInf}
 	if s.n > 0 {
 		e.MSE = s.noise / float64(s.n)
 	}

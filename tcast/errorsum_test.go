@@ -23,6 +23,18 @@ func TestErrorSumByHand(t *testing.T) {
 	assert.Equal(t, 1.0, e.MaxAbs)
 	assert.InDelta(t, 1.25/6, e.MSE, 1e-15)
 	assert.Equal(t, 1, e.Lost)
+	assert.Equal(t, [3]int{1, 1, 0}, [3]int{e.NaN, e.PosInf, e.NegInf}, "the source's NaN and +Inf")
+
+	// Counted in every piece and merged: 2 NaN (one of each sign), 1 +Inf,
+	// 2 −Inf among finite values.
+	var a, b ErrorSum
+	a.Add([]float32{1, -nan, -inf, 2}, []float32{1, 0, 0, 2})
+	b.Add([]float32{nan, inf, 3, -inf}, []float32{nan, inf, 3, -inf})
+	a.Merge(b)
+	m := a.Errors()
+	assert.Equal(t, [3]int{2, 1, 2}, [3]int{m.NaN, m.PosInf, m.NegInf})
+	assert.Equal(t, 5, m.NonFinite())
+	assert.Zero(t, m.Lost)
 
 	var z ErrorSum
 	z.Add([]float32{1, 2, 3, 4, 5}, []float32{1, 2, 3, 4, 5})

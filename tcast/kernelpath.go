@@ -156,9 +156,33 @@ func (c *caster) castKernel(x []float32, k kernelKind) *Tensor {
 		c.setTensorScale(x, t.TensorScale)
 	}
 	c.quantKernel(k, codes, scales, x)
+	if c.keep != nil {
+		// A block holding a NaN or an Inf among its kept elements is
+		// filled with the NaN code: its dropped elements are stored as
+		// zero all the same.
+		zeroDroppedPacked(codes, c.keep, kernelBits(k))
+	}
 	return c.finishKernelCast(t, len(x), codes, kernelBits(k), func(dst []float32) {
 		dequantKernel(k, dst, codes, scales, c.tensorMul)
 	})
+}
+
+// zeroDroppedPacked clears the codes of the dropped elements (keep false),
+// bits wide and packed LSB first, to the zero code 0 of every kernel's
+// element format.
+func zeroDroppedPacked(codes []byte, keep []bool, bits int) {
+	for i, k := range keep {
+		if k {
+			continue
+		}
+		if bits == 8 {
+			codes[i] = 0
+			continue
+		}
+		for p := i * bits; p < (i+1)*bits; p++ {
+			codes[p/8] &^= 1 << (p % 8)
+		}
+	}
 }
 
 // newKernelTensor returns the tensor a kernel cast fills in: of the cast's

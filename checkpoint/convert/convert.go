@@ -165,6 +165,63 @@ type Options struct {
 	// datatype it would not change and with GGUF output, whose quantizers
 	// are llama.cpp's.
 	ScaleSearch bool
+	// AllowNonFinite casts weights whose source holds NaN or ±Inf values
+	// per the block policy of docs/NUMERICS.md (a block holding one
+	// becomes NaN as a whole in most datatypes), with a warning that names
+	// them. By default (false) Convert refuses such a checkpoint with a
+	// *NonFiniteError, before its output appears. Kept tensors are copied
+	// as they are, NaN and Inf included, and never refused.
+	AllowNonFinite bool
+}
+
+// ErrNonFinite is matched by the error of Convert for weights to cast
+// whose source holds NaN or ±Inf values (Options.AllowNonFinite unset);
+// errors.As gives the *NonFiniteError that names them.
+var ErrNonFinite = errors.New("weights to cast hold NaN or Inf values")
+
+// NonFiniteTensor is one weight of a NonFiniteError: its name as the report
+// and Options.Exclude know it (the output name: the input's, unless renamed
+// by Options.Rename or for a llama.cpp model file) and the counts of its
+// NaN, +Inf and −Inf values.
+type NonFiniteTensor struct {
+	Name                string
+	NaN, PosInf, NegInf int
+}
+
+// NonFiniteError reports the weights to cast whose source holds NaN or ±Inf
+// values, in input order. It matches ErrNonFinite, and its message says
+// what to do: -allow-nonfinite (Options.AllowNonFinite) or -exclude.
+type NonFiniteError struct {
+	// Input is the checkpoint converted (the message starts with it unless
+	// it is empty).
+	Input string
+	// Tensors are the weights, each with its counts.
+	Tensors []NonFiniteTensor
+}
+
+func (e *NonFiniteError) Error() string {
+	var b strings.Builder
+	n := len(e.Tensors)
+	if e.Input != "" {
+		b.WriteString(e.Input + ": ")
+	}
+	fmt.Fprintf(&b, "%d %s to cast %s NaN or Inf values, which make every block holding one NaN in most datatypes:", n, plural(n, "weight", "weights"), plural(n, "holds", "hold"))
+	for _, t := range e.Tensors {
+		fmt.Fprintf(&b, "\n  %s: %d NaN, %d +Inf, %d -Inf", t.Name, t.NaN, t.PosInf, t.NegInf)
+	}
+	b.WriteString("\nno output was written; pass -allow-nonfinite to cast them per the block policy (docs/NUMERICS.md), or keep them as they are with -exclude RE")
+	return b.String()
+}
+
+// Unwrap returns ErrNonFinite.
+func (e *NonFiniteError) Unwrap() error { return ErrNonFinite }
+
+// plural returns one for n == 1, else many.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 // OptionError reports options of Convert that do not go together, named
@@ -327,6 +384,12 @@ type TensorResult struct {
 	BytesOut  int64    `json:"bytes_out"`
 	// Lost counts finite source values that came back NaN or infinite.
 	Lost int `json:"nonfinite_outputs,omitempty"`
+	// SourceNaN, SourcePosInf and SourceNegInf count the NaN, +Inf and −Inf
+	// values of a cast weight's source (counted as the error is measured;
+	// zero for kept tensors, which are not read as values).
+	SourceNaN    int `json:"source_nan,omitempty"`
+	SourcePosInf int `json:"source_pos_inf,omitempty"`
+	SourceNegInf int `json:"source_neg_inf,omitempty"`
 	// Note says why a tensor was kept or dropped, or that a cast of a
 	// quantized source is exact.
 	Note string `json:"note,omitempty"`
@@ -361,7 +424,22 @@ type TensorResult struct {
 	SQNRUnrotated *float64 `json:"sqnr_unrotated_db,omitempty"`
 }
 
-func (r *TensorResult) setErrors(e Errors) { r.SQNR, r.MaxAbsErr, r.Lost = e.SQNR, e.MaxAbs, e.Lost }
+func (r *TensorResult) setErrors(e Errors) {
+	r.SQNR, r.MaxAbsErr, r.Lost = e.SQNR, e.MaxAbs, e.Lost
+	r.SourceNaN, r.SourcePosInf, r.SourceNegInf = e.NaN, e.PosInf, e.NegInf
+}
+
+// nonFinite returns the weights cast whose source holds NaN or ±Inf, in
+// the report's order.
+func nonFinite(rs []TensorResult) []NonFiniteTensor {
+	var ts []NonFiniteTensor
+	for _, r := range rs {
+		if r.DataType != "" && r.SourceNaN+r.SourcePosInf+r.SourceNegInf > 0 {
+			ts = append(ts, NonFiniteTensor{Name: r.Name, NaN: r.SourceNaN, PosInf: r.SourcePosInf, NegInf: r.SourceNegInf})
+		}
+	}
+	return ts
+}
 
 // Result is the report of a conversion.
 type Result struct {
@@ -1115,6 +1193,19 @@ func Convert(inPath, out string, opts Options) (*Result, error) {
 	// The writes still queued (the workers are done).
 	if err := p.out.finish(scs); err != nil {
 		return nil, errors.Unwrap(err)
+	}
+	if bad := nonFinite(res.Tensors); len(bad) > 0 {
+		// Counted as the error was measured: refuse before the output is
+		// published (the deferred Abort removes what was written).
+		if !opts.AllowNonFinite {
+			return nil, &NonFiniteError{Input: inPath, Tensors: bad}
+		}
+		names := make([]string, len(bad))
+		for i, t := range bad {
+			names[i] = fmt.Sprintf("%s (%d NaN, %d +Inf, %d -Inf)", t.Name, t.NaN, t.PosInf, t.NegInf)
+		}
+		p.warn("%d %s cast with NaN or Inf values in the source, per the block policy (a block holding one is NaN in most datatypes): %s; check the source, or keep them with -exclude RE",
+			len(bad), plural(len(bad), "weight was", "weights were"), strings.Join(names, ", "))
 	}
 	if len(p.rotated) > 0 {
 		if err := p.recordUnrotated(res, patch); err != nil {

@@ -110,7 +110,7 @@ func TestPipelineEqualsWholeCast(t *testing.T) {
 			require.NoError(t, err)
 			dt, err := layout.DataType(l, c.dt)
 			require.NoError(t, err)
-			o := Options{DataType: dt, Layout: l, Include: regexp.MustCompile(`^a\.`)}
+			o := Options{DataType: dt, Layout: l, Include: regexp.MustCompile(`^a\.`), AllowNonFinite: true}
 			ext := ".safetensors"
 			if c.lay == "gguf" {
 				ext = ".gguf"
@@ -159,6 +159,13 @@ func TestPipelineEqualsWholeCast(t *testing.T) {
 					assert.Equal(t, w.Bits, g.Bits, m)
 					assert.Equal(t, w.MaxAbsErr, g.MaxAbsErr, m)
 					assert.Equal(t, w.Lost, g.Lost, m)
+					assert.Equal(t, [3]int{w.SourceNaN, w.SourcePosInf, w.SourceNegInf}, [3]int{g.SourceNaN, g.SourcePosInf, g.SourceNegInf}, m)
+					switch w.Name { // as awkwardCheckpoint put them
+					case "a.specials.weight":
+						assert.Equal(t, [3]int{1, 1, 1}, [3]int{g.SourceNaN, g.SourcePosInf, g.SourceNegInf}, m)
+					case "a.items.weight":
+						assert.Equal(t, [3]int{1, 0, 0}, [3]int{g.SourceNaN, g.SourcePosInf, g.SourceNegInf}, m)
+					}
 					assert.Equal(t, w.BytesOut, g.BytesOut, m)
 					assert.Equal(t, w.Note, g.Note, m)
 					if w.SQNR == nil {
@@ -179,7 +186,7 @@ func TestPipelineReportIsDeterministic(t *testing.T) {
 	var first *Result
 	for _, workers := range []int{1, 2, 5} {
 		o := opts(t, "mxfp4", "tcast")
-		o.Workers, o.Include = workers, regexp.MustCompile(`^a\.`)
+		o.Workers, o.Include, o.AllowNonFinite = workers, regexp.MustCompile(`^a\.`), true
 		res, err := Convert(awkward, filepath.Join(t.TempDir(), "o.safetensors"), o)
 		require.NoError(t, err)
 		if first == nil {
@@ -242,7 +249,7 @@ func TestPipelineWriteFailure(t *testing.T) {
 		require.NoError(t, err)
 		dt, err := layout.DataType(l, c.dt)
 		require.NoError(t, err)
-		o := Options{DataType: dt, Layout: l, Workers: c.workers, Force: true,
+		o := Options{DataType: dt, Layout: l, Workers: c.workers, Force: true, AllowNonFinite: true,
 			Include: regexp.MustCompile(`^a\.`), Exclude: regexp.MustCompile(`not_blocks`)}
 		convert := func(ok int64, out string) (int64, error) {
 			var done atomic.Int64

@@ -32,7 +32,7 @@ const convertUsage = "tcast convert IN -dtype NAME -o OUT [-layout LAYOUT] [-inc
 	"                    [-sparsity N:M [-sparsity-criterion magnitude|wanda] [-act-norms NORMS.npz]\n" +
 	"                     [-sparsity-format dense|sparse-bitmask|sparse-24-bitmask]]\n" +
 	"                    [-gguf-generic] [-gguf-pre NAME] [-gguf-pure] [-type-for RE=TYPE ...] [-imatrix FILE]\n" +
-	"                    [-scale-search] [-rotate hadamard[:BLOCK]] [-report FILE.html] [-cpuprofile FILE] [-memprofile FILE]\n\n" +
+	"                    [-scale-search] [-rotate hadamard[:BLOCK]] [-allow-nonfinite] [-report FILE.html] [-cpuprofile FILE] [-memprofile FILE]\n\n" +
 	"IN is a checkpoint: a .safetensors file, a model.safetensors.index.json, a .gguf file, or a directory\n" +
 	"holding one, plain or quantized in any layout tcast reads (quantized weights are dequantized exactly,\n" +
 	"then cast). OUT is a directory (weights, shards and config files go in it), or a .safetensors file\n" +
@@ -76,7 +76,13 @@ const convertUsage = "tcast convert IN -dtype NAME -o OUT [-layout LAYOUT] [-inc
 	"int8_*; or dense, the pruned weights in the usual form with any datatype, which current vLLM loads.\n\n" +
 	"By default 2-D and larger float weights are cast along their last axis, except biases, norms,\n" +
 	"embeddings and the output head, tensors shorter than one block along the axis, and tensors the\n" +
-	"datatype would store in more bits than the source; the report says why each tensor was kept."
+	"datatype would store in more bits than the source; the report says why each tensor was kept.\n\n" +
+	"A weight to cast whose source holds NaN or Inf values is refused: convert names each such weight with\n" +
+	"its counts of NaN, +Inf and -Inf, writes nothing and exits with status 1. -allow-nonfinite casts them\n" +
+	"per the block policy of docs/NUMERICS.md (a block holding a NaN or an Inf decodes to NaN in most\n" +
+	"datatypes; with one scale per tensor, as fp8e4_tensor, the whole weight does), with a warning;\n" +
+	"-exclude RE keeps them as they are. Kept tensors (norms, biases, ...) are copied bit for bit, NaN\n" +
+	"and Inf included, and never refused."
 
 func runConvert(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("convert", flag.ContinueOnError)
@@ -103,6 +109,7 @@ func runConvert(args []string, stdout, stderr io.Writer) error {
 	pure := fs.Bool("gguf-pure", false, "with a GGUF mix, give every weight it quantizes the mix's base type (llama-quantize --pure)")
 	rot := fs.String("rotate", "", "rotate each cast weight along the scaled axis before the cast: `hadamard[:BLOCK]`, a normalised Walsh–Hadamard matrix on blocks of BLOCK values (a power of two; default the datatype's block, or 128); tcast layout only, undone by decompress, verify and load")
 	scaleSearch := fs.Bool("scale-search", false, "search each block's scale among a few candidates around the rule's for the least (importance-weighted) squared error: MX, NVFP4, integer-group and FP8 datatypes; not -layout gguf")
+	allowNonFinite := fs.Bool("allow-nonfinite", false, "cast weights whose source holds NaN or Inf values per the block policy (a block holding one becomes NaN in most datatypes), with a warning; by default convert refuses them, naming each, and writes nothing")
 	reportPath := fs.String("report", "", "also write the HTML report of the conversion to `FILE` (as tcast report -o FILE IN OUT)")
 	prof := addProfileFlags(fs)
 	var renames renameFlag
@@ -118,7 +125,8 @@ func runConvert(args []string, stdout, stderr io.Writer) error {
 		return usagef("-o is required")
 	}
 	opts := convert.Options{Axis: cliAxis(*axis), Workers: *workers, Force: *force, GGUFGeneric: *ggufGeneric, GGUFPre: *ggufPre,
-		GGUFPure: *pure, TypeFor: typeFor, DataTypeName: *name, ScaleSearch: *scaleSearch}
+		GGUFPure: *pure, TypeFor: typeFor, DataTypeName: *name, ScaleSearch: *scaleSearch,
+		AllowNonFinite: *allowNonFinite}
 	if opts.Layout, err = layout.Get(*lay); err != nil {
 		return usagef("-layout: %v", err)
 	}
@@ -481,6 +489,9 @@ func printReport(out io.Writer, r *convert.Result) {
 				n += fmt.Sprintf(" (%.2f dB without)", *t.SQNRUnrotated)
 			}
 			notes = append(notes, n)
+		}
+		if t.SourceNaN+t.SourcePosInf+t.SourceNegInf > 0 {
+			notes = append(notes, fmt.Sprintf("source holds %d NaN, %d +Inf, %d -Inf", t.SourceNaN, t.SourcePosInf, t.SourceNegInf))
 		}
 		if t.Lost > 0 {
 			notes = append(notes, fmt.Sprintf("%d finite values became NaN or Inf", t.Lost))

@@ -1,0 +1,131 @@
+package main
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tensorcast-go/tensorcast/checkpoint/load"
+	"github.com/tensorcast-go/tensorcast/checkpoint/safetensors"
+)
+
+// poisonSynth writes a tcast synth checkpoint (1 layer, hidden 64, MLP 128,
+// BF16) and puts 2 NaN and 1 +Inf into the 8192 values of
+// model.layers.0.mlp.down_proj.weight, by their BF16 codes.
+func poisonSynth(t *testing.T) (string, string) {
+	t.Helper()
+	src, _ := synthTo(t, t.TempDir(), "-layers", "1", "-hidden", "64", "-intermediate", "128", "-vocab", "8")
+	const name = "model.layers.0.mlp.down_proj.weight"
+	f, err := safetensors.Open(src)
+	require.NoError(t, err)
+	ti, ok := f.Tensor(name)
+	require.True(t, ok)
+	require.Equal(t, safetensors.BF16, ti.DType)
+	require.Equal(t, int64(2*8192), ti.Size)
+	require.NoError(t, f.Close())
+	fh, err := os.OpenFile(src, os.O_RDWR, 0)
+	require.NoError(t, err)
+	for i, c := range map[int]uint16{17: 0x7f80, 100: 0x7fc0, 5000: 0xffc0} { // +Inf, NaN, −NaN
+		var b [2]byte
+		binary.LittleEndian.PutUint16(b[:], c)
+		_, err := fh.WriteAt(b[:], ti.Offset+int64(2*i))
+		require.NoError(t, err)
+	}
+	require.NoError(t, fh.Close())
+	return src, name
+}
+
+// TestConvertRefusesNonFiniteCLI checks tcast convert on a weight holding
+// NaN and Inf: by default it exits 1, names the weight and its counts, says
+// what to do and writes nothing; -allow-nonfinite casts it (fp8e4_tensor's
+// single scale makes all 8192 values NaN) with a warning; -exclude keeps it.
+func TestConvertRefusesNonFiniteCLI(t *testing.T) {
+	src, name := poisonSynth(t)
+	for _, c := range []struct{ layout, dt, ext string }{
+		{"tcast", "fp8e4_tensor", ".safetensors"},
+		{"tcast", "mxfp4", ".safetensors"},
+		{"compressed-tensors", "fp8e4_tensor", ""},
+		{"gguf", "q8_0", ".gguf"},
+	} {
+		t.Run(c.layout+"/"+c.dt, func(t *testing.T) {
+			parent := t.TempDir()
+			out := filepath.Join(parent, "out"+c.ext)
+			args := []string{"convert", src, "-dtype", c.dt, "-layout", c.layout, "-o", out, "-workers", "2"}
+			if c.layout == "gguf" {
+				args = append(args, "-gguf-generic") // synth writes no tokenizer
+			}
+			code, _, stderr := tcast(args...)
+			assert.Equal(t, 1, code, stderr)
+			assert.Contains(t, stderr, "tcast convert: "+src+": 1 weight to cast holds NaN or Inf values")
+			assert.Contains(t, stderr, "\n  "+name+": 2 NaN, 1 +Inf, 0 -Inf\n")
+			assert.Contains(t, stderr, "no output was written; pass -allow-nonfinite")
+			assert.Contains(t, stderr, "-exclude RE")
+			left, err := os.ReadDir(parent)
+			require.NoError(t, err)
+			assert.Empty(t, left, "no output, no temporary file")
+
+			code, stdout, stderr := tcast(append(args, "-allow-nonfinite")...)
+			require.Equal(t, 0, code, stderr)
+			assert.Contains(t, stdout, "source holds 2 NaN, 1 +Inf, 0 -Inf", "the report's note")
+			assert.Contains(t, stderr, "tcast convert: warning: 1 weight was cast with NaN or Inf values in the source")
+			assert.Contains(t, stderr, name+" (2 NaN, 1 +Inf, 0 -Inf)")
+			ck, err := load.Open(out)
+			require.NoError(t, err)
+			v, _, err := ck.Float32(name)
+			require.NoError(t, err)
+			nans := 0
+			for _, x := range v {
+				if math.IsNaN(float64(x)) {
+					nans++
+				}
+			}
+			switch c.dt {
+			case "fp8e4_tensor":
+				assert.Equal(t, 8192, nans, "one scale for the tensor, and it is NaN")
+			case "mxfp4":
+				assert.Equal(t, 3*32, nans, "three blocks of 32 (docs/NUMERICS.md §4.2)")
+			default: // Q8_0 follows llama.cpp's quantizer, not the MX block policy
+				assert.Positive(t, nans)
+			}
+			require.NoError(t, ck.Close())
+
+			code, _, stderr = tcast(append(args, "-force", "-exclude", "down_proj")...)
+			require.Equal(t, 0, code, stderr)
+			assert.NotContains(t, stderr, "NaN")
+		})
+	}
+	// The JSON report gives the counts of the weight cast.
+	out := filepath.Join(t.TempDir(), "o.safetensors")
+	code, stdout, stderr := tcast("convert", src, "-dtype", "mxfp4", "-o", out, "-allow-nonfinite", "-json")
+	require.Equal(t, 0, code, stderr)
+	var rep struct {
+		Tensors []struct {
+			Name         string
+			SourceNaN    int `json:"source_nan"`
+			SourcePosInf int `json:"source_pos_inf"`
+			SourceNegInf int `json:"source_neg_inf"`
+		}
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &rep))
+	found := false
+	for _, r := range rep.Tensors {
+		if r.Name == name {
+			found = true
+			assert.Equal(t, [3]int{2, 1, 0}, [3]int{r.SourceNaN, r.SourcePosInf, r.SourceNegInf})
+		} else {
+			assert.Zero(t, r.SourceNaN+r.SourcePosInf+r.SourceNegInf, r.Name)
+		}
+	}
+	assert.True(t, found)
+
+	code, stdout, _ = tcast("help", "convert")
+	assert.Equal(t, 0, code)
+	assert.Contains(t, stdout, "-allow-nonfinite")
+	assert.Contains(t, stdout, "is refused")
+}
