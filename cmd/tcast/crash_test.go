@@ -5,6 +5,7 @@ package main
 import (
 	"bytes"
 	"crypto/sha256"
+	"fmt"
 	"io/fs"
 	"math"
 	"math/rand/v2"
@@ -298,4 +299,64 @@ func (f *crashFixture) checkKill(t *testing.T, i int, force bool, delay time.Dur
 		return fail("after the next run the destination is not the old output")
 	}
 	return true
+}
+
+// largestFile returns the size of the largest file of the output at p.
+func largestFile(t *testing.T, p string) int64 {
+	t.Helper()
+	var n int64
+	require.NoError(t, filepath.WalkDir(p, func(q string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		info, err := d.Info()
+		if err == nil {
+			n = max(n, info.Size())
+		}
+		return err
+	}))
+	return n
+}
+
+// checkFailed checks the directory of a run that failed: it holds the old
+// output if force was set (nothing otherwise), and no temporary or lock.
+func (f *crashFixture) checkFailed(t *testing.T, force bool, parent, dest string) {
+	t.Helper()
+	if force {
+		require.Equal(t, []string{f.form.dest}, entries(t, parent), "only the old output is left")
+		require.True(t, snapshot(t, dest).equal(f.old), "the old output is whole")
+	} else {
+		require.Empty(t, entries(t, parent), "no output, no temporary, no lock")
+	}
+}
+
+// TestCrashSafetyFullDisk fills the disk under tcast convert (a file-size
+// limit on the child: writes past it fail with EFBIG) at several sizes below
+// the output's largest file, for every output form, with and without -force
+// over an old output: the run fails naming the error, and leaves the
+// directory as it found it.
+func TestCrashSafetyFullDisk(t *testing.T) {
+	_, model := synthDir(t, "-hidden", "256", "-vocab", "256")
+	for _, form := range crashForms {
+		t.Run(form.name, func(t *testing.T) {
+			f := newCrashFixture(t, model, form)
+			largest := largestFile(t, f.newPath)
+			runs := 0
+			for k := int64(0); k < 5; k++ {
+				for _, force := range []bool{false, true} {
+					limit := largest * k / 5
+					parent, dest := f.setup(t, force)
+					cmd, stderr := startChild(t, "fsize", []string{fmt.Sprintf("TCAST_CHILD_FSIZE=%d", limit)}, f.command(dest, force)...)
+					err := cmd.Wait()
+					var ee *exec.ExitError
+					require.ErrorAs(t, err, &ee, "limit %d: %s", limit, stderr.String())
+					require.Equal(t, 1, ee.ExitCode(), stderr.String())
+					require.Contains(t, stderr.String(), "file too large")
+					f.checkFailed(t, force, parent, dest)
+					runs++
+				}
+			}
+			t.Logf("%s: %d/%d full-disk runs left the directory as they found it (limits 0..%d bytes)", form.name, runs, runs, largest*4/5)
+		})
+	}
 }
