@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -357,6 +358,45 @@ func TestCrashSafetyFullDisk(t *testing.T) {
 				}
 			}
 			t.Logf("%s: %d/%d full-disk runs left the directory as they found it (limits 0..%d bytes)", form.name, runs, runs, largest*4/5)
+		})
+	}
+}
+
+// TestCrashSafetyNoWritePermission converts into a directory without write
+// permission, for every output form, with and without -force over an old
+// output. The child gives up root's permission override (see
+// dropFileCapabilities), so the test means the same as root and as any
+// other user: the run fails with "permission denied" and the directory
+// stays as it was.
+func TestCrashSafetyNoWritePermission(t *testing.T) {
+	if os.Geteuid() == 0 && runtime.GOOS != "linux" {
+		t.Skip("root overrides file permissions and can drop that only on Linux")
+	}
+	_, model := synthDir(t, "-hidden", "256", "-vocab", "256")
+	for _, form := range crashForms {
+		t.Run(form.name, func(t *testing.T) {
+			f := newCrashFixture(t, model, form)
+			runs := 0
+			for _, force := range []bool{false, true} {
+				parent, dest := f.setup(t, force)
+				require.NoError(t, os.Chmod(parent, 0o555))
+				t.Cleanup(func() { os.Chmod(parent, 0o755) })
+				cmd, stderr := startChild(t, "nodac", nil, f.command(dest, force)...)
+				err := cmd.Wait()
+				var ee *exec.ExitError
+				require.ErrorAs(t, err, &ee, stderr.String())
+				require.Equal(t, 1, ee.ExitCode(), stderr.String())
+				require.Contains(t, stderr.String(), "permission denied")
+				require.Contains(t, stderr.String(), dest)
+				require.NotContains(t, stderr.String(), ".tcast-tmp-", "the message names the output, not a temporary")
+				require.Contains(t, stderr.String(), dest)
+				f.checkFailed(t, force, parent, dest)
+				runs++
+				if force {
+					t.Logf("%s", strings.TrimSpace(stderr.String()))
+				}
+			}
+			t.Logf("%s: %d/%d runs into a read-only directory failed and left it as it was", form.name, runs, runs)
 		})
 	}
 }

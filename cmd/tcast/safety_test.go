@@ -48,6 +48,12 @@ func TestMain(m *testing.M) {
 			fmt.Fprintln(os.Stderr, "setrlimit:", err)
 			os.Exit(3)
 		}
+	case "nodac":
+		// A process held to file permissions even when it runs as root.
+		if err := dropFileCapabilities(); err != nil {
+			fmt.Fprintln(os.Stderr, "dropping capabilities:", err)
+			os.Exit(3)
+		}
 	case "stall":
 		once := false
 		testHookProgress = func(convert.Progress) {

@@ -204,6 +204,10 @@ func (o *Output) createLock(body string) error {
 	tmp := filepath.Join(o.dir, tempName(tmpPrefix, filepath.Base(o.lock)))
 	if err := os.WriteFile(tmp, []byte(body), 0o666); err != nil {
 		os.Remove(tmp)
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = &fs.PathError{Op: "create", Path: o.lock, Err: pe.Err} // name the lock, not our temporary
+		}
 		return err
 	}
 	err := os.Link(tmp, o.lock)
