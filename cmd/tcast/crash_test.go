@@ -68,11 +68,13 @@ func snapshot(t *testing.T, p string) tree {
 		if err != nil {
 			return err
 		}
-		out[rel] = sha256.Sum256(b)
+		out[rel] = sha256Sum(b)
 		return nil
 	}))
 	return out
 }
+
+func sha256Sum(b []byte) [sha256.Size]byte { return sha256.Sum256(b) }
 
 func (a tree) equal(b tree) bool {
 	if len(a) != len(b) || a == nil != (b == nil) {

@@ -48,6 +48,8 @@ func TestMain(m *testing.M) {
 			fmt.Fprintln(os.Stderr, "setrlimit:", err)
 			os.Exit(3)
 		}
+	case "tmpfs":
+		tmpfsChild()
 	case "nodac":
 		// A process held to file permissions even when it runs as root.
 		if err := dropFileCapabilities(); err != nil {
