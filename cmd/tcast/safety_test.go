@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -35,11 +36,24 @@ func TestMain(m *testing.M) {
 	case "":
 		os.Exit(m.Run())
 	case "fsize":
-		// A disk that fills up: writes past 256 KiB fail with EFBIG.
+		// A disk that fills up: writes past 256 KiB (or TCAST_CHILD_FSIZE
+		// bytes) fail with EFBIG.
 		signal.Ignore(syscall.SIGXFSZ)
-		lim := syscall.Rlimit{Cur: 256 << 10, Max: 256 << 10}
+		size := uint64(256 << 10)
+		if v, err := strconv.ParseUint(os.Getenv("TCAST_CHILD_FSIZE"), 10, 64); err == nil {
+			size = v
+		}
+		lim := syscall.Rlimit{Cur: size, Max: size}
 		if err := syscall.Setrlimit(syscall.RLIMIT_FSIZE, &lim); err != nil {
 			fmt.Fprintln(os.Stderr, "setrlimit:", err)
+			os.Exit(3)
+		}
+	case "tmpfs":
+		tmpfsChild()
+	case "nodac":
+		// A process held to file permissions even when it runs as root.
+		if err := dropFileCapabilities(); err != nil {
+			fmt.Fprintln(os.Stderr, "dropping capabilities:", err)
 			os.Exit(3)
 		}
 	case "stall":

@@ -153,10 +153,12 @@ func Begin(dest string, opts Options) (*Output, error) {
 		lock: filepath.Join(dir, lockName(base)),
 		opts: opts,
 	}
+	// Clean up first, so that a run refused below still removes what a
+	// killed writer left and puts back an output it had moved aside.
+	removeStale(dir)
 	if err := o.checkDest(); err != nil {
 		return nil, err
 	}
-	removeStale(dir)
 
 	o.mu.Lock()
 	defer o.mu.Unlock()

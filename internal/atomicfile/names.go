@@ -169,16 +169,8 @@ func removeStaleLock(p string) {
 func (o *Output) acquireLock() error {
 	body := fmt.Sprintf("%d %s\n", os.Getpid(), token)
 	for range 5 {
-		f, err := os.OpenFile(o.lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+		err := o.createLock(body)
 		if err == nil {
-			_, err = f.WriteString(body)
-			if cerr := f.Close(); err == nil {
-				err = cerr
-			}
-			if err != nil {
-				os.Remove(o.lock)
-				return fmt.Errorf("output %s: writing the lock file: %w", o.dest, err)
-			}
 			o.lockBody = body
 			return nil
 		}
@@ -200,6 +192,41 @@ func (o *Output) acquireLock() error {
 		}
 	}
 	return fmt.Errorf("output %s: the lock file %s keeps changing; is another tcast writing there?", o.dest, o.lock)
+}
+
+// createLock creates the lock file of o holding body, or fails with an error
+// matching fs.ErrExist if there is one. The body is written under a
+// temporary name and linked to the lock's name, so that a writer killed at
+// any point leaves either no lock file or a whole one naming it (an empty
+// lock file would hold the output for youngLock); where the file system
+// has no hard links the lock file is created in place.
+func (o *Output) createLock(body string) error {
+	tmp := filepath.Join(o.dir, tempName(tmpPrefix, filepath.Base(o.lock)))
+	if err := os.WriteFile(tmp, []byte(body), 0o666); err != nil {
+		os.Remove(tmp)
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = &fs.PathError{Op: "create", Path: o.lock, Err: pe.Err} // name the lock, not our temporary
+		}
+		return err
+	}
+	err := os.Link(tmp, o.lock)
+	os.Remove(tmp)
+	if err == nil || errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	f, err := os.OpenFile(o.lock, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString(body)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(o.lock)
+	}
+	return err
 }
 
 // takeOver removes the lock file of a writer that no longer runs (pid). The

@@ -295,3 +295,36 @@ func TestReviewCases(t *testing.T) {
 	require.NoError(t, os.Link(f, hard))
 	assert.ErrorIs(t, CheckOutput(hard, f), ErrInput)
 }
+
+// A run that Begin refuses because the destination exists still removes
+// what a killed writer left: its temporary and its lock file. (Before the
+// fix the refusal came first and both survived the next run.)
+func TestRefusedRunRemovesStale(t *testing.T) {
+	dead := deadPID(t)
+	dir := t.TempDir()
+	dest := filepath.Join(dir, "out.safetensors")
+	require.NoError(t, os.WriteFile(dest, []byte("old"), 0o666))
+	tmp := filepath.Join(dir, fmt.Sprintf("%s%d-0123456789abcdef-out.safetensors", tmpPrefix, dead))
+	require.NoError(t, os.WriteFile(tmp, []byte("half"), 0o666))
+	lock := filepath.Join(dir, ".out.safetensors"+lockSuffix)
+	require.NoError(t, os.WriteFile(lock, []byte(fmt.Sprintf("%d 0123456789abcdef\n", dead)), 0o666))
+
+	_, err := Begin(dest, Options{})
+	require.ErrorIs(t, err, ErrExists)
+	assert.Equal(t, map[string]string{"out.safetensors": "old"}, tree(t, dir))
+}
+
+// The lock file appears whole: Begin links a file already holding the body
+// to the lock's name and leaves no temporary of its own.
+func TestLockAppearsWhole(t *testing.T) {
+	dir := t.TempDir()
+	o, err := Begin(filepath.Join(dir, "out.gguf"), Options{})
+	require.NoError(t, err)
+	defer o.Abort()
+	b, err := os.ReadFile(filepath.Join(dir, ".out.gguf"+lockSuffix))
+	require.NoError(t, err)
+	assert.Equal(t, fmt.Sprintf("%d %s\n", os.Getpid(), token), string(b))
+	temps, err := Temporaries(dir)
+	require.NoError(t, err)
+	assert.Len(t, temps, 2, "the output's temporary and the lock, nothing else: %q", temps)
+}
