@@ -306,9 +306,10 @@ func packKNibbles(y []byte, q *[QKK]uint8) {
 // the super-block scales D and Dm: of the integers next to f.d/D and
 // −f.m/Dm, and one further out on each side, the pair with the least error
 // (the first in this order on ties), each pair's error computed from the
-// sums of its codes (affinePairErrsGo). picks are the pairs tried, indices
-// 4i+j of (ls[i], ms[j]) for ls = {l0, l1, l0−1, l1+1} and ms likewise, in
-// order.
+// sums of its codes (affinePairErrsGo). An error that is NaN or +Inf (sums
+// that overflow float32) never wins; when no pair's error is below +Inf
+// the first pair is taken. picks are the pairs tried, indices 4i+j of
+// (ls[i], ms[j]) for ls = {l0, l1, l0−1, l1+1} and ms likewise, in order.
 func pickAffine(x, w []float32, f fit, D, Dm, top, n float32, picks []uint8) (l, m float32) {
 	l0, l1 := neighbours(f.d*inv(D), 0, top)
 	m0, m1 := neighbours(-f.m*inv(Dm), 0, top)
@@ -321,10 +322,10 @@ func pickAffine(x, w []float32, f fit, D, Dm, top, n float32, picks []uint8) (l,
 	}
 	st := affineStats{n: n, sw: f.cw, sx: f.sx, sxx: f.sxx}
 	affinePairErrsGo(x, w, len(picks), &d, &mv, &id, &st, &e)
-	best := 0
-	for c := 1; c < len(picks); c++ {
-		if e[c] < e[best] {
-			best = c
+	best, bestErr := 0, float32(math.Inf(1))
+	for c := range picks {
+		if e[c] < bestErr {
+			best, bestErr = c, e[c]
 		}
 	}
 	return ls[picks[best]/4], ms[picks[best]%4]

@@ -299,3 +299,28 @@ func TestPrepUsableWeights(t *testing.T) {
 		require.Equal(t, ws, wf)
 	}
 }
+
+// TestPickAffineSkipsNaNErrors: a sub-block of Q4_K (32 elements) whose
+// weights add up past float32 (twelve of 3e37), under super-block scales of
+// 65504. Its fit's integer scales are l ∈ {0, 1}, mins m ∈ {0, 1, 2}; every
+// pair with l = 0 has d = 0 and the error sxx − 2m·sx + m²·sw with sw = +Inf,
+// NaN; the pairs with l = 1 have float32 errors 2.1161812e38 (m = 0),
+// 2.1154099e38 (m = 1) and 2.1244193e38 (m = 2). The pick is the least
+// of those, (1, 1), not the NaN of the first pair listed: the kernels
+// (FuzzSuperKernels/nan-first-pair) and the fits (+Inf to beat) rank errors
+// so.
+func TestPickAffineSkipsNaNErrors(t *testing.T) {
+	x := []float32{0.1151471, 0, 0.31780118, 0.061411593, -0.33579206, -0.45242226, -0.36637852, 0.25008157,
+		0, -1.538167, -0.59838957, 0.27423197, 0.4037561, -0.46133286, -1.000235, 1.4494444,
+		2.0788336, -0.40909147, -0.703996, -0.9444332, -1.4507967, -0.99112165, 0.8687683, 0.31943116,
+		0.8242663, 0.19716975, 1.6669313, 2.9358084, -0.68442523, 0.9938513, -0.499219, 0}
+	w := make([]float32, 32)
+	for _, i := range []int{1, 3, 6, 8, 9, 10, 11, 17, 20, 22, 23, 29} {
+		w[i] = 3e37
+	}
+	var fl fitLanes
+	f := searchQ4KPlain.fitWith(x, w, &fl)
+	require.True(t, math.IsInf(float64(f.cw), 1), "Σw = %v, want +Inf", f.cw)
+	l, m := pickAffine(x, w, f, 65504, 65504, 63, searchQ4KPlain.n, searchQ4KPlain.picks)
+	assert.Equal(t, [2]float32{1, 1}, [2]float32{l, m})
+}

@@ -461,7 +461,6 @@ func QuantizeNVFP4(codes []byte, scales []uint8, src []float32, tensorScale floa
 func quantizeNVFP4Go(codes []byte, scales []uint8, src []float32, tensorScale float32) {
 	denom := 6 * tensorScale
 	one := uint8(ue4m3Codec.Encode(1, RoundEven, true, 0))
-	keys := &mx.e2m1Key
 	for b := range len(src) / NVFP4Block {
 		v := (*[NVFP4Block]float32)(src[b*NVFP4Block:])
 		out := (*[NVFP4Block / 2]byte)(codes[b*NVFP4Block/2:])
@@ -481,12 +480,7 @@ func quantizeNVFP4Go(codes []byte, scales []uint8, src []float32, tensorScale fl
 			clear(out[:])
 			continue
 		}
-		for j := range out {
-			q0, q1 := math.Float32bits(v[2*j]/d), math.Float32bits(v[2*j+1]/d)
-			c0 := e2m1Code(min(int32(q0&0x7fffffff), e2m1KeyHi), keys) | q0>>31<<3
-			c1 := e2m1Code(min(int32(q1&0x7fffffff), e2m1KeyHi), keys) | q1>>31<<3
-			out[j] = byte(c0 | c1<<4)
-		}
+		encodeE2M1Div(out[:], v[:], d)
 	}
 }
 

@@ -90,13 +90,25 @@ func encodeE2M1Mul(out []byte, v []float32, m float32) {
 	}
 }
 
+// encodeE2M1Div packs the E2M1 codes of the values x/d of v (nearest even,
+// saturating, −0 for negative values that round to zero) two per byte into
+// out: the NVFP4 block encode of the plain and the searching references.
+func encodeE2M1Div(out []byte, v []float32, d float32) {
+	keys := &mx.e2m1Key
+	for j := range out {
+		q0, q1 := math.Float32bits(v[2*j]/d), math.Float32bits(v[2*j+1]/d)
+		c0 := e2m1Code(min(int32(q0&0x7fffffff), e2m1KeyHi), keys) | q0>>31<<3
+		c1 := e2m1Code(min(int32(q1&0x7fffffff), e2m1KeyHi), keys) | q1>>31<<3
+		out[j] = byte(c0 | c1<<4)
+	}
+}
+
 // ue4m3One is the UE4M3 code of 1.0, the scale of an all-zero NVFP4 block.
 const ue4m3One = 0x38
 
 // searchNVFP4Go is the reference of SearchNVFP4, for whole blocks.
 func searchNVFP4Go(codes, scales []byte, src []float32, tensorScale float32) {
 	denom := 6 * tensorScale
-	keys := &mx.e2m1Key
 	var blk SqErrBlock
 	for b := range len(src) / NVFP4Block {
 		v := src[b*NVFP4Block : (b+1)*NVFP4Block]
@@ -155,11 +167,6 @@ func searchNVFP4Go(codes, scales []byte, src []float32, tensorScale float32) {
 			clear(out[:])
 			continue
 		}
-		for j := range out {
-			q0, q1 := math.Float32bits(v[2*j]/d), math.Float32bits(v[2*j+1]/d)
-			c0 := e2m1Code(min(int32(q0&0x7fffffff), e2m1KeyHi), keys) | q0>>31<<3
-			c1 := e2m1Code(min(int32(q1&0x7fffffff), e2m1KeyHi), keys) | q1>>31<<3
-			out[j] = byte(c0 | c1<<4)
-		}
+		encodeE2M1Div(out[:], v, d)
 	}
 }
