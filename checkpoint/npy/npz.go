@@ -54,7 +54,14 @@ func ReadNPZ(path string) ([]Named, error) {
 		return nil, fmt.Errorf("npy: %w", err)
 	}
 	defer fh.Close()
-	zr, err := zip.NewReader(fh, fi.Size())
+	return ReadNPZFrom(fh, fi.Size(), path)
+}
+
+// ReadNPZFrom reads the .npz archive of size bytes in r as [ReadNPZ] does;
+// name is the archive's name in errors.
+func ReadNPZFrom(r io.ReaderAt, size int64, name string) ([]Named, error) {
+	path := name
+	zr, err := zip.NewReader(r, size)
 	if err != nil {
 		return nil, &FormatError{Path: path, Reason: "not a zip archive", Err: err}
 	}
@@ -70,7 +77,7 @@ func ReadNPZ(path string) ([]Named, error) {
 			return nil, &FormatError{Path: path, Reason: fmt.Sprintf("member %q claims %d bytes, more than the %d this reader accepts",
 				f.Name, f.UncompressedSize64, uint64(maxNPZMember))}
 		}
-		if reason := sizeLie(f, fi.Size()); reason != "" {
+		if reason := sizeLie(f, size); reason != "" {
 			return nil, &FormatError{Path: path, Reason: fmt.Sprintf("member %q %s: the archive is damaged; recreate it with numpy.savez", f.Name, reason)}
 		}
 		rc, err := f.Open()

@@ -20,7 +20,7 @@ import (
 // lyingNPZ writes an archive of one member w.npy whose .npy header declares
 // n float32 values and whose zip header declares claim uncompressed bytes,
 // while the member really holds the header and 1000 zero bytes.
-func lyingNPZ(t *testing.T, path string, method uint16, n, claim uint64) {
+func lyingNPZ(t testing.TB, path string, method uint16, n, claim uint64) {
 	t.Helper()
 	dict := fmt.Sprintf("{'descr': '<f4', 'fortran_order': False, 'shape': (%d,), }", n)
 	dict += strings.Repeat(" ", 63-(10+len(dict))%64) + "\n"
