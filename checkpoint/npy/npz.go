@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"sort"
 	"strings"
@@ -46,8 +47,8 @@ func sizeLie(f *zip.File, archiveSize int64) string {
 // deflated, as numpy.savez and savez_compressed write), in archive order.
 // Member names lose their ".npy" suffix. Errors name the archive and the member.
 // A member's declared sizes are checked against the archive's size and what
-// its compression can expand to, and memory is allocated as bytes are read,
-// so a small archive cannot claim gigabytes.
+// its compression can expand to, members may not share data, and memory is
+// allocated as bytes are read, so a small archive cannot claim gigabytes.
 func ReadNPZ(path string) ([]Named, error) {
 	fh, fi, err := inputfile.Open(path)
 	if err != nil {
@@ -64,6 +65,9 @@ func ReadNPZFrom(r io.ReaderAt, size int64, name string) ([]Named, error) {
 	zr, err := zip.NewReader(r, size)
 	if err != nil {
 		return nil, &FormatError{Path: path, Reason: "not a zip archive", Err: err}
+	}
+	if err := checkOverlap(zr.File, path); err != nil {
+		return nil, err
 	}
 	var out []Named
 	seen := map[string]bool{}
@@ -95,6 +99,41 @@ func ReadNPZFrom(r io.ReaderAt, size int64, name string) ([]Named, error) {
 		out = append(out, Named{Name: name, Array: a})
 	}
 	return out, nil
+}
+
+// checkOverlap refuses members whose compressed data overlap: in a zip
+// that numpy (or any archiver) writes each member has its own bytes, while
+// central-directory entries sharing one deflate stream would each pass the
+// per-member size checks and together expand to far more than the archive
+// can hold. With distinct data, the members' total size is bounded by the
+// archive's size times deflate's ratio.
+func checkOverlap(files []*zip.File, path string) error {
+	type span struct {
+		start, end int64
+		name       string
+	}
+	spans := make([]span, 0, len(files))
+	for _, f := range files {
+		off, err := f.DataOffset()
+		if err != nil {
+			return &FormatError{Path: path, Reason: fmt.Sprintf("member %q", f.Name), Err: err}
+		}
+		if f.CompressedSize64 > 0 {
+			end := int64(math.MaxInt64) // sizeLie refuses such a size later
+			if f.CompressedSize64 <= uint64(math.MaxInt64-off) {
+				end = off + int64(f.CompressedSize64)
+			}
+			spans = append(spans, span{off, end, f.Name})
+		}
+	}
+	sort.SliceStable(spans, func(i, j int) bool { return spans[i].start < spans[j].start })
+	for i := 1; i < len(spans); i++ {
+		if prev, s := spans[i-1], spans[i]; s.start < prev.end {
+			return &FormatError{Path: path, Reason: fmt.Sprintf("member %q overlaps member %q (bytes %d..%d and %d..%d): the archive is damaged or a zip bomb",
+				s.name, prev.name, s.start, s.end, prev.start, prev.end)}
+		}
+	}
+	return nil
 }
 
 // WriteNPZ writes arrays as an uncompressed .npz archive (numpy.savez's layout),

@@ -29,7 +29,8 @@ func npzOf(tb testing.TB, method uint16, names []string, members [][]byte) []byt
 // FuzzReadNPZ reads arbitrary bytes as an .npz archive through the
 // io.ReaderAt variant. Seeds: the .npy fixtures of testdata/ zipped stored
 // and deflated, the importance-matrix archive of cmd/tcast/testdata,
-// archives whose members lie about their sizes, a duplicate member and
+// archives whose members lie about their sizes or share their data, a
+// duplicate member and
 // truncations. An archive is refused with a *FormatError naming it, or its
 // arrays are consistent (payload = elements × item size) and survive
 // WriteNPZ and ReadNPZ unchanged (C-order arrays; WriteNPZ refuses
@@ -66,6 +67,7 @@ func FuzzReadNPZ(f *testing.F) {
 		require.NoError(f, err)
 		f.Add(b)
 	}
+	f.Add(overlappingNPZ(f, 1000, 3))
 	f.Add([]byte("PK\x05\x06" + string(make([]byte, 18))))
 	f.Add([]byte{})
 
