@@ -5,8 +5,12 @@ import (
 	"errors"
 	"math"
 	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
+
+	"github.com/tensorcast-go/tensorcast/checkpoint/npy"
 )
 
 // checkParsed holds for every file Parse accepts.
@@ -90,6 +94,66 @@ func FuzzReadDat(f *testing.F) {
 				t.Fatal("empty error message")
 			}
 			return
+		}
+		checkParsed(t, m)
+	})
+}
+
+// FuzzReadNPZ reads arbitrary bytes as the .npz importance matrix of
+// docs/GGUF.md §2.6 (written to a file: ReadNPZ takes a path). Seeds: the
+// golden archive of npz_test.go, one without its chunk size, and the
+// matrix of cmd/tcast/testdata computed by llama_imatrix.py. It is refused
+// with a *FormatError or *NotImatrixError naming the file, or what it read
+// writes as llama-imatrix's GGUF (or is refused with a *StatsError) and
+// that file parses and holds up (checkParsed).
+func FuzzReadNPZ(f *testing.F) {
+	dir := f.TempDir() // one per fuzzing process; calls in a process are sequential
+	seed := func(arrays []npy.Named) {
+		p := filepath.Join(dir, "seed.npz")
+		if err := npy.WriteNPZ(p, arrays); err != nil {
+			f.Fatal(err)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	seed(goldenNPZ())
+	seed(goldenNPZ()[:2])
+	if b, err := os.ReadFile(filepath.Join("..", "..", "cmd", "tcast", "testdata", "llama_imatrix.npz")); err == nil {
+		f.Add(b)
+	}
+	f.Add([]byte("PK\x05\x06" + string(make([]byte, 18))))
+	path := filepath.Join(dir, "fuzz.npz")
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		s, err := ReadNPZ(path)
+		if err != nil {
+			var fe *FormatError
+			var ne *NotImatrixError
+			if !errors.As(err, &fe) && !errors.As(err, &ne) {
+				t.Fatalf("untyped error %T: %v", err, err)
+			}
+			if !strings.Contains(err.Error(), path) {
+				t.Fatalf("error does not name the file: %v", err)
+			}
+			return
+		}
+		s.ChunkSize = max(s.ChunkSize, 1)
+		var buf bytes.Buffer
+		if _, err := Write(&buf, s, FormatGGUF); err != nil {
+			var se *StatsError
+			if !errors.As(err, &se) {
+				t.Fatalf("Write: %v is not a *StatsError", err)
+			}
+			return
+		}
+		m, err := Parse(bytes.NewReader(buf.Bytes()), int64(buf.Len()), "back")
+		if err != nil {
+			t.Fatalf("Write wrote a file Parse refuses: %v", err)
 		}
 		checkParsed(t, m)
 	})
