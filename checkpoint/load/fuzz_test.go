@@ -51,7 +51,7 @@ func loadFuzzFixture(f *testing.F, dir string) fuzzFixture {
 // plain source) with one metadata value replaced (the tcast.format version,
 // a tcast.weight.* record, tcast.weights, tcast.rotated, the
 // compressed-tensors datatype and global scale records, ...), one key
-// added, and config.json replaced. Open refuses them with an error, or every
+// added, and config.json and hf_quant_config.json replaced (nil: none). Open refuses them with an error, or every
 // logical tensor it lists reads as one float32 per element of its shape or
 // is refused with an error; never a panic.
 func FuzzOpenMetadata(f *testing.F) {
@@ -61,17 +61,18 @@ func FuzzOpenMetadata(f *testing.F) {
 		x := loadFuzzFixture(f, filepath.Join("testdata", n))
 		fixtures = append(fixtures, x)
 		for j, k := range x.keys {
-			f.Add(uint8(i), uint8(j), x.meta[k], "", "", x.configs["config.json"])
+			f.Add(uint8(i), uint8(j), x.meta[k], "", "", x.configs["config.json"], x.configs["hf_quant_config.json"])
 		}
 	}
-	f.Add(uint8(0), uint8(0), "pt", layout.KeyFormat, "2", []byte(nil))
-	f.Add(uint8(0), uint8(0), "pt", layout.KeyRotated, `{"model.layers.0.mlp.down_proj.weight":{"rotation":"hadamard:32","axis":1}}`, []byte(nil))
-	f.Add(uint8(0), uint8(0), "pt", layout.KeyTransposed, `["model.layers.0.mlp.down_proj.weight"]`, []byte(nil))
-	f.Add(uint8(5), uint8(0), "pt", "", "", []byte(`{"quantization_config":{"quant_method":"compressed-tensors"}}`))
-	f.Add(uint8(1), uint8(0), "pt", "", "", []byte(`{"quantization_config":{"quant_method":"fp8","weight_block_size":[0,-1]}}`))
+	f.Add(uint8(0), uint8(0), "pt", layout.KeyFormat, "2", []byte(nil), []byte(nil))
+	f.Add(uint8(0), uint8(0), "pt", layout.KeyRotated, `{"model.layers.0.mlp.down_proj.weight":{"rotation":"hadamard:32","axis":1}}`, []byte(nil), []byte(nil))
+	f.Add(uint8(0), uint8(0), "pt", layout.KeyTransposed, `["model.layers.0.mlp.down_proj.weight"]`, []byte(nil), []byte(nil))
+	f.Add(uint8(5), uint8(0), "pt", "", "", []byte(`{"quantization_config":{"quant_method":"compressed-tensors"}}`), []byte(nil))
+	f.Add(uint8(1), uint8(0), "pt", "", "", []byte(`{"quantization_config":{"quant_method":"fp8","weight_block_size":[0,-1]}}`), []byte(nil))
+	f.Add(uint8(2), uint8(0), "pt", "", "", []byte(nil), []byte(`{"quantization":{"quant_algo":"NVFP4","group_size":-16}}`))
 
 	dir := f.TempDir() // one per fuzzing process; calls in a process are sequential
-	f.Fuzz(func(t *testing.T, which, pick uint8, value, key, keyValue string, config []byte) {
+	f.Fuzz(func(t *testing.T, which, pick uint8, value, key, keyValue string, config, hfQuant []byte) {
 		x := fixtures[int(which)%len(fixtures)]
 		meta := map[string]string{}
 		for k, v := range x.meta {
@@ -99,8 +100,8 @@ func FuzzOpenMetadata(f *testing.F) {
 		if config != nil {
 			write("config.json", config)
 		}
-		if b, ok := x.configs["hf_quant_config.json"]; ok {
-			write("hf_quant_config.json", b)
+		if hfQuant != nil {
+			write("hf_quant_config.json", hfQuant)
 		}
 		c, err := Open(dir)
 		if err != nil {
