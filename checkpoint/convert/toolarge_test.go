@@ -71,11 +71,12 @@ func allocDuring(f func()) uint64 {
 // TestConvertRefusesTensorsLargerThanFile gives Convert inputs whose
 // headers declare tensors of terabytes (offsets within int64, far past the
 // end of a file of a kilobyte or so) in every container it reads: a
-// safetensors file, a shard named by a sharded index, a GGUF file (float
-// and block-quantized types), and a compressed-tensors checkpoint whose
-// weight_shape claims a huge logical shape for a small packed weight. Each
-// must be refused with a typed error naming the file and the tensor, having
-// allocated a small fraction of what the header claims.
+// safetensors file (also with offsets near the int64 limit), a shard named
+// by a sharded index, a GGUF file (float and block-quantized types, dims
+// whose product overflows), and a tcast-layout checkpoint whose weight
+// record claims 2^40 times the rows its stored parts hold. Each must be
+// refused with a typed error naming the file and the tensor, having
+// allocated under 16 MiB, and leave no output.
 func TestConvertRefusesTensorsLargerThanFile(t *testing.T) {
 	const n = 1 << 20 // [n, n] F32: 4 TiB
 	huge := fmt.Sprintf(`{"model.layers.0.mlp.up_proj.weight":{"dtype":"F32","shape":[%d,%d],"data_offsets":[0,%d]}}`, n, n, int64(n)*n*4)
