@@ -184,6 +184,28 @@ func (tcastLayout) Describe(name string, src Source) (*tcast.DataType, []int, er
 			return nil, nil, &FormatError{Layout: "tcast", Weight: name, Msg: fmt.Sprintf("stored tensor %q is missing", p.Tensor)}
 		}
 	}
+	// The recorded shape is what a converter plans its output with: the
+	// stored tensors must hold the parts it implies (as Decode checks), or a
+	// record could claim terabytes over a few stored bytes. Sizes only:
+	// nothing is read (the mask is checked when decoded).
+	want, err := tcast.Describe(info.Shape, dt, tcast.Compressed, &tcast.Options{Axis: axisOpt(info.Axis)})
+	if err != nil {
+		return nil, nil, &FormatError{Layout: "tcast", Weight: name, Err: fmt.Errorf("shape %v: %w", info.Shape, err)}
+	}
+	for _, np := range want.Parts() {
+		if np.Name == "mask" {
+			continue
+		}
+		rec, ok := info.Parts[np.Name]
+		if !ok {
+			return nil, nil, &FormatError{Layout: "tcast", Weight: name, Msg: fmt.Sprintf("no %s part for datatype %s", np.Name, dt.Name())}
+		}
+		ti, _, _ := src.Tensor(rec.Tensor)
+		if nb := np.Part.ByteLen(); ti.Size != int64(nb) {
+			return nil, nil, &FormatError{Layout: "tcast", Weight: name, Msg: fmt.Sprintf("%s part: stored tensor %q holds %d bytes; a %s weight of shape %v needs %d",
+				np.Name, rec.Tensor, ti.Size, dt.Name(), info.Shape, nb)}
+		}
+	}
 	return dt, slices.Clone(info.Shape), nil
 }
 
