@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/layout"
@@ -51,9 +52,11 @@ func loadFuzzFixture(f *testing.F, dir string) fuzzFixture {
 // plain source) with one metadata value replaced (the tcast.format version,
 // a tcast.weight.* record, tcast.weights, tcast.rotated, the
 // compressed-tensors datatype and global scale records, ...), one key
-// added, and config.json and hf_quant_config.json replaced (nil: none). Open refuses them with an error, or every
-// logical tensor it lists reads as one float32 per element of its shape or
-// is refused with an error; never a panic.
+// added, and config.json and hf_quant_config.json replaced (nil: none).
+// Open refuses them with an error, or every quantized weight's shape is no
+// more than its stored bytes hold (at its datatype's bits per value), and
+// every logical tensor it lists reads as one float32 per element of its
+// shape or is refused with an error; never a panic.
 func FuzzOpenMetadata(f *testing.F) {
 	names := []string{"tcast", "compressed-tensors", "modelopt", "gpt-oss", "fp8-block", "source"}
 	var fixtures []fuzzFixture
@@ -62,6 +65,13 @@ func FuzzOpenMetadata(f *testing.F) {
 		fixtures = append(fixtures, x)
 		for j, k := range x.keys {
 			f.Add(uint8(i), uint8(j), x.meta[k], "", "", x.configs["config.json"], x.configs["hf_quant_config.json"])
+		}
+	}
+	// The tcast fixture's first weight record claiming 2^30 times its rows.
+	for j, k := range fixtures[0].keys {
+		if strings.HasPrefix(k, layout.KeyWeightPrefix) {
+			f.Add(uint8(0), uint8(j), strings.Replace(fixtures[0].meta[k], `"shape":[32,`, `"shape":[34359738368,`, 1), "", "", []byte(nil), []byte(nil))
+			break
 		}
 	}
 	f.Add(uint8(0), uint8(0), "pt", layout.KeyFormat, "2", []byte(nil), []byte(nil))
@@ -112,6 +122,17 @@ func FuzzOpenMetadata(f *testing.F) {
 		}
 		defer c.Close()
 		for _, info := range c.Tensors() {
+			if info.DataType != nil {
+				// A quantized weight's shape is what its stored bytes hold:
+				// a converter plans its output with it.
+				n := 1.0
+				for _, d := range info.Shape {
+					n *= float64(d)
+				}
+				if claimed := n * info.DataType.BitsPerValue() / 8; claimed > float64(info.Size)+64 {
+					t.Fatalf("%s: shape %v of %s claims %.0f bytes, %d stored", info.Name, info.Shape, info.DataType.Name(), claimed, info.Size)
+				}
+			}
 			if !info.Float {
 				continue
 			}
