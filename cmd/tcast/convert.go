@@ -590,7 +590,9 @@ func parseSize(s string) (int64, error) {
 		}
 	}
 	n, err := strconv.ParseFloat(num, 64)
-	if err != nil || n <= 0 || n*float64(mul) > 1<<62 {
+	// At least one byte (a fraction of one would truncate to 0, which is no
+	// sharding), and NaN fails this comparison too.
+	if b := n * float64(mul); err != nil || !(b >= 1) || b > 1<<62 {
 		return 0, fmt.Errorf("%q is not a positive size such as 5GB or 500MiB", s)
 	}
 	return int64(n * float64(mul)), nil

@@ -101,7 +101,9 @@ func TestParseSize(t *testing.T) {
 		require.NoError(t, err, in)
 		assert.Equal(t, want, got, in)
 	}
-	for _, in := range []string{"", "-1GB", "GB", "5XB", "0"} {
+	// NaN passed every comparison (and became a negative size), and a
+	// fraction of a byte was truncated to 0, which turns sharding off.
+	for _, in := range []string{"", "-1GB", "GB", "5XB", "0", "NaN", "nanMB", "0.5", "0.0001KB", "Inf", "1e30TB"} {
 		_, err := parseSize(in)
 		assert.Error(t, err, in)
 	}
