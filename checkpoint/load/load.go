@@ -156,7 +156,7 @@ func Open(path string) (*Checkpoint, error) {
 		case err == nil:
 			c.config = b
 			c.files = append(c.files, cfg)
-		case errors.Is(err, inputfile.ErrNotRegular):
+		case errors.Is(err, inputfile.ErrNotRegular), errors.Is(err, inputfile.ErrTooLarge):
 			c.Close()
 			return nil, err
 		}
