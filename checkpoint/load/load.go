@@ -237,7 +237,7 @@ func sniff(path string) (string, error) {
 	case strings.HasSuffix(path, ".gguf"):
 		return "", fmt.Errorf("%s: %w: a .gguf file starts with the bytes GGUF, this one does not", path, ErrNotCheckpoint)
 	case len(b) < 8 || !fitsHeader(f, b):
-		return "", fmt.Errorf("%s: %w: neither a safetensors file (its first 8 bytes are no header length that fits the file) nor a GGUF file", path, ErrNotCheckpoint)
+		return "", fmt.Errorf("%s: %w: neither a safetensors file (its first 8 bytes are no header length that fits the file) nor a GGUF file; if it should be one, it is damaged or truncated: download or export it again", path, ErrNotCheckpoint)
 	}
 	return "safetensors", nil
 }
