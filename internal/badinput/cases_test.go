@@ -47,6 +47,7 @@ func corpus() []badCase {
 	cs = append(cs, npyCases()...)
 	cs = append(cs, npzCases()...)
 	cs = append(cs, configCases()...)
+	cs = append(cs, imatrixCases()...)
 	cs = append(cs, grammarFiles()...)
 	sort.SliceStable(cs, func(i, j int) bool { return cs[i].path < cs[j].path })
 	return cs
@@ -791,6 +792,163 @@ func npzCases() []badCase {
 	add("member-method-unknown", zipFile(zipMember{name: "w.npy", data: member, method: 99}), `"w.npy"`)
 	add("member-deflate-garbage", zipFile(zipMember{name: "w.npy", data: []byte("\xff\xff\xff\xff garbage"), method: zip.Deflate, usize: 100}), `"w.npy"`)
 	add("member-header-claims-16g", zipFile(zipMember{name: "w.npy", data: deflated(npyFile(strings.Replace(npyValidDict, "(2, 3)", "(4294967296,)", 1), make([]byte, 24))), method: zip.Deflate}), `"w.npy"`)
+	return cs
+}
+
+// ---------------------------------------------------------------- imatrix
+
+// datEntry is one entry of a legacy llama.cpp imatrix.dat.
+type datEntry struct {
+	name        string
+	nameLen     *int32 // overrides len(name)
+	ncall, nval int32
+	values      []float32
+}
+
+// datFile builds an imatrix.dat (int32 entry count, then per entry the
+// name length, name, ncall, nval and nval float32 values, then an optional
+// trailer: int32 chunk count, int32 dataset-name length, name), recording
+// where each field starts.
+func datFile(count int32, es []datEntry, trailer []byte) *ggufEnc {
+	e := &ggufEnc{}
+	e.u32("count", uint32(count))
+	for i, d := range es {
+		p := fmt.Sprintf("entry%d", i)
+		n := int32(len(d.name))
+		if d.nameLen != nil {
+			n = *d.nameLen
+		}
+		e.u32(p+".name.len", uint32(n))
+		e.raw(p+".name", []byte(d.name))
+		e.u32(p+".ncall", uint32(d.ncall))
+		e.u32(p+".nval", uint32(d.nval))
+		e.mark(p + ".values")
+		for _, v := range d.values {
+			e.b = binary.LittleEndian.AppendUint32(e.b, math.Float32bits(v))
+		}
+	}
+	if trailer != nil {
+		e.raw("trailer", trailer)
+	}
+	return e
+}
+
+func i32p(v int32) *int32 { return &v }
+
+// notImatrix is what the message of a *imatrix.NotImatrixError says.
+const notImatrix = "is not an importance matrix"
+
+// datMinEntry is the smallest .dat entry: name length, a 1-byte name,
+// ncall, nval and one value.
+const datMinEntry = 4 + 1 + 4 + 4 + 4
+
+// datValid is the valid base: two entries and a trailer (chunk count 3,
+// dataset "calib.txt").
+func datValid() *ggufEnc {
+	tr := binary.LittleEndian.AppendUint32(nil, 3)
+	tr = binary.LittleEndian.AppendUint32(tr, 9)
+	tr = append(tr, "calib.txt"...)
+	return datFile(2, []datEntry{
+		{name: "blk.0.attn_k.weight", ncall: 2, nval: 4, values: []float32{1, 2, 3, 4}},
+		{name: "output.weight", ncall: 3, nval: 2, values: []float32{0.5, 8}},
+	}, tr)
+}
+
+func imatrixCases() []badCase {
+	var cs []badCase
+	add := func(name string, data []byte, want ...string) {
+		cs = append(cs, badCase{path: "imatrix/" + name, data: data, want: want})
+	}
+	// Truncations of the .dat at every field boundary and one byte into
+	// every field, but not where a file may end: after the last entry, or
+	// after the trailer's chunk count.
+	e := datValid()
+	full := e.b
+	trailer := e.fields[len(e.fields)-1].off
+	mayEnd := map[int]bool{trailer: true, trailer + 4: true}
+	cuts := map[int]string{}
+	for i, f := range e.fields {
+		end := len(full)
+		if i+1 < len(e.fields) {
+			end = e.fields[i+1].off
+		}
+		for _, n := range []int{f.off, f.off + 1, (f.off + end) / 2} {
+			if n < end && !mayEnd[n] {
+				if _, ok := cuts[n]; !ok {
+					cuts[n] = f.label
+				}
+			}
+		}
+	}
+	for n := trailer + 5; n < len(full); n++ {
+		cuts[n] = "trailer"
+	}
+	for n, label := range cuts {
+		want := "offset"
+		if n < 4+2*datMinEntry {
+			// The entry count (2) does not fit: the reader calls such a
+			// file no importance matrix at all (*NotImatrixError).
+			want = notImatrix
+		}
+		cs = append(cs, badCase{path: fmt.Sprintf("imatrix/truncated-dat/cut-%03d-%s.dat", n, label), data: full[:n], want: []string{want}})
+	}
+	one := func(d datEntry) []byte { return datFile(1, []datEntry{d}, nil).b }
+	ok := datEntry{name: "w", ncall: 1, nval: 2, values: []float32{1, 2}}
+	ok2 := datEntry{name: "blk.0.ffn_up.weight", ncall: 1, nval: 8, values: make([]float32, 8)}
+	ok3 := datEntry{name: "blk.0.ffn_down.weight", ncall: 1, nval: 8, values: make([]float32, 8)}
+	with := func(f func(*datEntry)) []byte { d := ok; f(&d); return one(d) }
+	// A first entry that does not fit, or whose name length is out of
+	// range, makes the file no importance matrix (*NotImatrixError,
+	// wrapping the *FormatError).
+	add("count-zero.dat", datFile(0, []datEntry{ok}, nil).b, notImatrix)
+	add("count-negative.dat", datFile(-1, []datEntry{ok}, nil).b, notImatrix)
+	add("count-max-int32.dat", datFile(math.MaxInt32, []datEntry{ok}, nil).b, notImatrix)
+	add("count-more-than-present.dat", datFile(3, []datEntry{ok, {name: "v", ncall: 1, nval: 1, values: []float32{1}}}, nil).b, notImatrix)
+	add("count-one-more-than-present.dat", datFile(3, []datEntry{ok, ok2, ok3}[:2], nil).b, "offset")
+	add("name-len-zero.dat", with(func(d *datEntry) { d.nameLen = i32p(0) }), notImatrix)
+	add("name-len-negative.dat", with(func(d *datEntry) { d.nameLen = i32p(-1) }), notImatrix)
+	add("name-len-max-int32.dat", with(func(d *datEntry) { d.nameLen = i32p(math.MaxInt32) }), notImatrix)
+	add("name-len-64.dat", with(func(d *datEntry) { d.name = strings.Repeat("w", 64) }), notImatrix)
+	add("second-name-len-64.dat", datFile(2, []datEntry{ok2, {name: strings.Repeat("w", 64), ncall: 1, nval: 1, values: []float32{1}}}, nil).b, "name length")
+	add("second-name-len-negative.dat", datFile(2, []datEntry{ok2, {name: "v", nameLen: i32p(-1), ncall: 1, nval: 1, values: []float32{1}}}, nil).b, "name length")
+	add("name-nul.dat", with(func(d *datEntry) { d.name = "w\x00x" }), "NUL")
+	add("name-not-utf8.dat", with(func(d *datEntry) { d.name = "w\xff" }), "UTF-8")
+	add("name-duplicate.dat", datFile(2, []datEntry{ok, ok}, nil).b, `"w"`, "duplicate")
+	add("ncall-negative.dat", with(func(d *datEntry) { d.ncall = -1 }), `"w"`, "ncall")
+	add("nval-zero.dat", with(func(d *datEntry) { d.nval = 0; d.values = nil }), notImatrix)
+	add("nval-negative.dat", with(func(d *datEntry) { d.nval = -2 }), `"w"`, "nval")
+	add("nval-max-int32.dat", with(func(d *datEntry) { d.nval = math.MaxInt32 }), `"w"`, "nval")
+	add("value-nan.dat", with(func(d *datEntry) { d.values = []float32{1, float32(math.NaN())} }), `"w"`, "NaN")
+	add("value-inf.dat", with(func(d *datEntry) { d.values = []float32{float32(math.Inf(1)), 1} }), `"w"`, "Inf")
+	add("value-negative.dat", with(func(d *datEntry) { d.values = []float32{1, -1} }), `"w"`, "value")
+	trail := func(count, n int32, name string) []byte {
+		b := binary.LittleEndian.AppendUint32(nil, uint32(count))
+		b = binary.LittleEndian.AppendUint32(b, uint32(n))
+		return append(b, name...)
+	}
+	add("trailer-count-negative.dat", datFile(1, []datEntry{ok}, trail(-1, 0, "")).b, "chunk count")
+	add("trailer-name-len-negative.dat", datFile(1, []datEntry{ok}, trail(1, -1, "")).b, "dataset name")
+	add("trailer-name-len-max-int32.dat", datFile(1, []datEntry{ok}, trail(1, math.MaxInt32, "x")).b, "dataset name")
+	add("trailer-name-short.dat", datFile(1, []datEntry{ok}, trail(1, 2, "abcd")).b, "dataset name")
+	add("trailer-name-nul.dat", datFile(1, []datEntry{ok}, trail(1, 3, "a\x00b")).b, "NUL")
+	add("text.dat", []byte("this is not an importance matrix, it is text\n"), notImatrix)
+	// GGUF imatrix files: the golden file cut every 16 bytes, and a GGUF
+	// model given as an imatrix.
+	g, err := os.ReadFile(filepath.Join("..", "..", "checkpoint", "imatrix", "testdata", "golden.imatrix.gguf"))
+	if err != nil {
+		panic(err)
+	}
+	// The file ends with the data of its last tensor padded to the
+	// alignment (32): cuts stop before the padding.
+	for n := 0; n < len(g)-32; n += 16 {
+		want := "offset"
+		if n < 8 {
+			want = notImatrix
+		}
+		cs = append(cs, badCase{path: fmt.Sprintf("imatrix/truncated-gguf/cut-%04d.gguf", n), data: g[:n], want: []string{want}})
+	}
+	add("gguf-model.gguf", ggufValid().build().b, "general.architecture")
+	add("gguf-no-imatrix.gguf", ggufSpec{tensors: []ggufTensor{{"a", []uint64{4}, 0, 0}}, dataLen: 16}.build().b, "imatrix")
 	return cs
 }
 

@@ -23,6 +23,7 @@ import (
 	"github.com/tensorcast-go/tensorcast/checkpoint/castdir"
 	"github.com/tensorcast-go/tensorcast/checkpoint/gguf"
 	"github.com/tensorcast-go/tensorcast/checkpoint/ggufmodel"
+	"github.com/tensorcast-go/tensorcast/checkpoint/imatrix"
 	"github.com/tensorcast-go/tensorcast/checkpoint/layout"
 	"github.com/tensorcast-go/tensorcast/checkpoint/load"
 	"github.com/tensorcast-go/tensorcast/checkpoint/npy"
@@ -57,6 +58,7 @@ var checks = map[string]func(error) bool{
 	"safetensors.FormatError":    asType[*safetensors.FormatError],
 	"gguf.FormatError":           asType[*gguf.FormatError],
 	"npy.FormatError":            asType[*npy.FormatError],
+	"imatrix.FormatError":        asType[*imatrix.FormatError],
 	"castdir.FormatError":        asType[*castdir.FormatError],
 	"ggufmodel.UnsupportedError": asType[*ggufmodel.UnsupportedError],
 	"ggufmodel.MissingKeyError":  asType[*ggufmodel.MissingKeyError],
@@ -91,6 +93,7 @@ var readerCheck = map[string]string{
 	"gguf":        "gguf.FormatError",
 	"npy":         "npy.FormatError",
 	"npz":         "npy.FormatError",
+	"imatrix":     "imatrix.FormatError",
 }
 
 // grammarCheck is the entry point and typed error of each grammar file.
@@ -152,6 +155,9 @@ func entry(c badCase, p string) error {
 		return err
 	case "npz":
 		_, err := npy.ReadNPZ(p)
+		return err
+	case "imatrix":
+		_, err := imatrix.Read(p)
 		return err
 	}
 	// config/<kind>/...
@@ -449,11 +455,16 @@ func TestBadCorpusBases(t *testing.T) {
 		"base.safetensors": stValid(),
 		"base.gguf":        ggufValid().build().b,
 		"base.npy":         npyFile(npyValidDict, make([]byte, 24)),
+		"base.dat":         datValid().b,
 		"base.npz":         zipFile(zipMember{name: "w.npy", data: npyFile(npyValidDict, make([]byte, 24))}),
 	} {
 		p := filepath.Join(dir, name)
 		require.NoError(t, os.WriteFile(p, data, 0o644))
-		c := badCase{path: strings.TrimPrefix(filepath.Ext(name), ".") + "/" + name}
+		reader := strings.TrimPrefix(filepath.Ext(name), ".")
+		if reader == "dat" {
+			reader = "imatrix"
+		}
+		c := badCase{path: reader + "/" + name}
 		require.NoError(t, entry(c, p), name)
 	}
 	for _, c := range []badCase{
