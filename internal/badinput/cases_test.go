@@ -1032,6 +1032,25 @@ func configCases() []badCase {
 	tok("unigram-score-inf", `{"model": {"type": "Unigram", "vocab": [["a", 1e999]]}}`, "vocab")
 	tok("unigram-vocab-bad", `{"model": {"type": "Unigram", "vocab": [["a"]]}}`, "vocab")
 
+	// tokenizer_config.json beside a valid tokenizer.json.
+	tokCfg := func(name, data string, want ...string) {
+		cs = append(cs, badCase{path: "config/tokenizer-config-json/" + name, files: map[string][]byte{
+			"tokenizer.json": []byte(tokValid), "tokenizer_config.json": []byte(data)},
+			names: "tokenizer_config.json", want: want, check: "ggufmodel.UnsupportedError"})
+	}
+	tokCfgValid := `{"bos_token": "a", "eos_token": "b", "add_bos_token": true, "chat_template": "{{ x }}"}`
+	for n := 1; n < len(tokCfgValid); n += 5 {
+		tokCfg(fmt.Sprintf("truncated/json-%03d", n), tokCfgValid[:n])
+	}
+	tokCfg("not-json", "bos_token = a")
+	tokCfg("array", `["a"]`)
+	tokCfg("add-bos-string", `{"add_bos_token": "yes"}`)
+	tokCfg("add-eos-number", `{"add_eos_token": 1}`)
+	tokCfg("bos-unknown-token", `{"bos_token": "<not-in-vocab>"}`, "bos_token")
+	tokCfg("bos-number", `{"bos_token": 7}`, "bos_token")
+	tokCfg("eos-object-no-content", `{"eos_token": {"id": 3}}`, "eos_token")
+	tokCfg("chat-template-number", `{"eos_token": "b", "chat_template": 1e999}`, "chat_template")
+
 	// info.json of a cast directory (castdir.Open, then its parts read).
 	infoValid, err := os.ReadFile(filepath.Join("..", "..", "checkpoint", "castdir", "testdata", "golden", "nvfp4", "info.json"))
 	if err != nil {

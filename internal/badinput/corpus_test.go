@@ -169,7 +169,7 @@ func entry(c badCase, p string) error {
 		}
 		_, err = ggufmodel.Detect(b)
 		return ggufmodel.InDir(err, p, ggufmodel.ConfigFile)
-	case "tokenizer-json":
+	case "tokenizer-json", "tokenizer-config-json":
 		_, err := ggufmodel.ReadTokenizer(p, ggufmodel.TokenizerOptions{})
 		return err
 	case "info-json":
