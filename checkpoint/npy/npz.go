@@ -92,7 +92,7 @@ func ReadNPZ(path string) ([]Named, error) {
 			// The zip reader checks the CRC-32 only when a read reaches
 			// the member's end: decode stops at the declared size, so ask
 			// for one byte more.
-			err = checkEnd(rc)
+			err = checkEnd(rc, int64(f.UncompressedSize64))
 		}
 		rc.Close()
 		if err != nil {
@@ -103,19 +103,20 @@ func ReadNPZ(path string) ([]Named, error) {
 	return out, nil
 }
 
-// checkEnd reads r to its end, which must come now: a member's last read
-// reports a CRC-32 mismatch (zip.ErrChecksum).
-func checkEnd(r io.Reader) error {
+// checkEnd reads r, a member read up to its declared size, to its end,
+// which must come now: a member's last read reports a CRC-32 mismatch
+// (zip.ErrChecksum).
+func checkEnd(r io.Reader, size int64) error {
 	var one [1]byte
 	for {
 		n, err := r.Read(one[:])
 		switch {
 		case n > 0:
-			return &FormatError{Reason: "member holds more bytes than it declares"}
+			return &FormatError{Offset: size, Reason: "member holds more bytes than it declares"}
 		case err == io.EOF:
 			return nil
 		case err != nil:
-			return &FormatError{Reason: "member data", Err: err}
+			return &FormatError{Offset: size, Reason: "at the member's end", Err: err}
 		}
 	}
 }

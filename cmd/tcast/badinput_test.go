@@ -26,7 +26,7 @@ func TestBadInputCLI(t *testing.T) {
 	out := t.TempDir()
 	damaged := "download or export it again"
 	for _, tc := range []struct {
-		cmd  string // inspect, convert or cast
+		cmd  string // inspect, convert, cast, or act-norms (convert -act-norms FILE)
 		path string // under testdata/bad
 		file string // the base name the message names
 		next string // what to do, said in the message
@@ -54,6 +54,9 @@ func TestBadInputCLI(t *testing.T) {
 		{"cast", "npy/shape-2p63.npy", "", damaged},
 		{"cast", "npy/descr-object.npy", "", damaged},
 		{"cast", "npy/truncated/cut-100.npy", "", damaged},
+		{"act-norms", "npz/member-crc-wrong.npz", "", damaged},
+		{"act-norms", "npz/truncated/cut-099.npz", "", damaged},
+		{"act-norms", "npz/member-claims-4g-deflate.npz", "", damaged},
 		{"inspect", "config/tcast-metadata/format-version-3", "model.safetensors", "newer tcast"},
 		{"inspect", "config/info-json/shape-overflow", "info.json", "tcast cast"},
 		{"inspect", "config/info-json/part-file-truncated", "scale.npy", "tcast cast"},
@@ -68,6 +71,9 @@ func TestBadInputCLI(t *testing.T) {
 				args = []string{"inspect", p}
 			case "convert":
 				args = []string{"convert", p, "-dtype", "mxfp4", "-o", filepath.Join(out, "x.safetensors")}
+			case "act-norms":
+				args = []string{"convert", irisFixture, "-dtype", "mxfp4", "-sparsity", "2:4", "-sparsity-criterion", "wanda",
+					"-act-norms", p, "-o", filepath.Join(out, "x.safetensors")}
 			case "cast":
 				args = []string{"cast", p, "-dtype", "mxfp4", "-o", filepath.Join(out, "cast")}
 			}
@@ -88,7 +94,7 @@ func TestBadInputCLI(t *testing.T) {
 			}
 			assert.Contains(t, msg, file)
 			assert.Contains(t, msg, tc.next)
-			assert.Equal(t, 1, strings.Count(msg, "tcast "+tc.cmd+": "), "one message: %s", msg)
+			assert.Equal(t, 1, strings.Count(msg, "tcast "+args[0]+": "), "one message: %s", msg)
 		})
 	}
 	_, err := os.Stat(filepath.Join(out, "x.safetensors"))
