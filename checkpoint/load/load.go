@@ -700,7 +700,7 @@ func (c *Checkpoint) group(weights map[string][]string, swapped map[string]bool)
 	for w, parts := range weights {
 		for _, p := range parts {
 			if _, ok := c.sindex[p]; !ok {
-				c.broken[w] = fmt.Errorf("weight %s: stored tensor %q is missing", w, p)
+				c.broken[w] = &layout.FormatError{Layout: c.lay.Name(), Weight: w, Msg: fmt.Sprintf("stored tensor %q is missing", p)}
 				continue
 			}
 			partOf[p] = w
