@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"hash/crc32"
 	"math"
@@ -1137,8 +1138,107 @@ func configCases() []badCase {
 	meta("layout-unknown", `{"tcast.format":"1","tcast.layout":"tcast2","tcast.weights":"{}"}`, "tcast2")
 	meta("weights-not-json", `{"tcast.format":"1","tcast.layout":"tcast","tcast.weights":"{w:"}`, "tcast.weights")
 	meta("weights-array", `{"tcast.format":"1","tcast.layout":"tcast","tcast.weights":"[1]"}`, "tcast.weights")
+	// A weight of a real tcast-layout checkpoint whose description lies.
+	const w = "model.layers.0.mlp.down_proj.weight"
+	weight := func(name string, mutate func(meta map[string]string), want ...string) {
+		cs = append(cs, badCase{path: "config/tcast-weight/" + name, files: map[string][]byte{"model.safetensors": tcastModel(mutate)},
+			names: "model.safetensors", want: want, check: "load"})
+	}
+	winfo := func(old, new string) func(map[string]string) {
+		return func(m map[string]string) {
+			k := "tcast.weight." + w
+			if !strings.Contains(m[k], old) {
+				panic("weight info has no " + old)
+			}
+			m[k] = strings.Replace(m[k], old, new, 1)
+		}
+	}
+	weight("info-not-json", winfo(`{"datatype"`, `{datatype`), "layout tcast", "tcast.weight", "down_proj")
+	weight("datatype-unknown", winfo(`"datatype":"float4_e2m1fn_float8_e8m0fnu_t32"`, `"datatype":"e99m99_t32"`), "e99m99", "down_proj")
+	weight("datatype-not-utf8", winfo(`"datatype":"float4_e2m1fn_float8_e8m0fnu_t32"`, "\"datatype\":\"e2m1\xff\""), "UTF-8")
+	weight("shape-overflow", winfo(`"shape":[32,128],"axis"`, `"shape":[4294967296,4294967296],"axis"`), "shape", "down_proj")
+	weight("shape-negative", winfo(`"shape":[32,128],"axis"`, `"shape":[-32,128],"axis"`), "shape", "down_proj")
+	weight("shape-larger", winfo(`"shape":[32,128],"axis"`, `"shape":[64,128],"axis"`), "shape", "down_proj")
+	weight("shape-inf", winfo(`"shape":[32,128],"axis"`, `"shape":[1e999,128],"axis"`), "shape", "down_proj")
+	weight("axis-out-of-range", winfo(`"axis":1`, `"axis":7`), "axis", "down_proj")
+	weight("scale-mode-unknown", winfo(`"scale_mode":"floor"`, `"scale_mode":"sideways"`), "sideways", "down_proj")
+	weight("data-bits-99", winfo(`"bits":4`, `"bits":99`), "bits", "down_proj")
+	weight("data-shape-wrong", winfo(`"bits":4,"shape":[32,128]`, `"bits":4,"shape":[32,64]`), "data", "down_proj")
+	weight("data-tensor-missing", winfo(`"tensor":"`+w+`"`, `"tensor":"nope"`), "nope", "down_proj")
+	weight("scale-shape-wrong", winfo(`"shape":[32,4]`, `"shape":[1]`), "scale", "down_proj")
+	weight("scale-format-unknown", winfo(`"format":"float8_e8m0fnu"`, `"format":"float8_e9m0"`), "scale", "down_proj")
+	weight("weights-names-missing-tensor", func(m map[string]string) {
+		m["tcast.weights"] = strings.Replace(m["tcast.weights"], `"`+w+`.scale"`, `"`+w+`.scales"`, 1)
+	}, "scales", "down_proj")
+	weight("rotated-not-json", func(m map[string]string) { m["tcast.rotated"] = "{" }, "tcast.rotated")
+	weight("rotated-block-3", func(m map[string]string) {
+		m["tcast.rotated"] = `{"` + w + `":{"kind":"hadamard","block":3}}`
+	}, "tcast.rotated", "down_proj")
 	meta("transposed-not-list", `{"tcast.format":"1","tcast.layout":"tcast","tcast.weights":"{}","tcast.transposed":"{}"}`, "tcast.transposed")
 	return cs
+}
+
+// tcastModel returns checkpoint/load's tcast-layout test checkpoint (two
+// MXFP4 weights and a norm) with its __metadata__ changed by mutate.
+func tcastModel(mutate func(meta map[string]string)) []byte {
+	b, err := os.ReadFile(filepath.Join("..", "..", "checkpoint", "load", "testdata", "tcast", "model.safetensors"))
+	if err != nil {
+		panic(err)
+	}
+	n := binary.LittleEndian.Uint64(b)
+	var hdr map[string]json.RawMessage
+	if err := json.Unmarshal(b[8:8+n], &hdr); err != nil {
+		panic(err)
+	}
+	var meta map[string]string
+	if err := json.Unmarshal(hdr["__metadata__"], &meta); err != nil {
+		panic(err)
+	}
+	mutate(meta)
+	// Marshal escapes invalid UTF-8; write the metadata by hand to keep
+	// such bytes as they are.
+	var mb strings.Builder
+	mb.WriteString("{")
+	keys := make([]string, 0, len(meta))
+	for k := range meta {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for i, k := range keys {
+		if i > 0 {
+			mb.WriteString(",")
+		}
+		mb.WriteString(jsonString(k) + ":" + jsonString(meta[k]))
+	}
+	mb.WriteString("}")
+	hdr["__metadata__"] = json.RawMessage(mb.String())
+	h, err := json.Marshal(hdr)
+	if err != nil {
+		panic(err)
+	}
+	for len(h)%8 != 0 {
+		h = append(h, ' ')
+	}
+	return stFile(string(h), b[8+n:])
+}
+
+// jsonString quotes s for JSON, keeping bytes that are not UTF-8 as they are.
+func jsonString(s string) string {
+	var b strings.Builder
+	b.WriteByte('"')
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '"' || c == '\\':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		case c < 0x20:
+			fmt.Fprintf(&b, `\u%04x`, c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	b.WriteByte('"')
+	return b.String()
 }
 
 // ---------------------------------------------------------------- grammars

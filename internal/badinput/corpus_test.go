@@ -77,7 +77,7 @@ var checks = map[string]func(error) bool{
 	"load": func(err error) bool {
 		return errors.Is(err, layout.ErrFormatVersion) || asType[*layout.UnknownError](err) ||
 			asType[*json.SyntaxError](err) || asType[*json.UnmarshalTypeError](err) ||
-			asType[*safetensors.FormatError](err)
+			asType[*safetensors.FormatError](err) || asType[*layout.FormatError](err)
 	},
 }
 
@@ -179,8 +179,8 @@ func entry(c badCase, p string) error {
 		}
 		_, _, err = d.Float32()
 		return err
-	case "tcast-metadata":
-		return loadOpen(p)
+	case "tcast-metadata", "tcast-weight":
+		return loadOpen(filepath.Join(p, "model.safetensors"))
 	}
 	return fmt.Errorf("no reader for %s", c.path)
 }
