@@ -432,7 +432,7 @@ func (c *Checkpoint) Tensor(name string) (*tcast.Tensor, error) {
 		case err != nil:
 			return nil, fmt.Errorf("%s: %w", c.path, err)
 		case !ok:
-			return nil, fmt.Errorf("%s: weight %s: not found in the %s layout: %w", c.path, name, c.lay.Name(), ErrNotFound)
+			return nil, fmt.Errorf("%s: %w", c.path, notOfLayout(c.lay, name))
 		}
 		return t, nil
 	}
@@ -762,6 +762,14 @@ func (c *Checkpoint) group(weights map[string][]string, swapped map[string]bool)
 	return nil
 }
 
+// notOfLayout is the error for weight name, which the layout lists (by its
+// metadata or its tensors' names) but whose stored tensors it does not
+// decode: a dtype, rank or shape the layout does not use.
+func notOfLayout(l layout.Layout, name string) error {
+	return &layout.FormatError{Layout: l.Name(), Weight: name,
+		Msg: "its stored tensors are not a weight of the layout (a dtype, rank or shape it does not use); the checkpoint is damaged or was edited"}
+}
+
 // describe returns the datatype and stored shape of weight name: from the
 // layout's description when it has one (no tensor is read), else decoded.
 func (c *Checkpoint) describe(name string) (*tcast.DataType, []int, error) {
@@ -774,7 +782,7 @@ func (c *Checkpoint) describe(name string) (*tcast.DataType, []int, error) {
 	}
 	t, ok, err := c.lay.Decode(name, source{c})
 	if err == nil && !ok {
-		err = fmt.Errorf("weight %s: not found in the %s layout", name, c.lay.Name())
+		err = notOfLayout(c.lay, name)
 	}
 	if err != nil {
 		return nil, nil, err
