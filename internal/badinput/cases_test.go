@@ -1174,6 +1174,58 @@ func configCases() []badCase {
 	weight("rotated-block-3", func(m map[string]string) {
 		m["tcast.rotated"] = `{"` + w + `":{"kind":"hadamard","block":3}}`
 	}, "tcast.rotated", "down_proj")
+	// The loader layouts' test checkpoints with one stored tensor's dtype
+	// or shape changed (its byte size kept, so the safetensors file stays
+	// valid), or one __metadata__ value changed.
+	lay := func(layoutDir, name string, mutate func(h map[string]*stEntry, meta map[string]string), want ...string) {
+		cs = append(cs, badCase{path: "config/layout-tensors/" + layoutDir + "-" + name,
+			files: map[string][]byte{"model.safetensors": stMutate(layoutDir, mutate)},
+			names: "model.safetensors", want: append([]string{"down_proj"}, want...), check: "load"})
+	}
+	set := func(tensor, dtype string, shape ...int) func(map[string]*stEntry, map[string]string) {
+		return func(h map[string]*stEntry, _ map[string]string) {
+			e := h[tensor]
+			if e == nil {
+				panic("no tensor " + tensor)
+			}
+			if dtype != "" {
+				e.DType = dtype
+			}
+			if shape != nil {
+				e.Shape = shape
+			}
+		}
+	}
+	const ct, down = "compressed-tensors", "model.layers.0.mlp.down_proj."
+	lay(ct, "scale-transposed", set(down+"weight_scale", "", 8, 32))
+	lay(ct, "scale-dtype-u8", set(down+"weight_scale", "U8"))
+	lay(ct, "packed-transposed", set(down+"weight_packed", "", 64, 32))
+	lay(ct, "packed-dtype-i8", set(down+"weight_packed", "I8"))
+	lay(ct, "packed-rank-3", set(down+"weight_packed", "", 32, 8, 8))
+	lay(ct, "global-scale-dtype-i32", set(down+"weight_global_scale", "I32"))
+	lay(ct, "global-scale-meta-nan", func(_ map[string]*stEntry, m map[string]string) {
+		m["tcast.ct.global_scale.model.layers.0.mlp.down_proj"] = "NaN"
+	})
+	lay(ct, "datatype-meta-unknown", func(_ map[string]*stEntry, m map[string]string) {
+		m["tcast.ct.datatype.model.layers.0.mlp.down_proj"] = "nvfp5"
+	}, "nvfp5")
+	const gp = "gpt-oss"
+	lay(gp, "blocks-transposed", set("model.layers.0.mlp.down_proj_blocks", "", 32, 16, 4))
+	lay(gp, "blocks-rank-2", set("model.layers.0.mlp.down_proj_blocks", "", 32, 64))
+	lay(gp, "scales-transposed", set("model.layers.0.mlp.down_proj_scales", "", 4, 32))
+	lay(gp, "scales-dtype-i8", set("model.layers.0.mlp.down_proj_scales", "I8"))
+	lay(gp, "blocks-dtype-f8", set("model.layers.0.mlp.down_proj_blocks", "F8_E4M3"))
+	const mo = "modelopt"
+	lay(mo, "scale-reshaped", set(down+"weight_scale", "", 16, 16))
+	lay(mo, "scale-dtype-u8", set(down+"weight_scale", "U8"))
+	lay(mo, "weight-dtype-i8", set(down+"weight", "I8"))
+	lay(mo, "weight-transposed", set(down+"weight", "", 64, 32))
+	lay(mo, "scale2-dtype-i32", set(down+"weight_scale_2", "I32"))
+	const fb = "fp8-block"
+	lay(fb, "weight-dtype-u8", set(down+"weight", "U8"))
+	lay(fb, "weight-dtype-e5m2", set(down+"weight", "F8_E5M2"))
+	lay(fb, "scale-inv-dtype-i32", set(down+"weight_scale_inv", "I32"))
+	lay(fb, "scale-inv-rank-1", set(down+"weight_scale_inv", "", 1))
 	meta("transposed-not-list", `{"tcast.format":"1","tcast.layout":"tcast","tcast.weights":"{}","tcast.transposed":"{}"}`, "tcast.transposed")
 	return cs
 }
@@ -1220,6 +1272,55 @@ func tcastModel(mutate func(meta map[string]string)) []byte {
 		h = append(h, ' ')
 	}
 	return stFile(string(h), b[8+n:])
+}
+
+// stEntry is a tensor entry of a safetensors header.
+type stEntry struct {
+	DType   string `json:"dtype"`
+	Shape   []int  `json:"shape"`
+	Offsets [2]int `json:"data_offsets"`
+}
+
+// stMutate returns checkpoint/load's test checkpoint of a layout with its
+// tensor entries and __metadata__ changed by mutate.
+func stMutate(layoutDir string, mutate func(h map[string]*stEntry, meta map[string]string)) []byte {
+	b, err := os.ReadFile(filepath.Join("..", "..", "checkpoint", "load", "testdata", layoutDir, "model.safetensors"))
+	if err != nil {
+		panic(err)
+	}
+	n := binary.LittleEndian.Uint64(b)
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(b[8:8+n], &raw); err != nil {
+		panic(err)
+	}
+	var meta map[string]string
+	h := map[string]*stEntry{}
+	for k, v := range raw {
+		if k == "__metadata__" {
+			if err := json.Unmarshal(v, &meta); err != nil {
+				panic(err)
+			}
+			continue
+		}
+		var e stEntry
+		if err := json.Unmarshal(v, &e); err != nil {
+			panic(err)
+		}
+		h[k] = &e
+	}
+	mutate(h, meta)
+	out := map[string]any{"__metadata__": meta}
+	for k, e := range h {
+		out[k] = e
+	}
+	hdr, err := json.Marshal(out)
+	if err != nil {
+		panic(err)
+	}
+	for len(hdr)%8 != 0 {
+		hdr = append(hdr, ' ')
+	}
+	return stFile(string(hdr), b[8+n:])
 }
 
 // jsonString quotes s for JSON, keeping bytes that are not UTF-8 as they are.

@@ -179,7 +179,7 @@ func entry(c badCase, p string) error {
 		}
 		_, _, err = d.Float32()
 		return err
-	case "tcast-metadata", "tcast-weight":
+	case "tcast-metadata", "tcast-weight", "layout-tensors":
 		return loadOpen(filepath.Join(p, "model.safetensors"))
 	}
 	return fmt.Errorf("no reader for %s", c.path)
