@@ -95,6 +95,7 @@ func TestBadInputCLI(t *testing.T) {
 			assert.Contains(t, msg, file)
 			assert.Contains(t, msg, tc.next)
 			assert.Equal(t, 1, strings.Count(msg, "tcast "+args[0]+": "), "one message: %s", msg)
+			assert.Equal(t, 1, strings.Count(msg, "\n"), "one line: %q", msg)
 		})
 	}
 	_, err := os.Stat(filepath.Join(out, "x.safetensors"))

@@ -139,8 +139,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return 2
 }
 
-// damagedHint says what to do about an input file whose content a reader
-// refused (its error names the file and what is wrong): "" for other errors.
+// damagedHint says, on the message's line, what to do about an input file
+// whose content a reader refused (its error names the file and what is
+// wrong): "" for other errors, and for those that say what to do already
+// (an array that is no mask).
 func damagedHint(err error) string {
 	var (
 		st *safetensors.FormatError
@@ -149,10 +151,12 @@ func damagedHint(err error) string {
 		cd *castdir.FormatError
 	)
 	switch {
+	case errors.Is(err, npy.ErrNotMask):
+		return ""
 	case errors.As(err, &cd):
-		return "\n(the cast directory is damaged or was edited: write it again with tcast cast)"
+		return "; the cast directory is damaged or was edited: write it again with tcast cast"
 	case errors.As(err, &st), errors.As(err, &gf), errors.As(err, &np):
-		return "\n(the file is damaged, truncated or not what its name says: download or export it again; tcast inspect shows what a whole file holds)"
+		return "; the file is damaged, truncated or not what its name says: download or export it again"
 	}
 	return ""
 }
