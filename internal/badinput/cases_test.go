@@ -1230,48 +1230,10 @@ func configCases() []badCase {
 	return cs
 }
 
-// tcastModel returns checkpoint/load's tcast-layout test checkpoint (two
-// MXFP4 weights and a norm) with its __metadata__ changed by mutate.
+// tcastModel returns checkpoint/load's tcast-layout test checkpoint (see
+// fixtureModel) with its __metadata__ changed by mutate.
 func tcastModel(mutate func(meta map[string]string)) []byte {
-	b, err := os.ReadFile(filepath.Join("..", "..", "checkpoint", "load", "testdata", "tcast", "model.safetensors"))
-	if err != nil {
-		panic(err)
-	}
-	n := binary.LittleEndian.Uint64(b)
-	var hdr map[string]json.RawMessage
-	if err := json.Unmarshal(b[8:8+n], &hdr); err != nil {
-		panic(err)
-	}
-	var meta map[string]string
-	if err := json.Unmarshal(hdr["__metadata__"], &meta); err != nil {
-		panic(err)
-	}
-	mutate(meta)
-	// Marshal escapes invalid UTF-8; write the metadata by hand to keep
-	// such bytes as they are.
-	var mb strings.Builder
-	mb.WriteString("{")
-	keys := make([]string, 0, len(meta))
-	for k := range meta {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for i, k := range keys {
-		if i > 0 {
-			mb.WriteString(",")
-		}
-		mb.WriteString(jsonString(k) + ":" + jsonString(meta[k]))
-	}
-	mb.WriteString("}")
-	hdr["__metadata__"] = json.RawMessage(mb.String())
-	h, err := json.Marshal(hdr)
-	if err != nil {
-		panic(err)
-	}
-	for len(h)%8 != 0 {
-		h = append(h, ' ')
-	}
-	return stFile(string(h), b[8+n:])
+	return fixtureModel("tcast", func(_ map[string]*stEntry, meta map[string]string) { mutate(meta) })
 }
 
 // stEntry is a tensor entry of a safetensors header.
@@ -1281,14 +1243,24 @@ type stEntry struct {
 	Offsets [2]int `json:"data_offsets"`
 }
 
-// stMutate returns checkpoint/load's test checkpoint of a layout with its
-// tensor entries and __metadata__ changed by mutate.
+// stMutate returns checkpoint/load's test checkpoint of a layout (see
+// fixtureModel) with its tensor entries and __metadata__ changed by mutate.
 func stMutate(layoutDir string, mutate func(h map[string]*stEntry, meta map[string]string)) []byte {
+	return fixtureModel(layoutDir, mutate)
+}
+
+// fixtureModel reads checkpoint/load's test checkpoint of a layout, keeps
+// only the down_proj weight (its stored tensors, their bytes, its
+// metadata), so the case stays small, and lets mutate change the tensor
+// entries and __metadata__. Metadata values are written as they are, even
+// bytes that are not UTF-8.
+func fixtureModel(layoutDir string, mutate func(h map[string]*stEntry, meta map[string]string)) []byte {
 	b, err := os.ReadFile(filepath.Join("..", "..", "checkpoint", "load", "testdata", layoutDir, "model.safetensors"))
 	if err != nil {
 		panic(err)
 	}
 	n := binary.LittleEndian.Uint64(b)
+	data := b[8+n:]
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(b[8:8+n], &raw); err != nil {
 		panic(err)
@@ -1302,25 +1274,79 @@ func stMutate(layoutDir string, mutate func(h map[string]*stEntry, meta map[stri
 			}
 			continue
 		}
+		if !strings.Contains(k, "down_proj") {
+			continue
+		}
 		var e stEntry
 		if err := json.Unmarshal(v, &e); err != nil {
 			panic(err)
 		}
 		h[k] = &e
 	}
+	// The kept tensors' bytes, packed in their order in the file.
+	names := make([]string, 0, len(h))
+	for k := range h {
+		names = append(names, k)
+	}
+	sort.Slice(names, func(i, j int) bool { return h[names[i]].Offsets[0] < h[names[j]].Offsets[0] })
+	var kept []byte
+	for _, k := range names {
+		e := h[k]
+		start := len(kept)
+		kept = append(kept, data[e.Offsets[0]:e.Offsets[1]]...)
+		e.Offsets = [2]int{start, len(kept)}
+	}
+	for k, v := range meta {
+		switch {
+		case strings.Contains(k, "up_proj"):
+			delete(meta, k)
+		case k == "tcast.weights":
+			var ws map[string][]string
+			if err := json.Unmarshal([]byte(v), &ws); err != nil {
+				panic(err)
+			}
+			for w := range ws {
+				if !strings.Contains(w, "down_proj") {
+					delete(ws, w)
+				}
+			}
+			js, _ := json.Marshal(ws)
+			meta[k] = string(js)
+		}
+	}
 	mutate(h, meta)
-	out := map[string]any{"__metadata__": meta}
-	for k, e := range h {
-		out[k] = e
+	var hb strings.Builder
+	hb.WriteString(`{"__metadata__":{`)
+	keys := make([]string, 0, len(meta))
+	for k := range meta {
+		keys = append(keys, k)
 	}
-	hdr, err := json.Marshal(out)
-	if err != nil {
-		panic(err)
+	sort.Strings(keys)
+	for i, k := range keys {
+		if i > 0 {
+			hb.WriteString(",")
+		}
+		hb.WriteString(jsonString(k) + ":" + jsonString(meta[k]))
 	}
+	hb.WriteString("}")
+	names = names[:0]
+	for k := range h {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		js, err := json.Marshal(h[k])
+		if err != nil {
+			panic(err)
+		}
+		hb.WriteString("," + jsonString(k) + ":" + string(js))
+	}
+	hb.WriteString("}")
+	hdr := hb.String()
 	for len(hdr)%8 != 0 {
-		hdr = append(hdr, ' ')
+		hdr += " "
 	}
-	return stFile(string(hdr), b[8+n:])
+	return stFile(hdr, kept)
 }
 
 // jsonString quotes s for JSON, keeping bytes that are not UTF-8 as they are.

@@ -467,6 +467,18 @@ func TestBadCorpusBases(t *testing.T) {
 		c := badCase{path: reader + "/" + name}
 		require.NoError(t, entry(c, p), name)
 	}
+	// The shrunk loader-layout checkpoints the layout cases change.
+	for _, l := range []string{"tcast", "compressed-tensors", "gpt-oss", "modelopt", "fp8-block"} {
+		p := filepath.Join(dir, l+".safetensors")
+		require.NoError(t, os.WriteFile(p, fixtureModel(l, func(map[string]*stEntry, map[string]string) {}), 0o644))
+		require.NoError(t, loadOpen(p), l)
+		c, err := load.Open(p)
+		require.NoError(t, err)
+		info, err := c.Info("model.layers.0.mlp.down_proj.weight")
+		require.NoError(t, err, l)
+		require.True(t, info.Quantized(), l)
+		require.NoError(t, c.Close())
+	}
 	for _, c := range []badCase{
 		{path: "index/base", files: map[string][]byte{safetensors.IndexFileName: []byte(indexValid), "model-00001-of-00001.safetensors": indexShard()}},
 		{path: "config/config-json/base", files: map[string][]byte{"config.json": configLlama("")}},
