@@ -662,6 +662,9 @@ type zipMember struct {
 	// usize and csize override the declared sizes (0: the true ones).
 	usize, csize uint32
 	crc          *uint32
+	// zip64 gives the sizes in a Zip64 extra field of the central
+	// directory (the 32-bit fields then say 0xFFFFFFFF).
+	zip64 *[2]uint64 // uncompressed, compressed
 }
 
 // zipFile builds a zip archive by hand, so that the declared sizes, CRCs and
@@ -681,6 +684,14 @@ func zipFile(ms ...zipMember) []byte {
 		}
 		if m.usize != 0 {
 			us = m.usize
+		}
+		var extra []byte
+		if m.zip64 != nil {
+			us, cs = math.MaxUint32, math.MaxUint32
+			extra = le16(extra, 0x0001)
+			extra = le16(extra, 16)
+			extra = binary.LittleEndian.AppendUint64(extra, m.zip64[0])
+			extra = binary.LittleEndian.AppendUint64(extra, m.zip64[1])
 		}
 		off := uint32(len(b))
 		b = le32(b, 0x04034b50)
@@ -707,13 +718,14 @@ func zipFile(ms ...zipMember) []byte {
 		cd = le32(cd, cs)
 		cd = le32(cd, us)
 		cd = le16(cd, uint16(len(m.name)))
-		cd = le16(cd, 0)
+		cd = le16(cd, uint16(len(extra)))
 		cd = le16(cd, 0)
 		cd = le16(cd, 0)
 		cd = le16(cd, 0)
 		cd = le32(cd, 0)
 		cd = le32(cd, off)
 		cd = append(cd, m.name...)
+		cd = append(cd, extra...)
 	}
 	cdOff := uint32(len(b))
 	b = append(b, cd...)
@@ -790,6 +802,9 @@ func npzCases() []badCase {
 	add("member-claims-4g-stored", zipFile(zipMember{name: "w.npy", data: member, usize: math.MaxUint32}), `"w.npy"`)
 	add("member-claims-4g-deflate", zipFile(zipMember{name: "w.npy", data: deflated(member), method: zip.Deflate, usize: math.MaxUint32}), `"w.npy"`)
 	add("member-csize-past-eof", zipFile(zipMember{name: "w.npy", data: member, csize: 1 << 30, usize: 1 << 30}), `"w.npy"`)
+	add("member-zip64-claims-2p63", zipFile(zipMember{name: "w.npy", data: member, zip64: &[2]uint64{1<<63 - 1, 1<<63 - 1}}), `"w.npy"`)
+	add("member-zip64-claims-max-uint64", zipFile(zipMember{name: "w.npy", data: member, zip64: &[2]uint64{math.MaxUint64, uint64(len(member))}}), `"w.npy"`)
+	add("member-zip64-compressed-2p63", zipFile(zipMember{name: "w.npy", data: member, zip64: &[2]uint64{uint64(len(member)), 1 << 63}}), `"w.npy"`)
 	add("member-method-unknown", zipFile(zipMember{name: "w.npy", data: member, method: 99}), `"w.npy"`)
 	add("member-deflate-garbage", zipFile(zipMember{name: "w.npy", data: []byte("\xff\xff\xff\xff garbage"), method: zip.Deflate, usize: 100}), `"w.npy"`)
 	add("member-header-claims-16g", zipFile(zipMember{name: "w.npy", data: deflated(npyFile(strings.Replace(npyValidDict, "(2, 3)", "(4294967296,)", 1), make([]byte, 24))), method: zip.Deflate}), `"w.npy"`)
