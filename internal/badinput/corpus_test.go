@@ -355,6 +355,11 @@ func runGrammar(t *testing.T, c badCase) int {
 		require.NoError(t, err, "%s: %s", c.path, line)
 		n++
 		t.Run(c.path+"/"+strconv.Itoa(n), func(t *testing.T) {
+			defer func() {
+				if t.Failed() {
+					t.Logf("input: %q", s)
+				}
+			}()
 			o, ok := guarded(func() error { return g.parse(s) })
 			requireRefused(t, o, ok, g.check, nil)
 			// The message names the string as given, quoted, or its start
