@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/tensorcast-go/tensorcast/internal/atomicfile"
 	"github.com/tensorcast-go/tensorcast/internal/inputfile"
@@ -241,6 +242,19 @@ func (p *indexParser) skip() error {
 
 // parseIndex parses the JSON of an index file.
 func parseIndex(b []byte) (map[string]string, int64, error) {
+	// encoding/json would replace invalid UTF-8 with U+FFFD: a tensor or
+	// shard name would then silently not be the one in the file.
+	if !utf8.Valid(b) {
+		off := 0
+		for off < len(b) {
+			r, n := utf8.DecodeRune(b[off:])
+			if r == utf8.RuneError && n == 1 {
+				break
+			}
+			off += n
+		}
+		return nil, 0, &FormatError{Offset: int64(off), Reason: "index is not valid UTF-8"}
+	}
 	p := &indexParser{dec: json.NewDecoder(bytes.NewReader(b))}
 	p.dec.UseNumber()
 	var weightMap map[string]string
