@@ -1,6 +1,7 @@
 package scale
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/bits"
@@ -49,8 +50,13 @@ func Modes() []Mode {
 	return out
 }
 
+// ErrMode is matched (errors.Is) by the error of ParseMode for a name that is
+// no scale-selection mode.
+var ErrMode = errors.New("unknown scale mode")
+
 // ParseMode returns the mode of a name (case-insensitive). TensorCast's spellings
-// "max" (its floor) and "auto" (its midmax) are accepted too.
+// "max" (its floor) and "auto" (its midmax) are accepted too. An unknown name is
+// an error matching ErrMode.
 func ParseMode(s string) (Mode, error) {
 	switch k := strings.ToLower(s); k {
 	case "max":
@@ -64,7 +70,7 @@ func ParseMode(s string) (Mode, error) {
 			}
 		}
 	}
-	return 0, fmt.Errorf("scale: unknown scale mode %q (want one of %s)", s, strings.Join(modeNames[:], ", "))
+	return 0, fmt.Errorf("scale: %w %q (want one of %s)", ErrMode, s, strings.Join(modeNames[:], ", "))
 }
 
 // Exponent splits a positive finite float32 into its significand a ∈ [1, 2) and

@@ -308,6 +308,9 @@ func newStoredPart(pi PartInfo, f *dtype.Format) (*tc.Part, error) {
 	if s := p.Storage(); pi.Storage != s {
 		return nil, fmt.Errorf("storage %q, want %q", pi.Storage, s)
 	}
+	if n := p.ByteLen(); pi.Bytes != n {
+		return nil, fmt.Errorf("bytes %d, but its shape and bits take %d", pi.Bytes, n)
+	}
 	return p, nil
 }
 

@@ -390,6 +390,12 @@ func (d *decoder) kv(f *File) error {
 		return err
 	}
 	d.key = key
+	switch {
+	case key == "":
+		return d.fail(keyOff, nil, "empty key (GGUF keys are non-empty; Writer refuses one)")
+	case !utf8.ValidString(key):
+		return d.fail(keyOff, nil, "key is not valid UTF-8 (GGUF strings are UTF-8); the file is damaged or was not written by a GGUF writer")
+	}
 	if _, dup := f.kvIdx[key]; dup {
 		return d.fail(keyOff, nil, "duplicate key")
 	}
@@ -582,6 +588,9 @@ func (d *decoder) tensorInfo(f *File) (int64, error) {
 		return 0, err
 	}
 	d.tensor = name
+	if name == "" {
+		return 0, d.fail(nameOff, nil, "empty tensor name (GGUF tensor names are 1 to %d bytes)", MaxNameLen)
+	}
 	if !utf8.ValidString(name) {
 		return 0, d.fail(nameOff, nil, "tensor name is not valid UTF-8 (GGUF strings are UTF-8); the file is damaged or was not written by a GGUF writer")
 	}

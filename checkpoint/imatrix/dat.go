@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/gguf"
 )
@@ -136,6 +137,9 @@ func (d *datReader) readEntry(i int) (Entry, error) {
 	name := string(b)
 	if j := strings.IndexByte(name, 0); j >= 0 {
 		return Entry{}, d.fail(nameOff+int64(j), nil, "entry %d: name %q holds a NUL byte", i, name)
+	}
+	if !utf8.ValidString(name) {
+		return Entry{}, d.fail(nameOff, nil, "entry %d: name %q is not valid UTF-8 (tensor names are)", i, name)
 	}
 	d.entry = name
 	callOff := d.off

@@ -160,7 +160,7 @@ func ReadWeightInfo(meta map[string]string, name string) (*WeightInfo, bool, err
 	}
 	var info WeightInfo
 	if err := json.Unmarshal([]byte(js), &info); err != nil {
-		return nil, true, &FormatError{Weight: name, Msg: fmt.Sprintf("metadata %s%s: %v", KeyWeightPrefix, name, err)}
+		return nil, true, &FormatError{Layout: "tcast", Weight: name, Msg: fmt.Sprintf("metadata %s%s: %v", KeyWeightPrefix, name, err)}
 	}
 	return &info, true, nil
 }

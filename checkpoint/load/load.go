@@ -156,7 +156,7 @@ func Open(path string) (*Checkpoint, error) {
 		case err == nil:
 			c.config = b
 			c.files = append(c.files, cfg)
-		case errors.Is(err, inputfile.ErrNotRegular):
+		case errors.Is(err, inputfile.ErrNotRegular), errors.Is(err, inputfile.ErrTooLarge):
 			c.Close()
 			return nil, err
 		}
@@ -237,7 +237,7 @@ func sniff(path string) (string, error) {
 	case strings.HasSuffix(path, ".gguf"):
 		return "", fmt.Errorf("%s: %w: a .gguf file starts with the bytes GGUF, this one does not", path, ErrNotCheckpoint)
 	case len(b) < 8 || !fitsHeader(f, b):
-		return "", fmt.Errorf("%s: %w: neither a safetensors file (its first 8 bytes are no header length that fits the file) nor a GGUF file", path, ErrNotCheckpoint)
+		return "", fmt.Errorf("%s: %w: neither a safetensors file (its first 8 bytes are no header length that fits the file) nor a GGUF file; if it should be one, it is damaged or truncated: download or export it again", path, ErrNotCheckpoint)
 	}
 	return "safetensors", nil
 }
@@ -432,7 +432,7 @@ func (c *Checkpoint) Tensor(name string) (*tcast.Tensor, error) {
 		case err != nil:
 			return nil, fmt.Errorf("%s: %w", c.path, err)
 		case !ok:
-			return nil, fmt.Errorf("%s: weight %s: not found in the %s layout: %w", c.path, name, c.lay.Name(), ErrNotFound)
+			return nil, fmt.Errorf("%s: %w", c.path, notOfLayout(c.lay, name))
 		}
 		return t, nil
 	}
@@ -700,7 +700,7 @@ func (c *Checkpoint) group(weights map[string][]string, swapped map[string]bool)
 	for w, parts := range weights {
 		for _, p := range parts {
 			if _, ok := c.sindex[p]; !ok {
-				c.broken[w] = fmt.Errorf("weight %s: stored tensor %q is missing", w, p)
+				c.broken[w] = &layout.FormatError{Layout: c.lay.Name(), Weight: w, Msg: fmt.Sprintf("stored tensor %q is missing", p)}
 				continue
 			}
 			partOf[p] = w
@@ -762,6 +762,14 @@ func (c *Checkpoint) group(weights map[string][]string, swapped map[string]bool)
 	return nil
 }
 
+// notOfLayout is the error for weight name, which the layout lists (by its
+// metadata or its tensors' names) but whose stored tensors it does not
+// decode: a dtype, rank or shape the layout does not use.
+func notOfLayout(l layout.Layout, name string) error {
+	return &layout.FormatError{Layout: l.Name(), Weight: name,
+		Msg: "its stored tensors are not a weight of the layout (a dtype, rank or shape it does not use); the checkpoint is damaged or was edited"}
+}
+
 // describe returns the datatype and stored shape of weight name: from the
 // layout's description when it has one (no tensor is read), else decoded.
 func (c *Checkpoint) describe(name string) (*tcast.DataType, []int, error) {
@@ -774,7 +782,7 @@ func (c *Checkpoint) describe(name string) (*tcast.DataType, []int, error) {
 	}
 	t, ok, err := c.lay.Decode(name, source{c})
 	if err == nil && !ok {
-		err = fmt.Errorf("weight %s: not found in the %s layout", name, c.lay.Name())
+		err = notOfLayout(c.lay, name)
 	}
 	if err != nil {
 		return nil, nil, err

@@ -21,6 +21,7 @@ import (
 	"github.com/tensorcast-go/tensorcast/checkpoint/layout"
 	"github.com/tensorcast-go/tensorcast/checkpoint/load"
 	"github.com/tensorcast-go/tensorcast/checkpoint/safetensors"
+	"github.com/tensorcast-go/tensorcast/internal/inputfile"
 	"github.com/tensorcast-go/tensorcast/tcast"
 )
 
@@ -373,4 +374,23 @@ func TestFormatVersion(t *testing.T) {
 		assert.Contains(t, err.Error(), path)
 		assert.Contains(t, err.Error(), layout.KeyFormat)
 	}
+}
+
+// TestOpenConfigTooLarge: a config.json past inputfile.MaxReadFile beside
+// the checkpoint (a sparse file here) is refused, naming it, instead of
+// being read whole or passed over as if it were absent.
+func TestOpenConfigTooLarge(t *testing.T) {
+	dir := t.TempDir()
+	b, err := os.ReadFile("testdata/tcast/model.safetensors")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "model.safetensors"), b, 0o644))
+	cfg := filepath.Join(dir, "config.json")
+	require.NoError(t, os.WriteFile(cfg, nil, 0o644))
+	require.NoError(t, os.Truncate(cfg, inputfile.MaxReadFile+1))
+	c, err := load.Open(filepath.Join(dir, "model.safetensors"))
+	if err == nil {
+		c.Close()
+	}
+	require.ErrorIs(t, err, inputfile.ErrTooLarge)
+	assert.Contains(t, err.Error(), cfg)
 }

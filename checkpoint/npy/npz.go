@@ -9,6 +9,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/tensorcast-go/tensorcast/internal/atomicfile"
 	"github.com/tensorcast-go/tensorcast/internal/inputfile"
@@ -73,6 +74,12 @@ func ReadNPZFrom(r io.ReaderAt, size int64, name string) ([]Named, error) {
 	seen := map[string]bool{}
 	for _, f := range zr.File {
 		name := strings.TrimSuffix(f.Name, ".npy")
+		switch {
+		case name == "":
+			return nil, &FormatError{Path: path, Reason: fmt.Sprintf("member %q has no array name", f.Name)}
+		case !utf8.ValidString(f.Name):
+			return nil, &FormatError{Path: path, Reason: fmt.Sprintf("member name %q is not valid UTF-8", f.Name)}
+		}
 		if seen[name] {
 			return nil, &FormatError{Path: path, Reason: fmt.Sprintf("member %q appears twice", f.Name)}
 		}
@@ -92,6 +99,12 @@ func ReadNPZFrom(r io.ReaderAt, size int64, name string) ([]Named, error) {
 		// buffer grows as bytes arrive (decode with an unknown size), and the
 		// zip reader checks the size and CRC at the member's end.
 		a, err := decode(io.LimitReader(rc, int64(f.UncompressedSize64)), -1)
+		if err == nil {
+			// The zip reader checks the CRC-32 only when a read reaches
+			// the member's end: decode stops at the declared size, so ask
+			// for one byte more.
+			err = checkEnd(rc, int64(f.UncompressedSize64))
+		}
 		rc.Close()
 		if err != nil {
 			return nil, fmt.Errorf("npy: %s: member %q: %w", path, f.Name, err)
@@ -134,6 +147,24 @@ func checkOverlap(files []*zip.File, path string) error {
 		}
 	}
 	return nil
+}
+
+// checkEnd reads r, a member read up to its declared size, to its end,
+// which must come now: a member's last read reports a CRC-32 mismatch
+// (zip.ErrChecksum).
+func checkEnd(r io.Reader, size int64) error {
+	var one [1]byte
+	for {
+		n, err := r.Read(one[:])
+		switch {
+		case n > 0:
+			return &FormatError{Offset: size, Reason: "member holds more bytes than it declares"}
+		case err == io.EOF:
+			return nil
+		case err != nil:
+			return &FormatError{Offset: size, Reason: "at the member's end", Err: err}
+		}
+	}
 }
 
 // WriteNPZ writes arrays as an uncompressed .npz archive (numpy.savez's layout),

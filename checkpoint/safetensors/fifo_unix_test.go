@@ -5,50 +5,27 @@ package safetensors
 import (
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 	"github.com/tensorcast-go/tensorcast/internal/inputfile"
+	"github.com/tensorcast-go/tensorcast/internal/inputfile/inputfiletest"
 )
-
-// openFIFO makes a named pipe called name in dir and runs open on it,
-// failing the test if open blocks (no process ever writes to the pipe).
-func openFIFO(t *testing.T, dir, name string, open func(string) error) error {
-	t.Helper()
-	p := filepath.Join(dir, name)
-	require.NoError(t, syscall.Mkfifo(p, 0o600))
-	done := make(chan error, 1)
-	go func() { done <- open(p) }()
-	select {
-	case err := <-done:
-		return err
-	case <-time.After(5 * time.Second):
-		// Release the blocked open: a writer that closes at once.
-		if w, err := os.OpenFile(p, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
-			w.Close()
-		}
-		<-done
-		t.Fatalf("opening the named pipe %s blocked", name)
-		return nil
-	}
-}
 
 // A named pipe given as a file or as a shard of an index is refused at once.
 func TestOpenFIFO(t *testing.T) {
 	dir := t.TempDir()
-	err := openFIFO(t, dir, "in.safetensors", func(p string) error { _, err := Open(p); return err })
+	err := inputfiletest.OpenFIFO(t, dir, "in.safetensors", func(p string) error { _, err := Open(p); return err })
 	require.ErrorIs(t, err, inputfile.ErrNotRegular)
 	require.ErrorContains(t, err, "in.safetensors")
 
 	idx := filepath.Join(dir, IndexFileName)
 	require.NoError(t, os.WriteFile(idx, []byte(`{"weight_map":{"w":"shard.safetensors"}}`), 0o644))
-	err = openFIFO(t, dir, "shard.safetensors", func(string) error { _, err := OpenIndex(idx); return err })
+	err = inputfiletest.OpenFIFO(t, dir, "shard.safetensors", func(string) error { _, err := OpenIndex(idx); return err })
 	require.ErrorIs(t, err, inputfile.ErrNotRegular)
 	require.ErrorContains(t, err, "shard.safetensors")
 
-	err = openFIFO(t, dir, "x.index.json", func(p string) error { _, err := OpenIndex(p); return err })
+	err = inputfiletest.OpenFIFO(t, dir, "x.index.json", func(p string) error { _, err := OpenIndex(p); return err })
 	require.ErrorIs(t, err, inputfile.ErrNotRegular)
 }
 

@@ -52,7 +52,7 @@ func Open(path string) (*File, error) {
 		return nil, fmt.Errorf("safetensors: %w", err)
 	}
 	size := fi.Size()
-	if size >= prefixSize && fi.Mode().IsRegular() {
+	if size >= prefixSize {
 		if data, err := mmapHook(f, size); err == nil {
 			f.Close() // the mapping stays valid
 			st, err := newFile(bytes.NewReader(data), size, path)

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/tensorcast-go/tensorcast/internal/atomicfile"
 	"github.com/tensorcast-go/tensorcast/internal/inputfile"
@@ -105,30 +106,45 @@ func OpenIndex(path string) (*Sharded, error) {
 
 // checkInside refuses shard file sp of the index at path when, its symbolic
 // links resolved, it lies outside the index's directory dir (resolved too):
-// a link must not take the reader to a file the index could not name.
+// a link must not take the reader to a file the index could not name. A
+// shard inside the directory the index file itself resolves to is accepted
+// too: the Hugging Face hub cache links every file of a snapshot
+// (snapshots/REV/NAME) to one blobs directory, index and shards alike.
 // A shard that does not exist is left to Open to report.
 func checkInside(path, dir, sp string) error {
-	real, err := filepath.EvalSymlinks(sp)
+	real, err := resolved(sp)
 	if err != nil {
 		return nil
 	}
-	realDir, err := filepath.EvalSymlinks(dir)
+	realDir, err := resolved(dir)
 	if err != nil {
 		return nil
 	}
-	if realAbs, err := filepath.Abs(real); err == nil {
-		real = realAbs
+	inside := func(d string) bool {
+		rel, err := filepath.Rel(d, real)
+		return err == nil && filepath.IsLocal(rel)
 	}
-	if dirAbs, err := filepath.Abs(realDir); err == nil {
-		realDir = dirAbs
+	if inside(realDir) {
+		return nil
 	}
-	rel, err := filepath.Rel(realDir, real)
-	if err == nil && filepath.IsLocal(rel) {
+	if idx, err := resolved(path); err == nil && inside(filepath.Dir(idx)) {
 		return nil
 	}
 	return &FormatError{Path: sp, Offset: -1,
 		Reason: fmt.Sprintf("shard named by %s is a symbolic link to %s, outside the index directory %s; copy the file into that directory instead of linking it",
 			path, strconv.Quote(clip(real)), realDir)}
+}
+
+// resolved returns p with its symbolic links resolved, made absolute.
+func resolved(p string) (string, error) {
+	r, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return "", err
+	}
+	if abs, err := filepath.Abs(r); err == nil {
+		r = abs
+	}
+	return r, nil
 }
 
 // invert returns the set of values of m.
@@ -226,6 +242,19 @@ func (p *indexParser) skip() error {
 
 // parseIndex parses the JSON of an index file.
 func parseIndex(b []byte) (map[string]string, int64, error) {
+	// encoding/json would replace invalid UTF-8 with U+FFFD: a tensor or
+	// shard name would then silently not be the one in the file.
+	if !utf8.Valid(b) {
+		off := 0
+		for off < len(b) {
+			r, n := utf8.DecodeRune(b[off:])
+			if r == utf8.RuneError && n == 1 {
+				break
+			}
+			off += n
+		}
+		return nil, 0, &FormatError{Offset: int64(off), Reason: "index is not valid UTF-8"}
+	}
 	p := &indexParser{dec: json.NewDecoder(bytes.NewReader(b))}
 	p.dec.UseNumber()
 	var weightMap map[string]string

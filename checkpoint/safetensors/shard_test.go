@@ -244,6 +244,17 @@ func TestOpenIndexSymlink(t *testing.T) {
 			must(t, os.Symlink("real.safetensors", filepath.Join(ck, "b.safetensors")))
 			return filepath.Join(ck, IndexFileName)
 		}, ""},
+		{"Hugging Face cache: index and shards linked into one blobs directory", "a.safetensors", func(root, ck string) string {
+			hfCache(t, root, ck)
+			must(t, os.WriteFile(filepath.Join(root, "blobs", "2222"), shardA, 0o644))
+			must(t, os.Symlink(filepath.Join("..", "blobs", "2222"), filepath.Join(ck, "a.safetensors")))
+			return filepath.Join(ck, IndexFileName)
+		}, ""},
+		{"Hugging Face cache, shard linked out of the blobs directory", "a.safetensors", func(root, ck string) string {
+			hfCache(t, root, ck)
+			must(t, os.Symlink(filepath.Join("..", "outside", "a.safetensors"), filepath.Join(ck, "a.safetensors")))
+			return filepath.Join(ck, IndexFileName)
+		}, "outside the index directory"},
 		{"index directory reached through a link", "b.safetensors", func(root, ck string) string {
 			must(t, os.WriteFile(filepath.Join(ck, "real.safetensors"), shardA, 0o644))
 			must(t, os.Symlink("real.safetensors", filepath.Join(ck, "b.safetensors")))
@@ -274,6 +285,16 @@ func TestOpenIndexSymlink(t *testing.T) {
 			assert.ErrorContains(t, err, ip)
 		})
 	}
+}
+
+// hfCache moves the index of ck to root/blobs/1111 and links it back, as
+// the Hugging Face hub cache stores a snapshot's files (snapshots/REV/NAME
+// is a link to ../../blobs/HASH).
+func hfCache(t *testing.T, root, ck string) {
+	t.Helper()
+	must(t, os.Mkdir(filepath.Join(root, "blobs"), 0o755))
+	must(t, os.Rename(filepath.Join(ck, IndexFileName), filepath.Join(root, "blobs", "1111")))
+	must(t, os.Symlink(filepath.Join("..", "blobs", "1111"), filepath.Join(ck, IndexFileName)))
 }
 
 func must(t *testing.T, err error) {

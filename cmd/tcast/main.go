@@ -43,6 +43,10 @@ import (
 	"os"
 	"strings"
 
+	"github.com/tensorcast-go/tensorcast/checkpoint/castdir"
+	"github.com/tensorcast-go/tensorcast/checkpoint/gguf"
+	"github.com/tensorcast-go/tensorcast/checkpoint/npy"
+	"github.com/tensorcast-go/tensorcast/checkpoint/safetensors"
 	"github.com/tensorcast-go/tensorcast/internal/atomicfile"
 	"github.com/tensorcast-go/tensorcast/internal/names"
 )
@@ -126,13 +130,35 @@ func run(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "tcast %s: %v (see tcast help %s)\n", name, err, name)
 			return 2
 		default:
-			fmt.Fprintf(stderr, "tcast %s: %v\n", name, err)
+			fmt.Fprintf(stderr, "tcast %s: %v%s\n", name, err, damagedHint(err))
 			return 1
 		}
 	}
 	fmt.Fprintf(stderr, "tcast: unknown command %q\n", name)
 	printUsage(stderr)
 	return 2
+}
+
+// damagedHint says, on the message's line, what to do about an input file
+// whose content a reader refused (its error names the file and what is
+// wrong): "" for other errors, and for those that say what to do already
+// (an array that is no mask).
+func damagedHint(err error) string {
+	var (
+		st *safetensors.FormatError
+		gf *gguf.FormatError
+		np *npy.FormatError
+		cd *castdir.FormatError
+	)
+	switch {
+	case errors.Is(err, npy.ErrNotMask):
+		return ""
+	case errors.As(err, &cd):
+		return "; the cast directory is damaged or was edited: write it again with tcast cast"
+	case errors.As(err, &st), errors.As(err, &gf), errors.As(err, &np):
+		return "; the file is damaged, truncated or not what its name says: download or export it again"
+	}
+	return ""
 }
 
 func printUsage(w io.Writer) {

@@ -98,14 +98,46 @@ func Open(path string) (*os.File, fs.FileInfo, error) {
 	return f, fi, nil
 }
 
+// MaxReadFile is the largest file ReadFile reads (1 GiB): far above any
+// config.json, tokenizer.json or info.json, and a bound on what a file
+// beside a checkpoint can make ReadFile allocate.
+const MaxReadFile = 1 << 30
+
+// ErrTooLarge is matched (errors.Is) by the error ReadFile returns for a
+// file larger than MaxReadFile.
+var ErrTooLarge = errors.New("file too large to read whole")
+
+// TooLargeError reports a file ReadFile refuses because it is larger than
+// MaxReadFile.
+type TooLargeError struct {
+	// Path is the file as given.
+	Path string
+	// Size is its size in bytes.
+	Size int64
+}
+
+// Error returns a message such as
+// "config.json is 1099511627776 bytes, more than the 1073741824 a configuration file may have: check that it is the file meant".
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("%s is %d bytes, more than the %d a configuration file may have: check that it is the file meant (it may be damaged)",
+		e.Path, e.Size, MaxReadFile)
+}
+
+// Is reports whether target is ErrTooLarge.
+func (e *TooLargeError) Is(target error) bool { return target == ErrTooLarge }
+
 // ReadFile reads the whole regular file at path, as os.ReadFile does, after
-// refusing a path that is not a regular file (see Open).
+// refusing a path that is not a regular file (see Open) and, before
+// allocating, a file larger than MaxReadFile (a *TooLargeError).
 func ReadFile(path string) ([]byte, error) {
 	f, fi, err := Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
+	if fi.Size() > MaxReadFile {
+		return nil, &TooLargeError{Path: path, Size: fi.Size()}
+	}
 	b := make([]byte, 0, fi.Size()+1)
 	for {
 		n, err := f.Read(b[len(b):cap(b)])

@@ -52,3 +52,19 @@ func TestReadFile(t *testing.T) {
 	_, err := ReadFile(dir)
 	assert.ErrorIs(t, err, ErrNotRegular)
 }
+
+// A file past MaxReadFile (here a sparse one: a hostile checkpoint can ship
+// one that claims a terabyte on a few disk blocks) is refused by its size,
+// before ReadFile allocates or reads anything.
+func TestReadFileTooLarge(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "config.json")
+	require.NoError(t, os.WriteFile(p, nil, 0o644))
+	require.NoError(t, os.Truncate(p, MaxReadFile+1))
+	_, err := ReadFile(p)
+	require.ErrorIs(t, err, ErrTooLarge)
+	var tle *TooLargeError
+	require.ErrorAs(t, err, &tle)
+	assert.Equal(t, TooLargeError{Path: p, Size: MaxReadFile + 1}, *tle)
+	assert.Contains(t, err.Error(), p)
+	assert.False(t, errors.Is(err, ErrNotRegular))
+}

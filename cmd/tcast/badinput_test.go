@@ -1,0 +1,103 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// badCorpus is the corpus of hostile inputs (testdata/bad/README.md).
+var badCorpus = filepath.Join("..", "..", "testdata", "bad")
+
+// TestBadInputCLI runs a sample of the hostile-input corpus through tcast
+// inspect, convert and cast as a child process: each must exit with status 1
+// (an error in the input, not in the command line, and no panic, which exits
+// with 2), within a deadline, with a message that names the file and says
+// what to do next. internal/badinput runs the whole corpus through the
+// library.
+func TestBadInputCLI(t *testing.T) {
+	out := t.TempDir()
+	damaged := "download or export it again"
+	for _, tc := range []struct {
+		cmd  string // inspect, convert, cast, or act-norms (convert -act-norms FILE)
+		path string // under testdata/bad
+		file string // the base name the message names
+		next string // what to do, said in the message
+	}{
+		{"inspect", "safetensors/hdrlen-2p63.safetensors", "", damaged},
+		{"inspect", "safetensors/offsets-overlap.safetensors", "", damaged},
+		{"inspect", "safetensors/name-not-utf8.safetensors", "", damaged},
+		{"inspect", "safetensors/shape-product-overflow.safetensors", "", damaged},
+		{"inspect", "safetensors/hdr-deep-nesting.safetensors", "", damaged},
+		{"inspect", "safetensors/truncated/cut-0100.safetensors", "", damaged},
+		{"inspect", "safetensors/truncated-header/json-050.safetensors", "", damaged},
+		{"convert", "safetensors/offsets-past-eof.safetensors", "", damaged},
+		{"convert", "safetensors/dtype-unknown.safetensors", "", damaged},
+		{"inspect", "index/shard-dotdot", "model.safetensors.index.json", damaged},
+		{"inspect", "index/truncated/json-040", "model.safetensors.index.json", damaged},
+		{"inspect", "index/total-size-inf", "model.safetensors.index.json", damaged},
+		{"convert", "index/name-not-utf8", "model.safetensors.index.json", damaged},
+		{"inspect", "gguf/string-len-2p63.gguf", "", damaged},
+		{"inspect", "gguf/tensor-count-2p63.gguf", "", damaged},
+		{"inspect", "gguf/tensor-overlap.gguf", "", damaged},
+		{"inspect", "gguf/key-not-utf8.gguf", "", damaged},
+		{"inspect", "gguf/truncated/cut-0135-in-kv2.value.bytes.gguf", "", damaged},
+		{"convert", "gguf/tensor-dims-product-overflow.gguf", "", damaged},
+		{"convert", "gguf/array-count-max-uint64.gguf", "", damaged},
+		{"cast", "npy/shape-2p63.npy", "", damaged},
+		{"cast", "npy/descr-object.npy", "", damaged},
+		{"cast", "npy/truncated/cut-100.npy", "", damaged},
+		{"act-norms", "npz/member-crc-wrong.npz", "", damaged},
+		{"act-norms", "npz/truncated/cut-099.npz", "", damaged},
+		{"act-norms", "npz/member-claims-4g-deflate.npz", "", damaged},
+		{"inspect", "config/tcast-metadata/format-version-3", "model.safetensors", "newer tcast"},
+		{"inspect", "config/info-json/shape-overflow", "info.json", "tcast cast"},
+		{"inspect", "config/info-json/part-file-truncated", "scale.npy", "tcast cast"},
+	} {
+		t.Run(tc.cmd+"/"+tc.path, func(t *testing.T) {
+			p := filepath.Join(badCorpus, filepath.FromSlash(tc.path))
+			_, err := os.Stat(p)
+			require.NoError(t, err, "the corpus has no %s", tc.path)
+			var args []string
+			switch tc.cmd {
+			case "inspect":
+				args = []string{"inspect", p}
+			case "convert":
+				args = []string{"convert", p, "-dtype", "mxfp4", "-o", filepath.Join(out, "x.safetensors")}
+			case "act-norms":
+				args = []string{"convert", irisFixture, "-dtype", "mxfp4", "-sparsity", "2:4", "-sparsity-criterion", "wanda",
+					"-act-norms", p, "-o", filepath.Join(out, "x.safetensors")}
+			case "cast":
+				args = []string{"cast", p, "-dtype", "mxfp4", "-o", filepath.Join(out, "cast")}
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, os.Args[0], args...)
+			cmd.Env = append(os.Environ(), "TCAST_CHILD=run")
+			stderr, err := cmd.CombinedOutput()
+			msg := string(stderr)
+			var ee *exec.ExitError
+			require.ErrorAs(t, err, &ee, "tcast %s: %s", strings.Join(args, " "), msg)
+			require.Equal(t, 1, ee.ExitCode(), msg)
+			assert.NotContains(t, msg, "panic")
+			assert.NotContains(t, msg, "goroutine ")
+			file := tc.file
+			if file == "" {
+				file = filepath.Base(p)
+			}
+			assert.Contains(t, msg, file)
+			assert.Contains(t, msg, tc.next)
+			assert.Equal(t, 1, strings.Count(msg, "tcast "+args[0]+": "), "one message: %s", msg)
+			assert.Equal(t, 1, strings.Count(msg, "\n"), "one line: %q", msg)
+		})
+	}
+	_, err := os.Stat(filepath.Join(out, "x.safetensors"))
+	assert.True(t, os.IsNotExist(err), "a refused conversion left an output")
+}
