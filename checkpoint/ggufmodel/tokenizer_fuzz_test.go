@@ -14,7 +14,8 @@ import (
 // VocabSize asks for, special ids within the vocabulary, and metadata keys.
 // Seeds: the byte-level BPE tokenizer tcast synth -arch llama writes
 // (testdata/synth-llama, -vocab 320), the hand-written tokenizers of
-// tokenizer_test.go, and broken variants.
+// tokenizer_test.go, broken variants, and the hostile tokenizer files of
+// the repository's testdata/bad/config.
 func FuzzParseTokenizer(f *testing.F) {
 	tj, err := os.ReadFile(filepath.Join("testdata", "synth-llama", TokenizerFile))
 	if err != nil {
@@ -34,6 +35,34 @@ func FuzzParseTokenizer(f *testing.F) {
 	f.Add([]byte(`{"model":{"type":"WordPiece"}}`), []byte(`null`), uint16(0), "")
 	f.Add([]byte(`{"added_tokens":[{"id":16777216,"content":"x"}],"model":{"type":"BPE","vocab":{}}}`), []byte(nil), uint16(0), "qwen2")
 	f.Add([]byte(`[]`), []byte(`[]`), uint16(1), "gpt-2")
+	// The hostile tokenizer files of the repository's testdata/bad
+	// (internal/badinput), each with the synth tokenizer beside it.
+	for _, c := range []struct {
+		dir    string
+		config bool
+	}{{"tokenizer-json", false}, {"tokenizer-config-json", true}} {
+		for _, pat := range []string{"*", filepath.Join("truncated", "*")} {
+			want := TokenizerFile
+			if c.config {
+				want = TokenizerConfigFile
+			}
+			paths, err := filepath.Glob(filepath.Join("..", "..", "testdata", "bad", "config", c.dir, pat, want))
+			if err != nil {
+				f.Fatal(err)
+			}
+			for _, p := range paths {
+				b, err := os.ReadFile(p)
+				if err != nil {
+					f.Fatal(err)
+				}
+				if c.config {
+					f.Add(tj, b, uint16(0), "")
+				} else {
+					f.Add(b, cfg, uint16(0), "")
+				}
+			}
+		}
+	}
 	f.Fuzz(func(t *testing.T, tokenizerJSON, configJSON []byte, vocab uint16, pre string) {
 		o := TokenizerOptions{VocabSize: int(vocab), Pre: pre}
 		tok, err := ParseTokenizer(tokenizerJSON, configJSON, o)

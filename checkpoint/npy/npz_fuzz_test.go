@@ -28,7 +28,8 @@ func npzOf(tb testing.TB, method uint16, names []string, members [][]byte) []byt
 
 // FuzzReadNPZ reads arbitrary bytes as an .npz archive through the
 // io.ReaderAt variant. Seeds: the .npy fixtures of testdata/ zipped stored
-// and deflated, the importance-matrix archive of cmd/tcast/testdata,
+// and deflated, the importance-matrix archive of cmd/tcast/testdata, the
+// hostile archives of the repository's testdata/bad/npz,
 // archives whose members lie about their sizes or share their data, a
 // duplicate member and
 // truncations. An archive is refused with a *FormatError naming it, or its
@@ -63,6 +64,17 @@ func FuzzReadNPZ(f *testing.F) {
 	}{{zip.Store, 250, 1 << 34}, {zip.Deflate, 1 << 32, 1 << 33}, {zip.Store, 4, 1016}} {
 		p := filepath.Join(dir, "lie"+string(rune('0'+i))+".npz")
 		lyingNPZ(f, p, c.method, c.n, c.claim)
+		b, err := os.ReadFile(p)
+		require.NoError(f, err)
+		f.Add(b)
+	}
+	// The hostile archives of testdata/bad (internal/badinput): every one
+	// refused, each a start for the fuzzer.
+	bad, err := filepath.Glob(filepath.Join("..", "..", "testdata", "bad", "npz", "*.npz"))
+	require.NoError(f, err)
+	more, err := filepath.Glob(filepath.Join("..", "..", "testdata", "bad", "npz", "truncated", "*.npz"))
+	require.NoError(f, err)
+	for _, p := range append(bad, more...) {
 		b, err := os.ReadFile(p)
 		require.NoError(f, err)
 		f.Add(b)

@@ -15,7 +15,8 @@ import (
 // FuzzOpenIndex opens arbitrary bytes as model.safetensors.index.json in a
 // directory holding two valid shards from testdata/ (a.safetensors: the
 // valid_f32_2x2 seed file, tensor "w"; b.safetensors: valid_subbyte, tensors
-// "c", "e", "f4", "f6", "n"). OpenIndex refuses it with an error naming the
+// "c", "e", "f4", "f6", "n"); seeds: hand-written indexes and the hostile
+// ones of the repository's testdata/bad/index. OpenIndex refuses it with an error naming the
 // index (a *FormatError, or a missing or irregular shard), or every tensor
 // of the checkpoint is in its shard, readable, and the shards' tensors are
 // exactly the weight map's.
@@ -41,6 +42,16 @@ func FuzzOpenIndex(f *testing.F) {
 		`[]`, `null`, ``,
 	} {
 		f.Add([]byte(s))
+	}
+	// The hostile indexes of the repository's testdata/bad (internal/badinput).
+	bad, err := filepath.Glob(filepath.Join("..", "..", "testdata", "bad", "index", "*", IndexFileName))
+	require.NoError(f, err)
+	more, err := filepath.Glob(filepath.Join("..", "..", "testdata", "bad", "index", "truncated", "*", IndexFileName))
+	require.NoError(f, err)
+	for _, p := range append(bad, more...) {
+		b, err := os.ReadFile(p)
+		require.NoError(f, err)
+		f.Add(b)
 	}
 	// One directory per fuzzing process (this setup runs in each worker),
 	// whose index is rewritten by every call: calls in a process are
