@@ -3,6 +3,7 @@ package kernels
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"testing"
 
@@ -222,5 +223,15 @@ func TestMeasure(t *testing.T) {
 			assert.Equal(t, n, c, "every worker runs as often")
 		}
 		n = c
+	}
+}
+
+// TestWorkloadsParallel runs every workload on two workers at once, as
+// Measure does with workers > 1 (tcast bench -workers): under -race (.ci/run
+// races this package) a workload writing state its workers share fails.
+func TestWorkloadsParallel(t *testing.T) {
+	src := BenchInput(4 * QKK)
+	for _, w := range Workloads() {
+		parallel([]func(){w.Prepare(src), w.Prepare(slices.Clone(src))}, 2)
 	}
 }
