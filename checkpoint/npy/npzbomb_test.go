@@ -22,14 +22,7 @@ import (
 // while the member really holds the header and 1000 zero bytes.
 func lyingNPZ(t testing.TB, path string, method uint16, n, claim uint64) {
 	t.Helper()
-	dict := fmt.Sprintf("{'descr': '<f4', 'fortran_order': False, 'shape': (%d,), }", n)
-	dict += strings.Repeat(" ", 63-(10+len(dict))%64) + "\n"
-	var npy bytes.Buffer
-	npy.WriteString("\x93NUMPY\x01\x00")
-	require.NoError(t, binary.Write(&npy, binary.LittleEndian, uint16(len(dict))))
-	npy.WriteString(dict)
-	npy.Write(make([]byte, 1000))
-	raw := npy.Bytes()
+	raw := f32NPY(t, n, 1000)
 	crc := crc32.ChecksumIEEE(raw)
 	if method == zip.Deflate {
 		var c bytes.Buffer
@@ -96,4 +89,19 @@ func TestNPZLyingSizes(t *testing.T) {
 			assert.Contains(t, err.Error(), `"w.npy"`)
 		})
 	}
+}
+
+// f32NPY returns a version 1.0 .npy file whose header declares a float32
+// vector of n values, followed by body zero bytes (as many as n needs or
+// not: the archives built from it lie about their members).
+func f32NPY(tb testing.TB, n uint64, body int) []byte {
+	tb.Helper()
+	dict := fmt.Sprintf("{'descr': '<f4', 'fortran_order': False, 'shape': (%d,), }", n)
+	dict += strings.Repeat(" ", 63-(10+len(dict))%64) + "\n"
+	var b bytes.Buffer
+	b.WriteString("\x93NUMPY\x01\x00")
+	require.NoError(tb, binary.Write(&b, binary.LittleEndian, uint16(len(dict))))
+	b.WriteString(dict)
+	b.Write(make([]byte, body))
+	return b.Bytes()
 }

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"hash/crc32"
 	"runtime"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -22,18 +21,12 @@ import (
 // expand to k times the data.
 func overlappingNPZ(tb testing.TB, n, k int) []byte {
 	tb.Helper()
-	dict := fmt.Sprintf("{'descr': '<f4', 'fortran_order': False, 'shape': (%d,), }", n)
-	dict += strings.Repeat(" ", 63-(10+len(dict))%64) + "\n"
-	var raw bytes.Buffer
-	raw.WriteString("\x93NUMPY\x01\x00")
-	require.NoError(tb, binary.Write(&raw, binary.LittleEndian, uint16(len(dict))))
-	raw.WriteString(dict)
-	raw.Write(make([]byte, 4*n))
-	crc := crc32.ChecksumIEEE(raw.Bytes())
+	raw := f32NPY(tb, uint64(n), 4*n)
+	crc := crc32.ChecksumIEEE(raw)
 	var c bytes.Buffer
 	fw, err := flate.NewWriter(&c, flate.BestCompression)
 	require.NoError(tb, err)
-	_, err = fw.Write(raw.Bytes())
+	_, err = fw.Write(raw)
 	require.NoError(tb, err)
 	require.NoError(tb, fw.Close())
 
@@ -48,7 +41,7 @@ func overlappingNPZ(tb testing.TB, n, k int) []byte {
 	le(uint32(0)) // time, date
 	le(crc)
 	le(uint32(c.Len()))
-	le(uint32(raw.Len()))
+	le(uint32(len(raw)))
 	le(uint16(len(name0)))
 	le(uint16(0))
 	z.WriteString(name0)
@@ -64,7 +57,7 @@ func overlappingNPZ(tb testing.TB, n, k int) []byte {
 		le(uint32(0))
 		le(crc)
 		le(uint32(c.Len()))
-		le(uint32(raw.Len()))
+		le(uint32(len(raw)))
 		le(uint16(len(name)))
 		le(uint16(0)) // extra
 		le(uint16(0)) // comment
