@@ -178,16 +178,8 @@ func TestOpenEveryLayout(t *testing.T) {
 func stripMetadata(t *testing.T, dir string) string {
 	t.Helper()
 	out := t.TempDir()
-	f, err := safetensors.Open(filepath.Join(dir, "model.safetensors"))
-	require.NoError(t, err)
-	defer f.Close()
-	var ts []safetensors.Tensor
-	for _, ti := range f.Tensors() {
-		b, err := f.Bytes(ti.Name)
-		require.NoError(t, err)
-		ts = append(ts, safetensors.Tensor{Name: ti.Name, DType: ti.DType, Shape: ti.Shape, Data: append([]byte(nil), b...)})
-	}
-	meta := layout.WithoutMetaKeys(f.Metadata())
+	ts, meta := readSafetensors(t, filepath.Join(dir, "model.safetensors"))
+	meta = layout.WithoutMetaKeys(meta)
 	for k := range meta {
 		require.False(t, layout.IsMetaKey(k))
 	}
@@ -261,16 +253,7 @@ func TestZeroCopy(t *testing.T) {
 // negative, a 1-D weight listed as transposed. Open, Inspect and Float32
 // return errors, never panic.
 func TestCraftedMetadata(t *testing.T) {
-	f, err := safetensors.Open("testdata/tcast/model.safetensors")
-	require.NoError(t, err)
-	var ts []safetensors.Tensor
-	for _, ti := range f.Tensors() {
-		b, err := f.Bytes(ti.Name)
-		require.NoError(t, err)
-		ts = append(ts, safetensors.Tensor{Name: ti.Name, DType: ti.DType, Shape: ti.Shape, Data: append([]byte(nil), b...)})
-	}
-	meta := f.Metadata()
-	f.Close()
+	ts, meta := readSafetensors(t, "testdata/tcast/model.safetensors")
 	key := layout.KeyWeightPrefix + weight
 	for name, edit := range map[string]func(m map[string]string){
 		"negative mask shape": func(m map[string]string) {
@@ -343,16 +326,7 @@ func TestErrorsUnwrap(t *testing.T) {
 // tcast.format) is refused with a *layout.VersionError naming the file and
 // the version, not decoded by the rules of the versions this build knows.
 func TestFormatVersion(t *testing.T) {
-	f, err := safetensors.Open("testdata/tcast/model.safetensors")
-	require.NoError(t, err)
-	var ts []safetensors.Tensor
-	for _, ti := range f.Tensors() {
-		b, err := f.Bytes(ti.Name)
-		require.NoError(t, err)
-		ts = append(ts, safetensors.Tensor{Name: ti.Name, DType: ti.DType, Shape: ti.Shape, Data: append([]byte(nil), b...)})
-	}
-	meta := f.Metadata()
-	f.Close()
+	ts, meta := readSafetensors(t, "testdata/tcast/model.safetensors")
 	for _, tc := range []struct {
 		version string
 		ok      bool

@@ -20,16 +20,7 @@ import (
 func withMetadata(t *testing.T, dir, k, v string) string {
 	t.Helper()
 	out := t.TempDir()
-	f, err := safetensors.Open(filepath.Join(dir, "model.safetensors"))
-	require.NoError(t, err)
-	defer f.Close()
-	var ts []safetensors.Tensor
-	for _, ti := range f.Tensors() {
-		b, err := f.Bytes(ti.Name)
-		require.NoError(t, err)
-		ts = append(ts, safetensors.Tensor{Name: ti.Name, DType: ti.DType, Shape: ti.Shape, Data: append([]byte(nil), b...)})
-	}
-	meta := f.Metadata()
+	ts, meta := readSafetensors(t, filepath.Join(dir, "model.safetensors"))
 	meta[k] = v
 	require.NoError(t, safetensors.WriteFile(filepath.Join(out, "model.safetensors"), ts, meta))
 	return out
@@ -87,4 +78,21 @@ func TestRotatedWeights(t *testing.T) {
 	var le *rotate.LengthError
 	assert.ErrorAs(t, err, &le)
 	assert.ErrorContains(t, err, weight)
+}
+
+// readSafetensors returns the tensors (their bytes copied) and the
+// metadata of the safetensors file at path, for tests that write it again
+// with changes.
+func readSafetensors(t *testing.T, path string) ([]safetensors.Tensor, map[string]string) {
+	t.Helper()
+	f, err := safetensors.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	var ts []safetensors.Tensor
+	for _, ti := range f.Tensors() {
+		b, err := f.Bytes(ti.Name)
+		require.NoError(t, err)
+		ts = append(ts, safetensors.Tensor{Name: ti.Name, DType: ti.DType, Shape: ti.Shape, Data: append([]byte(nil), b...)})
+	}
+	return ts, f.Metadata()
 }
