@@ -96,5 +96,9 @@ func (s *ErrorSum) Errors() Errors {
 		db := 10 * math.Log10(s.sig/s.noise)
 		e.SQNR = &db
 	}
+	if s.lost > 0 {
+		inf := math.Inf(-1)
+		e.SQNR, e.MaxAbs, e.MSE = &inf, math.Inf(1), math.Inf(1)
+	}
 	return e
 }

@@ -59,7 +59,8 @@ func castCase(t *testing.T, c goldenCase) ([]float32, *tc.Tensor, WriteOptions) 
 	require.NoError(t, err)
 	x, err := arr.Float32s()
 	require.NoError(t, err)
-	opts := WriteOptions{Input: "input/" + c.input, InputDType: arr.DType.String(), Elem: c.elem}
+	opts := WriteOptions{Input: "input/" + c.input, InputDType: arr.DType.String(), Elem: c.elem,
+		AllowNonFinite: true} // the inputs hold NaN and Inf on purpose
 	var keep *mask.Mask
 	if c.keep != "" {
 		opts.Keep = "input/" + c.keep

@@ -2,6 +2,7 @@ package castdir
 
 import (
 	"encoding/json"
+	"math"
 	"path/filepath"
 
 	"github.com/tensorcast-go/tensorcast/dtype"
@@ -140,6 +141,49 @@ type Stats struct {
 	// SQNR in dB over finite inputs with finite outputs; nil when it is not a
 	// number (no error at all, or an all-zero input).
 	SQNR *float64 `json:"sqnr_db"`
+	// Lost counts finite inputs whose dequantized value is NaN or infinite
+	// (an input cast with WriteOptions.AllowNonFinite, whose NaN made its
+	// block NaN). Any makes the error infinite, as tcast.Errors has it:
+	// MaxAbsError +Inf and SQNR −Inf, which info.json gives as
+	// "max_abs_error": null and "sqnr_db": null beside
+	// "nonfinite_outputs" (omitted when 0).
+	Lost int `json:"nonfinite_outputs,omitempty"`
+}
+
+// statsJSON is Stats as info.json holds it, for a cast that lost values:
+// the error figures, infinite, are null (JSON has no infinities).
+type statsJSON struct {
+	Count       int      `json:"count"`
+	NaNInputs   int      `json:"nan_inputs"`
+	Clipped     int      `json:"clipped"`
+	MaxAbsError *float64 `json:"max_abs_error"`
+	SQNR        *float64 `json:"sqnr_db"`
+	Lost        int      `json:"nonfinite_outputs,omitempty"`
+}
+
+// MarshalJSON writes s; with Lost > 0 its infinite error figures are null.
+func (s Stats) MarshalJSON() ([]byte, error) {
+	type plain Stats
+	if s.Lost == 0 {
+		return json.Marshal(plain(s))
+	}
+	return json.Marshal(statsJSON{Count: s.Count, NaNInputs: s.NaNInputs, Clipped: s.Clipped, Lost: s.Lost})
+}
+
+// UnmarshalJSON reads s; with Lost > 0 the error figures are infinite
+// (MaxAbsError +Inf, SQNR −Inf), as Write measured them.
+func (s *Stats) UnmarshalJSON(b []byte) error {
+	type plain Stats
+	var p plain
+	if err := json.Unmarshal(b, &p); err != nil {
+		return err
+	}
+	*s = Stats(p)
+	if s.Lost > 0 {
+		inf := math.Inf(-1)
+		s.MaxAbsError, s.SQNR = math.Inf(1), &inf
+	}
+	return nil
 }
 
 // FormatError reports a cast directory whose content is not what the format

@@ -33,6 +33,13 @@ type WriteOptions struct {
 	// ScaleSearch records in info.json that the tensor was cast with
 	// tcast.Options.ScaleSearch.
 	ScaleSearch bool
+	// AllowNonFinite writes the cast of an input holding NaN or ±Inf
+	// values, cast per the block policy of docs/NUMERICS.md (a block
+	// holding one becomes NaN as a whole in most datatypes). By default
+	// (false) Write refuses such an input with a *tcast.NonFiniteError
+	// (errors.Is tcast.ErrNonFinite) naming Input and the counts, and
+	// writes nothing.
+	AllowNonFinite bool
 }
 
 var roundingNames = map[dtype.Rounding]string{
@@ -53,6 +60,9 @@ var overflowNames = map[dtype.Overflow]string{dtype.Saturate: "sat", dtype.Overf
 // is no tcast datatype: only its Data part, whose Format names the format.
 func Write(dir string, x []float32, t *tc.Tensor, opts WriteOptions) error {
 	files, err := encodeFiles(x, t, opts)
+	if errors.Is(err, tc.ErrNonFinite) {
+		return err // names the input: nothing was written
+	}
 	if err != nil {
 		return fmt.Errorf("writing %s: %w", dir, err)
 	}
@@ -136,12 +146,16 @@ func encodeFiles(x []float32, t *tc.Tensor, opts WriteOptions) ([]file, error) {
 		seed := opts.Elem.Seed
 		info.Seed = &seed
 	}
+	var e tc.Errors
 	if scaled {
 		info.BitsPerValue = comp.BitsPerValue()
-		info.Stats = compare(x, deq, float32(math.Inf(1)))
+		info.Stats, e = compare(x, deq, float32(math.Inf(1)))
 	} else {
 		info.BitsPerValue = float64(elem.Bits())
-		info.Stats = compare(x, deq, elem.MaxFinite())
+		info.Stats, e = compare(x, deq, elem.MaxFinite())
+	}
+	if e.NonFinite() > 0 && !opts.AllowNonFinite {
+		return nil, &tc.NonFiniteError{Input: opts.Input, Tensors: []tc.NonFiniteTensor{{NaN: e.NaN, PosInf: e.PosInf, NegInf: e.NegInf}}}
 	}
 
 	var codes, dequant bytes.Buffer
@@ -383,18 +397,16 @@ func partFiles(name string, act, comp *tc.Part) (PartInfo, []file, error) {
 	return pi, []file{{pi.File, b.Bytes()}, {pi.CodesFile, cb.Bytes()}}, nil
 }
 
-// compare returns the error statistics of dequantized values against the input.
-func compare(src, deq []float32, maxFinite float32) Stats {
+// compare returns the error statistics of dequantized values against the
+// input, and tcast's measures they come from (with the input's NaN and
+// ±Inf counts).
+func compare(src, deq []float32, maxFinite float32) (Stats, tc.Errors) {
 	e := tc.Compare(src, deq)
-	s := Stats{Count: len(src), MaxAbsError: e.MaxAbs, SQNR: e.SQNR}
+	s := Stats{Count: len(src), NaNInputs: e.NaN, MaxAbsError: e.MaxAbs, SQNR: e.SQNR, Lost: e.Lost}
 	for _, x := range src {
-		switch {
-		case x != x:
-			s.NaNInputs++
-		case math.IsInf(float64(x), 0):
-		case x > maxFinite || x < -maxFinite:
+		if !math.IsInf(float64(x), 0) && (x > maxFinite || x < -maxFinite) { // NaN compares false
 			s.Clipped++
 		}
 	}
-	return s
+	return s, e
 }

@@ -176,45 +176,21 @@ type Options struct {
 
 // ErrNonFinite is matched by the error of Convert for weights to cast
 // whose source holds NaN or ±Inf values (Options.AllowNonFinite unset);
-// errors.As gives the *NonFiniteError that names them.
-var ErrNonFinite = errors.New("weights to cast hold NaN or Inf values")
+// errors.As gives the *NonFiniteError that names them. It is
+// tcast.ErrNonFinite, which tcast cast's refusal matches too.
+var ErrNonFinite = tcast.ErrNonFinite
 
 // NonFiniteTensor is one weight of a NonFiniteError: its name as the report
 // and Options.Exclude know it (the output name: the input's, unless renamed
 // by Options.Rename or for a llama.cpp model file) and the counts of its
 // NaN, +Inf and −Inf values.
-type NonFiniteTensor struct {
-	Name                string
-	NaN, PosInf, NegInf int
-}
+type NonFiniteTensor = tcast.NonFiniteTensor
 
 // NonFiniteError reports the weights to cast whose source holds NaN or ±Inf
-// values, in input order. It matches ErrNonFinite, and its message says
-// what to do: -allow-nonfinite (Options.AllowNonFinite) or -exclude.
-type NonFiniteError struct {
-	// Input is the checkpoint converted (the message starts with it unless
-	// it is empty).
-	Input string
-	// Tensors are the weights, each with its counts.
-	Tensors []NonFiniteTensor
-}
-
-func (e *NonFiniteError) Error() string {
-	var b strings.Builder
-	n := len(e.Tensors)
-	if e.Input != "" {
-		b.WriteString(e.Input + ": ")
-	}
-	fmt.Fprintf(&b, "%d %s to cast %s NaN or Inf values, which make every block holding one NaN in most datatypes:", n, plural(n, "weight", "weights"), plural(n, "holds", "hold"))
-	for _, t := range e.Tensors {
-		fmt.Fprintf(&b, "\n  %s: %d NaN, %d +Inf, %d -Inf", t.Name, t.NaN, t.PosInf, t.NegInf)
-	}
-	b.WriteString("\nno output was written; pass -allow-nonfinite to cast them per the block policy (docs/NUMERICS.md), or keep them as they are with -exclude RE")
-	return b.String()
-}
-
-// Unwrap returns ErrNonFinite.
-func (e *NonFiniteError) Unwrap() error { return ErrNonFinite }
+// values, in input order (tcast.NonFiniteError). It matches ErrNonFinite,
+// and its message says what to do: -allow-nonfinite
+// (Options.AllowNonFinite) or -exclude.
+type NonFiniteError = tcast.NonFiniteError
 
 // plural returns one for n == 1, else many.
 func plural(n int, one, many string) string {
@@ -377,7 +353,9 @@ type TensorResult struct {
 	DataType string  `json:"datatype,omitempty"` // empty when kept
 	Bits     float64 `json:"bits_per_value"`
 	// SQNR in dB and max abs error of the cast against the source; SQNR is
-	// nil (null in JSON) when the cast is exact.
+	// nil (left out of JSON) when the cast is exact. When finite values
+	// were lost (Lost > 0) the error is not finite: SQNR −Inf and
+	// MaxAbsErr +Inf, written as null in JSON (MarshalJSON).
 	SQNR      *float64 `json:"sqnr_db,omitempty"`
 	MaxAbsErr float64  `json:"max_abs_error"`
 	BytesIn   int64    `json:"bytes_in"`

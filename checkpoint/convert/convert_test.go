@@ -221,7 +221,9 @@ func TestConvertSharded(t *testing.T) {
 func TestVerifyCatchesLostValues(t *testing.T) {
 	e := Compare([]float32{1, 2, 3}, []float32{float32(math.NaN()), 2, float32(math.Inf(1))})
 	assert.Equal(t, 2, e.Lost)
-	assert.Nil(t, e.SQNR)
+	require.NotNil(t, e.SQNR, "nil says exact")
+	assert.True(t, math.IsInf(*e.SQNR, -1))
+	assert.True(t, math.IsInf(e.MaxAbs, 1))
 
 	out := t.TempDir()
 	_, err := Convert(iris, out, opts(t, "mxfp4", "tcast"))

@@ -32,7 +32,8 @@ type VerifyResult struct {
 	MSE       float64  `json:"mse"`
 	MaxAbsErr float64  `json:"max_abs_error"`
 	// Lost counts finite source values that came back NaN or infinite; any is
-	// a failure whatever the SQNR.
+	// a failure, and makes the error not finite: SQNR −Inf, MSE and
+	// MaxAbsErr +Inf, written as null in JSON (MarshalJSON).
 	Lost int `json:"nonfinite_outputs"`
 	// WeightedSQNR is the SQNR in dB with each element weighted by its
 	// column's importance (VerifyOptions.Imatrix), its entry found as
@@ -51,7 +52,7 @@ func MeanWeightedSQNR(rs []VerifyResult) (*float64, int) {
 	var m MeanSQNR
 	n := 0
 	for _, r := range rs {
-		if r.WeightedSQNR != nil {
+		if r.WeightedSQNR != nil && r.Lost == 0 { // a weight that lost values has no finite error
 			m.Add(r.WeightedSQNR, elementsOf(r.Shape))
 			n++
 		}

@@ -1,6 +1,7 @@
 package convert
 
 import (
+	"math"
 	"sort"
 
 	"github.com/tensorcast-go/tensorcast/internal/shape"
@@ -61,8 +62,10 @@ func (r *Result) Summarize() Summary {
 			n := elementsOf(t.Shape)
 			bits += t.Bits * float64(n)
 			elements += n
-			sq.Add(t.SQNR, n)
-			wsq.Add(t.WeightedSQNR, n)
+			sq.Add(t.SQNR, n) // −Inf (lost values) is left out
+			if t.Lost == 0 {
+				wsq.Add(t.WeightedSQNR, n)
+			}
 			if t.Rotation != "" {
 				usq.Add(t.SQNRUnrotated, n)
 			}
@@ -91,9 +94,12 @@ type MeanSQNR struct {
 }
 
 // Add adds a tensor of n elements whose SQNR is db; nil (an exact tensor,
-// or none measured) is left out.
+// or none measured) is left out, and so is −Inf (a tensor that lost finite
+// values to NaN or Inf, whose error is not finite: the reports show it
+// tensor by tensor and fail it, and a mean of −Inf would say nothing of
+// the others).
 func (m *MeanSQNR) Add(db *float64, n int64) {
-	if db != nil && n > 0 {
+	if db != nil && n > 0 && !math.IsInf(*db, 0) && !math.IsNaN(*db) {
 		m.sum += *db * float64(n)
 		m.elements += n
 	}

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
@@ -55,7 +56,7 @@ type Cell struct {
 	DataType  string   `json:"datatype"` // the converted tensor's datatype, or the stored type of a kept one
 	Converted bool     `json:"converted"`
 	Bits      float64  `json:"bits_per_value"`
-	SQNR      *float64 `json:"sqnr_db,omitempty"` // nil: exact, or an all-zero source
+	SQNR      *float64 `json:"sqnr_db,omitempty"` // nil: exact, or an all-zero source; −Inf (null in JSON) when Lost > 0
 	Lost      int      `json:"nonfinite_outputs,omitempty"`
 	Rotation  string   `json:"rotation,omitempty"` // the weight's rotation before its cast, "" for none
 	// WeightedSQNR is the importance-weighted SQNR (Options.Imatrix).
@@ -217,4 +218,17 @@ func sqnrText(db *float64) string {
 		return "exact"
 	}
 	return fmt.Sprintf("%.2f", *db)
+}
+
+// MarshalJSON writes c; with Lost > 0 (the error is not finite) sqnr_db is
+// null, as in convert.VerifyResult's JSON.
+func (c Cell) MarshalJSON() ([]byte, error) {
+	type plain Cell
+	if c.Lost == 0 {
+		return json.Marshal(plain(c))
+	}
+	return json.Marshal(struct {
+		plain
+		SQNR *float64 `json:"sqnr_db"`
+	}{plain: plain(c)})
 }

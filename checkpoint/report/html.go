@@ -98,9 +98,14 @@ func num(v float64, d int) string {
 	return s
 }
 
+// dB formats a tensor's SQNR: "exact" for none, "lost" for −Inf (finite
+// values became NaN or Inf).
 func dB(p *float64) string {
-	if p == nil {
+	switch {
+	case p == nil:
 		return "exact"
+	case math.IsInf(*p, -1): // finite values lost to NaN or Inf: the error is not finite
+		return "lost"
 	}
 	return num(*p, 2)
 }
@@ -227,7 +232,7 @@ func (r *Report) layerStats() (labels []string, sqnr, bits, unrot [][]float64) {
 				}
 				n := float64(elementsOf(t.Shape))
 				b, bn = b+t.Bits*n, bn+n
-				if t.SQNR != nil {
+				if t.SQNR != nil && t.Lost == 0 { // a tensor that lost values has no finite SQNR
 					s, sn = s+*t.SQNR*n, sn+n
 				}
 				if v, _ := t.Unrotated(); v != nil {

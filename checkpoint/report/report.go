@@ -150,6 +150,9 @@ type Tensor struct {
 	DataType  string   `json:"datatype"` // the converted tensor's datatype or stored type
 	Converted bool     `json:"converted"`
 	Bits      float64  `json:"bits_per_value"` // stored bits per value, every part counted
+	// SQNR and MaxAbsErr are convert.VerifyResult's: nil SQNR for an exact
+	// tensor; SQNR −Inf and MaxAbsErr +Inf (null in JSON) for one whose
+	// finite values became NaN or Inf (Lost > 0), whose error is not finite.
 	SQNR      *float64 `json:"sqnr_db,omitempty"`
 	MaxAbsErr float64  `json:"max_abs_error"`
 	Lost      int      `json:"nonfinite_outputs,omitempty"`
@@ -328,6 +331,9 @@ func buildRecipe(orig, conv string, o Options) (*Recipe, error) {
 		}
 		t := Tensor{Name: v.Name, Shape: v.Shape, Layer: LayerOf(v.Name), DataType: v.DataType, Converted: v.Converted,
 			Bits: v.Bits, SQNR: v.SQNR, MaxAbsErr: v.MaxAbsErr, Lost: v.Lost, WeightedSQNR: v.WeightedSQNR, Errors: hists[v.Name]}
+		if v.Lost > 0 { // the error is not finite: no weighted figure either
+			t.WeightedSQNR = nil
+		}
 		if rot, ok := rotated[name]; ok {
 			t.Rotation = rot.Rotation.String()
 			t.SQNRUnrotated, t.HasUnrotated = rot.SQNRUnrotated, rot.HasUnrotated
@@ -393,7 +399,7 @@ func (t *Tensor) Unrotated() (db *float64, ok bool) {
 // (SQNR − SQNRUnrotated); ok is false for a tensor not rotated, or either
 // SQNR missing (exact, or not recorded).
 func (t *Tensor) Gain() (db float64, ok bool) {
-	if t.Rotation == "" || t.SQNR == nil || t.SQNRUnrotated == nil {
+	if t.Rotation == "" || t.SQNR == nil || t.SQNRUnrotated == nil || t.Lost > 0 {
 		return 0, false
 	}
 	return *t.SQNR - *t.SQNRUnrotated, true
@@ -407,4 +413,18 @@ func elementsOf(dims []int) int64 {
 		return 0
 	}
 	return int64(n)
+}
+
+// MarshalJSON writes t; with Lost > 0 (the error is not finite) sqnr_db and
+// max_abs_error are null, as in convert.VerifyResult's JSON.
+func (t Tensor) MarshalJSON() ([]byte, error) {
+	type plain Tensor
+	if t.Lost == 0 {
+		return json.Marshal(plain(t))
+	}
+	return json.Marshal(struct {
+		plain
+		SQNR      *float64 `json:"sqnr_db"`
+		MaxAbsErr *float64 `json:"max_abs_error"`
+	}{plain: plain(t)})
 }

@@ -18,7 +18,7 @@ import (
 	tc "github.com/tensorcast-go/tensorcast/tcast"
 )
 
-const castUsage = "tcast cast -dtype NAME [-axis N] [-scale-mode MODE] [-round even|away|zero|stochastic] [-seed N] [-overflow sat|ieee] [-full-range] [-keep MASK.npy] [-scale-search] [-force]\n" +
+const castUsage = "tcast cast -dtype NAME [-axis N] [-scale-mode MODE] [-round even|away|zero|stochastic] [-seed N] [-overflow sat|ieee] [-full-range] [-keep MASK.npy] [-scale-search] [-allow-nonfinite] [-force]\n" +
 	"           [-sparsity N:M [-sparsity-criterion magnitude|wanda] [-act-norms NORMS.npy]]\n" +
 	"           [-cpuprofile FILE] [-memprofile FILE] -o DIR IN.npy\n\n" +
 	"NAME is a datatype (tcast datatypes lists them: mxfp4, nvfp4, mxint8, int4_g128, ...), a number\n" +
@@ -26,7 +26,12 @@ const castUsage = "tcast cast -dtype NAME [-axis N] [-scale-mode MODE] [-round e
 	"DIR gets codes.npy, dequant.npy, packed.npy, info.json and, as the datatype has them, scale.npy,\n" +
 	"zero.npy, tensor_scale.npy, meta.npy and mask.npy (tcast decompress rebuilds the values from DIR;\n" +
 	"docs/CASTDIR.md describes the files). DIR appears whole or not at all; an existing DIR is refused\n" +
-	"unless -force is given, which replaces it"
+	"unless -force is given, which replaces it.\n\n" +
+	"An input holding NaN or Inf values is refused: cast names the file and its counts of NaN, +Inf and\n" +
+	"-Inf, writes nothing and exits with status 1. -allow-nonfinite casts it per the block policy (a block\n" +
+	"holding one becomes NaN as a whole in most datatypes; docs/NUMERICS.md); when finite values became\n" +
+	"NaN or Inf so, the error is not finite: max abs error +Inf, SQNR lost, and info.json's\n" +
+	"max_abs_error and sqnr_db are null beside nonfinite_outputs"
 
 var roundingNames = map[string]dtype.Rounding{
 	"even": dtype.RoundEven, "away": dtype.RoundAway, "zero": dtype.RoundZero, "stochastic": dtype.RoundStochastic,
@@ -50,6 +55,7 @@ func runCast(args []string, stdout, stderr io.Writer) (err error) {
 	search := fs.Bool("scale-search", false, "search each block's scale among a few candidates around the rule's for the least squared error (MX, NVFP4, integer-group and FP8 datatypes; docs/NUMERICS.md §11)")
 	out := fs.String("o", "", "output `DIR` (must not exist unless -force is given)")
 	force := fs.Bool("force", false, "replace an existing output DIR (the whole directory)")
+	allowNonFinite := fs.Bool("allow-nonfinite", false, "cast an input holding NaN or Inf values per the block policy (a block holding one becomes NaN in most datatypes); by default cast refuses it and writes nothing")
 	prof := addProfileFlags(fs)
 	pos, err := parseArgs(fs, castUsage, args, stdout)
 	if err != nil {
@@ -159,7 +165,8 @@ func runCast(args []string, stdout, stderr io.Writer) (err error) {
 		}
 		act.Axis, act.Mode = normAxis, smode
 	}
-	wopts := castdir.WriteOptions{Force: *force, Input: in, InputDType: arr.DType.String(), Keep: *keepFile, Elem: elem, ScaleSearch: *search}
+	wopts := castdir.WriteOptions{Force: *force, Input: in, InputDType: arr.DType.String(), Keep: *keepFile, Elem: elem, ScaleSearch: *search,
+		AllowNonFinite: *allowNonFinite}
 	if err := castdir.Write(*out, src, act, wopts); err != nil {
 		if errors.Is(err, os.ErrExist) {
 			err = fmt.Errorf("%w (use -force to replace it)", err)
@@ -172,7 +179,10 @@ func runCast(args []string, stdout, stderr io.Writer) (err error) {
 	}
 	info := &d.Info
 	sqnr := "exact"
-	if db := info.Stats.SQNR; db != nil {
+	switch db := info.Stats.SQNR; {
+	case info.Stats.Lost > 0: // the error is not finite (max abs error +Inf)
+		sqnr = fmt.Sprintf("SQNR lost: %d finite values became NaN or Inf", info.Stats.Lost)
+	case db != nil:
 		sqnr = fmt.Sprintf("SQNR %.2f dB", *db)
 	}
 	what := info.DataType.Name

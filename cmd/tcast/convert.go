@@ -462,11 +462,8 @@ func printReport(out io.Writer, r *convert.Result) {
 		dt, sqnr, maxErr := keptDType(t), "-", "-"
 		if t.DataType != "" {
 			dt = t.DataType
-			sqnr = "exact"
-			if t.SQNR != nil {
-				sqnr = fmt.Sprintf("%.2f", *t.SQNR)
-			}
-			maxErr = fmt.Sprintf("%.3g", t.MaxAbsErr)
+			sqnr = sqnrCell(t.SQNR, t.Lost)
+			maxErr = fmt.Sprintf("%.3g", t.MaxAbsErr) // +Inf when values were lost
 		} else {
 			kept++
 		}
@@ -478,7 +475,7 @@ func printReport(out io.Writer, r *convert.Result) {
 		}
 		if t.Importance != "" {
 			n := "importance " + t.Importance
-			if t.WeightedSQNR != nil {
+			if t.WeightedSQNR != nil && t.Lost == 0 {
 				n += fmt.Sprintf(" (weighted SQNR %.2f dB)", *t.WeightedSQNR)
 			}
 			notes = append(notes, n)
@@ -596,4 +593,17 @@ func parseSize(s string) (int64, error) {
 		return 0, fmt.Errorf("%q is not a positive size such as 5GB or 500MiB", s)
 	}
 	return int64(n * float64(mul)), nil
+}
+
+// sqnrCell is an SQNR in dB as convert's and verify's tables print it:
+// "exact" for none, "lost" for a tensor whose finite values became NaN or
+// Inf (lost > 0: the error is not finite, SQNR −Inf).
+func sqnrCell(db *float64, lost int) string {
+	switch {
+	case lost > 0:
+		return "lost"
+	case db == nil:
+		return "exact"
+	}
+	return fmt.Sprintf("%.2f", *db)
 }

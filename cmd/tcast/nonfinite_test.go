@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -128,4 +129,93 @@ func TestConvertRefusesNonFiniteCLI(t *testing.T) {
 	assert.Equal(t, 0, code)
 	assert.Contains(t, stdout, "-allow-nonfinite")
 	assert.Contains(t, stdout, "is refused")
+}
+
+// TestLostValuesFiguresCLI: a weight cast with -allow-nonfinite whose
+// finite values became NaN (fp8e4_tensor: one NaN scale, 8189 finite
+// values lost) reports its error as not finite everywhere: SQNR "lost" and
+// max abs error +Inf in convert's and verify's tables, null sqnr_db,
+// max_abs_error (and mse) beside nonfinite_outputs in their -json, "lost"
+// in tcast report's page; never "exact" or 0. On i15-int all of them said
+// exact, 0.
+func TestLostValuesFiguresCLI(t *testing.T) {
+	src, name := poisonSynth(t)
+	const lost = 8192 - 3
+	out := filepath.Join(t.TempDir(), "o.safetensors")
+	code, stdout, stderr := tcast("convert", src, "-dtype", "fp8e4_tensor", "-o", out, "-allow-nonfinite")
+	require.Equal(t, 0, code, stderr)
+	row := lineOf(t, stdout, name)
+	assert.NotContains(t, row, "exact")
+	assert.Regexp(t, `\s+lost\s+\+Inf\s+`, row)
+	assert.Contains(t, row, "8189 finite values became NaN or Inf")
+	other := lineOf(t, stdout, "model.layers.0.mlp.up_proj.weight")
+	assert.NotContains(t, other, "lost", "a weight without lost values keeps its figures")
+
+	checkJSON := func(stdout string, mse bool) {
+		t.Helper()
+		var rep struct {
+			Tensors []map[string]any `json:"tensors"`
+		}
+		if strings.HasPrefix(strings.TrimSpace(stdout), "[") {
+			require.NoError(t, json.Unmarshal([]byte(stdout), &rep.Tensors))
+		} else {
+			require.NoError(t, json.Unmarshal([]byte(stdout), &rep))
+		}
+		found := false
+		for _, r := range rep.Tensors {
+			if r["name"] != name {
+				assert.NotEqual(t, nil, r["max_abs_error"], r["name"])
+				continue
+			}
+			found = true
+			assert.Equal(t, float64(lost), r["nonfinite_outputs"])
+			for _, k := range []string{"sqnr_db", "max_abs_error"} {
+				assert.Contains(t, r, k)
+				assert.Nil(t, r[k], k)
+			}
+			if mse {
+				assert.Contains(t, r, "mse")
+				assert.Nil(t, r["mse"])
+			}
+		}
+		assert.True(t, found)
+	}
+	code, stdout, stderr = tcast("convert", src, "-dtype", "fp8e4_tensor", "-o", out, "-allow-nonfinite", "-force", "-json")
+	require.Equal(t, 0, code, stderr)
+	checkJSON(stdout, false)
+
+	code, stdout, _ = tcast("verify", src, out)
+	assert.Equal(t, 1, code, "a weight that lost values fails verify")
+	row = lineOf(t, stdout, name)
+	assert.NotContains(t, row, "exact")
+	assert.Regexp(t, `\|\s+lost\|\s+\+Inf\|\s+\+Inf\|\s+8189\|`, row)
+	code, stdout, _ = tcast("verify", "-json", src, out)
+	assert.Equal(t, 1, code)
+	checkJSON(stdout, true)
+
+	page := filepath.Join(t.TempDir(), "r.html")
+	code, _, stderr = tcast("report", "-o", page, src, out)
+	require.Equal(t, 0, code, stderr)
+	html, err := os.ReadFile(page)
+	require.NoError(t, err)
+	i := strings.Index(string(html), "<h2>Worst tensors</h2>")
+	require.Positive(t, i)
+	worst := string(html[i:])
+	worst = worst[:strings.Index(worst, "</tr>\n<tr><td>2<")]
+	assert.Contains(t, worst, "down_proj.<wbr/>weight")
+	assert.Contains(t, worst, "<td>lost</td>")
+	assert.Contains(t, worst, "+Inf")
+	assert.NotContains(t, worst, "exact")
+}
+
+// lineOf returns the line of s that contains sub.
+func lineOf(t *testing.T, s, sub string) string {
+	t.Helper()
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			return l
+		}
+	}
+	t.Fatalf("no line with %q in\n%s", sub, s)
+	return ""
 }

@@ -34,14 +34,15 @@ func testInput(n int, special bool) []float32 {
 	return x
 }
 
-// castTo casts x of the given shape into a new directory and returns it.
+// castTo casts x of the given shape into a new directory and returns it
+// (with -allow-nonfinite: the inputs hold NaN and Inf on purpose).
 func castTo(t *testing.T, shape []int, x []float32, args ...string) string {
 	t.Helper()
 	dir := t.TempDir()
 	in := filepath.Join(dir, "x.npy")
 	writeNpy(t, in, shape, x)
 	out := filepath.Join(dir, "cast")
-	code, _, stderr := tcast(append([]string{"cast", "-o", out, in}, args...)...)
+	code, _, stderr := tcast(append([]string{"cast", "-allow-nonfinite", "-o", out, in}, args...)...)
 	require.Equal(t, 0, code, stderr)
 	return out
 }

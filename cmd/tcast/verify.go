@@ -89,14 +89,11 @@ func runVerify(args []string, stdout, stderr io.Writer) error {
 		}
 		fmt.Fprintln(tw, head)
 		for _, r := range res {
-			sq := "exact"
-			if r.SQNR != nil {
-				sq = fmt.Sprintf("%.2f", *r.SQNR)
-			}
+			sq := sqnrCell(r.SQNR, r.Lost) // MSE and max abs err are +Inf when values were lost
 			fmt.Fprintf(tw, "%s\t%v\t%s\t%.3f\t%s\t%.3g\t%.3g\t%d\t", r.Name, r.Converted, r.DataType, r.Bits, sq, r.MSE, r.MaxAbsErr, r.Lost)
 			if vo.Imatrix != nil {
 				w := "-"
-				if r.WeightedSQNR != nil {
+				if r.WeightedSQNR != nil && r.Lost == 0 {
 					w = fmt.Sprintf("%.2f", *r.WeightedSQNR)
 				}
 				fmt.Fprintf(tw, "%s\t", w)
