@@ -146,10 +146,10 @@ type Tensor struct {
 	Shape []int  `json:"shape"`
 	// Layer is the first number among the name's dot-separated parts
 	// (model.layers.3.mlp.up_proj.weight is in layer 3), -1 for none.
-	Layer     int      `json:"layer"`
-	DataType  string   `json:"datatype"` // the converted tensor's datatype or stored type
-	Converted bool     `json:"converted"`
-	Bits      float64  `json:"bits_per_value"` // stored bits per value, every part counted
+	Layer     int     `json:"layer"`
+	DataType  string  `json:"datatype"` // the converted tensor's datatype or stored type
+	Converted bool    `json:"converted"`
+	Bits      float64 `json:"bits_per_value"` // stored bits per value, every part counted
 	// SQNR and MaxAbsErr are convert.VerifyResult's: nil SQNR for an exact
 	// tensor; SQNR −Inf and MaxAbsErr +Inf (null in JSON) for one whose
 	// finite values became NaN or Inf (Lost > 0), whose error is not finite.
