@@ -13,9 +13,14 @@ import (
 // infinities again.
 
 // MarshalJSON writes r; with Lost > 0 sqnr_db, max_abs_error and
-// weighted_sqnr_db are null.
+// weighted_sqnr_db are null. An SQNRUnrotated of −Inf (the cast without
+// the rotation lost values) is left out, as the checkpoint's record
+// (layout.EncodeRotated) leaves it.
 func (r TensorResult) MarshalJSON() ([]byte, error) {
 	type plain TensorResult
+	if u := r.SQNRUnrotated; u != nil && (math.IsInf(*u, 0) || math.IsNaN(*u)) {
+		r.SQNRUnrotated = nil
+	}
 	if r.Lost == 0 {
 		return json.Marshal(plain(r))
 	}

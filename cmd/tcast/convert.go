@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"regexp"
 	"runtime/debug"
@@ -482,8 +483,10 @@ func printReport(out io.Writer, r *convert.Result) {
 		}
 		if t.Rotation != "" {
 			n := "rotated " + t.Rotation
-			if t.SQNRUnrotated != nil {
-				n += fmt.Sprintf(" (%.2f dB without)", *t.SQNRUnrotated)
+			if u := t.SQNRUnrotated; u != nil && math.IsInf(*u, -1) {
+				n += " (values lost without)"
+			} else if u != nil {
+				n += fmt.Sprintf(" (%.2f dB without)", *u)
 			}
 			notes = append(notes, n)
 		}
