@@ -193,6 +193,27 @@ func TestLostValuesFiguresCLI(t *testing.T) {
 	assert.Equal(t, 1, code)
 	checkJSON(stdout, true)
 
+	code, stdout, _ = tcast("verify", "-compare", "-json", src, out)
+	assert.Equal(t, 1, code)
+	var cmp struct {
+		Tensors []struct {
+			Name    string           `json:"name"`
+			Recipes []map[string]any `json:"recipes"`
+		} `json:"tensors"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &cmp), stdout)
+	found := false
+	for _, r := range cmp.Tensors {
+		if r.Name == name {
+			found = true
+			require.Len(t, r.Recipes, 1)
+			assert.Equal(t, float64(lost), r.Recipes[0]["nonfinite_outputs"])
+			assert.Contains(t, r.Recipes[0], "sqnr_db")
+			assert.Nil(t, r.Recipes[0]["sqnr_db"])
+		}
+	}
+	assert.True(t, found, stdout)
+
 	page := filepath.Join(t.TempDir(), "r.html")
 	code, _, stderr = tcast("report", "-o", page, src, out)
 	require.Equal(t, 0, code, stderr)
