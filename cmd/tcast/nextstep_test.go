@@ -1,0 +1,71 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/tensorcast-go/tensorcast/checkpoint/gguf"
+	"github.com/tensorcast-go/tensorcast/checkpoint/npy"
+	"github.com/tensorcast-go/tensorcast/checkpoint/safetensors"
+)
+
+// generic is the next step added to a refused input file's message when the
+// error gives none of its own.
+const generic = "download or export it again"
+
+// TestDamagedHintOnce: the generic next step is added only to an error that
+// gives no specific one; an error's own step is never followed by a second.
+func TestDamagedHintOnce(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		err  error
+		want bool // the generic step is added
+	}{
+		{"safetensors", &safetensors.FormatError{Path: "a", Offset: 0, Reason: "bad"}, true},
+		{"gguf", &gguf.FormatError{Path: "a", Reason: "bad"}, true},
+		{"npy wrapped", fmt.Errorf("x: %w", &npy.FormatError{Path: "a", Reason: "bad"}), true},
+		{"safetensors own step", fmt.Errorf("x: %w", &safetensors.FormatError{Path: "a", Reason: "bad", Fix: "copy it"}), false},
+		{"gguf own step", &gguf.FormatError{Path: "a", Reason: "bad", Fix: "do this"}, false},
+		{"npy own step", &npy.FormatError{Path: "a", Reason: "bad", Fix: "recreate it with numpy.savez"}, false},
+		{"withStep", withStep(&npy.FormatError{Path: "a", Reason: "bad"}, "do that"), false},
+		{"joined", errors.Join(errors.New("a"), &gguf.FormatError{Reason: "bad", Fix: "do this"}), false},
+		{"other", errors.New("plain"), false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, strings.Contains(damagedHint(tc.err), generic), tc.err)
+		})
+	}
+}
+
+// TestSymlinkedShardOneStep: a shard linked from outside the index's
+// directory is refused with the one step that fixes it, not followed by the
+// generic "download it again".
+func TestSymlinkedShardOneStep(t *testing.T) {
+	f, err := safetensors.Open(irisFixture)
+	require.NoError(t, err)
+	var entries []string
+	for _, ti := range f.Tensors() {
+		entries = append(entries, fmt.Sprintf("%q: %q", ti.Name, "model.safetensors"))
+	}
+	require.NoError(t, f.Close())
+	dir := t.TempDir()
+	abs, err := filepath.Abs(irisFixture)
+	require.NoError(t, err)
+	require.NoError(t, os.Symlink(abs, filepath.Join(dir, "model.safetensors")))
+	index := `{"weight_map": {` + strings.Join(entries, ", ") + `}}`
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "model.safetensors.index.json"), []byte(index), 0o644))
+
+	code, _, stderr := tcast("inspect", dir)
+	assert.Equal(t, 1, code, stderr)
+	assert.Contains(t, stderr, "model.safetensors")
+	assert.Contains(t, stderr, "copy the file into that directory instead of linking it")
+	assert.NotContains(t, stderr, generic)
+	assert.Equal(t, 1, strings.Count(stderr, "\n"), stderr)
+}
