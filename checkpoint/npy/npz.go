@@ -188,7 +188,7 @@ func WriteNPZ(path string, arrays []Named) (err error) {
 	}
 	out, err := atomicfile.Begin(path, atomicfile.Options{Force: true})
 	if err != nil {
-		return fmt.Errorf("npy: %w", err)
+		return err // names the output
 	}
 	defer out.Abort() // does nothing after Commit
 	f, err := os.OpenFile(out.Path(), os.O_WRONLY, 0)

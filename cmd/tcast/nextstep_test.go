@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -68,4 +70,35 @@ func TestSymlinkedShardOneStep(t *testing.T) {
 	assert.Contains(t, stderr, "copy the file into that directory instead of linking it")
 	assert.NotContains(t, stderr, generic)
 	assert.Equal(t, 1, strings.Count(stderr, "\n"), stderr)
+}
+
+// TestNotWritableMessage: every command that writes an output, run as a
+// user who may not write in the output's directory (root without its
+// permission override, see dropFileCapabilities), exits with status 1 and
+// says which directory it cannot write in and to choose another.
+func TestNotWritableMessage(t *testing.T) {
+	ro := filepath.Join(t.TempDir(), "ro")
+	require.NoError(t, os.Mkdir(ro, 0o555))
+	t.Cleanup(func() { os.Chmod(ro, 0o755) })
+	want := "cannot write in " + ro + string(filepath.Separator) + ": permission denied; choose an output directory you can write to"
+	for _, args := range [][]string{
+		{"convert", irisFixture, "-dtype", "mxfp4", "-o", filepath.Join(ro, "out")},
+		{"cast", "../../testdata/conv2d_2.f32.npy", "-dtype", "mxfp4", "-o", filepath.Join(ro, "out")},
+		{"decompress", irisFixture, "-o", filepath.Join(ro, "out.safetensors")},
+		{"synth", "-o", filepath.Join(ro, "out.safetensors"), "-layers", "1", "-hidden", "64", "-vocab", "64"},
+		{"report", "-o", filepath.Join(ro, "r.html"), irisFixture, irisFixture},
+	} {
+		t.Run(args[0], func(t *testing.T) {
+			cmd, stderr := startChild(t, "nodac", nil, args...)
+			err := cmd.Wait()
+			var ee *exec.ExitError
+			require.ErrorAs(t, err, &ee, stderr.String())
+			assert.Equal(t, 1, ee.ExitCode(), stderr.String())
+			assert.Contains(t, stderr.String(), "tcast "+args[0]+": output "+args[slices.Index(args, "-o")+1]+": "+want)
+			assert.NotContains(t, stderr.String(), "lock")
+			entries, err := os.ReadDir(ro)
+			require.NoError(t, err)
+			assert.Empty(t, entries)
+		})
+	}
 }
