@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -161,9 +160,6 @@ func runCast(args []string, stdout, stderr io.Writer) (err error) {
 	}
 	wopts := castdir.WriteOptions{Force: *force, Input: in, InputDType: arr.DType.String(), Keep: *keepFile, Elem: elem, ScaleSearch: *search}
 	if err := castdir.Write(*out, src, act, wopts); err != nil {
-		if errors.Is(err, os.ErrExist) {
-			err = fmt.Errorf("%w (use -force to replace it)", err)
-		}
 		return err
 	}
 	d, err := castdir.Open(*out)

@@ -102,3 +102,38 @@ func TestNotWritableMessage(t *testing.T) {
 		})
 	}
 }
+
+// TestOutputExistsMessage: every command refuses an existing output without
+// -force with one message, exit status 1, naming the output and saying
+// -force once.
+func TestOutputExistsMessage(t *testing.T) {
+	dir := t.TempDir()
+	npyIn := "../../testdata/conv2d_2.f32.npy"
+	castOut := filepath.Join(dir, "cast")
+	require.NoError(t, os.Mkdir(castOut, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(castOut, "info.json"), []byte("{}"), 0o644))
+	file := filepath.Join(dir, "out.safetensors")
+	require.NoError(t, os.WriteFile(file, []byte("old"), 0o644))
+	for _, tc := range []struct {
+		args []string
+		out  string
+	}{
+		{[]string{"convert", irisFixture, "-dtype", "mxfp4", "-o", file}, file},
+		{[]string{"cast", npyIn, "-dtype", "mxfp4", "-o", castOut}, castOut},
+		{[]string{"decompress", irisFixture, "-o", file}, file},
+		{[]string{"synth", "-o", file, "-layers", "1", "-hidden", "64", "-vocab", "64"}, file},
+		{[]string{"report", "-o", file, irisFixture, irisFixture}, file},
+		{[]string{"cast", npyIn, "-dtype", "mxfp4", "-o", filepath.Join(dir, "c2"), "-cpuprofile", file}, file},
+	} {
+		t.Run(tc.args[0], func(t *testing.T) {
+			code, _, stderr := tcast(tc.args...)
+			assert.Equal(t, 1, code, stderr)
+			assert.Contains(t, stderr, tc.out+" already exists; pass -force to replace it, or choose another output\n")
+			assert.Equal(t, 1, strings.Count(stderr, "-force"), stderr)
+			assert.NotContains(t, stderr, "see tcast help")
+		})
+	}
+	b, err := os.ReadFile(file)
+	require.NoError(t, err)
+	assert.Equal(t, "old", string(b))
+}

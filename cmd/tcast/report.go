@@ -95,7 +95,7 @@ func checkReportOutput(path string, force bool, checkpoints ...string) error {
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 		return fmt.Errorf("report %s: is a directory, and the report is one HTML file: name the file, e.g. %s", path, filepath.Join(path, "report.html"))
 	} else if err == nil && !force {
-		return fmt.Errorf("report %s: %w (add -force to replace it)", path, fs.ErrExist)
+		return atomicfile.Exists(path)
 	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}

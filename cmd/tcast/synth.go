@@ -337,7 +337,7 @@ func runSynth(args []string, stdout, stderr io.Writer) error {
 	if !*force {
 		for _, p := range files {
 			if _, err := os.Lstat(p); err == nil {
-				return usagef("%s exists (use -force to overwrite it)", p)
+				return atomicfile.Exists(p)
 			} else if !errors.Is(err, fs.ErrNotExist) {
 				return err
 			}

@@ -54,6 +54,14 @@ type Options struct {
 // exists and Options.Force is false.
 var ErrExists error = existsError{}
 
+// Exists returns the error for an output that exists while replacing it
+// was not asked for: "PATH already exists; pass -force to replace it, or
+// choose another output", wrapping ErrExists. Begin, Commit and every
+// command that checks its outputs beforehand give this one message.
+func Exists(path string) error {
+	return fmt.Errorf("%s %w; pass -force to replace it, or choose another output", path, ErrExists)
+}
+
 // existsError is ErrExists; errors.Is also matches it with fs.ErrExist.
 type existsError struct{}
 
@@ -355,7 +363,7 @@ func (o *Output) checkExisting(fi fs.FileInfo) error {
 	}
 	if !o.opts.Dir {
 		if !o.opts.Force {
-			return fmt.Errorf("%s %w; pass -force to replace it, or choose another output", o.dest, ErrExists)
+			return Exists(o.dest)
 		}
 		return nil
 	}
@@ -367,7 +375,7 @@ func (o *Output) checkExisting(fi fs.FileInfo) error {
 		return nil // an empty directory: nothing to lose
 	}
 	if !o.opts.Force {
-		return fmt.Errorf("%s %w; pass -force to replace it, or choose another output", o.dest, ErrExists)
+		return Exists(o.dest)
 	}
 	if o.opts.Replaceable != nil {
 		for _, e := range entries {
