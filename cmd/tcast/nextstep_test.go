@@ -137,3 +137,29 @@ func TestOutputExistsMessage(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "old", string(b))
 }
+
+// TestDecompressMissingInput: decompress of an input that does not exist, or
+// of a directory that is neither a cast directory nor a checkpoint, says so
+// (exit status 1) and what decompress takes, as inspect and convert do.
+func TestDecompressMissingInput(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "nonexist")
+	empty := filepath.Join(dir, "empty")
+	require.NoError(t, os.Mkdir(empty, 0o755))
+	for _, tc := range []struct {
+		in, out, want string
+	}{
+		{missing, "z.npy", "input " + missing + " does not exist"},
+		{empty, "z.npy", empty + " is not a cast directory (it has no info.json) and holds no checkpoint"},
+		{missing, "z.safetensors", "checkpoint " + missing + " does not exist"},
+	} {
+		code, _, stderr := tcast("decompress", "-o", filepath.Join(dir, tc.out), tc.in)
+		assert.Equal(t, 1, code, stderr)
+		assert.Contains(t, stderr, tc.want)
+		if tc.out == "z.npy" {
+			assert.Contains(t, stderr, "decompress takes a cast directory (written by tcast cast) or a checkpoint")
+			assert.NotContains(t, stderr, "info.json: no such file")
+		}
+		assert.Equal(t, 1, strings.Count(stderr, "\n"), stderr)
+	}
+}
