@@ -19,7 +19,7 @@ import (
 )
 
 const decompressUsage = "tcast decompress -o OUT.npy [-to f32|f16|bf16] [-force] [-cpuprofile FILE] [-memprofile FILE] CASTDIR\n" +
-	"tcast decompress -o OUT.safetensors|OUTDIR [-to f32|f16|bf16] [-force] [-cpuprofile FILE] [-memprofile FILE] CHECKPOINT\n\n" +
+	"       tcast decompress -o OUT.safetensors|OUTDIR [-to f32|f16|bf16] [-force] [-cpuprofile FILE] [-memprofile FILE] CHECKPOINT\n\n" +
 	"With a checkpoint in any layout tcast reads (tcast convert's output in every layout, GGUF, and\n" +
 	"compressed-tensors, gpt-oss, ModelOpt or fp8-block files written by other tools), writes a plain\n" +
 	"safetensors checkpoint: quantized weights dequantized, other tensors as they are.\n" +
@@ -27,7 +27,7 @@ const decompressUsage = "tcast decompress -o OUT.npy [-to f32|f16|bf16] [-force]
 	"info.json, packed.npy and part files (scale.npy, zero.npy, tensor_scale.npy, meta.npy,\n" +
 	"mask.npy and the *_codes.npy of parts wider than 8 bits). With -to f32 the output equals\n" +
 	"DIR/dequant.npy bit for bit. -to bf16 writes the bfloat16 bit patterns as a uint16 array\n" +
-	"(NumPy has no bfloat16; view them with ml_dtypes: a.view(ml_dtypes.bfloat16))"
+	"(NumPy has no bfloat16; view them with ml_dtypes: a.view(ml_dtypes.bfloat16))."
 
 func runDecompress(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("decompress", flag.ContinueOnError)

@@ -16,9 +16,9 @@
 //	tcast inspect -mask NAME [-mask-rows N] [-mask-cols N] CHECKPOINT|CASTDIR
 //	tcast synth -o FILE -layers L -hidden H [-intermediate I] [-dtype bf16|f16|f32] [-seed S] [-vocab V]
 //	            [-arch llama] [-force]
-//	tcast cast -dtype NAME [-axis N] [-scale-mode MODE] [-round even|away|zero|stochastic] [-seed N]
-//	           [-overflow sat|ieee] [-full-range] [-keep MASK.npy] [-scale-search] [-force]
-//	           [-sparsity N:M [-sparsity-criterion magnitude|wanda] [-act-norms NORMS.npy]] -o DIR IN.npy
+//	tcast cast -dtype NAME [-axis N] [-scale-mode MODE] [-round MODE] [-seed N]
+//	           [-overflow MODE] [-full-range] [-keep MASK.npy] [-scale-search] [-force]
+//	           [-sparsity N:M [-sparsity-criterion CRITERION] [-act-norms FILE]] -o DIR IN.npy
 //	tcast decompress -o OUT.npy [-to f32|f16|bf16] [-force] CASTDIR
 //	tcast decompress -o OUT.safetensors|OUTDIR [-to f32|f16|bf16] [-force] CHECKPOINT
 //	tcast datatypes [-json] [NAME...]
@@ -31,7 +31,7 @@
 // only with -force. Flags may come before or after the positional arguments.
 // convert, cast and decompress take -cpuprofile FILE and -memprofile FILE,
 // which write pprof profiles of the run (outputs too: never over an input).
-// Run `tcast help CMD` for the flags of one command.
+// Run `tcast help COMMAND` (or `tcast COMMAND -h`) for the flags of one command.
 package main
 
 import (
@@ -134,7 +134,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 	}
-	fmt.Fprintf(stderr, "tcast: unknown command %q\n", name)
+	known := make([]string, len(commands))
+	for i, c := range commands {
+		known[i] = c.name
+	}
+	msg := fmt.Sprintf("tcast: unknown command %q", name)
+	if c := names.Closest(name, known, 3); len(c) > 0 {
+		msg += " (did you mean " + strings.Join(c, ", ") + "?)"
+	}
+	fmt.Fprintln(stderr, msg)
 	printUsage(stderr)
 	return 2
 }
@@ -207,6 +215,7 @@ func printUsage(w io.Writer) {
 	for _, c := range commands {
 		fmt.Fprintf(w, "  %-11s %s\n", c.name, c.summary)
 	}
+	fmt.Fprintln(w, "\nRun tcast help COMMAND (or tcast COMMAND -h) for the flags and arguments of a command.")
 }
 
 // parseArgs parses flags that may appear before, between or after positional

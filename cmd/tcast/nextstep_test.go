@@ -163,3 +163,47 @@ func TestDecompressMissingInput(t *testing.T) {
 		assert.Equal(t, 1, strings.Count(stderr, "\n"), stderr)
 	}
 }
+
+// TestHelpMessages: tcast help says how to get a command's help; an unknown
+// command gets the closest ones; every command's -h starts with its usage
+// and a description; the flag list names each flag's value as the usage
+// does (no Go type names); the bench table's "median of 1 round".
+func TestHelpMessages(t *testing.T) {
+	code, stdout, _ := tcast("help")
+	assert.Equal(t, 0, code)
+	assert.Contains(t, stdout, "tcast help COMMAND")
+	assert.Contains(t, stdout, "tcast COMMAND -h")
+
+	code, _, stderr := tcast("conver")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, `unknown command "conver" (did you mean convert?)`)
+
+	for _, c := range commands {
+		t.Run(c.name, func(t *testing.T) {
+			code, stdout, _ := tcast(c.name, "-h")
+			assert.Equal(t, 0, code)
+			usage, rest, ok := strings.Cut(stdout, "\n\n")
+			require.True(t, ok, stdout)
+			desc, _, ok := strings.Cut(rest, "\nflags:\n")
+			require.True(t, ok, stdout)
+			assert.NotEmpty(t, strings.TrimSpace(desc), "a description after the usage")
+			assert.True(t, strings.HasSuffix(strings.TrimSpace(desc), "."), "the description ends with a full stop: %q", desc)
+			for i, line := range strings.Split(usage, "\n")[1:] {
+				if strings.HasPrefix(strings.TrimSpace(line), "tcast ") {
+					assert.True(t, strings.HasPrefix(line, "       tcast "), "usage form %d aligned under the first: %q", i+2, line)
+				}
+			}
+			for _, line := range strings.Split(stdout, "\n") {
+				for _, typ := range []string{" string", " int", " uint", " float", " value"} {
+					assert.False(t, strings.HasPrefix(line, "  -") && strings.HasSuffix(line, typ), "Go type as a flag's value name: %q", line)
+				}
+			}
+		})
+	}
+	_, stdout, _ = tcast("bench", "-h")
+	assert.NotContains(t, stdout, "64 MiB, beyond the caches) (default")
+
+	code, stdout, stderr = tcast("bench", "-size", "l2", "-kernels", "MemRead", "-rounds", "1")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, stdout, "median of 1 round\n")
+}
