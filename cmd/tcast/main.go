@@ -9,8 +9,8 @@
 //	              [-gguf-generic] [-gguf-pre NAME] [-gguf-pure] [-type-for RE=TYPE ...] [-imatrix FILE]
 //	              [-scale-search] [-rotate hadamard[:BLOCK]] [-report FILE.html]
 //	tcast verify [-min-sqnr DB] [-imatrix FILE] [-json] ORIG CONVERTED
-//	tcast verify -compare [-label L,...] [-min-sqnr DB] [-imatrix FILE] [-json] ORIG CONVERTED...
-//	tcast report -o REPORT.html [-title T] [-label L,...] [-imatrix FILE] [-histograms N] [-worst N] [-masks N]
+//	tcast verify -compare [-label NAMES] [-min-sqnr DB] [-imatrix FILE] [-json] ORIG CONVERTED...
+//	tcast report -o REPORT.html [-title TITLE] [-label NAMES] [-imatrix FILE] [-histograms N] [-worst N] [-masks N]
 //	             [-force] ORIG CONVERTED...
 //	tcast inspect [-json] [-stats=false] CHECKPOINT|CASTDIR
 //	tcast inspect -mask NAME [-mask-rows N] [-mask-cols N] CHECKPOINT|CASTDIR
