@@ -99,7 +99,7 @@ func runConvert(args []string, stdout, stderr io.Writer) error {
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	sparse := fs.String("sparsity", "", "prune the cast weights to `N:M` sparsity (e.g. 2:4) along the scaled axis; the datatype's tile then counts kept values")
 	criterion := fs.String("sparsity-criterion", "magnitude", "`CRITERION` by which N:M sparsity ranks weights: magnitude, or wanda (|w|·norm, with -act-norms)")
-	actNorms := fs.String("act-norms", "", "`NORMS.npz`: activation norms for -sparsity-criterion wanda: for every weight cast, a 1-D array named as the weight, one norm per index along the scaled axis")
+	actNorms := fs.String("act-norms", "", "`NORMS.npz` of activation norms for -sparsity-criterion wanda: for every weight cast, a 1-D array named as the weight, one norm per index along the scaled axis")
 	sparseFormat := fs.String("sparsity-format", "", "how -layout compressed-tensors stores pruned weights: `FORMAT` dense, sparse-bitmask or sparse-24-bitmask (default: sparse-24-bitmask for 2:4, sparse-bitmask otherwise)")
 	ggufGeneric := fs.Bool("gguf-generic", false, "with -layout gguf, keep the input's tensor names and write no llama.cpp model metadata (general.architecture tcast)")
 	ggufPre := fs.String("gguf-pre", "", "with -layout gguf, the llama.cpp pre-tokenizer `NAME` (llama-bpe, qwen2, gpt-2, ...) of a byte-level BPE tokenizer.json it does not recognise")
