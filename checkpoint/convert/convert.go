@@ -207,13 +207,22 @@ func plural(n int, one, many string) string {
 type OptionError struct {
 	// Flag is the flag of the option ("-type-for").
 	Flag string
-	// Reason continues the sentence after the flag.
+	// Subject is what the flag is refused for when the sentence is about
+	// it (a datatype), or "": the message is then "FLAG: SUBJECT REASON"
+	// ("-scale-search: bfloat16 has no scale ...").
+	Subject string
+	// Reason continues the sentence after the flag (or the subject).
 	Reason string
 	// Err is a sentinel the error also matches (ErrImatrixUnused), or nil.
 	Err error
 }
 
-func (e *OptionError) Error() string { return e.Flag + " " + e.Reason }
+func (e *OptionError) Error() string {
+	if e.Subject != "" {
+		return e.Flag + ": " + e.Subject + " " + e.Reason
+	}
+	return e.Flag + " " + e.Reason
+}
 
 // Unwrap returns Err.
 func (e *OptionError) Unwrap() error { return e.Err }
@@ -294,18 +303,19 @@ func (o *Options) checkScaleSearch() error {
 	if !o.ScaleSearch {
 		return nil
 	}
-	var why string
+	var why, subject string
 	switch {
 	case o.Layout != nil && o.Layout.Container() == layout.GGUF:
 		why = "does not apply to -layout gguf, whose types are quantized by llama.cpp's own quantizers (the K-quants and IQ types search already, weighted by -imatrix): drop -scale-search, or write another layout"
 	case o.DataType == nil:
 		why = "searches the scales of a cast: name the datatype with -dtype"
 	case !o.DataType.SearchesScales():
-		why = o.dataTypeLabel() + " has no scale chosen by rule to search (it has no scale, a zero point, subtile offsets or a codebook): drop -scale-search, or choose an MX, NVFP4, symmetric integer-group or FP8 datatype (mxfp4, nvfp4, int4_g128, fp8e4_block128, ...)"
+		subject = o.dataTypeLabel()
+		why = "has no scale chosen by rule to search (it has no scale, a zero point, subtile offsets or a codebook): drop -scale-search, or choose an MX, NVFP4, symmetric integer-group or FP8 datatype (mxfp4, nvfp4, int4_g128, fp8e4_block128, ...)"
 	default:
 		return nil
 	}
-	return &OptionError{Flag: "-scale-search", Err: ErrScaleSearchUnused, Reason: why}
+	return &OptionError{Flag: "-scale-search", Err: ErrScaleSearchUnused, Subject: subject, Reason: why}
 }
 
 // dataTypeLabel names DataType for messages as the user asked for it:

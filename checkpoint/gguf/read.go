@@ -339,7 +339,7 @@ func (d *decoder) file() (*File, error) {
 		n    uint64
 	}{{"tensor_count", nTensors}, {"kv_count", nKV}} {
 		if c.n > MaxTensors {
-			return nil, d.fail(8, nil, "%s %d is more than %d, the limit (MaxTensors): the file is damaged or hostile",
+			return nil, d.fail(8, nil, "%s %d is more than %d, the limit: the file is damaged or hostile",
 				c.what, c.n, MaxTensors)
 		}
 	}

@@ -83,7 +83,7 @@ func (w *Writer) Create(path string) (*Stream, error) {
 	}
 	out, err := atomicfile.Begin(path, atomicfile.Options{Force: true})
 	if err != nil {
-		return nil, fmt.Errorf("gguf: %w", err)
+		return nil, err // names the output
 	}
 	f, err := os.OpenFile(out.Path(), os.O_WRONLY, 0)
 	if err != nil {

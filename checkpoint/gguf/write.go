@@ -291,7 +291,7 @@ func (w *Writer) WriteFile(path string) (err error) {
 	}
 	out, err := atomicfile.Begin(path, atomicfile.Options{Force: true})
 	if err != nil {
-		return fmt.Errorf("gguf: %w", err)
+		return err // names the output
 	}
 	defer out.Abort() // does nothing after Commit
 	f, err := os.OpenFile(out.Path(), os.O_WRONLY, 0)

@@ -22,6 +22,10 @@ type FormatError struct {
 	// Err is the underlying cause, if any. It is io.ErrUnexpectedEOF when
 	// the input is truncated.
 	Err error
+	// Fix is what to do about the problem when it calls for a specific
+	// step (such as "download every shard the index lists"), or "" when the
+	// only remedy is to obtain the file again. Error appends it after "; ".
+	Fix string
 }
 
 // Error returns a message such as "npy: file.npy: offset 0: bad magic".
@@ -40,11 +44,18 @@ func (e *FormatError) Error() string {
 		b.WriteString(": ")
 		b.WriteString(e.Err.Error())
 	}
+	if e.Fix != "" {
+		b.WriteString("; ")
+		b.WriteString(e.Fix)
+	}
 	return b.String()
 }
 
 // Unwrap returns the underlying cause, if any.
 func (e *FormatError) Unwrap() error { return e.Err }
+
+// NextStep returns Fix: the specific next step the message gives, or "".
+func (e *FormatError) NextStep() string { return e.Fix }
 
 // ErrNotRegular is matched (errors.Is) by the error of opening an input
 // path that is not a regular file (a named pipe, a device, a directory):

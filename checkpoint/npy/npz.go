@@ -3,6 +3,7 @@ package npy
 import (
 	"archive/zip"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -64,8 +65,11 @@ func ReadNPZ(path string) ([]Named, error) {
 func ReadNPZFrom(r io.ReaderAt, size int64, name string) ([]Named, error) {
 	path := name
 	zr, err := zip.NewReader(r, size)
+	if errors.Is(err, zip.ErrFormat) {
+		return nil, &FormatError{Path: path, Reason: "not a zip archive (an .npz is one)"}
+	}
 	if err != nil {
-		return nil, &FormatError{Path: path, Reason: "not a zip archive", Err: err}
+		return nil, &FormatError{Path: path, Reason: "not a readable zip archive", Err: err}
 	}
 	if err := checkOverlap(zr.File, path); err != nil {
 		return nil, err
@@ -89,7 +93,8 @@ func ReadNPZFrom(r io.ReaderAt, size int64, name string) ([]Named, error) {
 				f.Name, f.UncompressedSize64, uint64(maxNPZMember))}
 		}
 		if reason := sizeLie(f, size); reason != "" {
-			return nil, &FormatError{Path: path, Reason: fmt.Sprintf("member %q %s: the archive is damaged; recreate it with numpy.savez", f.Name, reason)}
+			return nil, &FormatError{Path: path, Reason: fmt.Sprintf("member %q %s", f.Name, reason),
+				Fix: "the archive is damaged; recreate it with numpy.savez"}
 		}
 		rc, err := f.Open()
 		if err != nil {
@@ -183,7 +188,7 @@ func WriteNPZ(path string, arrays []Named) (err error) {
 	}
 	out, err := atomicfile.Begin(path, atomicfile.Options{Force: true})
 	if err != nil {
-		return fmt.Errorf("npy: %w", err)
+		return err // names the output
 	}
 	defer out.Abort() // does nothing after Commit
 	f, err := os.OpenFile(out.Path(), os.O_WRONLY, 0)

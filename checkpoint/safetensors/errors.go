@@ -18,6 +18,9 @@ var ErrNotFound = errors.New("tensor not found")
 type FormatError struct {
 	// Path is the name of the file being decoded, or "" when unknown.
 	Path string
+	// Index is the sharded index that names the file at Path as a shard, or
+	// "" when the file was opened by itself.
+	Index string
 	// Tensor is the name of the tensor concerned, or "" when the problem
 	// is not about one tensor.
 	Tensor string
@@ -29,6 +32,10 @@ type FormatError struct {
 	Reason string
 	// Err is the underlying cause, if any.
 	Err error
+	// Fix is what to do about the problem when it calls for a specific
+	// step (such as "download every shard the index lists"), or "" when the
+	// only remedy is to obtain the file again. Error appends it after "; ".
+	Fix string
 }
 
 // Error returns a message such as
@@ -38,6 +45,11 @@ func (e *FormatError) Error() string {
 	b.WriteString("safetensors: ")
 	if e.Path != "" {
 		b.WriteString(e.Path)
+		if e.Index != "" {
+			b.WriteString(" (a shard named by ")
+			b.WriteString(e.Index)
+			b.WriteString(")")
+		}
 		b.WriteString(": ")
 	}
 	if e.Tensor != "" {
@@ -55,11 +67,18 @@ func (e *FormatError) Error() string {
 		b.WriteString(": ")
 		b.WriteString(e.Err.Error())
 	}
+	if e.Fix != "" {
+		b.WriteString("; ")
+		b.WriteString(e.Fix)
+	}
 	return b.String()
 }
 
 // Unwrap returns the underlying cause, if any.
 func (e *FormatError) Unwrap() error { return e.Err }
+
+// NextStep returns Fix: the specific next step the message gives, or "".
+func (e *FormatError) NextStep() string { return e.Fix }
 
 // maxQuoted bounds the length of names and shapes quoted in messages, so a
 // hostile header cannot produce a huge error string.

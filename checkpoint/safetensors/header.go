@@ -193,7 +193,8 @@ func parseHeader(hdr []byte, fileSize int64) (*header, error) {
 		}
 		if len(raw) == MaxTensors {
 			return nil, &FormatError{Offset: off, Reason: fmt.Sprintf(
-				"header declares more than %d tensors, the limit (MaxTensors): the file is damaged or hostile; split a real checkpoint of that many tensors into shards", MaxTensors)}
+				"header declares more than %d tensors, the limit of one file", MaxTensors),
+				Fix: "the file is damaged or hostile; split a real checkpoint of that many tensors into shards"}
 		}
 		t, err := p.tensor(key)
 		if err != nil {
@@ -356,7 +357,7 @@ func (p *headerParser) metadata() (map[string]string, error) {
 		}
 		if len(m) == MaxTensors {
 			return nil, &FormatError{Offset: off, Reason: fmt.Sprintf(
-				"__metadata__ has more than %d keys, the limit (MaxTensors): the file is damaged or hostile", MaxTensors)}
+				"__metadata__ has more than %d keys, the limit: the file is damaged or hostile", MaxTensors)}
 		}
 		off = p.offset()
 		tok, err := p.token()

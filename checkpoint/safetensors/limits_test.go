@@ -71,6 +71,10 @@ func TestHeaderLimits(t *testing.T) {
 			assert.ErrorContains(t, err, tc.reason)
 			assert.ErrorContains(t, err, path)
 			assert.Greater(t, fe.Offset, int64(0))
+			assert.NotContains(t, err.Error(), "MaxTensors", "the number, not the Go name")
+			if tc.name == "one tensor too many" {
+				assert.Equal(t, "the file is damaged or hostile; split a real checkpoint of that many tensors into shards", fe.NextStep())
+			}
 		})
 	}
 }

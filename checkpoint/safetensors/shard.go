@@ -3,13 +3,16 @@ package safetensors
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/tensorcast-go/tensorcast/internal/atomicfile"
@@ -60,12 +63,33 @@ func OpenIndex(path string) (*Sharded, error) {
 	s.shards = slices.Sorted(maps.Keys(invert(weightMap)))
 	dir := filepath.Dir(path)
 	for _, shard := range s.shards {
+		if strings.ContainsRune(shard, 0) {
+			s.Close()
+			return nil, &FormatError{Path: path, Offset: -1,
+				Reason: fmt.Sprintf("the index names an invalid file name, %q, as a shard", clip(shard))}
+		}
 		sp := filepath.Join(dir, filepath.FromSlash(shard))
 		if err := checkInside(path, dir, sp); err != nil {
 			s.Close()
 			return nil, err
 		}
 		f, err := Open(sp)
+		if errors.Is(err, fs.ErrNotExist) {
+			s.Close()
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				err = pe // without Open's "safetensors: " prefix
+			}
+			return nil, &FormatError{Path: path, Offset: -1,
+				Reason: fmt.Sprintf("shard %s is missing", strconv.Quote(clip(shard))), Err: err,
+				Fix: "download every shard the index lists into " + dir}
+		}
+		var fe *FormatError
+		if errors.As(err, &fe) && fe.Path == sp && fe.Index == "" {
+			s.Close()
+			fe.Index = path // a fresh error of Open, naming the shard file
+			return nil, err
+		}
 		if err != nil {
 			s.Close()
 			return nil, fmt.Errorf("safetensors: %s: shard %s: %w", path, strconv.Quote(shard), err)
@@ -131,8 +155,9 @@ func checkInside(path, dir, sp string) error {
 		return nil
 	}
 	return &FormatError{Path: sp, Offset: -1,
-		Reason: fmt.Sprintf("shard named by %s is a symbolic link to %s, outside the index directory %s; copy the file into that directory instead of linking it",
-			path, strconv.Quote(clip(real)), realDir)}
+		Reason: fmt.Sprintf("shard named by %s is a symbolic link to %s, outside the index directory %s",
+			path, strconv.Quote(clip(real)), realDir),
+		Fix: "copy the file into that directory instead of linking it"}
 }
 
 // resolved returns p with its symbolic links resolved, made absolute.
@@ -287,7 +312,7 @@ func parseIndex(b []byte) (map[string]string, int64, error) {
 			weightMap = make(map[string]string)
 			return p.object("weight_map", func(name string) error {
 				if len(weightMap) == MaxTensors {
-					return p.fail("weight_map names more than %d tensors, the limit (MaxTensors): the index is damaged or hostile", MaxTensors)
+					return p.fail("weight_map names more than %d tensors, the limit: the index is damaged or hostile", MaxTensors)
 				}
 				tok, err := p.token()
 				if err != nil {

@@ -83,7 +83,7 @@ func Create(path string, specs []TensorSpec, metadata map[string]string) (*Write
 	}
 	out, err := atomicfile.Begin(path, atomicfile.Options{Force: true})
 	if err != nil {
-		return nil, fmt.Errorf("safetensors: %w", err)
+		return nil, err // names the output
 	}
 	f, err := os.OpenFile(out.Path(), os.O_RDWR, 0)
 	if err != nil {

@@ -30,36 +30,43 @@ func TestBadInputCLI(t *testing.T) {
 		path string // under testdata/bad
 		file string // the base name the message names
 		next string // what to do, said in the message
+		not  string // a next step the message must not add ("" for none)
 	}{
-		{"inspect", "safetensors/hdrlen-2p63.safetensors", "", damaged},
-		{"inspect", "safetensors/offsets-overlap.safetensors", "", damaged},
-		{"inspect", "safetensors/name-not-utf8.safetensors", "", damaged},
-		{"inspect", "safetensors/shape-product-overflow.safetensors", "", damaged},
-		{"inspect", "safetensors/hdr-deep-nesting.safetensors", "", damaged},
-		{"inspect", "safetensors/truncated/cut-0100.safetensors", "", damaged},
-		{"inspect", "safetensors/truncated-header/json-050.safetensors", "", damaged},
-		{"convert", "safetensors/offsets-past-eof.safetensors", "", damaged},
-		{"convert", "safetensors/dtype-unknown.safetensors", "", damaged},
-		{"inspect", "index/shard-dotdot", "model.safetensors.index.json", damaged},
-		{"inspect", "index/truncated/json-040", "model.safetensors.index.json", damaged},
-		{"inspect", "index/total-size-inf", "model.safetensors.index.json", damaged},
-		{"convert", "index/name-not-utf8", "model.safetensors.index.json", damaged},
-		{"inspect", "gguf/string-len-2p63.gguf", "", damaged},
-		{"inspect", "gguf/tensor-count-2p63.gguf", "", damaged},
-		{"inspect", "gguf/tensor-overlap.gguf", "", damaged},
-		{"inspect", "gguf/key-not-utf8.gguf", "", damaged},
-		{"inspect", "gguf/truncated/cut-0135-in-kv2.value.bytes.gguf", "", damaged},
-		{"convert", "gguf/tensor-dims-product-overflow.gguf", "", damaged},
-		{"convert", "gguf/array-count-max-uint64.gguf", "", damaged},
-		{"cast", "npy/shape-2p63.npy", "", damaged},
-		{"cast", "npy/descr-object.npy", "", damaged},
-		{"cast", "npy/truncated/cut-100.npy", "", damaged},
-		{"act-norms", "npz/member-crc-wrong.npz", "", damaged},
-		{"act-norms", "npz/truncated/cut-099.npz", "", damaged},
-		{"act-norms", "npz/member-claims-4g-deflate.npz", "", damaged},
-		{"inspect", "config/tcast-metadata/format-version-3", "model.safetensors", "newer tcast"},
-		{"inspect", "config/info-json/shape-overflow", "info.json", "tcast cast"},
-		{"inspect", "config/info-json/part-file-truncated", "scale.npy", "tcast cast"},
+		{"inspect", "safetensors/hdrlen-2p63.safetensors", "", damaged, ""},
+		{"inspect", "safetensors/offsets-overlap.safetensors", "", damaged, ""},
+		{"inspect", "safetensors/name-not-utf8.safetensors", "", damaged, ""},
+		{"inspect", "safetensors/shape-product-overflow.safetensors", "", damaged, ""},
+		{"inspect", "safetensors/hdr-deep-nesting.safetensors", "", damaged, ""},
+		{"inspect", "safetensors/truncated/cut-0100.safetensors", "", damaged, ""},
+		{"inspect", "safetensors/truncated-header/json-050.safetensors", "", damaged, ""},
+		{"convert", "safetensors/offsets-past-eof.safetensors", "", damaged, ""},
+		{"convert", "safetensors/dtype-unknown.safetensors", "", damaged, ""},
+		{"inspect", "index/shard-dotdot", "model.safetensors.index.json", damaged, ""},
+		{"inspect", "index/truncated/json-040", "model.safetensors.index.json", damaged, ""},
+		{"inspect", "index/total-size-inf", "model.safetensors.index.json", damaged, ""},
+		{"convert", "index/name-not-utf8", "model.safetensors.index.json", damaged, ""},
+		{"inspect", "gguf/string-len-2p63.gguf", "", damaged, ""},
+		{"inspect", "gguf/tensor-count-2p63.gguf", "", damaged, ""},
+		{"inspect", "gguf/tensor-overlap.gguf", "", damaged, ""},
+		{"inspect", "gguf/key-not-utf8.gguf", "", damaged, ""},
+		{"inspect", "gguf/truncated/cut-0135-in-kv2.value.bytes.gguf", "", damaged, ""},
+		{"convert", "gguf/tensor-dims-product-overflow.gguf", "", damaged, ""},
+		{"convert", "gguf/array-count-max-uint64.gguf", "", damaged, ""},
+		{"cast", "npy/shape-2p63.npy", "", damaged, ""},
+		{"cast", "npy/descr-object.npy", "", damaged, ""},
+		{"cast", "npy/truncated/cut-100.npy", "", damaged, ""},
+		{"act-norms", "npz/member-crc-wrong.npz", "", damaged, "numpy.savez writes"},
+		{"act-norms", "npz/truncated/cut-099.npz", "", damaged, ""},
+		{"act-norms", "npz/member-claims-4g-deflate.npz", "", "recreate it with numpy.savez", damaged},
+		{"inspect", "index/shard-missing", "model.safetensors.index.json", "download every shard the index lists", damaged},
+		{"verify", "index/shard-missing", "model-00002-of-00002.safetensors", "download every shard the index lists", damaged},
+		{"convert", "index/shard-missing", "model-00002-of-00002.safetensors", "download every shard the index lists", damaged},
+		{"decompress", "index/shard-missing", "model-00002-of-00002.safetensors", "download every shard the index lists", damaged},
+		{"inspect", "index/shard-nul", `"x\x00.safetensors"`, "invalid file name", ""},
+		{"act-norms", "npz/not-zip.npz", "not a zip archive (an .npz is one)", damaged, "zip: "},
+		{"inspect", "config/tcast-metadata/format-version-3", "model.safetensors", "newer tcast", ""},
+		{"inspect", "config/info-json/shape-overflow", "info.json", "tcast cast", ""},
+		{"inspect", "config/info-json/part-file-truncated", "scale.npy", "tcast cast", ""},
 	} {
 		t.Run(tc.cmd+"/"+tc.path, func(t *testing.T) {
 			p := filepath.Join(badCorpus, filepath.FromSlash(tc.path))
@@ -71,6 +78,10 @@ func TestBadInputCLI(t *testing.T) {
 				args = []string{"inspect", p}
 			case "convert":
 				args = []string{"convert", p, "-dtype", "mxfp4", "-o", filepath.Join(out, "x.safetensors")}
+			case "verify":
+				args = []string{"verify", p, p}
+			case "decompress":
+				args = []string{"decompress", p, "-o", filepath.Join(out, "x.safetensors")}
 			case "act-norms":
 				args = []string{"convert", irisFixture, "-dtype", "mxfp4", "-sparsity", "2:4", "-sparsity-criterion", "wanda",
 					"-act-norms", p, "-o", filepath.Join(out, "x.safetensors")}
@@ -94,6 +105,10 @@ func TestBadInputCLI(t *testing.T) {
 			}
 			assert.Contains(t, msg, file)
 			assert.Contains(t, msg, tc.next)
+			if tc.not != "" {
+				assert.NotContains(t, msg, tc.not, "one next step")
+			}
+			assert.LessOrEqual(t, strings.Count(msg, " safetensors: "), 1, "one prefix: %s", msg)
 			assert.Equal(t, 1, strings.Count(msg, "tcast "+args[0]+": "), "one message: %s", msg)
 			assert.Equal(t, 1, strings.Count(msg, "\n"), "one line: %q", msg)
 		})

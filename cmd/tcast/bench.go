@@ -33,15 +33,15 @@ var sink uint64
 
 func runBench(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
-	sizes := fs.String("size", "dram,l2", "comma-separated input sizes of the kernel table: dram, l2")
-	only := fs.String("kernels", "all", "comma-separated kernels of the kernel table ("+strings.Join(workloadNames(), ", ")+
+	sizes := fs.String("size", "dram,l2", "comma-separated input `SIZES` of the kernel table: dram, l2")
+	only := fs.String("kernels", "all", "comma-separated `NAMES` of kernels of the kernel table ("+strings.Join(workloadNames(), ", ")+
 		"), all, or none; MemRead is always timed")
-	workers := fs.Int("workers", 1, "goroutines running each kernel at once for a second column of the kernel table (1: none)")
-	rounds := fs.Int("rounds", 5, "repetitions; the kernel table reports the median, the -dtype table the best")
-	names := fs.String("dtype", "", "comma-separated number formats and scaled datatypes for the second table, "+
+	workers := fs.Int("workers", 1, "number `W` of goroutines running each kernel at once for a second column of the kernel table (1: none)")
+	rounds := fs.Int("rounds", 5, "`R` repetitions; the kernel table reports the median, the -dtype table the best")
+	names := fs.String("dtype", "", "comma-separated `NAMES` of number formats and scaled datatypes for the second table, "+
 		"e.g. float8_e4m3fn,float4_e2m1fn,bfloat16,mxfp4,nvfp4")
 	search := fs.Bool("scale-search", false, "with -dtype, also time each scaled datatype's Cast with the scale search and print its cost against the plain Cast")
-	n := fs.Int("n", 1<<24, "number of float32 values of the -dtype table (the default is 64 MiB, beyond the caches)")
+	n := fs.Int("n", 1<<24, "number `N` of float32 values of the -dtype table; the default, 16 Mi values (64 MiB), lies beyond the caches")
 	pos, err := parseArgs(fs, benchUsage, args, stdout)
 	if err != nil {
 		return err
@@ -170,8 +170,8 @@ func kernelTable(stdout io.Writer, sel []kernels.Workload, sizes []benchSize, wo
 	for _, s := range sizes {
 		desc = append(desc, fmt.Sprintf("%s %d", s.name, s.n))
 	}
-	_, err := fmt.Fprintf(stdout, "float32 values: %s (per worker); GB/s of float32 (4 bytes per value), median of %d rounds\n",
-		strings.Join(desc, ", "), rounds)
+	_, err := fmt.Fprintf(stdout, "float32 values: %s (per worker); GB/s of float32 (4 bytes per value), median of %s\n",
+		strings.Join(desc, ", "), count(rounds, "round"))
 	return err
 }
 

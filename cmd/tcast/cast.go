@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -18,8 +17,8 @@ import (
 	tc "github.com/tensorcast-go/tensorcast/tcast"
 )
 
-const castUsage = "tcast cast -dtype NAME [-axis N] [-scale-mode MODE] [-round even|away|zero|stochastic] [-seed N] [-overflow sat|ieee] [-full-range] [-keep MASK.npy] [-scale-search] [-allow-nonfinite] [-force]\n" +
-	"           [-sparsity N:M [-sparsity-criterion magnitude|wanda] [-act-norms NORMS.npy]]\n" +
+const castUsage = "tcast cast -dtype NAME [-axis N] [-scale-mode MODE] [-round MODE] [-seed N] [-overflow MODE] [-full-range] [-keep MASK.npy] [-scale-search] [-allow-nonfinite] [-force]\n" +
+	"           [-sparsity N:M [-sparsity-criterion CRITERION] [-act-norms FILE]]\n" +
 	"           [-cpuprofile FILE] [-memprofile FILE] -o DIR IN.npy\n\n" +
 	"NAME is a datatype (tcast datatypes lists them: mxfp4, nvfp4, mxint8, int4_g128, ...), a number\n" +
 	"format (tcast formats lists them: e4m3fn, bfloat16, ...) or a code such as e2m1_e8m0_t32.\n" +
@@ -31,7 +30,7 @@ const castUsage = "tcast cast -dtype NAME [-axis N] [-scale-mode MODE] [-round e
 	"-Inf, writes nothing and exits with status 1. -allow-nonfinite casts it per the block policy (a block\n" +
 	"holding one becomes NaN as a whole in most datatypes; docs/NUMERICS.md); when finite values became\n" +
 	"NaN or Inf so, the error is not finite: max abs error +Inf, SQNR lost, and info.json's\n" +
-	"max_abs_error and sqnr_db are null beside nonfinite_outputs"
+	"max_abs_error and sqnr_db are null beside nonfinite_outputs."
 
 var roundingNames = map[string]dtype.Rounding{
 	"even": dtype.RoundEven, "away": dtype.RoundAway, "zero": dtype.RoundZero, "stochastic": dtype.RoundStochastic,
@@ -43,14 +42,14 @@ func runCast(args []string, stdout, stderr io.Writer) (err error) {
 	fs := flag.NewFlagSet("cast", flag.ContinueOnError)
 	name := fs.String("dtype", "", "datatype `NAME` (see tcast datatypes and tcast formats)")
 	axis := fs.Int("axis", -1, "scaled axis `N`; negative values count from the end")
-	modeName := fs.String("scale-mode", "floor", "power-of-two scale selection: "+modeList())
-	round := fs.String("round", "even", "rounding: even, away, zero or stochastic")
-	seed := fs.Uint64("seed", 0, "seed of stochastic rounding")
-	overflow := fs.String("overflow", "sat", "overflow of unscaled formats: sat (to ±max finite) or ieee (to Inf/NaN); scaled datatypes always saturate")
+	modeName := fs.String("scale-mode", "floor", "power-of-two scale selection `MODE`: "+modeList())
+	round := fs.String("round", "even", "rounding `MODE`: even, away, zero or stochastic")
+	seed := fs.Uint64("seed", 0, "seed `N` of stochastic rounding")
+	overflow := fs.String("overflow", "sat", "overflow `MODE` of unscaled formats: sat (to ±max finite) or ieee (to Inf/NaN); scaled datatypes always saturate")
 	fullRange := fs.Bool("full-range", false, "let signed integers use their most negative code")
 	keepFile := fs.String("keep", "", "bool or uint8 .npy `MASK` of the input's shape, or one that broadcasts to it (e.g. [rows, 1]): false (zero) elements are left out of the scales and stored as zero (scaled datatypes)")
 	sparse := fs.String("sparsity", "", "prune to `N:M` sparsity (e.g. 2:4) along the scaled axis: N kept of every M; the datatype's tile then counts kept values (mxfp4 becomes e2m1_e8m0_t32n2m4)")
-	criterion := fs.String("sparsity-criterion", "magnitude", "how N:M sparsity ranks elements: magnitude, or wanda (|w|·norm, with -act-norms)")
+	criterion := fs.String("sparsity-criterion", "magnitude", "`CRITERION` by which N:M sparsity ranks elements: magnitude, or wanda (|w|·norm, with -act-norms)")
 	actNorms := fs.String("act-norms", "", "1-D float .npy `FILE` of activation norms, one per index along the scaled axis (the input channels), for -sparsity-criterion wanda")
 	search := fs.Bool("scale-search", false, "search each block's scale among a few candidates around the rule's for the least squared error (MX, NVFP4, integer-group and FP8 datatypes; docs/NUMERICS.md §11)")
 	out := fs.String("o", "", "output `DIR` (must not exist unless -force is given)")
@@ -168,9 +167,6 @@ func runCast(args []string, stdout, stderr io.Writer) (err error) {
 	wopts := castdir.WriteOptions{Force: *force, Input: in, InputDType: arr.DType.String(), Keep: *keepFile, Elem: elem, ScaleSearch: *search,
 		AllowNonFinite: *allowNonFinite}
 	if err := castdir.Write(*out, src, act, wopts); err != nil {
-		if errors.Is(err, os.ErrExist) {
-			err = fmt.Errorf("%w (use -force to replace it)", err)
-		}
 		return err
 	}
 	d, err := castdir.Open(*out)

@@ -88,7 +88,7 @@ const convertUsage = "tcast convert IN -dtype NAME -o OUT [-layout LAYOUT] [-inc
 func runConvert(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("convert", flag.ContinueOnError)
 	name := fs.String("dtype", "", "datatype `NAME` (see tcast datatypes, and the layouts above)")
-	out := fs.String("o", "", "output `DIR`, .safetensors or .gguf file")
+	out := fs.String("o", "", "output `OUT`: a directory, a .safetensors or a .gguf file")
 	lay := fs.String("layout", "tcast", "output `LAYOUT`: "+strings.Join(layout.Names(), ", "))
 	include := fs.String("include", "", "also cast tensors whose name matches `RE` (an error if one cannot be)")
 	exclude := fs.String("exclude", "", "keep tensors whose name matches `RE`")
@@ -99,8 +99,8 @@ func runConvert(args []string, stdout, stderr io.Writer) error {
 	shard := fs.String("shard-size", "", "split the output into shards of at most `SIZE` (e.g. 5GB, 500MB, 2GiB) with an index")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	sparse := fs.String("sparsity", "", "prune the cast weights to `N:M` sparsity (e.g. 2:4) along the scaled axis; the datatype's tile then counts kept values")
-	criterion := fs.String("sparsity-criterion", "magnitude", "how N:M sparsity ranks weights: magnitude, or wanda (|w|·norm, with -act-norms)")
-	actNorms := fs.String("act-norms", "", "`FILE.npz` of activation norms for -sparsity-criterion wanda: for every weight cast, a 1-D array named as the weight, one norm per index along the scaled axis")
+	criterion := fs.String("sparsity-criterion", "magnitude", "`CRITERION` by which N:M sparsity ranks weights: magnitude, or wanda (|w|·norm, with -act-norms)")
+	actNorms := fs.String("act-norms", "", "`NORMS.npz` of activation norms for -sparsity-criterion wanda: for every weight cast, a 1-D array named as the weight, one norm per index along the scaled axis")
 	sparseFormat := fs.String("sparsity-format", "", "how -layout compressed-tensors stores pruned weights: `FORMAT` dense, sparse-bitmask or sparse-24-bitmask (default: sparse-24-bitmask for 2:4, sparse-bitmask otherwise)")
 	ggufGeneric := fs.Bool("gguf-generic", false, "with -layout gguf, keep the input's tensor names and write no llama.cpp model metadata (general.architecture tcast)")
 	ggufPre := fs.String("gguf-pre", "", "with -layout gguf, the llama.cpp pre-tokenizer `NAME` (llama-bpe, qwen2, gpt-2, ...) of a byte-level BPE tokenizer.json it does not recognise")
@@ -367,7 +367,12 @@ func checkCriterion(criterion, actNorms string, sparse bool, file string) error 
 func wandaNorms(path string, axis int) (func(string, []int) (sparsity.Options, error), error) {
 	norms, err := npy.ReadVectorsNPZ(path)
 	if err != nil {
-		return nil, fmt.Errorf("-act-norms: %w (give an .npz holding one 1-D norm vector per weight, named as the weight, as numpy.savez writes it)", err)
+		err = fmt.Errorf("-act-norms: %w", err)
+		var damaged *npy.FormatError
+		if errors.As(err, &damaged) {
+			return nil, err // the archive itself is refused: its own next step, or the generic one
+		}
+		return nil, withStep(err, "give an .npz holding one 1-D norm vector per weight, named as the weight, as numpy.savez writes it")
 	}
 	return func(name string, shape []int) (sparsity.Options, error) {
 		v, ok := norms[name]

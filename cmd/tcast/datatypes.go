@@ -28,7 +28,7 @@ func runDatatypes(args []string, stdout, stderr io.Writer) error {
 	asJSON := fs.Bool("json", false, "print the datatypes as JSON")
 	pos, err := parseArgs(fs, "tcast datatypes [-json] [NAME...]\n\n"+
 		"Lists the registered datatypes, or the named ones (a name, alias or code such as e2m1_e8m0_t32).\n"+
-		"BITS/VALUE leaves out per-tensor and per-channel scales, whose cost depends on the shape", args, stdout)
+		"BITS/VALUE leaves out per-tensor and per-channel scales, whose cost depends on the shape.", args, stdout)
 	if err != nil {
 		return err
 	}

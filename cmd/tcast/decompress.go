@@ -2,9 +2,11 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,7 +19,7 @@ import (
 )
 
 const decompressUsage = "tcast decompress -o OUT.npy [-to f32|f16|bf16] [-force] [-cpuprofile FILE] [-memprofile FILE] CASTDIR\n" +
-	"tcast decompress -o OUT.safetensors|OUTDIR [-to f32|f16|bf16] [-force] [-cpuprofile FILE] [-memprofile FILE] CHECKPOINT\n\n" +
+	"       tcast decompress -o OUT.safetensors|OUTDIR [-to f32|f16|bf16] [-force] [-cpuprofile FILE] [-memprofile FILE] CHECKPOINT\n\n" +
 	"With a checkpoint in any layout tcast reads (tcast convert's output in every layout, GGUF, and\n" +
 	"compressed-tensors, gpt-oss, ModelOpt or fp8-block files written by other tools), writes a plain\n" +
 	"safetensors checkpoint: quantized weights dequantized, other tensors as they are.\n" +
@@ -25,7 +27,7 @@ const decompressUsage = "tcast decompress -o OUT.npy [-to f32|f16|bf16] [-force]
 	"info.json, packed.npy and part files (scale.npy, zero.npy, tensor_scale.npy, meta.npy,\n" +
 	"mask.npy and the *_codes.npy of parts wider than 8 bits). With -to f32 the output equals\n" +
 	"DIR/dequant.npy bit for bit. -to bf16 writes the bfloat16 bit patterns as a uint16 array\n" +
-	"(NumPy has no bfloat16; view them with ml_dtypes: a.view(ml_dtypes.bfloat16))"
+	"(NumPy has no bfloat16; view them with ml_dtypes: a.view(ml_dtypes.bfloat16))."
 
 func runDecompress(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("decompress", flag.ContinueOnError)
@@ -84,6 +86,9 @@ func decompress(pos []string, out, to string, force bool, stdout io.Writer) erro
 	if !strings.EqualFold(filepath.Ext(out), ".npy") {
 		return usagef("-o %s: %s is a cast directory, which decompresses to one .npy array: give OUT.npy", out, dir)
 	}
+	if err := checkCastDir(dir); err != nil {
+		return err
+	}
 	d, err := castdir.Open(dir)
 	if err != nil {
 		return err
@@ -136,6 +141,25 @@ func writeFile(path string, b []byte, force bool, inputs ...string) error {
 		return err
 	}
 	return o.Commit()
+}
+
+// decompressTakes ends the message of an input decompress cannot read.
+const decompressTakes = "decompress takes a cast directory (written by tcast cast) or a checkpoint"
+
+// checkCastDir refuses an input to be read as a cast directory that does
+// not exist or is a directory without info.json, saying what decompress
+// takes, as inspect and convert say a checkpoint does not exist.
+func checkCastDir(dir string) error {
+	st, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("input %s does not exist: %w; %s", dir, err, decompressTakes)
+	case err != nil:
+		return err
+	case st.IsDir() && !castdir.Is(dir):
+		return fmt.Errorf("%s is not a cast directory (it has no %s) and holds no checkpoint; %s", dir, castdir.InfoFile, decompressTakes)
+	}
+	return nil
 }
 
 // holdsCheckpoint reports whether path is a file or a directory holding

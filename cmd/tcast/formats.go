@@ -13,7 +13,9 @@ import (
 func runFormats(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("formats", flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "print the constants of every format as JSON")
-	pos, err := parseArgs(fs, "tcast formats [-json] [NAME...]", args, stdout)
+	pos, err := parseArgs(fs, "tcast formats [-json] [NAME...]\n\n"+
+		"Lists the named number formats, or the named ones (e4m3fn, float8_e5m2, e2m1, int4, ...), with their\n"+
+		"constants: kind, bits, largest and smallest positive value, Inf, NaN codes and -0.", args, stdout)
 	if err != nil {
 		return err
 	}

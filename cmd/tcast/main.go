@@ -9,16 +9,16 @@
 //	              [-gguf-generic] [-gguf-pre NAME] [-gguf-pure] [-type-for RE=TYPE ...] [-imatrix FILE]
 //	              [-scale-search] [-rotate hadamard[:BLOCK]] [-report FILE.html]
 //	tcast verify [-min-sqnr DB] [-imatrix FILE] [-json] ORIG CONVERTED
-//	tcast verify -compare [-label L,...] [-min-sqnr DB] [-imatrix FILE] [-json] ORIG CONVERTED...
-//	tcast report -o REPORT.html [-title T] [-label L,...] [-imatrix FILE] [-histograms N] [-worst N] [-masks N]
+//	tcast verify -compare [-label NAMES] [-min-sqnr DB] [-imatrix FILE] [-json] ORIG CONVERTED...
+//	tcast report -o REPORT.html [-title TITLE] [-label NAMES] [-imatrix FILE] [-histograms N] [-worst N] [-masks N]
 //	             [-force] ORIG CONVERTED...
 //	tcast inspect [-json] [-stats=false] CHECKPOINT|CASTDIR
 //	tcast inspect -mask NAME [-mask-rows N] [-mask-cols N] CHECKPOINT|CASTDIR
 //	tcast synth -o FILE -layers L -hidden H [-intermediate I] [-dtype bf16|f16|f32] [-seed S] [-vocab V]
 //	            [-arch llama] [-force]
-//	tcast cast -dtype NAME [-axis N] [-scale-mode MODE] [-round even|away|zero|stochastic] [-seed N]
-//	           [-overflow sat|ieee] [-full-range] [-keep MASK.npy] [-scale-search] [-force]
-//	           [-sparsity N:M [-sparsity-criterion magnitude|wanda] [-act-norms NORMS.npy]] -o DIR IN.npy
+//	tcast cast -dtype NAME [-axis N] [-scale-mode MODE] [-round MODE] [-seed N]
+//	           [-overflow MODE] [-full-range] [-keep MASK.npy] [-scale-search] [-force]
+//	           [-sparsity N:M [-sparsity-criterion CRITERION] [-act-norms FILE]] -o DIR IN.npy
 //	tcast decompress -o OUT.npy [-to f32|f16|bf16] [-force] CASTDIR
 //	tcast decompress -o OUT.safetensors|OUTDIR [-to f32|f16|bf16] [-force] CHECKPOINT
 //	tcast datatypes [-json] [NAME...]
@@ -31,7 +31,7 @@
 // only with -force. Flags may come before or after the positional arguments.
 // convert, cast and decompress take -cpuprofile FILE and -memprofile FILE,
 // which write pprof profiles of the run (outputs too: never over an input).
-// Run `tcast help CMD` for the flags of one command.
+// Run `tcast help COMMAND` (or `tcast COMMAND -h`) for the flags of one command.
 package main
 
 import (
@@ -134,7 +134,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 	}
-	fmt.Fprintf(stderr, "tcast: unknown command %q\n", name)
+	known := make([]string, len(commands))
+	for i, c := range commands {
+		known[i] = c.name
+	}
+	msg := fmt.Sprintf("tcast: unknown command %q", name)
+	if c := names.Closest(name, known, 3); len(c) > 0 {
+		msg += " (did you mean " + strings.Join(c, ", ") + "?)"
+	}
+	fmt.Fprintln(stderr, msg)
 	printUsage(stderr)
 	return 2
 }
@@ -142,7 +150,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 // damagedHint says, on the message's line, what to do about an input file
 // whose content a reader refused (its error names the file and what is
 // wrong): "" for other errors, and for those that say what to do already
-// (an array that is no mask).
+// (an array that is no mask, an error carrying its own next step).
 func damagedHint(err error) string {
 	var (
 		st *safetensors.FormatError
@@ -151,7 +159,7 @@ func damagedHint(err error) string {
 		cd *castdir.FormatError
 	)
 	switch {
-	case errors.Is(err, npy.ErrNotMask):
+	case errors.Is(err, npy.ErrNotMask), hasNextStep(err):
 		return ""
 	case errors.As(err, &cd):
 		return "; the cast directory is damaged or was edited: write it again with tcast cast"
@@ -161,11 +169,53 @@ func damagedHint(err error) string {
 	return ""
 }
 
+// nextStepper is an error that gives its own next step, such as the
+// FormatError of safetensors, gguf and npy when Fix is set, and stepError.
+type nextStepper interface{ NextStep() string }
+
+// hasNextStep reports whether an error in err's tree gives a next step of
+// its own, so that the generic one is not added.
+func hasNextStep(err error) bool {
+	for err != nil {
+		if n, ok := err.(nextStepper); ok && n.NextStep() != "" {
+			return true
+		}
+		switch u := err.(type) {
+		case interface{ Unwrap() error }:
+			err = u.Unwrap()
+		case interface{ Unwrap() []error }:
+			for _, e := range u.Unwrap() {
+				if hasNextStep(e) {
+					return true
+				}
+			}
+			return false
+		default:
+			return false
+		}
+	}
+	return false
+}
+
+// stepError is err followed by the next step to take: "ERR; STEP".
+type stepError struct {
+	err  error
+	step string
+}
+
+func (e *stepError) Error() string    { return e.err.Error() + "; " + e.step }
+func (e *stepError) Unwrap() error    { return e.err }
+func (e *stepError) NextStep() string { return e.step }
+
+// withStep returns err with the next step appended to its message.
+func withStep(err error, step string) error { return &stepError{err, step} }
+
 func printUsage(w io.Writer) {
 	fmt.Fprintln(w, "usage: tcast COMMAND [flags] [args]\n\ncommands:")
 	for _, c := range commands {
 		fmt.Fprintf(w, "  %-11s %s\n", c.name, c.summary)
 	}
+	fmt.Fprintln(w, "\nRun tcast help COMMAND (or tcast COMMAND -h) for the flags and arguments of a command.")
 }
 
 // parseArgs parses flags that may appear before, between or after positional

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -73,9 +72,6 @@ func (p *profileFlags) start(force bool, out string, inputs func() []string) (*p
 		}
 		o, err := atomicfile.Begin(path, atomicfile.Options{Force: force})
 		if err != nil {
-			if errors.Is(err, os.ErrExist) {
-				err = fmt.Errorf("%w (use -force to replace it)", err)
-			}
 			return nil, fmt.Errorf("%s: %w", flagName, err)
 		}
 		return o, nil

@@ -16,7 +16,7 @@ import (
 	"github.com/tensorcast-go/tensorcast/internal/atomicfile"
 )
 
-const reportUsage = "tcast report -o REPORT.html [-title T] [-label L,...] [-imatrix FILE] [-histograms N] [-worst N] [-masks N] [-force]\n" +
+const reportUsage = "tcast report -o REPORT.html [-title TITLE] [-label NAMES] [-imatrix FILE] [-histograms N] [-worst N] [-masks N] [-force]\n" +
 	"             ORIG CONVERTED...\n\n" +
 	"Compares each CONVERTED checkpoint (a recipe: any layout tcast reads, GGUF included) with its source\n" +
 	"ORIG, tensor by tensor as tcast verify does, and writes one self-contained HTML page (inline CSS and\n" +
@@ -30,7 +30,7 @@ const reportUsage = "tcast report -o REPORT.html [-title T] [-label L,...] [-ima
 
 func runReport(args []string, stdout, stderr io.Writer) error {
 	fset := flag.NewFlagSet("report", flag.ContinueOnError)
-	out := fset.String("o", "", "write the page to `FILE` (.html)")
+	out := fset.String("o", "", "write the page to `REPORT.html`")
 	title := fset.String("title", "", "the page's `TITLE` (default: tcast report: ORIG's file name)")
 	labels := fset.String("label", "", "comma-separated `NAMES` of the recipes, one per CONVERTED (default: their file names)")
 	hists := fset.Int("histograms", 0, "draw the relative error histograms of the `N` worst tensors (0: 6, negative: none)")
@@ -95,7 +95,7 @@ func checkReportOutput(path string, force bool, checkpoints ...string) error {
 	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
 		return fmt.Errorf("report %s: is a directory, and the report is one HTML file: name the file, e.g. %s", path, filepath.Join(path, "report.html"))
 	} else if err == nil && !force {
-		return fmt.Errorf("report %s: %w (add -force to replace it)", path, fs.ErrExist)
+		return atomicfile.Exists(path)
 	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}

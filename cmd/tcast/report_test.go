@@ -49,10 +49,10 @@ func TestReport(t *testing.T) {
 		{[]string{"report", irisFixture, a}, 2, "-o is required"},
 		{[]string{"report", "-o", filepath.Join(dir, "x.html"), irisFixture}, 2, "want ORIG and at least one CONVERTED"},
 		{[]string{"report", "-o", filepath.Join(dir, "x.html"), "-label", "a,b", irisFixture, a}, 2, "-label gives 2 names for 1 converted checkpoint"},
-		{[]string{"report", "-o", both, irisFixture, a}, 1, "add -force"},
+		{[]string{"report", "-o", both, irisFixture, a}, 1, "already exists; pass -force to replace it, or choose another output"},
 		{[]string{"report", "-o", filepath.Join(a, "r.html"), irisFixture, a}, 1, "inside the input directory"},
 		{[]string{"convert", irisFixture, "-dtype", "mxfp4", "-o", filepath.Join(dir, "c"), "-report", filepath.Join(dir, "c", "r.html")}, 2, "outside the output"},
-		{[]string{"convert", irisFixture, "-dtype", "mxfp4", "-o", filepath.Join(dir, "c"), "-report", one}, 1, "add -force"},
+		{[]string{"convert", irisFixture, "-dtype", "mxfp4", "-o", filepath.Join(dir, "c"), "-report", one}, 1, "already exists; pass -force to replace it, or choose another output"},
 		{[]string{"report", "-force", "-o", pages, irisFixture, a}, 1, "is a directory, and the report is one HTML file: name the file, e.g. " + filepath.Join(pages, "report.html")},
 		{[]string{"convert", irisFixture, "-dtype", "mxfp4", "-o", filepath.Join(dir, "c"), "-force", "-report", dir}, 1, "is a directory, and the report is one HTML file"},
 	} {

@@ -346,7 +346,7 @@ func TestDecompressBadInput(t *testing.T) {
 		edit func(t *testing.T, d string)
 		msg  string
 	}{
-		{"missing dir", "", nil, "info.json"},
+		{"missing dir", "", nil, "does not exist"},
 		{"missing info", mx, rm("info.json"), "info.json"},
 		{"malformed info", mx, func(t *testing.T, d string) {
 			require.NoError(t, os.WriteFile(filepath.Join(d, "info.json"), []byte("{\"shape\": [4,"), 0o644))

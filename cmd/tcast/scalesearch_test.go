@@ -113,7 +113,7 @@ func TestScaleSearchConvertCLI(t *testing.T) {
 		want string
 	}{
 		{[]string{"-dtype", "mxfp4", "-layout", "gguf"}, "-scale-search does not apply to -layout gguf, whose types are quantized by llama.cpp's own quantizers"},
-		{[]string{"-dtype", "uint4_g128"}, "-scale-search uint4_g128 has no scale chosen by rule to search"},
+		{[]string{"-dtype", "uint4_g128"}, "-scale-search: uint4_g128 has no scale chosen by rule to search"},
 		{[]string{"-dtype", "nf4"}, "drop -scale-search, or choose an MX, NVFP4"},
 	} {
 		args := append([]string{"convert", irisFixture, "-scale-search", "-o", filepath.Join(dir, "refused")}, tc.args...)

@@ -37,7 +37,7 @@ const synthUsage = "tcast synth -o FILE -layers L -hidden H [-intermediate I] [-
 	"as little as in a trained model), heads of 64 with grouped-query attention (half as many key/value heads, so k_proj and v_proj are\n" +
 	"[H/2,H] from H=128 on), and beside FILE a byte-level BPE tokenizer.json (256 byte tokens, merges learned\n" +
 	"from a built-in English text, <|begin_of_text|>, <|end_of_text|>, <|eot_id|>; Llama 3's pre-tokenizer)\n" +
-	"and tokenizer_config.json; V must hold its tokens (at least 300), the ids past them are unused"
+	"and tokenizer_config.json; V must hold its tokens (at least 300), the ids past them are unused."
 
 // Limits of the synth flags.
 const (
@@ -287,7 +287,7 @@ func runSynth(args []string, stdout, stderr io.Writer) error {
 	layers := fset.Int("layers", 0, "number of transformer layers `L` (1.."+strconv.Itoa(synthMaxLayers)+")")
 	hidden := fset.Int("hidden", 0, "hidden size `H`: a multiple of 64, 64.."+strconv.Itoa(synthMaxHidden))
 	inter := fset.Int("intermediate", 0, "MLP width `I`: a multiple of 64 up to 4·"+strconv.Itoa(synthMaxHidden)+" (0: the multiple of 64 nearest 8H/3; real Llamas use multiples of 256, such as 5632 for H=2048 or 11008 for H=4096)")
-	dtName := fset.String("dtype", "bf16", "element type: bf16, f16 or f32 (rounded to nearest even from float32)")
+	dtName := fset.String("dtype", "bf16", "element `TYPE`: bf16, f16 or f32 (rounded to nearest even from float32)")
 	seed := fset.Uint64("seed", 0, "seed `S` of the generator")
 	vocab := fset.Int("vocab", 32000, "vocabulary size `V` (1.."+strconv.Itoa(synthMaxVocab)+")")
 	arch := fset.String("arch", "", "`llama`: a complete Llama model with grouped-query attention, tokenizer.json and tokenizer_config.json")
@@ -337,7 +337,7 @@ func runSynth(args []string, stdout, stderr io.Writer) error {
 	if !*force {
 		for _, p := range files {
 			if _, err := os.Lstat(p); err == nil {
-				return usagef("%s exists (use -force to overwrite it)", p)
+				return atomicfile.Exists(p)
 			} else if !errors.Is(err, fs.ErrNotExist) {
 				return err
 			}

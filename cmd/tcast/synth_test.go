@@ -23,6 +23,7 @@ import (
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/safetensors"
 	"github.com/tensorcast-go/tensorcast/dtype"
+	"github.com/tensorcast-go/tensorcast/internal/atomicfile"
 )
 
 // synthTo runs tcast synth writing FILE in dir with the given flags and
@@ -260,9 +261,10 @@ func TestSynthForce(t *testing.T) {
 	first, err := os.ReadFile(out)
 	require.NoError(t, err)
 
-	var ue *usageError
+	// An existing output is no mistake in the command line (exit status 1,
+	// as every command refuses one): atomicfile.ErrExists.
 	err = runSynth([]string{"-o", out, "-layers", "1", "-hidden", "64", "-vocab", "16", "-seed", "9"}, io.Discard, io.Discard)
-	require.True(t, errors.As(err, &ue), "%v", err)
+	require.ErrorIs(t, err, atomicfile.ErrExists)
 	assert.Contains(t, err.Error(), out)
 	assert.Contains(t, err.Error(), "-force")
 	again, err := os.ReadFile(out)
@@ -277,7 +279,7 @@ func TestSynthForce(t *testing.T) {
 	// An existing config.json beside a new file is refused too.
 	other := filepath.Join(dir, "other.safetensors")
 	err = runSynth([]string{"-o", other, "-layers", "1", "-hidden", "64"}, io.Discard, io.Discard)
-	require.True(t, errors.As(err, &ue), "%v", err)
+	require.ErrorIs(t, err, atomicfile.ErrExists)
 	assert.Contains(t, err.Error(), filepath.Join(dir, "config.json"))
 	_, err = os.Stat(other)
 	assert.True(t, errors.Is(err, os.ErrNotExist))
@@ -513,7 +515,6 @@ func TestSynthArchLlama(t *testing.T) {
 	require.NoError(t, os.Remove(filepath.Join(dir3, "config.json")))
 	require.NoError(t, os.Remove(filepath.Join(dir3, "model.safetensors")))
 	err = runSynth([]string{"-o", filepath.Join(dir3, "model.safetensors"), "-arch", "llama", "-layers", "1", "-hidden", "64", "-vocab", "300"}, io.Discard, io.Discard)
-	var ue *usageError
-	require.ErrorAs(t, err, &ue)
+	require.ErrorIs(t, err, atomicfile.ErrExists)
 	assert.Contains(t, err.Error(), "tokenizer")
 }

@@ -13,7 +13,7 @@ import (
 )
 
 const verifyUsage = "tcast verify [-min-sqnr DB] [-imatrix FILE] [-json] ORIG CONVERTED\n" +
-	"       tcast verify -compare [-label L,...] [-min-sqnr DB] [-imatrix FILE] [-json] ORIG CONVERTED...\n\n" +
+	"       tcast verify -compare [-label NAMES] [-min-sqnr DB] [-imatrix FILE] [-json] ORIG CONVERTED...\n\n" +
 	"Reads every tensor of CONVERTED, dequantized, and compares it with the same tensor of its source ORIG\n" +
 	"(any layout tcast reads, GGUF included): per tensor its datatype, bits per value and SQNR. With\n" +
 	"-compare, each CONVERTED is a recipe compared with ORIG, and the recipes are printed side by side:\n" +

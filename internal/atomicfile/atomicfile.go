@@ -26,7 +26,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
+	"syscall"
 )
 
 // Options of Begin; the zero value writes one file and refuses an existing
@@ -52,11 +54,65 @@ type Options struct {
 // exists and Options.Force is false.
 var ErrExists error = existsError{}
 
+// Exists returns the error for an output that exists while replacing it
+// was not asked for: "PATH already exists; pass -force to replace it, or
+// choose another output", wrapping ErrExists. Begin, Commit and every
+// command that checks its outputs beforehand give this one message.
+func Exists(path string) error {
+	return fmt.Errorf("%s %w; pass -force to replace it, or choose another output", path, ErrExists)
+}
+
 // existsError is ErrExists; errors.Is also matches it with fs.ErrExist.
 type existsError struct{}
 
 func (existsError) Error() string        { return "already exists" }
 func (existsError) Is(target error) bool { return target == fs.ErrExist }
+
+// NotWritableError is the error of Begin when the directory of the output
+// cannot be written in (no write permission, a read-only file system). Its
+// message names the directory and says to choose another; Err is the error
+// of the failing operation, an *fs.PathError naming the file it created.
+type NotWritableError struct {
+	// Output is the destination as given to Begin.
+	Output string
+	// Dir is the directory of the destination, as given to Begin.
+	Dir string
+	// Err is the failing operation's error.
+	Err error
+}
+
+// Error returns a message such as "output ro/out: cannot write in ro/:
+// permission denied; choose an output directory you can write to".
+func (e *NotWritableError) Error() string {
+	reason := e.Err
+	var pe *fs.PathError
+	if errors.As(e.Err, &pe) {
+		reason = pe.Err
+	}
+	return fmt.Sprintf("output %s: cannot write in %s: %v; %s", e.Output, e.Dir, reason, e.NextStep())
+}
+
+// Unwrap returns the failing operation's error.
+func (e *NotWritableError) Unwrap() error { return e.Err }
+
+// NextStep returns what to do: choose an output directory one can write to.
+func (e *NotWritableError) NextStep() string {
+	return "choose an output directory you can write to"
+}
+
+// notWritable returns a *NotWritableError for err, an error of creating a
+// file in the directory of clean, when it is a denied permission or a
+// read-only file system, and err itself otherwise.
+func notWritable(clean string, err error) error {
+	if !errors.Is(err, fs.ErrPermission) && !errors.Is(err, syscall.EROFS) {
+		return err
+	}
+	dir := filepath.Dir(clean)
+	if !strings.HasSuffix(dir, string(filepath.Separator)) {
+		dir += string(filepath.Separator)
+	}
+	return &NotWritableError{Output: clean, Dir: dir, Err: err}
+}
 
 // ErrLocked is wrapped by *LockedError: another writer that is still running
 // is writing the same destination.
@@ -174,7 +230,7 @@ func Begin(dest string, opts Options) (*Output, error) {
 	}
 	if err != nil {
 		o.abortLocked()
-		return nil, err
+		return nil, notWritable(clean, err)
 	}
 	if opts.Force {
 		o.uncache.Go(func() { dropCache(abs) })
@@ -307,7 +363,7 @@ func (o *Output) checkExisting(fi fs.FileInfo) error {
 	}
 	if !o.opts.Dir {
 		if !o.opts.Force {
-			return fmt.Errorf("%s %w; pass -force to replace it, or choose another output", o.dest, ErrExists)
+			return Exists(o.dest)
 		}
 		return nil
 	}
@@ -319,7 +375,7 @@ func (o *Output) checkExisting(fi fs.FileInfo) error {
 		return nil // an empty directory: nothing to lose
 	}
 	if !o.opts.Force {
-		return fmt.Errorf("%s %w; pass -force to replace it, or choose another output", o.dest, ErrExists)
+		return Exists(o.dest)
 	}
 	if o.opts.Replaceable != nil {
 		for _, e := range entries {

@@ -231,7 +231,8 @@ func indexCases() []badCase {
 	add("shard-dotdot", `{"weight_map":{"a":"../`+shard+`"}}`, nil, "../"+shard)
 	add("shard-absolute", `{"weight_map":{"a":"/etc/passwd"}}`, nil, "/etc/passwd")
 	add("shard-empty-name", `{"weight_map":{"a":""}}`, nil, `"a"`)
-	addFS("shard-nul", `{"weight_map":{"a":"x\u0000.safetensors"}}`, "shard")
+	add("shard-nul", `{"weight_map":{"a":"x\u0000.safetensors"}}`, map[string][]byte{shard: indexShard()},
+		`"x\x00.safetensors"`, "invalid file name")
 	addFS("shard-missing", `{"weight_map":{"a":"model-00002-of-00002.safetensors"}}`, "model-00002-of-00002.safetensors")
 	add("shard-is-index", `{"weight_map":{"a":"`+idx+`"}}`, nil)
 	add("tensor-not-in-shard", `{"weight_map":{"a":"`+shard+`","zz":"`+shard+`"}}`, nil, `"zz"`)
