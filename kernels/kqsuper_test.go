@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // superBlock returns a super-block of 256 finite values of kind k (as
@@ -163,6 +164,38 @@ func TestSuperKernels(t *testing.T) {
 					requireSame(t, wv, got[name], "kind %d weights %d %v: %s", k, wk, tr, name)
 				}
 			}
+		}
+	}
+}
+
+// TestAffineSuperSpanOverflow covers sub-blocks whose range overflows
+// float32 (x from −1.7e38 to 1.9e38, a fuzzer's sub-block) under importance weights, some
+// subnormal: every candidate's t·(x − o) is then NaN, which
+// clampRoundPass takes to code 0, so no candidate fits and the fit is the
+// min-max scale, +Inf. Kernels that clamped only from above took NaN to
+// the top code, and the weighted sums' rounding let a candidate through
+// (FuzzSuperKernels found it on AVX2 and AVX-512).
+func TestAffineSuperSpanOverflow(t *testing.T) {
+	block := []float32{-0.4317469, -0.93600386, -0.18618119, -0.15771323, 0, -0.21690668, -0.5313053, -1.0185019,
+		1.8515394e38, 1.920438, -1.7313383e38, -0.27200562, 1.1860752, -0.079110876, -1.3878285, 1.2434986}
+	sub := []float32{2.650958e-7, 2.650958e-7, 1.75e-43, 0, 2.6509224e-7, 2.650958e-7, 1.75e-43, 2.6509224e-7,
+		1.75e-43, 2.6509224e-7, 1.75e-43, 0, 2.6509224e-7, 1.75e-43, 2.6509224e-7, 1.75e-43}
+	x, w := make([]float32, QKK), make([]float32, QKK)
+	for i := range x {
+		x[i], w[i] = block[i%16], sub[i%16]
+	}
+	var fl fitLanes
+	for _, a := range []*affine{&searchQ2K, &searchQ2KPlain} {
+		f := a.fitWith(x[:16], w[:16], &fl)
+		require.True(t, math.IsInf(float64(f.d), 1), "reference fit: d = %v, want +Inf", f.d)
+	}
+	want := superRun(x, w, true, nil, nil)
+	for _, tr := range tiers() {
+		restore := useTier(tr)
+		got := superRun(x, w, false, nil, nil)
+		restore()
+		for name, wv := range want {
+			requireSame(t, wv, got[name], "%v: %s", tr, name)
 		}
 	}
 }

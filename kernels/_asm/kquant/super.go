@@ -651,7 +651,7 @@ func affineSuper(G int) {
 			VINSERTF64X4(U8(1), t2.AsY(), z, z)
 		}
 	}
-	cands := func(weights, lowClamp bool, lbl string) {
+	cands := func(weights bool, lbl string) {
 		Label(lbl + "_loop")
 		if G == 8 {
 			LEAQ(Mem{Base: RDX, Index: RCX, Scale: 1}, RBX)
@@ -661,7 +661,12 @@ func affineSuper(G int) {
 		pair(cfgShift, o)
 		VMULPS(span, o, o)
 		VSUBPS(o, lo, o) // o = lo − shift·span
-		affineSums(L, elem, welem, weights, false, t, o, a, b, f, xv, v, q, wv, n, zero, one)
+		// With weights the codes are clamped below too: a span that
+		// overflows to +Inf makes t = 0 and t·(x − o) NaN, which
+		// clampRoundPass takes to 0 and VMINPS alone to n. Unit weights
+		// then give every code alike either way, so det = 0 and the
+		// candidate is out in both; weighted sums round differently.
+		affineSums(L, elem, welem, weights, weights, t, o, a, b, f, xv, v, q, wv, n, zero, one)
 		affineTail(sw, sx, sxx, a, b, f, det, dc, mc, e, t1, t2, zero, inf)
 		VCMPPS(U8(cmpLTOQ), bE, e, K1)
 		VMOVAPS(e, K1, bE)
@@ -674,18 +679,7 @@ func affineSuper(G int) {
 	}
 	TESTL(ECX, ECX)
 	JZ(LabelRef(name + "_nocands"))
-	// Without weights a search whose candidates never round below −neg
-	// (cfg.noLo) skips the lower clamp; with them (rarely that search)
-	// the clamp stays.
-	twoWays(name+"_cands", func() { cands(true, true, name+"_cw") }, func() {
-		CMPL(Mem{Base: R10, Disp: cfgNoLo}, U8(0))
-		JE(LabelRef(name + "_cul"))
-		cands(false, false, name+"_cu")
-		JMP(LabelRef(name + "_cud"))
-		Label(name + "_cul")
-		cands(false, true, name+"_cul")
-		Label(name + "_cud")
-	})
+	twoWays(name+"_cands", func() { cands(true, name+"_cw") }, func() { cands(false, name+"_cu") })
 	Label(name + "_nocands")
 	if G == 8 { // the second half's candidates come after the first's
 		VSHUFF32X4(U8(0xee), bE, bE, t1)

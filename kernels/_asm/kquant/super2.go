@@ -388,7 +388,11 @@ func affineFits2(name string, l layout2, h int) {
 		VMULPS(tmp2(f2Span), o, o)
 		VMOVUPS(tmp2(f2Lo), t1)
 		VSUBPS(o, t1, o) // o = lo − shift·span
-		affineSums2(lbl, l, h, weights, false, t, o, a, b, f, xv, v, q, wv, n, zero)
+		// With weights the lower clamp stays, as in the AVX-512 kernel: a
+		// span that overflows to +Inf makes t = 0 and t·(x − o) NaN, which
+		// clampRoundPass takes to 0 and VMINPS alone to n; unit weights
+		// give every code alike then, so det = 0 either way.
+		affineSums2(lbl, l, h, weights, weights, t, o, a, b, f, xv, v, q, wv, n, zero)
 		// The least squares (as affineFitGo, minBelow).
 		det, dc, mc, e := xv, v, q, wv
 		VMULPS(tmp2(f2Sw), b, t1)
