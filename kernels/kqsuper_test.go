@@ -168,6 +168,106 @@ func TestSuperKernels(t *testing.T) {
 	}
 }
 
+// TestSuperKernelsExtreme compares every tier's super-block searches with
+// the Go references on 2,000 blocks (200 under the race detector) at
+// float32's edges. Some or all elements are ±MaxFloat32, ±1e38-scale,
+// subnormal, ±1e−38-scale or of any magnitude from 1e−38 to 1e38, and a
+// quarter of the sub-blocks span more than MaxFloat32 (two values of
+// opposite signs above 1e38), so spans and sums overflow. Importance
+// weights are 0, subnormal, up to 1e37 or log-normal over ±20 e-folds
+// (each sub-block's weights all 1 when their sum is not a positive finite
+// number, as prep leaves them). It fails on the kernels before
+// TestAffineSuperSpanOverflow's fix.
+func TestSuperKernelsExtreme(t *testing.T) {
+	rng := rand.New(rand.NewPCG(991, 992))
+	edge := func() float32 {
+		var v float32
+		switch rng.IntN(7) {
+		case 0:
+			v = 0
+		case 1:
+			v = float32(rng.NormFloat64() * 1e38)
+		case 2:
+			v = float32(rng.NormFloat64() * 1e-38)
+		case 3: // subnormal, either sign
+			v = math.Float32frombits(rng.Uint32() & 0x807fffff)
+		case 4:
+			v = math.MaxFloat32
+			if rng.IntN(2) == 0 {
+				v = -v
+			}
+		default:
+			v = float32(rng.NormFloat64() * math.Pow(10, float64(rng.IntN(77)-38)))
+		}
+		if !finite(v) { // ±Inf after the float32 conversion
+			v = float32(math.Copysign(math.MaxFloat32, float64(v)))
+		}
+		return v
+	}
+	weight := func() float32 {
+		switch rng.IntN(8) {
+		case 0:
+			return 0
+		case 1:
+			return math.Float32frombits(rng.Uint32() & 0x007fffff)
+		case 2:
+			return float32(math.Abs(rng.NormFloat64()) * 1e37)
+		case 3:
+			return min(float32(math.Exp(rng.NormFloat64()*20)), math.MaxFloat32)
+		default:
+			return float32(math.Exp(rng.NormFloat64()))
+		}
+	}
+	blocks := 2000
+	if raceEnabled { // one goroutine: nothing for the detector to see
+		blocks = 200
+	}
+	for it := range blocks {
+		x := make([]float32, QKK)
+		all := rng.IntN(4) == 0
+		for i := range x {
+			if all || rng.IntN(8) == 0 {
+				x[i] = edge()
+			} else {
+				x[i] = float32(rng.NormFloat64())
+			}
+		}
+		for o := 0; o < QKK; o += 16 { // some sub-blocks' spans overflow
+			if rng.IntN(4) == 0 {
+				x[o+rng.IntN(16)] = float32(1e38 + rng.Float64()*2.4e38)
+				x[o+rng.IntN(16)] = -float32(1e38 + rng.Float64()*2.4e38) // < MaxFloat32
+			}
+		}
+		w := unitWeights[:]
+		if rng.IntN(4) != 0 {
+			w = make([]float32, QKK)
+			for i := range w {
+				w[i] = weight()
+			}
+			for o := 0; o < QKK; o += 16 {
+				var sum float32
+				for _, v := range w[o : o+16] {
+					sum += v
+				}
+				if !(sum > 0) || !finite(sum) {
+					for i := o; i < o+16; i++ {
+						w[i] = 1
+					}
+				}
+			}
+		}
+		want := superRun(x, w, true, nil, nil)
+		for _, tr := range tiers() {
+			restore := useTier(tr)
+			got := superRun(x, w, false, nil, nil)
+			restore()
+			for name, wv := range want {
+				requireSame(t, wv, got[name], "block %d %v: %s", it, tr, name)
+			}
+		}
+	}
+}
+
 // TestAffineSuperSpanOverflow covers sub-blocks whose range overflows
 // float32 (x from −1.7e38 to 1.9e38, a fuzzer's sub-block) under importance weights, some
 // subnormal: every candidate's t·(x − o) is then NaN, which
