@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -148,6 +149,38 @@ var (
 	superPicksEven  = newAffineSuperCfg(searchPicksEven.init(), 63, levels63)
 )
 
+// requireSuperTiers requires every tier's super-block searches of x with
+// weights w to give the Go references' results, bit for bit; what names the
+// block in a failure.
+func requireSuperTiers(t *testing.T, x, w []float32, what string) {
+	t.Helper()
+	want := superRun(x, w, true, nil, nil)
+	for _, tr := range tiers() {
+		restore := useTier(tr)
+		got := superRun(x, w, false, nil, nil)
+		restore()
+		for name, wv := range want {
+			requireSame(t, wv, got[name], "%s %v: %s", what, tr, name)
+		}
+	}
+}
+
+// prepSubWeights sets each sub-block of 16 weights to all 1 where their
+// sum is not a positive finite number, as prep leaves them.
+func prepSubWeights(w []float32) {
+	for o := 0; o < len(w); o += 16 {
+		var sum float32
+		for _, v := range w[o : o+16] {
+			sum += v
+		}
+		if !(sum > 0) || !finite(sum) {
+			for i := o; i < o+16; i++ {
+				w[i] = 1
+			}
+		}
+	}
+}
+
 // TestSuperKernels compares every tier's super-block searches with the Go
 // references, bit for bit.
 func TestSuperKernels(t *testing.T) {
@@ -155,15 +188,7 @@ func TestSuperKernels(t *testing.T) {
 	for k := range 16 {
 		for wk := range 3 {
 			x, w := superBlock(rng, k, wk)
-			want := superRun(x, w, true, nil, nil)
-			for _, tr := range tiers() {
-				restore := useTier(tr)
-				got := superRun(x, w, false, nil, nil)
-				restore()
-				for name, wv := range want {
-					requireSame(t, wv, got[name], "kind %d weights %d %v: %s", k, wk, tr, name)
-				}
-			}
+			requireSuperTiers(t, x, w, fmt.Sprintf("kind %d weights %d", k, wk))
 		}
 	}
 }
@@ -244,27 +269,9 @@ func TestSuperKernelsExtreme(t *testing.T) {
 			for i := range w {
 				w[i] = weight()
 			}
-			for o := 0; o < QKK; o += 16 {
-				var sum float32
-				for _, v := range w[o : o+16] {
-					sum += v
-				}
-				if !(sum > 0) || !finite(sum) {
-					for i := o; i < o+16; i++ {
-						w[i] = 1
-					}
-				}
-			}
+			prepSubWeights(w)
 		}
-		want := superRun(x, w, true, nil, nil)
-		for _, tr := range tiers() {
-			restore := useTier(tr)
-			got := superRun(x, w, false, nil, nil)
-			restore()
-			for name, wv := range want {
-				requireSame(t, wv, got[name], "block %d %v: %s", it, tr, name)
-			}
-		}
+		requireSuperTiers(t, x, w, fmt.Sprintf("block %d", it))
 	}
 }
 
@@ -289,15 +296,7 @@ func TestAffineSuperSpanOverflow(t *testing.T) {
 		f := a.fitWith(x[:16], w[:16], &fl)
 		require.True(t, math.IsInf(float64(f.d), 1), "reference fit: d = %v, want +Inf", f.d)
 	}
-	want := superRun(x, w, true, nil, nil)
-	for _, tr := range tiers() {
-		restore := useTier(tr)
-		got := superRun(x, w, false, nil, nil)
-		restore()
-		for name, wv := range want {
-			requireSame(t, wv, got[name], "%v: %s", tr, name)
-		}
-	}
+	requireSuperTiers(t, x, w, "span overflow")
 }
 
 // FuzzSuperKernels compares every tier's super-block searches with the Go
@@ -333,27 +332,9 @@ func FuzzSuperKernels(f *testing.F) {
 					w[i] = 1
 				}
 			}
-			for o := 0; o < QKK; o += 16 {
-				var sum float32
-				for _, v := range w[o : o+16] {
-					sum += v
-				}
-				if !(sum > 0) || !finite(sum) {
-					for i := o; i < o+16; i++ {
-						w[i] = 1
-					}
-				}
-			}
+			prepSubWeights(w)
 		}
-		want := superRun(x, w, true, nil, nil)
-		for _, tr := range tiers() {
-			restore := useTier(tr)
-			got := superRun(x, w, false, nil, nil)
-			restore()
-			for name, wv := range want {
-				requireSame(t, wv, got[name], "%v: %s", tr, name)
-			}
-		}
+		requireSuperTiers(t, x, w, "fuzz")
 	})
 }
 
