@@ -1,0 +1,224 @@
+package convert
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/tensorcast-go/tensorcast/checkpoint/layout"
+	"github.com/tensorcast-go/tensorcast/scale"
+	"github.com/tensorcast-go/tensorcast/sparsity"
+	"github.com/tensorcast-go/tensorcast/tcast"
+)
+
+// writeNew writes a new file inside a staging directory (mode 0666 less the
+// umask).
+func writeNew(path string, b []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// run casts one weight whole and fills in its report, or dequantizes a kept
+// tensor with no stored dtype (one of a quantized source) to F32; kept
+// tensors with one are copied piece by piece (copyPieces).
+func (p *plan) run(d *decision) ([]layout.Tensor, error) {
+	name := d.info.Name
+	if !d.cast {
+		v, _, err := p.in.Float32(d.source)
+		if err == nil {
+			v, err = d.xform.Apply(v, d.info.Shape)
+		}
+		if err != nil {
+			return nil, err
+		}
+		return []layout.Tensor{{Spec: d.specs[0], Data: float32Bytes(v)}}, nil
+	}
+	x, _, err := p.in.Float32(d.source)
+	if err == nil {
+		x, err = d.xform.Apply(x, d.info.Shape)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if d.swap {
+		x, _ = layout.TransposeLast2(x, d.info.Shape)
+	}
+	if !d.rot.IsZero() {
+		return p.runRotated(d, x)
+	}
+	copts := tcast.Options{Form: tcast.Actual, Axis: p.opts.Axis, Mode: p.opts.Mode, Importance: d.imp, ScaleSearch: p.opts.ScaleSearch}
+	if s := d.dt.Spec(); p.opts.Pruning != nil && s != nil && s.IsSparse() {
+		if copts.Pruning, err = p.opts.Pruning(d.info.Name, d.shape); err != nil {
+			return nil, err
+		}
+	}
+	if p.pruned {
+		// The layout stores the pruning: choose the N:M mask along the
+		// weight's input (last) axis, then cast the dense datatype with it.
+		var po sparsity.Options
+		if p.opts.Pruning != nil {
+			if po, err = p.opts.Pruning(d.info.Name, d.shape); err != nil {
+				return nil, err
+			}
+		}
+		if copts.Keep, err = sparsity.NM(x, d.shape, -1, p.prune.Pattern, po); err != nil {
+			return nil, err
+		}
+	}
+	t, v, err := p.cast(d.dt, x, d.shape, &copts)
+	if err != nil {
+		return nil, err
+	}
+	e := Compare(x, v)
+	if d.info.Quantized() && !exact(e) {
+		// A quantized source may be the target's values times power-of-two
+		// scales (MXFP4 → NVFP4, FP8 with power-of-two block scales →
+		// MXFP8): keep the first scale choice that holds it exactly.
+		tried := map[scale.Mode]bool{}
+		if s := d.dt.Spec(); s != nil && s.IsExponent() {
+			tried[copts.Mode] = true // power-of-two scales already: the same cast
+		}
+		for _, m := range []scale.Mode{copts.Mode, scale.RCeil, scale.Ceil} {
+			if tried[m] {
+				continue
+			}
+			tried[m] = true
+			o := copts
+			o.Mode, o.PowerOfTwoScales = m, true
+			t2, v2, err := p.cast(d.dt, x, d.shape, &o)
+			if err != nil {
+				break
+			}
+			if e2 := Compare(x, v2); exact(e2) {
+				t, v, e = t2, v2, e2
+				break
+			}
+		}
+	}
+	d.meta = map[string]string{}
+	out, err := p.lay.Encode(name, t, d.meta)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.checkEncoded(d, out); err != nil {
+		return nil, err
+	}
+	d.result.setErrors(e)
+	if d.imp != nil {
+		var ws wsum
+		ws.addRows(d, 0, x, v)
+		d.result.WeightedSQNR = ws.sqnr()
+	}
+	if d.info.Quantized() && exact(e) {
+		d.result.Note = fmt.Sprintf("exact: %s holds every value of the source's %s", d.dt.Name(), d.info.Type)
+	}
+	if p.pruned {
+		for _, y := range v {
+			if y == 0 {
+				d.zeros++
+			}
+		}
+		d.result.Note = fmt.Sprintf("pruned %v (%s), density %.4g", p.prune.Pattern, p.prune.Resolved(), sparsity.MaskDensity(copts.Keep))
+	}
+	return out, nil
+}
+
+// checkEncoded checks that a layout wrote the tensors and metadata it
+// declared for weight d.
+func (p *plan) checkEncoded(d *decision, out []layout.Tensor) error {
+	for i, o := range out {
+		if i >= len(d.specs) || !specEqual(o.Spec, d.specs[i]) {
+			return fmt.Errorf("layout %s wrote %s %v, not the tensor it declared", p.lay.Name(), o.Name, o.Shape)
+		}
+	}
+	for k := range d.meta {
+		if _, ok := p.meta[k]; !ok {
+			return fmt.Errorf("layout %s wrote metadata %q it did not declare", p.lay.Name(), k)
+		}
+	}
+	return nil
+}
+
+// metaSlack is the room a declared JSON metadata value leaves for the value
+// Encode writes (a weight's description records the scale mode actually
+// used, whose name may be longer than the declared one): trailing
+// whitespace, which JSON readers ignore.
+const metaSlack = 16
+
+// withSlack returns a declared metadata value with room to grow: JSON values
+// get trailing spaces, others (fixed-width codes) stay as they are.
+func withSlack(v string) string {
+	if strings.HasPrefix(v, "{") || strings.HasPrefix(v, "[") {
+		return v + strings.Repeat(" ", metaSlack)
+	}
+	return v
+}
+
+// fit returns the final metadata value v at the length of the declared one,
+// which the header reserved.
+func fit(v, declared string) (string, error) {
+	if len(v) == len(declared) {
+		return v, nil
+	}
+	if len(v) < len(declared) && (strings.HasPrefix(v, "{") || strings.HasPrefix(v, "[")) {
+		return v + strings.Repeat(" ", len(declared)-len(v)), nil
+	}
+	return "", fmt.Errorf("the value written (%d bytes) does not fit the %d declared", len(v), len(declared))
+}
+
+// cast casts x with the layout's own quantizer when it has one, and returns
+// the tensor and its dequantized values.
+func (p *plan) cast(dt *tcast.DataType, x []float32, shape []int, o *tcast.Options) (*tcast.Tensor, []float32, error) {
+	var t *tcast.Tensor
+	var err error
+	if c, ok := p.lay.(layout.Caster); ok {
+		t, err = c.Cast(x, shape, dt, o)
+	} else {
+		t, err = tcast.Cast(x, shape, dt, o)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	v, err := tcast.Decompress(t)
+	return t, v, err
+}
+
+// exact reports whether a cast lost nothing.
+func exact(e Errors) bool { return e.SQNR == nil && e.MaxAbs == 0 && e.Lost == 0 }
+
+func specEqual(a, b layout.Spec) bool {
+	return a.Name == b.Name && a.DType == b.DType && a.GGML == b.GGML && slices.Equal(a.Shape, b.Shape)
+}
+
+// float32Bytes returns v as little-endian float32 bytes.
+func float32Bytes(v []float32) []byte {
+	out := make([]byte, 4*len(v))
+	for i, x := range v {
+		b := math.Float32bits(x)
+		out[4*i], out[4*i+1], out[4*i+2], out[4*i+3] = byte(b), byte(b>>8), byte(b>>16), byte(b>>24)
+	}
+	return out
+}
+
+// Errors compares dequantized values with their source (tcast.Errors).
+type Errors = tcast.Errors
+
+// Compare measures got against want as Convert and Verify measure each
+// tensor: tcast.Compare's figures, with the sums kept in eight partial sums
+// by tcast.ErrorSum's kernel, as the streamed casts measure their chunks, so
+// a weight gets the same figures cast whole or streamed (they may differ
+// from tcast.Compare's in the last bits).
+func Compare(want, got []float32) Errors {
+	var s tcast.ErrorSum
+	s.Add(want, got)
+	return s.Errors()
+}

@@ -1,0 +1,159 @@
+package convert
+
+import (
+	"regexp"
+	"time"
+
+	"github.com/tensorcast-go/tensorcast/checkpoint/ggufmix"
+	"github.com/tensorcast-go/tensorcast/checkpoint/imatrix"
+	"github.com/tensorcast-go/tensorcast/checkpoint/layout"
+	"github.com/tensorcast-go/tensorcast/rotate"
+	"github.com/tensorcast-go/tensorcast/scale"
+	"github.com/tensorcast-go/tensorcast/sparsity"
+	"github.com/tensorcast-go/tensorcast/tcast"
+)
+
+// Options control Convert. The zero value, with a DataType, casts the default
+// choice of weights along their last axis in the tcast layout with floor
+// scales on all cores, and refuses to replace an existing output.
+type Options struct {
+	// DataType is the datatype to cast to; see layout.DataType for the
+	// names a layout takes. It is required, except for a Layout configured
+	// with pruning (layout.Pruner): nil then prunes without quantizing, each
+	// weight keeping its source's float format (bfloat16, float16, float32;
+	// float32 for any other source).
+	DataType *tcast.DataType
+	// Layout is the output layout; nil means the tcast layout.
+	Layout layout.Layout
+	// Include and Exclude override the default choice of tensors to cast:
+	// a name matching Include is cast (it is an error if it cannot be), a
+	// name matching Exclude is kept. Exclude wins.
+	Include, Exclude *regexp.Regexp
+	// Axis is the scaled axis, as tcast.Options.Axis: 0 (the zero value) and
+	// -1 mean the last axis, tcast.FirstAxis the first.
+	Axis int
+	// Mode chooses power-of-two scales.
+	Mode scale.Mode
+	// Workers is the number of tensors cast at once; 0 means all cores.
+	Workers int
+	// Force replaces an existing output (as a whole).
+	Force bool
+	// ShardSize, when positive, splits safetensors output into shards of at
+	// most this many bytes of tensor data (a larger tensor gets a shard of
+	// its own) with a model.safetensors.index.json, in the output directory.
+	ShardSize int64
+	// Rename, when set, gives the output name of each logical tensor (GGUF
+	// names hold at most 63 bytes); names it returns unchanged keep theirs.
+	// The renames are recorded (layout.KeyRenamed) so that Verify pairs the
+	// tensors.
+	Rename func(name string) string
+	// Progress, when set, is called after each tensor is written, from one
+	// goroutine.
+	Progress func(Progress)
+	// Pruning, when set, gives the pruning options of each tensor cast to
+	// an N:M sparse datatype, or pruned for a Layout configured with
+	// pruning (scores or Wanda's activation norms, see
+	// tcast.Options.Pruning), by its name and the shape it is cast in; nil
+	// prunes by magnitude. It may be called from several goroutines.
+	Pruning func(name string, shape []int) (sparsity.Options, error)
+	// GGUFGeneric writes GGUF output under the input's tensor names without
+	// llama.cpp's model metadata, with general.architecture "tcast", also
+	// when config.json names an architecture package ggufmodel knows. By
+	// default such a checkpoint becomes the model file llama.cpp loads: GGUF
+	// tensor names, hyper-parameters and tokenizer (see ggufmodel).
+	GGUFGeneric bool
+	// GGUFPre names the llama.cpp pre-tokenizer of a byte-level BPE
+	// tokenizer that ggufmodel does not recognise from tokenizer.json.
+	GGUFPre string
+	// GGUFMix, when not the zero Mix, gives GGUF output llama-quantize's
+	// per-tensor types for that mix (package ggufmix): each tensor's ggml
+	// type and the reason for it come from the mix's rules (by the
+	// tensor's output name and shape, the model's layer and head counts),
+	// a row length the type's block does not divide falls back to a type
+	// that fits, and general.file_type is the mix's. DataType is then
+	// optional: when both are set (a name that is a mix and a type, such
+	// as q8_0 or q4_k, an alias of Q4_K_M), the mix applies to a llama.cpp
+	// model file (a known architecture, or a GGUF input with one) and
+	// DataType to generic GGUF output.
+	GGUFMix ggufmix.Mix
+	// GGUFPure gives every weight the mix quantizes the mix's base type
+	// (with the row-length fallback), as llama-quantize --pure.
+	GGUFPure bool
+	// TypeFor overrides the type of GGUF output tensors by name (-type-for
+	// RE=TYPE; the first match wins). With a mix they apply to the tensors
+	// the mix quantizes, before the row-length fallback; without one, to
+	// the weights cast, whose rows the type's block must divide.
+	TypeFor []ggufmix.Override
+	// DataTypeName is the name DataType was asked for (tcast convert's
+	// -dtype), for messages: one that differs from DataType.Name() (mxfp4
+	// for mxfp4e2) is given as the user wrote it, with the datatype's name
+	// after it ("mxfp4 (mxfp4e2)"). Optional.
+	DataTypeName string
+	// Imatrix, when set, gives each weight cast to a GGUF type whose
+	// quantizer searches (gguf.Searches: the K-quants, IQ4_NL, IQ4_XS, Q4_0,
+	// Q4_1, Q5_0, Q5_1) its importance vector, found by its output name; a weight the matrix
+	// has no entry for is quantized without one, and the report says so
+	// (TensorResult.Importance). The output gets llama-quantize's
+	// quantize.imatrix.* keys. Other layouts take it with a datatype that
+	// searches (a codebook datatype of several tables, see ImatrixApplies),
+	// whose subtiles then choose their tables by importance-weighted error
+	// along the weight's rows; a weight's entry is found by the GGUF name
+	// of its source tensor when config.json names an architecture package
+	// ggufmodel knows, else by its own name.
+	Imatrix *imatrix.Imatrix
+	// Rotate, when not the zero Rotation, rotates each cast weight's values
+	// along the scaled axis before the cast, in blocks of Rotate.Block (0:
+	// the datatype's block along that axis, or rotate.DefaultBlock for a
+	// datatype scaled per tensor or channel): TensorCast's incoherence
+	// processing. The layout records it (layout.KeyRotated) and package
+	// load undoes it, so that readers of the output (tcast decompress,
+	// verify, load.Checkpoint.Float32) get the weights in their own
+	// orientation. Only layouts that record it (layout.RecordsRotation:
+	// tcast) take it. The report's SQNR is measured against the weights
+	// before rotation, and TensorResult.SQNRUnrotated gives the SQNR of the
+	// same cast without it (one more cast of each weight), which the layout
+	// records too (layout.RotationInfo.SQNRUnrotated) for tcast report.
+	Rotate rotate.Rotation
+	// ScaleSearch casts every weight with tcast.Options.ScaleSearch: each
+	// block of a datatype whose scales come by rule (MX, NVFP4, integer
+	// groups, FP8; tcast.DataType.SearchesScales) tries a few candidate
+	// scales around the rule's and keeps the one of least squared error,
+	// weighted by the weight's importance vector when Imatrix is given
+	// (docs/NUMERICS.md §11). Only the stored scale values change, so every
+	// loader reads the output as it reads a plain cast; the output's
+	// metadata records it (layout.KeyScaleSearch). Check refuses it with a
+	// datatype it would not change and with GGUF output, whose quantizers
+	// are llama.cpp's.
+	ScaleSearch bool
+	// AllowNonFinite casts weights whose source holds NaN or ±Inf values
+	// per the block policy of docs/NUMERICS.md (a block holding one
+	// becomes NaN as a whole in most datatypes), with a warning that names
+	// them. By default (false) Convert refuses such a checkpoint with a
+	// *NonFiniteError, before its output appears. Kept tensors are copied
+	// as they are, NaN and Inf included, and never refused.
+	AllowNonFinite bool
+}
+
+// Rewrite returns a Rename function that applies each rule in turn: a
+// regular expression and its replacement, as regexp.ReplaceAllString.
+func Rewrite(rules []RenameRule) func(string) string {
+	return func(name string) string {
+		for _, r := range rules {
+			name = r.Pattern.ReplaceAllString(name, r.Replace)
+		}
+		return name
+	}
+}
+
+// RenameRule is one rule of Rewrite.
+type RenameRule struct {
+	Pattern *regexp.Regexp
+	Replace string
+}
+
+// Progress reports how far a conversion has come.
+type Progress struct {
+	Tensors, TotalTensors int
+	Bytes, TotalBytes     int64 // input bytes done and in all
+	Elapsed               time.Duration
+}

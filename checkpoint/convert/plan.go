@@ -1,0 +1,475 @@
+package convert
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/tensorcast-go/tensorcast/checkpoint/gguf"
+	"github.com/tensorcast-go/tensorcast/checkpoint/ggufmix"
+	"github.com/tensorcast-go/tensorcast/checkpoint/ggufmodel"
+	"github.com/tensorcast-go/tensorcast/checkpoint/layout"
+	"github.com/tensorcast-go/tensorcast/checkpoint/load"
+	"github.com/tensorcast-go/tensorcast/checkpoint/safetensors"
+	"github.com/tensorcast-go/tensorcast/internal/shape"
+	"github.com/tensorcast-go/tensorcast/rotate"
+	"github.com/tensorcast-go/tensorcast/tcast"
+)
+
+// ErrNothingCast is matched by the error of Convert when no tensor could be
+// cast; the error says why each kind of tensor was kept.
+var ErrNothingCast = errors.New("no tensor was cast")
+
+// keepByDefault names the tensors people expect a conversion to leave alone:
+// biases, norms, embeddings and the output head.
+var keepByDefault = regexp.MustCompile(`(?i)(bias|norm|embed|lm_head|wte|wpe|\.ln_|_ln\b|layernorm|batchnorm|\.bn|running_|gamma|beta)`)
+
+// decision is what the plan does with one logical tensor.
+type decision struct {
+	info   load.Info       // Name is the output name
+	source string          // the tensor's name in the input
+	dt     *tcast.DataType // the datatype cast to
+	cast   bool
+	shape  []int // the shape cast (transposed for a Transposer layout)
+	swap   bool
+	specs  []layout.Spec
+	meta   map[string]string
+	result TensorResult
+	index  int     // in the plan's tensors, which the report keeps
+	st     *stream // set when the pipeline streams the weight
+	conv   int     // in the plan's converted, when cast
+	zeros  int64   // of the written values, once cast
+	// For a GGUF model file (package ggufmodel): the change of the values on
+	// their way, whether a kept tensor is stored as F32, and the bytes of a
+	// tensor computed rather than read (source "").
+	xform ggufmodel.Transform
+	f32   bool
+	data  []byte
+	// For GGUF output: the mix's choice for the tensor (nil without a mix)
+	// and the importance vector its quantizer takes (nil for none), one per
+	// impRows rows.
+	mix     *ggufmix.Decision
+	imp     []float32
+	impRows int
+	// rot is the rotation of the weight's values before the cast (with its
+	// block), along axis index rotAxis of shape; zero for none.
+	rot     rotate.Rotation
+	rotAxis int
+}
+
+// plan decides every tensor and declares the output.
+type plan struct {
+	in        *load.Checkpoint
+	opts      *Options
+	lay       layout.Layout
+	tensors   []*decision
+	specs     []layout.Spec
+	meta      map[string]string
+	weights   map[string][]string
+	swapped   []string
+	converted []layout.Converted
+	kept      []string
+	files     map[string][]byte
+	out       *writer // the output, once created
+	prune     layout.Pruning
+	pruned    bool // the layout prunes (prune is set)
+	// model describes the llama.cpp model file the GGUF output is, nil for
+	// generic GGUF and safetensors output; ggufKV is the typed metadata the
+	// GGUF file starts with (the model's, a GGUF input's, or the generic
+	// keys, which generic reports); meta then holds only our tcast.* keys.
+	model   *ggufmodel.Model
+	ggufKV  []gguf.KV
+	generic bool
+	dropped []dropped // input tensors the model file leaves out
+	// mixed reports that Options.GGUFMix chooses the types (mixApplies).
+	mixed bool
+	// genericWhy says why the GGUF output is generic (Result.Generic).
+	genericWhy string
+	// warnings are the Result's, as the plan finds them.
+	warnings []string
+	// impNames maps Hugging Face names to the GGUF names an importance
+	// matrix holds, for output that is not GGUF (nil: names as they are).
+	impNames *ggufmodel.Model
+	// rotated records the rotated weights (layout.KeyRotated).
+	rotated map[string]layout.RotationInfo
+}
+
+// warn adds a warning to the conversion's Result.
+func (p *plan) warn(format string, args ...any) {
+	p.warnings = append(p.warnings, fmt.Sprintf(format, args...))
+}
+
+// storedBits is what a cast weight of the given shape costs per value in the
+// output: every byte of every tensor the layout stores for it (values, scales,
+// masks, meta, shapes), so that a sparse weight counts its kept values only.
+func storedBits(bytes int64, shapeOf []int) float64 {
+	n, _, ok := shape.Elements(shapeOf)
+	if !ok || n == 0 {
+		return 0
+	}
+	return float64(8*bytes) / float64(n)
+}
+
+// sourceBits is what a kept tensor costs per value in the output: its own
+// dtype's width, or 32 for a quantized tensor (kept dequantized to F32).
+func sourceBits(info *load.Info) float64 {
+	if info.DType != 0 {
+		return float64(info.DType.BitSize())
+	}
+	return 32
+}
+
+// requantized starts the note of a weight whose quantized source is cast
+// again.
+const requantized = "requantized from"
+
+// warnRequantized warns when the report holds weights whose quantized
+// source was quantized again (not exactly), naming their source types.
+func (p *plan) warnRequantized(rs []TensorResult) {
+	n := 0
+	var types []string
+	for _, r := range rs {
+		if r.DataType != "" && strings.HasPrefix(r.Note, requantized) {
+			n++
+			if !slices.Contains(types, r.Source) {
+				types = append(types, r.Source)
+			}
+		}
+	}
+	if n > 0 {
+		p.warn("%d weights of the input were already quantized (%s) and were quantized again to %s: the errors add up, and the report's SQNR is measured against the dequantized input, not the original weights; convert the unquantized checkpoint when there is one",
+			n, strings.Join(types, ", "), p.dataTypeName())
+	}
+}
+
+// decide reports whether tensor info is cast and, if not, why. An error is a
+// tensor Include asked for that cannot be cast.
+func (p *plan) decide(d *decision) error {
+	info, opts := &d.info, p.opts
+	included := opts.Include != nil && opts.Include.MatchString(info.Name)
+	keep := func(why string) error {
+		if included && !(opts.Exclude != nil && opts.Exclude.MatchString(info.Name)) {
+			return fmt.Errorf("tensor %s matches -include but cannot be cast: %s", info.Name, why)
+		}
+		d.result.Note = "kept: " + why
+		return nil
+	}
+	rank := len(info.Shape)
+	var dt *tcast.DataType
+	switch {
+	case !info.Float:
+		return keep("not a float tensor")
+	case opts.Exclude != nil && opts.Exclude.MatchString(info.Name):
+		return keep("excluded")
+	case rank == 0:
+		return keep("a scalar")
+	case p.mixed:
+		var err error
+		if dt, err = p.decideMix(d, keep); dt == nil {
+			return err
+		}
+	case included:
+	case rank < 2:
+		return keep("fewer than 2 dimensions")
+	case keepByDefault.MatchString(info.Name):
+		return keep("bias, norm, embedding or output head")
+	}
+	axis, ok := tcast.AxisIndex(opts.Axis, rank)
+	if !ok {
+		return keep(fmt.Sprintf("-axis %d is out of range for rank %d", opts.Axis, rank))
+	}
+	if dt == nil {
+		dt = p.dataTypeOf(info)
+		if len(opts.TypeFor) > 0 && p.lay.Container() == layout.GGUF {
+			var err error
+			if dt, err = p.overrideType(d, dt); err != nil {
+				return err
+			}
+		}
+	}
+	d.dt = dt
+	d.shape, d.swap = info.Shape, false
+	if t, ok := p.lay.(layout.Transposer); ok && rank >= 2 && t.Transposed(info.Name, rank) {
+		d.shape, d.swap = layout.SwapLast2(info.Shape), true
+	}
+	if tile := lastTile(dt); tile > 0 && d.shape[axis] < tile && !included {
+		return keep(fmt.Sprintf("axis %d holds %d, less than one block of %d", axis, d.shape[axis], tile))
+	}
+	if err := p.lay.Check(dt, axis, rank); err != nil {
+		return keep(err.Error())
+	}
+	desc, err := tcast.Describe(d.shape, dt, tcast.Compressed, &tcast.Options{Axis: opts.Axis, Mode: opts.Mode})
+	if err != nil {
+		return keep(err.Error())
+	}
+	// Pruning is asked for its own sake: a pruned weight is cast whatever
+	// it costs; and GGUF's plain element types (f32, f16, bf16) are what the
+	// file is asked to hold, whatever the source's width.
+	plain := p.lay.Container() == layout.GGUF && dt.Spec() == nil
+	if bits, src := desc.BitsPerValue(), sourceBits(info); bits >= src && !included && !p.pruned && !plain && !p.mixed {
+		return keep(fmt.Sprintf("%s costs %.3g bits per value on this shape, no fewer than the source's %.3g", dt.Name(), bits, src))
+	}
+	specs, meta, err := p.lay.Specs(info.Name, d.shape, dt, axis)
+	if err != nil {
+		return keep(err.Error())
+	}
+	if err := p.decideRotation(d, axis); err != nil {
+		return err
+	}
+	d.cast, d.specs, d.meta = true, specs, meta
+	if info.Quantized() {
+		// The keep rule compares with 32 bits, what a kept quantized tensor
+		// costs (dequantized to F32): the weight is quantized again, which
+		// the note says (run replaces it with "exact: ..." when it is).
+		d.result.Note = fmt.Sprintf("%s %s (%.3g bits per value): its error adds to the source's", requantized, info.Type, storedBits(info.Size, info.Shape))
+	}
+	return p.importance(d)
+}
+
+// dataTypeOf returns the datatype tensor info is cast to: Options.DataType,
+// or, for pruning without one, the unscaled float datatype of the source's
+// dtype (float32 for any dtype but BF16 and F16).
+func (p *plan) dataTypeOf(info *load.Info) *tcast.DataType {
+	if p.opts.DataType != nil {
+		return p.opts.DataType
+	}
+	switch info.DType {
+	case safetensors.BF16:
+		return tcast.MustLookup("bfloat16")
+	case safetensors.F16:
+		return tcast.MustLookup("float16")
+	}
+	return tcast.MustLookup("float32")
+}
+
+// dataTypeName names the datatype of the conversion: Options.DataType's, or
+// for pruning without one the datatypes the weights were cast to (from
+// their sources), comma-separated.
+func (p *plan) dataTypeName() string {
+	if p.mixed {
+		return p.opts.GGUFMix.String()
+	}
+	if p.opts.DataType != nil {
+		return p.opts.DataType.Name()
+	}
+	var names []string
+	for _, d := range p.tensors {
+		if d.cast && !slices.Contains(names, d.dt.Name()) {
+			names = append(names, d.dt.Name())
+		}
+	}
+	slices.Sort(names)
+	return strings.Join(names, ",")
+}
+
+// lastTile returns the tile size along the scaled axis, 0 for tensor or
+// channel scaling.
+func lastTile(dt *tcast.DataType) int {
+	if s := dt.Spec(); s != nil && len(s.Tiles) > 0 {
+		return s.Tiles[len(s.Tiles)-1].Size
+	}
+	return 0
+}
+
+// keptSpec declares a tensor copied (or dequantized to F32) to the output.
+func (p *plan) keptSpec(d *decision) (layout.Spec, error) {
+	info := &d.info
+	sp := layout.Spec{Name: info.Name, Shape: slices.Clone(info.Shape), DType: info.DType}
+	if info.DType == 0 || d.f32 || !d.xform.IsZero() {
+		if !info.Float {
+			return sp, fmt.Errorf("tensor %s (%s) can neither be copied nor dequantized", info.Name, info.Type)
+		}
+		sp.DType = safetensors.F32
+	}
+	if p.lay.Container() == layout.GGUF {
+		t, ok := layout.GGUFType(sp.DType)
+		if !ok {
+			return sp, fmt.Errorf("tensor %s: no GGUF type holds %s", info.Name, sp.DType)
+		}
+		sp.GGML = t
+	}
+	return sp, nil
+}
+
+// newPlan opens nothing: it decides every tensor of in and declares the output.
+func newPlan(in *load.Checkpoint, opts *Options) (*plan, error) {
+	p := &plan{in: in, opts: opts, lay: opts.Layout, weights: map[string][]string{},
+		meta: layout.WithoutMetaKeys(in.Metadata())}
+	p.prune, p.pruned = layout.PruningOf(opts.Layout)
+	if in.GGUF() != nil {
+		p.meta = map[string]string{} // GGUF key/values are not safetensors metadata
+	}
+	if p.lay.Container() == layout.GGUF {
+		if err := p.ggufMetadata(in, opts); err != nil {
+			return nil, err
+		}
+	}
+	p.mixed = p.mixApplies()
+	if err := p.checkModelType(); err != nil {
+		return nil, err
+	}
+	if p.mixed && opts.Include != nil {
+		return nil, fmt.Errorf("-include does not apply to the %s mix, whose rules choose the tensors to quantize: name types with -type-for RE=TYPE", opts.GGUFMix)
+	}
+	if opts.GGUFPure && !p.mixed {
+		return nil, &OptionError{Flag: "-gguf-pure", Reason: "applies to a GGUF mix: this output is generic GGUF, where the datatype already goes to every cast weight; drop -gguf-pure"}
+	}
+	if opts.Imatrix != nil && p.model == nil {
+		p.imatrixNames()
+	}
+	seen := map[string]string{}
+	why := map[string]int{}
+	renamed := map[string]string{}
+	var ds []*decision
+	for _, info := range in.Tensors() {
+		d := &decision{info: info, source: info.Name}
+		if p.model != nil {
+			mp, err := p.model.Tensor(info.Name)
+			if err != nil {
+				return nil, err
+			}
+			if mp.Name == "" {
+				p.dropped = append(p.dropped, dropped{info: info, why: mp.Dropped})
+				continue
+			}
+			d.info.Name, d.xform, d.f32 = mp.Name, mp.Transform, mp.Float32
+		}
+		if opts.Rename != nil {
+			if n := opts.Rename(d.info.Name); n != d.info.Name {
+				if n == "" {
+					return nil, fmt.Errorf("-rename maps tensor %s to an empty name", info.Name)
+				}
+				d.info.Name = n
+			}
+		}
+		if d.info.Name != info.Name {
+			renamed[d.info.Name] = info.Name
+		}
+		ds = append(ds, d)
+	}
+	if p.mixed {
+		if err := p.planMix(ds); err != nil {
+			return nil, err
+		}
+	}
+	for _, d := range ds {
+		if err := p.add(d, seen, why); err != nil {
+			return nil, err
+		}
+	}
+	if err := p.addExtras(seen); err != nil {
+		return nil, err
+	}
+	p.checkPatterns()
+	if len(renamed) > 0 {
+		p.meta[layout.KeyRenamed] = jsonString(renamed)
+	}
+	if len(p.converted) == 0 {
+		if p.mixed {
+			return nil, fmt.Errorf("%w\n(the %s mix quantizes what llama-quantize does: tensors of 2 or more dimensions named ...weight, not norms; a single GGUF type, -dtype q8_0, q4_k, ..., casts other weights whose rows hold its blocks)",
+				nothingCast(why), opts.GGUFMix)
+		}
+		return nil, nothingCast(why)
+	}
+	if err := p.checkImatrix(); err != nil {
+		return nil, err
+	}
+	var err error
+	if p.files, err = p.lay.Files(opts.DataType, p.converted, p.kept, in.Config()); err != nil {
+		return nil, err
+	}
+	p.meta[layout.KeyDataType] = p.dataTypeName()
+	p.meta[layout.KeyLayout] = p.lay.Name()
+	p.meta[layout.KeyWeights] = jsonString(p.weights)
+	if len(p.swapped) > 0 {
+		p.meta[layout.KeyTransposed] = jsonString(p.swapped)
+	}
+	if len(p.rotated) > 0 {
+		// The SQNRs without rotation are patched in once known.
+		p.meta[layout.KeyRotated] = layout.DeclareRotated(p.rotated)
+	}
+	if opts.ScaleSearch {
+		p.meta[layout.KeyScaleSearch] = layout.ScaleSearchOn
+	}
+	if err := p.finishModel(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// add decides one tensor and declares its output.
+func (p *plan) add(d *decision, seen map[string]string, why map[string]int) error {
+	info := d.info
+	d.result = TensorResult{Name: info.Name, Shape: info.Shape, Source: info.Type, BytesIn: info.Size}
+	if err := p.decide(d); err != nil {
+		return err
+	}
+	var specs []layout.Spec
+	if d.cast {
+		specs = d.specs
+		for k, v := range d.meta {
+			p.meta[k] = withSlack(v)
+		}
+		for _, sp := range specs {
+			p.weights[info.Name] = append(p.weights[info.Name], sp.Name)
+		}
+		d.conv = len(p.converted)
+		p.converted = append(p.converted, layout.Converted{Name: info.Name, Shape: info.Shape})
+		if d.swap {
+			p.swapped = append(p.swapped, info.Name)
+		}
+		d.result.DataType = d.dt.Name()
+	} else {
+		sp, err := p.keptSpec(d)
+		if err != nil {
+			return err
+		}
+		specs = []layout.Spec{sp}
+		d.specs = specs
+		p.kept = append(p.kept, info.Name)
+		d.result.Bits = float64(sp.DType.BitSize())
+		d.result.Stored = sp.DType.String()
+		if p.lay.Container() == layout.GGUF {
+			d.result.Stored = sp.GGML.String()
+		}
+		why[d.result.Note]++
+	}
+	for _, sp := range specs {
+		if p.lay.Container() == layout.GGUF && len(sp.Name) > gguf.MaxNameLen {
+			return fmt.Errorf("tensor %s: GGUF names hold at most %d bytes, this one has %d; shorten names with -rename RE=REPL", sp.Name, gguf.MaxNameLen, len(sp.Name))
+		}
+		if other, dup := seen[sp.Name]; dup {
+			if p.opts.Rename != nil {
+				return fmt.Errorf("-rename maps tensors %s and %s to the same output tensor %q; make the rules keep names apart", other, d.source, sp.Name)
+			}
+			return fmt.Errorf("output tensor %q of %s collides with one of %s", sp.Name, d.source, other)
+		}
+		seen[sp.Name] = d.source
+		p.specs = append(p.specs, sp)
+	}
+	d.index = len(p.tensors)
+	p.tensors = append(p.tensors, d)
+	return nil
+}
+
+// nothingCast is the error for a plan that casts nothing: the reasons, most
+// frequent first.
+func nothingCast(why map[string]int) error {
+	type reason struct {
+		why string
+		n   int
+	}
+	var rs []reason
+	for w, n := range why {
+		rs = append(rs, reason{strings.TrimPrefix(w, "kept: "), n})
+	}
+	sort.Slice(rs, func(i, j int) bool { return rs[i].n > rs[j].n || rs[i].n == rs[j].n && rs[i].why < rs[j].why })
+	var b strings.Builder
+	for _, r := range rs {
+		fmt.Fprintf(&b, "\n  %d × %s", r.n, r.why)
+	}
+	return fmt.Errorf("%w; every tensor was kept:%s\nchoose another -layout, -dtype or -axis, or name tensors to cast with -include", ErrNothingCast, b.String())
+}
