@@ -3,7 +3,6 @@ package convert
 import (
 	"fmt"
 	"math"
-	"os"
 	"slices"
 	"strings"
 
@@ -12,20 +11,6 @@ import (
 	"github.com/tensorcast-go/tensorcast/sparsity"
 	"github.com/tensorcast-go/tensorcast/tcast"
 )
-
-// writeNew writes a new file inside a staging directory (mode 0666 less the
-// umask).
-func writeNew(path string, b []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(b)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
 
 // run casts one weight whole and fills in its report, or dequantizes a kept
 // tensor with no stored dtype (one of a quantized source) to F32; kept

@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/layout"
 	"github.com/tensorcast-go/tensorcast/internal/atomicfile"
+	"github.com/tensorcast-go/tensorcast/tcast"
 )
 
 // plural returns one for n == 1, else many.
@@ -45,6 +47,62 @@ func (e *OptionError) Error() string {
 
 // Unwrap returns Err.
 func (e *OptionError) Unwrap() error { return e.Err }
+
+// check is the first step of a conversion: the options, and the output's
+// name, before anything is read.
+func (c *conversion) check() error {
+	opts := &c.opts
+	if opts.Layout == nil {
+		opts.Layout, _ = layout.Get("tcast")
+	}
+	if err := opts.Check(); err != nil {
+		return err
+	}
+	_, pruned := layout.PruningOf(opts.Layout)
+	if opts.DataType == nil && !pruned && opts.GGUFMix.IsZero() {
+		return errors.New("no datatype to cast to")
+	}
+	if opts.Workers <= 0 {
+		opts.Workers = runtime.GOMAXPROCS(0)
+	}
+	if opts.DataType != nil {
+		if err := layout.Accepts(opts.Layout, opts.DataType); err != nil {
+			return err
+		}
+	}
+	if err := opts.probe(); err != nil {
+		return err
+	}
+	var err error
+	if c.dest, c.isDir, err = Destination(c.out, opts.Layout); err != nil {
+		return err
+	}
+	if opts.ShardSize > 0 && (!c.isDir || opts.Layout.Container() != layout.Safetensors) {
+		return fmt.Errorf("-shard-size splits safetensors output in a directory; -o %s is not one", c.out)
+	}
+	return nil
+}
+
+// probe casts one row with the layout's own quantizer, which refuses
+// options it cannot honour (GGUF's Q8_0 has no scale modes), so that they
+// are refused before anything is read.
+func (o *Options) probe() error {
+	lay, probe := o.Layout, o.DataType
+	if probe == nil && !o.GGUFMix.IsZero() {
+		var err error
+		if probe, err = layout.DataType(lay, strings.ToLower(o.GGUFMix.Base().String())); err != nil {
+			return err
+		}
+	}
+	c, ok := lay.(layout.Caster)
+	if !ok || probe == nil {
+		return nil
+	}
+	// One row of 256, a whole block of every layout's types.
+	row := make([]float32, 256)
+	_, err := c.Cast(row, []int{1, 256}, probe, &tcast.Options{Form: tcast.Actual, Mode: o.Mode})
+	return err
+}
 
 // Check reports options that do not go together and need no input to
 // tell, as an *OptionError: the GGUF options (GGUFMix, GGUFPure, TypeFor,

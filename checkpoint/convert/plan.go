@@ -3,6 +3,8 @@ package convert
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
@@ -22,6 +24,32 @@ import (
 // ErrNothingCast is matched by the error of Convert when no tensor could be
 // cast; the error says why each kind of tensor was kept.
 var ErrNothingCast = errors.New("no tensor was cast")
+
+// plan is the second step of a conversion: the input opened, every tensor
+// decided and the output declared, and the output checked against the
+// input's files.
+func (c *conversion) plan() error {
+	var err error
+	if c.in, err = load.Open(c.inPath); err != nil {
+		return err
+	}
+	if c.p, err = newPlan(c.in, &c.opts); err != nil {
+		if msg := err.Error(); !strings.HasPrefix(msg, c.inPath+":") && !strings.HasPrefix(msg, filepath.Join(c.inPath, "")+string(filepath.Separator)) {
+			err = fmt.Errorf("%s: %w", c.inPath, err) // unless it names a file of the input already
+		}
+		return err
+	}
+	if err := checkOutput(c.dest, c.in.Files(), c.inPath); err != nil {
+		return err
+	}
+	if len(c.p.files) > 0 && !c.isDir {
+		names := slices.Sorted(maps.Keys(c.p.files))
+		return fmt.Errorf("the %s layout writes %s beside the weights, so -o must name a directory, not the file %s",
+			c.opts.Layout.Name(), strings.Join(names, " and "), c.out)
+	}
+	c.p.nameGeneric(strings.TrimSuffix(filepath.Base(c.dest), ".gguf"))
+	return nil
+}
 
 // keepByDefault names the tensors people expect a conversion to leave alone:
 // biases, norms, embeddings and the output head.
