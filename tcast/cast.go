@@ -304,20 +304,20 @@ func newCaster(x []float32, shape []int, dt *DataType, o Options) (*caster, erro
 	}
 	lay, err := newLayoutFor(shape, axis, dt)
 	if err != nil {
-		return nil, fmt.Errorf("tcast: cast to %s: %v", dt.name, err)
+		return nil, fmt.Errorf("tcast: cast to %s: %v", dt, err)
 	}
 	if x != nil && lay.n != len(x) {
-		return nil, fmt.Errorf("tcast: cast to %s: shape %v holds %d elements, but x has %d", dt.name, shape, lay.n, len(x))
+		return nil, fmt.Errorf("tcast: cast to %s: shape %v holds %d elements, but x has %d", dt, shape, lay.n, len(x))
 	}
 	c := &caster{dt: dt, elem: dt.elem, spec: dt.spec, lay: lay, opts: o, tensorMul: 1,
 		eopts: dtype.Options{Rounding: o.Rounding, FullRange: o.FullRange}}
 	if lay.sparse.M != 0 && x != nil {
 		if c.keepMask, err = sparseMask(x, lay, o); err != nil {
-			return nil, fmt.Errorf("tcast: cast to %s: %w", dt.name, err)
+			return nil, fmt.Errorf("tcast: cast to %s: %w", dt, err)
 		}
 	} else if o.Keep != nil {
 		if c.keepMask, err = o.Keep.Broadcast(lay.shape); err != nil {
-			return nil, fmt.Errorf("tcast: cast to %s: keep mask: %w", dt.name, err)
+			return nil, fmt.Errorf("tcast: cast to %s: keep mask: %w", dt, err)
 		}
 	}
 	if c.keepMask != nil {
@@ -325,7 +325,7 @@ func newCaster(x []float32, shape []int, dt *DataType, o Options) (*caster, erro
 	}
 	if o.ScaleSearch && dt.SearchesScales() {
 		if c.ssImp, err = checkImportance(o.Importance, lay); err != nil {
-			return nil, fmt.Errorf("tcast: cast to %s: scale search: %w", dt.name, err)
+			return nil, fmt.Errorf("tcast: cast to %s: scale search: %w", dt, err)
 		}
 	}
 	c.elemMax = c.elem.MaxFinite()

@@ -29,7 +29,7 @@ func castCodebook(x []float32, shape []int, dt *DataType, o Options, stream bool
 	}
 	lay := c.lay
 	if c.imp, err = codebookImportance(o.Importance, lay, cb); err != nil {
-		return nil, fmt.Errorf("tcast: cast to %s: %w", dt.name, err)
+		return nil, fmt.Errorf("tcast: cast to %s: %w", dt, err)
 	}
 	t := c.newTensor(Actual)
 	c.dec = newDecoder(dt, t)
@@ -44,7 +44,7 @@ func castCodebook(x []float32, shape []int, dt *DataType, o Options, stream bool
 		err = c.castCodebookBlocks(x, codes, deq, t)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("tcast: cast to %s: %w", dt.name, err)
+		return nil, fmt.Errorf("tcast: cast to %s: %w", dt, err)
 	}
 	t.Data.Bytes = codes
 	switch o.Form {
@@ -429,7 +429,7 @@ func decompressCodebookBlocks(t *Tensor, a *Tensor, lay *layout) ([]float32, err
 			}
 			tb := cb.Table(int(m))
 			if err := tb.CheckCodes(cs[lo:hi]); err != nil {
-				derr = fmt.Errorf("tcast: %s tensor %v: block %d: %w", dt.name, t.Shape, b.scaleIndex, err)
+				derr = fmt.Errorf("tcast: %s tensor %v: block %d: %w", dt, t.Shape, b.scaleIndex, err)
 				return
 			}
 			kernels.LUTDecodeScaled(vs[lo:hi], cs[lo:hi], tb.LUT(), s)

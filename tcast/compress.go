@@ -286,7 +286,7 @@ func Validate(t *Tensor) error {
 	}
 	dt := t.DataType
 	fail := func(format string, args ...any) error {
-		return fmt.Errorf("tcast: %s tensor %v: %s", dt.name, t.Shape, fmt.Sprintf(format, args...))
+		return fmt.Errorf("tcast: %s tensor %v: %s", dt, t.Shape, fmt.Sprintf(format, args...))
 	}
 	if t.Form > Compressed {
 		return fail("unknown form %d", t.Form)

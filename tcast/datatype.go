@@ -13,7 +13,10 @@ import (
 // DataType is a number format for the elements plus an optional scale spec: what
 // a tensor is cast to. DataTypes are immutable; get them from [Lookup] or [New].
 type DataType struct {
-	name    string
+	name string
+	// label is the name the datatype was asked for when that is not name
+	// (an alias such as mxfp4, a datatype with sparsity added), else "".
+	label   string
 	aliases []string
 	note    string
 	elem    *dtype.Format
@@ -24,11 +27,29 @@ type DataType struct {
 	bits float64
 }
 
-// Name returns the datatype's name (its first registered name).
+// Name returns the datatype's name (its first registered name), the one
+// checkpoints record.
 func (d *DataType) Name() string { return d.name }
 
-// String returns the name.
-func (d *DataType) String() string { return d.name }
+// String returns the datatype as it was asked for, for messages: the alias
+// Lookup found it by ("mxfp4" for mxfp4e2), "mxfp4 with 2:4 sparsity" for
+// WithSparsity's, else Name.
+func (d *DataType) String() string {
+	if d.label != "" {
+		return d.label
+	}
+	return d.name
+}
+
+// labelled returns a copy of d that String gives as label.
+func (d *DataType) labelled(label string) *DataType {
+	if label == d.name {
+		return d
+	}
+	cp := *d
+	cp.label = label
+	return &cp
+}
 
 // Aliases returns the other names the datatype is registered under.
 func (d *DataType) Aliases() []string { return append([]string(nil), d.aliases...) }
@@ -264,17 +285,20 @@ func (d *DataType) WithBitsPerValue(bits float64) *DataType {
 // subtile sizes; a datatype that already has another pattern is an error,
 // one with p itself is returned as is. The new datatype is named by its code.
 func WithSparsity(dt *DataType, p sparsity.Pattern) (*DataType, error) {
+	bad := func(reason string, err error) (*DataType, error) {
+		return nil, &SparsityError{DataType: dt.String(), Pattern: p, Reason: reason, Err: err}
+	}
 	if err := p.Validate(); err != nil {
-		return nil, fmt.Errorf("tcast: %s with sparsity: %w", dt.name, err)
+		return bad("", err)
 	}
 	s := dt.spec
 	switch {
 	case dt.cb != nil:
-		return nil, fmt.Errorf("tcast: %s with %v sparsity: codebook datatypes take no N:M sparsity; prune with a scaled datatype such as mxfp4 or nvfp4", dt.name, p)
+		return bad("codebook datatypes take no N:M sparsity; prune with a scaled datatype such as mxfp4 or nvfp4", nil)
 	case s == nil || len(s.Tiles) == 0:
-		return nil, fmt.Errorf("tcast: %s with %v sparsity: the groups need a tile or channel scale (a tile segment in the scale spec)", dt.name, p)
+		return bad("the groups need a tile or channel scale (a tile segment in the scale spec)", nil)
 	case s.IsSparse() && (s.SparseN != p.N || s.SparseM != p.M):
-		return nil, fmt.Errorf("tcast: %s already has n%dm%d sparsity, not %v", dt.name, s.SparseN, s.SparseM, p)
+		return bad(fmt.Sprintf("it has n%dm%d sparsity already", s.SparseN, s.SparseM), nil)
 	case s.IsSparse():
 		return dt, nil
 	}
@@ -282,10 +306,44 @@ func WithSparsity(dt *DataType, p sparsity.Pattern) (*DataType, error) {
 	cp.SparseN, cp.SparseM = p.N, p.M
 	spec, err := scale.Parse(cp.String()) // the grammar's checks (M divides the tile)
 	if err != nil {
-		return nil, fmt.Errorf("tcast: %s with %v sparsity: %w", dt.name, p, err)
+		return bad("", err)
 	}
-	return New(dt.elem, spec, "")
+	sp, err := New(dt.elem, spec, "")
+	if err != nil {
+		return nil, err
+	}
+	return sp.labelled(fmt.Sprintf("%s with %v sparsity", dt, p)), nil
 }
+
+// SparsityError reports a datatype that cannot take an N:M sparsity
+// pattern (WithSparsity).
+type SparsityError struct {
+	DataType string           // the datatype, as asked for
+	Pattern  sparsity.Pattern // the pattern
+	Reason   string           // why, or "" when Err says it
+	Err      error            // the pattern's or the scale grammar's error, or nil
+}
+
+// Error returns "tcast: mxfp4 with 2:4 sparsity: REASON".
+func (e *SparsityError) Error() string {
+	return "tcast: " + e.DataType + " with " + e.Pattern.String() + " sparsity: " + e.Detail()
+}
+
+// Detail returns the reason alone.
+func (e *SparsityError) Detail() string {
+	switch {
+	case e.Reason != "" && e.Err != nil:
+		return e.Reason + ": " + e.Err.Error()
+	case e.Reason != "":
+		return e.Reason
+	case e.Err != nil:
+		return e.Err.Error()
+	}
+	return "not possible"
+}
+
+// Unwrap returns Err.
+func (e *SparsityError) Unwrap() error { return e.Err }
 
 // NewCodebook makes a datatype of the codebook cb under spec (nil: the table
 // entries are the values) and names it (name "" gives Code()). Elements

@@ -283,7 +283,7 @@ func initRegistry() {
 				r.err = fmt.Errorf("tcast: registry name %s defined twice", n)
 				return
 			}
-			r.byName[n] = d
+			r.byName[n] = d.labelled(n) // an alias gives itself as String
 			r.lower[strings.ToLower(n)] = append(r.lower[strings.ToLower(n)], n)
 			r.names = append(r.names, n)
 		}
@@ -324,9 +324,13 @@ type LookupError struct {
 	Closest []string
 }
 
-// Error implements error.
-func (e *LookupError) Error() string {
-	s := fmt.Sprintf("tcast: unknown datatype %q", e.Name)
+// Error returns "tcast: " and Detail.
+func (e *LookupError) Error() string { return "tcast: " + e.Detail() }
+
+// Detail returns the message without the package's name: `unknown
+// datatype "mxfp3" (closest: mxfp4, mxfp6, mxfp8)`.
+func (e *LookupError) Detail() string {
+	s := fmt.Sprintf("unknown datatype %q", e.Name)
 	if e.Reason != "" {
 		s += ": " + e.Reason
 	}

@@ -232,7 +232,7 @@ func (r *RowCaster) CastRows(t *Tensor, x []float32, r0 int, deq []float32, s *R
 		return r.castWhole(t, x, r0, nr, deq)
 	}
 	if r.NeedsAmax() && r.tensorScale == nil {
-		return fmt.Errorf("tcast: cast rows of %s: the tensor scale needs the tensor's amax: call SetAmax first", r.c.dt.name)
+		return fmt.Errorf("tcast: cast rows of %s: the tensor scale needs the tensor's amax: call SetAmax first", r.c.dt)
 	}
 	if err := r.check(t); err != nil {
 		return err
@@ -266,7 +266,7 @@ func (r *RowCaster) CastRows(t *Tensor, x []float32, r0 int, deq []float32, s *R
 func (r *RowCaster) check(t *Tensor) error {
 	c := r.c
 	fail := func(format string, args ...any) error {
-		return fmt.Errorf("tcast: cast rows of %s: %s", c.dt.name, fmt.Sprintf(format, args...))
+		return fmt.Errorf("tcast: cast rows of %s: %s", c.dt, fmt.Sprintf(format, args...))
 	}
 	switch {
 	case t == nil:
@@ -304,7 +304,7 @@ func (r *RowCaster) castWhole(t *Tensor, x []float32, r0, nr int, deq []float32)
 			c.dt.name, r.shape, r0, r0+nr)
 	}
 	if t == nil || t.Form != c.opts.Form {
-		return fmt.Errorf("tcast: cast rows of %s: want a %s tensor", c.dt.name, c.opts.Form)
+		return fmt.Errorf("tcast: cast rows of %s: want a %s tensor", c.dt, c.opts.Form)
 	}
 	w, err := Cast(x, r.shape, c.dt, &c.opts)
 	if err != nil {
@@ -320,14 +320,14 @@ func (r *RowCaster) castWhole(t *Tensor, x []float32, r0, nr int, deq []float32)
 		}
 		d := dst[p.Name]
 		if d == nil || len(d.Bytes) != len(p.Bytes) {
-			return fmt.Errorf("tcast: cast rows of %s: the %s part must hold %d bytes", c.dt.name, p.Name, len(p.Bytes))
+			return fmt.Errorf("tcast: cast rows of %s: the %s part must hold %d bytes", c.dt, p.Name, len(p.Bytes))
 		}
 		copy(d.Bytes, p.Bytes)
 	}
 	t.Mask = w.Mask
 	if w.Form == Virtual {
 		if len(t.Values) != len(w.Values) {
-			return fmt.Errorf("tcast: cast rows of %s: the tensor must hold %d values", c.dt.name, len(w.Values))
+			return fmt.Errorf("tcast: cast rows of %s: the tensor must hold %d values", c.dt, len(w.Values))
 		}
 		copy(t.Values, w.Values)
 	}
@@ -351,10 +351,10 @@ func (r *RowCaster) Finish(t *Tensor) error {
 		return nil
 	}
 	if r.tensorScale == nil {
-		return fmt.Errorf("tcast: cast rows of %s: SetAmax was not called", r.c.dt.name)
+		return fmt.Errorf("tcast: cast rows of %s: SetAmax was not called", r.c.dt)
 	}
 	if t == nil || t.TensorScale == nil || len(t.TensorScale.Bytes) != len(r.tensorScale.Bytes) {
-		return fmt.Errorf("tcast: cast rows of %s: the tensor_scale part must hold %d bytes", r.c.dt.name, len(r.tensorScale.Bytes))
+		return fmt.Errorf("tcast: cast rows of %s: the tensor_scale part must hold %d bytes", r.c.dt, len(r.tensorScale.Bytes))
 	}
 	copy(t.TensorScale.Bytes, r.tensorScale.Bytes)
 	return nil

@@ -2,7 +2,6 @@ package convert
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -21,33 +20,6 @@ func plural(n int, one, many string) string {
 	return many
 }
 
-// OptionError reports options of Convert that do not go together, named
-// by the tcast convert flag that sets them: the message is the flag, then
-// the reason, which says what to do ("-imatrix applies to GGUF output:
-// add -layout gguf").
-type OptionError struct {
-	// Flag is the flag of the option ("-type-for").
-	Flag string
-	// Subject is what the flag is refused for when the sentence is about
-	// it (a datatype), or "": the message is then "FLAG: SUBJECT REASON"
-	// ("-scale-search: bfloat16 has no scale ...").
-	Subject string
-	// Reason continues the sentence after the flag (or the subject).
-	Reason string
-	// Err is a sentinel the error also matches (ErrImatrixUnused), or nil.
-	Err error
-}
-
-func (e *OptionError) Error() string {
-	if e.Subject != "" {
-		return e.Flag + ": " + e.Subject + " " + e.Reason
-	}
-	return e.Flag + " " + e.Reason
-}
-
-// Unwrap returns Err.
-func (e *OptionError) Unwrap() error { return e.Err }
-
 // check is the first step of a conversion: the options, and the output's
 // name, before anything is read.
 func (c *conversion) check() error {
@@ -59,8 +31,10 @@ func (c *conversion) check() error {
 		return err
 	}
 	_, pruned := layout.PruningOf(opts.Layout)
-	if opts.DataType == nil && !pruned && opts.GGUFMix.IsZero() {
-		return errors.New("no datatype to cast to")
+	if opts.DataType == nil && !pruned && opts.GGUF.Mix.IsZero() {
+		return &OptionError{Option: "DataType", Err: ErrNoDataType,
+			Reason: "is nil, which only a layout that prunes (layout.Pruner) takes",
+			Fixes:  []Fix{{Option: "DataType", Choose: "the datatype to cast to"}}}
 	}
 	if opts.Workers <= 0 {
 		opts.Workers = runtime.GOMAXPROCS(0)
@@ -78,7 +52,9 @@ func (c *conversion) check() error {
 		return err
 	}
 	if opts.ShardSize > 0 && (!c.isDir || opts.Layout.Container() != layout.Safetensors) {
-		return fmt.Errorf("-shard-size splits safetensors output in a directory; -o %s is not one", c.out)
+		return &OptionError{Option: "ShardSize",
+			Reason: "splits safetensors output in a directory, and the output " + c.out + " is not one",
+			Fixes:  []Fix{unset("ShardSize")}}
 	}
 	return nil
 }
@@ -88,9 +64,9 @@ func (c *conversion) check() error {
 // are refused before anything is read.
 func (o *Options) probe() error {
 	lay, probe := o.Layout, o.DataType
-	if probe == nil && !o.GGUFMix.IsZero() {
+	if probe == nil && !o.GGUF.Mix.IsZero() {
 		var err error
-		if probe, err = layout.DataType(lay, strings.ToLower(o.GGUFMix.Base().String())); err != nil {
+		if probe, err = layout.DataType(lay, strings.ToLower(o.GGUF.Mix.Base().String())); err != nil {
 			return err
 		}
 	}
@@ -104,12 +80,25 @@ func (o *Options) probe() error {
 	return err
 }
 
+// ErrNoDataType is matched by the error of Convert for Options without a
+// DataType (or a GGUF mix) where the layout does not prune.
+var ErrNoDataType = errors.New("no datatype to cast to")
+
+// ErrGGUFOnly is matched by the error of an option of GGUF output only
+// (a GGUF mix, GGUF.Pure, GGUF.TypeFor) given for another layout.
+var ErrGGUFOnly = errors.New("the option applies to GGUF output only")
+
+// ErrConflict is matched by the error of two options that do not go
+// together (OptionError.With names the second).
+var ErrConflict = errors.New("the options do not go together")
+
 // Check reports options that do not go together and need no input to
-// tell, as an *OptionError: the GGUF options (GGUFMix, GGUFPure, TypeFor,
-// Imatrix) without a GGUF layout, except Imatrix with a datatype that
-// searches (ImatrixApplies). Convert calls it before it reads anything;
-// Imatrix is only tested for nil, so a caller may check before it reads the
-// matrix. Layout nil is the tcast layout.
+// tell, as an *OptionError: the GGUF options (GGUF.Mix, GGUF.Pure,
+// GGUF.TypeFor) without a GGUF layout, an Imatrix no quantizer would use
+// (ImatrixApplies), a Rotate or ScaleSearch that cannot apply. Convert
+// calls it before it reads anything; Imatrix is only tested for nil, so a
+// caller may check before it reads the matrix. Layout nil is the tcast
+// layout.
 func (o *Options) Check() error {
 	if err := o.checkRotate(); err != nil {
 		return err
@@ -121,26 +110,29 @@ func (o *Options) Check() error {
 		return nil
 	}
 	if o.Imatrix != nil {
-		if err := imatrixApplies(o.Layout, o.DataType, o.dataTypeLabel(), o.ScaleSearch); err != nil {
+		if err := ImatrixApplies(o.Layout, o.DataType, o.ScaleSearch); err != nil {
 			return err
 		}
 	}
-	if !o.GGUFMix.IsZero() {
-		return &OptionError{Flag: "-dtype", Reason: o.GGUFMix.String() + " names a GGUF mix: add -layout gguf"}
+	toGGUF := []Fix{{Option: "Layout", Value: "gguf"}}
+	if !o.GGUF.Mix.IsZero() {
+		return &OptionError{Option: "GGUF.Mix", Value: o.GGUF.Mix.String(), Err: ErrGGUFOnly,
+			Reason: "is a GGUF mix, which applies to GGUF output", Fixes: toGGUF}
 	}
 	for _, f := range []struct {
-		flag string
-		set  bool
-	}{{"-type-for", len(o.TypeFor) > 0}, {"-gguf-pure", o.GGUFPure}} {
+		option string
+		set    bool
+	}{{"GGUF.TypeFor", len(o.GGUF.TypeFor) > 0}, {"GGUF.Pure", o.GGUF.Pure}} {
 		if f.set {
-			return &OptionError{Flag: f.flag, Reason: "applies to GGUF output: add -layout gguf"}
+			return &OptionError{Option: f.option, Err: ErrGGUFOnly,
+				Reason: "applies to GGUF output", Fixes: toGGUF}
 		}
 	}
 	return nil
 }
 
-// ErrRotateUnrecorded is matched by the error of Convert for -rotate with a
-// layout that cannot record the rotation (layout.RecordsRotation).
+// ErrRotateUnrecorded is matched by the error of Convert for Rotate with
+// a layout that cannot record the rotation (layout.RecordsRotation).
 var ErrRotateUnrecorded = errors.New("the layout cannot record a rotation")
 
 // checkRotate refuses Rotate where the output could not say that its
@@ -149,22 +141,28 @@ func (o *Options) checkRotate() error {
 	if o.Rotate.IsZero() {
 		return nil
 	}
-	name := "tcast"
-	if o.Layout != nil {
-		name = o.Layout.Name()
-		if !layout.RecordsRotation(o.Layout) {
-			return &OptionError{Flag: "-rotate", Err: ErrRotateUnrecorded,
-				Reason: "rotates the weights before the cast, which only the tcast layout records (so that tcast decompress, verify and load rotate them back); the " + name + " layout's loaders would take the rotated values for the weights: drop -rotate, or write -layout tcast"}
-		}
+	if o.Layout != nil && !layout.RecordsRotation(o.Layout) {
+		return &OptionError{Option: "Rotate", Err: ErrRotateUnrecorded,
+			Reason: "rotates the weights before the cast, which only the tcast layout records (so that " +
+				"package load rotates them back); the " + o.Layout.Name() +
+				" layout's loaders would take the rotated values for the weights",
+			Fixes: []Fix{unset("Rotate"), {Option: "Layout", Value: "tcast"}}}
 	}
-	if o.Imatrix != nil {
-		return &OptionError{Flag: "-rotate", Reason: "does not go with -imatrix: an importance matrix weights the columns of the unrotated weight, which a rotation mixes; drop one of them"}
+	conflict := func(with, why string) error {
+		return &OptionError{Option: "Rotate", With: with, Reason: why, Err: ErrConflict,
+			Fixes: []Fix{unset("Rotate"), unset(with)}}
 	}
-	if o.DataType == nil {
-		return &OptionError{Flag: "-rotate", Reason: "rotates weights before a cast: name the datatype with -dtype"}
-	}
-	if o.Pruning != nil {
-		return &OptionError{Flag: "-rotate", Reason: "does not go with pruning scores (-sparsity-criterion wanda): they score the unrotated weight's columns, which a rotation mixes; drop one of them"}
+	switch {
+	case o.Imatrix != nil:
+		return conflict("Imatrix", "an importance matrix weights the columns of the unrotated "+
+			"weight, which a rotation mixes")
+	case o.DataType == nil:
+		return &OptionError{Option: "Rotate", Err: ErrNoDataType,
+			Reason: "rotates weights before a cast, and there is no datatype to cast to",
+			Fixes:  []Fix{{Option: "DataType", Choose: "the datatype to cast to"}}}
+	case o.Pruning != nil:
+		return conflict("Pruning", "pruning scores score the unrotated weight's columns, "+
+			"which a rotation mixes")
 	}
 	return nil
 }
@@ -172,7 +170,12 @@ func (o *Options) checkRotate() error {
 // ErrScaleSearchUnused is matched by the error of Convert for ScaleSearch
 // where it would change nothing: a datatype without scales chosen by rule
 // (tcast.DataType.SearchesScales), no datatype, or GGUF output.
-var ErrScaleSearchUnused = errors.New("-scale-search would change nothing")
+var ErrScaleSearchUnused = errors.New("the scale search would change nothing")
+
+// scaleSearchers are the datatypes whose scales the search chooses, for
+// messages.
+const scaleSearchers = "an MX, NVFP4, symmetric integer-group or FP8 datatype " +
+	"(mxfp4, nvfp4, int4_g128, fp8e4_block128, ...)"
 
 // checkScaleSearch refuses ScaleSearch where no weight would be cast with
 // a searched scale.
@@ -180,58 +183,52 @@ func (o *Options) checkScaleSearch() error {
 	if !o.ScaleSearch {
 		return nil
 	}
-	var why, subject string
+	e := &OptionError{Option: "ScaleSearch", Err: ErrScaleSearchUnused}
 	switch {
 	case o.Layout != nil && o.Layout.Container() == layout.GGUF:
-		why = "does not apply to -layout gguf, whose types are quantized by llama.cpp's own quantizers (the K-quants and IQ types search already, weighted by -imatrix): drop -scale-search, or write another layout"
+		e.Reason = "does not apply to the gguf layout, whose types are quantized by llama.cpp's own " +
+			"quantizers (the K-quants and IQ types search already, weighted by an importance matrix)"
+		e.Fixes = []Fix{unset("ScaleSearch"), {Option: "Layout", Choose: "another layout"}}
 	case o.DataType == nil:
-		why = "searches the scales of a cast: name the datatype with -dtype"
+		e.Reason = "searches the scales of a cast, and there is no datatype to cast to"
+		e.Fixes = []Fix{{Option: "DataType", Choose: scaleSearchers}}
 	case !o.DataType.SearchesScales():
-		subject = o.dataTypeLabel()
-		why = "has no scale chosen by rule to search (it has no scale, a zero point, subtile offsets or a codebook): drop -scale-search, or choose an MX, NVFP4, symmetric integer-group or FP8 datatype (mxfp4, nvfp4, int4_g128, fp8e4_block128, ...)"
+		e.Value = o.DataType.Name()
+		e.Reason = "has no scale chosen by rule to search (it has no scale, a zero point, " +
+			"subtile offsets or a codebook)"
+		e.Fixes = []Fix{unset("ScaleSearch"), {Option: "DataType", Choose: scaleSearchers}}
 	default:
 		return nil
 	}
-	return &OptionError{Flag: "-scale-search", Err: ErrScaleSearchUnused, Subject: subject, Reason: why}
+	return e
 }
-
-// dataTypeLabel names DataType for messages as the user asked for it:
-// "mxfp4 (mxfp4e2)" when DataTypeName is another name of it, else its name
-// ("" for none).
-func (o *Options) dataTypeLabel() string {
-	if o.DataType == nil {
-		return ""
-	}
-	if n := o.DataTypeName; n != "" && !strings.EqualFold(n, o.DataType.Name()) {
-		return n + " (" + o.DataType.Name() + ")"
-	}
-	return o.DataType.Name()
-}
-
-// ErrUnsafeOutput is matched by the error of Convert and Decompress for an
-// output that would write over or inside their input.
-var ErrUnsafeOutput = atomicfile.ErrInput
 
 // Destination returns where a conversion to out in layout l writes, and
 // whether that is a directory: out itself when it names a file of the
-// layout's container (.safetensors, .gguf), else the directory out.
+// layout's container (.safetensors, .gguf), else the directory out. An out
+// that names a file of another kind is an *OutputError.
 func Destination(out string, l layout.Layout) (string, bool, error) {
 	ext := strings.ToLower(filepath.Ext(out))
 	want := ".safetensors"
 	if l.Container() == layout.GGUF {
 		want = ".gguf"
 	}
+	oe := &OutputError{Path: out, Layout: l.Name(), Want: "a directory or a " + want + " file"}
 	switch {
 	case strings.HasSuffix(out, string(os.PathSeparator)):
 		return filepath.Clean(out), true, nil
 	case ext == want:
 		return out, false, nil
 	case ext == ".gguf":
-		return "", false, fmt.Errorf("-o %s names a GGUF file, but the %s layout writes safetensors: add -layout gguf, or give a directory or a .safetensors file", out, l.Name())
+		oe.Reason = "names a GGUF file, but the " + l.Name() + " layout writes safetensors"
+		oe.Fixes = []Fix{{Option: "Layout", Value: "gguf"}}
+		return "", false, oe
 	case ext == ".safetensors":
-		return "", false, fmt.Errorf("-o %s names a safetensors file, but the gguf layout writes GGUF: give a .gguf file or a directory", out)
+		oe.Reason = "names a safetensors file, but the gguf layout writes GGUF"
+		return "", false, oe
 	case fileExts[ext]:
-		return "", false, fmt.Errorf("-o %s: a checkpoint is not written as %s; give a directory or a %s file", out, ext, want)
+		oe.Reason = "names a " + ext + " file, and a checkpoint is not written as one"
+		return "", false, oe
 	}
 	return out, true, nil
 }
@@ -247,3 +244,7 @@ func fileName(l layout.Layout) string {
 	}
 	return "model.safetensors"
 }
+
+// ErrUnsafeOutput is matched by the error of Convert and Decompress for an
+// output that would write over or inside their input.
+var ErrUnsafeOutput = atomicfile.ErrInput

@@ -189,7 +189,7 @@ func TestDecide(t *testing.T) {
 			assert.NoError(t, err) // tcast holds any shape; the block is padded
 			continue
 		}
-		assert.ErrorContains(t, err, "matches -include but cannot be cast", lay)
+		assert.ErrorContains(t, err, "which cannot be cast", lay)
 	}
 }
 

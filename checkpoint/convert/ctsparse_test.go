@@ -261,7 +261,7 @@ func TestCTSparseConvertRefuses(t *testing.T) {
 		assert.NotContains(t, err.Error(), "does-not-exist")
 	}
 	_, err := Convert("does-not-exist.safetensors", t.TempDir(), opts(t, "mxfp4", "compressed-tensors").withoutDataType())
-	assert.EqualError(t, err, "no datatype to cast to")
+	assert.ErrorIs(t, err, ErrNoDataType)
 	// A row length that is not a multiple of M keeps the weight, saying why.
 	dir := t.TempDir()
 	src := filepath.Join(dir, "m.safetensors")

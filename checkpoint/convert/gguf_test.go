@@ -186,7 +186,7 @@ func TestGGUFOptions(t *testing.T) {
 	_, err := toGGUF(t, filepath.Join(dir, "a.gguf"), "q8_0", Options{Mode: scale.RCeil})
 	assert.ErrorContains(t, err, "scale mode")
 	_, err = toGGUF(t, filepath.Join(dir, "a.gguf"), "mxfp4", Options{ShardSize: 1000})
-	assert.ErrorContains(t, err, "-shard-size")
+	assert.ErrorContains(t, err, "Options.ShardSize")
 	_, err = toGGUF(t, filepath.Join(dir, "b.gguf"), "Q8_0", Options{})
 	assert.NoError(t, err, "GGUF type names in any case")
 	_, err = toGGUF(t, filepath.Join(dir, "c.gguf"), "mxfp4e2", Options{})

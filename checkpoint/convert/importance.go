@@ -21,40 +21,42 @@ import (
 // each block's candidate scales are weighed by it); a datatype that takes
 // its scales by rule, without the search, has nothing to weigh.
 
-// ErrImatrixUnused is the error (wrapped, with what to do) of an importance
-// matrix given for output where no quantizer would use it: a layout other
-// than gguf with a datatype that does not search (tcast.DataType's
+// ErrImatrixUnused is matched by the error of an importance matrix given
+// for output where no quantizer would use it: a layout other than gguf
+// with a datatype that does not search (tcast.DataType's
 // UsesImportanceWith).
-var ErrImatrixUnused = errors.New("-imatrix would not be used")
+var ErrImatrixUnused = errors.New("the importance matrix would not be used")
 
-// ImatrixApplies reports, as an *OptionError for -imatrix that matches
-// ErrImatrixUnused and says what to do, when an importance matrix would weigh nothing in
-// a conversion to layout lay (nil: the tcast layout) with datatype dt and,
-// when scaleSearch, the scale search (Options.ScaleSearch): GGUF output
-// always takes one (its searching types), other layouts only with a
-// datatype that searches, its tables or, with scaleSearch, its scales.
+// searchers are the quantizers that take an importance matrix, for
+// messages.
+const searchers = "the GGUF types of the gguf layout (q4_k_m, iq4_xs, ...), the codebook " +
+	"datatypes of several tables (mxfi4, mxfp4e, icb44fi2_e32s8, ...) and, with the scale " +
+	"search, the MX, NVFP4, integer-group and FP8 datatypes (mxfp4, nvfp4, int4_g128, " +
+	"fp8e4_block128, ...)"
+
+// ImatrixApplies reports, as an *OptionError for Options.Imatrix that
+// matches ErrImatrixUnused and says what to do, when an importance matrix
+// would weigh nothing in a conversion to layout lay (nil: the tcast layout)
+// with datatype dt and, when scaleSearch, the scale search
+// (Options.ScaleSearch): GGUF output always takes one (its searching
+// types), other layouts only with a datatype that searches, its tables or,
+// with scaleSearch, its scales.
 func ImatrixApplies(lay layout.Layout, dt *tcast.DataType, scaleSearch bool) error {
-	name := ""
-	if dt != nil {
-		name = dt.Name()
-	}
-	return imatrixApplies(lay, dt, name, scaleSearch)
-}
-
-// imatrixApplies is ImatrixApplies naming dt as label.
-func imatrixApplies(lay layout.Layout, dt *tcast.DataType, label string, scaleSearch bool) error {
 	if (lay != nil && lay.Container() == layout.GGUF) || dt.UsesImportanceWith(&tcast.Options{ScaleSearch: scaleSearch}) {
 		return nil
 	}
-	why, fix := "pruning without a datatype quantizes nothing", "choose such a datatype"
+	why := "pruning without a datatype quantizes nothing"
+	fix := Fix{Option: "DataType", Choose: "a datatype that searches"}
 	switch {
 	case dt != nil && dt.SearchesScales():
-		why, fix = label+" takes its scales by rule", "add -scale-search (which weighs each block's candidate scales by it)"
+		why, fix = dt.String()+" takes its scales by rule", Fix{Option: "ScaleSearch", Value: "true"}
 	case dt != nil:
-		why = label + " does not search (its scales come by rule, from one table at most, and -scale-search does not apply to it)"
+		why = dt.String() + " does not search (its scales come by rule, from one table at most, " +
+			"and the scale search does not apply to it)"
 	}
-	return &OptionError{Flag: "-imatrix", Err: ErrImatrixUnused,
-		Reason: "weights the error of quantizers that search: the GGUF types of -layout gguf (q4_k_m, iq4_xs, ...), the codebook datatypes of several tables (mxfi4, mxfp4e, icb44fi2_e32s8, ...) and, with -scale-search, the MX, NVFP4, integer-group and FP8 datatypes (mxfp4, nvfp4, int4_g128, fp8e4_block128, ...); " + why + ": drop -imatrix, " + fix + ", or write -layout gguf"}
+	return &OptionError{Option: "Imatrix", Err: ErrImatrixUnused,
+		Reason: "weights the error of quantizers that search: " + searchers + "; " + why,
+		Fixes:  []Fix{unset("Imatrix"), fix, {Option: "Layout", Value: "gguf"}}}
 }
 
 // imatrixNames prepares the lookup of importance vectors for output that is
@@ -129,7 +131,7 @@ func (p *plan) lookupName(d *decision) string {
 // ErrImatrixUnmatched is matched by the error of Convert for an importance
 // matrix that has no entry for any of the weights that would use it: a
 // matrix of another model.
-var ErrImatrixUnmatched = errors.New("-imatrix matches no weight")
+var ErrImatrixUnmatched = errors.New("the importance matrix matches no weight")
 
 // checkImatrix checks the plan's use of the importance matrix, once every
 // weight is decided and before anything is written: a matrix no weight
@@ -144,29 +146,31 @@ func (p *plan) checkImatrix() error {
 	var users, found []*decision
 	var types []string
 	for _, d := range p.tensors {
-		if !d.cast || d.result.Importance == "" {
+		if !d.cast || d.result.Importance == ImportanceNone {
 			continue
 		}
 		if d.result.Importance == ImportanceUnused {
-			t := d.dt.Name()
-			if p.opts.DataType != nil && t == p.opts.DataType.Name() {
-				t = p.opts.dataTypeLabel() // as the user named it
-			}
+			t := d.dt.String()
 			if !slices.Contains(types, t) {
 				types = append(types, t)
 			}
 			continue
 		}
 		users = append(users, d)
-		if matched(d.result.Importance) {
+		if d.result.Importance.Matched() {
 			found = append(found, d)
 		}
 	}
 	file := filepath.Base(im.Path)
 	if len(users) == 0 {
-		return &OptionError{Flag: "-imatrix", Err: ErrImatrixUnused,
-			Reason: fmt.Sprintf("weights the error of quantizers that search, and no weight of this conversion is cast to one (they are cast to %s, which take no importance): drop -imatrix, or choose a type that searches (a mix such as q4_k_m, or q4_k, iq4_xs, ...; outside -layout gguf, a codebook datatype of several tables along the last axis, or an MX, NVFP4, integer-group or FP8 datatype with -scale-search)",
-				strings.Join(types, ", "))}
+		return &OptionError{Option: "Imatrix", Err: ErrImatrixUnused,
+			Reason: fmt.Sprintf("weights the error of quantizers that search, and no weight of this "+
+				"conversion is cast to one (they are cast to %s, which take no importance)",
+				strings.Join(types, ", ")),
+			Fixes: []Fix{unset("Imatrix"), {Option: "DataType", Choose: "a type that searches (a mix " +
+				"such as q4_k_m, or q4_k, iq4_xs, ...; outside the gguf layout, a codebook datatype " +
+				"of several tables along the last axis, or an MX, NVFP4, integer-group or FP8 " +
+				"datatype with the scale search)"}}}
 	}
 	if len(found) == 0 {
 		var entry string
@@ -181,9 +185,11 @@ func (p *plan) checkImatrix() error {
 				break
 			}
 		}
-		return &OptionError{Flag: "-imatrix", Err: ErrImatrixUnmatched,
-			Reason: fmt.Sprintf("%s has no entry for any of the %d weights that would use it (its entries are named like %q, the weights like %q): is it the matrix of another model? Give the matrix computed for this model, or drop -imatrix",
-				file, len(users), entry, p.lookupName(example))}
+		return &OptionError{Option: "Imatrix", Value: file, Err: ErrImatrixUnmatched,
+			Reason: fmt.Sprintf("has no entry for any of the %d weights that would use it (its "+
+				"entries are named like %q, the weights like %q): is it the matrix of another model?",
+				len(users), entry, p.lookupName(example)),
+			Fixes: []Fix{{Option: "Imatrix", Choose: "the matrix computed for this model"}, unset("Imatrix")}}
 	}
 	known := map[string]bool{}
 	for _, d := range p.tensors {
@@ -199,8 +205,9 @@ func (p *plan) checkImatrix() error {
 		}
 	}
 	if len(stray) > 0 {
-		p.warn("-imatrix %s: %d of its %d entries match no tensor of the input (%s): is it the matrix of a larger or another model?",
-			file, len(stray), len(im.Entries), listSome(stray, 3))
+		p.warn(Warning{Option: "Imatrix", Value: file, Text: fmt.Sprintf(
+			"has %d of its %d entries that match no tensor of the input (%s): is it the matrix of "+
+				"a larger or another model?", len(stray), len(im.Entries), listSome(stray, 3))})
 	}
 	return nil
 }

@@ -52,10 +52,10 @@ func TestImatrixApplies(t *testing.T) {
 			continue
 		}
 		require.ErrorIs(t, err, ErrImatrixUnused, c.dtype)
-		assert.ErrorContains(t, err, "drop -imatrix")
-		assert.ErrorContains(t, err, "-scale-search", c.dtype)
+		assert.ErrorContains(t, err, "unset Options.Imatrix")
+		assert.ErrorContains(t, err, "scale search", c.dtype)
 		if !c.search && mustDataType(t, l, c.dtype).SearchesScales() {
-			assert.ErrorContains(t, err, "add -scale-search", c.dtype)
+			assert.ErrorContains(t, err, "set Options.ScaleSearch to true", c.dtype)
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/gguf"
@@ -21,38 +22,82 @@ import (
 // ggufmix) chooses each tensor's ggml type, -type-for overrides it, and an
 // importance matrix (package imatrix) weights the quantizers' error.
 
-// ImportanceUsed and the other values of TensorResult.Importance say what
-// became of a tensor's importance vector when Options.Imatrix was given.
+// ImportanceStatus says what became of a tensor's importance vector when
+// Options.Imatrix was given (TensorResult.Importance). It is written as its
+// sentence (String) in JSON.
+type ImportanceStatus uint8
+
 const (
+	// ImportanceNone: no importance matrix was given, or the tensor was
+	// kept.
+	ImportanceNone ImportanceStatus = iota
 	// ImportanceUsed: the quantizer weighted its error by the tensor's
 	// importance vector.
-	ImportanceUsed = "used"
+	ImportanceUsed
 	// ImportanceMissing: the matrix has no entry for the tensor, which was
 	// quantized without one (llama-quantize: "did not find weights").
-	ImportanceMissing = "missing: quantized without"
+	ImportanceMissing
 	// ImportanceIgnored: the entry's size does not match the token
 	// embedding, which llama-quantize quantizes without it too.
-	ImportanceIgnored = "size mismatch on the token embedding: quantized without"
+	ImportanceIgnored
 	// ImportanceUnused: the tensor's type has no search that takes it
 	// (Q8_0, MXFP4, the plain floats), or, outside GGUF output, its
-	// codebook datatype's subtiles do not run along its rows (an -axis
+	// codebook datatype's subtiles do not run along its rows (an axis
 	// other than the last, a transposing layout).
-	ImportanceUnused = "not used by this type's quantizer"
+	ImportanceUnused
 	// ImportanceZeroCount: the entry's activation counts are all 0 (no
 	// calibration token reached the weight), so its values say nothing;
 	// the weight is quantized without it (llama-quantize would weigh every
 	// column 1).
-	ImportanceZeroCount = "zero counts: quantized without"
+	ImportanceZeroCount
 	// ImportanceAllZero: the entry's values are all 0 (its activations
 	// were all zero), which would weigh every error 0; the weight is
 	// quantized without it.
-	ImportanceAllZero = "all zero: quantized without"
+	ImportanceAllZero
 )
 
-// matched reports whether a weight's importance status means the matrix
-// had an entry for it.
-func matched(status string) bool {
-	switch status {
+// importanceText are the sentences of the statuses, as reports show them.
+var importanceText = [...]string{
+	ImportanceNone:      "",
+	ImportanceUsed:      "used",
+	ImportanceMissing:   "missing: quantized without",
+	ImportanceIgnored:   "size mismatch on the token embedding: quantized without",
+	ImportanceUnused:    "not used by this type's quantizer",
+	ImportanceZeroCount: "zero counts: quantized without",
+	ImportanceAllZero:   "all zero: quantized without",
+}
+
+// String returns the status as reports show it ("used", "missing:
+// quantized without", ...), "" for ImportanceNone.
+func (s ImportanceStatus) String() string {
+	if int(s) < len(importanceText) {
+		return importanceText[s]
+	}
+	return fmt.Sprintf("ImportanceStatus(%d)", s)
+}
+
+// MarshalText returns String.
+func (s ImportanceStatus) MarshalText() ([]byte, error) {
+	if int(s) >= len(importanceText) {
+		return nil, fmt.Errorf("convert: unknown ImportanceStatus %d", s)
+	}
+	return []byte(s.String()), nil
+}
+
+// UnmarshalText reads a status written by MarshalText.
+func (s *ImportanceStatus) UnmarshalText(b []byte) error {
+	i := slices.Index(importanceText[:], string(b))
+	if i < 0 {
+		return fmt.Errorf("convert: unknown importance status %q", b)
+	}
+	*s = ImportanceStatus(i)
+	return nil
+}
+
+// Matched reports whether the status means the matrix had an entry for the
+// tensor.
+func (s ImportanceStatus) Matched() bool {
+	switch s {
 	case ImportanceUsed, ImportanceIgnored, ImportanceZeroCount, ImportanceAllZero:
 		return true
 	}
@@ -60,12 +105,12 @@ func matched(status string) bool {
 }
 
 // mixApplies reports whether the GGUF output's types come from
-// Options.GGUFMix: always when DataType is nil, and for a name that is
+// Options.GGUF.Mix: always when DataType is nil, and for a name that is
 // both a mix and a datatype (q8_0, q4_k) when the output is a llama.cpp
 // model file (a known architecture, or a GGUF input with one).
 func (p *plan) mixApplies() bool {
 	o := p.opts
-	if o.GGUFMix.IsZero() || p.lay.Container() != layout.GGUF {
+	if o.GGUF.Mix.IsZero() || p.lay.Container() != layout.GGUF {
 		return false
 	}
 	return o.DataType == nil || p.modelFile()
@@ -96,14 +141,16 @@ func (p *plan) checkModelType() error {
 		return nil
 	}
 	if t, ok := layout.GGUFTypeOf(p.opts.DataType); ok && t == gguf.TypeQ8_K {
-		return &OptionError{Flag: "-dtype", Err: ErrNotForLlamaCpp,
-			Reason: "q8_k is ggml's intermediate for dot products, which llama.cpp cannot compute with as a weight type, and this output is a llama.cpp model file: choose q8_0 (8.5 bits per value), or write a generic GGUF file with -gguf-generic"}
+		return &OptionError{Option: "DataType", Value: p.opts.DataType.String(), Err: ErrNotForLlamaCpp,
+			Reason: "is ggml's intermediate for dot products, which llama.cpp cannot compute with as " +
+				"a weight type, and this output is a llama.cpp model file",
+			Fixes: []Fix{{Option: "DataType", Value: "q8_0"}, {Option: "GGUF.Generic", Value: "true"}}}
 	}
 	return nil
 }
 
 // ErrNotForLlamaCpp is matched by the error of an option that would make a
-// llama.cpp model file llama.cpp cannot run (-dtype q8_k).
+// llama.cpp model file llama.cpp cannot run (DataType q8_k).
 var ErrNotForLlamaCpp = errors.New("llama.cpp cannot run the file")
 
 // mixModel describes the model for the mix rules: from config.json for a
@@ -137,10 +184,10 @@ func (p *plan) planMix(ds []*decision) error {
 	for i, d := range ds {
 		ts[i] = ggufmix.Tensor{Name: d.info.Name, Shape: d.info.Shape}
 	}
-	mo := ggufmix.Options{Overrides: p.opts.TypeFor, Imatrix: p.opts.Imatrix != nil, Pure: p.opts.GGUFPure}
-	choices, err := ggufmix.Plan(p.opts.GGUFMix, p.mixModel(), ts, mo)
+	mo := ggufmix.Options{Overrides: p.opts.GGUF.TypeFor, Imatrix: p.opts.Imatrix != nil, Pure: p.opts.GGUF.Pure}
+	choices, err := ggufmix.Plan(p.opts.GGUF.Mix, p.mixModel(), ts, mo)
 	if err != nil {
-		return fmt.Errorf("mix %s: %w", p.opts.GGUFMix, err)
+		return fmt.Errorf("mix %s: %w", p.opts.GGUF.Mix, err)
 	}
 	for i, d := range ds {
 		d.mix = &choices[i]
@@ -176,7 +223,7 @@ func (p *plan) decideMix(d *decision, keep func(string) error) (*tcast.DataType,
 // decides and words it: the rule's type, which must fit the row length
 // (there is no mix to fall back by).
 func (p *plan) overrideType(d *decision, dt *tcast.DataType) (*tcast.DataType, error) {
-	c, ok, err := ggufmix.Overridden(p.opts.TypeFor, ggufmix.Tensor{Name: d.info.Name, Shape: d.info.Shape}, false)
+	c, ok, err := ggufmix.Overridden(p.opts.GGUF.TypeFor, ggufmix.Tensor{Name: d.info.Name, Shape: d.info.Shape}, false)
 	if err != nil || !ok {
 		return dt, err
 	}
@@ -220,7 +267,7 @@ func (p *plan) useImportance(d *decision, name string) error {
 		d.result.Importance = ImportanceMissing
 		return nil
 	}
-	if why := degenerate(im, name); why != "" {
+	if why := degenerate(im, name); why != ImportanceNone {
 		d.result.Importance = why
 		return nil
 	}
@@ -232,7 +279,9 @@ func (p *plan) useImportance(d *decision, name string) error {
 		d.result.Importance = ImportanceIgnored
 		return nil
 	case err != nil:
-		return fmt.Errorf("tensor %s: -imatrix %s: %w (give the matrix computed for this model)", d.info.Name, filepath.Base(im.Path), err)
+		return &OptionError{Option: "Imatrix", Value: filepath.Base(im.Path), Err: err,
+			Reason: fmt.Sprintf("does not fit tensor %s: %v", d.info.Name, err),
+			Fixes:  []Fix{{Option: "Imatrix", Choose: "the matrix computed for this model"}}}
 	}
 	d.imp = v
 	rows := 1
@@ -246,11 +295,11 @@ func (p *plan) useImportance(d *decision, name string) error {
 
 // degenerate returns the status of an entry that records no activations
 // (ImportanceZeroCount: every count 0; ImportanceAllZero: every value 0),
-// whose weight is quantized without it, and "" for any other.
-func degenerate(im *imatrix.Imatrix, name string) string {
+// whose weight is quantized without it, and ImportanceNone for any other.
+func degenerate(im *imatrix.Imatrix, name string) ImportanceStatus {
 	e, err := im.Entry(name)
 	if err != nil {
-		return ""
+		return ImportanceNone
 	}
 	if !slices.ContainsFunc(e.Counts, func(c int64) bool { return c != 0 }) {
 		return ImportanceZeroCount
@@ -258,7 +307,7 @@ func degenerate(im *imatrix.Imatrix, name string) string {
 	if !slices.ContainsFunc(e.Importance, func(v float32) bool { return v != 0 }) {
 		return ImportanceAllZero
 	}
-	return ""
+	return ImportanceNone
 }
 
 // wsum is the importance-weighted signal and error energy of a weight's
@@ -329,12 +378,12 @@ func (s wsum) sqnr() *float64 {
 }
 
 // fileType returns the mix that labels a GGUF output (general.file_type):
-// Options.GGUFMix when it chooses the types, else the mix of
+// Options.GGUF.Mix when it chooses the types, else the mix of
 // Options.DataType's ggml type (ggufmix.ForType), whatever -type-for does
 // to single tensors; false when there is none.
 func (p *plan) fileType() (ggufmix.Mix, bool) {
 	if p.mixed {
-		return p.opts.GGUFMix, true
+		return p.opts.GGUF.Mix, true
 	}
 	t, ok := layout.GGUFTypeOf(p.opts.DataType)
 	if !ok {
@@ -352,7 +401,7 @@ func (p *plan) tailKV() []gguf.KV {
 	}
 	var kv []gguf.KV
 	if p.mixed && p.model == nil {
-		kv = append(kv, gguf.KV{Key: gguf.KeyFileType, Value: gguf.Uint32(p.opts.GGUFMix.FileType())})
+		kv = append(kv, gguf.KV{Key: gguf.KeyFileType, Value: gguf.Uint32(p.opts.GGUF.Mix.FileType())})
 	}
 	if p.opts.Imatrix != nil {
 		kv = append(kv, p.opts.Imatrix.Metadata()...)
@@ -360,45 +409,51 @@ func (p *plan) tailKV() []gguf.KV {
 	return kv
 }
 
-// checkPatterns warns of each -type-for, -include and -exclude pattern
+// checkPatterns warns of each GGUF.TypeFor, Include and Exclude pattern
 // that matches no tensor of the output: for a llama.cpp model file, that
 // patterns match its GGUF names, with the GGUF name of a tensor whose
 // Hugging Face name it matches; for any output, a name it matches when
 // case is ignored (patterns are case-sensitive, as docs/GGUF.md §1.6 says).
 func (p *plan) checkPatterns() {
 	type pattern struct {
-		flag, value string
-		re          *regexp.Regexp
+		option, value string
+		re            *regexp.Regexp
 	}
 	var ps []pattern
-	for _, o := range p.opts.TypeFor {
-		ps = append(ps, pattern{"-type-for", o.Value, o.Pattern})
+	for _, o := range p.opts.GGUF.TypeFor {
+		ps = append(ps, pattern{"GGUF.TypeFor", o.Value, o.Pattern})
 	}
 	for _, f := range []struct {
-		flag string
-		re   *regexp.Regexp
-	}{{"-include", p.opts.Include}, {"-exclude", p.opts.Exclude}} {
+		option string
+		re     *regexp.Regexp
+	}{{"Include", p.opts.Include}, {"Exclude", p.opts.Exclude}} {
 		if f.re != nil {
-			ps = append(ps, pattern{f.flag, f.re.String(), f.re})
+			ps = append(ps, pattern{f.option, f.re.String(), f.re})
 		}
 	}
 	for _, pt := range ps {
 		if pt.re == nil || slices.ContainsFunc(p.tensors, func(d *decision) bool { return pt.re.MatchString(d.info.Name) }) {
 			continue
 		}
-		msg := fmt.Sprintf("%s %q matches no tensor", pt.flag, pt.value)
-		if p.modelFile() {
-			msg += "; patterns match the llama.cpp model file's GGUF names (blk.N.ffn_down.weight, token_embd.weight)"
-			if i := slices.IndexFunc(p.tensors, func(d *decision) bool { return d.source != "" && pt.re.MatchString(d.source) }); i >= 0 {
-				d := p.tensors[i]
-				msg += fmt.Sprintf(": it matches the input's %s, which is %s here", d.source, d.info.Name)
-			}
-		}
-		if ci, err := regexp.Compile("(?i)" + pt.re.String()); err == nil {
-			if i := slices.IndexFunc(p.tensors, func(d *decision) bool { return ci.MatchString(d.info.Name) }); i >= 0 {
-				msg += fmt.Sprintf("; it would match %s if case were ignored: patterns are case-sensitive (write it in lower case, or add (?i))", p.tensors[i].info.Name)
-			}
-		}
-		p.warn("%s", msg)
+		p.warn(Warning{Option: pt.option, Value: strconv.Quote(pt.value), Text: p.unmatched(pt.re)})
 	}
+}
+
+// unmatched says of a pattern that matches no tensor what it may have
+// meant.
+func (p *plan) unmatched(re *regexp.Regexp) string {
+	msg := "matches no tensor"
+	if p.modelFile() {
+		msg += "; patterns match the llama.cpp model file's GGUF names (blk.N.ffn_down.weight, token_embd.weight)"
+		if i := slices.IndexFunc(p.tensors, func(d *decision) bool { return d.source != "" && re.MatchString(d.source) }); i >= 0 {
+			d := p.tensors[i]
+			msg += fmt.Sprintf(": it matches the input's %s, which is %s here", d.source, d.info.Name)
+		}
+	}
+	if ci, err := regexp.Compile("(?i)" + re.String()); err == nil {
+		if i := slices.IndexFunc(p.tensors, func(d *decision) bool { return ci.MatchString(d.info.Name) }); i >= 0 {
+			msg += fmt.Sprintf("; it would match %s if case were ignored: patterns are case-sensitive (write it in lower case, or add (?i))", p.tensors[i].info.Name)
+		}
+	}
+	return msg
 }

@@ -113,7 +113,7 @@ func convertMix(t *testing.T, src, name string, o Options) (string, *Result, err
 	l, err := layout.Get("gguf")
 	require.NoError(t, err)
 	o.Layout = l
-	o.GGUFMix, err = ggufmix.Lookup(name)
+	o.GGUF.Mix, err = ggufmix.Lookup(name)
 	require.NoError(t, err)
 	o.DataType, _ = layout.DataType(l, name)
 	out := filepath.Join(t.TempDir(), "m.gguf")
@@ -178,7 +178,7 @@ func TestMixQ4KM(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, q4KMTypes(), ggufTypes(t, out))
 	assert.Equal(t, "Q4_K_M", res.Mix)
-	out, res, err = convertMix(t, src, "q4_k", Options{GGUFGeneric: true})
+	out, res, err = convertMix(t, src, "q4_k", Options{GGUF: GGUFOptions{Generic: true}})
 	require.NoError(t, err)
 	assert.Empty(t, res.Mix)
 	types := ggufTypes(t, out)
@@ -267,7 +267,7 @@ func TestMixOverrides(t *testing.T) {
 	src := mixLlama(t, t.TempDir())
 	ovs, err := ggufmix.ParseOverrides([]string{`ffn_up=q8_0`, `blk\.[01]\.attn_q=f16`, `ffn_down=q6_k`})
 	require.NoError(t, err)
-	out, res, err := convertMix(t, src, "q4_k_m", Options{TypeFor: ovs})
+	out, res, err := convertMix(t, src, "q4_k_m", Options{GGUF: GGUFOptions{TypeFor: ovs}})
 	require.NoError(t, err)
 	types := ggufTypes(t, out)
 	assert.Equal(t, gguf.TypeQ8_0, types["blk.5.ffn_up.weight"])
@@ -281,7 +281,7 @@ func TestMixOverrides(t *testing.T) {
 	}
 
 	// --pure: the base type everywhere the mix quantizes.
-	out, _, err = convertMix(t, src, "q4_k_m", Options{GGUFPure: true})
+	out, _, err = convertMix(t, src, "q4_k_m", Options{GGUF: GGUFOptions{Pure: true}})
 	require.NoError(t, err)
 	types = ggufTypes(t, out)
 	assert.Equal(t, gguf.TypeQ4_K, types["output.weight"])
@@ -292,7 +292,7 @@ func TestMixOverrides(t *testing.T) {
 	// which must fit its rows.
 	ovs, err = ggufmix.ParseOverrides([]string{`down_proj=q8_0`, `up_proj=iq4_nl`})
 	require.NoError(t, err)
-	out, res, err = convertMix(t, src, "q4_k", Options{GGUFGeneric: true, TypeFor: ovs})
+	out, res, err = convertMix(t, src, "q4_k", Options{GGUF: GGUFOptions{Generic: true, TypeFor: ovs}})
 	require.NoError(t, err)
 	assert.Empty(t, res.Mix)
 	types = ggufTypes(t, out)
@@ -306,7 +306,7 @@ func TestMixOverrides(t *testing.T) {
 	}
 	ovs, err = ggufmix.ParseOverrides([]string{`down_proj=q4_k`})
 	require.NoError(t, err)
-	_, _, err = convertMix(t, src, "q8_0", Options{GGUFGeneric: true, TypeFor: ovs})
+	_, _, err = convertMix(t, src, "q8_0", Options{GGUF: GGUFOptions{Generic: true, TypeFor: ovs}})
 	var te *ggufmix.TensorError
 	require.ErrorAs(t, err, &te)
 	assert.ErrorContains(t, err, "model.layers.0.mlp.down_proj.weight")
@@ -316,11 +316,15 @@ func TestMixOverrides(t *testing.T) {
 func TestMixErrors(t *testing.T) {
 	src := mixLlama(t, t.TempDir())
 	_, _, err := convertMix(t, src, "q4_k_m", Options{Include: regexp.MustCompile("norm")})
-	assert.ErrorContains(t, err, "-include")
-	_, _, err = convertMix(t, src, "q4_k", Options{GGUFGeneric: true, GGUFPure: true})
+	var ie *OptionError
+	require.ErrorAs(t, err, &ie)
+	assert.Equal(t, "Include", ie.Option)
+	assert.Equal(t, "GGUF.Mix", ie.With)
+	assert.ErrorIs(t, err, ErrConflict)
+	_, _, err = convertMix(t, src, "q4_k", Options{GGUF: GGUFOptions{Generic: true, Pure: true}})
 	var oe *OptionError
 	require.ErrorAs(t, err, &oe)
-	assert.Equal(t, "-gguf-pure", oe.Flag)
+	assert.Equal(t, "GGUF.Pure", oe.Option)
 
 	tc, err := layout.Get("tcast")
 	require.NoError(t, err)
@@ -336,10 +340,10 @@ func TestMixErrors(t *testing.T) {
 		o    Options
 		want string
 	}{
-		{Options{Layout: tc, GGUFMix: mix}, "-dtype Q4_K_M names a GGUF mix: add -layout gguf"},
-		{Options{DataType: mx, Imatrix: im}, "-imatrix weights the error of quantizers that search: the GGUF types of -layout gguf (q4_k_m, iq4_xs, ...), the codebook datatypes of several tables (mxfi4, mxfp4e, icb44fi2_e32s8, ...) and, with -scale-search, the MX, NVFP4, integer-group and FP8 datatypes (mxfp4, nvfp4, int4_g128, fp8e4_block128, ...); mxfp4e2 takes its scales by rule: drop -imatrix, add -scale-search (which weighs each block's candidate scales by it), or write -layout gguf"},
-		{Options{Layout: tc, DataType: mx, TypeFor: ovs}, "-type-for applies to GGUF output: add -layout gguf"},
-		{Options{Layout: tc, DataType: mx, GGUFPure: true}, "-gguf-pure applies to GGUF output: add -layout gguf"},
+		{Options{Layout: tc, GGUF: GGUFOptions{Mix: mix}}, "Options.GGUF.Mix: Q4_K_M is a GGUF mix, which applies to GGUF output; set Options.Layout to gguf"},
+		{Options{DataType: mx, Imatrix: im}, "Options.Imatrix weights the error of quantizers that search: the GGUF types of the gguf layout (q4_k_m, iq4_xs, ...), the codebook datatypes of several tables (mxfi4, mxfp4e, icb44fi2_e32s8, ...) and, with the scale search, the MX, NVFP4, integer-group and FP8 datatypes (mxfp4, nvfp4, int4_g128, fp8e4_block128, ...); mxfp4 takes its scales by rule; unset Options.Imatrix, or set Options.ScaleSearch to true, or set Options.Layout to gguf"},
+		{Options{Layout: tc, DataType: mx, GGUF: GGUFOptions{TypeFor: ovs}}, "Options.GGUF.TypeFor applies to GGUF output; set Options.Layout to gguf"},
+		{Options{Layout: tc, DataType: mx, GGUF: GGUFOptions{Pure: true}}, "Options.GGUF.Pure applies to GGUF output; set Options.Layout to gguf"},
 	} {
 		_, err = Convert(filepath.Join(t.TempDir(), "none"), filepath.Join(t.TempDir(), "o"), c.o)
 		require.ErrorAs(t, err, &oe, c.want)
@@ -450,7 +454,7 @@ func TestMixImatrix(t *testing.T) {
 		k := torchPermute(read("model.layers.2.self_attn.k_proj.weight"), mixHidden/2, mixHidden, 1)
 		assert.Equal(t, quant(gguf.TypeQ4_K, k, nil), raw("blk.2.attn_k.weight"), "no entry: quantized without")
 
-		imp := map[string]string{}
+		imp := map[string]ImportanceStatus{}
 		for _, r := range res.Tensors {
 			imp[r.Name] = r.Importance
 		}
@@ -547,7 +551,7 @@ func TestMixStreams(t *testing.T) {
 	in, err := load.Open(src)
 	require.NoError(t, err)
 	defer in.Close()
-	p, err := newPlan(in, &Options{Layout: l, GGUFMix: mix, Imatrix: im})
+	p, err := newPlan(in, &Options{Layout: l, Imatrix: im, GGUF: GGUFOptions{Mix: mix}})
 	require.NoError(t, err)
 	cast := 0
 	for _, d := range p.tensors {
@@ -567,10 +571,10 @@ func TestQ8KOnlyGeneric(t *testing.T) {
 	var oe *OptionError
 	require.ErrorAs(t, err, &oe)
 	assert.ErrorIs(t, err, ErrNotForLlamaCpp)
-	assert.Equal(t, "-dtype", oe.Flag)
-	assert.Contains(t, err.Error(), "choose q8_0")
-	assert.Contains(t, err.Error(), "-gguf-generic")
-	out, res, err := convertGGUF(t, src, "q8_k", Options{GGUFGeneric: true})
+	assert.Equal(t, "DataType", oe.Option)
+	assert.Contains(t, err.Error(), "set Options.DataType to q8_0")
+	assert.Contains(t, oe.Fixes, Fix{Option: "GGUF.Generic", Value: "true"})
+	out, res, err := convertGGUF(t, src, "q8_k", Options{GGUF: GGUFOptions{Generic: true}})
 	require.NoError(t, err)
 	assert.Equal(t, gguf.TypeQ8_K, ggufTypes(t, out)["model.layers.0.self_attn.q_proj.weight"])
 	assert.Positive(t, res.Cast())

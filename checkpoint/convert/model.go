@@ -2,6 +2,7 @@ package convert
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"path/filepath"
@@ -32,8 +33,11 @@ import (
 func (p *plan) ggufMetadata(in *load.Checkpoint, opts *Options) error {
 	p.meta = map[string]string{} // safetensors metadata is not carried into GGUF
 	if g := in.GGUF(); g != nil {
-		if a := g.Architecture(); opts.GGUFGeneric && a != "" && a != genericArch {
-			return &OptionError{Flag: "-gguf-generic", Reason: fmt.Sprintf("applies to a Hugging Face checkpoint: the input is a llama.cpp model file (general.architecture %q), whose GGUF names and metadata the output keeps; drop -gguf-generic", a)}
+		if a := g.Architecture(); opts.GGUF.Generic && a != "" && a != genericArch {
+			return &OptionError{Option: "GGUF.Generic", Err: ErrNotHuggingFace,
+				Reason: fmt.Sprintf("applies to a Hugging Face checkpoint, and the input is a llama.cpp "+
+					"model file (general.architecture %q), whose GGUF names and metadata the output keeps", a),
+				Fixes: []Fix{unset("GGUF.Generic")}}
 		}
 		if g.Architecture() == "" {
 			p.ggufKV = append(p.ggufKV, gguf.KV{Key: gguf.KeyArchitecture, Value: gguf.String(genericArch)})
@@ -47,15 +51,15 @@ func (p *plan) ggufMetadata(in *load.Checkpoint, opts *Options) error {
 		}
 		return nil
 	}
-	if !opts.GGUFGeneric {
+	if !opts.GGUF.Generic {
 		m, err := ggufmodel.Detect(in.Config())
 		if err != nil {
-			return fmt.Errorf("%w (or write a generic GGUF: -gguf-generic)", ggufmodel.InDir(err, in.Dir(), ggufmodel.ConfigFile))
+			return fmt.Errorf("%w: %w", ErrNoModelFile, ggufmodel.InDir(err, in.Dir(), ggufmodel.ConfigFile))
 		}
 		if m != nil {
-			tok, err := ggufmodel.ReadTokenizer(in.Dir(), ggufmodel.TokenizerOptions{VocabSize: m.Vocab, Pre: opts.GGUFPre})
+			tok, err := ggufmodel.ReadTokenizer(in.Dir(), ggufmodel.TokenizerOptions{VocabSize: m.Vocab, Pre: opts.GGUF.Pre})
 			if err != nil {
-				return fmt.Errorf("%w (or write a generic GGUF: -gguf-generic)", err)
+				return fmt.Errorf("%w: %w", ErrNoModelFile, err)
 			}
 			m.Tokenizer = tok
 			p.model = m
@@ -65,8 +69,10 @@ func (p *plan) ggufMetadata(in *load.Checkpoint, opts *Options) error {
 	p.ggufKV = []gguf.KV{{Key: gguf.KeyArchitecture, Value: gguf.String(genericArch)}, {Key: gguf.KeyName, Value: gguf.String("")}}
 	p.generic = true
 	p.genericWhy = genericWhy(in, opts)
-	if !opts.GGUFGeneric {
-		p.warn("the output is generic GGUF (general.architecture %q, the input's tensor names, no llama.cpp model metadata), which llama.cpp cannot run: %s", genericArch, p.genericWhy)
+	if !opts.GGUF.Generic {
+		p.warn(Warning{Text: fmt.Sprintf("the output is generic GGUF (general.architecture %q, the "+
+			"input's tensor names, no llama.cpp model metadata), which llama.cpp cannot run: %s",
+			genericArch, p.genericWhy)})
 	}
 	return nil
 }
@@ -75,8 +81,8 @@ func (p *plan) ggufMetadata(in *load.Checkpoint, opts *Options) error {
 // llama.cpp model file: -gguf-generic, no config.json, or a model_type
 // package ggufmodel does not know (with the closest one it knows).
 func genericWhy(in *load.Checkpoint, opts *Options) string {
-	if opts.GGUFGeneric {
-		return "-gguf-generic asks for it"
+	if opts.GGUF.Generic {
+		return "Options.GGUF.Generic asks for it"
 	}
 	known := slices.Sorted(maps.Keys(ggufmodel.Architectures()))
 	list := strings.Join(known, ", ")
@@ -96,6 +102,17 @@ func genericWhy(in *load.Checkpoint, opts *Options) string {
 	}
 	return why
 }
+
+// ErrNoModelFile is matched by the error of Convert for a checkpoint whose
+// config.json names an architecture package ggufmodel knows, but which
+// cannot become its llama.cpp model file (a value llama.cpp needs is
+// missing, the tokenizer cannot be converted); Options.GGUF.Generic writes
+// a generic GGUF of it instead.
+var ErrNoModelFile = errors.New("the checkpoint cannot become a llama.cpp model file")
+
+// ErrNotHuggingFace is matched by the error of an option for a Hugging
+// Face checkpoint (GGUF.Generic) given a llama.cpp model file.
+var ErrNotHuggingFace = errors.New("the option applies to a Hugging Face checkpoint")
 
 // genericArch is general.architecture of a GGUF output that is no model of
 // an architecture llama.cpp knows.

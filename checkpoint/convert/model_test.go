@@ -248,7 +248,7 @@ func TestModelGGUF(t *testing.T) {
 
 func TestModelGGUFGeneric(t *testing.T) {
 	src := tinyLlama(t, t.TempDir(), nil)
-	out, _, err := convertGGUF(t, src, "q8_0", Options{GGUFGeneric: true})
+	out, _, err := convertGGUF(t, src, "q8_0", Options{GGUF: GGUFOptions{Generic: true}})
 	require.NoError(t, err)
 	f, err := gguf.Open(out)
 	require.NoError(t, err)
@@ -272,7 +272,7 @@ func TestModelGGUFErrors(t *testing.T) {
 				var mk *ggufmodel.MissingKeyError
 				require.ErrorAs(t, err, &mk)
 				assert.Equal(t, "tokenizer.ggml.model", mk.Key)
-				assert.Contains(t, err.Error(), "-gguf-generic")
+				assert.ErrorIs(t, err, ErrNoModelFile)
 			}},
 		{"no eos token", nil, func(dir string) {
 			require.NoError(t, os.WriteFile(filepath.Join(dir, "tokenizer_config.json"), []byte(`{"bos_token": "<s>"}`), 0o644))
@@ -419,7 +419,7 @@ func TestModelGGUFFileTypeOfDataType(t *testing.T) {
 	src := tinyLlama(t, t.TempDir(), nil)
 	ovs, err := ggufmix.ParseOverrides([]string{`token_embd|output|blk\.0\.=q8_0`})
 	require.NoError(t, err)
-	out, _, err := convertGGUF(t, src, "mxfp4", Options{TypeFor: ovs})
+	out, _, err := convertGGUF(t, src, "mxfp4", Options{GGUF: GGUFOptions{TypeFor: ovs}})
 	require.NoError(t, err)
 	types := ggufTypes(t, out)
 	assert.Equal(t, gguf.TypeQ8_0, types["token_embd.weight"])
@@ -448,7 +448,7 @@ func TestModelGGUFGenericWhy(t *testing.T) {
 		{name: "no model_type", cfg: func(c map[string]any) { delete(c, "model_type") }, warn: true,
 			why: []string{"config.json has no model_type"}},
 		{name: "no config.json", noCfg: true, warn: true, why: []string{"there is no config.json beside the input"}},
-		{name: "asked", generic: true, why: []string{"-gguf-generic asks for it"}},
+		{name: "asked", generic: true, why: []string{"Options.GGUF.Generic asks for it"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -460,7 +460,7 @@ func TestModelGGUFGenericWhy(t *testing.T) {
 			if tc.noCfg {
 				require.NoError(t, os.Remove(filepath.Join(dir, "config.json")))
 			}
-			out, res, err := convertGGUF(t, src, "q8_0", Options{GGUFGeneric: tc.generic})
+			out, res, err := convertGGUF(t, src, "q8_0", Options{GGUF: GGUFOptions{Generic: tc.generic}})
 			require.NoError(t, err)
 			f, err := gguf.Open(out)
 			require.NoError(t, err)
@@ -471,8 +471,8 @@ func TestModelGGUFGenericWhy(t *testing.T) {
 			}
 			if tc.warn {
 				require.Len(t, res.Warnings, 1)
-				assert.Contains(t, res.Warnings[0], "generic GGUF")
-				assert.Contains(t, res.Warnings[0], res.Generic)
+				assert.Contains(t, res.Warnings[0].String(), "generic GGUF")
+				assert.Contains(t, res.Warnings[0].String(), res.Generic)
 			} else {
 				assert.Empty(t, res.Warnings)
 			}

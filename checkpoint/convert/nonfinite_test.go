@@ -123,7 +123,7 @@ func TestConvertRefusesNonFinite(t *testing.T) {
 				l, err = l.(layout.Pruner).WithPruning(layout.Pruning{Pattern: sparsity.Pattern{N: 2, M: 4}})
 				require.NoError(t, err)
 			}
-			o := Options{DataType: dt, Layout: l, Workers: 2, GGUFGeneric: true}
+			o := Options{DataType: dt, Layout: l, Workers: 2, GGUF: GGUFOptions{Generic: true}}
 			if c.rotate != "" {
 				o.Rotate, err = rotate.Parse(c.rotate)
 				require.NoError(t, err)
@@ -158,7 +158,7 @@ func TestConvertRefusesNonFinite(t *testing.T) {
 			res, err := Convert(src, out, o)
 			require.NoError(t, err)
 			require.Len(t, res.Warnings, 1)
-			assert.Contains(t, res.Warnings[0], poisoned+" (3 NaN, 1 +Inf, 1 -Inf)")
+			assert.Contains(t, res.Warnings[0].String(), poisoned+" (3 NaN, 1 +Inf, 1 -Inf)")
 			for _, r := range res.Tensors {
 				if r.Name == poisoned {
 					assert.Equal(t, [3]int{3, 1, 1}, [3]int{r.SourceNaN, r.SourcePosInf, r.SourceNegInf})

@@ -56,39 +56,11 @@ type Options struct {
 	// tcast.Options.Pruning), by its name and the shape it is cast in; nil
 	// prunes by magnitude. It may be called from several goroutines.
 	Pruning func(name string, shape []int) (sparsity.Options, error)
-	// GGUFGeneric writes GGUF output under the input's tensor names without
-	// llama.cpp's model metadata, with general.architecture "tcast", also
-	// when config.json names an architecture package ggufmodel knows. By
-	// default such a checkpoint becomes the model file llama.cpp loads: GGUF
-	// tensor names, hyper-parameters and tokenizer (see ggufmodel).
-	GGUFGeneric bool
-	// GGUFPre names the llama.cpp pre-tokenizer of a byte-level BPE
-	// tokenizer that ggufmodel does not recognise from tokenizer.json.
-	GGUFPre string
-	// GGUFMix, when not the zero Mix, gives GGUF output llama-quantize's
-	// per-tensor types for that mix (package ggufmix): each tensor's ggml
-	// type and the reason for it come from the mix's rules (by the
-	// tensor's output name and shape, the model's layer and head counts),
-	// a row length the type's block does not divide falls back to a type
-	// that fits, and general.file_type is the mix's. DataType is then
-	// optional: when both are set (a name that is a mix and a type, such
-	// as q8_0 or q4_k, an alias of Q4_K_M), the mix applies to a llama.cpp
-	// model file (a known architecture, or a GGUF input with one) and
-	// DataType to generic GGUF output.
-	GGUFMix ggufmix.Mix
-	// GGUFPure gives every weight the mix quantizes the mix's base type
-	// (with the row-length fallback), as llama-quantize --pure.
-	GGUFPure bool
-	// TypeFor overrides the type of GGUF output tensors by name (-type-for
-	// RE=TYPE; the first match wins). With a mix they apply to the tensors
-	// the mix quantizes, before the row-length fallback; without one, to
-	// the weights cast, whose rows the type's block must divide.
-	TypeFor []ggufmix.Override
-	// DataTypeName is the name DataType was asked for (tcast convert's
-	// -dtype), for messages: one that differs from DataType.Name() (mxfp4
-	// for mxfp4e2) is given as the user wrote it, with the datatype's name
-	// after it ("mxfp4 (mxfp4e2)"). Optional.
-	DataTypeName string
+	// GGUF holds the options of GGUF output (a gguf Layout); the zero
+	// value makes a llama.cpp model file of a checkpoint whose
+	// architecture package ggufmodel knows, with the datatype's type for
+	// every weight cast.
+	GGUF GGUFOptions
 	// Imatrix, when set, gives each weight cast to a GGUF type whose
 	// quantizer searches (gguf.Searches: the K-quants, IQ4_NL, IQ4_XS, Q4_0,
 	// Q4_1, Q5_0, Q5_1) its importance vector, found by its output name; a weight the matrix
@@ -156,4 +128,39 @@ type Progress struct {
 	Tensors, TotalTensors int
 	Bytes, TotalBytes     int64 // input bytes done and in all
 	Elapsed               time.Duration
+}
+
+// GGUFOptions are the options of Convert that apply to GGUF output only.
+// The zero value writes a llama.cpp model file when the input's
+// architecture is known (package ggufmodel), else generic GGUF, with
+// Options.DataType's type for every weight cast.
+type GGUFOptions struct {
+	// Generic writes GGUF output under the input's tensor names without
+	// llama.cpp's model metadata, with general.architecture "tcast", also
+	// when config.json names an architecture package ggufmodel knows. By
+	// default such a checkpoint becomes the model file llama.cpp loads: GGUF
+	// tensor names, hyper-parameters and tokenizer (see ggufmodel).
+	Generic bool
+	// Pre names the llama.cpp pre-tokenizer of a byte-level BPE
+	// tokenizer that ggufmodel does not recognise from tokenizer.json.
+	Pre string
+	// Mix, when not the zero Mix, gives GGUF output llama-quantize's
+	// per-tensor types for that mix (package ggufmix): each tensor's ggml
+	// type and the reason for it come from the mix's rules (by the
+	// tensor's output name and shape, the model's layer and head counts),
+	// a row length the type's block does not divide falls back to a type
+	// that fits, and general.file_type is the mix's. DataType is then
+	// optional: when both are set (a name that is a mix and a type, such
+	// as q8_0 or q4_k, an alias of Q4_K_M), the mix applies to a llama.cpp
+	// model file (a known architecture, or a GGUF input with one) and
+	// DataType to generic GGUF output.
+	Mix ggufmix.Mix
+	// Pure gives every weight the mix quantizes the mix's base type
+	// (with the row-length fallback), as llama-quantize --pure.
+	Pure bool
+	// TypeFor overrides the type of GGUF output tensors by name (the first
+	// match wins). With a mix they apply to the tensors
+	// the mix quantizes, before the row-length fallback; without one, to
+	// the weights cast, whose rows the type's block must divide.
+	TypeFor []ggufmix.Override
 }

@@ -1,13 +1,13 @@
 package convert
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"maps"
 	"path/filepath"
 	"regexp"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/gguf"
@@ -20,6 +20,19 @@ import (
 	"github.com/tensorcast-go/tensorcast/rotate"
 	"github.com/tensorcast-go/tensorcast/tcast"
 )
+
+// ErrNameTooLong is matched by the error of Convert for an output tensor
+// name longer than GGUF holds (gguf.MaxNameLen); Options.Rename shortens
+// names.
+var ErrNameTooLong = errors.New("name too long for GGUF")
+
+// ErrCannotCast is matched by the error of Convert for a tensor that
+// Options.Include names but that cannot be cast.
+var ErrCannotCast = errors.New("the tensor cannot be cast")
+
+// ErrMixOnly is matched by the error of an option that applies to a GGUF
+// mix (GGUF.Pure) given for output without one.
+var ErrMixOnly = errors.New("the option applies to a GGUF mix only")
 
 // ErrNothingCast is matched by the error of Convert when no tensor could be
 // cast; the error says why each kind of tensor was kept.
@@ -34,18 +47,19 @@ func (c *conversion) plan() error {
 		return err
 	}
 	if c.p, err = newPlan(c.in, &c.opts); err != nil {
-		if msg := err.Error(); !strings.HasPrefix(msg, c.inPath+":") && !strings.HasPrefix(msg, filepath.Join(c.inPath, "")+string(filepath.Separator)) {
-			err = fmt.Errorf("%s: %w", c.inPath, err) // unless it names a file of the input already
+		if errors.Is(err, ErrNoModelFile) {
+			return err // names the input's file at fault
 		}
-		return err
+		return fmt.Errorf("%s: %w", c.inPath, err)
 	}
 	if err := checkOutput(c.dest, c.in.Files(), c.inPath); err != nil {
 		return err
 	}
 	if len(c.p.files) > 0 && !c.isDir {
 		names := slices.Sorted(maps.Keys(c.p.files))
-		return fmt.Errorf("the %s layout writes %s beside the weights, so -o must name a directory, not the file %s",
-			c.opts.Layout.Name(), strings.Join(names, " and "), c.out)
+		return &OutputError{Path: c.out, Layout: c.opts.Layout.Name(), Want: "a directory",
+			Reason: "names a file, but the " + c.opts.Layout.Name() + " layout writes " +
+				strings.Join(names, " and ") + " beside the weights"}
 	}
 	c.p.nameGeneric(strings.TrimSuffix(filepath.Base(c.dest), ".gguf"))
 	return nil
@@ -112,12 +126,12 @@ type plan struct {
 	ggufKV  []gguf.KV
 	generic bool
 	dropped []dropped // input tensors the model file leaves out
-	// mixed reports that Options.GGUFMix chooses the types (mixApplies).
+	// mixed reports that Options.GGUF.Mix chooses the types (mixApplies).
 	mixed bool
 	// genericWhy says why the GGUF output is generic (Result.Generic).
 	genericWhy string
 	// warnings are the Result's, as the plan finds them.
-	warnings []string
+	warnings []Warning
 	// impNames maps Hugging Face names to the GGUF names an importance
 	// matrix holds, for output that is not GGUF (nil: names as they are).
 	impNames *ggufmodel.Model
@@ -126,9 +140,7 @@ type plan struct {
 }
 
 // warn adds a warning to the conversion's Result.
-func (p *plan) warn(format string, args ...any) {
-	p.warnings = append(p.warnings, fmt.Sprintf(format, args...))
-}
+func (p *plan) warn(w Warning) { p.warnings = append(p.warnings, w) }
 
 // storedBits is what a cast weight of the given shape costs per value in the
 // output: every byte of every tensor the layout stores for it (values, scales,
@@ -168,8 +180,10 @@ func (p *plan) warnRequantized(rs []TensorResult) {
 		}
 	}
 	if n > 0 {
-		p.warn("%d weights of the input were already quantized (%s) and were quantized again to %s: the errors add up, and the report's SQNR is measured against the dequantized input, not the original weights; convert the unquantized checkpoint when there is one",
-			n, strings.Join(types, ", "), p.dataTypeName())
+		p.warn(Warning{Text: fmt.Sprintf("%d weights of the input were already quantized (%s) and "+
+			"were quantized again to %s: the errors add up, and the report's SQNR is measured "+
+			"against the dequantized input, not the original weights; convert the unquantized "+
+			"checkpoint when there is one", n, strings.Join(types, ", "), p.dataTypeName())})
 	}
 }
 
@@ -180,7 +194,8 @@ func (p *plan) decide(d *decision) error {
 	included := opts.Include != nil && opts.Include.MatchString(info.Name)
 	keep := func(why string) error {
 		if included && !(opts.Exclude != nil && opts.Exclude.MatchString(info.Name)) {
-			return fmt.Errorf("tensor %s matches -include but cannot be cast: %s", info.Name, why)
+			return &OptionError{Option: "Include", Value: opts.Include.String(), Err: ErrCannotCast,
+				Reason: fmt.Sprintf("matches tensor %s, which cannot be cast: %s", info.Name, why)}
 		}
 		d.result.Note = "kept: " + why
 		return nil
@@ -207,11 +222,11 @@ func (p *plan) decide(d *decision) error {
 	}
 	axis, ok := tcast.AxisIndex(opts.Axis, rank)
 	if !ok {
-		return keep(fmt.Sprintf("-axis %d is out of range for rank %d", opts.Axis, rank))
+		return keep(fmt.Sprintf("axis %d is out of range for rank %d", opts.Axis, rank))
 	}
 	if dt == nil {
 		dt = p.dataTypeOf(info)
-		if len(opts.TypeFor) > 0 && p.lay.Container() == layout.GGUF {
+		if len(opts.GGUF.TypeFor) > 0 && p.lay.Container() == layout.GGUF {
 			var err error
 			if dt, err = p.overrideType(d, dt); err != nil {
 				return err
@@ -278,7 +293,7 @@ func (p *plan) dataTypeOf(info *load.Info) *tcast.DataType {
 // their sources), comma-separated.
 func (p *plan) dataTypeName() string {
 	if p.mixed {
-		return p.opts.GGUFMix.String()
+		return p.opts.GGUF.Mix.String()
 	}
 	if p.opts.DataType != nil {
 		return p.opts.DataType.Name()
@@ -340,10 +355,15 @@ func newPlan(in *load.Checkpoint, opts *Options) (*plan, error) {
 		return nil, err
 	}
 	if p.mixed && opts.Include != nil {
-		return nil, fmt.Errorf("-include does not apply to the %s mix, whose rules choose the tensors to quantize: name types with -type-for RE=TYPE", opts.GGUFMix)
+		return nil, &OptionError{Option: "Include", With: "GGUF.Mix", Err: ErrConflict,
+			Reason: fmt.Sprintf("the rules of the %s mix choose the tensors to quantize", opts.GGUF.Mix),
+			Fixes:  []Fix{unset("Include"), {Option: "GGUF.TypeFor", Choose: "rules naming each tensor's type"}}}
 	}
-	if opts.GGUFPure && !p.mixed {
-		return nil, &OptionError{Flag: "-gguf-pure", Reason: "applies to a GGUF mix: this output is generic GGUF, where the datatype already goes to every cast weight; drop -gguf-pure"}
+	if opts.GGUF.Pure && !p.mixed {
+		return nil, &OptionError{Option: "GGUF.Pure", Err: ErrMixOnly,
+			Reason: "applies to a GGUF mix, and this output is generic GGUF, where the datatype " +
+				"already goes to every cast weight",
+			Fixes: []Fix{unset("GGUF.Pure")}}
 	}
 	if opts.Imatrix != nil && p.model == nil {
 		p.imatrixNames()
@@ -368,7 +388,8 @@ func newPlan(in *load.Checkpoint, opts *Options) (*plan, error) {
 		if opts.Rename != nil {
 			if n := opts.Rename(d.info.Name); n != d.info.Name {
 				if n == "" {
-					return nil, fmt.Errorf("-rename maps tensor %s to an empty name", info.Name)
+					return nil, &OptionError{Option: "Rename",
+						Reason: fmt.Sprintf("maps tensor %s to an empty name", info.Name)}
 				}
 				d.info.Name = n
 			}
@@ -396,11 +417,11 @@ func newPlan(in *load.Checkpoint, opts *Options) (*plan, error) {
 		p.meta[layout.KeyRenamed] = jsonString(renamed)
 	}
 	if len(p.converted) == 0 {
+		mix := ""
 		if p.mixed {
-			return nil, fmt.Errorf("%w\n(the %s mix quantizes what llama-quantize does: tensors of 2 or more dimensions named ...weight, not norms; a single GGUF type, -dtype q8_0, q4_k, ..., casts other weights whose rows hold its blocks)",
-				nothingCast(why), opts.GGUFMix)
+			mix = opts.GGUF.Mix.String()
 		}
-		return nil, nothingCast(why)
+		return nil, nothingCast(why, mix)
 	}
 	if err := p.checkImatrix(); err != nil {
 		return nil, err
@@ -467,11 +488,13 @@ func (p *plan) add(d *decision, seen map[string]string, why map[string]int) erro
 	}
 	for _, sp := range specs {
 		if p.lay.Container() == layout.GGUF && len(sp.Name) > gguf.MaxNameLen {
-			return fmt.Errorf("tensor %s: GGUF names hold at most %d bytes, this one has %d; shorten names with -rename RE=REPL", sp.Name, gguf.MaxNameLen, len(sp.Name))
+			return fmt.Errorf("tensor %s: %w: it has %d bytes, GGUF names hold at most %d",
+				sp.Name, ErrNameTooLong, len(sp.Name), gguf.MaxNameLen)
 		}
 		if other, dup := seen[sp.Name]; dup {
 			if p.opts.Rename != nil {
-				return fmt.Errorf("-rename maps tensors %s and %s to the same output tensor %q; make the rules keep names apart", other, d.source, sp.Name)
+				return &OptionError{Option: "Rename", Reason: fmt.Sprintf(
+					"maps tensors %s and %s to the same output tensor %q", other, d.source, sp.Name)}
 			}
 			return fmt.Errorf("output tensor %q of %s collides with one of %s", sp.Name, d.source, other)
 		}
@@ -483,21 +506,48 @@ func (p *plan) add(d *decision, seen map[string]string, why map[string]int) erro
 	return nil
 }
 
-// nothingCast is the error for a plan that casts nothing: the reasons, most
-// frequent first.
-func nothingCast(why map[string]int) error {
-	type reason struct {
-		why string
-		n   int
-	}
-	var rs []reason
+// nothingCast is the error for a plan that casts nothing, with the
+// reasons why the tensors were kept, most frequent first.
+func nothingCast(why map[string]int, mix string) error {
+	e := &NothingCastError{Mix: mix}
 	for w, n := range why {
-		rs = append(rs, reason{strings.TrimPrefix(w, "kept: "), n})
+		e.Kept = append(e.Kept, KeptCount{Why: strings.TrimPrefix(w, "kept: "), Tensors: n})
 	}
-	sort.Slice(rs, func(i, j int) bool { return rs[i].n > rs[j].n || rs[i].n == rs[j].n && rs[i].why < rs[j].why })
-	var b strings.Builder
-	for _, r := range rs {
-		fmt.Fprintf(&b, "\n  %d × %s", r.n, r.why)
-	}
-	return fmt.Errorf("%w; every tensor was kept:%s\nchoose another -layout, -dtype or -axis, or name tensors to cast with -include", ErrNothingCast, b.String())
+	slices.SortFunc(e.Kept, func(a, b KeptCount) int {
+		return cmp.Or(cmp.Compare(b.Tensors, a.Tensors), cmp.Compare(a.Why, b.Why))
+	})
+	return e
 }
+
+// NothingCastError reports a conversion that would cast no tensor. It
+// matches ErrNothingCast.
+type NothingCastError struct {
+	// Kept counts the tensors kept for each reason, most frequent first.
+	Kept []KeptCount
+	// Mix is the GGUF mix whose rules chose no tensor, or "".
+	Mix string
+}
+
+// KeptCount is the number of tensors kept for one reason.
+type KeptCount struct {
+	Why     string
+	Tensors int
+}
+
+// Error lists the reasons, a line each.
+func (e *NothingCastError) Error() string {
+	var b strings.Builder
+	b.WriteString(ErrNothingCast.Error() + "; every tensor was kept:")
+	for _, k := range e.Kept {
+		fmt.Fprintf(&b, "\n  %d × %s", k.Tensors, k.Why)
+	}
+	if e.Mix != "" {
+		fmt.Fprintf(&b, "\n(the %s mix quantizes what llama-quantize does: tensors of 2 or more "+
+			"dimensions named ...weight, not norms; a single GGUF type, such as q8_0 or q4_k, "+
+			"casts other weights whose rows hold its blocks)", e.Mix)
+	}
+	return b.String()
+}
+
+// Unwrap returns ErrNothingCast.
+func (e *NothingCastError) Unwrap() error { return ErrNothingCast }

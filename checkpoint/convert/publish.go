@@ -61,8 +61,10 @@ func (c *conversion) checkNonFinite() error {
 	for i, t := range bad {
 		names[i] = fmt.Sprintf("%s (%d NaN, %d +Inf, %d -Inf)", t.Name, t.NaN, t.PosInf, t.NegInf)
 	}
-	c.p.warn("%d %s cast with NaN or Inf values in the source, per the block policy (a block holding one is NaN in most datatypes): %s; check the source, or keep them with -exclude RE",
-		len(bad), plural(len(bad), "weight was", "weights were"), strings.Join(names, ", "))
+	c.p.warn(Warning{Text: fmt.Sprintf("%d %s cast with NaN or Inf values in the source, per "+
+		"the block policy (a block holding one is NaN in most datatypes): %s; check the source",
+		len(bad), plural(len(bad), "weight was", "weights were"), strings.Join(names, ", ")),
+		Fixes: []Fix{{Option: "Exclude", Choose: "a pattern of the weights to keep as they are"}}})
 	return nil
 }
 

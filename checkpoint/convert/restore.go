@@ -212,7 +212,7 @@ func VerifyWith(orig, conv string, o VerifyOptions) ([]VerifyResult, error) {
 // naming the entry and both sizes, with what to do), but for the token
 // embedding, which convert quantizes without it then.
 func checkEntrySize(im *imatrix.Imatrix, name string, shape []int) error {
-	if degenerate(im, name) != "" {
+	if degenerate(im, name) != ImportanceNone {
 		return nil
 	}
 	cols, experts := matrices(shape)
@@ -268,7 +268,8 @@ func Decompress(in, out string, opts DecompressOptions) (*DecompressResult, erro
 	case ext == ".safetensors":
 		isDir = false
 	case fileExts[ext] && !strings.HasSuffix(out, string(os.PathSeparator)):
-		return nil, fmt.Errorf("-o %s: decompress writes safetensors; give a .safetensors file or a directory", out)
+		return nil, &OutputError{Path: out, Layout: "safetensors", Reason: "names a " + ext + " file, " +
+			"and Decompress writes safetensors", Want: "a directory or a .safetensors file"}
 	}
 	c, err := load.Open(in)
 	if err != nil {

@@ -40,7 +40,7 @@ type TensorResult struct {
 	Reason string `json:"type_reason,omitempty"`
 	// Importance says what became of the tensor's importance vector when an
 	// importance matrix was given (ImportanceUsed, ImportanceMissing, ...).
-	Importance string `json:"importance,omitempty"`
+	Importance ImportanceStatus `json:"importance,omitempty"`
 	// WeightedSQNR is the SQNR in dB with each element's signal and error
 	// weighted by its column's importance, the quantity the quantizer
 	// optimised, when the importance was used (nil otherwise or when the
@@ -94,16 +94,13 @@ type Result struct {
 	Summary *Summary `json:"summary,omitempty"`
 	// Generic, for generic GGUF output (general.architecture "tcast", the
 	// input's tensor names, no llama.cpp model metadata), says why the
-	// output is not a llama.cpp model file ("-gguf-generic asks for it",
+	// output is not a llama.cpp model file ("Options.GGUF.Generic asks for it",
 	// config.json's model_type is not one package ggufmodel knows, ...);
 	// "" for any other output.
 	Generic string `json:"gguf_generic,omitempty"`
-	// Warnings are things the conversion did that the user may not have
-	// meant, each a sentence that says what to do: generic GGUF output
-	// nobody asked for, an importance matrix with entries for no tensor,
-	// a -type-for, -include or -exclude pattern that matches no tensor,
-	// quantized weights cast again. The tcast CLI prints them on stderr.
-	Warnings []string `json:"warnings,omitempty"`
+	// Warnings are things the conversion did that its caller may not have
+	// meant (Warning), each written as its sentence in JSON.
+	Warnings []Warning `json:"warnings,omitempty"`
 }
 
 // Cast returns the number of tensors that were cast.

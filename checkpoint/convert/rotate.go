@@ -13,29 +13,18 @@ import (
 
 // decideRotation gives weight d, cast along axis index axis, the rotation
 // of Options.Rotate with its block, and records it; a weight the rotation
-// cannot take is an *OptionError for -rotate that says what to do.
+// cannot take is an *OptionError for Options.Rotate that says what to do.
 func (p *plan) decideRotation(d *decision, axis int) error {
 	if p.opts.Rotate.IsZero() {
 		return nil
 	}
 	rot, err := p.opts.Rotate.WithDefaultBlock(lastTile(d.dt))
 	if err != nil {
-		return &OptionError{Flag: "-rotate", Reason: fmt.Sprintf("%s: tensor %s (%s): %v", p.opts.Rotate, d.info.Name, d.dt.Name(), err)}
+		return &OptionError{Option: "Rotate", Value: p.opts.Rotate.String(), Err: err,
+			Reason: fmt.Sprintf("cannot rotate tensor %s (%s): %v", d.info.Name, d.dt, err)}
 	}
 	if err := rot.Check(d.shape, axis); err != nil {
-		var le *rotate.LengthError
-		if !errors.As(err, &le) {
-			return &OptionError{Flag: "-rotate", Reason: fmt.Sprintf("tensor %s: %v", d.info.Name, err), Err: err}
-		}
-		fit := le.Length & -le.Length // the largest power of two dividing it
-		exclude := fmt.Sprintf("-exclude '^%s$' (joined with | to a pattern of your own)", regexp.QuoteMeta(d.info.Name))
-		hint := fmt.Sprintf("no block of 2 or more divides %d: keep the tensor with %s", le.Length, exclude)
-		if fit >= 2 {
-			hint = fmt.Sprintf("name a block that divides %d (hadamard:%d), or keep the tensor with %s", le.Length, min(fit, rot.Block), exclude)
-		}
-		return &OptionError{Flag: "-rotate", Err: err,
-			Reason: fmt.Sprintf("%s: tensor %s %v: axis %d holds %d values, not a multiple of the block of %d: %s",
-				rot, d.info.Name, d.shape, axis, le.Length, rot.Block, hint)}
+		return rotateLengthError(d, rot, axis, err)
 	}
 	d.rot, d.rotAxis = rot, axis
 	if p.rotated == nil {
@@ -97,4 +86,24 @@ func (p *plan) recordUnrotated(res *Result, patch map[string]string) error {
 	}
 	patch[layout.KeyRotated] = v
 	return nil
+}
+
+// rotateLengthError is the *OptionError of rotation rot that cannot rotate
+// weight d along axis (rot.Check's err): the fixes are a block that divides
+// the axis, when there is one, and keeping the weight.
+func rotateLengthError(d *decision, rot rotate.Rotation, axis int, err error) error {
+	e := &OptionError{Option: "Rotate", Value: rot.String(), Err: err,
+		Reason: fmt.Sprintf("cannot rotate tensor %s %v: %v", d.info.Name, d.shape, err)}
+	var le *rotate.LengthError
+	if !errors.As(err, &le) {
+		return e
+	}
+	e.Reason = fmt.Sprintf("cannot rotate tensor %s %v: axis %d holds %d values, not a multiple of "+
+		"the block of %d", d.info.Name, d.shape, axis, le.Length, rot.Block)
+	if fit := le.Length & -le.Length; fit >= 2 { // the largest power of two dividing it
+		e.Fixes = append(e.Fixes, Fix{Option: "Rotate",
+			Value: rotate.Rotation{Kind: rot.Kind, Block: min(fit, rot.Block)}.String()})
+	}
+	e.Fixes = append(e.Fixes, Fix{Option: "Exclude", Value: "^" + regexp.QuoteMeta(d.info.Name) + "$"})
+	return e
 }

@@ -281,9 +281,9 @@ func TestConvertRotateRefused(t *testing.T) {
 		assert.ErrorIs(t, err, ErrRotateUnrecorded, c.lay)
 		var oe *OptionError
 		require.True(t, errors.As(err, &oe), c.lay)
-		assert.Equal(t, "-rotate", oe.Flag)
+		assert.Equal(t, "Rotate", oe.Option)
 		assert.Contains(t, err.Error(), "the "+c.lay+" layout", c.lay)
-		assert.Contains(t, err.Error(), "-layout tcast", c.lay)
+		assert.Contains(t, err.Error(), "set Options.Layout to tcast", c.lay)
 	}
 
 	// unknown_344 is [2 2 128 213]: 213 is odd.
@@ -293,7 +293,7 @@ func TestConvertRotateRefused(t *testing.T) {
 	var le *rotate.LengthError
 	require.True(t, errors.As(err, &le), "%v", err)
 	assert.Equal(t, 213, le.Length)
-	for _, s := range []string{"-rotate hadamard:32", "unknown_344", "213", "-exclude"} {
+	for _, s := range []string{"Options.Rotate: hadamard:32", "unknown_344", "213", "set Options.Exclude to ^unknown_344$"} {
 		assert.Contains(t, err.Error(), s)
 	}
 
@@ -302,7 +302,7 @@ func TestConvertRotateRefused(t *testing.T) {
 	o.Exclude = regexp.MustCompile(`^unknown_344$`)
 	_, err = Convert(iris, t.TempDir(), o)
 	require.True(t, errors.As(err, &le), "%v", err)
-	assert.Contains(t, err.Error(), "conv2d/Conv2D_weights [3 3 3 64]: axis 3 holds 64 values, not a multiple of the block of 128: name a block that divides 64 (hadamard:64), or keep the tensor with -exclude '^conv2d/Conv2D_weights$'")
+	assert.Contains(t, err.Error(), "conv2d/Conv2D_weights [3 3 3 64]: axis 3 holds 64 values, not a multiple of the block of 128; set Options.Rotate to hadamard:64, or set Options.Exclude to ^conv2d/Conv2D_weights$")
 
 	// Options that score the unrotated weight's columns.
 	o = opts(t, "mxfp4", "tcast")
@@ -310,5 +310,5 @@ func TestConvertRotateRefused(t *testing.T) {
 	o.Pruning = func(string, []int) (sparsity.Options, error) { return sparsity.Options{}, nil }
 	_, err = Convert(iris, t.TempDir(), o)
 	require.True(t, errors.As(err, new(*OptionError)), "%v", err)
-	assert.Contains(t, err.Error(), "-rotate does not go with pruning scores")
+	assert.Contains(t, err.Error(), "Options.Rotate does not go with Options.Pruning: pruning scores")
 }

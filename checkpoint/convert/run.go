@@ -33,7 +33,7 @@ func (c *conversion) begin() error {
 	res := &Result{Input: c.inPath, Output: c.dest, Layout: lay.Name(), DataType: p.dataTypeName(),
 		Generic: p.genericWhy, ScaleSearch: opts.ScaleSearch}
 	if p.mixed {
-		res.Mix = opts.GGUFMix.String()
+		res.Mix = opts.GGUF.Mix.String()
 	}
 	if opts.Imatrix != nil {
 		res.Imatrix = opts.Imatrix.Path

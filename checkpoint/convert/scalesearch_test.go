@@ -131,10 +131,10 @@ func TestScaleSearchCheck(t *testing.T) {
 		}
 		var oe *OptionError
 		require.ErrorAs(t, err, &oe, c.dt)
-		assert.Equal(t, "-scale-search", oe.Flag, c.dt)
+		assert.Equal(t, "ScaleSearch", oe.Option, c.dt)
 		assert.ErrorIs(t, err, c.err, c.dt)
 		assert.ErrorContains(t, err, c.says, c.dt)
-		assert.ErrorContains(t, err, "drop -scale-search", c.dt)
+		assert.ErrorContains(t, err, "unset Options.ScaleSearch", c.dt)
 	}
 	o := Options{ScaleSearch: true}
 	assert.ErrorIs(t, o.Check(), ErrScaleSearchUnused)
@@ -145,7 +145,7 @@ func TestScaleSearchCheck(t *testing.T) {
 	o.Imatrix = &imatrix.Imatrix{Path: "m.gguf"}
 	err := o.Check()
 	require.ErrorIs(t, err, ErrImatrixUnused)
-	assert.ErrorContains(t, err, "add -scale-search")
+	assert.ErrorContains(t, err, "set Options.ScaleSearch to true")
 	o.ScaleSearch = true
 	assert.NoError(t, o.Check())
 }

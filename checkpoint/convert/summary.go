@@ -27,7 +27,7 @@ type Summary struct {
 	SQNRUnrotated *float64 `json:"sqnr_unrotated_db,omitempty"`
 	// Importance counts the tensors by TensorResult.Importance (with an
 	// importance matrix).
-	Importance map[string]int `json:"importance,omitempty"`
+	Importance map[ImportanceStatus]int `json:"importance,omitempty"`
 }
 
 // TypeCount is the number of tensors of one datatype.
@@ -52,9 +52,9 @@ func (r *Result) Summarize() Summary {
 			typ = "kept"
 		}
 		count[typ]++
-		if t.Importance != "" {
+		if t.Importance != ImportanceNone {
 			if s.Importance == nil {
-				s.Importance = map[string]int{}
+				s.Importance = map[ImportanceStatus]int{}
 			}
 			s.Importance[t.Importance]++
 		}

@@ -1,6 +1,8 @@
 package convert
 
 import (
+	"encoding/json"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -26,7 +28,7 @@ func TestSummarize(t *testing.T) {
 	assert.InDelta(t, 32.5, *s.SQNR, 1e-12)
 	require.NotNil(t, s.WeightedSQNR)
 	assert.InDelta(t, 31.0, *s.WeightedSQNR, 1e-12)
-	assert.Equal(t, map[string]int{ImportanceUsed: 1, ImportanceUnused: 1, ImportanceMissing: 1}, s.Importance)
+	assert.Equal(t, map[ImportanceStatus]int{ImportanceUsed: 1, ImportanceUnused: 1, ImportanceMissing: 1}, s.Importance)
 
 	var m MeanSQNR
 	assert.Nil(t, m.Mean())
@@ -37,4 +39,34 @@ func TestSummarize(t *testing.T) {
 	require.NotNil(t, mw)
 	assert.Equal(t, 2, n)
 	assert.InDelta(t, 23.0, *mw, 1e-12) // (100·20 + 300·24) / 400
+}
+
+// ImportanceStatus is written as its sentence and read back, in a report's
+// field and as a key of the summary's counts.
+func TestImportanceStatusText(t *testing.T) {
+	want := map[ImportanceStatus]string{
+		ImportanceUsed:      "used",
+		ImportanceMissing:   "missing: quantized without",
+		ImportanceIgnored:   "size mismatch on the token embedding: quantized without",
+		ImportanceUnused:    "not used by this type's quantizer",
+		ImportanceZeroCount: "zero counts: quantized without",
+		ImportanceAllZero:   "all zero: quantized without",
+	}
+	for s, text := range want {
+		b, err := json.Marshal(s)
+		require.NoError(t, err)
+		assert.Equal(t, strconv.Quote(text), string(b))
+		var back ImportanceStatus
+		require.NoError(t, json.Unmarshal(b, &back))
+		assert.Equal(t, s, back)
+	}
+	b, err := json.Marshal(Summary{Importance: map[ImportanceStatus]int{ImportanceUsed: 2, ImportanceMissing: 1}})
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `"importance":{"missing: quantized without":1,"used":2}`)
+	b, err = json.Marshal(TensorResult{Name: "w"})
+	require.NoError(t, err)
+	assert.NotContains(t, string(b), "importance")
+	assert.Error(t, new(ImportanceStatus).UnmarshalText([]byte("sometimes")))
+	_, err = ImportanceStatus(99).MarshalText()
+	assert.Error(t, err)
 }

@@ -31,10 +31,10 @@ func trialMatrix(t *testing.T, dir string, entries []datEntry) *imatrix.Imatrix 
 }
 
 // importanceOf returns the report's importance status of each tensor.
-func importanceOf(res *Result) map[string]string {
-	out := map[string]string{}
+func importanceOf(res *Result) map[string]ImportanceStatus {
+	out := map[string]ImportanceStatus{}
 	for _, r := range res.Tensors {
-		if r.Importance != "" {
+		if r.Importance != ImportanceNone {
 			out[r.Name] = r.Importance
 		}
 	}
@@ -47,7 +47,7 @@ func TestImatrixGenericByGGUFName(t *testing.T) {
 	dir := t.TempDir()
 	src := mixLlama(t, dir)
 	im := trialMatrix(t, dir, []datEntry{{"blk.1.attn_q.weight", 1, ramp(mixHidden)}})
-	_, res, err := convertGGUF(t, src, "q4_k", Options{GGUFGeneric: true, Imatrix: im})
+	_, res, err := convertGGUF(t, src, "q4_k", Options{Imatrix: im, GGUF: GGUFOptions{Generic: true}})
 	require.NoError(t, err)
 	st := importanceOf(res)
 	assert.Equal(t, ImportanceUsed, st["model.layers.1.self_attn.q_proj.weight"])
@@ -65,7 +65,7 @@ func TestImatrixOfAnotherModel(t *testing.T) {
 	var oe *OptionError
 	require.ErrorAs(t, err, &oe)
 	assert.ErrorIs(t, err, ErrImatrixUnmatched)
-	assert.Equal(t, "-imatrix", oe.Flag)
+	assert.Equal(t, "Imatrix", oe.Option)
 	for _, want := range []string{"imatrix.dat has no entry for any of the", `"layers.0.attention.wq.weight"`, `"blk.0.ffn_gate.weight"`, "another model"} {
 		assert.Contains(t, err.Error(), want)
 	}
@@ -81,8 +81,8 @@ func TestImatrixOfAnotherModel(t *testing.T) {
 	_, res, err := convertMix(t, src, "q4_k_m", Options{Imatrix: im})
 	require.NoError(t, err)
 	require.Len(t, res.Warnings, 1)
-	assert.Equal(t, `-imatrix imatrix.dat: 4 of its 5 entries match no tensor of the input ("blk.10.attn_q.weight", "blk.11.attn_q.weight", "blk.8.attn_q.weight", ...): is it the matrix of a larger or another model?`,
-		res.Warnings[0])
+	assert.Equal(t, `Options.Imatrix imatrix.dat has 4 of its 5 entries that match no tensor of the input ("blk.10.attn_q.weight", "blk.11.attn_q.weight", "blk.8.attn_q.weight", ...): is it the matrix of a larger or another model?`,
+		res.Warnings[0].String())
 }
 
 // verify reports an entry of the wrong size as convert does (item 3b) and
@@ -116,20 +116,20 @@ func TestImatrixNoWeightUsesIt(t *testing.T) {
 	im := trialMatrix(t, dir, []datEntry{{"blk.1.attn_q.weight", 1, ramp(mixHidden)}})
 	for typ, name := range map[string]string{"q8_0": "q8_0", "mxfp4": "mxfp4", "f16": "float16"} {
 		for _, generic := range []bool{false, true} {
-			out, _, err := convertGGUF(t, src, typ, Options{Imatrix: im, GGUFGeneric: generic})
+			out, _, err := convertGGUF(t, src, typ, Options{Imatrix: im, GGUF: GGUFOptions{Generic: generic}})
 			var oe *OptionError
 			require.ErrorAs(t, err, &oe, typ)
 			assert.ErrorIs(t, err, ErrImatrixUnused)
-			assert.Contains(t, err.Error(), "drop -imatrix, or choose a type that searches", typ)
+			assert.Contains(t, err.Error(), "unset Options.Imatrix, or set Options.DataType to a type that searches", typ)
 			assert.Contains(t, err.Error(), "cast to "+name, typ)
 			_, statErr := os.Stat(out)
 			assert.True(t, os.IsNotExist(statErr), typ)
 		}
 	}
 	// The datatype is named as the user asked for it.
-	_, _, err := convertGGUF(t, src, "mxfp4", Options{Imatrix: im, DataTypeName: "mxfp4"})
+	_, _, err := convertGGUF(t, src, "mxfp4", Options{Imatrix: im})
 	require.ErrorIs(t, err, ErrImatrixUnused)
-	assert.Contains(t, err.Error(), "they are cast to mxfp4 (mxfp4e2), which")
+	assert.Contains(t, err.Error(), "they are cast to mxfp4, which")
 	_, _, err = convertMix(t, src, "q4_k_m", Options{Imatrix: im})
 	require.NoError(t, err)
 }
@@ -181,17 +181,18 @@ func TestGGUFGenericOfModelFile(t *testing.T) {
 	src := mixLlama(t, t.TempDir())
 	f16, _, err := convertMix(t, src, "f16", Options{})
 	require.NoError(t, err)
-	out, _, err := convertMix(t, f16, "q4_k_m", Options{GGUFGeneric: true})
+	out, _, err := convertMix(t, f16, "q4_k_m", Options{GGUF: GGUFOptions{Generic: true}})
 	var oe *OptionError
 	require.ErrorAs(t, err, &oe)
-	assert.Equal(t, "-gguf-generic", oe.Flag)
+	assert.Equal(t, "GGUF.Generic", oe.Option)
+	assert.ErrorIs(t, err, ErrNotHuggingFace)
 	assert.Contains(t, err.Error(), `the input is a llama.cpp model file (general.architecture "llama")`)
-	assert.Contains(t, err.Error(), "drop -gguf-generic")
+	assert.Contains(t, err.Error(), "unset Options.GGUF.Generic")
 	assert.NoFileExists(t, out)
 
-	generic, _, err := convertGGUF(t, src, "f16", Options{GGUFGeneric: true})
+	generic, _, err := convertGGUF(t, src, "f16", Options{GGUF: GGUFOptions{Generic: true}})
 	require.NoError(t, err)
-	_, _, err = convertGGUF(t, generic, "q8_0", Options{GGUFGeneric: true})
+	_, _, err = convertGGUF(t, generic, "q8_0", Options{GGUF: GGUFOptions{Generic: true}})
 	require.NoError(t, err)
 }
 
@@ -204,29 +205,29 @@ func TestPatternsThatMatchNothing(t *testing.T) {
 		require.NoError(t, err)
 		return ov
 	}
-	_, res, err := convertMix(t, src, "q4_k_m", Options{TypeFor: typeFor("nomatch=q6_k", "FFN_DOWN=q6_k", "ffn_up=q5_k")})
+	_, res, err := convertMix(t, src, "q4_k_m", Options{GGUF: GGUFOptions{TypeFor: typeFor("nomatch=q6_k", "FFN_DOWN=q6_k", "ffn_up=q5_k")}})
 	require.NoError(t, err)
 	require.Len(t, res.Warnings, 2)
-	assert.Equal(t, `-type-for "nomatch=q6_k" matches no tensor; patterns match the llama.cpp model file's GGUF names (blk.N.ffn_down.weight, token_embd.weight)`, res.Warnings[0])
-	assert.Contains(t, res.Warnings[1], `-type-for "FFN_DOWN=q6_k" matches no tensor`)
-	assert.Contains(t, res.Warnings[1], "it would match blk.0.ffn_down.weight if case were ignored: patterns are case-sensitive")
+	assert.Equal(t, `Options.GGUF.TypeFor "nomatch=q6_k" matches no tensor; patterns match the llama.cpp model file's GGUF names (blk.N.ffn_down.weight, token_embd.weight)`, res.Warnings[0].String())
+	assert.Contains(t, res.Warnings[1].String(), `Options.GGUF.TypeFor "FFN_DOWN=q6_k" matches no tensor`)
+	assert.Contains(t, res.Warnings[1].String(), "it would match blk.0.ffn_down.weight if case were ignored: patterns are case-sensitive")
 
 	_, res, err = convertGGUF(t, src, "q8_0", Options{Exclude: regexp.MustCompile("down_proj"), Include: regexp.MustCompile(`^output\.weight$`)})
 	require.NoError(t, err)
-	assert.Equal(t, []string{`-exclude "down_proj" matches no tensor; patterns match the llama.cpp model file's GGUF names (blk.N.ffn_down.weight, token_embd.weight): it matches the input's model.layers.0.mlp.down_proj.weight, which is blk.0.ffn_down.weight here`},
-		res.Warnings)
+	assert.Equal(t, []string{`Options.Exclude "down_proj" matches no tensor; patterns match the llama.cpp model file's GGUF names (blk.N.ffn_down.weight, token_embd.weight): it matches the input's model.layers.0.mlp.down_proj.weight, which is blk.0.ffn_down.weight here`},
+		warningTexts(res))
 
 	// Generic output keeps the input's names: no word of GGUF names.
-	_, res, err = convertGGUF(t, src, "q8_0", Options{GGUFGeneric: true, Exclude: regexp.MustCompile("ffn_down")})
+	_, res, err = convertGGUF(t, src, "q8_0", Options{Exclude: regexp.MustCompile("ffn_down"), GGUF: GGUFOptions{Generic: true}})
 	require.NoError(t, err)
-	assert.Equal(t, []string{`-exclude "ffn_down" matches no tensor`}, res.Warnings)
+	assert.Equal(t, []string{`Options.Exclude "ffn_down" matches no tensor`}, warningTexts(res))
 }
 
 // A quantized input cast again is noted per weight and warned of (item 8):
 // the keep rule compares with the 32 bits a kept quantized tensor costs.
 func TestRequantizedIsNoted(t *testing.T) {
 	src := mixLlama(t, t.TempDir())
-	q4, _, err := convertGGUF(t, src, "q4_k", Options{GGUFGeneric: true})
+	q4, _, err := convertGGUF(t, src, "q4_k", Options{GGUF: GGUFOptions{Generic: true}})
 	require.NoError(t, err)
 	for _, tc := range []struct{ lay, typ, name string }{{"gguf", "q8_0", "q8_0"}, {"tcast", "mxfp8e4", "mxfp8e4"}} {
 		l, err := layout.Get(tc.lay)
@@ -248,6 +249,15 @@ func TestRequantizedIsNoted(t *testing.T) {
 		}
 		assert.Positive(t, n)
 		require.Len(t, res.Warnings, 1, tc.lay)
-		assert.Contains(t, res.Warnings[0], "weights of the input were already quantized (q4_k) and were quantized again to "+tc.name)
+		assert.Contains(t, res.Warnings[0].String(), "weights of the input were already quantized (q4_k) and were quantized again to "+tc.name)
 	}
+}
+
+// warningTexts returns the sentences of res's warnings.
+func warningTexts(res *Result) []string {
+	var out []string
+	for _, w := range res.Warnings {
+		out = append(out, w.String())
+	}
+	return out
 }

@@ -82,7 +82,7 @@ func (fp8Block) Check(dt *tcast.DataType, axis, rank int) error {
 		return fmt.Errorf("layout fp8-block: nil datatype")
 	}
 	if _, _, ok := fp8BlockSize(dt); !ok {
-		return fmt.Errorf("layout fp8-block: datatype %s: the layout takes %s", dt.Name(), fp8Accepted)
+		return fmt.Errorf("layout fp8-block: datatype %s: the layout takes %s", dt, fp8Accepted)
 	}
 	return checkMatrix("fp8-block", dt, axis, rank)
 }

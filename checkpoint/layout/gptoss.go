@@ -48,7 +48,7 @@ func (gptOSS) Check(dt *tcast.DataType, axis, rank int) error {
 		return fmt.Errorf("layout gpt-oss: nil datatype")
 	}
 	if !isMXFP4(dt) {
-		return fmt.Errorf("layout gpt-oss: datatype %s: the layout takes mxfp4 only (e2m1 with an E8M0 scale per 32)", dt.Name())
+		return fmt.Errorf("layout gpt-oss: datatype %s: the layout takes mxfp4 only (e2m1 with an E8M0 scale per 32)", dt)
 	}
 	if rank != 2 && rank != 3 {
 		return fmt.Errorf("layout gpt-oss: datatype %s: weights must be 2-D [out, in] or 3-D [experts, out, in], not rank %d", dt.Name(), rank)

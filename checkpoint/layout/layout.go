@@ -9,6 +9,7 @@
 package layout
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"github.com/tensorcast-go/tensorcast/checkpoint/gguf"
 	"github.com/tensorcast-go/tensorcast/checkpoint/safetensors"
 	"github.com/tensorcast-go/tensorcast/internal/names"
+	"github.com/tensorcast-go/tensorcast/scale"
 	"github.com/tensorcast-go/tensorcast/tcast"
 )
 
@@ -288,6 +290,18 @@ func (e *FormatError) Unwrap() error { return e.Err }
 // otherwise: a datatype the layout never takes is refused before any tensor
 // is read.
 func Accepts(l Layout, dt *tcast.DataType) error {
+	err := accepts(l, dt)
+	if err == nil {
+		return nil
+	}
+	if dense := denseOf(dt); dense != nil && accepts(l, dense) == nil {
+		return &SparseDataTypeError{Layout: l.Name(), DataType: dt.String(), Dense: dense.String()}
+	}
+	return err
+}
+
+// accepts is Accepts without the check for sparsity.
+func accepts(l Layout, dt *tcast.DataType) error {
 	var first error
 	for rank := 2; rank <= 4; rank++ {
 		err := l.Check(dt, rank-1, rank)
@@ -332,4 +346,51 @@ func SafetensorsDType(t gguf.Type) safetensors.DType {
 		}
 	}
 	return 0
+}
+
+// SparseDataTypeError reports an N:M sparse datatype for a layout that takes
+// the datatype without sparsity but stores no N:M sparsity in a datatype
+// (Accepts). It matches ErrSparseDataType.
+type SparseDataTypeError struct {
+	Layout   string // the layout's name
+	DataType string // the sparse datatype, as asked for
+	Dense    string // the datatype without sparsity, which the layout takes
+}
+
+// Error says what the layout takes instead.
+func (e *SparseDataTypeError) Error() string {
+	return fmt.Sprintf("layout %s: datatype %s: the layout stores no N:M sparsity in a datatype; "+
+		"it takes %s without sparsity (the tcast layout stores N:M datatypes, and "+
+		"compressed-tensors prunes, with a Pruning)", e.Layout, e.DataType, e.Dense)
+}
+
+// Unwrap returns ErrSparseDataType.
+func (e *SparseDataTypeError) Unwrap() error { return ErrSparseDataType }
+
+// ErrSparseDataType is matched by the error of Accepts for an N:M sparse
+// datatype the layout takes only without sparsity.
+var ErrSparseDataType = errors.New("the layout stores no N:M sparsity in a datatype")
+
+// denseOf returns dt without its N:M sparsity, nil when dt has none.
+func denseOf(dt *tcast.DataType) *tcast.DataType {
+	s := dt.Spec()
+	if s == nil || !s.IsSparse() || dt.Codebook() != nil {
+		return nil
+	}
+	cp := *s
+	cp.SparseN, cp.SparseM = 0, 0
+	spec, err := scale.Parse(cp.String())
+	if err != nil {
+		return nil
+	}
+	dense, err := tcast.New(dt.Elem(), spec, "")
+	if err != nil {
+		return nil
+	}
+	for _, d := range tcast.Registered() {
+		if d.Code() == dense.Code() {
+			return d // by its registered name
+		}
+	}
+	return dense
 }

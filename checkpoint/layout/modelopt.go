@@ -42,7 +42,7 @@ func (modelOpt) Check(dt *tcast.DataType, axis, rank int) error {
 		return fmt.Errorf("layout modelopt: nil datatype")
 	}
 	if !isNVFP4(dt) {
-		return fmt.Errorf("layout modelopt: datatype %s: the layout takes nvfp4 only (e2m1, UE4M3 scale per 16, float32 tensor scale)", dt.Name())
+		return fmt.Errorf("layout modelopt: datatype %s: the layout takes nvfp4 only (e2m1, UE4M3 scale per 16, float32 tensor scale)", dt)
 	}
 	return checkMatrix("modelopt", dt, axis, rank)
 }

@@ -91,7 +91,7 @@ func runCast(args []string, stdout, stderr io.Writer) (err error) {
 	}
 	dt, plain, err := resolveDataType(*name)
 	if err != nil {
-		return usagef("-dtype: %v", err)
+		return usagef("-dtype: %s", dataTypeMessage(err))
 	}
 	scaled := plain == nil
 	if scaled && ov == dtype.OverflowIEEE {
@@ -109,7 +109,7 @@ func runCast(args []string, stdout, stderr io.Writer) (err error) {
 			return usagef("-sparsity: %s is not a scaled datatype; N:M sparsity needs a tile or channel scale", *name)
 		}
 		if dt, err = tc.WithSparsity(dt, p); err != nil {
-			return usagef("-sparsity: %s", strings.TrimPrefix(err.Error(), "tcast: "))
+			return usagef("-sparsity: %s", sparsityMessage(err))
 		}
 	}
 	if *search && (!scaled || !dt.SearchesScales()) {
@@ -182,6 +182,9 @@ func runCast(args []string, stdout, stderr io.Writer) (err error) {
 		sqnr = fmt.Sprintf("SQNR %.2f dB", *db)
 	}
 	what := info.DataType.Name
+	if dt != nil {
+		what = dt.String() // as the user named it (mxfp4 for mxfp4e2)
+	}
 	if info.DataType.Code != what {
 		what += " = " + info.DataType.Code
 	}
@@ -195,7 +198,9 @@ func runCast(args []string, stdout, stderr io.Writer) (err error) {
 	fmt.Fprintf(stdout, "%s: %d values %v → %s (%.4g bits per value) in %s: %s; codes %s; max abs error %g, %s%s\n",
 		in, len(src), arr.Shape, what, info.BitsPerValue, *out, strings.Join(d.Files(), ", "), info.CodesDType,
 		info.Stats.MaxAbsError, sqnr, clipped)
-	if n := info.DataType.Note; strings.Contains(n, "TensorCast") { // a spelling whose meaning differs elsewhere
+	// A TensorCast spelling whose meaning differs elsewhere, when the user
+	// wrote it (mxfp4e2, not its OCP alias mxfp4).
+	if n := info.DataType.Note; strings.Contains(n, "TensorCast") && (dt == nil || dt.String() == dt.Name()) {
 		fmt.Fprintf(stderr, "note: %s: %s\n", info.DataType.Name, n)
 	}
 	return nil
@@ -219,7 +224,7 @@ func resolveDataType(name string) (dt *tc.DataType, plain *dtype.Format, err err
 		if f, perr := dtype.Parse(name); perr == nil {
 			return nil, f, nil
 		}
-		return nil, nil, errors.New(strings.TrimPrefix(err.Error(), "tcast: "))
+		return nil, nil, err
 	}
 	if dt.Spec() == nil {
 		return dt, dt.Elem(), nil

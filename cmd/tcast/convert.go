@@ -85,36 +85,53 @@ const convertUsage = "tcast convert IN -dtype NAME -o OUT [-layout LAYOUT] [-inc
 	"-exclude RE keeps them as they are. Kept tensors (norms, biases, ...) are copied bit for bit, NaN\n" +
 	"and Inf included, and never refused."
 
+// convertFlags are the flags of tcast convert.
+type convertFlags struct {
+	name, out, lay, include, exclude, mode, shard string
+	sparse, criterion, actNorms, sparseFormat     string
+	ggufPre, imPath, rot, reportPath              string
+	axis, workers                                 int
+	force, asJSON, ggufGeneric, pure              bool
+	scaleSearch, allowNonFinite                   bool
+	typeFor                                       ggufmix.Overrides
+	renames                                       renameFlag
+	prof                                          *profileFlags
+}
+
+// define declares the flags in fs.
+func (f *convertFlags) define(fs *flag.FlagSet) {
+	fs.StringVar(&f.name, "dtype", "", "datatype `NAME` (see tcast datatypes, and the layouts above)")
+	fs.StringVar(&f.out, "o", "", "output `OUT`: a directory, a .safetensors or a .gguf file")
+	fs.StringVar(&f.lay, "layout", "tcast", "output `LAYOUT`: "+strings.Join(layout.Names(), ", "))
+	fs.StringVar(&f.include, "include", "", "also cast tensors whose name matches `RE` (an error if one cannot be)")
+	fs.StringVar(&f.exclude, "exclude", "", "keep tensors whose name matches `RE`")
+	fs.IntVar(&f.axis, "axis", -1, "scaled axis `N`: 0 is the first, negative counts from the end")
+	fs.StringVar(&f.mode, "scale-mode", "floor", "power-of-two scale `MODE`: floor, ceil, even, rceil, midmax, option3, topbinade")
+	fs.IntVar(&f.workers, "workers", 0, "`K` goroutines casting and writing; a large tensor is split among them by rows (0: all cores)")
+	fs.BoolVar(&f.force, "force", false, "replace an existing output (as a whole)")
+	fs.StringVar(&f.shard, "shard-size", "", "split the output into shards of at most `SIZE` (e.g. 5GB, 500MB, 2GiB) with an index")
+	fs.BoolVar(&f.asJSON, "json", false, "print the report as JSON")
+	fs.StringVar(&f.sparse, "sparsity", "", "prune the cast weights to `N:M` sparsity (e.g. 2:4) along the scaled axis; the datatype's tile then counts kept values")
+	fs.StringVar(&f.criterion, "sparsity-criterion", "magnitude", "`CRITERION` by which N:M sparsity ranks weights: magnitude, or wanda (|w|·norm, with -act-norms)")
+	fs.StringVar(&f.actNorms, "act-norms", "", "`NORMS.npz` of activation norms for -sparsity-criterion wanda: for every weight cast, a 1-D array named as the weight, one norm per index along the scaled axis")
+	fs.StringVar(&f.sparseFormat, "sparsity-format", "", "how -layout compressed-tensors stores pruned weights: `FORMAT` dense, sparse-bitmask or sparse-24-bitmask (default: sparse-24-bitmask for 2:4, sparse-bitmask otherwise)")
+	fs.BoolVar(&f.ggufGeneric, "gguf-generic", false, "with -layout gguf, keep the input's tensor names and write no llama.cpp model metadata (general.architecture tcast)")
+	fs.StringVar(&f.ggufPre, "gguf-pre", "", "with -layout gguf, the llama.cpp pre-tokenizer `NAME` (llama-bpe, qwen2, gpt-2, ...) of a byte-level BPE tokenizer.json it does not recognise")
+	fs.Var(typeForFlag{&f.typeFor}, "type-for", "with -layout gguf, give tensors whose GGUF name matches `RE=TYPE` that type (repeatable; the first match wins; e.g. ffn_down=q6_k)")
+	fs.StringVar(&f.imPath, "imatrix", "", "llama.cpp's importance matrix `FILE` (GGUF, legacy .dat, or .npz) weighting the error of the quantizers that search (-layout gguf's types, codebook datatypes, -scale-search)")
+	fs.BoolVar(&f.pure, "gguf-pure", false, "with a GGUF mix, give every weight it quantizes the mix's base type (llama-quantize --pure)")
+	fs.StringVar(&f.rot, "rotate", "", "rotate each cast weight along the scaled axis before the cast: `hadamard[:BLOCK]`, a normalised Walsh–Hadamard matrix on blocks of BLOCK values (a power of two; default the datatype's block, or 128); tcast layout only, undone by decompress, verify and load")
+	fs.BoolVar(&f.scaleSearch, "scale-search", false, "search each block's scale among a few candidates around the rule's for the least (importance-weighted) squared error: MX, NVFP4, integer-group and FP8 datatypes; not -layout gguf")
+	fs.BoolVar(&f.allowNonFinite, "allow-nonfinite", false, "cast weights whose source holds NaN or Inf values per the block policy (a block holding one becomes NaN in most datatypes), with a warning; by default convert refuses them, naming each, and writes nothing")
+	fs.StringVar(&f.reportPath, "report", "", "also write the HTML report of the conversion to `FILE` (as tcast report -o FILE IN OUT)")
+	f.prof = addProfileFlags(fs)
+	fs.Var(&f.renames, "rename", "rename output tensors: `RE=REPL` replaces matches of RE with REPL (repeatable; e.g. to fit GGUF's 63-byte names)")
+}
+
 func runConvert(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("convert", flag.ContinueOnError)
-	name := fs.String("dtype", "", "datatype `NAME` (see tcast datatypes, and the layouts above)")
-	out := fs.String("o", "", "output `OUT`: a directory, a .safetensors or a .gguf file")
-	lay := fs.String("layout", "tcast", "output `LAYOUT`: "+strings.Join(layout.Names(), ", "))
-	include := fs.String("include", "", "also cast tensors whose name matches `RE` (an error if one cannot be)")
-	exclude := fs.String("exclude", "", "keep tensors whose name matches `RE`")
-	axis := fs.Int("axis", -1, "scaled axis `N`: 0 is the first, negative counts from the end")
-	mode := fs.String("scale-mode", "floor", "power-of-two scale `MODE`: floor, ceil, even, rceil, midmax, option3, topbinade")
-	workers := fs.Int("workers", 0, "`K` goroutines casting and writing; a large tensor is split among them by rows (0: all cores)")
-	force := fs.Bool("force", false, "replace an existing output (as a whole)")
-	shard := fs.String("shard-size", "", "split the output into shards of at most `SIZE` (e.g. 5GB, 500MB, 2GiB) with an index")
-	asJSON := fs.Bool("json", false, "print the report as JSON")
-	sparse := fs.String("sparsity", "", "prune the cast weights to `N:M` sparsity (e.g. 2:4) along the scaled axis; the datatype's tile then counts kept values")
-	criterion := fs.String("sparsity-criterion", "magnitude", "`CRITERION` by which N:M sparsity ranks weights: magnitude, or wanda (|w|·norm, with -act-norms)")
-	actNorms := fs.String("act-norms", "", "`NORMS.npz` of activation norms for -sparsity-criterion wanda: for every weight cast, a 1-D array named as the weight, one norm per index along the scaled axis")
-	sparseFormat := fs.String("sparsity-format", "", "how -layout compressed-tensors stores pruned weights: `FORMAT` dense, sparse-bitmask or sparse-24-bitmask (default: sparse-24-bitmask for 2:4, sparse-bitmask otherwise)")
-	ggufGeneric := fs.Bool("gguf-generic", false, "with -layout gguf, keep the input's tensor names and write no llama.cpp model metadata (general.architecture tcast)")
-	ggufPre := fs.String("gguf-pre", "", "with -layout gguf, the llama.cpp pre-tokenizer `NAME` (llama-bpe, qwen2, gpt-2, ...) of a byte-level BPE tokenizer.json it does not recognise")
-	var typeFor ggufmix.Overrides
-	fs.Var(typeForFlag{&typeFor}, "type-for", "with -layout gguf, give tensors whose GGUF name matches `RE=TYPE` that type (repeatable; the first match wins; e.g. ffn_down=q6_k)")
-	imPath := fs.String("imatrix", "", "llama.cpp's importance matrix `FILE` (GGUF, legacy .dat, or .npz) weighting the error of the quantizers that search (-layout gguf's types, codebook datatypes, -scale-search)")
-	pure := fs.Bool("gguf-pure", false, "with a GGUF mix, give every weight it quantizes the mix's base type (llama-quantize --pure)")
-	rot := fs.String("rotate", "", "rotate each cast weight along the scaled axis before the cast: `hadamard[:BLOCK]`, a normalised Walsh–Hadamard matrix on blocks of BLOCK values (a power of two; default the datatype's block, or 128); tcast layout only, undone by decompress, verify and load")
-	scaleSearch := fs.Bool("scale-search", false, "search each block's scale among a few candidates around the rule's for the least (importance-weighted) squared error: MX, NVFP4, integer-group and FP8 datatypes; not -layout gguf")
-	allowNonFinite := fs.Bool("allow-nonfinite", false, "cast weights whose source holds NaN or Inf values per the block policy (a block holding one becomes NaN in most datatypes), with a warning; by default convert refuses them, naming each, and writes nothing")
-	reportPath := fs.String("report", "", "also write the HTML report of the conversion to `FILE` (as tcast report -o FILE IN OUT)")
-	prof := addProfileFlags(fs)
-	var renames renameFlag
-	fs.Var(&renames, "rename", "rename output tensors: `RE=REPL` replaces matches of RE with REPL (repeatable; e.g. to fit GGUF's 63-byte names)")
+	var f convertFlags
+	f.define(fs)
 	pos, err := parseArgs(fs, convertUsage, args, stdout)
 	if err != nil {
 		return err
@@ -122,117 +139,52 @@ func runConvert(args []string, stdout, stderr io.Writer) error {
 	if len(pos) != 1 {
 		return usagef("want one input checkpoint, got %s", count(len(pos), "argument"))
 	}
-	if *out == "" {
+	if f.out == "" {
 		return usagef("-o is required")
 	}
-	opts := convert.Options{Axis: cliAxis(*axis), Workers: *workers, Force: *force, GGUFGeneric: *ggufGeneric, GGUFPre: *ggufPre,
-		GGUFPure: *pure, TypeFor: typeFor, DataTypeName: *name, ScaleSearch: *scaleSearch,
-		AllowNonFinite: *allowNonFinite}
-	if opts.Layout, err = layout.Get(*lay); err != nil {
-		return usagef("-layout: %v", err)
-	}
-	if opts.Rotate, err = rotate.Parse(*rot); err != nil {
-		return usagef("-rotate: %v", err)
-	}
-	pruner, isPruner := opts.Layout.(layout.Pruner)
-	switch {
-	case *name == "" && *sparse != "" && isPruner:
-		// Prune only: each weight keeps its source's float format.
-	case *name == "" && *sparse != "":
-		return usagef("-sparsity without -dtype: only -layout compressed-tensors writes pruned weights without quantizing them; give -dtype (e.g. -dtype mxfp4) or -layout compressed-tensors")
-	case *name == "":
-		return usagef("-dtype is required (or, with -layout compressed-tensors, -sparsity N:M to prune without quantizing)")
-	}
-	if *name != "" {
-		if opts.DataType, opts.GGUFMix, err = convert.DataTypeOrMix(opts.Layout, *name); err != nil {
-			if opts.Layout.Container() == layout.GGUF {
-				return usagef("-dtype: %s", err)
-			}
-			return usagef("-dtype: %s%s", strings.TrimPrefix(err.Error(), "tc"+"ast: "), dtypeHint(*name, *lay))
-		}
-	}
-	if *imPath != "" {
-		opts.Imatrix = &imatrix.Imatrix{Path: *imPath} // read once the options go together
-	}
-	if err := opts.Check(); err != nil {
-		return usagef("%v", err)
-	}
-	if *imPath != "" {
-		if opts.Imatrix, err = imatrix.Read(*imPath); err != nil {
-			return usagef("-imatrix: %v", err)
-		}
-	}
-	if *sparseFormat != "" && *sparse == "" {
-		return usagef("-sparsity-format %s: give -sparsity N:M too (e.g. -sparsity 2:4)", *sparseFormat)
-	}
-	if *sparse != "" {
-		p, err := parseSparsityFlag(*sparse)
-		if err != nil {
-			return err
-		}
-		switch {
-		case isPruner:
-			f, err := layout.ParseSparseFormat(*sparseFormat)
-			if err != nil {
-				return usagef("%v", err)
-			}
-			if opts.Layout, err = pruner.WithPruning(layout.Pruning{Pattern: p, Format: f}); err != nil {
-				return usagef("%v", err)
-			}
-		case *sparseFormat != "":
-			return usagef("-sparsity-format applies to -layout compressed-tensors; the %s layout stores N:M sparsity in its datatype: drop -sparsity-format", *lay)
-		default:
-			if opts.DataType, err = tc.WithSparsity(opts.DataType, p); err != nil {
-				return usagef("-sparsity: %s", strings.TrimPrefix(err.Error(), "tcast: "))
-			}
-		}
-	}
-	if opts.DataType != nil {
-		if err := layout.Accepts(opts.Layout, opts.DataType); err != nil {
-			var se *layout.SparsityError
-			if errors.As(err, &se) {
-				return usagef("%v", err)
-			}
-			return usagef("-dtype %s: %v", *name, err)
-		}
-	}
-	_, pruned := layout.PruningOf(opts.Layout)
-	isSparse := pruned || (opts.DataType != nil && opts.DataType.Spec() != nil && opts.DataType.Spec().IsSparse())
-	if err := checkCriterion(*criterion, *actNorms, isSparse, "FILE.npz"); err != nil {
+	opts, err := f.options(stderr)
+	if err != nil {
 		return err
 	}
-	if *criterion == "wanda" {
-		if opts.Pruning, err = wandaNorms(*actNorms, *axis); err != nil {
-			return err
+	if os.Getenv("GOGC") == "" {
+		// The pipeline's garbage is whole tensors; collecting at 50% growth
+		// instead of 100% keeps peak memory near (workers+1) tensors at no
+		// measurable cost in speed.
+		debug.SetGCPercent(50)
+	}
+	if err := f.checkReport(pos[0]); err != nil {
+		return err
+	}
+	pr, err := f.prof.start(f.force, f.out, func() []string { return checkpointInputs(pos[0]) })
+	if err != nil {
+		return err
+	}
+	res, err := convert.Convert(pos[0], f.out, opts)
+	if err = pr.stop(err); err != nil {
+		return explainConvert(err)
+	}
+	return f.finish(res, pos[0], opts, stdout, stderr)
+}
+
+// options turns the flags into the options of convert.Convert, parsing
+// every name once.
+func (f *convertFlags) options(stderr io.Writer) (convert.Options, error) {
+	opts := convert.Options{Axis: cliAxis(f.axis), Workers: f.workers, Force: f.force,
+		ScaleSearch: f.scaleSearch, AllowNonFinite: f.allowNonFinite,
+		GGUF: convert.GGUFOptions{Generic: f.ggufGeneric, Pre: f.ggufPre, Pure: f.pure, TypeFor: f.typeFor}}
+	var err error
+	if opts.Layout, err = layout.Get(f.lay); err != nil {
+		return opts, usagef("-layout: %v", err)
+	}
+	if opts.Rotate, err = rotate.Parse(f.rot); err != nil {
+		return opts, usagef("-rotate: %v", err)
+	}
+	for _, step := range []func(*convert.Options) error{f.dataType, f.imatrix, f.sparsity, f.pruning, f.rest} {
+		if err := step(&opts); err != nil {
+			return opts, err
 		}
 	}
-	if opts.Mode, err = scale.ParseMode(*mode); err != nil {
-		return usagef("-scale-mode: %v", err)
-	}
-	for _, re := range []struct {
-		flag string
-		src  string
-		dst  **regexp.Regexp
-	}{{"-include", *include, &opts.Include}, {"-exclude", *exclude, &opts.Exclude}} {
-		if re.src == "" {
-			continue
-		}
-		if *re.dst, err = regexp.Compile(re.src); err != nil {
-			return usagef("%s: %v", re.flag, err)
-		}
-	}
-	if *workers < 0 {
-		return usagef("-workers must be 0 or more")
-	}
-	if len(renames) > 0 {
-		opts.Rename = convert.Rewrite(renames)
-	}
-	if *shard != "" {
-		if opts.ShardSize, err = parseSize(*shard); err != nil {
-			return usagef("-shard-size: %v", err)
-		}
-	}
-	if !*asJSON {
+	if !f.asJSON {
 		opts.Progress = progressPrinter(stderr)
 	}
 	if testHookProgress != nil {
@@ -244,45 +196,171 @@ func runConvert(args []string, stdout, stderr io.Writer) error {
 			testHookProgress(p)
 		}
 	}
-	if os.Getenv("GOGC") == "" {
-		// The pipeline's garbage is whole tensors; collecting at 50% growth
-		// instead of 100% keeps peak memory near (workers+1) tensors at no
-		// measurable cost in speed.
-		debug.SetGCPercent(50)
+	return opts, nil
+}
+
+// dataType sets the datatype, or the GGUF mix, that -dtype names.
+func (f *convertFlags) dataType(opts *convert.Options) error {
+	_, isPruner := opts.Layout.(layout.Pruner)
+	switch {
+	case f.name == "" && f.sparse != "" && isPruner:
+		return nil // prune only: each weight keeps its source's float format
+	case f.name == "" && f.sparse != "":
+		return usagef("-sparsity without -dtype: only -layout compressed-tensors writes pruned weights without quantizing them; give -dtype (e.g. -dtype mxfp4) or -layout compressed-tensors")
+	case f.name == "":
+		return usagef("-dtype is required (or, with -layout compressed-tensors, -sparsity N:M to prune without quantizing)")
 	}
-	if *reportPath != "" {
-		if err := checkReportOutput(*reportPath, *force, pos[0]); err != nil {
+	var err error
+	if opts.DataType, opts.GGUF.Mix, err = convert.DataTypeOrMix(opts.Layout, f.name); err != nil {
+		return usagef("-dtype: %s%s", dataTypeMessage(err), dtypeHint(f.name, f.lay))
+	}
+	return nil
+}
+
+// imatrix checks the options that need no input, then reads -imatrix.
+func (f *convertFlags) imatrix(opts *convert.Options) error {
+	if f.imPath != "" {
+		opts.Imatrix = &imatrix.Imatrix{Path: f.imPath} // read once the options go together
+	}
+	if err := opts.Check(); err != nil {
+		return explainConvert(err)
+	}
+	if f.imPath == "" {
+		return nil
+	}
+	var err error
+	if opts.Imatrix, err = imatrix.Read(f.imPath); err != nil {
+		return usagef("-imatrix: %v", err)
+	}
+	return nil
+}
+
+// sparsity applies -sparsity and -sparsity-format: to the layout when it
+// prunes, else to the datatype.
+func (f *convertFlags) sparsity(opts *convert.Options) error {
+	if f.sparseFormat != "" && f.sparse == "" {
+		return usagef("-sparsity-format %s: give -sparsity N:M too (e.g. -sparsity 2:4)", f.sparseFormat)
+	}
+	if f.sparse != "" {
+		p, err := parseSparsityFlag(f.sparse)
+		if err != nil {
 			return err
 		}
-		if overlaps(*reportPath, *out) {
-			return usagef("-report %s: write the report outside the output %s", *reportPath, *out)
+		pruner, isPruner := opts.Layout.(layout.Pruner)
+		switch {
+		case isPruner:
+			fm, err := layout.ParseSparseFormat(f.sparseFormat)
+			if err != nil {
+				return usagef("%v", err)
+			}
+			if opts.Layout, err = pruner.WithPruning(layout.Pruning{Pattern: p, Format: fm}); err != nil {
+				return usagef("%v", err)
+			}
+		case f.sparseFormat != "":
+			return usagef("-sparsity-format applies to -layout compressed-tensors; the %s layout stores N:M sparsity in its datatype: drop -sparsity-format", f.lay)
+		default:
+			if opts.DataType, err = tc.WithSparsity(opts.DataType, p); err != nil {
+				return usagef("-sparsity: %s", sparsityMessage(err))
+			}
 		}
 	}
-	pr, err := prof.start(*force, *out, func() []string { return checkpointInputs(pos[0]) })
-	if err != nil {
-		return err
+	if opts.DataType == nil {
+		return nil
 	}
-	res, err := convert.Convert(pos[0], *out, opts)
-	if err = pr.stop(err); err != nil {
-		if oe := (*convert.OptionError)(nil); errors.As(err, &oe) {
+	if err := layout.Accepts(opts.Layout, opts.DataType); err != nil {
+		var se *layout.SparsityError
+		var sd *layout.SparseDataTypeError
+		switch {
+		case errors.As(err, &se):
 			return usagef("%v", err)
+		case errors.As(err, &sd):
+			return usagef("%s", sparseDataTypeMessage(sd))
 		}
+		return usagef("-dtype %s: %v", f.name, err)
+	}
+	return nil
+}
+
+// pruning checks -sparsity-criterion and reads -act-norms.
+func (f *convertFlags) pruning(opts *convert.Options) error {
+	_, pruned := layout.PruningOf(opts.Layout)
+	isSparse := pruned || (opts.DataType != nil && opts.DataType.Spec() != nil && opts.DataType.Spec().IsSparse())
+	if err := checkCriterion(f.criterion, f.actNorms, isSparse, "FILE.npz"); err != nil {
 		return err
 	}
-	for _, w := range res.Warnings {
-		fmt.Fprintf(stderr, "tcast convert: warning: %s\n", w)
+	if f.criterion != "wanda" {
+		return nil
 	}
-	if *reportPath != "" {
-		if err := writeReport(*reportPath, *force, pos[0], []string{res.Output}, report.Options{Imatrix: opts.Imatrix}); err != nil {
-			return fmt.Errorf("-report %s: %w", *reportPath, err)
+	var err error
+	opts.Pruning, err = wandaNorms(f.actNorms, f.axis)
+	return err
+}
+
+// rest parses -scale-mode, -include, -exclude, -workers, -rename and
+// -shard-size.
+func (f *convertFlags) rest(opts *convert.Options) error {
+	var err error
+	if opts.Mode, err = scale.ParseMode(f.mode); err != nil {
+		return usagef("-scale-mode: %v", err)
+	}
+	for _, re := range []struct {
+		flag string
+		src  string
+		dst  **regexp.Regexp
+	}{{"-include", f.include, &opts.Include}, {"-exclude", f.exclude, &opts.Exclude}} {
+		if re.src == "" {
+			continue
+		}
+		if *re.dst, err = regexp.Compile(re.src); err != nil {
+			return usagef("%s: %v", re.flag, err)
 		}
 	}
-	if *asJSON {
+	if f.workers < 0 {
+		return usagef("-workers must be 0 or more")
+	}
+	if len(f.renames) > 0 {
+		opts.Rename = convert.Rewrite(f.renames)
+	}
+	if f.shard != "" {
+		if opts.ShardSize, err = parseSize(f.shard); err != nil {
+			return usagef("-shard-size: %v", err)
+		}
+	}
+	return nil
+}
+
+// checkReport checks -report before anything is converted.
+func (f *convertFlags) checkReport(in string) error {
+	if f.reportPath == "" {
+		return nil
+	}
+	if err := checkReportOutput(f.reportPath, f.force, in); err != nil {
+		return err
+	}
+	if overlaps(f.reportPath, f.out) {
+		return usagef("-report %s: write the report outside the output %s", f.reportPath, f.out)
+	}
+	return nil
+}
+
+// finish prints the warnings, writes the -report and prints the report.
+func (f *convertFlags) finish(res *convert.Result, in string, opts convert.Options, stdout, stderr io.Writer) error {
+	for _, w := range res.Warnings {
+		fmt.Fprintf(stderr, "tcast convert: warning: %s\n", warningMessage(w))
+	}
+	if f.reportPath != "" {
+		err := writeReport(f.reportPath, f.force, in, []string{res.Output}, report.Options{Imatrix: opts.Imatrix})
+		if err != nil {
+			return fmt.Errorf("-report %s: %w", f.reportPath, err)
+		}
+		fmt.Fprintf(stderr, "tcast convert: wrote the report %s\n", f.reportPath)
+	}
+	if f.asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(res)
+		return enc.Encode(cliResult(res, opts))
 	}
-	printReport(stdout, res)
+	printReport(stdout, res, opts.DataType)
 	return nil
 }
 
@@ -334,7 +412,11 @@ func cliAxis(a int) int {
 func parseSparsityFlag(s string) (sparsity.Pattern, error) {
 	p, err := sparsity.ParsePattern(s)
 	if err != nil {
-		return p, usagef("-sparsity: %s; give N:M with 1 ≤ N < M ≤ 16 and M a power of two, such as 2:4", strings.TrimPrefix(err.Error(), "sparsity: "))
+		var pe *sparsity.PatternError
+		if errors.As(err, &pe) {
+			return p, usagef("-sparsity: %q: %s; give N:M with 1 ≤ N < M ≤ 16 and M a power of two, such as 2:4", pe.Pattern, pe.Reason)
+		}
+		return p, usagef("-sparsity: %v", err)
 	}
 	return p, nil
 }
@@ -456,8 +538,15 @@ func progressPrinter(w io.Writer) func(convert.Progress) {
 }
 
 // printReport prints the per-tensor table (with why a tensor was kept) and
-// the totals.
-func printReport(out io.Writer, r *convert.Result) {
+// the totals, naming the datatype asked for as the user did (asked, nil
+// for none).
+func printReport(out io.Writer, r *convert.Result, asked *tc.DataType) {
+	shown := func(name string) string {
+		if asked != nil && name == asked.Name() {
+			return asked.String()
+		}
+		return name
+	}
 	// The table goes out in a few writes, not one per cell.
 	w := bufio.NewWriter(out)
 	defer w.Flush()
@@ -467,7 +556,7 @@ func printReport(out io.Writer, r *convert.Result) {
 	for _, t := range r.Tensors {
 		dt, sqnr, maxErr := keptDType(t), "-", "-"
 		if t.DataType != "" {
-			dt = t.DataType
+			dt = shown(t.DataType)
 			sqnr = sqnrCell(t.SQNR, t.Lost)
 			maxErr = fmt.Sprintf("%.3g", t.MaxAbsErr) // +Inf when values were lost
 		} else {
@@ -479,8 +568,8 @@ func printReport(out io.Writer, r *convert.Result) {
 				notes = append(notes, n)
 			}
 		}
-		if t.Importance != "" {
-			n := "importance " + t.Importance
+		if t.Importance != convert.ImportanceNone {
+			n := "importance " + t.Importance.String()
 			if t.WeightedSQNR != nil && t.Lost == 0 {
 				n += fmt.Sprintf(" (weighted SQNR %.2f dB)", *t.WeightedSQNR)
 			}
@@ -512,7 +601,7 @@ func printReport(out io.Writer, r *convert.Result) {
 	if r.Generic != "" {
 		lay += ", generic GGUF"
 	}
-	dt := r.DataType
+	dt := shown(r.DataType)
 	if r.ScaleSearch {
 		dt += ", scale search"
 	}
@@ -569,7 +658,7 @@ func ggufSummary(r *convert.Result) string {
 		if s.WeightedSQNR != nil {
 			fmt.Fprintf(&b, " (weighted SQNR %.2f dB, mean by elements)", *s.WeightedSQNR)
 		}
-		for _, k := range []string{convert.ImportanceMissing, convert.ImportanceIgnored, convert.ImportanceZeroCount, convert.ImportanceAllZero, convert.ImportanceUnused} {
+		for _, k := range []convert.ImportanceStatus{convert.ImportanceMissing, convert.ImportanceIgnored, convert.ImportanceZeroCount, convert.ImportanceAllZero, convert.ImportanceUnused} {
 			if s.Importance[k] > 0 {
 				fmt.Fprintf(&b, ", %d %s", s.Importance[k], k)
 			}

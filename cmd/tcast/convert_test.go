@@ -20,7 +20,7 @@ func TestConvertVerifyDecompress(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "conv")
 	code, stdout, stderr := tcast("convert", irisFixture, "-dtype", "mxfp4", "-o", out, "-workers", "2")
 	require.Equal(t, 0, code, stderr)
-	assert.Contains(t, stdout, "mxfp4e2")
+	assert.Contains(t, stdout, "(tcast layout, mxfp4)")
 	assert.Contains(t, stdout, "ratio")
 	assert.Contains(t, stderr, "189/189 tensors")
 

@@ -38,7 +38,7 @@ func runDatatypes(args []string, stdout, stderr io.Writer) error {
 		for _, n := range pos {
 			d, err := tc.Lookup(n)
 			if err != nil {
-				return usagef("%s", strings.TrimPrefix(err.Error(), "tcast: "))
+				return usagef("%s", dataTypeMessage(err))
 			}
 			dts = append(dts, d)
 		}

@@ -77,7 +77,7 @@ func decompress(pos []string, out, to string, force bool, stdout io.Writer) erro
 		}
 		res, err := convert.Decompress(dir, out, convert.DecompressOptions{To: toFormat, Force: force})
 		if err != nil {
-			return err
+			return explainConvert(err)
 		}
 		fmt.Fprintf(stdout, "%s (%s layout) → %s: %d tensors, %d dequantized to %s\n",
 			res.Input, res.Layout, res.Output, res.Tensors, res.Dequantized, to)

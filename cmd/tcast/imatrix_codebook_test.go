@@ -29,7 +29,7 @@ func TestImatrixCodebookConvert(t *testing.T) {
 		}
 		plain, _ := conv()
 		weighted, res := conv("-imatrix", m.Path)
-		status := map[string]string{}
+		status := map[string]convert.ImportanceStatus{}
 		for _, r := range res.Tensors {
 			status[r.Name] = r.Importance
 		}

@@ -83,11 +83,11 @@ func TestMoreMessages(t *testing.T) {
 		{[]string{"decompress", "-o", filepath.Join(dir, "back.safetensors"), cast}, 2, "decompresses to one .npy array"},
 		{[]string{"decompress", "-o", filepath.Join(dir, "x.npy"), "../../testdata/conv2d_2.f32.npy"}, 2, "cast it with tcast cast"},
 		{[]string{"decompress", irisFixture}, 2, "OUT.safetensors or a directory"},
-		{[]string{"decompress", "-o", filepath.Join(dir, "x.gguf"), irisFixture}, 1, "decompress writes safetensors"},
+		{[]string{"decompress", "-o", filepath.Join(dir, "x.gguf"), irisFixture}, 2, "Decompress writes safetensors; give -o a directory or a .safetensors file"},
 		{[]string{"cast", "-dtype", "mxfp4", "-o", filepath.Join(dir, "c.npy"), "../../testdata/conv2d_2.f32.npy"}, 2, "give a directory name"},
 		{[]string{"convert", text, "-dtype", "mxfp4", "-o", filepath.Join(dir, "o")}, 1, "neither a safetensors file"},
 		{[]string{"convert", filepath.Join(dir, "missing.safetensors"), "-dtype", "mxfp4", "-o", filepath.Join(dir, "o")}, 1, "does not exist"},
-		{[]string{"convert", irisFixture, "-dtype", "mxfp4", "-rename", ".*=x", "-o", filepath.Join(dir, "o")}, 1, "-rename maps"},
+		{[]string{"convert", irisFixture, "-dtype", "mxfp4", "-rename", ".*=x", "-o", filepath.Join(dir, "o")}, 2, "-rename maps"},
 	} {
 		code, _, stderr := tcast(tc.args...)
 		assert.Equal(t, tc.code, code, "%v: %s", tc.args, stderr)

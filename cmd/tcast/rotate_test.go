@@ -66,8 +66,8 @@ func TestConvertRotateRefused(t *testing.T) {
 		{[]string{"-rotate", "hadamard:48"}, 2, "-rotate: invalid rotation \"hadamard:48\": BLOCK must be a power of two"},
 		{[]string{"-rotate", "givens"}, 2, "want hadamard or hadamard:BLOCK"},
 		{[]string{"-rotate", "hadamard", "-layout", "gguf"}, 2, "-rotate rotates the weights before the cast, which only the tcast layout records"},
-		{[]string{"-rotate", "hadamard", "-layout", "compressed-tensors", "-dtype", "nvfp4"}, 2, "drop -rotate, or write -layout tcast"},
-		{[]string{"-rotate", "hadamard"}, 2, "-rotate hadamard:32: tensor unknown_344 [2 2 128 213]: axis 3 holds 213 values"},
+		{[]string{"-rotate", "hadamard", "-layout", "compressed-tensors", "-dtype", "nvfp4"}, 2, "drop -rotate, or use -layout tcast"},
+		{[]string{"-rotate", "hadamard"}, 2, "-rotate: hadamard:32 cannot rotate tensor unknown_344 [2 2 128 213]: axis 3 holds 213 values, not a multiple of the block of 32; use -exclude '^unknown_344$'"},
 	} {
 		args := append([]string{"convert", irisFixture, "-dtype", "mxfp4", "-o", filepath.Join(dir, "out")}, tc.args...)
 		code, _, stderr := tcast(args...)

@@ -160,8 +160,8 @@ func TestConvertNeverWritesInput(t *testing.T) {
 	}
 
 	code, _, stderr := tcast("convert", model, "-layout", "modelopt", "-dtype", "nvfp4", "-o", filepath.Join(dir, "model-nvfp4.safetensors"))
-	assert.Equal(t, 1, code)
-	assert.Contains(t, stderr, "-o must name a directory")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "layout writes config.json and hf_quant_config.json beside the weights; give -o a directory")
 	unchanged()
 	for _, out := range []string{dir, model, filepath.Dir(dir)} {
 		code, _, stderr = tcast("convert", model, "-layout", "modelopt", "-dtype", "nvfp4", "-force", "-o", out)
@@ -200,8 +200,8 @@ func TestConvertNothingCastIsAnError(t *testing.T) {
 	// The same shape of weight kept in one layout is an error under -include in every layout.
 	for _, lay := range []string{"compressed-tensors", "modelopt"} {
 		code, _, stderr := tcast("convert", irisFixture, "-layout", lay, "-dtype", "nvfp4", "-include", "conv2d_1/", "-o", out)
-		assert.Equal(t, 1, code)
-		assert.Contains(t, stderr, "matches -include but cannot be cast", lay)
+		assert.Equal(t, 2, code)
+		assert.Contains(t, stderr, "-include: conv2d_1/ matches tensor conv2d_1/Conv2D_bn_offset, which cannot be cast", lay)
 	}
 }
 
@@ -231,12 +231,12 @@ func TestConvertFileModes(t *testing.T) {
 func TestOutputExtensions(t *testing.T) {
 	dir := t.TempDir()
 	code, _, stderr := tcast("convert", irisFixture, "-dtype", "mxfp4", "-o", filepath.Join(dir, "x.gguf"))
-	assert.Equal(t, 1, code)
-	assert.Contains(t, stderr, "-layout gguf")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "use -layout gguf")
 	assert.NoDirExists(t, filepath.Join(dir, "x.gguf"))
 	code, _, stderr = tcast("convert", irisFixture, "-dtype", "mxfp4", "-o", filepath.Join(dir, "x.npy"))
-	assert.Equal(t, 1, code)
-	assert.Contains(t, stderr, "not written as .npy")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "names a .npy file, and a checkpoint is not written as one")
 
 	conv := filepath.Join(dir, "conv")
 	code, _, stderr = tcast("convert", irisFixture, "-dtype", "mxfp4", "-o", conv)

@@ -44,7 +44,7 @@ func TestImatrixScaleSearchConvert(t *testing.T) {
 		plain, _ := conv("-scale-search")
 		weighted, res := conv("-scale-search", "-imatrix", m.Path)
 		assert.True(t, res.ScaleSearch)
-		status := map[string]string{}
+		status := map[string]convert.ImportanceStatus{}
 		for _, r := range res.Tensors {
 			status[r.Name] = r.Importance
 		}
@@ -112,9 +112,9 @@ func TestScaleSearchConvertCLI(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"-dtype", "mxfp4", "-layout", "gguf"}, "-scale-search does not apply to -layout gguf, whose types are quantized by llama.cpp's own quantizers"},
+		{[]string{"-dtype", "mxfp4", "-layout", "gguf"}, "-scale-search does not apply to the gguf layout, whose types are quantized by llama.cpp's own quantizers"},
 		{[]string{"-dtype", "uint4_g128"}, "-scale-search: uint4_g128 has no scale chosen by rule to search"},
-		{[]string{"-dtype", "nf4"}, "drop -scale-search, or choose an MX, NVFP4"},
+		{[]string{"-dtype", "nf4"}, "drop -scale-search, or give -dtype an MX, NVFP4"},
 	} {
 		args := append([]string{"convert", irisFixture, "-scale-search", "-o", filepath.Join(dir, "refused")}, tc.args...)
 		code, _, stderr := tcast(args...)

@@ -83,7 +83,7 @@ func TestConvertSparsity(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "conv")
 	code, stdout, stderr := tcast("convert", irisFixture, "-dtype", "mxfp4", "-sparsity", "2:4", "-o", out)
 	require.Equal(t, 0, code, stderr)
-	assert.Contains(t, stdout, "t32n2m4")
+	assert.Contains(t, stdout, "mxfp4 with 2:4 sparsity")
 	code, stdout, stderr = tcast("verify", irisFixture, out)
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, stdout, "189 tensors checked")
