@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/layout"
+	"github.com/tensorcast-go/tensorcast/mask"
 	"github.com/tensorcast-go/tensorcast/scale"
 	"github.com/tensorcast-go/tensorcast/sparsity"
 	"github.com/tensorcast-go/tensorcast/tcast"
@@ -16,23 +17,12 @@ import (
 // tensor with no stored dtype (one of a quantized source) to F32; kept
 // tensors with one are copied piece by piece (copyPieces).
 func (p *plan) run(d *decision) ([]layout.Tensor, error) {
-	name := d.info.Name
-	if !d.cast {
-		v, _, err := p.in.Float32(d.source)
-		if err == nil {
-			v, err = d.xform.Apply(v, d.info.Shape)
-		}
-		if err != nil {
-			return nil, err
-		}
-		return []layout.Tensor{{Spec: d.specs[0], Data: float32Bytes(v)}}, nil
-	}
-	x, _, err := p.in.Float32(d.source)
-	if err == nil {
-		x, err = d.xform.Apply(x, d.info.Shape)
-	}
+	x, err := p.sourceValues(d)
 	if err != nil {
 		return nil, err
+	}
+	if !d.cast {
+		return []layout.Tensor{{Spec: d.specs[0], Data: float32Bytes(x)}}, nil
 	}
 	if d.swap {
 		x, _ = layout.TransposeLast2(x, d.info.Shape)
@@ -40,24 +30,9 @@ func (p *plan) run(d *decision) ([]layout.Tensor, error) {
 	if !d.rot.IsZero() {
 		return p.runRotated(d, x)
 	}
-	copts := tcast.Options{Form: tcast.Actual, Axis: p.opts.Axis, Mode: p.opts.Mode, Importance: d.imp, ScaleSearch: p.opts.ScaleSearch}
-	if s := d.dt.Spec(); p.opts.Pruning != nil && s != nil && s.IsSparse() {
-		if copts.Pruning, err = p.opts.Pruning(d.info.Name, d.shape); err != nil {
-			return nil, err
-		}
-	}
-	if p.pruned {
-		// The layout stores the pruning: choose the N:M mask along the
-		// weight's input (last) axis, then cast the dense datatype with it.
-		var po sparsity.Options
-		if p.opts.Pruning != nil {
-			if po, err = p.opts.Pruning(d.info.Name, d.shape); err != nil {
-				return nil, err
-			}
-		}
-		if copts.Keep, err = sparsity.NM(x, d.shape, -1, p.prune.Pattern, po); err != nil {
-			return nil, err
-		}
+	copts, err := p.castOptions(d, x)
+	if err != nil {
+		return nil, err
 	}
 	t, v, err := p.cast(d.dt, x, d.shape, &copts)
 	if err != nil {
@@ -65,38 +40,87 @@ func (p *plan) run(d *decision) ([]layout.Tensor, error) {
 	}
 	e := Compare(x, v)
 	if d.info.Quantized() && !exact(e) {
-		// A quantized source may be the target's values times power-of-two
-		// scales (MXFP4 → NVFP4, FP8 with power-of-two block scales →
-		// MXFP8): keep the first scale choice that holds it exactly.
-		tried := map[scale.Mode]bool{}
-		if s := d.dt.Spec(); s != nil && s.IsExponent() {
-			tried[copts.Mode] = true // power-of-two scales already: the same cast
-		}
-		for _, m := range []scale.Mode{copts.Mode, scale.RCeil, scale.Ceil} {
-			if tried[m] {
-				continue
-			}
-			tried[m] = true
-			o := copts
-			o.Mode, o.PowerOfTwoScales = m, true
-			t2, v2, err := p.cast(d.dt, x, d.shape, &o)
-			if err != nil {
-				break
-			}
-			if e2 := Compare(x, v2); exact(e2) {
-				t, v, e = t2, v2, e2
-				break
-			}
-		}
+		t, v, e = p.exactCast(d, x, copts, t, v, e)
 	}
 	d.meta = map[string]string{}
-	out, err := p.lay.Encode(name, t, d.meta)
+	out, err := p.lay.Encode(d.info.Name, t, d.meta)
 	if err != nil {
 		return nil, err
 	}
 	if err := p.checkEncoded(d, out); err != nil {
 		return nil, err
 	}
+	p.record(d, x, v, e, copts.Keep)
+	return out, nil
+}
+
+// sourceValues reads tensor d's values as the output holds them: its
+// source dequantized, through the llama.cpp model file's change.
+func (p *plan) sourceValues(d *decision) ([]float32, error) {
+	x, _, err := p.in.Float32(d.source)
+	if err != nil {
+		return nil, err
+	}
+	return d.xform.Apply(x, d.info.Shape)
+}
+
+// castOptions returns the options of weight d's cast: its importance, its
+// pruning scores, and for a layout that prunes the N:M mask, chosen along
+// the weight's input (last) axis, with which the dense datatype is cast.
+func (p *plan) castOptions(d *decision, x []float32) (tcast.Options, error) {
+	copts := tcast.Options{Form: tcast.Actual, Axis: p.opts.Axis, Mode: p.opts.Mode, Importance: d.imp,
+		ScaleSearch: p.opts.ScaleSearch}
+	var err error
+	if s := d.dt.Spec(); p.opts.Pruning != nil && s != nil && s.IsSparse() {
+		if copts.Pruning, err = p.opts.Pruning(d.info.Name, d.shape); err != nil {
+			return copts, err
+		}
+	}
+	if !p.pruned {
+		return copts, nil
+	}
+	var po sparsity.Options
+	if p.opts.Pruning != nil {
+		if po, err = p.opts.Pruning(d.info.Name, d.shape); err != nil {
+			return copts, err
+		}
+	}
+	copts.Keep, err = sparsity.NM(x, d.shape, -1, p.prune.Pattern, po)
+	return copts, err
+}
+
+// exactCast tries, for weight d whose quantized source the cast (t, v, e)
+// did not hold exactly, the casts with power-of-two scales: the source may
+// be the target's values times such scales (MXFP4 → NVFP4, FP8 with
+// power-of-two block scales → MXFP8). It returns the first that is exact,
+// else the cast it was given.
+func (p *plan) exactCast(d *decision, x []float32, copts tcast.Options, t *tcast.Tensor, v []float32,
+	e Errors) (*tcast.Tensor, []float32, Errors) {
+	tried := map[scale.Mode]bool{}
+	if s := d.dt.Spec(); s != nil && s.IsExponent() {
+		tried[copts.Mode] = true // power-of-two scales already: the same cast
+	}
+	for _, m := range []scale.Mode{copts.Mode, scale.RCeil, scale.Ceil} {
+		if tried[m] {
+			continue
+		}
+		tried[m] = true
+		o := copts
+		o.Mode, o.PowerOfTwoScales = m, true
+		t2, v2, err := p.cast(d.dt, x, d.shape, &o)
+		if err != nil {
+			break
+		}
+		if e2 := Compare(x, v2); exact(e2) {
+			return t2, v2, e2
+		}
+	}
+	return t, v, e
+}
+
+// record fills in weight d's report from its source x, its cast values v
+// and their errors e; keep is the mask of a pruning layout.
+func (p *plan) record(d *decision, x, v []float32, e Errors, keep *mask.Mask) {
 	d.result.setErrors(e)
 	if d.imp != nil {
 		var ws wsum
@@ -106,15 +130,16 @@ func (p *plan) run(d *decision) ([]layout.Tensor, error) {
 	if d.info.Quantized() && exact(e) {
 		d.result.Note = fmt.Sprintf("exact: %s holds every value of the source's %s", d.dt.Name(), d.info.Type)
 	}
-	if p.pruned {
-		for _, y := range v {
-			if y == 0 {
-				d.zeros++
-			}
-		}
-		d.result.Note = fmt.Sprintf("pruned %v (%s), density %.4g", p.prune.Pattern, p.prune.Resolved(), sparsity.MaskDensity(copts.Keep))
+	if !p.pruned {
+		return
 	}
-	return out, nil
+	for _, y := range v {
+		if y == 0 {
+			d.zeros++
+		}
+	}
+	d.result.Note = fmt.Sprintf("pruned %v (%s), density %.4g", p.prune.Pattern, p.prune.Resolved(),
+		sparsity.MaskDensity(keep))
 }
 
 // checkEncoded checks that a layout wrote the tensors and metadata it

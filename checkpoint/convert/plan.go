@@ -341,26 +341,57 @@ func (p *plan) keptSpec(d *decision) (layout.Spec, error) {
 func newPlan(in *load.Checkpoint, opts *Options) (*plan, error) {
 	p := &plan{in: in, opts: opts, lay: opts.Layout, weights: map[string][]string{},
 		meta: layout.WithoutMetaKeys(in.Metadata())}
+	if err := p.start(); err != nil {
+		return nil, err
+	}
+	ds, renamed, err := p.names()
+	if err != nil {
+		return nil, err
+	}
+	if err := p.decideAll(ds); err != nil {
+		return nil, err
+	}
+	if len(renamed) > 0 {
+		p.meta[layout.KeyRenamed] = jsonString(renamed)
+	}
+	if err := p.checkImatrix(); err != nil {
+		return nil, err
+	}
+	if p.files, err = p.lay.Files(opts.DataType, p.converted, p.kept, in.Config()); err != nil {
+		return nil, err
+	}
+	p.declareMeta()
+	if err := p.finishModel(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// start takes what the plan's decisions depend on: the pruning, the GGUF
+// model file's metadata and whether a mix chooses the types, and refuses
+// the options these rule out.
+func (p *plan) start() error {
+	in, opts := p.in, p.opts
 	p.prune, p.pruned = layout.PruningOf(opts.Layout)
 	if in.GGUF() != nil {
 		p.meta = map[string]string{} // GGUF key/values are not safetensors metadata
 	}
 	if p.lay.Container() == layout.GGUF {
 		if err := p.ggufMetadata(in, opts); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	p.mixed = p.mixApplies()
 	if err := p.checkModelType(); err != nil {
-		return nil, err
+		return err
 	}
 	if p.mixed && opts.Include != nil {
-		return nil, &OptionError{Option: "Include", With: "GGUF.Mix", Err: ErrConflict,
+		return &OptionError{Option: "Include", With: "GGUF.Mix", Err: ErrConflict,
 			Reason: fmt.Sprintf("the rules of the %s mix choose the tensors to quantize", opts.GGUF.Mix),
 			Fixes:  []Fix{unset("Include"), {Option: "GGUF.TypeFor", Choose: "rules naming each tensor's type"}}}
 	}
 	if opts.GGUF.Pure && !p.mixed {
-		return nil, &OptionError{Option: "GGUF.Pure", Err: ErrMixOnly,
+		return &OptionError{Option: "GGUF.Pure", Err: ErrMixOnly,
 			Reason: "applies to a GGUF mix, and this output is generic GGUF, where the datatype " +
 				"already goes to every cast weight",
 			Fixes: []Fix{unset("GGUF.Pure")}}
@@ -368,16 +399,20 @@ func newPlan(in *load.Checkpoint, opts *Options) (*plan, error) {
 	if opts.Imatrix != nil && p.model == nil {
 		p.imatrixNames()
 	}
-	seen := map[string]string{}
-	why := map[string]int{}
-	renamed := map[string]string{}
-	var ds []*decision
-	for _, info := range in.Tensors() {
+	return nil
+}
+
+// names makes a decision of every tensor of the input under its output
+// name: the llama.cpp model file's (which drops some), then Options.Rename's;
+// renamed maps output names to input names where they differ.
+func (p *plan) names() (ds []*decision, renamed map[string]string, err error) {
+	renamed = map[string]string{}
+	for _, info := range p.in.Tensors() {
 		d := &decision{info: info, source: info.Name}
 		if p.model != nil {
 			mp, err := p.model.Tensor(info.Name)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			if mp.Name == "" {
 				p.dropped = append(p.dropped, dropped{info: info, why: mp.Dropped})
@@ -385,10 +420,10 @@ func newPlan(in *load.Checkpoint, opts *Options) (*plan, error) {
 			}
 			d.info.Name, d.xform, d.f32 = mp.Name, mp.Transform, mp.Float32
 		}
-		if opts.Rename != nil {
-			if n := opts.Rename(d.info.Name); n != d.info.Name {
+		if p.opts.Rename != nil {
+			if n := p.opts.Rename(d.info.Name); n != d.info.Name {
 				if n == "" {
-					return nil, &OptionError{Option: "Rename",
+					return nil, nil, &OptionError{Option: "Rename",
 						Reason: fmt.Sprintf("maps tensor %s to an empty name", info.Name)}
 				}
 				d.info.Name = n
@@ -399,37 +434,43 @@ func newPlan(in *load.Checkpoint, opts *Options) (*plan, error) {
 		}
 		ds = append(ds, d)
 	}
+	return ds, renamed, nil
+}
+
+// decideAll decides and declares every tensor of ds, then the llama.cpp
+// model file's extra tensors; a plan that casts nothing is a
+// *NothingCastError.
+func (p *plan) decideAll(ds []*decision) error {
 	if p.mixed {
 		if err := p.planMix(ds); err != nil {
-			return nil, err
+			return err
 		}
 	}
+	seen := map[string]string{}
+	why := map[string]int{}
 	for _, d := range ds {
 		if err := p.add(d, seen, why); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if err := p.addExtras(seen); err != nil {
-		return nil, err
+		return err
 	}
 	p.checkPatterns()
-	if len(renamed) > 0 {
-		p.meta[layout.KeyRenamed] = jsonString(renamed)
+	if len(p.converted) > 0 {
+		return nil
 	}
-	if len(p.converted) == 0 {
-		mix := ""
-		if p.mixed {
-			mix = opts.GGUF.Mix.String()
-		}
-		return nil, nothingCast(why, mix)
+	mix := ""
+	if p.mixed {
+		mix = p.opts.GGUF.Mix.String()
 	}
-	if err := p.checkImatrix(); err != nil {
-		return nil, err
-	}
-	var err error
-	if p.files, err = p.lay.Files(opts.DataType, p.converted, p.kept, in.Config()); err != nil {
-		return nil, err
-	}
+	return nothingCast(why, mix)
+}
+
+// declareMeta adds our metadata keys of the output: the datatype, the
+// layout, the weights' stored tensors, and what was transposed, rotated or
+// searched.
+func (p *plan) declareMeta() {
 	p.meta[layout.KeyDataType] = p.dataTypeName()
 	p.meta[layout.KeyLayout] = p.lay.Name()
 	p.meta[layout.KeyWeights] = jsonString(p.weights)
@@ -440,13 +481,9 @@ func newPlan(in *load.Checkpoint, opts *Options) (*plan, error) {
 		// The SQNRs without rotation are patched in once known.
 		p.meta[layout.KeyRotated] = layout.DeclareRotated(p.rotated)
 	}
-	if opts.ScaleSearch {
+	if p.opts.ScaleSearch {
 		p.meta[layout.KeyScaleSearch] = layout.ScaleSearchOn
 	}
-	if err := p.finishModel(); err != nil {
-		return nil, err
-	}
-	return p, nil
 }
 
 // add decides one tensor and declares its output.

@@ -251,25 +251,13 @@ type DecompressResult struct {
 // the checkpoint in (any layout load.Open reads): quantized tensors
 // dequantized to opts.To, the others as they are.
 func Decompress(in, out string, opts DecompressOptions) (*DecompressResult, error) {
-	st := safetensors.F32
-	if opts.To != nil {
-		switch opts.To.Name() {
-		case "float32":
-		case "float16":
-			st = safetensors.F16
-		case "bfloat16":
-			st = safetensors.BF16
-		default:
-			return nil, fmt.Errorf("decompress to %s: want float32, float16 or bfloat16", opts.To.Name())
-		}
+	st, err := decompressDType(opts.To)
+	if err != nil {
+		return nil, err
 	}
-	dest, isDir := out, true
-	switch ext := strings.ToLower(filepath.Ext(out)); {
-	case ext == ".safetensors":
-		isDir = false
-	case fileExts[ext] && !strings.HasSuffix(out, string(os.PathSeparator)):
-		return nil, &OutputError{Path: out, Layout: "safetensors", Reason: "names a " + ext + " file, " +
-			"and Decompress writes safetensors", Want: "a directory or a .safetensors file"}
+	dest, isDir, err := decompressDest(out)
+	if err != nil {
+		return nil, err
 	}
 	c, err := load.Open(in)
 	if err != nil {
@@ -279,16 +267,9 @@ func Decompress(in, out string, opts DecompressOptions) (*DecompressResult, erro
 	if err := checkOutput(dest, c.Files(), in); err != nil {
 		return nil, err
 	}
-	infos := c.Tensors()
-	specs := make([]safetensors.TensorSpec, len(infos))
-	for i, info := range infos {
-		specs[i] = safetensors.TensorSpec{Name: info.Name, DType: info.DType, Shape: info.Shape}
-		if info.DType == 0 {
-			if !info.Float {
-				return nil, fmt.Errorf("%s: tensor %s (%s) cannot be dequantized", in, info.Name, info.Type)
-			}
-			specs[i].DType = st
-		}
+	specs, err := plainSpecs(in, c.Tensors(), st)
+	if err != nil {
+		return nil, err
 	}
 	stage, err := beginOutput(dest, isDir, opts.Force)
 	if err != nil {
@@ -299,34 +280,7 @@ func Decompress(in, out string, opts DecompressOptions) (*DecompressResult, erro
 	if isDir {
 		path = filepath.Join(path, "model.safetensors")
 	}
-	meta := layout.WithoutMetaKeys(c.Metadata())
-	if c.GGUF() != nil {
-		meta = nil // GGUF key/values are not safetensors metadata
-	}
-	w, err := safetensors.Create(path, specs, meta)
-	if err != nil {
-		return nil, err
-	}
-	for i, info := range infos {
-		var data []byte
-		if info.DType != 0 {
-			data, err = c.Bytes(info.Name)
-		} else {
-			var v []float32
-			if v, _, err = c.Float32(info.Name); err == nil {
-				data = floatBytes(v, specs[i].DType)
-			}
-		}
-		if err == nil {
-			err = w.Write(info.Name, data)
-		}
-		if err != nil {
-			w.Abort()
-			return nil, err
-		}
-		c.Release(info.Name)
-	}
-	if err := w.Close(); err != nil {
+	if err := writePlain(c, specs, path); err != nil {
 		return nil, err
 	}
 	if isDir && c.Config() != nil {
@@ -343,13 +297,91 @@ func Decompress(in, out string, opts DecompressOptions) (*DecompressResult, erro
 	if err := stage.Commit(); err != nil {
 		return nil, err
 	}
-	res := &DecompressResult{Input: in, Output: dest, Layout: c.Layout(), Tensors: len(infos)}
-	for _, info := range infos {
+	res := &DecompressResult{Input: in, Output: dest, Layout: c.Layout(), Tensors: len(specs)}
+	for _, info := range c.Tensors() {
 		if info.DType == 0 {
 			res.Dequantized++
 		}
 	}
 	return res, nil
+}
+
+// decompressDType returns the safetensors dtype of DecompressOptions.To.
+func decompressDType(to *dtype.Format) (safetensors.DType, error) {
+	if to == nil {
+		return safetensors.F32, nil
+	}
+	switch to.Name() {
+	case "float32":
+		return safetensors.F32, nil
+	case "float16":
+		return safetensors.F16, nil
+	case "bfloat16":
+		return safetensors.BF16, nil
+	}
+	return 0, fmt.Errorf("convert: DecompressOptions.To is %s; want float32, float16 or bfloat16", to.Name())
+}
+
+// decompressDest returns where Decompress writes out, and whether that is
+// a directory: a .safetensors file, else a directory.
+func decompressDest(out string) (string, bool, error) {
+	switch ext := strings.ToLower(filepath.Ext(out)); {
+	case ext == ".safetensors":
+		return out, false, nil
+	case fileExts[ext] && !strings.HasSuffix(out, string(os.PathSeparator)):
+		return "", false, &OutputError{Path: out, Layout: "safetensors", Reason: "names a " + ext + " file, " +
+			"and Decompress writes safetensors", Want: "a directory or a .safetensors file"}
+	}
+	return out, true, nil
+}
+
+// plainSpecs declares the plain output of every tensor: quantized ones as
+// st, the others as they are stored.
+func plainSpecs(in string, infos []load.Info, st safetensors.DType) ([]safetensors.TensorSpec, error) {
+	specs := make([]safetensors.TensorSpec, len(infos))
+	for i, info := range infos {
+		specs[i] = safetensors.TensorSpec{Name: info.Name, DType: info.DType, Shape: info.Shape}
+		if info.DType == 0 {
+			if !info.Float {
+				return nil, fmt.Errorf("%s: tensor %s (%s) cannot be dequantized", in, info.Name, info.Type)
+			}
+			specs[i].DType = st
+		}
+	}
+	return specs, nil
+}
+
+// writePlain writes the tensors of c as specs declares them to the
+// safetensors file path, one at a time.
+func writePlain(c *load.Checkpoint, specs []safetensors.TensorSpec, path string) error {
+	meta := layout.WithoutMetaKeys(c.Metadata())
+	if c.GGUF() != nil {
+		meta = nil // GGUF key/values are not safetensors metadata
+	}
+	w, err := safetensors.Create(path, specs, meta)
+	if err != nil {
+		return err
+	}
+	for i, info := range c.Tensors() {
+		var data []byte
+		if info.DType != 0 {
+			data, err = c.Bytes(info.Name)
+		} else {
+			var v []float32
+			if v, _, err = c.Float32(info.Name); err == nil {
+				data = floatBytes(v, specs[i].DType)
+			}
+		}
+		if err == nil {
+			err = w.Write(info.Name, data)
+		}
+		if err != nil {
+			w.Abort()
+			return err
+		}
+		c.Release(info.Name)
+	}
+	return w.Close()
 }
 
 // floatBytes encodes v little-endian as d (F32, F16 or BF16), rounding to
