@@ -89,9 +89,9 @@ func castCase(t *testing.T, c goldenCase) ([]float32, *tc.Tensor, WriteOptions) 
 	} else {
 		f = dtype.MustParse(c.dtype)
 	}
-	act, err := CastUnscaled(x, arr.Shape, f, dt, c.elem)
+	act, err := tc.CastFormat(x, arr.Shape, f, c.elem)
 	require.NoError(t, err)
-	act.Axis, act.Mode = axis, c.mode
+	act.DataType, act.Axis, act.Mode = dt, axis, c.mode
 	return x, act, opts
 }
 

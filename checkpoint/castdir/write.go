@@ -2,7 +2,6 @@ package castdir
 
 import (
 	"bytes"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -225,57 +224,6 @@ func describe(dt *tc.DataType, elem *dtype.Format) DataTypeInfo {
 	}
 	return DataTypeInfo{Name: dt.Name(), Code: dt.Code(), Aliases: dt.Aliases(), Note: note,
 		Scaled: dt.Spec() != nil, BitsPerValue: dt.BitsPerValue()}
-}
-
-// CastUnscaled casts x, of the given shape, to the number format f without a
-// scale, with every element option of o (IEEE overflow, one stochastic stream
-// over the whole tensor), and returns the Actual tensor [Write] takes. dt is
-// the unscaled datatype whose element format is f, or nil for a format that is
-// no tcast datatype (integer and exponent formats). The tensor's Axis is its
-// last axis and its Mode floor; Write records both.
-func CastUnscaled(x []float32, shape []int, f *dtype.Format, dt *tc.DataType, o dtype.Options) (*tc.Tensor, error) {
-	if f == nil {
-		return nil, errors.New("cast without a format")
-	}
-	if dt != nil && (dt.Spec() != nil || dt.Elem() != f) {
-		return nil, fmt.Errorf("datatype %s is not the unscaled datatype of %s", dt.Name(), f.Name())
-	}
-	n, err := checkedProduct(shape)
-	if err != nil {
-		return nil, err
-	}
-	if len(x) != n {
-		return nil, fmt.Errorf("%d values for shape %v", len(x), shape)
-	}
-	var codes []byte
-	switch f.CodeBytes() {
-	case 1:
-		codes = encode[uint8](f, x, o)
-	case 2:
-		codes = encode[uint16](f, x, o)
-	default:
-		codes = encode[uint32](f, x, o)
-	}
-	return &tc.Tensor{DataType: dt, Form: tc.Actual, Shape: slices.Clone(shape), Axis: max(len(shape)-1, 0),
-		Data: &tc.Part{Format: f, Bits: f.Bits(), Shape: partShape(shape), Bytes: codes}}, nil
-}
-
-// encode encodes x with codes of type C and returns their little-endian bytes.
-func encode[C uint8 | uint16 | uint32](f *dtype.Format, x []float32, o dtype.Options) []byte {
-	c := make([]C, len(x))
-	dtype.EncodeSlice(f, c, x, o)
-	out := make([]byte, len(c)*f.CodeBytes())
-	for i, v := range c {
-		switch f.CodeBytes() {
-		case 1:
-			out[i] = byte(v)
-		case 2:
-			binary.LittleEndian.PutUint16(out[2*i:], uint16(v))
-		default:
-			binary.LittleEndian.PutUint32(out[4*i:], uint32(v))
-		}
-	}
-	return out
 }
 
 // compressPlain returns the Compressed form of a tensor of a number format

@@ -159,10 +159,10 @@ func runCast(args []string, stdout, stderr io.Writer) (err error) {
 	} else {
 		// The dtype codecs honour every element option (IEEE overflow, one
 		// stochastic stream); the axis and scale mode are only recorded.
-		if act, err = castdir.CastUnscaled(src, arr.Shape, plain, dt, elem); err != nil {
+		if act, err = tc.CastFormat(src, arr.Shape, plain, elem); err != nil {
 			return fmt.Errorf("%s: %w", in, err)
 		}
-		act.Axis, act.Mode = normAxis, smode
+		act.DataType, act.Axis, act.Mode = dt, normAxis, smode
 	}
 	wopts := castdir.WriteOptions{Force: *force, Input: in, InputDType: arr.DType.String(), Keep: *keepFile, Elem: elem, ScaleSearch: *search,
 		AllowNonFinite: *allowNonFinite}
