@@ -54,7 +54,7 @@ var overflowNames = map[dtype.Overflow]string{dtype.Saturate: "sat", dtype.Overf
 // nothing is left behind.
 //
 // t must be in the Actual form (tcast.Cast with Form Actual, or
-// [CastUnscaled]); x holds the values it was cast from, for the statistics.
+// [tcast.CastFormat]); x holds the values it was cast from, for the statistics.
 // A tensor whose DataType is nil is a number format cast without a scale that
 // is no tcast datatype: only its Data part, whose Format names the format.
 func Write(dir string, x []float32, t *tc.Tensor, opts WriteOptions) error {
