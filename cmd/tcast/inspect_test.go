@@ -55,7 +55,7 @@ func TestInspectSynth(t *testing.T) {
 	assert.Equal(t, out, rep.File)
 	assert.Len(t, rep.Tensors, 3+2*9)
 	assert.Equal(t, 3+2*9, rep.Totals.Tensors)
-	const H, I, V = 64, 192, 100
+	const H, I, V = 64, 256, 100 // I: 8·64/3 rounded up to a multiple of 256
 	params := int64(2*V*H + 2*(4*H*H+3*I*H+2*H) + H)
 	assert.Equal(t, params, rep.Totals.Parameters)
 	assert.Equal(t, 2*params, rep.Totals.Bytes)

@@ -56,8 +56,10 @@ var llamaRuntimeCases = []llamaCase{
 }
 
 // llamaRefSynth are the synth flags of the runtime test's checkpoint, for
-// which testdata/llama_ref.json holds reference logits.
-var llamaRefSynth = []string{"-arch", "llama", "-layers", "2", "-hidden", "256", "-vocab", "512", "-dtype", "f32", "-seed", "13"}
+// which testdata/llama_ref.json holds reference logits (made when synth's
+// default -intermediate for -hidden 256 was 704, which they name).
+var llamaRefSynth = []string{"-arch", "llama", "-layers", "2", "-hidden", "256", "-intermediate", "704",
+	"-vocab", "512", "-dtype", "f32", "-seed", "13"}
 
 // llamaRef is testdata/llama_ref.json: the logits of tokens 0..Vocab-1
 // after each prompt token, by testdata/llama_ref.py's forward pass (torch,

@@ -29,7 +29,7 @@ const synthUsage = "tcast synth -o FILE -layers L -hidden H [-intermediate I] [-
 	"Writes a deterministic Llama-shaped checkpoint (Hugging Face names) to FILE and its config.json beside it:\n" +
 	"model.embed_tokens.weight [V,H]; per layer self_attn.{q,k,v,o}_proj [H,H], mlp.{gate,up}_proj [I,H],\n" +
 	"mlp.down_proj [H,I], input_layernorm and post_attention_layernorm [H]; model.norm [H]; lm_head [V,H];\n" +
-	"I is -intermediate, by default the multiple of 64 nearest 8H/3. Matrix entries are Student-t (4 degrees of freedom) over\n" +
+	"I is -intermediate, by default 8H/3 rounded up to a multiple of 256 as in Llama (768 for H=256). Matrix entries are Student-t (4 degrees of freedom) over\n" +
 	"sqrt(fan_in), with 2 outlier input channels (columns) per matrix scaled by 20; norm weights are near 1.\n" +
 	"The same flags give the same bytes.\n\n" +
 	"-arch llama makes it a complete Llama model that llama.cpp runs once converted (tcast convert -layout gguf):\n" +
@@ -106,11 +106,12 @@ func (t *synthTensor) shape() []int {
 	return []int{t.rows, t.cols}
 }
 
-// synthIntermediate is the MLP width for hidden size h: the multiple of 64
-// nearest 8h/3, at least 64. (A tie would need 8h ≡ 96 mod 192, which no
-// multiple of 64 meets.)
+// synthIntermediate is the MLP width for hidden size h as Llama's
+// reference code sizes it: 8h/3 rounded up to a multiple of 256
+// (multiple_of = 256), so 5632 for 2048 and 11008 for 4096. Every row of
+// down_proj is then a whole number of 128- and 256-element blocks.
 func synthIntermediate(h int) int {
-	return max(64, (8*h+96)/192*64)
+	return (8*h + 3*256 - 1) / (3 * 256) * 256
 }
 
 // synthTensors lists the tensors of a synth checkpoint in a fixed order; the
@@ -281,60 +282,59 @@ func (j synthJob) generate(seed uint64, dt safetensors.DType, buf []byte) {
 // bfloat16 conversion does.
 var ieee = dtype.Options{Overflow: dtype.OverflowIEEE}
 
-func runSynth(args []string, stdout, stderr io.Writer) error {
-	fset := flag.NewFlagSet("synth", flag.ContinueOnError)
-	out := fset.String("o", "", "output safetensors `FILE` (config.json is written beside it)")
-	layers := fset.Int("layers", 0, "number of transformer layers `L` (1.."+strconv.Itoa(synthMaxLayers)+")")
-	hidden := fset.Int("hidden", 0, "hidden size `H`: a multiple of 64, 64.."+strconv.Itoa(synthMaxHidden))
-	inter := fset.Int("intermediate", 0, "MLP width `I`: a multiple of 64 up to 4·"+strconv.Itoa(synthMaxHidden)+" (0: the multiple of 64 nearest 8H/3; real Llamas use multiples of 256, such as 5632 for H=2048 or 11008 for H=4096)")
-	dtName := fset.String("dtype", "bf16", "element `TYPE`: bf16, f16 or f32 (rounded to nearest even from float32)")
-	seed := fset.Uint64("seed", 0, "seed `S` of the generator")
-	vocab := fset.Int("vocab", 32000, "vocabulary size `V` (1.."+strconv.Itoa(synthMaxVocab)+")")
-	arch := fset.String("arch", "", "`llama`: a complete Llama model with grouped-query attention, tokenizer.json and tokenizer_config.json")
-	force := fset.Bool("force", false, "overwrite FILE and its config.json (and tokenizer files) if they exist")
-	pos, err := parseArgs(fset, synthUsage, args, stdout)
-	if err != nil {
-		return err
-	}
-	dtInfo, ok := synthDTypes[*dtName]
+// synthFlags are the flags of tcast synth.
+type synthFlags struct {
+	out, dtName, arch            string
+	layers, hidden, inter, vocab int
+	seed                         uint64
+	force                        bool
+}
+
+func (f *synthFlags) define(fset *flag.FlagSet) {
+	fset.StringVar(&f.out, "o", "", "output safetensors `FILE` (config.json is written beside it)")
+	fset.IntVar(&f.layers, "layers", 0, "number of transformer layers `L` (1.."+strconv.Itoa(synthMaxLayers)+")")
+	fset.IntVar(&f.hidden, "hidden", 0, "hidden size `H`: a multiple of 64, 64.."+strconv.Itoa(synthMaxHidden))
+	fset.IntVar(&f.inter, "intermediate", 0, "MLP width `I`: a multiple of 64 up to 4·"+strconv.Itoa(synthMaxHidden)+" (0: 8H/3 rounded up to a multiple of 256, as Llama sizes it: 5632 for H=2048, 11008 for H=4096)")
+	fset.StringVar(&f.dtName, "dtype", "bf16", "element `TYPE`: bf16, f16 or f32 (rounded to nearest even from float32)")
+	fset.Uint64Var(&f.seed, "seed", 0, "seed `S` of the generator")
+	fset.IntVar(&f.vocab, "vocab", 32000, "vocabulary size `V` (1.."+strconv.Itoa(synthMaxVocab)+")")
+	fset.StringVar(&f.arch, "arch", "", "`llama`: a complete Llama model with grouped-query attention, tokenizer.json and tokenizer_config.json")
+	fset.BoolVar(&f.force, "force", false, "overwrite FILE and its config.json (and tokenizer files) if they exist")
+}
+
+// check checks the flags' values.
+func (f *synthFlags) check(pos []string) error {
+	_, ok := synthDTypes[f.dtName]
 	switch {
 	case len(pos) != 0:
 		return usagef("unexpected argument %q: the output is given with -o FILE", pos[0])
-	case *out == "":
+	case f.out == "":
 		return usagef("-o FILE is required")
-	case !strings.HasSuffix(*out, ".safetensors"):
-		return usagef("-o %s: synth writes a safetensors file; give a name ending in .safetensors", *out)
-	case *layers < 1 || *layers > synthMaxLayers:
-		return usagef("-layers %d: want 1..%d", *layers, synthMaxLayers)
-	case *hidden < 64 || *hidden > synthMaxHidden || *hidden%64 != 0:
-		return usagef("-hidden %d: want a multiple of 64 in 64..%d", *hidden, synthMaxHidden)
-	case *inter < 0 || *inter > 4*synthMaxHidden || *inter%64 != 0:
-		return usagef("-intermediate %d: want a multiple of 64 up to %d (or 0 for the default)", *inter, 4*synthMaxHidden)
-	case *vocab < 1 || *vocab > synthMaxVocab:
-		return usagef("-vocab %d: want 1..%d", *vocab, synthMaxVocab)
+	case !strings.HasSuffix(f.out, ".safetensors"):
+		return usagef("-o %s: synth writes a safetensors file; give a name ending in .safetensors", f.out)
+	case f.layers < 1 || f.layers > synthMaxLayers:
+		return usagef("-layers %d: want 1..%d", f.layers, synthMaxLayers)
+	case f.hidden < 64 || f.hidden > synthMaxHidden || f.hidden%64 != 0:
+		return usagef("-hidden %d: want a multiple of 64 in 64..%d", f.hidden, synthMaxHidden)
+	case f.inter < 0 || f.inter > 4*synthMaxHidden || f.inter%64 != 0:
+		return usagef("-intermediate %d: want a multiple of 64 up to %d (or 0 for the default)", f.inter, 4*synthMaxHidden)
+	case f.vocab < 1 || f.vocab > synthMaxVocab:
+		return usagef("-vocab %d: want 1..%d", f.vocab, synthMaxVocab)
 	case !ok:
-		return usagef("-dtype %q: want bf16, f16 or f32", *dtName)
-	case *arch != "" && *arch != "llama":
-		return usagef("-arch %q: want llama (or no -arch)", *arch)
+		return usagef("-dtype %q: want bf16, f16 or f32", f.dtName)
+	case f.arch != "" && f.arch != "llama":
+		return usagef("-arch %q: want llama (or no -arch)", f.arch)
 	}
-	if *inter == 0 {
-		*inter = synthIntermediate(*hidden)
+	if f.inter == 0 {
+		f.inter = synthIntermediate(f.hidden)
 	}
-	heads := *hidden / 64
-	kvHeads := heads
-	var tok *synthTok
-	files := []string{*out, filepath.Join(filepath.Dir(*out), "config.json")}
-	if *arch == "llama" {
-		if heads%2 == 0 {
-			kvHeads = heads / 2
-		}
-		tok = synthTokenizer(*vocab)
-		if tok.size > *vocab {
-			return usagef("-vocab %d: -arch llama's tokenizer has %d tokens; give -vocab %d or more", *vocab, tok.size, tok.size)
-		}
-		files = append(files, filepath.Join(filepath.Dir(*out), "tokenizer.json"), filepath.Join(filepath.Dir(*out), "tokenizer_config.json"))
-	}
-	if !*force {
+	return nil
+}
+
+// checkOutputs refuses outputs that exist (without -force) or a directory
+// named as the weights' file, and makes the output's directory.
+func (f *synthFlags) checkOutputs(files []string) error {
+	if !f.force {
 		for _, p := range files {
 			if _, err := os.Lstat(p); err == nil {
 				return atomicfile.Exists(p)
@@ -343,20 +343,68 @@ func runSynth(args []string, stdout, stderr io.Writer) error {
 			}
 		}
 	}
-	if fi, err := os.Stat(*out); err == nil && fi.IsDir() {
-		return usagef("%s is a directory; -o wants a file name", *out)
+	if fi, err := os.Stat(f.out); err == nil && fi.IsDir() {
+		return usagef("%s is a directory; -o wants a file name", f.out)
 	}
-	if err := os.MkdirAll(filepath.Dir(*out), 0o755); err != nil {
+	return os.MkdirAll(filepath.Dir(f.out), 0o755)
+}
+
+func runSynth(args []string, stdout, stderr io.Writer) error {
+	fset := flag.NewFlagSet("synth", flag.ContinueOnError)
+	var f synthFlags
+	f.define(fset)
+	pos, err := parseArgs(fset, synthUsage, args, stdout)
+	if err != nil {
 		return err
 	}
-
+	if err := f.check(pos); err != nil {
+		return err
+	}
+	heads := f.hidden / 64
+	kvHeads := heads
+	var tok *synthTok
+	dir := filepath.Dir(f.out)
+	files := []string{f.out, filepath.Join(dir, "config.json")}
+	if f.arch == "llama" {
+		if heads%2 == 0 {
+			kvHeads = heads / 2
+		}
+		tok = synthTokenizer(f.vocab)
+		if tok.size > f.vocab {
+			return usagef("-vocab %d: -arch llama's tokenizer has %d tokens; give -vocab %d or more", f.vocab, tok.size, tok.size)
+		}
+		files = append(files, filepath.Join(dir, "tokenizer.json"), filepath.Join(dir, "tokenizer_config.json"))
+	}
+	if err := f.checkOutputs(files); err != nil {
+		return err
+	}
 	start := time.Now()
-	ts := synthTensors(*layers, *hidden, *inter, kvHeads*64, *vocab, *seed, tok != nil)
+	ts := synthTensors(f.layers, f.hidden, f.inter, kvHeads*64, f.vocab, f.seed, tok != nil)
+	nbytes, params, err := f.writeTensors(ts, tok != nil)
+	if err != nil {
+		return err
+	}
+	if err := f.writeConfig(heads, kvHeads, tok); err != nil {
+		return err
+	}
+	secs := time.Since(start).Seconds()
+	extra := "config.json"
+	if tok != nil {
+		extra += fmt.Sprintf(", tokenizer.json (%d tokens, %d merges), tokenizer_config.json", tok.size, tok.merges)
+	}
+	fmt.Fprintf(stdout, "%s: %d tensors, %d bytes of %s data (%d parameters), %s, in %.2f s (%.0f MB/s)\n",
+		f.out, len(ts), nbytes, synthDTypes[f.dtName].dt, params, extra, secs, float64(nbytes)/1e6/max(secs, 1e-9))
+	return nil
+}
+
+// writeTensors generates and writes the tensors ts, and returns their bytes
+// and parameters.
+func (f *synthFlags) writeTensors(ts []*synthTensor, llama bool) (nbytes, params int64, err error) {
+	dtInfo := synthDTypes[f.dtName]
 	dt := dtInfo.dt
 	width := dt.BitSize() / 8
 	specs := make([]safetensors.TensorSpec, len(ts))
 	var jobs []synthJob
-	var nbytes, params int64
 	for i, t := range ts {
 		specs[i] = safetensors.TensorSpec{Name: t.name, DType: dt, Shape: t.shape()}
 		rowsPer := max(1, synthChunk/t.cols)
@@ -366,57 +414,46 @@ func runSynth(args []string, stdout, stderr io.Writer) error {
 		}
 		params += int64(t.rows) * int64(t.cols)
 	}
-	nbytes = params * int64(width)
 	meta := map[string]string{
 		"format": "pt",
 		layout.KeySynth: fmt.Sprintf("layers=%d hidden=%d intermediate=%d vocab=%d dtype=%s seed=%d",
-			*layers, *hidden, *inter, *vocab, dtInfo.torch, *seed) + map[bool]string{true: " arch=llama"}[tok != nil],
+			f.layers, f.hidden, f.inter, f.vocab, dtInfo.torch, f.seed) + map[bool]string{true: " arch=llama"}[llama],
 	}
-	w, err := safetensors.Create(*out, specs, meta)
+	w, err := safetensors.Create(f.out, specs, meta)
 	if err != nil {
-		return err
+		return 0, 0, err
 	}
-	if err := synthWrite(w, jobs, *seed, dt); err != nil {
+	if err := synthWrite(w, jobs, f.seed, dt); err != nil {
 		w.Abort()
-		return fmt.Errorf("%s: %w", *out, err)
+		return 0, 0, fmt.Errorf("%s: %w", f.out, err)
 	}
-	if err := w.Close(); err != nil {
-		return err
-	}
+	return params * int64(width), params, w.Close()
+}
 
+// writeConfig writes config.json and, for -arch llama, the tokenizer files
+// beside the weights.
+func (f *synthFlags) writeConfig(heads, kvHeads int, tok *synthTok) error {
+	dir := filepath.Dir(f.out)
 	cfg := synthConfig{
 		Architectures: []string{"LlamaForCausalLM"}, ModelType: "llama",
-		HiddenSize: *hidden, IntermediateSize: *inter, NumHiddenLayers: *layers,
-		NumAttentionHeads: heads, NumKeyValueHeads: kvHeads, HeadDim: 64, VocabSize: *vocab,
+		HiddenSize: f.hidden, IntermediateSize: f.inter, NumHiddenLayers: f.layers,
+		NumAttentionHeads: heads, NumKeyValueHeads: kvHeads, HeadDim: 64, VocabSize: f.vocab,
 		MaxPositionEmbeddings: 2048, HiddenAct: "silu", RMSNormEps: 1e-5, RopeTheta: 10000,
-		TorchDType: dtInfo.torch, TcastSynthSeed: *seed,
+		TorchDType: synthDTypes[f.dtName].torch, TcastSynthSeed: f.seed,
+	}
+	if tok != nil {
+		cfg.BOSTokenID, cfg.EOSTokenID = &tok.bos, &tok.eos
+		for name, b := range map[string][]byte{"tokenizer.json": tok.json, "tokenizer_config.json": tok.config} {
+			if err := atomicfile.WriteFile(filepath.Join(dir, name), b); err != nil {
+				return err
+			}
+		}
 	}
 	js, err := json.MarshalIndent(cfg, "", "  ")
 	if err != nil {
 		return err
 	}
-	if tok != nil {
-		cfg.BOSTokenID, cfg.EOSTokenID = &tok.bos, &tok.eos
-		if js, err = json.MarshalIndent(cfg, "", "  "); err != nil {
-			return err
-		}
-		for name, b := range map[string][]byte{"tokenizer.json": tok.json, "tokenizer_config.json": tok.config} {
-			if err := atomicfile.WriteFile(filepath.Join(filepath.Dir(*out), name), b); err != nil {
-				return err
-			}
-		}
-	}
-	if err := atomicfile.WriteFile(filepath.Join(filepath.Dir(*out), "config.json"), append(js, '\n')); err != nil {
-		return err
-	}
-	secs := time.Since(start).Seconds()
-	extra := "config.json"
-	if tok != nil {
-		extra += fmt.Sprintf(", tokenizer.json (%d tokens, %d merges), tokenizer_config.json", tok.size, tok.merges)
-	}
-	fmt.Fprintf(stdout, "%s: %d tensors, %d bytes of %s data (%d parameters), %s, in %.2f s (%.0f MB/s)\n",
-		*out, len(ts), nbytes, dt, params, extra, secs, float64(nbytes)/1e6/max(secs, 1e-9))
-	return nil
+	return atomicfile.WriteFile(filepath.Join(dir, "config.json"), append(js, '\n'))
 }
 
 // synthWrite generates the jobs on every CPU and writes their bytes in job

@@ -37,9 +37,10 @@ func synthTo(t *testing.T, dir string, flags ...string) (string, string) {
 }
 
 func TestSynthIntermediate(t *testing.T) {
-	// The multiple of 64 nearest 8H/3, by hand: 8·64/3 = 170.7 → 192 (not 128);
-	// 8·128/3 = 341.3 → 320; 8·256/3 = 682.7 → 704; 8·4096/3 = 10922.7 → 10944.
-	for h, want := range map[int]int{64: 192, 128: 320, 192: 512, 256: 704, 4096: 10944} {
+	// 8H/3 rounded up to a multiple of 256, by hand: 8·64/3 = 170.7 → 256;
+	// 8·256/3 = 682.7 → 768; 8·768/3 = 2048 exactly; and Llama's own sizes,
+	// 5632 for 2048 and 11008 for 4096 (Llama 2 7B).
+	for h, want := range map[int]int{64: 256, 128: 512, 192: 512, 256: 768, 768: 2048, 2048: 5632, 4096: 11008} {
 		assert.Equal(t, want, synthIntermediate(h), "H=%d", h)
 	}
 }
@@ -70,7 +71,7 @@ func TestSynthIntermediateFlag(t *testing.T) {
 func TestSynthNamesShapesAndConfig(t *testing.T) {
 	dir := t.TempDir()
 	out, msg := synthTo(t, dir, "-layers", "2", "-hidden", "128", "-vocab", "300", "-dtype", "f16")
-	const H, I, V = 128, 320, 300
+	const H, I, V = 128, 512, 300 // I: 8·128/3 rounded up to a multiple of 256
 	want := map[string][]int{
 		"model.embed_tokens.weight": {V, H},
 		"model.norm.weight":         {H},
@@ -183,7 +184,7 @@ func TestSynthValues(t *testing.T) {
 	}
 
 	// A matrix: exactly two outlier columns, ×20; the rest Student-t(4) over sqrt(fan_in).
-	const rows, cols = 704, 256 // gate_proj [I, H]
+	const rows, cols = 768, 256 // gate_proj [I, H]: I = 8·256/3 rounded up to a multiple of 256
 	w, err := f.Float32s("model.layers.0.mlp.gate_proj.weight")
 	require.NoError(t, err)
 	require.Len(t, w, rows*cols)
@@ -517,4 +518,30 @@ func TestSynthArchLlama(t *testing.T) {
 	err = runSynth([]string{"-o", filepath.Join(dir3, "model.safetensors"), "-arch", "llama", "-layers", "1", "-hidden", "64", "-vocab", "300"}, io.Discard, io.Discard)
 	require.ErrorIs(t, err, atomicfile.ErrExists)
 	assert.Contains(t, err.Error(), "tokenizer")
+}
+
+// Finding 7 of the new-user trial: with the default -intermediate, every
+// matrix of a synth model takes a 128-element group and a Hadamard
+// rotation (704 for -hidden 256, the old default, is no multiple of 128).
+func TestSynthDefaultFitsGroups(t *testing.T) {
+	dir := t.TempDir()
+	src, _ := synthTo(t, filepath.Join(dir, "m"), "-arch", "llama", "-layers", "1", "-hidden", "256", "-vocab", "512")
+	code, stdout, stderr := tcast("convert", filepath.Dir(src), "-dtype", "int4_g128", "-json", "-o", filepath.Join(dir, "i4"))
+	require.Equal(t, 0, code, stderr)
+	var res struct {
+		Tensors []struct {
+			Name     string `json:"name"`
+			DataType string `json:"datatype"`
+			Shape    []int  `json:"shape"`
+		} `json:"tensors"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &res))
+	for _, r := range res.Tensors {
+		if strings.HasSuffix(r.Name, "mlp.down_proj.weight") {
+			assert.Equal(t, []int{256, 768}, r.Shape)
+			assert.Equal(t, "int4_g128", r.DataType, "down_proj is cast")
+		}
+	}
+	code, _, stderr = tcast("convert", filepath.Dir(src), "-dtype", "mxfp4", "-rotate", "hadamard:128", "-o", filepath.Join(dir, "rot"))
+	assert.Equal(t, 0, code, stderr)
 }
