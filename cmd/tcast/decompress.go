@@ -32,7 +32,7 @@ const decompressUsage = "tcast decompress -o OUT.npy [-to f32|f16|bf16] [-force]
 func runDecompress(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("decompress", flag.ContinueOnError)
 	out := fs.String("o", "", "`OUT`: a .npy file for a cast directory, a .safetensors file or a directory for a checkpoint")
-	to := fs.String("to", "f32", "output `TYPE`: f32 (float32), f16 (float16) or bf16 (bfloat16; bits as uint16 in .npy)")
+	to := fs.String("to", "f32", "output `TYPE`: f32 (float32), f16 (float16, fp16, half) or bf16 (bfloat16; bits as uint16 in .npy)")
 	force := fs.Bool("force", false, "replace an existing output")
 	prof := addProfileFlags(fs)
 	pos, err := parseArgs(fs, decompressUsage, args, stdout)
@@ -50,6 +50,24 @@ func runDecompress(args []string, stdout, stderr io.Writer) error {
 }
 
 // decompress is the work of tcast decompress, after the flags.
+// parseTo reads -to: f32, f16, bf16 or any name of those formats (fp16,
+// half, float16, bfloat16, ...); nil is float32.
+func parseTo(to string) (*dtype.Format, error) {
+	short := map[string]string{"f32": "float32", "f16": "float16", "bf16": "bfloat16"}
+	name := to
+	if n, ok := short[strings.ToLower(to)]; ok {
+		name = n
+	}
+	f, err := dtype.Parse(name)
+	switch {
+	case err != nil || (f.Name() != "float32" && f.Name() != "float16" && f.Name() != "bfloat16"):
+		return nil, usagef("-to %q: want f32, f16 or bf16 (or another name of float32, float16, bfloat16: fp16, half, ...)", to)
+	case f.Name() == "float32":
+		return nil, nil
+	}
+	return f, nil
+}
+
 func decompress(pos []string, out, to string, force bool, stdout io.Writer) error {
 	switch {
 	case len(pos) != 1:
@@ -59,15 +77,9 @@ func decompress(pos []string, out, to string, force bool, stdout io.Writer) erro
 	case strings.EqualFold(filepath.Ext(pos[0]), ".npy"):
 		return usagef("%s is a NumPy array: cast it with tcast cast -o DIR, then decompress DIR", pos[0])
 	}
-	var toFormat *dtype.Format
-	switch to {
-	case "f32":
-	case "f16":
-		toFormat, _ = dtype.Parse("float16")
-	case "bf16":
-		toFormat, _ = dtype.Parse("bfloat16")
-	default:
-		return usagef("-to %q: want f32, f16 or bf16", to)
+	toFormat, err := parseTo(to)
+	if err != nil {
+		return err
 	}
 	dir := pos[0]
 	if !castdir.Is(dir) && !(strings.EqualFold(filepath.Ext(out), ".npy") && !holdsCheckpoint(dir)) {
@@ -104,7 +116,7 @@ func decompress(pos []string, out, to string, force bool, stdout io.Writer) erro
 	} else {
 		h := make([]uint16, len(values))
 		dtype.EncodeSlice(toFormat, h, values, dtype.Options{Overflow: dtype.OverflowIEEE})
-		if to == "f16" {
+		if toFormat.Name() == "float16" {
 			outType = "float16"
 			err = npy.WriteFloat16(&b, shape, h)
 		} else {

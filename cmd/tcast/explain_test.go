@@ -1,7 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"errors"
+	"fmt"
+	"os"
 	"path/filepath"
 	"reflect"
 	"testing"
@@ -109,4 +112,27 @@ func TestDataTypeAsAsked(t *testing.T) {
 	code, _, stderr = tcast("cast", "-dtype", "mxfp4e2", "-o", filepath.Join(dir, "e"), "../../testdata/conv2d_2.f32.npy")
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, stderr, "note: mxfp4e2: TensorCast names the element e2m1fnuz")
+}
+
+// Finding 6: decompress -to takes the names of the formats, as everywhere.
+func TestDecompressToNames(t *testing.T) {
+	dir := t.TempDir()
+	cast := filepath.Join(dir, "c")
+	code, _, stderr := tcast("cast", "-dtype", "mxfp4", "-o", cast, "../../testdata/conv2d_2.f32.npy")
+	require.Equal(t, 0, code, stderr)
+	var first []byte
+	for i, to := range []string{"f16", "fp16", "half", "float16", "FP16"} {
+		out := filepath.Join(dir, fmt.Sprintf("o%d.npy", i))
+		code, _, stderr := tcast("decompress", "-to", to, "-o", out, cast)
+		require.Equal(t, 0, code, "%s: %s", to, stderr)
+		b, err := os.ReadFile(out)
+		require.NoError(t, err)
+		if first == nil {
+			first = b
+		}
+		assert.True(t, bytes.Equal(first, b), "-to %s writes what -to f16 writes", to)
+	}
+	code, _, stderr = tcast("decompress", "-to", "e4m3fn", "-o", filepath.Join(dir, "x.npy"), cast)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, `-to "e4m3fn": want f32, f16 or bf16`)
 }
