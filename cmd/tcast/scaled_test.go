@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"github.com/x448/float16"
 
 	ournpy "github.com/tensorcast-go/tensorcast/checkpoint/npy"
+	tc "github.com/tensorcast-go/tensorcast/tcast"
 )
 
 // testInput returns n deterministic values spread over several binades, with
@@ -460,11 +462,19 @@ func TestCastScaledBadInput(t *testing.T) {
 }
 
 func TestDatatypes(t *testing.T) {
-	code, stdout, _ := tcast("datatypes")
+	code, stdout, _ := tcast("datatypes", "-all")
 	require.Equal(t, 0, code)
 	for _, s := range []string{"mxfp4e2", "mxfp4,mxfp4e2w", "nvfp4", "float4_e2m1fn_multi_ue4m3_float32_t16", "int4_g128", "4.125"} {
 		assert.Contains(t, stdout, s)
 	}
+	assert.Equal(t, len(tc.Registered())+1, strings.Count(stdout, "\n"), "a line per datatype and the header")
+	// Without -all, the common ones by the names people use, and how to see the rest.
+	code, stdout, _ = tcast("datatypes")
+	require.Equal(t, 0, code)
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	assert.Equal(t, len(commonDataTypes)+3, len(lines), stdout)
+	assert.Regexp(t, `(?m)^mxfp4 +mxfp4e2,mxfp4e2w +float4_e2m1fn_float8_e8m0fnu_t32 +4\.25 *$`, stdout)
+	assert.Contains(t, stdout, fmt.Sprintf("%d common datatypes of %d: tcast datatypes -all lists every one", len(commonDataTypes), len(tc.Registered())))
 	code, stdout, _ = tcast("datatypes", "mxfp4", "-json", "e2m1_e8m0_t32")
 	require.Equal(t, 0, code)
 	var got []map[string]any
