@@ -136,3 +136,13 @@ func TestDecompressToNames(t *testing.T) {
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, `-to "e4m3fn": want f32, f16 or bf16`)
 }
+
+// Finding 6: tcast version says which build this is.
+func TestVersion(t *testing.T) {
+	code, stdout, stderr := tcast("version")
+	require.Equal(t, 0, code, stderr)
+	assert.Regexp(t, `^tcast (devel|v\S+).*, go1\.\d+\S* \w+/\w+, kernels \S+\n$`, stdout)
+	code, _, stderr = tcast("version", "x")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "version takes no arguments")
+}

@@ -69,6 +69,7 @@ var commands = []command{
 	{"datatypes", "list the registered datatypes (mxfp4, nvfp4, int4_g128, ...)", runDatatypes},
 	{"formats", "list the named number formats and their constants", runFormats},
 	{"bench", "time the kernels, and with -dtype the casts of datatypes (-scale-search: with the scale search), against a memory read of the same size", runBench},
+	{"version", "print the version of tcast, the Go version that built it and the kernels' tier", runVersion},
 }
 
 // usageError is an error in the command line; tcast exits with status 2 for it.
