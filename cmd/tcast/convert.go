@@ -13,6 +13,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"text/tabwriter"
 	"time"
 
@@ -503,6 +504,10 @@ func isTerminal(w io.Writer) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
+// progressOpen reports a progress bar's line that no newline ended yet,
+// for the message of an interrupt.
+var progressOpen atomic.Bool
+
 // progressPrinter draws a progress bar on a terminal; elsewhere (a log file,
 // a pipe) it prints a plain line at most every ten seconds and at the end.
 func progressPrinter(w io.Writer) func(convert.Progress) {
@@ -531,6 +536,7 @@ func progressPrinter(w io.Writer) func(convert.Progress) {
 		const width = 30
 		n := int(frac * width)
 		fmt.Fprintf(w, "\r[%s%s] %s ", strings.Repeat("#", n), strings.Repeat("-", width-n), line)
+		progressOpen.Store(!done)
 		if done {
 			fmt.Fprintln(w)
 		}

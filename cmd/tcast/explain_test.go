@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -145,4 +147,19 @@ func TestVersion(t *testing.T) {
 	code, _, stderr = tcast("version", "x")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, "version takes no arguments")
+}
+
+// Finding 4: an interrupt ends the progress bar's line and says what it
+// removed.
+func TestInterruptedMessage(t *testing.T) {
+	var b strings.Builder
+	progressOpen.Store(true)
+	defer progressOpen.Store(false)
+	interrupted(&b, os.Interrupt, []string{"out"})
+	assert.Equal(t, "\ntcast: stopped by Ctrl-C (SIGINT); removed the unfinished output out (nothing of it appeared); "+
+		"run the command again to write it\n", b.String())
+	b.Reset()
+	progressOpen.Store(false)
+	interrupted(&b, syscall.SIGTERM, nil)
+	assert.Equal(t, "tcast: stopped by SIGTERM; no output was being written\n", b.String())
 }

@@ -92,10 +92,34 @@ func count(n int, noun string) string {
 
 func main() {
 	// On SIGINT and SIGTERM, outputs being written are removed before exit.
-	stop := atomicfile.HandleSignals()
+	stop := atomicfile.HandleSignals(func(sig os.Signal, removed []string) {
+		interrupted(os.Stderr, sig, removed)
+	})
 	code := run(os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
+}
+
+// interrupted says, on a line of its own, that a signal stopped tcast and
+// which unfinished outputs it removed.
+func interrupted(w io.Writer, sig os.Signal, removed []string) {
+	if progressOpen.Load() {
+		fmt.Fprintln(w) // end the progress bar's line
+	}
+	name := "SIGTERM"
+	if sig == os.Interrupt {
+		name = "Ctrl-C (SIGINT)"
+	}
+	if len(removed) == 0 {
+		fmt.Fprintf(w, "tcast: stopped by %s; no output was being written\n", name)
+		return
+	}
+	what := "output " + removed[0]
+	if len(removed) > 1 {
+		what = "outputs " + strings.Join(removed, ", ")
+	}
+	fmt.Fprintf(w, "tcast: stopped by %s; removed the unfinished %s (nothing of it appeared); "+
+		"run the command again to write it\n", name, what)
 }
 
 // run executes a tcast command line and returns the exit status.

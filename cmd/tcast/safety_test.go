@@ -341,6 +341,9 @@ func TestSignalsLeaveNothing(t *testing.T) {
 			}
 			assert.Equal(t, 128+int(sig), ee.ExitCode())
 			assert.Empty(t, entries(t, parent), "no temporary, no lock, no output")
+			by := map[syscall.Signal]string{syscall.SIGINT: "Ctrl-C (SIGINT)", syscall.SIGTERM: "SIGTERM"}[sig]
+			assert.True(t, strings.HasSuffix(stderr.String(), "tcast: stopped by "+by+"; removed the unfinished output "+
+				out+" (nothing of it appeared); run the command again to write it\n"), "%q", stderr.String())
 		})
 	}
 }

@@ -2,6 +2,7 @@ package atomicfile
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -41,7 +42,9 @@ func child(mode string) int {
 		fmt.Println("ready")
 		select {}
 	case "file", "dir", "stopped":
-		stop := HandleSignals()
+		stop := HandleSignals(func(sig os.Signal, removed []string) {
+			fmt.Fprintf(os.Stderr, "signal %v: removed %v\n", sig, removed)
+		})
 		if mode == "stopped" {
 			stop()
 		}
@@ -76,6 +79,7 @@ func startChild(t *testing.T, mode string, env ...string) *exec.Cmd {
 	cmd.Env = append(append(os.Environ(), "ATOMICFILE_CHILD="+mode), env...)
 	out, err := cmd.StdoutPipe()
 	require.NoError(t, err)
+	cmd.Stderr = new(bytes.Buffer)
 	require.NoError(t, cmd.Start())
 	line, err := bufio.NewReader(out).ReadString('\n')
 	if err != nil || line != "ready\n" {

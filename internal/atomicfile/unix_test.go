@@ -3,6 +3,7 @@
 package atomicfile
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -230,6 +231,8 @@ func TestSignals(t *testing.T) {
 
 			if tt.code != -1 {
 				assert.Empty(t, names(t, dir), "nothing is left")
+				assert.Equal(t, fmt.Sprintf("signal %v: removed [%s]\n", tt.sig, dest),
+					cmd.Stderr.(*bytes.Buffer).String(), "the report names the removed output")
 				return
 			}
 			left, err := Temporaries(dir)
