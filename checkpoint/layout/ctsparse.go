@@ -235,16 +235,9 @@ func (l compressedTensors) scheme(dt *tcast.DataType) (*ctScheme, error) {
 	if err != nil {
 		return nil, err
 	}
-	if format == SparseDense || sc.kind == ctFloat {
+	why := sparseWhy(dt, sc)
+	if format == SparseDense || why == "" {
 		return sc, nil
-	}
-	why := fmt.Sprintf("datatype %s is stored packed (%s, P.weight_packed), which compressed-tensors' sparse compressors leave as it is (they compress only P.weight)",
-		dt.Name(), ctFormats[sc.kind])
-	switch {
-	case sc.kind == ctMXFP8:
-		why = fmt.Sprintf("datatype %s (mxfp8-quantized) came to compressed-tensors after its sparse formats were dropped: no release reads the two together", dt.Name())
-	case sc.kind == ctPack && sc.bits == 8:
-		why = fmt.Sprintf("datatype %s has a zero point, which int-quantized weights do not take", dt.Name())
 	}
 	value := string(format)
 	if l.prune.Format == SparseNatural {
@@ -254,9 +247,27 @@ func (l compressedTensors) scheme(dt *tcast.DataType) (*ctScheme, error) {
 		Hint: "write the pruned weights dense with -sparsity-format dense, or choose a datatype stored whole: " + ctWholeAccepted}
 }
 
-// sparseSpecs declares the tensors of module p holding an [out, in] weight
-// pruned as l.prune says, in scheme sc (ctNone: no quantization).
-func (l compressedTensors) sparseSpecs(p string, sc *ctScheme, dt *tcast.DataType, out, in int) []Spec {
+// sparseWhy says why a sparse format cannot store weights of datatype dt in
+// scheme sc, "" when it can.
+func sparseWhy(dt *tcast.DataType, sc *ctScheme) string {
+	c := sc.codec()
+	if c.sparseWhy != nil {
+		if why := c.sparseWhy(dt, sc); why != "" {
+			return why
+		}
+	}
+	if c.packed {
+		return fmt.Sprintf("datatype %s is stored packed (%s, P.weight_packed), which "+
+			"compressed-tensors' sparse compressors leave as it is (they compress only P.weight)",
+			dt.Name(), c.format)
+	}
+	return ""
+}
+
+// sparseSpecs declares the tensors of weight w pruned as l.prune says
+// (scheme ctNone: no quantization).
+func (l compressedTensors) sparseSpecs(w *ctWeight) []Spec {
+	p, sc, out, in := w.p, w.sc, w.out, w.in
 	vdt := ctValueDType(sc)
 	var specs []Spec
 	switch l.prune.Resolved() {
@@ -264,7 +275,7 @@ func (l compressedTensors) sparseSpecs(p string, sc *ctScheme, dt *tcast.DataTyp
 		if sc.kind == ctNone {
 			return []Spec{specOf(p+".weight", vdt, []int{out, in})}
 		}
-		return ctSpecs(p, sc, dt, out, in)
+		return sc.codec().specs(w)
 	case Sparse24Bitmask:
 		specs = []Spec{
 			specOf(p+".shape", safetensors.I64, []int{2, 1}),
@@ -281,7 +292,7 @@ func (l compressedTensors) sparseSpecs(p string, sc *ctScheme, dt *tcast.DataTyp
 		}
 	}
 	if sc.kind != ctNone {
-		specs = append(specs, specOf(p+".weight_scale", sc.scaleDT, scaleShape2D(dt.Spec(), out, in)))
+		specs = append(specs, w.scaleSpec())
 	}
 	return specs
 }
@@ -289,23 +300,21 @@ func (l compressedTensors) sparseSpecs(p string, sc *ctScheme, dt *tcast.DataTyp
 // ctValueDType is the safetensors dtype of the values of a weight stored
 // whole in scheme sc.
 func ctValueDType(sc *ctScheme) safetensors.DType {
-	switch sc.kind {
-	case ctNone:
+	if sc.kind == ctNone {
 		return sc.scaleDT // the unquantized dtype
-	case ctInt:
-		return safetensors.I8
 	}
-	return safetensors.F8E4M3
+	return sc.codec().whole
 }
 
-// encodeSparse writes the pruned weight a (Actual form) of module p.
-func (l compressedTensors) encodeSparse(name, p string, sc *ctScheme, a *tcast.Tensor) ([]Tensor, error) {
+// encodeSparse writes the pruned weight w (a, Actual form).
+func (l compressedTensors) encodeSparse(name string, w *ctWeight, a *tcast.Tensor) (
+	[]Tensor, error) {
 	const lay = "compressed-tensors"
 	fail := func(format string, args ...any) ([]Tensor, error) {
 		return nil, &FormatError{Layout: lay, Weight: name, Err: fmt.Errorf(format, args...)}
 	}
-	out, in := a.Shape[0], a.Shape[1]
-	specs := l.sparseSpecs(p, sc, a.DataType, out, in)
+	sc, out, in := w.sc, w.out, w.in
+	specs := l.sparseSpecs(w)
 	format := l.prune.Resolved()
 	if format == SparseDense && sc.kind != ctNone {
 		return nil, nil // the caller encodes the dense quantized weight
@@ -351,11 +360,7 @@ func (l compressedTensors) encodeSparse(name, p string, sc *ctScheme, a *tcast.T
 			data = append(data, a.Scale.Bytes)
 		}
 	}
-	ts := make([]Tensor, len(specs))
-	for i := range specs {
-		ts[i] = Tensor{Spec: specs[i], Data: data[i]}
-	}
-	return ts, nil
+	return zipTensors(specs, data), nil
 }
 
 // ConfigSource is implemented by Sources that have the checkpoint's
@@ -467,7 +472,7 @@ func decodeSparse(name, p string, src Source) (*tcast.Tensor, bool, error) {
 		return fail("%w", err)
 	}
 	if dt == nil {
-		if dt, err = sparseDerive(kind, cinfo.DType, out, in, sinfo, src, p); err != nil {
+		if dt, err = ctCodecs[kind].derive(src, p, out, in, sinfo); err != nil {
 			return fail("%v (and no %s%s metadata names the datatype)", err, KeyCTDataTypePrefix, p)
 		}
 	}
@@ -529,15 +534,6 @@ func decodeSparse(name, p string, src Source) (*tcast.Tensor, bool, error) {
 		t.Scale = part(dt.Spec().Scale, sshape, slices.Clone(s.data))
 	}
 	return finish(lay, name, t)
-}
-
-// sparseDerive finds the datatype of a pruned weight from its tensors: the
-// float format of unquantized values (vdt), else as ctDerive finds it.
-func sparseDerive(kind ctKind, vdt safetensors.DType, out, in int, sinfo safetensors.TensorInfo, src Source, p string) (*tcast.DataType, error) {
-	if kind == ctNone {
-		return tcast.MustLookup(floatFormatName[vdt]), nil
-	}
-	return ctDerive(kind, out, in, safetensors.TensorInfo{}, sinfo, src, p)
 }
 
 // sparseParts are the suffixes of a pruned module's tensors, in the order
