@@ -147,6 +147,16 @@ type ctCodec struct {
 	decode func(w *ctWeight, t *tcast.Tensor, src Source) error
 }
 
+// deriveAt derives the datatype of module p, for want of a recorded one.
+func (c *ctCodec) deriveAt(src Source, p string, out, in int, sinfo safetensors.TensorInfo) (
+	*tcast.DataType, error) {
+	dt, err := c.derive(src, p, out, in, sinfo)
+	if err != nil {
+		return nil, fmt.Errorf("%v (and no %s%s metadata names the datatype)", err, KeyCTDataTypePrefix, p)
+	}
+	return dt, nil
+}
+
 // ctWeight is one weight in a compressed-tensors scheme: module p (the name
 // without ".weight") holding an [out, in] weight of datatype dt.
 type ctWeight struct {
@@ -640,9 +650,8 @@ func decodeQuantized(kind ctKind, src Source, p string) (*tcast.Tensor, error) {
 		return nil, err
 	}
 	if dt == nil {
-		if dt, err = c.derive(src, p, out, in, sinfo); err != nil {
-			return nil, fmt.Errorf("%v (and no %s%s metadata names the datatype)",
-				err, KeyCTDataTypePrefix, p)
+		if dt, err = c.deriveAt(src, p, out, in, sinfo); err != nil {
+			return nil, err
 		}
 	}
 	sc, err := ctClassify(dt)
