@@ -780,46 +780,21 @@ func (compressedTensors) quantFiles(sc *ctScheme, kept []string, srcConfig []byt
 	return map[string][]byte{"config.json": cfg}, nil
 }
 
+// configKV is one key of a JSON object and its raw value.
+type configKV struct {
+	k string
+	v json.RawMessage
+}
+
 // setConfigKey returns the JSON object src (empty or nil: {}) with key set
 // to value (removed for a nil value), keeping the order of the other keys,
 // indented by two spaces.
 func setConfigKey(src []byte, key string, value any) ([]byte, error) {
-	type kv struct {
-		k string
-		v json.RawMessage
+	kvs, err := configKeys(src)
+	if err != nil {
+		return nil, err
 	}
-	var kvs []kv
-	if len(bytes.TrimSpace(src)) > 0 {
-		dec := json.NewDecoder(bytes.NewReader(src))
-		dec.UseNumber()
-		tok, err := dec.Token()
-		if d, ok := tok.(json.Delim); err != nil || !ok || d != '{' {
-			return nil, fmt.Errorf("config.json is not a JSON object")
-		}
-		for dec.More() {
-			tok, err := dec.Token()
-			if err != nil {
-				return nil, fmt.Errorf("config.json: %w", err)
-			}
-			k, _ := tok.(string)
-			var v json.RawMessage
-			if err := dec.Decode(&v); err != nil {
-				return nil, fmt.Errorf("config.json: key %q: %w", k, err)
-			}
-			if i := slices.IndexFunc(kvs, func(e kv) bool { return e.k == k }); i >= 0 {
-				kvs[i].v = v // a duplicate key: the last one wins, as in Python
-				continue
-			}
-			kvs = append(kvs, kv{k, v})
-		}
-		if _, err := dec.Token(); err != nil {
-			return nil, fmt.Errorf("config.json: %w", err)
-		}
-		if _, err := dec.Token(); err != io.EOF {
-			return nil, fmt.Errorf("config.json: data after the top-level object")
-		}
-	}
-	i := slices.IndexFunc(kvs, func(e kv) bool { return e.k == key })
+	i := slices.IndexFunc(kvs, func(e configKV) bool { return e.k == key })
 	switch {
 	case value == nil && i >= 0:
 		kvs = slices.Delete(kvs, i, i+1)
@@ -831,9 +806,53 @@ func setConfigKey(src []byte, key string, value any) ([]byte, error) {
 		if i >= 0 {
 			kvs[i].v = vb
 		} else {
-			kvs = append(kvs, kv{key, vb})
+			kvs = append(kvs, configKV{key, vb})
 		}
 	}
+	return writeConfig(kvs)
+}
+
+// configKeys returns the keys of the JSON object src (empty or nil: none)
+// in their order, a duplicate key's last value at its first place.
+func configKeys(src []byte) ([]configKV, error) {
+	if len(bytes.TrimSpace(src)) == 0 {
+		return nil, nil
+	}
+	var kvs []configKV
+	dec := json.NewDecoder(bytes.NewReader(src))
+	dec.UseNumber()
+	tok, err := dec.Token()
+	if d, ok := tok.(json.Delim); err != nil || !ok || d != '{' {
+		return nil, fmt.Errorf("config.json is not a JSON object")
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, fmt.Errorf("config.json: %w", err)
+		}
+		k, _ := tok.(string)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, fmt.Errorf("config.json: key %q: %w", k, err)
+		}
+		if i := slices.IndexFunc(kvs, func(e configKV) bool { return e.k == k }); i >= 0 {
+			kvs[i].v = v // a duplicate key: the last one wins, as in Python
+			continue
+		}
+		kvs = append(kvs, configKV{k, v})
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, fmt.Errorf("config.json: %w", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("config.json: data after the top-level object")
+	}
+	return kvs, nil
+}
+
+// writeConfig returns the JSON object of kvs, indented by two spaces, with
+// a final newline.
+func writeConfig(kvs []configKV) ([]byte, error) {
 	var compact bytes.Buffer
 	compact.WriteByte('{')
 	for i, e := range kvs {
