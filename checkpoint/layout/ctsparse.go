@@ -51,21 +51,20 @@ const (
 	Sparse24Bitmask SparseFormat = "sparse-24-bitmask"
 )
 
-// SparseFormats lists the named sparse formats, as a -sparsity-format flag
-// takes them.
+// SparseFormats lists the named sparse formats.
 func SparseFormats() []SparseFormat {
 	return []SparseFormat{SparseDense, SparseBitmask, Sparse24Bitmask}
 }
 
 // ParseSparseFormat returns the sparse format of a name ("" is
-// SparseNatural), or a *SparsityError naming the -sparsity-format flag.
+// SparseNatural), or a *SparsityError for Pruning.Format.
 func ParseSparseFormat(s string) (SparseFormat, error) {
 	f := SparseFormat(s)
 	if f == SparseNatural || slices.Contains(SparseFormats(), f) {
 		return f, nil
 	}
-	return "", &SparsityError{Layout: "compressed-tensors", Flag: "-sparsity-format", Value: s,
-		Reason: "unknown sparse format", Hint: "give dense, sparse-bitmask or sparse-24-bitmask"}
+	return "", &SparsityError{Layout: "compressed-tensors", Option: optFormat, Value: s,
+		Reason: "unknown sparse format"}
 }
 
 // Pruning asks a layout to store weights pruned to an N:M pattern along
@@ -117,24 +116,31 @@ func PruningOf(l Layout) (Pruning, bool) {
 // ErrSparsity is matched (errors.Is) by every *SparsityError.
 var ErrSparsity = errors.New("unsupported sparsity")
 
+// The settings a SparsityError names: the fields of Pruning, and the
+// datatype the weights are cast to.
+const (
+	optPattern  = "Pruning.Pattern"
+	optFormat   = "Pruning.Format"
+	optDataType = "DataType"
+)
+
 // SparsityError reports pruning a layout cannot store: a pattern or sparse
 // format it does not take, or a datatype its sparse formats do not compose
-// with. Flag is the command-line flag whose value is refused and Hint says
-// what to do instead.
+// with. Option names the refused setting, "Pruning.Pattern" or
+// "Pruning.Format" (the fields of Pruning) or "DataType" (the datatype the
+// weights are cast to), and Value its value; Conflict, when not empty,
+// names the other setting it does not go with ("Pruning.Pattern" or
+// "DataType").
 type SparsityError struct {
-	Layout string
-	Flag   string // "-sparsity", "-sparsity-format" or "-dtype"
-	Value  string // the value refused
-	Reason string
-	Hint   string
+	Layout   string
+	Option   string
+	Value    string // the value refused
+	Reason   string
+	Conflict string
 }
 
 func (e *SparsityError) Error() string {
-	msg := fmt.Sprintf("layout %s: %s %s: %s", e.Layout, e.Flag, e.Value, e.Reason)
-	if e.Hint != "" {
-		msg += "; " + e.Hint
-	}
-	return msg
+	return fmt.Sprintf("layout %s: %s %s: %s", e.Layout, e.Option, e.Value, e.Reason)
 }
 
 // Is reports whether target is ErrSparsity.
@@ -146,16 +152,15 @@ func (e *SparsityError) Is(target error) bool { return target == ErrSparsity }
 func (compressedTensors) WithPruning(p Pruning) (Layout, error) {
 	const lay = "compressed-tensors"
 	if err := p.Pattern.Validate(); err != nil {
-		return nil, &SparsityError{Layout: lay, Flag: "-sparsity", Value: p.Pattern.String(), Reason: err.Error(),
-			Hint: "give N:M with 1 ≤ N < M ≤ 16, M a power of two, such as 2:4"}
+		return nil, &SparsityError{Layout: lay, Option: optPattern, Value: p.Pattern.String(),
+			Reason: err.Error()}
 	}
 	if _, err := ParseSparseFormat(string(p.Format)); err != nil {
 		return nil, err
 	}
 	if p.Format == Sparse24Bitmask && p.Pattern != sparsity.P24 {
-		return nil, &SparsityError{Layout: lay, Flag: "-sparsity-format", Value: string(p.Format),
-			Reason: fmt.Sprintf("the format holds 2:4 sparsity, not %v", p.Pattern),
-			Hint:   "use -sparsity-format sparse-bitmask (or dense) for other N:M patterns, or -sparsity 2:4"}
+		return nil, &SparsityError{Layout: lay, Option: optFormat, Value: string(p.Format),
+			Reason: fmt.Sprintf("the format holds 2:4 sparsity, not %v", p.Pattern), Conflict: optPattern}
 	}
 	return compressedTensors{prune: p}, nil
 }
@@ -199,11 +204,6 @@ func int8Whole(dt *tcast.DataType) (*ctScheme, bool) {
 	return sc, true
 }
 
-// ctWholeAccepted lists the quantized datatypes a sparse format composes
-// with, for messages.
-const ctWholeAccepted = "fp8e4 with a tensor, channel or 2-D block scale (float-quantized) or int8 with a tensor, channel or group scale (int-quantized), " +
-	"or no quantization (-dtype bfloat16, float16 or float32, or no -dtype)"
-
 // scheme maps a datatype to the compressed-tensors scheme the layout writes
 // it in: ctClassify's without pruning; with pruning, also the unscaled float
 // types (no quantization), and for a sparse format only the schemes that
@@ -221,9 +221,9 @@ func (l compressedTensors) scheme(dt *tcast.DataType) (*ctScheme, error) {
 	}
 	format := l.prune.Resolved()
 	if s := dt.Spec(); s != nil && s.IsSparse() {
-		return nil, &SparsityError{Layout: lay, Flag: "-dtype", Value: dt.Name(),
-			Reason: "the layout prunes a dense datatype and stores the mask itself; an n<N>m<M> datatype has no compressed-tensors form",
-			Hint:   "give the dense datatype with -sparsity N:M"}
+		return nil, &SparsityError{Layout: lay, Option: optDataType, Value: dt.Name(),
+			Reason: "the layout prunes a dense datatype and stores the mask itself; " +
+				"an n<N>m<M> datatype has no compressed-tensors form"}
 	}
 	if format != SparseDense {
 		if sc, ok := int8Whole(dt); ok {
@@ -242,8 +242,8 @@ func (l compressedTensors) scheme(dt *tcast.DataType) (*ctScheme, error) {
 	if l.prune.Format == SparseNatural {
 		value += fmt.Sprintf(" (the default for %v)", l.prune.Pattern)
 	}
-	return nil, &SparsityError{Layout: lay, Flag: "-sparsity-format", Value: value, Reason: why,
-		Hint: "write the pruned weights dense with -sparsity-format dense, or choose a datatype stored whole: " + ctWholeAccepted}
+	return nil, &SparsityError{Layout: lay, Option: optFormat, Value: value, Reason: why,
+		Conflict: optDataType}
 }
 
 // sparseWhy says why a sparse format cannot store weights of datatype dt in

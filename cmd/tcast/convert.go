@@ -174,10 +174,10 @@ func runConvert(args []string, stdout, stderr io.Writer) error {
 		case isPruner:
 			f, err := layout.ParseSparseFormat(*sparseFormat)
 			if err != nil {
-				return usagef("%v", err)
+				return sparsityUsage(err)
 			}
 			if opts.Layout, err = pruner.WithPruning(layout.Pruning{Pattern: p, Format: f}); err != nil {
-				return usagef("%v", err)
+				return sparsityUsage(err)
 			}
 		case *sparseFormat != "":
 			return usagef("-sparsity-format applies to -layout compressed-tensors; the %s layout stores N:M sparsity in its datatype: drop -sparsity-format", *lay)
@@ -191,7 +191,7 @@ func runConvert(args []string, stdout, stderr io.Writer) error {
 		if err := layout.Accepts(opts.Layout, opts.DataType); err != nil {
 			var se *layout.SparsityError
 			if errors.As(err, &se) {
-				return usagef("%v", err)
+				return usagef("%s", sparsityMessage(se))
 			}
 			return usagef("-dtype %s: %v", *name, err)
 		}
@@ -327,6 +327,51 @@ func cliAxis(a int) int {
 		return tc.FirstAxis
 	}
 	return a
+}
+
+// sparsityFlags names the flag of each setting a *layout.SparsityError
+// refuses (its Option).
+var sparsityFlags = map[string]string{
+	"Pruning.Pattern": "-sparsity",
+	"Pruning.Format":  "-sparsity-format",
+	"DataType":        "-dtype",
+}
+
+// sparsityHints says what to do instead, for each refused setting and the
+// one it conflicts with (a *layout.SparsityError's Option and Conflict).
+var sparsityHints = map[[2]string]string{
+	{"Pruning.Pattern", ""}: "give N:M with 1 ≤ N < M ≤ 16, M a power of two, such as 2:4",
+	{"Pruning.Format", ""}:  "give dense, sparse-bitmask or sparse-24-bitmask",
+	{"Pruning.Format", "Pruning.Pattern"}: "use -sparsity-format sparse-bitmask (or dense) " +
+		"for other N:M patterns, or -sparsity 2:4",
+	{"Pruning.Format", "DataType"}: "write the pruned weights dense with -sparsity-format dense, " +
+		"or choose a datatype stored whole: fp8e4 with a tensor, channel or 2-D block scale " +
+		"(float-quantized) or int8 with a tensor, channel or group scale (int-quantized), " +
+		"or no quantization (-dtype bfloat16, float16 or float32, or no -dtype)",
+	{"DataType", ""}: "give the dense datatype with -sparsity N:M",
+}
+
+// sparsityMessage says what e refuses in terms of the flags, and what to do
+// instead.
+func sparsityMessage(e *layout.SparsityError) string {
+	flag, ok := sparsityFlags[e.Option]
+	if !ok {
+		return e.Error()
+	}
+	msg := fmt.Sprintf("layout %s: %s %s: %s", e.Layout, flag, e.Value, e.Reason)
+	if hint := sparsityHints[[2]string{e.Option, e.Conflict}]; hint != "" {
+		msg += "; " + hint
+	}
+	return msg
+}
+
+// sparsityUsage is the usage error of err, a *layout.SparsityError.
+func sparsityUsage(err error) error {
+	var se *layout.SparsityError
+	if errors.As(err, &se) {
+		return usagef("%s", sparsityMessage(se))
+	}
+	return usagef("%v", err)
 }
 
 // parseSparsityFlag reads the N:M pattern of a -sparsity flag; a bad one is
