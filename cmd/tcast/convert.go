@@ -293,9 +293,19 @@ type typeForFlag struct{ *ggufmix.Overrides }
 func (f typeForFlag) Set(v string) error {
 	err := f.Overrides.Set(v)
 	if oe := (*ggufmix.OverrideError)(nil); errors.As(err, &oe) {
-		return errors.New(oe.Detail())
+		return errors.New(overrideMessage(oe))
 	}
 	return err
+}
+
+// overrideMessage says what is wrong with a -type-for value, without the
+// value, and for a type only generic GGUF output takes how to get it.
+func overrideMessage(oe *ggufmix.OverrideError) string {
+	msg := oe.Detail()
+	if oe.Generic != "" {
+		msg += ", or -dtype " + oe.Generic + " for generic GGUF output"
+	}
+	return msg
 }
 
 // renameFlag collects -rename RE=REPL rules.
