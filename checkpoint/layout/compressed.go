@@ -147,6 +147,23 @@ type ctCodec struct {
 	decode func(w *ctWeight, t *tcast.Tensor, src Source) error
 }
 
+// fixedScheme is the scheme function of a format holding one scheme, sc.
+func fixedScheme(sc ctScheme) func(*tcast.DataType) (*ctScheme, string) {
+	return func(*tcast.DataType) (*ctScheme, string) {
+		c := sc
+		return &c, ""
+	}
+}
+
+// deriveNamed is the derive function of a format holding one datatype,
+// the registered one of that name.
+func deriveNamed(name string) func(Source, string, int, int, safetensors.TensorInfo) (
+	*tcast.DataType, error) {
+	return func(Source, string, int, int, safetensors.TensorInfo) (*tcast.DataType, error) {
+		return tcast.MustLookup(name), nil
+	}
+}
+
 // deriveAt derives the datatype of module p, for want of a recorded one.
 func (c *ctCodec) deriveAt(src Source, p string, out, in int, sinfo safetensors.TensorInfo) (
 	*tcast.DataType, error) {

@@ -31,10 +31,8 @@ var ctFloatCodec = ctCodec{
 var ctMXFP8Codec = ctCodec{
 	format: "mxfp8-quantized",
 	claims: func(dt *tcast.DataType) bool { return isMX(dt, fmtE4M3) },
-	scheme: func(*tcast.DataType) (*ctScheme, string) {
-		return &ctScheme{kind: ctMXFP8, bits: 8, typ: "float", symmetric: true,
-			strategy: "group", group: 32, scaleDT: safetensors.U8}, ""
-	},
+	scheme: fixedScheme(ctScheme{kind: ctMXFP8, bits: 8, typ: "float", symmetric: true,
+		strategy: "group", group: 32, scaleDT: safetensors.U8}),
 	sparseWhy: func(dt *tcast.DataType, _ *ctScheme) string {
 		return fmt.Sprintf("datatype %s (mxfp8-quantized) came to compressed-tensors after "+
 			"its sparse formats were dropped: no release reads the two together", dt.Name())
@@ -46,10 +44,8 @@ var ctMXFP8Codec = ctCodec{
 		sinfo, _, _ := src.Tensor(p + ".weight_scale")
 		return hasF8Weight(src, p) && (sinfo.DType == safetensors.U8 || sinfo.DType == safetensors.F8E8M0)
 	},
-	shape: f8Shape,
-	derive: func(Source, string, int, int, safetensors.TensorInfo) (*tcast.DataType, error) {
-		return tcast.MustLookup("mxfp8e4"), nil
-	},
+	shape:  f8Shape,
+	derive: deriveNamed("mxfp8e4"),
 	decode: f8Decode,
 }
 

@@ -16,10 +16,8 @@ import (
 var ctNVFP4Codec = ctCodec{
 	format: "nvfp4-pack-quantized",
 	claims: isNVFP4,
-	scheme: func(*tcast.DataType) (*ctScheme, string) {
-		return &ctScheme{kind: ctNVFP4, bits: 4, typ: "float", symmetric: true,
-			strategy: "tensor_group", group: 16, scaleDT: safetensors.F8E4M3}, ""
-	},
+	scheme: fixedScheme(ctScheme{kind: ctNVFP4, bits: 4, typ: "float", symmetric: true,
+		strategy: "tensor_group", group: 16, scaleDT: safetensors.F8E4M3}),
 	packed: true,
 	specs: func(w *ctWeight) []Spec {
 		return append(fp4Specs(w), specOf(w.p+".weight_global_scale", safetensors.F32, []int{1}))
@@ -34,10 +32,8 @@ var ctNVFP4Codec = ctCodec{
 		_, _, ok := src.Tensor(p + ".weight_global_scale")
 		return hasFP4Packed(src, p) && ok
 	},
-	shape: fp4Shape,
-	derive: func(Source, string, int, int, safetensors.TensorInfo) (*tcast.DataType, error) {
-		return tcast.MustLookup("nvfp4"), nil
-	},
+	shape:  fp4Shape,
+	derive: deriveNamed("nvfp4"),
 	decode: nvfp4Decode,
 }
 
@@ -46,20 +42,16 @@ var ctNVFP4Codec = ctCodec{
 var ctMXFP4Codec = ctCodec{
 	format: "mxfp4-pack-quantized",
 	claims: isMXFP4,
-	scheme: func(*tcast.DataType) (*ctScheme, string) {
-		return &ctScheme{kind: ctMXFP4, bits: 4, typ: "float", symmetric: true,
-			strategy: "group", group: 32, scaleDT: safetensors.U8}, ""
-	},
+	scheme: fixedScheme(ctScheme{kind: ctMXFP4, bits: 4, typ: "float", symmetric: true,
+		strategy: "group", group: 32, scaleDT: safetensors.U8}),
 	packed: true,
 	specs:  fp4Specs,
 	encode: func(_ *ctWeight, a *tcast.Tensor, _ map[string]string) ([][]byte, error) {
 		return [][]byte{pack4(a.Data.Bytes), a.Scale.Bytes}, nil
 	},
-	match: hasFP4Packed,
-	shape: fp4Shape,
-	derive: func(Source, string, int, int, safetensors.TensorInfo) (*tcast.DataType, error) {
-		return tcast.MustLookup("mxfp4"), nil
-	},
+	match:  hasFP4Packed,
+	shape:  fp4Shape,
+	derive: deriveNamed("mxfp4"),
 	decode: fp4Decode,
 }
 
