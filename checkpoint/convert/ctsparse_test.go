@@ -257,7 +257,7 @@ func TestCTSparseConvertRefuses(t *testing.T) {
 		_, err := Convert("does-not-exist.safetensors", t.TempDir(), ctPruneOpts(t, dt, sparsity.P24, layout.SparseNatural))
 		var se *layout.SparsityError
 		require.ErrorAs(t, err, &se, dt)
-		assert.Equal(t, "-sparsity-format", se.Flag)
+		assert.Equal(t, "Pruning.Format", se.Option)
 		assert.NotContains(t, err.Error(), "does-not-exist")
 	}
 	_, err := Convert("does-not-exist.safetensors", t.TempDir(), opts(t, "mxfp4", "compressed-tensors").withoutDataType())

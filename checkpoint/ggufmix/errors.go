@@ -19,28 +19,32 @@ func (e *UnknownMixError) Error() string {
 	return "unknown mix " + quote(e.Name) + closest(e.Closest)
 }
 
-// OverrideError reports a -type-for value that cannot be used.
+// OverrideError reports an override (REGEXP=TYPE) that cannot be used.
 type OverrideError struct {
-	// Value is the flag value ("ffn_down=q7_k").
+	// Value is the override as given ("ffn_down=q7_k").
 	Value string
 	// Reason describes the problem.
 	Reason string
 	// Closest lists the nearest known type names for an unknown type.
 	Closest []string
+	// Generic, when set, is the datatype name of the type asked for
+	// ("q8_k"), one that only generic GGUF output (no llama.cpp model)
+	// takes.
+	Generic string
 	// Err is the regular expression's compile error, if that was the
 	// problem.
 	Err error
 }
 
 // Error returns a message such as
-// `-type-for "ffn_down=q7_k": unknown type "q7_k" (closest: "q6_k", "q2_k", "q3_k")`.
+// `override "ffn_down=q7_k": unknown type "q7_k" (closest: "q6_k", "q2_k", "q3_k")`.
 func (e *OverrideError) Error() string {
-	return "-type-for " + quote(e.Value) + ": " + e.Detail()
+	return "override " + quote(e.Value) + ": " + e.Detail()
 }
 
-// Detail returns the message without the flag and its value, for a caller
-// that names them already (the flag package's "invalid value ... for flag
-// -type-for: "): `unknown type "q7_k" (closest: "q6_k", "q2_k", "q3_k")`.
+// Detail returns the message without the value, for a caller that names
+// it already (the flag package's "invalid value ... for flag"):
+// `unknown type "q7_k" (closest: "q6_k", "q2_k", "q3_k")`.
 func (e *OverrideError) Detail() string {
 	var b strings.Builder
 	b.WriteString(e.Reason)

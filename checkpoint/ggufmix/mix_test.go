@@ -386,13 +386,13 @@ func TestParseOverride(t *testing.T) {
 		in, msg string
 		closest []string
 	}{
-		{"ffn_down", `-type-for "ffn_down": want REGEXP=TYPE`, nil},
-		{"=q6_k", `-type-for "=q6_k": empty tensor name pattern`, nil},
-		{"ffn_down=", `-type-for "ffn_down=": missing type after '='`, nil},
-		{"ffn_down=q7_k", `-type-for "ffn_down=q7_k": unknown type "q7_k" (closest: "q2_k", "q3_k", "q4_k")`,
+		{"ffn_down", `override "ffn_down": want REGEXP=TYPE`, nil},
+		{"=q6_k", `override "=q6_k": empty tensor name pattern`, nil},
+		{"ffn_down=", `override "ffn_down=": missing type after '='`, nil},
+		{"ffn_down=q7_k", `override "ffn_down=q7_k": unknown type "q7_k" (closest: "q2_k", "q3_k", "q4_k")`,
 			[]string{"q2_k", "q3_k", "q4_k"}},
-		{"ffn_down=iq2_xxs", `-type-for "ffn_down=iq2_xxs": unknown type "iq2_xxs"`, nil},
-		{"ffn_down=Q8_K", `-type-for "ffn_down=Q8_K": Q8_K is ggml's intermediate for dot products, not a weight type llama.cpp computes with: use q8_0`, nil},
+		{"ffn_down=iq2_xxs", `override "ffn_down=iq2_xxs": unknown type "iq2_xxs"`, nil},
+		{"ffn_down=Q8_K", `override "ffn_down=Q8_K": Q8_K is ggml's intermediate for dot products, not a weight type llama.cpp computes with: use q8_0`, nil},
 	}
 	for _, c := range cases {
 		_, err := ParseOverride(c.in)
@@ -702,7 +702,7 @@ func TestOverridesFlag(t *testing.T) {
 	assert.Equal(t, Q8_0, ovs[1].Type)
 	err := fs.Parse([]string{"-type-for", "ffn_down=q9_k"})
 	require.Error(t, err) // the flag package keeps only the message
-	assert.Contains(t, err.Error(), `-type-for "ffn_down=q9_k": unknown type "q9_k"`)
+	assert.Contains(t, err.Error(), `override "ffn_down=q9_k": unknown type "q9_k"`)
 	var oe *OverrideError
 	require.ErrorAs(t, ovs.Set("x=q9_k"), &oe)
 	assert.Equal(t, "x=q9_k", oe.Value)

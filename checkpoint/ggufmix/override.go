@@ -32,11 +32,11 @@ type Override struct {
 	Type gguf.Type
 }
 
-// ParseOverride parses "REGEXP=TYPE" as given to -type-for: the text after
-// the last '=' is a type name (case-insensitive: "q6_k", "Q8_0", "f16"),
-// the text before it a regular expression matched anywhere in the tensor
-// name. An empty pattern, a bad regular expression or an unknown type is
-// an *OverrideError naming the value.
+// ParseOverride parses "REGEXP=TYPE", as llama-quantize's --tensor-type
+// takes it: the text after the last '=' is a type name (case-insensitive:
+// "q6_k", "Q8_0", "f16"), the text before it a regular expression matched
+// anywhere in the tensor name. An empty pattern, a bad regular expression
+// or an unknown type is an *OverrideError naming the value.
 func ParseOverride(s string) (Override, error) {
 	i := strings.LastIndexByte(s, '=')
 	if i < 0 {
@@ -78,7 +78,9 @@ func parseType(s string) (gguf.Type, *OverrideError) {
 		return 0, &OverrideError{Reason: "missing type after '='"}
 	}
 	if strings.EqualFold(s, gguf.TypeQ8_K.String()) {
-		return 0, &OverrideError{Reason: "Q8_K is ggml's intermediate for dot products, not a weight type llama.cpp computes with: use q8_0 (8.5 bits per value), or -dtype q8_k for generic GGUF output"}
+		return 0, &OverrideError{Reason: "Q8_K is ggml's intermediate for dot products, " +
+			"not a weight type llama.cpp computes with: use q8_0 (8.5 bits per value)",
+			Generic: strings.ToLower(gguf.TypeQ8_K.String())}
 	}
 	known := make([]string, len(overrideTypes))
 	for i, t := range overrideTypes {
@@ -135,8 +137,8 @@ func Overridden(overrides []Override, t Tensor, fallBack bool) (Decision, bool, 
 }
 
 // Overrides is a list of overrides that works as a repeatable command-line
-// flag (flag.Value): each -type-for value is parsed with ParseOverride and
-// appended, so the first one given wins.
+// flag (flag.Value): each value is parsed with ParseOverride and appended,
+// so the first one given wins.
 type Overrides []Override
 
 // Set parses one REGEXP=TYPE value and appends it.

@@ -37,143 +37,222 @@ func moreBitsWhy(i, n int) string {
 // default is the mix's base type, as llama-quantize's per-tensor type
 // choice does, and says why. ne0 is the row length.
 func ruleType(mix Mix, m Model, cat Category, p position, ne0 int, tied, imatrix bool) (gguf.Type, string) {
-	base := mix.base
-	name := mix.name
-	falcon := m.Arch == "falcon"
-	is := func(ms ...Mix) bool {
-		for _, x := range ms {
-			if x == mix {
-				return true
-			}
-		}
-		return false
+	r := &ruleArgs{mix: mix, m: m, cat: cat, p: p, ne0: ne0, imatrix: imatrix}
+	key := cat
+	if tied && cat == TokenEmbd {
+		key = Output // the token embedding doubles as the output head
 	}
-	keep := func() (gguf.Type, string) { return base, name + " base type" }
-
-	switch {
-	case cat == Output || (tied && cat == TokenEmbd):
-		what := "output head"
-		if cat == TokenEmbd {
-			what = "token embedding doubling as the output head (no output.weight)"
-		}
-		switch {
-		case falcon:
-			return gguf.TypeQ8_0, what + " of a falcon model: Q8_0"
-		case ne0%base.BlockSize() != 0:
-			return gguf.TypeQ8_0, fmt.Sprintf("%s with row length %d not a multiple of %d: Q8_0", what, ne0, base.BlockSize())
-		case base != gguf.TypeQ8_0:
-			return gguf.TypeQ6_K, what + ": Q6_K"
-		}
-		return base, what + ": " + name + " base type"
-
-	case cat == TokenEmbd:
-		return keep()
-
-	case cat.attnVLike():
-		t, why := base, name+" base type"
-		gqa := m.gqa()
-		i, n := p.attnV, p.nAttnV
-		switch {
-		case mix == MixQ2_K && gqa >= 4:
-			t, why = gguf.TypeQ4_K, fmt.Sprintf("Q2_K: %s with grouped-query attention (%d heads per KV head ≥ 4): Q4_K", cat, gqa)
-		case mix == MixQ2_K:
-			t, why = gguf.TypeQ3_K, fmt.Sprintf("Q2_K: %s: Q3_K", cat)
-		case mix == MixQ3_K_M && i < 2:
-			t, why = gguf.TypeQ5_K, fmt.Sprintf("Q3_K_M: %s %d of %d, among the first 2: Q5_K", cat, i, n)
-		case mix == MixQ3_K_M:
-			t, why = gguf.TypeQ4_K, fmt.Sprintf("Q3_K_M: %s: Q4_K", cat)
-		case mix == MixQ3_K_L:
-			t, why = gguf.TypeQ5_K, fmt.Sprintf("Q3_K_L: %s: Q5_K", cat)
-		case is(MixIQ4_NL, MixIQ4_XS) && gqa >= 4:
-			t, why = gguf.TypeQ5_K, fmt.Sprintf("%s: %s with grouped-query attention (%d heads per KV head ≥ 4): Q5_K", name, cat, gqa)
-		case is(MixQ4_K_M, MixQ5_K_M) && useMoreBits(i, n):
-			t, why = gguf.TypeQ6_K, fmt.Sprintf("%s: %s %s (use_more_bits): Q6_K", name, cat, moreBitsWhy(i, n))
-		case mix == MixQ4_K_S && i < 4:
-			t, why = gguf.TypeQ5_K, fmt.Sprintf("Q4_K_S: %s %d of %d, among the first 4: Q5_K", cat, i, n)
-		}
-		if m.is70B() && (t == gguf.TypeQ3_K || t == gguf.TypeQ4_K) {
-			t, why = gguf.TypeQ5_K, why+"; a 70B model's small shared V: Q5_K"
-		}
-		if m.Experts == 8 {
-			t, why = gguf.TypeQ8_0, why+"; an 8-expert model: Q8_0"
-		}
-		return t, why
-
-	case cat == AttnK:
-		if m.Experts == 8 {
-			return gguf.TypeQ8_0, name + ": attn_k of an 8-expert model: Q8_0"
-		}
-		return keep()
-
-	case cat == FFNDown:
-		i, n := p.ffn, p.nFFN
-		switch {
-		case mix == MixQ2_K:
-			return gguf.TypeQ3_K, "Q2_K: ffn_down: Q3_K"
-		case mix == MixQ3_K_M && i < n/16:
-			return gguf.TypeQ5_K, fmt.Sprintf("Q3_K_M: ffn_down in layer %d of %d, in the first sixteenth: Q5_K", i, n)
-		case mix == MixQ3_K_M && (!falcon || useMoreBits(i, n)):
-			return gguf.TypeQ4_K, "Q3_K_M: ffn_down: Q4_K"
-		case mix == MixQ3_K_M:
-			return gguf.TypeQ3_K, "Q3_K_M: ffn_down of a falcon model outside use_more_bits: Q3_K"
-		case mix == MixQ3_K_L && falcon:
-			return gguf.TypeQ4_K, "Q3_K_L: ffn_down of a falcon model: Q4_K"
-		case mix == MixQ3_K_L:
-			return gguf.TypeQ5_K, "Q3_K_L: ffn_down: Q5_K"
-		case mix == MixQ4_K_M && falcon:
-			switch {
-			case i < n/16:
-				return gguf.TypeQ6_K, fmt.Sprintf("Q4_K_M: falcon ffn_down in layer %d of %d, in the first sixteenth: Q6_K", i, n)
-			case useMoreBits(i, n):
-				return gguf.TypeQ5_K, fmt.Sprintf("Q4_K_M: falcon ffn_down in layer %s (use_more_bits): Q5_K", moreBitsWhy(i, n))
-			}
-			return keep()
-		case mix == MixQ4_K_M:
-			if useMoreBits(i, n) {
-				return gguf.TypeQ6_K, fmt.Sprintf("Q4_K_M: ffn_down in layer %s (use_more_bits): Q6_K", moreBitsWhy(i, n))
-			}
-			return keep()
-		case is(MixIQ4_NL, MixIQ4_XS) && i < n/8 && !imatrix:
-			return gguf.TypeQ5_K, fmt.Sprintf("%s: ffn_down in layer %d of %d, in the first eighth, without an importance matrix: Q5_K", name, i, n)
-		case mix == MixQ5_K_M && useMoreBits(i, n):
-			return gguf.TypeQ6_K, fmt.Sprintf("Q5_K_M: ffn_down in layer %s (use_more_bits): Q6_K", moreBitsWhy(i, n))
-		case mix == MixQ4_K_S && !falcon && i < n/8:
-			return gguf.TypeQ5_K, fmt.Sprintf("Q4_K_S: ffn_down in layer %d of %d, in the first eighth: Q5_K", i, n)
-		case is(MixQ4_0, MixQ5_0) && imatrix && i < n/8:
-			t := gguf.TypeQ4_1
-			if mix == MixQ5_0 {
-				t = gguf.TypeQ5_1
-			}
-			return t, fmt.Sprintf("%s: ffn_down in layer %d of %d, in the first eighth, with an importance matrix: %v", name, i, n, t)
-		}
-		return keep()
-
-	case cat == AttnOutput:
-		if falcon {
-			if mix == MixQ3_K_L {
-				return gguf.TypeQ4_K, "Q3_K_L: attn_output of a falcon model: Q4_K"
-			}
-			return keep()
-		}
-		if m.Experts == 8 {
-			if is(MixQ2_K, MixQ3_K_S, MixQ3_K_M, MixIQ4_NL, MixQ4_K_S, MixQ4_K_M, MixIQ4_XS) {
-				return gguf.TypeQ5_K, name + ": attn_output of an 8-expert model: Q5_K"
-			}
-			return keep()
-		}
-		switch mix {
-		case MixQ2_K:
-			return gguf.TypeQ3_K, "Q2_K: attn_output: Q3_K"
-		case MixQ3_K_M:
-			return gguf.TypeQ4_K, "Q3_K_M: attn_output: Q4_K"
-		case MixQ3_K_L:
-			return gguf.TypeQ5_K, "Q3_K_L: attn_output: Q5_K"
-		}
-		return keep()
+	if rule, ok := categoryRules[key]; ok {
+		return rule(r)
 	}
 	// attn_q, ffn_gate, ffn_up and the rest: only mixes this package does
 	// not offer (IQ3_*) have rules for them.
-	return keep()
+	return r.keep()
+}
+
+// categoryRules holds the rule of each category that has rules; the
+// others keep the mix's base type.
+var categoryRules = map[Category]func(*ruleArgs) (gguf.Type, string){
+	Output:     outputRule,
+	AttnV:      attnVRule,
+	AttnQKV:    attnVRule,
+	AttnKVB:    attnVRule,
+	AttnK:      attnKRule,
+	FFNDown:    ffnDownRule,
+	AttnOutput: attnOutputRule,
+}
+
+// ruleArgs is what a category's rule looks at: the mix, the model, the
+// tensor's category, position among its kind and row length, and whether
+// an importance matrix is given.
+type ruleArgs struct {
+	mix     Mix
+	m       Model
+	cat     Category
+	p       position
+	ne0     int
+	imatrix bool
+}
+
+// is reports whether the mix is one of ms.
+func (r *ruleArgs) is(ms ...Mix) bool {
+	for _, x := range ms {
+		if x == r.mix {
+			return true
+		}
+	}
+	return false
+}
+
+// falcon reports whether the model is a falcon, which has rules of its own.
+func (r *ruleArgs) falcon() bool { return r.m.Arch == "falcon" }
+
+// keep gives the mix's base type.
+func (r *ruleArgs) keep() (gguf.Type, string) { return r.mix.base, r.mix.name + " base type" }
+
+// outputRule: the output head (or the token embedding doubling as it) gets
+// Q6_K, Q8_0 for falcon and for a row length the base type does not divide.
+func outputRule(r *ruleArgs) (gguf.Type, string) {
+	base := r.mix.base
+	what := "output head"
+	if r.cat == TokenEmbd {
+		what = "token embedding doubling as the output head (no output.weight)"
+	}
+	switch {
+	case r.falcon():
+		return gguf.TypeQ8_0, what + " of a falcon model: Q8_0"
+	case r.ne0%base.BlockSize() != 0:
+		return gguf.TypeQ8_0, fmt.Sprintf("%s with row length %d not a multiple of %d: Q8_0",
+			what, r.ne0, base.BlockSize())
+	case base != gguf.TypeQ8_0:
+		return gguf.TypeQ6_K, what + ": Q6_K"
+	}
+	return base, what + ": " + r.mix.name + " base type"
+}
+
+// attnVRule: attn_v and the fused projections holding it get more bits in
+// the low mixes, with grouped-query attention and in use_more_bits layers;
+// then a 70B model's and an 8-expert model's adjustments.
+func attnVRule(r *ruleArgs) (gguf.Type, string) {
+	t, why := attnVType(r)
+	if r.m.is70B() && (t == gguf.TypeQ3_K || t == gguf.TypeQ4_K) {
+		t, why = gguf.TypeQ5_K, why+"; a 70B model's small shared V: Q5_K"
+	}
+	if r.m.Experts == 8 {
+		t, why = gguf.TypeQ8_0, why+"; an 8-expert model: Q8_0"
+	}
+	return t, why
+}
+
+// attnVType is attnVRule's choice by mix.
+func attnVType(r *ruleArgs) (gguf.Type, string) {
+	cat, name, gqa := r.cat, r.mix.name, r.m.gqa()
+	i, n := r.p.attnV, r.p.nAttnV
+	switch {
+	case r.mix == MixQ2_K && gqa >= 4:
+		return gguf.TypeQ4_K, fmt.Sprintf("Q2_K: %s with grouped-query attention "+
+			"(%d heads per KV head ≥ 4): Q4_K", cat, gqa)
+	case r.mix == MixQ2_K:
+		return gguf.TypeQ3_K, fmt.Sprintf("Q2_K: %s: Q3_K", cat)
+	case r.mix == MixQ3_K_M && i < 2:
+		return gguf.TypeQ5_K, fmt.Sprintf("Q3_K_M: %s %d of %d, among the first 2: Q5_K", cat, i, n)
+	case r.mix == MixQ3_K_M:
+		return gguf.TypeQ4_K, fmt.Sprintf("Q3_K_M: %s: Q4_K", cat)
+	case r.mix == MixQ3_K_L:
+		return gguf.TypeQ5_K, fmt.Sprintf("Q3_K_L: %s: Q5_K", cat)
+	case r.is(MixIQ4_NL, MixIQ4_XS) && gqa >= 4:
+		return gguf.TypeQ5_K, fmt.Sprintf("%s: %s with grouped-query attention "+
+			"(%d heads per KV head ≥ 4): Q5_K", name, cat, gqa)
+	case r.is(MixQ4_K_M, MixQ5_K_M) && useMoreBits(i, n):
+		return gguf.TypeQ6_K, fmt.Sprintf("%s: %s %s (use_more_bits): Q6_K", name, cat, moreBitsWhy(i, n))
+	case r.mix == MixQ4_K_S && i < 4:
+		return gguf.TypeQ5_K, fmt.Sprintf("Q4_K_S: %s %d of %d, among the first 4: Q5_K", cat, i, n)
+	}
+	return r.keep()
+}
+
+// attnKRule: attn_k of an 8-expert model gets Q8_0.
+func attnKRule(r *ruleArgs) (gguf.Type, string) {
+	if r.m.Experts == 8 {
+		return gguf.TypeQ8_0, r.mix.name + ": attn_k of an 8-expert model: Q8_0"
+	}
+	return r.keep()
+}
+
+// ffnDownRule: ffn_down gets more bits in the low and _M mixes, in the
+// first layers and the use_more_bits ones, with falcon's exceptions.
+func ffnDownRule(r *ruleArgs) (gguf.Type, string) {
+	i, n := r.p.ffn, r.p.nFFN
+	switch r.mix {
+	case MixQ2_K:
+		return gguf.TypeQ3_K, "Q2_K: ffn_down: Q3_K"
+	case MixQ3_K_M:
+		return ffnDownQ3KM(r, i, n)
+	case MixQ3_K_L:
+		if r.falcon() {
+			return gguf.TypeQ4_K, "Q3_K_L: ffn_down of a falcon model: Q4_K"
+		}
+		return gguf.TypeQ5_K, "Q3_K_L: ffn_down: Q5_K"
+	case MixQ4_K_M:
+		return ffnDownQ4KM(r, i, n)
+	case MixIQ4_NL, MixIQ4_XS:
+		if i < n/8 && !r.imatrix {
+			return gguf.TypeQ5_K, fmt.Sprintf("%s: ffn_down in layer %d of %d, in the first eighth, "+
+				"without an importance matrix: Q5_K", r.mix.name, i, n)
+		}
+	case MixQ5_K_M:
+		if useMoreBits(i, n) {
+			return gguf.TypeQ6_K, fmt.Sprintf("Q5_K_M: ffn_down in layer %s (use_more_bits): Q6_K", moreBitsWhy(i, n))
+		}
+	case MixQ4_K_S:
+		if !r.falcon() && i < n/8 {
+			return gguf.TypeQ5_K, fmt.Sprintf("Q4_K_S: ffn_down in layer %d of %d, in the first eighth: Q5_K", i, n)
+		}
+	case MixQ4_0, MixQ5_0:
+		if r.imatrix && i < n/8 {
+			t := gguf.TypeQ4_1
+			if r.mix == MixQ5_0 {
+				t = gguf.TypeQ5_1
+			}
+			return t, fmt.Sprintf("%s: ffn_down in layer %d of %d, in the first eighth, "+
+				"with an importance matrix: %v", r.mix.name, i, n, t)
+		}
+	}
+	return r.keep()
+}
+
+// ffnDownQ3KM is Q3_K_M's ffn_down rule for layer i of n.
+func ffnDownQ3KM(r *ruleArgs, i, n int) (gguf.Type, string) {
+	switch {
+	case i < n/16:
+		return gguf.TypeQ5_K, fmt.Sprintf("Q3_K_M: ffn_down in layer %d of %d, in the first sixteenth: Q5_K",
+			i, n)
+	case !r.falcon() || useMoreBits(i, n):
+		return gguf.TypeQ4_K, "Q3_K_M: ffn_down: Q4_K"
+	}
+	return gguf.TypeQ3_K, "Q3_K_M: ffn_down of a falcon model outside use_more_bits: Q3_K"
+}
+
+// ffnDownQ4KM is Q4_K_M's ffn_down rule for layer i of n.
+func ffnDownQ4KM(r *ruleArgs, i, n int) (gguf.Type, string) {
+	switch {
+	case r.falcon() && i < n/16:
+		return gguf.TypeQ6_K, fmt.Sprintf("Q4_K_M: falcon ffn_down in layer %d of %d, "+
+			"in the first sixteenth: Q6_K", i, n)
+	case r.falcon() && useMoreBits(i, n):
+		return gguf.TypeQ5_K, fmt.Sprintf("Q4_K_M: falcon ffn_down in layer %s (use_more_bits): Q5_K",
+			moreBitsWhy(i, n))
+	case !r.falcon() && useMoreBits(i, n):
+		return gguf.TypeQ6_K, fmt.Sprintf("Q4_K_M: ffn_down in layer %s (use_more_bits): Q6_K",
+			moreBitsWhy(i, n))
+	}
+	return r.keep()
+}
+
+// attnOutputRule: attn_output gets more bits in the low mixes, with
+// falcon's and 8-expert models' rules of their own.
+func attnOutputRule(r *ruleArgs) (gguf.Type, string) {
+	switch {
+	case r.falcon():
+		if r.mix == MixQ3_K_L {
+			return gguf.TypeQ4_K, "Q3_K_L: attn_output of a falcon model: Q4_K"
+		}
+		return r.keep()
+	case r.m.Experts == 8:
+		if r.is(MixQ2_K, MixQ3_K_S, MixQ3_K_M, MixIQ4_NL, MixQ4_K_S, MixQ4_K_M, MixIQ4_XS) {
+			return gguf.TypeQ5_K, r.mix.name + ": attn_output of an 8-expert model: Q5_K"
+		}
+		return r.keep()
+	}
+	switch r.mix {
+	case MixQ2_K:
+		return gguf.TypeQ3_K, "Q2_K: attn_output: Q3_K"
+	case MixQ3_K_M:
+		return gguf.TypeQ4_K, "Q3_K_M: attn_output: Q4_K"
+	case MixQ3_K_L:
+		return gguf.TypeQ5_K, "Q3_K_L: attn_output: Q5_K"
+	}
+	return r.keep()
 }
 
 // fallback is llama-quantize's replacement for a block type whose block

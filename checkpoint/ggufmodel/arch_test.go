@@ -468,3 +468,60 @@ func TestErrorMessages(t *testing.T) {
 		(&UnsupportedError{File: "tokenizer.json", Field: "model.type", Value: "WordPiece", Reason: "no"}).Error())
 	assert.Equal(t, `llama: tensor "x": y`, (&TensorError{Arch: "llama", Tensor: "x", Reason: "y"}).Error())
 }
+
+// TestRopeObject: rope_parameters (newer configs) before rope_scaling; a
+// rope_scaling that is no object is refused.
+func TestRopeObject(t *testing.T) {
+	params, scaling := map[string]any{"rope_type": "yarn"}, map[string]any{"type": "linear"}
+	for _, c := range []struct {
+		cfg       config
+		field     string
+		obj       config
+		wantError bool
+	}{
+		{config{"rope_parameters": params, "rope_scaling": scaling}, "rope_parameters", params, false},
+		{config{"rope_parameters": 3, "rope_scaling": scaling}, "rope_scaling", scaling, false},
+		{config{}, "rope_scaling", config{}, false},
+		{config{"rope_scaling": nil}, "rope_scaling", config{}, false},
+		{config{"rope_scaling": "linear"}, "", nil, true},
+	} {
+		field, obj, err := ropeObject(c.cfg)
+		if c.wantError {
+			var ue *UnsupportedError
+			require.ErrorAs(t, err, &ue)
+			assert.Equal(t, "rope_scaling", ue.Field)
+			continue
+		}
+		require.NoError(t, err)
+		assert.Equal(t, c.field, field)
+		assert.Equal(t, c.obj, obj)
+	}
+}
+
+// TestRopeTheta: the RoPE object's rope_theta, else config.json's
+// rope_theta or rotary_emb_base, else 10000; a base must be positive.
+func TestRopeTheta(t *testing.T) {
+	num := func(s string) json.Number { return json.Number(s) }
+	for _, c := range []struct {
+		cfg, rs config
+		want    float64
+		field   string // of the error, "" for none
+	}{
+		{config{"rope_theta": num("500000")}, config{"rope_theta": num("1e6")}, 1e6, ""},
+		{config{"rope_theta": num("500000")}, config{}, 500000, ""},
+		{config{"rotary_emb_base": num("20000")}, config{}, 20000, ""},
+		{config{}, config{}, 10000, ""},
+		{config{"rope_theta": num("0")}, config{}, 0, "rope_theta"},
+		{config{"rope_theta": "x"}, config{}, 0, "rope_theta"},
+	} {
+		got, err := ropeTheta(c.cfg, c.rs, "llama")
+		if c.field != "" {
+			var ue *UnsupportedError
+			require.ErrorAs(t, err, &ue)
+			assert.Equal(t, c.field, ue.Field)
+			continue
+		}
+		require.NoError(t, err)
+		assert.Equal(t, c.want, got)
+	}
+}

@@ -220,120 +220,195 @@ func readParams(c config, modelType, arch string) (*Params, error) {
 // readRope reads rope_theta and the RoPE scaling: rope_parameters (newer
 // configs) or rope_scaling.
 func readRope(c config, p *Params) error {
-	k := func(s string) string { return p.Arch + "." + s }
-	field := "rope_scaling"
-	rs := config{}
-	if v, ok := c["rope_parameters"].(map[string]any); ok {
-		field, rs = "rope_parameters", v
-	} else if v, ok := c["rope_scaling"].(map[string]any); ok {
-		rs = v
-	} else if v := c["rope_scaling"]; v != nil {
-		return &UnsupportedError{File: ConfigFile, Field: "rope_scaling", Value: fmt.Sprint(v), Reason: "want an object or null"}
-	}
-	theta, ok, err := rs.floatField(ConfigFile, k("rope.freq_base"), false, "rope_theta")
+	field, rs, err := ropeObject(c)
 	if err != nil {
 		return err
 	}
+	if p.RopeTheta, err = ropeTheta(c, rs, p.Arch); err != nil {
+		return err
+	}
+	_, tv, _ := rs.lookup("rope_type", "type")
+	typ, isStr := tv.(string)
+	if tv != nil && !isStr {
+		return &UnsupportedError{File: ConfigFile, Field: field + ".rope_type", Value: fmt.Sprint(tv),
+			Reason: "want a string"}
+	}
+	rr := &ropeReader{rs: rs, field: field, arch: p.Arch, r: &p.Rope}
+	if typ == "" || typ == "default" {
+		return nil
+	}
+	if read, ok := ropeScalings[typ]; ok {
+		return read(rr)
+	}
+	supported := "linear, yarn"
+	if p.Arch == "llama" {
+		supported += ", llama3"
+	}
+	return &UnsupportedError{File: ConfigFile, Field: rr.f("rope_type"), Value: typ,
+		Reason: "llama.cpp's " + p.Arch + " implements no such RoPE scaling (supported: " + supported + ")"}
+}
+
+// ropeObject returns the object of config.json holding the RoPE
+// parameters and its field: rope_parameters or rope_scaling (empty when
+// neither is given).
+func ropeObject(c config) (string, config, error) {
+	if v, ok := c["rope_parameters"].(map[string]any); ok {
+		return "rope_parameters", v, nil
+	}
+	if v, ok := c["rope_scaling"].(map[string]any); ok {
+		return "rope_scaling", v, nil
+	}
+	if v := c["rope_scaling"]; v != nil {
+		return "", nil, &UnsupportedError{File: ConfigFile, Field: "rope_scaling", Value: fmt.Sprint(v),
+			Reason: "want an object or null"}
+	}
+	return "rope_scaling", config{}, nil
+}
+
+// ropeTheta returns the base of the rotary frequencies: rs's rope_theta,
+// else config.json's rope_theta or rotary_emb_base, else 10000.
+func ropeTheta(c, rs config, arch string) (float64, error) {
+	key := arch + ".rope.freq_base"
+	theta, ok, err := rs.floatField(ConfigFile, key, false, "rope_theta")
+	if err != nil {
+		return 0, err
+	}
 	if !ok {
-		if theta, ok, err = c.floatField(ConfigFile, k("rope.freq_base"), false, "rope_theta", "rotary_emb_base"); err != nil {
-			return err
+		theta, ok, err = c.floatField(ConfigFile, key, false, "rope_theta", "rotary_emb_base")
+		if err != nil {
+			return 0, err
 		}
 	}
 	if !ok {
 		theta = 10000 // the default of every supported architecture
 	}
 	if theta <= 0 {
-		return &UnsupportedError{File: ConfigFile, Field: "rope_theta", Value: strconv.FormatFloat(theta, 'g', -1, 64), Reason: "want a positive base"}
+		return 0, &UnsupportedError{File: ConfigFile, Field: "rope_theta",
+			Value: strconv.FormatFloat(theta, 'g', -1, 64), Reason: "want a positive base"}
 	}
-	p.RopeTheta = theta
-	_, tv, _ := rs.lookup("rope_type", "type")
-	typ, isStr := tv.(string)
-	if tv != nil && !isStr {
-		return &UnsupportedError{File: ConfigFile, Field: field + ".rope_type", Value: fmt.Sprint(tv), Reason: "want a string"}
+	return theta, nil
+}
+
+// ropeReader reads one RoPE scaling into r from rs, the object at field
+// of config.json, for architecture arch.
+type ropeReader struct {
+	rs    config
+	field string
+	arch  string
+	r     *RopeScaling
+}
+
+// ropeScalings reads each RoPE scaling type llama.cpp implements.
+var ropeScalings = map[string]func(*ropeReader) error{
+	"linear": (*ropeReader).linear,
+	"yarn":   (*ropeReader).yarn,
+	"llama3": (*ropeReader).llama3,
+}
+
+// f is the name of field name of the RoPE object, for messages.
+func (rr *ropeReader) f(name string) string { return rr.field + "." + name }
+
+// key is the GGUF key of the architecture's RoPE parameter s.
+func (rr *ropeReader) key(s string) string { return rr.arch + "." + s }
+
+// positive checks that parameter name's value x is positive.
+func (rr *ropeReader) positive(name string, x float64) error {
+	if x <= 0 {
+		return &UnsupportedError{File: ConfigFile, Field: rr.f(name),
+			Value: strconv.FormatFloat(x, 'g', -1, 64), Reason: "want a positive number"}
 	}
-	f := func(name string) string { return field + "." + name }
-	positive := func(name string, x float64) error {
-		if x <= 0 {
-			return &UnsupportedError{File: ConfigFile, Field: f(name), Value: strconv.FormatFloat(x, 'g', -1, 64), Reason: "want a positive number"}
-		}
-		return nil
+	return nil
+}
+
+// factor reads the required, positive scaling factor.
+func (rr *ropeReader) factor() error {
+	var err error
+	rr.r.Factor, _, err = rr.rs.floatField(ConfigFile, rr.key("rope.scaling.factor"), true, "factor")
+	if err != nil {
+		return err
 	}
-	r := &p.Rope
-	switch typ {
-	case "", "default":
-		return nil
-	case "linear":
-		r.Type = "linear"
-		if r.Factor, _, err = rs.floatField(ConfigFile, k("rope.scaling.factor"), true, "factor"); err != nil {
-			return err
-		}
-		return positive("factor", r.Factor)
-	case "yarn":
-		r.Type = "yarn"
-		if r.Factor, _, err = rs.floatField(ConfigFile, k("rope.scaling.factor"), true, "factor"); err != nil {
-			return err
-		}
-		if err := positive("factor", r.Factor); err != nil {
-			return err
-		}
-		if r.OriginalContext, _, err = rs.intField(k("rope.scaling.original_context_length"), true, "original_max_position_embeddings"); err != nil {
-			return err
-		}
-		r.Yarn = map[string]float64{}
-		for _, y := range []struct {
-			key    string
-			fields []string
-		}{
-			{"yarn_ext_factor", []string{"extrapolation_factor"}},
-			{"yarn_attn_factor", []string{"attention_factor", "attn_factor"}},
-			{"yarn_beta_fast", []string{"beta_fast"}},
-			{"yarn_beta_slow", []string{"beta_slow"}},
-		} {
-			x, ok, err := rs.floatField(ConfigFile, k("rope.scaling."+y.key), false, y.fields...)
-			if err != nil {
-				return err
-			}
-			if ok {
-				r.Yarn[y.key] = x
-			}
-		}
-		return nil
-	case "llama3":
-		if p.Arch != "llama" {
-			return &UnsupportedError{File: ConfigFile, Field: f("rope_type"), Value: typ, Reason: "llama.cpp's " + p.Arch + " has no rope_freqs tensor for Llama 3's scaling"}
-		}
-		r.Type = "llama3"
-		opt := func(dst *float64, name string, def float64) error {
-			x, ok, err := rs.floatField(ConfigFile, "rope_freqs.weight", false, name)
-			if err != nil {
-				return err
-			}
-			if !ok {
-				x = def
-			}
-			*dst = x
-			return positive(name, x)
-		}
-		if err := opt(&r.Factor, "factor", 8); err != nil {
-			return err
-		}
-		if err := opt(&r.LowFreqFactor, "low_freq_factor", 1); err != nil {
-			return err
-		}
-		if err := opt(&r.HighFreqFactor, "high_freq_factor", 4); err != nil {
-			return err
-		}
-		var orig float64
-		if err := opt(&orig, "original_max_position_embeddings", 8192); err != nil {
-			return err
-		}
-		r.OriginalContext = int(orig)
-		if r.HighFreqFactor <= r.LowFreqFactor {
-			return &UnsupportedError{File: ConfigFile, Field: f("high_freq_factor"), Value: strconv.FormatFloat(r.HighFreqFactor, 'g', -1, 64),
-				Reason: "want more than low_freq_factor"}
-		}
-		return nil
+	return rr.positive("factor", rr.r.Factor)
+}
+
+// linear reads linear scaling: a factor.
+func (rr *ropeReader) linear() error {
+	rr.r.Type = "linear"
+	return rr.factor()
+}
+
+// yarn reads YaRN: a factor, the original context and YaRN's optional
+// parameters.
+func (rr *ropeReader) yarn() error {
+	r := rr.r
+	r.Type = "yarn"
+	if err := rr.factor(); err != nil {
+		return err
 	}
-	return &UnsupportedError{File: ConfigFile, Field: f("rope_type"), Value: typ,
-		Reason: "llama.cpp's " + p.Arch + " implements no such RoPE scaling (supported: linear, yarn" + map[bool]string{true: ", llama3", false: ""}[p.Arch == "llama"] + ")"}
+	var err error
+	r.OriginalContext, _, err = rr.rs.intField(rr.key("rope.scaling.original_context_length"), true,
+		"original_max_position_embeddings")
+	if err != nil {
+		return err
+	}
+	r.Yarn = map[string]float64{}
+	for _, y := range []struct {
+		key    string
+		fields []string
+	}{
+		{"yarn_ext_factor", []string{"extrapolation_factor"}},
+		{"yarn_attn_factor", []string{"attention_factor", "attn_factor"}},
+		{"yarn_beta_fast", []string{"beta_fast"}},
+		{"yarn_beta_slow", []string{"beta_slow"}},
+	} {
+		x, ok, err := rr.rs.floatField(ConfigFile, rr.key("rope.scaling."+y.key), false, y.fields...)
+		if err != nil {
+			return err
+		}
+		if ok {
+			r.Yarn[y.key] = x
+		}
+	}
+	return nil
+}
+
+// llama3 reads Llama 3's scaling (llama only, which has the rope_freqs
+// tensor): factor, the band limits and the original context, each with
+// its default.
+func (rr *ropeReader) llama3() error {
+	if rr.arch != "llama" {
+		return &UnsupportedError{File: ConfigFile, Field: rr.f("rope_type"), Value: "llama3",
+			Reason: "llama.cpp's " + rr.arch + " has no rope_freqs tensor for Llama 3's scaling"}
+	}
+	r := rr.r
+	r.Type = "llama3"
+	var orig float64
+	for _, o := range []struct {
+		dst  *float64
+		name string
+		def  float64
+	}{
+		{&r.Factor, "factor", 8},
+		{&r.LowFreqFactor, "low_freq_factor", 1},
+		{&r.HighFreqFactor, "high_freq_factor", 4},
+		{&orig, "original_max_position_embeddings", 8192},
+	} {
+		x, ok, err := rr.rs.floatField(ConfigFile, "rope_freqs.weight", false, o.name)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			x = o.def
+		}
+		*o.dst = x
+		if err := rr.positive(o.name, x); err != nil {
+			return err
+		}
+	}
+	r.OriginalContext = int(orig)
+	if r.HighFreqFactor <= r.LowFreqFactor {
+		return &UnsupportedError{File: ConfigFile, Field: rr.f("high_freq_factor"),
+			Value:  strconv.FormatFloat(r.HighFreqFactor, 'g', -1, 64),
+			Reason: "want more than low_freq_factor"}
+	}
+	return nil
 }

@@ -195,235 +195,330 @@ const maxVocab = 1 << 24
 // ParseTokenizer converts the contents of tokenizer.json and
 // tokenizer_config.json (nil when there is none).
 func ParseTokenizer(tokenizerJSON, configJSON []byte, o TokenizerOptions) (*Tokenizer, error) {
-	unsupported := func(file, field, value, reason string) error {
-		return &UnsupportedError{File: file, Field: field, Value: value, Reason: reason}
+	b, err := newTokenizerBuilder(tokenizerJSON, configJSON, o)
+	if err != nil {
+		return nil, err
 	}
-	var hf hfTokenizer
-	if err := json.Unmarshal(tokenizerJSON, &hf); err != nil {
+	for _, step := range []func() error{
+		b.model, b.vocabulary, b.addedTokens, b.arrays, b.preTokenizer, b.specialTokens, b.chatTemplate,
+	} {
+		if err := step(); err != nil {
+			return nil, err
+		}
+	}
+	return b.t, nil
+}
+
+// tokenizerBuilder converts a tokenizer.json and tokenizer_config.json into
+// t, a step at a time (ParseTokenizer calls them in order).
+type tokenizerBuilder struct {
+	hf  hfTokenizer
+	cfg hfTokenizerConfig
+	o   TokenizerOptions
+	t   *Tokenizer
+	// The tokens so far: text by id, id by text, type by id, and the
+	// scores by id of a llama model (nil for gpt2).
+	byID   map[int]string
+	ids    map[string]int
+	types  map[int]int32
+	scores map[int]float32
+}
+
+// newTokenizerBuilder parses the two files.
+func newTokenizerBuilder(tokenizerJSON, configJSON []byte, o TokenizerOptions) (
+	*tokenizerBuilder, error) {
+	b := &tokenizerBuilder{o: o, t: &Tokenizer{BOS: -1, EOS: -1, UNK: -1, PAD: -1},
+		byID: map[int]string{}, ids: map[string]int{}, types: map[int]int32{}}
+	if err := json.Unmarshal(tokenizerJSON, &b.hf); err != nil {
 		return nil, unsupported(TokenizerFile, "", "", "not a tokenizer: "+err.Error())
 	}
-	var cfg hfTokenizerConfig
 	if configJSON != nil {
-		if err := json.Unmarshal(configJSON, &cfg); err != nil {
+		if err := json.Unmarshal(configJSON, &b.cfg); err != nil {
 			return nil, unsupported(TokenizerConfigFile, "", "", "not a tokenizer configuration: "+err.Error())
 		}
 	}
-	t := &Tokenizer{BOS: -1, EOS: -1, UNK: -1, PAD: -1}
-	byID := map[int]string{}
-	ids := map[string]int{}
-	types := map[int]int32{}
-	var scores map[int]float32
-	put := func(field, tok string, id int) error {
-		if id < 0 {
-			return unsupported(TokenizerFile, field, strconv.Itoa(id), "a negative token id")
-		}
-		if old, ok := byID[id]; ok && old != tok {
-			return unsupported(TokenizerFile, field, tok, fmt.Sprintf("token id %d is also %q", id, old))
-		}
-		if other, ok := ids[tok]; ok && other != id {
-			return unsupported(TokenizerFile, field, tok, fmt.Sprintf("the token has ids %d and %d; llama.cpp needs one id per token text", other, id))
-		}
-		if tok == "" {
-			return unsupported(TokenizerFile, field, "", fmt.Sprintf("token %d is empty", id))
-		}
-		byID[id], ids[tok] = tok, id
-		return nil
-	}
+	return b, nil
+}
 
-	m := hf.Model
+// unsupported is the *UnsupportedError of field (value) of file.
+func unsupported(file, field, value, reason string) error {
+	return &UnsupportedError{File: file, Field: field, Value: value, Reason: reason}
+}
+
+// put adds token tok with id, read from field of tokenizer.json: an id
+// holds one text and a text one id.
+func (b *tokenizerBuilder) put(field, tok string, id int) error {
+	if id < 0 {
+		return unsupported(TokenizerFile, field, strconv.Itoa(id), "a negative token id")
+	}
+	if old, ok := b.byID[id]; ok && old != tok {
+		return unsupported(TokenizerFile, field, tok, fmt.Sprintf("token id %d is also %q", id, old))
+	}
+	if other, ok := b.ids[tok]; ok && other != id {
+		return unsupported(TokenizerFile, field, tok,
+			fmt.Sprintf("the token has ids %d and %d; llama.cpp needs one id per token text", other, id))
+	}
+	if tok == "" {
+		return unsupported(TokenizerFile, field, "", fmt.Sprintf("token %d is empty", id))
+	}
+	b.byID[id], b.ids[tok] = tok, id
+	return nil
+}
+
+// model sets the llama.cpp model of the tokenizer's model type: gpt2 for
+// byte-level BPE, llama for SentencePiece-like BPE (byte fallback) and
+// Unigram.
+func (b *tokenizerBuilder) model() error {
+	m := b.hf.Model
 	switch {
 	case m.Type == "BPE" && m.ByteFallback:
-		t.Model = "llama"
+		b.t.Model = "llama"
 	case m.Type == "BPE":
-		if !strings.Contains(string(hf.PreTokenizer), `"ByteLevel"`) && !strings.Contains(string(hf.Decoder), `"ByteLevel"`) {
-			return nil, unsupported(TokenizerFile, "model.type", "BPE", "a BPE model that is neither byte-level (no ByteLevel pre-tokenizer or decoder) nor SentencePiece-like (byte_fallback)")
+		if !strings.Contains(string(b.hf.PreTokenizer), `"ByteLevel"`) &&
+			!strings.Contains(string(b.hf.Decoder), `"ByteLevel"`) {
+			return unsupported(TokenizerFile, "model.type", "BPE", "a BPE model that is neither byte-level "+
+				"(no ByteLevel pre-tokenizer or decoder) nor SentencePiece-like (byte_fallback)")
 		}
 		if m.Prefix != nil && *m.Prefix != "" || m.Suffix != nil && *m.Suffix != "" {
-			return nil, unsupported(TokenizerFile, "model.continuing_subword_prefix", "", "subword prefixes and suffixes are not byte-level BPE")
+			return unsupported(TokenizerFile, "model.continuing_subword_prefix", "",
+				"subword prefixes and suffixes are not byte-level BPE")
 		}
-		t.Model = "gpt2"
+		b.t.Model = "gpt2"
 	case m.Type == "Unigram":
-		t.Model = "llama"
+		b.t.Model = "llama"
 	default:
-		return nil, unsupported(TokenizerFile, "model.type", m.Type, "supported: BPE (byte-level, or with byte_fallback) and Unigram")
+		return unsupported(TokenizerFile, "model.type", m.Type,
+			"supported: BPE (byte-level, or with byte_fallback) and Unigram")
 	}
+	return nil
+}
 
-	// The model's vocabulary.
+// vocabulary reads the model's vocabulary (and a BPE model's merges) and
+// types its tokens: byte tokens of a llama model, the unknown token, and
+// normal ones.
+func (b *tokenizerBuilder) vocabulary() error {
+	var err error
+	if b.hf.Model.Type == "Unigram" {
+		err = b.unigramVocab()
+	} else {
+		err = b.bpeVocab()
+	}
+	if err != nil {
+		return err
+	}
+	for id, tok := range b.byID {
+		switch {
+		case b.t.Model == "llama" && byteToken.MatchString(tok):
+			b.types[id] = TokenByte
+		case id == b.t.UNK:
+			b.types[id] = TokenUnknown
+		default:
+			b.types[id] = TokenNormal
+		}
+	}
+	return nil
+}
+
+// unigramVocab reads a Unigram vocabulary, [piece, score] pairs, and its
+// unknown token id.
+func (b *tokenizerBuilder) unigramVocab() error {
+	m := b.hf.Model
 	var unigram [][2]json.RawMessage
-	if m.Type == "Unigram" {
-		if err := json.Unmarshal(m.Vocab, &unigram); err != nil {
-			return nil, unsupported(TokenizerFile, "model.vocab", "", "a Unigram vocabulary is a list of [piece, score] pairs: "+err.Error())
+	if err := json.Unmarshal(m.Vocab, &unigram); err != nil {
+		return unsupported(TokenizerFile, "model.vocab", "",
+			"a Unigram vocabulary is a list of [piece, score] pairs: "+err.Error())
+	}
+	b.scores = map[int]float32{}
+	for id, p := range unigram {
+		var tok string
+		var score float64
+		if json.Unmarshal(p[0], &tok) != nil || json.Unmarshal(p[1], &score) != nil {
+			return unsupported(TokenizerFile, "model.vocab", strconv.Itoa(id),
+				"entry is not a [piece, score] pair")
 		}
-		scores = map[int]float32{}
-		for id, p := range unigram {
-			var tok string
-			var score float64
-			if json.Unmarshal(p[0], &tok) != nil || json.Unmarshal(p[1], &score) != nil {
-				return nil, unsupported(TokenizerFile, "model.vocab", strconv.Itoa(id), "entry is not a [piece, score] pair")
-			}
-			if err := put("model.vocab", tok, id); err != nil {
-				return nil, err
-			}
-			scores[id] = float32(score)
+		if err := b.put("model.vocab", tok, id); err != nil {
+			return err
 		}
-		if m.UnkID != nil {
-			if _, ok := byID[*m.UnkID]; !ok {
-				return nil, unsupported(TokenizerFile, "model.unk_id", strconv.Itoa(*m.UnkID), "not a token id")
-			}
-			t.UNK = *m.UnkID
+		b.scores[id] = float32(score)
+	}
+	if m.UnkID != nil {
+		if _, ok := b.byID[*m.UnkID]; !ok {
+			return unsupported(TokenizerFile, "model.unk_id", strconv.Itoa(*m.UnkID), "not a token id")
+		}
+		b.t.UNK = *m.UnkID
+	}
+	return nil
+}
+
+// bpeVocab reads a BPE vocabulary (token → id), its merges, and its
+// unknown token.
+func (b *tokenizerBuilder) bpeVocab() error {
+	m := b.hf.Model
+	var vocab map[string]int
+	if err := json.Unmarshal(m.Vocab, &vocab); err != nil {
+		return unsupported(TokenizerFile, "model.vocab", "",
+			"a BPE vocabulary is an object of token ids: "+err.Error())
+	}
+	for tok, id := range vocab {
+		if err := b.put("model.vocab", tok, id); err != nil {
+			return err
+		}
+	}
+	merges, err := readMerges(m.Merges)
+	if err != nil {
+		return err
+	}
+	if b.t.Model == "gpt2" {
+		b.t.Merges = make([]string, len(merges))
+		for i, mg := range merges {
+			b.t.Merges[i] = mg[0] + " " + mg[1]
 		}
 	} else {
-		var vocab map[string]int
-		if err := json.Unmarshal(m.Vocab, &vocab); err != nil {
-			return nil, unsupported(TokenizerFile, "model.vocab", "", "a BPE vocabulary is an object of token ids: "+err.Error())
-		}
-		for tok, id := range vocab {
-			if err := put("model.vocab", tok, id); err != nil {
-				return nil, err
-			}
-		}
-		merges, err := readMerges(m.Merges)
-		if err != nil {
-			return nil, err
-		}
-		if t.Model == "gpt2" {
-			t.Merges = make([]string, len(merges))
-			for i, mg := range merges {
-				t.Merges[i] = mg[0] + " " + mg[1]
-			}
-		} else {
-			// SentencePiece scores order the merges: a token made by an
-			// earlier merge scores higher.
-			scores = map[int]float32{}
-			for rank, mg := range merges {
-				if id, ok := ids[mg[0]+mg[1]]; ok {
-					if _, seen := scores[id]; !seen {
-						scores[id] = float32(-rank)
-					}
-				}
-			}
-			for id := range byID {
-				if _, ok := scores[id]; !ok {
-					scores[id] = float32(-(len(merges) + id))
-				}
-			}
-		}
-		if m.UnkToken != nil {
-			if id, ok := ids[*m.UnkToken]; ok {
-				t.UNK = id
-			}
+		b.scores = mergeScores(merges, b.byID, b.ids)
+	}
+	if m.UnkToken != nil {
+		if id, ok := b.ids[*m.UnkToken]; ok {
+			b.t.UNK = id
 		}
 	}
-	for id, tok := range byID {
-		switch {
-		case t.Model == "llama" && byteToken.MatchString(tok):
-			types[id] = TokenByte
-		case id == t.UNK:
-			types[id] = TokenUnknown
-		default:
-			types[id] = TokenNormal
-		}
-	}
+	return nil
+}
 
-	// Added tokens: special ones (and ones that look special) are control
-	// tokens, the others user-defined.
-	for i, a := range hf.AddedTokens {
+// mergeScores returns the SentencePiece scores of a BPE vocabulary
+// (byID, ids) with byte fallback, which order its merges: a token made by
+// an earlier merge scores higher, the token of the merge of rank r −r, any
+// other token −(len(merges) + id).
+func mergeScores(merges [][2]string, byID map[int]string, ids map[string]int) map[int]float32 {
+	scores := map[int]float32{}
+	for rank, mg := range merges {
+		if id, ok := ids[mg[0]+mg[1]]; ok {
+			if _, seen := scores[id]; !seen {
+				scores[id] = float32(-rank)
+			}
+		}
+	}
+	for id := range byID {
+		if _, ok := scores[id]; !ok {
+			scores[id] = float32(-(len(merges) + id))
+		}
+	}
+	return scores
+}
+
+// addedTokens adds tokenizer.json's added tokens: special ones (and ones
+// that look special) are control tokens, the others user-defined.
+func (b *tokenizerBuilder) addedTokens() error {
+	for i, a := range b.hf.AddedTokens {
 		field := fmt.Sprintf("added_tokens[%d]", i)
 		if a.ID == nil {
-			return nil, unsupported(TokenizerFile, field, a.Content, "has no id")
+			return unsupported(TokenizerFile, field, a.Content, "has no id")
 		}
-		if err := put(field, a.Content, *a.ID); err != nil {
-			return nil, err
+		if err := b.put(field, a.Content, *a.ID); err != nil {
+			return err
 		}
 		switch {
-		case *a.ID == t.UNK:
-			types[*a.ID] = TokenUnknown
+		case *a.ID == b.t.UNK:
+			b.types[*a.ID] = TokenUnknown
 		case a.Special || looksSpecial(a.Content):
-			types[*a.ID] = TokenControl
+			b.types[*a.ID] = TokenControl
 		default:
-			types[*a.ID] = TokenUserDefined
+			b.types[*a.ID] = TokenUserDefined
 		}
 	}
+	return nil
+}
 
+// vocabSize returns the number of token ids: one past the highest id used,
+// or VocabSize when set (which the ids must fit).
+func (b *tokenizerBuilder) vocabSize() (int, error) {
 	n := 0
-	for id := range byID {
+	for id := range b.byID {
 		n = max(n, id+1)
 	}
 	if n > maxVocab {
-		return nil, unsupported(TokenizerFile, "model.vocab", strconv.Itoa(n-1),
+		return 0, unsupported(TokenizerFile, "model.vocab", strconv.Itoa(n-1),
 			fmt.Sprintf("token ids reach %d, beyond %d; check tokenizer.json", n-1, maxVocab-1))
 	}
-	if o.VocabSize > 0 {
-		if n > o.VocabSize {
-			return nil, unsupported(TokenizerFile, "model.vocab", strconv.Itoa(n),
-				fmt.Sprintf("token ids reach %d, beyond the %d rows of the token embedding (config.json vocab_size)", n-1, o.VocabSize))
+	if b.o.VocabSize > 0 {
+		if n > b.o.VocabSize {
+			return 0, unsupported(TokenizerFile, "model.vocab", strconv.Itoa(n),
+				fmt.Sprintf("token ids reach %d, beyond the %d rows of the token embedding "+
+					"(config.json vocab_size)", n-1, b.o.VocabSize))
 		}
-		n = o.VocabSize
+		n = b.o.VocabSize
 	}
+	return n, nil
+}
+
+// arrays fills the tokenizer's Tokens, Types and Scores, indexed by id,
+// each unused id a "[PADn]" token of type TokenUnused.
+func (b *tokenizerBuilder) arrays() error {
+	n, err := b.vocabSize()
+	if err != nil {
+		return err
+	}
+	t := b.t
 	t.Tokens, t.Types = make([]string, n), make([]int32, n)
-	if scores != nil {
+	if b.scores != nil {
 		t.Scores = make([]float32, n)
 	}
 	for id := range n {
-		tok, ok := byID[id]
+		tok, ok := b.byID[id]
 		if !ok {
 			tok = "[PAD" + strconv.Itoa(id) + "]"
-			if _, dup := ids[tok]; dup {
-				return nil, unsupported(TokenizerFile, "model.vocab", tok, "a token has the text of the padding of unused id "+strconv.Itoa(id))
+			if _, dup := b.ids[tok]; dup {
+				return unsupported(TokenizerFile, "model.vocab", tok,
+					"a token has the text of the padding of unused id "+strconv.Itoa(id))
 			}
 			t.Tokens[id], t.Types[id] = tok, TokenUnused
 			continue
 		}
-		t.Tokens[id], t.Types[id] = tok, types[id]
-		if scores != nil {
-			t.Scores[id] = scores[id]
+		t.Tokens[id], t.Types[id] = tok, b.types[id]
+		if b.scores != nil {
+			t.Scores[id] = b.scores[id]
 		}
 	}
+	return nil
+}
 
-	// Pre-tokenizer and space prefix.
-	if t.Model == "gpt2" {
-		t.Pre = o.Pre
-		if t.Pre == "" {
-			pre, err := preName(hf.PreTokenizer)
-			if err != nil {
-				return nil, err
-			}
-			t.Pre = pre
+// preTokenizer sets a gpt2 model's pre-tokenizer (the option's, or the one
+// recognised) and a llama model's space prefix.
+func (b *tokenizerBuilder) preTokenizer() error {
+	if b.t.Model != "gpt2" {
+		asp := spacePrefix(b.hf.Normalizer, b.hf.PreTokenizer)
+		if b.cfg.AddPrefixSpace != nil {
+			asp = *b.cfg.AddPrefixSpace
 		}
-	} else {
-		asp := spacePrefix(hf.Normalizer, hf.PreTokenizer)
-		if cfg.AddPrefixSpace != nil {
-			asp = *cfg.AddPrefixSpace
-		}
-		t.AddSpacePrefix = &asp
-	}
-
-	// Special tokens.
-	special := func(field string, raw json.RawMessage, dst *int) error {
-		tok, ok, err := tokenText(raw)
-		if err != nil || !ok {
-			if err != nil {
-				return unsupported(TokenizerConfigFile, field, string(raw), err.Error())
-			}
-			return nil
-		}
-		id, found := ids[tok]
-		if !found {
-			return unsupported(TokenizerConfigFile, field, tok, "not a token of "+TokenizerFile)
-		}
-		*dst = id
+		b.t.AddSpacePrefix = &asp
 		return nil
 	}
+	b.t.Pre = b.o.Pre
+	if b.t.Pre == "" {
+		pre, err := preName(b.hf.PreTokenizer)
+		if err != nil {
+			return err
+		}
+		b.t.Pre = pre
+	}
+	return nil
+}
+
+// specialTokens sets the special token ids tokenizer_config.json names,
+// whether to add BOS and EOS, and checks that llama.cpp has the ids it
+// needs.
+func (b *tokenizerBuilder) specialTokens() error {
+	t, cfg := b.t, b.cfg
 	for _, s := range []struct {
 		field string
 		raw   json.RawMessage
 		dst   *int
-	}{{"bos_token", cfg.BOS, &t.BOS}, {"eos_token", cfg.EOS, &t.EOS}, {"unk_token", cfg.UNK, &t.UNK}, {"pad_token", cfg.PAD, &t.PAD}} {
-		if err := special(s.field, s.raw, s.dst); err != nil {
-			return nil, err
+	}{{"bos_token", cfg.BOS, &t.BOS}, {"eos_token", cfg.EOS, &t.EOS}, {"unk_token", cfg.UNK, &t.UNK},
+		{"pad_token", cfg.PAD, &t.PAD}} {
+		if err := b.special(s.field, s.raw, s.dst); err != nil {
+			return err
 		}
 	}
-	first := firstSpecial(hf.PostProcessor)
+	first := firstSpecial(b.hf.PostProcessor)
 	switch {
 	case cfg.AddBOS != nil:
 		t.AddBOS = *cfg.AddBOS
@@ -433,7 +528,7 @@ func ParseTokenizer(tokenizerJSON, configJSON []byte, o TokenizerOptions) (*Toke
 		t.AddBOS = t.Model == "llama" && t.BOS >= 0 // SentencePiece's convention, when there is a BOS token
 	}
 	if t.BOS < 0 && first != "" {
-		if id, ok := ids[first]; ok {
+		if id, ok := b.ids[first]; ok {
 			t.BOS = id
 		}
 	}
@@ -441,21 +536,52 @@ func ParseTokenizer(tokenizerJSON, configJSON []byte, o TokenizerOptions) (*Toke
 		t.Types[t.UNK] = TokenUnknown
 	}
 	t.AddEOS = cfg.AddEOS
-	if t.AddBOS && t.BOS < 0 {
-		return nil, &MissingKeyError{Key: "tokenizer.ggml.bos_token_id", File: TokenizerConfigFile, Fields: []string{"bos_token"}}
-	}
-	if t.EOS < 0 {
-		return nil, &MissingKeyError{Key: "tokenizer.ggml.eos_token_id", File: TokenizerConfigFile, Fields: []string{"eos_token"}}
-	}
-	if t.Model == "llama" && t.UNK < 0 {
-		return nil, &MissingKeyError{Key: "tokenizer.ggml.unknown_token_id", File: TokenizerConfigFile, Fields: []string{"unk_token"}}
-	}
-	tmpl, err := chatTemplate(cfg.ChatTemplate)
+	return t.checkSpecial()
+}
+
+// special sets *dst to the id of the special token raw of
+// tokenizer_config.json's field, if it names one.
+func (b *tokenizerBuilder) special(field string, raw json.RawMessage, dst *int) error {
+	tok, ok, err := tokenText(raw)
 	if err != nil {
-		return nil, err
+		return unsupported(TokenizerConfigFile, field, string(raw), err.Error())
 	}
-	t.ChatTemplate = tmpl
-	return t, nil
+	if !ok {
+		return nil
+	}
+	id, found := b.ids[tok]
+	if !found {
+		return unsupported(TokenizerConfigFile, field, tok, "not a token of "+TokenizerFile)
+	}
+	*dst = id
+	return nil
+}
+
+// checkSpecial returns a *MissingKeyError for a special token id llama.cpp
+// needs and t lacks: BOS when it is added, EOS, and a llama model's UNK.
+func (t *Tokenizer) checkSpecial() error {
+	missing := func(key, field string) error {
+		return &MissingKeyError{Key: key, File: TokenizerConfigFile, Fields: []string{field}}
+	}
+	switch {
+	case t.AddBOS && t.BOS < 0:
+		return missing("tokenizer.ggml.bos_token_id", "bos_token")
+	case t.EOS < 0:
+		return missing("tokenizer.ggml.eos_token_id", "eos_token")
+	case t.Model == "llama" && t.UNK < 0:
+		return missing("tokenizer.ggml.unknown_token_id", "unk_token")
+	}
+	return nil
+}
+
+// chatTemplate sets the chat template of tokenizer_config.json.
+func (b *tokenizerBuilder) chatTemplate() error {
+	tmpl, err := chatTemplate(b.cfg.ChatTemplate)
+	if err != nil {
+		return err
+	}
+	b.t.ChatTemplate = tmpl
+	return nil
 }
 
 // readMerges reads a BPE model's merges: "left right" strings, or [left,

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -322,4 +323,101 @@ func TestReadTokenizer(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "qwen2", tok.Pre)
 	assert.Len(t, tok.Tokens, 16)
+}
+
+// TestMergeScores: the token of the merge of rank r scores −r (its first
+// merge when several make it), any other token −(merges + id); by hand.
+func TestMergeScores(t *testing.T) {
+	byID := map[int]string{0: "a", 1: "b", 2: "ab", 3: "abb", 4: "c"}
+	ids := map[string]int{"a": 0, "b": 1, "ab": 2, "abb": 3, "c": 4}
+	merges := [][2]string{{"a", "b"}, {"ab", "b"}, {"a", "bb"}, {"x", "y"}}
+	got := mergeScores(merges, byID, ids)
+	assert.Equal(t, map[int]float32{0: -4, 1: -5, 2: 0, 3: -1, 4: -8}, got)
+	assert.Equal(t, map[int]float32{0: 0, 1: -1},
+		mergeScores(nil, map[int]string{0: "a", 1: "b"}, nil), "no merges: −id")
+}
+
+// TestTokenizerBuilderPut: an id holds one text and a text one id; ids are
+// not negative and texts not empty.
+func TestTokenizerBuilderPut(t *testing.T) {
+	b, err := newTokenizerBuilder([]byte(`{}`), nil, TokenizerOptions{})
+	require.NoError(t, err)
+	require.NoError(t, b.put("model.vocab", "a", 0))
+	require.NoError(t, b.put("added_tokens[0]", "a", 0), "the same token again")
+	for _, c := range []struct {
+		tok    string
+		id     int
+		value  string
+		reason string
+	}{
+		{"b", 0, "b", `token id 0 is also "a"`},
+		{"a", 1, "a", "the token has ids 0 and 1; llama.cpp needs one id per token text"},
+		{"c", -1, "-1", "a negative token id"},
+		{"", 2, "", "token 2 is empty"},
+	} {
+		err := b.put("model.vocab", c.tok, c.id)
+		var ue *UnsupportedError
+		require.ErrorAs(t, err, &ue, c.reason)
+		assert.Equal(t, UnsupportedError{File: TokenizerFile, Field: "model.vocab", Value: c.value,
+			Reason: c.reason}, *ue)
+	}
+	assert.Equal(t, map[int]string{0: "a"}, b.byID)
+	assert.Equal(t, map[string]int{"a": 0}, b.ids)
+}
+
+// TestTokenizerVocabSize: one past the highest id, or the option's size,
+// which the ids must fit.
+func TestTokenizerVocabSize(t *testing.T) {
+	for _, c := range []struct {
+		ids       []int
+		size      int
+		want      int
+		wantField string
+	}{
+		{[]int{0, 4, 2}, 0, 5, ""},
+		{[]int{0, 4, 2}, 5, 5, ""},
+		{[]int{0, 4, 2}, 9, 9, ""},
+		{[]int{0, 4, 2}, 4, 0, "model.vocab"},
+		{[]int{maxVocab}, 0, 0, "model.vocab"},
+		{nil, 0, 0, ""},
+	} {
+		b := &tokenizerBuilder{o: TokenizerOptions{VocabSize: c.size}, byID: map[int]string{}}
+		for _, id := range c.ids {
+			b.byID[id] = "t" + strconv.Itoa(id)
+		}
+		n, err := b.vocabSize()
+		if c.wantField != "" {
+			var ue *UnsupportedError
+			require.ErrorAs(t, err, &ue, "%v %d", c.ids, c.size)
+			assert.Equal(t, c.wantField, ue.Field)
+			continue
+		}
+		require.NoError(t, err)
+		assert.Equal(t, c.want, n, "%v %d", c.ids, c.size)
+	}
+}
+
+// TestTokenizerCheckSpecial: llama.cpp needs an EOS id, a BOS id when BOS
+// is added, and an UNK id for a llama (SentencePiece) model.
+func TestTokenizerCheckSpecial(t *testing.T) {
+	for _, c := range []struct {
+		tok  Tokenizer
+		want string // the missing key, "" for none
+	}{
+		{Tokenizer{Model: "gpt2", BOS: -1, EOS: 1, UNK: -1}, ""},
+		{Tokenizer{Model: "gpt2", BOS: -1, EOS: 1, UNK: -1, AddBOS: true}, "tokenizer.ggml.bos_token_id"},
+		{Tokenizer{Model: "gpt2", BOS: 0, EOS: -1, UNK: -1, AddBOS: true}, "tokenizer.ggml.eos_token_id"},
+		{Tokenizer{Model: "llama", BOS: 0, EOS: 1, UNK: -1}, "tokenizer.ggml.unknown_token_id"},
+		{Tokenizer{Model: "llama", BOS: -1, EOS: 1, UNK: 0}, ""},
+	} {
+		err := c.tok.checkSpecial()
+		if c.want == "" {
+			assert.NoError(t, err)
+			continue
+		}
+		var mk *MissingKeyError
+		require.ErrorAs(t, err, &mk)
+		assert.Equal(t, c.want, mk.Key)
+		assert.Equal(t, TokenizerConfigFile, mk.File)
+	}
 }

@@ -7,10 +7,8 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"math"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/safetensors"
@@ -81,27 +79,116 @@ func (compressedTensors) Name() string { return "compressed-tensors" }
 
 func (compressedTensors) Container() Container { return Safetensors }
 
-// ctKind is a compressed-tensors compression format.
+// ctKind is a compressed-tensors compression format, an index into
+// ctCodecs.
 type ctKind int
 
+// The formats, in the order ctClassify and Decode try them: the first codec
+// that claims a datatype, or whose tensors a weight has, wins.
 const (
 	ctPack  ctKind = iota // pack-quantized
-	ctFloat               // float-quantized
 	ctNVFP4               // nvfp4-pack-quantized
 	ctMXFP4               // mxfp4-pack-quantized
 	ctMXFP8               // mxfp8-quantized
+	ctFloat               // float-quantized
 	ctInt                 // int-quantized (int8 stored whole, with pruning only)
 	ctNone                // no quantization: pruned float weights (with pruning only)
+	numCTKinds
 )
 
-var ctFormats = [...]string{
-	ctPack:  "pack-quantized",
-	ctFloat: "float-quantized",
-	ctNVFP4: "nvfp4-pack-quantized",
-	ctMXFP4: "mxfp4-pack-quantized",
-	ctMXFP8: "mxfp8-quantized",
-	ctInt:   "int-quantized",
-	ctNone:  "dense",
+// ctCodecs holds the codec of every format, each in its own file.
+var ctCodecs = [numCTKinds]*ctCodec{
+	ctPack:  &ctPackCodec,
+	ctNVFP4: &ctNVFP4Codec,
+	ctMXFP4: &ctMXFP4Codec,
+	ctMXFP8: &ctMXFP8Codec,
+	ctFloat: &ctFloatCodec,
+	ctInt:   &ctIntCodec,
+	ctNone:  &ctNoneCodec,
+}
+
+// ctCodec is how one compressed-tensors format maps a datatype and stores
+// and reads a weight. Fields a format does not use are nil (ctInt and
+// ctNone are only written and read beside a sparse format).
+type ctCodec struct {
+	format string // quantization_config's format name
+	// claims reports whether dt belongs to the format: scheme then maps it
+	// or says why not.
+	claims func(dt *tcast.DataType) bool
+	// scheme maps a claimed datatype to its scheme, or returns why the
+	// format cannot hold it.
+	scheme func(dt *tcast.DataType) (*ctScheme, string)
+	// packed is set for formats storing P.weight_packed, which the sparse
+	// compressors leave as it is (they compress only P.weight).
+	packed bool
+	// sparseWhy, when not nil, says why a sparse format cannot store a
+	// weight of the format for another reason ("" when it can).
+	sparseWhy func(dt *tcast.DataType, sc *ctScheme) string
+	// whole is the dtype of P.weight when the format stores it whole.
+	whole safetensors.DType
+	// specs declares the tensors of w, in the order encode returns them.
+	specs func(w *ctWeight) []Spec
+	// declare, when not nil, adds to meta the entries encode records for
+	// module p, with placeholder values of their final width.
+	declare func(p string, meta map[string]string)
+	// encode returns the data of the tensors specs declares; it may set
+	// the weight's metadata entries in meta.
+	encode func(w *ctWeight, a *tcast.Tensor, meta map[string]string) ([][]byte, error)
+	// match reports whether module p's tensors are in this format.
+	match func(src Source, p string) bool
+	// shape reads the weight's [out, in] shape from its tensors.
+	shape func(src Source, p string) (out, in int, err error)
+	// derive finds the datatype from the tensors, sinfo the weight_scale's,
+	// when no metadata names it.
+	derive func(src Source, p string, out, in int, sinfo safetensors.TensorInfo) (
+		*tcast.DataType, error)
+	// decode fills t's data (and zero point, tensor scale) from the tensors;
+	// t.Scale is read already.
+	decode func(w *ctWeight, t *tcast.Tensor, src Source) error
+}
+
+// fixedScheme is the scheme function of a format holding one scheme, sc.
+func fixedScheme(sc ctScheme) func(*tcast.DataType) (*ctScheme, string) {
+	return func(*tcast.DataType) (*ctScheme, string) {
+		c := sc
+		return &c, ""
+	}
+}
+
+// deriveNamed is the derive function of a format holding one datatype,
+// the registered one of that name.
+func deriveNamed(name string) func(Source, string, int, int, safetensors.TensorInfo) (
+	*tcast.DataType, error) {
+	return func(Source, string, int, int, safetensors.TensorInfo) (*tcast.DataType, error) {
+		return tcast.MustLookup(name), nil
+	}
+}
+
+// deriveAt derives the datatype of module p, for want of a recorded one.
+func (c *ctCodec) deriveAt(src Source, p string, out, in int, sinfo safetensors.TensorInfo) (
+	*tcast.DataType, error) {
+	dt, err := c.derive(src, p, out, in, sinfo)
+	if err != nil {
+		return nil, fmt.Errorf("%v (and no %s%s metadata names the datatype)", err, KeyCTDataTypePrefix, p)
+	}
+	return dt, nil
+}
+
+// ctWeight is one weight in a compressed-tensors scheme: module p (the name
+// without ".weight") holding an [out, in] weight of datatype dt.
+type ctWeight struct {
+	p       string
+	dt      *tcast.DataType
+	sc      *ctScheme
+	out, in int
+}
+
+// scaleShape is the shape of w's scale tensor.
+func (w *ctWeight) scaleShape() []int { return scaleShape2D(w.dt.Spec(), w.out, w.in) }
+
+// scaleSpec declares w's weight_scale.
+func (w *ctWeight) scaleSpec() Spec {
+	return specOf(w.p+".weight_scale", w.sc.scaleDT, w.scaleShape())
 }
 
 // ctScheme is how one datatype maps to compressed-tensors.
@@ -115,6 +202,9 @@ type ctScheme struct {
 	block     [2]int            // block_structure (block), else zero
 	scaleDT   safetensors.DType // for ctNone, the dtype of the values
 }
+
+// codec returns the codec of the scheme's format.
+func (sc *ctScheme) codec() *ctCodec { return ctCodecs[sc.kind] }
 
 // Element and scale format names (dtype.Format.Name()).
 const (
@@ -182,10 +272,12 @@ func isNVFP4(dt *tcast.DataType) bool {
 		s.TensorScale != nil && s.TensorScale.Name() == fmtF32 && plainTiles(s) && len(s.Tiles) == 1 && s.Tiles[0].Size == 16
 }
 
-// ctClassify maps a datatype to its compressed-tensors scheme.
+// ctClassify maps a datatype to its compressed-tensors scheme: the scheme
+// of the first codec that claims it.
 func ctClassify(dt *tcast.DataType) (*ctScheme, error) {
 	bad := func(why string) (*ctScheme, error) {
-		return nil, fmt.Errorf("layout compressed-tensors: datatype %s: %s; the layout takes %s", dt.Name(), why, ctAccepted)
+		return nil, fmt.Errorf("layout compressed-tensors: datatype %s: %s; the layout takes %s",
+			dt.Name(), why, ctAccepted)
 	}
 	s := dt.Spec()
 	if s == nil {
@@ -194,65 +286,34 @@ func ctClassify(dt *tcast.DataType) (*ctScheme, error) {
 	if !plainTiles(s) {
 		return bad("subtile offsets and sparsity have no compressed-tensors form")
 	}
-	switch {
-	case isNVFP4(dt):
-		return &ctScheme{kind: ctNVFP4, bits: 4, typ: "float", symmetric: true, strategy: "tensor_group", group: 16, scaleDT: safetensors.F8E4M3}, nil
-	case isMXFP4(dt):
-		return &ctScheme{kind: ctMXFP4, bits: 4, typ: "float", symmetric: true, strategy: "group", group: 32, scaleDT: safetensors.U8}, nil
-	case isMX(dt, fmtE4M3):
-		return &ctScheme{kind: ctMXFP8, bits: 8, typ: "float", symmetric: true, strategy: "group", group: 32, scaleDT: safetensors.U8}, nil
-	}
-	if s.TensorScale != nil {
-		return bad("a second-level tensor scale is only supported as nvfp4")
-	}
-	sdt := floatScaleDType(s.Scale)
-	if sdt == 0 {
-		return bad(fmt.Sprintf("scale format %s has no safetensors dtype (want float16, bfloat16 or float32)", s.Scale.Name()))
-	}
-	elem := dt.Elem().Name()
-	if elem == fmtE4M3 {
-		if s.Zero != nil {
-			return bad("float data takes no zero point")
+	for _, c := range ctCodecs {
+		if c.claims == nil || !c.claims(dt) {
+			continue
 		}
-		sc := &ctScheme{kind: ctFloat, bits: 8, typ: "float", symmetric: true, scaleDT: sdt}
-		switch {
-		case len(s.Tiles) == 0:
-			sc.strategy = "tensor"
-		case len(s.Tiles) == 1 && s.Tiles[0].Size == 0:
-			sc.strategy = "channel"
-		case len(s.Tiles) == 2 && s.Tiles[0].Size > 0 && s.Tiles[1].Size > 0:
-			sc.strategy, sc.block = "block", [2]int{s.Tiles[0].Size, s.Tiles[1].Size}
-		default:
-			return bad("e4m3fn weights need a tensor, channel or 2-D block scale")
+		sc, why := c.scheme(dt)
+		if why != "" {
+			return bad(why)
 		}
 		return sc, nil
 	}
-	var bits int
-	var symmetric bool
-	switch elem {
-	case "int4", "int8":
-		bits, symmetric = int(elem[3]-'0'), true
-		if s.Zero != nil {
-			return bad("signed integers are written symmetric, without a zero point")
-		}
-	case "uint4", "uint8":
-		bits = int(elem[4] - '0')
-		if s.Zero == nil || (s.Zero.Name() != fmtUint8 && s.Zero.Name() != fmtInt8) {
-			return bad("unsigned integers need a uint8 or int8 zero point")
-		}
-	default:
-		return bad(fmt.Sprintf("element format %s is not supported", elem))
+	if _, why := floatScale(s); why != "" {
+		return bad(why)
 	}
-	sc := &ctScheme{kind: ctPack, bits: bits, typ: "int", symmetric: symmetric, scaleDT: sdt}
-	switch {
-	case len(s.Tiles) == 1 && s.Tiles[0].Size == 0:
-		sc.strategy = "channel"
-	case len(s.Tiles) == 1:
-		sc.strategy, sc.group = "group", s.Tiles[0].Size
-	default:
-		return bad("integer weights need a group or channel scale along the input axis")
+	return bad(fmt.Sprintf("element format %s is not supported", dt.Elem().Name()))
+}
+
+// floatScale returns the safetensors dtype of spec's float scale, or why
+// the formats with float scales cannot take spec.
+func floatScale(spec *scale.Spec) (safetensors.DType, string) {
+	if spec.TensorScale != nil {
+		return 0, "a second-level tensor scale is only supported as nvfp4"
 	}
-	return sc, nil
+	sdt := floatScaleDType(spec.Scale)
+	if sdt == 0 {
+		return 0, fmt.Sprintf("scale format %s has no safetensors dtype "+
+			"(want float16, bfloat16 or float32)", spec.Scale.Name())
+	}
+	return sdt, ""
 }
 
 // checkMatrix checks a weight's rank and scaled axis for the layouts that
@@ -315,71 +376,6 @@ func unpack4(b []byte) []byte {
 	return out
 }
 
-// wordsPerRow is the int32 words a row of n b-bit values takes.
-func wordsPerRow(n, b int) int { return (n*b + 31) / 32 }
-
-// packInt32 packs a rows×n matrix of b-bit values (one per byte) row by row
-// into rows×wordsPerRow(n, b) little-endian int32 words: value i of a row at
-// bit b·(i mod 32/b) of word i/(32/b), the last word padded with zero bits.
-// colMajor packs along dim 0 instead: the result is wordsPerRow(rows, b)×n.
-func packInt32(vals []byte, rows, n, b int, colMajor bool) []byte {
-	if colMajor {
-		w := wordsPerRow(rows, b)
-		out := make([]byte, 4*w*n)
-		packLines(n, rows, b, func(c, r int) byte { return vals[r*n+c] },
-			func(c, k int, word uint32) { binary.LittleEndian.PutUint32(out[4*(k*n+c):], word) })
-		return out
-	}
-	w := wordsPerRow(n, b)
-	out := make([]byte, 4*rows*w)
-	packLines(rows, n, b, func(r, c int) byte { return vals[r*n+c] },
-		func(r, k int, word uint32) { binary.LittleEndian.PutUint32(out[4*(r*w+k):], word) })
-	return out
-}
-
-// packLines packs each of lines sequences of length b-bit values (value i of
-// line l is get(l, i)) into 32-bit words, 32/b values per word from bit 0 up,
-// and hands word k of line l to put.
-func packLines(lines, length, b int, get func(l, i int) byte, put func(l, k int, word uint32)) {
-	per := 32 / b
-	mask := uint32(1)<<b - 1
-	for l := range lines {
-		for k := range wordsPerRow(length, b) {
-			var word uint32
-			for i := range per {
-				if j := k*per + i; j < length {
-					word |= (uint32(get(l, j)) & mask) << (b * i)
-				}
-			}
-			put(l, k, word)
-		}
-	}
-}
-
-// unpackInt32 is the inverse of packInt32 (padding bits are ignored).
-func unpackInt32(words []byte, rows, n, b int, colMajor bool) []byte {
-	per := 32 / b
-	mask := uint32(1)<<b - 1
-	out := make([]byte, rows*n)
-	if colMajor {
-		for row := range rows {
-			for c := range n {
-				word := binary.LittleEndian.Uint32(words[4*((row/per)*n+c):])
-				out[row*n+c] = byte(word >> (b * (row % per)) & mask)
-			}
-		}
-		return out
-	}
-	w := wordsPerRow(n, b)
-	for r := range rows {
-		for c := range n {
-			word := binary.LittleEndian.Uint32(words[4*(r*w+c/per):])
-			out[r*n+c] = byte(word >> (b * (c % per)) & mask)
-		}
-	}
-	return out
-}
-
 // int64Bytes returns the little-endian bytes of vs.
 func int64Bytes(vs ...int) []byte {
 	out := make([]byte, 8*len(vs))
@@ -392,32 +388,7 @@ func int64Bytes(vs ...int) []byte {
 // f32Bytes returns the little-endian bytes of float32 bits.
 func f32Bytes(bits uint32) []byte { return binary.LittleEndian.AppendUint32(nil, bits) }
 
-// ctSpecs declares the tensors of module p holding an [out, in] weight of
-// datatype dt in scheme sc, in the order Encode writes them.
-func ctSpecs(p string, sc *ctScheme, dt *tcast.DataType, out, in int) []Spec {
-	sshape := scaleShape2D(dt.Spec(), out, in)
-	scaleSpec := specOf(p+".weight_scale", sc.scaleDT, sshape)
-	switch sc.kind {
-	case ctPack:
-		specs := []Spec{
-			specOf(p+".weight_packed", safetensors.I32, []int{out, wordsPerRow(in, sc.bits)}),
-			scaleSpec,
-			specOf(p+".weight_shape", safetensors.I64, []int{2}),
-		}
-		if !sc.symmetric {
-			specs = append(specs, specOf(p+".weight_zero_point", safetensors.I32, []int{wordsPerRow(out, sc.bits), sshape[1]}))
-		}
-		return specs
-	case ctFloat, ctMXFP8:
-		return []Spec{specOf(p+".weight", safetensors.F8E4M3, []int{out, in}), scaleSpec}
-	case ctMXFP4:
-		return []Spec{specOf(p+".weight_packed", safetensors.U8, []int{out, in / 2}), scaleSpec}
-	}
-	return []Spec{specOf(p+".weight_packed", safetensors.U8, []int{out, in / 2}), scaleSpec,
-		specOf(p+".weight_global_scale", safetensors.F32, []int{1})}
-}
-
-// ctPlan checks weight name of shape shape and dt, and returns its scheme
+// plan checks weight name of shape shape and dt, and returns its scheme
 // and the metadata entries every such weight carries (the NVFP4 tensor scale
 // as a placeholder of its final width).
 func (l compressedTensors) plan(name string, shape []int, dt *tcast.DataType, axis int) (*ctScheme, map[string]string, error) {
@@ -438,10 +409,8 @@ func (l compressedTensors) plan(name string, shape []int, dt *tcast.DataType, ax
 	}
 	p := weightPrefix(name)
 	meta := map[string]string{KeyCTDataTypePrefix + p: dt.Name()}
-	if sc.kind == ctNVFP4 {
-		// Always recorded, at a fixed width, so that a converter can declare
-		// the key before it knows the data and patch the value in place.
-		meta[KeyCTGlobalScalePrefix+p] = fmt.Sprintf("0x%08x", 0)
+	if d := sc.codec().declare; d != nil {
+		d(p, meta)
 	}
 	return sc, meta, nil
 }
@@ -451,80 +420,55 @@ func (l compressedTensors) Specs(name string, shape []int, dt *tcast.DataType, a
 	if err != nil {
 		return nil, nil, err
 	}
+	w := &ctWeight{p: weightPrefix(name), dt: dt, sc: sc, out: shape[0], in: shape[1]}
 	if l.prune.active() {
-		return l.sparseSpecs(weightPrefix(name), sc, dt, shape[0], shape[1]), meta, nil
+		return l.sparseSpecs(w), meta, nil
 	}
-	return ctSpecs(weightPrefix(name), sc, dt, shape[0], shape[1]), meta, nil
+	return sc.codec().specs(w), meta, nil
 }
 
 func (l compressedTensors) Encode(name string, t *tcast.Tensor, meta map[string]string) ([]Tensor, error) {
-	const lay = "compressed-tensors"
-	a, err := actualOf(lay, name, t)
+	a, err := actualOf("compressed-tensors", name, t)
 	if err != nil {
 		return nil, err
 	}
-	dt := a.DataType
-	sc, m, err := l.plan(name, a.Shape, dt, a.Axis)
+	sc, m, err := l.plan(name, a.Shape, a.DataType, a.Axis)
 	if err != nil {
 		return nil, err
 	}
-	out, in := a.Shape[0], a.Shape[1]
-	p := weightPrefix(name)
+	w := &ctWeight{p: weightPrefix(name), dt: a.DataType, sc: sc, out: a.Shape[0], in: a.Shape[1]}
+	var ts []Tensor
 	if l.prune.active() && (l.prune.Resolved() != SparseDense || sc.kind == ctNone) {
-		ts, err := l.encodeSparse(name, p, sc, a)
-		if err != nil {
-			return nil, err
-		}
-		maps.Copy(meta, m)
-		return ts, nil
+		ts, err = l.encodeSparse(name, w, a)
+	} else {
+		ts, err = encodeQuantized(name, w, a, m)
 	}
-	fail := func(format string, args ...any) ([]Tensor, error) {
-		return nil, &FormatError{Layout: lay, Weight: name, Err: fmt.Errorf(format, args...)}
-	}
-	var data [][]byte
-	switch sc.kind {
-	case ctPack:
-		half := byte(1) << (sc.bits - 1)
-		mask := byte(1)<<sc.bits - 1
-		vals := make([]byte, len(a.Data.Bytes))
-		for i, c := range a.Data.Bytes {
-			if sc.symmetric {
-				vals[i] = (c ^ half) & mask // q + 2^(b−1), offset binary
-			} else {
-				vals[i] = c & mask // q_u = q_s + 2^(b−1)
-			}
-		}
-		data = [][]byte{packInt32(vals, out, in, sc.bits, false), a.Scale.Bytes, int64Bytes(out, in)}
-		if !sc.symmetric {
-			groups := a.Zero.Shape[1]
-			zs := make([]byte, len(a.Zero.Bytes))
-			zf := dt.Spec().Zero
-			for i, c := range a.Zero.Bytes {
-				z := int(zf.Decode(uint32(c))) // int8 codes are two's complement, uint8 codes the value
-				if z < 0 || z >= 1<<sc.bits {
-					return fail("zero point %d of block %d is outside the %d-bit range 0..%d compressed-tensors stores", z, i, sc.bits, 1<<sc.bits-1)
-				}
-				zs[i] = byte(z)
-			}
-			data = append(data, packInt32(zs, out, groups, sc.bits, true))
-		}
-	case ctFloat, ctMXFP8:
-		data = [][]byte{a.Data.Bytes, a.Scale.Bytes}
-	case ctMXFP4:
-		data = [][]byte{pack4(a.Data.Bytes), a.Scale.Bytes}
-	case ctNVFP4:
-		st := binary.LittleEndian.Uint32(a.TensorScale.Bytes)
-		g, _ := globalScale(st)
-		m[KeyCTGlobalScalePrefix+p] = fmt.Sprintf("0x%08x", st)
-		data = [][]byte{pack4(a.Data.Bytes), a.Scale.Bytes, f32Bytes(g)}
+	if err != nil {
+		return nil, err
 	}
 	maps.Copy(meta, m)
-	specs := ctSpecs(p, sc, dt, out, in)
+	return ts, nil
+}
+
+// encodeQuantized writes weight w (a, Actual form) in its scheme's format,
+// adding to meta the entries the format records.
+func encodeQuantized(name string, w *ctWeight, a *tcast.Tensor, meta map[string]string) (
+	[]Tensor, error) {
+	c := w.sc.codec()
+	data, err := c.encode(w, a, meta)
+	if err != nil {
+		return nil, &FormatError{Layout: "compressed-tensors", Weight: name, Err: err}
+	}
+	return zipTensors(c.specs(w), data), nil
+}
+
+// zipTensors pairs each spec with its data.
+func zipTensors(specs []Spec, data [][]byte) []Tensor {
 	ts := make([]Tensor, len(specs))
 	for i := range specs {
 		ts[i] = Tensor{Spec: specs[i], Data: data[i]}
 	}
-	return ts, nil
+	return ts
 }
 
 // Find lists the modules holding a quantized weight: P.weight_packed (int or
@@ -554,15 +498,6 @@ func (compressedTensors) Find(src Source) map[string][]string {
 		}
 	}
 	return out
-}
-
-// globalScale returns the bits of the compressed-tensors global scale
-// float32(1/s_t) for the tensor scale bits st, and whether float32(1/g)
-// gives s_t back exactly.
-func globalScale(st uint32) (uint32, bool) {
-	s := math.Float32frombits(st)
-	g := 1 / s
-	return math.Float32bits(g), math.Float32bits(1/g) == st
 }
 
 // srcTensor is one tensor read from a Source.
@@ -687,242 +622,87 @@ func finish(layout, name string, t *tcast.Tensor) (*tcast.Tensor, bool, error) {
 func (compressedTensors) Decode(name string, src Source) (*tcast.Tensor, bool, error) {
 	const lay = "compressed-tensors"
 	p := weightPrefix(name)
-	fail := func(format string, args ...any) (*tcast.Tensor, bool, error) {
-		return nil, true, &FormatError{Layout: lay, Weight: name, Err: fmt.Errorf(format, args...)}
-	}
 	if _, _, ok := src.Tensor(p + ".bitmask"); ok {
 		return decodeSparse(name, p, src)
 	}
-	// Which format holds the weight, if any.
-	winfo, _, hasW := src.Tensor(p + ".weight")
-	pinfo, _, hasPacked := src.Tensor(p + ".weight_packed")
-	sinfo, _, hasScale := src.Tensor(p + ".weight_scale")
-	var kind ctKind
-	switch {
-	case hasPacked && pinfo.DType == safetensors.I32:
-		kind = ctPack
-	case hasPacked && pinfo.DType == safetensors.U8:
-		kind = ctMXFP4
-		if _, _, ok := src.Tensor(p + ".weight_global_scale"); ok {
-			kind = ctNVFP4
+	kind, ok := ctDetect(src, p)
+	if !ok {
+		if info, _, ok := src.Tensor(p + ".weight"); ok && info.DType.Float() {
+			return decodePlain(name, p, src)
 		}
-	case hasW && winfo.DType == safetensors.F8E4M3 && hasScale:
-		kind = ctFloat
-		if sinfo.DType == safetensors.U8 || sinfo.DType == safetensors.F8E8M0 {
-			kind = ctMXFP8
-		}
-	case hasW && winfo.DType.Float():
-		return decodePlain(name, p, src)
-	default:
 		return nil, false, nil
 	}
-	dt, err := metaDataTypeOf(src.Metadata(), p)
+	t, err := decodeQuantized(kind, src, p)
 	if err != nil {
-		return fail("%w", err)
-	}
-	if !hasScale {
-		return fail("tensor %s.weight_scale is missing", p)
-	}
-	// The weight's shape.
-	var out, in int
-	switch kind {
-	case ctPack:
-		ws, err := tensorIn(src, p+".weight_shape", []int{2}, safetensors.I64, safetensors.I32)
-		if err != nil {
-			return fail("%w", err)
-		}
-		dims := ws.ints()
-		out, in = int(dims[0]), int(dims[1])
-		if out < 0 || in < 0 || len(pinfo.Shape) != 2 || pinfo.Shape[0] != out || in > 8*pinfo.Shape[1] {
-			return fail("weight_shape [%d, %d] does not match weight_packed %v", out, in, pinfo.Shape)
-		}
-	case ctMXFP4, ctNVFP4:
-		if len(pinfo.Shape) != 2 {
-			return fail("weight_packed has shape %v, want [out, in/2]", pinfo.Shape)
-		}
-		out, in = pinfo.Shape[0], 2*pinfo.Shape[1]
-	default:
-		if len(winfo.Shape) != 2 {
-			return fail("weight has shape %v, want [out, in]", winfo.Shape)
-		}
-		out, in = winfo.Shape[0], winfo.Shape[1]
-	}
-	if dt == nil {
-		if dt, err = ctDerive(kind, out, in, pinfo, sinfo, src, p); err != nil {
-			return fail("%v (and no %s%s metadata names the datatype)", err, KeyCTDataTypePrefix, p)
-		}
-	}
-	sc, err := ctClassify(dt)
-	if err != nil {
-		return fail("%w", err)
-	}
-	if sc.kind != kind {
-		return fail("datatype %s is written as %s, but the tensors are %s", dt.Name(), ctFormats[sc.kind], ctFormats[kind])
-	}
-	spec := dt.Spec()
-	t := &tcast.Tensor{DataType: dt, Form: tcast.Actual, Shape: []int{out, in}, Axis: 1}
-	sshape := scaleShape2D(spec, out, in)
-	scaleDTs := []safetensors.DType{sc.scaleDT}
-	if sc.scaleDT == safetensors.U8 {
-		scaleDTs = append(scaleDTs, safetensors.F8E8M0)
-	}
-	s, err := tensorIn(src, p+".weight_scale", sshape, scaleDTs...)
-	if err != nil {
-		return fail("%w", err)
-	}
-	t.Scale = part(spec.Scale, sshape, slices.Clone(s.data))
-	switch kind {
-	case ctPack:
-		w, err := tensorIn(src, p+".weight_packed", []int{out, wordsPerRow(in, sc.bits)}, safetensors.I32)
-		if err != nil {
-			return fail("%w", err)
-		}
-		vals := unpackInt32(w.data, out, in, sc.bits, false)
-		if sc.symmetric {
-			half := byte(1) << (sc.bits - 1)
-			for i, v := range vals {
-				vals[i] = v ^ half
-			}
-		}
-		t.Data = part(dt.Elem(), t.Shape, vals)
-		if !sc.symmetric {
-			groups := sshape[1]
-			z, err := tensorIn(src, p+".weight_zero_point", []int{wordsPerRow(out, sc.bits), groups}, safetensors.I32)
-			if err != nil {
-				return fail("%w", err)
-			}
-			zs := unpackInt32(z.data, out, groups, sc.bits, true)
-			for i, v := range zs {
-				if spec.Zero.Name() == fmtInt8 && v > math.MaxInt8 {
-					return fail("zero point %d of block %d does not fit the int8 zero-point format of %s", v, i, dt.Name())
-				}
-			}
-			t.Zero = part(spec.Zero, sshape, zs)
-		}
-	case ctFloat, ctMXFP8:
-		w, err := tensorIn(src, p+".weight", []int{out, in}, safetensors.F8E4M3)
-		if err != nil {
-			return fail("%w", err)
-		}
-		t.Data = part(dt.Elem(), t.Shape, slices.Clone(w.data))
-	case ctMXFP4, ctNVFP4:
-		w, err := tensorIn(src, p+".weight_packed", []int{out, in / 2}, safetensors.U8)
-		if err != nil {
-			return fail("%w", err)
-		}
-		t.Data = part(dt.Elem(), t.Shape, unpack4(w.data))
-		if kind == ctNVFP4 {
-			if err := checkScaleCodes(p+".weight_scale", s.data); err != nil {
-				return fail("%w", err)
-			}
-			g, err := tensorIn(src, p+".weight_global_scale", []int{1}, safetensors.F32)
-			if err != nil {
-				return fail("%w", err)
-			}
-			rec, _ := metaValue(src.Metadata(), KeyCTGlobalScalePrefix+p, legacyCTGlobalScalePref+p)
-			st, err := tensorScaleFromGlobal(binary.LittleEndian.Uint32(g.data), rec)
-			if err != nil {
-				return fail("%w", err)
-			}
-			t.TensorScale = part(spec.TensorScale, []int{1}, f32Bytes(st))
-		}
+		return nil, true, &FormatError{Layout: lay, Weight: name, Err: err}
 	}
 	return finish(lay, name, t)
 }
 
-// tensorScaleFromGlobal returns the tensor scale bits s_t for the stored
-// global scale bits g: the recorded bits rec ("0x%08x") when present and
-// consistent with g, else float32(1/g).
-func tensorScaleFromGlobal(g uint32, rec string) (uint32, error) {
-	gf := math.Float32frombits(g)
-	if !(gf > 0) || math.IsInf(float64(gf), 0) {
-		return 0, fmt.Errorf("weight_global_scale %v is not a positive finite number", gf)
-	}
-	if rec != "" {
-		v, err := strconv.ParseUint(rec, 0, 32)
-		if err != nil {
-			return 0, fmt.Errorf("metadata global scale %q: %w", rec, err)
+// ctDetect returns the format of module p's tensors: that of the first
+// codec whose tensors p has.
+func ctDetect(src Source, p string) (ctKind, bool) {
+	for k, c := range ctCodecs {
+		if c.match != nil && c.match(src, p) {
+			return ctKind(k), true
 		}
-		if bits, _ := globalScale(uint32(v)); bits == g {
-			return uint32(v), nil
-		}
-		// The tensor was rewritten after the metadata: trust the tensor.
 	}
-	return math.Float32bits(1 / gf), nil
+	return 0, false
 }
 
-// ctDerive finds the datatype of a compressed-tensors weight from its
-// tensors: a float-quantized (ctFloat) or int-quantized (ctInt) weight from
-// its scale's dtype and shape (a block scale for the first, a group scale for
-// the second), a pack-quantized one also from pinfo, the weight_packed.
-func ctDerive(kind ctKind, out, in int, pinfo, sinfo safetensors.TensorInfo, src Source, p string) (*tcast.DataType, error) {
-	switch kind {
-	case ctNVFP4:
-		return tcast.MustLookup("nvfp4"), nil
-	case ctMXFP4:
-		return tcast.MustLookup("mxfp4"), nil
-	case ctMXFP8:
-		return tcast.MustLookup("mxfp8e4"), nil
-	case ctFloat, ctInt:
-		sn, ok := floatFormatName[sinfo.DType]
-		if !ok {
-			return nil, fmt.Errorf("weight_scale dtype %v is not a float scale", sinfo.DType)
-		}
-		code, tiled := fmtE4M3+"_"+sn, "128×128 block"
-		if kind == ctInt {
-			code, tiled = fmtInt8+"_"+sn, "group"
-		}
-		cdiv := func(a int) int { return (a + 127) / 128 }
-		switch {
-		case slices.Equal(sinfo.Shape, []int{1}):
-		case slices.Equal(sinfo.Shape, []int{out, 1}):
-			code += "_t0"
-		case kind == ctFloat && slices.Equal(sinfo.Shape, []int{cdiv(out), cdiv(in)}):
-			code += "_t128_t128"
-		case kind == ctInt && len(sinfo.Shape) == 2 && sinfo.Shape[0] == out && sinfo.Shape[1] > 1 && in%sinfo.Shape[1] == 0:
-			code += fmt.Sprintf("_t%d", in/sinfo.Shape[1])
-		default:
-			return nil, fmt.Errorf("weight_scale shape %v is not a tensor, channel or %s scale of [%d, %d]", sinfo.Shape, tiled, out, in)
-		}
-		return lookupCode(code)
+// decodeQuantized reads module p's weight stored in format kind: its
+// datatype (recorded or derived), shape, scale and codes.
+func decodeQuantized(kind ctKind, src Source, p string) (*tcast.Tensor, error) {
+	c := ctCodecs[kind]
+	dt, err := metaDataTypeOf(src.Metadata(), p)
+	if err != nil {
+		return nil, err
 	}
-	// pack-quantized.
-	if len(pinfo.Shape) != 2 {
-		return nil, fmt.Errorf("weight_packed shape %v is not 2-D", pinfo.Shape)
+	sinfo, _, hasScale := src.Tensor(p + ".weight_scale")
+	if !hasScale {
+		return nil, fmt.Errorf("tensor %s.weight_scale is missing", p)
 	}
-	bits := 0
-	for _, b := range []int{4, 8} {
-		if pinfo.Shape[1] == wordsPerRow(in, b) {
-			if bits != 0 {
-				return nil, fmt.Errorf("%d words per row of %d values fit both 4 and 8 bits", pinfo.Shape[1], in)
-			}
-			bits = b
+	out, in, err := c.shape(src, p)
+	if err != nil {
+		return nil, err
+	}
+	if dt == nil {
+		if dt, err = c.deriveAt(src, p, out, in, sinfo); err != nil {
+			return nil, err
 		}
 	}
-	if bits == 0 {
-		return nil, fmt.Errorf("%d words per row of %d values is neither 4- nor 8-bit packing", pinfo.Shape[1], in)
+	sc, err := ctClassify(dt)
+	if err != nil {
+		return nil, err
 	}
-	sn, ok := floatFormatName[sinfo.DType]
-	if !ok {
-		return nil, fmt.Errorf("weight_scale dtype %v is not a float scale", sinfo.DType)
+	if sc.kind != kind {
+		return nil, fmt.Errorf("datatype %s is written as %s, but the tensors are %s",
+			dt.Name(), sc.codec().format, c.format)
 	}
-	if len(sinfo.Shape) != 2 || sinfo.Shape[0] != out || sinfo.Shape[1] < 1 || in%sinfo.Shape[1] != 0 {
-		return nil, fmt.Errorf("weight_scale shape %v is not [%d, groups] with groups dividing %d", sinfo.Shape, out, in)
+	w := &ctWeight{p: p, dt: dt, sc: sc, out: out, in: in}
+	t := &tcast.Tensor{DataType: dt, Form: tcast.Actual, Shape: []int{out, in}, Axis: 1}
+	if t.Scale, err = w.readScale(src); err != nil {
+		return nil, err
 	}
-	elem := fmt.Sprintf("int%d", bits)
-	if _, _, ok := src.Tensor(p + ".weight_zero_point"); ok {
-		// Our uint8 types take uint8 zero points (0..255), the uint4 ones int8.
-		zero := "_int8"
-		if bits == 8 {
-			zero = "_uint8"
-		}
-		elem, sn = "u"+elem, sn+zero
+	if err := c.decode(w, t, src); err != nil {
+		return nil, err
 	}
-	tile := "_t0"
-	if g := sinfo.Shape[1]; g > 1 {
-		tile = fmt.Sprintf("_t%d", in/g)
+	return t, nil
+}
+
+// readScale reads w's P.weight_scale (U8 scale codes may also be stored
+// F8_E8M0).
+func (w *ctWeight) readScale(src Source) (*tcast.Part, error) {
+	sshape := w.scaleShape()
+	dts := []safetensors.DType{w.sc.scaleDT}
+	if w.sc.scaleDT == safetensors.U8 {
+		dts = append(dts, safetensors.F8E8M0)
 	}
-	return lookupCode(elem + "_" + sn + tile)
+	s, err := tensorIn(src, w.p+".weight_scale", sshape, dts...)
+	if err != nil {
+		return nil, err
+	}
+	return part(w.dt.Spec().Scale, sshape, slices.Clone(s.data)), nil
 }
 
 // ctArgs is compressed-tensors' QuantizationArgs, with fields every release
@@ -998,7 +778,7 @@ func (compressedTensors) quantFiles(sc *ctScheme, kept []string, srcConfig []byt
 	if sc.strategy == "block" {
 		args.BlockStructure = []int{sc.block[0], sc.block[1]}
 	}
-	format := ctFormats[sc.kind]
+	format := sc.codec().format
 	qc := ctConfig{
 		QuantMethod:        "compressed-tensors",
 		Format:             format,
@@ -1017,46 +797,21 @@ func (compressedTensors) quantFiles(sc *ctScheme, kept []string, srcConfig []byt
 	return map[string][]byte{"config.json": cfg}, nil
 }
 
+// configKV is one key of a JSON object and its raw value.
+type configKV struct {
+	k string
+	v json.RawMessage
+}
+
 // setConfigKey returns the JSON object src (empty or nil: {}) with key set
 // to value (removed for a nil value), keeping the order of the other keys,
 // indented by two spaces.
 func setConfigKey(src []byte, key string, value any) ([]byte, error) {
-	type kv struct {
-		k string
-		v json.RawMessage
+	kvs, err := configKeys(src)
+	if err != nil {
+		return nil, err
 	}
-	var kvs []kv
-	if len(bytes.TrimSpace(src)) > 0 {
-		dec := json.NewDecoder(bytes.NewReader(src))
-		dec.UseNumber()
-		tok, err := dec.Token()
-		if d, ok := tok.(json.Delim); err != nil || !ok || d != '{' {
-			return nil, fmt.Errorf("config.json is not a JSON object")
-		}
-		for dec.More() {
-			tok, err := dec.Token()
-			if err != nil {
-				return nil, fmt.Errorf("config.json: %w", err)
-			}
-			k, _ := tok.(string)
-			var v json.RawMessage
-			if err := dec.Decode(&v); err != nil {
-				return nil, fmt.Errorf("config.json: key %q: %w", k, err)
-			}
-			if i := slices.IndexFunc(kvs, func(e kv) bool { return e.k == k }); i >= 0 {
-				kvs[i].v = v // a duplicate key: the last one wins, as in Python
-				continue
-			}
-			kvs = append(kvs, kv{k, v})
-		}
-		if _, err := dec.Token(); err != nil {
-			return nil, fmt.Errorf("config.json: %w", err)
-		}
-		if _, err := dec.Token(); err != io.EOF {
-			return nil, fmt.Errorf("config.json: data after the top-level object")
-		}
-	}
-	i := slices.IndexFunc(kvs, func(e kv) bool { return e.k == key })
+	i := slices.IndexFunc(kvs, func(e configKV) bool { return e.k == key })
 	switch {
 	case value == nil && i >= 0:
 		kvs = slices.Delete(kvs, i, i+1)
@@ -1068,9 +823,53 @@ func setConfigKey(src []byte, key string, value any) ([]byte, error) {
 		if i >= 0 {
 			kvs[i].v = vb
 		} else {
-			kvs = append(kvs, kv{key, vb})
+			kvs = append(kvs, configKV{key, vb})
 		}
 	}
+	return writeConfig(kvs)
+}
+
+// configKeys returns the keys of the JSON object src (empty or nil: none)
+// in their order, a duplicate key's last value at its first place.
+func configKeys(src []byte) ([]configKV, error) {
+	if len(bytes.TrimSpace(src)) == 0 {
+		return nil, nil
+	}
+	var kvs []configKV
+	dec := json.NewDecoder(bytes.NewReader(src))
+	dec.UseNumber()
+	tok, err := dec.Token()
+	if d, ok := tok.(json.Delim); err != nil || !ok || d != '{' {
+		return nil, fmt.Errorf("config.json is not a JSON object")
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, fmt.Errorf("config.json: %w", err)
+		}
+		k, _ := tok.(string)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, fmt.Errorf("config.json: key %q: %w", k, err)
+		}
+		if i := slices.IndexFunc(kvs, func(e configKV) bool { return e.k == k }); i >= 0 {
+			kvs[i].v = v // a duplicate key: the last one wins, as in Python
+			continue
+		}
+		kvs = append(kvs, configKV{k, v})
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, fmt.Errorf("config.json: %w", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("config.json: data after the top-level object")
+	}
+	return kvs, nil
+}
+
+// writeConfig returns the JSON object of kvs, indented by two spaces, with
+// a final newline.
+func writeConfig(kvs []configKV) ([]byte, error) {
 	var compact bytes.Buffer
 	compact.WriteByte('{')
 	for i, e := range kvs {

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/safetensors"
-	"github.com/tensorcast-go/tensorcast/mask"
 	"github.com/tensorcast-go/tensorcast/sparsity"
 	"github.com/tensorcast-go/tensorcast/tcast"
 )
@@ -52,21 +51,20 @@ const (
 	Sparse24Bitmask SparseFormat = "sparse-24-bitmask"
 )
 
-// SparseFormats lists the named sparse formats, as a -sparsity-format flag
-// takes them.
+// SparseFormats lists the named sparse formats.
 func SparseFormats() []SparseFormat {
 	return []SparseFormat{SparseDense, SparseBitmask, Sparse24Bitmask}
 }
 
 // ParseSparseFormat returns the sparse format of a name ("" is
-// SparseNatural), or a *SparsityError naming the -sparsity-format flag.
+// SparseNatural), or a *SparsityError for Pruning.Format.
 func ParseSparseFormat(s string) (SparseFormat, error) {
 	f := SparseFormat(s)
 	if f == SparseNatural || slices.Contains(SparseFormats(), f) {
 		return f, nil
 	}
-	return "", &SparsityError{Layout: "compressed-tensors", Flag: "-sparsity-format", Value: s,
-		Reason: "unknown sparse format", Hint: "give dense, sparse-bitmask or sparse-24-bitmask"}
+	return "", &SparsityError{Layout: "compressed-tensors", Option: optFormat, Value: s,
+		Reason: "unknown sparse format"}
 }
 
 // Pruning asks a layout to store weights pruned to an N:M pattern along
@@ -118,24 +116,31 @@ func PruningOf(l Layout) (Pruning, bool) {
 // ErrSparsity is matched (errors.Is) by every *SparsityError.
 var ErrSparsity = errors.New("unsupported sparsity")
 
+// The settings a SparsityError names: the fields of Pruning, and the
+// datatype the weights are cast to.
+const (
+	optPattern  = "Pruning.Pattern"
+	optFormat   = "Pruning.Format"
+	optDataType = "DataType"
+)
+
 // SparsityError reports pruning a layout cannot store: a pattern or sparse
 // format it does not take, or a datatype its sparse formats do not compose
-// with. Flag is the command-line flag whose value is refused and Hint says
-// what to do instead.
+// with. Option names the refused setting, "Pruning.Pattern" or
+// "Pruning.Format" (the fields of Pruning) or "DataType" (the datatype the
+// weights are cast to), and Value its value; Conflict, when not empty,
+// names the other setting it does not go with ("Pruning.Pattern" or
+// "DataType").
 type SparsityError struct {
-	Layout string
-	Flag   string // "-sparsity", "-sparsity-format" or "-dtype"
-	Value  string // the value refused
-	Reason string
-	Hint   string
+	Layout   string
+	Option   string
+	Value    string // the value refused
+	Reason   string
+	Conflict string
 }
 
 func (e *SparsityError) Error() string {
-	msg := fmt.Sprintf("layout %s: %s %s: %s", e.Layout, e.Flag, e.Value, e.Reason)
-	if e.Hint != "" {
-		msg += "; " + e.Hint
-	}
-	return msg
+	return fmt.Sprintf("layout %s: %s %s: %s", e.Layout, e.Option, e.Value, e.Reason)
 }
 
 // Is reports whether target is ErrSparsity.
@@ -147,16 +152,15 @@ func (e *SparsityError) Is(target error) bool { return target == ErrSparsity }
 func (compressedTensors) WithPruning(p Pruning) (Layout, error) {
 	const lay = "compressed-tensors"
 	if err := p.Pattern.Validate(); err != nil {
-		return nil, &SparsityError{Layout: lay, Flag: "-sparsity", Value: p.Pattern.String(), Reason: err.Error(),
-			Hint: "give N:M with 1 ≤ N < M ≤ 16, M a power of two, such as 2:4"}
+		return nil, &SparsityError{Layout: lay, Option: optPattern, Value: p.Pattern.String(),
+			Reason: err.Error()}
 	}
 	if _, err := ParseSparseFormat(string(p.Format)); err != nil {
 		return nil, err
 	}
 	if p.Format == Sparse24Bitmask && p.Pattern != sparsity.P24 {
-		return nil, &SparsityError{Layout: lay, Flag: "-sparsity-format", Value: string(p.Format),
-			Reason: fmt.Sprintf("the format holds 2:4 sparsity, not %v", p.Pattern),
-			Hint:   "use -sparsity-format sparse-bitmask (or dense) for other N:M patterns, or -sparsity 2:4"}
+		return nil, &SparsityError{Layout: lay, Option: optFormat, Value: string(p.Format),
+			Reason: fmt.Sprintf("the format holds 2:4 sparsity, not %v", p.Pattern), Conflict: optPattern}
 	}
 	return compressedTensors{prune: p}, nil
 }
@@ -200,11 +204,6 @@ func int8Whole(dt *tcast.DataType) (*ctScheme, bool) {
 	return sc, true
 }
 
-// ctWholeAccepted lists the quantized datatypes a sparse format composes
-// with, for messages.
-const ctWholeAccepted = "fp8e4 with a tensor, channel or 2-D block scale (float-quantized) or int8 with a tensor, channel or group scale (int-quantized), " +
-	"or no quantization (-dtype bfloat16, float16 or float32, or no -dtype)"
-
 // scheme maps a datatype to the compressed-tensors scheme the layout writes
 // it in: ctClassify's without pruning; with pruning, also the unscaled float
 // types (no quantization), and for a sparse format only the schemes that
@@ -222,9 +221,9 @@ func (l compressedTensors) scheme(dt *tcast.DataType) (*ctScheme, error) {
 	}
 	format := l.prune.Resolved()
 	if s := dt.Spec(); s != nil && s.IsSparse() {
-		return nil, &SparsityError{Layout: lay, Flag: "-dtype", Value: dt.Name(),
-			Reason: "the layout prunes a dense datatype and stores the mask itself; an n<N>m<M> datatype has no compressed-tensors form",
-			Hint:   "give the dense datatype with -sparsity N:M"}
+		return nil, &SparsityError{Layout: lay, Option: optDataType, Value: dt.Name(),
+			Reason: "the layout prunes a dense datatype and stores the mask itself; " +
+				"an n<N>m<M> datatype has no compressed-tensors form"}
 	}
 	if format != SparseDense {
 		if sc, ok := int8Whole(dt); ok {
@@ -235,127 +234,33 @@ func (l compressedTensors) scheme(dt *tcast.DataType) (*ctScheme, error) {
 	if err != nil {
 		return nil, err
 	}
-	if format == SparseDense || sc.kind == ctFloat {
+	why := sparseWhy(dt, sc)
+	if format == SparseDense || why == "" {
 		return sc, nil
-	}
-	why := fmt.Sprintf("datatype %s is stored packed (%s, P.weight_packed), which compressed-tensors' sparse compressors leave as it is (they compress only P.weight)",
-		dt.Name(), ctFormats[sc.kind])
-	switch {
-	case sc.kind == ctMXFP8:
-		why = fmt.Sprintf("datatype %s (mxfp8-quantized) came to compressed-tensors after its sparse formats were dropped: no release reads the two together", dt.Name())
-	case sc.kind == ctPack && sc.bits == 8:
-		why = fmt.Sprintf("datatype %s has a zero point, which int-quantized weights do not take", dt.Name())
 	}
 	value := string(format)
 	if l.prune.Format == SparseNatural {
 		value += fmt.Sprintf(" (the default for %v)", l.prune.Pattern)
 	}
-	return nil, &SparsityError{Layout: lay, Flag: "-sparsity-format", Value: value, Reason: why,
-		Hint: "write the pruned weights dense with -sparsity-format dense, or choose a datatype stored whole: " + ctWholeAccepted}
+	return nil, &SparsityError{Layout: lay, Option: optFormat, Value: value, Reason: why,
+		Conflict: optDataType}
 }
 
-// sparseSpecs declares the tensors of module p holding an [out, in] weight
-// pruned as l.prune says, in scheme sc (ctNone: no quantization).
-func (l compressedTensors) sparseSpecs(p string, sc *ctScheme, dt *tcast.DataType, out, in int) []Spec {
-	vdt := ctValueDType(sc)
-	var specs []Spec
-	switch l.prune.Resolved() {
-	case SparseDense:
-		if sc.kind == ctNone {
-			return []Spec{specOf(p+".weight", vdt, []int{out, in})}
-		}
-		return ctSpecs(p, sc, dt, out, in)
-	case Sparse24Bitmask:
-		specs = []Spec{
-			specOf(p+".shape", safetensors.I64, []int{2, 1}),
-			specOf(p+".compressed", vdt, []int{out, in / 2}),
-			specOf(p+".bitmask", safetensors.U8, []int{out, (in + 7) / 8}),
-		}
-	default:
-		kept := out * in / l.prune.Pattern.M * l.prune.Pattern.N
-		specs = []Spec{
-			specOf(p+".shape", safetensors.I64, []int{2}),
-			specOf(p+".compressed", vdt, []int{kept}),
-			specOf(p+".bitmask", safetensors.U8, []int{out, (in + 7) / 8}),
-			specOf(p+".row_offsets", safetensors.I64, []int{out}),
+// sparseWhy says why a sparse format cannot store weights of datatype dt in
+// scheme sc, "" when it can.
+func sparseWhy(dt *tcast.DataType, sc *ctScheme) string {
+	c := sc.codec()
+	if c.sparseWhy != nil {
+		if why := c.sparseWhy(dt, sc); why != "" {
+			return why
 		}
 	}
-	if sc.kind != ctNone {
-		specs = append(specs, specOf(p+".weight_scale", sc.scaleDT, scaleShape2D(dt.Spec(), out, in)))
+	if c.packed {
+		return fmt.Sprintf("datatype %s is stored packed (%s, P.weight_packed), which "+
+			"compressed-tensors' sparse compressors leave as it is (they compress only P.weight)",
+			dt.Name(), c.format)
 	}
-	return specs
-}
-
-// ctValueDType is the safetensors dtype of the values of a weight stored
-// whole in scheme sc.
-func ctValueDType(sc *ctScheme) safetensors.DType {
-	switch sc.kind {
-	case ctNone:
-		return sc.scaleDT // the unquantized dtype
-	case ctInt:
-		return safetensors.I8
-	}
-	return safetensors.F8E4M3
-}
-
-// encodeSparse writes the pruned weight a (Actual form) of module p.
-func (l compressedTensors) encodeSparse(name, p string, sc *ctScheme, a *tcast.Tensor) ([]Tensor, error) {
-	const lay = "compressed-tensors"
-	fail := func(format string, args ...any) ([]Tensor, error) {
-		return nil, &FormatError{Layout: lay, Weight: name, Err: fmt.Errorf(format, args...)}
-	}
-	out, in := a.Shape[0], a.Shape[1]
-	specs := l.sparseSpecs(p, sc, a.DataType, out, in)
-	format := l.prune.Resolved()
-	if format == SparseDense && sc.kind != ctNone {
-		return nil, nil // the caller encodes the dense quantized weight
-	}
-	var data [][]byte
-	if format == SparseDense {
-		data = [][]byte{a.Data.Bytes}
-	} else {
-		m := a.Mask
-		if m == nil {
-			return fail("no keep mask: cast the weight with its %v mask as tcast.Options.Keep", l.prune.Pattern)
-		}
-		if err := sparsity.Check(m, 1, l.prune.Pattern); err != nil {
-			return fail("the keep mask: %w", err)
-		}
-		eb := a.Data.StorageBytes()
-		if want := ctValueDType(sc).BitSize() / 8; eb != want {
-			return fail("%d-byte codes for %d-byte %v values", eb, want, ctValueDType(sc))
-		}
-		vals := make([]byte, 0, m.Count()*eb)
-		codes := a.Data.Bytes
-		for i := range m.Len() {
-			c := codes[i*eb : i*eb+eb]
-			if m.Get(i) {
-				vals = append(vals, c...)
-			} else if slices.ContainsFunc(c, func(b byte) bool { return b != 0 }) {
-				return fail("element %d is pruned by the mask but holds code %x, not zero", i, c)
-			}
-		}
-		bitmask := sparsity.PackRows(m)
-		if format == Sparse24Bitmask {
-			data = [][]byte{int64Bytes(out, in), vals, bitmask}
-		} else {
-			offs := make([]int, out)
-			n := 0
-			for r := range out {
-				offs[r] = n
-				n += m.CountRange(r*in, r*in+in)
-			}
-			data = [][]byte{int64Bytes(out, in), vals, bitmask, int64Bytes(offs...)}
-		}
-		if sc.kind != ctNone {
-			data = append(data, a.Scale.Bytes)
-		}
-	}
-	ts := make([]Tensor, len(specs))
-	for i := range specs {
-		ts[i] = Tensor{Spec: specs[i], Data: data[i]}
-	}
-	return ts, nil
+	return ""
 }
 
 // ConfigSource is implemented by Sources that have the checkpoint's
@@ -396,148 +301,6 @@ func configSparsity(src Source) (string, error) {
 		return "", nil
 	}
 	return cfg.Q.S.Format, nil
-}
-
-// decodeSparse rebuilds the pruned weight of module p from its
-// sparse-bitmask or sparse-24-bitmask tensors: the dense datatype's Actual
-// tensor with the keep mask the bitmask holds, pruned elements holding code
-// zero.
-func decodeSparse(name, p string, src Source) (*tcast.Tensor, bool, error) {
-	const lay = "compressed-tensors"
-	fail := func(format string, args ...any) (*tcast.Tensor, bool, error) {
-		return nil, true, &FormatError{Layout: lay, Weight: name, Err: fmt.Errorf(format, args...)}
-	}
-	_, _, hasOffsets := src.Tensor(p + ".row_offsets")
-	format := Sparse24Bitmask
-	if hasOffsets {
-		format = SparseBitmask
-	}
-	cfgFormat, _ := configSparsity(src)
-	switch cfgFormat {
-	case "", string(format):
-	case string(SparseBitmask), string(Sparse24Bitmask):
-		return fail("config.json's sparsity_config names format %s, but the tensors of %s are %s", cfgFormat, p, format)
-	default:
-		return fail("config.json's sparsity_config names format %q, but %s holds bitmask tensors (sparse-bitmask or sparse-24-bitmask)", cfgFormat, p)
-	}
-	// The dense shape.
-	sh, err := tensorIn(src, p+".shape", nil, safetensors.I64, safetensors.I32)
-	if err != nil {
-		return fail("%w", err)
-	}
-	if !slices.Equal(sh.info.Shape, []int{2}) && !slices.Equal(sh.info.Shape, []int{2, 1}) {
-		return fail("tensor %s.shape has shape %v, want [2] or [2, 1]", p, sh.info.Shape)
-	}
-	dims := sh.ints()
-	bm, err := tensorIn(src, p+".bitmask", nil, safetensors.U8)
-	if err != nil {
-		return fail("%w", err)
-	}
-	if dims[0] < 0 || dims[1] < 0 || dims[0] > int64(len(bm.data))+1 || dims[1] > 8*int64(len(bm.data))+8 {
-		return fail("tensor %s.shape holds [%d, %d], which a bitmask of %d bytes cannot describe", p, dims[0], dims[1], len(bm.data))
-	}
-	out, in := int(dims[0]), int(dims[1])
-	if !slices.Equal(bm.info.Shape, []int{out, (in + 7) / 8}) {
-		return fail("tensor %s.bitmask has shape %v, want [%d, %d] for the dense shape [%d, %d]", p, bm.info.Shape, out, (in+7)/8, out, in)
-	}
-	cinfo, _, ok := src.Tensor(p + ".compressed")
-	if !ok {
-		return fail("tensor %s.compressed is missing", p)
-	}
-	sinfo, _, hasScale := src.Tensor(p + ".weight_scale")
-	var kind ctKind
-	switch cinfo.DType {
-	case safetensors.BF16, safetensors.F16, safetensors.F32:
-		kind = ctNone
-		if hasScale {
-			return fail("tensor %s.compressed holds %v values, which take no weight_scale", p, cinfo.DType)
-		}
-	case safetensors.F8E4M3:
-		kind = ctFloat
-	case safetensors.I8:
-		kind = ctInt
-	default:
-		return fail("tensor %s.compressed has dtype %v, want BF16, F16, F32, F8_E4M3 or I8", p, cinfo.DType)
-	}
-	if kind != ctNone && !hasScale {
-		return fail("tensor %s.weight_scale is missing (%v values are quantized)", p, cinfo.DType)
-	}
-	dt, err := metaDataTypeOf(src.Metadata(), p)
-	if err != nil {
-		return fail("%w", err)
-	}
-	if dt == nil {
-		if dt, err = sparseDerive(kind, cinfo.DType, out, in, sinfo, src, p); err != nil {
-			return fail("%v (and no %s%s metadata names the datatype)", err, KeyCTDataTypePrefix, p)
-		}
-	}
-	var sc *ctScheme
-	if d, ok := plainFloatDType(dt); ok {
-		sc = &ctScheme{kind: ctNone, scaleDT: d}
-	} else if sc, ok = int8Whole(dt); !ok {
-		if sc, err = ctClassify(dt); err != nil {
-			return fail("%w", err)
-		}
-	}
-	if sc.kind != kind || ctValueDType(sc) != cinfo.DType {
-		return fail("datatype %s is not stored as %v values", dt.Name(), cinfo.DType)
-	}
-	// The mask, checked against the values it places.
-	eb := cinfo.DType.BitSize() / 8
-	var m *mask.Mask
-	var cshape []int
-	if format == Sparse24Bitmask {
-		if in%4 != 0 {
-			return fail("tensor %s.shape: %d columns are not whole groups of 4", p, in)
-		}
-		cshape = []int{out, in / 2}
-		if m, err = sparsity.CheckSparse24Bitmask([2]int{out, in}, bm.data, out*in/2); err != nil {
-			return fail("tensor %s.bitmask: %w", p, err)
-		}
-	} else {
-		ro, err := tensorIn(src, p+".row_offsets", []int{out}, safetensors.I64, safetensors.I32)
-		if err != nil {
-			return fail("%w", err)
-		}
-		offs := ro.ints()
-		if len(cinfo.Shape) != 1 {
-			return fail("tensor %s.compressed has shape %v, want one dimension", p, cinfo.Shape)
-		}
-		cshape = []int{cinfo.Shape[0]}
-		if m, err = sparsity.CheckSparseBitmask([2]int{out, in}, bm.data, offs, cinfo.Shape[0]); err != nil {
-			return fail("tensors %s.bitmask and %s.row_offsets: %w", p, p, err)
-		}
-	}
-	cv, err := tensorIn(src, p+".compressed", cshape, cinfo.DType)
-	if err != nil {
-		return fail("%w", err)
-	}
-	codes := make([]byte, out*in*eb)
-	k := 0
-	for i := m.NextSet(0); i >= 0 && i < m.Len(); i = m.NextSet(i + 1) {
-		copy(codes[i*eb:i*eb+eb], cv.data[k*eb:k*eb+eb])
-		k++
-	}
-	t := &tcast.Tensor{DataType: dt, Form: tcast.Actual, Shape: []int{out, in}, Axis: 1, Mask: m}
-	t.Data = part(dt.Elem(), t.Shape, codes)
-	if kind != ctNone {
-		sshape := scaleShape2D(dt.Spec(), out, in)
-		s, err := tensorIn(src, p+".weight_scale", sshape, sc.scaleDT)
-		if err != nil {
-			return fail("%w", err)
-		}
-		t.Scale = part(dt.Spec().Scale, sshape, slices.Clone(s.data))
-	}
-	return finish(lay, name, t)
-}
-
-// sparseDerive finds the datatype of a pruned weight from its tensors: the
-// float format of unquantized values (vdt), else as ctDerive finds it.
-func sparseDerive(kind ctKind, vdt safetensors.DType, out, in int, sinfo safetensors.TensorInfo, src Source, p string) (*tcast.DataType, error) {
-	if kind == ctNone {
-		return tcast.MustLookup(floatFormatName[vdt]), nil
-	}
-	return ctDerive(kind, out, in, safetensors.TensorInfo{}, sinfo, src, p)
 }
 
 // sparseParts are the suffixes of a pruned module's tensors, in the order

@@ -189,14 +189,17 @@ func TestCTSparseRefused(t *testing.T) {
 	_, err := base.(Pruner).WithPruning(Pruning{Pattern: sparsity.P48, Format: Sparse24Bitmask})
 	var se *SparsityError
 	require.ErrorAs(t, err, &se)
-	assert.Equal(t, "-sparsity-format", se.Flag)
-	assert.Contains(t, err.Error(), "sparse-bitmask")
+	assert.Equal(t, "Pruning.Format", se.Option)
+	assert.Equal(t, "Pruning.Pattern", se.Conflict, "the pattern it does not go with")
+	assert.Contains(t, err.Error(), "holds 2:4 sparsity, not 4:8")
 	_, err = base.(Pruner).WithPruning(Pruning{Pattern: sparsity.Pattern{N: 3, M: 6}})
 	require.ErrorAs(t, err, &se)
-	assert.Equal(t, "-sparsity", se.Flag)
+	assert.Equal(t, "Pruning.Pattern", se.Option)
 	_, err = ParseSparseFormat("sparse24")
 	require.ErrorIs(t, err, ErrSparsity)
-	assert.Contains(t, err.Error(), "give dense, sparse-bitmask or sparse-24-bitmask")
+	require.ErrorAs(t, err, &se)
+	assert.Equal(t, SparsityError{Layout: "compressed-tensors", Option: "Pruning.Format", Value: "sparse24",
+		Reason: "unknown sparse format"}, *se)
 
 	// Packed formats do not compose with a sparse format; dense takes them.
 	for _, name := range []string{"mxfp4", "nvfp4", "int4_g128", "uint4_g32", "uint8_g32", "mxfp8e4"} {
@@ -205,8 +208,9 @@ func TestCTSparseRefused(t *testing.T) {
 			err := ctPruned(t, sparsity.P24, f).Check(dt, 1, 2)
 			require.ErrorIs(t, err, ErrSparsity, name)
 			require.ErrorAs(t, err, &se)
-			assert.Equal(t, "-sparsity-format", se.Flag)
-			assert.Contains(t, err.Error(), "-sparsity-format dense", "says what to do")
+			assert.Equal(t, "Pruning.Format", se.Option)
+			assert.Equal(t, "DataType", se.Conflict, "the datatype it does not go with")
+			assert.Contains(t, err.Error(), name, "names the datatype")
 		}
 		assert.NoError(t, ctPruned(t, sparsity.P24, SparseDense).Check(dt, 1, 2), name)
 	}
@@ -215,7 +219,8 @@ func TestCTSparseRefused(t *testing.T) {
 	require.NoError(t, err)
 	err = ctPruned(t, sparsity.P24, SparseNatural).Check(sp, 1, 2)
 	require.ErrorAs(t, err, &se)
-	assert.Equal(t, "-dtype", se.Flag)
+	assert.Equal(t, "DataType", se.Option)
+	assert.Empty(t, se.Conflict)
 	// Unscaled float types only with pruning.
 	assert.Error(t, base.Check(tcast.MustLookup("bfloat16"), 1, 2))
 	// A row length that is no whole number of groups.
@@ -508,4 +513,55 @@ func TestCTSparseBitmaskUnstructured(t *testing.T) {
 	assert.Equal(t, x, v)
 	assert.Equal(t, []float32{1, 2, 3, 4, 5}, []float32{v[0], v[7], v[8], v[9], v[10]})
 	assert.False(t, math.Signbit(float64(v[1])))
+}
+
+// TestSparsityErrorNamesOptions: every refusal names the Pruning field or
+// the datatype it refuses, as typed fields and in its message, and no
+// command-line flag.
+func TestSparsityErrorNamesOptions(t *testing.T) {
+	base, _ := Get("compressed-tensors")
+	withPruning := func(p Pruning) error {
+		_, err := base.(Pruner).WithPruning(p)
+		return err
+	}
+	sp, err := tcast.WithSparsity(tcast.MustLookup("fp8e4_channel"), sparsity.P24)
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		err                     error
+		option, value, conflict string
+		msg                     string
+	}{
+		{withPruning(Pruning{Pattern: sparsity.P48, Format: Sparse24Bitmask}),
+			"Pruning.Format", "sparse-24-bitmask", "Pruning.Pattern",
+			"layout compressed-tensors: Pruning.Format sparse-24-bitmask: the format holds 2:4 sparsity, not 4:8"},
+		{withPruning(Pruning{Pattern: sparsity.P24, Format: "bitmask"}),
+			"Pruning.Format", "bitmask", "",
+			"layout compressed-tensors: Pruning.Format bitmask: unknown sparse format"},
+		{withPruning(Pruning{Pattern: sparsity.Pattern{N: 3, M: 6}}),
+			"Pruning.Pattern", "3:6", "", ""},
+		{ctPruned(t, sparsity.P24, SparseNatural).Check(tcast.MustLookup("mxfp4"), 1, 2),
+			"Pruning.Format", "sparse-24-bitmask (the default for 2:4)", "DataType", ""},
+		{ctPruned(t, sparsity.P24, SparseBitmask).Check(tcast.MustLookup("uint8_g32"), 1, 2),
+			"Pruning.Format", "sparse-bitmask", "DataType",
+			"layout compressed-tensors: Pruning.Format sparse-bitmask: datatype uint8_g32 has a zero point, " +
+				"which int-quantized weights do not take"},
+		{ctPruned(t, sparsity.P24, SparseNatural).Check(sp, 1, 2),
+			"DataType", sp.Name(), "", ""},
+	} {
+		var se *SparsityError
+		require.ErrorAs(t, tc.err, &se)
+		require.ErrorIs(t, tc.err, ErrSparsity)
+		assert.Equal(t, "compressed-tensors", se.Layout)
+		assert.Equal(t, tc.option, se.Option, tc.err)
+		assert.Equal(t, tc.value, se.Value, tc.err)
+		assert.Equal(t, tc.conflict, se.Conflict, tc.err)
+		assert.NotEmpty(t, se.Reason)
+		if tc.msg != "" {
+			assert.EqualError(t, tc.err, tc.msg)
+		}
+		assert.Contains(t, tc.err.Error(), tc.option+" "+tc.value+": ")
+		for _, flag := range []string{"-sparsity", "-dtype", "-layout"} {
+			assert.NotContains(t, tc.err.Error(), flag)
+		}
+	}
 }

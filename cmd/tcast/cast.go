@@ -158,7 +158,7 @@ func (f *castFlags) checkScaled() error {
 			return usagef("-sparsity: %s is not a scaled datatype; N:M sparsity needs a tile or channel scale", f.name)
 		}
 		if f.dt, err = tc.WithSparsity(f.dt, p); err != nil {
-			return usagef("-sparsity: %s", sparsityMessage(err))
+			return usagef("-sparsity: %s", withSparsityMessage(err))
 		}
 	}
 	if f.search && (!scaled || !f.dt.SearchesScales()) {

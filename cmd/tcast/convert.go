@@ -252,16 +252,16 @@ func (f *convertFlags) sparsity(opts *convert.Options) error {
 		case isPruner:
 			fm, err := layout.ParseSparseFormat(f.sparseFormat)
 			if err != nil {
-				return usagef("%v", err)
+				return sparsityUsage(err)
 			}
 			if opts.Layout, err = pruner.WithPruning(layout.Pruning{Pattern: p, Format: fm}); err != nil {
-				return usagef("%v", err)
+				return sparsityUsage(err)
 			}
 		case f.sparseFormat != "":
 			return usagef("-sparsity-format applies to -layout compressed-tensors; the %s layout stores N:M sparsity in its datatype: drop -sparsity-format", f.lay)
 		default:
 			if opts.DataType, err = tc.WithSparsity(opts.DataType, p); err != nil {
-				return usagef("-sparsity: %s", sparsityMessage(err))
+				return usagef("-sparsity: %s", withSparsityMessage(err))
 			}
 		}
 	}
@@ -273,7 +273,7 @@ func (f *convertFlags) sparsity(opts *convert.Options) error {
 		var sd *layout.SparseDataTypeError
 		switch {
 		case errors.As(err, &se):
-			return usagef("%v", err)
+			return usagef("%s", layoutSparsityMessage(se))
 		case errors.As(err, &sd):
 			return usagef("%s", sparseDataTypeMessage(sd))
 		}
@@ -372,9 +372,19 @@ type typeForFlag struct{ *ggufmix.Overrides }
 func (f typeForFlag) Set(v string) error {
 	err := f.Overrides.Set(v)
 	if oe := (*ggufmix.OverrideError)(nil); errors.As(err, &oe) {
-		return errors.New(oe.Detail())
+		return errors.New(overrideMessage(oe))
 	}
 	return err
+}
+
+// overrideMessage says what is wrong with a -type-for value, without the
+// value, and for a type only generic GGUF output takes how to get it.
+func overrideMessage(oe *ggufmix.OverrideError) string {
+	msg := oe.Detail()
+	if oe.Generic != "" {
+		msg += ", or -dtype " + oe.Generic + " for generic GGUF output"
+	}
+	return msg
 }
 
 // renameFlag collects -rename RE=REPL rules.

@@ -175,9 +175,9 @@ func dataTypeMessage(err error) string {
 	return err.Error()
 }
 
-// sparsityMessage says an error of tcast.WithSparsity without the
+// withSparsityMessage says an error of tcast.WithSparsity without the
 // package's name.
-func sparsityMessage(err error) string {
+func withSparsityMessage(err error) string {
 	var se *tc.SparsityError
 	if errors.As(err, &se) {
 		return se.Detail()
@@ -191,6 +191,51 @@ func sparseDataTypeMessage(e *layout.SparseDataTypeError) string {
 	return fmt.Sprintf("-sparsity: the %s layout stores no N:M sparsity (it takes -dtype %s without "+
 		"-sparsity); drop -sparsity, or use -layout tcast (an N:M datatype) or -layout "+
 		"compressed-tensors (which prunes and stores the mask)", e.Layout, e.Dense)
+}
+
+// sparsityFlags names the flag of each setting a *layout.SparsityError
+// refuses (its Option).
+var sparsityFlags = map[string]string{
+	"Pruning.Pattern": "-sparsity",
+	"Pruning.Format":  "-sparsity-format",
+	"DataType":        "-dtype",
+}
+
+// sparsityHints says what to do instead, for each refused setting and the
+// one it conflicts with (a *layout.SparsityError's Option and Conflict).
+var sparsityHints = map[[2]string]string{
+	{"Pruning.Pattern", ""}: "give N:M with 1 ≤ N < M ≤ 16, M a power of two, such as 2:4",
+	{"Pruning.Format", ""}:  "give dense, sparse-bitmask or sparse-24-bitmask",
+	{"Pruning.Format", "Pruning.Pattern"}: "use -sparsity-format sparse-bitmask (or dense) " +
+		"for other N:M patterns, or -sparsity 2:4",
+	{"Pruning.Format", "DataType"}: "write the pruned weights dense with -sparsity-format dense, " +
+		"or choose a datatype stored whole: fp8e4 with a tensor, channel or 2-D block scale " +
+		"(float-quantized) or int8 with a tensor, channel or group scale (int-quantized), " +
+		"or no quantization (-dtype bfloat16, float16 or float32, or no -dtype)",
+	{"DataType", ""}: "give the dense datatype with -sparsity N:M",
+}
+
+// layoutSparsityMessage says what e refuses in terms of the flags, and what to do
+// instead.
+func layoutSparsityMessage(e *layout.SparsityError) string {
+	flag, ok := sparsityFlags[e.Option]
+	if !ok {
+		return e.Error()
+	}
+	msg := fmt.Sprintf("layout %s: %s %s: %s", e.Layout, flag, e.Value, e.Reason)
+	if hint := sparsityHints[[2]string{e.Option, e.Conflict}]; hint != "" {
+		msg += "; " + hint
+	}
+	return msg
+}
+
+// sparsityUsage is the usage error of err, a *layout.SparsityError.
+func sparsityUsage(err error) error {
+	var se *layout.SparsityError
+	if errors.As(err, &se) {
+		return usagef("%s", layoutSparsityMessage(se))
+	}
+	return usagef("%v", err)
 }
 
 // convertJSON is the JSON report of tcast convert: convert.Result with the

@@ -14,6 +14,7 @@ import (
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/convert"
 	"github.com/tensorcast-go/tensorcast/checkpoint/gguf"
+	"github.com/tensorcast-go/tensorcast/checkpoint/ggufmix"
 )
 
 // writeImatrixDat writes a legacy .dat importance matrix: int32 entry
@@ -160,4 +161,22 @@ func TestConvertMixMessages(t *testing.T) {
 	}
 	_, err := os.Stat(out)
 	assert.True(t, os.IsNotExist(err), "nothing written")
+}
+
+// TestTypeForFlagMessages: a refused -type-for value is told without the
+// value (the flag package gives it), and a type only generic GGUF output
+// takes says which -dtype asks for it.
+func TestTypeForFlagMessages(t *testing.T) {
+	var ovs ggufmix.Overrides
+	f := typeForFlag{&ovs}
+	for _, c := range []struct{ value, want string }{
+		{"ffn_down=q7_k", `unknown type "q7_k" (closest: "q2_k", "q3_k", "q4_k")`},
+		{"ffn_down=q8_k", "Q8_K is ggml's intermediate for dot products, not a weight type llama.cpp " +
+			"computes with: use q8_0 (8.5 bits per value), or -dtype q8_k for generic GGUF output"},
+		{"ffn_down", "want REGEXP=TYPE"},
+	} {
+		assert.EqualError(t, f.Set(c.value), c.want, c.value)
+	}
+	require.NoError(t, f.Set("ffn_down=q6_k"))
+	assert.Len(t, ovs, 1)
 }

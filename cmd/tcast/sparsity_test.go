@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tensorcast-go/tensorcast/checkpoint/layout"
 	ournpy "github.com/tensorcast-go/tensorcast/checkpoint/npy"
 	"github.com/tensorcast-go/tensorcast/checkpoint/safetensors"
 )
@@ -265,4 +266,41 @@ func wandaFixture(t *testing.T, dir string) (src, npz string) {
 	require.NoError(t, ournpy.WriteNPZ(npz, []ournpy.Named{{Name: "m.weight", Array: &ournpy.Array{
 		Header: ournpy.Header{DType: ournpy.Float32, Shape: []int{8}}, Data: norms}}}))
 	return src, npz
+}
+
+// TestSparsityMessage: a layout's refusal of a pruning setting is told in
+// terms of the flag that set it, with what to do instead.
+func TestSparsityMessage(t *testing.T) {
+	for _, tc := range []struct {
+		err  layout.SparsityError
+		want string
+	}{
+		{layout.SparsityError{Layout: "compressed-tensors", Option: "Pruning.Format", Value: "bitmask",
+			Reason: "unknown sparse format"},
+			"layout compressed-tensors: -sparsity-format bitmask: unknown sparse format; " +
+				"give dense, sparse-bitmask or sparse-24-bitmask"},
+		{layout.SparsityError{Layout: "compressed-tensors", Option: "Pruning.Format", Value: "sparse-24-bitmask",
+			Reason: "the format holds 2:4 sparsity, not 4:8", Conflict: "Pruning.Pattern"},
+			"layout compressed-tensors: -sparsity-format sparse-24-bitmask: the format holds 2:4 sparsity, " +
+				"not 4:8; use -sparsity-format sparse-bitmask (or dense) for other N:M patterns, or -sparsity 2:4"},
+		{layout.SparsityError{Layout: "compressed-tensors", Option: "Pruning.Format", Value: "sparse-bitmask",
+			Reason: "datatype int4_g128 is stored packed", Conflict: "DataType"},
+			"layout compressed-tensors: -sparsity-format sparse-bitmask: datatype int4_g128 is stored packed; " +
+				"write the pruned weights dense with -sparsity-format dense, or choose a datatype stored whole: " +
+				"fp8e4 with a tensor, channel or 2-D block scale (float-quantized) or int8 with a tensor, " +
+				"channel or group scale (int-quantized), or no quantization (-dtype bfloat16, float16 or " +
+				"float32, or no -dtype)"},
+		{layout.SparsityError{Layout: "compressed-tensors", Option: "Pruning.Pattern", Value: "3:6",
+			Reason: "M=6 is not 2, 4, 8 or 16"},
+			"layout compressed-tensors: -sparsity 3:6: M=6 is not 2, 4, 8 or 16; " +
+				"give N:M with 1 ≤ N < M ≤ 16, M a power of two, such as 2:4"},
+		{layout.SparsityError{Layout: "compressed-tensors", Option: "DataType", Value: "fp8e4_channel_n2m4",
+			Reason: "an n<N>m<M> datatype has no compressed-tensors form"},
+			"layout compressed-tensors: -dtype fp8e4_channel_n2m4: an n<N>m<M> datatype has no " +
+				"compressed-tensors form; give the dense datatype with -sparsity N:M"},
+		{layout.SparsityError{Layout: "x", Option: "Other", Value: "v", Reason: "r"},
+			"layout x: Other v: r"},
+	} {
+		assert.Equal(t, tc.want, layoutSparsityMessage(&tc.err))
+	}
 }
