@@ -1,0 +1,125 @@
+package apicheck
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var update = flag.Bool("update", false, "rewrite api/tensorcast.txt from the source")
+
+const module = "github.com/tensorcast-go/tensorcast"
+
+// root is the module's directory.
+const root = "../.."
+
+// TestAPI keeps the exported API of every package in api/tensorcast.txt:
+// growing, shrinking or changing it is a change of that file, reviewed
+// with the code. go test ./internal/apicheck -update rewrites it.
+func TestAPI(t *testing.T) {
+	pkgs, err := Load(root)
+	require.NoError(t, err)
+	got := strings.Join(API(pkgs), "\n") + "\n"
+	golden := filepath.Join(root, "api", "tensorcast.txt")
+	if *update {
+		require.NoError(t, os.MkdirAll(filepath.Dir(golden), 0o755))
+		require.NoError(t, os.WriteFile(golden, []byte(got), 0o644))
+		return
+	}
+	want, err := os.ReadFile(golden)
+	require.NoError(t, err)
+	if string(want) != got {
+		t.Errorf("the exported API differs from api/tensorcast.txt (go test ./internal/apicheck -update "+
+			"rewrites it):\n%s", diff(string(want), got))
+	}
+}
+
+// Unused and API on a small module written here: what is used from
+// another package, named or called by an Example, or mentioned by a used
+// declaration is kept; the rest is reported.
+func TestUnusedAndAPIOfAModule(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, src string) {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(src), 0o644))
+	}
+	write("a/a.go", `package a
+
+// Used is called by b.
+func Used(o Opts) Result { return Result{} }
+
+// Opts is a used function's parameter; Result its result, whose field's
+// type Kind is reachable too.
+type Opts struct{ N int }
+type Result struct{ K Kind }
+type Kind int
+
+// KindOne is a constant of a used type.
+const KindOne Kind = 1
+
+// Shown appears in an Example's body; Named is what an Example is named after.
+func Shown() {}
+func Named() {}
+
+// Lonely is used by nothing.
+func Lonely() {}
+var ErrLonely error
+type T struct{ Field int; hidden int }
+func (T) Method(x int) error { return nil }
+func (T) hidden() {}
+`)
+	write("a/example_test.go", `package a_test
+
+import "example.com/m/a"
+
+func ExampleNamed() { a.Shown() }
+`)
+	write("b/b.go", `package b
+
+import "example.com/m/a"
+
+var _ = a.Used
+`)
+	pkgs, err := Load(dir)
+	require.NoError(t, err)
+	users, err := Users(dir)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"a.ErrLonely", "a.Lonely", "a.T"}, Unused(pkgs, "example.com/m", users))
+	api := API(pkgs)
+	assert.Contains(t, api, "pkg a, func Used(o Opts) Result")
+	assert.Contains(t, api, "pkg a, type T struct, Field int")
+	assert.Contains(t, api, "pkg a, method (T) Method(x int) error")
+	assert.Contains(t, api, "pkg a, const KindOne Kind")
+	assert.Contains(t, api, "pkg a, var ErrLonely error")
+	assert.NotContains(t, strings.Join(api, "\n"), "hidden")
+}
+
+// diff lists the lines only in want (-) and only in got (+).
+func diff(want, got string) string {
+	in := func(s string) map[string]bool {
+		m := map[string]bool{}
+		for _, l := range strings.Split(s, "\n") {
+			m[l] = true
+		}
+		return m
+	}
+	w, g := in(want), in(got)
+	var b strings.Builder
+	for _, l := range strings.Split(want, "\n") {
+		if !g[l] {
+			b.WriteString("- " + l + "\n")
+		}
+	}
+	for _, l := range strings.Split(got, "\n") {
+		if !w[l] {
+			b.WriteString("+ " + l + "\n")
+		}
+	}
+	return b.String()
+}
