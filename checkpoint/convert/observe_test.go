@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tensorcast-go/tensorcast/checkpoint/internal/measure"
 	"github.com/tensorcast-go/tensorcast/tcast"
 )
 
@@ -20,9 +21,9 @@ func TestVerifyObserve(t *testing.T) {
 	var seen []string
 	res, err := VerifyWith(iris, out, VerifyOptions{Observe: func(r *VerifyResult, want, got []float32) {
 		seen = append(seen, r.Name)
-		require.Len(t, want, int(elementsOf(r.Shape)), r.Name)
+		require.Len(t, want, int(measure.Elements(r.Shape)), r.Name)
 		require.Len(t, got, len(want), r.Name)
-		e := Compare(want, got)
+		e := measure.Compare(want, got)
 		assert.Equal(t, r.SQNR, e.SQNR, r.Name)
 		assert.Equal(t, r.MaxAbsErr, e.MaxAbs, r.Name)
 	}})

@@ -12,6 +12,7 @@ import (
 	"github.com/tensorcast-go/tensorcast/checkpoint/ggufmix"
 	"github.com/tensorcast-go/tensorcast/checkpoint/ggufmodel"
 	"github.com/tensorcast-go/tensorcast/checkpoint/imatrix"
+	"github.com/tensorcast-go/tensorcast/checkpoint/internal/measure"
 	"github.com/tensorcast-go/tensorcast/checkpoint/layout"
 	"github.com/tensorcast-go/tensorcast/checkpoint/load"
 	"github.com/tensorcast-go/tensorcast/checkpoint/safetensors"
@@ -46,14 +47,14 @@ type VerifyResult struct {
 }
 
 // MeanWeightedSQNR returns the mean of the results' WeightedSQNR by
-// elements (MeanSQNR, as convert's Summary), nil when none has one, and
+// elements (as convert's Summary), nil when none has one, and
 // the number of tensors that have one.
 func MeanWeightedSQNR(rs []VerifyResult) (*float64, int) {
-	var m MeanSQNR
+	var m measure.MeanSQNR
 	n := 0
 	for _, r := range rs {
 		if r.WeightedSQNR != nil && r.Lost == 0 { // a weight that lost values has no finite error
-			m.Add(r.WeightedSQNR, elementsOf(r.Shape))
+			m.Add(r.WeightedSQNR, measure.Elements(r.Shape))
 			n++
 		}
 	}
@@ -144,7 +145,7 @@ func VerifyWith(orig, conv string, o VerifyOptions) ([]VerifyResult, error) {
 		if err != nil {
 			return nil, missingTensor(orig, conv, src, c, renamed, ti.Name)
 		}
-		r := VerifyResult{Name: ti.Name, Shape: ti.Shape, Converted: ci.Quantized(), DataType: ci.Type, Bits: storedBits(ci.Size, ti.Shape)}
+		r := VerifyResult{Name: ti.Name, Shape: ti.Shape, Converted: ci.Quantized(), DataType: ci.Type, Bits: measure.StoredBits(ci.Size, ti.Shape)}
 		if !ti.Float || !ci.Float {
 			a, err := src.Bytes(ti.Name)
 			if err != nil {
@@ -176,18 +177,18 @@ func VerifyWith(orig, conv string, o VerifyOptions) ([]VerifyResult, error) {
 		if !slices.Equal(shape, ti.Shape) {
 			return nil, fmt.Errorf("%w: tensor %s has shape %v in %s and %v in %s", ErrMismatch, ti.Name, ti.Shape, orig, shape, conv)
 		}
-		e := Compare(want, got)
+		e := measure.Compare(want, got)
 		r.SQNR, r.MSE, r.MaxAbsErr, r.Lost = e.SQNR, e.MSE, e.MaxAbs, e.Lost
 		if o.Imatrix != nil && r.Converted && len(shape) >= 2 {
 			weights++
-			iname := imatrixEntry(o.Imatrix, impNames, ti.Name, cname, ti.Name)
+			iname := measure.Entry(o.Imatrix, impNames, ti.Name, cname, ti.Name)
 			if iname != "" {
 				found++
 				if err := checkEntrySize(o.Imatrix, iname, shape); err != nil {
 					return nil, fmt.Errorf("tensor %s: %w", ti.Name, err)
 				}
 			}
-			r.WeightedSQNR = weightedSQNR(o.Imatrix, iname, shape, want, got)
+			r.WeightedSQNR = measure.WeightedSQNR(o.Imatrix, iname, shape, want, got)
 		}
 		if o.Observe != nil {
 			o.Observe(&r, want, got)
@@ -215,7 +216,7 @@ func checkEntrySize(im *imatrix.Imatrix, name string, shape []int) error {
 	if degenerate(im, name) != ImportanceNone {
 		return nil
 	}
-	cols, experts := matrices(shape)
+	cols, experts := measure.Matrices(shape)
 	_, err := im.Vector(name, cols, experts)
 	var se *imatrix.SizeError
 	if errors.As(err, &se) && ggufmix.CategoryOf(name) == ggufmix.TokenEmbd {

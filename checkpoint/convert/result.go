@@ -59,7 +59,7 @@ type TensorResult struct {
 	SQNRUnrotated *float64 `json:"sqnr_unrotated_db,omitempty"`
 }
 
-func (r *TensorResult) setErrors(e Errors) {
+func (r *TensorResult) setErrors(e tcast.Errors) {
 	r.SQNR, r.MaxAbsErr, r.Lost = e.SQNR, e.MaxAbs, e.Lost
 	r.SourceNaN, r.SourcePosInf, r.SourceNegInf = e.NaN, e.PosInf, e.NegInf
 }

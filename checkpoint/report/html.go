@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/tensorcast-go/tensorcast/checkpoint/internal/measure"
 )
 
 // palette colours the recipes, in order (then again).
@@ -230,7 +232,7 @@ func (r *Report) layerStats() (labels []string, sqnr, bits, unrot [][]float64) {
 				if !t.Converted || t.Layer != l {
 					continue
 				}
-				n := float64(elementsOf(t.Shape))
+				n := float64(measure.Elements(t.Shape))
 				b, bn = b+t.Bits*n, bn+n
 				if t.SQNR != nil && t.Lost == 0 { // a tensor that lost values has no finite SQNR
 					s, sn = s+*t.SQNR*n, sn+n

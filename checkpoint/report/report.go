@@ -25,9 +25,9 @@ import (
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/convert"
 	"github.com/tensorcast-go/tensorcast/checkpoint/imatrix"
+	"github.com/tensorcast-go/tensorcast/checkpoint/internal/measure"
 	"github.com/tensorcast-go/tensorcast/checkpoint/layout"
 	"github.com/tensorcast-go/tensorcast/checkpoint/load"
-	"github.com/tensorcast-go/tensorcast/internal/shape"
 	"github.com/tensorcast-go/tensorcast/sparsity"
 )
 
@@ -319,7 +319,7 @@ func buildRecipe(orig, conv string, o Options) (*Recipe, error) {
 	rec := &Recipe{Label: strings.TrimSuffix(base, filepath.Ext(base)), Path: conv, Layout: c.Layout(),
 		ScaleSearch: c.Metadata()[layout.KeyScaleSearch] == layout.ScaleSearchOn}
 	var dts, rots []string
-	var sq, usq convert.MeanSQNR
+	var sq, usq measure.MeanSQNR
 	unrotated := 0   // rotated tensors
 	recorded := true // every rotated tensor's record gives its SQNR without rotation
 	var bits float64
@@ -341,7 +341,7 @@ func buildRecipe(orig, conv string, o Options) (*Recipe, error) {
 				rots = append(rots, t.Rotation)
 			}
 		}
-		n := elementsOf(v.Shape)
+		n := measure.Elements(v.Shape)
 		if w, ok := weights[name]; ok {
 			if w.Density != nil {
 				tt, err := c.Tensor(name)
@@ -403,16 +403,6 @@ func (t *Tensor) Gain() (db float64, ok bool) {
 		return 0, false
 	}
 	return *t.SQNR - *t.SQNRUnrotated, true
-}
-
-// elementsOf returns the number of elements of a tensor of the given
-// shape (0 for a bad shape).
-func elementsOf(dims []int) int64 {
-	n, _, ok := shape.Elements(dims)
-	if !ok {
-		return 0
-	}
-	return int64(n)
 }
 
 // MarshalJSON writes t; with Lost > 0 (the error is not finite) sqnr_db and

@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/convert"
+	"github.com/tensorcast-go/tensorcast/checkpoint/internal/measure"
 	"github.com/tensorcast-go/tensorcast/checkpoint/safetensors"
 	"github.com/tensorcast-go/tensorcast/rotate"
 	"github.com/tensorcast-go/tensorcast/sparsity"
@@ -165,7 +166,7 @@ func TestBuild(t *testing.T) {
 			if tt.Converted {
 				assert.InDelta(t, want, tt.Bits, 1e-9, tt.Name)
 				require.NotNil(t, tt.Errors, tt.Name)
-				assert.Equal(t, elementsOf(tt.Shape), tt.Errors.Total(), tt.Name)
+				assert.Equal(t, measure.Elements(tt.Shape), tt.Errors.Total(), tt.Name)
 				require.NotNil(t, tt.SQNR, tt.Name)
 			} else {
 				assert.Nil(t, tt.Errors, tt.Name)
@@ -188,7 +189,7 @@ func TestBuild(t *testing.T) {
 			continue
 		}
 		require.NotNil(t, tt.Mask, tt.Name)
-		assert.Equal(t, elementsOf(tt.Shape)/2, int64(tt.Mask.Kept), tt.Name)
+		assert.Equal(t, measure.Elements(tt.Shape)/2, int64(tt.Mask.Kept), tt.Name)
 		assert.Equal(t, [2]int{1, 2}, [2]int{tt.Mask.BlockRows, tt.Mask.BlockCols})
 		for _, row := range tt.Mask.Cells {
 			sum := 0.0
