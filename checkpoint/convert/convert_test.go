@@ -82,7 +82,7 @@ func TestConvertFixtureRoundTrip(t *testing.T) {
 			}
 			assert.Greater(t, nconv, 50, "most weights are cast")
 
-			vr, err := Verify(iris, out)
+			vr, err := verifyTensors(iris, out)
 			require.NoError(t, err)
 			for _, r := range vr {
 				if r.Converted {
@@ -207,7 +207,7 @@ func TestConvertSharded(t *testing.T) {
 	shards, _ := filepath.Glob(filepath.Join(out, "model-*-of-*.safetensors"))
 	assert.Greater(t, len(shards), 1)
 	assert.Contains(t, shards, filepath.Join(out, "model-00001-of-0000"+string(rune('0'+len(shards)))+".safetensors"))
-	vr, err := Verify(iris, out)
+	vr, err := verifyTensors(iris, out)
 	require.NoError(t, err)
 	assert.Len(t, vr, 189)
 	_, err = Convert(iris, out, o)
@@ -234,7 +234,7 @@ func TestVerifyCatchesLostValues(t *testing.T) {
 	_, err = fh.WriteAt(bytes.Repeat([]byte{0xff}, int(ti.Size)), ti.Offset)
 	require.NoError(t, err)
 	require.NoError(t, fh.Close())
-	vr, err := Verify(iris, out)
+	vr, err := verifyTensors(iris, out)
 	require.NoError(t, err)
 	for _, r := range vr {
 		if r.Name == "conv2d/Conv2D_weights" {

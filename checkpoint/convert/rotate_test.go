@@ -135,7 +135,7 @@ func TestConvertRotateRoundTrip(t *testing.T) {
 			assert.Positive(t, n)
 
 			// verify reads the same, and decompress writes it.
-			vr, err := Verify(iris, out)
+			vr, err := verifyTensors(iris, out)
 			require.NoError(t, err)
 			for i, v := range vr {
 				if v.Converted {

@@ -8,7 +8,7 @@
 // checkpoints always give the same bytes.
 //
 // Build measures (reading every tensor of the source and of each converted
-// checkpoint, as convert.Verify does); WriteHTML draws; Compare lines the
+// checkpoint, as verify.Checkpoints does); WriteHTML draws; Compare lines the
 // recipes up tensor by tensor as a table (tcast verify -compare).
 package report
 
@@ -23,11 +23,11 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/tensorcast-go/tensorcast/checkpoint/convert"
 	"github.com/tensorcast-go/tensorcast/checkpoint/imatrix"
 	"github.com/tensorcast-go/tensorcast/checkpoint/internal/measure"
 	"github.com/tensorcast-go/tensorcast/checkpoint/layout"
 	"github.com/tensorcast-go/tensorcast/checkpoint/load"
+	"github.com/tensorcast-go/tensorcast/checkpoint/verify"
 	"github.com/tensorcast-go/tensorcast/sparsity"
 )
 
@@ -57,12 +57,10 @@ type Options struct {
 	Rotations int
 	// Imatrix, when set, adds each converted tensor's importance-weighted
 	// SQNR (Tensor.WeightedSQNR) and each recipe's mean of it, measured as
-	// convert.VerifyWith measures it (its entries found as convert finds
-	// them).
+	// verify.Checkpoints measures it (its entries found as convert finds
+	// them); Recipe.Unmatched says when it has no entry for any converted
+	// weight of the recipe.
 	Imatrix *imatrix.Imatrix
-	// Warn, when set, is given Build's warnings: an importance matrix with
-	// no entry for any converted weight of a recipe.
-	Warn func(msg string)
 }
 
 func (o *Options) histograms() int { return pick(o.Histograms, 6) }
@@ -120,6 +118,9 @@ type Recipe struct {
 	// before it was recorded do not).
 	SQNRUnrotated *float64 `json:"sqnr_unrotated_db,omitempty"`
 	HasUnrotated  bool     `json:"has_sqnr_unrotated,omitempty"`
+	// Unmatched is set when Options.Imatrix has no entry for any of the
+	// recipe's converted weights.
+	Unmatched *verify.ImatrixUnmatched `json:"-"`
 }
 
 // Describe says what the recipe did: its datatypes, then "scale search"
@@ -150,7 +151,7 @@ type Tensor struct {
 	DataType  string  `json:"datatype"` // the converted tensor's datatype or stored type
 	Converted bool    `json:"converted"`
 	Bits      float64 `json:"bits_per_value"` // stored bits per value, every part counted
-	// SQNR and MaxAbsErr are convert.VerifyResult's: nil SQNR for an exact
+	// SQNR and MaxAbsErr are verify.Result's: nil SQNR for an exact
 	// tensor; SQNR −Inf and MaxAbsErr +Inf (null in JSON) for one whose
 	// finite values became NaN or Inf (Lost > 0), whose error is not finite.
 	SQNR      *float64 `json:"sqnr_db,omitempty"`
@@ -168,7 +169,7 @@ type Tensor struct {
 	SQNRUnrotated *float64 `json:"sqnr_unrotated_db,omitempty"`
 	HasUnrotated  bool     `json:"has_sqnr_unrotated,omitempty"`
 	// WeightedSQNR is the importance-weighted SQNR of a converted weight
-	// (Options.Imatrix; convert.VerifyResult.WeightedSQNR).
+	// (Options.Imatrix; verify.Result.WeightedSQNR).
 	WeightedSQNR *float64 `json:"weighted_sqnr_db,omitempty"`
 	// Errors is the histogram of the relative errors of a converted float
 	// tensor, nil for the others.
@@ -246,7 +247,7 @@ func LayerOf(name string) int {
 // Build compares each converted checkpoint with the source orig (both
 // opened with load.Open: any layout, GGUF included) and returns the report.
 // Every tensor is read once from each; tensors are paired as
-// convert.Verify pairs them.
+// verify.Checkpoints pairs them.
 func Build(orig string, converted []string, o Options) (*Report, error) {
 	if len(converted) == 0 {
 		return nil, fmt.Errorf("report of %s: no converted checkpoint to compare", orig)
@@ -257,7 +258,7 @@ func Build(orig string, converted []string, o Options) (*Report, error) {
 	}
 	for i, conv := range converted {
 		rec, err := buildRecipe(orig, conv, o)
-		if errors.Is(err, convert.ErrMismatch) {
+		if errors.Is(err, verify.ErrMismatch) {
 			return nil, fmt.Errorf("%s is not a conversion of %s: %w (compare only checkpoints converted from %[2]s, "+
 				"or give the checkpoint %[1]s was converted from as the source)", conv, orig, err)
 		}
@@ -303,10 +304,9 @@ func buildRecipe(orig, conv string, o Options) (*Recipe, error) {
 		return nil, fmt.Errorf("%s: %w", conv, err)
 	}
 	hists := map[string]*Histogram{}
-	res, err := convert.VerifyWith(orig, conv, convert.VerifyOptions{
+	vr, err := verify.Checkpoints(orig, conv, verify.Options{
 		Imatrix: o.Imatrix,
-		Warn:    o.Warn,
-		Observe: func(r *convert.VerifyResult, want, got []float32) {
+		Observe: func(r *verify.Result, want, got []float32) {
 			if r.Converted {
 				hists[r.Name] = newHistogram(want, got)
 			}
@@ -317,14 +317,14 @@ func buildRecipe(orig, conv string, o Options) (*Recipe, error) {
 	}
 	base := filepath.Base(conv)
 	rec := &Recipe{Label: strings.TrimSuffix(base, filepath.Ext(base)), Path: conv, Layout: c.Layout(),
-		ScaleSearch: c.Metadata()[layout.KeyScaleSearch] == layout.ScaleSearchOn}
+		ScaleSearch: c.Metadata()[layout.KeyScaleSearch] == layout.ScaleSearchOn, Unmatched: vr.Unmatched}
 	var dts, rots []string
 	var sq, usq measure.MeanSQNR
 	unrotated := 0   // rotated tensors
 	recorded := true // every rotated tensor's record gives its SQNR without rotation
 	var bits float64
 	var elements int64
-	for _, v := range res {
+	for _, v := range vr.Tensors {
 		name := v.Name
 		if n, ok := convName[name]; ok {
 			name = n
@@ -381,7 +381,7 @@ func buildRecipe(orig, conv string, o Options) (*Recipe, error) {
 		rec.SQNRUnrotated, rec.HasUnrotated = usq.Mean(), true
 	}
 	rec.Rotation = strings.Join(rots, ", ")
-	rec.WeightedSQNR, _ = convert.MeanWeightedSQNR(res)
+	rec.WeightedSQNR, _ = vr.WeightedSQNR()
 	return rec, nil
 }
 
@@ -406,7 +406,7 @@ func (t *Tensor) Gain() (db float64, ok bool) {
 }
 
 // MarshalJSON writes t; with Lost > 0 (the error is not finite) sqnr_db and
-// max_abs_error are null, as in convert.VerifyResult's JSON.
+// max_abs_error are null, as in verify.Result's JSON.
 func (t Tensor) MarshalJSON() ([]byte, error) {
 	type plain Tensor
 	if t.Lost == 0 {

@@ -21,6 +21,7 @@ import (
 	"github.com/tensorcast-go/tensorcast/checkpoint/convert"
 	"github.com/tensorcast-go/tensorcast/checkpoint/internal/measure"
 	"github.com/tensorcast-go/tensorcast/checkpoint/safetensors"
+	"github.com/tensorcast-go/tensorcast/checkpoint/verify"
 	"github.com/tensorcast-go/tensorcast/rotate"
 	"github.com/tensorcast-go/tensorcast/sparsity"
 	"github.com/tensorcast-go/tensorcast/tcast"
@@ -175,9 +176,9 @@ func TestBuild(t *testing.T) {
 		}
 	}
 	// The SQNR is verify's.
-	vr, err := convert.Verify(r.Source, r.Recipes[1].Path)
+	vr, err := verify.Checkpoints(r.Source, r.Recipes[1].Path, verify.Options{})
 	require.NoError(t, err)
-	for i, v := range vr {
+	for i, v := range vr.Tensors {
 		assert.Equal(t, v.SQNR, r.Recipes[1].Tensors[i].SQNR, v.Name)
 	}
 	assert.Equal(t, -1, r.Recipes[0].Tensors[0].Layer)
