@@ -247,7 +247,8 @@ func LayerOf(name string) int {
 // Build compares each converted checkpoint with the source orig (both
 // opened with load.Open: any layout, GGUF included) and returns the report.
 // Every tensor is read once from each; tensors are paired as
-// verify.Checkpoints pairs them.
+// verify.Checkpoints pairs them. A converted checkpoint that does not hold
+// the source's tensors is a *MismatchError.
 func Build(orig string, converted []string, o Options) (*Report, error) {
 	if len(converted) == 0 {
 		return nil, fmt.Errorf("report of %s: no converted checkpoint to compare", orig)
@@ -259,8 +260,7 @@ func Build(orig string, converted []string, o Options) (*Report, error) {
 	for i, conv := range converted {
 		rec, err := buildRecipe(orig, conv, o)
 		if errors.Is(err, verify.ErrMismatch) {
-			return nil, fmt.Errorf("%s is not a conversion of %s: %w (compare only checkpoints converted from %[2]s, "+
-				"or give the checkpoint %[1]s was converted from as the source)", conv, orig, err)
+			return nil, &MismatchError{Recipe: conv, Source: orig, Err: err}
 		}
 		if err != nil {
 			return nil, err
@@ -272,6 +272,21 @@ func Build(orig string, converted []string, o Options) (*Report, error) {
 	}
 	return r, nil
 }
+
+// MismatchError reports a converted checkpoint that does not hold the
+// source's tensors (names, shapes, or non-float bytes): not a conversion
+// of it. Err matches verify.ErrMismatch.
+type MismatchError struct {
+	Recipe, Source string // the converted checkpoint and the source
+	Err            error
+}
+
+func (e *MismatchError) Error() string {
+	return fmt.Sprintf("%s is not a conversion of %s: %v", e.Recipe, e.Source, e.Err)
+}
+
+// Unwrap returns Err.
+func (e *MismatchError) Unwrap() error { return e.Err }
 
 // buildRecipe compares one converted checkpoint with the source.
 func buildRecipe(orig, conv string, o Options) (*Recipe, error) {

@@ -366,3 +366,19 @@ func TestNameCell(t *testing.T) {
 	assert.Equal(t, "model.<wbr/>layers.<wbr/>0/<wbr/>w&lt;1&gt;", nameCell("model.layers.0/w<1>"))
 	assert.Equal(t, "", nameCell(""))
 }
+
+const iris = "../../testdata/iris.bf16.safetensors"
+
+// TestBuildMismatch: a recipe that is not a conversion of the source is a
+// *MismatchError naming both, which matches verify.ErrMismatch.
+func TestBuildMismatch(t *testing.T) {
+	dir := t.TempDir()
+	src, outs, _ := fixture(t, dir)
+	_, err := Build(outs[0], []string{src, iris}, Options{})
+	var me *MismatchError
+	require.ErrorAs(t, err, &me)
+	assert.Equal(t, iris, me.Recipe)
+	assert.Equal(t, outs[0], me.Source)
+	assert.True(t, errors.Is(err, verify.ErrMismatch))
+	assert.ErrorContains(t, err, iris+" is not a conversion of "+outs[0]+": checkpoints differ: ")
+}

@@ -130,7 +130,11 @@ func printVerify(w io.Writer, rep *verify.Report, imPath string) {
 func verifyError(err error) error {
 	var ie *verify.ImatrixError
 	var me *verify.MissingError
+	var re *report.MismatchError
 	switch {
+	case errors.As(err, &re):
+		return fmt.Errorf("%s is not a conversion of %s: %w (compare only checkpoints converted from %[2]s, "+
+			"or give the checkpoint %[1]s was converted from as the source)", re.Recipe, re.Source, verifyError(re.Err))
 	case errors.As(err, &ie):
 		return fmt.Errorf("tensor %s: -imatrix %s: %w (give the matrix computed for this model)",
 			ie.Tensor, filepath.Base(ie.Path), ie.Err)
