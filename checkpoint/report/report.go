@@ -19,14 +19,9 @@ import (
 	"math"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/imatrix"
-	"github.com/tensorcast-go/tensorcast/checkpoint/internal/measure"
-	"github.com/tensorcast-go/tensorcast/checkpoint/layout"
-	"github.com/tensorcast-go/tensorcast/checkpoint/load"
 	"github.com/tensorcast-go/tensorcast/checkpoint/verify"
 	"github.com/tensorcast-go/tensorcast/sparsity"
 )
@@ -287,118 +282,6 @@ func (e *MismatchError) Error() string {
 
 // Unwrap returns Err.
 func (e *MismatchError) Unwrap() error { return e.Err }
-
-// buildRecipe compares one converted checkpoint with the source.
-func buildRecipe(orig, conv string, o Options) (*Recipe, error) {
-	c, err := load.Open(conv)
-	if err != nil {
-		return nil, err
-	}
-	defer c.Close()
-	ins, err := load.Inspect(c, load.InspectOptions{})
-	if err != nil {
-		return nil, err
-	}
-	weights := map[string]load.Weight{}
-	for _, w := range ins.Converted {
-		weights[w.Name] = w
-	}
-	// Tensors the conversion renamed are found by their source names.
-	convName := map[string]string{}
-	if js, ok := c.Metadata()[layout.KeyRenamed]; ok {
-		var renamed map[string]string
-		if err := json.Unmarshal([]byte(js), &renamed); err != nil {
-			return nil, fmt.Errorf("%s: metadata %s: %w", conv, layout.KeyRenamed, err)
-		}
-		for n, src := range renamed {
-			convName[src] = n
-		}
-	}
-	rotated, err := layout.ReadRotated(c.Metadata())
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", conv, err)
-	}
-	hists := map[string]*Histogram{}
-	vr, err := verify.Checkpoints(orig, conv, verify.Options{
-		Imatrix: o.Imatrix,
-		Observe: func(r *verify.Result, want, got []float32) {
-			if r.Converted {
-				hists[r.Name] = newHistogram(want, got)
-			}
-		},
-	})
-	if err != nil {
-		return nil, err
-	}
-	base := filepath.Base(conv)
-	rec := &Recipe{Label: strings.TrimSuffix(base, filepath.Ext(base)), Path: conv, Layout: c.Layout(),
-		ScaleSearch: c.Metadata()[layout.KeyScaleSearch] == layout.ScaleSearchOn, Unmatched: vr.Unmatched}
-	var dts, rots []string
-	var sq, usq measure.MeanSQNR
-	unrotated := 0   // rotated tensors
-	recorded := true // every rotated tensor's record gives its SQNR without rotation
-	var bits float64
-	var elements int64
-	for _, v := range vr.Tensors {
-		name := v.Name
-		if n, ok := convName[name]; ok {
-			name = n
-		}
-		t := Tensor{Name: v.Name, Shape: v.Shape, Layer: LayerOf(v.Name), DataType: v.DataType, Converted: v.Converted,
-			Bits: v.Bits, SQNR: v.SQNR, MaxAbsErr: v.MaxAbsErr, Lost: v.Lost, WeightedSQNR: v.WeightedSQNR, Errors: hists[v.Name]}
-		if v.Lost > 0 { // the error is not finite: no weighted figure either
-			t.WeightedSQNR = nil
-		}
-		if rot, ok := rotated[name]; ok {
-			t.Rotation = rot.Rotation.String()
-			t.SQNRUnrotated, t.HasUnrotated = rot.SQNRUnrotated, rot.HasUnrotated
-			if !slices.Contains(rots, t.Rotation) {
-				rots = append(rots, t.Rotation)
-			}
-		}
-		n := measure.Elements(v.Shape)
-		if w, ok := weights[name]; ok {
-			if w.Density != nil {
-				tt, err := c.Tensor(name)
-				if err != nil {
-					return nil, err
-				}
-				if tt.Mask != nil {
-					g := sparsity.DensityMap(tt.Mask, sparsity.PictureOptions{MaxRows: 48, MaxCols: 96})
-					t.Mask = &g
-				}
-			}
-		}
-		if t.Converted {
-			if !slices.Contains(dts, t.DataType) {
-				dts = append(dts, t.DataType)
-			}
-			bits += t.Bits * float64(n)
-			elements += n
-			sq.Add(t.SQNR, n)
-			if u, ok := t.Unrotated(); ok {
-				usq.Add(u, n)
-			} else {
-				recorded = false
-			}
-			if t.Rotation != "" {
-				unrotated++
-			}
-		}
-		rec.Tensors = append(rec.Tensors, t)
-	}
-	rec.DataType = strings.Join(dts, ", ")
-	if elements > 0 {
-		rec.Bits = bits / float64(elements)
-	}
-	rec.SQNR = sq.Mean()
-	if unrotated > 0 && recorded {
-		rec.SQNRUnrotated, rec.HasUnrotated = usq.Mean(), true
-	}
-	rec.Rotation = strings.Join(rots, ", ")
-	rec.WeightedSQNR, _ = vr.WeightedSQNR()
-	return rec, nil
-}
 
 // Unrotated returns the SQNR in dB the tensor's cast gives without
 // rotation: SQNRUnrotated for a rotated tensor, SQNR for another; ok is
