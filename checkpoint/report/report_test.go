@@ -363,7 +363,13 @@ func TestHistRange(t *testing.T) {
 // TestNameCell: a name cell may break after each dot and slash, and its
 // text stays escaped.
 func TestNameCell(t *testing.T) {
+	nameCell := func(s string) string {
+		var b strings.Builder
+		require.NoError(t, pageTemplate.ExecuteTemplate(&b, "name", s))
+		return b.String()
+	}
 	assert.Equal(t, "model.<wbr/>layers.<wbr/>0/<wbr/>w&lt;1&gt;", nameCell("model.layers.0/w<1>"))
+	assert.Equal(t, "a.<wbr/>", nameCell("a."))
 	assert.Equal(t, "", nameCell(""))
 }
 
