@@ -106,7 +106,7 @@ func checkReportOutput(path string, force bool, checkpoints ...string) error {
 func writeReport(path string, force bool, orig string, converted []string, o report.Options, stderr io.Writer) error {
 	r, err := report.Build(orig, converted, o)
 	if err != nil {
-		return verifyError(err)
+		return explainVerify(err)
 	}
 	for _, rec := range r.Recipes {
 		if stderr != nil {

@@ -2,11 +2,9 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"path/filepath"
 	"text/tabwriter"
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/imatrix"
@@ -69,7 +67,7 @@ func runVerify(args []string, stdout, stderr io.Writer) error {
 	}
 	rep, err := verify.Checkpoints(pos[0], pos[1], o)
 	if err != nil {
-		return verifyError(err)
+		return explainVerify(err)
 	}
 	warnUnmatched(stderr, "verify", rep.Unmatched)
 	var failed []string
@@ -125,37 +123,6 @@ func printVerify(w io.Writer, rep *verify.Report, imPath string) {
 	}
 }
 
-// verifyError gives the typed errors of package verify the command's
-// words: the flag, and what to do.
-func verifyError(err error) error {
-	var ie *verify.ImatrixError
-	var me *verify.MissingError
-	var re *report.MismatchError
-	switch {
-	case errors.As(err, &re):
-		return fmt.Errorf("%s is not a conversion of %s: %w (compare only checkpoints converted from %[2]s, "+
-			"or give the checkpoint %[1]s was converted from as the source)", re.Recipe, re.Source, verifyError(re.Err))
-	case errors.As(err, &ie):
-		return fmt.Errorf("tensor %s: -imatrix %s: %w (give the matrix computed for this model)",
-			ie.Tensor, filepath.Base(ie.Path), ie.Err)
-	case errors.As(err, &me) && me.GGUF != "":
-		return fmt.Errorf("%w: verify pairs them only when tcast convert made the GGUF from that checkpoint "+
-			"(it records the names). Verify %s against the checkpoint it was converted from, "+
-			"or convert %s to GGUF and verify that file", err, me.Conv, me.Orig)
-	}
-	return err
-}
-
-// warnUnmatched warns of an importance matrix that has no entry for any
-// converted weight (nil u: none to warn of).
-func warnUnmatched(w io.Writer, cmd string, u *verify.ImatrixUnmatched) {
-	if u != nil {
-		fmt.Fprintf(w, "tcast %s: warning: -imatrix %s has no entry for any of the %d converted weights "+
-			"(its entries are named like %q): no weighted SQNR; is it the matrix of another model?\n",
-			cmd, filepath.Base(u.Path), u.Weights, u.Entry)
-	}
-}
-
 // runCompare is tcast verify -compare: the recipes pos[1:] of the source
 // pos[0] side by side (report.Comparison).
 func runCompare(pos []string, labels string, im *imatrix.Imatrix, asJSON, threshold bool, minSQNR float64, why string, stdout, stderr io.Writer) error {
@@ -169,7 +136,7 @@ func runCompare(pos []string, labels string, im *imatrix.Imatrix, asJSON, thresh
 	}
 	r, err := report.Build(pos[0], pos[1:], o)
 	if err != nil {
-		return verifyError(err)
+		return explainVerify(err)
 	}
 	for _, rec := range r.Recipes {
 		warnUnmatched(stderr, "verify", rec.Unmatched)
