@@ -181,11 +181,47 @@ type InspectOptions struct {
 
 // Inspect builds the report of checkpoint c.
 func Inspect(c *Checkpoint, opts InspectOptions) (*Report, error) {
-	rep := &Report{File: c.File(), Shards: c.Shards(), Layout: c.Layout(), Metadata: layout.WithoutMetaKeys(c.meta),
-		ScaleSearch: c.meta[layout.KeyScaleSearch] == layout.ScaleSearchOn}
-	if c.gf != nil {
+	in := &inspection{c: c, partOf: map[string]*PartOf{}, byName: map[string]int{},
+		rep: &Report{File: c.File(), Shards: c.Shards(), Layout: c.Layout(), Metadata: layout.WithoutMetaKeys(c.meta),
+			ScaleSearch: c.meta[layout.KeyScaleSearch] == layout.ScaleSearchOn}}
+	in.metadata()
+	for _, info := range c.tensors {
+		if info.DataType != nil {
+			in.weight(info)
+		}
+	}
+	in.storedTensors()
+	if err := in.densities(); err != nil {
+		return nil, err
+	}
+	if opts.Stats {
+		if err := c.stats(in.rep, in.byName); err != nil {
+			return nil, err
+		}
+	}
+	slices.SortFunc(in.rep.Tensors, func(a, b StoredTensor) int { return naturalCompare(a.Name, b.Name) })
+	return in.rep, nil
+}
+
+// inspection is the state of Inspect: the report being built, the weight
+// each stored tensor is a part of, the masks and bitmasks whose densities
+// it reads, and the index of each stored tensor in the report.
+type inspection struct {
+	c        *Checkpoint
+	rep      *Report
+	partOf   map[string]*PartOf
+	masks    []maskPart
+	bitmasks []bitmaskPart
+	byName   map[string]int
+}
+
+// metadata gives a GGUF file's report every key/value, summarized, and
+// its types.
+func (in *inspection) metadata() {
+	rep := in.rep
+	if gf := in.c.gf; gf != nil {
 		all, types := map[string]string{}, map[string]string{}
-		for _, kv := range c.gf.KV {
+		for _, kv := range gf.KV {
 			all[kv.Key] = kv.Value.Summary()
 			types[kv.Key] = kv.Value.Type().String()
 			if kv.Value.Type() == gguf.ValueArray {
@@ -200,99 +236,91 @@ func Inspect(c *Checkpoint, opts InspectOptions) (*Report, error) {
 	if len(rep.Metadata) == 0 {
 		rep.Metadata, rep.MetadataTypes = nil, nil
 	}
-	partOf := map[string]*PartOf{}
-	var masks []maskPart
-	var bitmasks []bitmaskPart
-	for _, info := range c.tensors {
-		if info.DataType == nil {
-			continue
+}
+
+// weight adds the quantized weight info to the report, with its parts.
+func (in *inspection) weight(info Info) {
+	c := in.c
+	w := Weight{Name: info.Name, DataType: info.DataType.Name(), Code: info.DataType.Code(), Shape: slices.Clone(info.Shape),
+		BitsPerValue: info.DataType.BitsPerValue(), Parts: map[string]string{}, Rotation: info.Rotation,
+		Axis: len(info.Shape) - 1, ScaleMode: "floor"}
+	parts := map[string]string{} // stored tensor → part
+	if wi, ok, err := layout.ReadWeightInfo(c.meta, info.Name); ok && err == nil {
+		w.Axis, w.ScaleMode, w.BitsPerValue = wi.Axis, wi.ScaleMode, wi.Bits
+		for pn, pi := range wi.Parts {
+			parts[pi.Tensor] = pn
+			if pn == "mask" {
+				in.masks = append(in.masks, maskPart{tensor: pi.Tensor, shape: pi.Shape, packed: pi.Packed})
+			}
 		}
-		w := Weight{Name: info.Name, DataType: info.DataType.Name(), Code: info.DataType.Code(), Shape: slices.Clone(info.Shape),
-			BitsPerValue: info.DataType.BitsPerValue(), Parts: map[string]string{}, Rotation: info.Rotation}
-		parts := map[string]string{} // stored tensor → part
-		if wi, ok, err := layout.ReadWeightInfo(c.meta, info.Name); ok && err == nil {
-			w.Axis, w.ScaleMode, w.BitsPerValue = wi.Axis, wi.ScaleMode, wi.Bits
-			for pn, pi := range wi.Parts {
-				parts[pi.Tensor] = pn
-				if pn == "mask" {
-					masks = append(masks, maskPart{tensor: pi.Tensor, shape: pi.Shape, packed: pi.Packed})
-				}
-			}
-		} else {
-			w.Axis = len(info.Shape) - 1
-			w.ScaleMode = "floor"
-		}
-		prefix := strings.TrimSuffix(info.Name, ".weight")
-		for _, s := range info.Stored {
-			p, ok := parts[s]
-			if !ok {
-				p = strings.TrimLeft(strings.TrimPrefix(s, prefix), "._")
-				if p == "" {
-					p = "data"
-				}
-			}
-			w.Parts[p] = s
-			partOf[s] = &PartOf{Weight: info.Name, DataType: w.DataType, Part: p}
-		}
-		if b, ok := w.Parts["bitmask"]; ok && c.lay != nil && c.lay.Name() == "compressed-tensors" {
-			// A pruned weight (sparse-bitmask, sparse-24-bitmask): what it
-			// stores per element, and the density of its bitmask, whose rows'
-			// padding bits Open found clear.
-			n, stored := int64(1), int64(0)
-			for _, d := range info.Shape {
-				n *= int64(d)
-			}
-			for _, s := range info.Stored {
-				if i, ok := c.sindex[s]; ok {
-					stored += c.stored[i].Size
-				}
-			}
-			if n > 0 {
-				w.BitsPerValue = float64(8*stored) / float64(n)
-			}
-			bitmasks = append(bitmasks, bitmaskPart{tensor: b, elements: n})
-		}
-		rep.Converted = append(rep.Converted, w)
 	}
+	prefix := strings.TrimSuffix(info.Name, ".weight")
+	for _, s := range info.Stored {
+		p, ok := parts[s]
+		if !ok {
+			if p = strings.TrimLeft(strings.TrimPrefix(s, prefix), "._"); p == "" {
+				p = "data"
+			}
+		}
+		w.Parts[p] = s
+		in.partOf[s] = &PartOf{Weight: info.Name, DataType: w.DataType, Part: p}
+	}
+	if b, ok := w.Parts["bitmask"]; ok && c.lay != nil && c.lay.Name() == "compressed-tensors" {
+		// A pruned weight (sparse-bitmask, sparse-24-bitmask): what it
+		// stores per element, and the density of its bitmask, whose rows'
+		// padding bits Open found clear.
+		n, stored := elements(info.Shape), int64(0)
+		for _, s := range info.Stored {
+			if i, ok := c.sindex[s]; ok {
+				stored += c.stored[i].Size
+			}
+		}
+		if n > 0 {
+			w.BitsPerValue = float64(8*stored) / float64(n)
+		}
+		in.bitmasks = append(in.bitmasks, bitmaskPart{tensor: b, elements: n})
+	}
+	in.rep.Converted = append(in.rep.Converted, w)
+}
+
+// elements returns the number of elements of shape.
+func elements(shape []int) int64 {
+	n := int64(1)
+	for _, d := range shape {
+		n *= int64(d)
+	}
+	return n
+}
+
+// storedTensors adds every stored tensor and the totals to the report.
+func (in *inspection) storedTensors() {
+	c, rep := in.c, in.rep
 	rep.Totals = Totals{Tensors: len(c.stored), FileBytes: c.size, Converted: len(rep.Converted)}
 	for _, st := range c.stored {
 		typ, shard := c.StoredType(st.Name)
-		t := StoredTensor{Name: st.Name, DType: typ, Shape: slices.Clone(st.Shape), Bytes: st.Size, Shard: shard, PartOf: partOf[st.Name]}
+		t := StoredTensor{Name: st.Name, DType: typ, Shape: slices.Clone(st.Shape), Bytes: st.Size, Shard: shard,
+			PartOf: in.partOf[st.Name]}
 		if t.Shape == nil {
 			t.Shape = []int{}
 		}
+		in.byName[t.Name] = len(rep.Tensors)
 		rep.Tensors = append(rep.Tensors, t)
 		rep.Totals.Bytes += st.Size
 	}
 	for _, info := range c.tensors {
-		n := int64(1)
-		for _, d := range info.Shape {
-			n *= int64(d)
-		}
-		rep.Totals.Parameters += n
+		rep.Totals.Parameters += elements(info.Shape)
 	}
 	slices.SortFunc(rep.Converted, func(a, b Weight) int { return naturalCompare(a.Name, b.Name) })
-	byName := map[string]int{}
-	for i, t := range rep.Tensors {
-		byName[t.Name] = i
-	}
-	// setDensity gives the stored tensor and the weight whose part it is
-	// their density.
-	setDensity := func(tensor, part string, d float64) {
-		if i, ok := byName[tensor]; ok {
-			rep.Tensors[i].Density = &d
-		}
-		for i := range rep.Converted {
-			if rep.Converted[i].Parts[part] == tensor {
-				rep.Converted[i].Density = &d
-			}
-		}
-	}
-	// Mask densities need only the (small) mask bytes: always computed.
-	for _, m := range masks {
+}
+
+// densities reads the masks' and bitmasks' bytes (small, so always) and
+// gives their stored tensors and weights their densities.
+func (in *inspection) densities() error {
+	c := in.c
+	for _, m := range in.masks {
 		b, err := c.storedBytes(m.tensor)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		n := 1
 		for _, d := range m.shape {
@@ -304,14 +332,14 @@ func Inspect(c *Checkpoint, opts InspectOptions) (*Report, error) {
 		}
 		d, err := maskDensity(b, n, m.packed)
 		if err != nil {
-			return nil, fmt.Errorf("%s: tensor %q: %w", c.file, m.tensor, err)
+			return fmt.Errorf("%s: tensor %q: %w", c.file, m.tensor, err)
 		}
-		setDensity(m.tensor, "mask", d)
+		in.setDensity(m.tensor, "mask", d)
 	}
-	for _, m := range bitmasks {
+	for _, m := range in.bitmasks {
 		b, err := c.storedBytes(m.tensor)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		set := int64(0)
 		for _, x := range b {
@@ -321,15 +349,22 @@ func Inspect(c *Checkpoint, opts InspectOptions) (*Report, error) {
 		if m.elements > 0 {
 			d = float64(set) / float64(m.elements)
 		}
-		setDensity(m.tensor, "bitmask", d)
+		in.setDensity(m.tensor, "bitmask", d)
 	}
-	if opts.Stats {
-		if err := c.stats(rep, byName); err != nil {
-			return nil, err
+	return nil
+}
+
+// setDensity gives the stored tensor and the weight whose part it is
+// their density.
+func (in *inspection) setDensity(tensor, part string, d float64) {
+	if i, ok := in.byName[tensor]; ok {
+		in.rep.Tensors[i].Density = &d
+	}
+	for i := range in.rep.Converted {
+		if in.rep.Converted[i].Parts[part] == tensor {
+			in.rep.Converted[i].Density = &d
 		}
 	}
-	slices.SortFunc(rep.Tensors, func(a, b StoredTensor) int { return naturalCompare(a.Name, b.Name) })
-	return rep, nil
 }
 
 // bitmaskPart is the bitmask of a pruned compressed-tensors weight of
