@@ -127,6 +127,21 @@ func printInspect(w io.Writer, rep *load.Report) error {
 }
 
 func printInspectTo(w io.Writer, rep *load.Report) error {
+	for _, step := range []func(io.Writer, *load.Report) error{printInspectHead, printStored, printConverted} {
+		if err := step(w, rep); err != nil {
+			return err
+		}
+	}
+	tt := rep.Totals
+	_, err := fmt.Fprintf(w, "\ntotal: %d tensors, %d bytes of data (%d with headers), %d parameters; converted weights: %d\n",
+		tt.Tensors, tt.Bytes, tt.FileBytes, tt.Parameters, tt.Converted)
+	return err
+}
+
+// printInspectHead prints the report's first line and its metadata: a few
+// short key/values on the first line, more one a line (with the GGUF type
+// of each scalar).
+func printInspectHead(w io.Writer, rep *load.Report) error {
 	head := rep.File
 	if len(rep.Shards) > 0 {
 		head += fmt.Sprintf(" (%d shards)", len(rep.Shards))
@@ -148,8 +163,6 @@ func printInspectTo(w io.Writer, rep *load.Report) error {
 		}
 		inline += k + "=" + v
 	}
-	// A few short key/values go on the first line, more one a line (with
-	// the GGUF type of each scalar).
 	if len(keys) > 0 && len(keys) <= 4 && len(inline) <= 120 {
 		head += inline
 		keys = nil
@@ -160,21 +173,27 @@ func printInspectTo(w io.Writer, rep *load.Report) error {
 	if rep.ScaleSearch {
 		fmt.Fprintln(w, "scale search: each block's scale was chosen among candidates around its datatype's rule (convert -scale-search)")
 	}
-	if len(keys) > 0 {
-		fmt.Fprintln(w, "metadata:")
-		mw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		for i, k := range keys {
-			typ := rep.MetadataTypes[k]
-			if typ != "" && !strings.HasPrefix(typ, "[") {
-				k += " (" + typ + ")"
-			}
-			fmt.Fprintf(mw, "  %s\t%s\n", k, vals[i])
-		}
-		if err := mw.Flush(); err != nil {
-			return err
-		}
-		fmt.Fprintln(w)
+	if len(keys) == 0 {
+		return nil
 	}
+	fmt.Fprintln(w, "metadata:")
+	mw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for i, k := range keys {
+		typ := rep.MetadataTypes[k]
+		if typ != "" && !strings.HasPrefix(typ, "[") {
+			k += " (" + typ + ")"
+		}
+		fmt.Fprintf(mw, "  %s\t%s\n", k, vals[i])
+	}
+	if err := mw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintln(w)
+	return err
+}
+
+// printStored prints the table of the stored tensors.
+func printStored(w io.Writer, rep *load.Report) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "name\tdtype\tshape\tbytes\tmin\tmax\tmean\tstd\tzeros\tnan\tinf\tnote")
 	for _, t := range rep.Tensors {
@@ -190,31 +209,28 @@ func printInspectTo(w io.Writer, rep *load.Report) error {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", t.Name, t.DType, shapeString(t.Shape), t.Bytes, statsCells(t.Stats), strings.Join(note, "; "))
 	}
-	if err := tw.Flush(); err != nil {
-		return err
+	return tw.Flush()
+}
+
+// printConverted prints the table of the quantized weights, if any.
+func printConverted(w io.Writer, rep *load.Report) error {
+	if len(rep.Converted) == 0 {
+		return nil
 	}
-	if len(rep.Converted) > 0 {
-		fmt.Fprintln(w, "\nconverted weights (statistics of the dequantized values):")
-		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "name\tdatatype\tshape\tbits/value\tmin\tmax\tmean\tstd\tzeros\tnan\tinf\tnote")
-		for _, c := range rep.Converted {
-			note := "code " + c.Code
-			if c.Rotation != "" {
-				note += "; rotated " + c.Rotation + " (undone when read)"
-			}
-			if c.Density != nil {
-				note += fmt.Sprintf("; mask density %.4f", *c.Density)
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%.4g\t%s\t%s\n", c.Name, c.DataType, shapeString(c.Shape), c.BitsPerValue, statsCells(c.Stats), note)
+	fmt.Fprintln(w, "\nconverted weights (statistics of the dequantized values):")
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "name\tdatatype\tshape\tbits/value\tmin\tmax\tmean\tstd\tzeros\tnan\tinf\tnote")
+	for _, c := range rep.Converted {
+		note := "code " + c.Code
+		if c.Rotation != "" {
+			note += "; rotated " + c.Rotation + " (undone when read)"
 		}
-		if err := tw.Flush(); err != nil {
-			return err
+		if c.Density != nil {
+			note += fmt.Sprintf("; mask density %.4f", *c.Density)
 		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%.4g\t%s\t%s\n", c.Name, c.DataType, shapeString(c.Shape), c.BitsPerValue, statsCells(c.Stats), note)
 	}
-	tt := rep.Totals
-	_, err := fmt.Fprintf(w, "\ntotal: %d tensors, %d bytes of data (%d with headers), %d parameters; converted weights: %d\n",
-		tt.Tensors, tt.Bytes, tt.FileBytes, tt.Parameters, tt.Converted)
-	return err
+	return tw.Flush()
 }
 
 func shapeString(s []int) string {
