@@ -217,7 +217,7 @@ func (p *plan) decideMix(d *decision, keep func(string) error) (*tcast.DataType,
 	return dt, nil
 }
 
-// overrideType applies the first -type-for rule matching a cast weight of
+// overrideType applies the first GGUF.TypeFor rule matching a cast weight of
 // a GGUF output without a mix (one datatype for every weight), as ggufmix
 // decides and words it: the rule's type, which must fit the row length
 // (there is no mix to fall back by).

@@ -189,34 +189,20 @@ func (p *plan) decide(d *decision) error {
 		d.result.Note = "kept: " + why
 		return nil
 	}
-	rank := len(info.Shape)
-	var dt *tcast.DataType
+	why, dt, err := p.candidate(d, included, keep)
 	switch {
-	case !info.Float:
-		return keep("not a float tensor")
-	case opts.Exclude != nil && opts.Exclude.MatchString(info.Name):
-		return keep("excluded")
-	case rank == 0:
-		return keep("a scalar")
-	case p.mixed:
-		var err error
-		if dt, err = p.decideMix(d, keep); dt == nil {
-			return err
-		}
-	case included:
-	case rank < 2:
-		return keep("fewer than 2 dimensions")
-	case keepByDefault.MatchString(info.Name):
-		return keep("bias, norm, embedding or output head")
+	case why != "":
+		return keep(why)
+	case err != nil || (p.mixed && dt == nil):
+		return err // the mix kept it, or cannot give it its type
 	}
-	axis, ok := tcast.AxisIndex(opts.Axis, rank)
+	axis, ok := tcast.AxisIndex(opts.Axis, len(info.Shape))
 	if !ok {
-		return keep(fmt.Sprintf("axis %d is out of range for rank %d", opts.Axis, rank))
+		return keep(fmt.Sprintf("axis %d is out of range for rank %d", opts.Axis, len(info.Shape)))
 	}
 	if dt == nil {
 		dt = p.dataTypeOf(info)
 		if len(opts.GGUF.TypeFor) > 0 && p.lay.Container() == layout.GGUF {
-			var err error
 			if dt, err = p.overrideType(d, dt); err != nil {
 				return err
 			}
@@ -224,34 +210,16 @@ func (p *plan) decide(d *decision) error {
 	}
 	d.dt = dt
 	d.shape, d.swap = info.Shape, false
-	if t, ok := p.lay.(layout.Transposer); ok && rank >= 2 && t.Transposed(info.Name, rank) {
+	if t, ok := p.lay.(layout.Transposer); ok && len(info.Shape) >= 2 && t.Transposed(info.Name, len(info.Shape)) {
 		d.shape, d.swap = layout.SwapLast2(info.Shape), true
 	}
-	if tile := lastTile(dt); tile > 0 && d.shape[axis] < tile && !included {
-		return keep(fmt.Sprintf("axis %d holds %d, less than one block of %d", axis, d.shape[axis], tile))
-	}
-	if err := p.lay.Check(dt, axis, rank); err != nil {
-		return keep(err.Error())
-	}
-	desc, err := tcast.Describe(d.shape, dt, tcast.Compressed, &tcast.Options{Axis: opts.Axis, Mode: opts.Mode})
-	if err != nil {
-		return keep(err.Error())
-	}
-	// Pruning is asked for its own sake: a pruned weight is cast whatever
-	// it costs; and GGUF's plain element types (f32, f16, bf16) are what the
-	// file is asked to hold, whatever the source's width.
-	plain := p.lay.Container() == layout.GGUF && dt.Spec() == nil
-	if bits, src := desc.BitsPerValue(), sourceBits(info); bits >= src && !included && !p.pruned && !plain && !p.mixed {
-		return keep(fmt.Sprintf("%s costs %.3g bits per value on this shape, no fewer than the source's %.3g", dt.Name(), bits, src))
-	}
-	specs, meta, err := p.lay.Specs(info.Name, d.shape, dt, axis)
-	if err != nil {
-		return keep(err.Error())
+	if why := p.fits(d, axis, included); why != "" {
+		return keep(why)
 	}
 	if err := p.decideRotation(d, axis); err != nil {
 		return err
 	}
-	d.cast, d.specs, d.meta = true, specs, meta
+	d.cast = true
 	if info.Quantized() {
 		// The keep rule compares with 32 bits, what a kept quantized tensor
 		// costs (dequantized to F32): the weight is quantized again, which
@@ -259,6 +227,60 @@ func (p *plan) decide(d *decision) error {
 		d.result.Note = fmt.Sprintf("%s %s (%.3g bits per value): its error adds to the source's", requantized, info.Type, measure.StoredBits(info.Size, info.Shape))
 	}
 	return p.importance(d)
+}
+
+// candidate says why tensor d is kept by its kind and name ("" when it is
+// a candidate to cast), and with a GGUF mix the datatype the mix gives it
+// (nil, with the error of keep, when the mix keeps it).
+func (p *plan) candidate(d *decision, included bool, keep func(string) error) (string, *tcast.DataType, error) {
+	info, opts := &d.info, p.opts
+	rank := len(info.Shape)
+	switch {
+	case !info.Float:
+		return "not a float tensor", nil, nil
+	case opts.Exclude != nil && opts.Exclude.MatchString(info.Name):
+		return "excluded", nil, nil
+	case rank == 0:
+		return "a scalar", nil, nil
+	case p.mixed:
+		dt, err := p.decideMix(d, keep)
+		return "", dt, err
+	case included:
+	case rank < 2:
+		return "fewer than 2 dimensions", nil, nil
+	case keepByDefault.MatchString(info.Name):
+		return "bias, norm, embedding or output head", nil, nil
+	}
+	return "", nil, nil
+}
+
+// fits says why weight d cannot be cast to d.dt in the layout along axis
+// ("" when it can), and declares its output (specs and metadata) when it
+// can: a block longer than the axis, the layout's refusal, or a cast that
+// would cost no fewer bits than the source.
+func (p *plan) fits(d *decision, axis int, included bool) string {
+	info, dt, opts := &d.info, d.dt, p.opts
+	if tile := lastTile(dt); tile > 0 && d.shape[axis] < tile && !included {
+		return fmt.Sprintf("axis %d holds %d, less than one block of %d", axis, d.shape[axis], tile)
+	}
+	if err := p.lay.Check(dt, axis, len(info.Shape)); err != nil {
+		return err.Error()
+	}
+	desc, err := tcast.Describe(d.shape, dt, tcast.Compressed, &tcast.Options{Axis: opts.Axis, Mode: opts.Mode})
+	if err != nil {
+		return err.Error()
+	}
+	// Pruning is asked for its own sake: a pruned weight is cast whatever
+	// it costs; and GGUF's plain element types (f32, f16, bf16) are what the
+	// file is asked to hold, whatever the source's width.
+	plain := p.lay.Container() == layout.GGUF && dt.Spec() == nil
+	if bits, src := desc.BitsPerValue(), sourceBits(info); bits >= src && !included && !p.pruned && !plain && !p.mixed {
+		return fmt.Sprintf("%s costs %.3g bits per value on this shape, no fewer than the source's %.3g", dt.Name(), bits, src)
+	}
+	if d.specs, d.meta, err = p.lay.Specs(info.Name, d.shape, dt, axis); err != nil {
+		return err.Error()
+	}
+	return ""
 }
 
 // dataTypeOf returns the datatype tensor info is cast to: Options.DataType,
