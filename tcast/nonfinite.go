@@ -10,8 +10,7 @@ import (
 // because its source holds NaN or ±Inf values (a caller that allows them
 // casts them per the block policy of docs/NUMERICS.md instead); errors.As
 // gives the *NonFiniteError that names them. Package convert refuses
-// checkpoints with it (convert.ErrNonFinite is this value) and package
-// castdir single arrays.
+// checkpoints with it and package castdir single arrays.
 var ErrNonFinite = errors.New("weights to cast hold NaN or Inf values")
 
 // NonFiniteTensor is one tensor of a NonFiniteError: its name (empty for

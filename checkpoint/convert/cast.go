@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/tensorcast-go/tensorcast/checkpoint/internal/measure"
 	"github.com/tensorcast-go/tensorcast/checkpoint/layout"
 	"github.com/tensorcast-go/tensorcast/mask"
 	"github.com/tensorcast-go/tensorcast/scale"
@@ -38,7 +39,7 @@ func (p *plan) run(d *decision) ([]layout.Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := Compare(x, v)
+	e := measure.Compare(x, v)
 	if d.info.Quantized() && !exact(e) {
 		t, v, e = p.exactCast(d, x, copts, t, v, e)
 	}
@@ -95,7 +96,7 @@ func (p *plan) castOptions(d *decision, x []float32) (tcast.Options, error) {
 // power-of-two block scales → MXFP8). It returns the first that is exact,
 // else the cast it was given.
 func (p *plan) exactCast(d *decision, x []float32, copts tcast.Options, t *tcast.Tensor, v []float32,
-	e Errors) (*tcast.Tensor, []float32, Errors) {
+	e tcast.Errors) (*tcast.Tensor, []float32, tcast.Errors) {
 	tried := map[scale.Mode]bool{}
 	if s := d.dt.Spec(); s != nil && s.IsExponent() {
 		tried[copts.Mode] = true // power-of-two scales already: the same cast
@@ -111,7 +112,7 @@ func (p *plan) exactCast(d *decision, x []float32, copts tcast.Options, t *tcast
 		if err != nil {
 			break
 		}
-		if e2 := Compare(x, v2); exact(e2) {
+		if e2 := measure.Compare(x, v2); exact(e2) {
 			return t2, v2, e2
 		}
 	}
@@ -120,12 +121,12 @@ func (p *plan) exactCast(d *decision, x []float32, copts tcast.Options, t *tcast
 
 // record fills in weight d's report from its source x, its cast values v
 // and their errors e; keep is the mask of a pruning layout.
-func (p *plan) record(d *decision, x, v []float32, e Errors, keep *mask.Mask) {
+func (p *plan) record(d *decision, x, v []float32, e tcast.Errors, keep *mask.Mask) {
 	d.result.setErrors(e)
 	if d.imp != nil {
-		var ws wsum
-		ws.addRows(d, 0, x, v)
-		d.result.WeightedSQNR = ws.sqnr()
+		var ws measure.Weighted
+		addRows(&ws, d, 0, x, v)
+		d.result.WeightedSQNR = ws.SQNR()
 	}
 	if d.info.Quantized() && exact(e) {
 		d.result.Note = fmt.Sprintf("exact: %s holds every value of the source's %s", d.dt.Name(), d.info.Type)
@@ -203,7 +204,7 @@ func (p *plan) cast(dt *tcast.DataType, x []float32, shape []int, o *tcast.Optio
 }
 
 // exact reports whether a cast lost nothing.
-func exact(e Errors) bool { return e.SQNR == nil && e.MaxAbs == 0 && e.Lost == 0 }
+func exact(e tcast.Errors) bool { return e.SQNR == nil && e.MaxAbs == 0 && e.Lost == 0 }
 
 func specEqual(a, b layout.Spec) bool {
 	return a.Name == b.Name && a.DType == b.DType && a.GGML == b.GGML && slices.Equal(a.Shape, b.Shape)
@@ -217,18 +218,4 @@ func float32Bytes(v []float32) []byte {
 		out[4*i], out[4*i+1], out[4*i+2], out[4*i+3] = byte(b), byte(b>>8), byte(b>>16), byte(b>>24)
 	}
 	return out
-}
-
-// Errors compares dequantized values with their source (tcast.Errors).
-type Errors = tcast.Errors
-
-// Compare measures got against want as Convert and Verify measure each
-// tensor: tcast.Compare's figures, with the sums kept in eight partial sums
-// by tcast.ErrorSum's kernel, as the streamed casts measure their chunks, so
-// a weight gets the same figures cast whole or streamed (they may differ
-// from tcast.Compare's in the last bits).
-func Compare(want, got []float32) Errors {
-	var s tcast.ErrorSum
-	s.Add(want, got)
-	return s.Errors()
 }

@@ -27,26 +27,7 @@ import (
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/load"
 	"github.com/tensorcast-go/tensorcast/internal/atomicfile"
-	"github.com/tensorcast-go/tensorcast/tcast"
 )
-
-// ErrNonFinite is matched by the error of Convert for weights to cast
-// whose source holds NaN or ±Inf values (Options.AllowNonFinite unset);
-// errors.As gives the *NonFiniteError that names them. It is
-// tcast.ErrNonFinite, which tcast cast's refusal matches too.
-var ErrNonFinite = tcast.ErrNonFinite
-
-// NonFiniteTensor is one weight of a NonFiniteError: its name as the report
-// and Options.Exclude know it (the output name: the input's, unless renamed
-// by Options.Rename or for a llama.cpp model file) and the counts of its
-// NaN, +Inf and −Inf values.
-type NonFiniteTensor = tcast.NonFiniteTensor
-
-// NonFiniteError reports the weights to cast whose source holds NaN or ±Inf
-// values, in input order (tcast.NonFiniteError). It matches ErrNonFinite,
-// and its message says what to do: -allow-nonfinite
-// (Options.AllowNonFinite) or -exclude.
-type NonFiniteError = tcast.NonFiniteError
 
 // Convert converts the checkpoint at inPath and writes it to out (see
 // Destination) in opts.Layout.

@@ -9,11 +9,13 @@ import (
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/convert"
 	"github.com/tensorcast-go/tensorcast/checkpoint/layout"
+	"github.com/tensorcast-go/tensorcast/checkpoint/verify"
 	"github.com/tensorcast-go/tensorcast/tcast"
 )
 
 // Convert casts a checkpoint's weights to MXFP4 in the compressed-tensors
-// layout that vLLM loads; Verify compares the result with the source.
+// layout that vLLM loads; verify.Checkpoints compares the result with the
+// source.
 func ExampleConvert() {
 	out, err := os.MkdirTemp("", "example")
 	if err != nil {
@@ -35,11 +37,11 @@ func ExampleConvert() {
 	for _, t := range res.Tensors {
 		fmt.Println(strings.TrimSpace(fmt.Sprintf("%s %v %q %s", t.Name, t.Shape, t.DataType, t.Note)))
 	}
-	vr, err := convert.Verify("../load/testdata/source", dst)
+	rep, err := verify.Checkpoints("../load/testdata/source", dst, verify.Options{})
 	if err != nil {
 		log.Fatal(err)
 	}
-	for _, r := range vr {
+	for _, r := range rep.Tensors {
 		if r.Converted {
 			fmt.Printf("%s: SQNR %.1f dB\n", r.Name, *r.SQNR)
 		}

@@ -52,7 +52,7 @@ func TestToGGUF(t *testing.T) {
 		require.ErrorContains(t, err, "exists")
 
 		// verify and decompress read GGUF output like any other layout.
-		vr, err := Verify(iris, out)
+		vr, err := verifyTensors(iris, out)
 		require.NoError(t, err, typ)
 		converted := 0
 		for _, r := range vr {

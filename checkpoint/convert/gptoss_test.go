@@ -75,7 +75,7 @@ func TestGptOssExperts(t *testing.T) {
 	require.NoError(t, err)
 	back, _ := layout.TransposeLast2(v, ts)
 	sameBits(t, back, got, "experts")
-	vr, err := Verify(src, out)
+	vr, err := verifyTensors(src, out)
 	require.NoError(t, err)
 	require.Len(t, vr, 2)
 	assert.True(t, vr[0].Converted || vr[1].Converted)

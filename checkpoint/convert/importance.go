@@ -9,7 +9,7 @@ import (
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/ggufmix"
 	"github.com/tensorcast-go/tensorcast/checkpoint/ggufmodel"
-	"github.com/tensorcast-go/tensorcast/checkpoint/imatrix"
+	"github.com/tensorcast-go/tensorcast/checkpoint/internal/measure"
 	"github.com/tensorcast-go/tensorcast/checkpoint/layout"
 	"github.com/tensorcast-go/tensorcast/tcast"
 )
@@ -71,29 +71,10 @@ func (p *plan) imatrixNames() {
 }
 
 // imatrixName returns the name under which the matrix holds weight d's
-// importance (imatrixEntry): the GGUF name of its source tensor, else its
+// importance (measure.Entry): the GGUF name of its source tensor, else its
 // output name, else its source name.
 func (p *plan) imatrixName(d *decision) string {
-	return imatrixEntry(p.opts.Imatrix, p.impNames, d.source, d.info.Name, d.source)
-}
-
-// imatrixEntry returns the name under which im holds the importance of a
-// weight whose source tensor is source, as convert and verify look it up:
-// its GGUF name when m (the architecture of the source's config.json, nil
-// when ggufmodel does not know it) maps it and im has it, else the first
-// of names that im has, "" when im has none of them.
-func imatrixEntry(im *imatrix.Imatrix, m *ggufmodel.Model, source string, names ...string) string {
-	if m != nil {
-		if mp, err := m.Tensor(source); err == nil && mp.Name != "" && im.Has(mp.Name) {
-			return mp.Name
-		}
-	}
-	for _, n := range names {
-		if im.Has(n) {
-			return n
-		}
-	}
-	return ""
+	return measure.Entry(p.opts.Imatrix, p.impNames, d.source, d.info.Name, d.source)
 }
 
 // tcastImportance is importance for a layout other than gguf: weight d gets

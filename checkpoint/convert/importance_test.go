@@ -12,6 +12,7 @@ import (
 	"github.com/tensorcast-go/tensorcast/checkpoint/imatrix"
 	"github.com/tensorcast-go/tensorcast/checkpoint/layout"
 	"github.com/tensorcast-go/tensorcast/checkpoint/load"
+	"github.com/tensorcast-go/tensorcast/checkpoint/verify"
 	"github.com/tensorcast-go/tensorcast/tcast"
 )
 
@@ -154,7 +155,7 @@ func TestTcastImatrix(t *testing.T) {
 	assert.Equal(t, 3, used)
 
 	// Verify with the matrix finds the same entries and measures the same.
-	vr, err := VerifyWith(src, weightedOut, VerifyOptions{Imatrix: im})
+	vr, err := verifyTensorsWith(src, weightedOut, verify.Options{Imatrix: im})
 	require.NoError(t, err)
 	byName := map[string]*float64{}
 	for _, r := range res.Tensors {

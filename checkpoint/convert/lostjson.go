@@ -6,7 +6,7 @@ import (
 )
 
 // A weight whose cast lost finite values (Lost > 0) has an infinite error:
-// tcast.Errors gives SQNR −Inf and max abs error and MSE +Inf. JSON has no
+// tcast.Errors gives SQNR −Inf and max abs error +Inf. JSON has no
 // infinities, so the reports write those figures as null, with
 // nonfinite_outputs giving how many values were lost; a weight without lost
 // values is written as before. Reading such a report back gives the
@@ -43,37 +43,6 @@ func (r *TensorResult) UnmarshalJSON(b []byte) error {
 	*r = TensorResult(p)
 	if r.Lost > 0 {
 		r.SQNR, r.MaxAbsErr, r.WeightedSQNR = negInf(), math.Inf(1), nil
-	}
-	return nil
-}
-
-// MarshalJSON writes r; with Lost > 0 sqnr_db, mse, max_abs_error and
-// weighted_sqnr_db are null.
-func (r VerifyResult) MarshalJSON() ([]byte, error) {
-	type plain VerifyResult
-	if r.Lost == 0 {
-		return json.Marshal(plain(r))
-	}
-	return json.Marshal(struct {
-		plain
-		SQNR         *float64 `json:"sqnr_db"`
-		MSE          *float64 `json:"mse"`
-		MaxAbsErr    *float64 `json:"max_abs_error"`
-		WeightedSQNR *float64 `json:"weighted_sqnr_db"`
-	}{plain: plain(r)})
-}
-
-// UnmarshalJSON reads r; with Lost > 0 its SQNR is −Inf, its MSE and
-// MaxAbsErr +Inf and its WeightedSQNR nil.
-func (r *VerifyResult) UnmarshalJSON(b []byte) error {
-	type plain VerifyResult
-	var p plain
-	if err := json.Unmarshal(b, &p); err != nil {
-		return err
-	}
-	*r = VerifyResult(p)
-	if r.Lost > 0 {
-		r.SQNR, r.MSE, r.MaxAbsErr, r.WeightedSQNR = negInf(), math.Inf(1), math.Inf(1), nil
 	}
 	return nil
 }

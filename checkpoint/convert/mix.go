@@ -3,7 +3,6 @@ package convert
 import (
 	"errors"
 	"fmt"
-	"math"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -13,8 +12,8 @@ import (
 	"github.com/tensorcast-go/tensorcast/checkpoint/gguf"
 	"github.com/tensorcast-go/tensorcast/checkpoint/ggufmix"
 	"github.com/tensorcast-go/tensorcast/checkpoint/imatrix"
+	"github.com/tensorcast-go/tensorcast/checkpoint/internal/measure"
 	"github.com/tensorcast-go/tensorcast/checkpoint/layout"
-	"github.com/tensorcast-go/tensorcast/kernels"
 	"github.com/tensorcast-go/tensorcast/tcast"
 )
 
@@ -271,7 +270,7 @@ func (p *plan) useImportance(d *decision, name string) error {
 		d.result.Importance = why
 		return nil
 	}
-	cols, experts := matrices(d.shape)
+	cols, experts := measure.Matrices(d.shape)
 	v, err := im.Vector(name, cols, experts)
 	var se *imatrix.SizeError
 	switch {
@@ -297,84 +296,18 @@ func (p *plan) useImportance(d *decision, name string) error {
 // (ImportanceZeroCount: every count 0; ImportanceAllZero: every value 0),
 // whose weight is quantized without it, and ImportanceNone for any other.
 func degenerate(im *imatrix.Imatrix, name string) ImportanceStatus {
-	e, err := im.Entry(name)
-	if err != nil {
-		return ImportanceNone
-	}
-	if !slices.ContainsFunc(e.Counts, func(c int64) bool { return c != 0 }) {
+	switch noCounts, allZero := measure.Unrecorded(im, name); {
+	case noCounts:
 		return ImportanceZeroCount
-	}
-	if !slices.ContainsFunc(e.Importance, func(v float32) bool { return v != 0 }) {
+	case allZero:
 		return ImportanceAllZero
 	}
 	return ImportanceNone
 }
 
-// wsum is the importance-weighted signal and error energy of a weight's
-// rows: Σ w·x² and Σ w·(x − x̂)², w the importance of x's column.
-type wsum struct{ signal, noise float64 }
-
-// add adds rows [r0, r0 + len(x)/cols) of a weight, x their source and y
-// their dequantized values; imp holds one importance vector of cols values
-// per rowsPer rows.
-func (s *wsum) add(imp []float32, cols, rowsPer, r0 int, x, y []float32) {
-	for r := 0; r*cols < len(x); r++ {
-		k := (r0 + r) / rowsPer
-		w := imp[k*cols : (k+1)*cols]
-		// Elements whose error is not finite are left out: the plain sums
-		// count them (Lost).
-		var sig, noise [kernels.ErrorLanes]float64
-		kernels.WeightedErrorSums(&sig, &noise, w, x[r*cols:(r+1)*cols], y[r*cols:(r+1)*cols])
-		var rs, rn float64
-		for l := range sig {
-			rs += sig[l]
-			rn += noise[l]
-		}
-		s.signal += rs
-		s.noise += rn
-	}
-}
-
-// addRows adds rows of weight d, whose importance vectors it holds.
-func (s *wsum) addRows(d *decision, r0 int, x, y []float32) {
-	s.add(d.imp, d.shape[len(d.shape)-1], d.impRows, r0, x, y)
-}
-
-// weightedSQNR returns the importance-weighted SQNR of got against want, a
-// tensor of the given shape named name in the matrix, or nil when the
-// matrix has no entry of that size for it or got is exact.
-func weightedSQNR(im *imatrix.Imatrix, name string, shape []int, want, got []float32) *float64 {
-	cols, experts := matrices(shape)
-	if !im.Has(name) {
-		return nil
-	}
-	imp, err := im.Vector(name, cols, experts)
-	if err != nil {
-		return nil
-	}
-	var s wsum
-	s.add(imp, cols, len(want)/len(imp), 0, want, got)
-	return s.sqnr()
-}
-
-// matrices returns the columns of a weight of the given shape and the
-// number of matrices its importance covers: the experts of a 3-D expert
-// weight, else 1.
-func matrices(shape []int) (cols, experts int) {
-	cols, experts = shape[len(shape)-1], 1
-	if len(shape) == 3 {
-		experts = shape[0]
-	}
-	return cols, experts
-}
-
-// sqnr returns the weighted SQNR in dB, nil when there is no error.
-func (s wsum) sqnr() *float64 {
-	if s.noise == 0 {
-		return nil
-	}
-	v := 10 * math.Log10(s.signal/s.noise)
-	return &v
+// addRows adds rows of weight d, whose importance vectors it holds, to s.
+func addRows(s *measure.Weighted, d *decision, r0 int, x, y []float32) {
+	s.Add(d.imp, d.shape[len(d.shape)-1], d.impRows, r0, x, y)
 }
 
 // fileType returns the mix that labels a GGUF output (general.file_type):

@@ -17,6 +17,7 @@ import (
 	"github.com/tensorcast-go/tensorcast/checkpoint/imatrix"
 	"github.com/tensorcast-go/tensorcast/checkpoint/layout"
 	"github.com/tensorcast-go/tensorcast/checkpoint/load"
+	"github.com/tensorcast-go/tensorcast/checkpoint/verify"
 	"github.com/tensorcast-go/tensorcast/tcast"
 )
 
@@ -162,7 +163,7 @@ func TestMixQ4KM(t *testing.T) {
 			sameValues(t, streamed, out)
 		}
 
-		vr, err := Verify(src, out)
+		vr, err := verifyTensors(src, out)
 		require.NoError(t, err)
 		for _, r := range vr {
 			if r.Converted {
@@ -480,7 +481,7 @@ func TestMixImatrix(t *testing.T) {
 			assert.Greater(t, *r.WeightedSQNR, *r.SQNR, "the search favours the important columns")
 		}
 		// verify -imatrix measures the same.
-		vr, err := VerifyWith(src, out, VerifyOptions{Imatrix: im})
+		vr, err := verifyTensorsWith(src, out, verify.Options{Imatrix: im})
 		require.NoError(t, err)
 		for _, v := range vr {
 			switch v.Name {

@@ -232,7 +232,7 @@ func TestModelGGUF(t *testing.T) {
 		assert.Contains(t, notes["model.layers.0.self_attn.rotary_emb.inv_freq"], "dropped: ")
 		assert.ElementsMatch(t, []string{"lm_head.weight", "model.layers.0.self_attn.rotary_emb.inv_freq",
 			"model.layers.1.self_attn.rotary_emb.inv_freq"}, dropped)
-		vr, err := Verify(src, out)
+		vr, err := verifyTensors(src, out)
 		require.NoError(t, err)
 		assert.Len(t, vr, 2+tlLayers*10)
 		for _, r := range vr {
@@ -356,7 +356,7 @@ func TestModelGGUFUntiedAndLlama3(t *testing.T) {
 		}
 	}
 	assert.True(t, found)
-	_, err = Verify(src, out)
+	_, err = verifyTensors(src, out)
 	require.NoError(t, err)
 }
 
@@ -399,7 +399,7 @@ func TestModelGGUFPlainTypes(t *testing.T) {
 				sameBits(t, torchPermute(x, tlKV*tlHead, tlHidden, tlKV), got, c.dtype+" attn_k")
 			}
 			f.Close()
-			vr, err := Verify(src, out)
+			vr, err := verifyTensors(src, out)
 			require.NoError(t, err)
 			for _, r := range vr {
 				if c.exact {

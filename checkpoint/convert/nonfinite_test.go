@@ -60,7 +60,7 @@ func nonFiniteModel(t *testing.T) string {
 
 // TestConvertRefusesNonFinite converts a checkpoint whose weight holds NaN
 // and Inf values in every layout that casts, whole and streamed: by default
-// Convert refuses with a *NonFiniteError naming the weight and its counts,
+// Convert refuses with a *tcast.NonFiniteError naming the weight and its counts,
 // and no output (nor any temporary file) appears; with AllowNonFinite the
 // weight is cast per the block policy (its values are those of tcast.Cast,
 // NaN blocks included) with a warning naming it, and the kept norm is
@@ -142,11 +142,11 @@ func TestConvertRefusesNonFinite(t *testing.T) {
 			}
 			_, err = Convert(src, out, o)
 			require.Error(t, err)
-			assert.ErrorIs(t, err, ErrNonFinite)
-			var nf *NonFiniteError
+			assert.ErrorIs(t, err, tcast.ErrNonFinite)
+			var nf *tcast.NonFiniteError
 			require.ErrorAs(t, err, &nf)
 			assert.Equal(t, src, nf.Input)
-			assert.Equal(t, []NonFiniteTensor{{Name: poisoned, NaN: 3, PosInf: 1, NegInf: 1}}, nf.Tensors)
+			assert.Equal(t, []tcast.NonFiniteTensor{{Name: poisoned, NaN: 3, PosInf: 1, NegInf: 1}}, nf.Tensors)
 			assert.Contains(t, err.Error(), poisoned+": 3 NaN, 1 +Inf, 1 -Inf")
 			assert.Contains(t, err.Error(), "-allow-nonfinite")
 			assert.Contains(t, err.Error(), "-exclude")
@@ -204,8 +204,8 @@ func TestConvertRefusesNonFinite(t *testing.T) {
 
 // TestNonFiniteErrorMessage checks the message on two weights.
 func TestNonFiniteErrorMessage(t *testing.T) {
-	err := error(&NonFiniteError{Input: "in.safetensors", Tensors: []NonFiniteTensor{{Name: "a.weight", NaN: 2}, {Name: "b.weight", PosInf: 1, NegInf: 4}}})
-	assert.True(t, errors.Is(err, ErrNonFinite))
+	err := error(&tcast.NonFiniteError{Input: "in.safetensors", Tensors: []tcast.NonFiniteTensor{{Name: "a.weight", NaN: 2}, {Name: "b.weight", PosInf: 1, NegInf: 4}}})
+	assert.True(t, errors.Is(err, tcast.ErrNonFinite))
 	assert.Equal(t, "in.safetensors: 2 weights to cast hold NaN or Inf values, which make every block holding one NaN in most datatypes:\n"+
 		"  a.weight: 2 NaN, 0 +Inf, 0 -Inf\n"+
 		"  b.weight: 0 NaN, 1 +Inf, 4 -Inf\n"+

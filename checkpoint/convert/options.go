@@ -101,7 +101,7 @@ type Options struct {
 	// per the block policy of docs/NUMERICS.md (a block holding one
 	// becomes NaN as a whole in most datatypes), with a warning that names
 	// them. By default (false) Convert refuses such a checkpoint with a
-	// *NonFiniteError, before its output appears. Kept tensors are copied
+	// *tcast.NonFiniteError, before its output appears. Kept tensors are copied
 	// as they are, NaN and Inf included, and never refused.
 	AllowNonFinite bool
 }

@@ -5,6 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/tensorcast-go/tensorcast/checkpoint/internal/measure"
 	"github.com/tensorcast-go/tensorcast/checkpoint/layout"
 	"github.com/tensorcast-go/tensorcast/checkpoint/safetensors"
 	"github.com/tensorcast-go/tensorcast/kernels"
@@ -70,8 +71,8 @@ type stream struct {
 	rowLen    int
 	chunkRows int
 	chunks    int
-	sums      []tcast.ErrorSum // per chunk
-	wsums     []wsum           // per chunk, with an importance vector
+	sums      []tcast.ErrorSum   // per chunk
+	wsums     []measure.Weighted // per chunk, with an importance vector
 	// perm, when set, gives the source row of each row (a GGUF model's
 	// query and key rows, see ggufmodel.Transform); addOne adds 1 to every
 	// value read.
@@ -384,7 +385,7 @@ func (p *plan) ready(d *decision) error {
 			st.sums0 = make([]tcast.ErrorSum, st.chunks)
 		}
 		if d.imp != nil {
-			st.wsums = make([]wsum, st.chunks)
+			st.wsums = make([]measure.Weighted, st.chunks)
 		}
 	})
 	return st.err
@@ -544,7 +545,7 @@ func (p *plan) work(it item, sc *scratch) error {
 		}
 		st.sums[c].Add(x, deq)
 		if st.wsums != nil {
-			st.wsums[c].addRows(d, r0, x, deq)
+			addRows(&st.wsums[c], d, r0, x, deq)
 		}
 		at = end
 	}
@@ -662,12 +663,12 @@ func (p *plan) finish(d *decision) error {
 		d.result.SQNRUnrotated = sum0.Errors().SQNR
 	}
 	if st.wsums != nil {
-		var ws wsum
+		var ws measure.Weighted
 		for _, s := range st.wsums {
-			ws.signal += s.signal // in chunk order, as the plain sums
-			ws.noise += s.noise
+			ws.Signal += s.Signal // in chunk order, as the plain sums
+			ws.Noise += s.Noise
 		}
-		d.result.WeightedSQNR = ws.sqnr()
+		d.result.WeightedSQNR = ws.SQNR()
 	}
 	st.sums, st.sums0, st.wsums, st.src = nil, nil, nil, nil
 	return nil

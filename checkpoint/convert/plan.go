@@ -13,10 +13,10 @@ import (
 	"github.com/tensorcast-go/tensorcast/checkpoint/gguf"
 	"github.com/tensorcast-go/tensorcast/checkpoint/ggufmix"
 	"github.com/tensorcast-go/tensorcast/checkpoint/ggufmodel"
+	"github.com/tensorcast-go/tensorcast/checkpoint/internal/measure"
 	"github.com/tensorcast-go/tensorcast/checkpoint/layout"
 	"github.com/tensorcast-go/tensorcast/checkpoint/load"
 	"github.com/tensorcast-go/tensorcast/checkpoint/safetensors"
-	"github.com/tensorcast-go/tensorcast/internal/shape"
 	"github.com/tensorcast-go/tensorcast/rotate"
 	"github.com/tensorcast-go/tensorcast/tcast"
 )
@@ -142,17 +142,6 @@ type plan struct {
 // warn adds a warning to the conversion's Result.
 func (p *plan) warn(w Warning) { p.warnings = append(p.warnings, w) }
 
-// storedBits is what a cast weight of the given shape costs per value in the
-// output: every byte of every tensor the layout stores for it (values, scales,
-// masks, meta, shapes), so that a sparse weight counts its kept values only.
-func storedBits(bytes int64, shapeOf []int) float64 {
-	n, _, ok := shape.Elements(shapeOf)
-	if !ok || n == 0 {
-		return 0
-	}
-	return float64(8*bytes) / float64(n)
-}
-
 // sourceBits is what a kept tensor costs per value in the output: its own
 // dtype's width, or 32 for a quantized tensor (kept dequantized to F32).
 func sourceBits(info *load.Info) float64 {
@@ -267,7 +256,7 @@ func (p *plan) decide(d *decision) error {
 		// The keep rule compares with 32 bits, what a kept quantized tensor
 		// costs (dequantized to F32): the weight is quantized again, which
 		// the note says (run replaces it with "exact: ..." when it is).
-		d.result.Note = fmt.Sprintf("%s %s (%.3g bits per value): its error adds to the source's", requantized, info.Type, storedBits(info.Size, info.Shape))
+		d.result.Note = fmt.Sprintf("%s %s (%.3g bits per value): its error adds to the source's", requantized, info.Type, measure.StoredBits(info.Size, info.Shape))
 	}
 	return p.importance(d)
 }

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/tensorcast-go/tensorcast/tcast"
 )
 
 // publish is the last step of a conversion: the weights checked for lost
@@ -55,7 +57,7 @@ func (c *conversion) checkNonFinite() error {
 		return nil
 	}
 	if !c.opts.AllowNonFinite {
-		return &NonFiniteError{Input: c.inPath, Tensors: bad}
+		return &tcast.NonFiniteError{Input: c.inPath, Tensors: bad}
 	}
 	names := make([]string, len(bad))
 	for i, t := range bad {

@@ -31,7 +31,7 @@ func requireExact(t *testing.T, res *Result, orig, conv string) {
 		assert.Contains(t, r.Note, "exact", r.Name)
 	}
 	require.Positive(t, cast)
-	vr, err := Verify(orig, conv)
+	vr, err := verifyTensors(orig, conv)
 	require.NoError(t, err)
 	for _, r := range vr {
 		assert.Nil(t, r.SQNR, r.Name)

@@ -1,5 +1,7 @@
 package convert
 
+import "github.com/tensorcast-go/tensorcast/tcast"
+
 // TensorResult is one tensor's line of the conversion report.
 type TensorResult struct {
 	Name     string  `json:"name"`
@@ -57,18 +59,18 @@ type TensorResult struct {
 	SQNRUnrotated *float64 `json:"sqnr_unrotated_db,omitempty"`
 }
 
-func (r *TensorResult) setErrors(e Errors) {
+func (r *TensorResult) setErrors(e tcast.Errors) {
 	r.SQNR, r.MaxAbsErr, r.Lost = e.SQNR, e.MaxAbs, e.Lost
 	r.SourceNaN, r.SourcePosInf, r.SourceNegInf = e.NaN, e.PosInf, e.NegInf
 }
 
 // nonFinite returns the weights cast whose source holds NaN or ±Inf, in
 // the report's order.
-func nonFinite(rs []TensorResult) []NonFiniteTensor {
-	var ts []NonFiniteTensor
+func nonFinite(rs []TensorResult) []tcast.NonFiniteTensor {
+	var ts []tcast.NonFiniteTensor
 	for _, r := range rs {
 		if r.DataType != "" && r.SourceNaN+r.SourcePosInf+r.SourceNegInf > 0 {
-			ts = append(ts, NonFiniteTensor{Name: r.Name, NaN: r.SourceNaN, PosInf: r.SourcePosInf, NegInf: r.SourceNegInf})
+			ts = append(ts, tcast.NonFiniteTensor{Name: r.Name, NaN: r.SourceNaN, PosInf: r.SourcePosInf, NegInf: r.SourceNegInf})
 		}
 	}
 	return ts

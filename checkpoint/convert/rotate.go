@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 
+	"github.com/tensorcast-go/tensorcast/checkpoint/internal/measure"
 	"github.com/tensorcast-go/tensorcast/checkpoint/layout"
 	"github.com/tensorcast-go/tensorcast/rotate"
 	"github.com/tensorcast-go/tensorcast/tcast"
@@ -52,7 +53,7 @@ func (p *plan) runRotated(d *decision, x []float32) ([]layout.Tensor, error) {
 	if err := d.rot.Apply(v, d.shape, d.rotAxis); err != nil { // as load gives it back
 		return nil, err
 	}
-	e := Compare(x, v)
+	e := measure.Compare(x, v)
 	_, v0, err := p.cast(d.dt, x, d.shape, &copts)
 	if err != nil {
 		return nil, err
@@ -66,7 +67,7 @@ func (p *plan) runRotated(d *decision, x []float32) ([]layout.Tensor, error) {
 		return nil, err
 	}
 	d.result.setErrors(e)
-	d.result.SQNRUnrotated = Compare(x, v0).SQNR
+	d.result.SQNRUnrotated = measure.Compare(x, v0).SQNR
 	return out, nil
 }
 

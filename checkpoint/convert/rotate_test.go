@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tensorcast-go/tensorcast/checkpoint/internal/measure"
 	"github.com/tensorcast-go/tensorcast/checkpoint/layout"
 	"github.com/tensorcast-go/tensorcast/checkpoint/load"
 	"github.com/tensorcast-go/tensorcast/checkpoint/safetensors"
@@ -124,7 +125,7 @@ func TestConvertRotateRoundTrip(t *testing.T) {
 				// Against the source, before rotation: the report's SQNR.
 				x, _, err := src.Float32(r.Name)
 				require.NoError(t, err)
-				e := Compare(x, got)
+				e := measure.Compare(x, got)
 				require.NotNil(t, e.SQNR)
 				require.NotNil(t, r.SQNR)
 				assert.InDelta(t, *r.SQNR, *e.SQNR, 1e-9, r.Name)
@@ -134,7 +135,7 @@ func TestConvertRotateRoundTrip(t *testing.T) {
 			assert.Positive(t, n)
 
 			// verify reads the same, and decompress writes it.
-			vr, err := Verify(iris, out)
+			vr, err := verifyTensors(iris, out)
 			require.NoError(t, err)
 			for i, v := range vr {
 				if v.Converted {

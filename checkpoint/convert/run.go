@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/tensorcast-go/tensorcast/checkpoint/internal/measure"
 	"github.com/tensorcast-go/tensorcast/internal/ordered"
 )
 
@@ -130,7 +131,7 @@ func (c *conversion) emit(d *decision, done *progress) error {
 		d.result.BytesOut = d.info.Size
 	}
 	if d.cast {
-		d.result.Bits = storedBits(d.result.BytesOut, d.shape)
+		d.result.Bits = measure.StoredBits(d.result.BytesOut, d.shape)
 	}
 	c.in.Release(d.source)
 	for k, v := range d.meta {

@@ -1,10 +1,9 @@
 package convert
 
 import (
-	"math"
 	"sort"
 
-	"github.com/tensorcast-go/tensorcast/internal/shape"
+	"github.com/tensorcast-go/tensorcast/checkpoint/internal/measure"
 )
 
 // Summary sums up the tensors of a conversion (Result.Summarize), the
@@ -18,7 +17,7 @@ type Summary struct {
 	// 0 when nothing was cast.
 	Bits float64 `json:"bits_per_value"`
 	// SQNR is the mean SQNR in dB of the cast weights that have one, by
-	// elements (MeanSQNR); nil when none has.
+	// elements; nil when none has.
 	SQNR *float64 `json:"sqnr_db,omitempty"`
 	// WeightedSQNR is the same mean of TensorResult.WeightedSQNR.
 	WeightedSQNR *float64 `json:"weighted_sqnr_db,omitempty"`
@@ -40,7 +39,7 @@ type TypeCount struct {
 func (r *Result) Summarize() Summary {
 	var s Summary
 	count := map[string]int{}
-	var sq, wsq, usq MeanSQNR
+	var sq, wsq, usq measure.MeanSQNR
 	var bits float64
 	var elements int64
 	for _, t := range r.Tensors {
@@ -59,7 +58,7 @@ func (r *Result) Summarize() Summary {
 			s.Importance[t.Importance]++
 		}
 		if t.DataType != "" {
-			n := elementsOf(t.Shape)
+			n := measure.Elements(t.Shape)
 			bits += t.Bits * float64(n)
 			elements += n
 			sq.Add(t.SQNR, n) // −Inf (lost values) is left out
@@ -83,43 +82,4 @@ func (r *Result) Summarize() Summary {
 	}
 	s.SQNR, s.WeightedSQNR, s.SQNRUnrotated = sq.Mean(), wsq.Mean(), usq.Mean()
 	return s
-}
-
-// MeanSQNR is a mean of tensors' SQNRs in dB weighted by their numbers of
-// elements, as convert's summary and tcast verify give it: a large tensor
-// counts for as many small ones as it holds. The zero value is empty.
-type MeanSQNR struct {
-	sum      float64
-	elements int64
-}
-
-// Add adds a tensor of n elements whose SQNR is db; nil (an exact tensor,
-// or none measured) is left out, and so is −Inf (a tensor that lost finite
-// values to NaN or Inf, whose error is not finite: the reports show it
-// tensor by tensor and fail it, and a mean of −Inf would say nothing of
-// the others).
-func (m *MeanSQNR) Add(db *float64, n int64) {
-	if db != nil && n > 0 && !math.IsInf(*db, 0) && !math.IsNaN(*db) {
-		m.sum += *db * float64(n)
-		m.elements += n
-	}
-}
-
-// Mean returns the mean, nil when nothing was added.
-func (m *MeanSQNR) Mean() *float64 {
-	if m.elements == 0 {
-		return nil
-	}
-	v := m.sum / float64(m.elements)
-	return &v
-}
-
-// elementsOf returns the number of elements of a tensor of the given
-// shape (0 for a bad shape).
-func elementsOf(dims []int) int64 {
-	n, _, ok := shape.Elements(dims)
-	if !ok {
-		return 0
-	}
-	return int64(n)
 }

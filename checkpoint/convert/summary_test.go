@@ -30,15 +30,6 @@ func TestSummarize(t *testing.T) {
 	assert.InDelta(t, 31.0, *s.WeightedSQNR, 1e-12)
 	assert.Equal(t, map[ImportanceStatus]int{ImportanceUsed: 1, ImportanceUnused: 1, ImportanceMissing: 1}, s.Importance)
 
-	var m MeanSQNR
-	assert.Nil(t, m.Mean())
-	m.Add(nil, 5)
-	assert.Nil(t, m.Mean(), "exact tensors are left out")
-
-	mw, n := MeanWeightedSQNR([]VerifyResult{{Shape: []int{4, 25}, WeightedSQNR: db(20)}, {Shape: []int{300}, WeightedSQNR: db(24)}, {Shape: []int{7}}})
-	require.NotNil(t, mw)
-	assert.Equal(t, 2, n)
-	assert.InDelta(t, 23.0, *mw, 1e-12) // (100·20 + 300·24) / 400
 }
 
 // ImportanceStatus is written as its sentence and read back, in a report's

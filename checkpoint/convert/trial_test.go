@@ -14,6 +14,7 @@ import (
 	"github.com/tensorcast-go/tensorcast/checkpoint/ggufmix"
 	"github.com/tensorcast-go/tensorcast/checkpoint/imatrix"
 	"github.com/tensorcast-go/tensorcast/checkpoint/layout"
+	"github.com/tensorcast-go/tensorcast/checkpoint/verify"
 )
 
 // The findings of a new user's trial of convert -layout gguf with an
@@ -86,26 +87,31 @@ func TestImatrixOfAnotherModel(t *testing.T) {
 }
 
 // verify reports an entry of the wrong size as convert does (item 3b) and
-// warns when the matrix matches no converted weight.
+// says when the matrix matches no converted weight.
 func TestVerifyImatrixMismatch(t *testing.T) {
 	dir := t.TempDir()
 	src := mixLlama(t, dir)
 	out, _, err := convertMix(t, src, "q4_k_m", Options{})
 	require.NoError(t, err)
 	im := trialMatrix(t, dir, []datEntry{{"blk.1.attn_q.weight", 1, ramp(mixHidden / 2)}})
-	_, err = VerifyWith(src, out, VerifyOptions{Imatrix: im})
+	_, err = verify.Checkpoints(src, out, verify.Options{Imatrix: im})
 	var se *imatrix.SizeError
 	require.ErrorAs(t, err, &se)
-	assert.Contains(t, err.Error(), "tensor model.layers.1.self_attn.q_proj.weight: -imatrix imatrix.dat:")
+	var ie *verify.ImatrixError
+	require.ErrorAs(t, err, &ie)
+	assert.Equal(t, "model.layers.1.self_attn.q_proj.weight", ie.Tensor)
+	assert.Equal(t, "imatrix.dat", filepath.Base(ie.Path))
+	assert.Contains(t, err.Error(), "tensor model.layers.1.self_attn.q_proj.weight: Options.Imatrix imatrix.dat:")
 	assert.Contains(t, err.Error(), `"blk.1.attn_q.weight" has 128 values`)
 
 	im = trialMatrix(t, dir, []datEntry{{"layers.0.attention.wq.weight", 1, ramp(mixHidden)}})
-	var warnings []string
-	rs, err := VerifyWith(src, out, VerifyOptions{Imatrix: im, Warn: func(m string) { warnings = append(warnings, m) }})
+	rep, err := verify.Checkpoints(src, out, verify.Options{Imatrix: im})
 	require.NoError(t, err)
-	assert.NotEmpty(t, rs)
-	require.Len(t, warnings, 1)
-	assert.Contains(t, warnings[0], "-imatrix imatrix.dat has no entry for any of the")
+	assert.NotEmpty(t, rep.Tensors)
+	require.NotNil(t, rep.Unmatched)
+	assert.Equal(t, "imatrix.dat", filepath.Base(rep.Unmatched.Path))
+	assert.Equal(t, "layers.0.attention.wq.weight", rep.Unmatched.Entry)
+	assert.Positive(t, rep.Unmatched.Weights)
 }
 
 // -imatrix with types that take no importance is refused before anything

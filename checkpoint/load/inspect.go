@@ -99,8 +99,8 @@ type Stats struct {
 	Inf   int64    `json:"inf"`
 }
 
-// ComputeStats returns the statistics of v.
-func ComputeStats(v []float32) *Stats {
+// computeStats returns the statistics of v.
+func computeStats(v []float32) *Stats {
 	s := &Stats{Count: int64(len(v))}
 	lo, hi := math.Inf(1), math.Inf(-1)
 	var sum float64
@@ -139,9 +139,9 @@ func ComputeStats(v []float32) *Stats {
 	return s
 }
 
-// MaskDensity returns the fraction of set flags among the n logical elements
+// maskDensity returns the fraction of set flags among the n logical elements
 // of a mask part: LSB-first bits when packed, one byte per flag otherwise.
-func MaskDensity(b []byte, n int, packed bool) (float64, error) {
+func maskDensity(b []byte, n int, packed bool) (float64, error) {
 	if n < 0 {
 		return 0, fmt.Errorf("mask of %d flags", n)
 	}
@@ -271,7 +271,7 @@ func Inspect(c *Checkpoint, opts InspectOptions) (*Report, error) {
 		}
 		rep.Totals.Parameters += n
 	}
-	slices.SortFunc(rep.Converted, func(a, b Weight) int { return NaturalCompare(a.Name, b.Name) })
+	slices.SortFunc(rep.Converted, func(a, b Weight) int { return naturalCompare(a.Name, b.Name) })
 	byName := map[string]int{}
 	for i, t := range rep.Tensors {
 		byName[t.Name] = i
@@ -302,7 +302,7 @@ func Inspect(c *Checkpoint, opts InspectOptions) (*Report, error) {
 			}
 			n *= d
 		}
-		d, err := MaskDensity(b, n, m.packed)
+		d, err := maskDensity(b, n, m.packed)
 		if err != nil {
 			return nil, fmt.Errorf("%s: tensor %q: %w", c.file, m.tensor, err)
 		}
@@ -328,7 +328,7 @@ func Inspect(c *Checkpoint, opts InspectOptions) (*Report, error) {
 			return nil, err
 		}
 	}
-	slices.SortFunc(rep.Tensors, func(a, b StoredTensor) int { return NaturalCompare(a.Name, b.Name) })
+	slices.SortFunc(rep.Tensors, func(a, b StoredTensor) int { return naturalCompare(a.Name, b.Name) })
 	return rep, nil
 }
 
@@ -374,7 +374,7 @@ func (c *Checkpoint) stats(rep *Report, byName map[string]int) error {
 					errs[i] = err
 					continue
 				}
-				*jobs[i].dst = ComputeStats(v)
+				*jobs[i].dst = computeStats(v)
 				c.Release(jobs[i].name)
 			}
 		})
@@ -387,9 +387,9 @@ func (c *Checkpoint) stats(rep *Report, byName map[string]int) error {
 	return errors.Join(errs...)
 }
 
-// NaturalCompare orders names with their digit runs compared as numbers, so
+// naturalCompare orders names with their digit runs compared as numbers, so
 // model.layers.2 comes before model.layers.10.
-func NaturalCompare(a, b string) int {
+func naturalCompare(a, b string) int {
 	for a != "" && b != "" {
 		if isDigit(a[0]) && isDigit(b[0]) {
 			i, j := digitRun(a), digitRun(b)

@@ -21,6 +21,7 @@ import (
 	"github.com/tensorcast-go/tensorcast/checkpoint/layout"
 	"github.com/tensorcast-go/tensorcast/checkpoint/load"
 	"github.com/tensorcast-go/tensorcast/checkpoint/safetensors"
+	"github.com/tensorcast-go/tensorcast/checkpoint/verify"
 	"github.com/tensorcast-go/tensorcast/internal/inputfile"
 	"github.com/tensorcast-go/tensorcast/tcast"
 )
@@ -95,9 +96,9 @@ func TestFixtures(t *testing.T) {
 			require.NoError(t, os.Rename(out, target))
 			continue
 		}
-		vr, err := convert.Verify(out, f.dir)
+		vr, err := verify.Checkpoints(out, f.dir, verify.Options{})
 		require.NoError(t, err, f.layout)
-		for _, r := range vr {
+		for _, r := range vr.Tensors {
 			assert.Nil(t, r.SQNR, "%s %s: today's conversion equals the fixture", f.layout, r.Name)
 			assert.Zero(t, r.MaxAbsErr, "%s %s", f.layout, r.Name)
 		}

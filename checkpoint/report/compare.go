@@ -221,7 +221,7 @@ func sqnrText(db *float64) string {
 }
 
 // MarshalJSON writes c; with Lost > 0 (the error is not finite) sqnr_db is
-// null, as in convert.VerifyResult's JSON.
+// null, as in verify.Result's JSON.
 func (c Cell) MarshalJSON() ([]byte, error) {
 	type plain Cell
 	if c.Lost == 0 {

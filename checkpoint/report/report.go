@@ -8,7 +8,7 @@
 // checkpoints always give the same bytes.
 //
 // Build measures (reading every tensor of the source and of each converted
-// checkpoint, as convert.Verify does); WriteHTML draws; Compare lines the
+// checkpoint, as verify.Checkpoints does); WriteHTML draws; Compare lines the
 // recipes up tensor by tensor as a table (tcast verify -compare).
 package report
 
@@ -19,15 +19,10 @@ import (
 	"math"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strconv"
-	"strings"
 
-	"github.com/tensorcast-go/tensorcast/checkpoint/convert"
 	"github.com/tensorcast-go/tensorcast/checkpoint/imatrix"
-	"github.com/tensorcast-go/tensorcast/checkpoint/layout"
-	"github.com/tensorcast-go/tensorcast/checkpoint/load"
-	"github.com/tensorcast-go/tensorcast/internal/shape"
+	"github.com/tensorcast-go/tensorcast/checkpoint/verify"
 	"github.com/tensorcast-go/tensorcast/sparsity"
 )
 
@@ -57,12 +52,10 @@ type Options struct {
 	Rotations int
 	// Imatrix, when set, adds each converted tensor's importance-weighted
 	// SQNR (Tensor.WeightedSQNR) and each recipe's mean of it, measured as
-	// convert.VerifyWith measures it (its entries found as convert finds
-	// them).
+	// verify.Checkpoints measures it (its entries found as convert finds
+	// them); Recipe.Unmatched says when it has no entry for any converted
+	// weight of the recipe.
 	Imatrix *imatrix.Imatrix
-	// Warn, when set, is given Build's warnings: an importance matrix with
-	// no entry for any converted weight of a recipe.
-	Warn func(msg string)
 }
 
 func (o *Options) histograms() int { return pick(o.Histograms, 6) }
@@ -120,6 +113,9 @@ type Recipe struct {
 	// before it was recorded do not).
 	SQNRUnrotated *float64 `json:"sqnr_unrotated_db,omitempty"`
 	HasUnrotated  bool     `json:"has_sqnr_unrotated,omitempty"`
+	// Unmatched is set when Options.Imatrix has no entry for any of the
+	// recipe's converted weights.
+	Unmatched *verify.ImatrixUnmatched `json:"-"`
 }
 
 // Describe says what the recipe did: its datatypes, then "scale search"
@@ -150,7 +146,7 @@ type Tensor struct {
 	DataType  string  `json:"datatype"` // the converted tensor's datatype or stored type
 	Converted bool    `json:"converted"`
 	Bits      float64 `json:"bits_per_value"` // stored bits per value, every part counted
-	// SQNR and MaxAbsErr are convert.VerifyResult's: nil SQNR for an exact
+	// SQNR and MaxAbsErr are verify.Result's: nil SQNR for an exact
 	// tensor; SQNR −Inf and MaxAbsErr +Inf (null in JSON) for one whose
 	// finite values became NaN or Inf (Lost > 0), whose error is not finite.
 	SQNR      *float64 `json:"sqnr_db,omitempty"`
@@ -168,7 +164,7 @@ type Tensor struct {
 	SQNRUnrotated *float64 `json:"sqnr_unrotated_db,omitempty"`
 	HasUnrotated  bool     `json:"has_sqnr_unrotated,omitempty"`
 	// WeightedSQNR is the importance-weighted SQNR of a converted weight
-	// (Options.Imatrix; convert.VerifyResult.WeightedSQNR).
+	// (Options.Imatrix; verify.Result.WeightedSQNR).
 	WeightedSQNR *float64 `json:"weighted_sqnr_db,omitempty"`
 	// Errors is the histogram of the relative errors of a converted float
 	// tensor, nil for the others.
@@ -246,7 +242,8 @@ func LayerOf(name string) int {
 // Build compares each converted checkpoint with the source orig (both
 // opened with load.Open: any layout, GGUF included) and returns the report.
 // Every tensor is read once from each; tensors are paired as
-// convert.Verify pairs them.
+// verify.Checkpoints pairs them. A converted checkpoint that does not hold
+// the source's tensors is a *MismatchError.
 func Build(orig string, converted []string, o Options) (*Report, error) {
 	if len(converted) == 0 {
 		return nil, fmt.Errorf("report of %s: no converted checkpoint to compare", orig)
@@ -257,9 +254,8 @@ func Build(orig string, converted []string, o Options) (*Report, error) {
 	}
 	for i, conv := range converted {
 		rec, err := buildRecipe(orig, conv, o)
-		if errors.Is(err, convert.ErrMismatch) {
-			return nil, fmt.Errorf("%s is not a conversion of %s: %w (compare only checkpoints converted from %[2]s, "+
-				"or give the checkpoint %[1]s was converted from as the source)", conv, orig, err)
+		if errors.Is(err, verify.ErrMismatch) {
+			return nil, &MismatchError{Recipe: conv, Source: orig, Err: err}
 		}
 		if err != nil {
 			return nil, err
@@ -272,118 +268,20 @@ func Build(orig string, converted []string, o Options) (*Report, error) {
 	return r, nil
 }
 
-// buildRecipe compares one converted checkpoint with the source.
-func buildRecipe(orig, conv string, o Options) (*Recipe, error) {
-	c, err := load.Open(conv)
-	if err != nil {
-		return nil, err
-	}
-	defer c.Close()
-	ins, err := load.Inspect(c, load.InspectOptions{})
-	if err != nil {
-		return nil, err
-	}
-	weights := map[string]load.Weight{}
-	for _, w := range ins.Converted {
-		weights[w.Name] = w
-	}
-	// Tensors the conversion renamed are found by their source names.
-	convName := map[string]string{}
-	if js, ok := c.Metadata()[layout.KeyRenamed]; ok {
-		var renamed map[string]string
-		if err := json.Unmarshal([]byte(js), &renamed); err != nil {
-			return nil, fmt.Errorf("%s: metadata %s: %w", conv, layout.KeyRenamed, err)
-		}
-		for n, src := range renamed {
-			convName[src] = n
-		}
-	}
-	rotated, err := layout.ReadRotated(c.Metadata())
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", conv, err)
-	}
-	hists := map[string]*Histogram{}
-	res, err := convert.VerifyWith(orig, conv, convert.VerifyOptions{
-		Imatrix: o.Imatrix,
-		Warn:    o.Warn,
-		Observe: func(r *convert.VerifyResult, want, got []float32) {
-			if r.Converted {
-				hists[r.Name] = newHistogram(want, got)
-			}
-		},
-	})
-	if err != nil {
-		return nil, err
-	}
-	base := filepath.Base(conv)
-	rec := &Recipe{Label: strings.TrimSuffix(base, filepath.Ext(base)), Path: conv, Layout: c.Layout(),
-		ScaleSearch: c.Metadata()[layout.KeyScaleSearch] == layout.ScaleSearchOn}
-	var dts, rots []string
-	var sq, usq convert.MeanSQNR
-	unrotated := 0   // rotated tensors
-	recorded := true // every rotated tensor's record gives its SQNR without rotation
-	var bits float64
-	var elements int64
-	for _, v := range res {
-		name := v.Name
-		if n, ok := convName[name]; ok {
-			name = n
-		}
-		t := Tensor{Name: v.Name, Shape: v.Shape, Layer: LayerOf(v.Name), DataType: v.DataType, Converted: v.Converted,
-			Bits: v.Bits, SQNR: v.SQNR, MaxAbsErr: v.MaxAbsErr, Lost: v.Lost, WeightedSQNR: v.WeightedSQNR, Errors: hists[v.Name]}
-		if v.Lost > 0 { // the error is not finite: no weighted figure either
-			t.WeightedSQNR = nil
-		}
-		if rot, ok := rotated[name]; ok {
-			t.Rotation = rot.Rotation.String()
-			t.SQNRUnrotated, t.HasUnrotated = rot.SQNRUnrotated, rot.HasUnrotated
-			if !slices.Contains(rots, t.Rotation) {
-				rots = append(rots, t.Rotation)
-			}
-		}
-		n := elementsOf(v.Shape)
-		if w, ok := weights[name]; ok {
-			if w.Density != nil {
-				tt, err := c.Tensor(name)
-				if err != nil {
-					return nil, err
-				}
-				if tt.Mask != nil {
-					g := sparsity.DensityMap(tt.Mask, sparsity.PictureOptions{MaxRows: 48, MaxCols: 96})
-					t.Mask = &g
-				}
-			}
-		}
-		if t.Converted {
-			if !slices.Contains(dts, t.DataType) {
-				dts = append(dts, t.DataType)
-			}
-			bits += t.Bits * float64(n)
-			elements += n
-			sq.Add(t.SQNR, n)
-			if u, ok := t.Unrotated(); ok {
-				usq.Add(u, n)
-			} else {
-				recorded = false
-			}
-			if t.Rotation != "" {
-				unrotated++
-			}
-		}
-		rec.Tensors = append(rec.Tensors, t)
-	}
-	rec.DataType = strings.Join(dts, ", ")
-	if elements > 0 {
-		rec.Bits = bits / float64(elements)
-	}
-	rec.SQNR = sq.Mean()
-	if unrotated > 0 && recorded {
-		rec.SQNRUnrotated, rec.HasUnrotated = usq.Mean(), true
-	}
-	rec.Rotation = strings.Join(rots, ", ")
-	rec.WeightedSQNR, _ = convert.MeanWeightedSQNR(res)
-	return rec, nil
+// MismatchError reports a converted checkpoint that does not hold the
+// source's tensors (names, shapes, or non-float bytes): not a conversion
+// of it. Err matches verify.ErrMismatch.
+type MismatchError struct {
+	Recipe, Source string // the converted checkpoint and the source
+	Err            error
 }
+
+func (e *MismatchError) Error() string {
+	return fmt.Sprintf("%s is not a conversion of %s: %v", e.Recipe, e.Source, e.Err)
+}
+
+// Unwrap returns Err.
+func (e *MismatchError) Unwrap() error { return e.Err }
 
 // Unrotated returns the SQNR in dB the tensor's cast gives without
 // rotation: SQNRUnrotated for a rotated tensor, SQNR for another; ok is
@@ -405,18 +303,8 @@ func (t *Tensor) Gain() (db float64, ok bool) {
 	return *t.SQNR - *t.SQNRUnrotated, true
 }
 
-// elementsOf returns the number of elements of a tensor of the given
-// shape (0 for a bad shape).
-func elementsOf(dims []int) int64 {
-	n, _, ok := shape.Elements(dims)
-	if !ok {
-		return 0
-	}
-	return int64(n)
-}
-
 // MarshalJSON writes t; with Lost > 0 (the error is not finite) sqnr_db and
-// max_abs_error are null, as in convert.VerifyResult's JSON.
+// max_abs_error are null, as in verify.Result's JSON.
 func (t Tensor) MarshalJSON() ([]byte, error) {
 	type plain Tensor
 	if t.Lost == 0 {

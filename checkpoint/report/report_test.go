@@ -19,7 +19,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/convert"
+	"github.com/tensorcast-go/tensorcast/checkpoint/internal/measure"
 	"github.com/tensorcast-go/tensorcast/checkpoint/safetensors"
+	"github.com/tensorcast-go/tensorcast/checkpoint/verify"
 	"github.com/tensorcast-go/tensorcast/rotate"
 	"github.com/tensorcast-go/tensorcast/sparsity"
 	"github.com/tensorcast-go/tensorcast/tcast"
@@ -165,7 +167,7 @@ func TestBuild(t *testing.T) {
 			if tt.Converted {
 				assert.InDelta(t, want, tt.Bits, 1e-9, tt.Name)
 				require.NotNil(t, tt.Errors, tt.Name)
-				assert.Equal(t, elementsOf(tt.Shape), tt.Errors.Total(), tt.Name)
+				assert.Equal(t, measure.Elements(tt.Shape), tt.Errors.Total(), tt.Name)
 				require.NotNil(t, tt.SQNR, tt.Name)
 			} else {
 				assert.Nil(t, tt.Errors, tt.Name)
@@ -174,9 +176,9 @@ func TestBuild(t *testing.T) {
 		}
 	}
 	// The SQNR is verify's.
-	vr, err := convert.Verify(r.Source, r.Recipes[1].Path)
+	vr, err := verify.Checkpoints(r.Source, r.Recipes[1].Path, verify.Options{})
 	require.NoError(t, err)
-	for i, v := range vr {
+	for i, v := range vr.Tensors {
 		assert.Equal(t, v.SQNR, r.Recipes[1].Tensors[i].SQNR, v.Name)
 	}
 	assert.Equal(t, -1, r.Recipes[0].Tensors[0].Layer)
@@ -188,7 +190,7 @@ func TestBuild(t *testing.T) {
 			continue
 		}
 		require.NotNil(t, tt.Mask, tt.Name)
-		assert.Equal(t, elementsOf(tt.Shape)/2, int64(tt.Mask.Kept), tt.Name)
+		assert.Equal(t, measure.Elements(tt.Shape)/2, int64(tt.Mask.Kept), tt.Name)
 		assert.Equal(t, [2]int{1, 2}, [2]int{tt.Mask.BlockRows, tt.Mask.BlockCols})
 		for _, row := range tt.Mask.Cells {
 			sum := 0.0
@@ -361,6 +363,28 @@ func TestHistRange(t *testing.T) {
 // TestNameCell: a name cell may break after each dot and slash, and its
 // text stays escaped.
 func TestNameCell(t *testing.T) {
+	nameCell := func(s string) string {
+		var b strings.Builder
+		require.NoError(t, pageTemplate.ExecuteTemplate(&b, "name", s))
+		return b.String()
+	}
 	assert.Equal(t, "model.<wbr/>layers.<wbr/>0/<wbr/>w&lt;1&gt;", nameCell("model.layers.0/w<1>"))
+	assert.Equal(t, "a.<wbr/>", nameCell("a."))
 	assert.Equal(t, "", nameCell(""))
+}
+
+const iris = "../../testdata/iris.bf16.safetensors"
+
+// TestBuildMismatch: a recipe that is not a conversion of the source is a
+// *MismatchError naming both, which matches verify.ErrMismatch.
+func TestBuildMismatch(t *testing.T) {
+	dir := t.TempDir()
+	src, outs, _ := fixture(t, dir)
+	_, err := Build(outs[0], []string{src, iris}, Options{})
+	var me *MismatchError
+	require.ErrorAs(t, err, &me)
+	assert.Equal(t, iris, me.Recipe)
+	assert.Equal(t, outs[0], me.Source)
+	assert.True(t, errors.Is(err, verify.ErrMismatch))
+	assert.ErrorContains(t, err, iris+" is not a conversion of "+outs[0]+": checkpoints differ: ")
 }

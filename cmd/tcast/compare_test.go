@@ -15,6 +15,7 @@ import (
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/convert"
 	"github.com/tensorcast-go/tensorcast/checkpoint/safetensors"
+	"github.com/tensorcast-go/tensorcast/checkpoint/verify"
 	"github.com/tensorcast-go/tensorcast/rotate"
 	tc "github.com/tensorcast-go/tensorcast/tcast"
 )
@@ -194,7 +195,7 @@ func TestVerifyBits(t *testing.T) {
 
 	code, js, stderr := tcast("verify", "-json", irisFixture, outs[1])
 	require.Equal(t, 0, code, stderr)
-	var res []convert.VerifyResult
+	var res []verify.Result
 	require.NoError(t, json.Unmarshal([]byte(js), &res))
 	for _, r := range res {
 		if r.Name == "conv2d_10/Conv2D_weights" {

@@ -350,7 +350,7 @@ func (f *convertFlags) finish(res *convert.Result, in string, opts convert.Optio
 		fmt.Fprintf(stderr, "tcast convert: warning: %s\n", warningMessage(w))
 	}
 	if f.reportPath != "" {
-		err := writeReport(f.reportPath, f.force, in, []string{res.Output}, report.Options{Imatrix: opts.Imatrix})
+		err := writeReport(f.reportPath, f.force, in, []string{res.Output}, report.Options{Imatrix: opts.Imatrix}, nil)
 		if err != nil {
 			return fmt.Errorf("-report %s: %w", f.reportPath, err)
 		}

@@ -3,16 +3,21 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
+	"path/filepath"
 	"strings"
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/convert"
 	"github.com/tensorcast-go/tensorcast/checkpoint/layout"
+	"github.com/tensorcast-go/tensorcast/checkpoint/report"
+	"github.com/tensorcast-go/tensorcast/checkpoint/verify"
 	tc "github.com/tensorcast-go/tensorcast/tcast"
 )
 
 // The library names options by their Go fields (convert.Options.Imatrix);
 // the command speaks of flags. This file turns the typed errors and
-// warnings of package convert into the command's words.
+// warnings of packages convert, verify and report into the command's
+// words.
 
 // optionFlags are the flags that set each field of convert.Options, by the
 // name the library's errors give it.
@@ -256,4 +261,35 @@ func cliResult(res *convert.Result, opts convert.Options) convertJSON {
 		j.Warnings = append(j.Warnings, warningMessage(w))
 	}
 	return j
+}
+
+// explainVerify returns err of packages verify and report in the
+// command's words: the flag, and what to do; any other error as it is.
+func explainVerify(err error) error {
+	var ie *verify.ImatrixError
+	var me *verify.MissingError
+	var re *report.MismatchError
+	switch {
+	case errors.As(err, &re):
+		return fmt.Errorf("%s is not a conversion of %s: %w (compare only checkpoints converted from %[2]s, "+
+			"or give the checkpoint %[1]s was converted from as the source)", re.Recipe, re.Source, explainVerify(re.Err))
+	case errors.As(err, &ie):
+		return fmt.Errorf("tensor %s: -imatrix %s: %w (give the matrix computed for this model)",
+			ie.Tensor, filepath.Base(ie.Path), ie.Err)
+	case errors.As(err, &me) && me.GGUF != "":
+		return fmt.Errorf("%w: verify pairs them only when tcast convert made the GGUF from that checkpoint "+
+			"(it records the names). Verify %s against the checkpoint it was converted from, "+
+			"or convert %s to GGUF and verify that file", err, me.Conv, me.Orig)
+	}
+	return err
+}
+
+// warnUnmatched warns of an importance matrix that has no entry for any
+// converted weight (nil u: none to warn of).
+func warnUnmatched(w io.Writer, cmd string, u *verify.ImatrixUnmatched) {
+	if u != nil {
+		fmt.Fprintf(w, "tcast %s: warning: -imatrix %s has no entry for any of the %d converted weights "+
+			"(its entries are named like %q): no weighted SQNR; is it the matrix of another model?\n",
+			cmd, filepath.Base(u.Path), u.Weights, u.Entry)
+	}
 }

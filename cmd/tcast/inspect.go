@@ -56,7 +56,7 @@ func runInspect(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
-		if rep, err = castdir.Inspect(d, *withStats); err != nil {
+		if rep, err = load.InspectCastDir(d, load.InspectOptions{Stats: *withStats}); err != nil {
 			return err
 		}
 	} else {

@@ -15,6 +15,7 @@ import (
 	"github.com/tensorcast-go/tensorcast/checkpoint/convert"
 	"github.com/tensorcast-go/tensorcast/checkpoint/gguf"
 	"github.com/tensorcast-go/tensorcast/checkpoint/ggufmix"
+	"github.com/tensorcast-go/tensorcast/checkpoint/verify"
 )
 
 // writeImatrixDat writes a legacy .dat importance matrix: int32 entry
@@ -108,7 +109,7 @@ func TestConvertMix(t *testing.T) {
 	// the tensors with a weighted SQNR (here of different sizes).
 	code, js, stderr := tcast("verify", "-json", "-imatrix", im, src, out)
 	require.Equal(t, 0, code, stderr)
-	var vr []convert.VerifyResult
+	var vr []verify.Result
 	require.NoError(t, json.Unmarshal([]byte(js), &vr))
 	var sum, elems float64
 	sizes := map[int]bool{}

@@ -48,8 +48,7 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	if *out == "" {
 		return usagef("-o is required")
 	}
-	o := report.Options{Title: *title, Histograms: *hists, Worst: *worst, Masks: *masks,
-		Warn: func(msg string) { fmt.Fprintf(stderr, "tcast report: warning: %s\n", msg) }}
+	o := report.Options{Title: *title, Histograms: *hists, Worst: *worst, Masks: *masks}
 	if *imPath != "" {
 		if o.Imatrix, err = imatrix.Read(*imPath); err != nil {
 			return usagef("-imatrix: %v", err)
@@ -61,7 +60,7 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	if err := checkReportOutput(*out, *force, pos...); err != nil {
 		return err
 	}
-	if err := writeReport(*out, *force, pos[0], pos[1:], o); err != nil {
+	if err := writeReport(*out, *force, pos[0], pos[1:], o, stderr); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "wrote %s: %s compared with %s\n", *out, count(len(pos)-1, "recipe"), pos[0])
@@ -103,11 +102,16 @@ func checkReportOutput(path string, force bool, checkpoints ...string) error {
 }
 
 // writeReport builds the report of converted against orig and writes its
-// page to path.
-func writeReport(path string, force bool, orig string, converted []string, o report.Options) error {
+// page to path, with its warnings to stderr (nil: none).
+func writeReport(path string, force bool, orig string, converted []string, o report.Options, stderr io.Writer) error {
 	r, err := report.Build(orig, converted, o)
 	if err != nil {
-		return err
+		return explainVerify(err)
+	}
+	for _, rec := range r.Recipes {
+		if stderr != nil {
+			warnUnmatched(stderr, "report", rec.Unmatched)
+		}
 	}
 	var b bytes.Buffer
 	if err := r.WriteHTML(&b); err != nil {

@@ -24,6 +24,7 @@ import (
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/convert"
 	"github.com/tensorcast-go/tensorcast/checkpoint/safetensors"
+	"github.com/tensorcast-go/tensorcast/checkpoint/verify"
 )
 
 // TestMain lets the tests run tcast as a child process: with TCAST_CHILD set
@@ -308,7 +309,7 @@ func TestNoStaleMetadata(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	code, stdout, stderr := tcast("verify", "-json", plain, again)
 	require.Equal(t, 0, code, stderr)
-	var vr []convert.VerifyResult
+	var vr []verify.Result
 	require.NoError(t, json.Unmarshal([]byte(stdout), &vr))
 	require.Len(t, vr, 1)
 	assert.True(t, vr[0].Converted)

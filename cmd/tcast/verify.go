@@ -7,9 +7,9 @@ import (
 	"io"
 	"text/tabwriter"
 
-	"github.com/tensorcast-go/tensorcast/checkpoint/convert"
 	"github.com/tensorcast-go/tensorcast/checkpoint/imatrix"
 	"github.com/tensorcast-go/tensorcast/checkpoint/report"
+	"github.com/tensorcast-go/tensorcast/checkpoint/verify"
 )
 
 const verifyUsage = "tcast verify [-min-sqnr DB] [-imatrix FILE] [-json] ORIG CONVERTED\n" +
@@ -59,18 +59,19 @@ func runVerify(args []string, stdout, stderr io.Writer) error {
 	if len(pos) != 2 {
 		return usagef("want ORIG and CONVERTED, got %s", count(len(pos), "argument"))
 	}
-	vo := convert.VerifyOptions{Warn: func(msg string) { fmt.Fprintf(stderr, "tcast verify: warning: %s\n", msg) }}
+	var o verify.Options
 	if *imPath != "" {
-		if vo.Imatrix, err = imatrix.Read(*imPath); err != nil {
+		if o.Imatrix, err = imatrix.Read(*imPath); err != nil {
 			return usagef("-imatrix: %v", err)
 		}
 	}
-	res, err := convert.VerifyWith(pos[0], pos[1], vo)
+	rep, err := verify.Checkpoints(pos[0], pos[1], o)
 	if err != nil {
-		return err
+		return explainVerify(err)
 	}
+	warnUnmatched(stderr, "verify", rep.Unmatched)
 	var failed []string
-	for _, r := range res {
+	for _, r := range rep.Tensors {
 		if r.Lost > 0 || threshold && r.Converted && r.SQNR != nil && *r.SQNR < *minSQNR {
 			failed = append(failed, r.Name)
 		}
@@ -78,38 +79,48 @@ func runVerify(args []string, stdout, stderr io.Writer) error {
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(res); err != nil {
+		if err := enc.Encode(rep.Tensors); err != nil {
 			return err
 		}
 	} else {
-		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', tabwriter.AlignRight|tabwriter.Debug)
-		head := "tensor\tconverted\tdatatype\tbits/value\tSQNR dB\tMSE\tmax abs err\tlost to NaN/Inf\t"
-		if vo.Imatrix != nil {
-			head += "weighted SQNR dB\t"
-		}
-		fmt.Fprintln(tw, head)
-		for _, r := range res {
-			sq := sqnrCell(r.SQNR, r.Lost) // MSE and max abs err are +Inf when values were lost
-			fmt.Fprintf(tw, "%s\t%v\t%s\t%.3f\t%s\t%.3g\t%.3g\t%d\t", r.Name, r.Converted, r.DataType, r.Bits, sq, r.MSE, r.MaxAbsErr, r.Lost)
-			if vo.Imatrix != nil {
-				w := "-"
-				if r.WeightedSQNR != nil && r.Lost == 0 {
-					w = fmt.Sprintf("%.2f", *r.WeightedSQNR)
-				}
-				fmt.Fprintf(tw, "%s\t", w)
-			}
-			fmt.Fprintln(tw)
-		}
-		tw.Flush()
-		if m, n := convert.MeanWeightedSQNR(res); m != nil {
-			fmt.Fprintf(stdout, "%d tensors weighted by %s: weighted SQNR %.2f dB (mean by elements)\n", n, *imPath, *m)
-		}
-		fmt.Fprintf(stdout, "%s checked, %d %s\n", count(len(res), "tensor"), len(failed), why)
+		printVerify(stdout, rep, *imPath)
+		fmt.Fprintf(stdout, "%s checked, %d %s\n", count(len(rep.Tensors), "tensor"), len(failed), why)
+	}
+	if rep.Swapped {
+		fmt.Fprintf(stderr, "tcast verify: warning: %s holds quantized tensors and %s none, so nothing was converted: "+
+			"did you swap them? The source comes first: tcast verify %[2]s %[1]s\n", pos[0], pos[1])
 	}
 	if len(failed) > 0 {
 		return fmt.Errorf("%s %s, first %s", count(len(failed), "tensor"), why, failed[0])
 	}
 	return nil
+}
+
+// printVerify prints verify's table, and the mean weighted SQNR with the
+// importance matrix imPath.
+func printVerify(w io.Writer, rep *verify.Report, imPath string) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight|tabwriter.Debug)
+	head := "tensor\tconverted\tdatatype\tbits/value\tSQNR dB\tMSE\tmax abs err\tlost to NaN/Inf\t"
+	if imPath != "" {
+		head += "weighted SQNR dB\t"
+	}
+	fmt.Fprintln(tw, head)
+	for _, r := range rep.Tensors {
+		sq := sqnrCell(r.SQNR, r.Lost) // MSE and max abs err are +Inf when values were lost
+		fmt.Fprintf(tw, "%s\t%v\t%s\t%.3f\t%s\t%.3g\t%.3g\t%d\t", r.Name, r.Converted, r.DataType, r.Bits, sq, r.MSE, r.MaxAbsErr, r.Lost)
+		if imPath != "" {
+			w := "-"
+			if r.WeightedSQNR != nil && r.Lost == 0 {
+				w = fmt.Sprintf("%.2f", *r.WeightedSQNR)
+			}
+			fmt.Fprintf(tw, "%s\t", w)
+		}
+		fmt.Fprintln(tw)
+	}
+	tw.Flush()
+	if m, n := rep.WeightedSQNR(); m != nil {
+		fmt.Fprintf(w, "%d tensors weighted by %s: weighted SQNR %.2f dB (mean by elements)\n", n, imPath, *m)
+	}
 }
 
 // runCompare is tcast verify -compare: the recipes pos[1:] of the source
@@ -118,14 +129,17 @@ func runCompare(pos []string, labels string, im *imatrix.Imatrix, asJSON, thresh
 	if len(pos) < 2 {
 		return usagef("-compare wants ORIG and at least one CONVERTED checkpoint, got %s", count(len(pos), "argument"))
 	}
-	o := report.Options{Imatrix: im, Warn: func(msg string) { fmt.Fprintf(stderr, "tcast verify: warning: %s\n", msg) }}
+	o := report.Options{Imatrix: im}
 	var err error
 	if o.Labels, err = recipeLabels(labels, len(pos)-1); err != nil {
 		return err
 	}
 	r, err := report.Build(pos[0], pos[1:], o)
 	if err != nil {
-		return err
+		return explainVerify(err)
+	}
+	for _, rec := range r.Recipes {
+		warnUnmatched(stderr, "verify", rec.Unmatched)
 	}
 	c := r.Compare()
 	if asJSON {
