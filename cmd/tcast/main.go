@@ -48,6 +48,7 @@ import (
 	"github.com/tensorcast-go/tensorcast/checkpoint/npy"
 	"github.com/tensorcast-go/tensorcast/checkpoint/safetensors"
 	"github.com/tensorcast-go/tensorcast/internal/atomicfile"
+	"github.com/tensorcast-go/tensorcast/internal/fileerr"
 	"github.com/tensorcast-go/tensorcast/internal/names"
 )
 
@@ -186,6 +187,8 @@ func damagedHint(err error) string {
 	switch {
 	case errors.Is(err, npy.ErrNotMask), hasNextStep(err):
 		return ""
+	case errors.As(err, &np) && np.Format == "npz" && np.Kind == fileerr.TooLarge:
+		return "; the archive is damaged; recreate it with numpy.savez"
 	case errors.As(err, &cd):
 		return "; the cast directory is damaged or was edited: write it again with tcast cast"
 	case errors.As(err, &st), errors.As(err, &gf), errors.As(err, &np):

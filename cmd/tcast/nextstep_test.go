@@ -34,9 +34,8 @@ func TestDamagedHintOnce(t *testing.T) {
 		{"gguf", &gguf.FormatError{Path: "a", Reason: "bad"}, true},
 		{"npy wrapped", fmt.Errorf("x: %w", &npy.FormatError{Path: "a", Reason: "bad"}), true},
 		{"safetensors own step", fmt.Errorf("x: %w", &safetensors.FormatError{Path: "a", Reason: "bad", Fix: "copy it"}), false},
-		{"npy own step", &npy.FormatError{Path: "a", Reason: "bad", Fix: "recreate it with numpy.savez"}, false},
 		{"withStep", withStep(&npy.FormatError{Path: "a", Reason: "bad"}, "do that"), false},
-		{"joined", errors.Join(errors.New("a"), &npy.FormatError{Reason: "bad", Fix: "do this"}), false},
+		{"joined", errors.Join(errors.New("a"), &safetensors.FormatError{Reason: "bad", Fix: "do this"}), false},
 		{"other", errors.New("plain"), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

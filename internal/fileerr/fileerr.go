@@ -11,6 +11,7 @@ package fileerr
 
 import (
 	"errors"
+	"io"
 	"strconv"
 	"strings"
 	"unicode"
@@ -108,6 +109,28 @@ type FormatError struct {
 	// Kind is what the problem means to the caller; errors.Is matches
 	// its sentinel (ErrTruncated, ErrNotFormat, ...).
 	Kind Kind
+}
+
+// New returns a FormatError of format at offset off (-1: unknown) for
+// reason, caused by err (nil for none). Its Kind is Truncated when err is
+// io.ErrUnexpectedEOF, Invalid otherwise; set Kind for another.
+func New(format string, off int64, err error, reason string) *FormatError {
+	e := &FormatError{Format: format, Offset: off, Reason: reason, Err: err}
+	if err == io.ErrUnexpectedEOF {
+		e.Kind = Truncated
+	}
+	return e
+}
+
+// Nested returns the message of e without its cause, and the cause, for
+// a reader that reports e as part of an error of its own (an archive's
+// member, a cast directory's part file): the outer error takes e's text
+// into its Reason and e.Err as its Err, so that errors.Is finds the
+// outer error's Kind only, not e's.
+func Nested(e *FormatError) (text string, cause error) {
+	c := *e
+	c.Err = nil
+	return c.Error(), e.Err
 }
 
 // maxQuoted bounds the bytes of a name quoted in a message, so a hostile

@@ -73,6 +73,23 @@ func TestIs(t *testing.T) {
 	assert.ErrorIs(t, eof, io.ErrUnexpectedEOF, "the cause is matched too")
 }
 
+// TestNew: a cause of io.ErrUnexpectedEOF makes the error Truncated.
+func TestNew(t *testing.T) {
+	e := New("npy", 6, nil, "r")
+	assert.Equal(t, FormatError{Format: "npy", Offset: 6, Reason: "r"}, *e)
+	assert.Equal(t, Truncated, New("npy", 6, io.ErrUnexpectedEOF, "r").Kind)
+	assert.Equal(t, Invalid, New("npy", 6, io.EOF, "r").Kind)
+}
+
+// TestNested: the inner error's text without its cause, and the cause.
+func TestNested(t *testing.T) {
+	in := &FormatError{Format: "npy", Offset: 3, Reason: "truncated", Err: io.ErrUnexpectedEOF, Kind: Truncated}
+	text, cause := Nested(in)
+	assert.Equal(t, "npy: offset 3: truncated", text)
+	assert.Equal(t, io.ErrUnexpectedEOF, cause)
+	assert.Equal(t, io.ErrUnexpectedEOF, in.Err, "e is not changed")
+}
+
 // TestClip: short names are kept, long ones cut at a rune boundary.
 func TestClip(t *testing.T) {
 	assert.Equal(t, "abc", Clip("abc"))
