@@ -41,6 +41,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/castdir"
@@ -189,6 +190,10 @@ func damagedHint(err error) string {
 		return ""
 	case errors.As(err, &np) && np.Format == "npz" && np.Kind == fileerr.TooLarge:
 		return "; the archive is damaged; recreate it with numpy.savez"
+	case errors.As(err, &st) && st.Kind == fileerr.MissingFile:
+		return "; download every shard the index lists into " + filepath.Dir(st.Path)
+	case errors.As(err, &st) && st.Kind == fileerr.LinkOutside:
+		return "; copy the file into that directory instead of linking it"
 	case errors.As(err, &cd):
 		return "; the cast directory is damaged or was edited: write it again with tcast cast"
 	case errors.As(err, &st), errors.As(err, &gf), errors.As(err, &np):

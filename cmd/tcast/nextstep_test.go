@@ -16,6 +16,7 @@ import (
 	"github.com/tensorcast-go/tensorcast/checkpoint/gguf"
 	"github.com/tensorcast-go/tensorcast/checkpoint/npy"
 	"github.com/tensorcast-go/tensorcast/checkpoint/safetensors"
+	"github.com/tensorcast-go/tensorcast/internal/fileerr"
 )
 
 // generic is the next step added to a refused input file's message when the
@@ -33,9 +34,9 @@ func TestDamagedHintOnce(t *testing.T) {
 		{"safetensors", &safetensors.FormatError{Path: "a", Offset: 0, Reason: "bad"}, true},
 		{"gguf", &gguf.FormatError{Path: "a", Reason: "bad"}, true},
 		{"npy wrapped", fmt.Errorf("x: %w", &npy.FormatError{Path: "a", Reason: "bad"}), true},
-		{"safetensors own step", fmt.Errorf("x: %w", &safetensors.FormatError{Path: "a", Reason: "bad", Fix: "copy it"}), false},
+		{"safetensors own step", fmt.Errorf("x: %w", &safetensors.FormatError{Path: "a", Reason: "bad", Kind: fileerr.LinkOutside}), false},
 		{"withStep", withStep(&npy.FormatError{Path: "a", Reason: "bad"}, "do that"), false},
-		{"joined", errors.Join(errors.New("a"), &safetensors.FormatError{Reason: "bad", Fix: "do this"}), false},
+		{"joined", errors.Join(errors.New("a"), &safetensors.FormatError{Reason: "bad", Kind: fileerr.MissingFile}), false},
 		{"other", errors.New("plain"), false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
