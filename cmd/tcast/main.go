@@ -194,7 +194,7 @@ func damagedHint(err error) string {
 		return "; download every shard the index lists into " + filepath.Dir(st.Path)
 	case errors.As(err, &st) && st.Kind == fileerr.LinkOutside:
 		return "; copy the file into that directory instead of linking it"
-	case errors.As(err, &cd):
+	case errors.As(err, &cd) && cd.Format == "castdir":
 		return "; the cast directory is damaged or was edited: write it again with tcast cast"
 	case errors.As(err, &st), errors.As(err, &gf), errors.As(err, &np):
 		return "; the file is damaged, truncated or not what its name says: download or export it again"
