@@ -133,7 +133,7 @@ func parseDescr(descr string) (DType, bool, error) {
 			return d, big && dtypeInfos[d].size > 1, nil
 		}
 	}
-	return 0, false, unsupportedf("unsupported dtype descr %q", clip(descr))
+	return 0, false, fmt.Errorf("unsupported dtype descr %q", clip(descr)) // no dtype NumPy has
 }
 
 // unsupported is the error of parseDescr for a valid dtype this package
