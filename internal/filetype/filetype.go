@@ -22,7 +22,7 @@ type Type uint8
 // The kinds of file Detect tells apart.
 const (
 	Unknown     Type = iota
-	Safetensors      // a safetensors file: a header length that fits, then '{'
+	Safetensors      // a safetensors file: a header length, then '{'
 	GGUF             // a GGUF file (a model, an importance matrix, ...)
 	Index            // a sharded checkpoint's index: JSON with a weight_map
 	Config           // a model's config.json: JSON with model_type or architectures
@@ -52,12 +52,18 @@ func (t Type) String() string {
 // headLen is how many first bytes Head looks at.
 const headLen = 9
 
+// maxHeader is the largest safetensors header length (the reference
+// reader's limit, safetensors.MaxHeaderSize).
+const maxHeader = 100_000_000
+
 // maxJSONScan bounds the bytes of a JSON document read for its top-level
 // keys.
 const maxJSONScan = 1 << 20
 
 // Head returns the kind of a file of size bytes whose first bytes are b
-// (up to 9 are used): Safetensors, GGUF, NPY, Zip, Pickle, or JSON for a
+// (up to 9 are used): Safetensors (a header length a safetensors file can
+// have, then '{', whether or not the file is as long as the length says:
+// a file cut short is one too), GGUF, NPY, Zip, Pickle, or JSON for a
 // document that starts with '{' or '['; Unknown otherwise. Head reads no
 // JSON, so it never returns Index or Config.
 func Head(b []byte, size int64) Type {
@@ -68,7 +74,7 @@ func Head(b []byte, size int64) Type {
 		return NPY
 	case bytes.HasPrefix(b, []byte("PK\x03\x04")), bytes.HasPrefix(b, []byte("PK\x05\x06")):
 		return Zip
-	case len(b) >= headLen && HeaderFits(b, size) && b[8] == '{':
+	case len(b) >= headLen && binary.LittleEndian.Uint64(b) <= maxHeader && b[8] == '{':
 		return Safetensors
 	case len(b) >= 2 && b[0] == 0x80 && b[1] >= 2 && b[1] <= 5 && !HeaderFits(b, size):
 		return Pickle

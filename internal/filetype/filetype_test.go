@@ -43,7 +43,8 @@ func TestDetect(t *testing.T) {
 		{"short", []byte("ab"), Unknown},
 		{"empty", nil, Unknown},
 		{"small length, no brace", append(binary.LittleEndian.AppendUint64(nil, 2), "xx"...), Unknown},
-		{"length past the end", append(binary.LittleEndian.AppendUint64(nil, 100), "{}"...), Unknown},
+		{"cut short.safetensors", append(binary.LittleEndian.AppendUint64(nil, 100), "{}"...), Safetensors},
+		{"length past the limit", append(binary.LittleEndian.AppendUint64(nil, 100_000_001), "{}"...), Unknown},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := filepath.Join(dir, tc.name)
