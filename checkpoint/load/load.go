@@ -223,8 +223,9 @@ func notCheckpoint(path, reason string) error {
 		Reason: "not a checkpoint: " + reason}
 }
 
-// sniff tells a GGUF file from the others by its magic bytes, and refuses the
-// files people mistake for checkpoints with a message that says what they are.
+// sniff tells a GGUF file from the others by its magic bytes (or its name),
+// and refuses the files people mistake for checkpoints with a message that
+// says what they are.
 func sniff(path string) (string, error) {
 	if strings.HasSuffix(path, ".json") {
 		return "index", nil
@@ -237,11 +238,10 @@ func sniff(path string) (string, error) {
 	var head [9]byte
 	n, _ := io.ReadFull(f, head[:])
 	b, size := head[:n], fi.Size()
-	switch filetype.Head(b, size) {
+	kind := filetype.Head(b, size)
+	switch kind {
 	case filetype.GGUF:
 		return "gguf", nil
-	case filetype.Safetensors:
-		return "safetensors", nil // perhaps cut short: its reader says so
 	case filetype.NPY:
 		return "", notCheckpoint(path, "it is a NumPy .npy array")
 	case filetype.Zip:
@@ -251,8 +251,10 @@ func sniff(path string) (string, error) {
 	}
 	switch {
 	case strings.HasSuffix(path, ".gguf"):
-		return "", notCheckpoint(path, "a .gguf file starts with the bytes GGUF, this one does not")
-	case !filetype.HeaderFits(b, size):
+		return "gguf", nil // for its reader to report the magic it lacks
+	case kind != filetype.Safetensors && !filetype.HeaderFits(b, size):
+		// A safetensors file cut short (kind Safetensors, a length
+		// that does not fit) is opened, for its reader to report.
 		return "", notCheckpoint(path, "neither a safetensors file (its first 8 bytes are no header length that fits the file) nor a GGUF file")
 	}
 	return "safetensors", nil

@@ -132,7 +132,7 @@ var (
 	// wantNoun says what each reader reads, by FormatError.Format.
 	wantNoun = map[string]string{
 		"npy": "an .npy array", "npz": "an .npz archive",
-		"gguf": "a checkpoint", "safetensors": "a checkpoint", "load": "a checkpoint",
+		"gguf": "a GGUF file", "safetensors": "a checkpoint", "load": "a checkpoint",
 	}
 	// takes says what each command, or a command's flag, reads.
 	takes = map[string]string{
