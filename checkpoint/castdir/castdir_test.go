@@ -16,6 +16,7 @@ import (
 	"github.com/tensorcast-go/tensorcast/checkpoint/npy"
 	"github.com/tensorcast-go/tensorcast/dtype"
 	"github.com/tensorcast-go/tensorcast/internal/atomicfile"
+	"github.com/tensorcast-go/tensorcast/internal/fileerr"
 	"github.com/tensorcast-go/tensorcast/mask"
 	tc "github.com/tensorcast-go/tensorcast/tcast"
 )
@@ -103,7 +104,7 @@ func TestOpenBadDirectory(t *testing.T) {
 		src      string
 		edit     func(t *testing.T, d string)
 		notExist bool   // errors.Is(err, fs.ErrNotExist)
-		file     string // the *FormatError's File, when not notExist
+		file     string // the file of the *FormatError's Path, when not notExist
 		msg      string
 	}{
 		{"missing info", "mx", rm(InfoFile), true, "", "info.json"},
@@ -190,8 +191,9 @@ func TestOpenBadDirectory(t *testing.T) {
 			}
 			var fe *FormatError
 			require.ErrorAs(t, err, &fe)
-			assert.Equal(t, d, fe.Dir)
-			assert.Equal(t, c.file, fe.File)
+			assert.Equal(t, filepath.Join(d, c.file), fe.Path)
+			assert.Equal(t, "castdir", fe.Format)
+			assert.NotErrorIs(t, err, fileerr.ErrNotFormat, "a part of no .npy array is a damaged directory")
 			assert.Contains(t, err.Error(), filepath.Join(d, c.file)+": ")
 		})
 	}
@@ -305,8 +307,8 @@ func TestPartAndFiles(t *testing.T) {
 
 func TestFormatErrorUnwrap(t *testing.T) {
 	inner := errors.New("inner")
-	e := &FormatError{Dir: "d", File: "f.npy", Err: inner}
-	assert.Equal(t, filepath.Join("d", "f.npy")+": inner", e.Error())
+	e := fileErr("d", "f.npy", inner, "")
+	assert.Equal(t, "castdir: "+filepath.Join("d", "f.npy")+": inner", e.Error())
 	assert.ErrorIs(t, e, inner)
 }
 

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/tensorcast-go/tensorcast/dtype"
+	"github.com/tensorcast-go/tensorcast/internal/fileerr"
 )
 
 // The fixed file names of a cast directory. Part files are named in
@@ -187,27 +188,26 @@ func (s *Stats) UnmarshalJSON(b []byte) error {
 }
 
 // FormatError reports a cast directory whose content is not what the format
-// allows: info.json, or a part file that disagrees with it. Errors opening or
-// reading a file are returned as the *fs.PathError of the operating system,
-// so errors.Is(err, fs.ErrNotExist) reports a missing directory or file.
-type FormatError struct {
-	// Dir is the directory and File the file in it ("info.json", "scale.npy").
-	Dir, File string
-	// Msg says what is wrong.
-	Msg string
-	// Err is the underlying error, if any (a *npy.FormatError for a file that
-	// is no valid .npy array, a tcast error for inconsistent parts).
-	Err error
-}
+// allows: info.json, or a part file that disagrees with it. Its fields are
+// Format ("castdir"), Path (the file: DIR/info.json, DIR/scale.npy), Offset
+// (in a part file that is no valid .npy array; -1 otherwise), Reason and
+// Err (a tcast error for inconsistent parts), and its message reads
+// "castdir: out/info.json: axis 5 out of range for shape [4 64]". Errors
+// opening or reading a file are returned as the *fs.PathError of the
+// operating system, so errors.Is(err, fs.ErrNotExist) reports a missing
+// directory or file.
+//
+// It is the one error type of the module's file readers (an alias of the
+// same type in package gguf, safetensors, npy and imatrix), so errors.As
+// with a *castdir.FormatError also finds another reader's error: Format
+// says which reader it is.
+type FormatError = fileerr.FormatError
 
-// Error returns "DIR/FILE: MSG".
-func (e *FormatError) Error() string {
-	msg := e.Msg
-	if msg == "" && e.Err != nil {
-		msg = e.Err.Error()
-	}
-	return filepath.Join(e.Dir, e.File) + ": " + msg
-}
+// formatName is the Format of this package's errors.
+const formatName = "castdir"
 
-// Unwrap returns the underlying error.
-func (e *FormatError) Unwrap() error { return e.Err }
+// fileErr returns a *FormatError about file of directory dir.
+func fileErr(dir, file string, err error, reason string) *FormatError {
+	return &FormatError{Format: formatName, Path: filepath.Join(dir, file), Offset: -1,
+		Reason: reason, Err: err}
+}

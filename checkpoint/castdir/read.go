@@ -14,6 +14,7 @@ import (
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/npy"
 	"github.com/tensorcast-go/tensorcast/dtype"
+	"github.com/tensorcast-go/tensorcast/internal/fileerr"
 	"github.com/tensorcast-go/tensorcast/internal/inputfile"
 	"github.com/tensorcast-go/tensorcast/internal/shape"
 	"github.com/tensorcast-go/tensorcast/kernels"
@@ -56,14 +57,14 @@ func Open(dir string) (*Dir, error) {
 		return nil, err
 	}
 	bad := func(format string, args ...any) error {
-		return &FormatError{Dir: dir, File: InfoFile, Msg: fmt.Sprintf(format, args...)}
+		return fileErr(dir, InfoFile, nil, fmt.Sprintf(format, args...))
 	}
 	d := &Dir{Path: dir, parts: map[string]*tc.Part{}, infos: map[string]PartInfo{}}
 	var present struct {
 		Axis *int `json:"axis"`
 	}
 	if err := json.Unmarshal(raw, &d.Info); err != nil {
-		return nil, &FormatError{Dir: dir, File: InfoFile, Msg: "malformed: " + err.Error(), Err: err}
+		return nil, fileErr(dir, InfoFile, err, "malformed")
 	}
 	json.Unmarshal(raw, &present) // cannot fail where the first succeeded
 	in := &d.Info
@@ -204,19 +205,19 @@ func (d *Dir) Tensor() (*tc.Tensor, error) {
 	if maskPart != nil {
 		m, err := maskPart.Mask()
 		if err != nil {
-			return nil, &FormatError{Dir: d.Path, File: d.infos["mask"].File, Msg: "mask", Err: err}
+			return nil, fileErr(d.Path, d.infos["mask"].File, err, "mask")
 		}
 		t.Mask = m
 	}
 	if d.DataType == nil {
 		if !slices.Equal(t.Data.Shape, partShape(t.Shape)) {
-			return nil, &FormatError{Dir: d.Path, File: InfoFile,
-				Msg: fmt.Sprintf("data part has shape %v, want %v", t.Data.Shape, partShape(t.Shape))}
+			return nil, fileErr(d.Path, InfoFile, nil,
+				fmt.Sprintf("data part has shape %v, want %v", t.Data.Shape, partShape(t.Shape)))
 		}
 		return t, nil
 	}
 	if err := tc.Validate(t); err != nil {
-		return nil, &FormatError{Dir: d.Path, File: InfoFile, Msg: strings.TrimPrefix(err.Error(), "tcast: "), Err: err}
+		return nil, fileErr(d.Path, InfoFile, err, "")
 	}
 	return t, nil
 }
@@ -232,10 +233,10 @@ func (d *Dir) Float32() ([]float32, []int, error) {
 	if d.DataType == nil {
 		v, err = decodePlain(d.Format, t.Data, d.n)
 		if err != nil {
-			return nil, nil, &FormatError{Dir: d.Path, File: d.infos["data"].File, Msg: err.Error(), Err: err}
+			return nil, nil, fileErr(d.Path, d.infos["data"].File, err, "")
 		}
 	} else if v, err = tc.Decompress(t); err != nil {
-		return nil, nil, &FormatError{Dir: d.Path, File: InfoFile, Msg: strings.TrimPrefix(err.Error(), "tcast: "), Err: err}
+		return nil, nil, fileErr(d.Path, InfoFile, err, "")
 	}
 	return v, t.Shape, nil
 }
@@ -324,14 +325,21 @@ func (d *Dir) readArray(file string, want npy.DType, shape []int) (*npy.Array, e
 		var fe *npy.FormatError
 		switch {
 		case errors.As(err, &fe):
-			return nil, &FormatError{Dir: d.Path, File: file, Msg: fmt.Sprintf("offset %d: %s", fe.Offset, fe.Reason), Err: err}
+			// The part file's own error, as the cast directory's: a
+			// part that is no .npy array leaves the directory damaged.
+			e := fileErr(d.Path, file, fe.Err, fe.Reason)
+			e.Offset = fe.Offset
+			if fe.Kind == fileerr.Truncated {
+				e.Kind = fe.Kind
+			}
+			return nil, e
 		case errors.As(err, &pe):
 			return nil, pe
 		}
-		return nil, &FormatError{Dir: d.Path, File: file, Err: err}
+		return nil, fileErr(d.Path, file, err, "")
 	}
 	bad := func(format string, args ...any) error {
-		return &FormatError{Dir: d.Path, File: file, Msg: fmt.Sprintf(format, args...)}
+		return fileErr(d.Path, file, nil, fmt.Sprintf(format, args...))
 	}
 	switch {
 	case arr.DType != want:
@@ -351,12 +359,12 @@ func (d *Dir) readPacked(file string, p *tc.Part) error {
 		return err
 	}
 	if len(arr.Shape) != 1 {
-		return &FormatError{Dir: d.Path, File: file, Msg: fmt.Sprintf("uint8 array of shape %v, want a 1-D uint8 array", arr.Shape)}
+		return fileErr(d.Path, file, nil, fmt.Sprintf("uint8 array of shape %v, want a 1-D uint8 array", arr.Shape))
 	}
 	n, want := p.Len(), p.ByteLen()
 	if len(arr.Data) != want {
-		return &FormatError{Dir: d.Path, File: file,
-			Msg: fmt.Sprintf("%d bytes, but info.json's %d %s entries of shape %v take %d", len(arr.Data), n, p.Storage(), p.Shape, want)}
+		return fileErr(d.Path, file, nil,
+			fmt.Sprintf("%d bytes, but info.json's %d %s entries of shape %v take %d", len(arr.Data), n, p.Storage(), p.Shape, want))
 	}
 	p.Bytes = arr.Data
 	return nil
@@ -385,8 +393,8 @@ func (d *Dir) readPart(pi PartInfo, p *tc.Part) error {
 				ok = uint(b) < 1<<k
 			}
 			if !ok {
-				return &FormatError{Dir: d.Path, File: pi.File,
-					Msg: fmt.Sprintf("entry %d (%d) does not fit %d-bit %s codes", i, b, k, partKind(pi.Name, p))}
+				return fileErr(d.Path, pi.File, nil,
+					fmt.Sprintf("entry %d (%d) does not fit %d-bit %s codes", i, b, k, partKind(pi.Name, p)))
 			}
 		}
 		p.Bytes = make([]byte, kernels.PackedLen(len(codes), k))
@@ -394,8 +402,8 @@ func (d *Dir) readPart(pi PartInfo, p *tc.Part) error {
 		return nil
 	}
 	if pi.CodesFile == "" {
-		return &FormatError{Dir: d.Path, File: InfoFile,
-			Msg: fmt.Sprintf("part %q of %d-bit %s needs a codes_file", pi.Name, p.Bits, p.Format.Name())}
+		return fileErr(d.Path, InfoFile, nil,
+			fmt.Sprintf("part %q of %d-bit %s needs a codes_file", pi.Name, p.Bits, p.Format.Name()))
 	}
 	carr, err := d.readArray(pi.CodesFile, codesDType(p.StorageBytes()), p.Shape)
 	if err != nil {
@@ -414,14 +422,14 @@ func (d *Dir) readPart(pi PartInfo, p *tc.Part) error {
 			c = binary.LittleEndian.Uint32(carr.Data[4*i:])
 		}
 		if p.Bits < 32 && c >= 1<<p.Bits {
-			return &FormatError{Dir: d.Path, File: pi.CodesFile,
-				Msg: fmt.Sprintf("entry %d (%#x) does not fit %d-bit %s codes", i, c, p.Bits, p.Format.Name())}
+			return fileErr(d.Path, pi.CodesFile, nil,
+				fmt.Sprintf("entry %d (%#x) does not fit %d-bit %s codes", i, c, p.Bits, p.Format.Name()))
 		}
 		v := math.Float32frombits(binary.LittleEndian.Uint32(varr.Data[4*i:]))
 		dv := p.Format.Decode(c)
 		if math.Float32bits(v) != math.Float32bits(dv) && !(v != v && dv != dv) {
-			return &FormatError{Dir: d.Path, File: pi.File,
-				Msg: fmt.Sprintf("entry %d is %g, but %s holds code %#x, which is %g", i, v, pi.CodesFile, c, dv)}
+			return fileErr(d.Path, pi.File, nil,
+				fmt.Sprintf("entry %d is %g, but %s holds code %#x, which is %g", i, v, pi.CodesFile, c, dv))
 		}
 	}
 	p.Bytes = carr.Data

@@ -2,9 +2,8 @@ package gguf
 
 import (
 	"errors"
-	"strconv"
-	"strings"
 
+	"github.com/tensorcast-go/tensorcast/internal/fileerr"
 	"github.com/tensorcast-go/tensorcast/internal/inputfile"
 )
 
@@ -13,71 +12,36 @@ import (
 var ErrNoTensor = errors.New("no such tensor")
 
 // FormatError reports input that is not a valid GGUF v3 file, or a valid
-// one this package does not support (another version, big-endian byte
-// order, an unknown tensor type), together with where the problem was
-// found.
-type FormatError struct {
-	// Path is the name of the file being decoded, as given to Open or Read;
-	// "" when unknown.
-	Path string
-	// Tensor is the name of the tensor whose info or data is at fault, or
-	// "" when the problem is not in a tensor.
-	Tensor string
-	// Key is the metadata key whose value is at fault, or "".
-	Key string
-	// Offset is the byte offset in the file at which the problem was
-	// detected.
-	Offset int64
-	// Reason describes the problem.
-	Reason string
-	// Err is the underlying cause, if any. It is io.ErrUnexpectedEOF when
-	// the input is truncated.
-	Err error
-	// Fix is what to do about the problem when it calls for a specific
-	// step (such as "download every shard the index lists"), or "" when the
-	// only remedy is to obtain the file again. Error appends it after "; ".
-	Fix string
-}
-
-// Error returns a message such as
+// one this package does not support, with where the problem was found:
+// its fields are Format ("gguf"), Path, Tensor, Key, Offset, Reason, Err
+// (io.ErrUnexpectedEOF when the input is truncated) and Kind, which
+// errors.Is matches with ErrInvalid, ErrTruncated, ErrNotFormat,
+// ErrUnsupported and ErrTooLarge. Its message reads
 // `gguf: model.gguf: tensor "blk.0.w": offset 120: n_dims 5 > 4`.
-func (e *FormatError) Error() string {
-	var b strings.Builder
-	b.WriteString("gguf: ")
-	if e.Path != "" {
-		b.WriteString(e.Path)
-		b.WriteString(": ")
-	}
-	if e.Tensor != "" {
-		b.WriteString("tensor ")
-		b.WriteString(strconv.Quote(e.Tensor))
-		b.WriteString(": ")
-	}
-	if e.Key != "" {
-		b.WriteString("key ")
-		b.WriteString(strconv.Quote(e.Key))
-		b.WriteString(": ")
-	}
-	b.WriteString("offset ")
-	b.WriteString(strconv.FormatInt(e.Offset, 10))
-	b.WriteString(": ")
-	b.WriteString(e.Reason)
-	if e.Err != nil {
-		b.WriteString(": ")
-		b.WriteString(e.Err.Error())
-	}
-	if e.Fix != "" {
-		b.WriteString("; ")
-		b.WriteString(e.Fix)
-	}
-	return b.String()
-}
+//
+// It is the one error type of the module's file readers (an alias of the
+// same type in package safetensors, npy, imatrix and castdir), so
+// errors.As with a *gguf.FormatError also finds another reader's error:
+// Format says which reader it is.
+type FormatError = fileerr.FormatError
 
-// Unwrap returns the underlying cause, if any.
-func (e *FormatError) Unwrap() error { return e.Err }
+// The kinds of FormatError, matched by errors.Is.
+var (
+	// ErrInvalid: the file breaks a rule of the format.
+	ErrInvalid = fileerr.ErrInvalid
+	// ErrTruncated: the file ends inside its header or tensor data.
+	ErrTruncated = fileerr.ErrTruncated
+	// ErrNotFormat: the file does not start with the GGUF magic.
+	ErrNotFormat = fileerr.ErrNotFormat
+	// ErrUnsupported: another GGUF version, a big-endian file, or a
+	// tensor type id this package does not know.
+	ErrUnsupported = fileerr.ErrUnsupported
+	// ErrTooLarge: more tensors or metadata keys than MaxTensors.
+	ErrTooLarge = fileerr.ErrTooLarge
+)
 
-// NextStep returns Fix: the specific next step the message gives, or "".
-func (e *FormatError) NextStep() string { return e.Fix }
+// format is the Format of this package's errors.
+const format = "gguf"
 
 // ErrNotRegular is matched (errors.Is) by the error of opening an input
 // path that is not a regular file (a named pipe, a device, a directory):

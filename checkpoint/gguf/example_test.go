@@ -2,8 +2,10 @@ package gguf_test
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"log"
+	"strings"
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/gguf"
 )
@@ -59,4 +61,23 @@ func Example() {
 	// blk.0.w.weight Q8_0 dims [32 2] shape [2 32] offset 0 bytes 68
 	// blk.0.w.bias F32 dims [4] shape [4] offset 96 bytes 16
 	// -1.9999 1.8739
+}
+
+func ExampleRead_errors() {
+	// The kinds of problem a file can have are matched with errors.Is.
+	for _, file := range []string{
+		"GGML\x03\x00\x00\x00",                 // another kind of file
+		"GGUF\x02\x00\x00\x00\x00\x00\x00\x00", // version 2
+		"GGUF\x03\x00\x00\x00\x01",             // cut short
+	} {
+		_, err := gguf.Read(strings.NewReader(file), int64(len(file)), "m.gguf")
+		var fe *gguf.FormatError
+		errors.As(err, &fe)
+		fmt.Println(errors.Is(err, gguf.ErrNotFormat), errors.Is(err, gguf.ErrUnsupported),
+			errors.Is(err, gguf.ErrTruncated), fe.Offset)
+	}
+	// Output:
+	// true false false 0
+	// false true false 4
+	// false false true 8
 }

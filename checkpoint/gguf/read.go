@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"unicode/utf8"
 
+	"github.com/tensorcast-go/tensorcast/internal/fileerr"
 	"github.com/tensorcast-go/tensorcast/internal/inputfile"
 )
 
@@ -158,7 +159,7 @@ func Open(path string) (*File, error) {
 // ggml's stricter rule.
 func Read(r io.ReaderAt, size int64, name string) (*File, error) {
 	if size < 0 {
-		return nil, &FormatError{Path: name, Reason: fmt.Sprintf("invalid file size %d", size)}
+		return nil, &FormatError{Format: format, Path: name, Offset: -1, Reason: fmt.Sprintf("invalid file size %d", size)}
 	}
 	d := &decoder{
 		r:    bufio.NewReaderSize(io.NewSectionReader(r, 0, size), readBuffer),
@@ -223,10 +224,22 @@ type decoder struct {
 	scratch [8]byte
 }
 
-// fail returns a *FormatError at offset off for the current tensor or key.
-func (d *decoder) fail(off int64, err error, format string, args ...any) *FormatError {
-	return &FormatError{Path: d.path, Tensor: d.tensor, Key: d.key, Offset: off,
-		Reason: fmt.Sprintf(format, args...), Err: err}
+// fail returns a *FormatError at offset off for the current tensor or key:
+// of kind Truncated when err is io.ErrUnexpectedEOF, else Invalid.
+func (d *decoder) fail(off int64, err error, reason string, args ...any) *FormatError {
+	e := &FormatError{Format: format, Path: d.path, Tensor: d.tensor, Key: d.key, Offset: off,
+		Reason: fmt.Sprintf(reason, args...), Err: err}
+	if err == io.ErrUnexpectedEOF {
+		e.Kind = fileerr.Truncated
+	}
+	return e
+}
+
+// failKind is fail with no cause, of kind k.
+func (d *decoder) failKind(k fileerr.Kind, off int64, reason string, args ...any) *FormatError {
+	e := d.fail(off, nil, reason, args...)
+	e.Kind = k
+	return e
 }
 
 // need checks that n more bytes are left in the file.
@@ -309,7 +322,7 @@ func (d *decoder) file() (*File, error) {
 		return nil, err
 	}
 	if string(magic[:]) != Magic {
-		return nil, d.fail(0, nil, "bad magic %q, want %q", magic[:], Magic)
+		return nil, d.failKind(fileerr.NotFormat, 0, "bad magic %q, want %q", magic[:], Magic)
 	}
 	version, err := d.u32("version")
 	if err != nil {
@@ -317,9 +330,9 @@ func (d *decoder) file() (*File, error) {
 	}
 	if version != Version {
 		if version&0xFFFF == 0 {
-			return nil, d.fail(4, nil, "version %#x: a big-endian GGUF file, which is not supported", version)
+			return nil, d.failKind(fileerr.Unsupported, 4, "version %#x: a big-endian GGUF file, which is not supported", version)
 		}
-		return nil, d.fail(4, nil, "unsupported GGUF version %d (only version %d is supported)", version, Version)
+		return nil, d.failKind(fileerr.Unsupported, 4, "unsupported GGUF version %d (only version %d is supported)", version, Version)
 	}
 	nTensors, err := d.u64("tensor_count")
 	if err != nil {
@@ -331,7 +344,7 @@ func (d *decoder) file() (*File, error) {
 	}
 	rest := uint64(d.size - d.off)
 	if nTensors > rest/minTensorInfo || nKV > rest/minKV || nTensors*minTensorInfo+nKV*minKV > rest {
-		return nil, d.fail(8, nil, "tensor_count %d and kv_count %d cannot fit in the %d bytes after the header",
+		return nil, d.fail(8, io.ErrUnexpectedEOF, "tensor_count %d and kv_count %d cannot fit in the %d bytes after the header",
 			nTensors, nKV, rest)
 	}
 	for _, c := range []struct {
@@ -339,7 +352,7 @@ func (d *decoder) file() (*File, error) {
 		n    uint64
 	}{{"tensor_count", nTensors}, {"kv_count", nKV}} {
 		if c.n > MaxTensors {
-			return nil, d.fail(8, nil, "%s %d is more than %d, the limit: the file is damaged or hostile",
+			return nil, d.failKind(fileerr.TooLarge, 8, "%s %d is more than %d, the limit: the file is damaged or hostile",
 				c.what, c.n, MaxTensors)
 		}
 	}
@@ -632,7 +645,7 @@ func (d *decoder) tensorInfo(f *File) (int64, error) {
 	}
 	typ := Type(tv)
 	if !typ.Known() {
-		return 0, d.fail(typOff, nil, "unknown ggml type %d", tv)
+		return 0, d.failKind(fileerr.Unsupported, typOff, "unknown ggml type %d", tv)
 	}
 	ne0 := 1
 	if len(dims) > 0 {
@@ -724,7 +737,12 @@ func (f *File) readData(t TensorInfo) ([]byte, error) {
 		if err == nil || errors.Is(err, io.EOF) {
 			err = io.ErrUnexpectedEOF
 		}
-		return nil, &FormatError{Path: f.Name, Tensor: t.Name, Offset: pos + int64(n), Reason: "reading tensor data", Err: err}
+		e := &FormatError{Format: format, Path: f.Name, Tensor: t.Name, Offset: pos + int64(n),
+			Reason: "reading tensor data", Err: err}
+		if err == io.ErrUnexpectedEOF {
+			e.Kind = fileerr.Truncated
+		}
+		return nil, e
 	}
 	return b, nil
 }

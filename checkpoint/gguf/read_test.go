@@ -298,6 +298,7 @@ type badCase struct {
 	key    string // expected FormatError.Key
 	reason string // expected substring of the reason
 	offset int64  // expected offset, or -1 not to check
+	kind   error  // the sentinel errors.Is matches; nil: ErrInvalid
 }
 
 func badCases() []badCase {
@@ -311,37 +312,37 @@ func badCases() []badCase {
 	long := strings.Repeat("n", 64)
 
 	return []badCase{
-		{name: "empty", in: nil, reason: "magic needs 4 bytes", offset: 0},
-		{name: "bad magic", in: []byte("GGML\x03\x00\x00\x00"), reason: `bad magic "GGML"`, offset: 0},
-		{name: "version 2", in: (&hb{}).header(2, 0, 0).bytes(), reason: "unsupported GGUF version 2", offset: 4},
-		{name: "version 4", in: (&hb{}).header(4, 0, 0).bytes(), reason: "unsupported GGUF version 4", offset: 4},
-		{name: "version 1", in: (&hb{}).header(1, 0, 0).bytes(), reason: "unsupported GGUF version 1", offset: 4},
+		{name: "empty", in: nil, reason: "magic needs 4 bytes", offset: 0, kind: ErrTruncated},
+		{name: "bad magic", in: []byte("GGML\x03\x00\x00\x00"), reason: `bad magic "GGML"`, offset: 0, kind: ErrNotFormat},
+		{name: "version 2", in: (&hb{}).header(2, 0, 0).bytes(), reason: "unsupported GGUF version 2", offset: 4, kind: ErrUnsupported},
+		{name: "version 4", in: (&hb{}).header(4, 0, 0).bytes(), reason: "unsupported GGUF version 4", offset: 4, kind: ErrUnsupported},
+		{name: "version 1", in: (&hb{}).header(1, 0, 0).bytes(), reason: "unsupported GGUF version 1", offset: 4, kind: ErrUnsupported},
 		{name: "big-endian", in: (&hb{}).raw('G', 'G', 'U', 'F', 0, 0, 0, 3).u64(0).u64(0).bytes(),
-			reason: "big-endian", offset: 4},
+			reason: "big-endian", offset: 4, kind: ErrUnsupported},
 		{name: "truncated counts", in: (&hb{}).raw('G', 'G', 'U', 'F').u32(3).u64(0).bytes(),
-			reason: "kv_count needs 8 bytes", offset: 16},
+			reason: "kv_count needs 8 bytes", offset: 16, kind: ErrTruncated},
 		{name: "tensor count above the limit", in: (&hb{}).header(3, MaxTensors+1, 0).raw(make([]byte, (MaxTensors+1)*minTensorInfo)...).bytes(),
-			reason: "tensor_count 262145 is more than 262144, the limit", offset: 8},
+			reason: "tensor_count 262145 is more than 262144, the limit", offset: 8, kind: ErrTooLarge},
 		{name: "kv count above the limit", in: (&hb{}).header(3, 0, MaxTensors+1).raw(make([]byte, (MaxTensors+1)*minKV)...).bytes(),
-			reason: "kv_count 262145 is more than 262144", offset: 8},
+			reason: "kv_count 262145 is more than 262144", offset: 8, kind: ErrTooLarge},
 		{name: "tensor count beyond file", in: (&hb{}).header(3, 1<<40, 0).bytes(),
-			reason: "tensor_count 1099511627776 and kv_count 0 cannot fit", offset: 8},
+			reason: "tensor_count 1099511627776 and kv_count 0 cannot fit", offset: 8, kind: ErrTruncated},
 		{name: "kv count beyond file", in: (&hb{}).header(3, 0, math.MaxUint64).raw(make([]byte, 100)...).bytes(),
-			reason: "kv_count 18446744073709551615 cannot fit", offset: 8},
+			reason: "kv_count 18446744073709551615 cannot fit", offset: 8, kind: ErrTruncated},
 		{name: "counts together beyond file", in: (&hb{}).header(3, 2, 2).raw(make([]byte, 60)...).bytes(),
-			reason: "cannot fit in the 60 bytes", offset: 8},
+			reason: "cannot fit in the 60 bytes", offset: 8, kind: ErrTruncated},
 		{name: "key length beyond file", in: (&hb{}).header(3, 0, 1).u64(1 << 40).raw(make([]byte, 16)...).bytes(),
-			reason: "key of 1099511627776 bytes extends beyond the end of the file", offset: 24},
+			reason: "key of 1099511627776 bytes extends beyond the end of the file", offset: 24, kind: ErrTruncated},
 		{name: "string value beyond file", in: (&hb{}).header(3, 0, 1).str("k").u32(8).u64(100).raw('a').bytes(),
-			key: "k", reason: "string value of 100 bytes extends beyond", offset: 24 + 9 + 4},
+			key: "k", reason: "string value of 100 bytes extends beyond", offset: 24 + 9 + 4, kind: ErrTruncated},
 		{name: "invalid value type", in: (&hb{}).header(3, 0, 1).str("k").u32(13).u8(0).bytes(),
 			key: "k", reason: "invalid value type 13", offset: 33},
 		{name: "invalid array type", in: (&hb{}).header(3, 0, 1).str("k").u32(9).u32(99).u64(0).bytes(),
 			key: "k", reason: "invalid array element type 99", offset: 37},
 		{name: "array length beyond file", in: (&hb{}).header(3, 0, 1).str("k").u32(9).u32(4).u64(1 << 60).u32(1).bytes(),
-			key: "k", reason: "array of 1152921504606846976 uint32 elements", offset: 41},
+			key: "k", reason: "array of 1152921504606846976 uint32 elements", offset: 41, kind: ErrTruncated},
 		{name: "string array beyond file", in: (&hb{}).header(3, 0, 1).str("k").u32(9).u32(8).u64(3).str("a").bytes(),
-			key: "k", reason: "array of 3 string elements", offset: 41},
+			key: "k", reason: "array of 3 string elements", offset: 41, kind: ErrTruncated},
 		{name: "arrays nested too deep", in: (&hb{}).header(3, 0, 1).str("k").u32(9).
 			u32(9).u64(1).u32(9).u64(1).u32(9).u64(1).u32(9).u64(1).u32(0).u64(0).bytes(),
 			key: "k", reason: "arrays nested deeper than 4", offset: -1},
@@ -368,9 +369,9 @@ func badCases() []badCase {
 		{name: "size overflow", in: withData(prefix(1).tinfo("big", []uint64{1 << 31, 1 << 31}, 0, 0), 4),
 			tensor: "big", reason: "size in bytes of F32 dims [2147483648 2147483648] overflows", offset: kvEnd + 11},
 		{name: "unknown type", in: withData(prefix(1).tinfo("u", []uint64{4}, 4, 0), 32),
-			tensor: "u", reason: "unknown ggml type 4", offset: kvEnd + 9 + 4 + 8},
+			tensor: "u", reason: "unknown ggml type 4", offset: kvEnd + 9 + 4 + 8, kind: ErrUnsupported},
 		{name: "unknown type 1000", in: withData(prefix(1).tinfo("u", []uint64{4}, 1000, 0), 32),
-			tensor: "u", reason: "unknown ggml type 1000", offset: -1},
+			tensor: "u", reason: "unknown ggml type 1000", offset: -1, kind: ErrUnsupported},
 		{name: "ne0 not multiple of block", in: withData(prefix(1).tinfo("q", []uint64{16, 2}, 8, 0), 64),
 			tensor: "q", reason: "ne[0] = 16 is not a multiple of the Q8_0 block size 32", offset: kvEnd + 9},
 		{name: "scalar of a block type", in: withData(prefix(1).tinfo("q", nil, 39, 0), 64),
@@ -382,17 +383,17 @@ func badCases() []badCase {
 		{name: "offset too large", in: withData(prefix(1).tinfo("m", []uint64{2}, 0, 1<<63), 64),
 			tensor: "m", reason: "offset 9223372036854775808 is too large", offset: -1},
 		{name: "tensor beyond file", in: withData(prefix(1).tinfo("e", []uint64{9}, 0, 0), 32),
-			tensor: "e", reason: "extends beyond the end of the file", offset: kvEnd + 9 + 4 + 8 + 4},
+			tensor: "e", reason: "extends beyond the end of the file", offset: kvEnd + 9 + 4 + 8 + 4, kind: ErrTruncated},
 		{name: "tensor offset beyond file", in: withData(prefix(1).tinfo("e", []uint64{1}, 0, 64), 32),
-			tensor: "e", reason: "extends beyond the end of the file", offset: -1},
+			tensor: "e", reason: "extends beyond the end of the file", offset: -1, kind: ErrTruncated},
 		{name: "data section beyond file", in: prefix(1).tinfo("e", []uint64{0}, 0, 0).bytes(),
-			reason: "data section at", offset: -1},
+			reason: "data section at", offset: -1, kind: ErrTruncated},
 		{name: "overlapping tensors", in: withData(prefix(2).tinfo("o1", []uint64{16}, 0, 0).tinfo("o2", []uint64{4}, 0, 32), 64),
 			tensor: "o2", reason: `overlaps tensor "o1" at [0, 64)`, offset: -1},
 		{name: "same offset", in: withData(prefix(2).tinfo("s1", []uint64{4}, 0, 0).tinfo("s2", []uint64{4}, 0, 0), 64),
 			tensor: "s2", reason: `overlaps tensor "s1"`, offset: -1},
 		{name: "truncated tensor info", in: prefix(1).str("t").u32(1).bytes(),
-			tensor: "t", reason: "dimension needs 8 bytes", offset: kvEnd + 13},
+			tensor: "t", reason: "dimension needs 8 bytes", offset: kvEnd + 13, kind: ErrTruncated},
 	}
 }
 
@@ -410,6 +411,12 @@ func TestReadBadInput(t *testing.T) {
 			if tt.offset >= 0 {
 				assert.Equal(t, tt.offset, fe.Offset)
 			}
+			kind := tt.kind
+			if kind == nil {
+				kind = ErrInvalid
+			}
+			assert.ErrorIs(t, err, kind)
+			assert.Equal(t, "gguf", fe.Format)
 			msg := err.Error()
 			assert.True(t, strings.HasPrefix(msg, "gguf: bad.gguf: "), msg)
 			if tt.tensor != "" {
@@ -435,6 +442,7 @@ func TestReadTruncatedPrefixes(t *testing.T) {
 		_, err := Read(bytes.NewReader(in[:n]), int64(n), "cut.gguf")
 		var fe *FormatError
 		require.ErrorAs(t, err, &fe, "prefix of %d bytes", n)
+		require.ErrorIs(t, err, ErrTruncated, "prefix of %d bytes: %v", n, err)
 	}
 }
 
@@ -459,9 +467,9 @@ func TestReadShortReaderAt(t *testing.T) {
 }
 
 func TestFormatErrorMessage(t *testing.T) {
-	err := &FormatError{Path: "m.gguf", Tensor: "blk.0.w", Offset: 120, Reason: "n_dims 5 > 4"}
+	err := &FormatError{Format: format, Path: "m.gguf", Tensor: "blk.0.w", Offset: 120, Reason: "n_dims 5 > 4"}
 	assert.Equal(t, `gguf: m.gguf: tensor "blk.0.w": offset 120: n_dims 5 > 4`, err.Error())
-	err = &FormatError{Key: "k", Offset: 3, Reason: "r", Err: io.ErrUnexpectedEOF}
+	err = &FormatError{Format: format, Key: "k", Offset: 3, Reason: "r", Err: io.ErrUnexpectedEOF}
 	assert.Equal(t, `gguf: key "k": offset 3: r: unexpected EOF`, err.Error())
 	assert.ErrorIs(t, err, io.ErrUnexpectedEOF)
 }

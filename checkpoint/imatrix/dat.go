@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/gguf"
+	"github.com/tensorcast-go/tensorcast/internal/fileerr"
 )
 
 // Sizes of the .dat format's parts.
@@ -34,7 +35,9 @@ type datReader struct {
 }
 
 func (d *datReader) fail(off int64, err error, format string, args ...any) *FormatError {
-	return &FormatError{Path: d.path, Entry: d.entry, Offset: off, Reason: fmt.Sprintf(format, args...), Err: err}
+	e := fileerr.New(formatName, off, err, fmt.Sprintf(format, args...))
+	e.Path, e.Tensor = d.path, d.entry
+	return e
 }
 
 func (d *datReader) left() int64 { return d.size - d.off }
@@ -73,6 +76,7 @@ func eofToUnexpected(err error) error {
 // file): a *NotImatrixError around err, the legacy-format error.
 func notDat(d *datReader, err *FormatError) error {
 	err.Reason = "read as llama-imatrix's legacy .dat: " + err.Reason
+	err.Kind = fileerr.NotFormat
 	return &NotImatrixError{Path: d.path, Err: err}
 }
 

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+
+	"github.com/tensorcast-go/tensorcast/internal/fileerr"
 )
 
 // ErrNoEntry is wrapped by the *LookupError that Imatrix.Importance and
@@ -11,58 +13,50 @@ import (
 var ErrNoEntry = errors.New("no importance entry")
 
 // FormatError reports input that is not a valid importance matrix in
-// either format, with where the problem was found.
-type FormatError struct {
-	// Path is the file name given to Read or Parse ("" when unknown).
-	Path string
-	// Entry is the tensor name of the entry at fault, or "".
-	Entry string
-	// Key is the GGUF metadata key at fault, or "".
-	Key string
-	// Offset is the byte offset at which the problem was detected, or −1
-	// when it is not known (a GGUF metadata key).
-	Offset int64
-	// Reason describes the problem.
-	Reason string
-	// Err is the underlying cause, if any: io.ErrUnexpectedEOF for a
-	// truncated file, a *gguf.FormatError for a broken GGUF container, or
-	// the error of the file system.
-	Err error
-}
+// either format, with where the problem was found. Its fields are Format
+// ("imatrix"), Path (the file name given to Read or Parse), Tensor (the
+// tensor name of the entry at fault), Key (the GGUF metadata key at
+// fault), Offset (-1 when not known), Reason, Err (io.ErrUnexpectedEOF
+// for a truncated file, a *gguf.FormatError for a broken GGUF container,
+// or the error of the file system) and Kind, which errors.Is matches with
+// ErrInvalid and ErrTruncated (and the kinds of package gguf for a broken
+// container). Its message reads
+// `imatrix: imatrix.dat: tensor "blk.0.attn_q.weight": offset 40: nval -3 < 1`.
+//
+// It is the one error type of the module's file readers (an alias of the
+// same type in package gguf, safetensors, npy and castdir), so errors.As
+// with an *imatrix.FormatError also finds another reader's error: Format
+// says which reader it is.
+type FormatError = fileerr.FormatError
 
-// Error returns a message such as
-// `imatrix.dat: entry "blk.0.attn_q.weight": offset 40: nval -3 < 1`.
-func (e *FormatError) Error() string {
-	var b strings.Builder
-	if e.Path != "" {
-		b.WriteString(e.Path)
-		b.WriteString(": ")
-	}
-	if e.Entry != "" {
-		b.WriteString("entry ")
-		b.WriteString(strconv.Quote(e.Entry))
-		b.WriteString(": ")
-	}
-	if e.Key != "" {
-		b.WriteString("key ")
-		b.WriteString(strconv.Quote(e.Key))
-		b.WriteString(": ")
-	}
-	if e.Offset >= 0 {
-		b.WriteString("offset ")
-		b.WriteString(strconv.FormatInt(e.Offset, 10))
-		b.WriteString(": ")
-	}
-	b.WriteString(e.Reason)
-	if e.Err != nil {
-		b.WriteString(": ")
-		b.WriteString(e.Err.Error())
-	}
-	return b.String()
-}
+// The kinds of FormatError, matched by errors.Is.
+var (
+	// ErrInvalid: the file breaks a rule of its format.
+	ErrInvalid = fileerr.ErrInvalid
+	// ErrTruncated: the file ends inside an entry or its trailer.
+	ErrTruncated = fileerr.ErrTruncated
+	// ErrNotFormat is matched by a *NotImatrixError: the file is no
+	// importance matrix at all.
+	ErrNotFormat = fileerr.ErrNotFormat
+)
 
-// Unwrap returns the underlying cause, if any.
-func (e *FormatError) Unwrap() error { return e.Err }
+// formatName is the Format of this package's errors.
+const formatName = "imatrix"
+
+// within is the error of the file at path that reading it with another
+// reader gave (its GGUF container, its .npz archive): of that error's
+// kind when it is a *FormatError.
+func within(path, reason string, err error) error {
+	e := &FormatError{Format: formatName, Path: path, Offset: -1, Reason: reason, Err: err}
+	var fe *FormatError
+	if errors.As(err, &fe) {
+		e.Offset, e.Kind = fe.Offset, fe.Kind
+		if fe.Format == "npz" {
+			e.Offset = -1 // the archive's errors have no offset
+		}
+	}
+	return e
+}
 
 // LookupError reports a tensor name the importance matrix has no entry
 // for. It wraps ErrNoEntry.
@@ -179,3 +173,15 @@ func (e *NotImatrixError) Error() string {
 
 // Unwrap returns the error of reading the file as an importance matrix.
 func (e *NotImatrixError) Unwrap() error { return e.Err }
+
+// Is reports whether target is ErrNotFormat.
+func (e *NotImatrixError) Is(target error) bool { return target == ErrNotFormat }
+
+// notImatrix returns e, its *FormatError, if any, made of kind NotFormat.
+func notImatrix(e *NotImatrixError) error {
+	var fe *FormatError
+	if errors.As(e.Err, &fe) && fe.Format == formatName {
+		fe.Kind = fileerr.NotFormat
+	}
+	return e
+}

@@ -1,7 +1,6 @@
 package imatrix
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -42,12 +41,7 @@ type ggufGroup struct {
 func parseGGUF(r io.ReaderAt, size int64, path string) (*Imatrix, error) {
 	f, err := gguf.Read(r, size, path)
 	if err != nil {
-		off := int64(-1)
-		var fe *gguf.FormatError
-		if errors.As(err, &fe) {
-			off = fe.Offset
-		}
-		return nil, &FormatError{Path: path, Offset: off, Reason: "not a valid GGUF file", Err: err}
+		return nil, within(path, "not a valid GGUF file", err)
 	}
 	m := &Imatrix{Format: FormatGGUF}
 	if err := ggufMeta(f, m, path); err != nil {
@@ -81,13 +75,13 @@ func parseGGUF(r io.ReaderAt, size int64, path string) (*Imatrix, error) {
 			continue // other tensors are ignored, as llama.cpp ignores them
 		}
 		if base == "" {
-			return nil, &FormatError{Path: path, Offset: f.DataOffset + t.Offset,
+			return nil, &FormatError{Format: formatName, Path: path, Offset: f.DataOffset + t.Offset,
 				Reason: fmt.Sprintf("tensor %q has an empty entry name", t.Name)}
 		}
 		*slot = t
 	}
 	if len(groups) == 0 {
-		return nil, &FormatError{Path: path, Offset: -1,
+		return nil, &FormatError{Format: formatName, Path: path, Offset: -1,
 			Reason: fmt.Sprintf("no importance entries (no %s/%s tensors among %d)", SuffixSum2, SuffixCounts, len(f.Tensors))}
 	}
 	bases := make([]string, 0, len(groups))
@@ -124,9 +118,9 @@ func notGGUFImatrix(f *gguf.File, path string, err error) error {
 	case typ == "imatrix":
 		return err
 	case arch != "" && (typ == "" || typ == "model"):
-		return &NotImatrixError{Path: path, Architecture: arch, Err: err}
+		return notImatrix(&NotImatrixError{Path: path, Architecture: arch, Err: err})
 	case typ != "":
-		return &NotImatrixError{Path: path, Type: typ, Err: err}
+		return notImatrix(&NotImatrixError{Path: path, Type: typ, Err: err})
 	}
 	for _, kv := range f.KV {
 		if strings.HasPrefix(kv.Key, "imatrix.") {
@@ -138,13 +132,13 @@ func notGGUFImatrix(f *gguf.File, path string, err error) error {
 			return err
 		}
 	}
-	return &NotImatrixError{Path: path, Err: err}
+	return notImatrix(&NotImatrixError{Path: path, Err: err})
 }
 
 // ggufMeta reads and checks the imatrix metadata keys.
 func ggufMeta(f *gguf.File, m *Imatrix, path string) error {
 	keyErr := func(key, format string, args ...any) error {
-		return &FormatError{Path: path, Key: key, Offset: -1, Reason: fmt.Sprintf(format, args...)}
+		return &FormatError{Format: formatName, Path: path, Key: key, Offset: -1, Reason: fmt.Sprintf(format, args...)}
 	}
 	if v, ok := f.Get(KeyType); ok {
 		s, isStr := v.Str()
@@ -188,7 +182,7 @@ func ggufEntry(f *gguf.File, name string, g *ggufGroup, path string) (Entry, err
 		if t != nil {
 			off = f.DataOffset + t.Offset
 		}
-		return &FormatError{Path: path, Entry: name, Offset: off, Reason: fmt.Sprintf(format, args...), Err: err}
+		return &FormatError{Format: formatName, Path: path, Tensor: name, Offset: off, Reason: fmt.Sprintf(format, args...), Err: err}
 	}
 	if g.sum2 == nil {
 		return Entry{}, fail(firstOf(g.counts, g.sum), nil, "tensor %s is missing", name+SuffixSum2)

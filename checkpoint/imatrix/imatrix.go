@@ -7,6 +7,7 @@ import (
 	"sort"
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/gguf"
+	"github.com/tensorcast-go/tensorcast/internal/fileerr"
 	"github.com/tensorcast-go/tensorcast/internal/inputfile"
 	"github.com/tensorcast-go/tensorcast/internal/names"
 )
@@ -78,7 +79,7 @@ type Entry struct {
 func Read(path string) (*Imatrix, error) {
 	fh, fi, err := inputfile.Open(path)
 	if err != nil {
-		return nil, &FormatError{Path: path, Offset: -1, Reason: "cannot open", Err: err}
+		return nil, &FormatError{Format: formatName, Path: path, Offset: -1, Reason: "cannot open", Err: err}
 	}
 	defer fh.Close()
 	var magic [4]byte
@@ -106,12 +107,12 @@ func Read(path string) (*Imatrix, error) {
 func Parse(r io.ReaderAt, size int64, name string) (*Imatrix, error) {
 	if size < 8 {
 		// Not even a .dat's entry count and first name length.
-		return nil, &NotImatrixError{Path: name, Err: &FormatError{Path: name, Offset: 0, Reason: fmt.Sprintf("file of %d bytes is too short", size),
-			Err: io.ErrUnexpectedEOF}}
+		return nil, &NotImatrixError{Path: name, Err: &FormatError{Format: formatName, Path: name, Offset: 0,
+			Reason: fmt.Sprintf("file of %d bytes is too short", size), Err: io.ErrUnexpectedEOF, Kind: fileerr.NotFormat}}
 	}
 	var magic [4]byte
 	if _, err := r.ReadAt(magic[:], 0); err != nil {
-		return nil, &FormatError{Path: name, Offset: 0, Reason: "reading the first 4 bytes", Err: err}
+		return nil, &FormatError{Format: formatName, Path: name, Offset: 0, Reason: "reading the first 4 bytes", Err: err}
 	}
 	var m *Imatrix
 	var err error

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -141,7 +142,7 @@ func TestGGUFErrors(t *testing.T) {
 			var fe *FormatError
 			require.ErrorAs(t, err, &fe)
 			assert.Equal(t, "im", fe.Path)
-			assert.Equal(t, c.entry, fe.Entry)
+			assert.Equal(t, c.entry, fe.Tensor)
 			assert.Equal(t, c.key, fe.Key)
 			assert.Contains(t, fe.Error(), c.reason)
 		})
@@ -156,7 +157,10 @@ func TestGGUFBrokenContainer(t *testing.T) {
 	var ge *gguf.FormatError
 	require.ErrorAs(t, err, &ge, "the GGUF reader's error is kept")
 	assert.ErrorIs(t, err, io.ErrUnexpectedEOF)
+	assert.ErrorIs(t, err, ErrTruncated, "the container's kind")
+	assert.NotErrorIs(t, err, ErrInvalid)
 	assert.Contains(t, err.Error(), "not a valid GGUF file")
+	assert.True(t, strings.HasPrefix(err.Error(), "imatrix: im: "), err.Error())
 }
 
 // handDat is a .dat imatrix: entry "blk.0.attn_k.weight" with ncall 4 and
@@ -257,9 +261,15 @@ func TestDatErrors(t *testing.T) {
 			require.ErrorAs(t, err, &fe)
 			assert.Equal(t, "im", fe.Path)
 			assert.Equal(t, c.offset, fe.Offset)
-			assert.Equal(t, c.entry, fe.Entry)
+			assert.Equal(t, c.entry, fe.Tensor)
 			assert.Contains(t, fe.Reason, c.reason)
 			assert.Equal(t, c.eof, errors.Is(err, io.ErrUnexpectedEOF), "%v", err)
+			var ne *NotImatrixError
+			if !errors.As(err, &ne) {
+				assert.Equal(t, c.eof, errors.Is(err, ErrTruncated), "%v", err)
+				assert.Equal(t, !c.eof, errors.Is(err, ErrInvalid), "%v", err)
+			}
+			assert.Equal(t, "imatrix", fe.Format)
 		})
 	}
 }

@@ -50,6 +50,7 @@ func TestNotImatrix(t *testing.T) {
 			assert.ErrorAs(t, err, &fe, "the format error is underneath")
 			var ne *NotImatrixError
 			require.Equal(t, c.not, errors.As(err, &ne), "%v", err)
+			assert.Equal(t, c.not, errors.Is(err, ErrNotFormat), "%v", err)
 			if !c.not {
 				return
 			}
@@ -71,6 +72,7 @@ func TestNotImatrixNPZ(t *testing.T) {
 	_, err := Read(path)
 	var ne *NotImatrixError
 	require.ErrorAs(t, err, &ne)
+	assert.ErrorIs(t, err, ErrNotFormat)
 	assert.Equal(t, path+" is not an importance matrix (llama-imatrix's GGUF or .dat, or the .npz of docs/GGUF.md §2.6)", err.Error())
 
 	// An archive with importance arrays but no metadata is a damaged one.

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/npy"
+	"github.com/tensorcast-go/tensorcast/internal/fileerr"
 )
 
 // Names of the metadata arrays of an .npz imatrix.
@@ -44,17 +45,17 @@ const (
 func ReadNPZ(path string) (*Stats, error) {
 	arrays, err := npy.ReadNPZ(path)
 	if err != nil {
-		return nil, &FormatError{Path: path, Offset: -1, Reason: "reading the archive", Err: err}
+		return nil, within(path, "reading the archive", err)
 	}
 	if !slices.ContainsFunc(arrays, func(a npy.Named) bool {
 		n := a.Name
 		return n == NPZDatasets || n == NPZChunkCount || n == NPZChunkSize || strings.HasSuffix(n, SuffixSum2) || strings.HasSuffix(n, SuffixCounts)
 	}) {
-		return nil, &NotImatrixError{Path: path, Err: &FormatError{Path: path, Offset: -1,
+		return nil, &NotImatrixError{Path: path, Err: &FormatError{Format: formatName, Path: path, Offset: -1, Kind: fileerr.NotFormat,
 			Reason: fmt.Sprintf("none of its %d arrays is %s, %s, %s, W%s or W%s", len(arrays), NPZDatasets, NPZChunkCount, NPZChunkSize, SuffixSum2, SuffixCounts)}}
 	}
 	fail := func(entry, format string, args ...any) error {
-		return &FormatError{Path: path, Entry: entry, Offset: -1, Reason: fmt.Sprintf(format, args...)}
+		return &FormatError{Format: formatName, Path: path, Tensor: entry, Offset: -1, Reason: fmt.Sprintf(format, args...)}
 	}
 	s := &Stats{}
 	type group struct{ sum2, counts, sum *npy.Array }

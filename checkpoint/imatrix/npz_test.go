@@ -133,7 +133,7 @@ func TestReadNPZErrors(t *testing.T) {
 			_, err := ReadNPZ(p)
 			var fe *FormatError
 			require.ErrorAs(t, err, &fe)
-			assert.Equal(t, tt.entry, fe.Entry)
+			assert.Equal(t, tt.entry, fe.Tensor)
 			assert.Equal(t, p, fe.Path)
 			assert.Contains(t, err.Error(), tt.want)
 		})

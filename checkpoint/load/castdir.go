@@ -45,7 +45,8 @@ func InspectCastDir(d *castdir.Dir, opts InspectOptions) (*Report, error) {
 			}
 			dens, err := maskDensity(m.Bytes, m.Len(), m.Packed)
 			if err != nil {
-				return nil, &castdir.FormatError{Dir: d.Path, File: pi.File, Msg: "mask", Err: err}
+				return nil, &castdir.FormatError{Format: "castdir", Path: filepath.Join(d.Path, pi.File),
+					Offset: -1, Reason: "mask", Err: err}
 			}
 			it.Density, w.Density = &dens, &dens
 		}

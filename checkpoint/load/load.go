@@ -16,8 +16,6 @@
 package load
 
 import (
-	"bytes"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -32,6 +30,8 @@ import (
 	"github.com/tensorcast-go/tensorcast/checkpoint/gguf"
 	"github.com/tensorcast-go/tensorcast/checkpoint/layout"
 	"github.com/tensorcast-go/tensorcast/checkpoint/safetensors"
+	"github.com/tensorcast-go/tensorcast/internal/fileerr"
+	"github.com/tensorcast-go/tensorcast/internal/filetype"
 	"github.com/tensorcast-go/tensorcast/internal/inputfile"
 	"github.com/tensorcast-go/tensorcast/internal/names"
 	"github.com/tensorcast-go/tensorcast/tcast"
@@ -196,7 +196,7 @@ func resolve(path string) (file, dir string, err error) {
 	m = append(m, g...)
 	switch len(m) {
 	case 0:
-		return "", "", fmt.Errorf("%s: %w: the directory holds no .safetensors or .gguf file and no %s", path, ErrNotCheckpoint, safetensors.IndexFileName)
+		return "", "", notCheckpoint(path, "the directory holds no .safetensors or .gguf file and no "+safetensors.IndexFileName)
 	case 1:
 	default:
 		for i := range m {
@@ -208,49 +208,56 @@ func resolve(path string) (file, dir string, err error) {
 }
 
 // ErrNotCheckpoint is matched by the error of Open for a file that is not a
-// checkpoint (a NumPy array, a zip archive, a PyTorch pickle, ...).
-var ErrNotCheckpoint = errors.New("not a checkpoint")
+// checkpoint (a NumPy array, a zip archive, a PyTorch pickle, a JSON file
+// that is no index, a directory that holds none): a *safetensors.FormatError
+// (the error type of every reader of the module) that says what the file
+// is, of Format "load", or the error of the reader of the format the file
+// seemed to have. It is the same value as safetensors.ErrNotFormat and
+// gguf.ErrNotFormat.
+var ErrNotCheckpoint = fileerr.ErrNotFormat
 
-// sniff tells a GGUF file from the others by its magic bytes, and refuses the
-// files people mistake for checkpoints with a message that says what to do.
+// notCheckpoint is the error of a file or directory at path that is not a
+// checkpoint, for the reason given.
+func notCheckpoint(path, reason string) error {
+	return &fileerr.FormatError{Format: "load", Path: path, Offset: -1, Kind: fileerr.NotFormat,
+		Reason: "not a checkpoint: " + reason}
+}
+
+// sniff tells a GGUF file from the others by its magic bytes (or its name),
+// and refuses the files people mistake for checkpoints with a message that
+// says what they are.
 func sniff(path string) (string, error) {
 	if strings.HasSuffix(path, ".json") {
 		return "index", nil
 	}
-	f, _, err := inputfile.Open(path)
+	f, fi, err := inputfile.Open(path)
 	if err != nil {
 		return "", err
 	}
 	defer f.Close()
-	var head [8]byte
+	var head [9]byte
 	n, _ := io.ReadFull(f, head[:])
-	b := head[:n]
-	switch {
-	case bytes.HasPrefix(b, []byte("GGUF")):
+	b, size := head[:n], fi.Size()
+	kind := filetype.Head(b, size)
+	switch kind {
+	case filetype.GGUF:
 		return "gguf", nil
-	case bytes.HasPrefix(b, []byte("\x93NUMPY")):
-		return "", fmt.Errorf("%s: %w: it is a NumPy .npy array; cast arrays with tcast cast", path, ErrNotCheckpoint)
-	case bytes.HasPrefix(b, []byte("PK\x03\x04")):
-		return "", fmt.Errorf("%s: %w: it is a zip archive (a .npz, or a PyTorch .pt/.bin); tcast reads safetensors and GGUF checkpoints", path, ErrNotCheckpoint)
-	case len(b) == 8 && b[0] == 0x80 && b[1] >= 2 && b[1] <= 5 && !fitsHeader(f, b):
-		return "", fmt.Errorf("%s: %w: it looks like a Python pickle (PyTorch .bin/.pt); save it as safetensors first", path, ErrNotCheckpoint)
+	case filetype.NPY:
+		return "", notCheckpoint(path, "it is a NumPy .npy array")
+	case filetype.Zip:
+		return "", notCheckpoint(path, "it is a zip archive (a .npz, or a PyTorch .pt/.bin); Open reads safetensors and GGUF checkpoints")
+	case filetype.Pickle:
+		return "", notCheckpoint(path, "it looks like a Python pickle (PyTorch .bin/.pt); save it as safetensors first")
+	}
+	switch {
 	case strings.HasSuffix(path, ".gguf"):
-		return "", fmt.Errorf("%s: %w: a .gguf file starts with the bytes GGUF, this one does not", path, ErrNotCheckpoint)
-	case len(b) < 8 || !fitsHeader(f, b):
-		return "", fmt.Errorf("%s: %w: neither a safetensors file (its first 8 bytes are no header length that fits the file) nor a GGUF file; if it should be one, it is damaged or truncated: download or export it again", path, ErrNotCheckpoint)
+		return "gguf", nil // for its reader to report the magic it lacks
+	case kind != filetype.Safetensors && !filetype.HeaderFits(b, size):
+		// A safetensors file cut short (kind Safetensors, a length
+		// that does not fit) is opened, for its reader to report.
+		return "", notCheckpoint(path, "neither a safetensors file (its first 8 bytes are no header length that fits the file) nor a GGUF file")
 	}
 	return "safetensors", nil
-}
-
-// fitsHeader reports whether the first 8 bytes b, read as a safetensors
-// header length, fit in file f.
-func fitsHeader(f *os.File, b []byte) bool {
-	st, err := f.Stat()
-	if err != nil {
-		return true
-	}
-	n := binary.LittleEndian.Uint64(b)
-	return n <= uint64(st.Size())-8
 }
 
 func exists(p string) bool { _, err := os.Stat(p); return err == nil }

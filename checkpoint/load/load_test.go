@@ -221,11 +221,19 @@ func TestErrors(t *testing.T) {
 	assert.ErrorIs(t, err, os.ErrNotExist)
 	_, err = load.Open("testdata/source/config.json")
 	assert.Error(t, err)
+	assert.ErrorIs(t, err, load.ErrNotCheckpoint, "a JSON file that is no index")
 	npy := filepath.Join(t.TempDir(), "a.npy")
 	require.NoError(t, os.WriteFile(npy, []byte("\x93NUMPY\x01\x00"), 0o644))
 	_, err = load.Open(npy)
 	assert.ErrorIs(t, err, load.ErrNotCheckpoint)
-	assert.ErrorContains(t, err, "tcast cast")
+	assert.ErrorContains(t, err, "it is a NumPy .npy array", "what the file is")
+	assert.NotContains(t, err.Error(), "tcast", "the library names no command")
+	var fe *safetensors.FormatError
+	require.ErrorAs(t, err, &fe)
+	assert.Equal(t, npy, fe.Path)
+	assert.Equal(t, "load", fe.Format)
+	_, err = load.Open(t.TempDir())
+	assert.ErrorIs(t, err, load.ErrNotCheckpoint, "a directory that holds none")
 }
 
 // TestZeroCopy checks that the tcast layout's parts and plain tensors are

@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"strconv"
+
+	"github.com/tensorcast-go/tensorcast/internal/fileerr"
 )
 
 // DType identifies the element type of an array. The zero value is not a
@@ -116,29 +118,33 @@ func parseDescr(descr string) (DType, bool, error) {
 	}
 	switch s[0] {
 	case 'O':
-		return 0, false, fmt.Errorf("object dtype %q is not supported", clip(descr))
+		return 0, false, unsupportedf("object dtype %q is not supported", clip(descr))
 	case 'V':
-		return 0, false, fmt.Errorf("structured (void) dtype %q is not supported", clip(descr))
+		return 0, false, unsupportedf("structured (void) dtype %q is not supported", clip(descr))
 	case 'c':
-		return 0, false, fmt.Errorf("complex dtype %q is not supported", clip(descr))
+		return 0, false, unsupportedf("complex dtype %q is not supported", clip(descr))
 	case 'S', 'a', 'U':
-		return 0, false, fmt.Errorf("string dtype %q is not supported", clip(descr))
+		return 0, false, unsupportedf("string dtype %q is not supported", clip(descr))
 	case 'M', 'm':
-		return 0, false, fmt.Errorf("datetime dtype %q is not supported", clip(descr))
+		return 0, false, unsupportedf("datetime dtype %q is not supported", clip(descr))
 	}
 	for d := Bool; d <= Float64; d++ {
 		if dtypeInfos[d].code == s {
 			return d, big && dtypeInfos[d].size > 1, nil
 		}
 	}
-	return 0, false, fmt.Errorf("unsupported dtype descr %q", clip(descr))
+	return 0, false, fmt.Errorf("unsupported dtype descr %q", clip(descr)) // no dtype NumPy has
+}
+
+// unsupported is the error of parseDescr for a valid dtype this package
+// does not read.
+type unsupported string
+
+func (u unsupported) Error() string { return string(u) }
+
+func unsupportedf(format string, args ...any) error {
+	return unsupported(fmt.Sprintf(format, args...))
 }
 
 // clip shortens s for inclusion in error messages.
-func clip(s string) string {
-	const max = 40
-	if len(s) <= max {
-		return s
-	}
-	return s[:max] + "..."
-}
+func clip(s string) string { return fileerr.Clip(s) }

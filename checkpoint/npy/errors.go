@@ -1,61 +1,64 @@
 package npy
 
 import (
-	"strconv"
-	"strings"
+	"fmt"
 
+	"github.com/tensorcast-go/tensorcast/internal/fileerr"
 	"github.com/tensorcast-go/tensorcast/internal/inputfile"
 )
 
 // FormatError reports input that could not be decoded as a supported .npy
-// file: malformed or unsupported content, truncated input, and read
-// failures encountered while decoding.
-type FormatError struct {
-	// Path is the name of the file being decoded, or "" when unknown.
-	// ReadFile fills it in.
-	Path string
-	// Offset is the byte offset in the input at which the problem was
-	// detected.
-	Offset int64
-	// Reason describes the problem.
-	Reason string
-	// Err is the underlying cause, if any. It is io.ErrUnexpectedEOF when
-	// the input is truncated.
-	Err error
-	// Fix is what to do about the problem when it calls for a specific
-	// step (such as "download every shard the index lists"), or "" when the
-	// only remedy is to obtain the file again. Error appends it after "; ".
-	Fix string
+// file or .npz archive: malformed or unsupported content, truncated input,
+// and read failures met while decoding. Its fields are Format ("npy", or
+// "npz" for an archive), Path (set by ReadFile and ReadNPZ), Tensor (an
+// archive's array), Offset (-1 when none applies), Reason, Err
+// (io.ErrUnexpectedEOF when the input is truncated) and Kind, which
+// errors.Is matches with ErrInvalid, ErrTruncated, ErrNotFormat,
+// ErrUnsupported and ErrTooLarge. Its message reads
+// "npy: file.npy: offset 0: bad magic (not an .npy file)".
+//
+// It is the one error type of the module's file readers (an alias of the
+// same type in package gguf, safetensors, imatrix and castdir), so
+// errors.As with a *npy.FormatError also finds another reader's error:
+// Format says which reader it is.
+type FormatError = fileerr.FormatError
+
+// The kinds of FormatError, matched by errors.Is.
+var (
+	// ErrInvalid: the file breaks a rule of the format.
+	ErrInvalid = fileerr.ErrInvalid
+	// ErrTruncated: the file ends inside its header or payload.
+	ErrTruncated = fileerr.ErrTruncated
+	// ErrNotFormat: the file does not start with the .npy magic, or an
+	// .npz is no zip archive.
+	ErrNotFormat = fileerr.ErrNotFormat
+	// ErrUnsupported: a valid file this package does not read: another
+	// format version, an object, structured, complex, string or datetime
+	// dtype.
+	ErrUnsupported = fileerr.ErrUnsupported
+	// ErrTooLarge: a header or an archive member larger than this package
+	// accepts.
+	ErrTooLarge = fileerr.ErrTooLarge
+)
+
+// The Format of this package's errors: .npy files and .npz archives.
+const (
+	formatNPY = "npy"
+	formatNPZ = "npz"
+)
+
+// errAt returns a *FormatError of an .npy file at offset off, Truncated
+// when err is io.ErrUnexpectedEOF.
+func errAt(off int64, err error, reason string, args ...any) *FormatError {
+	return fileerr.New(formatNPY, off, err, fmt.Sprintf(reason, args...))
 }
 
-// Error returns a message such as "npy: file.npy: offset 0: bad magic".
-func (e *FormatError) Error() string {
-	var b strings.Builder
-	b.WriteString("npy: ")
-	if e.Path != "" {
-		b.WriteString(e.Path)
-		b.WriteString(": ")
-	}
-	b.WriteString("offset ")
-	b.WriteString(strconv.FormatInt(e.Offset, 10))
-	b.WriteString(": ")
-	b.WriteString(e.Reason)
-	if e.Err != nil {
-		b.WriteString(": ")
-		b.WriteString(e.Err.Error())
-	}
-	if e.Fix != "" {
-		b.WriteString("; ")
-		b.WriteString(e.Fix)
-	}
-	return b.String()
+// kindAt is errAt with no cause, of kind k.
+func kindAt(k fileerr.Kind, off int64, reason string, args ...any) *FormatError {
+	e := errAt(off, nil, reason, args...)
+	e.Kind = k
+	return e
 }
-
-// Unwrap returns the underlying cause, if any.
-func (e *FormatError) Unwrap() error { return e.Err }
-
-// NextStep returns Fix: the specific next step the message gives, or "".
-func (e *FormatError) NextStep() string { return e.Fix }
 
 // ErrNotRegular is matched (errors.Is) by the error of opening an input
 // path that is not a regular file (a named pipe, a device, a directory):

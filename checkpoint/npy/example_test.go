@@ -2,8 +2,10 @@ package npy_test
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"log"
+	"strings"
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/npy"
 	"github.com/tensorcast-go/tensorcast/mask"
@@ -41,4 +43,18 @@ func ExampleReadMask() {
 	fmt.Println(back, back.Count())
 	// Output:
 	// [[1 0 1] [0 0 1]] 3
+}
+
+func ExampleRead_errors() {
+	// The kinds of problem a file can have are matched with errors.Is.
+	object := "\x93NUMPY\x01\x00\x3a\x00{'descr': '|O', 'fortran_order': False, 'shape': (1,), }    \n"
+	for _, file := range []string{"PK\x03\x04 a zip archive", object, "\x93NUMPY\x01"} {
+		_, err := npy.Read(strings.NewReader(file))
+		fmt.Println(errors.Is(err, npy.ErrNotFormat), errors.Is(err, npy.ErrUnsupported),
+			errors.Is(err, npy.ErrTruncated))
+	}
+	// Output:
+	// true false false
+	// false true false
+	// false false true
 }

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/tensorcast-go/tensorcast/internal/fileerr"
 )
 
 const (
@@ -107,11 +109,11 @@ func ReadHeader(r io.Reader) (Header, int64, error) {
 
 	n, err := io.ReadFull(r, pre[:6])
 	if string(pre[:n]) != magic[:n] {
-		return Header{}, int64(n), &FormatError{Offset: 0, Reason: "bad magic (not an .npy file)"}
+		return Header{}, int64(n), kindAt(fileerr.NotFormat, 0, "bad magic (not an .npy file)")
 	}
 	if err != nil {
 		if n == 0 && err == io.EOF {
-			return Header{}, 0, &FormatError{Offset: 0, Reason: "empty input (not an .npy file)", Err: io.ErrUnexpectedEOF}
+			return Header{}, 0, errAt(0, io.ErrUnexpectedEOF, "empty input (not an .npy file)")
 		}
 		return Header{}, int64(n), readError(int64(n), "magic", err)
 	}
@@ -121,8 +123,8 @@ func ReadHeader(r io.Reader) (Header, int64, error) {
 	}
 	major, minor := pre[6], pre[7]
 	if major < 1 || major > 3 || minor != 0 {
-		return Header{}, 8, &FormatError{Offset: 6,
-			Reason: fmt.Sprintf("unsupported format version %d.%d (want 1.0, 2.0 or 3.0)", major, minor)}
+		return Header{}, 8, kindAt(fileerr.Unsupported, 6,
+			"unsupported format version %d.%d (want 1.0, 2.0 or 3.0)", major, minor)
 	}
 
 	var hlen int64
@@ -140,8 +142,7 @@ func ReadHeader(r io.Reader) (Header, int64, error) {
 		hlen = int64(binary.LittleEndian.Uint32(pre[8:12]))
 	}
 	if hlen > maxHeaderLen {
-		return Header{}, base, &FormatError{Offset: 8,
-			Reason: fmt.Sprintf("header length %d exceeds the limit of %d bytes", hlen, maxHeaderLen)}
+		return Header{}, base, kindAt(fileerr.TooLarge, 8, "header length %d exceeds the limit of %d bytes", hlen, maxHeaderLen)
 	}
 
 	// hlen is bounded above, so reading it in one go is safe; ReadAll
@@ -151,12 +152,11 @@ func ReadHeader(r io.Reader) (Header, int64, error) {
 		return Header{}, base + int64(len(buf)), readError(base+int64(len(buf)), "header", err)
 	}
 	if int64(len(buf)) < hlen {
-		return Header{}, base + int64(len(buf)), &FormatError{Offset: base + int64(len(buf)),
-			Reason: fmt.Sprintf("truncated header: length field claims %d bytes, input has %d", hlen, len(buf)),
-			Err:    io.ErrUnexpectedEOF}
+		return Header{}, base + int64(len(buf)), errAt(base+int64(len(buf)), io.ErrUnexpectedEOF,
+			"truncated header: length field claims %d bytes, input has %d", hlen, len(buf))
 	}
 	if major == 3 && !utf8.Valid(buf) {
-		return Header{}, base + hlen, &FormatError{Offset: base, Reason: "invalid header: not valid UTF-8"}
+		return Header{}, base + hlen, errAt(base, nil, "invalid header: not valid UTF-8")
 	}
 
 	p := dictParser{s: buf, allowLong: major < 3}
@@ -164,9 +164,11 @@ func ReadHeader(r io.Reader) (Header, int64, error) {
 	if err != nil {
 		var pe *parseError
 		if errors.As(err, &pe) {
-			return Header{}, base + hlen, &FormatError{Offset: base + int64(pe.pos), Reason: "invalid header: " + pe.msg}
+			e := errAt(base+int64(pe.pos), nil, "invalid header: %s", pe.msg)
+			e.Kind = pe.kind
+			return Header{}, base + hlen, e
 		}
-		return Header{}, base + hlen, &FormatError{Offset: base, Reason: "invalid header: " + err.Error()}
+		return Header{}, base + hlen, errAt(base, nil, "invalid header: %v", err)
 	}
 	return h, base + hlen, nil
 }
@@ -175,16 +177,17 @@ func ReadHeader(r io.Reader) (Header, int64, error) {
 // offset off into a *FormatError.
 func readError(off int64, what string, err error) error {
 	if err == io.EOF || err == io.ErrUnexpectedEOF {
-		return &FormatError{Offset: off, Reason: "truncated " + what, Err: io.ErrUnexpectedEOF}
+		return errAt(off, io.ErrUnexpectedEOF, "truncated %s", what)
 	}
-	return &FormatError{Offset: off, Reason: "reading " + what, Err: err}
+	return errAt(off, err, "reading %s", what)
 }
 
 // parseError is a syntax or validation error at a byte position within the
 // header dictionary.
 type parseError struct {
-	pos int
-	msg string
+	pos  int
+	msg  string
+	kind fileerr.Kind // Unsupported for a valid dtype this package does not read
 }
 
 func (e *parseError) Error() string { return e.msg }
@@ -216,7 +219,7 @@ type dictParser struct {
 	allowLong bool
 }
 
-func (p *dictParser) errAt(pos int, format string, args ...any) error {
+func (p *dictParser) errAt(pos int, format string, args ...any) *parseError {
 	return &parseError{pos: pos, msg: fmt.Sprintf(format, args...)}
 }
 
@@ -349,7 +352,9 @@ func (p *dictParser) parseString(what string) (string, error) {
 func (p *dictParser) parseDescrValue(h *Header) error {
 	switch p.peek() {
 	case '[', '{':
-		return p.errAt(p.pos, "structured dtypes are not supported (descr is not a string)")
+		e := p.errAt(p.pos, "structured dtypes are not supported (descr is not a string)")
+		e.kind = fileerr.Unsupported
+		return e
 	}
 	pos := p.pos
 	s, err := p.parseString("descr")
@@ -358,7 +363,11 @@ func (p *dictParser) parseDescrValue(h *Header) error {
 	}
 	dt, big, err := parseDescr(s)
 	if err != nil {
-		return p.errAt(pos, "descr: %v", err)
+		e := p.errAt(pos, "descr: %v", err)
+		if _, ok := err.(unsupported); ok {
+			e.kind = fileerr.Unsupported
+		}
+		return e
 	}
 	h.DType, h.BigEndian = dt, big
 	return nil

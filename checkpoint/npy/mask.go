@@ -46,7 +46,7 @@ func ReadMask(r io.Reader) (*mask.Mask, error) {
 	}
 	m, err := a.Mask()
 	if err != nil {
-		return nil, &FormatError{Reason: "header", Err: err}
+		return nil, errAt(0, err, "header")
 	}
 	return m, nil
 }
@@ -60,7 +60,9 @@ func ReadMaskFile(path string) (*mask.Mask, error) {
 	}
 	m, err := a.Mask()
 	if err != nil {
-		return nil, &FormatError{Path: path, Reason: "header", Err: err}
+		e := errAt(0, err, "header")
+		e.Path = path
+		return nil, e
 	}
 	return m, nil
 }

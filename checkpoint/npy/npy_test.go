@@ -607,22 +607,23 @@ func TestBadInput(t *testing.T) {
 		input     []byte
 		reason    string
 		offset    int64 // checked for Read; -1 to skip
-		truncated bool  // errors.Is(err, io.ErrUnexpectedEOF)
+		truncated bool  // errors.Is(err, io.ErrUnexpectedEOF) and ErrTruncated
+		kind      error // the sentinel errors.Is matches if not truncated; nil: ErrInvalid
 	}{
 		{name: "empty file", input: nil, reason: "empty input", offset: 0, truncated: true},
-		{name: "bad magic", input: []byte("\x93NUMPX\x01\x00\x00\x00"), reason: "bad magic", offset: 0},
-		{name: "not npy", input: []byte("PK\x03\x04 this is a zip"), reason: "bad magic", offset: 0},
+		{name: "bad magic", input: []byte("\x93NUMPX\x01\x00\x00\x00"), reason: "bad magic", offset: 0, kind: ErrNotFormat},
+		{name: "not npy", input: []byte("PK\x03\x04 this is a zip"), reason: "bad magic", offset: 0, kind: ErrNotFormat},
 		{name: "short magic", input: []byte("\x93NU"), reason: "truncated magic", offset: 3, truncated: true},
 		{name: "no version", input: []byte("\x93NUMPY\x01"), reason: "truncated format version", offset: 7, truncated: true},
-		{name: "unsupported major", input: []byte("\x93NUMPY\x04\x00\x00\x00"), reason: "unsupported format version 4.0", offset: 6},
-		{name: "unsupported minor", input: []byte("\x93NUMPY\x01\x01\x00\x00"), reason: "unsupported format version 1.1", offset: 6},
-		{name: "version zero", input: []byte("\x93NUMPY\x00\x00\x00\x00"), reason: "unsupported format version 0.0", offset: 6},
+		{name: "unsupported major", input: []byte("\x93NUMPY\x04\x00\x00\x00"), reason: "unsupported format version 4.0", offset: 6, kind: ErrUnsupported},
+		{name: "unsupported minor", input: []byte("\x93NUMPY\x01\x01\x00\x00"), reason: "unsupported format version 1.1", offset: 6, kind: ErrUnsupported},
+		{name: "version zero", input: []byte("\x93NUMPY\x00\x00\x00\x00"), reason: "unsupported format version 0.0", offset: 6, kind: ErrUnsupported},
 		{name: "short header length", input: []byte("\x93NUMPY\x02\x00\x10\x00"), reason: "truncated header length", offset: 10, truncated: true},
 		{name: "header length beyond file", input: append(append([]byte{}, good[:8]...), 0xff, 0x00, '{'), reason: "truncated header: length field claims 255 bytes, input has 1", offset: 11, truncated: true},
-		{name: "header length over limit", input: []byte("\x93NUMPY\x02\x00\xff\xff\xff\xff{"), reason: "header length 4294967295 exceeds the limit", offset: 8},
+		{name: "header length over limit", input: []byte("\x93NUMPY\x02\x00\xff\xff\xff\xff{"), reason: "header length 4294967295 exceeds the limit", offset: 8, kind: ErrTooLarge},
 		{name: "malformed dict", input: rawFile(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3) ", nil), reason: "expected ',' or '}'", offset: -1},
 		{name: "missing key", input: rawFile(1, "{'descr': '<f4', 'shape': (2, 3)}", nil), reason: `missing key "fortran_order"`, offset: 10 + 33},
-		{name: "structured descr", input: rawFile(1, "{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (2, 3)}", nil), reason: "structured dtypes are not supported", offset: 10 + 10},
+		{name: "structured descr", input: rawFile(1, "{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (2, 3)}", nil), reason: "structured dtypes are not supported", offset: 10 + 10, kind: ErrUnsupported},
 		{name: "negative dim", input: rawFile(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, -3)}", nil), reason: "negative dimension -3", offset: 10 + 54},
 		{name: "shape overflow", input: rawFile(1, "{'descr': '<f4', 'fortran_order': False, 'shape': (3037000500, 3037000500)}", nil), reason: "too large", offset: -1},
 		{name: "invalid utf-8 in 3.0", input: rawFile(3, "{'descr': '<f4', 'fortran_order': False, 'shape': (), }\xff", nil), reason: "not valid UTF-8", offset: 12},
@@ -644,6 +645,15 @@ func TestBadInput(t *testing.T) {
 				assert.Equal(t, tt.offset, fe.Offset, err.Error())
 			}
 			assert.Equal(t, tt.truncated, errors.Is(err, io.ErrUnexpectedEOF), err.Error())
+			kind := tt.kind
+			switch {
+			case tt.truncated:
+				kind = ErrTruncated
+			case kind == nil:
+				kind = ErrInvalid
+			}
+			assert.ErrorIs(t, err, kind)
+			assert.Equal(t, "npy", fe.Format)
 			assert.True(t, strings.HasPrefix(err.Error(), "npy: offset "), err.Error())
 
 			path := filepath.Join(dir, strings.ReplaceAll(tt.name, " ", "_")+".npy")
@@ -901,11 +911,11 @@ func TestLen(t *testing.T) {
 }
 
 func TestFormatError(t *testing.T) {
-	e := &FormatError{Path: "file.npy", Offset: 10, Reason: "bad magic"}
+	e := &FormatError{Format: formatNPY, Path: "file.npy", Offset: 10, Reason: "bad magic"}
 	assert.Equal(t, "npy: file.npy: offset 10: bad magic", e.Error())
 	assert.Nil(t, e.Unwrap())
 
-	e = &FormatError{Offset: 128, Reason: "truncated payload", Err: io.ErrUnexpectedEOF}
+	e = &FormatError{Format: formatNPY, Offset: 128, Reason: "truncated payload", Err: io.ErrUnexpectedEOF}
 	assert.Equal(t, "npy: offset 128: truncated payload: unexpected EOF", e.Error())
 	assert.ErrorIs(t, e, io.ErrUnexpectedEOF)
 }

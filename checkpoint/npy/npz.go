@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/tensorcast-go/tensorcast/internal/atomicfile"
+	"github.com/tensorcast-go/tensorcast/internal/fileerr"
 	"github.com/tensorcast-go/tensorcast/internal/inputfile"
 )
 
@@ -66,10 +67,10 @@ func ReadNPZFrom(r io.ReaderAt, size int64, name string) ([]Named, error) {
 	path := name
 	zr, err := zip.NewReader(r, size)
 	if errors.Is(err, zip.ErrFormat) {
-		return nil, &FormatError{Path: path, Reason: "not a zip archive (an .npz is one)"}
+		return nil, notZip(r, path)
 	}
 	if err != nil {
-		return nil, &FormatError{Path: path, Reason: "not a readable zip archive", Err: err}
+		return nil, npzErr(path, err, "not a readable zip archive")
 	}
 	if err := checkOverlap(zr.File, path); err != nil {
 		return nil, err
@@ -80,25 +81,28 @@ func ReadNPZFrom(r io.ReaderAt, size int64, name string) ([]Named, error) {
 		name := strings.TrimSuffix(f.Name, ".npy")
 		switch {
 		case name == "":
-			return nil, &FormatError{Path: path, Reason: fmt.Sprintf("member %q has no array name", f.Name)}
+			return nil, npzErr(path, nil, "member %q has no array name", f.Name)
 		case !utf8.ValidString(f.Name):
-			return nil, &FormatError{Path: path, Reason: fmt.Sprintf("member name %q is not valid UTF-8", f.Name)}
+			return nil, npzErr(path, nil, "member name %q is not valid UTF-8", f.Name)
 		}
 		if seen[name] {
-			return nil, &FormatError{Path: path, Reason: fmt.Sprintf("member %q appears twice", f.Name)}
+			return nil, npzErr(path, nil, "member %q appears twice", f.Name)
 		}
 		seen[name] = true
 		if f.UncompressedSize64 > maxNPZMember {
-			return nil, &FormatError{Path: path, Reason: fmt.Sprintf("member %q claims %d bytes, more than the %d this reader accepts",
-				f.Name, f.UncompressedSize64, uint64(maxNPZMember))}
+			e := npzErr(path, nil, "member %q claims %d bytes, more than the %d this reader accepts",
+				f.Name, f.UncompressedSize64, uint64(maxNPZMember))
+			e.Kind = fileerr.TooLarge
+			return nil, e
 		}
 		if reason := sizeLie(f, size); reason != "" {
-			return nil, &FormatError{Path: path, Reason: fmt.Sprintf("member %q %s", f.Name, reason),
-				Fix: "the archive is damaged; recreate it with numpy.savez"}
+			e := npzErr(path, nil, "member %q %s", f.Name, reason)
+			e.Kind = fileerr.TooLarge
+			return nil, e
 		}
 		rc, err := f.Open()
 		if err != nil {
-			return nil, &FormatError{Path: path, Reason: fmt.Sprintf("member %q", f.Name), Err: err}
+			return nil, npzErr(path, err, "member %q", f.Name)
 		}
 		// The declared size is not trusted for the allocation: the payload
 		// buffer grows as bytes arrive (decode with an unknown size), and the
@@ -112,11 +116,50 @@ func ReadNPZFrom(r io.ReaderAt, size int64, name string) ([]Named, error) {
 		}
 		rc.Close()
 		if err != nil {
-			return nil, fmt.Errorf("npy: %s: member %q: %w", path, f.Name, err)
+			return nil, memberErr(path, f.Name, err)
 		}
 		out = append(out, Named{Name: name, Array: a})
 	}
 	return out, nil
+}
+
+// npzErr returns a *FormatError of the archive at path, with no offset.
+func npzErr(path string, err error, reason string, args ...any) *FormatError {
+	e := fileerr.New(formatNPZ, -1, err, fmt.Sprintf(reason, args...))
+	e.Path = path
+	return e
+}
+
+// notZip is the error of an archive that zip.NewReader refuses: one that
+// starts as a zip does (a local file header) is damaged or truncated, one
+// that does not is no zip archive at all.
+func notZip(r io.ReaderAt, path string) error {
+	var head [4]byte
+	if n, _ := r.ReadAt(head[:], 0); n == len(head) && string(head[:]) == "PK\x03\x04" {
+		return npzErr(path, io.ErrUnexpectedEOF, "zip archive cut short (no readable end record or central directory)")
+	}
+	e := npzErr(path, nil, "not a zip archive (an .npz is one)")
+	e.Kind = fileerr.NotFormat
+	return e
+}
+
+// memberErr is the error of decoding member of the archive at path: the
+// archive's, with the member's .npy error as its cause. A member that is
+// no valid .npy array makes the archive invalid, not of another format.
+func memberErr(path, member string, err error) error {
+	var fe *FormatError
+	if !errors.As(err, &fe) {
+		return npzErr(path, err, "member %q", member)
+	}
+	text, cause := fileerr.Nested(fe)
+	e := npzErr(path, cause, "member %q: %s", member, text)
+	switch fe.Kind {
+	case fileerr.Unsupported, fileerr.TooLarge:
+		e.Kind = fe.Kind
+	default:
+		e.Kind = fileerr.Invalid
+	}
+	return e
 }
 
 // checkOverlap refuses members whose compressed data overlap: in a zip
@@ -134,7 +177,7 @@ func checkOverlap(files []*zip.File, path string) error {
 	for _, f := range files {
 		off, err := f.DataOffset()
 		if err != nil {
-			return &FormatError{Path: path, Reason: fmt.Sprintf("member %q", f.Name), Err: err}
+			return npzErr(path, err, "member %q", f.Name)
 		}
 		if f.CompressedSize64 > 0 {
 			end := int64(math.MaxInt64) // sizeLie refuses such a size later
@@ -147,8 +190,8 @@ func checkOverlap(files []*zip.File, path string) error {
 	sort.SliceStable(spans, func(i, j int) bool { return spans[i].start < spans[j].start })
 	for i := 1; i < len(spans); i++ {
 		if prev, s := spans[i-1], spans[i]; s.start < prev.end {
-			return &FormatError{Path: path, Reason: fmt.Sprintf("member %q overlaps member %q (bytes %d..%d and %d..%d): the archive is damaged or a zip bomb",
-				s.name, prev.name, s.start, s.end, prev.start, prev.end)}
+			return npzErr(path, nil, "member %q overlaps member %q (bytes %d..%d and %d..%d): the archive is damaged or a zip bomb",
+				s.name, prev.name, s.start, s.end, prev.start, prev.end)
 		}
 	}
 	return nil
@@ -163,11 +206,11 @@ func checkEnd(r io.Reader, size int64) error {
 		n, err := r.Read(one[:])
 		switch {
 		case n > 0:
-			return &FormatError{Offset: size, Reason: "member holds more bytes than it declares"}
+			return errAt(size, nil, "member holds more bytes than it declares")
 		case err == io.EOF:
 			return nil
 		case err != nil:
-			return &FormatError{Offset: size, Reason: "at the member's end", Err: err}
+			return errAt(size, err, "at the member's end")
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package npy
 
 import (
+	"archive/zip"
 	"encoding/binary"
 	"math"
 	"os"
@@ -68,6 +69,11 @@ func TestNPZBadInput(t *testing.T) {
 	require.NoError(t, os.WriteFile(notZip, []byte("PK not really"), 0o644))
 	_, err := ReadNPZ(notZip)
 	require.ErrorContains(t, err, "x.npz")
+	assert.ErrorIs(t, err, ErrNotFormat)
+	var fe *FormatError
+	require.ErrorAs(t, err, &fe)
+	assert.Equal(t, "npz", fe.Format)
+	assert.Equal(t, "npz: "+notZip+": not a zip archive (an .npz is one)", err.Error(), "no offset")
 
 	// A member that is not a valid .npy.
 	bad := filepath.Join(dir, "bad.npz")
@@ -79,6 +85,26 @@ func TestNPZBadInput(t *testing.T) {
 	require.NoError(t, os.WriteFile(bad, b, 0o644))
 	_, err = ReadNPZ(bad)
 	require.ErrorContains(t, err, `member "w.npy"`)
+	assert.ErrorIs(t, err, ErrInvalid, "a member of no .npy makes the archive invalid")
+	assert.NotErrorIs(t, err, ErrNotFormat)
+	require.ErrorAs(t, err, &fe)
+	assert.Equal(t, bad, fe.Path)
+
+	// An archive cut short is truncated, not of another format.
+	cut := filepath.Join(dir, "cut.npz")
+	require.NoError(t, os.WriteFile(cut, b[:len(b)-10], 0o644))
+	_, err = ReadNPZ(cut)
+	assert.ErrorIs(t, err, ErrTruncated)
+	assert.ErrorContains(t, err, "cut.npz")
+	require.NoError(t, os.Remove(cut))
+
+	// A member of a valid dtype this package does not read.
+	obj := filepath.Join(dir, "obj.npz")
+	require.NoError(t, os.WriteFile(obj, npzOf(t, zip.Store, []string{"o.npy"},
+		[][]byte{rawFile(1, "{'descr': '|O', 'fortran_order': False, 'shape': (1,), }", nil)}), 0o644))
+	_, err = ReadNPZ(obj)
+	assert.ErrorIs(t, err, ErrUnsupported)
+	require.NoError(t, os.Remove(obj))
 
 	require.ErrorContains(t, WriteNPZ(filepath.Join(dir, "dup.npz"), []Named{
 		{"a", &Array{Header: Header{DType: Int8, Shape: []int{0}}}}, {"a", &Array{Header: Header{DType: Int8, Shape: []int{0}}}},

@@ -67,7 +67,7 @@ func decode(r io.Reader, size int64) (*Array, error) {
 	}
 	_, nbytes, err := shapeSize(h.Shape, h.DType.Size())
 	if err != nil { // already validated by ReadHeader
-		return nil, &FormatError{Offset: off, Reason: err.Error()}
+		return nil, errAt(off, nil, "%v", err)
 	}
 	want := int64(nbytes)
 
@@ -77,8 +77,7 @@ func decode(r io.Reader, size int64) (*Array, error) {
 		case rest < want:
 			return nil, payloadError(off, want, rest, io.ErrUnexpectedEOF)
 		case rest > want:
-			return nil, &FormatError{Offset: off + want,
-				Reason: fmt.Sprintf("%d unexpected trailing bytes after payload", rest-want)}
+			return nil, errAt(off+want, nil, "%d unexpected trailing bytes after payload", rest-want)
 		}
 		data = make([]byte, nbytes)
 		if n, err := io.ReadFull(r, data); err != nil {
@@ -94,9 +93,9 @@ func decode(r io.Reader, size int64) (*Array, error) {
 	var extra [1]byte
 	switch n, err := io.ReadFull(r, extra[:]); {
 	case n > 0:
-		return nil, &FormatError{Offset: off + want, Reason: "unexpected trailing bytes after payload"}
+		return nil, errAt(off+want, nil, "unexpected trailing bytes after payload")
 	case err != io.EOF:
-		return nil, &FormatError{Offset: off + want, Reason: "reading after payload", Err: err}
+		return nil, errAt(off+want, err, "reading after payload")
 	}
 
 	if h.BigEndian {
@@ -124,11 +123,9 @@ func readPayload(r io.Reader, off int64, n int) ([]byte, error) {
 
 func payloadError(off, want, got int64, err error) error {
 	if err == io.EOF || err == io.ErrUnexpectedEOF {
-		return &FormatError{Offset: off + got,
-			Reason: fmt.Sprintf("truncated payload: header needs %d bytes, input has %d", want, got),
-			Err:    io.ErrUnexpectedEOF}
+		return errAt(off+got, io.ErrUnexpectedEOF, "truncated payload: header needs %d bytes, input has %d", want, got)
 	}
-	return &FormatError{Offset: off + got, Reason: "reading payload", Err: err}
+	return errAt(off+got, err, "reading payload")
 }
 
 // swapToLittle reverses the byte order of each size-byte element of b.

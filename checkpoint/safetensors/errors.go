@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tensorcast-go/tensorcast/internal/fileerr"
 	"github.com/tensorcast-go/tensorcast/internal/inputfile"
 )
 
@@ -12,90 +13,51 @@ import (
 // the file or checkpoint.
 var ErrNotFound = errors.New("tensor not found")
 
-// FormatError reports a file whose content breaks a rule of the safetensors
-// format (or of a sharded checkpoint index), a truncated file, or a read
-// failure met while decoding one.
-type FormatError struct {
-	// Path is the name of the file being decoded, or "" when unknown.
-	Path string
-	// Index is the sharded index that names the file at Path as a shard, or
-	// "" when the file was opened by itself.
-	Index string
-	// Tensor is the name of the tensor concerned, or "" when the problem
-	// is not about one tensor.
-	Tensor string
-	// Offset is the byte offset in the file at which the problem was
-	// detected, or -1 when no offset applies (such as a tensor missing
-	// from a shard).
-	Offset int64
-	// Reason describes the problem.
-	Reason string
-	// Err is the underlying cause, if any.
-	Err error
-	// Fix is what to do about the problem when it calls for a specific
-	// step (such as "download every shard the index lists"), or "" when the
-	// only remedy is to obtain the file again. Error appends it after "; ".
-	Fix string
-}
-
-// Error returns a message such as
+// FormatError reports a file whose content breaks a rule of the
+// safetensors format (or of a sharded checkpoint's index), a truncated
+// file, or a read failure met while decoding one. Its fields are Format
+// ("safetensors"), Path, Index (the index naming the shard at Path, or
+// ""), Tensor, Offset (-1 when none applies, such as a tensor missing
+// from a shard), Reason, Err and Kind, which errors.Is matches with the
+// sentinels below. Its message reads
 // `safetensors: model.safetensors: tensor "w": offset 120: size mismatch`.
-func (e *FormatError) Error() string {
-	var b strings.Builder
-	b.WriteString("safetensors: ")
-	if e.Path != "" {
-		b.WriteString(e.Path)
-		if e.Index != "" {
-			b.WriteString(" (a shard named by ")
-			b.WriteString(e.Index)
-			b.WriteString(")")
-		}
-		b.WriteString(": ")
-	}
-	if e.Tensor != "" {
-		b.WriteString("tensor ")
-		b.WriteString(strconv.Quote(clip(e.Tensor)))
-		b.WriteString(": ")
-	}
-	if e.Offset >= 0 {
-		b.WriteString("offset ")
-		b.WriteString(strconv.FormatInt(e.Offset, 10))
-		b.WriteString(": ")
-	}
-	b.WriteString(e.Reason)
-	if e.Err != nil {
-		b.WriteString(": ")
-		b.WriteString(e.Err.Error())
-	}
-	if e.Fix != "" {
-		b.WriteString("; ")
-		b.WriteString(e.Fix)
-	}
-	return b.String()
-}
+//
+// It is the one error type of the module's file readers (an alias of the
+// same type in package gguf, npy, imatrix and castdir), so errors.As with
+// a *safetensors.FormatError also finds another reader's error: Format
+// says which reader it is.
+type FormatError = fileerr.FormatError
 
-// Unwrap returns the underlying cause, if any.
-func (e *FormatError) Unwrap() error { return e.Err }
+// The kinds of FormatError, matched by errors.Is.
+var (
+	// ErrInvalid: the file breaks a rule of the format.
+	ErrInvalid = fileerr.ErrInvalid
+	// ErrTruncated: the file ends inside its header or tensor data, or
+	// an index inside its JSON.
+	ErrTruncated = fileerr.ErrTruncated
+	// ErrNotFormat: the first 8 bytes are no header length a safetensors
+	// file can have, the header is no JSON object, or an index file is
+	// not a JSON object with a weight_map (a config.json, say).
+	ErrNotFormat = fileerr.ErrNotFormat
+	// ErrTooLarge: more tensors or __metadata__ keys than MaxTensors, or
+	// an index over 1 GiB.
+	ErrTooLarge = fileerr.ErrTooLarge
+	// ErrMissingFile: a shard the index lists does not exist.
+	ErrMissingFile = fileerr.ErrMissingFile
+	// ErrLinkOutside: a shard is a symbolic link to a file outside the
+	// index's directory.
+	ErrLinkOutside = fileerr.ErrLinkOutside
+)
 
-// NextStep returns Fix: the specific next step the message gives, or "".
-func (e *FormatError) NextStep() string { return e.Fix }
+// formatName is the Format of this package's errors.
+const formatName = "safetensors"
 
-// maxQuoted bounds the length of names and shapes quoted in messages, so a
-// hostile header cannot produce a huge error string.
+// maxQuoted bounds the length of shapes quoted in messages, so a hostile
+// header cannot produce a huge error string.
 const maxQuoted = 200
 
-// clip shortens s to at most maxQuoted bytes (at a rune boundary), marking
-// the cut with "...".
-func clip(s string) string {
-	if len(s) <= maxQuoted {
-		return s
-	}
-	n := maxQuoted
-	for n > 0 && s[n]&0xC0 == 0x80 {
-		n--
-	}
-	return s[:n] + "..."
-}
+// clip shortens a name for a message (see fileerr.Clip).
+func clip(s string) string { return fileerr.Clip(s) }
 
 // formatShape renders shape as "[2 3]".
 func formatShape[T int | uint64](shape []T) string {

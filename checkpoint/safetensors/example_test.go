@@ -1,6 +1,7 @@
 package safetensors_test
 
 import (
+	"errors"
 	"fmt"
 	"log"
 	"os"
@@ -105,9 +106,24 @@ func ExampleOpen_errors() {
 	_, err = safetensors.Open(path)
 	fmt.Println(filepath.Base(err.(*safetensors.FormatError).Path), err.(*safetensors.FormatError).Tensor)
 	fmt.Println(err.(*safetensors.FormatError).Reason)
+	fmt.Println(errors.Is(err, safetensors.ErrTruncated))
+
+	// A model's config.json where the index should be is another kind of
+	// file; a shard the index lists but the directory lacks is missing.
+	index := filepath.Join(dir, safetensors.IndexFileName)
+	for _, content := range []string{`{"model_type": "llama"}`, `{"weight_map": {"w": "a.safetensors"}}`} {
+		if err := os.WriteFile(index, []byte(content), 0o644); err != nil {
+			log.Fatal(err)
+		}
+		_, err = safetensors.OpenIndex(index)
+		fmt.Println(errors.Is(err, safetensors.ErrNotFormat), errors.Is(err, safetensors.ErrMissingFile))
+	}
 	// Output:
 	// bad.safetensors w
 	// data_offsets [0, 8] extend past the end of the file (the data buffer is 4 bytes)
+	// true
+	// true false
+	// false true
 }
 
 func ExampleOpenIndex() {

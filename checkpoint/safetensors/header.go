@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/tensorcast-go/tensorcast/internal/fileerr"
 )
 
 const (
@@ -91,25 +93,27 @@ type header struct {
 // *FormatError values without Path.
 func readHeader(ra io.ReaderAt, size int64) (*header, error) {
 	if size < prefixSize {
-		return nil, &FormatError{Offset: 0, Err: io.ErrUnexpectedEOF,
-			Reason: fmt.Sprintf("file is %d bytes, too short for the 8-byte header length", max(size, 0))}
+		return nil, fileerr.New(formatName, 0, io.ErrUnexpectedEOF,
+			fmt.Sprintf("file is %d bytes, too short for the 8-byte header length", max(size, 0)))
 	}
 	var p [prefixSize]byte
 	if err := readFullAt(ra, p[:], 0); err != nil {
-		return nil, &FormatError{Offset: 0, Reason: "reading header length", Err: err}
+		return nil, fileerr.New(formatName, 0, err, "reading header length")
 	}
 	n := binary.LittleEndian.Uint64(p[:])
 	if n > MaxHeaderSize {
-		return nil, &FormatError{Offset: 0,
+		// No safetensors writer makes such a header: the first 8 bytes of
+		// another kind of file read as a huge length.
+		return nil, &FormatError{Format: formatName, Offset: 0, Kind: fileerr.NotFormat,
 			Reason: fmt.Sprintf("header length %d exceeds the limit of %d bytes", n, MaxHeaderSize)}
 	}
 	if n > uint64(size-prefixSize) {
-		return nil, &FormatError{Offset: 0, Err: io.ErrUnexpectedEOF,
-			Reason: fmt.Sprintf("header length %d exceeds the %d bytes after the length prefix", n, size-prefixSize)}
+		return nil, fileerr.New(formatName, 0, io.ErrUnexpectedEOF,
+			fmt.Sprintf("header length %d exceeds the %d bytes after the length prefix", n, size-prefixSize))
 	}
 	hdr := make([]byte, n)
 	if err := readFullAt(ra, hdr, prefixSize); err != nil {
-		return nil, &FormatError{Offset: prefixSize, Reason: "reading header", Err: err}
+		return nil, fileerr.New(formatName, prefixSize, err, "reading header")
 	}
 	return parseHeader(hdr, size)
 }
@@ -145,7 +149,8 @@ type headerParser struct {
 // fileSize bytes, with every rule of the reference reader.
 func parseHeader(hdr []byte, fileSize int64) (*header, error) {
 	if len(hdr) == 0 || hdr[0] != '{' {
-		return nil, &FormatError{Offset: prefixSize, Reason: "header JSON does not start with '{'"}
+		return nil, &FormatError{Format: formatName, Offset: prefixSize, Kind: fileerr.NotFormat,
+			Reason: "header JSON does not start with '{'"}
 	}
 	if !utf8.Valid(hdr) {
 		i := 0
@@ -156,7 +161,7 @@ func parseHeader(hdr []byte, fileSize int64) (*header, error) {
 			}
 			i += n
 		}
-		return nil, &FormatError{Offset: prefixSize + int64(i), Reason: "header is not valid UTF-8"}
+		return nil, &FormatError{Format: formatName, Offset: prefixSize + int64(i), Reason: "header is not valid UTF-8"}
 	}
 
 	p := &headerParser{dec: json.NewDecoder(bytes.NewReader(hdr)), hdr: hdr}
@@ -176,7 +181,7 @@ func parseHeader(hdr []byte, fileSize int64) (*header, error) {
 			return nil, err
 		}
 		if _, dup := seen[key]; dup {
-			e := &FormatError{Offset: off, Reason: "duplicate key in header"}
+			e := &FormatError{Format: formatName, Offset: off, Reason: "duplicate key in header"}
 			if key == metadataKey {
 				e.Reason = "duplicate __metadata__ key in header"
 			} else {
@@ -192,9 +197,8 @@ func parseHeader(hdr []byte, fileSize int64) (*header, error) {
 			continue
 		}
 		if len(raw) == MaxTensors {
-			return nil, &FormatError{Offset: off, Reason: fmt.Sprintf(
-				"header declares more than %d tensors, the limit of one file", MaxTensors),
-				Fix: "the file is damaged or hostile; split a real checkpoint of that many tensors into shards"}
+			return nil, &FormatError{Format: formatName, Offset: off, Kind: fileerr.TooLarge, Reason: fmt.Sprintf(
+				"header declares more than %d tensors, the limit of one file", MaxTensors)}
 		}
 		t, err := p.tensor(key)
 		if err != nil {
@@ -210,7 +214,7 @@ func parseHeader(hdr []byte, fileSize int64) (*header, error) {
 		if err == nil {
 			reason += fmt.Sprintf(" (%s)", describe(tok))
 		}
-		return nil, &FormatError{Offset: p.offset(), Reason: reason}
+		return nil, &FormatError{Format: formatName, Offset: p.offset(), Reason: reason}
 	}
 	return validate(metadata, raw, len(hdr), fileSize)
 }
@@ -229,7 +233,7 @@ func validate(metadata map[string]string, raw []rawTensor, n int, fileSize int64
 	prev := ""
 	for _, t := range raw {
 		fail := func(format string, args ...any) error {
-			return &FormatError{Tensor: t.name, Offset: dataStart + int64(start), Reason: fmt.Sprintf(format, args...)}
+			return &FormatError{Format: formatName, Tensor: t.name, Offset: dataStart + int64(start), Reason: fmt.Sprintf(format, args...)}
 		}
 		// The checks of one tensor's own offsets come first, so a reversed
 		// or out-of-file pair is reported as such, not as a hole or overlap
@@ -240,7 +244,7 @@ func validate(metadata map[string]string, raw []rawTensor, n int, fileSize int64
 		case t.end > bufLen:
 			e := fail("data_offsets [%d, %d] extend past the end of the file (the data buffer is %d bytes)",
 				t.begin, t.end, bufLen).(*FormatError)
-			e.Err = io.ErrUnexpectedEOF
+			e.Err, e.Kind = io.ErrUnexpectedEOF, fileerr.Truncated
 			return nil, e
 		case t.begin > start:
 			return nil, fail("data_offsets [%d, %d] leave a hole of %d bytes after offset %d of the data buffer",
@@ -274,7 +278,7 @@ func validate(metadata map[string]string, raw []rawTensor, n int, fileSize int64
 		start, prev = t.end, t.name
 	}
 	if start != bufLen {
-		return nil, &FormatError{Offset: dataStart + int64(start),
+		return nil, &FormatError{Format: formatName, Offset: dataStart + int64(start),
 			Reason: fmt.Sprintf("the tensors cover %d bytes of the data buffer, but the file holds %d", start, bufLen)}
 	}
 	return h, nil
@@ -305,7 +309,9 @@ func (p *headerParser) wrap(tensor string, err error) error {
 	case err == io.EOF || err == io.ErrUnexpectedEOF:
 		off, err = prefixSize+int64(len(p.hdr)), io.ErrUnexpectedEOF
 	}
-	return &FormatError{Tensor: tensor, Offset: off, Reason: "malformed header JSON", Err: err}
+	e := fileerr.New(formatName, off, err, "malformed header JSON")
+	e.Tensor = tensor
+	return e
 }
 
 // token returns the next JSON token.
@@ -325,7 +331,7 @@ func (p *headerParser) key() (string, error) {
 	}
 	s, ok := tok.(string)
 	if !ok { // not reachable: the decoder rejects non-string keys
-		return "", &FormatError{Offset: p.offset(), Reason: "object key is " + describe(tok)}
+		return "", &FormatError{Format: formatName, Offset: p.offset(), Reason: "object key is " + describe(tok)}
 	}
 	return s, nil
 }
@@ -343,7 +349,7 @@ func (p *headerParser) metadata() (map[string]string, error) {
 		return nil, nil
 	case json.Delim('{'):
 	default:
-		return nil, &FormatError{Offset: off, Reason: "__metadata__ is " + describe(tok) + ", not an object of strings"}
+		return nil, &FormatError{Format: formatName, Offset: off, Reason: "__metadata__ is " + describe(tok) + ", not an object of strings"}
 	}
 	m := make(map[string]string)
 	for p.dec.More() {
@@ -353,10 +359,10 @@ func (p *headerParser) metadata() (map[string]string, error) {
 			return nil, err
 		}
 		if _, dup := m[k]; dup {
-			return nil, &FormatError{Offset: off, Reason: fmt.Sprintf("duplicate key %s in __metadata__", strconv.Quote(clip(k)))}
+			return nil, &FormatError{Format: formatName, Offset: off, Reason: fmt.Sprintf("duplicate key %s in __metadata__", strconv.Quote(clip(k)))}
 		}
 		if len(m) == MaxTensors {
-			return nil, &FormatError{Offset: off, Reason: fmt.Sprintf(
+			return nil, &FormatError{Format: formatName, Offset: off, Kind: fileerr.TooLarge, Reason: fmt.Sprintf(
 				"__metadata__ has more than %d keys, the limit: the file is damaged or hostile", MaxTensors)}
 		}
 		off = p.offset()
@@ -366,7 +372,7 @@ func (p *headerParser) metadata() (map[string]string, error) {
 		}
 		v, ok := tok.(string)
 		if !ok {
-			return nil, &FormatError{Offset: off,
+			return nil, &FormatError{Format: formatName, Offset: off,
 				Reason: fmt.Sprintf("__metadata__ value for key %s is %s, not a string", strconv.Quote(clip(k)), describe(tok))}
 		}
 		m[k] = v
@@ -381,7 +387,7 @@ func (p *headerParser) metadata() (map[string]string, error) {
 func (p *headerParser) tensor(name string) (rawTensor, error) {
 	t := rawTensor{name: name}
 	fail := func(off int64, format string, args ...any) (rawTensor, error) {
-		return t, &FormatError{Tensor: name, Offset: off, Reason: fmt.Sprintf(format, args...)}
+		return t, &FormatError{Format: formatName, Tensor: name, Offset: off, Reason: fmt.Sprintf(format, args...)}
 	}
 	off := p.offset()
 	tok, err := p.dec.Token()
@@ -470,7 +476,7 @@ func (p *headerParser) uints(name, field string, want int) ([]uint64, error) {
 		return nil, p.wrap(name, err)
 	}
 	if tok != json.Delim('[') {
-		return nil, &FormatError{Tensor: name, Offset: off,
+		return nil, &FormatError{Format: formatName, Tensor: name, Offset: off,
 			Reason: fmt.Sprintf("%s is %s, not an array of integers", field, describe(tok))}
 	}
 	vals := []uint64{}
@@ -478,10 +484,10 @@ func (p *headerParser) uints(name, field string, want int) ([]uint64, error) {
 		off := p.offset()
 		switch {
 		case want >= 0 && len(vals) == want:
-			return nil, &FormatError{Tensor: name, Offset: off,
+			return nil, &FormatError{Format: formatName, Tensor: name, Offset: off,
 				Reason: fmt.Sprintf("%s has more than %d elements, want %d", field, want, want)}
 		case want < 0 && len(vals) == MaxRank:
-			return nil, &FormatError{Tensor: name, Offset: off,
+			return nil, &FormatError{Format: formatName, Tensor: name, Offset: off,
 				Reason: fmt.Sprintf("%s has more than %d dimensions, the limit (MaxRank)", field, MaxRank)}
 		}
 		tok, err := p.dec.Token()
@@ -490,12 +496,12 @@ func (p *headerParser) uints(name, field string, want int) ([]uint64, error) {
 		}
 		num, ok := tok.(json.Number)
 		if !ok {
-			return nil, &FormatError{Tensor: name, Offset: off,
+			return nil, &FormatError{Format: formatName, Tensor: name, Offset: off,
 				Reason: fmt.Sprintf("%s element is %s, not an integer", field, describe(tok))}
 		}
 		v, err := strconv.ParseUint(string(num), 10, 64)
 		if err != nil {
-			return nil, &FormatError{Tensor: name, Offset: off,
+			return nil, &FormatError{Format: formatName, Tensor: name, Offset: off,
 				Reason: fmt.Sprintf("%s element %s is not an integer in [0, 2^64)", field, clip(string(num)))}
 		}
 		vals = append(vals, v)
@@ -504,7 +510,7 @@ func (p *headerParser) uints(name, field string, want int) ([]uint64, error) {
 		return nil, p.wrap(name, err)
 	}
 	if want >= 0 && len(vals) != want {
-		return nil, &FormatError{Tensor: name, Offset: off,
+		return nil, &FormatError{Format: formatName, Tensor: name, Offset: off,
 			Reason: fmt.Sprintf("%s has %d elements, want %d", field, len(vals), want)}
 	}
 	return vals, nil

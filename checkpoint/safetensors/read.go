@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/tensorcast-go/tensorcast/dtype"
+	"github.com/tensorcast-go/tensorcast/internal/fileerr"
 	"github.com/tensorcast-go/tensorcast/internal/inputfile"
 	"github.com/tensorcast-go/tensorcast/kernels"
 )
@@ -190,7 +191,9 @@ func (f *File) Bytes(name string) ([]byte, error) {
 	}
 	b := make([]byte, t.Size)
 	if err := readFullAt(f.ra, b, t.Offset); err != nil {
-		return nil, &FormatError{Path: f.path, Tensor: name, Offset: t.Offset, Reason: "reading tensor data", Err: err}
+		e := fileerr.New(formatName, t.Offset, err, "reading tensor data")
+		e.Path, e.Tensor = f.path, name
+		return nil, e
 	}
 	return b, nil
 }

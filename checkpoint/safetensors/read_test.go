@@ -370,7 +370,24 @@ func badCases() []badCase {
 	}
 }
 
+// badKinds is the sentinel errors.Is matches for the bad cases not
+// ErrInvalid.
+var badKinds = map[string]error{
+	"empty file": ErrTruncated, "short prefix": ErrTruncated, "header length beyond file": ErrTruncated,
+	"truncated JSON": ErrTruncated, "offset beyond file": ErrTruncated, "begin beyond file": ErrTruncated,
+	"truncated data":            ErrTruncated,
+	"header length above limit": ErrNotFormat, "header length max u64": ErrNotFormat,
+	"zero header length": ErrNotFormat, "leading space": ErrNotFormat, "array header": ErrNotFormat,
+}
+
 func TestReadInvalid(t *testing.T) {
+	names := map[string]bool{}
+	for _, c := range badCases() {
+		names[c.name] = true
+	}
+	for name := range badKinds {
+		require.True(t, names[name], "badKinds names no case %q", name)
+	}
 	for _, o := range openers {
 		t.Run(o.mode, func(t *testing.T) {
 			for _, tt := range badCases() {
@@ -394,6 +411,12 @@ func TestReadInvalid(t *testing.T) {
 					assert.GreaterOrEqual(t, fe.Offset, int64(0))
 					assert.LessOrEqual(t, fe.Offset, max(int64(len(tt.file)), 8))
 					assert.Contains(t, err.Error(), "offset ")
+					kind, ok := badKinds[tt.name]
+					if !ok {
+						kind = ErrInvalid
+					}
+					assert.ErrorIs(t, err, kind)
+					assert.Equal(t, "safetensors", fe.Format)
 				})
 			}
 		})
@@ -401,12 +424,12 @@ func TestReadInvalid(t *testing.T) {
 }
 
 func TestFormatErrorMessage(t *testing.T) {
-	e := &FormatError{Path: "m.safetensors", Tensor: "w", Offset: 120, Reason: "bad", Err: errors.New("cause")}
+	e := &FormatError{Format: formatName, Path: "m.safetensors", Tensor: "w", Offset: 120, Reason: "bad", Err: errors.New("cause")}
 	assert.Equal(t, `safetensors: m.safetensors: tensor "w": offset 120: bad: cause`, e.Error())
-	e = &FormatError{Offset: -1, Reason: "bad"}
+	e = &FormatError{Format: formatName, Offset: -1, Reason: "bad"}
 	assert.Equal(t, `safetensors: bad`, e.Error())
 	long := strings.Repeat("é", 300)
-	e = &FormatError{Tensor: long, Offset: 0, Reason: "r"}
+	e = &FormatError{Format: formatName, Tensor: long, Offset: 0, Reason: "r"}
 	assert.Less(t, len(e.Error()), 300)
 }
 

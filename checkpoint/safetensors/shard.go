@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/tensorcast-go/tensorcast/internal/atomicfile"
+	"github.com/tensorcast-go/tensorcast/internal/fileerr"
 	"github.com/tensorcast-go/tensorcast/internal/inputfile"
 )
 
@@ -65,7 +66,7 @@ func OpenIndex(path string) (*Sharded, error) {
 	for _, shard := range s.shards {
 		if strings.ContainsRune(shard, 0) {
 			s.Close()
-			return nil, &FormatError{Path: path, Offset: -1,
+			return nil, &FormatError{Format: formatName, Path: path, Offset: -1,
 				Reason: fmt.Sprintf("the index names an invalid file name, %q, as a shard", clip(shard))}
 		}
 		sp := filepath.Join(dir, filepath.FromSlash(shard))
@@ -80,9 +81,8 @@ func OpenIndex(path string) (*Sharded, error) {
 			if errors.As(err, &pe) {
 				err = pe // without Open's "safetensors: " prefix
 			}
-			return nil, &FormatError{Path: path, Offset: -1,
-				Reason: fmt.Sprintf("shard %s is missing", strconv.Quote(clip(shard))), Err: err,
-				Fix: "download every shard the index lists into " + dir}
+			return nil, &FormatError{Format: formatName, Path: path, Offset: -1, Kind: fileerr.MissingFile,
+				Reason: fmt.Sprintf("shard %s is missing", strconv.Quote(clip(shard))), Err: err}
 		}
 		var fe *FormatError
 		if errors.As(err, &fe) && fe.Path == sp && fe.Index == "" {
@@ -103,7 +103,7 @@ func OpenIndex(path string) (*Sharded, error) {
 			switch {
 			case !ok:
 				s.Close()
-				return nil, &FormatError{Path: f.path, Tensor: t.Name, Offset: t.Offset,
+				return nil, &FormatError{Format: formatName, Path: f.path, Tensor: t.Name, Offset: t.Offset,
 					Reason: "tensor is not in the weight map of " + path}
 			case want != shard:
 				reason := fmt.Sprintf("tensor is in this shard, but the weight map of %s assigns it to %s",
@@ -113,7 +113,7 @@ func OpenIndex(path string) (*Sharded, error) {
 						strconv.Quote(want), path)
 				}
 				s.Close()
-				return nil, &FormatError{Path: f.path, Tensor: t.Name, Offset: t.Offset, Reason: reason}
+				return nil, &FormatError{Format: formatName, Path: f.path, Tensor: t.Name, Offset: t.Offset, Reason: reason}
 			}
 		}
 	}
@@ -121,7 +121,7 @@ func OpenIndex(path string) (*Sharded, error) {
 		f := s.files[weightMap[name]]
 		if _, ok := f.index[name]; !ok {
 			s.Close()
-			return nil, &FormatError{Path: f.path, Tensor: name, Offset: -1,
+			return nil, &FormatError{Format: formatName, Path: f.path, Tensor: name, Offset: -1,
 				Reason: "tensor listed in the weight map of " + path + " is absent from the shard"}
 		}
 	}
@@ -154,10 +154,9 @@ func checkInside(path, dir, sp string) error {
 	if idx, err := resolved(path); err == nil && inside(filepath.Dir(idx)) {
 		return nil
 	}
-	return &FormatError{Path: sp, Offset: -1,
+	return &FormatError{Format: formatName, Path: sp, Offset: -1, Kind: fileerr.LinkOutside,
 		Reason: fmt.Sprintf("shard named by %s is a symbolic link to %s, outside the index directory %s",
-			path, strconv.Quote(clip(real)), realDir),
-		Fix: "copy the file into that directory instead of linking it"}
+			path, strconv.Quote(clip(real)), realDir)}
 }
 
 // resolved returns p with its symbolic links resolved, made absolute.
@@ -194,7 +193,7 @@ func readIndex(path string) (map[string]string, int64, error) {
 		return nil, 0, fmt.Errorf("safetensors: %s: %w", path, err)
 	}
 	if len(b) > maxIndexSize {
-		return nil, 0, &FormatError{Path: path, Offset: maxIndexSize,
+		return nil, 0, &FormatError{Format: formatName, Path: path, Offset: maxIndexSize, Kind: fileerr.TooLarge,
 			Reason: fmt.Sprintf("index file exceeds %d bytes", maxIndexSize)}
 	}
 	weightMap, total, err := parseIndex(b)
@@ -211,20 +210,30 @@ func readIndex(path string) (map[string]string, int64, error) {
 // keys. Offsets are relative to the start of the index file.
 type indexParser struct{ dec *json.Decoder }
 
-func (p *indexParser) fail(format string, args ...any) error {
-	return &FormatError{Offset: p.dec.InputOffset(), Reason: fmt.Sprintf(format, args...)}
+func (p *indexParser) fail(reason string, args ...any) *FormatError {
+	return &FormatError{Format: formatName, Offset: p.dec.InputOffset(), Reason: fmt.Sprintf(reason, args...)}
 }
 
+// token returns the next JSON token. The JSON ending early is a
+// truncated index.
 func (p *indexParser) token() (json.Token, error) {
 	tok, err := p.dec.Token()
 	if err != nil {
-		off := p.dec.InputOffset()
-		if se, ok := err.(*json.SyntaxError); ok {
-			off = se.Offset
-		}
-		return nil, &FormatError{Offset: off, Reason: "malformed index JSON", Err: err}
+		return nil, p.malformed(err)
 	}
 	return tok, nil
+}
+
+// malformed is the error of a JSON decoding failure.
+func (p *indexParser) malformed(err error) *FormatError {
+	off := p.dec.InputOffset()
+	if se, ok := err.(*json.SyntaxError); ok {
+		off = se.Offset
+	}
+	if err == io.EOF {
+		err = io.ErrUnexpectedEOF
+	}
+	return fileerr.New(formatName, off, err, "malformed index JSON")
 }
 
 // object walks a JSON object, calling value for each key after checking
@@ -260,7 +269,7 @@ func (p *indexParser) object(what string, value func(key string) error) error {
 func (p *indexParser) skip() error {
 	var raw json.RawMessage
 	if err := p.dec.Decode(&raw); err != nil {
-		return &FormatError{Offset: p.dec.InputOffset(), Reason: "malformed index JSON", Err: err}
+		return p.malformed(err)
 	}
 	return nil
 }
@@ -278,7 +287,7 @@ func parseIndex(b []byte) (map[string]string, int64, error) {
 			}
 			off += n
 		}
-		return nil, 0, &FormatError{Offset: int64(off), Reason: "index is not valid UTF-8"}
+		return nil, 0, &FormatError{Format: formatName, Offset: int64(off), Reason: "index is not valid UTF-8"}
 	}
 	p := &indexParser{dec: json.NewDecoder(bytes.NewReader(b))}
 	p.dec.UseNumber()
@@ -312,7 +321,9 @@ func parseIndex(b []byte) (map[string]string, int64, error) {
 			weightMap = make(map[string]string)
 			return p.object("weight_map", func(name string) error {
 				if len(weightMap) == MaxTensors {
-					return p.fail("weight_map names more than %d tensors, the limit: the index is damaged or hostile", MaxTensors)
+					e := p.fail("weight_map names more than %d tensors, the limit: the index is damaged or hostile", MaxTensors)
+					e.Kind = fileerr.TooLarge
+					return e
 				}
 				tok, err := p.token()
 				if err != nil {
@@ -333,6 +344,9 @@ func parseIndex(b []byte) (map[string]string, int64, error) {
 		}
 		return p.skip()
 	})
+	if fe, ok := err.(*FormatError); ok && fe.Kind == fileerr.Invalid && !startsObject(b) {
+		fe.Kind = fileerr.NotFormat // no JSON object at all
+	}
 	if err != nil {
 		return nil, 0, err
 	}
@@ -344,9 +358,18 @@ func parseIndex(b []byte) (map[string]string, int64, error) {
 		return nil, 0, p.fail("%s", reason)
 	}
 	if weightMap == nil {
-		return nil, 0, &FormatError{Offset: -1, Reason: "index has no weight_map"}
+		// A JSON object without one is another file: a config.json, a
+		// tokenizer.json.
+		return nil, 0, &FormatError{Format: formatName, Offset: -1, Kind: fileerr.NotFormat, Reason: "index has no weight_map"}
 	}
 	return weightMap, total, nil
+}
+
+// startsObject reports whether b's first byte after white space opens a
+// JSON object.
+func startsObject(b []byte) bool {
+	b = bytes.TrimLeft(b, " \t\r\n")
+	return len(b) > 0 && b[0] == '{'
 }
 
 // Close closes every shard. It returns the first error.

@@ -115,25 +115,29 @@ func TestOpenIndexInvalid(t *testing.T) {
 		path   string // file the error must be about (FormatError.Path)
 		tensor string
 		reason string
+		kind   error // the sentinel errors.Is matches; nil: ErrInvalid
 	}{
-		{"valid", `{"metadata":{"total_size":3.0},"weight_map":{"x":"a.safetensors","y":"a.safetensors"}}`, "", "", ""},
-		{"missing shard", `{"weight_map":{"x":"a.safetensors","y":"a.safetensors","w":"c.safetensors"}}`, "", "", `shard "c.safetensors"`},
-		{"corrupt shard", `{"weight_map":{"x":"a.safetensors","y":"a.safetensors","q":"bad.safetensors"}}`, "bad.safetensors", "", "does not start with '{'"},
-		{"absent from shard", `{"weight_map":{"x":"a.safetensors","y":"a.safetensors","w":"a.safetensors"}}`, "a.safetensors", "w", "absent from the shard"},
-		{"not in weight map", `{"weight_map":{"x":"a.safetensors"}}`, "a.safetensors", "y", "not in the weight map"},
-		{"duplicate across shards", `{"weight_map":{"x":"a.safetensors","y":"a.safetensors","z":"b.safetensors"}}`, "b.safetensors", "x", `also in shard "a.safetensors"`},
-		{"assigned elsewhere", `{"weight_map":{"x":"a.safetensors","y":"b.safetensors","z":"b.safetensors"}}`, "a.safetensors", "y", `assigns it to "b.safetensors"`},
-		{"duplicate key", `{"weight_map":{"x":"a.safetensors","x":"a.safetensors"}}`, IndexFileName, "", `duplicate key "x" in weight_map`},
-		{"duplicate top key", `{"weight_map":{},"weight_map":{}}`, IndexFileName, "", `duplicate key "weight_map" in index`},
-		{"outside dir", `{"weight_map":{"x":"../a.safetensors"}}`, IndexFileName, "", "outside the index directory"},
-		{"absolute", `{"weight_map":{"x":"/etc/passwd"}}`, IndexFileName, "", "outside the index directory"},
-		{"value number", `{"weight_map":{"x":1}}`, IndexFileName, "", "is a number, not a file name"},
-		{"total_size string", `{"metadata":{"total_size":"3"},"weight_map":{}}`, IndexFileName, "", "total_size is a string"},
-		{"total_size negative", `{"metadata":{"total_size":-3},"weight_map":{}}`, IndexFileName, "", "not a non-negative integer"},
-		{"no weight map", `{"metadata":{}}`, IndexFileName, "", "no weight_map"},
-		{"malformed", `{"weight_map":{"x":}}`, IndexFileName, "", "malformed index JSON"},
-		{"trailing", `{"weight_map":{}} x`, IndexFileName, "", "unexpected data after"},
-		{"array", `[]`, IndexFileName, "", "index is an array"},
+		{"valid", `{"metadata":{"total_size":3.0},"weight_map":{"x":"a.safetensors","y":"a.safetensors"}}`, "", "", "", nil},
+		{"missing shard", `{"weight_map":{"x":"a.safetensors","y":"a.safetensors","w":"c.safetensors"}}`, "", "", `shard "c.safetensors"`, ErrMissingFile},
+		{"corrupt shard", `{"weight_map":{"x":"a.safetensors","y":"a.safetensors","q":"bad.safetensors"}}`, "bad.safetensors", "", "does not start with '{'", ErrNotFormat},
+		{"absent from shard", `{"weight_map":{"x":"a.safetensors","y":"a.safetensors","w":"a.safetensors"}}`, "a.safetensors", "w", "absent from the shard", nil},
+		{"not in weight map", `{"weight_map":{"x":"a.safetensors"}}`, "a.safetensors", "y", "not in the weight map", nil},
+		{"duplicate across shards", `{"weight_map":{"x":"a.safetensors","y":"a.safetensors","z":"b.safetensors"}}`, "b.safetensors", "x", `also in shard "a.safetensors"`, nil},
+		{"assigned elsewhere", `{"weight_map":{"x":"a.safetensors","y":"b.safetensors","z":"b.safetensors"}}`, "a.safetensors", "y", `assigns it to "b.safetensors"`, nil},
+		{"duplicate key", `{"weight_map":{"x":"a.safetensors","x":"a.safetensors"}}`, IndexFileName, "", `duplicate key "x" in weight_map`, nil},
+		{"duplicate top key", `{"weight_map":{},"weight_map":{}}`, IndexFileName, "", `duplicate key "weight_map" in index`, nil},
+		{"outside dir", `{"weight_map":{"x":"../a.safetensors"}}`, IndexFileName, "", "outside the index directory", nil},
+		{"absolute", `{"weight_map":{"x":"/etc/passwd"}}`, IndexFileName, "", "outside the index directory", nil},
+		{"value number", `{"weight_map":{"x":1}}`, IndexFileName, "", "is a number, not a file name", nil},
+		{"total_size string", `{"metadata":{"total_size":"3"},"weight_map":{}}`, IndexFileName, "", "total_size is a string", nil},
+		{"total_size negative", `{"metadata":{"total_size":-3},"weight_map":{}}`, IndexFileName, "", "not a non-negative integer", nil},
+		{"no weight map", `{"metadata":{}}`, IndexFileName, "", "no weight_map", ErrNotFormat},
+		{"malformed", `{"weight_map":{"x":}}`, IndexFileName, "", "malformed index JSON", nil},
+		{"trailing", `{"weight_map":{}} x`, IndexFileName, "", "unexpected data after", nil},
+		{"array", `[]`, IndexFileName, "", "index is an array", ErrNotFormat},
+		{"no JSON", `model.safetensors`, IndexFileName, "", "malformed index JSON", ErrNotFormat},
+		{"cut short", `{"weight_map":{"x":"a.safe`, IndexFileName, "", "malformed index JSON", ErrTruncated},
+		{"cut after a key", `{"weight_map":{"x"`, IndexFileName, "", "malformed index JSON", ErrTruncated},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -154,6 +158,11 @@ func TestOpenIndexInvalid(t *testing.T) {
 			require.Error(t, err)
 			assert.Nil(t, s)
 			assert.ErrorContains(t, err, tt.reason)
+			kind := tt.kind
+			if kind == nil {
+				kind = ErrInvalid
+			}
+			assert.ErrorIs(t, err, kind)
 			if tt.path == "" {
 				assert.ErrorContains(t, err, ip)
 				assert.ErrorIs(t, err, os.ErrNotExist)
@@ -283,6 +292,7 @@ func TestOpenIndexSymlink(t *testing.T) {
 			assert.ErrorContains(t, err, tt.reason)
 			assert.ErrorContains(t, err, filepath.FromSlash(tt.shard))
 			assert.ErrorContains(t, err, ip)
+			assert.ErrorIs(t, err, ErrLinkOutside)
 		})
 	}
 }

@@ -13,8 +13,8 @@ import (
 )
 
 // TestMissingShardMessage: a shard the index names but that is not there is
-// one message naming the index and the shard, once prefixed, with the next
-// step; errors.Is(err, fs.ErrNotExist) holds and the failing stat is an
+// one message naming the index and the shard, once prefixed, of kind
+// ErrMissingFile; errors.Is(err, fs.ErrNotExist) holds and the failing stat is an
 // *fs.PathError.
 func TestMissingShardMessage(t *testing.T) {
 	dir := t.TempDir()
@@ -31,7 +31,7 @@ func TestMissingShardMessage(t *testing.T) {
 	msg := err.Error()
 	assert.Contains(t, msg, idx)
 	assert.Contains(t, msg, `shard "model-00003-of-00005.safetensors" is missing`)
-	assert.Contains(t, msg, "download every shard the index lists")
+	assert.ErrorIs(t, err, ErrMissingFile, "tcast gives the next step: download every shard")
 	assert.Equal(t, 1, strings.Count(" "+msg, " safetensors: "), msg)
 }
 
@@ -46,5 +46,6 @@ func TestShardNameNUL(t *testing.T) {
 	require.ErrorAs(t, err, &fe)
 	assert.Contains(t, err.Error(), `"x\x00.safetensors"`)
 	assert.Contains(t, err.Error(), "invalid file name")
+	assert.ErrorIs(t, err, ErrInvalid)
 	assert.False(t, errors.Is(err, fs.ErrNotExist))
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -218,10 +217,8 @@ func (f *castFlags) pruning(shape []int, axis int) (sparsity.Options, error) {
 		n = shape[axis]
 	}
 	var err error
-	if pruning.Norms, err = npy.ReadVectorFile(f.actNorms, n); errors.Is(err, npy.ErrNotVector) {
-		return pruning, fmt.Errorf("-act-norms: %w (give one norm per index along the scaled axis)", err)
-	} else if err != nil {
-		return pruning, fmt.Errorf("-act-norms: %w", err)
+	if pruning.Norms, err = npy.ReadVectorFile(f.actNorms, n); err != nil {
+		return pruning, flagFile("-act-norms", err)
 	}
 	return pruning, nil
 }
@@ -312,11 +309,8 @@ func readInput(in string) (*npy.Array, []float32, error) {
 // it broadcast.
 func readKeep(path string, shape []int) (*mask.Mask, error) {
 	m, err := npy.ReadMaskFile(path)
-	if errors.Is(err, npy.ErrNotMask) {
-		return nil, fmt.Errorf("%w; save the mask with numpy as bool or uint8 in C order (numpy.ascontiguousarray)", err)
-	}
 	if err != nil {
-		return nil, err
+		return nil, flagFile("-keep", err)
 	}
 	b, err := m.Broadcast(shape)
 	if err != nil {

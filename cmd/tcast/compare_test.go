@@ -234,7 +234,7 @@ func TestVerifyCompareRefusals(t *testing.T) {
 		{[]string{irisFixture, outs[0], filepath.Join(dir, "missing.safetensors")}, 1, []string{"missing.safetensors"}},
 		{[]string{irisFixture}, 2, []string{"-compare wants ORIG and at least one CONVERTED"}},
 		{[]string{"-label", "a", irisFixture, outs[0], outs[1]}, 2, []string{"-label gives 1 name for 2 converted checkpoints"}},
-		{[]string{"-imatrix", "x.dat", irisFixture, outs[0]}, 2, []string{"-imatrix: x.dat"}},
+		{[]string{"-imatrix", "x.dat", irisFixture, outs[0]}, 2, []string{"-imatrix: imatrix: x.dat"}},
 		{[]string{"-min-sqnr", "18", irisFixture, outs[0], outs[1]}, 1, []string{"below -min-sqnr 18.00 dB", "in " + outs[0]}},
 	} {
 		code, _, stderr := tcast(append([]string{"verify", "-compare"}, c.args...)...)

@@ -460,12 +460,7 @@ func checkCriterion(criterion, actNorms string, sparse bool, file string) error 
 func wandaNorms(path string, axis int) (func(string, []int) (sparsity.Options, error), error) {
 	norms, err := npy.ReadVectorsNPZ(path)
 	if err != nil {
-		err = fmt.Errorf("-act-norms: %w", err)
-		var damaged *npy.FormatError
-		if errors.As(err, &damaged) {
-			return nil, err // the archive itself is refused: its own next step, or the generic one
-		}
-		return nil, withStep(err, "give an .npz holding one 1-D norm vector per weight, named as the weight, as numpy.savez writes it")
+		return nil, flagFile("-act-norms", err) // errors.go gives the next step
 	}
 	return func(name string, shape []int) (sparsity.Options, error) {
 		v, ok := norms[name]

@@ -58,25 +58,18 @@ func flagOf(option string) string {
 }
 
 // explainConvert returns err of package convert in the command's words:
-// an option error as a usage error naming flags, the other typed errors
-// with their next step; any other error as it is.
+// an option error as a usage error naming flags; any other error as it is
+// (nextStep, in errors.go, gives the other typed errors their next step).
 func explainConvert(err error) error {
 	var (
 		oe *convert.OptionError
 		ou *convert.OutputError
-		nc *convert.NothingCastError
 	)
 	switch {
 	case errors.As(err, &oe):
 		return usagef("%s", optionMessage(oe))
 	case errors.As(err, &ou):
 		return usagef("%s", outputMessage(ou))
-	case errors.As(err, &nc):
-		return withStep(err, "choose another -layout, -dtype or -axis, or name tensors to cast with -include")
-	case errors.Is(err, convert.ErrNoModelFile):
-		return withStep(err, "or write a generic GGUF with -gguf-generic")
-	case errors.Is(err, convert.ErrNameTooLong):
-		return withStep(err, "shorten names with -rename RE=REPL")
 	}
 	return err
 }

@@ -78,17 +78,17 @@ func TestOptionMessages(t *testing.T) {
 		warningMessage(convert.Warning{Option: "GGUF.TypeFor", Value: `"x=q4_k"`, Text: "matches no tensor"}))
 }
 
-// The other typed errors of convert get their next step; an error of no
-// such type stays as it is.
+// The other typed errors of convert get their next step (from message,
+// errors.go); an error of no such type stays as it is.
 func TestExplainConvertSteps(t *testing.T) {
 	nc := &convert.NothingCastError{Kept: []convert.KeptCount{{Why: "a scalar", Tensors: 2}}}
 	assert.Equal(t, "no tensor was cast; every tensor was kept:\n  2 × a scalar; choose another -layout, "+
-		"-dtype or -axis, or name tensors to cast with -include", explainConvert(nc).Error())
+		"-dtype or -axis, or name tensors to cast with -include", message("convert", explainConvert(nc)))
 	assert.ErrorIs(t, explainConvert(nc), convert.ErrNothingCast)
 	other := errors.New("disk full")
 	assert.Equal(t, other, explainConvert(other))
 	long := errors.Join(convert.ErrNameTooLong)
-	assert.Contains(t, explainConvert(long).Error(), "-rename RE=REPL")
+	assert.Contains(t, message("convert", explainConvert(long)), "-rename RE=REPL")
 }
 
 // Finding 3 of the new-user trial: the datatype is shown as the user asked

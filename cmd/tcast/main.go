@@ -43,10 +43,6 @@ import (
 	"os"
 	"strings"
 
-	"github.com/tensorcast-go/tensorcast/checkpoint/castdir"
-	"github.com/tensorcast-go/tensorcast/checkpoint/gguf"
-	"github.com/tensorcast-go/tensorcast/checkpoint/npy"
-	"github.com/tensorcast-go/tensorcast/checkpoint/safetensors"
 	"github.com/tensorcast-go/tensorcast/internal/atomicfile"
 	"github.com/tensorcast-go/tensorcast/internal/names"
 )
@@ -155,7 +151,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "tcast %s: %v (see tcast help %s)\n", name, err, name)
 			return 2
 		default:
-			fmt.Fprintf(stderr, "tcast %s: %v%s\n", name, err, damagedHint(err))
+			fmt.Fprintf(stderr, "tcast %s: %s\n", name, message(name, err))
 			return 1
 		}
 	}
@@ -171,69 +167,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 	printUsage(stderr)
 	return 2
 }
-
-// damagedHint says, on the message's line, what to do about an input file
-// whose content a reader refused (its error names the file and what is
-// wrong): "" for other errors, and for those that say what to do already
-// (an array that is no mask, an error carrying its own next step).
-func damagedHint(err error) string {
-	var (
-		st *safetensors.FormatError
-		gf *gguf.FormatError
-		np *npy.FormatError
-		cd *castdir.FormatError
-	)
-	switch {
-	case errors.Is(err, npy.ErrNotMask), hasNextStep(err):
-		return ""
-	case errors.As(err, &cd):
-		return "; the cast directory is damaged or was edited: write it again with tcast cast"
-	case errors.As(err, &st), errors.As(err, &gf), errors.As(err, &np):
-		return "; the file is damaged, truncated or not what its name says: download or export it again"
-	}
-	return ""
-}
-
-// nextStepper is an error that gives its own next step, such as the
-// FormatError of safetensors, gguf and npy when Fix is set, and stepError.
-type nextStepper interface{ NextStep() string }
-
-// hasNextStep reports whether an error in err's tree gives a next step of
-// its own, so that the generic one is not added.
-func hasNextStep(err error) bool {
-	for err != nil {
-		if n, ok := err.(nextStepper); ok && n.NextStep() != "" {
-			return true
-		}
-		switch u := err.(type) {
-		case interface{ Unwrap() error }:
-			err = u.Unwrap()
-		case interface{ Unwrap() []error }:
-			for _, e := range u.Unwrap() {
-				if hasNextStep(e) {
-					return true
-				}
-			}
-			return false
-		default:
-			return false
-		}
-	}
-	return false
-}
-
-// stepError is err followed by the next step to take: "ERR; STEP".
-type stepError struct {
-	err  error
-	step string
-}
-
-func (e *stepError) Error() string    { return e.err.Error() + "; " + e.step }
-func (e *stepError) Unwrap() error    { return e.err }
-func (e *stepError) NextStep() string { return e.step }
-
-// withStep returns err with the next step appended to its message.
-func withStep(err error, step string) error { return &stepError{err, step} }
 
 func printUsage(w io.Writer) {
 	fmt.Fprintln(w, "usage: tcast COMMAND [flags] [args]\n\ncommands:")

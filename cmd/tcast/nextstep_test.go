@@ -3,6 +3,8 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,35 +15,79 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/tensorcast-go/tensorcast/checkpoint/castdir"
+	"github.com/tensorcast-go/tensorcast/checkpoint/convert"
 	"github.com/tensorcast-go/tensorcast/checkpoint/gguf"
+	"github.com/tensorcast-go/tensorcast/checkpoint/imatrix"
 	"github.com/tensorcast-go/tensorcast/checkpoint/npy"
 	"github.com/tensorcast-go/tensorcast/checkpoint/safetensors"
+	"github.com/tensorcast-go/tensorcast/internal/fileerr"
 )
 
-// generic is the next step added to a refused input file's message when the
-// error gives none of its own.
+// generic is the next step added to a damaged input file's message.
 const generic = "download or export it again"
 
-// TestDamagedHintOnce: the generic next step is added only to an error that
-// gives no specific one; an error's own step is never followed by a second.
-func TestDamagedHintOnce(t *testing.T) {
+// TestNextStep: each typed error gets its one next step, by its kind and
+// reader, through wrapping; an error that says what to do already, or
+// that no step fits, gets none.
+func TestNextStep(t *testing.T) {
+	notMask := &npy.FormatError{Format: "npy", Path: "m.npy", Reason: "header", Err: fmt.Errorf("x: %w", npy.ErrNotMask)}
 	for _, tc := range []struct {
 		name string
+		cmd  string
 		err  error
-		want bool // the generic step is added
+		want string // the step; "" for none
 	}{
-		{"safetensors", &safetensors.FormatError{Path: "a", Offset: 0, Reason: "bad"}, true},
-		{"gguf", &gguf.FormatError{Path: "a", Reason: "bad"}, true},
-		{"npy wrapped", fmt.Errorf("x: %w", &npy.FormatError{Path: "a", Reason: "bad"}), true},
-		{"safetensors own step", fmt.Errorf("x: %w", &safetensors.FormatError{Path: "a", Reason: "bad", Fix: "copy it"}), false},
-		{"gguf own step", &gguf.FormatError{Path: "a", Reason: "bad", Fix: "do this"}, false},
-		{"npy own step", &npy.FormatError{Path: "a", Reason: "bad", Fix: "recreate it with numpy.savez"}, false},
-		{"withStep", withStep(&npy.FormatError{Path: "a", Reason: "bad"}, "do that"), false},
-		{"joined", errors.Join(errors.New("a"), &gguf.FormatError{Reason: "bad", Fix: "do this"}), false},
-		{"other", errors.New("plain"), false},
+		{"safetensors damaged", "inspect", &safetensors.FormatError{Format: "safetensors", Path: "a", Reason: "bad"},
+			"the file is damaged or not what its name says: " + generic},
+		{"gguf truncated", "convert", fmt.Errorf("x: %w", &gguf.FormatError{Format: "gguf", Path: "a", Reason: "r",
+			Err: io.ErrUnexpectedEOF, Kind: fileerr.Truncated}), "the file is truncated: " + generic},
+		{"gguf unsupported", "inspect", &gguf.FormatError{Format: "gguf", Reason: "r", Kind: fileerr.Unsupported},
+			"tcast reads little-endian GGUF version 3: convert the file with a current llama.cpp"},
+		{"npy unsupported", "cast", &npy.FormatError{Format: "npy", Reason: "r", Kind: fileerr.Unsupported},
+			"save the array again with numpy.save, as a bool, integer or float array"},
+		{"other unsupported", "x", &fileerr.FormatError{Format: "imatrix", Kind: fileerr.Unsupported},
+			"tcast does not read this variant of the format (docs/FORMAT.md)"},
+		{"npz too large", "convert", fmt.Errorf("-act-norms: %w", &npy.FormatError{Format: "npz", Kind: fileerr.TooLarge}),
+			"the archive is damaged; recreate it with numpy.savez"},
+		{"safetensors too large", "inspect", &safetensors.FormatError{Format: "safetensors", Kind: fileerr.TooLarge},
+			"the file is damaged or hostile; split a real checkpoint of that many tensors into shards"},
+		{"gguf too large", "inspect", &gguf.FormatError{Format: "gguf", Kind: fileerr.TooLarge},
+			"the file is damaged or hostile: it claims more than tcast reads (docs/FORMAT.md, Limits on input files)"},
+		{"missing shard", "verify", &safetensors.FormatError{Format: "safetensors", Path: filepath.Join("d", "i.json"),
+			Kind: fileerr.MissingFile, Err: &fs.PathError{Op: "stat", Path: "d/s", Err: fs.ErrNotExist}},
+			"download every shard the index lists into d"},
+		{"linked shard", "inspect", &safetensors.FormatError{Format: "safetensors", Kind: fileerr.LinkOutside},
+			"copy the file into that directory instead of linking it"},
+		{"cast directory", "decompress", &castdir.FormatError{Format: "castdir", Path: "c/info.json", Kind: fileerr.Truncated},
+			"the cast directory is damaged or was edited: write it again with tcast cast"},
+		{"not the format, a command of no input", "x", &gguf.FormatError{Format: "gguf", Kind: fileerr.NotFormat},
+			"if it is one, it is damaged: " + generic},
+		{"a file that cannot be read", "verify", &imatrix.FormatError{Format: "imatrix", Path: "x.dat", Reason: "cannot open",
+			Err: &fs.PathError{Op: "open", Path: "x.dat", Err: fs.ErrNotExist}}, ""},
+		{"not a mask, in cast", "cast", notMask, "save the mask with numpy as bool or uint8 in C order (numpy.ascontiguousarray)"},
+		{"not a mask, elsewhere", "inspect", notMask, ""},
+		{"not a vector, convert", "convert", flagFile("-act-norms", fmt.Errorf("n.npz: w: %w", npy.ErrNotVector)),
+			"give an .npz holding one 1-D norm vector per weight, named as the weight, as numpy.savez writes it"},
+		{"not a vector, cast", "cast", flagFile("-act-norms", fmt.Errorf("x: %w", npy.ErrNotVector)),
+			"give one norm per index along the scaled axis"},
+		{"not an imatrix", "convert", &imatrix.NotImatrixError{Path: "x", Err: &fileerr.FormatError{Kind: fileerr.NotFormat}}, ""},
+		{"joined", "inspect", errors.Join(errors.New("a"), &safetensors.FormatError{Kind: fileerr.MissingFile, Path: "i.json"}),
+			"download every shard the index lists into ."},
+		{"nothing cast", "convert", &convert.NothingCastError{},
+			"choose another -layout, -dtype or -axis, or name tensors to cast with -include"},
+		{"no model file", "convert", fmt.Errorf("m: %w", convert.ErrNoModelFile), "or write a generic GGUF with -gguf-generic"},
+		{"name too long", "convert", fmt.Errorf("m: %w", convert.ErrNameTooLong), "shorten names with -rename RE=REPL"},
+		{"other", "inspect", errors.New("plain"), ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			assert.Equal(t, tc.want, strings.Contains(damagedHint(tc.err), generic), tc.err)
+			assert.Equal(t, tc.want, nextStep(tc.cmd, tc.err), tc.err)
+			msg := message(tc.cmd, tc.err)
+			if tc.want == "" {
+				assert.Equal(t, tc.err.Error(), msg)
+			} else {
+				assert.Equal(t, tc.err.Error()+"; "+tc.want, msg)
+			}
 		})
 	}
 }
@@ -206,4 +252,70 @@ func TestHelpMessages(t *testing.T) {
 	code, stdout, stderr = tcast("bench", "-size", "l2", "-kernels", "MemRead", "-rounds", "1")
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, stdout, "median of 1 round\n")
+}
+
+// TestWrongKindMessages (new-user finding 5): a file of the wrong kind is
+// said to be what it is, with what the command (or flag) takes and what
+// to use instead; it is not called damaged. A file whose kind cannot be
+// told keeps the reader's message, with what the command takes.
+func TestWrongKindMessages(t *testing.T) {
+	dir := t.TempDir()
+	put := func(name string, b []byte) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, b, 0o644))
+		return p
+	}
+	iris, err := os.ReadFile(irisFixture)
+	require.NoError(t, err)
+	arr, err := os.ReadFile("../../testdata/conv2d_2.f32.npy")
+	require.NoError(t, err)
+	model := put("model.safetensors", iris)
+	npyFile := put("x.npy", arr)
+	gguf := put("some.gguf", arr) // an .npy array under a GGUF name
+	config := put("config.json", []byte(`{"architectures": ["LlamaForCausalLM"], "model_type": "llama"}`))
+	ck := filepath.Dir(put("ck/model.safetensors", iris))
+	text := put("notes.txt", []byte("this is no file of any format\n"))
+	cast := filepath.Join(dir, "c")
+	code, _, stderr := tcast("cast", npyFile, "-dtype", "mxfp4", "-o", cast)
+	require.Equal(t, 0, code, stderr)
+	out := filepath.Join(dir, "out")
+	wanda := []string{"-dtype", "mxfp4", "-sparsity", "2:4", "-sparsity-criterion", "wanda", "-o", out}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"cast", model, "-dtype", "mxfp4", "-o", out},
+			model + " is a safetensors checkpoint, not an .npy array; tcast cast takes one .npy array: use tcast convert for checkpoints"},
+		{[]string{"cast", ck, "-dtype", "mxfp4", "-o", out},
+			ck + " is a checkpoint directory, not a regular file; tcast cast takes one .npy array: use tcast convert for checkpoints"},
+		{[]string{"convert", config, "-dtype", "mxfp4", "-o", out},
+			config + " is a model configuration, not a checkpoint; tcast convert takes a checkpoint: " +
+				"give the directory that holds the checkpoint, or its .safetensors file or index"},
+		{[]string{"convert", cast, "-dtype", "mxfp4", "-o", out},
+			cast + " is a cast directory (written by tcast cast), not a checkpoint; tcast convert takes a checkpoint: " +
+				"tcast inspect, verify and decompress read cast directories"},
+		{[]string{"inspect", npyFile},
+			npyFile + " is a NumPy .npy array, not a checkpoint; tcast inspect takes a checkpoint or a cast directory: cast arrays with tcast cast"},
+		{[]string{"decompress", gguf, "-o", filepath.Join(dir, "d.safetensors")},
+			gguf + " is a NumPy .npy array, not a checkpoint; tcast decompress takes a cast directory or a checkpoint: cast arrays with tcast cast"},
+		{[]string{"verify", model, npyFile},
+			npyFile + " is a NumPy .npy array, not a checkpoint; tcast verify takes checkpoints or cast directories: cast arrays with tcast cast"},
+		{append([]string{"convert", model, "-act-norms", npyFile}, wanda...),
+			npyFile + " is a NumPy .npy array, not an .npz archive; -act-norms takes an .npz of 1-D norm vectors, one per weight (numpy.savez)"},
+		{[]string{"cast", text, "-dtype", "mxfp4", "-o", out},
+			"npy: " + text + ": offset 0: bad magic (not an .npy file); tcast cast takes one .npy array; if it is one, it is damaged: " + generic},
+		{[]string{"inspect", text}, "load: " + text + ": not a checkpoint: neither a safetensors file (its first 8 bytes are no header " +
+			"length that fits the file) nor a GGUF file; tcast inspect takes a checkpoint or a cast directory; if it is one, it is damaged: " + generic},
+	} {
+		t.Run(tc.args[0]+" "+filepath.Base(tc.args[1]), func(t *testing.T) {
+			code, _, stderr := tcast(tc.args...)
+			assert.Equal(t, 1, code, stderr)
+			assert.Equal(t, "tcast "+tc.args[0]+": "+tc.want+"\n", stderr)
+			if !strings.HasSuffix(tc.want, generic) {
+				assert.NotContains(t, stderr, "damaged", "of another kind, not damaged")
+			}
+		})
+	}
+	assert.NoFileExists(t, out)
 }

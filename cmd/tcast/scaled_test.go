@@ -364,7 +364,7 @@ func TestDecompressBadInput(t *testing.T) {
 		{"bad scale mode", mx, func(t *testing.T, d string) { editInfo(t, d, func(i map[string]any) { i["scale_mode"] = "up" }) }, "info.json"},
 		{"missing part", mx, func(t *testing.T, d string) {
 			editInfo(t, d, func(i map[string]any) { i["parts"] = i["parts"].([]any)[:1] })
-		}, "info.json: mxfp4e2 tensor [4 64]: missing scale part"},
+		}, "info.json: tcast: mxfp4e2 tensor [4 64]: missing scale part"},
 		{"wrong part format", mx, part("scale", "format", "float16"), "info.json: part \"scale\""},
 		{"wrong part bits", mx6, part("meta", "bits", 2), "info.json"},
 		{"foreign file name", mx, part("scale", "file", "../x.npy"), "info.json"},

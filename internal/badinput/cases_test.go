@@ -223,6 +223,8 @@ func indexCases() []badCase {
 	add("not-json", "model weights here", nil)
 	add("array", `[]`, nil)
 	add("weight-map-missing", `{"metadata":{}}`, nil, "weight_map")
+	// A model's config.json where the index should be: another kind of file.
+	add("is-config", `{"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 8}`, nil, "weight_map")
 	add("weight-map-array", `{"weight_map":["a"]}`, nil, "weight_map")
 	add("weight-map-number-value", `{"weight_map":{"a":1}}`, nil, `"a"`)
 	add("weight-map-null-value", `{"weight_map":{"a":null}}`, nil, `"a"`)
@@ -444,6 +446,8 @@ func ggufCases() []badCase {
 	}
 	// Header.
 	add("magic-bad", ggufSpec{magic: "GGUG"}, "magic")
+	// A safetensors file under a GGUF name: another kind of file.
+	cs = append(cs, badCase{path: "gguf/is-safetensors.gguf", data: stValid(), want: []string{"magic"}})
 	add("magic-lowercase", ggufSpec{magic: "gguf"}, "magic")
 	add("version-1", ggufSpec{version: 1}, "version")
 	add("version-2", ggufSpec{version: 2}, "version")
@@ -603,6 +607,9 @@ func npyCases() []badCase {
 		return "{'descr': " + descr + ", 'fortran_order': " + fortran + ", 'shape': " + shape + ", }"
 	}
 	add("magic-bad", append([]byte("\x93NUMPZ\x01\x00"), valid[8:]...), "magic")
+	// An .npz archive and a safetensors file under an .npy name.
+	add("is-npz", zipFile(zipMember{name: "w.npy", data: valid}), "magic")
+	add("is-safetensors", stValid(), "magic")
 	add("version-0-0", append([]byte("\x93NUMPY\x00\x00"), valid[8:]...), "version")
 	add("version-4-0", append([]byte("\x93NUMPY\x04\x00"), valid[8:]...), "version")
 	add("version-1-1", append([]byte("\x93NUMPY\x01\x01"), valid[8:]...), "version")

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -29,6 +30,7 @@ import (
 	"github.com/tensorcast-go/tensorcast/checkpoint/npy"
 	"github.com/tensorcast-go/tensorcast/checkpoint/safetensors"
 	"github.com/tensorcast-go/tensorcast/dtype"
+	"github.com/tensorcast-go/tensorcast/internal/fileerr"
 	"github.com/tensorcast-go/tensorcast/rotate"
 	"github.com/tensorcast-go/tensorcast/scale"
 	"github.com/tensorcast-go/tensorcast/sparsity"
@@ -108,6 +110,84 @@ var grammarCheck = map[string]struct {
 	"format":     {func(s string) error { _, err := layout.Get(s); return err }, "layout.UnknownError"},
 	"rotate":     {func(s string) error { _, err := rotate.Parse(s); return err }, "rotate.ErrSyntax"},
 	"scale-mode": {func(s string) error { _, err := scale.ParseMode(s); return err }, "scale.ErrMode"},
+}
+
+// kinds are the problem kinds (FormatError.Kind, matched by errors.Is)
+// of the cases whose kind is not Invalid, by path: the tcast command gives
+// its next step by it (a file of another format is not called damaged).
+// Every case under a truncated/ directory (a valid file cut short) is
+// ErrTruncated; the others are ErrInvalid, or ErrTruncated when a length
+// or offset in the file points past its end (the hostile and the cut
+// file cannot be told apart).
+var kinds = map[string]error{
+	"safetensors/hdrlen-2p63.safetensors":       fileerr.ErrNotFormat,
+	"safetensors/hdrlen-max-int64.safetensors":  fileerr.ErrNotFormat,
+	"safetensors/hdrlen-max-uint64.safetensors": fileerr.ErrNotFormat,
+	"safetensors/hdrlen-over-limit.safetensors": fileerr.ErrNotFormat,
+	"safetensors/hdrlen-zero.safetensors":       fileerr.ErrNotFormat,
+	"safetensors/hdr-array.safetensors":         fileerr.ErrNotFormat,
+	"safetensors/hdr-not-json.safetensors":      fileerr.ErrNotFormat,
+	"safetensors/hdrlen-past-eof.safetensors":   fileerr.ErrTruncated,
+	"safetensors/offsets-past-eof.safetensors":  fileerr.ErrTruncated,
+	"index/not-json":                            fileerr.ErrNotFormat,
+	"index/array":                               fileerr.ErrNotFormat,
+	"index/weight-map-missing":                  fileerr.ErrNotFormat,
+	"index/is-config":                           fileerr.ErrNotFormat,
+	"gguf/is-safetensors.gguf":                  fileerr.ErrNotFormat,
+	"npy/is-npz.npy":                            fileerr.ErrNotFormat,
+	"npy/is-safetensors.npy":                    fileerr.ErrNotFormat,
+	"index/shard-missing":                       fileerr.ErrMissingFile,
+	"gguf/magic-bad.gguf":                       fileerr.ErrNotFormat,
+	"gguf/magic-lowercase.gguf":                 fileerr.ErrNotFormat,
+	"gguf/version-1.gguf":                       fileerr.ErrUnsupported,
+	"gguf/version-2.gguf":                       fileerr.ErrUnsupported,
+	"gguf/version-4.gguf":                       fileerr.ErrUnsupported,
+	"gguf/version-big-endian.gguf":              fileerr.ErrUnsupported,
+	"gguf/version-max.gguf":                     fileerr.ErrUnsupported,
+	"gguf/tensor-type-4-removed.gguf":           fileerr.ErrUnsupported,
+	"gguf/tensor-type-99.gguf":                  fileerr.ErrUnsupported,
+	"gguf/tensor-type-max.gguf":                 fileerr.ErrUnsupported,
+	"npy/magic-bad.npy":                         fileerr.ErrNotFormat,
+	"npy/version-0-0.npy":                       fileerr.ErrUnsupported,
+	"npy/version-1-1.npy":                       fileerr.ErrUnsupported,
+	"npy/version-4-0.npy":                       fileerr.ErrUnsupported,
+	"npy/descr-object.npy":                      fileerr.ErrUnsupported,
+	"npy/descr-structured.npy":                  fileerr.ErrUnsupported,
+	"npy/descr-string-size-2p62.npy":            fileerr.ErrUnsupported,
+	"npy/hdrlen-v2-max.npy":                     fileerr.ErrTooLarge,
+	"npy/hdrlen-v3-2p31.npy":                    fileerr.ErrTooLarge,
+	"npz/not-zip.npz":                           fileerr.ErrNotFormat,
+	"npz/npy-not-npz.npz":                       fileerr.ErrNotFormat,
+	"npz/member-claims-4g-deflate.npz":          fileerr.ErrTooLarge,
+	"npz/member-claims-4g-stored.npz":           fileerr.ErrTooLarge,
+	"npz/member-csize-past-eof.npz":             fileerr.ErrTooLarge,
+	"npz/member-zip64-claims-2p63.npz":          fileerr.ErrTooLarge,
+	"npz/member-zip64-claims-max-uint64.npz":    fileerr.ErrTooLarge,
+	"npz/member-zip64-compressed-2p63.npz":      fileerr.ErrTooLarge,
+}
+
+// requireKind checks the kind of a file case's error: the one kinds
+// names, ErrTruncated under a truncated directory, or else ErrInvalid;
+// none for the cases of a reader of no FormatError kind (config files)
+// and the importance matrices that are none at all.
+func requireKind(t *testing.T, c badCase, err error) {
+	t.Helper()
+	var fe *fileerr.FormatError
+	if !errors.As(err, &fe) || c.reader() == "config" || errors.Is(err, imatrix.ErrNotFormat) {
+		return
+	}
+	want, ok := kinds[c.path]
+	switch {
+	case ok:
+	case strings.Contains(c.path, "/truncated/"):
+		want = fileerr.ErrTruncated
+	case fe.Kind == fileerr.Truncated:
+		require.ErrorIs(t, err, io.ErrUnexpectedEOF, "%s: truncated: the cause says so", c.path)
+		return
+	default:
+		want = fileerr.ErrInvalid
+	}
+	require.ErrorIs(t, err, want, "%s: kind %v", c.path, fe.Kind)
 }
 
 // entry feeds a file case to its reader's entry point, as tcast inspect,
@@ -265,6 +345,13 @@ func TestBadCorpus(t *testing.T) {
 		writeCorpus(t, cases)
 	}
 	checkCorpus(t, cases)
+	paths := map[string]bool{}
+	for _, c := range cases {
+		paths[c.path] = true
+	}
+	for p := range kinds {
+		require.True(t, paths[p], "kinds names no case %s", p)
+	}
 
 	counts := map[string]int{}
 	worst := outcome{}
@@ -291,6 +378,7 @@ func TestBadCorpus(t *testing.T) {
 			}
 			o, ok := guarded(func() error { return entry(c, p) })
 			requireRefused(t, o, ok, check, append([]string{name}, c.want...))
+			requireKind(t, c, o.err)
 			worst = heavier(worst, o)
 			// The checkpoint loader behind tcast inspect, convert and verify
 			// refuses the checkpoint files too, naming the file.
