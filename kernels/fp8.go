@@ -25,6 +25,31 @@ type FP8Tiles struct {
 	// row and column are the smaller remainder. 0 means 1 row and the whole
 	// row.
 	TileRows, TileCols int
+	// Rows, when not 0, makes the elements a stack of matrices of Rows
+	// rows each, tiled one by one (no tile crosses two matrices), their
+	// scales one matrix after the other. It is read by the E4M3 entry of
+	// the codec table (LookupScaled); the kernels below take one matrix.
+	Rows int
+}
+
+// forMatrices calls fn for each matrix of the stack of n elements that t
+// describes (all of them when t.Rows is 0): its element range, the byte
+// range of its scales (up to scales bytes) and its tiles.
+func (t FP8Tiles) forMatrices(n, scales int, fn func(lo, hi, s0, s1 int, m FP8Tiles)) {
+	m := t
+	m.Rows = 0
+	if t.Rows == 0 {
+		fn(0, n, 0, scales, m)
+		return
+	}
+	per := t.Rows * t.Cols
+	if t.Rows < 0 || t.Cols <= 0 || n%per != 0 {
+		panic(fmt.Sprintf("kernels: E4M3: %d elements in matrices of %d rows of %d", n, t.Rows, t.Cols))
+	}
+	_, _, _, _, _, tiles := m.geometry("E4M3", per)
+	for k := range n / per {
+		fn(k*per, (k+1)*per, 4*k*tiles, 4*(k+1)*tiles, m)
+	}
 }
 
 // geometry returns the rows, columns and tile extents of t for n elements,

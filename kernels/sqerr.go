@@ -18,11 +18,15 @@ import "math"
 // so the sums, and the candidate a search picks, are the same.
 
 // SqErrBlock is one candidate of a scale search: v/Div (v·Mul when Div is
-// 0) is encoded and each element decodes as element × DMul.
+// 0) is encoded and each element decodes as element × DMul. When Dec is
+// not nil it holds the decoded elements (before DMul) of a candidate
+// encoded elsewhere, and the error is that of V against float32(Dec_i·DMul),
+// summed in the same order.
 type SqErrBlock struct {
 	V        []float32
 	W        []float32 // weights, or nil for 1
 	Keep     []bool    // kept elements, or nil for all
+	Dec      []float32 // decoded elements, or nil to encode V
 	Mul, Div float32
 	DMul     float32
 	IntScale float32 // integers: 2^FracBits, the code of a value q is RNE(q·IntScale)
@@ -62,6 +66,9 @@ func RoundInt(q, scale, step, lo, hi float32) float32 {
 
 // SqErrE2M1 is the candidate error of E2M1 elements (MXFP4, NVFP4).
 func SqErrE2M1(b *SqErrBlock) float64 {
+	if b.Dec != nil {
+		return sqErrDecoded(b)
+	}
 	var sum float64
 	if b.Keep == nil && b.W == nil {
 		dm := b.DMul
@@ -103,6 +110,9 @@ func SqErrE2M1(b *SqErrBlock) float64 {
 // element i into lane i mod 16 and the lanes reduced by a fixed tree (see
 // SearchMXFP8), which the fused search kernels follow.
 func SqErrE4M3FN(b *SqErrBlock) float64 {
+	if b.Dec != nil {
+		return SqErrE4M3FNDecoded(b.V, b.Dec, b.DMul, b.Keep, b.W)
+	}
 	var acc [sqErrLanes]float64
 	if b.Keep == nil && b.W == nil {
 		dm := b.DMul
@@ -141,6 +151,9 @@ func SqErrE4M3FN(b *SqErrBlock) float64 {
 // SqErrInt is the candidate error of integer elements (MXINT8, integer
 // groups) described by b's Int fields.
 func SqErrInt(b *SqErrBlock) float64 {
+	if b.Dec != nil {
+		return sqErrDecoded(b)
+	}
 	var sum float64
 	s, st, lo, hi := b.IntScale, b.IntStep, b.IntLo, b.IntHi
 	if b.Keep == nil && b.W == nil {
@@ -173,6 +186,19 @@ func SqErrInt(b *SqErrBlock) float64 {
 			continue
 		}
 		sum += errTerm(b, i, x, float32(RoundInt(float32(x*b.Mul), s, st, lo, hi)*b.DMul))
+	}
+	return sum
+}
+
+// sqErrDecoded is the error of b.V against its given decoded elements
+// b.Dec, summed in index order.
+func sqErrDecoded(b *SqErrBlock) float64 {
+	var sum float64
+	for i, x := range b.V {
+		if b.Keep != nil && !b.Keep[i] {
+			continue
+		}
+		sum += errTerm(b, i, x, float32(b.Dec[i]*b.DMul))
 	}
 	return sum
 }
