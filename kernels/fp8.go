@@ -42,6 +42,9 @@ func (t FP8Tiles) forMatrices(n, scales int, fn func(lo, hi, s0, s1 int, m FP8Ti
 		fn(0, n, 0, scales, m)
 		return
 	}
+	if n == 0 {
+		return
+	}
 	per := t.Rows * t.Cols
 	if t.Rows < 0 || t.Cols <= 0 || n%per != 0 {
 		panic(fmt.Sprintf("kernels: E4M3: %d elements in matrices of %d rows of %d", n, t.Rows, t.Cols))
