@@ -293,7 +293,7 @@ func floatBits(f []float32) []uint32 {
 // TestMX4NoAllocs checks that the E2M1 kernels allocate nothing, on every
 // tier and with non-temporal stores.
 func TestMX4NoAllocs(t *testing.T) {
-	src := BenchInput(4096)
+	src := weightsInput(4096)
 	codes, scales, nscales := make([]byte, 2048), make([]byte, 128), make([]byte, 256)
 	g, dst := make([]byte, 128*MXFP4GGUFBlockBytes), make([]float32, 4096)
 	forEachTier(t, func(t *testing.T) {
