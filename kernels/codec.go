@@ -121,109 +121,109 @@ func LookupScaled(name string) (ScaledCodec, bool) {
 
 // blockCodecs lists the block formats in ggml's type order.
 var blockCodecs = [...]BlockCodec{
-	{Name: "Q4_0", BlockLen: GGMLBlock, BlockBytes: Q4_0BlockBytes, Weighted: true,
-		Quantize: quantizeQ4_0Any, Dequantize: DequantizeQ4_0, Split: splitQ4_0, Join: joinQ4_0},
-	{Name: "Q4_1", BlockLen: GGMLBlock, BlockBytes: Q4_1BlockBytes, Weighted: true,
-		Quantize: QuantizeQ4_1, Dequantize: DequantizeQ4_1},
-	{Name: "Q5_0", BlockLen: GGMLBlock, BlockBytes: Q5_0BlockBytes, Weighted: true,
-		Quantize: QuantizeQ5_0, Dequantize: DequantizeQ5_0},
-	{Name: "Q5_1", BlockLen: GGMLBlock, BlockBytes: Q5_1BlockBytes, Weighted: true,
-		Quantize: QuantizeQ5_1, Dequantize: DequantizeQ5_1},
-	{Name: "Q8_0", BlockLen: GGMLBlock, BlockBytes: Q8_0BlockBytes,
-		Quantize:   func(dst []byte, src, _ []float32) { QuantizeQ8_0(dst, src) },
-		Dequantize: DequantizeQ8_0, Split: splitQ8_0, Join: joinQ8_0},
-	{Name: "Q2_K", BlockLen: QKK, BlockBytes: Q2_KBlockBytes, Weighted: true,
-		Quantize: QuantizeQ2_K, Dequantize: DequantizeQ2_K},
-	{Name: "Q3_K", BlockLen: QKK, BlockBytes: Q3_KBlockBytes, Weighted: true,
-		Quantize: QuantizeQ3_K, Dequantize: DequantizeQ3_K},
-	{Name: "Q4_K", BlockLen: QKK, BlockBytes: Q4_KBlockBytes, Weighted: true,
-		Quantize: QuantizeQ4_K, Dequantize: DequantizeQ4_K},
-	{Name: "Q5_K", BlockLen: QKK, BlockBytes: Q5_KBlockBytes, Weighted: true,
-		Quantize: QuantizeQ5_K, Dequantize: DequantizeQ5_K},
-	{Name: "Q6_K", BlockLen: QKK, BlockBytes: Q6_KBlockBytes, Weighted: true,
-		Quantize: QuantizeQ6_K, Dequantize: DequantizeQ6_K},
-	{Name: "Q8_K", BlockLen: QKK, BlockBytes: Q8_KBlockBytes, Weighted: true,
-		Quantize: QuantizeQ8_K, Dequantize: DequantizeQ8_K},
-	{Name: "IQ4_NL", BlockLen: GGMLBlock, BlockBytes: IQ4NLBlockBytes, Weighted: true,
-		Quantize: QuantizeIQ4NL, Dequantize: DequantizeIQ4NL},
-	{Name: "IQ4_XS", BlockLen: QKK, BlockBytes: IQ4_XSBlockBytes, Weighted: true,
-		Quantize: QuantizeIQ4XS, Dequantize: DequantizeIQ4XS},
-	{Name: "MXFP4", BlockLen: MXBlock, BlockBytes: MXFP4GGUFBlockBytes,
-		Quantize:   func(dst []byte, src, _ []float32) { QuantizeMXFP4GGUF(dst, src) },
-		Dequantize: DequantizeMXFP4GGUF, Split: splitMXFP4GGUF, Join: joinMXFP4GGUF},
+	{Name: "Q4_0", BlockLen: ggmlBlock, BlockBytes: q4_0BlockBytes, Weighted: true,
+		Quantize: quantizeQ4_0Any, Dequantize: dequantizeQ4_0, Split: splitQ4_0, Join: joinQ4_0},
+	{Name: "Q4_1", BlockLen: ggmlBlock, BlockBytes: q4_1BlockBytes, Weighted: true,
+		Quantize: quantizeQ4_1, Dequantize: dequantizeQ4_1},
+	{Name: "Q5_0", BlockLen: ggmlBlock, BlockBytes: q5_0BlockBytes, Weighted: true,
+		Quantize: quantizeQ5_0, Dequantize: dequantizeQ5_0},
+	{Name: "Q5_1", BlockLen: ggmlBlock, BlockBytes: q5_1BlockBytes, Weighted: true,
+		Quantize: quantizeQ5_1, Dequantize: dequantizeQ5_1},
+	{Name: "Q8_0", BlockLen: ggmlBlock, BlockBytes: q8_0BlockBytes,
+		Quantize:   func(dst []byte, src, _ []float32) { quantizeQ8_0(dst, src) },
+		Dequantize: dequantizeQ8_0, Split: splitQ8_0, Join: joinQ8_0},
+	{Name: "Q2_K", BlockLen: qkk, BlockBytes: q2_KBlockBytes, Weighted: true,
+		Quantize: quantizeQ2_K, Dequantize: dequantizeQ2_K},
+	{Name: "Q3_K", BlockLen: qkk, BlockBytes: q3_KBlockBytes, Weighted: true,
+		Quantize: quantizeQ3_K, Dequantize: dequantizeQ3_K},
+	{Name: "Q4_K", BlockLen: qkk, BlockBytes: q4_KBlockBytes, Weighted: true,
+		Quantize: quantizeQ4_K, Dequantize: dequantizeQ4_K},
+	{Name: "Q5_K", BlockLen: qkk, BlockBytes: q5_KBlockBytes, Weighted: true,
+		Quantize: quantizeQ5_K, Dequantize: dequantizeQ5_K},
+	{Name: "Q6_K", BlockLen: qkk, BlockBytes: q6_KBlockBytes, Weighted: true,
+		Quantize: quantizeQ6_K, Dequantize: dequantizeQ6_K},
+	{Name: "Q8_K", BlockLen: qkk, BlockBytes: q8_KBlockBytes, Weighted: true,
+		Quantize: quantizeQ8_K, Dequantize: dequantizeQ8_K},
+	{Name: "IQ4_NL", BlockLen: ggmlBlock, BlockBytes: iq4nlBlockBytes, Weighted: true,
+		Quantize: quantizeIQ4NL, Dequantize: dequantizeIQ4NL},
+	{Name: "IQ4_XS", BlockLen: qkk, BlockBytes: iq4xsBlockBytes, Weighted: true,
+		Quantize: quantizeIQ4XS, Dequantize: dequantizeIQ4XS},
+	{Name: "MXFP4", BlockLen: mxBlock, BlockBytes: mxfp4GGUFBlockBytes,
+		Quantize:   func(dst []byte, src, _ []float32) { quantizeMXFP4GGUF(dst, src) },
+		Dequantize: dequantizeMXFP4GGUF, Split: splitMXFP4GGUF, Join: joinMXFP4GGUF},
 	{Name: "NVFP4", BlockLen: nvfp4GGUFBlock, BlockBytes: nvfp4GGUFBlockBytes,
 		Dequantize: dequantizeNVFP4GGUF, Split: splitNVFP4GGUF, Join: joinNVFP4GGUF},
 }
 
 // quantizeQ4_0Any is Q4_0's quantizer as llama-quantize chooses it: ggml's
-// rule (QuantizeQ4_0) without an importance vector, the weighted search
-// (QuantizeQ4_0Weighted) with one.
+// rule (quantizeQ4_0) without an importance vector, the weighted search
+// (quantizeQ4_0Weighted) with one.
 func quantizeQ4_0Any(dst []byte, src, imp []float32) {
 	if imp == nil {
-		QuantizeQ4_0(dst, src)
+		quantizeQ4_0(dst, src)
 		return
 	}
-	QuantizeQ4_0Weighted(dst, src, imp)
+	quantizeQ4_0Weighted(dst, src, imp)
 }
 
 // scaledCodecs lists the scaled formats.
 var scaledCodecs = [...]ScaledCodec{
-	{Name: "MXFP4", Block: MXBlock, Bits: 4,
-		Quantize:   func(p Planes, src []float32) { QuantizeMXFP4(p.Codes, p.Scales, src) },
-		Dequantize: func(dst []float32, p Planes) { DequantizeMXFP4(dst, p.Codes, p.Scales) },
-		Search:     func(p Planes, src []float32) { SearchMXFP4(p.Codes, p.Scales, src) },
-		SqErr:      SqErrE2M1},
-	{Name: "MXFP6E2M3", Block: MXBlock, Bits: 6,
-		Quantize:   func(p Planes, src []float32) { QuantizeMXFP6E2M3(p.Codes, p.Scales, src) },
-		Dequantize: func(dst []float32, p Planes) { DequantizeMXFP6E2M3(dst, p.Codes, p.Scales) }},
-	{Name: "MXFP6E3M2", Block: MXBlock, Bits: 6,
-		Quantize:   func(p Planes, src []float32) { QuantizeMXFP6E3M2(p.Codes, p.Scales, src) },
-		Dequantize: func(dst []float32, p Planes) { DequantizeMXFP6E3M2(dst, p.Codes, p.Scales) }},
-	{Name: "MXFP8", Block: MXBlock, Bits: 8,
-		Quantize:   func(p Planes, src []float32) { QuantizeMXFP8(p.Codes, p.Scales, src) },
-		Dequantize: func(dst []float32, p Planes) { DequantizeMXFP8(dst, p.Codes, p.Scales) },
-		Search:     func(p Planes, src []float32) { SearchMXFP8(p.Codes, p.Scales, src) },
-		SqErr:      SqErrE4M3FN},
-	{Name: "MXFP8E5M2", Block: MXBlock, Bits: 8,
-		Quantize:   func(p Planes, src []float32) { QuantizeMXFP8E5M2(p.Codes, p.Scales, src) },
-		Dequantize: func(dst []float32, p Planes) { DequantizeMXFP8E5M2(dst, p.Codes, p.Scales) }},
-	{Name: "MXINT8", Block: MXBlock, Bits: 8,
-		Quantize:   func(p Planes, src []float32) { QuantizeMXINT8(p.Codes, p.Scales, src) },
-		Dequantize: func(dst []float32, p Planes) { DequantizeMXINT8(dst, p.Codes, p.Scales) }},
-	{Name: "NVFP4", Block: NVFP4Block, Bits: 4,
-		Quantize: func(p Planes, src []float32) { QuantizeNVFP4(p.Codes, p.Scales, src, p.TensorScale) },
+	{Name: "MXFP4", Block: mxBlock, Bits: 4,
+		Quantize:   func(p Planes, src []float32) { quantizeMXFP4(p.Codes, p.Scales, src) },
+		Dequantize: func(dst []float32, p Planes) { dequantizeMXFP4(dst, p.Codes, p.Scales) },
+		Search:     func(p Planes, src []float32) { searchMXFP4(p.Codes, p.Scales, src) },
+		SqErr:      sqErrE2M1},
+	{Name: "MXFP6E2M3", Block: mxBlock, Bits: 6,
+		Quantize:   func(p Planes, src []float32) { quantizeMXFP6E2M3(p.Codes, p.Scales, src) },
+		Dequantize: func(dst []float32, p Planes) { dequantizeMXFP6E2M3(dst, p.Codes, p.Scales) }},
+	{Name: "MXFP6E3M2", Block: mxBlock, Bits: 6,
+		Quantize:   func(p Planes, src []float32) { quantizeMXFP6E3M2(p.Codes, p.Scales, src) },
+		Dequantize: func(dst []float32, p Planes) { dequantizeMXFP6E3M2(dst, p.Codes, p.Scales) }},
+	{Name: "MXFP8", Block: mxBlock, Bits: 8,
+		Quantize:   func(p Planes, src []float32) { quantizeMXFP8(p.Codes, p.Scales, src) },
+		Dequantize: func(dst []float32, p Planes) { dequantizeMXFP8(dst, p.Codes, p.Scales) },
+		Search:     func(p Planes, src []float32) { searchMXFP8(p.Codes, p.Scales, src) },
+		SqErr:      sqErrE4M3FN},
+	{Name: "MXFP8E5M2", Block: mxBlock, Bits: 8,
+		Quantize:   func(p Planes, src []float32) { quantizeMXFP8E5M2(p.Codes, p.Scales, src) },
+		Dequantize: func(dst []float32, p Planes) { dequantizeMXFP8E5M2(dst, p.Codes, p.Scales) }},
+	{Name: "MXINT8", Block: mxBlock, Bits: 8,
+		Quantize:   func(p Planes, src []float32) { quantizeMXINT8(p.Codes, p.Scales, src) },
+		Dequantize: func(dst []float32, p Planes) { dequantizeMXINT8(dst, p.Codes, p.Scales) }},
+	{Name: "NVFP4", Block: nvfp4Block, Bits: 4,
+		Quantize: func(p Planes, src []float32) { quantizeNVFP4(p.Codes, p.Scales, src, p.TensorScale) },
 		Dequantize: func(dst []float32, p Planes) {
-			DequantizeNVFP4(dst, p.Codes, p.Scales, p.TensorScale)
+			dequantizeNVFP4(dst, p.Codes, p.Scales, p.TensorScale)
 		},
-		Search: func(p Planes, src []float32) { SearchNVFP4(p.Codes, p.Scales, src, p.TensorScale) },
-		SqErr:  SqErrE2M1},
+		Search: func(p Planes, src []float32) { searchNVFP4(p.Codes, p.Scales, src, p.TensorScale) },
+		SqErr:  sqErrE2M1},
 	{Name: "IntSym",
-		Quantize:   func(p Planes, src []float32) { QuantizeIntSym(p.Codes, p.Scales, src, p.Groups) },
-		Dequantize: func(dst []float32, p Planes) { DequantizeIntSym(dst, p.Codes, p.Scales, p.Groups) },
-		Search:     func(p Planes, src []float32) { SearchIntSym(p.Codes, p.Scales, src, p.Groups) },
-		SqErr:      SqErrInt},
+		Quantize:   func(p Planes, src []float32) { quantizeIntSym(p.Codes, p.Scales, src, p.Groups) },
+		Dequantize: func(dst []float32, p Planes) { dequantizeIntSym(dst, p.Codes, p.Scales, p.Groups) },
+		Search:     func(p Planes, src []float32) { searchIntSym(p.Codes, p.Scales, src, p.Groups) },
+		SqErr:      sqErrInt},
 	{Name: "IntAsym",
 		Quantize: func(p Planes, src []float32) {
-			QuantizeIntAsym(p.Codes, p.Scales, p.Zeros, src, p.Groups)
+			quantizeIntAsym(p.Codes, p.Scales, p.Zeros, src, p.Groups)
 		},
 		Dequantize: func(dst []float32, p Planes) {
-			DequantizeIntAsym(dst, p.Codes, p.Scales, p.Zeros, p.Groups)
+			dequantizeIntAsym(dst, p.Codes, p.Scales, p.Zeros, p.Groups)
 		}},
 	{Name: "E4M3", Bits: 8,
 		Quantize: func(p Planes, src []float32) {
 			p.Tiles.forMatrices(len(src), len(p.Scales), func(lo, hi, s0, s1 int, t FP8Tiles) {
-				QuantizeE4M3(p.Codes[lo:hi], p.Scales[s0:s1], src[lo:hi], t)
+				quantizeE4M3(p.Codes[lo:hi], p.Scales[s0:s1], src[lo:hi], t)
 			})
 		},
 		Dequantize: func(dst []float32, p Planes) {
 			p.Tiles.forMatrices(len(dst), len(p.Scales), func(lo, hi, s0, s1 int, t FP8Tiles) {
-				DequantizeE4M3(dst[lo:hi], p.Codes[lo:hi], p.Scales[s0:s1], t)
+				dequantizeE4M3(dst[lo:hi], p.Codes[lo:hi], p.Scales[s0:s1], t)
 			})
 		},
 		Search: func(p Planes, src []float32) {
 			p.Tiles.forMatrices(len(src), len(p.Scales), func(lo, hi, s0, s1 int, t FP8Tiles) {
-				SearchE4M3(p.Codes[lo:hi], p.Scales[s0:s1], src[lo:hi], t)
+				searchE4M3(p.Codes[lo:hi], p.Scales[s0:s1], src[lo:hi], t)
 			})
 		},
-		SqErr: SqErrE4M3FN},
+		SqErr: sqErrE4M3FN},
 }

@@ -110,18 +110,18 @@ func TestScaledCodecs(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
 	x := gaussian(rng, 4096, 1)
 	direct := map[string]func(p Planes, src []float32){
-		"MXFP4":     func(p Planes, src []float32) { QuantizeMXFP4(p.Codes, p.Scales, src) },
-		"MXFP6E2M3": func(p Planes, src []float32) { QuantizeMXFP6E2M3(p.Codes, p.Scales, src) },
-		"MXFP6E3M2": func(p Planes, src []float32) { QuantizeMXFP6E3M2(p.Codes, p.Scales, src) },
-		"MXFP8":     func(p Planes, src []float32) { QuantizeMXFP8(p.Codes, p.Scales, src) },
-		"MXFP8E5M2": func(p Planes, src []float32) { QuantizeMXFP8E5M2(p.Codes, p.Scales, src) },
-		"MXINT8":    func(p Planes, src []float32) { QuantizeMXINT8(p.Codes, p.Scales, src) },
-		"NVFP4":     func(p Planes, src []float32) { QuantizeNVFP4(p.Codes, p.Scales, src, p.TensorScale) },
-		"IntSym":    func(p Planes, src []float32) { QuantizeIntSym(p.Codes, p.Scales, src, p.Groups) },
+		"MXFP4":     func(p Planes, src []float32) { quantizeMXFP4(p.Codes, p.Scales, src) },
+		"MXFP6E2M3": func(p Planes, src []float32) { quantizeMXFP6E2M3(p.Codes, p.Scales, src) },
+		"MXFP6E3M2": func(p Planes, src []float32) { quantizeMXFP6E3M2(p.Codes, p.Scales, src) },
+		"MXFP8":     func(p Planes, src []float32) { quantizeMXFP8(p.Codes, p.Scales, src) },
+		"MXFP8E5M2": func(p Planes, src []float32) { quantizeMXFP8E5M2(p.Codes, p.Scales, src) },
+		"MXINT8":    func(p Planes, src []float32) { quantizeMXINT8(p.Codes, p.Scales, src) },
+		"NVFP4":     func(p Planes, src []float32) { quantizeNVFP4(p.Codes, p.Scales, src, p.TensorScale) },
+		"IntSym":    func(p Planes, src []float32) { quantizeIntSym(p.Codes, p.Scales, src, p.Groups) },
 		"IntAsym": func(p Planes, src []float32) {
-			QuantizeIntAsym(p.Codes, p.Scales, p.Zeros, src, p.Groups)
+			quantizeIntAsym(p.Codes, p.Scales, p.Zeros, src, p.Groups)
 		},
-		"E4M3": func(p Planes, src []float32) { QuantizeE4M3(p.Codes, p.Scales, src, p.Tiles) },
+		"E4M3": func(p Planes, src []float32) { quantizeE4M3(p.Codes, p.Scales, src, p.Tiles) },
 	}
 	require.Len(t, scaledCodecs, len(direct))
 	for name, quant := range direct {
@@ -177,14 +177,14 @@ func TestE4M3Stack(t *testing.T) {
 	wantCodes, wantScales := make([]byte, len(x)), make([]byte, mats*perScales)
 	for m := range mats {
 		lo, hi := m*rows*cols, (m+1)*rows*cols
-		QuantizeE4M3(wantCodes[lo:hi], wantScales[m*perScales:(m+1)*perScales], x[lo:hi], one)
+		quantizeE4M3(wantCodes[lo:hi], wantScales[m*perScales:(m+1)*perScales], x[lo:hi], one)
 	}
 	require.Equal(t, wantCodes, p.Codes)
 	require.Equal(t, wantScales, p.Scales)
 	got := make([]float32, len(x))
 	c.Dequantize(got, p)
 	want := make([]float32, len(x))
-	DequantizeE4M3(want[:rows*cols], wantCodes[:rows*cols], wantScales[:perScales], one)
+	dequantizeE4M3(want[:rows*cols], wantCodes[:rows*cols], wantScales[:perScales], one)
 	require.Equal(t, floatBits(want[:rows*cols]), floatBits(got[:rows*cols]))
 	assert.Panics(t, func() { c.Quantize(p, x[:len(x)-cols]) }, "not whole matrices")
 }

@@ -59,21 +59,21 @@ func packHalves(dst, codes []byte, flip byte) byte {
 // splitQ8_0 is Q8_0's BlockCodec.Split: the int8 codes and the float16
 // scale's two bytes of each block.
 func splitQ8_0(codes, scales, src []byte) {
-	nb := checkSplit("splitQ8_0", len(codes), GGMLBlock, len(src), Q8_0BlockBytes, len(scales), 2)
+	nb := checkSplit("splitQ8_0", len(codes), ggmlBlock, len(src), q8_0BlockBytes, len(scales), 2)
 	for b := range nb {
-		x := src[b*Q8_0BlockBytes : (b+1)*Q8_0BlockBytes]
+		x := src[b*q8_0BlockBytes : (b+1)*q8_0BlockBytes]
 		copy(scales[2*b:2*b+2], x[:2])
-		copy(codes[b*GGMLBlock:(b+1)*GGMLBlock], x[2:])
+		copy(codes[b*ggmlBlock:(b+1)*ggmlBlock], x[2:])
 	}
 }
 
 // joinQ8_0 is Q8_0's BlockCodec.Join; every byte is a code.
 func joinQ8_0(dst, codes, scales []byte) bool {
-	nb := checkSplit("joinQ8_0", len(codes), GGMLBlock, len(dst), Q8_0BlockBytes, len(scales), 2)
+	nb := checkSplit("joinQ8_0", len(codes), ggmlBlock, len(dst), q8_0BlockBytes, len(scales), 2)
 	for b := range nb {
-		y := dst[b*Q8_0BlockBytes : (b+1)*Q8_0BlockBytes]
+		y := dst[b*q8_0BlockBytes : (b+1)*q8_0BlockBytes]
 		copy(y[:2], scales[2*b:2*b+2])
-		copy(y[2:], codes[b*GGMLBlock:(b+1)*GGMLBlock])
+		copy(y[2:], codes[b*ggmlBlock:(b+1)*ggmlBlock])
 	}
 	return true
 }
@@ -81,31 +81,31 @@ func joinQ8_0(dst, codes, scales []byte) bool {
 // splitQ4_0 is Q4_0's BlockCodec.Split: a stored code q (0..15, value
 // (q−8)·d) becomes q−8 in 4-bit two's complement, q^8.
 func splitQ4_0(codes, scales, src []byte) {
-	nb := checkSplit("splitQ4_0", len(codes), GGMLBlock, len(src), Q4_0BlockBytes, len(scales), 2)
+	nb := checkSplit("splitQ4_0", len(codes), ggmlBlock, len(src), q4_0BlockBytes, len(scales), 2)
 	for b := range nb {
-		x := src[b*Q4_0BlockBytes : (b+1)*Q4_0BlockBytes]
+		x := src[b*q4_0BlockBytes : (b+1)*q4_0BlockBytes]
 		copy(scales[2*b:2*b+2], x[:2])
-		unpackHalves(codes[b*GGMLBlock:(b+1)*GGMLBlock], x[2:], 8)
+		unpackHalves(codes[b*ggmlBlock:(b+1)*ggmlBlock], x[2:], 8)
 	}
 }
 
 // joinQ4_0 is Q4_0's BlockCodec.Join.
 func joinQ4_0(dst, codes, scales []byte) bool {
-	nb := checkSplit("joinQ4_0", len(codes), GGMLBlock, len(dst), Q4_0BlockBytes, len(scales), 2)
+	nb := checkSplit("joinQ4_0", len(codes), ggmlBlock, len(dst), q4_0BlockBytes, len(scales), 2)
 	var all byte
 	for b := range nb {
-		y := dst[b*Q4_0BlockBytes : (b+1)*Q4_0BlockBytes]
+		y := dst[b*q4_0BlockBytes : (b+1)*q4_0BlockBytes]
 		copy(y[:2], scales[2*b:2*b+2])
-		all |= packHalves(y[2:], codes[b*GGMLBlock:(b+1)*GGMLBlock], 8)
+		all |= packHalves(y[2:], codes[b*ggmlBlock:(b+1)*ggmlBlock], 8)
 	}
 	return all < 16
 }
 
 // splitMXFP4GGUF is MXFP4's BlockCodec.Split.
-func splitMXFP4GGUF(codes, scales, src []byte) { UnpackMXFP4GGUF(codes, scales, src) }
+func splitMXFP4GGUF(codes, scales, src []byte) { unpackMXFP4GGUF(codes, scales, src) }
 
 // joinMXFP4GGUF is MXFP4's BlockCodec.Join.
-func joinMXFP4GGUF(dst, codes, scales []byte) bool { return PackMXFP4GGUF(dst, codes, scales) }
+func joinMXFP4GGUF(dst, codes, scales []byte) bool { return packMXFP4GGUF(dst, codes, scales) }
 
 // splitNVFP4GGUF is NVFP4's BlockCodec.Split: the E2M1 codes and the four
 // UE4M3 scale bytes of each block.
