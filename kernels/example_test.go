@@ -55,3 +55,9 @@ func ExampleLookupScaled() {
 	// 1.25 3.25 7.75
 	// 1 3 6
 }
+
+// Tier names the instruction set the kernels run on; TCAST_KERNELS=generic
+// in the environment, or the purego build tag, makes it "generic".
+func ExampleTier() {
+	fmt.Println("kernels:", kernels.Tier())
+}

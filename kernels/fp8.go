@@ -27,8 +27,7 @@ type FP8Tiles struct {
 	TileRows, TileCols int
 	// Rows, when not 0, makes the elements a stack of matrices of Rows
 	// rows each, tiled one by one (no tile crosses two matrices), their
-	// scales one matrix after the other. It is read by the E4M3 entry of
-	// the codec table (LookupScaled); the kernels below take one matrix.
+	// scales one matrix after the other; 0 means one matrix.
 	Rows int
 }
 

@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// Benchmarks of the E2M1 kernels outside the benchmark set (Workloads), at
+// Benchmarks of the E2M1 kernels outside the benchmark set (kbench), at
 // the same two sizes (see benchSizes).
 
 func BenchmarkQuantizeMXFP4GGUF(b *testing.B) {

@@ -2,9 +2,9 @@ package kernels
 
 import "testing"
 
-// Benchmarks of the MX byte kernels outside the named set of Workloads, at
-// the sizes of benchSizes (compare each with MemRead or SumFloat32 of the
-// same size, in the same run).
+// Benchmarks of the MX byte kernels outside the benchmark set (kbench), at
+// the sizes of benchSizes (compare each with MemRead of the same size, in
+// the same run).
 
 func benchQuant(b *testing.B, per int, q func(codes []byte, scales []uint8, src []float32)) {
 	benchSizes(b, func(src []float32) func() {
