@@ -166,30 +166,30 @@ func quantizeQ4_0Any(dst []byte, src, imp []float32) {
 	quantizeQ4_0Weighted(dst, src, imp)
 }
 
+// mxCodec returns the entry of an OCP MX format (E8M0 scales of mxBlock
+// elements) of bits-wide codes from its kernels; search and sqErr may be
+// nil.
+func mxCodec(name string, bits int, quant func(codes, scales []byte, src []float32),
+	dequant func(dst []float32, codes, scales []byte), search func(codes, scales []byte, src []float32),
+	sqErr func(*SqErrBlock) float64) ScaledCodec {
+	c := ScaledCodec{Name: name, Block: mxBlock, Bits: bits, SqErr: sqErr,
+		Quantize:   func(p Planes, src []float32) { quant(p.Codes, p.Scales, src) },
+		Dequantize: func(dst []float32, p Planes) { dequant(dst, p.Codes, p.Scales) },
+	}
+	if search != nil {
+		c.Search = func(p Planes, src []float32) { search(p.Codes, p.Scales, src) }
+	}
+	return c
+}
+
 // scaledCodecs lists the scaled formats.
 var scaledCodecs = [...]ScaledCodec{
-	{Name: "MXFP4", Block: mxBlock, Bits: 4,
-		Quantize:   func(p Planes, src []float32) { quantizeMXFP4(p.Codes, p.Scales, src) },
-		Dequantize: func(dst []float32, p Planes) { dequantizeMXFP4(dst, p.Codes, p.Scales) },
-		Search:     func(p Planes, src []float32) { searchMXFP4(p.Codes, p.Scales, src) },
-		SqErr:      sqErrE2M1},
-	{Name: "MXFP6E2M3", Block: mxBlock, Bits: 6,
-		Quantize:   func(p Planes, src []float32) { quantizeMXFP6E2M3(p.Codes, p.Scales, src) },
-		Dequantize: func(dst []float32, p Planes) { dequantizeMXFP6E2M3(dst, p.Codes, p.Scales) }},
-	{Name: "MXFP6E3M2", Block: mxBlock, Bits: 6,
-		Quantize:   func(p Planes, src []float32) { quantizeMXFP6E3M2(p.Codes, p.Scales, src) },
-		Dequantize: func(dst []float32, p Planes) { dequantizeMXFP6E3M2(dst, p.Codes, p.Scales) }},
-	{Name: "MXFP8", Block: mxBlock, Bits: 8,
-		Quantize:   func(p Planes, src []float32) { quantizeMXFP8(p.Codes, p.Scales, src) },
-		Dequantize: func(dst []float32, p Planes) { dequantizeMXFP8(dst, p.Codes, p.Scales) },
-		Search:     func(p Planes, src []float32) { searchMXFP8(p.Codes, p.Scales, src) },
-		SqErr:      sqErrE4M3FN},
-	{Name: "MXFP8E5M2", Block: mxBlock, Bits: 8,
-		Quantize:   func(p Planes, src []float32) { quantizeMXFP8E5M2(p.Codes, p.Scales, src) },
-		Dequantize: func(dst []float32, p Planes) { dequantizeMXFP8E5M2(dst, p.Codes, p.Scales) }},
-	{Name: "MXINT8", Block: mxBlock, Bits: 8,
-		Quantize:   func(p Planes, src []float32) { quantizeMXINT8(p.Codes, p.Scales, src) },
-		Dequantize: func(dst []float32, p Planes) { dequantizeMXINT8(dst, p.Codes, p.Scales) }},
+	mxCodec("MXFP4", 4, quantizeMXFP4, dequantizeMXFP4, searchMXFP4, sqErrE2M1),
+	mxCodec("MXFP6E2M3", 6, quantizeMXFP6E2M3, dequantizeMXFP6E2M3, nil, nil),
+	mxCodec("MXFP6E3M2", 6, quantizeMXFP6E3M2, dequantizeMXFP6E3M2, nil, nil),
+	mxCodec("MXFP8", 8, quantizeMXFP8, dequantizeMXFP8, searchMXFP8, sqErrE4M3FN),
+	mxCodec("MXFP8E5M2", 8, quantizeMXFP8E5M2, dequantizeMXFP8E5M2, nil, nil),
+	mxCodec("MXINT8", 8, quantizeMXINT8, dequantizeMXINT8, nil, nil),
 	{Name: "NVFP4", Block: nvfp4Block, Bits: 4,
 		Quantize: func(p Planes, src []float32) { quantizeNVFP4(p.Codes, p.Scales, src, p.TensorScale) },
 		Dequantize: func(dst []float32, p Planes) {

@@ -56,49 +56,56 @@ func packHalves(dst, codes []byte, flip byte) byte {
 	return all
 }
 
+// splitF16 splits blocks of bb bytes, a float16 d and then the codes of 32
+// elements, which codesOf writes out.
+func splitF16(kernel string, codes, scales, src []byte, bb int, codesOf func(codes, x []byte)) {
+	nb := checkSplit(kernel, len(codes), ggmlBlock, len(src), bb, len(scales), 2)
+	for b := range nb {
+		x := src[b*bb : (b+1)*bb]
+		copy(scales[2*b:2*b+2], x[:2])
+		codesOf(codes[b*ggmlBlock:(b+1)*ggmlBlock], x[2:])
+	}
+}
+
+// joinF16 is the inverse of splitF16, with putCodes laying out a block's
+// codes and returning them or'd together; it returns that of every block.
+func joinF16(kernel string, dst, codes, scales []byte, bb int, putCodes func(y, codes []byte) byte) byte {
+	nb := checkSplit(kernel, len(codes), ggmlBlock, len(dst), bb, len(scales), 2)
+	var all byte
+	for b := range nb {
+		y := dst[b*bb : (b+1)*bb]
+		copy(y[:2], scales[2*b:2*b+2])
+		all |= putCodes(y[2:], codes[b*ggmlBlock:(b+1)*ggmlBlock])
+	}
+	return all
+}
+
 // splitQ8_0 is Q8_0's BlockCodec.Split: the int8 codes and the float16
 // scale's two bytes of each block.
 func splitQ8_0(codes, scales, src []byte) {
-	nb := checkSplit("splitQ8_0", len(codes), ggmlBlock, len(src), q8_0BlockBytes, len(scales), 2)
-	for b := range nb {
-		x := src[b*q8_0BlockBytes : (b+1)*q8_0BlockBytes]
-		copy(scales[2*b:2*b+2], x[:2])
-		copy(codes[b*ggmlBlock:(b+1)*ggmlBlock], x[2:])
-	}
+	splitF16("splitQ8_0", codes, scales, src, q8_0BlockBytes, func(c, x []byte) { copy(c, x) })
 }
 
 // joinQ8_0 is Q8_0's BlockCodec.Join; every byte is a code.
 func joinQ8_0(dst, codes, scales []byte) bool {
-	nb := checkSplit("joinQ8_0", len(codes), ggmlBlock, len(dst), q8_0BlockBytes, len(scales), 2)
-	for b := range nb {
-		y := dst[b*q8_0BlockBytes : (b+1)*q8_0BlockBytes]
-		copy(y[:2], scales[2*b:2*b+2])
-		copy(y[2:], codes[b*ggmlBlock:(b+1)*ggmlBlock])
-	}
+	joinF16("joinQ8_0", dst, codes, scales, q8_0BlockBytes, func(y, c []byte) byte {
+		copy(y, c)
+		return 0
+	})
 	return true
 }
 
 // splitQ4_0 is Q4_0's BlockCodec.Split: a stored code q (0..15, value
 // (q−8)·d) becomes q−8 in 4-bit two's complement, q^8.
 func splitQ4_0(codes, scales, src []byte) {
-	nb := checkSplit("splitQ4_0", len(codes), ggmlBlock, len(src), q4_0BlockBytes, len(scales), 2)
-	for b := range nb {
-		x := src[b*q4_0BlockBytes : (b+1)*q4_0BlockBytes]
-		copy(scales[2*b:2*b+2], x[:2])
-		unpackHalves(codes[b*ggmlBlock:(b+1)*ggmlBlock], x[2:], 8)
-	}
+	splitF16("splitQ4_0", codes, scales, src, q4_0BlockBytes, func(c, x []byte) { unpackHalves(c, x, 8) })
 }
 
 // joinQ4_0 is Q4_0's BlockCodec.Join.
 func joinQ4_0(dst, codes, scales []byte) bool {
-	nb := checkSplit("joinQ4_0", len(codes), ggmlBlock, len(dst), q4_0BlockBytes, len(scales), 2)
-	var all byte
-	for b := range nb {
-		y := dst[b*q4_0BlockBytes : (b+1)*q4_0BlockBytes]
-		copy(y[:2], scales[2*b:2*b+2])
-		all |= packHalves(y[2:], codes[b*ggmlBlock:(b+1)*ggmlBlock], 8)
-	}
-	return all < 16
+	return joinF16("joinQ4_0", dst, codes, scales, q4_0BlockBytes, func(y, c []byte) byte {
+		return packHalves(y, c, 8)
+	}) < 16
 }
 
 // splitMXFP4GGUF is MXFP4's BlockCodec.Split.
