@@ -63,7 +63,8 @@ func TestBlockCodecRoundTrip(t *testing.T) {
 		scales := make([]byte, len(x)/c.BlockLen*scaleBytes)
 		c.Split(codes, scales, blocks)
 		for i, q := range codes {
-			require.Equal(t, math.Float32bits(got[i]), math.Float32bits(splitValue(t, c.Name, q, scales, i)),
+			want := splitValue(t, c.Name, q, scales, i)
+			require.Equal(t, math.Float32bits(want), math.Float32bits(got[i]),
 				"%s element %d", c.Name, i)
 		}
 		again := make([]byte, len(blocks))
@@ -145,8 +146,9 @@ func TestScaledCodecs(t *testing.T) {
 // testPlanes returns planes for n elements of c: 4-bit integer groups of 64
 // with float16 scales, E4M3 tiles of 32 on rows of 512.
 func testPlanes(c ScaledCodec, n int) Planes {
-	p := Planes{TensorScale: 1.0 / 2688, Groups: IntGroups{Bits: 4, Cols: 512, Group: 64, Scale: ScaleFloat16},
-		Tiles: FP8Tiles{Cols: 512, TileRows: 1, TileCols: 32}}
+	p := Planes{TensorScale: 1.0 / 2688,
+		Groups: IntGroups{Bits: 4, Cols: 512, Group: 64, Scale: ScaleFloat16},
+		Tiles:  FP8Tiles{Cols: 512, TileRows: 1, TileCols: 32}}
 	bits, scales := c.Bits, 0
 	switch {
 	case c.Block != 0:

@@ -69,7 +69,8 @@ func splitF16(kernel string, codes, scales, src []byte, bb int, codesOf func(cod
 
 // joinF16 is the inverse of splitF16, with putCodes laying out a block's
 // codes and returning them or'd together; it returns that of every block.
-func joinF16(kernel string, dst, codes, scales []byte, bb int, putCodes func(y, codes []byte) byte) byte {
+func joinF16(kernel string, dst, codes, scales []byte, bb int,
+	putCodes func(y, codes []byte) byte) byte {
 	nb := checkSplit(kernel, len(codes), ggmlBlock, len(dst), bb, len(scales), 2)
 	var all byte
 	for b := range nb {
@@ -117,7 +118,8 @@ func joinMXFP4GGUF(dst, codes, scales []byte) bool { return packMXFP4GGUF(dst, c
 // splitNVFP4GGUF is NVFP4's BlockCodec.Split: the E2M1 codes and the four
 // UE4M3 scale bytes of each block.
 func splitNVFP4GGUF(codes, scales, src []byte) {
-	nb := checkSplit("splitNVFP4GGUF", len(codes), nvfp4GGUFBlock, len(src), nvfp4GGUFBlockBytes, len(scales), 4)
+	nb := checkSplit("splitNVFP4GGUF", len(codes), nvfp4GGUFBlock, len(src), nvfp4GGUFBlockBytes,
+		len(scales), 4)
 	for b := range nb {
 		x := src[b*nvfp4GGUFBlockBytes : (b+1)*nvfp4GGUFBlockBytes]
 		copy(scales[4*b:4*b+4], x[:4])
@@ -130,7 +132,8 @@ func splitNVFP4GGUF(codes, scales, src []byte) {
 
 // joinNVFP4GGUF is NVFP4's BlockCodec.Join.
 func joinNVFP4GGUF(dst, codes, scales []byte) bool {
-	nb := checkSplit("joinNVFP4GGUF", len(codes), nvfp4GGUFBlock, len(dst), nvfp4GGUFBlockBytes, len(scales), 4)
+	nb := checkSplit("joinNVFP4GGUF", len(codes), nvfp4GGUFBlock, len(dst), nvfp4GGUFBlockBytes,
+		len(scales), 4)
 	var all byte
 	for b := range nb {
 		y := dst[b*nvfp4GGUFBlockBytes : (b+1)*nvfp4GGUFBlockBytes]

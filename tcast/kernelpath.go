@@ -55,10 +55,10 @@ var (
 
 // kernelEntry is one kind of kernelTable: its entry of the kernels' codec
 // table and, for the kinds kernelKindOf finds, the formats of its elements,
-// block scales and tensor scale (nil for none).
+// block scales and second-level tensor scale (nil for none).
 type kernelEntry struct {
-	codec                    kernels.ScaledCodec
-	elem, scale, tensorScale *dtype.Format
+	codec               kernels.ScaledCodec
+	elem, scale, tensor *dtype.Format
 }
 
 // kernelTable lists the kinds' kernels.
@@ -66,7 +66,7 @@ var kernelTable = [...]kernelEntry{
 	kernelMXFP4:     {codec: scaledCodec("MXFP4"), elem: fmtE2M1, scale: fmtE8M0},
 	kernelMXFP8:     {codec: scaledCodec("MXFP8"), elem: fmtE4M3FN, scale: fmtE8M0},
 	kernelMXINT8:    {codec: scaledCodec("MXINT8"), elem: fmtQ16, scale: fmtE8M0},
-	kernelNVFP4:     {codec: scaledCodec("NVFP4"), elem: fmtE2M1, scale: fmtUE4M3, tensorScale: fmtFloat32},
+	kernelNVFP4:     {codec: scaledCodec("NVFP4"), elem: fmtE2M1, scale: fmtUE4M3, tensor: fmtFloat32},
 	kernelMXFP8E5M2: {codec: scaledCodec("MXFP8E5M2"), elem: fmtE5M2, scale: fmtE8M0},
 	kernelMXFP6E2M3: {codec: scaledCodec("MXFP6E2M3"), elem: fmtE2M3, scale: fmtE8M0},
 	kernelMXFP6E3M2: {codec: scaledCodec("MXFP6E3M2"), elem: fmtE3M2, scale: fmtE8M0},
@@ -99,7 +99,7 @@ func kernelKindOf(dt *DataType) (kernelKind, int) {
 		return noKernel, 0
 	}
 	for k, e := range kernelTable {
-		if e.elem != nil && e.elem == dt.elem && e.scale == s.Scale && e.tensorScale == s.TensorScale &&
+		if e.elem != nil && e.elem == dt.elem && e.scale == s.Scale && e.tensor == s.TensorScale &&
 			tile.Size == e.codec.Block {
 			return kernelKind(k), e.codec.Block
 		}

@@ -53,7 +53,8 @@ func JoinBlocks(t Type, dst, codes, scales []byte) error {
 	for i, q := range codes {
 		if q > 15 {
 			bs := t.BlockSize()
-			return &PackError{t, i / bs, fmt.Sprintf("code %#x of element %d is wider than 4 bits", q, i%bs)}
+			msg := fmt.Sprintf("code %#x of element %d is wider than 4 bits", q, i%bs)
+			return &PackError{t, i / bs, msg}
 		}
 	}
 	panic("gguf: JoinBlocks: the codec refused codes that fit") // unreachable
@@ -68,7 +69,8 @@ func checkSplit(fn string, t Type, ncodes, nscales, nbytes int) kernels.BlockCod
 	}
 	nb := checkBlocks(fn, ncodes, nbytes, c.BlockLen, c.BlockBytes)
 	if want := nb * splitScaleBytes(t); nscales != want {
-		panic(fmt.Sprintf("gguf: %s: %d elements of %v need %d scale bytes, got %d", fn, ncodes, t, want, nscales))
+		panic(fmt.Sprintf("gguf: %s: %d elements of %v need %d scale bytes, got %d",
+			fn, ncodes, t, want, nscales))
 	}
 	return c
 }

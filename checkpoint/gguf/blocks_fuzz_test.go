@@ -37,7 +37,9 @@ func FuzzBlockCodecs(f *testing.F) {
 	gf.Close()
 	f.Add(bytesRepeat(0xFF, 144))
 	f.Add(bytes.Repeat([]byte{0x00, 0x7c, 0x88, 0x7f}, 36))
-	f16 := func(s []byte, i int) float32 { return float16.Frombits(binary.LittleEndian.Uint16(s[2*i:])).Float32() }
+	f16 := func(s []byte, i int) float32 {
+		return float16.Frombits(binary.LittleEndian.Uint16(s[2*i:])).Float32()
+	}
 	value := map[Type]func(c uint8, s []byte, i int) float32{
 		TypeQ8_0: func(c uint8, s []byte, i int) float32 { return float32(int8(c)) * f16(s, i/32) },
 		TypeQ4_0: func(c uint8, s []byte, i int) float32 { return float32(int8(c<<4)>>4) * f16(s, i/32) },
