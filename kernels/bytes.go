@@ -14,10 +14,6 @@ var nativeLittleEndian = func() bool {
 	return *(*byte)(unsafe.Pointer(&x)) == 1
 }()
 
-// NativeLittleEndian reports whether the machine stores words little-endian,
-// so that little-endian float32 bytes can be read in place.
-func NativeLittleEndian() bool { return nativeLittleEndian }
-
 // ViewLE returns the little-endian bytes b as elements of T without
 // copying, when this machine is little-endian and b is aligned for T; false
 // otherwise, or when b is empty. Trailing bytes short of an element are

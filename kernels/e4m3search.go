@@ -6,8 +6,8 @@ import (
 )
 
 // The scale search of E4M3 (e4m3fn) elements (tcast's Options.ScaleSearch,
-// docs/NUMERICS.md §11) fused with the quantizer: SearchMXFP8 and
-// SearchE4M3 write what QuantizeMXFP8 and QuantizeE4M3 write, except that
+// docs/NUMERICS.md §11) fused with the quantizer: searchMXFP8 and
+// searchE4M3 write what quantizeMXFP8 and quantizeE4M3 write, except that
 // each block's scale is the candidate of least squared error.
 //
 // The error of a candidate is summed in sixteen float64 lanes: the term of
@@ -33,13 +33,13 @@ func sumLanes16(a *[sqErrLanes]float64) float64 {
 	return (c0 + c2) + (c1 + c3)
 }
 
-// SqErrE4M3FNDecoded is the candidate error of E4M3 elements given the
+// sqErrE4M3FNDecoded is the candidate error of E4M3 elements given the
 // decoded elements: the squared errors (weighted by w, nil: 1) of v against
 // float32(dec_i·dmul), over the kept elements (keep nil: all), summed as
-// SqErrE4M3FN sums them. It is the error of the general path (encode,
+// sqErrE4M3FN sums them. It is the error of the general path (encode,
 // decode, sum), which sums E4M3 blocks in the same order as the one-pass
 // and fused kernels.
-func SqErrE4M3FNDecoded(v, dec []float32, dmul float32, keep []bool, w []float32) float64 {
+func sqErrE4M3FNDecoded(v, dec []float32, dmul float32, keep []bool, w []float32) float64 {
 	var acc [sqErrLanes]float64
 	for i, x := range v {
 		if keep != nil && !keep[i] {
@@ -59,27 +59,27 @@ func SqErrE4M3FNDecoded(v, dec []float32, dmul float32, keep []bool, w []float32
 // element × div to the lanes of acc, element i to lane (k0+i) mod 16.
 func sqErrE4M3Acc(acc *[sqErrLanes]float64, x []float32, k0 int, div float32) {
 	for i, v := range x {
-		e := float64(v - float32(RoundE4M3FN(v/div)*div))
+		e := float64(v - float32(roundE4M3FN(v/div)*div))
 		acc[(k0+i)%sqErrLanes] += float64(e * e)
 	}
 }
 
-// SearchMXFP8 is QuantizeMXFP8 with the scale search: each block whose
+// searchMXFP8 is quantizeMXFP8 with the scale search: each block whose
 // largest magnitude is finite and not zero gets, of the E8M0 codes k − 1
 // (when k > 0), k and k + 1 around the rule's code k, the one whose block
 // (encoded with the multiplier 2^(127−code), decoded as element × 2^(code−127))
-// has the least squared error, summed as SqErrE4M3FN sums it; k wins ties,
+// has the least squared error, summed as sqErrE4M3FN sums it; k wins ties,
 // then k − 1. The elements are then encoded with that scale.
-func SearchMXFP8(codes []byte, scales []uint8, src []float32) {
-	checkBlocks("SearchMXFP8", len(src), MXBlock, len(codes), MXBlock, len(scales))
-	searchMXFP8(codes, scales, src)
+func searchMXFP8(codes []byte, scales []uint8, src []float32) {
+	checkBlocks("searchMXFP8", len(src), mxBlock, len(codes), mxBlock, len(scales))
+	searchMXFP8Blocks(codes, scales, src)
 }
 
-// searchMXFP8Go is SearchMXFP8 in Go, the reference of its assembly.
+// searchMXFP8Go is searchMXFP8 in Go, the reference of its assembly.
 func searchMXFP8Go(codes []byte, scales []uint8, src []float32) {
-	for b := range len(src) / MXBlock {
-		v := (*[MXBlock]float32)(src[b*MXBlock:])
-		out := (*[MXBlock]byte)(codes[b*MXBlock:])
+	for b := range len(src) / mxBlock {
+		v := (*[mxBlock]float32)(src[b*mxBlock:])
+		out := (*[mxBlock]byte)(codes[b*mxBlock:])
 		amax := amaxBits(v[:])
 		sc, ok := mxScale(amax, 8)
 		if !ok {
@@ -102,12 +102,12 @@ func searchMXFP8Go(codes []byte, scales []uint8, src []float32) {
 
 // searchMXFP8Block returns the E8M0 code of least error for block v around
 // the rule's code rule (≤ 246, so rule + 1 is a code).
-func searchMXFP8Block(v *[MXBlock]float32, rule uint8) uint8 {
+func searchMXFP8Block(v *[mxBlock]float32, rule uint8) uint8 {
 	errOf := func(code uint8) float64 {
 		m, dm := mx.recip[code], mx.e8m0[code]
 		var acc [sqErrLanes]float64
 		for i, x := range v {
-			e := float64(x - float32(RoundE4M3FN(float32(x*m))*dm))
+			e := float64(x - float32(roundE4M3FN(float32(x*m))*dm))
 			acc[i%sqErrLanes] += float64(e * e)
 		}
 		return sumLanes16(&acc)
@@ -125,10 +125,10 @@ func searchMXFP8Block(v *[MXBlock]float32, rule uint8) uint8 {
 }
 
 // e4m3SearchRatios are the clipping ratios after the rule's 1 that
-// SearchE4M3 tries.
+// searchE4M3 tries.
 var e4m3SearchRatios = [...]float32{0.95, 0.9, 0.85, 0.8}
 
-// maxE4M3Cands is the most candidates SearchE4M3 tries per tile.
+// maxE4M3Cands is the most candidates searchE4M3 tries per tile.
 const maxE4M3Cands = 1 + len(e4m3SearchRatios)
 
 // e4m3Candidates sets div to the candidate divisors of a tile whose
@@ -168,23 +168,23 @@ func bestE4M3(errs []float64) int {
 	return best
 }
 
-// SearchE4M3 is QuantizeE4M3 with the scale search: each tile whose largest
+// searchE4M3 is quantizeE4M3 with the scale search: each tile whose largest
 // magnitude amax is finite, not zero, and gives a rule divisor
 // s = float32(amax/448) that is not 0 gets, of the divisors s and
 // float32(float32(amax·r)/448) for r = 0.95, 0.9, 0.85, 0.8 (zeros,
 // infinities and repeats left out), the one whose tile (encoded as x/d,
 // decoded as element × d) has the least squared error, the tile's elements
-// in row-major order summed as SqErrE4M3FN sums them; the earliest wins
+// in row-major order summed as sqErrE4M3FN sums them; the earliest wins
 // ties. Its float32 bits are the tile's scale, and the elements are encoded
 // with it.
-func SearchE4M3(codes, scales []byte, src []float32, t FP8Tiles) {
-	t.check("SearchE4M3", len(src), len(codes), len(scales))
+func searchE4M3(codes, scales []byte, src []float32, t FP8Tiles) {
+	t.check("searchE4M3", len(src), len(codes), len(scales))
 	searchE4M3Tiles(codes, scales, src, t)
 }
 
-// searchE4M3Go is the reference of SearchE4M3.
+// searchE4M3Go is the reference of searchE4M3.
 func searchE4M3Go(codes, scales []byte, src []float32, t FP8Tiles) {
-	rows, cols, tr, tc, _, _ := t.geometry("SearchE4M3", len(src))
+	rows, cols, tr, tc, _, _ := t.geometry("searchE4M3", len(src))
 	forTiles(rows, cols, tr, tc, func(k, r0, r1, c0, c1 int) {
 		var amax uint32
 		for r := r0; r < r1; r++ {
@@ -212,7 +212,7 @@ func searchE4M3Go(codes, scales []byte, src []float32, t FP8Tiles) {
 	})
 }
 
-// The fast pass of SearchE4M3 (the AVX-512 tier; the Go reference and the
+// The fast pass of searchE4M3 (the AVX-512 tier; the Go reference and the
 // other tiers sum in float64 alone): each candidate divisor d's terms are
 // (|x| − float32(E4M3(float32(|x|·ρ))·d))² with ρ = float32(1/d), the
 // product with the reciprocal standing for the quotient x/d, summed by
@@ -310,7 +310,7 @@ func sqErrE4M3RcpGo(acc *[maxE4M3Cands * sqErrLanes]float64, x []float32, rcp, d
 			for i := 0; i+sqErrLanes <= len(run); i += sqErrLanes {
 				for l, v := range run[i : i+sqErrLanes] {
 					a := math.Float32frombits(math.Float32bits(v) &^ (1 << 31))
-					e := a - float32(RoundE4M3FN(float32(a*rcp[c]))*div[c])
+					e := a - float32(roundE4M3FN(float32(a*rcp[c]))*div[c])
 					lane[l] = fma32(e, e, lane[l])
 				}
 				if steps++; steps == e4m3RcpFlush {

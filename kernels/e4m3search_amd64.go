@@ -8,7 +8,7 @@ import (
 )
 
 // The fused E4M3 searches on amd64 (AVX-512; below it the Go reference):
-// SearchMXFP8 runs whole in assembly; SearchE4M3 follows quantE4M3Tiles,
+// searchMXFP8 runs whole in assembly; searchE4M3 follows quantE4M3Tiles,
 // a tile row at a time in chunks of tiles, the tiles' amaxes from the
 // reduction kernels, each tile's candidate errors from the fast pass
 // (sqErrE4M3RcpAVX512: reciprocals, float32 lanes) and, where marginLeast
@@ -17,7 +17,7 @@ import (
 // the Go loop for the rest, the choice in Go, then the elements through
 // quantE4M3AVX512.
 
-func searchMXFP8(codes []byte, scales []uint8, src []float32) {
+func searchMXFP8Blocks(codes []byte, scales []uint8, src []float32) {
 	if active < tierAVX512 {
 		searchMXFP8Go(codes, scales, src)
 		return
@@ -30,7 +30,7 @@ func searchE4M3Tiles(codes, scales []byte, src []float32, t FP8Tiles) {
 		searchE4M3Go(codes, scales, src, t)
 		return
 	}
-	rows, cols, tr, tc, across, _ := t.geometry("SearchE4M3", len(src))
+	rows, cols, tr, tc, across, _ := t.geometry("searchE4M3", len(src))
 	ct := max(1, min(across, chunkGroups, fp8ChunkBytes/(4*tr*tc)))
 	var amax, tmp [chunkGroups]uint32
 	var div [chunkGroups]float32

@@ -139,7 +139,7 @@ func TestE4M3FastBound(t *testing.T) {
 			rcp[c] = 1 / div[c]
 			for _, v := range x {
 				a := float32(math.Abs(float64(v)))
-				if RoundE4M3FN(a*rcp[c]) != RoundE4M3FN(a/div[c]) {
+				if roundE4M3FN(a*rcp[c]) != roundE4M3FN(a/div[c]) {
 					apart++
 				}
 			}
@@ -238,7 +238,7 @@ func nearTieTile(r *rand.Rand, n int) []float32 {
 
 // TestSearchE4M3NearTies: on tiles whose two best candidates' errors lie
 // within 10^−7 of each other, the tile search leaves the choice to the
-// float64 sums and picks the codec's candidate, and SearchE4M3 gives the
+// float64 sums and picks the codec's candidate, and searchE4M3 gives the
 // codec reference's bytes on every tier; on Gaussian tiles of 128 × 128 the
 // fast sums decide.
 func TestSearchE4M3NearTies(t *testing.T) {
@@ -279,7 +279,7 @@ func TestSearchE4M3NearTies(t *testing.T) {
 	searchE4M3Ref(wc, ws, rows, tl)
 	forEachTier(t, func(t *testing.T) {
 		c, s := make([]byte, len(rows)), make([]byte, 4*len(rows)/n)
-		SearchE4M3(c, s, rows, tl)
+		searchE4M3(c, s, rows, tl)
 		requireBytes(t, ws, s, "scales")
 		requireBytes(t, wc, c, "codes")
 	})
@@ -303,7 +303,7 @@ func TestSearchE4M3ForceExact(t *testing.T) {
 			wc, ws := make([]byte, n), make([]byte, 4*tiles)
 			searchE4M3Ref(wc, ws, src, tl)
 			c, s := make([]byte, n), make([]byte, 4*tiles)
-			SearchE4M3(c, s, src, tl)
+			searchE4M3(c, s, src, tl)
 			requireBytes(t, ws, s, "%s scales", msg)
 			requireBytes(t, wc, c, "%s codes", msg)
 		}

@@ -14,8 +14,8 @@ func FuzzE4M3Search(f *testing.F) {
 	f.Add(make([]byte, 4*96), uint16(0x4f))
 	f.Fuzz(func(t *testing.T, data []byte, shape uint16) {
 		x := floatsOf(data)
-		nb := (len(x) + MXBlock - 1) / MXBlock
-		src := make([]float32, nb*MXBlock)
+		nb := (len(x) + mxBlock - 1) / mxBlock
+		src := make([]float32, nb*mxBlock)
 		copy(src, x)
 		wc, ws := make([]byte, len(src)), make([]byte, nb)
 		searchMXFP8Ref(wc, ws, src)
@@ -29,9 +29,9 @@ func FuzzE4M3Search(f *testing.F) {
 		for _, tr := range tiers() {
 			restore := useTier(tr)
 			c, s := make([]byte, len(src)), make([]byte, nb)
-			SearchMXFP8(c, s, src)
+			searchMXFP8(c, s, src)
 			ec, es := make([]byte, len(src)), make([]byte, 4*tiles)
-			SearchE4M3(ec, es, src, tl)
+			searchE4M3(ec, es, src, tl)
 			restore()
 			requireBytes(t, ws, s, "%v MXFP8 scales", tr)
 			requireBytes(t, wc, c, "%v MXFP8 codes", tr)

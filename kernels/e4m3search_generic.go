@@ -2,7 +2,7 @@
 
 package kernels
 
-func searchMXFP8(codes []byte, scales []uint8, src []float32) {
+func searchMXFP8Blocks(codes []byte, scales []uint8, src []float32) {
 	searchMXFP8Go(codes, scales, src)
 }
 

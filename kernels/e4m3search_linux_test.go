@@ -14,12 +14,12 @@ func TestE4M3SearchStayInBounds(t *testing.T) {
 	r := rand.New(rand.NewPCG(14, 45))
 	forEachTier(t, func(t *testing.T) {
 		for nb := 0; nb <= 20; nb++ {
-			src := guardedCopy(t, searchInput(r, nb*MXBlock))
-			codes := guardedTail[byte](t, nb*MXBlock)
+			src := guardedCopy(t, searchInput(r, nb*mxBlock))
+			codes := guardedTail[byte](t, nb*mxBlock)
 			scales := guardedTail[byte](t, nb)
-			wc, ws := make([]byte, nb*MXBlock), make([]byte, nb)
+			wc, ws := make([]byte, nb*mxBlock), make([]byte, nb)
 			searchMXFP8Go(wc, ws, src)
-			SearchMXFP8(codes, scales, src)
+			searchMXFP8(codes, scales, src)
 			requireBytes(t, wc, codes, "%d blocks", nb)
 			requireBytes(t, ws, scales, "%d blocks", nb)
 		}
@@ -34,7 +34,7 @@ func TestE4M3SearchStayInBounds(t *testing.T) {
 				scales := guardedTail[byte](t, 4*tiles)
 				wc, ws := make([]byte, n), make([]byte, 4*tiles)
 				searchE4M3Go(wc, ws, src, tl)
-				SearchE4M3(codes, scales, src, tl)
+				searchE4M3(codes, scales, src, tl)
 				requireBytes(t, wc, codes, "n %d %+v", n, tl)
 				requireBytes(t, ws, scales, "n %d %+v", n, tl)
 			}

@@ -26,7 +26,7 @@ func searchMXFP8AVX512(codes []byte, scales []uint8, src []float32, recip *[256]
 //	for c, d := range div {
 //		for r := range rows {
 //			for i, v := range x[r*stride : r*stride+width] {
-//				e := float64(v - float32(RoundE4M3FN(v/d)*d))
+//				e := float64(v - float32(roundE4M3FN(v/d)*d))
 //				acc[16*c+i%16] += float64(e * e)
 //			}
 //		}

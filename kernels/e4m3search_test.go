@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The fused E4M3 scale searches (SearchMXFP8, SearchE4M3) against a
+// The fused E4M3 scale searches (searchMXFP8, searchE4M3) against a
 // reference built from the element codec: the rule's scale from the
 // block's amax by math.Frexp (MXFP8) or amax/448 (float32 scales), every
 // candidate encoded and decoded by e4m3fnCodec, its error summed by
@@ -50,10 +50,10 @@ func sqErrRefLanes(b *SqErrBlock, round func(float32) float32, lanes int) float6
 	return acc[0]
 }
 
-// searchMXFP8Ref is SearchMXFP8 from the codec.
+// searchMXFP8Ref is searchMXFP8 from the codec.
 func searchMXFP8Ref(codes []byte, scales []uint8, src []float32) {
-	for b := range len(src) / MXBlock {
-		v := src[b*MXBlock : (b+1)*MXBlock]
+	for b := range len(src) / mxBlock {
+		v := src[b*mxBlock : (b+1)*mxBlock]
 		var amax float64
 		finite := true
 		for _, x := range v {
@@ -65,7 +65,7 @@ func searchMXFP8Ref(codes []byte, scales []uint8, src []float32) {
 		if !finite {
 			scales[b] = 0xff
 			for j := range v {
-				codes[b*MXBlock+j] = 0x7f
+				codes[b*mxBlock+j] = 0x7f
 			}
 			continue
 		}
@@ -91,7 +91,7 @@ func searchMXFP8Ref(codes []byte, scales []uint8, src []float32) {
 		scales[b] = uint8(code)
 		mul := float32(math.Ldexp(1, 127-code))
 		for j, x := range v {
-			codes[b*MXBlock+j] = uint8(e4m3fnCodec.Encode(x*mul, RoundEven, true, 0))
+			codes[b*mxBlock+j] = uint8(e4m3fnCodec.Encode(x*mul, RoundEven, true, 0))
 		}
 	}
 }
@@ -121,7 +121,7 @@ next:
 	return cands, errs
 }
 
-// searchE4M3Ref is SearchE4M3 from the codec, the tiles walked directly.
+// searchE4M3Ref is searchE4M3 from the codec, the tiles walked directly.
 func searchE4M3Ref(codes, scales []byte, src []float32, tl FP8Tiles) {
 	n := len(src)
 	cols := tl.Cols
@@ -212,7 +212,7 @@ func searchInput(r *rand.Rand, n int) []float32 {
 	return x
 }
 
-// TestSqErrE4M3Lanes: SqErrE4M3FN sums its terms in sixteen lanes.
+// TestSqErrE4M3Lanes: sqErrE4M3FN sums its terms in sixteen lanes.
 func TestSqErrE4M3Lanes(t *testing.T) {
 	r := rand.New(rand.NewPCG(14, 40))
 	for trial := range 1000 {
@@ -242,7 +242,7 @@ func TestSqErrE4M3Lanes(t *testing.T) {
 			b.Div, b.DMul = s*1.3, s*1.3
 		}
 		want := sqErrRefLanes(&b, e4m3Round, 16)
-		require.Equal(t, math.Float64bits(want), math.Float64bits(SqErrE4M3FN(&b)), "trial %d", trial)
+		require.Equal(t, math.Float64bits(want), math.Float64bits(sqErrE4M3FN(&b)), "trial %d", trial)
 		// The general path's form: the decoded elements given.
 		dec := make([]float32, n)
 		for i, x := range b.V {
@@ -252,7 +252,7 @@ func TestSqErrE4M3Lanes(t *testing.T) {
 			}
 			dec[i] = e4m3Round(q)
 		}
-		require.Equal(t, math.Float64bits(want), math.Float64bits(SqErrE4M3FNDecoded(b.V, dec, b.DMul, b.Keep, b.W)), "trial %d", trial)
+		require.Equal(t, math.Float64bits(want), math.Float64bits(sqErrE4M3FNDecoded(b.V, dec, b.DMul, b.Keep, b.W)), "trial %d", trial)
 	}
 }
 
@@ -278,7 +278,7 @@ func TestSearchMXFP8Hand(t *testing.T) {
 	x[7], x[40] = 1.1, 1.9
 	forEachTier(t, func(t *testing.T) {
 		codes, scales := make([]byte, 64), make([]byte, 2)
-		SearchMXFP8(codes, scales, x)
+		searchMXFP8(codes, scales, x)
 		require.Equal(t, []byte{119, 120}, scales)
 		require.Equal(t, byte(0x70), codes[0])  // 128: 0.53125 at 2^8
 		require.Equal(t, byte(0x79), codes[7])  // 288 = 2^8·1.125
@@ -294,7 +294,7 @@ func TestSearchMXFP8(t *testing.T) {
 	r := rand.New(rand.NewPCG(14, 41))
 	var inputs [][]float32
 	for _, nb := range []int{0, 1, 2, 7, 15, 16, 17, 33, 100} {
-		inputs = append(inputs, searchInput(r, nb*MXBlock))
+		inputs = append(inputs, searchInput(r, nb*mxBlock))
 		inputs = append(inputs, mxEdgeBlocks(r, nb))
 	}
 	forEachTier(t, func(t *testing.T) {
@@ -302,7 +302,7 @@ func TestSearchMXFP8(t *testing.T) {
 			buf := make([]float32, len(x)+1)
 			copy(buf[1:], x)
 			src := buf[1:]
-			nb := len(src) / MXBlock
+			nb := len(src) / mxBlock
 			wc, ws := make([]byte, len(src)), make([]byte, nb)
 			searchMXFP8Ref(wc, ws, src)
 			gc, gs := make([]byte, len(src)), make([]byte, nb)
@@ -311,7 +311,7 @@ func TestSearchMXFP8(t *testing.T) {
 			require.Equal(t, wc, gc, "input %d: Go reference codes", k)
 			cb := make([]byte, len(src)+1)
 			c, s := cb[1:], make([]byte, nb)
-			SearchMXFP8(c, s, src)
+			searchMXFP8(c, s, src)
 			requireBytes(t, ws, s, "input %d scales", k)
 			requireBytes(t, wc, c, "input %d codes", k)
 		}
@@ -335,7 +335,7 @@ func TestSearchE4M3(t *testing.T) {
 			wc, ws := make([]byte, n), make([]byte, 4*tiles)
 			searchE4M3Ref(wc, ws, src, tl)
 			c, s := make([]byte, n), make([]byte, 4*tiles)
-			SearchE4M3(c, s, src, tl)
+			searchE4M3(c, s, src, tl)
 			requireBytes(t, ws, s, "%s scales", msg)
 			requireBytes(t, wc, c, "%s codes", msg)
 		}
@@ -355,16 +355,16 @@ func benchE4M3Input() []float32 {
 // The fused searches next to the plain quantizers they extend.
 func BenchmarkE4M3Search(b *testing.B) {
 	x := benchE4M3Input()
-	codes, scales := make([]byte, len(x)), make([]byte, 4*len(x)/MXBlock)
+	codes, scales := make([]byte, len(x)), make([]byte, 4*len(x)/mxBlock)
 	tl := FP8Tiles{Cols: 4096, TileRows: 128, TileCols: 128}
 	for _, bc := range []struct {
 		name string
 		fn   func()
 	}{
-		{"QuantizeMXFP8", func() { QuantizeMXFP8(codes, scales, x) }},
-		{"SearchMXFP8", func() { SearchMXFP8(codes, scales, x) }},
-		{"QuantizeE4M3Block128", func() { QuantizeE4M3(codes, scales, x, tl) }},
-		{"SearchE4M3Block128", func() { SearchE4M3(codes, scales, x, tl) }},
+		{"quantizeMXFP8", func() { quantizeMXFP8(codes, scales, x) }},
+		{"searchMXFP8", func() { searchMXFP8(codes, scales, x) }},
+		{"QuantizeE4M3Block128", func() { quantizeE4M3(codes, scales, x, tl) }},
+		{"SearchE4M3Block128", func() { searchE4M3(codes, scales, x, tl) }},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			b.SetBytes(int64(4 * len(x)))
@@ -389,8 +389,8 @@ func TestSearchMXFP8Boundaries(t *testing.T) {
 		e := r.IntN(250) - 130
 		p := float32(math.Ldexp(1, e))
 		amaxQ := []float32{256, 300, 447, 463, 465, 511.9}[r.IntN(6)]
-		blk := make([]float32, MXBlock)
-		blk[r.IntN(MXBlock)] = amaxQ * p
+		blk := make([]float32, mxBlock)
+		blk[r.IntN(mxBlock)] = amaxQ * p
 		for j := range blk {
 			if blk[j] != 0 {
 				continue
@@ -416,13 +416,13 @@ func TestSearchMXFP8Boundaries(t *testing.T) {
 		}
 		x = append(x, blk...)
 	}
-	nb := len(x) / MXBlock
+	nb := len(x) / mxBlock
 	wc, ws := make([]byte, len(x)), make([]byte, nb)
 	searchMXFP8Ref(wc, ws, x)
 	searched := 0
 	for b := range nb {
 		var amax float64
-		for _, v := range x[b*MXBlock : (b+1)*MXBlock] {
+		for _, v := range x[b*mxBlock : (b+1)*mxBlock] {
 			amax = max(amax, math.Abs(float64(v)))
 		}
 		if _, e := math.Frexp(amax); int(ws[b]) != max(e-1-8+127, 0) {
@@ -433,7 +433,7 @@ func TestSearchMXFP8Boundaries(t *testing.T) {
 	require.Less(t, searched, nb, "blocks whose search left the rule")
 	forEachTier(t, func(t *testing.T) {
 		c, s := make([]byte, len(x)), make([]byte, nb)
-		SearchMXFP8(c, s, x)
+		searchMXFP8(c, s, x)
 		requireBytes(t, ws, s, "scales")
 		requireBytes(t, wc, c, "codes")
 	})

@@ -25,6 +25,33 @@ type FP8Tiles struct {
 	// row and column are the smaller remainder. 0 means 1 row and the whole
 	// row.
 	TileRows, TileCols int
+	// Rows, when not 0, makes the elements a stack of matrices of Rows
+	// rows each, tiled one by one (no tile crosses two matrices), their
+	// scales one matrix after the other; 0 means one matrix.
+	Rows int
+}
+
+// forMatrices calls fn for each matrix of the stack of n elements that t
+// describes (all of them when t.Rows is 0): its element range, the byte
+// range of its scales (up to scales bytes) and its tiles.
+func (t FP8Tiles) forMatrices(n, scales int, fn func(lo, hi, s0, s1 int, m FP8Tiles)) {
+	m := t
+	m.Rows = 0
+	if t.Rows == 0 {
+		fn(0, n, 0, scales, m)
+		return
+	}
+	if n == 0 {
+		return
+	}
+	per := t.Rows * t.Cols
+	if t.Rows < 0 || t.Cols <= 0 || n%per != 0 {
+		panic(fmt.Sprintf("kernels: E4M3: %d elements in matrices of %d rows of %d", n, t.Rows, t.Cols))
+	}
+	_, _, _, _, _, tiles := m.geometry("E4M3", per)
+	for k := range n / per {
+		fn(k*per, (k+1)*per, 4*k*tiles, 4*(k+1)*tiles, m)
+	}
 }
 
 // geometry returns the rows, columns and tile extents of t for n elements,
@@ -64,18 +91,18 @@ func (t FP8Tiles) check(kernel string, n, codes, scales int) (rows, cols, tr, tc
 	return
 }
 
-// QuantizeE4M3 quantizes src, a row-major matrix, to E4M3 codes (one byte
+// quantizeE4M3 quantizes src, a row-major matrix, to E4M3 codes (one byte
 // per element) with one float32 scale per tile of t in scales (four
 // little-endian bytes each, tiles in row-major order).
-func QuantizeE4M3(codes, scales []byte, src []float32, t FP8Tiles) {
-	t.check("QuantizeE4M3", len(src), len(codes), len(scales))
+func quantizeE4M3(codes, scales []byte, src []float32, t FP8Tiles) {
+	t.check("quantizeE4M3", len(src), len(codes), len(scales))
 	quantE4M3Tiles(codes, scales, src, t)
 }
 
-// DequantizeE4M3 decodes E4M3 codes and float32 scales (as QuantizeE4M3
+// dequantizeE4M3 decodes E4M3 codes and float32 scales (as quantizeE4M3
 // writes them) into dst: element × scale in float32.
-func DequantizeE4M3(dst []float32, codes, scales []byte, t FP8Tiles) {
-	t.check("DequantizeE4M3", len(dst), len(codes), len(scales))
+func dequantizeE4M3(dst []float32, codes, scales []byte, t FP8Tiles) {
+	t.check("dequantizeE4M3", len(dst), len(codes), len(scales))
 	dequantE4M3Tiles(dst, codes, scales, t)
 }
 
@@ -168,9 +195,9 @@ func dequantE4M3Run(dst []float32, codes []byte, lo, hi int, m float32) {
 	}
 }
 
-// quantE4M3Go is the reference of QuantizeE4M3.
+// quantE4M3Go is the reference of quantizeE4M3.
 func quantE4M3Go(codes, scales []byte, src []float32, t FP8Tiles) {
-	rows, cols, tr, tc, _, _ := t.geometry("QuantizeE4M3", len(src))
+	rows, cols, tr, tc, _, _ := t.geometry("quantizeE4M3", len(src))
 	forTiles(rows, cols, tr, tc, func(k, r0, r1, c0, c1 int) {
 		var amax uint32
 		for r := r0; r < r1; r++ {
@@ -184,9 +211,9 @@ func quantE4M3Go(codes, scales []byte, src []float32, t FP8Tiles) {
 	})
 }
 
-// dequantE4M3Go is the reference of DequantizeE4M3.
+// dequantE4M3Go is the reference of dequantizeE4M3.
 func dequantE4M3Go(dst []float32, codes, scales []byte, t FP8Tiles) {
-	rows, cols, tr, tc, _, _ := t.geometry("DequantizeE4M3", len(dst))
+	rows, cols, tr, tc, _, _ := t.geometry("dequantizeE4M3", len(dst))
 	forTiles(rows, cols, tr, tc, func(k, r0, r1, c0, c1 int) {
 		m := ScaleFloat32.decodeScale(binary.LittleEndian.Uint32(scales[4*k:]))
 		for r := r0; r < r1; r++ {

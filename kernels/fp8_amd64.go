@@ -23,7 +23,7 @@ func quantE4M3Tiles(codes, scales []byte, src []float32, t FP8Tiles) {
 		quantE4M3Go(codes, scales, src, t)
 		return
 	}
-	rows, cols, tr, tc, across, _ := t.geometry("QuantizeE4M3", len(src))
+	rows, cols, tr, tc, across, _ := t.geometry("quantizeE4M3", len(src))
 	ct := max(1, min(across, chunkGroups, fp8ChunkBytes/(4*tr*tc)))
 	var amax, tmp [chunkGroups]uint32
 	var div [chunkGroups]float32
@@ -67,7 +67,7 @@ func dequantE4M3Tiles(dst []float32, codes, scales []byte, t FP8Tiles) {
 		dequantE4M3Go(dst, codes, scales, t)
 		return
 	}
-	rows, cols, tr, tc, across, _ := t.geometry("DequantizeE4M3", len(dst))
+	rows, cols, tr, tc, across, _ := t.geometry("dequantizeE4M3", len(dst))
 	var mul [chunkGroups]float32
 	forTileChunks(rows, cols, tr, tc, min(across, chunkGroups), func(k0, nt, r0, r1, c0, c1 int) {
 		for j := range nt {

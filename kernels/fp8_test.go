@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestE4M3HandDerived checks QuantizeE4M3 on tiles whose scales are exact:
+// TestE4M3HandDerived checks quantizeE4M3 on tiles whose scales are exact:
 // amax 896 gives s = 2 (0x40000000), so 896 → 448 (0x7E), 3 → 1.5 (0x3C),
 // 2^−9 → 2^−10, a tie between 0 and the smallest subnormal that goes to 0,
 // and its negative to −0 (0x80); a NaN tile gets the float32 NaN and codes
@@ -23,11 +23,11 @@ func TestE4M3HandDerived(t *testing.T) {
 	tiles := FP8Tiles{Cols: 4}
 	forEachTier(t, func(t *testing.T) {
 		codes, scales := make([]byte, 12), make([]byte, 12)
-		QuantizeE4M3(codes, scales, x, tiles)
+		quantizeE4M3(codes, scales, x, tiles)
 		assert.Equal(t, []byte{0x7e, 0x3c, 0x00, 0x80, 0x7f, 0x7f, 0x7f, 0x7f, 0, 0, 0, 0}, codes)
 		assert.Equal(t, []uint32{0x40000000, 0x7fc00000, 0}, words(scales))
 		back := make([]float32, 12)
-		DequantizeE4M3(back, codes, scales, tiles)
+		dequantizeE4M3(back, codes, scales, tiles)
 		assert.Equal(t, []float32{896, 3, 0, 0}, back[:4])
 		assert.Equal(t, uint32(0x80000000), math.Float32bits(back[3]))
 	})
@@ -95,11 +95,11 @@ func TestE4M3Tiers(t *testing.T) {
 		dequantE4M3Go(want, wc, ws, tl)
 		forEachTier(t, func(t *testing.T) {
 			c, s := make([]byte, n), make([]byte, 4*tiles)
-			QuantizeE4M3(c, s, src, tl)
+			quantizeE4M3(c, s, src, tl)
 			require.Equal(t, wc, c, "%s codes", msg)
 			require.Equal(t, ws, s, "%s scales", msg)
 			got := make([]float32, n)
-			DequantizeE4M3(got, wc, ws, tl)
+			dequantizeE4M3(got, wc, ws, tl)
 			requireSame(t, floatBits(want), floatBits(got), "%s values", msg)
 		})
 	}
@@ -129,7 +129,7 @@ func TestE4M3Encoder(t *testing.T) {
 	quantE4M3Go(wc, ws, x, tl)
 	forEachTier(t, func(t *testing.T) {
 		c, s := make([]byte, len(x)), make([]byte, 4*tiles)
-		QuantizeE4M3(c, s, x, tl)
+		quantizeE4M3(c, s, x, tl)
 		require.Equal(t, wc, c)
 		require.Equal(t, ws, s)
 	})
@@ -138,7 +138,7 @@ func TestE4M3Encoder(t *testing.T) {
 	// (0x3A).
 	one := []float32{448, 1.0625, 1.1875, -1.0625}
 	c, s := make([]byte, 4), make([]byte, 4)
-	QuantizeE4M3(c, s, one, FP8Tiles{})
+	quantizeE4M3(c, s, one, FP8Tiles{})
 	assert.Equal(t, []byte{0x7e, 0x38, 0x3a, 0xb8}, c)
 }
 
@@ -165,8 +165,8 @@ func TestE4M3DecoderExhaustive(t *testing.T) {
 	dequantE4M3Go(want, codes, scales, tl)
 	forEachTier(t, func(t *testing.T) {
 		got := make([]float32, len(codes))
-		DequantizeE4M3(got, codes, scales, tl)
-		requireSame(t, floatBits(want), floatBits(got), "DequantizeE4M3")
+		dequantizeE4M3(got, codes, scales, tl)
+		requireSame(t, floatBits(want), floatBits(got), "dequantizeE4M3")
 	})
 }
 
@@ -198,8 +198,8 @@ func TestE4M3RNEMatchesCodec(t *testing.T) {
 }
 
 func TestE4M3Panics(t *testing.T) {
-	assert.Panics(t, func() { QuantizeE4M3(make([]byte, 8), make([]byte, 4), make([]float32, 8), FP8Tiles{Cols: 3}) })
-	assert.Panics(t, func() { QuantizeE4M3(make([]byte, 7), make([]byte, 4), make([]float32, 8), FP8Tiles{}) })
-	assert.Panics(t, func() { QuantizeE4M3(make([]byte, 8), make([]byte, 4), make([]float32, 8), FP8Tiles{Cols: 4}) })
-	assert.NotPanics(t, func() { QuantizeE4M3(nil, nil, nil, FP8Tiles{TileRows: 128, TileCols: 128}) })
+	assert.Panics(t, func() { quantizeE4M3(make([]byte, 8), make([]byte, 4), make([]float32, 8), FP8Tiles{Cols: 3}) })
+	assert.Panics(t, func() { quantizeE4M3(make([]byte, 7), make([]byte, 4), make([]float32, 8), FP8Tiles{}) })
+	assert.Panics(t, func() { quantizeE4M3(make([]byte, 8), make([]byte, 4), make([]float32, 8), FP8Tiles{Cols: 4}) })
+	assert.NotPanics(t, func() { quantizeE4M3(nil, nil, nil, FP8Tiles{TileRows: 128, TileCols: 128}) })
 }

@@ -14,26 +14,26 @@ import (
 
 // Geometry of the ggml blocks.
 const (
-	GGMLBlock      = 32 // elements per Q8_0 or Q4_0 block
-	Q8_0BlockBytes = 34 // float16 d, then 32 int8 codes
-	Q4_0BlockBytes = 18 // float16 d, then 16 bytes of two 4-bit codes
+	ggmlBlock      = 32 // elements per Q8_0 or Q4_0 block
+	q8_0BlockBytes = 34 // float16 d, then 32 int8 codes
+	q4_0BlockBytes = 18 // float16 d, then 16 bytes of two 4-bit codes
 )
 
 // checkGGML panics unless n elements are whole blocks of 32 and the encoded
 // side holds at least bytesPerBlock bytes per block; it returns the number of
 // blocks.
 func checkGGML(kernel string, n, nbytes, bytesPerBlock int) int {
-	if n%GGMLBlock != 0 {
-		panic(fmt.Sprintf("kernels: %s: %d elements are not a multiple of the block of %d", kernel, n, GGMLBlock))
+	if n%ggmlBlock != 0 {
+		panic(fmt.Sprintf("kernels: %s: %d elements are not a multiple of the block of %d", kernel, n, ggmlBlock))
 	}
-	nb := n / GGMLBlock
+	nb := n / ggmlBlock
 	if nbytes < nb*bytesPerBlock {
 		panic(fmt.Sprintf("kernels: %s: %d bytes for %d blocks of %d", kernel, nbytes, nb, bytesPerBlock))
 	}
 	return nb
 }
 
-// QuantizeQ8_0 quantizes src, a whole number of blocks of 32, into Q8_0
+// quantizeQ8_0 quantizes src, a whole number of blocks of 32, into Q8_0
 // blocks of 34 bytes in dst (which must hold len(src)/32·34 bytes). For each
 // block:
 //
@@ -45,20 +45,20 @@ func checkGGML(kernel string, n, nbytes, bytesPerBlock int) int {
 // clamped to ±127, with code 0 for an element whose x·id is NaN. d is stored
 // as its float16 code, rounded to nearest even with overflow to +Inf; the
 // block decodes as q·f16(d).
-func QuantizeQ8_0(dst []byte, src []float32) {
-	nb := checkGGML("QuantizeQ8_0", len(src), len(dst), Q8_0BlockBytes)
-	quantQ8_0(dst[:nb*Q8_0BlockBytes], src)
+func quantizeQ8_0(dst []byte, src []float32) {
+	nb := checkGGML("quantizeQ8_0", len(src), len(dst), q8_0BlockBytes)
+	quantQ8_0(dst[:nb*q8_0BlockBytes], src)
 }
 
-// DequantizeQ8_0 decodes Q8_0 blocks from src (len(dst)/32·34 bytes at
+// dequantizeQ8_0 decodes Q8_0 blocks from src (len(dst)/32·34 bytes at
 // least) into dst, whose length must be a multiple of 32: element j of a
 // block is the float32 product int8(code_j)·d, d the block's float16 scale.
-func DequantizeQ8_0(dst []float32, src []byte) {
-	nb := checkGGML("DequantizeQ8_0", len(dst), len(src), Q8_0BlockBytes)
-	dequantQ8_0(dst, src[:nb*Q8_0BlockBytes])
+func dequantizeQ8_0(dst []float32, src []byte) {
+	nb := checkGGML("dequantizeQ8_0", len(dst), len(src), q8_0BlockBytes)
+	dequantQ8_0(dst, src[:nb*q8_0BlockBytes])
 }
 
-// QuantizeQ4_0 quantizes src, a whole number of blocks of 32, into Q4_0
+// quantizeQ4_0 quantizes src, a whole number of blocks of 32, into Q4_0
 // blocks of 18 bytes in dst (which must hold len(src)/32·18 bytes). For each
 // block:
 //
@@ -72,26 +72,26 @@ func DequantizeQ8_0(dst []float32, src []byte) {
 // float16 code (nearest even, overflow to ±Inf), then byte j of the 16 code
 // bytes holds element j in its low nibble and element j+16 in its high one;
 // the block decodes as (q−8)·f16(d).
-func QuantizeQ4_0(dst []byte, src []float32) {
-	nb := checkGGML("QuantizeQ4_0", len(src), len(dst), Q4_0BlockBytes)
-	quantQ4_0(dst[:nb*Q4_0BlockBytes], src)
+func quantizeQ4_0(dst []byte, src []float32) {
+	nb := checkGGML("quantizeQ4_0", len(src), len(dst), q4_0BlockBytes)
+	quantQ4_0(dst[:nb*q4_0BlockBytes], src)
 }
 
-// DequantizeQ4_0 decodes Q4_0 blocks from src (len(dst)/32·18 bytes at
+// dequantizeQ4_0 decodes Q4_0 blocks from src (len(dst)/32·18 bytes at
 // least) into dst, whose length must be a multiple of 32: element j of a
 // block is (low nibble of byte j − 8)·d and element j+16 is (high nibble −
 // 8)·d, float32 products, d the block's float16 scale.
-func DequantizeQ4_0(dst []float32, src []byte) {
-	nb := checkGGML("DequantizeQ4_0", len(dst), len(src), Q4_0BlockBytes)
-	dequantQ4_0(dst, src[:nb*Q4_0BlockBytes])
+func dequantizeQ4_0(dst []float32, src []byte) {
+	nb := checkGGML("dequantizeQ4_0", len(dst), len(src), q4_0BlockBytes)
+	dequantQ4_0(dst, src[:nb*q4_0BlockBytes])
 }
 
-// quantQ8_0Go is the reference of QuantizeQ8_0, with len(dst) exactly the
+// quantQ8_0Go is the reference of quantizeQ8_0, with len(dst) exactly the
 // blocks' bytes.
 func quantQ8_0Go(dst []byte, src []float32) {
-	for b := range len(src) / GGMLBlock {
-		x := (*[GGMLBlock]float32)(src[b*GGMLBlock:])
-		y := (*[Q8_0BlockBytes]byte)(dst[b*Q8_0BlockBytes:])
+	for b := range len(src) / ggmlBlock {
+		x := (*[ggmlBlock]float32)(src[b*ggmlBlock:])
+		y := (*[q8_0BlockBytes]byte)(dst[b*q8_0BlockBytes:])
 		var amax float32
 		for _, v := range x {
 			amax = max(amax, nanToZero(abs32(v)))
@@ -123,11 +123,11 @@ func putScale(y []byte, d float32) float32 {
 	return 1 / d
 }
 
-// dequantQ8_0Go is the reference of DequantizeQ8_0.
+// dequantQ8_0Go is the reference of dequantizeQ8_0.
 func dequantQ8_0Go(dst []float32, src []byte) {
-	for b := range len(dst) / GGMLBlock {
-		x := (*[Q8_0BlockBytes]byte)(src[b*Q8_0BlockBytes:])
-		y := (*[GGMLBlock]float32)(dst[b*GGMLBlock:])
+	for b := range len(dst) / ggmlBlock {
+		x := (*[q8_0BlockBytes]byte)(src[b*q8_0BlockBytes:])
+		y := (*[ggmlBlock]float32)(dst[b*ggmlBlock:])
 		d := float16To32(binary.LittleEndian.Uint16(x[:]))
 		for j := range y {
 			y[j] = float32(int8(x[2+j])) * d
@@ -135,11 +135,11 @@ func dequantQ8_0Go(dst []float32, src []byte) {
 	}
 }
 
-// quantQ4_0Go is the reference of QuantizeQ4_0.
+// quantQ4_0Go is the reference of quantizeQ4_0.
 func quantQ4_0Go(dst []byte, src []float32) {
-	for b := range len(src) / GGMLBlock {
-		x := (*[GGMLBlock]float32)(src[b*GGMLBlock:])
-		y := (*[Q4_0BlockBytes]byte)(dst[b*Q4_0BlockBytes:])
+	for b := range len(src) / ggmlBlock {
+		x := (*[ggmlBlock]float32)(src[b*ggmlBlock:])
+		y := (*[q4_0BlockBytes]byte)(dst[b*q4_0BlockBytes:])
 		var amax, m float32
 		for _, v := range x {
 			if a := abs32(v); amax < a {
@@ -165,11 +165,11 @@ func quantQ4_0Go(dst []byte, src []float32) {
 	}
 }
 
-// dequantQ4_0Go is the reference of DequantizeQ4_0.
+// dequantQ4_0Go is the reference of dequantizeQ4_0.
 func dequantQ4_0Go(dst []float32, src []byte) {
-	for b := range len(dst) / GGMLBlock {
-		x := (*[Q4_0BlockBytes]byte)(src[b*Q4_0BlockBytes:])
-		y := (*[GGMLBlock]float32)(dst[b*GGMLBlock:])
+	for b := range len(dst) / ggmlBlock {
+		x := (*[q4_0BlockBytes]byte)(src[b*q4_0BlockBytes:])
+		y := (*[ggmlBlock]float32)(dst[b*ggmlBlock:])
 		d := float16To32(binary.LittleEndian.Uint16(x[:]))
 		for j := range 16 {
 			c := x[2+j]

@@ -8,14 +8,14 @@ package kernels
 
 // ggmlGroup is the number of floats the AVX-512 quantizers take 16 blocks
 // at a time; the blocks after the last whole group go one by one.
-const ggmlGroup = 16 * GGMLBlock
+const ggmlGroup = 16 * ggmlBlock
 
 func quantQ8_0(dst []byte, src []float32) {
 	switch active {
 	case tierAVX512:
 		n := len(src) / ggmlGroup * ggmlGroup
 		quantQ8_0x16AVX512(dst, src[:n])
-		quantQ8_0AVX512(dst[n/GGMLBlock*Q8_0BlockBytes:], src[n:])
+		quantQ8_0AVX512(dst[n/ggmlBlock*q8_0BlockBytes:], src[n:])
 	case tierAVX2:
 		quantQ8_0AVX2(dst, src)
 	default:
@@ -39,7 +39,7 @@ func quantQ4_0(dst []byte, src []float32) {
 	case tierAVX512:
 		n := len(src) / ggmlGroup * ggmlGroup
 		quantQ4_0x16AVX512(dst, src[:n])
-		quantQ4_0AVX512(dst[n/GGMLBlock*Q4_0BlockBytes:], src[n:])
+		quantQ4_0AVX512(dst[n/ggmlBlock*q4_0BlockBytes:], src[n:])
 	case tierAVX2:
 		quantQ4_0AVX2(dst, src)
 	default:

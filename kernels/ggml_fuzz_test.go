@@ -14,10 +14,10 @@ func FuzzGGML(f *testing.F) {
 	f.Add(bytesOf(float32(math.Inf(-1)), 1e-45, -3e38))
 	f.Add(make([]byte, 4*32*17))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		nb := (len(data)/4 + GGMLBlock - 1) / GGMLBlock
-		src := make([]float32, nb*GGMLBlock)
+		nb := (len(data)/4 + ggmlBlock - 1) / ggmlBlock
+		src := make([]float32, nb*ggmlBlock)
 		copy(src, floatsOf(data))
-		want8, want4 := make([]byte, nb*Q8_0BlockBytes), make([]byte, nb*Q4_0BlockBytes)
+		want8, want4 := make([]byte, nb*q8_0BlockBytes), make([]byte, nb*q4_0BlockBytes)
 		quantQ8_0Go(want8, src)
 		quantQ4_0Go(want4, src)
 		raw8, raw4 := make([]byte, len(want8)), make([]byte, len(want4))
@@ -29,16 +29,16 @@ func FuzzGGML(f *testing.F) {
 		for _, tr := range tiers() {
 			restore := useTier(tr)
 			got8, got4 := make([]byte, len(want8)), make([]byte, len(want4))
-			QuantizeQ8_0(got8, src)
-			QuantizeQ4_0(got4, src)
+			quantizeQ8_0(got8, src)
+			quantizeQ4_0(got4, src)
 			d8, d4 := make([]float32, len(src)), make([]float32, len(src))
-			DequantizeQ8_0(d8, raw8)
-			DequantizeQ4_0(d4, raw4)
+			dequantizeQ8_0(d8, raw8)
+			dequantizeQ4_0(d4, raw4)
 			restore()
-			requireSame(t, bytesAsU16(want8), bytesAsU16(got8), "%v QuantizeQ8_0", tr)
-			requireSame(t, bytesAsU16(want4), bytesAsU16(got4), "%v QuantizeQ4_0", tr)
-			requireSame(t, floatBits(wantD8), floatBits(d8), "%v DequantizeQ8_0", tr)
-			requireSame(t, floatBits(wantD4), floatBits(d4), "%v DequantizeQ4_0", tr)
+			requireSame(t, bytesAsU16(want8), bytesAsU16(got8), "%v quantizeQ8_0", tr)
+			requireSame(t, bytesAsU16(want4), bytesAsU16(got4), "%v quantizeQ4_0", tr)
+			requireSame(t, floatBits(wantD8), floatBits(d8), "%v dequantizeQ8_0", tr)
+			requireSame(t, floatBits(wantD4), floatBits(d4), "%v dequantizeQ4_0", tr)
 		}
 	})
 }

@@ -17,18 +17,18 @@ func TestGGMLStayInBounds(t *testing.T) {
 	forEachTier(t, func(t *testing.T) {
 		for nb := 1; nb <= 40; nb++ {
 			src := guardedCopy(t, ggmlBlocks(r, nb))
-			q8 := guardedTail[byte](t, nb*Q8_0BlockBytes)
-			q4 := guardedTail[byte](t, nb*Q4_0BlockBytes)
+			q8 := guardedTail[byte](t, nb*q8_0BlockBytes)
+			q4 := guardedTail[byte](t, nb*q4_0BlockBytes)
 			want8, want4 := make([]byte, len(q8)), make([]byte, len(q4))
 			quantQ8_0Go(want8, src)
 			quantQ4_0Go(want4, src)
-			QuantizeQ8_0(q8, src)
-			QuantizeQ4_0(q4, src)
+			quantizeQ8_0(q8, src)
+			quantizeQ4_0(q4, src)
 			require.Equal(t, want8, []byte(q8))
 			require.Equal(t, want4, []byte(q4))
-			dst := guardedTail[float32](t, nb*GGMLBlock)
-			DequantizeQ8_0(dst, q8)
-			DequantizeQ4_0(dst, q4)
+			dst := guardedTail[float32](t, nb*ggmlBlock)
+			dequantizeQ8_0(dst, q8)
+			dequantizeQ4_0(dst, q4)
 		}
 	})
 }

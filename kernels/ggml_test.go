@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestQ8_0HandDerived checks QuantizeQ8_0 on blocks whose codes follow from
+// TestQ8_0HandDerived checks quantizeQ8_0 on blocks whose codes follow from
 // the rule by hand: amax 127 gives d = 1 (float16 0x3c00) and id = 1, so
 // every element rounds on its own, ties away from zero; amax 254 gives d = 2
 // (0x4000) and id = 0.5; a NaN element is code 0 and does not count in amax.
@@ -31,10 +31,10 @@ func TestQ8_0HandDerived(t *testing.T) {
 	}
 	forEachTier(t, func(t *testing.T) {
 		for _, tc := range tests {
-			x := make([]float32, GGMLBlock)
+			x := make([]float32, ggmlBlock)
 			copy(x, tc.x)
-			got := make([]byte, Q8_0BlockBytes)
-			QuantizeQ8_0(got, x)
+			got := make([]byte, q8_0BlockBytes)
+			quantizeQ8_0(got, x)
 			assert.Equal(t, tc.d, binary.LittleEndian.Uint16(got), tc.name)
 			for j, c := range tc.codes {
 				assert.Equal(t, c, int8(got[2+j]), "%s element %d", tc.name, j)
@@ -43,7 +43,7 @@ func TestQ8_0HandDerived(t *testing.T) {
 	})
 }
 
-// TestQ4_0HandDerived checks QuantizeQ4_0 by hand: the element of largest
+// TestQ4_0HandDerived checks quantizeQ4_0 by hand: the element of largest
 // magnitude m, with its sign, gives d = m/−8, so m itself gets code 0; the
 // others are trunc(x/d + 8.5), clamped to 0..15, and NaN gets 8.
 func TestQ4_0HandDerived(t *testing.T) {
@@ -63,10 +63,10 @@ func TestQ4_0HandDerived(t *testing.T) {
 	}
 	forEachTier(t, func(t *testing.T) {
 		for _, tc := range tests {
-			x := make([]float32, GGMLBlock)
+			x := make([]float32, ggmlBlock)
 			copy(x, tc.x)
-			got := make([]byte, Q4_0BlockBytes)
-			QuantizeQ4_0(got, x)
+			got := make([]byte, q4_0BlockBytes)
+			quantizeQ4_0(got, x)
 			assert.Equal(t, tc.d, binary.LittleEndian.Uint16(got), tc.name)
 			for j, c := range tc.codes {
 				assert.Equal(t, c, got[2+j%16]>>(4*(j/16))&15, "%s element %d", tc.name, j)
@@ -80,9 +80,9 @@ func TestQ4_0HandDerived(t *testing.T) {
 // all-zero and all-NaN blocks, ±m ties for Q4_0's signed maximum, elements on
 // the rounding ties of both codecs, and subnormal blocks.
 func ggmlBlocks(r *rand.Rand, n int) []float32 {
-	x := make([]float32, n*GGMLBlock)
+	x := make([]float32, n*ggmlBlock)
 	for b := range n {
-		v := x[b*GGMLBlock : (b+1)*GGMLBlock]
+		v := x[b*ggmlBlock : (b+1)*ggmlBlock]
 		switch r.IntN(10) {
 		case 0:
 			for i := range v {
@@ -131,7 +131,7 @@ func ggmlBlocks(r *rand.Rand, n int) []float32 {
 func TestGGMLTiers(t *testing.T) {
 	r := rand.New(rand.NewPCG(31, 32))
 	src := ggmlBlocks(r, 4000)
-	want8, want4 := make([]byte, 4000*Q8_0BlockBytes), make([]byte, 4000*Q4_0BlockBytes)
+	want8, want4 := make([]byte, 4000*q8_0BlockBytes), make([]byte, 4000*q4_0BlockBytes)
 	quantQ8_0Go(want8, src)
 	quantQ4_0Go(want4, src)
 	wantD8, wantD4 := make([]float32, len(src)), make([]float32, len(src))
@@ -139,29 +139,29 @@ func TestGGMLTiers(t *testing.T) {
 	dequantQ4_0Go(wantD4, want4)
 	forEachTier(t, func(t *testing.T) {
 		got8, got4 := make([]byte, len(want8)), make([]byte, len(want4))
-		QuantizeQ8_0(got8, src)
-		QuantizeQ4_0(got4, src)
-		require.Equal(t, want8, got8, "QuantizeQ8_0")
-		require.Equal(t, want4, got4, "QuantizeQ4_0")
+		quantizeQ8_0(got8, src)
+		quantizeQ4_0(got4, src)
+		require.Equal(t, want8, got8, "quantizeQ8_0")
+		require.Equal(t, want4, got4, "quantizeQ4_0")
 		d8, d4 := make([]float32, len(src)), make([]float32, len(src))
-		DequantizeQ8_0(d8, want8)
-		DequantizeQ4_0(d4, want4)
-		requireSame(t, floatBits(wantD8), floatBits(d8), "DequantizeQ8_0")
-		requireSame(t, floatBits(wantD4), floatBits(d4), "DequantizeQ4_0")
+		dequantizeQ8_0(d8, want8)
+		dequantizeQ4_0(d4, want4)
+		requireSame(t, floatBits(wantD8), floatBits(d8), "dequantizeQ8_0")
+		requireSame(t, floatBits(wantD4), floatBits(d4), "dequantizeQ4_0")
 		// Short runs at odd addresses: src one float in, dst one byte in.
 		for nb := 0; nb <= 40; nb++ {
-			buf := make([]float32, nb*GGMLBlock+1)
+			buf := make([]float32, nb*ggmlBlock+1)
 			s := buf[1:]
-			copy(s, src[nb*GGMLBlock:])
-			out := make([]byte, nb*Q8_0BlockBytes+1)
-			QuantizeQ8_0(out[1:], s)
-			require.Equal(t, want8[nb*Q8_0BlockBytes:2*nb*Q8_0BlockBytes], out[1:], "Q8_0 %d blocks", nb)
-			out = out[:nb*Q4_0BlockBytes+1]
-			QuantizeQ4_0(out[1:], s)
-			require.Equal(t, want4[nb*Q4_0BlockBytes:2*nb*Q4_0BlockBytes], out[1:], "Q4_0 %d blocks", nb)
-			back := make([]float32, nb*GGMLBlock+1)
-			DequantizeQ8_0(back[1:], want8[nb*Q8_0BlockBytes:])
-			requireSame(t, floatBits(wantD8[nb*GGMLBlock:2*nb*GGMLBlock]), floatBits(back[1:]), "DequantizeQ8_0 %d blocks", nb)
+			copy(s, src[nb*ggmlBlock:])
+			out := make([]byte, nb*q8_0BlockBytes+1)
+			quantizeQ8_0(out[1:], s)
+			require.Equal(t, want8[nb*q8_0BlockBytes:2*nb*q8_0BlockBytes], out[1:], "Q8_0 %d blocks", nb)
+			out = out[:nb*q4_0BlockBytes+1]
+			quantizeQ4_0(out[1:], s)
+			require.Equal(t, want4[nb*q4_0BlockBytes:2*nb*q4_0BlockBytes], out[1:], "Q4_0 %d blocks", nb)
+			back := make([]float32, nb*ggmlBlock+1)
+			dequantizeQ8_0(back[1:], want8[nb*q8_0BlockBytes:])
+			requireSame(t, floatBits(wantD8[nb*ggmlBlock:2*nb*ggmlBlock]), floatBits(back[1:]), "dequantizeQ8_0 %d blocks", nb)
 		}
 	})
 }
@@ -175,8 +175,8 @@ func TestGGMLDecodersExhaustive(t *testing.T) {
 	// subnormals, ±Inf, NaNs) get every code byte.
 	var blocks8, blocks4 []byte
 	add := func(s uint16, first byte) {
-		b8 := make([]byte, Q8_0BlockBytes)
-		b4 := make([]byte, Q4_0BlockBytes)
+		b8 := make([]byte, q8_0BlockBytes)
+		b4 := make([]byte, q4_0BlockBytes)
 		binary.LittleEndian.PutUint16(b8, s)
 		binary.LittleEndian.PutUint16(b4, s)
 		for j := range 32 {
@@ -196,24 +196,24 @@ func TestGGMLDecodersExhaustive(t *testing.T) {
 			add(s, byte(first))
 		}
 	}
-	n := len(blocks8) / Q8_0BlockBytes * GGMLBlock
+	n := len(blocks8) / q8_0BlockBytes * ggmlBlock
 	want8, want4 := make([]float32, n), make([]float32, n)
 	dequantQ8_0Go(want8, blocks8)
 	dequantQ4_0Go(want4, blocks4)
 	forEachTier(t, func(t *testing.T) {
 		got8, got4 := make([]float32, n), make([]float32, n)
-		DequantizeQ8_0(got8, blocks8)
-		DequantizeQ4_0(got4, blocks4)
-		requireSame(t, floatBits(want8), floatBits(got8), "DequantizeQ8_0")
-		requireSame(t, floatBits(want4), floatBits(got4), "DequantizeQ4_0")
+		dequantizeQ8_0(got8, blocks8)
+		dequantizeQ4_0(got4, blocks4)
+		requireSame(t, floatBits(want8), floatBits(got8), "dequantizeQ8_0")
+		requireSame(t, floatBits(want4), floatBits(got4), "dequantizeQ4_0")
 	})
 }
 
 func TestGGMLPanics(t *testing.T) {
-	assert.Panics(t, func() { QuantizeQ8_0(make([]byte, 34), make([]float32, 31)) })
-	assert.Panics(t, func() { QuantizeQ8_0(make([]byte, 33), make([]float32, 32)) })
-	assert.Panics(t, func() { QuantizeQ4_0(make([]byte, 17), make([]float32, 32)) })
-	assert.Panics(t, func() { DequantizeQ8_0(make([]float32, 32), make([]byte, 33)) })
-	assert.Panics(t, func() { DequantizeQ4_0(make([]float32, 33), make([]byte, 36)) })
-	assert.NotPanics(t, func() { QuantizeQ4_0(nil, nil) })
+	assert.Panics(t, func() { quantizeQ8_0(make([]byte, 34), make([]float32, 31)) })
+	assert.Panics(t, func() { quantizeQ8_0(make([]byte, 33), make([]float32, 32)) })
+	assert.Panics(t, func() { quantizeQ4_0(make([]byte, 17), make([]float32, 32)) })
+	assert.Panics(t, func() { dequantizeQ8_0(make([]float32, 32), make([]byte, 33)) })
+	assert.Panics(t, func() { dequantizeQ4_0(make([]float32, 33), make([]byte, 36)) })
+	assert.NotPanics(t, func() { quantizeQ4_0(nil, nil) })
 }

@@ -181,34 +181,34 @@ func (g IntGroups) check(kernel string, n, codes, scales, zeros int, asym bool) 
 	return cols, group, groups
 }
 
-// QuantizeIntSym quantizes src symmetrically as g describes: signed codes
+// quantizeIntSym quantizes src symmetrically as g describes: signed codes
 // into codes (len(src) bytes for 8 bits, (len(src)+1)/2 for 4), one scale per
 // group into scales.
-func QuantizeIntSym(codes, scales []byte, src []float32, g IntGroups) {
-	g.check("QuantizeIntSym", len(src), len(codes), len(scales), 0, false)
+func quantizeIntSym(codes, scales []byte, src []float32, g IntGroups) {
+	g.check("quantizeIntSym", len(src), len(codes), len(scales), 0, false)
 	quantIntSym(codes, scales, src, g)
 }
 
-// DequantizeIntSym decodes symmetric codes and scales (as QuantizeIntSym
+// dequantizeIntSym decodes symmetric codes and scales (as quantizeIntSym
 // writes them) into dst: element × scale in float32.
-func DequantizeIntSym(dst []float32, codes, scales []byte, g IntGroups) {
-	g.check("DequantizeIntSym", len(dst), len(codes), len(scales), 0, false)
+func dequantizeIntSym(dst []float32, codes, scales []byte, g IntGroups) {
+	g.check("dequantizeIntSym", len(dst), len(codes), len(scales), 0, false)
 	dequantIntSym(dst, codes, scales, g)
 }
 
-// QuantizeIntAsym quantizes src asymmetrically as g describes: unsigned
+// quantizeIntAsym quantizes src asymmetrically as g describes: unsigned
 // codes into codes, one scale per group into scales and one zero point per
 // group into zeros.
-func QuantizeIntAsym(codes, scales, zeros []byte, src []float32, g IntGroups) {
-	g.check("QuantizeIntAsym", len(src), len(codes), len(scales), len(zeros), true)
+func quantizeIntAsym(codes, scales, zeros []byte, src []float32, g IntGroups) {
+	g.check("quantizeIntAsym", len(src), len(codes), len(scales), len(zeros), true)
 	quantIntAsym(codes, scales, zeros, src, g)
 }
 
-// DequantizeIntAsym decodes asymmetric codes, scales and zero points (as
-// QuantizeIntAsym writes them) into dst: (element − zero point) × scale in
+// dequantizeIntAsym decodes asymmetric codes, scales and zero points (as
+// quantizeIntAsym writes them) into dst: (element − zero point) × scale in
 // float32.
-func DequantizeIntAsym(dst []float32, codes, scales, zeros []byte, g IntGroups) {
-	g.check("DequantizeIntAsym", len(dst), len(codes), len(scales), len(zeros), true)
+func dequantizeIntAsym(dst []float32, codes, scales, zeros []byte, g IntGroups) {
+	g.check("dequantizeIntAsym", len(dst), len(codes), len(scales), len(zeros), true)
 	dequantIntAsym(dst, codes, scales, zeros, g)
 }
 
@@ -289,9 +289,9 @@ func quantSymGroup(codes []byte, x []float32, lo int, d, qmax float32, bits int)
 	}
 }
 
-// quantIntSymGo is the reference of QuantizeIntSym.
+// quantIntSymGo is the reference of quantizeIntSym.
 func quantIntSymGo(codes, scales []byte, src []float32, g IntGroups) {
-	cols, group, _ := g.geometry("QuantizeIntSym", len(src))
+	cols, group, _ := g.geometry("quantizeIntSym", len(src))
 	qmax := qmaxSym(g.Bits)
 	forGroups(len(src), cols, group, func(k, lo, hi int) {
 		code, d := symScale(g.Scale, absMaxBitsGo(src[lo:hi]), qmax)
@@ -300,9 +300,9 @@ func quantIntSymGo(codes, scales []byte, src []float32, g IntGroups) {
 	})
 }
 
-// dequantIntSymGo is the reference of DequantizeIntSym.
+// dequantIntSymGo is the reference of dequantizeIntSym.
 func dequantIntSymGo(dst []float32, codes, scales []byte, g IntGroups) {
-	cols, group, _ := g.geometry("DequantizeIntSym", len(dst))
+	cols, group, _ := g.geometry("dequantizeIntSym", len(dst))
 	forGroups(len(dst), cols, group, func(k, lo, hi int) {
 		m := g.Scale.decodeScale(g.Scale.get(scales, k))
 		if g.Bits == 8 {
@@ -368,9 +368,9 @@ func quantAsymGroup(codes []byte, x []float32, lo int, d float32, zp, qmax int32
 	}
 }
 
-// quantIntAsymGo is the reference of QuantizeIntAsym.
+// quantIntAsymGo is the reference of quantizeIntAsym.
 func quantIntAsymGo(codes, scales, zeros []byte, src []float32, g IntGroups) {
-	cols, group, _ := g.geometry("QuantizeIntAsym", len(src))
+	cols, group, _ := g.geometry("quantizeIntAsym", len(src))
 	qmax := int32(1)<<g.Bits - 1
 	forGroups(len(src), cols, group, func(k, lo, hi int) {
 		code, d, zp := g.asymScale(rangeOf(src[lo:hi]))
@@ -388,9 +388,9 @@ func (g IntGroups) zeroOf(b byte) float32 {
 	return float32(b)
 }
 
-// dequantIntAsymGo is the reference of DequantizeIntAsym.
+// dequantIntAsymGo is the reference of dequantizeIntAsym.
 func dequantIntAsymGo(dst []float32, codes, scales, zeros []byte, g IntGroups) {
-	cols, group, _ := g.geometry("DequantizeIntAsym", len(dst))
+	cols, group, _ := g.geometry("dequantizeIntAsym", len(dst))
 	forGroups(len(dst), cols, group, func(k, lo, hi int) {
 		m := g.Scale.decodeScale(g.Scale.get(scales, k))
 		z := g.zeroOf(zeros[k])

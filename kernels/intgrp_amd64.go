@@ -79,7 +79,7 @@ func quantIntSym(codes, scales []byte, src []float32, g IntGroups) {
 		clearLastNibble(codes, len(src), g.Bits)
 		return
 	}
-	cols, group, _ := g.geometry("QuantizeIntSym", len(src))
+	cols, group, _ := g.geometry("quantizeIntSym", len(src))
 	qmax := qmaxSym(g.Bits)
 	var amax [chunkGroups]uint32
 	var div [chunkGroups]float32
@@ -116,7 +116,7 @@ func dequantIntSym(dst []float32, codes, scales []byte, g IntGroups) {
 		dequantIntSymGo(dst, codes, scales, g)
 		return
 	}
-	cols, group, _ := g.geometry("DequantizeIntSym", len(dst))
+	cols, group, _ := g.geometry("dequantizeIntSym", len(dst))
 	var mul [chunkGroups]float32
 	groupRuns(len(dst), cols, group, chunkElems, func(lo, hi, k0 int) {
 		nb := (hi - lo + group - 1) / group
@@ -151,7 +151,7 @@ func quantIntAsym(codes, scales, zeros []byte, src []float32, g IntGroups) {
 		clearLastNibble(codes, len(src), g.Bits)
 		return
 	}
-	cols, group, _ := g.geometry("QuantizeIntAsym", len(src))
+	cols, group, _ := g.geometry("quantizeIntAsym", len(src))
 	qmax := int32(1)<<g.Bits - 1
 	var lo, hi [chunkGroups]float32
 	var amax [chunkGroups]uint32
@@ -191,7 +191,7 @@ func dequantIntAsym(dst []float32, codes, scales, zeros []byte, g IntGroups) {
 		dequantIntAsymGo(dst, codes, scales, zeros, g)
 		return
 	}
-	cols, group, _ := g.geometry("DequantizeIntAsym", len(dst))
+	cols, group, _ := g.geometry("dequantizeIntAsym", len(dst))
 	var mul, zero [chunkGroups]float32
 	groupRuns(len(dst), cols, group, chunkElems, func(lo, hi, k0 int) {
 		nb := (hi - lo + group - 1) / group

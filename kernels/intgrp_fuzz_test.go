@@ -41,12 +41,12 @@ func FuzzIntGroups(f *testing.F) {
 		for _, tr := range tiers() {
 			restore := useTier(tr)
 			c, s, z := make([]byte, nc), make([]byte, len(ws)), make([]byte, groups)
-			QuantizeIntSym(c, s, src, g)
+			quantizeIntSym(c, s, src, g)
 			c2, s2 := make([]byte, nc), make([]byte, len(ws))
-			QuantizeIntAsym(c2, s2, z, src, g)
+			quantizeIntAsym(c2, s2, z, src, g)
 			gotS, gotA := make([]float32, n), make([]float32, n)
-			DequantizeIntSym(gotS, rc, rs, g)
-			DequantizeIntAsym(gotA, rc, rs, rz, g)
+			dequantizeIntSym(gotS, rc, rs, g)
+			dequantizeIntAsym(gotA, rc, rs, rz, g)
 			restore()
 			for _, cmp := range []struct {
 				what      string
@@ -58,8 +58,8 @@ func FuzzIntGroups(f *testing.F) {
 					}
 				}
 			}
-			requireSame(t, floatBits(wantS), floatBits(gotS), "%v %+v DequantizeIntSym", tr, g)
-			requireSame(t, floatBits(wantA), floatBits(gotA), "%v %+v DequantizeIntAsym", tr, g)
+			requireSame(t, floatBits(wantS), floatBits(gotS), "%v %+v dequantizeIntSym", tr, g)
+			requireSame(t, floatBits(wantA), floatBits(gotA), "%v %+v dequantizeIntAsym", tr, g)
 		}
 	})
 }
@@ -88,9 +88,9 @@ func FuzzE4M3(f *testing.F) {
 		for _, tr := range tiers() {
 			restore := useTier(tr)
 			c, s := make([]byte, n), make([]byte, 4*tiles)
-			QuantizeE4M3(c, s, src, tl)
+			quantizeE4M3(c, s, src, tl)
 			got := make([]float32, n)
-			DequantizeE4M3(got, rc, rs, tl)
+			dequantizeE4M3(got, rc, rs, tl)
 			restore()
 			for i := range wc {
 				if c[i] != wc[i] {
@@ -102,7 +102,7 @@ func FuzzE4M3(f *testing.F) {
 					t.Fatalf("%v %+v scale byte %d: %#x, want %#x", tr, tl, i, s[i], ws[i])
 				}
 			}
-			requireSame(t, floatBits(want), floatBits(got), "%v %+v DequantizeE4M3", tr, tl)
+			requireSame(t, floatBits(want), floatBits(got), "%v %+v dequantizeE4M3", tr, tl)
 		}
 	})
 }

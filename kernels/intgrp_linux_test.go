@@ -27,12 +27,12 @@ func TestIntGroupsStayInBounds(t *testing.T) {
 					wc, ws := make([]byte, len(codes)), make([]byte, len(scales))
 					quantIntSymGo(wc, ws, src, g)
 					clearLastNibble(wc, n, bits)
-					QuantizeIntSym(codes, scales, src, g)
+					quantizeIntSym(codes, scales, src, g)
 					require.Equal(t, wc, []byte(codes), "n %d group %d bits %d", n, group, bits)
 					dst := guardedTail[float32](t, n)
-					DequantizeIntSym(dst, codes, scales, g)
-					QuantizeIntAsym(codes, scales, zeros, src, g)
-					DequantizeIntAsym(dst, codes, scales, zeros, g)
+					dequantizeIntSym(dst, codes, scales, g)
+					quantizeIntAsym(codes, scales, zeros, src, g)
+					dequantizeIntAsym(dst, codes, scales, zeros, g)
 				}
 			}
 		}
@@ -52,10 +52,10 @@ func TestE4M3StayInBounds(t *testing.T) {
 				scales := guardedTail[byte](t, 4*tiles)
 				wc := make([]byte, n)
 				quantE4M3Go(wc, make([]byte, 4*tiles), src, tl)
-				QuantizeE4M3(codes, scales, src, tl)
+				quantizeE4M3(codes, scales, src, tl)
 				require.Equal(t, wc, []byte(codes), "n %d %+v", n, tl)
 				dst := guardedTail[float32](t, n)
-				DequantizeE4M3(dst, codes, scales, tl)
+				dequantizeE4M3(dst, codes, scales, tl)
 			}
 		}
 	})

@@ -4,7 +4,7 @@
 
 package kernels
 
-// quantQ8_0AVX512 is the AVX-512 kernel of QuantizeQ8_0, quantQ8_0Go's loop
+// quantQ8_0AVX512 is the AVX-512 kernel of quantizeQ8_0, quantQ8_0Go's loop
 //
 //	for b := range len(src) / 32 {
 //		x, y := src[32*b:32*b+32], dst[34*b:34*b+34]
@@ -29,7 +29,7 @@ package kernels
 //go:noescape
 func quantQ8_0AVX512(dst []byte, src []float32)
 
-// dequantQ8_0AVX512 is the AVX-512 kernel of DequantizeQ8_0, dequantQ8_0Go's loop
+// dequantQ8_0AVX512 is the AVX-512 kernel of dequantizeQ8_0, dequantQ8_0Go's loop
 //
 //	for b := range len(dst) / 32 {
 //		x, y := src[34*b:34*b+34], dst[32*b:32*b+32]
@@ -44,7 +44,7 @@ func quantQ8_0AVX512(dst []byte, src []float32)
 //go:noescape
 func dequantQ8_0AVX512(dst []float32, src []byte)
 
-// quantQ4_0AVX512 is the AVX-512 kernel of QuantizeQ4_0, quantQ4_0Go's loop
+// quantQ4_0AVX512 is the AVX-512 kernel of quantizeQ4_0, quantQ4_0Go's loop
 //
 //	for b := range len(src) / 32 {
 //		x, y := src[32*b:32*b+32], dst[18*b:18*b+18]
@@ -70,7 +70,7 @@ func dequantQ8_0AVX512(dst []float32, src []byte)
 //go:noescape
 func quantQ4_0AVX512(dst []byte, src []float32)
 
-// dequantQ4_0AVX512 is the AVX-512 kernel of DequantizeQ4_0, dequantQ4_0Go's loop
+// dequantQ4_0AVX512 is the AVX-512 kernel of dequantizeQ4_0, dequantQ4_0Go's loop
 //
 //	for b := range len(dst) / 32 {
 //		x, y := src[18*b:18*b+18], dst[32*b:32*b+32]
@@ -87,7 +87,7 @@ func quantQ4_0AVX512(dst []byte, src []float32)
 //go:noescape
 func dequantQ4_0AVX512(dst []float32, src []byte)
 
-// quantQ8_0AVX2 is the AVX2 kernel of QuantizeQ8_0, quantQ8_0Go's loop
+// quantQ8_0AVX2 is the AVX2 kernel of quantizeQ8_0, quantQ8_0Go's loop
 //
 //	for b := range len(src) / 32 {
 //		x, y := src[32*b:32*b+32], dst[34*b:34*b+34]
@@ -112,7 +112,7 @@ func dequantQ4_0AVX512(dst []float32, src []byte)
 //go:noescape
 func quantQ8_0AVX2(dst []byte, src []float32)
 
-// dequantQ8_0AVX2 is the AVX2 kernel of DequantizeQ8_0, dequantQ8_0Go's loop
+// dequantQ8_0AVX2 is the AVX2 kernel of dequantizeQ8_0, dequantQ8_0Go's loop
 //
 //	for b := range len(dst) / 32 {
 //		x, y := src[34*b:34*b+34], dst[32*b:32*b+32]
@@ -127,7 +127,7 @@ func quantQ8_0AVX2(dst []byte, src []float32)
 //go:noescape
 func dequantQ8_0AVX2(dst []float32, src []byte)
 
-// quantQ4_0AVX2 is the AVX2 kernel of QuantizeQ4_0, quantQ4_0Go's loop
+// quantQ4_0AVX2 is the AVX2 kernel of quantizeQ4_0, quantQ4_0Go's loop
 //
 //	for b := range len(src) / 32 {
 //		x, y := src[32*b:32*b+32], dst[18*b:18*b+18]
@@ -153,7 +153,7 @@ func dequantQ8_0AVX2(dst []float32, src []byte)
 //go:noescape
 func quantQ4_0AVX2(dst []byte, src []float32)
 
-// dequantQ4_0AVX2 is the AVX2 kernel of DequantizeQ4_0, dequantQ4_0Go's loop
+// dequantQ4_0AVX2 is the AVX2 kernel of dequantizeQ4_0, dequantQ4_0Go's loop
 //
 //	for b := range len(dst) / 32 {
 //		x, y := src[18*b:18*b+18], dst[32*b:32*b+32]

@@ -23,11 +23,11 @@ func TestIntGroupsHandDerived(t *testing.T) {
 	g := IntGroups{Bits: 8, Group: 4, Scale: ScaleFloat16}
 	forEachTier(t, func(t *testing.T) {
 		codes, scales := make([]byte, 16), make([]byte, 8)
-		QuantizeIntSym(codes, scales, x, g)
+		quantizeIntSym(codes, scales, x, g)
 		assert.Equal(t, []int8{127, 64, 0, 2, 2, 2, -4, -127, 0, 0, 0, 0, 0, 0, 0, 0}, bytesToInt8(codes))
 		assert.Equal(t, []uint16{0x3c00, 0x4000, 0x7e00, 0x3c00}, halves(scales))
 		back := make([]float32, 16)
-		DequantizeIntSym(back, codes, scales, g)
+		dequantizeIntSym(back, codes, scales, g)
 		assert.Equal(t, []float32{127, 64, 0, 2, 4, 4, -8, -254}, back[:8])
 		assert.True(t, math.IsNaN(float64(back[8])))
 	})
@@ -37,7 +37,7 @@ func TestIntGroupsHandDerived(t *testing.T) {
 	g4 := IntGroups{Bits: 4, Cols: 6, Scale: ScaleFloat32}
 	forEachTier(t, func(t *testing.T) {
 		codes, scales := make([]byte, 3), make([]byte, 4)
-		QuantizeIntSym(codes, scales, x4, g4)
+		quantizeIntSym(codes, scales, x4, g4)
 		// 7, 6 | 2, −2 (0xe) | −7 (0x9), 0
 		assert.Equal(t, []byte{0x67, 0xe2, 0x09}, codes)
 		assert.Equal(t, uint32(0x40000000), binary.LittleEndian.Uint32(scales))
@@ -49,12 +49,12 @@ func TestIntGroupsHandDerived(t *testing.T) {
 	ga := IntGroups{Bits: 4, Group: 4, Scale: ScaleFloat16, SignedZero: true}
 	forEachTier(t, func(t *testing.T) {
 		codes, scales, zeros := make([]byte, 4), make([]byte, 4), make([]byte, 2)
-		QuantizeIntAsym(codes, scales, zeros, xa, ga)
+		quantizeIntAsym(codes, scales, zeros, xa, ga)
 		assert.Equal(t, []byte{0x05, 0x7f, 0, 0}, codes) // 5, 0 | 15, 7
 		assert.Equal(t, []uint16{0x3c00, 0x7e00}, halves(scales))
 		assert.Equal(t, []byte{3, 0}, zeros)
 		back := make([]float32, 8)
-		DequantizeIntAsym(back, codes, scales, zeros, ga)
+		dequantizeIntAsym(back, codes, scales, zeros, ga)
 		assert.Equal(t, []float32{2, -3, 12, 4}, back[:4])
 	})
 	// uint8 with an int8 zero point: lo −200, hi 55 gives s = 1 and a zero
@@ -65,7 +65,7 @@ func TestIntGroupsHandDerived(t *testing.T) {
 		for _, signed := range []bool{true, false} {
 			gz := IntGroups{Bits: 8, Scale: ScaleFloat32, SignedZero: signed}
 			codes, scales, zeros := make([]byte, 4), make([]byte, 4), make([]byte, 1)
-			QuantizeIntAsym(codes, scales, zeros, xz, gz)
+			quantizeIntAsym(codes, scales, zeros, xz, gz)
 			if signed {
 				assert.Equal(t, []byte{0, 182, 127, 129}, codes)
 				assert.Equal(t, []byte{127}, zeros)
@@ -180,18 +180,18 @@ func TestIntGroupsTiers(t *testing.T) {
 						for i := range c {
 							c[i] = 0xa5 // junk the kernels must overwrite
 						}
-						QuantizeIntSym(c, s, src, g)
+						quantizeIntSym(c, s, src, g)
 						require.Equal(t, wc, c, "%s sym codes", msg)
 						require.Equal(t, ws, s, "%s sym scales", msg)
 						back := make([]float32, n)
-						DequantizeIntSym(back, wc, ws, g)
+						dequantizeIntSym(back, wc, ws, g)
 						requireSame(t, floatBits(wantSym), floatBits(back), "%s sym values", msg)
 						z := make([]byte, groups)
-						QuantizeIntAsym(c, s, z, src, g)
+						quantizeIntAsym(c, s, z, src, g)
 						require.Equal(t, ac, c, "%s asym codes", msg)
 						require.Equal(t, as, s, "%s asym scales", msg)
 						require.Equal(t, wz, z, "%s asym zeros", msg)
-						DequantizeIntAsym(back, ac, as, wz, g)
+						dequantizeIntAsym(back, ac, as, wz, g)
 						requireSame(t, floatBits(wantAsym), floatBits(back), "%s asym values", msg)
 					})
 				}
@@ -235,8 +235,8 @@ func TestIntGroupsDecodersExhaustive(t *testing.T) {
 			dequantIntAsymGo(wantA, codes, scales, zeros, g)
 			forEachTier(t, func(t *testing.T) {
 				gotS, gotA := make([]float32, m), make([]float32, m)
-				DequantizeIntSym(gotS, codes, scales, g)
-				DequantizeIntAsym(gotA, codes, scales, zeros, g)
+				dequantizeIntSym(gotS, codes, scales, g)
+				dequantizeIntAsym(gotA, codes, scales, zeros, g)
 				requireSame(t, floatBits(wantS), floatBits(gotS), "%d-bit sym", bits)
 				requireSame(t, floatBits(wantA), floatBits(gotA), "%d-bit asym", bits)
 			})
@@ -253,22 +253,22 @@ func TestIntGroupsDecodersExhaustive(t *testing.T) {
 	dequantIntSymGo(want, codes, s32, g)
 	forEachTier(t, func(t *testing.T) {
 		got := make([]float32, n)
-		DequantizeIntSym(got, codes, s32, g)
+		dequantizeIntSym(got, codes, s32, g)
 		requireSame(t, floatBits(want), floatBits(got), "float32 scales")
 	})
 }
 
 func TestIntGroupsPanics(t *testing.T) {
 	g := IntGroups{Bits: 8, Group: 32}
-	assert.Panics(t, func() { QuantizeIntSym(make([]byte, 32), make([]byte, 1), make([]float32, 32), g) })
-	assert.Panics(t, func() { QuantizeIntSym(make([]byte, 31), make([]byte, 2), make([]float32, 32), g) })
-	assert.Panics(t, func() { QuantizeIntSym(make([]byte, 32), make([]byte, 2), make([]float32, 32), IntGroups{Bits: 6}) })
+	assert.Panics(t, func() { quantizeIntSym(make([]byte, 32), make([]byte, 1), make([]float32, 32), g) })
+	assert.Panics(t, func() { quantizeIntSym(make([]byte, 31), make([]byte, 2), make([]float32, 32), g) })
+	assert.Panics(t, func() { quantizeIntSym(make([]byte, 32), make([]byte, 2), make([]float32, 32), IntGroups{Bits: 6}) })
 	assert.Panics(t, func() {
-		QuantizeIntSym(make([]byte, 30), make([]byte, 8), make([]float32, 30), IntGroups{Bits: 8, Cols: 7})
+		quantizeIntSym(make([]byte, 30), make([]byte, 8), make([]float32, 30), IntGroups{Bits: 8, Cols: 7})
 	})
 	assert.Panics(t, func() {
-		QuantizeIntAsym(make([]byte, 32), make([]byte, 2), nil, make([]float32, 32), g)
+		quantizeIntAsym(make([]byte, 32), make([]byte, 2), nil, make([]float32, 32), g)
 	})
-	assert.NotPanics(t, func() { QuantizeIntSym(nil, nil, nil, g) })
-	assert.NotPanics(t, func() { DequantizeIntAsym(nil, nil, nil, nil, IntGroups{Bits: 4}) })
+	assert.NotPanics(t, func() { quantizeIntSym(nil, nil, nil, g) })
+	assert.NotPanics(t, func() { dequantizeIntAsym(nil, nil, nil, nil, IntGroups{Bits: 4}) })
 }

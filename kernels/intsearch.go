@@ -4,20 +4,20 @@ import "math"
 
 // The scale search of symmetric integer groups (tcast's Options.ScaleSearch
 // on int8 and int4 datatypes with float16 or float32 scales, docs/NUMERICS.md
-// §11): QuantizeIntSym with each finite, non-zero group's scale chosen among
+// §11): quantizeIntSym with each finite, non-zero group's scale chosen among
 // five candidates instead of the rule's alone.
 //
 // The candidates of a group whose largest magnitude is amax are the codes of
 // amax·r/qmax for the clipping ratios r = 1 (the rule: amax/qmax), 0.95, 0.9,
 // 0.85 and 0.8, each product and quotient rounded to float32 and the scale
-// encoded as QuantizeIntSym encodes the rule's (nearest even, saturating); a
+// encoded as quantizeIntSym encodes the rule's (nearest even, saturating); a
 // candidate whose scale decodes to 0, or whose code an earlier candidate
 // already has, is left out. Each candidate's error is the squared error of
-// the group encoded with it and decoded as DequantizeIntSym decodes it, summed
-// in float64 in index order as SqErrInt sums it; the candidate of least error
+// the group encoded with it and decoded as dequantizeIntSym decodes it, summed
+// in float64 in index order as sqErrInt sums it; the candidate of least error
 // wins, the earlier one on a tie (so the rule wins every tie). A group
 // holding a NaN or an infinity, an all-zero group, and a group whose rule
-// scale decodes to 0 keep the rule's scale, as QuantizeIntSym gives them.
+// scale decodes to 0 keep the rule's scale, as quantizeIntSym gives them.
 //
 // The assembly tier does not compute those float64 sums for every group: it
 // sums float32 errors in 16 lanes (codes from a product by the reciprocal of
@@ -32,14 +32,14 @@ var searchIntRatios = [...]float32{0.95, 0.9, 0.85, 0.8}
 // searchIntCands is the number of candidates of a group (the rule's first).
 const searchIntCands = 1 + len(searchIntRatios)
 
-// SearchIntSym is QuantizeIntSym with the scale search: it quantizes src
+// searchIntSym is quantizeIntSym with the scale search: it quantizes src
 // symmetrically as g describes, each group with the candidate scale of least
 // squared error (the candidates and the error are those of the comment at
 // the top of this file and of docs/NUMERICS.md §11), into codes and scales
-// of the lengths QuantizeIntSym takes.
-func SearchIntSym(codes, scales []byte, src []float32, g IntGroups) {
-	g.check("SearchIntSym", len(src), len(codes), len(scales), 0, false)
-	searchIntSym(codes, scales, src, g)
+// of the lengths quantizeIntSym takes.
+func searchIntSym(codes, scales []byte, src []float32, g IntGroups) {
+	g.check("searchIntSym", len(src), len(codes), len(scales), 0, false)
+	searchIntSymGroups(codes, scales, src, g)
 }
 
 // symCandidates returns the candidate scale codes and divisors of a group
@@ -64,15 +64,15 @@ next:
 	return cs, ds, n
 }
 
-// sqErrSym is SqErrInt of group x at divisor d for codes −qmax..qmax.
+// sqErrSym is sqErrInt of group x at divisor d for codes −qmax..qmax.
 func sqErrSym(x []float32, d, qmax float32) float64 {
 	b := SqErrBlock{V: x, Div: d, DMul: d, IntScale: 1, IntStep: 1, IntLo: -qmax, IntHi: qmax}
-	return SqErrInt(&b)
+	return sqErrInt(&b)
 }
 
 // searchSymGroup returns the scale code and divisor of least error for group
 // x (largest magnitude amax, finite and not 0; rule scale code, d with d not
-// 0), the float64 sums of SqErrInt deciding.
+// 0), the float64 sums of sqErrInt deciding.
 func searchSymGroup(f ScaleFormat, x []float32, amax float32, code uint32, d, qmax float32) (uint32, float32) {
 	cs, ds, n := symCandidates(f, amax, code, d, qmax)
 	best, bestErr := 0, math.Inf(1)
@@ -94,9 +94,9 @@ func searchSymScale(f ScaleFormat, x []float32, amax uint32, qmax float32) (uint
 	return searchSymGroup(f, x, math.Float32frombits(amax), code, d, qmax)
 }
 
-// searchIntSymGo is the reference of SearchIntSym.
+// searchIntSymGo is the reference of searchIntSym.
 func searchIntSymGo(codes, scales []byte, src []float32, g IntGroups) {
-	cols, group, _ := g.geometry("SearchIntSym", len(src))
+	cols, group, _ := g.geometry("searchIntSym", len(src))
 	qmax := qmaxSym(g.Bits)
 	forGroups(len(src), cols, group, func(k, lo, hi int) {
 		searchSymGroupGo(codes, scales, src, k, lo, hi, qmax, g)

@@ -9,9 +9,9 @@ import "math"
 // amaxes by absMaxBlocks, the five candidates by symCands{F16,F32}AVX512,
 // their float32 errors by sqErrSym{F16,}AVX512 (which prefetch the next
 // chunk), the choice by pickSym{F16,F32}AVX512, which also stores the
-// chosen scales (the float64 sums of SqErrInt decide where its margin
+// chosen scales (the float64 sums of sqErrInt decide where its margin
 // leaves the choice open), then the codes by the quantizer of
-// QuantizeIntSym. Other groups go through the Go reference, as does
+// quantizeIntSym. Other groups go through the Go reference, as does
 // everything below the AVX-512 tier.
 
 // searchChunk is about how many elements a chunk of the search holds.
@@ -31,13 +31,13 @@ type intSearchScratch struct {
 	lanes [16 * 16 * searchIntCands]float32 // the error kernels' scratch
 }
 
-func searchIntSym(codes, scales []byte, src []float32, g IntGroups) {
+func searchIntSymGroups(codes, scales []byte, src []float32, g IntGroups) {
 	if active < tierAVX512 {
 		searchIntSymGo(codes, scales, src, g)
 		clearLastNibble(codes, len(src), g.Bits)
 		return
 	}
-	cols, group, _ := g.geometry("SearchIntSym", len(src))
+	cols, group, _ := g.geometry("searchIntSym", len(src))
 	qmax := qmaxSym(g.Bits)
 	s := new(intSearchScratch)
 	lo, hi := marginFactors(searchIntMargin(group, qmax))

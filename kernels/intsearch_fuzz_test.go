@@ -2,7 +2,7 @@ package kernels
 
 import "testing"
 
-// FuzzSearchIntSym compares every tier's SearchIntSym with the Go reference
+// FuzzSearchIntSym compares every tier's searchIntSym with the Go reference
 // on the fuzzer's bytes read as float32 values, for a geometry drawn from
 // shape: bits, scale format, group size and row length.
 func FuzzSearchIntSym(f *testing.F) {

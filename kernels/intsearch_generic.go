@@ -2,7 +2,7 @@
 
 package kernels
 
-func searchIntSym(codes, scales []byte, src []float32, g IntGroups) {
+func searchIntSymGroups(codes, scales []byte, src []float32, g IntGroups) {
 	searchIntSymGo(codes, scales, src, g)
 	clearLastNibble(codes, len(src), g.Bits)
 }

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestSearchIntSymStaysInBounds runs SearchIntSym of every tier on slices
+// TestSearchIntSymStaysInBounds runs searchIntSym of every tier on slices
 // that end at an inaccessible page (values, codes and scales), for lengths
 // around whole groups, vectors and chunks.
 func TestSearchIntSymStaysInBounds(t *testing.T) {
@@ -27,7 +27,7 @@ func TestSearchIntSymStaysInBounds(t *testing.T) {
 						wc, ws := make([]byte, len(codes)), make([]byte, len(scales))
 						searchIntSymGo(wc, ws, src, g)
 						clearLastNibble(wc, n, bits)
-						SearchIntSym(codes, scales, src, g)
+						searchIntSym(codes, scales, src, g)
 						require.Equal(t, wc, []byte(codes), "n %d group %d bits %d", n, group, bits)
 						require.Equal(t, ws, []byte(scales), "n %d group %d bits %d", n, group, bits)
 					}

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestSearchIntSymHand checks SearchIntSym on groups worked by hand.
+// TestSearchIntSymHand checks searchIntSym on groups worked by hand.
 //
 // int4, float32 scales, one group of 16: fifteen 1.5s and a 7. The rule's
 // scale is 7/7 = 1: the 1.5s round to 2 (a tie, to even), error 15·0.25 =
@@ -28,7 +28,7 @@ func TestSearchIntSymHand(t *testing.T) {
 	forEachTier(t, func(t *testing.T) {
 		g := IntGroups{Bits: 4, Scale: ScaleFloat32}
 		codes, scales := make([]byte, 8), make([]byte, 4)
-		SearchIntSym(codes, scales, x, g)
+		searchIntSym(codes, scales, x, g)
 		want := float32(float32(7*float32(0.85)) / 7)
 		assert.Equal(t, math.Float32bits(want), ScaleFloat32.get(scales, 0))
 		assert.Equal(t, []byte{0x22, 0x22, 0x72, 0x22, 0x22, 0x22, 0x22, 0x22}, codes)
@@ -43,9 +43,9 @@ func TestSearchIntSymHand(t *testing.T) {
 		}
 		g = IntGroups{Bits: 8, Scale: ScaleFloat16}
 		codes, scales = make([]byte, 16), make([]byte, 2)
-		SearchIntSym(codes, scales, x, g)
+		searchIntSym(codes, scales, x, g)
 		wc, ws := make([]byte, 16), make([]byte, 2)
-		QuantizeIntSym(wc, ws, x, g)
+		quantizeIntSym(wc, ws, x, g)
 		assert.Equal(t, ws, scales)
 		assert.Equal(t, wc, codes)
 		for i := range x {
@@ -79,7 +79,7 @@ func TestSearchIntSymEdges(t *testing.T) {
 			}
 			g := IntGroups{Bits: 4, Scale: ScaleFloat16}
 			codes, scales := make([]byte, 16), make([]byte, 2)
-			SearchIntSym(codes, scales, x, g)
+			searchIntSym(codes, scales, x, g)
 			assert.Equal(t, tc.scale, ScaleFloat16.get(scales, 0), tc.name)
 			if tc.name != "exact" {
 				assert.Equal(t, make([]byte, 16), codes, tc.name)
@@ -106,7 +106,7 @@ func intSearchInput(r *rand.Rand, n int) []float32 {
 	return x
 }
 
-// TestSearchIntSymTiers compares every tier's SearchIntSym with the Go
+// TestSearchIntSymTiers compares every tier's searchIntSym with the Go
 // reference over random inputs and geometries: both code widths and scale
 // formats, groups of 16 to 256, channels, odd row lengths, unaligned slices.
 func TestSearchIntSymTiers(t *testing.T) {
@@ -127,7 +127,7 @@ func TestSearchIntSymTiers(t *testing.T) {
 	}
 }
 
-// requireSearchIntSymTiers requires every tier's SearchIntSym to give the
+// requireSearchIntSymTiers requires every tier's searchIntSym to give the
 // scales and codes of the Go reference for src and g.
 func requireSearchIntSymTiers(t *testing.T, src []float32, g IntGroups) {
 	t.Helper()
@@ -139,7 +139,7 @@ func requireSearchIntSymTiers(t *testing.T, src []float32, g IntGroups) {
 	for _, tr := range tiers() {
 		restore := useTier(tr)
 		c, s := make([]byte, len(wc)), make([]byte, len(ws))
-		SearchIntSym(c, s, src, g)
+		searchIntSym(c, s, src, g)
 		restore()
 		require.Equal(t, ws, s, "%v %+v n %d: scales", tr, g, n)
 		require.Equal(t, wc, c, "%v %+v n %d: codes", tr, g, n)
@@ -161,11 +161,11 @@ func TestSearchIntSymChanges(t *testing.T) {
 			g := IntGroups{Bits: bits, Group: group, Scale: ScaleFloat16}
 			rc, rs := make([]byte, g.codeBytes(n)), make([]byte, 2*n/group)
 			sc, ss := make([]byte, len(rc)), make([]byte, len(rs))
-			QuantizeIntSym(rc, rs, x, g)
-			SearchIntSym(sc, ss, x, g)
+			quantizeIntSym(rc, rs, x, g)
+			searchIntSym(sc, ss, x, g)
 			rv, sv := make([]float32, n), make([]float32, n)
-			DequantizeIntSym(rv, rc, rs, g)
-			DequantizeIntSym(sv, sc, ss, g)
+			dequantizeIntSym(rv, rc, rs, g)
+			dequantizeIntSym(sv, sc, ss, g)
 			changed := 0
 			for k := range n / group {
 				var re, se float64
@@ -235,7 +235,7 @@ func TestPickSym(t *testing.T) {
 	}
 }
 
-// BenchmarkSearchIntSym compares SearchIntSym with QuantizeIntSym on 1 Mi
+// BenchmarkSearchIntSym compares searchIntSym with quantizeIntSym on 1 Mi
 // normal values in int4 and int8 groups of 128 and 32 (float16 scales).
 func BenchmarkSearchIntSym(b *testing.B) {
 	r := rand.New(rand.NewPCG(1, 2))
@@ -249,13 +249,13 @@ func BenchmarkSearchIntSym(b *testing.B) {
 		b.Run(name+"/quantize", func(b *testing.B) {
 			b.SetBytes(4 << 20)
 			for b.Loop() {
-				QuantizeIntSym(codes, scales, x, g)
+				quantizeIntSym(codes, scales, x, g)
 			}
 		})
 		b.Run(name+"/search", func(b *testing.B) {
 			b.SetBytes(4 << 20)
 			for b.Loop() {
-				SearchIntSym(codes, scales, x, g)
+				searchIntSym(codes, scales, x, g)
 			}
 		})
 	}
@@ -281,7 +281,7 @@ func TestSearchIntSymTiny(t *testing.T) {
 			for _, tr := range tiers() {
 				restore := useTier(tr)
 				c, s := make([]byte, len(wc)), make([]byte, len(ws))
-				SearchIntSym(c, s, x, g)
+				searchIntSym(c, s, x, g)
 				restore()
 				require.Equal(t, ws, s, "%v %+v scales", tr, g)
 				require.Equal(t, wc, c, "%v %+v codes", tr, g)

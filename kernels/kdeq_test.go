@@ -20,16 +20,16 @@ type kdeqCase struct {
 }
 
 var kdeqCases = []kdeqCase{
-	{"Q2_K", DequantizeQ2_K, dequantQ2_KGo, QKK, Q2_KBlockBytes, []int{80, 82}},
-	{"Q3_K", DequantizeQ3_K, dequantQ3_KGo, QKK, Q3_KBlockBytes, []int{108}},
-	{"Q4_K", DequantizeQ4_K, dequantQ4_KGo, QKK, Q4_KBlockBytes, []int{0, 2}},
-	{"Q5_K", DequantizeQ5_K, dequantQ5_KGo, QKK, Q5_KBlockBytes, []int{0, 2}},
-	{"Q6_K", DequantizeQ6_K, dequantQ6_KGo, QKK, Q6_KBlockBytes, []int{208}},
-	{"IQ4_XS", DequantizeIQ4XS, dequantIQ4XSGo, QKK, IQ4_XSBlockBytes, []int{0}},
-	{"IQ4_NL", DequantizeIQ4NL, dequantIQ4NLGo, GGMLBlock, IQ4NLBlockBytes, []int{0}},
-	{"Q4_1", DequantizeQ4_1, dequantQ4_1Go, GGMLBlock, Q4_1BlockBytes, []int{0, 2}},
-	{"Q5_0", DequantizeQ5_0, dequantQ5_0Go, GGMLBlock, Q5_0BlockBytes, []int{0}},
-	{"Q5_1", DequantizeQ5_1, dequantQ5_1Go, GGMLBlock, Q5_1BlockBytes, []int{0, 2}},
+	{"Q2_K", dequantizeQ2_K, dequantQ2_KGo, qkk, q2_KBlockBytes, []int{80, 82}},
+	{"Q3_K", dequantizeQ3_K, dequantQ3_KGo, qkk, q3_KBlockBytes, []int{108}},
+	{"Q4_K", dequantizeQ4_K, dequantQ4_KGo, qkk, q4_KBlockBytes, []int{0, 2}},
+	{"Q5_K", dequantizeQ5_K, dequantQ5_KGo, qkk, q5_KBlockBytes, []int{0, 2}},
+	{"Q6_K", dequantizeQ6_K, dequantQ6_KGo, qkk, q6_KBlockBytes, []int{208}},
+	{"IQ4_XS", dequantizeIQ4XS, dequantIQ4XSGo, qkk, iq4xsBlockBytes, []int{0}},
+	{"IQ4_NL", dequantizeIQ4NL, dequantIQ4NLGo, ggmlBlock, iq4nlBlockBytes, []int{0}},
+	{"Q4_1", dequantizeQ4_1, dequantQ4_1Go, ggmlBlock, q4_1BlockBytes, []int{0, 2}},
+	{"Q5_0", dequantizeQ5_0, dequantQ5_0Go, ggmlBlock, q5_0BlockBytes, []int{0}},
+	{"Q5_1", dequantizeQ5_1, dequantQ5_1Go, ggmlBlock, q5_1BlockBytes, []int{0, 2}},
 }
 
 // edgeHalves are float16 codes of every class: ±0, the smallest and largest
@@ -101,13 +101,13 @@ func TestKDeqScalesExhaustive(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			r := rand.New(rand.NewPCG(43, uint64(c.size)))
 			nb := 1 << 16
-			if c.elems == QKK {
+			if c.elems == qkk {
 				nb = 1 << 13 // every eighth code, and the edges below
 			}
 			src := kdeqBlocks(r, c, nb+len(edgeHalves)*len(edgeHalves))
 			for k := range nb {
 				h := uint16(k)
-				if c.elems == QKK {
+				if c.elems == qkk {
 					h = uint16(8*k + r.IntN(8))
 				}
 				binary.LittleEndian.PutUint16(src[k*c.size+c.halves[0]:], h)
@@ -143,16 +143,16 @@ func TestKDeqHandDerived(t *testing.T) {
 	// Q4_K: d = 0.5, dmin = 0.25, every scale byte 0x21 (sub-blocks 0..3:
 	// sc = m = 33; 4..7: sc = 1 | (0x21>>6)<<4 = 1, m = 2 | 0 = 2), every
 	// code byte 0x53 (low nibble 3, high 5).
-	blk := make([]byte, Q4_KBlockBytes)
+	blk := make([]byte, q4_KBlockBytes)
 	binary.LittleEndian.PutUint16(blk[0:], 0x3800)
 	binary.LittleEndian.PutUint16(blk[2:], 0x3400)
 	for i := 4; i < 16; i++ {
 		blk[i] = 0x21
 	}
-	for i := 16; i < Q4_KBlockBytes; i++ {
+	for i := 16; i < q4_KBlockBytes; i++ {
 		blk[i] = 0x53
 	}
-	want := make([]float32, QKK)
+	want := make([]float32, qkk)
 	for s := range 8 {
 		sc, m := float32(33), float32(33)
 		if s >= 4 {
@@ -167,8 +167,8 @@ func TestKDeqHandDerived(t *testing.T) {
 		}
 	}
 	forEachTier(t, func(t *testing.T) {
-		got := make([]float32, QKK)
-		DequantizeQ4_K(got, blk)
+		got := make([]float32, qkk)
+		dequantizeQ4_K(got, blk)
 		require.Equal(t, want, got)
 	})
 }

@@ -82,7 +82,7 @@ func affineSolve(st *affineStats, c int, b, a, f float32, d, m, e *lanes) {
 // n), each added in order of the elements, b and f with fma32. The two
 // candidates' chains of additions are interleaved so that they overlap.
 func affineSums2Go(x, w []float32, t0, o0, t1, o1, n float32) (a0, b0, f0, a1, b1, f1 float32) {
-	if inUnitWeights(w) && len(x) <= QKK && n < 256 {
+	if inUnitWeights(w) && len(x) <= qkk && n < 256 {
 		return affineSums2Unit(x, t0, o0, t1, o1, n)
 	}
 	w = w[:len(x)]
@@ -281,7 +281,7 @@ func symFitGo(x, w []float32, k int, t *lanes, neg, pos float32, d, score, sqq *
 	for c := 0; c < k; c += 2 {
 		c1 := min(c+1, k-1)
 		var a0, b0, a1, b1 float32
-		if inUnitWeights(w) && len(x) <= QKK && neg <= 128 && pos <= 128 {
+		if inUnitWeights(w) && len(x) <= qkk && neg <= 128 && pos <= 128 {
 			a0, b0, a1, b1 = symSums2Unit(x, t[c], t[c1], neg, pos)
 		} else {
 			a0, b0, a1, b1 = symSums2Go(x, w, t[c], t[c1], neg, pos)
@@ -440,7 +440,7 @@ func tableFit0Go(x, w []float32, k int, numer *lanes, tab *table, d, score, sqq 
 
 // tableFitGo is symFitGo for the table values q = tab.v[tab.index(t·x)].
 func tableFitGo(x, w []float32, k int, t *lanes, tab *table, d, score, sqq *lanes) {
-	unit := inUnitWeights(w) && len(x) <= QKK // table values: |q| ≤ 128
+	unit := inUnitWeights(w) && len(x) <= qkk // table values: |q| ≤ 128
 	w = w[:len(x)]
 	for c := 0; c < k; c += 2 {
 		c1 := min(c+1, k-1)

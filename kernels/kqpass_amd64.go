@@ -142,20 +142,20 @@ func tableFit0(x, w []float32, k int, numer *lanes, tab *table, d, score, sqq *l
 
 func symSuper16(x, w []float32, s *symmetric, c *superCfg, r *superRes, tr *superScratch) {
 	if active >= tierAVX512 && s.refine == 0 {
-		var wp *[QKK]float32
+		var wp *[qkk]float32
 		if !isUnitWeights(w) {
-			wp = (*[QKK]float32)(w)
+			wp = (*[qkk]float32)(w)
 		}
-		kqSymSuper16AVX512((*[QKK]float32)(x), wp, (*[1920]float32)(tr),
+		kqSymSuper16AVX512((*[qkk]float32)(x), wp, (*[1920]float32)(tr),
 			(*[56]float32)(unsafe.Pointer(c)), (*[36]float32)(unsafe.Pointer(r)))
 		return
 	}
 	if superAVX2() && s.refine == 0 && c.nlev <= 8 {
-		var wp *[QKK]float32
+		var wp *[qkk]float32
 		if !isUnitWeights(w) {
-			wp = (*[QKK]float32)(w)
+			wp = (*[qkk]float32)(w)
 		}
-		kqSymSuper16AVX2((*[QKK]float32)(x), wp, (*[1920]float32)(tr),
+		kqSymSuper16AVX2((*[qkk]float32)(x), wp, (*[1920]float32)(tr),
 			(*[56]float32)(unsafe.Pointer(c)), (*[36]float32)(unsafe.Pointer(r)))
 		return
 	}
@@ -164,32 +164,32 @@ func symSuper16(x, w []float32, s *symmetric, c *superCfg, r *superRes, tr *supe
 
 func affineSuper(x, w []float32, a *affine, sub int, c *superCfg, r *affineRes, tr *superScratch) {
 	if active >= tierAVX512 && a.refine == 0 && a.minBelow && (sub == 16 || sub == 32 && len(a.cands)%2 == 0 && len(a.picks)%2 == 0) {
-		var wp *[QKK]float32
+		var wp *[qkk]float32
 		if !isUnitWeights(w) {
-			wp = (*[QKK]float32)(w)
+			wp = (*[qkk]float32)(w)
 		}
 		// Direct calls: through a func value r would escape (a heap
 		// allocation in every caller).
 		cp, rp := (*[104]float32)(unsafe.Pointer(c)), (*[68]float32)(unsafe.Pointer(r))
 		if sub == 32 {
-			kqAffineSuper8AVX512((*[QKK]float32)(x), wp, (*[1920]float32)(tr), cp, rp)
+			kqAffineSuper8AVX512((*[qkk]float32)(x), wp, (*[1920]float32)(tr), cp, rp)
 		} else {
-			kqAffineSuper16AVX512((*[QKK]float32)(x), wp, (*[1920]float32)(tr), cp, rp)
+			kqAffineSuper16AVX512((*[qkk]float32)(x), wp, (*[1920]float32)(tr), cp, rp)
 		}
 		return
 	}
 	if superAVX2() && a.refine == 0 && a.minBelow && (sub == 16 || sub == 32) && c.nlev <= 8 {
-		var wp *[QKK]float32
+		var wp *[qkk]float32
 		if !isUnitWeights(w) {
-			wp = (*[QKK]float32)(w)
+			wp = (*[qkk]float32)(w)
 		}
 		// Direct calls: through a func value r would escape (a heap
 		// allocation in every caller).
 		cp, rp := (*[104]float32)(unsafe.Pointer(c)), (*[68]float32)(unsafe.Pointer(r))
 		if sub == 32 {
-			kqAffineSuper8AVX2((*[QKK]float32)(x), wp, (*[1920]float32)(tr), cp, rp)
+			kqAffineSuper8AVX2((*[qkk]float32)(x), wp, (*[1920]float32)(tr), cp, rp)
 		} else {
-			kqAffineSuper16AVX2((*[QKK]float32)(x), wp, (*[1920]float32)(tr), cp, rp)
+			kqAffineSuper16AVX2((*[qkk]float32)(x), wp, (*[1920]float32)(tr), cp, rp)
 		}
 		return
 	}
@@ -198,20 +198,20 @@ func affineSuper(x, w []float32, a *affine, sub int, c *superCfg, r *affineRes, 
 
 func tableSuper8(x, w []float32, t *table, c *superCfg, r *superRes, tr *superScratch) {
 	if active >= tierAVX512 && t.refine == 0 && len(t.numer)%2 == 0 {
-		var wp *[QKK]float32
+		var wp *[qkk]float32
 		if !isUnitWeights(w) {
-			wp = (*[QKK]float32)(w)
+			wp = (*[qkk]float32)(w)
 		}
-		kqTableSuper8AVX512((*[QKK]float32)(x), wp, (*[1920]float32)(tr),
+		kqTableSuper8AVX512((*[qkk]float32)(x), wp, (*[1920]float32)(tr),
 			(*[88]float32)(unsafe.Pointer(c)), (*[36]float32)(unsafe.Pointer(r)))
 		return
 	}
 	if superAVX2() && t.refine == 0 && c.nlev <= 8 {
-		var wp *[QKK]float32
+		var wp *[qkk]float32
 		if !isUnitWeights(w) {
-			wp = (*[QKK]float32)(w)
+			wp = (*[qkk]float32)(w)
 		}
-		kqTableSuper8AVX2((*[QKK]float32)(x), wp, (*[1920]float32)(tr),
+		kqTableSuper8AVX2((*[qkk]float32)(x), wp, (*[1920]float32)(tr),
 			(*[88]float32)(unsafe.Pointer(c)), (*[36]float32)(unsafe.Pointer(r)))
 		return
 	}
@@ -220,27 +220,27 @@ func tableSuper8(x, w []float32, t *table, c *superCfg, r *superRes, tr *superSc
 
 func tableBlocks8(x, w []float32, t *table, c *superCfg, r *nlRes, tr *superScratch) {
 	if active >= tierAVX512 && t.refine == 1 && len(t.local) <= 7 && len(t.numer)%2 == 0 {
-		var wp *[QKK]float32
+		var wp *[qkk]float32
 		if !isUnitWeights(w) {
-			wp = (*[QKK]float32)(w)
+			wp = (*[qkk]float32)(w)
 		}
-		kqTableBlocks8AVX512((*[QKK]float32)(x), wp, (*[1920]float32)(tr),
+		kqTableBlocks8AVX512((*[qkk]float32)(x), wp, (*[1920]float32)(tr),
 			(*[88]float32)(unsafe.Pointer(c)), (*[48]float32)(unsafe.Pointer(r)))
 		return
 	}
 	if superAVX2() && t.refine == 1 && len(t.local) == 7 {
-		var wp *[QKK]float32
+		var wp *[qkk]float32
 		if !isUnitWeights(w) {
-			wp = (*[QKK]float32)(w)
+			wp = (*[qkk]float32)(w)
 		}
-		kqTableBlocks8AVX2((*[QKK]float32)(x), wp, (*[1920]float32)(tr),
+		kqTableBlocks8AVX2((*[qkk]float32)(x), wp, (*[1920]float32)(tr),
 			(*[88]float32)(unsafe.Pointer(c)), (*[48]float32)(unsafe.Pointer(r)))
 		return
 	}
 	tableBlocks8Go(x, w, t, r)
 }
 
-func q3kPack(y *[Q3_KBlockBytes]byte, x *[QKK]float32, r *superRes, q *[QKK]uint8, finite bool) {
+func q3kPack(y *[q3_KBlockBytes]byte, x *[qkk]float32, r *superRes, q *[qkk]uint8, finite bool) {
 	if active >= tierAVX512 {
 		if finite {
 			kqQ3KPackFiniteAVX512(y, x, (*[36]float32)(unsafe.Pointer(r)), q)
@@ -254,7 +254,7 @@ func q3kPack(y *[Q3_KBlockBytes]byte, x *[QKK]float32, r *superRes, q *[QKK]uint
 
 // q4kNibbles is q4kNibblesGo; finite tells that x holds no NaN (the
 // AVX-512 kernel then computes the codes and their packing in one call).
-func q4kNibbles(y *[128]byte, x *[QKK]float32, mi *[16]float32, q *[QKK]uint8, finite bool) {
+func q4kNibbles(y *[128]byte, x *[qkk]float32, mi *[16]float32, q *[qkk]uint8, finite bool) {
 	if finite && active >= tierAVX512 {
 		kqQ4KNibblesAVX512(y, x, mi)
 		return

@@ -62,10 +62,10 @@ func tableBlocks8(x, w []float32, t *table, _ *superCfg, r *nlRes, _ *superScrat
 	tableBlocks8Go(x, w, t, r)
 }
 
-func q3kPack(y *[Q3_KBlockBytes]byte, x *[QKK]float32, r *superRes, q *[QKK]uint8, finite bool) {
+func q3kPack(y *[q3_KBlockBytes]byte, x *[qkk]float32, r *superRes, q *[qkk]uint8, finite bool) {
 	q3kPackGo(y, x, r, q)
 }
 
-func q4kNibbles(y *[128]byte, x *[QKK]float32, mi *[16]float32, q *[QKK]uint8, finite bool) {
+func q4kNibbles(y *[128]byte, x *[qkk]float32, mi *[16]float32, q *[qkk]uint8, finite bool) {
 	q4kNibblesGo(y, x, mi, q)
 }

@@ -235,9 +235,9 @@ func TestPassKernels(t *testing.T) {
 // same blocks.
 func TestKQuantTiers(t *testing.T) {
 	rng := rand.New(rand.NewPCG(73, 74))
-	x := gaussian(rng, 8*QKK, 1)
+	x := gaussian(rng, 8*qkk, 1)
 	x[5], x[700] = float32(math.NaN()), float32(math.Inf(-1))
-	imp := make([]float32, 2*QKK)
+	imp := make([]float32, 2*qkk)
 	for i := range imp {
 		imp[i] = float32(math.Exp(2 * rng.NormFloat64()))
 	}
@@ -328,7 +328,7 @@ func TestAffineSums2(t *testing.T) {
 	same := func(got, want float32) bool {
 		return math.Float32bits(got) == math.Float32bits(want) || (got != got && want != want)
 	}
-	ones := make([]float32, QKK)
+	ones := make([]float32, qkk)
 	for i := range ones {
 		ones[i] = 1
 	}
@@ -337,7 +337,7 @@ func TestAffineSums2(t *testing.T) {
 		for _, n := range []float32{3, 15, 31, 63} {
 			for l := 0; l < passLanes; l += 2 {
 				t0, o0, t1, o1 := c.params[0][l], c.params[1][l], c.params[0][l+1], c.params[1][l+1]
-				off := rng.IntN(QKK - len(c.x) + 1)
+				off := rng.IntN(qkk - len(c.x) + 1)
 				for wi, w := range [][]float32{c.w, unitWeights[off : off+len(c.x)]} {
 					ref := c.w
 					if wi == 1 {
@@ -371,7 +371,7 @@ func TestSymPassesUnitWeights(t *testing.T) {
 	tab := searchIQ4
 	rng := rand.New(rand.NewPCG(9, 10))
 	for ci, c := range passCases(rng) {
-		off := rng.IntN(QKK - len(c.x) + 1)
+		off := rng.IntN(qkk - len(c.x) + 1)
 		w := unitWeights[off : off+len(c.x)]
 		for _, r := range [][2]float32{{4, 3}, {32, 31}, {16, 15}, {127, 127}} {
 			neg, pos := r[0], r[1]

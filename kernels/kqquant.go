@@ -40,8 +40,8 @@ func impAt(imp []float32, off, n int) []float32 {
 
 // kqScratch is the per-call scratch of the quantizers.
 type kqScratch struct {
-	xs, ws [QKK]float32 // the block's finite values and weights
-	q      [QKK]uint8   // stored codes
+	xs, ws [qkk]float32 // the block's finite values and weights
+	q      [qkk]uint8   // stored codes
 	fl     fitLanes     // the fits' candidates
 	tr     superScratch // the super-block kernels' scratch
 	res    superRes     // a super-block search's result
@@ -103,7 +103,7 @@ func (s *kqScratch) prep(src, imp []float32, sub int) (xs, ws []float32) {
 }
 
 // unitWeights weighs every element of a block 1.
-var unitWeights = func() (w [QKK]float32) {
+var unitWeights = func() (w [qkk]float32) {
 	for i := range w {
 		w[i] = 1
 	}
@@ -228,18 +228,18 @@ func quantBlocks(kernel string, dst []byte, src, imp []float32, bs, bb int,
 	}
 }
 
-// QuantizeQ4_K quantizes src, rows of len(imp) values or, with a nil imp,
+// quantizeQ4_K quantizes src, rows of len(imp) values or, with a nil imp,
 // any whole number of super-blocks of 256, into Q4_K blocks of 144 bytes in
-// dst (len(src)/256·144 bytes at least). See DequantizeQ4_K for the layout.
-func QuantizeQ4_K(dst []byte, src, imp []float32) {
-	quantBlocks("QuantizeQ4_K", dst, src, imp, QKK, Q4_KBlockBytes, func(y []byte, x, imp []float32, s *kqScratch) {
+// dst (len(src)/256·144 bytes at least). See dequantizeQ4_K for the layout.
+func quantizeQ4_K(dst []byte, src, imp []float32) {
+	quantBlocks("quantizeQ4_K", dst, src, imp, qkk, q4_KBlockBytes, func(y []byte, x, imp []float32, s *kqScratch) {
 		quantK45(y, x, imp, s, &searchQ4K, &superQ4K, &searchQ4KPlain, &superQ4KPlain)
 	})
 }
 
-// QuantizeQ5_K quantizes src into Q5_K blocks of 176 bytes, as QuantizeQ4_K.
-func QuantizeQ5_K(dst []byte, src, imp []float32) {
-	quantBlocks("QuantizeQ5_K", dst, src, imp, QKK, Q5_KBlockBytes, func(y []byte, x, imp []float32, s *kqScratch) {
+// quantizeQ5_K quantizes src into Q5_K blocks of 176 bytes, as quantizeQ4_K.
+func quantizeQ5_K(dst []byte, src, imp []float32) {
+	quantBlocks("quantizeQ5_K", dst, src, imp, qkk, q5_KBlockBytes, func(y []byte, x, imp []float32, s *kqScratch) {
 		quantK45(y, x, imp, s, &searchQ5K, &superQ5K, &searchQ5K, &superQ5K)
 	})
 }
@@ -265,10 +265,10 @@ func quantK45(y []byte, x, imp []float32, s *kqScratch, search *affine, cfg *sup
 	binary.LittleEndian.PutUint16(y[2:], uint16(r.hm))
 	putKScales(y[4:16], &ls, &lm)
 	if n == 15 {
-		q4kNibbles((*[128]byte)(y[16:144]), (*[QKK]float32)(x), &mi, &s.q, isUnitWeights(ws))
+		q4kNibbles((*[128]byte)(y[16:144]), (*[qkk]float32)(x), &mi, &s.q, isUnitWeights(ws))
 		return
 	}
-	affineCodes(x, mi[:], n, s.q[:QKK])
+	affineCodes(x, mi[:], n, s.q[:qkk])
 	packKNibbles(y[48:176], &s.q)
 	le := binary.LittleEndian
 	for l := 0; l < 32; l += 8 {
@@ -284,14 +284,14 @@ func quantK45(y []byte, x, imp []float32, s *kqScratch, search *affine, cfg *sup
 // q4kNibblesGo writes Q4_K's codes of x under mi (offsets and inverse
 // scales of its 8 sub-blocks of 32, as affineCodes takes them), packed two
 // to a byte (packKNibbles), into y; q is scratch.
-func q4kNibblesGo(y *[128]byte, x *[QKK]float32, mi *[16]float32, q *[QKK]uint8) {
+func q4kNibblesGo(y *[128]byte, x *[qkk]float32, mi *[16]float32, q *[qkk]uint8) {
 	affineCodesGo(x[:], mi[:], 15, q[:])
 	packKNibbles(y[:], q)
 }
 
 // packKNibbles writes the low nibbles of 256 codes as Q4_K and Q5_K keep
 // them: byte 32c+l of y holds codes 64c+l (low) and 64c+32+l (high).
-func packKNibbles(y []byte, q *[QKK]uint8) {
+func packKNibbles(y []byte, q *[qkk]uint8) {
 	le := binary.LittleEndian
 	for c := range 4 {
 		for l := 0; l < 32; l += 8 {
@@ -364,10 +364,10 @@ func putKScales(sc []byte, ls, lm *[8]uint8) {
 	}
 }
 
-// QuantizeQ2_K quantizes src into Q2_K blocks of 84 bytes, as QuantizeQ4_K.
-// See DequantizeQ2_K for the layout.
-func QuantizeQ2_K(dst []byte, src, imp []float32) {
-	quantBlocks("QuantizeQ2_K", dst, src, imp, QKK, Q2_KBlockBytes, quantQ2K)
+// quantizeQ2_K quantizes src into Q2_K blocks of 84 bytes, as quantizeQ4_K.
+// See dequantizeQ2_K for the layout.
+func quantizeQ2_K(dst []byte, src, imp []float32) {
+	quantBlocks("quantizeQ2_K", dst, src, imp, qkk, q2_KBlockBytes, quantQ2K)
 }
 
 // quantQ2K quantizes one Q2_K super-block: 16 sub-blocks of 16 with 4-bit
@@ -385,7 +385,7 @@ func quantQ2K(y []byte, x, imp []float32, s *kqScratch) {
 		y[j] = uint8(r.l[j]) | uint8(r.m[j])<<4
 		mi[2*j], mi[2*j+1] = r.mn[j], r.ids[j]
 	}
-	affineCodes(x, mi[:], 3, s.q[:QKK])
+	affineCodes(x, mi[:], 3, s.q[:qkk])
 	le := binary.LittleEndian
 	for h := range 2 {
 		for l := 0; l < 32; l += 8 {
@@ -398,10 +398,10 @@ func quantQ2K(y []byte, x, imp []float32, s *kqScratch) {
 	binary.LittleEndian.PutUint16(y[82:], uint16(r.hm))
 }
 
-// QuantizeQ3_K quantizes src into Q3_K blocks of 110 bytes, as QuantizeQ4_K.
-// See DequantizeQ3_K for the layout.
-func QuantizeQ3_K(dst []byte, src, imp []float32) {
-	quantBlocks("QuantizeQ3_K", dst, src, imp, QKK, Q3_KBlockBytes, quantQ3K)
+// quantizeQ3_K quantizes src into Q3_K blocks of 110 bytes, as quantizeQ4_K.
+// See dequantizeQ3_K for the layout.
+func quantizeQ3_K(dst []byte, src, imp []float32) {
+	quantBlocks("quantizeQ3_K", dst, src, imp, qkk, q3_KBlockBytes, quantQ3K)
 }
 
 // quantQ3K quantizes one Q3_K super-block: 16 sub-blocks of 16, codes
@@ -416,19 +416,19 @@ func quantQ3K(y []byte, x, imp []float32, s *kqScratch) {
 	} else {
 		symSuper16(xs, ws, &searchQ3K, &superQ3K, r, &s.tr)
 	}
-	q3kPack((*[Q3_KBlockBytes]byte)(y), (*[QKK]float32)(x), r, &s.q, plain)
+	q3kPack((*[q3_KBlockBytes]byte)(y), (*[qkk]float32)(x), r, &s.q, plain)
 }
 
 // q3kPackGo writes the Q3_K block y of the elements x from their search's
 // result r: the codes of x under r.ids (symCodes), packed (packQ3K) with
 // the 6-bit scales l+32 and the float16 d; q is scratch.
-func q3kPackGo(y *[Q3_KBlockBytes]byte, x *[QKK]float32, r *superRes, q *[QKK]uint8) {
+func q3kPackGo(y *[q3_KBlockBytes]byte, x *[qkk]float32, r *superRes, q *[qkk]uint8) {
 	q3kPackWith(y, x, r, q, symCodesGo)
 }
 
 // q3kPackWith is q3kPackGo with the code kernel codes (symCodesGo or its
 // dispatcher).
-func q3kPackWith(y *[Q3_KBlockBytes]byte, x *[QKK]float32, r *superRes, q *[QKK]uint8,
+func q3kPackWith(y *[q3_KBlockBytes]byte, x *[qkk]float32, r *superRes, q *[qkk]uint8,
 	codes func(x, ids []float32, neg, pos float32, codes []uint8)) {
 	clear(y[96:108])
 	for j := range 16 {
@@ -441,10 +441,10 @@ func q3kPackWith(y *[Q3_KBlockBytes]byte, x *[QKK]float32, r *superRes, q *[QKK]
 	binary.LittleEndian.PutUint16(y[108:], uint16(r.hd))
 }
 
-// QuantizeQ6_K quantizes src into Q6_K blocks of 210 bytes, as QuantizeQ4_K.
-// See DequantizeQ6_K for the layout.
-func QuantizeQ6_K(dst []byte, src, imp []float32) {
-	quantBlocks("QuantizeQ6_K", dst, src, imp, QKK, Q6_KBlockBytes, quantQ6K)
+// quantizeQ6_K quantizes src into Q6_K blocks of 210 bytes, as quantizeQ4_K.
+// See dequantizeQ6_K for the layout.
+func quantizeQ6_K(dst []byte, src, imp []float32) {
+	quantBlocks("quantizeQ6_K", dst, src, imp, qkk, q6_KBlockBytes, quantQ6K)
 }
 
 // quantQ6K quantizes one Q6_K super-block: 16 sub-blocks of 16, codes
@@ -461,7 +461,7 @@ func quantQ6K(y []byte, x, imp []float32, s *kqScratch) {
 	for j := range 16 {
 		y[192+j] = byte(int8(r.l[j]))
 	}
-	symCodes(x, r.ids[:], 32, 31, s.q[:QKK])
+	symCodes(x, r.ids[:], 32, 31, s.q[:qkk])
 	packQ6K(y, &s.q)
 	binary.LittleEndian.PutUint16(y[208:], uint16(r.hd))
 }
@@ -478,7 +478,7 @@ const (
 // mask (y[0:32]: bit 4h+k of byte l is bit 2 of code 128h+32k+l) and its
 // low bits (y[32:96]: bits 2k..2k+1 of byte 32h+l are code 128h+32k+l's
 // low two), which must be clear.
-func packQ3K(y []byte, q *[QKK]uint8) {
+func packQ3K(y []byte, q *[qkk]uint8) {
 	le := binary.LittleEndian
 	for l := 0; l < 32; l += 8 {
 		var hm uint64
@@ -499,7 +499,7 @@ func packQ3K(y []byte, q *[QKK]uint8) {
 // nibbles (y[0:128]: byte 64h+l holds codes 128h+l and 128h+64+l) and high
 // bits (y[128:192]: bits 2k..2k+1 of byte 128+32h+l are code 128h+32k+l's
 // top two).
-func packQ6K(y []byte, q *[QKK]uint8) {
+func packQ6K(y []byte, q *[qkk]uint8) {
 	le := binary.LittleEndian
 	for h := range 2 {
 		for l := 0; l < 64; l += 8 {
@@ -516,16 +516,16 @@ func packQ6K(y []byte, q *[QKK]uint8) {
 	}
 }
 
-// QuantizeQ8_K quantizes src into Q8_K blocks of 292 bytes, as
-// QuantizeQ4_K: per super-block a float32 scale d, codes −127..127 and the
-// sums of each 16 codes. See DequantizeQ8_K for the layout.
-func QuantizeQ8_K(dst []byte, src, imp []float32) {
-	quantBlocks("QuantizeQ8_K", dst, src, imp, QKK, Q8_KBlockBytes, quantQ8K)
+// quantizeQ8_K quantizes src into Q8_K blocks of 292 bytes, as
+// quantizeQ4_K: per super-block a float32 scale d, codes −127..127 and the
+// sums of each 16 codes. See dequantizeQ8_K for the layout.
+func quantizeQ8_K(dst []byte, src, imp []float32) {
+	quantBlocks("quantizeQ8_K", dst, src, imp, qkk, q8_KBlockBytes, quantQ8K)
 }
 
 // quantQ8K quantizes one Q8_K super-block.
 func quantQ8K(y []byte, x, imp []float32, s *kqScratch) {
-	xs, ws := s.prep(x, imp, QKK)
+	xs, ws := s.prep(x, imp, qkk)
 	d := fitQ8K(xs, ws)
 	binary.LittleEndian.PutUint32(y, math.Float32bits(d))
 	id := inv(d)
@@ -540,10 +540,10 @@ func quantQ8K(y []byte, x, imp []float32, s *kqScratch) {
 	}
 }
 
-// QuantizeIQ4XS quantizes src into IQ4_XS blocks of 136 bytes, as
-// QuantizeQ4_K. See DequantizeIQ4XS for the layout.
-func QuantizeIQ4XS(dst []byte, src, imp []float32) {
-	quantBlocks("QuantizeIQ4XS", dst, src, imp, QKK, IQ4_XSBlockBytes, quantIQ4XS)
+// quantizeIQ4XS quantizes src into IQ4_XS blocks of 136 bytes, as
+// quantizeQ4_K. See dequantizeIQ4XS for the layout.
+func quantizeIQ4XS(dst []byte, src, imp []float32) {
+	quantBlocks("quantizeIQ4XS", dst, src, imp, qkk, iq4xsBlockBytes, quantIQ4XS)
 }
 
 // quantIQ4XS quantizes one IQ4_XS super-block: 8 sub-blocks of 32 table
@@ -559,7 +559,7 @@ func quantIQ4XS(y []byte, x, imp []float32, s *kqScratch) {
 		y[4+j/2] |= (v & 15) << (4 * (j % 2))
 		sh |= uint16(v>>4) << (2 * j)
 	}
-	tableCodes(x, r.ids[:8], searchIQ4XS, s.q[:QKK])
+	tableCodes(x, r.ids[:8], searchIQ4XS, s.q[:qkk])
 	for j := range 8 {
 		splitNibbles(y[8+16*j:8+16*j+16], s.q[32*j:32*j+32])
 	}
@@ -575,12 +575,12 @@ func splitNibbles(y []byte, q []uint8) {
 	}
 }
 
-// QuantizeIQ4NL quantizes src into IQ4_NL blocks of 18 bytes (a float16 d,
-// then 16 bytes of table indices), as QuantizeQ4_K with blocks of 32.
-func QuantizeIQ4NL(dst []byte, src, imp []float32) {
-	const bs, bb = GGMLBlock, IQ4NLBlockBytes
-	nb := checkBlocksOf("QuantizeIQ4NL", len(src), bs, len(dst), bb)
-	checkImp("QuantizeIQ4NL", len(src), bs, imp)
+// quantizeIQ4NL quantizes src into IQ4_NL blocks of 18 bytes (a float16 d,
+// then 16 bytes of table indices), as quantizeQ4_K with blocks of 32.
+func quantizeIQ4NL(dst []byte, src, imp []float32) {
+	const bs, bb = ggmlBlock, iq4nlBlockBytes
+	nb := checkBlocksOf("quantizeIQ4NL", len(src), bs, len(dst), bb)
+	checkImp("quantizeIQ4NL", len(src), bs, imp)
 	var s kqScratch
 	s.impOK = usableWeights(imp)
 	for b := 0; b < nb; {
@@ -600,7 +600,7 @@ func quantIQ4NL8(y []byte, x, imp []float32, s *kqScratch) {
 	xs, ws := s.prep(x, imp, 32)
 	var r nlRes
 	tableBlocks8(xs, ws, searchIQ4, &superIQ4NL, &r, &s.tr)
-	tableCodes(x, r.ids[:8], searchIQ4, s.q[:QKK])
+	tableCodes(x, r.ids[:8], searchIQ4, s.q[:qkk])
 	for j := range 8 {
 		binary.LittleEndian.PutUint16(y[18*j:], uint16(r.hd[j]))
 		splitNibbles(y[18*j+2:18*j+18], s.q[32*j:32*j+32])
@@ -618,17 +618,17 @@ func quantIQ4NL(y []byte, x, imp []float32, s *kqScratch) {
 	splitNibbles(y[2:18], s.q[:32])
 }
 
-// QuantizeQ4_1 quantizes src into Q4_1 blocks of 20 bytes (float16 d and
-// m, 16 bytes of codes), as QuantizeQ4_K with blocks of 32.
-func QuantizeQ4_1(dst []byte, src, imp []float32) {
-	quantBlocks("QuantizeQ4_1", dst, src, imp, GGMLBlock, Q4_1BlockBytes, func(y []byte, x, imp []float32, s *kqScratch) {
+// quantizeQ4_1 quantizes src into Q4_1 blocks of 20 bytes (float16 d and
+// m, 16 bytes of codes), as quantizeQ4_K with blocks of 32.
+func quantizeQ4_1(dst []byte, src, imp []float32) {
+	quantBlocks("quantizeQ4_1", dst, src, imp, ggmlBlock, q4_1BlockBytes, func(y []byte, x, imp []float32, s *kqScratch) {
 		quantLegacyAffine(y, x, imp, s, &searchQ41)
 	})
 }
 
-// QuantizeQ5_1 quantizes src into Q5_1 blocks of 24 bytes, as QuantizeQ4_1.
-func QuantizeQ5_1(dst []byte, src, imp []float32) {
-	quantBlocks("QuantizeQ5_1", dst, src, imp, GGMLBlock, Q5_1BlockBytes, func(y []byte, x, imp []float32, s *kqScratch) {
+// quantizeQ5_1 quantizes src into Q5_1 blocks of 24 bytes, as quantizeQ4_1.
+func quantizeQ5_1(dst []byte, src, imp []float32) {
+	quantBlocks("quantizeQ5_1", dst, src, imp, ggmlBlock, q5_1BlockBytes, func(y []byte, x, imp []float32, s *kqScratch) {
 		quantLegacyAffine(y, x, imp, s, &searchQ51)
 	})
 }
@@ -662,10 +662,10 @@ func putQ5(y []byte, q []uint8) {
 	binary.LittleEndian.PutUint32(y, qh)
 }
 
-// QuantizeQ5_0 quantizes src into Q5_0 blocks of 22 bytes (a float16 d, the
-// fifth bits, 16 bytes of low nibbles), as QuantizeQ4_K with blocks of 32.
-func QuantizeQ5_0(dst []byte, src, imp []float32) {
-	quantBlocks("QuantizeQ5_0", dst, src, imp, GGMLBlock, Q5_0BlockBytes, quantQ5_0)
+// quantizeQ5_0 quantizes src into Q5_0 blocks of 22 bytes (a float16 d, the
+// fifth bits, 16 bytes of low nibbles), as quantizeQ4_K with blocks of 32.
+func quantizeQ5_0(dst []byte, src, imp []float32) {
+	quantBlocks("quantizeQ5_0", dst, src, imp, ggmlBlock, q5_0BlockBytes, quantQ5_0)
 }
 
 // quantQ5_0 quantizes one Q5_0 block.

@@ -22,18 +22,18 @@ type kqCodec struct {
 }
 
 var kqCodecs = []kqCodec{
-	{"Q2_K", QKK, Q2_KBlockBytes, QuantizeQ2_K, DequantizeQ2_K, 11, true},
-	{"Q3_K", QKK, Q3_KBlockBytes, QuantizeQ3_K, DequantizeQ3_K, 16, true},
-	{"Q4_K", QKK, Q4_KBlockBytes, QuantizeQ4_K, DequantizeQ4_K, 22, true},
-	{"Q5_K", QKK, Q5_KBlockBytes, QuantizeQ5_K, DequantizeQ5_K, 28, true},
-	{"Q6_K", QKK, Q6_KBlockBytes, QuantizeQ6_K, DequantizeQ6_K, 34, true},
-	{"Q8_K", QKK, Q8_KBlockBytes, QuantizeQ8_K, DequantizeQ8_K, 40, true},
-	{"IQ4_XS", QKK, IQ4_XSBlockBytes, QuantizeIQ4XS, DequantizeIQ4XS, 21, true},
-	{"IQ4_NL", GGMLBlock, IQ4NLBlockBytes, QuantizeIQ4NL, DequantizeIQ4NL, 21, true},
-	{"Q4_1", GGMLBlock, Q4_1BlockBytes, QuantizeQ4_1, DequantizeQ4_1, 22, true},
-	{"Q5_0", GGMLBlock, Q5_0BlockBytes, QuantizeQ5_0, DequantizeQ5_0, 26, true},
-	{"Q5_1", GGMLBlock, Q5_1BlockBytes, QuantizeQ5_1, DequantizeQ5_1, 28, true},
-	{"Q4_0w", GGMLBlock, Q4_0BlockBytes, QuantizeQ4_0Weighted, DequantizeQ4_0, 20, true},
+	{"Q2_K", qkk, q2_KBlockBytes, quantizeQ2_K, dequantizeQ2_K, 11, true},
+	{"Q3_K", qkk, q3_KBlockBytes, quantizeQ3_K, dequantizeQ3_K, 16, true},
+	{"Q4_K", qkk, q4_KBlockBytes, quantizeQ4_K, dequantizeQ4_K, 22, true},
+	{"Q5_K", qkk, q5_KBlockBytes, quantizeQ5_K, dequantizeQ5_K, 28, true},
+	{"Q6_K", qkk, q6_KBlockBytes, quantizeQ6_K, dequantizeQ6_K, 34, true},
+	{"Q8_K", qkk, q8_KBlockBytes, quantizeQ8_K, dequantizeQ8_K, 40, true},
+	{"IQ4_XS", qkk, iq4xsBlockBytes, quantizeIQ4XS, dequantizeIQ4XS, 21, true},
+	{"IQ4_NL", ggmlBlock, iq4nlBlockBytes, quantizeIQ4NL, dequantizeIQ4NL, 21, true},
+	{"Q4_1", ggmlBlock, q4_1BlockBytes, quantizeQ4_1, dequantizeQ4_1, 22, true},
+	{"Q5_0", ggmlBlock, q5_0BlockBytes, quantizeQ5_0, dequantizeQ5_0, 26, true},
+	{"Q5_1", ggmlBlock, q5_1BlockBytes, quantizeQ5_1, dequantizeQ5_1, 28, true},
+	{"Q4_0w", ggmlBlock, q4_0BlockBytes, quantizeQ4_0Weighted, dequantizeQ4_0, 20, true},
 }
 
 // sqnr returns 10·log10(Σ w x² / Σ w (y−x)²) with w[i % len(w)] (nil: 1).
@@ -71,7 +71,7 @@ func roundTrip(c kqCodec, x, imp []float32) []float32 {
 // data against a floor a little below what the format's bits allow.
 func TestKQuantSQNR(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	x := gaussian(rng, 16*QKK, 0.02)
+	x := gaussian(rng, 16*qkk, 0.02)
 	for _, c := range kqCodecs {
 		got := sqnr(x, roundTrip(c, x, nil), nil)
 		assert.Greater(t, got, c.minSQNR, c.name)
@@ -113,7 +113,7 @@ func TestKQuantExact(t *testing.T) {
 	}
 	rng := rand.New(rand.NewPCG(11, 12))
 	for _, c := range kqCodecs {
-		x := make([]float32, 2*QKK)
+		x := make([]float32, 2*qkk)
 		if tc, ok := cases[c.name]; ok {
 			for i := range x {
 				k := tc.lo + rng.IntN(tc.hi-tc.lo+1)
@@ -151,13 +151,13 @@ func TestKQuantExact(t *testing.T) {
 // (weighing nothing, as a 0 of weight 0 does) is stored as the code of 0.
 func TestKQuantSpecialValues(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
-	x := gaussian(rng, 4*QKK, 1)
+	x := gaussian(rng, 4*qkk, 1)
 	nan, inf := float32(math.NaN()), float32(math.Inf(1))
 	x[3], x[300], x[301] = nan, inf, -inf
-	for i := 2 * QKK; i < 3*QKK; i++ {
+	for i := 2 * qkk; i < 3*qkk; i++ {
 		x[i] = 0 // an all-zero super-block
 	}
-	imp := make([]float32, 2*QKK)
+	imp := make([]float32, 2*qkk)
 	for i := range imp {
 		imp[i] = 1
 	}
@@ -173,7 +173,7 @@ func TestKQuantSpecialValues(t *testing.T) {
 			for i, v := range y {
 				require.False(t, v != v, "%s element %d is NaN", c.name, i)
 			}
-			for i := 2 * QKK; i < 3*QKK; i++ {
+			for i := 2 * qkk; i < 3*qkk; i++ {
 				require.Zero(t, y[i], "%s element %d of a zero block", c.name, i)
 			}
 			sub := 256 + 32 // the sub-block of 16 holding elements 300 and 301
@@ -193,11 +193,11 @@ func TestKQuantSpecialValues(t *testing.T) {
 // TestQ8_KSums checks the sums of each 16 codes of a Q8_K block.
 func TestQ8_KSums(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
-	x := gaussian(rng, 2*QKK, 3)
-	b := make([]byte, 2*Q8_KBlockBytes)
-	QuantizeQ8_K(b, x, nil)
+	x := gaussian(rng, 2*qkk, 3)
+	b := make([]byte, 2*q8_KBlockBytes)
+	quantizeQ8_K(b, x, nil)
 	for blk := range 2 {
-		y := b[blk*Q8_KBlockBytes:]
+		y := b[blk*q8_KBlockBytes:]
 		for j := range 16 {
 			sum := 0
 			for i := range 16 {
@@ -209,13 +209,13 @@ func TestQ8_KSums(t *testing.T) {
 }
 
 func TestKQuantPanicsOnMisuse(t *testing.T) {
-	x := make([]float32, QKK)
-	assert.Panics(t, func() { QuantizeQ4_K(make([]byte, 143), x, nil) })
-	assert.Panics(t, func() { QuantizeQ4_K(make([]byte, 144), x[:255], nil) })
-	assert.Panics(t, func() { QuantizeQ4_K(make([]byte, 144), x, make([]float32, 128)) })
-	assert.Panics(t, func() { QuantizeIQ4NL(make([]byte, 8*18), x, make([]float32, 48)) })
-	assert.NotPanics(t, func() { QuantizeQ6_K(nil, nil, nil) })
-	assert.NotPanics(t, func() { QuantizeQ4_1(make([]byte, 8*20), x, make([]float32, 64)) })
+	x := make([]float32, qkk)
+	assert.Panics(t, func() { quantizeQ4_K(make([]byte, 143), x, nil) })
+	assert.Panics(t, func() { quantizeQ4_K(make([]byte, 144), x[:255], nil) })
+	assert.Panics(t, func() { quantizeQ4_K(make([]byte, 144), x, make([]float32, 128)) })
+	assert.Panics(t, func() { quantizeIQ4NL(make([]byte, 8*18), x, make([]float32, 48)) })
+	assert.NotPanics(t, func() { quantizeQ6_K(nil, nil, nil) })
+	assert.NotPanics(t, func() { quantizeQ4_1(make([]byte, 8*20), x, make([]float32, 64)) })
 }
 
 // FuzzKQuantize quantizes the fuzzer's bytes, read as float32 values (and,
@@ -224,15 +224,15 @@ func TestKQuantPanicsOnMisuse(t *testing.T) {
 // no NaN, and quantizing again gives the same bytes.
 func FuzzKQuantize(f *testing.F) {
 	f.Add(bytesOf(1, -2, 0.5, float32(math.NaN()), float32(math.Inf(1)), 3e38, -1e-40))
-	f.Add(make([]byte, 4*QKK*2))
+	f.Add(make([]byte, 4*qkk*2))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		vals := floatsOf(data)
-		src := make([]float32, (len(vals)+QKK-1)/QKK*QKK)
+		src := make([]float32, (len(vals)+qkk-1)/qkk*qkk)
 		copy(src, vals)
 		var imp []float32
-		if len(vals) >= 2*QKK {
-			imp = vals[:QKK]
-			src = src[:len(src)/QKK*QKK]
+		if len(vals) >= 2*qkk {
+			imp = vals[:qkk]
+			src = src[:len(src)/qkk*qkk]
 		}
 		finiteIn := true
 		for _, v := range src {
@@ -284,12 +284,12 @@ func TestUsableWeights(t *testing.T) {
 // gives the values and weights of its general path.
 func TestPrepUsableWeights(t *testing.T) {
 	r := rand.New(rand.NewPCG(61, 62))
-	src, imp := make([]float32, QKK), make([]float32, QKK)
+	src, imp := make([]float32, qkk), make([]float32, qkk)
 	for i := range src {
 		src[i] = float32(r.NormFloat64())
 		imp[i] = float32(r.ExpFloat64()) + 1e-30
 	}
-	for _, sub := range []int{16, 32, QKK} {
+	for _, sub := range []int{16, 32, qkk} {
 		fast := &kqScratch{impOK: usableWeights(imp)}
 		require.True(t, fast.impOK)
 		var slow kqScratch

@@ -14,7 +14,7 @@ import (
 // passCases' kinds, with whole sub-blocks of zeros and of tiny values) and
 // its weights of kind wk (0: unit, 1: log-normal, 2: some zeros).
 func superBlock(rng *rand.Rand, k, wk int) (x, w []float32) {
-	x = make([]float32, QKK)
+	x = make([]float32, qkk)
 	for i := range x {
 		switch k % 8 {
 		case 0:
@@ -46,12 +46,12 @@ func superBlock(rng *rand.Rand, k, wk int) (x, w []float32) {
 	case 0:
 		return x, unitWeights[:]
 	case 1:
-		w = make([]float32, QKK)
+		w = make([]float32, qkk)
 		for i := range w {
 			w[i] = float32(math.Exp(2 * rng.NormFloat64()))
 		}
 	default:
-		w = make([]float32, QKK)
+		w = make([]float32, qkk)
 		for i := range w {
 			w[i] = float32(rng.IntN(3))
 		}
@@ -248,7 +248,7 @@ func TestSuperKernelsExtreme(t *testing.T) {
 		blocks = 200
 	}
 	for it := range blocks {
-		x := make([]float32, QKK)
+		x := make([]float32, qkk)
 		all := rng.IntN(4) == 0
 		for i := range x {
 			if all || rng.IntN(8) == 0 {
@@ -257,7 +257,7 @@ func TestSuperKernelsExtreme(t *testing.T) {
 				x[i] = float32(rng.NormFloat64())
 			}
 		}
-		for o := 0; o < QKK; o += 16 { // some sub-blocks' spans overflow
+		for o := 0; o < qkk; o += 16 { // some sub-blocks' spans overflow
 			if rng.IntN(4) == 0 {
 				x[o+rng.IntN(16)] = float32(1e38 + rng.Float64()*2.4e38)
 				x[o+rng.IntN(16)] = -float32(1e38 + rng.Float64()*2.4e38) // < MaxFloat32
@@ -265,7 +265,7 @@ func TestSuperKernelsExtreme(t *testing.T) {
 		}
 		w := unitWeights[:]
 		if rng.IntN(4) != 0 {
-			w = make([]float32, QKK)
+			w = make([]float32, qkk)
 			for i := range w {
 				w[i] = weight()
 			}
@@ -287,7 +287,7 @@ func TestAffineSuperSpanOverflow(t *testing.T) {
 		1.8515394e38, 1.920438, -1.7313383e38, -0.27200562, 1.1860752, -0.079110876, -1.3878285, 1.2434986}
 	sub := []float32{2.650958e-7, 2.650958e-7, 1.75e-43, 0, 2.6509224e-7, 2.650958e-7, 1.75e-43, 2.6509224e-7,
 		1.75e-43, 2.6509224e-7, 1.75e-43, 0, 2.6509224e-7, 1.75e-43, 2.6509224e-7, 1.75e-43}
-	x, w := make([]float32, QKK), make([]float32, QKK)
+	x, w := make([]float32, qkk), make([]float32, qkk)
 	for i := range x {
 		x[i], w[i] = block[i%16], sub[i%16]
 	}
@@ -305,18 +305,18 @@ func TestAffineSuperSpanOverflow(t *testing.T) {
 // each sub-block's weights all 1 when they add up to 0, as prep leaves
 // them); fewer values are repeated.
 func FuzzSuperKernels(f *testing.F) {
-	seed := make([]float32, 2*QKK)
+	seed := make([]float32, 2*qkk)
 	for i := range seed {
 		seed[i] = float32(i%7) - 2.5
 	}
-	f.Add(bytesOf(seed[:QKK]...))
+	f.Add(bytesOf(seed[:qkk]...))
 	f.Add(bytesOf(seed...))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		vals := floatsOf(data)
 		if len(vals) == 0 {
 			return
 		}
-		x := make([]float32, QKK)
+		x := make([]float32, qkk)
 		for i := range x {
 			x[i] = vals[i%len(vals)]
 			if !finite(x[i]) {
@@ -324,10 +324,10 @@ func FuzzSuperKernels(f *testing.F) {
 			}
 		}
 		w := unitWeights[:]
-		if len(vals) >= 2*QKK {
-			w = make([]float32, QKK)
+		if len(vals) >= 2*qkk {
+			w = make([]float32, qkk)
 			for i := range w {
-				w[i] = abs32(vals[QKK+i])
+				w[i] = abs32(vals[qkk+i])
 				if !finite(w[i]) {
 					w[i] = 1
 				}
@@ -338,7 +338,7 @@ func FuzzSuperKernels(f *testing.F) {
 	})
 }
 
-// TestIQ4NLGroups requires QuantizeIQ4NL, which quantizes eight blocks at
+// TestIQ4NLGroups requires quantizeIQ4NL, which quantizes eight blocks at
 // once where they lie in one row, to give the blocks of quantizing each
 // block alone, on every tier, with and without importance vectors whose
 // rows hold whole groups of eight or not, and with NaN and infinities.
@@ -356,13 +356,13 @@ func TestIQ4NLGroups(t *testing.T) {
 		}
 		for _, tr := range tiers() {
 			restore := useTier(tr)
-			want := make([]byte, 30*IQ4NLBlockBytes)
+			want := make([]byte, 30*iq4nlBlockBytes)
 			var s kqScratch
 			for b := range 30 {
-				quantIQ4NL(want[b*IQ4NLBlockBytes:(b+1)*IQ4NLBlockBytes], x[32*b:32*b+32], impAt(imp, 32*b, 32), &s)
+				quantIQ4NL(want[b*iq4nlBlockBytes:(b+1)*iq4nlBlockBytes], x[32*b:32*b+32], impAt(imp, 32*b, 32), &s)
 			}
 			got := make([]byte, len(want))
-			QuantizeIQ4NL(got, x, imp)
+			quantizeIQ4NL(got, x, imp)
 			restore()
 			if string(got) != string(want) {
 				t.Fatalf("%v, importance rows of %d: eight blocks at once differ from one at a time", tr, n)
@@ -381,10 +381,10 @@ func TestQ3KPack(t *testing.T) {
 		x, _ := superBlock(rng, k, 0)
 		finite := k%2 == 1 // the kernels for x without NaN
 		if !finite {
-			x[rng.IntN(QKK)] = float32(math.NaN())
+			x[rng.IntN(qkk)] = float32(math.NaN())
 		}
-		x[rng.IntN(QKK)] = float32(math.Inf(1))
-		x[rng.IntN(QKK)] = float32(math.Inf(-1))
+		x[rng.IntN(qkk)] = float32(math.Inf(1))
+		x[rng.IntN(qkk)] = float32(math.Inf(-1))
 		var r superRes
 		for j := range 16 {
 			r.l[j] = float32(rng.IntN(64) - 32)
@@ -394,16 +394,16 @@ func TestQ3KPack(t *testing.T) {
 			}
 		}
 		r.hd = uint32(rng.IntN(1 << 16))
-		var want [Q3_KBlockBytes]byte
-		var q [QKK]uint8
-		q3kPackGo(&want, (*[QKK]float32)(x), &r, &q)
+		var want [q3_KBlockBytes]byte
+		var q [qkk]uint8
+		q3kPackGo(&want, (*[qkk]float32)(x), &r, &q)
 		for _, tr := range tiers() {
 			restore := useTier(tr)
-			var got [Q3_KBlockBytes]byte
+			var got [q3_KBlockBytes]byte
 			for i := range got {
 				got[i] = 0xa5 // every byte must be written
 			}
-			q3kPack(&got, (*[QKK]float32)(x), &r, &q, finite)
+			q3kPack(&got, (*[qkk]float32)(x), &r, &q, finite)
 			restore()
 			if got != want {
 				t.Fatalf("case %d %v: Q3_K block differs from the Go reference:\n got  %x\n want %x", k, tr, got, want)
@@ -422,10 +422,10 @@ func TestQ4KNibbles(t *testing.T) {
 		x, _ := superBlock(rng, k, 0)
 		finite := k%2 == 1
 		if !finite {
-			x[rng.IntN(QKK)] = float32(math.NaN())
+			x[rng.IntN(qkk)] = float32(math.NaN())
 		}
-		x[rng.IntN(QKK)] = float32(math.Inf(1))
-		x[rng.IntN(QKK)] = float32(math.Inf(-1))
+		x[rng.IntN(qkk)] = float32(math.Inf(1))
+		x[rng.IntN(qkk)] = float32(math.Inf(-1))
 		var mi [16]float32
 		for j := range 8 {
 			mi[2*j] = float32(rng.NormFloat64() * math.Exp2(float64(rng.IntN(20)-10)))
@@ -439,15 +439,15 @@ func TestQ4KNibbles(t *testing.T) {
 			}
 		}
 		var want [128]byte
-		var q [QKK]uint8
-		q4kNibblesGo(&want, (*[QKK]float32)(x), &mi, &q)
+		var q [qkk]uint8
+		q4kNibblesGo(&want, (*[qkk]float32)(x), &mi, &q)
 		for _, tr := range tiers() {
 			restore := useTier(tr)
 			var got [128]byte
 			for i := range got {
 				got[i] = 0xa5 // every byte must be written
 			}
-			q4kNibbles(&got, (*[QKK]float32)(x), &mi, &q, finite)
+			q4kNibbles(&got, (*[qkk]float32)(x), &mi, &q, finite)
 			restore()
 			if got != want {
 				t.Fatalf("case %d %v: Q4_K nibbles differ from the Go reference:\n got  %x\n want %x", k, tr, got, want)

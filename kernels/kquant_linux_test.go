@@ -13,8 +13,8 @@ import (
 // begins.
 func TestKQuantStayInBounds(t *testing.T) {
 	rng := rand.New(rand.NewPCG(91, 92))
-	x := gaussian(rng, 2*QKK, 1)
-	imp := guardedCopy(t, gaussian(rng, QKK, 1))
+	x := gaussian(rng, 2*qkk, 1)
+	imp := guardedCopy(t, gaussian(rng, qkk, 1))
 	for i := range imp {
 		imp[i] = abs32(imp[i])
 	}
@@ -26,7 +26,7 @@ func TestKQuantStayInBounds(t *testing.T) {
 				c.quant(dst, src, w)
 			}
 		}
-		xs := guardedCopy(t, x[:QKK])
+		xs := guardedCopy(t, x[:qkk])
 		ws := guardedCopy(t, imp)
 		tr := &guardedTail[superScratch](t, 1)[0]
 		res := &guardedTail[superRes](t, 1)[0]

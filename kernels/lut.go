@@ -373,7 +373,7 @@ func LUTDecodeGroups(dst []float32, src, meta []uint8, group, block, entries int
 		nt = len(luts) / entries
 	}
 	if group < 1 || block < 1 || block%group != 0 || entries < 1 || entries > MaxLUTEntries || entries&(entries-1) != 0 ||
-		len(luts) != nt*entries || nt < 1 || nt > MaxLUTTables || nt&(nt-1) != 0 ||
+		len(luts) != nt*entries || nt < 1 || nt > maxLUTTables || nt&(nt-1) != 0 ||
 		len(dst) < len(src) || len(meta) < (len(src)+group-1)/group || len(scales) < (len(src)+block-1)/block {
 		panic(fmt.Sprintf("kernels: LUTDecodeGroups: %d floats, %d meta fields, %d table entries (%d a table) and %d scales for %d codes in groups of %d, blocks of %d",
 			len(dst), len(meta), len(luts), entries, len(scales), len(src), group, block))

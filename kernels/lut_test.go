@@ -178,11 +178,11 @@ func nf4Bench() (*LUTEncoder, *[256]float32) {
 	return NewLUTEncoder(bounds, codes, 0, false, 7), &lut
 }
 
-// BenchmarkLUTEncode encodes BenchL2 floats through a 16-entry table (compare
+// BenchmarkLUTEncode encodes 64 Ki floats through a 16-entry table (compare
 // with BenchmarkMemRead/L2 of the same run).
 func BenchmarkLUTEncode(b *testing.B) {
 	e, _ := nf4Bench()
-	src := l2Input()
+	src := weightsInput(simdBenchSizes[1].n)
 	dst := make([]uint8, len(src))
 	b.Run("L2", func(b *testing.B) {
 		b.SetBytes(int64(4 * len(src)))
@@ -192,10 +192,10 @@ func BenchmarkLUTEncode(b *testing.B) {
 	})
 }
 
-// BenchmarkLUTDecode decodes BenchL2 codes through a 16-entry table.
+// BenchmarkLUTDecode decodes 64 Ki codes through a 16-entry table.
 func BenchmarkLUTDecode(b *testing.B) {
 	e, lut := nf4Bench()
-	src := l2Input()
+	src := weightsInput(simdBenchSizes[1].n)
 	codes := make([]uint8, len(src))
 	e.EncodeScaled(codes, src, 0.25)
 	dst := make([]float32, len(src))

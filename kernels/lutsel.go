@@ -16,8 +16,8 @@ import (
 // code, so one search per value finds its cell, and each table's error is
 // then a lookup and a multiply-add per value.
 
-// MaxLUTTables is the most tables a LUTSelector chooses among.
-const MaxLUTTables = 256
+// maxLUTTables is the most tables a LUTSelector chooses among.
+const maxLUTTables = 256
 
 // LUTSelector chooses, for each group of values, the one of its tables that
 // represents the group with the least squared error, and encodes the group
@@ -57,13 +57,13 @@ func lutCellStride(ncell int) int {
 // bounds ≤ it, where table k's entry has the magnitude mags[k][c] and the
 // code codes[k][c] (without the sign bit). Table k encodes a NaN as
 // zero[k]. signBit is added to the code of a negative value, and of −0 too
-// when negZero is set. There must be 1 to MaxLUTTables tables, each with
+// when negZero is set. There must be 1 to maxLUTTables tables, each with
 // len(bounds)+1 ≤ MaxLUTEntries finite magnitudes and codes.
 //
 // Malformed arguments are a programming error and panic.
 func NewLUTSelector(bounds []float32, mags [][]float32, codes [][]uint8, zero []uint8, signBit uint8, negZero bool) *LUTSelector {
 	nt, ncell := len(mags), len(bounds)+1
-	if nt < 1 || nt > MaxLUTTables || len(codes) != nt || len(zero) != nt || ncell > MaxLUTEntries {
+	if nt < 1 || nt > maxLUTTables || len(codes) != nt || len(zero) != nt || ncell > MaxLUTEntries {
 		panic(fmt.Sprintf("kernels: NewLUTSelector: %d tables of magnitudes, %d of codes, %d NaN codes, %d cells", nt, len(codes), len(zero), ncell))
 	}
 	cellCodes := make([]uint8, ncell)

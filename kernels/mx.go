@@ -37,14 +37,14 @@ import (
 
 // Block sizes of the scaled datatypes these kernels handle.
 const (
-	MXBlock    = 32 // elements per E8M0 scale of MXFP4, MXFP8 and MXINT8
-	NVFP4Block = 16 // elements per UE4M3 scale of NVFP4
+	mxBlock    = 32 // elements per E8M0 scale of MXFP4, MXFP8 and MXINT8
+	nvfp4Block = 16 // elements per UE4M3 scale of NVFP4
 )
 
 // Scale codes of a block holding a NaN or an infinity.
 const (
-	E8M0NaN  = 0xFF
-	UE4M3NaN = 0x7F
+	e8m0NaN  = 0xFF
+	ue4m3NaN = 0x7F
 )
 
 // The formats of the MX and NVFP4 parts, with the parameters the dtype
@@ -208,10 +208,10 @@ func amaxBits(v []float32) uint32 {
 // element format whose largest normal exponent is emax, and whether the
 // block is finite: floor(log2 amax) − emax + 127, which is amax's exponent
 // field minus emax, clamped to 0 (subnormal and zero amaxes have exponent
-// field 0); E8M0NaN and false for a block holding a NaN or an infinity.
+// field 0); e8m0NaN and false for a block holding a NaN or an infinity.
 func mxScale(amax uint32, emax int) (uint8, bool) {
 	if amax >= 0x7f800000 {
-		return E8M0NaN, false
+		return e8m0NaN, false
 	}
 	return uint8(max(int(amax>>23)-emax, 0)), true
 }
@@ -229,7 +229,7 @@ func checkBlocks(kernel string, n, block, codes, codesPerBlock, scales int) {
 	}
 }
 
-// QuantizeMXFP4 quantizes src, a whole number of blocks of 32, to OCP MXFP4:
+// quantizeMXFP4 quantizes src, a whole number of blocks of 32, to OCP MXFP4:
 // one E8M0 scale per block in scales (len(src)/32 of them) and E2M1 codes
 // packed two per byte in codes (len(src)/2 bytes, element 2k in bits 3:0).
 //
@@ -240,16 +240,16 @@ func checkBlocks(kernel string, n, block, codes, codesPerBlock, scales int) {
 // for negative values that round to zero. A block holding a NaN or an
 // infinity gets scale 0xFF and element codes 0 (E2M1 has no NaN). The codes
 // are those of tcast.Cast to mxfp4 (docs/NUMERICS.md §4).
-func QuantizeMXFP4(codes []byte, scales []uint8, src []float32) {
-	checkBlocks("QuantizeMXFP4", len(src), MXBlock, len(codes), MXBlock/2, len(scales))
-	quantizeMXFP4(codes, scales, src)
+func quantizeMXFP4(codes []byte, scales []uint8, src []float32) {
+	checkBlocks("quantizeMXFP4", len(src), mxBlock, len(codes), mxBlock/2, len(scales))
+	quantMXFP4(codes, scales, src)
 }
 
-// quantizeMXFP4Go is the reference of QuantizeMXFP4, for whole blocks.
+// quantizeMXFP4Go is the reference of quantizeMXFP4, for whole blocks.
 func quantizeMXFP4Go(codes []byte, scales []uint8, src []float32) {
-	for b := range len(src) / MXBlock {
-		v := (*[MXBlock]float32)(src[b*MXBlock:])
-		out := (*[MXBlock / 2]byte)(codes[b*MXBlock/2:])
+	for b := range len(src) / mxBlock {
+		v := (*[mxBlock]float32)(src[b*mxBlock:])
+		out := (*[mxBlock / 2]byte)(codes[b*mxBlock/2:])
 		sc, ok := mxScale(amaxBits(v[:]), 2)
 		scales[b] = sc
 		if !ok {
@@ -276,7 +276,7 @@ func quantizeMXFP4Go(codes []byte, scales []uint8, src []float32) {
 // element bits minus k<<23 are the bits of x·2^−k whenever that is a normal
 // float32 of at least 2^−126; otherwise they are below the bits of 0.125
 // (subnormal inputs stay below 2^−126·2^124), and those values round to 0.
-func quantMXFP4Block(out *[MXBlock / 2]byte, v *[MXBlock]float32, k int32, keys *[64]uint8) {
+func quantMXFP4Block(out *[mxBlock / 2]byte, v *[mxBlock]float32, k int32, keys *[64]uint8) {
 	sh := k << 23
 	for j := range out {
 		x0, x1 := math.Float32bits(v[2*j]), math.Float32bits(v[2*j+1])
@@ -286,21 +286,21 @@ func quantMXFP4Block(out *[MXBlock / 2]byte, v *[MXBlock]float32, k int32, keys 
 	}
 }
 
-// DequantizeMXFP4 decodes MXFP4 blocks (codes packed as QuantizeMXFP4 writes
+// dequantizeMXFP4 decodes MXFP4 blocks (codes packed as quantizeMXFP4 writes
 // them, one E8M0 scale per 32 elements) into dst, whose length must be a
 // multiple of 32: each value is the float32 product of the E2M1 element and
 // 2^(code−127), and a block with scale code 0xFF is NaN.
-func DequantizeMXFP4(dst []float32, codes []byte, scales []uint8) {
-	checkBlocks("DequantizeMXFP4", len(dst), MXBlock, len(codes), MXBlock/2, len(scales))
-	dequantizeMXFP4(dst, codes, scales)
+func dequantizeMXFP4(dst []float32, codes []byte, scales []uint8) {
+	checkBlocks("dequantizeMXFP4", len(dst), mxBlock, len(codes), mxBlock/2, len(scales))
+	dequantMXFP4(dst, codes, scales)
 }
 
-// dequantizeMXFP4Go is the reference of DequantizeMXFP4, for whole blocks.
+// dequantizeMXFP4Go is the reference of dequantizeMXFP4, for whole blocks.
 func dequantizeMXFP4Go(dst []float32, codes []byte, scales []uint8) {
 	t := mx
-	for b := range len(dst) / MXBlock {
-		in := (*[MXBlock / 2]byte)(codes[b*MXBlock/2:])
-		out := (*[MXBlock]float32)(dst[b*MXBlock:])
+	for b := range len(dst) / mxBlock {
+		in := (*[mxBlock / 2]byte)(codes[b*mxBlock/2:])
+		out := (*[mxBlock]float32)(dst[b*mxBlock:])
 		sc := scales[b]
 		if sc < 2 || sc > 252 {
 			// Results below the normal range, above it, or NaN: float32
@@ -317,7 +317,7 @@ func dequantizeMXFP4Go(dst []float32, codes []byte, scales []uint8) {
 		// pair is stored as one 64-bit word.
 		// Unrolled: a loop counter would not stay in a register.
 		d := uint64(sc-1) << 23 * (1 | 1<<32)
-		w := (*[MXBlock / 2]uint64)(unsafe.Pointer(out))
+		w := (*[mxBlock / 2]uint64)(unsafe.Pointer(out))
 		e := &t.e2m1Exp
 		w[0], w[1], w[2], w[3] = e[in[0]][0]+d&e[in[0]][1], e[in[1]][0]+d&e[in[1]][1], e[in[2]][0]+d&e[in[2]][1], e[in[3]][0]+d&e[in[3]][1]
 		w[4], w[5], w[6], w[7] = e[in[4]][0]+d&e[in[4]][1], e[in[5]][0]+d&e[in[5]][1], e[in[6]][0]+d&e[in[6]][1], e[in[7]][0]+d&e[in[7]][1]
@@ -326,18 +326,18 @@ func dequantizeMXFP4Go(dst []float32, codes []byte, scales []uint8) {
 	}
 }
 
-// QuantizeMXFP8 quantizes src, a whole number of blocks of 32, to OCP MXFP8
+// quantizeMXFP8 quantizes src, a whole number of blocks of 32, to OCP MXFP8
 // with E4M3 (e4m3fn) elements: one E8M0 scale per block in scales and one
-// code per element in codes. The rules are QuantizeMXFP4's with E4M3's
+// code per element in codes. The rules are quantizeMXFP4's with E4M3's
 // largest exponent, 8 (scale 2^(floor(log2 amax) − 8), saturation at ±448),
 // and a block holding a NaN or an infinity gets element codes 0x7F, the E4M3
 // NaN.
-func QuantizeMXFP8(codes []byte, scales []uint8, src []float32) {
-	checkBlocks("QuantizeMXFP8", len(src), MXBlock, len(codes), MXBlock, len(scales))
-	quantizeMXFP8(codes, scales, src)
+func quantizeMXFP8(codes []byte, scales []uint8, src []float32) {
+	checkBlocks("quantizeMXFP8", len(src), mxBlock, len(codes), mxBlock, len(scales))
+	quantMXFP8(codes, scales, src)
 }
 
-// quantizeMXFP8Go is QuantizeMXFP8 in Go, the reference of its assembly. It
+// quantizeMXFP8Go is quantizeMXFP8 in Go, the reference of its assembly. It
 // is quantMXFloatGo for E4M3 with the format's numbers as constants, which
 // makes the generic tier about a third faster than the general loop.
 func quantizeMXFP8Go(codes []byte, scales []uint8, src []float32) {
@@ -350,9 +350,9 @@ func quantizeMXFP8Go(codes []byte, scales []uint8, src []float32) {
 		rebias  = 120 << 3
 	)
 	k := math.Float32frombits(kBits)
-	for b := range len(src) / MXBlock {
-		v := (*[MXBlock]float32)(src[b*MXBlock:])
-		out := (*[MXBlock]byte)(codes[b*MXBlock:])
+	for b := range len(src) / mxBlock {
+		v := (*[mxBlock]float32)(src[b*mxBlock:])
+		out := (*[mxBlock]byte)(codes[b*mxBlock:])
 		sc, ok := mxScale(amaxBits(v[:]), 8)
 		scales[b] = sc
 		if !ok {
@@ -375,19 +375,19 @@ func quantizeMXFP8Go(codes []byte, scales []uint8, src []float32) {
 	}
 }
 
-// DequantizeMXFP8 decodes MXFP8 (E4M3) blocks into dst, whose length must be
-// a multiple of 32, as DequantizeMXFP4 does.
-func DequantizeMXFP8(dst []float32, codes []byte, scales []uint8) {
-	checkBlocks("DequantizeMXFP8", len(dst), MXBlock, len(codes), MXBlock, len(scales))
-	dequantizeMXFP8(dst, codes, scales)
+// dequantizeMXFP8 decodes MXFP8 (E4M3) blocks into dst, whose length must be
+// a multiple of 32, as dequantizeMXFP4 does.
+func dequantizeMXFP8(dst []float32, codes []byte, scales []uint8) {
+	checkBlocks("dequantizeMXFP8", len(dst), mxBlock, len(codes), mxBlock, len(scales))
+	dequantMXFP8(dst, codes, scales)
 }
 
 // dequant8 decodes blocks of 32 one-byte codes through lut and multiplies
 // each block by its E8M0 scale.
 func dequant8(dst []float32, codes []byte, scales []uint8, lut *[256]float32) {
-	for b := range len(dst) / MXBlock {
-		in := (*[MXBlock]byte)(codes[b*MXBlock:])
-		out := (*[MXBlock]float32)(dst[b*MXBlock:])
+	for b := range len(dst) / mxBlock {
+		in := (*[mxBlock]byte)(codes[b*mxBlock:])
+		out := (*[mxBlock]float32)(dst[b*mxBlock:])
 		m := mx.e8m0[scales[b]]
 		if m == 1 {
 			for j, c := range in {
@@ -401,25 +401,25 @@ func dequant8(dst []float32, codes []byte, scales []uint8, lut *[256]float32) {
 	}
 }
 
-// QuantizeMXINT8 quantizes src, a whole number of blocks of 32, to OCP
+// quantizeMXINT8 quantizes src, a whole number of blocks of 32, to OCP
 // MXINT8: one E8M0 scale per block and one two's-complement code per element,
-// read as fixed point 1.6 (code/64). The rules are QuantizeMXFP4's with the
+// read as fixed point 1.6 (code/64). The rules are quantizeMXFP4's with the
 // element's largest exponent, 0 (scale 2^floor(log2 amax)); elements are
 // 64·x/scale rounded to nearest even and kept within −127..127 (docs/NUMERICS.md
 // §5). A block holding a NaN or an infinity gets element codes 0.
-func QuantizeMXINT8(codes []byte, scales []uint8, src []float32) {
-	checkBlocks("QuantizeMXINT8", len(src), MXBlock, len(codes), MXBlock, len(scales))
-	quantizeMXINT8(codes, scales, src)
+func quantizeMXINT8(codes []byte, scales []uint8, src []float32) {
+	checkBlocks("quantizeMXINT8", len(src), mxBlock, len(codes), mxBlock, len(scales))
+	quantMXINT8(codes, scales, src)
 }
 
-// quantizeMXINT8Go is QuantizeMXINT8 in Go, the reference of its assembly.
+// quantizeMXINT8Go is quantizeMXINT8 in Go, the reference of its assembly.
 func quantizeMXINT8Go(codes []byte, scales []uint8, src []float32) {
 	// Adding 1.5·2^23 rounds a float32 below 2^22 in magnitude to an integer,
 	// ties to even, which the low bits of the sum then hold.
 	const magic = 0x1.8p23
-	for b := range len(src) / MXBlock {
-		v := (*[MXBlock]float32)(src[b*MXBlock:])
-		out := (*[MXBlock]byte)(codes[b*MXBlock:])
+	for b := range len(src) / mxBlock {
+		v := (*[mxBlock]float32)(src[b*mxBlock:])
+		out := (*[mxBlock]byte)(codes[b*mxBlock:])
 		sc, ok := mxScale(amaxBits(v[:]), 0)
 		scales[b] = sc
 		if !ok {
@@ -435,14 +435,14 @@ func quantizeMXINT8Go(codes []byte, scales []uint8, src []float32) {
 	}
 }
 
-// DequantizeMXINT8 decodes MXINT8 blocks into dst, whose length must be a
-// multiple of 32, as DequantizeMXFP4 does.
-func DequantizeMXINT8(dst []float32, codes []byte, scales []uint8) {
-	checkBlocks("DequantizeMXINT8", len(dst), MXBlock, len(codes), MXBlock, len(scales))
-	dequantizeMXINT8(dst, codes, scales)
+// dequantizeMXINT8 decodes MXINT8 blocks into dst, whose length must be a
+// multiple of 32, as dequantizeMXFP4 does.
+func dequantizeMXINT8(dst []float32, codes []byte, scales []uint8) {
+	checkBlocks("dequantizeMXINT8", len(dst), mxBlock, len(codes), mxBlock, len(scales))
+	dequantMXINT8(dst, codes, scales)
 }
 
-// QuantizeNVFP4 quantizes src, a whole number of blocks of 16, to NVIDIA
+// quantizeNVFP4 quantizes src, a whole number of blocks of 16, to NVIDIA
 // NVFP4 given the float32 tensor scale s_t (tensorScale): one UE4M3 scale per
 // block in scales and E2M1 codes packed two per byte in codes, in ModelOpt's
 // order of operations (docs/NUMERICS.md §7). The block scale s_b is the UE4M3
@@ -452,21 +452,21 @@ func DequantizeMXINT8(dst []float32, codes []byte, scales []uint8) {
 // infinity gets scale 0x7F (the UE4M3 NaN) and element codes 0. The tensor
 // scale is the caller's: ModelOpt's, which tcast.Cast uses, is
 // float32(amax_t / 2688), or 1 for a tensor without a finite non-zero value.
-func QuantizeNVFP4(codes []byte, scales []uint8, src []float32, tensorScale float32) {
-	checkBlocks("QuantizeNVFP4", len(src), NVFP4Block, len(codes), NVFP4Block/2, len(scales))
-	quantizeNVFP4(codes, scales, src, tensorScale)
+func quantizeNVFP4(codes []byte, scales []uint8, src []float32, tensorScale float32) {
+	checkBlocks("quantizeNVFP4", len(src), nvfp4Block, len(codes), nvfp4Block/2, len(scales))
+	quantNVFP4(codes, scales, src, tensorScale)
 }
 
-// quantizeNVFP4Go is the reference of QuantizeNVFP4, for whole blocks.
+// quantizeNVFP4Go is the reference of quantizeNVFP4, for whole blocks.
 func quantizeNVFP4Go(codes []byte, scales []uint8, src []float32, tensorScale float32) {
 	denom := 6 * tensorScale
 	one := uint8(ue4m3Codec.Encode(1, RoundEven, true, 0))
-	for b := range len(src) / NVFP4Block {
-		v := (*[NVFP4Block]float32)(src[b*NVFP4Block:])
-		out := (*[NVFP4Block / 2]byte)(codes[b*NVFP4Block/2:])
+	for b := range len(src) / nvfp4Block {
+		v := (*[nvfp4Block]float32)(src[b*nvfp4Block:])
+		out := (*[nvfp4Block / 2]byte)(codes[b*nvfp4Block/2:])
 		amax := amaxBits(v[:])
 		if amax >= 0x7f800000 {
-			scales[b] = UE4M3NaN
+			scales[b] = ue4m3NaN
 			clear(out[:])
 			continue
 		}
@@ -484,20 +484,20 @@ func quantizeNVFP4Go(codes []byte, scales []uint8, src []float32, tensorScale fl
 	}
 }
 
-// DequantizeNVFP4 decodes NVFP4 blocks of 16 (codes packed as QuantizeNVFP4
+// dequantizeNVFP4 decodes NVFP4 blocks of 16 (codes packed as quantizeNVFP4
 // writes them) with the tensor scale tensorScale into dst, whose length must
 // be a multiple of 16: each value is the float32 product of the element and
 // float32(s_b·s_t), and a block whose scale is NaN (0x7F, 0xFF) is NaN.
-func DequantizeNVFP4(dst []float32, codes []byte, scales []uint8, tensorScale float32) {
-	checkBlocks("DequantizeNVFP4", len(dst), NVFP4Block, len(codes), NVFP4Block/2, len(scales))
-	dequantizeNVFP4(dst, codes, scales, tensorScale)
+func dequantizeNVFP4(dst []float32, codes []byte, scales []uint8, tensorScale float32) {
+	checkBlocks("dequantizeNVFP4", len(dst), nvfp4Block, len(codes), nvfp4Block/2, len(scales))
+	dequantNVFP4(dst, codes, scales, tensorScale)
 }
 
-// dequantizeNVFP4Go is the reference of DequantizeNVFP4, for whole blocks.
+// dequantizeNVFP4Go is the reference of dequantizeNVFP4, for whole blocks.
 func dequantizeNVFP4Go(dst []float32, codes []byte, scales []uint8, tensorScale float32) {
-	for b := range len(dst) / NVFP4Block {
-		in := (*[NVFP4Block / 2]byte)(codes[b*NVFP4Block/2:])
-		out := (*[NVFP4Block]float32)(dst[b*NVFP4Block:])
+	for b := range len(dst) / nvfp4Block {
+		in := (*[nvfp4Block / 2]byte)(codes[b*nvfp4Block/2:])
+		out := (*[nvfp4Block]float32)(dst[b*nvfp4Block:])
 		m := mx.ue4m3[scales[b]] * tensorScale
 		if m == 1 {
 			for j, c := range in {

@@ -14,7 +14,7 @@ import (
 // reference for the rest. The AVX-512 kernels also need AVX-512 DQ
 // (VRANGEPS) and VBMI (VPERMT2B, VPMULTISHIFTQB); without them the AVX2
 // kernels run.
-// The exported callers have checked the lengths.
+// Their callers (the codec table's entry points) have checked the lengths.
 
 // hasMX4AVX512 reports whether the CPU has what the AVX-512 E2M1 kernels use
 // beyond the AVX-512 tier.
@@ -55,23 +55,23 @@ func quantLen(n, block int, t tier) int {
 	return 0
 }
 
-func quantizeMXFP4(codes, scales []byte, src []float32) {
+func quantMXFP4(codes, scales []byte, src []float32) {
 	t := mx4Tier()
-	n := quantLen(len(src), MXBlock, t) // elements done by the assembly
+	n := quantLen(len(src), mxBlock, t) // elements done by the assembly
 	switch {
 	case n == 0:
 	case t == tierAVX512:
-		quantizeMXFP4AVX512(codes[:n/2], scales[:n/MXBlock], src[:n])
+		quantizeMXFP4AVX512(codes[:n/2], scales[:n/mxBlock], src[:n])
 	default:
-		quantizeMXFP4AVX2(codes[:n/2], scales[:n/MXBlock], src[:n])
+		quantizeMXFP4AVX2(codes[:n/2], scales[:n/mxBlock], src[:n])
 	}
-	quantizeMXFP4Go(codes[n/2:], scales[n/MXBlock:], src[n:])
+	quantizeMXFP4Go(codes[n/2:], scales[n/mxBlock:], src[n:])
 }
 
-func quantizeMXFP4GGUF(dst []byte, src []float32) {
+func quantMXFP4GGUF(dst []byte, src []float32) {
 	t := mx4Tier()
-	n := quantLen(len(src), MXBlock, t)
-	m := n / MXBlock * MXFP4GGUFBlockBytes
+	n := quantLen(len(src), mxBlock, t)
+	m := n / mxBlock * mxfp4GGUFBlockBytes
 	switch {
 	case n == 0:
 	case t == tierAVX512:
@@ -87,23 +87,23 @@ func quantizeMXFP4GGUF(dst []byte, src []float32) {
 // take the Go reference).
 func nvfp4AsmScale(st float32) bool { return math.Float32bits(st) < 0x7f800000 }
 
-func quantizeNVFP4(codes, scales []byte, src []float32, tensorScale float32) {
+func quantNVFP4(codes, scales []byte, src []float32, tensorScale float32) {
 	t := mx4Tier()
 	var n int
 	if nvfp4AsmScale(tensorScale) {
-		n = quantLen(len(src), NVFP4Block, t)
+		n = quantLen(len(src), nvfp4Block, t)
 	}
 	switch denom := 6 * tensorScale; {
 	case n == 0:
 	case t == tierAVX512:
-		quantizeNVFP4AVX512(codes[:n/2], scales[:n/NVFP4Block], src[:n], tensorScale, denom)
+		quantizeNVFP4AVX512(codes[:n/2], scales[:n/nvfp4Block], src[:n], tensorScale, denom)
 	default:
-		quantizeNVFP4AVX2(codes[:n/2], scales[:n/NVFP4Block], src[:n], tensorScale, denom)
+		quantizeNVFP4AVX2(codes[:n/2], scales[:n/nvfp4Block], src[:n], tensorScale, denom)
 	}
-	quantizeNVFP4Go(codes[n/2:], scales[n/NVFP4Block:], src[n:], tensorScale)
+	quantizeNVFP4Go(codes[n/2:], scales[n/nvfp4Block:], src[n:], tensorScale)
 }
 
-func dequantizeMXFP4(dst []float32, codes, scales []byte) {
+func dequantMXFP4(dst []float32, codes, scales []byte) {
 	t := mx4Tier()
 	if len(dst) == 0 || t == tierGeneric {
 		dequantizeMXFP4Go(dst, codes, scales)
@@ -122,7 +122,7 @@ func dequantizeMXFP4(dst []float32, codes, scales []byte) {
 	}
 }
 
-func dequantizeMXFP4GGUF(dst []float32, src []byte) {
+func dequantMXFP4GGUF(dst []float32, src []byte) {
 	t := mx4Tier()
 	if len(dst) == 0 || t == tierGeneric {
 		dequantizeMXFP4GGUFGo(dst, src)
@@ -141,12 +141,12 @@ func dequantizeMXFP4GGUF(dst []float32, src []byte) {
 	}
 }
 
-// nvfp4DequantMin is the number of elements from which DequantizeNVFP4 runs
+// nvfp4DequantMin is the number of elements from which dequantizeNVFP4 runs
 // the assembly, which first multiplies the 256 UE4M3 values by the tensor
 // scale.
 const nvfp4DequantMin = 512
 
-func dequantizeNVFP4(dst []float32, codes, scales []byte, tensorScale float32) {
+func dequantNVFP4(dst []float32, codes, scales []byte, tensorScale float32) {
 	t := mx4Tier()
 	if len(dst) < nvfp4DequantMin || t == tierGeneric {
 		dequantizeNVFP4Go(dst, codes, scales, tensorScale)

@@ -17,7 +17,7 @@ func FuzzE2M1(f *testing.F) {
 	f.Add([]byte{}, math.Float32bits(float32(math.Inf(1))))
 	f.Fuzz(func(t *testing.T, data []byte, stBits uint32) {
 		raw := floatsOf(data)
-		n := max(1024, len(raw)+MXBlock-1) / MXBlock * MXBlock
+		n := max(1024, len(raw)+mxBlock-1) / mxBlock * mxBlock
 		x := make([]float32, n)
 		for i := range x {
 			if len(raw) > 0 {
@@ -26,8 +26,8 @@ func FuzzE2M1(f *testing.F) {
 		}
 		st := math.Float32frombits(stBits)
 		// The dequantizers' codes and scales: the fuzzer's bytes, repeated.
-		codes, scales := make([]byte, n/2), make([]byte, n/NVFP4Block)
-		blocks := make([]byte, n/MXBlock*MXFP4GGUFBlockBytes)
+		codes, scales := make([]byte, n/2), make([]byte, n/nvfp4Block)
+		blocks := make([]byte, n/mxBlock*mxfp4GGUFBlockBytes)
 		for _, b := range [][]byte{codes, scales, blocks} {
 			for i := range b {
 				if len(data) > 0 {
@@ -36,11 +36,11 @@ func FuzzE2M1(f *testing.F) {
 			}
 		}
 
-		wantC, wantS := make([]byte, n/2), make([]byte, n/MXBlock)
+		wantC, wantS := make([]byte, n/2), make([]byte, n/mxBlock)
 		quantizeMXFP4Go(wantC, wantS, x)
 		wantG := make([]byte, len(blocks))
 		quantizeMXFP4GGUFGo(wantG, x)
-		wantNC, wantNS := make([]byte, n/2), make([]byte, n/NVFP4Block)
+		wantNC, wantNS := make([]byte, n/2), make([]byte, n/nvfp4Block)
 		quantizeNVFP4Go(wantNC, wantNS, x, st)
 		wantD, wantDG, wantDN := make([]float32, n), make([]float32, n), make([]float32, n)
 		dequantizeMXFP4Go(wantD, codes, scales)
@@ -54,26 +54,26 @@ func FuzzE2M1(f *testing.F) {
 				if nt {
 					restoreNT = alwaysNonTemporal()
 				}
-				c, s := make([]byte, n/2), make([]byte, n/MXBlock)
-				QuantizeMXFP4(c, s, x)
+				c, s := make([]byte, n/2), make([]byte, n/mxBlock)
+				quantizeMXFP4(c, s, x)
 				g := make([]byte, len(blocks))
-				QuantizeMXFP4GGUF(g, x)
-				nc, ns := make([]byte, n/2), make([]byte, n/NVFP4Block)
-				QuantizeNVFP4(nc, ns, x, st)
+				quantizeMXFP4GGUF(g, x)
+				nc, ns := make([]byte, n/2), make([]byte, n/nvfp4Block)
+				quantizeNVFP4(nc, ns, x, st)
 				d, dg, dn := make([]float32, n), make([]float32, n), make([]float32, n)
-				DequantizeMXFP4(d, codes, scales)
-				DequantizeMXFP4GGUF(dg, blocks)
-				DequantizeNVFP4(dn, codes, scales, st)
+				dequantizeMXFP4(d, codes, scales)
+				dequantizeMXFP4GGUF(dg, blocks)
+				dequantizeNVFP4(dn, codes, scales, st)
 				restoreNT()
 				restore()
-				requireSame(t, bytesAsU16(wantC), bytesAsU16(c), "%v QuantizeMXFP4 codes", tr)
-				requireSame(t, bytesAsU16(wantS), bytesAsU16(s), "%v QuantizeMXFP4 scales", tr)
-				requireSame(t, bytesAsU16(wantG), bytesAsU16(g), "%v QuantizeMXFP4GGUF", tr)
-				requireSame(t, bytesAsU16(wantNC), bytesAsU16(nc), "%v QuantizeNVFP4 codes, s_t %#x", tr, stBits)
-				requireSame(t, bytesAsU16(wantNS), bytesAsU16(ns), "%v QuantizeNVFP4 scales, s_t %#x", tr, stBits)
-				requireSame(t, floatBits(wantD), floatBits(d), "%v DequantizeMXFP4 nt=%v", tr, nt)
-				requireSame(t, floatBits(wantDG), floatBits(dg), "%v DequantizeMXFP4GGUF nt=%v", tr, nt)
-				requireSame(t, floatBits(wantDN), floatBits(dn), "%v DequantizeNVFP4 nt=%v, s_t %#x", tr, nt, stBits)
+				requireSame(t, bytesAsU16(wantC), bytesAsU16(c), "%v quantizeMXFP4 codes", tr)
+				requireSame(t, bytesAsU16(wantS), bytesAsU16(s), "%v quantizeMXFP4 scales", tr)
+				requireSame(t, bytesAsU16(wantG), bytesAsU16(g), "%v quantizeMXFP4GGUF", tr)
+				requireSame(t, bytesAsU16(wantNC), bytesAsU16(nc), "%v quantizeNVFP4 codes, s_t %#x", tr, stBits)
+				requireSame(t, bytesAsU16(wantNS), bytesAsU16(ns), "%v quantizeNVFP4 scales, s_t %#x", tr, stBits)
+				requireSame(t, floatBits(wantD), floatBits(d), "%v dequantizeMXFP4 nt=%v", tr, nt)
+				requireSame(t, floatBits(wantDG), floatBits(dg), "%v dequantizeMXFP4GGUF nt=%v", tr, nt)
+				requireSame(t, floatBits(wantDN), floatBits(dn), "%v dequantizeNVFP4 nt=%v, s_t %#x", tr, nt, stBits)
 			}
 		}
 	})

@@ -20,24 +20,24 @@ func TestMX4StayInBounds(t *testing.T) {
 	forEachTier(t, func(t *testing.T) {
 		forEachStore(t, func(t *testing.T) {
 			for _, nb := range counts {
-				n := nb * MXBlock
-				src := guardedCopy(t, fp4Input(r, nb, MXBlock))
+				n := nb * mxBlock
+				src := guardedCopy(t, fp4Input(r, nb, mxBlock))
 				codes := guardedTail[byte](t, n/2)
 				scales := guardedTail[byte](t, nb)
-				QuantizeMXFP4(codes, scales, src)
-				g := guardedTail[byte](t, nb*MXFP4GGUFBlockBytes)
-				QuantizeMXFP4GGUF(g, src)
+				quantizeMXFP4(codes, scales, src)
+				g := guardedTail[byte](t, nb*mxfp4GGUFBlockBytes)
+				quantizeMXFP4GGUF(g, src)
 				dst := guardedTail[float32](t, n)
-				DequantizeMXFP4(dst, codes, scales)
-				DequantizeMXFP4GGUF(dst, g)
+				dequantizeMXFP4(dst, codes, scales)
+				dequantizeMXFP4GGUF(dst, g)
 
 				nscales := guardedTail[byte](t, 2*nb)
-				QuantizeNVFP4(codes, nscales, src, 0.25)
-				DequantizeNVFP4(dst, codes, nscales, 0.25)
+				quantizeNVFP4(codes, nscales, src, 0.25)
+				dequantizeNVFP4(dst, codes, nscales, 0.25)
 				// One block of 16 more than a whole number of 32s.
-				m := n - NVFP4Block
-				QuantizeNVFP4(codes[len(codes)-m/2:], nscales[len(nscales)-m/NVFP4Block:], src[NVFP4Block:], 0.25)
-				DequantizeNVFP4(dst[NVFP4Block:], codes[len(codes)-m/2:], nscales[len(nscales)-m/NVFP4Block:], 0.25)
+				m := n - nvfp4Block
+				quantizeNVFP4(codes[len(codes)-m/2:], nscales[len(nscales)-m/nvfp4Block:], src[nvfp4Block:], 0.25)
+				dequantizeNVFP4(dst[nvfp4Block:], codes[len(codes)-m/2:], nscales[len(nscales)-m/nvfp4Block:], 0.25)
 			}
 		})
 	})

@@ -109,41 +109,41 @@ func TestQuantizeMXFP4Tiers(t *testing.T) {
 	forEachTier(t, func(t *testing.T) {
 		for _, nb := range fp4BlockCounts() {
 			off := nb % 4 // src starts off floats into its buffer
-			src := append(make([]float32, off), fp4Input(r, nb, MXBlock)...)[off:]
+			src := append(make([]float32, off), fp4Input(r, nb, mxBlock)...)[off:]
 			n := len(src)
-			wantC, wantS := make([]byte, n/2), make([]byte, n/MXBlock)
+			wantC, wantS := make([]byte, n/2), make([]byte, n/mxBlock)
 			quantizeMXFP4Go(wantC, wantS, src)
 			codes, checkC := withSentinel(t, n/2, nb%3)
-			scales, checkS := withSentinel(t, n/MXBlock, nb%5)
-			QuantizeMXFP4(codes, scales, src)
+			scales, checkS := withSentinel(t, n/mxBlock, nb%5)
+			quantizeMXFP4(codes, scales, src)
 			requireSame(t, bytesAsU16(wantC), bytesAsU16(codes), "codes of %d blocks", nb)
 			requireSame(t, bytesAsU16(wantS), bytesAsU16(scales), "scales of %d blocks", nb)
 			checkC()
 			checkS()
 
-			want := make([]byte, nb*MXFP4GGUFBlockBytes)
+			want := make([]byte, nb*mxfp4GGUFBlockBytes)
 			quantizeMXFP4GGUFGo(want, src)
 			got, check := withSentinel(t, len(want), nb%7)
-			QuantizeMXFP4GGUF(got, src)
+			quantizeMXFP4GGUF(got, src)
 			requireSame(t, bytesAsU16(want), bytesAsU16(got), "ggml blocks of %d blocks", nb)
 			check()
 		}
 	})
 }
 
-// TestQuantizeMXFP4GGUFLayout checks the ggml blocks against QuantizeMXFP4's
+// TestQuantizeMXFP4GGUFLayout checks the ggml blocks against quantizeMXFP4's
 // codes and scales moved by hand: element j of a block in the low nibble of
 // byte 1+j and element j+16 in the high nibble.
 func TestQuantizeMXFP4GGUFLayout(t *testing.T) {
 	r := rand.New(rand.NewPCG(43, 44))
-	src := fp4Input(r, 200, MXBlock)
-	codes, scales := make([]byte, len(src)/2), make([]byte, len(src)/MXBlock)
-	QuantizeMXFP4(codes, scales, src)
+	src := fp4Input(r, 200, mxBlock)
+	codes, scales := make([]byte, len(src)/2), make([]byte, len(src)/mxBlock)
+	quantizeMXFP4(codes, scales, src)
 	forEachTier(t, func(t *testing.T) {
-		g := make([]byte, len(scales)*MXFP4GGUFBlockBytes)
-		QuantizeMXFP4GGUF(g, src)
+		g := make([]byte, len(scales)*mxfp4GGUFBlockBytes)
+		quantizeMXFP4GGUF(g, src)
 		for b := range scales {
-			y := g[b*MXFP4GGUFBlockBytes:]
+			y := g[b*mxfp4GGUFBlockBytes:]
 			require.Equal(t, scales[b], y[0], "block %d scale", b)
 			for j := range 16 {
 				e := func(i int) byte { return codes[b*16+i/2] >> (4 * (i % 2)) & 0xf }
@@ -164,7 +164,7 @@ func TestQuantizeNVFP4Tiers(t *testing.T) {
 	forEachTier(t, func(t *testing.T) {
 		for i, nb := range fp4BlockCounts() {
 			off := nb % 4
-			src := append(make([]float32, off), fp4Input(r, nb, NVFP4Block)...)[off:]
+			src := append(make([]float32, off), fp4Input(r, nb, nvfp4Block)...)[off:]
 			n := len(src)
 			sts := []float32{nvfp4TensorScales[i%len(nvfp4TensorScales)]}
 			if nb == 257 || nb == 64 {
@@ -176,11 +176,11 @@ func TestQuantizeNVFP4Tiers(t *testing.T) {
 				sts = append(sts, amax/2688, amax/6)
 			}
 			for _, st := range sts {
-				wantC, wantS := make([]byte, n/2), make([]byte, n/NVFP4Block)
+				wantC, wantS := make([]byte, n/2), make([]byte, n/nvfp4Block)
 				quantizeNVFP4Go(wantC, wantS, src, st)
 				codes, checkC := withSentinel(t, n/2, nb%3)
-				scales, checkS := withSentinel(t, n/NVFP4Block, nb%5)
-				QuantizeNVFP4(codes, scales, src, st)
+				scales, checkS := withSentinel(t, n/nvfp4Block, nb%5)
+				quantizeNVFP4(codes, scales, src, st)
 				requireSame(t, bytesAsU16(wantC), bytesAsU16(codes), "codes of %d blocks, s_t %g", nb, st)
 				requireSame(t, bytesAsU16(wantS), bytesAsU16(scales), "scales of %d blocks, s_t %g", nb, st)
 				checkC()
@@ -205,37 +205,37 @@ func allCodes() (codes, scales []byte) {
 
 func TestDequantizeMXFP4Tiers(t *testing.T) {
 	codes, scales := allCodes()
-	g := make([]byte, len(scales)*MXFP4GGUFBlockBytes)
+	g := make([]byte, len(scales)*mxfp4GGUFBlockBytes)
 	for b := range scales {
-		g[b*MXFP4GGUFBlockBytes] = scales[b]
-		copy(g[b*MXFP4GGUFBlockBytes+1:], codes[b*16:b*16+16])
+		g[b*mxfp4GGUFBlockBytes] = scales[b]
+		copy(g[b*mxfp4GGUFBlockBytes+1:], codes[b*16:b*16+16])
 	}
-	n := len(scales) * MXBlock
+	n := len(scales) * mxBlock
 	want, wantG := make([]float32, n), make([]float32, n)
 	dequantizeMXFP4Go(want, codes, scales)
 	dequantizeMXFP4GGUFGo(wantG, g)
 	forEachTier(t, func(t *testing.T) {
 		forEachStore(t, func(t *testing.T) {
 			got := make([]float32, n)
-			DequantizeMXFP4(got, codes, scales)
+			dequantizeMXFP4(got, codes, scales)
 			requireSame(t, floatBits(want), floatBits(got), "all codes")
-			DequantizeMXFP4GGUF(got, g)
+			dequantizeMXFP4GGUF(got, g)
 			requireSame(t, floatBits(wantG), floatBits(got), "all codes, ggml blocks")
 			// Short lengths, dst at every float offset from a 64-byte
 			// boundary (the non-temporal kernels need it aligned).
 			for nb := range 40 {
 				off := nb % 17
-				m := nb * MXBlock
+				m := nb * mxBlock
 				w := make([]float32, m)
 				dequantizeMXFP4Go(w, codes[32*nb:], scales[2*nb:])
 				buf := make([]float32, m+off+1)
 				buf[m+off] = 42
 				got := buf[off : off+m]
-				DequantizeMXFP4(got, codes[32*nb:], scales[2*nb:])
+				dequantizeMXFP4(got, codes[32*nb:], scales[2*nb:])
 				requireSame(t, floatBits(w), floatBits(got), "%d blocks at offset %d", nb, off)
 				require.Equal(t, float32(42), buf[m+off])
 				dequantizeMXFP4GGUFGo(w, g[17*nb:])
-				DequantizeMXFP4GGUF(got, g[17*nb:])
+				dequantizeMXFP4GGUF(got, g[17*nb:])
 				requireSame(t, floatBits(w), floatBits(got), "%d ggml blocks at offset %d", nb, off)
 				require.Equal(t, float32(42), buf[m+off])
 			}
@@ -246,24 +246,24 @@ func TestDequantizeMXFP4Tiers(t *testing.T) {
 func TestDequantizeNVFP4Tiers(t *testing.T) {
 	codes, scales := allCodes() // 16 blocks of 16 per scale code
 	scales = append(scales, scales...)
-	n := len(scales) * NVFP4Block
+	n := len(scales) * nvfp4Block
 	forEachTier(t, func(t *testing.T) {
 		forEachStore(t, func(t *testing.T) {
 			for _, st := range nvfp4TensorScales {
 				want, got := make([]float32, n), make([]float32, n)
 				dequantizeNVFP4Go(want, codes, scales, st)
-				DequantizeNVFP4(got, codes, scales, st)
+				dequantizeNVFP4(got, codes, scales, st)
 				requireSame(t, floatBits(want), floatBits(got), "s_t %g", st)
 			}
 			for nb := range 80 {
 				off := nb % 17
-				m := nb * NVFP4Block
+				m := nb * nvfp4Block
 				w := make([]float32, m)
 				dequantizeNVFP4Go(w, codes[24*nb:], scales[3*nb:], 0.75)
 				buf := make([]float32, m+off+1)
 				buf[m+off] = 42
 				got := buf[off : off+m]
-				DequantizeNVFP4(got, codes[24*nb:], scales[3*nb:], 0.75)
+				dequantizeNVFP4(got, codes[24*nb:], scales[3*nb:], 0.75)
 				requireSame(t, floatBits(w), floatBits(got), "%d blocks at offset %d", nb, off)
 				require.Equal(t, float32(42), buf[m+off])
 			}
@@ -293,18 +293,18 @@ func floatBits(f []float32) []uint32 {
 // TestMX4NoAllocs checks that the E2M1 kernels allocate nothing, on every
 // tier and with non-temporal stores.
 func TestMX4NoAllocs(t *testing.T) {
-	src := BenchInput(4096)
+	src := weightsInput(4096)
 	codes, scales, nscales := make([]byte, 2048), make([]byte, 128), make([]byte, 256)
-	g, dst := make([]byte, 128*MXFP4GGUFBlockBytes), make([]float32, 4096)
+	g, dst := make([]byte, 128*mxfp4GGUFBlockBytes), make([]float32, 4096)
 	forEachTier(t, func(t *testing.T) {
 		forEachStore(t, func(t *testing.T) {
 			allocs := testing.AllocsPerRun(5, func() {
-				QuantizeMXFP4(codes, scales, src)
-				DequantizeMXFP4(dst, codes, scales)
-				QuantizeMXFP4GGUF(g, src)
-				DequantizeMXFP4GGUF(dst, g)
-				QuantizeNVFP4(codes, nscales, src, 0.01)
-				DequantizeNVFP4(dst, codes, nscales, 0.01)
+				quantizeMXFP4(codes, scales, src)
+				dequantizeMXFP4(dst, codes, scales)
+				quantizeMXFP4GGUF(g, src)
+				dequantizeMXFP4GGUF(dst, g)
+				quantizeNVFP4(codes, nscales, src, 0.01)
+				dequantizeNVFP4(dst, codes, nscales, 0.01)
 			})
 			require.Zero(t, allocs)
 		})

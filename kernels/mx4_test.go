@@ -19,31 +19,31 @@ func TestMXFP4GGUF(t *testing.T) {
 		-0.5, 3, -6, 1.5)
 	want := []byte{127, 0x90, 0x52, 0xF2, 0x34, 4, 6, 6, 7, 8, 8, 1, 0xD, 7, 0xE, 1, 2}
 	forEachTier(t, func(t *testing.T) {
-		got := make([]byte, MXFP4GGUFBlockBytes)
-		QuantizeMXFP4GGUF(got, x)
+		got := make([]byte, mxfp4GGUFBlockBytes)
+		quantizeMXFP4GGUF(got, x)
 		assert.Equal(t, want, got)
-		v := make([]float32, MXBlock)
-		DequantizeMXFP4GGUF(v, want)
+		v := make([]float32, mxBlock)
+		dequantizeMXFP4GGUF(v, want)
 		wantV := block(32, 0, 1, 1, 2, 2, 4, 4, 6, negZero(), negZero(), 0.5, -3, 6, -4, 0.5, 1,
 			-0.5, 3, -6, 1.5)
 		for i := range v {
 			assert.Equal(t, math.Float32bits(wantV[i]), math.Float32bits(v[i]), "element %d", i)
 		}
 		// Scale 0xFF is NaN; scale 130 multiplies by 8.
-		DequantizeMXFP4GGUF(v, append([]byte{0xFF}, want[1:]...))
+		dequantizeMXFP4GGUF(v, append([]byte{0xFF}, want[1:]...))
 		for i := range v {
 			assert.True(t, v[i] != v[i], "element %d of a NaN block: %v", i, v[i])
 		}
-		DequantizeMXFP4GGUF(v, append([]byte{130}, want[1:]...))
+		dequantizeMXFP4GGUF(v, append([]byte{130}, want[1:]...))
 		assert.Equal(t, []float32{-4, 24, -48, 12}, v[16:20])
 	})
 }
 
 func TestMXFP4GGUFRejectsPartialBlocks(t *testing.T) {
-	require.Panics(t, func() { QuantizeMXFP4GGUF(make([]byte, 17), make([]float32, 31)) })
-	require.Panics(t, func() { QuantizeMXFP4GGUF(make([]byte, 16), make([]float32, 32)) })
-	require.Panics(t, func() { DequantizeMXFP4GGUF(make([]float32, 64), make([]byte, 33)) })
-	require.NotPanics(t, func() { QuantizeMXFP4GGUF(nil, nil) })
+	require.Panics(t, func() { quantizeMXFP4GGUF(make([]byte, 17), make([]float32, 31)) })
+	require.Panics(t, func() { quantizeMXFP4GGUF(make([]byte, 16), make([]float32, 32)) })
+	require.Panics(t, func() { dequantizeMXFP4GGUF(make([]float32, 64), make([]byte, 33)) })
+	require.NotPanics(t, func() { quantizeMXFP4GGUF(nil, nil) })
 }
 
 func TestPackMXFP4GGUF(t *testing.T) {
@@ -63,14 +63,14 @@ func TestPackMXFP4GGUF(t *testing.T) {
 		want = append(want, byte(15-j)|2<<4)
 	}
 	got := make([]byte, 34)
-	require.True(t, PackMXFP4GGUF(got, codes, []byte{120, 130}))
+	require.True(t, packMXFP4GGUF(got, codes, []byte{120, 130}))
 	assert.Equal(t, want, got)
 	c, s := make([]byte, 64), make([]byte, 2)
-	UnpackMXFP4GGUF(c, s, got)
+	unpackMXFP4GGUF(c, s, got)
 	assert.Equal(t, codes, c)
 	assert.Equal(t, []byte{120, 130}, s)
 	codes[40] = 16
-	assert.False(t, PackMXFP4GGUF(got, codes, []byte{120, 130}))
-	require.Panics(t, func() { PackMXFP4GGUF(got, codes, []byte{1}) })
-	require.Panics(t, func() { UnpackMXFP4GGUF(c, s, got[:33]) })
+	assert.False(t, packMXFP4GGUF(got, codes, []byte{120, 130}))
+	require.Panics(t, func() { packMXFP4GGUF(got, codes, []byte{1}) })
+	require.Panics(t, func() { unpackMXFP4GGUF(c, s, got[:33]) })
 }

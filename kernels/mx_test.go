@@ -59,7 +59,7 @@ func TestQuantizeMXFP4(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			codes, scales := make([]byte, 16), make([]byte, 1)
-			QuantizeMXFP4(codes, scales, tc.x)
+			quantizeMXFP4(codes, scales, tc.x)
 			assert.Equal(t, tc.scale, scales[0])
 			want := make([]byte, 16)
 			copy(want, tc.codes)
@@ -90,7 +90,7 @@ func TestDequantizeMXFP4(t *testing.T) {
 		in := make([]byte, 16)
 		copy(in, codes)
 		got := make([]float32, 32)
-		DequantizeMXFP4(got, in, []byte{tc.scale})
+		dequantizeMXFP4(got, in, []byte{tc.scale})
 		for i, w := range tc.want {
 			assert.Equal(t, math.Float32bits(w), math.Float32bits(got[i]), "scale %d element %d: %v", tc.scale, i, got[i])
 		}
@@ -99,7 +99,7 @@ func TestDequantizeMXFP4(t *testing.T) {
 		}
 	}
 	got := make([]float32, 32)
-	DequantizeMXFP4(got, make([]byte, 16), []byte{0xFF})
+	dequantizeMXFP4(got, make([]byte, 16), []byte{0xFF})
 	for _, v := range got {
 		assert.True(t, v != v, "a NaN scale decodes to NaN")
 	}
@@ -114,18 +114,18 @@ func TestQuantizeMXFP8(t *testing.T) {
 		// amax just below 512: scale 2^0; 500 rounds to 512 and saturates to
 		// 448 (0x7E), 464 ties to 448, 465 rounds to 480 and saturates.
 		block(32, math.Nextafter32(512, 0), 500, 464, 465, -3)...)
-	QuantizeMXFP8(codes, scales, x)
+	quantizeMXFP8(codes, scales, x)
 	assert.Equal(t, []byte{119, 127}, scales)
 	assert.Equal(t, []byte{0x78, 0x70, 0xF8, 0x01, 0x01, 0x00, 0x80, 0}, codes[:8])
 	assert.Equal(t, []byte{0x7E, 0x7E, 0x7E, 0x7E, 0xC4, 0}, codes[32:38])
-	QuantizeMXFP8(codes[:32], scales[:1], block(32, 2, float32(math.NaN())))
+	quantizeMXFP8(codes[:32], scales[:1], block(32, 2, float32(math.NaN())))
 	assert.Equal(t, byte(0xFF), scales[0])
 	for _, c := range codes[:32] {
 		assert.Equal(t, byte(0x7F), c, "E4M3 NaN")
 	}
 	got := make([]float32, 64)
 	codes[0], scales[0] = 0x38, 120 // 1.0 × 2^−7
-	DequantizeMXFP8(got, codes, scales)
+	dequantizeMXFP8(got, codes, scales)
 	assert.Equal(t, float32(0x1p-7), got[0])
 	assert.Equal(t, float32(448), got[32])
 	assert.Equal(t, float32(-3), got[36])
@@ -137,12 +137,12 @@ func TestQuantizeMXINT8(t *testing.T) {
 	codes, scales := make([]byte, 64), make([]byte, 2)
 	x := append(block(32, math.Nextafter32(2, 0), -1, 1.0/128, 3.0/128, -3.0/128, negZero()),
 		block(32, 2, -2, 1)...) // amax 2: scale 2^1
-	QuantizeMXINT8(codes, scales, x)
+	quantizeMXINT8(codes, scales, x)
 	assert.Equal(t, []byte{127, 128}, scales)
 	assert.Equal(t, []byte{0x7F, 0xC0, 0x00, 0x02, 0xFE, 0x00}, codes[:6])
 	assert.Equal(t, []byte{0x40, 0xC0, 0x20}, codes[32:35])
 	got := make([]float32, 64)
-	DequantizeMXINT8(got, codes, scales)
+	dequantizeMXINT8(got, codes, scales)
 	assert.Equal(t, []float32{127.0 / 64, -1, 0, 2.0 / 64, -2.0 / 64, 0}, got[:6])
 	assert.Equal(t, []float32{2, -2, 1}, got[32:35])
 }
@@ -157,7 +157,7 @@ func TestQuantizeNVFP4(t *testing.T) {
 	x = append(x, block(16, 5, float32(math.Inf(1)))...) // NaN scale
 	x = append(x, block(16, 0x1p-20, -0x1p-20)...)       // s_b rounds to 0
 	codes, scales := make([]byte, len(x)/2), make([]byte, len(x)/16)
-	QuantizeNVFP4(codes, scales, x, 0.5)
+	quantizeNVFP4(codes, scales, x, 0.5)
 	assert.Equal(t, []byte{0x7E, 0x38, 0x38, 0x7F, 0x00}, scales)
 	assert.Equal(t, []byte{0x17, 0x0D}, codes[:2])
 	assert.Equal(t, []byte{0xC7, 0x01}, codes[8:10])
@@ -165,7 +165,7 @@ func TestQuantizeNVFP4(t *testing.T) {
 		assert.Equal(t, byte(0), c)
 	}
 	got := make([]float32, len(x))
-	DequantizeNVFP4(got, codes, scales, 0.5)
+	dequantizeNVFP4(got, codes, scales, 0.5)
 	assert.Equal(t, []float32{1344, 112, -672}, got[:3])
 	assert.Equal(t, []float32{3, -1, 0.25}, got[16:19])
 	assert.True(t, got[48] != got[48], "a NaN scale decodes to NaN")
@@ -173,9 +173,9 @@ func TestQuantizeNVFP4(t *testing.T) {
 }
 
 func TestKernelsRejectPartialBlocks(t *testing.T) {
-	require.Panics(t, func() { QuantizeMXFP4(make([]byte, 16), make([]byte, 1), make([]float32, 31)) })
-	require.Panics(t, func() { QuantizeMXFP4(make([]byte, 15), make([]byte, 1), make([]float32, 32)) })
-	require.Panics(t, func() { DequantizeMXFP4(make([]float32, 32), make([]byte, 16), nil) })
-	require.Panics(t, func() { QuantizeNVFP4(make([]byte, 8), make([]byte, 1), make([]float32, 8), 1) })
-	require.NotPanics(t, func() { QuantizeMXINT8(nil, nil, nil) })
+	require.Panics(t, func() { quantizeMXFP4(make([]byte, 16), make([]byte, 1), make([]float32, 31)) })
+	require.Panics(t, func() { quantizeMXFP4(make([]byte, 15), make([]byte, 1), make([]float32, 32)) })
+	require.Panics(t, func() { dequantizeMXFP4(make([]float32, 32), make([]byte, 16), nil) })
+	require.Panics(t, func() { quantizeNVFP4(make([]byte, 8), make([]byte, 1), make([]float32, 8), 1) })
+	require.NotPanics(t, func() { quantizeMXINT8(nil, nil, nil) })
 }

@@ -19,9 +19,9 @@ import (
 // c0 | c1<<6 | c2<<12 | c3<<18, low byte first, so a block of 32 takes 24
 // bytes.
 
-// MXFP6Bytes is the number of bytes the 32 six-bit codes of one MXFP6 block
+// mxfp6Bytes is the number of bytes the 32 six-bit codes of one MXFP6 block
 // take.
-const MXFP6Bytes = MXBlock * 6 / 8
+const mxfp6Bytes = mxBlock * 6 / 8
 
 // The element formats of this file, as the dtype package builds e5m2, e2m3
 // and e3m2 (OCP; the six-bit ones have no Inf and no NaN and keep −0).
@@ -75,9 +75,9 @@ func quantMXFloatGo(codes []byte, scales []uint8, src []float32, e *mxElem) {
 	rebias := int32(f.Emin+126) << f.ManBits
 	maxMag := int32(f.MaxMag)
 	signShift := f.ExpBits + f.ManBits
-	for b := range len(src) / MXBlock {
-		v := (*[MXBlock]float32)(src[b*MXBlock:])
-		out := (*[MXBlock]byte)(codes[b*MXBlock:])
+	for b := range len(src) / mxBlock {
+		v := (*[mxBlock]float32)(src[b*mxBlock:])
+		out := (*[mxBlock]byte)(codes[b*mxBlock:])
 		sc, ok := mxScale(amaxBits(v[:]), e.emax)
 		scales[b] = sc
 		if !ok {
@@ -101,16 +101,16 @@ func quantMXFloatGo(codes []byte, scales []uint8, src []float32, e *mxElem) {
 }
 
 // pack6 packs the 32 six-bit codes of a block into 24 bytes.
-func pack6(out *[MXFP6Bytes]byte, c *[MXBlock]byte) {
-	for g := range MXBlock / 4 {
+func pack6(out *[mxfp6Bytes]byte, c *[mxBlock]byte) {
+	for g := range mxBlock / 4 {
 		w := uint32(c[4*g]) | uint32(c[4*g+1])<<6 | uint32(c[4*g+2])<<12 | uint32(c[4*g+3])<<18
 		out[3*g], out[3*g+1], out[3*g+2] = byte(w), byte(w>>8), byte(w>>16)
 	}
 }
 
 // unpack6 unpacks the 24 bytes of a block into its 32 six-bit codes.
-func unpack6(c *[MXBlock]byte, in *[MXFP6Bytes]byte) {
-	for g := range MXBlock / 4 {
+func unpack6(c *[mxBlock]byte, in *[mxfp6Bytes]byte) {
+	for g := range mxBlock / 4 {
 		w := uint32(in[3*g]) | uint32(in[3*g+1])<<8 | uint32(in[3*g+2])<<16
 		c[4*g], c[4*g+1], c[4*g+2], c[4*g+3] = byte(w&63), byte(w>>6&63), byte(w>>12&63), byte(w>>18)
 	}
@@ -119,75 +119,75 @@ func unpack6(c *[MXBlock]byte, in *[MXFP6Bytes]byte) {
 // quantMXFP6Go is quantMXFloatGo followed by the six-bit packing, a block at
 // a time.
 func quantMXFP6Go(codes []byte, scales []uint8, src []float32, e *mxElem) {
-	var c [MXBlock]byte
-	for b := range len(src) / MXBlock {
-		quantMXFloatGo(c[:], scales[b:b+1], src[b*MXBlock:(b+1)*MXBlock], e)
-		pack6((*[MXFP6Bytes]byte)(codes[b*MXFP6Bytes:]), &c)
+	var c [mxBlock]byte
+	for b := range len(src) / mxBlock {
+		quantMXFloatGo(c[:], scales[b:b+1], src[b*mxBlock:(b+1)*mxBlock], e)
+		pack6((*[mxfp6Bytes]byte)(codes[b*mxfp6Bytes:]), &c)
 	}
 }
 
 // dequantMXFP6Go unpacks MXFP6 blocks and decodes them as dequant8 does
 // bytes, a block at a time.
 func dequantMXFP6Go(dst []float32, codes []byte, scales []uint8, e *mxElem) {
-	var c [MXBlock]byte
-	for b := range len(dst) / MXBlock {
-		unpack6(&c, (*[MXFP6Bytes]byte)(codes[b*MXFP6Bytes:]))
-		dequant8(dst[b*MXBlock:(b+1)*MXBlock], c[:], scales[b:b+1], &e.lut)
+	var c [mxBlock]byte
+	for b := range len(dst) / mxBlock {
+		unpack6(&c, (*[mxfp6Bytes]byte)(codes[b*mxfp6Bytes:]))
+		dequant8(dst[b*mxBlock:(b+1)*mxBlock], c[:], scales[b:b+1], &e.lut)
 	}
 }
 
-// QuantizeMXFP8E5M2 quantizes src, a whole number of blocks of 32, to OCP
+// quantizeMXFP8E5M2 quantizes src, a whole number of blocks of 32, to OCP
 // MXFP8 with E5M2 elements: one E8M0 scale per block in scales and one code
-// per element in codes. The rules are QuantizeMXFP8's with E5M2's largest
+// per element in codes. The rules are quantizeMXFP8's with E5M2's largest
 // exponent, 15 (scale 2^(floor(log2 amax) − 15), saturation at ±57344), and a
 // block holding a NaN or an infinity gets element codes 0x7E, the E5M2 NaN.
 // The codes are those of tcast.Cast to mxfp8e5.
-func QuantizeMXFP8E5M2(codes []byte, scales []uint8, src []float32) {
-	checkBlocks("QuantizeMXFP8E5M2", len(src), MXBlock, len(codes), MXBlock, len(scales))
-	quantizeMXFP8E5M2(codes, scales, src)
+func quantizeMXFP8E5M2(codes []byte, scales []uint8, src []float32) {
+	checkBlocks("quantizeMXFP8E5M2", len(src), mxBlock, len(codes), mxBlock, len(scales))
+	quantMXFP8E5M2(codes, scales, src)
 }
 
-// DequantizeMXFP8E5M2 decodes MXFP8 (E5M2) blocks into dst, whose length
-// must be a multiple of 32, as DequantizeMXFP8 does: each value is the
+// dequantizeMXFP8E5M2 decodes MXFP8 (E5M2) blocks into dst, whose length
+// must be a multiple of 32, as dequantizeMXFP8 does: each value is the
 // float32 product of the element (E5M2 infinities and NaNs included) and
 // 2^(code−127), and a block with scale code 0xFF is NaN.
-func DequantizeMXFP8E5M2(dst []float32, codes []byte, scales []uint8) {
-	checkBlocks("DequantizeMXFP8E5M2", len(dst), MXBlock, len(codes), MXBlock, len(scales))
-	dequantizeMXFP8E5M2(dst, codes, scales)
+func dequantizeMXFP8E5M2(dst []float32, codes []byte, scales []uint8) {
+	checkBlocks("dequantizeMXFP8E5M2", len(dst), mxBlock, len(codes), mxBlock, len(scales))
+	dequantMXFP8E5M2(dst, codes, scales)
 }
 
-// QuantizeMXFP6E2M3 quantizes src, a whole number of blocks of 32, to OCP
+// quantizeMXFP6E2M3 quantizes src, a whole number of blocks of 32, to OCP
 // MXFP6 with E2M3 elements: one E8M0 scale per block in scales and the
 // six-bit codes packed 4 in 3 bytes in codes (24 bytes per block, see
-// MXFP6Bytes). The rules are QuantizeMXFP8's with E2M3's largest exponent, 2
+// mxfp6Bytes). The rules are quantizeMXFP8's with E2M3's largest exponent, 2
 // (saturation at ±7.5), and a block holding a NaN or an infinity gets
 // element codes 0 (E2M3 has no NaN). The bytes are those of tcast.Cast to
 // mxfp6e2 in Compressed form.
-func QuantizeMXFP6E2M3(codes []byte, scales []uint8, src []float32) {
-	checkBlocks("QuantizeMXFP6E2M3", len(src), MXBlock, len(codes), MXFP6Bytes, len(scales))
+func quantizeMXFP6E2M3(codes []byte, scales []uint8, src []float32) {
+	checkBlocks("quantizeMXFP6E2M3", len(src), mxBlock, len(codes), mxfp6Bytes, len(scales))
 	quantizeMXFP6(codes, scales, src, mxE2M3)
 }
 
-// QuantizeMXFP6E3M2 is QuantizeMXFP6E2M3 with E3M2 elements: largest
+// quantizeMXFP6E3M2 is quantizeMXFP6E2M3 with E3M2 elements: largest
 // exponent 4, saturation at ±28. The bytes are those of tcast.Cast to
 // mxfp6e3 in Compressed form.
-func QuantizeMXFP6E3M2(codes []byte, scales []uint8, src []float32) {
-	checkBlocks("QuantizeMXFP6E3M2", len(src), MXBlock, len(codes), MXFP6Bytes, len(scales))
+func quantizeMXFP6E3M2(codes []byte, scales []uint8, src []float32) {
+	checkBlocks("quantizeMXFP6E3M2", len(src), mxBlock, len(codes), mxfp6Bytes, len(scales))
 	quantizeMXFP6(codes, scales, src, mxE3M2)
 }
 
-// DequantizeMXFP6E2M3 decodes MXFP6 (E2M3) blocks, packed as
-// QuantizeMXFP6E2M3 writes them, into dst, whose length must be a multiple
+// dequantizeMXFP6E2M3 decodes MXFP6 (E2M3) blocks, packed as
+// quantizeMXFP6E2M3 writes them, into dst, whose length must be a multiple
 // of 32: each value is the float32 product of the element and 2^(code−127),
 // and a block with scale code 0xFF is NaN.
-func DequantizeMXFP6E2M3(dst []float32, codes []byte, scales []uint8) {
-	checkBlocks("DequantizeMXFP6E2M3", len(dst), MXBlock, len(codes), MXFP6Bytes, len(scales))
+func dequantizeMXFP6E2M3(dst []float32, codes []byte, scales []uint8) {
+	checkBlocks("dequantizeMXFP6E2M3", len(dst), mxBlock, len(codes), mxfp6Bytes, len(scales))
 	dequantizeMXFP6(dst, codes, scales, mxE2M3)
 }
 
-// DequantizeMXFP6E3M2 is DequantizeMXFP6E2M3 for E3M2 elements.
-func DequantizeMXFP6E3M2(dst []float32, codes []byte, scales []uint8) {
-	checkBlocks("DequantizeMXFP6E3M2", len(dst), MXBlock, len(codes), MXFP6Bytes, len(scales))
+// dequantizeMXFP6E3M2 is dequantizeMXFP6E2M3 for E3M2 elements.
+func dequantizeMXFP6E3M2(dst []float32, codes []byte, scales []uint8) {
+	checkBlocks("dequantizeMXFP6E3M2", len(dst), mxBlock, len(codes), mxfp6Bytes, len(scales))
 	dequantizeMXFP6(dst, codes, scales, mxE3M2)
 }
 

@@ -7,7 +7,8 @@ import "unsafe"
 // The dispatchers of the MX byte kernels (mxbyte.go): the assembly of the
 // active tier over whole groups of blocks (16 for AVX-512, 8 for AVX2, the
 // quantizers' transpose tree) or every block (the dequantizers), and the Go
-// reference for the rest. The exported callers check the lengths.
+// reference for the rest. Their callers (the codec table's entry points)
+// check the lengths.
 
 // quantGroup returns how many of the first nb blocks the active tier's
 // quantizers take: whole groups of 16 (AVX-512) or 8 (AVX2) blocks.
@@ -18,37 +19,37 @@ func quantGroup(nb int) int { return vecLen(nb, 16, 8) }
 // bytes per block.
 func quantMX(codes []byte, scales []uint8, src []float32, per int,
 	avx512, avx2, ref func(codes []byte, scales []uint8, src []float32)) {
-	nb := len(src) / MXBlock
+	nb := len(src) / mxBlock
 	g := quantGroup(nb)
 	switch {
 	case g == 0:
 	case active >= tierAVX512:
-		avx512(codes[:g*per], scales[:g], src[:g*MXBlock])
+		avx512(codes[:g*per], scales[:g], src[:g*mxBlock])
 	default:
-		avx2(codes[:g*per], scales[:g], src[:g*MXBlock])
+		avx2(codes[:g*per], scales[:g], src[:g*mxBlock])
 	}
-	ref(codes[g*per:], scales[g:nb], src[g*MXBlock:])
+	ref(codes[g*per:], scales[g:nb], src[g*mxBlock:])
 }
 
-func quantizeMXFP8(codes []byte, scales []uint8, src []float32) {
-	quantMX(codes, scales, src, MXBlock, quantMXFP8E4M3AVX512, quantMXFP8E4M3AVX2, quantizeMXFP8Go)
+func quantMXFP8(codes []byte, scales []uint8, src []float32) {
+	quantMX(codes, scales, src, mxBlock, quantMXFP8E4M3AVX512, quantMXFP8E4M3AVX2, quantizeMXFP8Go)
 }
 
-func quantizeMXFP8E5M2(codes []byte, scales []uint8, src []float32) {
-	quantMX(codes, scales, src, MXBlock, quantMXFP8E5M2AVX512, quantMXFP8E5M2AVX2, quantizeMXFP8E5M2Go)
+func quantMXFP8E5M2(codes []byte, scales []uint8, src []float32) {
+	quantMX(codes, scales, src, mxBlock, quantMXFP8E5M2AVX512, quantMXFP8E5M2AVX2, quantizeMXFP8E5M2Go)
 }
 
-func quantizeMXINT8(codes []byte, scales []uint8, src []float32) {
-	quantMX(codes, scales, src, MXBlock, quantMXINT8AVX512, quantMXINT8AVX2, quantizeMXINT8Go)
+func quantMXINT8(codes []byte, scales []uint8, src []float32) {
+	quantMX(codes, scales, src, mxBlock, quantMXINT8AVX512, quantMXINT8AVX2, quantizeMXINT8Go)
 }
 
 func quantizeMXFP6(codes []byte, scales []uint8, src []float32, e *mxElem) {
 	ref := func(codes []byte, scales []uint8, src []float32) { quantMXFP6Go(codes, scales, src, e) }
 	if e == mxE2M3 {
-		quantMX(codes, scales, src, MXFP6Bytes, quantMXFP6E2M3AVX512, quantMXFP6E2M3AVX2, ref)
+		quantMX(codes, scales, src, mxfp6Bytes, quantMXFP6E2M3AVX512, quantMXFP6E2M3AVX2, ref)
 		return
 	}
-	quantMX(codes, scales, src, MXFP6Bytes, quantMXFP6E3M2AVX512, quantMXFP6E3M2AVX2, ref)
+	quantMX(codes, scales, src, mxfp6Bytes, quantMXFP6E3M2AVX512, quantMXFP6E3M2AVX2, ref)
 }
 
 // dequantKernels are the four assembly variants of a dequantizer.
@@ -61,7 +62,7 @@ type dequantKernels struct {
 // ref on the generic tier.
 func dequantMX(dst []float32, codes []byte, scales []uint8, per int, k *dequantKernels,
 	ref func(dst []float32, codes []byte, scales []uint8)) {
-	nb := len(dst) / MXBlock
+	nb := len(dst) / mxBlock
 	if nb == 0 || active == tierGeneric {
 		ref(dst, codes, scales)
 		return
@@ -88,25 +89,25 @@ var (
 	dequantQ16  = dequantKernels{dequantMXINT8AVX512, dequantMXINT8NTAVX512, dequantMXINT8AVX2, dequantMXINT8NTAVX2}
 )
 
-func dequantizeMXFP8(dst []float32, codes []byte, scales []uint8) {
-	dequantMX(dst, codes, scales, MXBlock, &dequantE4M3, dequantizeMXFP8Go)
+func dequantMXFP8(dst []float32, codes []byte, scales []uint8) {
+	dequantMX(dst, codes, scales, mxBlock, &dequantE4M3, dequantizeMXFP8Go)
 }
 
-func dequantizeMXFP8E5M2(dst []float32, codes []byte, scales []uint8) {
-	dequantMX(dst, codes, scales, MXBlock, &dequantE5M2, dequantizeMXFP8E5M2Go)
+func dequantMXFP8E5M2(dst []float32, codes []byte, scales []uint8) {
+	dequantMX(dst, codes, scales, mxBlock, &dequantE5M2, dequantizeMXFP8E5M2Go)
 }
 
-func dequantizeMXINT8(dst []float32, codes []byte, scales []uint8) {
-	dequantMX(dst, codes, scales, MXBlock, &dequantQ16, dequantizeMXINT8Go)
+func dequantMXINT8(dst []float32, codes []byte, scales []uint8) {
+	dequantMX(dst, codes, scales, mxBlock, &dequantQ16, dequantizeMXINT8Go)
 }
 
 func dequantizeMXFP6(dst []float32, codes []byte, scales []uint8, e *mxElem) {
 	ref := func(dst []float32, codes []byte, scales []uint8) { dequantMXFP6Go(dst, codes, scales, e) }
 	if e == mxE2M3 {
-		dequantMX(dst, codes, scales, MXFP6Bytes, &dequantE2M3, ref)
+		dequantMX(dst, codes, scales, mxfp6Bytes, &dequantE2M3, ref)
 		return
 	}
-	dequantMX(dst, codes, scales, MXFP6Bytes, &dequantE3M2, ref)
+	dequantMX(dst, codes, scales, mxfp6Bytes, &dequantE3M2, ref)
 }
 
 // encodeFloat8 encodes src into dst (as long) rounding to nearest even when

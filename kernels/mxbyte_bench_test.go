@@ -2,13 +2,13 @@ package kernels
 
 import "testing"
 
-// Benchmarks of the MX byte kernels outside the named set of Workloads, at
-// the sizes of benchSizes (compare each with MemRead or SumFloat32 of the
-// same size, in the same run).
+// Benchmarks of the MX byte kernels outside the benchmark set (kbench), at
+// the sizes of benchSizes (compare each with MemRead of the same size, in
+// the same run).
 
 func benchQuant(b *testing.B, per int, q func(codes []byte, scales []uint8, src []float32)) {
 	benchSizes(b, func(src []float32) func() {
-		codes, scales := make([]byte, len(src)/MXBlock*per), make([]byte, len(src)/MXBlock)
+		codes, scales := make([]byte, len(src)/mxBlock*per), make([]byte, len(src)/mxBlock)
 		return func() { q(codes, scales, src) }
 	})
 }
@@ -16,26 +16,26 @@ func benchQuant(b *testing.B, per int, q func(codes []byte, scales []uint8, src 
 func benchDequant(b *testing.B, per int, q func(codes []byte, scales []uint8, src []float32),
 	d func(dst []float32, codes []byte, scales []uint8)) {
 	benchSizes(b, func(src []float32) func() {
-		codes, scales := make([]byte, len(src)/MXBlock*per), make([]byte, len(src)/MXBlock)
+		codes, scales := make([]byte, len(src)/mxBlock*per), make([]byte, len(src)/mxBlock)
 		q(codes, scales, src)
 		dst := make([]float32, len(src))
 		return func() { d(dst, codes, scales) }
 	})
 }
 
-func BenchmarkQuantizeMXFP8E5M2(b *testing.B) { benchQuant(b, MXBlock, QuantizeMXFP8E5M2) }
-func BenchmarkQuantizeMXFP6E2M3(b *testing.B) { benchQuant(b, MXFP6Bytes, QuantizeMXFP6E2M3) }
-func BenchmarkQuantizeMXFP6E3M2(b *testing.B) { benchQuant(b, MXFP6Bytes, QuantizeMXFP6E3M2) }
+func BenchmarkQuantizeMXFP8E5M2(b *testing.B) { benchQuant(b, mxBlock, quantizeMXFP8E5M2) }
+func BenchmarkQuantizeMXFP6E2M3(b *testing.B) { benchQuant(b, mxfp6Bytes, quantizeMXFP6E2M3) }
+func BenchmarkQuantizeMXFP6E3M2(b *testing.B) { benchQuant(b, mxfp6Bytes, quantizeMXFP6E3M2) }
 
-func BenchmarkDequantizeMXFP8(b *testing.B) { benchDequant(b, MXBlock, QuantizeMXFP8, DequantizeMXFP8) }
+func BenchmarkDequantizeMXFP8(b *testing.B) { benchDequant(b, mxBlock, quantizeMXFP8, dequantizeMXFP8) }
 func BenchmarkDequantizeMXFP8E5M2(b *testing.B) {
-	benchDequant(b, MXBlock, QuantizeMXFP8E5M2, DequantizeMXFP8E5M2)
+	benchDequant(b, mxBlock, quantizeMXFP8E5M2, dequantizeMXFP8E5M2)
 }
 func BenchmarkDequantizeMXINT8(b *testing.B) {
-	benchDequant(b, MXBlock, QuantizeMXINT8, DequantizeMXINT8)
+	benchDequant(b, mxBlock, quantizeMXINT8, dequantizeMXINT8)
 }
 func BenchmarkDequantizeMXFP6E2M3(b *testing.B) {
-	benchDequant(b, MXFP6Bytes, QuantizeMXFP6E2M3, DequantizeMXFP6E2M3)
+	benchDequant(b, mxfp6Bytes, quantizeMXFP6E2M3, dequantizeMXFP6E2M3)
 }
 
 func BenchmarkF32ToE4M3(b *testing.B) {

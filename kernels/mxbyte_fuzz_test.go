@@ -15,11 +15,11 @@ func FuzzMXByte(f *testing.F) {
 	f.Add([]byte{0x00, 0x00, 0xe8, 0x43, 0x00, 0x00, 0x60, 0x47, 0x01, 0x00, 0x00, 0x00}, true) // 464, 57344, 2^-149
 	f.Fuzz(func(t *testing.T, data []byte, saturate bool) {
 		x := floatsOf(data)
-		nb := max((len(x)+MXBlock-1)/MXBlock, 16)
-		src := make([]float32, nb*MXBlock)
+		nb := max((len(x)+mxBlock-1)/mxBlock, 16)
+		src := make([]float32, nb*mxBlock)
 		copy(src, x)
 		// The same bytes, repeated, as codes and scales.
-		raw := make([]byte, nb*MXBlock)
+		raw := make([]byte, nb*mxBlock)
 		if len(data) > 0 {
 			for i := range raw {
 				raw[i] = data[i%len(data)]

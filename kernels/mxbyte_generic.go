@@ -2,20 +2,20 @@
 
 package kernels
 
-func quantizeMXFP8(codes []byte, scales []uint8, src []float32) { quantizeMXFP8Go(codes, scales, src) }
-func quantizeMXFP8E5M2(codes []byte, scales []uint8, src []float32) {
+func quantMXFP8(codes []byte, scales []uint8, src []float32) { quantizeMXFP8Go(codes, scales, src) }
+func quantMXFP8E5M2(codes []byte, scales []uint8, src []float32) {
 	quantizeMXFP8E5M2Go(codes, scales, src)
 }
-func quantizeMXINT8(codes []byte, scales []uint8, src []float32) {
+func quantMXINT8(codes []byte, scales []uint8, src []float32) {
 	quantizeMXINT8Go(codes, scales, src)
 }
-func dequantizeMXFP8(dst []float32, codes []byte, scales []uint8) {
+func dequantMXFP8(dst []float32, codes []byte, scales []uint8) {
 	dequantizeMXFP8Go(dst, codes, scales)
 }
-func dequantizeMXFP8E5M2(dst []float32, codes []byte, scales []uint8) {
+func dequantMXFP8E5M2(dst []float32, codes []byte, scales []uint8) {
 	dequantizeMXFP8E5M2Go(dst, codes, scales)
 }
-func dequantizeMXINT8(dst []float32, codes []byte, scales []uint8) {
+func dequantMXINT8(dst []float32, codes []byte, scales []uint8) {
 	dequantizeMXINT8Go(dst, codes, scales)
 }
 func quantizeMXFP6(codes []byte, scales []uint8, src []float32, e *mxElem) {

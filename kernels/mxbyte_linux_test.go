@@ -21,7 +21,7 @@ func TestMXKernelsStayInBounds(t *testing.T) {
 			for nb := 1; nb <= 3*16+3; nb++ {
 				x := guardedCopy(t, mxEdgeBlocks(r, nb))
 				scales := guardedTail[uint8](t, nb)
-				dst := guardedTail[float32](t, nb*MXBlock)
+				dst := guardedTail[float32](t, nb*mxBlock)
 				for i, q := range mxQuantizers() {
 					codes := guardedTail[byte](t, nb*q.per)
 					q.run(codes, scales, x)

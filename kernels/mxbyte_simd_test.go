@@ -23,11 +23,11 @@ type mxQuantizer struct {
 
 func mxQuantizers() []mxQuantizer {
 	return []mxQuantizer{
-		{"MXFP8", MXBlock, QuantizeMXFP8, quantizeMXFP8Go},
-		{"MXFP8E5M2", MXBlock, QuantizeMXFP8E5M2, quantizeMXFP8E5M2Go},
-		{"MXINT8", MXBlock, QuantizeMXINT8, quantizeMXINT8Go},
-		{"MXFP6E2M3", MXFP6Bytes, QuantizeMXFP6E2M3, func(c []byte, s []uint8, x []float32) { quantMXFP6Go(c, s, x, mxE2M3) }},
-		{"MXFP6E3M2", MXFP6Bytes, QuantizeMXFP6E3M2, func(c []byte, s []uint8, x []float32) { quantMXFP6Go(c, s, x, mxE3M2) }},
+		{"MXFP8", mxBlock, quantizeMXFP8, quantizeMXFP8Go},
+		{"MXFP8E5M2", mxBlock, quantizeMXFP8E5M2, quantizeMXFP8E5M2Go},
+		{"MXINT8", mxBlock, quantizeMXINT8, quantizeMXINT8Go},
+		{"MXFP6E2M3", mxfp6Bytes, quantizeMXFP6E2M3, func(c []byte, s []uint8, x []float32) { quantMXFP6Go(c, s, x, mxE2M3) }},
+		{"MXFP6E3M2", mxfp6Bytes, quantizeMXFP6E3M2, func(c []byte, s []uint8, x []float32) { quantMXFP6Go(c, s, x, mxE3M2) }},
 	}
 }
 
@@ -40,11 +40,11 @@ type mxDequantizer struct {
 
 func mxDequantizers() []mxDequantizer {
 	return []mxDequantizer{
-		{"MXFP8", MXBlock, DequantizeMXFP8, dequantizeMXFP8Go},
-		{"MXFP8E5M2", MXBlock, DequantizeMXFP8E5M2, dequantizeMXFP8E5M2Go},
-		{"MXINT8", MXBlock, DequantizeMXINT8, dequantizeMXINT8Go},
-		{"MXFP6E2M3", MXFP6Bytes, DequantizeMXFP6E2M3, func(d []float32, c []byte, s []uint8) { dequantMXFP6Go(d, c, s, mxE2M3) }},
-		{"MXFP6E3M2", MXFP6Bytes, DequantizeMXFP6E3M2, func(d []float32, c []byte, s []uint8) { dequantMXFP6Go(d, c, s, mxE3M2) }},
+		{"MXFP8", mxBlock, dequantizeMXFP8, dequantizeMXFP8Go},
+		{"MXFP8E5M2", mxBlock, dequantizeMXFP8E5M2, dequantizeMXFP8E5M2Go},
+		{"MXINT8", mxBlock, dequantizeMXINT8, dequantizeMXINT8Go},
+		{"MXFP6E2M3", mxfp6Bytes, dequantizeMXFP6E2M3, func(d []float32, c []byte, s []uint8) { dequantMXFP6Go(d, c, s, mxE2M3) }},
+		{"MXFP6E3M2", mxfp6Bytes, dequantizeMXFP6E3M2, func(d []float32, c []byte, s []uint8) { dequantMXFP6Go(d, c, s, mxE3M2) }},
 	}
 }
 
@@ -56,9 +56,9 @@ func mxDequantizers() []mxDequantizer {
 // of them), and the edges: NaN, ±Inf, ±0, all-zero blocks, subnormals, the
 // largest floats.
 func mxEdgeBlocks(r *rand.Rand, nb int) []float32 {
-	x := make([]float32, nb*MXBlock)
+	x := make([]float32, nb*mxBlock)
 	for b := range nb {
-		v := x[b*MXBlock : (b+1)*MXBlock]
+		v := x[b*mxBlock : (b+1)*mxBlock]
 		e := r.IntN(282) - 152
 		p := math.Ldexp(1, e)
 		sign := func() float64 { return float64(1 - 2*r.IntN(2)) }
@@ -79,7 +79,7 @@ func mxEdgeBlocks(r *rand.Rand, nb int) []float32 {
 			for i := range v {
 				v[i] = float32(sign() * float64(ties[r.IntN(len(ties))]) * q)
 			}
-			v[r.IntN(MXBlock)] = float32(sign() * 1.5 * p) // the binade
+			v[r.IntN(mxBlock)] = float32(sign() * 1.5 * p) // the binade
 		case 3: // spread over the binade
 			for i := range v {
 				v[i] = float32(sign() * (1 + r.Float64()) * p)
@@ -89,7 +89,7 @@ func mxEdgeBlocks(r *rand.Rand, nb int) []float32 {
 				v[i] = float32(r.NormFloat64() * p)
 			}
 			if r.IntN(4) == 0 {
-				v[r.IntN(MXBlock)] = math.Float32frombits(edgeBits(r))
+				v[r.IntN(mxBlock)] = math.Float32frombits(edgeBits(r))
 			}
 		}
 	}
@@ -160,7 +160,7 @@ func TestMXQuantizersMatchReference(t *testing.T) {
 		for _, q := range mxQuantizers() {
 			for _, nb := range blockCounts() {
 				for _, off := range []int{0, 1, 3} {
-					src := x[off : off+nb*MXBlock]
+					src := x[off : off+nb*mxBlock]
 					wantC, wantS := make([]byte, nb*q.per), make([]byte, nb)
 					q.ref(wantC, wantS, src)
 					// Outputs at odd offsets, with a sentinel after them.
@@ -185,7 +185,7 @@ func TestMXQuantizersRandomExponents(t *testing.T) {
 		x := mxEdgeBlocks(r, 16*13+5)
 		forEachTier(t, func(t *testing.T) {
 			for _, q := range mxQuantizers() {
-				nb := len(x) / MXBlock
+				nb := len(x) / mxBlock
 				wantC, wantS := make([]byte, nb*q.per), make([]byte, nb)
 				q.ref(wantC, wantS, x)
 				c, s := make([]byte, nb*q.per), make([]byte, nb)
@@ -206,12 +206,12 @@ func TestMXDequantizersEveryCode(t *testing.T) {
 				// Blocks of every code: 8 blocks of 32 byte codes, or 2
 				// of 32 six-bit codes; each group under every scale.
 				ncodes, bits := 256, uint(8)
-				if d.per == MXFP6Bytes {
+				if d.per == mxfp6Bytes {
 					ncodes, bits = 64, 6
 				}
-				perGroup := ncodes / MXBlock
+				perGroup := ncodes / mxBlock
 				nb := 256 * perGroup
-				raw := make([]byte, nb*MXBlock)
+				raw := make([]byte, nb*mxBlock)
 				for i := range raw {
 					raw[i] = byte(i % ncodes)
 				}
@@ -222,17 +222,17 @@ func TestMXDequantizersEveryCode(t *testing.T) {
 					scales[b] = byte(b / perGroup)
 				}
 				for _, off := range []int{0, 1} {
-					dst := make([]float32, nb*MXBlock+off)[off:]
-					want := make([]float32, nb*MXBlock)
+					dst := make([]float32, nb*mxBlock+off)[off:]
+					want := make([]float32, nb*mxBlock)
 					d.ref(want, codes, scales)
 					d.run(dst, codes, scales)
 					requireSame(t, floatBits(want), floatBits(dst), "%s, dst offset %d", d.name, off)
 					// Lengths that are not whole groups of anything.
 					for _, n := range []int{1, 3, 17} {
-						got := make([]float32, n*MXBlock)
-						d.ref(want[:n*MXBlock], codes[n*d.per:], scales[n:])
+						got := make([]float32, n*mxBlock)
+						d.ref(want[:n*mxBlock], codes[n*d.per:], scales[n:])
 						d.run(got, codes[n*d.per:], scales[n:])
-						requireSame(t, floatBits(want[:n*MXBlock]), floatBits(got), "%s, %d blocks", d.name, n)
+						requireSame(t, floatBits(want[:n*mxBlock]), floatBits(got), "%s, %d blocks", d.name, n)
 					}
 				}
 			}
@@ -248,7 +248,7 @@ func TestMXRoundTripTiers(t *testing.T) {
 	qs, ds := mxQuantizers(), mxDequantizers()
 	forEachTier(t, func(t *testing.T) {
 		for i, q := range qs {
-			nb := len(x) / MXBlock
+			nb := len(x) / mxBlock
 			c, s := make([]byte, nb*q.per), make([]byte, nb)
 			q.run(c, s, x)
 			want, got := make([]float32, len(x)), make([]float32, len(x))
@@ -337,22 +337,22 @@ func TestMXByteHandDerived(t *testing.T) {
 		// (0x02, ties to even).
 		x := block(32, 1, -0.5, 0x1p-30, 3*0x1p-32, negZero())
 		codes, scales := make([]byte, 32), make([]byte, 1)
-		QuantizeMXFP8E5M2(codes, scales, x)
+		quantizeMXFP8E5M2(codes, scales, x)
 		require.Equal(t, []byte{112}, scales)
 		require.Equal(t, []byte{0x78, 0xF4, 0x02, 0x02, 0x80, 0}, codes[:6])
 		// amax 60000 with scale 2^0: 60000 rounds to 57344 (between 57344
 		// and 61440); 61440, the tie with 65536, saturates.
-		QuantizeMXFP8E5M2(codes, scales, block(32, 60000, 61440, -1))
+		quantizeMXFP8E5M2(codes, scales, block(32, 60000, 61440, -1))
 		require.Equal(t, []byte{127}, scales)
 		require.Equal(t, []byte{0x7B, 0x7B, 0xBC}, codes[:3])
-		QuantizeMXFP8E5M2(codes, scales, block(32, 1, float32(math.Inf(1))))
+		quantizeMXFP8E5M2(codes, scales, block(32, 1, float32(math.Inf(1))))
 		require.Equal(t, []byte{0xFF}, scales)
 		for _, c := range codes {
 			require.Equal(t, byte(0x7E), c)
 		}
 		got := make([]float32, 32)
 		codes[0], codes[1], codes[2], codes[3] = 0x3C, 0x7C, 0xFC, 0x01
-		DequantizeMXFP8E5M2(got, codes, []byte{130})
+		dequantizeMXFP8E5M2(got, codes, []byte{130})
 		require.Equal(t, float32(8), got[0])
 		require.True(t, math.IsInf(float64(got[1]), 1))
 		require.True(t, math.IsInf(float64(got[2]), -1))
@@ -369,15 +369,15 @@ func TestMXByteHandDerived(t *testing.T) {
 			x     []float32
 			codes []byte // the six-bit codes
 		}{
-			{QuantizeMXFP6E2M3, DequantizeMXFP6E2M3, block(32, 7.5, -1, 0.1875, 7.9), []byte{0x1F, 0x28, 0x02, 0x1F}},
-			{QuantizeMXFP6E3M2, DequantizeMXFP6E3M2, block(32, 28, 1, 0.09375, -29), []byte{0x1F, 0x0C, 0x02, 0x3F}},
+			{quantizeMXFP6E2M3, dequantizeMXFP6E2M3, block(32, 7.5, -1, 0.1875, 7.9), []byte{0x1F, 0x28, 0x02, 0x1F}},
+			{quantizeMXFP6E3M2, dequantizeMXFP6E3M2, block(32, 28, 1, 0.09375, -29), []byte{0x1F, 0x0C, 0x02, 0x3F}},
 		} {
-			packed, scales := make([]byte, MXFP6Bytes), make([]byte, 1)
+			packed, scales := make([]byte, mxfp6Bytes), make([]byte, 1)
 			tc.q(packed, scales, tc.x)
 			require.Equal(t, []byte{127}, scales)
 			c := tc.codes
 			w := uint32(c[0]) | uint32(c[1])<<6 | uint32(c[2])<<12 | uint32(c[3])<<18
-			want := make([]byte, MXFP6Bytes)
+			want := make([]byte, mxfp6Bytes)
 			want[0], want[1], want[2] = byte(w), byte(w>>8), byte(w>>16)
 			require.Equal(t, want, packed)
 			got := make([]float32, 32)
@@ -391,8 +391,8 @@ func TestMXByteHandDerived(t *testing.T) {
 	for _, tc := range []struct {
 		q func([]byte, []uint8, []float32)
 		m float32
-	}{{QuantizeMXFP6E2M3, 7.5}, {QuantizeMXFP6E3M2, 28}} {
-		packed, scales := make([]byte, MXFP6Bytes), make([]byte, 1)
+	}{{quantizeMXFP6E2M3, 7.5}, {quantizeMXFP6E3M2, 28}} {
+		packed, scales := make([]byte, mxfp6Bytes), make([]byte, 1)
 		tc.q(packed, scales, block(32, tc.m, -tc.m))
 		require.Equal(t, []byte{0xDF, 0x0F, 0}, packed[:3])
 	}

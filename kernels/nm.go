@@ -15,8 +15,8 @@ import (
 // equal magnitudes the lower index wins: element i outranks element j > i
 // unless |x_j| > |x_i|. Every group keeps exactly N elements.
 
-// CheckNM panics unless 1 ≤ n < m ≤ 16 and m is a power of two.
-func CheckNM(n, m int) {
+// checkNM panics unless 1 ≤ n < m ≤ 16 and m is a power of two.
+func checkNM(n, m int) {
 	if m < 2 || m > 16 || m&(m-1) != 0 || n < 1 || n >= m {
 		panic(fmt.Sprintf("kernels: N:M pattern %d:%d: need 1 ≤ N < M ≤ 16, M a power of two", n, m))
 	}
@@ -26,9 +26,9 @@ func CheckNM(n, m int) {
 // m consecutive floats (src[g·m : g·m+m]), the n of largest magnitude, ties to
 // the lower index. len(src) must be a multiple of m and dst must hold
 // PackedLen(len(src), 1) bytes; the unused high bits of the last byte are
-// cleared. It panics on a pattern CheckNM refuses.
+// cleared. It panics on a pattern checkNM refuses.
 func SelectNM(dst []byte, src []float32, n, m int) {
-	CheckNM(n, m)
+	checkNM(n, m)
 	if len(src)%m != 0 {
 		panic(fmt.Sprintf("kernels: SelectNM: %d floats are not whole groups of %d", len(src), m))
 	}
@@ -116,9 +116,9 @@ func selectNMGo(dst []byte, src []float32, n, m int) {
 // FirstBadGroupNM returns the index of the first group of m consecutive
 // elements of the nbits-element bit mask src that does not keep exactly n, or
 // −1 when every group does. nbits must be a multiple of m and src must hold
-// PackedLen(nbits, 1) bytes. It panics on a pattern CheckNM refuses.
+// PackedLen(nbits, 1) bytes. It panics on a pattern checkNM refuses.
 func FirstBadGroupNM(src []byte, nbits, n, m int) int {
-	CheckNM(n, m)
+	checkNM(n, m)
 	if nbits%m != 0 {
 		panic(fmt.Sprintf("kernels: FirstBadGroupNM: %d bits are not whole groups of %d", nbits, m))
 	}

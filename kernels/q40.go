@@ -6,15 +6,15 @@ var searchQ40 = symmetric{neg: 8, pos: 7, deltas: levelsFrom(-1, 0.125, 15), pos
 
 func init() { searchQ40.init() }
 
-// QuantizeQ4_0Weighted quantizes src into Q4_0 blocks of 18 bytes (see
-// QuantizeQ4_0 for the layout), choosing each block's scale as
-// QuantizeQ5_0 does: the least-squares fit over candidate codings that
+// quantizeQ4_0Weighted quantizes src into Q4_0 blocks of 18 bytes (see
+// quantizeQ4_0 for the layout), choosing each block's scale as
+// quantizeQ5_0 does: the least-squares fit over candidate codings that
 // minimises the squared error weighted by imp, one weight per column (rows
-// of len(imp) values; nil weighs every element equally). QuantizeQ4_0 is
+// of len(imp) values; nil weighs every element equally). quantizeQ4_0 is
 // ggml's rule (d = m/−8) without a search; this is the quantizer that
 // takes an importance matrix, as llama-quantize's Q4_0 does.
-func QuantizeQ4_0Weighted(dst []byte, src, imp []float32) {
-	quantBlocks("QuantizeQ4_0Weighted", dst, src, imp, GGMLBlock, Q4_0BlockBytes, quantQ4_0Search)
+func quantizeQ4_0Weighted(dst []byte, src, imp []float32) {
+	quantBlocks("quantizeQ4_0Weighted", dst, src, imp, ggmlBlock, q4_0BlockBytes, quantQ4_0Search)
 }
 
 // quantQ4_0Search quantizes one Q4_0 block by searchQ40.

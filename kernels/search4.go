@@ -5,49 +5,49 @@ import "math"
 // The fused scale-search kernels of the E2M1 datatypes (tcast's
 // Options.ScaleSearch for MXFP4 and NVFP4, docs/NUMERICS.md §11): each block's
 // scale code is chosen among a few candidates around the rule's code by the
-// least squared error of the block as a loader decodes it (SqErrE2M1, float64
+// least squared error of the block as a loader decodes it (sqErrE2M1, float64
 // sums in index order), the rule's code winning ties, and the block is then
 // encoded with that scale and packed, all in one call. Without the search
-// they write what QuantizeMXFP4 and QuantizeNVFP4 write.
+// they write what quantizeMXFP4 and quantizeNVFP4 write.
 
-// SearchMXFP4 is QuantizeMXFP4 with the scale search: the scale code of a
+// searchMXFP4 is quantizeMXFP4 with the scale search: the scale code of a
 // finite block that is not all zero is, among the rule's code k and its
 // neighbours k−1 (when k > 0) and k+1, tried in that order, the first of
 // least
 //
-//	SqErrE2M1(&SqErrBlock{V: block, Mul: 1/2^(c−127), DMul: 2^(c−127)}),
+//	sqErrE2M1(&SqErrBlock{V: block, Mul: 1/2^(c−127), DMul: 2^(c−127)}),
 //
 // and the elements are x·2^(127−c) rounded to nearest even among the E2M1
-// values, saturating, as QuantizeMXFP4 rounds them. All-zero blocks and
-// blocks holding a NaN or an infinity get QuantizeMXFP4's bytes.
-func SearchMXFP4(codes, scales []byte, src []float32) {
-	checkBlocks("SearchMXFP4", len(src), MXBlock, len(codes), MXBlock/2, len(scales))
-	searchMXFP4(codes, scales, src)
+// values, saturating, as quantizeMXFP4 rounds them. All-zero blocks and
+// blocks holding a NaN or an infinity get quantizeMXFP4's bytes.
+func searchMXFP4(codes, scales []byte, src []float32) {
+	checkBlocks("searchMXFP4", len(src), mxBlock, len(codes), mxBlock/2, len(scales))
+	searchMXFP4Blocks(codes, scales, src)
 }
 
-// SearchNVFP4 is QuantizeNVFP4 with the scale search: the UE4M3 scale code of
+// searchNVFP4 is quantizeNVFP4 with the scale search: the UE4M3 scale code of
 // a finite block that is not all zero is, among the rule's code k (that of
 // v = amax / float32(6·s_t)), k−1, k+1 and the "4/6" code (that of
 // float32(v·1.5)), tried in that order and each skipped when its UE4M3 value
 // is 0 or it repeats an earlier one (the rule's code is always tried), the
 // first of least
 //
-//	SqErrE2M1(&SqErrBlock{V: block, Div: d, DMul: d}),  d = float32(s_c·s_t),
+//	sqErrE2M1(&SqErrBlock{V: block, Div: d, DMul: d}),  d = float32(s_c·s_t),
 //
 // that error being Σ float64(x)² when d is 0; the elements are then x/d in
-// E2M1 as QuantizeNVFP4 encodes them (zeros when d is 0). All-zero blocks and
-// blocks holding a NaN or an infinity get QuantizeNVFP4's bytes.
-func SearchNVFP4(codes, scales []byte, src []float32, tensorScale float32) {
-	checkBlocks("SearchNVFP4", len(src), NVFP4Block, len(codes), NVFP4Block/2, len(scales))
-	searchNVFP4(codes, scales, src, tensorScale)
+// E2M1 as quantizeNVFP4 encodes them (zeros when d is 0). All-zero blocks and
+// blocks holding a NaN or an infinity get quantizeNVFP4's bytes.
+func searchNVFP4(codes, scales []byte, src []float32, tensorScale float32) {
+	checkBlocks("searchNVFP4", len(src), nvfp4Block, len(codes), nvfp4Block/2, len(scales))
+	searchNVFP4Blocks(codes, scales, src, tensorScale)
 }
 
-// searchMXFP4Go is the reference of SearchMXFP4, for whole blocks.
+// searchMXFP4Go is the reference of searchMXFP4, for whole blocks.
 func searchMXFP4Go(codes, scales []byte, src []float32) {
 	var blk SqErrBlock
-	for b := range len(src) / MXBlock {
-		v := src[b*MXBlock : (b+1)*MXBlock]
-		out := (*[MXBlock / 2]byte)(codes[b*MXBlock/2:])
+	for b := range len(src) / mxBlock {
+		v := src[b*mxBlock : (b+1)*mxBlock]
+		out := (*[mxBlock / 2]byte)(codes[b*mxBlock/2:])
 		amax := amaxBits(v)
 		sc, ok := mxScale(amax, 2)
 		if !ok {
@@ -59,7 +59,7 @@ func searchMXFP4Go(codes, scales []byte, src []float32) {
 			blk.V = v
 			errOf := func(c uint8) float64 {
 				blk.Mul, blk.DMul = mx.recip[c], mx.e8m0[c]
-				return SqErrE2M1(&blk)
+				return sqErrE2M1(&blk)
 			}
 			best, bestErr := sc, errOf(sc)
 			if sc > 0 {
@@ -106,16 +106,16 @@ func encodeE2M1Div(out []byte, v []float32, d float32) {
 // ue4m3One is the UE4M3 code of 1.0, the scale of an all-zero NVFP4 block.
 const ue4m3One = 0x38
 
-// searchNVFP4Go is the reference of SearchNVFP4, for whole blocks.
+// searchNVFP4Go is the reference of searchNVFP4, for whole blocks.
 func searchNVFP4Go(codes, scales []byte, src []float32, tensorScale float32) {
 	denom := 6 * tensorScale
 	var blk SqErrBlock
-	for b := range len(src) / NVFP4Block {
-		v := src[b*NVFP4Block : (b+1)*NVFP4Block]
-		out := (*[NVFP4Block / 2]byte)(codes[b*NVFP4Block/2:])
+	for b := range len(src) / nvfp4Block {
+		v := src[b*nvfp4Block : (b+1)*nvfp4Block]
+		out := (*[nvfp4Block / 2]byte)(codes[b*nvfp4Block/2:])
 		amax := amaxBits(v)
 		if amax >= 0x7f800000 {
-			scales[b] = UE4M3NaN
+			scales[b] = ue4m3NaN
 			clear(out[:])
 			continue
 		}
@@ -134,7 +134,7 @@ func searchNVFP4Go(codes, scales []byte, src []float32, tensorScale float32) {
 					return sum
 				}
 				blk.Div, blk.DMul = d, d
-				return SqErrE2M1(&blk)
+				return sqErrE2M1(&blk)
 			}
 			// The candidates: rule−1 when its value is not 0, rule+1 when it
 			// is not the NaN code, the 4/6 code when it is new and its

@@ -32,21 +32,21 @@ func TestSearchE2M1Redo(t *testing.T) {
 		}
 		return n
 	}
-	redo := make([]uint16, len(x)/(e2m1SearchGroup*MXBlock))
-	searchMXFP4AVX512(make([]byte, len(x)/2), make([]byte, len(x)/MXBlock), x, redo)
-	require.Less(t, count(redo), len(x)/MXBlock/500, "mxfp4")
-	redo = make([]uint16, len(x)/(e2m1SearchGroup*NVFP4Block))
+	redo := make([]uint16, len(x)/(e2m1SearchGroup*mxBlock))
+	searchMXFP4AVX512(make([]byte, len(x)/2), make([]byte, len(x)/mxBlock), x, redo)
+	require.Less(t, count(redo), len(x)/mxBlock/500, "mxfp4")
+	redo = make([]uint16, len(x)/(e2m1SearchGroup*nvfp4Block))
 	st := math.Float32frombits(AbsMaxBits(x)) / 2688
-	searchNVFP4AVX512(make([]byte, len(x)/2), make([]byte, len(x)/NVFP4Block), x, st, 6*st, redo)
-	require.Less(t, count(redo), len(x)/NVFP4Block/500, "nvfp4")
+	searchNVFP4AVX512(make([]byte, len(x)/2), make([]byte, len(x)/nvfp4Block), x, st, 6*st, redo)
+	require.Less(t, count(redo), len(x)/nvfp4Block/500, "nvfp4")
 
 	// Blocks of 4 and 0s: exact at the rule's scale 2^0 and at 2^1 (4 =
 	// 2·2), a tie that only the float64 sums may decide.
-	y := make([]float32, e2m1SearchGroup*MXBlock)
+	y := make([]float32, e2m1SearchGroup*mxBlock)
 	for i := 0; i < len(y); i += 4 {
 		y[i] = 4
 	}
 	redo = make([]uint16, 1)
-	searchMXFP4AVX512(make([]byte, len(y)/2), make([]byte, len(y)/MXBlock), y, redo)
+	searchMXFP4AVX512(make([]byte, len(y)/2), make([]byte, len(y)/mxBlock), y, redo)
 	require.Equal(t, []uint16{0xffff}, redo, "mxfp4 ties")
 }

@@ -2,8 +2,8 @@
 
 package kernels
 
-func searchMXFP4(codes, scales []byte, src []float32) { searchMXFP4Go(codes, scales, src) }
+func searchMXFP4Blocks(codes, scales []byte, src []float32) { searchMXFP4Go(codes, scales, src) }
 
-func searchNVFP4(codes, scales []byte, src []float32, tensorScale float32) {
+func searchNVFP4Blocks(codes, scales []byte, src []float32, tensorScale float32) {
 	searchNVFP4Go(codes, scales, src, tensorScale)
 }

@@ -7,14 +7,14 @@ import (
 	"testing"
 )
 
-// TestSearchE2M1StaysInBounds runs SearchMXFP4 and SearchNVFP4 of every
+// TestSearchE2M1StaysInBounds runs searchMXFP4 and searchNVFP4 of every
 // tier with the values, the codes and the scales each ending at an
 // inaccessible page.
 func TestSearchE2M1StaysInBounds(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 41))
 	forEachTier(t, func(t *testing.T) {
 		for _, nb := range []int{1, 2, 15, 16, 17, 31, 32, 33, 48} {
-			x := searchE2M1Input(r, nb, MXBlock)
+			x := searchE2M1Input(r, nb, mxBlock)
 			want, wantS := make([]byte, len(x)/2), make([]byte, nb)
 			searchMXFP4Go(want, wantS, x)
 			checkSearchMXFP4(t, guardedTail[byte](t, len(x)/2), guardedTail[byte](t, nb), guardedCopy(t, x),

@@ -56,14 +56,14 @@ func naiveAmax(v []float32) float32 {
 	return m
 }
 
-// naiveSearchMXFP4 is SearchMXFP4 from the codecs, candidate by candidate.
+// naiveSearchMXFP4 is searchMXFP4 from the codecs, candidate by candidate.
 func naiveSearchMXFP4(codes, scales []byte, src []float32) {
-	for b := range len(src) / MXBlock {
-		v := src[b*MXBlock : (b+1)*MXBlock]
-		out := codes[b*MXBlock/2 : (b+1)*MXBlock/2]
+	for b := range len(src) / mxBlock {
+		v := src[b*mxBlock : (b+1)*mxBlock]
+		out := codes[b*mxBlock/2 : (b+1)*mxBlock/2]
 		amax := naiveAmax(v)
 		if amax != amax || math.IsInf(float64(amax), 0) {
-			scales[b] = E8M0NaN
+			scales[b] = e8m0NaN
 			clear(out)
 			continue
 		}
@@ -94,14 +94,14 @@ func naiveSearchMXFP4(codes, scales []byte, src []float32) {
 	}
 }
 
-// naiveSearchNVFP4 is SearchNVFP4 from the codecs, candidate by candidate.
+// naiveSearchNVFP4 is searchNVFP4 from the codecs, candidate by candidate.
 func naiveSearchNVFP4(codes, scales []byte, src []float32, st float32) {
-	for b := range len(src) / NVFP4Block {
-		v := src[b*NVFP4Block : (b+1)*NVFP4Block]
-		out := codes[b*NVFP4Block/2 : (b+1)*NVFP4Block/2]
+	for b := range len(src) / nvfp4Block {
+		v := src[b*nvfp4Block : (b+1)*nvfp4Block]
+		out := codes[b*nvfp4Block/2 : (b+1)*nvfp4Block/2]
 		amax := naiveAmax(v)
 		if amax != amax || math.IsInf(float64(amax), 0) {
-			scales[b] = UE4M3NaN
+			scales[b] = ue4m3NaN
 			clear(out)
 			continue
 		}
@@ -149,29 +149,29 @@ func TestSearchE2M1Hand(t *testing.T) {
 		// MXFP4: amax 7.5 gives the rule 2^(2−2) = 1 (code 127), where 7.5
 		// saturates to 6 (error 2.25); at 2 (code 128) 7.5/2 = 3.75 rounds
 		// to 4, decoded 8 (error 0.25); at 1/2 it saturates to 3.
-		x := make([]float32, 16*MXBlock)
+		x := make([]float32, 16*mxBlock)
 		for b := range 16 {
-			x[b*MXBlock] = 7.5
+			x[b*mxBlock] = 7.5
 		}
-		x[MXBlock] = 6 // block 1: 6 and 0s, exact at the rule's scale
+		x[mxBlock] = 6 // block 1: 6 and 0s, exact at the rule's scale
 		codes, scales := make([]byte, len(x)/2), make([]byte, 16)
-		SearchMXFP4(codes, scales, x)
+		searchMXFP4(codes, scales, x)
 		require.Equal(t, byte(128), scales[0])
 		require.Equal(t, byte(0x6), codes[0]) // 4 is code 6
 		require.Equal(t, byte(127), scales[1])
-		require.Equal(t, byte(0x7), codes[MXBlock/2]) // 6 is code 7
+		require.Equal(t, byte(0x7), codes[mxBlock/2]) // 6 is code 7
 
 		// NVFP4 with s_t = 1: the block {6, 4.5, 0...} has the rule 1.0
 		// (0x38, error (4.5−4)² = 0.25), 0.9375 (0x37: 6 → 6.4 → 6·0.9375,
 		// 4.5 → 4.8 → 4·0.9375, error 0.703125), 1.125 (0x39: error
 		// (6.75−6)² + 0 = 0.5625 as 4.5/1.125 = 4 is exact) and the 4/6
 		// scale 1.5 (0x3C: 6 → 4, 4.5 → 3, error 0), which wins.
-		y := make([]float32, 16*NVFP4Block)
+		y := make([]float32, 16*nvfp4Block)
 		for b := range 16 {
-			y[b*NVFP4Block], y[b*NVFP4Block+1] = 6, -4.5
+			y[b*nvfp4Block], y[b*nvfp4Block+1] = 6, -4.5
 		}
 		nc, ns := make([]byte, len(y)/2), make([]byte, 16)
-		SearchNVFP4(nc, ns, y, 1)
+		searchNVFP4(nc, ns, y, 1)
 		require.Equal(t, byte(0x3C), ns[0])
 		require.Equal(t, byte(0x6|0xd<<4), nc[0]) // 4 is code 6, −3 is 8|5
 	})
@@ -201,19 +201,19 @@ func searchE2M1Input(r *rand.Rand, n, block int) []float32 {
 	return x
 }
 
-// checkSearchMXFP4 runs SearchMXFP4 on x into the given outputs and
+// checkSearchMXFP4 runs searchMXFP4 on x into the given outputs and
 // compares them with want (codes then scales).
 func checkSearchMXFP4(t *testing.T, codes, scales []byte, x []float32, wantCodes, wantScales []byte, msg string, args ...any) {
 	t.Helper()
-	SearchMXFP4(codes, scales, x)
+	searchMXFP4(codes, scales, x)
 	require.Equal(t, wantScales, scales[:len(wantScales)], append([]any{msg + " scales"}, args...)...)
 	require.Equal(t, wantCodes, codes[:len(wantCodes)], append([]any{msg + " codes"}, args...)...)
 }
 
-// checkSearchNVFP4 is checkSearchMXFP4 for SearchNVFP4.
+// checkSearchNVFP4 is checkSearchMXFP4 for searchNVFP4.
 func checkSearchNVFP4(t *testing.T, codes, scales []byte, x []float32, st float32, wantCodes, wantScales []byte, msg string, args ...any) {
 	t.Helper()
-	SearchNVFP4(codes, scales, x, st)
+	searchNVFP4(codes, scales, x, st)
 	require.Equal(t, wantScales, scales[:len(wantScales)], append([]any{msg + " scales"}, args...)...)
 	require.Equal(t, wantCodes, codes[:len(wantCodes)], append([]any{msg + " codes"}, args...)...)
 }
@@ -226,17 +226,17 @@ var searchTensorScales = []float32{1, 1.0 / 2688, 3.7 / 2688, 0.001, 0, 1e-30, 1
 func TestSearchE2M1Naive(t *testing.T) {
 	r := rand.New(rand.NewPCG(14, 41))
 	for range 40 {
-		x := searchE2M1Input(r, 64, MXBlock)
-		want, wantS := make([]byte, len(x)/2), make([]byte, len(x)/MXBlock)
+		x := searchE2M1Input(r, 64, mxBlock)
+		want, wantS := make([]byte, len(x)/2), make([]byte, len(x)/mxBlock)
 		naiveSearchMXFP4(want, wantS, x)
-		got, gotS := make([]byte, len(x)/2), make([]byte, len(x)/MXBlock)
+		got, gotS := make([]byte, len(x)/2), make([]byte, len(x)/mxBlock)
 		searchMXFP4Go(got, gotS, x)
 		require.Equal(t, wantS, gotS)
 		require.Equal(t, want, got)
 		for _, st := range searchTensorScales {
-			want, wantS := make([]byte, len(x)/2), make([]byte, len(x)/NVFP4Block)
+			want, wantS := make([]byte, len(x)/2), make([]byte, len(x)/nvfp4Block)
 			naiveSearchNVFP4(want, wantS, x, st)
-			got, gotS := make([]byte, len(x)/2), make([]byte, len(x)/NVFP4Block)
+			got, gotS := make([]byte, len(x)/2), make([]byte, len(x)/nvfp4Block)
 			searchNVFP4Go(got, gotS, x, st)
 			require.Equal(t, wantS, gotS, "st=%g", st)
 			require.Equal(t, want, got, "st=%g", st)
@@ -251,8 +251,8 @@ func TestSearchE2M1Tiers(t *testing.T) {
 	forEachTier(t, func(t *testing.T) {
 		for nb := 0; nb <= 70; nb++ {
 			off := r.IntN(16)
-			buf := searchE2M1Input(r, nb+1, MXBlock)
-			x := buf[off : off+nb*MXBlock]
+			buf := searchE2M1Input(r, nb+1, mxBlock)
+			x := buf[off : off+nb*mxBlock]
 			want, wantS := make([]byte, len(x)/2), make([]byte, nb)
 			searchMXFP4Go(want, wantS, x)
 			checkSearchMXFP4(t, make([]byte, len(x)/2+1)[1:], make([]byte, nb+3)[3:], x, want, wantS, "mxfp4 nb=%d off=%d", nb, off)
@@ -269,46 +269,46 @@ func TestSearchE2M1Tiers(t *testing.T) {
 // it), the search writes what the plain quantizers write.
 func TestSearchE2M1Plain(t *testing.T) {
 	r := rand.New(rand.NewPCG(14, 43))
-	x := make([]float32, 64*MXBlock)
+	x := make([]float32, 64*mxBlock)
 	for i := range x {
 		x[i] = e2m1Ties[2*r.IntN(8)] * 4 // E2M1 values times 4
 		if r.IntN(2) == 0 {
 			x[i] = -x[i]
 		}
 	}
-	for b := 0; b < len(x); b += NVFP4Block {
+	for b := 0; b < len(x); b += nvfp4Block {
 		x[b] = 6 * 4 // every block's amax 24: its rule's scale is 4, where it is exact
 	}
 	forEachTier(t, func(t *testing.T) {
-		want, wantS := make([]byte, len(x)/2), make([]byte, len(x)/MXBlock)
-		QuantizeMXFP4(want, wantS, x)
-		checkSearchMXFP4(t, make([]byte, len(x)/2), make([]byte, len(x)/MXBlock), x, want, wantS, "mxfp4")
-		want, wantS = make([]byte, len(x)/2), make([]byte, len(x)/NVFP4Block)
-		QuantizeNVFP4(want, wantS, x, 1)
-		checkSearchNVFP4(t, make([]byte, len(x)/2), make([]byte, len(x)/NVFP4Block), x, 1, want, wantS, "nvfp4")
+		want, wantS := make([]byte, len(x)/2), make([]byte, len(x)/mxBlock)
+		quantizeMXFP4(want, wantS, x)
+		checkSearchMXFP4(t, make([]byte, len(x)/2), make([]byte, len(x)/mxBlock), x, want, wantS, "mxfp4")
+		want, wantS = make([]byte, len(x)/2), make([]byte, len(x)/nvfp4Block)
+		quantizeNVFP4(want, wantS, x, 1)
+		checkSearchNVFP4(t, make([]byte, len(x)/2), make([]byte, len(x)/nvfp4Block), x, 1, want, wantS, "nvfp4")
 	})
 }
 
-// FuzzSearchE2M1 compares every tier of SearchMXFP4 and SearchNVFP4 with
+// FuzzSearchE2M1 compares every tier of searchMXFP4 and searchNVFP4 with
 // the Go references on the fuzzer's bytes read as float32 values and a
 // tensor scale.
 func FuzzSearchE2M1(f *testing.F) {
 	f.Add([]byte{0, 0, 0xf0, 0x40, 0, 0, 0xc0, 0x3f}, float32(1))
-	f.Add(make([]byte, 4*MXBlock*17), float32(1.0/2688))
+	f.Add(make([]byte, 4*mxBlock*17), float32(1.0/2688))
 	f.Fuzz(func(t *testing.T, data []byte, st float32) {
 		x := make([]float32, len(data)/4)
 		for i := range x {
 			x[i] = math.Float32frombits(binary.LittleEndian.Uint32(data[4*i:]))
 		}
-		mx := x[:len(x)/MXBlock*MXBlock]
-		want, wantS := make([]byte, len(mx)/2), make([]byte, len(mx)/MXBlock)
+		mx := x[:len(x)/mxBlock*mxBlock]
+		want, wantS := make([]byte, len(mx)/2), make([]byte, len(mx)/mxBlock)
 		searchMXFP4Go(want, wantS, mx)
-		nv := x[:len(x)/NVFP4Block*NVFP4Block]
-		wantN, wantNS := make([]byte, len(nv)/2), make([]byte, len(nv)/NVFP4Block)
+		nv := x[:len(x)/nvfp4Block*nvfp4Block]
+		wantN, wantNS := make([]byte, len(nv)/2), make([]byte, len(nv)/nvfp4Block)
 		searchNVFP4Go(wantN, wantNS, nv, st)
 		forEachTier(t, func(t *testing.T) {
-			checkSearchMXFP4(t, make([]byte, len(mx)/2), make([]byte, len(mx)/MXBlock), mx, want, wantS, "mxfp4")
-			checkSearchNVFP4(t, make([]byte, len(nv)/2), make([]byte, len(nv)/NVFP4Block), nv, st, wantN, wantNS, "nvfp4")
+			checkSearchMXFP4(t, make([]byte, len(mx)/2), make([]byte, len(mx)/mxBlock), mx, want, wantS, "mxfp4")
+			checkSearchNVFP4(t, make([]byte, len(nv)/2), make([]byte, len(nv)/nvfp4Block), nv, st, wantN, wantNS, "nvfp4")
 		})
 	})
 }
@@ -373,29 +373,29 @@ func nearTieBlocks(r *rand.Rand, n, block int, choose func(v []float32) byte) ([
 // the Go reference's bytes on every tier.
 func TestSearchE2M1NearTies(t *testing.T) {
 	r := rand.New(rand.NewPCG(14, 44))
-	mxc, mxs := make([]byte, MXBlock/2), make([]byte, 1)
-	x, flips := nearTieBlocks(r, 16*8, MXBlock, func(v []float32) byte {
+	mxc, mxs := make([]byte, mxBlock/2), make([]byte, 1)
+	x, flips := nearTieBlocks(r, 16*8, mxBlock, func(v []float32) byte {
 		searchMXFP4Go(mxc, mxs, v)
 		return mxs[0]
 	})
 	require.GreaterOrEqual(t, flips, 16*8/4/2, "mxfp4: too few blocks change their choice")
 	const st = 0.5
-	nvc, nvs := make([]byte, NVFP4Block/2), make([]byte, 1)
-	y, nflips := nearTieBlocks(r, 16*8, NVFP4Block, func(v []float32) byte {
+	nvc, nvs := make([]byte, nvfp4Block/2), make([]byte, 1)
+	y, nflips := nearTieBlocks(r, 16*8, nvfp4Block, func(v []float32) byte {
 		searchNVFP4Go(nvc, nvs, v, st)
 		return nvs[0]
 	})
 	require.GreaterOrEqual(t, nflips, 16*8/4/2, "nvfp4: too few blocks change their choice")
 	forEachTier(t, func(t *testing.T) {
 		t.Run("mxfp4", func(t *testing.T) {
-			want, wantS := make([]byte, len(x)/2), make([]byte, len(x)/MXBlock)
+			want, wantS := make([]byte, len(x)/2), make([]byte, len(x)/mxBlock)
 			searchMXFP4Go(want, wantS, x)
-			checkSearchMXFP4(t, make([]byte, len(x)/2), make([]byte, len(x)/MXBlock), x, want, wantS, "near ties")
+			checkSearchMXFP4(t, make([]byte, len(x)/2), make([]byte, len(x)/mxBlock), x, want, wantS, "near ties")
 		})
 		t.Run("nvfp4", func(t *testing.T) {
-			want, wantS := make([]byte, len(y)/2), make([]byte, len(y)/NVFP4Block)
+			want, wantS := make([]byte, len(y)/2), make([]byte, len(y)/nvfp4Block)
 			searchNVFP4Go(want, wantS, y, st)
-			checkSearchNVFP4(t, make([]byte, len(y)/2), make([]byte, len(y)/NVFP4Block), y, st, want, wantS, "near ties")
+			checkSearchNVFP4(t, make([]byte, len(y)/2), make([]byte, len(y)/nvfp4Block), y, st, want, wantS, "near ties")
 		})
 	})
 }

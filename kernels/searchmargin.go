@@ -2,7 +2,7 @@ package kernels
 
 import "math"
 
-// The choice of the fast scale searches (SearchIntSym, SearchE4M3 on
+// The choice of the fast scale searches (searchIntSym, searchE4M3 on
 // amd64): they sum each candidate's error in float32 and trust the least
 // sum only when it undercuts every other candidate's by a relative margin m
 // that bounds, twice over, how far a fast sum can lie from the exact float64

@@ -9,27 +9,31 @@ import (
 
 // Benchmarks of the SIMD kernels, each at two sizes: DRAM (64 Mi floats,
 // streamed from memory) and L2 (64 Ki floats, cache-resident), with
-// b.SetBytes the float32 bytes processed. BenchmarkSumFloat32 is the memory-read
-// baseline at the same sizes: report each figure as a ratio to it, measured in
-// the same run. They run on the active tier (TCAST_KERNELS caps it).
+// b.SetBytes the float32 bytes processed. BenchmarkMemRead (of the
+// benchmark set, workload_bench_test.go) is the memory-read baseline at the
+// same sizes and on the same input: report each figure as a ratio to it,
+// measured in the same run. They run on the active tier (TCAST_KERNELS caps it).
 
 var simdBenchSizes = []struct {
 	name string
 	n    int
 }{{"DRAM", 64 << 20}, {"L2", 64 << 10}}
 
-// simdBenchInput returns n floats shaped like weights: normal, times
-// 2^((i/32 mod 16) − 8) so that neighbouring blocks have different scales.
-var simdBenchInput = sync.OnceValues(func() ([]float32, []float32) {
-	make := func(n int) []float32 {
-		r := rand.New(rand.NewPCG(1, 2))
-		x := make([]float32, n)
-		for i := range x {
-			x[i] = float32(r.NormFloat64() * math.Ldexp(1, (i/32)%16-8))
-		}
-		return x
+// weightsInput returns n floats shaped like weights: normal, times
+// 2^((i/32 mod 16) − 8) so that neighbouring blocks have different scales
+// (the input of the benchmark set, kbench.BenchInput).
+func weightsInput(n int) []float32 {
+	r := rand.New(rand.NewPCG(1, 2))
+	x := make([]float32, n)
+	for i := range x {
+		x[i] = float32(r.NormFloat64() * math.Ldexp(1, (i/32)%16-8))
 	}
-	return make(simdBenchSizes[0].n), make(simdBenchSizes[1].n)
+	return x
+}
+
+// simdBenchInput returns the inputs of the two sizes.
+var simdBenchInput = sync.OnceValues(func() ([]float32, []float32) {
+	return weightsInput(simdBenchSizes[0].n), weightsInput(simdBenchSizes[1].n)
 })
 
 // benchSizes runs prepare(src) for each size and times the function it returns.
@@ -50,12 +54,6 @@ func benchSizes(b *testing.B, prepare func(src []float32) func()) {
 }
 
 var simdSink uint64
-
-func BenchmarkSumFloat32(b *testing.B) {
-	benchSizes(b, func(src []float32) func() {
-		return func() { simdSink += SumFloat32(src) }
-	})
-}
 
 func BenchmarkAbsMaxBlocks32(b *testing.B) {
 	benchSizes(b, func(src []float32) func() {

@@ -44,15 +44,15 @@ func TestRoundElements(t *testing.T) {
 	int8f := IntCodec{Bits: 8, Signed: true, Min: -128, Max: 127}
 	for _, x := range vals {
 		require.Equal(t, math.Float32bits(e2m1Codec.Decode(e2m1Codec.Encode(x, RoundEven, true, 0))),
-			math.Float32bits(RoundE2M1(x)), "e2m1 %v (%#x)", x, math.Float32bits(x))
+			math.Float32bits(roundE2M1(x)), "e2m1 %v (%#x)", x, math.Float32bits(x))
 		require.Equal(t, math.Float32bits(e4m3fnCodec.Decode(e4m3fnCodec.Encode(x, RoundEven, true, 0))),
-			math.Float32bits(RoundE4M3FN(x)), "e4m3fn %v (%#x)", x, math.Float32bits(x))
+			math.Float32bits(roundE4M3FN(x)), "e4m3fn %v (%#x)", x, math.Float32bits(x))
 		require.Equal(t, math.Float32bits(q16Codec.Decode(q16Codec.Encode(x, RoundEven, 0))),
-			math.Float32bits(RoundInt(x, 64, 1.0/64, -127, 127)), "q1.6 %v", x)
+			math.Float32bits(roundInt(x, 64, 1.0/64, -127, 127)), "q1.6 %v", x)
 		require.Equal(t, math.Float32bits(int4.Decode(int4.Encode(x, RoundEven, 0))),
-			math.Float32bits(RoundInt(x, 1, 1, -7, 7)), "int4 %v", x)
+			math.Float32bits(roundInt(x, 1, 1, -7, 7)), "int4 %v", x)
 		require.Equal(t, math.Float32bits(int8f.Decode(int8f.Encode(x, RoundEven, 0))),
-			math.Float32bits(RoundInt(x, 1, 1, -128, 127)), "int8 full range %v", x)
+			math.Float32bits(roundInt(x, 1, 1, -128, 127)), "int8 full range %v", x)
 	}
 }
 
@@ -91,11 +91,11 @@ func TestSqErr(t *testing.T) {
 		blk  SqErrBlock
 		lane int // lanes of the sum (1: index order)
 	}{
-		{"e2m1", SqErrE2M1, func(q float32) float32 { return e2m1Codec.Decode(e2m1Codec.Encode(q, RoundEven, true, 0)) }, SqErrBlock{}, 1},
-		{"e4m3fn", SqErrE4M3FN, func(q float32) float32 { return e4m3fnCodec.Decode(e4m3fnCodec.Encode(q, RoundEven, true, 0)) }, SqErrBlock{}, 16},
-		{"int4", SqErrInt, func(q float32) float32 { return int4.Decode(int4.Encode(q, RoundEven, 0)) },
+		{"e2m1", sqErrE2M1, func(q float32) float32 { return e2m1Codec.Decode(e2m1Codec.Encode(q, RoundEven, true, 0)) }, SqErrBlock{}, 1},
+		{"e4m3fn", sqErrE4M3FN, func(q float32) float32 { return e4m3fnCodec.Decode(e4m3fnCodec.Encode(q, RoundEven, true, 0)) }, SqErrBlock{}, 16},
+		{"int4", sqErrInt, func(q float32) float32 { return int4.Decode(int4.Encode(q, RoundEven, 0)) },
 			SqErrBlock{IntScale: 1, IntStep: 1, IntLo: -7, IntHi: 7}, 1},
-		{"q1.6", SqErrInt, func(q float32) float32 { return q16Codec.Decode(q16Codec.Encode(q, RoundEven, 0)) },
+		{"q1.6", sqErrInt, func(q float32) float32 { return q16Codec.Decode(q16Codec.Encode(q, RoundEven, 0)) },
 			SqErrBlock{IntScale: 64, IntStep: 1.0 / 64, IntLo: -127, IntHi: 127}, 1},
 	} {
 		for trial := range 2000 {
@@ -152,13 +152,13 @@ func FuzzSqErr(f *testing.F) {
 			blk.Div, blk.Mul = sc, 0
 		}
 		require.Equal(t, math.Float64bits(sqErrRef(&blk, func(q float32) float32 { return e2m1Codec.Decode(e2m1Codec.Encode(q, RoundEven, true, 0)) })),
-			math.Float64bits(SqErrE2M1(&blk)))
+			math.Float64bits(sqErrE2M1(&blk)))
 		require.Equal(t, math.Float64bits(sqErrRefLanes(&blk, func(q float32) float32 { return e4m3fnCodec.Decode(e4m3fnCodec.Encode(q, RoundEven, true, 0)) }, 16)),
-			math.Float64bits(SqErrE4M3FN(&blk)))
+			math.Float64bits(sqErrE4M3FN(&blk)))
 		ib := blk
 		ib.IntScale, ib.IntStep, ib.IntLo, ib.IntHi = 1, 1, -7, 7
 		require.Equal(t, math.Float64bits(sqErrRef(&ib, func(q float32) float32 { return int4.Decode(int4.Encode(q, RoundEven, 0)) })),
-			math.Float64bits(SqErrInt(&ib)))
+			math.Float64bits(sqErrInt(&ib)))
 	})
 }
 

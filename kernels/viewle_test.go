@@ -12,7 +12,7 @@ import (
 // values they encode (1.0 is 0x3F800000, float16 1.0 is 0x3C00), no view
 // of empty or misaligned bytes.
 func TestViewLE(t *testing.T) {
-	if !NativeLittleEndian() {
+	if !nativeLittleEndian {
 		_, ok := ViewLE[float32](make([]byte, 8))
 		assert.False(t, ok)
 		return

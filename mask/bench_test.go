@@ -5,12 +5,13 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/tensorcast-go/tensorcast/internal/kbench"
 	"github.com/tensorcast-go/tensorcast/kernels"
 )
 
 // Benchmarks of the bulk operations at the sizes of the kernels' benchmark
-// set: DRAM (kernels.BenchDRAM elements, streamed from memory) and L2
-// (kernels.BenchL2, cache-resident). MB/s count the float32 bytes of one
+// set: DRAM (kbench.BenchDRAM elements, streamed from memory) and L2
+// (kbench.BenchL2, cache-resident). MB/s count the float32 bytes of one
 // input (4 per element), as the kernels' benchmarks do, except Count's,
 // which count mask bytes (one per 8 elements). BenchmarkMemRead is the
 // memory-read loop to report the others against, measured in the same run.
@@ -18,7 +19,7 @@ import (
 var benchSizes = []struct {
 	name string
 	n    int
-}{{"DRAM", kernels.BenchDRAM}, {"L2", kernels.BenchL2}}
+}{{"DRAM", kbench.BenchDRAM}, {"L2", kbench.BenchL2}}
 
 // benchData returns the input floats and a mask of about 3 in 4 elements
 // kept, in no pattern a branch predictor learns, for each size.
@@ -43,7 +44,7 @@ var benchData = sync.OnceValue(func() map[int]struct {
 		out[sz.n] = struct {
 			x    []float32
 			keep *Mask
-		}{kernels.BenchInput(sz.n), m}
+		}{kbench.BenchInput(sz.n), m}
 	}
 	return out
 })
@@ -69,7 +70,7 @@ func floatBytes(n int) int64 { return 4 * int64(n) }
 
 func BenchmarkMemRead(b *testing.B) {
 	bench(b, floatBytes, func(x []float32, _ *Mask) func() {
-		return func() { sink += int(kernels.SumFloat32(x)) }
+		return func() { sink += int(kbench.SumFloat32(x)) }
 	})
 }
 

@@ -5,12 +5,12 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/tensorcast-go/tensorcast/kernels"
+	"github.com/tensorcast-go/tensorcast/internal/kbench"
 )
 
 // Benchmarks over a 1024×1024 float32 tensor (4 MiB of data, 1 MiB of mask)
 // with three quarters of the elements kept. MemRead is the memory-read
-// baseline of the same run (kernels.SumFloat32 over the data); compare the
+// baseline of the same run (kbench.SumFloat32 over the data); compare the
 // others to it. Run e.g.
 //
 //	go test -run '^$' -bench . -benchtime 200ms ./masked/
@@ -40,7 +40,7 @@ var sink uint64
 func BenchmarkMemRead(b *testing.B) {
 	_, data, _ := benchTensor(b)
 	for b.Loop() {
-		sink += kernels.SumFloat32(data)
+		sink += kbench.SumFloat32(data)
 	}
 }
 

@@ -1,10 +1,7 @@
 package masked
 
 import (
-	"fmt"
 	"math"
-
-	"github.com/tensorcast-go/tensorcast/kernels"
 )
 
 // The slice forms reduce one plain slice x under a keep mask (the form the
@@ -90,33 +87,6 @@ func NormSlice[T Float](x []T, keep []bool, ord float64) (T, bool) {
 		return T(absMaxFloat32(f, k)), anyTrue(k)
 	}
 	return normBlock[T, T](x, k, ord), anyTrue(k)
-}
-
-// AbsMaxSlice is NormSlice of order +Inf over float32 data as float32 bits:
-// the largest kept |x| (the bits of a NaN if a NaN is kept, 0 when none is
-// kept), the tensor amax of scale selection. A nil keep keeps everything;
-// otherwise it must be as long as x.
-func AbsMaxSlice(x []float32, keep []bool) uint32 {
-	if keep == nil {
-		return kernels.AbsMaxBits(x)
-	}
-	return kernels.AbsMaxBitsMasked(x, keepOrAll(keep, len(x)))
-}
-
-// AbsMaxBlocks writes AbsMaxSlice of each run of block elements of x (the
-// last may be shorter) with its keep flags to dst: the block amaxes of
-// scale selection, which tcast.Cast takes from here when a keep mask is
-// given. dst must hold ceil(len(x)/block) values and block must be at least
-// 1; keep is as for AbsMaxSlice.
-func AbsMaxBlocks(dst []uint32, x []float32, keep []bool, block int) {
-	if block < 1 || len(dst) < (len(x)+block-1)/block {
-		panic(fmt.Sprintf("masked: AbsMaxBlocks: %d values for %d elements in blocks of %d", len(dst), len(x), block))
-	}
-	if keep == nil {
-		kernels.AbsMaxBlocks(dst, x, block)
-		return
-	}
-	kernels.AbsMaxBlocksMasked(dst, x, keepOrAll(keep, len(x)), block)
 }
 
 // LogSumExpSlice is LogSumExp over the kept elements of x (-Inf when none is

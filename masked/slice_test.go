@@ -159,25 +159,35 @@ func TestMedianSelect(t *testing.T) {
 	assert.Equal(t, 0.0, v)
 }
 
-// TestAbsMaxBlocks checks the block amax of scale selection on hand-derived
+// TestNormSliceAmax checks NormSlice of order +Inf on float32 data, the
+// block amax of scale selection that runs the kernels, on hand-derived
 // blocks (a masked-out NaN and Inf do not leak, a kept NaN does, a block
-// with nothing kept gives 0, the last block is short) and against NormSlice
-// of order +Inf on random blocks.
-func TestAbsMaxBlocks(t *testing.T) {
+// with nothing kept gives 0, the last block is short) and against the
+// generic norm of order +Inf (normBlock) on random blocks.
+func TestNormSliceAmax(t *testing.T) {
 	nan, inf := float32(math.NaN()), float32(math.Inf(1))
 	x := []float32{1, -5, nan, 2 /**/, -3, inf, 0.5, -0.25 /**/, 7, -8, 9, nan /**/, 4, -6}
 	keep := []bool{true, true, false, true, true, false, true, true, false, false, false, false, true, true}
-	got := make([]uint32, 4)
-	AbsMaxBlocks(got, x, keep, 4)
-	assert.Equal(t, []uint32{math.Float32bits(5), math.Float32bits(3), 0, math.Float32bits(6)}, got)
-	assert.Equal(t, math.Float32bits(6), AbsMaxSlice(x, keep))
+	amax := func(x []float32, keep []bool, block int) []float32 {
+		var out []float32
+		for lo := 0; lo < len(x); lo += block {
+			hi := min(len(x), lo+block)
+			var k []bool
+			if keep != nil {
+				k = keep[lo:hi]
+			}
+			v, _ := NormSlice(x[lo:hi], k, math.Inf(1))
+			out = append(out, v)
+		}
+		return out
+	}
+	assert.Equal(t, []float32{5, 3, 0, 6}, amax(x, keep, 4))
+	all, _ := NormSlice(x, keep, math.Inf(1))
+	assert.Equal(t, float32(6), all)
 	keep[2] = true // a kept NaN
-	AbsMaxBlocks(got, x, keep, 4)
-	assert.True(t, math.IsNaN(float64(math.Float32frombits(got[0]))))
-	AbsMaxBlocks(got, x, nil, 4) // nil keeps everything
-	assert.Equal(t, math.Float32bits(inf), got[1])
-	assert.Panics(t, func() { AbsMaxBlocks(got[:3], x, nil, 4) })
-	assert.Panics(t, func() { AbsMaxBlocks(got, x, keep[:3], 4) })
+	assert.True(t, math.IsNaN(float64(amax(x, keep, 4)[0])))
+	assert.Equal(t, inf, amax(x, nil, 4)[1]) // nil keeps everything
+	assert.Panics(t, func() { NormSlice(x, keep[:3], math.Inf(1)) })
 
 	r := rand.New(rand.NewPCG(5, 6))
 	for _, block := range []int{1, 16, 32, 33} {
@@ -187,12 +197,10 @@ func TestAbsMaxBlocks(t *testing.T) {
 			x[i] = float32(r.NormFloat64())
 			keep[i] = r.IntN(3) > 0
 		}
-		got := make([]uint32, (n+block-1)/block)
-		AbsMaxBlocks(got, x, keep, block)
-		for b := range got {
+		for b, got := range amax(x, keep, block) {
 			lo, hi := b*block, min(n, (b+1)*block)
-			want, _ := NormSlice(x[lo:hi], keep[lo:hi], math.Inf(1))
-			assert.Equal(t, math.Float32bits(want), got[b], "block %d of %d", b, block)
+			want := normBlock[float32, float32](x[lo:hi], keep[lo:hi], math.Inf(1))
+			assert.Equal(t, math.Float32bits(want), math.Float32bits(got), "block %d of %d", b, block)
 		}
 	}
 }

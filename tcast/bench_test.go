@@ -4,7 +4,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/tensorcast-go/tensorcast/kernels"
+	"github.com/tensorcast-go/tensorcast/internal/kbench"
 	"github.com/tensorcast-go/tensorcast/mask"
 )
 
@@ -25,7 +25,7 @@ func BenchmarkMemRead(b *testing.B) {
 	b.SetBytes(4 * benchN)
 	var s uint64
 	for b.Loop() {
-		s += kernels.SumFloat32(x)
+		s += kbench.SumFloat32(x)
 	}
 	_ = s
 }

@@ -7,7 +7,6 @@ import (
 	"github.com/tensorcast-go/tensorcast/dtype"
 	"github.com/tensorcast-go/tensorcast/kernels"
 	"github.com/tensorcast-go/tensorcast/mask"
-	"github.com/tensorcast-go/tensorcast/masked"
 	"github.com/tensorcast-go/tensorcast/scale"
 	"github.com/tensorcast-go/tensorcast/sparsity"
 )
@@ -667,7 +666,7 @@ func (c *caster) maskedBlockAmax(x []float32) func(b block) float32 {
 		if r := b.scaleIndex / perRow; r != row {
 			row = r
 			lo := r * rowLen
-			masked.AbsMaxBlocks(buf, x[lo:lo+rowLen], c.keep[lo:lo+rowLen], tile)
+			kernels.AbsMaxBlocksMasked(buf, x[lo:lo+rowLen], c.keep[lo:lo+rowLen], tile)
 		}
 		return math.Float32frombits(buf[b.scaleIndex%perRow])
 	}
@@ -730,7 +729,10 @@ func (c *caster) amax(x []float32, keep []bool) float32 {
 		}
 		return max(hi, 0) - min(lo, 0)
 	}
-	return math.Float32frombits(masked.AbsMaxSlice(x, keep))
+	if keep == nil {
+		return math.Float32frombits(kernels.AbsMaxBits(x))
+	}
+	return math.Float32frombits(kernels.AbsMaxBitsMasked(x, keep))
 }
 
 func isNonFinite(x float32) bool { return math.Float32bits(x)&0x7fffffff >= 0x7f800000 }

@@ -5,20 +5,18 @@ import (
 	"github.com/tensorcast-go/tensorcast/kernels"
 )
 
-// The integer-group kernels (kernels.QuantizeIntSym, QuantizeIntAsym and
-// their decoders) stand in for the block-by-block path of the int8, int4,
+// The integer-group kernels (the IntSym and IntAsym entries of the kernels'
+// codec table) stand in for the block-by-block path of the int8, int4,
 // uint8 and uint4 datatypes with float16 or float32 scales (and, for the
 // unsigned ones, an int8 or uint8 zero point): one scale for the tensor, per
-// channel or per group along the last axis. The E4M3 kernels
-// (kernels.QuantizeE4M3, DequantizeE4M3) do the same for e4m3fn datatypes
-// with float32 scales: per tensor, per channel or group along the last axis,
-// or per 2-D tile of the last two axes. Both apply under the default options
-// (round to nearest even, no keep mask, symmetric integers, float scales
-// that are not forced to powers of two). A scale-searching E4M3 cast without
-// importance runs through kernels.SearchE4M3, the search fused with the
-// quantizer, and a symmetric integer one through kernels.SearchIntSym. The
-// results are the same bits either way; the tests compare
-// the two paths.
+// channel or per group along the last axis. The E4M3 entry does the same for
+// e4m3fn datatypes with float32 scales: per tensor, per channel or group
+// along the last axis, or per 2-D tile of the last two axes. Both apply
+// under the default options (round to nearest even, no keep mask, symmetric
+// integers, float scales that are not forced to powers of two). A
+// scale-searching E4M3 or symmetric integer cast without importance runs
+// through its entry's Search, the search fused with the quantizer. The
+// results are the same bits either way; the tests compare the two paths.
 
 var (
 	fmtInt8    = dtype.MustParse("int8")
@@ -68,40 +66,35 @@ func intGroupsOf(dt *DataType, lay *layout) (kernelKind, kernels.IntGroups) {
 }
 
 // fp8TilesOf reports whether the E4M3 kernels handle dt on lay and returns
-// their description of its tiles on one matrix of the last two axes (the
-// whole tensor as one row for a tensor scale, the last axis's rows for 1-D
-// tiles) and the number of such matrices.
-func fp8TilesOf(dt *DataType, lay *layout) (kernels.FP8Tiles, int, bool) {
+// their description of its tiles: the whole tensor as one row for a tensor
+// scale, the last axis's rows for 1-D tiles, a stack of matrices of the last
+// two axes for 2-D tiles.
+func fp8TilesOf(dt *DataType, lay *layout) (kernels.FP8Tiles, bool) {
 	var ft kernels.FP8Tiles
 	s := dt.spec
 	if s == nil || dt.elem != fmtE4M3FN || s.Scale != fmtFloat32 || s.Zero != nil || s.TensorScale != nil ||
 		s.IsSparse() || lay.sub != 0 {
-		return ft, 0, false
+		return ft, false
 	}
 	for _, tl := range s.Tiles {
 		if tl.Sub != 0 || tl.Offset != 0 {
-			return ft, 0, false
+			return ft, false
 		}
 	}
 	last := len(lay.shape) - 1
 	switch len(s.Tiles) {
 	case 0:
-		return kernels.FP8Tiles{Cols: lay.n}, 1, true
+		return kernels.FP8Tiles{Cols: lay.n}, true
 	case 1:
 		if lay.axis != last {
-			return ft, 0, false
+			return ft, false
 		}
-		return kernels.FP8Tiles{Cols: lay.shape[last], TileRows: 1, TileCols: lay.tile1}, 1, true
+		return kernels.FP8Tiles{Cols: lay.shape[last], TileRows: 1, TileCols: lay.tile1}, true
 	}
 	if lay.axis != last || lay.axis0 != last-1 {
-		return ft, 0, false
+		return ft, false
 	}
-	rows, cols := lay.shape[last-1], lay.shape[last]
-	mats := 0
-	if rows*cols != 0 {
-		mats = lay.n / (rows * cols)
-	}
-	return kernels.FP8Tiles{Cols: cols, TileRows: lay.tile0, TileCols: lay.tile1}, mats, true
+	return kernels.FP8Tiles{Cols: lay.shape[last], TileRows: lay.tile0, TileCols: lay.tile1, Rows: lay.shape[last-1]}, true
 }
 
 // groupPlan is how the group kernels cast or decode a tensor.
@@ -109,7 +102,6 @@ type groupPlan struct {
 	kind kernelKind
 	ig   kernels.IntGroups
 	ft   kernels.FP8Tiles
-	mats int // matrices of ft (kernelFP8)
 }
 
 // planGroups returns the group kernels' plan for dt on lay; its kind is
@@ -118,8 +110,8 @@ func planGroups(dt *DataType, lay *layout) groupPlan {
 	if k, g := intGroupsOf(dt, lay); k != noKernel {
 		return groupPlan{kind: k, ig: g}
 	}
-	if ft, mats, ok := fp8TilesOf(dt, lay); ok {
-		return groupPlan{kind: kernelFP8, ft: ft, mats: mats}
+	if ft, ok := fp8TilesOf(dt, lay); ok {
+		return groupPlan{kind: kernelFP8, ft: ft}
 	}
 	return groupPlan{}
 }
@@ -145,61 +137,30 @@ func (c *caster) castGroupKernel(x []float32, p groupPlan) *Tensor {
 		bits = p.ig.Bits
 	}
 	codes := make([]byte, kernels.PackedLen(len(x), uint(bits)))
-	switch p.kind {
-	case kernelIntSym:
-		if c.opts.ScaleSearch {
-			kernels.SearchIntSym(codes, t.Scale.Bytes, x, p.ig)
-		} else {
-			kernels.QuantizeIntSym(codes, t.Scale.Bytes, x, p.ig)
-		}
-	case kernelIntAsym:
-		kernels.QuantizeIntAsym(codes, t.Scale.Bytes, t.Zero.Bytes, x, p.ig)
-	case kernelFP8:
-		quant := kernels.QuantizeE4M3
-		if c.opts.ScaleSearch {
-			quant = kernels.SearchE4M3
-		}
-		p.forMatrices(len(x), func(lo, hi, s0, s1 int) {
-			quant(codes[lo:hi], t.Scale.Bytes[s0:s1], x[lo:hi], p.ft)
-		})
+	quant := p.kind.codec().Quantize
+	if c.opts.ScaleSearch && p.kind.codec().Search != nil {
+		quant = p.kind.codec().Search // not IntAsym's: it has none
 	}
+	quant(p.planes(codes, t), x)
 	return c.finishKernelCast(t, len(x), codes, bits, func(dst []float32) {
 		dequantGroupKernel(p, dst, codes, t)
 	})
 }
 
-// forMatrices calls fn for each matrix of an E4M3 plan over n elements:
-// its element range and the byte range of its scales.
-func (p groupPlan) forMatrices(n int, fn func(lo, hi, s0, s1 int)) {
-	if p.mats == 0 {
-		return
+// planes returns the kernels' planes of plan p: codes, and t's scale and
+// zero parts.
+func (p groupPlan) planes(codes []byte, t *Tensor) kernels.Planes {
+	pl := kernels.Planes{Codes: codes, Scales: t.Scale.Bytes, Groups: p.ig, Tiles: p.ft}
+	if p.kind == kernelIntAsym {
+		pl.Zeros = t.Zero.Bytes
 	}
-	per := n / p.mats
-	tr, tc := max(p.ft.TileRows, 1), p.ft.TileCols
-	if tc == 0 {
-		tc = max(p.ft.Cols, 1)
-	}
-	cols := max(p.ft.Cols, 1)
-	rows := per / cols
-	scales := 4 * ((rows + tr - 1) / tr) * ((cols + tc - 1) / tc)
-	for m := range p.mats {
-		fn(m*per, (m+1)*per, m*scales, (m+1)*scales)
-	}
+	return pl
 }
 
 // dequantGroupKernel decodes codes (packed for 4-bit elements) with t's
 // scale and zero parts into dst.
 func dequantGroupKernel(p groupPlan, dst []float32, codes []byte, t *Tensor) {
-	switch p.kind {
-	case kernelIntSym:
-		kernels.DequantizeIntSym(dst, codes, t.Scale.Bytes, p.ig)
-	case kernelIntAsym:
-		kernels.DequantizeIntAsym(dst, codes, t.Scale.Bytes, t.Zero.Bytes, p.ig)
-	case kernelFP8:
-		p.forMatrices(len(dst), func(lo, hi, s0, s1 int) {
-			kernels.DequantizeE4M3(dst[lo:hi], codes[lo:hi], t.Scale.Bytes[s0:s1], p.ft)
-		})
-	}
+	p.kind.codec().Dequantize(dst, p.planes(codes, t))
 }
 
 // decompressGroupKernel is Decompress through the group kernels,

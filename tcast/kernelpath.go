@@ -8,20 +8,21 @@ import (
 	"github.com/tensorcast-go/tensorcast/scale"
 )
 
-// The one-pass kernels of the hot scaled datatypes (kernels.QuantizeMXFP4 and
-// its kin) stand in for the block-by-block path when a cast or a decompression
+// The one-pass kernels of the hot scaled datatypes (the kernels' codec table,
+// kernels.LookupScaled) stand in for the block-by-block path when a cast or a decompression
 // is exactly what they compute: the datatype is MXFP4, MXFP6 (E2M3, E3M2),
 // MXFP8 (E4M3, E5M2), MXINT8 or NVFP4, its blocks run along the last axis and
 // every row is a whole number of blocks, and the options are the defaults
 // those kernels implement (floor scales, round to nearest even, symmetric
 // integers, float scales that are not forced to powers of two), with or
 // without a keep mask. A scale-searching cast (Options.ScaleSearch) of a
-// kind that has a fused search kernel (searchKernel: MXFP4, NVFP4 and MXFP8
-// through kernels.SearchMXFP4, SearchNVFP4 and SearchMXFP8) takes it when it
+// kind that has a fused search kernel (searchKernel: MXFP4, NVFP4 and MXFP8,
+// whose codec table entries have a Search) takes it when it
 // weighs no importance and keeps every element. The results are the same
 // bits either way; the tests compare the two paths.
 
-// kernelKind names the datatypes the kernels handle.
+// kernelKind names the datatypes the kernels handle; kernelTable holds each
+// one's kernels.
 type kernelKind uint8
 
 const (
@@ -52,6 +53,40 @@ var (
 	fmtFloat32 = dtype.MustParse("float32")
 )
 
+// kernelEntry is one kind of kernelTable: its entry of the kernels' codec
+// table and, for the kinds kernelKindOf finds, the formats of its elements,
+// block scales and second-level tensor scale (nil for none).
+type kernelEntry struct {
+	codec               kernels.ScaledCodec
+	elem, scale, tensor *dtype.Format
+}
+
+// kernelTable lists the kinds' kernels.
+var kernelTable = [...]kernelEntry{
+	kernelMXFP4:     {codec: scaledCodec("MXFP4"), elem: fmtE2M1, scale: fmtE8M0},
+	kernelMXFP8:     {codec: scaledCodec("MXFP8"), elem: fmtE4M3FN, scale: fmtE8M0},
+	kernelMXINT8:    {codec: scaledCodec("MXINT8"), elem: fmtQ16, scale: fmtE8M0},
+	kernelNVFP4:     {codec: scaledCodec("NVFP4"), elem: fmtE2M1, scale: fmtUE4M3, tensor: fmtFloat32},
+	kernelMXFP8E5M2: {codec: scaledCodec("MXFP8E5M2"), elem: fmtE5M2, scale: fmtE8M0},
+	kernelMXFP6E2M3: {codec: scaledCodec("MXFP6E2M3"), elem: fmtE2M3, scale: fmtE8M0},
+	kernelMXFP6E3M2: {codec: scaledCodec("MXFP6E3M2"), elem: fmtE3M2, scale: fmtE8M0},
+	kernelIntSym:    {codec: scaledCodec("IntSym")},
+	kernelIntAsym:   {codec: scaledCodec("IntAsym")},
+	kernelFP8:       {codec: scaledCodec("E4M3")},
+}
+
+// scaledCodec returns the kernels' codec of the given name.
+func scaledCodec(name string) kernels.ScaledCodec {
+	c, ok := kernels.LookupScaled(name)
+	if !ok {
+		panic("tcast: no kernels codec " + name)
+	}
+	return c
+}
+
+// codec returns the kernels' codec of kind k.
+func (k kernelKind) codec() *kernels.ScaledCodec { return &kernelTable[k].codec }
+
 // kernelKindOf returns the kernel family of dt and its block size, or
 // noKernel.
 func kernelKindOf(dt *DataType) (kernelKind, int) {
@@ -63,24 +98,11 @@ func kernelKindOf(dt *DataType) (kernelKind, int) {
 	if tile.Sub != 0 || tile.Offset != 0 {
 		return noKernel, 0
 	}
-	switch {
-	case s.Scale == fmtE8M0 && s.TensorScale == nil && tile.Size == kernels.MXBlock:
-		switch dt.elem {
-		case fmtE2M1:
-			return kernelMXFP4, kernels.MXBlock
-		case fmtE4M3FN:
-			return kernelMXFP8, kernels.MXBlock
-		case fmtQ16:
-			return kernelMXINT8, kernels.MXBlock
-		case fmtE5M2:
-			return kernelMXFP8E5M2, kernels.MXBlock
-		case fmtE2M3:
-			return kernelMXFP6E2M3, kernels.MXBlock
-		case fmtE3M2:
-			return kernelMXFP6E3M2, kernels.MXBlock
+	for k, e := range kernelTable {
+		if e.elem != nil && e.elem == dt.elem && e.scale == s.Scale && e.tensor == s.TensorScale &&
+			tile.Size == e.codec.Block {
+			return kernelKind(k), e.codec.Block
 		}
-	case s.Scale == fmtUE4M3 && s.TensorScale == fmtFloat32 && tile.Size == kernels.NVFP4Block && dt.elem == fmtE2M1:
-		return kernelNVFP4, kernels.NVFP4Block
 	}
 	return noKernel, 0
 }
@@ -104,18 +126,14 @@ func (c *caster) kernel() kernelKind {
 }
 
 // searchKernel reports whether a scale-searching cast of kind k may run
-// through k's fused search kernel (kernels.SearchMXFP4 and its kin): k has
-// one, and the search weighs no importance and keeps every element (those
-// casts take the block-by-block path).
+// through k's fused search kernel (its codec's Search): k has one, and the
+// search weighs no importance and keeps every element (those casts take the
+// block-by-block path).
 func (c *caster) searchKernel(k kernelKind) bool {
 	if c.opts.Importance != nil || c.opts.Keep != nil || noSearchFast {
 		return false
 	}
-	switch k {
-	case kernelMXFP4, kernelNVFP4, kernelMXFP8, kernelFP8, kernelIntSym:
-		return true
-	}
-	return false
+	return k.codec().Search != nil
 }
 
 // packedLen is the number of data bytes the kernels of kind k use for n
@@ -124,16 +142,9 @@ func packedLen(k kernelKind, n int) int {
 	return kernels.PackedLen(n, uint(kernelBits(k)))
 }
 
-// kernelBits is the width of the element codes of kind k.
-func kernelBits(k kernelKind) int {
-	switch k {
-	case kernelMXFP4, kernelNVFP4:
-		return 4
-	case kernelMXFP6E2M3, kernelMXFP6E3M2:
-		return 6
-	}
-	return 8
-}
+// kernelBits is the width of the element codes of kind k, one of the kinds
+// kernelKindOf finds.
+func kernelBits(k kernelKind) int { return k.codec().Bits }
 
 // castKernel is Cast through the kernels of kind k: the same tensor, part by
 // part, as the block-by-block path gives.
@@ -231,66 +242,23 @@ func (c *caster) finishKernelCast(t *Tensor, n int, codes []byte, bits int, dequ
 // codes (packed for 4- and 6-bit elements) and scales; tensorMul is NVFP4's
 // second-level tensor scale.
 func quantKernel(k kernelKind, codes, scales []byte, x []float32, tensorMul float32) {
-	switch k {
-	case kernelMXFP4:
-		kernels.QuantizeMXFP4(codes, scales, x)
-	case kernelMXFP8:
-		kernels.QuantizeMXFP8(codes, scales, x)
-	case kernelMXINT8:
-		kernels.QuantizeMXINT8(codes, scales, x)
-	case kernelMXFP8E5M2:
-		kernels.QuantizeMXFP8E5M2(codes, scales, x)
-	case kernelMXFP6E2M3:
-		kernels.QuantizeMXFP6E2M3(codes, scales, x)
-	case kernelMXFP6E3M2:
-		kernels.QuantizeMXFP6E3M2(codes, scales, x)
-	case kernelNVFP4:
-		kernels.QuantizeNVFP4(codes, scales, x, tensorMul)
-	}
+	k.codec().Quantize(kernels.Planes{Codes: codes, Scales: scales, TensorScale: tensorMul}, x)
 }
 
 // quantKernel is quantKernel of kind k with c's tensor scale, through the
-// fused search kernel (searchKernelQuant) when c searches scales.
+// fused search kernel when c searches scales (searchKernel holds then).
 func (c *caster) quantKernel(k kernelKind, codes, scales []byte, x []float32) {
+	quant := k.codec().Quantize
 	if c.opts.ScaleSearch {
-		searchKernelQuant(k, codes, scales, x, c.tensorMul)
-	} else {
-		quantKernel(k, codes, scales, x, c.tensorMul)
+		quant = k.codec().Search
 	}
-}
-
-// searchKernelQuant is quantKernel with the scale search (Options.ScaleSearch):
-// the fused search kernel of kind k, for which searchKernel holds.
-func searchKernelQuant(k kernelKind, codes, scales []byte, x []float32, tensorMul float32) {
-	switch k {
-	case kernelMXFP8:
-		kernels.SearchMXFP8(codes, scales, x)
-	case kernelMXFP4:
-		kernels.SearchMXFP4(codes, scales, x)
-	case kernelNVFP4:
-		kernels.SearchNVFP4(codes, scales, x, tensorMul)
-	}
+	quant(kernels.Planes{Codes: codes, Scales: scales, TensorScale: c.tensorMul}, x)
 }
 
 // dequantKernel decodes codes (packed for 4- and 6-bit elements) and scales of kind
 // k into dst.
 func dequantKernel(k kernelKind, dst []float32, codes, scales []byte, tensorMul float32) {
-	switch k {
-	case kernelMXFP4:
-		kernels.DequantizeMXFP4(dst, codes, scales)
-	case kernelMXFP8:
-		kernels.DequantizeMXFP8(dst, codes, scales)
-	case kernelMXINT8:
-		kernels.DequantizeMXINT8(dst, codes, scales)
-	case kernelMXFP8E5M2:
-		kernels.DequantizeMXFP8E5M2(dst, codes, scales)
-	case kernelMXFP6E2M3:
-		kernels.DequantizeMXFP6E2M3(dst, codes, scales)
-	case kernelMXFP6E3M2:
-		kernels.DequantizeMXFP6E3M2(dst, codes, scales)
-	case kernelNVFP4:
-		kernels.DequantizeNVFP4(dst, codes, scales, tensorMul)
-	}
+	k.codec().Dequantize(dst, kernels.Planes{Codes: codes, Scales: scales, TensorScale: tensorMul})
 }
 
 // decompressKernel is Decompress through the kernels, for a validated

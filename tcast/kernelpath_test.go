@@ -12,12 +12,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tensorcast-go/tensorcast/dtype"
-	"github.com/tensorcast-go/tensorcast/kernels"
 	"github.com/tensorcast-go/tensorcast/mask"
 	"github.com/tensorcast-go/tensorcast/scale"
 )
 
 // The kernel datatypes and the family each must take.
+// The block sizes of OCP MX and NVFP4.
+const mxBlock, nvfp4Block = 32, 16
+
 var kernelDatatypes = []struct {
 	name string
 	kind kernelKind
@@ -98,7 +100,7 @@ func edgeBlocks(r *rand.Rand, block int, ties []float32) [][]float32 {
 // the floats either side of them, scaled by d.
 func nvfp4TieBlocks(e int) []float32 {
 	st := float32(math.Ldexp(1, e))
-	x := make([]float32, kernels.NVFP4Block)
+	x := make([]float32, nvfp4Block)
 	x[0] = 2688 * st
 	ties := kernelTies(kernelNVFP4)[:7]
 	for code := uint32(1); code <= 0x7e; code++ {
@@ -108,15 +110,15 @@ func nvfp4TieBlocks(e int) []float32 {
 			v := tv * d // exact: at most 3 + 4 significant bits
 			b = append(b, v, math.Nextafter32(v, 0), -math.Nextafter32(v, float32(math.Inf(1))))
 		}
-		for lo := 2; lo < len(b); lo += kernels.NVFP4Block - 2 {
-			blk := make([]float32, kernels.NVFP4Block)
+		for lo := 2; lo < len(b); lo += nvfp4Block - 2 {
+			blk := make([]float32, nvfp4Block)
 			copy(blk, b[:2])
-			copy(blk[2:], b[lo:min(lo+kernels.NVFP4Block-2, len(b))])
+			copy(blk[2:], b[lo:min(lo+nvfp4Block-2, len(b))])
 			x = append(x, blk...)
 		}
 	}
 	if len(x)%32 != 0 {
-		x = append(x, make([]float32, kernels.NVFP4Block)...) // whole rows of 32
+		x = append(x, make([]float32, nvfp4Block)...) // whole rows of 32
 	}
 	return x
 }
@@ -408,7 +410,7 @@ func fuzzFloats(data []byte, block int) []float32 {
 	return x
 }
 
-// FuzzMXFP4 compares kernels.QuantizeMXFP4 and DequantizeMXFP4 with the
+// FuzzMXFP4 compares the kernels' MXFP4 codec (quantKernel, dequantKernel) with the
 // reference cast and decompression on inputs made of the fuzzer's bytes (four
 // per float32, padded with zeros to whole blocks), and the dequantizer alone
 // on the same bytes read as codes and scales.
@@ -420,7 +422,7 @@ func FuzzMXFP4(f *testing.F) {
 	f.Add([]byte{})
 	dt := MustLookup("mxfp4")
 	f.Fuzz(func(t *testing.T, data []byte) {
-		x := fuzzFloats(data, kernels.MXBlock)
+		x := fuzzFloats(data, mxBlock)
 		n := len(x)
 		opts := DefaultOptions()
 		opts.Form = Compressed
@@ -428,8 +430,8 @@ func FuzzMXFP4(f *testing.F) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		codes, scales := make([]byte, n/2), make([]byte, n/kernels.MXBlock)
-		kernels.QuantizeMXFP4(codes, scales, x)
+		codes, scales := make([]byte, n/2), make([]byte, n/mxBlock)
+		quantKernel(kernelMXFP4, codes, scales, x, 1)
 		if !slices.Equal(codes, ref.Data.Bytes) || !slices.Equal(scales, ref.Scale.Bytes) {
 			t.Fatalf("quantize: codes % x scales % x, reference % x, % x", codes, scales, ref.Data.Bytes, ref.Scale.Bytes)
 		}
@@ -439,7 +441,7 @@ func FuzzMXFP4(f *testing.F) {
 				t.Fatal(err)
 			}
 			got := make([]float32, n)
-			kernels.DequantizeMXFP4(got, ref.Data.Bytes, ref.Scale.Bytes)
+			dequantKernel(kernelMXFP4, got, ref.Data.Bytes, ref.Scale.Bytes, 1)
 			for i := range want {
 				if math.Float32bits(want[i]) != math.Float32bits(got[i]) {
 					t.Fatalf("%s: value %d: %#08x, reference %#08x", what, i, math.Float32bits(got[i]), math.Float32bits(want[i]))

@@ -3,8 +3,6 @@ package tcast
 import (
 	"math"
 	"testing"
-
-	"github.com/tensorcast-go/tensorcast/kernels"
 )
 
 // FuzzMXByte compares Cast and Decompress of MXFP8 (E4M3, E5M2), MXFP6
@@ -20,7 +18,7 @@ func FuzzMXByte(f *testing.F) {
 	f.Add([]byte{})
 	names := []string{"mxfp8e4", "mxfp8e5", "mxfp6e2", "mxfp6e3", "mxint8"}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		x := fuzzFloats(data, kernels.MXBlock)
+		x := fuzzFloats(data, mxBlock)
 		n := len(x)
 		for _, name := range names {
 			dt := MustLookup(name)

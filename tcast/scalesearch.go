@@ -34,8 +34,17 @@ type searchScratch struct {
 	blk    kernels.SqErrBlock // the fast path's argument (its Int fields set once)
 }
 
+// The one-pass candidate errors of the element formats that have one (the
+// SqErr of the kernels' codecs): E2M1 (MXFP4's and NVFP4's elements), E4M3
+// (MXFP8's and the FP8 tiles'), integers (the integer groups').
+var (
+	sqErrE2M1 = kernelMXFP4.codec().SqErr
+	sqErrE4M3 = kernelMXFP8.codec().SqErr
+	sqErrInt  = kernelIntSym.codec().SqErr
+)
+
 // setSearchFast chooses the one-pass candidate error of the element format
-// (kernels.SqErrE2M1 and its kin) when it computes exactly what
+// (sqErrE2M1 and its kin) when it computes exactly what
 // candidateErr's general path (encode, decode, sum) computes: round to
 // nearest even with saturation, and E2M1, E4M3 or an integer format of at
 // most 16 bits. It leaves c.ssFast nil otherwise.
@@ -45,13 +54,13 @@ func (c *caster) setSearchFast() {
 	}
 	switch {
 	case c.elem == fmtE2M1 && !c.opts.FullRange:
-		c.ssFast = kernels.SqErrE2M1
+		c.ssFast = sqErrE2M1
 	case c.elem == fmtE4M3FN && !c.opts.FullRange:
-		c.ssFast = kernels.SqErrE4M3FN
+		c.ssFast = sqErrE4M3
 	case c.elem.Kind() == dtype.Int && c.elem.Bits() <= 16:
 		step := c.elem.Decode(1) // 2^−FracBits
 		c.ss.blk = kernels.SqErrBlock{IntScale: 1 / step, IntStep: step, IntLo: float32(c.qmin), IntHi: float32(c.qmax)}
-		c.ssFast = kernels.SqErrInt
+		c.ssFast = sqErrInt
 	}
 }
 
@@ -117,8 +126,12 @@ func (c *caster) candidateErr(v []float32, keep []bool, w []float32, mul, div, d
 	dtype.DecodeSlice(c.elem, dec, codes)
 	if c.elem == fmtE4M3FN {
 		// E4M3 errors sum in lanes, as the one-pass and fused kernels sum
-		// them (docs/NUMERICS.md §11).
-		return kernels.SqErrE4M3FNDecoded(v, dec, dmul, keep, w)
+		// them (docs/NUMERICS.md §11): the candidate error of the decoded
+		// elements.
+		s.blk.V, s.blk.W, s.blk.Keep, s.blk.Dec, s.blk.DMul = v, w, keep, dec, dmul
+		e := sqErrE4M3(&s.blk)
+		s.blk.Dec = nil
+		return e
 	}
 	for i, x := range v {
 		if keep != nil && !keep[i] {

@@ -152,10 +152,10 @@ func TestScaleSearchFastScope(t *testing.T) {
 }
 
 // TestScaleSearchKernelE2M1: scale-searching casts of mxfp4 and nvfp4 run
-// through the fused kernels (kernels.SearchMXFP4, SearchNVFP4) where rows are
-// whole blocks, and give the general path's bytes: rows of one block, wide
-// rows, blocks holding a NaN or an infinity, all-zero blocks, subnormal and
-// huge blocks.
+// through the fused kernels (the Search of the kernels' MXFP4 and NVFP4
+// codecs) where rows are whole blocks, and give the general path's bytes:
+// rows of one block, wide rows, blocks holding a NaN or an infinity,
+// all-zero blocks, subnormal and huge blocks.
 func TestScaleSearchKernelE2M1(t *testing.T) {
 	r := rand.New(rand.NewPCG(14, 77))
 	var inputs []searchInput
@@ -214,11 +214,11 @@ func TestScaleSearchKernelE2M1(t *testing.T) {
 	}
 }
 
-// TestScaleSearchKernelE4M3: the fused E4M3 search kernels
-// (kernels.SearchMXFP8, SearchE4M3) run for searching casts of MXFP8 and of
-// e4m3fn with float32 scales and store the general path's bytes, on odd
-// shapes, rows of one block, rows with NaN, Inf and all-zero blocks, and
-// the fixture tensors.
+// TestScaleSearchKernelE4M3: the fused E4M3 search kernels (the Search of
+// the MXFP8 and E4M3 codecs) run for searching casts of MXFP8 and of e4m3fn
+// with float32 scales and store the general path's bytes, on odd shapes,
+// rows of one block, rows with NaN, Inf and all-zero blocks, and the
+// fixture tensors.
 func TestScaleSearchKernelE4M3(t *testing.T) {
 	r := rand.New(rand.NewPCG(14, 44))
 	var inputs []searchInput

@@ -10,7 +10,7 @@ import (
 )
 
 // TestScaleSearchIntKernel: scale-searching casts of symmetric integer
-// groups run through kernels.SearchIntSym and give the bytes of the
+// groups run through the IntSym codec's Search and give the bytes of the
 // block-by-block search (encode, decode, sum in float64), for float16 and
 // float32 scales, groups, channels and a whole-tensor scale, on rows of
 // one group, rows whose last group is short, NaN, Inf, zero, tiny and huge

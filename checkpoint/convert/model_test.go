@@ -210,7 +210,7 @@ func TestModelGGUF(t *testing.T) {
 				x = torchPermute(x, c.rows, tlHidden, c.heads)
 			}
 			blocks := make([]byte, len(x)/32*34)
-			gguf.QuantizeQ8_0(blocks, x)
+			require.NoError(t, gguf.Quantize(gguf.TypeQ8_0, blocks, x, nil))
 			raw, err := f.TensorBytes(c.g)
 			require.NoError(t, err)
 			assert.Equal(t, blocks, raw, "%s (whole %v)", c.g, whole)

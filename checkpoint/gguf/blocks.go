@@ -1,43 +1,13 @@
 package gguf
 
 import (
-	"encoding/binary"
 	"fmt"
-	"math"
 
 	"github.com/tensorcast-go/tensorcast/dtype"
 	"github.com/tensorcast-go/tensorcast/kernels"
 )
 
-// Block geometry of the block types with codecs in this package.
-const (
-	// Q8_0BlockSize and Q8_0BlockBytes: f16 scale d, then 32 int8 codes.
-	Q8_0BlockSize, Q8_0BlockBytes = 32, 34
-	// Q4_0BlockSize and Q4_0BlockBytes: f16 scale d, then 16 nibble bytes.
-	Q4_0BlockSize, Q4_0BlockBytes = 32, 18
-	// MXFP4BlockSize and MXFP4BlockBytes: E8M0 scale byte, then 16 nibble
-	// bytes.
-	MXFP4BlockSize, MXFP4BlockBytes = 32, 17
-	// NVFP4BlockSize and NVFP4BlockBytes: four UE4M3 scale bytes (one per
-	// 16-element sub-block), then 32 nibble bytes.
-	NVFP4BlockSize, NVFP4BlockBytes = 64, 36
-	// NVFP4SubBlockSize is the number of elements sharing one NVFP4 scale.
-	NVFP4SubBlockSize = 16
-)
-
-var (
-	fmtF16  = dtype.MustParse("float16")
-	fmtE2M1 = dtype.MustParse("e2m1")
-
-	// e2m1Value holds the value of each OCP E2M1 code (sign in bit 3).
-	e2m1Value [16]float32
-)
-
-func init() {
-	for c := range e2m1Value {
-		e2m1Value[c] = fmtE2M1.Decode(uint32(c))
-	}
-}
+var fmtF16 = dtype.MustParse("float16")
 
 // checkBlocks panics unless nelem elements and nbytes bytes are the same
 // whole number of blocks.
@@ -52,303 +22,61 @@ func checkBlocks(fn string, nelem, nbytes, blockSize, blockBytes int) int {
 	return nb
 }
 
-// QuantizeQ8_0 quantizes src into Q8_0 blocks in dst, exactly as ggml's
-// quantize_row_q8_0_ref does for finite input. For each block of 32:
+// SplitBlocks splits blocks of a type that stores one scale per sub-block
+// as a value of a scale format: Q8_0 and Q4_0 (a float16 d per 32
+// elements), MXFP4 (an E8M0 byte per 32) and NVFP4 (four UE4M3 bytes per
+// 64, one per 16). It writes one code per element to codes, in row order
+// (the int8 code of Q8_0, the 4-bit two's complement of q−8 for Q4_0 so
+// that an element is int4(code)·d, the E2M1 code of MXFP4 and NVFP4), and
+// the scale bytes as the blocks store them to scales, in block order (the
+// little-endian float16 of Q8_0 and Q4_0, two bytes a block). An element's
+// value is its code times its sub-block's scale (times 2^(e−127) for
+// E8M0).
 //
-//	amax = max |x|          (NaN elements are ignored)
-//	d    = amax / 127       (float32)
-//	id   = 1/d, or 0 when d = 0
-//	q    = roundf(x·id)     (round half away from zero, as C roundf)
-//
-// d is stored as float16, rounded to nearest even with overflow to Inf
-// (GGML_FP32_TO_FP16), so the decoded value is q·f16(d), not q·d. A NaN
-// element gets code 0; codes are clamped to ±127.
-//
-// len(src) must be a multiple of 32 and len(dst) must be len(src)/32·34;
-// it panics otherwise.
-func QuantizeQ8_0(dst []byte, src []float32) {
-	checkBlocks("QuantizeQ8_0", len(src), len(dst), Q8_0BlockSize, Q8_0BlockBytes)
-	kernels.QuantizeQ8_0(dst, src)
+// len(codes) must be whole blocks, src exactly their bytes and scales
+// their scale bytes (SubBlockSize gives the elements per scale); it panics
+// otherwise, or for another type.
+func SplitBlocks(t Type, codes, scales, src []byte) {
+	c := checkSplit("SplitBlocks", t, len(codes), len(scales), len(src))
+	c.Split(codes, scales, src)
 }
 
-// DequantizeQ8_0 decodes Q8_0 blocks: value = q·d. The products are exact.
-// len(src) must be len(dst)/32·34; it panics otherwise.
-func DequantizeQ8_0(dst []float32, src []byte) {
-	checkBlocks("DequantizeQ8_0", len(dst), len(src), Q8_0BlockSize, Q8_0BlockBytes)
-	kernels.DequantizeQ8_0(dst, src)
-}
-
-// QuantizeQ4_0 quantizes src into Q4_0 blocks in dst, exactly as ggml's
-// quantize_row_q4_0_ref does for finite input. For each block of 32:
-//
-//	max = the element of largest magnitude, with its sign (the first
-//	      such element on ties; NaN elements are ignored)
-//	d   = max / −8          (float32)
-//	id  = 1/d, or 0 when d = 0
-//	q   = min(15, trunc(x·id + 8.5))
-//
-// so the element of largest magnitude gets code 0 (value −8·d = max) and
-// ties of x·id round half up (toward +∞). Codes are clamped to 0..15 and a
-// NaN element gets code 8 (zero). d is stored as float16 (round to nearest
-// even, overflow to Inf); the decoded value is (q−8)·f16(d). Byte j of the
-// 16 code bytes holds element j in its low nibble and element j+16 in its
-// high nibble.
-//
-// len(src) must be a multiple of 32 and len(dst) must be len(src)/32·18;
-// it panics otherwise.
-func QuantizeQ4_0(dst []byte, src []float32) {
-	checkBlocks("QuantizeQ4_0", len(src), len(dst), Q4_0BlockSize, Q4_0BlockBytes)
-	kernels.QuantizeQ4_0(dst, src)
-}
-
-// DequantizeQ4_0 decodes Q4_0 blocks: element j of a block is
-// (low nibble of byte j − 8)·d and element j+16 is (high nibble − 8)·d.
-// The products are exact. len(src) must be len(dst)/32·18; it panics
-// otherwise.
-func DequantizeQ4_0(dst []float32, src []byte) {
-	checkBlocks("DequantizeQ4_0", len(dst), len(src), Q4_0BlockSize, Q4_0BlockBytes)
-	kernels.DequantizeQ4_0(dst, src)
-}
-
-// PackQ8_0 lays out already-computed Q8_0 data as ggml block_q8_0 blocks.
-// codes holds one int8 code per element in row order, as its two's
-// complement byte, and scales one float16 bit pattern d per 32 elements.
-// Each 34-byte block is d (little-endian) followed by the 32 code bytes;
-// element j of a block decodes to int8(code)·d. It is the inverse of
-// UnpackQ8_0, and PackQ8_0 of the codes and scales QuantizeQ8_0 chose
-// gives QuantizeQ8_0's blocks.
-//
-// len(codes) must be 32·len(scales) and len(dst) 34·len(scales); it
-// panics otherwise.
-func PackQ8_0(dst []byte, codes []uint8, scales []uint16) {
-	nb := checkBlocks("PackQ8_0", len(codes), len(dst), Q8_0BlockSize, Q8_0BlockBytes)
-	if len(scales) != nb {
-		panic(fmt.Sprintf("gguf: PackQ8_0: %d elements need %d scales, got %d", len(codes), nb, len(scales)))
+// JoinBlocks is the inverse of SplitBlocks: it lays codes and scales out
+// as blocks of type t in dst. A code wider than the type's (4 bits for
+// Q4_0, MXFP4 and NVFP4) gives a *PackError; lengths that do not fit
+// panic.
+func JoinBlocks(t Type, dst, codes, scales []byte) error {
+	c := checkSplit("JoinBlocks", t, len(codes), len(scales), len(dst))
+	if c.Join(dst, codes, scales) {
+		return nil
 	}
-	for i := range nb {
-		y := dst[i*Q8_0BlockBytes : (i+1)*Q8_0BlockBytes]
-		binary.LittleEndian.PutUint16(y, scales[i])
-		copy(y[2:], codes[i*Q8_0BlockSize:(i+1)*Q8_0BlockSize])
-	}
-}
-
-// UnpackQ8_0 is the inverse of PackQ8_0: it splits Q8_0 blocks into one
-// int8 code byte per element (in row order) and one float16 bit pattern
-// per block. len(codes) must be 32·len(scales) and len(src) 34·len(scales);
-// it panics otherwise.
-func UnpackQ8_0(codes []uint8, scales []uint16, src []byte) {
-	nb := checkBlocks("UnpackQ8_0", len(codes), len(src), Q8_0BlockSize, Q8_0BlockBytes)
-	if len(scales) != nb {
-		panic(fmt.Sprintf("gguf: UnpackQ8_0: %d elements need %d scales, got %d", len(codes), nb, len(scales)))
-	}
-	for i := range nb {
-		x := src[i*Q8_0BlockBytes : (i+1)*Q8_0BlockBytes]
-		scales[i] = binary.LittleEndian.Uint16(x)
-		copy(codes[i*Q8_0BlockSize:(i+1)*Q8_0BlockSize], x[2:])
-	}
-}
-
-// PackQ4_0 lays out already-computed Q4_0 data as ggml block_q4_0 blocks.
-// codes holds one stored code q (0..15) per element in row order, which
-// decodes to (q−8)·d, and scales one float16 bit pattern d per 32
-// elements. Each 18-byte block is d (little-endian) followed by 16 bytes,
-// byte j holding element j in its low nibble and element j+16 in its high
-// nibble. It is the inverse of UnpackQ4_0, and PackQ4_0 of the codes and
-// scales QuantizeQ4_0 chose gives QuantizeQ4_0's blocks.
-//
-// len(codes) must be 32·len(scales) and len(dst) 18·len(scales), and every
-// code must be below 16; it panics otherwise.
-func PackQ4_0(dst []byte, codes []uint8, scales []uint16) {
-	nb := checkBlocks("PackQ4_0", len(codes), len(dst), Q4_0BlockSize, Q4_0BlockBytes)
-	if len(scales) != nb {
-		panic(fmt.Sprintf("gguf: PackQ4_0: %d elements need %d scales, got %d", len(codes), nb, len(scales)))
-	}
-	for i := range nb {
-		y := dst[i*Q4_0BlockBytes : (i+1)*Q4_0BlockBytes]
-		binary.LittleEndian.PutUint16(y, scales[i])
-		packSplit(y[2:], codes[i*Q4_0BlockSize:(i+1)*Q4_0BlockSize], "PackQ4_0")
-	}
-}
-
-// UnpackQ4_0 is the inverse of PackQ4_0: it splits Q4_0 blocks into one
-// stored code q (0..15, value (q−8)·d) per element, in row order, and one
-// float16 bit pattern d per block. len(codes) must be 32·len(scales) and
-// len(src) 18·len(scales); it panics otherwise.
-func UnpackQ4_0(codes []uint8, scales []uint16, src []byte) {
-	nb := checkBlocks("UnpackQ4_0", len(codes), len(src), Q4_0BlockSize, Q4_0BlockBytes)
-	if len(scales) != nb {
-		panic(fmt.Sprintf("gguf: UnpackQ4_0: %d elements need %d scales, got %d", len(codes), nb, len(scales)))
-	}
-	for i := range nb {
-		x := src[i*Q4_0BlockBytes : (i+1)*Q4_0BlockBytes]
-		scales[i] = binary.LittleEndian.Uint16(x)
-		unpackSplit(codes[i*Q4_0BlockSize:(i+1)*Q4_0BlockSize], x[2:])
-	}
-}
-
-// QuantizeMXFP4 quantizes src to OCP MXFP4 written straight into ggml
-// block_mxfp4 blocks in dst: per block of 32 the E8M0 scale byte, then 16
-// bytes, byte j holding element j in its low nibble and element j+16 in its
-// high nibble. Scales and codes are the toolkit's MXFP4 cast (tcast.Cast to
-// mxfp4 with its defaults: floor scales, round to nearest even, saturation;
-// docs/NUMERICS.md §4), so the blocks equal PackMXFP4 of that cast's codes
-// and scales. ggml's own quantize_row_mxfp4 rounds ties toward the smaller
-// magnitude instead and does not give these bits.
-//
-// len(src) must be a multiple of 32 and len(dst) must be len(src)/32·17;
-// it panics otherwise.
-func QuantizeMXFP4(dst []byte, src []float32) {
-	checkBlocks("QuantizeMXFP4", len(src), len(dst), MXFP4BlockSize, MXFP4BlockBytes)
-	kernels.QuantizeMXFP4GGUF(dst, src)
-}
-
-// PackMXFP4 lays out already-computed MXFP4 data as ggml block_mxfp4
-// blocks. codes holds one OCP E2M1 code (0..15, sign in bit 3) per element
-// in row order, and scales one E8M0 byte per 32 elements (bias 127, as the
-// toolkit's MX casts produce them). Each 17-byte block is the scale byte
-// followed by 16 bytes, byte j holding element j in its low nibble and
-// element j+16 in its high nibble (ggml's split-half order, not the
-// adjacent-pair order of PyTorch and Hugging Face).
-//
-// len(codes) must be 32·len(scales) and len(dst) 17·len(scales), and
-// every code must be below 16; it panics otherwise.
-func PackMXFP4(dst []byte, codes, scales []uint8) {
-	nb := checkBlocks("PackMXFP4", len(codes), len(dst), MXFP4BlockSize, MXFP4BlockBytes)
-	if len(scales) != nb {
-		panic(fmt.Sprintf("gguf: PackMXFP4: %d elements need %d scales, got %d", len(codes), nb, len(scales)))
-	}
-	if kernels.PackMXFP4GGUF(dst, codes, scales) {
-		return
-	}
-	for i := range nb { // a code above 15: find it for the message
-		packSplit(dst[i*MXFP4BlockBytes+1:(i+1)*MXFP4BlockBytes], codes[i*MXFP4BlockSize:(i+1)*MXFP4BlockSize], "PackMXFP4")
-	}
-}
-
-// UnpackMXFP4 is the inverse of PackMXFP4: it splits MXFP4 blocks into one
-// E2M1 code per element (in row order) and one E8M0 scale byte per block.
-// len(codes) must be 32·len(scales) and len(src) 17·len(scales); it panics
-// otherwise.
-func UnpackMXFP4(codes, scales []uint8, src []byte) {
-	nb := checkBlocks("UnpackMXFP4", len(codes), len(src), MXFP4BlockSize, MXFP4BlockBytes)
-	if len(scales) != nb {
-		panic(fmt.Sprintf("gguf: UnpackMXFP4: %d elements need %d scales, got %d", len(codes), nb, len(scales)))
-	}
-	kernels.UnpackMXFP4GGUF(codes, scales, src)
-}
-
-// DequantizeMXFP4 decodes MXFP4 blocks: value = e2m1(q)·2^(e−127), exactly.
-// This equals ggml's kvalues_mxfp4[q]·ggml_e8m0_to_fp32_half(e) except in
-// two cases that follow the toolkit's conventions instead: code 8 decodes
-// to −0 (ggml: +0), and scale byte 0xFF is NaN, so the whole block decodes
-// to NaN (ggml: 2^128 times the element). len(src) must be len(dst)/32·17;
-// it panics otherwise.
-func DequantizeMXFP4(dst []float32, src []byte) {
-	checkBlocks("DequantizeMXFP4", len(dst), len(src), MXFP4BlockSize, MXFP4BlockBytes)
-	kernels.DequantizeMXFP4GGUF(dst, src)
-}
-
-// PackNVFP4 lays out NVFP4 data as ggml block_nvfp4 blocks. codes holds
-// one OCP E2M1 code (0..15) per element in row order, and scales one UE4M3
-// byte per 16 elements (an E4M3 block scale with the sign bit clear). Each
-// 36-byte block of 64 elements is its four scale bytes followed by 32
-// bytes; sub-block s (elements 16s..16s+15) uses bytes 8s..8s+7, byte j of
-// which holds sub-block element j in its low nibble and j+8 in its high
-// nibble. The per-tensor FP32 scale of NVFP4 has no place in the block;
-// llama.cpp stores it as a separate tensor.
-//
-// len(codes) must be 64·len(scales)/4 and len(dst) 36·len(scales)/4 (whole
-// 64-element blocks), and every code must be below 16; it panics
-// otherwise.
-func PackNVFP4(dst []byte, codes, scales []uint8) {
-	nb := checkBlocks("PackNVFP4", len(codes), len(dst), NVFP4BlockSize, NVFP4BlockBytes)
-	if len(scales) != nb*4 {
-		panic(fmt.Sprintf("gguf: PackNVFP4: %d elements need %d scales, got %d", len(codes), nb*4, len(scales)))
-	}
-	for i := range nb {
-		c := codes[i*NVFP4BlockSize : (i+1)*NVFP4BlockSize]
-		y := dst[i*NVFP4BlockBytes : (i+1)*NVFP4BlockBytes]
-		copy(y[:4], scales[4*i:4*i+4])
-		for s := range 4 {
-			packSplit(y[4+8*s:4+8*s+8], c[16*s:16*s+16], "PackNVFP4")
+	for i, q := range codes {
+		if q > 15 {
+			bs := t.BlockSize()
+			msg := fmt.Sprintf("code %#x of element %d is wider than 4 bits", q, i%bs)
+			return &PackError{t, i / bs, msg}
 		}
 	}
+	panic("gguf: JoinBlocks: the codec refused codes that fit") // unreachable
 }
 
-// UnpackNVFP4 is the inverse of PackNVFP4: it splits NVFP4 blocks into one
-// E2M1 code per element (in row order) and one UE4M3 byte per 16 elements.
-// len(codes) must be 16·len(scales), a multiple of 64, and len(src)
-// 36·len(codes)/64; it panics otherwise.
-func UnpackNVFP4(codes, scales []uint8, src []byte) {
-	nb := checkBlocks("UnpackNVFP4", len(codes), len(src), NVFP4BlockSize, NVFP4BlockBytes)
-	if len(scales) != nb*4 {
-		panic(fmt.Sprintf("gguf: UnpackNVFP4: %d elements need %d scales, got %d", len(codes), nb*4, len(scales)))
+// checkSplit returns the codec of t for SplitBlocks and JoinBlocks, and
+// panics unless t has a split and the lengths fit.
+func checkSplit(fn string, t Type, ncodes, nscales, nbytes int) kernels.BlockCodec {
+	c, ok := codecs[t]
+	if !ok || c.Split == nil {
+		panic(fmt.Sprintf("gguf: %s: %v has no split", fn, t))
 	}
-	for i := range nb {
-		x := src[i*NVFP4BlockBytes : (i+1)*NVFP4BlockBytes]
-		copy(scales[4*i:4*i+4], x[:4])
-		for s := range 4 {
-			o := i*NVFP4BlockSize + 16*s
-			unpackSplit(codes[o:o+16], x[4+8*s:4+8*s+8])
-		}
+	nb := checkBlocks(fn, ncodes, nbytes, c.BlockLen, c.BlockBytes)
+	if want := nb * splitScaleBytes(t); nscales != want {
+		panic(fmt.Sprintf("gguf: %s: %d elements of %v need %d scale bytes, got %d",
+			fn, ncodes, t, want, nscales))
 	}
+	return c
 }
 
-// DequantizeNVFP4 decodes NVFP4 blocks: value = e2m1(q)·scale, with the
-// scale byte decoded as ggml's ggml_ue4m3_to_fp32 does (times 2, since ggml
-// halves it to match its doubled E2M1 table): bytes 0x00 and 0x7F give 0,
-// otherwise bits 6..3 are the exponent (bias 7) and bits 2..0 the
-// mantissa, with subnormals for exponent 0. The products are exact. Code 8
-// decodes to −0 (ggml: +0). len(src) must be len(dst)/64·36; it panics
-// otherwise.
-func DequantizeNVFP4(dst []float32, src []byte) {
-	nb := checkBlocks("DequantizeNVFP4", len(dst), len(src), NVFP4BlockSize, NVFP4BlockBytes)
-	for i := range nb {
-		x := src[i*NVFP4BlockBytes : (i+1)*NVFP4BlockBytes]
-		for s := range 4 {
-			d := ue4m3GGML(x[s])
-			y := dst[i*NVFP4BlockSize+16*s : i*NVFP4BlockSize+16*s+16]
-			for j := range 8 {
-				b := x[4+8*s+j]
-				y[j] = e2m1Value[b&0x0F] * d
-				y[j+8] = e2m1Value[b>>4] * d
-			}
-		}
-	}
-}
-
-// ue4m3GGML decodes an NVFP4 scale byte as ggml does (without ggml's
-// halving).
-func ue4m3GGML(b byte) float32 {
-	if b == 0 || b == 0x7F {
-		return 0
-	}
-	exp := int(b>>3) & 0xF
-	man := float64(b & 7)
-	if exp == 0 {
-		return float32(math.Ldexp(man, -9))
-	}
-	return float32(math.Ldexp(1+man/8, exp-7))
-}
-
-// packSplit packs 2·len(dst) codes in ggml's split-half order: byte j
-// holds codes[j] (low nibble) and codes[j+len(dst)] (high nibble).
-func packSplit(dst []byte, codes []uint8, fn string) {
-	h := len(dst)
-	for j := range h {
-		lo, hi := codes[j], codes[j+h]
-		if lo > 15 || hi > 15 {
-			panic(fmt.Sprintf("gguf: %s: code %d is not a 4-bit code", fn, max(lo, hi)))
-		}
-		dst[j] = lo | hi<<4
-	}
-}
-
-// unpackSplit is the inverse of packSplit.
-func unpackSplit(codes []uint8, src []byte) {
-	h := len(src)
-	for j, b := range src {
-		codes[j] = b & 0x0F
-		codes[j+h] = b >> 4
-	}
+// splitScaleBytes is the number of scale bytes per block of t in the view
+// of SplitBlocks: the block's bytes less its codes'.
+func splitScaleBytes(t Type) int {
+	return t.BlockBytes() - t.BlockSize()*CodeBits(t)/8
 }

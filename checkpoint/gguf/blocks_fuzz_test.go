@@ -2,6 +2,7 @@ package gguf
 
 import (
 	"bytes"
+	"encoding/binary"
 	"math"
 	"path/filepath"
 	"testing"
@@ -11,11 +12,13 @@ import (
 
 // FuzzBlockCodecs reads the fuzzer's bytes as whole blocks of Q8_0, Q4_0,
 // MXFP4 and NVFP4 (any bit pattern: NaN and infinite scales included).
-// Unpack then Pack gives the same bytes back; Dequantize gives what the
-// type's own decoder gives; and Q8_0 and Q4_0 decode as their definition
-// says, computed here from the unpacked codes with x448/float16's scale:
-// int8 code × d, and (q − 8) × d, in float32. Seeds: the Q8_0, Q4_0, MXFP4
-// and NVFP4 tensors of testdata/all_types.gguf, and patterned bytes.
+// SplitBlocks then JoinBlocks gives the same bytes back, and Dequantize
+// gives what the type's definition says, computed here from the split
+// codes and scales: int8 code × d and int4 code × d for Q8_0 and Q4_0
+// (d through x448/float16), e2m1 × 2^(e−127) for MXFP4 (NaN for e = 0xFF)
+// and e2m1 × ue4m3 for NVFP4 (ggml's scale rule, nvfp4Scale). Seeds: the
+// Q8_0, Q4_0, MXFP4 and NVFP4 tensors of testdata/all_types.gguf, and
+// patterned bytes.
 func FuzzBlockCodecs(f *testing.F) {
 	gf, err := Open(filepath.Join("testdata", "all_types.gguf"))
 	if err != nil {
@@ -34,97 +37,60 @@ func FuzzBlockCodecs(f *testing.F) {
 	gf.Close()
 	f.Add(bytesRepeat(0xFF, 144))
 	f.Add(bytes.Repeat([]byte{0x00, 0x7c, 0x88, 0x7f}, 36))
-	same := func(t *testing.T, what string, want, got []float32) {
-		for i := range want {
-			w, g := want[i], got[i]
-			if math.Float32bits(w) != math.Float32bits(g) && !(w != w && g != g) {
-				t.Fatalf("%s element %d: want %v, got %v", what, i, w, g)
-			}
-		}
+	f16 := func(s []byte, i int) float32 {
+		return float16.Frombits(binary.LittleEndian.Uint16(s[2*i:])).Float32()
 	}
+	value := map[Type]func(c uint8, s []byte, i int) float32{
+		TypeQ8_0: func(c uint8, s []byte, i int) float32 { return float32(int8(c)) * f16(s, i/32) },
+		TypeQ4_0: func(c uint8, s []byte, i int) float32 { return float32(int8(c<<4)>>4) * f16(s, i/32) },
+		TypeMXFP4: func(c uint8, s []byte, i int) float32 {
+			if s[i/32] == 0xFF {
+				return float32(math.NaN())
+			}
+			return float32(math.Ldexp(float64(e2m1(c)), int(s[i/32])-127))
+		},
+		TypeNVFP4: func(c uint8, s []byte, i int) float32 { return e2m1(c) * nvfp4Scale(s[i/16]) },
+	}
+	scaleBytes := map[Type]int{TypeQ8_0: 2, TypeQ4_0: 2, TypeMXFP4: 1, TypeNVFP4: 1} // per scale
 	f.Fuzz(func(t *testing.T, data []byte) {
-		// Q8_0: 34-byte blocks, a float16 d then 32 int8 codes.
-		if nb := len(data) / Q8_0BlockBytes; nb > 0 {
-			src := data[:nb*Q8_0BlockBytes]
-			codes, scales := make([]uint8, nb*Q8_0BlockSize), make([]uint16, nb)
-			UnpackQ8_0(codes, scales, src)
+		for _, typ := range []Type{TypeQ8_0, TypeQ4_0, TypeMXFP4, TypeNVFP4} {
+			nb := len(data) / typ.BlockBytes()
+			if nb == 0 {
+				continue
+			}
+			src := data[:nb*typ.BlockBytes()]
+			n := nb * typ.BlockSize()
+			codes, scales := make([]uint8, n), make([]byte, n/SubBlockSize(typ)*scaleBytes[typ])
+			SplitBlocks(typ, codes, scales, src)
 			again := make([]byte, len(src))
-			PackQ8_0(again, codes, scales)
-			if !bytes.Equal(src, again) {
-				t.Fatal("Q8_0: Pack(Unpack(blocks)) differs")
+			if err := JoinBlocks(typ, again, codes, scales); err != nil || !bytes.Equal(src, again) {
+				t.Fatalf("%v: Join(Split(blocks)) differs (%v)", typ, err)
 			}
-			want := make([]float32, len(codes))
-			for i, c := range codes {
-				want[i] = float32(int8(c)) * float16.Frombits(scales[i/Q8_0BlockSize]).Float32()
-			}
-			got := make([]float32, len(codes))
-			DequantizeQ8_0(got, src)
-			same(t, "Q8_0", want, got)
-			viaType := make([]float32, len(codes))
-			if err := Dequantize(TypeQ8_0, viaType, src); err != nil {
+			got := make([]float32, n)
+			if err := Dequantize(typ, got, src); err != nil {
 				t.Fatal(err)
 			}
-			same(t, "Dequantize(Q8_0)", got, viaType)
-		}
-		// Q4_0: 18-byte blocks, a float16 d then 32 4-bit codes q, value (q − 8)·d.
-		if nb := len(data) / Q4_0BlockBytes; nb > 0 {
-			src := data[:nb*Q4_0BlockBytes]
-			codes, scales := make([]uint8, nb*Q4_0BlockSize), make([]uint16, nb)
-			UnpackQ4_0(codes, scales, src)
-			again := make([]byte, len(src))
-			PackQ4_0(again, codes, scales)
-			if !bytes.Equal(src, again) {
-				t.Fatal("Q4_0: Pack(Unpack(blocks)) differs")
-			}
-			want := make([]float32, len(codes))
 			for i, c := range codes {
-				if c > 15 {
-					t.Fatalf("Q4_0 code %d", c)
+				w, g := value[typ](c, scales, i), got[i]
+				if math.Float32bits(w) != math.Float32bits(g) && !(w != w && g != g) {
+					t.Fatalf("%v element %d: want %v, got %v", typ, i, w, g)
 				}
-				want[i] = float32(int(c)-8) * float16.Frombits(scales[i/Q4_0BlockSize]).Float32()
 			}
-			got := make([]float32, len(codes))
-			DequantizeQ4_0(got, src)
-			same(t, "Q4_0", want, got)
-			viaType := make([]float32, len(codes))
-			if err := Dequantize(TypeQ4_0, viaType, src); err != nil {
-				t.Fatal(err)
-			}
-			same(t, "Dequantize(Q4_0)", got, viaType)
-		}
-		// MXFP4: 17-byte blocks, an E8M0 scale then 32 E2M1 codes.
-		if nb := len(data) / MXFP4BlockBytes; nb > 0 {
-			src := data[:nb*MXFP4BlockBytes]
-			codes, scales := make([]uint8, nb*MXFP4BlockSize), make([]uint8, nb)
-			UnpackMXFP4(codes, scales, src)
-			again := make([]byte, len(src))
-			PackMXFP4(again, codes, scales)
-			if !bytes.Equal(src, again) {
-				t.Fatal("MXFP4: Pack(Unpack(blocks)) differs")
-			}
-			got, viaType := make([]float32, len(codes)), make([]float32, len(codes))
-			DequantizeMXFP4(got, src)
-			if err := Dequantize(TypeMXFP4, viaType, src); err != nil {
-				t.Fatal(err)
-			}
-			same(t, "Dequantize(MXFP4)", got, viaType)
-		}
-		// NVFP4: 36-byte blocks of 64 elements, four UE4M3 scales.
-		if nb := len(data) / NVFP4BlockBytes; nb > 0 {
-			src := data[:nb*NVFP4BlockBytes]
-			codes, scales := make([]uint8, nb*NVFP4BlockSize), make([]uint8, 4*nb)
-			UnpackNVFP4(codes, scales, src)
-			again := make([]byte, len(src))
-			PackNVFP4(again, codes, scales)
-			if !bytes.Equal(src, again) {
-				t.Fatal("NVFP4: Pack(Unpack(blocks)) differs")
-			}
-			got, viaType := make([]float32, len(codes)), make([]float32, len(codes))
-			DequantizeNVFP4(got, src)
-			if err := Dequantize(TypeNVFP4, viaType, src); err != nil {
-				t.Fatal(err)
-			}
-			same(t, "Dequantize(NVFP4)", got, viaType)
 		}
 	})
+}
+
+// nvfp4Scale decodes an NVFP4 scale byte by ggml's rule (ggml_ue4m3_to_fp32
+// times 2), transcribed from ggml-impl.h: 0x00 and 0x7F are 0; otherwise
+// bits 6..3 are the exponent (bias 7), bits 2..0 the mantissa, subnormal
+// for exponent 0; bit 7 is ignored (so 0xFF is not 0).
+func nvfp4Scale(b byte) float32 {
+	if b == 0 || b == 0x7F {
+		return 0
+	}
+	e, m := int(b>>3&0xF), float64(b&7)
+	if e == 0 {
+		return float32(math.Ldexp(m/8, -6))
+	}
+	return float32(math.Ldexp(1+m/8, e-7))
 }

@@ -70,11 +70,11 @@ func TestQuantizeQ8_0HandDerived(t *testing.T) {
 				want[2+i] = byte(q)
 			}
 			got := make([]byte, 34)
-			QuantizeQ8_0(got, x)
+			quantizeTo(t, TypeQ8_0, got, x, nil)
 			assert.Equal(t, want, got)
 
 			back := make([]float32, 32)
-			DequantizeQ8_0(back, got)
+			dequantizeFrom(t, TypeQ8_0, back, got)
 			d := float16.Frombits(tt.d).Float32()
 			for i := range back {
 				assert.Equal(t, float32(tt.codes[i])*d, back[i], "element %d", i)
@@ -132,11 +132,11 @@ func TestQuantizeQ4_0HandDerived(t *testing.T) {
 				want[2+j] = b
 			}
 			got := make([]byte, 18)
-			QuantizeQ4_0(got, x)
+			quantizeTo(t, TypeQ4_0, got, x, nil)
 			assert.Equal(t, want, got)
 
 			back := make([]float32, 32)
-			DequantizeQ4_0(back, got)
+			dequantizeFrom(t, TypeQ4_0, back, got)
 			for i := range back {
 				assert.Equal(t, tt.vals[i], back[i], "element %d", i)
 			}
@@ -210,10 +210,10 @@ func TestQuantizeAgainstReference(t *testing.T) {
 			x[i] = float32(i%5-2) * 0.5
 		}
 		got8 := make([]byte, len(x)/32*34)
-		QuantizeQ8_0(got8, x)
+		quantizeTo(t, TypeQ8_0, got8, x, nil)
 		require.Equal(t, refQuantizeQ8_0(x), got8, "Q8_0, scale %g", scale)
 		got4 := make([]byte, len(x)/32*18)
-		QuantizeQ4_0(got4, x)
+		quantizeTo(t, TypeQ4_0, got4, x, nil)
 		require.Equal(t, refQuantizeQ4_0(x), got4, "Q4_0, scale %g", scale)
 
 		// Dequantized Q8_0 values are within half a step of the input
@@ -222,7 +222,7 @@ func TestQuantizeAgainstReference(t *testing.T) {
 			continue
 		}
 		back := make([]float32, len(x))
-		DequantizeQ8_0(back, got8)
+		dequantizeFrom(t, TypeQ8_0, back, got8)
 		for b := range len(x) / 32 {
 			d := float64(float16.Frombits(binary.LittleEndian.Uint16(got8[34*b:])).Float32())
 			for j := range 32 {
@@ -238,7 +238,7 @@ func TestQuantizeQ8_0ScaleOverflow(t *testing.T) {
 	x := make([]float32, 32)
 	x[0] = 1e7
 	got := make([]byte, 34)
-	QuantizeQ8_0(got, x)
+	quantizeTo(t, TypeQ8_0, got, x, nil)
 	assert.Equal(t, uint16(0x7C00), binary.LittleEndian.Uint16(got))
 	assert.Equal(t, byte(127), got[2])
 }
@@ -253,19 +253,19 @@ func TestMXFP4Layout(t *testing.T) {
 	}
 	scales := []uint8{128} // 2^1
 	got := make([]byte, 17)
-	PackMXFP4(got, codes, scales)
+	require.NoError(t, JoinBlocks(TypeMXFP4, got, codes, scales))
 	want := []byte{128,
 		0xF0, 0xE1, 0xD2, 0xC3, 0xB4, 0xA5, 0x96, 0x87,
 		0x78, 0x69, 0x5A, 0x4B, 0x3C, 0x2D, 0x1E, 0x0F}
 	assert.Equal(t, want, got)
 
 	c2, s2 := make([]uint8, 32), make([]uint8, 1)
-	UnpackMXFP4(c2, s2, got)
+	SplitBlocks(TypeMXFP4, c2, s2, got)
 	assert.Equal(t, codes, c2)
 	assert.Equal(t, scales, s2)
 
 	vals := make([]float32, 32)
-	DequantizeMXFP4(vals, got)
+	dequantizeFrom(t, TypeMXFP4, vals, got)
 	for j := range 32 {
 		assert.Equal(t, 2*e2m1(codes[j]), vals[j], "element %d", j)
 	}
@@ -277,7 +277,7 @@ func TestMXFP4Layout(t *testing.T) {
 	one := make([]uint8, 64)
 	one[32+20] = 0x7 // second block
 	got = make([]byte, 34)
-	PackMXFP4(got, one, []uint8{0, 127})
+	require.NoError(t, JoinBlocks(TypeMXFP4, got, one, []uint8{0, 127}))
 	for i, b := range got {
 		switch i {
 		case 17:
@@ -302,7 +302,7 @@ func TestQuantizeMXFP4HandDerived(t *testing.T) {
 	x[0], x[1], x[16], x[17], x[31] = 5, -2.5, 0.75, 0.3, -0.2
 	x[32+5] = 3 * 0x1p-20
 	got := make([]byte, 34)
-	QuantizeMXFP4(got, x)
+	quantizeTo(t, TypeMXFP4, got, x, nil)
 	want := make([]byte, 34)
 	want[0] = 127
 	want[1+0] = 0x6 | 0x2<<4 // elements 0 and 16
@@ -311,8 +311,8 @@ func TestQuantizeMXFP4HandDerived(t *testing.T) {
 	want[17] = 106
 	want[17+1+5] = 0x7
 	assert.Equal(t, want, got)
-	assert.Panics(t, func() { QuantizeMXFP4(make([]byte, 16), make([]float32, 32)) })
-	assert.Panics(t, func() { QuantizeMXFP4(make([]byte, 17), make([]float32, 31)) })
+	assert.Error(t, Quantize(TypeMXFP4, make([]byte, 16), make([]float32, 32), nil))
+	assert.Error(t, Quantize(TypeMXFP4, make([]byte, 17), make([]float32, 31), nil))
 }
 
 func TestMXFP4Scales(t *testing.T) {
@@ -321,7 +321,7 @@ func TestMXFP4Scales(t *testing.T) {
 		b[0] = e
 		b[1] = 0x71 // element 0: code 1 (0.5); element 16: code 7 (6)
 		v := make([]float32, 32)
-		DequantizeMXFP4(v, b)
+		dequantizeFrom(t, TypeMXFP4, v, b)
 		return v
 	}
 	v := block(127)
@@ -347,7 +347,7 @@ func TestNVFP4Layout(t *testing.T) {
 	}
 	scales := []uint8{0x38, 0x01, 0x7E, 0x7F} // 1, 2^−9, 448, 0 (ggml)
 	got := make([]byte, 36)
-	PackNVFP4(got, codes, scales)
+	require.NoError(t, JoinBlocks(TypeNVFP4, got, codes, scales))
 	want := []byte{0x38, 0x01, 0x7E, 0x7F}
 	for range 4 {
 		want = append(want, 0x80, 0x91, 0xA2, 0xB3, 0xC4, 0xD5, 0xE6, 0xF7)
@@ -355,12 +355,12 @@ func TestNVFP4Layout(t *testing.T) {
 	assert.Equal(t, want, got)
 
 	c2, s2 := make([]uint8, 64), make([]uint8, 4)
-	UnpackNVFP4(c2, s2, got)
+	SplitBlocks(TypeNVFP4, c2, s2, got)
 	assert.Equal(t, codes, c2)
 	assert.Equal(t, scales, s2)
 
 	vals := make([]float32, 64)
-	DequantizeNVFP4(vals, got)
+	dequantizeFrom(t, TypeNVFP4, vals, got)
 	sv := []float32{1, 0x1p-9, 448, 0}
 	for k := range 64 {
 		assert.Equal(t, e2m1(codes[k])*sv[k/16], vals[k], "element %d", k)
@@ -371,7 +371,7 @@ func TestNVFP4Layout(t *testing.T) {
 	one := make([]uint8, 64)
 	one[2*16+9] = 0xF
 	got = make([]byte, 36)
-	PackNVFP4(got, one, []uint8{0, 0, 0x38, 0})
+	require.NoError(t, JoinBlocks(TypeNVFP4, got, one, []uint8{0, 0, 0x38, 0}))
 	for i, b := range got {
 		switch i {
 		case 2:
@@ -382,7 +382,7 @@ func TestNVFP4Layout(t *testing.T) {
 			assert.Zero(t, b, "byte %d", i)
 		}
 	}
-	DequantizeNVFP4(vals, got)
+	dequantizeFrom(t, TypeNVFP4, vals, got)
 	assert.Equal(t, float32(-6), vals[2*16+9])
 }
 
@@ -398,7 +398,11 @@ func TestNVFP4ScaleDecode(t *testing.T) {
 		{0x38, 1}, {0x3C, 1.5}, {0x7E, 448}, {0x80, 0}, {0xB8, 1}, {0xFF, 480},
 	}
 	for _, tt := range tests {
-		assert.Equal(t, tt.want, ue4m3GGML(tt.b), "byte %#x", tt.b)
+		b := make([]byte, 36)
+		b[0], b[4] = tt.b, 0x02 // element 0: code 2 (1.0) times the scale
+		v := make([]float32, 64)
+		dequantizeFrom(t, TypeNVFP4, v, b)
+		assert.Equal(t, tt.want, v[0], "byte %#x", tt.b)
 	}
 }
 
@@ -409,7 +413,7 @@ func TestDequantizeOtherTypes(t *testing.T) {
 			b = append(b, byte(j)|byte(15-j)<<4)
 		}
 		v := make([]float32, 32)
-		DequantizeQ4_1(v, b)
+		dequantizeFrom(t, TypeQ4_1, v, b)
 		for j := range 16 {
 			assert.Equal(t, float32(j)*0.5-1, v[j])
 			assert.Equal(t, float32(15-j)*0.5-1, v[j+16])
@@ -420,7 +424,7 @@ func TestDequantizeOtherTypes(t *testing.T) {
 		b = append(b, 0x0F)
 		b = append(b, make([]byte, 15)...)
 		v := make([]float32, 32)
-		DequantizeQ5_0(v, b)
+		dequantizeFrom(t, TypeQ5_0, v, b)
 		assert.Equal(t, float32(15), v[0])  // 0x1F − 16
 		assert.Equal(t, float32(-16), v[1]) // 0 − 16
 		assert.Equal(t, float32(-16), v[16])
@@ -431,22 +435,26 @@ func TestDequantizeOtherTypes(t *testing.T) {
 		b = append(b, 0x31)
 		b = append(b, make([]byte, 15)...)
 		v := make([]float32, 32)
-		DequantizeQ5_1(v, b)
+		dequantizeFrom(t, TypeQ5_1, v, b)
 		assert.Equal(t, float32(2.5), v[0])   // 1·2 + 0.5
 		assert.Equal(t, float32(38.5), v[16]) // 19·2 + 0.5
 		assert.Equal(t, float32(0.5), v[1])
 	})
 }
 
-func TestBlockCodecsPanicOnMisuse(t *testing.T) {
-	assert.Panics(t, func() { QuantizeQ8_0(make([]byte, 34), make([]float32, 31)) })
-	assert.Panics(t, func() { QuantizeQ8_0(make([]byte, 33), make([]float32, 32)) })
-	assert.Panics(t, func() { DequantizeQ4_0(make([]float32, 32), make([]byte, 17)) })
-	assert.Panics(t, func() { PackMXFP4(make([]byte, 17), make([]uint8, 32), nil) })
-	assert.Panics(t, func() { PackMXFP4(make([]byte, 17), append(make([]uint8, 31), 16), []uint8{0}) })
-	assert.Panics(t, func() { PackNVFP4(make([]byte, 36), make([]uint8, 64), make([]uint8, 3)) })
-	assert.Panics(t, func() { UnpackNVFP4(make([]uint8, 64), make([]uint8, 4), make([]byte, 35)) })
-	assert.NotPanics(t, func() { QuantizeQ4_0(nil, nil) })
+func TestBlockCodecsMisuse(t *testing.T) {
+	assert.Error(t, Quantize(TypeQ8_0, make([]byte, 34), make([]float32, 31), nil))
+	assert.Error(t, Quantize(TypeQ8_0, make([]byte, 33), make([]float32, 32), nil))
+	assert.Error(t, Dequantize(TypeQ4_0, make([]float32, 32), make([]byte, 17)))
+	assert.Panics(t, func() { _ = JoinBlocks(TypeMXFP4, make([]byte, 17), make([]uint8, 32), nil) })
+	var pe *PackError
+	err := JoinBlocks(TypeMXFP4, make([]byte, 17), append(make([]uint8, 31), 16), []uint8{0})
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, PackError{TypeMXFP4, 0, "code 0x10 of element 31 is wider than 4 bits"}, *pe)
+	assert.Panics(t, func() { _ = JoinBlocks(TypeNVFP4, make([]byte, 36), make([]uint8, 64), make([]uint8, 3)) })
+	assert.Panics(t, func() { SplitBlocks(TypeNVFP4, make([]uint8, 64), make([]uint8, 4), make([]byte, 35)) })
+	assert.Panics(t, func() { SplitBlocks(TypeQ4_K, make([]uint8, 256), make([]uint8, 8), make([]byte, 144)) })
+	assert.NoError(t, Quantize(TypeQ4_0, nil, nil, nil))
 }
 
 // quantTestInput returns 32·nb values covering an all-zero block, a block
@@ -470,10 +478,10 @@ func quantTestInput(nb int) []float32 {
 	return x
 }
 
-func TestPackQ8_0MatchesQuantize(t *testing.T) {
+func TestJoinQ8_0MatchesQuantize(t *testing.T) {
 	x := quantTestInput(8)
 	blocks := make([]byte, len(x)/32*34)
-	QuantizeQ8_0(blocks, x)
+	quantizeTo(t, TypeQ8_0, blocks, x, nil)
 	// Codes and scales read off ggml's block_q8_0 layout element by element.
 	codes := make([]uint8, len(x))
 	scales := make([]uint16, len(x)/32)
@@ -483,20 +491,21 @@ func TestPackQ8_0MatchesQuantize(t *testing.T) {
 		scales[b] = uint16(blocks[34*b]) | uint16(blocks[34*b+1])<<8
 	}
 	got := make([]byte, len(blocks))
-	PackQ8_0(got, codes, scales)
+	require.NoError(t, JoinBlocks(TypeQ8_0, got, codes, f16Bytes(scales)))
 	assert.Equal(t, blocks, got)
 
-	c2, s2 := make([]uint8, len(x)), make([]uint16, len(x)/32)
-	UnpackQ8_0(c2, s2, blocks)
+	c2, sb := make([]uint8, len(x)), make([]byte, 2*len(x)/32)
+	SplitBlocks(TypeQ8_0, c2, sb, blocks)
+	s2 := f16Patterns(sb)
 	assert.Equal(t, codes, c2)
 	assert.Equal(t, scales, s2)
 	assert.Equal(t, uint16(0x7C00), s2[1], "float16 +Inf scale")
 }
 
-func TestPackQ4_0MatchesQuantize(t *testing.T) {
+func TestJoinQ4_0MatchesQuantize(t *testing.T) {
 	x := quantTestInput(8)
 	blocks := make([]byte, len(x)/32*18)
-	QuantizeQ4_0(blocks, x)
+	quantizeTo(t, TypeQ4_0, blocks, x, nil)
 	// Element j < 16 of a block is the low nibble of byte j, element j ≥ 16
 	// the high nibble of byte j−16.
 	codes := make([]uint8, len(x))
@@ -511,18 +520,19 @@ func TestPackQ4_0MatchesQuantize(t *testing.T) {
 		scales[b] = uint16(blocks[18*b]) | uint16(blocks[18*b+1])<<8
 	}
 	got := make([]byte, len(blocks))
-	PackQ4_0(got, codes, scales)
+	require.NoError(t, JoinBlocks(TypeQ4_0, got, signed4(codes), f16Bytes(scales)))
 	assert.Equal(t, blocks, got)
 
-	c2, s2 := make([]uint8, len(x)), make([]uint16, len(x)/32)
-	UnpackQ4_0(c2, s2, blocks)
+	c2, sb := make([]uint8, len(x)), make([]byte, 2*len(x)/32)
+	SplitBlocks(TypeQ4_0, c2, sb, blocks)
+	c2, s2 := signed4(c2), f16Patterns(sb)
 	assert.Equal(t, codes, c2)
 	assert.Equal(t, scales, s2)
 	assert.Equal(t, uint16(0x3C80), s2[2], "d = −9/−8 = 1.125: exponent 15, mantissa 0x080")
 	assert.Equal(t, uint8(0), c2[64], "the largest magnitude gets code 0")
 }
 
-func TestPackQ4_0Layout(t *testing.T) {
+func TestJoinQ4_0Layout(t *testing.T) {
 	// codes[j] = j mod 16, codes[j+16] = 15 − j, d = 1.0 (0x3C00).
 	codes := make([]uint8, 32)
 	for j := range 16 {
@@ -530,41 +540,44 @@ func TestPackQ4_0Layout(t *testing.T) {
 		codes[j+16] = uint8(15 - j)
 	}
 	got := make([]byte, 18)
-	PackQ4_0(got, codes, []uint16{0x3C00})
+	require.NoError(t, JoinBlocks(TypeQ4_0, got, signed4(codes), []byte{0x00, 0x3C}))
 	want := []byte{0x00, 0x3C,
 		0xF0, 0xE1, 0xD2, 0xC3, 0xB4, 0xA5, 0x96, 0x87,
 		0x78, 0x69, 0x5A, 0x4B, 0x3C, 0x2D, 0x1E, 0x0F}
 	assert.Equal(t, want, got)
 	vals := make([]float32, 32)
-	DequantizeQ4_0(vals, got)
+	dequantizeFrom(t, TypeQ4_0, vals, got)
 	assert.Equal(t, float32(-8), vals[0])
 	assert.Equal(t, float32(7), vals[15])
 	assert.Equal(t, float32(7), vals[16])
 }
 
-func TestPackQ8_0Layout(t *testing.T) {
+func TestJoinQ8_0Layout(t *testing.T) {
 	codes := make([]uint8, 64)
 	codes[0] = 0x81     // −127
 	codes[32+31] = 0x7F // 127, last element of block 1
 	got := make([]byte, 68)
-	PackQ8_0(got, codes, []uint16{0x3C00, 0xC000}) // 1.0, −2.0
+	require.NoError(t, JoinBlocks(TypeQ8_0, got, codes, f16Bytes([]uint16{0x3C00, 0xC000}))) // 1.0, −2.0
 	want := make([]byte, 68)
 	want[0], want[1], want[2] = 0x00, 0x3C, 0x81
 	want[34], want[35], want[67] = 0x00, 0xC0, 0x7F
 	assert.Equal(t, want, got)
 	vals := make([]float32, 64)
-	DequantizeQ8_0(vals, got)
+	dequantizeFrom(t, TypeQ8_0, vals, got)
 	assert.Equal(t, float32(-127), vals[0])
 	assert.Equal(t, float32(-254), vals[63])
 }
 
-func TestPackQuantPanicOnMisuse(t *testing.T) {
-	assert.Panics(t, func() { PackQ8_0(make([]byte, 34), make([]uint8, 32), nil) })
-	assert.Panics(t, func() { PackQ8_0(make([]byte, 33), make([]uint8, 32), []uint16{0}) })
-	assert.Panics(t, func() { UnpackQ8_0(make([]uint8, 32), make([]uint16, 2), make([]byte, 34)) })
-	assert.Panics(t, func() { PackQ4_0(make([]byte, 18), append(make([]uint8, 31), 16), []uint16{0}) })
-	assert.Panics(t, func() { UnpackQ4_0(make([]uint8, 32), make([]uint16, 1), make([]byte, 17)) })
-	assert.NotPanics(t, func() { PackQ4_0(nil, nil, nil) })
+func TestJoinSplitMisuse(t *testing.T) {
+	assert.Panics(t, func() { _ = JoinBlocks(TypeQ8_0, make([]byte, 34), make([]uint8, 32), nil) })
+	assert.Panics(t, func() { _ = JoinBlocks(TypeQ8_0, make([]byte, 33), make([]uint8, 32), make([]byte, 2)) })
+	assert.Panics(t, func() { SplitBlocks(TypeQ8_0, make([]uint8, 32), make([]byte, 4), make([]byte, 34)) })
+	var pe *PackError
+	err := JoinBlocks(TypeQ4_0, make([]byte, 18), append(make([]uint8, 31), 16), make([]byte, 2))
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, 0, pe.Block)
+	assert.Panics(t, func() { SplitBlocks(TypeQ4_0, make([]uint8, 32), make([]byte, 2), make([]byte, 17)) })
+	assert.NoError(t, JoinBlocks(TypeQ4_0, nil, nil, nil))
 }
 
 // TestQuantizeQ8_0Edges compares QuantizeQ8_0 with the transcription of
@@ -632,7 +645,7 @@ func TestQuantizeQ8_0Edges(t *testing.T) {
 	}
 	for _, n := range []int{1, 63, 64, 65, len(blocks)} { // groups of 64 blocks, whole and not
 		got := make([]byte, 34*n)
-		QuantizeQ8_0(got, x[:32*n])
+		quantizeTo(t, TypeQ8_0, got, x[:32*n], nil)
 		for k := range n {
 			if !bytes.Equal(want[34*k:34*k+34], got[34*k:34*k+34]) {
 				t.Fatalf("%d blocks: block %d %v: want % x, got % x", n, k, blocks[k], want[34*k:34*k+34], got[34*k:34*k+34])
@@ -645,12 +658,12 @@ func TestQuantizeQ8_0Edges(t *testing.T) {
 		want := make([]byte, 34)
 		refQuantizeQ8_0NaN(want, b)
 		got := make([]byte, 34)
-		QuantizeQ8_0(got, b)
+		quantizeTo(t, TypeQ8_0, got, b, nil)
 		assert.Equal(t, want, got, "%v", b)
 	}
 	// The NaN element gets code 0; the others follow the finite amax.
 	got := make([]byte, 34)
-	QuantizeQ8_0(got, block(1, nan, -3))
+	quantizeTo(t, TypeQ8_0, got, block(1, nan, -3), nil)
 	assert.Equal(t, []byte{42, 0, 0xff - 126}, got[2:5], "1/(3/127) → 42.33 → 42, NaN → 0, −127")
 }
 
@@ -687,7 +700,7 @@ func refQuantizeQ8_0NaN(y []byte, x []float32) {
 
 func abs32(v float32) float32 { return math.Float32frombits(math.Float32bits(v) &^ (1 << 31)) }
 
-// BenchmarkQuantizeQ8_0 measures QuantizeQ8_0 on 64 Ki float32 values.
+// BenchmarkQuantizeQ8_0 measures Quantize to Q8_0 on 64 Ki float32 values.
 func BenchmarkQuantizeQ8_0(b *testing.B) {
 	r := rand.New(rand.NewPCG(1, 2))
 	x := make([]float32, 64<<10)
@@ -697,7 +710,9 @@ func BenchmarkQuantizeQ8_0(b *testing.B) {
 	dst := make([]byte, len(x)/32*34)
 	b.SetBytes(int64(4 * len(x)))
 	for b.Loop() {
-		QuantizeQ8_0(dst, x)
+		if err := Quantize(TypeQ8_0, dst, x, nil); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
 
@@ -712,7 +727,7 @@ func TestDequantizeQ8_0EveryScale(t *testing.T) {
 		}
 	}
 	dst := make([]float32, 65536*32)
-	DequantizeQ8_0(dst, src)
+	dequantizeFrom(t, TypeQ8_0, dst, src)
 	for c := range 65536 {
 		d := fmtF16.Decode(uint32(c))
 		for j := range 32 {

@@ -16,7 +16,7 @@ import (
 //     nearest even, as Go conversions do);
 //   - Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, the K-quants Q2_K..Q6_K and Q8_K,
 //     IQ4_NL and IQ4_XS (as ggml's dequantize_row_* functions, bit for bit);
-//   - MXFP4 and NVFP4 (see DequantizeMXFP4 and DequantizeNVFP4).
+//   - MXFP4 and NVFP4 (see the package documentation).
 //
 // Other types (the other IQ*, TQ*, Q8_1, Q1_0, Q2_0) give an error
 // wrapping errors.ErrUnsupported; a missing tensor gives one wrapping
@@ -41,48 +41,40 @@ func (f *File) Float32s(name string) ([]float32, error) {
 }
 
 // dequantizers maps each type Float32s supports to a function decoding
-// len(dst) elements from src (whose size the reader has validated).
-var dequantizers = map[Type]func(dst []float32, src []byte){
-	TypeF32:  kernels.Float32BytesToFloat32,
-	TypeF16:  kernels.Float16BytesToFloat32,
-	TypeBF16: kernels.BFloat16BytesToFloat32,
-	TypeF64:  kernels.Float64BytesToFloat32,
-	TypeI8: func(dst []float32, src []byte) {
-		for i := range dst {
-			dst[i] = float32(int8(src[i]))
-		}
-	},
-	TypeI16: func(dst []float32, src []byte) {
-		for i := range dst {
-			dst[i] = float32(int16(binary.LittleEndian.Uint16(src[2*i:])))
-		}
-	},
-	TypeI32: func(dst []float32, src []byte) {
-		for i := range dst {
-			dst[i] = float32(int32(binary.LittleEndian.Uint32(src[4*i:])))
-		}
-	},
-	TypeI64: func(dst []float32, src []byte) {
-		for i := range dst {
-			dst[i] = float32(int64(binary.LittleEndian.Uint64(src[8*i:])))
-		}
-	},
-	TypeQ8_0:   DequantizeQ8_0,
-	TypeQ4_0:   DequantizeQ4_0,
-	TypeQ4_1:   DequantizeQ4_1,
-	TypeQ5_0:   DequantizeQ5_0,
-	TypeQ5_1:   DequantizeQ5_1,
-	TypeMXFP4:  DequantizeMXFP4,
-	TypeNVFP4:  DequantizeNVFP4,
-	TypeQ2_K:   DequantizeQ2_K,
-	TypeQ3_K:   DequantizeQ3_K,
-	TypeQ4_K:   DequantizeQ4_K,
-	TypeQ5_K:   DequantizeQ5_K,
-	TypeQ6_K:   DequantizeQ6_K,
-	TypeQ8_K:   DequantizeQ8_K,
-	TypeIQ4_NL: DequantizeIQ4NL,
-	TypeIQ4_XS: DequantizeIQ4XS,
-}
+// len(dst) elements from src (whose size the reader has validated): the
+// plain types here, the block types through the kernels' codec table.
+var dequantizers = func() map[Type]func(dst []float32, src []byte) {
+	m := map[Type]func(dst []float32, src []byte){
+		TypeF32:  kernels.Float32BytesToFloat32,
+		TypeF16:  kernels.Float16BytesToFloat32,
+		TypeBF16: kernels.BFloat16BytesToFloat32,
+		TypeF64:  kernels.Float64BytesToFloat32,
+		TypeI8: func(dst []float32, src []byte) {
+			for i := range dst {
+				dst[i] = float32(int8(src[i]))
+			}
+		},
+		TypeI16: func(dst []float32, src []byte) {
+			for i := range dst {
+				dst[i] = float32(int16(binary.LittleEndian.Uint16(src[2*i:])))
+			}
+		},
+		TypeI32: func(dst []float32, src []byte) {
+			for i := range dst {
+				dst[i] = float32(int32(binary.LittleEndian.Uint32(src[4*i:])))
+			}
+		},
+		TypeI64: func(dst []float32, src []byte) {
+			for i := range dst {
+				dst[i] = float32(int64(binary.LittleEndian.Uint64(src[8*i:])))
+			}
+		},
+	}
+	for t, c := range codecs {
+		m[t] = c.Dequantize
+	}
+	return m
+}()
 
 // CanFloat32 reports whether Float32s reads tensors of type t.
 func CanFloat32(t Type) bool {

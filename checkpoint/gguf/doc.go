@@ -45,29 +45,50 @@
 // declaration order (Stream.Write) or in pieces at their place, in any
 // order and from several goroutines (Stream.WriteAt).
 //
-// # Block layouts
+// # Block formats
+//
+// Quantize and Dequantize convert between float32 and the blocks of any
+// type, through the codec table of the kernels package (one entry per
+// block format); Searches says which quantizers weigh an importance
+// vector, CanFloat32 which types decode.
+//
+//   - Q8_0 and, without an importance vector, Q4_0 are ggml's reference
+//     quantizers (quantize_row_q8_0_ref, quantize_row_q4_0_ref) bit for bit
+//     on finite input. Q8_0: d = amax/127, q = roundf(x/d) (ties away from
+//     zero), clamped to ±127. Q4_0: d = max/−8 (max the element of largest
+//     magnitude, with its sign), q = min(15, trunc(x/d + 8.5)), value
+//     (q−8)·d. d is stored as float16 (nearest even, overflow to Inf), so a
+//     value decodes as q·f16(d); a NaN element gets the code of 0.
+//   - MXFP4 is the toolkit's MXFP4 cast (tcast.Cast to mxfp4 with its
+//     defaults: floor scales, round to nearest even, saturation;
+//     docs/NUMERICS.md §4), written straight into ggml's blocks. ggml's own
+//     quantize_row_mxfp4 rounds ties toward the smaller magnitude instead.
+//     Decoding gives e2m1(q)·2^(e−127) exactly, which is ggml's value
+//     except that code 8 is −0 (ggml: +0) and scale byte 0xFF is NaN.
+//   - NVFP4 decodes as e2m1(q)·scale, the UE4M3 scale byte read as ggml's
+//     ggml_ue4m3_to_fp32 (times 2, since ggml halves it to match its
+//     doubled E2M1 table): 0x00 and 0x7F give 0. Code 8 is −0 (ggml: +0).
+//     There is no NVFP4 quantizer; the per-tensor FP32 scale of NVFP4 has
+//     no place in the block (llama.cpp stores it as a tensor of its own).
+//   - The decoders of Q4_1, Q5_0, Q5_1, IQ4_NL, the K-quants and IQ4_XS
+//     give exactly the floats of ggml's dequantize_row_* functions. Their
+//     quantizers, and Q4_0's with an importance vector, choose scales and
+//     mins by minimising the squared error, optionally weighted per column
+//     by an importance vector such as llama.cpp's imatrix; their
+//     signal-to-noise ratio is at least that of ggml's quantizers on the
+//     same input (testdata/gen_ggml.py makes the golden files that check
+//     both against ggml itself).
 //
 // GGUF's 4-bit layouts differ from the toolkit's default adjacent-pair
 // packing (docs/NUMERICS.md §10): in Q4_0 and MXFP4 blocks of 32 elements,
 // byte j holds element j in its low nibble and element j+16 in its high
 // nibble; in each 16-element NVFP4 sub-block, byte j holds elements j and
-// j+8. PackMXFP4 and PackNVFP4 take E2M1 codes and scale bytes computed by
-// the toolkit's casts and lay them out as ggml blocks; UnpackMXFP4 and
-// UnpackNVFP4 invert them. QuantizeQ8_0 and QuantizeQ4_0 reproduce ggml's
-// reference quantizers bit for bit; PackQ8_0 and PackQ4_0 lay out codes and
-// float16 scales chosen elsewhere as the same blocks, and UnpackQ8_0 and
-// UnpackQ4_0 split blocks back into codes and scales.
-//
-// The decoders of Q4_1, Q5_0, Q5_1, IQ4_NL, the K-quants and IQ4_XS
-// (DequantizeQ4_K, ..., and Dequantize for any type) give exactly the
-// floats of ggml's dequantize_row_* functions. Their quantizers
-// (QuantizeQ4_K, ..., and Quantize) choose scales and mins by minimising
-// the squared error, optionally weighted per column by an importance
-// vector such as llama.cpp's imatrix; their signal-to-noise ratio is at
-// least that of ggml's quantizers on the same input (testdata/gen_ggml.py
-// makes the golden files that check both against ggml itself).
-// UnpackBlocks and PackBlocks convert such blocks to and from one code per
-// element with a float32 scale (and min) per sub-block.
+// j+8. SplitBlocks splits Q8_0, Q4_0, MXFP4 and NVFP4 blocks into one code
+// per element and the scale bytes as stored, and JoinBlocks lays codes and
+// scales computed elsewhere (by the toolkit's casts, say) out as the same
+// blocks. UnpackBlocks and PackBlocks do the same for Q4_1, Q5_0, Q5_1,
+// IQ4_NL, the K-quants and IQ4_XS, with a float32 scale (and min) per
+// sub-block.
 //
 // Programmer errors, such as slices of mismatched lengths passed to the
 // block codecs, panic; problems in files are errors.

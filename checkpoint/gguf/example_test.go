@@ -17,7 +17,9 @@ func Example() {
 		weight[i] = float32(i%32-16) / 8
 	}
 	q8 := make([]byte, len(weight)/32*34)
-	gguf.QuantizeQ8_0(q8, weight)
+	if err := gguf.Quantize(gguf.TypeQ8_0, q8, weight, nil); err != nil {
+		log.Fatal(err)
+	}
 
 	var w gguf.Writer
 	if err := w.AddKV("general.architecture", gguf.String("toy")); err != nil {

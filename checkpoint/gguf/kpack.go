@@ -25,71 +25,56 @@ import (
 // 0..3, Q4_1 and Q4_K 0..15, Q5_1 and Q5_K 0..31) and the table index for
 // IQ4_NL and IQ4_XS (value = scale·IQ4NLValues[index]).
 
-// SubBlockSize returns the number of elements sharing one scale in blocks
-// of type t (16 for Q2_K, Q3_K and Q6_K, 256 for Q8_K, 32 for the other
-// types with a codec here), or 0 for a type without one.
-func SubBlockSize(t Type) int {
-	switch t {
-	case TypeQ2_K, TypeQ3_K, TypeQ6_K:
-		return 16
-	case TypeQ8_K:
-		return 256
-	case TypeQ4_K, TypeQ5_K, TypeIQ4_XS, TypeQ4_1, TypeQ5_0, TypeQ5_1, TypeIQ4_NL, TypeQ4_0, TypeQ8_0:
-		return 32
-	}
-	return 0
+// blockView is a block type in the views of UnpackBlocks and SplitBlocks:
+// the elements sharing one scale, the width of a code, whether codes are
+// two's complement and sub-blocks have a min, and which view takes it.
+type blockView struct {
+	sub, bits   int
+	signed, min bool
+	unpack      bool // UnpackBlocks (else SplitBlocks)
 }
+
+// views lists the block types with a view.
+var views = map[Type]blockView{
+	TypeQ4_0:   {sub: 32, bits: 4, signed: true},
+	TypeQ8_0:   {sub: 32, bits: 8, signed: true},
+	TypeMXFP4:  {sub: 32, bits: 4},
+	TypeNVFP4:  {sub: 16, bits: 4},
+	TypeQ4_1:   {sub: 32, bits: 4, min: true, unpack: true},
+	TypeQ5_0:   {sub: 32, bits: 5, signed: true, unpack: true},
+	TypeQ5_1:   {sub: 32, bits: 5, min: true, unpack: true},
+	TypeIQ4_NL: {sub: 32, bits: 4, unpack: true},
+	TypeQ2_K:   {sub: 16, bits: 2, min: true, unpack: true},
+	TypeQ3_K:   {sub: 16, bits: 3, signed: true, unpack: true},
+	TypeQ4_K:   {sub: 32, bits: 4, min: true, unpack: true},
+	TypeQ5_K:   {sub: 32, bits: 5, min: true, unpack: true},
+	TypeQ6_K:   {sub: 16, bits: 6, signed: true, unpack: true},
+	TypeQ8_K:   {sub: 256, bits: 8, signed: true, unpack: true},
+	TypeIQ4_XS: {sub: 32, bits: 4, unpack: true},
+}
+
+// SubBlockSize returns the number of elements sharing one scale in blocks
+// of type t (16 for Q2_K, Q3_K, Q6_K and NVFP4, 256 for Q8_K, 32 for the
+// other types of UnpackBlocks and SplitBlocks), or 0 for a type without
+// one.
+func SubBlockSize(t Type) int { return views[t].sub }
 
 // HasMin reports whether blocks of type t store an offset per sub-block
 // (Q2_K, Q4_K, Q5_K, Q4_1, Q5_1).
-func HasMin(t Type) bool {
-	switch t {
-	case TypeQ2_K, TypeQ4_K, TypeQ5_K, TypeQ4_1, TypeQ5_1:
-		return true
-	}
-	return false
-}
+func HasMin(t Type) bool { return views[t].min }
 
 // CodeBits returns the width of an element code of type t in the view of
-// UnpackBlocks (2 for Q2_K, 3 for Q3_K, 5 for Q5_0, Q5_1 and Q5_K, 6 for
-// Q6_K, 8 for Q8_K, 4 otherwise), or 0 for a type without one.
-func CodeBits(t Type) int {
-	switch t {
-	case TypeQ2_K:
-		return 2
-	case TypeQ3_K:
-		return 3
-	case TypeQ5_0, TypeQ5_1, TypeQ5_K:
-		return 5
-	case TypeQ6_K:
-		return 6
-	case TypeQ8_K:
-		return 8
-	case TypeQ4_1, TypeQ4_K, TypeIQ4_NL, TypeIQ4_XS:
-		return 4
-	}
-	return 0
-}
+// UnpackBlocks or SplitBlocks (2 for Q2_K, 3 for Q3_K, 5 for Q5_0, Q5_1 and
+// Q5_K, 6 for Q6_K, 8 for Q8_K and Q8_0, 4 for the others), or 0 for a
+// type without one.
+func CodeBits(t Type) int { return views[t].bits }
 
 // SignedCodes reports whether the codes of type t are two's complement
-// integers (Q3_K, Q5_0, Q6_K, Q8_K).
-func SignedCodes(t Type) bool {
-	switch t {
-	case TypeQ3_K, TypeQ5_0, TypeQ6_K, TypeQ8_K:
-		return true
-	}
-	return false
-}
+// integers (Q3_K, Q5_0, Q6_K, Q8_K, Q4_0, Q8_0).
+func SignedCodes(t Type) bool { return views[t].signed }
 
 // unpackable lists the types UnpackBlocks and PackBlocks take.
-func unpackable(t Type) bool {
-	switch t {
-	case TypeQ2_K, TypeQ3_K, TypeQ4_K, TypeQ5_K, TypeQ6_K, TypeQ8_K, TypeIQ4_XS,
-		TypeQ4_1, TypeQ5_0, TypeQ5_1, TypeIQ4_NL:
-		return true
-	}
-	return false
-}
+func unpackable(t Type) bool { return views[t].unpack }
 
 // checkUnpack panics unless the lengths fit n elements of type t.
 func checkUnpack(fn string, t Type, codes []uint8, scales, mins []float32, nbytes int) {

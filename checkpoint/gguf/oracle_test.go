@@ -236,8 +236,8 @@ func TestOracleJSReadsQuantized(t *testing.T) {
 	rng := rand.New(rand.NewPCG(31, 32))
 	var w Writer
 	require.NoError(t, w.AddKV(KeyArchitecture, String("tcast")))
-	for i, typ := range slices.Sorted(maps.Keys(quantizers)) {
-		shape := []int{3 + i%2, 2 * SuperBlockSize}
+	for i, typ := range slices.Sorted(maps.Keys(quantizable())) {
+		shape := []int{3 + i%2, 2 * 256}
 		n := shape[0] * shape[1]
 		x := make([]float32, n)
 		for j := range x {

@@ -142,9 +142,7 @@ func (t Type) Quantized() bool { return typeTable[t].blockSize > 1 }
 // IQ4_NL, IQ4_XS, Q4_1, Q5_0, Q5_1, and Q4_0 when an importance vector is
 // given (without one, Q4_0 is ggml's rule). Q8_0, MXFP4 and the plain types
 // have no search an importance vector could weight.
-func Searches(t Type) bool {
-	return quantizers[t].searches
-}
+func Searches(t Type) bool { return codecs[t].Weighted }
 
 // Size returns the number of bytes that n elements of type t occupy. ok is
 // false if t is unknown, n is negative or not a multiple of the block

@@ -17,3 +17,21 @@ func TestSearches(t *testing.T) {
 		assert.False(t, Searches(typ), typ.String())
 	}
 }
+
+// TestCodecs checks that gguf finds a kernels codec for each block type it
+// documents, with the geometry of ggml's block structs (typeTable), and a
+// quantizer for each but NVFP4.
+func TestCodecs(t *testing.T) {
+	want := []Type{TypeQ4_0, TypeQ4_1, TypeQ5_0, TypeQ5_1, TypeQ8_0, TypeQ2_K, TypeQ3_K, TypeQ4_K,
+		TypeQ5_K, TypeQ6_K, TypeQ8_K, TypeIQ4_NL, TypeIQ4_XS, TypeMXFP4, TypeNVFP4}
+	assert.Len(t, codecs, len(want))
+	for _, typ := range want {
+		c, ok := codecs[typ]
+		if !assert.True(t, ok, typ.String()) {
+			continue
+		}
+		assert.Equal(t, [2]int{typ.BlockSize(), typ.BlockBytes()}, [2]int{c.BlockLen, c.BlockBytes}, typ.String())
+		assert.Equal(t, typ != TypeNVFP4, c.Quantize != nil, typ.String())
+		assert.True(t, CanFloat32(typ), typ.String())
+	}
+}

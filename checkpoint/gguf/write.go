@@ -109,7 +109,7 @@ func checkValue(v Value, depth int) error {
 // ggml's ne order in the file, and a 0-d shape is stored as [1] (as ollama
 // and ggml do). data holds the raw little-endian data in ggml's storage
 // layout (for block types, whole blocks along the innermost dimension, made
-// for example by QuantizeQ8_0 or PackMXFP4) and must be exactly
+// for example by Quantize or JoinBlocks) and must be exactly
 // typ.Size(elements) bytes long; it is retained, not copied, until the
 // file is written. The name must be non-empty, unique and at most 63
 // bytes, the type known, and the innermost dimension a multiple of the

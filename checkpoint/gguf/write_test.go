@@ -138,29 +138,28 @@ func TestRoundTripFloat32s(t *testing.T) {
 		x[i] = float32(i%37) - 18.25
 	}
 	q8 := make([]byte, len(x)/32*34)
-	QuantizeQ8_0(q8, x)
+	quantizeTo(t, TypeQ8_0, q8, x, nil)
 	q4 := make([]byte, len(x)/32*18)
-	QuantizeQ4_0(q4, x)
+	quantizeTo(t, TypeQ4_0, q4, x, nil)
 	codes := make([]uint8, len(x))
 	for i := range codes {
 		codes[i] = uint8(i * 7 % 16)
 	}
 	mx := make([]byte, len(x)/32*17)
-	PackMXFP4(mx, codes, []uint8{120, 127, 130, 0})
+	require.NoError(t, JoinBlocks(TypeMXFP4, mx, codes, []uint8{120, 127, 130, 0}))
 	nv := make([]byte, len(x)/64*36)
-	PackNVFP4(nv, codes, []uint8{0x38, 0x30, 0x40, 0x01, 0x7E, 0x00, 0x39, 0x3A})
+	require.NoError(t, JoinBlocks(TypeNVFP4, nv, codes, []uint8{0x38, 0x30, 0x40, 0x01, 0x7E, 0x00, 0x39, 0x3A}))
 
 	var w Writer
 	require.NoError(t, w.AddKV(KeyArchitecture, String("rt")))
 	blocks := map[string]struct {
 		typ  Type
 		data []byte
-		dq   func([]float32, []byte)
 	}{
-		"q8": {TypeQ8_0, q8, DequantizeQ8_0},
-		"q4": {TypeQ4_0, q4, DequantizeQ4_0},
-		"mx": {TypeMXFP4, mx, DequantizeMXFP4},
-		"nv": {TypeNVFP4, nv, DequantizeNVFP4},
+		"q8": {TypeQ8_0, q8},
+		"q4": {TypeQ4_0, q4},
+		"mx": {TypeMXFP4, mx},
+		"nv": {TypeNVFP4, nv},
 	}
 	for _, name := range []string{"q8", "q4", "mx", "nv"} {
 		b := blocks[name]
@@ -171,7 +170,7 @@ func TestRoundTripFloat32s(t *testing.T) {
 		got, err := f.Float32s(name)
 		require.NoError(t, err, name)
 		want := make([]float32, len(x))
-		b.dq(want, b.data)
+		dequantizeFrom(t, b.typ, want, b.data)
 		assert.Equal(t, math32bits(want), math32bits(got), name)
 	}
 	mxv, _ := f.Float32s("mx")

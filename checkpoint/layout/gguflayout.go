@@ -29,7 +29,7 @@ import (
 //     low nibble and element j+16 in its high nibble. Cast by tcast.Cast;
 //     with its default options (floor scales, round to nearest even, no
 //     keep mask) Cast quantizes straight into the blocks with
-//     gguf.QuantizeMXFP4, which gives the same codes.
+//     gguf.Quantize, which gives the same codes.
 //   - q8_0, ggml's Q8_0: per block the float16 scale d, then 32 int8 codes
 //     q; the value is q·d. As a tcast datatype: int8 elements with a
 //     float16 scale per 32 along the last axis (code int8_float16_t32).
@@ -56,7 +56,7 @@ import (
 //
 // The ggml datatypes come from DataType, and Cast (the Caster method)
 // quantizes to them with the gguf package's quantizers: ggml's reference
-// quantizers for q8_0 and q4_0 (gguf.QuantizeQ8_0 and gguf.QuantizeQ4_0),
+// quantizers for q8_0 and q4_0 (gguf.Quantize without an importance vector),
 // whose scale rules differ from tcast's (Q4_0's scale is negative when the
 // element of largest magnitude is positive), and for the others the
 // least-squares searches of gguf.Quantize. The Actual tensor holds the
@@ -310,16 +310,12 @@ func (l ggufLayout) Encode(name string, t *tcast.Tensor, meta map[string]string)
 		}
 	}
 	switch sp.GGML {
-	case gguf.TypeMXFP4:
-		gguf.PackMXFP4(out, codes, a.Scale.Bytes)
-	case gguf.TypeQ8_0:
-		gguf.PackQ8_0(out, codes, f16Codes(a.Scale.Bytes))
-	case gguf.TypeQ4_0:
-		q := make([]byte, len(codes))
-		for i, c := range codes {
-			q[i] = c ^ 8 // two's complement q−8 → stored q
+	case gguf.TypeMXFP4, gguf.TypeQ8_0, gguf.TypeQ4_0:
+		// The scale part holds the bytes the blocks store: E8M0, or
+		// little-endian float16.
+		if err := gguf.JoinBlocks(sp.GGML, out, codes, a.Scale.Bytes); err != nil {
+			return nil, &FormatError{Layout: lay, Weight: name, Err: err}
 		}
-		gguf.PackQ4_0(out, q, f16Codes(a.Scale.Bytes))
 	default:
 		scales := partFloats(a.Scale)
 		var mins []float32
@@ -366,15 +362,6 @@ func floatPart(f *dtype.Format, shape []int, v []float32) *tcast.Part {
 	return part(f, shape, b)
 }
 
-// f16Codes returns the float16 codes of a part's little-endian bytes.
-func f16Codes(b []byte) []uint16 {
-	out := make([]uint16, len(b)/2)
-	for i := range out {
-		out[i] = binary.LittleEndian.Uint16(b[2*i:])
-	}
-	return out
-}
-
 // ggufTensor returns the Actual tensor of shape shape that blocks of ggml
 // type typ (a block type of the layout) hold. The blocks must be whole and
 // typ.Size(elements) bytes long.
@@ -395,33 +382,15 @@ func ggufTensorOf(dt *tcast.DataType, typ gguf.Type, shape []int, blocks []byte)
 		n *= d
 	}
 	sub := gguf.SubBlockSize(typ)
-	if typ == gguf.TypeMXFP4 {
-		sub = typ.BlockSize() // one E8M0 scale per block
-	}
 	nb := n / sub
 	sshape := append(slices.Clone(shape[:r-1]), shape[r-1]/sub)
 	codes := make([]byte, n)
 	t := &tcast.Tensor{DataType: dt, Form: tcast.Actual, Shape: slices.Clone(shape), Axis: r - 1}
 	spec := dt.Spec()
 	switch typ {
-	case gguf.TypeMXFP4:
-		sbytes := make([]byte, nb)
-		gguf.UnpackMXFP4(codes, sbytes, blocks)
-		t.Scale = part(spec.Scale, sshape, sbytes)
-	case gguf.TypeQ8_0, gguf.TypeQ4_0:
-		s := make([]uint16, nb)
-		if typ == gguf.TypeQ8_0 {
-			gguf.UnpackQ8_0(codes, s, blocks)
-		} else {
-			gguf.UnpackQ4_0(codes, s, blocks)
-			for i, q := range codes {
-				codes[i] = q ^ 8 // stored q → two's complement q−8
-			}
-		}
-		sbytes := make([]byte, 0, 2*nb)
-		for _, c := range s {
-			sbytes = binary.LittleEndian.AppendUint16(sbytes, c)
-		}
+	case gguf.TypeMXFP4, gguf.TypeQ8_0, gguf.TypeQ4_0:
+		sbytes := make([]byte, nb*spec.Scale.Bits()/8) // E8M0 or float16, as stored
+		gguf.SplitBlocks(typ, codes, sbytes, blocks)
 		t.Scale = part(spec.Scale, sshape, sbytes)
 	default:
 		scales := make([]float32, nb)
@@ -466,7 +435,7 @@ func (l ggufLayout) Cast(x []float32, shape []int, dt *tcast.DataType, opts *tca
 	ggml := ggmlOptions(&o)
 	n, ok := elements(shape)
 	if typ == gguf.TypeMXFP4 && (!ggml || !ok || n != len(x) || n == 0) {
-		// Only with tcast.Cast's defaults is the cast gguf.QuantizeMXFP4's,
+		// Only with tcast.Cast's defaults is the cast gguf.Quantize's,
 		// which writes the blocks Encode would lay out in one pass.
 		o.Form = tcast.Actual
 		return tcast.Cast(x, shape, dt, &o)
@@ -526,7 +495,7 @@ func ggufImportance(imp []float32, shape []int, typ gguf.Type) (ggufImp, error) 
 
 // quantize writes x, whole rows starting at row r0 of the weight, as the
 // blocks dst of block type typ with gguf.Quantize (ggml's rule for Q8_0,
-// gguf.QuantizeMXFP4 for MXFP4, the searching quantizers for the others),
+// the toolkit's MXFP4 cast for MXFP4, the searching quantizers for the others),
 // with each row's importance vector.
 func (im ggufImp) quantize(typ gguf.Type, dst []byte, x []float32, r0 int) error {
 	if im.v == nil {
@@ -547,7 +516,7 @@ func (im ggufImp) quantize(typ gguf.Type, dst []byte, x []float32, r0 int) error
 
 // ggmlOptions reports whether o leaves the scales and rounding to ggml's
 // quantizers: floor scales, round to nearest even, no full range, no keep
-// mask (for mxfp4, tcast.Cast's defaults, whose codes gguf.QuantizeMXFP4
+// mask (for mxfp4, tcast.Cast's defaults, whose codes gguf.Quantize
 // gives).
 func ggmlOptions(o *tcast.Options) bool {
 	return o.Mode == scale.Floor && o.Rounding == dtype.RoundEven && !o.FullRange && o.Keep == nil

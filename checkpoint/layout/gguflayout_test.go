@@ -183,13 +183,11 @@ func ggufInput(n int) []float32 {
 func TestGGUFCastMatchesGGML(t *testing.T) {
 	l := ggufGet(t)
 	for _, tc := range []struct {
-		dt         string
-		typ        gguf.Type
-		quantize   func([]byte, []float32)
-		dequantize func([]float32, []byte)
+		dt  string
+		typ gguf.Type
 	}{
-		{"q8_0", gguf.TypeQ8_0, gguf.QuantizeQ8_0, gguf.DequantizeQ8_0},
-		{"q4_0", gguf.TypeQ4_0, gguf.QuantizeQ4_0, gguf.DequantizeQ4_0},
+		{"q8_0", gguf.TypeQ8_0},
+		{"q4_0", gguf.TypeQ4_0},
 	} {
 		for _, shape := range [][]int{{96}, {6, 64}, {2, 3, 32}, {1, 2, 2, 64}} {
 			n := ldrProduct(shape)
@@ -204,9 +202,9 @@ func TestGGUFCastMatchesGGML(t *testing.T) {
 
 			size, _ := tc.typ.Size(int64(n))
 			blocks := make([]byte, size)
-			tc.quantize(blocks, x)
+			require.NoError(t, gguf.Quantize(tc.typ, blocks, x, nil)) // ggml's rule without importance
 			want := make([]float32, n)
-			tc.dequantize(want, blocks)
+			require.NoError(t, gguf.Dequantize(tc.typ, want, blocks))
 			got, err := tcast.Decompress(c)
 			require.NoError(t, err)
 			assert.Equal(t, bitsOf(want), bitsOf(got), "%s %v values", tc.dt, shape)
@@ -289,7 +287,7 @@ func TestGGUFPlainFloats(t *testing.T) {
 }
 
 // TestGGUFCastMXFP4 checks that mxfp4 with tcast's default options, which
-// the layout quantizes straight into ggml blocks (gguf.QuantizeMXFP4), gives
+// the layout quantizes straight into ggml blocks (gguf.Quantize), gives
 // the tensor tcast.Cast gives and the blocks PackMXFP4 makes of it, for every
 // name of the datatype and inputs with NaNs, infinities, zeros and
 // subnormals.
@@ -326,7 +324,7 @@ func TestGGUFCastMXFP4(t *testing.T) {
 				require.Equal(t, want, got, "%s %v", name, shape)
 
 				blocks := make([]byte, n/32*17)
-				gguf.PackMXFP4(blocks, want.Data.Bytes, want.Scale.Bytes)
+				require.NoError(t, gguf.JoinBlocks(gguf.TypeMXFP4, blocks, want.Data.Bytes, want.Scale.Bytes))
 				ts, err := l.Encode("w", got, map[string]string{})
 				require.NoError(t, err)
 				require.Equal(t, blocks, ts[0].Data, "%s %v", name, shape)

@@ -256,7 +256,7 @@ func (s *tcastStream) Finish(out [][]byte, meta map[string]string) ([]Tensor, fl
 
 // ggufStream writes a weight of the gguf layout block by block, with the
 // quantizers of the layout's Cast (gguf.Quantize: ggml's rule for Q8_0, and
-// for Q4_0 without an importance vector; gguf.QuantizeMXFP4 for MXFP4, whose
+// for Q4_0 without an importance vector; the toolkit's MXFP4 cast for MXFP4, whose
 // codes are those of tcast's kernels; the searching quantizers otherwise).
 type ggufStream struct {
 	name   string
@@ -302,7 +302,7 @@ func (l ggufLayout) Stream(name string, shape []int, dt *tcast.DataType, opts *t
 	switch s.typ {
 	case gguf.TypeMXFP4:
 		// Only the cast of tcast's kernel path (its defaults) is
-		// gguf.QuantizeMXFP4's.
+		// gguf.Quantize's.
 		if rc, err := tcast.NewRowCaster(shape, dt, &o); err != nil || !rc.Kernel() {
 			return nil, false, nil
 		}

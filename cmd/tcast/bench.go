@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/tensorcast-go/tensorcast/dtype"
-	"github.com/tensorcast-go/tensorcast/kernels"
+	"github.com/tensorcast-go/tensorcast/internal/kbench"
 	tc "github.com/tensorcast-go/tensorcast/tcast"
 )
 
@@ -60,9 +60,9 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	for _, s := range strings.Split(*sizes, ",") {
 		switch strings.ToLower(strings.TrimSpace(s)) {
 		case "dram":
-			sizeList = append(sizeList, benchSize{"DRAM", kernels.BenchDRAM})
+			sizeList = append(sizeList, benchSize{"DRAM", kbench.BenchDRAM})
 		case "l2":
-			sizeList = append(sizeList, benchSize{"L2", kernels.BenchL2})
+			sizeList = append(sizeList, benchSize{"L2", kbench.BenchL2})
 		default:
 			return usagef("-size: unknown size %q (want dram, l2 or both)", s)
 		}
@@ -99,7 +99,7 @@ type benchSize struct {
 
 func workloadNames() []string {
 	var out []string
-	for _, w := range kernels.Workloads() {
+	for _, w := range kbench.Workloads() {
 		out = append(out, w.Name)
 	}
 	return out
@@ -107,22 +107,22 @@ func workloadNames() []string {
 
 // selectWorkloads returns the workloads -kernels names, MemRead first (none
 // for "none").
-func selectWorkloads(list string) ([]kernels.Workload, error) {
-	all := kernels.Workloads()
+func selectWorkloads(list string) ([]kbench.Workload, error) {
+	all := kbench.Workloads()
 	switch strings.ToLower(strings.TrimSpace(list)) {
 	case "all", "":
 		return all, nil
 	case "none":
 		return nil, nil
 	}
-	sel := []kernels.Workload{all[0]} // MemRead, the baseline
+	sel := []kbench.Workload{all[0]} // MemRead, the baseline
 	for _, name := range strings.Split(list, ",") {
 		name = strings.TrimSpace(name)
-		i := slices.IndexFunc(all, func(w kernels.Workload) bool { return strings.EqualFold(w.Name, name) })
+		i := slices.IndexFunc(all, func(w kbench.Workload) bool { return strings.EqualFold(w.Name, name) })
 		if i < 0 {
 			return nil, usagef("-kernels: unknown kernel %q (want %s, all or none)", name, strings.Join(workloadNames(), ", "))
 		}
-		if i > 0 && !slices.ContainsFunc(sel, func(w kernels.Workload) bool { return w.Name == all[i].Name }) {
+		if i > 0 && !slices.ContainsFunc(sel, func(w kbench.Workload) bool { return w.Name == all[i].Name }) {
 			sel = append(sel, all[i])
 		}
 	}
@@ -132,14 +132,14 @@ func selectWorkloads(list string) ([]kernels.Workload, error) {
 // kernelTable times every workload at every size, a size at a time with
 // MemRead first, and prints one row per kernel and size; with workers > 1,
 // each is timed a second time with that many workers at once.
-func kernelTable(stdout io.Writer, sel []kernels.Workload, sizes []benchSize, workers, rounds int) error {
+func kernelTable(stdout io.Writer, sel []kbench.Workload, sizes []benchSize, workers, rounds int) error {
 	type cell struct{ one, many float64 }
 	gbps := make([][]cell, len(sel)) // [workload][size]
 	for i := range gbps {
 		gbps[i] = make([]cell, len(sizes))
 	}
 	for j, s := range sizes {
-		src := kernels.BenchInput(s.n)
+		src := kbench.BenchInput(s.n)
 		for i, w := range sel {
 			gbps[i][j].one = w.Measure(src, 1, rounds)
 			if workers > 1 {
@@ -221,7 +221,7 @@ func formatTable(stdout io.Writer, entries []benchEntry, n, rounds int, search b
 		}
 		return float64(4*len(src)) / best.Seconds() / 1e9
 	}
-	base := gbps(func() { sink += kernels.SumFloat32(src) })
+	base := gbps(func() { sink += kbench.SumFloat32(src) })
 	deq := make([]float32, len(src))
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "format\tencode GB/s\t× mem-read\tdecode GB/s\t× mem-read\t%s\n", map[bool]string{true: "cost × plain Cast\t"}[search])

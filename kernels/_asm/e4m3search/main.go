@@ -42,7 +42,7 @@ func constants() {
 }
 
 // roundMag sets u to the E4M3 magnitude that the non-negative q rounds to
-// (nearest even, saturating at 448), the magnitude of RoundE4M3FN(q): with
+// (nearest even, saturating at 448), the magnitude of roundE4M3FN(q): with
 // e the exponent of max(q, 2^−6), c = 2^(e+20) has the ulp 2^(e−3), E4M3's
 // step in that binade (2^−9 below 2^−6), so (q + c) − c is q rounded to a
 // multiple of it, ties to even (a carry lands on the next binade's first
@@ -299,7 +299,7 @@ func sqErrE4M3DivAVX512() {
 		"	for c, d := range div {",
 		"		for r := range rows {",
 		"			for i, v := range x[r*stride : r*stride+width] {",
-		"				e := float64(v - float32(RoundE4M3FN(v/d)*d))",
+		"				e := float64(v - float32(roundE4M3FN(v/d)*d))",
 		"				acc[16*c+i%16] += float64(e * e)",
 		"			}",
 		"		}",

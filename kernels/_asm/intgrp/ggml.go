@@ -84,7 +84,7 @@ func quantQ8_0(isa string) {
 	name := "quantQ8_0" + isa
 	TEXT(name, NOSPLIT, "func(dst []byte, src []float32)")
 	Pragma("noescape")
-	doc(name+" is the "+gen.ISAName(isa)+" kernel of QuantizeQ8_0, quantQ8_0Go's loop", []string{
+	doc(name+" is the "+gen.ISAName(isa)+" kernel of quantizeQ8_0, quantQ8_0Go's loop", []string{
 		"for b := range len(src) / 32 {",
 		"	x, y := src[32*b:32*b+32], dst[34*b:34*b+34]",
 		"	var amax float32",
@@ -167,7 +167,7 @@ func dequantQ8_0(isa string) {
 	name := "dequantQ8_0" + isa
 	TEXT(name, NOSPLIT, "func(dst []float32, src []byte)")
 	Pragma("noescape")
-	doc(name+" is the "+gen.ISAName(isa)+" kernel of DequantizeQ8_0, dequantQ8_0Go's loop", []string{
+	doc(name+" is the "+gen.ISAName(isa)+" kernel of dequantizeQ8_0, dequantQ8_0Go's loop", []string{
 		"for b := range len(dst) / 32 {",
 		"	x, y := src[34*b:34*b+34], dst[32*b:32*b+32]",
 		"	d := float16To32(binary.LittleEndian.Uint16(x))",
@@ -195,7 +195,7 @@ func quantQ4_0(isa string) {
 	name := "quantQ4_0" + isa
 	TEXT(name, NOSPLIT, "func(dst []byte, src []float32)")
 	Pragma("noescape")
-	doc(name+" is the "+gen.ISAName(isa)+" kernel of QuantizeQ4_0, quantQ4_0Go's loop", []string{
+	doc(name+" is the "+gen.ISAName(isa)+" kernel of quantizeQ4_0, quantQ4_0Go's loop", []string{
 		"for b := range len(src) / 32 {",
 		"	x, y := src[32*b:32*b+32], dst[18*b:18*b+18]",
 		"	var amax, m float32",
@@ -308,7 +308,7 @@ func dequantQ4_0(isa string) {
 	name := "dequantQ4_0" + isa
 	TEXT(name, NOSPLIT, "func(dst []float32, src []byte)")
 	Pragma("noescape")
-	doc(name+" is the "+gen.ISAName(isa)+" kernel of DequantizeQ4_0, dequantQ4_0Go's loop", []string{
+	doc(name+" is the "+gen.ISAName(isa)+" kernel of dequantizeQ4_0, dequantQ4_0Go's loop", []string{
 		"for b := range len(dst) / 32 {",
 		"	x, y := src[18*b:18*b+18], dst[32*b:32*b+32]",
 		"	d := float16To32(binary.LittleEndian.Uint16(x))",

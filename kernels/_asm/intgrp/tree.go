@@ -49,7 +49,7 @@ func groupScales(scales, inv Mem, one, zero VecPhysical) {
 	VMOVUPS(Z3, inv)
 }
 
-// quantQ8_0x16 emits quantQ8_0x16AVX512: QuantizeQ8_0 on whole groups of 16
+// quantQ8_0x16 emits quantQ8_0x16AVX512: quantizeQ8_0 on whole groups of 16
 // blocks.
 func quantQ8_0x16() {
 	name := "quantQ8_0x16AVX512"
@@ -109,7 +109,7 @@ const (
 	Q4Bytes = 18
 )
 
-// quantQ4_0x16 emits quantQ4_0x16AVX512: QuantizeQ4_0 on whole groups of 16
+// quantQ4_0x16 emits quantQ4_0x16AVX512: quantizeQ4_0 on whole groups of 16
 // blocks. The magnitude of m is the block's amax, so d's magnitude amax/8
 // and id's 1/(amax/8) are worked out for 16 blocks at once; the sign (d is
 // negative when m is positive or zero) comes from a search for the first

@@ -8,7 +8,7 @@
 // stack (element j of the 16 blocks in one vector), their maxima, the rule's
 // scale codes and the candidates' in a vector (a block per lane), float32
 // estimates of the candidates' squared errors with a block per lane, the
-// choice where the estimates' error bounds settle it (SqErrE2M1's float64
+// choice where the estimates' error bounds settle it (sqErrE2M1's float64
 // sums then order the candidates as the estimates do; a strictly smaller
 // error replaces the best, candidates in the reference's order), the blocks
 // where they do not marked for the Go reference, then each block encoded
@@ -140,7 +140,7 @@ const (
 // (|x| − float32(r·d))², |x| in Z13, r the E2M1 magnitude of |x|·m (see
 // valueTab), m and d the candidate's multiplier (or reciprocal) and
 // divisor; Z17 is scratch. With q's sign restored, x − float32(r·d) is
-// this difference with x's sign, so the estimate is SqErrE2M1's term
+// this difference with x's sign, so the estimate is sqErrE2M1's term
 // rounded to float32 (see decide). Without clamp, the caller drops the
 // estimates of the blocks where amax·m > 7.5, whose indices may wrap.
 func errTerm(m, d, acc VecPhysical, clamp bool) {
@@ -178,7 +178,7 @@ func errTermScaled(m, acc VecPhysical, clamp bool) {
 
 // The bounds of the float32 estimates: a block's estimate A (n ≤ 32 terms,
 // each the square of the float32 rounding of the exact difference, added by
-// a fused multiply-add) and SqErrE2M1's float64 sum E of the same terms both
+// a fused multiply-add) and sqErrE2M1's float64 sum E of the same terms both
 // lie within (n+3)·2^−24 of the exact sum, relatively, when no term
 // overflows float32, plus 2^−149 a term where one underflows. NVFP4's
 // estimates take the quotient |x|·float32(1/d), within 2 ulps of x/d: it
@@ -469,7 +469,7 @@ func mxfp4Step(name string, local Mem, prev bool) {
 	// The estimates in units of rule+1's d² (the candidates' divisors are
 	// d/2, d, 2d: exact factors 1/16 and 1/4; a result below 2^−126 rounds
 	// by less than the bounds' 2^−140). Rule+1's code 253 (d = 2^126) may
-	// decode to infinity, which SqErrE2M1 sums: no estimate (NaN).
+	// decode to infinity, which sqErrE2M1 sums: no estimate (NaN).
 	VMULPS_BCST(cs.Vec(math.Float32bits(0.25)), Z6, Z6)
 	VMULPS_BCST(cs.Vec(math.Float32bits(0.0625)), Z7, Z7)
 	VPCMPUD_BCST(U8(5), cs.Vec(252), Z29, K1) // rule ≥ 252

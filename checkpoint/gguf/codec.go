@@ -1,0 +1,80 @@
+package gguf
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/tensorcast-go/tensorcast/kernels"
+)
+
+// codecs maps each block type with kernels to its entry of the kernels'
+// codec table (found by ggml's name of the type).
+var codecs = func() map[Type]kernels.BlockCodec {
+	m := map[Type]kernels.BlockCodec{}
+	for t, ti := range typeTable {
+		if c, ok := kernels.LookupBlock(ti.name); ok {
+			m[t] = c
+		}
+	}
+	return m
+}()
+
+// IQ4NLValues is the value of each 4-bit IQ4_NL and IQ4_XS index before the
+// scale (ggml's kvalues_iq4nl): a non-uniform, asymmetric table without an
+// exact zero.
+var IQ4NLValues = kernels.IQ4NLValues
+
+// Dequantize decodes the elements of type t in src into dst: len(dst)
+// elements, which must be whole blocks of t, from exactly the bytes they
+// occupy. It takes every type File.Float32s reads (see CanFloat32), and
+// gives exactly the floats of ggml's dequantize_row_* functions (see the
+// package documentation for MXFP4 and NVFP4); other types give an error
+// wrapping errors.ErrUnsupported, and mismatched lengths an error naming
+// them.
+func Dequantize(t Type, dst []float32, src []byte) error {
+	dequant, ok := dequantizers[t]
+	if !ok {
+		return fmt.Errorf("gguf: dequantizing %v: %w", t, errors.ErrUnsupported)
+	}
+	bs := t.BlockSize()
+	if len(dst)%bs != 0 {
+		return fmt.Errorf("gguf: dequantizing %v: %d elements are not whole blocks of %d", t, len(dst), bs)
+	}
+	if want, _ := t.Size(int64(len(dst))); int64(len(src)) != want {
+		return fmt.Errorf("gguf: dequantizing %d elements of %v: want %d bytes, got %d", len(dst), t, want, len(src))
+	}
+	dequant(dst, src)
+	return nil
+}
+
+// Quantize quantizes src into blocks of type t in dst, which must be
+// exactly t.Size(len(src)) bytes. importance, when not nil, holds one
+// non-negative weight per column: its length is the row length, a multiple
+// of t's block size that divides len(src), and each element's squared
+// error weighs its column's weight in the quantizer's search (see
+// Searches; the other quantizers ignore it). Types without a quantizer
+// give an error wrapping errors.ErrUnsupported; lengths that do not fit
+// give an error naming them.
+//
+// Q8_0, and Q4_0 without an importance vector, are ggml's reference
+// quantizers bit for bit; MXFP4 is the toolkit's MXFP4 cast (see the
+// package documentation); the other types search their scales and mins.
+func Quantize(t Type, dst []byte, src, importance []float32) error {
+	c, ok := codecs[t]
+	if !ok || c.Quantize == nil {
+		return fmt.Errorf("gguf: quantizing to %v: %w", t, errors.ErrUnsupported)
+	}
+	bs := t.BlockSize()
+	if len(src)%bs != 0 {
+		return fmt.Errorf("gguf: quantizing to %v: %d elements are not whole blocks of %d", t, len(src), bs)
+	}
+	if want, _ := t.Size(int64(len(src))); int64(len(dst)) != want {
+		return fmt.Errorf("gguf: quantizing %d elements to %v: want %d bytes, got %d", len(src), t, want, len(dst))
+	}
+	if importance != nil && (len(importance) == 0 || len(importance)%bs != 0 || len(src)%len(importance) != 0) {
+		return fmt.Errorf("gguf: quantizing %d elements to %v: an importance vector of %d: want a row length, a multiple of %d dividing the elements",
+			len(src), t, len(importance), bs)
+	}
+	c.Quantize(dst, src, importance)
+	return nil
+}
