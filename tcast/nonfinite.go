@@ -22,8 +22,8 @@ type NonFiniteTensor struct {
 }
 
 // NonFiniteError reports the tensors to cast whose source holds NaN or ±Inf
-// values, in input order. It matches ErrNonFinite, and its message says
-// what to do: -allow-nonfinite, or for a checkpoint's weights -exclude.
+// values, in input order. It matches ErrNonFinite; its message names them
+// with their counts and says that no output was written.
 type NonFiniteError struct {
 	// Input is the file cast or converted (the message starts with it
 	// unless it is empty).
@@ -41,14 +41,14 @@ func (e *NonFiniteError) Error() string {
 	}
 	if n == 1 && e.Tensors[0].Name == "" { // a single array
 		t := e.Tensors[0]
-		fmt.Fprintf(&b, "holds %d NaN, %d +Inf, %d -Inf values, which make every block holding one NaN in most datatypes; no output was written; pass -allow-nonfinite to cast them per the block policy (docs/NUMERICS.md)", t.NaN, t.PosInf, t.NegInf)
+		fmt.Fprintf(&b, "holds %d NaN, %d +Inf, %d -Inf values, which make every block holding one NaN in most datatypes; no output was written", t.NaN, t.PosInf, t.NegInf)
 		return b.String()
 	}
 	fmt.Fprintf(&b, "%d %s to cast %s NaN or Inf values, which make every block holding one NaN in most datatypes:", n, plural(n, "weight", "weights"), plural(n, "holds", "hold"))
 	for _, t := range e.Tensors {
 		fmt.Fprintf(&b, "\n  %s: %d NaN, %d +Inf, %d -Inf", t.Name, t.NaN, t.PosInf, t.NegInf)
 	}
-	b.WriteString("\nno output was written; pass -allow-nonfinite to cast them per the block policy (docs/NUMERICS.md), or keep them as they are with -exclude RE")
+	b.WriteString("\nno output was written")
 	return b.String()
 }
 

@@ -121,7 +121,7 @@ func TestConvertRefusesAndCleansUp(t *testing.T) {
 	require.NoError(t, err)
 	_, err = Convert(iris, out, o)
 	require.ErrorIs(t, err, atomicfile.ErrExists)
-	assert.ErrorContains(t, err, "-force")
+	assert.ErrorContains(t, err, "already exists")
 	o.Force = true
 	_, err = Convert(iris, out, o)
 	require.NoError(t, err)

@@ -18,7 +18,7 @@ import (
 )
 
 // GGUF output with per-tensor types: a llama-quantize mix (package
-// ggufmix) chooses each tensor's ggml type, -type-for overrides it, and an
+// ggufmix) chooses each tensor's ggml type, GGUF.TypeFor overrides it, and an
 // importance matrix (package imatrix) weights the quantizers' error.
 
 // ImportanceStatus says what became of a tensor's importance vector when
@@ -312,7 +312,7 @@ func addRows(s *measure.Weighted, d *decision, r0 int, x, y []float32) {
 
 // fileType returns the mix that labels a GGUF output (general.file_type):
 // Options.GGUF.Mix when it chooses the types, else the mix of
-// Options.DataType's ggml type (ggufmix.ForType), whatever -type-for does
+// Options.DataType's ggml type (ggufmix.ForType), whatever GGUF.TypeFor does
 // to single tensors; false when there is none.
 func (p *plan) fileType() (ggufmix.Mix, bool) {
 	if p.mixed {

@@ -277,7 +277,7 @@ func TestMixOverrides(t *testing.T) {
 	assert.Equal(t, gguf.TypeQ8_0, types["blk.4.ffn_down.weight"], "an override's type falls back too")
 	for _, r := range res.Tensors {
 		if r.Name == "blk.5.ffn_up.weight" {
-			assert.Contains(t, r.Reason, "-type-for ffn_up=q8_0")
+			assert.Contains(t, r.Reason, "override ffn_up=q8_0")
 		}
 	}
 
@@ -302,7 +302,7 @@ func TestMixOverrides(t *testing.T) {
 	assert.Equal(t, gguf.TypeQ4_K, types["model.layers.2.mlp.gate_proj.weight"])
 	for _, r := range res.Tensors {
 		if r.Name == "model.layers.2.mlp.up_proj.weight" {
-			assert.Equal(t, "-type-for up_proj=iq4_nl: IQ4_NL", r.Reason, "worded as with a mix")
+			assert.Equal(t, "override up_proj=iq4_nl: IQ4_NL", r.Reason, "worded as with a mix")
 		}
 	}
 	ovs, err = ggufmix.ParseOverrides([]string{`down_proj=q4_k`})

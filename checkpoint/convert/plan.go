@@ -24,7 +24,7 @@ import (
 // ErrNameTooLong is matched by the error of Convert for an output tensor
 // name longer than GGUF holds (gguf.MaxNameLen); Options.Rename shortens
 // names.
-var ErrNameTooLong = errors.New("name too long for GGUF")
+var ErrNameTooLong = layout.ErrNameTooLong
 
 // ErrCannotCast is matched by the error of Convert for a tensor that
 // Options.Include names but that cannot be cast.

@@ -37,7 +37,7 @@ type TensorResult struct {
 	// Dropped reports an input tensor a llama.cpp model file leaves out
 	// (Note says why); it has no output.
 	Dropped bool `json:"dropped,omitempty"`
-	// Reason says why a GGUF mix (or a -type-for rule) gave the tensor its
+	// Reason says why a GGUF mix (or a GGUF.TypeFor rule) gave the tensor its
 	// type.
 	Reason string `json:"type_reason,omitempty"`
 	// Importance says what became of the tensor's importance vector when an

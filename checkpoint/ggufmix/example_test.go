@@ -50,7 +50,7 @@ func ExamplePlan() {
 	// output.weight          Q6_K output head: Q6_K
 	// blk.0.attn_norm.weight F32  1-D tensor: kept F32
 	// blk.0.attn_v.weight    Q6_K Q4_K_M: attn_v 0 of 32, in the first eighth (use_more_bits): Q6_K
-	// blk.1.ffn_down.weight  Q8_0 -type-for blk\.1\.ffn_down=q8_0: Q8_0
+	// blk.1.ffn_down.weight  Q8_0 override blk\.1\.ffn_down=q8_0: Q8_0
 	// blk.4.ffn_down.weight  Q4_K Q4_K_M base type
 	// blk.6.ffn_down.weight  Q6_K Q4_K_M: ffn_down in layer 6 of 32, every third layer in between (use_more_bits): Q6_K
 }

@@ -313,7 +313,7 @@ func TestOverrides(t *testing.T) {
 		assert.Equal(t, c.want, d.Type, "%s: %s", c.name, d.Reason)
 		assert.Equal(t, c.override, d.Override, c.name)
 	}
-	assert.Equal(t, "-type-for ffn_down=q6_k: Q6_K", byName["blk.0.ffn_down.weight"].Reason)
+	assert.Equal(t, "override ffn_down=q6_k: Q6_K", byName["blk.0.ffn_down.weight"].Reason)
 
 	// An override's type still falls back when the row does not fit it.
 	o, err := ParseOverride("narrow=q6_k")
@@ -323,7 +323,7 @@ func TestOverrides(t *testing.T) {
 	assert.Equal(t, Q8_0, d.Type)
 	assert.True(t, d.Fallback)
 	assert.Equal(t, "narrow=q6_k", d.Override)
-	assert.Equal(t, "-type-for narrow=q6_k: Q6_K; row length 96 is not a multiple of Q6_K's block of 256: falls back to Q8_0", d.Reason)
+	assert.Equal(t, "override narrow=q6_k: Q6_K; row length 96 is not a multiple of Q6_K's block of 256: falls back to Q8_0", d.Reason)
 
 	// Overrides apply to float mixes too.
 	d, err = choose(MixF16, Model{Layers: 4}, Tensor{"blk.0.ffn_down.weight", []int{256, 256}}, Options{Overrides: ovs})
@@ -343,15 +343,15 @@ func TestOverridden(t *testing.T) {
 		reason   string
 		err      string
 	}{
-		{"blk.0.ffn_down.weight", []int{256, 512}, false, true, Q6_K, "-type-for ffn_down=q6_k: Q6_K", ""},
-		{"mlp.down_proj.weight", []int{256, 512}, false, true, Q8_0, "-type-for down=q8_0: Q8_0", ""},
+		{"blk.0.ffn_down.weight", []int{256, 512}, false, true, Q6_K, "override ffn_down=q6_k: Q6_K", ""},
+		{"mlp.down_proj.weight", []int{256, 512}, false, true, Q8_0, "override down=q8_0: Q8_0", ""},
 		{"blk.0.attn_k.weight", []int{256, 512}, false, false, 0, "", ""},
 		// 96 is no multiple of 256: an error, or Q6_K's fallback Q8_0.
 		{"blk.0.ffn_down.weight", []int{8, 96}, false, true, 0, "",
-			`tensor "blk.0.ffn_down.weight": -type-for ffn_down=q6_k: row length 96 is not a multiple of Q6_K's block of 256`},
+			`tensor "blk.0.ffn_down.weight": override ffn_down=q6_k: row length 96 is not a multiple of Q6_K's block of 256`},
 		{"blk.0.ffn_down.weight", []int{8, 96}, true, true, Q8_0,
-			"-type-for ffn_down=q6_k: Q6_K; row length 96 is not a multiple of Q6_K's block of 256: falls back to Q8_0", ""},
-		{"blk.0.attn_q.weight", []int{8, 96}, false, true, BF16, "-type-for attn_q=bf16: BF16", ""},
+			"override ffn_down=q6_k: Q6_K; row length 96 is not a multiple of Q6_K's block of 256: falls back to Q8_0", ""},
+		{"blk.0.attn_q.weight", []int{8, 96}, false, true, BF16, "override attn_q=bf16: BF16", ""},
 		{"blk.0.attn_q.weight", []int{8, 0}, false, true, 0, "", `tensor "blk.0.attn_q.weight": row length 0 in shape [8 0]`},
 	} {
 		d, ok, err := Overridden(ovs, Tensor{c.name, c.shape}, c.fallBack)

@@ -93,7 +93,7 @@ func parseType(s string) (gguf.Type, *OverrideError) {
 }
 
 // Match returns the first of overrides whose pattern matches name (the
-// first -type-for given wins), and false when none does.
+// first override given wins), and false when none does.
 func Match(overrides []Override, name string) (Override, bool) {
 	for _, o := range overrides {
 		if o.Pattern != nil && o.Pattern.MatchString(name) {
@@ -109,14 +109,14 @@ func override(overrides []Override, d *Decision) bool {
 	o, ok := Match(overrides, d.Name)
 	if ok {
 		d.Type, d.Override = o.Type, o.Value
-		d.Reason = "-type-for " + o.Value + ": " + o.Type.String()
+		d.Reason = "override " + o.Value + ": " + o.Type.String()
 	}
 	return ok
 }
 
 // Overridden decides tensor t by the first of overrides matching its name
 // alone, for output without a mix (one type for every other weight): the
-// decision as a mix would make it (type, -type-for value, reason), and
+// decision as a mix would make it (type, override value, reason), and
 // false when no override matches. A row length the type's block does not
 // divide falls back as in a mix when fallBack is set, and is otherwise a
 // *TensorError naming the tensor, the value and the row length.
@@ -130,7 +130,7 @@ func Overridden(overrides []Override, t Tensor, fallBack bool) (Decision, bool, 
 		return Decision{}, true, err
 	}
 	if why := misfit(d.Type, ne0); why != "" && !fallBack {
-		return Decision{}, true, &TensorError{Name: t.Name, Reason: "-type-for " + d.Override + ": " + why}
+		return Decision{}, true, &TensorError{Name: t.Name, Reason: "override " + d.Override + ": " + why}
 	}
 	d.fallBack(ne0)
 	return d, true, nil

@@ -59,7 +59,7 @@ type Tensor struct {
 // Options adjusts Plan. The zero value applies the mix as
 // llama-quantize does without flags.
 type Options struct {
-	// Overrides force types by tensor name (-type-for); the first match
+	// Overrides force types by tensor name; the first match
 	// wins. They apply to the tensors the mix may quantize, and the
 	// row-length fallback still applies to their types.
 	Overrides []Override
@@ -84,7 +84,7 @@ type Decision struct {
 	// Quantize is false for tensors that are never quantized (Type is then
 	// F32).
 	Quantize bool
-	// Override is the -type-for value that chose the type, or "".
+	// Override is the override (PATTERN=TYPE) that chose the type, or "".
 	Override string
 	// Fallback reports that the row length forced a replacement type.
 	Fallback bool

@@ -2,6 +2,7 @@ package layout
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -277,7 +278,8 @@ func (l ggufLayout) Specs(name string, shape []int, dt *tcast.DataType, axis int
 		return nil, nil, err
 	}
 	if len(name) > gguf.MaxNameLen {
-		return nil, nil, fmt.Errorf("layout gguf: weight %s: GGUF tensor names hold at most %d bytes, not %d (rename it: tcast convert -rename RE=REPL)", name, gguf.MaxNameLen, len(name))
+		return nil, nil, fmt.Errorf("layout gguf: weight %s: %w: GGUF tensor names hold at most %d bytes, not %d",
+			name, ErrNameTooLong, gguf.MaxNameLen, len(name))
 	}
 	return []Spec{{Name: name, Shape: slices.Clone(shape), GGML: typ}}, nil, nil
 }
@@ -605,3 +607,7 @@ func (ggufLayout) Decode(name string, src Source) (*tcast.Tensor, bool, error) {
 func (ggufLayout) Files(*tcast.DataType, []Converted, []string, []byte) (map[string][]byte, error) {
 	return nil, nil
 }
+
+// ErrNameTooLong is matched by the error of a tensor name longer than
+// GGUF holds (gguf.MaxNameLen).
+var ErrNameTooLong = errors.New("name too long for GGUF")

@@ -15,6 +15,7 @@ import (
 	"github.com/tensorcast-go/tensorcast/checkpoint/npy"
 	"github.com/tensorcast-go/tensorcast/checkpoint/report"
 	"github.com/tensorcast-go/tensorcast/checkpoint/verify"
+	"github.com/tensorcast-go/tensorcast/internal/atomicfile"
 	"github.com/tensorcast-go/tensorcast/internal/fileerr"
 	"github.com/tensorcast-go/tensorcast/internal/filetype"
 	"github.com/tensorcast-go/tensorcast/internal/inputfile"
@@ -50,7 +51,15 @@ func nextStep(cmd string, err error) string {
 		fe *fileerr.FormatError
 		nc *convert.NothingCastError
 	)
+	var nf *tc.NonFiniteError
 	switch {
+	case errors.Is(err, atomicfile.ErrExists):
+		return "pass -force to replace it, or choose another output"
+	case errors.As(err, &nf) && len(nf.Tensors) == 1 && nf.Tensors[0].Name == "":
+		return "pass -allow-nonfinite to cast them per the block policy (docs/NUMERICS.md)"
+	case errors.As(err, &nf):
+		return "pass -allow-nonfinite to cast them per the block policy (docs/NUMERICS.md), " +
+			"or keep them as they are with -exclude RE"
 	case errors.As(err, &nc):
 		return "choose another -layout, -dtype or -axis, or name tensors to cast with -include"
 	case errors.Is(err, convert.ErrNoModelFile):

@@ -71,7 +71,7 @@ func TestConvertMix(t *testing.T) {
 	} {
 		assert.Equal(t, want, got[name].DataType, name)
 	}
-	assert.Contains(t, got["blk.0.ffn_up.weight"].Reason, "-type-for ffn_up=q8_0")
+	assert.Contains(t, got["blk.0.ffn_up.weight"].Reason, "override ffn_up=q8_0")
 	assert.Contains(t, got["output.weight"].Reason, "Q6_K")
 	assert.Equal(t, convert.ImportanceUsed, got["blk.0.attn_q.weight"].Importance)
 	assert.Equal(t, convert.ImportanceUsed, got["blk.1.ffn_gate.weight"].Importance)

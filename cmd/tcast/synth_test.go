@@ -267,7 +267,8 @@ func TestSynthForce(t *testing.T) {
 	err = runSynth([]string{"-o", out, "-layers", "1", "-hidden", "64", "-vocab", "16", "-seed", "9"}, io.Discard, io.Discard)
 	require.ErrorIs(t, err, atomicfile.ErrExists)
 	assert.Contains(t, err.Error(), out)
-	assert.Contains(t, err.Error(), "-force")
+	assert.Equal(t, out+" already exists; pass -force to replace it, or choose another output",
+		message("synth", err), "the command says how to replace it")
 	again, err := os.ReadFile(out)
 	require.NoError(t, err)
 	assert.Equal(t, first, again, "refused without -force: file untouched")

@@ -55,11 +55,11 @@ type Options struct {
 var ErrExists error = existsError{}
 
 // Exists returns the error for an output that exists while replacing it
-// was not asked for: "PATH already exists; pass -force to replace it, or
-// choose another output", wrapping ErrExists. Begin, Commit and every
-// command that checks its outputs beforehand give this one message.
+// was not asked for: "PATH already exists", wrapping ErrExists. Begin,
+// Commit and every command that checks its outputs beforehand give this
+// one message (a command adds how to replace it).
 func Exists(path string) error {
-	return fmt.Errorf("%s %w; pass -force to replace it, or choose another output", path, ErrExists)
+	return fmt.Errorf("%s %w", path, ErrExists)
 }
 
 // existsError is ErrExists; errors.Is also matches it with fs.ErrExist.
@@ -380,8 +380,8 @@ func (o *Output) checkExisting(fi fs.FileInfo) error {
 	if o.opts.Replaceable != nil {
 		for _, e := range entries {
 			if !e.Type().IsRegular() || !o.opts.Replaceable(e.Name()) {
-				return fmt.Errorf("-force would replace %s, which holds %s, a file this output does not consist of; move it away or choose another output",
-					o.dest, filepath.Join(o.dest, e.Name()))
+				return fmt.Errorf("replacing %s would remove %s, a file this output does not consist of; "+
+					"move it away or choose another output", o.dest, filepath.Join(o.dest, e.Name()))
 			}
 		}
 	}

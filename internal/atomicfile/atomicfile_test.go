@@ -272,8 +272,8 @@ func TestRefused(t *testing.T) {
 		is     error
 		errHas []string
 	}{
-		{"file exists", Options{}, map[string]string{"": "old"}, ErrExists, []string{"out already exists", "-force", "another output"}},
-		{"dir exists", Options{Dir: true}, map[string]string{"a": "old"}, ErrExists, []string{"out already exists", "-force"}},
+		{"file exists", Options{}, map[string]string{"": "old"}, ErrExists, []string{"out already exists"}},
+		{"dir exists", Options{Dir: true}, map[string]string{"a": "old"}, ErrExists, []string{"out already exists"}},
 		{"file output, dir exists", Options{}, map[string]string{"a": "old"}, nil, []string{"out is a file", "is a directory"}},
 		{"file output, dir exists, force", Options{Force: true}, map[string]string{"a": "old"}, nil, []string{"is a directory"}},
 		{"dir output, file exists", Options{Dir: true}, map[string]string{"": "old"}, nil, []string{"is not a directory"}},
