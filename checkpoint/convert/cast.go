@@ -43,16 +43,23 @@ func (p *plan) run(d *decision) ([]layout.Tensor, error) {
 	if d.info.Quantized() && !exact(e) {
 		t, v, e = p.exactCast(d, x, copts, t, v, e)
 	}
+	out, err := p.encode(d, t)
+	if err != nil {
+		return nil, err
+	}
+	p.record(d, x, v, e, copts.Keep)
+	return out, nil
+}
+
+// encode has the layout encode weight d's cast t, and checks that it wrote
+// what it declared.
+func (p *plan) encode(d *decision, t *tcast.Tensor) ([]layout.Tensor, error) {
 	d.meta = map[string]string{}
 	out, err := p.lay.Encode(d.info.Name, t, d.meta)
 	if err != nil {
 		return nil, err
 	}
-	if err := p.checkEncoded(d, out); err != nil {
-		return nil, err
-	}
-	p.record(d, x, v, e, copts.Keep)
-	return out, nil
+	return out, p.checkEncoded(d, out)
 }
 
 // sourceValues reads tensor d's values as the output holds them: its

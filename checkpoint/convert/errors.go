@@ -31,20 +31,54 @@ type OptionError struct {
 }
 
 // Error returns the message in the library's terms.
-func (e *OptionError) Error() string {
+func (e *OptionError) Error() string { return e.Message(LibraryWords) }
+
+// Message returns the message with the options and fixes said in words.
+func (e *OptionError) Message(words Words) string {
 	var b strings.Builder
-	b.WriteString("Options." + e.Option)
+	b.WriteString(words.Option(e.Option))
 	switch {
 	case e.With != "":
-		b.WriteString(" does not go with Options." + e.With + ": ")
+		b.WriteString(" does not go with " + words.Option(e.With) + ": ")
 	case e.Value != "":
 		b.WriteString(": " + e.Value + " ")
 	default:
 		b.WriteString(" ")
 	}
 	b.WriteString(e.Reason)
-	writeFixes(&b, e.Fixes)
+	words.writeFixes(&b, e.Fixes)
 	return b.String()
+}
+
+// Words says the options and fixes of OptionError, OutputError and Warning
+// messages. Their Error and String methods use LibraryWords
+// ("Options.Rotate", "unset Options.Rotate"); a command passes words of its
+// own, such as its flags, to their Message methods.
+type Words struct {
+	Option func(field string) string // names an Options field
+	Fix    func(Fix) string          // says a fix
+	Output string                    // names an output path ("output")
+	Want   string                    // leads what an output may be ("write to")
+}
+
+// LibraryWords name the options as Go does.
+var LibraryWords = Words{
+	Option: func(field string) string { return "Options." + field },
+	Fix:    Fix.String,
+	Output: "output",
+	Want:   "write to",
+}
+
+// writeFixes appends "; FIX, or FIX" to b.
+func (w Words) writeFixes(b *strings.Builder, fs []Fix) {
+	for i, f := range fs {
+		if i == 0 {
+			b.WriteString("; ")
+		} else {
+			b.WriteString(", or ")
+		}
+		b.WriteString(w.Fix(f))
+	}
 }
 
 // Unwrap returns Err.
@@ -72,18 +106,6 @@ func (f Fix) String() string {
 	return "unset Options." + f.Option
 }
 
-// writeFixes appends "; FIX, or FIX" to b.
-func writeFixes(b *strings.Builder, fs []Fix) {
-	for i, f := range fs {
-		if i == 0 {
-			b.WriteString("; ")
-		} else {
-			b.WriteString(", or ")
-		}
-		b.WriteString(f.String())
-	}
-}
-
 // unset is the fix that drops option.
 func unset(option string) Fix { return Fix{Option: option} }
 
@@ -102,16 +124,19 @@ type OutputError struct {
 }
 
 // Error returns the message in the library's terms.
-func (e *OutputError) Error() string {
+func (e *OutputError) Error() string { return e.Message(LibraryWords) }
+
+// Message returns the message with the output and fixes said in words.
+func (e *OutputError) Message(words Words) string {
 	var b strings.Builder
-	b.WriteString("output " + e.Path + " " + e.Reason)
-	writeFixes(&b, e.Fixes)
+	b.WriteString(words.Output + " " + e.Path + " " + e.Reason)
+	words.writeFixes(&b, e.Fixes)
 	if e.Want != "" {
 		sep := "; "
 		if len(e.Fixes) > 0 {
 			sep = ", or "
 		}
-		b.WriteString(sep + "write to " + e.Want)
+		b.WriteString(sep + words.Want + " " + e.Want)
 	}
 	return b.String()
 }
@@ -139,16 +164,19 @@ type Warning struct {
 }
 
 // String returns the warning in the library's terms.
-func (w Warning) String() string {
+func (w Warning) String() string { return w.Message(LibraryWords) }
+
+// Message returns the warning with its option and fixes said in words.
+func (w Warning) Message(words Words) string {
 	var b strings.Builder
 	if w.Option != "" {
-		b.WriteString("Options." + w.Option + " ")
+		b.WriteString(words.Option(w.Option) + " ")
 		if w.Value != "" {
 			b.WriteString(w.Value + " ")
 		}
 	}
 	b.WriteString(w.Text)
-	writeFixes(&b, w.Fixes)
+	words.writeFixes(&b, w.Fixes)
 	return b.String()
 }
 

@@ -58,12 +58,8 @@ func (p *plan) runRotated(d *decision, x []float32) ([]layout.Tensor, error) {
 	if err != nil {
 		return nil, err
 	}
-	d.meta = map[string]string{}
-	out, err := p.lay.Encode(d.info.Name, t, d.meta)
+	out, err := p.encode(d, t)
 	if err != nil {
-		return nil, err
-	}
-	if err := p.checkEncoded(d, out); err != nil {
 		return nil, err
 	}
 	d.result.setErrors(e)

@@ -335,65 +335,19 @@ func explainConvert(err error) error {
 	return err
 }
 
+// flagWords say convert's options and fixes with the command's flags.
+var flagWords = convert.Words{Option: flagOf, Fix: fixMessage, Output: "-o", Want: "give -o"}
+
 // optionMessage says e with flags: "-rotate does not go with -imatrix:
 // WHY; drop -rotate, or drop -imatrix".
-func optionMessage(e *convert.OptionError) string {
-	var b strings.Builder
-	b.WriteString(flagOf(e.Option))
-	switch {
-	case e.With != "":
-		b.WriteString(" does not go with " + flagOf(e.With) + ": ")
-	case e.Value != "":
-		b.WriteString(": " + e.Value + " ")
-	default:
-		b.WriteString(" ")
-	}
-	b.WriteString(e.Reason)
-	writeFixes(&b, e.Fixes)
-	return b.String()
-}
+func optionMessage(e *convert.OptionError) string { return e.Message(flagWords) }
 
 // outputMessage says e with flags: "-o x.gguf names a GGUF file, ...; use
 // -layout gguf, or give -o a directory or a .safetensors file".
-func outputMessage(e *convert.OutputError) string {
-	var b strings.Builder
-	b.WriteString("-o " + e.Path + " " + e.Reason)
-	writeFixes(&b, e.Fixes)
-	if e.Want != "" {
-		sep := "; "
-		if len(e.Fixes) > 0 {
-			sep = ", or "
-		}
-		b.WriteString(sep + "give -o " + e.Want)
-	}
-	return b.String()
-}
+func outputMessage(e *convert.OutputError) string { return e.Message(flagWords) }
 
 // warningMessage says w with flags.
-func warningMessage(w convert.Warning) string {
-	var b strings.Builder
-	if w.Option != "" {
-		b.WriteString(flagOf(w.Option) + " ")
-		if w.Value != "" {
-			b.WriteString(w.Value + " ")
-		}
-	}
-	b.WriteString(w.Text)
-	writeFixes(&b, w.Fixes)
-	return b.String()
-}
-
-// writeFixes appends "; FIX, or FIX" to b.
-func writeFixes(b *strings.Builder, fs []convert.Fix) {
-	for i, f := range fs {
-		if i == 0 {
-			b.WriteString("; ")
-		} else {
-			b.WriteString(", or ")
-		}
-		b.WriteString(fixMessage(f))
-	}
-}
+func warningMessage(w convert.Warning) string { return w.Message(flagWords) }
 
 // fixMessage says a fix with flags: "drop -rotate", "use -layout gguf",
 // "add -scale-search", "give -dtype a datatype that searches".

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"github.com/tensorcast-go/tensorcast/internal/golden"
 )
 
 var updateOutputs = flag.Bool("update-outputs", false,
@@ -139,7 +140,7 @@ var outputMatrix = []outputStep{
 // go test -run TestOutputsUnchanged -update-outputs rewrites the golden;
 // do that only for a change of output meant and said in its commit.
 func TestOutputsUnchanged(t *testing.T) {
-	golden, err := filepath.Abs(filepath.Join("testdata", "outputs.golden"))
+	goldenPath, err := filepath.Abs(filepath.Join("testdata", "outputs.golden"))
 	require.NoError(t, err)
 	d := t.TempDir()
 	for _, f := range []string{"../../testdata/iris.bf16.safetensors",
@@ -167,13 +168,13 @@ func TestOutputsUnchanged(t *testing.T) {
 	}
 	text := strings.Join(got, "\n") + "\n"
 	if *updateOutputs {
-		require.NoError(t, os.WriteFile(golden, []byte(text), 0o644))
+		require.NoError(t, os.WriteFile(goldenPath, []byte(text), 0o644))
 		return
 	}
-	want, err := os.ReadFile(golden)
+	want, err := os.ReadFile(goldenPath)
 	require.NoError(t, err)
 	if string(want) != text {
-		t.Errorf("outputs differ from %s:\n%s", golden, lineDiff(string(want), text))
+		t.Errorf("outputs differ from %s:\n%s", goldenPath, golden.Diff(string(want), text))
 	}
 }
 
@@ -202,28 +203,4 @@ func digestTree(t *testing.T, d string) []string {
 	})
 	require.NoError(t, err)
 	return lines
-}
-
-// lineDiff lists the lines only in want (-) and only in got (+).
-func lineDiff(want, got string) string {
-	in := func(s string) map[string]bool {
-		m := map[string]bool{}
-		for _, l := range strings.Split(s, "\n") {
-			m[l] = true
-		}
-		return m
-	}
-	w, g := in(want), in(got)
-	var b strings.Builder
-	for _, l := range strings.Split(want, "\n") {
-		if !g[l] {
-			b.WriteString("- " + l + "\n")
-		}
-	}
-	for _, l := range strings.Split(got, "\n") {
-		if !w[l] {
-			b.WriteString("+ " + l + "\n")
-		}
-	}
-	return b.String()
 }

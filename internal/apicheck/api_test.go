@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/tensorcast-go/tensorcast/internal/golden"
 )
 
 var update = flag.Bool("update", false, "rewrite api/tensorcast.txt from the source")
@@ -25,17 +26,17 @@ func TestAPI(t *testing.T) {
 	pkgs, err := Load(root)
 	require.NoError(t, err)
 	got := strings.Join(API(pkgs), "\n") + "\n"
-	golden := filepath.Join(root, "api", "tensorcast.txt")
+	goldenPath := filepath.Join(root, "api", "tensorcast.txt")
 	if *update {
-		require.NoError(t, os.MkdirAll(filepath.Dir(golden), 0o755))
-		require.NoError(t, os.WriteFile(golden, []byte(got), 0o644))
+		require.NoError(t, os.MkdirAll(filepath.Dir(goldenPath), 0o755))
+		require.NoError(t, os.WriteFile(goldenPath, []byte(got), 0o644))
 		return
 	}
-	want, err := os.ReadFile(golden)
+	want, err := os.ReadFile(goldenPath)
 	require.NoError(t, err)
 	if string(want) != got {
 		t.Errorf("the exported API differs from api/tensorcast.txt (go test ./internal/apicheck -update "+
-			"rewrites it):\n%s", diff(string(want), got))
+			"rewrites it):\n%s", golden.Diff(string(want), got))
 	}
 }
 
@@ -98,28 +99,4 @@ var _ = a.Used
 	assert.Contains(t, api, "pkg a, const KindOne Kind")
 	assert.Contains(t, api, "pkg a, var ErrLonely error")
 	assert.NotContains(t, strings.Join(api, "\n"), "hidden")
-}
-
-// diff lists the lines only in want (-) and only in got (+).
-func diff(want, got string) string {
-	in := func(s string) map[string]bool {
-		m := map[string]bool{}
-		for _, l := range strings.Split(s, "\n") {
-			m[l] = true
-		}
-		return m
-	}
-	w, g := in(want), in(got)
-	var b strings.Builder
-	for _, l := range strings.Split(want, "\n") {
-		if !g[l] {
-			b.WriteString("- " + l + "\n")
-		}
-	}
-	for _, l := range strings.Split(got, "\n") {
-		if !w[l] {
-			b.WriteString("+ " + l + "\n")
-		}
-	}
-	return b.String()
 }
