@@ -30,8 +30,8 @@ const synthUsage = "tcast synth -o FILE -layers L -hidden H [-intermediate I] [-
 	"model.embed_tokens.weight [V,H]; per layer self_attn.{q,k,v,o}_proj [H,H], mlp.{gate,up}_proj [I,H],\n" +
 	"mlp.down_proj [H,I], input_layernorm and post_attention_layernorm [H]; model.norm [H]; lm_head [V,H];\n" +
 	"I is -intermediate, by default 8H/3 rounded up to a multiple of 256 as in Llama (768 for H=256).\n" +
-	"Matrix entries are Student-t (4 degrees of freedom) over\n" +
-	"sqrt(fan_in), with 2 outlier input channels (columns) per matrix scaled by 20; norm weights are near 1.\n" +
+	"Matrix entries are Student-t (4 degrees of freedom) over sqrt(fan_in), with 2 outlier input\n" +
+	"channels (columns) per matrix scaled by 20; norm weights are near 1.\n" +
 	"The same flags give the same bytes.\n\n" +
 	"-arch llama makes it a complete Llama model that llama.cpp runs once converted (tcast convert -layout gguf):\n" +
 	"matrix entries Gaussian over sqrt(fan_in) without outlier columns (so quantization moves the logits\n" +
