@@ -6,7 +6,7 @@ import "testing"
 // tokens, up to 8 packed sequences each, causal with a sliding window
 // (fresh values, so nothing is cached). Bytes are the mask's packed bits.
 func BenchmarkAttentionPairwise(b *testing.B) {
-	base, err := Random(1, RandomOptions{Batch: 4, Len: 2048, MaxSegments: 8})
+	base, err := random(1, randomOptions{Batch: 4, Len: 2048, MaxSegments: 8})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -22,7 +22,7 @@ func BenchmarkAttentionPairwise(b *testing.B) {
 
 // BenchmarkAttentionBiasBFloat16 is the bfloat16 bias of the same mask.
 func BenchmarkAttentionBiasBFloat16(b *testing.B) {
-	a, err := Random(1, RandomOptions{Batch: 4, Len: 2048, MaxSegments: 8})
+	a, err := random(1, randomOptions{Batch: 4, Len: 2048, MaxSegments: 8})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -122,3 +122,50 @@ func ExampleInputError() {
 	// lengths 1 9
 	// mask: from lengths: lengths[1] = 9: outside [0, 8]
 }
+
+// Two packed sequences and a padding token in one row of segment IDs.
+func ExampleFromSegmentIDs() {
+	a, _ := mask.FromSegmentIDs(1, []int32{0, 0, 1, 1, -1})
+	m, _ := a.Pairwise(0)
+	fmt.Println(m)
+	// Output:
+	// [[[1 1 0 0 0] [1 1 0 0 0] [0 0 1 1 0] [0 0 1 1 0] [0 0 0 0 0]]]
+}
+
+// Queries and keys with their own segment IDs: query 0 belongs to segment
+// 0, query 1 to segment 1.
+func ExampleFromQKSegmentIDs() {
+	a, _ := mask.FromQKSegmentIDs(1, []int32{0, 1}, []int32{0, 0, 1, 1, 1})
+	m, _ := a.Pairwise(0)
+	fmt.Println(m)
+	// Output:
+	// [[[1 1 0 0 0] [0 0 1 1 1]]]
+}
+
+// Varlen attention with separate cumulative lengths: sequence 0 has one
+// query and two keys, sequence 1 two queries and three keys. Lengths that
+// decrease are refused.
+func ExampleFromQKCuSeqlens() {
+	a, _ := mask.FromQKCuSeqlens([]int32{0, 1, 3}, []int32{0, 2, 5})
+	m, _ := a.Pairwise(0)
+	fmt.Println(m)
+	_, err := mask.FromQKCuSeqlens([]int32{0, 2, 1}, []int32{0, 2, 5})
+	fmt.Println(errors.Is(err, mask.ErrAttentionInput))
+	// Output:
+	// [[[1 1 0 0 0] [0 0 1 1 1] [0 0 1 1 1]]]
+	// true
+}
+
+// A pairwise [B,Q,K] mask as given: a causal mask of two tokens has no
+// segment IDs (they describe block-diagonal masks only).
+func ExampleFromPairwise() {
+	pair, _ := mask.FromBools([]int{1, 2, 2}, []bool{true, false, true, true})
+	a, _ := mask.FromPairwise(pair)
+	fmt.Println(a.Shape())
+	_, _, err := a.SegmentIDs()
+	var ce *mask.ConversionError
+	fmt.Println(errors.Is(err, mask.ErrNotRepresentable), errors.As(err, &ce), ce.From, ce.To)
+	// Output:
+	// 1 0 2 2
+	// true true pairwise segment ids
+}

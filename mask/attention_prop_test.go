@@ -206,7 +206,7 @@ func mustInts(t *testing.T) func([]int, []int, error) ([]int, []int) {
 func TestRuleProperties(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	for n := range 200 {
-		a := must(t)(Random(uint64(n), RandomOptions{Batch: 1 + r.IntN(3), Len: 1 + r.IntN(40), MaxSegments: 1 + r.IntN(4)}))
+		a := must(t)(random(uint64(n), randomOptions{Batch: 1 + r.IntN(3), Len: 1 + r.IntN(40), MaxSegments: 1 + r.IntN(4)}))
 		B, _, _, nk := a.Shape()
 		off := make([]int, B)
 		for b := range off {
@@ -260,7 +260,7 @@ func TestRuleProperties(t *testing.T) {
 func TestBiasProperty(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	for n := range 50 {
-		a := must(t)(Random(uint64(n), RandomOptions{Batch: 1 + r.IntN(3), Len: 1 + r.IntN(30)}))
+		a := must(t)(random(uint64(n), randomOptions{Batch: 1 + r.IntN(3), Len: 1 + r.IntN(30)}))
 		a = must(t)(a.Causal([]int{r.IntN(5)}))
 		heads := r.IntN(3)
 		m := mustM(t)(a.Pairwise(heads))
@@ -341,8 +341,8 @@ func unpad(t *testing.T, a *Attention, qseg []int32) *Mask {
 func TestRoundTrips(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 10))
 	for n := range 300 {
-		o := RandomOptions{Batch: 1 + r.IntN(3), Len: 1 + r.IntN(24), MaxSegments: 1 + r.IntN(3), NoPadding: r.IntN(4) == 0}
-		a := must(t)(Random(uint64(n), o))
+		o := randomOptions{Batch: 1 + r.IntN(3), Len: 1 + r.IntN(24), MaxSegments: 1 + r.IntN(3), NoPadding: r.IntN(4) == 0}
+		a := must(t)(random(uint64(n), o))
 		B, L := o.Batch, o.Len
 		ids, _ := mustI32(t)(a.SegmentIDs())
 		p := mustM(t)(a.Pairwise(0))
@@ -513,7 +513,7 @@ func TestQKRoundTrips(t *testing.T) {
 // TestAttentionConcurrent reads every derived form of one value from many
 // goroutines at once (run with -race) and checks they all agree.
 func TestAttentionConcurrent(t *testing.T) {
-	a := must(t)(Random(42, RandomOptions{Batch: 4, Len: 64, MaxSegments: 1}))
+	a := must(t)(random(42, randomOptions{Batch: 4, Len: 64, MaxSegments: 1}))
 	a = must(t)(a.Causal(nil))
 	pw := must(t)(FromPairwise(mustM(t)(a.Pairwise(0))))
 	want := mustM(t)(a.Pairwise(0))

@@ -119,16 +119,16 @@ func TestAttentionBuilders(t *testing.T) {
 		assert.Equal(t, []string{"100", "011"}, attnRows(t, a, 0, 0))
 	})
 	t.Run("random is seeded", func(t *testing.T) {
-		a := must(t)(Random(7, RandomOptions{Batch: 3, Len: 20}))
-		b := must(t)(Random(7, RandomOptions{Batch: 3, Len: 20}))
-		c := must(t)(Random(8, RandomOptions{Batch: 3, Len: 20}))
+		a := must(t)(random(7, randomOptions{Batch: 3, Len: 20}))
+		b := must(t)(random(7, randomOptions{Batch: 3, Len: 20}))
+		c := must(t)(random(8, randomOptions{Batch: 3, Len: 20}))
 		qa, _, err := a.SegmentIDs()
 		require.NoError(t, err)
 		qb, _, _ := b.SegmentIDs()
 		qc, _, _ := c.SegmentIDs()
 		assert.Equal(t, qa, qb)
 		assert.NotEqual(t, qa, qc)
-		n := must(t)(Random(3, RandomOptions{NoPadding: true, MaxSegments: 1}))
+		n := must(t)(random(3, randomOptions{NoPadding: true, MaxSegments: 1}))
 		p, err := n.Padding()
 		require.NoError(t, err)
 		assert.True(t, p.All())
@@ -172,7 +172,7 @@ func TestAttentionInputErrors(t *testing.T) {
 		{"combine", errOf(full.TokenTypes(make([]int32, 6), nil, Combine(7))), "combine", -1, 7},
 		{"key lengths above K", errOf(full.KeyLengths([]int{1, 4})), "lengths", 1, 4},
 		{"key lengths count", errOf(full.KeyLengths([]int{1})), "lengths", -1, 1},
-		{"random negative", errOf(Random(1, RandomOptions{Len: -1})), "Len", -1, -1},
+		{"random negative", errOf(random(1, randomOptions{Len: -1})), "Len", -1, -1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			require.Error(t, tc.err)

@@ -81,3 +81,51 @@ func ExampleBuffer() {
 	// true
 	// true
 }
+
+// A new mask keeps nothing; Set and SetAt keep elements.
+func ExampleNew() {
+	m, err := mask.New([]int{2, 3})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	m.Set(0, true)
+	m.SetAt(true, 1, 2)
+	fmt.Println(m, m.Count())
+	// Output:
+	// [[1 0 0] [0 0 1]] 2
+}
+
+// NumPy's broadcasting: shapes align at their last dimension and a 1
+// stretches; 2 against 3 is a *ShapeError.
+func ExampleBroadcastShapes() {
+	s, err := mask.BroadcastShapes([]int{3, 1, 5}, []int{4, 1})
+	fmt.Println(s, err)
+	_, err = mask.BroadcastShapes([]int{2}, []int{3})
+	var se *mask.ShapeError
+	fmt.Println(errors.Is(err, mask.ErrShape), errors.As(err, &se), se.Other)
+	// Output:
+	// [3 4 5] <nil>
+	// true true [3]
+}
+
+// Packed bits with a set bit past the last element are no mask.
+func ExampleDecodeError() {
+	_, err := mask.FromBytes([]int{3}, []byte{0b1101})
+	var de *mask.DecodeError
+	fmt.Println(errors.Is(err, mask.ErrDecode), errors.As(err, &de), de.Offset, de.Value)
+	// Output:
+	// true true 0 13
+}
+
+// Using a Buffer before any Materialize is a *BufferError.
+func ExampleBufferError() {
+	var b mask.Buffer
+	err := b.Release()
+	var be *mask.BufferError
+	fmt.Println(errors.Is(err, mask.ErrNotMaterialized), errors.As(err, &be), be.Op)
+	fmt.Println(err)
+	// Output:
+	// true true release
+	// mask: buffer release: buffer used before Materialize
+}
