@@ -46,7 +46,7 @@ type Rotation struct {
 // ErrSyntax is matched by the error of Parse for a malformed rotation.
 var ErrSyntax = errors.New("invalid rotation")
 
-// Parse reads a rotation as tcast convert's -rotate flag takes it:
+// Parse reads a rotation as String writes it:
 // "hadamard" or "hadamard:BLOCK" (BLOCK a power of two from 2 to
 // MaxBlock), or "" or "none" for no rotation.
 func Parse(s string) (Rotation, error) {

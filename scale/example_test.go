@@ -1,6 +1,7 @@
 package scale_test
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/tensorcast-go/tensorcast/scale"
@@ -29,4 +30,26 @@ func ExampleParse() {
 	// float8_e8m0fnu_t16s2o1 true true
 	// multi_float16_int8_float32_t32 int8
 	// scale: bad spec "e8m0_t3": segment "t3": tile size 3 is not 0 or a power of two in 2..1024
+}
+
+// Modes are named as Mode.String writes them, or by TensorCast's "max" and
+// "auto"; another name matches ErrMode.
+func ExampleParseMode() {
+	for _, s := range []string{"rceil", "auto", "nearest"} {
+		m, err := scale.ParseMode(s)
+		fmt.Println(m, errors.Is(err, scale.ErrMode))
+	}
+	// Output:
+	// rceil false
+	// midmax false
+	// floor true
+}
+
+// A spec that breaks the grammar is a *ParseError naming it.
+func ExampleParseError() {
+	_, err := scale.Parse("e8m0_t16_t16_t16")
+	var pe *scale.ParseError
+	fmt.Println(errors.As(err, &pe), pe.Spec)
+	// Output:
+	// true e8m0_t16_t16_t16
 }

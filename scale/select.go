@@ -144,13 +144,6 @@ func (s Selector) Exponent(amax float32) int {
 	return k
 }
 
-// SharedExponent returns the exponent k of the power-of-two scale 2^k that mode m
-// picks for a block of elements of format elem whose largest magnitude is amax
-// (positive and finite): NewSelector(elem, m).Exponent(amax).
-func SharedExponent(amax float32, elem *dtype.Format, m Mode) int {
-	return NewSelector(elem, m).Exponent(amax)
-}
-
 // ExponentCode returns the code of 2^k in the exponent format sf (E8M0: k + 127).
 // Below the format's range the code is clamped to 0 (the smallest scale, 2^−127
 // for E8M0, and the code of an all-zero block); above it the result is the NaN
