@@ -61,3 +61,16 @@ func ExampleLookupScaled() {
 func ExampleTier() {
 	fmt.Println("kernels:", kernels.Tier())
 }
+
+// The random bits of a stochastic rounding stream are the high half of a
+// SplitMix64 step of the seed: SplitMix64 seeded with 0 starts
+// 0xe220a8397b1dcdaf, 0x6e789e6aa1b965f4. RandFor gives them to
+// RoundStochastic only.
+func ExampleRand32() {
+	fmt.Printf("%#x %#x\n", kernels.Rand32(0, 0), kernels.Rand32(0, 1))
+	fmt.Printf("%#x %#x\n", kernels.RandFor(kernels.RoundStochastic, 0, 0),
+		kernels.RandFor(kernels.RoundEven, 0, 0))
+	// Output:
+	// 0xe220a839 0x6e789e6a
+	// 0xe220a839 0x0
+}
