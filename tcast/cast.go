@@ -228,24 +228,6 @@ func castPath(x []float32, shape []int, dt *DataType, opts *Options, useKernels,
 	return t, nil
 }
 
-// Template returns the Actual tensor Cast would return for a tensor of this
-// shape, with every code zero: the parts' shapes, widths and sizes without the
-// work, for writers that must declare them before casting.
-func Template(shape []int, dt *DataType, opts *Options) (*Tensor, error) {
-	o := DefaultOptions()
-	if opts != nil {
-		o = *opts
-	}
-	o.Form, o.Keep = Actual, nil
-	c, err := newCaster(nil, shape, dt, o)
-	if err != nil {
-		return nil, err
-	}
-	t := c.newTensor(Actual)
-	t.Data.Bytes = make([]byte, c.lay.n*t.Data.StorageBytes())
-	return t, nil
-}
-
 // Describe returns the tensor Cast would return in form for an input of shape
 // (Actual or Compressed; Virtual is taken as Actual): every part with its
 // format, width, shape and packing, but no bytes (Data, Scale, ... have nil

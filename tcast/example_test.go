@@ -3,6 +3,7 @@ package tcast_test
 import (
 	"fmt"
 
+	"github.com/tensorcast-go/tensorcast/dtype"
 	"github.com/tensorcast-go/tensorcast/tcast"
 )
 
@@ -86,4 +87,38 @@ func ExampleNewCodebook() {
 	// Output:
 	// scale [127], meta 44 9c, 4.75 bits per value
 	// [0 0.5 1 1.5 2 2.5 3 3.5] → [0 0.375 0.875 1.375 1.875 2.75 2.75 3.75]
+}
+
+// Forms are named as Form.String writes them.
+func ExampleParseForm() {
+	f, err := tcast.ParseForm("compressed")
+	fmt.Println(f == tcast.Compressed, err)
+	_, err = tcast.ParseForm("packed")
+	fmt.Println(err)
+	// Output:
+	// true <nil>
+	// tcast: unknown form "packed" (want virtual, actual or compressed)
+}
+
+// The values of ExampleCast as float16 and bfloat16 codes, for a loader that
+// computes in 16 bits: −4 is 0xc400 and 0xc080, −3 is 0xc200 and 0xc040.
+func ExampleDecompress16() {
+	x := make([]float32, 32)
+	for i := range x {
+		x[i] = float32(i-16) / 4
+	}
+	t, err := tcast.Cast(x, []int{1, 32}, tcast.MustLookup("mxfp4"), nil)
+	if err != nil {
+		panic(err)
+	}
+	for _, name := range []string{"float16", "bfloat16"} {
+		h, err := tcast.Decompress16(t, dtype.MustParse(name))
+		if err != nil {
+			panic(err)
+		}
+		fmt.Printf("%s %#04x\n", name, h[1:6])
+	}
+	// Output:
+	// float16 [0xc400 0xc400 0xc200 0xc200 0xc200]
+	// bfloat16 [0xc080 0xc080 0xc040 0xc040 0xc040]
 }

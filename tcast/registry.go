@@ -301,11 +301,8 @@ func reg() *registryState {
 	return &registry
 }
 
-// Names returns every registered datatype name and alias, sorted.
-func Names() []string { return append([]string(nil), reg().names...) }
-
-// Registered returns the distinct predefined datatypes, in the order of Names
-// of their canonical names.
+// Registered returns the distinct predefined datatypes, sorted by their
+// canonical names.
 func Registered() []*DataType {
 	r := reg()
 	var out []*DataType

@@ -331,7 +331,7 @@ func offDigests(t *testing.T, opts *Options) map[string]string {
 		x[i] = 0
 	}
 	out := map[string]string{}
-	for _, name := range Names() {
+	for _, name := range reg().names { // every name and alias, sorted
 		dt := MustLookup(name)
 		h := sha256.New()
 		o := Options{}
