@@ -102,7 +102,7 @@ func (c *converted) tensor(v verify.Result, h *Histogram) (Tensor, error) {
 	if n, ok := c.convName[name]; ok {
 		name = n
 	}
-	t := Tensor{Name: v.Name, Shape: v.Shape, Layer: LayerOf(v.Name), DataType: v.DataType, Converted: v.Converted,
+	t := Tensor{Name: v.Name, Shape: v.Shape, Layer: layerOf(v.Name), DataType: v.DataType, Converted: v.Converted,
 		Bits: v.Bits, SQNR: v.SQNR, MaxAbsErr: v.MaxAbsErr, Lost: v.Lost, WeightedSQNR: v.WeightedSQNR, Errors: h}
 	if v.Lost > 0 { // the error is not finite: no weighted figure either
 		t.WeightedSQNR = nil

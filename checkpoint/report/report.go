@@ -225,9 +225,9 @@ func newHistogram(want, got []float32) *Histogram {
 // layerRE finds the layer number of a tensor name.
 var layerRE = regexp.MustCompile(`(?:^|\.)(\d+)(?:\.|$)`)
 
-// LayerOf returns the first number among name's dot-separated parts, -1
+// layerOf returns the first number among name's dot-separated parts, -1
 // for none: 3 for model.layers.3.mlp.up_proj.weight and blk.3.attn_q.weight.
-func LayerOf(name string) int {
+func layerOf(name string) int {
 	m := layerRE.FindStringSubmatch(name)
 	if m == nil {
 		return -1

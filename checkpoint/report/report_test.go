@@ -42,7 +42,7 @@ func TestLayerOf(t *testing.T) {
 		{"conv2d/Conv2D_weights", -1},
 		{"model.embed_tokens2.weight", -1},
 	} {
-		assert.Equal(t, c.want, LayerOf(c.name), c.name)
+		assert.Equal(t, c.want, layerOf(c.name), c.name)
 	}
 }
 
