@@ -69,3 +69,33 @@ func ExampleWrite() {
 	// 4.25 bits per value
 	// [0 0 0.5 1 1 1 1.5 2 2 2 2 3]
 }
+
+// The fixed files of a cast directory: its description, the codes and the
+// dequantized values for people and tests, and the packed data Open reads.
+func Example_files() {
+	x := []float32{0.5, -1, 2, 6}
+	act, err := tc.Cast(x, []int{4}, tc.MustLookup("e2m1"), &tc.Options{Form: tc.Actual})
+	if err != nil {
+		log.Fatal(err)
+	}
+	dir, err := os.MkdirTemp("", "castdir-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	out := filepath.Join(dir, "x.e2m1")
+	o := castdir.WriteOptions{Input: "x.npy", InputDType: "float32"}
+	if err := castdir.Write(out, x, act, o); err != nil {
+		log.Fatal(err)
+	}
+	files := []string{castdir.InfoFile, castdir.CodesFile, castdir.DequantFile, castdir.PackedFile}
+	for _, f := range files {
+		_, err := os.Stat(filepath.Join(out, f))
+		fmt.Println(f, err == nil)
+	}
+	// Output:
+	// info.json true
+	// codes.npy true
+	// dequant.npy true
+	// packed.npy true
+}

@@ -1,10 +1,14 @@
 package load_test
 
 import (
+	"errors"
 	"fmt"
 	"log"
+	"os"
+	"path/filepath"
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/load"
+	"github.com/tensorcast-go/tensorcast/checkpoint/safetensors"
 )
 
 // Open reads a checkpoint in any layout; Float32 dequantizes one weight.
@@ -57,4 +61,42 @@ func ExampleInspect() {
 	// model.layers.0.mlp.down_proj.weight nvfp4 [32 128] map[weight:model.layers.0.mlp.down_proj.weight weight_scale:model.layers.0.mlp.down_proj.weight_scale weight_scale_2:model.layers.0.mlp.down_proj.weight_scale_2]
 	// model.layers.0.mlp.up_proj.weight nvfp4 [128 32] map[weight:model.layers.0.mlp.up_proj.weight weight_scale:model.layers.0.mlp.up_proj.weight_scale weight_scale_2:model.layers.0.mlp.up_proj.weight_scale_2]
 	// 8224 parameters
+}
+
+// A checkpoint of plain weights has the layout Plain; asking for a tensor it
+// does not hold, for the cast form of an integer tensor, or opening a file
+// that is no checkpoint fails with an error errors.Is tells.
+func Example_errors() {
+	dir, err := os.MkdirTemp("", "load-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "model.safetensors")
+	err = safetensors.WriteFile(path, []safetensors.Tensor{
+		{Name: "embed.weight", DType: safetensors.F32, Shape: []int{2}, Data: make([]byte, 8)},
+		{Name: "position_ids", DType: safetensors.I32, Shape: []int{2}, Data: make([]byte, 8)},
+	}, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	c, err := load.Open(path)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Println(c.Layout() == load.Plain)
+
+	_, _, err = c.Float32("embed.weights")
+	var nf *load.NotFoundError
+	fmt.Println(errors.Is(err, load.ErrNotFound), errors.As(err, &nf), nf.Closest)
+	_, err = c.Tensor("position_ids")
+	fmt.Println(errors.Is(err, load.ErrNotQuantized))
+	_, err = load.Open("testdata/source/config.json")
+	fmt.Println(errors.Is(err, load.ErrNotCheckpoint))
+	// Output:
+	// true
+	// true true [embed.weight]
+	// true
+	// true
 }
