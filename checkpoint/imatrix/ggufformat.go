@@ -12,21 +12,21 @@ import (
 
 // The GGUF imatrix keys and tensor name suffixes.
 const (
-	// KeyType is general.type, "imatrix" in an importance matrix.
-	KeyType = "general.type"
-	// KeyDatasets is the array of calibration file names.
-	KeyDatasets = "imatrix.datasets"
-	// KeyChunkCount is the number of chunks the matrix was computed on.
-	KeyChunkCount = "imatrix.chunk_count"
-	// KeyChunkSize is the number of tokens per chunk.
-	KeyChunkSize = "imatrix.chunk_size"
+	// keyType is general.type, "imatrix" in an importance matrix.
+	keyType = "general.type"
+	// keyDatasets is the array of calibration file names.
+	keyDatasets = "imatrix.datasets"
+	// keyChunkCount is the number of chunks the matrix was computed on.
+	keyChunkCount = "imatrix.chunk_count"
+	// keyChunkSize is the number of tokens per chunk.
+	keyChunkSize = "imatrix.chunk_size"
 
-	// SuffixSum2 ends the name of the sums of squared activations.
-	SuffixSum2 = ".in_sum2"
-	// SuffixCounts ends the name of the per-matrix activation counts.
-	SuffixCounts = ".counts"
-	// SuffixSum ends the name of the optional plain activation sums.
-	SuffixSum = ".in_sum"
+	// suffixSum2 ends the name of the sums of squared activations.
+	suffixSum2 = ".in_sum2"
+	// suffixCounts ends the name of the per-matrix activation counts.
+	suffixCounts = ".counts"
+	// suffixSum ends the name of the optional plain activation sums.
+	suffixSum = ".in_sum"
 
 	// maxCount bounds a count: larger floats cannot be exact integers.
 	maxCount = 1 << 53
@@ -62,14 +62,14 @@ func parseGGUF(r io.ReaderAt, size int64, path string) (*Imatrix, error) {
 			return g
 		}
 		switch {
-		case strings.HasSuffix(t.Name, SuffixSum2):
-			base = strings.TrimSuffix(t.Name, SuffixSum2)
+		case strings.HasSuffix(t.Name, suffixSum2):
+			base = strings.TrimSuffix(t.Name, suffixSum2)
 			slot = &group(base).sum2
-		case strings.HasSuffix(t.Name, SuffixCounts):
-			base = strings.TrimSuffix(t.Name, SuffixCounts)
+		case strings.HasSuffix(t.Name, suffixCounts):
+			base = strings.TrimSuffix(t.Name, suffixCounts)
 			slot = &group(base).counts
-		case strings.HasSuffix(t.Name, SuffixSum):
-			base = strings.TrimSuffix(t.Name, SuffixSum)
+		case strings.HasSuffix(t.Name, suffixSum):
+			base = strings.TrimSuffix(t.Name, suffixSum)
 			slot = &group(base).sum
 		default:
 			continue // other tensors are ignored, as llama.cpp ignores them
@@ -82,7 +82,7 @@ func parseGGUF(r io.ReaderAt, size int64, path string) (*Imatrix, error) {
 	}
 	if len(groups) == 0 {
 		return nil, &FormatError{Format: formatName, Path: path, Offset: -1,
-			Reason: fmt.Sprintf("no importance entries (no %s/%s tensors among %d)", SuffixSum2, SuffixCounts, len(f.Tensors))}
+			Reason: fmt.Sprintf("no importance entries (no %s/%s tensors among %d)", suffixSum2, suffixCounts, len(f.Tensors))}
 	}
 	bases := make([]string, 0, len(groups))
 	for b := range groups {
@@ -113,7 +113,7 @@ func notGGUFImatrix(f *gguf.File, path string, err error) error {
 		}
 		return ""
 	}
-	typ, arch := str(KeyType), str(gguf.KeyArchitecture)
+	typ, arch := str(keyType), str(gguf.KeyArchitecture)
 	switch {
 	case typ == "imatrix":
 		return err
@@ -128,7 +128,7 @@ func notGGUFImatrix(f *gguf.File, path string, err error) error {
 		}
 	}
 	for _, t := range f.Tensors {
-		if strings.HasSuffix(t.Name, SuffixSum2) || strings.HasSuffix(t.Name, SuffixCounts) {
+		if strings.HasSuffix(t.Name, suffixSum2) || strings.HasSuffix(t.Name, suffixCounts) {
 			return err
 		}
 	}
@@ -140,28 +140,28 @@ func ggufMeta(f *gguf.File, m *Imatrix, path string) error {
 	keyErr := func(key, format string, args ...any) error {
 		return &FormatError{Format: formatName, Path: path, Key: key, Offset: -1, Reason: fmt.Sprintf(format, args...)}
 	}
-	if v, ok := f.Get(KeyType); ok {
+	if v, ok := f.Get(keyType); ok {
 		s, isStr := v.Str()
 		if !isStr {
-			return keyErr(KeyType, "is %v, want the string \"imatrix\"", v.Type())
+			return keyErr(keyType, "is %v, want the string \"imatrix\"", v.Type())
 		}
 		if s != "imatrix" {
-			return keyErr(KeyType, "is %q, not \"imatrix\": not an importance matrix", s)
+			return keyErr(keyType, "is %q, not \"imatrix\": not an importance matrix", s)
 		}
 	}
-	v, ok := f.Get(KeyDatasets)
+	v, ok := f.Get(keyDatasets)
 	if !ok {
-		return keyErr(KeyDatasets, "missing (llama-imatrix always writes it)")
+		return keyErr(keyDatasets, "missing (llama-imatrix always writes it)")
 	}
 	ds, isStrs := v.Any().([]string)
 	if !isStrs {
-		return keyErr(KeyDatasets, "is %v, want an array of strings", v)
+		return keyErr(keyDatasets, "is %v, want an array of strings", v)
 	}
 	m.Datasets = append([]string(nil), ds...)
 	for _, k := range []struct {
 		key string
 		dst *int64
-	}{{KeyChunkCount, &m.ChunkCount}, {KeyChunkSize, &m.ChunkSize}} {
+	}{{keyChunkCount, &m.ChunkCount}, {keyChunkSize, &m.ChunkSize}} {
 		v, ok := f.Get(k.key)
 		if !ok {
 			return keyErr(k.key, "missing (llama-imatrix always writes it)")
@@ -185,10 +185,10 @@ func ggufEntry(f *gguf.File, name string, g *ggufGroup, path string) (Entry, err
 		return &FormatError{Format: formatName, Path: path, Tensor: name, Offset: off, Reason: fmt.Sprintf(format, args...), Err: err}
 	}
 	if g.sum2 == nil {
-		return Entry{}, fail(firstOf(g.counts, g.sum), nil, "tensor %s is missing", name+SuffixSum2)
+		return Entry{}, fail(firstOf(g.counts, g.sum), nil, "tensor %s is missing", name+suffixSum2)
 	}
 	if g.counts == nil {
-		return Entry{}, fail(firstOf(g.sum2, g.sum), nil, "tensor %s is missing", name+SuffixCounts)
+		return Entry{}, fail(firstOf(g.sum2, g.sum), nil, "tensor %s is missing", name+suffixCounts)
 	}
 	for _, t := range []*gguf.TensorInfo{g.sum2, g.counts, g.sum} {
 		if t != nil && t.Type != gguf.TypeF32 {

@@ -12,14 +12,14 @@ const (
 	// KeyQuantizePrefix begins every key of a model's importance matrix:
 	// a requantized model drops its input's and gets its own.
 	KeyQuantizePrefix = "quantize.imatrix."
-	// KeyQuantizeFile names the importance matrix file.
-	KeyQuantizeFile = "quantize.imatrix.file"
-	// KeyQuantizeDataset names the first calibration dataset.
-	KeyQuantizeDataset = "quantize.imatrix.dataset"
-	// KeyQuantizeEntries is the number of importance entries (uint32).
-	KeyQuantizeEntries = "quantize.imatrix.entries_count"
-	// KeyQuantizeChunks is the number of chunks the matrix covers (uint32).
-	KeyQuantizeChunks = "quantize.imatrix.chunks_count"
+	// keyQuantizeFile names the importance matrix file.
+	keyQuantizeFile = "quantize.imatrix.file"
+	// keyQuantizeDataset names the first calibration dataset.
+	keyQuantizeDataset = "quantize.imatrix.dataset"
+	// keyQuantizeEntries is the number of importance entries (uint32).
+	keyQuantizeEntries = "quantize.imatrix.entries_count"
+	// keyQuantizeChunks is the number of chunks the matrix covers (uint32).
+	keyQuantizeChunks = "quantize.imatrix.chunks_count"
 
 	// maxKVString is the longest string llama-quantize stores in these
 	// keys (its override values hold 127 bytes).
@@ -39,13 +39,13 @@ func (m *Imatrix) Metadata() []gguf.KV {
 		}
 		return s
 	}
-	kvs := []gguf.KV{{Key: KeyQuantizeFile, Value: gguf.String(cut(filepath.Base(m.Path)))}}
+	kvs := []gguf.KV{{Key: keyQuantizeFile, Value: gguf.String(cut(filepath.Base(m.Path)))}}
 	if len(m.Datasets) > 0 {
-		kvs = append(kvs, gguf.KV{Key: KeyQuantizeDataset, Value: gguf.String(cut(m.Datasets[0]))})
+		kvs = append(kvs, gguf.KV{Key: keyQuantizeDataset, Value: gguf.String(cut(m.Datasets[0]))})
 	}
-	kvs = append(kvs, gguf.KV{Key: KeyQuantizeEntries, Value: gguf.Uint32(uint32(len(m.Entries)))})
+	kvs = append(kvs, gguf.KV{Key: keyQuantizeEntries, Value: gguf.Uint32(uint32(len(m.Entries)))})
 	if m.ChunkCount > 0 {
-		kvs = append(kvs, gguf.KV{Key: KeyQuantizeChunks, Value: gguf.Uint32(uint32(m.ChunkCount))})
+		kvs = append(kvs, gguf.KV{Key: keyQuantizeChunks, Value: gguf.Uint32(uint32(m.ChunkCount))})
 	}
 	return kvs
 }

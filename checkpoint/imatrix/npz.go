@@ -14,14 +14,14 @@ import (
 
 // Names of the metadata arrays of an .npz imatrix.
 const (
-	// NPZDatasets holds the dataset names as uint8 UTF-8 text, each name
+	// npzDatasets holds the dataset names as uint8 UTF-8 text, each name
 	// followed by a newline (an empty array: no datasets).
-	NPZDatasets = KeyDatasets
-	// NPZChunkCount holds the chunk count: one integer (any shape of one
+	npzDatasets = keyDatasets
+	// npzChunkCount holds the chunk count: one integer (any shape of one
 	// element).
-	NPZChunkCount = KeyChunkCount
-	// NPZChunkSize holds the chunk size: one integer.
-	NPZChunkSize = KeyChunkSize
+	npzChunkCount = keyChunkCount
+	// npzChunkSize holds the chunk size: one integer.
+	npzChunkSize = keyChunkSize
 )
 
 // ReadNPZ reads importance statistics from a NumPy .npz archive laid out
@@ -49,10 +49,10 @@ func ReadNPZ(path string) (*Stats, error) {
 	}
 	if !slices.ContainsFunc(arrays, func(a npy.Named) bool {
 		n := a.Name
-		return n == NPZDatasets || n == NPZChunkCount || n == NPZChunkSize || strings.HasSuffix(n, SuffixSum2) || strings.HasSuffix(n, SuffixCounts)
+		return n == npzDatasets || n == npzChunkCount || n == npzChunkSize || strings.HasSuffix(n, suffixSum2) || strings.HasSuffix(n, suffixCounts)
 	}) {
 		return nil, &NotImatrixError{Path: path, Err: &FormatError{Format: formatName, Path: path, Offset: -1, Kind: fileerr.NotFormat,
-			Reason: fmt.Sprintf("none of its %d arrays is %s, %s, %s, W%s or W%s", len(arrays), NPZDatasets, NPZChunkCount, NPZChunkSize, SuffixSum2, SuffixCounts)}}
+			Reason: fmt.Sprintf("none of its %d arrays is %s, %s, %s, W%s or W%s", len(arrays), npzDatasets, npzChunkCount, npzChunkSize, suffixSum2, suffixCounts)}}
 	}
 	fail := func(entry, format string, args ...any) error {
 		return &FormatError{Format: formatName, Path: path, Tensor: entry, Offset: -1, Reason: fmt.Sprintf(format, args...)}
@@ -72,7 +72,7 @@ func ReadNPZ(path string) (*Stats, error) {
 	for _, a := range arrays {
 		name := a.Name
 		switch {
-		case name == NPZDatasets:
+		case name == npzDatasets:
 			if a.DType != npy.Uint8 || len(a.Shape) != 1 {
 				return nil, fail("", "array %s is %v %v, want uint8 [n]", name, a.DType, a.Shape)
 			}
@@ -83,35 +83,35 @@ func ReadNPZ(path string) (*Stats, error) {
 			if text != "" {
 				s.Datasets = strings.Split(strings.TrimSuffix(text, "\n"), "\n")
 			}
-		case name == NPZChunkCount || name == NPZChunkSize:
+		case name == npzChunkCount || name == npzChunkSize:
 			vs, err := npzInts(a.Array)
 			if err != nil || len(vs) != 1 {
 				return nil, fail("", "array %s: want one integer (%d values, %v)", name, len(vs), err)
 			}
-			if name == NPZChunkCount {
+			if name == npzChunkCount {
 				s.ChunkCount = vs[0]
 			} else {
 				s.ChunkSize = vs[0]
 			}
-		case strings.HasSuffix(name, SuffixSum2):
-			get(strings.TrimSuffix(name, SuffixSum2)).sum2 = a.Array
-		case strings.HasSuffix(name, SuffixCounts):
-			get(strings.TrimSuffix(name, SuffixCounts)).counts = a.Array
-		case strings.HasSuffix(name, SuffixSum):
-			get(strings.TrimSuffix(name, SuffixSum)).sum = a.Array
+		case strings.HasSuffix(name, suffixSum2):
+			get(strings.TrimSuffix(name, suffixSum2)).sum2 = a.Array
+		case strings.HasSuffix(name, suffixCounts):
+			get(strings.TrimSuffix(name, suffixCounts)).counts = a.Array
+		case strings.HasSuffix(name, suffixSum):
+			get(strings.TrimSuffix(name, suffixSum)).sum = a.Array
 		default:
 			return nil, fail("", "array %q is neither metadata (%s, %s, %s) nor W%s, W%s or W%s",
-				name, NPZDatasets, NPZChunkCount, NPZChunkSize, SuffixSum2, SuffixCounts, SuffixSum)
+				name, npzDatasets, npzChunkCount, npzChunkSize, suffixSum2, suffixCounts, suffixSum)
 		}
 		seenMeta[name] = true
 	}
-	for _, k := range []string{NPZDatasets, NPZChunkCount, NPZChunkSize} {
+	for _, k := range []string{npzDatasets, npzChunkCount, npzChunkSize} {
 		if !seenMeta[k] {
 			return nil, fail("", "array %s is missing", k)
 		}
 	}
 	if len(groups) == 0 {
-		return nil, fail("", "no W%s arrays", SuffixSum2)
+		return nil, fail("", "no W%s arrays", suffixSum2)
 	}
 	names := make([]string, 0, len(groups))
 	for n := range groups {
@@ -122,25 +122,25 @@ func ReadNPZ(path string) (*Stats, error) {
 		g := groups[n]
 		switch {
 		case g.sum2 == nil:
-			return nil, fail(n, "array %s is missing", n+SuffixSum2)
+			return nil, fail(n, "array %s is missing", n+suffixSum2)
 		case g.counts == nil:
-			return nil, fail(n, "array %s is missing", n+SuffixCounts)
+			return nil, fail(n, "array %s is missing", n+suffixCounts)
 		}
 		st := Stat{Name: n}
 		counts, err := npzInts(g.counts)
 		if err != nil {
-			return nil, fail(n, "array %s: %v", n+SuffixCounts, err)
+			return nil, fail(n, "array %s: %v", n+suffixCounts, err)
 		}
 		if len(g.counts.Shape) > 2 || len(g.counts.Shape) == 2 && g.counts.Shape[1] != 1 {
-			return nil, fail(n, "array %s has shape %v, want [matrices]", n+SuffixCounts, g.counts.Shape)
+			return nil, fail(n, "array %s has shape %v, want [matrices]", n+suffixCounts, g.counts.Shape)
 		}
 		st.Counts = counts
 		if st.Sum2, err = npzSums(g.sum2, len(counts)); err != nil {
-			return nil, fail(n, "array %s: %v", n+SuffixSum2, err)
+			return nil, fail(n, "array %s: %v", n+suffixSum2, err)
 		}
 		if g.sum != nil {
 			if st.Sum, err = npzSums(g.sum, len(counts)); err != nil {
-				return nil, fail(n, "array %s: %v", n+SuffixSum, err)
+				return nil, fail(n, "array %s: %v", n+suffixSum, err)
 			}
 		}
 		s.Entries = append(s.Entries, st)

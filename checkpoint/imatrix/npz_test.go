@@ -25,9 +25,9 @@ func arr(name string, dt npy.DType, shape []int, data any) npy.Named {
 // goldenNPZ holds goldenStats as a calibration script saves them.
 func goldenNPZ() []npy.Named {
 	return []npy.Named{
-		arr(NPZDatasets, npy.Uint8, []int{24}, []byte("calib-a.txt\ncalib-b.txt\n")),
-		arr(NPZChunkCount, npy.Int64, []int{}, []int64{3}),
-		arr(NPZChunkSize, npy.Int32, []int{1}, []int32{512}),
+		arr(npzDatasets, npy.Uint8, []int{24}, []byte("calib-a.txt\ncalib-b.txt\n")),
+		arr(npzChunkCount, npy.Int64, []int{}, []int64{3}),
+		arr(npzChunkSize, npy.Int32, []int{1}, []int32{512}),
 		arr("output.weight.in_sum2", npy.Float32, []int{4}, []float32{15360, 30720, 46080, 61440}),
 		arr("output.weight.counts", npy.Float64, []int{1}, []float64{1536}),
 		arr("output.weight.in_sum", npy.Float32, []int{4}, []float32{-2, -1, 0, 1}),
@@ -110,13 +110,13 @@ func TestReadNPZErrors(t *testing.T) {
 		entry string
 		want  string
 	}{
-		{"no datasets", drop(NPZDatasets), "", "array imatrix.datasets is missing"},
-		{"no chunk size", drop(NPZChunkSize), "", "array imatrix.chunk_size is missing"},
-		{"datasets dtype", set(arr(NPZDatasets, npy.Int8, []int{2}, []int8{'a', '\n'})), "", "want uint8 [n]"},
-		{"datasets unterminated", set(arr(NPZDatasets, npy.Uint8, []int{1}, []byte("a"))), "", "does not end with a newline"},
-		{"chunk count of two", set(arr(NPZChunkCount, npy.Int64, []int{2}, []int64{1, 2})), "", "want one integer (2 values"},
-		{"chunk size float", set(arr(NPZChunkSize, npy.Float32, []int{}, []float32{1.5})), "", "not a whole number"},
-		{"chunk size bool", set(arr(NPZChunkSize, npy.Bool, []int{}, []bool{true})), "", "bool values, want integers"},
+		{"no datasets", drop(npzDatasets), "", "array imatrix.datasets is missing"},
+		{"no chunk size", drop(npzChunkSize), "", "array imatrix.chunk_size is missing"},
+		{"datasets dtype", set(arr(npzDatasets, npy.Int8, []int{2}, []int8{'a', '\n'})), "", "want uint8 [n]"},
+		{"datasets unterminated", set(arr(npzDatasets, npy.Uint8, []int{1}, []byte("a"))), "", "does not end with a newline"},
+		{"chunk count of two", set(arr(npzChunkCount, npy.Int64, []int{2}, []int64{1, 2})), "", "want one integer (2 values"},
+		{"chunk size float", set(arr(npzChunkSize, npy.Float32, []int{}, []float32{1.5})), "", "not a whole number"},
+		{"chunk size bool", set(arr(npzChunkSize, npy.Bool, []int{}, []bool{true})), "", "bool values, want integers"},
 		{"stray array", set(arr("output.weight.sums", npy.Float32, []int{1}, []float32{1})), "", `array "output.weight.sums" is neither`},
 		{"no sum2", drop("output.weight.in_sum2"), "output.weight", "array output.weight.in_sum2 is missing"},
 		{"no counts", drop("output.weight.counts"), "output.weight", "array output.weight.counts is missing"},

@@ -50,7 +50,7 @@ type Stat struct {
 const (
 	// maxGGUFName is the longest entry name in a GGUF imatrix: the tensor
 	// name with its longest suffix must fit ggml's 63 bytes.
-	maxGGUFName = gguf.MaxNameLen - len(SuffixSum2)
+	maxGGUFName = gguf.MaxNameLen - len(suffixSum2)
 )
 
 // StatsError reports statistics that Write cannot store.
@@ -221,10 +221,10 @@ func encodeGGUF(s *Stats, order []int) ([]byte, error) {
 	var w gguf.Writer
 	datasets := append([]string{}, s.Datasets...)
 	for _, kv := range []gguf.KV{
-		{Key: KeyType, Value: gguf.String("imatrix")},
-		{Key: KeyDatasets, Value: gguf.Array(datasets)},
-		{Key: KeyChunkCount, Value: gguf.Uint32(uint32(s.ChunkCount))},
-		{Key: KeyChunkSize, Value: gguf.Uint32(uint32(s.ChunkSize))},
+		{Key: keyType, Value: gguf.String("imatrix")},
+		{Key: keyDatasets, Value: gguf.Array(datasets)},
+		{Key: keyChunkCount, Value: gguf.Uint32(uint32(s.ChunkCount))},
+		{Key: keyChunkSize, Value: gguf.Uint32(uint32(s.ChunkSize))},
 	} {
 		if err := w.AddKV(kv.Key, kv.Value); err != nil {
 			return nil, &StatsError{Reason: err.Error()}
@@ -243,9 +243,9 @@ func encodeGGUF(s *Stats, order []int) ([]byte, error) {
 			shape  []int
 			vals   []float32
 		}{
-			{SuffixSum2, []int{nmat, cols}, e.Sum2},
-			{SuffixCounts, []int{nmat, 1}, counts},
-			{SuffixSum, []int{nmat, cols}, e.Sum},
+			{suffixSum2, []int{nmat, cols}, e.Sum2},
+			{suffixCounts, []int{nmat, 1}, counts},
+			{suffixSum, []int{nmat, cols}, e.Sum},
 		}
 		for _, t := range ts {
 			if t.vals == nil {
