@@ -12,8 +12,6 @@ import (
 
 // The GGUF imatrix keys and tensor name suffixes.
 const (
-	// keyType is general.type, "imatrix" in an importance matrix.
-	keyType = "general.type"
 	// keyDatasets is the array of calibration file names.
 	keyDatasets = "imatrix.datasets"
 	// keyChunkCount is the number of chunks the matrix was computed on.
@@ -113,7 +111,7 @@ func notGGUFImatrix(f *gguf.File, path string, err error) error {
 		}
 		return ""
 	}
-	typ, arch := str(keyType), str(gguf.KeyArchitecture)
+	typ, arch := str(gguf.KeyType), str(gguf.KeyArchitecture)
 	switch {
 	case typ == "imatrix":
 		return err
@@ -140,13 +138,13 @@ func ggufMeta(f *gguf.File, m *Imatrix, path string) error {
 	keyErr := func(key, format string, args ...any) error {
 		return &FormatError{Format: formatName, Path: path, Key: key, Offset: -1, Reason: fmt.Sprintf(format, args...)}
 	}
-	if v, ok := f.Get(keyType); ok {
+	if v, ok := f.Get(gguf.KeyType); ok {
 		s, isStr := v.Str()
 		if !isStr {
-			return keyErr(keyType, "is %v, want the string \"imatrix\"", v.Type())
+			return keyErr(gguf.KeyType, "is %v, want the string \"imatrix\"", v.Type())
 		}
 		if s != "imatrix" {
-			return keyErr(keyType, "is %q, not \"imatrix\": not an importance matrix", s)
+			return keyErr(gguf.KeyType, "is %q, not \"imatrix\": not an importance matrix", s)
 		}
 	}
 	v, ok := f.Get(keyDatasets)

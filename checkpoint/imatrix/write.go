@@ -221,7 +221,7 @@ func encodeGGUF(s *Stats, order []int) ([]byte, error) {
 	var w gguf.Writer
 	datasets := append([]string{}, s.Datasets...)
 	for _, kv := range []gguf.KV{
-		{Key: keyType, Value: gguf.String("imatrix")},
+		{Key: gguf.KeyType, Value: gguf.String("imatrix")},
 		{Key: keyDatasets, Value: gguf.Array(datasets)},
 		{Key: keyChunkCount, Value: gguf.Uint32(uint32(s.ChunkCount))},
 		{Key: keyChunkSize, Value: gguf.Uint32(uint32(s.ChunkSize))},
