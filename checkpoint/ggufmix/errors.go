@@ -14,7 +14,7 @@ type UnknownMixError struct {
 }
 
 // Error returns a message such as
-// `unknown mix "Q4_KM" (closest: "Q4_K_M", "Q4_K_S")`.
+// `unknown mix "Q4_KM" (closest: "Q4_K_M", "Q4_0", "Q4_1")`.
 func (e *UnknownMixError) Error() string {
 	return "unknown mix " + quote(e.Name) + closest(e.Closest)
 }
@@ -37,14 +37,14 @@ type OverrideError struct {
 }
 
 // Error returns a message such as
-// `override "ffn_down=q7_k": unknown type "q7_k" (closest: "q6_k", "q2_k", "q3_k")`.
+// `override "ffn_down=q7_k": unknown type "q7_k" (closest: "q2_k", "q3_k", "q4_k")`.
 func (e *OverrideError) Error() string {
 	return "override " + quote(e.Value) + ": " + e.Detail()
 }
 
 // Detail returns the message without the value, for a caller that names
 // it already (the flag package's "invalid value ... for flag"):
-// `unknown type "q7_k" (closest: "q6_k", "q2_k", "q3_k")`.
+// `unknown type "q7_k" (closest: "q2_k", "q3_k", "q4_k")`.
 func (e *OverrideError) Detail() string {
 	var b strings.Builder
 	b.WriteString(e.Reason)

@@ -1,6 +1,7 @@
 package ggufmix_test
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/ggufmix"
@@ -53,4 +54,83 @@ func ExamplePlan() {
 	// blk.1.ffn_down.weight  Q8_0 override blk\.1\.ffn_down=q8_0: Q8_0
 	// blk.4.ffn_down.weight  Q4_K Q4_K_M base type
 	// blk.6.ffn_down.weight  Q6_K Q4_K_M: ffn_down in layer 6 of 32, every third layer in between (use_more_bits): Q6_K
+}
+
+// Every mix, with the llama_ftype value llama.cpp's llama.h gives it (the
+// general.file_type of a file of that mix) and its base block type.
+func ExampleMix() {
+	for _, m := range []ggufmix.Mix{
+		ggufmix.MixF32, ggufmix.MixF16, ggufmix.MixBF16,
+		ggufmix.MixQ4_0, ggufmix.MixQ4_1, ggufmix.MixQ5_0, ggufmix.MixQ5_1, ggufmix.MixQ8_0,
+		ggufmix.MixQ2_K, ggufmix.MixQ3_K_S, ggufmix.MixQ3_K_M, ggufmix.MixQ3_K_L,
+		ggufmix.MixQ4_K_S, ggufmix.MixQ4_K_M, ggufmix.MixQ5_K_S, ggufmix.MixQ5_K_M,
+		ggufmix.MixQ6_K, ggufmix.MixIQ4_NL, ggufmix.MixIQ4_XS,
+	} {
+		fmt.Println(m, m.FileType(), m.Base())
+	}
+	fmt.Println(len(ggufmix.Mixes()), "mixes")
+	// Output:
+	// F32 0 F32
+	// F16 1 F16
+	// BF16 32 BF16
+	// Q4_0 2 Q4_0
+	// Q4_1 3 Q4_1
+	// Q5_0 8 Q5_0
+	// Q5_1 9 Q5_1
+	// Q8_0 7 Q8_0
+	// Q2_K 10 Q2_K
+	// Q3_K_S 11 Q3_K
+	// Q3_K_M 12 Q3_K
+	// Q3_K_L 13 Q3_K
+	// Q4_K_S 14 Q4_K
+	// Q4_K_M 15 Q4_K
+	// Q5_K_S 16 Q5_K
+	// Q5_K_M 17 Q5_K
+	// Q6_K 18 Q6_K
+	// IQ4_NL 25 IQ4_NL
+	// IQ4_XS 30 IQ4_XS
+	// 19 mixes
+}
+
+// An override as llama-quantize's --tensor-type takes it; Match finds the
+// first override that applies to a tensor. The closest names of an unknown
+// one are those fewest edits away, in the order of the known types.
+func ExampleParseOverride() {
+	o, err := ggufmix.ParseOverride(`ffn_(up|down)=Q6_K`)
+	if err != nil {
+		panic(err)
+	}
+	for _, name := range []string{"blk.3.ffn_down.weight", "blk.3.ffn_gate.weight"} {
+		if m, ok := ggufmix.Match([]ggufmix.Override{o}, name); ok {
+			fmt.Println(name, m.Type)
+		} else {
+			fmt.Println(name, "no override")
+		}
+	}
+	_, err = ggufmix.ParseOverride("ffn_down=q7_k")
+	fmt.Println(err)
+	// Output:
+	// blk.3.ffn_down.weight Q6_K
+	// blk.3.ffn_gate.weight no override
+	// override "ffn_down=q7_k": unknown type "q7_k" (closest: "q2_k", "q3_k", "q4_k")
+}
+
+// An unknown mix name (Q4_K_M is one edit away, Q4_0 and Q4_1 two), and a
+// tensor the rules cannot place.
+func Example_errors() {
+	_, err := ggufmix.Lookup("Q4_KM")
+	var um *ggufmix.UnknownMixError
+	fmt.Println(errors.As(err, &um), um.Closest)
+
+	mix, _ := ggufmix.Lookup("q4_k_m")
+	model := ggufmix.Model{Arch: "llama", Layers: 2, Heads: 8, KVHeads: 8}
+	tensors := []ggufmix.Tensor{{Name: "blk.7.ffn_down.weight", Shape: []int{64, 256}}}
+	_, err = ggufmix.Plan(mix, model, tensors, ggufmix.Options{})
+	var te *ggufmix.TensorError
+	fmt.Println(errors.As(err, &te), te.Name)
+	fmt.Println(err)
+	// Output:
+	// true [Q4_K_M Q4_0 Q4_1]
+	// true blk.7.ffn_down.weight
+	// tensor "blk.7.ffn_down.weight": layer 7 outside the model's 2 layers
 }
