@@ -22,7 +22,7 @@ func TestInDir(t *testing.T) {
 
 	// A file named by its path already is left as it is; other errors are
 	// wrapped with the path.
-	in := &UnsupportedError{File: filepath.Join("d", TokenizerFile), Reason: "x"}
+	in := &UnsupportedError{File: filepath.Join("d", tokenizerFile), Reason: "x"}
 	assert.Equal(t, in.Error(), InDir(in, dir, ConfigFile).Error())
 	other := errors.New("boom")
 	err = InDir(other, dir, ConfigFile)

@@ -17,8 +17,8 @@ import (
 
 // The tokenizer files beside a Hugging Face checkpoint.
 const (
-	TokenizerFile       = "tokenizer.json"
-	TokenizerConfigFile = "tokenizer_config.json"
+	tokenizerFile       = "tokenizer.json"
+	tokenizerConfigFile = "tokenizer_config.json"
 )
 
 // Token types of tokenizer.ggml.token_type (llama.cpp's llama_token_type).
@@ -117,14 +117,14 @@ type TokenizerOptions struct {
 // tokenizer_config.json from dir and converts them. A missing
 // tokenizer.json is a *MissingKeyError for tokenizer.ggml.model.
 func ReadTokenizer(dir string, o TokenizerOptions) (*Tokenizer, error) {
-	tj, err := inputfile.ReadFile(filepath.Join(dir, TokenizerFile))
+	tj, err := inputfile.ReadFile(filepath.Join(dir, tokenizerFile))
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, &MissingKeyError{Key: "tokenizer.ggml.model", File: filepath.Join(dir, TokenizerFile)}
+		return nil, &MissingKeyError{Key: "tokenizer.ggml.model", File: filepath.Join(dir, tokenizerFile)}
 	}
 	if err != nil {
 		return nil, err
 	}
-	cj, err := inputfile.ReadFile(filepath.Join(dir, TokenizerConfigFile))
+	cj, err := inputfile.ReadFile(filepath.Join(dir, tokenizerConfigFile))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
@@ -230,11 +230,11 @@ func newTokenizerBuilder(tokenizerJSON, configJSON []byte, o TokenizerOptions) (
 	b := &tokenizerBuilder{o: o, t: &Tokenizer{BOS: -1, EOS: -1, UNK: -1, PAD: -1},
 		byID: map[int]string{}, ids: map[string]int{}, types: map[int]int32{}}
 	if err := json.Unmarshal(tokenizerJSON, &b.hf); err != nil {
-		return nil, unsupported(TokenizerFile, "", "", "not a tokenizer: "+err.Error())
+		return nil, unsupported(tokenizerFile, "", "", "not a tokenizer: "+err.Error())
 	}
 	if configJSON != nil {
 		if err := json.Unmarshal(configJSON, &b.cfg); err != nil {
-			return nil, unsupported(TokenizerConfigFile, "", "", "not a tokenizer configuration: "+err.Error())
+			return nil, unsupported(tokenizerConfigFile, "", "", "not a tokenizer configuration: "+err.Error())
 		}
 	}
 	return b, nil
@@ -249,17 +249,17 @@ func unsupported(file, field, value, reason string) error {
 // holds one text and a text one id.
 func (b *tokenizerBuilder) put(field, tok string, id int) error {
 	if id < 0 {
-		return unsupported(TokenizerFile, field, strconv.Itoa(id), "a negative token id")
+		return unsupported(tokenizerFile, field, strconv.Itoa(id), "a negative token id")
 	}
 	if old, ok := b.byID[id]; ok && old != tok {
-		return unsupported(TokenizerFile, field, tok, fmt.Sprintf("token id %d is also %q", id, old))
+		return unsupported(tokenizerFile, field, tok, fmt.Sprintf("token id %d is also %q", id, old))
 	}
 	if other, ok := b.ids[tok]; ok && other != id {
-		return unsupported(TokenizerFile, field, tok,
+		return unsupported(tokenizerFile, field, tok,
 			fmt.Sprintf("the token has ids %d and %d; llama.cpp needs one id per token text", other, id))
 	}
 	if tok == "" {
-		return unsupported(TokenizerFile, field, "", fmt.Sprintf("token %d is empty", id))
+		return unsupported(tokenizerFile, field, "", fmt.Sprintf("token %d is empty", id))
 	}
 	b.byID[id], b.ids[tok] = tok, id
 	return nil
@@ -276,18 +276,18 @@ func (b *tokenizerBuilder) model() error {
 	case m.Type == "BPE":
 		if !strings.Contains(string(b.hf.PreTokenizer), `"ByteLevel"`) &&
 			!strings.Contains(string(b.hf.Decoder), `"ByteLevel"`) {
-			return unsupported(TokenizerFile, "model.type", "BPE", "a BPE model that is neither byte-level "+
+			return unsupported(tokenizerFile, "model.type", "BPE", "a BPE model that is neither byte-level "+
 				"(no ByteLevel pre-tokenizer or decoder) nor SentencePiece-like (byte_fallback)")
 		}
 		if m.Prefix != nil && *m.Prefix != "" || m.Suffix != nil && *m.Suffix != "" {
-			return unsupported(TokenizerFile, "model.continuing_subword_prefix", "",
+			return unsupported(tokenizerFile, "model.continuing_subword_prefix", "",
 				"subword prefixes and suffixes are not byte-level BPE")
 		}
 		b.t.Model = "gpt2"
 	case m.Type == "Unigram":
 		b.t.Model = "llama"
 	default:
-		return unsupported(TokenizerFile, "model.type", m.Type,
+		return unsupported(tokenizerFile, "model.type", m.Type,
 			"supported: BPE (byte-level, or with byte_fallback) and Unigram")
 	}
 	return nil
@@ -325,7 +325,7 @@ func (b *tokenizerBuilder) unigramVocab() error {
 	m := b.hf.Model
 	var unigram [][2]json.RawMessage
 	if err := json.Unmarshal(m.Vocab, &unigram); err != nil {
-		return unsupported(TokenizerFile, "model.vocab", "",
+		return unsupported(tokenizerFile, "model.vocab", "",
 			"a Unigram vocabulary is a list of [piece, score] pairs: "+err.Error())
 	}
 	b.scores = map[int]float32{}
@@ -333,7 +333,7 @@ func (b *tokenizerBuilder) unigramVocab() error {
 		var tok string
 		var score float64
 		if json.Unmarshal(p[0], &tok) != nil || json.Unmarshal(p[1], &score) != nil {
-			return unsupported(TokenizerFile, "model.vocab", strconv.Itoa(id),
+			return unsupported(tokenizerFile, "model.vocab", strconv.Itoa(id),
 				"entry is not a [piece, score] pair")
 		}
 		if err := b.put("model.vocab", tok, id); err != nil {
@@ -343,7 +343,7 @@ func (b *tokenizerBuilder) unigramVocab() error {
 	}
 	if m.UnkID != nil {
 		if _, ok := b.byID[*m.UnkID]; !ok {
-			return unsupported(TokenizerFile, "model.unk_id", strconv.Itoa(*m.UnkID), "not a token id")
+			return unsupported(tokenizerFile, "model.unk_id", strconv.Itoa(*m.UnkID), "not a token id")
 		}
 		b.t.UNK = *m.UnkID
 	}
@@ -356,7 +356,7 @@ func (b *tokenizerBuilder) bpeVocab() error {
 	m := b.hf.Model
 	var vocab map[string]int
 	if err := json.Unmarshal(m.Vocab, &vocab); err != nil {
-		return unsupported(TokenizerFile, "model.vocab", "",
+		return unsupported(tokenizerFile, "model.vocab", "",
 			"a BPE vocabulary is an object of token ids: "+err.Error())
 	}
 	for tok, id := range vocab {
@@ -411,7 +411,7 @@ func (b *tokenizerBuilder) addedTokens() error {
 	for i, a := range b.hf.AddedTokens {
 		field := fmt.Sprintf("added_tokens[%d]", i)
 		if a.ID == nil {
-			return unsupported(TokenizerFile, field, a.Content, "has no id")
+			return unsupported(tokenizerFile, field, a.Content, "has no id")
 		}
 		if err := b.put(field, a.Content, *a.ID); err != nil {
 			return err
@@ -436,12 +436,12 @@ func (b *tokenizerBuilder) vocabSize() (int, error) {
 		n = max(n, id+1)
 	}
 	if n > maxVocab {
-		return 0, unsupported(TokenizerFile, "model.vocab", strconv.Itoa(n-1),
+		return 0, unsupported(tokenizerFile, "model.vocab", strconv.Itoa(n-1),
 			fmt.Sprintf("token ids reach %d, beyond %d; check tokenizer.json", n-1, maxVocab-1))
 	}
 	if b.o.VocabSize > 0 {
 		if n > b.o.VocabSize {
-			return 0, unsupported(TokenizerFile, "model.vocab", strconv.Itoa(n),
+			return 0, unsupported(tokenizerFile, "model.vocab", strconv.Itoa(n),
 				fmt.Sprintf("token ids reach %d, beyond the %d rows of the token embedding "+
 					"(config.json vocab_size)", n-1, b.o.VocabSize))
 		}
@@ -467,7 +467,7 @@ func (b *tokenizerBuilder) arrays() error {
 		if !ok {
 			tok = "[PAD" + strconv.Itoa(id) + "]"
 			if _, dup := b.ids[tok]; dup {
-				return unsupported(TokenizerFile, "model.vocab", tok,
+				return unsupported(tokenizerFile, "model.vocab", tok,
 					"a token has the text of the padding of unused id "+strconv.Itoa(id))
 			}
 			t.Tokens[id], t.Types[id] = tok, TokenUnused
@@ -544,14 +544,14 @@ func (b *tokenizerBuilder) specialTokens() error {
 func (b *tokenizerBuilder) special(field string, raw json.RawMessage, dst *int) error {
 	tok, ok, err := tokenText(raw)
 	if err != nil {
-		return unsupported(TokenizerConfigFile, field, string(raw), err.Error())
+		return unsupported(tokenizerConfigFile, field, string(raw), err.Error())
 	}
 	if !ok {
 		return nil
 	}
 	id, found := b.ids[tok]
 	if !found {
-		return unsupported(TokenizerConfigFile, field, tok, "not a token of "+TokenizerFile)
+		return unsupported(tokenizerConfigFile, field, tok, "not a token of "+tokenizerFile)
 	}
 	*dst = id
 	return nil
@@ -561,7 +561,7 @@ func (b *tokenizerBuilder) special(field string, raw json.RawMessage, dst *int) 
 // needs and t lacks: BOS when it is added, EOS, and a llama model's UNK.
 func (t *Tokenizer) checkSpecial() error {
 	missing := func(key, field string) error {
-		return &MissingKeyError{Key: key, File: TokenizerConfigFile, Fields: []string{field}}
+		return &MissingKeyError{Key: key, File: tokenizerConfigFile, Fields: []string{field}}
 	}
 	switch {
 	case t.AddBOS && t.BOS < 0:
@@ -592,7 +592,7 @@ func readMerges(raw json.RawMessage) ([][2]string, error) {
 	}
 	var items []json.RawMessage
 	if err := json.Unmarshal(raw, &items); err != nil {
-		return nil, &UnsupportedError{File: TokenizerFile, Field: "model.merges", Reason: "want a list: " + err.Error()}
+		return nil, &UnsupportedError{File: tokenizerFile, Field: "model.merges", Reason: "want a list: " + err.Error()}
 	}
 	out := make([][2]string, len(items))
 	for i, it := range items {
@@ -603,17 +603,17 @@ func readMerges(raw json.RawMessage) ([][2]string, error) {
 		case json.Unmarshal(it, &s) == nil:
 			l, r, ok := strings.Cut(s, " ")
 			if !ok || l == "" || r == "" || strings.Contains(r, " ") {
-				return nil, &UnsupportedError{File: TokenizerFile, Field: field, Value: s, Reason: "want two tokens separated by one space"}
+				return nil, &UnsupportedError{File: tokenizerFile, Field: field, Value: s, Reason: "want two tokens separated by one space"}
 			}
 			out[i] = [2]string{l, r}
 		case json.Unmarshal(it, &pair) == nil && len(pair) == 2:
 			if pair[0] == "" || pair[1] == "" || strings.Contains(pair[0], " ") || strings.Contains(pair[1], " ") {
-				return nil, &UnsupportedError{File: TokenizerFile, Field: field, Value: strings.Join(pair, " "),
+				return nil, &UnsupportedError{File: tokenizerFile, Field: field, Value: strings.Join(pair, " "),
 					Reason: "a merged token holds a space, which llama.cpp's merge list cannot express"}
 			}
 			out[i] = [2]string{pair[0], pair[1]}
 		default:
-			return nil, &UnsupportedError{File: TokenizerFile, Field: field, Value: string(it), Reason: "want \"left right\" or [left, right]"}
+			return nil, &UnsupportedError{File: tokenizerFile, Field: field, Value: string(it), Reason: "want \"left right\" or [left, right]"}
 		}
 	}
 	return out, nil
@@ -631,7 +631,7 @@ func preName(raw json.RawMessage) (string, error) {
 	}
 	var p pt
 	fail := func(why string) (string, error) {
-		return "", &UnsupportedError{File: TokenizerFile, Field: "pre_tokenizer", Value: compact(raw),
+		return "", &UnsupportedError{File: tokenizerFile, Field: "pre_tokenizer", Value: compact(raw),
 			Reason: why + "; name the llama.cpp pre-tokenizer that splits text the same way (such as llama-bpe, qwen2, gpt-2)"}
 	}
 	if err := json.Unmarshal(raw, &p); err != nil || p.Type == "" {
@@ -773,7 +773,7 @@ func chatTemplate(raw json.RawMessage) (string, error) {
 		Template string `json:"template"`
 	}
 	if err := json.Unmarshal(raw, &named); err != nil {
-		return "", &UnsupportedError{File: TokenizerConfigFile, Field: "chat_template", Reason: "want a string or a list of named templates"}
+		return "", &UnsupportedError{File: tokenizerConfigFile, Field: "chat_template", Reason: "want a string or a list of named templates"}
 	}
 	for _, n := range named {
 		if n.Name == "default" {

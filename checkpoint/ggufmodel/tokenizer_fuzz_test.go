@@ -17,11 +17,11 @@ import (
 // tokenizer_test.go, broken variants, and the hostile tokenizer files of
 // the repository's testdata/bad/config.
 func FuzzParseTokenizer(f *testing.F) {
-	tj, err := os.ReadFile(filepath.Join("testdata", "synth-llama", TokenizerFile))
+	tj, err := os.ReadFile(filepath.Join("testdata", "synth-llama", tokenizerFile))
 	if err != nil {
 		f.Fatal(err)
 	}
-	cfg, err := os.ReadFile(filepath.Join("testdata", "synth-llama", TokenizerConfigFile))
+	cfg, err := os.ReadFile(filepath.Join("testdata", "synth-llama", tokenizerConfigFile))
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -42,9 +42,9 @@ func FuzzParseTokenizer(f *testing.F) {
 		config bool
 	}{{"tokenizer-json", false}, {"tokenizer-config-json", true}} {
 		for _, pat := range []string{"*", filepath.Join("truncated", "*")} {
-			want := TokenizerFile
+			want := tokenizerFile
 			if c.config {
-				want = TokenizerConfigFile
+				want = tokenizerConfigFile
 			}
 			paths, err := filepath.Glob(filepath.Join("..", "..", "testdata", "bad", "config", c.dir, pat, want))
 			if err != nil {
@@ -71,7 +71,7 @@ func FuzzParseTokenizer(f *testing.F) {
 			var me *MissingKeyError
 			switch {
 			case errors.As(err, &ue):
-				if ue.File != TokenizerFile && ue.File != TokenizerConfigFile {
+				if ue.File != tokenizerFile && ue.File != tokenizerConfigFile {
 					t.Fatalf("error names file %q: %v", ue.File, err)
 				}
 			case errors.As(err, &me):

@@ -239,26 +239,26 @@ func TestTokenizerErrors(t *testing.T) {
 		file, field   string // of an *UnsupportedError
 		key           string // of a *MissingKeyError
 	}{
-		{"not JSON", `{`, eos, 0, TokenizerFile, "", ""},
-		{"config not JSON", bpe, `[`, 0, TokenizerConfigFile, "", ""},
-		{"WordPiece", withModel(`{"type": "WordPiece", "vocab": {"a": 0}}`), eos, 0, TokenizerFile, "model.type", ""},
-		{"BPE without byte level", `{"model": {"type": "BPE", "vocab": {"a": 0}, "merges": []}}`, `{"eos_token": "a"}`, 0, TokenizerFile, "model.type", ""},
-		{"subword prefix", withModel(`{"type": "BPE", "vocab": {"a": 0}, "merges": [], "continuing_subword_prefix": "##"}`), eos, 0, TokenizerFile, "model.continuing_subword_prefix", ""},
-		{"vocabulary beyond the embedding", bpe, eos, 10, TokenizerFile, "model.vocab", ""},
-		{"duplicate text", withModel(`{"type": "BPE", "vocab": {"a": 0, "<|end|>": 1}, "merges": []}`), eos, 0, TokenizerFile, "added_tokens[1]", ""},
-		{"id taken", withModel(`{"type": "BPE", "vocab": {"a": 0, "b": 6}, "merges": []}`), eos, 0, TokenizerFile, "added_tokens[0]", ""},
-		{"empty token", withModel(`{"type": "BPE", "vocab": {"": 0}, "merges": []}`), eos, 0, TokenizerFile, "model.vocab", ""},
-		{"negative id", withModel(`{"type": "BPE", "vocab": {"a": -1}, "merges": []}`), eos, 0, TokenizerFile, "model.vocab", ""},
-		{"huge id", withModel(`{"type": "BPE", "vocab": {"a": 0, "z": 1099511627776}, "merges": []}`), eos, 0, TokenizerFile, "model.vocab", ""},
-		{"padding text taken", withModel(`{"type": "BPE", "vocab": {"[PAD0]": 1}, "merges": []}`), eos, 0, TokenizerFile, "model.vocab", ""},
-		{"merge without space", withModel(`{"type": "BPE", "vocab": {"a": 0}, "merges": ["ab"]}`), eos, 0, TokenizerFile, "model.merges[0]", ""},
-		{"merge with a space", withModel(`{"type": "BPE", "vocab": {"a": 0}, "merges": [["a b", "c"]]}`), eos, 0, TokenizerFile, "model.merges[0]", ""},
-		{"merge not a pair", withModel(`{"type": "BPE", "vocab": {"a": 0}, "merges": [["a"]]}`), eos, 0, TokenizerFile, "model.merges[0]", ""},
-		{"unigram entry", withModel(`{"type": "Unigram", "vocab": [["a", "x"]]}`), eos, 0, TokenizerFile, "model.vocab", ""},
-		{"unigram unk", withModel(`{"type": "Unigram", "unk_id": 9, "vocab": [["a", 0]]}`), eos, 0, TokenizerFile, "model.unk_id", ""},
-		{"eos not a token", bpe, `{"eos_token": "</s>"}`, 0, TokenizerConfigFile, "eos_token", ""},
-		{"eos of a bad type", bpe, `{"eos_token": 7}`, 0, TokenizerConfigFile, "eos_token", ""},
-		{"bad chat template", bpe, `{"eos_token": "<|end|>", "chat_template": 3}`, 0, TokenizerConfigFile, "chat_template", ""},
+		{"not JSON", `{`, eos, 0, tokenizerFile, "", ""},
+		{"config not JSON", bpe, `[`, 0, tokenizerConfigFile, "", ""},
+		{"WordPiece", withModel(`{"type": "WordPiece", "vocab": {"a": 0}}`), eos, 0, tokenizerFile, "model.type", ""},
+		{"BPE without byte level", `{"model": {"type": "BPE", "vocab": {"a": 0}, "merges": []}}`, `{"eos_token": "a"}`, 0, tokenizerFile, "model.type", ""},
+		{"subword prefix", withModel(`{"type": "BPE", "vocab": {"a": 0}, "merges": [], "continuing_subword_prefix": "##"}`), eos, 0, tokenizerFile, "model.continuing_subword_prefix", ""},
+		{"vocabulary beyond the embedding", bpe, eos, 10, tokenizerFile, "model.vocab", ""},
+		{"duplicate text", withModel(`{"type": "BPE", "vocab": {"a": 0, "<|end|>": 1}, "merges": []}`), eos, 0, tokenizerFile, "added_tokens[1]", ""},
+		{"id taken", withModel(`{"type": "BPE", "vocab": {"a": 0, "b": 6}, "merges": []}`), eos, 0, tokenizerFile, "added_tokens[0]", ""},
+		{"empty token", withModel(`{"type": "BPE", "vocab": {"": 0}, "merges": []}`), eos, 0, tokenizerFile, "model.vocab", ""},
+		{"negative id", withModel(`{"type": "BPE", "vocab": {"a": -1}, "merges": []}`), eos, 0, tokenizerFile, "model.vocab", ""},
+		{"huge id", withModel(`{"type": "BPE", "vocab": {"a": 0, "z": 1099511627776}, "merges": []}`), eos, 0, tokenizerFile, "model.vocab", ""},
+		{"padding text taken", withModel(`{"type": "BPE", "vocab": {"[PAD0]": 1}, "merges": []}`), eos, 0, tokenizerFile, "model.vocab", ""},
+		{"merge without space", withModel(`{"type": "BPE", "vocab": {"a": 0}, "merges": ["ab"]}`), eos, 0, tokenizerFile, "model.merges[0]", ""},
+		{"merge with a space", withModel(`{"type": "BPE", "vocab": {"a": 0}, "merges": [["a b", "c"]]}`), eos, 0, tokenizerFile, "model.merges[0]", ""},
+		{"merge not a pair", withModel(`{"type": "BPE", "vocab": {"a": 0}, "merges": [["a"]]}`), eos, 0, tokenizerFile, "model.merges[0]", ""},
+		{"unigram entry", withModel(`{"type": "Unigram", "vocab": [["a", "x"]]}`), eos, 0, tokenizerFile, "model.vocab", ""},
+		{"unigram unk", withModel(`{"type": "Unigram", "unk_id": 9, "vocab": [["a", 0]]}`), eos, 0, tokenizerFile, "model.unk_id", ""},
+		{"eos not a token", bpe, `{"eos_token": "</s>"}`, 0, tokenizerConfigFile, "eos_token", ""},
+		{"eos of a bad type", bpe, `{"eos_token": 7}`, 0, tokenizerConfigFile, "eos_token", ""},
+		{"bad chat template", bpe, `{"eos_token": "<|end|>", "chat_template": 3}`, 0, tokenizerConfigFile, "chat_template", ""},
 		{"no eos", bpe, `{}`, 0, "", "", "tokenizer.ggml.eos_token_id"},
 		{"no tokenizer_config.json", bpe, "", 0, "", "", "tokenizer.ggml.eos_token_id"},
 		{"add_bos without bos", `{"pre_tokenizer": {"type": "ByteLevel"}, "model": {"type": "BPE", "vocab": {"a": 0}, "merges": []}}`,
@@ -304,21 +304,21 @@ func TestReadTokenizer(t *testing.T) {
 	_, err := ReadTokenizer(dir, TokenizerOptions{})
 	var mk *MissingKeyError
 	require.ErrorAs(t, err, &mk)
-	assert.Equal(t, filepath.Join(dir, TokenizerFile), mk.File)
+	assert.Equal(t, filepath.Join(dir, tokenizerFile), mk.File)
 	assert.Equal(t, "tokenizer.ggml.model", mk.Key)
 
-	require.NoError(t, os.WriteFile(filepath.Join(dir, TokenizerFile), []byte(bpeTokenizer(splitPre(qwen2Pattern))), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, tokenizerFile), []byte(bpeTokenizer(splitPre(qwen2Pattern))), 0o644))
 	_, err = ReadTokenizer(dir, TokenizerOptions{})
 	require.ErrorAs(t, err, &mk, "no tokenizer_config.json: no eos token")
-	assert.Equal(t, filepath.Join(dir, TokenizerConfigFile), mk.File)
+	assert.Equal(t, filepath.Join(dir, tokenizerConfigFile), mk.File)
 
-	require.NoError(t, os.WriteFile(filepath.Join(dir, TokenizerConfigFile), []byte(`{"eos_token": "<|nope|>"}`), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, tokenizerConfigFile), []byte(`{"eos_token": "<|nope|>"}`), 0o644))
 	_, err = ReadTokenizer(dir, TokenizerOptions{})
 	var ue *UnsupportedError
 	require.ErrorAs(t, err, &ue)
-	assert.Equal(t, filepath.Join(dir, TokenizerConfigFile), ue.File)
+	assert.Equal(t, filepath.Join(dir, tokenizerConfigFile), ue.File)
 
-	require.NoError(t, os.WriteFile(filepath.Join(dir, TokenizerConfigFile), []byte(`{"eos_token": "<|end|>"}`), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, tokenizerConfigFile), []byte(`{"eos_token": "<|end|>"}`), 0o644))
 	tok, err := ReadTokenizer(dir, TokenizerOptions{VocabSize: 16})
 	require.NoError(t, err)
 	assert.Equal(t, "qwen2", tok.Pre)
@@ -358,7 +358,7 @@ func TestTokenizerBuilderPut(t *testing.T) {
 		err := b.put("model.vocab", c.tok, c.id)
 		var ue *UnsupportedError
 		require.ErrorAs(t, err, &ue, c.reason)
-		assert.Equal(t, UnsupportedError{File: TokenizerFile, Field: "model.vocab", Value: c.value,
+		assert.Equal(t, UnsupportedError{File: tokenizerFile, Field: "model.vocab", Value: c.value,
 			Reason: c.reason}, *ue)
 	}
 	assert.Equal(t, map[int]string{0: "a"}, b.byID)
@@ -418,6 +418,6 @@ func TestTokenizerCheckSpecial(t *testing.T) {
 		var mk *MissingKeyError
 		require.ErrorAs(t, err, &mk)
 		assert.Equal(t, c.want, mk.Key)
-		assert.Equal(t, TokenizerConfigFile, mk.File)
+		assert.Equal(t, tokenizerConfigFile, mk.File)
 	}
 }
