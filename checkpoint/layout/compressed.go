@@ -68,7 +68,7 @@ type compressedTensors struct {
 	prune Pruning // the zero value: no pruning
 }
 
-func init() { Register(compressedTensors{}) }
+func init() { register(compressedTensors{}) }
 
 // compressedTensorsVersion is the compressed-tensors release whose on-disk
 // layout the config follows (the 4- and 8-bit layouts are the same in every

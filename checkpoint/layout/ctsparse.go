@@ -263,10 +263,10 @@ func sparseWhy(dt *tcast.DataType, sc *ctScheme) string {
 	return ""
 }
 
-// ConfigSource is implemented by Sources that have the checkpoint's
+// configSource is implemented by Sources that have the checkpoint's
 // config.json (nil when there is none): the compressed-tensors layout
 // checks a sparse weight's tensors against its sparsity_config.
-type ConfigSource interface {
+type configSource interface {
 	Config() []byte
 }
 
@@ -283,7 +283,7 @@ type ctSparsityConfig struct {
 // configSparsity returns the sparsity_config format of src's config.json,
 // "" when there is none.
 func configSparsity(src Source) (string, error) {
-	cs, ok := src.(ConfigSource)
+	cs, ok := src.(configSource)
 	if !ok || cs.Config() == nil {
 		return "", nil
 	}

@@ -51,7 +51,7 @@ import (
 // fp8F32s).
 type fp8Block struct{}
 
-func init() { Register(fp8Block{}) }
+func init() { register(fp8Block{}) }
 
 // fp8DefaultBlock is the block size of DeepSeek-V3 and of transformers'
 // default weight_block_size, Decode's choice wherever it fits the grid.

@@ -67,12 +67,12 @@ import (
 // tcast's int8_g32 and int4_g32 share Q8_0's and Q4_0's codes but not the
 // scale rule, and are not taken.
 //
-// Decode reads the block tensors of a GGUFSource (every type above but the
+// Decode reads the block tensors of a ggufSource (every type above but the
 // plain floats, which are read as they are) and needs no metadata; the
 // layout writes no metadata and no extra files.
 type ggufLayout struct{}
 
-func init() { Register(ggufLayout{}) }
+func init() { register(ggufLayout{}) }
 
 // ggufKind is a ggml type the gguf layout writes with its own datatype.
 type ggufKind struct {
@@ -532,11 +532,11 @@ func elements(dims []int) (int, bool) {
 }
 
 // Find lists every tensor of a block type the layout reads (MXFP4 and the
-// ggml types of its table) of a GGUFSource, each the weight of its own
-// name; a Source that is not a GGUFSource holds none.
+// ggml types of its table) of a ggufSource, each the weight of its own
+// name; a Source that is not a ggufSource holds none.
 func (ggufLayout) Find(src Source) map[string][]string {
 	out := map[string][]string{}
-	gs, ok := src.(GGUFSource)
+	gs, ok := src.(ggufSource)
 	if !ok {
 		return out
 	}
@@ -551,7 +551,7 @@ func (ggufLayout) Find(src Source) map[string][]string {
 // Describe returns the datatype and shape of a block tensor from its
 // description alone; Decode checks its bytes.
 func (ggufLayout) Describe(name string, src Source) (*tcast.DataType, []int, error) {
-	gs, ok := src.(GGUFSource)
+	gs, ok := src.(ggufSource)
 	if !ok {
 		return nil, nil, &FormatError{Layout: "gguf", Weight: name, Msg: "not a GGUF file"}
 	}
@@ -565,12 +565,12 @@ func (ggufLayout) Describe(name string, src Source) (*tcast.DataType, []int, err
 	return tcast.MustLookup("mxfp4"), info.Shape(), nil
 }
 
-// Decode returns the weight of a block tensor of a GGUFSource, and
-// ok=false when src is not a GGUFSource or holds no such tensor of that
+// Decode returns the weight of a block tensor of a ggufSource, and
+// ok=false when src is not a ggufSource or holds no such tensor of that
 // name.
 func (ggufLayout) Decode(name string, src Source) (*tcast.Tensor, bool, error) {
 	const lay = "gguf"
-	gs, ok := src.(GGUFSource)
+	gs, ok := src.(ggufSource)
 	if !ok {
 		return nil, false, nil
 	}

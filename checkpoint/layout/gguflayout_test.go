@@ -20,7 +20,7 @@ import (
 	"github.com/tensorcast-go/tensorcast/tcast"
 )
 
-// GGUFTensor makes ldrSource a GGUFSource: the tensors a GGUF layout wrote
+// GGUFTensor makes ldrSource a ggufSource: the tensors a GGUF layout wrote
 // (those without a safetensors dtype) are its GGUF tensors.
 func (s *ldrSource) GGUFTensor(name string) (gguf.TensorInfo, []byte, bool) {
 	t, ok := s.tensors[name]
@@ -70,7 +70,7 @@ func (s ggufFileSource) GGUFTensor(name string) (gguf.TensorInfo, []byte, bool) 
 	return info, b, true
 }
 
-// plainSource is a Source that is not a GGUFSource.
+// plainSource is a Source that is not a ggufSource.
 type plainSource struct{ s *ldrSource }
 
 func (p plainSource) Tensor(n string) (safetensors.TensorInfo, []byte, bool) { return p.s.Tensor(n) }
@@ -588,7 +588,7 @@ func TestGGUFFindAndDecodeAbsent(t *testing.T) {
 		assert.False(t, ok, n)
 		assert.Nil(t, d, n)
 	}
-	// A Source that is not a GGUFSource holds no GGUF weights.
+	// A Source that is not a ggufSource holds no GGUF weights.
 	assert.Empty(t, l.Find(plainSource{src}))
 	_, ok, err := l.Decode("blk.0.ffn_gate.weight", plainSource{src})
 	assert.NoError(t, err)

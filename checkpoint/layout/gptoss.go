@@ -31,7 +31,7 @@ import (
 // needs no metadata.
 type gptOSS struct{}
 
-func init() { Register(gptOSS{}) }
+func init() { register(gptOSS{}) }
 
 // Transposed reports that the GptOss expert tensors (rank 3, named
 // "*.mlp.experts.gate_up_proj" or "*.mlp.experts.down_proj", held as [E, in,

@@ -22,6 +22,11 @@ import (
 )
 
 // Source is read access to a checkpoint's stored tensors, for Decode and Find.
+// A Source may have two more methods, which layouts look for: Config()
+// []byte, the checkpoint's config.json (nil when there is none), against
+// whose sparsity_config the compressed-tensors layout checks a sparse
+// weight; and GGUFTensor and GGUFInfo (see ggufSource) on a GGUF file,
+// through which the gguf layout reads its block tensors.
 type Source interface {
 	// Tensor returns a stored tensor's description and bytes, and false when
 	// absent.
@@ -32,11 +37,11 @@ type Source interface {
 	Names() []string
 }
 
-// GGUFSource is implemented by Sources that read a GGUF file: GGUFTensor
+// ggufSource is implemented by Sources that read a GGUF file: GGUFTensor
 // returns a tensor's GGUF description (its ggml type and dimensions) and
 // its bytes, and false when absent. The gguf layout decodes and finds
 // weights through it.
-type GGUFSource interface {
+type ggufSource interface {
 	GGUFTensor(name string) (gguf.TensorInfo, []byte, bool)
 	// GGUFInfo returns a tensor's description without reading its bytes.
 	GGUFInfo(name string) (gguf.TensorInfo, bool)
@@ -96,7 +101,7 @@ type Tensor struct {
 
 // Layout writes cast weights in one loader's conventions and reads them back.
 type Layout interface {
-	// Name is the -layout value.
+	// Name is the layout's name, as Get takes it.
 	Name() string
 	// Container is the file format the layout writes.
 	Container() Container
@@ -142,7 +147,7 @@ type Describer interface {
 }
 
 // DataTyper is implemented by layouts that name datatypes of their own (GGUF's
-// q8_0): DataType resolves a -dtype value for the layout, falling back to
+// q8_0): DataType resolves a datatype name for the layout, falling back to
 // tcast.Lookup.
 type DataTyper interface {
 	DataType(name string) (*tcast.DataType, error)
@@ -188,8 +193,8 @@ func specOf(name string, dt safetensors.DType, shape []int) Spec {
 
 var registry = map[string]Layout{}
 
-// Register adds a layout; it panics on a duplicate name (a programming error).
-func Register(l Layout) {
+// register adds a layout; it panics on a duplicate name (a programming error).
+func register(l Layout) {
 	if _, dup := registry[l.Name()]; dup {
 		panic("layout: duplicate " + l.Name())
 	}

@@ -27,7 +27,7 @@ import (
 // stacked tensor does not have.
 type modelOpt struct{}
 
-func init() { Register(modelOpt{}) }
+func init() { register(modelOpt{}) }
 
 // modelOptQuantAlgo is the quant_algo the modelopt layout declares. vLLM reads
 // "NVFP4" as W4A4, which also expects a P.input_scale per layer (activation

@@ -23,16 +23,16 @@ type RotationInfo struct {
 	SQNRUnrotated *float64 `json:"sqnr_unrotated_db"`
 }
 
-// Rotator is implemented by layouts whose metadata records a rotation of
+// rotator is implemented by layouts whose metadata records a rotation of
 // the weights (KeyRotated), which package load then undoes; other layouts'
 // readers would take the rotated values for the weights.
-type Rotator interface {
+type rotator interface {
 	RecordsRotation() bool
 }
 
 // RecordsRotation reports whether layout l records rotated weights.
 func RecordsRotation(l Layout) bool {
-	r, ok := l.(Rotator)
+	r, ok := l.(rotator)
 	return ok && r.RecordsRotation()
 }
 

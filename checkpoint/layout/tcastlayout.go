@@ -41,7 +41,7 @@ type PartInfo struct {
 
 type tcastLayout struct{}
 
-func init() { Register(tcastLayout{}) }
+func init() { register(tcastLayout{}) }
 
 func (tcastLayout) Name() string { return "tcast" }
 

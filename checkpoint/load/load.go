@@ -583,7 +583,7 @@ func (s source) Tensor(name string) (safetensors.TensorInfo, []byte, bool) {
 
 func (s source) Metadata() map[string]string { return s.c.meta }
 
-// Config gives layouts the checkpoint's config.json (layout.ConfigSource).
+// Config gives layouts the checkpoint's config.json (see layout.Source).
 func (s source) Config() []byte { return s.c.config }
 
 func (s source) Names() []string {
