@@ -48,7 +48,7 @@ func (c *conversion) check() error {
 		return err
 	}
 	var err error
-	if c.dest, c.isDir, err = Destination(c.out, opts.Layout); err != nil {
+	if c.dest, c.isDir, err = destination(c.out, opts.Layout); err != nil {
 		return err
 	}
 	if opts.ShardSize > 0 && (!c.isDir || opts.Layout.Container() != layout.Safetensors) {
@@ -95,7 +95,7 @@ var ErrConflict = errors.New("the options do not go together")
 // Check reports options that do not go together and need no input to
 // tell, as an *OptionError: the GGUF options (GGUF.Mix, GGUF.Pure,
 // GGUF.TypeFor) without a GGUF layout, an Imatrix no quantizer would use
-// (ImatrixApplies), a Rotate or ScaleSearch that cannot apply. Convert
+// (ErrImatrixUnused), a Rotate or ScaleSearch that cannot apply. Convert
 // calls it before it reads anything; Imatrix is only tested for nil, so a
 // caller may check before it reads the matrix. Layout nil is the tcast
 // layout.
@@ -110,7 +110,7 @@ func (o *Options) Check() error {
 		return nil
 	}
 	if o.Imatrix != nil {
-		if err := ImatrixApplies(o.Layout, o.DataType, o.ScaleSearch); err != nil {
+		if err := imatrixApplies(o.Layout, o.DataType, o.ScaleSearch); err != nil {
 			return err
 		}
 	}
@@ -203,11 +203,11 @@ func (o *Options) checkScaleSearch() error {
 	return e
 }
 
-// Destination returns where a conversion to out in layout l writes, and
+// destination returns where a conversion to out in layout l writes, and
 // whether that is a directory: out itself when it names a file of the
 // layout's container (.safetensors, .gguf), else the directory out. An out
 // that names a file of another kind is an *OutputError.
-func Destination(out string, l layout.Layout) (string, bool, error) {
+func destination(out string, l layout.Layout) (string, bool, error) {
 	ext := strings.ToLower(filepath.Ext(out))
 	want := ".safetensors"
 	if l.Container() == layout.GGUF {

@@ -29,8 +29,10 @@ import (
 	"github.com/tensorcast-go/tensorcast/internal/atomicfile"
 )
 
-// Convert converts the checkpoint at inPath and writes it to out (see
-// Destination) in opts.Layout.
+// Convert converts the checkpoint at inPath and writes it to out in
+// opts.Layout: to the file out when it names a file of the layout's
+// container (.safetensors, .gguf), else to the directory out. An out that
+// names a file of another kind is an *OutputError.
 func Convert(inPath, out string, opts Options) (*Result, error) {
 	c := &conversion{start: time.Now(), inPath: inPath, out: out, opts: opts}
 	defer c.close()
@@ -52,7 +54,7 @@ type conversion struct {
 	start       time.Time
 	inPath, out string
 	opts        Options
-	dest        string // where the output goes (Destination)
+	dest        string // where the output goes (destination)
 	isDir       bool   // dest is a directory
 	in          *load.Checkpoint
 	p           *plan

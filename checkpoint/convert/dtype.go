@@ -11,9 +11,9 @@ import (
 	"github.com/tensorcast-go/tensorcast/tcast"
 )
 
-// DataTypeOrMix resolves a -dtype value for layout l, the way Options want
+// DataTypeOrMix resolves a datatype name for layout l, the way Options want
 // it: a datatype of the layout (DataType), and, when l writes GGUF, also a
-// llama-quantize mix (GGUFMix): "q4_k" is both the Q4_K datatype and the
+// llama-quantize mix (GGUF.Mix): "q4_k" is both the Q4_K datatype and the
 // Q4_K_M mix (llama-quantize's alias), "Q4_K_M" only a mix, "mxfp4" only a
 // datatype. At least one of the two is set when err is nil.
 //
@@ -49,8 +49,8 @@ func ggufMixNames() []string {
 	return out
 }
 
-// UnknownDataTypeError reports a -dtype value for GGUF output that is
-// neither a datatype of the layout nor a llama-quantize mix.
+// UnknownDataTypeError reports a name DataTypeOrMix takes for GGUF output
+// that is neither a datatype of the layout nor a llama-quantize mix.
 type UnknownDataTypeError struct {
 	Layout string // the layout's name ("gguf")
 	Name   string // the name asked for

@@ -34,14 +34,14 @@ const searchers = "the GGUF types of the gguf layout (q4_k_m, iq4_xs, ...), the 
 	"search, the MX, NVFP4, integer-group and FP8 datatypes (mxfp4, nvfp4, int4_g128, " +
 	"fp8e4_block128, ...)"
 
-// ImatrixApplies reports, as an *OptionError for Options.Imatrix that
+// imatrixApplies reports, as an *OptionError for Options.Imatrix that
 // matches ErrImatrixUnused and says what to do, when an importance matrix
 // would weigh nothing in a conversion to layout lay (nil: the tcast layout)
 // with datatype dt and, when scaleSearch, the scale search
 // (Options.ScaleSearch): GGUF output always takes one (its searching
 // types), other layouts only with a datatype that searches, its tables or,
 // with scaleSearch, its scales.
-func ImatrixApplies(lay layout.Layout, dt *tcast.DataType, scaleSearch bool) error {
+func imatrixApplies(lay layout.Layout, dt *tcast.DataType, scaleSearch bool) error {
 	if (lay != nil && lay.Container() == layout.GGUF) || dt.UsesImportanceWith(&tcast.Options{ScaleSearch: scaleSearch}) {
 		return nil
 	}

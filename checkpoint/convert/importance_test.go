@@ -47,7 +47,7 @@ func TestImatrixApplies(t *testing.T) {
 		if l == nil {
 			l = tc
 		}
-		err := ImatrixApplies(c.lay, mustDataType(t, l, c.dtype), c.search)
+		err := imatrixApplies(c.lay, mustDataType(t, l, c.dtype), c.search)
 		if c.ok {
 			assert.NoError(t, err, c.dtype)
 			continue

@@ -67,7 +67,7 @@ type Options struct {
 	// has no entry for is quantized without one, and the report says so
 	// (TensorResult.Importance). The output gets llama-quantize's
 	// quantize.imatrix.* keys. Other layouts take it with a datatype that
-	// searches (a codebook datatype of several tables, see ImatrixApplies),
+	// searches (a codebook datatype of several tables; see ErrImatrixUnused),
 	// whose subtiles then choose their tables by importance-weighted error
 	// along the weight's rows; a weight's entry is found by the GGUF name
 	// of its source tensor when config.json names an architecture package
