@@ -151,3 +151,19 @@ func ExampleDataTypeOrMix() {
 	// Q4_K_M false Q4_K_M
 	// q4km is unknown; closest Q4_K_M
 }
+
+// An *OptionError says its options in LibraryWords, as Go names them; a
+// command passes words of its own, such as its flags, to Message.
+func ExampleWords() {
+	e := &convert.OptionError{Option: "Rotate", With: "Imatrix",
+		Reason: "the matrix weighs the unrotated columns", Fixes: []convert.Fix{{Option: "Rotate"}}}
+	fmt.Println(e.Message(convert.LibraryWords))
+	flags := map[string]string{"Rotate": "-rotate", "Imatrix": "-imatrix"}
+	cli := convert.LibraryWords
+	cli.Option = func(field string) string { return flags[field] }
+	cli.Fix = func(f convert.Fix) string { return "drop " + flags[f.Option] }
+	fmt.Println(e.Message(cli))
+	// Output:
+	// Options.Rotate does not go with Options.Imatrix: the matrix weighs the unrotated columns; unset Options.Rotate
+	// -rotate does not go with -imatrix: the matrix weighs the unrotated columns; drop -rotate
+}
