@@ -42,7 +42,9 @@ func TestAPI(t *testing.T) {
 
 // Unused and API on a small module written here: what is used from
 // another package, named or called by an Example, or mentioned by a used
-// declaration is kept; the rest is reported.
+// declaration is kept; the rest is reported. An alias of an internal
+// package's type lists that type's exported fields and methods; the
+// internal package itself is not listed.
 func TestUnusedAndAPIOfAModule(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, src string) {
@@ -75,6 +77,29 @@ type T struct{ Field int; hidden int }
 func (T) Method(x int) error { return nil }
 func (T) hidden() {}
 `)
+	write("a/alias.go", `package a
+
+import "example.com/m/internal/e"
+
+// Alias makes the internal type public.
+type Alias = e.E
+`)
+	write("internal/e/e.go", `package e
+
+// E is public through a.Alias.
+type E struct {
+	Field int
+	K     Kind
+	hidden int
+}
+
+// Kind is E's field's type.
+type Kind int
+
+func (x *E) Error() string { return "" }
+func (x E) With(k Kind) *E { return nil }
+func (E) hidden() {}
+`)
 	write("a/example_test.go", `package a_test
 
 import "example.com/m/a"
@@ -86,6 +111,7 @@ func ExampleNamed() { a.Shown() }
 import "example.com/m/a"
 
 var _ = a.Used
+var _ a.Alias
 `)
 	pkgs, err := Load(dir)
 	require.NoError(t, err)
@@ -99,4 +125,12 @@ var _ = a.Used
 	assert.Contains(t, api, "pkg a, const KindOne Kind")
 	assert.Contains(t, api, "pkg a, var ErrLonely error")
 	assert.NotContains(t, strings.Join(api, "\n"), "hidden")
+	assert.Contains(t, api, "pkg a, type Alias = e.E")
+	assert.Contains(t, api, "pkg a, type Alias struct, Field int")
+	assert.Contains(t, api, "pkg a, type Alias struct, K e.Kind")
+	assert.Contains(t, api, "pkg a, method (*Alias) Error() string")
+	assert.Contains(t, api, "pkg a, method (Alias) With(k e.Kind) *e.E")
+	for _, l := range api {
+		assert.False(t, strings.HasPrefix(l, "pkg internal/"), "an internal package is listed: %s", l)
+	}
 }

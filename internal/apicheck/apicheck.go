@@ -6,7 +6,8 @@
 //
 // It reads source with go/parser alone: a declaration is printed as it is
 // written (signatures, struct fields, constants with their types), one line
-// each, sorted.
+// each, sorted. A type alias of an internal package's type also lists that
+// type's exported fields and methods under the alias's name.
 package apicheck
 
 import (
@@ -31,29 +32,47 @@ type Package struct {
 	Files []*ast.File // non-test files
 	Tests []*ast.File // _test.go files of the package and of its _test package
 	fset  *token.FileSet
+	// internal holds the module's internal packages by path, in which
+	// the type aliases of the package are resolved.
+	internal map[string]*Package
 }
 
 // Load parses every package below root, the module's directory, except
-// internal, cmd, testdata and underscore directories.
+// cmd, testdata and underscore directories. Internal packages are parsed
+// too, so that an alias of one of their types lists what the alias makes
+// public, but they are not listed.
 func Load(root string) ([]*Package, error) {
 	var pkgs []*Package
+	internal := map[string]*Package{}
 	fset := token.NewFileSet()
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || !d.IsDir() {
 			return err
 		}
 		name := d.Name()
-		if p != root && (name == "testdata" || name == "internal" || name == "cmd" ||
+		if p != root && (name == "testdata" || name == "cmd" ||
 			strings.HasPrefix(name, "_") || strings.HasPrefix(name, ".")) {
 			return filepath.SkipDir
 		}
 		pkg, err := parseDir(fset, root, p)
-		if err == nil && pkg != nil {
+		switch {
+		case err != nil || pkg == nil:
+		case isInternal(pkg.Path):
+			internal[pkg.Path] = pkg
+		default:
 			pkgs = append(pkgs, pkg)
 		}
 		return err
 	})
+	for _, p := range pkgs {
+		p.internal = internal
+	}
 	return pkgs, err
+}
+
+// isInternal reports whether a package path has an internal element.
+func isInternal(path string) bool {
+	return slices.Contains(strings.Split(path, "/"), "internal")
 }
 
 // parseDir parses the Go files of one directory, nil when it has none.
@@ -93,7 +112,7 @@ func API(pkgs []*Package) []string {
 	for _, p := range pkgs {
 		for _, f := range p.Files {
 			for _, d := range f.Decls {
-				for _, l := range p.declLines(d) {
+				for _, l := range p.declLines(f, d) {
 					lines = append(lines, "pkg "+p.Path+", "+l)
 				}
 			}
@@ -103,8 +122,8 @@ func API(pkgs []*Package) []string {
 	return slices.Compact(lines)
 }
 
-// declLines returns the API lines of one declaration.
-func (p *Package) declLines(d ast.Decl) []string {
+// declLines returns the API lines of one declaration of file f.
+func (p *Package) declLines(f *ast.File, d ast.Decl) []string {
 	switch d := d.(type) {
 	case *ast.FuncDecl:
 		return p.funcLines(d)
@@ -113,7 +132,7 @@ func (p *Package) declLines(d ast.Decl) []string {
 		for _, s := range d.Specs {
 			switch s := s.(type) {
 			case *ast.TypeSpec:
-				out = append(out, p.typeLines(s)...)
+				out = append(out, p.typeLines(f, s)...)
 			case *ast.ValueSpec:
 				out = append(out, p.valueLines(d.Tok, s)...)
 			}
@@ -141,21 +160,29 @@ func (p *Package) funcLines(d *ast.FuncDecl) []string {
 	return []string{"method (" + recv + ") " + d.Name.Name + sig}
 }
 
-// typeLines are the lines of an exported type: the type, and its exported
-// fields or interface methods.
-func (p *Package) typeLines(s *ast.TypeSpec) []string {
+// typeLines are the lines of an exported type of file f: the type, and
+// its exported fields or interface methods. An alias of an internal
+// package's type also lists that type's fields and methods, under the
+// alias's name: they are public through it.
+func (p *Package) typeLines(f *ast.File, s *ast.TypeSpec) []string {
 	if !s.Name.IsExported() {
 		return nil
 	}
 	name := s.Name.Name
 	if s.Assign.IsValid() {
-		return []string{"type " + name + " = " + p.node(s.Type)}
+		return append([]string{"type " + name + " = " + p.node(s.Type)}, p.aliasLines(f, name, s.Type)...)
 	}
-	switch t := s.Type.(type) {
+	return p.memberLines(name, s.Type, p.node)
+}
+
+// memberLines are the lines of type name defined as t: the type and its
+// exported fields or interface methods, their types printed by print.
+func (p *Package) memberLines(name string, t ast.Expr, print func(ast.Node) string) []string {
+	switch t := t.(type) {
 	case *ast.StructType:
 		out := []string{"type " + name + " struct"}
 		for _, f := range t.Fields.List {
-			typ := p.node(f.Type)
+			typ := print(f.Type)
 			if len(f.Names) == 0 { // embedded
 				out = append(out, "type "+name+" struct, embedded "+typ)
 			}
@@ -172,16 +199,126 @@ func (p *Package) typeLines(s *ast.TypeSpec) []string {
 			for _, n := range m.Names {
 				if n.IsExported() {
 					out = append(out, "type "+name+" interface, "+n.Name+
-						strings.TrimPrefix(p.node(m.Type), "func"))
+						strings.TrimPrefix(print(m.Type), "func"))
 				}
 			}
 			if len(m.Names) == 0 {
-				out = append(out, "type "+name+" interface, "+p.node(m.Type))
+				out = append(out, "type "+name+" interface, "+print(m.Type))
 			}
 		}
 		return out
 	}
-	return []string{"type " + name + " " + p.node(s.Type)}
+	return []string{"type " + name + " " + print(t)}
+}
+
+// aliasLines are the lines an alias name = t of file f adds when t is a
+// type of one of the module's internal packages: the type's exported
+// fields or interface methods and its exported methods, as if declared
+// under name, with the internal package's own types qualified by its
+// name. The alias's line itself is the caller's.
+func (p *Package) aliasLines(f *ast.File, name string, t ast.Expr) []string {
+	sel, ok := t.(*ast.SelectorExpr)
+	if !ok {
+		return nil
+	}
+	x, ok := sel.X.(*ast.Ident)
+	if !ok {
+		return nil
+	}
+	ip := p.internalPackage(f, x.Name)
+	if ip == nil {
+		return nil
+	}
+	print := func(n ast.Node) string { return ip.qualified(n, x.Name) }
+	var out []string
+	for _, file := range ip.Files {
+		for _, d := range file.Decls {
+			switch d := d.(type) {
+			case *ast.GenDecl:
+				for _, s := range d.Specs {
+					if ts, ok := s.(*ast.TypeSpec); ok && ts.Name.Name == sel.Sel.Name && !ts.Assign.IsValid() {
+						out = append(out, ip.memberLines(name, ts.Type, print)[1:]...)
+					}
+				}
+			case *ast.FuncDecl:
+				if d.Recv == nil || !d.Name.IsExported() {
+					continue
+				}
+				recv := ip.node(d.Recv.List[0].Type)
+				if strings.TrimLeft(recv, "*") != sel.Sel.Name {
+					continue
+				}
+				star := strings.TrimSuffix(recv, sel.Sel.Name)
+				sig := print(&ast.FuncType{Params: d.Type.Params, Results: d.Type.Results})
+				out = append(out, "method ("+star+name+") "+d.Name.Name+strings.TrimPrefix(sig, "func"))
+			}
+		}
+	}
+	return out
+}
+
+// internalPackage returns the internal package that file f imports as
+// local, or nil when local names no internal package of the module.
+func (p *Package) internalPackage(f *ast.File, local string) *Package {
+	for _, im := range f.Imports {
+		path := strings.Trim(im.Path.Value, `"`)
+		name := path[strings.LastIndex(path, "/")+1:]
+		if im.Name != nil {
+			name = im.Name.Name
+		}
+		if name != local {
+			continue
+		}
+		for rel, ip := range p.internal {
+			if strings.HasSuffix(path, "/"+rel) {
+				return ip
+			}
+		}
+	}
+	return nil
+}
+
+// qualified prints n on one line as a client of p sees it: the names of
+// p's own types in it (not those of the fields and parameters) written
+// local.Name.
+func (p *Package) qualified(n ast.Node, local string) string {
+	types := map[string]bool{}
+	for _, f := range p.Files {
+		for _, d := range f.Decls {
+			if g, ok := d.(*ast.GenDecl); ok {
+				for _, s := range g.Specs {
+					if ts, ok := s.(*ast.TypeSpec); ok {
+						types[ts.Name.Name] = true
+					}
+				}
+			}
+		}
+	}
+	var renamed []*ast.Ident
+	var visit func(ast.Node) bool
+	visit = func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.SelectorExpr: // another package's name
+			return false
+		case *ast.Field: // its type only, not its names
+			ast.Inspect(n.Type, visit)
+			return false
+		case *ast.Ident:
+			if types[n.Name] {
+				renamed = append(renamed, n)
+			}
+		}
+		return true
+	}
+	ast.Inspect(n, visit)
+	for _, id := range renamed {
+		id.Name = local + "." + id.Name
+	}
+	s := p.node(n)
+	for _, id := range renamed {
+		id.Name = strings.TrimPrefix(id.Name, local+".")
+	}
+	return s
 }
 
 // valueLines are the lines of exported constants and variables, with
