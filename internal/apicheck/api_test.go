@@ -40,6 +40,21 @@ func TestAPI(t *testing.T) {
 	}
 }
 
+// TestExportedNamesAreUsed keeps every exported package-level name of the
+// module either used outside its package or documented API with an
+// Example, so that the public surface holds only what a user calls.
+func TestExportedNamesAreUsed(t *testing.T) {
+	pkgs, err := Load(root)
+	require.NoError(t, err)
+	users, err := Users(root)
+	require.NoError(t, err)
+	unused := Unused(pkgs, module, users)
+	assert.Empty(t, unused, "these exported names have no caller outside their package and no "+
+		"Example: unexport (or delete) each one that is an internal detail, or show the API a "+
+		"user calls in an Example (with an // Output: comment) in a _test.go file of its package:\n%s",
+		strings.Join(unused, "\n"))
+}
+
 // Unused and API on a small module written here: what is used from
 // another package, named or called by an Example, or mentioned by a used
 // declaration is kept; the rest is reported. An alias of an internal
