@@ -219,7 +219,8 @@ func (k *codebookBlocks) cast(x []float32, codes []uint8, deq []float32, t *Tens
 
 // encode chooses the scale of block b of values v, encodes them into cs
 // and metas (each meta field for group elements) and returns the scale.
-func (k *codebookBlocks) encode(cs, metas []uint8, v []float32, group int, t *Tensor, b block) float32 {
+func (k *codebookBlocks) encode(cs, metas []uint8, v []float32, group int, t *Tensor,
+	b block) float32 {
 	mul, scl, fill := k.c.codebookScale(v, t, b)
 	switch {
 	case fill:

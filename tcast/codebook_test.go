@@ -354,7 +354,8 @@ func benchCodebookCast(b *testing.B, stream bool) {
 		b.Run(name, func(b *testing.B) {
 			b.SetBytes(int64(4 * len(x)))
 			for b.Loop() {
-				if _, err := castPath(x, []int{256, 256}, dt, &Options{Form: form}, true, stream); err != nil {
+				_, err := castPath(x, []int{256, 256}, dt, &Options{Form: form}, true, stream)
+				if err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -355,12 +355,13 @@ func wantParts(t *Tensor, lay *layout) []partWant {
 	dt := t.DataType
 	wants := []partWant{{"data", t.Data, dt.elem, dt.elem.Bits(), dataShape(lay, t.Form)}}
 	if spec := dt.spec; spec != nil {
-		wants = append(wants, partWant{"scale", t.Scale, spec.Scale, spec.Scale.Bits(), lay.scaleShape})
-		if spec.Zero != nil {
-			wants = append(wants, partWant{"zero", t.Zero, spec.Zero, spec.Zero.Bits(), lay.scaleShape})
+		sc, z, ts := spec.Scale, spec.Zero, spec.TensorScale
+		wants = append(wants, partWant{"scale", t.Scale, sc, sc.Bits(), lay.scaleShape})
+		if z != nil {
+			wants = append(wants, partWant{"zero", t.Zero, z, z.Bits(), lay.scaleShape})
 		}
-		if spec.TensorScale != nil {
-			wants = append(wants, partWant{"tensor_scale", t.TensorScale, spec.TensorScale, spec.TensorScale.Bits(), []int{1}})
+		if ts != nil {
+			wants = append(wants, partWant{"tensor_scale", t.TensorScale, ts, ts.Bits(), []int{1}})
 		}
 		if lay.sub != 0 {
 			wants = append(wants, partWant{"meta", t.Meta, nil, lay.offBits, lay.metaShape})

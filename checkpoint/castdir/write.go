@@ -99,7 +99,8 @@ func encodeFiles(x []float32, t *tc.Tensor, opts WriteOptions) ([]file, error) {
 		return nil, &tc.NonFiniteError{Input: opts.Input, Tensors: []tc.NonFiniteTensor{{NaN: e.NaN, PosInf: e.PosInf, NegInf: e.NegInf}}}
 	}
 	var codes, dequant bytes.Buffer
-	if err := npy.Write(&codes, codesDType(t.Data.StorageBytes()), info.Shape, t.Data.Bytes); err != nil {
+	err = npy.Write(&codes, codesDType(t.Data.StorageBytes()), info.Shape, t.Data.Bytes)
+	if err != nil {
 		return nil, err
 	}
 	if err := npy.WriteSlice(&dequant, info.Shape, deq); err != nil {

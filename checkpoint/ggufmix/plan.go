@@ -174,7 +174,8 @@ func llamaOrder(tensors []Tensor, layers []int) []int {
 // as Plan says: attention-V tensors by their rank among them, FFN tensors
 // by their rank among their kind, or by layer for a mixture of experts,
 // whose layer the mix's rules then need inside the model.
-func positions(mix Mix, model Model, tensors []Tensor, cats []Category, layers []int, opt Options) ([]position, error) {
+func positions(mix Mix, model Model, tensors []Tensor, cats []Category, layers []int,
+	opt Options) ([]position, error) {
 	nAttnV := 0
 	for _, c := range cats {
 		if c.attnVLike() {

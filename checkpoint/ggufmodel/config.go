@@ -139,7 +139,8 @@ const maxLayers = 1 << 16
 // readParams reads the hyper-parameters of architecture arch.
 func readParams(c config, modelType, arch string) (*Params, error) {
 	p := &Params{ModelType: modelType, Arch: arch}
-	for _, read := range []func(config, *Params) error{readSizes, readHeads, readNorms, readRope, readTied} {
+	steps := []func(config, *Params) error{readSizes, readHeads, readNorms, readRope, readTied}
+	for _, read := range steps {
 		if err := read(c, p); err != nil {
 			return nil, err
 		}
@@ -183,12 +184,16 @@ func readHeads(c config, p *Params) error {
 	arch := p.Arch
 	var set bool
 	var err error
-	if p.KVHeads, set, err = c.intField(arch+".attention.head_count_kv", false, "num_key_value_heads", "n_kv_heads"); err != nil {
+	p.KVHeads, set, err = c.intField(arch+".attention.head_count_kv", false,
+		"num_key_value_heads", "n_kv_heads")
+	if err != nil {
 		return err
-	} else if !set {
+	}
+	if !set {
 		p.KVHeads = p.Heads
 	}
-	if p.HeadDim, p.HeadDimSet, err = c.intField(arch+".attention.key_length", arch == "gemma", "head_dim"); err != nil {
+	p.HeadDim, p.HeadDimSet, err = c.intField(arch+".attention.key_length", arch == "gemma", "head_dim")
+	if err != nil {
 		return err
 	}
 	if !p.HeadDimSet {
@@ -216,15 +221,19 @@ func readHeads(c config, p *Params) error {
 // that rotary embeddings rotate whole heads.
 func readNorms(c config, p *Params) error {
 	var err error
-	if p.RMSEps, _, err = c.floatField(ConfigFile, p.Arch+".attention.layer_norm_rms_epsilon", true, "rms_norm_eps", "norm_eps"); err != nil {
+	p.RMSEps, _, err = c.floatField(ConfigFile, p.Arch+".attention.layer_norm_rms_epsilon", true,
+		"rms_norm_eps", "norm_eps")
+	if err != nil {
 		return err
 	}
 	if p.RMSEps <= 0 {
 		return &UnsupportedError{File: ConfigFile, Field: "rms_norm_eps", Value: strconv.FormatFloat(p.RMSEps, 'g', -1, 64), Reason: "want a positive epsilon"}
 	}
-	if prf, ok, err := c.floatField(ConfigFile, p.Arch+".rope.dimension_count", false, "partial_rotary_factor"); err != nil {
+	prf, ok, err := c.floatField(ConfigFile, p.Arch+".rope.dimension_count", false, "partial_rotary_factor")
+	if err != nil {
 		return err
-	} else if ok && prf != 1 {
+	}
+	if ok && prf != 1 {
 		return &UnsupportedError{File: ConfigFile, Field: "partial_rotary_factor", Value: strconv.FormatFloat(prf, 'g', -1, 64),
 			Reason: "llama.cpp's " + p.Arch + " rotates whole heads"}
 	}

@@ -211,7 +211,8 @@ func (r *ggufEntryReader) fail(t *gguf.TensorInfo, err error, format string, arg
 	if t != nil {
 		off = r.f.DataOffset + t.Offset
 	}
-	return &FormatError{Format: formatName, Path: r.path, Tensor: r.name, Offset: off, Reason: fmt.Sprintf(format, args...), Err: err}
+	return &FormatError{Format: formatName, Path: r.path, Tensor: r.name, Offset: off,
+		Reason: fmt.Sprintf(format, args...), Err: err}
 }
 
 // check checks that the entry's tensors are there, F32 and of shapes that

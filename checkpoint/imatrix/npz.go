@@ -51,7 +51,8 @@ func ReadNPZ(path string) (*Stats, error) {
 		return nil, &NotImatrixError{Path: path, Err: &FormatError{Format: formatName, Path: path, Offset: -1, Kind: fileerr.NotFormat,
 			Reason: fmt.Sprintf("none of its %d arrays is %s, %s, %s, W%s or W%s", len(arrays), NPZDatasets, NPZChunkCount, NPZChunkSize, SuffixSum2, SuffixCounts)}}
 	}
-	r := &npzReader{path: path, s: &Stats{}, groups: map[string]*npzGroup{}, seen: map[string]bool{}}
+	r := &npzReader{path: path, s: &Stats{}, groups: map[string]*npzGroup{},
+		seen: map[string]bool{}}
 	for _, a := range arrays {
 		if err := r.add(a); err != nil {
 			return nil, err
@@ -97,7 +98,8 @@ type npzReader struct {
 
 // fail is the *FormatError of the archive, about entry if it is not empty.
 func (r *npzReader) fail(entry, format string, args ...any) error {
-	return &FormatError{Format: formatName, Path: r.path, Tensor: entry, Offset: -1, Reason: fmt.Sprintf(format, args...)}
+	return &FormatError{Format: formatName, Path: r.path, Tensor: entry, Offset: -1,
+		Reason: fmt.Sprintf(format, args...)}
 }
 
 // group returns the group of weight name, new if there is none.

@@ -433,7 +433,8 @@ func (p *headerParser) tensor(name string) (rawTensor, error) {
 
 // tensorError is the *FormatError of tensor name's header entry at off.
 func tensorError(name string, off int64, format string, args ...any) *FormatError {
-	return &FormatError{Format: formatName, Tensor: name, Offset: off, Reason: fmt.Sprintf(format, args...)}
+	return &FormatError{Format: formatName, Tensor: name, Offset: off,
+		Reason: fmt.Sprintf(format, args...)}
 }
 
 // field parses one field of t's header entry into t; have records which

@@ -309,7 +309,8 @@ func parseIndex(b []byte) (map[string]string, int64, error) {
 	// encoding/json would replace invalid UTF-8 with U+FFFD: a tensor or
 	// shard name would then silently not be the one in the file.
 	if !utf8.Valid(b) {
-		return nil, 0, &FormatError{Format: formatName, Offset: int64(invalidUTF8(b)), Reason: "index is not valid UTF-8"}
+		return nil, 0, &FormatError{Format: formatName, Offset: int64(invalidUTF8(b)),
+			Reason: "index is not valid UTF-8"}
 	}
 	p := &indexParser{dec: json.NewDecoder(bytes.NewReader(b)), total: -1}
 	p.dec.UseNumber()

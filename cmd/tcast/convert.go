@@ -573,7 +573,8 @@ func printReport(out io.Writer, r *convert.Result, asked *tc.DataType) {
 		} else {
 			kept++
 		}
-		fmt.Fprintf(tw, "%s\t%v\t%s\t%.3f\t%s\t%s\t%s\n", t.Name, t.Shape, dt, t.Bits, sqnr, maxErr, tensorNote(t))
+		fmt.Fprintf(tw, "%s\t%v\t%s\t%.3f\t%s\t%s\t%s\n",
+			t.Name, t.Shape, dt, t.Bits, sqnr, maxErr, tensorNote(t))
 	}
 	tw.Flush()
 	if r.Mix != "" || r.Imatrix != "" {

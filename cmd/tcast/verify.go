@@ -59,7 +59,8 @@ func runVerify(args []string, stdout, stderr io.Writer) error {
 	if len(pos) != 2 {
 		return usagef("want ORIG and CONVERTED, got %s", count(len(pos), "argument"))
 	}
-	v := verifyPair{minSQNR: *minSQNR, threshold: threshold, why: why, asJSON: *asJSON, imPath: *imPath}
+	v := verifyPair{minSQNR: *minSQNR, threshold: threshold, why: why, asJSON: *asJSON,
+		imPath: *imPath}
 	return v.run(pos[0], pos[1], stdout, stderr)
 }
 
@@ -102,7 +103,8 @@ func (v *verifyPair) run(orig, conv string, stdout, stderr io.Writer) error {
 		}
 	} else {
 		printVerify(stdout, rep, v.imPath)
-		fmt.Fprintf(stdout, "%s checked, %d %s\n", count(len(rep.Tensors), "tensor"), len(failed), v.why)
+		fmt.Fprintf(stdout, "%s checked, %d %s\n", count(len(rep.Tensors), "tensor"), len(failed),
+			v.why)
 	}
 	if rep.Swapped {
 		fmt.Fprintf(stderr, "tcast verify: warning: %s holds quantized tensors and %s none, so nothing was converted: "+
