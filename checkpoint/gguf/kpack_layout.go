@@ -89,6 +89,18 @@ func superScale(s []float32, lo, hi int, what string) (uint16, []int, string) {
 	return h, l, ""
 }
 
+// superScaleMin is superScale of the sub-block scales s and of the mins m,
+// each into integers in 0..hi.
+func superScaleMin(s, m []float32, hi int) (hd uint16, ls []int, hm uint16, lm []int, msg string) {
+	if hd, ls, msg = superScale(s, 0, hi, "scale"); msg != "" {
+		return 0, nil, 0, nil, msg
+	}
+	if hm, lm, msg = superScale(m, 0, hi, "min"); msg != "" {
+		return 0, nil, 0, nil, msg
+	}
+	return hd, ls, hm, lm, ""
+}
+
 // Q4_1 and Q5_1: a float16 scale d and a float16 m, value q·d + m.
 
 func unpackQ4_1(x []byte, q []int, s, m []float32) {
@@ -200,11 +212,7 @@ func unpackQ2_K(x []byte, q []int, s, m []float32) {
 }
 
 func packQ2_K(y []byte, q []int, s, m []float32) string {
-	hd, ls, msg := superScale(s, 0, 15, "scale")
-	if msg != "" {
-		return msg
-	}
-	hm, lm, msg := superScale(m, 0, 15, "min")
+	hd, ls, hm, lm, msg := superScaleMin(s, m, 15)
 	if msg != "" {
 		return msg
 	}
@@ -295,11 +303,7 @@ func packQ4_K(y []byte, q []int, s, m []float32) string { return packQ45K(y, q, 
 func packQ5_K(y []byte, q []int, s, m []float32) string { return packQ45K(y, q, s, m, true) }
 
 func packQ45K(y []byte, q []int, s, m []float32, q5 bool) string {
-	hd, ls, msg := superScale(s, 0, 63, "scale")
-	if msg != "" {
-		return msg
-	}
-	hm, lm, msg := superScale(m, 0, 63, "min")
+	hd, ls, hm, lm, msg := superScaleMin(s, m, 63)
 	if msg != "" {
 		return msg
 	}
