@@ -242,29 +242,42 @@ func (g *gen) parseV2(s string) error {
 		return g.fail(at, ErrGrammar, "no clauses")
 	}
 	g.clauseOff = at
-	type clause struct {
-		kind        byte
-		start, incr int
-		at          int
+	cls, err := g.v2Clauses(desc, at)
+	if err != nil {
+		return err
 	}
-	var cls []clause
+	return g.v2Maps(cls, at)
+}
+
+// v2Clause is a clause of a version 2 name: its kind (f, i, p or s), the
+// offset of its first mapping and the increment between its offsets (1
+// for f and i), and its position in the name.
+type v2Clause struct {
+	kind        byte
+	start, incr int
+	at          int
+}
+
+// v2Clauses parses the clauses desc, found at position at of the name.
+func (g *gen) v2Clauses(desc string, at int) ([]v2Clause, error) {
+	var cls []v2Clause
 	for i := 0; i < len(desc); {
 		kind := desc[i]
 		cat := at + i
 		if !strings.ContainsRune("fips", rune(kind)) {
-			return g.fail(cat, ErrGrammar, "unknown clause %q: want f, i, p or s", kind)
+			return nil, g.fail(cat, ErrGrammar, "unknown clause %q: want f, i, p or s", kind)
 		}
 		i++
 		ds := digits(desc, i)
 		if len(ds) > 2 {
-			return g.fail(cat, ErrGrammar, "clause %c takes at most two digits", kind)
+			return nil, g.fail(cat, ErrGrammar, "clause %c takes at most two digits", kind)
 		}
 		i += len(ds)
-		c := clause{kind: kind, incr: 1, at: cat}
+		c := v2Clause{kind: kind, incr: 1, at: cat}
 		switch kind {
 		case 'f', 'i':
 			if len(ds) > 1 {
-				return g.fail(cat, ErrGrammar, "clause %c takes one digit, the index offset from the top", kind)
+				return nil, g.fail(cat, ErrGrammar, "clause %c takes one digit, the index offset from the top", kind)
 			}
 			if ds != "" {
 				c.start = int(ds[0] - '0')
@@ -279,6 +292,13 @@ func (g *gen) parseV2(s string) error {
 		}
 		cls = append(cls, c)
 	}
+	return cls, nil
+}
+
+// v2Maps shares the tables of the meta bits evenly among the clauses cls
+// (at position at of the name), each taking consecutive offsets, or every
+// other one where the compute format leaves room, and adds their mappings.
+func (g *gen) v2Maps(cls []v2Clause, at int) error {
 	np := 1
 	for np < len(cls) {
 		np *= 2

@@ -35,18 +35,8 @@ type VisualizeOptions struct {
 // segment structure is drawn without IDs. An o.Batch or o.Head out of range,
 // or a negative size, is an *InputError.
 func (a *Attention) Visualize(o VisualizeOptions) (string, error) {
-	fail := func(arg string, v int, reason string) (string, error) {
-		return "", &InputError{Op: "visualize", Arg: arg, Index: -1, Value: int64(v), Reason: reason}
-	}
-	switch {
-	case o.Batch < 0 || o.Batch >= a.batch:
-		return fail("Batch", o.Batch, fmt.Sprintf("outside [0, %d)", a.batch))
-	case o.Head < 0 || o.Head >= max(a.heads, 1):
-		return fail("Head", o.Head, fmt.Sprintf("outside [0, %d)", max(a.heads, 1)))
-	case o.MaxWidth < 0:
-		return fail("MaxWidth", o.MaxWidth, "negative")
-	case o.MaxHeight < 0:
-		return fail("MaxHeight", o.MaxHeight, "negative")
+	if err := a.checkVisualize(o); err != nil {
+		return "", err
 	}
 	if o.MaxWidth == 0 {
 		o.MaxWidth = 64
@@ -58,62 +48,107 @@ func (a *Attention) Visualize(o VisualizeOptions) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	nq, nk := a.nq, a.nk
-	bw, bh := max(ceilDiv(nk, o.MaxWidth), 1), max(ceilDiv(nq, o.MaxHeight), 1)
-	cols, rows := ceilDiv(nk, bw), ceilDiv(nq, bh)
-	base := (o.Batch*max(a.heads, 1) + o.Head) * nq * nk
-
+	p := newPicture(a, o, m.bits)
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "batch %d", o.Batch)
 	if a.heads > 0 {
 		fmt.Fprintf(&sb, " head %d", o.Head)
 	}
-	fmt.Fprintf(&sb, ": %d queries × %d keys", nq, nk)
-	if bw > 1 || bh > 1 {
-		fmt.Fprintf(&sb, ", %d×%d per cell", bh, bw)
+	fmt.Fprintf(&sb, ": %d queries × %d keys", p.nq, p.nk)
+	if p.bw > 1 || p.bh > 1 {
+		fmt.Fprintf(&sb, ", %d×%d per cell", p.bh, p.bw)
 	}
 	sb.WriteByte('\n')
 
 	var qlab, klab []byte
 	if !o.NoSegments {
 		if s, err := a.segments(FormSegments); err == nil {
-			qlab = labels(s[0][o.Batch*nq:(o.Batch+1)*nq], bh)
-			klab = labels(s[1][o.Batch*nk:(o.Batch+1)*nk], bw)
+			qlab = labels(s[0][o.Batch*p.nq:(o.Batch+1)*p.nq], p.bh)
+			klab = labels(s[1][o.Batch*p.nk:(o.Batch+1)*p.nk], p.bw)
 		}
-	}
-	glyph := [3]string{"·", "▒", "█"}
-	if o.ASCII {
-		glyph = [3]string{".", "+", "#"}
 	}
 	if klab != nil {
 		sb.WriteString("  ")
 		sb.Write(klab)
 		sb.WriteByte('\n')
 	}
-	for r := range rows {
+	for r := range ceilDiv(p.nq, p.bh) {
 		if qlab != nil {
 			sb.WriteByte(qlab[r])
 			sb.WriteByte(' ')
 		}
-		i0, i1 := r*bh, min((r+1)*bh, nq)
-		for c := range cols {
-			j0, j1 := c*bw, min((c+1)*bw, nk)
-			n := 0
-			for i := i0; i < i1; i++ {
-				n += countRange(m.bits, base+i*nk+j0, base+i*nk+j1)
-			}
-			switch {
-			case n == 0:
-				sb.WriteString(glyph[0])
-			case n == (i1-i0)*(j1-j0):
-				sb.WriteString(glyph[2])
-			default:
-				sb.WriteString(glyph[1])
-			}
-		}
+		p.writeRow(&sb, r)
 		sb.WriteByte('\n')
 	}
 	return sb.String(), nil
+}
+
+// checkVisualize checks o's batch row and head against a's, and that its
+// sizes are not negative.
+func (a *Attention) checkVisualize(o VisualizeOptions) error {
+	fail := func(arg string, v int, reason string) error {
+		return &InputError{Op: "visualize", Arg: arg, Index: -1, Value: int64(v), Reason: reason}
+	}
+	switch {
+	case o.Batch < 0 || o.Batch >= a.batch:
+		return fail("Batch", o.Batch, fmt.Sprintf("outside [0, %d)", a.batch))
+	case o.Head < 0 || o.Head >= max(a.heads, 1):
+		return fail("Head", o.Head, fmt.Sprintf("outside [0, %d)", max(a.heads, 1)))
+	case o.MaxWidth < 0:
+		return fail("MaxWidth", o.MaxWidth, "negative")
+	case o.MaxHeight < 0:
+		return fail("MaxHeight", o.MaxHeight, "negative")
+	}
+	return nil
+}
+
+// picture is the [Q,K] slice Visualize draws: nq × nk bits of the pairwise
+// mask from bit base on, in cells of bh queries by bw keys.
+type picture struct {
+	bits   []byte
+	base   int
+	nq, nk int
+	bw, bh int
+	glyph  [3]string // for a cell where none, some and every pair attends
+}
+
+// newPicture returns the picture of a's pairwise mask bits that o asks for,
+// o's sizes set.
+func newPicture(a *Attention, o VisualizeOptions, bits []byte) *picture {
+	nq, nk := a.nq, a.nk
+	p := &picture{
+		bits:  bits,
+		base:  (o.Batch*max(a.heads, 1) + o.Head) * nq * nk,
+		nq:    nq,
+		nk:    nk,
+		bw:    max(ceilDiv(nk, o.MaxWidth), 1),
+		bh:    max(ceilDiv(nq, o.MaxHeight), 1),
+		glyph: [3]string{"·", "▒", "█"},
+	}
+	if o.ASCII {
+		p.glyph = [3]string{".", "+", "#"}
+	}
+	return p
+}
+
+// writeRow writes the cells of row r, one glyph each.
+func (p *picture) writeRow(sb *strings.Builder, r int) {
+	i0, i1 := r*p.bh, min((r+1)*p.bh, p.nq)
+	for c := range ceilDiv(p.nk, p.bw) {
+		j0, j1 := c*p.bw, min((c+1)*p.bw, p.nk)
+		n := 0
+		for i := i0; i < i1; i++ {
+			n += countRange(p.bits, p.base+i*p.nk+j0, p.base+i*p.nk+j1)
+		}
+		switch {
+		case n == 0:
+			sb.WriteString(p.glyph[0])
+		case n == (i1-i0)*(j1-j0):
+			sb.WriteString(p.glyph[2])
+		default:
+			sb.WriteString(p.glyph[1])
+		}
+	}
 }
 
 func ceilDiv(a, b int) int { return (a + b - 1) / b }

@@ -116,3 +116,77 @@ func BenchmarkSumSlice(b *testing.B) {
 		sink += uint64(math.Float32bits(v))
 	}
 }
+
+// Sum over the first and last of three dimensions: the gathered blocks of
+// forBlocks.
+func BenchmarkSumOuterDims(b *testing.B) {
+	_, data, mask := benchTensor(b)
+	x, err := New(data, []int{32, 32, benchCols}, mask, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		if _, err := Sum(x, Options{Dims: []int{0, 2}}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// Norms of each order normBlock treats apart, per row.
+func BenchmarkNormLastDim(b *testing.B) {
+	for _, ord := range []float64{math.Inf(1), math.Inf(-1), 0, 1, 2, 3} {
+		b.Run(fmtOrd(ord), func(b *testing.B) {
+			benchReduce(b, func(x *Tensor[float32]) (*Tensor[float32], error) {
+				return Norm(x, ord, Options{Dims: []int{1}})
+			})
+		})
+	}
+}
+
+func fmtOrd(ord float64) string {
+	switch {
+	case math.IsInf(ord, 1):
+		return "inf"
+	case math.IsInf(ord, -1):
+		return "-inf"
+	}
+	return string(rune('0' + int(ord)))
+}
+
+// LogAddExp of two dense tensors and of two COO tensors holding a quarter
+// of the elements each.
+func BenchmarkLogAddExp(b *testing.B) {
+	x, data, _ := benchTensor(b)
+	b.Run("dense", func(b *testing.B) {
+		b.SetBytes(int64(len(data) * 4))
+		for b.Loop() {
+			if _, err := LogAddExp(x, x, AccData); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	coo := func(phase int) *COO[float32] {
+		idx := [][]int{nil, nil}
+		var vals []float32
+		for i, v := range data {
+			if i%4 == phase || i%8 == 1 {
+				idx[0], idx[1] = append(idx[0], i/benchCols), append(idx[1], i%benchCols)
+				vals = append(vals, v)
+			}
+		}
+		c, err := NewCOO([]int{benchRows, benchCols}, idx, vals, nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return c
+	}
+	ca, cb := coo(0), coo(2)
+	b.Run("coo", func(b *testing.B) {
+		b.SetBytes(int64(len(data) * 4))
+		for b.Loop() {
+			if _, err := LogAddExp(ca, cb, AccData); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

@@ -239,31 +239,9 @@ func normBlock[T, A Float](xs []T, ks []bool, ord float64) A {
 	ks = ks[:len(xs)]
 	switch {
 	case math.IsInf(ord, 1):
-		var m A
-		for i, x := range xs {
-			if ks[i] {
-				a := A(math.Abs(float64(x)))
-				if a > m {
-					m = a
-				} else if isNaN(a) {
-					return a
-				}
-			}
-		}
-		return m
+		return absMaxBlock[T, A](xs, ks)
 	case math.IsInf(ord, -1):
-		m := inf[A](1)
-		for i, x := range xs {
-			if ks[i] {
-				a := A(math.Abs(float64(x)))
-				if a < m {
-					m = a
-				} else if isNaN(a) {
-					return a
-				}
-			}
-		}
-		return m
+		return absMinBlock[T, A](xs, ks)
 	case ord == 0:
 		n := 0
 		for i, x := range xs {
@@ -273,38 +251,9 @@ func normBlock[T, A Float](xs []T, ks []bool, ord float64) A {
 		}
 		return A(n)
 	case ord == 1:
-		var s0, s1 A
-		i := 0
-		for ; i+2 <= len(xs); i += 2 {
-			if ks[i] {
-				s0 += A(math.Abs(float64(xs[i])))
-			}
-			if ks[i+1] {
-				s1 += A(math.Abs(float64(xs[i+1])))
-			}
-		}
-		if i < len(xs) && ks[i] {
-			s0 += A(math.Abs(float64(xs[i])))
-		}
-		return s0 + s1
+		return absSumBlock[T, A](xs, ks)
 	case ord == 2:
-		var s0, s1 A
-		i := 0
-		for ; i+2 <= len(xs); i += 2 {
-			if ks[i] {
-				a := A(xs[i])
-				s0 += a * a
-			}
-			if ks[i+1] {
-				a := A(xs[i+1])
-				s1 += a * a
-			}
-		}
-		if i < len(xs) && ks[i] {
-			a := A(xs[i])
-			s0 += a * a
-		}
-		return A(math.Sqrt(float64(s0 + s1)))
+		return A(math.Sqrt(float64(sumSquaresBlock[T, A](xs, ks))))
 	}
 	var s A
 	for i, x := range xs {
@@ -313,6 +262,84 @@ func normBlock[T, A Float](xs []T, ks []bool, ord float64) A {
 		}
 	}
 	return A(math.Pow(float64(s), 1/ord))
+}
+
+// absMaxBlock is the largest kept |x|, a NaN if one is kept, 0 if none is.
+func absMaxBlock[T, A Float](xs []T, ks []bool) A {
+	ks = ks[:len(xs)]
+	var m A
+	for i, x := range xs {
+		if ks[i] {
+			a := A(math.Abs(float64(x)))
+			if a > m {
+				m = a
+			} else if isNaN(a) {
+				return a
+			}
+		}
+	}
+	return m
+}
+
+// absMinBlock is the smallest kept |x|, a NaN if one is kept, +Inf if none
+// is.
+func absMinBlock[T, A Float](xs []T, ks []bool) A {
+	ks = ks[:len(xs)]
+	m := inf[A](1)
+	for i, x := range xs {
+		if ks[i] {
+			a := A(math.Abs(float64(x)))
+			if a < m {
+				m = a
+			} else if isNaN(a) {
+				return a
+			}
+		}
+	}
+	return m
+}
+
+// absSumBlock is the sum of the kept |x|, in two interleaved partial sums
+// (even and odd positions) added at the end.
+func absSumBlock[T, A Float](xs []T, ks []bool) A {
+	ks = ks[:len(xs)]
+	var s0, s1 A
+	i := 0
+	for ; i+2 <= len(xs); i += 2 {
+		if ks[i] {
+			s0 += A(math.Abs(float64(xs[i])))
+		}
+		if ks[i+1] {
+			s1 += A(math.Abs(float64(xs[i+1])))
+		}
+	}
+	if i < len(xs) && ks[i] {
+		s0 += A(math.Abs(float64(xs[i])))
+	}
+	return s0 + s1
+}
+
+// sumSquaresBlock is the sum of the kept x², in two interleaved partial
+// sums (even and odd positions) added at the end.
+func sumSquaresBlock[T, A Float](xs []T, ks []bool) A {
+	ks = ks[:len(xs)]
+	var s0, s1 A
+	i := 0
+	for ; i+2 <= len(xs); i += 2 {
+		if ks[i] {
+			a := A(xs[i])
+			s0 += a * a
+		}
+		if ks[i+1] {
+			a := A(xs[i+1])
+			s1 += a * a
+		}
+	}
+	if i < len(xs) && ks[i] {
+		a := A(xs[i])
+		s0 += a * a
+	}
+	return s0 + s1
 }
 
 // absMaxFloat32 is normBlock for ord +Inf on float32 data, through the kernels

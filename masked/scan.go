@@ -161,40 +161,51 @@ func LogAddExp[T Float, X Input[T]](a, b X, acc Acc) (X, error) {
 	if acc == AccFloat64 {
 		f = func(x, y T) T { return T(logAddExp(float64(x), float64(y))) }
 	}
-	ninf := inf[T](-1)
 	if ad != nil {
-		out, mask := make([]T, len(ad.data)), make([]bool, len(ad.data))
-		for i := range out {
-			x, y := ad.data[i], bd.data[i]
-			if !ad.mask[i] {
-				x = ninf
-			}
-			if !bd.mask[i] {
-				y = ninf
-			}
-			out[i] = f(x, y)
-			mask[i] = ad.mask[i] || bd.mask[i]
-		}
-		return any(&Tensor[T]{shape: slices.Clone(as), data: out, mask: mask}).(X), nil
+		return any(logAddExpDense(as, ad, bd, f)).(X), nil
 	}
-	// Merge the two sorted entry lists.
-	c := coords[T]{shape: slices.Clone(as)}
+	return sparseLike(op, a, b, logAddExpSparse(as, asp, bsp, f))
+}
+
+// logAddExpDense is LogAddExp of dense a and b of shape sh, through f.
+func logAddExpDense[T Float](sh []int, a, b *Tensor[T], f func(x, y T) T) *Tensor[T] {
+	ninf := inf[T](-1)
+	out, mask := make([]T, len(a.data)), make([]bool, len(a.data))
+	for i := range out {
+		x, y := a.data[i], b.data[i]
+		if !a.mask[i] {
+			x = ninf
+		}
+		if !b.mask[i] {
+			y = ninf
+		}
+		out[i] = f(x, y)
+		mask[i] = a.mask[i] || b.mask[i]
+	}
+	return &Tensor[T]{shape: slices.Clone(sh), data: out, mask: mask}
+}
+
+// logAddExpSparse is LogAddExp of the entries of sparse a and b of shape
+// sh, through f: it merges the two sorted entry lists.
+func logAddExpSparse[T Float](sh []int, a, b *coords[T], f func(x, y T) T) coords[T] {
+	ninf := inf[T](-1)
+	c := coords[T]{shape: slices.Clone(sh)}
 	i, j := 0, 0
-	for i < len(asp.lin) || j < len(bsp.lin) {
+	for i < len(a.lin) || j < len(b.lin) {
 		x, y, l := ninf, ninf, 0
 		ka, kb := false, false
 		switch {
-		case j == len(bsp.lin) || (i < len(asp.lin) && asp.lin[i] < bsp.lin[j]):
-			l, ka = asp.lin[i], asp.mask[i]
-			x = asp.vals[i]
+		case j == len(b.lin) || (i < len(a.lin) && a.lin[i] < b.lin[j]):
+			l, ka = a.lin[i], a.mask[i]
+			x = a.vals[i]
 			i++
-		case i == len(asp.lin) || bsp.lin[j] < asp.lin[i]:
-			l, kb = bsp.lin[j], bsp.mask[j]
-			y = bsp.vals[j]
+		case i == len(a.lin) || b.lin[j] < a.lin[i]:
+			l, kb = b.lin[j], b.mask[j]
+			y = b.vals[j]
 			j++
 		default:
-			l, ka, kb = asp.lin[i], asp.mask[i], bsp.mask[j]
-			x, y = asp.vals[i], bsp.vals[j]
+			l, ka, kb = a.lin[i], a.mask[i], b.mask[j]
+			x, y = a.vals[i], b.vals[j]
 			i++
 			j++
 		}
@@ -208,6 +219,13 @@ func LogAddExp[T Float, X Input[T]](a, b X, acc Acc) (X, error) {
 		c.vals = append(c.vals, f(x, y))
 		c.mask = append(c.mask, ka || kb)
 	}
+	return c
+}
+
+// sparseLike returns entries c in the sparse layout of a (*COO or *CSR),
+// which b must share.
+func sparseLike[T Float, X Input[T]](op string, a, b X, c coords[T]) (X, error) {
+	var zero X
 	switch any(a).(type) {
 	case *COO[T]:
 		if _, ok := any(b).(*COO[T]); !ok {

@@ -261,73 +261,93 @@ func forBlocks[T Float](p *plan, data []T, mask []bool, out []T, f visit[T]) {
 		}
 		return
 	}
-	n := p.nRed
 	switch p.mode {
 	case planDirect:
-		for o := range p.nOut {
-			var ys []T
-			if out != nil {
-				ys = out[o*n : (o+1)*n]
-			}
-			f(o, data[o*n:(o+1)*n], mask[o*n:(o+1)*n], ys)
-		}
+		forDirect(p, data, mask, out, f)
 	case planGather:
-		xs, ks := make([]T, n), make([]bool, n)
+		forGathered(p, data, mask, out, f)
+	case planTiled:
+		forTiled(p, data, mask, out, f)
+	}
+}
+
+// forDirect is forBlocks for contiguous blocks, visited in place.
+func forDirect[T Float](p *plan, data []T, mask []bool, out []T, f visit[T]) {
+	n := p.nRed
+	for o := range p.nOut {
 		var ys []T
 		if out != nil {
-			ys = make([]T, n)
+			ys = out[o*n : (o+1)*n]
 		}
-		o := 0
-		walk(p.kept, func(base int) {
+		f(o, data[o*n:(o+1)*n], mask[o*n:(o+1)*n], ys)
+	}
+}
+
+// forGathered is forBlocks for blocks whose elements are gathered one by
+// one into scratch space (and scattered back to out).
+func forGathered[T Float](p *plan, data []T, mask []bool, out []T, f visit[T]) {
+	n := p.nRed
+	xs, ks := make([]T, n), make([]bool, n)
+	var ys []T
+	if out != nil {
+		ys = make([]T, n)
+	}
+	o := 0
+	walk(p.kept, func(base int) {
+		for r := range n {
+			at := base + p.off(r)
+			xs[r], ks[r] = data[at], mask[at]
+		}
+		f(o, xs, ks, ys)
+		if out != nil {
 			for r := range n {
-				at := base + p.off(r)
-				xs[r], ks[r] = data[at], mask[at]
+				out[base+p.off(r)] = ys[r]
 			}
-			f(o, xs, ks, ys)
+		}
+		o++
+	})
+}
+
+// forTiled is forBlocks for blocks along a kept innermost dimension,
+// gathered (and scattered back to out) a tile of up to planTile blocks at
+// a time, so that each read covers adjacent elements.
+func forTiled[T Float](p *plan, data []T, mask []bool, out []T, f visit[T]) {
+	n := p.nRed
+	t := min(planTile, p.inner, max(1, tileBudget/n))
+	xs, ks := make([]T, t*n), make([]bool, t*n)
+	var ys []T
+	if out != nil {
+		ys = make([]T, t*n)
+	}
+	o := 0
+	walk(p.kept, func(base int) {
+		for j0 := 0; j0 < p.inner; j0 += t {
+			w := min(t, p.inner-j0)
+			for r := range n {
+				src := base + p.off(r) + j0
+				for jj := range w {
+					xs[jj*n+r] = data[src+jj]
+					ks[jj*n+r] = mask[src+jj]
+				}
+			}
+			for jj := range w {
+				var y []T
+				if out != nil {
+					y = ys[jj*n : (jj+1)*n]
+				}
+				f(o+j0+jj, xs[jj*n:(jj+1)*n], ks[jj*n:(jj+1)*n], y)
+			}
 			if out != nil {
 				for r := range n {
-					out[base+p.off(r)] = ys[r]
-				}
-			}
-			o++
-		})
-	case planTiled:
-		t := min(planTile, p.inner, max(1, tileBudget/n))
-		xs, ks := make([]T, t*n), make([]bool, t*n)
-		var ys []T
-		if out != nil {
-			ys = make([]T, t*n)
-		}
-		o := 0
-		walk(p.kept, func(base int) {
-			for j0 := 0; j0 < p.inner; j0 += t {
-				w := min(t, p.inner-j0)
-				for r := range n {
-					src := base + p.off(r) + j0
+					dst := base + p.off(r) + j0
 					for jj := range w {
-						xs[jj*n+r] = data[src+jj]
-						ks[jj*n+r] = mask[src+jj]
-					}
-				}
-				for jj := range w {
-					var y []T
-					if out != nil {
-						y = ys[jj*n : (jj+1)*n]
-					}
-					f(o+j0+jj, xs[jj*n:(jj+1)*n], ks[jj*n:(jj+1)*n], y)
-				}
-				if out != nil {
-					for r := range n {
-						dst := base + p.off(r) + j0
-						for jj := range w {
-							out[dst+jj] = ys[jj*n+r]
-						}
+						out[dst+jj] = ys[jj*n+r]
 					}
 				}
 			}
-			o += p.inner
-		})
-	}
+		}
+		o += p.inner
+	})
 }
 
 // allTrue is a shared, read-only slice of true values backing the nil keep of

@@ -88,31 +88,10 @@ const maxSpecLen = 200
 
 // parseSpec does the work of Parse; a non-empty reason is an error.
 func parseSpec(s string) (*Spec, string) {
-	key := strings.ToLower(strings.TrimSpace(s))
-	if key == "" {
-		return nil, "empty spec"
+	toks, multi, reason := specTokens(s)
+	if reason != "" {
+		return nil, reason
 	}
-	if len(key) > maxSpecLen {
-		return nil, fmt.Sprintf("%d characters, more than the %d any spec needs", len(key), maxSpecLen)
-	}
-	if strings.IndexFunc(key, unicode.IsSpace) >= 0 {
-		return nil, "white space inside the spec"
-	}
-	multi := false
-	if rest, ok := strings.CutPrefix(key, "multi_"); ok {
-		multi = true
-		key = rest
-		if key == "" {
-			return nil, `"multi_" with no number specs after it`
-		}
-	}
-	toks := strings.Split(key, "_")
-	for i, t := range toks {
-		if t == "" {
-			return nil, fmt.Sprintf("empty segment %d (doubled, leading or trailing \"_\")", i+1)
-		}
-	}
-
 	// Number specs: everything before the first tile token.
 	nt := len(toks)
 	for i, t := range toks {
@@ -124,9 +103,58 @@ func parseSpec(s string) (*Spec, string) {
 	if nt == 0 {
 		return nil, fmt.Sprintf("segment %q: a tile segment needs a number spec before it", toks[0])
 	}
+	nums, reason := parseNumberSpecs(toks[:nt])
+	if reason != "" {
+		return nil, reason
+	}
+	sp := &Spec{}
+	if reason := sp.parseTiles(toks[nt:]); reason != "" {
+		return nil, reason
+	}
+	if reason := sp.setRoles(nums, multi); reason != "" {
+		return nil, reason
+	}
+	if reason := sp.checkRoles(); reason != "" {
+		return nil, reason
+	}
+	return sp, ""
+}
+
+// specTokens splits spec s, lower-cased and trimmed, into its segments
+// (separated by "_") after a "multi_" prefix, which it reports.
+func specTokens(s string) (toks []string, multi bool, reason string) {
+	key := strings.ToLower(strings.TrimSpace(s))
+	if key == "" {
+		return nil, false, "empty spec"
+	}
+	if len(key) > maxSpecLen {
+		return nil, false, fmt.Sprintf("%d characters, more than the %d any spec needs", len(key), maxSpecLen)
+	}
+	if strings.IndexFunc(key, unicode.IsSpace) >= 0 {
+		return nil, false, "white space inside the spec"
+	}
+	if rest, ok := strings.CutPrefix(key, "multi_"); ok {
+		multi = true
+		key = rest
+		if key == "" {
+			return nil, false, `"multi_" with no number specs after it`
+		}
+	}
+	toks = strings.Split(key, "_")
+	for i, t := range toks {
+		if t == "" {
+			return nil, false, fmt.Sprintf("empty segment %d (doubled, leading or trailing \"_\")", i+1)
+		}
+	}
+	return toks, multi, ""
+}
+
+// parseNumberSpecs parses toks, the segments before the tiles, as at most
+// maxNumberSpecs number specs.
+func parseNumberSpecs(toks []string) ([]*dtype.Format, string) {
 	var nums []*dtype.Format
-	for i := 0; i < nt; {
-		f, j, reason := parseNumberSpec(toks[i:nt])
+	for i := 0; i < len(toks); {
+		f, j, reason := parseNumberSpec(toks[i:])
 		if reason != "" {
 			return nil, reason
 		}
@@ -136,55 +164,58 @@ func parseSpec(s string) (*Spec, string) {
 		nums = append(nums, f)
 		i += j
 	}
+	return nums, ""
+}
 
-	// Tile segments.
-	sp := &Spec{}
-	tileToks := toks[nt:]
-	for k, t := range tileToks {
+// parseTiles parses the tile segments toks into s.Tiles, with the sparsity
+// of the last one.
+func (s *Spec) parseTiles(toks []string) string {
+	for k, t := range toks {
 		if !isTileToken(t) {
-			return nil, fmt.Sprintf("segment %q after a tile segment: number specs come before tiles, and a tile is t[<T>][s<S>][o<O>][n<N>m<M>]", t)
+			return fmt.Sprintf("segment %q after a tile segment: number specs come before tiles, and a tile is t[<T>][s<S>][o<O>][n<N>m<M>]", t)
 		}
 		if k == maxTiles {
-			return nil, fmt.Sprintf("segment %q: more than %d tile segments", t, maxTiles)
+			return fmt.Sprintf("segment %q: more than %d tile segments", t, maxTiles)
 		}
 		tile, n, m, reason := parseTile(t)
 		if reason != "" {
-			return nil, fmt.Sprintf("segment %q: %s", t, reason)
+			return fmt.Sprintf("segment %q: %s", t, reason)
 		}
 		if m != 0 {
-			if k != len(tileToks)-1 {
-				return nil, fmt.Sprintf("segment %q: sparsity n%dm%d is allowed on the last tile segment only", t, n, m)
+			if k != len(toks)-1 {
+				return fmt.Sprintf("segment %q: sparsity n%dm%d is allowed on the last tile segment only", t, n, m)
 			}
-			sp.SparseN, sp.SparseM = n, m
+			s.SparseN, s.SparseM = n, m
 		}
-		sp.Tiles = append(sp.Tiles, tile)
+		s.Tiles = append(s.Tiles, tile)
 	}
-	if len(sp.Tiles) == 2 && sp.Tiles[0].Size == 0 && sp.Tiles[1].Size == 0 {
-		return nil, fmt.Sprintf("segments %q: both tiles are channel (t0), which is the whole tensor; write no tile segment for one scale per tensor",
-			strings.Join(tileToks, "_"))
+	if len(s.Tiles) == 2 && s.Tiles[0].Size == 0 && s.Tiles[1].Size == 0 {
+		return fmt.Sprintf("segments %q: both tiles are channel (t0), which is the whole tensor; write no tile segment for one scale per tensor",
+			strings.Join(toks, "_"))
 	}
+	return ""
+}
 
-	// Roles.
+// setRoles gives the number specs nums their roles: scale, zero point and
+// tensor scale, in the order of a "multi_" spec when multi is set.
+func (s *Spec) setRoles(nums []*dtype.Format, multi bool) string {
 	switch {
 	case multi && len(nums) < 2:
-		return nil, fmt.Sprintf(`"multi_" needs at least two number specs (scale and tensor scale), got %d`, len(nums))
+		return fmt.Sprintf(`"multi_" needs at least two number specs (scale and tensor scale), got %d`, len(nums))
 	case multi:
-		sp.Scale, sp.TensorScale = nums[0], nums[len(nums)-1]
+		s.Scale, s.TensorScale = nums[0], nums[len(nums)-1]
 		if len(nums) == 3 {
-			sp.Zero = nums[1]
+			s.Zero = nums[1]
 		}
 	case len(nums) == 3:
-		sp.TensorScale, sp.Scale, sp.Zero = nums[0], nums[1], nums[2]
+		s.TensorScale, s.Scale, s.Zero = nums[0], nums[1], nums[2]
 	default:
-		sp.Scale = nums[0]
+		s.Scale = nums[0]
 		if len(nums) == 2 {
-			sp.Zero = nums[1]
+			s.Zero = nums[1]
 		}
 	}
-	if reason := sp.checkRoles(); reason != "" {
-		return nil, reason
-	}
-	return sp, ""
+	return ""
 }
 
 // checkRoles checks the kinds of the formats against their roles and the tiles.

@@ -542,88 +542,121 @@ const castChunk = 1 << 14
 // lets the element kernel run at its own speed instead of block by block. The
 // codes equal castAll's.
 func castContiguous[C kernels.Code](c *caster, x []float32, codes []C, t *Tensor, deq []float32) {
-	n := len(x)
-	defer func() {
-		if deq != nil {
-			decodeAll(t, c.lay, codes, deq)
-		}
-	}()
 	if c.spec == nil {
-		// Unscaled: encode straight from x, a chunk at a time; dropped
-		// elements store zero.
-		for lo := 0; lo < n; lo += castChunk {
-			hi := min(lo+castChunk, n)
-			dtype.EncodeSlice(c.elem, codes[lo:hi], x[lo:hi], c.eopts)
-		}
-		if c.keepMask != nil {
-			pruneCodes(codes, c.keepMask, c.elem.Encode(0))
-		}
-		return
-	}
-	// The buffer holds whole blocks up to castChunk elements past a flush;
-	// a larger block (tensor or channel scaling) goes through it in pieces.
-	tmp := make([]float32, min(n, 2*castChunk))
-	type fillRun struct {
-		lo, hi int
-		code   uint32
-	}
-	var fills []fillRun
-	start := 0 // first element held in tmp
-	flush := func(end int) {
-		dtype.EncodeSlice(c.elem, codes[start:end], tmp[:end-start], c.eopts)
-		for _, f := range fills {
-			fill(codes[f.lo:f.hi], f.code)
+		encodeUnscaled(c, x, codes)
+	} else {
+		e := newChunkEncoder(c, codes, len(x))
+		amaxes := c.maskedBlockAmax(x)
+		c.lay.forEach(func(b block) {
+			v := x[b.base : b.base+b.len1]
+			var keep []bool
+			var sc scaling
 			if c.keep != nil {
-				zeroDroppedCodes(c, codes[f.lo:f.hi], c.keep[f.lo:f.hi])
+				keep = c.keep[b.base : b.base+b.len1]
+				sc = c.chooseScaleOf(amaxes(b), v, keep, t, b)
+			} else {
+				sc = c.chooseScale(v, nil, t, b)
 			}
-		}
-		fills = fills[:0]
-		start = end
+			e.add(b.base, v, keep, sc)
+		})
+		e.flush(len(x))
 	}
-	scaled := func(dst, v []float32, sc scaling) {
-		switch {
-		case sc.fill:
-			clear(dst)
-		case sc.div != 0:
-			for i, e := range v {
-				dst[i] = e / sc.div
-			}
-		default:
-			kernels.MulSlice(dst, v, sc.mul)
+	if deq != nil {
+		decodeAll(t, c.lay, codes, deq)
+	}
+}
+
+// encodeUnscaled is castContiguous without a scale: it encodes straight
+// from x, a chunk at a time; dropped elements store zero.
+func encodeUnscaled[C kernels.Code](c *caster, x []float32, codes []C) {
+	n := len(x)
+	for lo := 0; lo < n; lo += castChunk {
+		hi := min(lo+castChunk, n)
+		dtype.EncodeSlice(c.elem, codes[lo:hi], x[lo:hi], c.eopts)
+	}
+	if c.keepMask != nil {
+		pruneCodes(codes, c.keepMask, c.elem.Encode(0))
+	}
+}
+
+// chunkEncoder holds the scaled values of castContiguous's blocks, in
+// order, until a chunk of at least castChunk elements is there to encode
+// with one slice call. Its buffer holds whole blocks up to castChunk
+// elements past a flush; a larger block (tensor or channel scaling) goes
+// through it in pieces.
+type chunkEncoder[C kernels.Code] struct {
+	c     *caster
+	codes []C
+	tmp   []float32 // the scaled values of codes[start:]
+	start int       // first element held in tmp
+	fills []fillRun // runs of tmp whose blocks store one code
+}
+
+// fillRun is a run of elements lo..hi whose block stores code throughout.
+type fillRun struct {
+	lo, hi int
+	code   uint32
+}
+
+// newChunkEncoder returns a chunkEncoder for the n codes of codes.
+func newChunkEncoder[C kernels.Code](c *caster, codes []C, n int) *chunkEncoder[C] {
+	return &chunkEncoder[C]{c: c, codes: codes, tmp: make([]float32, min(n, 2*castChunk))}
+}
+
+// add scales v, the values of the block from element at on (keep: their
+// mask, or nil), by sc, encoding what the buffer holds whenever it fills.
+func (e *chunkEncoder[C]) add(at int, v []float32, keep []bool, sc scaling) {
+	tmp := e.tmp
+	if at+len(v)-e.start > len(tmp) {
+		e.flush(at)
+	}
+	base := at
+	for lo := 0; lo < len(v); lo += len(tmp) {
+		piece := v[lo:min(lo+len(tmp), len(v))]
+		at := base + lo
+		seg := tmp[at-e.start : at-e.start+len(piece)]
+		scaleInto(seg, piece, sc)
+		if keep != nil && !sc.fill {
+			// Dropped elements are stored as zero, as encodeScaled does.
+			e.c.zeroDropped(seg, seg, at)
+		}
+		if sc.fill {
+			e.fills = append(e.fills, fillRun{at, at + len(piece), sc.fillCode})
+		}
+		if end := at + len(piece); end-e.start >= castChunk {
+			e.flush(end)
 		}
 	}
-	amaxes := c.maskedBlockAmax(x)
-	c.lay.forEach(func(b block) {
-		v := x[b.base : b.base+b.len1]
-		var keep []bool
-		var sc scaling
+}
+
+// flush encodes the values held, up to element end, and stores the fill
+// codes of their runs.
+func (e *chunkEncoder[C]) flush(end int) {
+	c, codes := e.c, e.codes
+	dtype.EncodeSlice(c.elem, codes[e.start:end], e.tmp[:end-e.start], c.eopts)
+	for _, f := range e.fills {
+		fill(codes[f.lo:f.hi], f.code)
 		if c.keep != nil {
-			keep = c.keep[b.base : b.base+b.len1]
-			sc = c.chooseScaleOf(amaxes(b), v, keep, t, b)
-		} else {
-			sc = c.chooseScale(v, nil, t, b)
+			zeroDroppedCodes(c, codes[f.lo:f.hi], c.keep[f.lo:f.hi])
 		}
-		if b.base+len(v)-start > len(tmp) {
-			flush(b.base)
+	}
+	e.fills = e.fills[:0]
+	e.start = end
+}
+
+// scaleInto writes v scaled by sc to dst: zeros for a filled block, v/div,
+// or v·mul.
+func scaleInto(dst, v []float32, sc scaling) {
+	switch {
+	case sc.fill:
+		clear(dst)
+	case sc.div != 0:
+		for i, e := range v {
+			dst[i] = e / sc.div
 		}
-		for lo := 0; lo < len(v); lo += len(tmp) {
-			piece := v[lo:min(lo+len(tmp), len(v))]
-			at := b.base + lo
-			scaled(tmp[at-start:at-start+len(piece)], piece, sc)
-			if keep != nil && !sc.fill {
-				// Dropped elements are stored as zero, as encodeScaled does.
-				seg := tmp[at-start : at-start+len(piece)]
-				c.zeroDropped(seg, seg, at)
-			}
-			if sc.fill {
-				fills = append(fills, fillRun{at, at + len(piece), sc.fillCode})
-			}
-			if end := at + len(piece); end-start >= castChunk {
-				flush(end)
-			}
-		}
-	})
-	flush(n)
+	default:
+		kernels.MulSlice(dst, v, sc.mul)
+	}
 }
 
 // maskedBlockAmax returns, for a streamable cast with a keep mask, the amax

@@ -133,81 +133,113 @@ func (c *caster) castCodebookRows(x []float32, codes []uint8, deq []float32, t *
 
 // castCodebookBlocks casts a codebook datatype block by block.
 func (c *caster) castCodebookBlocks(x []float32, codes []uint8, deq []float32, t *Tensor) error {
-	lay, cb := c.lay, c.dt.cb
-	maxBlock := lay.maxBlock()
-	vbuf := make([]float32, maxBlock)
-	cbuf := make([]uint8, maxBlock)
-	obuf := make([]float32, maxBlock)
-	var kbuf []bool
+	k := newCodebookBlocks(c)
+	c.lay.forEach(func(b block) { k.cast(x, codes, deq, t, b) })
+	return k.err
+}
+
+// codebookBlocks is castCodebookBlocks's scratch space, of the largest
+// block, and the first error of a table selection.
+type codebookBlocks struct {
+	c       *caster
+	cb      *codebook.Codebook
+	v, out  []float32 // a block's values and its dequantized values
+	cs      []uint8   // its codes
+	keep    []bool    // its keep mask, with one
+	metas   []uint8   // its meta fields: at most one per element
+	weights []float32 // its importance, with one
+	sel     *codebook.Selector
+	sopts   *codebook.SelectOptions
+	err     error
+}
+
+func newCodebookBlocks(c *caster) *codebookBlocks {
+	maxBlock := c.lay.maxBlock()
+	k := &codebookBlocks{
+		c:     c,
+		cb:    c.dt.cb,
+		v:     make([]float32, maxBlock),
+		cs:    make([]uint8, maxBlock),
+		out:   make([]float32, maxBlock),
+		metas: make([]uint8, maxBlock),
+		sel:   c.dt.cb.NewSelector(),
+		sopts: &codebook.SelectOptions{},
+	}
 	if c.keep != nil {
-		kbuf = make([]bool, maxBlock)
+		k.keep = make([]bool, maxBlock)
 	}
-	mbuf := make([]uint8, maxBlock) // at most one meta field per element
-	var wbuf []float32
 	if c.imp.v != nil {
-		wbuf = make([]float32, maxBlock)
+		k.weights = make([]float32, maxBlock)
 	}
-	sel := cb.NewSelector()
-	sopts := &codebook.SelectOptions{}
-	var selErr error
-	lay.forEach(func(b block) {
-		n := b.len0 * b.len1
-		v, cs := vbuf[:n], cbuf[:n]
-		direct := b.direct()
-		if direct && c.keep == nil {
-			v = x[b.base : b.base+n]
-		} else {
-			gather(v, x, b)
-		}
-		if c.keep != nil {
-			keep := kbuf[:n]
-			gather(keep, c.keep, b)
-			for i, k := range keep {
-				if !k {
-					v[i] = 0 // a dropped element is stored as 0
-				}
+	return k
+}
+
+// cast casts block b of x into codes, t's meta and, if deq is not nil, its
+// dequantized values. Dropped elements are stored as 0.
+func (k *codebookBlocks) cast(x []float32, codes []uint8, deq []float32, t *Tensor, b block) {
+	c, lay := k.c, k.c.lay
+	n := b.len0 * b.len1
+	v, cs := k.v[:n], k.cs[:n]
+	if b.direct() && c.keep == nil {
+		v = x[b.base : b.base+n]
+	} else {
+		gather(v, x, b)
+	}
+	if c.keep != nil {
+		keep := k.keep[:n]
+		gather(keep, c.keep, b)
+		for i, kept := range keep {
+			if !kept {
+				v[i] = 0
 			}
 		}
-		group := n
-		if lay.sub != 0 {
-			group = lay.sub
+	}
+	group := n
+	if lay.sub != 0 {
+		group = lay.sub
+	}
+	metas := k.metas[:ceilDiv(n, group)]
+	clear(metas)
+	scl := k.encode(cs, metas, v, group, t, b)
+	scatter(codes, cs, b)
+	if lay.sub != 0 {
+		for q, m := range metas {
+			t.Meta.Bytes[lay.metaIndex(b, q)] = m
 		}
-		metas := mbuf[:ceilDiv(n, group)]
-		clear(metas)
-		mul, scl, fill := c.codebookScale(v, t, b)
-		switch {
-		case fill:
-			for i := range cs {
-				cs[i] = cb.Table(0).ZeroCode()
-			}
-		case cb.Len() == 1:
-			cb.Table(0).EncodeScaled(cs, v, mul)
-		default:
-			sopts.Mul, sopts.Scale = mul, scl
-			if wbuf != nil {
-				sopts.Weights = wbuf[:n]
-				c.imp.gather(sopts.Weights, b)
-			}
-			if err := sel.Select(cs, metas, v, group, sopts); err != nil && selErr == nil {
-				selErr = err
-			}
+	}
+	if deq != nil {
+		out := k.out[:n]
+		for q, m := range metas {
+			lo, hi := q*group, min((q+1)*group, n)
+			kernels.LUTDecodeScaled(out[lo:hi], cs[lo:hi], k.cb.Table(int(m)).LUT(), scl)
 		}
-		scatter(codes, cs, b)
-		if lay.sub != 0 {
-			for q, m := range metas {
-				t.Meta.Bytes[lay.metaIndex(b, q)] = m
-			}
+		scatter(deq, out, b)
+	}
+}
+
+// encode chooses the scale of block b of values v, encodes them into cs
+// and metas (each meta field for group elements) and returns the scale.
+func (k *codebookBlocks) encode(cs, metas []uint8, v []float32, group int, t *Tensor,
+	b block) float32 {
+	mul, scl, fill := k.c.codebookScale(v, t, b)
+	switch {
+	case fill:
+		for i := range cs {
+			cs[i] = k.cb.Table(0).ZeroCode()
 		}
-		if deq != nil {
-			out := obuf[:n]
-			for q, m := range metas {
-				lo, hi := q*group, min((q+1)*group, n)
-				kernels.LUTDecodeScaled(out[lo:hi], cs[lo:hi], cb.Table(int(m)).LUT(), scl)
-			}
-			scatter(deq, out, b)
+	case k.cb.Len() == 1:
+		k.cb.Table(0).EncodeScaled(cs, v, mul)
+	default:
+		k.sopts.Mul, k.sopts.Scale = mul, scl
+		if k.weights != nil {
+			k.sopts.Weights = k.weights[:len(v)]
+			k.c.imp.gather(k.sopts.Weights, b)
 		}
-	})
-	return selErr
+		if err := k.sel.Select(cs, metas, v, group, k.sopts); err != nil && k.err == nil {
+			k.err = err
+		}
+	}
+	return scl
 }
 
 // cbImportance is Options.Importance checked for a codebook cast: vectors

@@ -333,7 +333,17 @@ func TestCodebookUserTables(t *testing.T) {
 
 // BenchmarkCodebookCast times Cast to Actual of 2^16 values (bytes of the
 // float32 input) for a few codebook datatypes.
-func BenchmarkCodebookCast(b *testing.B) {
+func BenchmarkCodebookCast(b *testing.B) { benchCodebookCast(b, true) }
+
+// BenchmarkCodebookCastBlocks is BenchmarkCodebookCast block by block
+// (castCodebookBlocks), in the Virtual form.
+func BenchmarkCodebookCastBlocks(b *testing.B) { benchCodebookCast(b, false) }
+
+func benchCodebookCast(b *testing.B, stream bool) {
+	form := Actual
+	if !stream {
+		form = Virtual
+	}
 	r := rand.New(rand.NewPCG(1, 1))
 	x := make([]float32, 1<<16)
 	for i := range x {
@@ -344,7 +354,8 @@ func BenchmarkCodebookCast(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			b.SetBytes(int64(4 * len(x)))
 			for b.Loop() {
-				if _, err := Cast(x, []int{256, 256}, dt, &Options{Form: Actual}); err != nil {
+				_, err := castPath(x, []int{256, 256}, dt, &Options{Form: form}, true, stream)
+				if err != nil {
 					b.Fatal(err)
 				}
 			}

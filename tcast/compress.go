@@ -284,87 +284,115 @@ func Validate(t *Tensor) error {
 	if t == nil || t.DataType == nil {
 		return fmt.Errorf("tcast: tensor without a datatype")
 	}
-	dt := t.DataType
-	fail := func(format string, args ...any) error {
-		return fmt.Errorf("tcast: %s tensor %v: %s", dt, t.Shape, fmt.Sprintf(format, args...))
-	}
 	if t.Form > Compressed {
-		return fail("unknown form %d", t.Form)
+		return invalid(t, "unknown form %d", t.Form)
 	}
-	lay, err := newLayoutFor(t.Shape, t.Axis, dt)
+	lay, err := newLayoutFor(t.Shape, t.Axis, t.DataType)
 	if err != nil {
-		return fail("%v", err)
+		return invalid(t, "%v", err)
 	}
 	if t.Axis < 0 || (len(t.Shape) > 0 && t.Axis >= len(t.Shape)) {
-		return fail("axis %d out of range", t.Axis)
+		return invalid(t, "axis %d out of range", t.Axis)
 	}
-	if t.Mask != nil && !slices.Equal(t.Mask.Shape(), lay.shape) {
-		return fail("mask has shape %v, want %v", t.Mask.Shape(), lay.shape)
-	}
-	if lay.sparse.M != 0 {
-		if t.Mask == nil {
-			return fail("a %v sparse datatype needs its mask", lay.sparse)
-		}
-		if err := sparsity.Check(t.Mask, lay.axis, lay.sparse); err != nil {
-			return fail("%v", err)
-		}
+	if err := validateMask(t, lay); err != nil {
+		return err
 	}
 	if t.Form == Virtual {
 		if len(t.Values) != lay.n {
-			return fail("%d values for %d elements", len(t.Values), lay.n)
+			return invalid(t, "%d values for %d elements", len(t.Values), lay.n)
 		}
 		return nil
 	}
-	type want struct {
-		name  string
-		p     *Part
-		f     *dtype.Format
-		bits  int
-		shape []int
-		need  bool
-	}
-	wants := []want{{"data", t.Data, dt.elem, dt.elem.Bits(), dataShape(lay, t.Form), true}}
-	if spec := dt.spec; spec != nil {
-		wants = append(wants, want{"scale", t.Scale, spec.Scale, spec.Scale.Bits(), lay.scaleShape, true})
-		if spec.Zero != nil {
-			wants = append(wants, want{"zero", t.Zero, spec.Zero, spec.Zero.Bits(), lay.scaleShape, true})
-		}
-		if spec.TensorScale != nil {
-			wants = append(wants, want{"tensor_scale", t.TensorScale, spec.TensorScale, spec.TensorScale.Bits(), []int{1}, true})
-		}
-		if lay.sub != 0 {
-			wants = append(wants, want{"meta", t.Meta, nil, lay.offBits, lay.metaShape, true})
-		}
-	}
 	seen := map[string]bool{}
-	for _, w := range wants {
+	for _, w := range wantParts(t, lay) {
 		seen[w.name] = true
-		p := w.p
-		if p == nil {
-			return fail("missing %s part", w.name)
-		}
-		switch {
-		case p.Format != w.f:
-			return fail("%s part has format %v, want %v", w.name, p.Format, w.f)
-		case p.Bits != w.bits:
-			return fail("%s part has %d-bit entries, want %d", w.name, p.Bits, w.bits)
-		case !slices.Equal(p.Shape, w.shape):
-			return fail("%s part has shape %v, want %v", w.name, p.Shape, w.shape)
-		case p.Packed != (t.Form == Compressed && w.bits <= 8):
-			return fail("%s part packed=%v does not match the %s form", w.name, p.Packed, t.Form)
-		}
-		nb, err := p.wantBytes()
-		if err != nil {
-			return fail("%s part: %v", w.name, err)
-		}
-		if len(p.Bytes) != nb {
-			return fail("%s part holds %d bytes, want %d (%d %s entries)", w.name, len(p.Bytes), nb, p.Len(), p.Storage())
+		if err := validatePart(t, w); err != nil {
+			return err
 		}
 	}
 	for _, np := range []NamedPart{{"scale", t.Scale}, {"zero", t.Zero}, {"tensor_scale", t.TensorScale}, {"meta", t.Meta}} {
 		if np.Part != nil && !seen[np.Name] {
-			return fail("unexpected %s part: datatype %s has none", np.Name, dt.Code())
+			return invalid(t, "unexpected %s part: datatype %s has none", np.Name, t.DataType.Code())
 		}
+	}
+	return nil
+}
+
+// invalid is Validate's error about t.
+func invalid(t *Tensor, format string, args ...any) error {
+	return fmt.Errorf("tcast: %s tensor %v: %s", t.DataType, t.Shape, fmt.Sprintf(format, args...))
+}
+
+// validateMask checks t's mask: of the tensor's shape, and there and of the
+// datatype's N:M pattern for a sparse datatype.
+func validateMask(t *Tensor, lay *layout) error {
+	if t.Mask != nil && !slices.Equal(t.Mask.Shape(), lay.shape) {
+		return invalid(t, "mask has shape %v, want %v", t.Mask.Shape(), lay.shape)
+	}
+	if lay.sparse.M != 0 {
+		if t.Mask == nil {
+			return invalid(t, "a %v sparse datatype needs its mask", lay.sparse)
+		}
+		if err := sparsity.Check(t.Mask, lay.axis, lay.sparse); err != nil {
+			return invalid(t, "%v", err)
+		}
+	}
+	return nil
+}
+
+// partWant is a part an Actual or Compressed tensor must hold: its format
+// (nil for meta), entry width and shape.
+type partWant struct {
+	name  string
+	p     *Part
+	f     *dtype.Format
+	bits  int
+	shape []int
+}
+
+// wantParts returns the parts t's datatype calls for, data first.
+func wantParts(t *Tensor, lay *layout) []partWant {
+	dt := t.DataType
+	wants := []partWant{{"data", t.Data, dt.elem, dt.elem.Bits(), dataShape(lay, t.Form)}}
+	if spec := dt.spec; spec != nil {
+		sc, z, ts := spec.Scale, spec.Zero, spec.TensorScale
+		wants = append(wants, partWant{"scale", t.Scale, sc, sc.Bits(), lay.scaleShape})
+		if z != nil {
+			wants = append(wants, partWant{"zero", t.Zero, z, z.Bits(), lay.scaleShape})
+		}
+		if ts != nil {
+			wants = append(wants, partWant{"tensor_scale", t.TensorScale, ts, ts.Bits(), []int{1}})
+		}
+		if lay.sub != 0 {
+			wants = append(wants, partWant{"meta", t.Meta, nil, lay.offBits, lay.metaShape})
+		}
+	}
+	return wants
+}
+
+// validatePart checks that t holds part w, of its format, width and shape,
+// packed as t's form calls for, with exactly the bytes those call for.
+func validatePart(t *Tensor, w partWant) error {
+	p := w.p
+	if p == nil {
+		return invalid(t, "missing %s part", w.name)
+	}
+	switch {
+	case p.Format != w.f:
+		return invalid(t, "%s part has format %v, want %v", w.name, p.Format, w.f)
+	case p.Bits != w.bits:
+		return invalid(t, "%s part has %d-bit entries, want %d", w.name, p.Bits, w.bits)
+	case !slices.Equal(p.Shape, w.shape):
+		return invalid(t, "%s part has shape %v, want %v", w.name, p.Shape, w.shape)
+	case p.Packed != (t.Form == Compressed && w.bits <= 8):
+		return invalid(t, "%s part packed=%v does not match the %s form", w.name, p.Packed, t.Form)
+	}
+	nb, err := p.wantBytes()
+	if err != nil {
+		return invalid(t, "%s part: %v", w.name, err)
+	}
+	if len(p.Bytes) != nb {
+		return invalid(t, "%s part holds %d bytes, want %d (%d %s entries)", w.name, len(p.Bytes), nb, p.Len(), p.Storage())
 	}
 	return nil
 }

@@ -62,6 +62,28 @@ func ceilDiv(a, b int) int { return (a + b - 1) / b }
 // newLayout computes the blocks of spec over shape with the scaled axis axis.
 // A nil spec or one without tiles gives one block holding the whole tensor.
 func newLayout(shape []int, axis int, spec *scale.Spec) (*layout, error) {
+	l, err := newShapeLayout(shape, axis)
+	if err != nil {
+		return nil, err
+	}
+	if spec == nil || len(spec.Tiles) == 0 {
+		l.tile1 = l.n
+		l.blocks = 1
+		if l.n == 0 {
+			l.blocks = 0
+		}
+		l.scaleShape = []int{1}
+		return l, nil
+	}
+	if err := l.setTiles(spec); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// newShapeLayout returns the layout of shape with the scaled axis axis,
+// without its blocks: strides, the axis in range and a scale shape of ones.
+func newShapeLayout(shape []int, axis int) (*layout, error) {
 	n, err := product(shape)
 	if err != nil {
 		return nil, err
@@ -85,31 +107,20 @@ func newLayout(shape []int, axis int, spec *scale.Spec) (*layout, error) {
 	for d := range l.scaleShape {
 		l.scaleShape[d] = 1
 	}
-	if spec == nil || len(spec.Tiles) == 0 {
-		l.tile1 = n
-		l.blocks = 1
-		if n == 0 {
-			l.blocks = 0
-		}
-		l.scaleShape = []int{1}
-		return l, nil
-	}
-	for d := range l.scaleShape {
-		l.scaleShape[d] = l.shape[d]
-	}
-	tileSize := func(t scale.Tile, d int) int {
-		if t.Size == 0 {
-			return max(l.shape[d], 1)
-		}
-		return t.Size
-	}
+	return l, nil
+}
+
+// setTiles sets the blocks of spec's one or two tiles (and its sparsity
+// and subtile offsets) over the layout's shape.
+func (l *layout) setTiles(spec *scale.Spec) error {
+	copy(l.scaleShape, l.shape)
 	last := spec.Tiles[len(spec.Tiles)-1]
-	l.tile1 = tileSize(last, l.axis)
+	l.tile1 = l.tileSize(last, l.axis)
 	if spec.IsSparse() {
 		// A sparse tile counts kept values: T of them span T·M/N elements.
 		l.sparse = sparsity.Pattern{N: spec.SparseN, M: spec.SparseM}
 		if d := l.shape[l.axis]; d%l.sparse.M != 0 {
-			return nil, fmt.Errorf("%v sparsity needs the scaled axis %d to be a multiple of %d long, not %d", l.sparse, l.axis, l.sparse.M, d)
+			return fmt.Errorf("%v sparsity needs the scaled axis %d to be a multiple of %d long, not %d", l.sparse, l.axis, l.sparse.M, d)
 		}
 		if last.Size != 0 {
 			l.tile1 = last.Size / l.sparse.N * l.sparse.M
@@ -118,23 +129,30 @@ func newLayout(shape []int, axis int, spec *scale.Spec) (*layout, error) {
 	}
 	l.scaleShape[l.axis] = ceilDiv(l.shape[l.axis], l.tile1)
 	if len(spec.Tiles) == 2 {
-		if rank < 2 {
-			return nil, fmt.Errorf("a 2-D tile needs a tensor of rank 2 or more, not shape %v", shape)
+		if len(l.shape) < 2 {
+			return fmt.Errorf("a 2-D tile needs a tensor of rank 2 or more, not shape %v", l.input)
 		}
 		l.axis0 = l.axis - 1
 		if l.axis == 0 {
 			l.axis0 = 1
 		}
-		l.tile0 = tileSize(spec.Tiles[0], l.axis0)
+		l.tile0 = l.tileSize(spec.Tiles[0], l.axis0)
 		l.scaleShape[l.axis0] = ceilDiv(l.shape[l.axis0], l.tile0)
 	}
 	l.blocks, _ = product(l.scaleShape)
 	if len(spec.Tiles) == 1 && last.Offset != 0 && last.Sub != 0 {
-		if err := l.setMeta(last.Sub, last.Offset); err != nil {
-			return nil, err
-		}
+		return l.setMeta(last.Sub, last.Offset)
 	}
-	return l, nil
+	return nil
+}
+
+// tileSize is the number of elements of tile t along dimension d: the
+// whole dimension (at least 1) for a channel tile.
+func (l *layout) tileSize(t scale.Tile, d int) int {
+	if t.Size == 0 {
+		return max(l.shape[d], 1)
+	}
+	return t.Size
 }
 
 // setMeta gives the layout one meta field of bits per sub consecutive

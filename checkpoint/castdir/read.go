@@ -56,77 +56,108 @@ func Open(dir string) (*Dir, error) {
 	if err != nil {
 		return nil, err
 	}
-	bad := func(format string, args ...any) error {
-		return fileErr(dir, InfoFile, nil, fmt.Sprintf(format, args...))
-	}
 	d := &Dir{Path: dir, parts: map[string]*tc.Part{}, infos: map[string]PartInfo{}}
+	if err := d.readInfo(raw); err != nil {
+		return nil, err
+	}
+	if err := d.readDataType(); err != nil {
+		return nil, err
+	}
+	for _, pi := range d.Info.Parts {
+		if err := d.addPart(pi); err != nil {
+			return nil, err
+		}
+	}
+	if d.parts["data"] == nil {
+		return nil, d.bad("no data part")
+	}
+	return d, nil
+}
+
+// bad is the *FormatError of an info.json that is no valid description.
+func (d *Dir) bad(format string, args ...any) error {
+	return fileErr(d.Path, InfoFile, nil, fmt.Sprintf(format, args...))
+}
+
+// readInfo decodes info.json from raw into d.Info and checks its required
+// fields, shape, axis and scale mode.
+func (d *Dir) readInfo(raw []byte) error {
 	var present struct {
 		Axis *int `json:"axis"`
 	}
 	if err := json.Unmarshal(raw, &d.Info); err != nil {
-		return nil, fileErr(dir, InfoFile, err, "malformed")
+		return fileErr(d.Path, InfoFile, err, "malformed")
 	}
 	json.Unmarshal(raw, &present) // cannot fail where the first succeeded
 	in := &d.Info
 	switch {
 	case in.DataType.Code == "":
-		return nil, bad("no datatype code")
+		return d.bad("no datatype code")
 	case in.Shape == nil:
-		return nil, bad("no shape")
+		return d.bad("no shape")
 	case present.Axis == nil:
-		return nil, bad("no axis")
+		return d.bad("no axis")
 	case in.Form != tc.Compressed.String():
-		return nil, bad("form %q, want %q", in.Form, tc.Compressed.String())
+		return d.bad("form %q, want %q", in.Form, tc.Compressed.String())
 	}
+	var err error
 	if d.n, err = checkedProduct(in.Shape); err != nil {
-		return nil, bad("shape: %v", err)
+		return d.bad("shape: %v", err)
 	}
 	if in.Axis < 0 || in.Axis >= max(len(in.Shape), 1) {
-		return nil, bad("axis %d out of range for shape %v", in.Axis, in.Shape)
+		return d.bad("axis %d out of range for shape %v", in.Axis, in.Shape)
 	}
 	if in.ScaleMode != "" {
 		if d.Mode, err = scale.ParseMode(in.ScaleMode); err != nil {
-			return nil, bad("%v", err)
+			return d.bad("%v", err)
 		}
 	}
-	// The datatype comes from its code; the name is kept when it means the same.
+	return nil
+}
+
+// readDataType sets d.DataType and d.Format from info.json's datatype
+// code, under its name when the name means the same datatype; a code that
+// is only a number format leaves d.DataType nil.
+func (d *Dir) readDataType() error {
+	in := &d.Info
 	dt, err := tc.Lookup(in.DataType.Code)
 	if err != nil {
 		f, perr := dtype.Parse(in.DataType.Code)
 		if perr != nil {
-			return nil, bad("datatype code %q: %s", in.DataType.Code, strings.TrimPrefix(err.Error(), "tcast: "))
+			return d.bad("datatype code %q: %s", in.DataType.Code, strings.TrimPrefix(err.Error(), "tcast: "))
 		}
 		d.Format = f
-	} else {
-		if named, err := tc.Lookup(in.DataType.Name); err == nil && named.Code() == dt.Code() {
-			dt = named
-		}
-		d.DataType, d.Format = dt, dt.Elem()
+		return nil
 	}
-	for _, pi := range in.Parts {
-		switch {
-		case !slices.Contains(partNames, pi.Name):
-			return nil, bad("unknown part %q", pi.Name)
-		case d.parts[pi.Name] != nil:
-			return nil, bad("part %q listed twice", pi.Name)
-		}
-		f, has := d.partFormat(pi.Name)
-		if !has {
-			return nil, bad("part %q: datatype %s has none", pi.Name, in.DataType.Code)
-		}
-		p, err := newStoredPart(pi, f)
-		if err != nil {
-			return nil, bad("part %q: %v", pi.Name, err)
-		}
-		if !localName(pi.File) || (pi.CodesFile != "" && !localName(pi.CodesFile)) {
-			return nil, bad("part %q: file names must name files in the directory", pi.Name)
-		}
-		d.parts[pi.Name], d.infos[pi.Name] = p, pi
+	if named, err := tc.Lookup(in.DataType.Name); err == nil && named.Code() == dt.Code() {
+		dt = named
 	}
-	if d.parts["data"] == nil {
-		return nil, bad("no data part")
+	d.DataType, d.Format = dt, dt.Elem()
+	return nil
+}
+
+// addPart checks the info.json entry of a part, which must be a part of
+// the datatype listed once with files in the directory, and adds it.
+func (d *Dir) addPart(pi PartInfo) error {
+	switch {
+	case !slices.Contains(partNames, pi.Name):
+		return d.bad("unknown part %q", pi.Name)
+	case d.parts[pi.Name] != nil:
+		return d.bad("part %q listed twice", pi.Name)
 	}
-	return d, nil
+	f, has := d.partFormat(pi.Name)
+	if !has {
+		return d.bad("part %q: datatype %s has none", pi.Name, d.Info.DataType.Code)
+	}
+	p, err := newStoredPart(pi, f)
+	if err != nil {
+		return d.bad("part %q: %v", pi.Name, err)
+	}
+	if !localName(pi.File) || (pi.CodesFile != "" && !localName(pi.CodesFile)) {
+		return d.bad("part %q: file names must name files in the directory", pi.Name)
+	}
+	d.parts[pi.Name], d.infos[pi.Name] = p, pi
+	return nil
 }
 
 // Is reports whether path is a directory holding an info.json, as a cast

@@ -86,42 +86,90 @@ type file struct {
 // encodeFiles returns the files [Write] writes for t, in this order:
 // codes.npy, dequant.npy, packed.npy, the part files, info.json.
 func encodeFiles(x []float32, t *tc.Tensor, opts WriteOptions) ([]file, error) {
-	switch {
-	case t == nil:
-		return nil, errors.New("no tensor")
-	case t.Form != tc.Actual:
-		return nil, fmt.Errorf("tensor in the %s form, want %s", t.Form, tc.Actual)
-	case t.Data == nil || t.Data.Format == nil:
-		return nil, errors.New("tensor without data codes")
-	}
-	act := t
-	elem := t.Data.Format
-	n, err := checkedProduct(t.Shape)
+	n, err := checkActual(x, t)
 	if err != nil {
 		return nil, err
 	}
-	if len(x) != n {
-		return nil, fmt.Errorf("%d input values for a tensor of shape %v", len(x), t.Shape)
+	comp, deq, err := compressActual(t, n)
+	if err != nil {
+		return nil, err
 	}
-	var comp *tc.Tensor
-	var deq []float32
-	if dt := t.DataType; dt != nil {
-		if comp, err = tc.Compress(act); err != nil {
-			return nil, err
-		}
-		if deq, err = tc.Decompress(comp); err != nil {
-			return nil, err
-		}
-	} else {
-		if comp, err = compressPlain(act); err != nil {
-			return nil, err
-		}
-		if deq, err = decodePlain(elem, comp.Data, n); err != nil {
-			return nil, err
-		}
+	info := newInfo(t, opts)
+	if e := measure(&info, x, deq, t, comp); e.NonFinite() > 0 && !opts.AllowNonFinite {
+		return nil, &tc.NonFiniteError{Input: opts.Input, Tensors: []tc.NonFiniteTensor{{NaN: e.NaN, PosInf: e.PosInf, NegInf: e.NegInf}}}
 	}
-	scaled := t.DataType != nil && t.DataType.Spec() != nil
+	var codes, dequant bytes.Buffer
+	err = npy.Write(&codes, codesDType(t.Data.StorageBytes()), info.Shape, t.Data.Bytes)
+	if err != nil {
+		return nil, err
+	}
+	if err := npy.WriteSlice(&dequant, info.Shape, deq); err != nil {
+		return nil, err
+	}
+	files := []file{{CodesFile, codes.Bytes()}, {DequantFile, dequant.Bytes()}}
+	parts, pf, err := encodeParts(t, comp)
+	if err != nil {
+		return nil, err
+	}
+	info.Parts = parts
+	files = append(files, pf...)
+	js, err := json.MarshalIndent(info, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(files, file{InfoFile, append(js, '\n')}), nil
+}
 
+// checkActual checks that t is a tensor in the Actual form with data codes
+// and that x holds its n values, and returns n.
+func checkActual(x []float32, t *tc.Tensor) (int, error) {
+	switch {
+	case t == nil:
+		return 0, errors.New("no tensor")
+	case t.Form != tc.Actual:
+		return 0, fmt.Errorf("tensor in the %s form, want %s", t.Form, tc.Actual)
+	case t.Data == nil || t.Data.Format == nil:
+		return 0, errors.New("tensor without data codes")
+	}
+	n, err := checkedProduct(t.Shape)
+	if err != nil {
+		return 0, err
+	}
+	if len(x) != n {
+		return 0, fmt.Errorf("%d input values for a tensor of shape %v", len(x), t.Shape)
+	}
+	return n, nil
+}
+
+// compressActual returns the Compressed form of act, a tensor of n values
+// in the Actual form, and its n dequantized values.
+func compressActual(act *tc.Tensor, n int) (*tc.Tensor, []float32, error) {
+	if act.DataType != nil {
+		comp, err := tc.Compress(act)
+		if err != nil {
+			return nil, nil, err
+		}
+		deq, err := tc.Decompress(comp)
+		if err != nil {
+			return nil, nil, err
+		}
+		return comp, deq, nil
+	}
+	comp, err := compressPlain(act)
+	if err != nil {
+		return nil, nil, err
+	}
+	deq, err := decodePlain(act.Data.Format, comp.Data, n)
+	if err != nil {
+		return nil, nil, err
+	}
+	return comp, deq, nil
+}
+
+// newInfo returns the info.json of t, written with opts, without its
+// statistics and parts.
+func newInfo(t *tc.Tensor, opts WriteOptions) Info {
+	elem := t.Data.Format
 	info := Info{
 		Format:      describeFormat(t.DataType, elem),
 		DataType:    describe(t.DataType, elem),
@@ -129,7 +177,7 @@ func encodeFiles(x []float32, t *tc.Tensor, opts WriteOptions) ([]file, error) {
 		InputDType:  opts.InputDType,
 		Keep:        opts.Keep,
 		Shape:       slices.Clone(t.Shape),
-		CodesDType:  codesDType(act.Data.StorageBytes()).String(),
+		CodesDType:  codesDType(t.Data.StorageBytes()).String(),
 		Axis:        t.Axis,
 		ScaleMode:   t.Mode.String(),
 		Rounding:    roundingNames[opts.Elem.Rounding],
@@ -145,49 +193,51 @@ func encodeFiles(x []float32, t *tc.Tensor, opts WriteOptions) ([]file, error) {
 		seed := opts.Elem.Seed
 		info.Seed = &seed
 	}
+	return info
+}
+
+// measure sets the bits per value and the statistics of info, those of the
+// cast of x to t (compressed: comp) whose dequantized values are deq, and
+// returns the errors of the cast.
+func measure(info *Info, x, deq []float32, t, comp *tc.Tensor) tc.Errors {
 	var e tc.Errors
-	if scaled {
+	if t.DataType != nil && t.DataType.Spec() != nil {
 		info.BitsPerValue = comp.BitsPerValue()
 		info.Stats, e = compare(x, deq, float32(math.Inf(1)))
 	} else {
+		elem := t.Data.Format
 		info.BitsPerValue = float64(elem.Bits())
 		info.Stats, e = compare(x, deq, elem.MaxFinite())
 	}
-	if e.NonFinite() > 0 && !opts.AllowNonFinite {
-		return nil, &tc.NonFiniteError{Input: opts.Input, Tensors: []tc.NonFiniteTensor{{NaN: e.NaN, PosInf: e.PosInf, NegInf: e.NegInf}}}
-	}
+	return e
+}
 
-	var codes, dequant bytes.Buffer
-	if err := npy.Write(&codes, codesDType(act.Data.StorageBytes()), info.Shape, act.Data.Bytes); err != nil {
-		return nil, err
-	}
-	if err := npy.WriteSlice(&dequant, info.Shape, deq); err != nil {
-		return nil, err
-	}
-	files := []file{{CodesFile, codes.Bytes()}, {DequantFile, dequant.Bytes()}}
+// encodeParts returns the info.json entries and the files of the parts of
+// comp, the Compressed form of act: packed.npy for the data, and the part
+// files of the others.
+func encodeParts(act, comp *tc.Tensor) ([]PartInfo, []file, error) {
 	actual := map[string]*tc.Part{}
 	for _, p := range act.Parts() {
 		actual[p.Name] = p.Part
 	}
+	var infos []PartInfo
+	var files []file
 	for _, p := range comp.Parts() {
 		var pi PartInfo
 		var pf []file
+		var err error
 		if p.Name == "data" {
 			pi, pf, err = packedFile(p.Part)
 		} else {
 			pi, pf, err = partFiles(p.Name, actual[p.Name], p.Part)
 		}
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		info.Parts = append(info.Parts, pi)
+		infos = append(infos, pi)
 		files = append(files, pf...)
 	}
-	js, err := json.MarshalIndent(info, "", "  ")
-	if err != nil {
-		return nil, err
-	}
-	return append(files, file{InfoFile, append(js, '\n')}), nil
+	return infos, files, nil
 }
 
 // describeFormat returns the info.json description of the elements: the

@@ -124,24 +124,7 @@ func (p *plan) checkImatrix() error {
 	if im == nil {
 		return nil
 	}
-	var users, found []*decision
-	var types []string
-	for _, d := range p.tensors {
-		if !d.cast || d.result.Importance == ImportanceNone {
-			continue
-		}
-		if d.result.Importance == ImportanceUnused {
-			t := d.dt.String()
-			if !slices.Contains(types, t) {
-				types = append(types, t)
-			}
-			continue
-		}
-		users = append(users, d)
-		if d.result.Importance.Matched() {
-			found = append(found, d)
-		}
-	}
+	users, found, types := p.imatrixUsers()
 	file := filepath.Base(im.Path)
 	if len(users) == 0 {
 		return &OptionError{Option: "Imatrix", Err: ErrImatrixUnused,
@@ -154,24 +137,61 @@ func (p *plan) checkImatrix() error {
 				"datatype with the scale search)"}}}
 	}
 	if len(found) == 0 {
-		var entry string
-		if len(im.Entries) > 0 {
-			entry = im.Entries[0].Name
-		}
-		// A weight inside the layers is the likelier example to compare.
-		example := users[0]
-		for _, d := range users {
-			if ggufmix.LayerOf(d.info.Name) >= 0 {
-				example = d
-				break
-			}
-		}
-		return &OptionError{Option: "Imatrix", Value: file, Err: ErrImatrixUnmatched,
-			Reason: fmt.Sprintf("has no entry for any of the %d weights that would use it (its "+
-				"entries are named like %q, the weights like %q): is it the matrix of another model?",
-				len(users), entry, p.lookupName(example)),
-			Fixes: []Fix{{Option: "Imatrix", Choose: "the matrix computed for this model"}, unset("Imatrix")}}
+		return p.imatrixUnmatched(users, file)
 	}
+	p.warnStrayEntries(file)
+	return nil
+}
+
+// imatrixUsers returns the weights cast to a type that would use the
+// importance matrix, those of them that found an entry in it, and the
+// types of the weights cast to one that takes none.
+func (p *plan) imatrixUsers() (users, found []*decision, unused []string) {
+	for _, d := range p.tensors {
+		if !d.cast || d.result.Importance == ImportanceNone {
+			continue
+		}
+		if d.result.Importance == ImportanceUnused {
+			t := d.dt.String()
+			if !slices.Contains(unused, t) {
+				unused = append(unused, t)
+			}
+			continue
+		}
+		users = append(users, d)
+		if d.result.Importance.Matched() {
+			found = append(found, d)
+		}
+	}
+	return users, found, unused
+}
+
+// imatrixUnmatched is the error of an importance matrix, file, with no
+// entry for any of its users, showing an entry's name and a user's.
+func (p *plan) imatrixUnmatched(users []*decision, file string) error {
+	var entry string
+	if im := p.opts.Imatrix; len(im.Entries) > 0 {
+		entry = im.Entries[0].Name
+	}
+	// A weight inside the layers is the likelier example to compare.
+	example := users[0]
+	for _, d := range users {
+		if ggufmix.LayerOf(d.info.Name) >= 0 {
+			example = d
+			break
+		}
+	}
+	return &OptionError{Option: "Imatrix", Value: file, Err: ErrImatrixUnmatched,
+		Reason: fmt.Sprintf("has no entry for any of the %d weights that would use it (its "+
+			"entries are named like %q, the weights like %q): is it the matrix of another model?",
+			len(users), entry, p.lookupName(example)),
+		Fixes: []Fix{{Option: "Imatrix", Choose: "the matrix computed for this model"}, unset("Imatrix")}}
+}
+
+// warnStrayEntries warns of the importance matrix's entries (file) that
+// match no tensor of the input, kept, cast or dropped.
+func (p *plan) warnStrayEntries(file string) {
+	im := p.opts.Imatrix
 	known := map[string]bool{}
 	for _, d := range p.tensors {
 		known[d.info.Name], known[d.source], known[p.lookupName(d)] = true, true, true
@@ -190,7 +210,6 @@ func (p *plan) checkImatrix() error {
 			"has %d of its %d entries that match no tensor of the input (%s): is it the matrix of "+
 				"a larger or another model?", len(stray), len(im.Entries), listSome(stray, 3))})
 	}
-	return nil
 }
 
 // listSome quotes up to n of names, with "..." when there are more.

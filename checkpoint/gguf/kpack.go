@@ -1,7 +1,6 @@
 package gguf
 
 import (
-	"encoding/binary"
 	"fmt"
 	"math"
 )
@@ -31,7 +30,10 @@ import (
 type blockView struct {
 	sub, bits   int
 	signed, min bool
-	unpack      bool // UnpackBlocks (else SplitBlocks)
+	// unpack and pack lay one block out as codes, scales and mins and
+	// back, for UnpackBlocks and PackBlocks (nil for SplitBlocks' types).
+	unpack func(x []byte, q []int, s, m []float32)
+	pack   func(y []byte, q []int, s, m []float32) string
 }
 
 // views lists the block types with a view.
@@ -40,17 +42,17 @@ var views = map[Type]blockView{
 	TypeQ8_0:   {sub: 32, bits: 8, signed: true},
 	TypeMXFP4:  {sub: 32, bits: 4},
 	TypeNVFP4:  {sub: 16, bits: 4},
-	TypeQ4_1:   {sub: 32, bits: 4, min: true, unpack: true},
-	TypeQ5_0:   {sub: 32, bits: 5, signed: true, unpack: true},
-	TypeQ5_1:   {sub: 32, bits: 5, min: true, unpack: true},
-	TypeIQ4_NL: {sub: 32, bits: 4, unpack: true},
-	TypeQ2_K:   {sub: 16, bits: 2, min: true, unpack: true},
-	TypeQ3_K:   {sub: 16, bits: 3, signed: true, unpack: true},
-	TypeQ4_K:   {sub: 32, bits: 4, min: true, unpack: true},
-	TypeQ5_K:   {sub: 32, bits: 5, min: true, unpack: true},
-	TypeQ6_K:   {sub: 16, bits: 6, signed: true, unpack: true},
-	TypeQ8_K:   {sub: 256, bits: 8, signed: true, unpack: true},
-	TypeIQ4_XS: {sub: 32, bits: 4, unpack: true},
+	TypeQ4_1:   {sub: 32, bits: 4, min: true, unpack: unpackQ4_1, pack: packQ4_1},
+	TypeQ5_0:   {sub: 32, bits: 5, signed: true, unpack: unpackQ5_0, pack: packQ5_0},
+	TypeQ5_1:   {sub: 32, bits: 5, min: true, unpack: unpackQ5_1, pack: packQ5_1},
+	TypeIQ4_NL: {sub: 32, bits: 4, unpack: unpackIQ4_NL, pack: packIQ4_NL},
+	TypeQ2_K:   {sub: 16, bits: 2, min: true, unpack: unpackQ2_K, pack: packQ2_K},
+	TypeQ3_K:   {sub: 16, bits: 3, signed: true, unpack: unpackQ3_K, pack: packQ3_K},
+	TypeQ4_K:   {sub: 32, bits: 4, min: true, unpack: unpackQ4_K, pack: packQ4_K},
+	TypeQ5_K:   {sub: 32, bits: 5, min: true, unpack: unpackQ5_K, pack: packQ5_K},
+	TypeQ6_K:   {sub: 16, bits: 6, signed: true, unpack: unpackQ6_K, pack: packQ6_K},
+	TypeQ8_K:   {sub: 256, bits: 8, signed: true, unpack: unpackQ8_K, pack: packQ8_K},
+	TypeIQ4_XS: {sub: 32, bits: 4, unpack: unpackIQ4_XS, pack: packIQ4_XS},
 }
 
 // SubBlockSize returns the number of elements sharing one scale in blocks
@@ -74,7 +76,7 @@ func CodeBits(t Type) int { return views[t].bits }
 func SignedCodes(t Type) bool { return views[t].signed }
 
 // unpackable lists the types UnpackBlocks and PackBlocks take.
-func unpackable(t Type) bool { return views[t].unpack }
+func unpackable(t Type) bool { return views[t].unpack != nil }
 
 // checkUnpack panics unless the lengths fit n elements of type t.
 func checkUnpack(fn string, t Type, codes []uint8, scales, mins []float32, nbytes int) {
@@ -99,6 +101,7 @@ func UnpackBlocks(t Type, codes []uint8, scales, mins []float32, src []byte) {
 	checkUnpack("UnpackBlocks", t, codes, scales, mins, len(src))
 	bs, bb, sub := t.BlockSize(), t.BlockBytes(), SubBlockSize(t)
 	ns := bs / sub
+	unpack := views[t].unpack
 	var q [256]int
 	for b := range len(codes) / bs {
 		x := src[b*bb : (b+1)*bb]
@@ -107,116 +110,12 @@ func UnpackBlocks(t Type, codes []uint8, scales, mins []float32, src []byte) {
 		if HasMin(t) {
 			m = mins[b*ns : (b+1)*ns]
 		}
-		unpackBlock(t, x, q[:bs], s, m)
+		unpack(x, q[:bs], s, m)
 		mask := 1<<CodeBits(t) - 1
 		for i, c := range q[:bs] {
 			codes[b*bs+i] = uint8(c & mask)
 		}
 	}
-}
-
-// unpackBlock decodes one block's codes (as ints, signed for the signed
-// types), scales and mins.
-func unpackBlock(t Type, x []byte, q []int, s, m []float32) {
-	f16 := func(o int) float32 { return fmtF16.Decode(uint32(binary.LittleEndian.Uint16(x[o:]))) }
-	split := func(q []int, y []byte) { // 32 nibbles in split-half order
-		for j := range 16 {
-			q[j], q[j+16] = int(y[j]&15), int(y[j]>>4)
-		}
-	}
-	switch t {
-	case TypeQ4_1, TypeQ5_1:
-		d, mv := f16(0), f16(2)
-		s[0], m[0] = d, -mv
-		if t == TypeQ4_1 {
-			split(q, x[4:20])
-			return
-		}
-		qh := binary.LittleEndian.Uint32(x[4:])
-		split(q, x[8:24])
-		for j := range 32 {
-			q[j] |= int(qh>>j&1) << 4
-		}
-	case TypeQ5_0:
-		s[0] = f16(0)
-		qh := binary.LittleEndian.Uint32(x[2:])
-		split(q, x[6:22])
-		for j := range 32 {
-			q[j] = q[j] | int(qh>>j&1)<<4 - 16
-		}
-	case TypeIQ4_NL:
-		s[0] = f16(0)
-		split(q, x[2:18])
-	case TypeQ8_K:
-		s[0] = math.Float32frombits(binary.LittleEndian.Uint32(x))
-		for j := range 256 {
-			q[j] = int(int8(x[4+j]))
-		}
-	case TypeQ2_K:
-		d, dmin := f16(80), f16(82)
-		for j := range 16 {
-			s[j], m[j] = d*float32(x[j]&15), dmin*float32(x[j]>>4)
-		}
-		for e := range 256 {
-			q[e] = int(x[16+e/128*32+e%32] >> (2 * (e / 32 % 4)) & 3)
-		}
-	case TypeQ3_K:
-		d := f16(108)
-		for j := range 16 {
-			lo := x[96+j%8] >> (4 * (j / 8)) & 15
-			hi := x[104+j%4] >> (2 * (j / 4)) & 3
-			s[j] = d * float32(int(lo|hi<<4)-32)
-		}
-		for e := range 256 {
-			h, k, l := e/128, e/32%4, e%32
-			q[e] = int(x[32+32*h+l]>>(2*k)&3) | int(x[l]>>(4*h+k)&1)<<2 - 4
-		}
-	case TypeQ4_K, TypeQ5_K:
-		d, dmin := f16(0), f16(2)
-		for j := range 8 {
-			sc, mn := kScaleMinOf(x[4:16], j)
-			s[j], m[j] = d*float32(sc), dmin*float32(mn)
-		}
-		qs := 16
-		if t == TypeQ5_K {
-			qs = 48
-		}
-		for e := range 256 {
-			j, l := e/32, e%32
-			q[e] = int(x[qs+32*(j/2)+l] >> (4 * (j % 2)) & 15)
-			if t == TypeQ5_K {
-				q[e] |= int(x[16+l]>>j&1) << 4
-			}
-		}
-	case TypeQ6_K:
-		d := f16(208)
-		for j := range 16 {
-			s[j] = d * float32(int8(x[192+j]))
-		}
-		for e := range 256 {
-			h, k, l := e/128, e/32%4, e%32
-			lo := int(x[64*h+32*(k%2)+l] >> (4 * (k / 2)) & 15)
-			hi := int(x[128+32*h+l] >> (2 * k) & 3)
-			q[e] = lo | hi<<4 - 32
-		}
-	case TypeIQ4_XS:
-		d := f16(0)
-		sh := binary.LittleEndian.Uint16(x[2:])
-		for j := range 8 {
-			ls := int(x[4+j/2]>>(4*(j%2))&15) | int(sh>>(2*j)&3)<<4
-			s[j] = d * float32(ls-32)
-			split(q[32*j:32*j+32], x[8+16*j:24+16*j])
-		}
-	}
-}
-
-// kScaleMinOf returns the 6-bit scale and min of sub-block j of a Q4_K or
-// Q5_K block's 12 scale bytes.
-func kScaleMinOf(sc []byte, j int) (s, m uint8) {
-	if j < 4 {
-		return sc[j] & 63, sc[j+4] & 63
-	}
-	return sc[j+4]&15 | sc[j-4]>>6<<4, sc[j+4]>>4 | sc[j]>>6<<4
 }
 
 // PackError reports codes, scales or mins that blocks of a type cannot
@@ -245,6 +144,7 @@ func PackBlocks(t Type, dst []byte, codes []uint8, scales, mins []float32) error
 	checkUnpack("PackBlocks", t, codes, scales, mins, len(dst))
 	bs, bb, sub := t.BlockSize(), t.BlockBytes(), SubBlockSize(t)
 	ns := bs / sub
+	pack := views[t].pack
 	var q [256]int
 	for b := range len(codes) / bs {
 		mask := 1<<CodeBits(t) - 1
@@ -261,7 +161,9 @@ func PackBlocks(t Type, dst []byte, codes []uint8, scales, mins []float32) error
 		if HasMin(t) {
 			m = mins[b*ns : (b+1)*ns]
 		}
-		if msg := packBlock(t, dst[b*bb:(b+1)*bb], q[:bs], scales[b*ns:(b+1)*ns], m); msg != "" {
+		y := dst[b*bb : (b+1)*bb]
+		clear(y)
+		if msg := pack(y, q[:bs], scales[b*ns:(b+1)*ns], m); msg != "" {
 			return &PackError{t, b, msg}
 		}
 	}
@@ -369,182 +271,4 @@ func fitsAll(s []float32, D float32, lo, hi int, l []int) bool {
 		}
 	}
 	return true
-}
-
-// packBlock lays out one block, or returns what does not fit.
-func packBlock(t Type, y []byte, q []int, s, m []float32) string {
-	clear(y)
-	inRange := func(lo, hi int) string {
-		for i, c := range q {
-			if c < lo || c > hi {
-				return fmt.Sprintf("element %d has code %d, outside %d..%d", i, c, lo, hi)
-			}
-		}
-		return ""
-	}
-	f16At := func(o int, v float32, what string) string {
-		h, ok := f16Exact(v)
-		if !ok {
-			return fmt.Sprintf("%s %v is not a float16", what, v)
-		}
-		binary.LittleEndian.PutUint16(y[o:], h)
-		return ""
-	}
-	split := func(y []byte, q []int) {
-		for j := range 16 {
-			y[j] = byte(q[j]&15 | (q[j+16]&15)<<4)
-		}
-	}
-	super := func(s []float32, lo, hi int, what string) (uint16, []int, string) {
-		l := make([]int, len(s))
-		h, ok := splitScales(s, lo, hi, l)
-		if !ok {
-			return 0, nil, fmt.Sprintf("the sub-block %ss %v are not D·l for one float16 D and integers l in %d..%d", what, s, lo, hi)
-		}
-		return h, l, ""
-	}
-	switch t {
-	case TypeQ4_1, TypeQ5_1:
-		if msg := f16At(0, s[0], "scale"); msg != "" {
-			return msg
-		}
-		if msg := f16At(2, -m[0], "min"); msg != "" {
-			return msg
-		}
-		if t == TypeQ4_1 {
-			if msg := inRange(0, 15); msg != "" {
-				return msg
-			}
-			split(y[4:], q)
-			return ""
-		}
-		putQ5Codes(y[4:], q)
-	case TypeQ5_0:
-		if msg := f16At(0, s[0], "scale"); msg != "" {
-			return msg
-		}
-		u := make([]int, 32)
-		for i, c := range q {
-			u[i] = c + 16
-		}
-		putQ5Codes(y[2:], u)
-	case TypeIQ4_NL:
-		if msg := f16At(0, s[0], "scale"); msg != "" {
-			return msg
-		}
-		split(y[2:], q)
-	case TypeQ8_K:
-		binary.LittleEndian.PutUint32(y, math.Float32bits(s[0]))
-		for j := range 16 {
-			sum := 0
-			for i := 16 * j; i < 16*j+16; i++ {
-				y[4+i] = byte(int8(q[i]))
-				sum += q[i]
-			}
-			binary.LittleEndian.PutUint16(y[260+2*j:], uint16(int16(sum)))
-		}
-	case TypeQ2_K:
-		hd, ls, msg := super(s, 0, 15, "scale")
-		if msg != "" {
-			return msg
-		}
-		hm, lm, msg := super(m, 0, 15, "min")
-		if msg != "" {
-			return msg
-		}
-		for j := range 16 {
-			y[j] = byte(ls[j] | lm[j]<<4)
-		}
-		for e := range 256 {
-			y[16+e/128*32+e%32] |= byte(q[e] << (2 * (e / 32 % 4)))
-		}
-		binary.LittleEndian.PutUint16(y[80:], hd)
-		binary.LittleEndian.PutUint16(y[82:], hm)
-	case TypeQ3_K:
-		hd, ls, msg := super(s, -32, 31, "scale")
-		if msg != "" {
-			return msg
-		}
-		for j := range 16 {
-			v := byte(ls[j] + 32)
-			y[96+j%8] |= (v & 15) << (4 * (j / 8))
-			y[104+j%4] |= (v >> 4) << (2 * (j / 4))
-		}
-		for e := range 256 {
-			h, k, l := e/128, e/32%4, e%32
-			c := byte(q[e] + 4)
-			y[32+32*h+l] |= (c & 3) << (2 * k)
-			y[l] |= (c >> 2) << (4*h + k)
-		}
-		binary.LittleEndian.PutUint16(y[108:], hd)
-	case TypeQ4_K, TypeQ5_K:
-		hd, ls, msg := super(s, 0, 63, "scale")
-		if msg != "" {
-			return msg
-		}
-		hm, lm, msg := super(m, 0, 63, "min")
-		if msg != "" {
-			return msg
-		}
-		binary.LittleEndian.PutUint16(y[0:], hd)
-		binary.LittleEndian.PutUint16(y[2:], hm)
-		for j := range 4 {
-			y[4+j] = byte(ls[j] | ls[j+4]>>4<<6)
-			y[8+j] = byte(lm[j] | lm[j+4]>>4<<6)
-			y[12+j] = byte(ls[j+4]&15 | (lm[j+4]&15)<<4)
-		}
-		qs := 16
-		if t == TypeQ5_K {
-			qs = 48
-		}
-		for e := range 256 {
-			j, l := e/32, e%32
-			y[qs+32*(j/2)+l] |= byte(q[e]&15) << (4 * (j % 2))
-			if t == TypeQ5_K {
-				y[16+l] |= byte(q[e]>>4) << j
-			}
-		}
-	case TypeQ6_K:
-		hd, ls, msg := super(s, -128, 127, "scale")
-		if msg != "" {
-			return msg
-		}
-		for j := range 16 {
-			y[192+j] = byte(int8(ls[j]))
-		}
-		for e := range 256 {
-			h, k, l := e/128, e/32%4, e%32
-			c := byte(q[e] + 32)
-			y[64*h+32*(k%2)+l] |= (c & 15) << (4 * (k / 2))
-			y[128+32*h+l] |= (c >> 4) << (2 * k)
-		}
-		binary.LittleEndian.PutUint16(y[208:], hd)
-	case TypeIQ4_XS:
-		hd, ls, msg := super(s, -32, 31, "scale")
-		if msg != "" {
-			return msg
-		}
-		binary.LittleEndian.PutUint16(y[0:], hd)
-		var sh uint16
-		for j := range 8 {
-			v := byte(ls[j] + 32)
-			y[4+j/2] |= (v & 15) << (4 * (j % 2))
-			sh |= uint16(v>>4) << (2 * j)
-			split(y[8+16*j:], q[32*j:32*j+32])
-		}
-		binary.LittleEndian.PutUint16(y[2:], sh)
-	}
-	return ""
-}
-
-// putQ5Codes writes 32 5-bit codes (0..31) as the uint32 of fifth bits and
-// 16 bytes of low nibbles.
-func putQ5Codes(y []byte, q []int) {
-	var qh uint32
-	for j := range 16 {
-		lo, hi := q[j], q[j+16]
-		y[4+j] = byte(lo&15 | (hi&15)<<4)
-		qh |= uint32(lo>>4&1)<<j | uint32(hi>>4&1)<<(j+16)
-	}
-	binary.LittleEndian.PutUint32(y, qh)
 }

@@ -100,3 +100,35 @@ func TestPackBlocksErrors(t *testing.T) {
 	assert.Panics(t, func() { UnpackBlocks(TypeQ4_K, codes, scales[:7], mins, make([]byte, 144)) })
 	assert.Panics(t, func() { UnpackBlocks(TypeIQ2_XXS, codes, scales, mins, make([]byte, 66)) })
 }
+
+// BenchmarkUnpackPackBlocks measures UnpackBlocks and PackBlocks on 64 Ki
+// elements of our quantizer's blocks of each type they take.
+func BenchmarkUnpackPackBlocks(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	x := make([]float32, 64<<10)
+	for i := range x {
+		x[i] = float32(rng.NormFloat64())
+	}
+	for _, typ := range decodedTypes {
+		n := len(x)
+		size, _ := typ.Size(int64(n))
+		blocks := make([]byte, size)
+		require.NoError(b, Quantize(typ, blocks, x, nil))
+		ns := n / SubBlockSize(typ)
+		codes, scales, mins := make([]uint8, n), make([]float32, ns), make([]float32, ns)
+		b.Run("unpack/"+typ.String(), func(b *testing.B) {
+			b.SetBytes(int64(n))
+			for b.Loop() {
+				UnpackBlocks(typ, codes, scales, mins, blocks)
+			}
+		})
+		b.Run("pack/"+typ.String(), func(b *testing.B) {
+			b.SetBytes(int64(n))
+			for b.Loop() {
+				if err := PackBlocks(typ, blocks, codes, scales, mins); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -314,49 +314,14 @@ func (d *decoder) str(what string, maxLen int) (string, error) {
 // file decodes the header: magic, version, counts, metadata and tensor
 // infos, and validates the tensor data ranges.
 func (d *decoder) file() (*File, error) {
-	if err := d.need(4, "magic"); err != nil {
-		return nil, err
-	}
-	var magic [4]byte
-	if err := d.readFull(magic[:], "magic"); err != nil {
-		return nil, err
-	}
-	if string(magic[:]) != Magic {
-		return nil, d.failKind(fileerr.NotFormat, 0, "bad magic %q, want %q", magic[:], Magic)
-	}
-	version, err := d.u32("version")
+	version, err := d.preamble()
 	if err != nil {
 		return nil, err
 	}
-	if version != Version {
-		if version&0xFFFF == 0 {
-			return nil, d.failKind(fileerr.Unsupported, 4, "version %#x: a big-endian GGUF file, which is not supported", version)
-		}
-		return nil, d.failKind(fileerr.Unsupported, 4, "unsupported GGUF version %d (only version %d is supported)", version, Version)
-	}
-	nTensors, err := d.u64("tensor_count")
+	nTensors, nKV, err := d.counts()
 	if err != nil {
 		return nil, err
 	}
-	nKV, err := d.u64("kv_count")
-	if err != nil {
-		return nil, err
-	}
-	rest := uint64(d.size - d.off)
-	if nTensors > rest/minTensorInfo || nKV > rest/minKV || nTensors*minTensorInfo+nKV*minKV > rest {
-		return nil, d.fail(8, io.ErrUnexpectedEOF, "tensor_count %d and kv_count %d cannot fit in the %d bytes after the header",
-			nTensors, nKV, rest)
-	}
-	for _, c := range []struct {
-		what string
-		n    uint64
-	}{{"tensor_count", nTensors}, {"kv_count", nKV}} {
-		if c.n > MaxTensors {
-			return nil, d.failKind(fileerr.TooLarge, 8, "%s %d is more than %d, the limit: the file is damaged or hostile",
-				c.what, c.n, MaxTensors)
-		}
-	}
-
 	f := &File{
 		Version:   version,
 		KV:        make([]KV, 0, nKV),
@@ -392,6 +357,57 @@ func (d *decoder) file() (*File, error) {
 		return nil, err
 	}
 	return f, nil
+}
+
+// preamble decodes the magic and the version, which must be Version.
+func (d *decoder) preamble() (uint32, error) {
+	if err := d.need(4, "magic"); err != nil {
+		return 0, err
+	}
+	var magic [4]byte
+	if err := d.readFull(magic[:], "magic"); err != nil {
+		return 0, err
+	}
+	if string(magic[:]) != Magic {
+		return 0, d.failKind(fileerr.NotFormat, 0, "bad magic %q, want %q", magic[:], Magic)
+	}
+	version, err := d.u32("version")
+	if err != nil {
+		return 0, err
+	}
+	if version != Version {
+		if version&0xFFFF == 0 {
+			return 0, d.failKind(fileerr.Unsupported, 4, "version %#x: a big-endian GGUF file, which is not supported", version)
+		}
+		return 0, d.failKind(fileerr.Unsupported, 4, "unsupported GGUF version %d (only version %d is supported)", version, Version)
+	}
+	return version, nil
+}
+
+// counts decodes the tensor and key/value counts, which must fit the rest
+// of the file and MaxTensors.
+func (d *decoder) counts() (nTensors, nKV uint64, err error) {
+	if nTensors, err = d.u64("tensor_count"); err != nil {
+		return 0, 0, err
+	}
+	if nKV, err = d.u64("kv_count"); err != nil {
+		return 0, 0, err
+	}
+	rest := uint64(d.size - d.off)
+	if nTensors > rest/minTensorInfo || nKV > rest/minKV || nTensors*minTensorInfo+nKV*minKV > rest {
+		return 0, 0, d.fail(8, io.ErrUnexpectedEOF, "tensor_count %d and kv_count %d cannot fit in the %d bytes after the header",
+			nTensors, nKV, rest)
+	}
+	for _, c := range []struct {
+		what string
+		n    uint64
+	}{{"tensor_count", nTensors}, {"kv_count", nKV}} {
+		if c.n > MaxTensors {
+			return 0, 0, d.failKind(fileerr.TooLarge, 8, "%s %d is more than %d, the limit: the file is damaged or hostile",
+				c.what, c.n, MaxTensors)
+		}
+	}
+	return nTensors, nKV, nil
 }
 
 // kv decodes one key/value pair into f.
@@ -501,26 +517,9 @@ func (d *decoder) value(t ValueType, depth int) (Value, error) {
 
 // array decodes an array value (element type, count, elements).
 func (d *decoder) array(depth int) (Value, error) {
-	start := d.off
-	et, err := d.u32("array element type")
+	elem, n, err := d.arrayHead(depth)
 	if err != nil {
 		return Value{}, err
-	}
-	elem := ValueType(et)
-	if !elem.valid() {
-		return Value{}, d.fail(start, nil, "invalid array element type %d", et)
-	}
-	if elem == ValueArray && depth+1 >= maxArrayDepth {
-		return Value{}, d.fail(start, nil, "arrays nested deeper than %d", maxArrayDepth)
-	}
-	n, err := d.u64("array length")
-	if err != nil {
-		return Value{}, err
-	}
-	if left := uint64(d.size - d.off); n > left/uint64(elem.minSize()) {
-		return Value{}, d.fail(start+4, io.ErrUnexpectedEOF,
-			"array of %d %v elements needs at least %d bytes per element, %d bytes left in the file",
-			n, elem, elem.minSize(), left)
 	}
 	switch elem {
 	case ValueUint8:
@@ -544,25 +543,9 @@ func (d *decoder) array(depth int) (Value, error) {
 	case ValueFloat64:
 		return readScalars[float64](d, n, elem)
 	case ValueBool:
-		b := make([]byte, n)
-		if err := d.readFull(b, "bool array"); err != nil {
-			return Value{}, err
-		}
-		xs := make([]bool, n)
-		for i, c := range b {
-			xs[i] = c != 0
-		}
-		return Array(xs), nil
+		return d.boolArray(n)
 	case ValueString:
-		xs := make([]string, n)
-		for i := range xs {
-			s, err := d.str("string array element", -1)
-			if err != nil {
-				return Value{}, err
-			}
-			xs[i] = s
-		}
-		return Array(xs), nil
+		return d.stringArray(n)
 	}
 	xs := make([]Value, n)
 	for i := range xs {
@@ -573,6 +556,59 @@ func (d *decoder) array(depth int) (Value, error) {
 		xs[i] = v
 	}
 	return ArrayOfArrays(xs), nil
+}
+
+// arrayHead decodes an array's element type and length, which must fit
+// the rest of the file.
+func (d *decoder) arrayHead(depth int) (ValueType, uint64, error) {
+	start := d.off
+	et, err := d.u32("array element type")
+	if err != nil {
+		return 0, 0, err
+	}
+	elem := ValueType(et)
+	if !elem.valid() {
+		return 0, 0, d.fail(start, nil, "invalid array element type %d", et)
+	}
+	if elem == ValueArray && depth+1 >= maxArrayDepth {
+		return 0, 0, d.fail(start, nil, "arrays nested deeper than %d", maxArrayDepth)
+	}
+	n, err := d.u64("array length")
+	if err != nil {
+		return 0, 0, err
+	}
+	if left := uint64(d.size - d.off); n > left/uint64(elem.minSize()) {
+		return 0, 0, d.fail(start+4, io.ErrUnexpectedEOF,
+			"array of %d %v elements needs at least %d bytes per element, %d bytes left in the file",
+			n, elem, elem.minSize(), left)
+	}
+	return elem, n, nil
+}
+
+// boolArray decodes the n elements of a bool array.
+func (d *decoder) boolArray(n uint64) (Value, error) {
+	b := make([]byte, n)
+	if err := d.readFull(b, "bool array"); err != nil {
+		return Value{}, err
+	}
+	xs := make([]bool, n)
+	for i, c := range b {
+		xs[i] = c != 0
+	}
+	return Array(xs), nil
+}
+
+// stringArray decodes the n elements of a string array.
+func (d *decoder) stringArray(n uint64) (Value, error) {
+	xs := make([]string, n)
+	for i := range xs {
+		s, err := d.str("string array element", -1)
+		if err != nil {
+			return Value{}, err
+		}
+		xs[i] = s
+	}
+	return Array(xs), nil
 }
 
 // readScalars reads n fixed-size little-endian elements, whose size the
@@ -594,58 +630,18 @@ func readScalars[T uint8 | int8 | uint16 | int16 | uint32 | int32 | float32 | ui
 // tensorInfo decodes one tensor info into f and returns the file offset of
 // its offset field.
 func (d *decoder) tensorInfo(f *File) (int64, error) {
-	d.tensor = ""
-	nameOff := d.off
-	name, err := d.str("tensor name", MaxNameLen)
+	name, err := d.tensorName(f)
 	if err != nil {
 		return 0, err
-	}
-	d.tensor = name
-	if name == "" {
-		return 0, d.fail(nameOff, nil, "empty tensor name (GGUF tensor names are 1 to %d bytes)", MaxNameLen)
-	}
-	if !utf8.ValidString(name) {
-		return 0, d.fail(nameOff, nil, "tensor name is not valid UTF-8 (GGUF strings are UTF-8); the file is damaged or was not written by a GGUF writer")
-	}
-	if _, dup := f.tIdx[name]; dup {
-		return 0, d.fail(nameOff, nil, "duplicate tensor name")
 	}
 	dimsOff := d.off
-	nDims, err := d.u32("n_dims")
+	dims, nelem, err := d.dims()
 	if err != nil {
 		return 0, err
 	}
-	if nDims > MaxDims {
-		return 0, d.fail(dimsOff, nil, "n_dims %d > %d", nDims, MaxDims)
-	}
-	dims := make([]int, nDims)
-	nelem := uint64(1)
-	overflow := false
-	for i := range dims {
-		off := d.off
-		x, err := d.u64("dimension")
-		if err != nil {
-			return 0, err
-		}
-		if x > math.MaxInt64 || x > uint64(math.MaxInt) {
-			return 0, d.fail(off, nil, "dimension %d is %d, too large", i, x)
-		}
-		dims[i] = int(x)
-		hi, lo := bits.Mul64(nelem, x)
-		nelem = lo
-		overflow = overflow || hi != 0 || lo > math.MaxInt64
-	}
-	if overflow {
-		return 0, d.fail(dimsOff, nil, "number of elements of dims %v overflows int64", dims)
-	}
-	typOff := d.off
-	tv, err := d.u32("type")
+	typ, err := d.tensorType()
 	if err != nil {
 		return 0, err
-	}
-	typ := Type(tv)
-	if !typ.Known() {
-		return 0, d.failKind(fileerr.Unsupported, typOff, "unknown ggml type %d", tv)
 	}
 	ne0 := 1
 	if len(dims) > 0 {
@@ -669,6 +665,76 @@ func (d *decoder) tensorInfo(f *File) (int64, error) {
 	f.tIdx[name] = len(f.Tensors)
 	f.Tensors = append(f.Tensors, TensorInfo{Name: name, Type: typ, Dims: dims, Offset: int64(offset), Size: size})
 	return offOff, nil
+}
+
+// tensorName decodes a tensor's name, which must be valid UTF-8, not empty
+// and new in f, and makes it the tensor errors name.
+func (d *decoder) tensorName(f *File) (string, error) {
+	d.tensor = ""
+	nameOff := d.off
+	name, err := d.str("tensor name", MaxNameLen)
+	if err != nil {
+		return "", err
+	}
+	d.tensor = name
+	if name == "" {
+		return "", d.fail(nameOff, nil, "empty tensor name (GGUF tensor names are 1 to %d bytes)", MaxNameLen)
+	}
+	if !utf8.ValidString(name) {
+		return "", d.fail(nameOff, nil, "tensor name is not valid UTF-8 (GGUF strings are UTF-8); the file is damaged or was not written by a GGUF writer")
+	}
+	if _, dup := f.tIdx[name]; dup {
+		return "", d.fail(nameOff, nil, "duplicate tensor name")
+	}
+	return name, nil
+}
+
+// dims decodes a tensor's n_dims and dimensions and returns them with
+// their product, which must fit an int64.
+func (d *decoder) dims() ([]int, uint64, error) {
+	dimsOff := d.off
+	nDims, err := d.u32("n_dims")
+	if err != nil {
+		return nil, 0, err
+	}
+	if nDims > MaxDims {
+		return nil, 0, d.fail(dimsOff, nil, "n_dims %d > %d", nDims, MaxDims)
+	}
+	dims := make([]int, nDims)
+	nelem := uint64(1)
+	overflow := false
+	for i := range dims {
+		off := d.off
+		x, err := d.u64("dimension")
+		if err != nil {
+			return nil, 0, err
+		}
+		if x > math.MaxInt64 || x > uint64(math.MaxInt) {
+			return nil, 0, d.fail(off, nil, "dimension %d is %d, too large", i, x)
+		}
+		dims[i] = int(x)
+		hi, lo := bits.Mul64(nelem, x)
+		nelem = lo
+		overflow = overflow || hi != 0 || lo > math.MaxInt64
+	}
+	if overflow {
+		return nil, 0, d.fail(dimsOff, nil, "number of elements of dims %v overflows int64", dims)
+	}
+	return dims, nelem, nil
+}
+
+// tensorType decodes a tensor's ggml type, which must be Known.
+func (d *decoder) tensorType() (Type, error) {
+	typOff := d.off
+	tv, err := d.u32("type")
+	if err != nil {
+		return 0, err
+	}
+	typ := Type(tv)
+	if !typ.Known() {
+		return 0, d.failKind(fileerr.Unsupported, typOff, "unknown ggml type %d", tv)
+	}
+	return typ, nil
 }
 
 // checkRanges checks that every tensor's data is aligned, inside the file

@@ -135,6 +135,27 @@ func Plan(mix Mix, model Model, tensors []Tensor, opt Options) ([]Decision, erro
 	if model.Layers <= 0 {
 		model.Layers = maxLayer + 1
 	}
+	pos, err := positions(mix, model, tensors, cats, layers, opt)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Decision, len(tensors))
+	for i, t := range tensors {
+		if layers[i] >= model.Layers {
+			return nil, &TensorError{Name: t.Name, Reason: fmt.Sprintf("layer %d outside the model's %d layers", layers[i], model.Layers)}
+		}
+		d, err := decide(mix, model, t, cats[i], layers[i], pos[i], tied, opt)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = d
+	}
+	return out, nil
+}
+
+// llamaOrder returns the indices of tensors in llama.cpp's order: by
+// layer (of layers, one per tensor), then by name.
+func llamaOrder(tensors []Tensor, layers []int) []int {
 	order := make([]int, len(tensors))
 	for i := range order {
 		order[i] = i
@@ -146,6 +167,15 @@ func Plan(mix Mix, model Model, tensors []Tensor, opt Options) ([]Decision, erro
 		}
 		return tensors[ia].Name < tensors[ib].Name
 	})
+	return order
+}
+
+// positions places each tensor (of category cats[i], in layer layers[i])
+// as Plan says: attention-V tensors by their rank among them, FFN tensors
+// by their rank among their kind, or by layer for a mixture of experts,
+// whose layer the mix's rules then need inside the model.
+func positions(mix Mix, model Model, tensors []Tensor, cats []Category, layers []int,
+	opt Options) ([]position, error) {
 	nAttnV := 0
 	for _, c := range cats {
 		if c.attnVLike() {
@@ -155,7 +185,7 @@ func Plan(mix Mix, model Model, tensors []Tensor, opt Options) ([]Decision, erro
 	pos := make([]position, len(tensors))
 	var iAttnV int
 	iFFN := map[Category]int{}
-	for _, i := range order {
+	for _, i := range llamaOrder(tensors, layers) {
 		c := cats[i]
 		p := position{nAttnV: nAttnV, nFFN: model.Layers}
 		if c.attnVLike() {
@@ -177,18 +207,7 @@ func Plan(mix Mix, model Model, tensors []Tensor, opt Options) ([]Decision, erro
 		}
 		pos[i] = p
 	}
-	out := make([]Decision, len(tensors))
-	for i, t := range tensors {
-		if layers[i] >= model.Layers {
-			return nil, &TensorError{Name: t.Name, Reason: fmt.Sprintf("layer %d outside the model's %d layers", layers[i], model.Layers)}
-		}
-		d, err := decide(mix, model, t, cats[i], layers[i], pos[i], tied, opt)
-		if err != nil {
-			return nil, err
-		}
-		out[i] = d
-	}
-	return out, nil
+	return pos, nil
 }
 
 // usesPosition reports whether the mix has a rule for the category that

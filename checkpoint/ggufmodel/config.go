@@ -139,8 +139,19 @@ const maxLayers = 1 << 16
 // readParams reads the hyper-parameters of architecture arch.
 func readParams(c config, modelType, arch string) (*Params, error) {
 	p := &Params{ModelType: modelType, Arch: arch}
-	k := func(s string) string { return arch + "." + s }
-	var err error
+	steps := []func(config, *Params) error{readSizes, readHeads, readNorms, readRope, readTied}
+	for _, read := range steps {
+		if err := read(c, p); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+// readSizes reads the required sizes: context, hidden, layers (at most
+// maxLayers), feed-forward, heads and vocabulary.
+func readSizes(c config, p *Params) error {
+	k := func(s string) string { return p.Arch + "." + s }
 	ints := []struct {
 		dst    *int
 		key    string
@@ -154,67 +165,94 @@ func readParams(c config, modelType, arch string) (*Params, error) {
 		{&p.Vocab, k("vocab_size"), []string{"vocab_size", "n_vocab"}},
 	}
 	for _, f := range ints {
+		var err error
 		if *f.dst, _, err = c.intField(f.key, true, f.fields...); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if p.Layers > maxLayers {
-		return nil, &UnsupportedError{File: ConfigFile, Field: "num_hidden_layers", Value: strconv.Itoa(p.Layers),
+		return &UnsupportedError{File: ConfigFile, Field: "num_hidden_layers", Value: strconv.Itoa(p.Layers),
 			Reason: fmt.Sprintf("more than %d layers; check config.json", maxLayers)}
 	}
+	return nil
+}
+
+// readHeads reads the key/value heads (Heads when unset) and the head size
+// (Hidden/Heads when unset; required for Gemma), and checks that they fit
+// each other and the architecture.
+func readHeads(c config, p *Params) error {
+	arch := p.Arch
 	var set bool
-	if p.KVHeads, set, err = c.intField(k("attention.head_count_kv"), false, "num_key_value_heads", "n_kv_heads"); err != nil {
-		return nil, err
-	} else if !set {
+	var err error
+	p.KVHeads, set, err = c.intField(arch+".attention.head_count_kv", false,
+		"num_key_value_heads", "n_kv_heads")
+	if err != nil {
+		return err
+	}
+	if !set {
 		p.KVHeads = p.Heads
 	}
-	if p.HeadDim, p.HeadDimSet, err = c.intField(k("attention.key_length"), arch == "gemma", "head_dim"); err != nil {
-		return nil, err
+	p.HeadDim, p.HeadDimSet, err = c.intField(arch+".attention.key_length", arch == "gemma", "head_dim")
+	if err != nil {
+		return err
 	}
 	if !p.HeadDimSet {
 		if p.Hidden%p.Heads != 0 {
-			return nil, &UnsupportedError{File: ConfigFile, Field: "hidden_size", Value: strconv.Itoa(p.Hidden),
+			return &UnsupportedError{File: ConfigFile, Field: "hidden_size", Value: strconv.Itoa(p.Hidden),
 				Reason: fmt.Sprintf("not a multiple of num_attention_heads %d, and no head_dim is given", p.Heads)}
 		}
 		p.HeadDim = p.Hidden / p.Heads
 	}
 	if p.Heads%p.KVHeads != 0 {
-		return nil, &UnsupportedError{File: ConfigFile, Field: "num_key_value_heads", Value: strconv.Itoa(p.KVHeads),
+		return &UnsupportedError{File: ConfigFile, Field: "num_key_value_heads", Value: strconv.Itoa(p.KVHeads),
 			Reason: fmt.Sprintf("does not divide num_attention_heads %d", p.Heads)}
 	}
 	if p.HeadDim%2 != 0 {
-		return nil, &UnsupportedError{File: ConfigFile, Field: "head_dim", Value: strconv.Itoa(p.HeadDim), Reason: "rotary embeddings need an even head size"}
+		return &UnsupportedError{File: ConfigFile, Field: "head_dim", Value: strconv.Itoa(p.HeadDim), Reason: "rotary embeddings need an even head size"}
 	}
 	if arch == "qwen2" && p.Heads*p.HeadDim != p.Hidden {
-		return nil, &UnsupportedError{File: ConfigFile, Field: "head_dim", Value: strconv.Itoa(p.HeadDim),
+		return &UnsupportedError{File: ConfigFile, Field: "head_dim", Value: strconv.Itoa(p.HeadDim),
 			Reason: fmt.Sprintf("llama.cpp's qwen2 needs num_attention_heads × head_dim = hidden_size, not %d × %d ≠ %d", p.Heads, p.HeadDim, p.Hidden)}
 	}
-	if p.RMSEps, _, err = c.floatField(ConfigFile, k("attention.layer_norm_rms_epsilon"), true, "rms_norm_eps", "norm_eps"); err != nil {
-		return nil, err
+	return nil
+}
+
+// readNorms reads the RMS norm epsilon, which must be positive, and checks
+// that rotary embeddings rotate whole heads.
+func readNorms(c config, p *Params) error {
+	var err error
+	p.RMSEps, _, err = c.floatField(ConfigFile, p.Arch+".attention.layer_norm_rms_epsilon", true,
+		"rms_norm_eps", "norm_eps")
+	if err != nil {
+		return err
 	}
 	if p.RMSEps <= 0 {
-		return nil, &UnsupportedError{File: ConfigFile, Field: "rms_norm_eps", Value: strconv.FormatFloat(p.RMSEps, 'g', -1, 64), Reason: "want a positive epsilon"}
+		return &UnsupportedError{File: ConfigFile, Field: "rms_norm_eps", Value: strconv.FormatFloat(p.RMSEps, 'g', -1, 64), Reason: "want a positive epsilon"}
 	}
-	if prf, ok, err := c.floatField(ConfigFile, k("rope.dimension_count"), false, "partial_rotary_factor"); err != nil {
-		return nil, err
-	} else if ok && prf != 1 {
-		return nil, &UnsupportedError{File: ConfigFile, Field: "partial_rotary_factor", Value: strconv.FormatFloat(prf, 'g', -1, 64),
-			Reason: "llama.cpp's " + arch + " rotates whole heads"}
+	prf, ok, err := c.floatField(ConfigFile, p.Arch+".rope.dimension_count", false, "partial_rotary_factor")
+	if err != nil {
+		return err
 	}
-	if err := readRope(c, p); err != nil {
-		return nil, err
+	if ok && prf != 1 {
+		return &UnsupportedError{File: ConfigFile, Field: "partial_rotary_factor", Value: strconv.FormatFloat(prf, 'g', -1, 64),
+			Reason: "llama.cpp's " + p.Arch + " rotates whole heads"}
 	}
+	return nil
+}
+
+// readTied reads tie_word_embeddings, always true for Gemma.
+func readTied(c config, p *Params) error {
 	switch v := c["tie_word_embeddings"].(type) {
 	case bool:
 		p.Tied = v
 	case nil:
 	default:
-		return nil, &UnsupportedError{File: ConfigFile, Field: "tie_word_embeddings", Value: fmt.Sprint(v), Reason: "want true or false"}
+		return &UnsupportedError{File: ConfigFile, Field: "tie_word_embeddings", Value: fmt.Sprint(v), Reason: "want true or false"}
 	}
-	if arch == "gemma" {
+	if p.Arch == "gemma" {
 		p.Tied = true // Gemma's output head is always the token embedding
 	}
-	return p, nil
+	return nil
 }
 
 // readRope reads rope_theta and the RoPE scaling: rope_parameters (newer

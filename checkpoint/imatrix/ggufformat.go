@@ -175,61 +175,108 @@ func ggufMeta(f *gguf.File, m *Imatrix, path string) error {
 
 // ggufEntry checks one entry's tensors and computes its importance.
 func ggufEntry(f *gguf.File, name string, g *ggufGroup, path string) (Entry, error) {
-	fail := func(t *gguf.TensorInfo, err error, format string, args ...any) error {
-		off := int64(-1)
-		if t != nil {
-			off = f.DataOffset + t.Offset
-		}
-		return &FormatError{Format: formatName, Path: path, Tensor: name, Offset: off, Reason: fmt.Sprintf(format, args...), Err: err}
+	r := &ggufEntryReader{f: f, path: path, name: name, g: g}
+	nval, nmat, err := r.check()
+	if err != nil {
+		return Entry{}, err
 	}
+	e := Entry{Name: name, Matrices: int(nmat)}
+	if e.Counts, err = r.counts(nmat); err != nil {
+		return Entry{}, err
+	}
+	if e.Importance, err = r.importance(e.Counts, int(nval/nmat)); err != nil {
+		return Entry{}, err
+	}
+	if err := r.checkSum(); err != nil {
+		return Entry{}, err
+	}
+	return e, nil
+}
+
+// ggufEntryReader reads entry name from its tensors g in GGUF file f at
+// path.
+type ggufEntryReader struct {
+	f    *gguf.File
+	path string
+	name string
+	g    *ggufGroup
+}
+
+// fail is the *FormatError of the entry, at the data of tensor t if t is
+// not nil.
+func (r *ggufEntryReader) fail(t *gguf.TensorInfo, err error, format string, args ...any) error {
+	off := int64(-1)
+	if t != nil {
+		off = r.f.DataOffset + t.Offset
+	}
+	return &FormatError{Format: formatName, Path: r.path, Tensor: r.name, Offset: off,
+		Reason: fmt.Sprintf(format, args...), Err: err}
+}
+
+// check checks that the entry's tensors are there, F32 and of shapes that
+// agree, and returns the number of sums and of matrices.
+func (r *ggufEntryReader) check() (nval, nmat int64, err error) {
+	g, name := r.g, r.name
 	if g.sum2 == nil {
-		return Entry{}, fail(firstOf(g.counts, g.sum), nil, "tensor %s is missing", name+suffixSum2)
+		return 0, 0, r.fail(firstOf(g.counts, g.sum), nil, "tensor %s is missing", name+suffixSum2)
 	}
 	if g.counts == nil {
-		return Entry{}, fail(firstOf(g.sum2, g.sum), nil, "tensor %s is missing", name+suffixCounts)
+		return 0, 0, r.fail(firstOf(g.sum2, g.sum), nil, "tensor %s is missing", name+suffixCounts)
 	}
 	for _, t := range []*gguf.TensorInfo{g.sum2, g.counts, g.sum} {
 		if t != nil && t.Type != gguf.TypeF32 {
-			return Entry{}, fail(t, nil, "tensor %s is %v, want F32", t.Name, t.Type)
+			return 0, 0, r.fail(t, nil, "tensor %s is %v, want F32", t.Name, t.Type)
 		}
 	}
-	nval, nmat := g.sum2.NumElements(), g.counts.NumElements()
+	nval, nmat = g.sum2.NumElements(), g.counts.NumElements()
 	if nmat < 1 || nval < 1 || nval%nmat != 0 {
-		return Entry{}, fail(g.sum2, nil, "%d sums do not divide into %d matrices", nval, nmat)
+		return 0, 0, r.fail(g.sum2, nil, "%d sums do not divide into %d matrices", nval, nmat)
 	}
 	if len(g.sum2.Dims) > 1 && int64(g.sum2.Dims[1]) != nmat {
-		return Entry{}, fail(g.sum2, nil, "%s has dimensions %v, want [%d %d]", g.sum2.Name, g.sum2.Dims, nval/nmat, nmat)
+		return 0, 0, r.fail(g.sum2, nil, "%s has dimensions %v, want [%d %d]", g.sum2.Name, g.sum2.Dims, nval/nmat, nmat)
 	}
 	if len(g.counts.Dims) > 0 && g.counts.Dims[0] != 1 {
-		return Entry{}, fail(g.counts, nil, "%s has dimensions %v, want [1 %d]", g.counts.Name, g.counts.Dims, nmat)
+		return 0, 0, r.fail(g.counts, nil, "%s has dimensions %v, want [1 %d]", g.counts.Name, g.counts.Dims, nmat)
 	}
 	if g.sum != nil && g.sum.NumElements() != nval {
-		return Entry{}, fail(g.sum, nil, "%s has %d elements, %s has %d", g.sum.Name, g.sum.NumElements(),
+		return 0, 0, r.fail(g.sum, nil, "%s has %d elements, %s has %d", g.sum.Name, g.sum.NumElements(),
 			g.sum2.Name, nval)
 	}
+	return nval, nmat, nil
+}
 
-	counts, err := f.Float32s(g.counts.Name)
+// counts reads the nmat counts, each a finite float ≥ 0, rounded.
+func (r *ggufEntryReader) counts(nmat int64) ([]int64, error) {
+	t := r.g.counts
+	counts, err := r.f.Float32s(t.Name)
 	if err != nil {
-		return Entry{}, fail(g.counts, err, "reading %s", g.counts.Name)
+		return nil, r.fail(t, err, "reading %s", t.Name)
 	}
-	e := Entry{Name: name, Matrices: int(nmat), Counts: make([]int64, nmat)}
+	out := make([]int64, nmat)
 	for j, c := range counts {
 		if !(c >= 0 && c < maxCount) { // also rejects NaN
-			return Entry{}, fail(g.counts, nil, "count %d is %v (want a finite count ≥ 0)", j, c)
+			return nil, r.fail(t, nil, "count %d is %v (want a finite count ≥ 0)", j, c)
 		}
-		e.Counts[j] = int64(math.Round(float64(c)))
+		out[j] = int64(math.Round(float64(c)))
 	}
-	sums, err := f.Float32s(g.sum2.Name)
+	return out, nil
+}
+
+// importance reads the sums of squares, rows of cols per matrix, each
+// finite and ≥ 0, and divides each row by its matrix's count (a matrix
+// without activations gets 1 for every column).
+func (r *ggufEntryReader) importance(counts []int64, cols int) ([]float32, error) {
+	t := r.g.sum2
+	sums, err := r.f.Float32s(t.Name)
 	if err != nil {
-		return Entry{}, fail(g.sum2, err, "reading %s", g.sum2.Name)
+		return nil, r.fail(t, err, "reading %s", t.Name)
 	}
-	cols := int(nval / nmat)
-	for j := range int(nmat) {
+	for j := range counts {
 		row := sums[j*cols : (j+1)*cols]
-		c := float32(e.Counts[j])
+		c := float32(counts[j])
 		for i, s := range row {
 			if math.IsNaN(float64(s)) || math.IsInf(float64(s), 0) || s < 0 {
-				return Entry{}, fail(g.sum2, nil, "sum %d of matrix %d is %v (a sum of squares must be finite and ≥ 0)",
+				return nil, r.fail(t, nil, "sum %d of matrix %d is %v (a sum of squares must be finite and ≥ 0)",
 					i, j, s)
 			}
 			if c > 0 {
@@ -239,19 +286,26 @@ func ggufEntry(f *gguf.File, name string, g *ggufGroup, path string) (Entry, err
 			}
 		}
 	}
-	e.Importance = sums
-	if g.sum != nil {
-		plain, err := f.Float32s(g.sum.Name)
-		if err != nil {
-			return Entry{}, fail(g.sum, err, "reading %s", g.sum.Name)
-		}
-		for i, s := range plain {
-			if math.IsNaN(float64(s)) || math.IsInf(float64(s), 0) {
-				return Entry{}, fail(g.sum, nil, "sum %d is %v (want a finite value)", i, s)
-			}
+	return sums, nil
+}
+
+// checkSum checks that the optional plain sums, if there are any, are
+// finite.
+func (r *ggufEntryReader) checkSum() error {
+	t := r.g.sum
+	if t == nil {
+		return nil
+	}
+	plain, err := r.f.Float32s(t.Name)
+	if err != nil {
+		return r.fail(t, err, "reading %s", t.Name)
+	}
+	for i, s := range plain {
+		if math.IsNaN(float64(s)) || math.IsInf(float64(s), 0) {
+			return r.fail(t, nil, "sum %d is %v (want a finite value)", i, s)
 		}
 	}
-	return e, nil
+	return nil
 }
 
 // firstOf returns the first non-nil tensor, or nil.

@@ -3,9 +3,9 @@ package imatrix
 import (
 	"encoding/binary"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/npy"
@@ -47,105 +47,144 @@ func ReadNPZ(path string) (*Stats, error) {
 	if err != nil {
 		return nil, within(path, "reading the archive", err)
 	}
-	if !slices.ContainsFunc(arrays, func(a npy.Named) bool {
-		n := a.Name
-		return n == npzDatasets || n == npzChunkCount || n == npzChunkSize || strings.HasSuffix(n, suffixSum2) || strings.HasSuffix(n, suffixCounts)
-	}) {
+	if !slices.ContainsFunc(arrays, isNPZImatrixArray) {
 		return nil, &NotImatrixError{Path: path, Err: &FormatError{Format: formatName, Path: path, Offset: -1, Kind: fileerr.NotFormat,
 			Reason: fmt.Sprintf("none of its %d arrays is %s, %s, %s, W%s or W%s", len(arrays), npzDatasets, npzChunkCount, npzChunkSize, suffixSum2, suffixCounts)}}
 	}
-	fail := func(entry, format string, args ...any) error {
-		return &FormatError{Format: formatName, Path: path, Tensor: entry, Offset: -1, Reason: fmt.Sprintf(format, args...)}
-	}
-	s := &Stats{}
-	type group struct{ sum2, counts, sum *npy.Array }
-	groups := map[string]*group{}
-	get := func(name string) *group {
-		g := groups[name]
-		if g == nil {
-			g = &group{}
-			groups[name] = g
-		}
-		return g
-	}
-	seenMeta := map[string]bool{}
+	r := &npzReader{path: path, s: &Stats{}, groups: map[string]*npzGroup{},
+		seen: map[string]bool{}}
 	for _, a := range arrays {
-		name := a.Name
-		switch {
-		case name == npzDatasets:
-			if a.DType != npy.Uint8 || len(a.Shape) != 1 {
-				return nil, fail("", "array %s is %v %v, want uint8 [n]", name, a.DType, a.Shape)
-			}
-			text := string(a.Data)
-			if text != "" && !strings.HasSuffix(text, "\n") {
-				return nil, fail("", "array %s: the last name does not end with a newline", name)
-			}
-			if text != "" {
-				s.Datasets = strings.Split(strings.TrimSuffix(text, "\n"), "\n")
-			}
-		case name == npzChunkCount || name == npzChunkSize:
-			vs, err := npzInts(a.Array)
-			if err != nil || len(vs) != 1 {
-				return nil, fail("", "array %s: want one integer (%d values, %v)", name, len(vs), err)
-			}
-			if name == npzChunkCount {
-				s.ChunkCount = vs[0]
-			} else {
-				s.ChunkSize = vs[0]
-			}
-		case strings.HasSuffix(name, suffixSum2):
-			get(strings.TrimSuffix(name, suffixSum2)).sum2 = a.Array
-		case strings.HasSuffix(name, suffixCounts):
-			get(strings.TrimSuffix(name, suffixCounts)).counts = a.Array
-		case strings.HasSuffix(name, suffixSum):
-			get(strings.TrimSuffix(name, suffixSum)).sum = a.Array
-		default:
-			return nil, fail("", "array %q is neither metadata (%s, %s, %s) nor W%s, W%s or W%s",
-				name, npzDatasets, npzChunkCount, npzChunkSize, suffixSum2, suffixCounts, suffixSum)
+		if err := r.add(a); err != nil {
+			return nil, err
 		}
-		seenMeta[name] = true
 	}
 	for _, k := range []string{npzDatasets, npzChunkCount, npzChunkSize} {
-		if !seenMeta[k] {
-			return nil, fail("", "array %s is missing", k)
+		if !r.seen[k] {
+			return nil, r.fail("", "array %s is missing", k)
 		}
 	}
-	if len(groups) == 0 {
-		return nil, fail("", "no W%s arrays", suffixSum2)
+	if len(r.groups) == 0 {
+		return nil, r.fail("", "no W%s arrays", suffixSum2)
 	}
-	names := make([]string, 0, len(groups))
-	for n := range groups {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		g := groups[n]
-		switch {
-		case g.sum2 == nil:
-			return nil, fail(n, "array %s is missing", n+suffixSum2)
-		case g.counts == nil:
-			return nil, fail(n, "array %s is missing", n+suffixCounts)
-		}
-		st := Stat{Name: n}
-		counts, err := npzInts(g.counts)
+	for _, n := range slices.Sorted(maps.Keys(r.groups)) {
+		st, err := r.stat(n, r.groups[n])
 		if err != nil {
-			return nil, fail(n, "array %s: %v", n+suffixCounts, err)
+			return nil, err
 		}
-		if len(g.counts.Shape) > 2 || len(g.counts.Shape) == 2 && g.counts.Shape[1] != 1 {
-			return nil, fail(n, "array %s has shape %v, want [matrices]", n+suffixCounts, g.counts.Shape)
-		}
-		st.Counts = counts
-		if st.Sum2, err = npzSums(g.sum2, len(counts)); err != nil {
-			return nil, fail(n, "array %s: %v", n+suffixSum2, err)
-		}
-		if g.sum != nil {
-			if st.Sum, err = npzSums(g.sum, len(counts)); err != nil {
-				return nil, fail(n, "array %s: %v", n+suffixSum, err)
-			}
-		}
-		s.Entries = append(s.Entries, st)
+		r.s.Entries = append(r.s.Entries, st)
 	}
-	return s, nil
+	return r.s, nil
+}
+
+// isNPZImatrixArray reports whether a is one of the arrays of an .npz
+// imatrix: metadata, or the sums of squares or counts of a weight.
+func isNPZImatrixArray(a npy.Named) bool {
+	n := a.Name
+	return n == npzDatasets || n == npzChunkCount || n == npzChunkSize ||
+		strings.HasSuffix(n, suffixSum2) || strings.HasSuffix(n, suffixCounts)
+}
+
+// npzGroup holds the arrays of one weight of an .npz imatrix.
+type npzGroup struct{ sum2, counts, sum *npy.Array }
+
+// npzReader reads the arrays of the .npz imatrix at path into s: the
+// metadata directly, the weights' arrays grouped by weight.
+type npzReader struct {
+	path   string
+	s      *Stats
+	groups map[string]*npzGroup
+	seen   map[string]bool // the names of the arrays read
+}
+
+// fail is the *FormatError of the archive, about entry if it is not empty.
+func (r *npzReader) fail(entry, format string, args ...any) error {
+	return &FormatError{Format: formatName, Path: r.path, Tensor: entry, Offset: -1,
+		Reason: fmt.Sprintf(format, args...)}
+}
+
+// group returns the group of weight name, new if there is none.
+func (r *npzReader) group(name string) *npzGroup {
+	g := r.groups[name]
+	if g == nil {
+		g = &npzGroup{}
+		r.groups[name] = g
+	}
+	return g
+}
+
+// add reads array a: metadata into s, a weight's array into its group.
+func (r *npzReader) add(a npy.Named) error {
+	name := a.Name
+	switch {
+	case name == npzDatasets:
+		if err := r.datasets(a); err != nil {
+			return err
+		}
+	case name == npzChunkCount || name == npzChunkSize:
+		vs, err := npzInts(a.Array)
+		if err != nil || len(vs) != 1 {
+			return r.fail("", "array %s: want one integer (%d values, %v)", name, len(vs), err)
+		}
+		if name == npzChunkCount {
+			r.s.ChunkCount = vs[0]
+		} else {
+			r.s.ChunkSize = vs[0]
+		}
+	case strings.HasSuffix(name, suffixSum2):
+		r.group(strings.TrimSuffix(name, suffixSum2)).sum2 = a.Array
+	case strings.HasSuffix(name, suffixCounts):
+		r.group(strings.TrimSuffix(name, suffixCounts)).counts = a.Array
+	case strings.HasSuffix(name, suffixSum):
+		r.group(strings.TrimSuffix(name, suffixSum)).sum = a.Array
+	default:
+		return r.fail("", "array %q is neither metadata (%s, %s, %s) nor W%s, W%s or W%s",
+			name, npzDatasets, npzChunkCount, npzChunkSize, suffixSum2, suffixCounts, suffixSum)
+	}
+	r.seen[name] = true
+	return nil
+}
+
+// datasets reads the dataset names of array a, each ending with a newline.
+func (r *npzReader) datasets(a npy.Named) error {
+	if a.DType != npy.Uint8 || len(a.Shape) != 1 {
+		return r.fail("", "array %s is %v %v, want uint8 [n]", a.Name, a.DType, a.Shape)
+	}
+	text := string(a.Data)
+	if text != "" && !strings.HasSuffix(text, "\n") {
+		return r.fail("", "array %s: the last name does not end with a newline", a.Name)
+	}
+	if text != "" {
+		r.s.Datasets = strings.Split(strings.TrimSuffix(text, "\n"), "\n")
+	}
+	return nil
+}
+
+// stat checks the arrays of weight n and returns its Stat.
+func (r *npzReader) stat(n string, g *npzGroup) (Stat, error) {
+	switch {
+	case g.sum2 == nil:
+		return Stat{}, r.fail(n, "array %s is missing", n+suffixSum2)
+	case g.counts == nil:
+		return Stat{}, r.fail(n, "array %s is missing", n+suffixCounts)
+	}
+	st := Stat{Name: n}
+	counts, err := npzInts(g.counts)
+	if err != nil {
+		return Stat{}, r.fail(n, "array %s: %v", n+suffixCounts, err)
+	}
+	if len(g.counts.Shape) > 2 || len(g.counts.Shape) == 2 && g.counts.Shape[1] != 1 {
+		return Stat{}, r.fail(n, "array %s has shape %v, want [matrices]", n+suffixCounts, g.counts.Shape)
+	}
+	st.Counts = counts
+	if st.Sum2, err = npzSums(g.sum2, len(counts)); err != nil {
+		return Stat{}, r.fail(n, "array %s: %v", n+suffixSum2, err)
+	}
+	if g.sum != nil {
+		if st.Sum, err = npzSums(g.sum, len(counts)); err != nil {
+			return Stat{}, r.fail(n, "array %s: %v", n+suffixSum, err)
+		}
+	}
+	return st, nil
 }
 
 // npzSums returns a float array of shape [matrices, cols] (or [cols] for

@@ -271,37 +271,7 @@ func (p *dictParser) parse() (Header, error) {
 		if p.consume('}') {
 			break
 		}
-		keyPos := p.pos
-		key, err := p.parseString("dict key")
-		if err != nil {
-			return h, err
-		}
-		k := -1
-		for i, name := range keyNames {
-			if key == name {
-				k = i
-			}
-		}
-		if k < 0 {
-			return h, p.errAt(keyPos, "unknown key %q", clip(key))
-		}
-		if seen[k] {
-			return h, p.errAt(keyPos, "duplicate key %q", key)
-		}
-		seen[k] = true
-		p.skipSpace()
-		if !p.consume(':') {
-			return h, p.errAt(p.pos, "expected ':' after key %q, found %s", key, p.found())
-		}
-		p.skipSpace()
-		switch k {
-		case keyDescr:
-			err = p.parseDescrValue(&h)
-		case keyFortran:
-			h.Fortran, err = p.parseBool()
-		case keyShape:
-			h.Shape, err = p.parseShape()
-		}
+		key, err := p.entry(&h, &seen)
 		if err != nil {
 			return h, err
 		}
@@ -327,6 +297,43 @@ func (p *dictParser) parse() (Header, error) {
 		return h, p.errAt(p.pos, "%v", err)
 	}
 	return h, nil
+}
+
+// entry parses one key: value entry of the header dict into h and returns
+// the key; seen records the keys met, each at most once.
+func (p *dictParser) entry(h *Header, seen *[numKeys]bool) (string, error) {
+	keyPos := p.pos
+	key, err := p.parseString("dict key")
+	if err != nil {
+		return "", err
+	}
+	k := -1
+	for i, name := range keyNames {
+		if key == name {
+			k = i
+		}
+	}
+	if k < 0 {
+		return "", p.errAt(keyPos, "unknown key %q", clip(key))
+	}
+	if seen[k] {
+		return "", p.errAt(keyPos, "duplicate key %q", key)
+	}
+	seen[k] = true
+	p.skipSpace()
+	if !p.consume(':') {
+		return "", p.errAt(p.pos, "expected ':' after key %q, found %s", key, p.found())
+	}
+	p.skipSpace()
+	switch k {
+	case keyDescr:
+		err = p.parseDescrValue(h)
+	case keyFortran:
+		h.Fortran, err = p.parseBool()
+	case keyShape:
+		h.Shape, err = p.parseShape()
+	}
+	return key, err
 }
 
 func (p *dictParser) parseString(what string) (string, error) {

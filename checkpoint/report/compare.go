@@ -115,6 +115,21 @@ func (r *Report) Compare() *Comparison {
 // value and SQNRs over its converted tensors, by elements.
 func (c *Comparison) WriteText(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight|tabwriter.Debug)
+	c.writeTextHead(tw)
+	for _, t := range c.Tensors {
+		fmt.Fprintf(tw, "%s\t", t.Name)
+		for i, cell := range t.Recipes {
+			c.writeTextCell(tw, cell, c.Recipes[i].Rotation != "")
+		}
+		fmt.Fprintln(tw)
+	}
+	c.writeTextMeans(tw)
+	return tw.Flush()
+}
+
+// writeTextHead writes WriteText's rows of labels, of recipes and of
+// column names.
+func (c *Comparison) writeTextHead(tw io.Writer) {
 	weighted := c.Imatrix != ""
 	var labels, recipes, head strings.Builder
 	labels.WriteString("\t")
@@ -137,41 +152,46 @@ func (c *Comparison) WriteText(w io.Writer) error {
 	fmt.Fprintln(tw, labels.String())
 	fmt.Fprintln(tw, recipes.String())
 	fmt.Fprintln(tw, head.String())
-	for _, t := range c.Tensors {
-		fmt.Fprintf(tw, "%s\t", t.Name)
-		for i, cell := range t.Recipes {
-			rotated := c.Recipes[i].Rotation != ""
-			if cell == nil {
-				fmt.Fprint(tw, "-\t-\t-\t")
-				if rotated {
-					fmt.Fprint(tw, "-\t")
-				}
-				if weighted {
-					fmt.Fprint(tw, "-\t")
-				}
-				continue
-			}
-			dt := cell.DataType
-			if !cell.Converted {
-				dt = "kept " + dt
-			}
-			if cell.Rotation != "" {
-				dt += " " + cell.Rotation
-			}
-			sq := sqnrText(cell.SQNR)
-			if cell.Lost > 0 {
-				sq = fmt.Sprintf("lost %d", cell.Lost)
-			}
-			fmt.Fprintf(tw, "%s\t%.3f\t%s\t", dt, cell.Bits, sq)
-			if rotated {
-				fmt.Fprintf(tw, "%s\t", unrotatedText(cell.Rotation != "", cell.HasUnrotated, cell.SQNRUnrotated))
-			}
-			if weighted {
-				fmt.Fprintf(tw, "%s\t", weightedText(cell.WeightedSQNR))
-			}
+}
+
+// writeTextCell writes the columns of one recipe's cell of a tensor's row,
+// "-" in each for a nil cell; rotated says whether the recipe rotated
+// weights.
+func (c *Comparison) writeTextCell(tw io.Writer, cell *Cell, rotated bool) {
+	weighted := c.Imatrix != ""
+	if cell == nil {
+		fmt.Fprint(tw, "-\t-\t-\t")
+		if rotated {
+			fmt.Fprint(tw, "-\t")
 		}
-		fmt.Fprintln(tw)
+		if weighted {
+			fmt.Fprint(tw, "-\t")
+		}
+		return
 	}
+	dt := cell.DataType
+	if !cell.Converted {
+		dt = "kept " + dt
+	}
+	if cell.Rotation != "" {
+		dt += " " + cell.Rotation
+	}
+	sq := sqnrText(cell.SQNR)
+	if cell.Lost > 0 {
+		sq = fmt.Sprintf("lost %d", cell.Lost)
+	}
+	fmt.Fprintf(tw, "%s\t%.3f\t%s\t", dt, cell.Bits, sq)
+	if rotated {
+		fmt.Fprintf(tw, "%s\t", unrotatedText(cell.Rotation != "", cell.HasUnrotated, cell.SQNRUnrotated))
+	}
+	if weighted {
+		fmt.Fprintf(tw, "%s\t", weightedText(cell.WeightedSQNR))
+	}
+}
+
+// writeTextMeans writes WriteText's last row: each recipe's datatypes and
+// means.
+func (c *Comparison) writeTextMeans(tw io.Writer) {
 	fmt.Fprint(tw, "mean by elements, converted tensors\t")
 	for _, r := range c.Recipes {
 		dt := r.DataType
@@ -182,12 +202,11 @@ func (c *Comparison) WriteText(w io.Writer) error {
 		if r.Rotation != "" {
 			fmt.Fprintf(tw, "%s\t", unrotatedText(true, r.HasUnrotated, r.SQNRUnrotated))
 		}
-		if weighted {
+		if c.Imatrix != "" {
 			fmt.Fprintf(tw, "%s\t", weightedText(r.WeightedSQNR))
 		}
 	}
 	fmt.Fprintln(tw)
-	return tw.Flush()
 }
 
 // unrotatedText is an SQNR without rotation as the text table prints it:

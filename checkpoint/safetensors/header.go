@@ -153,15 +153,8 @@ func parseHeader(hdr []byte, fileSize int64) (*header, error) {
 			Reason: "header JSON does not start with '{'"}
 	}
 	if !utf8.Valid(hdr) {
-		i := 0
-		for i < len(hdr) {
-			r, n := utf8.DecodeRune(hdr[i:])
-			if r == utf8.RuneError && n == 1 {
-				break
-			}
-			i += n
-		}
-		return nil, &FormatError{Format: formatName, Offset: prefixSize + int64(i), Reason: "header is not valid UTF-8"}
+		return nil, &FormatError{Format: formatName, Offset: prefixSize + int64(invalidUTF8(hdr)),
+			Reason: "header is not valid UTF-8"}
 	}
 
 	p := &headerParser{dec: json.NewDecoder(bytes.NewReader(hdr)), hdr: hdr}
@@ -169,42 +162,9 @@ func parseHeader(hdr []byte, fileSize int64) (*header, error) {
 	if _, err := p.token(); err != nil {
 		return nil, err
 	}
-	var (
-		metadata map[string]string
-		raw      []rawTensor
-		seen     = make(map[string]struct{})
-	)
-	for p.dec.More() {
-		off := p.offset()
-		key, err := p.key()
-		if err != nil {
-			return nil, err
-		}
-		if _, dup := seen[key]; dup {
-			e := &FormatError{Format: formatName, Offset: off, Reason: "duplicate key in header"}
-			if key == metadataKey {
-				e.Reason = "duplicate __metadata__ key in header"
-			} else {
-				e.Tensor = key
-			}
-			return nil, e
-		}
-		seen[key] = struct{}{}
-		if key == metadataKey {
-			if metadata, err = p.metadata(); err != nil {
-				return nil, err
-			}
-			continue
-		}
-		if len(raw) == MaxTensors {
-			return nil, &FormatError{Format: formatName, Offset: off, Kind: fileerr.TooLarge, Reason: fmt.Sprintf(
-				"header declares more than %d tensors, the limit of one file", MaxTensors)}
-		}
-		t, err := p.tensor(key)
-		if err != nil {
-			return nil, err
-		}
-		raw = append(raw, t)
+	metadata, raw, err := p.entries()
+	if err != nil {
+		return nil, err
 	}
 	if _, err := p.token(); err != nil { // the closing '}'
 		return nil, err
@@ -217,6 +177,63 @@ func parseHeader(hdr []byte, fileSize int64) (*header, error) {
 		return nil, &FormatError{Format: formatName, Offset: p.offset(), Reason: reason}
 	}
 	return validate(metadata, raw, len(hdr), fileSize)
+}
+
+// invalidUTF8 returns the offset of the first byte of b that is not valid
+// UTF-8 (len(b) if there is none).
+func invalidUTF8(b []byte) int {
+	i := 0
+	for i < len(b) {
+		r, n := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && n == 1 {
+			break
+		}
+		i += n
+	}
+	return i
+}
+
+// entries parses the header object's entries, after its opening '{': the
+// __metadata__ and at most MaxTensors tensors, no key twice.
+func (p *headerParser) entries() (map[string]string, []rawTensor, error) {
+	var (
+		metadata map[string]string
+		raw      []rawTensor
+		seen     = make(map[string]struct{})
+	)
+	for p.dec.More() {
+		off := p.offset()
+		key, err := p.key()
+		if err != nil {
+			return nil, nil, err
+		}
+		if _, dup := seen[key]; dup {
+			e := &FormatError{Format: formatName, Offset: off, Reason: "duplicate key in header"}
+			if key == metadataKey {
+				e.Reason = "duplicate __metadata__ key in header"
+			} else {
+				e.Tensor = key
+			}
+			return nil, nil, e
+		}
+		seen[key] = struct{}{}
+		if key == metadataKey {
+			if metadata, err = p.metadata(); err != nil {
+				return nil, nil, err
+			}
+			continue
+		}
+		if len(raw) == MaxTensors {
+			return nil, nil, &FormatError{Format: formatName, Offset: off, Kind: fileerr.TooLarge, Reason: fmt.Sprintf(
+				"header declares more than %d tensors, the limit of one file", MaxTensors)}
+		}
+		t, err := p.tensor(key)
+		if err != nil {
+			return nil, nil, err
+		}
+		raw = append(raw, t)
+	}
+	return metadata, raw, nil
 }
 
 // validate checks that the tensors tile the data buffer of a file of
@@ -383,88 +400,95 @@ func (p *headerParser) metadata() (map[string]string, error) {
 	return m, nil
 }
 
+// tensorFields are the fields of a tensor's header entry, all required.
+var tensorFields = [...]string{"dtype", "shape", "data_offsets"}
+
 // tensor parses the header entry of tensor name.
 func (p *headerParser) tensor(name string) (rawTensor, error) {
 	t := rawTensor{name: name}
-	fail := func(off int64, format string, args ...any) (rawTensor, error) {
-		return t, &FormatError{Format: formatName, Tensor: name, Offset: off, Reason: fmt.Sprintf(format, args...)}
-	}
 	off := p.offset()
 	tok, err := p.dec.Token()
 	if err != nil {
 		return t, p.wrap(name, err)
 	}
 	if tok != json.Delim('{') {
-		return fail(off, "header entry is %s, not an object", describe(tok))
+		return t, tensorError(name, off, "header entry is %s, not an object", describe(tok))
 	}
-	var haveDType, haveShape, haveOffsets bool
+	var have [len(tensorFields)]bool
 	for p.dec.More() {
-		off := p.offset()
-		tok, err := p.dec.Token()
-		if err != nil {
-			return t, p.wrap(name, err)
-		}
-		field, _ := tok.(string)
-		var dup bool
-		switch field {
-		case "dtype":
-			dup, haveDType = haveDType, true
-			if dup {
-				break
-			}
-			off := p.offset()
-			tok, err := p.dec.Token()
-			if err != nil {
-				return t, p.wrap(name, err)
-			}
-			s, ok := tok.(string)
-			if !ok {
-				return fail(off, "dtype is %s, not a string", describe(tok))
-			}
-			d, ok := dtypeByName[s]
-			if !ok {
-				return fail(off, "unknown dtype %s", strconv.Quote(clip(s)))
-			}
-			t.dtype = d
-		case "shape":
-			dup, haveShape = haveShape, true
-			if !dup {
-				if t.shape, err = p.uints(name, "shape", -1); err != nil {
-					return t, err
-				}
-			}
-		case "data_offsets":
-			dup, haveOffsets = haveOffsets, true
-			if !dup {
-				o, err := p.uints(name, "data_offsets", 2)
-				if err != nil {
-					return t, err
-				}
-				t.begin, t.end = o[0], o[1]
-			}
-		default:
-			// Unknown fields are ignored, as by the reference reader.
-			var skip json.RawMessage
-			if err := p.dec.Decode(&skip); err != nil {
-				return t, p.wrap(name, err)
-			}
-		}
-		if dup {
-			return fail(off, "duplicate field %q", field)
+		if err := p.field(&t, &have); err != nil {
+			return t, err
 		}
 	}
 	if _, err := p.dec.Token(); err != nil {
 		return t, p.wrap(name, err)
 	}
-	switch {
-	case !haveDType:
-		return fail(off, "missing field \"dtype\"")
-	case !haveShape:
-		return fail(off, "missing field \"shape\"")
-	case !haveOffsets:
-		return fail(off, "missing field \"data_offsets\"")
+	for i, f := range tensorFields {
+		if !have[i] {
+			return t, tensorError(name, off, "missing field %q", f)
+		}
 	}
 	return t, nil
+}
+
+// tensorError is the *FormatError of tensor name's header entry at off.
+func tensorError(name string, off int64, format string, args ...any) *FormatError {
+	return &FormatError{Format: formatName, Tensor: name, Offset: off,
+		Reason: fmt.Sprintf(format, args...)}
+}
+
+// field parses one field of t's header entry into t; have records which
+// of tensorFields were seen, each at most once. Unknown fields are
+// skipped, as by the reference reader.
+func (p *headerParser) field(t *rawTensor, have *[len(tensorFields)]bool) error {
+	off := p.offset()
+	tok, err := p.dec.Token()
+	if err != nil {
+		return p.wrap(t.name, err)
+	}
+	field, _ := tok.(string)
+	i := slices.Index(tensorFields[:], field)
+	if i < 0 {
+		var skip json.RawMessage
+		if err := p.dec.Decode(&skip); err != nil {
+			return p.wrap(t.name, err)
+		}
+		return nil
+	}
+	if have[i] {
+		return tensorError(t.name, off, "duplicate field %q", field)
+	}
+	have[i] = true
+	switch field {
+	case "dtype":
+		t.dtype, err = p.dtype(t.name)
+	case "shape":
+		t.shape, err = p.uints(t.name, "shape", -1)
+	default:
+		var o []uint64
+		if o, err = p.uints(t.name, "data_offsets", 2); err == nil {
+			t.begin, t.end = o[0], o[1]
+		}
+	}
+	return err
+}
+
+// dtype parses the dtype of tensor name: a string naming a DType.
+func (p *headerParser) dtype(name string) (DType, error) {
+	off := p.offset()
+	tok, err := p.dec.Token()
+	if err != nil {
+		return 0, p.wrap(name, err)
+	}
+	s, ok := tok.(string)
+	if !ok {
+		return 0, tensorError(name, off, "dtype is %s, not a string", describe(tok))
+	}
+	d, ok := dtypeByName[s]
+	if !ok {
+		return 0, tensorError(name, off, "unknown dtype %s", strconv.Quote(clip(s)))
+	}
+	return d, nil
 }
 
 // uints parses an array of unsigned integers (each fitting in a u64) for
@@ -563,6 +587,45 @@ func layout(specs []TensorSpec, metadata map[string]string) ([]byte, []TensorInf
 			return nil, nil, fmt.Errorf("safetensors: metadata key %s: key or value is not valid UTF-8", strconv.Quote(clip(k)))
 		}
 	}
+	infos, err := specInfos(specs)
+	if err != nil {
+		return nil, nil, err
+	}
+	slices.SortFunc(infos, func(a, b TensorInfo) int {
+		return cmp.Or(cmp.Compare(b.DType, a.DType), cmp.Compare(a.Name, b.Name))
+	})
+
+	b := make([]byte, prefixSize, 256)
+	b = append(b, '{')
+	b = appendMetadata(b, metadata)
+	b, size, err := appendTensors(b, infos, len(metadata) > 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	b = append(b, '}')
+	for (len(b)-prefixSize)%headerAlign != 0 {
+		b = append(b, ' ')
+	}
+	n := len(b) - prefixSize
+	if n > MaxHeaderSize {
+		return nil, nil, fmt.Errorf("safetensors: header of %d bytes exceeds the limit of %d", n, MaxHeaderSize)
+	}
+	if uint64(len(b))+size > math.MaxInt64 {
+		return nil, nil, fmt.Errorf("safetensors: file size overflows int64")
+	}
+	binary.LittleEndian.PutUint64(b, uint64(n))
+	pos := int64(len(b))
+	for i := range infos {
+		infos[i].Offset = pos
+		pos += infos[i].Size
+	}
+	return b, infos, nil
+}
+
+// specInfos checks specs (names unique, valid UTF-8 and not __metadata__,
+// dtypes valid, shapes not negative and not too large) and returns their
+// TensorInfo values without offsets, in the order of specs.
+func specInfos(specs []TensorSpec) ([]TensorInfo, error) {
 	infos := make([]TensorInfo, len(specs))
 	seen := make(map[string]struct{}, len(specs))
 	for i, s := range specs {
@@ -571,56 +634,63 @@ func layout(specs []TensorSpec, metadata map[string]string) ([]byte, []TensorInf
 		}
 		switch _, dup := seen[s.Name]; {
 		case dup:
-			return nil, nil, fail("duplicate tensor name")
+			return nil, fail("duplicate tensor name")
 		case s.Name == metadataKey:
-			return nil, nil, fail("the name is reserved for metadata")
+			return nil, fail("the name is reserved for metadata")
 		case !utf8.ValidString(s.Name):
-			return nil, nil, fail("the name is not valid UTF-8")
+			return nil, fail("the name is not valid UTF-8")
 		case !s.DType.Valid():
-			return nil, nil, fail("invalid dtype %v", s.DType)
+			return nil, fail("invalid dtype %v", s.DType)
 		}
 		seen[s.Name] = struct{}{}
 		dims := make([]uint64, len(s.Shape))
 		for j, d := range s.Shape {
 			if d < 0 {
-				return nil, nil, fail("negative dimension in shape %s", clip(formatShape(s.Shape)))
+				return nil, fail("negative dimension in shape %s", clip(formatShape(s.Shape)))
 			}
 			dims[j] = uint64(d)
 		}
 		_, nbytes, err := byteSize(s.DType, dims)
 		if err != nil {
-			return nil, nil, fail("%v", err)
+			return nil, fail("%v", err)
 		}
 		if nbytes > math.MaxInt64 {
-			return nil, nil, fail("shape %s of %v is too large", clip(formatShape(s.Shape)), s.DType)
+			return nil, fail("shape %s of %v is too large", clip(formatShape(s.Shape)), s.DType)
 		}
 		infos[i] = TensorInfo{Name: s.Name, DType: s.DType, Shape: slices.Clone(s.Shape), Size: int64(nbytes)}
 		if infos[i].Shape == nil {
 			infos[i].Shape = []int{}
 		}
 	}
-	slices.SortFunc(infos, func(a, b TensorInfo) int {
-		return cmp.Or(cmp.Compare(b.DType, a.DType), cmp.Compare(a.Name, b.Name))
-	})
+	return infos, nil
+}
 
-	b := make([]byte, prefixSize, 256)
-	b = append(b, '{')
-	if len(metadata) > 0 {
-		b = appendString(b, metadataKey)
-		b = append(b, ":{"...)
-		for i, k := range slices.Sorted(maps.Keys(metadata)) {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendString(b, k)
-			b = append(b, ':')
-			b = appendString(b, metadata[k])
-		}
-		b = append(b, '}')
+// appendMetadata appends the header's __metadata__ entry, its keys sorted,
+// or nothing for empty metadata.
+func appendMetadata(b []byte, metadata map[string]string) []byte {
+	if len(metadata) == 0 {
+		return b
 	}
+	b = appendString(b, metadataKey)
+	b = append(b, ":{"...)
+	for i, k := range slices.Sorted(maps.Keys(metadata)) {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendString(b, k)
+		b = append(b, ':')
+		b = appendString(b, metadata[k])
+	}
+	return append(b, '}')
+}
+
+// appendTensors appends the header entries of infos, placed back to back
+// from offset 0 of the data buffer (after a comma if comma is set), and
+// returns the buffer and the size of the tensor data.
+func appendTensors(b []byte, infos []TensorInfo, comma bool) ([]byte, uint64, error) {
 	var off uint64
 	for i, t := range infos {
-		if i > 0 || len(metadata) > 0 {
+		if i > 0 || comma {
 			b = append(b, ',')
 		}
 		b = appendString(b, t.Name)
@@ -637,30 +707,13 @@ func layout(specs []TensorSpec, metadata map[string]string) ([]byte, []TensorInf
 		b = strconv.AppendUint(b, off, 10)
 		b = append(b, ',')
 		if off+uint64(t.Size) < off || off+uint64(t.Size) > math.MaxInt64 {
-			return nil, nil, fmt.Errorf("safetensors: total tensor size overflows int64")
+			return nil, 0, fmt.Errorf("safetensors: total tensor size overflows int64")
 		}
 		off += uint64(t.Size)
 		b = strconv.AppendUint(b, off, 10)
 		b = append(b, "]}"...)
 	}
-	b = append(b, '}')
-	for (len(b)-prefixSize)%headerAlign != 0 {
-		b = append(b, ' ')
-	}
-	n := len(b) - prefixSize
-	if n > MaxHeaderSize {
-		return nil, nil, fmt.Errorf("safetensors: header of %d bytes exceeds the limit of %d", n, MaxHeaderSize)
-	}
-	if uint64(len(b))+off > math.MaxInt64 {
-		return nil, nil, fmt.Errorf("safetensors: file size overflows int64")
-	}
-	binary.LittleEndian.PutUint64(b, uint64(n))
-	pos := int64(len(b))
-	for i := range infos {
-		infos[i].Offset = pos
-		pos += infos[i].Size
-	}
-	return b, infos, nil
+	return b, off, nil
 }
 
 // appendString appends s as a JSON string, escaped as serde_json does: '"',

@@ -62,70 +62,96 @@ func OpenIndex(path string) (*Sharded, error) {
 		where:     weightMap,
 	}
 	s.shards = slices.Sorted(maps.Keys(invert(weightMap)))
-	dir := filepath.Dir(path)
-	for _, shard := range s.shards {
-		if strings.ContainsRune(shard, 0) {
-			s.Close()
-			return nil, &FormatError{Format: formatName, Path: path, Offset: -1,
-				Reason: fmt.Sprintf("the index names an invalid file name, %q, as a shard", clip(shard))}
-		}
-		sp := filepath.Join(dir, filepath.FromSlash(shard))
-		if err := checkInside(path, dir, sp); err != nil {
+	for _, check := range []func() error{s.openShards, s.checkShardTensors, s.checkWeightMap} {
+		if err := check(); err != nil {
 			s.Close()
 			return nil, err
-		}
-		f, err := Open(sp)
-		if errors.Is(err, fs.ErrNotExist) {
-			s.Close()
-			var pe *fs.PathError
-			if errors.As(err, &pe) {
-				err = pe // without Open's "safetensors: " prefix
-			}
-			return nil, &FormatError{Format: formatName, Path: path, Offset: -1, Kind: fileerr.MissingFile,
-				Reason: fmt.Sprintf("shard %s is missing", strconv.Quote(clip(shard))), Err: err}
-		}
-		var fe *FormatError
-		if errors.As(err, &fe) && fe.Path == sp && fe.Index == "" {
-			s.Close()
-			fe.Index = path // a fresh error of Open, naming the shard file
-			return nil, err
-		}
-		if err != nil {
-			s.Close()
-			return nil, fmt.Errorf("safetensors: %s: shard %s: %w", path, strconv.Quote(shard), err)
-		}
-		s.files[shard] = f
-	}
-	for _, shard := range s.shards {
-		f := s.files[shard]
-		for _, t := range f.tensors {
-			want, ok := weightMap[t.Name]
-			switch {
-			case !ok:
-				s.Close()
-				return nil, &FormatError{Format: formatName, Path: f.path, Tensor: t.Name, Offset: t.Offset,
-					Reason: "tensor is not in the weight map of " + path}
-			case want != shard:
-				reason := fmt.Sprintf("tensor is in this shard, but the weight map of %s assigns it to %s",
-					path, strconv.Quote(want))
-				if _, dup := s.files[want].index[t.Name]; dup {
-					reason = fmt.Sprintf("tensor is also in shard %s, to which the weight map of %s assigns it",
-						strconv.Quote(want), path)
-				}
-				s.Close()
-				return nil, &FormatError{Format: formatName, Path: f.path, Tensor: t.Name, Offset: t.Offset, Reason: reason}
-			}
-		}
-	}
-	for _, name := range slices.Sorted(maps.Keys(weightMap)) {
-		f := s.files[weightMap[name]]
-		if _, ok := f.index[name]; !ok {
-			s.Close()
-			return nil, &FormatError{Format: formatName, Path: f.path, Tensor: name, Offset: -1,
-				Reason: "tensor listed in the weight map of " + path + " is absent from the shard"}
 		}
 	}
 	return s, nil
+}
+
+// openShards opens every shard of the index with Open, until one fails.
+func (s *Sharded) openShards() error {
+	dir := filepath.Dir(s.path)
+	for _, shard := range s.shards {
+		f, err := s.openShard(dir, shard)
+		if err != nil {
+			return err
+		}
+		s.files[shard] = f
+	}
+	return nil
+}
+
+// openShard opens the shard the index names shard, in the index's
+// directory dir, which it must not leave.
+func (s *Sharded) openShard(dir, shard string) (*File, error) {
+	path := s.path
+	if strings.ContainsRune(shard, 0) {
+		return nil, &FormatError{Format: formatName, Path: path, Offset: -1,
+			Reason: fmt.Sprintf("the index names an invalid file name, %q, as a shard", clip(shard))}
+	}
+	sp := filepath.Join(dir, filepath.FromSlash(shard))
+	if err := checkInside(path, dir, sp); err != nil {
+		return nil, err
+	}
+	f, err := Open(sp)
+	if errors.Is(err, fs.ErrNotExist) {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe // without Open's "safetensors: " prefix
+		}
+		return nil, &FormatError{Format: formatName, Path: path, Offset: -1, Kind: fileerr.MissingFile,
+			Reason: fmt.Sprintf("shard %s is missing", strconv.Quote(clip(shard))), Err: err}
+	}
+	var fe *FormatError
+	if errors.As(err, &fe) && fe.Path == sp && fe.Index == "" {
+		fe.Index = path // a fresh error of Open, naming the shard file
+		return nil, err
+	}
+	if err != nil {
+		return nil, fmt.Errorf("safetensors: %s: shard %s: %w", path, strconv.Quote(shard), err)
+	}
+	return f, nil
+}
+
+// checkShardTensors checks that the weight map assigns every tensor of
+// every shard to that shard.
+func (s *Sharded) checkShardTensors() error {
+	for _, shard := range s.shards {
+		f := s.files[shard]
+		for _, t := range f.tensors {
+			want, ok := s.where[t.Name]
+			switch {
+			case !ok:
+				return &FormatError{Format: formatName, Path: f.path, Tensor: t.Name, Offset: t.Offset,
+					Reason: "tensor is not in the weight map of " + s.path}
+			case want != shard:
+				reason := fmt.Sprintf("tensor is in this shard, but the weight map of %s assigns it to %s",
+					s.path, strconv.Quote(want))
+				if _, dup := s.files[want].index[t.Name]; dup {
+					reason = fmt.Sprintf("tensor is also in shard %s, to which the weight map of %s assigns it",
+						strconv.Quote(want), s.path)
+				}
+				return &FormatError{Format: formatName, Path: f.path, Tensor: t.Name, Offset: t.Offset, Reason: reason}
+			}
+		}
+	}
+	return nil
+}
+
+// checkWeightMap checks that every tensor of the weight map is in its
+// shard.
+func (s *Sharded) checkWeightMap() error {
+	for _, name := range slices.Sorted(maps.Keys(s.where)) {
+		f := s.files[s.where[name]]
+		if _, ok := f.index[name]; !ok {
+			return &FormatError{Format: formatName, Path: f.path, Tensor: name, Offset: -1,
+				Reason: "tensor listed in the weight map of " + s.path + " is absent from the shard"}
+		}
+	}
+	return nil
 }
 
 // checkInside refuses shard file sp of the index at path when, its symbolic
@@ -208,7 +234,11 @@ func readIndex(path string) (map[string]string, int64, error) {
 
 // indexParser walks an index file's JSON token by token to detect duplicate
 // keys. Offsets are relative to the start of the index file.
-type indexParser struct{ dec *json.Decoder }
+type indexParser struct {
+	dec       *json.Decoder
+	weightMap map[string]string // the weight_map, nil until it is met
+	total     int64             // metadata.total_size, -1 until it is met
+}
 
 func (p *indexParser) fail(reason string, args ...any) *FormatError {
 	return &FormatError{Format: formatName, Offset: p.dec.InputOffset(), Reason: fmt.Sprintf(reason, args...)}
@@ -279,71 +309,12 @@ func parseIndex(b []byte) (map[string]string, int64, error) {
 	// encoding/json would replace invalid UTF-8 with U+FFFD: a tensor or
 	// shard name would then silently not be the one in the file.
 	if !utf8.Valid(b) {
-		off := 0
-		for off < len(b) {
-			r, n := utf8.DecodeRune(b[off:])
-			if r == utf8.RuneError && n == 1 {
-				break
-			}
-			off += n
-		}
-		return nil, 0, &FormatError{Format: formatName, Offset: int64(off), Reason: "index is not valid UTF-8"}
+		return nil, 0, &FormatError{Format: formatName, Offset: int64(invalidUTF8(b)),
+			Reason: "index is not valid UTF-8"}
 	}
-	p := &indexParser{dec: json.NewDecoder(bytes.NewReader(b))}
+	p := &indexParser{dec: json.NewDecoder(bytes.NewReader(b)), total: -1}
 	p.dec.UseNumber()
-	var weightMap map[string]string
-	total := int64(-1)
-	err := p.object("index", func(key string) error {
-		switch key {
-		case "metadata":
-			return p.object("metadata", func(key string) error {
-				if key != "total_size" {
-					return p.skip()
-				}
-				tok, err := p.token()
-				if err != nil {
-					return err
-				}
-				n, ok := tok.(json.Number)
-				if !ok {
-					return p.fail("total_size is %s, not a number", describe(tok))
-				}
-				if v, err := strconv.ParseInt(string(n), 10, 64); err == nil && v >= 0 {
-					total = v
-				} else if f, err := n.Float64(); err == nil && f >= 0 && f < 1<<63 && f == float64(int64(f)) {
-					total = int64(f) // some writers store it as a float such as 1.2e9
-				} else {
-					return p.fail("total_size %s is not a non-negative integer", clip(string(n)))
-				}
-				return nil
-			})
-		case "weight_map":
-			weightMap = make(map[string]string)
-			return p.object("weight_map", func(name string) error {
-				if len(weightMap) == MaxTensors {
-					e := p.fail("weight_map names more than %d tensors, the limit: the index is damaged or hostile", MaxTensors)
-					e.Kind = fileerr.TooLarge
-					return e
-				}
-				tok, err := p.token()
-				if err != nil {
-					return err
-				}
-				file, ok := tok.(string)
-				if !ok {
-					return p.fail("weight_map entry for tensor %s is %s, not a file name",
-						strconv.Quote(clip(name)), describe(tok))
-				}
-				if file == "" || !filepath.IsLocal(filepath.FromSlash(file)) {
-					return p.fail("weight_map entry for tensor %s names file %s outside the index directory",
-						strconv.Quote(clip(name)), strconv.Quote(clip(file)))
-				}
-				weightMap[name] = file
-				return nil
-			})
-		}
-		return p.skip()
-	})
+	err := p.object("index", p.indexEntry)
 	if fe, ok := err.(*FormatError); ok && fe.Kind == fileerr.Invalid && !startsObject(b) {
 		fe.Kind = fileerr.NotFormat // no JSON object at all
 	}
@@ -357,12 +328,74 @@ func parseIndex(b []byte) (map[string]string, int64, error) {
 		}
 		return nil, 0, p.fail("%s", reason)
 	}
-	if weightMap == nil {
+	if p.weightMap == nil {
 		// A JSON object without one is another file: a config.json, a
 		// tokenizer.json.
 		return nil, 0, &FormatError{Format: formatName, Offset: -1, Kind: fileerr.NotFormat, Reason: "index has no weight_map"}
 	}
-	return weightMap, total, nil
+	return p.weightMap, p.total, nil
+}
+
+// indexEntry parses the value of key of the index object: the metadata,
+// the weight_map, or a value it skips.
+func (p *indexParser) indexEntry(key string) error {
+	switch key {
+	case "metadata":
+		return p.object("metadata", p.metadataEntry)
+	case "weight_map":
+		p.weightMap = make(map[string]string)
+		return p.object("weight_map", p.weightMapEntry)
+	}
+	return p.skip()
+}
+
+// metadataEntry parses the value of key of the index's metadata: the
+// total_size, or a value it skips.
+func (p *indexParser) metadataEntry(key string) error {
+	if key != "total_size" {
+		return p.skip()
+	}
+	tok, err := p.token()
+	if err != nil {
+		return err
+	}
+	n, ok := tok.(json.Number)
+	if !ok {
+		return p.fail("total_size is %s, not a number", describe(tok))
+	}
+	if v, err := strconv.ParseInt(string(n), 10, 64); err == nil && v >= 0 {
+		p.total = v
+	} else if f, err := n.Float64(); err == nil && f >= 0 && f < 1<<63 && f == float64(int64(f)) {
+		p.total = int64(f) // some writers store it as a float such as 1.2e9
+	} else {
+		return p.fail("total_size %s is not a non-negative integer", clip(string(n)))
+	}
+	return nil
+}
+
+// weightMapEntry parses the file of tensor name in the weight_map: a name
+// inside the index directory.
+func (p *indexParser) weightMapEntry(name string) error {
+	if len(p.weightMap) == MaxTensors {
+		e := p.fail("weight_map names more than %d tensors, the limit: the index is damaged or hostile", MaxTensors)
+		e.Kind = fileerr.TooLarge
+		return e
+	}
+	tok, err := p.token()
+	if err != nil {
+		return err
+	}
+	file, ok := tok.(string)
+	if !ok {
+		return p.fail("weight_map entry for tensor %s is %s, not a file name",
+			strconv.Quote(clip(name)), describe(tok))
+	}
+	if file == "" || !filepath.IsLocal(filepath.FromSlash(file)) {
+		return p.fail("weight_map entry for tensor %s names file %s outside the index directory",
+			strconv.Quote(clip(name)), strconv.Quote(clip(file)))
+	}
+	p.weightMap[name] = file
+	return nil
 }
 
 // startsObject reports whether b's first byte after white space opens a

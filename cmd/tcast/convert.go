@@ -573,36 +573,8 @@ func printReport(out io.Writer, r *convert.Result, asked *tc.DataType) {
 		} else {
 			kept++
 		}
-		var notes []string
-		for _, n := range []string{strings.TrimPrefix(t.Note, "kept: "), t.Reason} {
-			if n != "" {
-				notes = append(notes, n)
-			}
-		}
-		if t.Importance != convert.ImportanceNone {
-			n := "importance " + t.Importance.String()
-			if t.WeightedSQNR != nil && t.Lost == 0 {
-				n += fmt.Sprintf(" (weighted SQNR %.2f dB)", *t.WeightedSQNR)
-			}
-			notes = append(notes, n)
-		}
-		if t.Rotation != "" {
-			n := "rotated " + t.Rotation
-			if u := t.SQNRUnrotated; u != nil && math.IsInf(*u, -1) {
-				n += " (values lost without)"
-			} else if u != nil {
-				n += fmt.Sprintf(" (%.2f dB without)", *u)
-			}
-			notes = append(notes, n)
-		}
-		if t.SourceNaN+t.SourcePosInf+t.SourceNegInf > 0 {
-			notes = append(notes, fmt.Sprintf("source holds %d NaN, %d +Inf, %d -Inf", t.SourceNaN, t.SourcePosInf, t.SourceNegInf))
-		}
-		if t.Lost > 0 {
-			notes = append(notes, fmt.Sprintf("%d finite values became NaN or Inf", t.Lost))
-		}
-		note := strings.Join(notes, "; ")
-		fmt.Fprintf(tw, "%s\t%v\t%s\t%.3f\t%s\t%s\t%s\n", t.Name, t.Shape, dt, t.Bits, sqnr, maxErr, note)
+		fmt.Fprintf(tw, "%s\t%v\t%s\t%.3f\t%s\t%s\t%s\n",
+			t.Name, t.Shape, dt, t.Bits, sqnr, maxErr, tensorNote(t))
 	}
 	tw.Flush()
 	if r.Mix != "" || r.Imatrix != "" {
@@ -624,6 +596,40 @@ func printReport(out io.Writer, r *convert.Result, asked *tc.DataType) {
 	if s := r.Summarize(); s.SQNRUnrotated != nil && s.SQNR != nil {
 		fmt.Fprintf(w, "rotation: SQNR %.2f dB with it, %.2f dB without (mean by elements of the rotated weights)\n", *s.SQNR, *s.SQNRUnrotated)
 	}
+}
+
+// tensorNote is the note column of printReport's row of t: why it was
+// kept, its importance, rotation and the values its source or cast lost.
+func tensorNote(t convert.TensorResult) string {
+	var notes []string
+	for _, n := range []string{strings.TrimPrefix(t.Note, "kept: "), t.Reason} {
+		if n != "" {
+			notes = append(notes, n)
+		}
+	}
+	if t.Importance != convert.ImportanceNone {
+		n := "importance " + t.Importance.String()
+		if t.WeightedSQNR != nil && t.Lost == 0 {
+			n += fmt.Sprintf(" (weighted SQNR %.2f dB)", *t.WeightedSQNR)
+		}
+		notes = append(notes, n)
+	}
+	if t.Rotation != "" {
+		n := "rotated " + t.Rotation
+		if u := t.SQNRUnrotated; u != nil && math.IsInf(*u, -1) {
+			n += " (values lost without)"
+		} else if u != nil {
+			n += fmt.Sprintf(" (%.2f dB without)", *u)
+		}
+		notes = append(notes, n)
+	}
+	if t.SourceNaN+t.SourcePosInf+t.SourceNegInf > 0 {
+		notes = append(notes, fmt.Sprintf("source holds %d NaN, %d +Inf, %d -Inf", t.SourceNaN, t.SourcePosInf, t.SourceNegInf))
+	}
+	if t.Lost > 0 {
+		notes = append(notes, fmt.Sprintf("%d finite values became NaN or Inf", t.Lost))
+	}
+	return strings.Join(notes, "; ")
 }
 
 // keptDType names what the output stores a kept tensor as: "kept F32", or

@@ -111,21 +111,8 @@ func learnMerges(words []bpeWord, more func(merges [][2]string) bool) [][2]strin
 // tokens, at least synthMinMerges), then the special tokens.
 func synthTokenizer(maxVocab int) *synthTok {
 	bl := byteLevel()
-	// The corpus as words of byte-level symbols, with their counts.
-	counts := map[string]int{}
-	for _, piece := range synthPreSplit.FindAllString(synthCorpus, -1) {
-		counts[piece]++
-	}
-	var words []bpeWord
-	for _, piece := range sortedKeys(counts) {
-		var syms []string
-		for _, b := range []byte(piece) {
-			syms = append(syms, bl[b])
-		}
-		words = append(words, bpeWord{syms, counts[piece]})
-	}
 	want := max(synthMinMerges, maxVocab-256-len(synthSpecials))
-	merges := learnMerges(words, func(m [][2]string) bool { return len(m) < want })
+	merges := learnMerges(synthWords(bl), func(m [][2]string) bool { return len(m) < want })
 
 	vocab := map[string]int{}
 	for b := range 256 {
@@ -138,6 +125,38 @@ func synthTokenizer(maxVocab int) *synthTok {
 	}
 	t := &synthTok{merges: len(merges), size: 256 + len(merges) + len(synthSpecials)}
 	t.bos, t.eos = 256+len(merges), 256+len(merges)+1
+	t.json = indentJSON(synthTokenizerJSON(vocab, mergeText, t.bos))
+	t.config = indentJSON(map[string]any{
+		"add_bos_token": true, "add_eos_token": false,
+		"bos_token": synthSpecials[0], "eos_token": synthSpecials[1],
+		"clean_up_tokenization_spaces": true, "model_max_length": 2048,
+		"model_input_names": []string{"input_ids", "attention_mask"},
+		"tokenizer_class":   "PreTrainedTokenizerFast",
+	})
+	return t
+}
+
+// synthWords returns synthCorpus as words of byte-level symbols (bl: the
+// symbol of each byte), with their counts, in the order of the words.
+func synthWords(bl [256]string) []bpeWord {
+	counts := map[string]int{}
+	for _, piece := range synthPreSplit.FindAllString(synthCorpus, -1) {
+		counts[piece]++
+	}
+	var words []bpeWord
+	for _, piece := range sortedKeys(counts) {
+		var syms []string
+		for _, b := range []byte(piece) {
+			syms = append(syms, bl[b])
+		}
+		words = append(words, bpeWord{syms, counts[piece]})
+	}
+	return words
+}
+
+// synthTokenizerJSON is the tokenizer.json of a byte-level BPE of vocab and
+// merges whose special tokens, synthSpecials, take the ids from bos on.
+func synthTokenizerJSON(vocab map[string]int, merges []string, bos int) map[string]any {
 	type added struct {
 		ID         int    `json:"id"`
 		Content    string `json:"content"`
@@ -149,10 +168,10 @@ func synthTokenizer(maxVocab int) *synthTok {
 	}
 	var addedTokens []added
 	for i, s := range synthSpecials {
-		addedTokens = append(addedTokens, added{ID: 256 + len(merges) + i, Content: s, Special: true})
+		addedTokens = append(addedTokens, added{ID: bos + i, Content: s, Special: true})
 	}
-	bos := synthSpecials[0]
-	tj := map[string]any{
+	bosText := synthSpecials[0]
+	return map[string]any{
 		"version":      "1.0",
 		"truncation":   nil,
 		"padding":      nil,
@@ -165,27 +184,18 @@ func synthTokenizer(maxVocab int) *synthTok {
 			map[string]any{"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": false},
 		}},
 		"post_processor": map[string]any{"type": "TemplateProcessing",
-			"single": []any{map[string]any{"SpecialToken": map[string]any{"id": bos, "type_id": 0}},
+			"single": []any{map[string]any{"SpecialToken": map[string]any{"id": bosText, "type_id": 0}},
 				map[string]any{"Sequence": map[string]any{"id": "A", "type_id": 0}}},
-			"pair": []any{map[string]any{"SpecialToken": map[string]any{"id": bos, "type_id": 0}},
+			"pair": []any{map[string]any{"SpecialToken": map[string]any{"id": bosText, "type_id": 0}},
 				map[string]any{"Sequence": map[string]any{"id": "A", "type_id": 0}},
-				map[string]any{"SpecialToken": map[string]any{"id": bos, "type_id": 1}},
+				map[string]any{"SpecialToken": map[string]any{"id": bosText, "type_id": 1}},
 				map[string]any{"Sequence": map[string]any{"id": "B", "type_id": 1}}},
-			"special_tokens": map[string]any{bos: map[string]any{"id": bos, "ids": []int{t.bos}, "tokens": []string{bos}}}},
+			"special_tokens": map[string]any{bosText: map[string]any{"id": bosText, "ids": []int{bos}, "tokens": []string{bosText}}}},
 		"decoder": map[string]any{"type": "ByteLevel", "add_prefix_space": true, "trim_offsets": true, "use_regex": true},
 		"model": map[string]any{"type": "BPE", "dropout": nil, "unk_token": nil, "continuing_subword_prefix": nil,
 			"end_of_word_suffix": nil, "fuse_unk": false, "byte_fallback": false, "ignore_merges": true,
-			"vocab": vocab, "merges": mergeText},
+			"vocab": vocab, "merges": merges},
 	}
-	t.json = indentJSON(tj)
-	t.config = indentJSON(map[string]any{
-		"add_bos_token": true, "add_eos_token": false,
-		"bos_token": bos, "eos_token": synthSpecials[1],
-		"clean_up_tokenization_spaces": true, "model_max_length": 2048,
-		"model_input_names": []string{"input_ids", "attention_mask"},
-		"tokenizer_class":   "PreTrainedTokenizerFast",
-	})
-	return t
 }
 
 // indentJSON encodes v (maps, slices, strings and numbers, which always

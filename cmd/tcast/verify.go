@@ -59,39 +59,59 @@ func runVerify(args []string, stdout, stderr io.Writer) error {
 	if len(pos) != 2 {
 		return usagef("want ORIG and CONVERTED, got %s", count(len(pos), "argument"))
 	}
+	v := verifyPair{minSQNR: *minSQNR, threshold: threshold, why: why, asJSON: *asJSON,
+		imPath: *imPath}
+	return v.run(pos[0], pos[1], stdout, stderr)
+}
+
+// verifyPair is verify of one converted checkpoint: its flags, and why a
+// tensor fails, in words.
+type verifyPair struct {
+	minSQNR   float64
+	threshold bool // -min-sqnr was given
+	why       string
+	asJSON    bool
+	imPath    string
+}
+
+// run verifies conv against orig and prints the report, failing on the
+// tensors that fail.
+func (v *verifyPair) run(orig, conv string, stdout, stderr io.Writer) error {
 	var o verify.Options
-	if *imPath != "" {
-		if o.Imatrix, err = imatrix.Read(*imPath); err != nil {
+	var err error
+	if v.imPath != "" {
+		if o.Imatrix, err = imatrix.Read(v.imPath); err != nil {
 			return usagef("-imatrix: %v", err)
 		}
 	}
-	rep, err := verify.Checkpoints(pos[0], pos[1], o)
+	rep, err := verify.Checkpoints(orig, conv, o)
 	if err != nil {
 		return explainVerify(err)
 	}
 	warnUnmatched(stderr, "verify", rep.Unmatched)
 	var failed []string
 	for _, r := range rep.Tensors {
-		if r.Lost > 0 || threshold && r.Converted && r.SQNR != nil && *r.SQNR < *minSQNR {
+		if r.Lost > 0 || v.threshold && r.Converted && r.SQNR != nil && *r.SQNR < v.minSQNR {
 			failed = append(failed, r.Name)
 		}
 	}
-	if *asJSON {
+	if v.asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(rep.Tensors); err != nil {
 			return err
 		}
 	} else {
-		printVerify(stdout, rep, *imPath)
-		fmt.Fprintf(stdout, "%s checked, %d %s\n", count(len(rep.Tensors), "tensor"), len(failed), why)
+		printVerify(stdout, rep, v.imPath)
+		fmt.Fprintf(stdout, "%s checked, %d %s\n", count(len(rep.Tensors), "tensor"), len(failed),
+			v.why)
 	}
 	if rep.Swapped {
 		fmt.Fprintf(stderr, "tcast verify: warning: %s holds quantized tensors and %s none, so nothing was converted: "+
-			"did you swap them? The source comes first: tcast verify %[2]s %[1]s\n", pos[0], pos[1])
+			"did you swap them? The source comes first: tcast verify %[2]s %[1]s\n", orig, conv)
 	}
 	if len(failed) > 0 {
-		return fmt.Errorf("%s %s, first %s", count(len(failed), "tensor"), why, failed[0])
+		return fmt.Errorf("%s %s, first %s", count(len(failed), "tensor"), v.why, failed[0])
 	}
 	return nil
 }
