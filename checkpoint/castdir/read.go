@@ -124,7 +124,11 @@ func (d *Dir) readDataType() error {
 	if err != nil {
 		f, perr := dtype.Parse(in.DataType.Code)
 		if perr != nil {
-			return d.bad("datatype code %q: %s", in.DataType.Code, strings.TrimPrefix(err.Error(), "tcast: "))
+			why := err.Error()
+			if le := (*tc.LookupError)(nil); errors.As(err, &le) {
+				why = le.Detail() // without tcast's name, which the message's start gives
+			}
+			return d.bad("datatype code %q: %s", in.DataType.Code, why)
 		}
 		d.Format = f
 		return nil
