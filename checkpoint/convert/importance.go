@@ -56,7 +56,7 @@ func imatrixApplies(lay layout.Layout, dt *tcast.DataType, scaleSearch bool) err
 	}
 	return &OptionError{Option: "Imatrix", Err: ErrImatrixUnused,
 		Reason: "weights the error of quantizers that search: " + searchers + "; " + why,
-		Fixes:  []Fix{unset("Imatrix"), fix, {Option: "Layout", Value: "gguf"}}}
+		Fixes:  []Fix{unset("Imatrix"), fix}}
 }
 
 // imatrixNames prepares the lookup of importance vectors for output that is

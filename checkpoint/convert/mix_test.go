@@ -342,7 +342,7 @@ func TestMixErrors(t *testing.T) {
 		want string
 	}{
 		{Options{Layout: tc, GGUF: GGUFOptions{Mix: mix}}, "Options.GGUF.Mix: Q4_K_M is a GGUF mix, which applies to GGUF output; set Options.Layout to gguf"},
-		{Options{DataType: mx, Imatrix: im}, "Options.Imatrix weights the error of quantizers that search: the GGUF types of the gguf layout (q4_k_m, iq4_xs, ...), the codebook datatypes of several tables (mxfi4, mxfp4e, icb44fi2_e32s8, ...) and, with the scale search, the MX, NVFP4, integer-group and FP8 datatypes (mxfp4, nvfp4, int4_g128, fp8e4_block128, ...); mxfp4 takes its scales by rule; unset Options.Imatrix, or set Options.ScaleSearch to true, or set Options.Layout to gguf"},
+		{Options{DataType: mx, Imatrix: im}, "Options.Imatrix weights the error of quantizers that search: the GGUF types of the gguf layout (q4_k_m, iq4_xs, ...), the codebook datatypes of several tables (mxfi4, mxfp4e, icb44fi2_e32s8, ...) and, with the scale search, the MX, NVFP4, integer-group and FP8 datatypes (mxfp4, nvfp4, int4_g128, fp8e4_block128, ...); mxfp4 takes its scales by rule; unset Options.Imatrix, or set Options.ScaleSearch to true"},
 		{Options{Layout: tc, DataType: mx, GGUF: GGUFOptions{TypeFor: ovs}}, "Options.GGUF.TypeFor applies to GGUF output; set Options.Layout to gguf"},
 		{Options{Layout: tc, DataType: mx, GGUF: GGUFOptions{Pure: true}}, "Options.GGUF.Pure applies to GGUF output; set Options.Layout to gguf"},
 	} {

@@ -244,8 +244,12 @@ func withTakes(cmd, flag string, is filetype.Type) string {
 		use = "save one of its arrays with numpy.save"
 	case (is == filetype.Zip || is == filetype.Pickle) && cmd != "cast":
 		use = "save a PyTorch checkpoint as safetensors first"
+	case (is == filetype.Config || is == filetype.JSON) && cmd == "cast":
+		use = "give the .npy array to cast"
 	case is == filetype.Config || is == filetype.JSON:
 		use = "give the directory that holds the checkpoint, or its .safetensors file or index"
+	case is == filetype.Dir && cmd != "cast":
+		use = "it holds no .safetensors file, index or .gguf file: give the directory of a checkpoint"
 	case is == filetype.CastDir && (cmd == "convert" || cmd == "report" || cmd == "cast"):
 		use = "tcast inspect, verify and decompress read cast directories"
 	}

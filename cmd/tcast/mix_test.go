@@ -144,7 +144,7 @@ func TestConvertMixMessages(t *testing.T) {
 		{[]string{"-layout", "gguf", "-dtype", "q4_k_mm"}, 2, []string{`unknown datatype or GGUF mix "q4_k_mm" (closest: Q4_K_M`, "the mixes F32, "}},
 		{[]string{"-dtype", "q4_k_m"}, 2, []string{"GGUF mix", "-layout gguf"}},
 		{[]string{"-dtype", "mxfp4", "-type-for", "ffn_down=q6_k"}, 2, []string{"-type-for applies to GGUF output"}},
-		{[]string{"-dtype", "mxfp4", "-imatrix", bad}, 2, []string{"-imatrix weights the error of quantizers that search", "mxfp4 takes its scales by rule", "drop -imatrix", "add -scale-search", "use -layout gguf"}},
+		{[]string{"-dtype", "mxfp4", "-imatrix", bad}, 2, []string{"-imatrix weights the error of quantizers that search", "mxfp4 takes its scales by rule", "drop -imatrix", "add -scale-search"}},
 		{[]string{"-dtype", "nf4", "-imatrix", bad}, 2, []string{"-imatrix weights", "nf4 does not search"}},
 		{[]string{"-dtype", "mxfi4", "-imatrix", bad}, 2, []string{"-imatrix", "bad.dat"}},
 		{[]string{"-layout", "gguf", "-dtype", "q4_k_m", "-imatrix", bad}, 2, []string{"-imatrix", "bad.dat"}},
