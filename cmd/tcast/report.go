@@ -91,14 +91,25 @@ func checkReportOutput(path string, force bool, checkpoints ...string) error {
 	if err := atomicfile.CheckOutput(path, inputs...); err != nil {
 		return err
 	}
-	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+	fi, err := os.Stat(path)
+	switch {
+	case err == nil && fi.IsDir():
 		return fmt.Errorf("report %s: is a directory, and the report is one HTML file: name the file, e.g. %s", path, filepath.Join(path, "report.html"))
-	} else if err == nil && !force {
+	case !isHTMLName(path):
+		return usagef("report %s: the report is an HTML page: name a .html file, e.g. %s", path,
+			strings.TrimSuffix(path, filepath.Ext(path))+".html")
+	case err == nil && !force:
 		return atomicfile.Exists(path)
-	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
 		return err
 	}
 	return nil
+}
+
+// isHTMLName reports whether path ends in .html or .htm.
+func isHTMLName(path string) bool {
+	ext := strings.ToLower(filepath.Ext(path))
+	return ext == ".html" || ext == ".htm"
 }
 
 // writeReport builds the report of converted against orig and writes its

@@ -55,6 +55,11 @@ func TestReport(t *testing.T) {
 		{[]string{"convert", irisFixture, "-dtype", "mxfp4", "-o", filepath.Join(dir, "c"), "-report", one}, 1, "already exists; pass -force to replace it, or choose another output"},
 		{[]string{"report", "-force", "-o", pages, irisFixture, a}, 1, "is a directory, and the report is one HTML file: name the file, e.g. " + filepath.Join(pages, "report.html")},
 		{[]string{"convert", irisFixture, "-dtype", "mxfp4", "-o", filepath.Join(dir, "c"), "-force", "-report", dir}, 1, "is a directory, and the report is one HTML file"},
+		// A report is an HTML page: never written over a file of another kind, -force or not.
+		{[]string{"report", "-force", "-o", filepath.Join(dir, "r.safetensors"), irisFixture, a}, 2,
+			"the report is an HTML page: name a .html file, e.g. " + filepath.Join(dir, "r.html")},
+		{[]string{"convert", irisFixture, "-dtype", "mxfp4", "-o", filepath.Join(dir, "c"), "-force", "-report", a + ".safetensors"}, 2,
+			"the report is an HTML page"},
 	} {
 		code, _, stderr := tcast(c.args...)
 		assert.Equal(t, c.code, code, "%v: %s", c.args, stderr)

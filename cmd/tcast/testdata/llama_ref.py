@@ -3,7 +3,7 @@
 
 Usage: python3 llama_ref.py MODEL_DIR OUT.json TOKENS
 
-MODEL_DIR holds model.safetensors (F32 or BF16) and config.json as tcast synth -arch llama
+MODEL_DIR holds model.safetensors (F32, F16 or BF16) and config.json as tcast synth -arch llama
 writes them; TOKENS is a comma-separated list of token ids. Writes OUT.json:
 
     {"tokens": [...], "vocab": V, "logits": [[...], ...]}
@@ -52,6 +52,8 @@ def read_safetensors(path):
         raw = data[a:b]
         if info["dtype"] == "F32":
             x = np.frombuffer(raw, dtype="<f4")
+        elif info["dtype"] == "F16":
+            x = np.frombuffer(raw, dtype="<f2").astype(np.float32)
         elif info["dtype"] == "BF16":
             x = (np.frombuffer(raw, dtype="<u2").astype(np.uint32) << 16).view(np.float32)
         else:

@@ -1,0 +1,342 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/tensorcast-go/tensorcast/checkpoint/gguf"
+	"github.com/tensorcast-go/tensorcast/checkpoint/imatrix"
+	"github.com/tensorcast-go/tensorcast/checkpoint/npy"
+)
+
+// The output-quality harness: the trained Llama of testdata/trained (see
+// train.py there), its F16 GGUF as the reference, and each GGUF mix made by
+// tcast convert and, with the same types, by ggml's own quantizers
+// (ggml_quantize.py), run by llama.cpp over a text the model was not
+// trained on; the quality of a file is the KL divergence of its next-token
+// distributions from the reference's (as llama-perplexity
+// --kl-divergence measures it).
+
+// trainedModel is the directory of the trained model.
+const trainedModel = "testdata/trained"
+
+// qualityText is the evaluation text, and qualityCtx the chunk length of
+// its evaluation (the second half of each chunk is scored).
+const (
+	qualityText = "testdata/trained/eval.txt"
+	qualityCtx  = 128
+)
+
+// logitsFile holds the logits llama_logits.mjs wrote: positions × vocab.
+type logitsFile struct {
+	positions, vocab int
+	v                []float32
+}
+
+// row returns the logits of position p.
+func (l *logitsFile) row(p int) []float32 { return l.v[p*l.vocab : (p+1)*l.vocab] }
+
+// evalLogits runs llama.cpp on the GGUF file path over qualityText and
+// reads the logits it wrote.
+func evalLogits(t *testing.T, node, mods, path string) *logitsFile {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	out := path + ".logits"
+	cmd := exec.CommandContext(ctx, node, filepath.Join("testdata", "llama_logits.mjs"), path, qualityText, out,
+		fmt.Sprint(qualityCtx))
+	cmd.Env = append(os.Environ(), "TCAST_LLAMA_JS="+mods)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	js, err := cmd.Output()
+	require.NoError(t, err, "llama_logits.mjs %s: %s", path, stderr.String())
+	var res struct {
+		Error string `json:"error"`
+	}
+	require.NoError(t, json.Unmarshal(js, &res), "llama_logits.mjs %s", path)
+	require.Empty(t, res.Error, "llama_logits.mjs %s", path)
+	b, err := os.ReadFile(out)
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(b), 8)
+	l := &logitsFile{positions: int(binary.LittleEndian.Uint32(b)), vocab: int(binary.LittleEndian.Uint32(b[4:]))}
+	require.Equal(t, 8+4*l.positions*l.vocab, len(b), "%s: size", out)
+	l.v = make([]float32, l.positions*l.vocab)
+	for i := range l.v {
+		l.v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[8+4*i:]))
+	}
+	require.NoError(t, os.Remove(out))
+	return l
+}
+
+// logSoftmax returns the log-probabilities of logits x in float64.
+func logSoftmax(x []float32) []float64 {
+	m := math.Inf(-1)
+	for _, v := range x {
+		m = math.Max(m, float64(v))
+	}
+	var s float64
+	for _, v := range x {
+		s += math.Exp(float64(v) - m)
+	}
+	ls := m + math.Log(s)
+	out := make([]float64, len(x))
+	for i, v := range x {
+		out[i] = float64(v) - ls
+	}
+	return out
+}
+
+// divergence is the KL divergence of a model's next-token distributions
+// from the reference's, position by position.
+type divergence struct {
+	kl      []float64 // KL(ref ‖ model) of each position, in nats
+	sameTop int       // positions whose most likely token is the reference's
+}
+
+// klDivergence measures q against the reference ref.
+func klDivergence(t *testing.T, ref, q *logitsFile) divergence {
+	t.Helper()
+	require.Equal(t, ref.positions, q.positions)
+	require.Equal(t, ref.vocab, q.vocab)
+	d := divergence{kl: make([]float64, ref.positions)}
+	for p := range ref.positions {
+		lp, lq := logSoftmax(ref.row(p)), logSoftmax(q.row(p))
+		var kl float64
+		for i, a := range lp {
+			kl += math.Exp(a) * (a - lq[i])
+		}
+		d.kl[p] = math.Max(kl, 0)
+		if argmax(ref.row(p)) == argmax(q.row(p)) {
+			d.sameTop++
+		}
+	}
+	return d
+}
+
+// argmax returns the index of the largest value of x.
+func argmax(x []float32) int {
+	best := 0
+	for i, v := range x {
+		if v > x[best] {
+			best = i
+		}
+	}
+	return best
+}
+
+// mean returns the mean of d's divergences.
+func (d divergence) mean() float64 {
+	var s float64
+	for _, v := range d.kl {
+		s += v
+	}
+	return s / float64(len(d.kl))
+}
+
+// p99 returns the 99th percentile of d's divergences.
+func (d divergence) p99() float64 {
+	s := slices.Sorted(slices.Values(d.kl))
+	return s[min(len(s)-1, int(math.Ceil(0.99*float64(len(s))))-1)]
+}
+
+// top returns the fraction of positions whose most likely token is the
+// reference's.
+func (d divergence) top() float64 { return float64(d.sameTop) / float64(len(d.kl)) }
+
+// pairedSE is the standard error of the mean of a's divergences less b's,
+// position by position.
+func pairedSE(a, b divergence) float64 {
+	n := float64(len(a.kl))
+	var s, s2 float64
+	for i := range a.kl {
+		x := a.kl[i] - b.kl[i]
+		s += x
+		s2 += x * x
+	}
+	m := s / n
+	return math.Sqrt(math.Max(s2/n-m*m, 0) / (n - 1))
+}
+
+// ggmlPython returns python3 (with numpy) and libggml-base.so, or skips:
+// the output-quality test quantizes with ggml's own code through them.
+func ggmlPython(t *testing.T) (python, lib string) {
+	t.Helper()
+	lib = os.Getenv("TCAST_GGML_LIB")
+	if lib == "" {
+		t.Skip("optional tool missing: TCAST_GGML_LIB is not set (libggml-base.so of @node-llama-cpp/linux-x64@3.22.1, " +
+			"as .ci/run sets it)")
+	}
+	return numpyPython(t), lib
+}
+
+// ggmlRequantize writes to out the GGUF file ours with every quantized
+// tensor quantized again, from the same values (those of the F16 file
+// src), by ggml's quantizer of the same type, with the importance vector
+// llama-quantize would pass when im is not nil.
+func ggmlRequantize(t *testing.T, python, lib, ours, src, out string, im *imatrix.Imatrix) {
+	t.Helper()
+	q, err := gguf.Open(ours)
+	require.NoError(t, err)
+	defer q.Close()
+	ref, err := gguf.Open(src)
+	require.NoError(t, err)
+	defer ref.Close()
+	type entry struct {
+		Name       string `json:"name"`
+		Type       string `json:"type"`
+		Rows       int    `json:"rows"`
+		Cols       int    `json:"cols"`
+		Importance bool   `json:"importance"`
+	}
+	var manifest []entry
+	var arrays []npy.Named
+	for _, ti := range q.Tensors {
+		if !quantizedType(ti.Type) {
+			continue
+		}
+		x, err := ref.Float32s(ti.Name)
+		require.NoError(t, err, ti.Name)
+		shape := ti.Shape()
+		cols := shape[len(shape)-1]
+		e := entry{Name: ti.Name, Type: ti.Type.String(), Rows: len(x) / cols, Cols: cols}
+		i := len(manifest)
+		arrays = append(arrays, f32Array(fmt.Sprintf("x%d", i), []int{e.Rows, cols}, x))
+		if im != nil && im.Has(ti.Name) {
+			v, err := im.Vector(ti.Name, cols, 1)
+			if err == nil {
+				e.Importance = true
+				arrays = append(arrays, f32Array(fmt.Sprintf("imp%d", i), []int{cols}, v))
+			}
+		}
+		manifest = append(manifest, e)
+	}
+	js, err := json.Marshal(manifest)
+	require.NoError(t, err)
+	arrays = append(arrays, npy.Named{Name: "manifest",
+		Array: &npy.Array{Header: npy.Header{DType: npy.Uint8, Shape: []int{len(js)}}, Data: js}})
+	in, blocksPath := out+".in.npz", out+".blocks.npz"
+	require.NoError(t, npy.WriteNPZ(in, arrays))
+	cmd := exec.Command(python, filepath.Join("testdata", "ggml_quantize.py"), in, blocksPath)
+	cmd.Env = append(os.Environ(), "TCAST_GGML_LIB="+lib)
+	b, err := cmd.CombinedOutput()
+	require.NoError(t, err, "ggml_quantize.py: %s", b)
+	blocks, err := npy.ReadNPZ(blocksPath)
+	require.NoError(t, err)
+	byName := map[string][]byte{}
+	for i, e := range manifest {
+		require.Equal(t, fmt.Sprintf("b%d", i), blocks[i].Name)
+		byName[e.Name] = blocks[i].Data
+	}
+	var w gguf.Writer
+	for _, kv := range q.KV {
+		require.NoError(t, w.AddKV(kv.Key, kv.Value))
+	}
+	for _, ti := range q.Tensors {
+		data, ok := byName[ti.Name]
+		if !ok {
+			data, err = q.TensorBytes(ti.Name)
+			require.NoError(t, err)
+		}
+		require.NoError(t, w.AddTensor(ti.Name, ti.Type, ti.Shape(), data), ti.Name)
+	}
+	require.NoError(t, w.WriteFile(out))
+	require.NoError(t, os.Remove(in))
+	require.NoError(t, os.Remove(blocksPath))
+}
+
+// quantizedType reports whether t is a type whose blocks a quantizer made
+// (not F32, F16 or BF16).
+func quantizedType(t gguf.Type) bool {
+	return t != gguf.TypeF32 && t != gguf.TypeF16 && t != gguf.TypeBF16
+}
+
+// f32Array is a named float32 .npy array of the given shape.
+func f32Array(name string, shape []int, x []float32) npy.Named {
+	b := make([]byte, 4*len(x))
+	for i, v := range x {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(v))
+	}
+	return npy.Named{Name: name, Array: &npy.Array{Header: npy.Header{DType: npy.Float32, Shape: shape}, Data: b}}
+}
+
+// qualityMixes are the mixes the output-quality test compares.
+var qualityMixes = []string{"Q8_0", "Q6_K", "Q5_K_M", "Q5_K_S", "Q4_K_M", "Q4_K_S", "Q3_K_L", "Q3_K_M",
+	"Q3_K_S", "Q2_K", "IQ4_XS", "IQ4_NL", "Q5_1", "Q5_0", "Q4_1", "Q4_0"}
+
+// qualityRow is one line of the output-quality table.
+type qualityRow struct {
+	mix              string
+	imatrix          bool
+	ours, ggml       divergence
+	se               float64 // of the mean of ours less ggml's
+	oursBPW, ggmlBPW float64
+}
+
+// TestOutputQuality converts the trained model to each mix, with and
+// without its importance matrix, and compares the KL divergence of what
+// llama.cpp computes from our file and from ggml's quantization of the
+// same tensors, against the F16 file's.
+func TestOutputQuality(t *testing.T) {
+	node, mods := llamaRuntime(t)
+	python, lib := ggmlPython(t)
+	dir := t.TempDir()
+	f16 := filepath.Join(dir, "f16.gguf")
+	code, _, stderr := tcast("convert", trainedModel, "-layout", "gguf", "-dtype", "f16", "-o", f16)
+	require.Equal(t, 0, code, stderr)
+	ref := evalLogits(t, node, mods, f16)
+	imPath := filepath.Join(trainedModel, "imatrix.npz")
+	im, err := imatrix.Read(imPath)
+	require.NoError(t, err)
+	var rows []qualityRow
+	for _, mix := range qualityMixes {
+		for _, withIm := range []bool{false, true} {
+			r := qualityRow{mix: mix, imatrix: withIm}
+			ours := filepath.Join(dir, strings.ToLower(mix)+map[bool]string{true: "-im"}[withIm]+".gguf")
+			args := []string{"convert", trainedModel, "-layout", "gguf", "-dtype", mix, "-o", ours}
+			var m *imatrix.Imatrix
+			if withIm {
+				args, m = append(args, "-imatrix", imPath), im
+			}
+			code, _, stderr := tcast(args...)
+			require.Equal(t, 0, code, "%v: %s", args, stderr)
+			theirs := strings.TrimSuffix(ours, ".gguf") + "-ggml.gguf"
+			ggmlRequantize(t, python, lib, ours, f16, theirs, m)
+			r.ours, r.ggml = klDivergence(t, ref, evalLogits(t, node, mods, ours)), klDivergence(t, ref, evalLogits(t, node, mods, theirs))
+			r.se = pairedSE(r.ours, r.ggml)
+			rows = append(rows, r)
+			t.Logf("%-7s %-7v KLD ours %.6f ggml %.6f (±%.6f)  p99 %.5f %.5f  top %.4f %.4f",
+				mix, withIm, r.ours.mean(), r.ggml.mean(), r.se, r.ours.p99(), r.ggml.p99(), r.ours.top(), r.ggml.top())
+			for _, p := range []string{ours, theirs} {
+				require.NoError(t, os.Remove(p))
+			}
+		}
+	}
+	lower := 0
+	for _, r := range rows {
+		d := r.ours.mean() - r.ggml.mean()
+		if d < -r.se {
+			lower++
+		}
+		if d > r.se {
+			t.Errorf("%s (imatrix %v): mean KLD %.6f, ggml's %.6f: higher by %.6f, more than the standard error %.6f",
+				r.mix, r.imatrix, r.ours.mean(), r.ggml.mean(), d, r.se)
+		}
+	}
+	t.Logf("lower than ggml's beyond the standard error in %d of %d cases", lower, len(rows))
+	if 2*lower < len(rows) {
+		t.Errorf("our mean KLD is lower than ggml's beyond the standard error in %d of %d cases, not half", lower, len(rows))
+	}
+}
