@@ -122,7 +122,8 @@ func (o *Options) Check() error {
 	for _, f := range []struct {
 		option string
 		set    bool
-	}{{"GGUF.TypeFor", len(o.GGUF.TypeFor) > 0}, {"GGUF.Pure", o.GGUF.Pure}} {
+	}{{"GGUF.TypeFor", len(o.GGUF.TypeFor) > 0}, {"GGUF.Pure", o.GGUF.Pure}, {"GGUF.Generic", o.GGUF.Generic},
+		{"GGUF.Pre", o.GGUF.Pre != ""}} {
 		if f.set {
 			return &OptionError{Option: f.option, Err: ErrGGUFOnly,
 				Reason: "applies to GGUF output", Fixes: toGGUF}
@@ -235,7 +236,9 @@ func destination(out string, l layout.Layout) (string, bool, error) {
 
 // fileExts are extensions of files that are no checkpoint output: an -o
 // ending in one is a mistake, not a directory name.
-var fileExts = map[string]bool{".npy": true, ".npz": true, ".json": true, ".bin": true, ".pt": true, ".pth": true, ".gguf": true}
+var fileExts = map[string]bool{".npy": true, ".npz": true, ".json": true, ".bin": true, ".pt": true, ".pth": true,
+	".gguf": true, ".txt": true, ".md": true, ".html": true, ".htm": true, ".csv": true, ".log": true, ".yaml": true,
+	".yml": true, ".zip": true, ".tar": true, ".gz": true, ".onnx": true, ".ckpt": true, ".h5": true}
 
 // fileName is the weight file inside a directory output.
 func fileName(l layout.Layout) string {

@@ -124,7 +124,7 @@ func TestConvertRefusesNonFinite(t *testing.T) {
 				l, err = l.(layout.Pruner).WithPruning(layout.Pruning{Pattern: sparsity.Pattern{N: 2, M: 4}})
 				require.NoError(t, err)
 			}
-			o := Options{DataType: dt, Layout: l, Workers: 2, GGUF: GGUFOptions{Generic: true}}
+			o := Options{DataType: dt, Layout: l, Workers: 2, GGUF: GGUFOptions{Generic: l.Container() == layout.GGUF}}
 			if c.rotate != "" {
 				o.Rotate, err = rotate.Parse(c.rotate)
 				require.NoError(t, err)

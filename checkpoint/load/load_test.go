@@ -81,7 +81,8 @@ func TestFixtures(t *testing.T) {
 		}
 		// The source's config.json is not a complete Llama configuration:
 		// its GGUF is the generic one.
-		_, err = convert.Convert(src, out, convert.Options{DataType: dt, Layout: l, Workers: 1, GGUF: convert.GGUFOptions{Generic: true}})
+		_, err = convert.Convert(src, out, convert.Options{DataType: dt, Layout: l, Workers: 1,
+			GGUF: convert.GGUFOptions{Generic: l.Container() == layout.GGUF}})
 		require.NoError(t, err, f.layout)
 		if *update {
 			target := f.dir

@@ -160,6 +160,8 @@ func TestOutputExistsMessage(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(castOut, "info.json"), []byte("{}"), 0o644))
 	file := filepath.Join(dir, "out.safetensors")
 	require.NoError(t, os.WriteFile(file, []byte("old"), 0o644))
+	page := filepath.Join(dir, "out.html")
+	require.NoError(t, os.WriteFile(page, []byte("old"), 0o644))
 	for _, tc := range []struct {
 		args []string
 		out  string
@@ -168,7 +170,7 @@ func TestOutputExistsMessage(t *testing.T) {
 		{[]string{"cast", npyIn, "-dtype", "mxfp4", "-o", castOut}, castOut},
 		{[]string{"decompress", irisFixture, "-o", file}, file},
 		{[]string{"synth", "-o", file, "-layers", "1", "-hidden", "64", "-vocab", "64"}, file},
-		{[]string{"report", "-o", file, irisFixture, irisFixture}, file},
+		{[]string{"report", "-o", page, irisFixture, irisFixture}, page},
 		{[]string{"cast", npyIn, "-dtype", "mxfp4", "-o", filepath.Join(dir, "c2"), "-cpuprofile", file}, file},
 	} {
 		t.Run(tc.args[0], func(t *testing.T) {
