@@ -16,7 +16,9 @@ type DataType struct {
 	name string
 	// label is the name the datatype was asked for when that is not name
 	// (an alias such as mxfp4, a datatype with sparsity added), else "".
-	label   string
+	label string
+	// dense is the datatype WithSparsity added sparsity to, else nil.
+	dense   *DataType
 	aliases []string
 	note    string
 	elem    *dtype.Format
@@ -312,8 +314,14 @@ func WithSparsity(dt *DataType, p sparsity.Pattern) (*DataType, error) {
 	if err != nil {
 		return nil, err
 	}
-	return sp.labelled(fmt.Sprintf("%s with %v sparsity", dt, p)), nil
+	sp = sp.labelled(fmt.Sprintf("%s with %v sparsity", dt, p))
+	sp.dense = dt
+	return sp, nil
 }
+
+// Dense returns the datatype WithSparsity made d of, the one without the
+// N:M sparsity; nil for a datatype not made so.
+func (d *DataType) Dense() *DataType { return d.dense }
 
 // SparsityError reports a datatype that cannot take an N:M sparsity
 // pattern (WithSparsity).

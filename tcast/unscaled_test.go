@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/tensorcast-go/tensorcast/dtype"
+	"github.com/tensorcast-go/tensorcast/sparsity"
 )
 
 // CastFormat stores one code per element, little-endian, as the format
@@ -43,4 +44,15 @@ func TestCastFormat(t *testing.T) {
 	assert.ErrorContains(t, err, "negative dimension")
 	_, err = CastFormat(nil, nil, nil, dtype.Options{})
 	assert.Error(t, err)
+}
+
+// WithSparsity's datatype knows the one it was made of.
+func TestDense(t *testing.T) {
+	mx := MustLookup("mxfp4")
+	sp, err := WithSparsity(mx, sparsity.Pattern{N: 2, M: 4})
+	require.NoError(t, err)
+	assert.Same(t, mx, sp.Dense())
+	assert.Equal(t, "mxfp4 with 2:4 sparsity", sp.String())
+	assert.Equal(t, "float4_e2m1fn_float8_e8m0fnu_t32n2m4", sp.Name())
+	assert.Nil(t, mx.Dense())
 }

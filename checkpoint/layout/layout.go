@@ -376,8 +376,13 @@ func (e *SparseDataTypeError) Unwrap() error { return ErrSparseDataType }
 // datatype the layout takes only without sparsity.
 var ErrSparseDataType = errors.New("the layout stores no N:M sparsity in a datatype")
 
-// denseOf returns dt without its N:M sparsity, nil when dt has none.
+// denseOf returns dt without its N:M sparsity, nil when dt has none: the
+// datatype it was made of (tcast.DataType.Dense), or one of its spec
+// without the sparsity.
 func denseOf(dt *tcast.DataType) *tcast.DataType {
+	if d := dt.Dense(); d != nil {
+		return d
+	}
 	s := dt.Spec()
 	if s == nil || !s.IsSparse() || dt.Codebook() != nil {
 		return nil

@@ -107,6 +107,11 @@ func TestDataTypeAsAsked(t *testing.T) {
 		"-o", filepath.Join(dir, "c"))
 	assert.Equal(t, 2, code)
 	assert.Contains(t, stderr, "-sparsity: the modelopt layout stores no N:M sparsity (it takes -dtype nvfp4 without -sparsity)")
+	src, _ := synthTo(t, filepath.Join(dir, "llama"), "-arch", "llama", "-layers", "1", "-hidden", "256", "-vocab", "512")
+	code, _, stderr = tcast("convert", filepath.Dir(src), "-layout", "gguf", "-dtype", "q8_0", "-sparsity", "2:4",
+		"-o", filepath.Join(dir, "q.gguf"))
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "-sparsity: the gguf layout stores no N:M sparsity (it takes -dtype q8_0 without -sparsity)")
 	code, stdout, stderr = tcast("cast", "-dtype", "mxfp4", "-o", filepath.Join(dir, "d"), "../../testdata/conv2d_2.f32.npy")
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, stdout, "→ mxfp4 = float4_e2m1fn_float8_e8m0fnu_t32 ")
