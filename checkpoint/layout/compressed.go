@@ -353,10 +353,12 @@ func actualOf(layout, name string, t *tcast.Tensor) (*tcast.Tensor, error) {
 }
 
 // groupCheck checks that the input size in is a whole number of groups.
-func groupCheck(layout, name string, dt *tcast.DataType, in, group int) error {
+// The message names no weight: the weight's report line, or the error
+// that wraps it, does.
+func groupCheck(layout string, dt *tcast.DataType, in, group int) error {
 	if group > 0 && in%group != 0 {
-		return fmt.Errorf("layout %s: weight %s: input size %d is not a multiple of the group size %d of %s",
-			layout, name, in, group, dt.Name())
+		return fmt.Errorf("layout %s: input size %d is not a multiple of the group size %d of %s",
+			layout, in, group, dt)
 	}
 	return nil
 }
@@ -400,7 +402,7 @@ func (l compressedTensors) plan(name string, shape []int, dt *tcast.DataType, ax
 	if err := checkMatrix(lay, dt, axis, len(shape)); err != nil {
 		return nil, nil, err
 	}
-	if err := groupCheck(lay, name, dt, shape[1], sc.group); err != nil {
+	if err := groupCheck(lay, dt, shape[1], sc.group); err != nil {
 		return nil, nil, err
 	}
 	if m := l.prune.Pattern.M; l.prune.active() && shape[1]%m != 0 {

@@ -274,7 +274,7 @@ func (l ggufLayout) Specs(name string, shape []int, dt *tcast.DataType, axis int
 		return nil, nil, err
 	}
 	typ, _ := ggufTypeOf(dt)
-	if err := groupCheck("gguf", name, dt, shape[len(shape)-1], typ.BlockSize()); err != nil {
+	if err := groupCheck("gguf", dt, shape[len(shape)-1], typ.BlockSize()); err != nil {
 		return nil, nil, err
 	}
 	if len(name) > gguf.MaxNameLen {

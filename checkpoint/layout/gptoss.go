@@ -78,7 +78,7 @@ func (l gptOSS) Specs(name string, shape []int, dt *tcast.DataType, axis int) ([
 	if err := l.Check(dt, axis, len(shape)); err != nil {
 		return nil, nil, err
 	}
-	if err := groupCheck("gpt-oss", name, dt, shape[len(shape)-1], 32); err != nil {
+	if err := groupCheck("gpt-oss", dt, shape[len(shape)-1], 32); err != nil {
 		return nil, nil, err
 	}
 	return gptSpecs(name, shape), nil, nil

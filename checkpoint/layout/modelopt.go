@@ -62,7 +62,7 @@ func (l modelOpt) Specs(name string, shape []int, dt *tcast.DataType, axis int) 
 	if err := l.Check(dt, axis, len(shape)); err != nil {
 		return nil, nil, err
 	}
-	if err := groupCheck("modelopt", name, dt, shape[1], 16); err != nil {
+	if err := groupCheck("modelopt", dt, shape[1], 16); err != nil {
 		return nil, nil, err
 	}
 	return moSpecs(weightPrefix(name), shape[0], shape[1]), nil, nil

@@ -38,6 +38,9 @@ func message(cmd string, err error) string {
 		return m
 	}
 	if step := nextStep(cmd, err); step != "" {
+		if nc := (*convert.NothingCastError)(nil); errors.As(err, &nc) {
+			return err.Error() + "\n" + step // after the list of reasons, on a line of its own
+		}
 		return err.Error() + "; " + step
 	}
 	return err.Error()

@@ -82,7 +82,7 @@ func TestOptionMessages(t *testing.T) {
 // errors.go); an error of no such type stays as it is.
 func TestExplainConvertSteps(t *testing.T) {
 	nc := &convert.NothingCastError{Kept: []convert.KeptCount{{Why: "a scalar", Tensors: 2}}}
-	assert.Equal(t, "no tensor was cast; every tensor was kept:\n  2 × a scalar; choose another -layout, "+
+	assert.Equal(t, "no tensor was cast; every tensor was kept:\n  2 × a scalar\nchoose another -layout, "+
 		"-dtype or -axis, or name tensors to cast with -include", message("convert", explainConvert(nc)))
 	assert.ErrorIs(t, explainConvert(nc), convert.ErrNothingCast)
 	other := errors.New("disk full")

@@ -83,10 +83,14 @@ func TestNextStep(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			assert.Equal(t, tc.want, nextStep(tc.cmd, tc.err), tc.err)
 			msg := message(tc.cmd, tc.err)
+			sep := "; "
+			if tc.name == "nothing cast" {
+				sep = "\n" // after the list of reasons
+			}
 			if tc.want == "" {
 				assert.Equal(t, tc.err.Error(), msg)
 			} else {
-				assert.Equal(t, tc.err.Error()+"; "+tc.want, msg)
+				assert.Equal(t, tc.err.Error()+sep+tc.want, msg)
 			}
 		})
 	}
