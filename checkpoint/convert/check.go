@@ -2,6 +2,7 @@ package convert
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/layout"
 	"github.com/tensorcast-go/tensorcast/internal/atomicfile"
+	"github.com/tensorcast-go/tensorcast/scale"
 	"github.com/tensorcast-go/tensorcast/tcast"
 )
 
@@ -103,6 +105,9 @@ func (o *Options) Check() error {
 	if err := o.checkRotate(); err != nil {
 		return err
 	}
+	if err := o.checkMode(); err != nil {
+		return err
+	}
 	if err := o.checkScaleSearch(); err != nil {
 		return err
 	}
@@ -130,6 +135,34 @@ func (o *Options) Check() error {
 		}
 	}
 	return nil
+}
+
+// ErrModeUnused is matched by the error of Convert for a Mode other than
+// floor with a datatype whose scales are no powers of two (NVFP4's UE4M3,
+// float scales of integer groups and FP8, GGUF's types but MXFP4), which
+// the mode does not choose.
+var ErrModeUnused = errors.New("the scale mode would change nothing")
+
+// checkMode refuses a Mode that no scale of the datatype follows.
+func (o *Options) checkMode() error {
+	dt := o.DataType
+	if o.Mode == scale.Floor || dt == nil {
+		return nil
+	}
+	if s := dt.Spec(); s != nil && s.IsExponent() {
+		return nil
+	}
+	return &OptionError{Option: "Mode", Value: o.Mode.String(), Err: ErrModeUnused,
+		Reason: fmt.Sprintf("chooses power-of-two scales, and %s has none (its scales are %s)", dt, scaleKind(dt)),
+		Fixes:  []Fix{unset("Mode"), {Option: "DataType", Choose: "a datatype of E8M0 scales (mxfp4, mxfp8, mxint8, ...)"}}}
+}
+
+// scaleKind names the scales of dt for messages.
+func scaleKind(dt *tcast.DataType) string {
+	if s := dt.Spec(); s != nil && s.Scale != nil {
+		return s.Scale.Name()
+	}
+	return "none: it is a plain number format"
 }
 
 // ErrRotateUnrecorded is matched by the error of Convert for Rotate with

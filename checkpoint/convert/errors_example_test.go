@@ -13,6 +13,7 @@ import (
 	"github.com/tensorcast-go/tensorcast/checkpoint/imatrix"
 	"github.com/tensorcast-go/tensorcast/checkpoint/layout"
 	"github.com/tensorcast-go/tensorcast/rotate"
+	"github.com/tensorcast-go/tensorcast/scale"
 	"github.com/tensorcast-go/tensorcast/tcast"
 )
 
@@ -77,6 +78,8 @@ func Example_errors() {
 			convert.ErrRotateUnrecorded},
 		{plain, "o", convert.Options{DataType: tcast.MustLookup("nf4"), ScaleSearch: true},
 			convert.ErrScaleSearchUnused},
+		{plain, "o", convert.Options{DataType: tcast.MustLookup("nvfp4"), Mode: scale.Ceil},
+			convert.ErrModeUnused},
 		{plain, "o", convert.Options{DataType: mxfp4, Imatrix: other}, convert.ErrImatrixUnused},
 		{plain, "o.gguf", convert.Options{Layout: gguf, DataType: dtype(gguf, "q8_0"),
 			GGUF: convert.GGUFOptions{Generic: true, Pure: true}}, convert.ErrMixOnly},
@@ -115,6 +118,7 @@ func Example_errors() {
 	// true Options.Rotate
 	// true Options.Rotate
 	// true Options.ScaleSearch
+	// true Options.Mode
 	// true Options.Imatrix
 	// true Options.GGUF.Pure
 	// true Options.DataType

@@ -184,7 +184,8 @@ func TestConvertFromGGUF(t *testing.T) {
 func TestGGUFOptions(t *testing.T) {
 	dir := t.TempDir()
 	_, err := toGGUF(t, filepath.Join(dir, "a.gguf"), "q8_0", Options{Mode: scale.RCeil})
-	assert.ErrorContains(t, err, "scale mode")
+	assert.ErrorIs(t, err, ErrModeUnused)
+	assert.ErrorContains(t, err, "Options.Mode: rceil chooses power-of-two scales, and q8_0 has none")
 	_, err = toGGUF(t, filepath.Join(dir, "a.gguf"), "mxfp4", Options{ShardSize: 1000})
 	assert.ErrorContains(t, err, "Options.ShardSize")
 	_, err = toGGUF(t, filepath.Join(dir, "b.gguf"), "Q8_0", Options{})

@@ -142,6 +142,14 @@ func (f *castFlags) check(pos []string) error {
 // -sparsity to it.
 func (f *castFlags) checkScaled() error {
 	scaled := f.plain == nil
+	if f.smode != scale.Floor && (!scaled || !f.dt.Spec().IsExponent()) {
+		what := "it has no scale"
+		if scaled {
+			what = "its scales are " + f.dt.Spec().Scale.Name()
+		}
+		return usagef("-scale-mode %s chooses power-of-two scales, and %s has none (%s): drop -scale-mode, "+
+			"or choose a datatype of E8M0 scales (mxfp4, mxfp8, mxint8, ...)", f.smode, f.name, what)
+	}
 	if scaled && f.ov == dtype.OverflowIEEE {
 		return usagef("-overflow ieee: %s is a scaled datatype, whose elements always saturate", f.dt)
 	}

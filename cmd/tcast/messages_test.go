@@ -118,8 +118,8 @@ func TestDecompressGGUFDirectory(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, stdout, "gguf layout")
 	code, _, stderr = tcast("convert", irisFixture, "-layout", "gguf", "-dtype", "q8_0", "-scale-mode", "ceil", "-o", filepath.Join(dir, "h"))
-	assert.Equal(t, 1, code)
-	assert.Contains(t, stderr, "scale mode")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, "-scale-mode: ceil chooses power-of-two scales, and q8_0 has none")
 	assert.NoDirExists(t, filepath.Join(dir, "h"))
 }
 
