@@ -372,3 +372,35 @@ func TestCopiedInPieces(t *testing.T) {
 		assert.Equal(t, "mxfp4e2", res.Tensors[1].DataType)
 	}
 }
+
+// recordingSink records the offsets written, to see writes repeated.
+type recordingSink struct {
+	sink
+	offs []int64
+}
+
+func (s *recordingSink) WriteAt(name string, data []byte, off int64) error {
+	s.offs = append(s.offs, off)
+	return nil
+}
+
+// TestWriterDropsFailedQueue checks that the writes of a failed turn leave
+// the worker's queue: a scratch used again after the error (the next item
+// of a worker, before the conversion stops) must not write them again,
+// which the output reported as overlapping writes instead of the error.
+func TestWriterDropsFailedQueue(t *testing.T) {
+	rec := &recordingSink{}
+	var done atomic.Int64
+	o := newWriter(failingSink{rec, 0, &done}, false)
+	sc := &scratch{}
+	ran := false
+	err := o.put(sc, write{name: "t", data: make([]byte, 8), off: 0, done: func() { ran = true }}, true)
+	require.ErrorIs(t, err, errInjected)
+	require.False(t, ran, "done ran for a failed write")
+	require.Empty(t, sc.pending)
+	require.Zero(t, sc.pendingBytes)
+
+	o = newWriter(rec, false)
+	require.NoError(t, o.put(sc, write{name: "t", data: make([]byte, 8), off: 8}, true))
+	require.Equal(t, []int64{8}, rec.offs)
+}

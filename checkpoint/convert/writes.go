@@ -128,13 +128,14 @@ func (o *writer) put(sc *scratch, w write, wait bool) error {
 func (o *writer) writeQueued(sc *scratch) error {
 	err := o.writeAll(sc.pending)
 	o.mu.Unlock()
-	if err != nil {
-		return err // the conversion fails: the queue is dropped with the output
+	if err == nil {
+		runDone(sc.pending)
 	}
-	runDone(sc.pending)
+	// On an error the conversion fails and the queue is dropped with the
+	// output; it must not stay queued for the scratch's next item.
 	clear(sc.pending)
 	sc.pending, sc.pendingBytes = sc.pending[:0], 0
-	return nil
+	return err
 }
 
 // writeAll writes ws to the sink.
