@@ -4,7 +4,7 @@
 //
 // The text is tokenized by the model, cut into chunks of CTX tokens (the
 // last partial chunk is dropped), and the first token of each chunk is
-// replaced by BOS. Each chunk is evaluated on a fresh sequence; the logits
+// replaced by BOS. Each chunk is evaluated on an emptied sequence; the logits
 // after each of the chunk's second half of tokens are scored (the first
 // half gives the context, as llama-perplexity's KL-divergence mode does).
 //
@@ -65,10 +65,11 @@ try {
     buf.writeUInt32LE(nVocab, 4);
     const f32 = new Float32Array(buf.buffer, buf.byteOffset + 8, positions * nVocab);
     let p = 0;
+    const seq = context.getSequence();
     for (let c = 0; c < chunks; c++) {
         const chunk = tokens.slice(c * ctx, (c + 1) * ctx);
         chunk[0] = model.tokens.bos;
-        const seq = context.getSequence();
+        await seq.clearHistory();
         const input = chunk.map((t, i) => [t, i >= half ? { generateNext: { logits: true } } : {}]);
         const res = await seq.controlledEvaluate(input);
         for (let i = half; i < ctx; i++) {
@@ -79,8 +80,8 @@ try {
             for (const [tok, v] of m) row[tok] = v;
             p++;
         }
-        seq.dispose();
     }
+    seq.dispose();
     fs.writeFileSync(outPath, buf);
     out = {
         positions,
