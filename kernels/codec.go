@@ -41,6 +41,9 @@ type BlockCodec struct {
 	// in dst, and reports false when a code is wider than the format's
 	// (those blocks are then incomplete).
 	Join func(dst, codes, scales []byte) bool
+	// weighting is the rule of Quantize's weights (see Weigh); nil
+	// weighs every element 1.
+	weighting *weighting
 }
 
 // Planes is a scaled tensor in the split form a ScaledCodec reads and
@@ -124,30 +127,30 @@ var blockCodecs = [...]BlockCodec{
 	{Name: "Q4_0", BlockLen: ggmlBlock, BlockBytes: q4_0BlockBytes, Weighted: true,
 		Quantize: quantizeQ4_0Any, Dequantize: dequantizeQ4_0, Split: splitQ4_0, Join: joinQ4_0},
 	{Name: "Q4_1", BlockLen: ggmlBlock, BlockBytes: q4_1BlockBytes, Weighted: true,
-		Quantize: quantizeQ4_1, Dequantize: dequantizeQ4_1},
+		Quantize: quantizeQ4_1, weighting: &weighLegacy, Dequantize: dequantizeQ4_1},
 	{Name: "Q5_0", BlockLen: ggmlBlock, BlockBytes: q5_0BlockBytes, Weighted: true,
 		Quantize: quantizeQ5_0, Dequantize: dequantizeQ5_0},
 	{Name: "Q5_1", BlockLen: ggmlBlock, BlockBytes: q5_1BlockBytes, Weighted: true,
-		Quantize: quantizeQ5_1, Dequantize: dequantizeQ5_1},
+		Quantize: quantizeQ5_1, weighting: &weighLegacy, Dequantize: dequantizeQ5_1},
 	{Name: "Q8_0", BlockLen: ggmlBlock, BlockBytes: q8_0BlockBytes,
 		Quantize:   func(dst []byte, src, _ []float32) { quantizeQ8_0(dst, src) },
 		Dequantize: dequantizeQ8_0, Split: splitQ8_0, Join: joinQ8_0},
 	{Name: "Q2_K", BlockLen: qkk, BlockBytes: q2_KBlockBytes, Weighted: true,
-		Quantize: quantizeQ2_K, Dequantize: dequantizeQ2_K},
+		Quantize: quantizeQ2_K, weighting: &weighQ2K, Dequantize: dequantizeQ2_K},
 	{Name: "Q3_K", BlockLen: qkk, BlockBytes: q3_KBlockBytes, Weighted: true,
-		Quantize: quantizeQ3_K, Dequantize: dequantizeQ3_K},
+		Quantize: quantizeQ3_K, weighting: &weighK, Dequantize: dequantizeQ3_K},
 	{Name: "Q4_K", BlockLen: qkk, BlockBytes: q4_KBlockBytes, Weighted: true,
-		Quantize: quantizeQ4_K, Dequantize: dequantizeQ4_K},
+		Quantize: quantizeQ4_K, weighting: &weighK, Dequantize: dequantizeQ4_K},
 	{Name: "Q5_K", BlockLen: qkk, BlockBytes: q5_KBlockBytes, Weighted: true,
-		Quantize: quantizeQ5_K, Dequantize: dequantizeQ5_K},
+		Quantize: quantizeQ5_K, weighting: &weighK, Dequantize: dequantizeQ5_K},
 	{Name: "Q6_K", BlockLen: qkk, BlockBytes: q6_KBlockBytes, Weighted: true,
-		Quantize: quantizeQ6_K, Dequantize: dequantizeQ6_K},
+		Quantize: quantizeQ6_K, weighting: &weighUnit, Dequantize: dequantizeQ6_K},
 	{Name: "Q8_K", BlockLen: qkk, BlockBytes: q8_KBlockBytes, Weighted: true,
 		Quantize: quantizeQ8_K, Dequantize: dequantizeQ8_K},
 	{Name: "IQ4_NL", BlockLen: ggmlBlock, BlockBytes: iq4nlBlockBytes, Weighted: true,
-		Quantize: quantizeIQ4NL, Dequantize: dequantizeIQ4NL},
+		Quantize: quantizeIQ4NL, weighting: &weighIQ4NL, Dequantize: dequantizeIQ4NL},
 	{Name: "IQ4_XS", BlockLen: qkk, BlockBytes: iq4xsBlockBytes, Weighted: true,
-		Quantize: quantizeIQ4XS, Dequantize: dequantizeIQ4XS},
+		Quantize: quantizeIQ4XS, weighting: &weighK, Dequantize: dequantizeIQ4XS},
 	{Name: "MXFP4", BlockLen: mxBlock, BlockBytes: mxfp4GGUFBlockBytes,
 		Quantize:   func(dst []byte, src, _ []float32) { quantizeMXFP4GGUF(dst, src) },
 		Dequantize: dequantizeMXFP4GGUF, Split: splitMXFP4GGUF, Join: joinMXFP4GGUF},

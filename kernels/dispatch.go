@@ -20,6 +20,7 @@ package kernels
 //go:generate go run -C _asm ./e4m3search -out ../e4m3search_amd64.s -stubs ../e4m3search_stubs_amd64.go -pkg kernels
 //go:generate go run -C _asm ./intsearch -out ../intsearch_amd64.s -stubs ../intsearch_stubs_amd64.go -pkg kernels
 //go:generate go run -C _asm ./search4 -out ../search4_amd64.s -stubs ../search4_stubs_amd64.go -pkg kernels
+//go:generate go run -C _asm ./weigh -out ../weigh_amd64.s -stubs ../weigh_stubs_amd64.go -pkg kernels
 
 import (
 	"os"

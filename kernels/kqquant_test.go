@@ -17,12 +17,13 @@ type kqCodec struct {
 	bytes     int
 	quant     func(dst []byte, src, imp []float32)
 	dequant   func(dst []float32, src []byte)
-	minSQNR   float64 // on Gaussian data, without importance
+	minSQNR   float64 // on Gaussian data, without importance (plain SQNR)
 	zeroValue bool    // a zero block decodes to exact zeros
 }
 
 var kqCodecs = []kqCodec{
-	{"Q2_K", qkk, q2_KBlockBytes, quantizeQ2_K, dequantizeQ2_K, 11, true},
+	// Q2_K weighs errors by |x| (ggml's rule): 0.3 dB of plain SQNR less.
+	{"Q2_K", qkk, q2_KBlockBytes, quantizeQ2_K, dequantizeQ2_K, 10.7, true},
 	{"Q3_K", qkk, q3_KBlockBytes, quantizeQ3_K, dequantizeQ3_K, 16, true},
 	{"Q4_K", qkk, q4_KBlockBytes, quantizeQ4_K, dequantizeQ4_K, 22, true},
 	{"Q5_K", qkk, q5_KBlockBytes, quantizeQ5_K, dequantizeQ5_K, 28, true},
@@ -139,6 +140,17 @@ func TestKQuantExact(t *testing.T) {
 		}
 		y := roundTrip(c, x, nil)
 		for i := range x {
+			if c.name == "Q2_K" {
+				// Weighing |x| (ggml's rule), Q2_K's search leaves a 0
+				// free (within a step), and need not find the exact fit
+				// of the others (within 0.1 % of the step).
+				tol := 1e-3
+				if x[i] == 0 {
+					tol = 1
+				}
+				require.InDelta(t, x[i], y[i], tol*float64(cases[c.name].step), "%s element %d", c.name, i)
+				continue
+			}
 			require.Equal(t, x[i], y[i], "%s element %d", c.name, i)
 		}
 	}

@@ -74,3 +74,18 @@ func TestKernelsStayInBounds(t *testing.T) {
 		})
 	})
 }
+
+// TestWeighStaysInBounds runs the weight kernels of every tier with every
+// slice ending at an inaccessible page.
+func TestWeighStaysInBounds(t *testing.T) {
+	r := rand.New(rand.NewPCG(45, 46))
+	forEachTier(t, func(t *testing.T) {
+		for n := 16; n <= 3*64; n += 16 {
+			x, base := weighInput(r, n)
+			x, base = guardedCopy(t, x), guardedCopy(t, base)
+			meanSquare(x, 0.5)
+			sigmaWeights(guardedTail[float32](t, n), x, base, 0.5, 1)
+			absWeights(guardedTail[float32](t, n), x, base, 0.5)
+		}
+	})
+}

@@ -305,9 +305,11 @@ func degenerate(im *imatrix.Imatrix, name string) ImportanceStatus {
 	return ImportanceNone
 }
 
-// addRows adds rows of weight d, whose importance vectors it holds, to s.
+// addRows adds rows of weight d, whose importance vectors it holds, to s,
+// weighted as d's quantizer weighs them.
 func addRows(s *measure.Weighted, d *decision, r0 int, x, y []float32) {
-	s.Add(d.imp, d.shape[len(d.shape)-1], d.impRows, r0, x, y)
+	t, _ := layout.GGUFTypeOf(d.dt) // 0 (F32) for the datatypes of other layouts
+	s.AddType(t, d.imp, d.shape[len(d.shape)-1], d.impRows, r0, x, y)
 }
 
 // fileType returns the mix that labels a GGUF output (general.file_type):

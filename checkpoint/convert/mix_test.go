@@ -460,7 +460,8 @@ func TestMixImatrix(t *testing.T) {
 			imp[r.Name] = r.Importance
 		}
 		assert.Equal(t, ImportanceUsed, imp["blk.1.attn_q.weight"])
-		// The weighted SQNR, by hand from the dequantized file.
+		// The weighted SQNR, by hand from the dequantized file, each
+		// element weighted as the quantizer weighs it.
 		for _, r := range res.Tensors {
 			if r.Name != "blk.1.attn_q.weight" {
 				if r.Importance != ImportanceUsed {
@@ -470,9 +471,13 @@ func TestMixImatrix(t *testing.T) {
 			}
 			y, err := f.Float32s(r.Name)
 			require.NoError(t, err)
+			ti, ok := f.Tensor(r.Name)
+			require.True(t, ok)
+			we := make([]float32, len(q))
+			require.NoError(t, gguf.Weigh(ti.Type, we, q, impQ))
 			var sig, noise float64
 			for i := range q {
-				w := float64(impQ[i%mixHidden])
+				w := float64(we[i])
 				sig += w * float64(q[i]) * float64(q[i])
 				noise += w * (float64(q[i]) - float64(y[i])) * (float64(q[i]) - float64(y[i]))
 			}

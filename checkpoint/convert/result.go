@@ -44,9 +44,10 @@ type TensorResult struct {
 	// importance matrix was given (ImportanceUsed, ImportanceMissing, ...).
 	Importance ImportanceStatus `json:"importance,omitempty"`
 	// WeightedSQNR is the SQNR in dB with each element's signal and error
-	// weighted by its column's importance, the quantity the quantizer
-	// optimised, when the importance was used (nil otherwise or when the
-	// cast is exact).
+	// weighted by its column's importance and, for a GGUF type whose
+	// quantizer searches, as that quantizer weighs it (gguf.Weigh): the
+	// quantity the quantizer optimised, when the importance was used (nil
+	// otherwise or when the cast is exact).
 	WeightedSQNR *float64 `json:"weighted_sqnr_db,omitempty"`
 	// Rotation is the rotation applied before the cast (Options.Rotate,
 	// with its block: "hadamard:32"), "" for none. SQNR, MaxAbsErr and Lost

@@ -78,3 +78,31 @@ func Quantize(t Type, dst []byte, src, importance []float32) error {
 	c.Quantize(dst, src, importance)
 	return nil
 }
+
+// Weigh writes to w, len(src) long, the weight of each element of src in
+// the squared error Quantize minimises for type t with the same importance
+// vector: ggml's rule of each type (by |x| for Q2_K, x² for Q3_K, Q6_K and
+// the IQ4 types, the sub-block's RMS plus |x| for Q4_K and Q5_K) without
+// one, and the importance times sqrt(σ² + x²) (σ² from the mean square of
+// the block or row) with one; 1 for types that do not search. The error
+// so weighted is the figure to judge a quantizer by beside the SQNR. Types
+// without a quantizer and lengths that do not fit give errors as Quantize
+// does.
+func Weigh(t Type, w, src, importance []float32) error {
+	c, ok := codecs[t]
+	if !ok || c.Quantize == nil {
+		return fmt.Errorf("gguf: weighing %v: %w", t, errors.ErrUnsupported)
+	}
+	bs := t.BlockSize()
+	switch {
+	case len(src)%bs != 0:
+		return fmt.Errorf("gguf: weighing %v: %d elements are not whole blocks of %d", t, len(src), bs)
+	case len(w) != len(src):
+		return fmt.Errorf("gguf: weighing %d elements of %v: %d weights", len(src), t, len(w))
+	case importance != nil && (len(importance) == 0 || len(importance)%bs != 0 || len(src)%len(importance) != 0):
+		return fmt.Errorf("gguf: weighing %d elements of %v: an importance vector of %d: want a row length, a multiple of %d dividing the elements",
+			len(src), t, len(importance), bs)
+	}
+	c.Weigh(w, src, importance)
+	return nil
+}

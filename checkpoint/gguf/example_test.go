@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"math"
 	"strings"
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/gguf"
@@ -82,4 +83,36 @@ func ExampleRead_errors() {
 	// true false false 0
 	// false true false 4
 	// false false true 8
+}
+
+// ExampleWeigh quantizes a row to Q4_K with an importance vector and
+// measures the error as the quantizer weighed it, beside the plain SQNR.
+func ExampleWeigh() {
+	const n = 256
+	x, imp := make([]float32, n), make([]float32, n)
+	for i := range x {
+		x[i] = float32(math.Sin(float64(i)*0.37)) * float32(1+i%7)
+		imp[i] = float32(1 + i%4) // the columns' importance, from an imatrix
+	}
+	blocks := make([]byte, 144)
+	if err := gguf.Quantize(gguf.TypeQ4_K, blocks, x, imp); err != nil {
+		log.Fatal(err)
+	}
+	y := make([]float32, n)
+	if err := gguf.Dequantize(gguf.TypeQ4_K, y, blocks); err != nil {
+		log.Fatal(err)
+	}
+	w := make([]float32, n)
+	if err := gguf.Weigh(gguf.TypeQ4_K, w, x, imp); err != nil {
+		log.Fatal(err)
+	}
+	var s, e, ws, we float64
+	for i := range x {
+		d := float64(y[i] - x[i])
+		s, e = s+float64(x[i]*x[i]), e+d*d
+		ws, we = ws+float64(w[i]*x[i]*x[i]), we+float64(w[i])*d*d
+	}
+	fmt.Printf("SQNR %.1f dB, weighted %.1f dB\n", 10*math.Log10(s/e), 10*math.Log10(ws/we))
+	// Output:
+	// SQNR 23.1 dB, weighted 24.4 dB
 }

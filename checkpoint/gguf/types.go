@@ -144,6 +144,17 @@ func (t Type) Quantized() bool { return typeTable[t].blockSize > 1 }
 // have no search an importance vector could weight.
 func Searches(t Type) bool { return codecs[t].Weighted }
 
+// TypeNamed returns the type ggml names name ("Q4_K", as Type.String gives
+// it), and false for a name of no type.
+func TypeNamed(name string) (Type, bool) {
+	for t, ti := range typeTable {
+		if ti.name == name && name != "" {
+			return t, true
+		}
+	}
+	return 0, false
+}
+
 // Size returns the number of bytes that n elements of type t occupy. ok is
 // false if t is unknown, n is negative or not a multiple of the block
 // size, or the size overflows an int64.

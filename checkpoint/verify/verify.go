@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/tensorcast-go/tensorcast/checkpoint/gguf"
 	"github.com/tensorcast-go/tensorcast/checkpoint/ggufmodel"
 	"github.com/tensorcast-go/tensorcast/checkpoint/imatrix"
 	"github.com/tensorcast-go/tensorcast/checkpoint/internal/measure"
@@ -80,7 +81,9 @@ type Result struct {
 	// MaxAbsErr +Inf, written as null in JSON (MarshalJSON).
 	Lost int `json:"nonfinite_outputs"`
 	// WeightedSQNR is the SQNR in dB with each element weighted by its
-	// column's importance (Options.Imatrix), its entry found as
+	// column's importance (Options.Imatrix) and, for a GGUF type whose
+	// quantizer searches, as that quantizer weighs it (gguf.Weigh): the
+	// error it minimised. Its importance entry is found as
 	// convert finds it: for a Hugging Face source of an architecture
 	// package ggufmodel knows, by its GGUF name, else by the converted
 	// tensor's name, else by the source's; nil without an importance
@@ -283,6 +286,20 @@ func (p *pairing) weigh(r *Result, cname string, want, got []float32) error {
 			return &ImatrixError{Tensor: r.Name, Path: im.Path, Err: err}
 		}
 	}
-	r.WeightedSQNR = measure.WeightedSQNR(im, entry, r.Shape, want, got)
+	r.WeightedSQNR = measure.WeightedSQNR(im, entry, r.Shape, p.ggufType(cname), want, got)
 	return nil
+}
+
+// ggufType returns the GGUF type the converted tensor name is stored as, 0
+// (F32) for the datatypes of other layouts.
+func (p *pairing) ggufType(name string) gguf.Type {
+	ci, err := p.c.Info(name)
+	if err != nil {
+		return 0
+	}
+	if t, ok := layout.GGUFTypeOf(ci.DataType); ok {
+		return t
+	}
+	t, _ := gguf.TypeNamed(ci.Type)
+	return t
 }

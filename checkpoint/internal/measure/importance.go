@@ -3,36 +3,78 @@ package measure
 import (
 	"math"
 	"slices"
+	"sync"
 
+	"github.com/tensorcast-go/tensorcast/checkpoint/gguf"
 	"github.com/tensorcast-go/tensorcast/checkpoint/ggufmodel"
 	"github.com/tensorcast-go/tensorcast/checkpoint/imatrix"
 	"github.com/tensorcast-go/tensorcast/kernels"
 )
 
 // Weighted is the importance-weighted signal and error energy of a
-// weight's rows: Σ w·x² and Σ w·(x − x̂)², w the importance of x's column.
-// The zero value is empty.
+// weight's rows: Σ w·x² and Σ w·(x − x̂)², w the importance of x's column,
+// or, for a GGUF type whose quantizer searches (AddType), the weight that
+// quantizer gives the element. The zero value is empty.
 type Weighted struct{ Signal, Noise float64 }
 
 // Add adds rows [r0, r0 + len(x)/cols) of a weight, x their source and y
 // their dequantized values; imp holds one importance vector of cols values
 // per rowsPer rows.
 func (s *Weighted) Add(imp []float32, cols, rowsPer, r0 int, x, y []float32) {
-	for r := 0; r*cols < len(x); r++ {
-		k := (r0 + r) / rowsPer
-		w := imp[k*cols : (k+1)*cols]
-		// Elements whose error is not finite are left out: the plain sums
-		// count them (Lost).
-		var sig, noise [kernels.ErrorLanes]float64
-		kernels.WeightedErrorSums(&sig, &noise, w, x[r*cols:(r+1)*cols], y[r*cols:(r+1)*cols])
-		var rs, rn float64
-		for l := range sig {
-			rs += sig[l]
-			rn += noise[l]
-		}
-		s.Signal += rs
-		s.Noise += rn
+	s.AddType(0, imp, cols, rowsPer, r0, x, y)
+}
+
+// AddType is Add with each element weighted as the quantizer of GGUF type
+// t weighs it with the importance (gguf.Weigh), when t's quantizer
+// searches; t = 0 (F32) weighs the importance alone.
+func (s *Weighted) AddType(t gguf.Type, imp []float32, cols, rowsPer, r0 int, x, y []float32) {
+	var we []float32
+	if gguf.Searches(t) && cols <= weighChunk {
+		p := weighBufs.Get().(*[weighChunk]float32)
+		defer weighBufs.Put(p)
+		we = p[:]
 	}
+	rows := len(x) / cols
+	for r := 0; r < rows; {
+		// The rows up to the next importance vector's, as many at once as
+		// the buffer holds.
+		k := (r0 + r) / rowsPer
+		n := min(rows-r, (k+1)*rowsPer-r0-r)
+		w := imp[k*cols : (k+1)*cols]
+		if we != nil {
+			n = min(n, weighChunk/cols)
+		}
+		xr, yr := x[r*cols:(r+n)*cols], y[r*cols:(r+n)*cols]
+		if we != nil && gguf.Weigh(t, we[:len(xr)], xr, w) == nil {
+			s.add(we[:len(xr)], xr, yr)
+		} else {
+			for i := range n {
+				s.add(w, xr[i*cols:(i+1)*cols], yr[i*cols:(i+1)*cols])
+			}
+		}
+		r += n
+	}
+}
+
+// weighChunk is the most elements AddType weighs at once.
+const weighChunk = 1 << 16
+
+// weighBufs holds AddType's buffers of weights.
+var weighBufs = sync.Pool{New: func() any { return new([weighChunk]float32) }}
+
+// add adds the sums of x and y weighted by w (len(x) long).
+func (s *Weighted) add(w, x, y []float32) {
+	// Elements whose error is not finite are left out: the plain sums
+	// count them (Lost).
+	var sig, noise [kernels.ErrorLanes]float64
+	kernels.WeightedErrorSums(&sig, &noise, w, x, y)
+	var rs, rn float64
+	for l := range sig {
+		rs += sig[l]
+		rn += noise[l]
+	}
+	s.Signal += rs
+	s.Noise += rn
 }
 
 // SQNR returns the weighted SQNR in dB, nil when there is no error.
@@ -45,9 +87,10 @@ func (s Weighted) SQNR() *float64 {
 }
 
 // WeightedSQNR returns the importance-weighted SQNR of got against want, a
-// tensor of the given shape named name in the matrix, or nil when the
-// matrix has no entry of that size for it or got is exact.
-func WeightedSQNR(im *imatrix.Imatrix, name string, shape []int, want, got []float32) *float64 {
+// tensor of the given shape named name in the matrix, each element
+// weighted as the quantizer of GGUF type t weighs it (AddType), or nil
+// when the matrix has no entry of that size for it or got is exact.
+func WeightedSQNR(im *imatrix.Imatrix, name string, shape []int, t gguf.Type, want, got []float32) *float64 {
 	cols, experts := Matrices(shape)
 	if !im.Has(name) {
 		return nil
@@ -57,7 +100,7 @@ func WeightedSQNR(im *imatrix.Imatrix, name string, shape []int, want, got []flo
 		return nil
 	}
 	var s Weighted
-	s.Add(imp, cols, len(want)/len(imp), 0, want, got)
+	s.AddType(t, imp, cols, len(want)/len(imp), 0, want, got)
 	return s.SQNR()
 }
 

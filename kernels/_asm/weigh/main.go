@@ -1,0 +1,146 @@
+// Command weigh generates the element weights of the GGUF quantizers'
+// importance rules (kqweight.go) of package kernels: weigh_amd64.s and the
+// stub declarations in weigh_stubs_amd64.go.
+//
+//	cd kernels/_asm && go run ./weigh -out ../weigh_amd64.s -stubs ../weigh_stubs_amd64.go -pkg kernels
+package main
+
+import (
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	. "github.com/mmcloughlin/avo/reg"
+
+	"github.com/tensorcast-go/tensorcast/kernels/_asm/internal/gen"
+)
+
+func main() {
+	gen.Main(func() {
+		meanSquareAVX512()
+		sigmaWeightsAVX512()
+		absWeightsAVX512()
+	})
+}
+
+// meanSquareAVX512 sums (x·ia)² in 16 lanes, 16 elements a step, with
+// separate multiplies and adds (no fused multiply-add), then adds the lanes
+// in the tree l += l+8, l += l+4, l += l+2, l += l+1 and divides by n.
+func meanSquareAVX512() {
+	name := "meanSquareAVX512"
+	TEXT(name, NOSPLIT, "func(x []float32, ia float32) float32")
+	Pragma("noescape")
+	Doc(name+" is the AVX-512 kernel of meanSquareGo: for len(x) a",
+		"positive multiple of 16,",
+		"",
+		"\tvar acc [16]float32",
+		"\tfor i, v := range x {",
+		"\t\tv *= ia",
+		"\t\tacc[i%16] += float32(v * v)",
+		"\t}",
+		"\tfor h := 8; h >= 1; h /= 2 {",
+		"\t\tfor l := range h {",
+		"\t\t\tacc[l] += acc[l+h]",
+		"\t\t}",
+		"\t}",
+		"\treturn acc[0] / float32(len(x))")
+	Load(Param("x").Base(), RSI)
+	Load(Param("x").Len(), RCX)
+	Load(Param("ia"), X1)
+	VBROADCASTSS(X1, Z1)
+	VPXORD(Z0, Z0, Z0)
+	MOVQ(RCX, RDX)
+	SHRQ(Imm(4), RCX)
+	XORQ(RAX, RAX)
+	Label(name + "_loop")
+	VMULPS(Mem{Base: RSI, Index: RAX, Scale: 4}, Z1, Z2)
+	VMULPS(Z2, Z2, Z2)
+	VADDPS(Z2, Z0, Z0)
+	ADDQ(Imm(16), RAX)
+	DECQ(RCX)
+	JNZ(LabelRef(name + "_loop"))
+	VEXTRACTF64X4(Imm(1), Z0, Y2)
+	VADDPS(Y2, Y0, Y0)
+	VEXTRACTF128(Imm(1), Y0, X2)
+	VADDPS(X2, X0, X0)
+	VMOVHLPS(X0, X0, X2)
+	VADDPS(X2, X0, X0)
+	VMOVSHDUP(X0, X2)
+	VADDSS(X2, X0, X0)
+	VCVTSI2SSQ(RDX, X2, X2)
+	VDIVSS(X2, X0, X0)
+	VZEROUPPER()
+	Store(X0, ReturnIndex(0))
+	RET()
+}
+
+// sigmaWeightsAVX512 writes w = base·sqrt(s2 + (x·ia)²), 16 a step
+// (VSQRTPS is correctly rounded, as float64's sqrt rounded to float32).
+func sigmaWeightsAVX512() {
+	name := "sigmaWeightsAVX512"
+	TEXT(name, NOSPLIT, "func(w, x, base []float32, ia, s2 float32)")
+	Pragma("noescape")
+	Doc(name+" is the AVX-512 kernel of the loop",
+		"",
+		"\tfor i, v := range x[:len(x)&^15] {",
+		"\t\tv *= ia",
+		"\t\tw[i] = base[i] * float32(math.Sqrt(float64(s2+float32(v*v))))",
+		"\t}",
+		"",
+		"with len(w), len(base) ≥ len(x)&^15.")
+	loop3(name, func(x, b Mem, out Mem) {
+		VMULPS(x, Z1, Z3)
+		VMULPS(Z3, Z3, Z3)
+		VADDPS(Z2, Z3, Z3)
+		VSQRTPS(Z3, Z3)
+		VMULPS(b, Z3, Z3)
+		VMOVUPS(Z3, out)
+	}, func() {
+		Load(Param("s2"), X2)
+		VBROADCASTSS(X2, Z2)
+	})
+}
+
+// absWeightsAVX512 writes w = base·|x·ia|, 16 a step.
+func absWeightsAVX512() {
+	name := "absWeightsAVX512"
+	TEXT(name, NOSPLIT, "func(w, x, base []float32, ia float32)")
+	Pragma("noescape")
+	Doc(name+" is the AVX-512 kernel of the loop",
+		"",
+		"\tfor i, v := range x[:len(x)&^15] {",
+		"\t\tw[i] = base[i] * abs32(v*ia)",
+		"\t}",
+		"",
+		"with len(w), len(base) ≥ len(x)&^15.")
+	loop3(name, func(x, b Mem, out Mem) {
+		VMULPS(x, Z1, Z3)
+		VPANDD(Z4, Z3, Z3)
+		VMULPS(b, Z3, Z3)
+		VMOVUPS(Z3, out)
+	}, func() {
+		gen.Broadcast32(0x7fffffff, Z4, RBX, X4)
+	})
+}
+
+// loop3 is the frame of the weight kernels: ia broadcast in Z1, setup's
+// constants, then step(x, base, w) for each 16 elements.
+func loop3(name string, step func(x, b, out Mem), setup func()) {
+	Load(Param("w").Base(), RDI)
+	Load(Param("x").Base(), RSI)
+	Load(Param("x").Len(), RCX)
+	Load(Param("base").Base(), RDX)
+	SHRQ(Imm(4), RCX)
+	JZ(LabelRef(name + "_done"))
+	Load(Param("ia"), X1)
+	VBROADCASTSS(X1, Z1)
+	setup()
+	XORQ(RAX, RAX)
+	Label(name + "_loop")
+	step(Mem{Base: RSI, Index: RAX, Scale: 4}, Mem{Base: RDX, Index: RAX, Scale: 4},
+		Mem{Base: RDI, Index: RAX, Scale: 4})
+	ADDQ(Imm(16), RAX)
+	DECQ(RCX)
+	JNZ(LabelRef(name + "_loop"))
+	Label(name + "_done")
+	VZEROUPPER()
+	RET()
+}

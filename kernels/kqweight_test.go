@@ -1,0 +1,124 @@
+package kernels
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// weighInput returns n finite values of mixed scales (Gaussians of 2^−20
+// to 2^20, zeros, the largest finite float32 over a large ia's reach) and
+// n weights as prepBase leaves them (log-normal, some 0).
+func weighInput(r *rand.Rand, n int) (x, base []float32) {
+	x, base = make([]float32, n), make([]float32, n)
+	scale := math.Ldexp(1, r.IntN(41)-20)
+	for i := range x {
+		switch r.IntN(16) {
+		case 0:
+			x[i] = 0
+		case 1:
+			x[i] = float32(r.NormFloat64() * 1e30)
+		default:
+			x[i] = float32(r.NormFloat64() * scale)
+		}
+		if r.IntN(8) > 0 {
+			base[i] = float32(math.Exp(2 * r.NormFloat64()))
+		}
+	}
+	return x, base
+}
+
+// requireWeighTiers requires every tier's weight kernels to give the Go
+// references' bits for x and base, at the inverse amax of x.
+func requireWeighTiers(t *testing.T, x, base []float32, msg string) {
+	t.Helper()
+	ia := float32(1)
+	if a := math.Float32frombits(absMaxBitsGo(x)); a > 0 {
+		ia = pow2Inv(a)
+	}
+	wantMS := float32(0)
+	if len(x) > 0 && len(x)%16 == 0 {
+		wantMS = meanSquareGo(x, ia)
+	}
+	s2 := 2 * wantMS
+	wantS, wantA := make([]float32, len(x)), make([]float32, len(x))
+	sigmaWeightsGo(wantS, x, base, ia, s2)
+	absWeightsGo(wantA, x, base, ia)
+	for _, tr := range tiers() {
+		restore := useTier(tr)
+		gotS, gotA := make([]float32, len(x)), make([]float32, len(x))
+		sigmaWeights(gotS, x, base, ia, s2)
+		absWeights(gotA, x, base, ia)
+		var gotMS float32
+		if len(x) > 0 && len(x)%16 == 0 {
+			gotMS = meanSquare(x, ia)
+		}
+		restore()
+		require.Equal(t, math.Float32bits(wantMS), math.Float32bits(gotMS), "%s %v: mean square", msg, tr)
+		for i := range x {
+			require.Equal(t, math.Float32bits(wantS[i]), math.Float32bits(gotS[i]), "%s %v: sigma weight %d", msg, tr, i)
+			require.Equal(t, math.Float32bits(wantA[i]), math.Float32bits(gotA[i]), "%s %v: |x| weight %d", msg, tr, i)
+		}
+	}
+}
+
+// TestWeighKernels compares every tier's weight kernels with the Go
+// references, bit for bit, at every length of testLengths.
+func TestWeighKernels(t *testing.T) {
+	r := rand.New(rand.NewPCG(41, 42))
+	for _, n := range testLengths() {
+		x, base := weighInput(r, n)
+		requireWeighTiers(t, x, base, "random")
+	}
+}
+
+// TestWeighRules checks the weights against ggml's rules computed in
+// float64 from their definitions (quantize_row_*_impl): qw·sqrt(σ² + x²)
+// with σ² = 2·Σx²/256 per super-block (Q3_K), Σx²/n per row (Q4_1); |x|
+// (Q2_K without importance); qw alone (Q6_K).
+func TestWeighRules(t *testing.T) {
+	r := rand.New(rand.NewPCG(43, 44))
+	const cols = 512
+	x := gaussian(r, 2*cols, 0.03)
+	imp := make([]float32, cols)
+	for i := range imp {
+		imp[i] = float32(math.Exp(r.NormFloat64()))
+	}
+	type rule struct {
+		codec string
+		imp   []float32
+		want  func(i int) float64
+	}
+	sumSq := func(lo, hi int) float64 {
+		var s float64
+		for _, v := range x[lo:hi] {
+			s += float64(v) * float64(v)
+		}
+		return s
+	}
+	rules := []rule{
+		{"Q3_K", imp, func(i int) float64 {
+			o := i / qkk * qkk
+			return float64(imp[i%cols]) * math.Sqrt(2*sumSq(o, o+qkk)/qkk+float64(x[i])*float64(x[i]))
+		}},
+		{"Q4_1", imp, func(i int) float64 {
+			o := i / cols * cols
+			return float64(imp[i%cols]) * math.Sqrt(sumSq(o, o+cols)/cols+float64(x[i])*float64(x[i]))
+		}},
+		{"Q2_K", nil, func(i int) float64 { return math.Abs(float64(x[i])) }},
+		{"Q6_K", imp, func(i int) float64 { return float64(imp[i%cols]) }},
+		{"Q4_K", nil, func(int) float64 { return 1 }},
+		{"Q8_0", imp, func(int) float64 { return 1 }},
+	}
+	for _, ru := range rules {
+		c, ok := LookupBlock(ru.codec)
+		require.True(t, ok)
+		w := make([]float32, len(x))
+		c.Weigh(w, x, ru.imp)
+		for i := range x {
+			require.InEpsilon(t, ru.want(i), float64(w[i]), 1e-5, "%s element %d", ru.codec, i)
+		}
+	}
+}
