@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"math"
 	"os"
@@ -272,17 +273,102 @@ func f32Array(name string, shape []int, x []float32) npy.Named {
 	return npy.Named{Name: name, Array: &npy.Array{Header: npy.Header{DType: npy.Float32, Shape: shape}, Data: b}}
 }
 
+// qualityOnly limits TestOutputQuality to some mixes.
+var qualityOnly = flag.String("quality-mixes", "", "TestOutputQuality compares only these comma-separated `mixes`")
+
 // qualityMixes are the mixes the output-quality test compares.
 var qualityMixes = []string{"Q8_0", "Q6_K", "Q5_K_M", "Q5_K_S", "Q4_K_M", "Q4_K_S", "Q3_K_L", "Q3_K_M",
 	"Q3_K_S", "Q2_K", "IQ4_XS", "IQ4_NL", "Q5_1", "Q5_0", "Q4_1", "Q4_0"}
 
 // qualityRow is one line of the output-quality table.
 type qualityRow struct {
-	mix              string
-	imatrix          bool
-	ours, ggml       divergence
-	se               float64 // of the mean of ours less ggml's
-	oursBPW, ggmlBPW float64
+	mix        string
+	imatrix    bool
+	ours, ggml divergence
+	se         float64     // of the mean of ours less ggml's
+	oursE      weightError // of the quantized tensors
+	ggmlE      weightError
+}
+
+// String is the row as a line of the Markdown table qualityTable writes.
+func (r qualityRow) String() string {
+	im := "-"
+	if r.imatrix {
+		im = "yes"
+	}
+	return fmt.Sprintf("| %s | %s | %.5f / %.5f ± %.5f | %.4f / %.4f | %.4f / %.4f | %.2f / %.2f | %.2f / %.2f |",
+		r.mix, im, r.ours.mean(), r.ggml.mean(), r.se, r.ours.p99(), r.ggml.p99(), r.ours.top(), r.ggml.top(),
+		r.oursE.sqnr, r.ggmlE.sqnr, r.oursE.weighted, r.ggmlE.weighted)
+}
+
+// qualityTable returns the rows as a Markdown table: ours / ggml's in each
+// cell, the standard error of the difference of the means beside them.
+func qualityTable(rows []qualityRow) string {
+	var b strings.Builder
+	b.WriteString("| mix | imatrix | mean KLD, ours / ggml ± SE | 99 % KLD | top token | SQNR dB | weighted SQNR dB |\n")
+	b.WriteString("|---|---|---|---|---|---|---|\n")
+	for _, r := range rows {
+		b.WriteString(r.String() + "\n")
+	}
+	return b.String()
+}
+
+// weightError is the error of a file's quantized tensors: their SQNR and
+// the SQNR weighted as the quantizers weigh it (gguf.Weigh), in dB, over
+// all their elements.
+type weightError struct{ sqnr, weighted float64 }
+
+// measureWeights compares the quantized tensors of the GGUF file path with
+// their values in the F16 file src, weighing errors with the importance
+// of im (nil for none).
+func measureWeights(t *testing.T, path, src string, im *imatrix.Imatrix) weightError {
+	t.Helper()
+	return measureTensors(t, path, src, im, func(ti gguf.TensorInfo) bool { return quantizedType(ti.Type) })
+}
+
+// measureTensors is measureWeights over the tensors of path that cast
+// selects.
+func measureTensors(t *testing.T, path, src string, im *imatrix.Imatrix, cast func(gguf.TensorInfo) bool) weightError {
+	t.Helper()
+	q, err := gguf.Open(path)
+	require.NoError(t, err)
+	defer q.Close()
+	ref, err := gguf.Open(src)
+	require.NoError(t, err)
+	defer ref.Close()
+	var s, e, ws, we float64
+	for _, ti := range q.Tensors {
+		if !cast(ti) {
+			continue
+		}
+		x, err := ref.Float32s(ti.Name)
+		require.NoError(t, err, ti.Name)
+		y, err := q.Float32s(ti.Name)
+		require.NoError(t, err, ti.Name)
+		shape := ti.Shape()
+		var imp []float32
+		if im != nil && im.Has(ti.Name) {
+			imp, err = im.Vector(ti.Name, shape[len(shape)-1], 1)
+			require.NoError(t, err, ti.Name)
+		}
+		w := make([]float32, len(x))
+		if gguf.Searches(ti.Type) {
+			require.NoError(t, gguf.Weigh(ti.Type, w, x, imp), ti.Name)
+		} else {
+			for i := range w {
+				w[i] = 1
+				if imp != nil {
+					w[i] = imp[i%len(imp)]
+				}
+			}
+		}
+		for i, v := range x {
+			d, xx := float64(y[i]-v), float64(v)*float64(v)
+			s, e = s+xx, e+d*d
+			ws, we = ws+float64(w[i])*xx, we+float64(w[i])*d*d
+		}
+	}
+	return weightError{sqnr: 10 * math.Log10(s/e), weighted: 10 * math.Log10(ws/we)}
 }
 
 // TestOutputQuality converts the trained model to each mix, with and
@@ -297,12 +383,20 @@ func TestOutputQuality(t *testing.T) {
 	code, _, stderr := tcast("convert", trainedModel, "-layout", "gguf", "-dtype", "f16", "-o", f16)
 	require.Equal(t, 0, code, stderr)
 	ref := evalLogits(t, node, mods, f16)
+	t.Logf("%d positions scored", ref.positions)
 	imPath := filepath.Join(trainedModel, "imatrix.npz")
 	im, err := imatrix.Read(imPath)
 	require.NoError(t, err)
 	var rows []qualityRow
 	for _, mix := range qualityMixes {
+		if *qualityOnly != "" && !slices.Contains(strings.Split(*qualityOnly, ","), mix) {
+			continue
+		}
 		for _, withIm := range []bool{false, true} {
+			if withIm && mix == "Q8_0" {
+				continue // Q8_0 takes no importance
+			}
+			start := time.Now()
 			r := qualityRow{mix: mix, imatrix: withIm}
 			ours := filepath.Join(dir, strings.ToLower(mix)+map[bool]string{true: "-im"}[withIm]+".gguf")
 			args := []string{"convert", trainedModel, "-layout", "gguf", "-dtype", mix, "-o", ours}
@@ -316,14 +410,15 @@ func TestOutputQuality(t *testing.T) {
 			ggmlRequantize(t, python, lib, ours, f16, theirs, m)
 			r.ours, r.ggml = klDivergence(t, ref, evalLogits(t, node, mods, ours)), klDivergence(t, ref, evalLogits(t, node, mods, theirs))
 			r.se = pairedSE(r.ours, r.ggml)
+			r.oursE, r.ggmlE = measureWeights(t, ours, f16, m), measureWeights(t, theirs, f16, m)
 			rows = append(rows, r)
-			t.Logf("%-7s %-7v KLD ours %.6f ggml %.6f (±%.6f)  p99 %.5f %.5f  top %.4f %.4f",
-				mix, withIm, r.ours.mean(), r.ggml.mean(), r.se, r.ours.p99(), r.ggml.p99(), r.ours.top(), r.ggml.top())
+			t.Logf("%s (%.0f s)", r, time.Since(start).Seconds())
 			for _, p := range []string{ours, theirs} {
 				require.NoError(t, os.Remove(p))
 			}
 		}
 	}
+	t.Logf("the table:\n%s", qualityTable(rows))
 	lower := 0
 	for _, r := range rows {
 		d := r.ours.mean() - r.ggml.mean()
@@ -339,4 +434,67 @@ func TestOutputQuality(t *testing.T) {
 	if 2*lower < len(rows) {
 		t.Errorf("our mean KLD is lower than ggml's beyond the standard error in %d of %d cases, not half", lower, len(rows))
 	}
+}
+
+// scaleSearchCases are the datatypes of the tcast layout whose scale search
+// (Options.ScaleSearch) the output-quality harness judges.
+var scaleSearchCases = []string{"nvfp4", "mxfp4", "int4_g128"}
+
+// TestOutputQualityScaleSearch judges -scale-search by the model's output:
+// the trained model converted to each datatype in the tcast layout, with
+// the rule's scales and with the scale search (without and with the
+// importance matrix, which weighs the search's error), read back as a
+// llama.cpp F32 file (the dequantized values exactly) and run as
+// TestOutputQuality runs its files. The search must lower the mean KL
+// divergence below the rule's by more than the standard error; the table
+// gives each case against the rule's.
+func TestOutputQualityScaleSearch(t *testing.T) {
+	node, mods := llamaRuntime(t)
+	dir := t.TempDir()
+	f16 := filepath.Join(dir, "f16.gguf")
+	code, _, stderr := tcast("convert", trainedModel, "-layout", "gguf", "-dtype", "f16", "-o", f16)
+	require.Equal(t, 0, code, stderr)
+	ref := evalLogits(t, node, mods, f16)
+	imPath := filepath.Join(trainedModel, "imatrix.npz")
+	im, err := imatrix.Read(imPath)
+	require.NoError(t, err)
+	var b strings.Builder
+	b.WriteString("| datatype | scales | mean KLD, this / rule's ± SE | 99 % KLD | top token | SQNR dB | weighted SQNR dB |\n")
+	b.WriteString("|---|---|---|---|---|---|---|\n")
+	for _, dt := range scaleSearchCases {
+		var rule divergence
+		for i, c := range []struct {
+			name  string
+			flags []string
+		}{{"rule", nil}, {"search", []string{"-scale-search"}}, {"search + imatrix", []string{"-scale-search", "-imatrix", imPath}}} {
+			out := filepath.Join(dir, dt+fmt.Sprint(i))
+			args := append([]string{"convert", trainedModel, "-dtype", dt, "-o", out}, c.flags...)
+			code, _, stderr := tcast(args...)
+			require.Equal(t, 0, code, "%v: %s", args, stderr)
+			for _, f := range []string{"config.json", "tokenizer.json", "tokenizer_config.json"} {
+				data, err := os.ReadFile(filepath.Join(trainedModel, f))
+				require.NoError(t, err)
+				require.NoError(t, os.WriteFile(filepath.Join(out, f), data, 0o644))
+			}
+			file := out + ".gguf"
+			code, _, stderr = tcast("convert", out, "-layout", "gguf", "-dtype", "f32", "-o", file)
+			require.Equal(t, 0, code, stderr)
+			d := klDivergence(t, ref, evalLogits(t, node, mods, file))
+			cast := func(ti gguf.TensorInfo) bool { return len(ti.Shape()) == 2 && ti.Type == gguf.TypeF32 }
+			e := measureTensors(t, file, f16, im, cast)
+			if i == 0 {
+				rule = d
+			}
+			se := pairedSE(d, rule)
+			fmt.Fprintf(&b, "| %s | %s | %.5f / %.5f ± %.5f | %.4f | %.4f | %.2f | %.2f |\n",
+				dt, c.name, d.mean(), rule.mean(), se, d.p99(), d.top(), e.sqnr, e.weighted)
+			if diff := d.mean() - rule.mean(); i > 0 && diff > -se {
+				t.Errorf("%s %s: mean KLD %.6f, the rule's %.6f: not lower by more than the standard error %.6f",
+					dt, c.name, d.mean(), rule.mean(), se)
+			}
+			require.NoError(t, os.RemoveAll(out))
+			require.NoError(t, os.Remove(file))
+		}
+	}
+	t.Logf("the table:\n%s", b.String())
 }
