@@ -24,7 +24,8 @@ type BlockCodec struct {
 	// Quantize writes the blocks of src, whole blocks, to dst, which must
 	// hold len(src)/BlockLen·BlockBytes bytes. imp, when not nil, holds one
 	// weight per column: its length is the row length, a multiple of
-	// BlockLen dividing len(src); Quantize ignores it unless Weighted. It
+	// BlockLen dividing len(src); Quantize ignores it unless Weighted.
+	// The error it minimises weighs each element as Weigh gives. It
 	// is nil for a format the kernels only decode (NVFP4).
 	Quantize func(dst []byte, src, imp []float32)
 	// Dequantize decodes len(dst) elements, whole blocks, from src.
@@ -41,8 +42,8 @@ type BlockCodec struct {
 	// in dst, and reports false when a code is wider than the format's
 	// (those blocks are then incomplete).
 	Join func(dst, codes, scales []byte) bool
-	// weighting is the rule of Quantize's weights (see Weigh); nil
-	// weighs every element 1.
+	// weighting is the rule of Quantize's error weights (see Weigh):
+	// set for every format that searches.
 	weighting *weighting
 }
 
@@ -125,32 +126,32 @@ func LookupScaled(name string) (ScaledCodec, bool) {
 // blockCodecs lists the block formats in ggml's type order.
 var blockCodecs = [...]BlockCodec{
 	{Name: "Q4_0", BlockLen: ggmlBlock, BlockBytes: q4_0BlockBytes, Weighted: true,
-		Quantize: quantizeQ4_0Any, Dequantize: dequantizeQ4_0, Split: splitQ4_0, Join: joinQ4_0},
+		Quantize: quantizeQ4_0Any, weighting: &weighImp32, Dequantize: dequantizeQ4_0, Split: splitQ4_0, Join: joinQ4_0},
 	{Name: "Q4_1", BlockLen: ggmlBlock, BlockBytes: q4_1BlockBytes, Weighted: true,
-		Quantize: quantizeQ4_1, weighting: &weighLegacy, Dequantize: dequantizeQ4_1},
+		Quantize: quantizeQ4_1, weighting: &weighImp32, Dequantize: dequantizeQ4_1},
 	{Name: "Q5_0", BlockLen: ggmlBlock, BlockBytes: q5_0BlockBytes, Weighted: true,
-		Quantize: quantizeQ5_0, Dequantize: dequantizeQ5_0},
+		Quantize: quantizeQ5_0, weighting: &weighImp32, Dequantize: dequantizeQ5_0},
 	{Name: "Q5_1", BlockLen: ggmlBlock, BlockBytes: q5_1BlockBytes, Weighted: true,
-		Quantize: quantizeQ5_1, weighting: &weighLegacy, Dequantize: dequantizeQ5_1},
+		Quantize: quantizeQ5_1, weighting: &weighImp32, Dequantize: dequantizeQ5_1},
 	{Name: "Q8_0", BlockLen: ggmlBlock, BlockBytes: q8_0BlockBytes,
 		Quantize:   func(dst []byte, src, _ []float32) { quantizeQ8_0(dst, src) },
 		Dequantize: dequantizeQ8_0, Split: splitQ8_0, Join: joinQ8_0},
 	{Name: "Q2_K", BlockLen: qkk, BlockBytes: q2_KBlockBytes, Weighted: true,
 		Quantize: quantizeQ2_K, weighting: &weighQ2K, Dequantize: dequantizeQ2_K},
 	{Name: "Q3_K", BlockLen: qkk, BlockBytes: q3_KBlockBytes, Weighted: true,
-		Quantize: quantizeQ3_K, weighting: &weighK, Dequantize: dequantizeQ3_K},
+		Quantize: quantizeQ3_K, weighting: &weighQ3K, Dequantize: dequantizeQ3_K},
 	{Name: "Q4_K", BlockLen: qkk, BlockBytes: q4_KBlockBytes, Weighted: true,
-		Quantize: quantizeQ4_K, weighting: &weighK, Dequantize: dequantizeQ4_K},
+		Quantize: quantizeQ4_K, weighting: &weighQ45K, Dequantize: dequantizeQ4_K},
 	{Name: "Q5_K", BlockLen: qkk, BlockBytes: q5_KBlockBytes, Weighted: true,
-		Quantize: quantizeQ5_K, weighting: &weighK, Dequantize: dequantizeQ5_K},
+		Quantize: quantizeQ5_K, weighting: &weighQ45K, Dequantize: dequantizeQ5_K},
 	{Name: "Q6_K", BlockLen: qkk, BlockBytes: q6_KBlockBytes, Weighted: true,
-		Quantize: quantizeQ6_K, weighting: &weighUnit, Dequantize: dequantizeQ6_K},
+		Quantize: quantizeQ6_K, weighting: &weighImp16, Dequantize: dequantizeQ6_K},
 	{Name: "Q8_K", BlockLen: qkk, BlockBytes: q8_KBlockBytes, Weighted: true,
-		Quantize: quantizeQ8_K, Dequantize: dequantizeQ8_K},
+		Quantize: quantizeQ8_K, weighting: &weighImp256, Dequantize: dequantizeQ8_K},
 	{Name: "IQ4_NL", BlockLen: ggmlBlock, BlockBytes: iq4nlBlockBytes, Weighted: true,
-		Quantize: quantizeIQ4NL, weighting: &weighIQ4NL, Dequantize: dequantizeIQ4NL},
+		Quantize: quantizeIQ4NL, weighting: &weighImp32, Dequantize: dequantizeIQ4NL},
 	{Name: "IQ4_XS", BlockLen: qkk, BlockBytes: iq4xsBlockBytes, Weighted: true,
-		Quantize: quantizeIQ4XS, weighting: &weighK, Dequantize: dequantizeIQ4XS},
+		Quantize: quantizeIQ4XS, weighting: &weighImp32, Dequantize: dequantizeIQ4XS},
 	{Name: "MXFP4", BlockLen: mxBlock, BlockBytes: mxfp4GGUFBlockBytes,
 		Quantize:   func(dst []byte, src, _ []float32) { quantizeMXFP4GGUF(dst, src) },
 		Dequantize: dequantizeMXFP4GGUF, Split: splitMXFP4GGUF, Join: joinMXFP4GGUF},

@@ -9,10 +9,12 @@ import (
 // The quantizers of ggml's K-quant, legacy and IQ4 blocks. Each takes rows
 // of float32 values and, optionally, an importance vector imp: one weight
 // per column, len(imp) the row length (a multiple of the block), the rows
-// being len(src)/len(imp). Element i then weighs imp[i % len(imp)] in the
-// squared error the searches minimise; a nil imp weighs every element 1.
-// NaN, infinite and negative weights count as 0, and a sub-block whose
-// weights are all 0 is fitted as if they were all 1. NaN and infinite
+// being len(src)/len(imp). Element i then weighs imp[i % len(imp)], times
+// its format's factor (kqweight.go: ggml's sqrt(σ² + x²) for some), in the
+// squared error the searches minimise; without imp every element weighs
+// 1 (|x| for Q2_K). NaN, infinite and negative weights count as 0, the
+// others are held within [2^−100, 2^100], and a sub-block whose weights
+// are all 0 is fitted as if they were all 1. NaN and infinite
 // elements weigh 0 in the fits; a NaN is stored as the code nearest 0 and
 // an infinity as the extreme code of its sign.
 
@@ -50,40 +52,42 @@ type kqScratch struct {
 	// positive and at most 2^100, so that prep may use it as it is.
 	impOK bool
 	g     *weighting // the quantizer's rule of weights
-	rowMS float32    // the mean square of the current row (g.span < 0)
 	fin   bool       // prep's elements are the block's own: all finite
 	amax  float32    // their largest magnitude when prepBase found it, else −1
+	scale [8]float32 // the factor of the weights of each 32 elements (weigh)
 }
 
-// usableWeights reports whether every weight of w lies in (0, 2^100]: then
-// no weight needs replacing and no sub-block's sum can be 0 or overflow.
+// usableWeights reports whether every weight of w lies in [2^−100,
+// 2^100]: then no weight needs replacing, and no sub-block's sum can be 0
+// or overflow, under any rule's factor either.
 func usableWeights(w []float32) bool {
 	ok := true
 	for _, v := range w {
-		// Positive floats up to 2^100 (0x71800000) have bits in
-		// (0, 0x71800000]; zero, negatives and NaNs fall outside.
-		ok = ok && math.Float32bits(v)-1 < 0x71800000
+		// Floats in [2^−100, 2^100] have bits in [0x0d800000, 0x71800000];
+		// zero, negatives, NaNs and infinities fall outside.
+		ok = ok && math.Float32bits(v)-0x0d800000 <= 0x71800000-0x0d800000
 	}
 	return ok
 }
 
 // prep returns the elements of src to fit (non-finite values as 0) and
-// their weights under s.g (see weighting), sub-block by sub-block of sub
-// elements, both len(src) long; s.fin tells whether the elements are src
-// itself.
-func (s *kqScratch) prep(src, imp []float32, sub int) (xs, ws []float32) {
-	xs, ws = s.prepBase(src, imp, sub)
-	s.fin = &xs[0] == &src[0]
+// their weights under s.g (see weighting), sub-block by sub-block of
+// s.g.sub elements, both len(src) long; s.fin tells whether the elements
+// are src itself, and s.scale the weights' factor.
+func (s *kqScratch) prep(src, imp []float32) (xs, ws []float32) {
 	g := s.g
-	if g == nil || g.plain == unitW && (imp == nil || g.k == 0) {
+	xs, ws = s.prepBase(src, imp, g.sub)
+	s.fin = &xs[0] == &src[0]
+	if g.plain == unitW && (imp == nil || g.k == 0) {
+		s.scale = [8]float32{1, 1, 1, 1, 1, 1, 1, 1}
 		return xs, ws
 	}
 	w := s.wt[:len(src)]
-	g.weigh(w, xs, ws, imp != nil, s.rowMS, s.amax, false)
+	g.weigh(w, xs, ws, imp != nil, s)
 	if imp == nil {
 		// |x| weighs a sub-block of zeros 0; the importance rules keep
-		// the positive sums of prepBase's weights positive.
-		fillUnit(w, sub)
+		// the positive sums of prepBase's weights positive and finite.
+		fillUnit(w, g.sub)
 	}
 	return xs, w
 }
@@ -110,6 +114,8 @@ func (s *kqScratch) prepBase(src, imp []float32, sub int) (xs, ws []float32) {
 			w = imp[i]
 			if !(w > 0) || !finite(w) {
 				w = 0
+			} else {
+				w = min(max(w, 0x1p-100), 0x1p100)
 			}
 		}
 		if !finite(v) {
@@ -244,22 +250,14 @@ func init() {
 }
 
 // quantBlocks runs quant on every block of bs elements and bb bytes.
-// quant weighs the errors by g.
-func quantBlocks(kernel string, dst []byte, src, imp []float32, bs, bb int, g *weighting,
+// quant weighs the errors by the rule of the block codec ggml names format.
+func quantBlocks(kernel, format string, dst []byte, src, imp []float32, bs, bb int,
 	quant func(y []byte, x, imp []float32, s *kqScratch)) {
 	nb := checkBlocksOf(kernel, len(src), bs, len(dst), bb)
 	checkImp(kernel, len(src), bs, imp)
 	var s kqScratch
-	s.impOK, s.g = usableWeights(imp), g
-	next, rowBlocks := nb, 0 // the block at which the next row starts
-	if imp != nil && g.span < 0 {
-		next, rowBlocks = 0, len(imp)/bs
-	}
+	s.impOK, s.g = usableWeights(imp), blockRule(format)
 	for b := range nb {
-		if b == next {
-			s.rowMS = rowMeanSquare(src[b*bs : b*bs+len(imp)])
-			next += rowBlocks
-		}
 		quant(dst[b*bb:(b+1)*bb], src[b*bs:(b+1)*bs], impAt(imp, b*bs, bs), &s)
 	}
 }
@@ -268,14 +266,14 @@ func quantBlocks(kernel string, dst []byte, src, imp []float32, bs, bb int, g *w
 // any whole number of super-blocks of 256, into Q4_K blocks of 144 bytes in
 // dst (len(src)/256·144 bytes at least). See dequantizeQ4_K for the layout.
 func quantizeQ4_K(dst []byte, src, imp []float32) {
-	quantBlocks("quantizeQ4_K", dst, src, imp, qkk, q4_KBlockBytes, &weighK, func(y []byte, x, imp []float32, s *kqScratch) {
+	quantBlocks("quantizeQ4_K", "Q4_K", dst, src, imp, qkk, q4_KBlockBytes, func(y []byte, x, imp []float32, s *kqScratch) {
 		quantK45(y, x, imp, s, &searchQ4K, &superQ4K, &searchQ4KPlain, &superQ4KPlain)
 	})
 }
 
 // quantizeQ5_K quantizes src into Q5_K blocks of 176 bytes, as quantizeQ4_K.
 func quantizeQ5_K(dst []byte, src, imp []float32) {
-	quantBlocks("quantizeQ5_K", dst, src, imp, qkk, q5_KBlockBytes, &weighK, func(y []byte, x, imp []float32, s *kqScratch) {
+	quantBlocks("quantizeQ5_K", "Q5_K", dst, src, imp, qkk, q5_KBlockBytes, func(y []byte, x, imp []float32, s *kqScratch) {
 		quantK45(y, x, imp, s, &searchQ5K, &superQ5K, &searchQ5K, &superQ5K)
 	})
 }
@@ -284,7 +282,7 @@ func quantizeQ5_K(dst []byte, src, imp []float32) {
 // sub-blocks of 32 with 6-bit scales and mins under float16 d and dmin,
 // searched by search (cfg), or by plain (plainCfg) without weights.
 func quantK45(y []byte, x, imp []float32, s *kqScratch, search *affine, cfg *superCfg, plain *affine, plainCfg *superCfg) {
-	xs, ws := s.prep(x, imp, 32)
+	xs, ws := s.prep(x, imp)
 	n := search.n
 	var r affineRes
 	if imp == nil {
@@ -403,13 +401,13 @@ func putKScales(sc []byte, ls, lm *[8]uint8) {
 // quantizeQ2_K quantizes src into Q2_K blocks of 84 bytes, as quantizeQ4_K.
 // See dequantizeQ2_K for the layout.
 func quantizeQ2_K(dst []byte, src, imp []float32) {
-	quantBlocks("quantizeQ2_K", dst, src, imp, qkk, q2_KBlockBytes, &weighQ2K, quantQ2K)
+	quantBlocks("quantizeQ2_K", "Q2_K", dst, src, imp, qkk, q2_KBlockBytes, quantQ2K)
 }
 
 // quantQ2K quantizes one Q2_K super-block: 16 sub-blocks of 16 with 4-bit
 // scales and mins under float16 d and dmin.
 func quantQ2K(y []byte, x, imp []float32, s *kqScratch) {
-	xs, ws := s.prep(x, imp, 16)
+	xs, ws := s.prep(x, imp)
 	var r affineRes
 	if imp == nil {
 		affineSuper(xs, ws, &searchQ2KPlain, 16, &superQ2KPlain, &r, &s.tr)
@@ -437,13 +435,13 @@ func quantQ2K(y []byte, x, imp []float32, s *kqScratch) {
 // quantizeQ3_K quantizes src into Q3_K blocks of 110 bytes, as quantizeQ4_K.
 // See dequantizeQ3_K for the layout.
 func quantizeQ3_K(dst []byte, src, imp []float32) {
-	quantBlocks("quantizeQ3_K", dst, src, imp, qkk, q3_KBlockBytes, &weighK, quantQ3K)
+	quantBlocks("quantizeQ3_K", "Q3_K", dst, src, imp, qkk, q3_KBlockBytes, quantQ3K)
 }
 
 // quantQ3K quantizes one Q3_K super-block: 16 sub-blocks of 16, codes
 // −4..3, signed 6-bit scales −32..31 under a float16 d.
 func quantQ3K(y []byte, x, imp []float32, s *kqScratch) {
-	xs, ws := s.prep(x, imp, 16)
+	xs, ws := s.prep(x, imp)
 	r := &s.res
 	if imp == nil {
 		symSuper16(xs, ws, &searchQ3KPlain, &superQ3KPlain, r, &s.tr)
@@ -478,13 +476,13 @@ func q3kPackWith(y *[q3_KBlockBytes]byte, x *[qkk]float32, r *superRes, q *[qkk]
 // quantizeQ6_K quantizes src into Q6_K blocks of 210 bytes, as quantizeQ4_K.
 // See dequantizeQ6_K for the layout.
 func quantizeQ6_K(dst []byte, src, imp []float32) {
-	quantBlocks("quantizeQ6_K", dst, src, imp, qkk, q6_KBlockBytes, &weighUnit, quantQ6K)
+	quantBlocks("quantizeQ6_K", "Q6_K", dst, src, imp, qkk, q6_KBlockBytes, quantQ6K)
 }
 
 // quantQ6K quantizes one Q6_K super-block: 16 sub-blocks of 16, codes
 // −32..31, int8 scales under a float16 d.
 func quantQ6K(y []byte, x, imp []float32, s *kqScratch) {
-	xs, ws := s.prep(x, imp, 16)
+	xs, ws := s.prep(x, imp)
 	r := &s.res
 	if imp == nil {
 		symSuper16(xs, ws, &searchQ6KPlain, &superQ6KPlain, r, &s.tr)
@@ -554,12 +552,12 @@ func packQ6K(y []byte, q *[qkk]uint8) {
 // quantizeQ4_K: per super-block a float32 scale d, codes −127..127 and the
 // sums of each 16 codes. See dequantizeQ8_K for the layout.
 func quantizeQ8_K(dst []byte, src, imp []float32) {
-	quantBlocks("quantizeQ8_K", dst, src, imp, qkk, q8_KBlockBytes, &weighUnit, quantQ8K)
+	quantBlocks("quantizeQ8_K", "Q8_K", dst, src, imp, qkk, q8_KBlockBytes, quantQ8K)
 }
 
 // quantQ8K quantizes one Q8_K super-block.
 func quantQ8K(y []byte, x, imp []float32, s *kqScratch) {
-	xs, ws := s.prep(x, imp, qkk)
+	xs, ws := s.prep(x, imp)
 	d := fitQ8K(xs, ws)
 	binary.LittleEndian.PutUint32(y, math.Float32bits(d))
 	id := inv(d)
@@ -577,13 +575,13 @@ func quantQ8K(y []byte, x, imp []float32, s *kqScratch) {
 // quantizeIQ4XS quantizes src into IQ4_XS blocks of 136 bytes, as
 // quantizeQ4_K. See dequantizeIQ4XS for the layout.
 func quantizeIQ4XS(dst []byte, src, imp []float32) {
-	quantBlocks("quantizeIQ4XS", dst, src, imp, qkk, iq4xsBlockBytes, &weighK, quantIQ4XS)
+	quantBlocks("quantizeIQ4XS", "IQ4_XS", dst, src, imp, qkk, iq4xsBlockBytes, quantIQ4XS)
 }
 
 // quantIQ4XS quantizes one IQ4_XS super-block: 8 sub-blocks of 32 table
 // indices, signed 6-bit scales −32..31 under a float16 d.
 func quantIQ4XS(y []byte, x, imp []float32, s *kqScratch) {
-	xs, ws := s.prep(x, imp, 32)
+	xs, ws := s.prep(x, imp)
 	r := &s.res
 	tableSuper8(xs, ws, searchIQ4XS, &superIQ4XS, r, &s.tr)
 	clear(y[:8])
@@ -616,7 +614,7 @@ func quantizeIQ4NL(dst []byte, src, imp []float32) {
 	nb := checkBlocksOf("quantizeIQ4NL", len(src), bs, len(dst), bb)
 	checkImp("quantizeIQ4NL", len(src), bs, imp)
 	var s kqScratch
-	s.impOK, s.g = usableWeights(imp), &weighIQ4NL
+	s.impOK, s.g = usableWeights(imp), blockRule("IQ4_NL")
 	for b := 0; b < nb; {
 		// Eight blocks at once where they lie in one row of imp.
 		if o := b * bs; b+8 <= nb && (imp == nil || o%len(imp)+8*bs <= len(imp)) {
@@ -631,7 +629,7 @@ func quantizeIQ4NL(dst []byte, src, imp []float32) {
 
 // quantIQ4NL8 quantizes 8 IQ4_NL blocks, as quantIQ4NL does each.
 func quantIQ4NL8(y []byte, x, imp []float32, s *kqScratch) {
-	xs, ws := s.prep(x, imp, 32)
+	xs, ws := s.prep(x, imp)
 	var r nlRes
 	tableBlocks8(xs, ws, searchIQ4, &superIQ4NL, &r, &s.tr)
 	tableCodes(x, r.ids[:8], searchIQ4, s.q[:qkk])
@@ -643,7 +641,7 @@ func quantIQ4NL8(y []byte, x, imp []float32, s *kqScratch) {
 
 // quantIQ4NL quantizes one IQ4_NL block.
 func quantIQ4NL(y []byte, x, imp []float32, s *kqScratch) {
-	xs, ws := s.prep(x, imp, 32)
+	xs, ws := s.prep(x, imp)
 	f := searchIQ4.fit(xs, ws)
 	hd, d := f16Round(f.d)
 	binary.LittleEndian.PutUint16(y, hd)
@@ -655,21 +653,21 @@ func quantIQ4NL(y []byte, x, imp []float32, s *kqScratch) {
 // quantizeQ4_1 quantizes src into Q4_1 blocks of 20 bytes (float16 d and
 // m, 16 bytes of codes), as quantizeQ4_K with blocks of 32.
 func quantizeQ4_1(dst []byte, src, imp []float32) {
-	quantBlocks("quantizeQ4_1", dst, src, imp, ggmlBlock, q4_1BlockBytes, &weighLegacy, func(y []byte, x, imp []float32, s *kqScratch) {
+	quantBlocks("quantizeQ4_1", "Q4_1", dst, src, imp, ggmlBlock, q4_1BlockBytes, func(y []byte, x, imp []float32, s *kqScratch) {
 		quantLegacyAffine(y, x, imp, s, &searchQ41)
 	})
 }
 
 // quantizeQ5_1 quantizes src into Q5_1 blocks of 24 bytes, as quantizeQ4_1.
 func quantizeQ5_1(dst []byte, src, imp []float32) {
-	quantBlocks("quantizeQ5_1", dst, src, imp, ggmlBlock, q5_1BlockBytes, &weighLegacy, func(y []byte, x, imp []float32, s *kqScratch) {
+	quantBlocks("quantizeQ5_1", "Q5_1", dst, src, imp, ggmlBlock, q5_1BlockBytes, func(y []byte, x, imp []float32, s *kqScratch) {
 		quantLegacyAffine(y, x, imp, s, &searchQ51)
 	})
 }
 
 // quantLegacyAffine quantizes one Q4_1 (search.n = 15) or Q5_1 (31) block.
 func quantLegacyAffine(y []byte, x, imp []float32, s *kqScratch, search *affine) {
-	xs, ws := s.prep(x, imp, 32)
+	xs, ws := s.prep(x, imp)
 	f := search.fitWith(xs, ws, &s.fl)
 	hd, d := f16Round(f.d)
 	hm, m := f16Round(f.m)
@@ -699,7 +697,7 @@ func putQ5(y []byte, q []uint8) {
 // quantizeQ5_0 quantizes src into Q5_0 blocks of 22 bytes (a float16 d, the
 // fifth bits, 16 bytes of low nibbles), as quantizeQ4_K with blocks of 32.
 func quantizeQ5_0(dst []byte, src, imp []float32) {
-	quantBlocks("quantizeQ5_0", dst, src, imp, ggmlBlock, q5_0BlockBytes, &weighUnit, quantQ5_0)
+	quantBlocks("quantizeQ5_0", "Q5_0", dst, src, imp, ggmlBlock, q5_0BlockBytes, quantQ5_0)
 }
 
 // quantQ5_0 quantizes one Q5_0 block.
@@ -711,7 +709,7 @@ func quantQ5_0(y []byte, x, imp []float32, s *kqScratch) {
 // float16 scale d to y[:2] and returns its codes q + neg (in s.q), for
 // value = (code − neg)·d: Q5_0's and, with importance, Q4_0's.
 func quantSym32(y []byte, x, imp []float32, s *kqScratch, search *symmetric) []uint8 {
-	xs, ws := s.prep(x, imp, 32)
+	xs, ws := s.prep(x, imp)
 	f := search.fit(xs, ws)
 	hd, d := f16Round(f.d)
 	binary.LittleEndian.PutUint16(y, hd)

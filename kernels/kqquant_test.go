@@ -273,14 +273,16 @@ func FuzzKQuantize(f *testing.F) {
 }
 
 // TestUsableWeights checks the importance vectors prep may use as they
-// are: weights in (0, 2^100] only.
+// are: weights in [2^−100, 2^100] only.
 func TestUsableWeights(t *testing.T) {
 	for _, c := range []struct {
 		w    []float32
 		want bool
 	}{
 		{nil, true},
-		{[]float32{1, 2, 1e-45, 0x1p100}, true},
+		{[]float32{1, 2, 0x1p-100, 0x1p100}, true},
+		{[]float32{1, 1e-45}, false},
+		{[]float32{0x1p-101}, false},
 		{[]float32{1, 0}, false},
 		{[]float32{1, float32(math.Copysign(0, -1))}, false},
 		{[]float32{-1}, false},
@@ -292,7 +294,7 @@ func TestUsableWeights(t *testing.T) {
 	}
 }
 
-// TestPrepUsableWeights checks that prep's shortcut for usable weights
+// TestPrepUsableWeights checks that prepBase's shortcut for usable weights
 // gives the values and weights of its general path.
 func TestPrepUsableWeights(t *testing.T) {
 	r := rand.New(rand.NewPCG(61, 62))
@@ -305,8 +307,8 @@ func TestPrepUsableWeights(t *testing.T) {
 		fast := &kqScratch{impOK: usableWeights(imp)}
 		require.True(t, fast.impOK)
 		var slow kqScratch
-		xf, wf := fast.prep(src, imp, sub)
-		xs, ws := slow.prep(src, imp, sub)
+		xf, wf := fast.prepBase(src, imp, sub)
+		xs, ws := slow.prepBase(src, imp, sub)
 		require.Equal(t, xs, xf)
 		require.Equal(t, ws, wf)
 	}

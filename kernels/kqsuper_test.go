@@ -357,7 +357,7 @@ func TestIQ4NLGroups(t *testing.T) {
 		for _, tr := range tiers() {
 			restore := useTier(tr)
 			want := make([]byte, 30*iq4nlBlockBytes)
-			s := kqScratch{g: &weighIQ4NL}
+			s := kqScratch{g: blockRule("IQ4_NL")}
 			for b := range 30 {
 				quantIQ4NL(want[b*iq4nlBlockBytes:(b+1)*iq4nlBlockBytes], x[32*b:32*b+32], impAt(imp, 32*b, 32), &s)
 			}

@@ -1,6 +1,9 @@
 package kernels
 
-import "math"
+import (
+	"fmt"
+	"math"
+)
 
 // How the quantizers weigh each element's squared error. ggml's reference
 // quantizers do not minimise the plain squared error: without an
@@ -9,9 +12,10 @@ import "math"
 // plus |x| for Q4_K and Q5_K), with one by its column's importance qw
 // times sqrt(σ² + x²), σ² a multiple of the mean square of the elements
 // around it (quantize_row_*_impl). Measured by the KL divergence of a
-// trained model's outputs (docs/quality.md), the importance rules beat
-// the importance alone, Q2_K's |x| beats the plain error, and the other
-// rules without importance lose to it: the quantizers weigh so.
+// trained model's outputs (docs/QUALITY.md), the importance rule beat the
+// importance alone for Q2_K, Q3_K, Q4_K and Q5_K, Q2_K's |x| beat the
+// plain error, and the other rules did not: the quantizers weigh so, each
+// format's rule one entry of the codec table (blockRule).
 
 // elemRule is the weight of an element of value x, without importance.
 type elemRule uint8
@@ -25,82 +29,96 @@ const (
 type weighting struct {
 	plain elemRule // without importance
 	// With importance: qw·sqrt(k·mean x² + x²), the mean taken over each
-	// span elements (a super-block or block), or over the row (span −1);
-	// k = 0 weighs qw alone.
+	// span elements (a super-block or block); k = 0 weighs qw alone.
 	k    float32
 	span int
+	sub  int // the sub-block of the search: weights are checked per sub
 }
 
-// The rules of the quantizers.
+// The rules of the quantizers (see blockCodecs).
 var (
-	weighQ2K    = weighting{plain: absW, k: 1, span: qkk}
-	weighK      = weighting{k: 2, span: qkk} // Q3_K, Q4_K, Q5_K, IQ4_XS
-	weighIQ4NL  = weighting{k: 2, span: ggmlBlock}
-	weighLegacy = weighting{k: 1, span: -1} // Q4_1, Q5_1
-	// Q6_K, Q4_0 and Q5_0 weigh the importance alone (Q6_K as ggml does;
-	// Q4_0's and Q5_0's KL divergence is lower so than by ggml's rule).
-	weighUnit = weighting{}
+	weighQ2K  = weighting{plain: absW, k: 1, span: qkk, sub: 16}
+	weighQ3K  = weighting{k: 2, span: qkk, sub: 16}
+	weighQ45K = weighting{k: 2, span: qkk, sub: 32}
+	// The importance alone: Q6_K as ggml weighs it; the legacy types and
+	// the IQ4 types, whose KL divergence was no lower by ggml's rule.
+	weighImp16  = weighting{sub: 16}
+	weighImp32  = weighting{sub: 32}
+	weighImp256 = weighting{sub: qkk} // Q8_K
 )
 
-// maxSigma bounds σ²/amax²: beyond it sqrt(σ² + x²) is σ to float32
-// precision, and the weights are qw (times a factor common to the block).
-const maxSigma = 1 << 40
+// blockRule returns the rule of the block codec ggml names name.
+func blockRule(name string) *weighting {
+	g := rules[name]
+	if g == nil {
+		panic("kernels: no error rule for " + name)
+	}
+	return g
+}
+
+// rules maps each block codec's name to its rule (filled from blockCodecs
+// at start-up: the quantizers reach the table only through it).
+var rules = map[string]*weighting{}
+
+func init() {
+	for _, c := range blockCodecs {
+		if c.weighting != nil {
+			rules[c.Name] = c.weighting
+		}
+	}
+}
 
 // weigh writes to w the weights of the block x (finite values) under g,
-// from base, the weights prep found (the importance, or 1, with 0 for
-// non-finite elements and bad weights); rowMS is the mean square of the
-// row's elements, for span −1; amax is the largest magnitude of x, or
-// negative for weigh to find it. The weights are scaled by a factor common
-// to the block, a power of two near 1/amax or its square: exact, so it
-// changes no sum but by that factor and no choice, and it keeps every sum
-// finite; raw keeps them unscaled. imp tells whether base is an
-// importance vector.
-func (g *weighting) weigh(w, x, base []float32, imp bool, rowMS, amax float32, raw bool) {
+// from base, the weights prepBase found (the importance within [2^−100,
+// 2^100], or 1, with 0 for non-finite elements and bad weights); s holds
+// the block's largest magnitude (s.amax, negative when unknown). Each span's weights (the block's
+// without importance) are scaled by a power of two near 1/amax, recorded
+// in s.scale per 32 elements: exact, so no sum changes but by that factor
+// and no choice changes, and every sum stays finite. imp tells whether
+// base is an importance vector.
+func (g *weighting) weigh(w, x, base []float32, imp bool, s *kqScratch) {
+	amax := s.amax
 	if amax < 0 {
 		amax = math.Float32frombits(absMaxBits(x))
 	}
-	if !(amax > 0) {
+	for j := range s.scale {
+		s.scale[j] = 1
+	}
+	if !(amax > 0) || imp && g.k == 0 || !imp && g.plain == unitW {
 		copy(w, base)
 		return
 	}
-	ia := float32(1)
-	if !raw {
-		ia = pow2Inv(amax)
-	}
-	if !imp {
-		g.weighPlain(w, x, base, ia)
-		return
-	}
-	if g.k == 0 {
-		copy(w, base)
+	if !imp { // absW
+		ia := pow2Inv(amax)
+		absWeights(w, x, base, ia)
+		s.setScale(0, len(x), ia)
 		return
 	}
 	span := g.span
-	if span < 0 {
-		span = len(x)
-	}
 	for o := 0; o < len(x); o += span {
-		s2 := g.k * rowMS * ia * ia
-		if g.span > 0 {
-			s2 = g.k * meanSquare(x[o:o+span], ia)
+		xs := x[o : o+span]
+		a := amax
+		if span < len(x) {
+			a = math.Float32frombits(absMaxBits(xs))
 		}
-		if !raw && !(s2 > 0 && s2 <= maxSigma) {
-			// 0: a span of zeros (within a larger block of IQ4_NL's),
-			// whose weights would all be 0.
+		ia := pow2Inv(a)
+		s2 := g.k * meanSquare(xs, ia)
+		if !(a > 0 && s2 > 0) {
+			// A span of zeros (within a larger block): the importance
+			// alone.
 			copy(w[o:o+span], base[o:o+span])
 			continue
 		}
-		sigmaWeights(w[o:o+span], x[o:o+span], base[o:o+span], ia, s2)
+		sigmaWeights(w[o:o+span], xs, base[o:o+span], ia, s2)
+		s.setScale(o, span, ia)
 	}
 }
 
-// weighPlain writes the weights of g.plain, scaled by ia = 1/amax.
-func (g *weighting) weighPlain(w, x, base []float32, ia float32) {
-	if g.plain != absW {
-		copy(w, base)
-		return
+// setScale records the factor ia of the weights of n elements from o.
+func (s *kqScratch) setScale(o, n int, ia float32) {
+	for j := o / 32; j < (o+n+31)/32 && j < len(s.scale); j++ {
+		s.scale[j] = ia
 	}
-	absWeights(w, x, base, ia)
 }
 
 // pow2Inv returns the power of two 2^−e for 2^e ≤ a < 2^(e+1), within
@@ -144,24 +162,8 @@ func absWeightsGo(w, x, base []float32, ia float32) {
 	}
 }
 
-// rowMeanSquare returns the mean square of the finite elements of row (0
-// when there are none, or when it is not finite).
-func rowMeanSquare(row []float32) float32 {
-	var s float64
-	for _, v := range row {
-		if finite(v) {
-			s += float64(v) * float64(v)
-		}
-	}
-	m := float32(s / float64(len(row)))
-	if !finite(m) {
-		return 0
-	}
-	return m
-}
-
 // fillUnit replaces by 1 the weights of each sub-block of sub elements of w
-// whose weights sum to 0.
+// whose weights sum to 0 (or overflow).
 func fillUnit(w []float32, sub int) {
 	for o := 0; o < len(w); o += sub {
 		var sum float32
@@ -176,36 +178,37 @@ func fillUnit(w []float32, sub int) {
 	}
 }
 
-// Weigh writes to w, len(src) long, the weight each element of src has
-// in the squared error the quantizer of the block codec c minimises, with
-// the importance vector imp (one weight per column, nil for none): what
-// the error a user should judge the quantizer by weighs. Codecs without a
-// search weigh every element 1; non-finite elements and bad importance
-// weights weigh 0.
+// Weigh writes to w, len(src) long, the weight of each element of src in
+// the squared error the quantizer of the block codec c minimises with the
+// importance vector imp (one weight per column, nil for none), in the
+// units of the importance times the element: exactly the weights the
+// quantizer uses within each block, their per-block scale undone, so that
+// sums over blocks are the error it minimised (a weight beyond the largest
+// float32 is +Inf). For the codecs without a search it writes the
+// importance (1 without one): the error they are judged by.
 func (c BlockCodec) Weigh(w, src, imp []float32) {
-	g := &weighUnit
-	if c.weighting != nil {
-		g = c.weighting
-	}
 	bs := c.BlockLen
-	checkBlocksOf("Weigh", len(src), bs, len(w), bs)
+	checkBlocksOf("Weigh", len(src), bs, len(src), 1)
+	if len(w) < len(src) {
+		panic(fmt.Sprintf("kernels: Weigh: %d weights for %d elements", len(w), len(src)))
+	}
 	checkImp("Weigh", len(src), bs, imp)
-	if !c.Weighted {
-		imp = nil
+	if !c.Weighted || c.weighting == nil {
+		for i := range w {
+			w[i] = 1
+			if imp != nil {
+				w[i] = imp[i%len(imp)]
+			}
+		}
+		return
 	}
-	var s kqScratch
-	s.impOK, s.g = usableWeights(imp), g
-	for o := 0; o < len(src); o += bs {
-		s.row(src, imp, o)
-		bi := impAt(imp, o, bs)
-		xs, base := s.prepBase(src[o:o+bs], bi, bs)
-		g.weigh(w[o:o+bs], xs, base, bi != nil, s.rowMS, s.amax, true)
-	}
-}
-
-// row sets s.rowMS when element o starts a row of a rule that needs it.
-func (s *kqScratch) row(src, imp []float32, o int) {
-	if imp != nil && s.g.span < 0 && o%len(imp) == 0 {
-		s.rowMS = rowMeanSquare(src[o : o+len(imp)])
+	s := &kqScratch{g: c.weighting}
+	s.impOK = usableWeights(imp)
+	for b := range len(src) / bs {
+		o := b * bs
+		_, ws := s.prep(src[o:o+bs], impAt(imp, o, bs))
+		for i, v := range ws {
+			w[o+i] = v / s.scale[i/32]
+		}
 	}
 }

@@ -5,12 +5,13 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 // weighInput returns n finite values of mixed scales (Gaussians of 2^−20
-// to 2^20, zeros, the largest finite float32 over a large ia's reach) and
-// n weights as prepBase leaves them (log-normal, some 0).
+// to 2^20, zeros, some of 10^30) and n weights as prepBase leaves them
+// (log-normal, some 0).
 func weighInput(r *rand.Rand, n int) (x, base []float32) {
 	x, base = make([]float32, n), make([]float32, n)
 	scale := math.Ldexp(1, r.IntN(41)-20)
@@ -76,8 +77,10 @@ func TestWeighKernels(t *testing.T) {
 
 // TestWeighRules checks the weights against ggml's rules computed in
 // float64 from their definitions (quantize_row_*_impl): qw·sqrt(σ² + x²)
-// with σ² = 2·Σx²/256 per super-block (Q3_K), Σx²/n per row (Q4_1); |x|
-// (Q2_K without importance); qw alone (Q6_K).
+// with σ² = 2·Σx²/256 per super-block (Q3_K, Q4_K), Σx²/256 (Q2_K); |x|
+// (Q2_K without importance); qw alone (Q6_K, IQ4_XS, Q4_1, and Q8_0, which
+// does not search); 1 without importance (Q4_K). A
+// sub-block whose importance is all 0 weighs as if it were 1 (Q4_K).
 func TestWeighRules(t *testing.T) {
 	r := rand.New(rand.NewPCG(43, 44))
 	const cols = 512
@@ -86,10 +89,9 @@ func TestWeighRules(t *testing.T) {
 	for i := range imp {
 		imp[i] = float32(math.Exp(r.NormFloat64()))
 	}
-	type rule struct {
-		codec string
-		imp   []float32
-		want  func(i int) float64
+	holed := append([]float32(nil), imp...)
+	for i := 32; i < 64; i++ {
+		holed[i] = 0
 	}
 	sumSq := func(lo, hi int) float64 {
 		var s float64
@@ -98,19 +100,32 @@ func TestWeighRules(t *testing.T) {
 		}
 		return s
 	}
-	rules := []rule{
-		{"Q3_K", imp, func(i int) float64 {
-			o := i / qkk * qkk
-			return float64(imp[i%cols]) * math.Sqrt(2*sumSq(o, o+qkk)/qkk+float64(x[i])*float64(x[i]))
-		}},
-		{"Q4_1", imp, func(i int) float64 {
-			o := i / cols * cols
-			return float64(imp[i%cols]) * math.Sqrt(sumSq(o, o+cols)/cols+float64(x[i])*float64(x[i]))
-		}},
+	sigma := func(qw []float32, k float64, span int) func(int) float64 {
+		return func(i int) float64 {
+			o := i / span * span
+			w := float64(qw[i%cols])
+			if i%cols >= 32 && i%cols < 64 && qw[40] == 0 {
+				w = 1
+			}
+			return w * math.Sqrt(k*sumSq(o, o+span)/float64(span)+float64(x[i])*float64(x[i]))
+		}
+	}
+	alone := func(i int) float64 { return float64(imp[i%cols]) }
+	rules := []struct {
+		codec string
+		imp   []float32
+		want  func(i int) float64
+	}{
+		{"Q3_K", imp, sigma(imp, 2, qkk)},
+		{"Q4_K", imp, sigma(imp, 2, qkk)},
+		{"Q4_K", holed, sigma(holed, 2, qkk)},
+		{"Q2_K", imp, sigma(imp, 1, qkk)},
+		{"Q4_1", imp, alone},
 		{"Q2_K", nil, func(i int) float64 { return math.Abs(float64(x[i])) }},
-		{"Q6_K", imp, func(i int) float64 { return float64(imp[i%cols]) }},
+		{"Q6_K", imp, alone},
+		{"IQ4_XS", imp, alone},
+		{"Q8_0", imp, alone},
 		{"Q4_K", nil, func(int) float64 { return 1 }},
-		{"Q8_0", imp, func(int) float64 { return 1 }},
 	}
 	for _, ru := range rules {
 		c, ok := LookupBlock(ru.codec)
@@ -120,5 +135,13 @@ func TestWeighRules(t *testing.T) {
 		for i := range x {
 			require.InEpsilon(t, ru.want(i), float64(w[i]), 1e-5, "%s element %d", ru.codec, i)
 		}
+	}
+}
+
+// TestWeighRulesTable requires every block codec that searches to have an
+// error rule, and the others none.
+func TestWeighRulesTable(t *testing.T) {
+	for _, c := range blockCodecs {
+		assert.Equal(t, c.Weighted, c.weighting != nil, c.Name)
 	}
 }

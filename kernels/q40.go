@@ -14,7 +14,7 @@ func init() { searchQ40.init() }
 // ggml's rule (d = m/−8) without a search; this is the quantizer that
 // takes an importance matrix, as llama-quantize's Q4_0 does.
 func quantizeQ4_0Weighted(dst []byte, src, imp []float32) {
-	quantBlocks("quantizeQ4_0Weighted", dst, src, imp, ggmlBlock, q4_0BlockBytes, &weighUnit, quantQ4_0Search)
+	quantBlocks("quantizeQ4_0Weighted", "Q4_0", dst, src, imp, ggmlBlock, q4_0BlockBytes, quantQ4_0Search)
 }
 
 // quantQ4_0Search quantizes one Q4_0 block by searchQ40.

@@ -50,11 +50,12 @@ func Dequantize(t Type, dst []float32, src []byte) error {
 // Quantize quantizes src into blocks of type t in dst, which must be
 // exactly t.Size(len(src)) bytes. importance, when not nil, holds one
 // non-negative weight per column: its length is the row length, a multiple
-// of t's block size that divides len(src), and each element's squared
-// error weighs its column's weight in the quantizer's search (see
-// Searches; the other quantizers ignore it). Types without a quantizer
-// give an error wrapping errors.ErrUnsupported; lengths that do not fit
-// give an error naming them.
+// of t's block size that divides len(src). The quantizers that search (see
+// Searches; the others ignore importance) minimise the squared error with
+// each element weighted as Weigh gives: its column's importance, times
+// sqrt(σ² + x²) for some types. Types without a quantizer give an error
+// wrapping errors.ErrUnsupported; lengths that do not fit give an error
+// naming them.
 //
 // Q8_0, and Q4_0 without an importance vector, are ggml's reference
 // quantizers bit for bit; MXFP4 is the toolkit's MXFP4 cast (see the
@@ -71,9 +72,8 @@ func Quantize(t Type, dst []byte, src, importance []float32) error {
 	if want, _ := t.Size(int64(len(src))); int64(len(dst)) != want {
 		return fmt.Errorf("gguf: quantizing %d elements to %v: want %d bytes, got %d", len(src), t, want, len(dst))
 	}
-	if importance != nil && (len(importance) == 0 || len(importance)%bs != 0 || len(src)%len(importance) != 0) {
-		return fmt.Errorf("gguf: quantizing %d elements to %v: an importance vector of %d: want a row length, a multiple of %d dividing the elements",
-			len(src), t, len(importance), bs)
+	if err := checkImportance(t, len(src), importance); err != nil {
+		return fmt.Errorf("gguf: quantizing %d elements to %v: %w", len(src), t, err)
 	}
 	c.Quantize(dst, src, importance)
 	return nil
@@ -81,28 +81,43 @@ func Quantize(t Type, dst []byte, src, importance []float32) error {
 
 // Weigh writes to w, len(src) long, the weight of each element of src in
 // the squared error Quantize minimises for type t with the same importance
-// vector: ggml's rule of each type (by |x| for Q2_K, x² for Q3_K, Q6_K and
-// the IQ4 types, the sub-block's RMS plus |x| for Q4_K and Q5_K) without
-// one, and the importance times sqrt(σ² + x²) (σ² from the mean square of
-// the block or row) with one; 1 for types that do not search. The error
-// so weighted is the figure to judge a quantizer by beside the SQNR. Types
-// without a quantizer and lengths that do not fit give errors as Quantize
-// does.
+// vector, in the units of the importance times the element (so that the
+// error summed over blocks is the one the quantizer minimised): with an
+// importance vector, its column's importance times sqrt(σ² + x²) for Q2_K,
+// Q3_K, Q4_K and Q5_K (σ² from the mean square of the super-block: ggml's
+// rule), the importance alone for Q6_K, IQ4_NL, IQ4_XS and Q4_0 … Q5_1;
+// without one, |x| for Q2_K and 1 for the
+// others. For the types that do not search (Q8_0, MXFP4) it gives the
+// importance, or 1: the error they are judged by. The error so weighted
+// is the figure to judge a quantizer by beside the SQNR (docs/QUALITY.md
+// has the measurements that chose the rules). Types without a quantizer
+// and lengths that do not fit give errors as Quantize does.
 func Weigh(t Type, w, src, importance []float32) error {
 	c, ok := codecs[t]
 	if !ok || c.Quantize == nil {
 		return fmt.Errorf("gguf: weighing %v: %w", t, errors.ErrUnsupported)
 	}
 	bs := t.BlockSize()
-	switch {
-	case len(src)%bs != 0:
+	if len(src)%bs != 0 {
 		return fmt.Errorf("gguf: weighing %v: %d elements are not whole blocks of %d", t, len(src), bs)
-	case len(w) != len(src):
+	}
+	if len(w) != len(src) {
 		return fmt.Errorf("gguf: weighing %d elements of %v: %d weights", len(src), t, len(w))
-	case importance != nil && (len(importance) == 0 || len(importance)%bs != 0 || len(src)%len(importance) != 0):
-		return fmt.Errorf("gguf: weighing %d elements of %v: an importance vector of %d: want a row length, a multiple of %d dividing the elements",
-			len(src), t, len(importance), bs)
+	}
+	if err := checkImportance(t, len(src), importance); err != nil {
+		return fmt.Errorf("gguf: weighing %d elements of %v: %w", len(src), t, err)
 	}
 	c.Weigh(w, src, importance)
+	return nil
+}
+
+// checkImportance checks that importance is nil or a row length of n
+// elements of type t: a multiple of its block size dividing n.
+func checkImportance(t Type, n int, importance []float32) error {
+	bs := t.BlockSize()
+	if importance != nil && (len(importance) == 0 || len(importance)%bs != 0 || n%len(importance) != 0) {
+		return fmt.Errorf("an importance vector of %d: want a row length, a multiple of %d dividing the elements",
+			len(importance), bs)
+	}
 	return nil
 }

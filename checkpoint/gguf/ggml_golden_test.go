@@ -143,9 +143,9 @@ func sqnrDB(x, y, w []float32) float64 {
 }
 
 // TestGGMLQuantizeGolden quantizes every golden tensor with our quantizer
-// and compares, in the error our quantizers minimise (Weigh: with the
-// importance vector in the cases that use it, then weighted by ggml's
-// rule), its SQNR with that of ggml's blocks: at least ggml's on average
+// and compares, in the error our quantizers minimise (each element
+// weighted as Weigh gives, with the importance vector in the cases that
+// use it), its SQNR with that of ggml's blocks: at least ggml's on average
 // over the tensors of each type and case, and at least ggml's minus 0.15
 // dB on each (the importance rules, ggml's, came after our searches were
 // tuned: three synthetic tensors fall 0.06-0.1 dB short). The plain SQNR

@@ -144,9 +144,9 @@ func (t Type) Quantized() bool { return typeTable[t].blockSize > 1 }
 // have no search an importance vector could weight.
 func Searches(t Type) bool { return codecs[t].Weighted }
 
-// TypeNamed returns the type ggml names name ("Q4_K", as Type.String gives
+// LookupType returns the type ggml names name ("Q4_K", as Type.String gives
 // it), and false for a name of no type.
-func TypeNamed(name string) (Type, bool) {
+func LookupType(name string) (Type, bool) {
 	for t, ti := range typeTable {
 		if ti.name == name && name != "" {
 			return t, true

@@ -300,6 +300,6 @@ func (p *pairing) ggufType(name string) gguf.Type {
 	if t, ok := layout.GGUFTypeOf(ci.DataType); ok {
 		return t
 	}
-	t, _ := gguf.TypeNamed(ci.Type)
+	t, _ := gguf.LookupType(ci.Type)
 	return t
 }

@@ -27,7 +27,7 @@ func runVerify(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("verify", flag.ContinueOnError)
 	minSQNR := fs.Float64("min-sqnr", 0, "fail if a converted tensor's SQNR is below `DB`")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
-	imPath := fs.String("imatrix", "", "also give each converted tensor's SQNR weighted as its quantizer weighed the error with llama.cpp's importance matrix `FILE` (GGUF, .dat or .npz; for GGUF types that search, the importance times sqrt(σ²+x²) as ggml's rule), by its converted name (a Hugging Face name of a known architecture by its GGUF name); with -compare, under every recipe")
+	imPath := fs.String("imatrix", "", "also give each converted tensor's SQNR weighted as its quantizer weighed the error with llama.cpp's importance matrix `FILE` (GGUF, .dat or .npz; for Q2_K, Q3_K, Q4_K and Q5_K the importance times sqrt(σ²+x²): ggml's rule), by its converted name (a Hugging Face name of a known architecture by its GGUF name); with -compare, under every recipe")
 	compare := fs.Bool("compare", false, "compare several CONVERTED checkpoints (recipes) of ORIG side by side")
 	labels := fs.String("label", "", "with -compare, comma-separated `NAMES` of the recipes, one per CONVERTED (default: their file names)")
 	pos, err := parseArgs(fs, verifyUsage, args, stdout)

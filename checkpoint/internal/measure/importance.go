@@ -25,14 +25,18 @@ func (s *Weighted) Add(imp []float32, cols, rowsPer, r0 int, x, y []float32) {
 }
 
 // AddType is Add with each element weighted as the quantizer of GGUF type
-// t weighs it with the importance (gguf.Weigh), when t's quantizer
-// searches; t = 0 (F32) weighs the importance alone.
+// t weighs it with the importance (gguf.Weigh); t = 0 (F32), or a type
+// without a quantizer, weighs the importance alone.
 func (s *Weighted) AddType(t gguf.Type, imp []float32, cols, rowsPer, r0 int, x, y []float32) {
 	var we []float32
-	if gguf.Searches(t) && cols <= weighChunk {
-		p := weighBufs.Get().(*[weighChunk]float32)
-		defer weighBufs.Put(p)
-		we = p[:]
+	if gguf.Searches(t) {
+		if cols <= weighChunk {
+			p := weighBufs.Get().(*[weighChunk]float32)
+			defer weighBufs.Put(p)
+			we = p[:]
+		} else {
+			we = make([]float32, cols)
+		}
 	}
 	rows := len(x) / cols
 	for r := 0; r < rows; {
@@ -42,7 +46,7 @@ func (s *Weighted) AddType(t gguf.Type, imp []float32, cols, rowsPer, r0 int, x,
 		n := min(rows-r, (k+1)*rowsPer-r0-r)
 		w := imp[k*cols : (k+1)*cols]
 		if we != nil {
-			n = min(n, weighChunk/cols)
+			n = min(n, max(len(we)/cols, 1))
 		}
 		xr, yr := x[r*cols:(r+n)*cols], y[r*cols:(r+n)*cols]
 		if we != nil && gguf.Weigh(t, we[:len(xr)], xr, w) == nil {
@@ -56,7 +60,8 @@ func (s *Weighted) AddType(t gguf.Type, imp []float32, cols, rowsPer, r0 int, x,
 	}
 }
 
-// weighChunk is the most elements AddType weighs at once.
+// weighChunk is the most elements AddType weighs at once (but a longer
+// row).
 const weighChunk = 1 << 16
 
 // weighBufs holds AddType's buffers of weights.
