@@ -79,7 +79,7 @@ func (s *kqScratch) prep(src, imp []float32) (xs, ws []float32) {
 	xs, ws = s.prepBase(src, imp, g.sub)
 	s.fin = &xs[0] == &src[0]
 	if g.plain == unitW && (imp == nil || g.k == 0) {
-		s.scale = [8]float32{1, 1, 1, 1, 1, 1, 1, 1}
+		s.scale = unitScale
 		return xs, ws
 	}
 	w := s.wt[:len(src)]

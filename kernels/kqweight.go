@@ -75,16 +75,15 @@ func init() {
 // without importance) are scaled by a power of two near 1/amax, recorded
 // in s.scale per 32 elements: exact, so no sum changes but by that factor
 // and no choice changes, and every sum stays finite. imp tells whether
-// base is an importance vector.
+// base is an importance vector; prep calls weigh only for a rule that
+// changes base.
 func (g *weighting) weigh(w, x, base []float32, imp bool, s *kqScratch) {
 	amax := s.amax
 	if amax < 0 {
 		amax = math.Float32frombits(absMaxBits(x))
 	}
-	for j := range s.scale {
-		s.scale[j] = 1
-	}
-	if !(amax > 0) || imp && g.k == 0 || !imp && g.plain == unitW {
+	s.scale = unitScale
+	if !(amax > 0) {
 		copy(w, base)
 		return
 	}
@@ -113,6 +112,9 @@ func (g *weighting) weigh(w, x, base []float32, imp bool, s *kqScratch) {
 		s.setScale(o, span, ia)
 	}
 }
+
+// unitScale is s.scale of weights left unscaled.
+var unitScale = [8]float32{1, 1, 1, 1, 1, 1, 1, 1}
 
 // setScale records the factor ia of the weights of n elements from o.
 func (s *kqScratch) setScale(o, n int, ia float32) {
