@@ -80,7 +80,7 @@ func TestKernelsStayInBounds(t *testing.T) {
 func TestWeighStaysInBounds(t *testing.T) {
 	r := rand.New(rand.NewPCG(45, 46))
 	forEachTier(t, func(t *testing.T) {
-		for n := 16; n <= 3*64; n += 16 {
+		for n := 8; n <= 3*64; n += 8 {
 			x, base := weighInput(r, n)
 			x, base = guardedCopy(t, x), guardedCopy(t, base)
 			meanSquare(x, 0.5)

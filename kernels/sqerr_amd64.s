@@ -93,3 +93,26 @@ mulSliceAVX512_loop:
 mulSliceAVX512_done:
 	VZEROUPPER
 	RET
+
+// func mulSliceAVX2(dst []float32, src []float32, m float32)
+// Requires: AVX, AVX2, SSE
+TEXT ·mulSliceAVX2(SB), NOSPLIT, $0-52
+	MOVQ         dst_base+0(FP), DI
+	MOVQ         src_base+24(FP), SI
+	MOVQ         src_len+32(FP), CX
+	SHRQ         $0x03, CX
+	JZ           mulSliceAVX2_done
+	MOVSS        m+48(FP), X1
+	VBROADCASTSS X1, Y1
+	XORQ         AX, AX
+
+mulSliceAVX2_loop:
+	VMULPS  (SI)(AX*4), Y1, Y0
+	VMOVUPS Y0, (DI)(AX*4)
+	ADDQ    $0x08, AX
+	DECQ    CX
+	JNZ     mulSliceAVX2_loop
+
+mulSliceAVX2_done:
+	VZEROUPPER
+	RET

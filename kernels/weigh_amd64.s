@@ -95,3 +95,98 @@ absWeightsAVX512_loop:
 absWeightsAVX512_done:
 	VZEROUPPER
 	RET
+
+// func meanSquareAVX2(x []float32, ia float32) float32
+// Requires: AVX, AVX2, SSE
+TEXT ·meanSquareAVX2(SB), NOSPLIT, $0-36
+	MOVQ         x_base+0(FP), SI
+	MOVQ         x_len+8(FP), CX
+	MOVSS        ia+24(FP), X2
+	VBROADCASTSS X2, Y2
+	VXORPS       Y0, Y0, Y0
+	VXORPS       Y1, Y1, Y1
+	MOVQ         CX, DX
+	SHRQ         $0x04, CX
+	XORQ         AX, AX
+
+meanSquareAVX2_loop:
+	VMULPS       (SI)(AX*4), Y2, Y3
+	VMULPS       Y3, Y3, Y3
+	VADDPS       Y3, Y0, Y0
+	VMULPS       32(SI)(AX*4), Y2, Y4
+	VMULPS       Y4, Y4, Y4
+	VADDPS       Y4, Y1, Y1
+	ADDQ         $0x10, AX
+	DECQ         CX
+	JNZ          meanSquareAVX2_loop
+	VADDPS       Y1, Y0, Y0
+	VEXTRACTF128 $0x01, Y0, X2
+	VADDPS       X2, X0, X0
+	VMOVHLPS     X0, X0, X2
+	VADDPS       X2, X0, X0
+	VMOVSHDUP    X0, X2
+	VADDSS       X2, X0, X0
+	VCVTSI2SSQ   DX, X2, X2
+	VDIVSS       X2, X0, X0
+	VZEROUPPER
+	MOVSS        X0, ret+32(FP)
+	RET
+
+// func sigmaWeightsAVX2(w []float32, x []float32, base []float32, ia float32, s2 float32)
+// Requires: AVX, AVX2, SSE
+TEXT ·sigmaWeightsAVX2(SB), NOSPLIT, $0-80
+	MOVQ         w_base+0(FP), DI
+	MOVQ         x_base+24(FP), SI
+	MOVQ         x_len+32(FP), CX
+	MOVQ         base_base+48(FP), DX
+	SHRQ         $0x03, CX
+	JZ           sigmaWeightsAVX2_done
+	MOVSS        ia+72(FP), X1
+	VBROADCASTSS X1, Y1
+	MOVSS        s2+76(FP), X2
+	VBROADCASTSS X2, Y2
+	XORQ         AX, AX
+
+sigmaWeightsAVX2_loop:
+	VMULPS  (SI)(AX*4), Y1, Y3
+	VMULPS  Y3, Y3, Y3
+	VADDPS  Y2, Y3, Y3
+	VSQRTPS Y3, Y3
+	VMULPS  (DX)(AX*4), Y3, Y3
+	VMOVUPS Y3, (DI)(AX*4)
+	ADDQ    $0x08, AX
+	DECQ    CX
+	JNZ     sigmaWeightsAVX2_loop
+
+sigmaWeightsAVX2_done:
+	VZEROUPPER
+	RET
+
+// func absWeightsAVX2(w []float32, x []float32, base []float32, ia float32)
+// Requires: AVX, AVX2, SSE
+TEXT ·absWeightsAVX2(SB), NOSPLIT, $0-76
+	MOVQ         w_base+0(FP), DI
+	MOVQ         x_base+24(FP), SI
+	MOVQ         x_len+32(FP), CX
+	MOVQ         base_base+48(FP), DX
+	SHRQ         $0x03, CX
+	JZ           absWeightsAVX2_done
+	MOVSS        ia+72(FP), X1
+	VBROADCASTSS X1, Y1
+	MOVL         $0x7fffffff, BX
+	VMOVD        BX, X4
+	VPBROADCASTD X4, Y4
+	XORQ         AX, AX
+
+absWeightsAVX2_loop:
+	VMULPS  (SI)(AX*4), Y1, Y3
+	VANDPS  Y4, Y3, Y3
+	VMULPS  (DX)(AX*4), Y3, Y3
+	VMOVUPS Y3, (DI)(AX*4)
+	ADDQ    $0x08, AX
+	DECQ    CX
+	JNZ     absWeightsAVX2_loop
+
+absWeightsAVX2_done:
+	VZEROUPPER
+	RET

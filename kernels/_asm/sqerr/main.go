@@ -5,6 +5,9 @@
 package main
 
 import (
+	"fmt"
+	"math/bits"
+
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
 	. "github.com/mmcloughlin/avo/reg"
@@ -16,6 +19,7 @@ func main() {
 	gen.Main(func() {
 		encodeE2M1AVX512()
 		mulSliceAVX512()
+		mulSliceAVX2()
 	})
 }
 
@@ -93,29 +97,36 @@ func encodeE2M1AVX512() {
 }
 
 // mulSliceAVX512 multiplies 16 values per step by the broadcast m.
-func mulSliceAVX512() {
-	name := "mulSliceAVX512"
+func mulSliceAVX512() { mulSlice("mulSliceAVX512", "AVX-512", 16, Z1, Z0) }
+
+// mulSliceAVX2 multiplies 8 values per step by the broadcast m.
+func mulSliceAVX2() { mulSlice("mulSliceAVX2", "AVX2", 8, Y1, Y0) }
+
+// mulSlice writes the kernel name of dst = src·m, lanes values a step, m
+// broadcast in mr and each product in p.
+func mulSlice(name, isa string, lanes int, mr, p VecPhysical) {
 	TEXT(name, NOSPLIT, "func(dst, src []float32, m float32)")
 	Pragma("noescape")
-	Doc(name+" is the AVX-512 kernel of the loop",
+	mask := fmt.Sprintf("len(src)&^%d", lanes-1)
+	Doc(name+" is the "+isa+" kernel of the loop",
 		"",
-		"\tfor i, x := range src[:len(src)&^15] {",
+		"\tfor i, x := range src["+mask+"] {",
 		"\t\tdst[i] = x * m",
 		"\t}",
 		"",
-		"with len(dst) ≥ len(src)&^15.")
+		"with len(dst) ≥ "+mask+".")
 	Load(Param("dst").Base(), RDI)
 	Load(Param("src").Base(), RSI)
 	Load(Param("src").Len(), RCX)
-	SHRQ(Imm(4), RCX)
+	SHRQ(Imm(uint64(bits.TrailingZeros(uint(lanes)))), RCX)
 	JZ(LabelRef(name + "_done"))
 	Load(Param("m"), X1)
-	VBROADCASTSS(X1, Z1)
+	VBROADCASTSS(X1, mr)
 	XORQ(RAX, RAX)
 	Label(name + "_loop")
-	VMULPS(Mem{Base: RSI, Index: RAX, Scale: 4}, Z1, Z0)
-	VMOVUPS(Z0, Mem{Base: RDI, Index: RAX, Scale: 4})
-	ADDQ(Imm(16), RAX)
+	VMULPS(Mem{Base: RSI, Index: RAX, Scale: 4}, mr, p)
+	VMOVUPS(p, Mem{Base: RDI, Index: RAX, Scale: 4})
+	ADDQ(Imm(uint64(lanes)), RAX)
 	DECQ(RCX)
 	JNZ(LabelRef(name + "_loop"))
 	Label(name + "_done")

@@ -18,6 +18,9 @@ func main() {
 		meanSquareAVX512()
 		sigmaWeightsAVX512()
 		absWeightsAVX512()
+		meanSquareAVX2()
+		sigmaWeightsAVX2()
+		absWeightsAVX2()
 	})
 }
 
@@ -59,6 +62,12 @@ func meanSquareAVX512() {
 	JNZ(LabelRef(name + "_loop"))
 	VEXTRACTF64X4(Imm(1), Z0, Y2)
 	VADDPS(Y2, Y0, Y0)
+	meanTail()
+}
+
+// meanTail adds the 8 lanes of Y0 in the tree l += l+4, l += l+2, l += l+1,
+// divides the sum by the count in DX and returns it.
+func meanTail() {
 	VEXTRACTF128(Imm(1), Y0, X2)
 	VADDPS(X2, X0, X0)
 	VMOVHLPS(X0, X0, X2)
@@ -86,17 +95,7 @@ func sigmaWeightsAVX512() {
 		"\t}",
 		"",
 		"with len(w), len(base) ≥ len(x)&^15.")
-	loop3(name, func(x, b Mem, out Mem) {
-		VMULPS(x, Z1, Z3)
-		VMULPS(Z3, Z3, Z3)
-		VADDPS(Z2, Z3, Z3)
-		VSQRTPS(Z3, Z3)
-		VMULPS(b, Z3, Z3)
-		VMOVUPS(Z3, out)
-	}, func() {
-		Load(Param("s2"), X2)
-		VBROADCASTSS(X2, Z2)
-	})
+	sigmaLoop(name, 16, Z1, Z2, Z3)
 }
 
 // absWeightsAVX512 writes w = base·|x·ia|, 16 a step.
@@ -111,7 +110,7 @@ func absWeightsAVX512() {
 		"\t}",
 		"",
 		"with len(w), len(base) ≥ len(x)&^15.")
-	loop3(name, func(x, b Mem, out Mem) {
+	loop3(name, 16, Z1, func(x, b Mem, out Mem) {
 		VMULPS(x, Z1, Z3)
 		VPANDD(Z4, Z3, Z3)
 		VMULPS(b, Z3, Z3)
@@ -121,23 +120,103 @@ func absWeightsAVX512() {
 	})
 }
 
-// loop3 is the frame of the weight kernels: ia broadcast in Z1, setup's
-// constants, then step(x, base, w) for each 16 elements.
-func loop3(name string, step func(x, b, out Mem), setup func()) {
+// meanSquareAVX2 is meanSquareAVX512 with the 16 lanes in two registers:
+// Y0 holds lanes 0–7, Y1 lanes 8–15, so l += l+8 is Y0 += Y1 and the rest
+// of the tree is the AVX-512 kernel's.
+func meanSquareAVX2() {
+	name := "meanSquareAVX2"
+	TEXT(name, NOSPLIT, "func(x []float32, ia float32) float32")
+	Pragma("noescape")
+	Doc(name+" is the AVX2 kernel of meanSquareGo, as meanSquareAVX512 (the",
+		"same sums in the same order), for len(x) a positive multiple of 16.")
+	Load(Param("x").Base(), RSI)
+	Load(Param("x").Len(), RCX)
+	Load(Param("ia"), X2)
+	VBROADCASTSS(X2, Y2)
+	VXORPS(Y0, Y0, Y0)
+	VXORPS(Y1, Y1, Y1)
+	MOVQ(RCX, RDX)
+	SHRQ(Imm(4), RCX)
+	XORQ(RAX, RAX)
+	Label(name + "_loop")
+	VMULPS(Mem{Base: RSI, Index: RAX, Scale: 4}, Y2, Y3)
+	VMULPS(Y3, Y3, Y3)
+	VADDPS(Y3, Y0, Y0)
+	VMULPS(Mem{Base: RSI, Index: RAX, Scale: 4, Disp: 32}, Y2, Y4)
+	VMULPS(Y4, Y4, Y4)
+	VADDPS(Y4, Y1, Y1)
+	ADDQ(Imm(16), RAX)
+	DECQ(RCX)
+	JNZ(LabelRef(name + "_loop"))
+	VADDPS(Y1, Y0, Y0)
+	meanTail()
+}
+
+// sigmaWeightsAVX2 is sigmaWeightsAVX512 8 a step.
+func sigmaWeightsAVX2() {
+	name := "sigmaWeightsAVX2"
+	TEXT(name, NOSPLIT, "func(w, x, base []float32, ia, s2 float32)")
+	Pragma("noescape")
+	Doc(name+" is the AVX2 kernel of sigmaWeightsAVX512's loop over",
+		"x[:len(x)&^7], with len(w), len(base) ≥ len(x)&^7.")
+	sigmaLoop(name, 8, Y1, Y2, Y3)
+}
+
+// sigmaLoop is the loop of the sigma kernels: ia in ia, s2 in s2, each
+// step's weights in t.
+func sigmaLoop(name string, lanes int, ia, s2, t VecPhysical) {
+	loop3(name, lanes, ia, func(x, b Mem, out Mem) {
+		VMULPS(x, ia, t)
+		VMULPS(t, t, t)
+		VADDPS(s2, t, t)
+		VSQRTPS(t, t)
+		VMULPS(b, t, t)
+		VMOVUPS(t, out)
+	}, func() {
+		Load(Param("s2"), X2)
+		VBROADCASTSS(X2, s2)
+	})
+}
+
+// absWeightsAVX2 is absWeightsAVX512 8 a step.
+func absWeightsAVX2() {
+	name := "absWeightsAVX2"
+	TEXT(name, NOSPLIT, "func(w, x, base []float32, ia float32)")
+	Pragma("noescape")
+	Doc(name+" is the AVX2 kernel of absWeightsAVX512's loop over",
+		"x[:len(x)&^7], with len(w), len(base) ≥ len(x)&^7.")
+	loop3(name, 8, Y1, func(x, b Mem, out Mem) {
+		VMULPS(x, Y1, Y3)
+		VANDPS(Y4, Y3, Y3)
+		VMULPS(b, Y3, Y3)
+		VMOVUPS(Y3, out)
+	}, func() {
+		gen.Broadcast32(0x7fffffff, Y4, RBX, X4)
+	})
+}
+
+// loop3 is the frame of the weight kernels, lanes (16 or 8) elements a
+// step: ia broadcast in iaReg (Z1 or Y1), setup's constants, then step(x,
+// base, w) for each step.
+func loop3(name string, lanes int, iaReg VecPhysical, step func(x, b, out Mem), setup func()) {
+	shift := uint64(4)
+	if lanes == 8 {
+		shift = 3
+	}
 	Load(Param("w").Base(), RDI)
 	Load(Param("x").Base(), RSI)
 	Load(Param("x").Len(), RCX)
 	Load(Param("base").Base(), RDX)
-	SHRQ(Imm(4), RCX)
+	SHRQ(Imm(shift), RCX)
 	JZ(LabelRef(name + "_done"))
 	Load(Param("ia"), X1)
-	VBROADCASTSS(X1, Z1)
+	VBROADCASTSS(X1, iaReg)
 	setup()
 	XORQ(RAX, RAX)
 	Label(name + "_loop")
 	step(Mem{Base: RSI, Index: RAX, Scale: 4}, Mem{Base: RDX, Index: RAX, Scale: 4},
 		Mem{Base: RDI, Index: RAX, Scale: 4})
-	ADDQ(Imm(16), RAX)
+	ADDQ(Imm(uint64(lanes)), RAX)
 	DECQ(RCX)
 	JNZ(LabelRef(name + "_loop"))
 	Label(name + "_done")
