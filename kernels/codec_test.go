@@ -48,7 +48,7 @@ func TestBlockCodecRoundTrip(t *testing.T) {
 				blocks[i] = byte(rng.Uint32())
 			}
 		} else {
-			c.Quantize(blocks, x, nil)
+			c.Quantize(blocks, x, nil, nil)
 		}
 		got := make([]float32, len(x))
 		c.Dequantize(got, blocks)

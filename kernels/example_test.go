@@ -20,7 +20,7 @@ func ExampleLookupBlock() {
 		src[i] = float32(i-16) / 8
 	}
 	blocks := make([]byte, len(src)/c.BlockLen*c.BlockBytes)
-	c.Quantize(blocks, src, nil)
+	c.Quantize(blocks, src, nil, nil)
 	got := make([]float32, len(src))
 	c.Dequantize(got, blocks)
 	fmt.Println(c.Name, c.BlockLen, "elements in", c.BlockBytes, "bytes")

@@ -245,12 +245,12 @@ func TestKQuantTiers(t *testing.T) {
 		for _, w := range [][]float32{nil, imp} {
 			want := make([]byte, len(x)/c.block*c.bytes)
 			restore := useTier(tierGeneric)
-			c.quant(want, x, w)
+			c.quant(want, x, w, nil)
 			restore()
 			for _, tr := range tiers() {
 				restore := useTier(tr)
 				got := make([]byte, len(want))
-				c.quant(got, x, w)
+				c.quant(got, x, w, nil)
 				restore()
 				if string(got) != string(want) {
 					t.Fatalf("%s importance=%v: tier %v gives other blocks than the Go reference", c.name, w != nil, tr)

@@ -55,6 +55,24 @@ type kqScratch struct {
 	fin   bool       // prep's elements are the block's own: all finite
 	amax  float32    // their largest magnitude when prepBase found it, else −1
 	scale [8]float32 // the factor of the weights of each 32 elements (weigh)
+	out   []float32  // where prep writes the block's weights, unscaled; nil: nowhere
+}
+
+// outAt points s.out at the n weights of w from element o, or at nothing
+// when w is nil.
+func (s *kqScratch) outAt(w []float32, o, n int) {
+	s.out = nil
+	if w != nil {
+		s.out = w[o : o+n]
+	}
+}
+
+// checkWeights panics unless w is nil or holds a weight for each of n
+// elements.
+func checkWeights(kernel string, n int, w []float32) {
+	if w != nil && len(w) < n {
+		panic(fmt.Sprintf("kernels: %s: %d weights for %d elements", kernel, len(w), n))
+	}
 }
 
 // usableWeights reports whether every weight of w lies in [2^−100,
@@ -73,8 +91,36 @@ func usableWeights(w []float32) bool {
 // prep returns the elements of src to fit (non-finite values as 0) and
 // their weights under s.g (see weighting), sub-block by sub-block of
 // s.g.sub elements, both len(src) long; s.fin tells whether the elements
-// are src itself, and s.scale the weights' factor.
+// are src itself, and s.scale the weights' factor. The weights, their
+// factor undone, go to s.out unless it is nil.
 func (s *kqScratch) prep(src, imp []float32) (xs, ws []float32) {
+	xs, ws = s.prepWeights(src, imp)
+	if s.out != nil {
+		s.unscale(s.out, ws)
+	}
+	return xs, ws
+}
+
+// unscale writes to dst the weights w with their factor s.scale undone.
+func (s *kqScratch) unscale(dst, w []float32) {
+	if s.scale == unitScale {
+		copy(dst, w)
+		return
+	}
+	for o := 0; o < len(w); {
+		// The run of 32s that share a factor (a span's).
+		f, e := s.scale[o/32], o+32
+		for e < len(w) && s.scale[e/32] == f {
+			e += 32
+		}
+		e = min(e, len(w))
+		MulSlice(dst[o:e], w[o:e], 1/f) // powers of two: exact
+		o = e
+	}
+}
+
+// prepWeights is prep but for s.out.
+func (s *kqScratch) prepWeights(src, imp []float32) (xs, ws []float32) {
 	g := s.g
 	xs, ws = s.prepBase(src, imp, g.sub)
 	s.fin = &xs[0] == &src[0]
@@ -87,7 +133,7 @@ func (s *kqScratch) prep(src, imp []float32) (xs, ws []float32) {
 	if imp == nil {
 		// |x| weighs a sub-block of zeros 0; the importance rules keep
 		// the positive sums of prepBase's weights positive and finite.
-		fillUnit(w, g.sub)
+		fillZeroSubs(w, g.sub)
 	}
 	return xs, w
 }
@@ -178,20 +224,36 @@ func inv(d float32) float32 {
 	return 1 / d
 }
 
+// firstPicks are the 8 pick pairs of the narrowed affine searches: the two
+// integer scales next to the fit, each with the 4 mins.
+var firstPicks = []uint8{0, 1, 2, 3, 4, 5, 6, 7}
+
 // The searches of each type, and the levels superScale tries for the
 // largest sub-block scale.
 var (
-	searchQ4K = affine{n: 15, deltas: levelsFrom(-1, 0.25, 8), shifts: []float32{0.5}, minBelow: true, refine: 0}
+	// With importance the pick tries 8 pairs (the two integer scales next
+	// to the fit, each with the 4 mins): ggml's sqrt(σ² + x²) costs a square
+	// root per element, and the narrower pick gives that time back (AVX2:
+	// 363 → 411 MB/s, Q5_K 437 → 518), at 0.03 dB (Q5_K 0.09 dB) of the
+	// golden tensors' weighted SQNR, 0.15 dB (0.53) above ggml's.
+	searchQ4K = affine{n: 15, deltas: levelsFrom(-1, 0.25, 8), shifts: []float32{0.5}, minBelow: true, refine: 0, picks: firstPicks}
 	// Without importance Q4_K's search is narrowed for speed (1.07 → 1.5
 	// GB/s on AVX-512): 8 first candidates (4 deltas, each with and without
 	// the half-step shift) and 8 pick pairs (the two integer scales next to
 	// the fit, each with the 4 mins). Over the golden tensors its SQNR is
 	// then 0.186 dB above ggml's on average and 0.091 dB at the least
 	// (the full search: 0.234 and 0.129). With importance the full search
-	// stays (12 first candidates alone cost 0.04 dB there).
-	searchQ4KPlain = affine{n: 15, deltas: levelsFrom(-0.75, 0.375, 4), shifts: []float32{0.5}, minBelow: true, refine: 0, picks: []uint8{0, 1, 2, 3, 4, 5, 6, 7}}
-	searchQ5K      = affine{n: 31, deltas: levelsFrom(-0.5, 0.25, 4), shifts: []float32{0.5}, minBelow: true, refine: 0}
-	searchQ2K      = affine{n: 3, deltas: levelsFrom(-0.9, 0.125, 16), minBelow: true, refine: 0}
+	// keeps the 16 first candidates (12 alone cost 0.04 dB there).
+	searchQ4KPlain = affine{n: 15, deltas: levelsFrom(-0.75, 0.375, 4), shifts: []float32{0.5}, minBelow: true, refine: 0, picks: firstPicks}
+	// Q5_K picks 8 pairs with importance, as Q4_K, and all 16 without.
+	searchQ5K      = affine{n: 31, deltas: levelsFrom(-0.5, 0.25, 4), shifts: []float32{0.5}, minBelow: true, refine: 0, picks: firstPicks}
+	searchQ5KPlain = affine{n: 31, deltas: levelsFrom(-0.5, 0.25, 4), shifts: []float32{0.5}, minBelow: true, refine: 0}
+	// With importance Q2_K's pick tries 8 pairs (each of the 4 integer
+	// scales with the 2 mins next to the fit): the square roots of ggml's
+	// rule cost the 16 pairs' time (AVX2: 311 → 357 MB/s; the golden
+	// tensors' weighted SQNR 0.06 dB lower, 0.45 dB above ggml's, and on
+	// every tensor as the 16 pairs, unlike Q4_K's 8).
+	searchQ2K = affine{n: 3, deltas: levelsFrom(-0.9, 0.125, 16), minBelow: true, refine: 0, picks: []uint8{0, 1, 4, 5, 8, 9, 12, 13}}
 	// Without importance Q2_K's fit needs half the candidates for the same
 	// error (with it, the finer set keeps ~0.1 dB), and its pick 4 pairs
 	// (the integer scales and mins next to the fit's): weighing |x| takes
@@ -226,11 +288,11 @@ var (
 	levels128 = append(levelsFrom(-128, 1, 4), levelsFrom(127, -1, 2)...)
 
 	// The super-block searches of the K-quants.
-	superQ3K, superQ3KPlain, superQ6K, superQ6KPlain, superQ2K, superQ2KPlain, superQ4K, superQ4KPlain, superQ5K, superIQ4XS, superIQ4NL superCfg
+	superQ3K, superQ3KPlain, superQ6K, superQ6KPlain, superQ2K, superQ2KPlain, superQ4K, superQ4KPlain, superQ5K, superQ5KPlain, superIQ4XS, superIQ4NL superCfg
 )
 
 func init() {
-	for _, a := range []*affine{&searchQ4K, &searchQ4KPlain, &searchQ5K, &searchQ2K, &searchQ2KPlain, &searchQ41, &searchQ51} {
+	for _, a := range []*affine{&searchQ4K, &searchQ4KPlain, &searchQ5K, &searchQ5KPlain, &searchQ2K, &searchQ2KPlain, &searchQ41, &searchQ51} {
 		a.init()
 	}
 	for _, s := range []*symmetric{&searchQ3K, &searchQ3KPlain, &searchQ6K, &searchQ6KPlain, &searchQ50} {
@@ -245,19 +307,23 @@ func init() {
 	superQ4K = newAffineSuperCfg(&searchQ4K, 63, levels63)
 	superQ4KPlain = newAffineSuperCfg(&searchQ4KPlain, 63, levels63)
 	superQ5K = newAffineSuperCfg(&searchQ5K, 63, levels63)
+	superQ5KPlain = newAffineSuperCfg(&searchQ5KPlain, 63, levels63)
 	superIQ4XS = newTableSuperCfg(searchIQ4XS, -32, 31, levels32)
 	superIQ4NL = newTableSuperCfg(searchIQ4, 0, 0, nil)
 }
 
 // quantBlocks runs quant on every block of bs elements and bb bytes.
-// quant weighs the errors by the rule of the block codec ggml names format.
-func quantBlocks(kernel, format string, dst []byte, src, imp []float32, bs, bb int,
+// quant weighs the errors by the rule of the block codec ggml names format,
+// and the weights go to w unless it is nil (see BlockCodec.Quantize).
+func quantBlocks(kernel, format string, dst []byte, src, imp, w []float32, bs, bb int,
 	quant func(y []byte, x, imp []float32, s *kqScratch)) {
 	nb := checkBlocksOf(kernel, len(src), bs, len(dst), bb)
 	checkImp(kernel, len(src), bs, imp)
+	checkWeights(kernel, len(src), w)
 	var s kqScratch
 	s.impOK, s.g = usableWeights(imp), blockRule(format)
 	for b := range nb {
+		s.outAt(w, b*bs, bs)
 		quant(dst[b*bb:(b+1)*bb], src[b*bs:(b+1)*bs], impAt(imp, b*bs, bs), &s)
 	}
 }
@@ -265,16 +331,16 @@ func quantBlocks(kernel, format string, dst []byte, src, imp []float32, bs, bb i
 // quantizeQ4_K quantizes src, rows of len(imp) values or, with a nil imp,
 // any whole number of super-blocks of 256, into Q4_K blocks of 144 bytes in
 // dst (len(src)/256·144 bytes at least). See dequantizeQ4_K for the layout.
-func quantizeQ4_K(dst []byte, src, imp []float32) {
-	quantBlocks("quantizeQ4_K", "Q4_K", dst, src, imp, qkk, q4_KBlockBytes, func(y []byte, x, imp []float32, s *kqScratch) {
+func quantizeQ4_K(dst []byte, src, imp, w []float32) {
+	quantBlocks("quantizeQ4_K", "Q4_K", dst, src, imp, w, qkk, q4_KBlockBytes, func(y []byte, x, imp []float32, s *kqScratch) {
 		quantK45(y, x, imp, s, &searchQ4K, &superQ4K, &searchQ4KPlain, &superQ4KPlain)
 	})
 }
 
 // quantizeQ5_K quantizes src into Q5_K blocks of 176 bytes, as quantizeQ4_K.
-func quantizeQ5_K(dst []byte, src, imp []float32) {
-	quantBlocks("quantizeQ5_K", "Q5_K", dst, src, imp, qkk, q5_KBlockBytes, func(y []byte, x, imp []float32, s *kqScratch) {
-		quantK45(y, x, imp, s, &searchQ5K, &superQ5K, &searchQ5K, &superQ5K)
+func quantizeQ5_K(dst []byte, src, imp, w []float32) {
+	quantBlocks("quantizeQ5_K", "Q5_K", dst, src, imp, w, qkk, q5_KBlockBytes, func(y []byte, x, imp []float32, s *kqScratch) {
+		quantK45(y, x, imp, s, &searchQ5K, &superQ5K, &searchQ5KPlain, &superQ5KPlain)
 	})
 }
 
@@ -400,8 +466,8 @@ func putKScales(sc []byte, ls, lm *[8]uint8) {
 
 // quantizeQ2_K quantizes src into Q2_K blocks of 84 bytes, as quantizeQ4_K.
 // See dequantizeQ2_K for the layout.
-func quantizeQ2_K(dst []byte, src, imp []float32) {
-	quantBlocks("quantizeQ2_K", "Q2_K", dst, src, imp, qkk, q2_KBlockBytes, quantQ2K)
+func quantizeQ2_K(dst []byte, src, imp, w []float32) {
+	quantBlocks("quantizeQ2_K", "Q2_K", dst, src, imp, w, qkk, q2_KBlockBytes, quantQ2K)
 }
 
 // quantQ2K quantizes one Q2_K super-block: 16 sub-blocks of 16 with 4-bit
@@ -434,8 +500,8 @@ func quantQ2K(y []byte, x, imp []float32, s *kqScratch) {
 
 // quantizeQ3_K quantizes src into Q3_K blocks of 110 bytes, as quantizeQ4_K.
 // See dequantizeQ3_K for the layout.
-func quantizeQ3_K(dst []byte, src, imp []float32) {
-	quantBlocks("quantizeQ3_K", "Q3_K", dst, src, imp, qkk, q3_KBlockBytes, quantQ3K)
+func quantizeQ3_K(dst []byte, src, imp, w []float32) {
+	quantBlocks("quantizeQ3_K", "Q3_K", dst, src, imp, w, qkk, q3_KBlockBytes, quantQ3K)
 }
 
 // quantQ3K quantizes one Q3_K super-block: 16 sub-blocks of 16, codes
@@ -462,11 +528,17 @@ func q3kPackGo(y *[q3_KBlockBytes]byte, x *[qkk]float32, r *superRes, q *[qkk]ui
 // dispatcher).
 func q3kPackWith(y *[q3_KBlockBytes]byte, x *[qkk]float32, r *superRes, q *[qkk]uint8,
 	codes func(x, ids []float32, neg, pos float32, codes []uint8)) {
-	clear(y[96:108])
-	for j := range 16 {
-		v := uint8(int(r.l[j]) + 32)
-		y[96+j%8] |= (v & 15) << (4 * (j / 8))
-		y[96+8+j%4] |= (v >> 4) << (2 * (j / 4))
+	// The 6-bit scales l+32: low nibbles of j and j+8 in byte 96+j, the
+	// top two bits of j, j+4, j+8, j+12 in byte 104+j.
+	var v [16]uint8
+	for j := range v {
+		v[j] = uint8(int(r.l[j]) + 32)
+	}
+	for j := range 8 {
+		y[96+j] = v[j]&15 | (v[j+8]&15)<<4
+	}
+	for j := range 4 {
+		y[104+j] = v[j]>>4 | (v[j+4]>>4)<<2 | (v[j+8]>>4)<<4 | (v[j+12]>>4)<<6
 	}
 	codes(x[:], r.ids[:], 4, 3, q[:])
 	packQ3K(y[:], q)
@@ -475,8 +547,8 @@ func q3kPackWith(y *[q3_KBlockBytes]byte, x *[qkk]float32, r *superRes, q *[qkk]
 
 // quantizeQ6_K quantizes src into Q6_K blocks of 210 bytes, as quantizeQ4_K.
 // See dequantizeQ6_K for the layout.
-func quantizeQ6_K(dst []byte, src, imp []float32) {
-	quantBlocks("quantizeQ6_K", "Q6_K", dst, src, imp, qkk, q6_KBlockBytes, quantQ6K)
+func quantizeQ6_K(dst []byte, src, imp, w []float32) {
+	quantBlocks("quantizeQ6_K", "Q6_K", dst, src, imp, w, qkk, q6_KBlockBytes, quantQ6K)
 }
 
 // quantQ6K quantizes one Q6_K super-block: 16 sub-blocks of 16, codes
@@ -551,8 +623,8 @@ func packQ6K(y []byte, q *[qkk]uint8) {
 // quantizeQ8_K quantizes src into Q8_K blocks of 292 bytes, as
 // quantizeQ4_K: per super-block a float32 scale d, codes −127..127 and the
 // sums of each 16 codes. See dequantizeQ8_K for the layout.
-func quantizeQ8_K(dst []byte, src, imp []float32) {
-	quantBlocks("quantizeQ8_K", "Q8_K", dst, src, imp, qkk, q8_KBlockBytes, quantQ8K)
+func quantizeQ8_K(dst []byte, src, imp, w []float32) {
+	quantBlocks("quantizeQ8_K", "Q8_K", dst, src, imp, w, qkk, q8_KBlockBytes, quantQ8K)
 }
 
 // quantQ8K quantizes one Q8_K super-block.
@@ -574,8 +646,8 @@ func quantQ8K(y []byte, x, imp []float32, s *kqScratch) {
 
 // quantizeIQ4XS quantizes src into IQ4_XS blocks of 136 bytes, as
 // quantizeQ4_K. See dequantizeIQ4XS for the layout.
-func quantizeIQ4XS(dst []byte, src, imp []float32) {
-	quantBlocks("quantizeIQ4XS", "IQ4_XS", dst, src, imp, qkk, iq4xsBlockBytes, quantIQ4XS)
+func quantizeIQ4XS(dst []byte, src, imp, w []float32) {
+	quantBlocks("quantizeIQ4XS", "IQ4_XS", dst, src, imp, w, qkk, iq4xsBlockBytes, quantIQ4XS)
 }
 
 // quantIQ4XS quantizes one IQ4_XS super-block: 8 sub-blocks of 32 table
@@ -609,19 +681,22 @@ func splitNibbles(y []byte, q []uint8) {
 
 // quantizeIQ4NL quantizes src into IQ4_NL blocks of 18 bytes (a float16 d,
 // then 16 bytes of table indices), as quantizeQ4_K with blocks of 32.
-func quantizeIQ4NL(dst []byte, src, imp []float32) {
+func quantizeIQ4NL(dst []byte, src, imp, w []float32) {
 	const bs, bb = ggmlBlock, iq4nlBlockBytes
 	nb := checkBlocksOf("quantizeIQ4NL", len(src), bs, len(dst), bb)
 	checkImp("quantizeIQ4NL", len(src), bs, imp)
+	checkWeights("quantizeIQ4NL", len(src), w)
 	var s kqScratch
 	s.impOK, s.g = usableWeights(imp), blockRule("IQ4_NL")
 	for b := 0; b < nb; {
 		// Eight blocks at once where they lie in one row of imp.
 		if o := b * bs; b+8 <= nb && (imp == nil || o%len(imp)+8*bs <= len(imp)) {
+			s.outAt(w, o, 8*bs)
 			quantIQ4NL8(dst[b*bb:(b+8)*bb], src[o:o+8*bs], impAt(imp, o, 8*bs), &s)
 			b += 8
 			continue
 		}
+		s.outAt(w, b*bs, bs)
 		quantIQ4NL(dst[b*bb:(b+1)*bb], src[b*bs:(b+1)*bs], impAt(imp, b*bs, bs), &s)
 		b++
 	}
@@ -652,15 +727,15 @@ func quantIQ4NL(y []byte, x, imp []float32, s *kqScratch) {
 
 // quantizeQ4_1 quantizes src into Q4_1 blocks of 20 bytes (float16 d and
 // m, 16 bytes of codes), as quantizeQ4_K with blocks of 32.
-func quantizeQ4_1(dst []byte, src, imp []float32) {
-	quantBlocks("quantizeQ4_1", "Q4_1", dst, src, imp, ggmlBlock, q4_1BlockBytes, func(y []byte, x, imp []float32, s *kqScratch) {
+func quantizeQ4_1(dst []byte, src, imp, w []float32) {
+	quantBlocks("quantizeQ4_1", "Q4_1", dst, src, imp, w, ggmlBlock, q4_1BlockBytes, func(y []byte, x, imp []float32, s *kqScratch) {
 		quantLegacyAffine(y, x, imp, s, &searchQ41)
 	})
 }
 
 // quantizeQ5_1 quantizes src into Q5_1 blocks of 24 bytes, as quantizeQ4_1.
-func quantizeQ5_1(dst []byte, src, imp []float32) {
-	quantBlocks("quantizeQ5_1", "Q5_1", dst, src, imp, ggmlBlock, q5_1BlockBytes, func(y []byte, x, imp []float32, s *kqScratch) {
+func quantizeQ5_1(dst []byte, src, imp, w []float32) {
+	quantBlocks("quantizeQ5_1", "Q5_1", dst, src, imp, w, ggmlBlock, q5_1BlockBytes, func(y []byte, x, imp []float32, s *kqScratch) {
 		quantLegacyAffine(y, x, imp, s, &searchQ51)
 	})
 }
@@ -696,8 +771,8 @@ func putQ5(y []byte, q []uint8) {
 
 // quantizeQ5_0 quantizes src into Q5_0 blocks of 22 bytes (a float16 d, the
 // fifth bits, 16 bytes of low nibbles), as quantizeQ4_K with blocks of 32.
-func quantizeQ5_0(dst []byte, src, imp []float32) {
-	quantBlocks("quantizeQ5_0", "Q5_0", dst, src, imp, ggmlBlock, q5_0BlockBytes, quantQ5_0)
+func quantizeQ5_0(dst []byte, src, imp, w []float32) {
+	quantBlocks("quantizeQ5_0", "Q5_0", dst, src, imp, w, ggmlBlock, q5_0BlockBytes, quantQ5_0)
 }
 
 // quantQ5_0 quantizes one Q5_0 block.

@@ -15,7 +15,7 @@ type kqCodec struct {
 	name      string
 	block     int
 	bytes     int
-	quant     func(dst []byte, src, imp []float32)
+	quant     func(dst []byte, src, imp, w []float32)
 	dequant   func(dst []float32, src []byte)
 	minSQNR   float64 // on Gaussian data, without importance (plain SQNR)
 	zeroValue bool    // a zero block decodes to exact zeros
@@ -62,7 +62,7 @@ func gaussian(rng *rand.Rand, n int, sigma float64) []float32 {
 
 func roundTrip(c kqCodec, x, imp []float32) []float32 {
 	b := make([]byte, len(x)/c.block*c.bytes)
-	c.quant(b, x, imp)
+	c.quant(b, x, imp, nil)
 	y := make([]float32, len(x))
 	c.dequant(y, b)
 	return y
@@ -196,8 +196,8 @@ func TestKQuantSpecialValues(t *testing.T) {
 		}
 		b1 := make([]byte, len(x)/c.block*c.bytes)
 		b2 := make([]byte, len(b1))
-		c.quant(b1, x, imp)
-		c.quant(b2, zeroed, imp)
+		c.quant(b1, x, imp, nil)
+		c.quant(b2, zeroed, imp, nil)
 		assert.Equal(t, b2[:c.bytes], b1[:c.bytes], "%s: a NaN of weight 0 is stored as a 0 of weight 0", c.name)
 	}
 }
@@ -207,7 +207,7 @@ func TestQ8_KSums(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
 	x := gaussian(rng, 2*qkk, 3)
 	b := make([]byte, 2*q8_KBlockBytes)
-	quantizeQ8_K(b, x, nil)
+	quantizeQ8_K(b, x, nil, nil)
 	for blk := range 2 {
 		y := b[blk*q8_KBlockBytes:]
 		for j := range 16 {
@@ -222,12 +222,13 @@ func TestQ8_KSums(t *testing.T) {
 
 func TestKQuantPanicsOnMisuse(t *testing.T) {
 	x := make([]float32, qkk)
-	assert.Panics(t, func() { quantizeQ4_K(make([]byte, 143), x, nil) })
-	assert.Panics(t, func() { quantizeQ4_K(make([]byte, 144), x[:255], nil) })
-	assert.Panics(t, func() { quantizeQ4_K(make([]byte, 144), x, make([]float32, 128)) })
-	assert.Panics(t, func() { quantizeIQ4NL(make([]byte, 8*18), x, make([]float32, 48)) })
-	assert.NotPanics(t, func() { quantizeQ6_K(nil, nil, nil) })
-	assert.NotPanics(t, func() { quantizeQ4_1(make([]byte, 8*20), x, make([]float32, 64)) })
+	assert.Panics(t, func() { quantizeQ4_K(make([]byte, 143), x, nil, nil) })
+	assert.Panics(t, func() { quantizeQ4_K(make([]byte, 144), x[:255], nil, nil) })
+	assert.Panics(t, func() { quantizeQ4_K(make([]byte, 144), x, make([]float32, 128), nil) })
+	assert.Panics(t, func() { quantizeIQ4NL(make([]byte, 8*18), x, make([]float32, 48), nil) })
+	assert.NotPanics(t, func() { quantizeQ6_K(nil, nil, nil, nil) })
+	assert.NotPanics(t, func() { quantizeQ4_1(make([]byte, 8*20), x, make([]float32, 64), nil) })
+	assert.Panics(t, func() { quantizeQ4_K(make([]byte, 144), x, nil, make([]float32, 255)) })
 }
 
 // FuzzKQuantize quantizes the fuzzer's bytes, read as float32 values (and,
@@ -252,9 +253,9 @@ func FuzzKQuantize(f *testing.F) {
 		}
 		for _, c := range kqCodecs {
 			b := make([]byte, len(src)/c.block*c.bytes)
-			c.quant(b, src, imp)
+			c.quant(b, src, imp, nil)
 			b2 := make([]byte, len(b))
-			c.quant(b2, src, imp)
+			c.quant(b2, src, imp, nil)
 			if string(b) != string(b2) {
 				t.Fatalf("%s: two runs differ", c.name)
 			}

@@ -112,7 +112,7 @@ func superRun(x, w []float32, ref bool, tr *superScratch, res *superRes) map[str
 		sub  int
 		cfg  *superCfg
 	}{{"Q2_K", &searchQ2K, 16, &superQ2K}, {"Q2_K plain", &searchQ2KPlain, 16, &superQ2KPlain},
-		{"Q4_K", &searchQ4K, 32, &superQ4K}, {"Q4_K plain", &searchQ4KPlain, 32, &superQ4KPlain}, {"Q5_K", &searchQ5K, 32, &superQ5K},
+		{"Q4_K", &searchQ4K, 32, &superQ4K}, {"Q4_K plain", &searchQ4KPlain, 32, &superQ4KPlain}, {"Q5_K", &searchQ5K, 32, &superQ5K}, {"Q5_K plain", &searchQ5KPlain, 32, &superQ5KPlain},
 		{"picks 16 odd", &searchPicksOdd, 16, &superPicksOdd}, {"picks 32 odd", &searchPicksOdd, 32, &superPicksOdd},
 		{"picks 32 even", &searchPicksEven, 32, &superPicksEven}} {
 		var ar affineRes
@@ -362,7 +362,7 @@ func TestIQ4NLGroups(t *testing.T) {
 				quantIQ4NL(want[b*iq4nlBlockBytes:(b+1)*iq4nlBlockBytes], x[32*b:32*b+32], impAt(imp, 32*b, 32), &s)
 			}
 			got := make([]byte, len(want))
-			quantizeIQ4NL(got, x, imp)
+			quantizeIQ4NL(got, x, imp, nil)
 			restore()
 			if string(got) != string(want) {
 				t.Fatalf("%v, importance rows of %d: eight blocks at once differ from one at a time", tr, n)

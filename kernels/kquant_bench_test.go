@@ -34,7 +34,7 @@ func BenchmarkKQuant(b *testing.B) {
 				dst := make([]byte, len(x)/k.block*k.bytes)
 				b.SetBytes(int64(4 * len(x)))
 				for b.Loop() {
-					k.quant(dst, x, c.imp)
+					k.quant(dst, x, c.imp, nil)
 				}
 			})
 		}

@@ -23,7 +23,7 @@ func TestKQuantStayInBounds(t *testing.T) {
 		for _, c := range kqCodecs {
 			for _, w := range [][]float32{nil, imp} {
 				dst := guardedTail[byte](t, len(x)/c.block*c.bytes)
-				c.quant(dst, src, w)
+				c.quant(dst, src, w, nil)
 			}
 		}
 		xs := guardedCopy(t, x[:qkk])

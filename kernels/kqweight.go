@@ -164,6 +164,22 @@ func absWeightsGo(w, x, base []float32, ia float32) {
 	}
 }
 
+// fillZeroSubs replaces by 1 the weights of each sub-block of sub elements
+// of w (len(w)/sub ≤ 32 of them) that are all 0: fillUnit for weights
+// whose sums cannot overflow, such as |x|'s of a block scaled to 1.
+func fillZeroSubs(w []float32, sub int) {
+	var m [32]uint32
+	n := len(w) / sub
+	absMaxBlocks(m[:n], w, sub)
+	for j, v := range m[:n] {
+		if v == 0 {
+			for i := j * sub; i < (j+1)*sub; i++ {
+				w[i] = 1
+			}
+		}
+	}
+}
+
 // fillUnit replaces by 1 the weights of each sub-block of sub elements of w
 // whose weights sum to 0 (or overflow).
 func fillUnit(w []float32, sub int) {
@@ -196,21 +212,34 @@ func (c BlockCodec) Weigh(w, src, imp []float32) {
 	}
 	checkImp("Weigh", len(src), bs, imp)
 	if !c.Weighted || c.weighting == nil {
-		for i := range w {
-			w[i] = 1
-			if imp != nil {
-				w[i] = imp[i%len(imp)]
-			}
-		}
+		impWeights(w[:len(src)], imp)
 		return
 	}
-	s := &kqScratch{g: c.weighting}
+	weighBlocks(c.weighting, bs, w, src, imp)
+}
+
+// weighBlocks writes to w the weights of the blocks of bs elements of src
+// under g with the importance imp, as the quantizers find them.
+func weighBlocks(g *weighting, bs int, w, src, imp []float32) {
+	s := &kqScratch{g: g}
 	s.impOK = usableWeights(imp)
 	for b := range len(src) / bs {
 		o := b * bs
-		_, ws := s.prep(src[o:o+bs], impAt(imp, o, bs))
-		for i, v := range ws {
-			w[o+i] = v / s.scale[i/32]
+		s.outAt(w, o, bs)
+		s.prep(src[o:o+bs], impAt(imp, o, bs))
+	}
+}
+
+// impWeights writes to w the importance of each element (imp repeated), or
+// 1 without one: the weights of a quantizer that does not search.
+func impWeights(w, imp []float32) {
+	if imp == nil {
+		for i := range w {
+			w[i] = 1
 		}
+		return
+	}
+	for o := 0; o < len(w); o += len(imp) {
+		copy(w[o:], imp)
 	}
 }

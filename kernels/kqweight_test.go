@@ -3,6 +3,7 @@ package kernels
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -143,5 +144,50 @@ func TestWeighRules(t *testing.T) {
 func TestWeighRulesTable(t *testing.T) {
 	for _, c := range blockCodecs {
 		assert.Equal(t, c.Weighted, c.weighting != nil, c.Name)
+	}
+}
+
+// TestQuantizeGivesWeigh requires every block codec's Quantize, asked for
+// its weights, to write the blocks it writes without and, in each element,
+// Weigh's weight: rows of several blocks, with and without importance,
+// with non-finite elements, a sub-block of zeros and importance of 0,
+// 10^−35 and 10^35 (outside the range the quantizers hold weights to).
+func TestQuantizeGivesWeigh(t *testing.T) {
+	r := rand.New(rand.NewPCG(47, 48))
+	for _, c := range blockCodecs {
+		if c.Quantize == nil {
+			continue
+		}
+		cols := 2 * max(c.BlockLen, qkk) // Q4_0 … IQ4_NL: 16 blocks a row
+		x := gaussian(r, 3*cols, 0.02)
+		x[5], x[cols+7], x[2*cols+9] = float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1))
+		clear(x[cols+64 : cols+96])
+		imp := make([]float32, cols)
+		for i := range imp {
+			imp[i] = float32(math.Exp(r.NormFloat64()))
+		}
+		imp[3], imp[40], imp[300] = 0, 1e-35, 1e35
+		for _, iv := range [][]float32{nil, imp} {
+			nb := len(x) / c.BlockLen * c.BlockBytes
+			want, got := make([]byte, nb), make([]byte, nb)
+			c.Quantize(want, x, iv, nil)
+			wantW, gotW := make([]float32, len(x)), make([]float32, len(x)+1)
+			gotW[len(x)] = -1
+			c.Weigh(wantW, x, iv)
+			c.Quantize(got, x, iv, gotW)
+			require.Equal(t, want, got, "%s (importance %v): blocks", c.Name, iv != nil)
+			require.Equal(t, float32(-1), gotW[len(x)], "%s: past the end", c.Name)
+			for i := range x {
+				require.Equal(t, math.Float32bits(wantW[i]), math.Float32bits(gotW[i]),
+					"%s (importance %v): weight %d", c.Name, iv != nil, i)
+			}
+			if c.Name == "Q2_K" && iv == nil {
+				// |x| would weigh the sub-blocks of zeros 0: they weigh 1
+				// (in the block's units, 1/ia).
+				z := gotW[cols+64 : cols+96]
+				assert.Positive(t, z[0], "Q2_K: zeros")
+				assert.Equal(t, slices.Repeat(z[:1], 32), z, "Q2_K: zeros")
+			}
+		}
 	}
 }

@@ -13,8 +13,8 @@ func init() { searchQ40.init() }
 // of len(imp) values; nil weighs every element equally). quantizeQ4_0 is
 // ggml's rule (d = m/−8) without a search; this is the quantizer that
 // takes an importance matrix, as llama-quantize's Q4_0 does.
-func quantizeQ4_0Weighted(dst []byte, src, imp []float32) {
-	quantBlocks("quantizeQ4_0Weighted", "Q4_0", dst, src, imp, ggmlBlock, q4_0BlockBytes, quantQ4_0Search)
+func quantizeQ4_0Weighted(dst []byte, src, imp, w []float32) {
+	quantBlocks("quantizeQ4_0Weighted", "Q4_0", dst, src, imp, w, ggmlBlock, q4_0BlockBytes, quantQ4_0Search)
 }
 
 // quantQ4_0Search quantizes one Q4_0 block by searchQ40.

@@ -117,6 +117,7 @@ type item struct {
 // item, and its writes waiting for their turn (see writer).
 type scratch struct {
 	x, deq []float32
+	w      []float32 // the quantizer's weights of x (layout.WeighedStream)
 	xr     []float32 // a rotated chunk
 	deq0   []float32 // its unrotated cast's values
 	junk   []byte    // its unrotated cast's bytes
@@ -532,19 +533,16 @@ func (p *plan) work(it item, sc *scratch) error {
 		for i, b := range bufs {
 			parts[i] = b[at[i]-lo[i] : end[i]-lo[i]]
 		}
-		if st.rs0 != nil {
-			if err := st.castUnrotated(sc, c, x, r0, r1); err != nil {
-				return err
-			}
-			if err := st.rs.CastRowsTo(parts, st.rotated(sc, x), r0, deq, &sc.rs); err != nil {
-				return err
-			}
-			st.rot.Rows(deq, deq, &sc.fwht) // as load gives it back
-		} else if err := st.rs.CastRowsTo(parts, x, r0, deq, &sc.rs); err != nil {
+		w, err := st.castRows(sc, parts, x, c, deq)
+		if err != nil {
 			return err
 		}
 		st.sums[c].Add(x, deq)
-		if st.wsums != nil {
+		switch {
+		case st.wsums == nil:
+		case w != nil:
+			st.wsums[c].AddWeighed(w, x, deq)
+		default:
 			addRows(&st.wsums[c], d, r0, x, deq)
 		}
 		at = end
@@ -562,6 +560,33 @@ func (p *plan) work(it item, sc *scratch) error {
 		}
 	}
 	return p.out.put(sc, write{done: func() { sc.recycle(buf) }}, false)
+}
+
+// castRows casts x, the rows of chunk c, into parts and their values into
+// deq (rotated, when the weight is, and back). With a weighted error to
+// measure it returns the quantizer's weights of x where the stream gives
+// them, else nil.
+func (st *stream) castRows(sc *scratch, parts [][]byte, x []float32, c int, deq []float32) ([]float32, error) {
+	r0, r1 := st.chunkRange(c)
+	if st.rs0 != nil {
+		if err := st.castUnrotated(sc, c, x, r0, r1); err != nil {
+			return nil, err
+		}
+		if err := st.rs.CastRowsTo(parts, st.rotated(sc, x), r0, deq, &sc.rs); err != nil {
+			return nil, err
+		}
+		st.rot.Rows(deq, deq, &sc.fwht) // as load gives it back
+		return nil, nil
+	}
+	ws, ok := st.rs.(layout.WeighedStream)
+	if st.wsums == nil || !ok {
+		return nil, st.rs.CastRowsTo(parts, x, r0, deq, &sc.rs)
+	}
+	w := floats(&sc.w, len(x))
+	if weighed, err := ws.CastRowsWeighed(parts, x, r0, deq, w, &sc.rs); err != nil || !weighed {
+		return nil, err
+	}
+	return w, nil
 }
 
 // castUnrotated casts rows [r0, r1) of a rotated weight, chunk c, whose

@@ -61,6 +61,14 @@ func Dequantize(t Type, dst []float32, src []byte) error {
 // quantizers bit for bit; MXFP4 is the toolkit's MXFP4 cast (see the
 // package documentation); the other types search their scales and mins.
 func Quantize(t Type, dst []byte, src, importance []float32) error {
+	return QuantizeWeighed(t, dst, src, importance, nil)
+}
+
+// QuantizeWeighed is Quantize that also writes to weights, when not nil,
+// the weight of each element of src in the error the quantizer minimised,
+// as Weigh gives them: a weighted error measured after quantizing needs no
+// second pass over src. weights must then be len(src) long.
+func QuantizeWeighed(t Type, dst []byte, src, importance, weights []float32) error {
 	c, ok := codecs[t]
 	if !ok || c.Quantize == nil {
 		return fmt.Errorf("gguf: quantizing to %v: %w", t, errors.ErrUnsupported)
@@ -75,7 +83,10 @@ func Quantize(t Type, dst []byte, src, importance []float32) error {
 	if err := checkImportance(t, len(src), importance); err != nil {
 		return fmt.Errorf("gguf: quantizing %d elements to %v: %w", len(src), t, err)
 	}
-	c.Quantize(dst, src, importance)
+	if weights != nil && len(weights) != len(src) {
+		return fmt.Errorf("gguf: quantizing %d elements to %v: %d weights", len(src), t, len(weights))
+	}
+	c.Quantize(dst, src, importance, weights)
 	return nil
 }
 

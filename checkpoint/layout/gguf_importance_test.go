@@ -81,6 +81,47 @@ func TestGGUFImportance(t *testing.T) {
 			require.NoError(t, rs.CastRows(out, x[r0*cols:r1*cols], r0, nil, nil), name)
 		}
 		assert.Equal(t, want, out[0], name)
+
+		// CastRowsWeighed: the same blocks, and Weigh's weights of each
+		// expert's rows under its own vector.
+		ws, ok := rs.(WeighedStream)
+		require.True(t, ok, name)
+		wantW := make([]float32, len(x))
+		for e := 0; e < 12/c.per; e++ {
+			lo, hi := e*c.per*cols, (e+1)*c.per*cols
+			v := c.imp[e*cols%len(c.imp) : e*cols%len(c.imp)+cols]
+			require.NoError(t, gguf.Weigh(c.typ, wantW[lo:hi], x[lo:hi], v))
+		}
+		clear(out[0])
+		gotW := make([]float32, len(x))
+		for r0 := 0; r0 < 12; r0 += 5 {
+			r1 := min(r0+5, 12)
+			part, _ := c.typ.Size(int64(r0 * cols))
+			end, _ := c.typ.Size(int64(r1 * cols))
+			weighed, err := ws.CastRowsWeighed([][]byte{out[0][part:end]}, x[r0*cols:r1*cols], r0,
+				nil, gotW[r0*cols:r1*cols], nil)
+			require.NoError(t, err, name)
+			require.True(t, weighed, name)
+		}
+		assert.Equal(t, want, out[0], name)
+		assert.Equal(t, wantW, gotW, name)
+		_, err = ws.CastRowsWeighed([][]byte{out[0][:0]}, x[:cols], 0, nil, gotW[:1], nil)
+		assert.ErrorContains(t, err, "weights", name)
+	}
+	// Without importance, or unquantized, the rows are cast but not weighed.
+	for _, c := range []struct {
+		dt  string
+		imp []float32
+	}{{"q4_k", nil}, {"f16", imp[:cols]}} {
+		rs, ok, err := l.Stream("w", []int{2, cols}, ggufDT(t, c.dt), &tcast.Options{Importance: c.imp})
+		require.NoError(t, err)
+		require.True(t, ok, c.dt)
+		size, _ := rs.(*ggufStream).typ.Size(int64(2 * cols))
+		w := make([]float32, 2*cols)
+		weighed, err := rs.(WeighedStream).CastRowsWeighed([][]byte{make([]byte, size)}, x[:2*cols], 0, nil, w, nil)
+		require.NoError(t, err, c.dt)
+		assert.False(t, weighed, c.dt)
+		assert.Equal(t, make([]float32, 2*cols), w, "%s: w left as it was", c.dt)
 	}
 
 	// Types whose quantizer does not search ignore it.

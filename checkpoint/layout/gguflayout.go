@@ -457,7 +457,7 @@ func (l ggufLayout) Cast(x []float32, shape []int, dt *tcast.DataType, opts *tca
 	}
 	size, _ := typ.Size(int64(n))
 	blocks := make([]byte, size)
-	if err := imp.quantize(typ, blocks, x, 0); err != nil {
+	if err := imp.quantize(typ, blocks, x, 0, nil); err != nil {
 		return nil, fmt.Errorf("layout gguf: %s %v: %w", typ, shape, err)
 	}
 	return ggufTensorOf(dt, typ, shape, blocks), nil
@@ -498,17 +498,25 @@ func ggufImportance(imp []float32, shape []int, typ gguf.Type) (ggufImp, error) 
 // quantize writes x, whole rows starting at row r0 of the weight, as the
 // blocks dst of block type typ with gguf.Quantize (ggml's rule for Q8_0,
 // the toolkit's MXFP4 cast for MXFP4, the searching quantizers for the others),
-// with each row's importance vector.
-func (im ggufImp) quantize(typ gguf.Type, dst []byte, x []float32, r0 int) error {
+// with each row's importance vector, and the weight of each element in
+// the error the quantizer minimised to w unless it is nil.
+func (im ggufImp) quantize(typ gguf.Type, dst []byte, x []float32, r0 int, w []float32) error {
 	if im.v == nil {
-		return gguf.Quantize(typ, dst, x, nil)
+		return gguf.QuantizeWeighed(typ, dst, x, nil, w)
 	}
 	rows := len(x) / im.rowLen
 	rowBytes, _ := typ.Size(int64(im.rowLen))
 	for r := 0; r < rows; {
 		v := (r0 + r) / im.rowsPer
 		end := min(rows, (v+1)*im.rowsPer-r0)
-		if err := gguf.Quantize(typ, dst[int64(r)*rowBytes:int64(end)*rowBytes], x[r*im.rowLen:end*im.rowLen], im.v[v*im.rowLen:(v+1)*im.rowLen]); err != nil {
+		lo, hi := r*im.rowLen, end*im.rowLen
+		var wr []float32
+		if w != nil {
+			wr = w[lo:hi]
+		}
+		err := gguf.QuantizeWeighed(typ, dst[int64(r)*rowBytes:int64(end)*rowBytes], x[lo:hi],
+			im.v[v*im.rowLen:(v+1)*im.rowLen], wr)
+		if err != nil {
 			return err
 		}
 		r = end

@@ -68,6 +68,18 @@ type RowStream interface {
 	FinishTail(meta map[string]string) ([]Tensor, float64, error)
 }
 
+// WeighedStream is a RowStream whose quantizer weighs each element's
+// squared error by an importance vector and the element (the GGUF block
+// types that search, given Options.Importance). CastRowsWeighed is
+// CastRowsTo that also writes to w, len(x) long, the weight of each element
+// in the error the quantizer minimised (gguf.Weigh's), so that a weighted
+// error needs no second pass; it reports false, leaving w as it was, when
+// the rows are not quantized with an importance vector.
+type WeighedStream interface {
+	RowStream
+	CastRowsWeighed(out [][]byte, x []float32, r0 int, deq, w []float32, s *tcast.RowScratch) (bool, error)
+}
+
 // rowBytes returns the buffers' byte ranges of n rows from row r0 of rs:
 // [lo[i], hi[i]) of buffer i.
 func rowBytes(rs RowStream, r0, n int) (lo, hi []int) {
@@ -340,13 +352,29 @@ func (s *ggufStream) CastRows(out [][]byte, x []float32, r0 int, deq []float32, 
 }
 
 func (s *ggufStream) CastRowsTo(out [][]byte, x []float32, r0 int, deq []float32, _ *tcast.RowScratch) error {
+	return s.castRows(out, x, r0, deq, nil)
+}
+
+func (s *ggufStream) CastRowsWeighed(out [][]byte, x []float32, r0 int, deq, w []float32, _ *tcast.RowScratch) (bool, error) {
+	if s.imp.v == nil || !s.typ.Quantized() {
+		return false, s.castRows(out, x, r0, deq, nil)
+	}
+	if len(w) != len(x) {
+		return false, fmt.Errorf("layout gguf: tensor %s: rows from %d: %d weights for %d values", s.name, r0, len(w), len(x))
+	}
+	return true, s.castRows(out, x, r0, deq, w)
+}
+
+// castRows is CastRowsTo, with the quantizer's weights written to w unless
+// it is nil.
+func (s *ggufStream) castRows(out [][]byte, x []float32, r0 int, deq, w []float32) error {
 	if err := checkRowsTo("gguf", s.name, s, out, x, r0, deq); err != nil {
 		return err
 	}
 	if !s.typ.Quantized() {
 		return encodePlain(s.typ, out[0], x, deq)
 	}
-	if err := s.imp.quantize(s.typ, out[0], x, r0); err != nil {
+	if err := s.imp.quantize(s.typ, out[0], x, r0, w); err != nil {
 		return fmt.Errorf("layout gguf: tensor %s: rows from %d: %w", s.name, r0, err)
 	}
 	if deq != nil {

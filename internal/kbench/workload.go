@@ -151,7 +151,7 @@ func blockQuant(name, codec string) Workload {
 	return Workload{name, func(src []float32) func() {
 		src = src[:len(src)/c.BlockLen*c.BlockLen]
 		dst := make([]byte, len(src)/c.BlockLen*c.BlockBytes)
-		return func() { c.Quantize(dst, src, nil) }
+		return func() { c.Quantize(dst, src, nil, nil) }
 	}}
 }
 
@@ -162,7 +162,7 @@ func blockDequant(name, codec string) Workload {
 	return Workload{name, func(src []float32) func() {
 		src = src[:len(src)/c.BlockLen*c.BlockLen]
 		blocks := make([]byte, len(src)/c.BlockLen*c.BlockBytes)
-		c.Quantize(blocks, src, nil)
+		c.Quantize(blocks, src, nil, nil)
 		dst := make([]float32, len(src))
 		return func() { c.Dequantize(dst, blocks) }
 	}}

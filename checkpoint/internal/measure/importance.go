@@ -50,10 +50,10 @@ func (s *Weighted) AddType(t gguf.Type, imp []float32, cols, rowsPer, r0 int, x,
 		}
 		xr, yr := x[r*cols:(r+n)*cols], y[r*cols:(r+n)*cols]
 		if we != nil && gguf.Weigh(t, we[:len(xr)], xr, w) == nil {
-			s.add(we[:len(xr)], xr, yr)
+			s.AddWeighed(we[:len(xr)], xr, yr)
 		} else {
 			for i := range n {
-				s.add(w, xr[i*cols:(i+1)*cols], yr[i*cols:(i+1)*cols])
+				s.AddWeighed(w, xr[i*cols:(i+1)*cols], yr[i*cols:(i+1)*cols])
 			}
 		}
 		r += n
@@ -67,8 +67,9 @@ const weighChunk = 1 << 16
 // weighBufs holds AddType's buffers of weights.
 var weighBufs = sync.Pool{New: func() any { return new([weighChunk]float32) }}
 
-// add adds the sums of x and y weighted by w (len(x) long).
-func (s *Weighted) add(w, x, y []float32) {
+// AddWeighed adds the sums of x and y with element i weighted by w[i]
+// (len(x) long): the weights a quantizer gave (gguf.QuantizeWeighed).
+func (s *Weighted) AddWeighed(w, x, y []float32) {
 	// Elements whose error is not finite are left out: the plain sums
 	// count them (Lost).
 	var sig, noise [kernels.ErrorLanes]float64
