@@ -24,11 +24,12 @@ type BlockCodec struct {
 	// Quantize writes the blocks of src, whole blocks, to dst, which must
 	// hold len(src)/BlockLen·BlockBytes bytes. imp, when not nil, holds one
 	// weight per column: its length is the row length, a multiple of
-	// BlockLen dividing len(src); Quantize ignores it unless Weighted.
-	// The error it minimises weighs each element as Weigh gives; when w
-	// is not nil (len(src) long at least) Quantize writes those weights
-	// there too, at the cost of a store each instead of Weigh's pass. It
-	// is nil for a format the kernels only decode (NVFP4).
+	// BlockLen dividing len(src); Quantize ignores it unless Weighted
+	// or w is given. The error it minimises weighs each element as Weigh
+	// gives; when w is not nil (len(src) long at least) Quantize writes
+	// those weights there too (for the searching quantizers at the cost of
+	// a store each rather than Weigh's pass). It is nil for a format the
+	// kernels only decode (NVFP4).
 	Quantize func(dst []byte, src, imp, w []float32)
 	// Dequantize decodes len(dst) elements, whole blocks, from src.
 	Dequantize func(dst []float32, src []byte)
@@ -136,7 +137,7 @@ var blockCodecs = [...]BlockCodec{
 	{Name: "Q5_1", BlockLen: ggmlBlock, BlockBytes: q5_1BlockBytes, Weighted: true,
 		Quantize: quantizeQ5_1, weighting: &weighImp32, Dequantize: dequantizeQ5_1},
 	{Name: "Q8_0", BlockLen: ggmlBlock, BlockBytes: q8_0BlockBytes,
-		Quantize:   unsearched(quantizeQ8_0),
+		Quantize:   unsearched(ggmlBlock, quantizeQ8_0),
 		Dequantize: dequantizeQ8_0, Split: splitQ8_0, Join: joinQ8_0},
 	{Name: "Q2_K", BlockLen: qkk, BlockBytes: q2_KBlockBytes, Weighted: true,
 		Quantize: quantizeQ2_K, weighting: &weighQ2K, Dequantize: dequantizeQ2_K},
@@ -155,7 +156,7 @@ var blockCodecs = [...]BlockCodec{
 	{Name: "IQ4_XS", BlockLen: qkk, BlockBytes: iq4xsBlockBytes, Weighted: true,
 		Quantize: quantizeIQ4XS, weighting: &weighImp32, Dequantize: dequantizeIQ4XS},
 	{Name: "MXFP4", BlockLen: mxBlock, BlockBytes: mxfp4GGUFBlockBytes,
-		Quantize:   unsearched(quantizeMXFP4GGUF),
+		Quantize:   unsearched(mxBlock, quantizeMXFP4GGUF),
 		Dequantize: dequantizeMXFP4GGUF, Split: splitMXFP4GGUF, Join: joinMXFP4GGUF},
 	{Name: "NVFP4", BlockLen: nvfp4GGUFBlock, BlockBytes: nvfp4GGUFBlockBytes,
 		Dequantize: dequantizeNVFP4GGUF, Split: splitNVFP4GGUF, Join: joinNVFP4GGUF},
@@ -166,9 +167,9 @@ var blockCodecs = [...]BlockCodec{
 // (quantizeQ4_0Weighted) with one.
 func quantizeQ4_0Any(dst []byte, src, imp, w []float32) {
 	if imp == nil {
+		checkWeights("quantizeQ4_0", len(src), w)
 		quantizeQ4_0(dst, src)
 		if w != nil {
-			checkWeights("quantizeQ4_0", len(src), w)
 			weighBlocks(blockRule("Q4_0"), ggmlBlock, w, src, nil)
 		}
 		return
@@ -176,13 +177,17 @@ func quantizeQ4_0Any(dst []byte, src, imp, w []float32) {
 	quantizeQ4_0Weighted(dst, src, imp, w)
 }
 
-// unsearched returns a codec's Quantize for a quantizer without a search:
-// the weights it reports are the importance, or 1.
-func unsearched(q func(dst []byte, src []float32)) func(dst []byte, src, imp, w []float32) {
+// unsearched returns the Quantize of a codec of bs-element blocks whose
+// quantizer does not search: the weights it reports are the importance,
+// or 1 (imp is checked only then: the quantizer ignores it).
+func unsearched(bs int, q func(dst []byte, src []float32)) func(dst []byte, src, imp, w []float32) {
 	return func(dst []byte, src, imp, w []float32) {
+		if w != nil {
+			checkImp("Quantize", len(src), bs, imp)
+			checkWeights("Quantize", len(src), w)
+		}
 		q(dst, src)
 		if w != nil {
-			checkWeights("Quantize", len(src), w)
 			impWeights(w[:len(src)], imp)
 		}
 	}

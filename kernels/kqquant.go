@@ -119,7 +119,7 @@ func (s *kqScratch) unscale(dst, w []float32) {
 	}
 }
 
-// prepWeights is prep but for s.out.
+// prepWeights is prep without writing s.out.
 func (s *kqScratch) prepWeights(src, imp []float32) (xs, ws []float32) {
 	g := s.g
 	xs, ws = s.prepBase(src, imp, g.sub)

@@ -158,7 +158,11 @@ func TestQuantizeGivesWeigh(t *testing.T) {
 		if c.Quantize == nil {
 			continue
 		}
-		cols := 2 * max(c.BlockLen, qkk) // Q4_0 … IQ4_NL: 16 blocks a row
+		// Q4_0 … IQ4_NL: 12 blocks a row (IQ4_NL: 8 at once, then 4 one by one).
+		cols := 384
+		if c.BlockLen == qkk {
+			cols = 2 * qkk
+		}
 		x := gaussian(r, 3*cols, 0.02)
 		x[5], x[cols+7], x[2*cols+9] = float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1))
 		clear(x[cols+64 : cols+96])
@@ -167,11 +171,19 @@ func TestQuantizeGivesWeigh(t *testing.T) {
 			imp[i] = float32(math.Exp(r.NormFloat64()))
 		}
 		imp[3], imp[40], imp[300] = 0, 1e-35, 1e35
+		// Importance that fits no row panics even where the quantizer
+		// ignores it, once weights are asked for.
+		assert.Panics(t, func() {
+			c.Quantize(make([]byte, len(x)/c.BlockLen*c.BlockBytes), x, []float32{}, make([]float32, len(x)))
+		}, c.Name)
 		for _, iv := range [][]float32{nil, imp} {
 			nb := len(x) / c.BlockLen * c.BlockBytes
 			want, got := make([]byte, nb), make([]byte, nb)
 			c.Quantize(want, x, iv, nil)
 			wantW, gotW := make([]float32, len(x)), make([]float32, len(x)+1)
+			for i := range gotW {
+				gotW[i] = float32(math.NaN()) // every weight must be written
+			}
 			gotW[len(x)] = -1
 			c.Weigh(wantW, x, iv)
 			c.Quantize(got, x, iv, gotW)

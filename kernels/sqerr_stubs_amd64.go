@@ -23,7 +23,7 @@ func encodeE2M1AVX512(dst []uint8, src []float32) int
 
 // mulSliceAVX512 is the AVX-512 kernel of the loop
 //
-//	for i, x := range src[len(src)&^15] {
+//	for i, x := range src[:len(src)&^15] {
 //		dst[i] = x * m
 //	}
 //
@@ -34,7 +34,7 @@ func mulSliceAVX512(dst []float32, src []float32, m float32)
 
 // mulSliceAVX2 is the AVX2 kernel of the loop
 //
-//	for i, x := range src[len(src)&^7] {
+//	for i, x := range src[:len(src)&^7] {
 //		dst[i] = x * m
 //	}
 //

@@ -51,14 +51,14 @@ func absWeightsAVX512(w []float32, x []float32, base []float32, ia float32)
 //go:noescape
 func meanSquareAVX2(x []float32, ia float32) float32
 
-// sigmaWeightsAVX2 is the AVX2 kernel of sigmaWeightsAVX512's loop over
-// x[:len(x)&^7], with len(w), len(base) ≥ len(x)&^7.
+// sigmaWeightsAVX2 is the AVX2 kernel of sigmaWeightsGo over x[:len(x)&^7],
+// with len(w), len(base) ≥ len(x)&^7.
 //
 //go:noescape
 func sigmaWeightsAVX2(w []float32, x []float32, base []float32, ia float32, s2 float32)
 
-// absWeightsAVX2 is the AVX2 kernel of absWeightsAVX512's loop over
-// x[:len(x)&^7], with len(w), len(base) ≥ len(x)&^7.
+// absWeightsAVX2 is the AVX2 kernel of absWeightsGo over x[:len(x)&^7],
+// with len(w), len(base) ≥ len(x)&^7.
 //
 //go:noescape
 func absWeightsAVX2(w []float32, x []float32, base []float32, ia float32)

@@ -82,31 +82,7 @@ func TestGGUFImportance(t *testing.T) {
 		}
 		assert.Equal(t, want, out[0], name)
 
-		// CastRowsWeighed: the same blocks, and Weigh's weights of each
-		// expert's rows under its own vector.
-		ws, ok := rs.(WeighedStream)
-		require.True(t, ok, name)
-		wantW := make([]float32, len(x))
-		for e := 0; e < 12/c.per; e++ {
-			lo, hi := e*c.per*cols, (e+1)*c.per*cols
-			v := c.imp[e*cols%len(c.imp) : e*cols%len(c.imp)+cols]
-			require.NoError(t, gguf.Weigh(c.typ, wantW[lo:hi], x[lo:hi], v))
-		}
-		clear(out[0])
-		gotW := make([]float32, len(x))
-		for r0 := 0; r0 < 12; r0 += 5 {
-			r1 := min(r0+5, 12)
-			part, _ := c.typ.Size(int64(r0 * cols))
-			end, _ := c.typ.Size(int64(r1 * cols))
-			weighed, err := ws.CastRowsWeighed([][]byte{out[0][part:end]}, x[r0*cols:r1*cols], r0,
-				nil, gotW[r0*cols:r1*cols], nil)
-			require.NoError(t, err, name)
-			require.True(t, weighed, name)
-		}
-		assert.Equal(t, want, out[0], name)
-		assert.Equal(t, wantW, gotW, name)
-		_, err = ws.CastRowsWeighed([][]byte{out[0][:0]}, x[:cols], 0, nil, gotW[:1], nil)
-		assert.ErrorContains(t, err, "weights", name)
+		requireWeighedRows(t, rs, c.typ, x, cols, c.per, c.imp, want)
 	}
 	// Without importance, or unquantized, the rows are cast but not weighed.
 	for _, c := range []struct {
@@ -140,4 +116,36 @@ func TestGGUFImportance(t *testing.T) {
 	}
 	_, err = l.Cast(x[:3*cols], []int{3, cols}, ggufDT(t, "q4_k"), &tcast.Options{Importance: imp})
 	assert.ErrorContains(t, err, "importance", "2 vectors do not divide 3 rows")
+}
+
+// requireWeighedRows requires CastRowsWeighed of rs, a stream of 12 rows of
+// cols values x quantized to typ with imp (one vector per per rows), to
+// give the blocks want and Weigh's weights of each vector's rows, in pieces
+// of 5 rows that straddle the vectors.
+func requireWeighedRows(t *testing.T, rs RowStream, typ gguf.Type, x []float32, cols, per int, imp []float32, want []byte) {
+	t.Helper()
+	name := typ.String()
+	ws, ok := rs.(WeighedStream)
+	require.True(t, ok, name)
+	wantW := make([]float32, len(x))
+	for e := 0; e < 12/per; e++ {
+		lo, hi := e*per*cols, (e+1)*per*cols
+		v := imp[e*cols%len(imp) : e*cols%len(imp)+cols]
+		require.NoError(t, gguf.Weigh(typ, wantW[lo:hi], x[lo:hi], v))
+	}
+	out := make([]byte, len(want))
+	gotW := make([]float32, len(x))
+	for r0 := 0; r0 < 12; r0 += 5 {
+		r1 := min(r0+5, 12)
+		part, _ := typ.Size(int64(r0 * cols))
+		end, _ := typ.Size(int64(r1 * cols))
+		weighed, err := ws.CastRowsWeighed([][]byte{out[part:end]}, x[r0*cols:r1*cols], r0,
+			nil, gotW[r0*cols:r1*cols], nil)
+		require.NoError(t, err, name)
+		require.True(t, weighed, name)
+	}
+	assert.Equal(t, want, out, name)
+	assert.Equal(t, wantW, gotW, name)
+	_, err := ws.CastRowsWeighed([][]byte{out[:0]}, x[:cols], 0, nil, gotW[:1], nil)
+	assert.ErrorContains(t, err, "weights", name)
 }

@@ -68,13 +68,14 @@ type RowStream interface {
 	FinishTail(meta map[string]string) ([]Tensor, float64, error)
 }
 
-// WeighedStream is a RowStream whose quantizer weighs each element's
-// squared error by an importance vector and the element (the GGUF block
-// types that search, given Options.Importance). CastRowsWeighed is
-// CastRowsTo that also writes to w, len(x) long, the weight of each element
-// in the error the quantizer minimised (gguf.Weigh's), so that a weighted
-// error needs no second pass; it reports false, leaving w as it was, when
-// the rows are not quantized with an importance vector.
+// WeighedStream is a RowStream that can give the weights its quantizer
+// put on each element's squared error (the GGUF layout's streams).
+// CastRowsWeighed is CastRowsTo that also writes to w, len(x) long, the
+// weight of each element in the error the quantizer minimised with
+// Options.Importance (gguf.Weigh's), so that a weighted error needs no
+// second pass. It reports whether it did: false, leaving w as it was, when
+// the rows are not quantized with an importance vector (no importance, a
+// type that takes none, or an unquantized type).
 type WeighedStream interface {
 	RowStream
 	CastRowsWeighed(out [][]byte, x []float32, r0 int, deq, w []float32, s *tcast.RowScratch) (bool, error)

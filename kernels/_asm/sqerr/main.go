@@ -110,7 +110,7 @@ func mulSlice(name, isa string, lanes int, mr, p VecPhysical) {
 	mask := fmt.Sprintf("len(src)&^%d", lanes-1)
 	Doc(name+" is the "+isa+" kernel of the loop",
 		"",
-		"\tfor i, x := range src["+mask+"] {",
+		"\tfor i, x := range src[:"+mask+"] {",
 		"\t\tdst[i] = x * m",
 		"\t}",
 		"",

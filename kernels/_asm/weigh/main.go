@@ -6,6 +6,8 @@
 package main
 
 import (
+	"math/bits"
+
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
 	. "github.com/mmcloughlin/avo/reg"
@@ -157,8 +159,8 @@ func sigmaWeightsAVX2() {
 	name := "sigmaWeightsAVX2"
 	TEXT(name, NOSPLIT, "func(w, x, base []float32, ia, s2 float32)")
 	Pragma("noescape")
-	Doc(name+" is the AVX2 kernel of sigmaWeightsAVX512's loop over",
-		"x[:len(x)&^7], with len(w), len(base) ≥ len(x)&^7.")
+	Doc(name+" is the AVX2 kernel of sigmaWeightsGo over x[:len(x)&^7],",
+		"with len(w), len(base) ≥ len(x)&^7.")
 	sigmaLoop(name, 8, Y1, Y2, Y3)
 }
 
@@ -183,8 +185,8 @@ func absWeightsAVX2() {
 	name := "absWeightsAVX2"
 	TEXT(name, NOSPLIT, "func(w, x, base []float32, ia float32)")
 	Pragma("noescape")
-	Doc(name+" is the AVX2 kernel of absWeightsAVX512's loop over",
-		"x[:len(x)&^7], with len(w), len(base) ≥ len(x)&^7.")
+	Doc(name+" is the AVX2 kernel of absWeightsGo over x[:len(x)&^7],",
+		"with len(w), len(base) ≥ len(x)&^7.")
 	loop3(name, 8, Y1, func(x, b Mem, out Mem) {
 		VMULPS(x, Y1, Y3)
 		VANDPS(Y4, Y3, Y3)
@@ -199,10 +201,7 @@ func absWeightsAVX2() {
 // step: ia broadcast in iaReg (Z1 or Y1), setup's constants, then step(x,
 // base, w) for each step.
 func loop3(name string, lanes int, iaReg VecPhysical, step func(x, b, out Mem), setup func()) {
-	shift := uint64(4)
-	if lanes == 8 {
-		shift = 3
-	}
+	shift := uint64(bits.TrailingZeros(uint(lanes)))
 	Load(Param("w").Base(), RDI)
 	Load(Param("x").Base(), RSI)
 	Load(Param("x").Len(), RCX)
