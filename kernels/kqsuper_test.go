@@ -302,8 +302,9 @@ func TestAffineSuperSpanOverflow(t *testing.T) {
 // FuzzSuperKernels compares every tier's super-block searches with the Go
 // references on the fuzzer's values: 256 elements (non-finite ones as 0)
 // and, when there are 512, their weights (made finite and non-negative,
-// each sub-block's weights all 1 when they add up to 0, as prep leaves
-// them); fewer values are repeated.
+// positive ones held within [2^−100, 2^100] and each sub-block's weights
+// all 1 when they add up to 0, as prep leaves them); fewer values are
+// repeated.
 func FuzzSuperKernels(f *testing.F) {
 	seed := make([]float32, 2*qkk)
 	for i := range seed {
@@ -330,6 +331,11 @@ func FuzzSuperKernels(f *testing.F) {
 				w[i] = abs32(vals[qkk+i])
 				if !finite(w[i]) {
 					w[i] = 1
+				}
+				if w[i] > 0 {
+					// Within [2^−100, 2^100], as prep holds them: no
+					// sub-block's sum overflows.
+					w[i] = min(max(w[i], 0x1p-100), 0x1p100)
 				}
 			}
 			prepSubWeights(w)
