@@ -3,6 +3,8 @@ package gguf
 import (
 	"fmt"
 	"math"
+
+	"github.com/tensorcast-go/tensorcast/dtype"
 )
 
 // Splitting blocks into codes, scales and mins, and laying them out again:
@@ -170,9 +172,10 @@ func PackBlocks(t Type, dst []byte, codes []uint8, scales, mins []float32) error
 	return nil
 }
 
-// f16Exact returns the float16 code of v and whether it holds v exactly.
+// f16Exact returns the float16 code of v and whether it holds v exactly
+// (±Inf included: a block's stored infinity packs back as itself).
 func f16Exact(v float32) (uint16, bool) {
-	h := uint16(fmtF16.Encode(v))
+	h := uint16(fmtF16.EncodeWith(v, dtype.Options{Overflow: dtype.OverflowIEEE}))
 	return h, math.Float32bits(fmtF16.Decode(uint32(h))) == math.Float32bits(v)
 }
 

@@ -1,6 +1,7 @@
 package gguf
 
 import (
+	"encoding/binary"
 	"errors"
 	"math"
 	"math/rand/v2"
@@ -75,6 +76,35 @@ func TestUnpackBlocksValues(t *testing.T) {
 			require.NoError(t, PackBlocks(typ, again, codes, scales, mins))
 			assert.Equal(t, quantized, again)
 		})
+	}
+}
+
+// TestPackBlocksNonFinite unpacks and packs blocks whose float16 fields
+// hold infinities and NaNs: each element decodes as before (a NaN as some
+// NaN).
+func TestPackBlocksNonFinite(t *testing.T) {
+	rng := rand.New(rand.NewPCG(23, 24))
+	for _, typ := range decodedTypes {
+		for _, o := range f16Offsets(typ) {
+			for _, h := range []uint16{0x7C00, 0xFC00, 0x7E00, 0xFD01} {
+				blocks := randomBlocks(rng, typ, 1)
+				binary.LittleEndian.PutUint16(blocks[o:], h)
+				n, ns := typ.BlockSize(), typ.BlockSize()/SubBlockSize(typ)
+				want, back := make([]float32, n), make([]float32, n)
+				require.NoError(t, Dequantize(typ, want, blocks))
+				codes, scales, mins := make([]uint8, n), make([]float32, ns), make([]float32, ns)
+				UnpackBlocks(typ, codes, scales, mins, blocks)
+				again := make([]byte, len(blocks))
+				require.NoError(t, PackBlocks(typ, again, codes, scales, mins), "%v %#04x at %d", typ, h, o)
+				require.NoError(t, Dequantize(typ, back, again))
+				for i, w := range want {
+					if w == w || back[i] == back[i] {
+						require.Equal(t, math.Float32bits(w), math.Float32bits(back[i]),
+							"%v with %#04x at byte %d: element %d", typ, h, o, i)
+					}
+				}
+			}
+		}
 	}
 }
 

@@ -359,22 +359,9 @@ func randomBlocks(rng *rand.Rand, typ Type, n int) []byte {
 	for i := range b {
 		b[i] = byte(rng.Uint32())
 	}
-	var f16Offs []int
-	switch typ {
-	case TypeQ4_1, TypeQ5_1, TypeQ4_K, TypeQ5_K:
-		f16Offs = []int{0, 2}
-	case TypeQ5_0, TypeIQ4_NL, TypeIQ4_XS:
-		f16Offs = []int{0}
-	case TypeQ2_K:
-		f16Offs = []int{80, 82}
-	case TypeQ3_K:
-		f16Offs = []int{108}
-	case TypeQ6_K:
-		f16Offs = []int{208}
-	}
 	for blk := range n {
 		x := b[blk*typ.BlockBytes():]
-		for _, o := range f16Offs {
+		for _, o := range f16Offsets(typ) {
 			x[o+1] &= 0xBB // exponent field below 0x1F: finite
 		}
 		if typ == TypeQ8_K {
@@ -382,6 +369,23 @@ func randomBlocks(rng *rand.Rand, typ Type, n int) []byte {
 		}
 	}
 	return b
+}
+
+// f16Offsets returns the offsets of the float16 fields in a block of typ.
+func f16Offsets(typ Type) []int {
+	switch typ {
+	case TypeQ4_1, TypeQ5_1, TypeQ4_K, TypeQ5_K:
+		return []int{0, 2}
+	case TypeQ4_0, TypeQ5_0, TypeQ8_0, TypeIQ4_NL, TypeIQ4_XS:
+		return []int{0}
+	case TypeQ2_K:
+		return []int{80, 82}
+	case TypeQ3_K:
+		return []int{108}
+	case TypeQ6_K:
+		return []int{208}
+	}
+	return nil
 }
 
 func TestDequantizeMatchesSpec(t *testing.T) {

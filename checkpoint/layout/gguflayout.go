@@ -347,13 +347,16 @@ func partFloats(p *tcast.Part) []float32 {
 }
 
 // floatPart returns values as a part of format f (float16 or float32;
-// float16 values must be exact in it).
+// float16 values must be exact in it, ±Inf and NaN included).
 func floatPart(f *dtype.Format, shape []int, v []float32) *tcast.Part {
 	var b []byte
 	if f.Bits() == 16 {
+		// IEEE overflow: a block's ±Inf scale stays ±Inf.
+		codes := make([]uint32, len(v))
+		dtype.EncodeSlice(f, codes, v, dtype.Options{Overflow: dtype.OverflowIEEE})
 		b = make([]byte, 0, 2*len(v))
-		for _, x := range v {
-			b = binary.LittleEndian.AppendUint16(b, uint16(f.Encode(x)))
+		for _, c := range codes {
+			b = binary.LittleEndian.AppendUint16(b, uint16(c))
 		}
 	} else {
 		b = make([]byte, 0, 4*len(v))

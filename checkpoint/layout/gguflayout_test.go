@@ -661,6 +661,9 @@ func FuzzGGUFDecode(f *testing.F) {
 			b[j] = byte(r.Uint32())
 		}
 		f.Add(uint8(5+i), uint8(1), uint16(typ.BlockSize()), uint16(0), uint16(0), b)
+		inf := bytes.Repeat([]byte{0xFF}, len(b)) // a float16 +Inf first
+		inf[0], inf[1] = 0x00, 0x7C
+		f.Add(uint8(5+i), uint8(1), uint16(typ.BlockSize()), uint16(0), uint16(0), inf)
 	}
 	f.Fuzz(func(t *testing.T, typSel, rank uint8, d0, d1, d2 uint16, data []byte) {
 		typ := types[int(typSel)%len(types)]
