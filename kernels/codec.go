@@ -13,7 +13,7 @@ package kernels
 type BlockCodec struct {
 	// Name is ggml's name of the format: "Q4_0", "Q4_1", "Q5_0", "Q5_1",
 	// "Q8_0", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K", "Q8_K", "IQ4_NL",
-	// "IQ4_XS", "MXFP4" or "NVFP4".
+	// "IQ4_XS", "TQ1_0", "TQ2_0", "MXFP4", "NVFP4", "Q1_0" or "Q2_0".
 	Name string
 	// BlockLen is the number of elements in one block and BlockBytes its
 	// size in bytes.
@@ -155,11 +155,19 @@ var blockCodecs = [...]BlockCodec{
 		Quantize: quantizeIQ4NL, weighting: &weighImp32, Dequantize: dequantizeIQ4NL},
 	{Name: "IQ4_XS", BlockLen: qkk, BlockBytes: iq4xsBlockBytes, Weighted: true,
 		Quantize: quantizeIQ4XS, weighting: &weighImp32, Dequantize: dequantizeIQ4XS},
+	{Name: "TQ1_0", BlockLen: qkk, BlockBytes: tq1_0Bytes,
+		Quantize: unsearched(qkk, quantizeTQ1_0), Dequantize: dequantizeTQ1_0},
+	{Name: "TQ2_0", BlockLen: qkk, BlockBytes: tq2_0Bytes,
+		Quantize: unsearched(qkk, quantizeTQ2_0), Dequantize: dequantizeTQ2_0},
 	{Name: "MXFP4", BlockLen: mxBlock, BlockBytes: mxfp4GGUFBlockBytes,
 		Quantize:   unsearched(mxBlock, quantizeMXFP4GGUF),
 		Dequantize: dequantizeMXFP4GGUF, Split: splitMXFP4GGUF, Join: joinMXFP4GGUF},
 	{Name: "NVFP4", BlockLen: nvfp4GGUFBlock, BlockBytes: nvfp4GGUFBlockBytes,
 		Dequantize: dequantizeNVFP4GGUF, Split: splitNVFP4GGUF, Join: joinNVFP4GGUF},
+	{Name: "Q1_0", BlockLen: q1_0Block, BlockBytes: q1_0BlockBytes,
+		Quantize: unsearched(q1_0Block, quantizeQ1_0), Dequantize: dequantizeQ1_0},
+	{Name: "Q2_0", BlockLen: q2_0Block, BlockBytes: q2_0BlockBytes,
+		Quantize: unsearched(q2_0Block, quantizeQ2_0), Dequantize: dequantizeQ2_0},
 }
 
 // quantizeQ4_0Any is Q4_0's quantizer as llama-quantize chooses it: ggml's

@@ -15,10 +15,11 @@ import (
 //   - F32; F16 and BF16 (exact); F64 and I8, I16, I32, I64 (rounded to
 //     nearest even, as Go conversions do);
 //   - Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, the K-quants Q2_K..Q6_K and Q8_K,
-//     IQ4_NL and IQ4_XS (as ggml's dequantize_row_* functions, bit for bit);
+//     IQ4_NL, IQ4_XS, TQ1_0, TQ2_0, Q1_0 and Q2_0 (as ggml's
+//     dequantize_row_* functions, bit for bit);
 //   - MXFP4 and NVFP4 (see the package documentation).
 //
-// Other types (the other IQ*, TQ*, Q8_1, Q1_0, Q2_0) give an error
+// Other types (the other IQ* and Q8_1) give an error
 // wrapping errors.ErrUnsupported; a missing tensor gives one wrapping
 // ErrNoTensor.
 func (f *File) Float32s(name string) ([]float32, error) {

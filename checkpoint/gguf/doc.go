@@ -1,7 +1,8 @@
 // Package gguf reads and writes GGUF v3 files, the checkpoint format of
 // ggml and llama.cpp, and converts between float32 and the ggml block
 // formats: Q8_0, Q4_0, MXFP4, NVFP4, Q4_1, Q5_0, Q5_1, IQ4_NL, the
-// K-quants Q2_K, Q3_K, Q4_K, Q5_K, Q6_K and Q8_K, and IQ4_XS.
+// K-quants Q2_K, Q3_K, Q4_K, Q5_K, Q6_K and Q8_K, IQ4_XS, the ternary
+// TQ1_0 and TQ2_0, and Q1_0 and Q2_0.
 //
 // # Reading
 //
@@ -9,8 +10,8 @@
 // key/value pairs of all 13 value types, arrays included, in file order,
 // and the tensor infos. Tensor data is read on demand: TensorBytes returns
 // the raw blocks and Float32s dequantizes F32, F16, BF16, F64, the integer
-// types, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, the K-quants, IQ4_XS, MXFP4
-// and NVFP4 to float32 in row-major order.
+// types, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, the K-quants, IQ4_XS,
+// TQ1_0, TQ2_0, Q1_0, Q2_0, MXFP4 and NVFP4 to float32 in row-major order.
 //
 // Decoding is defensive. Every count, string length, array length and
 // tensor byte range is checked against the file size before anything is
@@ -59,6 +60,11 @@
 //     magnitude, with its sign), q = min(15, trunc(x/d + 8.5)), value
 //     (q−8)·d. d is stored as float16 (nearest even, overflow to Inf), so a
 //     value decodes as q·f16(d); a NaN element gets the code of 0.
+//   - TQ1_0, TQ2_0, Q1_0 and Q2_0 (one float16 scale per block, codes
+//     −1..1, −1..1, ±1 and −1..2) are ggml's reference quantizers bit for
+//     bit, and ignore an importance vector as ggml's do. TQ1_0 and TQ2_0:
+//     d = amax, q = round(x/d); Q1_0: d = mean |x|, the sign bit; Q2_0:
+//     d = amax, q = clamp(round(x/d), −1, 2).
 //   - MXFP4 is the toolkit's MXFP4 cast (tcast.Cast to mxfp4 with its
 //     defaults: floor scales, round to nearest even, saturation;
 //     docs/NUMERICS.md §4), written straight into ggml's blocks. ggml's own

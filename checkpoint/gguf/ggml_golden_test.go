@@ -123,6 +123,30 @@ func TestGGMLDecodeGolden(t *testing.T) {
 	}
 }
 
+// TestGGMLReferenceBlocks quantizes the golden tensors with the quantizers
+// that are ggml's reference rules (the types that do not search, and Q4_0
+// without an importance vector) and requires ggml's blocks, byte for byte.
+func TestGGMLReferenceBlocks(t *testing.T) {
+	g := readGGMLGolden(t, filepath.Join("testdata", "ggml"))
+	n := 0
+	for _, c := range g.Cases {
+		typ := typeByName(t, c.Type)
+		if Searches(typ) && !(typ == TypeQ4_0 && !c.Importance) {
+			continue
+		}
+		tn := g.byName[c.Tensor]
+		var imp []float32
+		if c.Importance {
+			imp = tn.importance
+		}
+		blocks := make([]byte, len(c.blocks))
+		require.NoError(t, Quantize(typ, blocks, tn.x, imp))
+		require.Equal(t, c.blocks, blocks, "%s %s importance=%v", c.Tensor, c.Type, c.Importance)
+		n++
+	}
+	require.GreaterOrEqual(t, n, 4*2*len(g.Tensors), "the reference types' cases")
+}
+
 // sqnrDB returns 10·log10(Σ w·x² / Σ w·(y−x)²) over rows of len(w) (w nil:
 // all 1), in float64, and +Inf for an exact y.
 func sqnrDB(x, y, w []float32) float64 {

@@ -13,7 +13,8 @@ func TestSearches(t *testing.T) {
 		assert.True(t, Searches(typ), typ.String())
 	}
 	// ggml's reference Q8_0, MXFP4's fixed rule, the plain types.
-	for _, typ := range []Type{TypeQ8_0, TypeMXFP4, TypeF32, TypeF16, TypeBF16} {
+	for _, typ := range []Type{TypeQ8_0, TypeMXFP4, TypeF32, TypeF16, TypeBF16,
+		TypeTQ1_0, TypeTQ2_0, TypeQ1_0, TypeQ2_0} {
 		assert.False(t, Searches(typ), typ.String())
 	}
 }
@@ -23,7 +24,8 @@ func TestSearches(t *testing.T) {
 // quantizer for each but NVFP4.
 func TestCodecs(t *testing.T) {
 	want := []Type{TypeQ4_0, TypeQ4_1, TypeQ5_0, TypeQ5_1, TypeQ8_0, TypeQ2_K, TypeQ3_K, TypeQ4_K,
-		TypeQ5_K, TypeQ6_K, TypeQ8_K, TypeIQ4_NL, TypeIQ4_XS, TypeMXFP4, TypeNVFP4}
+		TypeQ5_K, TypeQ6_K, TypeQ8_K, TypeIQ4_NL, TypeIQ4_XS, TypeMXFP4, TypeNVFP4,
+		TypeTQ1_0, TypeTQ2_0, TypeQ1_0, TypeQ2_0}
 	assert.Len(t, codecs, len(want))
 	for _, typ := range want {
 		c, ok := codecs[typ]
