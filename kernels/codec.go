@@ -34,16 +34,22 @@ type BlockCodec struct {
 	// Dequantize decodes len(dst) elements, whole blocks, from src.
 	Dequantize func(dst []float32, src []byte)
 	// Split, for the formats whose blocks store one scale per sub-block
-	// as a value of a scale format (Q8_0 and Q4_0: a float16; MXFP4: an
-	// E8M0 byte; NVFP4: four UE4M3 bytes), writes one code per element of
-	// the blocks of src to codes (the int8 of Q8_0, the 4-bit two's
-	// complement of q−8 for Q4_0, the E2M1 code of MXFP4 and NVFP4) and
-	// the scale bytes as stored to scales (BlockBytes − BlockLen·bits/8 per
-	// block, in block order). It is nil for the other formats.
+	// as a value of a scale format (Q8_0, Q4_0, TQ1_0, TQ2_0, Q1_0 and
+	// Q2_0: a float16; MXFP4: an E8M0 byte; NVFP4: four UE4M3 bytes),
+	// writes one code per element of the blocks of src to codes (the int8
+	// of Q8_0, the 4-bit two's complement of q−8 for Q4_0, the E2M1 code of
+	// MXFP4 and NVFP4, the stored code c of the 1- and 2-bit formats, whose
+	// value is (c − 1)·d, or (2c − 1)·d for Q1_0) and the scale bytes as
+	// stored to scales (ScaleBytes per block, in block order). It is nil
+	// for the other formats.
 	Split func(codes, scales, src []byte)
+	// ScaleBytes is the number of scale bytes per block in Split's view,
+	// and MaxCode the largest code Join takes.
+	ScaleBytes int
+	MaxCode    byte
 	// Join is the inverse of Split: it lays codes and scales out as blocks
-	// in dst, and reports false when a code is wider than the format's
-	// (those blocks are then incomplete).
+	// in dst, and reports false when a code is above MaxCode (those blocks
+	// are then incomplete).
 	Join func(dst, codes, scales []byte) bool
 	// weighting is the rule of Quantize's error weights (see Weigh):
 	// set for every format that searches.
@@ -129,7 +135,8 @@ func LookupScaled(name string) (ScaledCodec, bool) {
 // blockCodecs lists the block formats in ggml's type order.
 var blockCodecs = [...]BlockCodec{
 	{Name: "Q4_0", BlockLen: ggmlBlock, BlockBytes: q4_0BlockBytes, Weighted: true,
-		Quantize: quantizeQ4_0Any, weighting: &weighImp32, Dequantize: dequantizeQ4_0, Split: splitQ4_0, Join: joinQ4_0},
+		Quantize: quantizeQ4_0Any, weighting: &weighImp32, Dequantize: dequantizeQ4_0,
+		Split: splitQ4_0, Join: joinQ4_0, ScaleBytes: 2, MaxCode: 15},
 	{Name: "Q4_1", BlockLen: ggmlBlock, BlockBytes: q4_1BlockBytes, Weighted: true,
 		Quantize: quantizeQ4_1, weighting: &weighImp32, Dequantize: dequantizeQ4_1},
 	{Name: "Q5_0", BlockLen: ggmlBlock, BlockBytes: q5_0BlockBytes, Weighted: true,
@@ -138,7 +145,7 @@ var blockCodecs = [...]BlockCodec{
 		Quantize: quantizeQ5_1, weighting: &weighImp32, Dequantize: dequantizeQ5_1},
 	{Name: "Q8_0", BlockLen: ggmlBlock, BlockBytes: q8_0BlockBytes,
 		Quantize:   unsearched(ggmlBlock, quantizeQ8_0),
-		Dequantize: dequantizeQ8_0, Split: splitQ8_0, Join: joinQ8_0},
+		Dequantize: dequantizeQ8_0, Split: splitQ8_0, Join: joinQ8_0, ScaleBytes: 2, MaxCode: 255},
 	{Name: "Q2_K", BlockLen: qkk, BlockBytes: q2_KBlockBytes, Weighted: true,
 		Quantize: quantizeQ2_K, weighting: &weighQ2K, Dequantize: dequantizeQ2_K},
 	{Name: "Q3_K", BlockLen: qkk, BlockBytes: q3_KBlockBytes, Weighted: true,
@@ -156,18 +163,24 @@ var blockCodecs = [...]BlockCodec{
 	{Name: "IQ4_XS", BlockLen: qkk, BlockBytes: iq4xsBlockBytes, Weighted: true,
 		Quantize: quantizeIQ4XS, weighting: &weighImp32, Dequantize: dequantizeIQ4XS},
 	{Name: "TQ1_0", BlockLen: qkk, BlockBytes: tq1_0Bytes,
-		Quantize: unsearched(qkk, quantizeTQ1_0), Dequantize: dequantizeTQ1_0},
+		Quantize: unsearched(qkk, lowTQ1_0.quantize), Dequantize: lowTQ1_0.dequantize,
+		Split: lowTQ1_0.split, Join: lowTQ1_0.join, ScaleBytes: 2, MaxCode: lowTQ1_0.maxCode},
 	{Name: "TQ2_0", BlockLen: qkk, BlockBytes: tq2_0Bytes,
-		Quantize: unsearched(qkk, quantizeTQ2_0), Dequantize: dequantizeTQ2_0},
+		Quantize: unsearched(qkk, lowTQ2_0.quantize), Dequantize: lowTQ2_0.dequantize,
+		Split: lowTQ2_0.split, Join: lowTQ2_0.join, ScaleBytes: 2, MaxCode: lowTQ2_0.maxCode},
 	{Name: "MXFP4", BlockLen: mxBlock, BlockBytes: mxfp4GGUFBlockBytes,
 		Quantize:   unsearched(mxBlock, quantizeMXFP4GGUF),
-		Dequantize: dequantizeMXFP4GGUF, Split: splitMXFP4GGUF, Join: joinMXFP4GGUF},
+		Dequantize: dequantizeMXFP4GGUF, Split: splitMXFP4GGUF, Join: joinMXFP4GGUF,
+		ScaleBytes: 1, MaxCode: 15},
 	{Name: "NVFP4", BlockLen: nvfp4GGUFBlock, BlockBytes: nvfp4GGUFBlockBytes,
-		Dequantize: dequantizeNVFP4GGUF, Split: splitNVFP4GGUF, Join: joinNVFP4GGUF},
+		Dequantize: dequantizeNVFP4GGUF, Split: splitNVFP4GGUF, Join: joinNVFP4GGUF,
+		ScaleBytes: 4, MaxCode: 15},
 	{Name: "Q1_0", BlockLen: q1_0Block, BlockBytes: q1_0BlockBytes,
-		Quantize: unsearched(q1_0Block, quantizeQ1_0), Dequantize: dequantizeQ1_0},
+		Quantize: unsearched(q1_0Block, lowQ1_0.quantize), Dequantize: lowQ1_0.dequantize,
+		Split: lowQ1_0.split, Join: lowQ1_0.join, ScaleBytes: 2, MaxCode: lowQ1_0.maxCode},
 	{Name: "Q2_0", BlockLen: q2_0Block, BlockBytes: q2_0BlockBytes,
-		Quantize: unsearched(q2_0Block, quantizeQ2_0), Dequantize: dequantizeQ2_0},
+		Quantize: unsearched(q2_0Block, lowQ2_0.quantize), Dequantize: lowQ2_0.dequantize,
+		Split: lowQ2_0.split, Join: lowQ2_0.join, ScaleBytes: 2, MaxCode: lowQ2_0.maxCode},
 }
 
 // quantizeQ4_0Any is Q4_0's quantizer as llama-quantize chooses it: ggml's

@@ -57,11 +57,7 @@ func TestBlockCodecRoundTrip(t *testing.T) {
 			continue
 		}
 		codes := make([]byte, len(x))
-		scaleBytes := c.BlockBytes - c.BlockLen/2
-		if c.Name == "Q8_0" {
-			scaleBytes = c.BlockBytes - c.BlockLen
-		}
-		scales := make([]byte, len(x)/c.BlockLen*scaleBytes)
+		scales := make([]byte, len(x)/c.BlockLen*c.ScaleBytes)
 		c.Split(codes, scales, blocks)
 		for i, q := range codes {
 			want := splitValue(t, c.Name, q, scales, i)
@@ -71,16 +67,17 @@ func TestBlockCodecRoundTrip(t *testing.T) {
 		again := make([]byte, len(blocks))
 		require.True(t, c.Join(again, codes, scales), c.Name)
 		require.Equal(t, blocks, again, c.Name)
-		if c.Name != "Q8_0" {
-			codes[5] = 16
-			assert.False(t, c.Join(again, codes, scales), "%s: a 5-bit code", c.Name)
+		if c.MaxCode < 255 {
+			codes[5] = c.MaxCode + 1
+			assert.False(t, c.Join(again, codes, scales), "%s: code %d", c.Name, codes[5])
 		}
 	}
 }
 
 // splitValue decodes element i of a Split from the formats' definitions:
 // code·d for Q8_0 (int8) and Q4_0 (int4), e2m1(code)·2^(e−127) for MXFP4,
-// e2m1(code)·ue4m3(s) for NVFP4.
+// e2m1(code)·ue4m3(s) for NVFP4, (code − 1)·d for TQ1_0, TQ2_0 and Q2_0
+// (ggml's dequantize_row_*), (2·code − 1)·d for Q1_0.
 func splitValue(t *testing.T, name string, q byte, scales []byte, i int) float32 {
 	e2m1 := [8]float32{0, 0.5, 1, 1.5, 2, 3, 4, 6}
 	fp4 := func(q byte) float32 {
@@ -101,6 +98,12 @@ func splitValue(t *testing.T, name string, q byte, scales []byte, i int) float32
 		return fp4(q) * float32(math.Ldexp(1, int(scales[i/32])-127))
 	case "NVFP4":
 		return fp4(q) * ue4m3GGML(scales[i/16])
+	case "TQ1_0", "TQ2_0":
+		return float32(int(q)-1) * float16To32(binary.LittleEndian.Uint16(scales[2*(i/256):]))
+	case "Q2_0":
+		return float32(int(q)-1) * float16To32(binary.LittleEndian.Uint16(scales[2*(i/64):]))
+	case "Q1_0":
+		return float32(2*int(q)-1) * float16To32(binary.LittleEndian.Uint16(scales[2*(i/128):]))
 	}
 	t.Fatalf("no split of %s", name)
 	return 0

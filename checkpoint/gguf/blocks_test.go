@@ -450,7 +450,19 @@ func TestBlockCodecsMisuse(t *testing.T) {
 	var pe *PackError
 	err := JoinBlocks(TypeMXFP4, make([]byte, 17), append(make([]uint8, 31), 16), []uint8{0})
 	require.ErrorAs(t, err, &pe)
-	assert.Equal(t, PackError{TypeMXFP4, 0, "code 0x10 of element 31 is wider than 4 bits"}, *pe)
+	assert.Equal(t, PackError{TypeMXFP4, 0, "code 0x10 of element 31 is above the largest, 15"}, *pe)
+	// A TQ1_0 byte holds five trits: code 3 has no place.
+	codes := make([]uint8, 512)
+	codes[300] = 3
+	err = JoinBlocks(TypeTQ1_0, make([]byte, 108), codes, make([]byte, 4))
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, PackError{TypeTQ1_0, 1, "code 0x3 of element 44 is above the largest, 2"}, *pe)
+	codes[300] = 2
+	err = JoinBlocks(TypeQ1_0, make([]byte, 72), codes, make([]byte, 8))
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, PackError{TypeQ1_0, 2, "code 0x2 of element 44 is above the largest, 1"}, *pe)
+	assert.True(t, CanSplit(TypeQ2_0))
+	assert.False(t, CanSplit(TypeQ4_K))
 	assert.Panics(t, func() { _ = JoinBlocks(TypeNVFP4, make([]byte, 36), make([]uint8, 64), make([]uint8, 3)) })
 	assert.Panics(t, func() { SplitBlocks(TypeNVFP4, make([]uint8, 64), make([]uint8, 4), make([]byte, 35)) })
 	assert.Panics(t, func() { SplitBlocks(TypeQ4_K, make([]uint8, 256), make([]uint8, 8), make([]byte, 144)) })

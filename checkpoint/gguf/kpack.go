@@ -55,12 +55,16 @@ var views = map[Type]blockView{
 	TypeQ6_K:   {sub: 16, bits: 6, signed: true, unpack: unpackQ6_K, pack: packQ6_K},
 	TypeQ8_K:   {sub: 256, bits: 8, signed: true, unpack: unpackQ8_K, pack: packQ8_K},
 	TypeIQ4_XS: {sub: 32, bits: 4, unpack: unpackIQ4_XS, pack: packIQ4_XS},
+	TypeTQ1_0:  {sub: 256, bits: 2},
+	TypeTQ2_0:  {sub: 256, bits: 2},
+	TypeQ1_0:   {sub: 128, bits: 1},
+	TypeQ2_0:   {sub: 64, bits: 2},
 }
 
 // SubBlockSize returns the number of elements sharing one scale in blocks
-// of type t (16 for Q2_K, Q3_K, Q6_K and NVFP4, 256 for Q8_K, 32 for the
-// other types of UnpackBlocks and SplitBlocks), or 0 for a type without
-// one.
+// of type t (16 for Q2_K, Q3_K, Q6_K and NVFP4, 256 for Q8_K, TQ1_0 and
+// TQ2_0, 128 for Q1_0, 64 for Q2_0, 32 for the other types of
+// UnpackBlocks and SplitBlocks), or 0 for a type without one.
 func SubBlockSize(t Type) int { return views[t].sub }
 
 // HasMin reports whether blocks of type t store an offset per sub-block
@@ -68,9 +72,9 @@ func SubBlockSize(t Type) int { return views[t].sub }
 func HasMin(t Type) bool { return views[t].min }
 
 // CodeBits returns the width of an element code of type t in the view of
-// UnpackBlocks or SplitBlocks (2 for Q2_K, 3 for Q3_K, 5 for Q5_0, Q5_1 and
-// Q5_K, 6 for Q6_K, 8 for Q8_K and Q8_0, 4 for the others), or 0 for a
-// type without one.
+// UnpackBlocks or SplitBlocks (1 for Q1_0; 2 for Q2_K, Q2_0, TQ1_0 and
+// TQ2_0; 3 for Q3_K; 5 for Q5_0, Q5_1 and Q5_K; 6 for Q6_K; 8 for Q8_K and
+// Q8_0; 4 for the others), or 0 for a type without one.
 func CodeBits(t Type) int { return views[t].bits }
 
 // SignedCodes reports whether the codes of type t are two's complement

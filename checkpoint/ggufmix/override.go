@@ -16,6 +16,7 @@ var overrideTypes = []gguf.Type{
 	gguf.TypeQ4_0, gguf.TypeQ4_1, gguf.TypeQ5_0, gguf.TypeQ5_1, gguf.TypeQ8_0,
 	gguf.TypeQ2_K, gguf.TypeQ3_K, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K,
 	gguf.TypeIQ4_NL, gguf.TypeIQ4_XS, gguf.TypeMXFP4,
+	gguf.TypeTQ1_0, gguf.TypeTQ2_0, gguf.TypeQ1_0, gguf.TypeQ2_0,
 }
 
 // Override forces a type on the tensors whose name matches a regular

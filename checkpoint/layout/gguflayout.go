@@ -52,12 +52,20 @@ import (
 //     scales are products of a super-block's float16 scale and a small
 //     integer, which Encode recovers (gguf.PackBlocks); an Actual tensor
 //     whose scales are not such products is refused.
+//   - tq1_0, tq2_0 (ternary, blocks of 256), q1_0 (signs, 128) and q2_0
+//     (64), ggml's 1- and 2-bit types with a float16 scale d per block. As
+//     tcast datatypes they are the view of gguf.SplitBlocks: the stored
+//     code of each element is an index into a table of its values, times
+//     d: tq1_0 {−1, 0, 1} with float16_t256, tq2_0 {−1, 0, 1, 2} with
+//     float16_t256, q1_0 {−1, 1} with float16_t128 (2-bit indices, of
+//     which 0 and 1 are used), q2_0 {−1, 0, 1, 2} with float16_t64.
 //   - float32, float16 and bfloat16 (f32, f16, bf16), written as F32, F16
 //     and BF16 tensors of any shape.
 //
 // The ggml datatypes come from DataType, and Cast (the Caster method)
 // quantizes to them with the gguf package's quantizers: ggml's reference
-// quantizers for q8_0 and q4_0 (gguf.Quantize without an importance vector),
+// quantizers for q8_0, q4_0 (gguf.Quantize without an importance vector)
+// and the 1- and 2-bit types,
 // whose scale rules differ from tcast's (Q4_0's scale is negative when the
 // element of largest magnitude is positive), and for the others the
 // least-squares searches of gguf.Quantize. The Actual tensor holds the
@@ -98,7 +106,28 @@ var ggufKinds = withGGUFBits([]ggufKind{
 	{"q8_k", gguf.TypeQ8_K, newGGUFDataType("int8", "float32_t256", "q8_k")},
 	{"iq4_nl", gguf.TypeIQ4_NL, newGGUFCodebook("float16_t32", "iq4_nl")},
 	{"iq4_xs", gguf.TypeIQ4_XS, newGGUFCodebook("float32_t32", "iq4_xs")},
+	{"tq1_0", gguf.TypeTQ1_0, newGGUFTable(ternaryTable, "float16_t256", "tq1_0")},
+	{"tq2_0", gguf.TypeTQ2_0, newGGUFTable(offsetTable, "float16_t256", "tq2_0")},
+	{"q1_0", gguf.TypeQ1_0, newGGUFTable(signTable, "float16_t128", "q1_0")},
+	{"q2_0", gguf.TypeQ2_0, newGGUFTable(offsetTable, "float16_t64", "q2_0")},
 })
+
+// The code values of the 1- and 2-bit types, as tables: a stored code c is
+// the index of its value (c − 1, or 2c − 1 for Q1_0).
+var (
+	ternaryTable = mustTable("ternary", []float32{-1, 0, 1})
+	offsetTable  = mustTable("int2_offset", []float32{-1, 0, 1, 2})
+	signTable    = mustTable("sign", []float32{-1, 1})
+)
+
+// mustTable returns the table of values named name.
+func mustTable(name string, values []float32) *codebook.Table {
+	t, err := codebook.NewTable(name, values, nil)
+	if err != nil {
+		panic(err) // a fixed table: a programming error
+	}
+	return t
+}
 
 // withGGUFBits gives each kind's datatype the bits per value of its ggml
 // type.
@@ -142,8 +171,14 @@ func newGGUFDataType(elem, spec, name string) *tcast.DataType {
 // newGGUFCodebook returns ggml's IQ4_NL table with the scale spec spec,
 // named name.
 func newGGUFCodebook(spec, name string) *tcast.DataType {
-	t := codebook.IQ4NL()
-	cb, err := codebook.New(t.Name(), t.Bits(), []*codebook.Table{t}, nil)
+	return newGGUFTable(codebook.IQ4NL(), spec, name)
+}
+
+// newGGUFTable returns the datatype of table t with the scale spec spec,
+// named name; its indices have at least the 2 bits tcast's codebooks
+// take.
+func newGGUFTable(t *codebook.Table, spec, name string) *tcast.DataType {
+	cb, err := codebook.New(t.Name(), max(2, t.Bits()), []*codebook.Table{t}, nil)
 	if err == nil {
 		var d *tcast.DataType
 		if d, err = tcast.NewCodebook(cb, scale.MustParse(spec), name); err == nil {
@@ -222,7 +257,7 @@ func (ggufLayout) Container() Container { return GGUF }
 
 // DataType resolves a -dtype value: the names of the layout's ggml types
 // (q8_0, q4_0, q4_1, q5_0, q5_1, q2_k, q3_k, q4_k, q5_k, q6_k, q8_k,
-// iq4_nl, iq4_xs) in any case, f32, f16 and bf16, and any name tcast.Lookup
+// iq4_nl, iq4_xs, tq1_0, tq2_0, q1_0, q2_0) in any case, f32, f16 and bf16, and any name tcast.Lookup
 // resolves to OCP MXFP4 or to plain float32, float16 or bfloat16. Other
 // names give a *DataTypeError.
 func (ggufLayout) DataType(name string) (*tcast.DataType, error) {
@@ -311,8 +346,8 @@ func (l ggufLayout) Encode(name string, t *tcast.Tensor, meta map[string]string)
 			}
 		}
 	}
-	switch sp.GGML {
-	case gguf.TypeMXFP4, gguf.TypeQ8_0, gguf.TypeQ4_0:
+	switch {
+	case gguf.CanSplit(sp.GGML):
 		// The scale part holds the bytes the blocks store: E8M0, or
 		// little-endian float16.
 		if err := gguf.JoinBlocks(sp.GGML, out, codes, a.Scale.Bytes); err != nil {
@@ -392,8 +427,8 @@ func ggufTensorOf(dt *tcast.DataType, typ gguf.Type, shape []int, blocks []byte)
 	codes := make([]byte, n)
 	t := &tcast.Tensor{DataType: dt, Form: tcast.Actual, Shape: slices.Clone(shape), Axis: r - 1}
 	spec := dt.Spec()
-	switch typ {
-	case gguf.TypeMXFP4, gguf.TypeQ8_0, gguf.TypeQ4_0:
+	switch {
+	case gguf.CanSplit(typ):
 		sbytes := make([]byte, nb*spec.Scale.Bits()/8) // E8M0 or float16, as stored
 		gguf.SplitBlocks(typ, codes, sbytes, blocks)
 		t.Scale = part(spec.Scale, sshape, sbytes)
