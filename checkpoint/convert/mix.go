@@ -165,10 +165,15 @@ func (p *plan) mixModel() ggufmix.Model {
 	}
 	arch := g.Architecture()
 	num := func(key string) int {
-		if v, ok := g.Get(arch + "." + key); ok {
-			if n, ok := v.Int(); ok && n > 0 && n < 1<<31 {
-				return int(n)
-			}
+		v, ok := g.Get(arch + "." + key)
+		if !ok {
+			return 0
+		}
+		if n, ok := v.Uint(); ok && n < 1<<31 {
+			return int(n) // llama.cpp's converter writes these as uint32
+		}
+		if n, ok := v.Int(); ok && n > 0 && n < 1<<31 {
+			return int(n)
 		}
 		return 0
 	}
@@ -180,8 +185,12 @@ func (p *plan) mixModel() ggufmix.Model {
 // mix.
 func (p *plan) planMix(ds []*decision) error {
 	ts := make([]ggufmix.Tensor, len(ds))
+	gin := p.in.GGUF() != nil
 	for i, d := range ds {
 		ts[i] = ggufmix.Tensor{Name: d.info.Name, Shape: d.info.Shape}
+		if t, ok := layout.GGUFType(d.info.DType); ok && gin && d.info.DType != 0 {
+			ts[i].Keep = t // llama-quantize keeps a GGUF input's type
+		}
 	}
 	mo := ggufmix.Options{Overrides: p.opts.GGUF.TypeFor, Imatrix: p.opts.Imatrix != nil, Pure: p.opts.GGUF.Pure}
 	choices, err := ggufmix.Plan(p.opts.GGUF.Mix, p.mixModel(), ts, mo)
@@ -200,7 +209,8 @@ func (p *plan) ggufDataType(t gguf.Type) (*tcast.DataType, error) {
 }
 
 // decideMix decides a tensor by its mix choice: the type, or why it is
-// kept (as F32, as llama-quantize's input has it).
+// kept (as F32 from a checkpoint, as llama.cpp's converter writes it; as
+// stored from a GGUF input, as llama-quantize keeps it).
 func (p *plan) decideMix(d *decision, keep func(string) error) (*tcast.DataType, error) {
 	c := d.mix
 	if !c.Quantize {

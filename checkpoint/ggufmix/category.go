@@ -110,12 +110,13 @@ func LayerOf(name string) int {
 	return -1
 }
 
-// keepReason reports why a tensor is never quantized, or "" when it may
-// be: tensors of fewer than 2 dimensions, names not ending in "weight",
-// norms, expert routers, and the small or positional tensors
-// llama-quantize leaves alone.
-func keepReason(name string, dims int) string {
-	if dims < 2 {
+// keepReason reports why a tensor of the given row-major shape is never
+// quantized, or "" when it may be: tensors of fewer than 2 dimensions as
+// ggml counts them (outer dimensions of 1 do not count: [1 256] is 1-D),
+// names not ending in "weight", norms, expert routers, and the small or
+// positional tensors llama-quantize leaves alone.
+func keepReason(name string, shape []int) string {
+	if ggmlDims(shape) < 2 {
 		return "1-D tensor"
 	}
 	if !strings.HasSuffix(name, "weight") {
@@ -158,4 +159,15 @@ func hasNormComponent(name string) bool {
 		}
 	}
 	return false
+}
+
+// ggmlDims is ggml_n_dims of a row-major shape: the dimensions up to the
+// outermost one above 1, at least 1.
+func ggmlDims(shape []int) int {
+	for i, d := range shape {
+		if d != 1 {
+			return max(1, len(shape)-i)
+		}
+	}
+	return 1
 }

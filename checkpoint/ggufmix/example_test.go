@@ -65,6 +65,7 @@ func ExampleMix() {
 		ggufmix.MixQ2_K, ggufmix.MixQ3_K_S, ggufmix.MixQ3_K_M, ggufmix.MixQ3_K_L,
 		ggufmix.MixQ4_K_S, ggufmix.MixQ4_K_M, ggufmix.MixQ5_K_S, ggufmix.MixQ5_K_M,
 		ggufmix.MixQ6_K, ggufmix.MixIQ4_NL, ggufmix.MixIQ4_XS,
+		ggufmix.MixTQ1_0, ggufmix.MixTQ2_0, ggufmix.MixMXFP4_MOE, ggufmix.MixQ1_0, ggufmix.MixQ2_0,
 	} {
 		fmt.Println(m, m.FileType(), m.Base())
 	}
@@ -89,7 +90,12 @@ func ExampleMix() {
 	// Q6_K 18 Q6_K
 	// IQ4_NL 25 IQ4_NL
 	// IQ4_XS 30 IQ4_XS
-	// 19 mixes
+	// TQ1_0 36 TQ1_0
+	// TQ2_0 37 TQ2_0
+	// MXFP4_MOE 38 MXFP4
+	// Q1_0 40 Q1_0
+	// Q2_0 41 Q2_0
+	// 24 mixes
 }
 
 // An override as llama-quantize's --tensor-type takes it; Match finds the

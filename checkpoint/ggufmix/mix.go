@@ -37,21 +37,24 @@ var (
 	MixIQ4_NL = Mix{"IQ4_NL", 25, gguf.TypeIQ4_NL}
 	MixIQ4_XS = Mix{"IQ4_XS", 30, gguf.TypeIQ4_XS}
 	MixBF16   = Mix{"BF16", 32, gguf.TypeBF16}
+	MixTQ1_0  = Mix{"TQ1_0", 36, gguf.TypeTQ1_0}
+	MixTQ2_0  = Mix{"TQ2_0", 37, gguf.TypeTQ2_0}
+	// MixMXFP4_MOE gives the experts' tensors (3-D, more than one
+	// expert) MXFP4 and every other quantized tensor Q8_0.
+	MixMXFP4_MOE = Mix{"MXFP4_MOE", 38, gguf.TypeMXFP4}
+	MixQ1_0      = Mix{"Q1_0", 40, gguf.TypeQ1_0}
+	MixQ2_0      = Mix{"Q2_0", 41, gguf.TypeQ2_0}
 )
 
 // mixes lists every mix in llama_ftype order.
 var mixes = []Mix{
 	MixF32, MixF16, MixQ4_0, MixQ4_1, MixQ8_0, MixQ5_0, MixQ5_1, MixQ2_K, MixQ3_K_S, MixQ3_K_M, MixQ3_K_L,
 	MixQ4_K_S, MixQ4_K_M, MixQ5_K_S, MixQ5_K_M, MixQ6_K, MixIQ4_NL, MixIQ4_XS, MixBF16,
+	MixTQ1_0, MixTQ2_0, MixMXFP4_MOE, MixQ1_0, MixQ2_0,
 }
 
 // aliases are llama-quantize's short names for the _M mixes.
 var aliases = map[string]Mix{"Q3_K": MixQ3_K_M, "Q4_K": MixQ4_K_M, "Q5_K": MixQ5_K_M}
-
-// mixMXFP4 is llama-quantize's MXFP4_MOE file type, which this package
-// offers no rules for (Lookup does not know it): ForType gives it for a
-// file whose weights are MXFP4, so that general.file_type says so.
-var mixMXFP4 = Mix{"MXFP4_MOE", 38, gguf.TypeMXFP4}
 
 // ForType returns the mix a file whose weights are of type t is labelled
 // with (its general.file_type): the mix of that base type, the _M mix for
@@ -59,9 +62,6 @@ var mixMXFP4 = Mix{"MXFP4_MOE", 38, gguf.TypeMXFP4}
 // aliases have it), MXFP4_MOE for MXFP4; false for a type without one
 // (Q8_K).
 func ForType(t gguf.Type) (Mix, bool) {
-	if t == mixMXFP4.base {
-		return mixMXFP4, true
-	}
 	if m, ok := aliases[t.String()]; ok {
 		return m, true
 	}

@@ -133,7 +133,9 @@ func Overridden(overrides []Override, t Tensor, fallBack bool) (Decision, bool, 
 	if why := misfit(d.Type, ne0); why != "" && !fallBack {
 		return Decision{}, true, &TensorError{Name: t.Name, Reason: "override " + d.Override + ": " + why}
 	}
-	d.fallBack(ne0)
+	if err := d.fallBack(ne0); err != nil {
+		return Decision{}, true, err
+	}
 	return d, true, nil
 }
 

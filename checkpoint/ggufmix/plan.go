@@ -54,6 +54,10 @@ type Tensor struct {
 	// Shape is the row-major (PyTorch) shape: the last dimension is the
 	// row length (ggml's ne[0]) that block types must divide.
 	Shape []int
+	// Keep is the type a tensor that is never quantized keeps: its type
+	// in a GGUF input, as llama-quantize keeps it; the zero value is F32,
+	// the type llama.cpp's converter gives such tensors.
+	Keep gguf.Type
 }
 
 // Options adjusts Plan. The zero value applies the mix as
@@ -82,7 +86,7 @@ type Decision struct {
 	// Type is the chosen type.
 	Type gguf.Type
 	// Quantize is false for tensors that are never quantized (Type is then
-	// F32).
+	// the Tensor's Keep).
 	Quantize bool
 	// Override is the override (PATTERN=TYPE) that chose the type, or "".
 	Override string
@@ -100,7 +104,7 @@ func choose(mix Mix, model Model, t Tensor, opt Options) (Decision, error) {
 	cat := CategoryOf(t.Name)
 	layer := LayerOf(t.Name)
 	p := position{attnV: layer, nAttnV: model.Layers, ffn: layer, nFFN: model.Layers}
-	if usesPosition(mix, cat) && !opt.Pure && keepReason(t.Name, len(t.Shape)) == "" {
+	if usesPosition(mix, cat) && !opt.Pure && keepReason(t.Name, t.Shape) == "" {
 		if err := checkLayer(t.Name, layer, model.Layers); err != nil {
 			return Decision{}, err
 		}
@@ -195,7 +199,7 @@ func positions(mix Mix, model Model, tensors []Tensor, cats []Category, layers [
 		if c == FFNDown || c == FFNGate || c == FFNUp {
 			if model.Experts > 1 {
 				p.ffn = layers[i]
-				if usesPosition(mix, c) && !opt.Pure && keepReason(tensors[i].Name, len(tensors[i].Shape)) == "" {
+				if usesPosition(mix, c) && !opt.Pure && keepReason(tensors[i].Name, tensors[i].Shape) == "" {
 					if err := checkLayer(tensors[i].Name, layers[i], model.Layers); err != nil {
 						return nil, err
 					}
@@ -247,9 +251,9 @@ func decide(mix Mix, model Model, t Tensor, cat Category, layer int, p position,
 	if mix.IsZero() {
 		return Decision{}, &TensorError{Name: t.Name, Reason: "no mix given (the zero Mix)"}
 	}
-	if why := keepReason(t.Name, len(t.Shape)); why != "" {
-		d.Type = gguf.TypeF32
-		d.Reason = why + ": kept F32"
+	if why := keepReason(t.Name, t.Shape); why != "" {
+		d.Type = t.Keep
+		d.Reason = why + ": kept " + t.Keep.String()
 		return d, nil
 	}
 	ne0, err := rowLength(t)
@@ -261,11 +265,13 @@ func decide(mix Mix, model Model, t Tensor, cat Category, layer int, p position,
 	switch {
 	case override(opt.Overrides, &d):
 	case mix.quantized() && !opt.Pure:
-		d.Type, d.Reason = ruleType(mix, model, cat, p, ne0, tied, opt.Imatrix)
+		d.Type, d.Reason = ruleType(mix, model, cat, p, t.Shape, tied, opt.Imatrix)
 	case opt.Pure:
 		d.Reason = mix.name + " base type (pure)"
 	}
-	d.fallBack(ne0)
+	if err := d.fallBack(ne0); err != nil {
+		return Decision{}, err
+	}
 	return d, nil
 }
 
@@ -282,10 +288,16 @@ func rowLength(t Tensor) (int, error) {
 }
 
 // fallBack replaces d's type by one that fits rows of ne0 values when its
-// block does not, and says so in d's reason.
-func (d *Decision) fallBack(ne0 int) {
-	if f, why := fallback(d.Type, ne0); why != "" {
+// block does not, and says so in d's reason; a type without a fallback is
+// a *TensorError.
+func (d *Decision) fallBack(ne0 int) error {
+	f, why, err := fallback(d.Type, ne0)
+	if err != nil {
+		return &TensorError{Name: d.Name, Reason: d.Reason + "; " + err.Error()}
+	}
+	if why != "" {
 		d.Type, d.Fallback = f, true
 		d.Reason += "; " + why
 	}
+	return nil
 }

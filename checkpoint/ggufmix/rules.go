@@ -35,12 +35,16 @@ func moreBitsWhy(i, n int) string {
 
 // ruleType applies the mix's rules to one quantizable tensor whose
 // default is the mix's base type, as llama-quantize's per-tensor type
-// choice does, and says why. ne0 is the row length.
-func ruleType(mix Mix, m Model, cat Category, p position, ne0 int, tied, imatrix bool) (gguf.Type, string) {
-	r := &ruleArgs{mix: mix, m: m, cat: cat, p: p, ne0: ne0, imatrix: imatrix}
+// choice does, and says why. shape is the row-major shape.
+func ruleType(mix Mix, m Model, cat Category, p position, shape []int, tied, imatrix bool) (gguf.Type, string) {
+	r := &ruleArgs{mix: mix, m: m, cat: cat, p: p, ne0: shape[len(shape)-1], imatrix: imatrix,
+		experts: len(shape) >= 3 && shape[len(shape)-3] > 1}
 	key := cat
 	if tied && cat == TokenEmbd {
 		key = Output // the token embedding doubles as the output head
+	}
+	if rule, ok := mixRules[mix]; ok && key != Output {
+		return rule(r)
 	}
 	if rule, ok := categoryRules[key]; ok {
 		return rule(r)
@@ -54,6 +58,7 @@ func ruleType(mix Mix, m Model, cat Category, p position, ne0 int, tied, imatrix
 // others keep the mix's base type.
 var categoryRules = map[Category]func(*ruleArgs) (gguf.Type, string){
 	Output:     outputRule,
+	TokenEmbd:  tokenEmbdRule,
 	AttnV:      attnVRule,
 	AttnQKV:    attnVRule,
 	AttnKVB:    attnVRule,
@@ -62,15 +67,23 @@ var categoryRules = map[Category]func(*ruleArgs) (gguf.Type, string){
 	AttnOutput: attnOutputRule,
 }
 
+// mixRules holds the rules of the mixes whose own rules replace the
+// categories' for every tensor but the output head.
+var mixRules = map[Mix]func(*ruleArgs) (gguf.Type, string){
+	MixMXFP4_MOE: mxfp4MoERule,
+}
+
 // ruleArgs is what a category's rule looks at: the mix, the model, the
-// tensor's category, position among its kind and row length, and whether
-// an importance matrix is given.
+// tensor's category, position among its kind and row length, whether it
+// stacks several experts (a third dimension, ggml's ne[2], above 1) and
+// whether an importance matrix is given.
 type ruleArgs struct {
 	mix     Mix
 	m       Model
 	cat     Category
 	p       position
 	ne0     int
+	experts bool
 	imatrix bool
 }
 
@@ -91,7 +104,8 @@ func (r *ruleArgs) falcon() bool { return r.m.Arch == "falcon" }
 func (r *ruleArgs) keep() (gguf.Type, string) { return r.mix.base, r.mix.name + " base type" }
 
 // outputRule: the output head (or the token embedding doubling as it) gets
-// Q6_K, Q8_0 for falcon and for a row length the base type does not divide.
+// Q6_K, Q8_0 for falcon, for a row length the base type does not divide
+// and in MXFP4_MOE.
 func outputRule(r *ruleArgs) (gguf.Type, string) {
 	base := r.mix.base
 	what := "output head"
@@ -99,6 +113,8 @@ func outputRule(r *ruleArgs) (gguf.Type, string) {
 		what = "token embedding doubling as the output head (no output.weight)"
 	}
 	switch {
+	case r.mix == MixMXFP4_MOE:
+		return gguf.TypeQ8_0, "MXFP4_MOE: " + what + ": Q8_0"
 	case r.falcon():
 		return gguf.TypeQ8_0, what + " of a falcon model: Q8_0"
 	case r.ne0%base.BlockSize() != 0:
@@ -108,6 +124,26 @@ func outputRule(r *ruleArgs) (gguf.Type, string) {
 		return gguf.TypeQ6_K, what + ": Q6_K"
 	}
 	return base, what + ": " + r.mix.name + " base type"
+}
+
+// tokenEmbdRule: the token embedding (with an output head of its own)
+// gets Q4_K in the ternary and Q2_0 mixes.
+func tokenEmbdRule(r *ruleArgs) (gguf.Type, string) {
+	if r.is(MixTQ1_0, MixTQ2_0, MixQ2_0) {
+		return gguf.TypeQ4_K, r.mix.name + ": token embedding: Q4_K"
+	}
+	return r.keep()
+}
+
+// mxfp4MoERule: MXFP4_MOE gives the experts' tensors MXFP4 and the others
+// Q8_0; for bailingmoe3, whose attention tensors are 3-D too, only the
+// FFN's experts are MXFP4.
+func mxfp4MoERule(r *ruleArgs) (gguf.Type, string) {
+	ffn := r.cat == FFNUp || r.cat == FFNGate || r.cat == FFNDown
+	if r.experts && (r.m.Arch != "bailingmoe3" || ffn) {
+		return gguf.TypeMXFP4, "MXFP4_MOE: experts' tensor: MXFP4"
+	}
+	return gguf.TypeQ8_0, "MXFP4_MOE: not an experts' tensor: Q8_0"
 }
 
 // attnVRule: attn_v and the fused projections holding it get more bits in
@@ -256,12 +292,15 @@ func attnOutputRule(r *ruleArgs) (gguf.Type, string) {
 }
 
 // fallback is llama-quantize's replacement for a block type whose block
-// does not divide the row length: the 256-element K and IQ types fall
-// back to a 32-element type of similar size, and anything that still does
-// not fit (or a 32-element type that does not) to F16.
-func fallback(t gguf.Type, ne0 int) (gguf.Type, string) {
-	if misfit(t, ne0) == "" {
-		return t, ""
+// does not divide the row length: the 256-element K and IQ types and the
+// 1- and 2-bit types fall back to a 32-element type of similar size, and
+// anything that still does not fit (or a 32-element type that does not)
+// to F16. The other types of larger blocks (Q1_0, Q8_K, NVFP4) have no
+// fallback: the error names the type.
+func fallback(t gguf.Type, ne0 int) (gguf.Type, string, error) {
+	why := misfit(t, ne0)
+	if why == "" {
+		return t, "", nil
 	}
 	var f gguf.Type
 	switch t {
@@ -277,12 +316,15 @@ func fallback(t gguf.Type, ne0 int) (gguf.Type, string) {
 	case gguf.TypeQ6_K:
 		f = gguf.TypeQ8_0
 	default:
+		if t.BlockSize() > 32 {
+			return 0, "", fmt.Errorf("%s, and %v has no fallback type (as in llama-quantize)", why, t)
+		}
 		f = gguf.TypeF16
 	}
 	if ne0%f.BlockSize() != 0 {
 		f = gguf.TypeF16
 	}
-	return f, misfit(t, ne0) + ": falls back to " + f.String()
+	return f, why + ": falls back to " + f.String(), nil
 }
 
 // misfit says why a row of ne0 values does not hold whole blocks of type

@@ -1,0 +1,280 @@
+package main
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/x448/float16"
+
+	"github.com/tensorcast-go/tensorcast/checkpoint/gguf"
+	"github.com/tensorcast-go/tensorcast/checkpoint/ggufmix"
+)
+
+// mixArch is a small F16 GGUF model of one architecture, laid out as
+// llama.cpp's converter writes that architecture's tensors.
+type mixArch struct {
+	name, arch                   string
+	layers, hidden, ffn, vocab   int
+	heads, kvHeads, experts      int
+	fusedQKV, fusedUp, tied      bool
+	sharedExperts, normEpsilonLN bool
+}
+
+// mixArches are the models the mix rules are checked on: dense with and
+// without grouped-query attention and with FFN rows no K-quant divides,
+// tied embeddings (gemma), fused QKV (phi3, falcon, whose rules differ),
+// Mixtral's 8 experts, a 4-expert model with shared experts (qwen2moe)
+// and an 80-layer llama, which llama.cpp classes as 70B.
+var mixArches = []mixArch{
+	{name: "llama-gqa", arch: "llama", layers: 8, hidden: 256, ffn: 512, vocab: 512, heads: 8, kvHeads: 2},
+	{name: "llama-704", arch: "llama", layers: 8, hidden: 256, ffn: 704, vocab: 512, heads: 4, kvHeads: 4},
+	{name: "gemma", arch: "gemma", layers: 4, hidden: 256, ffn: 512, vocab: 512, heads: 4, kvHeads: 1, tied: true},
+	{name: "phi3", arch: "phi3", layers: 4, hidden: 256, ffn: 512, vocab: 512, heads: 4, kvHeads: 4,
+		fusedQKV: true, fusedUp: true},
+	{name: "falcon", arch: "falcon", layers: 4, hidden: 256, ffn: 1024, vocab: 512, heads: 4, kvHeads: 1,
+		fusedQKV: true, normEpsilonLN: true},
+	{name: "mixtral", arch: "llama", layers: 4, hidden: 256, ffn: 512, vocab: 512, heads: 8, kvHeads: 2,
+		experts: 8},
+	{name: "qwen2moe", arch: "qwen2moe", layers: 4, hidden: 256, ffn: 256, vocab: 512, heads: 4, kvHeads: 4,
+		experts: 4, sharedExperts: true},
+	{name: "llama-70b", arch: "llama", layers: 80, hidden: 256, ffn: 256, vocab: 256, heads: 8, kvHeads: 1},
+}
+
+// tensors lists the model's tensors by GGUF name with their row-major
+// shapes.
+func (a mixArch) tensors() []ggufmix.Tensor {
+	h, kv := a.hidden, a.hidden/a.heads*a.kvHeads
+	ts := []ggufmix.Tensor{{Name: "token_embd.weight", Shape: []int{a.vocab, h}},
+		{Name: "output_norm.weight", Shape: []int{h}}}
+	if !a.tied {
+		ts = append(ts, ggufmix.Tensor{Name: "output.weight", Shape: []int{a.vocab, h}})
+	}
+	for i := range a.layers {
+		add := func(n string, shape ...int) {
+			ts = append(ts, ggufmix.Tensor{Name: fmt.Sprintf("blk.%d.%s.weight", i, n), Shape: shape})
+		}
+		add("attn_norm", h)
+		if a.fusedQKV {
+			add("attn_qkv", h+2*kv, h)
+		} else {
+			add("attn_q", h, h)
+			add("attn_k", kv, h)
+			add("attn_v", kv, h)
+		}
+		add("attn_output", h, h)
+		add("ffn_norm", h)
+		switch {
+		case a.experts > 1:
+			add("ffn_gate_inp", a.experts, h)
+			add("ffn_gate_exps", a.experts, a.ffn, h)
+			add("ffn_up_exps", a.experts, a.ffn, h)
+			add("ffn_down_exps", a.experts, h, a.ffn)
+			if a.sharedExperts {
+				add("ffn_gate_inp_shexp", 1, h)
+				add("ffn_gate_shexp", a.ffn, h)
+				add("ffn_up_shexp", a.ffn, h)
+				add("ffn_down_shexp", h, a.ffn)
+			}
+		case a.fusedUp:
+			add("ffn_up", 2*a.ffn, h)
+			add("ffn_down", h, a.ffn)
+		case a.arch == "falcon":
+			add("ffn_up", a.ffn, h)
+			add("ffn_down", h, a.ffn)
+		default:
+			add("ffn_gate", a.ffn, h)
+			add("ffn_up", a.ffn, h)
+			add("ffn_down", h, a.ffn)
+		}
+	}
+	return ts
+}
+
+// write writes the model as an F16 GGUF file (F32 for 1-D tensors) with
+// the hyper-parameters llama.cpp's loader needs.
+func (a mixArch) write(t *testing.T, path string) {
+	t.Helper()
+	var w gguf.Writer
+	kv := func(k string, v gguf.Value) { require.NoError(t, w.AddKV(k, v)) }
+	u32 := func(k string, n int) { kv(a.arch+"."+k, gguf.Uint32(uint32(n))) }
+	kv("general.architecture", gguf.String(a.arch))
+	kv("general.name", gguf.String(a.name))
+	kv("general.file_type", gguf.Uint32(1))
+	u32("block_count", a.layers)
+	u32("context_length", 2048)
+	u32("embedding_length", a.hidden)
+	u32("feed_forward_length", a.ffn)
+	u32("attention.head_count", a.heads)
+	u32("attention.head_count_kv", a.kvHeads)
+	u32("rope.dimension_count", a.hidden/a.heads)
+	u32("vocab_size", a.vocab)
+	if a.normEpsilonLN {
+		kv(a.arch+".attention.layer_norm_epsilon", gguf.Float32(1e-5))
+	} else {
+		kv(a.arch+".attention.layer_norm_rms_epsilon", gguf.Float32(1e-5))
+	}
+	if a.experts > 1 {
+		u32("expert_count", a.experts)
+		u32("expert_used_count", 2)
+		u32("expert_feed_forward_length", a.ffn)
+	}
+	if a.sharedExperts {
+		u32("expert_shared_feed_forward_length", a.ffn)
+	}
+	rng := rand.New(rand.NewPCG(uint64(len(a.name)), uint64(a.layers)))
+	for _, ts := range a.tensors() {
+		n := 1
+		for _, d := range ts.Shape {
+			n *= d
+		}
+		var b bytes.Buffer
+		typ := gguf.TypeF16
+		for range n {
+			v := float32(rng.NormFloat64() * 0.05)
+			if len(ts.Shape) == 1 {
+				_ = binary.Write(&b, binary.LittleEndian, v)
+			} else {
+				_ = binary.Write(&b, binary.LittleEndian, float16.Fromfloat32(v).Bits())
+			}
+		}
+		if len(ts.Shape) == 1 {
+			typ = gguf.TypeF32
+		}
+		require.NoError(t, w.AddTensor(ts.Name, typ, ts.Shape, b.Bytes()))
+	}
+	require.NoError(t, w.WriteFile(path))
+}
+
+// libllama returns libllama.so of node-llama-cpp's prebuilt CPU build and
+// a Python to call it with, or skips the test.
+func libllama(t *testing.T) (python, lib string) {
+	t.Helper()
+	_, mods := llamaRuntime(t)
+	matches, _ := filepath.Glob(filepath.Join(mods, "@node-llama-cpp", "linux-x64", "bins", "linux-x64", "libllama*.so"))
+	if len(matches) == 0 {
+		t.Skipf("optional tool missing: no libllama*.so under %s/@node-llama-cpp/linux-x64 (.ci/run installs it)", mods)
+	}
+	python, err := exec.LookPath(os.Getenv("TCAST_PYTHON"))
+	if err != nil {
+		if python, err = exec.LookPath("python3"); err != nil {
+			t.Skip("optional tool missing: python3 (it calls libllama through ctypes)")
+		}
+	}
+	return python, matches[0]
+}
+
+// mixJob is one llama_model_quantize call of llama_quantize.py.
+type mixJob struct {
+	In    string `json:"in"`
+	Out   string `json:"out"`
+	Ftype uint32 `json:"ftype"`
+}
+
+// TestMixesMatchLlamaQuantize requantizes F16 GGUFs of several
+// architectures with every mix, with llama.cpp's own llama_model_quantize
+// (libllama of node-llama-cpp 3.22.1, what llama-quantize calls) and with
+// tcast convert, and requires the same type for every tensor, the same
+// general.file_type, and an error from both where llama.cpp refuses.
+func TestMixesMatchLlamaQuantize(t *testing.T) {
+	python, lib := libllama(t)
+	if testing.Short() {
+		t.Skip("-short: quantizes 8 models with 24 mixes twice")
+	}
+	dir := t.TempDir()
+	var jobs []mixJob
+	for _, a := range mixArches {
+		in := filepath.Join(dir, a.name+".gguf")
+		a.write(t, in)
+		for _, m := range ggufmix.Mixes() {
+			jobs = append(jobs, mixJob{in, filepath.Join(dir, a.name+"-llama-"+m.String()+".gguf"), m.FileType()})
+		}
+	}
+	jobsPath := filepath.Join(dir, "jobs.json")
+	b, err := json.Marshal(jobs)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(jobsPath, b, 0o644))
+	cmd := exec.Command(python, filepath.Join("testdata", "llama_quantize.py"), lib, jobsPath)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	require.NoError(t, err, "llama_quantize.py: %s", tail(stderr.String(), 4000))
+	var codes []int
+	require.NoError(t, json.Unmarshal(out, &codes))
+	require.Len(t, codes, len(jobs))
+
+	compared, refused := 0, 0
+	defer func() { t.Logf("%d files compared tensor by tensor, %d refused by both", compared, refused) }()
+	for i, j := range jobs {
+		mix := strings.TrimSuffix(j.Out[strings.LastIndex(j.Out, "-llama-")+7:], ".gguf")
+		ours := strings.Replace(j.Out, "-llama-", "-tcast-", 1)
+		code, _, errs := tcast("convert", j.In, "-layout", "gguf", "-dtype", mix, "-o", ours)
+		name := filepath.Base(j.In) + " " + mix
+		if codes[i] != 0 {
+			assert.NotEqual(t, 0, code, "%s: llama.cpp refuses, tcast converts", name)
+			refused++
+			continue
+		}
+		if !assert.Equal(t, 0, code, "%s: %s", name, errs) {
+			continue
+		}
+		compareTypes(t, name, j.Out, ours)
+		compared++
+	}
+}
+
+// compareTypes requires the tensors of two GGUF files to have the same
+// names and types, and the files the same general.file_type.
+func compareTypes(t *testing.T, name, want, got string) {
+	t.Helper()
+	w, err := gguf.Open(want)
+	require.NoError(t, err, name)
+	defer w.Close()
+	g, err := gguf.Open(got)
+	require.NoError(t, err, name)
+	defer g.Close()
+	wt, gt := map[string]string{}, map[string]string{}
+	for _, ti := range w.Tensors {
+		wt[ti.Name] = ti.Type.String()
+	}
+	for _, ti := range g.Tensors {
+		gt[ti.Name] = ti.Type.String()
+	}
+	var diffs []string
+	for n, typ := range wt {
+		if gt[n] != typ {
+			diffs = append(diffs, fmt.Sprintf("%s: %s, ours %s", n, typ, gt[n]))
+		}
+	}
+	for n := range gt {
+		if _, ok := wt[n]; !ok {
+			diffs = append(diffs, n+": not in llama-quantize's file")
+		}
+	}
+	slices.Sort(diffs)
+	if len(diffs) > 8 {
+		diffs = append(diffs[:8], fmt.Sprintf("and %d more", len(diffs)-8))
+	}
+	assert.Empty(t, diffs, "%s: tensor types, llama-quantize's and ours", name)
+	wf, _ := w.Get("general.file_type")
+	gf, _ := g.Get("general.file_type")
+	assert.Equal(t, wf.Any(), gf.Any(), "%s: general.file_type", name)
+}
+
+// tail returns the last n bytes of s.
+func tail(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
+}
