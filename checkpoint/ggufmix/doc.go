@@ -1,6 +1,7 @@
 // Package ggufmix chooses the ggml type of every tensor of a GGUF model
 // for the quantization mixes llama-quantize names (Q4_K_M, Q5_K_S, Q3_K_L,
-// Q2_K, Q6_K, Q8_0, IQ4_NL, IQ4_XS, ...), with a reason for each choice,
+// Q2_K, Q6_K, Q8_0, IQ4_NL, IQ4_XS, TQ1_0, MXFP4_MOE, ...), with a reason
+// for each choice,
 // per-tensor overrides by regular expression, and the fallback for rows
 // that a block type does not divide.
 //
@@ -31,10 +32,11 @@
 //     Q3_K_M and Q3_K_L; 8-expert models, grouped-query attention and
 //     70B models have rules of their own. docs/GGUF.md tables them.
 //  4. A block type whose block does not divide the row length falls back:
-//     IQ4_XS → IQ4_NL, Q2_K and Q3_K → Q4_0, Q4_K → Q5_0, Q5_K → Q5_1,
-//     Q6_K → Q8_0, and to F16 when the replacement does not fit either (or
-//     for a 32-element type that does not fit, where llama-quantize
-//     stops with an error).
+//     IQ4_XS → IQ4_NL, Q2_K, Q3_K, TQ1_0, TQ2_0 and Q2_0 → Q4_0, Q4_K →
+//     Q5_0, Q5_K → Q5_1, Q6_K → Q8_0, and to F16 when the replacement
+//     does not fit either or for a 32-element type that does not fit; a
+//     larger block without a replacement (Q1_0) is a *TensorError, as
+//     llama-quantize stops.
 //
 // # Differences from llama-quantize
 //
