@@ -185,10 +185,10 @@ func (p *plan) mixModel() ggufmix.Model {
 // mix.
 func (p *plan) planMix(ds []*decision) error {
 	ts := make([]ggufmix.Tensor, len(ds))
-	gin := p.in.GGUF() != nil
+	fromGGUF := p.in.GGUF() != nil
 	for i, d := range ds {
 		ts[i] = ggufmix.Tensor{Name: d.info.Name, Shape: d.info.Shape}
-		if t, ok := layout.GGUFType(d.info.DType); ok && gin && d.info.DType != 0 {
+		if t, ok := layout.GGUFType(d.info.DType); ok && fromGGUF {
 			ts[i].Keep = t // llama-quantize keeps a GGUF input's type
 		}
 	}
