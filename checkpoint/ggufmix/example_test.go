@@ -62,10 +62,11 @@ func ExampleMix() {
 	for _, m := range []ggufmix.Mix{
 		ggufmix.MixF32, ggufmix.MixF16, ggufmix.MixBF16,
 		ggufmix.MixQ4_0, ggufmix.MixQ4_1, ggufmix.MixQ5_0, ggufmix.MixQ5_1, ggufmix.MixQ8_0,
-		ggufmix.MixQ2_K, ggufmix.MixQ3_K_S, ggufmix.MixQ3_K_M, ggufmix.MixQ3_K_L,
+		ggufmix.MixQ2_K, ggufmix.MixQ2_K_S, ggufmix.MixQ3_K_S, ggufmix.MixQ3_K_M, ggufmix.MixQ3_K_L,
 		ggufmix.MixQ4_K_S, ggufmix.MixQ4_K_M, ggufmix.MixQ5_K_S, ggufmix.MixQ5_K_M,
 		ggufmix.MixQ6_K, ggufmix.MixIQ4_NL, ggufmix.MixIQ4_XS,
 		ggufmix.MixTQ1_0, ggufmix.MixTQ2_0, ggufmix.MixMXFP4_MOE, ggufmix.MixQ1_0, ggufmix.MixQ2_0,
+		ggufmix.MixCOPY,
 	} {
 		fmt.Println(m, m.FileType(), m.Base())
 	}
@@ -80,6 +81,7 @@ func ExampleMix() {
 	// Q5_1 9 Q5_1
 	// Q8_0 7 Q8_0
 	// Q2_K 10 Q2_K
+	// Q2_K_S 21 Q2_K
 	// Q3_K_S 11 Q3_K
 	// Q3_K_M 12 Q3_K
 	// Q3_K_L 13 Q3_K
@@ -95,7 +97,8 @@ func ExampleMix() {
 	// MXFP4_MOE 38 MXFP4
 	// Q1_0 40 Q1_0
 	// Q2_0 41 Q2_0
-	// 24 mixes
+	// COPY 0 F32
+	// 26 mixes
 }
 
 // An override as llama-quantize's --tensor-type takes it; Match finds the

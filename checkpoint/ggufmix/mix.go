@@ -18,14 +18,17 @@ type Mix struct {
 
 // The mixes, with llama.cpp's llama_ftype values (general.file_type).
 var (
-	MixF32    = Mix{"F32", 0, gguf.TypeF32}
-	MixF16    = Mix{"F16", 1, gguf.TypeF16}
-	MixQ4_0   = Mix{"Q4_0", 2, gguf.TypeQ4_0}
-	MixQ4_1   = Mix{"Q4_1", 3, gguf.TypeQ4_1}
-	MixQ8_0   = Mix{"Q8_0", 7, gguf.TypeQ8_0}
-	MixQ5_0   = Mix{"Q5_0", 8, gguf.TypeQ5_0}
-	MixQ5_1   = Mix{"Q5_1", 9, gguf.TypeQ5_1}
-	MixQ2_K   = Mix{"Q2_K", 10, gguf.TypeQ2_K}
+	MixF32  = Mix{"F32", 0, gguf.TypeF32}
+	MixF16  = Mix{"F16", 1, gguf.TypeF16}
+	MixQ4_0 = Mix{"Q4_0", 2, gguf.TypeQ4_0}
+	MixQ4_1 = Mix{"Q4_1", 3, gguf.TypeQ4_1}
+	MixQ8_0 = Mix{"Q8_0", 7, gguf.TypeQ8_0}
+	MixQ5_0 = Mix{"Q5_0", 8, gguf.TypeQ5_0}
+	MixQ5_1 = Mix{"Q5_1", 9, gguf.TypeQ5_1}
+	MixQ2_K = Mix{"Q2_K", 10, gguf.TypeQ2_K}
+	// MixQ2_K_S is Q2_K with fewer rules, whose Q2_K tensors need an
+	// importance matrix (Decision.NeedsImatrix).
+	MixQ2_K_S = Mix{"Q2_K_S", 21, gguf.TypeQ2_K}
 	MixQ3_K_S = Mix{"Q3_K_S", 11, gguf.TypeQ3_K}
 	MixQ3_K_M = Mix{"Q3_K_M", 12, gguf.TypeQ3_K}
 	MixQ3_K_L = Mix{"Q3_K_L", 13, gguf.TypeQ3_K}
@@ -44,13 +47,16 @@ var (
 	MixMXFP4_MOE = Mix{"MXFP4_MOE", 38, gguf.TypeMXFP4}
 	MixQ1_0      = Mix{"Q1_0", 40, gguf.TypeQ1_0}
 	MixQ2_0      = Mix{"Q2_0", 41, gguf.TypeQ2_0}
+	// MixCOPY quantizes nothing: every tensor keeps its type
+	// (Tensor.Keep), and the file keeps its input's general.file_type.
+	MixCOPY = Mix{name: "COPY"}
 )
 
 // mixes lists every mix in llama_ftype order.
 var mixes = []Mix{
 	MixF32, MixF16, MixQ4_0, MixQ4_1, MixQ8_0, MixQ5_0, MixQ5_1, MixQ2_K, MixQ3_K_S, MixQ3_K_M, MixQ3_K_L,
-	MixQ4_K_S, MixQ4_K_M, MixQ5_K_S, MixQ5_K_M, MixQ6_K, MixIQ4_NL, MixIQ4_XS, MixBF16,
-	MixTQ1_0, MixTQ2_0, MixMXFP4_MOE, MixQ1_0, MixQ2_0,
+	MixQ4_K_S, MixQ4_K_M, MixQ5_K_S, MixQ5_K_M, MixQ6_K, MixQ2_K_S, MixIQ4_NL, MixIQ4_XS, MixBF16,
+	MixTQ1_0, MixTQ2_0, MixMXFP4_MOE, MixQ1_0, MixQ2_0, MixCOPY,
 }
 
 // aliases are llama-quantize's short names for the _M mixes.
@@ -66,7 +72,7 @@ func ForType(t gguf.Type) (Mix, bool) {
 		return m, true
 	}
 	for _, m := range mixes {
-		if m.base == t {
+		if m.base == t && !m.Copies() {
 			return m, true
 		}
 	}
@@ -102,12 +108,16 @@ func Lookup(name string) (Mix, error) {
 func (m Mix) String() string { return m.name }
 
 // FileType returns the mix's llama_ftype value, which a GGUF model stores
-// as general.file_type (15 for Q4_K_M).
+// as general.file_type (15 for Q4_K_M); 0 for MixCOPY, whose output keeps
+// its input's.
 func (m Mix) FileType() uint32 { return m.ftype }
 
 // Base returns the block type most weights of the mix get (Q4_K for
-// Q4_K_M and Q4_K_S).
+// Q4_K_M and Q4_K_S); F32 for MixCOPY, which changes no type.
 func (m Mix) Base() gguf.Type { return m.base }
+
+// Copies reports whether m is MixCOPY, which keeps every tensor's type.
+func (m Mix) Copies() bool { return m == MixCOPY }
 
 // IsZero reports whether m is the zero Mix.
 func (m Mix) IsZero() bool { return m.name == "" }

@@ -442,7 +442,8 @@ func TestLookup(t *testing.T) {
 		"Q3_K_L": {13, Q3_K}, "Q4_K_S": {14, Q4_K}, "Q4_K_M": {15, Q4_K}, "Q5_K_S": {16, Q5_K},
 		"Q5_K_M": {17, Q5_K}, "Q6_K": {18, Q6_K}, "IQ4_NL": {25, IQ4NL}, "IQ4_XS": {30, IQ4XS}, "BF16": {32, BF16},
 		"TQ1_0": {36, gguf.TypeTQ1_0}, "TQ2_0": {37, gguf.TypeTQ2_0}, "MXFP4_MOE": {38, gguf.TypeMXFP4},
-		"Q1_0": {40, gguf.TypeQ1_0}, "Q2_0": {41, gguf.TypeQ2_0},
+		"Q1_0": {40, gguf.TypeQ1_0}, "Q2_0": {41, gguf.TypeQ2_0}, "Q2_K_S": {21, Q2_K},
+		"COPY": {0, F32},
 	}
 	assert.Len(t, Mixes(), len(want))
 	for name, w := range want {

@@ -73,6 +73,18 @@ func ParseOverrides(values []string) ([]Override, error) {
 	return out, nil
 }
 
+// ParseType returns the ggml type named s, case-insensitively ("q8_0",
+// "Q6_K", "f16"), among the types an Override may ask for; any other name
+// is an *OverrideError whose Value is s, listing the closest names.
+func ParseType(s string) (gguf.Type, error) {
+	t, err := parseType(strings.TrimSpace(s))
+	if err != nil {
+		err.Value = s
+		return 0, err
+	}
+	return t, nil
+}
+
 // parseType returns the override type named s, case-insensitively.
 func parseType(s string) (gguf.Type, *OverrideError) {
 	if s == "" {

@@ -67,6 +67,20 @@ type Options struct {
 	// wins. They apply to the tensors the mix may quantize, and the
 	// row-length fallback still applies to their types.
 	Overrides []Override
+	// OutputType, when not nil, is the output head's type in every mix,
+	// before Overrides and the rules (llama-quantize
+	// --output-tensor-type). A token embedding that doubles as the head
+	// gets it through the mix's rules: not with Pure, in a float mix or
+	// over a matching Override, as in llama-quantize.
+	OutputType *gguf.Type
+	// TokenEmbeddingType, when not nil, is the token embedding's type in
+	// every mix, before Overrides and the rules (--token-embedding-type);
+	// an Override that matches per_layer_token_embd.weight wins over it
+	// for that table.
+	TokenEmbeddingType *gguf.Type
+	// KeepOutput leaves the output head (output.weight, lm_head.weight)
+	// as it is, of type Tensor.Keep (--leave-output-tensor).
+	KeepOutput bool
 	// Imatrix says an importance matrix will be used; the IQ4 mixes and
 	// Q4_0/Q5_0 choose their first ffn_down layers differently with one.
 	Imatrix bool
@@ -94,6 +108,11 @@ type Decision struct {
 	Fallback bool
 	// Reason explains the choice in words, for the conversion report.
 	Reason string
+	// NeedsImatrix reports that llama-quantize quantizes the tensor to
+	// Type only with an importance matrix: the 1- to 3-bit IQ types
+	// (IQ1_S, IQ1_M, IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS) and Q2_K in the
+	// Q2_K_S mix, but never the token embedding or the output head.
+	NeedsImatrix bool
 }
 
 // choose decides the type of one tensor, placed by its layer index (from
@@ -223,7 +242,7 @@ func usesPosition(mix Mix, cat Category) bool {
 		return mix == MixQ4_K_M || mix == MixQ5_K_M || mix == MixQ4_K_S || mix == MixQ3_K_M
 	case cat == FFNDown:
 		switch mix {
-		case MixQ3_K_M, MixQ4_K_M, MixQ5_K_M, MixQ4_K_S, MixIQ4_NL, MixIQ4_XS, MixQ4_0, MixQ5_0:
+		case MixQ2_K_S, MixQ3_K_M, MixQ4_K_M, MixQ5_K_M, MixQ4_K_S, MixIQ4_NL, MixIQ4_XS, MixQ4_0, MixQ5_0:
 			return true
 		}
 	}
@@ -244,14 +263,14 @@ func checkLayer(name string, layer, layers int) error {
 }
 
 // decide applies, in llama-quantize's order: the never-quantized
-// tensors, the overrides, the mix rules (unless Pure), and the row-length
-// fallback.
+// tensors, the embedding and output types, the overrides, the mix rules
+// (unless Pure), and the row-length fallback.
 func decide(mix Mix, model Model, t Tensor, cat Category, layer int, p position, tied bool, opt Options) (Decision, error) {
 	d := Decision{Name: t.Name, Category: cat, Layer: layer}
 	if mix.IsZero() {
 		return Decision{}, &TensorError{Name: t.Name, Reason: "no mix given (the zero Mix)"}
 	}
-	if why := keepReason(t.Name, t.Shape); why != "" {
+	if why := kept(mix, t, cat, opt); why != "" {
 		d.Type = t.Keep
 		d.Reason = why + ": kept " + t.Keep.String()
 		return d, nil
@@ -263,16 +282,60 @@ func decide(mix Mix, model Model, t Tensor, cat Category, layer int, p position,
 	d.Quantize = true
 	d.Type, d.Reason = mix.base, mix.name+" base type"
 	switch {
+	case opt.TokenEmbeddingType != nil && cat == TokenEmbd && !perLayerOverridden(opt.Overrides, t.Name):
+		d.Type, d.Reason = *opt.TokenEmbeddingType, "token embedding type (TokenEmbeddingType)"
+	case opt.OutputType != nil && cat == Output:
+		d.Type, d.Reason = *opt.OutputType, "output head type (OutputType)"
 	case override(opt.Overrides, &d):
 	case mix.quantized() && !opt.Pure:
-		d.Type, d.Reason = ruleType(mix, model, cat, p, t.Shape, tied, opt.Imatrix)
+		d.Type, d.Reason = ruleType(mix, model, cat, p, t.Shape, tied, opt)
 	case opt.Pure:
 		d.Reason = mix.name + " base type (pure)"
 	}
 	if err := d.fallBack(ne0); err != nil {
 		return Decision{}, err
 	}
+	d.NeedsImatrix = needsImatrix(mix, cat, d.Type)
 	return d, nil
+}
+
+// kept says why a tensor keeps its type (Tensor.Keep), and is "" for one
+// the mix quantizes.
+func kept(mix Mix, t Tensor, cat Category, opt Options) string {
+	switch why := keepReason(t.Name, t.Shape); {
+	case why != "":
+		return why
+	case mix.Copies():
+		return "COPY"
+	case opt.KeepOutput && cat == Output:
+		return "output head left as it is (KeepOutput)"
+	}
+	return ""
+}
+
+// perLayerOverridden reports whether an override names Gemma 3n's
+// per-layer token embedding, which then does not take TokenEmbeddingType.
+func perLayerOverridden(overrides []Override, name string) bool {
+	if name != "per_layer_token_embd.weight" {
+		return false
+	}
+	_, ok := Match(overrides, name)
+	return ok
+}
+
+// needsImatrix is llama-quantize's rule for the types it refuses to
+// quantize to without an importance matrix (Decision.NeedsImatrix).
+func needsImatrix(mix Mix, cat Category, t gguf.Type) bool {
+	if cat == TokenEmbd || cat == Output {
+		return false
+	}
+	switch t {
+	case gguf.TypeIQ1_S, gguf.TypeIQ1_M, gguf.TypeIQ2_XXS, gguf.TypeIQ2_XS, gguf.TypeIQ2_S, gguf.TypeIQ3_XXS:
+		return true
+	case gguf.TypeQ2_K:
+		return mix == MixQ2_K_S
+	}
+	return false
 }
 
 // rowLength returns the row length of t (ggml's ne[0], the last

@@ -36,9 +36,9 @@ func moreBitsWhy(i, n int) string {
 // ruleType applies the mix's rules to one quantizable tensor whose
 // default is the mix's base type, as llama-quantize's per-tensor type
 // choice does, and says why. shape is the row-major shape.
-func ruleType(mix Mix, m Model, cat Category, p position, shape []int, tied, imatrix bool) (gguf.Type, string) {
-	r := &ruleArgs{mix: mix, m: m, cat: cat, p: p, ne0: shape[len(shape)-1], imatrix: imatrix,
-		experts: len(shape) >= 3 && shape[len(shape)-3] > 1}
+func ruleType(mix Mix, m Model, cat Category, p position, shape []int, tied bool, opt Options) (gguf.Type, string) {
+	r := &ruleArgs{mix: mix, m: m, cat: cat, p: p, ne0: shape[len(shape)-1], imatrix: opt.Imatrix,
+		outType: opt.OutputType, experts: len(shape) >= 3 && shape[len(shape)-3] > 1}
 	key := cat
 	if tied && cat == TokenEmbd {
 		key = Output // the token embedding doubles as the output head
@@ -75,8 +75,8 @@ var mixRules = map[Mix]func(*ruleArgs) (gguf.Type, string){
 
 // ruleArgs is what a category's rule looks at: the mix, the model, the
 // tensor's category, position among its kind and row length, whether it
-// stacks several experts (a third dimension, ggml's ne[2], above 1) and
-// whether an importance matrix is given.
+// stacks several experts (a third dimension, ggml's ne[2], above 1),
+// whether an importance matrix is given and the output type asked for.
 type ruleArgs struct {
 	mix     Mix
 	m       Model
@@ -85,6 +85,7 @@ type ruleArgs struct {
 	ne0     int
 	experts bool
 	imatrix bool
+	outType *gguf.Type
 }
 
 // is reports whether the mix is one of ms.
@@ -104,7 +105,7 @@ func (r *ruleArgs) falcon() bool { return r.m.Arch == "falcon" }
 func (r *ruleArgs) keep() (gguf.Type, string) { return r.mix.base, r.mix.name + " base type" }
 
 // outputRule: the output head (or the token embedding doubling as it) gets
-// Q6_K, Q8_0 for falcon, for a row length the base type does not divide
+// the OutputType asked for, else Q6_K, Q8_0 for falcon, for a row length the base type does not divide
 // and in MXFP4_MOE.
 func outputRule(r *ruleArgs) (gguf.Type, string) {
 	base := r.mix.base
@@ -113,6 +114,8 @@ func outputRule(r *ruleArgs) (gguf.Type, string) {
 		what = "token embedding doubling as the output head (no output.weight)"
 	}
 	switch {
+	case r.outType != nil:
+		return *r.outType, what + ": output head type (OutputType)"
 	case r.mix == MixMXFP4_MOE:
 		return gguf.TypeQ8_0, "MXFP4_MOE: " + what + ": Q8_0"
 	case r.falcon():
@@ -170,6 +173,9 @@ func attnVType(r *ruleArgs) (gguf.Type, string) {
 			"(%d heads per KV head ≥ 4): Q4_K", cat, gqa)
 	case r.mix == MixQ2_K:
 		return gguf.TypeQ3_K, fmt.Sprintf("Q2_K: %s: Q3_K", cat)
+	case r.mix == MixQ2_K_S && gqa >= 4:
+		return gguf.TypeQ4_K, fmt.Sprintf("Q2_K_S: %s with grouped-query attention "+
+			"(%d heads per KV head ≥ 4): Q4_K", cat, gqa)
 	case r.mix == MixQ3_K_M && i < 2:
 		return gguf.TypeQ5_K, fmt.Sprintf("Q3_K_M: %s %d of %d, among the first 2: Q5_K", cat, i, n)
 	case r.mix == MixQ3_K_M:
@@ -202,6 +208,10 @@ func ffnDownRule(r *ruleArgs) (gguf.Type, string) {
 	switch r.mix {
 	case MixQ2_K:
 		return gguf.TypeQ3_K, "Q2_K: ffn_down: Q3_K"
+	case MixQ2_K_S:
+		if i < n/8 {
+			return gguf.TypeQ4_K, fmt.Sprintf("Q2_K_S: ffn_down in layer %d of %d, in the first eighth: Q4_K", i, n)
+		}
 	case MixQ3_K_M:
 		return ffnDownQ3KM(r, i, n)
 	case MixQ3_K_L:
