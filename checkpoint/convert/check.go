@@ -49,6 +49,9 @@ func (c *conversion) check() error {
 	if err := opts.probe(); err != nil {
 		return err
 	}
+	if opts.DryRun && c.out == "" {
+		return nil // nothing is written, and no output named
+	}
 	var err error
 	if c.dest, c.isDir, err = destination(c.out, opts.Layout); err != nil {
 		return err
@@ -128,7 +131,10 @@ func (o *Options) Check() error {
 		option string
 		set    bool
 	}{{"GGUF.TypeFor", len(o.GGUF.TypeFor) > 0}, {"GGUF.Pure", o.GGUF.Pure}, {"GGUF.Generic", o.GGUF.Generic},
-		{"GGUF.Pre", o.GGUF.Pre != ""}} {
+		{"GGUF.Pre", o.GGUF.Pre != ""}, {"GGUF.OutputType", o.GGUF.OutputType != nil},
+		{"GGUF.TokenEmbeddingType", o.GGUF.TokenEmbeddingType != nil}, {"GGUF.KeepOutput", o.GGUF.KeepOutput},
+		{"GGUF.AllowRequantize", o.GGUF.AllowRequantize}, {"GGUF.PruneLayers", len(o.GGUF.PruneLayers) > 0},
+		{"GGUF.KV", len(o.GGUF.KV) > 0}} {
 		if f.set {
 			return &OptionError{Option: f.option, Err: ErrGGUFOnly,
 				Reason: "applies to GGUF output", Fixes: toGGUF}

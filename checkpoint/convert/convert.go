@@ -36,7 +36,11 @@ import (
 func Convert(inPath, out string, opts Options) (*Result, error) {
 	c := &conversion{start: time.Now(), inPath: inPath, out: out, opts: opts}
 	defer c.close()
-	for _, step := range []func() error{c.check, c.plan, c.begin, c.run, c.publish} {
+	steps := []func() error{c.check, c.plan, c.begin, c.run, c.publish}
+	if opts.DryRun {
+		steps = []func() error{c.check, c.plan, c.dryRun}
+	}
+	for _, step := range steps {
 		if err := step(); err != nil {
 			return nil, err
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/tensorcast-go/tensorcast/checkpoint/ggufmix"
 	"github.com/tensorcast-go/tensorcast/checkpoint/imatrix"
 	"github.com/tensorcast-go/tensorcast/checkpoint/layout"
+	"github.com/tensorcast-go/tensorcast/checkpoint/safetensors"
 	"github.com/tensorcast-go/tensorcast/rotate"
 	"github.com/tensorcast-go/tensorcast/scale"
 	"github.com/tensorcast-go/tensorcast/tcast"
@@ -58,6 +59,14 @@ func Example_errors() {
 	if err != nil {
 		log.Fatal(err)
 	}
+	// A checkpoint of one 256 × 256 F32 weight of zeros, whose rows hold
+	// Q2_K's blocks of 256.
+	wide := filepath.Join(tmp, "wide.safetensors")
+	err = safetensors.WriteFile(wide, []safetensors.Tensor{{Name: "layers.0.mlp.down_proj.weight",
+		DType: safetensors.F32, Shape: []int{256, 256}, Data: make([]byte, 256*256*4)}}, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
 	// The input copied into a directory, to write over.
 	inside := filepath.Join(tmp, "inside")
 	if err := os.CopyFS(inside, os.DirFS(plain)); err != nil {
@@ -88,7 +97,13 @@ func Example_errors() {
 		{llama, "o.gguf", convert.Options{Layout: gguf, DataType: dtype(gguf, "q8_0"),
 			GGUF: convert.GGUFOptions{Generic: true}}, convert.ErrNotHuggingFace},
 		{llama, "o.gguf", convert.Options{Layout: gguf, GGUF: convert.GGUFOptions{Mix: q4km},
-			Imatrix: other}, convert.ErrImatrixUnmatched},
+			Imatrix: other}, convert.ErrRequantize},
+		{llama, "o.gguf", convert.Options{Layout: gguf, GGUF: convert.GGUFOptions{Mix: q4km,
+			AllowRequantize: true}, Imatrix: other}, convert.ErrImatrixUnmatched},
+		{wide, "o.gguf", convert.Options{Layout: gguf, GGUF: convert.GGUFOptions{Mix: ggufmix.MixQ2_K_S}},
+			convert.ErrImatrixRequired},
+		{plain, "o.gguf", convert.Options{Layout: gguf, GGUF: convert.GGUFOptions{Mix: ggufmix.MixCOPY,
+			Generic: true}}, convert.ErrGGUFInputOnly},
 		{plain, "o", convert.Options{DataType: tcast.MustLookup("nvfp4"), Layout: ct,
 			Include: regexp.MustCompile("input_layernorm")}, convert.ErrCannotCast},
 		{plain, "o", convert.Options{DataType: mxfp4, Exclude: regexp.MustCompile(".")},
@@ -123,7 +138,10 @@ func Example_errors() {
 	// true Options.GGUF.Pure
 	// true Options.DataType
 	// true Options.GGUF.Generic
+	// true Options.GGUF.AllowRequantize
 	// true Options.Imatrix
+	// true Options.Imatrix
+	// true Options.GGUF.Mix
 	// true Options.Include
 	// true
 	// true [set Options.Layout to gguf]

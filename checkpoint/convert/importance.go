@@ -121,8 +121,8 @@ var ErrImatrixUnmatched = errors.New("the importance matrix matches no weight")
 // match no tensor of the input at all are a warning.
 func (p *plan) checkImatrix() error {
 	im := p.opts.Imatrix
-	if im == nil {
-		return nil
+	if im == nil || len(p.converted) == 0 {
+		return nil // nothing cast: a GGUF input that holds the mix's types already
 	}
 	users, found, types := p.imatrixUsers()
 	file := filepath.Base(im.Path)

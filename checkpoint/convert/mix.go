@@ -182,25 +182,66 @@ func (p *plan) mixModel() ggufmix.Model {
 }
 
 // planMix chooses the type of every tensor of ds (by output name) with the
-// mix.
+// mix, and refuses a choice llama-quantize refuses without an importance
+// matrix.
 func (p *plan) planMix(ds []*decision) error {
 	ts := make([]ggufmix.Tensor, len(ds))
-	fromGGUF := p.in.GGUF() != nil
 	for i, d := range ds {
 		ts[i] = ggufmix.Tensor{Name: d.info.Name, Shape: d.info.Shape}
-		if t, ok := layout.GGUFType(d.info.DType); ok && fromGGUF {
+		if t, ok := p.inputType(d); ok {
 			ts[i].Keep = t // llama-quantize keeps a GGUF input's type
 		}
 	}
-	mo := ggufmix.Options{Overrides: p.opts.GGUF.TypeFor, Imatrix: p.opts.Imatrix != nil, Pure: p.opts.GGUF.Pure}
-	choices, err := ggufmix.Plan(p.opts.GGUF.Mix, p.mixModel(), ts, mo)
+	g := &p.opts.GGUF
+	mo := ggufmix.Options{Overrides: g.TypeFor, Imatrix: p.opts.Imatrix != nil, Pure: g.Pure,
+		OutputType: g.OutputType, TokenEmbeddingType: g.TokenEmbeddingType, KeepOutput: g.KeepOutput}
+	choices, err := ggufmix.Plan(g.Mix, p.mixModel(), ts, mo)
 	if err != nil {
-		return fmt.Errorf("mix %s: %w", p.opts.GGUF.Mix, err)
+		return fmt.Errorf("mix %s: %w", g.Mix, err)
 	}
 	for i, d := range ds {
 		d.mix = &choices[i]
 	}
-	return nil
+	return p.checkNeedsImatrix(choices)
+}
+
+// inputType returns the ggml type of tensor d in a GGUF input; false for
+// any other input.
+func (p *plan) inputType(d *decision) (gguf.Type, bool) {
+	g := p.in.GGUF()
+	if g == nil {
+		return 0, false
+	}
+	ti, ok := g.Tensor(d.source)
+	return ti.Type, ok
+}
+
+// ErrImatrixRequired is matched by the error of Convert for a mix that
+// gives a tensor a type llama-quantize quantizes only with an importance
+// matrix (ggufmix.Decision.NeedsImatrix), given none.
+var ErrImatrixRequired = errors.New("the mix needs an importance matrix")
+
+// checkNeedsImatrix refuses, without an importance matrix, the first
+// choice that needs one; a dry run warns instead, as llama-quantize's.
+func (p *plan) checkNeedsImatrix(choices []ggufmix.Decision) error {
+	if p.opts.Imatrix != nil {
+		return nil
+	}
+	i := slices.IndexFunc(choices, func(c ggufmix.Decision) bool { return c.Quantize && c.NeedsImatrix })
+	if i < 0 {
+		return nil
+	}
+	c := choices[i]
+	why := fmt.Sprintf("is needed: the %s mix gives tensor %s type %s, which llama-quantize "+
+		"quantizes only with an importance matrix (without one the model's output is garbage)",
+		p.opts.GGUF.Mix, c.Name, c.Type)
+	if p.opts.DryRun {
+		p.warn(Warning{Option: "Imatrix", Text: why + "; the conversion itself will need one"})
+		return nil
+	}
+	return &OptionError{Option: "Imatrix", Err: ErrImatrixRequired, Reason: why,
+		Fixes: []Fix{{Option: "Imatrix", Choose: "the importance matrix of this model (docs/GGUF.md §2.6)"},
+			{Option: "GGUF.Mix", Choose: "a mix that needs none (Q2_K, Q3_K_S, ...)"}}}
 }
 
 // ggufDataType returns the gguf layout's datatype of ggml type t.
@@ -210,14 +251,27 @@ func (p *plan) ggufDataType(t gguf.Type) (*tcast.DataType, error) {
 
 // decideMix decides a tensor by its mix choice: the type, or why it is
 // kept (as F32 from a checkpoint, as llama.cpp's converter writes it; as
-// stored from a GGUF input, as llama-quantize keeps it).
+// stored from a GGUF input, as llama-quantize keeps it, also when the mix
+// gives a quantized tensor the type it has).
 func (p *plan) decideMix(d *decision, keep func(string) error) (*tcast.DataType, error) {
 	c := d.mix
-	if !c.Quantize {
-		if c.Type == gguf.TypeF32 {
-			d.f32 = true
+	in, fromGGUF := p.inputType(d)
+	if !c.Quantize || (fromGGUF && in.Quantized() && c.Type == in) {
+		d.f32 = c.Type == gguf.TypeF32
+		d.raw = fromGGUF && in.Quantized()
+		why := c.Reason
+		if c.Quantize {
+			d.result.Reason = c.Reason
+			why = "already " + in.String() + ", copied as stored"
 		}
-		return nil, keep(c.Reason)
+		return nil, keep(why)
+	}
+	if fromGGUF && in.Quantized() && !p.opts.GGUF.AllowRequantize {
+		return nil, &OptionError{Option: "GGUF.AllowRequantize", Err: ErrRequantize,
+			Reason: fmt.Sprintf("is needed to quantize tensor %s, %s in the input, to %s (%s): its error "+
+				"would add to the input's (llama-quantize refuses it too); quantize the F16, BF16 or F32 "+
+				"model the input came from instead", d.info.Name, in, c.Type, c.Reason),
+			Fixes: []Fix{{Option: "GGUF.AllowRequantize", Value: "true"}}}
 	}
 	dt, err := p.ggufDataType(c.Type)
 	if err != nil {
@@ -226,6 +280,11 @@ func (p *plan) decideMix(d *decision, keep func(string) error) (*tcast.DataType,
 	d.result.Reason = c.Reason
 	return dt, nil
 }
+
+// ErrRequantize is matched by the error of Convert for a mix that would
+// quantize a GGUF input's quantized tensor to another type without
+// GGUF.AllowRequantize.
+var ErrRequantize = errors.New("requantizing is not allowed")
 
 // overrideType applies the first GGUF.TypeFor rule matching a cast weight of
 // a GGUF output without a mix (one datatype for every weight), as ggufmix
@@ -339,13 +398,19 @@ func (p *plan) fileType() (ggufmix.Mix, bool) {
 
 // tailKV is the typed metadata a GGUF output gets after the model's (or
 // the input's): general.file_type of a mix, when the model's keys do not
-// carry it, and the importance matrix's quantize.imatrix.* keys.
+// carry it (a GGUF input's own with COPY), and the importance matrix's
+// quantize.imatrix.* keys.
 func (p *plan) tailKV() []gguf.KV {
 	if p.lay.Container() != layout.GGUF {
 		return nil
 	}
 	var kv []gguf.KV
-	if p.mixed && p.model == nil {
+	switch {
+	case p.mixed && p.opts.GGUF.Mix.Copies():
+		if v, ok := p.in.GGUF().Get(gguf.KeyFileType); ok {
+			kv = append(kv, gguf.KV{Key: gguf.KeyFileType, Value: v}) // llama-quantize keeps it
+		}
+	case p.mixed && p.model == nil:
 		kv = append(kv, gguf.KV{Key: gguf.KeyFileType, Value: gguf.Uint32(p.opts.GGUF.Mix.FileType())})
 	}
 	if p.opts.Imatrix != nil {
@@ -401,4 +466,35 @@ func (p *plan) unmatched(re *regexp.Regexp) string {
 		}
 	}
 	return msg
+}
+
+// ErrGGUFInputOnly is matched by the error of an option that applies to a
+// GGUF input only (the COPY mix, GGUF.PruneLayers) given another input.
+var ErrGGUFInputOnly = errors.New("the option applies to a GGUF input only")
+
+// checkMixOptions refuses the options of a mix without one, and COPY for
+// an input whose tensors have no GGUF types to keep.
+func (p *plan) checkMixOptions() error {
+	g := &p.opts.GGUF
+	if !p.mixed {
+		for _, f := range []struct {
+			option string
+			set    bool
+		}{{"GGUF.Pure", g.Pure}, {"GGUF.OutputType", g.OutputType != nil},
+			{"GGUF.TokenEmbeddingType", g.TokenEmbeddingType != nil}, {"GGUF.KeepOutput", g.KeepOutput}} {
+			if f.set {
+				return &OptionError{Option: f.option, Err: ErrMixOnly,
+					Reason: "applies to a GGUF mix, and this output is generic GGUF, where the datatype " +
+						"already goes to every cast weight",
+					Fixes: []Fix{unset(f.option)}}
+			}
+		}
+	}
+	if p.mixed && g.Mix.Copies() && p.in.GGUF() == nil {
+		return &OptionError{Option: "GGUF.Mix", Value: g.Mix.String(), Err: ErrGGUFInputOnly,
+			Reason: "keeps the type of every tensor of a GGUF input, and this input has no GGUF " +
+				"types to keep; a checkpoint becomes a GGUF file of F16, BF16 or F32 weights",
+			Fixes: []Fix{{Option: "GGUF.Mix", Value: "BF16"}, {Option: "GGUF.Mix", Value: "F16"}}}
+	}
+	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"time"
 
+	"github.com/tensorcast-go/tensorcast/checkpoint/gguf"
 	"github.com/tensorcast-go/tensorcast/checkpoint/ggufmix"
 	"github.com/tensorcast-go/tensorcast/checkpoint/imatrix"
 	"github.com/tensorcast-go/tensorcast/checkpoint/layout"
@@ -104,6 +105,12 @@ type Options struct {
 	// *tcast.NonFiniteError, before its output appears. Kept tensors are copied
 	// as they are, NaN and Inf included, and never refused.
 	AllowNonFinite bool
+	// DryRun plans the conversion and returns its Result without reading
+	// a weight's values or writing anything (out may be ""): every
+	// tensor's type, reason and size in the output (TensorResult.BytesOut)
+	// and their total, as llama-quantize --dry-run; SQNR and errors are
+	// not measured. Result.DryRun is set.
+	DryRun bool
 }
 
 // Rewrite returns a Rename function that applies each rule in turn: a
@@ -163,4 +170,26 @@ type GGUFOptions struct {
 	// the mix quantizes, before the row-length fallback; without one, to
 	// the weights cast, whose rows the type's block must divide.
 	TypeFor []ggufmix.Override
+	// OutputType and TokenEmbeddingType, when not nil, set the type of the
+	// output head and of the token embedding in a mix, and KeepOutput
+	// leaves the output head as it is: ggufmix.Options' fields of those
+	// names (llama-quantize --output-tensor-type, --token-embedding-type,
+	// --leave-output-tensor).
+	OutputType, TokenEmbeddingType *gguf.Type
+	KeepOutput                     bool
+	// AllowRequantize lets a mix quantize a tensor of a GGUF input that
+	// is quantized already to another type (its error adds to the
+	// input's, and the report's note says so). By default Convert refuses,
+	// as llama-quantize does without --allow-requantize. A tensor whose
+	// type stays the same is copied as it is either way.
+	AllowRequantize bool
+	// PruneLayers drops these blocks (blk.N.*) from a llama.cpp model file
+	// read from GGUF, numbers the blocks after them down to close the gaps
+	// and sets <arch>.block_count, as llama-quantize --prune-layers; the
+	// importance matrix is still looked up under the input's names.
+	PruneLayers []int
+	// KV sets metadata keys of the output after every other key is
+	// decided: a key the output has is replaced in place, any other is
+	// added (llama-quantize --override-kv; see ParseKV).
+	KV []gguf.KV
 }

@@ -248,7 +248,7 @@ func (p *plan) streamOf(d *decision) *stream {
 // copied reports whether tensor d is kept and copied from the input's
 // bytes, piece by piece.
 func (d *decision) copied() bool {
-	return !d.cast && d.info.DType != 0 && d.xform.IsZero() && (len(d.specs) == 0 || d.specs[0].DType == d.info.DType)
+	return d.raw || !d.cast && d.info.DType != 0 && d.xform.IsZero() && (len(d.specs) == 0 || d.specs[0].DType == d.info.DType)
 }
 
 // allStreamed reports whether every weight the plan casts streams.
@@ -365,7 +365,11 @@ func (p *plan) stored(d *decision) ([]byte, error) {
 	if d.data != nil {
 		return d.data, nil
 	}
-	b, err := p.in.Bytes(d.source)
+	read := p.in.Bytes
+	if d.raw {
+		read = p.in.StoredBytes
+	}
+	b, err := read(d.source)
 	if err != nil {
 		return nil, err
 	}

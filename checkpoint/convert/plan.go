@@ -52,6 +52,9 @@ func (c *conversion) plan() error {
 		}
 		return fmt.Errorf("%s: %w", c.inPath, err)
 	}
+	if c.dest == "" {
+		return nil // a dry run without an output
+	}
 	if err := checkOutput(c.dest, c.in.Files(), c.inPath); err != nil {
 		return err
 	}
@@ -90,6 +93,9 @@ type decision struct {
 	xform ggufmodel.Transform
 	f32   bool
 	data  []byte
+	// raw reports a quantized tensor of a GGUF input kept in its type:
+	// its blocks are copied as stored.
+	raw bool
 	// For GGUF output: the mix's choice for the tensor (nil without a mix)
 	// and the importance vector its quantizer takes (nil for none), one per
 	// impRows rows.
@@ -332,6 +338,10 @@ func lastTile(dt *tcast.DataType) int {
 func (p *plan) keptSpec(d *decision) (layout.Spec, error) {
 	info := &d.info
 	sp := layout.Spec{Name: info.Name, Shape: slices.Clone(info.Shape), DType: info.DType}
+	if d.raw {
+		sp.GGML, _ = p.inputType(d)
+		return sp, nil
+	}
 	if info.DType == 0 || d.f32 || !d.xform.IsZero() {
 		if !info.Float {
 			return sp, fmt.Errorf("tensor %s (%s) can neither be copied nor dequantized", info.Name, info.Type)
@@ -357,6 +367,9 @@ func newPlan(in *load.Checkpoint, opts *Options) (*plan, error) {
 	}
 	ds, renamed, err := p.names()
 	if err != nil {
+		return nil, err
+	}
+	if ds, err = p.pruneLayers(ds, renamed); err != nil {
 		return nil, err
 	}
 	if err := p.decideAll(ds); err != nil {
@@ -401,11 +414,8 @@ func (p *plan) start() error {
 			Reason: fmt.Sprintf("the rules of the %s mix choose the tensors to quantize", opts.GGUF.Mix),
 			Fixes:  []Fix{unset("Include"), {Option: "GGUF.TypeFor", Choose: "rules naming each tensor's type"}}}
 	}
-	if opts.GGUF.Pure && !p.mixed {
-		return &OptionError{Option: "GGUF.Pure", Err: ErrMixOnly,
-			Reason: "applies to a GGUF mix, and this output is generic GGUF, where the datatype " +
-				"already goes to every cast weight",
-			Fixes: []Fix{unset("GGUF.Pure")}}
+	if err := p.checkMixOptions(); err != nil {
+		return err
 	}
 	if opts.Imatrix != nil && p.model == nil {
 		p.imatrixNames()
@@ -468,8 +478,8 @@ func (p *plan) decideAll(ds []*decision) error {
 		return err
 	}
 	p.checkPatterns()
-	if len(p.converted) > 0 {
-		return nil
+	if len(p.converted) > 0 || (p.mixed && p.in.GGUF() != nil) {
+		return nil // a GGUF input may already hold every type the mix gives
 	}
 	mix := ""
 	if p.mixed {
@@ -529,6 +539,9 @@ func (p *plan) add(d *decision, seen map[string]string, why map[string]int) erro
 		p.kept = append(p.kept, info.Name)
 		d.result.Bits = float64(sp.DType.BitSize())
 		d.result.Stored = sp.DType.String()
+		if d.raw {
+			d.result.Bits = measure.StoredBits(info.Size, info.Shape)
+		}
 		if p.lay.Container() == layout.GGUF {
 			d.result.Stored = sp.GGML.String()
 		}

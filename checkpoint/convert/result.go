@@ -104,6 +104,9 @@ type Result struct {
 	// Warnings are things the conversion did that its caller may not have
 	// meant (Warning), each written as its sentence in JSON.
 	Warnings []Warning `json:"warnings,omitempty"`
+	// DryRun reports a Result of Options.DryRun: nothing was written, and
+	// the sizes are those the output would have; no error is measured.
+	DryRun bool `json:"dry_run,omitempty"`
 }
 
 // Cast returns the number of tensors that were cast.

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/tensorcast-go/tensorcast/checkpoint/gguf"
 	"github.com/tensorcast-go/tensorcast/checkpoint/internal/measure"
 	"github.com/tensorcast-go/tensorcast/internal/ordered"
 )
@@ -24,7 +25,7 @@ func (c *conversion) begin() error {
 	if c.isDir {
 		weightPath = filepath.Join(c.stage.Path(), fileName(lay))
 	}
-	kv := append(slices.Clip(p.ggufKV), p.tailKV()...)
+	kv := gguf.SetKV(append(slices.Clip(p.ggufKV), p.tailKV()...), opts.GGUF.KV...)
 	if c.sink, err = newSink(lay.Container(), weightPath, p.specs, p.meta, kv, opts.ShardSize); err != nil {
 		return err
 	}
