@@ -97,6 +97,7 @@ type convertFlags struct {
 	typeFor                                       ggufmix.Overrides
 	renames                                       renameFlag
 	prof                                          *profileFlags
+	quant                                         quantizeFlags
 }
 
 // define declares the flags in fs.
@@ -126,6 +127,7 @@ func (f *convertFlags) define(fs *flag.FlagSet) {
 	fs.BoolVar(&f.allowNonFinite, "allow-nonfinite", false, "cast weights whose source holds NaN or Inf values per the block policy (a block holding one becomes NaN in most datatypes), with a warning; by default convert refuses them, naming each, and writes nothing")
 	fs.StringVar(&f.reportPath, "report", "", "also write the HTML report of the conversion to `FILE` (as tcast report -o FILE IN OUT)")
 	f.prof = addProfileFlags(fs)
+	f.quant.define(fs, f)
 	fs.Var(&f.renames, "rename", "rename output tensors: `RE=REPL` replaces matches of RE with REPL (repeatable; e.g. to fit GGUF's 63-byte names)")
 }
 
@@ -140,8 +142,8 @@ func runConvert(args []string, stdout, stderr io.Writer) error {
 	if len(pos) != 1 {
 		return usagef("want one input checkpoint, got %s", count(len(pos), "argument"))
 	}
-	if f.out == "" {
-		return usagef("-o is required")
+	if f.out == "" && !f.quant.dryRun {
+		return usagef("-o is required (or -dry-run, to see the output's types and sizes only)")
 	}
 	opts, err := f.options(stderr)
 	if err != nil {
@@ -180,7 +182,9 @@ func (f *convertFlags) options(stderr io.Writer) (convert.Options, error) {
 	if opts.Rotate, err = rotate.Parse(f.rot); err != nil {
 		return opts, usagef("-rotate: %v", err)
 	}
-	for _, step := range []func(*convert.Options) error{f.dataType, f.imatrix, f.sparsity, f.pruning, f.rest} {
+	steps := []func(*convert.Options) error{f.dataType, f.quant.apply, f.imatrix, f.quant.selectWeights,
+		f.sparsity, f.pruning, f.rest}
+	for _, step := range steps {
 		if err := step(&opts); err != nil {
 			return opts, err
 		}
@@ -360,6 +364,10 @@ func (f *convertFlags) finish(res *convert.Result, in string, opts convert.Optio
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		return enc.Encode(cliResult(res, opts))
+	}
+	if res.DryRun {
+		printDryRun(stdout, res)
+		return nil
 	}
 	printReport(stdout, res, opts.DataType)
 	return nil

@@ -310,11 +310,20 @@ var optionFlags = map[string]string{
 	"Rotate":         "-rotate",
 	"ScaleSearch":    "-scale-search",
 	"AllowNonFinite": "-allow-nonfinite",
+	"DryRun":         "-dry-run",
+
+	"GGUF.OutputType":         "-output-tensor-type",
+	"GGUF.TokenEmbeddingType": "-token-embedding-type",
+	"GGUF.KeepOutput":         "-leave-output-tensor",
+	"GGUF.AllowRequantize":    "-allow-requantize",
+	"GGUF.PruneLayers":        "-prune-layers",
+	"GGUF.KV":                 "-override-kv",
 }
 
 // boolFlags are the options set by a flag of no value.
 var boolFlags = map[string]bool{"GGUF.Generic": true, "GGUF.Pure": true, "ScaleSearch": true,
-	"AllowNonFinite": true, "Force": true}
+	"AllowNonFinite": true, "Force": true, "DryRun": true, "GGUF.KeepOutput": true,
+	"GGUF.AllowRequantize": true}
 
 // flagOf returns the flag of option, or the option's Go name when no flag
 // sets it.

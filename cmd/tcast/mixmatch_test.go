@@ -19,6 +19,7 @@ import (
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/gguf"
 	"github.com/tensorcast-go/tensorcast/checkpoint/ggufmix"
+	"github.com/tensorcast-go/tensorcast/checkpoint/imatrix"
 )
 
 // mixArch is a small F16 GGUF model of one architecture, laid out as
@@ -174,22 +175,115 @@ func libllama(t *testing.T) (python, lib string) {
 	return python, matches[0]
 }
 
-// mixJob is one llama_model_quantize call of llama_quantize.py.
+// mixJob is one llama_model_quantize call of llama_quantize.py, and the
+// tcast convert arguments that should give the same file.
 type mixJob struct {
 	In    string `json:"in"`
 	Out   string `json:"out"`
 	Ftype uint32 `json:"ftype"`
+	// The options of llama_quantize.py; see its doc string.
+	OutputType      *gguf.Type       `json:"output_tensor_type,omitempty"`
+	TokenType       *gguf.Type       `json:"token_embedding_type,omitempty"`
+	LeaveOutput     bool             `json:"leave_output,omitempty"`
+	OnlyCopy        bool             `json:"only_copy,omitempty"`
+	Pure            bool             `json:"pure,omitempty"`
+	AllowRequantize bool             `json:"allow_requantize,omitempty"`
+	Prune           []int            `json:"prune_layers,omitempty"`
+	KV              []map[string]any `json:"kv_overrides,omitempty"`
+	TensorTypes     []map[string]any `json:"tensor_types,omitempty"`
+	Imatrix         map[string]int   `json:"imatrix,omitempty"`
+
+	name string   // for messages
+	args []string // tcast convert's, after IN -layout gguf -o OUT
+	keys []string // metadata keys whose values must match too
+}
+
+// typeOf returns a pointer to t, for mixJob's optional types.
+func typeOf(t gguf.Type) *gguf.Type { return &t }
+
+// flagJobs are the jobs of llama-quantize's flags on model a (in F16 at
+// in, in Q4_K_M at q4km) that tcast's flags of the same names must match.
+func flagJobs(t *testing.T, a mixArch, in, q4km, dir string) []mixJob {
+	out := func(what string) string { return filepath.Join(dir, a.name+"-llama-"+what+".gguf") }
+	imPath := filepath.Join(dir, a.name+".imatrix.gguf")
+	ones := writeOnesImatrix(t, a, imPath)
+	q4, q5s, q2s := ggufmix.MixQ4_K_M.FileType(), ggufmix.MixQ5_K_S.FileType(), ggufmix.MixQ2_K_S.FileType()
+	return []mixJob{
+		{In: in, Out: out("output-type"), Ftype: q4, OutputType: typeOf(gguf.TypeQ8_0),
+			args: []string{"-dtype", "Q4_K_M", "--output-tensor-type", "q8_0"}},
+		{In: in, Out: out("embd-type"), Ftype: q4, TokenType: typeOf(gguf.TypeQ8_0),
+			args: []string{"-dtype", "Q4_K_M", "--token-embedding-type", "Q8_0"}},
+		{In: in, Out: out("both-types"), Ftype: q5s, OutputType: typeOf(gguf.TypeQ4_K),
+			TokenType: typeOf(gguf.TypeQ6_K),
+			TensorTypes: []map[string]any{{"pattern": "attn_q", "type": int(gguf.TypeQ8_0)},
+				{"pattern": "token_embd", "type": int(gguf.TypeQ5_0)}},
+			args: []string{"-dtype", "Q5_K_S", "-output-tensor-type", "q4_k", "-token-embedding-type", "q6_k",
+				"-tensor-type", "attn_q=q8_0", "-tensor-type", "token_embd=q5_0"}},
+		{In: in, Out: out("leave-output"), Ftype: q4, LeaveOutput: true,
+			args: []string{"-dtype", "Q4_K_M", "--leave-output-tensor"}},
+		{In: in, Out: out("prune"), Ftype: q4, Prune: []int{1, 2}, keys: []string{a.arch + ".block_count"},
+			args: []string{"-dtype", "Q4_K_M", "--prune-layers", "2,1"}},
+		{In: in, Out: out("kv"), Ftype: q4, keys: []string{"general.name", a.arch + ".context_length", "x.f", "x.b"},
+			KV: []map[string]any{{"key": "general.name", "type": "str", "value": "renamed"},
+				{"key": a.arch + ".context_length", "type": "int", "value": "4096"},
+				{"key": "x.f", "type": "float", "value": "0.25"}, {"key": "x.b", "type": "bool", "value": "true"}},
+			args: []string{"-dtype", "Q4_K_M", "-override-kv", "general.name=str:renamed",
+				"-override-kv", a.arch + ".context_length=int:4096", "-override-kv", "x.f=float:0.25",
+				"-override-kv", "x.b=bool:true"}},
+		{In: in, Out: out("q2ks-imatrix"), Ftype: q2s, Imatrix: ones,
+			args: []string{"-dtype", "Q2_K_S", "-imatrix", imPath}},
+		{In: in, Out: out("pure-embd"), Ftype: q4, Pure: true, TokenType: typeOf(gguf.TypeQ8_0),
+			args: []string{"-dtype", "Q4_K_M", "-pure", "-token-embedding-type", "q8_0"}},
+		{In: q4km, Out: out("requant"), Ftype: q5s, args: []string{"-dtype", "Q5_K_S"}},
+		{In: q4km, Out: out("requant-allowed"), Ftype: q5s, AllowRequantize: true,
+			args: []string{"-dtype", "Q5_K_S", "--allow-requantize"}},
+		{In: q4km, Out: out("requant-same"), Ftype: q4, args: []string{"-dtype", "Q4_K_M"}},
+		{In: q4km, Out: out("copy"), Ftype: 0, OnlyCopy: true, args: []string{"-dtype", "COPY"}},
+	}
+}
+
+// writeOnesImatrix writes an importance matrix of ones for every weight
+// of a at path, and returns its entries' sizes, as llama_quantize.py takes
+// them.
+func writeOnesImatrix(t *testing.T, a mixArch, path string) map[string]int {
+	t.Helper()
+	sizes := map[string]int{}
+	var st imatrix.Stats
+	st.ChunkCount, st.ChunkSize = 1, 512
+	for _, ts := range a.tensors() {
+		if len(ts.Shape) < 2 {
+			continue
+		}
+		cols, experts := ts.Shape[len(ts.Shape)-1], 1
+		if len(ts.Shape) == 3 {
+			experts = ts.Shape[0]
+		}
+		sum2 := make([]float32, cols*experts)
+		counts := make([]int64, experts)
+		for i := range sum2 {
+			sum2[i] = 1
+		}
+		for i := range counts {
+			counts[i] = 1
+		}
+		st.Entries = append(st.Entries, imatrix.Stat{Name: ts.Name, Sum2: sum2, Counts: counts})
+		sizes[ts.Name] = len(sum2)
+	}
+	require.NoError(t, imatrix.WriteFile(path, &st, imatrix.FormatGGUF))
+	return sizes
 }
 
 // TestMixesMatchLlamaQuantize requantizes F16 GGUFs of several
-// architectures with every mix, with llama.cpp's own llama_model_quantize
-// (libllama of node-llama-cpp 3.22.1, what llama-quantize calls) and with
-// tcast convert, and requires the same type for every tensor, the same
-// general.file_type, and an error from both where llama.cpp refuses.
+// architectures with every mix, and with llama-quantize's flags on some,
+// with llama.cpp's own llama_model_quantize (libllama of node-llama-cpp
+// 3.22.1, what llama-quantize calls) and with tcast convert, and requires
+// the same type for every tensor, the same general.file_type (and the
+// metadata keys a flag sets), and an error from both where llama.cpp
+// refuses.
 func TestMixesMatchLlamaQuantize(t *testing.T) {
 	python, lib := libllama(t)
 	if testing.Short() {
-		t.Skip("-short: quantizes 8 models with 24 mixes twice")
+		t.Skip("-short: quantizes 8 models with 26 mixes twice")
 	}
 	dir := t.TempDir()
 	var jobs []mixJob
@@ -197,9 +291,40 @@ func TestMixesMatchLlamaQuantize(t *testing.T) {
 		in := filepath.Join(dir, a.name+".gguf")
 		a.write(t, in)
 		for _, m := range ggufmix.Mixes() {
-			jobs = append(jobs, mixJob{in, filepath.Join(dir, a.name+"-llama-"+m.String()+".gguf"), m.FileType()})
+			jobs = append(jobs, mixJob{In: in, Out: filepath.Join(dir, a.name+"-llama-"+m.String()+".gguf"),
+				Ftype: m.FileType(), OnlyCopy: m.Copies(), args: []string{"-dtype", m.String()}})
+		}
+		if a.name == "llama-gqa" || a.name == "gemma" || a.name == "mixtral" {
+			q4km := filepath.Join(dir, a.name+"-q4km.gguf")
+			code, _, errs := tcast("convert", in, "-layout", "gguf", "-dtype", "Q4_K_M", "-o", q4km)
+			require.Equal(t, 0, code, errs)
+			jobs = append(jobs, flagJobs(t, a, in, q4km, dir)...)
 		}
 	}
+	codes := runLlamaQuantize(t, python, lib, dir, jobs)
+	compared, refused := 0, 0
+	defer func() { t.Logf("%d files compared tensor by tensor, %d refused by both", compared, refused) }()
+	for i, j := range jobs {
+		ours := strings.Replace(j.Out, "-llama-", "-tcast-", 1)
+		code, _, errs := tcast(append([]string{"convert", j.In, "-layout", "gguf", "-o", ours}, j.args...)...)
+		name := filepath.Base(j.In) + " " + strings.Join(j.args, " ")
+		if codes[i] != 0 {
+			assert.NotEqual(t, 0, code, "%s: llama.cpp refuses, tcast converts", name)
+			refused++
+			continue
+		}
+		if !assert.Equal(t, 0, code, "%s: %s", name, errs) {
+			continue
+		}
+		compareTypes(t, name, j.Out, ours, j.keys...)
+		compared++
+	}
+}
+
+// runLlamaQuantize runs the jobs with llama_quantize.py and returns their
+// return codes.
+func runLlamaQuantize(t *testing.T, python, lib, dir string, jobs []mixJob) []int {
+	t.Helper()
 	jobsPath := filepath.Join(dir, "jobs.json")
 	b, err := json.Marshal(jobs)
 	require.NoError(t, err)
@@ -212,30 +337,13 @@ func TestMixesMatchLlamaQuantize(t *testing.T) {
 	var codes []int
 	require.NoError(t, json.Unmarshal(out, &codes))
 	require.Len(t, codes, len(jobs))
-
-	compared, refused := 0, 0
-	defer func() { t.Logf("%d files compared tensor by tensor, %d refused by both", compared, refused) }()
-	for i, j := range jobs {
-		mix := strings.TrimSuffix(j.Out[strings.LastIndex(j.Out, "-llama-")+7:], ".gguf")
-		ours := strings.Replace(j.Out, "-llama-", "-tcast-", 1)
-		code, _, errs := tcast("convert", j.In, "-layout", "gguf", "-dtype", mix, "-o", ours)
-		name := filepath.Base(j.In) + " " + mix
-		if codes[i] != 0 {
-			assert.NotEqual(t, 0, code, "%s: llama.cpp refuses, tcast converts", name)
-			refused++
-			continue
-		}
-		if !assert.Equal(t, 0, code, "%s: %s", name, errs) {
-			continue
-		}
-		compareTypes(t, name, j.Out, ours)
-		compared++
-	}
+	return codes
 }
 
 // compareTypes requires the tensors of two GGUF files to have the same
-// names and types, and the files the same general.file_type.
-func compareTypes(t *testing.T, name, want, got string) {
+// names and types, and the files the same general.file_type and values of
+// keys.
+func compareTypes(t *testing.T, name, want, got string, keys ...string) {
 	t.Helper()
 	w, err := gguf.Open(want)
 	require.NoError(t, err, name)
@@ -266,9 +374,11 @@ func compareTypes(t *testing.T, name, want, got string) {
 		diffs = append(diffs[:8], fmt.Sprintf("and %d more", len(diffs)-8))
 	}
 	assert.Empty(t, diffs, "%s: tensor types, llama-quantize's and ours", name)
-	wf, _ := w.Get("general.file_type")
-	gf, _ := g.Get("general.file_type")
-	assert.Equal(t, wf.Any(), gf.Any(), "%s: general.file_type", name)
+	for _, k := range append([]string{"general.file_type"}, keys...) {
+		wv, _ := w.Get(k)
+		gv, _ := g.Get(k)
+		assert.Equal(t, wv.String(), gv.String(), "%s: %s", name, k)
+	}
 }
 
 // tail returns the last n bytes of s.

@@ -99,7 +99,7 @@ var outputMatrix = []outputStep{
 		"-o {d}/im-iq4nl.gguf"},
 	{args: "convert {d}/im -layout gguf -dtype q5_k_s -o {d}/im-q5ks.gguf"},
 	{args: "convert {r}/iris.bf16.safetensors -layout gguf -dtype q8_0 -o {d}/iris.gguf"},
-	{args: "convert {d}/q80.gguf -layout gguf -dtype q4_k_m -o {d}/re-q4km.gguf"},
+	{args: "convert {d}/q80.gguf -layout gguf -dtype q4_k_m -allow-requantize -o {d}/re-q4km.gguf"},
 
 	// Reading back: decompress, verify and inspect.
 	{args: "decompress -o {d}/iris-plain.safetensors {d}/iris-mxfp4"},

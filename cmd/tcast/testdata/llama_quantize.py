@@ -4,10 +4,16 @@
 Usage: python3 llama_quantize.py LIBLLAMA JOBS.json
 
 LIBLLAMA is libllama.so of node-llama-cpp's prebuilt CPU build (as in .ci/run), called through
-ctypes, so llama.cpp's code chooses the types. JOBS.json is a list of {"in", "out", "ftype"}
-(ftype: llama.h's llama_ftype value); each job quantizes "in" to "out" with llama-quantize's
-defaults otherwise (one thread). Prints a JSON list with each job's return code (0 for success).
-llama.cpp's log goes to stderr.
+ctypes, so llama.cpp's code chooses the types. JOBS.json is a list of jobs, each quantizing "in" to
+"out" as "ftype" (llama.h's llama_ftype value) on one thread, with llama-quantize's defaults but for
+the optional fields, which set llama_model_quantize_params as llama-quantize's flags do:
+  output_tensor_type, token_embedding_type   ggml_type values (--output-tensor-type, ...)
+  leave_output, only_copy, pure, allow_requantize   booleans (--leave-output-tensor, COPY, ...)
+  prune_layers       a list of block numbers (--prune-layers)
+  kv_overrides       a list of {"key", "type" (int, float, bool, str), "value"} (--override-kv)
+  tensor_types       a list of {"pattern", "type" (a ggml_type value)} (--tensor-type)
+  imatrix            {"name": size}: an importance matrix of ones of that size per name (--imatrix)
+Prints a JSON list with each job's return code (0 for success). llama.cpp's log goes to stderr.
 """
 
 import ctypes
@@ -36,6 +42,81 @@ class QuantizeParams(ctypes.Structure):
     ]
 
 
+class KVValue(ctypes.Union):
+    _fields_ = [("val_i64", ctypes.c_int64), ("val_f64", ctypes.c_double),
+                ("val_bool", ctypes.c_bool), ("val_str", ctypes.c_char * 128)]
+
+
+class KVOverride(ctypes.Structure):
+    """llama_model_kv_override: the tag (INT, FLOAT, BOOL, STR), the key and the value."""
+    _anonymous_ = ("v",)
+    _fields_ = [("tag", ctypes.c_int), ("key", ctypes.c_char * 128), ("v", KVValue)]
+
+
+class TensorOverride(ctypes.Structure):
+    """llama_model_tensor_override."""
+    _fields_ = [("pattern", ctypes.c_char_p), ("type", ctypes.c_int)]
+
+
+class ImatrixData(ctypes.Structure):
+    """llama_model_imatrix_data."""
+    _fields_ = [("name", ctypes.c_char_p), ("data", ctypes.POINTER(ctypes.c_float)), ("size", ctypes.c_size_t)]
+
+
+KV_TAGS = {"int": 0, "float": 1, "bool": 2, "str": 3}
+
+
+def kv_overrides(items):
+    arr = (KVOverride * (len(items) + 1))()
+    for o, it in zip(arr, items):
+        o.tag = KV_TAGS[it["type"]]
+        o.key = it["key"].encode()
+        if it["type"] == "int":
+            o.val_i64 = int(it["value"])
+        elif it["type"] == "float":
+            o.val_f64 = float(it["value"])
+        elif it["type"] == "bool":
+            o.val_bool = it["value"] == "true"
+        else:
+            o.val_str = it["value"].encode()
+    return arr  # the last entry's key is empty: the end
+
+
+def apply(p, job, keep):
+    """Sets the optional fields of job on p; keep holds what the pointers point to."""
+    for name in ("output_tensor_type", "token_embedding_type"):
+        if name in job:
+            setattr(p, name, job[name])
+    p.quantize_output_tensor = not job.get("leave_output", False)
+    p.only_copy = job.get("only_copy", False)
+    p.pure = job.get("pure", False)
+    p.allow_requantize = job.get("allow_requantize", False)
+    if job.get("prune_layers"):
+        arr = (ctypes.c_int32 * (len(job["prune_layers"]) + 1))(*job["prune_layers"], -1)
+        keep.append(arr)
+        p.prune_layers = ctypes.cast(arr, ctypes.c_void_p)
+    if job.get("kv_overrides"):
+        arr = kv_overrides(job["kv_overrides"])
+        keep.append(arr)
+        p.kv_overrides = ctypes.cast(arr, ctypes.c_void_p)
+    if job.get("tensor_types"):
+        tts = job["tensor_types"]
+        arr = (TensorOverride * (len(tts) + 1))()
+        for o, t in zip(arr, tts):
+            o.pattern, o.type = t["pattern"].encode(), t["type"]  # the last pattern is NULL: the end
+        keep.append(arr)
+        p.tt_overrides = ctypes.cast(arr, ctypes.c_void_p)
+    if job.get("imatrix"):
+        ims = sorted(job["imatrix"].items())
+        arr = (ImatrixData * (len(ims) + 1))()
+        for o, (name, size) in zip(arr, ims):
+            data = (ctypes.c_float * size)(*([1.0] * size))
+            keep.append(data)
+            o.name, o.data, o.size = name.encode(), data, size
+        keep.append(arr)
+        p.imatrix = ctypes.cast(arr, ctypes.c_void_p)
+
+
 def main():
     if len(sys.argv) != 3:
         sys.exit(__doc__)
@@ -50,6 +131,8 @@ def main():
         p = lib.llama_model_quantize_default_params()
         p.ftype = job["ftype"]
         p.nthread = 1
+        keep = []
+        apply(p, job, keep)
         codes.append(lib.llama_model_quantize(job["in"].encode(), job["out"].encode(), ctypes.byref(p)))
     print(json.dumps(codes))
 
