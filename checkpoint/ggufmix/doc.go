@@ -17,11 +17,15 @@
 //
 // In llama-quantize's order, for each tensor:
 //
-//  1. Tensors that are never quantized are kept as F32: those of fewer than 2 dimensions, names not ending in
+//  1. Tensors that are never quantized keep their type (Tensor.Keep, F32
+//     by default): those of fewer than 2 dimensions, names not ending in
 //     "weight", norms, expert routers (ffn_gate_inp), positional and a few
-//     small architecture-specific tensors.
-//  2. The first Override whose pattern matches the name sets the type.
-//  3. Otherwise, for mixes with a block base type and unless Pure, the mix
+//     small architecture-specific tensors; so does every tensor with
+//     MixCOPY, and the output head with Options.KeepOutput.
+//  2. Options.TokenEmbeddingType and Options.OutputType set the token
+//     embedding's and the output head's types.
+//  3. The first Override whose pattern matches the name sets the type.
+//  4. Otherwise, for mixes with a block base type and unless Pure, the mix
 //     rules: the output head (and a token embedding that doubles as it)
 //     gets Q6_K, or Q8_0 when its row is not a multiple of the base block
 //     or the model is a falcon; attention V (and fused QKV, MLA's kv_b)
@@ -31,12 +35,15 @@
 //     throughout (Q3_K_L, Q2_K); attn_output gets more bits in Q2_K,
 //     Q3_K_M and Q3_K_L; 8-expert models, grouped-query attention and
 //     70B models have rules of their own. docs/GGUF.md tables them.
-//  4. A block type whose block does not divide the row length falls back:
+//  5. A block type whose block does not divide the row length falls back:
 //     IQ4_XS → IQ4_NL, Q2_K, Q3_K, TQ1_0, TQ2_0 and Q2_0 → Q4_0, Q4_K →
 //     Q5_0, Q5_K → Q5_1, Q6_K → Q8_0, and to F16 when the replacement
 //     does not fit either or for a 32-element type that does not fit; a
 //     larger block without a replacement (Q1_0) is a *TensorError, as
 //     llama-quantize stops.
+//
+// Decision.NeedsImatrix marks the types llama-quantize quantizes only with
+// an importance matrix: Q2_K in Q2_K_S and the 1- to 3-bit IQ types.
 //
 // # Differences from llama-quantize
 //

@@ -34,7 +34,10 @@ const convertUsage = "tcast convert IN -dtype NAME -o OUT [-layout LAYOUT] [-inc
 	"                    [-sparsity N:M [-sparsity-criterion magnitude|wanda] [-act-norms NORMS.npz]\n" +
 	"                     [-sparsity-format dense|sparse-bitmask|sparse-24-bitmask]]\n" +
 	"                    [-gguf-generic] [-gguf-pre NAME] [-gguf-pure] [-type-for RE=TYPE ...] [-imatrix FILE]\n" +
-	"                    [-scale-search] [-rotate hadamard[:BLOCK]] [-allow-nonfinite] [-report FILE.html] [-cpuprofile FILE] [-memprofile FILE]\n\n" +
+	"                    [-scale-search] [-rotate hadamard[:BLOCK]] [-allow-nonfinite] [-report FILE.html] [-cpuprofile FILE] [-memprofile FILE]\n" +
+	"                    [-dry-run] [-output-tensor-type TYPE] [-token-embedding-type TYPE] [-leave-output-tensor]\n" +
+	"                    [-tensor-type RE=TYPE] [-tensor-type-file FILE] [-prune-layers L0,L1,...] [-override-kv KEY=TYPE:VALUE]\n" +
+	"                    [-include-weights NAME | -exclude-weights NAME] [-allow-requantize] [-pure]\n\n" +
 	"IN is a checkpoint: a .safetensors file, a model.safetensors.index.json, a .gguf file, or a directory\n" +
 	"holding one, plain or quantized in any layout tcast reads (quantized weights are dequantized exactly,\n" +
 	"then cast). OUT is a directory (weights, shards and config files go in it), or a .safetensors file\n" +
@@ -65,6 +68,14 @@ const convertUsage = "tcast convert IN -dtype NAME -o OUT [-layout LAYOUT] [-inc
 	"-imatrix works with any layout for the codebook datatypes of several tables (mxfi4, mxfp4e,\n" +
 	"icb44fi2_e32s8, ...), whose subtiles then choose their tables by importance-weighted error; a\n" +
 	"Hugging Face weight of a known architecture is looked up under its GGUF name (blk.N.attn_q.weight).\n\n" +
+	"llama-quantize's flags work under their own names, with one dash or two: -output-tensor-type and\n" +
+	"-token-embedding-type set those tensors' types, -leave-output-tensor keeps output.weight as it is,\n" +
+	"-tensor-type is -type-for and -tensor-type-file reads its rules from a file, -prune-layers drops blocks\n" +
+	"of a GGUF model, -override-kv sets metadata, -include-weights / -exclude-weights choose the -imatrix\n" +
+	"entries used, -pure is -gguf-pure, and -dry-run prints each tensor's type and size and writes nothing.\n" +
+	"A GGUF input's tensors that a mix keeps, or gives the type they have, are copied as stored (-dtype COPY\n" +
+	"keeps all); quantizing an already quantized tensor to another type needs -allow-requantize. Q2_K_S\n" +
+	"and the IQ1/IQ2/IQ3_XXS types need -imatrix, as in llama-quantize.\n\n" +
 	"-scale-search lets every block of an MX, NVFP4, symmetric integer-group or FP8 datatype (mxfp4, nvfp4,\n" +
 	"int4_g128, fp8e4_block128, ...) try a few scales around the rule's (E8M0 ±1, neighbouring UE4M3 codes\n" +
 	"and NVFP4's 4/6 scale, clipping ratios) and keep the one of least squared error, weighted by -imatrix\n" +
