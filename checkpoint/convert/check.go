@@ -56,10 +56,15 @@ func (c *conversion) check() error {
 	if c.dest, c.isDir, err = destination(c.out, opts.Layout); err != nil {
 		return err
 	}
-	if opts.ShardSize > 0 && (!c.isDir || opts.Layout.Container() != layout.Safetensors) {
+	if opts.ShardSize > 0 && !c.isDir {
 		return &OptionError{Option: "ShardSize",
-			Reason: "splits safetensors output in a directory, and the output " + c.out + " is not one",
-			Fixes:  []Fix{unset("ShardSize")}}
+			Reason: "splits the output into files in a directory (safetensors shards, or GGUF splits), " +
+				"and the output " + c.out + " is not one",
+			Fixes: []Fix{unset("ShardSize")}}
+	}
+	if opts.ShardSize > 0 && opts.GGUF.KeepSplit {
+		return &OptionError{Option: "GGUF.KeepSplit", With: "ShardSize", Err: ErrConflict,
+			Reason: "the splits are either the input's or of ShardSize", Fixes: []Fix{unset("GGUF.KeepSplit"), unset("ShardSize")}}
 	}
 	return nil
 }
@@ -134,7 +139,7 @@ func (o *Options) Check() error {
 		{"GGUF.Pre", o.GGUF.Pre != ""}, {"GGUF.OutputType", o.GGUF.OutputType != nil},
 		{"GGUF.TokenEmbeddingType", o.GGUF.TokenEmbeddingType != nil}, {"GGUF.KeepOutput", o.GGUF.KeepOutput},
 		{"GGUF.AllowRequantize", o.GGUF.AllowRequantize}, {"GGUF.PruneLayers", len(o.GGUF.PruneLayers) > 0},
-		{"GGUF.KV", len(o.GGUF.KV) > 0}} {
+		{"GGUF.KV", len(o.GGUF.KV) > 0}, {"GGUF.KeepSplit", o.GGUF.KeepSplit}} {
 		if f.set {
 			return &OptionError{Option: f.option, Err: ErrGGUFOnly,
 				Reason: "applies to GGUF output", Fixes: toGGUF}

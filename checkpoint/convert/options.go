@@ -41,7 +41,10 @@ type Options struct {
 	Force bool
 	// ShardSize, when positive, splits safetensors output into shards of at
 	// most this many bytes of tensor data (a larger tensor gets a shard of
-	// its own) with a model.safetensors.index.json, in the output directory.
+	// its own) with a model.safetensors.index.json, in the output directory;
+	// and GGUF output into llama.cpp's splits (model-00001-of-0000N.gguf,
+	// ..., as gguf-split --split-max-size makes them), in the output
+	// directory, which llama.cpp loads by the first.
 	ShardSize int64
 	// Rename, when set, gives the output name of each logical tensor (GGUF
 	// names hold at most 63 bytes); names it returns unchanged keep theirs.
@@ -188,6 +191,11 @@ type GGUFOptions struct {
 	// and sets <arch>.block_count, as llama-quantize --prune-layers; the
 	// importance matrix is still looked up under the input's names.
 	PruneLayers []int
+	// KeepSplit writes a GGUF input that is split (gguf.OpenModel) in the
+	// same splits, each tensor in its input's split, in the output
+	// directory (llama-quantize --keep-split); ShardSize splits any GGUF
+	// output by size instead.
+	KeepSplit bool
 	// KV sets metadata keys of the output after every other key is
 	// decided: a key the output has is replaced in place, any other is
 	// added (llama-quantize --override-kv; see ParseKV).

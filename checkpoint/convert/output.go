@@ -33,8 +33,13 @@ type sink interface {
 var wrapSink func(sink) sink
 
 // newSink starts writing specs at path: a file, or (shardSize > 0) shards in
-// path's directory.
-func newSink(c layout.Container, path string, specs []layout.Spec, meta map[string]string, kv []gguf.KV, shardSize int64) (sink, error) {
+// path's directory; for GGUF, the splits of splitOf (the split of each
+// spec; nil for one file) in path's directory.
+func newSink(c layout.Container, path string, specs []layout.Spec, meta map[string]string, kv []gguf.KV,
+	shardSize int64, splitOf []int) (sink, error) {
+	if c == layout.GGUF && splitOf != nil {
+		return newSplitSink(path, specs, splitOf, kv, meta)
+	}
 	if c == layout.GGUF {
 		return newGGUFSink(path, specs, kv, meta)
 	}

@@ -58,6 +58,11 @@ func (c *conversion) plan() error {
 	if err := checkOutput(c.dest, c.in.Files(), c.inPath); err != nil {
 		return err
 	}
+	if c.p.splitOf() != nil && !c.isDir {
+		return &OutputError{Path: c.out, Layout: c.opts.Layout.Name(), Want: "a directory",
+			Reason: "names a file, and the GGUF output is split (GGUF.KeepSplit of a split input): " +
+				"its splits go in a directory"}
+	}
 	if len(c.p.files) > 0 && !c.isDir {
 		names := slices.Sorted(maps.Keys(c.p.files))
 		return &OutputError{Path: c.out, Layout: c.opts.Layout.Name(), Want: "a directory",
@@ -416,6 +421,11 @@ func (p *plan) start() error {
 	}
 	if err := p.checkMixOptions(); err != nil {
 		return err
+	}
+	if opts.GGUF.KeepSplit && in.GGUF() == nil {
+		return &OptionError{Option: "GGUF.KeepSplit", Err: ErrGGUFInputOnly,
+			Reason: "writes the splits of a split GGUF input, and the input is no GGUF file; ShardSize splits any output by size",
+			Fixes:  []Fix{unset("GGUF.KeepSplit")}}
 	}
 	if opts.Imatrix != nil && p.model == nil {
 		p.imatrixNames()

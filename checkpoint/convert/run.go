@@ -26,7 +26,7 @@ func (c *conversion) begin() error {
 		weightPath = filepath.Join(c.stage.Path(), fileName(lay))
 	}
 	kv := gguf.SetKV(append(slices.Clip(p.ggufKV), p.tailKV()...), opts.GGUF.KV...)
-	if c.sink, err = newSink(lay.Container(), weightPath, p.specs, p.meta, kv, opts.ShardSize); err != nil {
+	if c.sink, err = newSink(lay.Container(), weightPath, p.specs, p.meta, kv, opts.ShardSize, p.splitOf()); err != nil {
 		return err
 	}
 	if wrapSink != nil {

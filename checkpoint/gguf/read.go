@@ -124,6 +124,10 @@ type File struct {
 	closer io.Closer
 	kvIdx  map[string]int
 	tIdx   map[string]int
+	// parts are the splits of a model opened with OpenModel, and partOf
+	// the split of each tensor; nil for one file.
+	parts  []*File
+	partOf map[string]int
 }
 
 // Open opens and parses the GGUF file at path. The file stays open for
@@ -179,6 +183,13 @@ func Read(r io.ReaderAt, size int64, name string) (*File, error) {
 // Close closes the underlying file if the File was made by Open; for a
 // File made by Read it does nothing.
 func (f *File) Close() error {
+	if f.parts != nil {
+		var err error
+		for _, p := range f.parts {
+			err = errors.Join(err, p.Close())
+		}
+		return err
+	}
 	if f.closer == nil {
 		return nil
 	}
@@ -797,6 +808,9 @@ func (f *File) TensorBytes(name string) ([]byte, error) {
 
 // readData reads the data of t.
 func (f *File) readData(t TensorInfo) ([]byte, error) {
+	if f.parts != nil {
+		return f.parts[f.partOf[t.Name]].readData(t)
+	}
 	b := make([]byte, t.Size)
 	pos := f.DataOffset + t.Offset
 	if n, err := f.r.ReadAt(b, pos); n < len(b) {

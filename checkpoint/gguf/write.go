@@ -223,6 +223,11 @@ func (w *Writer) header() ([]byte, int64, error) {
 // "model" (an importance matrix is "imatrix"): such a file needs no
 // general.architecture, as ggml writes it.
 func (w *Writer) notModel() bool {
+	if v, ok := w.find(KeySplitNo); ok {
+		if n, ok := v.Uint(); ok && n > 0 {
+			return true // a later split: the first holds the model's keys
+		}
+	}
 	v, ok := w.find(KeyType)
 	s, isStr := v.Str()
 	return ok && isStr && s != "model"

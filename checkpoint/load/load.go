@@ -193,6 +193,9 @@ func resolve(path string) (file, dir string, err error) {
 	}
 	m, _ := filepath.Glob(filepath.Join(path, "*.safetensors"))
 	g, _ := filepath.Glob(filepath.Join(path, "*.gguf"))
+	if first, ok := firstSplit(g); ok && len(m) == 0 {
+		return first, path, nil
+	}
 	m = append(m, g...)
 	switch len(m) {
 	case 0:
@@ -205,6 +208,24 @@ func resolve(path string) (file, dir string, err error) {
 		return "", "", fmt.Errorf("%s holds %d checkpoint files (%s) and no %s: name the one to read", path, len(m), strings.Join(m, ", "), safetensors.IndexFileName)
 	}
 	return m[0], path, nil
+}
+
+// firstSplit returns the first split of a split GGUF model when paths are
+// all the splits of one (NAME-00001-of-0000N.gguf, ...).
+func firstSplit(paths []string) (string, bool) {
+	if len(paths) < 2 {
+		return "", false
+	}
+	prefix, _, count, ok := gguf.SplitOf(paths[0])
+	if !ok || count != len(paths) {
+		return "", false
+	}
+	for _, p := range paths {
+		if q, _, c, ok := gguf.SplitOf(p); !ok || q != prefix || c != count {
+			return "", false
+		}
+	}
+	return gguf.SplitPath(prefix, 0, count), true
 }
 
 // ErrNotCheckpoint is matched by the error of Open for a file that is not a
@@ -289,7 +310,7 @@ func (c *Checkpoint) openIndex(path string) error {
 }
 
 func (c *Checkpoint) openGGUF(path string) error {
-	f, err := gguf.Open(path)
+	f, err := gguf.OpenModel(path)
 	if err != nil {
 		return err
 	}
@@ -299,9 +320,11 @@ func (c *Checkpoint) openGGUF(path string) error {
 			c.meta[kv.Key] = v
 		}
 	}
-	c.files = append(c.files, path)
-	if st, err := os.Stat(path); err == nil {
-		c.size = st.Size()
+	for _, p := range f.Splits() {
+		c.files = append(c.files, p)
+		if st, err := os.Stat(p); err == nil {
+			c.size += st.Size()
+		}
 	}
 	for _, t := range f.Tensors {
 		// Block types have no safetensors dtype: they are described as U8

@@ -37,7 +37,7 @@ const convertUsage = "tcast convert IN -dtype NAME -o OUT [-layout LAYOUT] [-inc
 	"                    [-scale-search] [-rotate hadamard[:BLOCK]] [-allow-nonfinite] [-report FILE.html] [-cpuprofile FILE] [-memprofile FILE]\n" +
 	"                    [-dry-run] [-output-tensor-type TYPE] [-token-embedding-type TYPE] [-leave-output-tensor]\n" +
 	"                    [-tensor-type RE=TYPE] [-tensor-type-file FILE] [-prune-layers L0,L1,...] [-override-kv KEY=TYPE:VALUE]\n" +
-	"                    [-include-weights NAME | -exclude-weights NAME] [-allow-requantize] [-pure]\n\n" +
+	"                    [-include-weights NAME | -exclude-weights NAME] [-allow-requantize] [-pure] [-keep-split]\n\n" +
 	"IN is a checkpoint: a .safetensors file, a model.safetensors.index.json, a .gguf file, or a directory\n" +
 	"holding one, plain or quantized in any layout tcast reads (quantized weights are dequantized exactly,\n" +
 	"then cast). OUT is a directory (weights, shards and config files go in it), or a .safetensors file\n" +
@@ -76,6 +76,10 @@ const convertUsage = "tcast convert IN -dtype NAME -o OUT [-layout LAYOUT] [-inc
 	"A GGUF input's tensors that a mix keeps, or gives the type they have, are copied as stored (-dtype COPY\n" +
 	"keeps all); quantizing an already quantized tensor to another type needs -allow-requantize. Q2_K_S\n" +
 	"and the IQ1/IQ2/IQ3_XXS types need -imatrix, as in llama-quantize.\n\n" +
+	"A split GGUF model (NAME-00001-of-0000N.gguf, ...) is read as one: give its first split, any split or\n" +
+	"its directory. -shard-size SIZE with -layout gguf and -o DIR/ writes llama.cpp's splits of at most\n" +
+	"SIZE of tensor data (DIR/model-00001-of-0000N.gguf, ...; llama.cpp loads them by the first), and\n" +
+	"-keep-split writes a split input in its own splits; the directory appears whole or not at all.\n\n" +
 	"-scale-search lets every block of an MX, NVFP4, symmetric integer-group or FP8 datatype (mxfp4, nvfp4,\n" +
 	"int4_g128, fp8e4_block128, ...) try a few scales around the rule's (E8M0 ±1, neighbouring UE4M3 codes\n" +
 	"and NVFP4's 4/6 scale, clipping ratios) and keep the one of least squared error, weighted by -imatrix\n" +
@@ -122,7 +126,7 @@ func (f *convertFlags) define(fs *flag.FlagSet) {
 	fs.StringVar(&f.mode, "scale-mode", "floor", "power-of-two scale `MODE`: floor, ceil, even, rceil, midmax, option3, topbinade")
 	fs.IntVar(&f.workers, "workers", 0, "`K` goroutines casting and writing; a large tensor is split among them by rows (0: all cores)")
 	fs.BoolVar(&f.force, "force", false, "replace an existing output (as a whole)")
-	fs.StringVar(&f.shard, "shard-size", "", "split the output into shards of at most `SIZE` (e.g. 5GB, 500MB, 2GiB) with an index")
+	fs.StringVar(&f.shard, "shard-size", "", "split the output into shards of at most `SIZE` (e.g. 5GB, 500MB, 2GiB) with an index, or with -layout gguf into llama.cpp's splits, in the -o directory")
 	fs.BoolVar(&f.asJSON, "json", false, "print the report as JSON")
 	fs.StringVar(&f.sparse, "sparsity", "", "prune the cast weights to `N:M` sparsity (e.g. 2:4) along the scaled axis; the datatype's tile then counts kept values")
 	fs.StringVar(&f.criterion, "sparsity-criterion", "magnitude", "`CRITERION` by which N:M sparsity ranks weights: magnitude, or wanda (|w|·norm, with -act-norms)")

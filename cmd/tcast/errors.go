@@ -95,6 +95,8 @@ func formatStep(fe *fileerr.FormatError) string {
 	switch {
 	case fe.Format == "castdir":
 		return "the cast directory is damaged or was edited: write it again with tcast cast"
+	case fe.Kind == fileerr.MissingFile && fe.Format == "gguf":
+		return "download every split of the model (NAME-00001-of-0000N.gguf, ...) into " + filepath.Dir(fe.Path)
 	case fe.Kind == fileerr.MissingFile:
 		return "download every shard the index lists into " + filepath.Dir(fe.Path)
 	case fe.Kind == fileerr.LinkOutside:
@@ -318,12 +320,13 @@ var optionFlags = map[string]string{
 	"GGUF.AllowRequantize":    "-allow-requantize",
 	"GGUF.PruneLayers":        "-prune-layers",
 	"GGUF.KV":                 "-override-kv",
+	"GGUF.KeepSplit":          "-keep-split",
 }
 
 // boolFlags are the options set by a flag of no value.
 var boolFlags = map[string]bool{"GGUF.Generic": true, "GGUF.Pure": true, "ScaleSearch": true,
 	"AllowNonFinite": true, "Force": true, "DryRun": true, "GGUF.KeepOutput": true,
-	"GGUF.AllowRequantize": true}
+	"GGUF.AllowRequantize": true, "GGUF.KeepSplit": true}
 
 // flagOf returns the flag of option, or the option's Go name when no flag
 // sets it.

@@ -23,6 +23,7 @@ import (
 type quantizeFlags struct {
 	outputType, tokenType                ggufTypeFlag
 	leaveOutput, allowRequantize, dryRun bool
+	keepSplit                            bool
 	typeFile, pruneLayers                string
 	kv                                   kvFlag
 	includeWeights, excludeWeights       listFlag
@@ -42,6 +43,7 @@ func (q *quantizeFlags) define(fs *flag.FlagSet, f *convertFlags) {
 	fs.Var(&q.includeWeights, "include-weights", "use -imatrix only for the weights whose name contains `NAME` (repeatable)")
 	fs.Var(&q.excludeWeights, "exclude-weights", "do not use -imatrix for the weights whose name contains `NAME` (repeatable)")
 	fs.BoolVar(&q.allowRequantize, "allow-requantize", false, "let a GGUF mix quantize tensors of a GGUF input that are quantized already to another type (their errors add up)")
+	fs.BoolVar(&q.keepSplit, "keep-split", false, "write a split GGUF input (NAME-00001-of-0000N.gguf, ...) in the same splits, in the -o directory (llama-quantize --keep-split)")
 	fs.BoolVar(&f.pure, "pure", false, "the same as -gguf-pure (llama-quantize's name for it)")
 }
 
@@ -50,7 +52,7 @@ func (q *quantizeFlags) define(fs *flag.FlagSet, f *convertFlags) {
 func (q *quantizeFlags) apply(opts *convert.Options) error {
 	g := &opts.GGUF
 	g.OutputType, g.TokenEmbeddingType = q.outputType.t, q.tokenType.t
-	g.KeepOutput, g.AllowRequantize, g.KV = q.leaveOutput, q.allowRequantize, q.kv
+	g.KeepOutput, g.AllowRequantize, g.KV, g.KeepSplit = q.leaveOutput, q.allowRequantize, q.kv, q.keepSplit
 	opts.DryRun = q.dryRun
 	if q.typeFile != "" {
 		rules, err := readTypeFile(q.typeFile)

@@ -13,6 +13,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/tensorcast-go/tensorcast/checkpoint/gguf"
 )
 
 // A badCase is one hostile input of the corpus: a file, or a directory of
@@ -45,6 +47,7 @@ func corpus() []badCase {
 	cs = append(cs, safetensorsCases()...)
 	cs = append(cs, indexCases()...)
 	cs = append(cs, ggufCases()...)
+	cs = append(cs, splitCases()...)
 	cs = append(cs, npyCases()...)
 	cs = append(cs, npzCases()...)
 	cs = append(cs, configCases()...)
@@ -1440,5 +1443,55 @@ func grammarFiles() []badCase {
 		}
 		cs = append(cs, badCase{path: "grammar/" + name + ".txt", data: []byte(b.String())})
 	}
+	return cs
+}
+
+// ---------------------------------------------------------------- GGUF splits
+
+// splitFile is one split of a model of count splits (split.no no) holding
+// F32 tensors of 4 values named as given; total is split.tensors.count.
+func splitFile(no, count, total int, tensors ...string) []byte {
+	var w gguf.Writer
+	if no == 0 {
+		must(w.AddKV(gguf.KeyArchitecture, gguf.String("llama")))
+	}
+	must(w.AddKV(gguf.KeySplitNo, gguf.Uint16(uint16(no))))
+	must(w.AddKV(gguf.KeySplitCount, gguf.Uint16(uint16(count))))
+	must(w.AddKV(gguf.KeySplitTensors, gguf.Int32(int32(total))))
+	for _, t := range tensors {
+		must(w.AddTensor(t, gguf.TypeF32, []int{4}, make([]byte, 16)))
+	}
+	var b bytes.Buffer
+	_, err := w.WriteTo(&b)
+	must(err)
+	return b.Bytes()
+}
+
+// must panics on an error of a case's construction.
+func must(err error) {
+	if err != nil {
+		panic(err)
+	}
+}
+
+// splitCases are split models (llama.cpp's gguf-split) whose splits do
+// not add up; gguf.OpenModel is given the first split (or the file
+// named model.gguf).
+func splitCases() []badCase {
+	const s1, s2 = "model-00001-of-00002.gguf", "model-00002-of-00002.gguf"
+	var cs []badCase
+	add := func(name string, files map[string][]byte, names string, want ...string) {
+		cs = append(cs, badCase{path: "gguf-split/" + name, files: files, names: names, want: want})
+	}
+	first := splitFile(0, 2, 2, "a")
+	add("split-missing", map[string][]byte{s1: first}, s2, "split 2 of 2")
+	add("split-no-wrong", map[string][]byte{s1: first, s2: splitFile(0, 2, 2, "b")}, s2, "split.no", "want 2 of 2")
+	add("split-count-wrong", map[string][]byte{s1: first, s2: splitFile(1, 3, 2, "b")}, s2, "2 of 3")
+	add("tensor-in-two-splits", map[string][]byte{s1: first, s2: splitFile(1, 2, 2, "a")}, s2, `"a"`, "splits 1 and 2")
+	add("tensors-count-wrong", map[string][]byte{s1: splitFile(0, 2, 5, "a"), s2: splitFile(1, 2, 5, "b")}, s1,
+		"split.tensors.count", "hold 2")
+	add("split-no-out-of-range", map[string][]byte{s1: splitFile(7, 2, 2, "a"), s2: splitFile(1, 2, 2, "b")}, s1, "split.no")
+	add("not-named-as-split", map[string][]byte{"model.gguf": first}, "model.gguf", "NAME-00001-of-00002.gguf")
+	add("split-truncated", map[string][]byte{s1: first, s2: splitFile(1, 2, 2, "b")[:40]}, s2, "offset")
 	return cs
 }
