@@ -3,6 +3,7 @@ package convert
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/ggufmix"
@@ -36,8 +37,16 @@ func DataTypeOrMix(l layout.Layout, name string) (*tcast.DataType, ggufmix.Mix, 
 		return nil, ggufmix.Mix{}, &UnknownDataTypeError{Layout: l.Name(), Name: name, Known: true, Mixes: ggufMixNames(), Err: err}
 	}
 	mixes := ggufMixNames()
+	candidates := slices.Clone(mixes)
+	for _, d := range de.Accepted {
+		// Names are case-insensitive: a type that is also a mix (q8_0,
+		// tq1_0) is offered once.
+		if !slices.ContainsFunc(mixes, func(m string) bool { return strings.EqualFold(m, d) }) {
+			candidates = append(candidates, d)
+		}
+	}
 	return nil, ggufmix.Mix{}, &UnknownDataTypeError{Layout: l.Name(), Name: name, DataTypes: de.Accepted, Mixes: mixes,
-		Closest: names.ClosestSpelling(name, append(mixes, de.Accepted...), 3), Err: err}
+		Closest: names.ClosestSpelling(name, candidates, 3), Err: err}
 }
 
 // ggufMixNames lists llama-quantize's mix names the ggufmix package knows.

@@ -1,6 +1,7 @@
 package ggufmix
 
 import (
+	"errors"
 	"strconv"
 	"strings"
 )
@@ -67,7 +68,18 @@ type TensorError struct {
 	Name string
 	// Reason describes the problem.
 	Reason string
+	// Err is ErrNoFallback for a type whose block does not divide the
+	// rows and that has no replacement, else nil.
+	Err error
 }
+
+// ErrNoFallback is matched by the *TensorError of a tensor whose rows the
+// type's block does not divide, for a type with no replacement (Q1_0);
+// an Override of another type for that tensor resolves it.
+var ErrNoFallback = errors.New("no fallback type")
+
+// Unwrap returns Err.
+func (e *TensorError) Unwrap() error { return e.Err }
 
 // Error returns a message such as
 // `tensor "blk.40.ffn_down.weight": layer 40 outside the model's 32 layers`.

@@ -140,3 +140,17 @@ func TestParseType(t *testing.T) {
 	assert.Equal(t, "q7_k", oe.Value)
 	assert.NotEmpty(t, oe.Closest)
 }
+
+func TestNoFallback(t *testing.T) {
+	_, err := Plan(MixQ1_0, Model{Arch: "llama", Layers: 1}, []Tensor{{Name: "blk.0.ffn_down.weight", Shape: []int{256, 704}}}, Options{})
+	var te *TensorError
+	require.ErrorAs(t, err, &te)
+	assert.ErrorIs(t, err, ErrNoFallback)
+	assert.Equal(t, "blk.0.ffn_down.weight", te.Name)
+	o, err := ParseOverride("ffn_down=q4_0")
+	require.NoError(t, err)
+	ds, err := Plan(MixQ1_0, Model{Arch: "llama", Layers: 1}, []Tensor{{Name: "blk.0.ffn_down.weight", Shape: []int{256, 704}}},
+		Options{Overrides: []Override{o}})
+	require.NoError(t, err, "an override resolves it")
+	assert.Equal(t, Q4_0, ds[0].Type)
+}

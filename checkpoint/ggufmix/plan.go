@@ -356,7 +356,7 @@ func rowLength(t Tensor) (int, error) {
 func (d *Decision) fallBack(ne0 int) error {
 	f, why, err := fallback(d.Type, ne0)
 	if err != nil {
-		return &TensorError{Name: d.Name, Reason: d.Reason + "; " + err.Error()}
+		return &TensorError{Name: d.Name, Reason: d.Reason + "; " + err.Error(), Err: ErrNoFallback}
 	}
 	if why != "" {
 		d.Type, d.Fallback = f, true

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/convert"
+	"github.com/tensorcast-go/tensorcast/checkpoint/ggufmix"
 	"github.com/tensorcast-go/tensorcast/checkpoint/imatrix"
 	"github.com/tensorcast-go/tensorcast/checkpoint/layout"
 	"github.com/tensorcast-go/tensorcast/checkpoint/npy"
@@ -67,6 +68,9 @@ func nextStep(cmd string, err error) string {
 		return "choose another -layout, -dtype or -axis, or name tensors to cast with -include"
 	case errors.Is(err, convert.ErrNoModelFile):
 		return "or write a generic GGUF with -gguf-generic"
+	case errors.Is(err, ggufmix.ErrNoFallback):
+		return "give that tensor a type whose block divides its rows with -type-for NAME=TYPE " +
+			"(q4_0, q8_0, f16, ...), or choose another -dtype"
 	case errors.Is(err, convert.ErrNameTooLong):
 		return "shorten names with -rename RE=REPL"
 	case errors.As(err, &ne):
