@@ -222,33 +222,13 @@ func entry(c badCase, p string) error {
 		}
 		return nil
 	case "gguf":
-		f, err := gguf.Open(p)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		for _, t := range f.Tensors {
-			if _, err := f.TensorBytes(t.Name); err != nil {
-				return err
-			}
-		}
-		return nil
+		return readGGUF(gguf.Open(p))
 	case "gguf-split":
 		given, _ := filepath.Glob(filepath.Join(p, "*-00001-of-*.gguf"))
 		if len(given) == 0 {
 			given = []string{filepath.Join(p, "model.gguf")}
 		}
-		f, err := gguf.OpenModel(given[0])
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		for _, t := range f.Tensors {
-			if _, err := f.TensorBytes(t.Name); err != nil {
-				return err
-			}
-		}
-		return nil
+		return readGGUF(gguf.OpenModel(given[0]))
 	case "npy":
 		_, err := npy.ReadFile(p)
 		return err
@@ -286,6 +266,20 @@ func entry(c badCase, p string) error {
 
 // loadOpen opens a checkpoint with checkpoint/load, as tcast inspect,
 // convert and verify do, and reads every logical tensor.
+// readGGUF reads every tensor of an opened GGUF file, then closes it.
+func readGGUF(f *gguf.File, err error) error {
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	for _, t := range f.Tensors {
+		if _, err := f.TensorBytes(t.Name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func loadOpen(p string) error {
 	c, err := load.Open(p)
 	if err != nil {
