@@ -625,19 +625,32 @@ func (st *stream) castUnrotated(sc *scratch, c int, x []float32, r0, r1 int) err
 // once written, so that the tensor is never resident whole.
 func (p *plan) copyPieces(it item, sc *scratch) error {
 	d := it.d
-	b, err := p.stored(d)
-	if err != nil {
-		return err
-	}
 	for k := it.c0; k < it.c1; k++ {
 		off := min(int64(k)*keptPiece, d.info.Size)
 		n := min(keptPiece, d.info.Size-off)
+		b, err := p.storedPiece(d, off, n)
+		if err != nil {
+			return err
+		}
 		release := func() { p.in.ReleaseRange(d.source, off, n) }
-		if err := p.out.put(sc, write{name: d.specs[0].Name, data: b[off : off+n], off: off, done: release}, false); err != nil {
+		if err := p.out.put(sc, write{name: d.specs[0].Name, data: b, off: off, done: release}, false); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// storedPiece returns n bytes from byte off of tensor d's source, reading
+// no more of it than that (a GGUF input is read, not mapped).
+func (p *plan) storedPiece(d *decision, off, n int64) ([]byte, error) {
+	if d.data != nil || len(d.info.Stored) != 1 {
+		b, err := p.stored(d)
+		if err != nil {
+			return nil, err
+		}
+		return b[off : off+n], nil
+	}
+	return p.in.StoredRange(d.info.Stored[0], off, n)
 }
 
 // whole casts (or dequantizes) a weight whole and writes its stored

@@ -806,13 +806,29 @@ func (f *File) TensorBytes(name string) ([]byte, error) {
 	return f.readData(t)
 }
 
-// readData reads the data of t.
-func (f *File) readData(t TensorInfo) ([]byte, error) {
-	if f.parts != nil {
-		return f.parts[f.partOf[t.Name]].readData(t)
+// TensorRange returns a copy of n bytes of the named tensor's data from
+// byte off, for a reader that copies a large tensor piece by piece.
+func (f *File) TensorRange(name string, off, n int64) ([]byte, error) {
+	t, ok := f.Tensor(name)
+	switch {
+	case !ok:
+		return nil, fmt.Errorf("gguf: %s: tensor %q: %w", f.Name, name, ErrNoTensor)
+	case off < 0 || n < 0 || off > t.Size || n > t.Size-off:
+		return nil, fmt.Errorf("gguf: %s: tensor %q: bytes [%d, %d+%d) outside its %d", f.Name, name, off, off, n, t.Size)
 	}
-	b := make([]byte, t.Size)
-	pos := f.DataOffset + t.Offset
+	return f.readRange(t, off, n)
+}
+
+// readData reads the data of t.
+func (f *File) readData(t TensorInfo) ([]byte, error) { return f.readRange(t, 0, t.Size) }
+
+// readRange reads n bytes of t's data from byte off.
+func (f *File) readRange(t TensorInfo, off, n int64) ([]byte, error) {
+	if f.parts != nil {
+		return f.parts[f.partOf[t.Name]].readRange(t, off, n)
+	}
+	b := make([]byte, n)
+	pos := f.DataOffset + t.Offset + off
 	if n, err := f.r.ReadAt(b, pos); n < len(b) {
 		if err == nil || errors.Is(err, io.EOF) {
 			err = io.ErrUnexpectedEOF

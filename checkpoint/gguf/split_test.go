@@ -65,6 +65,14 @@ func TestOpenModel(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, []byte{2, 0, 0, 0, 0, 0, 0, 0}, b, "read from its split")
 		assert.Equal(t, 1, f.TensorSplit("c"))
+		r, err := f.TensorRange("c", 1, 3)
+		require.NoError(t, err)
+		assert.Equal(t, []byte{0, 0, 0}, r)
+		r, err = f.TensorRange("b", 0, 2)
+		require.NoError(t, err)
+		assert.Equal(t, []byte{0, 1}, r)
+		_, err = f.TensorRange("b", 4, 5)
+		assert.Error(t, err, "past the tensor's 8 bytes")
 		require.NoError(t, f.Close())
 	}
 	// One file opens as Open opens it.

@@ -545,6 +545,24 @@ func (c *Checkpoint) Bytes(name string) ([]byte, error) {
 // StoredBytes returns the bytes of a stored tensor (see Stored).
 func (c *Checkpoint) StoredBytes(name string) ([]byte, error) { return c.storedBytes(name) }
 
+// StoredRange returns n bytes of a stored tensor from byte off: a view of
+// the mapped file for safetensors, a copy of just those bytes for GGUF,
+// which is read rather than mapped, so that a large tensor can be copied
+// a piece at a time.
+func (c *Checkpoint) StoredRange(name string, off, n int64) ([]byte, error) {
+	if c.gf != nil {
+		return c.gf.TensorRange(name, off, n)
+	}
+	b, err := c.storedBytes(name)
+	if err != nil {
+		return nil, err
+	}
+	if off < 0 || n < 0 || off > int64(len(b)) || n > int64(len(b))-off {
+		return nil, fmt.Errorf("%s: tensor %s: bytes [%d, %d+%d) outside its %d", c.path, name, off, off, n, len(b))
+	}
+	return b[off : off+n], nil
+}
+
 func (c *Checkpoint) storedBytes(name string) ([]byte, error) {
 	switch {
 	case c.gf != nil:
