@@ -59,7 +59,7 @@ func (c *conversion) check() error {
 	if opts.ShardSize > 0 && !c.isDir {
 		return &OptionError{Option: "ShardSize",
 			Reason: "splits the output into files in a directory (safetensors shards, or GGUF splits), " +
-				"and the output " + c.out + " is not one",
+				"and the output " + c.out + " is not one (a name ending in / is)",
 			Fixes: []Fix{unset("ShardSize")}}
 	}
 	if opts.ShardSize > 0 && opts.GGUF.KeepSplit {
