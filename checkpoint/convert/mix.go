@@ -190,6 +190,9 @@ func (p *plan) planMix(ds []*decision) error {
 		ts[i] = ggufmix.Tensor{Name: d.info.Name, Shape: d.info.Shape}
 		if t, ok := p.inputType(d); ok {
 			ts[i].Keep = t // llama-quantize keeps a GGUF input's type
+		} else if t, ok := layout.GGUFType(d.info.DType); ok && p.opts.GGUF.KeepOutput &&
+			ggufmix.CategoryOf(d.info.Name) == ggufmix.Output {
+			ts[i].Keep = t // the head left as the checkpoint has it (F16, BF16)
 		}
 	}
 	g := &p.opts.GGUF
@@ -202,7 +205,7 @@ func (p *plan) planMix(ds []*decision) error {
 	for i, d := range ds {
 		d.mix = &choices[i]
 	}
-	return p.checkNeedsImatrix(choices)
+	return p.checkNeedsImatrix(ds)
 }
 
 // inputType returns the ggml type of tensor d in a GGUF input; false for
@@ -221,27 +224,34 @@ func (p *plan) inputType(d *decision) (gguf.Type, bool) {
 // matrix (ggufmix.Decision.NeedsImatrix), given none.
 var ErrImatrixRequired = errors.New("the mix needs an importance matrix")
 
-// checkNeedsImatrix refuses, without an importance matrix, the first
-// choice that needs one; a dry run warns instead, as llama-quantize's.
-func (p *plan) checkNeedsImatrix(choices []ggufmix.Decision) error {
-	if p.opts.Imatrix != nil {
-		return nil
-	}
-	i := slices.IndexFunc(choices, func(c ggufmix.Decision) bool { return c.Quantize && c.NeedsImatrix })
+// checkNeedsImatrix refuses the first tensor whose type needs an
+// importance matrix (ggufmix.Decision.NeedsImatrix) when none is given,
+// or the matrix given has no entry for it, as llama-quantize does; a dry
+// run without a matrix warns instead.
+func (p *plan) checkNeedsImatrix(ds []*decision) error {
+	im := p.opts.Imatrix
+	i := slices.IndexFunc(ds, func(d *decision) bool {
+		return d.mix.Quantize && d.mix.NeedsImatrix && (im == nil || p.imatrixName(d) == "")
+	})
 	if i < 0 {
 		return nil
 	}
-	c := choices[i]
+	c := ds[i].mix
 	why := fmt.Sprintf("is needed: the %s mix gives tensor %s type %s, which llama-quantize "+
 		"quantizes only with an importance matrix (without one the model's output is garbage)",
 		p.opts.GGUF.Mix, c.Name, c.Type)
-	if p.opts.DryRun {
+	fixes := []Fix{{Option: "Imatrix", Choose: "the importance matrix of this model (docs/GGUF.md §2.6)"},
+		{Option: "GGUF.Mix", Choose: "a mix that needs none (Q2_K, Q3_K_S, ...)"}}
+	switch {
+	case im != nil:
+		why = fmt.Sprintf("has no entry for tensor %s, which the %s mix gives type %s: llama-quantize "+
+			"quantizes that type only with an importance matrix", c.Name, p.opts.GGUF.Mix, c.Type)
+		fixes[0].Choose = "a matrix computed for this model, with every weight"
+	case p.opts.DryRun:
 		p.warn(Warning{Option: "Imatrix", Text: why + "; the conversion itself will need one"})
 		return nil
 	}
-	return &OptionError{Option: "Imatrix", Err: ErrImatrixRequired, Reason: why,
-		Fixes: []Fix{{Option: "Imatrix", Choose: "the importance matrix of this model (docs/GGUF.md §2.6)"},
-			{Option: "GGUF.Mix", Choose: "a mix that needs none (Q2_K, Q3_K_S, ...)"}}}
+	return &OptionError{Option: "Imatrix", Err: ErrImatrixRequired, Reason: why, Fixes: fixes}
 }
 
 // ggufDataType returns the gguf layout's datatype of ggml type t.
@@ -487,6 +497,19 @@ func (p *plan) checkMixOptions() error {
 					Reason: "applies to a GGUF mix, and this output is generic GGUF, where the datatype " +
 						"already goes to every cast weight",
 					Fixes: []Fix{unset(f.option)}}
+			}
+		}
+	}
+	if p.mixed && g.Mix.Copies() {
+		for _, f := range []struct {
+			option string
+			set    bool
+		}{{"GGUF.TypeFor", len(g.TypeFor) > 0}, {"GGUF.OutputType", g.OutputType != nil},
+			{"GGUF.TokenEmbeddingType", g.TokenEmbeddingType != nil}, {"GGUF.Pure", g.Pure}} {
+			if f.set {
+				return &OptionError{Option: f.option, With: "GGUF.Mix", Value: "", Err: ErrConflict,
+					Reason: "sets types, and the COPY mix keeps every tensor's type",
+					Fixes:  []Fix{unset(f.option), {Option: "GGUF.Mix", Choose: "a mix that quantizes"}}}
 			}
 		}
 	}

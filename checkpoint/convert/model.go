@@ -21,8 +21,8 @@ import (
 // ggufMetadata decides what the typed metadata of a GGUF output starts
 // with (p.ggufKV, its one owner). A GGUF input keeps its own (so a
 // llama.cpp model stays one), less the keys that describe the output
-// (ours, the file type, the quantization version and the importance
-// matrix's), with general.architecture "tcast" when it has none. A
+// (ours, the file type, the quantization version, the splits' and the
+// importance matrix's), with general.architecture "tcast" when it has none. A
 // checkpoint whose config.json names an architecture ggufmodel knows
 // becomes the llama.cpp model file, with its tokenizer (finishModel writes
 // its keys). Any other gets the generic metadata: general.architecture
@@ -44,7 +44,8 @@ func (p *plan) ggufMetadata(in *load.Checkpoint, opts *Options) error {
 		}
 		for _, kv := range g.KV {
 			if strings.HasPrefix(kv.Key, layout.KeyPrefix) || strings.HasPrefix(kv.Key, imatrix.KeyQuantizePrefix) ||
-				kv.Key == gguf.KeyFileType || kv.Key == gguf.KeyQuantizationVersion {
+				strings.HasPrefix(kv.Key, "split.") || kv.Key == gguf.KeyFileType ||
+				kv.Key == gguf.KeyQuantizationVersion {
 				continue
 			}
 			p.ggufKV = append(p.ggufKV, kv)
@@ -186,13 +187,6 @@ func (p *plan) finishModel() error {
 	}
 	if len(xf) > 0 {
 		p.meta[layout.KeyTransforms] = jsonString(xf)
-	}
-	if len(p.dropped) > 0 {
-		why := map[string]string{}
-		for _, d := range p.dropped {
-			why[d.info.Name] = d.why
-		}
-		p.meta[layout.KeyDropped] = jsonString(why)
 	}
 	return nil
 }

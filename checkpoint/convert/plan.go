@@ -60,8 +60,8 @@ func (c *conversion) plan() error {
 	}
 	if c.p.splitOf() != nil && !c.isDir {
 		return &OutputError{Path: c.out, Layout: c.opts.Layout.Name(), Want: "a directory",
-			Reason: "names a file, and the GGUF output is split (GGUF.KeepSplit of a split input): " +
-				"its splits go in a directory"}
+			Reason: "names a file, and the GGUF output keeps the splits of the split input: " +
+				"they go in a directory (a name ending in /)"}
 	}
 	if len(c.p.files) > 0 && !c.isDir {
 		names := slices.Sorted(maps.Keys(c.p.files))
@@ -424,7 +424,7 @@ func (p *plan) start() error {
 	}
 	if opts.GGUF.KeepSplit && in.GGUF() == nil {
 		return &OptionError{Option: "GGUF.KeepSplit", Err: ErrGGUFInputOnly,
-			Reason: "writes the splits of a split GGUF input, and the input is no GGUF file; ShardSize splits any output by size",
+			Reason: "writes the splits of a split GGUF input, and the input is no GGUF file (splitting by size works for any input)",
 			Fixes:  []Fix{unset("GGUF.KeepSplit")}}
 	}
 	if opts.Imatrix != nil && p.model == nil {
@@ -499,8 +499,8 @@ func (p *plan) decideAll(ds []*decision) error {
 }
 
 // declareMeta adds our metadata keys of the output: the datatype, the
-// layout, the weights' stored tensors, and what was transposed, rotated or
-// searched.
+// layout, the weights' stored tensors, what was transposed, rotated or
+// searched, and the input tensors left out.
 func (p *plan) declareMeta() {
 	p.meta[layout.KeyDataType] = p.dataTypeName()
 	p.meta[layout.KeyLayout] = p.lay.Name()
@@ -514,6 +514,13 @@ func (p *plan) declareMeta() {
 	}
 	if p.opts.ScaleSearch {
 		p.meta[layout.KeyScaleSearch] = layout.ScaleSearchOn
+	}
+	if len(p.dropped) > 0 {
+		why := map[string]string{}
+		for _, d := range p.dropped {
+			why[d.info.Name] = d.why
+		}
+		p.meta[layout.KeyDropped] = jsonString(why)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/gguf"
 	"github.com/tensorcast-go/tensorcast/checkpoint/ggufmix"
+	"github.com/tensorcast-go/tensorcast/checkpoint/imatrix"
 	"github.com/tensorcast-go/tensorcast/checkpoint/layout"
 )
 
@@ -179,4 +180,42 @@ func TestDryRun(t *testing.T) {
 	_, err = Convert(f16, filepath.Join(t.TempDir(), "x.gguf"), Options{Layout: opts.Layout,
 		GGUF: GGUFOptions{Mix: ggufmix.MixQ2_K_S}})
 	assert.ErrorIs(t, err, ErrImatrixRequired)
+}
+
+func TestSplitKeysEntriesAndKeptHead(t *testing.T) {
+	f16, _ := mixGGUFs(t)
+	l := ggufLayout(t)
+	// One split of one (split.count 1) splits again: the input's split
+	// keys are dropped, as llama-quantize drops them.
+	one := filepath.Join(t.TempDir(), "one") + "/"
+	_, err := Convert(f16, one, Options{Layout: l, GGUF: GGUFOptions{Mix: ggufmix.MixQ8_0}, ShardSize: 1 << 40})
+	require.NoError(t, err)
+	first := filepath.Join(one, "model-00001-of-00001.gguf")
+	again := filepath.Join(t.TempDir(), "again") + "/"
+	_, err = Convert(first, again, Options{Layout: l, GGUF: GGUFOptions{Mix: ggufmix.MixQ8_0}, ShardSize: 1 << 20})
+	require.NoError(t, err)
+	plain := filepath.Join(t.TempDir(), "plain.gguf")
+	_, err = Convert(first, plain, Options{Layout: l, GGUF: GGUFOptions{Mix: ggufmix.MixCOPY}})
+	require.NoError(t, err)
+	_, has := ggufKV(t, plain, gguf.KeySplitCount)
+	assert.False(t, has, "no stale split keys")
+
+	// Q2_K_S needs an entry for each of its Q2_K tensors.
+	imPath := filepath.Join(t.TempDir(), "im.gguf")
+	require.NoError(t, imatrix.WriteFile(imPath, &imatrix.Stats{ChunkCount: 1, ChunkSize: 1,
+		Entries: []imatrix.Stat{{Name: "blk.0.attn_q.weight", Sum2: make([]float32, mixHidden), Counts: []int64{1}}}},
+		imatrix.FormatGGUF))
+	im, err := imatrix.Read(imPath)
+	require.NoError(t, err)
+	_, _, err = convertMix(t, f16, "Q2_K_S", Options{Imatrix: im})
+	var oe *OptionError
+	require.ErrorAs(t, err, &oe)
+	assert.ErrorIs(t, err, ErrImatrixRequired)
+	assert.Contains(t, oe.Reason, "has no entry for tensor")
+
+	// The head left as it is keeps a checkpoint's BF16.
+	src := mixLlama(t, t.TempDir())
+	out, _, err := convertMix(t, src, "Q4_K_M", Options{GGUF: GGUFOptions{KeepOutput: true}})
+	require.NoError(t, err)
+	assert.Equal(t, gguf.TypeBF16, ggufTypes(t, out)["output.weight"])
 }

@@ -68,12 +68,12 @@ type splitSink struct {
 // newSplitSink starts the splits of a GGUF model in the directory of path
 // (model.gguf), spec i in split splitOf[i].
 func newSplitSink(path string, specs []layout.Spec, splitOf []int, kv []gguf.KV, meta map[string]string) (sink, error) {
-	count := 0
+	count := 1 // a model of no tensors is one split of metadata
 	for _, s := range splitOf {
 		count = max(count, s+1)
 	}
 	if count > 1<<16-1 {
-		return nil, fmt.Errorf("%d splits; GGUF holds at most %d", count, 1<<16-1)
+		return nil, fmt.Errorf("%d splits; split.count holds at most %d: give a larger split size", count, 1<<16-1)
 	}
 	prefix := strings.TrimSuffix(path, filepath.Ext(path))
 	s := &splitSink{of: map[string]int{}}
@@ -90,7 +90,7 @@ func newSplitSink(path string, specs []layout.Spec, splitOf []int, kv []gguf.KV,
 			{Key: gguf.KeySplitTensors, Value: gguf.Int32(int32(len(specs)))}}
 		var m map[string]string
 		if i == 0 {
-			keys, m = append(append([]gguf.KV(nil), kv...), keys...), meta
+			keys, m = gguf.SetKV(kv, keys...), meta
 		}
 		w, err := newGGUFSink(gguf.SplitPath(prefix, i, count), part, keys, m)
 		if err != nil {

@@ -21,8 +21,8 @@ const (
 )
 
 // maxSplits is the most splits a model may have (split.count is a
-// uint16; the name holds five digits).
-const maxSplits = 99999
+// uint16).
+const maxSplits = 1<<16 - 1
 
 // SplitPath returns the name of split no (0-based) of count of the model
 // prefix, as llama.cpp names them: "PREFIX-00001-of-00003.gguf".
@@ -221,7 +221,7 @@ func splitKey(f *File, key string) (int, bool) {
 	if !ok {
 		return 0, false
 	}
-	if n, ok := v.Uint(); ok && n <= maxSplits*1000 {
+	if n, ok := v.Uint(); ok && n <= 1<<31-1 {
 		return int(n), true
 	}
 	if n, ok := v.Int(); ok && n >= 0 && n <= 1<<31-1 {

@@ -66,7 +66,7 @@ func TestTypeOptions(t *testing.T) {
 	out := ds["output.weight"]
 	assert.False(t, out.Quantize)
 	assert.Equal(t, F16, out.Type)
-	assert.Contains(t, out.Reason, "KeepOutput")
+	assert.Contains(t, out.Reason, "left as it is")
 	assert.Equal(t, Q4_K, ds["token_embd.weight"].Type, "the embedding is quantized")
 }
 

@@ -283,9 +283,9 @@ func decide(mix Mix, model Model, t Tensor, cat Category, layer int, p position,
 	d.Type, d.Reason = mix.base, mix.name+" base type"
 	switch {
 	case opt.TokenEmbeddingType != nil && cat == TokenEmbd && !perLayerOverridden(opt.Overrides, t.Name):
-		d.Type, d.Reason = *opt.TokenEmbeddingType, "token embedding type (TokenEmbeddingType)"
+		d.Type, d.Reason = *opt.TokenEmbeddingType, "token embedding type asked for: "+opt.TokenEmbeddingType.String()
 	case opt.OutputType != nil && cat == Output:
-		d.Type, d.Reason = *opt.OutputType, "output head type (OutputType)"
+		d.Type, d.Reason = *opt.OutputType, "output head type asked for: "+opt.OutputType.String()
 	case override(opt.Overrides, &d):
 	case mix.quantized() && !opt.Pure:
 		d.Type, d.Reason = ruleType(mix, model, cat, p, t.Shape, tied, opt)
@@ -308,7 +308,7 @@ func kept(mix Mix, t Tensor, cat Category, opt Options) string {
 	case mix.Copies():
 		return "COPY"
 	case opt.KeepOutput && cat == Output:
-		return "output head left as it is (KeepOutput)"
+		return "output head left as it is, as asked"
 	}
 	return ""
 }

@@ -115,7 +115,7 @@ func outputRule(r *ruleArgs) (gguf.Type, string) {
 	}
 	switch {
 	case r.outType != nil:
-		return *r.outType, what + ": output head type (OutputType)"
+		return *r.outType, what + ": output head type asked for: " + r.outType.String()
 	case r.mix == MixMXFP4_MOE:
 		return gguf.TypeQ8_0, "MXFP4_MOE: " + what + ": Q8_0"
 	case r.falcon():

@@ -211,13 +211,14 @@ func resolve(path string) (file, dir string, err error) {
 }
 
 // firstSplit returns the first split of a split GGUF model when paths are
-// all the splits of one (NAME-00001-of-0000N.gguf, ...).
+// all splits of one (NAME-00001-of-0000N.gguf, ...), some maybe missing
+// (opening it then names the first one missing).
 func firstSplit(paths []string) (string, bool) {
-	if len(paths) < 2 {
+	if len(paths) == 0 {
 		return "", false
 	}
 	prefix, _, count, ok := gguf.SplitOf(paths[0])
-	if !ok || count != len(paths) {
+	if !ok || count < len(paths) || count < 2 {
 		return "", false
 	}
 	for _, p := range paths {

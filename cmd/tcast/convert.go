@@ -75,7 +75,7 @@ const convertUsage = "tcast convert IN -dtype NAME -o OUT [-layout LAYOUT] [-inc
 	"entries used, -pure is -gguf-pure, and -dry-run prints each tensor's type and size and writes nothing.\n" +
 	"A GGUF input's tensors that a mix keeps, or gives the type they have, are copied as stored (-dtype COPY\n" +
 	"keeps all); quantizing an already quantized tensor to another type needs -allow-requantize. Q2_K_S\n" +
-	"and the IQ1/IQ2/IQ3_XXS types need -imatrix, as in llama-quantize.\n\n" +
+	"needs -imatrix with an entry for each of its Q2_K tensors, as in llama-quantize.\n\n" +
 	"A split GGUF model (NAME-00001-of-0000N.gguf, ...) is read as one: give its first split, any split or\n" +
 	"its directory. -shard-size SIZE with -layout gguf and -o DIR/ writes llama.cpp's splits of at most\n" +
 	"SIZE of tensor data (DIR/model-00001-of-0000N.gguf, ...; llama.cpp loads them by the first), and\n" +
@@ -159,6 +159,9 @@ func runConvert(args []string, stdout, stderr io.Writer) error {
 	}
 	if f.out == "" && !f.quant.dryRun {
 		return usagef("-o is required (or -dry-run, to see the output's types and sizes only)")
+	}
+	if f.quant.dryRun && f.reportPath != "" {
+		return usagef("-report reads the output, and -dry-run writes none: drop one of them")
 	}
 	opts, err := f.options(stderr)
 	if err != nil {
@@ -586,15 +589,12 @@ func printReport(out io.Writer, r *convert.Result, asked *tc.DataType) {
 	defer w.Flush()
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "tensor\tshape\tdatatype\tbits/value\tSQNR dB\tmax abs err\tnote")
-	kept := 0
 	for _, t := range r.Tensors {
 		dt, sqnr, maxErr := keptDType(t), "-", "-"
 		if t.DataType != "" {
 			dt = shown(t.DataType)
 			sqnr = sqnrCell(t.SQNR, t.Lost)
 			maxErr = fmt.Sprintf("%.3g", t.MaxAbsErr) // +Inf when values were lost
-		} else {
-			kept++
 		}
 		fmt.Fprintf(tw, "%s\t%v\t%s\t%.3f\t%s\t%s\t%s\n",
 			t.Name, t.Shape, dt, t.Bits, sqnr, maxErr, tensorNote(t))
@@ -611,14 +611,35 @@ func printReport(out io.Writer, r *convert.Result, asked *tc.DataType) {
 	if r.ScaleSearch {
 		dt += ", scale search"
 	}
-	fmt.Fprintf(w, "%s → %s (%s, %s): %d tensors, %d cast, %d kept; %d bytes in, %d bytes out, ratio %.2f, %.2f s, %.3f GB/s\n",
-		r.Input, r.Output, lay, dt, len(r.Tensors), len(r.Tensors)-kept, kept, r.BytesIn, r.BytesOut, r.Ratio(), r.Seconds, r.GBps())
+	fmt.Fprintf(w, "%s → %s (%s, %s): %s; %d bytes in, %d bytes out, ratio %.2f, %.2f s, %.3f GB/s\n",
+		r.Input, r.Output, lay, dt, tensorCounts(r, "cast"), r.BytesIn, r.BytesOut, r.Ratio(), r.Seconds, r.GBps())
 	if s := r.Summarize(); r.ScaleSearch && s.SQNR != nil {
 		fmt.Fprintf(w, "scale search: SQNR %.2f dB (mean by elements of the cast weights)\n", *s.SQNR)
 	}
 	if s := r.Summarize(); s.SQNRUnrotated != nil && s.SQNR != nil {
 		fmt.Fprintf(w, "rotation: SQNR %.2f dB with it, %.2f dB without (mean by elements of the rotated weights)\n", *s.SQNR, *s.SQNRUnrotated)
 	}
+}
+
+// tensorCounts says how many tensors the report holds, and how many were
+// cast (as castWord says it), kept and dropped.
+func tensorCounts(r *convert.Result, castWord string) string {
+	cast, kept, dropped := 0, 0, 0
+	for _, t := range r.Tensors {
+		switch {
+		case t.Dropped:
+			dropped++
+		case t.DataType != "":
+			cast++
+		default:
+			kept++
+		}
+	}
+	s := fmt.Sprintf("%d tensors, %d %s, %d kept", len(r.Tensors), cast, castWord, kept)
+	if dropped > 0 {
+		s += fmt.Sprintf(", %d dropped", dropped)
+	}
+	return s
 }
 
 // tensorNote is the note column of printReport's row of t: why it was
@@ -658,6 +679,9 @@ func tensorNote(t convert.TensorResult) string {
 // keptDType names what the output stores a kept tensor as: "kept F32", or
 // "BF16→F32" when that is not the source's dtype.
 func keptDType(t convert.TensorResult) string {
+	if t.Dropped {
+		return "dropped"
+	}
 	if t.Stored == "" || t.Stored == t.Source {
 		return "kept " + t.Source
 	}

@@ -83,7 +83,14 @@ func (q *quantizeFlags) selectWeights(opts *convert.Options) error {
 	case len(q.includeWeights) > 0 && len(q.excludeWeights) > 0:
 		return usagef("-include-weights and -exclude-weights do not go together (as in llama-quantize): give one of them")
 	}
-	opts.Imatrix = opts.Imatrix.Select(q.includeWeights, q.excludeWeights)
+	sel := opts.Imatrix.Select(q.includeWeights, q.excludeWeights)
+	if len(sel.Entries) == 0 {
+		names := opts.Imatrix.Names()
+		return usagef("-include-weights and -exclude-weights leave none of the %d entries of -imatrix %s "+
+			"(entries are named like %s; the names are matched as substrings)", len(names), opts.Imatrix.Path,
+			strings.Join(names[:min(2, len(names))], ", "))
+	}
+	opts.Imatrix = sel
 	return nil
 }
 
@@ -175,12 +182,11 @@ func printDryRun(out io.Writer, r *convert.Result) {
 	defer w.Flush()
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "tensor\tshape\ttype\tbits/value\tbytes in\tbytes out\tnote")
-	kept, elements := 0, int64(0)
+	elements := int64(0)
 	for _, t := range r.Tensors {
 		dt := t.DataType
 		if dt == "" {
 			dt = keptDType(t)
-			kept++
 		}
 		n := int64(1)
 		for _, d := range t.Shape {
@@ -199,8 +205,8 @@ func printDryRun(out io.Writer, r *convert.Result) {
 	if elements > 0 {
 		bpw = float64(r.BytesOut) * 8 / float64(elements)
 	}
-	fmt.Fprintf(w, "dry run of %s (%s layout, %s): %d tensors, %d to cast, %d kept; %d bytes in, %d bytes "+
-		"of tensor data out (%.2f MiB, %.3f bits per value), ratio %.2f; nothing was written\n",
-		r.Input, r.Layout, r.DataType, len(r.Tensors), len(r.Tensors)-kept, kept, r.BytesIn, r.BytesOut,
+	fmt.Fprintf(w, "dry run of %s (%s layout, %s): %s; %d bytes in, %d bytes of tensor data out "+
+		"(%.2f MiB, %.3f bits per value), ratio %.2f; nothing was written\n",
+		r.Input, r.Layout, r.DataType, tensorCounts(r, "to cast"), r.BytesIn, r.BytesOut,
 		float64(r.BytesOut)/(1<<20), bpw, r.Ratio())
 }
