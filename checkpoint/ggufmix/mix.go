@@ -59,6 +59,15 @@ var mixes = []Mix{
 	MixTQ1_0, MixTQ2_0, MixMXFP4_MOE, MixQ1_0, MixQ2_0, MixCOPY,
 }
 
+// notYet are llama-quantize's mixes of IQ grid types, which this package
+// does not offer yet, with the offered mixes nearest in size.
+var notYet = map[string][]string{
+	"IQ1_S": {"TQ1_0", "Q1_0"}, "IQ1_M": {"TQ1_0", "Q2_0"},
+	"IQ2_XXS": {"TQ2_0", "Q2_K_S"}, "IQ2_XS": {"Q2_K_S", "Q2_K"}, "IQ2_S": {"Q2_K_S", "Q2_K"},
+	"IQ2_M": {"Q2_K", "Q3_K_S"}, "IQ3_XXS": {"Q2_K", "Q3_K_S"}, "IQ3_XS": {"Q3_K_S", "Q3_K_M"},
+	"IQ3_S": {"Q3_K_S", "Q3_K_M"}, "IQ3_M": {"Q3_K_M", "Q3_K_L"},
+}
+
 // aliases are llama-quantize's short names for the _M mixes.
 var aliases = map[string]Mix{"Q3_K": MixQ3_K_M, "Q4_K": MixQ4_K_M, "Q5_K": MixQ5_K_M}
 
@@ -95,6 +104,9 @@ func Lookup(name string) (Mix, error) {
 	}
 	if m, ok := aliases[up]; ok {
 		return m, nil
+	}
+	if near, ok := notYet[up]; ok {
+		return Mix{}, &UnknownMixError{Name: name, Closest: near, NotYet: true}
 	}
 	known := make([]string, 0, len(mixes)+len(aliases))
 	for _, m := range mixes {
