@@ -132,20 +132,40 @@ func (o *Options) Check() error {
 		return &OptionError{Option: "GGUF.Mix", Value: o.GGUF.Mix.String(), Err: ErrGGUFOnly,
 			Reason: "is a GGUF mix, which applies to GGUF output", Fixes: toGGUF}
 	}
-	for _, f := range []struct {
-		option string
-		set    bool
-	}{{"GGUF.TypeFor", len(o.GGUF.TypeFor) > 0}, {"GGUF.Pure", o.GGUF.Pure}, {"GGUF.Generic", o.GGUF.Generic},
-		{"GGUF.Pre", o.GGUF.Pre != ""}, {"GGUF.OutputType", o.GGUF.OutputType != nil},
-		{"GGUF.TokenEmbeddingType", o.GGUF.TokenEmbeddingType != nil}, {"GGUF.KeepOutput", o.GGUF.KeepOutput},
-		{"GGUF.AllowRequantize", o.GGUF.AllowRequantize}, {"GGUF.PruneLayers", len(o.GGUF.PruneLayers) > 0},
-		{"GGUF.KV", len(o.GGUF.KV) > 0}, {"GGUF.KeepSplit", o.GGUF.KeepSplit}} {
-		if f.set {
-			return &OptionError{Option: f.option, Err: ErrGGUFOnly,
-				Reason: "applies to GGUF output", Fixes: toGGUF}
-		}
+	g := &o.GGUF
+	if option, ok := firstSet(optionSet{"GGUF.TypeFor", len(g.TypeFor) > 0}, optionSet{"GGUF.Pure", g.Pure},
+		optionSet{"GGUF.Generic", g.Generic}, optionSet{"GGUF.Pre", g.Pre != ""},
+		optionSet{"GGUF.AllowRequantize", g.AllowRequantize}, optionSet{"GGUF.PruneLayers", len(g.PruneLayers) > 0},
+		optionSet{"GGUF.KV", len(g.KV) > 0}, optionSet{"GGUF.KeepSplit", g.KeepSplit}); ok {
+		return &OptionError{Option: option, Err: ErrGGUFOnly, Reason: "applies to GGUF output", Fixes: toGGUF}
+	}
+	if option, ok := firstSet(g.typeOptions()...); ok {
+		return &OptionError{Option: option, Err: ErrGGUFOnly, Reason: "applies to GGUF output", Fixes: toGGUF}
 	}
 	return nil
+}
+
+// optionSet names an option and says whether it is set, for the checks
+// that refuse options where they cannot apply.
+type optionSet struct {
+	option string
+	set    bool
+}
+
+// firstSet returns the first of fs that is set.
+func firstSet(fs ...optionSet) (string, bool) {
+	for _, f := range fs {
+		if f.set {
+			return f.option, true
+		}
+	}
+	return "", false
+}
+
+// typeOptions are the options that set single tensors' types in a mix.
+func (g *GGUFOptions) typeOptions() []optionSet {
+	return []optionSet{{"GGUF.OutputType", g.OutputType != nil},
+		{"GGUF.TokenEmbeddingType", g.TokenEmbeddingType != nil}, {"GGUF.KeepOutput", g.KeepOutput}}
 }
 
 // ErrModeUnused is matched by the error of Convert for a Mode other than

@@ -11,14 +11,7 @@ import (
 // its layout declares it, with nothing read or written.
 func (c *conversion) dryRun() error {
 	p := c.p
-	res := &Result{Input: c.inPath, Output: c.dest, Layout: c.opts.Layout.Name(), DataType: p.dataTypeName(),
-		Generic: p.genericWhy, ScaleSearch: c.opts.ScaleSearch, DryRun: true}
-	if p.mixed {
-		res.Mix = c.opts.GGUF.Mix.String()
-	}
-	if c.opts.Imatrix != nil {
-		res.Imatrix = c.opts.Imatrix.Path
-	}
+	res := c.newResult()
 	for _, d := range p.tensors {
 		r := d.result
 		for _, sp := range d.specs {
@@ -28,7 +21,6 @@ func (c *conversion) dryRun() error {
 			r.Bits = measure.StoredBits(r.BytesOut, d.shape)
 		}
 		res.Tensors = append(res.Tensors, r)
-		res.BytesIn += r.BytesIn
 		res.BytesOut += r.BytesOut
 	}
 	for _, d := range p.dropped {

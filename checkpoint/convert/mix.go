@@ -486,32 +486,18 @@ var ErrGGUFInputOnly = errors.New("the option applies to a GGUF input only")
 // an input whose tensors have no GGUF types to keep.
 func (p *plan) checkMixOptions() error {
 	g := &p.opts.GGUF
-	if !p.mixed {
-		for _, f := range []struct {
-			option string
-			set    bool
-		}{{"GGUF.Pure", g.Pure}, {"GGUF.OutputType", g.OutputType != nil},
-			{"GGUF.TokenEmbeddingType", g.TokenEmbeddingType != nil}, {"GGUF.KeepOutput", g.KeepOutput}} {
-			if f.set {
-				return &OptionError{Option: f.option, Err: ErrMixOnly,
-					Reason: "applies to a GGUF mix, and this output is generic GGUF, where the datatype " +
-						"already goes to every cast weight",
-					Fixes: []Fix{unset(f.option)}}
-			}
-		}
+	if option, ok := firstSet(append(g.typeOptions(), optionSet{"GGUF.Pure", g.Pure})...); ok && !p.mixed {
+		return &OptionError{Option: option, Err: ErrMixOnly,
+			Reason: "applies to a GGUF mix, and this output is generic GGUF, where the datatype " +
+				"already goes to every cast weight",
+			Fixes: []Fix{unset(option)}}
 	}
-	if p.mixed && g.Mix.Copies() {
-		for _, f := range []struct {
-			option string
-			set    bool
-		}{{"GGUF.TypeFor", len(g.TypeFor) > 0}, {"GGUF.OutputType", g.OutputType != nil},
-			{"GGUF.TokenEmbeddingType", g.TokenEmbeddingType != nil}, {"GGUF.Pure", g.Pure}} {
-			if f.set {
-				return &OptionError{Option: f.option, With: "GGUF.Mix", Value: "", Err: ErrConflict,
-					Reason: "sets types, and the COPY mix keeps every tensor's type",
-					Fixes:  []Fix{unset(f.option), {Option: "GGUF.Mix", Choose: "a mix that quantizes"}}}
-			}
-		}
+	if option, ok := firstSet(optionSet{"GGUF.TypeFor", len(g.TypeFor) > 0},
+		optionSet{"GGUF.OutputType", g.OutputType != nil}, optionSet{"GGUF.TokenEmbeddingType", g.TokenEmbeddingType != nil},
+		optionSet{"GGUF.Pure", g.Pure}); ok && p.mixed && g.Mix.Copies() {
+		return &OptionError{Option: option, With: "GGUF.Mix", Err: ErrConflict,
+			Reason: "sets types, and the COPY mix keeps every tensor's type",
+			Fixes:  []Fix{unset(option), {Option: "GGUF.Mix", Choose: "a mix that quantizes"}}}
 	}
 	if p.mixed && g.Mix.Copies() && p.in.GGUF() == nil {
 		return &OptionError{Option: "GGUF.Mix", Value: g.Mix.String(), Err: ErrGGUFInputOnly,

@@ -69,9 +69,11 @@ type shardSink struct{ *safetensors.ShardedWriter }
 
 type ggufSink struct{ *gguf.Stream }
 
-func (ggufSink) PatchMetadata(map[string]string) error {
-	return errors.New("GGUF output declares no metadata to patch")
-}
+func (ggufSink) PatchMetadata(map[string]string) error { return errNoGGUFPatch }
+
+// errNoGGUFPatch is PatchMetadata's error for GGUF output, whose metadata
+// the plan fixes whole.
+var errNoGGUFPatch = errors.New("GGUF output declares no metadata to patch")
 
 // newGGUFSink starts a GGUF file: the typed metadata kv, then our own
 // tcast.* keys from meta, in layout.GGUFKeys' order.

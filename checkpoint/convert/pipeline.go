@@ -365,11 +365,7 @@ func (p *plan) stored(d *decision) ([]byte, error) {
 	if d.data != nil {
 		return d.data, nil
 	}
-	read := p.in.Bytes
-	if d.raw {
-		read = p.in.StoredBytes
-	}
-	b, err := read(d.source)
+	b, err := p.in.Bytes(d.source)
 	if err != nil {
 		return nil, err
 	}

@@ -58,7 +58,7 @@ func (c *conversion) plan() error {
 	if err := checkOutput(c.dest, c.in.Files(), c.inPath); err != nil {
 		return err
 	}
-	if c.p.splitOf() != nil && !c.isDir {
+	if c.p.splits != nil && !c.isDir {
 		return &OutputError{Path: c.out, Layout: c.opts.Layout.Name(), Want: "a directory",
 			Reason: "names a file, and the GGUF output keeps the splits of the split input: " +
 				"they go in a directory (a name ending in /)"}
@@ -148,6 +148,9 @@ type plan struct {
 	impNames *ggufmodel.Model
 	// rotated records the rotated weights (layout.KeyRotated).
 	rotated map[string]layout.RotationInfo
+	// splits gives the split of each spec of GGUF output in splits, nil
+	// for one file (splitOf).
+	splits []int
 }
 
 // warn adds a warning to the conversion's Result.
@@ -393,6 +396,7 @@ func newPlan(in *load.Checkpoint, opts *Options) (*plan, error) {
 	if err := p.finishModel(); err != nil {
 		return nil, err
 	}
+	p.splits = p.splitOf()
 	return p, nil
 }
 

@@ -26,14 +26,25 @@ func (c *conversion) begin() error {
 		weightPath = filepath.Join(c.stage.Path(), fileName(lay))
 	}
 	kv := gguf.SetKV(append(slices.Clip(p.ggufKV), p.tailKV()...), opts.GGUF.KV...)
-	if c.sink, err = newSink(lay.Container(), weightPath, p.specs, p.meta, kv, opts.ShardSize, p.splitOf()); err != nil {
+	if c.sink, err = newSink(lay.Container(), weightPath, p.specs, p.meta, kv, opts.ShardSize, p.splits); err != nil {
 		return err
 	}
 	if wrapSink != nil {
 		c.sink = wrapSink(c.sink)
 	}
-	res := &Result{Input: c.inPath, Output: c.dest, Layout: lay.Name(), DataType: p.dataTypeName(),
-		Generic: p.genericWhy, ScaleSearch: opts.ScaleSearch}
+	res := c.newResult()
+	// In input order, whatever the order work finishes.
+	res.Tensors = make([]TensorResult, len(p.tensors))
+	c.res, c.patch = res, map[string]string{}
+	return nil
+}
+
+// newResult starts the report of the conversion: what it reads, writes and
+// casts to, and the bytes of its input.
+func (c *conversion) newResult() *Result {
+	p, opts := c.p, &c.opts
+	res := &Result{Input: c.inPath, Output: c.dest, Layout: opts.Layout.Name(), DataType: p.dataTypeName(),
+		Generic: p.genericWhy, ScaleSearch: opts.ScaleSearch, DryRun: opts.DryRun}
 	if p.mixed {
 		res.Mix = opts.GGUF.Mix.String()
 	}
@@ -43,10 +54,7 @@ func (c *conversion) begin() error {
 	for _, d := range p.tensors {
 		res.BytesIn += d.info.Size
 	}
-	// In input order, whatever the order work finishes.
-	res.Tensors = make([]TensorResult, len(p.tensors))
-	c.res, c.patch = res, map[string]string{}
-	return nil
+	return res
 }
 
 // run is the fourth step of a conversion: every tensor cast or copied by

@@ -1,7 +1,6 @@
 package convert
 
 import (
-	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -16,10 +15,8 @@ import (
 // all the other metadata. The directory is staged and published whole.
 
 // splitOf returns the split of each of the plan's specs for GGUF output
-// in splits: by size (Options.ShardSize, as gguf-split --split-max-size
-// counts it: each tensor's bytes padded to the alignment, a new split
-// where the next tensor would pass the size, a larger tensor alone), or
-// as the input's (GGUF.KeepSplit); nil for one file.
+// in splits: by size (Options.ShardSize, as gguf.SplitBySize cuts), or as
+// the input's (GGUF.KeepSplit); nil for one file.
 func (p *plan) splitOf() []int {
 	o := p.opts
 	if p.lay.Container() != layout.GGUF || (o.ShardSize <= 0 && !o.GGUF.KeepSplit) {
@@ -28,8 +25,8 @@ func (p *plan) splitOf() []int {
 	if o.GGUF.KeepSplit && !p.in.GGUF().IsSplit() {
 		return nil // one file in, one file out
 	}
-	out := make([]int, len(p.specs))
 	if o.GGUF.KeepSplit {
+		out := make([]int, len(p.specs))
 		from := map[string]int{}
 		for _, d := range p.tensors {
 			for _, sp := range d.specs {
@@ -41,22 +38,11 @@ func (p *plan) splitOf() []int {
 		}
 		return out
 	}
-	split, used := 0, int64(0)
+	sizes := make([]int64, len(p.specs))
 	for i, sp := range p.specs {
-		n := padded(sp.Bytes(layout.GGUF))
-		if used > 0 && used+n > o.ShardSize {
-			split, used = split+1, 0
-		}
-		out[i], used = split, used+n
+		sizes[i] = sp.Bytes(layout.GGUF)
 	}
-	return out
-}
-
-// padded is a tensor's size in a GGUF file: its bytes padded to the
-// default alignment.
-func padded(n int64) int64 {
-	const a = gguf.DefaultAlignment
-	return (n + a - 1) / a * a
+	return gguf.SplitBySize(sizes, o.ShardSize)
 }
 
 // splitSink writes a GGUF model in splits.
@@ -110,9 +96,7 @@ func (s *splitSink) WriteAt(name string, data []byte, off int64) error {
 	return s.parts[i].WriteAt(name, data, off)
 }
 
-func (s *splitSink) PatchMetadata(map[string]string) error {
-	return errors.New("GGUF output declares no metadata to patch")
-}
+func (s *splitSink) PatchMetadata(map[string]string) error { return errNoGGUFPatch }
 
 func (s *splitSink) Close() error {
 	for i, p := range s.parts {

@@ -32,6 +32,24 @@ func SplitPath(prefix string, no, count int) string {
 
 var splitName = regexp.MustCompile(`^(.*)-(\d{5})-of-(\d{5})\.gguf$`)
 
+// SplitBySize assigns tensors of the given data sizes, in order, to
+// splits of at most limit bytes of data, as gguf-split --split-max-size
+// does: each size counts padded to the default alignment, a new split
+// starts where the next tensor would pass limit, and a larger tensor gets a
+// split of its own. It returns the split (0-based) of each tensor.
+func SplitBySize(sizes []int64, limit int64) []int {
+	out := make([]int, len(sizes))
+	split, used := 0, int64(0)
+	for i, n := range sizes {
+		n = padded(n, DefaultAlignment)
+		if used > 0 && used+n > limit {
+			split, used = split+1, 0
+		}
+		out[i], used = split, used+n
+	}
+	return out
+}
+
 // SplitOf parses a split's name: "dir/m-00002-of-00004.gguf" gives
 // "dir/m", 1 (0-based) and 4; false for a name not of that form.
 func SplitOf(path string) (prefix string, no, count int, ok bool) {

@@ -133,3 +133,11 @@ func FuzzOpenModel(f *testing.F) {
 		}
 	})
 }
+
+func TestSplitBySize(t *testing.T) {
+	// By hand, as gguf-split --split-max-size 100 would cut: sizes padded
+	// to 32 are 32, 64, 32, 160, 32; 32+64 fits, +32 passes 100; 160 alone.
+	assert.Equal(t, []int{0, 0, 1, 2, 3}, SplitBySize([]int64{10, 50, 32, 150, 1}, 100))
+	assert.Equal(t, []int{0, 0, 0}, SplitBySize([]int64{1, 1, 1}, 1<<30))
+	assert.Empty(t, SplitBySize(nil, 100))
+}
