@@ -229,8 +229,10 @@ func resolveFloat(m []string) (spec, string, *ParseError) {
 		bias, _ = strconv.Atoi(m[3])
 	}
 	note := ""
-	if y == 0 && (suffix == "" || suffix == "ieee") {
-		// eXm0: TensorCast's unsigned power-of-two exponent format.
+	if y == 0 && suffix == "" {
+		// eXm0: TensorCast's unsigned power-of-two exponent format
+		// (eXm0ieee is the signed float of no mantissa bits, as
+		// canonicalName spells bfloat9).
 		if x < 2 {
 			return spec{}, "", perr("exponent format needs 2..8 exponent bits, got %d", x)
 		}
