@@ -162,6 +162,13 @@ var blockCodecs = [...]BlockCodec{
 		Quantize: quantizeIQ4NL, weighting: &weighImp32, Dequantize: dequantizeIQ4NL},
 	{Name: "IQ4_XS", BlockLen: qkk, BlockBytes: iq4xsBlockBytes, Weighted: true,
 		Quantize: quantizeIQ4XS, weighting: &weighImp32, Dequantize: dequantizeIQ4XS},
+	iqCodec("IQ2_XXS", &fmtIQ2XXS, iq2xxsBlockBytes, dequantizeIQ2XXS),
+	iqCodec("IQ2_XS", &fmtIQ2XS, iq2xsBlockBytes, dequantizeIQ2XS),
+	iqCodec("IQ3_XXS", &fmtIQ3XXS, iq3xxsBlockBytes, dequantizeIQ3XXS),
+	iqCodec("IQ1_S", &fmtIQ1S, iq1sBlockBytes, dequantizeIQ1S),
+	iqCodec("IQ3_S", &fmtIQ3S, iq3sBlockBytes, dequantizeIQ3S),
+	iqCodec("IQ2_S", &fmtIQ2S, iq2sBlockBytes, dequantizeIQ2S),
+	iqCodec("IQ1_M", &fmtIQ1M, iq1mBlockBytes, dequantizeIQ1M),
 	{Name: "TQ1_0", BlockLen: qkk, BlockBytes: tq1_0Bytes,
 		Quantize: unsearched(qkk, lowTQ1_0.quantize), Dequantize: lowTQ1_0.dequantize,
 		Split: lowTQ1_0.split, Join: lowTQ1_0.join, ScaleBytes: 2, MaxCode: lowTQ1_0.maxCode},
@@ -181,6 +188,15 @@ var blockCodecs = [...]BlockCodec{
 	{Name: "Q2_0", BlockLen: q2_0Block, BlockBytes: q2_0BlockBytes,
 		Quantize: unsearched(q2_0Block, lowQ2_0.quantize), Dequantize: lowQ2_0.dequantize,
 		Split: lowQ2_0.split, Join: lowQ2_0.join, ScaleBytes: 2, MaxCode: lowQ2_0.maxCode},
+}
+
+// iqCodec returns the entry of an IQ grid type: its quantizer searches,
+// with ggml's rule of weights (the importance times sqrt(2·mean x² + x²),
+// the plain error without importance).
+func iqCodec(name string, f *iqFormat, bb int, dequant func([]float32, []byte)) BlockCodec {
+	return BlockCodec{Name: name, BlockLen: qkk, BlockBytes: bb, Weighted: true,
+		Quantize: iqQuantizer(name, f, bb), Dequantize: dequant,
+		weighting: &weighting{k: 2, span: qkk, sub: f.sub}}
 }
 
 // quantizeQ4_0Any is Q4_0's quantizer as llama-quantize chooses it: ggml's

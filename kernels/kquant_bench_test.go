@@ -33,6 +33,7 @@ func BenchmarkKQuant(b *testing.B) {
 			b.Run(c.name, func(b *testing.B) {
 				dst := make([]byte, len(x)/k.block*k.bytes)
 				b.SetBytes(int64(4 * len(x)))
+				k.quant(dst[:4096/k.block*k.bytes], x[:4096], c.imp, nil) // the IQ grids' tables
 				for b.Loop() {
 					k.quant(dst, x, c.imp, nil)
 				}

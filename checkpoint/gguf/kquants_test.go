@@ -414,7 +414,7 @@ func TestDequantizeErrors(t *testing.T) {
 	assert.ErrorContains(t, err, "256")
 	err = Dequantize(TypeQ4_K, make([]float32, 256), make([]byte, 143))
 	assert.ErrorContains(t, err, "144")
-	err = Dequantize(TypeIQ2_XXS, make([]float32, 256), make([]byte, 66))
+	err = Dequantize(TypeQ8_1, make([]float32, 32), make([]byte, 36))
 	assert.ErrorIs(t, err, errors.ErrUnsupported)
 	assert.Error(t, Dequantize(TypeQ6_K, make([]float32, 256), make([]byte, 209)))
 	assert.NoError(t, Dequantize(TypeQ6_K, nil, nil))

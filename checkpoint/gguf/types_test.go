@@ -9,7 +9,8 @@ import (
 func TestSearches(t *testing.T) {
 	// The types whose quantizers fit scales (and mins) by least squares.
 	for _, typ := range []Type{TypeQ2_K, TypeQ3_K, TypeQ4_K, TypeQ5_K, TypeQ6_K, TypeQ8_K, TypeIQ4_NL, TypeIQ4_XS,
-		TypeQ4_1, TypeQ5_0, TypeQ5_1, TypeQ4_0} {
+		TypeQ4_1, TypeQ5_0, TypeQ5_1, TypeQ4_0, TypeIQ2_XXS, TypeIQ2_XS, TypeIQ2_S, TypeIQ3_XXS,
+		TypeIQ3_S, TypeIQ1_S, TypeIQ1_M} {
 		assert.True(t, Searches(typ), typ.String())
 	}
 	// ggml's reference Q8_0, MXFP4's fixed rule, the plain types.
@@ -25,7 +26,8 @@ func TestSearches(t *testing.T) {
 func TestCodecs(t *testing.T) {
 	want := []Type{TypeQ4_0, TypeQ4_1, TypeQ5_0, TypeQ5_1, TypeQ8_0, TypeQ2_K, TypeQ3_K, TypeQ4_K,
 		TypeQ5_K, TypeQ6_K, TypeQ8_K, TypeIQ4_NL, TypeIQ4_XS, TypeMXFP4, TypeNVFP4,
-		TypeTQ1_0, TypeTQ2_0, TypeQ1_0, TypeQ2_0}
+		TypeTQ1_0, TypeTQ2_0, TypeQ1_0, TypeQ2_0, TypeIQ2_XXS, TypeIQ2_XS, TypeIQ2_S,
+		TypeIQ3_XXS, TypeIQ3_S, TypeIQ1_S, TypeIQ1_M}
 	assert.Len(t, codecs, len(want))
 	for _, typ := range want {
 		c, ok := codecs[typ]

@@ -32,8 +32,9 @@ vector) the manifest records:
     sqnr          10·log10(Σx² / Σ(x−y)²) of those floats y against the input x
     wsqnr         the same with every term weighted by its column's importance
 
-None of the types here needs ggml_quantize_init (only the IQ1/IQ2/IQ3 grids do);
-ggml_quantize_chunk calls it anyway.
+The IQ1, IQ2 and IQ3 grid types need ggml_quantize_init, which is called
+before each; IQ2_XXS, IQ2_XS and IQ1_S (NEEDS_IMATRIX) have only the cases
+with the importance vector, as ggml quantizes them only with one.
 
 The Go tests (ggml_golden_test.go) read these files and check that our
 decoders give ggml's floats for ggml's blocks, bit for bit, and that our
@@ -74,13 +75,25 @@ TYPES = {
     "Q5_K": (13, 256, 176),
     "Q6_K": (14, 256, 210),
     "Q8_K": (15, 256, 292),
+    "IQ2_XXS": (16, 256, 66),
+    "IQ2_XS": (17, 256, 74),
+    "IQ3_XXS": (18, 256, 98),
+    "IQ1_S": (19, 256, 50),
     "IQ4_NL": (20, 32, 18),
+    "IQ3_S": (21, 256, 110),
+    "IQ2_S": (22, 256, 82),
     "IQ4_XS": (23, 256, 136),
+    "IQ1_M": (29, 256, 56),
     "TQ1_0": (34, 256, 54),
     "TQ2_0": (35, 256, 66),
     "Q1_0": (41, 128, 18),
     "Q2_0": (42, 64, 18),
 }
+
+
+# The types ggml quantizes only with an importance matrix (it aborts
+# without one): their cases are only those with the importance vector.
+NEEDS_IMATRIX = {"IQ2_XXS", "IQ2_XS", "IQ1_S"}
 
 
 class TypeTraits(ctypes.Structure):
@@ -119,8 +132,8 @@ class GGML:
         tt = self.lib.ggml_get_type_traits(tid).contents
         if tt.blck_size != bs or tt.type_size != bb:
             sys.exit(f"{name}: ggml says {tt.blck_size} elements in {tt.type_size} bytes, we say {bs} in {bb}")
-        if self.lib.ggml_quantize_requires_imatrix(tid):
-            sys.exit(f"{name}: ggml requires an importance matrix")
+        if self.lib.ggml_quantize_requires_imatrix(tid) != (name in NEEDS_IMATRIX):
+            sys.exit(f"{name}: ggml's ggml_quantize_requires_imatrix disagrees with NEEDS_IMATRIX")
 
     def quantize(self, name, x, imatrix):
         """ggml's blocks for the rows of x (float32, [rows, cols])."""
@@ -135,7 +148,7 @@ class GGML:
         if imatrix is not None:
             imatrix = np.ascontiguousarray(imatrix, dtype=np.float32)
             imp = imatrix.ctypes.data
-        self.lib.ggml_quantize_init(tid)  # a no-op for these types
+        self.lib.ggml_quantize_init(tid)  # the IQ grids' tables
         n = self.lib.ggml_quantize_chunk(tid, x.ctypes.data, out.ctypes.data, 0, rows, cols, imp)
         if n != out.size:
             sys.exit(f"{name}: ggml_quantize_chunk wrote {n} bytes, want {out.size}")
@@ -247,7 +260,7 @@ def generate(g):
         for tname in TYPES:
             g.check_traits(tname)
             for use_imp in (False, True):
-                if tname == "Q8_K" and use_imp:
+                if tname == "Q8_K" and use_imp or tname in NEEDS_IMATRIX and not use_imp:
                     continue
                 blocks = g.quantize(tname, x, imp if use_imp else None)
                 y = g.dequantize(tname, blocks, x.size).reshape(x.shape)
@@ -315,7 +328,7 @@ def bench(g):
     imp = importance(rng, cols)
     for name in TYPES:
         for use in (False, True):
-            if name == "Q8_K" and use:
+            if name == "Q8_K" and use or name in NEEDS_IMATRIX and not use:
                 continue
             r = rows if name not in ("IQ4_NL",) else rows // 4
             t0 = time.perf_counter()

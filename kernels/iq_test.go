@@ -1,0 +1,99 @@
+package kernels
+
+import (
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// iqCodecs are the IQ grid types' formats with their block sizes.
+var iqCodecs = []struct {
+	name string
+	f    *iqFormat
+	bb   int
+}{
+	{"IQ2_XXS", &fmtIQ2XXS, iq2xxsBlockBytes}, {"IQ2_XS", &fmtIQ2XS, iq2xsBlockBytes},
+	{"IQ2_S", &fmtIQ2S, iq2sBlockBytes}, {"IQ3_XXS", &fmtIQ3XXS, iq3xxsBlockBytes},
+	{"IQ3_S", &fmtIQ3S, iq3sBlockBytes}, {"IQ1_S", &fmtIQ1S, iq1sBlockBytes},
+	{"IQ1_M", &fmtIQ1M, iq1mBlockBytes},
+}
+
+// topPoints returns the points of g holding its top level.
+func topPoints(g *iqGrid) []uint16 {
+	var out []uint16
+	for p := range g.codes {
+		if slices.Contains(g.vals[p*g.width:(p+1)*g.width], g.lev[len(g.lev)-1]) {
+			out = append(out, uint16(p))
+		}
+	}
+	return out
+}
+
+// randomIQBlock returns a block of f with random points, signs and shifts,
+// every scale code the largest and d = 2^-6. The first point of each
+// sub-block holds the grid's top level: a sub-block of low levels alone is
+// also the same levels' multiples at a scale no scale code gives, and so
+// is quantized to other floats.
+func randomIQBlock(rng *rand.Rand, f *iqFormat, bb int) []byte {
+	r := iqRes{hd: float32ToFloat16(0x1p-6, false)}
+	for b := range qkk / f.sub {
+		r.l[b] = uint8(f.lmax)
+	}
+	top := topPoints(f.grid)
+	for k := range qkk / f.grid.width {
+		r.p[k] = uint16(rng.IntN(len(f.grid.codes)))
+		if k*f.grid.width%f.sub == 0 {
+			r.p[k] = top[rng.IntN(len(top))]
+		}
+	}
+	for g := range qkk / 8 {
+		switch f.signs {
+		case 7:
+			r.neg[g] = iqSigns[rng.IntN(128)]
+		case 8:
+			r.neg[g] = uint8(rng.IntN(256))
+		}
+	}
+	dg := max(f.dgrp, 8)
+	for g := 0; g < qkk; g += dg {
+		neg := rng.IntN(2) == 1
+		for k := g / 8; k < (g+dg)/8; k++ {
+			r.dneg[k] = neg
+		}
+	}
+	y := make([]byte, bb)
+	f.pack(y, &r)
+	return y
+}
+
+// TestIQExact checks that each IQ quantizer gives back the floats of a
+// block exactly: random blocks, decoded by ggml's rules (TestGGMLDecode in
+// package gguf checks those), quantize to blocks that decode to the same
+// floats.
+func TestIQExact(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	for _, c := range iqCodecs {
+		codec, ok := LookupBlock(c.name)
+		require.True(t, ok, c.name)
+		var src []byte
+		for range 4 {
+			src = append(src, randomIQBlock(rng, c.f, c.bb)...)
+		}
+		x := make([]float32, 4*qkk)
+		codec.Dequantize(x, src)
+		got := make([]byte, len(src))
+		codec.Quantize(got, x, nil, nil)
+		y := make([]float32, len(x))
+		codec.Dequantize(y, got)
+		bad := 0
+		for i := range x {
+			if x[i] != y[i] {
+				bad++
+			}
+		}
+		assert.Zero(t, bad, "%s: %d of %d elements differ", c.name, bad, len(x))
+	}
+}

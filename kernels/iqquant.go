@@ -1,0 +1,387 @@
+package kernels
+
+import (
+	"encoding/binary"
+	"math"
+	"math/bits"
+)
+
+// The quantizers of the IQ grid types. Each super-block of 256 goes in
+// three steps: every sub-block (the elements under one small scale) finds
+// its best scale, trying a few and refining the best by least squares,
+// with each element's sign taken apart (IQ2, IQ3) or its level's shift
+// chosen (IQ1); the largest sets the float16 d; then each sub-block tries
+// the scale codes around its own scale, each with its points found again
+// at that very scale, and keeps the one of least error. The error is the
+// squared error weighed as Weigh gives (the weighting of the codec table).
+
+// iqFormat is what a quantizer needs of an IQ type.
+type iqFormat struct {
+	grid  *iqGrid
+	sub   int       // elements under one scale code
+	dgrp  int       // elements under one shift sign (IQ1); 0: no shift
+	unit  float32   // scale code l scales the grid's values by d·(2l+1)·unit
+	lmax  int       // the largest scale code
+	signs int       // sign bits per 8 elements: 7 (an even count), 8, or 0
+	fits  []float32 // the fits tried (iqFits, iq1Fits)
+	pack  func(y []byte, r *iqRes)
+}
+
+// iqRes is a quantized super-block.
+type iqRes struct {
+	hd   uint16       // d, float16
+	l    [16]uint8    // each sub-block's scale code
+	p    [64]uint16   // each point's index in the grid
+	neg  [32]uint8    // each 8 elements' signs: bit j for element j
+	dneg [32]bool     // each 8 elements' shift: −1/8 when set (IQ1)
+	a    [qkk]float32 // the magnitudes the points fit (or the elements)
+}
+
+// iqFits are the numbers of grid levels the largest magnitude of a
+// sub-block is tried at, relative to the grid's largest level; iq1Fits
+// those of the ternary grid, whose best scale often leaves the largest
+// elements far above its top level.
+var (
+	iqFits  = []float32{0.85, 1, 1.15}
+	iq1Fits = []float32{1.1, 1.6, 2.3}
+)
+
+// quantIQ quantizes one super-block of f.
+func quantIQ(f *iqFormat, y []byte, x, imp []float32, s *kqScratch) {
+	xs, ws := s.prep(x, imp)
+	var r iqRes
+	f.targets(&r, x, xs, ws)
+	nsub := qkk / f.sub
+	var sc [16]float32
+	smax := float32(0)
+	for b := range nsub {
+		o := b * f.sub
+		sc[b] = f.fit(&r, o, ws[o:o+f.sub])
+		smax = max(smax, sc[b])
+	}
+	unitD := f.unit * float32(2*f.lmax+1)
+	r.hd = float32ToFloat16(smax/unitD, true)
+	if d := float16To32(r.hd); d > 0 && smax > 0 {
+		for b := range nsub {
+			f.choose(&r, b, ws[b*f.sub:(b+1)*f.sub], sc[b], d)
+		}
+		if !s.fin {
+			f.saturate(&r, x, ws, d)
+		}
+	} else {
+		r = iqRes{neg: r.neg}
+	}
+	f.pack(y, &r)
+}
+
+// targets fills r.a with what the grid's points fit: the magnitudes of
+// xs, the finite elements, with r.neg the signs of the elements x, or the
+// finite elements themselves for a signed grid. With 7 sign bits, a group
+// of 8 of an odd count of negative elements has the sign of its finite
+// element of least weighed square flipped.
+func (f *iqFormat) targets(r *iqRes, x, xs, w []float32) {
+	if f.signs == 0 {
+		copy(r.a[:], xs)
+		return
+	}
+	for g := range qkk / 8 {
+		var neg uint8
+		for j := range 8 {
+			if x[8*g+j] < 0 {
+				neg |= 1 << j
+			}
+			r.a[8*g+j] = abs32(xs[8*g+j])
+		}
+		if f.signs == 7 && bits.OnesCount8(neg)&1 != 0 {
+			jmin, emin := 0, float32(math.Inf(1))
+			for j := range 8 {
+				v := r.a[8*g+j]
+				if e := w[8*g+j] * v * v; e < emin && finite(x[8*g+j]) {
+					jmin, emin = j, e
+				}
+			}
+			neg ^= 1 << jmin
+			r.a[8*g+jmin] = -r.a[8*g+jmin]
+		}
+		r.neg[g] = neg
+	}
+}
+
+// fit returns the best scale of the sub-block of r.a from o, of weights
+// w: of the scales iqFits gives, the least-squares scale of the points
+// found at the best one, refined twice.
+func (f *iqFormat) fit(r *iqRes, o int, w []float32) float32 {
+	a := r.a[o : o+f.sub]
+	amax := float32(0)
+	for _, v := range a {
+		amax = max(amax, abs32(v))
+	}
+	if amax == 0 {
+		return 0
+	}
+	lmax := max(-f.grid.lev[0], f.grid.lev[len(f.grid.lev)-1])
+	best, bestScore := float32(0), float32(-1)
+	try := func(s float32) {
+		_, sxe, see := f.assign(r, o, w, s)
+		if sxe > 0 && see > 0 && sxe*sxe/see > bestScore {
+			best, bestScore = sxe/see, sxe*sxe/see
+		}
+	}
+	for _, k := range f.fits {
+		try(amax / (lmax * k))
+	}
+	for range 2 {
+		if best <= 0 {
+			break
+		}
+		try(best)
+	}
+	return best
+}
+
+// assign finds the points (and shifts) of the sub-block of r.a from o at
+// scale s, writes them to r, and returns the weighed squared error and
+// the sums Σ w·a·e and Σ w·e² over the levels e the points give.
+func (f *iqFormat) assign(r *iqRes, o int, w []float32, s float32) (err, sxe, see float32) {
+	g, n := f.grid, f.grid.width
+	dg := f.dgrp
+	if dg == 0 {
+		dg = f.sub
+	}
+	for d := o; d < o+f.sub; d += dg {
+		bestE, bestNeg := float32(-1), false
+		var pts [8]uint16
+		for _, neg := range f.shifts() {
+			delta := f.shift(neg)
+			var e float32
+			var ps [8]uint16
+			for k := 0; k < dg; k += n {
+				p, pe := g.pick(r.a[d+k:d+k+n], w[d-o+k:d-o+k+n], s, delta)
+				ps[k/n], e = uint16(p), e+pe
+			}
+			if bestE < 0 || e < bestE {
+				bestE, bestNeg, pts = e, neg, ps
+			}
+		}
+		err += bestE
+		delta := f.shift(bestNeg)
+		for k := 0; k < dg; k += n {
+			p := int(pts[k/n])
+			r.p[(d+k)/n] = uint16(p)
+			for j, l := range g.vals[p*n : (p+1)*n] {
+				e, wj := l+delta, w[d-o+k+j]
+				sxe += wj * r.a[d+k+j] * e
+				see += wj * e * e
+			}
+		}
+		for k := d / 8; k < (d+dg+7)/8; k++ {
+			r.dneg[k] = bestNeg
+		}
+	}
+	return err, sxe, see
+}
+
+// shifts returns the shift signs f tries: both for IQ1, none else.
+func (f *iqFormat) shifts() []bool {
+	if f.dgrp == 0 {
+		return noShift[:]
+	}
+	return bothShifts[:]
+}
+
+var (
+	noShift    = [...]bool{false}
+	bothShifts = [...]bool{false, true}
+)
+
+// shift returns the shift of the levels of sign neg: ±1/8 for IQ1, else 0.
+func (f *iqFormat) shift(neg bool) float32 {
+	switch {
+	case f.dgrp == 0:
+		return 0
+	case neg:
+		return -iq1Delta
+	}
+	return iq1Delta
+}
+
+// choose sets sub-block b's scale code under d: of the codes around its
+// scale sc, the one whose points, found again at its scale, err least.
+func (f *iqFormat) choose(r *iqRes, b int, w []float32, sc, d float32) {
+	u := d * f.unit
+	l0 := int(math.Round(float64((sc/u - 1) / 2)))
+	bestL, bestE := -1, float32(0)
+	for l := max(l0-1, 0); l <= min(l0+1, f.lmax); l++ {
+		e, _, _ := f.assign(r, b*f.sub, w, u*float32(2*l+1))
+		if bestL < 0 || e < bestE {
+			bestL, bestE = l, e
+		}
+	}
+	if l0+1 < 0 || l0-1 > f.lmax {
+		bestL = min(max(l0, 0), f.lmax)
+	}
+	f.assign(r, b*f.sub, w, u*float32(2*bestL+1))
+	r.l[b] = uint8(bestL)
+}
+
+// saturate gives each infinite element of x the grid's extreme level of
+// its sign: the points holding one are found again with those targets,
+// weighed above the rest of the point.
+func (f *iqFormat) saturate(r *iqRes, x, w []float32, d float32) {
+	g, n := f.grid, f.grid.width
+	for k := 0; k < qkk; k += n {
+		var pw [8]float32
+		sum, inf := float32(1), false
+		for j := range n {
+			pw[j] = w[k+j]
+			sum += w[k+j]
+			inf = inf || !finite(x[k+j]) && x[k+j] == x[k+j]
+		}
+		if !inf {
+			continue
+		}
+		s := d * f.unit * float32(2*int(r.l[k/f.sub])+1)
+		delta := f.shift(r.dneg[k/8])
+		for j, v := range x[k : k+n] {
+			if finite(v) || v != v {
+				continue
+			}
+			top := g.lev[len(g.lev)-1]
+			if f.signs == 0 && v < 0 {
+				top = g.lev[0]
+			}
+			r.a[k+j], pw[j] = s*(top+delta), sum
+		}
+		p, _ := g.pick(r.a[k:k+n], pw[:n], s, delta)
+		r.p[k/n] = uint16(p)
+	}
+}
+
+// iqFormats are the quantizers' descriptions of the IQ types.
+var (
+	fmtIQ2XXS = iqFormat{fits: iqFits, grid: iq2xxsGrid, sub: 32, unit: 1.0 / 8, lmax: 15, signs: 7,
+		pack: packIQ2XXS}
+	fmtIQ2XS = iqFormat{fits: iqFits, grid: iq2xsGrid, sub: 16, unit: 1.0 / 8, lmax: 15, signs: 7,
+		pack: packIQ2XS}
+	fmtIQ2S = iqFormat{fits: iqFits, grid: iq2sGrid, sub: 16, unit: 1.0 / 8, lmax: 15, signs: 8,
+		pack: packIQ2S}
+	fmtIQ3XXS = iqFormat{fits: iqFits, grid: iq3xxsGrid, sub: 32, unit: 1.0 / 4, lmax: 15, signs: 7,
+		pack: packIQ3XXS}
+	fmtIQ3S = iqFormat{fits: iqFits, grid: iq3sGrid, sub: 32, unit: 1, lmax: 15, signs: 8,
+		pack: packIQ3S}
+	fmtIQ1S = iqFormat{fits: iq1Fits, grid: iq1sGrid, sub: 32, dgrp: 32, unit: 1, lmax: 7, pack: packIQ1S}
+	fmtIQ1M = iqFormat{fits: iq1Fits, grid: iq1sGrid, sub: 16, dgrp: 8, unit: 1, lmax: 7, pack: packIQ1M}
+)
+
+// iqQuantizer returns the Quantize of the codec table for f, of ggml's
+// name name.
+func iqQuantizer(name string, f *iqFormat, bb int) func(dst []byte, src, imp, w []float32) {
+	return func(dst []byte, src, imp, w []float32) {
+		f.grid.prepare()
+		quantBlocks("quantize"+name, name, dst, src, imp, w, qkk, bb,
+			func(y []byte, x, imp []float32, s *kqScratch) { quantIQ(f, y, x, imp, s) })
+	}
+}
+
+// signs7 returns the 7 stored sign bits of 8 elements' signs neg.
+func signs7(neg uint8) uint32 { return uint32(neg & 127) }
+
+func packIQ2XXS(y []byte, r *iqRes) {
+	binary.LittleEndian.PutUint16(y, r.hd)
+	for ib := range 8 {
+		q := y[2+8*ib:]
+		aux := uint32(r.l[ib]) << 28
+		for l := range 4 {
+			q[l] = byte(r.p[4*ib+l])
+			aux |= signs7(r.neg[4*ib+l]) << (7 * l)
+		}
+		binary.LittleEndian.PutUint32(q[4:], aux)
+	}
+}
+
+func packIQ2XS(y []byte, r *iqRes) {
+	binary.LittleEndian.PutUint16(y, r.hd)
+	for k := range 32 {
+		binary.LittleEndian.PutUint16(y[2+2*k:], r.p[k]|uint16(signs7(r.neg[k]))<<9)
+	}
+	for ib := range 8 {
+		y[66+ib] = r.l[2*ib] | r.l[2*ib+1]<<4
+	}
+}
+
+func packIQ2S(y []byte, r *iqRes) {
+	binary.LittleEndian.PutUint16(y, r.hd)
+	clear(y[66:74])
+	for k := range 32 {
+		y[2+k] = byte(r.p[k])
+		y[34+k] = r.neg[k]
+		y[66+k/4] |= byte(r.p[k]>>8) << (2 * (k % 4))
+	}
+	for ib := range 8 {
+		y[74+ib] = r.l[2*ib] | r.l[2*ib+1]<<4
+	}
+}
+
+func packIQ3XXS(y []byte, r *iqRes) {
+	binary.LittleEndian.PutUint16(y, r.hd)
+	for k := range 64 {
+		y[2+k] = byte(r.p[k])
+	}
+	for ib := range 8 {
+		aux := uint32(r.l[ib]) << 28
+		for l := range 4 {
+			aux |= signs7(r.neg[4*ib+l]) << (7 * l)
+		}
+		binary.LittleEndian.PutUint32(y[66+4*ib:], aux)
+	}
+}
+
+func packIQ3S(y []byte, r *iqRes) {
+	binary.LittleEndian.PutUint16(y, r.hd)
+	clear(y[66:74])
+	for k := range 64 {
+		y[2+k] = byte(r.p[k])
+		y[66+k/8] |= byte(r.p[k]>>8) << (k % 8)
+	}
+	copy(y[74:106], r.neg[:])
+	for i := range 4 {
+		y[106+i] = r.l[2*i] | r.l[2*i+1]<<4
+	}
+}
+
+func packIQ1S(y []byte, r *iqRes) {
+	binary.LittleEndian.PutUint16(y, r.hd)
+	for ib := range 8 {
+		qh := uint16(r.l[ib]) << 12
+		if r.dneg[4*ib] {
+			qh |= 0x8000
+		}
+		for l := range 4 {
+			p := r.p[4*ib+l]
+			y[2+4*ib+l] = byte(p)
+			qh |= p >> 8 << (3 * l)
+		}
+		binary.LittleEndian.PutUint16(y[34+2*ib:], qh)
+	}
+}
+
+func packIQ1M(y []byte, r *iqRes) {
+	clear(y[32:56])
+	for k := range 32 {
+		p := r.p[k]
+		y[k] = byte(p)
+		h := byte(p >> 8)
+		if r.dneg[k] {
+			h |= 8
+		}
+		y[32+k/2] |= h << (4 * (k % 2))
+	}
+	var sc [4]uint16
+	for b := range 16 {
+		sc[b/4] |= uint16(r.l[b]) << (3 * (b % 4))
+	}
+	for k := range 4 {
+		sc[k] |= r.hd >> (4 * k) << 12
+		binary.LittleEndian.PutUint16(y[48+2*k:], sc[k])
+	}
+}
