@@ -131,10 +131,10 @@ func (f *iqFormat) fit(r *iqRes, o int, w []float32) float32 {
 		try(amax / (lmax * k))
 	}
 	for range 2 {
-		if best <= 0 {
+		prev := best
+		if try(best); best <= 0 || best == prev {
 			break
 		}
-		try(best)
 	}
 	return best
 }
@@ -208,19 +208,21 @@ func (f *iqFormat) shift(neg bool) float32 {
 // choose sets sub-block b's scale code under d: of the codes around its
 // scale sc, the one whose points, found again at its scale, err least.
 func (f *iqFormat) choose(r *iqRes, b int, w []float32, sc, d float32) {
-	u := d * f.unit
+	u, o, n := d*f.unit, b*f.sub, f.grid.width
 	l0 := int(math.Round(float64((sc/u - 1) / 2)))
 	bestL, bestE := -1, float32(0)
-	for l := max(l0-1, 0); l <= min(l0+1, f.lmax); l++ {
-		e, _, _ := f.assign(r, b*f.sub, w, u*float32(2*l+1))
+	var pts [8]uint16
+	var dneg [4]bool
+	for l := min(max(l0-1, 0), f.lmax); l <= min(max(l0+1, 0), f.lmax); l++ {
+		e, _, _ := f.assign(r, o, w, u*float32(2*l+1))
 		if bestL < 0 || e < bestE {
 			bestL, bestE = l, e
+			copy(pts[:], r.p[o/n:(o+f.sub)/n])
+			copy(dneg[:], r.dneg[o/8:(o+f.sub)/8])
 		}
 	}
-	if l0+1 < 0 || l0-1 > f.lmax {
-		bestL = min(max(l0, 0), f.lmax)
-	}
-	f.assign(r, b*f.sub, w, u*float32(2*bestL+1))
+	copy(r.p[o/n:(o+f.sub)/n], pts[:])
+	copy(r.dneg[o/8:(o+f.sub)/8], dneg[:])
 	r.l[b] = uint8(bestL)
 }
 
