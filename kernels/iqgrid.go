@@ -25,8 +25,9 @@ type iqGrid struct {
 	vals  []float32 // each point's values, width a point
 
 	once  sync.Once
-	index []int16    // lattice code → its point, or −1 off the grid
-	near  [][]uint16 // lattice code off the grid → the points nearest it
+	index []int16  // lattice code → its point, or −1 off the grid
+	near  []uint16 // lattice code c off the grid → at iqNear·c, the points nearest it
+	nearc []uint16 // and their codes
 }
 
 // newIQGrid returns the grid of the given levels and point codes.
@@ -79,13 +80,16 @@ func (g *iqGrid) prepare() {
 		for p, c := range g.codes {
 			g.index[c] = int16(p)
 		}
-		g.near = make([][]uint16, n)
+		g.near = make([]uint16, n*iqNear)
+		g.nearc = make([]uint16, n*iqNear)
 		v := make([]float32, g.width)
 		for c := range n {
 			if g.index[c] >= 0 || !g.decode(uint16(c), v) {
 				continue
 			}
-			g.near[c] = g.nearest(v)
+			for i, p := range g.nearest(v) {
+				g.near[c*iqNear+i], g.nearc[c*iqNear+i] = p, g.codes[p]
+			}
 		}
 	})
 }
@@ -182,15 +186,15 @@ func (g *iqGrid) pick8(a, w *[8]float32, s, delta float32) (int, float32) {
 		t[j] = [4]float32{w[j] * d0 * d0, w[j] * d1 * d1, w[j] * d2 * d2}
 	}
 	best, be := 0, float32(math.Inf(1))
-	for _, p := range g.near[c] {
-		q := g.codes[p]
+	nc := (*[iqNear]uint16)(g.nearc[int(c)*iqNear:])
+	for i, q := range nc {
 		e := t[0][q&3] + t[1][q>>2&3] + t[2][q>>4&3] + t[3][q>>6&3] +
 			t[4][q>>8&3] + t[5][q>>10&3] + t[6][q>>12&3] + t[7][q>>14&3]
 		if e < be {
-			best, be = int(p), e
+			best, be = i, e
 		}
 	}
-	return best, be
+	return int(g.near[int(c)*iqNear+best]), be
 }
 
 // pick4 is pick for the grids of 4 values of 8 levels.
@@ -211,13 +215,13 @@ func (g *iqGrid) pick4(a, w *[4]float32, s, delta float32) (int, float32) {
 		}
 	}
 	best, be := 0, float32(math.Inf(1))
-	for _, p := range g.near[c] {
-		q := g.codes[p]
+	nc := (*[iqNear]uint16)(g.nearc[int(c)*iqNear:])
+	for i, q := range nc {
 		if e := t[0][q&7] + t[1][q>>3&7] + t[2][q>>6&7] + t[3][q>>9&7]; e < be {
-			best, be = int(p), e
+			best, be = i, e
 		}
 	}
-	return best, be
+	return int(g.near[int(c)*iqNear+best]), be
 }
 
 // err returns Σ w·(a − s·(L+delta))² over point p's levels L.
