@@ -151,7 +151,7 @@ func (f *iqFormat) assign(r *iqRes, o int, w []float32, s float32) (err, sxe, se
 	for d := o; d < o+f.sub; d += dg {
 		bestE, bestNeg := float32(-1), false
 		var pts [8]uint16
-		for _, neg := range f.shifts() {
+		for _, neg := range f.shifts(r.a[d:d+dg], w[d-o:d-o+dg], s) {
 			delta := f.shift(neg)
 			var e float32
 			var ps [8]uint16
@@ -181,17 +181,43 @@ func (f *iqFormat) assign(r *iqRes, o int, w []float32, s float32) (err, sxe, se
 	return err, sxe, see
 }
 
-// shifts returns the shift signs f tries: both for IQ1, none else.
-func (f *iqFormat) shifts() []bool {
+// shifts returns the shift signs f tries for the elements a of one shift
+// group at scale s: none but 0 without shifts; for IQ1 the sign whose
+// nearest levels, on the grid or not, err less (a cheap guess of the
+// grid's choice).
+func (f *iqFormat) shifts(a, w []float32, s float32) []bool {
 	if f.dgrp == 0 {
 		return noShift[:]
 	}
-	return bothShifts[:]
+	if f.latticeErr(a, w, s, f.shift(true)) < f.latticeErr(a, w, s, f.shift(false)) {
+		return negShift[:]
+	}
+	return noShift[:]
+}
+
+// latticeErr returns Σ w·(a − s·(L+delta))² over the nearest levels L of
+// the 3 of the IQ1 grid.
+func (f *iqFormat) latticeErr(a, w []float32, s, delta float32) float32 {
+	g := f.grid
+	inv, m0, m1 := 1/s, g.mid[0]+delta, g.mid[1]+delta
+	v0, v1, v2 := s*(g.lev[0]+delta), s*(g.lev[1]+delta), s*(g.lev[2]+delta)
+	var e float32
+	for j, v := range a {
+		t, l := v*inv, v0
+		if t > m0 {
+			l = v1
+		}
+		if t > m1 {
+			l = v2
+		}
+		e += w[j] * (v - l) * (v - l)
+	}
+	return e
 }
 
 var (
-	noShift    = [...]bool{false}
-	bothShifts = [...]bool{false, true}
+	noShift  = [...]bool{false}
+	negShift = [...]bool{true}
 )
 
 // shift returns the shift of the levels of sign neg: ±1/8 for IQ1, else 0.
