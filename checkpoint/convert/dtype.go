@@ -31,9 +31,6 @@ func DataTypeOrMix(l layout.Layout, name string) (*tcast.DataType, ggufmix.Mix, 
 	if err == nil || mixErr == nil {
 		return dt, mix, nil
 	}
-	if me := (*ggufmix.UnknownMixError)(nil); errors.As(mixErr, &me) && me.NotYet {
-		return nil, ggufmix.Mix{}, mixErr
-	}
 	var de *layout.DataTypeError
 	if !errors.As(err, &de) || de.Err == nil {
 		// A datatype tcast knows that the layout cannot hold (nvfp4).

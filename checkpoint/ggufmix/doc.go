@@ -1,6 +1,7 @@
 // Package ggufmix chooses the ggml type of every tensor of a GGUF model
 // for the quantization mixes llama-quantize names (Q4_K_M, Q5_K_S, Q3_K_L,
-// Q2_K, Q6_K, Q8_0, IQ4_NL, IQ4_XS, TQ1_0, MXFP4_MOE, ...), with a reason
+// Q2_K, Q6_K, Q8_0, IQ4_NL, IQ4_XS, IQ3_M, IQ2_XXS, IQ1_S, TQ1_0,
+// MXFP4_MOE, ...), with a reason
 // for each choice,
 // per-tensor overrides by regular expression, and the fallback for rows
 // that a block type does not divide.
@@ -27,23 +28,29 @@
 //  3. The first Override whose pattern matches the name sets the type.
 //  4. Otherwise, for mixes with a block base type and unless Pure, the mix
 //     rules: the output head (and a token embedding that doubles as it)
-//     gets Q6_K, or Q8_0 when its row is not a multiple of the base block
-//     or the model is a falcon; attention V (and fused QKV, MLA's kv_b)
+//     gets Q6_K (Q5_K in the IQ1 and IQ2 mixes and IQ3_XXS), or Q8_0 when
+//     its row is not a multiple of the base block or the model is a
+//     falcon; attention V (and fused QKV, MLA's kv_b)
 //     and FFN down get more bits in the layers use_more_bits picks (the
 //     first and last eighth and every third layer between) for the _M
 //     mixes, in the first four (Q4_K_S) or two (Q3_K_M) layers, or
 //     throughout (Q3_K_L, Q2_K); attn_output gets more bits in Q2_K,
 //     Q3_K_M and Q3_K_L; 8-expert models, grouped-query attention and
-//     70B models have rules of their own. docs/GGUF.md tables them.
+//     70B models have rules of their own; IQ3_XXS and IQ3_XS give
+//     attention Q and K (IQ3_XS also FFN gate and up) a smaller grid
+//     type, and the IQ1 and IQ2 mixes have a rule set of their own.
+//     docs/GGUF.md tables them.
 //  5. A block type whose block does not divide the row length falls back:
-//     IQ4_XS → IQ4_NL, Q2_K, Q3_K, TQ1_0, TQ2_0 and Q2_0 → Q4_0, Q4_K →
+//     the IQ types → IQ4_NL, Q2_K, Q3_K, TQ1_0, TQ2_0 and Q2_0 → Q4_0, Q4_K →
 //     Q5_0, Q5_K → Q5_1, Q6_K → Q8_0, and to F16 when the replacement
 //     does not fit either or for a 32-element type that does not fit; a
 //     larger block without a replacement (Q1_0) is a *TensorError, as
 //     llama-quantize stops.
 //
 // Decision.NeedsImatrix marks the types llama-quantize quantizes only with
-// an importance matrix: Q2_K in Q2_K_S and the 1- to 3-bit IQ types.
+// an importance matrix: Q2_K in Q2_K_S and the IQ grid types but IQ3_S.
+// Positions count only the tensors that may be quantized (no biases), as
+// llama-quantize's counters do.
 //
 // # Differences from llama-quantize
 //

@@ -12,19 +12,11 @@ type UnknownMixError struct {
 	Name string
 	// Closest lists up to three known mix names nearest to Name.
 	Closest []string
-	// NotYet is set for a mix of llama-quantize this package does not
-	// offer yet (the IQ1, IQ2 and IQ3 mixes, whose grid types it cannot
-	// write); Closest then lists the nearest in size it does offer.
-	NotYet bool
 }
 
 // Error returns a message such as
 // `unknown mix "Q4_KM" (closest: "Q4_K_M", "Q4_0", "Q4_1")`.
 func (e *UnknownMixError) Error() string {
-	if e.NotYet {
-		return "mix " + quote(e.Name) + " of llama-quantize is not offered yet (its IQ grid types " +
-			"cannot be written); the mixes nearest in size are " + strings.Join(e.Closest, " and ")
-	}
 	return "unknown mix " + quote(e.Name) + closest(e.Closest)
 }
 

@@ -64,7 +64,10 @@ func ExampleMix() {
 		ggufmix.MixQ4_0, ggufmix.MixQ4_1, ggufmix.MixQ5_0, ggufmix.MixQ5_1, ggufmix.MixQ8_0,
 		ggufmix.MixQ2_K, ggufmix.MixQ2_K_S, ggufmix.MixQ3_K_S, ggufmix.MixQ3_K_M, ggufmix.MixQ3_K_L,
 		ggufmix.MixQ4_K_S, ggufmix.MixQ4_K_M, ggufmix.MixQ5_K_S, ggufmix.MixQ5_K_M,
-		ggufmix.MixQ6_K, ggufmix.MixIQ4_NL, ggufmix.MixIQ4_XS,
+		ggufmix.MixQ6_K, ggufmix.MixIQ1_S, ggufmix.MixIQ1_M,
+		ggufmix.MixIQ2_XXS, ggufmix.MixIQ2_XS, ggufmix.MixIQ2_S, ggufmix.MixIQ2_M,
+		ggufmix.MixIQ3_XXS, ggufmix.MixIQ3_XS, ggufmix.MixIQ3_S, ggufmix.MixIQ3_M,
+		ggufmix.MixIQ4_NL, ggufmix.MixIQ4_XS,
 		ggufmix.MixTQ1_0, ggufmix.MixTQ2_0, ggufmix.MixMXFP4_MOE, ggufmix.MixQ1_0, ggufmix.MixQ2_0,
 		ggufmix.MixCOPY,
 	} {
@@ -90,6 +93,16 @@ func ExampleMix() {
 	// Q5_K_S 16 Q5_K
 	// Q5_K_M 17 Q5_K
 	// Q6_K 18 Q6_K
+	// IQ1_S 24 IQ1_S
+	// IQ1_M 31 IQ1_M
+	// IQ2_XXS 19 IQ2_XXS
+	// IQ2_XS 20 IQ2_XS
+	// IQ2_S 28 IQ2_XS
+	// IQ2_M 29 IQ2_S
+	// IQ3_XXS 23 IQ3_XXS
+	// IQ3_XS 22 IQ3_S
+	// IQ3_S 26 IQ3_S
+	// IQ3_M 27 IQ3_S
 	// IQ4_NL 25 IQ4_NL
 	// IQ4_XS 30 IQ4_XS
 	// TQ1_0 36 TQ1_0
@@ -98,7 +111,7 @@ func ExampleMix() {
 	// Q1_0 40 Q1_0
 	// Q2_0 41 Q2_0
 	// COPY 0 F32
-	// 26 mixes
+	// 36 mixes
 }
 
 // An override as llama-quantize's --tensor-type takes it; Match finds the

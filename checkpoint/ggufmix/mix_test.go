@@ -30,6 +30,14 @@ const (
 	Q6_K  = gguf.TypeQ6_K
 	IQ4NL = gguf.TypeIQ4_NL
 	IQ4XS = gguf.TypeIQ4_XS
+
+	IQ1S   = gguf.TypeIQ1_S
+	IQ1M   = gguf.TypeIQ1_M
+	IQ2XXS = gguf.TypeIQ2_XXS
+	IQ2XS  = gguf.TypeIQ2_XS
+	IQ2S   = gguf.TypeIQ2_S
+	IQ3XXS = gguf.TypeIQ3_XXS
+	IQ3S   = gguf.TypeIQ3_S
 )
 
 // llamaTensors is a hand-made Llama tensor list in GGUF names and
@@ -429,6 +437,15 @@ func TestForType(t *testing.T) {
 		_, ok := ForType(typ)
 		assert.False(t, ok, typ.String())
 	}
+	// llama.cpp's loader names a file mostly of IQ3_S IQ3_S (26), not
+	// IQ3_XS (22) of the same base, and one of IQ2_S IQ2_S (28), whose
+	// base is IQ2_XS, not IQ2_M (29), whose base IQ2_S is.
+	for typ, want := range map[gguf.Type]Mix{IQ1S: MixIQ1_S, IQ1M: MixIQ1_M, IQ2XXS: MixIQ2_XXS,
+		IQ2XS: MixIQ2_XS, IQ2S: MixIQ2_S, IQ3XXS: MixIQ3_XXS, IQ3S: MixIQ3_S} {
+		m, ok := ForType(typ)
+		require.True(t, ok, typ.String())
+		assert.Equal(t, want, m, typ.String())
+	}
 }
 
 func TestLookup(t *testing.T) {
@@ -443,6 +460,9 @@ func TestLookup(t *testing.T) {
 		"Q5_K_M": {17, Q5_K}, "Q6_K": {18, Q6_K}, "IQ4_NL": {25, IQ4NL}, "IQ4_XS": {30, IQ4XS}, "BF16": {32, BF16},
 		"TQ1_0": {36, gguf.TypeTQ1_0}, "TQ2_0": {37, gguf.TypeTQ2_0}, "MXFP4_MOE": {38, gguf.TypeMXFP4},
 		"Q1_0": {40, gguf.TypeQ1_0}, "Q2_0": {41, gguf.TypeQ2_0}, "Q2_K_S": {21, Q2_K},
+		"IQ2_XXS": {19, IQ2XXS}, "IQ2_XS": {20, IQ2XS}, "IQ3_XS": {22, IQ3S},
+		"IQ3_XXS": {23, IQ3XXS}, "IQ1_S": {24, IQ1S}, "IQ3_S": {26, IQ3S}, "IQ3_M": {27, IQ3S},
+		"IQ2_S": {28, IQ2XS}, "IQ2_M": {29, IQ2S}, "IQ1_M": {31, IQ1M},
 		"COPY": {0, F32},
 	}
 	assert.Len(t, Mixes(), len(want))

@@ -154,21 +154,3 @@ func TestNoFallback(t *testing.T) {
 	require.NoError(t, err, "an override resolves it")
 	assert.Equal(t, Q4_0, ds[0].Type)
 }
-
-func TestNotYetMixes(t *testing.T) {
-	for _, name := range []string{"IQ1_S", "IQ1_M", "IQ2_XXS", "IQ2_XS", "IQ2_S", "IQ2_M", "IQ3_XXS", "IQ3_XS", "IQ3_S", "iq3_m"} {
-		_, err := Lookup(name)
-		var me *UnknownMixError
-		require.ErrorAs(t, err, &me, name)
-		assert.True(t, me.NotYet, name)
-		for _, c := range me.Closest {
-			_, err := Lookup(c)
-			assert.NoError(t, err, "%s suggests %s", name, c)
-		}
-		assert.Contains(t, err.Error(), "not offered yet")
-	}
-	_, err := Lookup("Q7_K")
-	var me *UnknownMixError
-	require.ErrorAs(t, err, &me)
-	assert.False(t, me.NotYet)
-}

@@ -109,9 +109,9 @@ type Decision struct {
 	// Reason explains the choice in words, for the conversion report.
 	Reason string
 	// NeedsImatrix reports that llama-quantize quantizes the tensor to
-	// Type only with an importance matrix: the 1- to 3-bit IQ types
-	// (IQ1_S, IQ1_M, IQ2_XXS, IQ2_XS, IQ2_S, IQ3_XXS) and Q2_K in the
-	// Q2_K_S mix, but never the token embedding or the output head.
+	// Type only with an importance matrix: the IQ grid types IQ1_S, IQ1_M,
+	// IQ2_XXS, IQ2_XS, IQ2_S and IQ3_XXS in any mix (not IQ3_S) and Q2_K
+	// in the Q2_K_S mix, but never the token embedding or the output head.
 	NeedsImatrix bool
 }
 
@@ -122,7 +122,8 @@ type Decision struct {
 func choose(mix Mix, model Model, t Tensor, opt Options) (Decision, error) {
 	cat := CategoryOf(t.Name)
 	layer := LayerOf(t.Name)
-	p := position{attnV: layer, nAttnV: model.Layers, ffn: layer, nFFN: model.Layers}
+	p := position{attnV: layer, nAttnV: model.Layers, ffn: layer, nFFN: model.Layers,
+		ffnRank: layer}
 	if usesPosition(mix, cat) && !opt.Pure && keepReason(t.Name, t.Shape) == "" {
 		if err := checkLayer(t.Name, layer, model.Layers); err != nil {
 			return Decision{}, err
@@ -134,7 +135,8 @@ func choose(mix Mix, model Model, t Tensor, opt Options) (Decision, error) {
 // Plan decides the types of all tensors of a model, in the order given.
 // It places attention-V tensors by their rank among them and FFN tensors
 // by their rank among their kind (by layer for a mixture of experts),
-// counting in llama.cpp's tensor order (by layer, then by name), and
+// counting in llama.cpp's tensor order (by layer, then by name) the
+// tensors it may quantize (not biases), and
 // treats the token embedding as the output head when no output.weight is
 // among the tensors. Give it the whole model: positions are ranks, so a
 // partial list shifts them. For a model
@@ -196,7 +198,10 @@ func llamaOrder(tensors []Tensor, layers []int) []int {
 // positions places each tensor (of category cats[i], in layer layers[i])
 // as Plan says: attention-V tensors by their rank among them, FFN tensors
 // by their rank among their kind, or by layer for a mixture of experts,
-// whose layer the mix's rules then need inside the model.
+// whose layer the mix's rules then need inside the model. Ranks count the
+// tensors that may be quantized only (not ffn_down.bias), as
+// llama-quantize's counters advance only for the tensors its rules see;
+// the attention-V count n is of every name, as llama-quantize's is.
 func positions(mix Mix, model Model, tensors []Tensor, cats []Category, layers []int,
 	opt Options) ([]position, error) {
 	nAttnV := 0
@@ -211,21 +216,24 @@ func positions(mix Mix, model Model, tensors []Tensor, cats []Category, layers [
 	for _, i := range llamaOrder(tensors, layers) {
 		c := cats[i]
 		p := position{nAttnV: nAttnV, nFFN: model.Layers}
+		if keepReason(tensors[i].Name, tensors[i].Shape) != "" {
+			pos[i] = p // never quantized: no rule sees it
+			continue
+		}
 		if c.attnVLike() {
 			p.attnV = iAttnV
 			iAttnV++
 		}
 		if c == FFNDown || c == FFNGate || c == FFNUp {
+			p.ffn, p.ffnRank = iFFN[c], iFFN[c]
+			iFFN[c]++
 			if model.Experts > 1 {
 				p.ffn = layers[i]
-				if usesPosition(mix, c) && !opt.Pure && keepReason(tensors[i].Name, tensors[i].Shape) == "" {
+				if usesLayer(mix, c) && !opt.Pure {
 					if err := checkLayer(tensors[i].Name, layers[i], model.Layers); err != nil {
 						return nil, err
 					}
 				}
-			} else {
-				p.ffn = iFFN[c]
-				iFFN[c]++
 			}
 		}
 		pos[i] = p
@@ -234,19 +242,33 @@ func positions(mix Mix, model Model, tensors []Tensor, cats []Category, layers [
 }
 
 // usesPosition reports whether the mix has a rule for the category that
-// depends on the tensor's layer (llama-quantize's layer rules for ffn_gate
-// and ffn_up belong to IQ3_XS, which this package does not offer).
+// depends on the tensor's position (its layer, or its rank).
 func usesPosition(mix Mix, cat Category) bool {
 	switch {
 	case cat.attnVLike():
 		return mix == MixQ4_K_M || mix == MixQ5_K_M || mix == MixQ4_K_S || mix == MixQ3_K_M
 	case cat == FFNDown:
 		switch mix {
-		case MixQ2_K_S, MixQ3_K_M, MixQ4_K_M, MixQ5_K_M, MixQ4_K_S, MixIQ4_NL, MixIQ4_XS, MixQ4_0, MixQ5_0:
+		case MixQ2_K_S, MixQ3_K_M, MixQ4_K_M, MixQ5_K_M, MixQ4_K_S, MixIQ4_NL, MixIQ4_XS,
+			MixQ4_0, MixQ5_0, MixIQ3_XXS, MixIQ3_M:
 			return true
 		}
+		_, low := lowIQs[mix]
+		return low
+	case cat == FFNGate || cat == FFNUp:
+		_, ok := ffnMiddleTypes[mix]
+		return ok
 	}
 	return false
+}
+
+// usesLayer reports whether the mix's rule for an FFN category reads the
+// tensor's layer, which a mixture of experts takes from the name; the IQ1
+// and IQ2 mixes' FFN-down rule reads the rank among FFN-down tensors
+// instead, also in a mixture of experts, as llama-quantize counts them.
+func usesLayer(mix Mix, cat Category) bool {
+	_, low := lowIQs[mix]
+	return usesPosition(mix, cat) && !low
 }
 
 // checkLayer requires a layer index inside the layer count.

@@ -8,10 +8,13 @@ import (
 
 // position places a tensor among its kind for the layer-dependent rules:
 // attnV of nAttnV for the attention-V rules, ffn of nFFN for the FFN
-// rules.
+// rules (the layer, for a mixture of experts), and ffnRank, the rank
+// among the FFN tensors of its kind even for a mixture of experts, for
+// the IQ1 and IQ2 mixes' FFN-down rule.
 type position struct {
 	attnV, nAttnV int
 	ffn, nFFN     int
+	ffnRank       int
 }
 
 // useMoreBits is llama-quantize's choice of layers that get more bits in
@@ -49,9 +52,7 @@ func ruleType(mix Mix, m Model, cat Category, p position, shape []int, tied bool
 	if rule, ok := categoryRules[key]; ok {
 		return rule(r)
 	}
-	// attn_q, ffn_gate, ffn_up and the rest: only mixes this package does
-	// not offer (IQ3_*) have rules for them.
-	return r.keep()
+	return r.keep() // Other: no rules
 }
 
 // categoryRules holds the rule of each category that has rules; the
@@ -63,7 +64,10 @@ var categoryRules = map[Category]func(*ruleArgs) (gguf.Type, string){
 	AttnQKV:    attnVRule,
 	AttnKVB:    attnVRule,
 	AttnK:      attnKRule,
+	AttnQ:      attnQRule,
 	FFNDown:    ffnDownRule,
+	FFNGate:    ffnGateUpRule,
+	FFNUp:      ffnGateUpRule,
 	AttnOutput: attnOutputRule,
 }
 
@@ -71,6 +75,9 @@ var categoryRules = map[Category]func(*ruleArgs) (gguf.Type, string){
 // categories' for every tensor but the output head.
 var mixRules = map[Mix]func(*ruleArgs) (gguf.Type, string){
 	MixMXFP4_MOE: mxfp4MoERule,
+
+	MixIQ2_XXS: lowIQRule, MixIQ2_XS: lowIQRule, MixIQ2_S: lowIQRule,
+	MixIQ2_M: lowIQRule, MixIQ1_S: lowIQRule, MixIQ1_M: lowIQRule,
 }
 
 // ruleArgs is what a category's rule looks at: the mix, the model, the
@@ -104,16 +111,30 @@ func (r *ruleArgs) falcon() bool { return r.m.Arch == "falcon" }
 // keep gives the mix's base type.
 func (r *ruleArgs) keep() (gguf.Type, string) { return r.mix.base, r.mix.name + " base type" }
 
+// give gives type t for the reason "MIX: what: T".
+func (r *ruleArgs) give(t gguf.Type, what string) (gguf.Type, string) {
+	return t, fmt.Sprintf("%s: %s: %v", r.mix.name, what, t)
+}
+
+// outputTypes are the output head's types of the mixes whose head gets
+// other than Q6_K: the IQ1 and IQ2 mixes and IQ3_XXS.
+var outputTypes = map[Mix]gguf.Type{
+	MixIQ2_XXS: gguf.TypeQ5_K, MixIQ2_XS: gguf.TypeQ5_K, MixIQ2_S: gguf.TypeQ5_K,
+	MixIQ2_M: gguf.TypeQ5_K, MixIQ1_S: gguf.TypeQ5_K, MixIQ1_M: gguf.TypeQ5_K,
+	MixIQ3_XXS: gguf.TypeQ5_K,
+}
+
 // outputRule: the output head (or the token embedding doubling as it) gets
-// the OutputType asked for, else Q6_K, Q8_0 for falcon, for a row length the base type does not divide
-// and in MXFP4_MOE.
+// the OutputType asked for, else Q6_K (outputTypes' in the lowest mixes),
+// Q8_0 for falcon, for a row length the base type does not divide and in
+// MXFP4_MOE.
 func outputRule(r *ruleArgs) (gguf.Type, string) {
 	base := r.mix.base
 	what := "output head"
 	if r.cat == TokenEmbd {
 		what = "token embedding doubling as the output head (no output.weight)"
 	}
-	switch {
+	switch t, ok := outputTypes[r.mix]; {
 	case r.outType != nil:
 		return *r.outType, what + ": output head type asked for: " + r.outType.String()
 	case r.mix == MixMXFP4_MOE:
@@ -123,17 +144,28 @@ func outputRule(r *ruleArgs) (gguf.Type, string) {
 	case r.ne0%base.BlockSize() != 0:
 		return gguf.TypeQ8_0, fmt.Sprintf("%s with row length %d not a multiple of %d: Q8_0",
 			what, r.ne0, base.BlockSize())
+	case ok:
+		return r.give(t, what)
 	case base != gguf.TypeQ8_0:
 		return gguf.TypeQ6_K, what + ": Q6_K"
 	}
 	return base, what + ": " + r.mix.name + " base type"
 }
 
+// tokenEmbdTypes are the token embedding's types (with an output head of
+// its own) in the mixes that do not give it their base type.
+var tokenEmbdTypes = map[Mix]gguf.Type{
+	MixTQ1_0: gguf.TypeQ4_K, MixTQ2_0: gguf.TypeQ4_K, MixQ2_0: gguf.TypeQ4_K,
+	MixIQ2_XXS: gguf.TypeQ2_K, MixIQ2_XS: gguf.TypeQ2_K, MixIQ1_S: gguf.TypeQ2_K,
+	MixIQ1_M: gguf.TypeQ2_K, MixIQ2_S: gguf.TypeIQ3_S, MixIQ2_M: gguf.TypeIQ3_S,
+	MixIQ3_XXS: gguf.TypeIQ3_S,
+}
+
 // tokenEmbdRule: the token embedding (with an output head of its own)
-// gets Q4_K in the ternary and Q2_0 mixes.
+// gets tokenEmbdTypes' type.
 func tokenEmbdRule(r *ruleArgs) (gguf.Type, string) {
-	if r.is(MixTQ1_0, MixTQ2_0, MixQ2_0) {
-		return gguf.TypeQ4_K, r.mix.name + ": token embedding: Q4_K"
+	if t, ok := tokenEmbdTypes[r.mix]; ok {
+		return r.give(t, "token embedding")
 	}
 	return r.keep()
 }
@@ -147,6 +179,53 @@ func mxfp4MoERule(r *ruleArgs) (gguf.Type, string) {
 		return gguf.TypeMXFP4, "MXFP4_MOE: experts' tensor: MXFP4"
 	}
 	return gguf.TypeQ8_0, "MXFP4_MOE: not an experts' tensor: Q8_0"
+}
+
+// lowIQ is what an IQ1 or IQ2 mix gives beyond its base type: more to
+// attention V without grouped-query attention or many experts and to FFN
+// down in the first eighth of the layers, and attnOutput to attention
+// output (the base type when F32, the zero Type).
+type lowIQ struct{ more, attnOutput gguf.Type }
+
+// lowIQs are the IQ1 and IQ2 mixes, whose rules (lowIQRule) replace the
+// categories'.
+var lowIQs = map[Mix]lowIQ{
+	MixIQ2_XXS: {more: gguf.TypeQ2_K}, MixIQ2_XS: {more: gguf.TypeQ2_K},
+	MixIQ1_S: {more: gguf.TypeQ2_K, attnOutput: gguf.TypeIQ2_XXS},
+	MixIQ1_M: {more: gguf.TypeQ2_K, attnOutput: gguf.TypeIQ2_XXS},
+	MixIQ2_S: {more: gguf.TypeIQ3_S, attnOutput: gguf.TypeIQ3_S},
+	MixIQ2_M: {more: gguf.TypeIQ3_S, attnOutput: gguf.TypeIQ3_S},
+}
+
+// lowIQRule: the IQ1 and IQ2 mixes' rules, which replace the categories'
+// but for the token embedding (tokenEmbdRule): attention V gets Q4_K with
+// 4 or more heads per KV head or 4 or more experts, else the mix's more
+// type, which FFN down gets in the first eighth of its tensors; attention
+// K gets Q4_K in an 8-expert model, attention output Q5_K there, else the
+// mix's attnOutput type. Neither the 70B nor falcon's adjustments apply.
+func lowIQRule(r *ruleArgs) (gguf.Type, string) {
+	l := lowIQs[r.mix]
+	switch c := r.cat; {
+	case c == TokenEmbd:
+		return tokenEmbdRule(r)
+	case c.attnVLike() && r.m.gqa() >= 4:
+		return r.give(gguf.TypeQ4_K, fmt.Sprintf("%s with grouped-query attention "+
+			"(%d heads per KV head ≥ 4)", c, r.m.gqa()))
+	case c.attnVLike() && r.m.Experts >= 4:
+		return r.give(gguf.TypeQ4_K, fmt.Sprintf("%s of a %d-expert model (≥ 4)", c, r.m.Experts))
+	case c.attnVLike():
+		return r.give(l.more, c.String())
+	case c == AttnK && r.m.Experts == 8:
+		return r.give(gguf.TypeQ4_K, "attn_k of an 8-expert model")
+	case c == FFNDown && r.p.ffnRank < r.p.nFFN/8:
+		return r.give(l.more, fmt.Sprintf("ffn_down tensor %d, in the first eighth of %d layers",
+			r.p.ffnRank, r.p.nFFN))
+	case c == AttnOutput && r.m.Experts == 8:
+		return r.give(gguf.TypeQ5_K, "attn_output of an 8-expert model")
+	case c == AttnOutput && l.attnOutput != gguf.TypeF32:
+		return r.give(l.attnOutput, "attn_output")
+	}
+	return r.keep()
 }
 
 // attnVRule: attn_v and the fused projections holding it get more bits in
@@ -163,28 +242,38 @@ func attnVRule(r *ruleArgs) (gguf.Type, string) {
 	return t, why
 }
 
+// attnVGQATypes are attention V's types with 4 or more heads per KV head,
+// in the mixes that have one.
+var attnVGQATypes = map[Mix]gguf.Type{
+	MixQ2_K: gguf.TypeQ4_K, MixQ2_K_S: gguf.TypeQ4_K, MixIQ3_XXS: gguf.TypeQ4_K,
+	MixIQ3_XS: gguf.TypeQ4_K, MixIQ3_S: gguf.TypeQ4_K, MixIQ4_NL: gguf.TypeQ5_K,
+	MixIQ4_XS: gguf.TypeQ5_K,
+}
+
+// attnVTypes are attention V's types in the mixes that give every one the
+// same (without grouped-query attention, for those of attnVGQATypes).
+var attnVTypes = map[Mix]gguf.Type{
+	MixQ2_K: gguf.TypeQ3_K, MixQ3_K_L: gguf.TypeQ5_K, MixIQ3_M: gguf.TypeQ4_K,
+}
+
 // attnVType is attnVRule's choice by mix.
 func attnVType(r *ruleArgs) (gguf.Type, string) {
 	cat, name, gqa := r.cat, r.mix.name, r.m.gqa()
 	i, n := r.p.attnV, r.p.nAttnV
+	t, gqaOK := attnVGQATypes[r.mix]
+	all, allOK := attnVTypes[r.mix]
 	switch {
-	case r.mix == MixQ2_K && gqa >= 4:
-		return gguf.TypeQ4_K, fmt.Sprintf("Q2_K: %s with grouped-query attention "+
-			"(%d heads per KV head ≥ 4): Q4_K", cat, gqa)
-	case r.mix == MixQ2_K:
-		return gguf.TypeQ3_K, fmt.Sprintf("Q2_K: %s: Q3_K", cat)
-	case r.mix == MixQ2_K_S && gqa >= 4:
-		return gguf.TypeQ4_K, fmt.Sprintf("Q2_K_S: %s with grouped-query attention "+
-			"(%d heads per KV head ≥ 4): Q4_K", cat, gqa)
+	case gqaOK && gqa >= 4:
+		return t, fmt.Sprintf("%s: %s with grouped-query attention "+
+			"(%d heads per KV head ≥ 4): %v", name, cat, gqa, t)
+	case allOK:
+		return r.give(all, cat.String())
+	case r.mix == MixIQ3_XXS && !r.imatrix:
+		return r.give(gguf.TypeIQ3_S, cat.String()+" without an importance matrix")
 	case r.mix == MixQ3_K_M && i < 2:
 		return gguf.TypeQ5_K, fmt.Sprintf("Q3_K_M: %s %d of %d, among the first 2: Q5_K", cat, i, n)
 	case r.mix == MixQ3_K_M:
 		return gguf.TypeQ4_K, fmt.Sprintf("Q3_K_M: %s: Q4_K", cat)
-	case r.mix == MixQ3_K_L:
-		return gguf.TypeQ5_K, fmt.Sprintf("Q3_K_L: %s: Q5_K", cat)
-	case r.is(MixIQ4_NL, MixIQ4_XS) && gqa >= 4:
-		return gguf.TypeQ5_K, fmt.Sprintf("%s: %s with grouped-query attention "+
-			"(%d heads per KV head ≥ 4): Q5_K", name, cat, gqa)
 	case r.is(MixQ4_K_M, MixQ5_K_M) && useMoreBits(i, n):
 		return gguf.TypeQ6_K, fmt.Sprintf("%s: %s %s (use_more_bits): Q6_K", name, cat, moreBitsWhy(i, n))
 	case r.mix == MixQ4_K_S && i < 4:
@@ -193,10 +282,38 @@ func attnVType(r *ruleArgs) (gguf.Type, string) {
 	return r.keep()
 }
 
-// attnKRule: attn_k of an 8-expert model gets Q8_0.
+// attnQKTypes are the types of attention Q and K (for K, but in an
+// 8-expert model) in the mixes that give them other than the base type.
+var attnQKTypes = map[Mix]gguf.Type{MixIQ3_XS: gguf.TypeIQ3_XXS, MixIQ3_XXS: gguf.TypeIQ2_S}
+
+// attnKRule: attn_k of an 8-expert model gets Q8_0, else attnQKTypes'
+// type.
 func attnKRule(r *ruleArgs) (gguf.Type, string) {
 	if r.m.Experts == 8 {
 		return gguf.TypeQ8_0, r.mix.name + ": attn_k of an 8-expert model: Q8_0"
+	}
+	return attnQRule(r)
+}
+
+// attnQRule: attn_q gets attnQKTypes' type.
+func attnQRule(r *ruleArgs) (gguf.Type, string) {
+	if t, ok := attnQKTypes[r.mix]; ok {
+		return r.give(t, r.cat.String())
+	}
+	return r.keep()
+}
+
+// ffnMiddleTypes are the types of FFN gate and up outside the first and
+// the last eighth of the layers, in the mixes that have them.
+var ffnMiddleTypes = map[Mix]gguf.Type{MixIQ3_XS: gguf.TypeIQ3_XXS}
+
+// ffnGateUpRule: ffn_gate and ffn_up get ffnMiddleTypes' type between
+// the first and the last eighth of the layers.
+func ffnGateUpRule(r *ruleArgs) (gguf.Type, string) {
+	i, n := r.p.ffn, r.p.nFFN
+	if t, ok := ffnMiddleTypes[r.mix]; ok && i >= n/8 && i < 7*n/8 {
+		return r.give(t, fmt.Sprintf("%s in layer %d of %d, between the first and the last eighth",
+			r.cat, i, n))
 	}
 	return r.keep()
 }
@@ -212,6 +329,8 @@ func ffnDownRule(r *ruleArgs) (gguf.Type, string) {
 		if i < n/8 {
 			return gguf.TypeQ4_K, fmt.Sprintf("Q2_K_S: ffn_down in layer %d of %d, in the first eighth: Q4_K", i, n)
 		}
+	case MixIQ3_XXS, MixIQ3_M:
+		return ffnDownIQ3(r, i, n)
 	case MixQ3_K_M:
 		return ffnDownQ3KM(r, i, n)
 	case MixQ3_K_L:
@@ -247,6 +366,27 @@ func ffnDownRule(r *ruleArgs) (gguf.Type, string) {
 	return r.keep()
 }
 
+// ffnDownIQ3 is IQ3_XXS's and IQ3_M's ffn_down rule for layer i of n:
+// IQ3_XXS without an importance matrix gives Q4_K in the first eighth and
+// Q3_K elsewhere; IQ3_M gives Q4_K in the first eighth and, in an
+// 8-expert model, in the use_more_bits layers.
+func ffnDownIQ3(r *ruleArgs, i, n int) (gguf.Type, string) {
+	first := fmt.Sprintf("ffn_down in layer %d of %d, in the first eighth", i, n)
+	switch xxs := r.mix == MixIQ3_XXS; {
+	case xxs && r.imatrix:
+	case xxs && i < n/8:
+		return r.give(gguf.TypeQ4_K, first+", without an importance matrix")
+	case xxs:
+		return r.give(gguf.TypeQ3_K, "ffn_down without an importance matrix")
+	case i < n/8:
+		return r.give(gguf.TypeQ4_K, first)
+	case r.m.Experts == 8 && useMoreBits(i, n):
+		return r.give(gguf.TypeQ4_K, fmt.Sprintf("ffn_down of an 8-expert model in layer %s "+
+			"(use_more_bits)", moreBitsWhy(i, n)))
+	}
+	return r.keep()
+}
+
 // ffnDownQ3KM is Q3_K_M's ffn_down rule for layer i of n.
 func ffnDownQ3KM(r *ruleArgs, i, n int) (gguf.Type, string) {
 	switch {
@@ -275,28 +415,36 @@ func ffnDownQ4KM(r *ruleArgs, i, n int) (gguf.Type, string) {
 	return r.keep()
 }
 
+// attnOutputTypes are attention output's types, but in a falcon or an
+// 8-expert model, in the mixes that give it other than the base type.
+var attnOutputTypes = map[Mix]gguf.Type{
+	MixQ2_K: gguf.TypeQ3_K, MixQ3_K_M: gguf.TypeQ4_K, MixQ3_K_L: gguf.TypeQ5_K,
+	MixIQ3_XXS: gguf.TypeIQ3_S, MixIQ3_M: gguf.TypeQ4_K,
+}
+
+// attnOutput8Experts are the mixes that give attention output Q5_K in an
+// 8-expert model (not a falcon).
+var attnOutput8Experts = map[Mix]bool{
+	MixQ2_K: true, MixQ3_K_S: true, MixQ3_K_M: true, MixQ4_K_S: true, MixQ4_K_M: true,
+	MixIQ4_NL: true, MixIQ4_XS: true, MixIQ3_XXS: true, MixIQ3_XS: true, MixIQ3_S: true,
+	MixIQ3_M: true,
+}
+
 // attnOutputRule: attn_output gets more bits in the low mixes, with
 // falcon's and 8-expert models' rules of their own.
 func attnOutputRule(r *ruleArgs) (gguf.Type, string) {
+	t, ok := attnOutputTypes[r.mix]
 	switch {
 	case r.falcon():
 		if r.mix == MixQ3_K_L {
 			return gguf.TypeQ4_K, "Q3_K_L: attn_output of a falcon model: Q4_K"
 		}
-		return r.keep()
 	case r.m.Experts == 8:
-		if r.is(MixQ2_K, MixQ3_K_S, MixQ3_K_M, MixIQ4_NL, MixQ4_K_S, MixQ4_K_M, MixIQ4_XS) {
-			return gguf.TypeQ5_K, r.mix.name + ": attn_output of an 8-expert model: Q5_K"
+		if attnOutput8Experts[r.mix] {
+			return r.give(gguf.TypeQ5_K, "attn_output of an 8-expert model")
 		}
-		return r.keep()
-	}
-	switch r.mix {
-	case MixQ2_K:
-		return gguf.TypeQ3_K, "Q2_K: attn_output: Q3_K"
-	case MixQ3_K_M:
-		return gguf.TypeQ4_K, "Q3_K_M: attn_output: Q4_K"
-	case MixQ3_K_L:
-		return gguf.TypeQ5_K, "Q3_K_L: attn_output: Q5_K"
+	case ok:
+		return r.give(t, "attn_output")
 	}
 	return r.keep()
 }
