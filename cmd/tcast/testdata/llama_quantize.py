@@ -5,8 +5,9 @@ Usage: python3 llama_quantize.py LIBLLAMA JOBS.json
 
 LIBLLAMA is libllama.so of node-llama-cpp's prebuilt CPU build (as in .ci/run), called through
 ctypes, so llama.cpp's code chooses the types. JOBS.json is a list of jobs, each quantizing "in" to
-"out" as "ftype" (llama.h's llama_ftype value) on one thread, with llama-quantize's defaults but for
-the optional fields, which set llama_model_quantize_params as llama-quantize's flags do:
+"out" as "ftype" (llama.h's llama_ftype value) on "nthread" threads (default 1), with
+llama-quantize's defaults but for the optional fields, which set llama_model_quantize_params as
+llama-quantize's flags do:
   output_tensor_type, token_embedding_type   ggml_type values (--output-tensor-type, ...)
   leave_output, only_copy, pure, allow_requantize   booleans (--leave-output-tensor, COPY, ...)
   prune_layers       a list of block numbers (--prune-layers)
@@ -130,7 +131,7 @@ def main():
     for job in jobs:
         p = lib.llama_model_quantize_default_params()
         p.ftype = job["ftype"]
-        p.nthread = 1
+        p.nthread = job.get("nthread", 1)
         keep = []
         apply(p, job, keep)
         codes.append(lib.llama_model_quantize(job["in"].encode(), job["out"].encode(), ctypes.byref(p)))
