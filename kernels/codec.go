@@ -51,6 +51,9 @@ type BlockCodec struct {
 	// in dst, and reports false when a code is above MaxCode (those blocks
 	// are then incomplete).
 	Join func(dst, codes, scales []byte) bool
+	// View, for the IQ grid types, lays their blocks out as one code per
+	// element and one scale per sub-block, and back (see IQView).
+	View *IQView
 	// weighting is the rule of Quantize's error weights (see Weigh):
 	// set for every format that searches.
 	weighting *weighting
@@ -195,7 +198,7 @@ var blockCodecs = [...]BlockCodec{
 // the plain error without importance).
 func iqCodec(name string, f *iqFormat, bb int, dequant func([]float32, []byte)) BlockCodec {
 	return BlockCodec{Name: name, BlockLen: qkk, BlockBytes: bb, Weighted: true,
-		Quantize: iqQuantizer(name, f, bb), Dequantize: dequant,
+		Quantize: iqQuantizer(name, f, bb), Dequantize: dequant, View: newIQView(f),
 		weighting: &weighting{k: 2, span: qkk, sub: f.sub}}
 }
 

@@ -97,3 +97,35 @@ func TestIQExact(t *testing.T) {
 		assert.Zero(t, bad, "%s: %d of %d elements differ", c.name, bad, len(x))
 	}
 }
+
+// TestIQView checks the view of each IQ type: scale·Values[code] is the
+// decoder's float, bit for bit, and packing the view gives blocks that
+// decode to the same floats; a view off the grid is refused.
+func TestIQView(t *testing.T) {
+	rng := rand.New(rand.NewPCG(23, 24))
+	for _, c := range iqCodecs {
+		codec, _ := LookupBlock(c.name)
+		v := codec.View
+		require.NotNil(t, v, c.name)
+		for range 8 {
+			x := randomIQBlock(rng, c.f, c.bb)
+			x[0], x[1] = byte(rng.IntN(256)), byte(rng.IntN(0x7b)) // any finite d
+			want := make([]float32, qkk)
+			codec.Dequantize(want, x)
+			q, s := make([]int, qkk), make([]float32, qkk/v.Sub)
+			v.Unpack(x, q, s)
+			for i := range qkk {
+				require.Equal(t, want[i], s[i/v.Sub]*v.Values[q[i]], "%s element %d", c.name, i)
+			}
+			y := make([]byte, c.bb)
+			require.Empty(t, v.Pack(y, q, s), c.name)
+			got := make([]float32, qkk)
+			codec.Dequantize(got, y)
+			require.Equal(t, want, got, c.name)
+		}
+		q, s := make([]int, qkk), make([]float32, qkk/v.Sub)
+		v.Unpack(randomIQBlock(rng, c.f, c.bb), q, s)
+		q[0] = len(v.Values)
+		assert.NotEmpty(t, v.Pack(make([]byte, c.bb), q, s), c.name)
+	}
+}

@@ -25,6 +25,7 @@ type iqFormat struct {
 	signs int       // sign bits per 8 elements: 7 (an even count), 8, or 0
 	fits  []float32 // the fits tried (iqFits, iq1Fits)
 	pack  func(y []byte, r *iqRes)
+	parse func(x []byte, r *iqRes) // the inverse of pack
 }
 
 // iqRes is a quantized super-block.
@@ -288,17 +289,17 @@ func (f *iqFormat) saturate(r *iqRes, x, w []float32, d float32) {
 // iqFormats are the quantizers' descriptions of the IQ types.
 var (
 	fmtIQ2XXS = iqFormat{fits: iqFits, grid: iq2xxsGrid, sub: 32, unit: 1.0 / 8, lmax: 15, signs: 7,
-		pack: packIQ2XXS}
+		pack: packIQ2XXS, parse: parseIQ2XXS}
 	fmtIQ2XS = iqFormat{fits: iqFits, grid: iq2xsGrid, sub: 16, unit: 1.0 / 8, lmax: 15, signs: 7,
-		pack: packIQ2XS}
+		pack: packIQ2XS, parse: parseIQ2XS}
 	fmtIQ2S = iqFormat{fits: iqFits, grid: iq2sGrid, sub: 16, unit: 1.0 / 8, lmax: 15, signs: 8,
-		pack: packIQ2S}
+		pack: packIQ2S, parse: parseIQ2S}
 	fmtIQ3XXS = iqFormat{fits: iqFits, grid: iq3xxsGrid, sub: 32, unit: 1.0 / 4, lmax: 15, signs: 7,
-		pack: packIQ3XXS}
+		pack: packIQ3XXS, parse: parseIQ3XXS}
 	fmtIQ3S = iqFormat{fits: iqFits, grid: iq3sGrid, sub: 32, unit: 1, lmax: 15, signs: 8,
-		pack: packIQ3S}
-	fmtIQ1S = iqFormat{fits: iq1Fits, grid: iq1sGrid, sub: 32, dgrp: 32, unit: 1, lmax: 7, pack: packIQ1S}
-	fmtIQ1M = iqFormat{fits: iq1Fits, grid: iq1sGrid, sub: 16, dgrp: 8, unit: 1, lmax: 7, pack: packIQ1M}
+		pack: packIQ3S, parse: parseIQ3S}
+	fmtIQ1S = iqFormat{fits: iq1Fits, grid: iq1sGrid, sub: 32, dgrp: 32, unit: 1, lmax: 7, pack: packIQ1S, parse: parseIQ1S}
+	fmtIQ1M = iqFormat{fits: iq1Fits, grid: iq1sGrid, sub: 16, dgrp: 8, unit: 1, lmax: 7, pack: packIQ1M, parse: parseIQ1M}
 )
 
 // iqQuantizer returns the Quantize of the codec table for f, of ggml's

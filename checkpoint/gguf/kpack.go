@@ -3,6 +3,7 @@ package gguf
 import (
 	"fmt"
 	"math"
+	"math/bits"
 
 	"github.com/tensorcast-go/tensorcast/dtype"
 )
@@ -23,8 +24,10 @@ import (
 // Codes are the element codes in the two's complement of their width for
 // the signed types (Q3_K: 3 bits, q in −4..3; Q5_0: 5 bits, −16..15; Q6_K: 6
 // bits, −32..31; Q8_K: 8 bits), the stored code for the unsigned ones (Q2_K
-// 0..3, Q4_1 and Q4_K 0..15, Q5_1 and Q5_K 0..31) and the table index for
-// IQ4_NL and IQ4_XS (value = scale·IQ4NLValues[index]).
+// 0..3, Q4_1 and Q4_K 0..15, Q5_1 and Q5_K 0..31), the table index for
+// IQ4_NL and IQ4_XS (value = scale·IQ4NLValues[index]) and for the IQ grid
+// types IQ1_S … IQ3_S (value = scale·IQValues(t)[index]: the grid's level,
+// signed or shifted; a block's levels must be points of its grid).
 
 // blockView is a block type in the views of UnpackBlocks and SplitBlocks:
 // the elements sharing one scale, the width of a code, whether codes are
@@ -40,25 +43,47 @@ type blockView struct {
 
 // views lists the block types with a view.
 var views = map[Type]blockView{
-	TypeQ4_0:   {sub: 32, bits: 4, signed: true},
-	TypeQ8_0:   {sub: 32, bits: 8, signed: true},
-	TypeMXFP4:  {sub: 32, bits: 4},
-	TypeNVFP4:  {sub: 16, bits: 4},
-	TypeQ4_1:   {sub: 32, bits: 4, min: true, unpack: unpackQ4_1, pack: packQ4_1},
-	TypeQ5_0:   {sub: 32, bits: 5, signed: true, unpack: unpackQ5_0, pack: packQ5_0},
-	TypeQ5_1:   {sub: 32, bits: 5, min: true, unpack: unpackQ5_1, pack: packQ5_1},
-	TypeIQ4_NL: {sub: 32, bits: 4, unpack: unpackIQ4_NL, pack: packIQ4_NL},
-	TypeQ2_K:   {sub: 16, bits: 2, min: true, unpack: unpackQ2_K, pack: packQ2_K},
-	TypeQ3_K:   {sub: 16, bits: 3, signed: true, unpack: unpackQ3_K, pack: packQ3_K},
-	TypeQ4_K:   {sub: 32, bits: 4, min: true, unpack: unpackQ4_K, pack: packQ4_K},
-	TypeQ5_K:   {sub: 32, bits: 5, min: true, unpack: unpackQ5_K, pack: packQ5_K},
-	TypeQ6_K:   {sub: 16, bits: 6, signed: true, unpack: unpackQ6_K, pack: packQ6_K},
-	TypeQ8_K:   {sub: 256, bits: 8, signed: true, unpack: unpackQ8_K, pack: packQ8_K},
-	TypeIQ4_XS: {sub: 32, bits: 4, unpack: unpackIQ4_XS, pack: packIQ4_XS},
-	TypeTQ1_0:  {sub: 256, bits: 2},
-	TypeTQ2_0:  {sub: 256, bits: 2},
-	TypeQ1_0:   {sub: 128, bits: 1},
-	TypeQ2_0:   {sub: 64, bits: 2},
+	TypeQ4_0:    {sub: 32, bits: 4, signed: true},
+	TypeQ8_0:    {sub: 32, bits: 8, signed: true},
+	TypeMXFP4:   {sub: 32, bits: 4},
+	TypeNVFP4:   {sub: 16, bits: 4},
+	TypeQ4_1:    {sub: 32, bits: 4, min: true, unpack: unpackQ4_1, pack: packQ4_1},
+	TypeQ5_0:    {sub: 32, bits: 5, signed: true, unpack: unpackQ5_0, pack: packQ5_0},
+	TypeQ5_1:    {sub: 32, bits: 5, min: true, unpack: unpackQ5_1, pack: packQ5_1},
+	TypeIQ4_NL:  {sub: 32, bits: 4, unpack: unpackIQ4_NL, pack: packIQ4_NL},
+	TypeQ2_K:    {sub: 16, bits: 2, min: true, unpack: unpackQ2_K, pack: packQ2_K},
+	TypeQ3_K:    {sub: 16, bits: 3, signed: true, unpack: unpackQ3_K, pack: packQ3_K},
+	TypeQ4_K:    {sub: 32, bits: 4, min: true, unpack: unpackQ4_K, pack: packQ4_K},
+	TypeQ5_K:    {sub: 32, bits: 5, min: true, unpack: unpackQ5_K, pack: packQ5_K},
+	TypeQ6_K:    {sub: 16, bits: 6, signed: true, unpack: unpackQ6_K, pack: packQ6_K},
+	TypeQ8_K:    {sub: 256, bits: 8, signed: true, unpack: unpackQ8_K, pack: packQ8_K},
+	TypeIQ4_XS:  {sub: 32, bits: 4, unpack: unpackIQ4_XS, pack: packIQ4_XS},
+	TypeIQ2_XXS: iqView(TypeIQ2_XXS), TypeIQ2_XS: iqView(TypeIQ2_XS), TypeIQ2_S: iqView(TypeIQ2_S),
+	TypeIQ3_XXS: iqView(TypeIQ3_XXS), TypeIQ3_S: iqView(TypeIQ3_S), TypeIQ1_S: iqView(TypeIQ1_S),
+	TypeIQ1_M: iqView(TypeIQ1_M),
+	TypeTQ1_0: {sub: 256, bits: 2},
+	TypeTQ2_0: {sub: 256, bits: 2},
+	TypeQ1_0:  {sub: 128, bits: 1},
+	TypeQ2_0:  {sub: 64, bits: 2},
+}
+
+// iqView is the view of an IQ grid type: its kernels' (kernels.IQView).
+func iqView(t Type) blockView {
+	v := codecs[t].View
+	return blockView{sub: v.Sub, bits: bits.Len(uint(len(v.Values) - 1)),
+		unpack: func(x []byte, q []int, s, _ []float32) { v.Unpack(x, q, s) },
+		pack:   func(y []byte, q []int, s, _ []float32) string { return v.Pack(y, q, s) }}
+}
+
+// IQValues returns the value of each code of the IQ grid type t in the view
+// of UnpackBlocks (the sub-block scale times it is the element), ascending,
+// and nil for the other types: the grid's levels negated and as they are,
+// or for IQ1 each level shifted by −1/8 and by +1/8.
+func IQValues(t Type) []float32 {
+	if c, ok := codecs[t]; ok && c.View != nil {
+		return append([]float32(nil), c.View.Values...)
+	}
+	return nil
 }
 
 // SubBlockSize returns the number of elements sharing one scale in blocks

@@ -20,6 +20,8 @@ func viewValues(t Type, codes []uint8, scales, mins []float32) []float32 {
 		switch {
 		case t == TypeIQ4_NL || t == TypeIQ4_XS:
 			q = float32(IQ4NLValues[c])
+		case IQValues(t) != nil:
+			q = IQValues(t)[c]
 		case SignedCodes(t):
 			q = float32(int(c) - int(c)>>(bits-1)<<bits)
 		default:
@@ -128,7 +130,7 @@ func TestPackBlocksErrors(t *testing.T) {
 	require.True(t, errors.As(err, &pe))
 	assert.Contains(t, err.Error(), "not a float16")
 	assert.Panics(t, func() { UnpackBlocks(TypeQ4_K, codes, scales[:7], mins, make([]byte, 144)) })
-	assert.Panics(t, func() { UnpackBlocks(TypeIQ2_XXS, codes, scales, mins, make([]byte, 66)) })
+	assert.Panics(t, func() { UnpackBlocks(TypeQ8_1, codes, scales, mins, make([]byte, 36)) })
 }
 
 // BenchmarkUnpackPackBlocks measures UnpackBlocks and PackBlocks on 64 Ki

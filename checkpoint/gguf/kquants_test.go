@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -349,7 +350,12 @@ func specDecode(typ Type, b []byte) []float32 {
 
 // decodedTypes lists the block types whose decoders UnpackBlocks' view
 // and specDecode cover.
-var decodedTypes = []Type{TypeQ4_1, TypeQ5_0, TypeQ5_1, TypeIQ4_NL, TypeQ2_K, TypeQ3_K,
+var decodedTypes = append(slices.Clone(specTypes), TypeIQ2_XXS, TypeIQ2_XS, TypeIQ2_S,
+	TypeIQ3_XXS, TypeIQ3_S, TypeIQ1_S, TypeIQ1_M)
+
+// specTypes are those of decodedTypes that specDecode decodes (the IQ grid
+// types are checked on ggml's own blocks, TestGGMLDecodeGolden).
+var specTypes = []Type{TypeQ4_1, TypeQ5_0, TypeQ5_1, TypeIQ4_NL, TypeQ2_K, TypeQ3_K,
 	TypeQ4_K, TypeQ5_K, TypeQ6_K, TypeQ8_K, TypeIQ4_XS}
 
 // randomBlocks returns n random blocks of type typ whose float16 (or, for
@@ -376,8 +382,11 @@ func f16Offsets(typ Type) []int {
 	switch typ {
 	case TypeQ4_1, TypeQ5_1, TypeQ4_K, TypeQ5_K:
 		return []int{0, 2}
-	case TypeQ4_0, TypeQ5_0, TypeQ8_0, TypeIQ4_NL, TypeIQ4_XS:
+	case TypeQ4_0, TypeQ5_0, TypeQ8_0, TypeIQ4_NL, TypeIQ4_XS, TypeIQ2_XXS, TypeIQ2_XS, TypeIQ2_S,
+		TypeIQ3_XXS, TypeIQ3_S, TypeIQ1_S:
 		return []int{0}
+	case TypeIQ1_M: // d's exponent is in the top nibbles of the last two scale words
+		return []int{54}
 	case TypeQ2_K:
 		return []int{80, 82}
 	case TypeQ3_K:
@@ -390,7 +399,7 @@ func f16Offsets(typ Type) []int {
 
 func TestDequantizeMatchesSpec(t *testing.T) {
 	rng := rand.New(rand.NewPCG(13, 1))
-	for _, typ := range decodedTypes {
+	for _, typ := range specTypes {
 		t.Run(typ.String(), func(t *testing.T) {
 			const n = 64
 			b := randomBlocks(rng, typ, n)
@@ -421,7 +430,7 @@ func TestDequantizeErrors(t *testing.T) {
 }
 
 // FuzzDequantize decodes the fuzzer's bytes as whole blocks of every type
-// of decodedTypes (any bit pattern, NaN and infinite scales
+// of specTypes (any bit pattern, NaN and infinite scales
 // included) and compares each value with specDecode's: the same bits, or
 // both NaN.
 func FuzzDequantize(f *testing.F) {
@@ -431,7 +440,7 @@ func FuzzDequantize(f *testing.F) {
 	f.Add(randomBlocks(rand.New(rand.NewPCG(1, 2)), TypeQ8_K, 2))
 	f.Add(bytesRepeat(0xFF, 300))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		for _, typ := range decodedTypes {
+		for _, typ := range specTypes {
 			bs, bb := typ.BlockSize(), typ.BlockBytes()
 			n := len(data) / bb
 			got := make([]float32, n*bs)

@@ -52,6 +52,13 @@ import (
 //     scales are products of a super-block's float16 scale and a small
 //     integer, which Encode recovers (gguf.PackBlocks); an Actual tensor
 //     whose scales are not such products is refused.
+//   - iq3_s, iq3_xxs, iq2_s, iq2_xs, iq2_xxs, iq1_m and iq1_s, ggml's grid
+//     types (super-blocks of 256 whose points of a fixed grid hold 8 or 4
+//     elements). As tcast datatypes they are the view of gguf.UnpackBlocks:
+//     per element an index into a table of the grid's levels, signed (or,
+//     for IQ1, shifted by ±1/8: gguf.IQValues), times a float32 scale per
+//     32 (per 16 for iq2_s, iq2_xs and iq1_m); Encode refuses an Actual
+//     tensor whose levels are not points of the grid.
 //   - tq1_0, tq2_0 (ternary, blocks of 256), q1_0 (signs, 128) and q2_0
 //     (64), ggml's 1- and 2-bit types with a float16 scale d per block. As
 //     tcast datatypes they are the view of gguf.SplitBlocks: the stored
@@ -106,11 +113,24 @@ var ggufKinds = withGGUFBits([]ggufKind{
 	{"q8_k", gguf.TypeQ8_K, newGGUFDataType("int8", "float32_t256", "q8_k")},
 	{"iq4_nl", gguf.TypeIQ4_NL, newGGUFCodebook("float16_t32", "iq4_nl")},
 	{"iq4_xs", gguf.TypeIQ4_XS, newGGUFCodebook("float32_t32", "iq4_xs")},
+	iqKind("iq3_s", gguf.TypeIQ3_S, "float32_t32"),
+	iqKind("iq3_xxs", gguf.TypeIQ3_XXS, "float32_t32"),
+	iqKind("iq2_s", gguf.TypeIQ2_S, "float32_t16"),
+	iqKind("iq2_xs", gguf.TypeIQ2_XS, "float32_t16"),
+	iqKind("iq2_xxs", gguf.TypeIQ2_XXS, "float32_t32"),
+	iqKind("iq1_m", gguf.TypeIQ1_M, "float32_t16"),
+	iqKind("iq1_s", gguf.TypeIQ1_S, "float32_t32"),
 	{"tq1_0", gguf.TypeTQ1_0, newGGUFTable(ternaryTable, "float16_t256", "tq1_0")},
 	{"tq2_0", gguf.TypeTQ2_0, newGGUFTable(offsetTable, "float16_t256", "tq2_0")},
 	{"q1_0", gguf.TypeQ1_0, newGGUFTable(signTable, "float16_t128", "q1_0")},
 	{"q2_0", gguf.TypeQ2_0, newGGUFTable(offsetTable, "float16_t64", "q2_0")},
 })
+
+// iqKind is the kind of an IQ grid type: the table of its view's code
+// values (gguf.IQValues) with float32 scales of spec.
+func iqKind(name string, t gguf.Type, spec string) ggufKind {
+	return ggufKind{name, t, newGGUFTable(mustTable(name, gguf.IQValues(t)), spec, name)}
+}
 
 // The code values of the 1- and 2-bit types, as tables: a stored code c is
 // the index of its value (c − 1, or 2c − 1 for Q1_0).
@@ -257,7 +277,7 @@ func (ggufLayout) Container() Container { return GGUF }
 
 // DataType resolves a -dtype value: the names of the layout's ggml types
 // (q8_0, q4_0, q4_1, q5_0, q5_1, q2_k, q3_k, q4_k, q5_k, q6_k, q8_k,
-// iq4_nl, iq4_xs, tq1_0, tq2_0, q1_0, q2_0) in any case, f32, f16 and bf16, and any name tcast.Lookup
+// iq4_nl, iq4_xs, the IQ grid types iq3_s … iq1_s, tq1_0, tq2_0, q1_0, q2_0) in any case, f32, f16 and bf16, and any name tcast.Lookup
 // resolves to OCP MXFP4 or to plain float32, float16 or bfloat16. Other
 // names give a *DataTypeError.
 func (ggufLayout) DataType(name string) (*tcast.DataType, error) {

@@ -125,10 +125,10 @@ func TestGGUFDataType(t *testing.T) {
 		msg     string
 		closest string
 	}{
-		{"nvfp4", true, "layout gguf: cannot hold datatype nvfp4; it takes mxfp4, q8_0, q4_0, q4_1, q5_0, q5_1, q2_k, q3_k, q4_k, q5_k, q6_k, q8_k, iq4_nl, iq4_xs, tq1_0, tq2_0, q1_0, q2_0, f32, f16, bf16", ""},
+		{"nvfp4", true, "layout gguf: cannot hold datatype nvfp4; it takes mxfp4, q8_0, q4_0, q4_1, q5_0, q5_1, q2_k, q3_k, q4_k, q5_k, q6_k, q8_k, iq4_nl, iq4_xs, iq3_s, iq3_xxs, iq2_s, iq2_xs, iq2_xxs, iq1_m, iq1_s, tq1_0, tq2_0, q1_0, q2_0, f32, f16, bf16", ""},
 		{"int8_g32", true, "cannot hold datatype int8_g32", ""},
 		{"mxfp4t16", true, "cannot hold datatype mxfp4t16", ""},
-		{"q8", false, `layout gguf: unknown datatype "q8"; it takes mxfp4, q8_0, q4_0, q4_1, q5_0, q5_1, q2_k, q3_k, q4_k, q5_k, q6_k, q8_k, iq4_nl, iq4_xs, tq1_0, tq2_0, q1_0, q2_0, f32, f16, bf16`, "q8_0"},
+		{"q8", false, `layout gguf: unknown datatype "q8"; it takes mxfp4, q8_0, q4_0, q4_1, q5_0, q5_1, q2_k, q3_k, q4_k, q5_k, q6_k, q8_k, iq4_nl, iq4_xs, iq3_s, iq3_xxs, iq2_s, iq2_xs, iq2_xxs, iq1_m, iq1_s, tq1_0, tq2_0, q1_0, q2_0, f32, f16, bf16`, "q8_0"},
 		{"q4_O", false, `unknown datatype "q4_O"`, "q4_0"},
 		{"mxpf4", false, `unknown datatype "mxpf4"`, "mxfp4"},
 	} {
@@ -136,7 +136,7 @@ func TestGGUFDataType(t *testing.T) {
 		var de *DataTypeError
 		require.True(t, errors.As(err, &de), "%s: %v", tc.name, err)
 		assert.Contains(t, err.Error(), tc.msg, tc.name)
-		assert.Equal(t, []string{"mxfp4", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "q2_k", "q3_k", "q4_k", "q5_k", "q6_k", "q8_k", "iq4_nl", "iq4_xs", "tq1_0", "tq2_0", "q1_0", "q2_0", "f32", "f16", "bf16"}, de.Accepted)
+		assert.Equal(t, []string{"mxfp4", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "q2_k", "q3_k", "q4_k", "q5_k", "q6_k", "q8_k", "iq4_nl", "iq4_xs", "iq3_s", "iq3_xxs", "iq2_s", "iq2_xs", "iq2_xxs", "iq1_m", "iq1_s", "tq1_0", "tq2_0", "q1_0", "q2_0", "f32", "f16", "bf16"}, de.Accepted)
 		var le *tcast.LookupError
 		assert.Equal(t, !tc.known, errors.As(err, &le), "%s: an unknown name wraps tcast's lookup error", tc.name)
 		if tc.closest != "" {

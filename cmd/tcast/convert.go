@@ -51,7 +51,8 @@ const convertUsage = "tcast convert IN -dtype NAME -o OUT [-layout LAYOUT] [-inc
 	"  modelopt            nvfp4 (NVIDIA ModelOpt, TensorRT-LLM, vLLM)\n" +
 	"  fp8-block           fp8e4_block128 (DeepSeek-style FP8, transformers FineGrainedFP8)\n" +
 	"  gguf                mxfp4, q8_0, q4_0, q4_1, q5_0, q5_1, q2_k, q3_k, q4_k, q5_k, q6_k, q8_k,\n" +
-	"                      iq4_nl, iq4_xs, tq1_0, tq2_0, q1_0, q2_0, f32, f16, bf16 (llama.cpp)\n\n" +
+	"                      iq4_nl, iq4_xs, iq3_s, iq3_xxs, iq2_s, iq2_xs, iq2_xxs, iq1_m, iq1_s,\n" +
+	"                      tq1_0, tq2_0, q1_0, q2_0, f32, f16, bf16 (llama.cpp)\n\n" +
 	"With -layout gguf, a checkpoint whose config.json has model_type llama, mistral, qwen2, qwen3 or gemma\n" +
 	"becomes the model file llama.cpp runs: GGUF tensor names (token_embd.weight, blk.N.attn_q.weight, ...),\n" +
 	"the architecture's hyper-parameters and the tokenizer from tokenizer.json and tokenizer_config.json;\n" +
