@@ -399,7 +399,7 @@ func TestParseOverride(t *testing.T) {
 		{"ffn_down=", `override "ffn_down=": missing type after '='`, nil},
 		{"ffn_down=q7_k", `override "ffn_down=q7_k": unknown type "q7_k" (closest: "q2_k", "q3_k", "q4_k")`,
 			[]string{"q2_k", "q3_k", "q4_k"}},
-		{"ffn_down=iq2_xxs", `override "ffn_down=iq2_xxs": unknown type "iq2_xxs"`, nil},
+		{"ffn_down=nvfp4", `override "ffn_down=nvfp4": unknown type "nvfp4"`, nil},
 		{"ffn_down=Q8_K", `override "ffn_down=Q8_K": Q8_K is ggml's intermediate for dot products, not a weight type llama.cpp computes with: use q8_0`, nil},
 	}
 	for _, c := range cases {

@@ -15,7 +15,8 @@ var overrideTypes = []gguf.Type{
 	gguf.TypeF32, gguf.TypeF16, gguf.TypeBF16,
 	gguf.TypeQ4_0, gguf.TypeQ4_1, gguf.TypeQ5_0, gguf.TypeQ5_1, gguf.TypeQ8_0,
 	gguf.TypeQ2_K, gguf.TypeQ3_K, gguf.TypeQ4_K, gguf.TypeQ5_K, gguf.TypeQ6_K,
-	gguf.TypeIQ4_NL, gguf.TypeIQ4_XS, gguf.TypeMXFP4,
+	gguf.TypeIQ4_NL, gguf.TypeIQ4_XS, gguf.TypeIQ3_S, gguf.TypeIQ3_XXS, gguf.TypeIQ2_S,
+	gguf.TypeIQ2_XS, gguf.TypeIQ2_XXS, gguf.TypeIQ1_M, gguf.TypeIQ1_S, gguf.TypeMXFP4,
 	gguf.TypeTQ1_0, gguf.TypeTQ2_0, gguf.TypeQ1_0, gguf.TypeQ2_0,
 }
 
