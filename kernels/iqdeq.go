@@ -26,10 +26,11 @@ func signed(v float32, neg uint8, j int) float32 {
 	return v
 }
 
-// putSigned writes the 8 values of point p of g, times s and with the signs
-// of neg, to y.
+// putSigned writes the values of point p of g, times s and with the signs
+// of the low bits of neg, to y.
 func putSigned(y []float32, g *iqGrid, p int, s float32, neg uint8) {
-	for j, v := range g.vals[p*8 : p*8+8] {
+	n := g.width
+	for j, v := range g.vals[p*n : p*n+n] {
 		y[j] = signed(s*v, neg, j)
 	}
 }
@@ -99,18 +100,10 @@ func dequantizeIQ3XXS(dst []float32, src []byte) {
 			db := d * (0.5 + float32(aux>>28)) * 0.5
 			for l := range 4 {
 				neg := iqSigns[aux>>(7*l)&127]
-				put4(y[32*ib+8*l:], iq3xxsGrid, int(x[2+8*ib+2*l]), db, neg)
-				put4(y[32*ib+8*l+4:], iq3xxsGrid, int(x[3+8*ib+2*l]), db, neg>>4)
+				putSigned(y[32*ib+8*l:], iq3xxsGrid, int(x[2+8*ib+2*l]), db, neg)
+				putSigned(y[32*ib+8*l+4:], iq3xxsGrid, int(x[3+8*ib+2*l]), db, neg>>4)
 			}
 		}
-	}
-}
-
-// put4 writes the 4 values of point p of g, times s and with the signs of
-// the low 4 bits of neg, to y.
-func put4(y []float32, g *iqGrid, p int, s float32, neg uint8) {
-	for j, v := range g.vals[p*4 : p*4+4] {
-		y[j] = signed(s*v, neg, j)
 	}
 }
 
@@ -126,7 +119,7 @@ func dequantizeIQ3S(dst []float32, src []byte) {
 		for k := range 64 {
 			p := int(x[2+k]) | int(x[66+k/8]>>(k%8)&1)<<8
 			db := d * float32(1+2*int(x[106+k/16]>>(4*(k/8%2))&15))
-			put4(y[4*k:], iq3sGrid, p, db, x[74+k/2]>>(4*(k%2)))
+			putSigned(y[4*k:], iq3sGrid, p, db, x[74+k/2]>>(4*(k%2)))
 		}
 	}
 }
