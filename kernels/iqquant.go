@@ -124,7 +124,7 @@ func (f *iqFormat) fit(r *iqRes, o int, w []float32) float32 {
 	best, bestScore := float32(0), float32(-1)
 	try := func(s float32) {
 		_, sxe, see := f.assign(r, o, w, s)
-		if sxe > 0 && see > 0 && sxe*sxe/see > bestScore {
+		if sc := sxe * sxe / see; sxe > 0 && see > 0 && finite(sc) && finite(sxe/see) && sc > bestScore {
 			best, bestScore = sxe/see, sxe*sxe/see
 		}
 	}
