@@ -148,15 +148,6 @@ func (g *iqGrid) level(t float32) int {
 	return k
 }
 
-// nearestLevel returns the index of the level nearest t, of any grid.
-func (g *iqGrid) nearestLevel(t float32) int {
-	k := 0
-	for k < len(g.mid) && t > g.mid[k] {
-		k++
-	}
-	return k
-}
-
 // pick returns the grid point nearest the width values a under weights w,
 // of values s·(L+delta) for the point's levels L, and its weighted squared
 // error: the lattice point of the nearest levels when it is on the grid,
