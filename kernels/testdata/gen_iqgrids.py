@@ -25,19 +25,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "..", "iqgrid_data.go")
 
 
-class TypeTraits(ctypes.Structure):
-    _fields_ = [
-        ("type_name", ctypes.c_char_p),
-        ("blck_size", ctypes.c_int64),
-        ("blck_size_interleave", ctypes.c_int64),
-        ("type_size", ctypes.c_size_t),
-        ("is_quantized", ctypes.c_bool),
-        ("to_float", ctypes.c_void_p),
-        ("from_float_ref", ctypes.c_void_p),
-    ]
+# ggml's type traits and to_float, as the golden generator declares them.
+sys.path.insert(0, os.path.join(HERE, "..", "..", "checkpoint", "gguf", "testdata"))
+from gen_ggml import TO_FLOAT, TypeTraits  # noqa: E402
 
-
-TO_FLOAT = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64)
 ONE = struct.pack("<H", 0x3C00)  # float16 1.0
 
 
