@@ -26,7 +26,9 @@ type BlockCodec struct {
 	// weight per column: its length is the row length, a multiple of
 	// BlockLen dividing len(src); Quantize ignores it unless Weighted
 	// or w is given. The error it minimises weighs each element as Weigh
-	// gives; when w is not nil (len(src) long at least) Quantize writes
+	// gives (the IQ grid types choose their codes so, then set each
+	// super-block's scale to the unbiased gain, whose reconstruction has
+	// the values' own weighed projection on them); when w is not nil (len(src) long at least) Quantize writes
 	// those weights there too (for the searching quantizers at the cost of
 	// a store each rather than Weigh's pass). It is nil for a format the
 	// kernels only decode (NVFP4).

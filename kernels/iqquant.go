@@ -7,13 +7,14 @@ import (
 )
 
 // The quantizers of the IQ grid types. Each super-block of 256 goes in
-// three steps: every sub-block (the elements under one small scale) finds
+// four steps: every sub-block (the elements under one small scale) finds
 // its best scale, trying a few and refining the best by least squares,
 // with each element's sign taken apart (IQ2, IQ3) or its level's shift
 // chosen (IQ1); the largest sets the float16 d; then each sub-block tries
 // the scale codes around its own scale, each with its points found again
-// at that very scale, and keeps the one of least error. The error is the
-// squared error weighed as Weigh gives (the weighting of the codec table).
+// at that very scale, and keeps the one of least error; last, d takes the
+// unbiased gain (unbias). The error is the squared error weighed as Weigh
+// gives (the weighting of the codec table).
 
 // iqFormat is what a quantizer needs of an IQ type.
 type iqFormat struct {
@@ -25,7 +26,8 @@ type iqFormat struct {
 	signs int       // sign bits per 8 elements: 7 (an even count), 8, or 0
 	fits  []float32 // the fits tried (iqFits, iq1Fits)
 	pack  func(y []byte, r *iqRes)
-	parse func(x []byte, r *iqRes) // the inverse of pack
+	parse func(x []byte, r *iqRes)        // the inverse of pack
+	deq   func(dst []float32, src []byte) // the type's decoder
 }
 
 // iqRes is a quantized super-block.
@@ -69,10 +71,33 @@ func quantIQ(f *iqFormat, y []byte, x, imp []float32, s *kqScratch) {
 		if !s.fin {
 			f.saturate(&r, x, ws, d)
 		}
+		f.unbias(&r, y, xs, ws, d)
 	} else {
 		r = iqRes{neg: r.neg}
 	}
 	f.pack(y, &r)
+}
+
+// unbias sets r.hd, the super-block's d, to the scale whose reconstruction
+// of xs has the weighted projection on xs of xs itself: Σw·x·x̂ = Σw·x² (the
+// non-finite elements weigh 0). The
+// least-squares choices before it shrink the reconstruction (Σw·x·x̂ is
+// 0.8–0.9 of Σw·x² for IQ1 and IQ2); the model's output is far closer to
+// the original's with this unbiased gain than with the least error (see
+// docs/GGUF.md, "IQ grid types"). y is scratch for the packed block.
+func (f *iqFormat) unbias(r *iqRes, y []byte, x, w []float32, d float32) {
+	f.pack(y, r)
+	var q [qkk]float32
+	f.deq(q[:], y)
+	var sxx, sxq float64
+	for i, v := range x {
+		wv := float64(w[i]) * float64(v)
+		sxx += wv * float64(v)
+		sxq += wv * float64(q[i])
+	}
+	if sxq > 0 && sxx > 0 {
+		r.hd = float32ToFloat16(float32(float64(d)*(sxx/sxq)), true)
+	}
 }
 
 // targets fills r.a with what the grid's points fit: the magnitudes of
@@ -289,17 +314,17 @@ func (f *iqFormat) saturate(r *iqRes, x, w []float32, d float32) {
 // iqFormats are the quantizers' descriptions of the IQ types.
 var (
 	fmtIQ2XXS = iqFormat{fits: iqFits, grid: iq2xxsGrid, sub: 32, unit: 1.0 / 8, lmax: 15, signs: 7,
-		pack: packIQ2XXS, parse: parseIQ2XXS}
+		pack: packIQ2XXS, parse: parseIQ2XXS, deq: dequantizeIQ2XXS}
 	fmtIQ2XS = iqFormat{fits: iqFits, grid: iq2xsGrid, sub: 16, unit: 1.0 / 8, lmax: 15, signs: 7,
-		pack: packIQ2XS, parse: parseIQ2XS}
+		pack: packIQ2XS, parse: parseIQ2XS, deq: dequantizeIQ2XS}
 	fmtIQ2S = iqFormat{fits: iqFits, grid: iq2sGrid, sub: 16, unit: 1.0 / 8, lmax: 15, signs: 8,
-		pack: packIQ2S, parse: parseIQ2S}
+		pack: packIQ2S, parse: parseIQ2S, deq: dequantizeIQ2S}
 	fmtIQ3XXS = iqFormat{fits: iqFits, grid: iq3xxsGrid, sub: 32, unit: 1.0 / 4, lmax: 15, signs: 7,
-		pack: packIQ3XXS, parse: parseIQ3XXS}
+		pack: packIQ3XXS, parse: parseIQ3XXS, deq: dequantizeIQ3XXS}
 	fmtIQ3S = iqFormat{fits: iqFits, grid: iq3sGrid, sub: 32, unit: 1, lmax: 15, signs: 8,
-		pack: packIQ3S, parse: parseIQ3S}
-	fmtIQ1S = iqFormat{fits: iq1Fits, grid: iq1sGrid, sub: 32, dgrp: 32, unit: 1, lmax: 7, pack: packIQ1S, parse: parseIQ1S}
-	fmtIQ1M = iqFormat{fits: iq1Fits, grid: iq1sGrid, sub: 16, dgrp: 8, unit: 1, lmax: 7, pack: packIQ1M, parse: parseIQ1M}
+		pack: packIQ3S, parse: parseIQ3S, deq: dequantizeIQ3S}
+	fmtIQ1S = iqFormat{fits: iq1Fits, grid: iq1sGrid, sub: 32, dgrp: 32, unit: 1, lmax: 7, pack: packIQ1S, parse: parseIQ1S, deq: dequantizeIQ1S}
+	fmtIQ1M = iqFormat{fits: iq1Fits, grid: iq1sGrid, sub: 16, dgrp: 8, unit: 1, lmax: 7, pack: packIQ1M, parse: parseIQ1M, deq: dequantizeIQ1M}
 )
 
 // iqQuantizer returns the Quantize of the codec table for f, of ggml's

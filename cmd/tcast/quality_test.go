@@ -279,11 +279,7 @@ var qualityOnly = flag.String("quality-mixes", "", "TestOutputQuality compares t
 // qualityMixes are the mixes the output-quality test compares.
 var qualityMixes = []string{"Q8_0", "Q6_K", "Q5_K_M", "Q5_K_S", "Q4_K_M", "Q4_K_S", "Q3_K_L", "Q3_K_M",
 	"Q3_K_S", "Q2_K", "IQ4_XS", "IQ4_NL", "Q5_1", "Q5_0", "Q4_1", "Q4_0", "IQ3_M", "IQ3_S", "IQ3_XS",
-	"IQ3_XXS"}
-
-// The IQ2 and IQ1 mixes (IQ2_M, IQ2_S, IQ2_XS, IQ2_XXS, IQ1_M, IQ1_S) are
-// not in qualityMixes: their weighted SQNR is above ggml's, but their KL
-// divergence is not yet below it (-quality-mixes runs them).
+	"IQ3_XXS", "IQ2_M", "IQ2_S", "IQ2_XS", "IQ2_XXS", "IQ1_M", "IQ1_S"}
 
 // qualityNeedsImatrix are the mixes llama-quantize (and ours) make only
 // with an importance matrix.
