@@ -246,6 +246,21 @@ func (w *Writer) find(key string) (Value, bool) {
 // padded rounds n up to a multiple of align.
 func padded(n, align int64) int64 { return (n + align - 1) / align * align }
 
+// Size returns the size of the file WriteTo would write: the header
+// with its padding, and each tensor's data (declared or added) padded to
+// the alignment.
+func (w *Writer) Size() (int64, error) {
+	hdr, align, err := w.header()
+	if err != nil {
+		return 0, err
+	}
+	n := int64(len(hdr))
+	for _, t := range w.tensors {
+		n += padded(t.size, align)
+	}
+	return n, nil
+}
+
 // WriteTo writes the GGUF file to out and returns the number of bytes
 // written. It fails without writing anything if general.architecture is
 // not a string, or is missing from a model file (one without

@@ -34,6 +34,9 @@ func TestWriterBytes(t *testing.T) {
 			f32(1).f32(2).raw(make([]byte, 24)...).bytes()
 		assert.Equal(t, want, buf.Bytes())
 		assert.Equal(t, int64(160), n)
+		size, err := w.Size()
+		require.NoError(t, err)
+		assert.Equal(t, int64(160), size)
 	})
 	t.Run("Q8_0 and F16 with alignment 64", func(t *testing.T) {
 		var w Writer
@@ -56,6 +59,14 @@ func TestWriterBytes(t *testing.T) {
 		h.padTo(64)
 		h.raw(q...).padTo(64).raw(0, 0x3C, 0, 0x40, 0, 0x42).padTo(64)
 		assert.Equal(t, h.bytes(), buf.Bytes())
+		var d Writer // declared, not added: the same size
+		require.NoError(t, d.AddKV("general.alignment", Uint32(64)))
+		require.NoError(t, d.AddKV("general.architecture", String("q")))
+		require.NoError(t, d.DeclareTensor("q", TypeQ8_0, []int{1, 32}))
+		require.NoError(t, d.DeclareTensor("h", TypeF16, []int{3, 1}))
+		size, err := d.Size()
+		require.NoError(t, err)
+		assert.Equal(t, int64(buf.Len()), size)
 	})
 }
 
