@@ -52,6 +52,15 @@
 // Positions count only the tensors that may be quantized (no biases), as
 // llama-quantize's counters do.
 //
+// # Size targets
+//
+// Fit goes beyond llama-quantize: given each tunable tensor's Candidates
+// with their bytes and errors (package convert measures them), it chooses
+// the types that meet a byte budget with the least total error, the
+// Lagrangian choice along each tensor's lower convex hull, and marks the
+// decisions ("size target: ..."). A budget below the smallest candidates'
+// total is a *TargetError.
+//
 // # Differences from llama-quantize
 //
 // Overrides apply to every mix, also F16, BF16 and F32 (llama-quantize

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/tensorcast-go/tensorcast/checkpoint/gguf"
 	"github.com/tensorcast-go/tensorcast/checkpoint/ggufmix"
 )
 
@@ -155,4 +156,39 @@ func Example_errors() {
 	// true [Q4_K_M Q4_0 Q4_1]
 	// true blk.7.ffn_down.weight
 	// tensor "blk.7.ffn_down.weight": layer 7 outside the model's 2 layers
+}
+
+// Fit chooses types for a byte budget: here two tensors of a mix, each
+// with the bytes and the error (as a noise-to-signal ratio, which package
+// convert measures on sampled rows) of three of its candidate types.
+func ExampleFit() {
+	mix, _ := ggufmix.Lookup("q4_k_m")
+	tensors := []ggufmix.Tensor{
+		{Name: "blk.0.attn_v.weight", Shape: []int{1024, 4096}},
+		{Name: "blk.0.ffn_up.weight", Shape: []int{14336, 4096}},
+	}
+	ds, _ := ggufmix.Plan(mix, ggufmix.Model{Arch: "llama", Layers: 1}, tensors, ggufmix.Options{})
+	fmt.Println(len(ggufmix.TargetTypes), "types,", len(ggufmix.Candidates(ds[0], 4096, false)), "without an importance vector")
+	cost := func(rows int64, err ...float64) []ggufmix.Candidate {
+		var out []ggufmix.Candidate
+		for i, t := range []gguf.Type{gguf.TypeQ3_K, gguf.TypeQ4_K, gguf.TypeQ6_K} {
+			size, _ := t.Size(rows * 4096)
+			out = append(out, ggufmix.Candidate{Type: t, Bytes: size, Err: err[i]})
+		}
+		return out
+	}
+	cands := [][]ggufmix.Candidate{cost(1024, 0.030, 0.008, 0.0005), cost(14336, 0.030, 0.008, 0.0005)}
+	for _, budget := range []int64{40 << 20, 30 << 20, 20 << 20} {
+		err := ggufmix.Fit(ds, cands, budget)
+		if errors.Is(err, ggufmix.ErrTargetTooSmall) {
+			fmt.Println(err)
+			continue
+		}
+		fmt.Println(ds[0].Type, ds[1].Type, "-", ds[1].Reason)
+	}
+	// Output:
+	// 16 types, 10 without an importance vector
+	// Q6_K Q4_K - size target: Q4_K, of 3 candidate types
+	// Q6_K Q3_K - size target: Q3_K, of 3 candidate types
+	// size target too small: the tensors it chooses types for take 27033600 bytes at least, and it leaves them 20971520
 }

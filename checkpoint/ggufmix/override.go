@@ -122,7 +122,7 @@ func Match(overrides []Override, name string) (Override, bool) {
 func override(overrides []Override, d *Decision) bool {
 	o, ok := Match(overrides, d.Name)
 	if ok {
-		d.Type, d.Override = o.Type, o.Value
+		d.Type, d.Override, d.Asked = o.Type, o.Value, true
 		d.Reason = "override " + o.Value + ": " + o.Type.String()
 	}
 	return ok

@@ -106,6 +106,9 @@ type Decision struct {
 	Override string
 	// Fallback reports that the row length forced a replacement type.
 	Fallback bool
+	// Asked reports that an option chose the type: an Override,
+	// OutputType or TokenEmbeddingType. A size target (Fit) keeps it.
+	Asked bool
 	// Reason explains the choice in words, for the conversion report.
 	Reason string
 	// NeedsImatrix reports that llama-quantize quantizes the tensor to
@@ -306,8 +309,10 @@ func decide(mix Mix, model Model, t Tensor, cat Category, layer int, p position,
 	switch {
 	case opt.TokenEmbeddingType != nil && cat == TokenEmbd && !perLayerOverridden(opt.Overrides, t.Name):
 		d.Type, d.Reason = *opt.TokenEmbeddingType, "token embedding type asked for: "+opt.TokenEmbeddingType.String()
+		d.Asked = true
 	case opt.OutputType != nil && cat == Output:
 		d.Type, d.Reason = *opt.OutputType, "output head type asked for: "+opt.OutputType.String()
+		d.Asked = true
 	case override(opt.Overrides, &d):
 	case mix.quantized() && !opt.Pure:
 		d.Type, d.Reason = ruleType(mix, model, cat, p, t.Shape, tied, opt)
