@@ -119,6 +119,15 @@ func (o *Options) Check() error {
 	if err := o.checkScaleSearch(); err != nil {
 		return err
 	}
+	if err := o.GGUF.checkTarget(); err != nil {
+		return err
+	}
+	if g := &o.GGUF; g.Pure && g.targeted() {
+		option := map[bool]string{true: "GGUF.TargetBPW", false: "GGUF.TargetSize"}[g.TargetBPW > 0]
+		return &OptionError{Option: option, With: "GGUF.Pure", Err: ErrConflict,
+			Reason: "a size target chooses the types, and a pure mix gives every weight its base type",
+			Fixes:  []Fix{unset(option), unset("GGUF.Pure")}}
+	}
 	if o.Layout != nil && o.Layout.Container() == layout.GGUF {
 		return nil
 	}
@@ -136,7 +145,8 @@ func (o *Options) Check() error {
 	if option, ok := firstSet(optionSet{"GGUF.TypeFor", len(g.TypeFor) > 0}, optionSet{"GGUF.Pure", g.Pure},
 		optionSet{"GGUF.Generic", g.Generic}, optionSet{"GGUF.Pre", g.Pre != ""},
 		optionSet{"GGUF.AllowRequantize", g.AllowRequantize}, optionSet{"GGUF.PruneLayers", len(g.PruneLayers) > 0},
-		optionSet{"GGUF.KV", len(g.KV) > 0}, optionSet{"GGUF.KeepSplit", g.KeepSplit}); ok {
+		optionSet{"GGUF.KV", len(g.KV) > 0}, optionSet{"GGUF.KeepSplit", g.KeepSplit},
+		optionSet{"GGUF.TargetBPW", g.TargetBPW > 0}, optionSet{"GGUF.TargetSize", g.TargetSize > 0}); ok {
 		return &OptionError{Option: option, Err: ErrGGUFOnly, Reason: "applies to GGUF output", Fixes: toGGUF}
 	}
 	if option, ok := firstSet(g.typeOptions()...); ok {

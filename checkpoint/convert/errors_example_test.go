@@ -92,6 +92,8 @@ func Example_errors() {
 		{plain, "o", convert.Options{DataType: mxfp4, Imatrix: other}, convert.ErrImatrixUnused},
 		{plain, "o.gguf", convert.Options{Layout: gguf, DataType: dtype(gguf, "q8_0"),
 			GGUF: convert.GGUFOptions{Generic: true, Pure: true}}, convert.ErrMixOnly},
+		{plain, "o.gguf", convert.Options{Layout: gguf, GGUF: convert.GGUFOptions{Mix: q4km, TargetBPW: -4}},
+			convert.ErrInvalidTarget},
 		{llama, "o.gguf", convert.Options{Layout: gguf, DataType: dtype(gguf, "q8_k")},
 			convert.ErrNotForLlamaCpp},
 		{llama, "o.gguf", convert.Options{Layout: gguf, DataType: dtype(gguf, "q8_0"),
@@ -136,6 +138,7 @@ func Example_errors() {
 	// true Options.Mode
 	// true Options.Imatrix
 	// true Options.GGUF.Pure
+	// true Options.GGUF.TargetBPW
 	// true Options.DataType
 	// true Options.GGUF.Generic
 	// true Options.GGUF.AllowRequantize

@@ -203,6 +203,9 @@ func (p *plan) planMix(ds []*decision) error {
 		return fmt.Errorf("mix %s: %w", g.Mix, err)
 	}
 	for i, d := range ds {
+		if f, ok := p.fitted[d.info.Name]; ok {
+			choices[i] = f // the size target's choice
+		}
 		d.mix = &choices[i]
 	}
 	return p.checkNeedsImatrix(ds)
@@ -429,6 +432,12 @@ func (p *plan) tailKV() []gguf.KV {
 	return kv
 }
 
+// outputKV is the typed metadata of GGUF output: the model's or input's
+// keys, tailKV's and GGUF.KV's.
+func (p *plan) outputKV() []gguf.KV {
+	return gguf.SetKV(append(slices.Clip(p.ggufKV), p.tailKV()...), p.opts.GGUF.KV...)
+}
+
 // checkPatterns warns of each GGUF.TypeFor, Include and Exclude pattern
 // that matches no tensor of the output: for a llama.cpp model file, that
 // patterns match its GGUF names, with the GGUF name of a tensor whose
@@ -486,7 +495,8 @@ var ErrGGUFInputOnly = errors.New("the option applies to a GGUF input only")
 // an input whose tensors have no GGUF types to keep.
 func (p *plan) checkMixOptions() error {
 	g := &p.opts.GGUF
-	if option, ok := firstSet(append(g.typeOptions(), optionSet{"GGUF.Pure", g.Pure})...); ok && !p.mixed {
+	if option, ok := firstSet(append(g.typeOptions(), optionSet{"GGUF.Pure", g.Pure},
+		optionSet{"GGUF.TargetBPW", g.TargetBPW > 0}, optionSet{"GGUF.TargetSize", g.TargetSize > 0})...); ok && !p.mixed {
 		return &OptionError{Option: option, Err: ErrMixOnly,
 			Reason: "applies to a GGUF mix, and this output is generic GGUF, where the datatype " +
 				"already goes to every cast weight",
@@ -494,7 +504,8 @@ func (p *plan) checkMixOptions() error {
 	}
 	if option, ok := firstSet(optionSet{"GGUF.TypeFor", len(g.TypeFor) > 0},
 		optionSet{"GGUF.OutputType", g.OutputType != nil}, optionSet{"GGUF.TokenEmbeddingType", g.TokenEmbeddingType != nil},
-		optionSet{"GGUF.Pure", g.Pure}); ok && p.mixed && g.Mix.Copies() {
+		optionSet{"GGUF.Pure", g.Pure}, optionSet{"GGUF.TargetBPW", g.TargetBPW > 0},
+		optionSet{"GGUF.TargetSize", g.TargetSize > 0}); ok && p.mixed && g.Mix.Copies() {
 		return &OptionError{Option: option, With: "GGUF.Mix", Err: ErrConflict,
 			Reason: "sets types, and the COPY mix keeps every tensor's type",
 			Fixes:  []Fix{unset(option), {Option: "GGUF.Mix", Choose: "a mix that quantizes"}}}

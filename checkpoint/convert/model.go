@@ -174,11 +174,7 @@ func (p *plan) finishModel() error {
 	if err := p.model.Check(shapes); err != nil {
 		return err
 	}
-	ft := -1
-	if m, ok := p.fileType(); ok {
-		ft = int(m.FileType())
-	}
-	p.ggufKV = p.model.KV(ggufmodel.KVOptions{Name: filepath.Base(p.in.Dir()), FileType: ft})
+	p.ggufKV = p.modelKV()
 	xf := map[string]ggufmodel.Transform{}
 	for _, d := range p.tensors {
 		if !d.xform.IsZero() {
@@ -189,6 +185,15 @@ func (p *plan) finishModel() error {
 		p.meta[layout.KeyTransforms] = jsonString(xf)
 	}
 	return nil
+}
+
+// modelKV returns the metadata of the llama.cpp model file p.model.
+func (p *plan) modelKV() []gguf.KV {
+	ft := -1
+	if m, ok := p.fileType(); ok {
+		ft = int(m.FileType())
+	}
+	return p.model.KV(ggufmodel.KVOptions{Name: filepath.Base(p.in.Dir()), FileType: ft})
 }
 
 // dropped is an input tensor the llama.cpp model file leaves out, and why.

@@ -196,6 +196,19 @@ type GGUFOptions struct {
 	// directory (llama-quantize --keep-split); ShardSize splits any GGUF
 	// output by size instead.
 	KeepSplit bool
+	// TargetBPW, when positive, chooses the type of every tensor the mix
+	// quantizes and no option sets (ggufmix.Decision.Tunable) so that the
+	// file holds at most TargetBPW bits per weight of the whole model (its
+	// size in bits over its element count, llama.cpp's BPW) with the least
+	// total error: ggufmix.Fit over the ggufmix.TargetTypes, each tensor's
+	// error estimated on sampled rows, weighed by its importance vector
+	// when Imatrix is given. TargetSize does the same for a file size in
+	// bytes; at most one may be set, and only with a Mix. The mix rules
+	// still decide which tensors are quantized, and the options that set
+	// types (TypeFor, OutputType, TokenEmbeddingType) are kept as set. A
+	// dry run reads the sampled rows too.
+	TargetBPW  float64
+	TargetSize int64
 	// KV sets metadata keys of the output after every other key is
 	// decided: a key the output has is replaced in place, any other is
 	// added (llama-quantize --override-kv; see ParseKV).

@@ -78,6 +78,21 @@ var errNoGGUFPatch = errors.New("GGUF output declares no metadata to patch")
 // newGGUFSink starts a GGUF file: the typed metadata kv, then our own
 // tcast.* keys from meta, in layout.GGUFKeys' order.
 func newGGUFSink(path string, specs []layout.Spec, kv []gguf.KV, meta map[string]string) (sink, error) {
+	w, err := ggufWriter(specs, kv, meta)
+	if err != nil {
+		return nil, err
+	}
+	st, err := w.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	return ggufSink{st}, nil
+}
+
+// ggufWriter declares a GGUF file: the typed metadata kv, then our own
+// tcast.* keys from meta, in layout.GGUFKeys' order, and the tensors of
+// specs.
+func ggufWriter(specs []layout.Spec, kv []gguf.KV, meta map[string]string) (*gguf.Writer, error) {
 	var w gguf.Writer
 	for _, p := range kv {
 		if err := w.AddKV(p.Key, p.Value); err != nil {
@@ -102,11 +117,7 @@ func newGGUFSink(path string, specs []layout.Spec, kv []gguf.KV, meta map[string
 			return nil, fmt.Errorf("tensor %s: %w", s.Name, err)
 		}
 	}
-	st, err := w.Create(path)
-	if err != nil {
-		return nil, err
-	}
-	return ggufSink{st}, nil
+	return &w, nil
 }
 
 // jsonString returns v as JSON (v is a map or slice of strings, which always

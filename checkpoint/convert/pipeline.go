@@ -485,8 +485,12 @@ func (st *stream) read(sc *scratch, r0, r1 int) []float32 {
 }
 
 // widen converts the source bytes b to the float32 values x.
-func (st *stream) widen(x []float32, b []byte) {
-	switch st.dtype {
+func (st *stream) widen(x []float32, b []byte) { widen(st.dtype, x, b) }
+
+// widen converts the bytes b of a BF16, F16 or F32 tensor to the float32
+// values x.
+func widen(dtype safetensors.DType, x []float32, b []byte) {
+	switch dtype {
 	case safetensors.BF16:
 		kernels.BFloat16BytesToFloat32(x, b)
 	case safetensors.F16:

@@ -151,6 +151,8 @@ type plan struct {
 	// splits gives the split of each spec of GGUF output in splits, nil
 	// for one file (splitOf).
 	splits []int
+	// fitted holds the size target's choices by output name (fitTarget).
+	fitted map[string]ggufmix.Decision
 }
 
 // warn adds a warning to the conversion's Result.
@@ -366,10 +368,27 @@ func (p *plan) keptSpec(d *decision) (layout.Spec, error) {
 	return sp, nil
 }
 
-// newPlan opens nothing: it decides every tensor of in and declares the output.
+// newPlan opens nothing: it decides every tensor of in and declares the
+// output. With a size target it plans twice: with the mix's types, which
+// give the bytes of everything but the tensors the target chooses types
+// for, then with the target's types.
 func newPlan(in *load.Checkpoint, opts *Options) (*plan, error) {
+	p, err := buildPlan(in, opts, nil)
+	if err != nil || !p.mixed || !opts.GGUF.targeted() {
+		return p, err
+	}
+	fitted, err := p.fitTarget()
+	if err != nil {
+		return nil, err
+	}
+	return buildPlan(in, opts, fitted)
+}
+
+// buildPlan is newPlan with the size target's choices fitted (nil for
+// none).
+func buildPlan(in *load.Checkpoint, opts *Options, fitted map[string]ggufmix.Decision) (*plan, error) {
 	p := &plan{in: in, opts: opts, lay: opts.Layout, weights: map[string][]string{},
-		meta: layout.WithoutMetaKeys(in.Metadata())}
+		meta: layout.WithoutMetaKeys(in.Metadata()), fitted: fitted}
 	if err := p.start(); err != nil {
 		return nil, err
 	}

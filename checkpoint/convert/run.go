@@ -5,10 +5,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"time"
 
-	"github.com/tensorcast-go/tensorcast/checkpoint/gguf"
 	"github.com/tensorcast-go/tensorcast/checkpoint/internal/measure"
 	"github.com/tensorcast-go/tensorcast/internal/ordered"
 )
@@ -25,8 +23,7 @@ func (c *conversion) begin() error {
 	if c.isDir {
 		weightPath = filepath.Join(c.stage.Path(), fileName(lay))
 	}
-	kv := gguf.SetKV(append(slices.Clip(p.ggufKV), p.tailKV()...), opts.GGUF.KV...)
-	if c.sink, err = newSink(lay.Container(), weightPath, p.specs, p.meta, kv, opts.ShardSize, p.splits); err != nil {
+	if c.sink, err = newSink(lay.Container(), weightPath, p.specs, p.meta, p.outputKV(), opts.ShardSize, p.splits); err != nil {
 		return err
 	}
 	if wrapSink != nil {

@@ -37,7 +37,8 @@ const convertUsage = "tcast convert IN -dtype NAME -o OUT [-layout LAYOUT] [-inc
 	"                    [-scale-search] [-rotate hadamard[:BLOCK]] [-allow-nonfinite] [-report FILE.html] [-cpuprofile FILE] [-memprofile FILE]\n" +
 	"                    [-dry-run] [-output-tensor-type TYPE] [-token-embedding-type TYPE] [-leave-output-tensor]\n" +
 	"                    [-tensor-type RE=TYPE] [-tensor-type-file FILE] [-prune-layers L0,L1,...] [-override-kv KEY=TYPE:VALUE]\n" +
-	"                    [-include-weights NAME | -exclude-weights NAME] [-allow-requantize] [-pure] [-keep-split]\n\n" +
+	"                    [-include-weights NAME | -exclude-weights NAME] [-allow-requantize] [-pure] [-keep-split]\n" +
+	"                    [-target-bpw B | -target-size SIZE]\n\n" +
 	"IN is a checkpoint: a .safetensors file, a model.safetensors.index.json, a .gguf file, or a directory\n" +
 	"holding one, plain or quantized in any layout tcast reads (quantized weights are dequantized exactly,\n" +
 	"then cast). OUT is a directory (weights, shards and config files go in it), or a .safetensors file\n" +
@@ -77,6 +78,11 @@ const convertUsage = "tcast convert IN -dtype NAME -o OUT [-layout LAYOUT] [-inc
 	"A GGUF input's tensors that a mix keeps, or gives the type they have, are copied as stored (-dtype COPY\n" +
 	"keeps all); quantizing an already quantized tensor to another type needs -allow-requantize. Q2_K_S\n" +
 	"needs -imatrix with an entry for each of its Q2_K tensors, as in llama-quantize.\n\n" +
+	"-target-bpw B (or -target-size SIZE) with a mix chooses the type of every tensor the mix quantizes,\n" +
+	"but those set by -type-for, -output-tensor-type and -token-embedding-type, so that the file holds at\n" +
+	"most B bits per weight (llama.cpp's BPW: the file's bits over the model's weights) with the least total\n" +
+	"error: each tensor's error in each type from IQ1_S to Q8_0 is measured on sampled rows, weighed by\n" +
+	"-imatrix (without one, no IQ type that needs it); the report gives each tensor's choice.\n\n" +
 	"A split GGUF model (NAME-00001-of-0000N.gguf, ...) is read as one: give its first split, any split or\n" +
 	"its directory. -shard-size SIZE with -layout gguf and -o DIR/ writes llama.cpp's splits of at most\n" +
 	"SIZE of tensor data (DIR/model-00001-of-0000N.gguf, ...; llama.cpp loads them by the first), and\n" +

@@ -325,6 +325,8 @@ var optionFlags = map[string]string{
 	"GGUF.PruneLayers":        "-prune-layers",
 	"GGUF.KV":                 "-override-kv",
 	"GGUF.KeepSplit":          "-keep-split",
+	"GGUF.TargetBPW":          "-target-bpw",
+	"GGUF.TargetSize":         "-target-size",
 }
 
 // boolFlags are the options set by a flag of no value.

@@ -24,7 +24,8 @@ type quantizeFlags struct {
 	outputType, tokenType                ggufTypeFlag
 	leaveOutput, allowRequantize, dryRun bool
 	keepSplit                            bool
-	typeFile, pruneLayers                string
+	typeFile, pruneLayers, targetSize    string
+	targetBPW                            float64
 	kv                                   kvFlag
 	includeWeights, excludeWeights       listFlag
 }
@@ -45,6 +46,8 @@ func (q *quantizeFlags) define(fs *flag.FlagSet, f *convertFlags) {
 	fs.BoolVar(&q.allowRequantize, "allow-requantize", false, "let a GGUF mix quantize tensors of a GGUF input that are quantized already to another type (their errors add up)")
 	fs.BoolVar(&q.keepSplit, "keep-split", false, "write a split GGUF input (NAME-00001-of-0000N.gguf, ...) in the same splits, in the -o directory (llama-quantize --keep-split)")
 	fs.BoolVar(&f.pure, "pure", false, "the same as -gguf-pure (llama-quantize's name for it)")
+	fs.Float64Var(&q.targetBPW, "target-bpw", 0, "with a GGUF mix, choose the types of the tensors the mix quantizes so that the file holds at most `B` bits per weight, with the least error (weighed by -imatrix)")
+	fs.StringVar(&q.targetSize, "target-size", "", "as -target-bpw, for a file of at most `SIZE` (e.g. 4GB, 700MiB)")
 }
 
 // apply sets the options the flags give, but the importance matrix's
@@ -54,6 +57,14 @@ func (q *quantizeFlags) apply(opts *convert.Options) error {
 	g.OutputType, g.TokenEmbeddingType = q.outputType.t, q.tokenType.t
 	g.KeepOutput, g.AllowRequantize, g.KV, g.KeepSplit = q.leaveOutput, q.allowRequantize, q.kv, q.keepSplit
 	opts.DryRun = q.dryRun
+	g.TargetBPW = q.targetBPW
+	if q.targetSize != "" {
+		n, err := parseSize(q.targetSize)
+		if err != nil {
+			return usagef("-target-size: %v", err)
+		}
+		g.TargetSize = n
+	}
 	if q.typeFile != "" {
 		rules, err := readTypeFile(q.typeFile)
 		if err != nil {

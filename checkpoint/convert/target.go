@@ -1,0 +1,311 @@
+package convert
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/tensorcast-go/tensorcast/checkpoint/gguf"
+	"github.com/tensorcast-go/tensorcast/checkpoint/ggufmix"
+	"github.com/tensorcast-go/tensorcast/checkpoint/internal/measure"
+	"github.com/tensorcast-go/tensorcast/checkpoint/safetensors"
+)
+
+// targetSampleElems is about how many elements of each tensor a size
+// target quantizes to each candidate type to estimate its error there:
+// whole rows, spread evenly over the tensor.
+const targetSampleElems = 1 << 15
+
+// targetMargin is what a size target leaves of the file for what the
+// plan's header may still gain: the output's name in general.name of
+// generic GGUF.
+const targetMargin = 256
+
+// ErrInvalidTarget is matched by the error of a size target that is not
+// a positive size (GGUFOptions.TargetBPW, TargetSize).
+var ErrInvalidTarget = errors.New("the size target is not a positive size")
+
+// checkTarget refuses a size target that is negative or not a number, and
+// both targets at once.
+func (g *GGUFOptions) checkTarget() error {
+	switch {
+	case g.TargetBPW < 0 || math.IsNaN(g.TargetBPW) || math.IsInf(g.TargetBPW, 0):
+		return &OptionError{Option: "GGUF.TargetBPW", Value: fmt.Sprint(g.TargetBPW), Err: ErrInvalidTarget,
+			Reason: "is not a number of bits per weight above 0", Fixes: []Fix{{Option: "GGUF.TargetBPW", Value: "4.5"}}}
+	case g.TargetSize < 0:
+		return &OptionError{Option: "GGUF.TargetSize", Value: fmt.Sprint(g.TargetSize), Err: ErrInvalidTarget,
+			Reason: "is not a size in bytes above 0"}
+	case g.TargetBPW > 0 && g.TargetSize > 0:
+		return &OptionError{Option: "GGUF.TargetBPW", With: "GGUF.TargetSize", Err: ErrConflict,
+			Reason: "both set the file's size", Fixes: []Fix{unset("GGUF.TargetBPW"), unset("GGUF.TargetSize")}}
+	}
+	return nil
+}
+
+// targeted reports whether a size target is set.
+func (g *GGUFOptions) targeted() bool { return g.TargetBPW > 0 || g.TargetSize > 0 }
+
+// fitTarget chooses the types of the tunable tensors of the plan, made
+// with the mix's types, for the size target (ggufmix.Fit): the file, its
+// header and other tensors included, must meet it. It returns the choices
+// by output name.
+func (p *plan) fitTarget() (map[string]ggufmix.Decision, error) {
+	g := &p.opts.GGUF
+	var ds []*decision
+	var mix []ggufmix.Decision
+	var elems int64
+	for _, d := range p.tensors {
+		if d.mix != nil {
+			ds, mix = append(ds, d), append(mix, *d.mix)
+		}
+		elems += elements(d.info.Shape)
+	}
+	total, option, value := g.TargetSize, "GGUF.TargetSize", fmt.Sprint(g.TargetSize)
+	if g.TargetBPW > 0 {
+		total, option, value = int64(g.TargetBPW*float64(elems)/8), "GGUF.TargetBPW", fmt.Sprint(g.TargetBPW)
+	}
+	fixed, err := p.fixedBytes(ds, mix)
+	if err != nil {
+		return nil, err
+	}
+	cands, err := p.targetCosts(ds, mix)
+	if err != nil {
+		return nil, err
+	}
+	err = ggufmix.Fit(mix, cands, total-fixed-targetMargin)
+	if te := (*ggufmix.TargetError)(nil); errors.As(err, &te) {
+		least := te.Least + fixed + targetMargin
+		bpw := math.Ceil(float64(8*least)/float64(elems)*1000) / 1000
+		fix := fmt.Sprint(least)
+		if g.TargetBPW > 0 {
+			fix = fmt.Sprint(bpw)
+		}
+		return nil, &OptionError{Option: option, Value: value, Err: err,
+			Reason: fmt.Sprintf("is below the smallest file the candidate types make of this model "+
+				"(with the token embedding and output head in the mix's types): %d bytes, %.3f bits per weight",
+				least, bpw),
+			Fixes: []Fix{{Option: option, Value: fix}, {Option: "GGUF.Mix", Choose: "a mix of fewer bits"}}}
+	} else if err != nil {
+		return nil, err
+	}
+	fitted := map[string]ggufmix.Decision{}
+	for _, m := range mix {
+		if m.Tunable() {
+			fitted[m.Name] = m
+		}
+	}
+	return fitted, nil
+}
+
+// elements returns the number of elements of shape.
+func elements(shape []int) int64 {
+	n := int64(1)
+	for _, s := range shape {
+		n *= int64(s)
+	}
+	return n
+}
+
+// fixedBytes returns what the planned file holds besides the tensors of ds
+// a size target chooses types for: the header, whose size no type
+// changes, and every other tensor, each padded to the alignment. With
+// splits, each split has a header of its own besides.
+func (p *plan) fixedBytes(ds []*decision, mix []ggufmix.Decision) (int64, error) {
+	w, err := ggufWriter(p.specs, p.outputKV(), p.meta)
+	if err != nil {
+		return 0, err
+	}
+	size, err := w.Size()
+	for i, d := range ds {
+		if mix[i].Tunable() {
+			for _, sp := range d.specs {
+				n, _ := sp.GGML.Size(elements(sp.Shape))
+				size -= padded(n)
+			}
+		}
+	}
+	return size, err
+}
+
+// padded is n bytes padded to GGUF's default alignment.
+func padded(n int64) int64 {
+	const a = gguf.DefaultAlignment
+	return (n + a - 1) / a * a
+}
+
+// targetCosts returns the candidate types of each tunable tensor of ds with
+// their bytes and estimated errors (nil for the others), the tensors
+// sampled on the plan's workers.
+func (p *plan) targetCosts(ds []*decision, mix []ggufmix.Decision) ([][]ggufmix.Candidate, error) {
+	var todo []int
+	for i := range ds {
+		if mix[i].Tunable() {
+			todo = append(todo, i)
+		}
+	}
+	workers := p.opts.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	cands := make([][]ggufmix.Candidate, len(ds))
+	errs := make([]error, len(ds))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(workers, len(todo)) {
+		wg.Go(func() {
+			for k := int(next.Add(1)) - 1; k < len(todo); k = int(next.Add(1)) - 1 {
+				i := todo[k]
+				cands[i], errs[i] = p.candidates(ds[i], mix[i])
+			}
+		})
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			return nil, fmt.Errorf("tensor %s: size target: %w", ds[i].info.Name, err)
+		}
+	}
+	return cands, nil
+}
+
+// candidates returns tensor d's candidate types (ggufmix.Candidates) with
+// their bytes and the noise-to-signal ratio of its sampled rows in each:
+// the squared error over the squared values, both weighed by the
+// importance vector the quantizer takes (each element 1 without), over the
+// finite elements.
+func (p *plan) candidates(d *decision, m ggufmix.Decision) ([]ggufmix.Candidate, error) {
+	shape := d.info.Shape
+	cols := shape[len(shape)-1]
+	n := elements(shape)
+	rows := int(n / int64(cols))
+	imp, impRows := p.targetImportance(d, rows)
+	sample := spreadRows(rows, max(1, targetSampleElems/cols))
+	x, err := p.sampleValues(d, sample, cols)
+	if err != nil {
+		return nil, err
+	}
+	types := ggufmix.Candidates(m, cols, imp != nil)
+	var sig float64 // Σ w·x², the signal
+	zero := make([]float32, cols)
+	for k, r := range sample {
+		sig += weighedError(x[k*cols:(k+1)*cols], zero, rowImportance(imp, r, impRows, cols))
+	}
+	out := make([]ggufmix.Candidate, 0, len(types))
+	y := make([]float32, cols)
+	for _, t := range types {
+		size, _ := t.Size(n) // the candidates' blocks divide the rows
+		rowBytes, _ := t.Size(int64(cols))
+		blocks := make([]byte, rowBytes)
+		var e float64
+		for k, r := range sample {
+			xr, v := x[k*cols:(k+1)*cols], rowImportance(imp, r, impRows, cols)
+			if err := gguf.Quantize(t, blocks, xr, v); err != nil {
+				return nil, err
+			}
+			if err := gguf.Dequantize(t, y, blocks); err != nil {
+				return nil, err
+			}
+			e += weighedError(xr, y, v)
+		}
+		out = append(out, ggufmix.Candidate{Type: t, Bytes: padded(size), Err: noiseToSignal(e, sig)})
+	}
+	return out, nil
+}
+
+// rowImportance returns the importance vector of row r, or nil.
+func rowImportance(imp []float32, r, impRows, cols int) []float32 {
+	if imp == nil {
+		return nil
+	}
+	return imp[r/impRows*cols:][:cols]
+}
+
+// noiseToSignal is e/sig, and e for a signal of 0 (the error of a zero
+// tensor is 0 in any type).
+func noiseToSignal(e, sig float64) float64 {
+	if sig > 0 {
+		return e / sig
+	}
+	return e
+}
+
+// weighedError returns Σ w·(y − x)² over the finite elements of x (w nil:
+// all 1).
+func weighedError(x, y, w []float32) float64 {
+	var e float64
+	for j, v := range x {
+		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
+			continue
+		}
+		d := float64(y[j]) - float64(v)
+		if w != nil {
+			d *= math.Sqrt(float64(w[j]))
+		}
+		e += d * d
+	}
+	return e
+}
+
+// spreadRows returns k of the rows [0, rows), spread evenly (all of them
+// when k ≥ rows).
+func spreadRows(rows, k int) []int {
+	k = min(k, rows)
+	out := make([]int, k)
+	for i := range out {
+		out[i] = int((int64(2*i+1) * int64(rows)) / int64(2*k))
+	}
+	return out
+}
+
+// targetImportance returns the importance vectors weight d's quantizer
+// would take (one per impRows rows), or nil where it takes none; any
+// problem with the entry is left to the plan's own look-up, which reports
+// it.
+func (p *plan) targetImportance(d *decision, rows int) (imp []float32, impRows int) {
+	im := p.opts.Imatrix
+	if im == nil {
+		return nil, 0
+	}
+	name := p.imatrixName(d)
+	if name == "" || !im.Has(name) || degenerate(im, name) != ImportanceNone {
+		return nil, 0
+	}
+	cols, experts := measure.Matrices(d.info.Shape)
+	v, err := im.Vector(name, cols, experts)
+	if err != nil {
+		return nil, 0
+	}
+	return v, rows / (len(v) / cols)
+}
+
+// sampleValues returns the given rows of weight d's values, row after row:
+// read row by row from a float source stored whole (the rows of a model
+// file's permuted query and key weights are the same rows in another
+// order), else from its values as a whole cast reads them.
+func (p *plan) sampleValues(d *decision, rows []int, cols int) ([]float32, error) {
+	elem := map[safetensors.DType]int{safetensors.BF16: 2, safetensors.F16: 2, safetensors.F32: 4}[d.info.DType]
+	n := elements(d.info.Shape)
+	x := make([]float32, len(rows)*cols)
+	if elem == 0 || d.data != nil || len(d.info.Stored) != 1 || d.xform.AddOne || n*int64(elem) != d.info.Size {
+		all, err := p.sourceValues(d)
+		if err != nil {
+			return nil, err
+		}
+		for k, r := range rows {
+			copy(x[k*cols:(k+1)*cols], all[r*cols:])
+		}
+		return x, nil
+	}
+	rb := int64(cols * elem)
+	for k, r := range rows {
+		b, err := p.in.StoredRange(d.info.Stored[0], int64(r)*rb, rb)
+		if err != nil {
+			return nil, err
+		}
+		widen(d.info.DType, x[k*cols:(k+1)*cols], b)
+	}
+	return x, nil
+}
