@@ -249,7 +249,11 @@ func (p *pairing) values(r *Result, cname string) error {
 	if err != nil {
 		return err
 	}
-	if t, ok := p.xf[cname]; ok {
+	// The transforms take a source's values to the model file's: a source
+	// under other names than the converted file's (a Hugging Face one);
+	// one of the same names (an F16 model file that convert made from it)
+	// holds them transformed already.
+	if t, ok := p.xf[cname]; ok && cname != r.Name {
 		if want, err = t.Apply(want, r.Shape); err != nil {
 			return fmt.Errorf("%s: tensor %s: %w", p.orig, r.Name, err)
 		}

@@ -94,3 +94,36 @@ func TestVerifyMessages(t *testing.T) {
 		"tcast convert made the GGUF from that checkpoint (it records the names). Verify "+again+
 		" against the checkpoint it was converted from, or convert "+src+" to GGUF and verify that file\n")
 }
+
+// verify F16.gguf Q4_K_M.gguf, both made by convert from the same Hugging
+// Face model, pairs the permuted query and key weights as stored: their
+// SQNR is the Q4_K_M file's against the model itself (once the converted
+// file's recorded permutation was applied to the F16 file's values again,
+// which hold it already, and gave -3 dB).
+func TestVerifyTwoModelFiles(t *testing.T) {
+	dir := t.TempDir()
+	f16, q4 := filepath.Join(dir, "f16.gguf"), filepath.Join(dir, "q4.gguf")
+	for _, c := range [][2]string{{"f16", f16}, {"Q4_K_M", q4}} {
+		code, _, stderr := tcast("convert", trainedModel, "-layout", "gguf", "-dtype", c[0], "-o", c[1])
+		require.Equal(t, 0, code, stderr)
+	}
+	sqnr := func(orig, name string) float64 {
+		code, js, stderr := tcast("verify", "-json", orig, q4)
+		require.Equal(t, 0, code, stderr)
+		var vr []verify.Result
+		require.NoError(t, json.Unmarshal([]byte(js), &vr))
+		for _, r := range vr {
+			if r.Name == name && r.SQNR != nil {
+				return *r.SQNR
+			}
+		}
+		t.Fatalf("%s: no tensor %s", orig, name)
+		return 0
+	}
+	for _, n := range [][2]string{{"blk.0.attn_q.weight", "model.layers.0.self_attn.q_proj.weight"},
+		{"blk.3.attn_k.weight", "model.layers.3.self_attn.k_proj.weight"}} {
+		got, want := sqnr(f16, n[0]), sqnr(trainedModel, n[1])
+		assert.Greater(t, got, 20.0, n[0])
+		assert.InDelta(t, want, got, 0.05, n[0])
+	}
+}
