@@ -297,6 +297,7 @@ func (p *plan) sampleValues(d *decision, rows []int, cols int) ([]float32, error
 		for k, r := range rows {
 			copy(x[k*cols:(k+1)*cols], all[r*cols:])
 		}
+		p.in.Release(d.source)
 		return x, nil
 	}
 	rb := int64(cols * elem)
@@ -307,5 +308,6 @@ func (p *plan) sampleValues(d *decision, rows []int, cols int) ([]float32, error
 		}
 		widen(d.info.DType, x[k*cols:(k+1)*cols], b)
 	}
+	p.in.Release(d.source) // the mapped pages the rows touched
 	return x, nil
 }
