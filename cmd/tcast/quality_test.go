@@ -380,17 +380,10 @@ func measureTensors(t *testing.T, path, src string, im *imatrix.Imatrix, cast fu
 // llama.cpp computes from our file and from ggml's quantization of the
 // same tensors, against the F16 file's.
 func TestOutputQuality(t *testing.T) {
-	node, mods := llamaRuntime(t)
 	python, lib := ggmlPython(t)
-	dir := t.TempDir()
-	f16 := filepath.Join(dir, "f16.gguf")
-	code, _, stderr := tcast("convert", trainedModel, "-layout", "gguf", "-dtype", "f16", "-o", f16)
-	require.Equal(t, 0, code, stderr)
-	ref := evalLogits(t, node, mods, f16)
+	h := newQualityHarness(t)
+	node, mods, dir, f16, ref, imPath, im := h.node, h.mods, h.dir, h.f16, h.ref, h.imPath, h.im
 	t.Logf("%d positions scored", ref.positions)
-	imPath := filepath.Join(trainedModel, "imatrix.npz")
-	im, err := imatrix.Read(imPath)
-	require.NoError(t, err)
 	var rows []qualityRow
 	mixes := qualityMixes
 	if *qualityOnly != "" {
@@ -441,6 +434,30 @@ func TestOutputQuality(t *testing.T) {
 	}
 }
 
+// qualityHarness is what the output-quality tests share: llama.cpp's
+// runtime, a scratch directory, the trained model's F16 file and its
+// logits, and its importance matrix.
+type qualityHarness struct {
+	node, mods, dir, f16, imPath string
+	ref                          *logitsFile
+	im                           *imatrix.Imatrix
+}
+
+// newQualityHarness converts the trained model to F16 and scores it.
+func newQualityHarness(t *testing.T) *qualityHarness {
+	t.Helper()
+	h := &qualityHarness{dir: t.TempDir(), imPath: filepath.Join(trainedModel, "imatrix.npz")}
+	h.node, h.mods = llamaRuntime(t)
+	h.f16 = filepath.Join(h.dir, "f16.gguf")
+	code, _, stderr := tcast("convert", trainedModel, "-layout", "gguf", "-dtype", "f16", "-o", h.f16)
+	require.Equal(t, 0, code, stderr)
+	h.ref = evalLogits(t, h.node, h.mods, h.f16)
+	var err error
+	h.im, err = imatrix.Read(h.imPath)
+	require.NoError(t, err)
+	return h
+}
+
 // scaleSearchCases are the datatypes of the tcast layout whose scale search
 // (Options.ScaleSearch) the output-quality harness judges.
 var scaleSearchCases = []string{"nvfp4", "mxfp4", "int4_g128"}
@@ -454,15 +471,8 @@ var scaleSearchCases = []string{"nvfp4", "mxfp4", "int4_g128"}
 // divergence below the rule's by more than the standard error; the table
 // gives each case against the rule's.
 func TestOutputQualityScaleSearch(t *testing.T) {
-	node, mods := llamaRuntime(t)
-	dir := t.TempDir()
-	f16 := filepath.Join(dir, "f16.gguf")
-	code, _, stderr := tcast("convert", trainedModel, "-layout", "gguf", "-dtype", "f16", "-o", f16)
-	require.Equal(t, 0, code, stderr)
-	ref := evalLogits(t, node, mods, f16)
-	imPath := filepath.Join(trainedModel, "imatrix.npz")
-	im, err := imatrix.Read(imPath)
-	require.NoError(t, err)
+	h := newQualityHarness(t)
+	node, mods, dir, f16, ref, imPath, im := h.node, h.mods, h.dir, h.f16, h.ref, h.imPath, h.im
 	var b strings.Builder
 	b.WriteString("| datatype | scales | mean KLD, this / rule's ± SE | 99 % KLD | top token | SQNR dB | weighted SQNR dB |\n")
 	b.WriteString("|---|---|---|---|---|---|---|\n")

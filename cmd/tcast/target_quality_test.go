@@ -31,15 +31,8 @@ var targetOnly = flag.String("target-cases", "", "TestOutputQualityTarget runs o
 // larger, and its mean KL divergence against the F16 file's is not higher
 // than the mix's by more than the standard error.
 func TestOutputQualityTarget(t *testing.T) {
-	node, mods := llamaRuntime(t)
-	dir := t.TempDir()
-	f16 := filepath.Join(dir, "f16.gguf")
-	code, _, stderr := tcast("convert", trainedModel, "-layout", "gguf", "-dtype", "f16", "-o", f16)
-	require.Equal(t, 0, code, stderr)
-	ref := evalLogits(t, node, mods, f16)
-	imPath := filepath.Join(trainedModel, "imatrix.npz")
-	im, err := imatrix.Read(imPath)
-	require.NoError(t, err)
+	h := newQualityHarness(t)
+	node, mods, dir, f16, ref, imPath, im := h.node, h.mods, h.dir, h.f16, h.ref, h.imPath, h.im
 	var b strings.Builder
 	b.WriteString("| mix | imatrix | bytes, mix / target | mean KLD, target / mix ± SE | 99 % KLD | top token | SQNR dB | weighted SQNR dB |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|\n")
