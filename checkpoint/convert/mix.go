@@ -343,35 +343,38 @@ func (p *plan) importance(d *decision) error {
 // after matrix. A size mismatch on the token embedding quantizes without;
 // any other is an error naming the tensor.
 func (p *plan) useImportance(d *decision, name string) error {
+	v, rows, status, err := p.importanceOf(d, name, d.shape)
+	d.imp, d.impRows, d.result.Importance = v, rows, status
+	return err
+}
+
+// importanceOf returns the importance vectors the matrix holds under name
+// for weight d of shape (one per rows rows, nil for none) and what became
+// of them: see useImportance.
+func (p *plan) importanceOf(d *decision, name string, shape []int) (v []float32, rows int, _ ImportanceStatus, _ error) {
 	im := p.opts.Imatrix
 	if name == "" || !im.Has(name) {
-		d.result.Importance = ImportanceMissing
-		return nil
+		return nil, 0, ImportanceMissing, nil
 	}
 	if why := degenerate(im, name); why != ImportanceNone {
-		d.result.Importance = why
-		return nil
+		return nil, 0, why, nil
 	}
-	cols, experts := measure.Matrices(d.shape)
+	cols, experts := measure.Matrices(shape)
 	v, err := im.Vector(name, cols, experts)
 	var se *imatrix.SizeError
 	switch {
 	case errors.As(err, &se) && ggufmix.CategoryOf(name) == ggufmix.TokenEmbd:
-		d.result.Importance = ImportanceIgnored
-		return nil
+		return nil, 0, ImportanceIgnored, nil
 	case err != nil:
-		return &OptionError{Option: "Imatrix", Value: filepath.Base(im.Path), Err: err,
+		return nil, 0, ImportanceNone, &OptionError{Option: "Imatrix", Value: filepath.Base(im.Path), Err: err,
 			Reason: fmt.Sprintf("does not fit tensor %s: %v", d.info.Name, err),
 			Fixes:  []Fix{{Option: "Imatrix", Choose: "the matrix computed for this model"}}}
 	}
-	d.imp = v
-	rows := 1
-	for _, n := range d.shape[:len(d.shape)-1] {
+	rows = 1
+	for _, n := range shape[:len(shape)-1] {
 		rows *= n
 	}
-	d.impRows = rows / (len(v) / cols)
-	d.result.Importance = ImportanceUsed
-	return nil
+	return v, rows / (len(v) / cols), ImportanceUsed, nil
 }
 
 // degenerate returns the status of an entry that records no activations

@@ -31,6 +31,12 @@ const mixLayers, mixHidden, mixFF = 8, 256, 320
 // path.
 func mixLlama(t *testing.T, dir string) string {
 	t.Helper()
+	return mixLlamaFF(t, dir, mixFF)
+}
+
+// mixLlamaFF is mixLlama with an MLP of ff.
+func mixLlamaFF(t *testing.T, dir string, mixFF int) string {
+	t.Helper()
 	return tinyLlama(t, dir, func(ts map[string][]int, cfg map[string]any) {
 		for k := range ts {
 			delete(ts, k)

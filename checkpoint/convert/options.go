@@ -203,7 +203,8 @@ type GGUFOptions struct {
 	// total error: ggufmix.Fit over the ggufmix.TargetTypes, each tensor's
 	// error estimated on sampled rows, weighed by its importance vector
 	// when Imatrix is given. TargetSize does the same for a file size in
-	// bytes; at most one may be set, and only with a Mix. The mix rules
+	// bytes (the splits' total with ShardSize or KeepSplit); at most one
+	// may be set, and only with a Mix. The mix rules
 	// still decide which tensors are quantized, and the options that set
 	// types (TypeFor, OutputType, TokenEmbeddingType) are kept as set. A
 	// dry run reads the sampled rows too.

@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/gguf"
 	"github.com/tensorcast-go/tensorcast/checkpoint/ggufmix"
-	"github.com/tensorcast-go/tensorcast/checkpoint/internal/measure"
 	"github.com/tensorcast-go/tensorcast/checkpoint/safetensors"
 )
 
@@ -18,11 +18,6 @@ import (
 // target quantizes to each candidate type to estimate its error there:
 // whole rows, spread evenly over the tensor.
 const targetSampleElems = 1 << 15
-
-// targetMargin is what a size target leaves of the file for what the
-// plan's header may still gain: the output's name in general.name of
-// generic GGUF.
-const targetMargin = 256
 
 // ErrInvalidTarget is matched by the error of a size target that is not
 // a positive size (GGUFOptions.TargetBPW, TargetSize).
@@ -50,8 +45,8 @@ func (g *GGUFOptions) targeted() bool { return g.TargetBPW > 0 || g.TargetSize >
 
 // fitTarget chooses the types of the tunable tensors of the plan, made
 // with the mix's types, for the size target (ggufmix.Fit): the file, its
-// header and other tensors included, must meet it. It returns the choices
-// by output name.
+// header and other tensors included (all splits, with ShardSize or
+// KeepSplit), must meet it. It returns the choices by output name.
 func (p *plan) fitTarget() (map[string]ggufmix.Decision, error) {
 	g := &p.opts.GGUF
 	var ds []*decision
@@ -65,39 +60,56 @@ func (p *plan) fitTarget() (map[string]ggufmix.Decision, error) {
 	}
 	total, option, value := g.TargetSize, "GGUF.TargetSize", fmt.Sprint(g.TargetSize)
 	if g.TargetBPW > 0 {
-		total, option, value = int64(g.TargetBPW*float64(elems)/8), "GGUF.TargetBPW", fmt.Sprint(g.TargetBPW)
+		total, option, value = bpwBytes(g.TargetBPW, elems), "GGUF.TargetBPW", fmt.Sprint(g.TargetBPW)
 	}
-	fixed, err := p.fixedBytes(ds, mix)
+	kv := p.outputKV()
+	cands, err := p.targetCosts(ds, mix, alignment(kv))
 	if err != nil {
 		return nil, err
 	}
-	cands, err := p.targetCosts(ds, mix)
+	fixed, err := p.fixedBytes(ds, cands, kv, total)
 	if err != nil {
 		return nil, err
 	}
-	err = ggufmix.Fit(mix, cands, total-fixed-targetMargin)
+	err = ggufmix.Fit(mix, cands, total-fixed)
 	if te := (*ggufmix.TargetError)(nil); errors.As(err, &te) {
-		least := te.Least + fixed + targetMargin
-		bpw := math.Ceil(float64(8*least)/float64(elems)*1000) / 1000
+		least := te.Least + fixed
+		bpw := leastBPW(least, elems)
 		fix := fmt.Sprint(least)
 		if g.TargetBPW > 0 {
 			fix = fmt.Sprint(bpw)
 		}
 		return nil, &OptionError{Option: option, Value: value, Err: err,
 			Reason: fmt.Sprintf("is below the smallest file the candidate types make of this model "+
-				"(with the token embedding and output head in the mix's types): %d bytes, %.3f bits per weight",
+				"(with the token embedding and output head in the mix's types): %d bytes, %v bits per weight",
 				least, bpw),
 			Fixes: []Fix{{Option: option, Value: fix}, {Option: "GGUF.Mix", Choose: "a mix of fewer bits"}}}
 	} else if err != nil {
 		return nil, err
 	}
 	fitted := map[string]ggufmix.Decision{}
-	for _, m := range mix {
-		if m.Tunable() {
+	for i, m := range mix {
+		if len(cands[i]) > 0 {
 			fitted[m.Name] = m
 		}
 	}
 	return fitted, nil
+}
+
+// bpwBytes is the file size of bpw bits per weight of elems weights (a
+// hair above, for the bpw leastBPW gives).
+func bpwBytes(bpw float64, elems int64) int64 {
+	return int64(math.Floor(bpw*float64(elems)/8 + 1e-6))
+}
+
+// leastBPW returns the least number of bits per weight, in thousandths,
+// whose file size for elems weights (bpwBytes) is least bytes or more.
+func leastBPW(least, elems int64) float64 {
+	k := math.Ceil(float64(8*least) / float64(elems) * 1000)
+	for bpwBytes(k/1000, elems) < least {
+		k++
+	}
+	return k / 1000
 }
 
 // elements returns the number of elements of shape.
@@ -109,39 +121,66 @@ func elements(shape []int) int64 {
 	return n
 }
 
-// fixedBytes returns what the planned file holds besides the tensors of ds
-// a size target chooses types for: the header, whose size no type
-// changes, and every other tensor, each padded to the alignment. With
-// splits, each split has a header of its own besides.
-func (p *plan) fixedBytes(ds []*decision, mix []ggufmix.Decision) (int64, error) {
-	w, err := ggufWriter(p.specs, p.outputKV(), p.meta)
+// splitHeader bounds what one more split adds to the files: its header
+// (the split keys, general.quantization_version, the padding).
+const splitHeader = 256
+
+// fixedBytes returns what the planned file, of metadata kv, holds besides
+// the tensors of ds a size target chooses types for (those with
+// candidates): the header, whose size no type changes, every other tensor,
+// each padded to the alignment, and for split output the headers of as
+// many splits as files of total bytes may take.
+func (p *plan) fixedBytes(ds []*decision, cands [][]ggufmix.Candidate, kv []gguf.KV, total int64) (int64, error) {
+	w, err := ggufWriter(p.specs, kv, p.meta)
 	if err != nil {
 		return 0, err
 	}
 	size, err := w.Size()
+	align := alignment(kv)
 	for i, d := range ds {
-		if mix[i].Tunable() {
+		if len(cands[i]) > 0 {
 			for _, sp := range d.specs {
 				n, _ := sp.GGML.Size(elements(sp.Shape))
-				size -= padded(n)
+				size -= padded(n, align)
 			}
 		}
+	}
+	if p.splits != nil {
+		n := int64(slices.Max(append(slices.Clone(p.splits), 0))) + 1
+		if s := p.opts.ShardSize; s > 0 {
+			n = max(n, (total+s-1)/s) + 1 // a tensor that would pass the limit starts a split
+		}
+		size += n * splitHeader
 	}
 	return size, err
 }
 
-// padded is n bytes padded to GGUF's default alignment.
-func padded(n int64) int64 {
-	const a = gguf.DefaultAlignment
-	return (n + a - 1) / a * a
+// alignment returns the data alignment the metadata kv sets.
+func alignment(kv []gguf.KV) int64 {
+	for _, e := range kv {
+		if e.Key == gguf.KeyAlignment {
+			if a, ok := e.Value.Any().(uint32); ok && a > 0 {
+				return int64(a)
+			}
+		}
+	}
+	return gguf.DefaultAlignment
 }
 
+// padded is n bytes padded to the alignment.
+func padded(n, align int64) int64 { return (n + align - 1) / align * align }
+
 // targetCosts returns the candidate types of each tunable tensor of ds with
-// their bytes and estimated errors (nil for the others), the tensors
-// sampled on the plan's workers.
-func (p *plan) targetCosts(ds []*decision, mix []ggufmix.Decision) ([][]ggufmix.Candidate, error) {
+// their bytes (padded to align) and estimated errors, the tensors sampled
+// on the plan's workers; nil for the others, and for a tensor a GGUF input
+// holds quantized when requantizing is not allowed (its type stays the
+// mix's).
+func (p *plan) targetCosts(ds []*decision, mix []ggufmix.Decision, align int64) ([][]ggufmix.Candidate, error) {
 	var todo []int
-	for i := range ds {
+	for i, d := range ds {
+		if in, ok := p.inputType(d); ok && in.Quantized() && !p.opts.GGUF.AllowRequantize {
+			continue
+		}
 		if mix[i].Tunable() {
 			todo = append(todo, i)
 		}
@@ -158,7 +197,7 @@ func (p *plan) targetCosts(ds []*decision, mix []ggufmix.Decision) ([][]ggufmix.
 		wg.Go(func() {
 			for k := int(next.Add(1)) - 1; k < len(todo); k = int(next.Add(1)) - 1 {
 				i := todo[k]
-				cands[i], errs[i] = p.candidates(ds[i], mix[i])
+				cands[i], errs[i] = p.candidates(ds[i], mix[i], align)
 			}
 		})
 	}
@@ -172,16 +211,16 @@ func (p *plan) targetCosts(ds []*decision, mix []ggufmix.Decision) ([][]ggufmix.
 }
 
 // candidates returns tensor d's candidate types (ggufmix.Candidates) with
-// their bytes and the noise-to-signal ratio of its sampled rows in each:
+// their bytes padded to align and the noise-to-signal ratio of its sampled rows in each:
 // the squared error over the squared values, both weighed by the
 // importance vector the quantizer takes (each element 1 without), over the
 // finite elements.
-func (p *plan) candidates(d *decision, m ggufmix.Decision) ([]ggufmix.Candidate, error) {
+func (p *plan) candidates(d *decision, m ggufmix.Decision, align int64) ([]ggufmix.Candidate, error) {
 	shape := d.info.Shape
 	cols := shape[len(shape)-1]
 	n := elements(shape)
 	rows := int(n / int64(cols))
-	imp, impRows := p.targetImportance(d, rows)
+	imp, impRows := p.targetImportance(d)
 	sample := spreadRows(rows, max(1, targetSampleElems/cols))
 	x, err := p.sampleValues(d, sample, cols)
 	if err != nil {
@@ -210,7 +249,7 @@ func (p *plan) candidates(d *decision, m ggufmix.Decision) ([]ggufmix.Candidate,
 			}
 			e += weighedError(xr, y, v)
 		}
-		out = append(out, ggufmix.Candidate{Type: t, Bytes: padded(size), Err: noiseToSignal(e, sig)})
+		out = append(out, ggufmix.Candidate{Type: t, Bytes: padded(size, align), Err: noiseToSignal(e, sig)})
 	}
 	return out, nil
 }
@@ -233,7 +272,7 @@ func noiseToSignal(e, sig float64) float64 {
 }
 
 // weighedError returns Σ w·(y − x)² over the finite elements of x (w nil:
-// all 1).
+// all 1; see weight), +Inf where y is not finite.
 func weighedError(x, y, w []float32) float64 {
 	var e float64
 	for j, v := range x {
@@ -242,11 +281,20 @@ func weighedError(x, y, w []float32) float64 {
 		}
 		d := float64(y[j]) - float64(v)
 		if w != nil {
-			d *= math.Sqrt(float64(w[j]))
+			d *= math.Sqrt(weight(w[j]))
 		}
 		e += d * d
 	}
 	return e
+}
+
+// weight is an importance value as a weight: 0 for a negative or
+// non-finite one, as the quantizers take them.
+func weight(v float32) float64 {
+	if !(v > 0) || math.IsInf(float64(v), 1) {
+		return 0
+	}
+	return float64(v)
 }
 
 // spreadRows returns k of the rows [0, rows), spread evenly (all of them
@@ -261,24 +309,14 @@ func spreadRows(rows, k int) []int {
 }
 
 // targetImportance returns the importance vectors weight d's quantizer
-// would take (one per impRows rows), or nil where it takes none; any
-// problem with the entry is left to the plan's own look-up, which reports
-// it.
-func (p *plan) targetImportance(d *decision, rows int) (imp []float32, impRows int) {
-	im := p.opts.Imatrix
-	if im == nil {
+// would take (one per impRows rows), or nil where it takes none; an entry
+// that does not fit is left to the plan's own look-up, which reports it.
+func (p *plan) targetImportance(d *decision) (imp []float32, impRows int) {
+	if p.opts.Imatrix == nil {
 		return nil, 0
 	}
-	name := p.imatrixName(d)
-	if name == "" || !im.Has(name) || degenerate(im, name) != ImportanceNone {
-		return nil, 0
-	}
-	cols, experts := measure.Matrices(d.info.Shape)
-	v, err := im.Vector(name, cols, experts)
-	if err != nil {
-		return nil, 0
-	}
-	return v, rows / (len(v) / cols)
+	v, rows, _, _ := p.importanceOf(d, p.imatrixName(d), d.info.Shape)
+	return v, rows
 }
 
 // sampleValues returns the given rows of weight d's values, row after row:

@@ -98,6 +98,42 @@ func withMix(t *testing.T, g GGUFOptions, name string) GGUFOptions {
 	return g
 }
 
+// TestTargetOddRows checks that a tensor the target cannot choose for (an
+// MLP of 328, whose rows no block divides: the mix keeps it F16) counts in
+// the budget as what it is.
+func TestTargetOddRows(t *testing.T) {
+	src := mixLlamaFF(t, t.TempDir(), 328)
+	mixOut, _, err := convertMix(t, src, "Q4_K_M", Options{})
+	require.NoError(t, err)
+	full := fileSize(t, mixOut)
+	out, _, err := convertMix(t, src, "Q4_K_M", Options{GGUF: GGUFOptions{TargetSize: full}})
+	require.NoError(t, err)
+	assert.LessOrEqual(t, fileSize(t, out), full)
+	assert.Equal(t, gguf.TypeF16, ggufTypes(t, out)["blk.0.ffn_down.weight"])
+}
+
+// TestTargetSplits checks a target with -shard-size: the splits together
+// meet it.
+func TestTargetSplits(t *testing.T) {
+	src := mixLlama(t, t.TempDir())
+	mixOut, _, err := convertMix(t, src, "Q4_K_M", Options{})
+	require.NoError(t, err)
+	full := fileSize(t, mixOut)
+	l := mustLayout(t, "gguf")
+	dir := filepath.Join(t.TempDir(), "splits") + "/"
+	_, err = Convert(src, dir, Options{Layout: l, ShardSize: 200000, GGUF: withMix(t, GGUFOptions{TargetSize: full}, "Q4_K_M")})
+	require.NoError(t, err)
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	var sum int64
+	for _, e := range entries {
+		sum += fileSize(t, filepath.Join(dir, e.Name()))
+	}
+	assert.Greater(t, len(entries), 5)
+	assert.LessOrEqual(t, sum, full)
+	assert.Greater(t, sum, full*97/100)
+}
+
 // TestTargetNoImatrix checks that without an importance matrix a small
 // target chooses none of the types llama-quantize quantizes only with one.
 func TestTargetNoImatrix(t *testing.T) {

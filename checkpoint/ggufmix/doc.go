@@ -56,8 +56,8 @@
 //
 // Fit goes beyond llama-quantize: given each tunable tensor's Candidates
 // with their bytes and errors (package convert measures them), it chooses
-// the types that meet a byte budget with the least total error, the
-// Lagrangian choice along each tensor's lower convex hull, and marks the
+// the types that meet a byte budget with a small total error (the
+// Lagrangian choice along each tensor's lower convex hull), and marks the
 // decisions ("size target: ..."). A budget below the smallest candidates'
 // total is a *TargetError.
 //

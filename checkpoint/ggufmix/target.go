@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/gguf"
@@ -81,11 +82,12 @@ func (e *TargetError) Unwrap() error { return ErrTargetTooSmall }
 // one of their types, so that their Bytes sum to at most budget with a
 // small sum of Err. It starts every tensor at its smallest candidate and
 // takes, while the budget allows, the upgrade of most error saved per
-// byte (along each tensor's lower convex hull of error against bytes):
-// the Lagrangian solution, which is the least total error of any choice
-// within the bytes its upgrades sum to. An upgrade that no longer fits
-// is passed over for smaller ones. A budget below the smallest
-// candidates' total is a *TargetError.
+// byte (along each tensor's lower convex hull of error against bytes).
+// Until the first upgrade that does not fit, that is the Lagrangian
+// solution: the least total error of any choice within the bytes its
+// upgrades sum to. Past it, smaller upgrades that still fit are taken,
+// which only lower the error. An Err that is not a number counts as
+// +Inf. A budget below the smallest candidates' total is a *TargetError.
 func Fit(ds []Decision, cands [][]Candidate, budget int64) error {
 	hulls := make([][]Candidate, len(ds))
 	var total int64
@@ -137,6 +139,11 @@ func (d *Decision) retype(t gguf.Type, n int) {
 // Lagrangian choice (least Err + λ·Bytes for some λ ≥ 0) can take.
 func lowerHull(c []Candidate) []Candidate {
 	s := slices.Clone(c)
+	for i := range s {
+		if s[i].Err != s[i].Err {
+			s[i].Err = math.Inf(1)
+		}
+	}
 	slices.SortStableFunc(s, func(a, b Candidate) int {
 		if a.Bytes != b.Bytes {
 			return int(min(max(a.Bytes-b.Bytes, -1), 1))

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"slices"
 	"strconv"
@@ -46,7 +47,14 @@ func (q *quantizeFlags) define(fs *flag.FlagSet, f *convertFlags) {
 	fs.BoolVar(&q.allowRequantize, "allow-requantize", false, "let a GGUF mix quantize tensors of a GGUF input that are quantized already to another type (their errors add up)")
 	fs.BoolVar(&q.keepSplit, "keep-split", false, "write a split GGUF input (NAME-00001-of-0000N.gguf, ...) in the same splits, in the -o directory (llama-quantize --keep-split)")
 	fs.BoolVar(&f.pure, "pure", false, "the same as -gguf-pure (llama-quantize's name for it)")
-	fs.Float64Var(&q.targetBPW, "target-bpw", 0, "with a GGUF mix, choose the types of the tensors the mix quantizes so that the file holds at most `B` bits per weight, with the least error (weighed by -imatrix)")
+	fs.Func("target-bpw", "with a GGUF mix, choose the types of the tensors the mix quantizes so that the file holds at most `B` bits per weight, with the least error (weighed by -imatrix)", func(s string) error {
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil || !(v > 0) || math.IsInf(v, 0) {
+			return errors.New("want a number of bits per weight above 0, such as 4.5")
+		}
+		q.targetBPW = v
+		return nil
+	})
 	fs.StringVar(&q.targetSize, "target-size", "", "as -target-bpw, for a file of at most `SIZE` (e.g. 4GB, 700MiB)")
 }
 

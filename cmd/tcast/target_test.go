@@ -39,7 +39,9 @@ func TestTargetFlags(t *testing.T) {
 		{[]string{"-target-bpw", "1"}, "bits per weight; use -target-bpw 2."},
 		{[]string{"-target-bpw", "4", "-target-size", "1MB"}, "-target-bpw does not go with -target-size: both set the file's size"},
 		{[]string{"-target-size", "1XB"}, `-target-size: "1XB" is not a positive size`},
-		{[]string{"-target-bpw", "-2"}, "-target-bpw: -2 is not a number of bits per weight above 0; use -target-bpw 4.5"},
+		{[]string{"-target-bpw", "-2"}, `invalid value "-2" for flag -target-bpw: want a number of bits per weight above 0, such as 4.5`},
+		{[]string{"-target-bpw", "0"}, `invalid value "0" for flag -target-bpw: want a number`},
+		{[]string{"-target-bpw", "x"}, `invalid value "x" for flag -target-bpw: want a number`},
 		{[]string{"-target-bpw", "4", "-pure"}, "-target-bpw does not go with -gguf-pure"},
 	} {
 		code, _, stderr := tcast(append(base, c.args...)...)
