@@ -122,12 +122,6 @@ func (o *Options) Check() error {
 	if err := o.GGUF.checkTarget(); err != nil {
 		return err
 	}
-	if g := &o.GGUF; g.Pure && g.targeted() {
-		option := map[bool]string{true: "GGUF.TargetBPW", false: "GGUF.TargetSize"}[g.TargetBPW > 0]
-		return &OptionError{Option: option, With: "GGUF.Pure", Err: ErrConflict,
-			Reason: "a size target chooses the types, and a pure mix gives every weight its base type",
-			Fixes:  []Fix{unset(option), unset("GGUF.Pure")}}
-	}
 	if o.Layout != nil && o.Layout.Container() == layout.GGUF {
 		return nil
 	}

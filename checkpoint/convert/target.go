@@ -11,6 +11,7 @@ import (
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/gguf"
 	"github.com/tensorcast-go/tensorcast/checkpoint/ggufmix"
+	"github.com/tensorcast-go/tensorcast/checkpoint/internal/measure"
 	"github.com/tensorcast-go/tensorcast/checkpoint/safetensors"
 )
 
@@ -23,9 +24,10 @@ const targetSampleElems = 1 << 15
 // a positive size (GGUFOptions.TargetBPW, TargetSize).
 var ErrInvalidTarget = errors.New("the size target is not a positive size")
 
-// checkTarget refuses a size target that is negative or not a number, and
-// both targets at once.
+// checkTarget refuses a size target that is negative or not a number,
+// both targets at once, and a target with Pure.
 func (g *GGUFOptions) checkTarget() error {
+	option := map[bool]string{true: "GGUF.TargetBPW", false: "GGUF.TargetSize"}[g.TargetBPW > 0]
 	switch {
 	case g.TargetBPW < 0 || math.IsNaN(g.TargetBPW) || math.IsInf(g.TargetBPW, 0):
 		return &OptionError{Option: "GGUF.TargetBPW", Value: fmt.Sprint(g.TargetBPW), Err: ErrInvalidTarget,
@@ -36,6 +38,10 @@ func (g *GGUFOptions) checkTarget() error {
 	case g.TargetBPW > 0 && g.TargetSize > 0:
 		return &OptionError{Option: "GGUF.TargetBPW", With: "GGUF.TargetSize", Err: ErrConflict,
 			Reason: "both set the file's size", Fixes: []Fix{unset("GGUF.TargetBPW"), unset("GGUF.TargetSize")}}
+	case g.Pure && g.targeted():
+		return &OptionError{Option: option, With: "GGUF.Pure", Err: ErrConflict,
+			Reason: "a size target chooses the types, and a pure mix gives every weight its base type",
+			Fixes:  []Fix{unset(option), unset("GGUF.Pure")}}
 	}
 	return nil
 }
@@ -56,18 +62,21 @@ func (p *plan) fitTarget() (map[string]ggufmix.Decision, error) {
 		if d.mix != nil {
 			ds, mix = append(ds, d), append(mix, *d.mix)
 		}
-		elems += elements(d.info.Shape)
+		elems += measure.Elements(d.info.Shape)
 	}
 	total, option, value := g.TargetSize, "GGUF.TargetSize", fmt.Sprint(g.TargetSize)
 	if g.TargetBPW > 0 {
 		total, option, value = bpwBytes(g.TargetBPW, elems), "GGUF.TargetBPW", fmt.Sprint(g.TargetBPW)
 	}
-	kv := p.outputKV()
-	cands, err := p.targetCosts(ds, mix, alignment(kv))
+	w, err := ggufWriter(p.specs, p.outputKV(), p.meta)
 	if err != nil {
 		return nil, err
 	}
-	fixed, err := p.fixedBytes(ds, cands, kv, total)
+	cands, err := p.targetCosts(ds, mix, w.Alignment())
+	if err != nil {
+		return nil, err
+	}
+	fixed, err := p.fixedBytes(w, ds, cands, total)
 	if err != nil {
 		return nil, err
 	}
@@ -112,36 +121,22 @@ func leastBPW(least, elems int64) float64 {
 	return k / 1000
 }
 
-// elements returns the number of elements of shape.
-func elements(shape []int) int64 {
-	n := int64(1)
-	for _, s := range shape {
-		n *= int64(s)
-	}
-	return n
-}
-
 // splitHeader bounds what one more split adds to the files: its header
 // (the split keys, general.quantization_version, the padding).
 const splitHeader = 256
 
-// fixedBytes returns what the planned file, of metadata kv, holds besides
-// the tensors of ds a size target chooses types for (those with
-// candidates): the header, whose size no type changes, every other tensor,
-// each padded to the alignment, and for split output the headers of as
-// many splits as files of total bytes may take.
-func (p *plan) fixedBytes(ds []*decision, cands [][]ggufmix.Candidate, kv []gguf.KV, total int64) (int64, error) {
-	w, err := ggufWriter(p.specs, kv, p.meta)
-	if err != nil {
-		return 0, err
-	}
+// fixedBytes returns what the planned file w holds besides the tensors of
+// ds a size target chooses types for (those with candidates): the header,
+// whose size no type changes, every other tensor, each padded to the
+// alignment, and for split output the headers of as many splits as files
+// of total bytes may take.
+func (p *plan) fixedBytes(w *gguf.Writer, ds []*decision, cands [][]ggufmix.Candidate, total int64) (int64, error) {
 	size, err := w.Size()
-	align := alignment(kv)
 	for i, d := range ds {
 		if len(cands[i]) > 0 {
 			for _, sp := range d.specs {
-				n, _ := sp.GGML.Size(elements(sp.Shape))
-				size -= padded(n, align)
+				n, _ := sp.GGML.Size(measure.Elements(sp.Shape))
+				size -= padded(n, w.Alignment())
 			}
 		}
 	}
@@ -153,18 +148,6 @@ func (p *plan) fixedBytes(ds []*decision, cands [][]ggufmix.Candidate, kv []gguf
 		size += n * splitHeader
 	}
 	return size, err
-}
-
-// alignment returns the data alignment the metadata kv sets.
-func alignment(kv []gguf.KV) int64 {
-	for _, e := range kv {
-		if e.Key == gguf.KeyAlignment {
-			if a, ok := e.Value.Any().(uint32); ok && a > 0 {
-				return int64(a)
-			}
-		}
-	}
-	return gguf.DefaultAlignment
 }
 
 // padded is n bytes padded to the alignment.
@@ -218,7 +201,7 @@ func (p *plan) targetCosts(ds []*decision, mix []ggufmix.Decision, align int64) 
 func (p *plan) candidates(d *decision, m ggufmix.Decision, align int64) ([]ggufmix.Candidate, error) {
 	shape := d.info.Shape
 	cols := shape[len(shape)-1]
-	n := elements(shape)
+	n := measure.Elements(shape)
 	rows := int(n / int64(cols))
 	imp, impRows := p.targetImportance(d)
 	sample := spreadRows(rows, max(1, targetSampleElems/cols))
@@ -227,18 +210,13 @@ func (p *plan) candidates(d *decision, m ggufmix.Decision, align int64) ([]ggufm
 		return nil, err
 	}
 	types := ggufmix.Candidates(m, cols, imp != nil)
-	var sig float64 // Σ w·x², the signal
-	zero := make([]float32, cols)
-	for k, r := range sample {
-		sig += weighedError(x[k*cols:(k+1)*cols], zero, rowImportance(imp, r, impRows, cols))
-	}
 	out := make([]ggufmix.Candidate, 0, len(types))
-	y := make([]float32, cols)
+	y, unit := make([]float32, cols), ones(cols)
 	for _, t := range types {
 		size, _ := t.Size(n) // the candidates' blocks divide the rows
 		rowBytes, _ := t.Size(int64(cols))
 		blocks := make([]byte, rowBytes)
-		var e float64
+		var s measure.Weighted
 		for k, r := range sample {
 			xr, v := x[k*cols:(k+1)*cols], rowImportance(imp, r, impRows, cols)
 			if err := gguf.Quantize(t, blocks, xr, v); err != nil {
@@ -247,9 +225,16 @@ func (p *plan) candidates(d *decision, m ggufmix.Decision, align int64) ([]ggufm
 			if err := gguf.Dequantize(t, y, blocks); err != nil {
 				return nil, err
 			}
-			e += weighedError(xr, y, v)
+			if v == nil {
+				v = unit // the error weighed alike
+			}
+			s.AddWeighed(v, xr, y)
 		}
-		out = append(out, ggufmix.Candidate{Type: t, Bytes: padded(size, align), Err: noiseToSignal(e, sig)})
+		ratio := s.Noise // the error of a zero tensor is 0 in any type
+		if s.Signal > 0 {
+			ratio /= s.Signal
+		}
+		out = append(out, ggufmix.Candidate{Type: t, Bytes: padded(size, align), Err: ratio})
 	}
 	return out, nil
 }
@@ -262,39 +247,13 @@ func rowImportance(imp []float32, r, impRows, cols int) []float32 {
 	return imp[r/impRows*cols:][:cols]
 }
 
-// noiseToSignal is e/sig, and e for a signal of 0 (the error of a zero
-// tensor is 0 in any type).
-func noiseToSignal(e, sig float64) float64 {
-	if sig > 0 {
-		return e / sig
+// ones returns n ones.
+func ones(n int) []float32 {
+	v := make([]float32, n)
+	for i := range v {
+		v[i] = 1
 	}
-	return e
-}
-
-// weighedError returns Σ w·(y − x)² over the finite elements of x (w nil:
-// all 1; see weight), +Inf where y is not finite.
-func weighedError(x, y, w []float32) float64 {
-	var e float64
-	for j, v := range x {
-		if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
-			continue
-		}
-		d := float64(y[j]) - float64(v)
-		if w != nil {
-			d *= math.Sqrt(weight(w[j]))
-		}
-		e += d * d
-	}
-	return e
-}
-
-// weight is an importance value as a weight: 0 for a negative or
-// non-finite one, as the quantizers take them.
-func weight(v float32) float64 {
-	if !(v > 0) || math.IsInf(float64(v), 1) {
-		return 0
-	}
-	return float64(v)
+	return v
 }
 
 // spreadRows returns k of the rows [0, rows), spread evenly (all of them
@@ -325,7 +284,7 @@ func (p *plan) targetImportance(d *decision) (imp []float32, impRows int) {
 // order), else from its values as a whole cast reads them.
 func (p *plan) sampleValues(d *decision, rows []int, cols int) ([]float32, error) {
 	elem := map[safetensors.DType]int{safetensors.BF16: 2, safetensors.F16: 2, safetensors.F32: 4}[d.info.DType]
-	n := elements(d.info.Shape)
+	n := measure.Elements(d.info.Shape)
 	x := make([]float32, len(rows)*cols)
 	if elem == 0 || d.data != nil || len(d.info.Stored) != 1 || d.xform.AddOne || n*int64(elem) != d.info.Size {
 		all, err := p.sourceValues(d)

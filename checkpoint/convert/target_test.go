@@ -13,6 +13,7 @@ import (
 
 	"github.com/tensorcast-go/tensorcast/checkpoint/gguf"
 	"github.com/tensorcast-go/tensorcast/checkpoint/ggufmix"
+	"github.com/tensorcast-go/tensorcast/checkpoint/internal/measure"
 	"github.com/tensorcast-go/tensorcast/checkpoint/layout"
 )
 
@@ -40,7 +41,7 @@ func TestTargetSize(t *testing.T) {
 	require.NoError(t, err)
 	var elems int64
 	for _, ti := range f.Tensors {
-		elems += elements(ti.Shape())
+		elems += measure.Elements(ti.Shape())
 	}
 	require.NoError(t, f.Close())
 	for _, c := range []struct {

@@ -190,10 +190,7 @@ func (w *Writer) header() ([]byte, int64, error) {
 	}) {
 		kv = append(slices.Clip(kv), KV{Key: KeyQuantizationVersion, Value: Uint32(QuantizationVersion)})
 	}
-	align := int64(DefaultAlignment)
-	if a, ok := w.find(KeyAlignment); ok {
-		align = int64(a.v.(uint32))
-	}
+	align := w.Alignment()
 
 	b := []byte(Magic)
 	b = binary.LittleEndian.AppendUint32(b, Version)
@@ -245,6 +242,15 @@ func (w *Writer) find(key string) (Value, bool) {
 
 // padded rounds n up to a multiple of align.
 func padded(n, align int64) int64 { return (n + align - 1) / align * align }
+
+// Alignment returns the alignment of the file's tensor data: the
+// general.alignment added, else DefaultAlignment.
+func (w *Writer) Alignment() int64 {
+	if a, ok := w.find(KeyAlignment); ok {
+		return int64(a.v.(uint32))
+	}
+	return DefaultAlignment
+}
 
 // Size returns the size of the file WriteTo would write: the header
 // with its padding, and each tensor's data (declared or added) padded to
