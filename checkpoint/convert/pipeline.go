@@ -641,7 +641,7 @@ func (p *plan) copyPieces(it item, sc *scratch) error {
 }
 
 // storedPiece returns n bytes from byte off of tensor d's source, reading
-// no more of it than that (a GGUF input is read, not mapped).
+// no more of it than that where the input is not mapped.
 func (p *plan) storedPiece(d *decision, off, n int64) ([]byte, error) {
 	if d.data != nil || len(d.info.Stored) != 1 {
 		b, err := p.stored(d)

@@ -2,14 +2,17 @@ package gguf
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"math/bits"
+	"os"
 	"slices"
 	"strconv"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/tensorcast-go/tensorcast/internal/fileerr"
@@ -101,8 +104,8 @@ func (t TensorInfo) NumElements() int64 {
 }
 
 // File is a parsed GGUF file. The metadata and tensor infos are read by
-// Open and Read; tensor data is read on demand with TensorBytes and
-// Float32s, which are safe for concurrent use.
+// Open and Read; tensor data is read on demand with TensorBytes,
+// TensorData and Float32s, which are safe for concurrent use.
 type File struct {
 	// Name is the file name given to Open or Read; it prefixes errors.
 	Name string
@@ -122,6 +125,8 @@ type File struct {
 	r      io.ReaderAt
 	size   int64
 	closer io.Closer
+	data   []byte // the whole file when Open mapped it, else nil
+	closed atomic.Bool
 	kvIdx  map[string]int
 	tIdx   map[string]int
 	// parts are the splits of a model opened with OpenModel, and partOf
@@ -130,13 +135,30 @@ type File struct {
 	partOf map[string]int
 }
 
-// Open opens and parses the GGUF file at path. The file stays open for
-// TensorBytes and Float32s until Close. Errors in the file are
-// *FormatError values with Path set to path.
+// mmapHook memory-maps a file; a variable so tests can force reading.
+var mmapHook = inputfile.Map
+
+// Open opens and parses the GGUF file at path. The file is memory-mapped
+// read-only where the platform allows it, so that TensorData gives views
+// of the mapping; otherwise (or if mapping fails) it is read through
+// ReadAt, as Read does. It stays open until Close. The file must not be
+// truncated while it is open: touching the mapping of a truncated file
+// crashes the program. Errors in the file are *FormatError values with
+// Path set to path.
 func Open(path string) (*File, error) {
 	fh, fi, err := inputfile.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("gguf: %w", err)
+	}
+	if data, err := mmapHook(fh, fi.Size()); err == nil {
+		fh.Close() // the mapping stays valid
+		f, err := Read(bytes.NewReader(data), fi.Size(), path)
+		if err != nil {
+			inputfile.Unmap(data)
+			return nil, err
+		}
+		f.data = data
+		return f, nil
 	}
 	f, err := Read(fh, fi.Size(), path)
 	if err != nil {
@@ -180,8 +202,9 @@ func Read(r io.ReaderAt, size int64, name string) (*File, error) {
 	return f, nil
 }
 
-// Close closes the underlying file if the File was made by Open; for a
-// File made by Read it does nothing.
+// Close closes the underlying file, or ends its mapping, if the File was
+// made by Open; for a File made by Read it does nothing. Views TensorData
+// gave must not be used after Close.
 func (f *File) Close() error {
 	if f.parts != nil {
 		var err error
@@ -190,11 +213,18 @@ func (f *File) Close() error {
 		}
 		return err
 	}
-	if f.closer == nil {
+	if f.data == nil && f.closer == nil || f.closed.Swap(true) {
 		return nil
 	}
-	err := f.closer.Close()
-	f.closer = nil
+	var err error
+	if f.data != nil {
+		err = inputfile.Unmap(f.data)
+		f.data = nil
+	}
+	if f.closer != nil {
+		err = f.closer.Close()
+		f.closer = nil
+	}
 	return err
 }
 
@@ -806,8 +836,9 @@ func (f *File) TensorBytes(name string) ([]byte, error) {
 	return f.readData(t)
 }
 
-// TensorRange returns a copy of n bytes of the named tensor's data from
-// byte off, for a reader that copies a large tensor piece by piece.
+// TensorRange returns n bytes of the named tensor's data from byte off,
+// for a reader that takes a large tensor piece by piece: as TensorData
+// does, a view of the mapping when Open mapped the file, else a copy.
 func (f *File) TensorRange(name string, off, n int64) ([]byte, error) {
 	t, ok := f.Tensor(name)
 	switch {
@@ -816,7 +847,57 @@ func (f *File) TensorRange(name string, off, n int64) ([]byte, error) {
 	case off < 0 || n < 0 || off > t.Size || n > t.Size-off:
 		return nil, fmt.Errorf("gguf: %s: tensor %q: bytes [%d, %d+%d) outside its %d", f.Name, name, off, off, n, t.Size)
 	}
+	if v, ok := f.view(t); ok {
+		return v[off : off+n : off+n], nil
+	}
 	return f.readRange(t, off, n)
+}
+
+// TensorData returns the raw data of the named tensor as TensorBytes
+// does, but as a view of the mapping when Open mapped the file: no copy,
+// valid until Close, and not to be written to. Otherwise it returns a
+// copy. A missing tensor gives an error wrapping ErrNoTensor.
+func (f *File) TensorData(name string) ([]byte, error) {
+	t, ok := f.Tensor(name)
+	if !ok {
+		return nil, fmt.Errorf("gguf: %s: tensor %q: %w", f.Name, name, ErrNoTensor)
+	}
+	if v, ok := f.view(t); ok {
+		return v, nil
+	}
+	return f.readData(t)
+}
+
+// ReleaseRange drops the pages of n bytes of the named tensor's data from
+// byte off (clipped to the tensor) from the process's resident memory, when
+// Open mapped the file: they stay in the page cache, and a later read maps
+// them again. A converter streaming a large tensor calls it for each piece
+// it is done with. It does nothing for a file read through ReadAt or an
+// unknown name.
+func (f *File) ReleaseRange(name string, off, n int64) {
+	t, ok := f.Tensor(name)
+	if !ok {
+		return
+	}
+	if v, ok := f.view(t); ok {
+		lo, hi := max(off, 0), min(off+n, t.Size)
+		if lo < hi {
+			inputfile.Release(v[lo:hi])
+		}
+	}
+}
+
+// view returns the mapped data of t, and false when its file is not
+// mapped or is closed.
+func (f *File) view(t TensorInfo) ([]byte, bool) {
+	if f.parts != nil {
+		return f.parts[f.partOf[t.Name]].view(t)
+	}
+	if f.data == nil || f.closed.Load() {
+		return nil, false
+	}
+	pos := f.DataOffset + t.Offset
+	return f.data[pos : pos+t.Size : pos+t.Size], true
 }
 
 // readData reads the data of t.
@@ -826,6 +907,12 @@ func (f *File) readData(t TensorInfo) ([]byte, error) { return f.readRange(t, 0,
 func (f *File) readRange(t TensorInfo, off, n int64) ([]byte, error) {
 	if f.parts != nil {
 		return f.parts[f.partOf[t.Name]].readRange(t, off, n)
+	}
+	if v, ok := f.view(t); ok {
+		return bytes.Clone(v[off : off+n]), nil
+	}
+	if f.closed.Load() {
+		return nil, fmt.Errorf("gguf: %s: tensor %q: %w", f.Name, t.Name, os.ErrClosed)
 	}
 	b := make([]byte, n)
 	pos := f.DataOffset + t.Offset + off

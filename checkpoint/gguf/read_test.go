@@ -473,3 +473,44 @@ func TestFormatErrorMessage(t *testing.T) {
 	assert.Equal(t, `gguf: key "k": offset 3: r: unexpected EOF`, err.Error())
 	assert.ErrorIs(t, err, io.ErrUnexpectedEOF)
 }
+
+// TestTensorData checks that the views of a mapped file and the copies of
+// a file read through ReadAt give the same bytes as TensorBytes, that
+// releasing pages leaves them readable, and that nothing is read after
+// Close.
+func TestTensorData(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "m.gguf")
+	require.NoError(t, os.WriteFile(path, handFile(), 0o644))
+	for _, mapped := range []bool{true, false} {
+		if !mapped {
+			old := mmapHook
+			mmapHook = func(*os.File, int64) ([]byte, error) { return nil, os.ErrInvalid }
+			t.Cleanup(func() { mmapHook = old })
+		}
+		f, err := Open(path)
+		require.NoError(t, err)
+		assert.Equal(t, mapped, f.data != nil)
+		for _, ti := range f.Tensors {
+			want, err := f.TensorBytes(ti.Name)
+			require.NoError(t, err)
+			got, err := f.TensorData(ti.Name)
+			require.NoError(t, err)
+			assert.Equal(t, want, got, ti.Name)
+			assert.Len(t, got, cap(got), "a view ends at its tensor")
+			f.ReleaseRange(ti.Name, -5, 1<<40)
+			f.ReleaseRange(ti.Name, 3, -1)
+			r, err := f.TensorRange(ti.Name, 1, ti.Size-1)
+			require.NoError(t, err)
+			assert.Equal(t, want[1:], r, ti.Name)
+		}
+		f.ReleaseRange("nope", 0, 1)
+		_, err = f.TensorData("nope")
+		require.ErrorIs(t, err, ErrNoTensor)
+		require.NoError(t, f.Close())
+		for _, read := range []func(string) ([]byte, error){f.TensorData, f.TensorBytes} {
+			_, err = read("a")
+			require.ErrorIs(t, err, os.ErrClosed, "mapped %v", mapped)
+		}
+		f.ReleaseRange("a", 0, 1)
+	}
+}

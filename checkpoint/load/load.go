@@ -22,6 +22,7 @@ import (
 	"io"
 	"io/fs"
 	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -546,10 +547,10 @@ func (c *Checkpoint) Bytes(name string) ([]byte, error) {
 // StoredBytes returns the bytes of a stored tensor (see Stored).
 func (c *Checkpoint) StoredBytes(name string) ([]byte, error) { return c.storedBytes(name) }
 
-// StoredRange returns n bytes of a stored tensor from byte off: a view of
-// the mapped file for safetensors, a copy of just those bytes for GGUF,
-// which is read rather than mapped, so that a large tensor can be copied
-// a piece at a time.
+// StoredRange returns n bytes of a stored tensor from byte off, so that a
+// large tensor can be taken a piece at a time: a view of the mapped file
+// where possible, which must not be modified, else a copy of just those
+// bytes.
 func (c *Checkpoint) StoredRange(name string, off, n int64) ([]byte, error) {
 	if c.gf != nil {
 		return c.gf.TensorRange(name, off, n)
@@ -567,7 +568,7 @@ func (c *Checkpoint) StoredRange(name string, off, n int64) ([]byte, error) {
 func (c *Checkpoint) storedBytes(name string) ([]byte, error) {
 	switch {
 	case c.gf != nil:
-		return c.gf.TensorBytes(name)
+		return c.gf.TensorData(name)
 	case c.st != nil:
 		return c.st.Bytes(name)
 	}
@@ -583,6 +584,8 @@ func (c *Checkpoint) Release(name string) {
 	}
 	for _, s := range c.tensors[i].Stored {
 		switch {
+		case c.gf != nil:
+			c.gf.ReleaseRange(s, 0, math.MaxInt64)
 		case c.st != nil:
 			c.st.Release(s)
 		case c.sh != nil:
@@ -601,6 +604,8 @@ func (c *Checkpoint) ReleaseRange(name string, off, n int64) {
 	}
 	s := c.tensors[i].Stored[0]
 	switch {
+	case c.gf != nil:
+		c.gf.ReleaseRange(s, off, n)
 	case c.st != nil:
 		c.st.ReleaseRange(s, off, n)
 	case c.sh != nil:
@@ -653,7 +658,7 @@ func (s source) GGUFTensor(name string) (gguf.TensorInfo, []byte, bool) {
 	if !ok {
 		return gguf.TensorInfo{}, nil, false
 	}
-	b, err := s.c.gf.TensorBytes(name)
+	b, err := s.c.gf.TensorData(name)
 	if err != nil {
 		return gguf.TensorInfo{}, nil, false
 	}

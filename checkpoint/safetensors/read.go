@@ -37,7 +37,7 @@ type File struct {
 
 // mmapHook memory-maps f; a variable so tests can force the ReadAt
 // fallback.
-var mmapHook = mmapFile
+var mmapHook = inputfile.Map
 
 // Open opens the safetensors file at path and validates its header. The
 // file is memory-mapped read-only where the platform allows it, so Bytes
@@ -58,7 +58,7 @@ func Open(path string) (*File, error) {
 			f.Close() // the mapping stays valid
 			st, err := newFile(bytes.NewReader(data), size, path)
 			if err != nil {
-				munmap(data)
+				inputfile.Unmap(data)
 				return nil, err
 			}
 			st.data, st.ra = data, nil
@@ -116,7 +116,7 @@ func (f *File) Close() error {
 	}
 	var err error
 	if f.data != nil {
-		err = munmap(f.data)
+		err = inputfile.Unmap(f.data)
 		f.data = nil
 	}
 	if f.closer != nil {

@@ -2,10 +2,9 @@ package safetensors
 
 import (
 	"math"
-	"unsafe"
-)
 
-func unsafePointer(b []byte) unsafe.Pointer { return unsafe.Pointer(unsafe.SliceData(b)) }
+	"github.com/tensorcast-go/tensorcast/internal/inputfile"
+)
 
 // Release drops the named tensor's pages of a memory-mapped file from the
 // process's resident memory (they stay in the page cache, and a later Bytes
@@ -28,7 +27,7 @@ func (f *File) ReleaseRange(name string, off, n int64) {
 	if lo >= hi {
 		return
 	}
-	release(f.data[t.Offset+lo : t.Offset+hi])
+	inputfile.Release(f.data[t.Offset+lo : t.Offset+hi])
 }
 
 // ReleaseRange is File.ReleaseRange on the shard holding the named tensor.

@@ -1,18 +1,21 @@
 //go:build linux || darwin
 
-package safetensors
+package inputfile
 
 import (
 	"errors"
 	"math"
 	"os"
 	"syscall"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
 
-// mmapFile maps the first size bytes of f read-only and shared.
-func mmapFile(f *os.File, size int64) ([]byte, error) {
+// Map maps the first size bytes of f read-only and shared. The mapping
+// stays valid after f is closed, until Unmap. Writing to it, or reading it
+// after the file was truncated, crashes the program.
+func Map(f *os.File, size int64) ([]byte, error) {
 	if size <= 0 || size > math.MaxInt {
 		return nil, errors.New("size cannot be mapped")
 	}
@@ -33,16 +36,17 @@ func mmapFile(f *os.File, size int64) ([]byte, error) {
 	return data, nil
 }
 
-// munmap releases a mapping made by mmapFile.
-func munmap(data []byte) error { return syscall.Munmap(data) }
+// Unmap releases a mapping made by Map.
+func Unmap(data []byte) error { return syscall.Munmap(data) }
 
-// release tells the kernel the process no longer needs the pages of data:
-// they leave its resident set but stay in the page cache.
-func release(data []byte) {
+// Release tells the kernel the process no longer needs the pages of data,
+// a part of a mapping made by Map: the whole pages inside it leave the
+// resident set but stay in the page cache.
+func Release(data []byte) {
 	page := os.Getpagesize()
 	start := 0
 	// Only whole pages inside data: round the start up, the end down.
-	base := int(uintptr(unsafePointer(data)) % uintptr(page))
+	base := int(uintptr(unsafe.Pointer(unsafe.SliceData(data))) % uintptr(page))
 	if base != 0 {
 		start = page - base
 	}
