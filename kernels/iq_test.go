@@ -1,6 +1,7 @@
 package kernels
 
 import (
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -159,5 +160,38 @@ func TestIQUnbiased(t *testing.T) {
 				assert.InDelta(t, 1, xq/xx, 0x1p-10, "%s importance=%v super-block %d", c.name, im != nil, o/qkk)
 			}
 		}
+	}
+}
+
+// TestIQLevel checks the IQ3 grids' nearest level against a search of all
+// eight: on a fine sweep, at every midpoint and the floats beside it, and
+// far outside the levels.
+func TestIQLevel(t *testing.T) {
+	for _, g := range []*iqGrid{iq3xxsGrid, iq3sGrid} {
+		nearest := func(v float32) int {
+			k := 0
+			for i, l := range g.lev {
+				if math.Abs(float64(v)-float64(l)) < math.Abs(float64(v)-float64(g.lev[k])) {
+					k = i
+				}
+			}
+			return k
+		}
+		ts := []float32{-5, 0, 1000}
+		for _, m := range g.mid {
+			ts = append(ts, m, math.Nextafter32(m, -1), math.Nextafter32(m, 100))
+		}
+		top := g.lev[len(g.lev)-1]
+		for v := g.lev[0] - 4; v < top+4; v += 1.0 / 64 {
+			ts = append(ts, v)
+		}
+		for _, v := range ts {
+			require.Equal(t, nearest(v), g.level(v), "grid %v, t = %v", g.lev, v)
+		}
+		assert.Equal(t, 7, g.level(1e30))
+		assert.Equal(t, 0, g.level(-1e30))
+		assert.Equal(t, 7, g.level(float32(math.Inf(1))))
+		assert.Equal(t, 0, g.level(float32(math.Inf(-1))))
+		assert.Equal(t, 0, g.level(float32(math.NaN())))
 	}
 }

@@ -133,17 +133,23 @@ func (g *iqGrid) nearest(v []float32) []uint16 {
 	return append([]uint16(nil), p[:n]...)
 }
 
-// level returns the index of the level nearest t, of a grid of 8 levels
-// evenly spaced but for the last (the IQ3 grids): the spacing's guess,
-// then corrected by the midpoints.
+// level returns the index of the level nearest t (the lower of two as
+// near), of a grid of 8 levels evenly spaced but for a wider last gap (the
+// IQ3 grids): ceil(u − 0.5) for u the steps from the first level, the
+// nearest step, the lower on a tie (the subtraction and the scaling by a
+// power of two are exact near the midpoints), and between the last two
+// levels their midpoint.
 func (g *iqGrid) level(t float32) int {
-	k := int((t-g.lev[0])*g.istep + 0.5)
-	k = min(max(k, 0), 7)
-	for k > 0 && t <= g.mid[k-1] {
-		k--
+	y := float64((t-g.lev[0])*g.istep - 0.5)
+	if y < -1 {
+		y = -1
+	} else if y > 8 {
+		y = 8
 	}
-	for k < 7 && t > g.mid[k] {
-		k++
+	k := -int(math.Floor(-y))
+	k = min(max(k, 0), 7)
+	if k == 7 && t <= g.mid[6] {
+		k = 6
 	}
 	return k
 }
@@ -166,14 +172,7 @@ func (g *iqGrid) pick8(a, w *[8]float32, s, delta float32) (int, float32) {
 	var c uint16
 	for j := range 8 {
 		t := a[j]*inv - delta
-		var k uint16
-		if t > m0 {
-			k = 1
-		}
-		if t > m1 {
-			k = 2
-		}
-		c |= k << (2 * j)
+		c |= uint16(above(t, m0)+above(t, m1)) << (2 * j)
 	}
 	if p := g.index[c]; p >= 0 {
 		return int(p), g.err(int(p), a[:], w[:], s, delta)
@@ -197,7 +196,18 @@ func (g *iqGrid) pick8(a, w *[8]float32, s, delta float32) (int, float32) {
 	return int(g.near[int(c)*iqNear+best]), be
 }
 
-// pick4 is pick for the grids of 4 values of 8 levels.
+// above returns 1 if t > m, else 0, without a branch: on the
+// quantizers' data a branch there is mispredicted often.
+func above(t, m float32) int {
+	var b int
+	if t > m {
+		b = 1
+	}
+	return b
+}
+
+// pick4 is pick for the grids of 4 values of 8 levels. Off the grid each
+// candidate's error is summed from the scaled levels of its code.
 func (g *iqGrid) pick4(a, w *[4]float32, s, delta float32) (int, float32) {
 	inv := 1 / s
 	var c uint16
@@ -207,17 +217,16 @@ func (g *iqGrid) pick4(a, w *[4]float32, s, delta float32) (int, float32) {
 	if p := g.index[c]; p >= 0 {
 		return int(p), g.err(int(p), a[:], w[:], s, delta)
 	}
-	var t [4][8]float32
-	for j := range 4 {
-		for k, l := range g.lev {
-			d := a[j] - s*(l+delta)
-			t[j][k&7] = w[j] * d * d
-		}
+	var sv [8]float32
+	for k, l := range g.lev[:8] {
+		sv[k] = s * (l + delta)
 	}
 	best, be := 0, float32(math.Inf(1))
 	nc := (*[iqNear]uint16)(g.nearc[int(c)*iqNear:])
 	for i, q := range nc {
-		if e := t[0][q&7] + t[1][q>>3&7] + t[2][q>>6&7] + t[3][q>>9&7]; e < be {
+		d0, d1 := a[0]-sv[q&7], a[1]-sv[q>>3&7]
+		d2, d3 := a[2]-sv[q>>6&7], a[3]-sv[q>>9&7]
+		if e := w[0]*d0*d0 + w[1]*d1*d1 + w[2]*d2*d2 + w[3]*d3*d3; e < be {
 			best, be = i, e
 		}
 	}

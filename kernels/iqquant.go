@@ -215,30 +215,31 @@ func (f *iqFormat) shifts(a, w []float32, s float32) []bool {
 	if f.dgrp == 0 {
 		return noShift[:]
 	}
-	if f.latticeErr(a, w, s, f.shift(true)) < f.latticeErr(a, w, s, f.shift(false)) {
+	if neg, pos := f.latticeErrs(a, w, s); neg < pos {
 		return negShift[:]
 	}
 	return noShift[:]
 }
 
-// latticeErr returns Σ w·(a − s·(L+delta))² over the nearest levels L of
-// the 3 of the IQ1 grid.
-func (f *iqFormat) latticeErr(a, w []float32, s, delta float32) float32 {
+// latticeErrs returns Σ w·(a − s·(L+delta))² over the nearest levels L of
+// the 3 of the IQ1 grid, for the shift delta = −1/8 and for +1/8.
+func (f *iqFormat) latticeErrs(a, w []float32, s float32) (neg, pos float32) {
 	g := f.grid
-	inv, m0, m1 := 1/s, g.mid[0]+delta, g.mid[1]+delta
-	v0, v1, v2 := s*(g.lev[0]+delta), s*(g.lev[1]+delta), s*(g.lev[2]+delta)
-	var e float32
-	for j, v := range a {
-		t, l := v*inv, v0
-		if t > m0 {
-			l = v1
-		}
-		if t > m1 {
-			l = v2
-		}
-		e += w[j] * (v - l) * (v - l)
+	inv := 1 / s
+	mn := [2]float32{g.mid[0] - iq1Delta, g.mid[1] - iq1Delta}
+	mp := [2]float32{g.mid[0] + iq1Delta, g.mid[1] + iq1Delta}
+	var vn, vp [4]float32
+	for k, l := range g.lev[:3] {
+		vn[k], vp[k] = s*(l-iq1Delta), s*(l+iq1Delta)
 	}
-	return e
+	for j, v := range a {
+		t := v * inv
+		ln := vn[(above(t, mn[0])+above(t, mn[1]))&3]
+		lp := vp[(above(t, mp[0])+above(t, mp[1]))&3]
+		neg += w[j] * (v - ln) * (v - ln)
+		pos += w[j] * (v - lp) * (v - lp)
+	}
+	return neg, pos
 }
 
 var (
