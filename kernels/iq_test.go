@@ -131,12 +131,12 @@ func TestIQView(t *testing.T) {
 	}
 }
 
-// TestIQUnbiased checks the IQ quantizers' gain: in each super-block of
-// Gaussian values, with and without an importance vector, the weighed
-// projection of the reconstruction on the values is the values' weighed
-// square, to the rounding of the float16 d (2^-11), where the least
-// error would leave it 10-20 % short at 1-2 bits.
-func TestIQUnbiased(t *testing.T) {
+// TestUnbiasedGain checks the gain of the IQ, Q2_K and Q3_K quantizers: in
+// each super-block of Gaussian values, with and without an importance
+// vector, the weighed projection of the reconstruction on the values is
+// the values' weighed square, to the rounding of the float16 scales
+// (2^-11), where the least error leaves it short (10-20 % at 1-2 bits).
+func TestUnbiasedGain(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	const n = 16 * qkk
 	x, imp := make([]float32, n), make([]float32, 2*qkk)
@@ -146,11 +146,22 @@ func TestIQUnbiased(t *testing.T) {
 	for i := range imp {
 		imp[i] = float32(rng.ExpFloat64())
 	}
+	type codec struct {
+		name  string
+		bb    int
+		quant func(dst []byte, src, imp, w []float32)
+		deq   func(dst []float32, src []byte)
+	}
+	codecs := []codec{{"Q2_K", q2_KBlockBytes, quantizeQ2_K, dequantizeQ2_K},
+		{"Q3_K", q3_KBlockBytes, quantizeQ3_K, dequantizeQ3_K}}
 	for _, c := range iqCodecs {
+		codecs = append(codecs, codec{c.name, c.bb, iqQuantizer(c.name, c.f, c.bb), c.f.deq})
+	}
+	for _, c := range codecs {
 		for _, im := range [][]float32{nil, imp} {
 			y, w, q := make([]byte, n/qkk*c.bb), make([]float32, n), make([]float32, n)
-			iqQuantizer(c.name, c.f, c.bb)(y, x, im, w)
-			c.f.deq(q, y)
+			c.quant(y, x, im, w)
+			c.deq(q, y)
 			for o := 0; o < n; o += qkk {
 				var xx, xq float64
 				for i := o; i < o+qkk; i++ {

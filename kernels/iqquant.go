@@ -89,14 +89,38 @@ func (f *iqFormat) unbias(r *iqRes, y []byte, x, w []float32, d float32) {
 	f.pack(y, r)
 	var q [qkk]float32
 	f.deq(q[:], y)
+	if g, ok := unbiasedGain(x, w, q[:]); ok {
+		r.hd = float32ToFloat16(float32(float64(d)*g), true)
+	}
+}
+
+// unbiasedGain returns the factor g that gives g·q, the decoded block of
+// x, the weighted projection on x of x itself: Σw·x·(g·q) = Σw·x². It is
+// false when either sum is not positive.
+func unbiasedGain(x, w, q []float32) (float64, bool) {
 	var sxx, sxq float64
 	for i, v := range x {
 		wv := float64(w[i]) * float64(v)
 		sxx += wv * float64(v)
 		sxq += wv * float64(q[i])
 	}
-	if sxq > 0 && sxx > 0 {
-		r.hd = float32ToFloat16(float32(float64(d)*(sxx/sxq)), true)
+	return sxx / sxq, sxq > 0 && sxx > 0
+}
+
+// unbiasK gives the packed K-quant super-block y of the finite elements x,
+// weighed by w, the unbiased gain (see unbias): it multiplies each float16
+// scale at the byte offsets offs of y (d, and dmin where the type has
+// one) by unbiasedGain. deq decodes y.
+func unbiasK(y []byte, x, w []float32, deq func(dst []float32, src []byte), offs ...int) {
+	var q [qkk]float32
+	deq(q[:], y)
+	g, ok := unbiasedGain(x, w, q[:])
+	if !ok {
+		return
+	}
+	for _, o := range offs {
+		d := float16To32(binary.LittleEndian.Uint16(y[o:]))
+		binary.LittleEndian.PutUint16(y[o:], float32ToFloat16(float32(float64(d)*g), true))
 	}
 }
 

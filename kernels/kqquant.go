@@ -471,7 +471,8 @@ func quantizeQ2_K(dst []byte, src, imp, w []float32) {
 }
 
 // quantQ2K quantizes one Q2_K super-block: 16 sub-blocks of 16 with 4-bit
-// scales and mins under float16 d and dmin.
+// scales and mins under float16 d and dmin, which then take the unbiased
+// gain (unbiasK; see docs/GGUF.md, "Q2_K and Q3_K").
 func quantQ2K(y []byte, x, imp []float32, s *kqScratch) {
 	xs, ws := s.prep(x, imp)
 	var r affineRes
@@ -496,6 +497,7 @@ func quantQ2K(y []byte, x, imp []float32, s *kqScratch) {
 	}
 	binary.LittleEndian.PutUint16(y[80:], uint16(r.hd))
 	binary.LittleEndian.PutUint16(y[82:], uint16(r.hm))
+	unbiasK(y, xs, ws, dequantizeQ2_K, 80, 82)
 }
 
 // quantizeQ3_K quantizes src into Q3_K blocks of 110 bytes, as quantizeQ4_K.
@@ -505,7 +507,8 @@ func quantizeQ3_K(dst []byte, src, imp, w []float32) {
 }
 
 // quantQ3K quantizes one Q3_K super-block: 16 sub-blocks of 16, codes
-// −4..3, signed 6-bit scales −32..31 under a float16 d.
+// −4..3, signed 6-bit scales −32..31 under a float16 d, which then takes
+// the unbiased gain (unbiasK).
 func quantQ3K(y []byte, x, imp []float32, s *kqScratch) {
 	xs, ws := s.prep(x, imp)
 	r := &s.res
@@ -515,6 +518,7 @@ func quantQ3K(y []byte, x, imp []float32, s *kqScratch) {
 		symSuper16(xs, ws, &searchQ3K, &superQ3K, r, &s.tr)
 	}
 	q3kPack((*[q3_KBlockBytes]byte)(y), (*[qkk]float32)(x), r, &s.q, s.fin)
+	unbiasK(y, xs, ws, dequantizeQ3_K, 108)
 }
 
 // q3kPackGo writes the Q3_K block y of the elements x from their search's

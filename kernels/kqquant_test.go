@@ -23,8 +23,9 @@ type kqCodec struct {
 }
 
 var kqCodecs = []kqCodec{
-	// Q2_K weighs errors by |x| (ggml's rule): 0.3 dB of plain SQNR less.
-	{"Q2_K", qkk, q2_KBlockBytes, quantizeQ2_K, dequantizeQ2_K, 10.7, true},
+	// Q2_K weighs errors by |x| (ggml's rule) and takes the unbiased gain
+	// (unbiasK): 0.3 and 0.05 dB of plain SQNR less.
+	{"Q2_K", qkk, q2_KBlockBytes, quantizeQ2_K, dequantizeQ2_K, 10.6, true},
 	{"Q3_K", qkk, q3_KBlockBytes, quantizeQ3_K, dequantizeQ3_K, 16, true},
 	{"Q4_K", qkk, q4_KBlockBytes, quantizeQ4_K, dequantizeQ4_K, 22, true},
 	{"Q5_K", qkk, q5_KBlockBytes, quantizeQ5_K, dequantizeQ5_K, 28, true},

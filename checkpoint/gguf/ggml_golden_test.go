@@ -168,10 +168,12 @@ func sqnrDB(x, y, w []float32) float64 {
 
 // unbiasedGain reports whether t's quantizer sets each super-block's
 // scale to the unbiased gain rather than to the least error: the IQ grid
-// types (kernels' unbias), as ggml scales its own by a fixed factor.
+// types (kernels' unbias), as ggml scales its own by a fixed factor, and
+// Q2_K and Q3_K (kernels' unbiasK).
 func unbiasedGain(t Type) bool {
 	switch t {
-	case TypeIQ1_S, TypeIQ1_M, TypeIQ2_XXS, TypeIQ2_XS, TypeIQ2_S, TypeIQ3_XXS, TypeIQ3_S:
+	case TypeIQ1_S, TypeIQ1_M, TypeIQ2_XXS, TypeIQ2_XS, TypeIQ2_S, TypeIQ3_XXS, TypeIQ3_S,
+		TypeQ2_K, TypeQ3_K:
 		return true
 	}
 	return false
@@ -203,9 +205,9 @@ func gainFreeSQNR(x, y, w []float32) float64 {
 // over the tensors of each type and case, and at least ggml's minus 0.15
 // dB on each (the importance rules, ggml's, came after our searches were
 // tuned: three synthetic tensors fall 0.06-0.1 dB short). The plain SQNR
-// of both is logged beside it. For the IQ grid types, whose scales are
-// chosen for the model's output (unbiasedGain), the SQNR compared is the
-// gain-free one, the weighted SQNR beside it; there two tensors fall
+// of both is logged beside it. For the types whose scales are chosen for
+// the model's output (unbiasedGain), the SQNR compared is the gain-free
+// one, the weighted SQNR beside it; there two tensors fall
 // 0.17-0.18 dB short (IQ2_XXS of outliers, IQ1_M of an iris tensor, with
 // importance): the search picks its codes for the least error, not for
 // the gain-free error.
