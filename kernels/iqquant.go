@@ -71,7 +71,7 @@ func quantIQ(f *iqFormat, y []byte, x, imp []float32, s *kqScratch) {
 		if !s.fin {
 			f.saturate(&r, x, ws, d)
 		}
-		f.unbias(&r, y, xs, ws, d)
+		f.unbias(&r, y, xs, ws, d, &s.dq)
 	} else {
 		r = iqRes{neg: r.neg}
 	}
@@ -84,10 +84,10 @@ func quantIQ(f *iqFormat, y []byte, x, imp []float32, s *kqScratch) {
 // least-squares choices before it shrink the reconstruction (Σw·x·x̂ is
 // 0.8–0.9 of Σw·x² for IQ1 and IQ2); the model's output is far closer to
 // the original's with this unbiased gain than with the least error (see
-// docs/GGUF.md, "IQ grid types"). y is scratch for the packed block.
-func (f *iqFormat) unbias(r *iqRes, y []byte, x, w []float32, d float32) {
+// docs/GGUF.md, "IQ grid types"). y is scratch for the packed block, q
+// for its decoded values.
+func (f *iqFormat) unbias(r *iqRes, y []byte, x, w []float32, d float32, q *[qkk]float32) {
 	f.pack(y, r)
-	var q [qkk]float32
 	f.deq(q[:], y)
 	if g, ok := unbiasedGain(x, w, q[:]); ok {
 		r.hd = float32ToFloat16(float32(float64(d)*g), true)
@@ -96,23 +96,42 @@ func (f *iqFormat) unbias(r *iqRes, y []byte, x, w []float32, d float32) {
 
 // unbiasedGain returns the factor g that gives g·q, the decoded block of
 // x, the weighted projection on x of x itself: Σw·x·(g·q) = Σw·x². It is
-// false when either sum is not positive.
+// false when either sum is not positive. The sums (gainSums) are of x and
+// q scaled by a power of two near 1/max|x|, which leaves g as it is.
 func unbiasedGain(x, w, q []float32) (float64, bool) {
-	var sxx, sxq float64
-	for i, v := range x {
-		wv := float64(w[i]) * float64(v)
-		sxx += wv * float64(v)
-		sxq += wv * float64(q[i])
+	ia := float32(1)
+	if a := math.Float32frombits(absMaxBits(x)); a > 0 {
+		ia = pow2Inv(a)
 	}
-	return sxx / sxq, sxq > 0 && sxx > 0
+	xx, xq := gainSums(w, x, q, ia)
+	return float64(xx) / float64(xq), xq > 0 && xx > 0
+}
+
+// gainSumsGo returns Σw·(x·ia)² and Σw·(x·ia)·(q·ia), each summed in 16
+// lanes (element i in lane i%16) added in meanSquareGo's tree: the order
+// of the AVX-512 kernel.
+func gainSumsGo(w, x, q []float32, ia float32) (xx, xq float32) {
+	var a, b [16]float32
+	for i, v := range x {
+		v *= ia
+		wv := w[i] * v
+		a[i%16] += float32(wv * v)
+		b[i%16] += float32(wv * (q[i] * ia))
+	}
+	for h := 8; h >= 1; h /= 2 {
+		for l := range h {
+			a[l] += a[l+h]
+			b[l] += b[l+h]
+		}
+	}
+	return a[0], b[0]
 }
 
 // unbiasK gives the packed K-quant super-block y of the finite elements x,
 // weighed by w, the unbiased gain (see unbias): it multiplies each float16
 // scale at the byte offsets offs of y (d, and dmin where the type has
-// one) by unbiasedGain. deq decodes y.
-func unbiasK(y []byte, x, w []float32, deq func(dst []float32, src []byte), offs ...int) {
-	var q [qkk]float32
+// one) by unbiasedGain. deq decodes y, into q.
+func unbiasK(y []byte, x, w []float32, q *[qkk]float32, deq func(dst []float32, src []byte), offs ...int) {
 	deq(q[:], y)
 	g, ok := unbiasedGain(x, w, q[:])
 	if !ok {

@@ -45,6 +45,7 @@ type kqScratch struct {
 	wt     [qkk]float32 // the weights under g
 	xs, ws [qkk]float32 // the block's finite values and weights
 	q      [qkk]uint8   // stored codes
+	dq     [qkk]float32 // a packed block decoded (unbias, unbiasK)
 	fl     fitLanes     // the fits' candidates
 	tr     superScratch // the super-block kernels' scratch
 	res    superRes     // a super-block search's result
@@ -497,7 +498,7 @@ func quantQ2K(y []byte, x, imp []float32, s *kqScratch) {
 	}
 	binary.LittleEndian.PutUint16(y[80:], uint16(r.hd))
 	binary.LittleEndian.PutUint16(y[82:], uint16(r.hm))
-	unbiasK(y, xs, ws, dequantizeQ2_K, 80, 82)
+	unbiasK(y, xs, ws, &s.dq, dequantizeQ2_K, 80, 82)
 }
 
 // quantizeQ3_K quantizes src into Q3_K blocks of 110 bytes, as quantizeQ4_K.
@@ -518,7 +519,7 @@ func quantQ3K(y []byte, x, imp []float32, s *kqScratch) {
 		symSuper16(xs, ws, &searchQ3K, &superQ3K, r, &s.tr)
 	}
 	q3kPack((*[q3_KBlockBytes]byte)(y), (*[qkk]float32)(x), r, &s.q, s.fin)
-	unbiasK(y, xs, ws, dequantizeQ3_K, 108)
+	unbiasK(y, xs, ws, &s.dq, dequantizeQ3_K, 108)
 }
 
 // q3kPackGo writes the Q3_K block y of the elements x from their search's

@@ -48,11 +48,20 @@ func requireWeighTiers(t *testing.T, x, base []float32, msg string) {
 	wantS, wantA := make([]float32, len(x)), make([]float32, len(x))
 	sigmaWeightsGo(wantS, x, base, ia, s2)
 	absWeightsGo(wantA, x, base, ia)
+	// The gain sums of x against a reconstruction: x with base added.
+	q := make([]float32, len(x))
+	for i := range q {
+		q[i] = x[i] + base[i]
+	}
+	wantXX, wantXQ := gainSumsGo(base, x, q, ia)
 	for _, tr := range tiers() {
 		restore := useTier(tr)
 		gotS, gotA := make([]float32, len(x)), make([]float32, len(x))
 		sigmaWeights(gotS, x, base, ia, s2)
 		absWeights(gotA, x, base, ia)
+		gotXX, gotXQ := gainSums(base, x, q, ia)
+		require.Equal(t, math.Float32bits(wantXX), math.Float32bits(gotXX), "%s %v: gain sum xx", msg, tr)
+		require.Equal(t, math.Float32bits(wantXQ), math.Float32bits(gotXQ), "%s %v: gain sum xq", msg, tr)
 		var gotMS float32
 		if len(x) > 0 && len(x)%16 == 0 {
 			gotMS = meanSquare(x, ia)

@@ -46,3 +46,10 @@ func absWeights(w, x, base []float32, ia float32) {
 	}
 	absWeightsGo(w[n:], x[n:], base[n:], ia)
 }
+
+func gainSums(w, x, q []float32, ia float32) (xx, xq float32) {
+	if active >= tierAVX512 && len(x) > 0 && len(x)%16 == 0 {
+		return gainSumsAVX512(w[:len(x)], x, q[:len(x)], ia)
+	}
+	return gainSumsGo(w, x, q, ia)
+}

@@ -96,6 +96,52 @@ absWeightsAVX512_done:
 	VZEROUPPER
 	RET
 
+// func gainSumsAVX512(w []float32, x []float32, q []float32, ia float32) (xx float32, xq float32)
+// Requires: AVX, AVX512F, SSE
+TEXT ·gainSumsAVX512(SB), NOSPLIT, $0-88
+	MOVQ         w_base+0(FP), DI
+	MOVQ         x_base+24(FP), SI
+	MOVQ         x_len+32(FP), CX
+	MOVQ         q_base+48(FP), DX
+	MOVSS        ia+72(FP), X1
+	VBROADCASTSS X1, Z1
+	VPXORD       Z0, Z0, Z0
+	VPXORD       Z5, Z5, Z5
+	SHRQ         $0x04, CX
+	XORQ         AX, AX
+
+gainSumsAVX512_loop:
+	VMULPS        (SI)(AX*4), Z1, Z2
+	VMULPS        (DX)(AX*4), Z1, Z3
+	VMULPS        (DI)(AX*4), Z2, Z4
+	VMULPS        Z2, Z4, Z2
+	VADDPS        Z2, Z0, Z0
+	VMULPS        Z3, Z4, Z3
+	VADDPS        Z3, Z5, Z5
+	ADDQ          $0x10, AX
+	DECQ          CX
+	JNZ           gainSumsAVX512_loop
+	VEXTRACTF64X4 $0x01, Z0, Y2
+	VADDPS        Y2, Y0, Y0
+	VEXTRACTF128  $0x01, Y0, X2
+	VADDPS        X2, X0, X0
+	VMOVHLPS      X0, X0, X2
+	VADDPS        X2, X0, X0
+	VMOVSHDUP     X0, X2
+	VADDSS        X2, X0, X0
+	VEXTRACTF64X4 $0x01, Z5, Y2
+	VADDPS        Y2, Y5, Y5
+	VEXTRACTF128  $0x01, Y5, X2
+	VADDPS        X2, X5, X5
+	VMOVHLPS      X5, X5, X2
+	VADDPS        X2, X5, X5
+	VMOVSHDUP     X5, X2
+	VADDSS        X2, X5, X5
+	VZEROUPPER
+	MOVSS         X0, xx+80(FP)
+	MOVSS         X5, xq+84(FP)
+	RET
+
 // func meanSquareAVX2(x []float32, ia float32) float32
 // Requires: AVX, AVX2, SSE
 TEXT ·meanSquareAVX2(SB), NOSPLIT, $0-36

@@ -45,6 +45,22 @@ func sigmaWeightsAVX512(w []float32, x []float32, base []float32, ia float32, s2
 //go:noescape
 func absWeightsAVX512(w []float32, x []float32, base []float32, ia float32)
 
+// gainSumsAVX512 is the AVX-512 kernel of gainSumsGo: for len(x) a
+// positive multiple of 16 and len(w), len(q) ≥ len(x),
+//
+//	var a, b [16]float32
+//	for i, v := range x {
+//		v *= ia
+//		wv := w[i] * v
+//		a[i%16] += float32(wv * v)
+//		b[i%16] += float32(wv * (q[i] * ia))
+//	}
+//
+// then each of a and b added in the tree of meanSquareGo: a[0], b[0].
+//
+//go:noescape
+func gainSumsAVX512(w []float32, x []float32, q []float32, ia float32) (xx float32, xq float32)
+
 // meanSquareAVX2 is the AVX2 kernel of meanSquareGo, as meanSquareAVX512 (the
 // same sums in the same order), for len(x) a positive multiple of 16.
 //

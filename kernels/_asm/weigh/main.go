@@ -1,6 +1,7 @@
 // Command weigh generates the element weights of the GGUF quantizers'
-// importance rules (kqweight.go) of package kernels: weigh_amd64.s and the
-// stub declarations in weigh_stubs_amd64.go.
+// importance rules (kqweight.go) and the weighted sums of their unbiased
+// gain (iqquant.go) of package kernels: weigh_amd64.s and the stub
+// declarations in weigh_stubs_amd64.go.
 //
 //	cd kernels/_asm && go run ./weigh -out ../weigh_amd64.s -stubs ../weigh_stubs_amd64.go -pkg kernels
 package main
@@ -20,6 +21,7 @@ func main() {
 		meanSquareAVX512()
 		sigmaWeightsAVX512()
 		absWeightsAVX512()
+		gainSumsAVX512()
 		meanSquareAVX2()
 		sigmaWeightsAVX2()
 		absWeightsAVX2()
@@ -65,6 +67,67 @@ func meanSquareAVX512() {
 	VEXTRACTF64X4(Imm(1), Z0, Y2)
 	VADDPS(Y2, Y0, Y0)
 	meanTail()
+}
+
+// gainSumsAVX512 sums w·(x·ia)² and w·(x·ia)·(q·ia) in 16 lanes each,
+// 16 elements a step, with separate multiplies and adds, then adds each
+// sum's lanes in the tree l += l+8, l += l+4, l += l+2, l += l+1.
+func gainSumsAVX512() {
+	name := "gainSumsAVX512"
+	TEXT(name, NOSPLIT, "func(w, x, q []float32, ia float32) (xx, xq float32)")
+	Pragma("noescape")
+	Doc(name+" is the AVX-512 kernel of gainSumsGo: for len(x) a",
+		"positive multiple of 16 and len(w), len(q) ≥ len(x),",
+		"",
+		"	var a, b [16]float32",
+		"	for i, v := range x {",
+		"		v *= ia",
+		"		wv := w[i] * v",
+		"		a[i%16] += float32(wv * v)",
+		"		b[i%16] += float32(wv * (q[i] * ia))",
+		"	}",
+		"",
+		"then each of a and b added in the tree of meanSquareGo: a[0], b[0].")
+	Load(Param("w").Base(), RDI)
+	Load(Param("x").Base(), RSI)
+	Load(Param("x").Len(), RCX)
+	Load(Param("q").Base(), RDX)
+	Load(Param("ia"), X1)
+	VBROADCASTSS(X1, Z1)
+	VPXORD(Z0, Z0, Z0)
+	VPXORD(Z5, Z5, Z5)
+	SHRQ(Imm(4), RCX)
+	XORQ(RAX, RAX)
+	Label(name + "_loop")
+	VMULPS(Mem{Base: RSI, Index: RAX, Scale: 4}, Z1, Z2) // v
+	VMULPS(Mem{Base: RDX, Index: RAX, Scale: 4}, Z1, Z3) // q·ia
+	VMULPS(Mem{Base: RDI, Index: RAX, Scale: 4}, Z2, Z4) // wv
+	VMULPS(Z2, Z4, Z2)
+	VADDPS(Z2, Z0, Z0)
+	VMULPS(Z3, Z4, Z3)
+	VADDPS(Z3, Z5, Z5)
+	ADDQ(Imm(16), RAX)
+	DECQ(RCX)
+	JNZ(LabelRef(name + "_loop"))
+	laneTree(Z0, X2)
+	laneTree(Z5, X2)
+	VZEROUPPER()
+	Store(X0, ReturnIndex(0))
+	Store(X5, ReturnIndex(1))
+	RET()
+}
+
+// laneTree adds the 16 lanes of z in the tree l += l+8, l += l+4, l += l+2,
+// l += l+1, into lane 0; t is scratch.
+func laneTree(z VecPhysical, t VecPhysical) {
+	VEXTRACTF64X4(Imm(1), z, t.AsY())
+	VADDPS(t.AsY(), z.AsY(), z.AsY())
+	VEXTRACTF128(Imm(1), z.AsY(), t.AsX())
+	VADDPS(t.AsX(), z.AsX(), z.AsX())
+	VMOVHLPS(z.AsX(), z.AsX(), t.AsX())
+	VADDPS(t.AsX(), z.AsX(), z.AsX())
+	VMOVSHDUP(z.AsX(), t.AsX())
+	VADDSS(t.AsX(), z.AsX(), z.AsX())
 }
 
 // meanTail adds the 8 lanes of Y0 in the tree l += l+4, l += l+2, l += l+1,
