@@ -32,7 +32,7 @@ func (f *File) Float32s(name string) ([]float32, error) {
 		return nil, fmt.Errorf("gguf: %s: tensor %q: converting %v to float32: %w",
 			f.Name, name, t.Type, errors.ErrUnsupported)
 	}
-	b, err := f.readData(t)
+	b, err := f.dataOf(t)
 	if err != nil {
 		return nil, err
 	}

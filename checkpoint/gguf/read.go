@@ -862,6 +862,11 @@ func (f *File) TensorData(name string) ([]byte, error) {
 	if !ok {
 		return nil, fmt.Errorf("gguf: %s: tensor %q: %w", f.Name, name, ErrNoTensor)
 	}
+	return f.dataOf(t)
+}
+
+// dataOf returns the data of t: a view of the mapping, or a copy.
+func (f *File) dataOf(t TensorInfo) ([]byte, error) {
 	if v, ok := f.view(t); ok {
 		return v, nil
 	}
