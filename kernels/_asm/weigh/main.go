@@ -117,11 +117,17 @@ func gainSumsAVX512() {
 	RET()
 }
 
-// laneTree adds the 16 lanes of z in the tree l += l+8, l += l+4, l += l+2,
-// l += l+1, into lane 0; t is scratch.
+// laneTree adds the 16 lanes of z in the tree l += l+8, then as laneTree8;
+// t is scratch.
 func laneTree(z VecPhysical, t VecPhysical) {
 	VEXTRACTF64X4(Imm(1), z, t.AsY())
 	VADDPS(t.AsY(), z.AsY(), z.AsY())
+	laneTree8(z, t)
+}
+
+// laneTree8 adds the 8 lanes of z's Y register in the tree l += l+4,
+// l += l+2, l += l+1, into lane 0; t is scratch.
+func laneTree8(z VecPhysical, t VecPhysical) {
 	VEXTRACTF128(Imm(1), z.AsY(), t.AsX())
 	VADDPS(t.AsX(), z.AsX(), z.AsX())
 	VMOVHLPS(z.AsX(), z.AsX(), t.AsX())
@@ -133,12 +139,7 @@ func laneTree(z VecPhysical, t VecPhysical) {
 // meanTail adds the 8 lanes of Y0 in the tree l += l+4, l += l+2, l += l+1,
 // divides the sum by the count in DX and returns it.
 func meanTail() {
-	VEXTRACTF128(Imm(1), Y0, X2)
-	VADDPS(X2, X0, X0)
-	VMOVHLPS(X0, X0, X2)
-	VADDPS(X2, X0, X0)
-	VMOVSHDUP(X0, X2)
-	VADDSS(X2, X0, X0)
+	laneTree8(Y0, X2)
 	VCVTSI2SSQ(RDX, X2, X2)
 	VDIVSS(X2, X0, X0)
 	VZEROUPPER()
