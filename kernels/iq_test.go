@@ -179,6 +179,9 @@ func TestUnbiasedGain(t *testing.T) {
 // far outside the levels.
 func TestIQLevel(t *testing.T) {
 	for _, g := range []*iqGrid{iq3xxsGrid, iq3sGrid} {
+		// level's rounding is exact only for a spacing of a power of two.
+		frac, _ := math.Frexp(float64(g.istep))
+		require.Equal(t, 0.5, frac, "grid %v: 1/spacing %v", g.lev, g.istep)
 		nearest := func(v float32) int {
 			k := 0
 			for i, l := range g.lev {

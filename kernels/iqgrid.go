@@ -178,7 +178,9 @@ func (g *iqGrid) pick8(a, w *[8]float32, s, delta float32) (int, float32) {
 		return int(p), g.err(int(p), a[:], w[:], s, delta)
 	}
 	// The error of each level at each place, then each candidate's.
-	v0, v1, v2 := s*(g.lev[0]+delta), s*(g.lev[1]+delta), s*(g.lev[2]+delta)
+	v0 := float32(s * (g.lev[0] + delta))
+	v1 := float32(s * (g.lev[1] + delta))
+	v2 := float32(s * (g.lev[2] + delta))
 	var t [8][4]float32
 	for j := range 8 {
 		d0, d1, d2 := a[j]-v0, a[j]-v1, a[j]-v2
@@ -219,26 +221,31 @@ func (g *iqGrid) pick4(a, w *[4]float32, s, delta float32) (int, float32) {
 	}
 	var sv [8]float32
 	for k, l := range g.lev[:8] {
-		sv[k] = s * (l + delta)
+		sv[k] = float32(s * (l + delta))
 	}
 	best, be := 0, float32(math.Inf(1))
 	nc := (*[iqNear]uint16)(g.nearc[int(c)*iqNear:])
 	for i, q := range nc {
 		d0, d1 := a[0]-sv[q&7], a[1]-sv[q>>3&7]
 		d2, d3 := a[2]-sv[q>>6&7], a[3]-sv[q>>9&7]
-		if e := w[0]*d0*d0 + w[1]*d1*d1 + w[2]*d2*d2 + w[3]*d3*d3; e < be {
+		// Each product rounded (no fused multiply-add), as in err.
+		e := float32(w[0]*d0*d0) + float32(w[1]*d1*d1) +
+			float32(w[2]*d2*d2) + float32(w[3]*d3*d3)
+		if e < be {
 			best, be = i, e
 		}
 	}
 	return int(g.near[int(c)*iqNear+best]), be
 }
 
-// err returns Σ w·(a − s·(L+delta))² over point p's levels L.
+// err returns Σ w·(a − s·(L+delta))² over point p's levels L, each
+// product rounded to float32 (the conversions forbid fused multiply-adds,
+// so every architecture picks the same points).
 func (g *iqGrid) err(p int, a, w []float32, s, delta float32) float32 {
 	var e float32
 	for j, l := range g.vals[p*g.width : (p+1)*g.width] {
-		d := a[j] - s*(l+delta)
-		e += w[j] * d * d
+		d := a[j] - float32(s*(l+delta))
+		e += float32(w[j] * d * d)
 	}
 	return e
 }

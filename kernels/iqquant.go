@@ -96,7 +96,7 @@ func (f *iqFormat) unbias(r *iqRes, y []byte, x, w []float32, d float32, q *[qkk
 
 // unbiasedGain returns the factor g that gives g·q, the decoded block of
 // x, the weighted projection on x of x itself: Σw·x·(g·q) = Σw·x². It is
-// false when either sum is not positive. The sums (gainSums) are of x and
+// false when either sum is not positive or g is not finite. The sums (gainSums) are of x and
 // q scaled by a power of two near 1/max|x|, which leaves g as it is.
 func unbiasedGain(x, w, q []float32) (float64, bool) {
 	ia := float32(1)
@@ -104,7 +104,8 @@ func unbiasedGain(x, w, q []float32) (float64, bool) {
 		ia = pow2Inv(a)
 	}
 	xx, xq := gainSums(w, x, q, ia)
-	return float64(xx) / float64(xq), xq > 0 && xx > 0
+	g := float64(xx) / float64(xq)
+	return g, xq > 0 && xx > 0 && !math.IsInf(g, 0) && g == g
 }
 
 // gainSumsGo returns Σw·(x·ia)² and Σw·(x·ia)·(q·ia), each summed in 16
@@ -131,7 +132,8 @@ func gainSumsGo(w, x, q []float32, ia float32) (xx, xq float32) {
 // weighed by w, the unbiased gain (see unbias): it multiplies each float16
 // scale at the byte offsets offs of y (d, and dmin where the type has
 // one) by unbiasedGain. deq decodes y, into q.
-func unbiasK(y []byte, x, w []float32, q *[qkk]float32, deq func(dst []float32, src []byte), offs ...int) {
+func unbiasK(y []byte, x, w []float32, q *[qkk]float32, deq func(dst []float32, src []byte),
+	offs ...int) {
 	deq(q[:], y)
 	g, ok := unbiasedGain(x, w, q[:])
 	if !ok {
@@ -273,14 +275,14 @@ func (f *iqFormat) latticeErrs(a, w []float32, s float32) (neg, pos float32) {
 	mp := [2]float32{g.mid[0] + iq1Delta, g.mid[1] + iq1Delta}
 	var vn, vp [4]float32
 	for k, l := range g.lev[:3] {
-		vn[k], vp[k] = s*(l-iq1Delta), s*(l+iq1Delta)
+		vn[k], vp[k] = float32(s*(l-iq1Delta)), float32(s*(l+iq1Delta))
 	}
 	for j, v := range a {
 		t := v * inv
 		ln := vn[(above(t, mn[0])+above(t, mn[1]))&3]
 		lp := vp[(above(t, mp[0])+above(t, mp[1]))&3]
-		neg += w[j] * (v - ln) * (v - ln)
-		pos += w[j] * (v - lp) * (v - lp)
+		neg += float32(w[j] * (v - ln) * (v - ln))
+		pos += float32(w[j] * (v - lp) * (v - lp))
 	}
 	return neg, pos
 }

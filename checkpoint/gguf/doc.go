@@ -8,8 +8,10 @@
 //
 // Open (or Read, for any io.ReaderAt) parses the header: the metadata
 // key/value pairs of all 13 value types, arrays included, in file order,
-// and the tensor infos. Tensor data is read on demand: TensorBytes returns
-// the raw blocks and Float32s dequantizes F32, F16, BF16, F64, the integer
+// and the tensor infos. Open maps the file read-only where the platform
+// allows it. Tensor data is read on demand: TensorBytes returns a copy of
+// the raw blocks, TensorData and TensorRange views of the mapping (copies
+// of a file that is not mapped), and Float32s dequantizes F32, F16, BF16, F64, the integer
 // types, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL, the K-quants, IQ4_XS,
 // TQ1_0, TQ2_0, Q1_0, Q2_0, MXFP4 and NVFP4 to float32 in row-major order.
 //

@@ -105,7 +105,8 @@ func (t TensorInfo) NumElements() int64 {
 
 // File is a parsed GGUF file. The metadata and tensor infos are read by
 // Open and Read; tensor data is read on demand with TensorBytes,
-// TensorData and Float32s, which are safe for concurrent use.
+// TensorData and Float32s, which are safe for concurrent use (but not
+// with Close).
 type File struct {
 	// Name is the file name given to Open or Read; it prefixes errors.
 	Name string
@@ -203,8 +204,10 @@ func Read(r io.ReaderAt, size int64, name string) (*File, error) {
 }
 
 // Close closes the underlying file, or ends its mapping, if the File was
-// made by Open; for a File made by Read it does nothing. Views TensorData
-// gave must not be used after Close.
+// made by Open; for a File made by Read it does nothing. The views that
+// TensorData and TensorRange gave must not be used after Close, and Close
+// must not run while another method does (the other methods are safe for
+// concurrent use with each other).
 func (f *File) Close() error {
 	if f.parts != nil {
 		var err error
@@ -885,9 +888,14 @@ func (f *File) ReleaseRange(name string, off, n int64) {
 		return
 	}
 	if v, ok := f.view(t); ok {
-		lo, hi := max(off, 0), min(off+n, t.Size)
-		if lo < hi {
-			inputfile.Release(v[lo:hi])
+		if n <= 0 {
+			return
+		}
+		if off < 0 {
+			off, n = 0, n+off // no overflow: n > 0 > off
+		}
+		if off < t.Size && n > 0 {
+			inputfile.Release(v[off : off+min(n, t.Size-off)])
 		}
 	}
 }

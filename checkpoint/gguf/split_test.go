@@ -73,7 +73,18 @@ func TestOpenModel(t *testing.T) {
 		assert.Equal(t, []byte{0, 1}, r)
 		_, err = f.TensorRange("b", 4, 5)
 		assert.Error(t, err, "past the tensor's 8 bytes")
+		// The views come from each tensor's own split's mapping.
+		for _, ti := range f.Tensors {
+			want, err := f.TensorBytes(ti.Name)
+			require.NoError(t, err)
+			got, err := f.TensorData(ti.Name)
+			require.NoError(t, err)
+			assert.Equal(t, want, got, ti.Name)
+			f.ReleaseRange(ti.Name, 0, ti.Size)
+		}
 		require.NoError(t, f.Close())
+		_, err = f.TensorData("c")
+		require.ErrorIs(t, err, os.ErrClosed, "after Close")
 	}
 	// One file opens as Open opens it.
 	var w Writer
