@@ -888,15 +888,7 @@ func (f *File) ReleaseRange(name string, off, n int64) {
 		return
 	}
 	if v, ok := f.view(t); ok {
-		if n <= 0 {
-			return
-		}
-		if off < 0 {
-			off, n = 0, n+off // no overflow: n > 0 > off
-		}
-		if off < t.Size && n > 0 {
-			inputfile.Release(v[off : off+min(n, t.Size-off)])
-		}
+		inputfile.ReleaseRange(v, off, n)
 	}
 }
 

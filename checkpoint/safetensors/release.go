@@ -23,11 +23,7 @@ func (f *File) ReleaseRange(name string, off, n int64) {
 		return
 	}
 	t := &f.tensors[i]
-	lo, hi := max(off, 0), min(off+n, t.Size)
-	if lo >= hi {
-		return
-	}
-	inputfile.Release(f.data[t.Offset+lo : t.Offset+hi])
+	inputfile.ReleaseRange(f.data[t.Offset:t.Offset+t.Size], off, n)
 }
 
 // ReleaseRange is File.ReleaseRange on the shard holding the named tensor.

@@ -18,3 +18,6 @@ func Unmap([]byte) error { return nil }
 
 // Release does nothing on this platform.
 func Release([]byte) {}
+
+// ReleaseRange does nothing on this platform.
+func ReleaseRange([]byte, int64, int64) {}

@@ -55,3 +55,17 @@ func Release(data []byte) {
 		_ = unix.Madvise(data[start:end], unix.MADV_DONTNEED)
 	}
 }
+
+// ReleaseRange is Release for the n bytes of data from byte off, clipped
+// to data (without overflow for any off and n).
+func ReleaseRange(data []byte, off, n int64) {
+	if n <= 0 {
+		return
+	}
+	if off < 0 {
+		off, n = 0, n+off // no overflow: n > 0 > off
+	}
+	if size := int64(len(data)); off < size && n > 0 {
+		Release(data[off : off+min(n, size-off)])
+	}
+}
